@@ -1,0 +1,133 @@
+// Command nsc is the network stack compiler's one CLI.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitModel = 1 // the model (or input) is wrong
+	exitUsage = 2 // the command line is wrong
+)
+
+type command struct {
+	name, args, help string
+	run              func(env *env, args []string) error
+}
+
+var commands = []command{
+	{"demo", "[-o DIR]", "run the main demo: check seed 003's I/P stack and NIC, print predicates, draw the graphs", runDemo},
+	{"check", "FILE…", "load and validate models (DIR/... means every .nsc under DIR)", runCheck},
+	{"dot", "FILE… --graph G [-o x.dot|x.svg]", "draw a graph in Dragonet's visual language", runDot},
+	{"pred", "FILE… --graph G --node N", "print the predicate of the packets reaching node N, in DNF", runPred},
+	{"sim", "FILE… --graph G --in in.pcap --out DIR", "run a pcap through the reference interpreter; one pcap per sink", runSim},
+}
+
+// env carries the streams, so tests can run commands in-process.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+// usageError is a wrong command line (exit 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+func main() {
+	os.Exit(run(os.Args[1:], &env{os.Stdout, os.Stderr}))
+}
+
+func run(args []string, e *env) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(e.stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(e, args[1:])
+		var ue *usageError
+		switch {
+		case err == nil:
+			return exitOK
+		case errors.Is(err, flag.ErrHelp):
+			return exitOK
+		case errors.As(err, &ue):
+			fmt.Fprintf(e.stderr, "nsc %s: %s\nusage: nsc %s %s\n", c.name, ue.msg, c.name, c.args)
+			return exitUsage
+		default:
+			fmt.Fprintln(e.stderr, err)
+			return exitModel
+		}
+	}
+	fmt.Fprintf(e.stderr, "nsc: unknown command %q\n", args[0])
+	usage(e.stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "nsc — a network stack compiler (LPG + PRG → embedded, offloaded, generated)")
+	fmt.Fprintln(w, "\nusage:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  nsc %-6s %s\n         %s\n", c.name, c.args, c.help)
+	}
+}
+
+// parseArgs parses flags that may come before, between or after the
+// positional arguments (`nsc dot FILE --graph G`).
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%v", err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func newFlags(name string, e *env) *flag.FlagSet {
+	fs := flag.NewFlagSet("nsc "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, strings.TrimSuffix(word, "s"))
+}

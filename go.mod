@@ -1,0 +1,13 @@
+module github.com/dragonet-go/nsc
+
+go 1.26
+
+require (
+	github.com/alecthomas/participle/v2 v2.1.4 // indirect
+	github.com/emicklei/dot v1.6.2 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/gopacket/gopacket v1.7.7 // indirect
+	golang.org/x/net v0.55.0 // indirect
+	golang.org/x/sys v0.45.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
+)

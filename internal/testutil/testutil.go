@@ -1,0 +1,68 @@
+// Package testutil holds helpers shared by nsc's tests: loading shipped
+// models and building packets with gopacket.
+package testutil
+
+import (
+	"io/fs"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/lang"
+	"github.com/dragonet-go/nsc/models"
+)
+
+// Model loads shipped model files (paths inside models/).
+func Model(t testing.TB, files ...string) *lang.Model {
+	t.Helper()
+	ld := lang.Loader{ReadFile: func(name string) ([]byte, error) { return fs.ReadFile(models.FS, name) }, Library: models.FS}
+	m, err := ld.Load(files...)
+	if err != nil {
+		t.Fatalf("load %v: %v", files, err)
+	}
+	return m
+}
+
+// Graph loads shipped model files and returns the named graph.
+func Graph(t testing.TB, name string, files ...string) *dataflow.Graph {
+	t.Helper()
+	g, ok := Model(t, files...).Graph(name)
+	if !ok {
+		t.Fatalf("no graph %s in %v", name, files)
+	}
+	return g
+}
+
+// Serialize builds a frame from layers with lengths and checksums fixed.
+func Serialize(t testing.TB, ls ...gopacket.SerializableLayer) []byte {
+	t.Helper()
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
+		t.Fatal(err)
+	}
+	return append([]byte(nil), buf.Bytes()...)
+}
+
+// Eth is an Ethernet header of the given type.
+func Eth(typ layers.EthernetType) *layers.Ethernet {
+	return &layers.Ethernet{
+		SrcMAC:       []byte{2, 0, 0, 0, 0, 1},
+		DstMAC:       []byte{2, 0, 0, 0, 0, 2},
+		EthernetType: typ,
+	}
+}
+
+// IPv4 is an IPv4 header from 192.0.2.1 to 192.0.2.2.
+func IPv4(proto layers.IPProtocol) *layers.IPv4 {
+	return &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: proto,
+		SrcIP: []byte{192, 0, 2, 1}, DstIP: []byte{192, 0, 2, 2}}
+}
+
+// IPv6 is an IPv6 header from 2001:db8::1 to 2001:db8::2.
+func IPv6(next layers.IPProtocol) *layers.IPv6 {
+	return &layers.IPv6{Version: 6, HopLimit: 64, NextHeader: next,
+		SrcIP: []byte{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+		DstIP: []byte{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}}
+}

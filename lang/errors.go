@@ -1,0 +1,54 @@
+package lang
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// Error is a model error at a position, printed `file:line:col: message`.
+type Error struct {
+	Pos lexer.Position
+	Msg string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.Pos.Filename, e.Pos.Line, e.Pos.Column, e.Msg)
+}
+
+// ErrorList is every error found, in source order.
+type ErrorList []*Error
+
+func (l ErrorList) Error() string {
+	s := make([]string, len(l))
+	for i, e := range l {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+func (l ErrorList) sorted() ErrorList {
+	sort.SliceStable(l, func(i, j int) bool {
+		a, b := l[i].Pos, l[j].Pos
+		if a.Filename != b.Filename {
+			return a.Filename < b.Filename
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+	return l
+}
+
+// errorf records an error; the loader keeps going to report more than one.
+func (l *loader) errorf(pos lexer.Position, format string, args ...any) {
+	l.errs = append(l.errs, &Error{pos, fmt.Sprintf(format, args...)})
+}
+
+// posString formats a position for dataflow, which does not import lexer.
+func posString(p lexer.Position) string {
+	return fmt.Sprintf("%s:%d:%d", p.Filename, p.Line, p.Column)
+}

@@ -1,0 +1,421 @@
+package lang
+
+import (
+	"fmt"
+	"math/big"
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// scope is what names in an expression can mean.
+type scope struct {
+	params []packet.Param // action parameters, by name
+	header *packet.HeaderSpec
+	// header fields may be named bare inside their own header (var-length sizes).
+}
+
+// value parses an integer or dotted IPv4 literal.
+func parseValue(v *Value) (packet.Value, int, error) {
+	if v.IPv4 != nil {
+		var out uint64
+		for _, part := range strings.Split(*v.IPv4, ".") {
+			n, err := strconv.ParseUint(part, 10, 8)
+			if err != nil {
+				return packet.Value{}, 0, fmt.Errorf("bad IPv4 address %s", *v.IPv4)
+			}
+			out = out<<8 | n
+		}
+		return packet.V(out), 32, nil
+	}
+	return parseInt(*v.Int)
+}
+
+// parseInt reads decimal, 0x hex or 0b binary, with _ separators; the width
+// is the literal's natural width (hex digits count 4 bits each).
+func parseInt(s string) (packet.Value, int, error) {
+	clean := strings.ReplaceAll(s, "_", "")
+	n, ok := new(big.Int).SetString(clean, 0)
+	if !ok || n.Sign() < 0 {
+		return packet.Value{}, 0, fmt.Errorf("bad number %s", s)
+	}
+	if n.BitLen() > 128 {
+		return packet.Value{}, 0, fmt.Errorf("number %s is wider than 128 bits", s)
+	}
+	lo := new(big.Int).And(n, new(big.Int).SetUint64(^uint64(0))).Uint64()
+	hi := new(big.Int).Rsh(n, 64).Uint64()
+	w := max(n.BitLen(), 1)
+	return packet.Value{Hi: hi, Lo: lo}, w, nil
+}
+
+// smallInt reads a small positive integer (widths, sizes).
+func smallInt(s string, max int) (int, error) {
+	v, _, err := parseInt(s)
+	if err != nil || v.Hi != 0 || v.Lo > uint64(max) {
+		return 0, fmt.Errorf("%s is not a number in 0..%d", s, max)
+	}
+	return int(v.Lo), nil
+}
+
+type exprErr struct {
+	pos lexer.Position
+	msg string
+}
+
+func (e *exprErr) Error() string { return e.msg }
+
+func errAt(pos lexer.Position, format string, args ...any) error {
+	return &exprErr{pos, fmt.Sprintf(format, args...)}
+}
+
+// resolver turns expression ASTs into packet.Expr.
+type resolver struct {
+	schema *packet.Schema
+	scope  scope
+}
+
+func (r *resolver) expr(e *Expr) (*packet.Expr, error) {
+	x, err := r.and(e.Left)
+	if err != nil {
+		return nil, err
+	}
+	for _, rhs := range e.Right {
+		y, err := r.and(rhs)
+		if err != nil {
+			return nil, err
+		}
+		if x, err = logical(packet.EOr, "||", x, y, e.Pos); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+func (r *resolver) and(e *AndExpr) (*packet.Expr, error) {
+	x, err := r.not(e.Left)
+	if err != nil {
+		return nil, err
+	}
+	for _, rhs := range e.Right {
+		y, err := r.not(rhs)
+		if err != nil {
+			return nil, err
+		}
+		if x, err = logical(packet.EAnd, "&&", x, y, e.Pos); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+func logical(k packet.ExprKind, op string, a, b *packet.Expr, pos lexer.Position) (*packet.Expr, error) {
+	if !a.Boolean() || !b.Boolean() {
+		return nil, errAt(pos, "%s needs conditions on both sides", op)
+	}
+	return &packet.Expr{Kind: k, Width: 1, A: a, B: b, Text: a.Text + " " + op + " " + b.Text}, nil
+}
+
+func (r *resolver) not(e *NotExpr) (*packet.Expr, error) {
+	if e.Not != nil {
+		x, err := r.not(e.Not)
+		if err != nil {
+			return nil, err
+		}
+		if !x.Boolean() {
+			return nil, errAt(e.Pos, "! needs a condition, %s is a value", x.Text)
+		}
+		return &packet.Expr{Kind: packet.ENot, Width: 1, A: x, Text: "!" + x.Text}, nil
+	}
+	return r.cmp(e.Cmp)
+}
+
+var cmpKinds = map[string]packet.ExprKind{
+	"==": packet.EEq, "!=": packet.ENe, "<": packet.ELt, "<=": packet.ELe, ">": packet.EGt, ">=": packet.EGe,
+}
+
+func (r *resolver) cmp(e *CmpExpr) (*packet.Expr, error) {
+	x, err := r.sum(e.Left)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case e.Op != "":
+		y, err := r.sum(e.Right)
+		if err != nil {
+			return nil, err
+		}
+		if err := fits(x, y, e.Pos); err != nil {
+			return nil, err
+		}
+		if err := fits(y, x, e.Pos); err != nil {
+			return nil, err
+		}
+		return &packet.Expr{Kind: cmpKinds[e.Op], Width: 1, A: x, B: y, Text: x.Text + " " + e.Op + " " + y.Text}, nil
+	case e.In != nil:
+		return r.in(x, e.In)
+	}
+	return x, nil
+}
+
+// fits refuses comparing a field with a constant it can never equal.
+func fits(v, c *packet.Expr, pos lexer.Position) error {
+	if v.Boolean() || c.Boolean() {
+		return errAt(pos, "cannot compare a condition (%s, %s); compare values", v.Text, c.Text)
+	}
+	if c.Kind == packet.EConst && v.Kind != packet.EConst && c.Width > v.Width {
+		return errAt(pos, "constant %s does not fit in %s (%d bits)", c.Text, v.Text, v.Width)
+	}
+	return nil
+}
+
+func (r *resolver) constant(s *Sum) (packet.Value, string, error) {
+	x, err := r.sum(s)
+	if err != nil {
+		return packet.Value{}, "", err
+	}
+	if x.Kind != packet.EConst {
+		return packet.Value{}, "", errAt(s.Pos, "%s is not a constant", x.Text)
+	}
+	return x.Const, x.Text, nil
+}
+
+func (r *resolver) in(x *packet.Expr, set *InSet) (*packet.Expr, error) {
+	if x.Boolean() {
+		return nil, errAt(set.Pos, "`in` needs a value on its left, %s is a condition", x.Text)
+	}
+	if set.Lo != nil {
+		lo, lt, err := r.constant(set.Lo)
+		if err != nil {
+			return nil, err
+		}
+		hi, ht, err := r.constant(set.Hi)
+		if err != nil {
+			return nil, err
+		}
+		if lo.Cmp(hi) > 0 {
+			return nil, errAt(set.Pos, "empty range [%s, %s]", lt, ht)
+		}
+		return &packet.Expr{Kind: packet.ERange, Width: 1, A: x, Lo: lo, Hi: hi,
+			Text: fmt.Sprintf("%s in [%s, %s]", x.Text, lt, ht)}, nil
+	}
+	v, vt, err := r.constant(set.Value)
+	if err != nil {
+		return nil, err
+	}
+	var mask packet.Value
+	var text string
+	switch {
+	case set.Mask != nil:
+		m, mt, err := r.constant(set.Mask)
+		if err != nil {
+			return nil, err
+		}
+		mask, text = m, fmt.Sprintf("%s in %s&&&%s", x.Text, vt, mt)
+	case set.Prefix != nil:
+		n, err := smallInt(*set.Prefix, x.Width)
+		if err != nil {
+			return nil, errAt(set.Pos, "prefix length %s: longer than %s (%d bits)", *set.Prefix, x.Text, x.Width)
+		}
+		mask = packet.Mask(x.Width).And(packet.Mask(x.Width - n).Not())
+		text = fmt.Sprintf("%s in %s/%d", x.Text, vt, n)
+	default:
+		mask, text = packet.Mask(x.Width), fmt.Sprintf("%s in %s", x.Text, vt)
+	}
+	return &packet.Expr{Kind: packet.EMasked, Width: 1, A: x, Value: v, Mask: mask, Text: text}, nil
+}
+
+var sumKinds = map[string]packet.ExprKind{"+": packet.EAdd, "-": packet.ESub, "|": packet.EBitOr, "^": packet.EBitXor,
+	"*": packet.EMul, "&": packet.EBitAnd, "<<": packet.EShl, ">>": packet.EShr}
+
+func (r *resolver) sum(e *Sum) (*packet.Expr, error) {
+	x, err := r.term(e.Left)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range e.Right {
+		y, err := r.term(o.Right)
+		if err != nil {
+			return nil, err
+		}
+		if x, err = arith(o.Op, x, y, e.Pos); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+func (r *resolver) term(e *Term) (*packet.Expr, error) {
+	x, err := r.unary(e.Left)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range e.Right {
+		y, err := r.unary(o.Right)
+		if err != nil {
+			return nil, err
+		}
+		if x, err = arith(o.Op, x, y, e.Pos); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// arith combines values; constants fold so that `(ihl - 5) * 4` stays a
+// small tree and a constant stays a constant.
+func arith(op string, a, b *packet.Expr, pos lexer.Position) (*packet.Expr, error) {
+	if a.Boolean() || b.Boolean() {
+		return nil, errAt(pos, "%s needs values, not conditions", op)
+	}
+	// Results are as wide as they need to be, so arithmetic is exact up to
+	// 128 bits: a subtraction that goes below zero becomes a huge number
+	// (which a length check refuses) instead of wrapping at a field's width.
+	// Assignment truncates to the destination; bit<N>(...) truncates too.
+	w := max(a.Width, b.Width)
+	switch op {
+	case "+":
+		w = min(w+1, 128)
+	case "*":
+		w = min(a.Width+b.Width, 128)
+	case "&":
+		w = min(a.Width, b.Width) // masking never widens
+	case "-", "<<":
+		w = 128
+	}
+	x := &packet.Expr{Kind: sumKinds[op], Width: w, A: a, B: b, Text: a.Text + " " + op + " " + b.Text}
+	if a.Kind == packet.EConst && b.Kind == packet.EConst {
+		v, _ := x.Eval(nil, nil)
+		return &packet.Expr{Kind: packet.EConst, Width: widthOf(v), Const: v, Text: x.Text}, nil
+	}
+	return x, nil
+}
+
+func (r *resolver) unary(e *Unary) (*packet.Expr, error) {
+	if e.Inv != nil {
+		x, err := r.unary(e.Inv)
+		if err != nil {
+			return nil, err
+		}
+		if x.Boolean() {
+			return nil, errAt(e.Pos, "~ needs a value; use ! for conditions")
+		}
+		return &packet.Expr{Kind: packet.EBitNot, Width: x.Width, A: x, Text: "~" + x.Text}, nil
+	}
+	return r.primary(e.Primary)
+}
+
+func (r *resolver) primary(p *Primary) (*packet.Expr, error) {
+	switch {
+	case p.Valid != nil:
+		h, ok := r.schema.Header(*p.Valid)
+		if !ok {
+			return nil, errAt(p.Pos, "valid(%s): unknown header %s", *p.Valid, *p.Valid)
+		}
+		return &packet.Expr{Kind: packet.EValid, Width: 1, Header: h.ID, Text: "valid(" + h.Name + ")"}, nil
+	case p.Len != nil:
+		h, ok := r.schema.Header(*p.Len)
+		if !ok || h.Metadata {
+			return nil, errAt(p.Pos, "len(%s): unknown header %s", *p.Len, *p.Len)
+		}
+		return &packet.Expr{Kind: packet.ELen, Width: 32, Header: h.ID, Text: "len(" + h.Name + ")"}, nil
+	case p.Cast != nil:
+		w, err := smallInt(p.Cast.Width, 128)
+		if err != nil || w == 0 {
+			return nil, errAt(p.Pos, "bit<%s>: width must be 1..128", p.Cast.Width)
+		}
+		x, err := r.expr(p.Cast.Expr)
+		if err != nil {
+			return nil, err
+		}
+		mask := &packet.Expr{Kind: packet.EConst, Width: w, Const: packet.Mask(w), Text: fmt.Sprint(w)}
+		return &packet.Expr{Kind: packet.EBitAnd, Width: w, A: x, B: mask, Text: fmt.Sprintf("bit<%d>(%s)", w, x.Text)}, nil
+	case p.Value != nil:
+		v, w, err := parseValue(p.Value)
+		if err != nil {
+			return nil, errAt(p.Pos, "%v", err)
+		}
+		text := *orElse(p.Value.Int, p.Value.IPv4)
+		return &packet.Expr{Kind: packet.EConst, Width: w, Const: v, Text: text}, nil
+	case p.Ref != nil:
+		return r.ref(p.Ref)
+	}
+	x, err := r.expr(p.Paren)
+	if err != nil {
+		return nil, err
+	}
+	y := *x
+	y.Text = "(" + x.Text + ")"
+	return &y, nil
+}
+
+func orElse(a, b *string) *string {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// ref resolves `header.field`, a parameter, or (inside a header) a bare
+// field of that header.
+func (r *resolver) ref(ref *Ref) (*packet.Expr, error) {
+	if ref.Field == nil {
+		for i, p := range r.scope.params {
+			if p.Name == ref.Name {
+				return &packet.Expr{Kind: packet.EParam, Width: p.Width, Param: i, Text: p.Name}, nil
+			}
+		}
+		if h := r.scope.header; h != nil {
+			if i, ok := h.Field(ref.Name); ok && !h.Fields[i].Variable() {
+				return &packet.Expr{Kind: packet.EField, Width: h.Fields[i].Width, Field: packet.FieldRef{Header: h.ID, Field: i}, Text: ref.Name}, nil
+			}
+		}
+		if r.scope.params != nil {
+			return nil, errAt(ref.Pos, "unknown name %s (not a parameter; fields are written header.field)", ref.Name)
+		}
+		return nil, errAt(ref.Pos, "unknown name %s (fields are written header.field)", ref.Name)
+	}
+	f, err := r.field(ref)
+	if err != nil {
+		return nil, err
+	}
+	fs := r.schema.FieldSpec(f)
+	if fs.Variable() {
+		return nil, errAt(ref.Pos, "%s.%s has a variable length and no value", ref.Name, *ref.Field)
+	}
+	return &packet.Expr{Kind: packet.EField, Width: fs.Width, Field: f, Text: ref.Name + "." + *ref.Field}, nil
+}
+
+func (r *resolver) field(ref *Ref) (packet.FieldRef, error) {
+	if ref.Field == nil {
+		return packet.FieldRef{}, errAt(ref.Pos, "%s: want header.field", ref.Name)
+	}
+	h, ok := r.schema.Header(ref.Name)
+	if !ok {
+		return packet.FieldRef{}, errAt(ref.Pos, "unknown header %s", ref.Name)
+	}
+	i, ok := h.Field(*ref.Field)
+	if !ok {
+		return packet.FieldRef{}, errAt(ref.Pos, "header %s has no field %s (it has %s)", h.Name, *ref.Field, fieldNames(h))
+	}
+	return packet.FieldRef{Header: h.ID, Field: i}, nil
+}
+
+func fieldNames(h *packet.HeaderSpec) string {
+	names := make([]string, len(h.Fields))
+	for i, f := range h.Fields {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// widthOf is the number of bits needed for v.
+func widthOf(v packet.Value) int {
+	if v.Hi != 0 {
+		return 128 - bits.LeadingZeros64(v.Hi)
+	}
+	return max(64-bits.LeadingZeros64(v.Lo), 1)
+}

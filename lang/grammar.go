@@ -1,0 +1,369 @@
+package lang
+
+import (
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// The grammar, as participle structs. Semicolons are optional everywhere;
+// statements are told apart by their keywords.
+
+var lex = lexer.MustSimple([]lexer.SimpleRule{
+	{Name: "Comment", Pattern: `//[^\n]*|/\*([^*]|\*+[^*/])*\*+/`},
+	{Name: "String", Pattern: `"(\\.|[^"\\\n])*"`},
+	{Name: "Layout", Pattern: `'[^'\n]*'`},
+	{Name: "IPv4", Pattern: `\d+\.\d+\.\d+\.\d+`},
+	{Name: "Int", Pattern: `0[xX][0-9a-fA-F_]+|0[bB][01_]+|\d[\d_]*`},
+	{Name: "Ident", Pattern: `[a-zA-Z_][a-zA-Z0-9_]*`},
+	{Name: "Punct", Pattern: `&&&|&&|\|\||==|!=|<=|>=|<<|>>|->|[-+*/&|^~!<>=(){}\[\],;:.@]`},
+	{Name: "Whitespace", Pattern: `[ \t\r\n]+`},
+})
+
+var parser = participle.MustBuild[File](
+	participle.Lexer(lex),
+	participle.Elide("Comment", "Whitespace"),
+	participle.UseLookahead(4),
+)
+
+type File struct {
+	Decls []*Decl `parser:"@@*"`
+}
+
+type Decl struct {
+	Include *Include    `parser:"  @@"`
+	Header  *HeaderDecl `parser:"| @@"`
+	Next    *NextDecl   `parser:"| @@"`
+	Action  *ActionDecl `parser:"| @@"`
+	Table   *TableDecl  `parser:"| @@"`
+	Graph   *GraphDecl  `parser:"| @@"`
+}
+
+type Include struct {
+	Pos  lexer.Position
+	Path string `parser:"'include' @String ';'?"`
+}
+
+type HeaderDecl struct {
+	Pos    lexer.Position
+	Kind   string       `parser:"@('header' | 'metadata')"`
+	Name   string       `parser:"@Ident"`
+	Layout *string      `parser:"( @Layout ';'?"`
+	Fields []*FieldDecl `parser:"| '{' @@* '}' )"`
+}
+
+type FieldDecl struct {
+	Pos      lexer.Position
+	Name     string        `parser:"@Ident ':'"`
+	Width    *string       `parser:"( @Int"`
+	Bytes    *Expr         `parser:"| 'bytes' '(' @@ ')' )"`
+	Checksum *ChecksumAttr `parser:"@@? ';'?"`
+}
+
+type ChecksumAttr struct {
+	Pos      lexer.Position
+	Kind     string `parser:"'@' 'checksum' '(' @('header' | 'message' | 'l4')"`
+	Optional bool   `parser:"( ',' @'optional' )? ')'"`
+}
+
+type NextDecl struct {
+	Pos   lexer.Position
+	Field *Ref    `parser:"'next' @@"`
+	Cases []*Case `parser:"'{' ( @@ ','? )* '}'"`
+}
+
+type Case struct {
+	Pos     lexer.Position
+	Default bool   `parser:"( @'default'"`
+	Value   *Value `parser:"| @@ )"`
+	Target  string `parser:"'->' @Ident"`
+}
+
+type ActionDecl struct {
+	Pos    lexer.Position
+	Name   string       `parser:"'action' @Ident"`
+	Params []*ParamDecl `parser:"'(' ( @@ ( ',' @@ )* )? ')'"`
+	Body   []*Assign    `parser:"'{' @@* '}'"`
+}
+
+type ParamDecl struct {
+	Pos   lexer.Position
+	Name  string `parser:"@Ident ':'"`
+	Width string `parser:"@Int"`
+}
+
+type Assign struct {
+	Pos lexer.Position
+	Dst *Ref  `parser:"@@ '='"`
+	Src *Expr `parser:"@@ ';'?"`
+}
+
+type TableDecl struct {
+	Pos   lexer.Position
+	Name  string       `parser:"'table' @Ident '{'"`
+	Items []*TableItem `parser:"@@* '}'"`
+}
+
+type TableItem struct {
+	Pos     lexer.Position
+	Keys    []*KeyDecl `parser:"( 'key' '{' @@* '}'"`
+	Actions []string   `parser:"| 'actions' '{' ( @Ident ','? )* '}'"`
+	Size    *string    `parser:"| 'size' @Int"`
+	Default *Call      `parser:"| 'default' @@ ) ';'?"`
+}
+
+type KeyDecl struct {
+	Pos  lexer.Position
+	Expr *Expr  `parser:"@@ ':'"`
+	Kind string `parser:"@Ident ';'?"`
+}
+
+type Call struct {
+	Pos  lexer.Position
+	Name string   `parser:"@Ident"`
+	Args []*Value `parser:"( '(' ( @@ ( ',' @@ )* )? ')' )?"`
+}
+
+type GraphDecl struct {
+	Pos   lexer.Position
+	Kind  string  `parser:"@('lpg' | 'prg')"`
+	Name  string  `parser:"@Ident '{'"`
+	Items []*Item `parser:"@@* '}'"`
+}
+
+type Item struct {
+	Cluster *ClusterDecl `parser:"  @@"`
+	Node    *NodeDecl    `parser:"| @@"`
+	Logic   *LogicDecl   `parser:"| @@"`
+	Config  *ConfigDecl  `parser:"| @@"`
+}
+
+type ClusterDecl struct {
+	Pos   lexer.Position
+	Name  string  `parser:"'cluster' @Ident '{'"`
+	Items []*Item `parser:"@@* '}'"`
+}
+
+type Attrs struct {
+	Pos   lexer.Position
+	Names []string `parser:"'[' ( @Ident ( ',' @Ident )* )? ']'"`
+}
+
+type NodeDecl struct {
+	Pos   lexer.Position
+	Name  string      `parser:"'node' @Ident"`
+	Attrs *Attrs      `parser:"@@? '{'"`
+	Stmts []*NodeStmt `parser:"@@* '}'"`
+}
+
+type NodeStmt struct {
+	Op    *OpDecl    `parser:"  'op' @@ ';'?"`
+	Port  *PortDecl  `parser:"| @@"`
+	Spawn *SpawnDecl `parser:"| @@"`
+}
+
+type PortDecl struct {
+	Pos     lexer.Position
+	Name    string   `parser:"'port' @Ident"`
+	Targets []*Ident `parser:"( '->' @@ ( ',' @@ )* )?"`
+	Pred    *string  `parser:"( 'pred' @String )? ';'?"`
+}
+
+type Ident struct {
+	Pos  lexer.Position
+	Name string `parser:"@Ident"`
+}
+
+type SpawnDecl struct {
+	Pos     lexer.Position
+	Port    string   `parser:"'spawn' @Ident '->'"`
+	Targets []*Ident `parser:"@@ ( ',' @@ )* ';'?"`
+}
+
+type LogicDecl struct {
+	Pos   lexer.Position
+	Logic string      `parser:"@('and' | 'or' | 'nand' | 'nor' | 'not')"`
+	Name  string      `parser:"@Ident"`
+	Attrs *Attrs      `parser:"@@? '{'"`
+	Ports []*PortDecl `parser:"@@* '}'"`
+}
+
+type ConfigDecl struct {
+	Pos   lexer.Position
+	Name  string      `parser:"'config' @Ident ':'"`
+	Type  *TypeRef    `parser:"@@"`
+	Value *Literal    `parser:"( '=' @@ )?"`
+	Attrs *Attrs      `parser:"@@? '{'"`
+	Ports []*PortDecl `parser:"@@* '}'"`
+}
+
+type TypeRef struct {
+	Name string     `parser:"@Ident"`
+	Args []*TypeArg `parser:"( '<' @@ ( ',' @@ )* '>' )?"`
+}
+
+type TypeArg struct {
+	Int  *string  `parser:"  @Int"`
+	Type *TypeRef `parser:"| @@"`
+}
+
+type Literal struct {
+	Pos    lexer.Position
+	String *string    `parser:"  @String"`
+	Value  *Value     `parser:"| @@"`
+	Ident  *string    `parser:"| @Ident"`
+	List   []*Literal `parser:"| '[' ( @@ ( ',' @@ )* )? ']'"`
+}
+
+// OpDecl is the operation of an F-node.
+type OpDecl struct {
+	Pos      lexer.Position
+	Input    bool        `parser:"  @'input'"`
+	InParse  *string     `parser:"  ( 'parse' @Ident )?"`
+	Parse    *string     `parser:"| 'parse' @Ident"`
+	Extract  *string     `parser:"| 'extract' @Ident"`
+	Test     *Expr       `parser:"| 'test' @@"`
+	Switch   *SwitchOp   `parser:"| @@"`
+	Lookup   *string     `parser:"| 'lookup' @Ident"`
+	Set      *SetOp      `parser:"| @@"`
+	Push     *PushOp     `parser:"| @@"`
+	Pop      *PopOp      `parser:"| @@"`
+	Checksum *ChecksumOp `parser:"| @@"`
+	Emit     bool        `parser:"| @'emit'"`
+	Steer    *SteerOp    `parser:"| @@"`
+	Drop     *DropOp     `parser:"| @@"`
+	Count    *CountOp    `parser:"| @@"`
+	Context  *string     `parser:"| 'context' @String"`
+	Nop      bool        `parser:"| @'nop'"`
+}
+
+type SwitchOp struct {
+	Expr  *Expr   `parser:"'switch' @@"`
+	Cases []*Case `parser:"'{' ( @@ ','? )* '}'"`
+}
+
+type SetOp struct {
+	Assigns []*Assign `parser:"'set' '{' @@* '}'"`
+	Update  []*Ident  `parser:"( 'update' @@ ( ',' @@ )* )?"`
+}
+
+type PushOp struct {
+	Header string  `parser:"'push' @Ident"`
+	After  *string `parser:"( 'after' @Ident )?"`
+}
+
+type PopOp struct {
+	Header string   `parser:"'pop' @Ident"`
+	Update []*Ident `parser:"( 'update' @@ ( ',' @@ )* )?"`
+}
+
+type ChecksumOp struct {
+	Mode   string `parser:"'checksum' @('verify' | 'compute')"`
+	Header string `parser:"@Ident"`
+}
+
+type SteerOp struct {
+	Kind   string `parser:"'steer' @('queue' | 'socket')"`
+	Target string `parser:"@(Int | String | Ident)"`
+}
+
+type DropOp struct {
+	Drop   bool    `parser:"@'drop'"`
+	Reason *string `parser:"@String?"`
+}
+
+type CountOp struct {
+	Count bool    `parser:"@'count'"`
+	Name  *string `parser:"@String?"`
+}
+
+// Expressions, by precedence: || < && < ! < comparison < + - | ^ < * & << >> < ~.
+
+type Expr struct {
+	Pos   lexer.Position
+	Left  *AndExpr   `parser:"@@"`
+	Right []*AndExpr `parser:"( '||' @@ )*"`
+}
+
+type AndExpr struct {
+	Pos   lexer.Position
+	Left  *NotExpr   `parser:"@@"`
+	Right []*NotExpr `parser:"( '&&' @@ )*"`
+}
+
+type NotExpr struct {
+	Pos lexer.Position
+	Not *NotExpr `parser:"  '!' @@"`
+	Cmp *CmpExpr `parser:"| @@"`
+}
+
+type CmpExpr struct {
+	Pos   lexer.Position
+	Left  *Sum   `parser:"@@"`
+	Op    string `parser:"( @('==' | '!=' | '<=' | '>=' | '<' | '>')"`
+	Right *Sum   `parser:"  @@"`
+	In    *InSet `parser:"| 'in' @@ )?"`
+}
+
+type InSet struct {
+	Pos    lexer.Position
+	Lo     *Sum    `parser:"( '[' @@ ','"`
+	Hi     *Sum    `parser:"  @@ ']'"`
+	Value  *Sum    `parser:"| @@"`
+	Mask   *Sum    `parser:"  ( '&&&' @@"`
+	Prefix *string `parser:"  | '/' @Int )? )"`
+}
+
+type Sum struct {
+	Pos   lexer.Position
+	Left  *Term    `parser:"@@"`
+	Right []*SumOp `parser:"@@*"`
+}
+
+type SumOp struct {
+	Op    string `parser:"@('+' | '-' | '|' | '^')"`
+	Right *Term  `parser:"@@"`
+}
+
+type Term struct {
+	Pos   lexer.Position
+	Left  *Unary    `parser:"@@"`
+	Right []*TermOp `parser:"@@*"`
+}
+
+type TermOp struct {
+	Op    string `parser:"@('*' | '&' | '<<' | '>>')"`
+	Right *Unary `parser:"@@"`
+}
+
+type Unary struct {
+	Pos     lexer.Position
+	Inv     *Unary   `parser:"  '~' @@"`
+	Primary *Primary `parser:"| @@"`
+}
+
+type Primary struct {
+	Pos   lexer.Position
+	Valid *string `parser:"  'valid' '(' @Ident ')'"`
+	Len   *string `parser:"| 'len' '(' @Ident ')'"`
+	Cast  *Cast   `parser:"| @@"`
+	Value *Value  `parser:"| @@"`
+	Ref   *Ref    `parser:"| @@"`
+	Paren *Expr   `parser:"| '(' @@ ')'"`
+}
+
+type Cast struct {
+	Width string `parser:"'bit' '<' @Int '>'"`
+	Expr  *Expr  `parser:"'(' @@ ')'"`
+}
+
+type Value struct {
+	Pos  lexer.Position
+	Int  *string `parser:"  @Int"`
+	IPv4 *string `parser:"| @IPv4"`
+}
+
+type Ref struct {
+	Pos   lexer.Position
+	Name  string  `parser:"@Ident"`
+	Field *string `parser:"( '.' @Ident )?"`
+}

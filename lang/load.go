@@ -1,0 +1,535 @@
+package lang
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// Model is what a set of model files declares: one packet schema shared by
+// all its graphs.
+type Model struct {
+	Schema *packet.Schema
+	Graphs []*dataflow.Graph
+	// Files are the files read, includes first.
+	Files []string
+}
+
+// Graph returns the named graph.
+func (m *Model) Graph(name string) (*dataflow.Graph, bool) {
+	for _, g := range m.Graphs {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return nil, false
+}
+
+// GraphNames lists the graphs, in declaration order.
+func (m *Model) GraphNames() []string {
+	names := make([]string, len(m.Graphs))
+	for i, g := range m.Graphs {
+		names[i] = g.Name
+	}
+	return names
+}
+
+// Loader reads model files. An include is looked up beside the including
+// file first, then in Library (the shipped models).
+type Loader struct {
+	ReadFile func(name string) ([]byte, error)
+	Library  fs.FS
+}
+
+// DefaultSize is a table's size when the model gives none.
+const DefaultSize = 1024
+
+// Parse parses one file without resolving it.
+func Parse(name string, src []byte) (*File, error) {
+	f, err := parser.ParseBytes(name, src)
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	return f, nil
+}
+
+func syntaxError(err error) error {
+	var pe participle.Error
+	if errors.As(err, &pe) {
+		return ErrorList{{pe.Position(), pe.Message()}}
+	}
+	return err
+}
+
+// Load reads the files (and what they include) as one model.
+func (ld Loader) Load(files ...string) (*Model, error) {
+	if ld.ReadFile == nil {
+		ld.ReadFile = os.ReadFile
+	}
+	l := &loader{Loader: ld, seen: map[string]bool{}}
+	for _, f := range files {
+		l.read(f, lexer.Position{})
+	}
+	if len(l.errs) > 0 {
+		return nil, l.errs.sorted()
+	}
+	m := l.resolve()
+	if len(l.errs) > 0 {
+		return nil, l.errs.sorted()
+	}
+	return m, nil
+}
+
+// LoadFiles loads files from disk, with includes also found in library.
+func LoadFiles(library fs.FS, files ...string) (*Model, error) {
+	return Loader{Library: library}.Load(files...)
+}
+
+type loader struct {
+	Loader
+	seen   map[string]bool
+	files  []string
+	decls  []*Decl
+	errs   ErrorList
+	schema *packet.Schema
+}
+
+// read parses a file and, depth first, what it includes.
+func (l *loader) read(name string, from lexer.Position) {
+	if l.seen[name] {
+		return
+	}
+	l.seen[name] = true
+	var src []byte
+	var err error
+	if lib, ok := strings.CutPrefix(name, libPrefix); ok {
+		src, err = fs.ReadFile(l.Library, lib)
+	} else {
+		src, err = l.ReadFile(name)
+	}
+	if err != nil {
+		if from.Filename == "" {
+			l.errs = append(l.errs, &Error{lexer.Position{Filename: name, Line: 1, Column: 1}, fmt.Sprintf("cannot read model: %v", unwrapPath(err))})
+		} else {
+			l.errorf(from, "include %q: %v", name, unwrapPath(err))
+		}
+		return
+	}
+	f, err := Parse(name, src)
+	if err != nil {
+		var el ErrorList
+		if errors.As(err, &el) {
+			l.errs = append(l.errs, el...)
+		}
+		return
+	}
+	for _, d := range f.Decls {
+		if d.Include != nil {
+			l.read(l.includePath(name, d.Include), d.Include.Pos)
+		}
+	}
+	l.files = append(l.files, name)
+	l.decls = append(l.decls, f.Decls...)
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// includePath resolves an include beside the including file, else in the
+// library (where it is read through the library's FS).
+func (l *loader) includePath(from string, inc *Include) string {
+	rel, err := strconv.Unquote(inc.Path)
+	if err != nil {
+		rel = strings.Trim(inc.Path, `"`)
+	}
+	if strings.HasPrefix(from, libPrefix) {
+		return libPrefix + path.Join(path.Dir(strings.TrimPrefix(from, libPrefix)), rel)
+	}
+	local := filepath.Join(filepath.Dir(from), rel)
+	if _, err := l.ReadFile(local); err == nil || l.Library == nil {
+		return local
+	}
+	if _, err := fs.Stat(l.Library, path.Clean(rel)); err == nil {
+		return libPrefix + path.Clean(rel)
+	}
+	return local
+}
+
+// libPrefix marks files read from the library.
+const libPrefix = "nsc:"
+
+func (l *loader) resolve() *Model {
+	l.schema = &packet.Schema{}
+	l.headers()
+	l.nextEdges()
+	l.actions()
+	l.tables()
+	l.schema.Finish()
+	m := &Model{Schema: l.schema, Files: l.files}
+	for _, d := range l.decls {
+		if d.Graph != nil {
+			if g := l.graph(d.Graph); g != nil {
+				if _, dup := m.Graph(g.Name); dup {
+					l.errorf(d.Graph.Pos, "graph %s declared twice", g.Name)
+					continue
+				}
+				m.Graphs = append(m.Graphs, g)
+			}
+		}
+	}
+	return m
+}
+
+func (l *loader) resolver(sc scope) *resolver { return &resolver{schema: l.schema, scope: sc} }
+
+// exprErr converts a resolver error into a positioned model error.
+func (l *loader) exprError(err error) {
+	var ee *exprErr
+	if errors.As(err, &ee) {
+		l.errorf(ee.pos, "%s", ee.msg)
+		return
+	}
+	l.errs = append(l.errs, &Error{Msg: err.Error()})
+}
+
+func (l *loader) headers() {
+	s := l.schema
+	type pending struct {
+		h    *packet.HeaderSpec
+		expr *Expr
+	}
+	var lengths []pending
+	for _, d := range l.decls {
+		hd := d.Header
+		if hd == nil {
+			continue
+		}
+		if _, dup := s.Header(hd.Name); dup {
+			l.errorf(hd.Pos, "header %s declared twice", hd.Name)
+			continue
+		}
+		h := &packet.HeaderSpec{Name: hd.Name, ID: len(s.Headers), Metadata: hd.Kind == "metadata", Checksum: -1}
+		bitsSoFar := 0
+		addField := func(pos lexer.Position, name string, width int) bool {
+			if _, dup := h.Field(name); dup {
+				l.errorf(pos, "header %s: field %s declared twice", h.Name, name)
+				return false
+			}
+			if n := len(h.Fields); n > 0 && h.Fields[n-1].Variable() {
+				l.errorf(pos, "header %s: field %s follows variable-length field %s; it must be the last field", h.Name, name, h.Fields[n-1].Name)
+				return false
+			}
+			h.Fields = append(h.Fields, packet.FieldSpec{Name: name, Offset: bitsSoFar, Width: width})
+			bitsSoFar += width
+			return true
+		}
+		if hd.Layout != nil {
+			fields, err := packet.ParseLayout(strings.Trim(*hd.Layout, "'"))
+			if err != nil {
+				l.errorf(hd.Pos, "header %s: %v", hd.Name, err)
+				continue
+			}
+			for _, f := range fields {
+				addField(hd.Pos, f.Name, f.Width)
+			}
+		}
+		for _, fd := range hd.Fields {
+			if fd.Bytes != nil {
+				if h.Metadata {
+					l.errorf(fd.Pos, "metadata %s: field %s cannot have a variable length", h.Name, fd.Name)
+					continue
+				}
+				if addField(fd.Pos, fd.Name, 0) {
+					lengths = append(lengths, pending{h, fd.Bytes})
+				}
+				continue
+			}
+			w, err := smallInt(*fd.Width, 128)
+			if err != nil || w == 0 {
+				l.errorf(fd.Pos, "header %s: field %s: width %s is not 1..128 bits", h.Name, fd.Name, *fd.Width)
+				continue
+			}
+			if !addField(fd.Pos, fd.Name, w) || fd.Checksum == nil {
+				continue
+			}
+			switch {
+			case h.Metadata:
+				l.errorf(fd.Checksum.Pos, "metadata %s has no checksum", h.Name)
+			case h.Checksum >= 0:
+				l.errorf(fd.Checksum.Pos, "header %s: a second checksum field %s", h.Name, fd.Name)
+			case w != 16 || (bitsSoFar-w)%16 != 0:
+				l.errorf(fd.Checksum.Pos, "header %s: checksum field %s must be 16 bits at a 16-bit offset", h.Name, fd.Name)
+			default:
+				h.Checksum = len(h.Fields) - 1
+				h.ChecksumOptional = fd.Checksum.Optional
+				h.ChecksumKind = packet.ChecksumHeader
+				switch fd.Checksum.Kind {
+				case "message":
+					h.ChecksumKind = packet.ChecksumMessage
+				case "l4":
+					h.ChecksumKind = packet.ChecksumL4
+				}
+			}
+		}
+		if len(h.Fields) == 0 {
+			l.errorf(hd.Pos, "header %s has no fields", h.Name)
+			continue
+		}
+		if !h.Metadata && bitsSoFar%8 != 0 {
+			l.errorf(hd.Pos, "header %s is %d bits long, not a whole number of bytes", h.Name, bitsSoFar)
+		}
+		if h.Metadata {
+			h.MetaBase = s.MetaFields
+			s.MetaFields += len(h.Fields)
+		}
+		s.Headers = append(s.Headers, h)
+	}
+	for _, p := range lengths {
+		x, err := l.resolver(scope{header: p.h}).expr(p.expr)
+		if err != nil {
+			l.exprError(err)
+			continue
+		}
+		if x.Boolean() {
+			l.errorf(p.expr.Pos, "header %s: a length must be a value, not a condition", p.h.Name)
+			continue
+		}
+		p.h.Fields[len(p.h.Fields)-1].Length = x
+	}
+}
+
+func (l *loader) nextEdges() {
+	s := l.schema
+	for _, d := range l.decls {
+		nd := d.Next
+		if nd == nil {
+			continue
+		}
+		r := l.resolver(scope{})
+		f, err := r.field(nd.Field)
+		if err != nil {
+			l.exprError(err)
+			continue
+		}
+		fs := s.FieldSpec(f)
+		var deflt []packet.ParseEdge
+		for _, c := range nd.Cases {
+			to, ok := s.Header(c.Target)
+			if !ok {
+				l.errorf(c.Pos, "next %s.%s: unknown header %s", nd.Field.Name, *nd.Field.Field, c.Target)
+				continue
+			}
+			if to.Metadata {
+				l.errorf(c.Pos, "next: %s is metadata, not a header on the wire", c.Target)
+				continue
+			}
+			e := packet.ParseEdge{From: f.Header, Field: f.Field, To: to.ID}
+			if c.Default {
+				deflt = append(deflt, e)
+				continue
+			}
+			v, w, err := parseValue(c.Value)
+			if err != nil {
+				l.errorf(c.Pos, "%v", err)
+				continue
+			}
+			if w > fs.Width {
+				l.errorf(c.Pos, "value %s does not fit in %s.%s (%d bits)", *orElse(c.Value.Int, c.Value.IPv4), nd.Field.Name, fs.Name, fs.Width)
+				continue
+			}
+			e.Value, e.Mask = v, packet.Mask(fs.Width)
+			s.Next = append(s.Next, e)
+		}
+		s.Next = append(s.Next, deflt...) // a default matches anything, so it goes last
+	}
+}
+
+func (l *loader) actions() {
+	s := l.schema
+	for _, d := range l.decls {
+		ad := d.Action
+		if ad == nil {
+			continue
+		}
+		if _, dup := s.Action(ad.Name); dup {
+			l.errorf(ad.Pos, "action %s declared twice", ad.Name)
+			continue
+		}
+		a := &packet.Action{Name: ad.Name, Params: []packet.Param{}}
+		for _, p := range ad.Params {
+			w, err := smallInt(p.Width, 128)
+			if err != nil || w == 0 {
+				l.errorf(p.Pos, "action %s: parameter %s: width %s is not 1..128 bits", ad.Name, p.Name, p.Width)
+				continue
+			}
+			if slices.ContainsFunc(a.Params, func(q packet.Param) bool { return q.Name == p.Name }) {
+				l.errorf(p.Pos, "action %s: parameter %s declared twice", ad.Name, p.Name)
+				continue
+			}
+			a.Params = append(a.Params, packet.Param{Name: p.Name, Width: w})
+		}
+		a.Body = l.assigns(ad.Body, scope{params: a.Params})
+		s.Actions = append(s.Actions, a)
+	}
+}
+
+func (l *loader) assigns(as []*Assign, sc scope) []packet.Assign {
+	var out []packet.Assign
+	r := l.resolver(sc)
+	for _, a := range as {
+		dst, err := r.field(a.Dst)
+		if err != nil {
+			l.exprError(err)
+			continue
+		}
+		if l.schema.FieldSpec(dst).Variable() {
+			l.errorf(a.Dst.Pos, "cannot assign variable-length field %s", l.schema.FieldName(dst))
+			continue
+		}
+		src, err := r.expr(a.Src)
+		if err != nil {
+			l.exprError(err)
+			continue
+		}
+		if src.Kind == packet.EConst && src.Width > l.schema.FieldSpec(dst).Width {
+			l.errorf(a.Src.Pos, "constant %s does not fit in %s (%d bits)", src.Text, l.schema.FieldName(dst), l.schema.FieldSpec(dst).Width)
+			continue
+		}
+		out = append(out, packet.Assign{Dst: dst, Src: src})
+	}
+	return out
+}
+
+func (l *loader) tables() {
+	s := l.schema
+	for _, d := range l.decls {
+		td := d.Table
+		if td == nil {
+			continue
+		}
+		if _, dup := s.Table(td.Name); dup {
+			l.errorf(td.Pos, "table %s declared twice", td.Name)
+			continue
+		}
+		def := &packet.TableDef{Spec: &packet.TableSpec{Name: td.Name, Size: DefaultSize}, Default: -1}
+		spec := def.Spec
+		var deflt *Call
+		r := l.resolver(scope{})
+		ok := true
+		for _, it := range td.Items {
+			switch {
+			case it.Size != nil:
+				n, err := smallInt(*it.Size, 1<<30)
+				if err != nil || n == 0 {
+					l.errorf(it.Pos, "table %s: size %s is not 1..%d", td.Name, *it.Size, 1<<30)
+					ok = false
+				}
+				spec.Size = n
+			case it.Default != nil:
+				deflt = it.Default
+			case it.Actions != nil:
+				for _, name := range it.Actions {
+					ai, found := s.Action(name)
+					if !found {
+						l.errorf(it.Pos, "table %s: unknown action %s", td.Name, name)
+						ok = false
+						continue
+					}
+					a := s.Actions[ai]
+					spec.Actions = append(spec.Actions, packet.ActionSpec{Name: a.Name, Params: a.Params})
+					def.Actions = append(def.Actions, ai)
+				}
+			default:
+				for _, k := range it.Keys {
+					x, err := r.expr(k.Expr)
+					if err != nil {
+						l.exprError(err)
+						ok = false
+						continue
+					}
+					kind, known := packet.ParseMatchKind(k.Kind)
+					if !known {
+						l.errorf(k.Pos, "table %s: key %s: unknown match kind %s (want exact, lpm, ternary or range)", td.Name, x.Text, k.Kind)
+						ok = false
+						continue
+					}
+					if x.Boolean() {
+						x = &packet.Expr{Kind: x.Kind, Width: 1, A: x.A, B: x.B, Header: x.Header, Value: x.Value, Mask: x.Mask, Lo: x.Lo, Hi: x.Hi, Text: x.Text}
+					}
+					spec.Keys = append(spec.Keys, packet.KeySpec{Name: x.Text, Width: x.Width, Kind: kind})
+					def.Keys = append(def.Keys, x)
+				}
+			}
+		}
+		if len(spec.Actions) == 0 {
+			l.errorf(td.Pos, "table %s has no actions", td.Name)
+			ok = false
+		}
+		if lpm := countKind(spec, packet.LPM); lpm > 1 {
+			l.errorf(td.Pos, "table %s has %d lpm keys; at most one", td.Name, lpm)
+			ok = false
+		}
+		if deflt == nil {
+			l.errorf(td.Pos, "table %s has no default action (add `default ACTION`)", td.Name)
+			ok = false
+		} else if ok {
+			l.tableDefault(def, deflt)
+		}
+		s.Tables = append(s.Tables, def)
+	}
+}
+
+func countKind(t *packet.TableSpec, k packet.MatchKind) int {
+	n := 0
+	for _, key := range t.Keys {
+		if key.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *loader) tableDefault(def *packet.TableDef, c *Call) {
+	spec := def.Spec
+	i := slices.IndexFunc(spec.Actions, func(a packet.ActionSpec) bool { return a.Name == c.Name })
+	if i < 0 {
+		l.errorf(c.Pos, "table %s: default action %s is not one of its actions", spec.Name, c.Name)
+		return
+	}
+	params := spec.Actions[i].Params
+	if len(c.Args) != len(params) {
+		l.errorf(c.Pos, "table %s: default action %s takes %d arguments, got %d", spec.Name, c.Name, len(params), len(c.Args))
+		return
+	}
+	def.Default = i
+	spec.Default = c.Name
+	for j, a := range c.Args {
+		v, w, err := parseValue(a)
+		if err == nil && w > params[j].Width {
+			err = fmt.Errorf("argument %s does not fit in %s (%d bits)", *orElse(a.Int, a.IPv4), params[j].Name, params[j].Width)
+		}
+		if err != nil {
+			l.errorf(a.Pos, "table %s: default %s: %v", spec.Name, c.Name, err)
+			return
+		}
+		def.DefaultParams = append(def.DefaultParams, v)
+	}
+	spec.DefaultParams = def.DefaultParams
+}

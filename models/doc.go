@@ -1,0 +1,17 @@
+// Package models holds the shipped model files, compiled into the binary.
+//
+//	lib/       the header library (ethernet, vlan, arp, ipv4, ipv6, icmp,
+//	           icmpv6, udp, EJFAT LB v1/v2/v3 and RE) and the parse graph
+//	dragonet/  seed 003's I/P stack (LPG) and its imaginary NIC (PRGs)
+//	inet/      a UDP/IPv4 stack (LPG) and the Intel 82599 NIC (PRG)
+//
+// An `include` that is not found beside the including file is looked up
+// here, so user models can `include "lib/inet.nsc"`.
+package models
+
+import "embed"
+
+// FS holds every model file.
+//
+//go:embed lib dragonet inet
+var FS embed.FS

@@ -1,0 +1,195 @@
+package packet
+
+// This file gives the checksum operations their meaning on a Packet: which
+// bytes a header's checksum covers, full verify/compute, and the RFC 1624
+// incremental updates that set and pop perform.
+
+// region returns the bytes header h's checksum covers and the pseudo-header
+// sum to add. ok is false when the packet's lengths are inconsistent.
+func (p *Packet) region(h int) (b []byte, pseudo uint32, ok bool) {
+	spec := p.Schema.Headers[h]
+	if !p.Valid(h) || spec.Metadata || spec.Checksum < 0 {
+		return nil, 0, false
+	}
+	start := p.Hdr[h].Off
+	if spec.ChecksumKind == ChecksumHeader {
+		hb, ok := p.Bytes(h)
+		return hb, 0, ok
+	}
+	end := len(p.Data)
+	ip := &p.Schema.ip
+	src, dst := FieldRef{-1, 0}, FieldRef{-1, 0}
+	var proto Value
+	switch {
+	case ip.v4 >= 0 && p.Valid(ip.v4) && p.Hdr[ip.v4].Off < start:
+		l, _ := p.Get(FieldRef{ip.v4, ip.v4Len})
+		proto, _ = p.Get(FieldRef{ip.v4, ip.v4Proto})
+		end = p.Hdr[ip.v4].Off + int(l.Lo)
+		src, dst = FieldRef{ip.v4, ip.v4Src}, FieldRef{ip.v4, ip.v4Dst}
+	case ip.v6 >= 0 && p.Valid(ip.v6) && p.Hdr[ip.v6].Off < start:
+		l, _ := p.Get(FieldRef{ip.v6, ip.v6Payload})
+		proto, _ = p.Get(FieldRef{ip.v6, ip.v6Next})
+		end = p.Hdr[ip.v6].Off + p.Hdr[ip.v6].Len + int(l.Lo)
+		src, dst = FieldRef{ip.v6, ip.v6Src}, FieldRef{ip.v6, ip.v6Dst}
+	}
+	if end > len(p.Data) || end < start+p.Hdr[h].Len {
+		return nil, 0, false
+	}
+	if src.Header >= 0 && spec.ChecksumKind == ChecksumL4 {
+		sb, ok1 := p.fieldBytes(src)
+		db, ok2 := p.fieldBytes(dst)
+		if !ok1 || !ok2 {
+			return nil, 0, false
+		}
+		if src.Header == ip.v4 {
+			pseudo = PseudoHeaderSumIPv4(sb, db, uint8(proto.Lo), uint16(end-start))
+		} else {
+			pseudo = PseudoHeaderSumIPv6(sb, db, uint8(proto.Lo), uint32(end-start))
+		}
+	}
+	return p.Data[start:end], pseudo, true
+}
+
+// fieldBytes returns the bytes of a byte-aligned wire field.
+func (p *Packet) fieldBytes(f FieldRef) ([]byte, bool) {
+	b, ok := p.Bytes(f.Header)
+	fs := p.Schema.FieldSpec(f)
+	if !ok || fs.Offset%8 != 0 || fs.Width%8 != 0 || fs.Offset/8+fs.Width/8 > len(b) {
+		return nil, false
+	}
+	return b[fs.Offset/8 : fs.Offset/8+fs.Width/8], true
+}
+
+// VerifyChecksum checks header h's checksum. wellFormed is false when the
+// covered bytes cannot be determined (truncated packet, bad lengths).
+func (p *Packet) VerifyChecksum(h int) (valid, wellFormed bool) {
+	b, pseudo, ok := p.region(h)
+	if !ok {
+		return false, false
+	}
+	spec := p.Schema.Headers[h]
+	if spec.ChecksumOptional && p.Schema.ip.v4 >= 0 && p.Valid(p.Schema.ip.v4) {
+		if c, _ := p.Get(FieldRef{h, spec.Checksum}); c.IsZero() {
+			return true, true // sender did not compute one (RFC 768)
+		}
+	}
+	return Fold(Sum(b, pseudo)) == 0, true
+}
+
+// ComputeChecksum writes header h's checksum.
+func (p *Packet) ComputeChecksum(h int) bool {
+	spec := p.Schema.Headers[h]
+	if !p.Valid(h) || spec.Checksum < 0 {
+		return false
+	}
+	field := FieldRef{h, spec.Checksum}
+	if !p.Set(field, Value{}) {
+		return false
+	}
+	b, pseudo, ok := p.region(h)
+	if !ok {
+		return false
+	}
+	c := Fold(Sum(b, pseudo))
+	if c == 0 && spec.ChecksumOptional {
+		c = 0xffff // zero would mean "no checksum"
+	}
+	return p.Set(field, V(uint64(c)))
+}
+
+// window returns the 16-bit aligned byte range of field f as header u's
+// checksum sees it, or ok=false when u's checksum does not cover f.
+func (p *Packet) window(u int, f FieldRef) (lo, hi int, ok bool) {
+	spec := p.Schema.Headers[u]
+	fh := p.Schema.Headers[f.Header]
+	if !p.Valid(u) || spec.Checksum < 0 || fh.Metadata || !p.Valid(f.Header) || (f.Header == u && f.Field == spec.Checksum) {
+		return 0, 0, false
+	}
+	var rs int
+	ip := &p.Schema.ip
+	switch {
+	case f.Header == u:
+		rs = p.Hdr[u].Off
+	case spec.ChecksumKind != ChecksumHeader && p.Hdr[f.Header].Off > p.Hdr[u].Off:
+		rs = p.Hdr[u].Off
+	case spec.ChecksumKind == ChecksumL4 && f.Header == ip.v4 && (f.Field == ip.v4Src || f.Field == ip.v4Dst || f.Field == ip.v4Len):
+		rs = p.Hdr[f.Header].Off // pseudo-header fields sit at even offsets
+	case spec.ChecksumKind == ChecksumL4 && f.Header == ip.v6 && (f.Field == ip.v6Src || f.Field == ip.v6Dst || f.Field == ip.v6Payload):
+		rs = p.Hdr[f.Header].Off
+	default:
+		return 0, 0, false
+	}
+	fs := p.Schema.FieldSpec(f)
+	bit := p.Hdr[f.Header].Off*8 + fs.Offset
+	lo, hi = bit/8, (bit+fs.Width+7)/8
+	lo = rs + (lo-rs)/2*2
+	hi = rs + (hi-rs+1)/2*2
+	if hi > len(p.Data) {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
+// setUpdating sets f and patches the checksums in update that cover it.
+func (p *Packet) setUpdating(f FieldRef, v Value, update []int) bool {
+	type win struct{ u, lo, hi int }
+	var old [4][20]byte
+	var wins [4]win
+	n := 0
+	for _, u := range update {
+		lo, hi, ok := p.window(u, f)
+		if !ok || n == len(wins) || hi-lo > len(old[n]) {
+			continue
+		}
+		copy(old[n][:], p.Data[lo:hi])
+		wins[n] = win{u, lo, hi}
+		n++
+	}
+	if !p.Set(f, v) {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		w := wins[i]
+		p.patch(w.u, old[i][:w.hi-w.lo], p.Data[w.lo:w.hi])
+	}
+	return true
+}
+
+// patch applies RFC 1624 to header u's checksum for bytes changed from
+// old to new.
+func (p *Packet) patch(u int, old, new []byte) {
+	spec := p.Schema.Headers[u]
+	field := FieldRef{u, spec.Checksum}
+	c, ok := p.Get(field)
+	if !ok || (c.IsZero() && spec.ChecksumOptional) {
+		return
+	}
+	nc := UpdateChecksum(uint16(c.Lo), old, new)
+	if nc == 0 && spec.ChecksumOptional {
+		nc = 0xffff
+	}
+	p.Set(field, V(uint64(nc)))
+}
+
+// popUpdating removes header h, first taking its bytes out of the
+// checksums in update that cover it (as if they had become zeros, which
+// leaves the sum unchanged once they are gone).
+func (p *Packet) popUpdating(h int, update []int) bool {
+	b, ok := p.Bytes(h)
+	if !ok {
+		return false
+	}
+	var zeros [64]byte
+	for _, u := range update {
+		spec := p.Schema.Headers[u]
+		if !p.Valid(u) || spec.ChecksumKind == ChecksumHeader || p.Hdr[h].Off <= p.Hdr[u].Off ||
+			len(b)%2 != 0 || (p.Hdr[h].Off-p.Hdr[u].Off)%2 != 0 {
+			continue
+		}
+		for off := 0; off < len(b); off += len(zeros) {
+			end := min(off+len(zeros), len(b))
+			p.patch(u, b[off:end], zeros[:end-off])
+		}
+	}
+	return p.Pop(h)
+}

@@ -1,0 +1,121 @@
+package packet
+
+// Schema is everything a model declares about packets: header layouts, the
+// parse graph, actions and tables. Graph operations refer into it by index.
+type Schema struct {
+	Headers []*HeaderSpec
+	// MetaFields is the number of metadata field slots (Packet.Meta).
+	MetaFields int
+	Next       []ParseEdge
+	Actions    []*Action
+	Tables     []*TableDef
+
+	ip ipHeaders // resolved by Finish
+}
+
+// TableDef is a table as a model declares it: the match spec, the
+// expression that computes each key, the schema action behind each of the
+// spec's actions, and the default action with its parameters.
+type TableDef struct {
+	Spec    *TableSpec
+	Keys    []*Expr
+	Actions []int
+	// Default indexes Spec.Actions.
+	Default       int
+	DefaultParams []Value
+}
+
+// ipHeaders locates the fields the L4 pseudo-header is made of. Headers
+// named ipv4 and ipv6 with these field names are the convention the header
+// library follows (docs/language.md).
+type ipHeaders struct {
+	v4, v6                          int // header index or -1
+	v4Src, v4Dst, v4Proto, v4Len    int
+	v6Src, v6Dst, v6Next, v6Payload int
+}
+
+// Finish resolves what operations look up by convention. Call it once after
+// the schema is complete.
+func (s *Schema) Finish() {
+	ip := ipHeaders{v4: -1, v6: -1}
+	field := func(h *HeaderSpec, name string) int {
+		i, _ := h.Field(name)
+		return i
+	}
+	if h, ok := s.Header("ipv4"); ok {
+		ip.v4 = h.ID
+		ip.v4Src, ip.v4Dst, ip.v4Proto, ip.v4Len = field(h, "src"), field(h, "dst"), field(h, "proto"), field(h, "total_len")
+		if ip.v4Src < 0 || ip.v4Dst < 0 || ip.v4Proto < 0 || ip.v4Len < 0 {
+			ip.v4 = -1
+		}
+	}
+	if h, ok := s.Header("ipv6"); ok {
+		ip.v6 = h.ID
+		ip.v6Src, ip.v6Dst, ip.v6Next, ip.v6Payload = field(h, "src"), field(h, "dst"), field(h, "next_hdr"), field(h, "payload_len")
+		if ip.v6Src < 0 || ip.v6Dst < 0 || ip.v6Next < 0 || ip.v6Payload < 0 {
+			ip.v6 = -1
+		}
+	}
+	s.ip = ip
+}
+
+// ParseEdge says that header To follows header From when From's field
+// Field, masked with Mask, equals Value.
+type ParseEdge struct {
+	From, Field int
+	Value, Mask Value
+	To          int
+}
+
+// Action is a named list of assignments, run by a table hit (or miss, for the
+// default action). Param widths come from Params.
+type Action struct {
+	Name   string
+	Params []Param
+	Body   []Assign
+}
+
+// Assign writes Src into Dst, truncated to Dst's width.
+type Assign struct {
+	Dst FieldRef
+	Src *Expr
+}
+
+// Header returns the header spec by name.
+func (s *Schema) Header(name string) (*HeaderSpec, bool) {
+	for _, h := range s.Headers {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return nil, false
+}
+
+// Table returns the index of the named table.
+func (s *Schema) Table(name string) (int, bool) {
+	for i, t := range s.Tables {
+		if t.Spec.Name == name {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// Action returns the index of the named action.
+func (s *Schema) Action(name string) (int, bool) {
+	for i, a := range s.Actions {
+		if a.Name == name {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// FieldSpec returns the spec of a field reference.
+func (s *Schema) FieldSpec(f FieldRef) *FieldSpec { return &s.Headers[f.Header].Fields[f.Field] }
+
+// FieldName is "header.field".
+func (s *Schema) FieldName(f FieldRef) string {
+	h := s.Headers[f.Header]
+	return h.Name + "." + h.Fields[f.Field].Name
+}

@@ -1,0 +1,23 @@
+// Package sim is the reference interpreter: it runs any dataflow graph (an
+// LPG alone, a PRG, an embedded graph) on packet bytes and reports what
+// reaches each sink, plus per-node counters and drops by reason. It defines
+// what every backend must reproduce.
+//
+// Semantics. A frame enters at a source. Nodes run in the graph's stable
+// topological order, each at most once per packet, on one shared packet
+// (forks see each other's changes in that order). An F-node runs when a
+// port that leads to it fired; its operation picks one port. An O-node
+// fires once its operands decide it (and: false as soon as one operand is
+// false, true when all are true; or dually; not inverts its single
+// operand); an operand is the boolean of the port its source node fired
+// (false for ports named false, true otherwise), and is absent if that
+// port does not lead to the O-node. Packets leave at emit/steer nodes and at
+// sink nodes whose fired port leads nowhere. A drop node, a port that leads
+// nowhere, and an operation that cannot run on the bytes (truncated frame,
+// a field of a missing header) end the packet and are counted by reason.
+// A fired port's spawn edges start a new task at their target, on a copy of
+// the packet as it was then, after the current task ends (at most
+// MaxSpawn per frame).
+//
+// Malformed input never panics.
+package sim

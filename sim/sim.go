@@ -1,0 +1,344 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// MaxSpawn bounds the tasks one frame may spawn, so a spawn cycle ends.
+const MaxSpawn = 8
+
+// Drop reasons.
+const (
+	ReasonMalformed   = "malformed"
+	ReasonUnconnected = "unconnected"
+	ReasonUndecided   = "undecided" // no node took the packet any further
+	ReasonSpawnLimit  = "spawn limit"
+)
+
+// Emit receives a packet leaving at a sink; data is valid only during the
+// call.
+type Emit func(sink *dataflow.Node, data []byte)
+
+// Machine runs one graph. It is not safe for concurrent use.
+type Machine struct {
+	g      *dataflow.Graph
+	order  []*dataflow.Node
+	pos    []int // node ID -> index in order
+	ops    [][]operand
+	ports  [][]int // per F-node: op port index -> node port index, -1 if undeclared
+	env    packet.Env
+	fired  []int
+	pkt    *packet.Packet
+	spawns []spawn
+	pool   []*packet.Packet
+
+	nodeRuns []uint64
+	sinks    []uint64
+	drops    map[DropKey]uint64
+}
+
+// DropKey names a drop: where and why.
+type DropKey struct {
+	Node, Reason string
+}
+
+type operand struct {
+	src   int // node ID
+	ports []*dataflow.Port
+}
+
+type spawn struct {
+	to  *dataflow.Node
+	pkt *packet.Packet
+}
+
+const (
+	notReached = -10 // apart from packet.End and packet.Malformed
+	ended      = -11 // ended and already counted
+)
+
+// New prepares a machine for g, a validated graph. tables holds the runtime
+// tables in Schema.Tables order; nil makes empty ones.
+func New(g *dataflow.Graph, tables []*packet.Table) (*Machine, error) {
+	order := g.Order()
+	if order == nil {
+		return nil, fmt.Errorf("graph %s has a cycle", g.Name)
+	}
+	if tables == nil {
+		for _, t := range g.Schema.Tables {
+			tables = append(tables, packet.NewTable(t.Spec))
+		}
+	}
+	if len(tables) != len(g.Schema.Tables) {
+		return nil, fmt.Errorf("graph %s: %d tables given, the model has %d", g.Name, len(tables), len(g.Schema.Tables))
+	}
+	m := &Machine{
+		g: g, order: order,
+		pos:      make([]int, len(g.Nodes)),
+		ops:      make([][]operand, len(g.Nodes)),
+		ports:    make([][]int, len(g.Nodes)),
+		env:      packet.Env{Tables: tables},
+		fired:    make([]int, len(g.Nodes)),
+		pkt:      packet.NewPacket(g.Schema),
+		nodeRuns: make([]uint64, len(g.Nodes)),
+		sinks:    make([]uint64, len(g.Nodes)),
+		drops:    map[DropKey]uint64{},
+	}
+	for i, n := range order {
+		m.pos[n.ID] = i
+		if n.Kind == dataflow.FNode {
+			for _, name := range n.Op.Ports(g.Schema) {
+				idx := -1
+				if p := n.Port(name); p != nil {
+					idx = p.Index
+				}
+				m.ports[n.ID] = append(m.ports[n.ID], idx)
+			}
+		}
+		if n.Kind != dataflow.ONode {
+			continue
+		}
+		for _, x := range dataflow.Operands(n) {
+			o := operand{src: int(x.ID)}
+			for _, e := range n.In {
+				if e.From.Node == x {
+					o.ports = append(o.ports, e.From)
+				}
+			}
+			m.ops[n.ID] = append(m.ops[n.ID], o)
+		}
+	}
+	return m, nil
+}
+
+// Graph is the graph the machine runs.
+func (m *Machine) Graph() *dataflow.Graph { return m.g }
+
+// Tables are the runtime tables, in Schema.Tables order.
+func (m *Machine) Tables() []*packet.Table { return m.env.Tables }
+
+// Run runs frame through the graph from its first source.
+func (m *Machine) Run(frame []byte, emit Emit) {
+	srcs := m.g.Sources()
+	if len(srcs) == 0 {
+		m.drops[DropKey{m.g.Name, "no source"}]++
+		return
+	}
+	m.RunAt(srcs[0], frame, emit)
+}
+
+// RunAt runs frame through the graph starting at node start.
+func (m *Machine) RunAt(start *dataflow.Node, frame []byte, emit Emit) {
+	m.pkt.Reset(frame)
+	m.task(start, m.pkt, emit)
+	for n := 0; len(m.spawns) > 0; n++ {
+		s := m.spawns[0]
+		m.spawns = m.spawns[1:]
+		if n >= MaxSpawn {
+			m.drops[DropKey{s.to.Name, ReasonSpawnLimit}]++
+		} else {
+			m.task(s.to, s.pkt, emit)
+		}
+		m.pool = append(m.pool, s.pkt)
+	}
+	m.spawns = m.spawns[:0]
+}
+
+// task runs one packet from start until nothing more fires.
+func (m *Machine) task(start *dataflow.Node, p *packet.Packet, emit Emit) {
+	for i := range m.fired {
+		m.fired[i] = notReached
+	}
+	ends := 0
+	for _, n := range m.order[m.pos[start.ID]:] {
+		var port int
+		switch {
+		case n == start:
+			port = m.runF(n, p)
+		case n.Kind == dataflow.ONode:
+			port = m.decide(n)
+			if port == notReached {
+				continue
+			}
+		case n.Kind == dataflow.FNode && m.reached(n):
+			port = m.runF(n, p)
+		default:
+			continue // C-nodes carry configuration only
+		}
+		m.fired[n.ID] = port
+		switch {
+		case port == packet.Malformed:
+			m.drops[DropKey{n.Name, ReasonMalformed}]++
+			return // the bytes are unusable for every branch
+		case port == ended:
+			ends++
+			continue
+		case port == packet.End:
+			ends++
+			if n.Op.Kind == packet.OpDrop {
+				m.drops[DropKey{n.Name, n.Op.Label}]++
+			} else {
+				m.sinks[n.ID]++
+				emit(n, p.Data)
+			}
+			continue
+		}
+		pt := n.Ports[port]
+		for _, e := range pt.Spawn {
+			q := m.packetFromPool()
+			q.Clone(p)
+			m.spawns = append(m.spawns, spawn{e.To, q})
+		}
+		if len(pt.Out) == 0 {
+			ends++
+			if n.Sink {
+				m.sinks[n.ID]++
+				emit(n, p.Data)
+			} else if len(pt.Spawn) == 0 {
+				m.drops[DropKey{n.Name + "." + pt.Name, ReasonUnconnected}]++
+			}
+		}
+	}
+	if ends == 0 {
+		m.drops[DropKey{start.Name, ReasonUndecided}]++
+	}
+}
+
+func (m *Machine) packetFromPool() *packet.Packet {
+	if k := len(m.pool); k > 0 {
+		q := m.pool[k-1]
+		m.pool = m.pool[:k-1]
+		return q
+	}
+	return packet.NewPacket(m.g.Schema)
+}
+
+// runF runs an F-node's operation and returns the fired port (an index
+// into n.Ports), packet.End or packet.Malformed.
+func (m *Machine) runF(n *dataflow.Node, p *packet.Packet) int {
+	m.nodeRuns[n.ID]++
+	k := n.Op.Exec(p, &m.env)
+	if k < 0 {
+		return k
+	}
+	if idx := m.ports[n.ID][k]; idx >= 0 {
+		return idx
+	}
+	m.drops[DropKey{n.Name + "." + n.Op.Ports(m.g.Schema)[k], ReasonUnconnected}]++
+	return ended
+}
+
+// reached reports whether a fired port leads to n.
+func (m *Machine) reached(n *dataflow.Node) bool {
+	for _, e := range n.In {
+		if m.fired[e.From.Node.ID] == e.From.Index {
+			return true
+		}
+	}
+	return false
+}
+
+// decide evaluates an O-node; it returns the fired port or notReached.
+func (m *Machine) decide(n *dataflow.Node) int {
+	trues, falses := 0, 0
+	ops := m.ops[n.ID]
+	for _, o := range ops {
+		f := m.fired[o.src]
+		for _, pt := range o.ports {
+			if pt.Index == f {
+				if dataflow.Truthy(pt) {
+					trues++
+				} else {
+					falses++
+				}
+				break
+			}
+		}
+	}
+	var v bool
+	switch n.Logic {
+	case dataflow.And, dataflow.Nand:
+		switch {
+		case falses > 0:
+			v = false
+		case trues == len(ops):
+			v = true
+		default:
+			return notReached
+		}
+	case dataflow.Or, dataflow.Nor:
+		switch {
+		case trues > 0:
+			v = true
+		case falses == len(ops):
+			v = false
+		default:
+			return notReached
+		}
+	case dataflow.Not:
+		switch {
+		case falses > 0:
+			v = true
+		case trues > 0:
+			v = false
+		default:
+			return notReached
+		}
+	}
+	if n.Logic == dataflow.Nand || n.Logic == dataflow.Nor {
+		v = !v
+	}
+	m.nodeRuns[n.ID]++
+	want := packet.PortFalse
+	if v {
+		want = packet.PortTrue
+	}
+	if p := n.Port(want); p != nil {
+		return p.Index
+	}
+	m.drops[DropKey{n.Name + "." + want, ReasonUnconnected}]++
+	return ended
+}
+
+// Counters is a snapshot of what the machine counted.
+type Counters struct {
+	Nodes map[string]uint64 // packets each node ran on (zero counts left out)
+	Sinks map[string]uint64
+	Drops map[DropKey]uint64
+}
+
+// Counters returns the counts so far.
+func (m *Machine) Counters() Counters {
+	c := Counters{Nodes: map[string]uint64{}, Sinks: map[string]uint64{}, Drops: map[DropKey]uint64{}}
+	for _, n := range m.g.Nodes {
+		if v := m.nodeRuns[n.ID]; v > 0 {
+			c.Nodes[n.Name] = v
+		}
+		if v := m.sinks[n.ID]; v > 0 {
+			c.Sinks[n.Name] = v
+		}
+	}
+	for k, v := range m.drops {
+		c.Drops[k] = v
+	}
+	return c
+}
+
+// DropKeys returns the drop keys sorted, for printing.
+func (c Counters) DropKeys() []DropKey {
+	keys := make([]DropKey, 0, len(c.Drops))
+	for k := range c.Drops {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].Node != keys[j].Node {
+			return keys[i].Node < keys[j].Node
+		}
+		return keys[i].Reason < keys[j].Reason
+	})
+	return keys
+}
