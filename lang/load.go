@@ -227,12 +227,13 @@ func (l *loader) headers() {
 		}
 		h := &packet.HeaderSpec{Name: hd.Name, ID: len(s.Headers), Metadata: hd.Kind == "metadata", Checksum: -1}
 		bitsSoFar := 0
+		errsBefore := len(l.errs)
 		addField := func(pos lexer.Position, name string, width int) bool {
 			if _, dup := h.Field(name); dup {
 				l.errorf(pos, "header %s: field %s declared twice", h.Name, name)
 				return false
 			}
-			if n := len(h.Fields); n > 0 && h.Fields[n-1].Variable() {
+			if n := len(h.Fields); n > 0 && h.Fields[n-1].Width == 0 { // variable; its Length comes later
 				l.errorf(pos, "header %s: field %s follows variable-length field %s; it must be the last field", h.Name, name, h.Fields[n-1].Name)
 				return false
 			}
@@ -287,6 +288,9 @@ func (l *loader) headers() {
 					h.ChecksumKind = packet.ChecksumL4
 				}
 			}
+		}
+		if len(l.errs) > errsBefore {
+			continue
 		}
 		if len(h.Fields) == 0 {
 			l.errorf(hd.Pos, "header %s has no fields", h.Name)
@@ -478,7 +482,7 @@ func (l *loader) tables() {
 				}
 			}
 		}
-		if len(spec.Actions) == 0 {
+		if len(spec.Actions) == 0 && ok {
 			l.errorf(td.Pos, "table %s has no actions", td.Name)
 			ok = false
 		}

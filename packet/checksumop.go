@@ -161,14 +161,14 @@ func (p *Packet) patch(u int, old, new []byte) {
 	spec := p.Schema.Headers[u]
 	field := FieldRef{u, spec.Checksum}
 	c, ok := p.Get(field)
-	if !ok || (c.IsZero() && spec.ChecksumOptional) {
+	if !ok {
 		return
 	}
-	nc := UpdateChecksum(uint16(c.Lo), old, new)
-	if nc == 0 && spec.ChecksumOptional {
-		nc = 0xffff
+	if spec.ChecksumOptional {
+		p.Set(field, V(uint64(UpdateUDPChecksum(uint16(c.Lo), old, new))))
+		return
 	}
-	p.Set(field, V(uint64(nc)))
+	p.Set(field, V(uint64(UpdateChecksum(uint16(c.Lo), old, new))))
 }
 
 // popUpdating removes header h, first taking its bytes out of the

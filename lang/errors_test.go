@@ -1,0 +1,124 @@
+package lang_test
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/dragonet-go/nsc/lang"
+	"github.com/dragonet-go/nsc/models"
+)
+
+// load loads main.nsc from an in-memory file system, with the shipped
+// library behind it.
+func load(files map[string]string) (*lang.Model, error) {
+	fsys := fstest.MapFS{}
+	for name, src := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(src)}
+	}
+	ld := lang.Loader{ReadFile: func(name string) ([]byte, error) { return fs.ReadFile(fsys, name) }, Library: models.FS}
+	return ld.Load("main.nsc")
+}
+
+const udpHeaders = `include "lib/inet.nsc"
+`
+
+// Each case is a broken model and the exact first error it must give.
+var errorCases = []struct {
+	name, src, want string
+}{
+	{"syntax", "header h { a: 8 b 8 }",
+		`main.nsc:1:19: unexpected token "8" (expected ":" (<int> | ("bytes" "(" Expr ")")) ChecksumAttr? ";"?)`},
+	{"unknown field", udpHeaders + "lpg G {\n node Q { op input port out -> T }\n node T { op test ipv4.protocol == 17 port true port false }\n}",
+		"main.nsc:4:19: header ipv4 has no field protocol (it has version, ihl, dscp_ecn, total_len, id, flags, frag, ttl, proto, checksum, src, dst, options)"},
+	{"unknown header", "lpg G {\n node Q { op input parse eth port out }\n}",
+		"main.nsc:2:14: unknown header eth"},
+	{"unknown node", udpHeaders + "lpg G {\n node Q { op input port out -> Nowhere }\n}",
+		"main.nsc:3:32: node Q: port out: unknown node Nowhere"},
+	{"duplicate node", "lpg G {\n node Q { op input port out }\n node Q { op emit }\n}",
+		"main.nsc:3:2: graph G: node Q declared twice"},
+	{"duplicate header", "header h { a: 8 }\nheader h { b: 8 }",
+		"main.nsc:2:1: header h declared twice"},
+	{"unknown table", "lpg G {\n node Q { op input port out -> L }\n node L { op lookup routes }\n}",
+		"main.nsc:3:14: unknown table routes"},
+	{"unknown action", "header h { a: 8 }\ntable t {\n key { h.a: exact }\n actions { fwd }\n default fwd\n}",
+		"main.nsc:4:2: table t: unknown action fwd"},
+	{"unknown match kind", "header h { a: 8 }\naction nop() {}\ntable t {\n key { h.a: fuzzy }\n actions { nop }\n default nop\n}",
+		"main.nsc:4:8: table t: key h.a: unknown match kind fuzzy (want exact, lpm, ternary or range)"},
+	{"port not connected", "header h { a: 8 }\nlpg G {\n node Q { op input port out -> T }\n node T { op test h.a == 1 port true }\n}",
+		"main.nsc:4:2: node T: port false of test is not connected (declare `port false` to end packets there)"},
+	{"port the op lacks", "lpg G {\n node Q { op input port out port extra }\n}",
+		"main.nsc:2:29: node Q: input has no port extra (it has out)"},
+	{"cycle", "lpg G {\n node Q { op input port out -> A }\n node A { op nop port out -> B }\n node B { op nop port out -> A }\n}",
+		"main.nsc:3:2: graph G: cycle A -> B -> A (only spawn edges may close a cycle)"},
+	{"constant too wide", udpHeaders + "lpg G {\n node Q { op input port out -> T }\n node T { op test ipv4.proto == 300 port true port false }\n}",
+		"main.nsc:4:19: constant 300 does not fit in ipv4.proto (8 bits)"},
+	{"include not found", `include "nope.nsc"`,
+		`main.nsc:1:1: include "nope.nsc": file does not exist`},
+	{"bad layout", "header lb 'L:8,B:,V:8'",
+		`main.nsc:1:1: header lb: layout field 2 "B:": want NAME:BITS`},
+	{"unknown attribute", "lpg G {\n node Q [fast] { op input port out }\n}",
+		"main.nsc:2:9: node Q: unknown attribute fast (want software, hardware, source or sink)"},
+	{"field width", "header h { a: 0 }",
+		"main.nsc:1:12: header h: field a: width 0 is not 1..128 bits"},
+	{"not whole bytes", "header h { a: 3 }",
+		"main.nsc:1:1: header h is 3 bits long, not a whole number of bytes"},
+	{"variable field not last", "header h { n: 8 opts: bytes(n) tail: 8 }",
+		"main.nsc:1:32: header h: field tail follows variable-length field opts; it must be the last field"},
+	{"cannot run", "lpg G {\n node Q { op input port out }\n node Lost { op emit }\n}",
+		"main.nsc:3:2: node Lost cannot run: no edge leads to it and it is not a source"},
+	{"not with two operands", "header h { a: 8 }\nlpg G {\n node Q { op input port out -> A, B }\n node A { op test h.a == 1 port true -> N port false -> N }\n node B { op test h.a == 2 port true -> N port false -> N }\n not N { port true port false }\n}",
+		"main.nsc:6:2: not node N has 2 operands, want 1"},
+	{"no op", "lpg G {\n node Q { port out }\n}",
+		"main.nsc:2:2: node Q has no op (every F-node does something; use `op nop` to pass packets on)"},
+	{"unknown param", "header h { a: 8 }\naction set(v: 8) { h.a = w }",
+		"main.nsc:2:26: unknown name w (not a parameter; fields are written header.field)"},
+	{"default not an action of the table", "header h { a: 8 }\naction a1() {}\naction a2() {}\ntable t {\n key { h.a: exact }\n actions { a1 }\n default a2\n}",
+		"main.nsc:7:10: table t: default action a2 is not one of its actions"},
+	{"switch without default", "header h { a: 8 }\nlpg G {\n node Q { op input port out -> S }\n node S { op switch h.a { 1 -> one } port one }\n}",
+		"main.nsc:4:14: switch h.a has no default (add `default -> PORT`)"},
+	{"checksum on a header without one", udpHeaders + "lpg G {\n node Q { op input port out -> C }\n node C { op checksum verify ethernet port true port false }\n}",
+		"main.nsc:4:14: checksum ethernet: header ethernet has no field marked @checksum"},
+	{"prefix longer than field", udpHeaders + "lpg G {\n node Q { op input port out -> T }\n node T { op test ipv4.dst in 10.0.0.0/33 port true port false }\n}",
+		"main.nsc:4:31: prefix length 33: longer than ipv4.dst (32 bits)"},
+	{"test of a value", udpHeaders + "lpg G {\n node Q { op input port out -> T }\n node T { op test ipv4.ttl port true port false }\n}",
+		"main.nsc:4:19: test ipv4.ttl: want a condition, got a value (compare it, e.g. ipv4.ttl != 0)"},
+}
+
+func TestErrors(t *testing.T) {
+	for _, c := range errorCases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := load(map[string]string{"main.nsc": c.src})
+			if err == nil {
+				t.Fatalf("model loaded; want error %q", c.want)
+			}
+			var el lang.ErrorList
+			if !errors.As(err, &el) {
+				t.Fatalf("error %v is a %T, want lang.ErrorList", err, err)
+			}
+			if got := el[0].Error(); got != c.want {
+				t.Errorf("first error\n got: %s\nwant: %s\n(all: %v)", got, c.want, err)
+			}
+		})
+	}
+}
+
+func TestErrorsAcrossIncludes(t *testing.T) {
+	_, err := load(map[string]string{
+		"main.nsc": "include \"sub/h.nsc\"\nlpg G {\n node Q { op input parse h port out }\n}",
+		"sub/h.nsc": "header h {\n a: 8\n a: 8\n}",
+	})
+	if err == nil || !strings.Contains(err.Error(), "sub/h.nsc:3:2: header h: field a declared twice") {
+		t.Fatalf("got %v, want the error positioned in the included file", err)
+	}
+}
+
+func TestSeveralErrorsReported(t *testing.T) {
+	_, err := load(map[string]string{"main.nsc": "header h { a: 0 }\nheader g { b: 200 }"})
+	var el lang.ErrorList
+	if !errors.As(err, &el) || len(el) != 2 {
+		t.Fatalf("got %v, want two errors", err)
+	}
+}

@@ -1,0 +1,276 @@
+package packet
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// TableEntry is an entry of a control-plane script with the table it is for.
+type TableEntry struct {
+	Table string
+	Entry Entry
+}
+
+// ScriptError is a problem in a table_add script, at a line of file Name.
+type ScriptError struct {
+	Name string
+	Line int
+	Err  error
+}
+
+func (e *ScriptError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
+func (e *ScriptError) Unwrap() error { return e.Err }
+
+// scriptWord is a word of a script and the line it is on.
+type scriptWord struct {
+	s    string
+	line int
+}
+
+// ParseEntries reads a script of table_add commands, the form BMv2's CLI and
+// seed 000 use:
+//
+//	table_add TABLE ACTION KEY... => PARAM... [PRIORITY]
+//
+// A command may span lines: it runs until the next table_add or the end. '#'
+// starts a comment. Numbers are hex (0x...) or decimal. Keys are written by
+// kind: exact v, lpm v/len, ternary v&&&mask (or v/len for a prefix mask),
+// range lo->hi. PRIORITY follows the params when the table needs one (lower
+// wins). tables resolves a table name to its spec. Errors in the script are
+// *ScriptError, at the line of the offending word or else of the table_add.
+func ParseEntries(name string, r io.Reader, tables func(string) (*TableSpec, bool)) ([]TableEntry, error) {
+	var toks []scriptWord
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		text, _, _ := strings.Cut(sc.Text(), "#")
+		for _, f := range strings.Fields(text) {
+			toks = append(toks, scriptWord{f, line})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var out []TableEntry
+	for len(toks) > 0 {
+		if toks[0].s != "table_add" {
+			return nil, &ScriptError{name, toks[0].line, fmt.Errorf("expected table_add, found %q", toks[0].s)}
+		}
+		n := 1
+		for n < len(toks) && toks[n].s != "table_add" {
+			n++
+		}
+		te, err := parseEntry(toks[0].line, toks[1:n], tables)
+		if err != nil {
+			err.Name = name
+			return nil, err
+		}
+		out = append(out, te)
+		toks = toks[n:]
+	}
+	return out, nil
+}
+
+// parseEntry parses the words after one table_add, which is at line start.
+func parseEntry(start int, toks []scriptWord, tables func(string) (*TableSpec, bool)) (TableEntry, *ScriptError) {
+	fail := func(line int, format string, args ...any) (TableEntry, *ScriptError) {
+		return TableEntry{}, &ScriptError{Line: line, Err: fmt.Errorf(format, args...)}
+	}
+	if len(toks) == 0 {
+		return fail(start, "table_add: missing table name")
+	}
+	tname := toks[0].s
+	spec, ok := tables(tname)
+	if !ok || spec == nil {
+		return fail(toks[0].line, "table_add: unknown table %q", tname)
+	}
+	where := "table_add " + tname
+	if len(toks) < 2 {
+		return fail(start, "%s: missing action", where)
+	}
+	act, ok := spec.ActionIndex(toks[1].s)
+	if !ok {
+		return fail(toks[1].line, "%s: unknown action %q", where, toks[1].s)
+	}
+	arrow := -1
+	for i := 2; i < len(toks); i++ {
+		if toks[i].s == "=>" {
+			arrow = i
+			break
+		}
+	}
+	if arrow < 0 {
+		return fail(start, "%s: missing =>", where)
+	}
+	keys := toks[2:arrow]
+	if len(keys) != len(spec.Keys) {
+		return fail(start, "%s: %d keys, table has %d", where, len(keys), len(spec.Keys))
+	}
+	e := Entry{Action: act, Line: start}
+	for i, t := range keys {
+		km, err := parseKey(t.s, spec.Keys[i])
+		if err != nil {
+			return fail(t.line, "%s: key %s: %v", where, spec.Keys[i].Name, err)
+		}
+		e.Keys = append(e.Keys, km)
+	}
+	a := &spec.Actions[act]
+	rest := toks[arrow+1:]
+	switch want := len(a.Params); {
+	case len(rest) < want:
+		return fail(start, "%s: action %s takes %d params, got %d", where, a.Name, want, len(rest))
+	case spec.NeedsPriority() && len(rest) == want:
+		return fail(start, "%s: missing priority after the params", where)
+	case !spec.NeedsPriority() && len(rest) > want:
+		return fail(rest[want].line, "%s: unexpected %q after the params of %s (table takes no priority)", where, rest[want].s, a.Name)
+	case len(rest) > want+1:
+		return fail(rest[want+1].line, "%s: unexpected %q after the priority", where, rest[want+1].s)
+	}
+	for i, p := range a.Params {
+		v, err := ParseValue(rest[i].s)
+		if err != nil {
+			return fail(rest[i].line, "%s: param %s of %s: %q: %v", where, p.Name, a.Name, rest[i].s, err)
+		}
+		if !v.Fits(p.Width) {
+			return fail(rest[i].line, "%s: param %s of %s: %s wider than %d bits", where, p.Name, a.Name, rest[i].s, p.Width)
+		}
+		e.Params = append(e.Params, v)
+	}
+	if spec.NeedsPriority() {
+		t := rest[len(a.Params)]
+		v, err := ParseValue(t.s)
+		if err != nil || v.BitLen() > 31 {
+			return fail(t.line, "%s: priority %q is not a number below 2^31", where, t.s)
+		}
+		e.Priority = int(v.Lo)
+	}
+	// The checks above mirror Table.Insert's; this guards against drift.
+	if err := spec.checkEntry(&e); err != nil {
+		return fail(start, "%s: %v", where, err)
+	}
+	return TableEntry{Table: tname, Entry: e}, nil
+}
+
+// parseKey reads one key word in the form its kind takes.
+func parseKey(s string, k KeySpec) (KeyMatch, error) {
+	num := func(s string, what string) (Value, error) {
+		v, err := ParseValue(s)
+		if err != nil {
+			return Value{}, fmt.Errorf("%s %q: %v", what, s, err)
+		}
+		if !v.Fits(k.Width) {
+			return Value{}, fmt.Errorf("%s %s wider than %d bits", what, s, k.Width)
+		}
+		return v, nil
+	}
+	prefix := func(s string) (int, error) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > k.Width {
+			return 0, fmt.Errorf("prefix length %q not in 0..%d", s, k.Width)
+		}
+		return n, nil
+	}
+	var m KeyMatch
+	var err error
+	switch k.Kind {
+	case Exact:
+		m.Value, err = num(s, "value")
+	case LPM:
+		v, l, ok := strings.Cut(s, "/")
+		if !ok {
+			return m, fmt.Errorf("lpm key %q is not value/prefix-length", s)
+		}
+		if m.Value, err = num(v, "value"); err == nil {
+			m.PrefixLen, err = prefix(l)
+		}
+	case Ternary:
+		if v, mask, ok := strings.Cut(s, "&&&"); ok {
+			if m.Value, err = num(v, "value"); err == nil {
+				m.Mask, err = num(mask, "mask")
+			}
+		} else if v, l, ok := strings.Cut(s, "/"); ok {
+			var n int
+			if m.Value, err = num(v, "value"); err == nil {
+				n, err = prefix(l)
+				m.Mask = PrefixMask(k.Width, n)
+			}
+		} else {
+			return m, fmt.Errorf("ternary key %q is not value&&&mask or value/prefix-length", s)
+		}
+	case Range:
+		lo, hi, ok := strings.Cut(s, "->")
+		if !ok {
+			return m, fmt.Errorf("range key %q is not low->high", s)
+		}
+		if m.Lo, err = num(lo, "low bound"); err == nil {
+			if m.Hi, err = num(hi, "high bound"); err == nil && m.Lo.Cmp(m.Hi) > 0 {
+				err = fmt.Errorf("empty range %q", s)
+			}
+		}
+	default:
+		err = fmt.Errorf("unknown match kind %v", k.Kind)
+	}
+	return m, err
+}
+
+// FormatEntries writes es one table_add per line, every number in hex padded
+// to its field's width (priorities and prefix lengths in decimal). The output
+// is deterministic and ParseEntries reads it back to es, Line aside.
+func FormatEntries(w io.Writer, es []TableEntry, tables func(string) (*TableSpec, bool)) error {
+	bw := bufio.NewWriter(w)
+	var buf []byte
+	for i := range es {
+		te := &es[i]
+		spec, ok := tables(te.Table)
+		if !ok || spec == nil {
+			return fmt.Errorf("entry %d: unknown table %q", i, te.Table)
+		}
+		e := &te.Entry
+		if err := spec.checkEntry(e); err != nil {
+			return fmt.Errorf("entry %d: table %s: %w", i, te.Table, err)
+		}
+		a := &spec.Actions[e.Action]
+		buf = append(buf[:0], "table_add "...)
+		buf = append(buf, te.Table...)
+		buf = append(buf, ' ')
+		buf = append(buf, a.Name...)
+		for j, k := range spec.Keys {
+			m := &e.Keys[j]
+			d := (k.Width + 3) / 4
+			buf = append(buf, ' ')
+			switch k.Kind {
+			case Exact:
+				buf = m.Value.appendHex(buf, d)
+			case LPM:
+				buf = m.Value.appendHex(buf, d)
+				buf = append(buf, '/')
+				buf = strconv.AppendInt(buf, int64(m.PrefixLen), 10)
+			case Ternary:
+				buf = m.Value.appendHex(buf, d)
+				buf = append(buf, "&&&"...)
+				buf = m.Mask.appendHex(buf, d)
+			case Range:
+				buf = m.Lo.appendHex(buf, d)
+				buf = append(buf, "->"...)
+				buf = m.Hi.appendHex(buf, d)
+			}
+		}
+		buf = append(buf, " =>"...)
+		for j, p := range a.Params {
+			buf = append(buf, ' ')
+			buf = e.Params[j].appendHex(buf, (p.Width+3)/4)
+		}
+		if spec.NeedsPriority() {
+			buf = append(buf, ' ')
+			buf = strconv.AppendInt(buf, int64(e.Priority), 10)
+		}
+		buf = append(buf, '\n')
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}

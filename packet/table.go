@@ -1,0 +1,562 @@
+package packet
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// MatchKind is how a table key compares a packet value with an entry.
+type MatchKind uint8
+
+const (
+	Exact   MatchKind = iota // value equals
+	LPM                      // longest prefix: the top PrefixLen bits equal
+	Ternary                  // value&mask equals entry&mask
+	Range                    // Lo <= value <= Hi
+)
+
+var matchKindNames = [...]string{Exact: "exact", LPM: "lpm", Ternary: "ternary", Range: "range"}
+
+func (k MatchKind) String() string {
+	if int(k) < len(matchKindNames) {
+		return matchKindNames[k]
+	}
+	return fmt.Sprintf("MatchKind(%d)", k)
+}
+
+// ParseMatchKind maps the P4 names "exact", "lpm", "ternary" and "range".
+func ParseMatchKind(s string) (MatchKind, bool) {
+	for k, n := range matchKindNames {
+		if n == s {
+			return MatchKind(k), true
+		}
+	}
+	return 0, false
+}
+
+// KeySpec is one key of a table. Name is the field path, e.g. "ipv4.dst" or
+// "meta.epoch".
+type KeySpec struct {
+	Name  string
+	Width int
+	Kind  MatchKind
+}
+
+// Param is an action parameter, filled from the table entry.
+type Param struct {
+	Name  string
+	Width int
+}
+
+// ActionSpec is an action as a table sees it: a name and its parameters.
+type ActionSpec struct {
+	Name   string
+	Params []Param
+}
+
+// TableSpec is a table's schema. It must not change once a Table uses it.
+type TableSpec struct {
+	Name    string
+	Keys    []KeySpec
+	Actions []ActionSpec
+	// Size bounds the number of entries; 0 means no bound.
+	Size int
+	// Default names the action a miss runs ("" for none) with DefaultParams.
+	Default       string
+	DefaultParams []Value
+	// Priorities makes entries carry a priority although no key is ternary
+	// or range: seed 000's epoch table matches one lpm key yet lets a
+	// priority, not the prefix length, pick among overlapping entries.
+	Priorities bool
+}
+
+// NeedsPriority reports whether entries carry a priority that decides among
+// overlapping matches: with a ternary or range key, more than one lpm key
+// (prefix length alone no longer orders them), or when Priorities is set.
+func (s *TableSpec) NeedsPriority() bool {
+	lpms := 0
+	for _, k := range s.Keys {
+		switch k.Kind {
+		case Ternary, Range:
+			return true
+		case LPM:
+			lpms++
+		}
+	}
+	return s.Priorities || lpms > 1
+}
+
+// ActionIndex returns the index in Actions of the named action.
+func (s *TableSpec) ActionIndex(name string) (int, bool) {
+	for i, a := range s.Actions {
+		if a.Name == name {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// Validate checks that widths are 1..128, kinds known, action names unique and
+// the default action resolves with fitting parameters.
+func (s *TableSpec) Validate() error {
+	if s.Size < 0 {
+		return fmt.Errorf("table %s: negative size %d", s.Name, s.Size)
+	}
+	for _, k := range s.Keys {
+		if k.Width < 1 || k.Width > 128 {
+			return fmt.Errorf("table %s: key %s: width %d not in 1..128", s.Name, k.Name, k.Width)
+		}
+		if k.Kind > Range {
+			return fmt.Errorf("table %s: key %s: unknown match kind %d", s.Name, k.Name, k.Kind)
+		}
+	}
+	seen := map[string]bool{}
+	for _, a := range s.Actions {
+		if a.Name == "" || seen[a.Name] {
+			return fmt.Errorf("table %s: action name %q empty or repeated", s.Name, a.Name)
+		}
+		seen[a.Name] = true
+		for _, p := range a.Params {
+			if p.Width < 1 || p.Width > 128 {
+				return fmt.Errorf("table %s: action %s: param %s: width %d not in 1..128", s.Name, a.Name, p.Name, p.Width)
+			}
+		}
+	}
+	if s.Default == "" {
+		if len(s.DefaultParams) != 0 {
+			return fmt.Errorf("table %s: default params without a default action", s.Name)
+		}
+		return nil
+	}
+	a, ok := s.ActionIndex(s.Default)
+	if !ok {
+		return fmt.Errorf("table %s: unknown default action %q", s.Name, s.Default)
+	}
+	if err := s.checkParams(a, s.DefaultParams); err != nil {
+		return fmt.Errorf("table %s: default: %w", s.Name, err)
+	}
+	return nil
+}
+
+// KeyMatch is how one entry matches one key. Which members count depends on
+// the key's kind: Exact uses Value; LPM Value and PrefixLen; Ternary Value and
+// Mask; Range Lo and Hi.
+type KeyMatch struct {
+	Value, Mask Value
+	PrefixLen   int
+	Lo, Hi      Value
+}
+
+// Entry is one table entry.
+type Entry struct {
+	Keys   []KeyMatch // one per Spec.Keys
+	Action int        // index into Spec.Actions
+	Params []Value    // one per action parameter
+	// Priority picks among overlapping matches in tables that need one:
+	// lower wins, as in P4 runtimes and seed 000 ("low is higher").
+	Priority int
+	Line     int // source line of a table_add script, 0 if none
+}
+
+func (e *Entry) clone() Entry {
+	c := *e
+	c.Keys = slices.Clone(e.Keys)
+	c.Params = slices.Clone(e.Params)
+	return c
+}
+
+var (
+	// ErrTableFull reports an insert past TableSpec.Size.
+	ErrTableFull = errors.New("table full")
+	// ErrDuplicateEntry reports an entry that matches exactly what an
+	// earlier one does (with the same priority, where priorities count).
+	ErrDuplicateEntry = errors.New("duplicate entry")
+)
+
+// checkParams validates params against action a's parameter list.
+func (s *TableSpec) checkParams(a int, params []Value) error {
+	act := &s.Actions[a]
+	if len(params) != len(act.Params) {
+		return fmt.Errorf("action %s takes %d params, got %d", act.Name, len(act.Params), len(params))
+	}
+	for i, p := range act.Params {
+		if !params[i].Fits(p.Width) {
+			return fmt.Errorf("action %s: param %s: %v wider than %d bits", act.Name, p.Name, params[i], p.Width)
+		}
+	}
+	return nil
+}
+
+// checkEntry validates e against the spec, without looking at other entries.
+func (s *TableSpec) checkEntry(e *Entry) error {
+	if len(e.Keys) != len(s.Keys) {
+		return fmt.Errorf("%d keys, table has %d", len(e.Keys), len(s.Keys))
+	}
+	for i, k := range s.Keys {
+		m := &e.Keys[i]
+		var err error
+		switch k.Kind {
+		case Exact:
+			err = fits(m.Value, k.Width, "value")
+		case LPM:
+			err = fits(m.Value, k.Width, "value")
+			if err == nil && (m.PrefixLen < 0 || m.PrefixLen > k.Width) {
+				err = fmt.Errorf("prefix length %d not in 0..%d", m.PrefixLen, k.Width)
+			}
+		case Ternary:
+			err = fits(m.Value, k.Width, "value")
+			if err == nil {
+				err = fits(m.Mask, k.Width, "mask")
+			}
+		case Range:
+			err = fits(m.Lo, k.Width, "low bound")
+			if err == nil {
+				err = fits(m.Hi, k.Width, "high bound")
+			}
+			if err == nil && m.Lo.Cmp(m.Hi) > 0 {
+				err = fmt.Errorf("empty range %v->%v", m.Lo, m.Hi)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("key %s: %w", k.Name, err)
+		}
+	}
+	if e.Action < 0 || e.Action >= len(s.Actions) {
+		return fmt.Errorf("action index %d out of range", e.Action)
+	}
+	if err := s.checkParams(e.Action, e.Params); err != nil {
+		return err
+	}
+	switch {
+	case e.Priority != 0 && !s.NeedsPriority():
+		return fmt.Errorf("priority %d in a table without priorities", e.Priority)
+	case e.Priority < 0 || e.Priority > math.MaxInt32:
+		return fmt.Errorf("priority %d not in 0..2^31-1", e.Priority)
+	}
+	return nil
+}
+
+func fits(v Value, width int, what string) error {
+	if !v.Fits(width) {
+		return fmt.Errorf("%s %v wider than %d bits", what, v, width)
+	}
+	return nil
+}
+
+// entryName names entry i of a table in errors: by script line when known.
+func entryName(e *Entry, i int) string {
+	if e.Line > 0 {
+		return fmt.Sprintf("entry at line %d", e.Line)
+	}
+	return fmt.Sprintf("entry %d", i)
+}
+
+// lookupMode is the lookup structure a spec gets.
+type lookupMode uint8
+
+const (
+	modeExact    lookupMode = iota // hash of the whole key tuple
+	modeLPM                        // one hash per prefix length, longest first
+	modePriority                   // scan in priority order, first match wins
+)
+
+// Table is a match table: a spec and an immutable snapshot of its entries.
+// Writers build a new snapshot and swap it in, so Lookup takes no lock and
+// never sees half an update.
+type Table struct {
+	spec  *TableSpec
+	mode  lookupMode
+	lpm   int     // index of the lpm key in modeLPM
+	masks []Value // per key, the width mask a lookup key is cut to
+	def   *Entry  // what a miss returns
+
+	mu   sync.Mutex // serializes writers
+	snap atomic.Pointer[snapshot]
+}
+
+// snapshot is one immutable generation of a table's entries and index.
+type snapshot struct {
+	entries []Entry
+	// norm holds, per entry, each key's value as compared: exact values and
+	// lpm values cut to their prefix (modeExact, modeLPM).
+	norm []Value
+	// next chains entries whose hashes collide: entry index + 1, 0 ends.
+	next   []int32
+	levels []level // modeExact: one, prefix -1; modeLPM: longest prefix first
+	// modePriority: entry indices by (priority, insertion), and per entry
+	// and key the matcher to test.
+	order []int32
+	match []matcher
+}
+
+// level indexes the entries of one lpm prefix length (or all exact entries).
+type level struct {
+	prefix int
+	mask   Value // the lpm key's prefix mask
+	heads  map[uint64]int32
+}
+
+// matcher tests k&mask == val && lo <= k <= hi; every kind is a special case.
+type matcher struct{ val, mask, lo, hi Value }
+
+// NewTable makes an empty table for spec, which should have passed Validate;
+// an invalid default action is ignored.
+func NewTable(spec *TableSpec) *Table {
+	t := &Table{spec: spec, lpm: -1, masks: make([]Value, len(spec.Keys))}
+	for i, k := range spec.Keys {
+		t.masks[i] = Mask(k.Width)
+		if k.Kind == LPM {
+			t.lpm = i
+		}
+	}
+	switch {
+	case spec.NeedsPriority():
+		t.mode, t.lpm = modePriority, -1
+	case t.lpm >= 0:
+		t.mode = modeLPM
+	}
+	if a, ok := spec.ActionIndex(spec.Default); ok && spec.checkParams(a, spec.DefaultParams) == nil {
+		t.def = &Entry{Action: a, Params: slices.Clone(spec.DefaultParams)}
+	}
+	s, _ := t.build(nil)
+	t.snap.Store(s)
+	return t
+}
+
+// Spec returns the table's schema.
+func (t *Table) Spec() *TableSpec { return t.spec }
+
+// Len returns the number of entries.
+func (t *Table) Len() int { return len(t.snap.Load().entries) }
+
+// Insert adds e (copied) after validating it against the spec and the other
+// entries. It costs a rebuild of the index, O(entries); load many with Replace.
+func (t *Table) Insert(e Entry) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.snap.Load().entries
+	if err := t.spec.checkEntry(&e); err != nil {
+		return fmt.Errorf("table %s: %s: %w", t.spec.Name, entryName(&e, len(old)), err)
+	}
+	if t.spec.Size > 0 && len(old) >= t.spec.Size {
+		return fmt.Errorf("table %s: %s: %w (size %d)", t.spec.Name, entryName(&e, len(old)), ErrTableFull, t.spec.Size)
+	}
+	es := make([]Entry, len(old), len(old)+1)
+	copy(es, old) // entries are immutable, so sharing their slices is safe
+	es = append(es, e.clone())
+	s, err := t.build(es)
+	if err != nil {
+		return err
+	}
+	t.snap.Store(s)
+	return nil
+}
+
+// Replace swaps in a whole new set of entries (copied) at once, or changes
+// nothing if any entry is invalid.
+func (t *Table) Replace(es []Entry) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.spec.Size > 0 && len(es) > t.spec.Size {
+		return fmt.Errorf("table %s: %d entries: %w (size %d)", t.spec.Name, len(es), ErrTableFull, t.spec.Size)
+	}
+	own := make([]Entry, len(es))
+	for i := range es {
+		if err := t.spec.checkEntry(&es[i]); err != nil {
+			return fmt.Errorf("table %s: %s: %w", t.spec.Name, entryName(&es[i], i), err)
+		}
+		own[i] = es[i].clone()
+	}
+	s, err := t.build(own)
+	if err != nil {
+		return err
+	}
+	t.snap.Store(s)
+	return nil
+}
+
+// Entries returns a copy of the entries in insertion order.
+func (t *Table) Entries() []Entry {
+	es := t.snap.Load().entries
+	out := make([]Entry, len(es))
+	for i := range es {
+		out[i] = es[i].clone()
+	}
+	return out
+}
+
+// build indexes validated entries, refusing duplicates.
+func (t *Table) build(es []Entry) (*snapshot, error) {
+	s := &snapshot{entries: es}
+	nk := len(t.masks)
+	if t.mode == modePriority {
+		s.match = make([]matcher, len(es)*nk)
+		s.order = make([]int32, len(es))
+		seen := make(map[string]int, len(es))
+		for i := range es {
+			s.order[i] = int32(i)
+			ms := s.match[i*nk : (i+1)*nk]
+			for j := range ms {
+				ms[j] = t.matcher(j, &es[i].Keys[j])
+			}
+			// A repeat of the same match at the same priority could never
+			// be hit, which is a script mistake worth reporting.
+			key := fmt.Sprint(ms, es[i].Priority)
+			if p, dup := seen[key]; dup {
+				return nil, t.dupError(es, i, p)
+			}
+			seen[key] = i
+		}
+		sort.SliceStable(s.order, func(a, b int) bool {
+			return es[s.order[a]].Priority < es[s.order[b]].Priority
+		})
+		return s, nil
+	}
+
+	s.norm = make([]Value, len(es)*nk)
+	s.next = make([]int32, len(es))
+	byPrefix := map[int]int{} // prefix length -> index in s.levels
+	for i := range es {
+		prefix, mask := -1, Value{}
+		for j := range nk {
+			k := &es[i].Keys[j]
+			v := k.Value
+			if j == t.lpm {
+				prefix = k.PrefixLen
+				mask = PrefixMask(t.spec.Keys[j].Width, prefix)
+				v = v.And(mask)
+			}
+			s.norm[i*nk+j] = v
+		}
+		li, ok := byPrefix[prefix]
+		if !ok {
+			li = len(s.levels)
+			byPrefix[prefix] = li
+			s.levels = append(s.levels, level{prefix: prefix, mask: mask, heads: map[uint64]int32{}})
+		}
+		lv := &s.levels[li]
+		h := hashValues(s.norm[i*nk : (i+1)*nk])
+		for p := lv.heads[h]; p != 0; p = s.next[p-1] {
+			if slices.Equal(s.norm[int(p-1)*nk:int(p)*nk], s.norm[i*nk:(i+1)*nk]) {
+				return nil, t.dupError(es, i, int(p-1))
+			}
+		}
+		s.next[i] = lv.heads[h]
+		lv.heads[h] = int32(i + 1)
+	}
+	slices.SortFunc(s.levels, func(a, b level) int { return b.prefix - a.prefix })
+	return s, nil
+}
+
+func (t *Table) dupError(es []Entry, i, prev int) error {
+	return fmt.Errorf("table %s: %s: %w of %s", t.spec.Name, entryName(&es[i], i), ErrDuplicateEntry, entryName(&es[prev], prev))
+}
+
+// matcher turns key j's match into the uniform test of modePriority.
+func (t *Table) matcher(j int, k *KeyMatch) matcher {
+	w := t.masks[j]
+	m := matcher{mask: w, lo: Value{}, hi: w}
+	switch t.spec.Keys[j].Kind {
+	case Exact:
+		m.val = k.Value
+	case LPM:
+		m.mask = PrefixMask(t.spec.Keys[j].Width, k.PrefixLen)
+		m.val = k.Value.And(m.mask)
+	case Ternary:
+		m.mask = k.Mask
+		m.val = k.Value.And(k.Mask)
+	case Range:
+		m.mask = Value{}
+		m.lo, m.hi = k.Lo, k.Hi
+	}
+	return m
+}
+
+// Lookup finds the entry matching keys, one value per key (bits above a key's
+// width are ignored). On a miss it returns the default action's entry, nil if
+// the spec has none, with hit false. The entry belongs to the table: read it,
+// do not change it. Lookup does not allocate and takes no lock.
+func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
+	s := t.snap.Load()
+	if len(keys) != len(t.masks) {
+		return t.def, false
+	}
+	if t.mode == modePriority {
+		nk := len(keys)
+	scan:
+		for _, i := range s.order {
+			ms := s.match[int(i)*nk : int(i+1)*nk]
+			for j := range ms {
+				m := &ms[j]
+				k := keys[j].And(t.masks[j])
+				if k.And(m.mask) != m.val || k.Cmp(m.lo) < 0 || k.Cmp(m.hi) > 0 {
+					continue scan
+				}
+			}
+			return &s.entries[i], true
+		}
+		return t.def, false
+	}
+	for li := range s.levels {
+		lv := &s.levels[li]
+		h := t.hashKeys(keys, lv.mask)
+		for p := lv.heads[h]; p != 0; p = s.next[p-1] {
+			if t.equalKeys(s.norm[int(p-1)*len(keys):int(p)*len(keys)], keys, lv.mask) {
+				return &s.entries[p-1], true
+			}
+		}
+	}
+	return t.def, false
+}
+
+// hashKeys hashes keys as build hashes the stored values: each cut to its
+// width, the lpm key also to the level's prefix.
+func (t *Table) hashKeys(keys []Value, lpmMask Value) uint64 {
+	h := uint64(hashSeed)
+	for j, k := range keys {
+		k = k.And(t.masks[j])
+		if j == t.lpm {
+			k = k.And(lpmMask)
+		}
+		h = mixValue(h, k)
+	}
+	return h
+}
+
+func (t *Table) equalKeys(norm, keys []Value, lpmMask Value) bool {
+	for j, k := range keys {
+		k = k.And(t.masks[j])
+		if j == t.lpm {
+			k = k.And(lpmMask)
+		}
+		if k != norm[j] {
+			return false
+		}
+	}
+	return true
+}
+
+const hashSeed = 0x243f6a8885a308d3
+
+func hashValues(vs []Value) uint64 {
+	h := uint64(hashSeed)
+	for _, v := range vs {
+		h = mixValue(h, v)
+	}
+	return h
+}
+
+// mixValue folds v into h. The map hashes the result again, so this only has
+// to keep distinct key tuples apart, which a multiply-xorshift does.
+func mixValue(h uint64, v Value) uint64 {
+	h = (h ^ v.Hi) * 0x9e3779b97f4a7c15
+	h ^= h >> 29
+	h = (h ^ v.Lo) * 0xbf58476d1ce4e5b9
+	h ^= h >> 32
+	return h
+}

@@ -1,0 +1,502 @@
+package packet
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestMatchKindNames(t *testing.T) {
+	for _, k := range []MatchKind{Exact, LPM, Ternary, Range} {
+		got, ok := ParseMatchKind(k.String())
+		if !ok || got != k {
+			t.Errorf("ParseMatchKind(%q) = %v, %v", k.String(), got, ok)
+		}
+	}
+	if _, ok := ParseMatchKind("selector"); ok {
+		t.Error(`ParseMatchKind("selector") ok`)
+	}
+	if s := MatchKind(9).String(); s != "MatchKind(9)" {
+		t.Errorf("MatchKind(9).String() = %q", s)
+	}
+}
+
+func TestSpecValidate(t *testing.T) {
+	base := func() *TableSpec {
+		return &TableSpec{Name: "t", Keys: []KeySpec{{"k", 16, Exact}},
+			Actions: []ActionSpec{{"a", []Param{{"p", 8}}}, {"NoAction", nil}}}
+	}
+	tests := []struct {
+		name   string
+		change func(*TableSpec)
+		want   string // substring of the error, "" for none
+	}{
+		{"ok", func(*TableSpec) {}, ""},
+		{"default ok", func(s *TableSpec) { s.Default, s.DefaultParams = "a", []Value{V(255)} }, ""},
+		{"zero width key", func(s *TableSpec) { s.Keys[0].Width = 0 }, "width 0"},
+		{"wide key", func(s *TableSpec) { s.Keys[0].Width = 129 }, "width 129"},
+		{"bad kind", func(s *TableSpec) { s.Keys[0].Kind = 7 }, "unknown match kind"},
+		{"repeated action", func(s *TableSpec) { s.Actions[1].Name = "a" }, "repeated"},
+		{"bad param", func(s *TableSpec) { s.Actions[0].Params[0].Width = 0 }, "param p"},
+		{"unknown default", func(s *TableSpec) { s.Default = "b" }, `unknown default action "b"`},
+		{"default params", func(s *TableSpec) { s.Default = "a" }, "takes 1 params, got 0"},
+		{"default too wide", func(s *TableSpec) { s.Default, s.DefaultParams = "a", []Value{V(256)} }, "wider than 8"},
+		{"params no default", func(s *TableSpec) { s.DefaultParams = []Value{V(1)} }, "without a default"},
+		{"negative size", func(s *TableSpec) { s.Size = -1 }, "negative size"},
+	}
+	for _, tc := range tests {
+		s := base()
+		tc.change(s)
+		err := s.Validate()
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Validate() = %v; want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func exactSpec() *TableSpec {
+	return &TableSpec{
+		Name:    "fwd",
+		Keys:    []KeySpec{{"eth.type", 16, Exact}, {"ipv6.dst", 128, Exact}},
+		Actions: []ActionSpec{{"NoAction", nil}, {"out", []Param{{"port", 9}}}},
+		Default: "NoAction",
+		Size:    4,
+	}
+}
+
+func exactKeys(vs ...Value) []KeyMatch {
+	var ks []KeyMatch
+	for _, v := range vs {
+		ks = append(ks, KeyMatch{Value: v})
+	}
+	return ks
+}
+
+func TestInsertErrors(t *testing.T) {
+	v6 := Value{Hi: 0xfe80 << 48, Lo: 2}
+	tests := []struct {
+		name string
+		e    Entry
+		want string
+	}{
+		{"key count", Entry{Keys: exactKeys(V(0x86dd)), Action: 0}, "1 keys, table has 2"},
+		{"key width", Entry{Keys: exactKeys(V(0x1_0000), v6), Action: 0}, "key eth.type: value 0x10000 wider than 16 bits"},
+		{"action", Entry{Keys: exactKeys(V(1), v6), Action: 2}, "action index 2"},
+		{"param count", Entry{Keys: exactKeys(V(1), v6), Action: 1}, "takes 1 params, got 0"},
+		{"param width", Entry{Keys: exactKeys(V(1), v6), Action: 1, Params: []Value{V(512)}}, "param port: 512 wider than 9 bits"},
+		{"priority", Entry{Keys: exactKeys(V(1), v6), Action: 0, Priority: 3}, "priority 3 in a table without priorities"},
+		{"duplicate", Entry{Keys: exactKeys(V(0x86dd), v6), Action: 1, Params: []Value{V(1)}, Line: 9}, "entry at line 9: duplicate entry of entry at line 8"},
+	}
+	for _, tc := range tests {
+		tb := NewTable(exactSpec())
+		if err := tb.Insert(Entry{Keys: exactKeys(V(0x86dd), v6), Action: 0, Line: 8}); err != nil {
+			t.Fatal(err)
+		}
+		err := tb.Insert(tc.e)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "table fwd: ") {
+			t.Errorf("%s: Insert = %v; want %q", tc.name, err, tc.want)
+		}
+		if tb.Len() != 1 {
+			t.Errorf("%s: failed Insert left %d entries", tc.name, tb.Len())
+		}
+	}
+	tb := NewTable(exactSpec())
+	for i := range 4 {
+		if err := tb.Insert(Entry{Keys: exactKeys(V(uint64(i)), v6), Action: 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tb.Insert(Entry{Keys: exactKeys(V(9), v6), Action: 0}); !errors.Is(err, ErrTableFull) {
+		t.Errorf("fifth Insert into size 4 = %v; want ErrTableFull", err)
+	}
+	if err := tb.Replace(make([]Entry, 5)); !errors.Is(err, ErrTableFull) {
+		t.Errorf("Replace with 5 = %v; want ErrTableFull", err)
+	}
+	dup := []Entry{{Keys: exactKeys(V(1), v6)}, {Keys: exactKeys(V(2), v6)}, {Keys: exactKeys(V(1), v6)}}
+	if err := tb.Replace(dup); !errors.Is(err, ErrDuplicateEntry) || !strings.Contains(err.Error(), "entry 2: duplicate entry of entry 0") {
+		t.Errorf("Replace with duplicate = %v", err)
+	}
+	if tb.Len() != 4 {
+		t.Errorf("failed Replace changed the table to %d entries", tb.Len())
+	}
+}
+
+func TestExactLookup(t *testing.T) {
+	tb := NewTable(exactSpec())
+	v6 := Value{Hi: 0xfe80 << 48, Lo: 2}
+	es := []Entry{
+		{Keys: exactKeys(V(0x86dd), v6), Action: 1, Params: []Value{V(3)}},
+		{Keys: exactKeys(V(0x0800), V(0x0a010203)), Action: 1, Params: []Value{V(7)}},
+	}
+	if err := tb.Replace(es); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		keys []Value
+		hit  bool
+		port uint64
+	}{
+		{"v6", []Value{V(0x86dd), v6}, true, 3},
+		{"v4", []Value{V(0x0800), V(0x0a010203)}, true, 7},
+		{"bits above width ignored", []Value{{Hi: 1, Lo: 0x1_0800}, V(0x0a010203)}, true, 7},
+		{"wrong type", []Value{V(0x0800), v6}, false, 0},
+		{"short key", []Value{V(0x0800)}, false, 0},
+		{"no key", nil, false, 0},
+	}
+	for _, tc := range tests {
+		e, hit := tb.Lookup(tc.keys)
+		if hit != tc.hit || e == nil {
+			t.Errorf("%s: Lookup = %v, %v; want hit %v and an entry", tc.name, e, hit, tc.hit)
+			continue
+		}
+		if hit && e.Params[0].Lo != tc.port {
+			t.Errorf("%s: port %v; want %d", tc.name, e.Params[0], tc.port)
+		}
+		if !hit && (e.Action != 0 || len(e.Params) != 0) {
+			t.Errorf("%s: miss gave %+v; want the NoAction default", tc.name, e)
+		}
+	}
+	// Entries is a copy in insertion order: changing it changes nothing.
+	got := tb.Entries()
+	if diff := cmp.Diff(es, got); diff != "" {
+		t.Errorf("Entries (-want +got):\n%s", diff)
+	}
+	got[0].Params[0] = V(99)
+	es[1].Keys[0] = KeyMatch{Value: V(1)}
+	if e, _ := tb.Lookup([]Value{V(0x86dd), v6}); e.Params[0] != V(3) {
+		t.Error("Entries result aliases the table")
+	}
+	if _, hit := tb.Lookup([]Value{V(0x0800), V(0x0a010203)}); !hit {
+		t.Error("Replace argument aliases the table")
+	}
+	// Without a default, a miss gives nil.
+	spec := exactSpec()
+	spec.Default = ""
+	if e, hit := NewTable(spec).Lookup([]Value{V(1), V(2)}); e != nil || hit {
+		t.Errorf("miss without default = %v, %v", e, hit)
+	}
+}
+
+// randEntry makes a random entry for spec with small values, so that random
+// keys hit often.
+func randEntry(r *rand.Rand, spec *TableSpec, line int) Entry {
+	small := func(w int) Value { return Value{Lo: r.Uint64() & 0x3f}.And(Mask(w)) }
+	e := Entry{Action: 1, Params: []Value{V(uint64(line))}, Line: line}
+	for _, k := range spec.Keys {
+		var m KeyMatch
+		switch k.Kind {
+		case Exact:
+			m.Value = small(k.Width)
+		case LPM:
+			// Put the prefix bits at the top of the key, where lpm looks.
+			m.PrefixLen = r.IntN(k.Width + 1)
+			m.Value = small(k.Width).Shl(uint(k.Width - 6)).And(Mask(k.Width))
+		case Ternary:
+			m.Value, m.Mask = small(k.Width), small(k.Width)
+		case Range:
+			a, b := small(k.Width), small(k.Width)
+			if a.Cmp(b) > 0 {
+				a, b = b, a
+			}
+			m.Lo, m.Hi = a, b
+		}
+		e.Keys = append(e.Keys, m)
+	}
+	if spec.NeedsPriority() {
+		e.Priority = r.IntN(8)
+	}
+	return e
+}
+
+func randKeys(r *rand.Rand, spec *TableSpec) []Value {
+	var ks []Value
+	for _, k := range spec.Keys {
+		v := Value{Lo: r.Uint64() & 0x3f}
+		if k.Kind == LPM {
+			v = v.Shl(uint(k.Width - 6)).Or(Value{Lo: r.Uint64()})
+		}
+		ks = append(ks, v.And(Mask(k.Width)))
+	}
+	return ks
+}
+
+// refMatches is the oracle's per-key test, written from the definitions.
+func refMatches(spec *TableSpec, e *Entry, keys []Value) bool {
+	for i, k := range spec.Keys {
+		v, m := keys[i], e.Keys[i]
+		switch k.Kind {
+		case Exact:
+			if v != m.Value {
+				return false
+			}
+		case LPM:
+			for b := 0; b < m.PrefixLen; b++ {
+				if v.Bit(k.Width-1-b) != m.Value.Bit(k.Width-1-b) {
+					return false
+				}
+			}
+		case Ternary:
+			for b := 0; b < k.Width; b++ {
+				if m.Mask.Bit(b) && v.Bit(b) != m.Value.Bit(b) {
+					return false
+				}
+			}
+		case Range:
+			if v.Cmp(m.Lo) < 0 || v.Cmp(m.Hi) > 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// refLookup scans every entry: lowest priority, else longest prefix, else
+// first inserted.
+func refLookup(spec *TableSpec, es []Entry, keys []Value) *Entry {
+	var best *Entry
+	bestLen := -1
+	for i := range es {
+		e := &es[i]
+		if !refMatches(spec, e, keys) {
+			continue
+		}
+		if spec.NeedsPriority() {
+			if best == nil || e.Priority < best.Priority {
+				best = e
+			}
+			continue
+		}
+		l := 0
+		for j, k := range spec.Keys {
+			if k.Kind == LPM {
+				l = e.Keys[j].PrefixLen
+			}
+		}
+		if l > bestLen {
+			best, bestLen = e, l
+		}
+	}
+	return best
+}
+
+func TestLookupMatchesReference(t *testing.T) {
+	specs := []*TableSpec{
+		{Name: "exact", Keys: []KeySpec{{"a", 6, Exact}, {"b", 128, Exact}}},
+		{Name: "lpm", Keys: []KeySpec{{"dst", 32, LPM}}},
+		{Name: "lpm128+exact", Keys: []KeySpec{{"vrf", 4, Exact}, {"dst", 128, LPM}}},
+		{Name: "lpm prio", Keys: []KeySpec{{"tick", 64, LPM}}, Priorities: true},
+		{Name: "ternary", Keys: []KeySpec{{"a", 8, Ternary}, {"b", 70, Ternary}}},
+		{Name: "mixed", Keys: []KeySpec{{"a", 16, Exact}, {"b", 24, LPM}, {"c", 9, Range}, {"d", 6, Ternary}}},
+		{Name: "two lpm", Keys: []KeySpec{{"a", 8, LPM}, {"b", 8, LPM}}},
+		{Name: "exact prio", Keys: []KeySpec{{"a", 3, Exact}}, Priorities: true},
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, spec := range specs {
+		spec.Actions = []ActionSpec{{"NoAction", nil}, {"set", []Param{{"id", 32}}}}
+		tb := NewTable(spec)
+		var es []Entry
+		for line := 1; len(es) < 300 && line < 3000; line++ {
+			e := randEntry(r, spec, line)
+			err := tb.Insert(e)
+			switch {
+			case errors.Is(err, ErrDuplicateEntry):
+				continue
+			case err != nil:
+				t.Fatalf("%s: Insert: %v", spec.Name, err)
+			}
+			es = append(es, e)
+		}
+		hits := 0
+		for range 5000 {
+			keys := randKeys(r, spec)
+			got, hit := tb.Lookup(keys)
+			want := refLookup(spec, es, keys)
+			if hit != (want != nil) || hit && got.Line != want.Line {
+				t.Fatalf("%s: Lookup(%v) = %+v, %v; want %+v", spec.Name, keys, got, hit, want)
+			}
+			if hit {
+				hits++
+			}
+		}
+		if hits == 0 {
+			t.Errorf("%s: no lookup hit; the test tests nothing", spec.Name)
+		}
+	}
+}
+
+func TestPriorityTies(t *testing.T) {
+	spec := &TableSpec{Name: "acl", Keys: []KeySpec{{"port", 16, Range}},
+		Actions: []ActionSpec{{"deny", nil}, {"allow", nil}}}
+	tb := NewTable(spec)
+	es := []Entry{
+		{Keys: []KeyMatch{{Lo: V(0), Hi: V(1023)}}, Action: 0, Priority: 10, Line: 1},
+		{Keys: []KeyMatch{{Lo: V(80), Hi: V(80)}}, Action: 1, Priority: 10, Line: 2},
+		{Keys: []KeyMatch{{Lo: V(443), Hi: V(443)}}, Action: 1, Priority: 9, Line: 3},
+	}
+	if err := tb.Replace(es); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		port uint64
+		line int
+	}{{80, 1}, {443, 3}, {1000, 1}, {2000, 0}}
+	for _, tc := range tests {
+		got := 0
+		if e, hit := tb.Lookup([]Value{V(tc.port)}); hit {
+			got = e.Line
+		}
+		if got != tc.line {
+			t.Errorf("port %d: entry at line %d; want %d", tc.port, got, tc.line)
+		}
+	}
+	// The same match at another priority is allowed; at the same, refused.
+	if err := tb.Insert(Entry{Keys: []KeyMatch{{Lo: V(80), Hi: V(80)}}, Priority: 1}); err != nil {
+		t.Errorf("same range, new priority: %v", err)
+	}
+	if err := tb.Insert(Entry{Keys: []KeyMatch{{Lo: V(80), Hi: V(80)}}, Priority: 1}); !errors.Is(err, ErrDuplicateEntry) {
+		t.Errorf("same range and priority: %v", err)
+	}
+	if err := tb.Insert(Entry{Keys: []KeyMatch{{Lo: V(9), Hi: V(8)}}}); err == nil || !strings.Contains(err.Error(), "empty range") {
+		t.Errorf("empty range: %v", err)
+	}
+	if err := tb.Insert(Entry{Keys: []KeyMatch{{Lo: V(1), Hi: V(8)}}, Priority: -1}); err == nil {
+		t.Error("negative priority accepted")
+	}
+}
+
+// TestConcurrentLookup swaps whole entry sets while readers look up; each
+// set maps every key to its own generation, so a reader seeing a mix of two
+// sets in one lookup would find a wrong key. Run with -race.
+func TestConcurrentLookup(t *testing.T) {
+	spec := &TableSpec{Name: "gen", Keys: []KeySpec{{"k", 32, Exact}},
+		Actions: []ActionSpec{{"set", []Param{{"gen", 32}}}}}
+	tb := NewTable(spec)
+	gen := func(g uint64) []Entry {
+		es := make([]Entry, 64)
+		for i := range es {
+			es[i] = Entry{Keys: exactKeys(V(uint64(i) + g%2)), Params: []Value{V(g)}}
+		}
+		return es
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Go(func() {
+			keys := make([]Value, 1)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for k := range uint64(65) {
+					keys[0] = V(k)
+					e, hit := tb.Lookup(keys)
+					if hit && e.Keys[0].Value != keys[0] {
+						t.Errorf("Lookup(%d) hit entry for %v", k, e.Keys[0].Value)
+						return
+					}
+					if hit && (k == 0 && e.Params[0].Lo%2 != 0 || k == 64 && e.Params[0].Lo%2 != 1) {
+						t.Errorf("Lookup(%d) hit generation %v", k, e.Params[0])
+						return
+					}
+				}
+			}
+		})
+	}
+	for g := range uint64(300) {
+		if err := tb.Replace(gen(g)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+}
+
+func TestLookupNoAlloc(t *testing.T) {
+	for _, name := range []string{"exact", "lpm", "ternary"} {
+		tb, keys := benchTable(name, 256)
+		allocs := testing.AllocsPerRun(100, func() {
+			for _, k := range keys {
+				tb.Lookup(k)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: Lookup allocates %v per run", name, allocs)
+		}
+	}
+}
+
+// benchTable builds a table of n entries of the given kind and keys that
+// hit it (and one that misses).
+func benchTable(kind string, n int) (*Table, [][]Value) {
+	r := rand.New(rand.NewPCG(uint64(n), 7))
+	acts := []ActionSpec{{"NoAction", nil}, {"fwd", []Param{{"port", 16}}}}
+	var spec *TableSpec
+	var es []Entry
+	var keys [][]Value
+	switch kind {
+	case "exact": // like dst_filter_table: 48 + 16 + 128 bits
+		spec = &TableSpec{Name: kind, Actions: acts, Default: "NoAction",
+			Keys: []KeySpec{{"eth.dst", 48, Exact}, {"eth.type", 16, Exact}, {"ip.dst", 128, Exact}}}
+		for i := range n {
+			k := []Value{V(r.Uint64() & (1<<48 - 1)), V(0x86dd), {Hi: r.Uint64(), Lo: uint64(i)}}
+			es = append(es, Entry{Keys: exactKeys(k...), Action: 1, Params: []Value{V(uint64(i))}})
+			keys = append(keys, k)
+		}
+	case "lpm": // IPv4 routes /8../32
+		spec = &TableSpec{Name: kind, Actions: acts, Default: "NoAction",
+			Keys: []KeySpec{{"ip.dst", 32, LPM}}}
+		seen := map[[2]uint64]bool{}
+		for len(es) < n {
+			l := 8 + r.IntN(25)
+			v := V(uint64(r.Uint32())).And(PrefixMask(32, l))
+			if seen[[2]uint64{v.Lo, uint64(l)}] {
+				continue
+			}
+			seen[[2]uint64{v.Lo, uint64(l)}] = true
+			es = append(es, Entry{Keys: []KeyMatch{{Value: v, PrefixLen: l}}, Action: 1, Params: []Value{V(uint64(len(es)))}})
+			keys = append(keys, []Value{v.Or(V(uint64(r.Uint32())).And(Mask(32 - l)))})
+		}
+	case "ternary": // ACL-like: 5-tuple-ish masks
+		spec = &TableSpec{Name: kind, Actions: acts, Default: "NoAction",
+			Keys: []KeySpec{{"ip.src", 32, Ternary}, {"ip.dst", 32, Ternary}, {"dport", 16, Range}}}
+		for i := range n {
+			src, dst := V(uint64(r.Uint32())), V(uint64(r.Uint32()))
+			lo := V(uint64(r.IntN(60000)))
+			es = append(es, Entry{Keys: []KeyMatch{{Value: src, Mask: PrefixMask(32, 24)}, {Value: dst, Mask: Mask(32)},
+				{Lo: lo, Hi: lo.Add(V(100))}}, Action: 1, Params: []Value{V(uint64(i))}, Priority: i})
+			keys = append(keys, []Value{src, dst, lo.Add(V(50))})
+		}
+	}
+	tb := NewTable(spec)
+	if err := tb.Replace(es); err != nil {
+		panic(fmt.Sprintf("benchTable %s: %v", kind, err))
+	}
+	miss := make([]Value, len(spec.Keys))
+	return tb, append(keys, miss)
+}
+
+func BenchmarkLookup(b *testing.B) {
+	for _, kind := range []string{"exact", "lpm", "ternary"} {
+		for _, n := range []int{16, 1024} {
+			b.Run(fmt.Sprintf("%s/%d", kind, n), func(b *testing.B) {
+				tb, keys := benchTable(kind, n)
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					tb.Lookup(keys[i])
+					if i++; i == len(keys) {
+						i = 0
+					}
+				}
+			})
+		}
+	}
+}
