@@ -26,6 +26,7 @@ type Emit func(sink *dataflow.Node, data []byte)
 // Machine runs one graph. It is not safe for concurrent use.
 type Machine struct {
 	g      *dataflow.Graph
+	source *dataflow.Node // the first source, where Run starts
 	order  []*dataflow.Node
 	pos    []int // node ID -> index in order
 	ops    [][]operand
@@ -88,6 +89,9 @@ func New(g *dataflow.Graph, tables []*packet.Table) (*Machine, error) {
 		sinks:    make([]uint64, len(g.Nodes)),
 		drops:    map[DropKey]uint64{},
 	}
+	if srcs := g.Sources(); len(srcs) > 0 {
+		m.source = srcs[0]
+	}
 	for i, n := range order {
 		m.pos[n.ID] = i
 		if n.Kind == dataflow.FNode {
@@ -123,12 +127,11 @@ func (m *Machine) Tables() []*packet.Table { return m.env.Tables }
 
 // Run runs frame through the graph from its first source.
 func (m *Machine) Run(frame []byte, emit Emit) {
-	srcs := m.g.Sources()
-	if len(srcs) == 0 {
+	if m.source == nil {
 		m.drops[DropKey{m.g.Name, "no source"}]++
 		return
 	}
-	m.RunAt(srcs[0], frame, emit)
+	m.RunAt(m.source, frame, emit)
 }
 
 // RunAt runs frame through the graph starting at node start.

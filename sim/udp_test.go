@@ -165,8 +165,10 @@ func truncatedParse(p gopacket.Packet) bool {
 	return ipNext == layers.IPProtocolUDP || ipNext == layers.IPProtocolICMPv4 || ipNext == layers.IPProtocolICMPv6
 }
 
+func udpGraph(t testing.TB) *dataflow.Graph { return testutil.Graph(t, "UDPIPv4", "inet/udp.nsc") }
+
 func TestUDPIPv4AgainstGopacket(t *testing.T) {
-	g := testutil.Graph(t, "UDPIPv4", "inet/udp.nsc")
+	g := udpGraph(t)
 	m, err := sim.New(g, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -205,4 +207,54 @@ func TestUDPIPv4AgainstGopacket(t *testing.T) {
 		}
 	}
 	t.Log(fmt.Sprintf("%d frames", len(frames)))
+}
+
+// The Tx side builds Ethernet/IPv4/UDP around an application's payload;
+// gopacket must decode the result with valid lengths and checksums.
+func TestUDPIPv4TxAgainstGopacket(t *testing.T) {
+	g := udpGraph(t)
+	m, err := sim.New(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 1, 2, 17, 18, 1000} {
+		payload := make([]byte, n)
+		for i := range payload {
+			payload[i] = byte(i*7 + n)
+		}
+		var out [][]byte
+		m.RunAt(g.Node("AppOut"), payload, func(sink *dataflow.Node, data []byte) {
+			if sink.Name != "TxQueue" {
+				t.Errorf("sent to %s", sink.Name)
+			}
+			out = append(out, append([]byte(nil), data...))
+		})
+		if len(out) != 1 {
+			t.Fatalf("payload %d: %d frames out", n, len(out))
+		}
+		p := gopacket.NewPacket(out[0], layers.LayerTypeEthernet, gopacket.Default)
+		ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+		u, _ := p.Layer(layers.LayerTypeUDP).(*layers.UDP)
+		if ip == nil || u == nil {
+			t.Fatalf("payload %d: gopacket sees %v", n, p)
+		}
+		u.SetNetworkLayerForChecksum(ip)
+		_, ipRes := ip.VerifyChecksum()
+		_, uRes := u.VerifyChecksum()
+		got := struct {
+			IPLen, UDPLen     int
+			IPValid, UDPValid bool
+			UDPZero           bool
+			Payload           []byte
+			Src, Dst          string
+			SPort, DPort, TTL int
+		}{int(ip.Length), int(u.Length), ipRes.Valid, uRes.Valid, u.Checksum == 0, u.Payload,
+			ip.SrcIP.String(), ip.DstIP.String(), int(u.SrcPort), int(u.DstPort), int(ip.TTL)}
+		want := got
+		want.IPLen, want.UDPLen, want.IPValid, want.UDPValid, want.UDPZero, want.Payload = 28+n, 8+n, true, true, false, payload
+		want.Src, want.Dst, want.SPort, want.DPort, want.TTL = "192.0.2.1", "192.0.2.2", 5353, 53, 64
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("payload %d (-want +got):\n%s", n, diff)
+		}
+	}
 }
