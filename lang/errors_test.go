@@ -107,7 +107,7 @@ func TestErrors(t *testing.T) {
 
 func TestErrorsAcrossIncludes(t *testing.T) {
 	_, err := load(map[string]string{
-		"main.nsc": "include \"sub/h.nsc\"\nlpg G {\n node Q { op input parse h port out }\n}",
+		"main.nsc":  "include \"sub/h.nsc\"\nlpg G {\n node Q { op input parse h port out }\n}",
 		"sub/h.nsc": "header h {\n a: 8\n a: 8\n}",
 	})
 	if err == nil || !strings.Contains(err.Error(), "sub/h.nsc:3:2: header h: field a declared twice") {

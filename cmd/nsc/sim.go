@@ -130,7 +130,6 @@ type frame struct {
 	data []byte
 }
 
-
 // readPcap reads every frame of a pcap or pcapng file.
 func readPcap(name string) ([]frame, layers.LinkType, error) {
 	raw, err := os.ReadFile(name)
