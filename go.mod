@@ -3,11 +3,14 @@ module github.com/dragonet-go/nsc
 go 1.26
 
 require (
-	github.com/alecthomas/participle/v2 v2.1.4 // indirect
-	github.com/emicklei/dot v1.6.2 // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
-	github.com/gopacket/gopacket v1.7.7 // indirect
+	github.com/alecthomas/participle/v2 v2.1.4
+	github.com/emicklei/dot v1.6.2
+	github.com/google/go-cmp v0.7.0
+	github.com/gopacket/gopacket v1.7.7
+	gonum.org/v1/gonum v0.17.0
+)
+
+require (
 	golang.org/x/net v0.55.0 // indirect
 	golang.org/x/sys v0.45.0 // indirect
-	gonum.org/v1/gonum v0.17.0 // indirect
 )

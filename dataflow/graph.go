@@ -253,6 +253,16 @@ func (g *Graph) Validate() error {
 		errs = append(errs, &Error{pos, fmt.Sprintf(format, args...)})
 	}
 	for _, n := range g.Nodes {
+		for _, p := range n.Ports {
+			for _, e := range p.Out {
+				if e.To == n {
+					add(p.Pos, "node %s: port %s leads back to the node itself (only spawn edges may close a cycle)", n.Name, p.Name)
+				}
+			}
+		}
+		if n.Kind == CNode && n.Source {
+			add(n.Pos, "config node %s cannot be a source; sources are nodes with op input", n.Name)
+		}
 		switch n.Kind {
 		case FNode:
 			want := n.Op.Ports(g.Schema)
@@ -273,6 +283,9 @@ func (g *Graph) Validate() error {
 				add(n.Pos, "node %s: a source must have op input", n.Name)
 			}
 		case ONode:
+			if n.Source {
+				add(n.Pos, "%s node %s cannot be a source; sources are nodes with op input", n.Logic, n.Name)
+			}
 			for _, p := range n.Ports {
 				if p.Name != packet.PortTrue && p.Name != packet.PortFalse {
 					add(p.Pos, "%s node %s: port %s: O-nodes have ports true and false", n.Logic, n.Name, p.Name)

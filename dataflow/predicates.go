@@ -114,11 +114,14 @@ func (ps *Predicates) logic(n *Node) {
 		yes, no = no, yes
 	}
 	for _, p := range n.Ports {
+		c := no
 		if p.Name == packet.PortTrue {
-			ps.port[p] = yes
-		} else {
-			ps.port[p] = no
+			c = yes
 		}
+		if p.Pred != "" {
+			c = c.And(s.Symbol(p.Pred))
+		}
+		ps.port[p] = c
 	}
 }
 

@@ -35,11 +35,21 @@ func parseValue(v *Value) (packet.Value, int, error) {
 	return parseInt(*v.Int)
 }
 
-// parseInt reads decimal, 0x hex or 0b binary, with _ separators; the width
-// is the literal's natural width (hex digits count 4 bits each).
+// parseInt reads decimal, 0x hex or 0b binary, with _ separators. The
+// width is what the literal spells: 4 bits per hex digit and 1 per binary
+// digit (so ~0x00ff is 0xff00), the value's own bits for decimal.
 func parseInt(s string) (packet.Value, int, error) {
 	clean := strings.ReplaceAll(s, "_", "")
-	n, ok := new(big.Int).SetString(clean, 0)
+	base, digits, spelled := 10, clean, 0
+	switch {
+	case len(clean) > 2 && (clean[:2] == "0x" || clean[:2] == "0X"):
+		base, digits = 16, clean[2:]
+		spelled = 4 * len(digits)
+	case len(clean) > 2 && (clean[:2] == "0b" || clean[:2] == "0B"):
+		base, digits = 2, clean[2:]
+		spelled = len(digits)
+	}
+	n, ok := new(big.Int).SetString(digits, base)
 	if !ok || n.Sign() < 0 {
 		return packet.Value{}, 0, fmt.Errorf("bad number %s", s)
 	}
@@ -48,7 +58,7 @@ func parseInt(s string) (packet.Value, int, error) {
 	}
 	lo := new(big.Int).And(n, new(big.Int).SetUint64(^uint64(0))).Uint64()
 	hi := new(big.Int).Rsh(n, 64).Uint64()
-	w := max(n.BitLen(), 1)
+	w := max(n.BitLen(), 1, min(spelled, 128))
 	return packet.Value{Hi: hi, Lo: lo}, w, nil
 }
 
@@ -196,6 +206,9 @@ func (r *resolver) in(x *packet.Expr, set *InSet) (*packet.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if hi.And(packet.Mask(x.Width)) != hi {
+			return nil, errAt(set.Pos, "%s does not fit in %s (%d bits)", ht, x.Text, x.Width)
+		}
 		if lo.Cmp(hi) > 0 {
 			return nil, errAt(set.Pos, "empty range [%s, %s]", lt, ht)
 		}
@@ -224,6 +237,9 @@ func (r *resolver) in(x *packet.Expr, set *InSet) (*packet.Expr, error) {
 		text = fmt.Sprintf("%s in %s/%d", x.Text, vt, n)
 	default:
 		mask, text = packet.Mask(x.Width), fmt.Sprintf("%s in %s", x.Text, vt)
+	}
+	if v.And(mask) != v && set.Prefix == nil {
+		return nil, errAt(set.Pos, "%s has bits outside %s (%d bits)", vt, x.Text, x.Width)
 	}
 	return &packet.Expr{Kind: packet.EMasked, Width: 1, A: x, Value: v, Mask: mask, Text: text}, nil
 }
@@ -318,8 +334,11 @@ func (r *resolver) primary(p *Primary) (*packet.Expr, error) {
 		return &packet.Expr{Kind: packet.EValid, Width: 1, Header: h.ID, Text: "valid(" + h.Name + ")"}, nil
 	case p.Len != nil:
 		h, ok := r.schema.Header(*p.Len)
-		if !ok || h.Metadata {
+		if !ok {
 			return nil, errAt(p.Pos, "len(%s): unknown header %s", *p.Len, *p.Len)
+		}
+		if h.Metadata {
+			return nil, errAt(p.Pos, "len(%s): %s is metadata and has no length on the wire", *p.Len, *p.Len)
 		}
 		return &packet.Expr{Kind: packet.ELen, Width: 32, Header: h.ID, Text: "len(" + h.Name + ")"}, nil
 	case p.Cast != nil:

@@ -107,6 +107,7 @@ type TableItem struct {
 	Pos     lexer.Position
 	Keys    []*KeyDecl `parser:"( 'key' '{' @@* '}'"`
 	Actions []string   `parser:"| 'actions' '{' ( @Ident ','? )* '}'"`
+	Prio    bool       `parser:"| @'priorities'"`
 	Size    *string    `parser:"| 'size' @Int"`
 	Default *Call      `parser:"| 'default' @@ ) ';'?"`
 }

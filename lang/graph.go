@@ -353,6 +353,10 @@ func (l *loader) op(od *OpDecl) *packet.Op {
 		o.Header, ok = wire(od.Push.Header)
 		if ok && od.Push.After != nil {
 			o.After, ok = wire(*od.Push.After)
+			if ok && o.After == o.Header {
+				l.errorf(od.Pos, "push %s after itself", od.Push.Header)
+				ok = false
+			}
 		}
 	case od.Pop != nil:
 		o.Kind = packet.OpPop

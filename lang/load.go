@@ -448,6 +448,8 @@ func (l *loader) tables() {
 				spec.Size = n
 			case it.Default != nil:
 				deflt = it.Default
+			case it.Prio:
+				spec.Priorities = true
 			case it.Actions != nil:
 				for _, name := range it.Actions {
 					ai, found := s.Action(name)
@@ -496,6 +498,11 @@ func (l *loader) tables() {
 		} else if ok {
 			l.tableDefault(def, deflt)
 		}
+		if ok && len(l.errs) == 0 {
+			if err := spec.Validate(); err != nil {
+				l.errorf(td.Pos, "%v", err)
+			}
+		}
 		s.Tables = append(s.Tables, def)
 	}
 }
@@ -519,7 +526,7 @@ func (l *loader) tableDefault(def *packet.TableDef, c *Call) {
 	}
 	params := spec.Actions[i].Params
 	if len(c.Args) != len(params) {
-		l.errorf(c.Pos, "table %s: default action %s takes %d arguments, got %d", spec.Name, c.Name, len(params), len(c.Args))
+		l.errorf(c.Pos, "table %s: default action %s takes %d argument(s), got %d", spec.Name, c.Name, len(params), len(c.Args))
 		return
 	}
 	def.Default = i

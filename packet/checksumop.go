@@ -112,8 +112,12 @@ func (p *Packet) window(u int, f FieldRef) (lo, hi int, ok bool) {
 		rs = p.Hdr[u].Off
 	case spec.ChecksumKind != ChecksumHeader && p.Hdr[f.Header].Off > p.Hdr[u].Off:
 		rs = p.Hdr[u].Off
-	case spec.ChecksumKind == ChecksumL4 && f.Header == ip.v4 && (f.Field == ip.v4Src || f.Field == ip.v4Dst || f.Field == ip.v4Len):
-		rs = p.Hdr[f.Header].Off // pseudo-header fields sit at even offsets
+	case spec.ChecksumKind == ChecksumL4 && f.Header == ip.v4 && (f.Field == ip.v4Src || f.Field == ip.v4Dst || f.Field == ip.v4Len || f.Field == ip.v4Proto):
+		// Pseudo-header fields sit at the same 16-bit word positions in the
+		// IPv4 header (proto is a low byte in both). IPv6's next header is
+		// not: it is a high byte in the header, a low one in the
+		// pseudo-header, so changing it is not patched.
+		rs = p.Hdr[f.Header].Off
 	case spec.ChecksumKind == ChecksumL4 && f.Header == ip.v6 && (f.Field == ip.v6Src || f.Field == ip.v6Dst || f.Field == ip.v6Payload):
 		rs = p.Hdr[f.Header].Off
 	default:

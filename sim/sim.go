@@ -40,6 +40,7 @@ type Machine struct {
 	nodeRuns []uint64
 	sinks    []uint64
 	drops    map[DropKey]uint64
+	counts   map[string]uint64 // by the label of count operations
 }
 
 // DropKey names a drop: where and why.
@@ -88,6 +89,7 @@ func New(g *dataflow.Graph, tables []*packet.Table) (*Machine, error) {
 		nodeRuns: make([]uint64, len(g.Nodes)),
 		sinks:    make([]uint64, len(g.Nodes)),
 		drops:    map[DropKey]uint64{},
+		counts:   map[string]uint64{},
 	}
 	if srcs := g.Sources(); len(srcs) > 0 {
 		m.source = srcs[0]
@@ -224,6 +226,9 @@ func (m *Machine) packetFromPool() *packet.Packet {
 // into n.Ports), packet.End or packet.Malformed.
 func (m *Machine) runF(n *dataflow.Node, p *packet.Packet) int {
 	m.nodeRuns[n.ID]++
+	if n.Op.Kind == packet.OpCount {
+		m.counts[n.Op.Label]++
+	}
 	k := n.Op.Exec(p, &m.env)
 	if k < 0 {
 		return k
@@ -312,11 +317,16 @@ type Counters struct {
 	Nodes map[string]uint64 // packets each node ran on (zero counts left out)
 	Sinks map[string]uint64
 	Drops map[DropKey]uint64
+	// Counts are the count operations' counters, by label.
+	Counts map[string]uint64
 }
 
 // Counters returns the counts so far.
 func (m *Machine) Counters() Counters {
-	c := Counters{Nodes: map[string]uint64{}, Sinks: map[string]uint64{}, Drops: map[DropKey]uint64{}}
+	c := Counters{Nodes: map[string]uint64{}, Sinks: map[string]uint64{}, Drops: map[DropKey]uint64{}, Counts: map[string]uint64{}}
+	for k, v := range m.counts {
+		c.Counts[k] = v
+	}
 	for _, n := range m.g.Nodes {
 		if v := m.nodeRuns[n.ID]; v > 0 {
 			c.Nodes[n.Name] = v

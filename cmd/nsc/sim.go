@@ -206,6 +206,9 @@ func printCounters(e *env, in int, c sim.Counters, paths map[string]string) {
 	for _, k := range sortedKeys(c.Sinks) {
 		fmt.Fprintf(e.stdout, "  sink %-24s %6d  -> %s\n", k, c.Sinks[k], paths[k])
 	}
+	for _, k := range sortedKeys(c.Counts) {
+		fmt.Fprintf(e.stdout, "  count %-23s %6d\n", k, c.Counts[k])
+	}
 	for _, k := range c.DropKeys() {
 		fmt.Fprintf(e.stdout, "  drop %-24s %6d  (%s)\n", k.Node, c.Drops[k], k.Reason)
 	}

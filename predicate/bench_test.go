@@ -1,0 +1,104 @@
+package predicate_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/dragonet-go/nsc/packet"
+	. "github.com/dragonet-go/nsc/predicate"
+)
+
+// pairs returns 20 pairs of atoms (40 atoms): even pairs are two field
+// atoms sharing one field, odd pairs a symbol and a validity, and the first
+// and last pairs also share ipv4.proto.
+func pairs(s *Space) (a, b []Pred) {
+	proto := Field{"ipv4.proto", 8}
+	for i := range 20 {
+		f := Field{fmt.Sprintf("f%d", i), 12}
+		switch {
+		case i == 0:
+			a = append(a, s.Eq(proto, packet.V(17)))
+			b = append(b, s.Range(f, packet.V(100), packet.V(200)))
+		case i == 19:
+			a = append(a, s.Masked(f, packet.V(0x400), packet.V(0xc00)))
+			b = append(b, s.Cmp(proto, "!=", packet.V(6)))
+		case i%2 == 0:
+			a = append(a, s.Eq(f, packet.V(uint64(i))))
+			b = append(b, s.Range(f, packet.V(1000), packet.V(2000)))
+		default:
+			a = append(a, s.Symbol(fmt.Sprintf("pred(N%d,out)", i)))
+			b = append(b, s.Valid(fmt.Sprintf("h%d", i)))
+		}
+	}
+	return a, b
+}
+
+// BenchmarkEquivalent40Atoms builds ∧ᵢ(aᵢ ∨ bᵢ), whose DNF has 2^20 > 10^6
+// terms, and two differently built equivalents, then compares them.
+func BenchmarkEquivalent40Atoms(b *testing.B) {
+	for b.Loop() {
+		s := NewSpace()
+		as, bs := pairs(s)
+		cnf := s.True()
+		for i := range as {
+			cnf = cnf.And(as[i].Or(bs[i]))
+		}
+		// ¬∨ᵢ(¬aᵢ ∧ ¬bᵢ)
+		var clauses []Pred
+		for i := range as {
+			clauses = append(clauses, as[i].Not().And(bs[i].Not()))
+		}
+		demorgan := s.Or(clauses...).Not()
+		// grouped in pairs of clauses, from the last pair down
+		regrouped := s.True()
+		for i := len(as) - 2; i >= 0; i -= 2 {
+			regrouped = s.And(as[i].Or(bs[i]).And(as[i+1].Or(bs[i+1])), regrouped)
+		}
+		if !Equivalent(cnf, demorgan) || !Equivalent(demorgan, regrouped) || !Implies(regrouped, cnf) {
+			b.Fatal("equivalent formulas compared unequal")
+		}
+		if Equivalent(cnf, cnf.And(as[3])) {
+			b.Fatal("different formulas compared equal")
+		}
+	}
+}
+
+// BenchmarkPortChain propagates predicates along an Rx path as the embedder
+// does: a queue filter, then test nodes (ethertype, ipv4 validity, protocol,
+// 32 socket port ranges), each true port carrying the atom and each false
+// port its negation, checking every port for satisfiability and the socket
+// ports against the queue filter, and finally that the ports partition the
+// queue's packets.
+func BenchmarkPortChain(b *testing.B) {
+	etype := Field{"eth.type", 16}
+	proto := Field{"ipv4.proto", 8}
+	dport := Field{"udp.dport", 16}
+	for b.Loop() {
+		s := NewSpace()
+		queue := s.Symbol("pred(RxQueue,q1)").And(s.Masked(dport, packet.V(0x4000), packet.V(0xc000)))
+		isIP := s.Eq(etype, packet.V(0x0800))
+		ip, notIP := queue.And(isIP), queue.And(isIP.Not())
+		ok := ip.And(s.Valid("ipv4"))
+		udpT := s.Eq(proto, packet.V(17))
+		udp, other := ok.And(udpT), ok.And(udpT.Not())
+		ports := []Pred{notIP, ip.And(s.Valid("ipv4").Not()), other}
+		rest := udp
+		for i := range 32 {
+			lo := 0x3f00 + uint64(i)*32 // the first ports fall outside the queue filter
+			sock := s.Range(dport, packet.V(lo), packet.V(lo+15))
+			t, f := rest.And(sock), rest.And(sock.Not())
+			if Satisfiable(t) != (lo+15 >= 0x4000) {
+				b.Fatalf("socket %d: satisfiable = %v", i, Satisfiable(t))
+			}
+			if Satisfiable(t) && !Implies(t, queue) {
+				b.Fatal("socket port outside queue filter")
+			}
+			ports = append(ports, t)
+			rest = f
+		}
+		ports = append(ports, rest)
+		if !Equivalent(s.Or(ports...), queue) {
+			b.Fatal("ports do not partition the queue")
+		}
+	}
+}

@@ -1,0 +1,267 @@
+package predicate
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Literal is an atom as the user wrote it, possibly negated.
+type Literal struct {
+	Atom string
+	Neg  bool
+}
+
+// String prints the literal as prPred does: "atom" or "not(atom)".
+func (l Literal) String() string {
+	if l.Neg {
+		return "not(" + l.Atom + ")"
+	}
+	return l.Atom
+}
+
+func compareLiterals(a, b Literal) int {
+	if c := strings.Compare(a.Atom, b.Atom); c != 0 {
+		return c
+	}
+	switch {
+	case a.Neg == b.Neg:
+		return 0
+	case b.Neg:
+		return -1
+	}
+	return 1
+}
+
+func compareTerms(a, b []Literal) int {
+	if c := cmp.Compare(len(a), len(b)); c != 0 {
+		return c
+	}
+	return slices.CompareFunc(a, b, compareLiterals)
+}
+
+// DNF returns p as a disjunction of conjunctions of literals over the atoms
+// as written (not over bits), for printing only. It reads off the paths of
+// the atom-level BDD, drops terms that are unsatisfiable once atoms mean
+// their packet fields, drops literals the rest of their term implies (so
+// "proto == 17 ∧ ¬(proto == 6)" becomes "proto == 17") and negated literals
+// without which the term still implies p, then removes duplicate and
+// absorbed terms. Literals in a term are sorted by atom text,
+// terms by length then text. An unsatisfiable p gives no terms, a
+// tautology one empty term. The result is equivalent to p but need not be
+// minimal, and can be exponentially long in the number of atoms.
+func (p Pred) DNF() [][]Literal {
+	switch p.bit {
+	case falseNode:
+		return nil
+	case trueNode:
+		return [][]Literal{{}}
+	}
+	s := p.s
+	type lit struct {
+		id  int32
+		neg bool
+	}
+	bitOf := func(l lit) node {
+		b := s.atomList[l.id].bit
+		if l.neg {
+			return s.bits.not(b)
+		}
+		return b
+	}
+	seen := map[string]bool{}
+	var terms [][]Literal
+	var path []lit
+	var walk func(n node)
+	walk = func(n node) {
+		if n == falseNode {
+			return
+		}
+		if n != trueNode {
+			d := s.atoms.nodes[n]
+			path = append(path, lit{d.level, true})
+			walk(d.lo)
+			path[len(path)-1].neg = false
+			walk(d.hi)
+			path = path[:len(path)-1]
+			return
+		}
+		// Try negated literals first: they are the ones worth losing.
+		order := slices.Clone(path)
+		slices.SortFunc(order, func(a, b lit) int {
+			if a.neg != b.neg {
+				if a.neg {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(s.atomList[a.id].text, s.atomList[b.id].text)
+		})
+		// Greedy, in order: literals before i are settled (prefix holds the
+		// kept ones), literals after i are all still in (suffix[i+1]).
+		suffix := make([]node, len(order)+1)
+		suffix[len(order)] = trueNode
+		for i := len(order) - 1; i >= 0; i-- {
+			suffix[i] = s.bits.and(bitOf(order[i]), suffix[i+1])
+		}
+		if suffix[0] == falseNode { // contradictory once atoms mean bits
+			return
+		}
+		prefix := trueNode
+		var term []Literal
+		for i, l := range order {
+			rest := s.bits.and(prefix, suffix[i+1])
+			// A positive literal goes only if the rest implies it. A negated
+			// one also goes if the rest alone stays inside p: BDD paths
+			// repeat the negation of every atom tested earlier, and this
+			// turns "a or (not(a) and b)" into "a or b". (rest ⇒ l implies
+			// rest ⇒ p, as rest ∧ l ⇒ p.)
+			target := bitOf(l)
+			if l.neg {
+				target = p.bit
+			}
+			if !s.bits.implies(rest, target) {
+				prefix = s.bits.and(prefix, bitOf(l))
+				term = append(term, Literal{s.atomList[l.id].text, l.neg})
+			}
+		}
+		slices.SortFunc(term, compareLiterals)
+		key := termKey(term)
+		if !seen[key] {
+			seen[key] = true
+			terms = append(terms, term)
+		}
+	}
+	walk(p.atom)
+	slices.SortFunc(terms, compareTerms)
+	return absorb(terms)
+}
+
+func termKey(t []Literal) string {
+	var b strings.Builder
+	for _, l := range t {
+		b.WriteString(l.String())
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// absorb drops every term that contains a shorter kept term (x ∨ x∧y = x).
+// terms must be sorted by length. Kept terms go into a trie of their sorted
+// literals; a term's subsets are then the trie paths spelled by
+// subsequences of the term.
+func absorb(terms [][]Literal) [][]Literal {
+	root := &trie{}
+	var out [][]Literal
+	for _, t := range terms {
+		if root.hasSubsetOf(t) {
+			continue
+		}
+		out = append(out, t)
+		root.insert(t)
+	}
+	return out
+}
+
+type trie struct {
+	next map[Literal]*trie
+	end  bool // a term ends here
+}
+
+func (n *trie) insert(t []Literal) {
+	for _, l := range t {
+		if n.next == nil {
+			n.next = map[Literal]*trie{}
+		}
+		c := n.next[l]
+		if c == nil {
+			c = &trie{}
+			n.next[l] = c
+		}
+		n = c
+	}
+	n.end = true
+}
+
+func (n *trie) hasSubsetOf(t []Literal) bool {
+	if n.end {
+		return true
+	}
+	for i, l := range t {
+		if c := n.next[l]; c != nil && c.hasSubsetOf(t[i+1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// Format prints p in DNF as Dragonet's prPred does: a "name:" line (omitted
+// when name is empty), then "OR" over "AND" blocks, two spaces of
+// indentation per level. A single term prints as its AND block alone, a
+// single literal as the literal; constants print as "true" and "false".
+func (p Pred) Format(name string) string {
+	var lines []string
+	if name != "" {
+		lines = append(lines, name+":")
+	}
+	term := func(t []Literal, indent string) {
+		if len(t) == 1 {
+			lines = append(lines, indent+t[0].String())
+			return
+		}
+		lines = append(lines, indent+"AND")
+		for _, l := range t {
+			lines = append(lines, indent+"  "+l.String())
+		}
+	}
+	switch terms := p.DNF(); {
+	case p.IsFalse():
+		lines = append(lines, "false")
+	case p.IsTrue():
+		lines = append(lines, "true")
+	case len(terms) == 1:
+		term(terms[0], "")
+	default:
+		lines = append(lines, "OR")
+		for _, t := range terms {
+			term(t, "  ")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// stringMaxPaths bounds the DNF that String computes: String is called
+// implicitly by fmt, e.g. in error messages, and must not stall on a
+// predicate whose DNF has millions of terms.
+const stringMaxPaths = 256
+
+// String prints p's DNF on one line, e.g.
+// "(pred(TxQueue,out) and not(pred(prot,p))) or pred(x)". When the DNF
+// would come from more than 256 paths it prints a summary instead, such as
+// "<predicate over 40 atoms, DNF from 256+ paths>"; DNF and Format always
+// print in full.
+func (p Pred) String() string {
+	switch {
+	case p.IsFalse():
+		return "false"
+	case p.IsTrue():
+		return "true"
+	}
+	if n := p.s.atoms.paths(p.atom, stringMaxPaths+1); n > stringMaxPaths {
+		return fmt.Sprintf("<predicate over %d atoms, DNF from %d+ paths>", len(p.s.atoms.support(p.atom)), stringMaxPaths)
+	}
+	terms := p.DNF()
+	parts := make([]string, len(terms))
+	for i, t := range terms {
+		lits := make([]string, len(t))
+		for j, l := range t {
+			lits[j] = l.String()
+		}
+		parts[i] = strings.Join(lits, " and ")
+		if len(terms) > 1 && len(t) > 1 {
+			parts[i] = "(" + parts[i] + ")"
+		}
+	}
+	return strings.Join(parts, " or ")
+}
