@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/models"
 	"github.com/dragonet-go/nsc/sim"
@@ -166,7 +167,7 @@ func TestMalformedNeverPanics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames := udpFrames(t)
+	frames := testutil.UDPCorpus(t)
 	for _, f := range frames {
 		for n := 0; n <= len(f); n++ {
 			m.Run(f[:n], func(*dataflow.Node, []byte) {})
