@@ -1,0 +1,119 @@
+package lang_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// Names inside clusters get their clusters' names in front; a reference
+// resolves in the innermost cluster first and by its bare name last.
+func TestClusterPrefixing(t *testing.T) {
+	m, err := load(map[string]string{"main.nsc": `
+lpg G {
+  node Out { op emit }
+  cluster Rx {
+    node Queue { op input  port out -> Check, InCheck }
+    cluster In {
+      node Check { op nop  port out -> Queue2 }
+      node Queue2 { op nop  port out -> Done }
+    }
+    node Done { op nop  port out -> Out }
+    node Check { op emit }
+  }
+}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := m.Graph("G")
+	var names []string
+	for _, n := range g.Nodes {
+		names = append(names, n.Name)
+	}
+	if diff := cmp.Diff([]string{"Out", "RxQueue", "RxInCheck", "RxInQueue2", "RxDone", "RxCheck"}, names); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	edges := map[string][]string{}
+	for _, n := range g.Nodes {
+		for _, p := range n.Ports {
+			for _, e := range p.Out {
+				edges[n.Name] = append(edges[n.Name], e.To.Name)
+			}
+		}
+	}
+	want := map[string][]string{"RxQueue": {"RxCheck", "RxInCheck"}, "RxInCheck": {"RxInQueue2"}, "RxInQueue2": {"RxDone"}, "RxDone": {"Out"}}
+	if diff := cmp.Diff(want, edges); diff != "" {
+		t.Errorf("edges (-want +got):\n%s", diff)
+	}
+}
+
+// The one-line layout of seed 000, variable-length fields, checksum
+// attributes and C-nodes come through with their details.
+func TestDeclarationsKept(t *testing.T) {
+	m, err := load(map[string]string{"main.nsc": `
+include "lib/inet.nsc"
+header re 'Version:4, Rsvd:12, Data-ID:16, Offset:32, Length:32, Tick:64'
+prg P {
+  node Q [source, software] { op input  port out -> Filter }
+  config Filter: list<filter5, 128> = [1, "x", udp] [hardware] { port out -> Sink }
+  node Sink [sink] { op emit }
+}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, _ := m.Schema.Header("re")
+	var fields []packet.FieldSpec
+	fields = append(fields, re.Fields...)
+	want := []packet.FieldSpec{{Name: "Version", Width: 4}, {Name: "Rsvd", Offset: 4, Width: 12}, {Name: "Data_ID", Offset: 16, Width: 16},
+		{Name: "Offset", Offset: 32, Width: 32}, {Name: "Length", Offset: 64, Width: 32}, {Name: "Tick", Offset: 96, Width: 64}}
+	if diff := cmp.Diff(want, fields); diff != "" {
+		t.Errorf("re fields (-want +got):\n%s", diff)
+	}
+	ip, _ := m.Schema.Header("ipv4")
+	last := ip.Fields[len(ip.Fields)-1]
+	if last.Name != "options" || !last.Variable() || last.Length.Text != "(ihl - 5) * 4" || ip.FixedBytes() != 20 {
+		t.Errorf("ipv4 options: %+v, fixed %d", last, ip.FixedBytes())
+	}
+	if ip.ChecksumKind != packet.ChecksumHeader || ip.Fields[ip.Checksum].Name != "checksum" {
+		t.Errorf("ipv4 checksum: %+v", ip)
+	}
+	udp, _ := m.Schema.Header("udp")
+	if udp.ChecksumKind != packet.ChecksumL4 || !udp.ChecksumOptional {
+		t.Errorf("udp checksum: %+v", udp)
+	}
+	g, _ := m.Graph("P")
+	c := g.Node("Filter")
+	if c.Kind != dataflow.CNode || !c.Hardware || c.Config.Type != "list<filter5,128>" || c.Config.Value != "[1, x, udp]" {
+		t.Errorf("config node: %+v %+v", c, c.Config)
+	}
+	if q := g.Node("Q"); !q.Source || !q.Software {
+		t.Errorf("attributes of Q: %+v", q)
+	}
+}
+
+// Variable-length options follow IHL: a frame with IHL 6 has a 24-byte
+// IPv4 header; IHL 4 is malformed.
+func TestIPv4Options(t *testing.T) {
+	m, err := load(map[string]string{"main.nsc": `include "lib/inet.nsc"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip, _ := m.Schema.Header("ipv4")
+	p := packet.NewPacket(m.Schema)
+	for ihl, want := range map[byte]int{4: -1, 5: 20, 6: 24, 15: 60} {
+		frame := make([]byte, 64)
+		frame[0] = 0x40 | ihl
+		p.Reset(frame)
+		ok := p.Extract(ip.ID)
+		got := -1
+		if ok {
+			got = p.Hdr[ip.ID].Len
+		}
+		if got != want {
+			t.Errorf("IHL %d: header length %d, want %d", ihl, got, want)
+		}
+	}
+}
