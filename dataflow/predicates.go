@@ -2,15 +2,24 @@ package dataflow
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/predicate"
 )
 
 // Predicates holds the predicate of every port of a graph: which packets
-// leave by it. They are computed once, in topological order, from the
-// operations (a `test ipv4.proto == 17` node's true port carries that atom,
-// its false port the negation) plus the symbolic atoms a model adds.
+// leave by it, in the state they leave in. They are computed once, in
+// topological order, from the operations: a `test ipv4.proto == 17` node's
+// true port carries that atom, its false port the negation; an operation
+// that writes (set, push, pop, checksum compute, a table's action) first
+// forgets what it overwrites, then adds what it establishes (`set
+// ipv4.ttl = 64` gives ∃ipv4.ttl. P ∧ ipv4.ttl == 64; `checksum compute
+// udp` gives csum_ok(udp)). Symbolic atoms stand for what no field says:
+// pred(Node,port) for what a source or a driver context delivers,
+// parsed(h) for a frame that parses from header h, csum_ok(h) for a valid
+// checksum. valid(h) and parsed(h) describe the frame as parsed from its
+// start; parsing again does not change them.
 type Predicates struct {
 	Space *predicate.Space
 	g     *Graph
@@ -18,13 +27,19 @@ type Predicates struct {
 	in    map[*Node]predicate.Pred
 }
 
-// Predicates computes (once) and returns the port predicates. The graph
-// must be valid.
+// Predicates computes (once) and returns the port predicates in a Space of
+// their own. The graph must be valid.
 func (g *Graph) Predicates() *Predicates {
 	if g.preds == nil {
-		g.preds = computePredicates(g, predicate.NewSpace())
+		g.preds = g.PredicatesIn(predicate.NewSpace())
 	}
 	return g.preds
+}
+
+// PredicatesIn computes the port predicates in space s, so that they can
+// be compared with those of another graph over the same schema.
+func (g *Graph) PredicatesIn(s *predicate.Space) *Predicates {
+	return computePredicates(g, s)
 }
 
 // Port is the predicate of packets leaving by p.
@@ -53,11 +68,11 @@ func computePredicates(g *Graph, s *predicate.Space) *Predicates {
 			in := ps.input(n)
 			ps.in[n] = in
 			for _, p := range n.Ports {
-				c := ps.condition(n, p)
+				out := ps.effect(n, p, in.And(ps.condition(n, p)))
 				if p.Pred != "" {
-					c = c.And(s.Symbol(p.Pred))
+					out = out.And(s.Symbol(p.Pred))
 				}
-				ps.port[p] = in.And(c)
+				ps.port[p] = out
 			}
 		}
 	}
@@ -142,14 +157,20 @@ func (ps *Predicates) condition(n *Node, p *Port) predicate.Pred {
 		return c.Not()
 	}
 	switch op.Kind {
-	case packet.OpInput, packet.OpContext:
+	case packet.OpInput:
+		c := s.Symbol(fmt.Sprintf("pred(%s,%s)", n.Name, p.Name))
+		if op.Header >= 0 {
+			c = c.And(ps.parsed(op.Header))
+		}
+		return c
+	case packet.OpContext:
 		return s.Symbol(fmt.Sprintf("pred(%s,%s)", n.Name, p.Name))
 	case packet.OpExtract:
 		return pick(s.Valid(schema.Headers[op.Header].Name))
 	case packet.OpParse:
-		return pick(s.Symbol(fmt.Sprintf("parsed(%s)", schema.Headers[op.Header].Name)))
+		return pick(ps.parsed(op.Header))
 	case packet.OpChecksumVerify:
-		return pick(s.Symbol(fmt.Sprintf("csum_ok(%s)", schema.Headers[op.Header].Name)))
+		return pick(ps.CsumOK(op.Header))
 	case packet.OpTest:
 		return pick(ps.Cond(op.Cond))
 	case packet.OpSwitch:
@@ -175,6 +196,98 @@ func (ps *Predicates) condition(n *Node, p *Port) predicate.Pred {
 		return s.Eq(actionField(t), packet.V(uint64(p.Index)))
 	}
 	return s.True()
+}
+
+func (ps *Predicates) parsed(h int) predicate.Pred {
+	return ps.Space.Symbol(fmt.Sprintf("parsed(%s)", ps.g.Schema.Headers[h].Name))
+}
+
+// CsumOK is the atom "header h's checksum is valid".
+func (ps *Predicates) CsumOK(h int) predicate.Pred {
+	return ps.Space.Symbol(fmt.Sprintf("csum_ok(%s)", ps.g.Schema.Headers[h].Name))
+}
+
+// effect applies what an F-node writes to the predicate p of packets
+// leaving by port.
+func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pred {
+	if n.Kind != FNode {
+		return p
+	}
+	op := n.Op
+	schema := ps.g.Schema
+	switch op.Kind {
+	case packet.OpExtract:
+		return ps.forgetHeader(p, op.Header, port.Name == packet.PortTrue)
+	case packet.OpSet:
+		return ps.assign(p, op.Assign, op.Update)
+	case packet.OpLookup:
+		def := schema.Tables[op.Table]
+		return ps.assign(p, schema.Actions[def.Actions[port.Index]].Body, nil)
+	case packet.OpPush:
+		p = ps.forgetHeader(p, op.Header, true)
+		for i, f := range schema.Headers[op.Header].Fields {
+			if !f.Variable() {
+				p = p.And(ps.Space.Eq(ps.field(packet.FieldRef{Header: op.Header, Field: i}), packet.Value{}))
+			}
+		}
+		return ps.forgetChecksums(p, nil)
+	case packet.OpPop:
+		return ps.forgetChecksums(ps.forgetHeader(p, op.Header, false), op.Update)
+	case packet.OpChecksumCompute:
+		h := schema.Headers[op.Header]
+		p = p.ForgetField(ps.field(packet.FieldRef{Header: op.Header, Field: h.Checksum}))
+		return p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", h.Name)).And(ps.CsumOK(op.Header))
+	}
+	return p
+}
+
+// forgetHeader makes header h valid or invalid with unknown contents.
+func (ps *Predicates) forgetHeader(p predicate.Pred, h int, valid bool) predicate.Pred {
+	spec := ps.g.Schema.Headers[h]
+	for i, f := range spec.Fields {
+		if !f.Variable() {
+			p = p.ForgetField(ps.field(packet.FieldRef{Header: h, Field: i}))
+		}
+	}
+	p = p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", spec.Name)).ForgetValid(spec.Name)
+	v := ps.Space.Valid(spec.Name)
+	if !valid {
+		v = v.Not()
+	}
+	return p.And(v)
+}
+
+// forgetChecksums forgets the validity of every checksum that covers what
+// follows its header (message and L4 checksums), except those in keep,
+// which the operation updates incrementally. Pushing or popping a header
+// changes what such checksums cover.
+func (ps *Predicates) forgetChecksums(p predicate.Pred, keep []int) predicate.Pred {
+	for _, h := range ps.g.Schema.Headers {
+		if h.Checksum >= 0 && h.ChecksumKind != packet.ChecksumHeader && !slices.Contains(keep, h.ID) {
+			p = p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", h.Name))
+		}
+	}
+	return p
+}
+
+// assign applies assignments in order: each forgets its field, a constant
+// pins it, and every checksum covering the field that is not updated
+// incrementally becomes unknown.
+func (ps *Predicates) assign(p predicate.Pred, as []packet.Assign, update []int) predicate.Pred {
+	schema := ps.g.Schema
+	for _, a := range as {
+		f := ps.field(a.Dst)
+		p = p.ForgetField(f)
+		if a.Src.Kind == packet.EConst {
+			p = p.And(ps.Space.Eq(f, a.Src.Const.And(packet.Mask(f.Width))))
+		}
+		for _, c := range schema.Headers {
+			if c.Checksum >= 0 && !slices.Contains(update, c.ID) && schema.ChecksumCovers(c.ID, a.Dst) {
+				p = p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", c.Name))
+			}
+		}
+	}
+	return p
 }
 
 // actionField is the synthetic field naming which action a lookup ran, so

@@ -23,7 +23,7 @@ func Example() {
 	// TxSwOut:
 	// OR
 	//   AND
-	//     not(net.prot == 2)
+	//     net.prot != 2
 	//     pred(TxQueue,out)
 	//   AND
 	//     net.prot == 2

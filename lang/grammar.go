@@ -249,6 +249,7 @@ type SetOp struct {
 
 type PushOp struct {
 	Header string  `parser:"'push' @Ident"`
+	Extra  *string `parser:"( 'extra' @Int )?"`
 	After  *string `parser:"( 'after' @Ident )?"`
 }
 

@@ -351,6 +351,19 @@ func (l *loader) op(od *OpDecl) *packet.Op {
 	case od.Push != nil:
 		o.Kind = packet.OpPush
 		o.Header, ok = wire(od.Push.Header)
+		if ok && od.Push.Extra != nil {
+			n, err := smallInt(*od.Push.Extra, 1<<16)
+			h := s.Headers[o.Header]
+			switch {
+			case err != nil:
+				l.errorf(od.Pos, "push %s extra %s: want a number of bytes", h.Name, *od.Push.Extra)
+				ok = false
+			case !h.Fields[len(h.Fields)-1].Variable():
+				l.errorf(od.Pos, "push %s extra %d: %s has no variable-length field", h.Name, n, h.Name)
+				ok = false
+			}
+			o.Extra = n
+		}
 		if ok && od.Push.After != nil {
 			o.After, ok = wire(*od.Push.After)
 			if ok && o.After == o.Header {

@@ -22,14 +22,14 @@ func (o *Op) Exec(p *Packet, env *Env) int {
 	s := p.Schema
 	switch o.Kind {
 	case OpInput:
-		if o.Header >= 0 && !p.Parse(o.Header) {
+		if o.Header >= 0 && !p.ParseFrame(o.Header) {
 			return Malformed
 		}
 		return 0
 	case OpNop, OpCount, OpContext:
 		return 0
 	case OpParse:
-		return boolPort(p.Parse(o.Header))
+		return boolPort(p.ParseFrame(o.Header))
 	case OpExtract:
 		return boolPort(p.Extract(o.Header))
 	case OpTest:
@@ -64,7 +64,7 @@ func (o *Op) Exec(p *Packet, env *Env) int {
 			}
 			off = p.Hdr[o.After].Off + p.Hdr[o.After].Len
 		}
-		if !p.Push(o.Header, off) {
+		if !p.Push(o.Header, off, o.Extra) {
 			return Malformed
 		}
 		return 0

@@ -53,6 +53,7 @@ type Op struct {
 	Kind   OpKind
 	Header int   // parse, extract, push, pop, checksum
 	After  int   // push: insert after this header; -1 means at the front
+	Extra  int   // push: zeroed bytes for the header's variable-length field
 	Cond   *Expr // test
 	Expr   *Expr // switch
 	Cases  []Case

@@ -145,6 +145,19 @@ func (p *Packet) headerLen(spec *HeaderSpec, off int) (int, bool) {
 	return n + int(extra.Lo), true
 }
 
+// ParseFrame forgets the wire headers found so far and runs the parse graph
+// from header start at the beginning of the frame, so parsing again gives
+// the same headers (the parse operation's meaning).
+func (p *Packet) ParseFrame(start int) bool {
+	for i := range p.Hdr {
+		if !p.Schema.Headers[i].Metadata {
+			p.Hdr[i] = HeaderState{}
+		}
+	}
+	p.Cursor = 0
+	return p.Parse(start)
+}
+
 // Parse runs the parse graph from header start at the cursor. It returns
 // false when a header on the way is truncated or malformed; headers parsed
 // before that stay valid.
@@ -174,9 +187,10 @@ func (p *Packet) Parse(start int) bool {
 	return true
 }
 
-// Push inserts header h, zeroed, at byte offset off, moving everything from
-// off on back. Headers that start at or after off move with it.
-func (p *Packet) Push(h, off int) bool {
+// Push inserts header h, zeroed, with extra bytes for its variable-length
+// field, at byte offset off, moving everything from off on back. Headers
+// that start at or after off move with it.
+func (p *Packet) Push(h, off, extra int) bool {
 	spec := p.Schema.Headers[h]
 	if spec.Metadata {
 		return true
@@ -184,7 +198,7 @@ func (p *Packet) Push(h, off int) bool {
 	if p.Valid(h) || off < 0 || off > len(p.Data) {
 		return false
 	}
-	n := spec.FixedBytes()
+	n := spec.FixedBytes() + extra
 	start := cap(p.store) - cap(p.Data) // index of Data[0] in store
 	end := start + len(p.Data)
 	if off == 0 && start >= n { // grow into the headroom

@@ -1,5 +1,7 @@
 package packet
 
+import "slices"
+
 // Schema is everything a model declares about packets: header layouts, the
 // parse graph, actions and tables. Graph operations refer into it by index.
 type Schema struct {
@@ -10,7 +12,8 @@ type Schema struct {
 	Actions    []*Action
 	Tables     []*TableDef
 
-	ip ipHeaders // resolved by Finish
+	ip     ipHeaders     // resolved by Finish
+	follow map[int][]int // header -> headers the parse graph lets follow it, transitively; by Finish
 }
 
 // TableDef is a table as a model declares it: the match spec, the
@@ -57,6 +60,45 @@ func (s *Schema) Finish() {
 		}
 	}
 	s.ip = ip
+	s.follow = map[int][]int{}
+	for _, h := range s.Headers {
+		seen := map[int]bool{}
+		todo := []int{h.ID}
+		for len(todo) > 0 {
+			x := todo[0]
+			todo = todo[1:]
+			for _, e := range s.Next {
+				if e.From == x && !seen[e.To] {
+					seen[e.To] = true
+					todo = append(todo, e.To)
+					s.follow[h.ID] = append(s.follow[h.ID], e.To)
+				}
+			}
+		}
+	}
+}
+
+// ChecksumCovers reports whether header c's checksum may cover field f: a
+// field of c itself (not the checksum), of a header the parse graph lets
+// follow c (message and L4 checksums), or of the IP pseudo-header (L4).
+func (s *Schema) ChecksumCovers(c int, f FieldRef) bool {
+	ch, h := s.Headers[c], s.Headers[f.Header]
+	switch {
+	case ch.Checksum < 0 || h.Metadata:
+		return false
+	case f.Header == c:
+		return f.Field != ch.Checksum
+	case ch.ChecksumKind == ChecksumHeader:
+		return false
+	case slices.Contains(s.follow[c], f.Header):
+		return true
+	}
+	ip := &s.ip
+	if ch.ChecksumKind != ChecksumL4 {
+		return false
+	}
+	return (f.Header == ip.v4 && (f.Field == ip.v4Src || f.Field == ip.v4Dst || f.Field == ip.v4Proto || f.Field == ip.v4Len)) ||
+		(f.Header == ip.v6 && (f.Field == ip.v6Src || f.Field == ip.v6Dst || f.Field == ip.v6Next || f.Field == ip.v6Payload))
 }
 
 // ParseEdge says that header To follows header From when From's field

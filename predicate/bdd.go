@@ -44,6 +44,7 @@ const (
 	opAnd opcode = iota + 1
 	opOr
 	opNot
+	opExists // a = operand, b = cube of the quantified levels
 )
 
 type cacheEntry struct {
@@ -186,6 +187,56 @@ func (b *bdd) apply(op opcode, x, y node) node {
 	}
 	r := b.mk(top, b.apply(op, xl, yl), b.apply(op, xh, yh))
 	*b.entry(op, x, y) = cacheEntry{op, x, y, r}
+	return r
+}
+
+// cube returns the conjunction of the variables at levels, the canonical
+// name of that set of levels: equal sets give the same node, different sets
+// different nodes, which is what keys exists's cache entries.
+func (b *bdd) cube(levels []int32) node {
+	ls := slices.Clone(levels)
+	slices.Sort(ls)
+	c := trueNode
+	for i := len(ls) - 1; i >= 0; i-- { // bottom-up
+		if i+1 < len(ls) && ls[i] == ls[i+1] {
+			continue
+		}
+		c = b.mk(ls[i], falseNode, c)
+	}
+	return c
+}
+
+// exists returns ∃levels. x: x with every variable at levels unconstrained.
+func (b *bdd) exists(x node, levels []int32) node {
+	return b.existsCube(x, b.cube(levels))
+}
+
+// existsCube is exists over the levels of cube, a conjunction of positive
+// variables. Memoised on (x, cube): the cube node stands for the level set.
+func (b *bdd) existsCube(x, cube node) node {
+	if x <= trueNode {
+		return x
+	}
+	d := b.nodes[x]
+	for cube != trueNode && b.nodes[cube].level < d.level { // levels x cannot test
+		cube = b.nodes[cube].hi
+	}
+	if cube == trueNode {
+		return x
+	}
+	if e, ok := b.lookup(opExists, x, cube); ok {
+		return e.r
+	}
+	var r node
+	if b.nodes[cube].level == d.level {
+		rest := b.nodes[cube].hi
+		if r = b.existsCube(d.lo, rest); r != trueNode {
+			r = b.or(r, b.existsCube(d.hi, rest))
+		}
+	} else {
+		r = b.mk(d.level, b.existsCube(d.lo, cube), b.existsCube(d.hi, cube))
+	}
+	*b.entry(opExists, x, cube) = cacheEntry{opExists, x, cube, r}
 	return r
 }
 

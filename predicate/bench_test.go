@@ -102,3 +102,97 @@ func BenchmarkPortChain(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkForgetChain runs 30 "set field = value" transformers in a row,
+// (∃f. P) ∧ f == v, over ∧ᵢ(aᵢ ∨ bᵢ) of pairs: 12 of the fields are those
+// of its 40 atoms (proto, f0, f2, …, f18, f19), interleaved with 18 fields it
+// does not read. The result keeps the 9 symbol/validity pairs and the 30
+// equalities.
+func BenchmarkForgetChain(b *testing.B) { benchmarkForgetChain(b, false) }
+
+// BenchmarkForgetChainDNF is BenchmarkForgetChain, then the DNF of the
+// result (512 terms of 39 literals), and for comparison the DNF of the same
+// predicate built without Forget.
+func BenchmarkForgetChainDNF(b *testing.B) { benchmarkForgetChain(b, true) }
+
+func benchmarkForgetChain(b *testing.B, dnf bool) {
+	var fields []Field
+	read := []Field{{"ipv4.proto", 8}}
+	for i := 0; i < 20; i += 2 {
+		read = append(read, Field{fmt.Sprintf("f%d", i), 12})
+	}
+	read = append(read, Field{"f19", 12})
+	for i := range 30 {
+		if i%5 < 2 && len(read) > 0 || i >= 18 && len(read) > 0 {
+			fields, read = append(fields, read[0]), read[1:]
+		} else {
+			fields = append(fields, Field{fmt.Sprintf("set%d", i), 16})
+		}
+	}
+	for b.Loop() {
+		s := NewSpace()
+		as, bs := pairs(s)
+		p := s.True()
+		for i := range as {
+			p = p.And(as[i].Or(bs[i]))
+		}
+		want := s.True()
+		for i := 1; i < 19; i += 2 {
+			want = want.And(as[i].Or(bs[i]))
+		}
+		for i, f := range fields {
+			eq := s.Eq(f, packet.V(uint64(i)))
+			p = p.ForgetField(f).And(eq)
+			want = want.And(eq)
+		}
+		if !Equivalent(p, want) {
+			b.Fatalf("after the sets: %s", p)
+		}
+		if !dnf {
+			continue
+		}
+		if n := len(p.DNF()); n != 512 {
+			b.Fatalf("DNF has %d terms, want 512", n)
+		}
+	}
+}
+
+// BenchmarkForgetPorts builds the 35 ports of BenchmarkPortChain, then
+// sends each through "set udp.dport = 53", "checksum compute udp" and
+// "push vlan", and prints the result.
+func BenchmarkForgetPorts(b *testing.B) {
+	etype := Field{"eth.type", 16}
+	proto := Field{"ipv4.proto", 8}
+	dport := Field{"udp.dport", 16}
+	for b.Loop() {
+		s := NewSpace()
+		queue := s.Symbol("pred(RxQueue,q1)").And(s.Masked(dport, packet.V(0x4000), packet.V(0xc000)))
+		isIP := s.Eq(etype, packet.V(0x0800))
+		ip, notIP := queue.And(isIP), queue.And(isIP.Not())
+		ok := ip.And(s.Valid("ipv4"))
+		udpT := s.Eq(proto, packet.V(17))
+		udp, other := ok.And(udpT), ok.And(udpT.Not())
+		ports := []Pred{notIP, ip.And(s.Valid("ipv4").Not()), other}
+		rest := udp
+		for i := range 32 {
+			lo := 0x3f00 + uint64(i)*32
+			sock := s.Range(dport, packet.V(lo), packet.V(lo+15))
+			ports = append(ports, rest.And(sock))
+			rest = rest.And(sock.Not())
+		}
+		ports = append(ports, rest)
+		set, csum, vlan := s.Eq(dport, packet.V(53)), s.Symbol("csum_ok(udp)"), s.Valid("vlan")
+		all := s.False()
+		for _, p := range ports {
+			p = p.ForgetField(dport).And(set).ForgetSymbol("csum_ok(udp)").And(csum).ForgetValid("vlan").And(vlan)
+			if Satisfiable(p) && len(p.Format("")) == 0 {
+				b.Fatal("empty print")
+			}
+			all = all.Or(p)
+		}
+		want := s.Symbol("pred(RxQueue,q1)").And(set, csum, vlan)
+		if !Equivalent(all, want) {
+			b.Fatalf("ports after the transformers: %s", all)
+		}
+	}
+}

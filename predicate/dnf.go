@@ -7,10 +7,22 @@ import (
 	"strings"
 )
 
-// Literal is an atom as the user wrote it, possibly negated.
+// Literal is an atom as the user wrote it, possibly negated. A negated
+// comparison (Eq or Cmp) is given as the comparison that holds exactly when
+// it does not, unnegated: not(ipv4.ihl <= 5) is {Atom: "ipv4.ihl > 5"} and
+// not(x == 3) is {Atom: "x != 3"}. Other atoms negate as {Atom, Neg: true}.
 type Literal struct {
 	Atom string
 	Neg  bool
+}
+
+// literal returns how atom id prints, negated or not.
+func (s *Space) literal(id int32, neg bool) Literal {
+	a := s.atomList[id]
+	if neg && a.negText != "" {
+		return Literal{a.negText, false}
+	}
+	return Literal{a.text, neg}
 }
 
 // String prints the literal as prPred does: "atom" or "not(atom)".
@@ -47,9 +59,11 @@ func compareTerms(a, b []Literal) int {
 // their packet fields, drops literals the rest of their term implies (so
 // "proto == 17 ∧ ¬(proto == 6)" becomes "proto == 17") and negated literals
 // without which the term still implies p, then removes duplicate and
-// absorbed terms. Literals in a term are sorted by atom text,
+// absorbed terms. Literals in a term are sorted by printed text,
 // terms by length then text. An unsatisfiable p gives no terms, a
-// tautology one empty term. The result is equivalent to p but need not be
+// tautology one empty term. The result is equivalent to p, also after
+// ForgetField, ForgetValid and ForgetSymbol (see forget.go), and mentions no
+// forgotten atom unless a later And brought it back; it need not be
 // minimal, and can be exponentially long in the number of atoms.
 func (p Pred) DNF() [][]Literal {
 	switch p.bit {
@@ -123,7 +137,7 @@ func (p Pred) DNF() [][]Literal {
 			}
 			if !s.bits.implies(rest, target) {
 				prefix = s.bits.and(prefix, bitOf(l))
-				term = append(term, Literal{s.atomList[l.id].text, l.neg})
+				term = append(term, s.literal(l.id, l.neg))
 			}
 		}
 		slices.SortFunc(term, compareLiterals)

@@ -11,6 +11,8 @@ import (
 	. "github.com/dragonet-go/nsc/predicate"
 )
 
+var ihl = Field{"ipv4.ihl", 4}
+
 func TestFormat(t *testing.T) {
 	v := packet.V
 	tests := []struct {
@@ -69,6 +71,74 @@ OR
     w
     x
     y`},
+		{"negated == prints !=", func(s *Space) Pred { return s.Eq(ihl, v(3)).Not() }, "X:\nipv4.ihl != 3"},
+		{"negated != prints ==", func(s *Space) Pred { return s.Cmp(ihl, "!=", v(3)).Not() }, "X:\nipv4.ihl == 3"},
+		{"negated < prints >=", func(s *Space) Pred { return s.Cmp(ihl, "<", v(5)).Not() }, "X:\nipv4.ihl >= 5"},
+		{"negated <= prints >", func(s *Space) Pred { return s.Cmp(ihl, "<=", v(5)).Not() }, "X:\nipv4.ihl > 5"},
+		{"negated > prints <=", func(s *Space) Pred { return s.Cmp(ihl, ">", v(5)).Not() }, "X:\nipv4.ihl <= 5"},
+		{"negated >= prints <", func(s *Space) Pred { return s.Cmp(ihl, ">=", v(5)).Not() }, "X:\nipv4.ihl < 5"},
+		{"negated comparisons in a term", func(s *Space) Pred {
+			return s.Cmp(ihl, "<=", v(5)).Not().And(s.Eq(ihl, v(9)).Not(), s.Valid("ipv4"))
+		}, "X:\nAND\n  ipv4.ihl != 9\n  ipv4.ihl > 5\n  valid(ipv4)"},
+		{"negated ranges, masks, prefixes, validity keep not", func(s *Space) Pred {
+			return s.And(s.Range(x, v(10), v(20)).Not(), s.Masked(dport, v(0x4000), v(0xc000)).Not(),
+				s.Prefix(dst, v(0x0a000000), 8).Not(), s.Valid("udp").Not())
+		}, `X:
+AND
+  not(ipv4.dst in 0xa000000/8)
+  not(udp.dport in 0x4000/0xc000)
+  not(valid(udp))
+  not(x in [10, 20])`},
+		{"dragonet TxSwOut over a field", func(s *Space) Pred {
+			q, p, c := s.Symbol("pred(TxQueue,out)"), s.Eq(Field{"net.prot", 8}, v(2)), s.Symbol("pred(TxPsetCtx,out)")
+			return q.And(p.Not()).Or(c.And(q, p))
+		}, `X:
+OR
+  AND
+    net.prot != 2
+    pred(TxQueue,out)
+  AND
+    net.prot == 2
+    pred(TxPsetCtx,out)
+    pred(TxQueue,out)`},
+		{"forget: contradictory term on the field", func(s *Space) Pred {
+			return s.Eq(x, v(1)).And(s.Eq(x, v(2))).Or(s.Symbol("s")).ForgetField(x)
+		}, "X:\ns"},
+		{"forget: unrealisable combination of the field's atoms", func(s *Space) Pred {
+			// The atoms of x are not independent booleans: x < 5 and x > 10
+			// never both hold, so ∃x keeps only what x == 7 leaves.
+			lt, gt, eq := s.Cmp(x, "<", v(5)), s.Cmp(x, ">", v(10)), s.Eq(x, v(7))
+			a, b := s.Symbol("a"), s.Symbol("b")
+			return lt.And(gt).Or(eq.And(a), lt.Not().And(gt.Not(), eq.Not(), b)).ForgetField(x)
+		}, "X:\nOR\n  a\n  b"},
+		{"forget keeps other fields", func(s *Space) Pred {
+			ttl := Field{"ipv4.ttl", 8}
+			p := s.Eq(ttl, v(1)).And(s.Eq(proto, v(17))).Or(s.Eq(ttl, v(2)).And(s.Eq(proto, v(6))))
+			return p.ForgetField(ttl).And(s.Eq(ttl, v(64))) // set ipv4.ttl = 64
+		}, `X:
+OR
+  AND
+    ipv4.proto == 17
+    ipv4.ttl == 64
+  AND
+    ipv4.proto == 6
+    ipv4.ttl == 64`},
+		{"push", func(s *Space) Pred {
+			p := s.Valid("vlan").Not().And(s.Symbol("pred(Tx,out)"))
+			return p.ForgetValid("vlan").And(s.Valid("vlan"))
+		}, "X:\nAND\n  pred(Tx,out)\n  valid(vlan)"},
+		{"checksum compute", func(s *Space) Pred {
+			ok := s.Symbol("csum_ok(udp)")
+			p := ok.Not().And(s.Valid("udp")).Or(ok.And(s.Eq(dport, v(53))))
+			return p.ForgetSymbol("csum_ok(udp)").And(ok)
+		}, `X:
+OR
+  AND
+    csum_ok(udp)
+    udp.dport == 53
+  AND
+    csum_ok(udp)
+    valid(udp)`},
 		{"negations from path order dropped", func(s *Space) Pred {
 			a, b, c := s.Symbol("a"), s.Symbol("b"), s.Symbol("c")
 			return c.Or(b.And(a.Not()), a.And(b, c.Not()))

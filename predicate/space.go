@@ -26,8 +26,9 @@ type Space struct {
 	headers map[string]int32 // valid(h) → bit level
 	symbols map[string]int32 // symbol → bit level
 
-	atomIDs  map[string]int32 // canonical key → atom level
-	atomList []atomInfo       // by atom level
+	atomIDs    map[string]int32   // canonical key → atom level
+	atomList   []atomInfo         // by atom level
+	fieldAtoms map[string][]int32 // field name → levels of its atoms, ascending
 
 	errs    []error
 	errSeen map[string]bool
@@ -57,8 +58,10 @@ type fieldVars struct {
 func (f fieldVars) level(bit int) int32 { return f.base + int32(f.width-1-bit) }
 
 type atomInfo struct {
-	text string
-	bit  node // the atom's bit-level meaning
+	text    string
+	negText string // how the negation prints when not "not(text)": "x != 3" for "x == 3"
+	field   string // the field a field atom reads; "" for validity and symbols
+	bit     node   // the atom's bit-level meaning
 }
 
 // NewSpace returns an empty Space.
@@ -69,8 +72,9 @@ func NewSpace() *Space {
 		fields:  map[string]fieldVars{},
 		headers: map[string]int32{},
 		symbols: map[string]int32{},
-		atomIDs: map[string]int32{},
-		errSeen: map[string]bool{},
+		atomIDs:    map[string]int32{},
+		fieldAtoms: map[string][]int32{},
+		errSeen:    map[string]bool{},
 	}
 }
 
@@ -122,15 +126,19 @@ func (s *Space) field(f Field) (fieldVars, error) {
 	return fv, nil
 }
 
-// atom returns the atom with the given key, building its bit-level BDD with
-// build on first use. The same key always yields the same atom variable.
-func (s *Space) atom(key, text string, build func() node) Pred {
+// atom returns the atom with the given key, described by info (text,
+// negText, field) and with its bit-level BDD built by build on first use.
+// The same key always yields the same atom variable.
+func (s *Space) atom(key string, info atomInfo, build func() node) Pred {
 	id, ok := s.atomIDs[key]
 	if !ok {
-		bit := build()
+		info.bit = build()
 		id = int32(len(s.atomList))
-		s.atomList = append(s.atomList, atomInfo{text, bit})
+		s.atomList = append(s.atomList, info)
 		s.atomIDs[key] = id
+		if info.field != "" {
+			s.fieldAtoms[info.field] = append(s.fieldAtoms[info.field], id)
+		}
 	}
 	return Pred{s, s.atomList[id].bit, s.atoms.variable(id)}
 }
@@ -141,7 +149,7 @@ func (s *Space) Valid(header string) Pred {
 		return s.fail("valid() of empty header name")
 	}
 	text := "valid(" + header + ")"
-	return s.atom("v\x00"+header, text, func() node {
+	return s.atom("v\x00"+header, atomInfo{text: text}, func() node {
 		l, ok := s.headers[header]
 		if !ok {
 			l = s.newBitVar(varInfo{kind: varValid, name: header})
@@ -157,7 +165,7 @@ func (s *Space) Symbol(name string) Pred {
 	if name == "" {
 		return s.fail("symbol with empty name")
 	}
-	return s.atom("s\x00"+name, name, func() node {
+	return s.atom("s\x00"+name, atomInfo{text: name}, func() node {
 		l, ok := s.symbols[name]
 		if !ok {
 			l = s.newBitVar(varInfo{kind: varSymbol, name: name})
@@ -184,7 +192,8 @@ func (s *Space) Cmp(f Field, op string, v packet.Value) Pred {
 		return s.fail("%v", err)
 	}
 	text := f.Name + " " + op + " " + v.String()
-	return s.atom("f\x00"+text, text, func() node {
+	neg := f.Name + " " + negatedOp[op] + " " + v.String()
+	return s.atom("f\x00"+text, atomInfo{text: text, negText: neg, field: f.Name}, func() node {
 		switch op {
 		case "==": // all 128 mask bits: a v wider than the field never matches
 			return s.eqBits(fv, v, packet.Mask(128))
@@ -202,6 +211,10 @@ func (s *Space) Cmp(f Field, op string, v packet.Value) Pred {
 	})
 }
 
+// negatedOp maps each comparison to the one that holds exactly when it
+// does not, for printing negated comparisons.
+var negatedOp = map[string]string{"==": "!=", "!=": "==", "<": ">=", ">=": "<", "<=": ">", ">": "<="}
+
 // Masked returns f & mask == v & mask, printed "f in v/mask" in hex.
 func (s *Space) Masked(f Field, v, mask packet.Value) Pred {
 	fv, err := s.field(f)
@@ -210,7 +223,7 @@ func (s *Space) Masked(f Field, v, mask packet.Value) Pred {
 	}
 	v = v.And(mask)
 	text := f.Name + " in " + hex(v) + "/" + hex(mask)
-	return s.atom("f\x00"+text, text, func() node { return s.eqBits(fv, v, mask) })
+	return s.atom("f\x00"+text, atomInfo{text: text, field: f.Name}, func() node { return s.eqBits(fv, v, mask) })
 }
 
 // Range returns lo <= f <= hi, printed "f in [lo, hi]"; it is False when
@@ -221,7 +234,7 @@ func (s *Space) Range(f Field, lo, hi packet.Value) Pred {
 		return s.fail("%v", err)
 	}
 	text := f.Name + " in [" + lo.String() + ", " + hi.String() + "]"
-	return s.atom("f\x00"+text, text, func() node {
+	return s.atom("f\x00"+text, atomInfo{text: text, field: f.Name}, func() node {
 		return s.bits.and(s.cmpBits(fv, lo, false, true), s.cmpBits(fv, hi, true, true))
 	})
 }
@@ -240,7 +253,7 @@ func (s *Space) Prefix(f Field, v packet.Value, length int) Pred {
 	mask := packet.Mask(f.Width).And(packet.Mask(f.Width - length).Not())
 	v = v.And(mask)
 	text := f.Name + " in " + hex(v) + "/" + fmt.Sprint(length)
-	return s.atom("f\x00"+text, text, func() node { return s.eqBits(fv, v, mask) })
+	return s.atom("f\x00"+text, atomInfo{text: text, field: f.Name}, func() node { return s.eqBits(fv, v, mask) })
 }
 
 // hex prints masks and masked values, which read better in hex than in

@@ -138,7 +138,15 @@ func (m *Machine) Run(frame []byte, emit Emit) {
 
 // RunAt runs frame through the graph starting at node start.
 func (m *Machine) RunAt(start *dataflow.Node, frame []byte, emit Emit) {
+	m.RunMeta(start, frame, nil, emit)
+}
+
+// RunMeta is RunAt with the packet's metadata fields (Schema.MetaFields
+// slots; missing ones are zero) set before the first node runs: what a
+// socket or a descriptor hands over with the bytes.
+func (m *Machine) RunMeta(start *dataflow.Node, frame []byte, meta []packet.Value, emit Emit) {
 	m.pkt.Reset(frame)
+	copy(m.pkt.Meta, meta)
 	m.task(start, m.pkt, emit)
 	for n := 0; len(m.spawns) > 0; n++ {
 		s := m.spawns[0]

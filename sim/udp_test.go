@@ -10,6 +10,7 @@ import (
 
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/testutil"
+	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -104,5 +105,32 @@ func TestUDPIPv4TxAgainstGopacket(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("payload %d (-want +got):\n%s", n, diff)
 		}
+	}
+}
+
+// With the socket asking for options, the IPv4 header is 24 bytes (IHL 6,
+// end-of-list padding) and both checksums still verify.
+func TestUDPIPv4TxWithOptions(t *testing.T) {
+	g := udpGraph(t)
+	m, err := sim.New(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, _ := g.Schema.Header("sock")
+	meta := make([]packet.Value, g.Schema.MetaFields)
+	meta[sock.MetaBase] = packet.V(1)
+	var out []byte
+	m.RunMeta(g.Node("AppOut"), []byte("hello"), meta, func(_ *dataflow.Node, data []byte) { out = append([]byte(nil), data...) })
+	p := gopacket.NewPacket(out, layers.LayerTypeEthernet, gopacket.Default)
+	ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+	u, _ := p.Layer(layers.LayerTypeUDP).(*layers.UDP)
+	if ip == nil || u == nil {
+		t.Fatalf("gopacket sees %v", p)
+	}
+	u.SetNetworkLayerForChecksum(ip)
+	_, ipRes := ip.VerifyChecksum()
+	_, uRes := u.VerifyChecksum()
+	if ip.IHL != 6 || ip.Length != 24+8+5 || !ipRes.Valid || !uRes.Valid || string(u.Payload) != "hello" {
+		t.Errorf("IHL %d, length %d, checksums %v %v, payload %q", ip.IHL, ip.Length, ipRes.Valid, uRes.Valid, u.Payload)
 	}
 }

@@ -1,0 +1,252 @@
+package embed
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/predicate"
+)
+
+// Where an LPG and a PRG meet (see doc.go).
+const (
+	LPGRxEntry = "RxQueue"
+	LPGTxExit  = "TxQueue"
+	PRGTxEntry = "TxQueue"
+)
+
+// Embedding is an LPG embedded into a PRG.
+type Embedding struct {
+	LPG, PRG *dataflow.Graph
+	// Graph is the embedded graph: the PRG, the LPG copies behind its Rx
+	// sinks, and the LPG's Tx part feeding the PRG's Tx entry.
+	Graph *dataflow.Graph
+	// Placements has one entry per LPG node, in declaration order.
+	Placements []Placement
+	// Space holds the predicates of the analysis.
+	Space *predicate.Space
+	// Origin maps each embedded node to the LPG or PRG node it came from.
+	Origin map[string]Origin
+}
+
+// Origin says where an embedded node comes from.
+type Origin struct {
+	LPG, PRG string // one of them is set
+	// Serves lists the PRG Rx sinks an LPG copy runs behind.
+	Serves []string
+	// Offloaded names the hardware node that does an offloaded stage's
+	// work; such a node is no longer in the graph.
+	Offloaded string
+}
+
+// ErrDifferentModels: the LPG and the PRG must share one packet schema.
+var ErrDifferentModels = errors.New("the LPG and the PRG come from different models; load them together (include both)")
+
+// builder holds the embedding while it is made.
+type builder struct {
+	lpg, prg *dataflow.Graph
+	space    *predicate.Space
+	nodes    []*enode
+	prgOf    map[*dataflow.Node]*enode
+	txEntry  *enode
+	rxSinks  []*dataflow.Node
+	// copies[lpg node] lists its enodes (one per sink for the Rx part).
+	copies map[*dataflow.Node][]*enode
+	// notes says what happened to each LPG node's copy behind each sink
+	// ("" for the Tx part): ports cut, then folded or unreachable.
+	notes map[*dataflow.Node]map[string][]string
+	place map[*dataflow.Node]*Placement
+}
+
+// Embed embeds lpg into prg.
+func Embed(lpg, prg *dataflow.Graph) (*Embedding, error) {
+	if lpg.Schema != prg.Schema {
+		return nil, ErrDifferentModels
+	}
+	if lpg.Kind != dataflow.LPG || prg.Kind != dataflow.PRG {
+		return nil, fmt.Errorf("embed %s %s into %s %s: want an lpg and a prg", lpg.Kind, lpg.Name, prg.Kind, prg.Name)
+	}
+	b := &builder{lpg: lpg, prg: prg, space: predicate.NewSpace(), prgOf: map[*dataflow.Node]*enode{},
+		copies: map[*dataflow.Node][]*enode{}, notes: map[*dataflow.Node]map[string][]string{}, place: map[*dataflow.Node]*Placement{}}
+	if err := b.build(); err != nil {
+		return nil, err
+	}
+	if err := b.pruneRx(); err != nil {
+		return nil, err
+	}
+	b.merge()
+	if err := b.offloadTx(); err != nil {
+		return nil, err
+	}
+	return b.finish()
+}
+
+// build puts the PRG, the LPG's Tx part and one copy of the LPG's Rx part
+// per PRG Rx sink into one graph.
+func (b *builder) build() error {
+	rxEntry := b.lpg.Node(LPGRxEntry)
+	txExit := b.lpg.Node(LPGTxExit)
+	if rxEntry != nil && !rxEntry.Source {
+		return fmt.Errorf("lpg %s: %s must be a source (op input) to take packets from the PRG", b.lpg.Name, LPGRxEntry)
+	}
+	if txExit != nil && (txExit.Kind != dataflow.FNode || !txExit.Op.Terminal()) {
+		return fmt.Errorf("lpg %s: %s must end packets (op emit) to hand them to the PRG", b.lpg.Name, LPGTxExit)
+	}
+	// The PRG, with its Tx entry fed by the LPG and its Rx sinks passing
+	// packets on to the LPG copies.
+	txReach := map[*dataflow.Node]bool{}
+	if e := b.prg.Node(PRGTxEntry); e != nil && e.Source {
+		reachable(e, txReach)
+	}
+	for _, n := range b.prg.Nodes {
+		e := clone(n, n.Name, false)
+		b.prgOf[n] = e
+		b.nodes = append(b.nodes, e)
+		switch {
+		case n.Name == PRGTxEntry && n.Source && txExit != nil:
+			e.source = false // the LPG feeds it
+			b.txEntry = e
+		case n.Sink && !txReach[n] && rxEntry != nil:
+			b.rxSinks = append(b.rxSinks, n)
+			e.isSink = false
+			e.op = &packet.Op{Kind: packet.OpNop, Header: -1, After: -1, Table: -1}
+			e.ports = []*eport{{name: packet.PortOut}}
+		}
+	}
+	for _, n := range b.prg.Nodes {
+		b.connect(n, b.prgOf[n], func(t *dataflow.Node) *enode { return b.prgOf[t] })
+	}
+	// Which LPG nodes the Rx entry reaches: those are copied per sink. A
+	// PRG without Rx sinks leaves the LPG's Rx side as it is.
+	rx := map[*dataflow.Node]bool{}
+	if rxEntry != nil && len(b.rxSinks) > 0 {
+		reachable(rxEntry, rx)
+	}
+	lpgTx := map[*dataflow.Node]*enode{}
+	for _, n := range b.lpg.Nodes {
+		if rx[n] || n == txExit {
+			continue
+		}
+		e := clone(n, b.lpgName(n.Name), true)
+		lpgTx[n] = e
+		b.copies[n] = append(b.copies[n], e)
+		b.nodes = append(b.nodes, e)
+	}
+	target := func(copyOf map[*dataflow.Node]*enode) func(*dataflow.Node) *enode {
+		return func(t *dataflow.Node) *enode {
+			switch {
+			case t == txExit:
+				return b.txEntry
+			case copyOf[t] != nil:
+				return copyOf[t]
+			}
+			return lpgTx[t]
+		}
+	}
+	for n, e := range lpgTx {
+		b.connect(n, e, target(nil))
+	}
+	for _, s := range b.rxSinks {
+		copyOf := map[*dataflow.Node]*enode{}
+		for _, n := range b.lpg.Nodes {
+			if rx[n] && n != rxEntry && n != txExit {
+				e := clone(n, n.Name+"@"+s.Name, true)
+				e.sink = s.Name
+				e.serves = []string{s.Name}
+				copyOf[n] = e
+				b.copies[n] = append(b.copies[n], e)
+				b.nodes = append(b.nodes, e)
+			}
+		}
+		for n, e := range copyOf {
+			b.connect(n, e, target(copyOf))
+		}
+		// The sink passes packets on as the LPG's Rx entry did.
+		sinkOut := b.prgOf[s].ports[0]
+		for _, p := range rxEntry.Ports {
+			for _, ed := range p.Out {
+				sinkOut.out = append(sinkOut.out, target(copyOf)(ed.To))
+			}
+		}
+	}
+	return nil
+}
+
+// lpgName keeps an LPG node's name unless the PRG has a node of that name.
+func (b *builder) lpgName(name string) string {
+	if b.prg.Node(name) != nil {
+		return name + "@lpg"
+	}
+	return name
+}
+
+// connect copies n's edges onto e, mapping targets with to (nil: dropped).
+func (b *builder) connect(n *dataflow.Node, e *enode, to func(*dataflow.Node) *enode) {
+	for i, p := range n.Ports {
+		if i >= len(e.ports) {
+			break // a PRG sink turned pass-through keeps only its own port
+		}
+		for _, ed := range p.Out {
+			if t := to(ed.To); t != nil {
+				e.ports[i].out = append(e.ports[i].out, t)
+			}
+		}
+		for _, ed := range p.Spawn {
+			if t := to(ed.To); t != nil {
+				e.ports[i].spawn = append(e.ports[i].spawn, t)
+			}
+		}
+	}
+}
+
+func reachable(n *dataflow.Node, seen map[*dataflow.Node]bool) {
+	if seen[n] {
+		return
+	}
+	seen[n] = true
+	for _, p := range n.Ports {
+		for _, e := range p.Out {
+			reachable(e.To, seen)
+		}
+	}
+}
+
+// graph materializes the current state.
+func (b *builder) graph() (*dataflow.Graph, map[*enode]*dataflow.Node, error) {
+	return materialize(b.lpg.Name+"@"+b.prg.Name, dataflow.PRG, b.lpg.Schema, b.nodes)
+}
+
+// finish names the survivors, builds the final graph and the placements.
+func (b *builder) finish() (*Embedding, error) {
+	g, of, err := b.graph()
+	if err != nil {
+		return nil, err
+	}
+	if g.Order() == nil {
+		return nil, fmt.Errorf("embedded graph %s has a cycle", g.Name)
+	}
+	em := &Embedding{LPG: b.lpg, PRG: b.prg, Graph: g, Space: b.space, Origin: map[string]Origin{}}
+	for _, e := range b.nodes {
+		if e.removed {
+			continue
+		}
+		o := Origin{Serves: e.serves}
+		if e.lpg {
+			o.LPG = e.tmpl.Name
+		} else {
+			o.PRG = e.tmpl.Name
+		}
+		em.Origin[of[e].Name] = o
+	}
+	for _, n := range b.lpg.Nodes {
+		em.Placements = append(em.Placements, b.placement(n))
+	}
+	return em, nil
+}
+
+func joinSinks(s []string) string {
+	return strings.Join(slices.Compact(slices.Sorted(slices.Values(s))), ", ")
+}

@@ -1,0 +1,146 @@
+package embed_test
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/embed"
+	"github.com/dragonet-go/nsc/internal/testutil"
+)
+
+func embedOf(t *testing.T, file, lpg, prg string) *embed.Embedding {
+	t.Helper()
+	m := testutil.Model(t, file)
+	l, _ := m.Graph(lpg)
+	p, _ := m.Graph(prg)
+	em, err := embed.Embed(l, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := em.Graph.Validate(); err != nil {
+		t.Fatalf("embedded graph: %v", err)
+	}
+	return em
+}
+
+func place(t *testing.T, em *embed.Embedding, node string) embed.Placement {
+	t.Helper()
+	p, ok := em.Placement(node)
+	if !ok {
+		t.Fatalf("no placement for %s", node)
+	}
+	return p
+}
+
+// serving lists the LPG nodes that run behind a sink.
+func serving(em *embed.Embedding, sink string) []string {
+	var out []string
+	for _, p := range em.Placements {
+		if slices.Contains(p.Serves, sink) {
+			out = append(out, p.Node)
+		}
+	}
+	return out
+}
+
+// Seed 003, Tx: the NIC computes the P checksum for P packets, and every
+// packet the stack sends is a P packet, so the LPG's TxPCsum goes; without
+// the checksum engine it stays.
+func TestSeed003Tx(t *testing.T) {
+	em := embedOf(t, "dragonet/offload.nsc", "IPStack", "IPNicTx")
+	if p := place(t, em, "TxPCsum"); p.Kind != embed.Hardware || p.Hardware != "TxPCsum" {
+		t.Errorf("TxPCsum: %+v", p)
+	}
+	if em.Graph.Node("TxPCsum@lpg") != nil {
+		t.Errorf("the LPG's checksum node is still in the embedded graph")
+	}
+	plain := embedOf(t, "dragonet/offload.nsc", "IPStack", "IPNicTxPlain")
+	if p := place(t, plain, "TxPCsum"); p.Kind != embed.Software {
+		t.Errorf("without the engine, TxPCsum: %+v", p)
+	}
+	if plain.Graph.Node("TxPCsum") == nil {
+		t.Errorf("without the engine the checksum node must stay")
+	}
+}
+
+// Seed 003, Rx: behind the invalid-checksum sink only the checksum-failed
+// node remains; behind the valid one only the demultiplexing to sockets;
+// behind the not-P sink the protocol demultiplexer has no P port.
+func TestSeed003Rx(t *testing.T) {
+	em := embedOf(t, "dragonet/offload.nsc", "IPStack", "IPNicRx")
+	g := em.Graph
+	if diff := cmp.Diff([]string{"RxPCsumFailed"}, serving(em, "RxCsumInvalid")); diff != "" {
+		t.Errorf("behind RxCsumInvalid (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"RxPCsumFailed"}, targets(g.Node("RxCsumInvalid"))); diff != "" {
+		t.Errorf("RxCsumInvalid leads to (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"RxPPort", "RxNoSocket", "AppSockIn1", "AppSockIn2"}, serving(em, "RxCsumValid")); diff != "" {
+		t.Errorf("behind RxCsumValid (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"RxPPort"}, targets(g.Node("RxCsumValid"))); diff != "" {
+		t.Errorf("RxCsumValid leads to (-want +got):\n%s", diff)
+	}
+	for _, gone := range []string{"RxPCsum", "RxValid", "RxParse"} {
+		if p := place(t, em, gone); p.Kind != embed.Pruned {
+			t.Errorf("%s: %+v", gone, p)
+		}
+	}
+	prot := g.Node("RxProt")
+	if prot == nil || len(prot.Port("P").Out) != 0 || len(prot.Port("I").Out) == 0 {
+		t.Fatalf("RxProt behind RxOut_ must keep I and lose P: %+v", prot)
+	}
+	if diff := cmp.Diff([]string{"RxOut_"}, place(t, em, "RxProt").Serves); diff != "" {
+		t.Errorf("RxProt serves (-want +got):\n%s", diff)
+	}
+}
+
+func targets(n *dataflow.Node) []string {
+	var out []string
+	for _, p := range n.Ports {
+		for _, e := range p.Out {
+			out = append(out, e.To.Name)
+		}
+	}
+	return out
+}
+
+// UDP/IPv4 on the 82599: the Rx checksum checks go behind the sinks that
+// report them; Tx IPv4 and UDP checksums move to the NIC, the UDP one as a
+// split because the NIC does not handle IPv4 options.
+func TestUDPOn82599(t *testing.T) {
+	em := embedOf(t, "inet/offload.nsc", "UDPIPv4", "I82599")
+	for _, n := range []string{"RxIPv4Csum", "RxUDPCsum", "RxIsIPv4", "RxIsUDP"} {
+		if p := place(t, em, n); p.Kind != embed.Pruned {
+			t.Errorf("%s: %+v", n, p)
+		}
+	}
+	if diff := cmp.Diff([]string{"RxL4Good"}, place(t, em, "RxDemux").Serves); diff != "" {
+		t.Errorf("RxDemux serves (-want +got):\n%s", diff)
+	}
+	if p := place(t, em, "TxIPv4Csum"); p.Kind != embed.Hardware || p.Hardware != "TxIPCsum" {
+		t.Errorf("TxIPv4Csum: %+v", p)
+	}
+	p := place(t, em, "TxUDPCsum")
+	if p.Kind != embed.Split || p.Guard != "ipv4.ihl > 5" || p.Hardware != "TxUDPCsum" || !strings.Contains(p.Counterexample, "ipv4.ihl=6") {
+		t.Errorf("TxUDPCsum: %+v", p)
+	}
+	var report bytes.Buffer
+	em.WriteReport(&report)
+	if !strings.Contains(report.String(), "TxUDPCsum      split: software when ipv4.ihl > 5, else hardware TxUDPCsum") {
+		t.Errorf("report:\n%s", report.String())
+	}
+}
+
+func TestDifferentModels(t *testing.T) {
+	l := testutil.Graph(t, "IPStack", "dragonet/stack.nsc")
+	p := testutil.Graph(t, "IPNicRx", "dragonet/nic.nsc")
+	if _, err := embed.Embed(l, p); err != embed.ErrDifferentModels {
+		t.Errorf("got %v", err)
+	}
+}

@@ -1,0 +1,129 @@
+package embed
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// enode is a node of the embedded graph while it is being built and
+// pruned; materialize turns the survivors into a dataflow.Graph.
+type enode struct {
+	name  string
+	tmpl  *dataflow.Node // the LPG or PRG node it was made from
+	lpg   bool
+	sink  string // for an LPG copy behind a PRG Rx sink: that sink
+	op    *packet.Op
+	ports []*eport
+	// serves lists the PRG Rx sinks behind which the node runs.
+	serves []string
+
+	software, hardware, source, isSink bool
+	removed                            bool
+	// offloaded names the hardware node that took over (Tx stages).
+	offloaded string
+}
+
+type eport struct {
+	name, pred string
+	out, spawn []*enode
+}
+
+func (n *enode) port(name string) *eport {
+	for _, p := range n.ports {
+		if p.name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// clone makes an enode from a graph node, ports without edges.
+func clone(n *dataflow.Node, name string, lpg bool) *enode {
+	e := &enode{name: name, tmpl: n, lpg: lpg, op: n.Op,
+		software: n.Software, hardware: n.Hardware, source: n.Source, isSink: n.Sink}
+	for _, p := range n.Ports {
+		e.ports = append(e.ports, &eport{name: p.Name, pred: p.Pred})
+	}
+	return e
+}
+
+// materialize builds a dataflow graph of the nodes not removed, in order.
+// It returns the graph and, for each enode, its node.
+func materialize(name string, kind dataflow.Kind, schema *packet.Schema, ns []*enode) (*dataflow.Graph, map[*enode]*dataflow.Node, error) {
+	g := dataflow.New(name, kind, schema)
+	of := map[*enode]*dataflow.Node{}
+	for _, e := range ns {
+		if e.removed {
+			continue
+		}
+		n := &dataflow.Node{Name: e.name, Cluster: e.tmpl.Cluster, Kind: e.tmpl.Kind, Op: e.op, Logic: e.tmpl.Logic,
+			Config: e.tmpl.Config, Software: e.software, Hardware: e.hardware, Source: e.source, Sink: e.isSink, Pos: e.tmpl.Pos}
+		if err := g.AddNode(n); err != nil {
+			return nil, nil, fmt.Errorf("embedded graph: %w", err)
+		}
+		for _, p := range e.ports {
+			n.AddPort(p.name, "").Pred = p.pred
+		}
+		of[e] = n
+	}
+	for _, e := range ns {
+		if e.removed {
+			continue
+		}
+		for i, p := range e.ports {
+			from := of[e].Ports[i]
+			for _, t := range p.out {
+				if !t.removed {
+					dataflow.Connect(from, of[t], false)
+				}
+			}
+			for _, t := range p.spawn {
+				if !t.removed {
+					dataflow.Connect(from, of[t], true)
+				}
+			}
+		}
+	}
+	return g, of, nil
+}
+
+// redirect replaces every edge to old by edges to the targets in to.
+func redirect(ns []*enode, old *enode, to []*enode) {
+	for _, e := range ns {
+		if e.removed {
+			continue
+		}
+		for _, p := range e.ports {
+			if i := slices.Index(p.out, old); i >= 0 {
+				p.out = slices.Delete(p.out, i, i+1)
+				for _, t := range to {
+					if !slices.Contains(p.out, t) {
+						p.out = append(p.out, t)
+					}
+				}
+			}
+		}
+	}
+}
+
+// preds returns, for each live node, the ports that lead to it.
+func preds(ns []*enode) map[*enode][]*eport {
+	in := map[*enode][]*eport{}
+	for _, e := range ns {
+		if e.removed {
+			continue
+		}
+		for _, p := range e.ports {
+			for _, t := range p.out {
+				in[t] = append(in[t], p)
+			}
+			for _, t := range p.spawn {
+				in[t] = append(in[t], p)
+			}
+		}
+	}
+	return in
+}

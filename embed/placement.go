@@ -1,0 +1,143 @@
+package embed
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/dragonet-go/nsc/dataflow"
+)
+
+// Kind is where an LPG node went.
+type Kind uint8
+
+const (
+	Software Kind = iota
+	Hardware
+	Split
+	Pruned
+)
+
+var kindNames = [...]string{"software", "hardware", "split", "pruned"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// MarshalText lets JSON carry the kind by name.
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// Placement says where an LPG node went and why.
+type Placement struct {
+	Node string `json:"node"`
+	Kind Kind   `json:"placement"`
+	// Hardware is the PRG node that does the work (hardware, split).
+	Hardware string `json:"hardware,omitempty"`
+	// Guard is the residual guard in front of a split node: the classes
+	// the software still handles.
+	Guard string `json:"guard,omitempty"`
+	// Serves lists the PRG Rx sinks behind which a copy of the node runs.
+	Serves []string `json:"serves,omitempty"`
+	Reason string   `json:"reason"`
+	// Counterexample is a packet class for which the hardware does not do
+	// the node's work (refusals and splits).
+	Counterexample string `json:"counterexample,omitempty"`
+}
+
+func (b *builder) placeOf(n *dataflow.Node) *Placement {
+	p, ok := b.place[n]
+	if !ok {
+		p = &Placement{Node: n.Name}
+		b.place[n] = p
+	}
+	return p
+}
+
+// placement completes a node's placement from what happened to its copies.
+func (b *builder) placement(n *dataflow.Node) Placement {
+	p := *b.placeOf(n)
+	var serves []string
+	alive := 0
+	for _, e := range b.copies[n] {
+		if !e.removed {
+			alive++
+			serves = append(serves, e.serves...)
+		}
+	}
+	p.Serves = slices.Compact(slices.Sorted(slices.Values(serves)))
+	notes := b.story(n)
+	switch {
+	case n.Name == LPGRxEntry && len(b.rxSinks) > 0:
+		p.Kind, p.Reason = Pruned, "joined to the PRG's Rx sinks "+joinSinks(names(b.rxSinks))
+	case n.Name == LPGTxExit && b.txEntry != nil:
+		p.Kind, p.Reason = Pruned, "joined to the PRG's Tx entry "+b.txEntry.name
+	case p.Kind == Hardware || p.Kind == Split:
+	case alive == 0 && len(b.copies[n]) > 0:
+		p.Kind, p.Reason = Pruned, notes
+	case p.Reason == "":
+		p.Kind = Software
+		switch {
+		case len(p.Serves) > 0 && notes != "":
+			p.Reason = "runs behind " + joinSinks(p.Serves) + "; " + notes
+		case len(p.Serves) > 0:
+			p.Reason = "runs behind " + joinSinks(p.Serves)
+		case notes != "":
+			p.Reason = "runs on the host; " + notes
+		default:
+			p.Reason = "runs on the host; no hardware node of " + b.prg.Name + " does this"
+		}
+	}
+	return p
+}
+
+func names(ns []*dataflow.Node) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// WriteReport prints the placements as a table for people.
+func (em *Embedding) WriteReport(w io.Writer) error {
+	fmt.Fprintf(w, "embedding lpg %s into prg %s: %d nodes in the embedded graph\n\n", em.LPG.Name, em.PRG.Name, len(em.Graph.Nodes))
+	width := 4
+	for _, p := range em.Placements {
+		width = max(width, len(p.Node))
+	}
+	for _, p := range em.Placements {
+		where := p.Kind.String()
+		switch p.Kind {
+		case Hardware:
+			where = "hardware " + p.Hardware
+		case Split:
+			where = fmt.Sprintf("split: software when %s, else hardware %s", p.Guard, p.Hardware)
+		}
+		fmt.Fprintf(w, "%-*s  %s\n%-*s    %s\n", width, p.Node, where, width, "", p.Reason)
+		if p.Counterexample != "" && p.Kind != Hardware {
+			fmt.Fprintf(w, "%-*s    counterexample: %s\n", width, "", p.Counterexample)
+		}
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// WriteJSON prints the placements as JSON.
+func (em *Embedding) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		LPG        string      `json:"lpg"`
+		PRG        string      `json:"prg"`
+		Placements []Placement `json:"placements"`
+	}{em.LPG.Name, em.PRG.Name, em.Placements})
+}
+
+// Placement returns the placement of an LPG node.
+func (em *Embedding) Placement(node string) (Placement, bool) {
+	for _, p := range em.Placements {
+		if p.Node == node {
+			return p, true
+		}
+	}
+	return Placement{}, false
+}

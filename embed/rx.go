@@ -1,0 +1,192 @@
+package embed
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/predicate"
+)
+
+// pruneRx propagates each Rx sink's predicate through its LPG copy: ports
+// that no packet can take are cut, nodes whose outcome is decided are
+// folded away (F-nodes that only decide, and O-nodes whose value the
+// predicates imply), and what can no longer be reached goes.
+func (b *builder) pruneRx() error {
+	g, of, err := b.graph()
+	if err != nil {
+		return err
+	}
+	ps := g.PredicatesIn(b.space)
+	order := map[*dataflow.Node]int{}
+	for i, n := range g.Order() {
+		order[n] = i
+	}
+	copies := slices.DeleteFunc(slices.Clone(b.nodes), func(e *enode) bool { return e.sink == "" })
+	slices.SortFunc(copies, func(x, y *enode) int { return order[of[x]] - order[of[y]] })
+
+	// Folding an O-node can let the F-nodes before it fold: repeat until
+	// nothing changes. The port predicates stay those of the full graph:
+	// cutting and folding keep every surviving port's packets the same.
+	for changed := true; changed; {
+		changed = false
+		for _, e := range copies {
+			if e.removed {
+				continue
+			}
+			n := of[e]
+			if !predicate.Satisfiable(ps.Reaching(n)) {
+				b.remove(e, "unreachable")
+				changed = true
+				continue
+			}
+			var live []*eport
+			for i, p := range e.ports {
+				if predicate.Satisfiable(ps.Port(n.Ports[i])) {
+					live = append(live, p)
+					continue
+				}
+				if len(p.out) > 0 || len(p.spawn) > 0 {
+					b.note(e, fmt.Sprintf("port %s cut", p.name))
+					p.out, p.spawn = nil, nil
+					changed = true
+				}
+			}
+			if len(live) == 1 && len(live[0].spawn) == 0 && len(live[0].out) > 0 && b.fold(e, n, live[0], ps) {
+				changed = true
+			}
+		}
+	}
+	// Nodes left without a way in go too.
+	for changed := true; changed; {
+		changed = false
+		in := preds(b.nodes)
+		for _, e := range copies {
+			if !e.removed && len(in[e]) == 0 {
+				b.remove(e, "unreachable")
+				changed = true
+			}
+		}
+	}
+	return nil
+}
+
+// fold removes a node whose outcome is decided: every edge into it now
+// leads where its live port led. An F-node is folded only if it just
+// decides (test, switch, checksum verify, parse) and its live port feeds
+// no O-node (the O-node would see another port's boolean). An O-node is
+// folded only if, for the packets it lets through, "any operand arrived
+// with the live value" equals its own semantics (BDD equivalence).
+func (b *builder) fold(e *enode, n *dataflow.Node, live *eport, ps *dataflow.Predicates) bool {
+	if n.Kind == dataflow.FNode {
+		switch e.op.Kind {
+		case packet.OpTest, packet.OpSwitch, packet.OpChecksumVerify, packet.OpParse:
+		default:
+			return false
+		}
+		if slices.ContainsFunc(live.out, func(t *enode) bool { return t.tmpl.Kind == dataflow.ONode && !t.removed }) {
+			return false
+		}
+		b.bypass(e, live, fmt.Sprintf("always %s", live.name))
+		return true
+	}
+	if n.Kind != dataflow.ONode {
+		return false
+	}
+	// Operand edges carrying the live port's value.
+	want := live.name == packet.PortTrue
+	if n.Logic == dataflow.Not || n.Logic == dataflow.Nand || n.Logic == dataflow.Nor {
+		want = !want
+	}
+	var any []predicate.Pred
+	var from []*eport
+	for _, ed := range n.In {
+		if dataflow.Truthy(ed.From) == want {
+			any = append(any, ps.Port(ed.From))
+		}
+	}
+	for _, x := range b.nodes {
+		for _, p := range x.ports {
+			if slices.Contains(p.out, e) && (p.name != packet.PortFalse) == want {
+				from = append(from, p)
+			}
+		}
+	}
+	if !predicate.Equivalent(b.space.Or(any...), ps.Port(n.Port(live.name))) {
+		return false
+	}
+	// Edges of the other value lead nowhere now.
+	for _, x := range b.nodes {
+		for _, p := range x.ports {
+			if slices.Contains(p.out, e) && !slices.Contains(from, p) {
+				p.out = slices.DeleteFunc(p.out, func(t *enode) bool { return t == e })
+			}
+		}
+	}
+	b.bypass(e, live, fmt.Sprintf("always %s (%s folded by implication)", live.name, strings.ToUpper(n.Logic.String())))
+	return true
+}
+
+// bypass removes e, sending what reached it where its live port leads.
+func (b *builder) bypass(e *enode, live *eport, why string) {
+	redirect(b.nodes, e, live.out)
+	b.remove(e, why)
+}
+
+func (b *builder) remove(e *enode, why string) {
+	e.removed = true
+	b.note(e, why)
+	for _, p := range e.ports {
+		p.out, p.spawn = nil, nil
+	}
+}
+
+// note records what happened to a copy, for the placement report.
+func (b *builder) note(e *enode, what string) {
+	if !e.lpg {
+		return
+	}
+	if b.notes[e.tmpl] == nil {
+		b.notes[e.tmpl] = map[string][]string{}
+	}
+	b.notes[e.tmpl][e.sink] = append(b.notes[e.tmpl][e.sink], what)
+}
+
+// story tells, per group of sinks, what became of an LPG node's copies:
+// "always true behind RxCsumValid; unreachable behind RxOut_". Copies that
+// run are told by Placement.Serves; ports cut in them are added here.
+func (b *builder) story(n *dataflow.Node) string {
+	bySink := b.notes[n]
+	var order []string
+	groups := map[string][]string{}
+	for _, s := range b.rxSinks {
+		notes := bySink[s.Name]
+		if len(notes) == 0 {
+			continue
+		}
+		what := notes[len(notes)-1]
+		if !b.copyRemoved(n, s.Name) {
+			what = strings.Join(notes, ", ") // only cuts
+		}
+		if _, ok := groups[what]; !ok {
+			order = append(order, what)
+		}
+		groups[what] = append(groups[what], s.Name)
+	}
+	parts := make([]string, len(order))
+	for i, what := range order {
+		parts[i] = what + " behind " + strings.Join(groups[what], ", ")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (b *builder) copyRemoved(n *dataflow.Node, sink string) bool {
+	for _, e := range b.copies[n] {
+		if e.sink == sink {
+			return e.removed && len(b.notes[n][sink]) > 0 && !strings.HasPrefix(b.notes[n][sink][len(b.notes[n][sink])-1], "port ")
+		}
+	}
+	return false
+}
