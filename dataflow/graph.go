@@ -249,6 +249,7 @@ func (es Errors) Error() string {
 // Validate checks the graph's structure.
 func (g *Graph) Validate() error {
 	var errs Errors
+	spawned := spawnTargets(g)
 	add := func(pos, format string, args ...any) {
 		errs = append(errs, &Error{pos, fmt.Sprintf(format, args...)})
 	}
@@ -276,7 +277,7 @@ func (g *Graph) Validate() error {
 					add(p.Pos, "node %s: %s has no port %s (it has %s)", n.Name, n.Op.Kind, p.Name, portList(want))
 				}
 			}
-			if len(n.In) == 0 && !n.Source && !spawnTarget(g, n) {
+			if len(n.In) == 0 && !n.Source && !spawned[n] {
 				add(n.Pos, "node %s cannot run: no edge leads to it and it is not a source", n.Name)
 			}
 			if n.Source && n.Op.Kind != packet.OpInput {
@@ -310,17 +311,17 @@ func (g *Graph) Validate() error {
 	return nil
 }
 
-func spawnTarget(g *Graph, n *Node) bool {
+// spawnTargets are the nodes some spawn edge leads to.
+func spawnTargets(g *Graph) map[*Node]bool {
+	out := map[*Node]bool{}
 	for _, m := range g.Nodes {
 		for _, p := range m.Ports {
 			for _, e := range p.Spawn {
-				if e.To == n {
-					return true
-				}
+				out[e.To] = true
 			}
 		}
 	}
-	return false
+	return out
 }
 
 func portList(ps []string) string {

@@ -21,10 +21,11 @@ import (
 // checksum. valid(h) and parsed(h) describe the frame as parsed from its
 // start; parsing again does not change them.
 type Predicates struct {
-	Space *predicate.Space
-	g     *Graph
-	port  map[*Port]predicate.Pred
-	in    map[*Node]predicate.Pred
+	Space   *predicate.Space
+	g       *Graph
+	port    map[*Port]predicate.Pred
+	in      map[*Node]predicate.Pred
+	spawned map[*Node]bool
 }
 
 // Predicates computes (once) and returns the port predicates in a Space of
@@ -59,7 +60,7 @@ func (ps *Predicates) Reaching(n *Node) predicate.Pred {
 }
 
 func computePredicates(g *Graph, s *predicate.Space) *Predicates {
-	ps := &Predicates{Space: s, g: g, port: map[*Port]predicate.Pred{}, in: map[*Node]predicate.Pred{}}
+	ps := &Predicates{Space: s, g: g, port: map[*Port]predicate.Pred{}, in: map[*Node]predicate.Pred{}, spawned: spawnTargets(g)}
 	for _, n := range g.Order() {
 		switch n.Kind {
 		case ONode:
@@ -91,7 +92,7 @@ func (ps *Predicates) input(n *Node) predicate.Pred {
 	for _, e := range n.In {
 		terms = append(terms, ps.port[e.From])
 	}
-	if spawnTarget(ps.g, n) {
+	if ps.spawned[n] {
 		terms = append(terms, s.Symbol(fmt.Sprintf("spawn(%s)", n.Name)))
 	}
 	return s.Or(terms...)

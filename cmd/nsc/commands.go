@@ -48,22 +48,32 @@ func runCheck(e *env, args []string) error {
 func runDot(e *env, args []string) error {
 	fs := newFlags("dot", e)
 	graph := fs.String("graph", "", "graph to draw")
+	embedded := fs.Bool("embedded", false, "draw the LPG embedded into the PRG")
+	lpg := fs.String("lpg", "", "with --embedded: the LPG")
+	prg := fs.String("prg", "", "with --embedded: the PRG")
 	out := fs.String("o", "", "output file: .dot, or .svg (needs Graphviz); default stdout")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
+	if *embedded {
+		em, err := embedding(files, *lpg, *prg)
+		if err != nil {
+			return err
+		}
+		return writeDot(e, em.Graph, *out, embeddedOptions(em))
+	}
 	_, g, err := graphOf(files, *graph)
 	if err != nil {
 		return err
 	}
-	return writeDot(e, g, *out)
+	return writeDot(e, g, *out, dot.Options{})
 }
 
 // writeDot writes g as DOT, or as SVG when out ends in .svg.
-func writeDot(e *env, g *dataflow.Graph, out string) error {
+func writeDot(e *env, g *dataflow.Graph, out string, opts dot.Options) error {
 	var buf bytes.Buffer
-	if err := dot.Write(&buf, g, dot.Options{}); err != nil {
+	if err := dot.Write(&buf, g, opts); err != nil {
 		return err
 	}
 	data := buf.Bytes()

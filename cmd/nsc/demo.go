@@ -50,11 +50,11 @@ func runDemo(e *env, args []string) error {
 	}
 	for _, g := range m.Graphs {
 		base := filepath.Join(*out, g.Name)
-		if err := writeDot(e, g, base+".dot"); err != nil {
+		if err := writeDot(e, g, base+".dot", dot.Options{}); err != nil {
 			return err
 		}
 		msg := base + ".dot"
-		switch err := writeDot(e, g, base+".svg"); {
+		switch err := writeDot(e, g, base+".svg", dot.Options{}); {
 		case err == nil:
 			msg += ", " + base + ".svg"
 		case errors.Is(err, dot.ErrNoGraphviz):

@@ -26,9 +26,11 @@ type command struct {
 var commands = []command{
 	{"demo", "[-o DIR]", "run the main demo: check seed 003's I/P stack and NIC, print predicates, draw the graphs", runDemo},
 	{"check", "FILE…", "load and validate models (DIR/... means every .nsc under DIR)", runCheck},
-	{"dot", "FILE… --graph G [-o x.dot|x.svg]", "draw a graph in Dragonet's visual language", runDot},
+	{"dot", "FILE… (--graph G | --embedded --lpg L --prg P) [-o x.dot|x.svg]", "draw a graph, or an embedded one, in Dragonet's visual language", runDot},
 	{"pred", "FILE… --graph G --node N", "print the predicate of the packets reaching node N, in DNF", runPred},
 	{"sim", "FILE… --graph G --in in.pcap --out DIR", "run a pcap through the reference interpreter; one pcap per sink", runSim},
+	{"embed", "FILE… --lpg L --prg P [--json]", "embed an LPG into a PRG: where every LPG node goes, and why", runEmbed},
+	{"verify", "FILE… --lpg L --prg P [--packets N] [--seed S]", "run the same packets through the LPG alone and embedded; any difference fails", runVerify},
 }
 
 // env carries the streams, so tests can run commands in-process.

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/dragonet-go/nsc/verify"
+)
+
+func runVerify(e *env, args []string) error {
+	fs := newFlags("verify", e)
+	lpg := fs.String("lpg", "", "the LPG")
+	prg := fs.String("prg", "", "the PRG")
+	n := fs.Int("packets", 10000, "how many packets to run")
+	seed := fs.Uint64("seed", 1, "seed of the packet generator")
+	bad := fs.String("mismatches", "verify-mismatches.pcap", "where to write the packets that differ")
+	files, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if *n < 1 {
+		return usagef("--packets must be at least 1")
+	}
+	em, err := embedding(files, *lpg, *prg)
+	if err != nil {
+		return err
+	}
+	cases := verify.Generate(em, *n, *seed)
+	bar := newProgress(e, "verify", len(cases))
+	res, err := verify.Run(em, cases, bar.update)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%s into %s: %d packets (%d from predicate classes, %d random or malformed), %d mismatches\n",
+		em.LPG.Name, em.PRG.Name, res.Cases, res.Classes, res.Cases-res.Classes, len(res.Mismatches))
+	if len(res.Mismatches) == 0 {
+		return nil
+	}
+	for i, m := range res.Mismatches {
+		if i == 5 {
+			fmt.Fprintf(e.stdout, "... and %d more\n", len(res.Mismatches)-5)
+			break
+		}
+		fmt.Fprintf(e.stdout, "\nmismatch %d: %s", i+1, m)
+	}
+	if err := writeMismatches(*bad, res.Mismatches); err != nil {
+		return err
+	}
+	return fmt.Errorf("verify: %d of %d packets differ between %s alone and embedded in %s; they are in %s",
+		len(res.Mismatches), res.Cases, em.LPG.Name, em.PRG.Name, *bad)
+}
+
+func writeMismatches(name string, ms []verify.Mismatch) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	w := pcapgo.NewWriter(f)
+	if err := w.WriteFileHeader(65536, layers.LinkTypeEthernet); err != nil {
+		f.Close()
+		return err
+	}
+	for i, m := range ms {
+		ci := gopacket.CaptureInfo{Timestamp: time.Unix(int64(i), 0), CaptureLength: len(m.Case.Frame), Length: len(m.Case.Frame)}
+		if err := w.WritePacket(ci, m.Case.Frame); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// progress draws a bar on stderr for runs that take longer than a second.
+type progress struct {
+	e            *env
+	what         string
+	total        int
+	start, shown time.Time
+	drawn        bool
+}
+
+func newProgress(e *env, what string, total int) *progress {
+	return &progress{e: e, what: what, total: total, start: time.Now()}
+}
+
+func (p *progress) update(done int) {
+	now := time.Now()
+	if now.Sub(p.start) < time.Second || (now.Sub(p.shown) < 100*time.Millisecond && done < p.total) {
+		return
+	}
+	p.shown, p.drawn = now, true
+	const width = 30
+	filled := width * done / max(p.total, 1)
+	bar := make([]byte, width)
+	for i := range bar {
+		bar[i] = ' '
+		if i < filled {
+			bar[i] = '#'
+		}
+	}
+	fmt.Fprintf(p.e.stderr, "\r%s [%s] %d/%d packets", p.what, bar, done, p.total)
+}
+
+func (p *progress) done() {
+	if p.drawn {
+		p.update(p.total)
+		fmt.Fprintln(p.e.stderr)
+	}
+}

@@ -1,0 +1,94 @@
+package embed_test
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/dragonet-go/nsc/embed"
+	"github.com/dragonet-go/nsc/internal/testutil"
+	"github.com/dragonet-go/nsc/lang"
+)
+
+// BenchmarkEmbedUDP embeds the UDP/IPv4 stack into the 82599: Rx pruning
+// behind five sinks and the Tx offload proofs.
+func BenchmarkEmbedUDP(b *testing.B) {
+	m := testutil.Model(b, "inet/offload.nsc")
+	l, _ := m.Graph("UDPIPv4")
+	p, _ := m.Graph("I82599")
+	for b.Loop() {
+		if _, err := embed.Embed(l, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// generated is a model with a 10-sink PRG (the NIC steers on h.sel) and an
+// LPG of about nodes nodes: a switch on h.sel into ten chains of tests on
+// h.a, each test dropping what fails it.
+func generated(nodes int) string {
+	var s strings.Builder
+	s.WriteString("header h { sel: 8  a: 16  b: 16 }\n")
+	s.WriteString("prg P {\n  node Wire [hardware] { op input parse h  port out -> Sel }\n")
+	s.WriteString("  node Sel [hardware] { op switch h.sel {")
+	for k := range 9 {
+		fmt.Fprintf(&s, " %d -> s%d,", k, k)
+	}
+	s.WriteString(" default -> s9 }")
+	for k := range 10 {
+		fmt.Fprintf(&s, "  port s%d -> Sink%d", k, k)
+	}
+	s.WriteString(" }\n")
+	for k := range 10 {
+		fmt.Fprintf(&s, "  node Sink%d [software] { op emit }\n", k)
+	}
+	s.WriteString("}\nlpg L {\n  node RxQueue { op input  port out -> Parse }\n")
+	s.WriteString("  node Parse { op parse h  port true -> Sel  port false -> Bad }\n  node Bad { op drop }\n")
+	s.WriteString("  node Sel { op switch h.sel {")
+	for k := range 9 {
+		fmt.Fprintf(&s, " %d -> c%d,", k, k)
+	}
+	s.WriteString(" default -> c9 }")
+	for k := range 10 {
+		fmt.Fprintf(&s, "  port c%d -> T%d_0", k, k)
+	}
+	s.WriteString(" }\n")
+	per := nodes / 10 / 2
+	for k := range 10 {
+		for i := range per {
+			next := fmt.Sprintf("T%d_%d", k, i+1)
+			if i == per-1 {
+				next = fmt.Sprintf("Sock%d", k)
+			}
+			fmt.Fprintf(&s, "  node T%d_%d { op test h.a > %d && h.b != %d  port true -> %s  port false -> D%d_%d }\n", k, i, i, k, next, k, i)
+			fmt.Fprintf(&s, "  node D%d_%d { op drop }\n", k, i)
+		}
+		fmt.Fprintf(&s, "  node Sock%d { op steer queue %d }\n", k, k)
+	}
+	s.WriteString("}\n")
+	return s.String()
+}
+
+func BenchmarkEmbedGenerated5000(b *testing.B) {
+	src := generated(5000)
+	fsys := fstest.MapFS{"gen.nsc": {Data: []byte(src)}}
+	m, err := lang.Loader{ReadFile: func(n string) ([]byte, error) { return fs.ReadFile(fsys, n) }}.Load("gen.nsc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, _ := m.Graph("L")
+	p, _ := m.Graph("P")
+	b.ReportMetric(float64(len(l.Nodes)), "lpg-nodes")
+	for b.Loop() {
+		em, err := embed.Embed(l, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Behind each sink only its own chain survives.
+		if n := len(em.Graph.Nodes); n > len(l.Nodes)+len(p.Nodes)+10 {
+			b.Fatalf("embedded graph has %d nodes; pruning left too much", n)
+		}
+	}
+}
