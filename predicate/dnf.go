@@ -112,31 +112,89 @@ func (p Pred) DNF() [][]Literal {
 			}
 			return strings.Compare(s.atomList[a.id].text, s.atomList[b.id].text)
 		})
-		// Greedy, in order: literals before i are settled (prefix holds the
-		// kept ones), literals after i are all still in (suffix[i+1]).
-		suffix := make([]node, len(order)+1)
-		suffix[len(order)] = trueNode
-		for i := len(order) - 1; i >= 0; i-- {
-			suffix[i] = s.bits.and(bitOf(order[i]), suffix[i+1])
+		// The literals' bit-level meanings are cheap to combine field by
+		// field: atoms on different fields, validities and symbols read
+		// disjoint variables, and a path tests each atom once, so no two
+		// of its literals share a validity or symbol. The term is thus
+		// satisfiable iff the literals on each field are, and so is any
+		// part of a satisfiable term.
+		byField := map[string][]int{} // field → indices into order
+		for i, l := range order {
+			if f := s.atomList[l.id].field; f != "" {
+				byField[f] = append(byField[f], i)
+			}
 		}
-		if suffix[0] == falseNode { // contradictory once atoms mean bits
-			return
+		for _, is := range byField {
+			c := trueNode
+			for _, i := range is {
+				c = s.bits.and(c, bitOf(order[i]))
+			}
+			if c == falseNode { // contradictory once atoms mean bits
+				return
+			}
 		}
-		prefix := trueNode
+		// Greedy, in order: literals before i are settled, those after i
+		// are all still in; in[j] says whether literal j is (still) in.
+		// rest(i) is the conjunction of the literals in other than i.
+		in := make([]bool, len(order))
+		for i := range in {
+			in[i] = true
+		}
+		// restImpliesLit reports rest(i) ⇒ order[i]. rest(i) is
+		// satisfiable, and only literals on the same field read the
+		// variables of order[i], so only they can imply it.
+		restImpliesLit := func(i int) bool {
+			f := s.atomList[order[i].id].field
+			if f == "" {
+				return false
+			}
+			c := trueNode
+			for _, j := range byField[f] {
+				if j != i && in[j] {
+					c = s.bits.and(c, bitOf(order[j]))
+				}
+			}
+			return s.bits.implies(c, bitOf(order[i]))
+		}
+		// restImpliesP reports rest(i) ⇒ p. Implication over atoms as
+		// independent booleans carries over to bits (substitute the atoms'
+		// meanings), so the small atom-level check goes first; the
+		// bit-level one decides when it fails.
+		restImpliesP := func(i int) bool {
+			var atoms []lit
+			for j, l := range order {
+				if j != i && in[j] {
+					atoms = append(atoms, l)
+				}
+			}
+			slices.SortFunc(atoms, func(a, b lit) int { return cmp.Compare(b.id, a.id) })
+			cube := trueNode
+			for _, l := range atoms { // bottom-up: deepest level first
+				if l.neg {
+					cube = s.atoms.mk(l.id, cube, falseNode)
+				} else {
+					cube = s.atoms.mk(l.id, falseNode, cube)
+				}
+			}
+			if s.atoms.implies(cube, p.atom) {
+				return true
+			}
+			rest := trueNode
+			for _, l := range atoms {
+				rest = s.bits.and(rest, bitOf(l))
+			}
+			return s.bits.implies(rest, p.bit)
+		}
 		var term []Literal
 		for i, l := range order {
-			rest := s.bits.and(prefix, suffix[i+1])
 			// A positive literal goes only if the rest implies it. A negated
 			// one also goes if the rest alone stays inside p: BDD paths
 			// repeat the negation of every atom tested earlier, and this
-			// turns "a or (not(a) and b)" into "a or b". (rest ⇒ l implies
-			// rest ⇒ p, as rest ∧ l ⇒ p.)
-			target := bitOf(l)
-			if l.neg {
-				target = p.bit
-			}
-			if !s.bits.implies(rest, target) {
-				prefix = s.bits.and(prefix, bitOf(l))
+			// turns "a or (not(a) and b)" into "a or b". (Throughout, the
+			// literals in imply p: rest ⇒ l gives rest ⇒ p, as rest ∧ l ⇒ p.)
+			if restImpliesLit(i) || l.neg && restImpliesP(i) {
+				in[i] = false
+			} else {
 				term = append(term, s.literal(l.id, l.neg))
 			}
 		}

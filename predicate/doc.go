@@ -8,14 +8,21 @@
 //   - Valid(header): the header is present and parsed.
 //   - Symbol(name): an opaque boolean such as "pred(TxQueue,out)".
 //
-// combined with And, Or, Not.
+// combined with And, Or, Not, and existential quantification for the
+// predicate transformers of operations that overwrite packet state:
+// ForgetField, ForgetValid, ForgetSymbol. "set ipv4.ttl = 64" turns P into
+// P.ForgetField(ttl).And(s.Eq(ttl, 64)), "push p" into
+// P.ForgetValid("p").And(s.Valid("p")).
 //
 // Out:
 //   - Semantic answers: Equivalent, Implies, Satisfiable, IsTrue, IsFalse,
 //     Eval on concrete inputs.
 //   - Packet classes: Counterexample(a, b) is a class of packets satisfying a
 //     but not b; Sample draws a random satisfying class for test packets.
-//   - For people only: DNF and Format, over the atoms as written.
+//   - For people only: DNF and Format, over the atoms as written (a negated
+//     comparison prints as the opposite comparison: not(x <= 5) as x > 5).
+//     The printed formula is equivalent to the predicate, also after
+//     Forget*: see forget.go for how the atom-level BDD stays exact.
 //
 // Semantics. Every field bit, header validity and symbol is one BDD variable;
 // every field atom is the exact BDD of its condition on the field's bits. So

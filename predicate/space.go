@@ -67,11 +67,11 @@ type atomInfo struct {
 // NewSpace returns an empty Space.
 func NewSpace() *Space {
 	return &Space{
-		bits:    newBDD(),
-		atoms:   newBDD(),
-		fields:  map[string]fieldVars{},
-		headers: map[string]int32{},
-		symbols: map[string]int32{},
+		bits:       newBDD(),
+		atoms:      newBDD(),
+		fields:     map[string]fieldVars{},
+		headers:    map[string]int32{},
+		symbols:    map[string]int32{},
 		atomIDs:    map[string]int32{},
 		fieldAtoms: map[string][]int32{},
 		errSeen:    map[string]bool{},
