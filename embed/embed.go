@@ -95,6 +95,9 @@ func (b *builder) build() error {
 	if txExit != nil && (txExit.Kind != dataflow.FNode || !txExit.Op.Terminal()) {
 		return fmt.Errorf("lpg %s: %s must end packets (op emit) to hand them to the PRG", b.lpg.Name, LPGTxExit)
 	}
+	if e := b.prg.Node(PRGTxEntry); e == nil || !e.Source {
+		txExit = nil // a PRG without a Tx side: the LPG's exit stays its own
+	}
 	// The PRG, with its Tx entry fed by the LPG and its Rx sinks passing
 	// packets on to the LPG copies.
 	txReach := map[*dataflow.Node]bool{}

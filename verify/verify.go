@@ -1,0 +1,309 @@
+// Package verify checks an embedding on packets: the same frames go
+// through the LPG alone and through the embedded graph (PRG hardware
+// nodes run their declared operations in the interpreter), and what comes
+// out must be the same: which LPG sink each packet reaches, with which
+// bytes, or that it is dropped.
+//
+// The frames cover every predicate class of the embedded graph (satisfying
+// assignments of each port's BDD, turned into bytes by Frame), plus random
+// and malformed ones (Mutations).
+package verify
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/embed"
+	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/predicate"
+	"github.com/dragonet-go/nsc/sim"
+)
+
+// Case is one packet to run: where it enters the LPG, its bytes and
+// metadata, and why it was made.
+type Case struct {
+	Source string
+	Frame  []byte
+	Meta   []packet.Value
+	Why    string
+}
+
+// Out is one place a packet ended: an LPG sink (by its LPG name) with the
+// bytes, or a drop.
+type Out struct {
+	Where string
+	Bytes []byte
+}
+
+// Dropped is Out.Where for a packet that was dropped, wherever.
+const Dropped = "(dropped)"
+
+// Mismatch is a case whose outcomes differ.
+type Mismatch struct {
+	Case      Case
+	LPG, Embd []Out
+}
+
+func (m Mismatch) String() string {
+	return fmt.Sprintf("packet from %s (%s), %d bytes:\n%s", m.Case.Source, m.Case.Why, len(m.Case.Frame),
+		cmp.Diff(m.LPG, m.Embd))
+}
+
+// Result sums up a run.
+type Result struct {
+	Cases      int
+	Classes    int // cases made from predicate classes
+	Mismatches []Mismatch
+}
+
+// runner runs cases through one graph and names the outcomes in LPG terms.
+type runner struct {
+	m     *sim.Machine
+	entry map[string]*dataflow.Node // LPG source name -> node of this graph
+	name  func(*dataflow.Node) string
+	drops func(sim.Counters) uint64
+	outs  []Out
+}
+
+func (r *runner) run(c Case) ([]Out, error) {
+	start := r.entry[c.Source]
+	if start == nil {
+		return nil, fmt.Errorf("no entry for %s", c.Source)
+	}
+	r.outs = r.outs[:0]
+	before := r.drops(r.m.Counters())
+	r.m.RunMeta(start, c.Frame, c.Meta, func(sink *dataflow.Node, data []byte) {
+		r.outs = append(r.outs, Out{r.name(sink), slices.Clone(data)})
+	})
+	for n := r.drops(r.m.Counters()) - before; n > 0; n-- {
+		r.outs = append(r.outs, Out{Where: Dropped})
+	}
+	out := slices.Clone(r.outs)
+	slices.SortFunc(out, func(a, b Out) int {
+		if c := strings.Compare(a.Where, b.Where); c != 0 {
+			return c
+		}
+		return slices.Compare(a.Bytes, b.Bytes)
+	})
+	return out, nil
+}
+
+func totalDrops(c sim.Counters) uint64 {
+	var n uint64
+	for _, v := range c.Drops {
+		n += v
+	}
+	return n
+}
+
+// Run runs the cases through the LPG alone and the embedded graph.
+// progress, if not nil, is called after each case.
+func Run(em *embed.Embedding, cases []Case, progress func(done int)) (*Result, error) {
+	lpg, err := sim.New(em.LPG, nil)
+	if err != nil {
+		return nil, err
+	}
+	emb, err := sim.New(em.Graph, nil)
+	if err != nil {
+		return nil, err
+	}
+	ref := &runner{m: lpg, entry: map[string]*dataflow.Node{}, name: func(n *dataflow.Node) string { return n.Name }, drops: totalDrops}
+	for _, s := range em.LPG.Sources() {
+		ref.entry[s.Name] = s
+	}
+	got := &runner{m: emb, entry: Entries(em), name: func(n *dataflow.Node) string { return lpgName(em, n) }, drops: totalDrops}
+	res := &Result{}
+	for i, c := range cases {
+		want, err := ref.run(c)
+		if err != nil {
+			return nil, err
+		}
+		have, err := got.run(c)
+		if err != nil {
+			return nil, err
+		}
+		res.Cases++
+		if strings.HasPrefix(c.Why, "class") {
+			res.Classes++
+		}
+		if !cmp.Equal(want, have) {
+			res.Mismatches = append(res.Mismatches, Mismatch{c, want, have})
+		}
+		if progress != nil {
+			progress(i + 1)
+		}
+	}
+	return res, nil
+}
+
+// lpgName names an embedded sink as the LPG node it stands for: an LPG
+// copy by its origin, the PRG's Tx output as the LPG's Tx exit.
+func lpgName(em *embed.Embedding, n *dataflow.Node) string {
+	if o := em.Origin[n.Name]; o.LPG != "" {
+		return o.LPG
+	}
+	return embed.LPGTxExit
+}
+
+// Entries maps each LPG source to where its packets enter the embedded
+// graph: Rx frames at the PRG's wire, the others at their own copies.
+func Entries(em *embed.Embedding) map[string]*dataflow.Node {
+	out := map[string]*dataflow.Node{}
+	for _, s := range em.Graph.Sources() {
+		o := em.Origin[s.Name]
+		if o.LPG != "" {
+			out[o.LPG] = s
+			continue
+		}
+		// The PRG source whose packets reach the LPG copies is the wire.
+		seen := map[*dataflow.Node]bool{}
+		reach(s, seen)
+		for n := range seen {
+			if len(em.Origin[n.Name].Serves) > 0 && out[embed.LPGRxEntry] == nil {
+				out[embed.LPGRxEntry] = s
+			}
+		}
+	}
+	return out
+}
+
+// Generate makes n cases: first frames sampled from the predicate of every
+// port of the embedded graph, round-robin so every class gets some, then
+// random frames and malformed variants.
+func Generate(em *embed.Embedding, n int, seed uint64) []Case {
+	rnd := rand.New(rand.NewPCG(seed, seed^0x6e7363))
+	g := em.Graph
+	space := predicate.NewSpace()
+	ps := g.PredicatesIn(space)
+	entries := Entries(em)
+	var sources []string
+	for name := range entries {
+		sources = append(sources, name)
+	}
+	slices.Sort(sources)
+	// Which entry reaches which node, and the header each parses from.
+	type target struct {
+		port   *dataflow.Port
+		source string
+	}
+	var targets []target
+	for _, src := range sources {
+		seen := map[*dataflow.Node]bool{}
+		reach(entries[src], seen)
+		for _, node := range g.Nodes {
+			if seen[node] {
+				for _, p := range node.Ports {
+					targets = append(targets, target{p, src})
+				}
+			}
+		}
+	}
+	starts := map[string]int{}
+	for _, src := range sources {
+		starts[src] = parseStart(em.LPG.Node(src), em.LPG)
+	}
+	var cases []Case
+	classes := n / 2
+	for i := 0; len(targets) > 0 && i < classes; i++ {
+		t := targets[i%len(targets)]
+		c, ok := space.Sample(ps.Port(t.port), rnd)
+		if !ok {
+			continue
+		}
+		frame, meta := build(g.Schema, starts[t.source], c, rnd)
+		cases = append(cases, Case{t.source, frame, meta, fmt.Sprintf("class of %s.%s: %s", t.port.Node.Name, t.port.Name, c)})
+	}
+	for len(cases) < n && len(sources) > 0 {
+		src := sources[rnd.IntN(len(sources))]
+		frame, meta := build(g.Schema, starts[src], predicate.Class{}, rnd)
+		cases = append(cases, Case{src, frame, meta, "random"})
+		for _, m := range Mutations(frame, rnd, 4) {
+			if len(cases) < n {
+				cases = append(cases, Case{src, m, meta, "malformed"})
+			}
+		}
+	}
+	return cases
+}
+
+// build makes a frame for a class: through the parse graph from start, or,
+// for a source that takes payloads (start < 0), random bytes with the
+// class's metadata.
+func build(s *packet.Schema, start int, c predicate.Class, rnd *rand.Rand) ([]byte, []packet.Value) {
+	if start >= 0 {
+		return Frame(s, start, c, rnd)
+	}
+	payload := make([]byte, rnd.IntN(65))
+	for i := range payload {
+		payload[i] = byte(rnd.UintN(256))
+	}
+	meta := make([]packet.Value, s.MetaFields)
+	for _, h := range s.Headers {
+		if !h.Metadata {
+			continue
+		}
+		for i, f := range h.Fields {
+			v := packet.Value{Hi: rnd.Uint64(), Lo: rnd.Uint64()}.And(packet.Mask(f.Width))
+			for _, fc := range c.Fields() {
+				if fc.Field.Name == h.Name+"."+f.Name {
+					v = v.And(fc.Mask.Not()).Or(fc.Value)
+				}
+			}
+			meta[h.MetaBase+i] = v
+		}
+	}
+	return payload, meta
+}
+
+// parseStart is the header the packets of source src are parsed from: the
+// source's own (input parse H) or the first parse operation after it; -1
+// for sources that take payloads.
+func parseStart(src *dataflow.Node, g *dataflow.Graph) int {
+	if src == nil {
+		return -1
+	}
+	if src.Op.Header >= 0 {
+		return src.Op.Header
+	}
+	seen := map[*dataflow.Node]bool{}
+	queue := []*dataflow.Node{src}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		if n.Kind == dataflow.FNode {
+			switch n.Op.Kind {
+			case packet.OpParse:
+				return n.Op.Header
+			case packet.OpPush:
+				return -1 // a Tx path builds its headers
+			}
+		}
+		for _, p := range n.Ports {
+			for _, e := range p.Out {
+				queue = append(queue, e.To)
+			}
+		}
+	}
+	return -1
+}
+
+func reach(n *dataflow.Node, seen map[*dataflow.Node]bool) {
+	if seen[n] {
+		return
+	}
+	seen[n] = true
+	for _, p := range n.Ports {
+		for _, e := range p.Out {
+			reach(e.To, seen)
+		}
+	}
+}
