@@ -112,11 +112,19 @@ func (n *Node) Port(name string) *Port {
 	return nil
 }
 
+// LimitNames are the resources a PRG can declare: how many tables its
+// hardware holds, how many entries each, how wide a table's key may be in
+// bits, and how many action parameters (bits) an entry may carry.
+var LimitNames = []string{"tables", "table_size", "key_bits", "action_bits"}
+
 // Graph is an LPG or a PRG over a packet schema.
 type Graph struct {
 	Name   string
 	Kind   Kind
 	Schema *packet.Schema
+	// Limits are a PRG's declared resources (see LimitNames); a missing
+	// one is unlimited.
+	Limits map[string]int
 	Nodes  []*Node
 	byName map[string]*Node
 
@@ -126,7 +134,7 @@ type Graph struct {
 
 // New returns an empty graph.
 func New(name string, kind Kind, schema *packet.Schema) *Graph {
-	return &Graph{Name: name, Kind: kind, Schema: schema, byName: map[string]*Node{}}
+	return &Graph{Name: name, Kind: kind, Schema: schema, Limits: map[string]int{}, byName: map[string]*Node{}}
 }
 
 // Node returns the named node.

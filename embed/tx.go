@@ -19,6 +19,8 @@ func sameWork(a, b *packet.Op) bool {
 	switch a.Kind {
 	case packet.OpChecksumCompute, packet.OpPush, packet.OpPop:
 		return a.Header == b.Header
+	case packet.OpLookup:
+		return a.Table == b.Table
 	case packet.OpSet:
 		for _, x := range a.Assign {
 			if !slices.ContainsFunc(b.Assign, func(y packet.Assign) bool { return y.Dst == x.Dst }) {
@@ -43,7 +45,7 @@ type outcome struct {
 // equivalence, the predicate at every place packets end.
 func (b *builder) offloadTx() error {
 	for _, e := range slices.Clone(b.nodes) {
-		if e.removed || !e.lpg || e.tmpl.Kind != dataflow.FNode || len(e.ports) != 1 {
+		if e.removed || !e.lpg || e.tmpl.Kind != dataflow.FNode {
 			continue
 		}
 		var hws []*enode
@@ -53,6 +55,16 @@ func (b *builder) offloadTx() error {
 			}
 		}
 		if len(hws) == 0 {
+			continue
+		}
+		if why := b.overLimits(e); why != "" {
+			p := b.placeOf(e.tmpl)
+			p.Kind, p.Reason = Software, fmt.Sprintf("%s could do it, but %s", hws[0].name, why)
+			continue
+		}
+		if len(e.ports) != 1 {
+			p := b.placeOf(e.tmpl)
+			p.Kind, p.Reason = Software, fmt.Sprintf("%s does the same, but moving a node with %d ports is not supported yet", hws[0].name, len(e.ports))
 			continue
 		}
 		o, err := b.tryOffload(e, hws)
@@ -70,6 +82,45 @@ func (b *builder) offloadTx() error {
 		}
 	}
 	return nil
+}
+
+// overLimits says which of the PRG's declared limits a table stage
+// exceeds, or "".
+func (b *builder) overLimits(e *enode) string {
+	if e.op.Kind != packet.OpLookup {
+		return ""
+	}
+	spec := b.lpg.Schema.Tables[e.op.Table].Spec
+	keyBits, actionBits := 0, 0
+	for _, k := range spec.Keys {
+		keyBits += k.Width
+	}
+	for _, a := range spec.Actions {
+		bits := 0
+		for _, p := range a.Params {
+			bits += p.Width
+		}
+		actionBits = max(actionBits, bits)
+	}
+	tables := map[int]bool{}
+	for _, x := range b.nodes {
+		if !x.removed && x.op != nil && x.op.Kind == packet.OpLookup && (x.hardware || x == e) {
+			tables[x.op.Table] = true
+		}
+	}
+	lim := b.prg.Limits
+	over := func(name string, need int) bool { v, ok := lim[name]; return ok && need > v }
+	switch {
+	case over("table_size", spec.Size):
+		return fmt.Sprintf("table %s has %d entries and %s holds at most %d (limit table_size)", spec.Name, spec.Size, b.prg.Name, lim["table_size"])
+	case over("key_bits", keyBits):
+		return fmt.Sprintf("table %s has a %d-bit key and %s takes at most %d bits (limit key_bits)", spec.Name, keyBits, b.prg.Name, lim["key_bits"])
+	case over("action_bits", actionBits):
+		return fmt.Sprintf("table %s's actions carry %d bits of parameters and %s at most %d (limit action_bits)", spec.Name, actionBits, b.prg.Name, lim["action_bits"])
+	case over("tables", len(tables)):
+		return fmt.Sprintf("%s would need %d tables and holds at most %d (limit tables)", b.prg.Name, len(tables), lim["tables"])
+	}
+	return ""
 }
 
 // downstream reports whether x can be reached from e.

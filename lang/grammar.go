@@ -132,10 +132,23 @@ type GraphDecl struct {
 }
 
 type Item struct {
-	Cluster *ClusterDecl `parser:"  @@"`
+	Limits  *LimitsDecl  `parser:"  @@"`
+	Cluster *ClusterDecl `parser:"| @@"`
 	Node    *NodeDecl    `parser:"| @@"`
 	Logic   *LogicDecl   `parser:"| @@"`
 	Config  *ConfigDecl  `parser:"| @@"`
+}
+
+// LimitsDecl declares a PRG's resources: `limits { tables 8  table_size 4096 }`.
+type LimitsDecl struct {
+	Pos    lexer.Position
+	Limits []*Limit `parser:"'limits' '{' @@* '}'"`
+}
+
+type Limit struct {
+	Pos   lexer.Position
+	Name  string `parser:"@Ident"`
+	Value string `parser:"@Int ';'?"`
 }
 
 type ClusterDecl struct {

@@ -33,6 +33,10 @@ func (l *loader) graph(gd *GraphDecl) *dataflow.Graph {
 	var walk func(items []*Item, path []string)
 	walk = func(items []*Item, path []string) {
 		for _, it := range items {
+			if it.Limits != nil {
+				l.limits(g, gd, it.Limits, path)
+				continue
+			}
 			if it.Cluster != nil {
 				walk(it.Cluster.Items, append(slices.Clone(path), it.Cluster.Name))
 				continue
@@ -100,6 +104,34 @@ func parsePos(s string) lexer.Position {
 	p.Line, _ = strconv.Atoi(s[j+1 : i])
 	p.Column, _ = strconv.Atoi(s[i+1:])
 	return p
+}
+
+// limits records a PRG's declared resources.
+func (l *loader) limits(g *dataflow.Graph, gd *GraphDecl, ld *LimitsDecl, path []string) {
+	switch {
+	case gd.Kind != "prg":
+		l.errorf(ld.Pos, "lpg %s: only a prg declares limits", gd.Name)
+		return
+	case len(path) > 0:
+		l.errorf(ld.Pos, "prg %s: limits belong to the whole prg, not to cluster %s", gd.Name, strings.Join(path, ""))
+		return
+	}
+	for _, lim := range ld.Limits {
+		if !slices.Contains(dataflow.LimitNames, lim.Name) {
+			l.errorf(lim.Pos, "prg %s: unknown limit %s (want %s)", gd.Name, lim.Name, strings.Join(dataflow.LimitNames, ", "))
+			continue
+		}
+		if _, dup := g.Limits[lim.Name]; dup {
+			l.errorf(lim.Pos, "prg %s: limit %s declared twice", gd.Name, lim.Name)
+			continue
+		}
+		v, err := smallInt(lim.Value, 1<<40)
+		if err != nil {
+			l.errorf(lim.Pos, "prg %s: limit %s: %v", gd.Name, lim.Name, err)
+			continue
+		}
+		g.Limits[lim.Name] = v
+	}
 }
 
 func typeString(t *TypeRef) string {

@@ -1,0 +1,60 @@
+package embed_test
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/dragonet-go/nsc/embed"
+	"github.com/dragonet-go/nsc/lang"
+	"github.com/dragonet-go/nsc/models"
+)
+
+// A table stage moves to a hardware lookup of the same table only if the
+// table fits the PRG's declared limits.
+const limitsModel = `
+include "lib/inet.nsc"
+metadata m { mark: 8 }
+action tag(v: 8) { m.mark = v }
+table marks {
+  key { ipv4.dst: lpm }
+  actions { tag }
+  default tag(0)
+  size SIZE
+}
+lpg L {
+  node TxIn { op input parse ethernet  port out -> Mark }
+  node Mark { op lookup marks  port tag -> TxQueue }
+  node TxQueue { op emit }
+}
+prg P {
+  limits { table_size 1024  key_bits 64 }
+  node TxQueue [software] { op input  port out -> Mark }
+  node Mark [hardware] { op lookup marks  port tag -> Out }
+  node Out [hardware] { op emit }
+}`
+
+func TestTableLimits(t *testing.T) {
+	for size, want := range map[string]embed.Kind{"512": embed.Hardware, "4096": embed.Software} {
+		src := strings.Replace(limitsModel, "SIZE", size, 1)
+		fsys := fstest.MapFS{"m.nsc": {Data: []byte(src)}}
+		m, err := lang.Loader{ReadFile: func(n string) ([]byte, error) { return fs.ReadFile(fsys, n) }, Library: models.FS}.Load("m.nsc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _ := m.Graph("L")
+		p, _ := m.Graph("P")
+		em, err := embed.Embed(l, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, _ := em.Placement("Mark")
+		if pl.Kind != want {
+			t.Errorf("size %s: %+v", size, pl)
+		}
+		if want == embed.Software && !strings.Contains(pl.Reason, "table marks has 4096 entries and P holds at most 1024 (limit table_size)") {
+			t.Errorf("size %s: reason %q", size, pl.Reason)
+		}
+	}
+}
