@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -191,5 +192,45 @@ func TestDotAndDemo(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q", want)
 		}
+	}
+}
+
+func TestEmbedAndVerify(t *testing.T) {
+	code, out, stderr := nsc(t, "embed", "models/inet/offload.nsc", "--lpg", "UDPIPv4", "--prg", "I82599", "--json")
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	var rep struct {
+		Placements []struct{ Node, Placement, Hardware, Guard string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range rep.Placements {
+		got[p.Node] = p.Placement + " " + p.Hardware + " " + p.Guard
+	}
+	for node, want := range map[string]string{"TxIPv4Csum": "hardware TxIPCsum ", "TxUDPCsum": "split TxUDPCsum ipv4.ihl > 5", "RxUDPCsum": "pruned  "} {
+		if got[node] != want {
+			t.Errorf("%s: %q, want %q", node, got[node], want)
+		}
+	}
+	if code, _, stderr := nsc(t, "embed", "models/inet/offload.nsc", "--lpg", "UDPIPv4"); code != exitUsage || !strings.Contains(stderr, "--lpg and --prg are required") {
+		t.Errorf("missing --prg: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := nsc(t, "embed", "models/inet/offload.nsc", "--lpg", "I82599", "--prg", "UDPIPv4"); code != exitModel || !strings.Contains(stderr, "I82599 is a prg, not a lpg") {
+		t.Errorf("swapped graphs: exit %d %s", code, stderr)
+	}
+	code, out, stderr = nsc(t, "verify", "models/inet/offload.nsc", "--lpg", "UDPIPv4", "--prg", "I82599", "--packets", "3000")
+	if code != exitOK || !strings.Contains(out, "3000 packets") || !strings.Contains(out, "0 mismatches") {
+		t.Errorf("honest verify: exit %d\n%s%s", code, out, stderr)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.pcap")
+	code, out, stderr = nsc(t, "verify", "verify/testdata/lying.nsc", "--lpg", "UDPIPv4", "--prg", "Liar", "--packets", "1000", "--mismatches", bad)
+	if code != exitModel || !strings.Contains(stderr, "packets differ") || !strings.Contains(out, "mismatch 1: packet from AppOut") {
+		t.Errorf("lying verify: exit %d\n%s%s", code, out, stderr)
+	}
+	if frames := readSinkPcap(t, bad); len(frames) == 0 {
+		t.Errorf("no mismatching packets written")
 	}
 }
