@@ -352,6 +352,26 @@ func cycleMessage(g *Graph) (pos, msg string) {
 	return g.Nodes[c[0].ID()].Pos, fmt.Sprintf("cycle %s (only spawn edges may close a cycle)", strings.Join(names, " -> "))
 }
 
+// Reachable returns the nodes reachable from n by normal edges, n included.
+func Reachable(n *Node) map[*Node]bool {
+	seen := map[*Node]bool{}
+	todo := []*Node{n}
+	for len(todo) > 0 {
+		x := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if seen[x] {
+			continue
+		}
+		seen[x] = true
+		for _, p := range x.Ports {
+			for _, e := range p.Out {
+				todo = append(todo, e.To)
+			}
+		}
+	}
+	return seen
+}
+
 // Operands are the distinct nodes feeding an O-node, in edge order.
 func Operands(n *Node) []*Node {
 	var out []*Node

@@ -102,7 +102,7 @@ func (b *builder) build() error {
 	// packets on to the LPG copies.
 	txReach := map[*dataflow.Node]bool{}
 	if e := b.prg.Node(PRGTxEntry); e != nil && e.Source {
-		reachable(e, txReach)
+		txReach = dataflow.Reachable(e)
 	}
 	for _, n := range b.prg.Nodes {
 		e := clone(n, n.Name, false)
@@ -126,7 +126,7 @@ func (b *builder) build() error {
 	// PRG without Rx sinks leaves the LPG's Rx side as it is.
 	rx := map[*dataflow.Node]bool{}
 	if rxEntry != nil && len(b.rxSinks) > 0 {
-		reachable(rxEntry, rx)
+		rx = dataflow.Reachable(rxEntry)
 	}
 	lpgTx := map[*dataflow.Node]*enode{}
 	for _, n := range b.lpg.Nodes {
@@ -201,18 +201,6 @@ func (b *builder) connect(n *dataflow.Node, e *enode, to func(*dataflow.Node) *e
 			if t := to(ed.To); t != nil {
 				e.ports[i].spawn = append(e.ports[i].spawn, t)
 			}
-		}
-	}
-}
-
-func reachable(n *dataflow.Node, seen map[*dataflow.Node]bool) {
-	if seen[n] {
-		return
-	}
-	seen[n] = true
-	for _, p := range n.Ports {
-		for _, e := range p.Out {
-			reachable(e.To, seen)
 		}
 	}
 }

@@ -161,9 +161,7 @@ func Entries(em *embed.Embedding) map[string]*dataflow.Node {
 			continue
 		}
 		// The PRG source whose packets reach the LPG copies is the wire.
-		seen := map[*dataflow.Node]bool{}
-		reach(s, seen)
-		for n := range seen {
+		for n := range dataflow.Reachable(s) {
 			if len(em.Origin[n.Name].Serves) > 0 && out[embed.LPGRxEntry] == nil {
 				out[embed.LPGRxEntry] = s
 			}
@@ -193,8 +191,7 @@ func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 	}
 	var targets []target
 	for _, src := range sources {
-		seen := map[*dataflow.Node]bool{}
-		reach(entries[src], seen)
+		seen := dataflow.Reachable(entries[src])
 		for _, node := range g.Nodes {
 			if seen[node] {
 				for _, p := range node.Ports {
@@ -294,16 +291,4 @@ func parseStart(src *dataflow.Node, g *dataflow.Graph) int {
 		}
 	}
 	return -1
-}
-
-func reach(n *dataflow.Node, seen map[*dataflow.Node]bool) {
-	if seen[n] {
-		return
-	}
-	seen[n] = true
-	for _, p := range n.Ports {
-		for _, e := range p.Out {
-			reach(e.To, seen)
-		}
-	}
 }
