@@ -82,7 +82,7 @@ type progress struct {
 	what         string
 	total        int
 	start, shown time.Time
-	drawn        bool
+	drawn        int // the count last drawn, 0 before the first
 }
 
 func newProgress(e *env, what string, total int) *progress {
@@ -94,7 +94,7 @@ func (p *progress) update(done int) {
 	if now.Sub(p.start) < time.Second || (now.Sub(p.shown) < 100*time.Millisecond && done < p.total) {
 		return
 	}
-	p.shown, p.drawn = now, true
+	p.shown, p.drawn = now, done
 	const width = 30
 	filled := width * done / max(p.total, 1)
 	bar := make([]byte, width)
@@ -108,8 +108,11 @@ func (p *progress) update(done int) {
 }
 
 func (p *progress) done() {
-	if p.drawn {
-		p.update(p.total)
-		fmt.Fprintln(p.e.stderr)
+	if p.drawn == 0 {
+		return
 	}
+	if p.drawn < p.total {
+		p.update(p.total)
+	}
+	fmt.Fprintln(p.e.stderr)
 }
