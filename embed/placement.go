@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/dragonet-go/nsc/dataflow"
 )
@@ -81,9 +82,9 @@ func (b *builder) placement(n *dataflow.Node) Placement {
 		case len(p.Serves) > 0:
 			p.Reason = "runs behind " + joinSinks(p.Serves)
 		case notes != "":
-			p.Reason = "runs on the host; " + notes
+			p.Reason = notes
 		default:
-			p.Reason = "runs on the host; no hardware node of " + b.prg.Name + " does this"
+			p.Reason = "no hardware node of " + b.prg.Name + " does this"
 		}
 	}
 	return p
@@ -104,17 +105,18 @@ func (em *Embedding) WriteReport(w io.Writer) error {
 	for _, p := range em.Placements {
 		width = max(width, len(p.Node))
 	}
+	indent := strings.Repeat(" ", width+4)
 	for _, p := range em.Placements {
-		where := p.Kind.String()
 		switch p.Kind {
 		case Hardware:
-			where = "hardware " + p.Hardware
+			fmt.Fprintf(w, "%-*s  hardware %s\n%s%s\n", width, p.Node, p.Hardware, indent, p.Reason)
 		case Split:
-			where = fmt.Sprintf("split: software when %s, else hardware %s", p.Guard, p.Hardware)
+			fmt.Fprintf(w, "%-*s  split: software when %s, else hardware %s\n%s%s\n", width, p.Node, p.Guard, p.Hardware, indent, p.Reason)
+		default:
+			fmt.Fprintf(w, "%-*s  %-9s %s\n", width, p.Node, p.Kind, p.Reason)
 		}
-		fmt.Fprintf(w, "%-*s  %s\n%-*s    %s\n", width, p.Node, where, width, "", p.Reason)
 		if p.Counterexample != "" && p.Kind != Hardware {
-			fmt.Fprintf(w, "%-*s    counterexample: %s\n", width, "", p.Counterexample)
+			fmt.Fprintf(w, "%scounterexample: %s\n", indent, p.Counterexample)
 		}
 	}
 	_, err := fmt.Fprintln(w)
