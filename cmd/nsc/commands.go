@@ -61,7 +61,7 @@ func runDot(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		return writeDot(e, em.Graph, *out, embeddedOptions(em))
+		return writeDot(e, em.Graph, *out, dot.EmbeddingOptions(em))
 	}
 	_, g, err := graphOf(files, *graph)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/dragonet-go/nsc/backends/dot"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/lang"
@@ -57,33 +56,4 @@ func graphKind(m *lang.Model, name string, kind dataflow.Kind) (*dataflow.Graph,
 		return nil, fmt.Errorf("%s is a %s, not a %s", name, g.Kind, kind)
 	}
 	return g, nil
-}
-
-// Colours of the embedded picture.
-const (
-	colourTookOver = "palegreen"   // PRG hardware doing an LPG stage's work
-	colourLPG      = "lightyellow" // LPG nodes that run in software
-	colourGuard    = "lightsalmon" // residual guards of split stages
-)
-
-// embeddedOptions marks, in the embedded picture, the LPG nodes that
-// survived, the hardware nodes that took over LPG stages, and guards.
-func embeddedOptions(em *embed.Embedding) dot.Options {
-	hl := map[string]string{}
-	for _, n := range em.Graph.Nodes {
-		o := em.Origin[n.Name]
-		switch {
-		case o.LPG != "":
-			hl[n.Name] = colourLPG
-		case o.PRG == "" && em.Graph.Node(n.Name) != nil:
-			hl[n.Name] = colourGuard
-		}
-	}
-	for _, p := range em.Placements {
-		if p.Hardware != "" {
-			hl[p.Hardware] = colourTookOver
-		}
-	}
-	return dot.Options{Highlight: hl, Title: fmt.Sprintf("%s embedded in %s: LPG nodes %s, hardware doing LPG work %s, residual guards %s",
-		em.LPG.Name, em.PRG.Name, colourLPG, colourTookOver, colourGuard)}
 }

@@ -84,29 +84,11 @@ func run(w io.Writer, dir string) error {
 		if err := em.WriteReport(w); err != nil {
 			return err
 		}
-		if err := draw(w, dir, lpg.Name+"-in-"+s.prg, em.Graph, marked(em)); err != nil {
+		if err := draw(w, dir, lpg.Name+"-in-"+s.prg, em.Graph, dot.EmbeddingOptions(em)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// marked colours the embedded picture: the LPG nodes that are left, and
-// the PRG hardware that took over LPG work.
-func marked(em *embed.Embedding) dot.Options {
-	hl := map[string]string{}
-	for _, n := range em.Graph.Nodes {
-		if em.Origin[n.Name].LPG != "" {
-			hl[n.Name] = "lightyellow"
-		}
-	}
-	for _, p := range em.Placements {
-		if p.Hardware != "" {
-			hl[p.Hardware] = "palegreen"
-		}
-	}
-	return dot.Options{Highlight: hl, Title: fmt.Sprintf(
-		"%s embedded in %s: LPG nodes yellow, hardware doing LPG work green", em.LPG.Name, em.PRG.Name)}
 }
 
 // draw writes g into dir as name.svg, or as name.dot without Graphviz; with
