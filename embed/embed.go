@@ -35,11 +35,11 @@ type Embedding struct {
 // Origin says where an embedded node comes from.
 type Origin struct {
 	LPG, PRG string // one of them is set
+	// Guard names the LPG node a residual guard node stands in front of
+	// (a split stage); LPG and PRG are then empty.
+	Guard string
 	// Serves lists the PRG Rx sinks an LPG copy runs behind.
 	Serves []string
-	// Offloaded names the hardware node that does an offloaded stage's
-	// work; such a node is no longer in the graph.
-	Offloaded string
 }
 
 // ErrDifferentModels: the LPG and the PRG must share one packet schema.
@@ -225,9 +225,12 @@ func (b *builder) finish() (*Embedding, error) {
 			continue
 		}
 		o := Origin{Serves: e.serves}
-		if e.lpg {
+		switch {
+		case e.guardOf != "":
+			o.Guard = e.guardOf
+		case e.lpg:
 			o.LPG = e.tmpl.Name
-		} else {
+		default:
 			o.PRG = e.tmpl.Name
 		}
 		em.Origin[of[e].Name] = o

@@ -22,8 +22,8 @@ type enode struct {
 
 	software, hardware, source, isSink bool
 	removed                            bool
-	// offloaded names the hardware node that took over (Tx stages).
-	offloaded string
+	// guardOf names the LPG node a residual guard stands in front of.
+	guardOf string
 }
 
 type eport struct {

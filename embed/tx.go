@@ -215,7 +215,6 @@ func (b *builder) tryOffload(e *enode, hws []*enode) (outcome, error) {
 	where, class := differ(with, without)
 	if where == "" {
 		e.removed = true
-		e.offloaded = hw.name
 		return outcome{hw: hw.name, reason: fmt.Sprintf("%s does it for every packet class: the predicates where packets end are equivalent without %s", hw.name, e.name)}, nil
 	}
 	restore()
@@ -322,7 +321,7 @@ func (b *builder) leadsTo(p *eport, x *enode) bool {
 func (b *builder) guardNode(e *enode, guard *packet.Expr) *enode {
 	tmpl := &dataflow.Node{Name: e.name + "Guard", Kind: dataflow.FNode, Cluster: e.tmpl.Cluster, Software: true, Pos: e.tmpl.Pos}
 	op := &packet.Op{Kind: packet.OpTest, Cond: guard, Header: -1, After: -1, Table: -1}
-	return &enode{name: tmpl.Name, tmpl: tmpl, lpg: true, sink: e.sink, serves: e.serves, op: op, software: true,
+	return &enode{name: tmpl.Name, tmpl: tmpl, guardOf: e.tmpl.Name, sink: e.sink, serves: e.serves, op: op, software: true,
 		ports: []*eport{{name: packet.PortTrue}, {name: packet.PortFalse}}}
 }
 

@@ -22,7 +22,7 @@ func EmbeddingOptions(em *embed.Embedding) Options {
 		switch o := em.Origin[n.Name]; {
 		case o.LPG != "":
 			hl[n.Name] = ColourLPG
-		case o.PRG == "":
+		case o.Guard != "":
 			hl[n.Name] = ColourGuard
 		}
 	}
