@@ -144,3 +144,38 @@ func TestDifferentModels(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// An AND whose second operand only runs when the first is true does not
+// need the first: the embedder drops that operand's edge, and the
+// embedded graph still behaves as the LPG (checked on packets in verify).
+func TestTrimImpliedOperand(t *testing.T) {
+	src := `
+header h { a: 8  b: 8 }
+lpg L {
+  node RxQueue { op input  port out -> Parse }
+  node Parse { op parse h  port true -> A  port false -> Bad }
+  node Bad { op drop }
+  node A { op test h.a == 1  port true -> B, Both  port false -> NotA }
+  node NotA { op drop "not a" }
+  node B { op test h.b == 1  port true -> Both  port false -> Both }
+  and Both { port true -> Yes  port false -> No }
+  node Yes { op steer queue 1 }
+  node No { op steer queue 2 }
+}
+prg P {
+  node Wire [hardware] { op input  port out -> Host }
+  node Host [software] { op emit }
+}`
+	em := embedString(t, src, "L", "P")
+	var ops []string
+	for _, e := range em.Graph.Node("Both").In {
+		ops = append(ops, e.From.Node.Name+"."+e.From.Name)
+	}
+	slices.Sort(ops)
+	if diff := cmp.Diff([]string{"B.false", "B.true"}, ops); diff != "" {
+		t.Errorf("operands of Both (-want +got):\n%s", diff)
+	}
+	if p := place(t, em, "Both"); !strings.Contains(p.Reason, "operand A implied") {
+		t.Errorf("Both: %+v", p)
+	}
+}

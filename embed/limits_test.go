@@ -58,3 +58,23 @@ func TestTableLimits(t *testing.T) {
 		}
 	}
 }
+
+// embedString embeds lpg into prg, both from the model source src.
+func embedString(t *testing.T, src, lpg, prg string) *embed.Embedding {
+	t.Helper()
+	fsys := fstest.MapFS{"m.nsc": {Data: []byte(src)}}
+	m, err := lang.Loader{ReadFile: func(n string) ([]byte, error) { return fs.ReadFile(fsys, n) }, Library: models.FS}.Load("m.nsc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := m.Graph(lpg)
+	p, _ := m.Graph(prg)
+	em, err := embed.Embed(l, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := em.Graph.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return em
+}

@@ -25,6 +25,12 @@ func (b *builder) pruneRx() error {
 		order[n] = i
 	}
 	copies := slices.DeleteFunc(slices.Clone(b.nodes), func(e *enode) bool { return e.sink == "" })
+	portOf := map[*eport]*dataflow.Port{}
+	for e, n := range of {
+		for i, p := range e.ports {
+			portOf[p] = n.Ports[i]
+		}
+	}
 	slices.SortFunc(copies, func(x, y *enode) int { return order[of[x]] - order[of[y]] })
 
 	// Folding an O-node can let the F-nodes before it fold: repeat until
@@ -55,6 +61,10 @@ func (b *builder) pruneRx() error {
 				}
 			}
 			if len(live) == 1 && len(live[0].spawn) == 0 && len(live[0].out) > 0 && b.fold(e, n, live[0], ps) {
+				changed = true
+				continue
+			}
+			if n.Kind == dataflow.ONode && b.trim(e, n, ps, portOf) {
 				changed = true
 			}
 		}
@@ -127,6 +137,82 @@ func (b *builder) fold(e *enode, n *dataflow.Node, live *eport, ps *dataflow.Pre
 	}
 	b.bypass(e, live, fmt.Sprintf("always %s (%s folded by implication)", live.name, strings.ToUpper(n.Logic.String())))
 	return true
+}
+
+// trim drops an operand of an O-node that the others imply: if the node's
+// true and false predicates stay BDD-equivalent without operand x, x's
+// edges into it go (an AND whose second operand only runs when the first
+// is true does not need the first).
+func (b *builder) trim(e *enode, n *dataflow.Node, ps *dataflow.Predicates, portOf map[*eport]*dataflow.Port) bool {
+	if n.Logic == dataflow.Not {
+		return false
+	}
+	type operand struct {
+		src  *enode
+		t, f predicate.Pred
+	}
+	var ops []*operand
+	for _, x := range b.nodes {
+		if x.removed {
+			continue
+		}
+		var o *operand
+		for _, p := range x.ports {
+			if !slices.Contains(p.out, e) {
+				continue
+			}
+			if o == nil {
+				o = &operand{src: x, t: b.space.False(), f: b.space.False()}
+				ops = append(ops, o)
+			}
+			if p.name == packet.PortFalse {
+				o.f = o.f.Or(ps.Port(portOf[p]))
+			} else {
+				o.t = o.t.Or(ps.Port(portOf[p]))
+			}
+		}
+	}
+	if len(ops) < 2 {
+		return false
+	}
+	value := func(skip *operand) (yes, no predicate.Pred) {
+		var ts, fs []predicate.Pred
+		for _, o := range ops {
+			if o != skip {
+				ts, fs = append(ts, o.t), append(fs, o.f)
+			}
+		}
+		if n.Logic == dataflow.And || n.Logic == dataflow.Nand {
+			return b.space.And(ts...), b.space.Or(fs...)
+		}
+		return b.space.Or(ts...), b.space.And(fs...)
+	}
+	// A port that led only here would then end its packets (a counted
+	// drop), which changes behaviour: such operands stay.
+	onlyHere := func(x *enode) bool {
+		for _, p := range x.ports {
+			if slices.Contains(p.out, e) && len(p.out) == 1 && len(p.spawn) == 0 {
+				return true
+			}
+		}
+		return false
+	}
+	yes, no := value(nil)
+	for _, o := range ops {
+		if onlyHere(o.src) {
+			continue
+		}
+		y, f := value(o)
+		if !predicate.Equivalent(y, yes) || !predicate.Equivalent(f, no) {
+			continue
+		}
+		for _, p := range o.src.ports {
+			p.out = slices.DeleteFunc(p.out, func(t *enode) bool { return t == e })
+		}
+		b.note(e, fmt.Sprintf("operand %s implied", o.src.tmpl.Name))
+		return true
+	}
+	return false
 }
 
 // bypass removes e, sending what reached it where its live port leads.
