@@ -149,23 +149,7 @@ func TestDifferentModels(t *testing.T) {
 // need the first: the embedder drops that operand's edge, and the
 // embedded graph still behaves as the LPG (checked on packets in verify).
 func TestTrimImpliedOperand(t *testing.T) {
-	src := `
-header h { a: 8  b: 8 }
-lpg L {
-  node RxQueue { op input  port out -> Parse }
-  node Parse { op parse h  port true -> A  port false -> Bad }
-  node Bad { op drop }
-  node A { op test h.a == 1  port true -> B, Both  port false -> NotA }
-  node NotA { op drop "not a" }
-  node B { op test h.b == 1  port true -> Both  port false -> Both }
-  and Both { port true -> Yes  port false -> No }
-  node Yes { op steer queue 1 }
-  node No { op steer queue 2 }
-}
-prg P {
-  node Wire [hardware] { op input  port out -> Host }
-  node Host [software] { op emit }
-}`
+	src := testutil.ImpliedOperand
 	em := embedString(t, src, "L", "P")
 	var ops []string
 	for _, e := range em.Graph.Node("Both").In {

@@ -60,23 +60,7 @@ func TestHonestPRGs(t *testing.T) {
 // Trimming an implied operand of an AND keeps behaviour (embed's
 // TestTrimImpliedOperand model, packets from every class).
 func TestTrimmedANDBehaves(t *testing.T) {
-	src := `
-header h { a: 8  b: 8 }
-lpg L {
-  node RxQueue { op input  port out -> Parse }
-  node Parse { op parse h  port true -> A  port false -> Bad }
-  node Bad { op drop }
-  node A { op test h.a == 1  port true -> B, Both  port false -> NotA }
-  node NotA { op drop "not a" }
-  node B { op test h.b == 1  port true -> Both  port false -> Both }
-  and Both { port true -> Yes  port false -> No }
-  node Yes { op steer queue 1 }
-  node No { op steer queue 2 }
-}
-prg P {
-  node Wire [hardware] { op input  port out -> Host }
-  node Host [software] { op emit }
-}`
+	src := testutil.ImpliedOperand
 	fsys := fstest.MapFS{"m.nsc": {Data: []byte(src)}}
 	m, err := lang.Loader{ReadFile: func(n string) ([]byte, error) { return fs.ReadFile(fsys, n) }}.Load("m.nsc")
 	if err != nil {
