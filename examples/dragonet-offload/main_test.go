@@ -51,21 +51,34 @@ func TestReadmeIsTrue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := regexp.MustCompile("(?s)```sh\n(go run ./cmd/nsc [^\n]*)\n```\n\n```text\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
+	// Fenced blocks in order: the language after ``` and the text.
+	fences := regexp.MustCompile("(?s)```([a-z]*)\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
+	var blocks [][2]string // command, what it prints
+	for i, f := range fences {
+		if !strings.HasPrefix(f[2], "go run ./cmd/nsc ") {
+			continue
+		}
+		cmd := strings.TrimSpace(f[2])
+		if strings.Contains(cmd, "\n") || i+1 == len(fences) || fences[i+1][1] != "text" {
+			t.Errorf("README.md: %q must be one command followed by a ```text block with its output", cmd)
+			continue
+		}
+		blocks = append(blocks, [2]string{cmd, fences[i+1][2]})
+	}
 	if len(blocks) < 5 {
-		t.Fatalf("found %d command blocks in README.md", len(blocks))
+		t.Fatalf("found %d command blocks in README.md, want at least 5", len(blocks))
 	}
 	for _, b := range blocks {
-		args := strings.Fields(b[1])[3:]
+		args := strings.Fields(b[0])[3:]
 		cmd := exec.Command(nsc, args...)
 		cmd.Dir = "../.."
 		out, err := cmd.Output()
 		if err != nil {
-			t.Errorf("%s: %v", b[1], err)
+			t.Errorf("%s: %v", b[0], err)
 			continue
 		}
-		if string(out) != b[2] {
-			t.Errorf("%s prints\n%s\nbut README.md shows\n%s", b[1], out, b[2])
+		if string(out) != b[1] {
+			t.Errorf("%s prints\n%s\nbut README.md shows\n%s", b[0], out, b[1])
 		}
 	}
 }
