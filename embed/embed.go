@@ -53,6 +53,9 @@ type builder struct {
 	prgOf    map[*dataflow.Node]*enode
 	txEntry  *enode
 	rxSinks  []*dataflow.Node
+	// unattached says why an LPG node is not joined to the PRG: its side
+	// (Rx or Tx) has nothing to join on the PRG.
+	unattached map[*dataflow.Node]string
 	// copies[lpg node] lists its enodes (one per sink for the Rx part).
 	copies map[*dataflow.Node][]*enode
 	// notes says what happened to each LPG node's copy behind each sink
@@ -70,7 +73,7 @@ func Embed(lpg, prg *dataflow.Graph) (*Embedding, error) {
 		return nil, fmt.Errorf("embed %s %s into %s %s: want an lpg and a prg", lpg.Kind, lpg.Name, prg.Kind, prg.Name)
 	}
 	b := &builder{lpg: lpg, prg: prg, space: predicate.NewSpace(), prgOf: map[*dataflow.Node]*enode{},
-		copies: map[*dataflow.Node][]*enode{}, notes: map[*dataflow.Node]map[string][]string{}, place: map[*dataflow.Node]*Placement{}}
+		copies: map[*dataflow.Node][]*enode{}, unattached: map[*dataflow.Node]string{}, notes: map[*dataflow.Node]map[string][]string{}, place: map[*dataflow.Node]*Placement{}}
 	if err := b.build(); err != nil {
 		return nil, err
 	}
@@ -127,6 +130,14 @@ func (b *builder) build() error {
 	rx := map[*dataflow.Node]bool{}
 	if rxEntry != nil && len(b.rxSinks) > 0 {
 		rx = dataflow.Reachable(rxEntry)
+	}
+	if rxEntry != nil && len(b.rxSinks) == 0 {
+		for n := range dataflow.Reachable(rxEntry) {
+			b.unattached[n] = "not joined: " + b.prg.Name + " has no Rx sinks, so this runs on the host as in the LPG"
+		}
+	}
+	if t := b.lpg.Node(LPGTxExit); t != nil && txExit == nil {
+		b.unattached[t] = "not joined: " + b.prg.Name + " has no Tx entry (" + PRGTxEntry + "), so packets end here as in the LPG"
 	}
 	lpgTx := map[*dataflow.Node]*enode{}
 	for _, n := range b.lpg.Nodes {
@@ -241,6 +252,13 @@ func (b *builder) finish() (*Embedding, error) {
 	return em, nil
 }
 
-func joinSinks(s []string) string {
-	return strings.Join(slices.Compact(slices.Sorted(slices.Values(s))), ", ")
+// joinSinks lists sinks in the PRG's declaration order, once each.
+func (b *builder) joinSinks(s []string) string {
+	var out []string
+	for _, n := range b.rxSinks {
+		if slices.Contains(s, n.Name) {
+			out = append(out, n.Name)
+		}
+	}
+	return strings.Join(out, ", ")
 }

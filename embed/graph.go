@@ -31,6 +31,15 @@ type eport struct {
 	out, spawn []*enode
 }
 
+// display names the node for people: an LPG node by its LPG name, not by
+// the name it has in the embedded graph (RxParse@RxOut_, TxPCsum@lpg).
+func (n *enode) display() string {
+	if n.lpg {
+		return n.tmpl.Name
+	}
+	return n.name
+}
+
 func (n *enode) port(name string) *eport {
 	for _, p := range n.ports {
 		if p.name == name {

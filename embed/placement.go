@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/dragonet-go/nsc/dataflow"
@@ -64,23 +63,28 @@ func (b *builder) placement(n *dataflow.Node) Placement {
 			serves = append(serves, e.serves...)
 		}
 	}
-	p.Serves = slices.Compact(slices.Sorted(slices.Values(serves)))
+	p.Serves = strings.Split(b.joinSinks(serves), ", ")
+	if len(serves) == 0 {
+		p.Serves = nil
+	}
 	notes := b.story(n)
 	switch {
 	case n.Name == LPGRxEntry && len(b.rxSinks) > 0:
-		p.Kind, p.Reason = Pruned, "joined to the PRG's Rx sinks "+joinSinks(names(b.rxSinks))
+		p.Kind, p.Reason = Pruned, "joined to the PRG's Rx sinks "+b.joinSinks(names(b.rxSinks))
 	case n.Name == LPGTxExit && b.txEntry != nil:
 		p.Kind, p.Reason = Pruned, "joined to the PRG's Tx entry "+b.txEntry.name
 	case p.Kind == Hardware || p.Kind == Split:
 	case alive == 0 && len(b.copies[n]) > 0:
 		p.Kind, p.Reason = Pruned, notes
+	case b.unattached[n] != "" && p.Reason == "":
+		p.Kind, p.Reason = Software, b.unattached[n]
 	case p.Reason == "":
 		p.Kind = Software
 		switch {
 		case len(p.Serves) > 0 && notes != "":
-			p.Reason = "runs behind " + joinSinks(p.Serves) + "; " + notes
+			p.Reason = "runs behind " + b.joinSinks(p.Serves) + "; " + notes
 		case len(p.Serves) > 0:
-			p.Reason = "runs behind " + joinSinks(p.Serves)
+			p.Reason = "runs behind " + b.joinSinks(p.Serves)
 		case notes != "":
 			p.Reason = notes
 		default:

@@ -215,7 +215,7 @@ func (b *builder) tryOffload(e *enode, hws []*enode) (outcome, error) {
 	where, class := differ(with, without)
 	if where == "" {
 		e.removed = true
-		return outcome{hw: hw.name, reason: fmt.Sprintf("%s does it for every packet class: the predicates where packets end are equivalent without %s", hw.name, e.name)}, nil
+		return outcome{hw: hw.name, reason: fmt.Sprintf("%s does it for every packet class: the predicates where packets end are equivalent without %s", hw.name, e.tmpl.Name)}, nil
 	}
 	restore()
 	// Behind a residual guard.
@@ -231,7 +231,7 @@ func (b *builder) tryOffload(e *enode, hws []*enode) (outcome, error) {
 		}
 		if w, _ := differ(with, split); w == "" {
 			return outcome{hw: hw.name, guard: text, counterexample: class,
-				reason: fmt.Sprintf("%s does it only when not (%s); e.g. without %s, %s ends at %s differently", hw.name, text, e.name, class, where)}, nil
+				reason: fmt.Sprintf("%s does it only when not (%s); e.g. without %s, %s ends at %s differently", hw.name, text, e.tmpl.Name, class, where)}, nil
 		}
 		restore()
 	}
@@ -336,7 +336,7 @@ func (b *builder) readAfter(e, hw *enode) string {
 		}
 		for _, f := range writes {
 			if reads(schema, x.op, f) {
-				return fmt.Sprintf("%s reads %s, which %s writes, before %s does the work", x.name, schema.FieldName(f), e.name, hw.name)
+				return fmt.Sprintf("%s reads %s, which %s writes, before %s does the work", x.display(), schema.FieldName(f), e.tmpl.Name, hw.name)
 			}
 		}
 	}
