@@ -2,14 +2,11 @@ package embed_test
 
 import (
 	"fmt"
-	"io/fs"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/testutil"
-	"github.com/dragonet-go/nsc/lang"
 )
 
 // BenchmarkEmbedUDP embeds the UDP/IPv4 stack into the 82599: Rx pruning
@@ -73,11 +70,7 @@ func generated(nodes int) string {
 
 func BenchmarkEmbedGenerated5000(b *testing.B) {
 	src := generated(5000)
-	fsys := fstest.MapFS{"gen.nsc": {Data: []byte(src)}}
-	m, err := lang.Loader{ReadFile: func(n string) ([]byte, error) { return fs.ReadFile(fsys, n) }}.Load("gen.nsc")
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := testutil.ModelSource(b, src)
 	l, _ := m.Graph("L")
 	p, _ := m.Graph("P")
 	b.ReportMetric(float64(len(l.Nodes)), "lpg-nodes")

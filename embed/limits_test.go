@@ -1,14 +1,11 @@
 package embed_test
 
 import (
-	"io/fs"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/dragonet-go/nsc/embed"
-	"github.com/dragonet-go/nsc/lang"
-	"github.com/dragonet-go/nsc/models"
+	"github.com/dragonet-go/nsc/internal/testutil"
 )
 
 // A table stage moves to a hardware lookup of the same table only if the
@@ -38,11 +35,7 @@ prg P {
 func TestTableLimits(t *testing.T) {
 	for size, want := range map[string]embed.Kind{"512": embed.Hardware, "4096": embed.Software} {
 		src := strings.Replace(limitsModel, "SIZE", size, 1)
-		fsys := fstest.MapFS{"m.nsc": {Data: []byte(src)}}
-		m, err := lang.Loader{ReadFile: func(n string) ([]byte, error) { return fs.ReadFile(fsys, n) }, Library: models.FS}.Load("m.nsc")
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := testutil.ModelSource(t, src)
 		l, _ := m.Graph("L")
 		p, _ := m.Graph("P")
 		em, err := embed.Embed(l, p)
@@ -62,11 +55,7 @@ func TestTableLimits(t *testing.T) {
 // embedString embeds lpg into prg, both from the model source src.
 func embedString(t *testing.T, src, lpg, prg string) *embed.Embedding {
 	t.Helper()
-	fsys := fstest.MapFS{"m.nsc": {Data: []byte(src)}}
-	m, err := lang.Loader{ReadFile: func(n string) ([]byte, error) { return fs.ReadFile(fsys, n) }, Library: models.FS}.Load("m.nsc")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testutil.ModelSource(t, src)
 	l, _ := m.Graph(lpg)
 	p, _ := m.Graph(prg)
 	em, err := embed.Embed(l, p)

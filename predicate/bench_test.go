@@ -70,37 +70,45 @@ func BenchmarkEquivalent40Atoms(b *testing.B) {
 // ports against the queue filter, and finally that the ports partition the
 // queue's packets.
 func BenchmarkPortChain(b *testing.B) {
-	etype := Field{"eth.type", 16}
-	proto := Field{"ipv4.proto", 8}
-	dport := Field{"udp.dport", 16}
 	for b.Loop() {
 		s := NewSpace()
-		queue := s.Symbol("pred(RxQueue,q1)").And(s.Masked(dport, packet.V(0x4000), packet.V(0xc000)))
-		isIP := s.Eq(etype, packet.V(0x0800))
-		ip, notIP := queue.And(isIP), queue.And(isIP.Not())
-		ok := ip.And(s.Valid("ipv4"))
-		udpT := s.Eq(proto, packet.V(17))
-		udp, other := ok.And(udpT), ok.And(udpT.Not())
-		ports := []Pred{notIP, ip.And(s.Valid("ipv4").Not()), other}
-		rest := udp
-		for i := range 32 {
+		queue, ports := rxPorts(s)
+		for i, t := range ports[3 : len(ports)-1] {
 			lo := 0x3f00 + uint64(i)*32 // the first ports fall outside the queue filter
-			sock := s.Range(dport, packet.V(lo), packet.V(lo+15))
-			t, f := rest.And(sock), rest.And(sock.Not())
 			if Satisfiable(t) != (lo+15 >= 0x4000) {
 				b.Fatalf("socket %d: satisfiable = %v", i, Satisfiable(t))
 			}
 			if Satisfiable(t) && !Implies(t, queue) {
 				b.Fatal("socket port outside queue filter")
 			}
-			ports = append(ports, t)
-			rest = f
 		}
-		ports = append(ports, rest)
 		if !Equivalent(s.Or(ports...), queue) {
 			b.Fatal("ports do not partition the queue")
 		}
 	}
+}
+
+// rxPorts builds a receive path's port predicates: not IPv4, IPv4 header
+// invalid, not UDP, 32 sockets by UDP port range, and no socket.
+func rxPorts(s *Space) (queue Pred, ports []Pred) {
+	etype := Field{"eth.type", 16}
+	proto := Field{"ipv4.proto", 8}
+	dport := Field{"udp.dport", 16}
+	queue = s.Symbol("pred(RxQueue,q1)").And(s.Masked(dport, packet.V(0x4000), packet.V(0xc000)))
+	isIP := s.Eq(etype, packet.V(0x0800))
+	ip, notIP := queue.And(isIP), queue.And(isIP.Not())
+	ok := ip.And(s.Valid("ipv4"))
+	udpT := s.Eq(proto, packet.V(17))
+	udp, other := ok.And(udpT), ok.And(udpT.Not())
+	ports = []Pred{notIP, ip.And(s.Valid("ipv4").Not()), other}
+	rest := udp
+	for i := range 32 {
+		lo := 0x3f00 + uint64(i)*32
+		sock := s.Range(dport, packet.V(lo), packet.V(lo+15))
+		ports = append(ports, rest.And(sock))
+		rest = rest.And(sock.Not())
+	}
+	return queue, append(ports, rest)
 }
 
 // BenchmarkForgetChain runs 30 "set field = value" transformers in a row,
@@ -161,26 +169,10 @@ func benchmarkForgetChain(b *testing.B, dnf bool) {
 // sends each through "set udp.dport = 53", "checksum compute udp" and
 // "push vlan", and prints the result.
 func BenchmarkForgetPorts(b *testing.B) {
-	etype := Field{"eth.type", 16}
-	proto := Field{"ipv4.proto", 8}
 	dport := Field{"udp.dport", 16}
 	for b.Loop() {
 		s := NewSpace()
-		queue := s.Symbol("pred(RxQueue,q1)").And(s.Masked(dport, packet.V(0x4000), packet.V(0xc000)))
-		isIP := s.Eq(etype, packet.V(0x0800))
-		ip, notIP := queue.And(isIP), queue.And(isIP.Not())
-		ok := ip.And(s.Valid("ipv4"))
-		udpT := s.Eq(proto, packet.V(17))
-		udp, other := ok.And(udpT), ok.And(udpT.Not())
-		ports := []Pred{notIP, ip.And(s.Valid("ipv4").Not()), other}
-		rest := udp
-		for i := range 32 {
-			lo := 0x3f00 + uint64(i)*32
-			sock := s.Range(dport, packet.V(lo), packet.V(lo+15))
-			ports = append(ports, rest.And(sock))
-			rest = rest.And(sock.Not())
-		}
-		ports = append(ports, rest)
+		_, ports := rxPorts(s)
 		set, csum, vlan := s.Eq(dport, packet.V(53)), s.Symbol("csum_ok(udp)"), s.Valid("vlan")
 		all := s.False()
 		for _, p := range ports {

@@ -1,27 +1,18 @@
 package sim_test
 
 import (
-	"io/fs"
 	"testing"
-	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/testutil"
-	"github.com/dragonet-go/nsc/lang"
-	"github.com/dragonet-go/nsc/models"
 	"github.com/dragonet-go/nsc/sim"
 )
 
 func machine(t *testing.T, src, graph string) *sim.Machine {
 	t.Helper()
-	fsys := fstest.MapFS{"m.nsc": {Data: []byte(src)}}
-	m, err := lang.Loader{ReadFile: func(n string) ([]byte, error) { return fs.ReadFile(fsys, n) }, Library: models.FS}.Load("m.nsc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _ := m.Graph(graph)
+	g, _ := testutil.ModelSource(t, src).Graph(graph)
 	mach, err := sim.New(g, nil)
 	if err != nil {
 		t.Fatal(err)

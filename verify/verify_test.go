@@ -1,11 +1,9 @@
 package verify_test
 
 import (
-	"io/fs"
 	"os"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/testutil"
@@ -61,12 +59,7 @@ func TestHonestPRGs(t *testing.T) {
 // TestTrimImpliedOperand model, packets from every class).
 func TestTrimmedANDBehaves(t *testing.T) {
 	src := testutil.ImpliedOperand
-	fsys := fstest.MapFS{"m.nsc": {Data: []byte(src)}}
-	m, err := lang.Loader{ReadFile: func(n string) ([]byte, error) { return fs.ReadFile(fsys, n) }}.Load("m.nsc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	em := embedding(t, m, "L", "P")
+	em := embedding(t, testutil.ModelSource(t, src), "L", "P")
 	res, err := verify.Run(em, verify.Generate(em, 2000, 3), nil)
 	if err != nil {
 		t.Fatal(err)

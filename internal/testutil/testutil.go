@@ -5,6 +5,7 @@ package testutil
 import (
 	"io/fs"
 	"testing"
+	"testing/fstest"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -21,6 +22,18 @@ func Model(t testing.TB, files ...string) *lang.Model {
 	m, err := ld.Load(files...)
 	if err != nil {
 		t.Fatalf("load %v: %v", files, err)
+	}
+	return m
+}
+
+// ModelSource loads a model from its source text, with the shipped
+// library behind its includes.
+func ModelSource(t testing.TB, src string) *lang.Model {
+	t.Helper()
+	fsys := fstest.MapFS{"m.nsc": {Data: []byte(src)}}
+	m, err := lang.Loader{ReadFile: func(n string) ([]byte, error) { return fs.ReadFile(fsys, n) }, Library: models.FS}.Load("m.nsc")
+	if err != nil {
+		t.Fatal(err)
 	}
 	return m
 }
