@@ -13,5 +13,5 @@ import "embed"
 
 // FS holds every model file.
 //
-//go:embed lib dragonet inet
+//go:embed lib dragonet inet ejfat
 var FS embed.FS

@@ -56,12 +56,16 @@ func ParseEntries(name string, r io.Reader, tables func(string) (*TableSpec, boo
 	}
 	var out []TableEntry
 	for len(toks) > 0 {
-		if toks[0].s != "table_add" {
+		n := 1
+		for n < len(toks) && !isCommand(toks[n].s) {
+			n++
+		}
+		if !isCommand(toks[0].s) {
 			return nil, &ScriptError{name, toks[0].line, fmt.Errorf("expected table_add, found %q", toks[0].s)}
 		}
-		n := 1
-		for n < len(toks) && toks[n].s != "table_add" {
-			n++
+		if toks[0].s != "table_add" { // a simulator command: no table content
+			toks = toks[n:]
+			continue
 		}
 		te, err := parseEntry(toks[0].line, toks[1:n], tables)
 		if err != nil {
@@ -72,6 +76,42 @@ func ParseEntries(name string, r io.Reader, tables func(string) (*TableSpec, boo
 		toks = toks[n:]
 	}
 	return out, nil
+}
+
+// isCommand reports whether word starts a command of the BMv2/p4bm CLI.
+// Only table_add fills tables; run_traffic, counter_read, reset_state and
+// exit drive the simulator and are skipped (seed 000's script ends with
+// run_traffic).
+func isCommand(word string) bool {
+	switch word {
+	case "table_add", "run_traffic", "counter_read", "reset_state", "exit":
+		return true
+	}
+	return false
+}
+
+// LoadTables makes empty runtime tables for every table of s, in
+// Schema.Tables order, and fills them from a table_add script read from r
+// (name is for messages). Errors name the line.
+func LoadTables(s *Schema, name string, r io.Reader) ([]*Table, error) {
+	ts := make([]*Table, len(s.Tables))
+	for i, t := range s.Tables {
+		ts[i] = NewTable(t.Spec)
+	}
+	if r == nil {
+		return ts, nil
+	}
+	entries, err := ParseEntries(name, r, s.TableSpec)
+	if err != nil {
+		return nil, err
+	}
+	for _, te := range entries {
+		i, _ := s.Table(te.Table)
+		if err := ts[i].Insert(te.Entry); err != nil {
+			return nil, &ScriptError{name, te.Entry.Line, err}
+		}
+	}
+	return ts, nil
 }
 
 // parseEntry parses the words after one table_add, which is at line start.

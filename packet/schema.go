@@ -161,3 +161,11 @@ func (s *Schema) FieldName(f FieldRef) string {
 	h := s.Headers[f.Header]
 	return h.Name + "." + h.Fields[f.Field].Name
 }
+
+// TableSpec returns the spec of the named table.
+func (s *Schema) TableSpec(name string) (*TableSpec, bool) {
+	if i, ok := s.Table(name); ok {
+		return s.Tables[i].Spec, true
+	}
+	return nil, false
+}

@@ -93,36 +93,15 @@ func pickSource(g *dataflow.Graph, name string) (*dataflow.Node, error) {
 
 // loadTables makes the runtime tables and fills them from a table_add file.
 func loadTables(m *lang.Model, file string) ([]*packet.Table, error) {
-	rts := make([]*packet.Table, len(m.Schema.Tables))
-	for i, t := range m.Schema.Tables {
-		rts[i] = packet.NewTable(t.Spec)
-	}
 	if file == "" {
-		return rts, nil
+		return packet.LoadTables(m.Schema, "", nil)
 	}
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	specOf := func(name string) (*packet.TableSpec, bool) {
-		i, ok := m.Schema.Table(name)
-		if !ok {
-			return nil, false
-		}
-		return m.Schema.Tables[i].Spec, true
-	}
-	entries, err := packet.ParseEntries(file, f, specOf)
-	if err != nil {
-		return nil, err
-	}
-	for _, te := range entries {
-		i, _ := m.Schema.Table(te.Table)
-		if err := rts[i].Insert(te.Entry); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", file, te.Entry.Line, err)
-		}
-	}
-	return rts, nil
+	return packet.LoadTables(m.Schema, file, f)
 }
 
 type frame struct {
