@@ -134,6 +134,16 @@ func (p *Packet) window(u int, f FieldRef) (lo, hi int, ok bool) {
 	return lo, hi, true
 }
 
+// SetUpdating sets field f to v and patches the checksums of the headers in
+// update that cover it (RFC 1624), as `set … update` does.
+func (p *Packet) SetUpdating(f FieldRef, v Value, update []int) bool {
+	return p.setUpdating(f, v, update)
+}
+
+// PopUpdating removes header h and takes its bytes out of the checksums of
+// the headers in update, as `pop … update` does.
+func (p *Packet) PopUpdating(h int, update []int) bool { return p.popUpdating(h, update) }
+
 // setUpdating sets f and patches the checksums in update that cover it.
 func (p *Packet) setUpdating(f FieldRef, v Value, update []int) bool {
 	type win struct{ u, lo, hi int }

@@ -47,6 +47,23 @@ func (p *Packet) Reset(frame []byte) {
 	p.Cursor = 0
 }
 
+// Load makes the frame buf[off:off+n] the packet, in place: no copy, so
+// the caller keeps owning the buffer and finds the result in Data, which
+// aliases buf. Bytes before off are headroom for pushes, bytes after
+// off+n tailroom. Header and metadata state are cleared.
+func (p *Packet) Load(buf []byte, off, n int) {
+	p.store = buf[:cap(buf)]
+	p.Data = p.store[off : off+n]
+	clear(p.Hdr)
+	clear(p.Meta)
+	for _, h := range p.Schema.Headers {
+		if h.Metadata {
+			p.Hdr[h.ID].Valid = true
+		}
+	}
+	p.Cursor = 0
+}
+
 // Clone copies q into p (for spawn edges), reusing p's buffers.
 func (p *Packet) Clone(q *Packet) {
 	p.Schema = q.Schema
@@ -240,8 +257,15 @@ func (p *Packet) Pop(h int) bool {
 		return false
 	}
 	off, n := p.Hdr[h].Off, len(b)
-	copy(p.Data[off:], p.Data[off+n:])
-	p.Data = p.Data[:len(p.Data)-n]
+	if off < len(p.Data)-off-n {
+		// Fewer bytes in front: move them forward over the header (the
+		// payload stays put), as a NIC adjusts the packet head.
+		copy(p.Data[n:n+off], p.Data[:off])
+		p.Data = p.Data[n:]
+	} else {
+		copy(p.Data[off:], p.Data[off+n:])
+		p.Data = p.Data[:len(p.Data)-n]
+	}
 	p.Hdr[h] = HeaderState{}
 	for i := range p.Hdr {
 		if p.Hdr[i].Valid && !p.Schema.Headers[i].Metadata && p.Hdr[i].Off > off {

@@ -41,6 +41,8 @@ type Machine struct {
 	sinks    []uint64
 	drops    map[DropKey]uint64
 	counts   map[string]uint64 // by the label of count operations
+	last     DropKey           // the last drop of the current frame
+	dropped  bool
 }
 
 // DropKey names a drop: where and why.
@@ -145,6 +147,7 @@ func (m *Machine) RunAt(start *dataflow.Node, frame []byte, emit Emit) {
 // slots; missing ones are zero) set before the first node runs: what a
 // socket or a descriptor hands over with the bytes.
 func (m *Machine) RunMeta(start *dataflow.Node, frame []byte, meta []packet.Value, emit Emit) {
+	m.dropped = false
 	m.pkt.Reset(frame)
 	copy(m.pkt.Meta, meta)
 	m.task(start, m.pkt, emit)
@@ -152,7 +155,7 @@ func (m *Machine) RunMeta(start *dataflow.Node, frame []byte, meta []packet.Valu
 		s := m.spawns[0]
 		m.spawns = m.spawns[1:]
 		if n >= MaxSpawn {
-			m.drops[DropKey{s.to.Name, ReasonSpawnLimit}]++
+			m.drop(DropKey{s.to.Name, ReasonSpawnLimit})
 		} else {
 			m.task(s.to, s.pkt, emit)
 		}
@@ -185,7 +188,7 @@ func (m *Machine) task(start *dataflow.Node, p *packet.Packet, emit Emit) {
 		m.fired[n.ID] = port
 		switch {
 		case port == packet.Malformed:
-			m.drops[DropKey{n.Name, ReasonMalformed}]++
+			m.drop(DropKey{n.Name, ReasonMalformed})
 			return // the bytes are unusable for every branch
 		case port == ended:
 			ends++
@@ -193,7 +196,7 @@ func (m *Machine) task(start *dataflow.Node, p *packet.Packet, emit Emit) {
 		case port == packet.End:
 			ends++
 			if n.Op.Kind == packet.OpDrop {
-				m.drops[DropKey{n.Name, n.Op.Label}]++
+				m.drop(DropKey{n.Name, n.Op.Label})
 			} else {
 				m.sinks[n.ID]++
 				emit(n, p.Data)
@@ -212,14 +215,22 @@ func (m *Machine) task(start *dataflow.Node, p *packet.Packet, emit Emit) {
 				m.sinks[n.ID]++
 				emit(n, p.Data)
 			} else if len(pt.Spawn) == 0 {
-				m.drops[DropKey{n.Name + "." + pt.Name, ReasonUnconnected}]++
+				m.drop(DropKey{n.Name + "." + pt.Name, ReasonUnconnected})
 			}
 		}
 	}
 	if ends == 0 {
-		m.drops[DropKey{start.Name, ReasonUndecided}]++
+		m.drop(DropKey{start.Name, ReasonUndecided})
 	}
 }
+
+func (m *Machine) drop(k DropKey) {
+	m.drops[k]++
+	m.last, m.dropped = k, true
+}
+
+// LastDrop is the last drop of the frame run last, if it was dropped.
+func (m *Machine) LastDrop() (DropKey, bool) { return m.last, m.dropped }
 
 func (m *Machine) packetFromPool() *packet.Packet {
 	if k := len(m.pool); k > 0 {
@@ -244,7 +255,7 @@ func (m *Machine) runF(n *dataflow.Node, p *packet.Packet) int {
 	if idx := m.ports[n.ID][k]; idx >= 0 {
 		return idx
 	}
-	m.drops[DropKey{n.Name + "." + n.Op.Ports(m.g.Schema)[k], ReasonUnconnected}]++
+	m.drop(DropKey{n.Name + "." + n.Op.Ports(m.g.Schema)[k], ReasonUnconnected})
 	return ended
 }
 
@@ -316,7 +327,7 @@ func (m *Machine) decide(n *dataflow.Node) int {
 	if p := n.Port(want); p != nil {
 		return p.Index
 	}
-	m.drops[DropKey{n.Name + "." + want, ReasonUnconnected}]++
+	m.drop(DropKey{n.Name + "." + want, ReasonUnconnected})
 	return ended
 }
 

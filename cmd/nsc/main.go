@@ -30,6 +30,7 @@ var commands = []command{
 	{"pred", "FILE… --graph G --node N", "print the predicate of the packets reaching node N, in DNF", runPred},
 	{"sim", "FILE… --graph G --in in.pcap --out DIR", "run a pcap through the reference interpreter; one pcap per sink", runSim},
 	{"embed", "FILE… --lpg L --prg P [--json]", "embed an LPG into a PRG: where every LPG node goes, and why", runEmbed},
+	{"compile", "FILE… --lpg L [--prg P] --target go -o DIR", "generate a fast path for the LPG (embedded in P): a Go package", runCompile},
 	{"verify", "FILE… --lpg L --prg P [--packets N] [--seed S]", "run the same packets through the LPG alone and embedded; any difference fails", runVerify},
 }
 

@@ -1,0 +1,887 @@
+// Package golang generates a Go fast path from a graph: one function that
+// runs a frame through the graph's nodes as straight-line code, with field
+// accesses at constant offsets, table lookups on the lock-free runtime
+// tables of package packet, and the packet runtime's checksum, push and pop
+// operations. The generated code behaves as the interpreter (sim) does on the
+// same graph, counters included; the differential tests hold it to that.
+//
+// The graph must be single-path: no spawn edges and no port with more than
+// one target, so that one frame follows one path and ends once. Embedded
+// graphs of a host PRG are (the LPG's own shape decides).
+package golang
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"strings"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// Options control the generated package.
+type Options struct {
+	// Package is the Go package name (default "fastpath").
+	Package string
+	// Command is recorded in the header comment: how to regenerate.
+	Command string
+}
+
+// Generate returns the gofmt'ed source of a Go package that runs g.
+func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
+	if opt.Package == "" {
+		opt.Package = "fastpath"
+	}
+	if err := checkSinglePath(g); err != nil {
+		return nil, err
+	}
+	srcs := g.Sources()
+	if len(srcs) == 0 {
+		return nil, fmt.Errorf("go backend: graph %s has no source", g.Name)
+	}
+	c := &gen{g: g, s: g.Schema, dropIdx: map[[2]string]int{}, sinkIdx: map[string]int{}, countIdx: map[string]int{}, updVar: map[string]string{}, start: srcs[0]}
+	c.body()
+	return c.file(opt)
+}
+
+// checkSinglePath refuses graphs in which a frame could take two paths.
+func checkSinglePath(g *dataflow.Graph) error {
+	for _, n := range g.Nodes {
+		for _, p := range n.Ports {
+			if len(p.Spawn) > 0 {
+				return fmt.Errorf("go backend: %s: node %s port %s has a spawn edge; the generated fast path runs one task per frame", n.Pos, n.Name, p.Name)
+			}
+			if len(p.Out) > 1 {
+				return fmt.Errorf("go backend: %s: node %s port %s leads to %d nodes; the generated fast path needs one path per frame", n.Pos, n.Name, p.Name, len(p.Out))
+			}
+		}
+	}
+	return nil
+}
+
+type gen struct {
+	g     *dataflow.Graph
+	s     *packet.Schema
+	start *dataflow.Node
+	b     bytes.Buffer // Process's body
+	vars  bytes.Buffer // package-level variables the body uses
+	tmp   int
+
+	drops    [][2]string // drop sites: node (or node.port), reason
+	dropIdx  map[[2]string]int
+	sinks    []string
+	sinkIdx  map[string]int
+	counts   []string
+	countIdx map[string]int
+	updVar   map[string]string
+	maxKeys  int
+	usesBE   bool // encoding/binary
+
+	// hdrs is a stack of scopes: header index -> variable holding its bytes.
+	hdrs  []map[int]string
+	jumps []*dataflow.Node // F-nodes the node being generated jumps to
+	mal   string           // the node being generated, where malformed packets end
+}
+
+func (c *gen) emit(format string, args ...any) {
+	fmt.Fprintf(&c.b, format, args...)
+	c.b.WriteByte('\n')
+}
+
+func (c *gen) newTmp(prefix string) string {
+	c.tmp++
+	return fmt.Sprintf("%s%d", prefix, c.tmp)
+}
+
+func (c *gen) drop(node, reason string) int {
+	k := [2]string{node, reason}
+	if i, ok := c.dropIdx[k]; ok {
+		return i
+	}
+	c.dropIdx[k] = len(c.drops)
+	c.drops = append(c.drops, k)
+	return len(c.drops) - 1
+}
+
+func (c *gen) sink(node string) int {
+	if i, ok := c.sinkIdx[node]; ok {
+		return i
+	}
+	c.sinkIdx[node] = len(c.sinks)
+	c.sinks = append(c.sinks, node)
+	return len(c.sinks) - 1
+}
+
+func (c *gen) count(label string) int {
+	if i, ok := c.countIdx[label]; ok {
+		return i
+	}
+	c.countIdx[label] = len(c.counts)
+	c.counts = append(c.counts, label)
+	return len(c.counts) - 1
+}
+
+// update returns the name of a package variable holding a header list.
+func (c *gen) update(hs []int) string {
+	if len(hs) == 0 {
+		return "nil"
+	}
+	key := fmt.Sprint(hs)
+	if v, ok := c.updVar[key]; ok {
+		return v
+	}
+	v := fmt.Sprintf("update%d", len(c.updVar))
+	c.updVar[key] = v
+	var names []string
+	for _, h := range hs {
+		names = append(names, c.s.Headers[h].Name)
+	}
+	fmt.Fprintf(&c.vars, "var %s = []int{%s} // %s\n", v, joinInts(hs), strings.Join(names, ", "))
+	return v
+}
+
+func joinInts(xs []int) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, fmt.Sprint(x))
+	}
+	return strings.Join(s, ", ")
+}
+
+// body generates Process's statements: the start node, then every F-node
+// a jump leads to, in topological order, each behind its label.
+func (c *gen) body() {
+	code := map[*dataflow.Node][]byte{}
+	targets := map[*dataflow.Node][]*dataflow.Node{}
+	reach := dataflow.Reachable(c.start)
+	for _, n := range c.g.Order() {
+		if n.Kind != dataflow.FNode || !reach[n] {
+			continue
+		}
+		c.b.Reset()
+		c.jumps = nil
+		c.emit("{ // %s: %s", n.Name, opText(c.s, n.Op))
+		c.hdrs = []map[int]string{{}}
+		c.mal = n.Name
+		c.emit("pl.Runs[%d]++", n.ID)
+		c.node(n)
+		c.emit("}")
+		code[n] = bytes.Clone(c.b.Bytes())
+		targets[n] = c.jumps
+	}
+	// Only nodes a jump leads to get a label (Go refuses unused ones).
+	live := map[*dataflow.Node]bool{c.start: true}
+	todo := []*dataflow.Node{c.start}
+	for len(todo) > 0 {
+		n := todo[0]
+		todo = todo[1:]
+		for _, t := range targets[n] {
+			if !live[t] {
+				live[t] = true
+				todo = append(todo, t)
+			}
+		}
+	}
+	c.b.Reset()
+	for _, n := range c.g.Order() {
+		if !live[n] || code[n] == nil {
+			continue
+		}
+		if n != c.start {
+			fmt.Fprintf(&c.b, "n%d:\n", n.ID)
+		}
+		c.b.Write(code[n])
+	}
+}
+
+func opText(s *packet.Schema, o *packet.Op) string {
+	name := func(h int) string {
+		if h < 0 {
+			return ""
+		}
+		return " " + s.Headers[h].Name
+	}
+	switch o.Kind {
+	case packet.OpTest:
+		return "test " + o.Cond.Text
+	case packet.OpSwitch:
+		return "switch " + o.Expr.Text
+	case packet.OpLookup:
+		return "lookup " + s.Tables[o.Table].Spec.Name
+	case packet.OpDrop, packet.OpCount, packet.OpSteer, packet.OpContext:
+		return fmt.Sprintf("%s %q", o.Kind, o.Label)
+	case packet.OpSet, packet.OpEmit, packet.OpNop:
+		return o.Kind.String()
+	}
+	return o.Kind.String() + name(o.Header)
+}
+
+func (c *gen) malformed() string {
+	return fmt.Sprintf("return pl.drop(%d)", c.drop(c.mal, "malformed"))
+}
+
+// node generates an F-node's operation and the jumps out of it.
+func (c *gen) node(n *dataflow.Node) {
+	o := n.Op
+	switch o.Kind {
+	case packet.OpInput:
+		if o.Header >= 0 {
+			c.emit("if !p.ParseFrame(%d) { %s }", o.Header, c.malformed())
+		}
+		c.fire(n, 0)
+	case packet.OpNop, packet.OpContext:
+		c.fire(n, 0)
+	case packet.OpCount:
+		c.emit("pl.Counted[%d]++", c.count(o.Label))
+		c.fire(n, 0)
+	case packet.OpParse:
+		c.branch(n, fmt.Sprintf("p.ParseFrame(%d)", o.Header))
+	case packet.OpExtract:
+		c.branch(n, fmt.Sprintf("p.Extract(%d)", o.Header))
+	case packet.OpTest:
+		c.branch(n, c.cond(o.Cond))
+	case packet.OpSwitch:
+		c.switchOp(n)
+	case packet.OpLookup:
+		c.lookup(n)
+	case packet.OpSet:
+		for _, a := range o.Assign {
+			c.assign(a, nil, o.Update)
+		}
+		c.fire(n, 0)
+	case packet.OpPush:
+		off := "0"
+		if o.After >= 0 {
+			c.emit("if !p.Hdr[%d].Valid { %s }", o.After, c.malformed())
+			off = fmt.Sprintf("p.Hdr[%d].Off+p.Hdr[%d].Len", o.After, o.After)
+		}
+		c.emit("if !p.Push(%d, %s, %d) { %s }", o.Header, off, o.Extra, c.malformed())
+		c.fire(n, 0)
+	case packet.OpPop:
+		c.emit("if !p.PopUpdating(%d, %s) { %s }", o.Header, c.update(o.Update), c.malformed())
+		c.fire(n, 0)
+	case packet.OpChecksumVerify:
+		v := c.newTmp("ok")
+		c.emit("%s, wellFormed := p.VerifyChecksum(%d)", v, o.Header)
+		c.branch(n, v+" && wellFormed")
+	case packet.OpChecksumCompute:
+		c.emit("if !p.ComputeChecksum(%d) { %s }", o.Header, c.malformed())
+		c.fire(n, 0)
+	case packet.OpEmit, packet.OpSteer:
+		c.emit("return pl.sink(%d, p.Data)", c.sink(n.Name))
+	case packet.OpDrop:
+		c.emit("return pl.drop(%d)", c.drop(n.Name, o.Label))
+	default:
+		c.emit("%s // operation %s", c.malformed(), o.Kind)
+	}
+}
+
+// branch fires port 0 (true) when cond holds, else port 1 (false).
+func (c *gen) branch(n *dataflow.Node, cond string) {
+	c.emit("if %s {", cond)
+	c.fire(n, 0)
+	c.emit("}")
+	c.fire(n, 1)
+}
+
+// fire generates what happens when F-node n's operation picks its k-th port.
+func (c *gen) fire(n *dataflow.Node, k int) {
+	name := n.Op.Ports(c.s)[k]
+	pt := n.Port(name)
+	if pt == nil {
+		c.emit("return pl.drop(%d)", c.drop(n.Name+"."+name, "unconnected"))
+		return
+	}
+	c.follow(pt)
+}
+
+// follow generates the jump along a fired port: to the next F-node, through
+// O-nodes (decided here: on a single path only the fired operand counts),
+// or out of the graph.
+func (c *gen) follow(pt *dataflow.Port) {
+	n := pt.Node
+	if len(pt.Out) == 0 {
+		if n.Sink {
+			c.emit("return pl.sink(%d, p.Data)", c.sink(n.Name))
+		} else {
+			c.emit("return pl.drop(%d)", c.drop(n.Name+"."+pt.Name, "unconnected"))
+		}
+		return
+	}
+	to := pt.Out[0].To
+	switch to.Kind {
+	case dataflow.FNode:
+		c.emit("goto n%d", to.ID)
+		c.jumps = append(c.jumps, to)
+	case dataflow.ONode:
+		want, ok := decide(to, pt)
+		if !ok {
+			c.emit("return pl.drop(%d) // %s cannot decide on one operand", c.drop(c.start.Name, "undecided"), to.Name)
+			return
+		}
+		c.emit("pl.Runs[%d]++ // %s", to.ID, to.Name)
+		op := to.Port(want)
+		if op == nil {
+			c.emit("return pl.drop(%d)", c.drop(to.Name+"."+want, "unconnected"))
+			return
+		}
+		c.follow(op)
+	default: // C-nodes never run
+		c.emit("return pl.drop(%d)", c.drop(c.start.Name, "undecided"))
+	}
+}
+
+// decide is the interpreter's O-node rule when only the operand behind
+// port pt has fired.
+func decide(o *dataflow.Node, pt *dataflow.Port) (port string, ok bool) {
+	trues, falses := 0, 0
+	if dataflow.Truthy(pt) {
+		trues = 1
+	} else {
+		falses = 1
+	}
+	ops := len(dataflow.Operands(o))
+	var v bool
+	switch o.Logic {
+	case dataflow.And, dataflow.Nand:
+		switch {
+		case falses > 0:
+			v = false
+		case trues == ops:
+			v = true
+		default:
+			return "", false
+		}
+	case dataflow.Or, dataflow.Nor:
+		switch {
+		case trues > 0:
+			v = true
+		case falses == ops:
+			v = false
+		default:
+			return "", false
+		}
+	case dataflow.Not:
+		v = falses > 0
+	}
+	if o.Logic == dataflow.Nand || o.Logic == dataflow.Nor {
+		v = !v
+	}
+	if v {
+		return packet.PortTrue, true
+	}
+	return packet.PortFalse, true
+}
+
+func (c *gen) switchOp(n *dataflow.Node) {
+	o := n.Op
+	ports := o.Ports(c.s)
+	index := func(name string) int {
+		for i, p := range ports {
+			if p == name {
+				return i
+			}
+		}
+		return -1
+	}
+	wide := isWide(o.Expr)
+	v := c.newTmp("v")
+	if wide {
+		c.emit("%s := %s", v, c.value(o.Expr))
+	} else {
+		c.emit("%s := %s", v, c.u64(o.Expr))
+	}
+	c.emit("switch {")
+	for _, cs := range o.Cases {
+		if wide {
+			c.emit("case %s == %s:", v, valueLit(cs.Value))
+		} else {
+			c.emit("case %s == %#x:", v, cs.Value.Lo)
+		}
+		c.fire(n, index(cs.Port))
+	}
+	c.emit("default:")
+	c.fire(n, index(o.Default))
+	c.emit("}")
+}
+
+func (c *gen) lookup(n *dataflow.Node) {
+	o := n.Op
+	def := c.s.Tables[o.Table]
+	c.maxKeys = max(c.maxKeys, len(def.Keys))
+	for i, k := range def.Keys {
+		if isWide(k) {
+			c.emit("pl.keys[%d] = %s", i, c.value(k))
+		} else {
+			c.emit("pl.keys[%d] = packet.Value{Lo: %s}", i, c.u64(k))
+		}
+	}
+	dp := "nil"
+	if len(def.DefaultParams) > 0 {
+		dp = fmt.Sprintf("defaultParams%d", o.Table)
+		if !strings.Contains(c.vars.String(), "var "+dp+" ") {
+			var lits []string
+			for _, v := range def.DefaultParams {
+				lits = append(lits, valueLit(v))
+			}
+			fmt.Fprintf(&c.vars, "var %s = []packet.Value{%s} // %s\n", dp, strings.Join(lits, ", "), def.Spec.Name)
+		}
+	}
+	c.emit("act, params := %d, []packet.Value(%s)", def.Default, dp)
+	c.emit("if e, hit := pl.tables[%d].Lookup(pl.keys[:%d]); hit {", o.Table, len(def.Keys))
+	c.emit("act, params = e.Action, e.Params")
+	c.emit("}")
+	c.emit("_ = params")
+	c.emit("switch act {")
+	for i, ai := range def.Actions {
+		a := c.s.Actions[ai]
+		if i == len(def.Actions)-1 {
+			c.emit("default: // %s", a.Name)
+		} else {
+			c.emit("case %d: // %s", i, a.Name)
+		}
+		c.hdrs = append(c.hdrs, map[int]string{})
+		for _, as := range a.Body {
+			c.assign(as, a.Params, nil)
+		}
+		c.hdrs = c.hdrs[:len(c.hdrs)-1]
+		c.fire(n, i)
+	}
+	c.emit("}")
+}
+
+// assign generates one assignment; params are the action's, if any.
+func (c *gen) assign(a packet.Assign, params []packet.Param, update []int) {
+	h := c.s.Headers[a.Dst.Header]
+	fs := h.Fields[a.Dst.Field]
+	wide := isWide(a.Src) || fs.Width > 64
+	switch {
+	case len(update) > 0 && !h.Metadata:
+		v := c.value(a.Src)
+		c.emit("if !p.SetUpdating(packet.FieldRef{Header: %d, Field: %d}, %s, %s) { %s }", a.Dst.Header, a.Dst.Field, v, c.update(update), c.malformed())
+	case h.Metadata && wide:
+		c.emit("p.Meta[%d] = (%s).And(%s)", h.MetaBase+a.Dst.Field, c.value(a.Src), valueLit(packet.Mask(fs.Width)))
+	case h.Metadata:
+		c.emit("p.Meta[%d] = packet.Value{Lo: (%s)%s}", h.MetaBase+a.Dst.Field, c.u64(a.Src), maskSuffix(fs.Width))
+	default:
+		var v string
+		if wide {
+			v = c.value(a.Src)
+		} else {
+			v = c.u64(a.Src)
+		}
+		b := c.hdr(a.Dst.Header)
+		c.put(b, fs, v, wide)
+	}
+}
+
+// put writes value v (uint64, or packet.Value if wide) into field fs of the
+// header whose bytes are in variable b.
+func (c *gen) put(b string, fs packet.FieldSpec, v string, wide bool) {
+	k := fs.Offset / 8
+	aligned := fs.Offset%8 == 0
+	if !wide && aligned {
+		switch fs.Width {
+		case 8:
+			c.emit("%s[%d] = byte(%s)", b, k, v)
+			return
+		case 16:
+			c.usesBE = true
+			c.emit("binary.BigEndian.PutUint16(%s[%d:], uint16(%s))", b, k, v)
+			return
+		case 32:
+			c.usesBE = true
+			c.emit("binary.BigEndian.PutUint32(%s[%d:], uint32(%s))", b, k, v)
+			return
+		case 64:
+			c.usesBE = true
+			c.emit("binary.BigEndian.PutUint64(%s[%d:], %s)", b, k, v)
+			return
+		}
+	}
+	if !wide {
+		v = "packet.Value{Lo: " + v + "}"
+	}
+	c.emit("packet.SetBits(%s, %d, %d, %s)", b, fs.Offset, fs.Width, v)
+}
+
+// hdr returns a variable holding wire header h's bytes, generating the
+// check that it is there (else the packet is malformed).
+func (c *gen) hdr(h int) string {
+	for i := len(c.hdrs) - 1; i >= 0; i-- {
+		if v, ok := c.hdrs[i][h]; ok {
+			return v
+		}
+	}
+	v := c.newTmp("b")
+	ok := c.newTmp("ok")
+	c.emit("%s, %s := p.Bytes(%d) // %s", v, ok, h, c.s.Headers[h].Name)
+	c.emit("if !%s { %s }", ok, c.malformed())
+	c.hdrs[len(c.hdrs)-1][h] = v
+	return v
+}
+
+// isWide reports whether e needs 128-bit arithmetic somewhere.
+func isWide(e *packet.Expr) bool {
+	if e == nil {
+		return false
+	}
+	if e.Width > 64 || e.Const.Hi != 0 || e.Value.Hi != 0 || e.Mask.Hi != 0 || e.Lo.Hi != 0 || e.Hi.Hi != 0 {
+		return true
+	}
+	return isWide(e.A) || isWide(e.B)
+}
+
+func maskSuffix(w int) string {
+	if w >= 64 {
+		return ""
+	}
+	return fmt.Sprintf(" & %#x", uint64(1)<<w-1)
+}
+
+func valueLit(v packet.Value) string {
+	if v.Hi == 0 {
+		return fmt.Sprintf("packet.Value{Lo: %#x}", v.Lo)
+	}
+	return fmt.Sprintf("packet.Value{Hi: %#x, Lo: %#x}", v.Hi, v.Lo)
+}
+
+// cond generates a condition as a Go bool expression; statements it needs
+// (header checks, short-circuit branches) go before it.
+func (c *gen) cond(e *packet.Expr) string {
+	switch e.Kind {
+	case packet.EValid:
+		if c.s.Headers[e.Header].Metadata {
+			return "true"
+		}
+		return fmt.Sprintf("p.Hdr[%d].Valid", e.Header)
+	case packet.ENot:
+		return "!(" + c.cond(e.A) + ")"
+	case packet.EAnd, packet.EOr:
+		t := c.newTmp("c")
+		c.emit("%s := %s", t, c.cond(e.A))
+		if e.Kind == packet.EAnd {
+			c.emit("if %s {", t)
+		} else {
+			c.emit("if !%s {", t)
+		}
+		c.hdrs = append(c.hdrs, map[int]string{})
+		c.emit("%s = %s", t, c.cond(e.B))
+		c.hdrs = c.hdrs[:len(c.hdrs)-1]
+		c.emit("}")
+		return t
+	case packet.EEq, packet.ENe, packet.ELt, packet.ELe, packet.EGt, packet.EGe:
+		op := map[packet.ExprKind]string{packet.EEq: "==", packet.ENe: "!=", packet.ELt: "<", packet.ELe: "<=", packet.EGt: ">", packet.EGe: ">="}[e.Kind]
+		if isWide(e.A) || isWide(e.B) {
+			a, b := c.value(e.A), c.value(e.B)
+			if e.Kind == packet.EEq || e.Kind == packet.ENe {
+				return fmt.Sprintf("(%s %s %s)", a, op, b)
+			}
+			return fmt.Sprintf("(%s.Cmp(%s) %s 0)", a, b, op)
+		}
+		a, b := c.u64(e.A), c.u64(e.B)
+		return fmt.Sprintf("(%s %s %s)", a, op, b)
+	case packet.EMasked:
+		if isWide(e) {
+			return fmt.Sprintf("(%s.And(%s) == %s)", c.value(e.A), valueLit(e.Mask), valueLit(e.Value.And(e.Mask)))
+		}
+		return fmt.Sprintf("(%s&%#x == %#x)", c.u64(e.A), e.Mask.Lo, e.Value.Lo&e.Mask.Lo)
+	case packet.ERange:
+		if isWide(e) {
+			a := c.newTmp("r")
+			c.emit("%s := %s", a, c.value(e.A))
+			return fmt.Sprintf("(%s.Cmp(%s) >= 0 && %s.Cmp(%s) <= 0)", a, valueLit(e.Lo), a, valueLit(e.Hi))
+		}
+		a := c.newTmp("r")
+		c.emit("%s := %s", a, c.u64(e.A))
+		return fmt.Sprintf("(%s >= %#x && %s <= %#x)", a, e.Lo.Lo, a, e.Hi.Lo)
+	}
+	if isWide(e) {
+		return "!" + c.value(e) + ".IsZero()"
+	}
+	return "(" + c.u64(e) + " != 0)"
+}
+
+// u64 generates a value of at most 64 bits (isWide(e) is false).
+func (c *gen) u64(e *packet.Expr) string {
+	if e.Boolean() {
+		return "fastpath.B2U(" + c.cond(e) + ")"
+	}
+	switch e.Kind {
+	case packet.EConst:
+		return fmt.Sprintf("%#x", e.Const.Lo)
+	case packet.EParam:
+		return fmt.Sprintf("params[%d].Lo", e.Param)
+	case packet.EField:
+		return c.readField(e.Field, false)
+	case packet.ELen:
+		c.emit("if !p.Hdr[%d].Valid { %s }", e.Header, c.malformed())
+		return fmt.Sprintf("uint64(len(p.Data)-p.Hdr[%d].Off)", e.Header)
+	case packet.EBitNot:
+		return fmt.Sprintf("(^%s%s)", c.u64(e.A), maskSuffix(e.Width))
+	}
+	a := c.u64(e.A)
+	b := c.u64(e.B)
+	switch e.Kind {
+	case packet.EAdd:
+		return fmt.Sprintf("((%s + %s)%s)", a, b, maskSuffix(e.Width))
+	case packet.ESub:
+		return fmt.Sprintf("((%s - %s)%s)", a, b, maskSuffix(e.Width))
+	case packet.EMul:
+		return fmt.Sprintf("((%s * %s)%s)", a, b, maskSuffix(e.Width))
+	case packet.EBitAnd:
+		return fmt.Sprintf("(%s & %s)", a, b)
+	case packet.EBitOr:
+		return fmt.Sprintf("((%s | %s)%s)", a, b, maskSuffix(e.Width))
+	case packet.EBitXor:
+		return fmt.Sprintf("((%s ^ %s)%s)", a, b, maskSuffix(e.Width))
+	case packet.EShl:
+		return fmt.Sprintf("((%s << %s)%s)", a, b, maskSuffix(e.Width))
+	case packet.EShr:
+		return fmt.Sprintf("(%s >> %s)", a, b)
+	}
+	panic(fmt.Sprintf("go backend: expression kind %d", e.Kind))
+}
+
+// value generates a packet.Value.
+func (c *gen) value(e *packet.Expr) string {
+	if !isWide(e) {
+		return "packet.Value{Lo: " + c.u64(e) + "}"
+	}
+	switch e.Kind {
+	case packet.EConst:
+		return valueLit(e.Const)
+	case packet.EParam:
+		return fmt.Sprintf("params[%d]", e.Param)
+	case packet.EField:
+		return c.readField(e.Field, true)
+	case packet.EBitNot:
+		return fmt.Sprintf("%s.Not().And(%s)", c.value(e.A), valueLit(packet.Mask(e.Width)))
+	}
+	a := c.value(e.A)
+	b := c.value(e.B)
+	mask := valueLit(packet.Mask(e.Width))
+	switch e.Kind {
+	case packet.EAdd:
+		return fmt.Sprintf("%s.Add(%s).And(%s)", a, b, mask)
+	case packet.ESub:
+		return fmt.Sprintf("%s.Sub(%s).And(%s)", a, b, mask)
+	case packet.EMul:
+		return fmt.Sprintf("%s.Mul(%s).And(%s)", a, b, mask)
+	case packet.EBitAnd:
+		return fmt.Sprintf("%s.And(%s)", a, b)
+	case packet.EBitOr:
+		return fmt.Sprintf("%s.Or(%s).And(%s)", a, b, mask)
+	case packet.EBitXor:
+		return fmt.Sprintf("%s.Xor(%s).And(%s)", a, b, mask)
+	case packet.EShl:
+		return fmt.Sprintf("%s.Shl(uint(min(%s.Lo, 128))).And(%s)", a, b, mask)
+	case packet.EShr:
+		return fmt.Sprintf("%s.Shr(uint(min(%s.Lo, 128)))", a, b)
+	}
+	panic(fmt.Sprintf("go backend: expression kind %d", e.Kind))
+}
+
+// readField reads a field as uint64 or, if wide, as packet.Value.
+func (c *gen) readField(f packet.FieldRef, wide bool) string {
+	h := c.s.Headers[f.Header]
+	fs := h.Fields[f.Field]
+	if h.Metadata {
+		if wide {
+			return fmt.Sprintf("p.Meta[%d]", h.MetaBase+f.Field)
+		}
+		return fmt.Sprintf("p.Meta[%d].Lo", h.MetaBase+f.Field)
+	}
+	b := c.hdr(f.Header)
+	k := fs.Offset / 8
+	if fs.Offset%8 == 0 {
+		var u string
+		switch fs.Width {
+		case 8:
+			u = fmt.Sprintf("uint64(%s[%d])", b, k)
+		case 16:
+			u = fmt.Sprintf("uint64(binary.BigEndian.Uint16(%s[%d:]))", b, k)
+		case 32:
+			u = fmt.Sprintf("uint64(binary.BigEndian.Uint32(%s[%d:]))", b, k)
+		case 48:
+			u = fmt.Sprintf("(uint64(binary.BigEndian.Uint16(%s[%d:]))<<32 | uint64(binary.BigEndian.Uint32(%s[%d:])))", b, k, b, k+2)
+		case 64:
+			u = fmt.Sprintf("binary.BigEndian.Uint64(%s[%d:])", b, k)
+		case 128:
+			c.usesBE = true
+			return fmt.Sprintf("packet.Value{Hi: binary.BigEndian.Uint64(%s[%d:]), Lo: binary.BigEndian.Uint64(%s[%d:])}", b, k, b, k+8)
+		}
+		if u != "" {
+			c.usesBE = true
+			if wide {
+				return "packet.Value{Lo: " + u + "}"
+			}
+			return u
+		}
+	}
+	v := c.newTmp("f")
+	c.emit("%s, _ := packet.GetBits(%s, %d, %d) // %s.%s", v, b, fs.Offset, fs.Width, h.Name, fs.Name)
+	if wide {
+		return v
+	}
+	return v + ".Lo"
+}
+
+// file assembles the package source.
+func (c *gen) file(opt Options) ([]byte, error) {
+	var w bytes.Buffer
+	fmt.Fprintf(&w, "// Code generated by nsc compile --target go; DO NOT EDIT.\n")
+	if opt.Command != "" {
+		fmt.Fprintf(&w, "// To regenerate: %s\n", opt.Command)
+	}
+	fmt.Fprintf(&w, "\n// Package %s runs graph %s as straight-line Go. Its behaviour is the\n// interpreter's on the same graph (nsc's sim package), counters included.\npackage %s\n\n", opt.Package, c.g.Name, opt.Package)
+	w.WriteString("import (\n")
+	if c.usesBE {
+		w.WriteString("\t\"encoding/binary\"\n")
+	}
+	w.WriteString("\t\"fmt\"\n\n\t\"github.com/dragonet-go/nsc/backends/golang/fastpath\"\n\t\"github.com/dragonet-go/nsc/packet\"\n)\n\n")
+	c.schema(&w)
+	c.names(&w)
+	w.Write(c.vars.Bytes())
+	fmt.Fprintf(&w, "\n%s\n", strings.ReplaceAll(runtimeSrc, "MAXKEYS", fmt.Sprint(max(c.maxKeys, 1))))
+	w.WriteString("// Process runs the frame buf[off:off+n] through the graph, in place: the\n// result's Data aliases buf. Keep packet.Headroom bytes free before off and\n// after off+n for headers the graph pushes. It does not allocate.\n")
+	w.WriteString("func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {\n\tp := pl.pkt\n\tp.Load(buf, off, n)\n")
+	w.Write(c.b.Bytes())
+	w.WriteString("}\n")
+	out, err := format.Source(w.Bytes())
+	if err != nil {
+		return w.Bytes(), fmt.Errorf("go backend: generated code does not parse: %v", err)
+	}
+	return out, nil
+}
+
+// names writes the tables that give the counters their names.
+func (c *gen) names(w *bytes.Buffer) {
+	fmt.Fprintf(w, "// NodeNames are the graph's nodes by index (Pipeline.Runs).\nvar NodeNames = [%d]string{", len(c.g.Nodes))
+	for _, n := range c.g.Nodes {
+		fmt.Fprintf(w, "%q, ", n.Name)
+	}
+	w.WriteString("}\n\n// SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).\n")
+	fmt.Fprintf(w, "var SinkNames = [%d]string{", len(c.sinks))
+	for _, s := range c.sinks {
+		fmt.Fprintf(w, "%q, ", s)
+	}
+	w.WriteString("}\n\n// DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).\n")
+	fmt.Fprintf(w, "var DropSites = [%d]fastpath.DropSite{", len(c.drops))
+	for _, d := range c.drops {
+		fmt.Fprintf(w, "{Node: %q, Reason: %q},\n", d[0], d[1])
+	}
+	w.WriteString("}\n\n// CountLabels name the count operations' counters (Pipeline.Counted).\n")
+	fmt.Fprintf(w, "var CountLabels = [%d]string{", len(c.counts))
+	for _, s := range c.counts {
+		fmt.Fprintf(w, "%q, ", s)
+	}
+	w.WriteString("}\n\n")
+}
+
+// schema writes the packet schema as a Go literal: the packet runtime
+// (checksums, push, pop, tables) reads it.
+func (c *gen) schema(w *bytes.Buffer) {
+	s := c.s
+	w.WriteString("// Schema is the model's packet schema.\nvar Schema = newSchema()\n\nfunc newSchema() *packet.Schema {\n\ts := &packet.Schema{\n")
+	fmt.Fprintf(w, "MetaFields: %d,\nHeaders: []*packet.HeaderSpec{\n", s.MetaFields)
+	for _, h := range s.Headers {
+		fmt.Fprintf(w, "{Name: %q, ID: %d, Metadata: %v, MetaBase: %d, Checksum: %d, ChecksumKind: %d, ChecksumOptional: %v, Fields: []packet.FieldSpec{\n",
+			h.Name, h.ID, h.Metadata, h.MetaBase, h.Checksum, h.ChecksumKind, h.ChecksumOptional)
+		for _, f := range h.Fields {
+			fmt.Fprintf(w, "{Name: %q, Offset: %d, Width: %d", f.Name, f.Offset, f.Width)
+			if f.Length != nil {
+				fmt.Fprintf(w, ", Length: %s", exprLit(f.Length))
+			}
+			w.WriteString("},\n")
+		}
+		w.WriteString("}},\n")
+	}
+	w.WriteString("},\nNext: []packet.ParseEdge{\n")
+	for _, e := range s.Next {
+		fmt.Fprintf(w, "{From: %d, Field: %d, Value: %s, Mask: %s, To: %d},\n", e.From, e.Field, valueLit(e.Value), valueLit(e.Mask), e.To)
+	}
+	w.WriteString("},\nActions: []*packet.Action{\n")
+	for _, a := range s.Actions {
+		fmt.Fprintf(w, "{Name: %q, Params: %s},\n", a.Name, paramsLit(a.Params))
+	}
+	w.WriteString("},\nTables: []*packet.TableDef{\n")
+	for _, t := range s.Tables {
+		sp := t.Spec
+		fmt.Fprintf(w, "{Spec: &packet.TableSpec{Name: %q, Size: %d, Default: %q, Priorities: %v, Keys: []packet.KeySpec{", sp.Name, sp.Size, sp.Default, sp.Priorities)
+		for _, k := range sp.Keys {
+			fmt.Fprintf(w, "{Name: %q, Width: %d, Kind: %d}, ", k.Name, k.Width, k.Kind)
+		}
+		w.WriteString("}, Actions: []packet.ActionSpec{")
+		for _, a := range sp.Actions {
+			fmt.Fprintf(w, "{Name: %q, Params: %s}, ", a.Name, paramsLit(a.Params))
+		}
+		fmt.Fprintf(w, "}, DefaultParams: %s}, Actions: []int{%s}, Default: %d, DefaultParams: %s},\n",
+			valuesLit(sp.DefaultParams), joinInts(t.Actions), t.Default, valuesLit(t.DefaultParams))
+	}
+	w.WriteString("},\n}\ns.Finish()\nreturn s\n}\n\n")
+}
+
+func paramsLit(ps []packet.Param) string {
+	var s []string
+	for _, p := range ps {
+		s = append(s, fmt.Sprintf("{Name: %q, Width: %d}", p.Name, p.Width))
+	}
+	return "[]packet.Param{" + strings.Join(s, ", ") + "}"
+}
+
+func valuesLit(vs []packet.Value) string {
+	if vs == nil {
+		return "nil"
+	}
+	var s []string
+	for _, v := range vs {
+		s = append(s, valueLit(v))
+	}
+	return "[]packet.Value{" + strings.Join(s, ", ") + "}"
+}
+
+// exprLit writes an expression tree (a variable field's length) as a Go
+// literal.
+func exprLit(e *packet.Expr) string {
+	if e == nil {
+		return "nil"
+	}
+	parts := []string{fmt.Sprintf("Kind: %d, Width: %d", e.Kind, e.Width)}
+	add := func(name string, v packet.Value) {
+		if !v.IsZero() {
+			parts = append(parts, name+": "+valueLit(v))
+		}
+	}
+	add("Const", e.Const)
+	if e.Kind == packet.EField {
+		parts = append(parts, fmt.Sprintf("Field: packet.FieldRef{Header: %d, Field: %d}", e.Field.Header, e.Field.Field))
+	}
+	if e.Kind == packet.EValid || e.Kind == packet.ELen {
+		parts = append(parts, fmt.Sprintf("Header: %d", e.Header))
+	}
+	add("Value", e.Value)
+	add("Mask", e.Mask)
+	add("Lo", e.Lo)
+	add("Hi", e.Hi)
+	if e.A != nil {
+		parts = append(parts, "A: "+exprLit(e.A))
+	}
+	if e.B != nil {
+		parts = append(parts, "B: "+exprLit(e.B))
+	}
+	parts = append(parts, fmt.Sprintf("Text: %q", e.Text))
+	return "&packet.Expr{" + strings.Join(parts, ", ") + "}"
+}
+
+// Command is the nsc command line that generates a package, recorded in
+// its header so that it can be regenerated.
+func Command(files []string, lpg, prg, out string) string {
+	cmd := append([]string{"nsc compile"}, files...)
+	cmd = append(cmd, "--lpg", lpg)
+	if prg != "" {
+		cmd = append(cmd, "--prg", prg)
+	}
+	return strings.Join(append(cmd, "--target", "go", "-o", out), " ")
+}

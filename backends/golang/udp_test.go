@@ -1,0 +1,77 @@
+package golang_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dragonet-go/nsc/backends/golang/internal/udpfast"
+	"github.com/dragonet-go/nsc/internal/difftest"
+	"github.com/dragonet-go/nsc/internal/testutil"
+	"github.com/dragonet-go/nsc/sim"
+)
+
+// udpPair returns the generated UDP/IPv4 fast path and the interpreter on
+// the same graph.
+func udpPair(t testing.TB) (*udpfast.Pipeline, *sim.Machine) {
+	g := testutil.Graph(t, "UDPIPv4", "inet/udp.nsc")
+	m, err := sim.New(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := udpfast.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl, m
+}
+
+// mutate returns n frames derived from the corpus: bytes flipped,
+// truncated, extended, and wholly random frames.
+func mutate(corpus [][]byte, n int, seed uint64) [][]byte {
+	rnd := rand.New(rand.NewPCG(seed, 7))
+	out := make([][]byte, 0, n)
+	for len(out) < n {
+		f := append([]byte(nil), corpus[rnd.IntN(len(corpus))]...)
+		switch rnd.IntN(4) {
+		case 0:
+			for k := 1 + rnd.IntN(4); k > 0 && len(f) > 0; k-- {
+				f[rnd.IntN(len(f))] ^= byte(1 + rnd.IntN(255))
+			}
+		case 1:
+			f = f[:rnd.IntN(len(f)+1)]
+		case 2:
+			f = make([]byte, rnd.IntN(120))
+			for i := range f {
+				f[i] = byte(rnd.UintN(256))
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func TestUDPFastPathAgainstInterpreter(t *testing.T) {
+	pl, m := udpPair(t)
+	corpus := testutil.UDPCorpus(t)
+	frames := append(corpus, mutate(corpus, 20000, 1)...)
+	where := difftest.Compare(t, pl, m, frames)
+	if len(where) < 6 {
+		t.Errorf("the corpus reaches only %v", where)
+	}
+	t.Logf("%d frames: %v", len(frames), where)
+}
+
+func FuzzUDPFastPath(f *testing.F) {
+	for _, fr := range testutil.UDPCorpus(f) {
+		f.Add(fr)
+	}
+	pl, m := udpPair(f)
+	var buf []byte
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		want := difftest.Interp(m, frame)
+		got := difftest.Fast(pl, frame, &buf)
+		if want != got {
+			t.Fatalf("interpreter %+v, fast path %+v", want, got)
+		}
+	})
+}

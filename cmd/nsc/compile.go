@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dragonet-go/nsc/backends/golang"
+	"github.com/dragonet-go/nsc/dataflow"
+)
+
+func runCompile(e *env, args []string) error {
+	fs := newFlags("compile", e)
+	lpg := fs.String("lpg", "", "the LPG")
+	prg := fs.String("prg", "", "the PRG to embed it in (none: the LPG alone)")
+	target := fs.String("target", "go", "what to generate: go")
+	out := fs.String("o", "", "output directory")
+	pkg := fs.String("package", "", "Go package name (default: the output directory's name)")
+	files, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("-o DIR is required")
+	}
+	if *target != "go" {
+		return usagef("unknown target %q (have: go)", *target)
+	}
+	g, err := compileGraph(files, *lpg, *prg)
+	if err != nil {
+		return err
+	}
+	name := *pkg
+	if name == "" {
+		name = strings.ReplaceAll(filepath.Base(filepath.Clean(*out)), "-", "")
+	}
+	src, err := golang.Generate(g, golang.Options{Package: name, Command: golang.Command(files, *lpg, *prg, filepath.ToSlash(*out))})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	file := filepath.Join(*out, "fastpath.go")
+	if err := os.WriteFile(file, src, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "wrote %s (package %s, graph %s, %d nodes)\n", file, name, g.Name, len(g.Nodes))
+	return nil
+}
+
+// compileGraph loads the model and returns the graph to compile: the LPG
+// embedded in the PRG, or the LPG alone.
+func compileGraph(files []string, lpg, prg string) (*dataflow.Graph, error) {
+	if lpg == "" {
+		return nil, usagef("--lpg is required")
+	}
+	if prg != "" {
+		em, err := embedding(files, lpg, prg)
+		if err != nil {
+			return nil, err
+		}
+		return em.Graph, nil
+	}
+	m, err := loadModel(files)
+	if err != nil {
+		return nil, err
+	}
+	return graphKind(m, lpg, dataflow.LPG)
+}

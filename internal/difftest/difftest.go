@@ -1,0 +1,99 @@
+// Package difftest runs the same frames through a generated fast path and
+// through the reference interpreter on the same graph and tables, and
+// reports every difference: where each frame went, its bytes, and at the
+// end every counter.
+package difftest
+
+import (
+	"encoding/hex"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dragonet-go/nsc/backends/golang/fastpath"
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/sim"
+)
+
+// Outcome is where a frame went and the bytes that left.
+type Outcome struct {
+	Where string // "sink NODE" or "drop NODE: REASON"
+	Data  string // hex of the frame out
+}
+
+// Interp runs one frame through the interpreter.
+func Interp(m *sim.Machine, frame []byte) Outcome {
+	var out Outcome
+	m.Run(frame, func(n *dataflow.Node, data []byte) {
+		out = Outcome{"sink " + n.Name, hex.EncodeToString(data)}
+	})
+	if k, ok := m.LastDrop(); ok && out.Where == "" {
+		out = Outcome{Where: fmt.Sprintf("drop %s: %s", k.Node, k.Reason)}
+	}
+	return out
+}
+
+// Fast runs one frame through a generated pipeline, in a buffer with
+// headroom and tailroom (buf is reused when large enough).
+func Fast(pl fastpath.Pipeline, frame []byte, buf *[]byte) Outcome {
+	need := 2*packet.Headroom + len(frame)
+	if cap(*buf) < need {
+		*buf = make([]byte, need)
+	}
+	b := (*buf)[:need]
+	copy(b[packet.Headroom:], frame)
+	r := pl.Process(b, packet.Headroom, len(frame))
+	if r.Sink >= 0 {
+		return Outcome{"sink " + pl.SinkName(r.Sink), hex.EncodeToString(r.Data)}
+	}
+	d := pl.DropSite(r.Drop)
+	return Outcome{Where: fmt.Sprintf("drop %s: %s", d.Node, d.Reason)}
+}
+
+// Counters reads a pipeline's counters in the interpreter's form.
+func Counters(pl fastpath.Pipeline) sim.Counters {
+	c := sim.Counters{Nodes: map[string]uint64{}, Sinks: map[string]uint64{}, Drops: map[sim.DropKey]uint64{}, Counts: map[string]uint64{}}
+	pl.Each(func(kind, name, reason string, n uint64) {
+		switch kind {
+		case fastpath.CountNode:
+			c.Nodes[name] = n
+		case fastpath.CountSink:
+			c.Sinks[name] = n
+		case fastpath.CountDrop:
+			c.Drops[sim.DropKey{Node: name, Reason: reason}] = n
+		case fastpath.CountLabel:
+			c.Counts[name] = n
+		}
+	})
+	return c
+}
+
+// Compare runs every frame through both and fails t on the first few
+// differing frames and on differing counters. It returns the outcomes
+// (the interpreter's) by where they went, for the caller's own checks.
+func Compare(t testing.TB, pl fastpath.Pipeline, m *sim.Machine, frames [][]byte) map[string]int {
+	t.Helper()
+	var buf []byte
+	where := map[string]int{}
+	bad := 0
+	for i, f := range frames {
+		want := Interp(m, f)
+		got := Fast(pl, f, &buf)
+		where[want.Where]++
+		if want != got {
+			bad++
+			if bad <= 5 {
+				t.Errorf("frame %d (%d bytes %x): fast path differs from the interpreter (-interp +fast):\n%s", i, len(f), f, cmp.Diff(want, got))
+			}
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%d of %d frames differ", bad, len(frames))
+	}
+	if diff := cmp.Diff(m.Counters(), Counters(pl)); diff != "" {
+		t.Errorf("counters differ (-interp +fast):\n%s", diff)
+	}
+	return where
+}
