@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
@@ -52,24 +53,6 @@ func Fast(pl fastpath.Pipeline, frame []byte, buf *[]byte) Outcome {
 	return Outcome{Where: fmt.Sprintf("drop %s: %s", d.Node, d.Reason)}
 }
 
-// Counters reads a pipeline's counters in the interpreter's form.
-func Counters(pl fastpath.Pipeline) sim.Counters {
-	c := sim.Counters{Nodes: map[string]uint64{}, Sinks: map[string]uint64{}, Drops: map[sim.DropKey]uint64{}, Counts: map[string]uint64{}}
-	pl.Each(func(kind, name, reason string, n uint64) {
-		switch kind {
-		case fastpath.CountNode:
-			c.Nodes[name] = n
-		case fastpath.CountSink:
-			c.Sinks[name] = n
-		case fastpath.CountDrop:
-			c.Drops[sim.DropKey{Node: name, Reason: reason}] = n
-		case fastpath.CountLabel:
-			c.Counts[name] = n
-		}
-	})
-	return c
-}
-
 // Compare runs every frame through both and fails t on the first few
 // differing frames and on differing counters. It returns the outcomes
 // (the interpreter's) by where they went, for the caller's own checks.
@@ -92,7 +75,7 @@ func Compare(t testing.TB, pl fastpath.Pipeline, m *sim.Machine, frames [][]byte
 	if bad > 5 {
 		t.Errorf("%d of %d frames differ", bad, len(frames))
 	}
-	if diff := cmp.Diff(m.Counters(), Counters(pl)); diff != "" {
+	if diff := cmp.Diff(m.Counters(), golang.Counters(pl)); diff != "" {
 		t.Errorf("counters differ (-interp +fast):\n%s", diff)
 	}
 	return where

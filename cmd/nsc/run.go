@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/dragonet-go/nsc/backends/golang"
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/ejfat"
+	"github.com/dragonet-go/nsc/ejfat/lbfast"
+	"github.com/dragonet-go/nsc/embed"
+	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/sim"
+)
+
+func runRun(e *env, args []string) error {
+	fs := newFlags("run", e)
+	lb := fs.String("lb", "", "LB model: "+fmt.Sprint(ejfat.Versions))
+	tables := fs.String("tables", "", "table entries (table_add lines)")
+	in := fs.String("in", "", "input pcap (or pcapng)")
+	out := fs.String("out", "", "output pcap: every frame the LB sends")
+	interp := fs.Bool("interp", false, "run the reference interpreter instead of the generated fast path")
+	files, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) > 0 {
+		return usagef("unexpected arguments %v (the model is --lb)", files)
+	}
+	if *lb == "" || *in == "" || *out == "" {
+		return usagef("--lb, --in and --out are required")
+	}
+	frames, link, err := readPcap(*in)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	bw := bufio.NewWriter(f)
+	w := pcapgo.NewWriter(bw)
+	if err := w.WriteFileHeader(65536, link); err != nil {
+		return err
+	}
+	paths := map[string]string{}
+	var werr error
+	write := func(i int, sink string, data []byte) {
+		paths[sink] = *out
+		ci := frames[i].ci
+		ci.CaptureLength, ci.Length = len(data), len(data)
+		if err := w.WritePacket(ci, data); err != nil && werr == nil {
+			werr = err
+		}
+	}
+	var counters sim.Counters
+	if *interp {
+		counters, err = runInterp(*lb, *tables, frames, write)
+	} else {
+		counters, err = runFast(*lb, *tables, frames, write)
+	}
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(werr, bw.Flush()); err != nil {
+		return err
+	}
+	printCounters(e, len(frames), counters, paths)
+	return nil
+}
+
+// openTables opens a table script, or returns a nil reader for none.
+func openTables(file string, use func(*os.File) error) error {
+	if file == "" {
+		return use(nil)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return use(f)
+}
+
+func runFast(lb, tables string, frames []frame, write func(int, string, []byte)) (sim.Counters, error) {
+	var ts []*packet.Table
+	err := openTables(tables, func(f *os.File) (err error) {
+		if f == nil {
+			ts, err = lbfast.Tables(lb, "", nil)
+		} else {
+			ts, err = lbfast.Tables(lb, tables, f)
+		}
+		return err
+	})
+	if err != nil {
+		return sim.Counters{}, err
+	}
+	pl, err := lbfast.New(lb, ts)
+	if err != nil {
+		return sim.Counters{}, err
+	}
+	buf := make([]byte, 2*packet.Headroom+65536)
+	for i, fr := range frames {
+		n := copy(buf[packet.Headroom:len(buf)-packet.Headroom], fr.data)
+		if r := pl.Process(buf, packet.Headroom, n); r.Sink >= 0 {
+			write(i, pl.SinkName(r.Sink), r.Data)
+		}
+	}
+	return golang.Counters(pl), nil
+}
+
+func runInterp(lb, tables string, frames []frame, write func(int, string, []byte)) (sim.Counters, error) {
+	m, g, err := ejfat.LPG(lb)
+	if err != nil {
+		return sim.Counters{}, err
+	}
+	p, _ := m.Graph(ejfat.HostPRG)
+	em, err := embed.Embed(g, p)
+	if err != nil {
+		return sim.Counters{}, err
+	}
+	rts, err := loadTables(m, tables)
+	if err != nil {
+		return sim.Counters{}, err
+	}
+	mach, err := sim.New(em.Graph, rts)
+	if err != nil {
+		return sim.Counters{}, err
+	}
+	for i, fr := range frames {
+		mach.Run(fr.data, func(sink *dataflow.Node, data []byte) { write(i, sink.Name, data) })
+	}
+	return mach.Counters(), nil
+}
