@@ -106,19 +106,14 @@ func (p *Packet) window(u int, f FieldRef) (lo, hi int, ok bool) {
 		return 0, 0, false
 	}
 	var rs int
-	ip := &p.Schema.ip
 	switch {
 	case f.Header == u:
 		rs = p.Hdr[u].Off
 	case spec.ChecksumKind != ChecksumHeader && p.Hdr[f.Header].Off > p.Hdr[u].Off:
 		rs = p.Hdr[u].Off
-	case spec.ChecksumKind == ChecksumL4 && f.Header == ip.v4 && (f.Field == ip.v4Src || f.Field == ip.v4Dst || f.Field == ip.v4Len || f.Field == ip.v4Proto):
+	case spec.ChecksumKind == ChecksumL4 && p.Schema.PseudoHeaderField(f):
 		// Pseudo-header fields sit at the same 16-bit word positions in the
-		// IPv4 header (proto is a low byte in both). IPv6's next header is
-		// not: it is a high byte in the header, a low one in the
-		// pseudo-header, so changing it is not patched.
-		rs = p.Hdr[f.Header].Off
-	case spec.ChecksumKind == ChecksumL4 && f.Header == ip.v6 && (f.Field == ip.v6Src || f.Field == ip.v6Dst || f.Field == ip.v6Payload):
+		// IP header (IPv4's proto is a low byte in both).
 		rs = p.Hdr[f.Header].Off
 	default:
 		return 0, 0, false
@@ -206,4 +201,67 @@ func (p *Packet) popUpdating(h int, update []int) bool {
 		}
 	}
 	return p.Pop(h)
+}
+
+// The incremental updates as separate steps, for generated code that sums
+// a node's field changes per checksum and patches each checksum once. The
+// result equals patching after every change (the one's-complement sums
+// fold the same way, and a zero UDP checksum stays zero throughout).
+
+// ChecksumDelta is what changing covered bytes whose Sum was oldSum into
+// bytes whose Sum is newSum adds to a checksum's sum (RFC 1624: ~m + m').
+// The sums may be folded or not.
+func ChecksumDelta(oldSum, newSum uint32) uint64 {
+	x := oldSum>>16 + oldSum&0xffff
+	x = x>>16 + x&0xffff
+	return uint64(^uint16(x)) + uint64(newSum)
+}
+
+// PopDelta is what removing the bytes b (an even number, at an even offset
+// of the covered data) adds to a checksum's sum, as pop … update does.
+func PopDelta(b []byte) uint64 {
+	var d uint64
+	for off := 0; off < len(b); off += 64 {
+		d += uint64(^fold64(uint64(Sum(b[off:min(off+64, len(b))], 0))))
+	}
+	return d
+}
+
+// ApplyChecksumDelta returns checksum c after changes that added d to the
+// covered sum. optional is the header's RFC 768 rule: zero stays zero, a
+// computed zero is sent as 0xffff.
+func ApplyChecksumDelta(c uint16, d uint64, optional bool) uint16 {
+	if optional && c == 0 {
+		return 0
+	}
+	r := ^fold64(uint64(^c) + d)
+	if optional && r == 0 {
+		r = 0xffff
+	}
+	return r
+}
+
+// PseudoHeaderField reports whether f is a field an L4 checksum's update
+// patches through the IP pseudo-header: ipv4 src, dst, total_len, proto, or
+// ipv6 src, dst, payload_len (next_hdr sits at another byte position in the
+// pseudo-header, so it is not patched).
+func (s *Schema) PseudoHeaderField(f FieldRef) bool {
+	ip := &s.ip
+	return (f.Header == ip.v4 && (f.Field == ip.v4Src || f.Field == ip.v4Dst || f.Field == ip.v4Len || f.Field == ip.v4Proto)) ||
+		(f.Header == ip.v6 && (f.Field == ip.v6Src || f.Field == ip.v6Dst || f.Field == ip.v6Payload))
+}
+
+// SumWords is the one's-complement sum of the big-endian 16-bit words of b
+// (a trailing odd byte is the high byte of a word), not folded: Sum for the
+// few bytes of a field's window.
+func SumWords(b []byte) uint32 {
+	var s uint32
+	for len(b) >= 2 {
+		s += uint32(b[0])<<8 | uint32(b[1])
+		b = b[2:]
+	}
+	if len(b) == 1 {
+		s += uint32(b[0]) << 8
+	}
+	return s
 }

@@ -299,6 +299,41 @@ type level struct {
 	prefix int
 	mask   Value // the lpm key's prefix mask
 	heads  map[uint64]int32
+	// slots index heads by open addressing (linear probing, a power of two
+	// long, at most half full): what Lookup reads, faster than the map.
+	slots []slot
+}
+
+type slot struct {
+	hash uint64
+	head int32 // entry index + 1; 0 is an empty slot
+}
+
+// index builds lv.slots from lv.heads.
+func (lv *level) index() {
+	n := 4
+	for n < 2*len(lv.heads) {
+		n *= 2
+	}
+	lv.slots = make([]slot, n)
+	for h, head := range lv.heads {
+		i := h & uint64(n-1)
+		for lv.slots[i].head != 0 {
+			i = (i + 1) & uint64(n-1)
+		}
+		lv.slots[i] = slot{h, head}
+	}
+}
+
+// find returns the head of the chain for hash h, 0 if none.
+func (lv *level) find(h uint64) int32 {
+	m := uint64(len(lv.slots) - 1)
+	for i := h & m; ; i = (i + 1) & m {
+		sl := &lv.slots[i]
+		if sl.head == 0 || sl.hash == h {
+			return sl.head
+		}
+	}
 }
 
 // matcher tests k&mask == val && lo <= k <= hi; every kind is a special case.
@@ -450,6 +485,9 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		lv.heads[h] = int32(i + 1)
 	}
 	slices.SortFunc(s.levels, func(a, b level) int { return b.prefix - a.prefix })
+	for i := range s.levels {
+		s.levels[i].index()
+	}
 	return s, nil
 }
 
@@ -505,7 +543,7 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 	for li := range s.levels {
 		lv := &s.levels[li]
 		h := t.hashKeys(keys, lv.mask)
-		for p := lv.heads[h]; p != 0; p = s.next[p-1] {
+		for p := lv.find(h); p != 0; p = s.next[p-1] {
 			if t.equalKeys(s.norm[int(p-1)*len(keys):int(p)*len(keys)], keys, lv.mask) {
 				return &s.entries[p-1], true
 			}

@@ -238,7 +238,7 @@ func (c *gen) node(n *dataflow.Node) {
 	case packet.OpParse:
 		c.branch(n, fmt.Sprintf("p.ParseFrame(%d)", o.Header))
 	case packet.OpExtract:
-		c.branch(n, fmt.Sprintf("p.Extract(%d)", o.Header))
+		c.branch(n, c.extract(o.Header))
 	case packet.OpTest:
 		c.branch(n, c.cond(o.Cond))
 	case packet.OpSwitch:
@@ -246,8 +246,12 @@ func (c *gen) node(n *dataflow.Node) {
 	case packet.OpLookup:
 		c.lookup(n)
 	case packet.OpSet:
-		for _, a := range o.Assign {
-			c.assign(a, nil, o.Update)
+		if c.canAccumulate(o) {
+			c.setAccumulating(o)
+		} else {
+			for _, a := range o.Assign {
+				c.assign(a, nil, o.Update)
+			}
 		}
 		c.fire(n, 0)
 	case packet.OpPush:
@@ -259,7 +263,7 @@ func (c *gen) node(n *dataflow.Node) {
 		c.emit("if !p.Push(%d, %s, %d) { %s }", o.Header, off, o.Extra, c.malformed())
 		c.fire(n, 0)
 	case packet.OpPop:
-		c.emit("if !p.PopUpdating(%d, %s) { %s }", o.Header, c.update(o.Update), c.malformed())
+		c.pop(o)
 		c.fire(n, 0)
 	case packet.OpChecksumVerify:
 		v := c.newTmp("ok")
@@ -515,9 +519,10 @@ func (c *gen) hdr(h int) string {
 		}
 	}
 	v := c.newTmp("b")
-	ok := c.newTmp("ok")
-	c.emit("%s, %s := p.Bytes(%d) // %s", v, ok, h, c.s.Headers[h].Name)
-	c.emit("if !%s { %s }", ok, c.malformed())
+	st := c.newTmp("st")
+	c.emit("%s := p.Hdr[%d] // %s", st, h, c.s.Headers[h].Name)
+	c.emit("if !%s.Valid || %s.Off < 0 || %s.Off+%s.Len > len(p.Data) { %s }", st, st, st, st, c.malformed())
+	c.emit("%s := p.Data[%s.Off : %s.Off+%s.Len]", v, st, st, st)
 	c.hdrs[len(c.hdrs)-1][h] = v
 	return v
 }

@@ -145,8 +145,9 @@ var NodeNames = [35]string{"RxWire", "RxFrames", "TxQueue", "TxWire", "RxEtherne
 var SinkNames = [1]string{"TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [22]fastpath.DropSite{{Node: "RxRunt", Reason: "runt frame"},
+var DropSites = [23]fastpath.DropSite{{Node: "RxRunt", Reason: "runt frame"},
 	{Node: "RxEtherType", Reason: "malformed"},
+	{Node: "RxIPv4", Reason: "malformed"},
 	{Node: "RxIPv4BaseDst", Reason: "malformed"},
 	{Node: "RxIPv4Dst", Reason: "malformed"},
 	{Node: "RxIPv4UDP", Reason: "malformed"},
@@ -171,9 +172,6 @@ var DropSites = [22]fastpath.DropSite{{Node: "RxRunt", Reason: "runt frame"},
 
 // CountLabels name the count operations' counters (Pipeline.Counted).
 var CountLabels = [0]string{}
-
-var update0 = []int{2, 8} // ipv4, udp
-var update1 = []int{8}    // udp
 
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
@@ -288,7 +286,14 @@ n1:
 n4:
 	{ // RxEthernet: extract ethernet
 		pl.Runs[4]++
-		if p.Extract(0) {
+		x1 := p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
+		if x1 {
+			p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
+			p.Cursor += 14
+		} else {
+			p.Hdr[0] = packet.HeaderState{}
+		} // ethernet
+		if x1 {
 			goto n6
 		}
 		goto n5
@@ -301,15 +306,16 @@ n5:
 n6:
 	{ // RxEtherType: switch ethernet.type
 		pl.Runs[6]++
-		b2, ok3 := p.Bytes(0) // ethernet
-		if !ok3 {
+		st4 := p.Hdr[0] // ethernet
+		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
 			return pl.drop(1)
 		}
-		v1 := uint64(binary.BigEndian.Uint16(b2[12:]))
+		b3 := p.Data[st4.Off : st4.Off+st4.Len]
+		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
-		case v1 == 0x800:
+		case v2 == 0x800:
 			goto n7
-		case v1 == 0x86dd:
+		case v2 == 0x86dd:
 			goto n12
 		default:
 			goto n18
@@ -318,7 +324,26 @@ n6:
 n7:
 	{ // RxIPv4: extract ipv4
 		pl.Runs[7]++
-		if p.Extract(2) {
+		x5 := false
+		if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
+			p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
+			st8 := p.Hdr[2] // ipv4
+			if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
+				return pl.drop(2)
+			}
+			b7 := p.Data[st8.Off : st8.Off+st8.Len]
+			f9, _ := packet.GetBits(b7, 4, 4) // ipv4.ihl
+			ext6 := packet.Value{Lo: f9.Lo}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(p.Data)) && off+20+int(ext6.Lo) <= len(p.Data)
+			if x5 {
+				p.Hdr[2].Len += int(ext6.Lo)
+				p.Cursor = off + p.Hdr[2].Len
+			}
+		}
+		if !x5 {
+			p.Hdr[2] = packet.HeaderState{}
+		} // ipv4
+		if x5 {
 			goto n10
 		}
 		goto n8
@@ -326,7 +351,14 @@ n7:
 n8:
 	{ // RxIPv4Base: extract ipv4_base
 		pl.Runs[8]++
-		if p.Extract(9) {
+		x10 := p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
+		if x10 {
+			p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
+			p.Cursor += 20
+		} else {
+			p.Hdr[9] = packet.HeaderState{}
+		} // ipv4_base
+		if x10 {
 			goto n9
 		}
 		goto n18
@@ -334,36 +366,39 @@ n8:
 n9:
 	{ // RxIPv4BaseDst: set
 		pl.Runs[9]++
-		b4, ok5 := p.Bytes(9) // ipv4_base
-		if !ok5 {
-			return pl.drop(2)
+		st12 := p.Hdr[9] // ipv4_base
+		if !st12.Valid || st12.Off < 0 || st12.Off+st12.Len > len(p.Data) {
+			return pl.drop(3)
 		}
-		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b4[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b11 := p.Data[st12.Off : st12.Off+st12.Len]
+		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b11[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n18
 	}
 n10:
 	{ // RxIPv4Dst: set
 		pl.Runs[10]++
-		b6, ok7 := p.Bytes(2) // ipv4
-		if !ok7 {
-			return pl.drop(3)
+		st14 := p.Hdr[2] // ipv4
+		if !st14.Valid || st14.Off < 0 || st14.Off+st14.Len > len(p.Data) {
+			return pl.drop(4)
 		}
-		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b6[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b13 := p.Data[st14.Off : st14.Off+st14.Len]
+		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b13[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n11
 	}
 n11:
 	{ // RxIPv4UDP: test ipv4.version == 4 && ipv4.proto == 17
 		pl.Runs[11]++
-		b9, ok10 := p.Bytes(2) // ipv4
-		if !ok10 {
-			return pl.drop(4)
+		st17 := p.Hdr[2] // ipv4
+		if !st17.Valid || st17.Off < 0 || st17.Off+st17.Len > len(p.Data) {
+			return pl.drop(5)
 		}
-		f11, _ := packet.GetBits(b9, 0, 4) // ipv4.version
-		c8 := (f11.Lo == 0x4)
-		if c8 {
-			c8 = (uint64(b9[9]) == 0x11)
+		b16 := p.Data[st17.Off : st17.Off+st17.Len]
+		f18, _ := packet.GetBits(b16, 0, 4) // ipv4.version
+		c15 := (f18.Lo == 0x4)
+		if c15 {
+			c15 = (uint64(b16[9]) == 0x11)
 		}
-		if c8 {
+		if c15 {
 			goto n15
 		}
 		goto n18
@@ -371,7 +406,14 @@ n11:
 n12:
 	{ // RxIPv6: extract ipv6
 		pl.Runs[12]++
-		if p.Extract(3) {
+		x19 := p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+		if x19 {
+			p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
+			p.Cursor += 40
+		} else {
+			p.Hdr[3] = packet.HeaderState{}
+		} // ipv6
+		if x19 {
 			goto n13
 		}
 		goto n18
@@ -379,26 +421,28 @@ n12:
 n13:
 	{ // RxIPv6Dst: set
 		pl.Runs[13]++
-		b12, ok13 := p.Bytes(3) // ipv6
-		if !ok13 {
-			return pl.drop(5)
+		st21 := p.Hdr[3] // ipv6
+		if !st21.Valid || st21.Off < 0 || st21.Off+st21.Len > len(p.Data) {
+			return pl.drop(6)
 		}
-		p.Meta[0] = (packet.Value{Hi: binary.BigEndian.Uint64(b12[24:]), Lo: binary.BigEndian.Uint64(b12[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b20 := p.Data[st21.Off : st21.Off+st21.Len]
+		p.Meta[0] = (packet.Value{Hi: binary.BigEndian.Uint64(b20[24:]), Lo: binary.BigEndian.Uint64(b20[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n14
 	}
 n14:
 	{ // RxIPv6UDP: test ipv6.version == 6 && ipv6.next_hdr == 17
 		pl.Runs[14]++
-		b15, ok16 := p.Bytes(3) // ipv6
-		if !ok16 {
-			return pl.drop(6)
+		st24 := p.Hdr[3] // ipv6
+		if !st24.Valid || st24.Off < 0 || st24.Off+st24.Len > len(p.Data) {
+			return pl.drop(7)
 		}
-		f17, _ := packet.GetBits(b15, 0, 4) // ipv6.version
-		c14 := (f17.Lo == 0x6)
-		if c14 {
-			c14 = (uint64(b15[6]) == 0x11)
+		b23 := p.Data[st24.Off : st24.Off+st24.Len]
+		f25, _ := packet.GetBits(b23, 0, 4) // ipv6.version
+		c22 := (f25.Lo == 0x6)
+		if c22 {
+			c22 = (uint64(b23[6]) == 0x11)
 		}
-		if c14 {
+		if c22 {
 			goto n15
 		}
 		goto n18
@@ -406,7 +450,14 @@ n14:
 n15:
 	{ // RxUDP: extract udp
 		pl.Runs[15]++
-		if p.Extract(8) {
+		x26 := p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+		if x26 {
+			p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
+			p.Cursor += 8
+		} else {
+			p.Hdr[8] = packet.HeaderState{}
+		} // udp
+		if x26 {
 			goto n16
 		}
 		goto n18
@@ -414,11 +465,12 @@ n15:
 n16:
 	{ // RxLBPort: test udp.dport == 0x4c42
 		pl.Runs[16]++
-		b18, ok19 := p.Bytes(8) // udp
-		if !ok19 {
-			return pl.drop(7)
+		st28 := p.Hdr[8] // udp
+		if !st28.Valid || st28.Off < 0 || st28.Off+st28.Len > len(p.Data) {
+			return pl.drop(8)
 		}
-		if uint64(binary.BigEndian.Uint16(b18[2:])) == 0x4c42 {
+		b27 := p.Data[st28.Off : st28.Off+st28.Len]
+		if uint64(binary.BigEndian.Uint16(b27[2:])) == 0x4c42 {
 			goto n17
 		}
 		goto n18
@@ -426,7 +478,14 @@ n16:
 n17:
 	{ // RxLBHeader: extract lbv1
 		pl.Runs[17]++
-		if p.Extract(5) {
+		x29 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+		if x29 {
+			p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+			p.Cursor += 12
+		} else {
+			p.Hdr[5] = packet.HeaderState{}
+		} // lbv1
+		if x29 {
 			goto n18
 		}
 		goto n18
@@ -434,12 +493,13 @@ n17:
 n18:
 	{ // RxDstFilter: lookup dst_filter_table
 		pl.Runs[18]++
-		b20, ok21 := p.Bytes(0) // ethernet
-		if !ok21 {
-			return pl.drop(8)
+		st31 := p.Hdr[0] // ethernet
+		if !st31.Valid || st31.Off < 0 || st31.Off+st31.Len > len(p.Data) {
+			return pl.drop(9)
 		}
-		pl.keys[0] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b20[0:]))<<32 | uint64(binary.BigEndian.Uint32(b20[2:])))}
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b20[12:]))}
+		b30 := p.Data[st31.Off : st31.Off+st31.Len]
+		pl.keys[0] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b30[0:]))<<32 | uint64(binary.BigEndian.Uint32(b30[2:])))}
+		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b30[12:]))}
 		pl.keys[2] = p.Meta[0]
 		act, params := 0, []packet.Value(nil)
 		if e, hit := pl.tables[0].Lookup(pl.keys[:3]); hit {
@@ -456,7 +516,7 @@ n18:
 n19:
 	{ // RxDstFilterMiss: drop "dst_filter miss"
 		pl.Runs[19]++
-		return pl.drop(9)
+		return pl.drop(10)
 	}
 n20:
 	{ // RxHasLB: test valid(lbv1)
@@ -469,11 +529,12 @@ n20:
 n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		pl.Runs[21]++
-		b22, ok23 := p.Bytes(5) // lbv1
-		if !ok23 {
-			return pl.drop(10)
+		st33 := p.Hdr[5] // lbv1
+		if !st33.Valid || st33.Off < 0 || st33.Off+st33.Len > len(p.Data) {
+			return pl.drop(11)
 		}
-		pl.keys[0] = packet.Value{Lo: binary.BigEndian.Uint64(b22[4:])}
+		b32 := p.Data[st33.Off : st33.Off+st33.Len]
+		pl.keys[0] = packet.Value{Lo: binary.BigEndian.Uint64(b32[4:])}
 		act, params := 1, []packet.Value(nil)
 		if e, hit := pl.tables[1].Lookup(pl.keys[:1]); hit {
 			act, params = e.Action, e.Params
@@ -490,17 +551,18 @@ n21:
 n22:
 	{ // RxEpochMiss: drop "epoch_assign miss"
 		pl.Runs[22]++
-		return pl.drop(11)
+		return pl.drop(12)
 	}
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		pl.Runs[23]++
 		pl.keys[0] = packet.Value{Lo: p.Meta[1].Lo}
-		b24, ok25 := p.Bytes(5) // lbv1
-		if !ok25 {
-			return pl.drop(12)
+		st35 := p.Hdr[5] // lbv1
+		if !st35.Valid || st35.Off < 0 || st35.Off+st35.Len > len(p.Data) {
+			return pl.drop(13)
 		}
-		pl.keys[1] = packet.Value{Lo: (binary.BigEndian.Uint64(b24[4:]) & 0x1ff)}
+		b34 := p.Data[st35.Off : st35.Off+st35.Len]
+		pl.keys[1] = packet.Value{Lo: (binary.BigEndian.Uint64(b34[4:]) & 0x1ff)}
 		act, params := 1, []packet.Value(nil)
 		if e, hit := pl.tables[2].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
@@ -517,16 +579,17 @@ n23:
 n24:
 	{ // RxCalendarMiss: drop "calendar miss"
 		pl.Runs[24]++
-		return pl.drop(13)
+		return pl.drop(14)
 	}
 n25:
 	{ // RxMember: lookup member_info_lookup_table
 		pl.Runs[25]++
-		b26, ok27 := p.Bytes(0) // ethernet
-		if !ok27 {
-			return pl.drop(14)
+		st37 := p.Hdr[0] // ethernet
+		if !st37.Valid || st37.Off < 0 || st37.Off+st37.Len > len(p.Data) {
+			return pl.drop(15)
 		}
-		pl.keys[0] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b26[12:]))}
+		b36 := p.Data[st37.Off : st37.Off+st37.Len]
+		pl.keys[0] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b36[12:]))}
 		pl.keys[1] = packet.Value{Lo: p.Meta[2].Lo}
 		act, params := 2, []packet.Value(nil)
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
@@ -535,12 +598,12 @@ n25:
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			packet.SetBits(b26, 0, 48, packet.Value{Lo: params[0].Lo})
+			packet.SetBits(b36, 0, 48, packet.Value{Lo: params[0].Lo})
 			p.Meta[3] = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
 			p.Meta[5] = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			goto n27
 		case 1: // do_ipv6_member_rewrite
-			packet.SetBits(b26, 0, 48, packet.Value{Lo: params[0].Lo})
+			packet.SetBits(b36, 0, 48, packet.Value{Lo: params[0].Lo})
 			p.Meta[4] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			p.Meta[5] = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			goto n28
@@ -551,7 +614,7 @@ n25:
 n26:
 	{ // RxMemberMiss: drop "member miss"
 		pl.Runs[26]++
-		return pl.drop(15)
+		return pl.drop(16)
 	}
 n27:
 	{ // RxIsIPv4: test valid(ipv4)
@@ -572,69 +635,194 @@ n28:
 n29:
 	{ // RxMismatch: drop "member rewrite mismatch"
 		pl.Runs[29]++
-		return pl.drop(16)
+		return pl.drop(17)
 	}
 n30:
 	{ // RxIPv4Rewrite: set
 		pl.Runs[30]++
-		if !p.SetUpdating(packet.FieldRef{Header: 2, Field: 11}, packet.Value{Lo: p.Meta[3].Lo}, update0) {
-			return pl.drop(17)
+		var d38 uint64 // ipv4 checksum
+		var d39 uint64 // udp checksum
+		v40 := p.Meta[3].Lo
+		st42 := p.Hdr[2] // ipv4
+		if !st42.Valid || st42.Off < 0 || st42.Off+st42.Len > len(p.Data) {
+			return pl.drop(18)
 		}
-		b28, ok29 := p.Bytes(2) // ipv4
-		if !ok29 {
-			return pl.drop(17)
+		b41 := p.Data[st42.Off : st42.Off+st42.Len]
+		lo44, hi45 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w43 := p.Hdr[2].Valid && hi45 <= len(p.Data) && 4 <= 20
+		var o46 uint32
+		if w43 {
+			o46 = uint32(binary.BigEndian.Uint16(p.Data[lo44+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo44+2:]))
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 2, Field: 3}, packet.Value{Lo: uint64(binary.BigEndian.Uint16(b28[2:]))}.Sub(packet.Value{Lo: 0xc}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}), update0) {
-			return pl.drop(17)
+		w47, lo48, hi49 := false, 0, 0
+		if p.Hdr[8].Valid && p.Hdr[2].Off > p.Hdr[8].Off {
+			rs := p.Hdr[8].Off
+			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			lo48, hi49 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w47 = hi49 <= len(p.Data) && hi49-lo48 <= 20
+		} else if p.Hdr[8].Valid {
+			lo48, hi49 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			w47 = hi49 <= len(p.Data) && hi49-lo48 <= 20
+		}
+		var o50 uint32
+		if w47 {
+			o50 = packet.SumWords(p.Data[lo48:hi49])
+		}
+		binary.BigEndian.PutUint32(b41[16:], uint32(v40))
+		if w43 {
+			d38 += packet.ChecksumDelta(o46, uint32(binary.BigEndian.Uint16(p.Data[lo44+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo44+2:])))
+		}
+		if w47 {
+			d39 += packet.ChecksumDelta(o50, packet.SumWords(p.Data[lo48:hi49]))
+		}
+		v51 := packet.Value{Lo: uint64(binary.BigEndian.Uint16(b41[2:]))}.Sub(packet.Value{Lo: 0xc}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		lo53, hi54 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w52 := p.Hdr[2].Valid && hi54 <= len(p.Data) && 2 <= 20
+		var o55 uint32
+		if w52 {
+			o55 = uint32(binary.BigEndian.Uint16(p.Data[lo53+0:]))
+		}
+		w56, lo57, hi58 := false, 0, 0
+		if p.Hdr[8].Valid && p.Hdr[2].Off > p.Hdr[8].Off {
+			rs := p.Hdr[8].Off
+			l, h := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+			lo57, hi58 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w56 = hi58 <= len(p.Data) && hi58-lo57 <= 20
+		} else if p.Hdr[8].Valid {
+			lo57, hi58 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
+			w56 = hi58 <= len(p.Data) && hi58-lo57 <= 20
+		}
+		var o59 uint32
+		if w56 {
+			o59 = packet.SumWords(p.Data[lo57:hi58])
+		}
+		packet.SetBits(b41, 16, 16, v51)
+		if w52 {
+			d38 += packet.ChecksumDelta(o55, uint32(binary.BigEndian.Uint16(p.Data[lo53+0:])))
+		}
+		if w56 {
+			d39 += packet.ChecksumDelta(o59, packet.SumWords(p.Data[lo57:hi58]))
+		}
+		if cb60, ok61 := p.Bytes(2); ok61 {
+			binary.BigEndian.PutUint16(cb60[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb60[10:]), d38, false))
+		}
+		if cb62, ok63 := p.Bytes(8); ok63 {
+			binary.BigEndian.PutUint16(cb62[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb62[6:]), d39, false))
 		}
 		goto n33
 	}
 n31:
 	{ // RxIPv6RewriteLow: set
 		pl.Runs[31]++
-		b30, ok31 := p.Bytes(3) // ipv6
-		if !ok31 {
-			return pl.drop(18)
+		var d64 uint64   // udp checksum
+		st66 := p.Hdr[3] // ipv6
+		if !st66.Valid || st66.Off < 0 || st66.Off+st66.Len > len(p.Data) {
+			return pl.drop(19)
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 3, Field: 7}, packet.Value{Hi: binary.BigEndian.Uint64(b30[24:]), Lo: binary.BigEndian.Uint64(b30[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(p.Meta[4].And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}), update1) {
-			return pl.drop(18)
+		b65 := p.Data[st66.Off : st66.Off+st66.Len]
+		v67 := packet.Value{Hi: binary.BigEndian.Uint64(b65[24:]), Lo: binary.BigEndian.Uint64(b65[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(p.Meta[4].And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		w68, lo69, hi70 := false, 0, 0
+		if p.Hdr[8].Valid && p.Hdr[3].Off > p.Hdr[8].Off {
+			rs := p.Hdr[8].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			lo69, hi70 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w68 = hi70 <= len(p.Data) && hi70-lo69 <= 20
+		} else if p.Hdr[8].Valid {
+			lo69, hi70 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			w68 = hi70 <= len(p.Data) && hi70-lo69 <= 20
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 3, Field: 3}, packet.Value{Lo: uint64(binary.BigEndian.Uint16(b30[4:]))}.Sub(packet.Value{Lo: 0xc}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}), update1) {
-			return pl.drop(18)
+		var o71 uint32
+		if w68 {
+			o71 = packet.SumWords(p.Data[lo69:hi70])
+		}
+		packet.SetBits(b65, 192, 128, v67)
+		if w68 {
+			d64 += packet.ChecksumDelta(o71, packet.SumWords(p.Data[lo69:hi70]))
+		}
+		v72 := packet.Value{Lo: uint64(binary.BigEndian.Uint16(b65[4:]))}.Sub(packet.Value{Lo: 0xc}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		w73, lo74, hi75 := false, 0, 0
+		if p.Hdr[8].Valid && p.Hdr[3].Off > p.Hdr[8].Off {
+			rs := p.Hdr[8].Off
+			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
+			lo74, hi75 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w73 = hi75 <= len(p.Data) && hi75-lo74 <= 20
+		} else if p.Hdr[8].Valid {
+			lo74, hi75 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
+			w73 = hi75 <= len(p.Data) && hi75-lo74 <= 20
+		}
+		var o76 uint32
+		if w73 {
+			o76 = packet.SumWords(p.Data[lo74:hi75])
+		}
+		packet.SetBits(b65, 32, 16, v72)
+		if w73 {
+			d64 += packet.ChecksumDelta(o76, packet.SumWords(p.Data[lo74:hi75]))
+		}
+		if cb77, ok78 := p.Bytes(8); ok78 {
+			binary.BigEndian.PutUint16(cb77[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb77[6:]), d64, false))
 		}
 		goto n32
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set
 		pl.Runs[32]++
-		b32, ok33 := p.Bytes(3) // ipv6
-		if !ok33 {
-			return pl.drop(19)
+		st80 := p.Hdr[3] // ipv6
+		if !st80.Valid || st80.Off < 0 || st80.Off+st80.Len > len(p.Data) {
+			return pl.drop(20)
 		}
-		packet.SetBits(b32, 192, 128, p.Meta[4])
+		b79 := p.Data[st80.Off : st80.Off+st80.Len]
+		packet.SetBits(b79, 192, 128, p.Meta[4])
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set
 		pl.Runs[33]++
-		if !p.SetUpdating(packet.FieldRef{Header: 8, Field: 1}, packet.Value{Lo: p.Meta[5].Lo}, update1) {
-			return pl.drop(20)
+		var d81 uint64 // udp checksum
+		v82 := p.Meta[5].Lo
+		st84 := p.Hdr[8] // udp
+		if !st84.Valid || st84.Off < 0 || st84.Off+st84.Len > len(p.Data) {
+			return pl.drop(21)
 		}
-		b34, ok35 := p.Bytes(8) // udp
-		if !ok35 {
-			return pl.drop(20)
+		b83 := p.Data[st84.Off : st84.Off+st84.Len]
+		lo86, hi87 := p.Hdr[8].Off+2, p.Hdr[8].Off+4
+		w85 := p.Hdr[8].Valid && hi87 <= len(p.Data) && 2 <= 20
+		var o88 uint32
+		if w85 {
+			o88 = uint32(binary.BigEndian.Uint16(p.Data[lo86+0:]))
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 8, Field: 2}, packet.Value{Lo: uint64(binary.BigEndian.Uint16(b34[4:]))}.Sub(packet.Value{Lo: 0xc}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}), update1) {
-			return pl.drop(20)
+		binary.BigEndian.PutUint16(b83[2:], uint16(v82))
+		if w85 {
+			d81 += packet.ChecksumDelta(o88, uint32(binary.BigEndian.Uint16(p.Data[lo86+0:])))
+		}
+		v89 := packet.Value{Lo: uint64(binary.BigEndian.Uint16(b83[4:]))}.Sub(packet.Value{Lo: 0xc}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		lo91, hi92 := p.Hdr[8].Off+4, p.Hdr[8].Off+6
+		w90 := p.Hdr[8].Valid && hi92 <= len(p.Data) && 2 <= 20
+		var o93 uint32
+		if w90 {
+			o93 = uint32(binary.BigEndian.Uint16(p.Data[lo91+0:]))
+		}
+		packet.SetBits(b83, 32, 16, v89)
+		if w90 {
+			d81 += packet.ChecksumDelta(o93, uint32(binary.BigEndian.Uint16(p.Data[lo91+0:])))
+		}
+		if cb94, ok95 := p.Bytes(8); ok95 {
+			binary.BigEndian.PutUint16(cb94[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb94[6:]), d81, false))
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
 		pl.Runs[34]++
-		if !p.PopUpdating(5, update1) {
-			return pl.drop(21)
+		pb96, ok97 := p.Bytes(5) // lbv1
+		if !ok97 {
+			return pl.drop(22)
 		}
+		if p.Hdr[8].Valid && p.Hdr[5].Off > p.Hdr[8].Off && len(pb96)%2 == 0 && (p.Hdr[5].Off-p.Hdr[8].Off)%2 == 0 {
+			if cb98, ok99 := p.Bytes(8); ok99 {
+				binary.BigEndian.PutUint16(cb98[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb98[6:]), packet.PopDelta(pb96), false))
+			}
+		}
+		p.Pop(5)
 		goto n2
 	}
 n2:

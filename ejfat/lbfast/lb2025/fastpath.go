@@ -230,8 +230,9 @@ var NodeNames = [112]string{"RxWire", "RxFrames", "TxQueue", "TxWire", "RxCount"
 var SinkNames = [1]string{"TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [64]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed"},
+var DropSites = [65]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed"},
 	{Node: "ParseArpCheck", Reason: "malformed"},
+	{Node: "ParseIPv4", Reason: "malformed"},
 	{Node: "ParseIPv4Check", Reason: "malformed"},
 	{Node: "ParseIPv4Proto", Reason: "malformed"},
 	{Node: "ParseIcmpType", Reason: "malformed"},
@@ -298,11 +299,6 @@ var DropSites = [64]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed"
 
 // CountLabels name the count operations' counters (Pipeline.Counted).
 var CountLabels = [10]string{"packet_rx_counter", "rx_rslt[8] ARP ok", "rx_rslt[9] ICMPv4 echo ok", "rx_rslt[10] ICMPv6 echo ok", "rx_rslt[11] NS ok", "rx_rslt[13] LB", "lb_ctx_rx_pkt_counter", "lb_ctx_rx_v2_counter", "lb_ctx_rx_v3_counter", "lb_mbr_tx_pkt_counter"}
-
-var update0 = []int{5}     // icmp
-var update1 = []int{6}     // icmpv6
-var update2 = []int{3, 23} // ipv4, udp
-var update3 = []int{23}    // udp
 
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
@@ -423,7 +419,14 @@ n4:
 n5:
 	{ // ParseEth: extract ethernet
 		pl.Runs[5]++
-		if p.Extract(0) {
+		x1 := p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
+		if x1 {
+			p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
+			p.Cursor += 14
+		} else {
+			p.Hdr[0] = packet.HeaderState{}
+		} // ethernet
+		if x1 {
 			goto n6
 		}
 		goto n35
@@ -431,17 +434,18 @@ n5:
 n6:
 	{ // ParseEthType: switch ethernet.type
 		pl.Runs[6]++
-		b2, ok3 := p.Bytes(0) // ethernet
-		if !ok3 {
+		st4 := p.Hdr[0] // ethernet
+		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
 			return pl.drop(0)
 		}
-		v1 := uint64(binary.BigEndian.Uint16(b2[12:]))
+		b3 := p.Data[st4.Off : st4.Off+st4.Len]
+		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
-		case v1 == 0x800:
+		case v2 == 0x800:
 			goto n9
-		case v1 == 0x806:
+		case v2 == 0x806:
 			goto n7
-		case v1 == 0x86dd:
+		case v2 == 0x86dd:
 			goto n15
 		default:
 			goto n35
@@ -450,7 +454,14 @@ n6:
 n7:
 	{ // ParseArp: extract arp
 		pl.Runs[7]++
-		if p.Extract(2) {
+		x5 := p.Cursor >= 0 && p.Cursor+28 <= len(p.Data)
+		if x5 {
+			p.Hdr[2] = packet.HeaderState{Off: p.Cursor, Len: 28, Valid: true}
+			p.Cursor += 28
+		} else {
+			p.Hdr[2] = packet.HeaderState{}
+		} // arp
+		if x5 {
 			goto n8
 		}
 		goto n35
@@ -458,27 +469,28 @@ n7:
 n8:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
 		pl.Runs[8]++
-		b8, ok9 := p.Bytes(2) // arp
-		if !ok9 {
+		st11 := p.Hdr[2] // arp
+		if !st11.Valid || st11.Off < 0 || st11.Off+st11.Len > len(p.Data) {
 			return pl.drop(1)
 		}
-		c7 := (uint64(binary.BigEndian.Uint16(b8[0:])) == 0x1)
+		b10 := p.Data[st11.Off : st11.Off+st11.Len]
+		c9 := (uint64(binary.BigEndian.Uint16(b10[0:])) == 0x1)
+		if c9 {
+			c9 = (uint64(binary.BigEndian.Uint16(b10[2:])) == 0x800)
+		}
+		c8 := c9
+		if c8 {
+			c8 = (uint64(b10[4]) == 0x6)
+		}
+		c7 := c8
 		if c7 {
-			c7 = (uint64(binary.BigEndian.Uint16(b8[2:])) == 0x800)
+			c7 = (uint64(b10[5]) == 0x4)
 		}
 		c6 := c7
 		if c6 {
-			c6 = (uint64(b8[4]) == 0x6)
+			c6 = (uint64(binary.BigEndian.Uint16(b10[6:])) == 0x1)
 		}
-		c5 := c6
-		if c5 {
-			c5 = (uint64(b8[5]) == 0x4)
-		}
-		c4 := c5
-		if c4 {
-			c4 = (uint64(binary.BigEndian.Uint16(b8[6:])) == 0x1)
-		}
-		if c4 {
+		if c6 {
 			goto n36
 		}
 		goto n35
@@ -486,7 +498,26 @@ n8:
 n9:
 	{ // ParseIPv4: extract ipv4
 		pl.Runs[9]++
-		if p.Extract(3) {
+		x12 := false
+		if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
+			p.Hdr[3] = packet.HeaderState{Off: off, Len: 20, Valid: true}
+			st15 := p.Hdr[3] // ipv4
+			if !st15.Valid || st15.Off < 0 || st15.Off+st15.Len > len(p.Data) {
+				return pl.drop(2)
+			}
+			b14 := p.Data[st15.Off : st15.Off+st15.Len]
+			f16, _ := packet.GetBits(b14, 4, 4) // ipv4.ihl
+			ext13 := packet.Value{Lo: f16.Lo}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			x12 = ext13.Hi == 0 && ext13.Lo <= uint64(len(p.Data)) && off+20+int(ext13.Lo) <= len(p.Data)
+			if x12 {
+				p.Hdr[3].Len += int(ext13.Lo)
+				p.Cursor = off + p.Hdr[3].Len
+			}
+		}
+		if !x12 {
+			p.Hdr[3] = packet.HeaderState{}
+		} // ipv4
+		if x12 {
 			goto n10
 		}
 		goto n35
@@ -494,17 +525,18 @@ n9:
 n10:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
 		pl.Runs[10]++
-		b11, ok12 := p.Bytes(3) // ipv4
-		if !ok12 {
-			return pl.drop(2)
+		st19 := p.Hdr[3] // ipv4
+		if !st19.Valid || st19.Off < 0 || st19.Off+st19.Len > len(p.Data) {
+			return pl.drop(3)
 		}
-		f13, _ := packet.GetBits(b11, 0, 4) // ipv4.version
-		c10 := (f13.Lo == 0x4)
-		if c10 {
-			f14, _ := packet.GetBits(b11, 4, 4) // ipv4.ihl
-			c10 = (f14.Lo >= 0x5)
+		b18 := p.Data[st19.Off : st19.Off+st19.Len]
+		f20, _ := packet.GetBits(b18, 0, 4) // ipv4.version
+		c17 := (f20.Lo == 0x4)
+		if c17 {
+			f21, _ := packet.GetBits(b18, 4, 4) // ipv4.ihl
+			c17 = (f21.Lo >= 0x5)
 		}
-		if c10 {
+		if c17 {
 			goto n11
 		}
 		goto n35
@@ -512,15 +544,16 @@ n10:
 n11:
 	{ // ParseIPv4Proto: switch ipv4.proto
 		pl.Runs[11]++
-		b16, ok17 := p.Bytes(3) // ipv4
-		if !ok17 {
-			return pl.drop(3)
+		st24 := p.Hdr[3] // ipv4
+		if !st24.Valid || st24.Off < 0 || st24.Off+st24.Len > len(p.Data) {
+			return pl.drop(4)
 		}
-		v15 := uint64(b16[9])
+		b23 := p.Data[st24.Off : st24.Off+st24.Len]
+		v22 := uint64(b23[9])
 		switch {
-		case v15 == 0x1:
+		case v22 == 0x1:
 			goto n12
-		case v15 == 0x11:
+		case v22 == 0x11:
 			goto n28
 		default:
 			goto n35
@@ -529,7 +562,14 @@ n11:
 n12:
 	{ // ParseIcmp: extract icmp
 		pl.Runs[12]++
-		if p.Extract(5) {
+		x25 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+		if x25 {
+			p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+			p.Cursor += 4
+		} else {
+			p.Hdr[5] = packet.HeaderState{}
+		} // icmp
+		if x25 {
 			goto n13
 		}
 		goto n35
@@ -537,15 +577,16 @@ n12:
 n13:
 	{ // ParseIcmpType: test icmp.type == 8 && icmp.code == 0
 		pl.Runs[13]++
-		b19, ok20 := p.Bytes(5) // icmp
-		if !ok20 {
-			return pl.drop(4)
+		st28 := p.Hdr[5] // icmp
+		if !st28.Valid || st28.Off < 0 || st28.Off+st28.Len > len(p.Data) {
+			return pl.drop(5)
 		}
-		c18 := (uint64(b19[0]) == 0x8)
-		if c18 {
-			c18 = (uint64(b19[1]) == 0x0)
+		b27 := p.Data[st28.Off : st28.Off+st28.Len]
+		c26 := (uint64(b27[0]) == 0x8)
+		if c26 {
+			c26 = (uint64(b27[1]) == 0x0)
 		}
-		if c18 {
+		if c26 {
 			goto n14
 		}
 		goto n35
@@ -553,7 +594,14 @@ n13:
 n14:
 	{ // ParseEcho4: extract icmp_echo
 		pl.Runs[14]++
-		if p.Extract(7) {
+		x29 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+		if x29 {
+			p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+			p.Cursor += 4
+		} else {
+			p.Hdr[7] = packet.HeaderState{}
+		} // icmp_echo
+		if x29 {
 			goto n36
 		}
 		goto n35
@@ -561,7 +609,14 @@ n14:
 n15:
 	{ // ParseIPv6: extract ipv6
 		pl.Runs[15]++
-		if p.Extract(4) {
+		x30 := p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+		if x30 {
+			p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
+			p.Cursor += 40
+		} else {
+			p.Hdr[4] = packet.HeaderState{}
+		} // ipv6
+		if x30 {
 			goto n16
 		}
 		goto n35
@@ -569,12 +624,13 @@ n15:
 n16:
 	{ // ParseIPv6Check: test ipv6.version == 6
 		pl.Runs[16]++
-		b21, ok22 := p.Bytes(4) // ipv6
-		if !ok22 {
-			return pl.drop(5)
+		st32 := p.Hdr[4] // ipv6
+		if !st32.Valid || st32.Off < 0 || st32.Off+st32.Len > len(p.Data) {
+			return pl.drop(6)
 		}
-		f23, _ := packet.GetBits(b21, 0, 4) // ipv6.version
-		if f23.Lo == 0x6 {
+		b31 := p.Data[st32.Off : st32.Off+st32.Len]
+		f33, _ := packet.GetBits(b31, 0, 4) // ipv6.version
+		if f33.Lo == 0x6 {
 			goto n17
 		}
 		goto n35
@@ -582,15 +638,16 @@ n16:
 n17:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
 		pl.Runs[17]++
-		b25, ok26 := p.Bytes(4) // ipv6
-		if !ok26 {
-			return pl.drop(6)
+		st36 := p.Hdr[4] // ipv6
+		if !st36.Valid || st36.Off < 0 || st36.Off+st36.Len > len(p.Data) {
+			return pl.drop(7)
 		}
-		v24 := uint64(b25[6])
+		b35 := p.Data[st36.Off : st36.Off+st36.Len]
+		v34 := uint64(b35[6])
 		switch {
-		case v24 == 0x3a:
+		case v34 == 0x3a:
 			goto n18
-		case v24 == 0x11:
+		case v34 == 0x11:
 			goto n28
 		default:
 			goto n35
@@ -599,7 +656,14 @@ n17:
 n18:
 	{ // ParseIcmp6: extract icmpv6
 		pl.Runs[18]++
-		if p.Extract(6) {
+		x37 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+		if x37 {
+			p.Hdr[6] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+			p.Cursor += 4
+		} else {
+			p.Hdr[6] = packet.HeaderState{}
+		} // icmpv6
+		if x37 {
 			goto n19
 		}
 		goto n35
@@ -607,15 +671,16 @@ n18:
 n19:
 	{ // ParseIcmp6Type: switch icmpv6.type
 		pl.Runs[19]++
-		b28, ok29 := p.Bytes(6) // icmpv6
-		if !ok29 {
-			return pl.drop(7)
+		st40 := p.Hdr[6] // icmpv6
+		if !st40.Valid || st40.Off < 0 || st40.Off+st40.Len > len(p.Data) {
+			return pl.drop(8)
 		}
-		v27 := uint64(b28[0])
+		b39 := p.Data[st40.Off : st40.Off+st40.Len]
+		v38 := uint64(b39[0])
 		switch {
-		case v27 == 0x80:
+		case v38 == 0x80:
 			goto n20
-		case v27 == 0x87:
+		case v38 == 0x87:
 			goto n22
 		default:
 			goto n35
@@ -624,11 +689,12 @@ n19:
 n20:
 	{ // ParseEcho6Code: test icmpv6.code == 0
 		pl.Runs[20]++
-		b30, ok31 := p.Bytes(6) // icmpv6
-		if !ok31 {
-			return pl.drop(8)
+		st42 := p.Hdr[6] // icmpv6
+		if !st42.Valid || st42.Off < 0 || st42.Off+st42.Len > len(p.Data) {
+			return pl.drop(9)
 		}
-		if uint64(b30[1]) == 0x0 {
+		b41 := p.Data[st42.Off : st42.Off+st42.Len]
+		if uint64(b41[1]) == 0x0 {
 			goto n21
 		}
 		goto n35
@@ -636,7 +702,14 @@ n20:
 n21:
 	{ // ParseEcho6: extract icmp_echo
 		pl.Runs[21]++
-		if p.Extract(7) {
+		x43 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+		if x43 {
+			p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+			p.Cursor += 4
+		} else {
+			p.Hdr[7] = packet.HeaderState{}
+		} // icmp_echo
+		if x43 {
 			goto n36
 		}
 		goto n35
@@ -644,11 +717,12 @@ n21:
 n22:
 	{ // ParseNsCode: test icmpv6.code == 0
 		pl.Runs[22]++
-		b32, ok33 := p.Bytes(6) // icmpv6
-		if !ok33 {
-			return pl.drop(9)
+		st45 := p.Hdr[6] // icmpv6
+		if !st45.Valid || st45.Off < 0 || st45.Off+st45.Len > len(p.Data) {
+			return pl.drop(10)
 		}
-		if uint64(b32[1]) == 0x0 {
+		b44 := p.Data[st45.Off : st45.Off+st45.Len]
+		if uint64(b44[1]) == 0x0 {
 			goto n23
 		}
 		goto n35
@@ -656,7 +730,14 @@ n22:
 n23:
 	{ // ParseNs: extract nd_ns
 		pl.Runs[23]++
-		if p.Extract(11) {
+		x46 := p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
+		if x46 {
+			p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
+			p.Cursor += 20
+		} else {
+			p.Hdr[11] = packet.HeaderState{}
+		} // nd_ns
+		if x46 {
 			goto n24
 		}
 		goto n35
@@ -664,11 +745,12 @@ n23:
 n24:
 	{ // ParseNsLen: test ipv6.payload_len == 24
 		pl.Runs[24]++
-		b34, ok35 := p.Bytes(4) // ipv6
-		if !ok35 {
-			return pl.drop(10)
+		st48 := p.Hdr[4] // ipv6
+		if !st48.Valid || st48.Off < 0 || st48.Off+st48.Len > len(p.Data) {
+			return pl.drop(11)
 		}
-		if uint64(binary.BigEndian.Uint16(b34[4:])) == 0x18 {
+		b47 := p.Data[st48.Off : st48.Off+st48.Len]
+		if uint64(binary.BigEndian.Uint16(b47[4:])) == 0x18 {
 			goto n36
 		}
 		goto n25
@@ -676,7 +758,14 @@ n24:
 n25:
 	{ // ParseNsOpt: extract nd_opt
 		pl.Runs[25]++
-		if p.Extract(12) {
+		x49 := p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
+		if x49 {
+			p.Hdr[12] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
+			p.Cursor += 2
+		} else {
+			p.Hdr[12] = packet.HeaderState{}
+		} // nd_opt
+		if x49 {
 			goto n26
 		}
 		goto n35
@@ -684,11 +773,12 @@ n25:
 n26:
 	{ // ParseNsOptType: test nd_opt.type == 1
 		pl.Runs[26]++
-		b36, ok37 := p.Bytes(12) // nd_opt
-		if !ok37 {
-			return pl.drop(11)
+		st51 := p.Hdr[12] // nd_opt
+		if !st51.Valid || st51.Off < 0 || st51.Off+st51.Len > len(p.Data) {
+			return pl.drop(12)
 		}
-		if uint64(b36[0]) == 0x1 {
+		b50 := p.Data[st51.Off : st51.Off+st51.Len]
+		if uint64(b50[0]) == 0x1 {
 			goto n27
 		}
 		goto n36
@@ -696,7 +786,14 @@ n26:
 n27:
 	{ // ParseNsMac: extract nd_mac
 		pl.Runs[27]++
-		if p.Extract(13) {
+		x52 := p.Cursor >= 0 && p.Cursor+6 <= len(p.Data)
+		if x52 {
+			p.Hdr[13] = packet.HeaderState{Off: p.Cursor, Len: 6, Valid: true}
+			p.Cursor += 6
+		} else {
+			p.Hdr[13] = packet.HeaderState{}
+		} // nd_mac
+		if x52 {
 			goto n36
 		}
 		goto n35
@@ -704,7 +801,14 @@ n27:
 n28:
 	{ // ParseUdp: extract udp
 		pl.Runs[28]++
-		if p.Extract(23) {
+		x53 := p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+		if x53 {
+			p.Hdr[23] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
+			p.Cursor += 8
+		} else {
+			p.Hdr[23] = packet.HeaderState{}
+		} // udp
+		if x53 {
 			goto n29
 		}
 		goto n35
@@ -712,11 +816,12 @@ n28:
 n29:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
 		pl.Runs[29]++
-		b38, ok39 := p.Bytes(23) // udp
-		if !ok39 {
-			return pl.drop(12)
+		st55 := p.Hdr[23] // udp
+		if !st55.Valid || st55.Off < 0 || st55.Off+st55.Len > len(p.Data) {
+			return pl.drop(13)
 		}
-		if (uint64(binary.BigEndian.Uint16(b38[2:])) & 0xc000) == 0x4000 {
+		b54 := p.Data[st55.Off : st55.Off+st55.Len]
+		if (uint64(binary.BigEndian.Uint16(b54[2:])) & 0xc000) == 0x4000 {
 			goto n30
 		}
 		goto n35
@@ -724,7 +829,14 @@ n29:
 n30:
 	{ // ParseLb: extract lb_common
 		pl.Runs[30]++
-		if p.Extract(8) {
+		x56 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+		if x56 {
+			p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+			p.Cursor += 4
+		} else {
+			p.Hdr[8] = packet.HeaderState{}
+		} // lb_common
+		if x56 {
 			goto n31
 		}
 		goto n35
@@ -732,11 +844,12 @@ n30:
 n31:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		pl.Runs[31]++
-		b40, ok41 := p.Bytes(8) // lb_common
-		if !ok41 {
-			return pl.drop(13)
+		st58 := p.Hdr[8] // lb_common
+		if !st58.Valid || st58.Off < 0 || st58.Off+st58.Len > len(p.Data) {
+			return pl.drop(14)
 		}
-		if uint64(binary.BigEndian.Uint16(b40[0:])) == 0x4c42 {
+		b57 := p.Data[st58.Off : st58.Off+st58.Len]
+		if uint64(binary.BigEndian.Uint16(b57[0:])) == 0x4c42 {
 			goto n32
 		}
 		goto n35
@@ -744,15 +857,16 @@ n31:
 n32:
 	{ // ParseLbVersion: switch lb_common.version
 		pl.Runs[32]++
-		b43, ok44 := p.Bytes(8) // lb_common
-		if !ok44 {
-			return pl.drop(14)
+		st61 := p.Hdr[8] // lb_common
+		if !st61.Valid || st61.Off < 0 || st61.Off+st61.Len > len(p.Data) {
+			return pl.drop(15)
 		}
-		v42 := uint64(b43[2])
+		b60 := p.Data[st61.Off : st61.Off+st61.Len]
+		v59 := uint64(b60[2])
 		switch {
-		case v42 == 0x2:
+		case v59 == 0x2:
 			goto n33
-		case v42 == 0x3:
+		case v59 == 0x3:
 			goto n34
 		default:
 			goto n35
@@ -761,7 +875,14 @@ n32:
 n33:
 	{ // ParseLbV2: extract lb_v2
 		pl.Runs[33]++
-		if p.Extract(9) {
+		x62 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+		if x62 {
+			p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+			p.Cursor += 12
+		} else {
+			p.Hdr[9] = packet.HeaderState{}
+		} // lb_v2
+		if x62 {
 			goto n36
 		}
 		goto n35
@@ -769,7 +890,14 @@ n33:
 n34:
 	{ // ParseLbV3: extract lb_v3
 		pl.Runs[34]++
-		if p.Extract(10) {
+		x63 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+		if x63 {
+			p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+			p.Cursor += 12
+		} else {
+			p.Hdr[10] = packet.HeaderState{}
+		} // lb_v3
+		if x63 {
 			goto n36
 		}
 		goto n35
@@ -777,17 +905,18 @@ n34:
 n35:
 	{ // ParseFail: drop "rx_rslt[0] parse fail"
 		pl.Runs[35]++
-		return pl.drop(15)
+		return pl.drop(16)
 	}
 n36:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		pl.Runs[36]++
 		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
-		b45, ok46 := p.Bytes(0) // ethernet
-		if !ok46 {
-			return pl.drop(16)
+		st65 := p.Hdr[0] // ethernet
+		if !st65.Valid || st65.Off < 0 || st65.Off+st65.Len > len(p.Data) {
+			return pl.drop(17)
 		}
-		pl.keys[1] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b45[0:]))<<32 | uint64(binary.BigEndian.Uint32(b45[2:])))}
+		b64 := p.Data[st65.Off : st65.Off+st65.Len]
+		pl.keys[1] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b64[0:]))<<32 | uint64(binary.BigEndian.Uint32(b64[2:])))}
 		act, params := 2, []packet.Value(nil)
 		if e, hit := pl.tables[0].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
@@ -808,7 +937,7 @@ n36:
 n37:
 	{ // L2MacMiss: drop "rx_rslt[1] MAC miss"
 		pl.Runs[37]++
-		return pl.drop(17)
+		return pl.drop(18)
 	}
 n38:
 	{ // L3DaIPv4: test valid(ipv4)
@@ -829,42 +958,46 @@ n39:
 n40:
 	{ // L3SetDaIPv4: set
 		pl.Runs[40]++
-		b47, ok48 := p.Bytes(3) // ipv4
-		if !ok48 {
-			return pl.drop(18)
+		st67 := p.Hdr[3] // ipv4
+		if !st67.Valid || st67.Off < 0 || st67.Off+st67.Len > len(p.Data) {
+			return pl.drop(19)
 		}
-		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b47[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b66 := p.Data[st67.Off : st67.Off+st67.Len]
+		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b66[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n41:
 	{ // L3SetDaIPv6: set
 		pl.Runs[41]++
-		b49, ok50 := p.Bytes(4) // ipv6
-		if !ok50 {
-			return pl.drop(19)
+		st69 := p.Hdr[4] // ipv6
+		if !st69.Valid || st69.Off < 0 || st69.Off+st69.Len > len(p.Data) {
+			return pl.drop(20)
 		}
-		p.Meta[5] = (packet.Value{Hi: binary.BigEndian.Uint64(b49[24:]), Lo: binary.BigEndian.Uint64(b49[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b68 := p.Data[st69.Off : st69.Off+st69.Len]
+		p.Meta[5] = (packet.Value{Hi: binary.BigEndian.Uint64(b68[24:]), Lo: binary.BigEndian.Uint64(b68[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n42:
 	{ // L3SetDaArp: set
 		pl.Runs[42]++
-		b51, ok52 := p.Bytes(2) // arp
-		if !ok52 {
-			return pl.drop(20)
+		st71 := p.Hdr[2] // arp
+		if !st71.Valid || st71.Off < 0 || st71.Off+st71.Len > len(p.Data) {
+			return pl.drop(21)
 		}
-		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b51[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b70 := p.Data[st71.Off : st71.Off+st71.Len]
+		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b70[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n43:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		pl.Runs[43]++
 		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
-		b53, ok54 := p.Bytes(0) // ethernet
-		if !ok54 {
-			return pl.drop(21)
+		st73 := p.Hdr[0] // ethernet
+		if !st73.Valid || st73.Off < 0 || st73.Off+st73.Len > len(p.Data) {
+			return pl.drop(22)
 		}
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b53[12:]))}
+		b72 := p.Data[st73.Off : st73.Off+st73.Len]
+		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b72[12:]))}
 		pl.keys[2] = p.Meta[5]
 		act, params := 2, []packet.Value(nil)
 		if e, hit := pl.tables[1].Lookup(pl.keys[:3]); hit {
@@ -887,7 +1020,7 @@ n43:
 n44:
 	{ // L3IPMiss: drop "rx_rslt[3] IP dst miss"
 		pl.Runs[44]++
-		return pl.drop(22)
+		return pl.drop(23)
 	}
 n45:
 	{ // L3IsArp: test valid(arp)
@@ -908,15 +1041,16 @@ n46:
 n47:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
 		pl.Runs[47]++
-		c55 := p.Hdr[6].Valid
-		if c55 {
-			b56, ok57 := p.Bytes(6) // icmpv6
-			if !ok57 {
-				return pl.drop(23)
+		c74 := p.Hdr[6].Valid
+		if c74 {
+			st76 := p.Hdr[6] // icmpv6
+			if !st76.Valid || st76.Off < 0 || st76.Off+st76.Len > len(p.Data) {
+				return pl.drop(24)
 			}
-			c55 = (uint64(b56[0]) == 0x80)
+			b75 := p.Data[st76.Off : st76.Off+st76.Len]
+			c74 = (uint64(b75[0]) == 0x80)
 		}
-		if c55 {
+		if c74 {
 			goto n57
 		}
 		goto n48
@@ -932,11 +1066,12 @@ n48:
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
 		pl.Runs[49]++
-		b58, ok59 := p.Bytes(2) // arp
-		if !ok59 {
-			return pl.drop(24)
+		st78 := p.Hdr[2] // arp
+		if !st78.Valid || st78.Off < 0 || st78.Off+st78.Len > len(p.Data) {
+			return pl.drop(25)
 		}
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b58[24:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
+		b77 := p.Data[st78.Off : st78.Off+st78.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b77[24:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
 			goto n51
 		}
 		goto n50
@@ -944,26 +1079,28 @@ n49:
 n50:
 	{ // ArpNotUs: drop "rx_rslt[4] ARP tpa != own"
 		pl.Runs[50]++
-		return pl.drop(25)
+		return pl.drop(26)
 	}
 n51:
 	{ // ArpReply: set
 		pl.Runs[51]++
-		b60, ok61 := p.Bytes(0) // ethernet
-		if !ok61 {
-			return pl.drop(26)
+		st80 := p.Hdr[0] // ethernet
+		if !st80.Valid || st80.Off < 0 || st80.Off+st80.Len > len(p.Data) {
+			return pl.drop(27)
 		}
-		packet.SetBits(b60, 0, 48, packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b60[6:]))<<32 | uint64(binary.BigEndian.Uint32(b60[8:])))})
-		packet.SetBits(b60, 48, 48, packet.Value{Lo: p.Meta[2].Lo})
-		b62, ok63 := p.Bytes(2) // arp
-		if !ok63 {
-			return pl.drop(26)
+		b79 := p.Data[st80.Off : st80.Off+st80.Len]
+		packet.SetBits(b79, 0, 48, packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b79[6:]))<<32 | uint64(binary.BigEndian.Uint32(b79[8:])))})
+		packet.SetBits(b79, 48, 48, packet.Value{Lo: p.Meta[2].Lo})
+		st82 := p.Hdr[2] // arp
+		if !st82.Valid || st82.Off < 0 || st82.Off+st82.Len > len(p.Data) {
+			return pl.drop(27)
 		}
-		binary.BigEndian.PutUint16(b62[6:], uint16(0x2))
-		packet.SetBits(b62, 144, 48, packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b62[8:]))<<32 | uint64(binary.BigEndian.Uint32(b62[10:])))})
-		packet.SetBits(b62, 64, 48, packet.Value{Lo: p.Meta[2].Lo})
-		binary.BigEndian.PutUint32(b62[24:], uint32(uint64(binary.BigEndian.Uint32(b62[14:]))))
-		packet.SetBits(b62, 112, 32, p.Meta[3].And(packet.Value{Lo: 0xffffffff}))
+		b81 := p.Data[st82.Off : st82.Off+st82.Len]
+		binary.BigEndian.PutUint16(b81[6:], uint16(0x2))
+		packet.SetBits(b81, 144, 48, packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b81[8:]))<<32 | uint64(binary.BigEndian.Uint32(b81[10:])))})
+		packet.SetBits(b81, 64, 48, packet.Value{Lo: p.Meta[2].Lo})
+		binary.BigEndian.PutUint32(b81[24:], uint32(uint64(binary.BigEndian.Uint32(b81[14:]))))
+		packet.SetBits(b81, 112, 32, p.Meta[3].And(packet.Value{Lo: 0xffffffff}))
 		goto n52
 	}
 n52:
@@ -975,11 +1112,12 @@ n52:
 n53:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
 		pl.Runs[53]++
-		b64, ok65 := p.Bytes(3) // ipv4
-		if !ok65 {
-			return pl.drop(27)
+		st84 := p.Hdr[3] // ipv4
+		if !st84.Valid || st84.Off < 0 || st84.Off+st84.Len > len(p.Data) {
+			return pl.drop(28)
 		}
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b64[16:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
+		b83 := p.Data[st84.Off : st84.Off+st84.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b83[16:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
 			goto n55
 		}
 		goto n54
@@ -987,33 +1125,104 @@ n53:
 n54:
 	{ // Echo4NotUs: drop "rx_rslt[5] ICMPv4 echo dst != own"
 		pl.Runs[54]++
-		return pl.drop(28)
+		return pl.drop(29)
 	}
 n55:
 	{ // Echo4Reply: set
 		pl.Runs[55]++
-		b66, ok67 := p.Bytes(0) // ethernet
-		if !ok67 {
-			return pl.drop(29)
+		var d85 uint64   // icmp checksum
+		st87 := p.Hdr[0] // ethernet
+		if !st87.Valid || st87.Off < 0 || st87.Off+st87.Len > len(p.Data) {
+			return pl.drop(30)
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 0, Field: 0}, packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b66[6:]))<<32 | uint64(binary.BigEndian.Uint32(b66[8:])))}, update0) {
-			return pl.drop(29)
+		b86 := p.Data[st87.Off : st87.Off+st87.Len]
+		v88 := (uint64(binary.BigEndian.Uint16(b86[6:]))<<32 | uint64(binary.BigEndian.Uint32(b86[8:])))
+		w89, lo90, hi91 := false, 0, 0
+		if p.Hdr[5].Valid && p.Hdr[0].Off > p.Hdr[5].Off {
+			rs := p.Hdr[5].Off
+			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
+			lo90, hi91 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w89 = hi91 <= len(p.Data) && hi91-lo90 <= 20
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 0, Field: 1}, packet.Value{Lo: p.Meta[2].Lo}, update0) {
-			return pl.drop(29)
+		var o92 uint32
+		if w89 {
+			o92 = packet.SumWords(p.Data[lo90:hi91])
 		}
-		b68, ok69 := p.Bytes(3) // ipv4
-		if !ok69 {
-			return pl.drop(29)
+		packet.SetBits(b86, 0, 48, packet.Value{Lo: v88})
+		if w89 {
+			d85 += packet.ChecksumDelta(o92, packet.SumWords(p.Data[lo90:hi91]))
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 3, Field: 11}, packet.Value{Lo: uint64(binary.BigEndian.Uint32(b68[12:]))}, update0) {
-			return pl.drop(29)
+		v93 := p.Meta[2].Lo
+		w94, lo95, hi96 := false, 0, 0
+		if p.Hdr[5].Valid && p.Hdr[0].Off > p.Hdr[5].Off {
+			rs := p.Hdr[5].Off
+			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
+			lo95, hi96 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w94 = hi96 <= len(p.Data) && hi96-lo95 <= 20
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 3, Field: 10}, p.Meta[3].And(packet.Value{Lo: 0xffffffff}), update0) {
-			return pl.drop(29)
+		var o97 uint32
+		if w94 {
+			o97 = packet.SumWords(p.Data[lo95:hi96])
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 5, Field: 0}, packet.Value{Lo: 0x0}, update0) {
-			return pl.drop(29)
+		packet.SetBits(b86, 48, 48, packet.Value{Lo: v93})
+		if w94 {
+			d85 += packet.ChecksumDelta(o97, packet.SumWords(p.Data[lo95:hi96]))
+		}
+		st99 := p.Hdr[3] // ipv4
+		if !st99.Valid || st99.Off < 0 || st99.Off+st99.Len > len(p.Data) {
+			return pl.drop(30)
+		}
+		b98 := p.Data[st99.Off : st99.Off+st99.Len]
+		v100 := uint64(binary.BigEndian.Uint32(b98[12:]))
+		w101, lo102, hi103 := false, 0, 0
+		if p.Hdr[5].Valid && p.Hdr[3].Off > p.Hdr[5].Off {
+			rs := p.Hdr[5].Off
+			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
+			lo102, hi103 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w101 = hi103 <= len(p.Data) && hi103-lo102 <= 20
+		}
+		var o104 uint32
+		if w101 {
+			o104 = packet.SumWords(p.Data[lo102:hi103])
+		}
+		binary.BigEndian.PutUint32(b98[16:], uint32(v100))
+		if w101 {
+			d85 += packet.ChecksumDelta(o104, packet.SumWords(p.Data[lo102:hi103]))
+		}
+		v105 := p.Meta[3].And(packet.Value{Lo: 0xffffffff})
+		w106, lo107, hi108 := false, 0, 0
+		if p.Hdr[5].Valid && p.Hdr[3].Off > p.Hdr[5].Off {
+			rs := p.Hdr[5].Off
+			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+			lo107, hi108 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w106 = hi108 <= len(p.Data) && hi108-lo107 <= 20
+		}
+		var o109 uint32
+		if w106 {
+			o109 = packet.SumWords(p.Data[lo107:hi108])
+		}
+		packet.SetBits(b98, 96, 32, v105)
+		if w106 {
+			d85 += packet.ChecksumDelta(o109, packet.SumWords(p.Data[lo107:hi108]))
+		}
+		v110 := 0x0
+		st112 := p.Hdr[5] // icmp
+		if !st112.Valid || st112.Off < 0 || st112.Off+st112.Len > len(p.Data) {
+			return pl.drop(30)
+		}
+		b111 := p.Data[st112.Off : st112.Off+st112.Len]
+		lo114, hi115 := p.Hdr[5].Off+0, p.Hdr[5].Off+2
+		w113 := p.Hdr[5].Valid && hi115 <= len(p.Data) && 2 <= 20
+		var o116 uint32
+		if w113 {
+			o116 = uint32(binary.BigEndian.Uint16(p.Data[lo114+0:]))
+		}
+		b111[0] = byte(v110)
+		if w113 {
+			d85 += packet.ChecksumDelta(o116, uint32(binary.BigEndian.Uint16(p.Data[lo114+0:])))
+		}
+		if cb117, ok118 := p.Bytes(5); ok118 {
+			binary.BigEndian.PutUint16(cb117[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb117[2:]), d85, false))
 		}
 		goto n56
 	}
@@ -1026,28 +1235,105 @@ n56:
 n57:
 	{ // Echo6Reply: set
 		pl.Runs[57]++
-		b70, ok71 := p.Bytes(0) // ethernet
-		if !ok71 {
-			return pl.drop(30)
+		var d119 uint64   // icmpv6 checksum
+		st121 := p.Hdr[0] // ethernet
+		if !st121.Valid || st121.Off < 0 || st121.Off+st121.Len > len(p.Data) {
+			return pl.drop(31)
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 0, Field: 0}, packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b70[6:]))<<32 | uint64(binary.BigEndian.Uint32(b70[8:])))}, update1) {
-			return pl.drop(30)
+		b120 := p.Data[st121.Off : st121.Off+st121.Len]
+		v122 := (uint64(binary.BigEndian.Uint16(b120[6:]))<<32 | uint64(binary.BigEndian.Uint32(b120[8:])))
+		w123, lo124, hi125 := false, 0, 0
+		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
+			rs := p.Hdr[6].Off
+			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
+			lo124, hi125 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w123 = hi125 <= len(p.Data) && hi125-lo124 <= 20
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 0, Field: 1}, packet.Value{Lo: p.Meta[2].Lo}, update1) {
-			return pl.drop(30)
+		var o126 uint32
+		if w123 {
+			o126 = packet.SumWords(p.Data[lo124:hi125])
 		}
-		b72, ok73 := p.Bytes(4) // ipv6
-		if !ok73 {
-			return pl.drop(30)
+		packet.SetBits(b120, 0, 48, packet.Value{Lo: v122})
+		if w123 {
+			d119 += packet.ChecksumDelta(o126, packet.SumWords(p.Data[lo124:hi125]))
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 4, Field: 7}, packet.Value{Hi: binary.BigEndian.Uint64(b72[8:]), Lo: binary.BigEndian.Uint64(b72[16:])}, update1) {
-			return pl.drop(30)
+		v127 := p.Meta[2].Lo
+		w128, lo129, hi130 := false, 0, 0
+		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
+			rs := p.Hdr[6].Off
+			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
+			lo129, hi130 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w128 = hi130 <= len(p.Data) && hi130-lo129 <= 20
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 4, Field: 6}, p.Meta[3], update1) {
-			return pl.drop(30)
+		var o131 uint32
+		if w128 {
+			o131 = packet.SumWords(p.Data[lo129:hi130])
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 6, Field: 0}, packet.Value{Lo: 0x81}, update1) {
-			return pl.drop(30)
+		packet.SetBits(b120, 48, 48, packet.Value{Lo: v127})
+		if w128 {
+			d119 += packet.ChecksumDelta(o131, packet.SumWords(p.Data[lo129:hi130]))
+		}
+		st133 := p.Hdr[4] // ipv6
+		if !st133.Valid || st133.Off < 0 || st133.Off+st133.Len > len(p.Data) {
+			return pl.drop(31)
+		}
+		b132 := p.Data[st133.Off : st133.Off+st133.Len]
+		v134 := packet.Value{Hi: binary.BigEndian.Uint64(b132[8:]), Lo: binary.BigEndian.Uint64(b132[16:])}
+		w135, lo136, hi137 := false, 0, 0
+		if p.Hdr[6].Valid && p.Hdr[4].Off > p.Hdr[6].Off {
+			rs := p.Hdr[6].Off
+			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
+			lo136, hi137 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w135 = hi137 <= len(p.Data) && hi137-lo136 <= 20
+		} else if p.Hdr[6].Valid {
+			lo136, hi137 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
+			w135 = hi137 <= len(p.Data) && hi137-lo136 <= 20
+		}
+		var o138 uint32
+		if w135 {
+			o138 = packet.SumWords(p.Data[lo136:hi137])
+		}
+		packet.SetBits(b132, 192, 128, v134)
+		if w135 {
+			d119 += packet.ChecksumDelta(o138, packet.SumWords(p.Data[lo136:hi137]))
+		}
+		v139 := p.Meta[3]
+		w140, lo141, hi142 := false, 0, 0
+		if p.Hdr[6].Valid && p.Hdr[4].Off > p.Hdr[6].Off {
+			rs := p.Hdr[6].Off
+			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
+			lo141, hi142 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w140 = hi142 <= len(p.Data) && hi142-lo141 <= 20
+		} else if p.Hdr[6].Valid {
+			lo141, hi142 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
+			w140 = hi142 <= len(p.Data) && hi142-lo141 <= 20
+		}
+		var o143 uint32
+		if w140 {
+			o143 = packet.SumWords(p.Data[lo141:hi142])
+		}
+		packet.SetBits(b132, 64, 128, v139)
+		if w140 {
+			d119 += packet.ChecksumDelta(o143, packet.SumWords(p.Data[lo141:hi142]))
+		}
+		v144 := 0x81
+		st146 := p.Hdr[6] // icmpv6
+		if !st146.Valid || st146.Off < 0 || st146.Off+st146.Len > len(p.Data) {
+			return pl.drop(31)
+		}
+		b145 := p.Data[st146.Off : st146.Off+st146.Len]
+		lo148, hi149 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
+		w147 := p.Hdr[6].Valid && hi149 <= len(p.Data) && 2 <= 20
+		var o150 uint32
+		if w147 {
+			o150 = uint32(binary.BigEndian.Uint16(p.Data[lo148+0:]))
+		}
+		b145[0] = byte(v144)
+		if w147 {
+			d119 += packet.ChecksumDelta(o150, uint32(binary.BigEndian.Uint16(p.Data[lo148+0:])))
+		}
+		if cb151, ok152 := p.Bytes(6); ok152 {
+			binary.BigEndian.PutUint16(cb151[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb151[2:]), d119, false))
 		}
 		goto n58
 	}
@@ -1060,11 +1346,12 @@ n58:
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
 		pl.Runs[59]++
-		b74, ok75 := p.Bytes(11) // nd_ns
-		if !ok75 {
-			return pl.drop(31)
+		st154 := p.Hdr[11] // nd_ns
+		if !st154.Valid || st154.Off < 0 || st154.Off+st154.Len > len(p.Data) {
+			return pl.drop(32)
 		}
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b74[4:]), Lo: binary.BigEndian.Uint64(b74[12:])} == p.Meta[3]) {
+		b153 := p.Data[st154.Off : st154.Off+st154.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b153[4:]), Lo: binary.BigEndian.Uint64(b153[12:])} == p.Meta[3]) {
 			goto n61
 		}
 		goto n60
@@ -1072,16 +1359,17 @@ n59:
 n60:
 	{ // NsNotUs: drop "rx_rslt[7] NS target != own"
 		pl.Runs[60]++
-		return pl.drop(32)
+		return pl.drop(33)
 	}
 n61:
 	{ // NsUnspecified: test ipv6.src == 0
 		pl.Runs[61]++
-		b76, ok77 := p.Bytes(4) // ipv6
-		if !ok77 {
-			return pl.drop(33)
+		st156 := p.Hdr[4] // ipv6
+		if !st156.Valid || st156.Off < 0 || st156.Off+st156.Len > len(p.Data) {
+			return pl.drop(34)
 		}
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b76[8:]), Lo: binary.BigEndian.Uint64(b76[16:])} == packet.Value{Lo: 0x0}) {
+		b155 := p.Data[st156.Off : st156.Off+st156.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b155[8:]), Lo: binary.BigEndian.Uint64(b155[16:])} == packet.Value{Lo: 0x0}) {
 			goto n62
 		}
 		goto n63
@@ -1092,32 +1380,36 @@ n62:
 		p.Meta[22] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
-		b78, ok79 := p.Bytes(11) // nd_ns
-		if !ok79 {
-			return pl.drop(34)
+		st158 := p.Hdr[11] // nd_ns
+		if !st158.Valid || st158.Off < 0 || st158.Off+st158.Len > len(p.Data) {
+			return pl.drop(35)
 		}
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b78[4:]), Lo: binary.BigEndian.Uint64(b78[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b157 := p.Data[st158.Off : st158.Off+st158.Len]
+		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b157[4:]), Lo: binary.BigEndian.Uint64(b157[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n66
 	}
 n63:
 	{ // NsToSender: set
 		pl.Runs[63]++
-		b80, ok81 := p.Bytes(4) // ipv6
-		if !ok81 {
-			return pl.drop(35)
+		st160 := p.Hdr[4] // ipv6
+		if !st160.Valid || st160.Off < 0 || st160.Off+st160.Len > len(p.Data) {
+			return pl.drop(36)
 		}
-		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b80[8:]), Lo: binary.BigEndian.Uint64(b80[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b82, ok83 := p.Bytes(0) // ethernet
-		if !ok83 {
-			return pl.drop(35)
+		b159 := p.Data[st160.Off : st160.Off+st160.Len]
+		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b159[8:]), Lo: binary.BigEndian.Uint64(b159[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st162 := p.Hdr[0] // ethernet
+		if !st162.Valid || st162.Off < 0 || st162.Off+st162.Len > len(p.Data) {
+			return pl.drop(36)
 		}
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b82[6:]))<<32 | uint64(binary.BigEndian.Uint32(b82[8:]))) & 0xffffffffffff}
+		b161 := p.Data[st162.Off : st162.Off+st162.Len]
+		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b161[6:]))<<32 | uint64(binary.BigEndian.Uint32(b161[8:]))) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x1) & 0x1}
-		b84, ok85 := p.Bytes(11) // nd_ns
-		if !ok85 {
-			return pl.drop(35)
+		st164 := p.Hdr[11] // nd_ns
+		if !st164.Valid || st164.Off < 0 || st164.Off+st164.Len > len(p.Data) {
+			return pl.drop(36)
 		}
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b84[4:]), Lo: binary.BigEndian.Uint64(b84[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b163 := p.Data[st164.Off : st164.Off+st164.Len]
+		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b163[4:]), Lo: binary.BigEndian.Uint64(b163[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n64
 	}
 n64:
@@ -1131,11 +1423,12 @@ n64:
 n65:
 	{ // NsSrcMac: set
 		pl.Runs[65]++
-		b86, ok87 := p.Bytes(13) // nd_mac
-		if !ok87 {
-			return pl.drop(36)
+		st166 := p.Hdr[13] // nd_mac
+		if !st166.Valid || st166.Off < 0 || st166.Off+st166.Len > len(p.Data) {
+			return pl.drop(37)
 		}
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b86[0:]))<<32 | uint64(binary.BigEndian.Uint32(b86[2:]))) & 0xffffffffffff}
+		b165 := p.Data[st166.Off : st166.Off+st166.Len]
+		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b165[0:]))<<32 | uint64(binary.BigEndian.Uint32(b165[2:]))) & 0xffffffffffff}
 		goto n66
 	}
 n66:
@@ -1157,24 +1450,24 @@ n67:
 n68:
 	{ // NsPopMac: pop nd_mac
 		pl.Runs[68]++
-		if !p.PopUpdating(13, nil) {
-			return pl.drop(37)
+		if !p.Pop(13) {
+			return pl.drop(38)
 		}
 		goto n69
 	}
 n69:
 	{ // NsPopOpt: pop nd_opt
 		pl.Runs[69]++
-		if !p.PopUpdating(12, nil) {
-			return pl.drop(38)
+		if !p.Pop(12) {
+			return pl.drop(39)
 		}
 		goto n70
 	}
 n70:
 	{ // NsPopBody: pop nd_ns
 		pl.Runs[70]++
-		if !p.PopUpdating(11, nil) {
-			return pl.drop(39)
+		if !p.Pop(11) {
+			return pl.drop(40)
 		}
 		goto n71
 	}
@@ -1182,10 +1475,10 @@ n71:
 	{ // NsPushNa: push nd_na
 		pl.Runs[71]++
 		if !p.Hdr[6].Valid {
-			return pl.drop(40)
+			return pl.drop(41)
 		}
 		if !p.Push(14, p.Hdr[6].Off+p.Hdr[6].Len, 0) {
-			return pl.drop(40)
+			return pl.drop(41)
 		}
 		goto n72
 	}
@@ -1193,10 +1486,10 @@ n72:
 	{ // NsPushOpt: push nd_na_opt
 		pl.Runs[72]++
 		if !p.Hdr[14].Valid {
-			return pl.drop(41)
+			return pl.drop(42)
 		}
 		if !p.Push(15, p.Hdr[14].Off+p.Hdr[14].Len, 0) {
-			return pl.drop(41)
+			return pl.drop(42)
 		}
 		goto n73
 	}
@@ -1204,60 +1497,66 @@ n73:
 	{ // NsPushMac: push nd_na_mac
 		pl.Runs[73]++
 		if !p.Hdr[15].Valid {
-			return pl.drop(42)
+			return pl.drop(43)
 		}
 		if !p.Push(16, p.Hdr[15].Off+p.Hdr[15].Len, 0) {
-			return pl.drop(42)
+			return pl.drop(43)
 		}
 		goto n74
 	}
 n74:
 	{ // NsFill: set
 		pl.Runs[74]++
-		b88, ok89 := p.Bytes(0) // ethernet
-		if !ok89 {
-			return pl.drop(43)
+		st168 := p.Hdr[0] // ethernet
+		if !st168.Valid || st168.Off < 0 || st168.Off+st168.Len > len(p.Data) {
+			return pl.drop(44)
 		}
-		packet.SetBits(b88, 0, 48, packet.Value{Lo: p.Meta[23].Lo})
-		packet.SetBits(b88, 48, 48, packet.Value{Lo: p.Meta[2].Lo})
-		b90, ok91 := p.Bytes(4) // ipv6
-		if !ok91 {
-			return pl.drop(43)
+		b167 := p.Data[st168.Off : st168.Off+st168.Len]
+		packet.SetBits(b167, 0, 48, packet.Value{Lo: p.Meta[23].Lo})
+		packet.SetBits(b167, 48, 48, packet.Value{Lo: p.Meta[2].Lo})
+		st170 := p.Hdr[4] // ipv6
+		if !st170.Valid || st170.Off < 0 || st170.Off+st170.Len > len(p.Data) {
+			return pl.drop(44)
 		}
-		binary.BigEndian.PutUint16(b90[4:], uint16(0x20))
-		b90[7] = byte(0xff)
-		packet.SetBits(b90, 64, 128, p.Meta[3])
-		packet.SetBits(b90, 192, 128, p.Meta[22])
-		b92, ok93 := p.Bytes(6) // icmpv6
-		if !ok93 {
-			return pl.drop(43)
+		b169 := p.Data[st170.Off : st170.Off+st170.Len]
+		binary.BigEndian.PutUint16(b169[4:], uint16(0x20))
+		b169[7] = byte(0xff)
+		packet.SetBits(b169, 64, 128, p.Meta[3])
+		packet.SetBits(b169, 192, 128, p.Meta[22])
+		st172 := p.Hdr[6] // icmpv6
+		if !st172.Valid || st172.Off < 0 || st172.Off+st172.Len > len(p.Data) {
+			return pl.drop(44)
 		}
-		b92[0] = byte(0x88)
-		b92[1] = byte(0x0)
-		b94, ok95 := p.Bytes(14) // nd_na
-		if !ok95 {
-			return pl.drop(43)
+		b171 := p.Data[st172.Off : st172.Off+st172.Len]
+		b171[0] = byte(0x88)
+		b171[1] = byte(0x0)
+		st174 := p.Hdr[14] // nd_na
+		if !st174.Valid || st174.Off < 0 || st174.Off+st174.Len > len(p.Data) {
+			return pl.drop(44)
 		}
-		packet.SetBits(b94, 1, 1, packet.Value{Lo: p.Meta[24].Lo})
-		packet.SetBits(b94, 32, 128, p.Meta[25])
-		b96, ok97 := p.Bytes(15) // nd_na_opt
-		if !ok97 {
-			return pl.drop(43)
+		b173 := p.Data[st174.Off : st174.Off+st174.Len]
+		packet.SetBits(b173, 1, 1, packet.Value{Lo: p.Meta[24].Lo})
+		packet.SetBits(b173, 32, 128, p.Meta[25])
+		st176 := p.Hdr[15] // nd_na_opt
+		if !st176.Valid || st176.Off < 0 || st176.Off+st176.Len > len(p.Data) {
+			return pl.drop(44)
 		}
-		b96[0] = byte(0x2)
-		b96[1] = byte(0x1)
-		b98, ok99 := p.Bytes(16) // nd_na_mac
-		if !ok99 {
-			return pl.drop(43)
+		b175 := p.Data[st176.Off : st176.Off+st176.Len]
+		b175[0] = byte(0x2)
+		b175[1] = byte(0x1)
+		st178 := p.Hdr[16] // nd_na_mac
+		if !st178.Valid || st178.Off < 0 || st178.Off+st178.Len > len(p.Data) {
+			return pl.drop(44)
 		}
-		packet.SetBits(b98, 0, 48, packet.Value{Lo: p.Meta[2].Lo})
+		b177 := p.Data[st178.Off : st178.Off+st178.Len]
+		packet.SetBits(b177, 0, 48, packet.Value{Lo: p.Meta[2].Lo})
 		goto n75
 	}
 n75:
 	{ // NsCsum: checksum compute icmpv6
 		pl.Runs[75]++
 		if !p.ComputeChecksum(6) {
-			return pl.drop(44)
+			return pl.drop(45)
 		}
 		goto n76
 	}
@@ -1291,11 +1590,12 @@ n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		pl.Runs[80]++
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		b100, ok101 := p.Bytes(3) // ipv4
-		if !ok101 {
-			return pl.drop(45)
+		st180 := p.Hdr[3] // ipv4
+		if !st180.Valid || st180.Off < 0 || st180.Off+st180.Len > len(p.Data) {
+			return pl.drop(46)
 		}
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint32(b100[12:]))}
+		b179 := p.Data[st180.Off : st180.Off+st180.Len]
+		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint32(b179[12:]))}
 		act, params := 2, []packet.Value(nil)
 		if e, hit := pl.tables[2].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
@@ -1315,11 +1615,12 @@ n81:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		pl.Runs[81]++
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		b102, ok103 := p.Bytes(4) // ipv6
-		if !ok103 {
-			return pl.drop(46)
+		st182 := p.Hdr[4] // ipv6
+		if !st182.Valid || st182.Off < 0 || st182.Off+st182.Len > len(p.Data) {
+			return pl.drop(47)
 		}
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b102[8:]), Lo: binary.BigEndian.Uint64(b102[16:])}
+		b181 := p.Data[st182.Off : st182.Off+st182.Len]
+		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b181[8:]), Lo: binary.BigEndian.Uint64(b181[16:])}
 		act, params := 2, []packet.Value(nil)
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
@@ -1338,7 +1639,7 @@ n81:
 n82:
 	{ // LbBlocked: drop "lb_ctx_drop_blocked_src_pkt_counter"
 		pl.Runs[82]++
-		return pl.drop(47)
+		return pl.drop(48)
 	}
 n83:
 	{ // LbIsV2: test valid(lb_v2)
@@ -1363,25 +1664,27 @@ n85:
 n86:
 	{ // LbSelV2: set
 		pl.Runs[86]++
-		b104, ok105 := p.Bytes(9) // lb_v2
-		if !ok105 {
-			return pl.drop(48)
+		st184 := p.Hdr[9] // lb_v2
+		if !st184.Valid || st184.Off < 0 || st184.Off+st184.Len > len(p.Data) {
+			return pl.drop(49)
 		}
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b104[4:]))}
-		p.Meta[18] = packet.Value{Lo: (binary.BigEndian.Uint64(b104[4:]) & 0xffff) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b104[2:]))) & 0xffff}
+		b183 := p.Data[st184.Off : st184.Off+st184.Len]
+		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b183[4:]))}
+		p.Meta[18] = packet.Value{Lo: (binary.BigEndian.Uint64(b183[4:]) & 0xffff) & 0xffff}
+		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b183[2:]))) & 0xffff}
 		goto n88
 	}
 n87:
 	{ // LbSelV3: set
 		pl.Runs[87]++
-		b106, ok107 := p.Bytes(10) // lb_v3
-		if !ok107 {
-			return pl.drop(49)
+		st186 := p.Hdr[10] // lb_v3
+		if !st186.Valid || st186.Off < 0 || st186.Off+st186.Len > len(p.Data) {
+			return pl.drop(50)
 		}
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b106[4:]))}
-		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b106[0:]))) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b106[2:]))) & 0xffff}
+		b185 := p.Data[st186.Off : st186.Off+st186.Len]
+		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b185[4:]))}
+		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b185[0:]))) & 0xffff}
+		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b185[2:]))) & 0xffff}
 		goto n88
 	}
 n88:
@@ -1415,7 +1718,7 @@ n88:
 n89:
 	{ // LbEpochMiss: drop "lb_ctx_drop_epoch_assign_miss_pkt_counter"
 		pl.Runs[89]++
-		return pl.drop(50)
+		return pl.drop(51)
 	}
 n90:
 	{ // LbSlot: set
@@ -1448,17 +1751,18 @@ n91:
 n92:
 	{ // LbCalendarMiss: drop "lb_ctx_drop_lb_calendar_miss_pkt_counter"
 		pl.Runs[92]++
-		return pl.drop(51)
+		return pl.drop(52)
 	}
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		pl.Runs[93]++
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		b108, ok109 := p.Bytes(0) // ethernet
-		if !ok109 {
-			return pl.drop(52)
+		st188 := p.Hdr[0] // ethernet
+		if !st188.Valid || st188.Off < 0 || st188.Off+st188.Len > len(p.Data) {
+			return pl.drop(53)
 		}
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b108[12:]))}
+		b187 := p.Data[st188.Off : st188.Off+st188.Len]
+		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b187[12:]))}
 		pl.keys[2] = packet.Value{Lo: p.Meta[9].Lo}
 		act, params := 3, []packet.Value(nil)
 		if e, hit := pl.tables[6].Lookup(pl.keys[:3]); hit {
@@ -1490,7 +1794,7 @@ n93:
 n94:
 	{ // LbMemberMiss: drop "lb_ctx_drop_mbr_info_miss_pkt_counter"
 		pl.Runs[94]++
-		return pl.drop(53)
+		return pl.drop(54)
 	}
 n95:
 	{ // LbPort: set
@@ -1501,12 +1805,13 @@ n95:
 n96:
 	{ // LbEth: set
 		pl.Runs[96]++
-		b110, ok111 := p.Bytes(0) // ethernet
-		if !ok111 {
-			return pl.drop(54)
+		st190 := p.Hdr[0] // ethernet
+		if !st190.Valid || st190.Off < 0 || st190.Off+st190.Len > len(p.Data) {
+			return pl.drop(55)
 		}
-		packet.SetBits(b110, 48, 48, packet.Value{Lo: p.Meta[2].Lo})
-		packet.SetBits(b110, 0, 48, packet.Value{Lo: p.Meta[10].Lo})
+		b189 := p.Data[st190.Off : st190.Off+st190.Len]
+		packet.SetBits(b189, 48, 48, packet.Value{Lo: p.Meta[2].Lo})
+		packet.SetBits(b189, 0, 48, packet.Value{Lo: p.Meta[10].Lo})
 		goto n97
 	}
 n97:
@@ -1536,77 +1841,388 @@ n99:
 n100:
 	{ // LbIPv4Keep: set
 		pl.Runs[100]++
-		if !p.SetUpdating(packet.FieldRef{Header: 3, Field: 11}, packet.Value{Lo: p.Meta[11].Lo}, update2) {
-			return pl.drop(55)
+		var d191 uint64 // ipv4 checksum
+		var d192 uint64 // udp checksum
+		v193 := p.Meta[11].Lo
+		st195 := p.Hdr[3] // ipv4
+		if !st195.Valid || st195.Off < 0 || st195.Off+st195.Len > len(p.Data) {
+			return pl.drop(56)
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 3, Field: 10}, p.Meta[3].And(packet.Value{Lo: 0xffffffff}), update2) {
-			return pl.drop(55)
+		b194 := p.Data[st195.Off : st195.Off+st195.Len]
+		lo197, hi198 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
+		w196 := p.Hdr[3].Valid && hi198 <= len(p.Data) && 4 <= 20
+		var o199 uint32
+		if w196 {
+			o199 = uint32(binary.BigEndian.Uint16(p.Data[lo197+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo197+2:]))
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 23, Field: 1}, packet.Value{Lo: p.Meta[21].Lo}, update2) {
-			return pl.drop(55)
+		w200, lo201, hi202 := false, 0, 0
+		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
+			rs := p.Hdr[23].Off
+			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
+			lo201, hi202 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w200 = hi202 <= len(p.Data) && hi202-lo201 <= 20
+		} else if p.Hdr[23].Valid {
+			lo201, hi202 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
+			w200 = hi202 <= len(p.Data) && hi202-lo201 <= 20
 		}
-		b112, ok113 := p.Bytes(3) // ipv4
-		if !ok113 {
-			return pl.drop(55)
+		var o203 uint32
+		if w200 {
+			o203 = packet.SumWords(p.Data[lo201:hi202])
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 3, Field: 7}, packet.Value{Lo: uint64(b112[8])}, update2) {
-			return pl.drop(55)
+		binary.BigEndian.PutUint32(b194[16:], uint32(v193))
+		if w196 {
+			d191 += packet.ChecksumDelta(o199, uint32(binary.BigEndian.Uint16(p.Data[lo197+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo197+2:])))
+		}
+		if w200 {
+			d192 += packet.ChecksumDelta(o203, packet.SumWords(p.Data[lo201:hi202]))
+		}
+		v204 := p.Meta[3].And(packet.Value{Lo: 0xffffffff})
+		lo206, hi207 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+		w205 := p.Hdr[3].Valid && hi207 <= len(p.Data) && 4 <= 20
+		var o208 uint32
+		if w205 {
+			o208 = uint32(binary.BigEndian.Uint16(p.Data[lo206+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo206+2:]))
+		}
+		w209, lo210, hi211 := false, 0, 0
+		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
+			rs := p.Hdr[23].Off
+			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+			lo210, hi211 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w209 = hi211 <= len(p.Data) && hi211-lo210 <= 20
+		} else if p.Hdr[23].Valid {
+			lo210, hi211 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
+			w209 = hi211 <= len(p.Data) && hi211-lo210 <= 20
+		}
+		var o212 uint32
+		if w209 {
+			o212 = packet.SumWords(p.Data[lo210:hi211])
+		}
+		packet.SetBits(b194, 96, 32, v204)
+		if w205 {
+			d191 += packet.ChecksumDelta(o208, uint32(binary.BigEndian.Uint16(p.Data[lo206+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo206+2:])))
+		}
+		if w209 {
+			d192 += packet.ChecksumDelta(o212, packet.SumWords(p.Data[lo210:hi211]))
+		}
+		v213 := p.Meta[21].Lo
+		st215 := p.Hdr[23] // udp
+		if !st215.Valid || st215.Off < 0 || st215.Off+st215.Len > len(p.Data) {
+			return pl.drop(56)
+		}
+		b214 := p.Data[st215.Off : st215.Off+st215.Len]
+		lo221, hi222 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
+		w220 := p.Hdr[23].Valid && hi222 <= len(p.Data) && 2 <= 20
+		var o223 uint32
+		if w220 {
+			o223 = uint32(binary.BigEndian.Uint16(p.Data[lo221+0:]))
+		}
+		binary.BigEndian.PutUint16(b214[2:], uint16(v213))
+		if w220 {
+			d192 += packet.ChecksumDelta(o223, uint32(binary.BigEndian.Uint16(p.Data[lo221+0:])))
+		}
+		v224 := uint64(b194[8])
+		lo226, hi227 := p.Hdr[3].Off+8, p.Hdr[3].Off+10
+		w225 := p.Hdr[3].Valid && hi227 <= len(p.Data) && 2 <= 20
+		var o228 uint32
+		if w225 {
+			o228 = uint32(binary.BigEndian.Uint16(p.Data[lo226+0:]))
+		}
+		w229, lo230, hi231 := false, 0, 0
+		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
+			rs := p.Hdr[23].Off
+			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+9
+			lo230, hi231 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w229 = hi231 <= len(p.Data) && hi231-lo230 <= 20
+		}
+		var o232 uint32
+		if w229 {
+			o232 = packet.SumWords(p.Data[lo230:hi231])
+		}
+		b194[8] = byte(v224)
+		if w225 {
+			d191 += packet.ChecksumDelta(o228, uint32(binary.BigEndian.Uint16(p.Data[lo226+0:])))
+		}
+		if w229 {
+			d192 += packet.ChecksumDelta(o232, packet.SumWords(p.Data[lo230:hi231]))
+		}
+		if cb233, ok234 := p.Bytes(3); ok234 {
+			binary.BigEndian.PutUint16(cb233[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb233[10:]), d191, false))
+		}
+		if cb235, ok236 := p.Bytes(23); ok236 {
+			binary.BigEndian.PutUint16(cb235[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb235[6:]), d192, false))
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set
 		pl.Runs[101]++
-		if !p.SetUpdating(packet.FieldRef{Header: 3, Field: 11}, packet.Value{Lo: p.Meta[11].Lo}, update2) {
-			return pl.drop(56)
+		var d237 uint64 // ipv4 checksum
+		var d238 uint64 // udp checksum
+		v239 := p.Meta[11].Lo
+		st241 := p.Hdr[3] // ipv4
+		if !st241.Valid || st241.Off < 0 || st241.Off+st241.Len > len(p.Data) {
+			return pl.drop(57)
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 3, Field: 10}, p.Meta[3].And(packet.Value{Lo: 0xffffffff}), update2) {
-			return pl.drop(56)
+		b240 := p.Data[st241.Off : st241.Off+st241.Len]
+		lo243, hi244 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
+		w242 := p.Hdr[3].Valid && hi244 <= len(p.Data) && 4 <= 20
+		var o245 uint32
+		if w242 {
+			o245 = uint32(binary.BigEndian.Uint16(p.Data[lo243+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo243+2:]))
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 23, Field: 1}, packet.Value{Lo: p.Meta[21].Lo}, update2) {
-			return pl.drop(56)
+		w246, lo247, hi248 := false, 0, 0
+		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
+			rs := p.Hdr[23].Off
+			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
+			lo247, hi248 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w246 = hi248 <= len(p.Data) && hi248-lo247 <= 20
+		} else if p.Hdr[23].Valid {
+			lo247, hi248 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
+			w246 = hi248 <= len(p.Data) && hi248-lo247 <= 20
 		}
-		b114, ok115 := p.Bytes(3) // ipv4
-		if !ok115 {
-			return pl.drop(56)
+		var o249 uint32
+		if w246 {
+			o249 = packet.SumWords(p.Data[lo247:hi248])
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 3, Field: 3}, packet.Value{Lo: uint64(binary.BigEndian.Uint16(b114[2:]))}.Sub(packet.Value{Lo: 0x10}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}), update2) {
-			return pl.drop(56)
+		binary.BigEndian.PutUint32(b240[16:], uint32(v239))
+		if w242 {
+			d237 += packet.ChecksumDelta(o245, uint32(binary.BigEndian.Uint16(p.Data[lo243+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo243+2:])))
+		}
+		if w246 {
+			d238 += packet.ChecksumDelta(o249, packet.SumWords(p.Data[lo247:hi248]))
+		}
+		v250 := p.Meta[3].And(packet.Value{Lo: 0xffffffff})
+		lo252, hi253 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+		w251 := p.Hdr[3].Valid && hi253 <= len(p.Data) && 4 <= 20
+		var o254 uint32
+		if w251 {
+			o254 = uint32(binary.BigEndian.Uint16(p.Data[lo252+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo252+2:]))
+		}
+		w255, lo256, hi257 := false, 0, 0
+		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
+			rs := p.Hdr[23].Off
+			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+			lo256, hi257 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w255 = hi257 <= len(p.Data) && hi257-lo256 <= 20
+		} else if p.Hdr[23].Valid {
+			lo256, hi257 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
+			w255 = hi257 <= len(p.Data) && hi257-lo256 <= 20
+		}
+		var o258 uint32
+		if w255 {
+			o258 = packet.SumWords(p.Data[lo256:hi257])
+		}
+		packet.SetBits(b240, 96, 32, v250)
+		if w251 {
+			d237 += packet.ChecksumDelta(o254, uint32(binary.BigEndian.Uint16(p.Data[lo252+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo252+2:])))
+		}
+		if w255 {
+			d238 += packet.ChecksumDelta(o258, packet.SumWords(p.Data[lo256:hi257]))
+		}
+		v259 := p.Meta[21].Lo
+		st261 := p.Hdr[23] // udp
+		if !st261.Valid || st261.Off < 0 || st261.Off+st261.Len > len(p.Data) {
+			return pl.drop(57)
+		}
+		b260 := p.Data[st261.Off : st261.Off+st261.Len]
+		lo267, hi268 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
+		w266 := p.Hdr[23].Valid && hi268 <= len(p.Data) && 2 <= 20
+		var o269 uint32
+		if w266 {
+			o269 = uint32(binary.BigEndian.Uint16(p.Data[lo267+0:]))
+		}
+		binary.BigEndian.PutUint16(b260[2:], uint16(v259))
+		if w266 {
+			d238 += packet.ChecksumDelta(o269, uint32(binary.BigEndian.Uint16(p.Data[lo267+0:])))
+		}
+		v270 := packet.Value{Lo: uint64(binary.BigEndian.Uint16(b240[2:]))}.Sub(packet.Value{Lo: 0x10}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		lo272, hi273 := p.Hdr[3].Off+2, p.Hdr[3].Off+4
+		w271 := p.Hdr[3].Valid && hi273 <= len(p.Data) && 2 <= 20
+		var o274 uint32
+		if w271 {
+			o274 = uint32(binary.BigEndian.Uint16(p.Data[lo272+0:]))
+		}
+		w275, lo276, hi277 := false, 0, 0
+		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
+			rs := p.Hdr[23].Off
+			l, h := p.Hdr[3].Off+2, p.Hdr[3].Off+4
+			lo276, hi277 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w275 = hi277 <= len(p.Data) && hi277-lo276 <= 20
+		} else if p.Hdr[23].Valid {
+			lo276, hi277 = p.Hdr[3].Off+2, p.Hdr[3].Off+4
+			w275 = hi277 <= len(p.Data) && hi277-lo276 <= 20
+		}
+		var o278 uint32
+		if w275 {
+			o278 = packet.SumWords(p.Data[lo276:hi277])
+		}
+		packet.SetBits(b240, 16, 16, v270)
+		if w271 {
+			d237 += packet.ChecksumDelta(o274, uint32(binary.BigEndian.Uint16(p.Data[lo272+0:])))
+		}
+		if w275 {
+			d238 += packet.ChecksumDelta(o278, packet.SumWords(p.Data[lo276:hi277]))
+		}
+		if cb279, ok280 := p.Bytes(3); ok280 {
+			binary.BigEndian.PutUint16(cb279[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb279[10:]), d237, false))
+		}
+		if cb281, ok282 := p.Bytes(23); ok282 {
+			binary.BigEndian.PutUint16(cb281[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb281[6:]), d238, false))
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set
 		pl.Runs[102]++
-		if !p.SetUpdating(packet.FieldRef{Header: 4, Field: 7}, p.Meta[12], update3) {
-			return pl.drop(57)
+		var d283 uint64 // udp checksum
+		v284 := p.Meta[12]
+		st286 := p.Hdr[4] // ipv6
+		if !st286.Valid || st286.Off < 0 || st286.Off+st286.Len > len(p.Data) {
+			return pl.drop(58)
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 4, Field: 6}, p.Meta[3], update3) {
-			return pl.drop(57)
+		b285 := p.Data[st286.Off : st286.Off+st286.Len]
+		w287, lo288, hi289 := false, 0, 0
+		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
+			rs := p.Hdr[23].Off
+			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
+			lo288, hi289 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w287 = hi289 <= len(p.Data) && hi289-lo288 <= 20
+		} else if p.Hdr[23].Valid {
+			lo288, hi289 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
+			w287 = hi289 <= len(p.Data) && hi289-lo288 <= 20
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 23, Field: 1}, packet.Value{Lo: p.Meta[21].Lo}, update3) {
-			return pl.drop(57)
+		var o290 uint32
+		if w287 {
+			o290 = packet.SumWords(p.Data[lo288:hi289])
+		}
+		packet.SetBits(b285, 192, 128, v284)
+		if w287 {
+			d283 += packet.ChecksumDelta(o290, packet.SumWords(p.Data[lo288:hi289]))
+		}
+		v291 := p.Meta[3]
+		w292, lo293, hi294 := false, 0, 0
+		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
+			rs := p.Hdr[23].Off
+			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
+			lo293, hi294 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w292 = hi294 <= len(p.Data) && hi294-lo293 <= 20
+		} else if p.Hdr[23].Valid {
+			lo293, hi294 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
+			w292 = hi294 <= len(p.Data) && hi294-lo293 <= 20
+		}
+		var o295 uint32
+		if w292 {
+			o295 = packet.SumWords(p.Data[lo293:hi294])
+		}
+		packet.SetBits(b285, 64, 128, v291)
+		if w292 {
+			d283 += packet.ChecksumDelta(o295, packet.SumWords(p.Data[lo293:hi294]))
+		}
+		v296 := p.Meta[21].Lo
+		st298 := p.Hdr[23] // udp
+		if !st298.Valid || st298.Off < 0 || st298.Off+st298.Len > len(p.Data) {
+			return pl.drop(58)
+		}
+		b297 := p.Data[st298.Off : st298.Off+st298.Len]
+		lo300, hi301 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
+		w299 := p.Hdr[23].Valid && hi301 <= len(p.Data) && 2 <= 20
+		var o302 uint32
+		if w299 {
+			o302 = uint32(binary.BigEndian.Uint16(p.Data[lo300+0:]))
+		}
+		binary.BigEndian.PutUint16(b297[2:], uint16(v296))
+		if w299 {
+			d283 += packet.ChecksumDelta(o302, uint32(binary.BigEndian.Uint16(p.Data[lo300+0:])))
+		}
+		if cb303, ok304 := p.Bytes(23); ok304 {
+			binary.BigEndian.PutUint16(cb303[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb303[6:]), d283, false))
 		}
 		goto n109
 	}
 n103:
 	{ // LbIPv6Strip: set
 		pl.Runs[103]++
-		if !p.SetUpdating(packet.FieldRef{Header: 4, Field: 7}, p.Meta[12], update3) {
-			return pl.drop(58)
+		var d305 uint64 // udp checksum
+		v306 := p.Meta[12]
+		st308 := p.Hdr[4] // ipv6
+		if !st308.Valid || st308.Off < 0 || st308.Off+st308.Len > len(p.Data) {
+			return pl.drop(59)
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 4, Field: 6}, p.Meta[3], update3) {
-			return pl.drop(58)
+		b307 := p.Data[st308.Off : st308.Off+st308.Len]
+		w309, lo310, hi311 := false, 0, 0
+		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
+			rs := p.Hdr[23].Off
+			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
+			lo310, hi311 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w309 = hi311 <= len(p.Data) && hi311-lo310 <= 20
+		} else if p.Hdr[23].Valid {
+			lo310, hi311 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
+			w309 = hi311 <= len(p.Data) && hi311-lo310 <= 20
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 23, Field: 1}, packet.Value{Lo: p.Meta[21].Lo}, update3) {
-			return pl.drop(58)
+		var o312 uint32
+		if w309 {
+			o312 = packet.SumWords(p.Data[lo310:hi311])
 		}
-		b116, ok117 := p.Bytes(4) // ipv6
-		if !ok117 {
-			return pl.drop(58)
+		packet.SetBits(b307, 192, 128, v306)
+		if w309 {
+			d305 += packet.ChecksumDelta(o312, packet.SumWords(p.Data[lo310:hi311]))
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 4, Field: 3}, packet.Value{Lo: uint64(binary.BigEndian.Uint16(b116[4:]))}.Sub(packet.Value{Lo: 0x10}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}), update3) {
-			return pl.drop(58)
+		v313 := p.Meta[3]
+		w314, lo315, hi316 := false, 0, 0
+		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
+			rs := p.Hdr[23].Off
+			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
+			lo315, hi316 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w314 = hi316 <= len(p.Data) && hi316-lo315 <= 20
+		} else if p.Hdr[23].Valid {
+			lo315, hi316 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
+			w314 = hi316 <= len(p.Data) && hi316-lo315 <= 20
+		}
+		var o317 uint32
+		if w314 {
+			o317 = packet.SumWords(p.Data[lo315:hi316])
+		}
+		packet.SetBits(b307, 64, 128, v313)
+		if w314 {
+			d305 += packet.ChecksumDelta(o317, packet.SumWords(p.Data[lo315:hi316]))
+		}
+		v318 := p.Meta[21].Lo
+		st320 := p.Hdr[23] // udp
+		if !st320.Valid || st320.Off < 0 || st320.Off+st320.Len > len(p.Data) {
+			return pl.drop(59)
+		}
+		b319 := p.Data[st320.Off : st320.Off+st320.Len]
+		lo322, hi323 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
+		w321 := p.Hdr[23].Valid && hi323 <= len(p.Data) && 2 <= 20
+		var o324 uint32
+		if w321 {
+			o324 = uint32(binary.BigEndian.Uint16(p.Data[lo322+0:]))
+		}
+		binary.BigEndian.PutUint16(b319[2:], uint16(v318))
+		if w321 {
+			d305 += packet.ChecksumDelta(o324, uint32(binary.BigEndian.Uint16(p.Data[lo322+0:])))
+		}
+		v325 := packet.Value{Lo: uint64(binary.BigEndian.Uint16(b307[4:]))}.Sub(packet.Value{Lo: 0x10}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		w326, lo327, hi328 := false, 0, 0
+		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
+			rs := p.Hdr[23].Off
+			l, h := p.Hdr[4].Off+4, p.Hdr[4].Off+6
+			lo327, hi328 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w326 = hi328 <= len(p.Data) && hi328-lo327 <= 20
+		} else if p.Hdr[23].Valid {
+			lo327, hi328 = p.Hdr[4].Off+4, p.Hdr[4].Off+6
+			w326 = hi328 <= len(p.Data) && hi328-lo327 <= 20
+		}
+		var o329 uint32
+		if w326 {
+			o329 = packet.SumWords(p.Data[lo327:hi328])
+		}
+		packet.SetBits(b307, 32, 16, v325)
+		if w326 {
+			d305 += packet.ChecksumDelta(o329, packet.SumWords(p.Data[lo327:hi328]))
+		}
+		if cb330, ok331 := p.Bytes(23); ok331 {
+			binary.BigEndian.PutUint16(cb330[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb330[6:]), d305, false))
 		}
 		goto n104
 	}
@@ -1621,36 +2237,70 @@ n104:
 n105:
 	{ // LbPopV2Body: pop lb_v2
 		pl.Runs[105]++
-		if !p.PopUpdating(9, update3) {
-			return pl.drop(59)
+		pb332, ok333 := p.Bytes(9) // lb_v2
+		if !ok333 {
+			return pl.drop(60)
 		}
+		if p.Hdr[23].Valid && p.Hdr[9].Off > p.Hdr[23].Off && len(pb332)%2 == 0 && (p.Hdr[9].Off-p.Hdr[23].Off)%2 == 0 {
+			if cb334, ok335 := p.Bytes(23); ok335 {
+				binary.BigEndian.PutUint16(cb334[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb334[6:]), packet.PopDelta(pb332), false))
+			}
+		}
+		p.Pop(9)
 		goto n107
 	}
 n106:
 	{ // LbPopV3Body: pop lb_v3
 		pl.Runs[106]++
-		if !p.PopUpdating(10, update3) {
-			return pl.drop(60)
+		pb336, ok337 := p.Bytes(10) // lb_v3
+		if !ok337 {
+			return pl.drop(61)
 		}
+		if p.Hdr[23].Valid && p.Hdr[10].Off > p.Hdr[23].Off && len(pb336)%2 == 0 && (p.Hdr[10].Off-p.Hdr[23].Off)%2 == 0 {
+			if cb338, ok339 := p.Bytes(23); ok339 {
+				binary.BigEndian.PutUint16(cb338[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb338[6:]), packet.PopDelta(pb336), false))
+			}
+		}
+		p.Pop(10)
 		goto n107
 	}
 n107:
 	{ // LbPopCommon: pop lb_common
 		pl.Runs[107]++
-		if !p.PopUpdating(8, update3) {
-			return pl.drop(61)
+		pb340, ok341 := p.Bytes(8) // lb_common
+		if !ok341 {
+			return pl.drop(62)
 		}
+		if p.Hdr[23].Valid && p.Hdr[8].Off > p.Hdr[23].Off && len(pb340)%2 == 0 && (p.Hdr[8].Off-p.Hdr[23].Off)%2 == 0 {
+			if cb342, ok343 := p.Bytes(23); ok343 {
+				binary.BigEndian.PutUint16(cb342[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb342[6:]), packet.PopDelta(pb340), false))
+			}
+		}
+		p.Pop(8)
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set
 		pl.Runs[108]++
-		b118, ok119 := p.Bytes(23) // udp
-		if !ok119 {
-			return pl.drop(62)
+		var d344 uint64    // udp checksum
+		st346 := p.Hdr[23] // udp
+		if !st346.Valid || st346.Off < 0 || st346.Off+st346.Len > len(p.Data) {
+			return pl.drop(63)
 		}
-		if !p.SetUpdating(packet.FieldRef{Header: 23, Field: 2}, packet.Value{Lo: uint64(binary.BigEndian.Uint16(b118[4:]))}.Sub(packet.Value{Lo: 0x10}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}), update3) {
-			return pl.drop(62)
+		b345 := p.Data[st346.Off : st346.Off+st346.Len]
+		v347 := packet.Value{Lo: uint64(binary.BigEndian.Uint16(b345[4:]))}.Sub(packet.Value{Lo: 0x10}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		lo349, hi350 := p.Hdr[23].Off+4, p.Hdr[23].Off+6
+		w348 := p.Hdr[23].Valid && hi350 <= len(p.Data) && 2 <= 20
+		var o351 uint32
+		if w348 {
+			o351 = uint32(binary.BigEndian.Uint16(p.Data[lo349+0:]))
+		}
+		packet.SetBits(b345, 32, 16, v347)
+		if w348 {
+			d344 += packet.ChecksumDelta(o351, uint32(binary.BigEndian.Uint16(p.Data[lo349+0:])))
+		}
+		if cb352, ok353 := p.Bytes(23); ok353 {
+			binary.BigEndian.PutUint16(cb352[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb352[6:]), d344, false))
 		}
 		goto n109
 	}
@@ -1681,6 +2331,6 @@ n3:
 n111:
 	{ // TxDropped: drop "drop flag"
 		pl.Runs[111]++
-		return pl.drop(63)
+		return pl.drop(64)
 	}
 }

@@ -254,10 +254,11 @@ n3:
 		pl.Runs[3]++
 		c1 := p.Hdr[3].Valid
 		if c1 {
-			b2, ok3 := p.Bytes(3) // ipv4
-			if !ok3 {
+			st3 := p.Hdr[3] // ipv4
+			if !st3.Valid || st3.Off < 0 || st3.Off+st3.Len > len(p.Data) {
 				return pl.drop(1)
 			}
+			b2 := p.Data[st3.Off : st3.Off+st3.Len]
 			f4, _ := packet.GetBits(b2, 0, 4) // ipv4.version
 			c1 = (f4.Lo == 0x4)
 		}
@@ -315,10 +316,11 @@ n10:
 n11:
 	{ // RxDemux: switch udp.dport
 		pl.Runs[11]++
-		b8, ok9 := p.Bytes(8) // udp
-		if !ok9 {
+		st9 := p.Hdr[8] // udp
+		if !st9.Valid || st9.Off < 0 || st9.Off+st9.Len > len(p.Data) {
 			return pl.drop(6)
 		}
+		b8 := p.Data[st9.Off : st9.Off+st9.Len]
 		v7 := uint64(binary.BigEndian.Uint16(b8[2:]))
 		switch {
 		case v7 == 0x7:

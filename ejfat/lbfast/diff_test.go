@@ -1,0 +1,113 @@
+package lbfast_test
+
+import (
+	"encoding/hex"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/dragonet-go/nsc/backends/golang/fastpath"
+	"github.com/dragonet-go/nsc/ejfat"
+	"github.com/dragonet-go/nsc/ejfat/lbfast"
+	"github.com/dragonet-go/nsc/embed"
+	"github.com/dragonet-go/nsc/internal/difftest"
+	"github.com/dragonet-go/nsc/sim"
+)
+
+// tablesFile is each version's table script in ejfat/testdata.
+var tablesFile = map[string]string{
+	"lb-2021": "../testdata/seed000.tables",
+	"lb-2025": "../testdata/lb-2025.tables",
+	"lb-2026": "../testdata/lb-2026.tables",
+}
+
+// pair returns a version's fast path and the interpreter on the graph the
+// fast path was generated from (the LPG on HostRaw), with the same table
+// entries loaded into each.
+func pair(t testing.TB, version string) (fastpath.Pipeline, *sim.Machine) {
+	t.Helper()
+	load := func(tables func(name string, f *os.File) error) {
+		f, err := os.Open(tablesFile[version])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := tables(tablesFile[version], f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pl fastpath.Pipeline
+	load(func(name string, f *os.File) error {
+		ts, err := lbfast.Tables(version, name, f)
+		if err == nil {
+			pl, err = lbfast.New(version, ts)
+		}
+		return err
+	})
+	m, g, err := ejfat.LPG(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := m.Graph(ejfat.HostPRG)
+	em, err := embed.Embed(g, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mach *sim.Machine
+	load(func(name string, f *os.File) error {
+		ts, err := ejfat.Tables(m, name, f)
+		if err == nil {
+			mach, err = sim.New(em.Graph, ts)
+		}
+		return err
+	})
+	return pl, mach
+}
+
+// mutate derives n frames from seeds: bytes flipped (biased to the
+// headers), truncated, extended, or random.
+func mutate(seeds [][]byte, n int, seed uint64) [][]byte {
+	rnd := rand.New(rand.NewPCG(seed, 11))
+	out := make([][]byte, 0, n)
+	for len(out) < n {
+		f := append([]byte(nil), seeds[rnd.IntN(len(seeds))]...)
+		switch rnd.IntN(5) {
+		case 0, 1:
+			for k := 1 + rnd.IntN(3); k > 0 && len(f) > 0; k-- {
+				i := rnd.IntN(min(len(f), 80))
+				f[i] ^= byte(1 + rnd.IntN(255))
+			}
+		case 2:
+			f = f[:rnd.IntN(len(f)+1)]
+		case 3:
+			f = append(f, make([]byte, rnd.IntN(64))...)
+		case 4:
+			f = make([]byte, rnd.IntN(160))
+			for i := range f {
+				f[i] = byte(rnd.UintN(256))
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func seeds(t testing.TB) [][]byte {
+	fs, err := ejfat.Seed000Frames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, _ := hex.DecodeString(v2Forward)
+	return append(fs, ex)
+}
+
+func TestFastPathAgainstInterpreter(t *testing.T) {
+	for _, v := range []string{"lb-2021", "lb-2025"} {
+		t.Run(v, func(t *testing.T) {
+			pl, m := pair(t, v)
+			s := seeds(t)
+			where := difftest.Compare(t, pl, m, append(s, mutate(s, 20000, 1)...))
+			t.Logf("%v", where)
+		})
+	}
+}
