@@ -222,7 +222,7 @@ func ChecksumDelta(oldSum, newSum uint32) uint64 {
 func PopDelta(b []byte) uint64 {
 	var d uint64
 	for off := 0; off < len(b); off += 64 {
-		d += uint64(^fold64(uint64(Sum(b[off:min(off+64, len(b))], 0))))
+		d += uint64(^fold64(uint64(SumWords(b[off:min(off+64, len(b))]))))
 	}
 	return d
 }

@@ -37,13 +37,8 @@ func (p *Packet) Reset(frame []byte) {
 	p.store = p.store[:cap(p.store)]
 	p.Data = p.store[Headroom : Headroom+len(frame)]
 	copy(p.Data, frame)
-	clear(p.Hdr)
+	copy(p.Hdr, p.Schema.initial())
 	clear(p.Meta)
-	for _, h := range p.Schema.Headers {
-		if h.Metadata {
-			p.Hdr[h.ID].Valid = true
-		}
-	}
 	p.Cursor = 0
 }
 
@@ -54,13 +49,8 @@ func (p *Packet) Reset(frame []byte) {
 func (p *Packet) Load(buf []byte, off, n int) {
 	p.store = buf[:cap(buf)]
 	p.Data = p.store[off : off+n]
-	clear(p.Hdr)
+	copy(p.Hdr, p.Schema.initial())
 	clear(p.Meta)
-	for _, h := range p.Schema.Headers {
-		if h.Metadata {
-			p.Hdr[h.ID].Valid = true
-		}
-	}
 	p.Cursor = 0
 }
 

@@ -14,6 +14,18 @@ type Schema struct {
 
 	ip     ipHeaders     // resolved by Finish
 	follow map[int][]int // header -> headers the parse graph lets follow it, transitively; by Finish
+	start  []HeaderState // a packet's header state before parsing: metadata valid; by Finish
+}
+
+// initial is the header state of a fresh packet.
+func (s *Schema) initial() []HeaderState {
+	if len(s.start) != len(s.Headers) { // Finish not called
+		s.start = make([]HeaderState, len(s.Headers))
+		for _, h := range s.Headers {
+			s.start[h.ID].Valid = h.Metadata
+		}
+	}
+	return s.start
 }
 
 // TableDef is a table as a model declares it: the match spec, the
@@ -60,6 +72,8 @@ func (s *Schema) Finish() {
 		}
 	}
 	s.ip = ip
+	s.start = nil
+	s.initial()
 	s.follow = map[int][]int{}
 	for _, h := range s.Headers {
 		seen := map[int]bool{}

@@ -288,6 +288,9 @@ type snapshot struct {
 	// next chains entries whose hashes collide: entry index + 1, 0 ends.
 	next   []int32
 	levels []level // modeExact: one, prefix -1; modeLPM: longest prefix first
+	// packed indexes modeExact entries whose keys fit 64 bits together by
+	// the packed key (PackKeys), open addressing: LookupPacked.
+	packed []packedSlot
 	// modePriority: entry indices by (priority, insertion), and per entry
 	// and key the matcher to test.
 	order []int32
@@ -488,6 +491,21 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 	for i := range s.levels {
 		s.levels[i].index()
 	}
+	if t.spec.Packable() {
+		n := 4
+		for n < 2*len(es) {
+			n *= 2
+		}
+		s.packed = make([]packedSlot, n)
+		for i := range es {
+			k := t.pack(s.norm[i*nk : (i+1)*nk])
+			j := packedHash(k) & uint64(n-1)
+			for s.packed[j].entry != 0 {
+				j = (j + 1) & uint64(n-1)
+			}
+			s.packed[j] = packedSlot{k, int32(i + 1)}
+		}
+	}
 	return s, nil
 }
 
@@ -580,6 +598,60 @@ func (t *Table) equalKeys(norm, keys []Value, lpmMask Value) bool {
 }
 
 const hashSeed = 0x243f6a8885a308d3
+
+type packedSlot struct {
+	key   uint64
+	entry int32 // entry index + 1; 0 is an empty slot
+}
+
+// Packable reports whether a table's keys are all exact and fit in 64 bits
+// together, so that LookupPacked can find its entries.
+func (s *TableSpec) Packable() bool {
+	w := 0
+	for _, k := range s.Keys {
+		if k.Kind != Exact {
+			return false
+		}
+		w += k.Width
+	}
+	return w <= 64 && !s.NeedsPriority()
+}
+
+// PackKeys packs key values (each cut to its width) into one word, the
+// first key in the highest bits: the key LookupPacked takes.
+func (s *TableSpec) PackKeys(keys []Value) uint64 {
+	var k uint64
+	for i, ks := range s.Keys {
+		k = k<<ks.Width | keys[i].Lo&(1<<ks.Width-1)
+	}
+	return k
+}
+
+func (t *Table) pack(keys []Value) uint64 { return t.spec.PackKeys(keys) }
+
+func packedHash(k uint64) uint64 {
+	k *= 0x9e3779b97f4a7c15
+	return k ^ k>>29
+}
+
+// LookupPacked is Lookup for a Packable table, with the keys packed by
+// PackKeys (bits above the total key width are ignored).
+func (t *Table) LookupPacked(k uint64) (e *Entry, hit bool) {
+	s := t.snap.Load()
+	if len(s.packed) == 0 {
+		return t.def, false // not Packable
+	}
+	m := uint64(len(s.packed) - 1)
+	for j := packedHash(k) & m; ; j = (j + 1) & m {
+		sl := &s.packed[j]
+		if sl.entry == 0 {
+			return t.def, false
+		}
+		if sl.key == k {
+			return &s.entries[sl.entry-1], true
+		}
+	}
+}
 
 func hashValues(vs []Value) uint64 {
 	h := uint64(hashSeed)

@@ -295,6 +295,8 @@ func TestLookupMatchesReference(t *testing.T) {
 		{Name: "mixed", Keys: []KeySpec{{"a", 16, Exact}, {"b", 24, LPM}, {"c", 9, Range}, {"d", 6, Ternary}}},
 		{Name: "two lpm", Keys: []KeySpec{{"a", 8, LPM}, {"b", 8, LPM}}},
 		{Name: "exact prio", Keys: []KeySpec{{"a", 3, Exact}}, Priorities: true},
+		{Name: "packed", Keys: []KeySpec{{"lb", 3, Exact}, {"epoch", 32, Exact}, {"slot", 16, Exact}}},
+		{Name: "packed64", Keys: []KeySpec{{"tick", 64, Exact}}},
 	}
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, spec := range specs {
@@ -319,6 +321,11 @@ func TestLookupMatchesReference(t *testing.T) {
 			want := refLookup(spec, es, keys)
 			if hit != (want != nil) || hit && got.Line != want.Line {
 				t.Fatalf("%s: Lookup(%v) = %+v, %v; want %+v", spec.Name, keys, got, hit, want)
+			}
+			if spec.Packable() {
+				if got, hit := tb.LookupPacked(spec.PackKeys(keys)); hit != (want != nil) || hit && got.Line != want.Line {
+					t.Fatalf("%s: LookupPacked(%v) = %+v, %v; want %+v", spec.Name, keys, got, hit, want)
+				}
 			}
 			if hit {
 				hits++

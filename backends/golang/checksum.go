@@ -70,12 +70,12 @@ func (c *gen) setAccumulating(o *packet.Op) {
 			continue
 		}
 		fs := h.Fields[a.Dst.Field]
-		wide := isWide(a.Src) || fs.Width > 64
+		wide := fs.Width > 64 || (isWide(a.Src) && !lowPreserving(a.Src))
 		var v string
 		if wide {
 			v = c.value(a.Src)
 		} else {
-			v = c.u64(a.Src)
+			v = c.low(a.Src)
 		}
 		val := c.newTmp("v")
 		c.emit("%s := %s", val, v)

@@ -413,29 +413,63 @@ func (c *gen) switchOp(n *dataflow.Node) {
 func (c *gen) lookup(n *dataflow.Node) {
 	o := n.Op
 	def := c.s.Tables[o.Table]
-	c.maxKeys = max(c.maxKeys, len(def.Keys))
-	for i, k := range def.Keys {
-		if isWide(k) {
-			c.emit("pl.keys[%d] = %s", i, c.value(k))
-		} else {
-			c.emit("pl.keys[%d] = packet.Value{Lo: %s}", i, c.u64(k))
-		}
+	c.emit("act, params := %d, []packet.Value(%s)", def.Default, c.defaultParams(o.Table))
+	packable := def.Spec.Packable()
+	for _, k := range def.Keys {
+		packable = packable && (!isWide(k) || lowPreserving(k))
 	}
-	dp := "nil"
-	if len(def.DefaultParams) > 0 {
-		dp = fmt.Sprintf("defaultParams%d", o.Table)
-		if !strings.Contains(c.vars.String(), "var "+dp+" ") {
-			var lits []string
-			for _, v := range def.DefaultParams {
-				lits = append(lits, valueLit(v))
-			}
-			fmt.Fprintf(&c.vars, "var %s = []packet.Value{%s} // %s\n", dp, strings.Join(lits, ", "), def.Spec.Name)
+	if packable {
+		// All keys exact and 64 bits together: one word, one probe.
+		var parts []string
+		shift := 0
+		for i := len(def.Keys) - 1; i >= 0; i-- {
+			w := def.Spec.Keys[i].Width
+			k := c.low(def.Keys[i])
+			parts = append(parts, fmt.Sprintf("((%s)%s)<<%d", k, maskSuffix(w), shift))
+			shift += w
 		}
+		c.emit("if e, hit := pl.tables[%d].LookupPacked(%s); hit {", o.Table, strings.Join(parts, " | "))
+	} else {
+		c.keys(def)
+		c.emit("if e, hit := pl.tables[%d].Lookup(pl.keys[:%d]); hit {", o.Table, len(def.Keys))
 	}
-	c.emit("act, params := %d, []packet.Value(%s)", def.Default, dp)
-	c.emit("if e, hit := pl.tables[%d].Lookup(pl.keys[:%d]); hit {", o.Table, len(def.Keys))
 	c.emit("act, params = e.Action, e.Params")
 	c.emit("}")
+	c.actions(n, def)
+}
+
+// keys evaluates a table's keys into pl.keys.
+func (c *gen) keys(def *packet.TableDef) {
+	c.maxKeys = max(c.maxKeys, len(def.Keys))
+	for i, k := range def.Keys {
+		if isWide(k) && (def.Spec.Keys[i].Width > 64 || !lowPreserving(k)) {
+			c.emit("pl.keys[%d] = %s", i, c.value(k))
+		} else {
+			c.emit("pl.keys[%d] = packet.Value{Lo: %s}", i, c.low(k))
+		}
+	}
+}
+
+// defaultParams names the package variable holding table t's default
+// action's arguments.
+func (c *gen) defaultParams(t int) string {
+	def := c.s.Tables[t]
+	if len(def.DefaultParams) == 0 {
+		return "nil"
+	}
+	dp := fmt.Sprintf("defaultParams%d", t)
+	if !strings.Contains(c.vars.String(), "var "+dp+" ") {
+		var lits []string
+		for _, v := range def.DefaultParams {
+			lits = append(lits, valueLit(v))
+		}
+		fmt.Fprintf(&c.vars, "var %s = []packet.Value{%s} // %s\n", dp, strings.Join(lits, ", "), def.Spec.Name)
+	}
+	return dp
+}
+
+// actions runs the action a lookup picked and fires its port.
+func (c *gen) actions(n *dataflow.Node, def *packet.TableDef) {
 	c.emit("_ = params")
 	c.emit("switch act {")
 	for i, ai := range def.Actions {
@@ -460,6 +494,9 @@ func (c *gen) assign(a packet.Assign, params []packet.Param, update []int) {
 	h := c.s.Headers[a.Dst.Header]
 	fs := h.Fields[a.Dst.Field]
 	wide := isWide(a.Src) || fs.Width > 64
+	if wide && fs.Width <= 64 && len(update) == 0 && lowPreserving(a.Src) {
+		wide = false // the destination keeps only low bits
+	}
 	switch {
 	case len(update) > 0 && !h.Metadata:
 		v := c.value(a.Src)
@@ -467,13 +504,13 @@ func (c *gen) assign(a packet.Assign, params []packet.Param, update []int) {
 	case h.Metadata && wide:
 		c.emit("p.Meta[%d] = (%s).And(%s)", h.MetaBase+a.Dst.Field, c.value(a.Src), valueLit(packet.Mask(fs.Width)))
 	case h.Metadata:
-		c.emit("p.Meta[%d] = packet.Value{Lo: (%s)%s}", h.MetaBase+a.Dst.Field, c.u64(a.Src), maskSuffix(fs.Width))
+		c.emit("p.Meta[%d] = packet.Value{Lo: (%s)%s}", h.MetaBase+a.Dst.Field, c.low(a.Src), maskSuffix(fs.Width))
 	default:
 		var v string
 		if wide {
 			v = c.value(a.Src)
 		} else {
-			v = c.u64(a.Src)
+			v = c.low(a.Src)
 		}
 		b := c.hdr(a.Dst.Header)
 		c.put(b, fs, v, wide)
@@ -503,6 +540,21 @@ func (c *gen) put(b string, fs packet.FieldSpec, v string, wide bool) {
 			c.emit("binary.BigEndian.PutUint64(%s[%d:], %s)", b, k, v)
 			return
 		}
+	}
+	if !wide && aligned && fs.Width == 48 {
+		c.usesBE = true
+		t := c.newTmp("v")
+		c.emit("%s := %s", t, v)
+		c.emit("binary.BigEndian.PutUint16(%s[%d:], uint16(%s>>32))", b, k, t)
+		c.emit("binary.BigEndian.PutUint32(%s[%d:], uint32(%s))", b, k+2, t)
+		return
+	}
+	if !wide && fs.Offset/8 == (fs.Offset+fs.Width-1)/8 {
+		// Within one byte: keep the bits around the field.
+		shift := 8 - (fs.Offset%8 + fs.Width)
+		m := (1<<fs.Width - 1) << shift
+		c.emit("%s[%d] = %s[%d]&^%#x | byte(%s)<<%d&%#x", b, k, b, k, m, v, shift, m)
+		return
 	}
 	if !wide {
 		v = "packet.Value{Lo: " + v + "}"
@@ -649,6 +701,42 @@ func (c *gen) u64(e *packet.Expr) string {
 	panic(fmt.Sprintf("go backend: expression kind %d", e.Kind))
 }
 
+// lowPreserving: the low 64 bits of e follow from the low 64 bits of its
+// operands (+, -, *, &, |, ^, ~, << and leaves).
+func lowPreserving(e *packet.Expr) bool {
+	switch e.Kind {
+	case packet.EConst, packet.EField, packet.EParam:
+		return true
+	case packet.EAdd, packet.ESub, packet.EMul, packet.EBitAnd, packet.EBitOr, packet.EBitXor:
+		return lowPreserving(e.A) && lowPreserving(e.B)
+	case packet.EShl:
+		return lowPreserving(e.A) && !isWide(e.B)
+	case packet.EBitNot:
+		return lowPreserving(e.A)
+	}
+	return false
+}
+
+func (c *gen) low(e *packet.Expr) string {
+	if !isWide(e) {
+		return c.u64(e)
+	}
+	mask := maskSuffix(e.Width)
+	switch e.Kind {
+	case packet.EConst:
+		return fmt.Sprintf("%#x", e.Const.Lo)
+	case packet.EParam:
+		return fmt.Sprintf("params[%d].Lo", e.Param)
+	case packet.EField:
+		return c.readField(e.Field, true) + ".Lo"
+	case packet.EBitNot:
+		return fmt.Sprintf("(^%s%s)", c.low(e.A), mask)
+	}
+	a, b := c.low(e.A), c.low(e.B)
+	op := map[packet.ExprKind]string{packet.EAdd: "+", packet.ESub: "-", packet.EMul: "*", packet.EBitAnd: "&", packet.EBitOr: "|", packet.EBitXor: "^", packet.EShl: "<<"}[e.Kind]
+	return fmt.Sprintf("((%s %s %s)%s)", a, op, b, mask)
+}
+
 // value generates a packet.Value.
 func (c *gen) value(e *packet.Expr) string {
 	if !isWide(e) {
@@ -725,12 +813,39 @@ func (c *gen) readField(f packet.FieldRef, wide bool) string {
 			return u
 		}
 	}
+	if u := spanRead(b, fs); u != "" && fs.Width <= 64 {
+		c.usesBE = true
+		if wide {
+			return "packet.Value{Lo: " + u + "}"
+		}
+		return u
+	}
 	v := c.newTmp("f")
 	c.emit("%s, _ := packet.GetBits(%s, %d, %d) // %s.%s", v, b, fs.Offset, fs.Width, h.Name, fs.Name)
 	if wide {
 		return v
 	}
 	return v + ".Lo"
+}
+
+// spanRead reads an unaligned field that lies within one, two or four
+// bytes with one load, a shift and a mask; "" if it does not.
+func spanRead(b string, fs packet.FieldSpec) string {
+	k := fs.Offset / 8
+	end := fs.Offset + fs.Width
+	for _, n := range []int{1, 2, 4} {
+		if end > (k+n)*8 {
+			continue
+		}
+		shift := (k+n)*8 - end
+		load := map[int]string{
+			1: fmt.Sprintf("uint64(%s[%d])", b, k),
+			2: fmt.Sprintf("uint64(binary.BigEndian.Uint16(%s[%d:]))", b, k),
+			4: fmt.Sprintf("uint64(binary.BigEndian.Uint32(%s[%d:]))", b, k),
+		}[n]
+		return fmt.Sprintf("(%s>>%d%s)", load, shift, maskSuffix(fs.Width))
+	}
+	return ""
 }
 
 // file assembles the package source.

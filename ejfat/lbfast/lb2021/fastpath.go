@@ -332,8 +332,7 @@ n7:
 				return pl.drop(2)
 			}
 			b7 := p.Data[st8.Off : st8.Off+st8.Len]
-			f9, _ := packet.GetBits(b7, 4, 4) // ipv4.ihl
-			ext6 := packet.Value{Lo: f9.Lo}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(p.Data)) && off+20+int(ext6.Lo) <= len(p.Data)
 			if x5 {
 				p.Hdr[2].Len += int(ext6.Lo)
@@ -351,14 +350,14 @@ n7:
 n8:
 	{ // RxIPv4Base: extract ipv4_base
 		pl.Runs[8]++
-		x10 := p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
-		if x10 {
+		x9 := p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
+		if x9 {
 			p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
 			p.Cursor += 20
 		} else {
 			p.Hdr[9] = packet.HeaderState{}
 		} // ipv4_base
-		if x10 {
+		if x9 {
 			goto n9
 		}
 		goto n18
@@ -366,39 +365,38 @@ n8:
 n9:
 	{ // RxIPv4BaseDst: set
 		pl.Runs[9]++
-		st12 := p.Hdr[9] // ipv4_base
-		if !st12.Valid || st12.Off < 0 || st12.Off+st12.Len > len(p.Data) {
+		st11 := p.Hdr[9] // ipv4_base
+		if !st11.Valid || st11.Off < 0 || st11.Off+st11.Len > len(p.Data) {
 			return pl.drop(3)
 		}
-		b11 := p.Data[st12.Off : st12.Off+st12.Len]
-		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b11[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b10 := p.Data[st11.Off : st11.Off+st11.Len]
+		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b10[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n18
 	}
 n10:
 	{ // RxIPv4Dst: set
 		pl.Runs[10]++
-		st14 := p.Hdr[2] // ipv4
-		if !st14.Valid || st14.Off < 0 || st14.Off+st14.Len > len(p.Data) {
+		st13 := p.Hdr[2] // ipv4
+		if !st13.Valid || st13.Off < 0 || st13.Off+st13.Len > len(p.Data) {
 			return pl.drop(4)
 		}
-		b13 := p.Data[st14.Off : st14.Off+st14.Len]
-		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b13[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b12 := p.Data[st13.Off : st13.Off+st13.Len]
+		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b12[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n11
 	}
 n11:
 	{ // RxIPv4UDP: test ipv4.version == 4 && ipv4.proto == 17
 		pl.Runs[11]++
-		st17 := p.Hdr[2] // ipv4
-		if !st17.Valid || st17.Off < 0 || st17.Off+st17.Len > len(p.Data) {
+		st16 := p.Hdr[2] // ipv4
+		if !st16.Valid || st16.Off < 0 || st16.Off+st16.Len > len(p.Data) {
 			return pl.drop(5)
 		}
-		b16 := p.Data[st17.Off : st17.Off+st17.Len]
-		f18, _ := packet.GetBits(b16, 0, 4) // ipv4.version
-		c15 := (f18.Lo == 0x4)
-		if c15 {
-			c15 = (uint64(b16[9]) == 0x11)
+		b15 := p.Data[st16.Off : st16.Off+st16.Len]
+		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x4)
+		if c14 {
+			c14 = (uint64(b15[9]) == 0x11)
 		}
-		if c15 {
+		if c14 {
 			goto n15
 		}
 		goto n18
@@ -406,14 +404,14 @@ n11:
 n12:
 	{ // RxIPv6: extract ipv6
 		pl.Runs[12]++
-		x19 := p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
-		if x19 {
+		x17 := p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+		if x17 {
 			p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
 			p.Cursor += 40
 		} else {
 			p.Hdr[3] = packet.HeaderState{}
 		} // ipv6
-		if x19 {
+		if x17 {
 			goto n13
 		}
 		goto n18
@@ -421,28 +419,27 @@ n12:
 n13:
 	{ // RxIPv6Dst: set
 		pl.Runs[13]++
-		st21 := p.Hdr[3] // ipv6
-		if !st21.Valid || st21.Off < 0 || st21.Off+st21.Len > len(p.Data) {
+		st19 := p.Hdr[3] // ipv6
+		if !st19.Valid || st19.Off < 0 || st19.Off+st19.Len > len(p.Data) {
 			return pl.drop(6)
 		}
-		b20 := p.Data[st21.Off : st21.Off+st21.Len]
-		p.Meta[0] = (packet.Value{Hi: binary.BigEndian.Uint64(b20[24:]), Lo: binary.BigEndian.Uint64(b20[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b18 := p.Data[st19.Off : st19.Off+st19.Len]
+		p.Meta[0] = (packet.Value{Hi: binary.BigEndian.Uint64(b18[24:]), Lo: binary.BigEndian.Uint64(b18[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n14
 	}
 n14:
 	{ // RxIPv6UDP: test ipv6.version == 6 && ipv6.next_hdr == 17
 		pl.Runs[14]++
-		st24 := p.Hdr[3] // ipv6
-		if !st24.Valid || st24.Off < 0 || st24.Off+st24.Len > len(p.Data) {
+		st22 := p.Hdr[3] // ipv6
+		if !st22.Valid || st22.Off < 0 || st22.Off+st22.Len > len(p.Data) {
 			return pl.drop(7)
 		}
-		b23 := p.Data[st24.Off : st24.Off+st24.Len]
-		f25, _ := packet.GetBits(b23, 0, 4) // ipv6.version
-		c22 := (f25.Lo == 0x6)
-		if c22 {
-			c22 = (uint64(b23[6]) == 0x11)
+		b21 := p.Data[st22.Off : st22.Off+st22.Len]
+		c20 := ((uint64(b21[0]) >> 4 & 0xf) == 0x6)
+		if c20 {
+			c20 = (uint64(b21[6]) == 0x11)
 		}
-		if c22 {
+		if c20 {
 			goto n15
 		}
 		goto n18
@@ -450,14 +447,14 @@ n14:
 n15:
 	{ // RxUDP: extract udp
 		pl.Runs[15]++
-		x26 := p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
-		if x26 {
+		x23 := p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+		if x23 {
 			p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
 			p.Cursor += 8
 		} else {
 			p.Hdr[8] = packet.HeaderState{}
 		} // udp
-		if x26 {
+		if x23 {
 			goto n16
 		}
 		goto n18
@@ -465,12 +462,12 @@ n15:
 n16:
 	{ // RxLBPort: test udp.dport == 0x4c42
 		pl.Runs[16]++
-		st28 := p.Hdr[8] // udp
-		if !st28.Valid || st28.Off < 0 || st28.Off+st28.Len > len(p.Data) {
+		st25 := p.Hdr[8] // udp
+		if !st25.Valid || st25.Off < 0 || st25.Off+st25.Len > len(p.Data) {
 			return pl.drop(8)
 		}
-		b27 := p.Data[st28.Off : st28.Off+st28.Len]
-		if uint64(binary.BigEndian.Uint16(b27[2:])) == 0x4c42 {
+		b24 := p.Data[st25.Off : st25.Off+st25.Len]
+		if uint64(binary.BigEndian.Uint16(b24[2:])) == 0x4c42 {
 			goto n17
 		}
 		goto n18
@@ -478,14 +475,14 @@ n16:
 n17:
 	{ // RxLBHeader: extract lbv1
 		pl.Runs[17]++
-		x29 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
-		if x29 {
+		x26 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+		if x26 {
 			p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
 			p.Cursor += 12
 		} else {
 			p.Hdr[5] = packet.HeaderState{}
 		} // lbv1
-		if x29 {
+		if x26 {
 			goto n18
 		}
 		goto n18
@@ -493,15 +490,15 @@ n17:
 n18:
 	{ // RxDstFilter: lookup dst_filter_table
 		pl.Runs[18]++
-		st31 := p.Hdr[0] // ethernet
-		if !st31.Valid || st31.Off < 0 || st31.Off+st31.Len > len(p.Data) {
+		act, params := 0, []packet.Value(nil)
+		st28 := p.Hdr[0] // ethernet
+		if !st28.Valid || st28.Off < 0 || st28.Off+st28.Len > len(p.Data) {
 			return pl.drop(9)
 		}
-		b30 := p.Data[st31.Off : st31.Off+st31.Len]
-		pl.keys[0] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b30[0:]))<<32 | uint64(binary.BigEndian.Uint32(b30[2:])))}
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b30[12:]))}
+		b27 := p.Data[st28.Off : st28.Off+st28.Len]
+		pl.keys[0] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b27[0:]))<<32 | uint64(binary.BigEndian.Uint32(b27[2:])))}
+		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b27[12:]))}
 		pl.keys[2] = p.Meta[0]
-		act, params := 0, []packet.Value(nil)
 		if e, hit := pl.tables[0].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -529,13 +526,13 @@ n20:
 n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		pl.Runs[21]++
-		st33 := p.Hdr[5] // lbv1
-		if !st33.Valid || st33.Off < 0 || st33.Off+st33.Len > len(p.Data) {
+		act, params := 1, []packet.Value(nil)
+		st30 := p.Hdr[5] // lbv1
+		if !st30.Valid || st30.Off < 0 || st30.Off+st30.Len > len(p.Data) {
 			return pl.drop(11)
 		}
-		b32 := p.Data[st33.Off : st33.Off+st33.Len]
-		pl.keys[0] = packet.Value{Lo: binary.BigEndian.Uint64(b32[4:])}
-		act, params := 1, []packet.Value(nil)
+		b29 := p.Data[st30.Off : st30.Off+st30.Len]
+		pl.keys[0] = packet.Value{Lo: binary.BigEndian.Uint64(b29[4:])}
 		if e, hit := pl.tables[1].Lookup(pl.keys[:1]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -556,15 +553,13 @@ n22:
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		pl.Runs[23]++
-		pl.keys[0] = packet.Value{Lo: p.Meta[1].Lo}
-		st35 := p.Hdr[5] // lbv1
-		if !st35.Valid || st35.Off < 0 || st35.Off+st35.Len > len(p.Data) {
+		act, params := 1, []packet.Value(nil)
+		st32 := p.Hdr[5] // lbv1
+		if !st32.Valid || st32.Off < 0 || st32.Off+st32.Len > len(p.Data) {
 			return pl.drop(13)
 		}
-		b34 := p.Data[st35.Off : st35.Off+st35.Len]
-		pl.keys[1] = packet.Value{Lo: (binary.BigEndian.Uint64(b34[4:]) & 0x1ff)}
-		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[2].Lookup(pl.keys[:2]); hit {
+		b31 := p.Data[st32.Off : st32.Off+st32.Len]
+		if e, hit := pl.tables[2].LookupPacked(((binary.BigEndian.Uint64(b31[4:])&0x1ff)&0xfff)<<0 | ((p.Meta[1].Lo)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -584,26 +579,28 @@ n24:
 n25:
 	{ // RxMember: lookup member_info_lookup_table
 		pl.Runs[25]++
-		st37 := p.Hdr[0] // ethernet
-		if !st37.Valid || st37.Off < 0 || st37.Off+st37.Len > len(p.Data) {
+		act, params := 2, []packet.Value(nil)
+		st34 := p.Hdr[0] // ethernet
+		if !st34.Valid || st34.Off < 0 || st34.Off+st34.Len > len(p.Data) {
 			return pl.drop(15)
 		}
-		b36 := p.Data[st37.Off : st37.Off+st37.Len]
-		pl.keys[0] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b36[12:]))}
-		pl.keys[1] = packet.Value{Lo: p.Meta[2].Lo}
-		act, params := 2, []packet.Value(nil)
-		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
+		b33 := p.Data[st34.Off : st34.Off+st34.Len]
+		if e, hit := pl.tables[3].LookupPacked(((p.Meta[2].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b33[12:])))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			packet.SetBits(b36, 0, 48, packet.Value{Lo: params[0].Lo})
+			v35 := params[0].Lo
+			binary.BigEndian.PutUint16(b33[0:], uint16(v35>>32))
+			binary.BigEndian.PutUint32(b33[2:], uint32(v35))
 			p.Meta[3] = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
 			p.Meta[5] = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			goto n27
 		case 1: // do_ipv6_member_rewrite
-			packet.SetBits(b36, 0, 48, packet.Value{Lo: params[0].Lo})
+			v36 := params[0].Lo
+			binary.BigEndian.PutUint16(b33[0:], uint16(v36>>32))
+			binary.BigEndian.PutUint32(b33[2:], uint32(v36))
 			p.Meta[4] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			p.Meta[5] = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			goto n28
@@ -640,186 +637,186 @@ n29:
 n30:
 	{ // RxIPv4Rewrite: set
 		pl.Runs[30]++
-		var d38 uint64 // ipv4 checksum
-		var d39 uint64 // udp checksum
-		v40 := p.Meta[3].Lo
-		st42 := p.Hdr[2] // ipv4
-		if !st42.Valid || st42.Off < 0 || st42.Off+st42.Len > len(p.Data) {
+		var d37 uint64 // ipv4 checksum
+		var d38 uint64 // udp checksum
+		v39 := p.Meta[3].Lo
+		st41 := p.Hdr[2] // ipv4
+		if !st41.Valid || st41.Off < 0 || st41.Off+st41.Len > len(p.Data) {
 			return pl.drop(18)
 		}
-		b41 := p.Data[st42.Off : st42.Off+st42.Len]
-		lo44, hi45 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w43 := p.Hdr[2].Valid && hi45 <= len(p.Data) && 4 <= 20
-		var o46 uint32
-		if w43 {
-			o46 = uint32(binary.BigEndian.Uint16(p.Data[lo44+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo44+2:]))
+		b40 := p.Data[st41.Off : st41.Off+st41.Len]
+		lo43, hi44 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w42 := p.Hdr[2].Valid && hi44 <= len(p.Data) && 4 <= 20
+		var o45 uint32
+		if w42 {
+			o45 = uint32(binary.BigEndian.Uint16(p.Data[lo43+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo43+2:]))
 		}
-		w47, lo48, hi49 := false, 0, 0
+		w46, lo47, hi48 := false, 0, 0
 		if p.Hdr[8].Valid && p.Hdr[2].Off > p.Hdr[8].Off {
 			rs := p.Hdr[8].Off
 			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo48, hi49 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w47 = hi49 <= len(p.Data) && hi49-lo48 <= 20
+			lo47, hi48 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w46 = hi48 <= len(p.Data) && hi48-lo47 <= 20
 		} else if p.Hdr[8].Valid {
-			lo48, hi49 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			w47 = hi49 <= len(p.Data) && hi49-lo48 <= 20
+			lo47, hi48 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			w46 = hi48 <= len(p.Data) && hi48-lo47 <= 20
 		}
-		var o50 uint32
-		if w47 {
-			o50 = packet.SumWords(p.Data[lo48:hi49])
+		var o49 uint32
+		if w46 {
+			o49 = packet.SumWords(p.Data[lo47:hi48])
 		}
-		binary.BigEndian.PutUint32(b41[16:], uint32(v40))
-		if w43 {
-			d38 += packet.ChecksumDelta(o46, uint32(binary.BigEndian.Uint16(p.Data[lo44+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo44+2:])))
+		binary.BigEndian.PutUint32(b40[16:], uint32(v39))
+		if w42 {
+			d37 += packet.ChecksumDelta(o45, uint32(binary.BigEndian.Uint16(p.Data[lo43+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo43+2:])))
 		}
-		if w47 {
-			d39 += packet.ChecksumDelta(o50, packet.SumWords(p.Data[lo48:hi49]))
+		if w46 {
+			d38 += packet.ChecksumDelta(o49, packet.SumWords(p.Data[lo47:hi48]))
 		}
-		v51 := packet.Value{Lo: uint64(binary.BigEndian.Uint16(b41[2:]))}.Sub(packet.Value{Lo: 0xc}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		lo53, hi54 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w52 := p.Hdr[2].Valid && hi54 <= len(p.Data) && 2 <= 20
-		var o55 uint32
-		if w52 {
-			o55 = uint32(binary.BigEndian.Uint16(p.Data[lo53+0:]))
+		v50 := (uint64(binary.BigEndian.Uint16(b40[2:])) - 0xc)
+		lo52, hi53 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w51 := p.Hdr[2].Valid && hi53 <= len(p.Data) && 2 <= 20
+		var o54 uint32
+		if w51 {
+			o54 = uint32(binary.BigEndian.Uint16(p.Data[lo52+0:]))
 		}
-		w56, lo57, hi58 := false, 0, 0
+		w55, lo56, hi57 := false, 0, 0
 		if p.Hdr[8].Valid && p.Hdr[2].Off > p.Hdr[8].Off {
 			rs := p.Hdr[8].Off
 			l, h := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			lo57, hi58 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w56 = hi58 <= len(p.Data) && hi58-lo57 <= 20
+			lo56, hi57 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w55 = hi57 <= len(p.Data) && hi57-lo56 <= 20
 		} else if p.Hdr[8].Valid {
-			lo57, hi58 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			w56 = hi58 <= len(p.Data) && hi58-lo57 <= 20
+			lo56, hi57 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
+			w55 = hi57 <= len(p.Data) && hi57-lo56 <= 20
 		}
-		var o59 uint32
-		if w56 {
-			o59 = packet.SumWords(p.Data[lo57:hi58])
+		var o58 uint32
+		if w55 {
+			o58 = packet.SumWords(p.Data[lo56:hi57])
 		}
-		packet.SetBits(b41, 16, 16, v51)
-		if w52 {
-			d38 += packet.ChecksumDelta(o55, uint32(binary.BigEndian.Uint16(p.Data[lo53+0:])))
+		binary.BigEndian.PutUint16(b40[2:], uint16(v50))
+		if w51 {
+			d37 += packet.ChecksumDelta(o54, uint32(binary.BigEndian.Uint16(p.Data[lo52+0:])))
 		}
-		if w56 {
-			d39 += packet.ChecksumDelta(o59, packet.SumWords(p.Data[lo57:hi58]))
+		if w55 {
+			d38 += packet.ChecksumDelta(o58, packet.SumWords(p.Data[lo56:hi57]))
 		}
-		if cb60, ok61 := p.Bytes(2); ok61 {
-			binary.BigEndian.PutUint16(cb60[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb60[10:]), d38, false))
+		if cb59, ok60 := p.Bytes(2); ok60 {
+			binary.BigEndian.PutUint16(cb59[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb59[10:]), d37, false))
 		}
-		if cb62, ok63 := p.Bytes(8); ok63 {
-			binary.BigEndian.PutUint16(cb62[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb62[6:]), d39, false))
+		if cb61, ok62 := p.Bytes(8); ok62 {
+			binary.BigEndian.PutUint16(cb61[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb61[6:]), d38, false))
 		}
 		goto n33
 	}
 n31:
 	{ // RxIPv6RewriteLow: set
 		pl.Runs[31]++
-		var d64 uint64   // udp checksum
-		st66 := p.Hdr[3] // ipv6
-		if !st66.Valid || st66.Off < 0 || st66.Off+st66.Len > len(p.Data) {
+		var d63 uint64   // udp checksum
+		st65 := p.Hdr[3] // ipv6
+		if !st65.Valid || st65.Off < 0 || st65.Off+st65.Len > len(p.Data) {
 			return pl.drop(19)
 		}
-		b65 := p.Data[st66.Off : st66.Off+st66.Len]
-		v67 := packet.Value{Hi: binary.BigEndian.Uint64(b65[24:]), Lo: binary.BigEndian.Uint64(b65[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(p.Meta[4].And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		w68, lo69, hi70 := false, 0, 0
+		b64 := p.Data[st65.Off : st65.Off+st65.Len]
+		v66 := packet.Value{Hi: binary.BigEndian.Uint64(b64[24:]), Lo: binary.BigEndian.Uint64(b64[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(p.Meta[4].And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		w67, lo68, hi69 := false, 0, 0
 		if p.Hdr[8].Valid && p.Hdr[3].Off > p.Hdr[8].Off {
 			rs := p.Hdr[8].Off
 			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo69, hi70 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w68 = hi70 <= len(p.Data) && hi70-lo69 <= 20
+			lo68, hi69 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w67 = hi69 <= len(p.Data) && hi69-lo68 <= 20
 		} else if p.Hdr[8].Valid {
-			lo69, hi70 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w68 = hi70 <= len(p.Data) && hi70-lo69 <= 20
+			lo68, hi69 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			w67 = hi69 <= len(p.Data) && hi69-lo68 <= 20
 		}
-		var o71 uint32
-		if w68 {
-			o71 = packet.SumWords(p.Data[lo69:hi70])
+		var o70 uint32
+		if w67 {
+			o70 = packet.SumWords(p.Data[lo68:hi69])
 		}
-		packet.SetBits(b65, 192, 128, v67)
-		if w68 {
-			d64 += packet.ChecksumDelta(o71, packet.SumWords(p.Data[lo69:hi70]))
+		packet.SetBits(b64, 192, 128, v66)
+		if w67 {
+			d63 += packet.ChecksumDelta(o70, packet.SumWords(p.Data[lo68:hi69]))
 		}
-		v72 := packet.Value{Lo: uint64(binary.BigEndian.Uint16(b65[4:]))}.Sub(packet.Value{Lo: 0xc}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		w73, lo74, hi75 := false, 0, 0
+		v71 := (uint64(binary.BigEndian.Uint16(b64[4:])) - 0xc)
+		w72, lo73, hi74 := false, 0, 0
 		if p.Hdr[8].Valid && p.Hdr[3].Off > p.Hdr[8].Off {
 			rs := p.Hdr[8].Off
 			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			lo74, hi75 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w73 = hi75 <= len(p.Data) && hi75-lo74 <= 20
+			lo73, hi74 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w72 = hi74 <= len(p.Data) && hi74-lo73 <= 20
 		} else if p.Hdr[8].Valid {
-			lo74, hi75 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			w73 = hi75 <= len(p.Data) && hi75-lo74 <= 20
+			lo73, hi74 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
+			w72 = hi74 <= len(p.Data) && hi74-lo73 <= 20
 		}
-		var o76 uint32
-		if w73 {
-			o76 = packet.SumWords(p.Data[lo74:hi75])
+		var o75 uint32
+		if w72 {
+			o75 = packet.SumWords(p.Data[lo73:hi74])
 		}
-		packet.SetBits(b65, 32, 16, v72)
-		if w73 {
-			d64 += packet.ChecksumDelta(o76, packet.SumWords(p.Data[lo74:hi75]))
+		binary.BigEndian.PutUint16(b64[4:], uint16(v71))
+		if w72 {
+			d63 += packet.ChecksumDelta(o75, packet.SumWords(p.Data[lo73:hi74]))
 		}
-		if cb77, ok78 := p.Bytes(8); ok78 {
-			binary.BigEndian.PutUint16(cb77[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb77[6:]), d64, false))
+		if cb76, ok77 := p.Bytes(8); ok77 {
+			binary.BigEndian.PutUint16(cb76[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb76[6:]), d63, false))
 		}
 		goto n32
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set
 		pl.Runs[32]++
-		st80 := p.Hdr[3] // ipv6
-		if !st80.Valid || st80.Off < 0 || st80.Off+st80.Len > len(p.Data) {
+		st79 := p.Hdr[3] // ipv6
+		if !st79.Valid || st79.Off < 0 || st79.Off+st79.Len > len(p.Data) {
 			return pl.drop(20)
 		}
-		b79 := p.Data[st80.Off : st80.Off+st80.Len]
-		packet.SetBits(b79, 192, 128, p.Meta[4])
+		b78 := p.Data[st79.Off : st79.Off+st79.Len]
+		packet.SetBits(b78, 192, 128, p.Meta[4])
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set
 		pl.Runs[33]++
-		var d81 uint64 // udp checksum
-		v82 := p.Meta[5].Lo
-		st84 := p.Hdr[8] // udp
-		if !st84.Valid || st84.Off < 0 || st84.Off+st84.Len > len(p.Data) {
+		var d80 uint64 // udp checksum
+		v81 := p.Meta[5].Lo
+		st83 := p.Hdr[8] // udp
+		if !st83.Valid || st83.Off < 0 || st83.Off+st83.Len > len(p.Data) {
 			return pl.drop(21)
 		}
-		b83 := p.Data[st84.Off : st84.Off+st84.Len]
-		lo86, hi87 := p.Hdr[8].Off+2, p.Hdr[8].Off+4
-		w85 := p.Hdr[8].Valid && hi87 <= len(p.Data) && 2 <= 20
-		var o88 uint32
-		if w85 {
-			o88 = uint32(binary.BigEndian.Uint16(p.Data[lo86+0:]))
+		b82 := p.Data[st83.Off : st83.Off+st83.Len]
+		lo85, hi86 := p.Hdr[8].Off+2, p.Hdr[8].Off+4
+		w84 := p.Hdr[8].Valid && hi86 <= len(p.Data) && 2 <= 20
+		var o87 uint32
+		if w84 {
+			o87 = uint32(binary.BigEndian.Uint16(p.Data[lo85+0:]))
 		}
-		binary.BigEndian.PutUint16(b83[2:], uint16(v82))
-		if w85 {
-			d81 += packet.ChecksumDelta(o88, uint32(binary.BigEndian.Uint16(p.Data[lo86+0:])))
+		binary.BigEndian.PutUint16(b82[2:], uint16(v81))
+		if w84 {
+			d80 += packet.ChecksumDelta(o87, uint32(binary.BigEndian.Uint16(p.Data[lo85+0:])))
 		}
-		v89 := packet.Value{Lo: uint64(binary.BigEndian.Uint16(b83[4:]))}.Sub(packet.Value{Lo: 0xc}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		lo91, hi92 := p.Hdr[8].Off+4, p.Hdr[8].Off+6
-		w90 := p.Hdr[8].Valid && hi92 <= len(p.Data) && 2 <= 20
-		var o93 uint32
-		if w90 {
-			o93 = uint32(binary.BigEndian.Uint16(p.Data[lo91+0:]))
+		v88 := (uint64(binary.BigEndian.Uint16(b82[4:])) - 0xc)
+		lo90, hi91 := p.Hdr[8].Off+4, p.Hdr[8].Off+6
+		w89 := p.Hdr[8].Valid && hi91 <= len(p.Data) && 2 <= 20
+		var o92 uint32
+		if w89 {
+			o92 = uint32(binary.BigEndian.Uint16(p.Data[lo90+0:]))
 		}
-		packet.SetBits(b83, 32, 16, v89)
-		if w90 {
-			d81 += packet.ChecksumDelta(o93, uint32(binary.BigEndian.Uint16(p.Data[lo91+0:])))
+		binary.BigEndian.PutUint16(b82[4:], uint16(v88))
+		if w89 {
+			d80 += packet.ChecksumDelta(o92, uint32(binary.BigEndian.Uint16(p.Data[lo90+0:])))
 		}
-		if cb94, ok95 := p.Bytes(8); ok95 {
-			binary.BigEndian.PutUint16(cb94[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb94[6:]), d81, false))
+		if cb93, ok94 := p.Bytes(8); ok94 {
+			binary.BigEndian.PutUint16(cb93[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb93[6:]), d80, false))
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
 		pl.Runs[34]++
-		pb96, ok97 := p.Bytes(5) // lbv1
-		if !ok97 {
+		pb95, ok96 := p.Bytes(5) // lbv1
+		if !ok96 {
 			return pl.drop(22)
 		}
-		if p.Hdr[8].Valid && p.Hdr[5].Off > p.Hdr[8].Off && len(pb96)%2 == 0 && (p.Hdr[5].Off-p.Hdr[8].Off)%2 == 0 {
-			if cb98, ok99 := p.Bytes(8); ok99 {
-				binary.BigEndian.PutUint16(cb98[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb98[6:]), packet.PopDelta(pb96), false))
+		if p.Hdr[8].Valid && p.Hdr[5].Off > p.Hdr[8].Off && len(pb95)%2 == 0 && (p.Hdr[5].Off-p.Hdr[8].Off)%2 == 0 {
+			if cb97, ok98 := p.Bytes(8); ok98 {
+				binary.BigEndian.PutUint16(cb97[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb97[6:]), packet.PopDelta(pb95), false))
 			}
 		}
 		p.Pop(5)

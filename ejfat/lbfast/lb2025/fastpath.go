@@ -506,8 +506,7 @@ n9:
 				return pl.drop(2)
 			}
 			b14 := p.Data[st15.Off : st15.Off+st15.Len]
-			f16, _ := packet.GetBits(b14, 4, 4) // ipv4.ihl
-			ext13 := packet.Value{Lo: f16.Lo}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			ext13 := packet.Value{Lo: (uint64(b14[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			x12 = ext13.Hi == 0 && ext13.Lo <= uint64(len(p.Data)) && off+20+int(ext13.Lo) <= len(p.Data)
 			if x12 {
 				p.Hdr[3].Len += int(ext13.Lo)
@@ -525,18 +524,16 @@ n9:
 n10:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
 		pl.Runs[10]++
-		st19 := p.Hdr[3] // ipv4
-		if !st19.Valid || st19.Off < 0 || st19.Off+st19.Len > len(p.Data) {
+		st18 := p.Hdr[3] // ipv4
+		if !st18.Valid || st18.Off < 0 || st18.Off+st18.Len > len(p.Data) {
 			return pl.drop(3)
 		}
-		b18 := p.Data[st19.Off : st19.Off+st19.Len]
-		f20, _ := packet.GetBits(b18, 0, 4) // ipv4.version
-		c17 := (f20.Lo == 0x4)
-		if c17 {
-			f21, _ := packet.GetBits(b18, 4, 4) // ipv4.ihl
-			c17 = (f21.Lo >= 0x5)
+		b17 := p.Data[st18.Off : st18.Off+st18.Len]
+		c16 := ((uint64(b17[0]) >> 4 & 0xf) == 0x4)
+		if c16 {
+			c16 = ((uint64(b17[0]) >> 0 & 0xf) >= 0x5)
 		}
-		if c17 {
+		if c16 {
 			goto n11
 		}
 		goto n35
@@ -544,16 +541,16 @@ n10:
 n11:
 	{ // ParseIPv4Proto: switch ipv4.proto
 		pl.Runs[11]++
-		st24 := p.Hdr[3] // ipv4
-		if !st24.Valid || st24.Off < 0 || st24.Off+st24.Len > len(p.Data) {
+		st21 := p.Hdr[3] // ipv4
+		if !st21.Valid || st21.Off < 0 || st21.Off+st21.Len > len(p.Data) {
 			return pl.drop(4)
 		}
-		b23 := p.Data[st24.Off : st24.Off+st24.Len]
-		v22 := uint64(b23[9])
+		b20 := p.Data[st21.Off : st21.Off+st21.Len]
+		v19 := uint64(b20[9])
 		switch {
-		case v22 == 0x1:
+		case v19 == 0x1:
 			goto n12
-		case v22 == 0x11:
+		case v19 == 0x11:
 			goto n28
 		default:
 			goto n35
@@ -562,14 +559,14 @@ n11:
 n12:
 	{ // ParseIcmp: extract icmp
 		pl.Runs[12]++
-		x25 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x25 {
+		x22 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+		if x22 {
 			p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 			p.Cursor += 4
 		} else {
 			p.Hdr[5] = packet.HeaderState{}
 		} // icmp
-		if x25 {
+		if x22 {
 			goto n13
 		}
 		goto n35
@@ -577,16 +574,16 @@ n12:
 n13:
 	{ // ParseIcmpType: test icmp.type == 8 && icmp.code == 0
 		pl.Runs[13]++
-		st28 := p.Hdr[5] // icmp
-		if !st28.Valid || st28.Off < 0 || st28.Off+st28.Len > len(p.Data) {
+		st25 := p.Hdr[5] // icmp
+		if !st25.Valid || st25.Off < 0 || st25.Off+st25.Len > len(p.Data) {
 			return pl.drop(5)
 		}
-		b27 := p.Data[st28.Off : st28.Off+st28.Len]
-		c26 := (uint64(b27[0]) == 0x8)
-		if c26 {
-			c26 = (uint64(b27[1]) == 0x0)
+		b24 := p.Data[st25.Off : st25.Off+st25.Len]
+		c23 := (uint64(b24[0]) == 0x8)
+		if c23 {
+			c23 = (uint64(b24[1]) == 0x0)
 		}
-		if c26 {
+		if c23 {
 			goto n14
 		}
 		goto n35
@@ -594,14 +591,14 @@ n13:
 n14:
 	{ // ParseEcho4: extract icmp_echo
 		pl.Runs[14]++
-		x29 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x29 {
+		x26 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+		if x26 {
 			p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 			p.Cursor += 4
 		} else {
 			p.Hdr[7] = packet.HeaderState{}
 		} // icmp_echo
-		if x29 {
+		if x26 {
 			goto n36
 		}
 		goto n35
@@ -609,14 +606,14 @@ n14:
 n15:
 	{ // ParseIPv6: extract ipv6
 		pl.Runs[15]++
-		x30 := p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
-		if x30 {
+		x27 := p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+		if x27 {
 			p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
 			p.Cursor += 40
 		} else {
 			p.Hdr[4] = packet.HeaderState{}
 		} // ipv6
-		if x30 {
+		if x27 {
 			goto n16
 		}
 		goto n35
@@ -624,13 +621,12 @@ n15:
 n16:
 	{ // ParseIPv6Check: test ipv6.version == 6
 		pl.Runs[16]++
-		st32 := p.Hdr[4] // ipv6
-		if !st32.Valid || st32.Off < 0 || st32.Off+st32.Len > len(p.Data) {
+		st29 := p.Hdr[4] // ipv6
+		if !st29.Valid || st29.Off < 0 || st29.Off+st29.Len > len(p.Data) {
 			return pl.drop(6)
 		}
-		b31 := p.Data[st32.Off : st32.Off+st32.Len]
-		f33, _ := packet.GetBits(b31, 0, 4) // ipv6.version
-		if f33.Lo == 0x6 {
+		b28 := p.Data[st29.Off : st29.Off+st29.Len]
+		if (uint64(b28[0]) >> 4 & 0xf) == 0x6 {
 			goto n17
 		}
 		goto n35
@@ -638,16 +634,16 @@ n16:
 n17:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
 		pl.Runs[17]++
-		st36 := p.Hdr[4] // ipv6
-		if !st36.Valid || st36.Off < 0 || st36.Off+st36.Len > len(p.Data) {
+		st32 := p.Hdr[4] // ipv6
+		if !st32.Valid || st32.Off < 0 || st32.Off+st32.Len > len(p.Data) {
 			return pl.drop(7)
 		}
-		b35 := p.Data[st36.Off : st36.Off+st36.Len]
-		v34 := uint64(b35[6])
+		b31 := p.Data[st32.Off : st32.Off+st32.Len]
+		v30 := uint64(b31[6])
 		switch {
-		case v34 == 0x3a:
+		case v30 == 0x3a:
 			goto n18
-		case v34 == 0x11:
+		case v30 == 0x11:
 			goto n28
 		default:
 			goto n35
@@ -656,14 +652,14 @@ n17:
 n18:
 	{ // ParseIcmp6: extract icmpv6
 		pl.Runs[18]++
-		x37 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x37 {
+		x33 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+		if x33 {
 			p.Hdr[6] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 			p.Cursor += 4
 		} else {
 			p.Hdr[6] = packet.HeaderState{}
 		} // icmpv6
-		if x37 {
+		if x33 {
 			goto n19
 		}
 		goto n35
@@ -671,16 +667,16 @@ n18:
 n19:
 	{ // ParseIcmp6Type: switch icmpv6.type
 		pl.Runs[19]++
-		st40 := p.Hdr[6] // icmpv6
-		if !st40.Valid || st40.Off < 0 || st40.Off+st40.Len > len(p.Data) {
+		st36 := p.Hdr[6] // icmpv6
+		if !st36.Valid || st36.Off < 0 || st36.Off+st36.Len > len(p.Data) {
 			return pl.drop(8)
 		}
-		b39 := p.Data[st40.Off : st40.Off+st40.Len]
-		v38 := uint64(b39[0])
+		b35 := p.Data[st36.Off : st36.Off+st36.Len]
+		v34 := uint64(b35[0])
 		switch {
-		case v38 == 0x80:
+		case v34 == 0x80:
 			goto n20
-		case v38 == 0x87:
+		case v34 == 0x87:
 			goto n22
 		default:
 			goto n35
@@ -689,12 +685,12 @@ n19:
 n20:
 	{ // ParseEcho6Code: test icmpv6.code == 0
 		pl.Runs[20]++
-		st42 := p.Hdr[6] // icmpv6
-		if !st42.Valid || st42.Off < 0 || st42.Off+st42.Len > len(p.Data) {
+		st38 := p.Hdr[6] // icmpv6
+		if !st38.Valid || st38.Off < 0 || st38.Off+st38.Len > len(p.Data) {
 			return pl.drop(9)
 		}
-		b41 := p.Data[st42.Off : st42.Off+st42.Len]
-		if uint64(b41[1]) == 0x0 {
+		b37 := p.Data[st38.Off : st38.Off+st38.Len]
+		if uint64(b37[1]) == 0x0 {
 			goto n21
 		}
 		goto n35
@@ -702,14 +698,14 @@ n20:
 n21:
 	{ // ParseEcho6: extract icmp_echo
 		pl.Runs[21]++
-		x43 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x43 {
+		x39 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+		if x39 {
 			p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 			p.Cursor += 4
 		} else {
 			p.Hdr[7] = packet.HeaderState{}
 		} // icmp_echo
-		if x43 {
+		if x39 {
 			goto n36
 		}
 		goto n35
@@ -717,12 +713,12 @@ n21:
 n22:
 	{ // ParseNsCode: test icmpv6.code == 0
 		pl.Runs[22]++
-		st45 := p.Hdr[6] // icmpv6
-		if !st45.Valid || st45.Off < 0 || st45.Off+st45.Len > len(p.Data) {
+		st41 := p.Hdr[6] // icmpv6
+		if !st41.Valid || st41.Off < 0 || st41.Off+st41.Len > len(p.Data) {
 			return pl.drop(10)
 		}
-		b44 := p.Data[st45.Off : st45.Off+st45.Len]
-		if uint64(b44[1]) == 0x0 {
+		b40 := p.Data[st41.Off : st41.Off+st41.Len]
+		if uint64(b40[1]) == 0x0 {
 			goto n23
 		}
 		goto n35
@@ -730,14 +726,14 @@ n22:
 n23:
 	{ // ParseNs: extract nd_ns
 		pl.Runs[23]++
-		x46 := p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
-		if x46 {
+		x42 := p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
+		if x42 {
 			p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
 			p.Cursor += 20
 		} else {
 			p.Hdr[11] = packet.HeaderState{}
 		} // nd_ns
-		if x46 {
+		if x42 {
 			goto n24
 		}
 		goto n35
@@ -745,12 +741,12 @@ n23:
 n24:
 	{ // ParseNsLen: test ipv6.payload_len == 24
 		pl.Runs[24]++
-		st48 := p.Hdr[4] // ipv6
-		if !st48.Valid || st48.Off < 0 || st48.Off+st48.Len > len(p.Data) {
+		st44 := p.Hdr[4] // ipv6
+		if !st44.Valid || st44.Off < 0 || st44.Off+st44.Len > len(p.Data) {
 			return pl.drop(11)
 		}
-		b47 := p.Data[st48.Off : st48.Off+st48.Len]
-		if uint64(binary.BigEndian.Uint16(b47[4:])) == 0x18 {
+		b43 := p.Data[st44.Off : st44.Off+st44.Len]
+		if uint64(binary.BigEndian.Uint16(b43[4:])) == 0x18 {
 			goto n36
 		}
 		goto n25
@@ -758,14 +754,14 @@ n24:
 n25:
 	{ // ParseNsOpt: extract nd_opt
 		pl.Runs[25]++
-		x49 := p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
-		if x49 {
+		x45 := p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
+		if x45 {
 			p.Hdr[12] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
 			p.Cursor += 2
 		} else {
 			p.Hdr[12] = packet.HeaderState{}
 		} // nd_opt
-		if x49 {
+		if x45 {
 			goto n26
 		}
 		goto n35
@@ -773,12 +769,12 @@ n25:
 n26:
 	{ // ParseNsOptType: test nd_opt.type == 1
 		pl.Runs[26]++
-		st51 := p.Hdr[12] // nd_opt
-		if !st51.Valid || st51.Off < 0 || st51.Off+st51.Len > len(p.Data) {
+		st47 := p.Hdr[12] // nd_opt
+		if !st47.Valid || st47.Off < 0 || st47.Off+st47.Len > len(p.Data) {
 			return pl.drop(12)
 		}
-		b50 := p.Data[st51.Off : st51.Off+st51.Len]
-		if uint64(b50[0]) == 0x1 {
+		b46 := p.Data[st47.Off : st47.Off+st47.Len]
+		if uint64(b46[0]) == 0x1 {
 			goto n27
 		}
 		goto n36
@@ -786,14 +782,14 @@ n26:
 n27:
 	{ // ParseNsMac: extract nd_mac
 		pl.Runs[27]++
-		x52 := p.Cursor >= 0 && p.Cursor+6 <= len(p.Data)
-		if x52 {
+		x48 := p.Cursor >= 0 && p.Cursor+6 <= len(p.Data)
+		if x48 {
 			p.Hdr[13] = packet.HeaderState{Off: p.Cursor, Len: 6, Valid: true}
 			p.Cursor += 6
 		} else {
 			p.Hdr[13] = packet.HeaderState{}
 		} // nd_mac
-		if x52 {
+		if x48 {
 			goto n36
 		}
 		goto n35
@@ -801,14 +797,14 @@ n27:
 n28:
 	{ // ParseUdp: extract udp
 		pl.Runs[28]++
-		x53 := p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
-		if x53 {
+		x49 := p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+		if x49 {
 			p.Hdr[23] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
 			p.Cursor += 8
 		} else {
 			p.Hdr[23] = packet.HeaderState{}
 		} // udp
-		if x53 {
+		if x49 {
 			goto n29
 		}
 		goto n35
@@ -816,12 +812,12 @@ n28:
 n29:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
 		pl.Runs[29]++
-		st55 := p.Hdr[23] // udp
-		if !st55.Valid || st55.Off < 0 || st55.Off+st55.Len > len(p.Data) {
+		st51 := p.Hdr[23] // udp
+		if !st51.Valid || st51.Off < 0 || st51.Off+st51.Len > len(p.Data) {
 			return pl.drop(13)
 		}
-		b54 := p.Data[st55.Off : st55.Off+st55.Len]
-		if (uint64(binary.BigEndian.Uint16(b54[2:])) & 0xc000) == 0x4000 {
+		b50 := p.Data[st51.Off : st51.Off+st51.Len]
+		if (uint64(binary.BigEndian.Uint16(b50[2:])) & 0xc000) == 0x4000 {
 			goto n30
 		}
 		goto n35
@@ -829,14 +825,14 @@ n29:
 n30:
 	{ // ParseLb: extract lb_common
 		pl.Runs[30]++
-		x56 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x56 {
+		x52 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+		if x52 {
 			p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 			p.Cursor += 4
 		} else {
 			p.Hdr[8] = packet.HeaderState{}
 		} // lb_common
-		if x56 {
+		if x52 {
 			goto n31
 		}
 		goto n35
@@ -844,12 +840,12 @@ n30:
 n31:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		pl.Runs[31]++
-		st58 := p.Hdr[8] // lb_common
-		if !st58.Valid || st58.Off < 0 || st58.Off+st58.Len > len(p.Data) {
+		st54 := p.Hdr[8] // lb_common
+		if !st54.Valid || st54.Off < 0 || st54.Off+st54.Len > len(p.Data) {
 			return pl.drop(14)
 		}
-		b57 := p.Data[st58.Off : st58.Off+st58.Len]
-		if uint64(binary.BigEndian.Uint16(b57[0:])) == 0x4c42 {
+		b53 := p.Data[st54.Off : st54.Off+st54.Len]
+		if uint64(binary.BigEndian.Uint16(b53[0:])) == 0x4c42 {
 			goto n32
 		}
 		goto n35
@@ -857,16 +853,16 @@ n31:
 n32:
 	{ // ParseLbVersion: switch lb_common.version
 		pl.Runs[32]++
-		st61 := p.Hdr[8] // lb_common
-		if !st61.Valid || st61.Off < 0 || st61.Off+st61.Len > len(p.Data) {
+		st57 := p.Hdr[8] // lb_common
+		if !st57.Valid || st57.Off < 0 || st57.Off+st57.Len > len(p.Data) {
 			return pl.drop(15)
 		}
-		b60 := p.Data[st61.Off : st61.Off+st61.Len]
-		v59 := uint64(b60[2])
+		b56 := p.Data[st57.Off : st57.Off+st57.Len]
+		v55 := uint64(b56[2])
 		switch {
-		case v59 == 0x2:
+		case v55 == 0x2:
 			goto n33
-		case v59 == 0x3:
+		case v55 == 0x3:
 			goto n34
 		default:
 			goto n35
@@ -875,14 +871,14 @@ n32:
 n33:
 	{ // ParseLbV2: extract lb_v2
 		pl.Runs[33]++
-		x62 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
-		if x62 {
+		x58 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+		if x58 {
 			p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
 			p.Cursor += 12
 		} else {
 			p.Hdr[9] = packet.HeaderState{}
 		} // lb_v2
-		if x62 {
+		if x58 {
 			goto n36
 		}
 		goto n35
@@ -890,14 +886,14 @@ n33:
 n34:
 	{ // ParseLbV3: extract lb_v3
 		pl.Runs[34]++
-		x63 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
-		if x63 {
+		x59 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+		if x59 {
 			p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
 			p.Cursor += 12
 		} else {
 			p.Hdr[10] = packet.HeaderState{}
 		} // lb_v3
-		if x63 {
+		if x59 {
 			goto n36
 		}
 		goto n35
@@ -910,14 +906,14 @@ n35:
 n36:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		pl.Runs[36]++
+		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
-		st65 := p.Hdr[0] // ethernet
-		if !st65.Valid || st65.Off < 0 || st65.Off+st65.Len > len(p.Data) {
+		st61 := p.Hdr[0] // ethernet
+		if !st61.Valid || st61.Off < 0 || st61.Off+st61.Len > len(p.Data) {
 			return pl.drop(17)
 		}
-		b64 := p.Data[st65.Off : st65.Off+st65.Len]
-		pl.keys[1] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b64[0:]))<<32 | uint64(binary.BigEndian.Uint32(b64[2:])))}
-		act, params := 2, []packet.Value(nil)
+		b60 := p.Data[st61.Off : st61.Off+st61.Len]
+		pl.keys[1] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b60[0:]))<<32 | uint64(binary.BigEndian.Uint32(b60[2:])))}
 		if e, hit := pl.tables[0].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -958,48 +954,48 @@ n39:
 n40:
 	{ // L3SetDaIPv4: set
 		pl.Runs[40]++
-		st67 := p.Hdr[3] // ipv4
-		if !st67.Valid || st67.Off < 0 || st67.Off+st67.Len > len(p.Data) {
+		st63 := p.Hdr[3] // ipv4
+		if !st63.Valid || st63.Off < 0 || st63.Off+st63.Len > len(p.Data) {
 			return pl.drop(19)
 		}
-		b66 := p.Data[st67.Off : st67.Off+st67.Len]
-		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b66[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b62 := p.Data[st63.Off : st63.Off+st63.Len]
+		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b62[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n41:
 	{ // L3SetDaIPv6: set
 		pl.Runs[41]++
-		st69 := p.Hdr[4] // ipv6
-		if !st69.Valid || st69.Off < 0 || st69.Off+st69.Len > len(p.Data) {
+		st65 := p.Hdr[4] // ipv6
+		if !st65.Valid || st65.Off < 0 || st65.Off+st65.Len > len(p.Data) {
 			return pl.drop(20)
 		}
-		b68 := p.Data[st69.Off : st69.Off+st69.Len]
-		p.Meta[5] = (packet.Value{Hi: binary.BigEndian.Uint64(b68[24:]), Lo: binary.BigEndian.Uint64(b68[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b64 := p.Data[st65.Off : st65.Off+st65.Len]
+		p.Meta[5] = (packet.Value{Hi: binary.BigEndian.Uint64(b64[24:]), Lo: binary.BigEndian.Uint64(b64[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n42:
 	{ // L3SetDaArp: set
 		pl.Runs[42]++
-		st71 := p.Hdr[2] // arp
-		if !st71.Valid || st71.Off < 0 || st71.Off+st71.Len > len(p.Data) {
+		st67 := p.Hdr[2] // arp
+		if !st67.Valid || st67.Off < 0 || st67.Off+st67.Len > len(p.Data) {
 			return pl.drop(21)
 		}
-		b70 := p.Data[st71.Off : st71.Off+st71.Len]
-		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b70[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b66 := p.Data[st67.Off : st67.Off+st67.Len]
+		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b66[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n43:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		pl.Runs[43]++
+		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
-		st73 := p.Hdr[0] // ethernet
-		if !st73.Valid || st73.Off < 0 || st73.Off+st73.Len > len(p.Data) {
+		st69 := p.Hdr[0] // ethernet
+		if !st69.Valid || st69.Off < 0 || st69.Off+st69.Len > len(p.Data) {
 			return pl.drop(22)
 		}
-		b72 := p.Data[st73.Off : st73.Off+st73.Len]
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b72[12:]))}
+		b68 := p.Data[st69.Off : st69.Off+st69.Len]
+		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b68[12:]))}
 		pl.keys[2] = p.Meta[5]
-		act, params := 2, []packet.Value(nil)
 		if e, hit := pl.tables[1].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -1041,16 +1037,16 @@ n46:
 n47:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
 		pl.Runs[47]++
-		c74 := p.Hdr[6].Valid
-		if c74 {
-			st76 := p.Hdr[6] // icmpv6
-			if !st76.Valid || st76.Off < 0 || st76.Off+st76.Len > len(p.Data) {
+		c70 := p.Hdr[6].Valid
+		if c70 {
+			st72 := p.Hdr[6] // icmpv6
+			if !st72.Valid || st72.Off < 0 || st72.Off+st72.Len > len(p.Data) {
 				return pl.drop(24)
 			}
-			b75 := p.Data[st76.Off : st76.Off+st76.Len]
-			c74 = (uint64(b75[0]) == 0x80)
+			b71 := p.Data[st72.Off : st72.Off+st72.Len]
+			c70 = (uint64(b71[0]) == 0x80)
 		}
-		if c74 {
+		if c70 {
 			goto n57
 		}
 		goto n48
@@ -1066,12 +1062,12 @@ n48:
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
 		pl.Runs[49]++
-		st78 := p.Hdr[2] // arp
-		if !st78.Valid || st78.Off < 0 || st78.Off+st78.Len > len(p.Data) {
+		st74 := p.Hdr[2] // arp
+		if !st74.Valid || st74.Off < 0 || st74.Off+st74.Len > len(p.Data) {
 			return pl.drop(25)
 		}
-		b77 := p.Data[st78.Off : st78.Off+st78.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b77[24:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
+		b73 := p.Data[st74.Off : st74.Off+st74.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b73[24:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
 			goto n51
 		}
 		goto n50
@@ -1084,23 +1080,31 @@ n50:
 n51:
 	{ // ArpReply: set
 		pl.Runs[51]++
-		st80 := p.Hdr[0] // ethernet
+		st76 := p.Hdr[0] // ethernet
+		if !st76.Valid || st76.Off < 0 || st76.Off+st76.Len > len(p.Data) {
+			return pl.drop(27)
+		}
+		b75 := p.Data[st76.Off : st76.Off+st76.Len]
+		v77 := (uint64(binary.BigEndian.Uint16(b75[6:]))<<32 | uint64(binary.BigEndian.Uint32(b75[8:])))
+		binary.BigEndian.PutUint16(b75[0:], uint16(v77>>32))
+		binary.BigEndian.PutUint32(b75[2:], uint32(v77))
+		v78 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b75[6:], uint16(v78>>32))
+		binary.BigEndian.PutUint32(b75[8:], uint32(v78))
+		st80 := p.Hdr[2] // arp
 		if !st80.Valid || st80.Off < 0 || st80.Off+st80.Len > len(p.Data) {
 			return pl.drop(27)
 		}
 		b79 := p.Data[st80.Off : st80.Off+st80.Len]
-		packet.SetBits(b79, 0, 48, packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b79[6:]))<<32 | uint64(binary.BigEndian.Uint32(b79[8:])))})
-		packet.SetBits(b79, 48, 48, packet.Value{Lo: p.Meta[2].Lo})
-		st82 := p.Hdr[2] // arp
-		if !st82.Valid || st82.Off < 0 || st82.Off+st82.Len > len(p.Data) {
-			return pl.drop(27)
-		}
-		b81 := p.Data[st82.Off : st82.Off+st82.Len]
-		binary.BigEndian.PutUint16(b81[6:], uint16(0x2))
-		packet.SetBits(b81, 144, 48, packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b81[8:]))<<32 | uint64(binary.BigEndian.Uint32(b81[10:])))})
-		packet.SetBits(b81, 64, 48, packet.Value{Lo: p.Meta[2].Lo})
-		binary.BigEndian.PutUint32(b81[24:], uint32(uint64(binary.BigEndian.Uint32(b81[14:]))))
-		packet.SetBits(b81, 112, 32, p.Meta[3].And(packet.Value{Lo: 0xffffffff}))
+		binary.BigEndian.PutUint16(b79[6:], uint16(0x2))
+		v81 := (uint64(binary.BigEndian.Uint16(b79[8:]))<<32 | uint64(binary.BigEndian.Uint32(b79[10:])))
+		binary.BigEndian.PutUint16(b79[18:], uint16(v81>>32))
+		binary.BigEndian.PutUint32(b79[20:], uint32(v81))
+		v82 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b79[8:], uint16(v82>>32))
+		binary.BigEndian.PutUint32(b79[10:], uint32(v82))
+		binary.BigEndian.PutUint32(b79[24:], uint32(uint64(binary.BigEndian.Uint32(b79[14:]))))
+		binary.BigEndian.PutUint32(b79[14:], uint32(((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)))
 		goto n52
 	}
 n52:
@@ -1148,81 +1152,85 @@ n55:
 		if w89 {
 			o92 = packet.SumWords(p.Data[lo90:hi91])
 		}
-		packet.SetBits(b86, 0, 48, packet.Value{Lo: v88})
+		v93 := v88
+		binary.BigEndian.PutUint16(b86[0:], uint16(v93>>32))
+		binary.BigEndian.PutUint32(b86[2:], uint32(v93))
 		if w89 {
 			d85 += packet.ChecksumDelta(o92, packet.SumWords(p.Data[lo90:hi91]))
 		}
-		v93 := p.Meta[2].Lo
-		w94, lo95, hi96 := false, 0, 0
+		v94 := p.Meta[2].Lo
+		w95, lo96, hi97 := false, 0, 0
 		if p.Hdr[5].Valid && p.Hdr[0].Off > p.Hdr[5].Off {
 			rs := p.Hdr[5].Off
 			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo95, hi96 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w94 = hi96 <= len(p.Data) && hi96-lo95 <= 20
+			lo96, hi97 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w95 = hi97 <= len(p.Data) && hi97-lo96 <= 20
 		}
-		var o97 uint32
-		if w94 {
-			o97 = packet.SumWords(p.Data[lo95:hi96])
+		var o98 uint32
+		if w95 {
+			o98 = packet.SumWords(p.Data[lo96:hi97])
 		}
-		packet.SetBits(b86, 48, 48, packet.Value{Lo: v93})
-		if w94 {
-			d85 += packet.ChecksumDelta(o97, packet.SumWords(p.Data[lo95:hi96]))
+		v99 := v94
+		binary.BigEndian.PutUint16(b86[6:], uint16(v99>>32))
+		binary.BigEndian.PutUint32(b86[8:], uint32(v99))
+		if w95 {
+			d85 += packet.ChecksumDelta(o98, packet.SumWords(p.Data[lo96:hi97]))
 		}
-		st99 := p.Hdr[3] // ipv4
-		if !st99.Valid || st99.Off < 0 || st99.Off+st99.Len > len(p.Data) {
+		st101 := p.Hdr[3] // ipv4
+		if !st101.Valid || st101.Off < 0 || st101.Off+st101.Len > len(p.Data) {
 			return pl.drop(30)
 		}
-		b98 := p.Data[st99.Off : st99.Off+st99.Len]
-		v100 := uint64(binary.BigEndian.Uint32(b98[12:]))
-		w101, lo102, hi103 := false, 0, 0
+		b100 := p.Data[st101.Off : st101.Off+st101.Len]
+		v102 := uint64(binary.BigEndian.Uint32(b100[12:]))
+		w103, lo104, hi105 := false, 0, 0
 		if p.Hdr[5].Valid && p.Hdr[3].Off > p.Hdr[5].Off {
 			rs := p.Hdr[5].Off
 			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			lo102, hi103 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w101 = hi103 <= len(p.Data) && hi103-lo102 <= 20
+			lo104, hi105 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w103 = hi105 <= len(p.Data) && hi105-lo104 <= 20
 		}
-		var o104 uint32
-		if w101 {
-			o104 = packet.SumWords(p.Data[lo102:hi103])
+		var o106 uint32
+		if w103 {
+			o106 = packet.SumWords(p.Data[lo104:hi105])
 		}
-		binary.BigEndian.PutUint32(b98[16:], uint32(v100))
-		if w101 {
-			d85 += packet.ChecksumDelta(o104, packet.SumWords(p.Data[lo102:hi103]))
+		binary.BigEndian.PutUint32(b100[16:], uint32(v102))
+		if w103 {
+			d85 += packet.ChecksumDelta(o106, packet.SumWords(p.Data[lo104:hi105]))
 		}
-		v105 := p.Meta[3].And(packet.Value{Lo: 0xffffffff})
-		w106, lo107, hi108 := false, 0, 0
+		v107 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
+		w108, lo109, hi110 := false, 0, 0
 		if p.Hdr[5].Valid && p.Hdr[3].Off > p.Hdr[5].Off {
 			rs := p.Hdr[5].Off
 			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			lo107, hi108 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w106 = hi108 <= len(p.Data) && hi108-lo107 <= 20
+			lo109, hi110 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w108 = hi110 <= len(p.Data) && hi110-lo109 <= 20
 		}
-		var o109 uint32
-		if w106 {
-			o109 = packet.SumWords(p.Data[lo107:hi108])
+		var o111 uint32
+		if w108 {
+			o111 = packet.SumWords(p.Data[lo109:hi110])
 		}
-		packet.SetBits(b98, 96, 32, v105)
-		if w106 {
-			d85 += packet.ChecksumDelta(o109, packet.SumWords(p.Data[lo107:hi108]))
+		binary.BigEndian.PutUint32(b100[12:], uint32(v107))
+		if w108 {
+			d85 += packet.ChecksumDelta(o111, packet.SumWords(p.Data[lo109:hi110]))
 		}
-		v110 := 0x0
-		st112 := p.Hdr[5] // icmp
-		if !st112.Valid || st112.Off < 0 || st112.Off+st112.Len > len(p.Data) {
+		v112 := 0x0
+		st114 := p.Hdr[5] // icmp
+		if !st114.Valid || st114.Off < 0 || st114.Off+st114.Len > len(p.Data) {
 			return pl.drop(30)
 		}
-		b111 := p.Data[st112.Off : st112.Off+st112.Len]
-		lo114, hi115 := p.Hdr[5].Off+0, p.Hdr[5].Off+2
-		w113 := p.Hdr[5].Valid && hi115 <= len(p.Data) && 2 <= 20
-		var o116 uint32
-		if w113 {
-			o116 = uint32(binary.BigEndian.Uint16(p.Data[lo114+0:]))
+		b113 := p.Data[st114.Off : st114.Off+st114.Len]
+		lo116, hi117 := p.Hdr[5].Off+0, p.Hdr[5].Off+2
+		w115 := p.Hdr[5].Valid && hi117 <= len(p.Data) && 2 <= 20
+		var o118 uint32
+		if w115 {
+			o118 = uint32(binary.BigEndian.Uint16(p.Data[lo116+0:]))
 		}
-		b111[0] = byte(v110)
-		if w113 {
-			d85 += packet.ChecksumDelta(o116, uint32(binary.BigEndian.Uint16(p.Data[lo114+0:])))
+		b113[0] = byte(v112)
+		if w115 {
+			d85 += packet.ChecksumDelta(o118, uint32(binary.BigEndian.Uint16(p.Data[lo116+0:])))
 		}
-		if cb117, ok118 := p.Bytes(5); ok118 {
-			binary.BigEndian.PutUint16(cb117[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb117[2:]), d85, false))
+		if cb119, ok120 := p.Bytes(5); ok120 {
+			binary.BigEndian.PutUint16(cb119[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb119[2:]), d85, false))
 		}
 		goto n56
 	}
@@ -1235,105 +1243,109 @@ n56:
 n57:
 	{ // Echo6Reply: set
 		pl.Runs[57]++
-		var d119 uint64   // icmpv6 checksum
-		st121 := p.Hdr[0] // ethernet
-		if !st121.Valid || st121.Off < 0 || st121.Off+st121.Len > len(p.Data) {
+		var d121 uint64   // icmpv6 checksum
+		st123 := p.Hdr[0] // ethernet
+		if !st123.Valid || st123.Off < 0 || st123.Off+st123.Len > len(p.Data) {
 			return pl.drop(31)
 		}
-		b120 := p.Data[st121.Off : st121.Off+st121.Len]
-		v122 := (uint64(binary.BigEndian.Uint16(b120[6:]))<<32 | uint64(binary.BigEndian.Uint32(b120[8:])))
-		w123, lo124, hi125 := false, 0, 0
+		b122 := p.Data[st123.Off : st123.Off+st123.Len]
+		v124 := (uint64(binary.BigEndian.Uint16(b122[6:]))<<32 | uint64(binary.BigEndian.Uint32(b122[8:])))
+		w125, lo126, hi127 := false, 0, 0
 		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
 			rs := p.Hdr[6].Off
 			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
-			lo124, hi125 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w123 = hi125 <= len(p.Data) && hi125-lo124 <= 20
+			lo126, hi127 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w125 = hi127 <= len(p.Data) && hi127-lo126 <= 20
 		}
-		var o126 uint32
-		if w123 {
-			o126 = packet.SumWords(p.Data[lo124:hi125])
+		var o128 uint32
+		if w125 {
+			o128 = packet.SumWords(p.Data[lo126:hi127])
 		}
-		packet.SetBits(b120, 0, 48, packet.Value{Lo: v122})
-		if w123 {
-			d119 += packet.ChecksumDelta(o126, packet.SumWords(p.Data[lo124:hi125]))
+		v129 := v124
+		binary.BigEndian.PutUint16(b122[0:], uint16(v129>>32))
+		binary.BigEndian.PutUint32(b122[2:], uint32(v129))
+		if w125 {
+			d121 += packet.ChecksumDelta(o128, packet.SumWords(p.Data[lo126:hi127]))
 		}
-		v127 := p.Meta[2].Lo
-		w128, lo129, hi130 := false, 0, 0
+		v130 := p.Meta[2].Lo
+		w131, lo132, hi133 := false, 0, 0
 		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
 			rs := p.Hdr[6].Off
 			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo129, hi130 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w128 = hi130 <= len(p.Data) && hi130-lo129 <= 20
+			lo132, hi133 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w131 = hi133 <= len(p.Data) && hi133-lo132 <= 20
 		}
-		var o131 uint32
-		if w128 {
-			o131 = packet.SumWords(p.Data[lo129:hi130])
+		var o134 uint32
+		if w131 {
+			o134 = packet.SumWords(p.Data[lo132:hi133])
 		}
-		packet.SetBits(b120, 48, 48, packet.Value{Lo: v127})
-		if w128 {
-			d119 += packet.ChecksumDelta(o131, packet.SumWords(p.Data[lo129:hi130]))
+		v135 := v130
+		binary.BigEndian.PutUint16(b122[6:], uint16(v135>>32))
+		binary.BigEndian.PutUint32(b122[8:], uint32(v135))
+		if w131 {
+			d121 += packet.ChecksumDelta(o134, packet.SumWords(p.Data[lo132:hi133]))
 		}
-		st133 := p.Hdr[4] // ipv6
-		if !st133.Valid || st133.Off < 0 || st133.Off+st133.Len > len(p.Data) {
+		st137 := p.Hdr[4] // ipv6
+		if !st137.Valid || st137.Off < 0 || st137.Off+st137.Len > len(p.Data) {
 			return pl.drop(31)
 		}
-		b132 := p.Data[st133.Off : st133.Off+st133.Len]
-		v134 := packet.Value{Hi: binary.BigEndian.Uint64(b132[8:]), Lo: binary.BigEndian.Uint64(b132[16:])}
-		w135, lo136, hi137 := false, 0, 0
+		b136 := p.Data[st137.Off : st137.Off+st137.Len]
+		v138 := packet.Value{Hi: binary.BigEndian.Uint64(b136[8:]), Lo: binary.BigEndian.Uint64(b136[16:])}
+		w139, lo140, hi141 := false, 0, 0
 		if p.Hdr[6].Valid && p.Hdr[4].Off > p.Hdr[6].Off {
 			rs := p.Hdr[6].Off
 			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			lo136, hi137 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w135 = hi137 <= len(p.Data) && hi137-lo136 <= 20
+			lo140, hi141 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w139 = hi141 <= len(p.Data) && hi141-lo140 <= 20
 		} else if p.Hdr[6].Valid {
-			lo136, hi137 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			w135 = hi137 <= len(p.Data) && hi137-lo136 <= 20
+			lo140, hi141 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
+			w139 = hi141 <= len(p.Data) && hi141-lo140 <= 20
 		}
-		var o138 uint32
-		if w135 {
-			o138 = packet.SumWords(p.Data[lo136:hi137])
+		var o142 uint32
+		if w139 {
+			o142 = packet.SumWords(p.Data[lo140:hi141])
 		}
-		packet.SetBits(b132, 192, 128, v134)
-		if w135 {
-			d119 += packet.ChecksumDelta(o138, packet.SumWords(p.Data[lo136:hi137]))
+		packet.SetBits(b136, 192, 128, v138)
+		if w139 {
+			d121 += packet.ChecksumDelta(o142, packet.SumWords(p.Data[lo140:hi141]))
 		}
-		v139 := p.Meta[3]
-		w140, lo141, hi142 := false, 0, 0
+		v143 := p.Meta[3]
+		w144, lo145, hi146 := false, 0, 0
 		if p.Hdr[6].Valid && p.Hdr[4].Off > p.Hdr[6].Off {
 			rs := p.Hdr[6].Off
 			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			lo141, hi142 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w140 = hi142 <= len(p.Data) && hi142-lo141 <= 20
+			lo145, hi146 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w144 = hi146 <= len(p.Data) && hi146-lo145 <= 20
 		} else if p.Hdr[6].Valid {
-			lo141, hi142 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			w140 = hi142 <= len(p.Data) && hi142-lo141 <= 20
+			lo145, hi146 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
+			w144 = hi146 <= len(p.Data) && hi146-lo145 <= 20
 		}
-		var o143 uint32
-		if w140 {
-			o143 = packet.SumWords(p.Data[lo141:hi142])
+		var o147 uint32
+		if w144 {
+			o147 = packet.SumWords(p.Data[lo145:hi146])
 		}
-		packet.SetBits(b132, 64, 128, v139)
-		if w140 {
-			d119 += packet.ChecksumDelta(o143, packet.SumWords(p.Data[lo141:hi142]))
+		packet.SetBits(b136, 64, 128, v143)
+		if w144 {
+			d121 += packet.ChecksumDelta(o147, packet.SumWords(p.Data[lo145:hi146]))
 		}
-		v144 := 0x81
-		st146 := p.Hdr[6] // icmpv6
-		if !st146.Valid || st146.Off < 0 || st146.Off+st146.Len > len(p.Data) {
+		v148 := 0x81
+		st150 := p.Hdr[6] // icmpv6
+		if !st150.Valid || st150.Off < 0 || st150.Off+st150.Len > len(p.Data) {
 			return pl.drop(31)
 		}
-		b145 := p.Data[st146.Off : st146.Off+st146.Len]
-		lo148, hi149 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
-		w147 := p.Hdr[6].Valid && hi149 <= len(p.Data) && 2 <= 20
-		var o150 uint32
-		if w147 {
-			o150 = uint32(binary.BigEndian.Uint16(p.Data[lo148+0:]))
+		b149 := p.Data[st150.Off : st150.Off+st150.Len]
+		lo152, hi153 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
+		w151 := p.Hdr[6].Valid && hi153 <= len(p.Data) && 2 <= 20
+		var o154 uint32
+		if w151 {
+			o154 = uint32(binary.BigEndian.Uint16(p.Data[lo152+0:]))
 		}
-		b145[0] = byte(v144)
-		if w147 {
-			d119 += packet.ChecksumDelta(o150, uint32(binary.BigEndian.Uint16(p.Data[lo148+0:])))
+		b149[0] = byte(v148)
+		if w151 {
+			d121 += packet.ChecksumDelta(o154, uint32(binary.BigEndian.Uint16(p.Data[lo152+0:])))
 		}
-		if cb151, ok152 := p.Bytes(6); ok152 {
-			binary.BigEndian.PutUint16(cb151[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb151[2:]), d119, false))
+		if cb155, ok156 := p.Bytes(6); ok156 {
+			binary.BigEndian.PutUint16(cb155[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb155[2:]), d121, false))
 		}
 		goto n58
 	}
@@ -1346,12 +1358,12 @@ n58:
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
 		pl.Runs[59]++
-		st154 := p.Hdr[11] // nd_ns
-		if !st154.Valid || st154.Off < 0 || st154.Off+st154.Len > len(p.Data) {
+		st158 := p.Hdr[11] // nd_ns
+		if !st158.Valid || st158.Off < 0 || st158.Off+st158.Len > len(p.Data) {
 			return pl.drop(32)
 		}
-		b153 := p.Data[st154.Off : st154.Off+st154.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b153[4:]), Lo: binary.BigEndian.Uint64(b153[12:])} == p.Meta[3]) {
+		b157 := p.Data[st158.Off : st158.Off+st158.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b157[4:]), Lo: binary.BigEndian.Uint64(b157[12:])} == p.Meta[3]) {
 			goto n61
 		}
 		goto n60
@@ -1364,12 +1376,12 @@ n60:
 n61:
 	{ // NsUnspecified: test ipv6.src == 0
 		pl.Runs[61]++
-		st156 := p.Hdr[4] // ipv6
-		if !st156.Valid || st156.Off < 0 || st156.Off+st156.Len > len(p.Data) {
+		st160 := p.Hdr[4] // ipv6
+		if !st160.Valid || st160.Off < 0 || st160.Off+st160.Len > len(p.Data) {
 			return pl.drop(34)
 		}
-		b155 := p.Data[st156.Off : st156.Off+st156.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b155[8:]), Lo: binary.BigEndian.Uint64(b155[16:])} == packet.Value{Lo: 0x0}) {
+		b159 := p.Data[st160.Off : st160.Off+st160.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b159[8:]), Lo: binary.BigEndian.Uint64(b159[16:])} == packet.Value{Lo: 0x0}) {
 			goto n62
 		}
 		goto n63
@@ -1380,36 +1392,36 @@ n62:
 		p.Meta[22] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
-		st158 := p.Hdr[11] // nd_ns
-		if !st158.Valid || st158.Off < 0 || st158.Off+st158.Len > len(p.Data) {
+		st162 := p.Hdr[11] // nd_ns
+		if !st162.Valid || st162.Off < 0 || st162.Off+st162.Len > len(p.Data) {
 			return pl.drop(35)
 		}
-		b157 := p.Data[st158.Off : st158.Off+st158.Len]
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b157[4:]), Lo: binary.BigEndian.Uint64(b157[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b161 := p.Data[st162.Off : st162.Off+st162.Len]
+		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b161[4:]), Lo: binary.BigEndian.Uint64(b161[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n66
 	}
 n63:
 	{ // NsToSender: set
 		pl.Runs[63]++
-		st160 := p.Hdr[4] // ipv6
-		if !st160.Valid || st160.Off < 0 || st160.Off+st160.Len > len(p.Data) {
-			return pl.drop(36)
-		}
-		b159 := p.Data[st160.Off : st160.Off+st160.Len]
-		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b159[8:]), Lo: binary.BigEndian.Uint64(b159[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st162 := p.Hdr[0] // ethernet
-		if !st162.Valid || st162.Off < 0 || st162.Off+st162.Len > len(p.Data) {
-			return pl.drop(36)
-		}
-		b161 := p.Data[st162.Off : st162.Off+st162.Len]
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b161[6:]))<<32 | uint64(binary.BigEndian.Uint32(b161[8:]))) & 0xffffffffffff}
-		p.Meta[24] = packet.Value{Lo: (0x1) & 0x1}
-		st164 := p.Hdr[11] // nd_ns
+		st164 := p.Hdr[4] // ipv6
 		if !st164.Valid || st164.Off < 0 || st164.Off+st164.Len > len(p.Data) {
 			return pl.drop(36)
 		}
 		b163 := p.Data[st164.Off : st164.Off+st164.Len]
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b163[4:]), Lo: binary.BigEndian.Uint64(b163[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b163[8:]), Lo: binary.BigEndian.Uint64(b163[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st166 := p.Hdr[0] // ethernet
+		if !st166.Valid || st166.Off < 0 || st166.Off+st166.Len > len(p.Data) {
+			return pl.drop(36)
+		}
+		b165 := p.Data[st166.Off : st166.Off+st166.Len]
+		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b165[6:]))<<32 | uint64(binary.BigEndian.Uint32(b165[8:]))) & 0xffffffffffff}
+		p.Meta[24] = packet.Value{Lo: (0x1) & 0x1}
+		st168 := p.Hdr[11] // nd_ns
+		if !st168.Valid || st168.Off < 0 || st168.Off+st168.Len > len(p.Data) {
+			return pl.drop(36)
+		}
+		b167 := p.Data[st168.Off : st168.Off+st168.Len]
+		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b167[4:]), Lo: binary.BigEndian.Uint64(b167[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n64
 	}
 n64:
@@ -1423,12 +1435,12 @@ n64:
 n65:
 	{ // NsSrcMac: set
 		pl.Runs[65]++
-		st166 := p.Hdr[13] // nd_mac
-		if !st166.Valid || st166.Off < 0 || st166.Off+st166.Len > len(p.Data) {
+		st170 := p.Hdr[13] // nd_mac
+		if !st170.Valid || st170.Off < 0 || st170.Off+st170.Len > len(p.Data) {
 			return pl.drop(37)
 		}
-		b165 := p.Data[st166.Off : st166.Off+st166.Len]
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b165[0:]))<<32 | uint64(binary.BigEndian.Uint32(b165[2:]))) & 0xffffffffffff}
+		b169 := p.Data[st170.Off : st170.Off+st170.Len]
+		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b169[0:]))<<32 | uint64(binary.BigEndian.Uint32(b169[2:]))) & 0xffffffffffff}
 		goto n66
 	}
 n66:
@@ -1507,49 +1519,55 @@ n73:
 n74:
 	{ // NsFill: set
 		pl.Runs[74]++
-		st168 := p.Hdr[0] // ethernet
-		if !st168.Valid || st168.Off < 0 || st168.Off+st168.Len > len(p.Data) {
-			return pl.drop(44)
-		}
-		b167 := p.Data[st168.Off : st168.Off+st168.Len]
-		packet.SetBits(b167, 0, 48, packet.Value{Lo: p.Meta[23].Lo})
-		packet.SetBits(b167, 48, 48, packet.Value{Lo: p.Meta[2].Lo})
-		st170 := p.Hdr[4] // ipv6
-		if !st170.Valid || st170.Off < 0 || st170.Off+st170.Len > len(p.Data) {
-			return pl.drop(44)
-		}
-		b169 := p.Data[st170.Off : st170.Off+st170.Len]
-		binary.BigEndian.PutUint16(b169[4:], uint16(0x20))
-		b169[7] = byte(0xff)
-		packet.SetBits(b169, 64, 128, p.Meta[3])
-		packet.SetBits(b169, 192, 128, p.Meta[22])
-		st172 := p.Hdr[6] // icmpv6
+		st172 := p.Hdr[0] // ethernet
 		if !st172.Valid || st172.Off < 0 || st172.Off+st172.Len > len(p.Data) {
 			return pl.drop(44)
 		}
 		b171 := p.Data[st172.Off : st172.Off+st172.Len]
-		b171[0] = byte(0x88)
-		b171[1] = byte(0x0)
-		st174 := p.Hdr[14] // nd_na
-		if !st174.Valid || st174.Off < 0 || st174.Off+st174.Len > len(p.Data) {
-			return pl.drop(44)
-		}
-		b173 := p.Data[st174.Off : st174.Off+st174.Len]
-		packet.SetBits(b173, 1, 1, packet.Value{Lo: p.Meta[24].Lo})
-		packet.SetBits(b173, 32, 128, p.Meta[25])
-		st176 := p.Hdr[15] // nd_na_opt
+		v173 := p.Meta[23].Lo
+		binary.BigEndian.PutUint16(b171[0:], uint16(v173>>32))
+		binary.BigEndian.PutUint32(b171[2:], uint32(v173))
+		v174 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b171[6:], uint16(v174>>32))
+		binary.BigEndian.PutUint32(b171[8:], uint32(v174))
+		st176 := p.Hdr[4] // ipv6
 		if !st176.Valid || st176.Off < 0 || st176.Off+st176.Len > len(p.Data) {
 			return pl.drop(44)
 		}
 		b175 := p.Data[st176.Off : st176.Off+st176.Len]
-		b175[0] = byte(0x2)
-		b175[1] = byte(0x1)
-		st178 := p.Hdr[16] // nd_na_mac
+		binary.BigEndian.PutUint16(b175[4:], uint16(0x20))
+		b175[7] = byte(0xff)
+		packet.SetBits(b175, 64, 128, p.Meta[3])
+		packet.SetBits(b175, 192, 128, p.Meta[22])
+		st178 := p.Hdr[6] // icmpv6
 		if !st178.Valid || st178.Off < 0 || st178.Off+st178.Len > len(p.Data) {
 			return pl.drop(44)
 		}
 		b177 := p.Data[st178.Off : st178.Off+st178.Len]
-		packet.SetBits(b177, 0, 48, packet.Value{Lo: p.Meta[2].Lo})
+		b177[0] = byte(0x88)
+		b177[1] = byte(0x0)
+		st180 := p.Hdr[14] // nd_na
+		if !st180.Valid || st180.Off < 0 || st180.Off+st180.Len > len(p.Data) {
+			return pl.drop(44)
+		}
+		b179 := p.Data[st180.Off : st180.Off+st180.Len]
+		b179[0] = b179[0]&^0x40 | byte(p.Meta[24].Lo)<<6&0x40
+		packet.SetBits(b179, 32, 128, p.Meta[25])
+		st182 := p.Hdr[15] // nd_na_opt
+		if !st182.Valid || st182.Off < 0 || st182.Off+st182.Len > len(p.Data) {
+			return pl.drop(44)
+		}
+		b181 := p.Data[st182.Off : st182.Off+st182.Len]
+		b181[0] = byte(0x2)
+		b181[1] = byte(0x1)
+		st184 := p.Hdr[16] // nd_na_mac
+		if !st184.Valid || st184.Off < 0 || st184.Off+st184.Len > len(p.Data) {
+			return pl.drop(44)
+		}
+		b183 := p.Data[st184.Off : st184.Off+st184.Len]
+		v185 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b183[0:], uint16(v185>>32))
+		binary.BigEndian.PutUint32(b183[2:], uint32(v185))
 		goto n75
 	}
 n75:
@@ -1589,15 +1607,13 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		pl.Runs[80]++
-		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		st180 := p.Hdr[3] // ipv4
-		if !st180.Valid || st180.Off < 0 || st180.Off+st180.Len > len(p.Data) {
+		act, params := 2, []packet.Value(nil)
+		st187 := p.Hdr[3] // ipv4
+		if !st187.Valid || st187.Off < 0 || st187.Off+st187.Len > len(p.Data) {
 			return pl.drop(46)
 		}
-		b179 := p.Data[st180.Off : st180.Off+st180.Len]
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint32(b179[12:]))}
-		act, params := 2, []packet.Value(nil)
-		if e, hit := pl.tables[2].Lookup(pl.keys[:2]); hit {
+		b186 := p.Data[st187.Off : st187.Off+st187.Len]
+		if e, hit := pl.tables[2].LookupPacked(((uint64(binary.BigEndian.Uint32(b186[12:])))&0xffffffff)<<0 | ((p.Meta[4].Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1614,14 +1630,14 @@ n80:
 n81:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		pl.Runs[81]++
+		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		st182 := p.Hdr[4] // ipv6
-		if !st182.Valid || st182.Off < 0 || st182.Off+st182.Len > len(p.Data) {
+		st189 := p.Hdr[4] // ipv6
+		if !st189.Valid || st189.Off < 0 || st189.Off+st189.Len > len(p.Data) {
 			return pl.drop(47)
 		}
-		b181 := p.Data[st182.Off : st182.Off+st182.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b181[8:]), Lo: binary.BigEndian.Uint64(b181[16:])}
-		act, params := 2, []packet.Value(nil)
+		b188 := p.Data[st189.Off : st189.Off+st189.Len]
+		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b188[8:]), Lo: binary.BigEndian.Uint64(b188[16:])}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -1664,35 +1680,35 @@ n85:
 n86:
 	{ // LbSelV2: set
 		pl.Runs[86]++
-		st184 := p.Hdr[9] // lb_v2
-		if !st184.Valid || st184.Off < 0 || st184.Off+st184.Len > len(p.Data) {
+		st191 := p.Hdr[9] // lb_v2
+		if !st191.Valid || st191.Off < 0 || st191.Off+st191.Len > len(p.Data) {
 			return pl.drop(49)
 		}
-		b183 := p.Data[st184.Off : st184.Off+st184.Len]
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b183[4:]))}
-		p.Meta[18] = packet.Value{Lo: (binary.BigEndian.Uint64(b183[4:]) & 0xffff) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b183[2:]))) & 0xffff}
+		b190 := p.Data[st191.Off : st191.Off+st191.Len]
+		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b190[4:]))}
+		p.Meta[18] = packet.Value{Lo: (binary.BigEndian.Uint64(b190[4:]) & 0xffff) & 0xffff}
+		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b190[2:]))) & 0xffff}
 		goto n88
 	}
 n87:
 	{ // LbSelV3: set
 		pl.Runs[87]++
-		st186 := p.Hdr[10] // lb_v3
-		if !st186.Valid || st186.Off < 0 || st186.Off+st186.Len > len(p.Data) {
+		st193 := p.Hdr[10] // lb_v3
+		if !st193.Valid || st193.Off < 0 || st193.Off+st193.Len > len(p.Data) {
 			return pl.drop(50)
 		}
-		b185 := p.Data[st186.Off : st186.Off+st186.Len]
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b185[4:]))}
-		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b185[0:]))) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b185[2:]))) & 0xffff}
+		b192 := p.Data[st193.Off : st193.Off+st193.Len]
+		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b192[4:]))}
+		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b192[0:]))) & 0xffff}
+		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b192[2:]))) & 0xffff}
 		goto n88
 	}
 n88:
 	{ // LbEpoch: lookup epoch_assign_table
 		pl.Runs[88]++
+		act, params := 3, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		pl.keys[1] = packet.Value{Lo: p.Meta[17].Lo}
-		act, params := 3, []packet.Value(nil)
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -1723,17 +1739,14 @@ n89:
 n90:
 	{ // LbSlot: set
 		pl.Runs[90]++
-		p.Meta[20] = (packet.Value{Lo: ((p.Meta[18].Lo ^ p.Meta[8].Lo) & 0xffff)}.And(packet.Value{Lo: 0x1}.Shl(uint(min(packet.Value{Lo: p.Meta[7].Lo}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).And(packet.Value{Lo: 0xffff}))).And(packet.Value{Lo: 0xffff})
+		p.Meta[20] = packet.Value{Lo: ((((p.Meta[18].Lo ^ p.Meta[8].Lo) & 0xffff) & ((((0x1 << p.Meta[7].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n91
 	}
 n91:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		pl.Runs[91]++
-		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		pl.keys[1] = packet.Value{Lo: p.Meta[6].Lo}
-		pl.keys[2] = packet.Value{Lo: p.Meta[20].Lo}
 		act, params := 2, []packet.Value(nil)
-		if e, hit := pl.tables[5].Lookup(pl.keys[:3]); hit {
+		if e, hit := pl.tables[5].LookupPacked(((p.Meta[20].Lo)&0xffff)<<0 | ((p.Meta[6].Lo)&0xffffffff)<<16 | ((p.Meta[4].Lo)&0x7)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1756,16 +1769,13 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		pl.Runs[93]++
-		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		st188 := p.Hdr[0] // ethernet
-		if !st188.Valid || st188.Off < 0 || st188.Off+st188.Len > len(p.Data) {
+		act, params := 3, []packet.Value(nil)
+		st195 := p.Hdr[0] // ethernet
+		if !st195.Valid || st195.Off < 0 || st195.Off+st195.Len > len(p.Data) {
 			return pl.drop(53)
 		}
-		b187 := p.Data[st188.Off : st188.Off+st188.Len]
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b187[12:]))}
-		pl.keys[2] = packet.Value{Lo: p.Meta[9].Lo}
-		act, params := 3, []packet.Value(nil)
-		if e, hit := pl.tables[6].Lookup(pl.keys[:3]); hit {
+		b194 := p.Data[st195.Off : st195.Off+st195.Len]
+		if e, hit := pl.tables[6].LookupPacked(((p.Meta[9].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b194[12:])))&0xffff)<<16 | ((p.Meta[4].Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1799,19 +1809,23 @@ n94:
 n95:
 	{ // LbPort: set
 		pl.Runs[95]++
-		p.Meta[21] = (packet.Value{Lo: p.Meta[13].Lo}.Add(packet.Value{Lo: p.Meta[19].Lo}.And(packet.Value{Lo: 0x1}.Shl(uint(min(packet.Value{Lo: p.Meta[14].Lo}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).And(packet.Value{Lo: 0xffff}))).And(packet.Value{Lo: 0x1ffff})).And(packet.Value{Lo: 0xffff})
+		p.Meta[21] = packet.Value{Lo: ((p.Meta[13].Lo + ((p.Meta[19].Lo & ((((0x1 << p.Meta[14].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n96
 	}
 n96:
 	{ // LbEth: set
 		pl.Runs[96]++
-		st190 := p.Hdr[0] // ethernet
-		if !st190.Valid || st190.Off < 0 || st190.Off+st190.Len > len(p.Data) {
+		st197 := p.Hdr[0] // ethernet
+		if !st197.Valid || st197.Off < 0 || st197.Off+st197.Len > len(p.Data) {
 			return pl.drop(55)
 		}
-		b189 := p.Data[st190.Off : st190.Off+st190.Len]
-		packet.SetBits(b189, 48, 48, packet.Value{Lo: p.Meta[2].Lo})
-		packet.SetBits(b189, 0, 48, packet.Value{Lo: p.Meta[10].Lo})
+		b196 := p.Data[st197.Off : st197.Off+st197.Len]
+		v198 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b196[6:], uint16(v198>>32))
+		binary.BigEndian.PutUint32(b196[8:], uint32(v198))
+		v199 := p.Meta[10].Lo
+		binary.BigEndian.PutUint16(b196[0:], uint16(v199>>32))
+		binary.BigEndian.PutUint32(b196[2:], uint32(v199))
 		goto n97
 	}
 n97:
@@ -1841,43 +1855,15 @@ n99:
 n100:
 	{ // LbIPv4Keep: set
 		pl.Runs[100]++
-		var d191 uint64 // ipv4 checksum
-		var d192 uint64 // udp checksum
-		v193 := p.Meta[11].Lo
-		st195 := p.Hdr[3] // ipv4
-		if !st195.Valid || st195.Off < 0 || st195.Off+st195.Len > len(p.Data) {
+		var d200 uint64 // ipv4 checksum
+		var d201 uint64 // udp checksum
+		v202 := p.Meta[11].Lo
+		st204 := p.Hdr[3] // ipv4
+		if !st204.Valid || st204.Off < 0 || st204.Off+st204.Len > len(p.Data) {
 			return pl.drop(56)
 		}
-		b194 := p.Data[st195.Off : st195.Off+st195.Len]
-		lo197, hi198 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-		w196 := p.Hdr[3].Valid && hi198 <= len(p.Data) && 4 <= 20
-		var o199 uint32
-		if w196 {
-			o199 = uint32(binary.BigEndian.Uint16(p.Data[lo197+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo197+2:]))
-		}
-		w200, lo201, hi202 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			lo201, hi202 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w200 = hi202 <= len(p.Data) && hi202-lo201 <= 20
-		} else if p.Hdr[23].Valid {
-			lo201, hi202 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			w200 = hi202 <= len(p.Data) && hi202-lo201 <= 20
-		}
-		var o203 uint32
-		if w200 {
-			o203 = packet.SumWords(p.Data[lo201:hi202])
-		}
-		binary.BigEndian.PutUint32(b194[16:], uint32(v193))
-		if w196 {
-			d191 += packet.ChecksumDelta(o199, uint32(binary.BigEndian.Uint16(p.Data[lo197+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo197+2:])))
-		}
-		if w200 {
-			d192 += packet.ChecksumDelta(o203, packet.SumWords(p.Data[lo201:hi202]))
-		}
-		v204 := p.Meta[3].And(packet.Value{Lo: 0xffffffff})
-		lo206, hi207 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+		b203 := p.Data[st204.Off : st204.Off+st204.Len]
+		lo206, hi207 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
 		w205 := p.Hdr[3].Valid && hi207 <= len(p.Data) && 4 <= 20
 		var o208 uint32
 		if w205 {
@@ -1886,113 +1872,113 @@ n100:
 		w209, lo210, hi211 := false, 0, 0
 		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
 			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
 			lo210, hi211 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w209 = hi211 <= len(p.Data) && hi211-lo210 <= 20
 		} else if p.Hdr[23].Valid {
-			lo210, hi211 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
+			lo210, hi211 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
 			w209 = hi211 <= len(p.Data) && hi211-lo210 <= 20
 		}
 		var o212 uint32
 		if w209 {
 			o212 = packet.SumWords(p.Data[lo210:hi211])
 		}
-		packet.SetBits(b194, 96, 32, v204)
+		binary.BigEndian.PutUint32(b203[16:], uint32(v202))
 		if w205 {
-			d191 += packet.ChecksumDelta(o208, uint32(binary.BigEndian.Uint16(p.Data[lo206+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo206+2:])))
+			d200 += packet.ChecksumDelta(o208, uint32(binary.BigEndian.Uint16(p.Data[lo206+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo206+2:])))
 		}
 		if w209 {
-			d192 += packet.ChecksumDelta(o212, packet.SumWords(p.Data[lo210:hi211]))
+			d201 += packet.ChecksumDelta(o212, packet.SumWords(p.Data[lo210:hi211]))
 		}
-		v213 := p.Meta[21].Lo
-		st215 := p.Hdr[23] // udp
-		if !st215.Valid || st215.Off < 0 || st215.Off+st215.Len > len(p.Data) {
+		v213 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
+		lo215, hi216 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+		w214 := p.Hdr[3].Valid && hi216 <= len(p.Data) && 4 <= 20
+		var o217 uint32
+		if w214 {
+			o217 = uint32(binary.BigEndian.Uint16(p.Data[lo215+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo215+2:]))
+		}
+		w218, lo219, hi220 := false, 0, 0
+		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
+			rs := p.Hdr[23].Off
+			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+			lo219, hi220 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w218 = hi220 <= len(p.Data) && hi220-lo219 <= 20
+		} else if p.Hdr[23].Valid {
+			lo219, hi220 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
+			w218 = hi220 <= len(p.Data) && hi220-lo219 <= 20
+		}
+		var o221 uint32
+		if w218 {
+			o221 = packet.SumWords(p.Data[lo219:hi220])
+		}
+		binary.BigEndian.PutUint32(b203[12:], uint32(v213))
+		if w214 {
+			d200 += packet.ChecksumDelta(o217, uint32(binary.BigEndian.Uint16(p.Data[lo215+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo215+2:])))
+		}
+		if w218 {
+			d201 += packet.ChecksumDelta(o221, packet.SumWords(p.Data[lo219:hi220]))
+		}
+		v222 := p.Meta[21].Lo
+		st224 := p.Hdr[23] // udp
+		if !st224.Valid || st224.Off < 0 || st224.Off+st224.Len > len(p.Data) {
 			return pl.drop(56)
 		}
-		b214 := p.Data[st215.Off : st215.Off+st215.Len]
-		lo221, hi222 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w220 := p.Hdr[23].Valid && hi222 <= len(p.Data) && 2 <= 20
-		var o223 uint32
-		if w220 {
-			o223 = uint32(binary.BigEndian.Uint16(p.Data[lo221+0:]))
+		b223 := p.Data[st224.Off : st224.Off+st224.Len]
+		lo230, hi231 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
+		w229 := p.Hdr[23].Valid && hi231 <= len(p.Data) && 2 <= 20
+		var o232 uint32
+		if w229 {
+			o232 = uint32(binary.BigEndian.Uint16(p.Data[lo230+0:]))
 		}
-		binary.BigEndian.PutUint16(b214[2:], uint16(v213))
-		if w220 {
-			d192 += packet.ChecksumDelta(o223, uint32(binary.BigEndian.Uint16(p.Data[lo221+0:])))
+		binary.BigEndian.PutUint16(b223[2:], uint16(v222))
+		if w229 {
+			d201 += packet.ChecksumDelta(o232, uint32(binary.BigEndian.Uint16(p.Data[lo230+0:])))
 		}
-		v224 := uint64(b194[8])
-		lo226, hi227 := p.Hdr[3].Off+8, p.Hdr[3].Off+10
-		w225 := p.Hdr[3].Valid && hi227 <= len(p.Data) && 2 <= 20
-		var o228 uint32
-		if w225 {
-			o228 = uint32(binary.BigEndian.Uint16(p.Data[lo226+0:]))
+		v233 := uint64(b203[8])
+		lo235, hi236 := p.Hdr[3].Off+8, p.Hdr[3].Off+10
+		w234 := p.Hdr[3].Valid && hi236 <= len(p.Data) && 2 <= 20
+		var o237 uint32
+		if w234 {
+			o237 = uint32(binary.BigEndian.Uint16(p.Data[lo235+0:]))
 		}
-		w229, lo230, hi231 := false, 0, 0
+		w238, lo239, hi240 := false, 0, 0
 		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
 			rs := p.Hdr[23].Off
 			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+9
-			lo230, hi231 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w229 = hi231 <= len(p.Data) && hi231-lo230 <= 20
+			lo239, hi240 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w238 = hi240 <= len(p.Data) && hi240-lo239 <= 20
 		}
-		var o232 uint32
-		if w229 {
-			o232 = packet.SumWords(p.Data[lo230:hi231])
+		var o241 uint32
+		if w238 {
+			o241 = packet.SumWords(p.Data[lo239:hi240])
 		}
-		b194[8] = byte(v224)
-		if w225 {
-			d191 += packet.ChecksumDelta(o228, uint32(binary.BigEndian.Uint16(p.Data[lo226+0:])))
+		b203[8] = byte(v233)
+		if w234 {
+			d200 += packet.ChecksumDelta(o237, uint32(binary.BigEndian.Uint16(p.Data[lo235+0:])))
 		}
-		if w229 {
-			d192 += packet.ChecksumDelta(o232, packet.SumWords(p.Data[lo230:hi231]))
+		if w238 {
+			d201 += packet.ChecksumDelta(o241, packet.SumWords(p.Data[lo239:hi240]))
 		}
-		if cb233, ok234 := p.Bytes(3); ok234 {
-			binary.BigEndian.PutUint16(cb233[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb233[10:]), d191, false))
+		if cb242, ok243 := p.Bytes(3); ok243 {
+			binary.BigEndian.PutUint16(cb242[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb242[10:]), d200, false))
 		}
-		if cb235, ok236 := p.Bytes(23); ok236 {
-			binary.BigEndian.PutUint16(cb235[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb235[6:]), d192, false))
+		if cb244, ok245 := p.Bytes(23); ok245 {
+			binary.BigEndian.PutUint16(cb244[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb244[6:]), d201, false))
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set
 		pl.Runs[101]++
-		var d237 uint64 // ipv4 checksum
-		var d238 uint64 // udp checksum
-		v239 := p.Meta[11].Lo
-		st241 := p.Hdr[3] // ipv4
-		if !st241.Valid || st241.Off < 0 || st241.Off+st241.Len > len(p.Data) {
+		var d246 uint64 // ipv4 checksum
+		var d247 uint64 // udp checksum
+		v248 := p.Meta[11].Lo
+		st250 := p.Hdr[3] // ipv4
+		if !st250.Valid || st250.Off < 0 || st250.Off+st250.Len > len(p.Data) {
 			return pl.drop(57)
 		}
-		b240 := p.Data[st241.Off : st241.Off+st241.Len]
-		lo243, hi244 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-		w242 := p.Hdr[3].Valid && hi244 <= len(p.Data) && 4 <= 20
-		var o245 uint32
-		if w242 {
-			o245 = uint32(binary.BigEndian.Uint16(p.Data[lo243+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo243+2:]))
-		}
-		w246, lo247, hi248 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			lo247, hi248 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w246 = hi248 <= len(p.Data) && hi248-lo247 <= 20
-		} else if p.Hdr[23].Valid {
-			lo247, hi248 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			w246 = hi248 <= len(p.Data) && hi248-lo247 <= 20
-		}
-		var o249 uint32
-		if w246 {
-			o249 = packet.SumWords(p.Data[lo247:hi248])
-		}
-		binary.BigEndian.PutUint32(b240[16:], uint32(v239))
-		if w242 {
-			d237 += packet.ChecksumDelta(o245, uint32(binary.BigEndian.Uint16(p.Data[lo243+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo243+2:])))
-		}
-		if w246 {
-			d238 += packet.ChecksumDelta(o249, packet.SumWords(p.Data[lo247:hi248]))
-		}
-		v250 := p.Meta[3].And(packet.Value{Lo: 0xffffffff})
-		lo252, hi253 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+		b249 := p.Data[st250.Off : st250.Off+st250.Len]
+		lo252, hi253 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
 		w251 := p.Hdr[3].Valid && hi253 <= len(p.Data) && 4 <= 20
 		var o254 uint32
 		if w251 {
@@ -2001,228 +1987,256 @@ n101:
 		w255, lo256, hi257 := false, 0, 0
 		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
 			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
 			lo256, hi257 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w255 = hi257 <= len(p.Data) && hi257-lo256 <= 20
 		} else if p.Hdr[23].Valid {
-			lo256, hi257 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
+			lo256, hi257 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
 			w255 = hi257 <= len(p.Data) && hi257-lo256 <= 20
 		}
 		var o258 uint32
 		if w255 {
 			o258 = packet.SumWords(p.Data[lo256:hi257])
 		}
-		packet.SetBits(b240, 96, 32, v250)
+		binary.BigEndian.PutUint32(b249[16:], uint32(v248))
 		if w251 {
-			d237 += packet.ChecksumDelta(o254, uint32(binary.BigEndian.Uint16(p.Data[lo252+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo252+2:])))
+			d246 += packet.ChecksumDelta(o254, uint32(binary.BigEndian.Uint16(p.Data[lo252+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo252+2:])))
 		}
 		if w255 {
-			d238 += packet.ChecksumDelta(o258, packet.SumWords(p.Data[lo256:hi257]))
+			d247 += packet.ChecksumDelta(o258, packet.SumWords(p.Data[lo256:hi257]))
 		}
-		v259 := p.Meta[21].Lo
-		st261 := p.Hdr[23] // udp
-		if !st261.Valid || st261.Off < 0 || st261.Off+st261.Len > len(p.Data) {
+		v259 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
+		lo261, hi262 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+		w260 := p.Hdr[3].Valid && hi262 <= len(p.Data) && 4 <= 20
+		var o263 uint32
+		if w260 {
+			o263 = uint32(binary.BigEndian.Uint16(p.Data[lo261+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo261+2:]))
+		}
+		w264, lo265, hi266 := false, 0, 0
+		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
+			rs := p.Hdr[23].Off
+			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+			lo265, hi266 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w264 = hi266 <= len(p.Data) && hi266-lo265 <= 20
+		} else if p.Hdr[23].Valid {
+			lo265, hi266 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
+			w264 = hi266 <= len(p.Data) && hi266-lo265 <= 20
+		}
+		var o267 uint32
+		if w264 {
+			o267 = packet.SumWords(p.Data[lo265:hi266])
+		}
+		binary.BigEndian.PutUint32(b249[12:], uint32(v259))
+		if w260 {
+			d246 += packet.ChecksumDelta(o263, uint32(binary.BigEndian.Uint16(p.Data[lo261+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo261+2:])))
+		}
+		if w264 {
+			d247 += packet.ChecksumDelta(o267, packet.SumWords(p.Data[lo265:hi266]))
+		}
+		v268 := p.Meta[21].Lo
+		st270 := p.Hdr[23] // udp
+		if !st270.Valid || st270.Off < 0 || st270.Off+st270.Len > len(p.Data) {
 			return pl.drop(57)
 		}
-		b260 := p.Data[st261.Off : st261.Off+st261.Len]
-		lo267, hi268 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w266 := p.Hdr[23].Valid && hi268 <= len(p.Data) && 2 <= 20
-		var o269 uint32
-		if w266 {
-			o269 = uint32(binary.BigEndian.Uint16(p.Data[lo267+0:]))
+		b269 := p.Data[st270.Off : st270.Off+st270.Len]
+		lo276, hi277 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
+		w275 := p.Hdr[23].Valid && hi277 <= len(p.Data) && 2 <= 20
+		var o278 uint32
+		if w275 {
+			o278 = uint32(binary.BigEndian.Uint16(p.Data[lo276+0:]))
 		}
-		binary.BigEndian.PutUint16(b260[2:], uint16(v259))
-		if w266 {
-			d238 += packet.ChecksumDelta(o269, uint32(binary.BigEndian.Uint16(p.Data[lo267+0:])))
+		binary.BigEndian.PutUint16(b269[2:], uint16(v268))
+		if w275 {
+			d247 += packet.ChecksumDelta(o278, uint32(binary.BigEndian.Uint16(p.Data[lo276+0:])))
 		}
-		v270 := packet.Value{Lo: uint64(binary.BigEndian.Uint16(b240[2:]))}.Sub(packet.Value{Lo: 0x10}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		lo272, hi273 := p.Hdr[3].Off+2, p.Hdr[3].Off+4
-		w271 := p.Hdr[3].Valid && hi273 <= len(p.Data) && 2 <= 20
-		var o274 uint32
-		if w271 {
-			o274 = uint32(binary.BigEndian.Uint16(p.Data[lo272+0:]))
+		v279 := (uint64(binary.BigEndian.Uint16(b249[2:])) - 0x10)
+		lo281, hi282 := p.Hdr[3].Off+2, p.Hdr[3].Off+4
+		w280 := p.Hdr[3].Valid && hi282 <= len(p.Data) && 2 <= 20
+		var o283 uint32
+		if w280 {
+			o283 = uint32(binary.BigEndian.Uint16(p.Data[lo281+0:]))
 		}
-		w275, lo276, hi277 := false, 0, 0
+		w284, lo285, hi286 := false, 0, 0
 		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
 			rs := p.Hdr[23].Off
 			l, h := p.Hdr[3].Off+2, p.Hdr[3].Off+4
-			lo276, hi277 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w275 = hi277 <= len(p.Data) && hi277-lo276 <= 20
+			lo285, hi286 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w284 = hi286 <= len(p.Data) && hi286-lo285 <= 20
 		} else if p.Hdr[23].Valid {
-			lo276, hi277 = p.Hdr[3].Off+2, p.Hdr[3].Off+4
-			w275 = hi277 <= len(p.Data) && hi277-lo276 <= 20
+			lo285, hi286 = p.Hdr[3].Off+2, p.Hdr[3].Off+4
+			w284 = hi286 <= len(p.Data) && hi286-lo285 <= 20
 		}
-		var o278 uint32
-		if w275 {
-			o278 = packet.SumWords(p.Data[lo276:hi277])
+		var o287 uint32
+		if w284 {
+			o287 = packet.SumWords(p.Data[lo285:hi286])
 		}
-		packet.SetBits(b240, 16, 16, v270)
-		if w271 {
-			d237 += packet.ChecksumDelta(o274, uint32(binary.BigEndian.Uint16(p.Data[lo272+0:])))
+		binary.BigEndian.PutUint16(b249[2:], uint16(v279))
+		if w280 {
+			d246 += packet.ChecksumDelta(o283, uint32(binary.BigEndian.Uint16(p.Data[lo281+0:])))
 		}
-		if w275 {
-			d238 += packet.ChecksumDelta(o278, packet.SumWords(p.Data[lo276:hi277]))
+		if w284 {
+			d247 += packet.ChecksumDelta(o287, packet.SumWords(p.Data[lo285:hi286]))
 		}
-		if cb279, ok280 := p.Bytes(3); ok280 {
-			binary.BigEndian.PutUint16(cb279[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb279[10:]), d237, false))
+		if cb288, ok289 := p.Bytes(3); ok289 {
+			binary.BigEndian.PutUint16(cb288[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb288[10:]), d246, false))
 		}
-		if cb281, ok282 := p.Bytes(23); ok282 {
-			binary.BigEndian.PutUint16(cb281[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb281[6:]), d238, false))
+		if cb290, ok291 := p.Bytes(23); ok291 {
+			binary.BigEndian.PutUint16(cb290[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb290[6:]), d247, false))
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set
 		pl.Runs[102]++
-		var d283 uint64 // udp checksum
-		v284 := p.Meta[12]
-		st286 := p.Hdr[4] // ipv6
-		if !st286.Valid || st286.Off < 0 || st286.Off+st286.Len > len(p.Data) {
+		var d292 uint64 // udp checksum
+		v293 := p.Meta[12]
+		st295 := p.Hdr[4] // ipv6
+		if !st295.Valid || st295.Off < 0 || st295.Off+st295.Len > len(p.Data) {
 			return pl.drop(58)
 		}
-		b285 := p.Data[st286.Off : st286.Off+st286.Len]
-		w287, lo288, hi289 := false, 0, 0
+		b294 := p.Data[st295.Off : st295.Off+st295.Len]
+		w296, lo297, hi298 := false, 0, 0
 		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
 			rs := p.Hdr[23].Off
 			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			lo288, hi289 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w287 = hi289 <= len(p.Data) && hi289-lo288 <= 20
+			lo297, hi298 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w296 = hi298 <= len(p.Data) && hi298-lo297 <= 20
 		} else if p.Hdr[23].Valid {
-			lo288, hi289 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			w287 = hi289 <= len(p.Data) && hi289-lo288 <= 20
+			lo297, hi298 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
+			w296 = hi298 <= len(p.Data) && hi298-lo297 <= 20
 		}
-		var o290 uint32
-		if w287 {
-			o290 = packet.SumWords(p.Data[lo288:hi289])
+		var o299 uint32
+		if w296 {
+			o299 = packet.SumWords(p.Data[lo297:hi298])
 		}
-		packet.SetBits(b285, 192, 128, v284)
-		if w287 {
-			d283 += packet.ChecksumDelta(o290, packet.SumWords(p.Data[lo288:hi289]))
+		packet.SetBits(b294, 192, 128, v293)
+		if w296 {
+			d292 += packet.ChecksumDelta(o299, packet.SumWords(p.Data[lo297:hi298]))
 		}
-		v291 := p.Meta[3]
-		w292, lo293, hi294 := false, 0, 0
+		v300 := p.Meta[3]
+		w301, lo302, hi303 := false, 0, 0
 		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
 			rs := p.Hdr[23].Off
 			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			lo293, hi294 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w292 = hi294 <= len(p.Data) && hi294-lo293 <= 20
+			lo302, hi303 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w301 = hi303 <= len(p.Data) && hi303-lo302 <= 20
 		} else if p.Hdr[23].Valid {
-			lo293, hi294 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			w292 = hi294 <= len(p.Data) && hi294-lo293 <= 20
+			lo302, hi303 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
+			w301 = hi303 <= len(p.Data) && hi303-lo302 <= 20
 		}
-		var o295 uint32
-		if w292 {
-			o295 = packet.SumWords(p.Data[lo293:hi294])
+		var o304 uint32
+		if w301 {
+			o304 = packet.SumWords(p.Data[lo302:hi303])
 		}
-		packet.SetBits(b285, 64, 128, v291)
-		if w292 {
-			d283 += packet.ChecksumDelta(o295, packet.SumWords(p.Data[lo293:hi294]))
+		packet.SetBits(b294, 64, 128, v300)
+		if w301 {
+			d292 += packet.ChecksumDelta(o304, packet.SumWords(p.Data[lo302:hi303]))
 		}
-		v296 := p.Meta[21].Lo
-		st298 := p.Hdr[23] // udp
-		if !st298.Valid || st298.Off < 0 || st298.Off+st298.Len > len(p.Data) {
+		v305 := p.Meta[21].Lo
+		st307 := p.Hdr[23] // udp
+		if !st307.Valid || st307.Off < 0 || st307.Off+st307.Len > len(p.Data) {
 			return pl.drop(58)
 		}
-		b297 := p.Data[st298.Off : st298.Off+st298.Len]
-		lo300, hi301 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w299 := p.Hdr[23].Valid && hi301 <= len(p.Data) && 2 <= 20
-		var o302 uint32
-		if w299 {
-			o302 = uint32(binary.BigEndian.Uint16(p.Data[lo300+0:]))
+		b306 := p.Data[st307.Off : st307.Off+st307.Len]
+		lo309, hi310 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
+		w308 := p.Hdr[23].Valid && hi310 <= len(p.Data) && 2 <= 20
+		var o311 uint32
+		if w308 {
+			o311 = uint32(binary.BigEndian.Uint16(p.Data[lo309+0:]))
 		}
-		binary.BigEndian.PutUint16(b297[2:], uint16(v296))
-		if w299 {
-			d283 += packet.ChecksumDelta(o302, uint32(binary.BigEndian.Uint16(p.Data[lo300+0:])))
+		binary.BigEndian.PutUint16(b306[2:], uint16(v305))
+		if w308 {
+			d292 += packet.ChecksumDelta(o311, uint32(binary.BigEndian.Uint16(p.Data[lo309+0:])))
 		}
-		if cb303, ok304 := p.Bytes(23); ok304 {
-			binary.BigEndian.PutUint16(cb303[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb303[6:]), d283, false))
+		if cb312, ok313 := p.Bytes(23); ok313 {
+			binary.BigEndian.PutUint16(cb312[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb312[6:]), d292, false))
 		}
 		goto n109
 	}
 n103:
 	{ // LbIPv6Strip: set
 		pl.Runs[103]++
-		var d305 uint64 // udp checksum
-		v306 := p.Meta[12]
-		st308 := p.Hdr[4] // ipv6
-		if !st308.Valid || st308.Off < 0 || st308.Off+st308.Len > len(p.Data) {
+		var d314 uint64 // udp checksum
+		v315 := p.Meta[12]
+		st317 := p.Hdr[4] // ipv6
+		if !st317.Valid || st317.Off < 0 || st317.Off+st317.Len > len(p.Data) {
 			return pl.drop(59)
 		}
-		b307 := p.Data[st308.Off : st308.Off+st308.Len]
-		w309, lo310, hi311 := false, 0, 0
+		b316 := p.Data[st317.Off : st317.Off+st317.Len]
+		w318, lo319, hi320 := false, 0, 0
 		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
 			rs := p.Hdr[23].Off
 			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			lo310, hi311 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w309 = hi311 <= len(p.Data) && hi311-lo310 <= 20
+			lo319, hi320 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w318 = hi320 <= len(p.Data) && hi320-lo319 <= 20
 		} else if p.Hdr[23].Valid {
-			lo310, hi311 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			w309 = hi311 <= len(p.Data) && hi311-lo310 <= 20
+			lo319, hi320 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
+			w318 = hi320 <= len(p.Data) && hi320-lo319 <= 20
 		}
-		var o312 uint32
-		if w309 {
-			o312 = packet.SumWords(p.Data[lo310:hi311])
+		var o321 uint32
+		if w318 {
+			o321 = packet.SumWords(p.Data[lo319:hi320])
 		}
-		packet.SetBits(b307, 192, 128, v306)
-		if w309 {
-			d305 += packet.ChecksumDelta(o312, packet.SumWords(p.Data[lo310:hi311]))
+		packet.SetBits(b316, 192, 128, v315)
+		if w318 {
+			d314 += packet.ChecksumDelta(o321, packet.SumWords(p.Data[lo319:hi320]))
 		}
-		v313 := p.Meta[3]
-		w314, lo315, hi316 := false, 0, 0
+		v322 := p.Meta[3]
+		w323, lo324, hi325 := false, 0, 0
 		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
 			rs := p.Hdr[23].Off
 			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			lo315, hi316 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w314 = hi316 <= len(p.Data) && hi316-lo315 <= 20
+			lo324, hi325 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w323 = hi325 <= len(p.Data) && hi325-lo324 <= 20
 		} else if p.Hdr[23].Valid {
-			lo315, hi316 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			w314 = hi316 <= len(p.Data) && hi316-lo315 <= 20
+			lo324, hi325 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
+			w323 = hi325 <= len(p.Data) && hi325-lo324 <= 20
 		}
-		var o317 uint32
-		if w314 {
-			o317 = packet.SumWords(p.Data[lo315:hi316])
+		var o326 uint32
+		if w323 {
+			o326 = packet.SumWords(p.Data[lo324:hi325])
 		}
-		packet.SetBits(b307, 64, 128, v313)
-		if w314 {
-			d305 += packet.ChecksumDelta(o317, packet.SumWords(p.Data[lo315:hi316]))
+		packet.SetBits(b316, 64, 128, v322)
+		if w323 {
+			d314 += packet.ChecksumDelta(o326, packet.SumWords(p.Data[lo324:hi325]))
 		}
-		v318 := p.Meta[21].Lo
-		st320 := p.Hdr[23] // udp
-		if !st320.Valid || st320.Off < 0 || st320.Off+st320.Len > len(p.Data) {
+		v327 := p.Meta[21].Lo
+		st329 := p.Hdr[23] // udp
+		if !st329.Valid || st329.Off < 0 || st329.Off+st329.Len > len(p.Data) {
 			return pl.drop(59)
 		}
-		b319 := p.Data[st320.Off : st320.Off+st320.Len]
-		lo322, hi323 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w321 := p.Hdr[23].Valid && hi323 <= len(p.Data) && 2 <= 20
-		var o324 uint32
-		if w321 {
-			o324 = uint32(binary.BigEndian.Uint16(p.Data[lo322+0:]))
+		b328 := p.Data[st329.Off : st329.Off+st329.Len]
+		lo331, hi332 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
+		w330 := p.Hdr[23].Valid && hi332 <= len(p.Data) && 2 <= 20
+		var o333 uint32
+		if w330 {
+			o333 = uint32(binary.BigEndian.Uint16(p.Data[lo331+0:]))
 		}
-		binary.BigEndian.PutUint16(b319[2:], uint16(v318))
-		if w321 {
-			d305 += packet.ChecksumDelta(o324, uint32(binary.BigEndian.Uint16(p.Data[lo322+0:])))
+		binary.BigEndian.PutUint16(b328[2:], uint16(v327))
+		if w330 {
+			d314 += packet.ChecksumDelta(o333, uint32(binary.BigEndian.Uint16(p.Data[lo331+0:])))
 		}
-		v325 := packet.Value{Lo: uint64(binary.BigEndian.Uint16(b307[4:]))}.Sub(packet.Value{Lo: 0x10}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		w326, lo327, hi328 := false, 0, 0
+		v334 := (uint64(binary.BigEndian.Uint16(b316[4:])) - 0x10)
+		w335, lo336, hi337 := false, 0, 0
 		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
 			rs := p.Hdr[23].Off
 			l, h := p.Hdr[4].Off+4, p.Hdr[4].Off+6
-			lo327, hi328 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w326 = hi328 <= len(p.Data) && hi328-lo327 <= 20
+			lo336, hi337 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w335 = hi337 <= len(p.Data) && hi337-lo336 <= 20
 		} else if p.Hdr[23].Valid {
-			lo327, hi328 = p.Hdr[4].Off+4, p.Hdr[4].Off+6
-			w326 = hi328 <= len(p.Data) && hi328-lo327 <= 20
+			lo336, hi337 = p.Hdr[4].Off+4, p.Hdr[4].Off+6
+			w335 = hi337 <= len(p.Data) && hi337-lo336 <= 20
 		}
-		var o329 uint32
-		if w326 {
-			o329 = packet.SumWords(p.Data[lo327:hi328])
+		var o338 uint32
+		if w335 {
+			o338 = packet.SumWords(p.Data[lo336:hi337])
 		}
-		packet.SetBits(b307, 32, 16, v325)
-		if w326 {
-			d305 += packet.ChecksumDelta(o329, packet.SumWords(p.Data[lo327:hi328]))
+		binary.BigEndian.PutUint16(b316[4:], uint16(v334))
+		if w335 {
+			d314 += packet.ChecksumDelta(o338, packet.SumWords(p.Data[lo336:hi337]))
 		}
-		if cb330, ok331 := p.Bytes(23); ok331 {
-			binary.BigEndian.PutUint16(cb330[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb330[6:]), d305, false))
+		if cb339, ok340 := p.Bytes(23); ok340 {
+			binary.BigEndian.PutUint16(cb339[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb339[6:]), d314, false))
 		}
 		goto n104
 	}
@@ -2237,13 +2251,13 @@ n104:
 n105:
 	{ // LbPopV2Body: pop lb_v2
 		pl.Runs[105]++
-		pb332, ok333 := p.Bytes(9) // lb_v2
-		if !ok333 {
+		pb341, ok342 := p.Bytes(9) // lb_v2
+		if !ok342 {
 			return pl.drop(60)
 		}
-		if p.Hdr[23].Valid && p.Hdr[9].Off > p.Hdr[23].Off && len(pb332)%2 == 0 && (p.Hdr[9].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb334, ok335 := p.Bytes(23); ok335 {
-				binary.BigEndian.PutUint16(cb334[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb334[6:]), packet.PopDelta(pb332), false))
+		if p.Hdr[23].Valid && p.Hdr[9].Off > p.Hdr[23].Off && len(pb341)%2 == 0 && (p.Hdr[9].Off-p.Hdr[23].Off)%2 == 0 {
+			if cb343, ok344 := p.Bytes(23); ok344 {
+				binary.BigEndian.PutUint16(cb343[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb343[6:]), packet.PopDelta(pb341), false))
 			}
 		}
 		p.Pop(9)
@@ -2252,13 +2266,13 @@ n105:
 n106:
 	{ // LbPopV3Body: pop lb_v3
 		pl.Runs[106]++
-		pb336, ok337 := p.Bytes(10) // lb_v3
-		if !ok337 {
+		pb345, ok346 := p.Bytes(10) // lb_v3
+		if !ok346 {
 			return pl.drop(61)
 		}
-		if p.Hdr[23].Valid && p.Hdr[10].Off > p.Hdr[23].Off && len(pb336)%2 == 0 && (p.Hdr[10].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb338, ok339 := p.Bytes(23); ok339 {
-				binary.BigEndian.PutUint16(cb338[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb338[6:]), packet.PopDelta(pb336), false))
+		if p.Hdr[23].Valid && p.Hdr[10].Off > p.Hdr[23].Off && len(pb345)%2 == 0 && (p.Hdr[10].Off-p.Hdr[23].Off)%2 == 0 {
+			if cb347, ok348 := p.Bytes(23); ok348 {
+				binary.BigEndian.PutUint16(cb347[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb347[6:]), packet.PopDelta(pb345), false))
 			}
 		}
 		p.Pop(10)
@@ -2267,13 +2281,13 @@ n106:
 n107:
 	{ // LbPopCommon: pop lb_common
 		pl.Runs[107]++
-		pb340, ok341 := p.Bytes(8) // lb_common
-		if !ok341 {
+		pb349, ok350 := p.Bytes(8) // lb_common
+		if !ok350 {
 			return pl.drop(62)
 		}
-		if p.Hdr[23].Valid && p.Hdr[8].Off > p.Hdr[23].Off && len(pb340)%2 == 0 && (p.Hdr[8].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb342, ok343 := p.Bytes(23); ok343 {
-				binary.BigEndian.PutUint16(cb342[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb342[6:]), packet.PopDelta(pb340), false))
+		if p.Hdr[23].Valid && p.Hdr[8].Off > p.Hdr[23].Off && len(pb349)%2 == 0 && (p.Hdr[8].Off-p.Hdr[23].Off)%2 == 0 {
+			if cb351, ok352 := p.Bytes(23); ok352 {
+				binary.BigEndian.PutUint16(cb351[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb351[6:]), packet.PopDelta(pb349), false))
 			}
 		}
 		p.Pop(8)
@@ -2282,25 +2296,25 @@ n107:
 n108:
 	{ // LbUdpLen: set
 		pl.Runs[108]++
-		var d344 uint64    // udp checksum
-		st346 := p.Hdr[23] // udp
-		if !st346.Valid || st346.Off < 0 || st346.Off+st346.Len > len(p.Data) {
+		var d353 uint64    // udp checksum
+		st355 := p.Hdr[23] // udp
+		if !st355.Valid || st355.Off < 0 || st355.Off+st355.Len > len(p.Data) {
 			return pl.drop(63)
 		}
-		b345 := p.Data[st346.Off : st346.Off+st346.Len]
-		v347 := packet.Value{Lo: uint64(binary.BigEndian.Uint16(b345[4:]))}.Sub(packet.Value{Lo: 0x10}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		lo349, hi350 := p.Hdr[23].Off+4, p.Hdr[23].Off+6
-		w348 := p.Hdr[23].Valid && hi350 <= len(p.Data) && 2 <= 20
-		var o351 uint32
-		if w348 {
-			o351 = uint32(binary.BigEndian.Uint16(p.Data[lo349+0:]))
+		b354 := p.Data[st355.Off : st355.Off+st355.Len]
+		v356 := (uint64(binary.BigEndian.Uint16(b354[4:])) - 0x10)
+		lo358, hi359 := p.Hdr[23].Off+4, p.Hdr[23].Off+6
+		w357 := p.Hdr[23].Valid && hi359 <= len(p.Data) && 2 <= 20
+		var o360 uint32
+		if w357 {
+			o360 = uint32(binary.BigEndian.Uint16(p.Data[lo358+0:]))
 		}
-		packet.SetBits(b345, 32, 16, v347)
-		if w348 {
-			d344 += packet.ChecksumDelta(o351, uint32(binary.BigEndian.Uint16(p.Data[lo349+0:])))
+		binary.BigEndian.PutUint16(b354[4:], uint16(v356))
+		if w357 {
+			d353 += packet.ChecksumDelta(o360, uint32(binary.BigEndian.Uint16(p.Data[lo358+0:])))
 		}
-		if cb352, ok353 := p.Bytes(23); ok353 {
-			binary.BigEndian.PutUint16(cb352[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb352[6:]), d344, false))
+		if cb361, ok362 := p.Bytes(23); ok362 {
+			binary.BigEndian.PutUint16(cb361[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb361[6:]), d353, false))
 		}
 		goto n109
 	}

@@ -259,8 +259,7 @@ n3:
 				return pl.drop(1)
 			}
 			b2 := p.Data[st3.Off : st3.Off+st3.Len]
-			f4, _ := packet.GetBits(b2, 0, 4) // ipv4.version
-			c1 = (f4.Lo == 0x4)
+			c1 = ((uint64(b2[0]) >> 4 & 0xf) == 0x4)
 		}
 		if c1 {
 			goto n5
@@ -275,8 +274,8 @@ n4:
 n5:
 	{ // RxIPv4Csum: checksum verify ipv4
 		pl.Runs[5]++
-		ok5, wellFormed := p.VerifyChecksum(3)
-		if ok5 && wellFormed {
+		ok4, wellFormed := p.VerifyChecksum(3)
+		if ok4 && wellFormed {
 			goto n7
 		}
 		goto n6
@@ -302,8 +301,8 @@ n8:
 n9:
 	{ // RxUDPCsum: checksum verify udp
 		pl.Runs[9]++
-		ok6, wellFormed := p.VerifyChecksum(8)
-		if ok6 && wellFormed {
+		ok5, wellFormed := p.VerifyChecksum(8)
+		if ok5 && wellFormed {
 			goto n11
 		}
 		goto n10
@@ -316,16 +315,16 @@ n10:
 n11:
 	{ // RxDemux: switch udp.dport
 		pl.Runs[11]++
-		st9 := p.Hdr[8] // udp
-		if !st9.Valid || st9.Off < 0 || st9.Off+st9.Len > len(p.Data) {
+		st8 := p.Hdr[8] // udp
+		if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
 			return pl.drop(6)
 		}
-		b8 := p.Data[st9.Off : st9.Off+st9.Len]
-		v7 := uint64(binary.BigEndian.Uint16(b8[2:]))
+		b7 := p.Data[st8.Off : st8.Off+st8.Len]
+		v6 := uint64(binary.BigEndian.Uint16(b7[2:]))
 		switch {
-		case v7 == 0x7:
+		case v6 == 0x7:
 			goto n13
-		case v7 == 0x35:
+		case v6 == 0x35:
 			goto n14
 		default:
 			goto n12
