@@ -280,20 +280,3 @@ func TestGopacketLBDrops(t *testing.T) {
 
 // BenchmarkGopacketLB forwards seed 000-like v2 traffic, IPv4 and IPv6
 // alternating, through the gopacket load balancer.
-func BenchmarkGopacketLB(b *testing.B) {
-	l := newGopacketLB(b)
-	frames := [][]byte{
-		gplFrame(b, false, gplA7LB(), gplA7Payload()),
-		gplFrame(b, true, gplA7LB(), gplA7Payload()),
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	n := 0
-	for i := 0; b.Loop(); i++ {
-		if _, drop := l.Forward(frames[i&1]); drop != "" {
-			b.Fatal(drop)
-		}
-		n++
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/packet")
-}

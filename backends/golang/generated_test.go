@@ -22,6 +22,9 @@ var generated = []struct {
 	file, lpg, prg, dir string
 }{
 	{"inet/udp.nsc", "UDPIPv4", "", "backends/golang/internal/udpfast"},
+	{"ejfat/lb-2021.nsc", "LB2021", "HostRaw", "ejfat/lbfast/lb2021"},
+	{"ejfat/lb-2025.nsc", "LB2025", "HostRaw", "ejfat/lbfast/lb2025"},
+	{"ejfat/lb-2026.nsc", "LB2026", "HostRaw", "ejfat/lbfast/lb2026"},
 }
 
 // TestGeneratedUpToDate fails when a checked-in fast path is not what

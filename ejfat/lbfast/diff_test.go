@@ -102,7 +102,7 @@ func seeds(t testing.TB) [][]byte {
 }
 
 func TestFastPathAgainstInterpreter(t *testing.T) {
-	for _, v := range []string{"lb-2021", "lb-2025"} {
+	for _, v := range ejfat.Versions {
 		t.Run(v, func(t *testing.T) {
 			pl, m := pair(t, v)
 			s := seeds(t)

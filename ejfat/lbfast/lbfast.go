@@ -14,6 +14,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2021"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2025"
+	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -25,6 +26,7 @@ type version struct {
 var versions = map[string]version{
 	"lb-2021": {lb2021.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2021.New(ts) }},
 	"lb-2025": {lb2025.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2025.New(ts) }},
+	"lb-2026": {lb2026.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2026.New(ts) }},
 }
 
 func lookup(v string) (version, error) {
