@@ -167,7 +167,7 @@ func (ps *Predicates) condition(n *Node, p *Port) predicate.Pred {
 	case packet.OpContext:
 		return s.Symbol(fmt.Sprintf("pred(%s,%s)", n.Name, p.Name))
 	case packet.OpExtract:
-		return pick(s.Valid(schema.Headers[op.Header].Name))
+		return s.True() // see effect: it depends on whether H was there
 	case packet.OpParse:
 		return pick(ps.parsed(op.Header))
 	case packet.OpChecksumVerify:
@@ -218,7 +218,14 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 	schema := ps.g.Schema
 	switch op.Kind {
 	case packet.OpExtract:
-		return ps.forgetHeader(p, op.Header, port.Name == packet.PortTrue)
+		// A header already there stays as it is (true); one that is not
+		// comes from the frame with any contents (true) or does not fit.
+		v := ps.Space.Valid(schema.Headers[op.Header].Name)
+		fresh := ps.forgetHeader(p.And(v.Not()), op.Header, port.Name == packet.PortTrue)
+		if port.Name == packet.PortTrue {
+			return p.And(v).Or(fresh)
+		}
+		return fresh
 	case packet.OpSet:
 		return ps.assign(p, op.Assign, op.Update)
 	case packet.OpLookup:

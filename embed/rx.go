@@ -85,7 +85,8 @@ func (b *builder) pruneRx() error {
 
 // fold removes a node whose outcome is decided: every edge into it now
 // leads where its live port led. An F-node is folded only if it just
-// decides (test, switch, checksum verify, parse) and its live port feeds
+// decides (test, switch, checksum verify, parse, or extract of a header
+// the packets already have) and its live port feeds
 // no O-node (the O-node would see another port's boolean). An O-node is
 // folded only if, for the packets it lets through, "any operand arrived
 // with the live value" equals its own semantics (BDD equivalence).
@@ -93,6 +94,13 @@ func (b *builder) fold(e *enode, n *dataflow.Node, live *eport, ps *dataflow.Pre
 	if n.Kind == dataflow.FNode {
 		switch e.op.Kind {
 		case packet.OpTest, packet.OpSwitch, packet.OpChecksumVerify, packet.OpParse:
+		case packet.OpExtract:
+			// Extracting a header that every packet here has already
+			// changes nothing.
+			h := b.lpg.Schema.Headers[e.op.Header].Name
+			if live.name != packet.PortTrue || !predicate.Implies(ps.Reaching(n), b.space.Valid(h)) {
+				return false
+			}
 		default:
 			return false
 		}

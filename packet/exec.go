@@ -31,7 +31,7 @@ func (o *Op) Exec(p *Packet, env *Env) int {
 	case OpParse:
 		return boolPort(p.ParseFrame(o.Header))
 	case OpExtract:
-		return boolPort(p.Extract(o.Header))
+		return boolPort(p.Valid(o.Header) || p.Extract(o.Header))
 	case OpTest:
 		v, ok := o.Cond.Eval(p, nil)
 		if !ok {

@@ -211,10 +211,12 @@ func (c *gen) extract(h int) string {
 	last := spec.Fields[len(spec.Fields)-1]
 	n := spec.FixedBytes()
 	ok := c.newTmp("x")
+	c.emit("%s := p.Hdr[%d].Valid // already there: nothing to do", ok, h)
+	c.emit("if !%s {", ok)
+	defer c.emit("}")
 	if last.Variable() {
 		// The length is read with the header provisionally in place, as
 		// packet.Packet.Extract does.
-		c.emit("%s := false", ok)
 		c.emit("if off := p.Cursor; off >= 0 && off+%d <= len(p.Data) {", n)
 		c.emit("p.Hdr[%d] = packet.HeaderState{Off: off, Len: %d, Valid: true}", h, n)
 		c.hdrs = append(c.hdrs, map[int]string{})
@@ -233,7 +235,7 @@ func (c *gen) extract(h int) string {
 		c.emit("if !%s { p.Hdr[%d] = packet.HeaderState{} } // %s", ok, h, spec.Name)
 		return ok
 	}
-	c.emit("%s := p.Cursor >= 0 && p.Cursor+%d <= len(p.Data)", ok, n)
+	c.emit("%s = p.Cursor >= 0 && p.Cursor+%d <= len(p.Data)", ok, n)
 	c.emit("if %s { p.Hdr[%d] = packet.HeaderState{Off: p.Cursor, Len: %d, Valid: true}; p.Cursor += %d } else { p.Hdr[%d] = packet.HeaderState{} } // %s", ok, h, n, n, h, spec.Name)
 	return ok
 }

@@ -35,7 +35,7 @@ func runLB(e *env, args []string) error {
 	}); err != nil {
 		return err
 	}
-	pl, err := lbfast.New(*lb, ts)
+	pl, err := lbfast.NewSocket(*lb, ts)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,11 @@ var tablesFile = map[string]string{
 // fast path was generated from (the LPG on HostRaw), with the same table
 // entries loaded into each.
 func pair(t testing.TB, version string) (fastpath.Pipeline, *sim.Machine) {
+	return pairOn(t, version, ejfat.HostPRG)
+}
+
+// pairOn is pair on PRG prg (HostRaw or LinuxUDP).
+func pairOn(t testing.TB, version, prg string) (fastpath.Pipeline, *sim.Machine) {
 	t.Helper()
 	load := func(tables func(name string, f *os.File) error) {
 		f, err := os.Open(tablesFile[version])
@@ -39,8 +44,10 @@ func pair(t testing.TB, version string) (fastpath.Pipeline, *sim.Machine) {
 	var pl fastpath.Pipeline
 	load(func(name string, f *os.File) error {
 		ts, err := lbfast.Tables(version, name, f)
-		if err == nil {
+		if err == nil && prg == ejfat.HostPRG {
 			pl, err = lbfast.New(version, ts)
+		} else if err == nil {
+			pl, err = lbfast.NewSocket(version, ts)
 		}
 		return err
 	})
@@ -48,7 +55,7 @@ func pair(t testing.TB, version string) (fastpath.Pipeline, *sim.Machine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := m.Graph(ejfat.HostPRG)
+	p, _ := m.Graph(prg)
 	em, err := embed.Embed(g, p)
 	if err != nil {
 		t.Fatal(err)
@@ -114,21 +121,17 @@ func TestFastPathAgainstInterpreter(t *testing.T) {
 		n = 10000
 	}
 	for _, v := range ejfat.Versions {
-		t.Run(v, func(t *testing.T) {
-			pl, m := pair(t, v)
-			s := seeds(t)
-			where := difftest.Compare(t, pl, m, append(s, mutate(s, n, 1)...))
-			forwarded := 0
-			for w, k := range where {
-				if w == "sink TxWire" {
-					forwarded = k
+		for _, prg := range []string{ejfat.HostPRG, "LinuxUDP"} {
+			t.Run(v+"/"+prg, func(t *testing.T) {
+				pl, m := pairOn(t, v, prg)
+				s := seeds(t)
+				where := difftest.Compare(t, pl, m, append(s, mutate(s, n, 1)...))
+				if where["sink TxWire"] < 100 || len(where) < 4 {
+					t.Errorf("the corpus exercises too little: %v", where)
 				}
-			}
-			if forwarded < 100 || len(where) < 4 {
-				t.Errorf("the corpus exercises too little: %v", where)
-			}
-			t.Logf("%d crafted + %d derived frames: %v", len(s), n, where)
-		})
+				t.Logf("%d crafted + %d derived frames: %v", len(s), n, where)
+			})
+		}
 	}
 }
 

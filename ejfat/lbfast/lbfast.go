@@ -1,6 +1,8 @@
 // Package lbfast holds the generated Go fast paths of the shipped EJFAT LB
-// models on the HostRaw PRG (whole frames in and out), one package per
-// version, and picks one by version name. The packages below are generated
+// models, one package per version and PRG: lbNNNN on HostRaw (whole frames
+// in and out, nothing offloaded) and lbNNNNudp on LinuxUDP (behind kernel
+// UDP sockets: the kernel's parsing and checks pruned from the LB). It
+// picks one by version name. The packages below are generated
 // by nsc compile and checked in; backends/golang's TestGeneratedUpToDate
 // fails when one is stale.
 package lbfast
@@ -13,20 +15,30 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2021"
+	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2021udp"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2025"
+	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2025udp"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026"
+	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026udp"
 	"github.com/dragonet-go/nsc/packet"
 )
 
 type version struct {
 	schema *packet.Schema
 	new    func([]*packet.Table) (fastpath.Pipeline, error)
+	socket func([]*packet.Table) (fastpath.Pipeline, error) // on LinuxUDP
 }
 
 var versions = map[string]version{
-	"lb-2021": {lb2021.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2021.New(ts) }},
-	"lb-2025": {lb2025.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2025.New(ts) }},
-	"lb-2026": {lb2026.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2026.New(ts) }},
+	"lb-2021": {lb2021.Schema,
+		func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2021.New(ts) },
+		func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2021udp.New(ts) }},
+	"lb-2025": {lb2025.Schema,
+		func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2025.New(ts) },
+		func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2025udp.New(ts) }},
+	"lb-2026": {lb2026.Schema,
+		func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2026.New(ts) },
+		func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2026udp.New(ts) }},
 }
 
 func lookup(v string) (version, error) {
@@ -52,11 +64,22 @@ func Tables(v, name string, r io.Reader) ([]*packet.Table, error) {
 	return packet.LoadTables(x.schema, name, r)
 }
 
-// New returns a version's fast path over tables made by Tables.
+// New returns a version's fast path on HostRaw over tables made by Tables.
 func New(v string, tables []*packet.Table) (fastpath.Pipeline, error) {
 	x, err := lookup(v)
 	if err != nil {
 		return nil, err
 	}
 	return x.new(tables)
+}
+
+// NewSocket returns a version's fast path on LinuxUDP over tables made by
+// Tables (both fast paths have the same tables): frames enter as the wire
+// had them and leave for the kernel, which frames them anew.
+func NewSocket(v string, tables []*packet.Table) (fastpath.Pipeline, error) {
+	x, err := lookup(v)
+	if err != nil {
+		return nil, err
+	}
+	return x.socket(tables)
 }

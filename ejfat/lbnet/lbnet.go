@@ -1,5 +1,6 @@
 // Package lbnet runs an EJFAT LB fast path live on UDP sockets, the way a
-// host without raw frame access runs it (the linux-udp PRG): the kernel
+// host without raw frame access runs it (the LinuxUDP PRG; use the fast
+// paths generated for it, lbfast.NewSocket): the kernel
 // receives and checks the datagrams addressed to the LB, the forwarder
 // frames each one as the wire had it (Ethernet, IP and UDP headers rebuilt
 // from the socket addresses), runs the frame through the fast path, and
@@ -157,8 +158,8 @@ func (f *Forwarder) forward(n int) {
 }
 
 // frame writes Ethernet, IPv4 and UDP headers in front of the n datagram
-// bytes in buf, as they were on the wire (TTL 64, checksums zero for UDP:
-// the kernel has checked it), and returns the frame's offset and size.
+// bytes in buf, as they were on the wire (TTL 64, checksums right: the
+// kernel checked them), and returns the frame's offset and size.
 func (f *Forwarder) frame(buf []byte, src *net.UDPAddr, n int) (off, size int) {
 	off = packet.Headroom
 	b := buf[off:]
@@ -180,6 +181,8 @@ func (f *Forwarder) frame(buf []byte, src *net.UDPAddr, n int) (off, size int) {
 	binary.BigEndian.PutUint16(u[2:], f.local.Port())
 	binary.BigEndian.PutUint16(u[4:], uint16(udpLen+n))
 	binary.BigEndian.PutUint16(u[6:], 0)
+	sum := packet.TransportChecksum(packet.PseudoHeaderSumIPv4(ip[12:16], ip[16:20], 17, uint16(udpLen+n)), u[:udpLen+n], 6)
+	binary.BigEndian.PutUint16(u[6:], sum)
 	return off, ethLen + 20 + udpLen + n
 }
 

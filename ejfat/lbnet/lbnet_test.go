@@ -60,7 +60,7 @@ func TestLiveLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := lbfast.New("lb-2025", ts)
+	pl, err := lbfast.NewSocket("lb-2025", ts)
 	if err != nil {
 		t.Fatal(err)
 	}

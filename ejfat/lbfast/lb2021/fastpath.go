@@ -286,13 +286,16 @@ n1:
 n4:
 	{ // RxEthernet: extract ethernet
 		pl.Runs[4]++
-		x1 := p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
-		if x1 {
-			p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
-			p.Cursor += 14
-		} else {
-			p.Hdr[0] = packet.HeaderState{}
-		} // ethernet
+		x1 := p.Hdr[0].Valid // already there: nothing to do
+		if !x1 {
+			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
+			if x1 {
+				p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
+				p.Cursor += 14
+			} else {
+				p.Hdr[0] = packet.HeaderState{}
+			} // ethernet
+		}
 		if x1 {
 			goto n6
 		}
@@ -324,24 +327,26 @@ n6:
 n7:
 	{ // RxIPv4: extract ipv4
 		pl.Runs[7]++
-		x5 := false
-		if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
-			p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
-			st8 := p.Hdr[2] // ipv4
-			if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
-				return pl.drop(2)
-			}
-			b7 := p.Data[st8.Off : st8.Off+st8.Len]
-			ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(p.Data)) && off+20+int(ext6.Lo) <= len(p.Data)
-			if x5 {
-				p.Hdr[2].Len += int(ext6.Lo)
-				p.Cursor = off + p.Hdr[2].Len
-			}
-		}
+		x5 := p.Hdr[2].Valid // already there: nothing to do
 		if !x5 {
-			p.Hdr[2] = packet.HeaderState{}
-		} // ipv4
+			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
+				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
+				st8 := p.Hdr[2] // ipv4
+				if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
+					return pl.drop(2)
+				}
+				b7 := p.Data[st8.Off : st8.Off+st8.Len]
+				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(p.Data)) && off+20+int(ext6.Lo) <= len(p.Data)
+				if x5 {
+					p.Hdr[2].Len += int(ext6.Lo)
+					p.Cursor = off + p.Hdr[2].Len
+				}
+			}
+			if !x5 {
+				p.Hdr[2] = packet.HeaderState{}
+			} // ipv4
+		}
 		if x5 {
 			goto n10
 		}
@@ -350,13 +355,16 @@ n7:
 n8:
 	{ // RxIPv4Base: extract ipv4_base
 		pl.Runs[8]++
-		x9 := p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
-		if x9 {
-			p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
-			p.Cursor += 20
-		} else {
-			p.Hdr[9] = packet.HeaderState{}
-		} // ipv4_base
+		x9 := p.Hdr[9].Valid // already there: nothing to do
+		if !x9 {
+			x9 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
+			if x9 {
+				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
+				p.Cursor += 20
+			} else {
+				p.Hdr[9] = packet.HeaderState{}
+			} // ipv4_base
+		}
 		if x9 {
 			goto n9
 		}
@@ -404,13 +412,16 @@ n11:
 n12:
 	{ // RxIPv6: extract ipv6
 		pl.Runs[12]++
-		x17 := p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
-		if x17 {
-			p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
-			p.Cursor += 40
-		} else {
-			p.Hdr[3] = packet.HeaderState{}
-		} // ipv6
+		x17 := p.Hdr[3].Valid // already there: nothing to do
+		if !x17 {
+			x17 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+			if x17 {
+				p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
+				p.Cursor += 40
+			} else {
+				p.Hdr[3] = packet.HeaderState{}
+			} // ipv6
+		}
 		if x17 {
 			goto n13
 		}
@@ -447,13 +458,16 @@ n14:
 n15:
 	{ // RxUDP: extract udp
 		pl.Runs[15]++
-		x23 := p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
-		if x23 {
-			p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
-			p.Cursor += 8
-		} else {
-			p.Hdr[8] = packet.HeaderState{}
-		} // udp
+		x23 := p.Hdr[8].Valid // already there: nothing to do
+		if !x23 {
+			x23 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+			if x23 {
+				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
+				p.Cursor += 8
+			} else {
+				p.Hdr[8] = packet.HeaderState{}
+			} // udp
+		}
 		if x23 {
 			goto n16
 		}
@@ -475,13 +489,16 @@ n16:
 n17:
 	{ // RxLBHeader: extract lbv1
 		pl.Runs[17]++
-		x26 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
-		if x26 {
-			p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-			p.Cursor += 12
-		} else {
-			p.Hdr[5] = packet.HeaderState{}
-		} // lbv1
+		x26 := p.Hdr[5].Valid // already there: nothing to do
+		if !x26 {
+			x26 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			if x26 {
+				p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+				p.Cursor += 12
+			} else {
+				p.Hdr[5] = packet.HeaderState{}
+			} // lbv1
+		}
 		if x26 {
 			goto n18
 		}

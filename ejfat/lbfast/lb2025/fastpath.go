@@ -419,13 +419,16 @@ n4:
 n5:
 	{ // ParseEth: extract ethernet
 		pl.Runs[5]++
-		x1 := p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
-		if x1 {
-			p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
-			p.Cursor += 14
-		} else {
-			p.Hdr[0] = packet.HeaderState{}
-		} // ethernet
+		x1 := p.Hdr[0].Valid // already there: nothing to do
+		if !x1 {
+			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
+			if x1 {
+				p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
+				p.Cursor += 14
+			} else {
+				p.Hdr[0] = packet.HeaderState{}
+			} // ethernet
+		}
 		if x1 {
 			goto n6
 		}
@@ -454,13 +457,16 @@ n6:
 n7:
 	{ // ParseArp: extract arp
 		pl.Runs[7]++
-		x5 := p.Cursor >= 0 && p.Cursor+28 <= len(p.Data)
-		if x5 {
-			p.Hdr[2] = packet.HeaderState{Off: p.Cursor, Len: 28, Valid: true}
-			p.Cursor += 28
-		} else {
-			p.Hdr[2] = packet.HeaderState{}
-		} // arp
+		x5 := p.Hdr[2].Valid // already there: nothing to do
+		if !x5 {
+			x5 = p.Cursor >= 0 && p.Cursor+28 <= len(p.Data)
+			if x5 {
+				p.Hdr[2] = packet.HeaderState{Off: p.Cursor, Len: 28, Valid: true}
+				p.Cursor += 28
+			} else {
+				p.Hdr[2] = packet.HeaderState{}
+			} // arp
+		}
 		if x5 {
 			goto n8
 		}
@@ -498,24 +504,26 @@ n8:
 n9:
 	{ // ParseIPv4: extract ipv4
 		pl.Runs[9]++
-		x12 := false
-		if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
-			p.Hdr[3] = packet.HeaderState{Off: off, Len: 20, Valid: true}
-			st15 := p.Hdr[3] // ipv4
-			if !st15.Valid || st15.Off < 0 || st15.Off+st15.Len > len(p.Data) {
-				return pl.drop(2)
-			}
-			b14 := p.Data[st15.Off : st15.Off+st15.Len]
-			ext13 := packet.Value{Lo: (uint64(b14[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			x12 = ext13.Hi == 0 && ext13.Lo <= uint64(len(p.Data)) && off+20+int(ext13.Lo) <= len(p.Data)
-			if x12 {
-				p.Hdr[3].Len += int(ext13.Lo)
-				p.Cursor = off + p.Hdr[3].Len
-			}
-		}
+		x12 := p.Hdr[3].Valid // already there: nothing to do
 		if !x12 {
-			p.Hdr[3] = packet.HeaderState{}
-		} // ipv4
+			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
+				p.Hdr[3] = packet.HeaderState{Off: off, Len: 20, Valid: true}
+				st15 := p.Hdr[3] // ipv4
+				if !st15.Valid || st15.Off < 0 || st15.Off+st15.Len > len(p.Data) {
+					return pl.drop(2)
+				}
+				b14 := p.Data[st15.Off : st15.Off+st15.Len]
+				ext13 := packet.Value{Lo: (uint64(b14[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+				x12 = ext13.Hi == 0 && ext13.Lo <= uint64(len(p.Data)) && off+20+int(ext13.Lo) <= len(p.Data)
+				if x12 {
+					p.Hdr[3].Len += int(ext13.Lo)
+					p.Cursor = off + p.Hdr[3].Len
+				}
+			}
+			if !x12 {
+				p.Hdr[3] = packet.HeaderState{}
+			} // ipv4
+		}
 		if x12 {
 			goto n10
 		}
@@ -559,13 +567,16 @@ n11:
 n12:
 	{ // ParseIcmp: extract icmp
 		pl.Runs[12]++
-		x22 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x22 {
-			p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-			p.Cursor += 4
-		} else {
-			p.Hdr[5] = packet.HeaderState{}
-		} // icmp
+		x22 := p.Hdr[5].Valid // already there: nothing to do
+		if !x22 {
+			x22 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			if x22 {
+				p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Cursor += 4
+			} else {
+				p.Hdr[5] = packet.HeaderState{}
+			} // icmp
+		}
 		if x22 {
 			goto n13
 		}
@@ -591,13 +602,16 @@ n13:
 n14:
 	{ // ParseEcho4: extract icmp_echo
 		pl.Runs[14]++
-		x26 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x26 {
-			p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-			p.Cursor += 4
-		} else {
-			p.Hdr[7] = packet.HeaderState{}
-		} // icmp_echo
+		x26 := p.Hdr[7].Valid // already there: nothing to do
+		if !x26 {
+			x26 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			if x26 {
+				p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Cursor += 4
+			} else {
+				p.Hdr[7] = packet.HeaderState{}
+			} // icmp_echo
+		}
 		if x26 {
 			goto n36
 		}
@@ -606,13 +620,16 @@ n14:
 n15:
 	{ // ParseIPv6: extract ipv6
 		pl.Runs[15]++
-		x27 := p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
-		if x27 {
-			p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
-			p.Cursor += 40
-		} else {
-			p.Hdr[4] = packet.HeaderState{}
-		} // ipv6
+		x27 := p.Hdr[4].Valid // already there: nothing to do
+		if !x27 {
+			x27 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+			if x27 {
+				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
+				p.Cursor += 40
+			} else {
+				p.Hdr[4] = packet.HeaderState{}
+			} // ipv6
+		}
 		if x27 {
 			goto n16
 		}
@@ -652,13 +669,16 @@ n17:
 n18:
 	{ // ParseIcmp6: extract icmpv6
 		pl.Runs[18]++
-		x33 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x33 {
-			p.Hdr[6] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-			p.Cursor += 4
-		} else {
-			p.Hdr[6] = packet.HeaderState{}
-		} // icmpv6
+		x33 := p.Hdr[6].Valid // already there: nothing to do
+		if !x33 {
+			x33 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			if x33 {
+				p.Hdr[6] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Cursor += 4
+			} else {
+				p.Hdr[6] = packet.HeaderState{}
+			} // icmpv6
+		}
 		if x33 {
 			goto n19
 		}
@@ -698,13 +718,16 @@ n20:
 n21:
 	{ // ParseEcho6: extract icmp_echo
 		pl.Runs[21]++
-		x39 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x39 {
-			p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-			p.Cursor += 4
-		} else {
-			p.Hdr[7] = packet.HeaderState{}
-		} // icmp_echo
+		x39 := p.Hdr[7].Valid // already there: nothing to do
+		if !x39 {
+			x39 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			if x39 {
+				p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Cursor += 4
+			} else {
+				p.Hdr[7] = packet.HeaderState{}
+			} // icmp_echo
+		}
 		if x39 {
 			goto n36
 		}
@@ -726,13 +749,16 @@ n22:
 n23:
 	{ // ParseNs: extract nd_ns
 		pl.Runs[23]++
-		x42 := p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
-		if x42 {
-			p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
-			p.Cursor += 20
-		} else {
-			p.Hdr[11] = packet.HeaderState{}
-		} // nd_ns
+		x42 := p.Hdr[11].Valid // already there: nothing to do
+		if !x42 {
+			x42 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
+			if x42 {
+				p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
+				p.Cursor += 20
+			} else {
+				p.Hdr[11] = packet.HeaderState{}
+			} // nd_ns
+		}
 		if x42 {
 			goto n24
 		}
@@ -754,13 +780,16 @@ n24:
 n25:
 	{ // ParseNsOpt: extract nd_opt
 		pl.Runs[25]++
-		x45 := p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
-		if x45 {
-			p.Hdr[12] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
-			p.Cursor += 2
-		} else {
-			p.Hdr[12] = packet.HeaderState{}
-		} // nd_opt
+		x45 := p.Hdr[12].Valid // already there: nothing to do
+		if !x45 {
+			x45 = p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
+			if x45 {
+				p.Hdr[12] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
+				p.Cursor += 2
+			} else {
+				p.Hdr[12] = packet.HeaderState{}
+			} // nd_opt
+		}
 		if x45 {
 			goto n26
 		}
@@ -782,13 +811,16 @@ n26:
 n27:
 	{ // ParseNsMac: extract nd_mac
 		pl.Runs[27]++
-		x48 := p.Cursor >= 0 && p.Cursor+6 <= len(p.Data)
-		if x48 {
-			p.Hdr[13] = packet.HeaderState{Off: p.Cursor, Len: 6, Valid: true}
-			p.Cursor += 6
-		} else {
-			p.Hdr[13] = packet.HeaderState{}
-		} // nd_mac
+		x48 := p.Hdr[13].Valid // already there: nothing to do
+		if !x48 {
+			x48 = p.Cursor >= 0 && p.Cursor+6 <= len(p.Data)
+			if x48 {
+				p.Hdr[13] = packet.HeaderState{Off: p.Cursor, Len: 6, Valid: true}
+				p.Cursor += 6
+			} else {
+				p.Hdr[13] = packet.HeaderState{}
+			} // nd_mac
+		}
 		if x48 {
 			goto n36
 		}
@@ -797,13 +829,16 @@ n27:
 n28:
 	{ // ParseUdp: extract udp
 		pl.Runs[28]++
-		x49 := p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
-		if x49 {
-			p.Hdr[23] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
-			p.Cursor += 8
-		} else {
-			p.Hdr[23] = packet.HeaderState{}
-		} // udp
+		x49 := p.Hdr[23].Valid // already there: nothing to do
+		if !x49 {
+			x49 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+			if x49 {
+				p.Hdr[23] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
+				p.Cursor += 8
+			} else {
+				p.Hdr[23] = packet.HeaderState{}
+			} // udp
+		}
 		if x49 {
 			goto n29
 		}
@@ -825,13 +860,16 @@ n29:
 n30:
 	{ // ParseLb: extract lb_common
 		pl.Runs[30]++
-		x52 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x52 {
-			p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-			p.Cursor += 4
-		} else {
-			p.Hdr[8] = packet.HeaderState{}
-		} // lb_common
+		x52 := p.Hdr[8].Valid // already there: nothing to do
+		if !x52 {
+			x52 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			if x52 {
+				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Cursor += 4
+			} else {
+				p.Hdr[8] = packet.HeaderState{}
+			} // lb_common
+		}
 		if x52 {
 			goto n31
 		}
@@ -871,13 +909,16 @@ n32:
 n33:
 	{ // ParseLbV2: extract lb_v2
 		pl.Runs[33]++
-		x58 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
-		if x58 {
-			p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-			p.Cursor += 12
-		} else {
-			p.Hdr[9] = packet.HeaderState{}
-		} // lb_v2
+		x58 := p.Hdr[9].Valid // already there: nothing to do
+		if !x58 {
+			x58 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			if x58 {
+				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+				p.Cursor += 12
+			} else {
+				p.Hdr[9] = packet.HeaderState{}
+			} // lb_v2
+		}
 		if x58 {
 			goto n36
 		}
@@ -886,13 +927,16 @@ n33:
 n34:
 	{ // ParseLbV3: extract lb_v3
 		pl.Runs[34]++
-		x59 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
-		if x59 {
-			p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-			p.Cursor += 12
-		} else {
-			p.Hdr[10] = packet.HeaderState{}
-		} // lb_v3
+		x59 := p.Hdr[10].Valid // already there: nothing to do
+		if !x59 {
+			x59 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			if x59 {
+				p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+				p.Cursor += 12
+			} else {
+				p.Hdr[10] = packet.HeaderState{}
+			} // lb_v3
+		}
 		if x59 {
 			goto n36
 		}

@@ -463,13 +463,16 @@ n4:
 n5:
 	{ // ParseEth: extract ethernet
 		pl.Runs[5]++
-		x1 := p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
-		if x1 {
-			p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
-			p.Cursor += 14
-		} else {
-			p.Hdr[0] = packet.HeaderState{}
-		} // ethernet
+		x1 := p.Hdr[0].Valid // already there: nothing to do
+		if !x1 {
+			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
+			if x1 {
+				p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
+				p.Cursor += 14
+			} else {
+				p.Hdr[0] = packet.HeaderState{}
+			} // ethernet
+		}
 		if x1 {
 			goto n6
 		}
@@ -504,13 +507,16 @@ n6:
 n7:
 	{ // ParseVlan: extract vlan
 		pl.Runs[7]++
-		x5 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x5 {
-			p.Hdr[1] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-			p.Cursor += 4
-		} else {
-			p.Hdr[1] = packet.HeaderState{}
-		} // vlan
+		x5 := p.Hdr[1].Valid // already there: nothing to do
+		if !x5 {
+			x5 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			if x5 {
+				p.Hdr[1] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Cursor += 4
+			} else {
+				p.Hdr[1] = packet.HeaderState{}
+			} // vlan
+		}
 		if x5 {
 			goto n8
 		}
@@ -539,13 +545,16 @@ n8:
 n9:
 	{ // ParseArp: extract arp
 		pl.Runs[9]++
-		x9 := p.Cursor >= 0 && p.Cursor+28 <= len(p.Data)
-		if x9 {
-			p.Hdr[2] = packet.HeaderState{Off: p.Cursor, Len: 28, Valid: true}
-			p.Cursor += 28
-		} else {
-			p.Hdr[2] = packet.HeaderState{}
-		} // arp
+		x9 := p.Hdr[2].Valid // already there: nothing to do
+		if !x9 {
+			x9 = p.Cursor >= 0 && p.Cursor+28 <= len(p.Data)
+			if x9 {
+				p.Hdr[2] = packet.HeaderState{Off: p.Cursor, Len: 28, Valid: true}
+				p.Cursor += 28
+			} else {
+				p.Hdr[2] = packet.HeaderState{}
+			} // arp
+		}
 		if x9 {
 			goto n10
 		}
@@ -583,24 +592,26 @@ n10:
 n11:
 	{ // ParseIPv4: extract ipv4
 		pl.Runs[11]++
-		x16 := false
-		if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
-			p.Hdr[3] = packet.HeaderState{Off: off, Len: 20, Valid: true}
-			st19 := p.Hdr[3] // ipv4
-			if !st19.Valid || st19.Off < 0 || st19.Off+st19.Len > len(p.Data) {
-				return pl.drop(3)
-			}
-			b18 := p.Data[st19.Off : st19.Off+st19.Len]
-			ext17 := packet.Value{Lo: (uint64(b18[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			x16 = ext17.Hi == 0 && ext17.Lo <= uint64(len(p.Data)) && off+20+int(ext17.Lo) <= len(p.Data)
-			if x16 {
-				p.Hdr[3].Len += int(ext17.Lo)
-				p.Cursor = off + p.Hdr[3].Len
-			}
-		}
+		x16 := p.Hdr[3].Valid // already there: nothing to do
 		if !x16 {
-			p.Hdr[3] = packet.HeaderState{}
-		} // ipv4
+			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
+				p.Hdr[3] = packet.HeaderState{Off: off, Len: 20, Valid: true}
+				st19 := p.Hdr[3] // ipv4
+				if !st19.Valid || st19.Off < 0 || st19.Off+st19.Len > len(p.Data) {
+					return pl.drop(3)
+				}
+				b18 := p.Data[st19.Off : st19.Off+st19.Len]
+				ext17 := packet.Value{Lo: (uint64(b18[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+				x16 = ext17.Hi == 0 && ext17.Lo <= uint64(len(p.Data)) && off+20+int(ext17.Lo) <= len(p.Data)
+				if x16 {
+					p.Hdr[3].Len += int(ext17.Lo)
+					p.Cursor = off + p.Hdr[3].Len
+				}
+			}
+			if !x16 {
+				p.Hdr[3] = packet.HeaderState{}
+			} // ipv4
+		}
 		if x16 {
 			goto n12
 		}
@@ -644,13 +655,16 @@ n13:
 n14:
 	{ // ParseIPv6: extract ipv6
 		pl.Runs[14]++
-		x26 := p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
-		if x26 {
-			p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
-			p.Cursor += 40
-		} else {
-			p.Hdr[4] = packet.HeaderState{}
-		} // ipv6
+		x26 := p.Hdr[4].Valid // already there: nothing to do
+		if !x26 {
+			x26 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+			if x26 {
+				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
+				p.Cursor += 40
+			} else {
+				p.Hdr[4] = packet.HeaderState{}
+			} // ipv6
+		}
 		if x26 {
 			goto n15
 		}
@@ -690,13 +704,16 @@ n16:
 n17:
 	{ // ParseIcmp: extract icmp
 		pl.Runs[17]++
-		x32 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x32 {
-			p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-			p.Cursor += 4
-		} else {
-			p.Hdr[5] = packet.HeaderState{}
-		} // icmp
+		x32 := p.Hdr[5].Valid // already there: nothing to do
+		if !x32 {
+			x32 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			if x32 {
+				p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Cursor += 4
+			} else {
+				p.Hdr[5] = packet.HeaderState{}
+			} // icmp
+		}
 		if x32 {
 			goto n18
 		}
@@ -736,13 +753,16 @@ n19:
 n20:
 	{ // ParseEcho4: extract icmp_echo
 		pl.Runs[20]++
-		x38 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x38 {
-			p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-			p.Cursor += 4
-		} else {
-			p.Hdr[7] = packet.HeaderState{}
-		} // icmp_echo
+		x38 := p.Hdr[7].Valid // already there: nothing to do
+		if !x38 {
+			x38 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			if x38 {
+				p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Cursor += 4
+			} else {
+				p.Hdr[7] = packet.HeaderState{}
+			} // icmp_echo
+		}
 		if x38 {
 			goto n48
 		}
@@ -751,13 +771,16 @@ n20:
 n21:
 	{ // ParseIcmp6: extract icmpv6
 		pl.Runs[21]++
-		x39 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x39 {
-			p.Hdr[6] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-			p.Cursor += 4
-		} else {
-			p.Hdr[6] = packet.HeaderState{}
-		} // icmpv6
+		x39 := p.Hdr[6].Valid // already there: nothing to do
+		if !x39 {
+			x39 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			if x39 {
+				p.Hdr[6] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Cursor += 4
+			} else {
+				p.Hdr[6] = packet.HeaderState{}
+			} // icmpv6
+		}
 		if x39 {
 			goto n22
 		}
@@ -799,13 +822,16 @@ n23:
 n24:
 	{ // ParseEcho6: extract icmp_echo
 		pl.Runs[24]++
-		x45 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x45 {
-			p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-			p.Cursor += 4
-		} else {
-			p.Hdr[7] = packet.HeaderState{}
-		} // icmp_echo
+		x45 := p.Hdr[7].Valid // already there: nothing to do
+		if !x45 {
+			x45 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			if x45 {
+				p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Cursor += 4
+			} else {
+				p.Hdr[7] = packet.HeaderState{}
+			} // icmp_echo
+		}
 		if x45 {
 			goto n48
 		}
@@ -814,13 +840,16 @@ n24:
 n25:
 	{ // ParseUnreach4: extract icmp_ipv4
 		pl.Runs[25]++
-		x46 := p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
-		if x46 {
-			p.Hdr[17] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
-			p.Cursor += 20
-		} else {
-			p.Hdr[17] = packet.HeaderState{}
-		} // icmp_ipv4
+		x46 := p.Hdr[17].Valid // already there: nothing to do
+		if !x46 {
+			x46 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
+			if x46 {
+				p.Hdr[17] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
+				p.Cursor += 20
+			} else {
+				p.Hdr[17] = packet.HeaderState{}
+			} // icmp_ipv4
+		}
 		if x46 {
 			goto n26
 		}
@@ -842,13 +871,16 @@ n26:
 n27:
 	{ // ParseUnreach6: extract icmp_ipv6
 		pl.Runs[27]++
-		x49 := p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
-		if x49 {
-			p.Hdr[18] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
-			p.Cursor += 40
-		} else {
-			p.Hdr[18] = packet.HeaderState{}
-		} // icmp_ipv6
+		x49 := p.Hdr[18].Valid // already there: nothing to do
+		if !x49 {
+			x49 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+			if x49 {
+				p.Hdr[18] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
+				p.Cursor += 40
+			} else {
+				p.Hdr[18] = packet.HeaderState{}
+			} // icmp_ipv6
+		}
 		if x49 {
 			goto n28
 		}
@@ -870,13 +902,16 @@ n28:
 n29:
 	{ // ParseUnreachUdp: extract icmp_udp
 		pl.Runs[29]++
-		x52 := p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
-		if x52 {
-			p.Hdr[19] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
-			p.Cursor += 8
-		} else {
-			p.Hdr[19] = packet.HeaderState{}
-		} // icmp_udp
+		x52 := p.Hdr[19].Valid // already there: nothing to do
+		if !x52 {
+			x52 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+			if x52 {
+				p.Hdr[19] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
+				p.Cursor += 8
+			} else {
+				p.Hdr[19] = packet.HeaderState{}
+			} // icmp_udp
+		}
 		if x52 {
 			goto n48
 		}
@@ -898,13 +933,16 @@ n30:
 n31:
 	{ // ParseNs: extract nd_ns
 		pl.Runs[31]++
-		x55 := p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
-		if x55 {
-			p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
-			p.Cursor += 20
-		} else {
-			p.Hdr[11] = packet.HeaderState{}
-		} // nd_ns
+		x55 := p.Hdr[11].Valid // already there: nothing to do
+		if !x55 {
+			x55 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
+			if x55 {
+				p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
+				p.Cursor += 20
+			} else {
+				p.Hdr[11] = packet.HeaderState{}
+			} // nd_ns
+		}
 		if x55 {
 			goto n32
 		}
@@ -926,13 +964,16 @@ n32:
 n33:
 	{ // ParseNsOpt: extract nd_opt
 		pl.Runs[33]++
-		x58 := p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
-		if x58 {
-			p.Hdr[12] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
-			p.Cursor += 2
-		} else {
-			p.Hdr[12] = packet.HeaderState{}
-		} // nd_opt
+		x58 := p.Hdr[12].Valid // already there: nothing to do
+		if !x58 {
+			x58 = p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
+			if x58 {
+				p.Hdr[12] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
+				p.Cursor += 2
+			} else {
+				p.Hdr[12] = packet.HeaderState{}
+			} // nd_opt
+		}
 		if x58 {
 			goto n34
 		}
@@ -954,13 +995,16 @@ n34:
 n35:
 	{ // ParseNsMac: extract nd_mac
 		pl.Runs[35]++
-		x61 := p.Cursor >= 0 && p.Cursor+6 <= len(p.Data)
-		if x61 {
-			p.Hdr[13] = packet.HeaderState{Off: p.Cursor, Len: 6, Valid: true}
-			p.Cursor += 6
-		} else {
-			p.Hdr[13] = packet.HeaderState{}
-		} // nd_mac
+		x61 := p.Hdr[13].Valid // already there: nothing to do
+		if !x61 {
+			x61 = p.Cursor >= 0 && p.Cursor+6 <= len(p.Data)
+			if x61 {
+				p.Hdr[13] = packet.HeaderState{Off: p.Cursor, Len: 6, Valid: true}
+				p.Cursor += 6
+			} else {
+				p.Hdr[13] = packet.HeaderState{}
+			} // nd_mac
+		}
 		if x61 {
 			goto n48
 		}
@@ -969,13 +1013,16 @@ n35:
 n36:
 	{ // ParseSlow: extract slow
 		pl.Runs[36]++
-		x62 := p.Cursor >= 0 && p.Cursor+1 <= len(p.Data)
-		if x62 {
-			p.Hdr[21] = packet.HeaderState{Off: p.Cursor, Len: 1, Valid: true}
-			p.Cursor += 1
-		} else {
-			p.Hdr[21] = packet.HeaderState{}
-		} // slow
+		x62 := p.Hdr[21].Valid // already there: nothing to do
+		if !x62 {
+			x62 = p.Cursor >= 0 && p.Cursor+1 <= len(p.Data)
+			if x62 {
+				p.Hdr[21] = packet.HeaderState{Off: p.Cursor, Len: 1, Valid: true}
+				p.Cursor += 1
+			} else {
+				p.Hdr[21] = packet.HeaderState{}
+			} // slow
+		}
 		if x62 {
 			goto n37
 		}
@@ -997,13 +1044,16 @@ n37:
 n38:
 	{ // ParseLacp: extract lacp
 		pl.Runs[38]++
-		x65 := p.Cursor >= 0 && p.Cursor+1 <= len(p.Data)
-		if x65 {
-			p.Hdr[22] = packet.HeaderState{Off: p.Cursor, Len: 1, Valid: true}
-			p.Cursor += 1
-		} else {
-			p.Hdr[22] = packet.HeaderState{}
-		} // lacp
+		x65 := p.Hdr[22].Valid // already there: nothing to do
+		if !x65 {
+			x65 = p.Cursor >= 0 && p.Cursor+1 <= len(p.Data)
+			if x65 {
+				p.Hdr[22] = packet.HeaderState{Off: p.Cursor, Len: 1, Valid: true}
+				p.Cursor += 1
+			} else {
+				p.Hdr[22] = packet.HeaderState{}
+			} // lacp
+		}
 		if x65 {
 			goto n48
 		}
@@ -1012,13 +1062,16 @@ n38:
 n39:
 	{ // ParseLldp: extract lldp
 		pl.Runs[39]++
-		x66 := p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
-		if x66 {
-			p.Hdr[20] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
-			p.Cursor += 2
-		} else {
-			p.Hdr[20] = packet.HeaderState{}
-		} // lldp
+		x66 := p.Hdr[20].Valid // already there: nothing to do
+		if !x66 {
+			x66 = p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
+			if x66 {
+				p.Hdr[20] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
+				p.Cursor += 2
+			} else {
+				p.Hdr[20] = packet.HeaderState{}
+			} // lldp
+		}
 		if x66 {
 			goto n48
 		}
@@ -1027,13 +1080,16 @@ n39:
 n40:
 	{ // ParseUdp: extract udp
 		pl.Runs[40]++
-		x67 := p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
-		if x67 {
-			p.Hdr[23] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
-			p.Cursor += 8
-		} else {
-			p.Hdr[23] = packet.HeaderState{}
-		} // udp
+		x67 := p.Hdr[23].Valid // already there: nothing to do
+		if !x67 {
+			x67 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+			if x67 {
+				p.Hdr[23] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
+				p.Cursor += 8
+			} else {
+				p.Hdr[23] = packet.HeaderState{}
+			} // udp
+		}
 		if x67 {
 			goto n41
 		}
@@ -1055,13 +1111,16 @@ n41:
 n42:
 	{ // ParseLb: extract lb_common
 		pl.Runs[42]++
-		x70 := p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-		if x70 {
-			p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-			p.Cursor += 4
-		} else {
-			p.Hdr[8] = packet.HeaderState{}
-		} // lb_common
+		x70 := p.Hdr[8].Valid // already there: nothing to do
+		if !x70 {
+			x70 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			if x70 {
+				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Cursor += 4
+			} else {
+				p.Hdr[8] = packet.HeaderState{}
+			} // lb_common
+		}
 		if x70 {
 			goto n43
 		}
@@ -1101,13 +1160,16 @@ n44:
 n45:
 	{ // ParseLbV2: extract lb_v2
 		pl.Runs[45]++
-		x76 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
-		if x76 {
-			p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-			p.Cursor += 12
-		} else {
-			p.Hdr[9] = packet.HeaderState{}
-		} // lb_v2
+		x76 := p.Hdr[9].Valid // already there: nothing to do
+		if !x76 {
+			x76 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			if x76 {
+				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+				p.Cursor += 12
+			} else {
+				p.Hdr[9] = packet.HeaderState{}
+			} // lb_v2
+		}
 		if x76 {
 			goto n48
 		}
@@ -1116,13 +1178,16 @@ n45:
 n46:
 	{ // ParseLbV3: extract lb_v3
 		pl.Runs[46]++
-		x77 := p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
-		if x77 {
-			p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-			p.Cursor += 12
-		} else {
-			p.Hdr[10] = packet.HeaderState{}
-		} // lb_v3
+		x77 := p.Hdr[10].Valid // already there: nothing to do
+		if !x77 {
+			x77 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			if x77 {
+				p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+				p.Cursor += 12
+			} else {
+				p.Hdr[10] = packet.HeaderState{}
+			} // lb_v3
+		}
 		if x77 {
 			goto n48
 		}
