@@ -16,6 +16,7 @@ import (
 	"go/format"
 	"strings"
 
+	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )
@@ -33,7 +34,7 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	if opt.Package == "" {
 		opt.Package = "fastpath"
 	}
-	if err := checkSinglePath(g); err != nil {
+	if err := flow.SinglePath(g, "go"); err != nil {
 		return nil, err
 	}
 	srcs := g.Sources()
@@ -43,21 +44,6 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	c := &gen{g: g, s: g.Schema, dropIdx: map[[2]string]int{}, sinkIdx: map[string]int{}, countIdx: map[string]int{}, updVar: map[string]string{}, start: srcs[0]}
 	c.body()
 	return c.file(opt)
-}
-
-// checkSinglePath refuses graphs in which a frame could take two paths.
-func checkSinglePath(g *dataflow.Graph) error {
-	for _, n := range g.Nodes {
-		for _, p := range n.Ports {
-			if len(p.Spawn) > 0 {
-				return fmt.Errorf("go backend: %s: node %s port %s has a spawn edge; the generated fast path runs one task per frame", n.Pos, n.Name, p.Name)
-			}
-			if len(p.Out) > 1 {
-				return fmt.Errorf("go backend: %s: node %s port %s leads to %d nodes; the generated fast path needs one path per frame", n.Pos, n.Name, p.Name, len(p.Out))
-			}
-		}
-	}
-	return nil
 }
 
 type gen struct {
@@ -319,7 +305,7 @@ func (c *gen) follow(pt *dataflow.Port) {
 		c.emit("goto n%d", to.ID)
 		c.jumps = append(c.jumps, to)
 	case dataflow.ONode:
-		want, ok := decide(to, pt)
+		want, ok := flow.Decide(to, pt)
 		if !ok {
 			c.emit("return pl.drop(%d) // %s cannot decide on one operand", c.drop(c.start.Name, "undecided"), to.Name)
 			return
@@ -334,48 +320,6 @@ func (c *gen) follow(pt *dataflow.Port) {
 	default: // C-nodes never run
 		c.emit("return pl.drop(%d)", c.drop(c.start.Name, "undecided"))
 	}
-}
-
-// decide is the interpreter's O-node rule when only the operand behind
-// port pt has fired.
-func decide(o *dataflow.Node, pt *dataflow.Port) (port string, ok bool) {
-	trues, falses := 0, 0
-	if dataflow.Truthy(pt) {
-		trues = 1
-	} else {
-		falses = 1
-	}
-	ops := len(dataflow.Operands(o))
-	var v bool
-	switch o.Logic {
-	case dataflow.And, dataflow.Nand:
-		switch {
-		case falses > 0:
-			v = false
-		case trues == ops:
-			v = true
-		default:
-			return "", false
-		}
-	case dataflow.Or, dataflow.Nor:
-		switch {
-		case trues > 0:
-			v = true
-		case falses == ops:
-			v = false
-		default:
-			return "", false
-		}
-	case dataflow.Not:
-		v = falses > 0
-	}
-	if o.Logic == dataflow.Nand || o.Logic == dataflow.Nor {
-		v = !v
-	}
-	if v {
-		return packet.PortTrue, true
-	}
-	return packet.PortFalse, true
 }
 
 func (c *gen) switchOp(n *dataflow.Node) {

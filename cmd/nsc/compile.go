@@ -14,7 +14,8 @@ func runCompile(e *env, args []string) error {
 	fs := newFlags("compile", e)
 	lpg := fs.String("lpg", "", "the LPG")
 	prg := fs.String("prg", "", "the PRG to embed it in (none: the LPG alone)")
-	target := fs.String("target", "go", "what to generate: go")
+	target := fs.String("target", "go", "what to generate: go, xdp or p4")
+	arch := fs.String("arch", "v1model", "P4 architecture (--target p4): v1model or xsa")
 	out := fs.String("o", "", "output directory")
 	pkg := fs.String("package", "", "Go package name (default: the output directory's name)")
 	files, err := parseArgs(fs, args)
@@ -24,8 +25,14 @@ func runCompile(e *env, args []string) error {
 	if *out == "" {
 		return usagef("-o DIR is required")
 	}
-	if *target != "go" {
-		return usagef("unknown target %q (have: go)", *target)
+	switch *target {
+	case "go":
+	case "xdp":
+		return compileXDP(e, files, *lpg, *prg, *out)
+	case "p4":
+		return compileP4(e, files, *lpg, *prg, *arch, *out)
+	default:
+		return usagef("unknown target %q (have: go, xdp, p4)", *target)
 	}
 	g, err := compileGraph(files, *lpg, *prg)
 	if err != nil {

@@ -139,17 +139,18 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [37]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "RxV4Csum", "RxV6", "RxV6Check", "RxUDP", "RxPort", "RxUDPCsum", "RxNotForUs", "RxSocket", "TxQueue", "TxWire", "RxEtherType", "RxIPv4Dst", "RxIPv6Dst", "RxLBPort", "RxLBHeader", "RxDstFilter", "RxDstFilterMiss", "RxHasLB", "RxEpoch", "RxEpochMiss", "RxCalendar", "RxCalendarMiss", "RxMember", "RxMemberMiss", "RxIsIPv4", "RxIsIPv6", "RxMismatch", "RxIPv4Rewrite", "RxIPv6RewriteLow", "RxIPv6RewriteHigh", "RxUDPRewrite", "RxStrip"}
+var NodeNames = [38]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "RxV4Csum", "RxV6", "RxV6Check", "RxUDP", "RxPort", "RxUDPCsum", "RxUDPVerify", "RxNotForUs", "RxSocket", "TxQueue", "TxWire", "RxEtherType", "RxIPv4Dst", "RxIPv6Dst", "RxLBPort", "RxLBHeader", "RxDstFilter", "RxDstFilterMiss", "RxHasLB", "RxEpoch", "RxEpochMiss", "RxCalendar", "RxCalendarMiss", "RxMember", "RxMemberMiss", "RxIsIPv4", "RxIsIPv6", "RxMismatch", "RxIPv4Rewrite", "RxIPv6RewriteLow", "RxIPv6RewriteHigh", "RxUDPRewrite", "RxStrip"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [1]string{"TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [25]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
+var DropSites = [26]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
 	{Node: "RxV4", Reason: "malformed"},
 	{Node: "RxV4Check", Reason: "malformed"},
 	{Node: "RxV6Check", Reason: "malformed"},
 	{Node: "RxPort", Reason: "malformed"},
+	{Node: "RxUDPCsum", Reason: "malformed"},
 	{Node: "RxNotForUs", Reason: "not a datagram for the socket"},
 	{Node: "RxEtherType", Reason: "malformed"},
 	{Node: "RxEtherType.other", Reason: "unconnected"},
@@ -296,7 +297,7 @@ n1:
 		if x1 {
 			goto n2
 		}
-		goto n11
+		goto n12
 	}
 n2:
 	{ // RxType: switch ethernet.type
@@ -313,7 +314,7 @@ n2:
 		case v2 == 0x86dd:
 			goto n6
 		default:
-			goto n11
+			goto n12
 		}
 	}
 n3:
@@ -342,7 +343,7 @@ n3:
 		if x5 {
 			goto n4
 		}
-		goto n11
+		goto n12
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
@@ -363,7 +364,7 @@ n4:
 		if c9 {
 			goto n5
 		}
-		goto n11
+		goto n12
 	}
 n5:
 	{ // RxV4Csum: checksum verify ipv4
@@ -372,7 +373,7 @@ n5:
 		if ok13 && wellFormed {
 			goto n8
 		}
-		goto n11
+		goto n12
 	}
 n6:
 	{ // RxV6: extract ipv6
@@ -390,7 +391,7 @@ n6:
 		if x14 {
 			goto n7
 		}
-		goto n11
+		goto n12
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
@@ -407,7 +408,7 @@ n7:
 		if c15 {
 			goto n8
 		}
-		goto n11
+		goto n12
 	}
 n8:
 	{ // RxUDP: extract udp
@@ -425,7 +426,7 @@ n8:
 		if x18 {
 			goto n9
 		}
-		goto n11
+		goto n12
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
@@ -438,109 +439,126 @@ n9:
 		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
 			goto n10
 		}
-		goto n11
+		goto n12
 	}
 n10:
-	{ // RxUDPCsum: checksum verify udp
+	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
 		pl.Runs[10]++
-		ok21, wellFormed := p.VerifyChecksum(8)
-		if ok21 && wellFormed {
-			goto n12
+		st23 := p.Hdr[8] // udp
+		if !st23.Valid || st23.Off < 0 || st23.Off+st23.Len > len(p.Data) {
+			return pl.drop(5)
+		}
+		b22 := p.Data[st23.Off : st23.Off+st23.Len]
+		c21 := (uint64(binary.BigEndian.Uint16(b22[6:])) == 0x0)
+		if c21 {
+			c21 = p.Hdr[2].Valid
+		}
+		if c21 {
+			goto n13
 		}
 		goto n11
 	}
 n11:
-	{ // RxNotForUs: drop "not a datagram for the socket"
+	{ // RxUDPVerify: checksum verify udp
 		pl.Runs[11]++
-		return pl.drop(5)
+		ok24, wellFormed := p.VerifyChecksum(8)
+		if ok24 && wellFormed {
+			goto n13
+		}
+		goto n12
 	}
 n12:
-	{ // RxSocket: nop
+	{ // RxNotForUs: drop "not a datagram for the socket"
 		pl.Runs[12]++
-		goto n15
+		return pl.drop(6)
 	}
-n15:
-	{ // RxEtherType: switch ethernet.type
-		pl.Runs[15]++
-		st24 := p.Hdr[0] // ethernet
-		if !st24.Valid || st24.Off < 0 || st24.Off+st24.Len > len(p.Data) {
-			return pl.drop(6)
-		}
-		b23 := p.Data[st24.Off : st24.Off+st24.Len]
-		v22 := uint64(binary.BigEndian.Uint16(b23[12:]))
-		switch {
-		case v22 == 0x800:
-			goto n16
-		case v22 == 0x86dd:
-			goto n17
-		default:
-			return pl.drop(7)
-		}
+n13:
+	{ // RxSocket: nop
+		pl.Runs[13]++
+		goto n16
 	}
 n16:
-	{ // RxIPv4Dst: set
+	{ // RxEtherType: switch ethernet.type
 		pl.Runs[16]++
-		st26 := p.Hdr[2] // ipv4
-		if !st26.Valid || st26.Off < 0 || st26.Off+st26.Len > len(p.Data) {
+		st27 := p.Hdr[0] // ethernet
+		if !st27.Valid || st27.Off < 0 || st27.Off+st27.Len > len(p.Data) {
+			return pl.drop(7)
+		}
+		b26 := p.Data[st27.Off : st27.Off+st27.Len]
+		v25 := uint64(binary.BigEndian.Uint16(b26[12:]))
+		switch {
+		case v25 == 0x800:
+			goto n17
+		case v25 == 0x86dd:
+			goto n18
+		default:
 			return pl.drop(8)
 		}
-		b25 := p.Data[st26.Off : st26.Off+st26.Len]
-		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b25[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		goto n18
 	}
 n17:
-	{ // RxIPv6Dst: set
+	{ // RxIPv4Dst: set
 		pl.Runs[17]++
-		st28 := p.Hdr[3] // ipv6
-		if !st28.Valid || st28.Off < 0 || st28.Off+st28.Len > len(p.Data) {
+		st29 := p.Hdr[2] // ipv4
+		if !st29.Valid || st29.Off < 0 || st29.Off+st29.Len > len(p.Data) {
 			return pl.drop(9)
 		}
-		b27 := p.Data[st28.Off : st28.Off+st28.Len]
-		p.Meta[0] = (packet.Value{Hi: binary.BigEndian.Uint64(b27[24:]), Lo: binary.BigEndian.Uint64(b27[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		goto n18
+		b28 := p.Data[st29.Off : st29.Off+st29.Len]
+		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b28[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		goto n19
 	}
 n18:
-	{ // RxLBPort: test udp.dport == 0x4c42
+	{ // RxIPv6Dst: set
 		pl.Runs[18]++
-		st30 := p.Hdr[8] // udp
-		if !st30.Valid || st30.Off < 0 || st30.Off+st30.Len > len(p.Data) {
+		st31 := p.Hdr[3] // ipv6
+		if !st31.Valid || st31.Off < 0 || st31.Off+st31.Len > len(p.Data) {
 			return pl.drop(10)
 		}
-		b29 := p.Data[st30.Off : st30.Off+st30.Len]
-		if uint64(binary.BigEndian.Uint16(b29[2:])) == 0x4c42 {
-			goto n19
-		}
-		goto n20
+		b30 := p.Data[st31.Off : st31.Off+st31.Len]
+		p.Meta[0] = (packet.Value{Hi: binary.BigEndian.Uint64(b30[24:]), Lo: binary.BigEndian.Uint64(b30[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		goto n19
 	}
 n19:
-	{ // RxLBHeader: extract lbv1
+	{ // RxLBPort: test udp.dport == 0x4c42
 		pl.Runs[19]++
-		x31 := p.Hdr[5].Valid // already there: nothing to do
-		if !x31 {
-			x31 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
-			if x31 {
+		st33 := p.Hdr[8] // udp
+		if !st33.Valid || st33.Off < 0 || st33.Off+st33.Len > len(p.Data) {
+			return pl.drop(11)
+		}
+		b32 := p.Data[st33.Off : st33.Off+st33.Len]
+		if uint64(binary.BigEndian.Uint16(b32[2:])) == 0x4c42 {
+			goto n20
+		}
+		goto n21
+	}
+n20:
+	{ // RxLBHeader: extract lbv1
+		pl.Runs[20]++
+		x34 := p.Hdr[5].Valid // already there: nothing to do
+		if !x34 {
+			x34 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			if x34 {
 				p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
 				p.Cursor += 12
 			} else {
 				p.Hdr[5] = packet.HeaderState{}
 			} // lbv1
 		}
-		if x31 {
-			goto n20
+		if x34 {
+			goto n21
 		}
-		goto n20
+		goto n21
 	}
-n20:
+n21:
 	{ // RxDstFilter: lookup dst_filter_table
-		pl.Runs[20]++
+		pl.Runs[21]++
 		act, params := 0, []packet.Value(nil)
-		st33 := p.Hdr[0] // ethernet
-		if !st33.Valid || st33.Off < 0 || st33.Off+st33.Len > len(p.Data) {
-			return pl.drop(11)
+		st36 := p.Hdr[0] // ethernet
+		if !st36.Valid || st36.Off < 0 || st36.Off+st36.Len > len(p.Data) {
+			return pl.drop(12)
 		}
-		b32 := p.Data[st33.Off : st33.Off+st33.Len]
-		pl.keys[0] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b32[0:]))<<32 | uint64(binary.BigEndian.Uint32(b32[2:])))}
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b32[12:]))}
+		b35 := p.Data[st36.Off : st36.Off+st36.Len]
+		pl.keys[0] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b35[0:]))<<32 | uint64(binary.BigEndian.Uint32(b35[2:])))}
+		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b35[12:]))}
 		pl.keys[2] = p.Meta[0]
 		if e, hit := pl.tables[0].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -548,34 +566,34 @@ n20:
 		_ = params
 		switch act {
 		case 0: // drop
-			goto n21
-		default: // NoAction
 			goto n22
-		}
-	}
-n21:
-	{ // RxDstFilterMiss: drop "dst_filter miss"
-		pl.Runs[21]++
-		return pl.drop(12)
-	}
-n22:
-	{ // RxHasLB: test valid(lbv1)
-		pl.Runs[22]++
-		if p.Hdr[5].Valid {
+		default: // NoAction
 			goto n23
 		}
-		goto n13
+	}
+n22:
+	{ // RxDstFilterMiss: drop "dst_filter miss"
+		pl.Runs[22]++
+		return pl.drop(13)
 	}
 n23:
-	{ // RxEpoch: lookup epoch_assign_table
+	{ // RxHasLB: test valid(lbv1)
 		pl.Runs[23]++
-		act, params := 1, []packet.Value(nil)
-		st35 := p.Hdr[5] // lbv1
-		if !st35.Valid || st35.Off < 0 || st35.Off+st35.Len > len(p.Data) {
-			return pl.drop(13)
+		if p.Hdr[5].Valid {
+			goto n24
 		}
-		b34 := p.Data[st35.Off : st35.Off+st35.Len]
-		pl.keys[0] = packet.Value{Lo: binary.BigEndian.Uint64(b34[4:])}
+		goto n14
+	}
+n24:
+	{ // RxEpoch: lookup epoch_assign_table
+		pl.Runs[24]++
+		act, params := 1, []packet.Value(nil)
+		st38 := p.Hdr[5] // lbv1
+		if !st38.Valid || st38.Off < 0 || st38.Off+st38.Len > len(p.Data) {
+			return pl.drop(14)
+		}
+		b37 := p.Data[st38.Off : st38.Off+st38.Len]
+		pl.keys[0] = packet.Value{Lo: binary.BigEndian.Uint64(b37[4:])}
 		if e, hit := pl.tables[1].Lookup(pl.keys[:1]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -583,296 +601,296 @@ n23:
 		switch act {
 		case 0: // do_assign_epoch
 			p.Meta[1] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			goto n25
+			goto n26
 		default: // drop
-			goto n24
+			goto n25
 		}
-	}
-n24:
-	{ // RxEpochMiss: drop "epoch_assign miss"
-		pl.Runs[24]++
-		return pl.drop(14)
 	}
 n25:
-	{ // RxCalendar: lookup load_balance_calendar_table
+	{ // RxEpochMiss: drop "epoch_assign miss"
 		pl.Runs[25]++
+		return pl.drop(15)
+	}
+n26:
+	{ // RxCalendar: lookup load_balance_calendar_table
+		pl.Runs[26]++
 		act, params := 1, []packet.Value(nil)
-		st37 := p.Hdr[5] // lbv1
-		if !st37.Valid || st37.Off < 0 || st37.Off+st37.Len > len(p.Data) {
-			return pl.drop(15)
+		st40 := p.Hdr[5] // lbv1
+		if !st40.Valid || st40.Off < 0 || st40.Off+st40.Len > len(p.Data) {
+			return pl.drop(16)
 		}
-		b36 := p.Data[st37.Off : st37.Off+st37.Len]
-		if e, hit := pl.tables[2].LookupPacked(((binary.BigEndian.Uint64(b36[4:])&0x1ff)&0xfff)<<0 | ((p.Meta[1].Lo)&0xffffffff)<<12); hit {
+		b39 := p.Data[st40.Off : st40.Off+st40.Len]
+		if e, hit := pl.tables[2].LookupPacked(((binary.BigEndian.Uint64(b39[4:])&0x1ff)&0xfff)<<0 | ((p.Meta[1].Lo)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
 			p.Meta[2] = packet.Value{Lo: (params[0].Lo) & 0xffff}
-			goto n27
+			goto n28
 		default: // drop
-			goto n26
+			goto n27
 		}
-	}
-n26:
-	{ // RxCalendarMiss: drop "calendar miss"
-		pl.Runs[26]++
-		return pl.drop(16)
 	}
 n27:
-	{ // RxMember: lookup member_info_lookup_table
+	{ // RxCalendarMiss: drop "calendar miss"
 		pl.Runs[27]++
+		return pl.drop(17)
+	}
+n28:
+	{ // RxMember: lookup member_info_lookup_table
+		pl.Runs[28]++
 		act, params := 2, []packet.Value(nil)
-		st39 := p.Hdr[0] // ethernet
-		if !st39.Valid || st39.Off < 0 || st39.Off+st39.Len > len(p.Data) {
-			return pl.drop(17)
+		st42 := p.Hdr[0] // ethernet
+		if !st42.Valid || st42.Off < 0 || st42.Off+st42.Len > len(p.Data) {
+			return pl.drop(18)
 		}
-		b38 := p.Data[st39.Off : st39.Off+st39.Len]
-		if e, hit := pl.tables[3].LookupPacked(((p.Meta[2].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b38[12:])))&0xffff)<<16); hit {
+		b41 := p.Data[st42.Off : st42.Off+st42.Len]
+		if e, hit := pl.tables[3].LookupPacked(((p.Meta[2].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b41[12:])))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			v40 := params[0].Lo
-			binary.BigEndian.PutUint16(b38[0:], uint16(v40>>32))
-			binary.BigEndian.PutUint32(b38[2:], uint32(v40))
+			v43 := params[0].Lo
+			binary.BigEndian.PutUint16(b41[0:], uint16(v43>>32))
+			binary.BigEndian.PutUint32(b41[2:], uint32(v43))
 			p.Meta[3] = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
 			p.Meta[5] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			goto n29
+			goto n30
 		case 1: // do_ipv6_member_rewrite
-			v41 := params[0].Lo
-			binary.BigEndian.PutUint16(b38[0:], uint16(v41>>32))
-			binary.BigEndian.PutUint32(b38[2:], uint32(v41))
+			v44 := params[0].Lo
+			binary.BigEndian.PutUint16(b41[0:], uint16(v44>>32))
+			binary.BigEndian.PutUint32(b41[2:], uint32(v44))
 			p.Meta[4] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			p.Meta[5] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			goto n30
+			goto n31
 		default: // drop
-			goto n28
+			goto n29
 		}
-	}
-n28:
-	{ // RxMemberMiss: drop "member miss"
-		pl.Runs[28]++
-		return pl.drop(18)
 	}
 n29:
-	{ // RxIsIPv4: test valid(ipv4)
+	{ // RxMemberMiss: drop "member miss"
 		pl.Runs[29]++
-		if p.Hdr[2].Valid {
-			goto n32
-		}
-		goto n31
-	}
-n30:
-	{ // RxIsIPv6: test valid(ipv6)
-		pl.Runs[30]++
-		if p.Hdr[3].Valid {
-			goto n33
-		}
-		goto n31
-	}
-n31:
-	{ // RxMismatch: drop "member rewrite mismatch"
-		pl.Runs[31]++
 		return pl.drop(19)
 	}
+n30:
+	{ // RxIsIPv4: test valid(ipv4)
+		pl.Runs[30]++
+		if p.Hdr[2].Valid {
+			goto n33
+		}
+		goto n32
+	}
+n31:
+	{ // RxIsIPv6: test valid(ipv6)
+		pl.Runs[31]++
+		if p.Hdr[3].Valid {
+			goto n34
+		}
+		goto n32
+	}
 n32:
-	{ // RxIPv4Rewrite: set
+	{ // RxMismatch: drop "member rewrite mismatch"
 		pl.Runs[32]++
-		var d42 uint64 // ipv4 checksum
-		var d43 uint64 // udp checksum
-		v44 := p.Meta[3].Lo
-		st46 := p.Hdr[2] // ipv4
-		if !st46.Valid || st46.Off < 0 || st46.Off+st46.Len > len(p.Data) {
-			return pl.drop(20)
+		return pl.drop(20)
+	}
+n33:
+	{ // RxIPv4Rewrite: set
+		pl.Runs[33]++
+		var d45 uint64 // ipv4 checksum
+		var d46 uint64 // udp checksum
+		v47 := p.Meta[3].Lo
+		st49 := p.Hdr[2] // ipv4
+		if !st49.Valid || st49.Off < 0 || st49.Off+st49.Len > len(p.Data) {
+			return pl.drop(21)
 		}
-		b45 := p.Data[st46.Off : st46.Off+st46.Len]
-		lo48, hi49 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w47 := p.Hdr[2].Valid && hi49 <= len(p.Data) && 4 <= 20
-		var o50 uint32
-		if w47 {
-			o50 = uint32(binary.BigEndian.Uint16(p.Data[lo48+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo48+2:]))
+		b48 := p.Data[st49.Off : st49.Off+st49.Len]
+		lo51, hi52 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w50 := p.Hdr[2].Valid && hi52 <= len(p.Data) && 4 <= 20
+		var o53 uint32
+		if w50 {
+			o53 = uint32(binary.BigEndian.Uint16(p.Data[lo51+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo51+2:]))
 		}
-		w51, lo52, hi53 := false, 0, 0
+		w54, lo55, hi56 := false, 0, 0
 		if p.Hdr[8].Valid && p.Hdr[2].Off > p.Hdr[8].Off {
 			rs := p.Hdr[8].Off
 			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo52, hi53 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w51 = hi53 <= len(p.Data) && hi53-lo52 <= 20
+			lo55, hi56 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w54 = hi56 <= len(p.Data) && hi56-lo55 <= 20
 		} else if p.Hdr[8].Valid {
-			lo52, hi53 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			w51 = hi53 <= len(p.Data) && hi53-lo52 <= 20
+			lo55, hi56 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			w54 = hi56 <= len(p.Data) && hi56-lo55 <= 20
 		}
-		var o54 uint32
-		if w51 {
-			o54 = packet.SumWords(p.Data[lo52:hi53])
+		var o57 uint32
+		if w54 {
+			o57 = packet.SumWords(p.Data[lo55:hi56])
 		}
-		binary.BigEndian.PutUint32(b45[16:], uint32(v44))
-		if w47 {
-			d42 += packet.ChecksumDelta(o50, uint32(binary.BigEndian.Uint16(p.Data[lo48+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo48+2:])))
+		binary.BigEndian.PutUint32(b48[16:], uint32(v47))
+		if w50 {
+			d45 += packet.ChecksumDelta(o53, uint32(binary.BigEndian.Uint16(p.Data[lo51+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo51+2:])))
 		}
-		if w51 {
-			d43 += packet.ChecksumDelta(o54, packet.SumWords(p.Data[lo52:hi53]))
+		if w54 {
+			d46 += packet.ChecksumDelta(o57, packet.SumWords(p.Data[lo55:hi56]))
 		}
-		v55 := (uint64(binary.BigEndian.Uint16(b45[2:])) - 0xc)
-		lo57, hi58 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w56 := p.Hdr[2].Valid && hi58 <= len(p.Data) && 2 <= 20
-		var o59 uint32
-		if w56 {
-			o59 = uint32(binary.BigEndian.Uint16(p.Data[lo57+0:]))
+		v58 := (uint64(binary.BigEndian.Uint16(b48[2:])) - 0xc)
+		lo60, hi61 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w59 := p.Hdr[2].Valid && hi61 <= len(p.Data) && 2 <= 20
+		var o62 uint32
+		if w59 {
+			o62 = uint32(binary.BigEndian.Uint16(p.Data[lo60+0:]))
 		}
-		w60, lo61, hi62 := false, 0, 0
+		w63, lo64, hi65 := false, 0, 0
 		if p.Hdr[8].Valid && p.Hdr[2].Off > p.Hdr[8].Off {
 			rs := p.Hdr[8].Off
 			l, h := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			lo61, hi62 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w60 = hi62 <= len(p.Data) && hi62-lo61 <= 20
+			lo64, hi65 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w63 = hi65 <= len(p.Data) && hi65-lo64 <= 20
 		} else if p.Hdr[8].Valid {
-			lo61, hi62 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			w60 = hi62 <= len(p.Data) && hi62-lo61 <= 20
+			lo64, hi65 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
+			w63 = hi65 <= len(p.Data) && hi65-lo64 <= 20
 		}
-		var o63 uint32
-		if w60 {
-			o63 = packet.SumWords(p.Data[lo61:hi62])
+		var o66 uint32
+		if w63 {
+			o66 = packet.SumWords(p.Data[lo64:hi65])
 		}
-		binary.BigEndian.PutUint16(b45[2:], uint16(v55))
-		if w56 {
-			d42 += packet.ChecksumDelta(o59, uint32(binary.BigEndian.Uint16(p.Data[lo57+0:])))
+		binary.BigEndian.PutUint16(b48[2:], uint16(v58))
+		if w59 {
+			d45 += packet.ChecksumDelta(o62, uint32(binary.BigEndian.Uint16(p.Data[lo60+0:])))
 		}
-		if w60 {
-			d43 += packet.ChecksumDelta(o63, packet.SumWords(p.Data[lo61:hi62]))
+		if w63 {
+			d46 += packet.ChecksumDelta(o66, packet.SumWords(p.Data[lo64:hi65]))
 		}
-		if cb64, ok65 := p.Bytes(2); ok65 {
-			binary.BigEndian.PutUint16(cb64[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb64[10:]), d42, false))
+		if cb67, ok68 := p.Bytes(2); ok68 {
+			binary.BigEndian.PutUint16(cb67[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb67[10:]), d45, false))
 		}
-		if cb66, ok67 := p.Bytes(8); ok67 {
-			binary.BigEndian.PutUint16(cb66[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb66[6:]), d43, false))
-		}
-		goto n35
-	}
-n33:
-	{ // RxIPv6RewriteLow: set
-		pl.Runs[33]++
-		var d68 uint64   // udp checksum
-		st70 := p.Hdr[3] // ipv6
-		if !st70.Valid || st70.Off < 0 || st70.Off+st70.Len > len(p.Data) {
-			return pl.drop(21)
-		}
-		b69 := p.Data[st70.Off : st70.Off+st70.Len]
-		v71 := packet.Value{Hi: binary.BigEndian.Uint64(b69[24:]), Lo: binary.BigEndian.Uint64(b69[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(p.Meta[4].And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		w72, lo73, hi74 := false, 0, 0
-		if p.Hdr[8].Valid && p.Hdr[3].Off > p.Hdr[8].Off {
-			rs := p.Hdr[8].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo73, hi74 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w72 = hi74 <= len(p.Data) && hi74-lo73 <= 20
-		} else if p.Hdr[8].Valid {
-			lo73, hi74 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w72 = hi74 <= len(p.Data) && hi74-lo73 <= 20
-		}
-		var o75 uint32
-		if w72 {
-			o75 = packet.SumWords(p.Data[lo73:hi74])
-		}
-		packet.SetBits(b69, 192, 128, v71)
-		if w72 {
-			d68 += packet.ChecksumDelta(o75, packet.SumWords(p.Data[lo73:hi74]))
-		}
-		v76 := (uint64(binary.BigEndian.Uint16(b69[4:])) - 0xc)
-		w77, lo78, hi79 := false, 0, 0
-		if p.Hdr[8].Valid && p.Hdr[3].Off > p.Hdr[8].Off {
-			rs := p.Hdr[8].Off
-			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			lo78, hi79 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w77 = hi79 <= len(p.Data) && hi79-lo78 <= 20
-		} else if p.Hdr[8].Valid {
-			lo78, hi79 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			w77 = hi79 <= len(p.Data) && hi79-lo78 <= 20
-		}
-		var o80 uint32
-		if w77 {
-			o80 = packet.SumWords(p.Data[lo78:hi79])
-		}
-		binary.BigEndian.PutUint16(b69[4:], uint16(v76))
-		if w77 {
-			d68 += packet.ChecksumDelta(o80, packet.SumWords(p.Data[lo78:hi79]))
-		}
-		if cb81, ok82 := p.Bytes(8); ok82 {
-			binary.BigEndian.PutUint16(cb81[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb81[6:]), d68, false))
-		}
-		goto n34
-	}
-n34:
-	{ // RxIPv6RewriteHigh: set
-		pl.Runs[34]++
-		st84 := p.Hdr[3] // ipv6
-		if !st84.Valid || st84.Off < 0 || st84.Off+st84.Len > len(p.Data) {
-			return pl.drop(22)
-		}
-		b83 := p.Data[st84.Off : st84.Off+st84.Len]
-		packet.SetBits(b83, 192, 128, p.Meta[4])
-		goto n35
-	}
-n35:
-	{ // RxUDPRewrite: set
-		pl.Runs[35]++
-		var d85 uint64 // udp checksum
-		v86 := p.Meta[5].Lo
-		st88 := p.Hdr[8] // udp
-		if !st88.Valid || st88.Off < 0 || st88.Off+st88.Len > len(p.Data) {
-			return pl.drop(23)
-		}
-		b87 := p.Data[st88.Off : st88.Off+st88.Len]
-		lo90, hi91 := p.Hdr[8].Off+2, p.Hdr[8].Off+4
-		w89 := p.Hdr[8].Valid && hi91 <= len(p.Data) && 2 <= 20
-		var o92 uint32
-		if w89 {
-			o92 = uint32(binary.BigEndian.Uint16(p.Data[lo90+0:]))
-		}
-		binary.BigEndian.PutUint16(b87[2:], uint16(v86))
-		if w89 {
-			d85 += packet.ChecksumDelta(o92, uint32(binary.BigEndian.Uint16(p.Data[lo90+0:])))
-		}
-		v93 := (uint64(binary.BigEndian.Uint16(b87[4:])) - 0xc)
-		lo95, hi96 := p.Hdr[8].Off+4, p.Hdr[8].Off+6
-		w94 := p.Hdr[8].Valid && hi96 <= len(p.Data) && 2 <= 20
-		var o97 uint32
-		if w94 {
-			o97 = uint32(binary.BigEndian.Uint16(p.Data[lo95+0:]))
-		}
-		binary.BigEndian.PutUint16(b87[4:], uint16(v93))
-		if w94 {
-			d85 += packet.ChecksumDelta(o97, uint32(binary.BigEndian.Uint16(p.Data[lo95+0:])))
-		}
-		if cb98, ok99 := p.Bytes(8); ok99 {
-			binary.BigEndian.PutUint16(cb98[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb98[6:]), d85, false))
+		if cb69, ok70 := p.Bytes(8); ok70 {
+			binary.BigEndian.PutUint16(cb69[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb69[6:]), d46, false))
 		}
 		goto n36
 	}
+n34:
+	{ // RxIPv6RewriteLow: set
+		pl.Runs[34]++
+		var d71 uint64   // udp checksum
+		st73 := p.Hdr[3] // ipv6
+		if !st73.Valid || st73.Off < 0 || st73.Off+st73.Len > len(p.Data) {
+			return pl.drop(22)
+		}
+		b72 := p.Data[st73.Off : st73.Off+st73.Len]
+		v74 := packet.Value{Hi: binary.BigEndian.Uint64(b72[24:]), Lo: binary.BigEndian.Uint64(b72[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(p.Meta[4].And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		w75, lo76, hi77 := false, 0, 0
+		if p.Hdr[8].Valid && p.Hdr[3].Off > p.Hdr[8].Off {
+			rs := p.Hdr[8].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			lo76, hi77 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w75 = hi77 <= len(p.Data) && hi77-lo76 <= 20
+		} else if p.Hdr[8].Valid {
+			lo76, hi77 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			w75 = hi77 <= len(p.Data) && hi77-lo76 <= 20
+		}
+		var o78 uint32
+		if w75 {
+			o78 = packet.SumWords(p.Data[lo76:hi77])
+		}
+		packet.SetBits(b72, 192, 128, v74)
+		if w75 {
+			d71 += packet.ChecksumDelta(o78, packet.SumWords(p.Data[lo76:hi77]))
+		}
+		v79 := (uint64(binary.BigEndian.Uint16(b72[4:])) - 0xc)
+		w80, lo81, hi82 := false, 0, 0
+		if p.Hdr[8].Valid && p.Hdr[3].Off > p.Hdr[8].Off {
+			rs := p.Hdr[8].Off
+			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
+			lo81, hi82 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w80 = hi82 <= len(p.Data) && hi82-lo81 <= 20
+		} else if p.Hdr[8].Valid {
+			lo81, hi82 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
+			w80 = hi82 <= len(p.Data) && hi82-lo81 <= 20
+		}
+		var o83 uint32
+		if w80 {
+			o83 = packet.SumWords(p.Data[lo81:hi82])
+		}
+		binary.BigEndian.PutUint16(b72[4:], uint16(v79))
+		if w80 {
+			d71 += packet.ChecksumDelta(o83, packet.SumWords(p.Data[lo81:hi82]))
+		}
+		if cb84, ok85 := p.Bytes(8); ok85 {
+			binary.BigEndian.PutUint16(cb84[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb84[6:]), d71, false))
+		}
+		goto n35
+	}
+n35:
+	{ // RxIPv6RewriteHigh: set
+		pl.Runs[35]++
+		st87 := p.Hdr[3] // ipv6
+		if !st87.Valid || st87.Off < 0 || st87.Off+st87.Len > len(p.Data) {
+			return pl.drop(23)
+		}
+		b86 := p.Data[st87.Off : st87.Off+st87.Len]
+		packet.SetBits(b86, 192, 128, p.Meta[4])
+		goto n36
+	}
 n36:
-	{ // RxStrip: pop lbv1
+	{ // RxUDPRewrite: set
 		pl.Runs[36]++
-		pb100, ok101 := p.Bytes(5) // lbv1
-		if !ok101 {
+		var d88 uint64 // udp checksum
+		v89 := p.Meta[5].Lo
+		st91 := p.Hdr[8] // udp
+		if !st91.Valid || st91.Off < 0 || st91.Off+st91.Len > len(p.Data) {
 			return pl.drop(24)
 		}
-		if p.Hdr[8].Valid && p.Hdr[5].Off > p.Hdr[8].Off && len(pb100)%2 == 0 && (p.Hdr[5].Off-p.Hdr[8].Off)%2 == 0 {
-			if cb102, ok103 := p.Bytes(8); ok103 {
-				binary.BigEndian.PutUint16(cb102[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb102[6:]), packet.PopDelta(pb100), false))
+		b90 := p.Data[st91.Off : st91.Off+st91.Len]
+		lo93, hi94 := p.Hdr[8].Off+2, p.Hdr[8].Off+4
+		w92 := p.Hdr[8].Valid && hi94 <= len(p.Data) && 2 <= 20
+		var o95 uint32
+		if w92 {
+			o95 = uint32(binary.BigEndian.Uint16(p.Data[lo93+0:]))
+		}
+		binary.BigEndian.PutUint16(b90[2:], uint16(v89))
+		if w92 {
+			d88 += packet.ChecksumDelta(o95, uint32(binary.BigEndian.Uint16(p.Data[lo93+0:])))
+		}
+		v96 := (uint64(binary.BigEndian.Uint16(b90[4:])) - 0xc)
+		lo98, hi99 := p.Hdr[8].Off+4, p.Hdr[8].Off+6
+		w97 := p.Hdr[8].Valid && hi99 <= len(p.Data) && 2 <= 20
+		var o100 uint32
+		if w97 {
+			o100 = uint32(binary.BigEndian.Uint16(p.Data[lo98+0:]))
+		}
+		binary.BigEndian.PutUint16(b90[4:], uint16(v96))
+		if w97 {
+			d88 += packet.ChecksumDelta(o100, uint32(binary.BigEndian.Uint16(p.Data[lo98+0:])))
+		}
+		if cb101, ok102 := p.Bytes(8); ok102 {
+			binary.BigEndian.PutUint16(cb101[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb101[6:]), d88, false))
+		}
+		goto n37
+	}
+n37:
+	{ // RxStrip: pop lbv1
+		pl.Runs[37]++
+		pb103, ok104 := p.Bytes(5) // lbv1
+		if !ok104 {
+			return pl.drop(25)
+		}
+		if p.Hdr[8].Valid && p.Hdr[5].Off > p.Hdr[8].Off && len(pb103)%2 == 0 && (p.Hdr[5].Off-p.Hdr[8].Off)%2 == 0 {
+			if cb105, ok106 := p.Bytes(8); ok106 {
+				binary.BigEndian.PutUint16(cb105[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb105[6:]), packet.PopDelta(pb103), false))
 			}
 		}
 		p.Pop(5)
-		goto n13
-	}
-n13:
-	{ // TxQueue: input
-		pl.Runs[13]++
 		goto n14
 	}
 n14:
-	{ // TxWire: emit
+	{ // TxQueue: input
 		pl.Runs[14]++
+		goto n15
+	}
+n15:
+	{ // TxWire: emit
+		pl.Runs[15]++
 		return pl.sink(0, p.Data)
 	}
 }

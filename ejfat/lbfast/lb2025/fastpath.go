@@ -31,7 +31,38 @@ func newSchema() *packet.Schema {
 				{Name: "vid", Offset: 4, Width: 12},
 				{Name: "type", Offset: 16, Width: 16},
 			}},
-			{Name: "arp", ID: 2, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "ipv4", ID: 2, Metadata: false, MetaBase: 0, Checksum: 9, ChecksumKind: 1, ChecksumOptional: false, Fields: []packet.FieldSpec{
+				{Name: "version", Offset: 0, Width: 4},
+				{Name: "ihl", Offset: 4, Width: 4},
+				{Name: "dscp_ecn", Offset: 8, Width: 8},
+				{Name: "total_len", Offset: 16, Width: 16},
+				{Name: "id", Offset: 32, Width: 16},
+				{Name: "flags", Offset: 48, Width: 3},
+				{Name: "frag", Offset: 51, Width: 13},
+				{Name: "ttl", Offset: 64, Width: 8},
+				{Name: "proto", Offset: 72, Width: 8},
+				{Name: "checksum", Offset: 80, Width: 16},
+				{Name: "src", Offset: 96, Width: 32},
+				{Name: "dst", Offset: 128, Width: 32},
+				{Name: "options", Offset: 160, Width: 0, Length: &packet.Expr{Kind: 17, Width: 128, A: &packet.Expr{Kind: 16, Width: 128, A: &packet.Expr{Kind: 1, Width: 4, Field: packet.FieldRef{Header: 2, Field: 1}, Text: "ihl"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x5}, Text: "5"}, Text: "(ihl - 5)"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x4}, Text: "4"}, Text: "(ihl - 5) * 4"}},
+			}},
+			{Name: "ipv6", ID: 3, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+				{Name: "version", Offset: 0, Width: 4},
+				{Name: "tclass", Offset: 4, Width: 8},
+				{Name: "flow", Offset: 12, Width: 20},
+				{Name: "payload_len", Offset: 32, Width: 16},
+				{Name: "next_hdr", Offset: 48, Width: 8},
+				{Name: "hop_limit", Offset: 56, Width: 8},
+				{Name: "src", Offset: 64, Width: 128},
+				{Name: "dst", Offset: 192, Width: 128},
+			}},
+			{Name: "udp", ID: 4, Metadata: false, MetaBase: 0, Checksum: 3, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
+				{Name: "sport", Offset: 0, Width: 16},
+				{Name: "dport", Offset: 16, Width: 16},
+				{Name: "length", Offset: 32, Width: 16},
+				{Name: "checksum", Offset: 48, Width: 16},
+			}},
+			{Name: "arp", ID: 5, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "htype", Offset: 0, Width: 16},
 				{Name: "ptype", Offset: 16, Width: 16},
 				{Name: "hlen", Offset: 32, Width: 8},
@@ -42,86 +73,61 @@ func newSchema() *packet.Schema {
 				{Name: "tha", Offset: 144, Width: 48},
 				{Name: "tpa", Offset: 192, Width: 32},
 			}},
-			{Name: "ipv4", ID: 3, Metadata: false, MetaBase: 0, Checksum: 9, ChecksumKind: 1, ChecksumOptional: false, Fields: []packet.FieldSpec{
-				{Name: "version", Offset: 0, Width: 4},
-				{Name: "ihl", Offset: 4, Width: 4},
-				{Name: "dscp_ecn", Offset: 8, Width: 8},
-				{Name: "total_len", Offset: 16, Width: 16},
-				{Name: "id", Offset: 32, Width: 16},
-				{Name: "flags", Offset: 48, Width: 3},
-				{Name: "frag", Offset: 51, Width: 13},
-				{Name: "ttl", Offset: 64, Width: 8},
-				{Name: "proto", Offset: 72, Width: 8},
-				{Name: "checksum", Offset: 80, Width: 16},
-				{Name: "src", Offset: 96, Width: 32},
-				{Name: "dst", Offset: 128, Width: 32},
-				{Name: "options", Offset: 160, Width: 0, Length: &packet.Expr{Kind: 17, Width: 128, A: &packet.Expr{Kind: 16, Width: 128, A: &packet.Expr{Kind: 1, Width: 4, Field: packet.FieldRef{Header: 3, Field: 1}, Text: "ihl"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x5}, Text: "5"}, Text: "(ihl - 5)"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x4}, Text: "4"}, Text: "(ihl - 5) * 4"}},
-			}},
-			{Name: "ipv6", ID: 4, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
-				{Name: "version", Offset: 0, Width: 4},
-				{Name: "tclass", Offset: 4, Width: 8},
-				{Name: "flow", Offset: 12, Width: 20},
-				{Name: "payload_len", Offset: 32, Width: 16},
-				{Name: "next_hdr", Offset: 48, Width: 8},
-				{Name: "hop_limit", Offset: 56, Width: 8},
-				{Name: "src", Offset: 64, Width: 128},
-				{Name: "dst", Offset: 192, Width: 128},
-			}},
-			{Name: "icmp", ID: 5, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 2, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp", ID: 6, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 2, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "code", Offset: 8, Width: 8},
 				{Name: "checksum", Offset: 16, Width: 16},
 			}},
-			{Name: "icmpv6", ID: 6, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmpv6", ID: 7, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "code", Offset: 8, Width: 8},
 				{Name: "checksum", Offset: 16, Width: 16},
 			}},
-			{Name: "icmp_echo", ID: 7, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_echo", ID: 8, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "id", Offset: 0, Width: 16},
 				{Name: "seq", Offset: 16, Width: 16},
 			}},
-			{Name: "lb_common", ID: 8, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lb_common", ID: 9, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "magic", Offset: 0, Width: 16},
 				{Name: "version", Offset: 16, Width: 8},
 				{Name: "proto", Offset: 24, Width: 8},
 			}},
-			{Name: "lb_v2", ID: 9, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lb_v2", ID: 10, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "rsvd", Offset: 0, Width: 16},
 				{Name: "entropy", Offset: 16, Width: 16},
 				{Name: "tick", Offset: 32, Width: 64},
 			}},
-			{Name: "lb_v3", ID: 10, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lb_v3", ID: 11, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "slot_select", Offset: 0, Width: 16},
 				{Name: "port_select", Offset: 16, Width: 16},
 				{Name: "tick", Offset: 32, Width: 64},
 			}},
-			{Name: "nd_ns", ID: 11, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_ns", ID: 12, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "reserved", Offset: 0, Width: 32},
 				{Name: "target", Offset: 32, Width: 128},
 			}},
-			{Name: "nd_opt", ID: 12, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_opt", ID: 13, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "length", Offset: 8, Width: 8},
 			}},
-			{Name: "nd_mac", ID: 13, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_mac", ID: 14, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "mac", Offset: 0, Width: 48},
 			}},
-			{Name: "nd_na", ID: 14, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_na", ID: 15, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "r", Offset: 0, Width: 1},
 				{Name: "s", Offset: 1, Width: 1},
 				{Name: "o", Offset: 2, Width: 1},
 				{Name: "reserved", Offset: 3, Width: 29},
 				{Name: "target", Offset: 32, Width: 128},
 			}},
-			{Name: "nd_na_opt", ID: 15, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_na_opt", ID: 16, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "length", Offset: 8, Width: 8},
 			}},
-			{Name: "nd_na_mac", ID: 16, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_na_mac", ID: 17, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "mac", Offset: 0, Width: 48},
 			}},
-			{Name: "icmp_ipv4", ID: 17, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_ipv4", ID: 18, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "version", Offset: 0, Width: 4},
 				{Name: "ihl", Offset: 4, Width: 4},
 				{Name: "dscp_ecn", Offset: 8, Width: 8},
@@ -135,7 +141,7 @@ func newSchema() *packet.Schema {
 				{Name: "src", Offset: 96, Width: 32},
 				{Name: "dst", Offset: 128, Width: 32},
 			}},
-			{Name: "icmp_ipv6", ID: 18, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_ipv6", ID: 19, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "version", Offset: 0, Width: 4},
 				{Name: "tclass", Offset: 4, Width: 8},
 				{Name: "flow", Offset: 12, Width: 20},
@@ -145,27 +151,21 @@ func newSchema() *packet.Schema {
 				{Name: "src", Offset: 64, Width: 128},
 				{Name: "dst", Offset: 192, Width: 128},
 			}},
-			{Name: "icmp_udp", ID: 19, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_udp", ID: 20, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "sport", Offset: 0, Width: 16},
 				{Name: "dport", Offset: 16, Width: 16},
 				{Name: "length", Offset: 32, Width: 16},
 				{Name: "checksum", Offset: 48, Width: 16},
 			}},
-			{Name: "lldp", ID: 20, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lldp", ID: 21, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "tlv_type", Offset: 0, Width: 7},
 				{Name: "tlv_length", Offset: 7, Width: 9},
 			}},
-			{Name: "slow", ID: 21, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "slow", ID: 22, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "subtype", Offset: 0, Width: 8},
 			}},
-			{Name: "lacp", ID: 22, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lacp", ID: 23, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "version", Offset: 0, Width: 8},
-			}},
-			{Name: "udp", ID: 23, Metadata: false, MetaBase: 0, Checksum: 3, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
-				{Name: "sport", Offset: 0, Width: 16},
-				{Name: "dport", Offset: 16, Width: 16},
-				{Name: "length", Offset: 32, Width: 16},
-				{Name: "checksum", Offset: 48, Width: 16},
 			}},
 			{Name: "meta", ID: 24, Metadata: true, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "ingress_port", Offset: 0, Width: 4},
@@ -457,14 +457,14 @@ n6:
 n7:
 	{ // ParseArp: extract arp
 		pl.Runs[7]++
-		x5 := p.Hdr[2].Valid // already there: nothing to do
+		x5 := p.Hdr[5].Valid // already there: nothing to do
 		if !x5 {
 			x5 = p.Cursor >= 0 && p.Cursor+28 <= len(p.Data)
 			if x5 {
-				p.Hdr[2] = packet.HeaderState{Off: p.Cursor, Len: 28, Valid: true}
+				p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 28, Valid: true}
 				p.Cursor += 28
 			} else {
-				p.Hdr[2] = packet.HeaderState{}
+				p.Hdr[5] = packet.HeaderState{}
 			} // arp
 		}
 		if x5 {
@@ -475,7 +475,7 @@ n7:
 n8:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
 		pl.Runs[8]++
-		st11 := p.Hdr[2] // arp
+		st11 := p.Hdr[5] // arp
 		if !st11.Valid || st11.Off < 0 || st11.Off+st11.Len > len(p.Data) {
 			return pl.drop(1)
 		}
@@ -504,11 +504,11 @@ n8:
 n9:
 	{ // ParseIPv4: extract ipv4
 		pl.Runs[9]++
-		x12 := p.Hdr[3].Valid // already there: nothing to do
+		x12 := p.Hdr[2].Valid // already there: nothing to do
 		if !x12 {
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
-				p.Hdr[3] = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st15 := p.Hdr[3] // ipv4
+				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
+				st15 := p.Hdr[2] // ipv4
 				if !st15.Valid || st15.Off < 0 || st15.Off+st15.Len > len(p.Data) {
 					return pl.drop(2)
 				}
@@ -516,12 +516,12 @@ n9:
 				ext13 := packet.Value{Lo: (uint64(b14[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 				x12 = ext13.Hi == 0 && ext13.Lo <= uint64(len(p.Data)) && off+20+int(ext13.Lo) <= len(p.Data)
 				if x12 {
-					p.Hdr[3].Len += int(ext13.Lo)
-					p.Cursor = off + p.Hdr[3].Len
+					p.Hdr[2].Len += int(ext13.Lo)
+					p.Cursor = off + p.Hdr[2].Len
 				}
 			}
 			if !x12 {
-				p.Hdr[3] = packet.HeaderState{}
+				p.Hdr[2] = packet.HeaderState{}
 			} // ipv4
 		}
 		if x12 {
@@ -532,7 +532,7 @@ n9:
 n10:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
 		pl.Runs[10]++
-		st18 := p.Hdr[3] // ipv4
+		st18 := p.Hdr[2] // ipv4
 		if !st18.Valid || st18.Off < 0 || st18.Off+st18.Len > len(p.Data) {
 			return pl.drop(3)
 		}
@@ -549,7 +549,7 @@ n10:
 n11:
 	{ // ParseIPv4Proto: switch ipv4.proto
 		pl.Runs[11]++
-		st21 := p.Hdr[3] // ipv4
+		st21 := p.Hdr[2] // ipv4
 		if !st21.Valid || st21.Off < 0 || st21.Off+st21.Len > len(p.Data) {
 			return pl.drop(4)
 		}
@@ -567,14 +567,14 @@ n11:
 n12:
 	{ // ParseIcmp: extract icmp
 		pl.Runs[12]++
-		x22 := p.Hdr[5].Valid // already there: nothing to do
+		x22 := p.Hdr[6].Valid // already there: nothing to do
 		if !x22 {
 			x22 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
 			if x22 {
-				p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Hdr[6] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 				p.Cursor += 4
 			} else {
-				p.Hdr[5] = packet.HeaderState{}
+				p.Hdr[6] = packet.HeaderState{}
 			} // icmp
 		}
 		if x22 {
@@ -585,7 +585,7 @@ n12:
 n13:
 	{ // ParseIcmpType: test icmp.type == 8 && icmp.code == 0
 		pl.Runs[13]++
-		st25 := p.Hdr[5] // icmp
+		st25 := p.Hdr[6] // icmp
 		if !st25.Valid || st25.Off < 0 || st25.Off+st25.Len > len(p.Data) {
 			return pl.drop(5)
 		}
@@ -602,14 +602,14 @@ n13:
 n14:
 	{ // ParseEcho4: extract icmp_echo
 		pl.Runs[14]++
-		x26 := p.Hdr[7].Valid // already there: nothing to do
+		x26 := p.Hdr[8].Valid // already there: nothing to do
 		if !x26 {
 			x26 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
 			if x26 {
-				p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 				p.Cursor += 4
 			} else {
-				p.Hdr[7] = packet.HeaderState{}
+				p.Hdr[8] = packet.HeaderState{}
 			} // icmp_echo
 		}
 		if x26 {
@@ -620,14 +620,14 @@ n14:
 n15:
 	{ // ParseIPv6: extract ipv6
 		pl.Runs[15]++
-		x27 := p.Hdr[4].Valid // already there: nothing to do
+		x27 := p.Hdr[3].Valid // already there: nothing to do
 		if !x27 {
 			x27 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
 			if x27 {
-				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
+				p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
 				p.Cursor += 40
 			} else {
-				p.Hdr[4] = packet.HeaderState{}
+				p.Hdr[3] = packet.HeaderState{}
 			} // ipv6
 		}
 		if x27 {
@@ -638,7 +638,7 @@ n15:
 n16:
 	{ // ParseIPv6Check: test ipv6.version == 6
 		pl.Runs[16]++
-		st29 := p.Hdr[4] // ipv6
+		st29 := p.Hdr[3] // ipv6
 		if !st29.Valid || st29.Off < 0 || st29.Off+st29.Len > len(p.Data) {
 			return pl.drop(6)
 		}
@@ -651,7 +651,7 @@ n16:
 n17:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
 		pl.Runs[17]++
-		st32 := p.Hdr[4] // ipv6
+		st32 := p.Hdr[3] // ipv6
 		if !st32.Valid || st32.Off < 0 || st32.Off+st32.Len > len(p.Data) {
 			return pl.drop(7)
 		}
@@ -669,14 +669,14 @@ n17:
 n18:
 	{ // ParseIcmp6: extract icmpv6
 		pl.Runs[18]++
-		x33 := p.Hdr[6].Valid // already there: nothing to do
+		x33 := p.Hdr[7].Valid // already there: nothing to do
 		if !x33 {
 			x33 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
 			if x33 {
-				p.Hdr[6] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 				p.Cursor += 4
 			} else {
-				p.Hdr[6] = packet.HeaderState{}
+				p.Hdr[7] = packet.HeaderState{}
 			} // icmpv6
 		}
 		if x33 {
@@ -687,7 +687,7 @@ n18:
 n19:
 	{ // ParseIcmp6Type: switch icmpv6.type
 		pl.Runs[19]++
-		st36 := p.Hdr[6] // icmpv6
+		st36 := p.Hdr[7] // icmpv6
 		if !st36.Valid || st36.Off < 0 || st36.Off+st36.Len > len(p.Data) {
 			return pl.drop(8)
 		}
@@ -705,7 +705,7 @@ n19:
 n20:
 	{ // ParseEcho6Code: test icmpv6.code == 0
 		pl.Runs[20]++
-		st38 := p.Hdr[6] // icmpv6
+		st38 := p.Hdr[7] // icmpv6
 		if !st38.Valid || st38.Off < 0 || st38.Off+st38.Len > len(p.Data) {
 			return pl.drop(9)
 		}
@@ -718,14 +718,14 @@ n20:
 n21:
 	{ // ParseEcho6: extract icmp_echo
 		pl.Runs[21]++
-		x39 := p.Hdr[7].Valid // already there: nothing to do
+		x39 := p.Hdr[8].Valid // already there: nothing to do
 		if !x39 {
 			x39 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
 			if x39 {
-				p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 				p.Cursor += 4
 			} else {
-				p.Hdr[7] = packet.HeaderState{}
+				p.Hdr[8] = packet.HeaderState{}
 			} // icmp_echo
 		}
 		if x39 {
@@ -736,7 +736,7 @@ n21:
 n22:
 	{ // ParseNsCode: test icmpv6.code == 0
 		pl.Runs[22]++
-		st41 := p.Hdr[6] // icmpv6
+		st41 := p.Hdr[7] // icmpv6
 		if !st41.Valid || st41.Off < 0 || st41.Off+st41.Len > len(p.Data) {
 			return pl.drop(10)
 		}
@@ -749,14 +749,14 @@ n22:
 n23:
 	{ // ParseNs: extract nd_ns
 		pl.Runs[23]++
-		x42 := p.Hdr[11].Valid // already there: nothing to do
+		x42 := p.Hdr[12].Valid // already there: nothing to do
 		if !x42 {
 			x42 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
 			if x42 {
-				p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
+				p.Hdr[12] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
 				p.Cursor += 20
 			} else {
-				p.Hdr[11] = packet.HeaderState{}
+				p.Hdr[12] = packet.HeaderState{}
 			} // nd_ns
 		}
 		if x42 {
@@ -767,7 +767,7 @@ n23:
 n24:
 	{ // ParseNsLen: test ipv6.payload_len == 24
 		pl.Runs[24]++
-		st44 := p.Hdr[4] // ipv6
+		st44 := p.Hdr[3] // ipv6
 		if !st44.Valid || st44.Off < 0 || st44.Off+st44.Len > len(p.Data) {
 			return pl.drop(11)
 		}
@@ -780,14 +780,14 @@ n24:
 n25:
 	{ // ParseNsOpt: extract nd_opt
 		pl.Runs[25]++
-		x45 := p.Hdr[12].Valid // already there: nothing to do
+		x45 := p.Hdr[13].Valid // already there: nothing to do
 		if !x45 {
 			x45 = p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
 			if x45 {
-				p.Hdr[12] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
+				p.Hdr[13] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
 				p.Cursor += 2
 			} else {
-				p.Hdr[12] = packet.HeaderState{}
+				p.Hdr[13] = packet.HeaderState{}
 			} // nd_opt
 		}
 		if x45 {
@@ -798,7 +798,7 @@ n25:
 n26:
 	{ // ParseNsOptType: test nd_opt.type == 1
 		pl.Runs[26]++
-		st47 := p.Hdr[12] // nd_opt
+		st47 := p.Hdr[13] // nd_opt
 		if !st47.Valid || st47.Off < 0 || st47.Off+st47.Len > len(p.Data) {
 			return pl.drop(12)
 		}
@@ -811,14 +811,14 @@ n26:
 n27:
 	{ // ParseNsMac: extract nd_mac
 		pl.Runs[27]++
-		x48 := p.Hdr[13].Valid // already there: nothing to do
+		x48 := p.Hdr[14].Valid // already there: nothing to do
 		if !x48 {
 			x48 = p.Cursor >= 0 && p.Cursor+6 <= len(p.Data)
 			if x48 {
-				p.Hdr[13] = packet.HeaderState{Off: p.Cursor, Len: 6, Valid: true}
+				p.Hdr[14] = packet.HeaderState{Off: p.Cursor, Len: 6, Valid: true}
 				p.Cursor += 6
 			} else {
-				p.Hdr[13] = packet.HeaderState{}
+				p.Hdr[14] = packet.HeaderState{}
 			} // nd_mac
 		}
 		if x48 {
@@ -829,14 +829,14 @@ n27:
 n28:
 	{ // ParseUdp: extract udp
 		pl.Runs[28]++
-		x49 := p.Hdr[23].Valid // already there: nothing to do
+		x49 := p.Hdr[4].Valid // already there: nothing to do
 		if !x49 {
 			x49 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
 			if x49 {
-				p.Hdr[23] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
+				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
 				p.Cursor += 8
 			} else {
-				p.Hdr[23] = packet.HeaderState{}
+				p.Hdr[4] = packet.HeaderState{}
 			} // udp
 		}
 		if x49 {
@@ -847,7 +847,7 @@ n28:
 n29:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
 		pl.Runs[29]++
-		st51 := p.Hdr[23] // udp
+		st51 := p.Hdr[4] // udp
 		if !st51.Valid || st51.Off < 0 || st51.Off+st51.Len > len(p.Data) {
 			return pl.drop(13)
 		}
@@ -860,14 +860,14 @@ n29:
 n30:
 	{ // ParseLb: extract lb_common
 		pl.Runs[30]++
-		x52 := p.Hdr[8].Valid // already there: nothing to do
+		x52 := p.Hdr[9].Valid // already there: nothing to do
 		if !x52 {
 			x52 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
 			if x52 {
-				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 				p.Cursor += 4
 			} else {
-				p.Hdr[8] = packet.HeaderState{}
+				p.Hdr[9] = packet.HeaderState{}
 			} // lb_common
 		}
 		if x52 {
@@ -878,7 +878,7 @@ n30:
 n31:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		pl.Runs[31]++
-		st54 := p.Hdr[8] // lb_common
+		st54 := p.Hdr[9] // lb_common
 		if !st54.Valid || st54.Off < 0 || st54.Off+st54.Len > len(p.Data) {
 			return pl.drop(14)
 		}
@@ -891,7 +891,7 @@ n31:
 n32:
 	{ // ParseLbVersion: switch lb_common.version
 		pl.Runs[32]++
-		st57 := p.Hdr[8] // lb_common
+		st57 := p.Hdr[9] // lb_common
 		if !st57.Valid || st57.Off < 0 || st57.Off+st57.Len > len(p.Data) {
 			return pl.drop(15)
 		}
@@ -909,14 +909,14 @@ n32:
 n33:
 	{ // ParseLbV2: extract lb_v2
 		pl.Runs[33]++
-		x58 := p.Hdr[9].Valid // already there: nothing to do
+		x58 := p.Hdr[10].Valid // already there: nothing to do
 		if !x58 {
 			x58 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
 			if x58 {
-				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+				p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
 				p.Cursor += 12
 			} else {
-				p.Hdr[9] = packet.HeaderState{}
+				p.Hdr[10] = packet.HeaderState{}
 			} // lb_v2
 		}
 		if x58 {
@@ -927,14 +927,14 @@ n33:
 n34:
 	{ // ParseLbV3: extract lb_v3
 		pl.Runs[34]++
-		x59 := p.Hdr[10].Valid // already there: nothing to do
+		x59 := p.Hdr[11].Valid // already there: nothing to do
 		if !x59 {
 			x59 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
 			if x59 {
-				p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+				p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
 				p.Cursor += 12
 			} else {
-				p.Hdr[10] = packet.HeaderState{}
+				p.Hdr[11] = packet.HeaderState{}
 			} // lb_v3
 		}
 		if x59 {
@@ -982,7 +982,7 @@ n37:
 n38:
 	{ // L3DaIPv4: test valid(ipv4)
 		pl.Runs[38]++
-		if p.Hdr[3].Valid {
+		if p.Hdr[2].Valid {
 			goto n40
 		}
 		goto n39
@@ -990,7 +990,7 @@ n38:
 n39:
 	{ // L3DaIPv6: test valid(ipv6)
 		pl.Runs[39]++
-		if p.Hdr[4].Valid {
+		if p.Hdr[3].Valid {
 			goto n41
 		}
 		goto n42
@@ -998,7 +998,7 @@ n39:
 n40:
 	{ // L3SetDaIPv4: set
 		pl.Runs[40]++
-		st63 := p.Hdr[3] // ipv4
+		st63 := p.Hdr[2] // ipv4
 		if !st63.Valid || st63.Off < 0 || st63.Off+st63.Len > len(p.Data) {
 			return pl.drop(19)
 		}
@@ -1009,7 +1009,7 @@ n40:
 n41:
 	{ // L3SetDaIPv6: set
 		pl.Runs[41]++
-		st65 := p.Hdr[4] // ipv6
+		st65 := p.Hdr[3] // ipv6
 		if !st65.Valid || st65.Off < 0 || st65.Off+st65.Len > len(p.Data) {
 			return pl.drop(20)
 		}
@@ -1020,7 +1020,7 @@ n41:
 n42:
 	{ // L3SetDaArp: set
 		pl.Runs[42]++
-		st67 := p.Hdr[2] // arp
+		st67 := p.Hdr[5] // arp
 		if !st67.Valid || st67.Off < 0 || st67.Off+st67.Len > len(p.Data) {
 			return pl.drop(21)
 		}
@@ -1065,7 +1065,7 @@ n44:
 n45:
 	{ // L3IsArp: test valid(arp)
 		pl.Runs[45]++
-		if p.Hdr[2].Valid {
+		if p.Hdr[5].Valid {
 			goto n49
 		}
 		goto n46
@@ -1073,7 +1073,7 @@ n45:
 n46:
 	{ // L3IsIcmp4: test valid(icmp)
 		pl.Runs[46]++
-		if p.Hdr[5].Valid {
+		if p.Hdr[6].Valid {
 			goto n53
 		}
 		goto n47
@@ -1081,9 +1081,9 @@ n46:
 n47:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
 		pl.Runs[47]++
-		c70 := p.Hdr[6].Valid
+		c70 := p.Hdr[7].Valid
 		if c70 {
-			st72 := p.Hdr[6] // icmpv6
+			st72 := p.Hdr[7] // icmpv6
 			if !st72.Valid || st72.Off < 0 || st72.Off+st72.Len > len(p.Data) {
 				return pl.drop(24)
 			}
@@ -1098,7 +1098,7 @@ n47:
 n48:
 	{ // L3IsNs: test valid(nd_ns)
 		pl.Runs[48]++
-		if p.Hdr[11].Valid {
+		if p.Hdr[12].Valid {
 			goto n59
 		}
 		goto n77
@@ -1106,7 +1106,7 @@ n48:
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
 		pl.Runs[49]++
-		st74 := p.Hdr[2] // arp
+		st74 := p.Hdr[5] // arp
 		if !st74.Valid || st74.Off < 0 || st74.Off+st74.Len > len(p.Data) {
 			return pl.drop(25)
 		}
@@ -1135,7 +1135,7 @@ n51:
 		v78 := p.Meta[2].Lo
 		binary.BigEndian.PutUint16(b75[6:], uint16(v78>>32))
 		binary.BigEndian.PutUint32(b75[8:], uint32(v78))
-		st80 := p.Hdr[2] // arp
+		st80 := p.Hdr[5] // arp
 		if !st80.Valid || st80.Off < 0 || st80.Off+st80.Len > len(p.Data) {
 			return pl.drop(27)
 		}
@@ -1160,7 +1160,7 @@ n52:
 n53:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
 		pl.Runs[53]++
-		st84 := p.Hdr[3] // ipv4
+		st84 := p.Hdr[2] // ipv4
 		if !st84.Valid || st84.Off < 0 || st84.Off+st84.Len > len(p.Data) {
 			return pl.drop(28)
 		}
@@ -1186,8 +1186,8 @@ n55:
 		b86 := p.Data[st87.Off : st87.Off+st87.Len]
 		v88 := (uint64(binary.BigEndian.Uint16(b86[6:]))<<32 | uint64(binary.BigEndian.Uint32(b86[8:])))
 		w89, lo90, hi91 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[0].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
+		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
+			rs := p.Hdr[6].Off
 			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
 			lo90, hi91 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w89 = hi91 <= len(p.Data) && hi91-lo90 <= 20
@@ -1204,8 +1204,8 @@ n55:
 		}
 		v94 := p.Meta[2].Lo
 		w95, lo96, hi97 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[0].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
+		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
+			rs := p.Hdr[6].Off
 			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
 			lo96, hi97 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w95 = hi97 <= len(p.Data) && hi97-lo96 <= 20
@@ -1220,16 +1220,16 @@ n55:
 		if w95 {
 			d85 += packet.ChecksumDelta(o98, packet.SumWords(p.Data[lo96:hi97]))
 		}
-		st101 := p.Hdr[3] // ipv4
+		st101 := p.Hdr[2] // ipv4
 		if !st101.Valid || st101.Off < 0 || st101.Off+st101.Len > len(p.Data) {
 			return pl.drop(30)
 		}
 		b100 := p.Data[st101.Off : st101.Off+st101.Len]
 		v102 := uint64(binary.BigEndian.Uint32(b100[12:]))
 		w103, lo104, hi105 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[3].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
+		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
+			rs := p.Hdr[6].Off
+			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
 			lo104, hi105 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w103 = hi105 <= len(p.Data) && hi105-lo104 <= 20
 		}
@@ -1243,9 +1243,9 @@ n55:
 		}
 		v107 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
 		w108, lo109, hi110 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[3].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
+			rs := p.Hdr[6].Off
+			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
 			lo109, hi110 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w108 = hi110 <= len(p.Data) && hi110-lo109 <= 20
 		}
@@ -1258,13 +1258,13 @@ n55:
 			d85 += packet.ChecksumDelta(o111, packet.SumWords(p.Data[lo109:hi110]))
 		}
 		v112 := 0x0
-		st114 := p.Hdr[5] // icmp
+		st114 := p.Hdr[6] // icmp
 		if !st114.Valid || st114.Off < 0 || st114.Off+st114.Len > len(p.Data) {
 			return pl.drop(30)
 		}
 		b113 := p.Data[st114.Off : st114.Off+st114.Len]
-		lo116, hi117 := p.Hdr[5].Off+0, p.Hdr[5].Off+2
-		w115 := p.Hdr[5].Valid && hi117 <= len(p.Data) && 2 <= 20
+		lo116, hi117 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
+		w115 := p.Hdr[6].Valid && hi117 <= len(p.Data) && 2 <= 20
 		var o118 uint32
 		if w115 {
 			o118 = uint32(binary.BigEndian.Uint16(p.Data[lo116+0:]))
@@ -1273,7 +1273,7 @@ n55:
 		if w115 {
 			d85 += packet.ChecksumDelta(o118, uint32(binary.BigEndian.Uint16(p.Data[lo116+0:])))
 		}
-		if cb119, ok120 := p.Bytes(5); ok120 {
+		if cb119, ok120 := p.Bytes(6); ok120 {
 			binary.BigEndian.PutUint16(cb119[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb119[2:]), d85, false))
 		}
 		goto n56
@@ -1295,8 +1295,8 @@ n57:
 		b122 := p.Data[st123.Off : st123.Off+st123.Len]
 		v124 := (uint64(binary.BigEndian.Uint16(b122[6:]))<<32 | uint64(binary.BigEndian.Uint32(b122[8:])))
 		w125, lo126, hi127 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
+		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
 			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
 			lo126, hi127 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w125 = hi127 <= len(p.Data) && hi127-lo126 <= 20
@@ -1313,8 +1313,8 @@ n57:
 		}
 		v130 := p.Meta[2].Lo
 		w131, lo132, hi133 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
+		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
 			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
 			lo132, hi133 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w131 = hi133 <= len(p.Data) && hi133-lo132 <= 20
@@ -1329,20 +1329,20 @@ n57:
 		if w131 {
 			d121 += packet.ChecksumDelta(o134, packet.SumWords(p.Data[lo132:hi133]))
 		}
-		st137 := p.Hdr[4] // ipv6
+		st137 := p.Hdr[3] // ipv6
 		if !st137.Valid || st137.Off < 0 || st137.Off+st137.Len > len(p.Data) {
 			return pl.drop(31)
 		}
 		b136 := p.Data[st137.Off : st137.Off+st137.Len]
 		v138 := packet.Value{Hi: binary.BigEndian.Uint64(b136[8:]), Lo: binary.BigEndian.Uint64(b136[16:])}
 		w139, lo140, hi141 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[4].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
+		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
 			lo140, hi141 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w139 = hi141 <= len(p.Data) && hi141-lo140 <= 20
-		} else if p.Hdr[6].Valid {
-			lo140, hi141 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
+		} else if p.Hdr[7].Valid {
+			lo140, hi141 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
 			w139 = hi141 <= len(p.Data) && hi141-lo140 <= 20
 		}
 		var o142 uint32
@@ -1355,13 +1355,13 @@ n57:
 		}
 		v143 := p.Meta[3]
 		w144, lo145, hi146 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[4].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
+		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
+			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
 			lo145, hi146 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w144 = hi146 <= len(p.Data) && hi146-lo145 <= 20
-		} else if p.Hdr[6].Valid {
-			lo145, hi146 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
+		} else if p.Hdr[7].Valid {
+			lo145, hi146 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
 			w144 = hi146 <= len(p.Data) && hi146-lo145 <= 20
 		}
 		var o147 uint32
@@ -1373,13 +1373,13 @@ n57:
 			d121 += packet.ChecksumDelta(o147, packet.SumWords(p.Data[lo145:hi146]))
 		}
 		v148 := 0x81
-		st150 := p.Hdr[6] // icmpv6
+		st150 := p.Hdr[7] // icmpv6
 		if !st150.Valid || st150.Off < 0 || st150.Off+st150.Len > len(p.Data) {
 			return pl.drop(31)
 		}
 		b149 := p.Data[st150.Off : st150.Off+st150.Len]
-		lo152, hi153 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
-		w151 := p.Hdr[6].Valid && hi153 <= len(p.Data) && 2 <= 20
+		lo152, hi153 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
+		w151 := p.Hdr[7].Valid && hi153 <= len(p.Data) && 2 <= 20
 		var o154 uint32
 		if w151 {
 			o154 = uint32(binary.BigEndian.Uint16(p.Data[lo152+0:]))
@@ -1388,7 +1388,7 @@ n57:
 		if w151 {
 			d121 += packet.ChecksumDelta(o154, uint32(binary.BigEndian.Uint16(p.Data[lo152+0:])))
 		}
-		if cb155, ok156 := p.Bytes(6); ok156 {
+		if cb155, ok156 := p.Bytes(7); ok156 {
 			binary.BigEndian.PutUint16(cb155[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb155[2:]), d121, false))
 		}
 		goto n58
@@ -1402,7 +1402,7 @@ n58:
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
 		pl.Runs[59]++
-		st158 := p.Hdr[11] // nd_ns
+		st158 := p.Hdr[12] // nd_ns
 		if !st158.Valid || st158.Off < 0 || st158.Off+st158.Len > len(p.Data) {
 			return pl.drop(32)
 		}
@@ -1420,7 +1420,7 @@ n60:
 n61:
 	{ // NsUnspecified: test ipv6.src == 0
 		pl.Runs[61]++
-		st160 := p.Hdr[4] // ipv6
+		st160 := p.Hdr[3] // ipv6
 		if !st160.Valid || st160.Off < 0 || st160.Off+st160.Len > len(p.Data) {
 			return pl.drop(34)
 		}
@@ -1436,7 +1436,7 @@ n62:
 		p.Meta[22] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
-		st162 := p.Hdr[11] // nd_ns
+		st162 := p.Hdr[12] // nd_ns
 		if !st162.Valid || st162.Off < 0 || st162.Off+st162.Len > len(p.Data) {
 			return pl.drop(35)
 		}
@@ -1447,7 +1447,7 @@ n62:
 n63:
 	{ // NsToSender: set
 		pl.Runs[63]++
-		st164 := p.Hdr[4] // ipv6
+		st164 := p.Hdr[3] // ipv6
 		if !st164.Valid || st164.Off < 0 || st164.Off+st164.Len > len(p.Data) {
 			return pl.drop(36)
 		}
@@ -1460,7 +1460,7 @@ n63:
 		b165 := p.Data[st166.Off : st166.Off+st166.Len]
 		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b165[6:]))<<32 | uint64(binary.BigEndian.Uint32(b165[8:]))) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x1) & 0x1}
-		st168 := p.Hdr[11] // nd_ns
+		st168 := p.Hdr[12] // nd_ns
 		if !st168.Valid || st168.Off < 0 || st168.Off+st168.Len > len(p.Data) {
 			return pl.drop(36)
 		}
@@ -1471,7 +1471,7 @@ n63:
 n64:
 	{ // NsHasSrcMac: test valid(nd_mac)
 		pl.Runs[64]++
-		if p.Hdr[13].Valid {
+		if p.Hdr[14].Valid {
 			goto n65
 		}
 		goto n66
@@ -1479,7 +1479,7 @@ n64:
 n65:
 	{ // NsSrcMac: set
 		pl.Runs[65]++
-		st170 := p.Hdr[13] // nd_mac
+		st170 := p.Hdr[14] // nd_mac
 		if !st170.Valid || st170.Off < 0 || st170.Off+st170.Len > len(p.Data) {
 			return pl.drop(37)
 		}
@@ -1490,7 +1490,7 @@ n65:
 n66:
 	{ // NsHasOpt: test valid(nd_opt)
 		pl.Runs[66]++
-		if p.Hdr[12].Valid {
+		if p.Hdr[13].Valid {
 			goto n67
 		}
 		goto n70
@@ -1498,7 +1498,7 @@ n66:
 n67:
 	{ // NsHasMac: test valid(nd_mac)
 		pl.Runs[67]++
-		if p.Hdr[13].Valid {
+		if p.Hdr[14].Valid {
 			goto n68
 		}
 		goto n69
@@ -1506,7 +1506,7 @@ n67:
 n68:
 	{ // NsPopMac: pop nd_mac
 		pl.Runs[68]++
-		if !p.Pop(13) {
+		if !p.Pop(14) {
 			return pl.drop(38)
 		}
 		goto n69
@@ -1514,7 +1514,7 @@ n68:
 n69:
 	{ // NsPopOpt: pop nd_opt
 		pl.Runs[69]++
-		if !p.Pop(12) {
+		if !p.Pop(13) {
 			return pl.drop(39)
 		}
 		goto n70
@@ -1522,7 +1522,7 @@ n69:
 n70:
 	{ // NsPopBody: pop nd_ns
 		pl.Runs[70]++
-		if !p.Pop(11) {
+		if !p.Pop(12) {
 			return pl.drop(40)
 		}
 		goto n71
@@ -1530,10 +1530,10 @@ n70:
 n71:
 	{ // NsPushNa: push nd_na
 		pl.Runs[71]++
-		if !p.Hdr[6].Valid {
+		if !p.Hdr[7].Valid {
 			return pl.drop(41)
 		}
-		if !p.Push(14, p.Hdr[6].Off+p.Hdr[6].Len, 0) {
+		if !p.Push(15, p.Hdr[7].Off+p.Hdr[7].Len, 0) {
 			return pl.drop(41)
 		}
 		goto n72
@@ -1541,10 +1541,10 @@ n71:
 n72:
 	{ // NsPushOpt: push nd_na_opt
 		pl.Runs[72]++
-		if !p.Hdr[14].Valid {
+		if !p.Hdr[15].Valid {
 			return pl.drop(42)
 		}
-		if !p.Push(15, p.Hdr[14].Off+p.Hdr[14].Len, 0) {
+		if !p.Push(16, p.Hdr[15].Off+p.Hdr[15].Len, 0) {
 			return pl.drop(42)
 		}
 		goto n73
@@ -1552,10 +1552,10 @@ n72:
 n73:
 	{ // NsPushMac: push nd_na_mac
 		pl.Runs[73]++
-		if !p.Hdr[15].Valid {
+		if !p.Hdr[16].Valid {
 			return pl.drop(43)
 		}
-		if !p.Push(16, p.Hdr[15].Off+p.Hdr[15].Len, 0) {
+		if !p.Push(17, p.Hdr[16].Off+p.Hdr[16].Len, 0) {
 			return pl.drop(43)
 		}
 		goto n74
@@ -1574,7 +1574,7 @@ n74:
 		v174 := p.Meta[2].Lo
 		binary.BigEndian.PutUint16(b171[6:], uint16(v174>>32))
 		binary.BigEndian.PutUint32(b171[8:], uint32(v174))
-		st176 := p.Hdr[4] // ipv6
+		st176 := p.Hdr[3] // ipv6
 		if !st176.Valid || st176.Off < 0 || st176.Off+st176.Len > len(p.Data) {
 			return pl.drop(44)
 		}
@@ -1583,28 +1583,28 @@ n74:
 		b175[7] = byte(0xff)
 		packet.SetBits(b175, 64, 128, p.Meta[3])
 		packet.SetBits(b175, 192, 128, p.Meta[22])
-		st178 := p.Hdr[6] // icmpv6
+		st178 := p.Hdr[7] // icmpv6
 		if !st178.Valid || st178.Off < 0 || st178.Off+st178.Len > len(p.Data) {
 			return pl.drop(44)
 		}
 		b177 := p.Data[st178.Off : st178.Off+st178.Len]
 		b177[0] = byte(0x88)
 		b177[1] = byte(0x0)
-		st180 := p.Hdr[14] // nd_na
+		st180 := p.Hdr[15] // nd_na
 		if !st180.Valid || st180.Off < 0 || st180.Off+st180.Len > len(p.Data) {
 			return pl.drop(44)
 		}
 		b179 := p.Data[st180.Off : st180.Off+st180.Len]
 		b179[0] = b179[0]&^0x40 | byte(p.Meta[24].Lo)<<6&0x40
 		packet.SetBits(b179, 32, 128, p.Meta[25])
-		st182 := p.Hdr[15] // nd_na_opt
+		st182 := p.Hdr[16] // nd_na_opt
 		if !st182.Valid || st182.Off < 0 || st182.Off+st182.Len > len(p.Data) {
 			return pl.drop(44)
 		}
 		b181 := p.Data[st182.Off : st182.Off+st182.Len]
 		b181[0] = byte(0x2)
 		b181[1] = byte(0x1)
-		st184 := p.Hdr[16] // nd_na_mac
+		st184 := p.Hdr[17] // nd_na_mac
 		if !st184.Valid || st184.Off < 0 || st184.Off+st184.Len > len(p.Data) {
 			return pl.drop(44)
 		}
@@ -1617,7 +1617,7 @@ n74:
 n75:
 	{ // NsCsum: checksum compute icmpv6
 		pl.Runs[75]++
-		if !p.ComputeChecksum(6) {
+		if !p.ComputeChecksum(7) {
 			return pl.drop(45)
 		}
 		goto n76
@@ -1643,7 +1643,7 @@ n78:
 n79:
 	{ // LbSrcIPv4: test valid(ipv4)
 		pl.Runs[79]++
-		if p.Hdr[3].Valid {
+		if p.Hdr[2].Valid {
 			goto n80
 		}
 		goto n81
@@ -1652,7 +1652,7 @@ n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		pl.Runs[80]++
 		act, params := 2, []packet.Value(nil)
-		st187 := p.Hdr[3] // ipv4
+		st187 := p.Hdr[2] // ipv4
 		if !st187.Valid || st187.Off < 0 || st187.Off+st187.Len > len(p.Data) {
 			return pl.drop(46)
 		}
@@ -1676,7 +1676,7 @@ n81:
 		pl.Runs[81]++
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		st189 := p.Hdr[4] // ipv6
+		st189 := p.Hdr[3] // ipv6
 		if !st189.Valid || st189.Off < 0 || st189.Off+st189.Len > len(p.Data) {
 			return pl.drop(47)
 		}
@@ -1704,7 +1704,7 @@ n82:
 n83:
 	{ // LbIsV2: test valid(lb_v2)
 		pl.Runs[83]++
-		if p.Hdr[9].Valid {
+		if p.Hdr[10].Valid {
 			goto n84
 		}
 		goto n85
@@ -1724,7 +1724,7 @@ n85:
 n86:
 	{ // LbSelV2: set
 		pl.Runs[86]++
-		st191 := p.Hdr[9] // lb_v2
+		st191 := p.Hdr[10] // lb_v2
 		if !st191.Valid || st191.Off < 0 || st191.Off+st191.Len > len(p.Data) {
 			return pl.drop(49)
 		}
@@ -1737,7 +1737,7 @@ n86:
 n87:
 	{ // LbSelV3: set
 		pl.Runs[87]++
-		st193 := p.Hdr[10] // lb_v3
+		st193 := p.Hdr[11] // lb_v3
 		if !st193.Valid || st193.Off < 0 || st193.Off+st193.Len > len(p.Data) {
 			return pl.drop(50)
 		}
@@ -1875,7 +1875,7 @@ n96:
 n97:
 	{ // LbIsIPv4: test valid(ipv4)
 		pl.Runs[97]++
-		if p.Hdr[3].Valid {
+		if p.Hdr[2].Valid {
 			goto n98
 		}
 		goto n99
@@ -1902,25 +1902,25 @@ n100:
 		var d200 uint64 // ipv4 checksum
 		var d201 uint64 // udp checksum
 		v202 := p.Meta[11].Lo
-		st204 := p.Hdr[3] // ipv4
+		st204 := p.Hdr[2] // ipv4
 		if !st204.Valid || st204.Off < 0 || st204.Off+st204.Len > len(p.Data) {
 			return pl.drop(56)
 		}
 		b203 := p.Data[st204.Off : st204.Off+st204.Len]
-		lo206, hi207 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-		w205 := p.Hdr[3].Valid && hi207 <= len(p.Data) && 4 <= 20
+		lo206, hi207 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w205 := p.Hdr[2].Valid && hi207 <= len(p.Data) && 4 <= 20
 		var o208 uint32
 		if w205 {
 			o208 = uint32(binary.BigEndian.Uint16(p.Data[lo206+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo206+2:]))
 		}
 		w209, lo210, hi211 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
 			lo210, hi211 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w209 = hi211 <= len(p.Data) && hi211-lo210 <= 20
-		} else if p.Hdr[23].Valid {
-			lo210, hi211 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
+		} else if p.Hdr[4].Valid {
+			lo210, hi211 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
 			w209 = hi211 <= len(p.Data) && hi211-lo210 <= 20
 		}
 		var o212 uint32
@@ -1935,20 +1935,20 @@ n100:
 			d201 += packet.ChecksumDelta(o212, packet.SumWords(p.Data[lo210:hi211]))
 		}
 		v213 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		lo215, hi216 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-		w214 := p.Hdr[3].Valid && hi216 <= len(p.Data) && 4 <= 20
+		lo215, hi216 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w214 := p.Hdr[2].Valid && hi216 <= len(p.Data) && 4 <= 20
 		var o217 uint32
 		if w214 {
 			o217 = uint32(binary.BigEndian.Uint16(p.Data[lo215+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo215+2:]))
 		}
 		w218, lo219, hi220 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
 			lo219, hi220 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w218 = hi220 <= len(p.Data) && hi220-lo219 <= 20
-		} else if p.Hdr[23].Valid {
-			lo219, hi220 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
+		} else if p.Hdr[4].Valid {
+			lo219, hi220 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
 			w218 = hi220 <= len(p.Data) && hi220-lo219 <= 20
 		}
 		var o221 uint32
@@ -1963,13 +1963,13 @@ n100:
 			d201 += packet.ChecksumDelta(o221, packet.SumWords(p.Data[lo219:hi220]))
 		}
 		v222 := p.Meta[21].Lo
-		st224 := p.Hdr[23] // udp
+		st224 := p.Hdr[4] // udp
 		if !st224.Valid || st224.Off < 0 || st224.Off+st224.Len > len(p.Data) {
 			return pl.drop(56)
 		}
 		b223 := p.Data[st224.Off : st224.Off+st224.Len]
-		lo230, hi231 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w229 := p.Hdr[23].Valid && hi231 <= len(p.Data) && 2 <= 20
+		lo230, hi231 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w229 := p.Hdr[4].Valid && hi231 <= len(p.Data) && 2 <= 20
 		var o232 uint32
 		if w229 {
 			o232 = uint32(binary.BigEndian.Uint16(p.Data[lo230+0:]))
@@ -1979,16 +1979,16 @@ n100:
 			d201 += packet.ChecksumDelta(o232, uint32(binary.BigEndian.Uint16(p.Data[lo230+0:])))
 		}
 		v233 := uint64(b203[8])
-		lo235, hi236 := p.Hdr[3].Off+8, p.Hdr[3].Off+10
-		w234 := p.Hdr[3].Valid && hi236 <= len(p.Data) && 2 <= 20
+		lo235, hi236 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
+		w234 := p.Hdr[2].Valid && hi236 <= len(p.Data) && 2 <= 20
 		var o237 uint32
 		if w234 {
 			o237 = uint32(binary.BigEndian.Uint16(p.Data[lo235+0:]))
 		}
 		w238, lo239, hi240 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+9
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+8, p.Hdr[2].Off+9
 			lo239, hi240 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w238 = hi240 <= len(p.Data) && hi240-lo239 <= 20
 		}
@@ -2003,10 +2003,10 @@ n100:
 		if w238 {
 			d201 += packet.ChecksumDelta(o241, packet.SumWords(p.Data[lo239:hi240]))
 		}
-		if cb242, ok243 := p.Bytes(3); ok243 {
+		if cb242, ok243 := p.Bytes(2); ok243 {
 			binary.BigEndian.PutUint16(cb242[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb242[10:]), d200, false))
 		}
-		if cb244, ok245 := p.Bytes(23); ok245 {
+		if cb244, ok245 := p.Bytes(4); ok245 {
 			binary.BigEndian.PutUint16(cb244[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb244[6:]), d201, false))
 		}
 		goto n109
@@ -2017,25 +2017,25 @@ n101:
 		var d246 uint64 // ipv4 checksum
 		var d247 uint64 // udp checksum
 		v248 := p.Meta[11].Lo
-		st250 := p.Hdr[3] // ipv4
+		st250 := p.Hdr[2] // ipv4
 		if !st250.Valid || st250.Off < 0 || st250.Off+st250.Len > len(p.Data) {
 			return pl.drop(57)
 		}
 		b249 := p.Data[st250.Off : st250.Off+st250.Len]
-		lo252, hi253 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-		w251 := p.Hdr[3].Valid && hi253 <= len(p.Data) && 4 <= 20
+		lo252, hi253 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w251 := p.Hdr[2].Valid && hi253 <= len(p.Data) && 4 <= 20
 		var o254 uint32
 		if w251 {
 			o254 = uint32(binary.BigEndian.Uint16(p.Data[lo252+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo252+2:]))
 		}
 		w255, lo256, hi257 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
 			lo256, hi257 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w255 = hi257 <= len(p.Data) && hi257-lo256 <= 20
-		} else if p.Hdr[23].Valid {
-			lo256, hi257 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
+		} else if p.Hdr[4].Valid {
+			lo256, hi257 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
 			w255 = hi257 <= len(p.Data) && hi257-lo256 <= 20
 		}
 		var o258 uint32
@@ -2050,20 +2050,20 @@ n101:
 			d247 += packet.ChecksumDelta(o258, packet.SumWords(p.Data[lo256:hi257]))
 		}
 		v259 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		lo261, hi262 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-		w260 := p.Hdr[3].Valid && hi262 <= len(p.Data) && 4 <= 20
+		lo261, hi262 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w260 := p.Hdr[2].Valid && hi262 <= len(p.Data) && 4 <= 20
 		var o263 uint32
 		if w260 {
 			o263 = uint32(binary.BigEndian.Uint16(p.Data[lo261+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo261+2:]))
 		}
 		w264, lo265, hi266 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
 			lo265, hi266 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w264 = hi266 <= len(p.Data) && hi266-lo265 <= 20
-		} else if p.Hdr[23].Valid {
-			lo265, hi266 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
+		} else if p.Hdr[4].Valid {
+			lo265, hi266 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
 			w264 = hi266 <= len(p.Data) && hi266-lo265 <= 20
 		}
 		var o267 uint32
@@ -2078,13 +2078,13 @@ n101:
 			d247 += packet.ChecksumDelta(o267, packet.SumWords(p.Data[lo265:hi266]))
 		}
 		v268 := p.Meta[21].Lo
-		st270 := p.Hdr[23] // udp
+		st270 := p.Hdr[4] // udp
 		if !st270.Valid || st270.Off < 0 || st270.Off+st270.Len > len(p.Data) {
 			return pl.drop(57)
 		}
 		b269 := p.Data[st270.Off : st270.Off+st270.Len]
-		lo276, hi277 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w275 := p.Hdr[23].Valid && hi277 <= len(p.Data) && 2 <= 20
+		lo276, hi277 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w275 := p.Hdr[4].Valid && hi277 <= len(p.Data) && 2 <= 20
 		var o278 uint32
 		if w275 {
 			o278 = uint32(binary.BigEndian.Uint16(p.Data[lo276+0:]))
@@ -2094,20 +2094,20 @@ n101:
 			d247 += packet.ChecksumDelta(o278, uint32(binary.BigEndian.Uint16(p.Data[lo276+0:])))
 		}
 		v279 := (uint64(binary.BigEndian.Uint16(b249[2:])) - 0x10)
-		lo281, hi282 := p.Hdr[3].Off+2, p.Hdr[3].Off+4
-		w280 := p.Hdr[3].Valid && hi282 <= len(p.Data) && 2 <= 20
+		lo281, hi282 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w280 := p.Hdr[2].Valid && hi282 <= len(p.Data) && 2 <= 20
 		var o283 uint32
 		if w280 {
 			o283 = uint32(binary.BigEndian.Uint16(p.Data[lo281+0:]))
 		}
 		w284, lo285, hi286 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+2, p.Hdr[3].Off+4
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+2, p.Hdr[2].Off+4
 			lo285, hi286 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w284 = hi286 <= len(p.Data) && hi286-lo285 <= 20
-		} else if p.Hdr[23].Valid {
-			lo285, hi286 = p.Hdr[3].Off+2, p.Hdr[3].Off+4
+		} else if p.Hdr[4].Valid {
+			lo285, hi286 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
 			w284 = hi286 <= len(p.Data) && hi286-lo285 <= 20
 		}
 		var o287 uint32
@@ -2121,10 +2121,10 @@ n101:
 		if w284 {
 			d247 += packet.ChecksumDelta(o287, packet.SumWords(p.Data[lo285:hi286]))
 		}
-		if cb288, ok289 := p.Bytes(3); ok289 {
+		if cb288, ok289 := p.Bytes(2); ok289 {
 			binary.BigEndian.PutUint16(cb288[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb288[10:]), d246, false))
 		}
-		if cb290, ok291 := p.Bytes(23); ok291 {
+		if cb290, ok291 := p.Bytes(4); ok291 {
 			binary.BigEndian.PutUint16(cb290[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb290[6:]), d247, false))
 		}
 		goto n104
@@ -2134,19 +2134,19 @@ n102:
 		pl.Runs[102]++
 		var d292 uint64 // udp checksum
 		v293 := p.Meta[12]
-		st295 := p.Hdr[4] // ipv6
+		st295 := p.Hdr[3] // ipv6
 		if !st295.Valid || st295.Off < 0 || st295.Off+st295.Len > len(p.Data) {
 			return pl.drop(58)
 		}
 		b294 := p.Data[st295.Off : st295.Off+st295.Len]
 		w296, lo297, hi298 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
 			lo297, hi298 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w296 = hi298 <= len(p.Data) && hi298-lo297 <= 20
-		} else if p.Hdr[23].Valid {
-			lo297, hi298 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
+		} else if p.Hdr[4].Valid {
+			lo297, hi298 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
 			w296 = hi298 <= len(p.Data) && hi298-lo297 <= 20
 		}
 		var o299 uint32
@@ -2159,13 +2159,13 @@ n102:
 		}
 		v300 := p.Meta[3]
 		w301, lo302, hi303 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
 			lo302, hi303 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w301 = hi303 <= len(p.Data) && hi303-lo302 <= 20
-		} else if p.Hdr[23].Valid {
-			lo302, hi303 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
+		} else if p.Hdr[4].Valid {
+			lo302, hi303 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
 			w301 = hi303 <= len(p.Data) && hi303-lo302 <= 20
 		}
 		var o304 uint32
@@ -2177,13 +2177,13 @@ n102:
 			d292 += packet.ChecksumDelta(o304, packet.SumWords(p.Data[lo302:hi303]))
 		}
 		v305 := p.Meta[21].Lo
-		st307 := p.Hdr[23] // udp
+		st307 := p.Hdr[4] // udp
 		if !st307.Valid || st307.Off < 0 || st307.Off+st307.Len > len(p.Data) {
 			return pl.drop(58)
 		}
 		b306 := p.Data[st307.Off : st307.Off+st307.Len]
-		lo309, hi310 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w308 := p.Hdr[23].Valid && hi310 <= len(p.Data) && 2 <= 20
+		lo309, hi310 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w308 := p.Hdr[4].Valid && hi310 <= len(p.Data) && 2 <= 20
 		var o311 uint32
 		if w308 {
 			o311 = uint32(binary.BigEndian.Uint16(p.Data[lo309+0:]))
@@ -2192,7 +2192,7 @@ n102:
 		if w308 {
 			d292 += packet.ChecksumDelta(o311, uint32(binary.BigEndian.Uint16(p.Data[lo309+0:])))
 		}
-		if cb312, ok313 := p.Bytes(23); ok313 {
+		if cb312, ok313 := p.Bytes(4); ok313 {
 			binary.BigEndian.PutUint16(cb312[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb312[6:]), d292, false))
 		}
 		goto n109
@@ -2202,19 +2202,19 @@ n103:
 		pl.Runs[103]++
 		var d314 uint64 // udp checksum
 		v315 := p.Meta[12]
-		st317 := p.Hdr[4] // ipv6
+		st317 := p.Hdr[3] // ipv6
 		if !st317.Valid || st317.Off < 0 || st317.Off+st317.Len > len(p.Data) {
 			return pl.drop(59)
 		}
 		b316 := p.Data[st317.Off : st317.Off+st317.Len]
 		w318, lo319, hi320 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
 			lo319, hi320 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w318 = hi320 <= len(p.Data) && hi320-lo319 <= 20
-		} else if p.Hdr[23].Valid {
-			lo319, hi320 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
+		} else if p.Hdr[4].Valid {
+			lo319, hi320 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
 			w318 = hi320 <= len(p.Data) && hi320-lo319 <= 20
 		}
 		var o321 uint32
@@ -2227,13 +2227,13 @@ n103:
 		}
 		v322 := p.Meta[3]
 		w323, lo324, hi325 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
 			lo324, hi325 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w323 = hi325 <= len(p.Data) && hi325-lo324 <= 20
-		} else if p.Hdr[23].Valid {
-			lo324, hi325 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
+		} else if p.Hdr[4].Valid {
+			lo324, hi325 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
 			w323 = hi325 <= len(p.Data) && hi325-lo324 <= 20
 		}
 		var o326 uint32
@@ -2245,13 +2245,13 @@ n103:
 			d314 += packet.ChecksumDelta(o326, packet.SumWords(p.Data[lo324:hi325]))
 		}
 		v327 := p.Meta[21].Lo
-		st329 := p.Hdr[23] // udp
+		st329 := p.Hdr[4] // udp
 		if !st329.Valid || st329.Off < 0 || st329.Off+st329.Len > len(p.Data) {
 			return pl.drop(59)
 		}
 		b328 := p.Data[st329.Off : st329.Off+st329.Len]
-		lo331, hi332 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w330 := p.Hdr[23].Valid && hi332 <= len(p.Data) && 2 <= 20
+		lo331, hi332 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w330 := p.Hdr[4].Valid && hi332 <= len(p.Data) && 2 <= 20
 		var o333 uint32
 		if w330 {
 			o333 = uint32(binary.BigEndian.Uint16(p.Data[lo331+0:]))
@@ -2262,13 +2262,13 @@ n103:
 		}
 		v334 := (uint64(binary.BigEndian.Uint16(b316[4:])) - 0x10)
 		w335, lo336, hi337 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+4, p.Hdr[4].Off+6
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
 			lo336, hi337 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w335 = hi337 <= len(p.Data) && hi337-lo336 <= 20
-		} else if p.Hdr[23].Valid {
-			lo336, hi337 = p.Hdr[4].Off+4, p.Hdr[4].Off+6
+		} else if p.Hdr[4].Valid {
+			lo336, hi337 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
 			w335 = hi337 <= len(p.Data) && hi337-lo336 <= 20
 		}
 		var o338 uint32
@@ -2279,7 +2279,7 @@ n103:
 		if w335 {
 			d314 += packet.ChecksumDelta(o338, packet.SumWords(p.Data[lo336:hi337]))
 		}
-		if cb339, ok340 := p.Bytes(23); ok340 {
+		if cb339, ok340 := p.Bytes(4); ok340 {
 			binary.BigEndian.PutUint16(cb339[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb339[6:]), d314, false))
 		}
 		goto n104
@@ -2287,7 +2287,7 @@ n103:
 n104:
 	{ // LbPopV2: test valid(lb_v2)
 		pl.Runs[104]++
-		if p.Hdr[9].Valid {
+		if p.Hdr[10].Valid {
 			goto n105
 		}
 		goto n106
@@ -2295,60 +2295,60 @@ n104:
 n105:
 	{ // LbPopV2Body: pop lb_v2
 		pl.Runs[105]++
-		pb341, ok342 := p.Bytes(9) // lb_v2
+		pb341, ok342 := p.Bytes(10) // lb_v2
 		if !ok342 {
 			return pl.drop(60)
 		}
-		if p.Hdr[23].Valid && p.Hdr[9].Off > p.Hdr[23].Off && len(pb341)%2 == 0 && (p.Hdr[9].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb343, ok344 := p.Bytes(23); ok344 {
+		if p.Hdr[4].Valid && p.Hdr[10].Off > p.Hdr[4].Off && len(pb341)%2 == 0 && (p.Hdr[10].Off-p.Hdr[4].Off)%2 == 0 {
+			if cb343, ok344 := p.Bytes(4); ok344 {
 				binary.BigEndian.PutUint16(cb343[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb343[6:]), packet.PopDelta(pb341), false))
-			}
-		}
-		p.Pop(9)
-		goto n107
-	}
-n106:
-	{ // LbPopV3Body: pop lb_v3
-		pl.Runs[106]++
-		pb345, ok346 := p.Bytes(10) // lb_v3
-		if !ok346 {
-			return pl.drop(61)
-		}
-		if p.Hdr[23].Valid && p.Hdr[10].Off > p.Hdr[23].Off && len(pb345)%2 == 0 && (p.Hdr[10].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb347, ok348 := p.Bytes(23); ok348 {
-				binary.BigEndian.PutUint16(cb347[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb347[6:]), packet.PopDelta(pb345), false))
 			}
 		}
 		p.Pop(10)
 		goto n107
 	}
+n106:
+	{ // LbPopV3Body: pop lb_v3
+		pl.Runs[106]++
+		pb345, ok346 := p.Bytes(11) // lb_v3
+		if !ok346 {
+			return pl.drop(61)
+		}
+		if p.Hdr[4].Valid && p.Hdr[11].Off > p.Hdr[4].Off && len(pb345)%2 == 0 && (p.Hdr[11].Off-p.Hdr[4].Off)%2 == 0 {
+			if cb347, ok348 := p.Bytes(4); ok348 {
+				binary.BigEndian.PutUint16(cb347[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb347[6:]), packet.PopDelta(pb345), false))
+			}
+		}
+		p.Pop(11)
+		goto n107
+	}
 n107:
 	{ // LbPopCommon: pop lb_common
 		pl.Runs[107]++
-		pb349, ok350 := p.Bytes(8) // lb_common
+		pb349, ok350 := p.Bytes(9) // lb_common
 		if !ok350 {
 			return pl.drop(62)
 		}
-		if p.Hdr[23].Valid && p.Hdr[8].Off > p.Hdr[23].Off && len(pb349)%2 == 0 && (p.Hdr[8].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb351, ok352 := p.Bytes(23); ok352 {
+		if p.Hdr[4].Valid && p.Hdr[9].Off > p.Hdr[4].Off && len(pb349)%2 == 0 && (p.Hdr[9].Off-p.Hdr[4].Off)%2 == 0 {
+			if cb351, ok352 := p.Bytes(4); ok352 {
 				binary.BigEndian.PutUint16(cb351[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb351[6:]), packet.PopDelta(pb349), false))
 			}
 		}
-		p.Pop(8)
+		p.Pop(9)
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set
 		pl.Runs[108]++
-		var d353 uint64    // udp checksum
-		st355 := p.Hdr[23] // udp
+		var d353 uint64   // udp checksum
+		st355 := p.Hdr[4] // udp
 		if !st355.Valid || st355.Off < 0 || st355.Off+st355.Len > len(p.Data) {
 			return pl.drop(63)
 		}
 		b354 := p.Data[st355.Off : st355.Off+st355.Len]
 		v356 := (uint64(binary.BigEndian.Uint16(b354[4:])) - 0x10)
-		lo358, hi359 := p.Hdr[23].Off+4, p.Hdr[23].Off+6
-		w357 := p.Hdr[23].Valid && hi359 <= len(p.Data) && 2 <= 20
+		lo358, hi359 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
+		w357 := p.Hdr[4].Valid && hi359 <= len(p.Data) && 2 <= 20
 		var o360 uint32
 		if w357 {
 			o360 = uint32(binary.BigEndian.Uint16(p.Data[lo358+0:]))
@@ -2357,7 +2357,7 @@ n108:
 		if w357 {
 			d353 += packet.ChecksumDelta(o360, uint32(binary.BigEndian.Uint16(p.Data[lo358+0:])))
 		}
-		if cb361, ok362 := p.Bytes(23); ok362 {
+		if cb361, ok362 := p.Bytes(4); ok362 {
 			binary.BigEndian.PutUint16(cb361[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb361[6:]), d353, false))
 		}
 		goto n109

@@ -31,7 +31,38 @@ func newSchema() *packet.Schema {
 				{Name: "vid", Offset: 4, Width: 12},
 				{Name: "type", Offset: 16, Width: 16},
 			}},
-			{Name: "arp", ID: 2, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "ipv4", ID: 2, Metadata: false, MetaBase: 0, Checksum: 9, ChecksumKind: 1, ChecksumOptional: false, Fields: []packet.FieldSpec{
+				{Name: "version", Offset: 0, Width: 4},
+				{Name: "ihl", Offset: 4, Width: 4},
+				{Name: "dscp_ecn", Offset: 8, Width: 8},
+				{Name: "total_len", Offset: 16, Width: 16},
+				{Name: "id", Offset: 32, Width: 16},
+				{Name: "flags", Offset: 48, Width: 3},
+				{Name: "frag", Offset: 51, Width: 13},
+				{Name: "ttl", Offset: 64, Width: 8},
+				{Name: "proto", Offset: 72, Width: 8},
+				{Name: "checksum", Offset: 80, Width: 16},
+				{Name: "src", Offset: 96, Width: 32},
+				{Name: "dst", Offset: 128, Width: 32},
+				{Name: "options", Offset: 160, Width: 0, Length: &packet.Expr{Kind: 17, Width: 128, A: &packet.Expr{Kind: 16, Width: 128, A: &packet.Expr{Kind: 1, Width: 4, Field: packet.FieldRef{Header: 2, Field: 1}, Text: "ihl"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x5}, Text: "5"}, Text: "(ihl - 5)"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x4}, Text: "4"}, Text: "(ihl - 5) * 4"}},
+			}},
+			{Name: "ipv6", ID: 3, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+				{Name: "version", Offset: 0, Width: 4},
+				{Name: "tclass", Offset: 4, Width: 8},
+				{Name: "flow", Offset: 12, Width: 20},
+				{Name: "payload_len", Offset: 32, Width: 16},
+				{Name: "next_hdr", Offset: 48, Width: 8},
+				{Name: "hop_limit", Offset: 56, Width: 8},
+				{Name: "src", Offset: 64, Width: 128},
+				{Name: "dst", Offset: 192, Width: 128},
+			}},
+			{Name: "udp", ID: 4, Metadata: false, MetaBase: 0, Checksum: 3, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
+				{Name: "sport", Offset: 0, Width: 16},
+				{Name: "dport", Offset: 16, Width: 16},
+				{Name: "length", Offset: 32, Width: 16},
+				{Name: "checksum", Offset: 48, Width: 16},
+			}},
+			{Name: "arp", ID: 5, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "htype", Offset: 0, Width: 16},
 				{Name: "ptype", Offset: 16, Width: 16},
 				{Name: "hlen", Offset: 32, Width: 8},
@@ -42,86 +73,61 @@ func newSchema() *packet.Schema {
 				{Name: "tha", Offset: 144, Width: 48},
 				{Name: "tpa", Offset: 192, Width: 32},
 			}},
-			{Name: "ipv4", ID: 3, Metadata: false, MetaBase: 0, Checksum: 9, ChecksumKind: 1, ChecksumOptional: false, Fields: []packet.FieldSpec{
-				{Name: "version", Offset: 0, Width: 4},
-				{Name: "ihl", Offset: 4, Width: 4},
-				{Name: "dscp_ecn", Offset: 8, Width: 8},
-				{Name: "total_len", Offset: 16, Width: 16},
-				{Name: "id", Offset: 32, Width: 16},
-				{Name: "flags", Offset: 48, Width: 3},
-				{Name: "frag", Offset: 51, Width: 13},
-				{Name: "ttl", Offset: 64, Width: 8},
-				{Name: "proto", Offset: 72, Width: 8},
-				{Name: "checksum", Offset: 80, Width: 16},
-				{Name: "src", Offset: 96, Width: 32},
-				{Name: "dst", Offset: 128, Width: 32},
-				{Name: "options", Offset: 160, Width: 0, Length: &packet.Expr{Kind: 17, Width: 128, A: &packet.Expr{Kind: 16, Width: 128, A: &packet.Expr{Kind: 1, Width: 4, Field: packet.FieldRef{Header: 3, Field: 1}, Text: "ihl"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x5}, Text: "5"}, Text: "(ihl - 5)"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x4}, Text: "4"}, Text: "(ihl - 5) * 4"}},
-			}},
-			{Name: "ipv6", ID: 4, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
-				{Name: "version", Offset: 0, Width: 4},
-				{Name: "tclass", Offset: 4, Width: 8},
-				{Name: "flow", Offset: 12, Width: 20},
-				{Name: "payload_len", Offset: 32, Width: 16},
-				{Name: "next_hdr", Offset: 48, Width: 8},
-				{Name: "hop_limit", Offset: 56, Width: 8},
-				{Name: "src", Offset: 64, Width: 128},
-				{Name: "dst", Offset: 192, Width: 128},
-			}},
-			{Name: "icmp", ID: 5, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 2, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp", ID: 6, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 2, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "code", Offset: 8, Width: 8},
 				{Name: "checksum", Offset: 16, Width: 16},
 			}},
-			{Name: "icmpv6", ID: 6, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmpv6", ID: 7, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "code", Offset: 8, Width: 8},
 				{Name: "checksum", Offset: 16, Width: 16},
 			}},
-			{Name: "icmp_echo", ID: 7, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_echo", ID: 8, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "id", Offset: 0, Width: 16},
 				{Name: "seq", Offset: 16, Width: 16},
 			}},
-			{Name: "lb_common", ID: 8, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lb_common", ID: 9, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "magic", Offset: 0, Width: 16},
 				{Name: "version", Offset: 16, Width: 8},
 				{Name: "proto", Offset: 24, Width: 8},
 			}},
-			{Name: "lb_v2", ID: 9, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lb_v2", ID: 10, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "rsvd", Offset: 0, Width: 16},
 				{Name: "entropy", Offset: 16, Width: 16},
 				{Name: "tick", Offset: 32, Width: 64},
 			}},
-			{Name: "lb_v3", ID: 10, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lb_v3", ID: 11, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "slot_select", Offset: 0, Width: 16},
 				{Name: "port_select", Offset: 16, Width: 16},
 				{Name: "tick", Offset: 32, Width: 64},
 			}},
-			{Name: "nd_ns", ID: 11, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_ns", ID: 12, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "reserved", Offset: 0, Width: 32},
 				{Name: "target", Offset: 32, Width: 128},
 			}},
-			{Name: "nd_opt", ID: 12, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_opt", ID: 13, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "length", Offset: 8, Width: 8},
 			}},
-			{Name: "nd_mac", ID: 13, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_mac", ID: 14, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "mac", Offset: 0, Width: 48},
 			}},
-			{Name: "nd_na", ID: 14, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_na", ID: 15, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "r", Offset: 0, Width: 1},
 				{Name: "s", Offset: 1, Width: 1},
 				{Name: "o", Offset: 2, Width: 1},
 				{Name: "reserved", Offset: 3, Width: 29},
 				{Name: "target", Offset: 32, Width: 128},
 			}},
-			{Name: "nd_na_opt", ID: 15, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_na_opt", ID: 16, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "length", Offset: 8, Width: 8},
 			}},
-			{Name: "nd_na_mac", ID: 16, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_na_mac", ID: 17, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "mac", Offset: 0, Width: 48},
 			}},
-			{Name: "icmp_ipv4", ID: 17, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_ipv4", ID: 18, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "version", Offset: 0, Width: 4},
 				{Name: "ihl", Offset: 4, Width: 4},
 				{Name: "dscp_ecn", Offset: 8, Width: 8},
@@ -135,7 +141,7 @@ func newSchema() *packet.Schema {
 				{Name: "src", Offset: 96, Width: 32},
 				{Name: "dst", Offset: 128, Width: 32},
 			}},
-			{Name: "icmp_ipv6", ID: 18, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_ipv6", ID: 19, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "version", Offset: 0, Width: 4},
 				{Name: "tclass", Offset: 4, Width: 8},
 				{Name: "flow", Offset: 12, Width: 20},
@@ -145,27 +151,21 @@ func newSchema() *packet.Schema {
 				{Name: "src", Offset: 64, Width: 128},
 				{Name: "dst", Offset: 192, Width: 128},
 			}},
-			{Name: "icmp_udp", ID: 19, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_udp", ID: 20, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "sport", Offset: 0, Width: 16},
 				{Name: "dport", Offset: 16, Width: 16},
 				{Name: "length", Offset: 32, Width: 16},
 				{Name: "checksum", Offset: 48, Width: 16},
 			}},
-			{Name: "lldp", ID: 20, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lldp", ID: 21, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "tlv_type", Offset: 0, Width: 7},
 				{Name: "tlv_length", Offset: 7, Width: 9},
 			}},
-			{Name: "slow", ID: 21, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "slow", ID: 22, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "subtype", Offset: 0, Width: 8},
 			}},
-			{Name: "lacp", ID: 22, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lacp", ID: 23, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "version", Offset: 0, Width: 8},
-			}},
-			{Name: "udp", ID: 23, Metadata: false, MetaBase: 0, Checksum: 3, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
-				{Name: "sport", Offset: 0, Width: 16},
-				{Name: "dport", Offset: 16, Width: 16},
-				{Name: "length", Offset: 32, Width: 16},
-				{Name: "checksum", Offset: 48, Width: 16},
 			}},
 			{Name: "meta", ID: 24, Metadata: true, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "ingress_port", Offset: 0, Width: 4},
@@ -224,17 +224,18 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [97]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "RxV4Csum", "RxV6", "RxV6Check", "RxUDP", "RxPort", "RxUDPCsum", "RxNotForUs", "RxSocket", "TxQueue", "TxWire", "RxCount", "ParseEthType", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "L2MacDst", "L2MacMiss", "L3DaIPv4", "L3SetDaIPv4", "L3SetDaIPv6", "L3IPDst", "L3IPMiss", "L3IsArp", "L3IsIcmp4", "L3IsEcho6", "L3IsNs", "ArpForUs", "ArpNotUs", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NotUs", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNotUs", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbCtxRx", "LbSrcIPv4", "LbSrc4", "LbSrc6", "LbBlocked", "LbIsV2", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbPort", "LbEth", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbTxCount", "TxCheck", "TxDropped"}
+var NodeNames = [98]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "RxV4Csum", "RxV6", "RxV6Check", "RxUDP", "RxPort", "RxUDPCsum", "RxUDPVerify", "RxNotForUs", "RxSocket", "TxQueue", "TxWire", "RxCount", "ParseEthType", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "L2MacDst", "L2MacMiss", "L3DaIPv4", "L3SetDaIPv4", "L3SetDaIPv6", "L3IPDst", "L3IPMiss", "L3IsArp", "L3IsIcmp4", "L3IsEcho6", "L3IsNs", "ArpForUs", "ArpNotUs", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NotUs", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNotUs", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbCtxRx", "LbSrcIPv4", "LbSrc4", "LbSrc6", "LbBlocked", "LbIsV2", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbPort", "LbEth", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbTxCount", "TxCheck", "TxDropped"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [1]string{"TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [59]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
+var DropSites = [60]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
 	{Node: "RxV4", Reason: "malformed"},
 	{Node: "RxV4Check", Reason: "malformed"},
 	{Node: "RxV6Check", Reason: "malformed"},
 	{Node: "RxPort", Reason: "malformed"},
+	{Node: "RxUDPCsum", Reason: "malformed"},
 	{Node: "RxNotForUs", Reason: "not a datagram for the socket"},
 	{Node: "ParseEthType", Reason: "malformed"},
 	{Node: "ParseEthType.arp", Reason: "unconnected"},
@@ -415,7 +416,7 @@ n1:
 		if x1 {
 			goto n2
 		}
-		goto n11
+		goto n12
 	}
 n2:
 	{ // RxType: switch ethernet.type
@@ -432,17 +433,17 @@ n2:
 		case v2 == 0x86dd:
 			goto n6
 		default:
-			goto n11
+			goto n12
 		}
 	}
 n3:
 	{ // RxV4: extract ipv4
 		pl.Runs[3]++
-		x5 := p.Hdr[3].Valid // already there: nothing to do
+		x5 := p.Hdr[2].Valid // already there: nothing to do
 		if !x5 {
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
-				p.Hdr[3] = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st8 := p.Hdr[3] // ipv4
+				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
+				st8 := p.Hdr[2] // ipv4
 				if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
 					return pl.drop(1)
 				}
@@ -450,23 +451,23 @@ n3:
 				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(p.Data)) && off+20+int(ext6.Lo) <= len(p.Data)
 				if x5 {
-					p.Hdr[3].Len += int(ext6.Lo)
-					p.Cursor = off + p.Hdr[3].Len
+					p.Hdr[2].Len += int(ext6.Lo)
+					p.Cursor = off + p.Hdr[2].Len
 				}
 			}
 			if !x5 {
-				p.Hdr[3] = packet.HeaderState{}
+				p.Hdr[2] = packet.HeaderState{}
 			} // ipv4
 		}
 		if x5 {
 			goto n4
 		}
-		goto n11
+		goto n12
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
 		pl.Runs[4]++
-		st12 := p.Hdr[3] // ipv4
+		st12 := p.Hdr[2] // ipv4
 		if !st12.Valid || st12.Off < 0 || st12.Off+st12.Len > len(p.Data) {
 			return pl.drop(2)
 		}
@@ -482,39 +483,39 @@ n4:
 		if c9 {
 			goto n5
 		}
-		goto n11
+		goto n12
 	}
 n5:
 	{ // RxV4Csum: checksum verify ipv4
 		pl.Runs[5]++
-		ok13, wellFormed := p.VerifyChecksum(3)
+		ok13, wellFormed := p.VerifyChecksum(2)
 		if ok13 && wellFormed {
 			goto n8
 		}
-		goto n11
+		goto n12
 	}
 n6:
 	{ // RxV6: extract ipv6
 		pl.Runs[6]++
-		x14 := p.Hdr[4].Valid // already there: nothing to do
+		x14 := p.Hdr[3].Valid // already there: nothing to do
 		if !x14 {
 			x14 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
 			if x14 {
-				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
+				p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
 				p.Cursor += 40
 			} else {
-				p.Hdr[4] = packet.HeaderState{}
+				p.Hdr[3] = packet.HeaderState{}
 			} // ipv6
 		}
 		if x14 {
 			goto n7
 		}
-		goto n11
+		goto n12
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
 		pl.Runs[7]++
-		st17 := p.Hdr[4] // ipv6
+		st17 := p.Hdr[3] // ipv6
 		if !st17.Valid || st17.Off < 0 || st17.Off+st17.Len > len(p.Data) {
 			return pl.drop(3)
 		}
@@ -526,30 +527,30 @@ n7:
 		if c15 {
 			goto n8
 		}
-		goto n11
+		goto n12
 	}
 n8:
 	{ // RxUDP: extract udp
 		pl.Runs[8]++
-		x18 := p.Hdr[23].Valid // already there: nothing to do
+		x18 := p.Hdr[4].Valid // already there: nothing to do
 		if !x18 {
 			x18 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
 			if x18 {
-				p.Hdr[23] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
+				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
 				p.Cursor += 8
 			} else {
-				p.Hdr[23] = packet.HeaderState{}
+				p.Hdr[4] = packet.HeaderState{}
 			} // udp
 		}
 		if x18 {
 			goto n9
 		}
-		goto n11
+		goto n12
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
 		pl.Runs[9]++
-		st20 := p.Hdr[23] // udp
+		st20 := p.Hdr[4] // udp
 		if !st20.Valid || st20.Off < 0 || st20.Off+st20.Len > len(p.Data) {
 			return pl.drop(4)
 		}
@@ -557,154 +558,171 @@ n9:
 		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
 			goto n10
 		}
-		goto n11
+		goto n12
 	}
 n10:
-	{ // RxUDPCsum: checksum verify udp
+	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
 		pl.Runs[10]++
-		ok21, wellFormed := p.VerifyChecksum(23)
-		if ok21 && wellFormed {
-			goto n12
+		st23 := p.Hdr[4] // udp
+		if !st23.Valid || st23.Off < 0 || st23.Off+st23.Len > len(p.Data) {
+			return pl.drop(5)
+		}
+		b22 := p.Data[st23.Off : st23.Off+st23.Len]
+		c21 := (uint64(binary.BigEndian.Uint16(b22[6:])) == 0x0)
+		if c21 {
+			c21 = p.Hdr[2].Valid
+		}
+		if c21 {
+			goto n13
 		}
 		goto n11
 	}
 n11:
-	{ // RxNotForUs: drop "not a datagram for the socket"
+	{ // RxUDPVerify: checksum verify udp
 		pl.Runs[11]++
-		return pl.drop(5)
+		ok24, wellFormed := p.VerifyChecksum(4)
+		if ok24 && wellFormed {
+			goto n13
+		}
+		goto n12
 	}
 n12:
-	{ // RxSocket: nop
+	{ // RxNotForUs: drop "not a datagram for the socket"
 		pl.Runs[12]++
-		goto n15
+		return pl.drop(6)
 	}
-n15:
-	{ // RxCount: count "packet_rx_counter"
-		pl.Runs[15]++
-		pl.Counted[0]++
+n13:
+	{ // RxSocket: nop
+		pl.Runs[13]++
 		goto n16
 	}
 n16:
-	{ // ParseEthType: switch ethernet.type
+	{ // RxCount: count "packet_rx_counter"
 		pl.Runs[16]++
-		st24 := p.Hdr[0] // ethernet
-		if !st24.Valid || st24.Off < 0 || st24.Off+st24.Len > len(p.Data) {
-			return pl.drop(6)
-		}
-		b23 := p.Data[st24.Off : st24.Off+st24.Len]
-		v22 := uint64(binary.BigEndian.Uint16(b23[12:]))
-		switch {
-		case v22 == 0x800:
-			goto n17
-		case v22 == 0x806:
-			return pl.drop(7)
-		case v22 == 0x86dd:
-			goto n17
-		default:
-			return pl.drop(8)
-		}
+		pl.Counted[0]++
+		goto n17
 	}
 n17:
-	{ // ParseLb: extract lb_common
+	{ // ParseEthType: switch ethernet.type
 		pl.Runs[17]++
-		x25 := p.Hdr[8].Valid // already there: nothing to do
-		if !x25 {
-			x25 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-			if x25 {
-				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
-			} else {
-				p.Hdr[8] = packet.HeaderState{}
-			} // lb_common
-		}
-		if x25 {
-			goto n18
-		}
-		goto n22
-	}
-n18:
-	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		pl.Runs[18]++
-		st27 := p.Hdr[8] // lb_common
+		st27 := p.Hdr[0] // ethernet
 		if !st27.Valid || st27.Off < 0 || st27.Off+st27.Len > len(p.Data) {
-			return pl.drop(9)
+			return pl.drop(7)
 		}
 		b26 := p.Data[st27.Off : st27.Off+st27.Len]
-		if uint64(binary.BigEndian.Uint16(b26[0:])) == 0x4c42 {
+		v25 := uint64(binary.BigEndian.Uint16(b26[12:]))
+		switch {
+		case v25 == 0x800:
+			goto n18
+		case v25 == 0x806:
+			return pl.drop(8)
+		case v25 == 0x86dd:
+			goto n18
+		default:
+			return pl.drop(9)
+		}
+	}
+n18:
+	{ // ParseLb: extract lb_common
+		pl.Runs[18]++
+		x28 := p.Hdr[9].Valid // already there: nothing to do
+		if !x28 {
+			x28 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			if x28 {
+				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Cursor += 4
+			} else {
+				p.Hdr[9] = packet.HeaderState{}
+			} // lb_common
+		}
+		if x28 {
 			goto n19
 		}
-		goto n22
+		goto n23
 	}
 n19:
-	{ // ParseLbVersion: switch lb_common.version
+	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		pl.Runs[19]++
-		st30 := p.Hdr[8] // lb_common
+		st30 := p.Hdr[9] // lb_common
 		if !st30.Valid || st30.Off < 0 || st30.Off+st30.Len > len(p.Data) {
 			return pl.drop(10)
 		}
 		b29 := p.Data[st30.Off : st30.Off+st30.Len]
-		v28 := uint64(b29[2])
-		switch {
-		case v28 == 0x2:
+		if uint64(binary.BigEndian.Uint16(b29[0:])) == 0x4c42 {
 			goto n20
-		case v28 == 0x3:
-			goto n21
-		default:
-			goto n22
 		}
+		goto n23
 	}
 n20:
-	{ // ParseLbV2: extract lb_v2
+	{ // ParseLbVersion: switch lb_common.version
 		pl.Runs[20]++
-		x31 := p.Hdr[9].Valid // already there: nothing to do
-		if !x31 {
-			x31 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
-			if x31 {
-				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-				p.Cursor += 12
-			} else {
-				p.Hdr[9] = packet.HeaderState{}
-			} // lb_v2
+		st33 := p.Hdr[9] // lb_common
+		if !st33.Valid || st33.Off < 0 || st33.Off+st33.Len > len(p.Data) {
+			return pl.drop(11)
 		}
-		if x31 {
+		b32 := p.Data[st33.Off : st33.Off+st33.Len]
+		v31 := uint64(b32[2])
+		switch {
+		case v31 == 0x2:
+			goto n21
+		case v31 == 0x3:
+			goto n22
+		default:
 			goto n23
 		}
-		goto n22
 	}
 n21:
-	{ // ParseLbV3: extract lb_v3
+	{ // ParseLbV2: extract lb_v2
 		pl.Runs[21]++
-		x32 := p.Hdr[10].Valid // already there: nothing to do
-		if !x32 {
-			x32 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
-			if x32 {
+		x34 := p.Hdr[10].Valid // already there: nothing to do
+		if !x34 {
+			x34 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			if x34 {
 				p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
 				p.Cursor += 12
 			} else {
 				p.Hdr[10] = packet.HeaderState{}
-			} // lb_v3
+			} // lb_v2
 		}
-		if x32 {
-			goto n23
+		if x34 {
+			goto n24
 		}
-		goto n22
+		goto n23
 	}
 n22:
-	{ // ParseFail: drop "rx_rslt[0] parse fail"
+	{ // ParseLbV3: extract lb_v3
 		pl.Runs[22]++
-		return pl.drop(11)
+		x35 := p.Hdr[11].Valid // already there: nothing to do
+		if !x35 {
+			x35 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			if x35 {
+				p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+				p.Cursor += 12
+			} else {
+				p.Hdr[11] = packet.HeaderState{}
+			} // lb_v3
+		}
+		if x35 {
+			goto n24
+		}
+		goto n23
 	}
 n23:
-	{ // L2MacDst: lookup mac_dst_filter_table
+	{ // ParseFail: drop "rx_rslt[0] parse fail"
 		pl.Runs[23]++
+		return pl.drop(12)
+	}
+n24:
+	{ // L2MacDst: lookup mac_dst_filter_table
+		pl.Runs[24]++
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
-		st34 := p.Hdr[0] // ethernet
-		if !st34.Valid || st34.Off < 0 || st34.Off+st34.Len > len(p.Data) {
-			return pl.drop(12)
+		st37 := p.Hdr[0] // ethernet
+		if !st37.Valid || st37.Off < 0 || st37.Off+st37.Len > len(p.Data) {
+			return pl.drop(13)
 		}
-		b33 := p.Data[st34.Off : st34.Off+st34.Len]
-		pl.keys[1] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b33[0:]))<<32 | uint64(binary.BigEndian.Uint32(b33[2:])))}
+		b36 := p.Data[st37.Off : st37.Off+st37.Len]
+		pl.keys[1] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b36[0:]))<<32 | uint64(binary.BigEndian.Uint32(b36[2:])))}
 		if e, hit := pl.tables[0].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -713,60 +731,60 @@ n23:
 		case 0: // set_mac_sa
 			p.Meta[2] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
 			p.Meta[1] = packet.Value{Lo: (p.Meta[0].Lo) & 0xf}
-			goto n25
+			goto n26
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
-			goto n25
+			goto n26
 		default: // miss
-			goto n24
+			goto n25
 		}
-	}
-n24:
-	{ // L2MacMiss: drop "rx_rslt[1] MAC miss"
-		pl.Runs[24]++
-		return pl.drop(13)
 	}
 n25:
-	{ // L3DaIPv4: test valid(ipv4)
+	{ // L2MacMiss: drop "rx_rslt[1] MAC miss"
 		pl.Runs[25]++
-		if p.Hdr[3].Valid {
-			goto n26
-		}
-		goto n27
+		return pl.drop(14)
 	}
 n26:
-	{ // L3SetDaIPv4: set
+	{ // L3DaIPv4: test valid(ipv4)
 		pl.Runs[26]++
-		st36 := p.Hdr[3] // ipv4
-		if !st36.Valid || st36.Off < 0 || st36.Off+st36.Len > len(p.Data) {
-			return pl.drop(14)
+		if p.Hdr[2].Valid {
+			goto n27
 		}
-		b35 := p.Data[st36.Off : st36.Off+st36.Len]
-		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b35[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n28
 	}
 n27:
-	{ // L3SetDaIPv6: set
+	{ // L3SetDaIPv4: set
 		pl.Runs[27]++
-		st38 := p.Hdr[4] // ipv6
-		if !st38.Valid || st38.Off < 0 || st38.Off+st38.Len > len(p.Data) {
+		st39 := p.Hdr[2] // ipv4
+		if !st39.Valid || st39.Off < 0 || st39.Off+st39.Len > len(p.Data) {
 			return pl.drop(15)
 		}
-		b37 := p.Data[st38.Off : st38.Off+st38.Len]
-		p.Meta[5] = (packet.Value{Hi: binary.BigEndian.Uint64(b37[24:]), Lo: binary.BigEndian.Uint64(b37[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		goto n28
+		b38 := p.Data[st39.Off : st39.Off+st39.Len]
+		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b38[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		goto n29
 	}
 n28:
-	{ // L3IPDst: lookup ip_dst_filter_table
+	{ // L3SetDaIPv6: set
 		pl.Runs[28]++
-		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
-		st40 := p.Hdr[0] // ethernet
-		if !st40.Valid || st40.Off < 0 || st40.Off+st40.Len > len(p.Data) {
+		st41 := p.Hdr[3] // ipv6
+		if !st41.Valid || st41.Off < 0 || st41.Off+st41.Len > len(p.Data) {
 			return pl.drop(16)
 		}
-		b39 := p.Data[st40.Off : st40.Off+st40.Len]
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b39[12:]))}
+		b40 := p.Data[st41.Off : st41.Off+st41.Len]
+		p.Meta[5] = (packet.Value{Hi: binary.BigEndian.Uint64(b40[24:]), Lo: binary.BigEndian.Uint64(b40[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		goto n29
+	}
+n29:
+	{ // L3IPDst: lookup ip_dst_filter_table
+		pl.Runs[29]++
+		act, params := 2, []packet.Value(nil)
+		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
+		st43 := p.Hdr[0] // ethernet
+		if !st43.Valid || st43.Off < 0 || st43.Off+st43.Len > len(p.Data) {
+			return pl.drop(17)
+		}
+		b42 := p.Data[st43.Off : st43.Off+st43.Len]
+		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b42[12:]))}
 		pl.keys[2] = p.Meta[5]
 		if e, hit := pl.tables[1].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -777,508 +795,497 @@ n28:
 			p.Meta[3] = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			p.Meta[4] = packet.Value{Lo: (params[1].Lo) & 0x7}
 			p.Meta[1] = packet.Value{Lo: (p.Meta[0].Lo) & 0xf}
-			goto n30
+			goto n31
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
-			goto n30
+			goto n31
 		default: // miss
-			goto n29
+			goto n30
 		}
-	}
-n29:
-	{ // L3IPMiss: drop "rx_rslt[3] IP dst miss"
-		pl.Runs[29]++
-		return pl.drop(17)
 	}
 n30:
-	{ // L3IsArp: test valid(arp)
+	{ // L3IPMiss: drop "rx_rslt[3] IP dst miss"
 		pl.Runs[30]++
-		if p.Hdr[2].Valid {
-			goto n34
-		}
-		goto n31
+		return pl.drop(18)
 	}
 n31:
-	{ // L3IsIcmp4: test valid(icmp)
+	{ // L3IsArp: test valid(arp)
 		pl.Runs[31]++
 		if p.Hdr[5].Valid {
-			goto n38
+			goto n35
 		}
 		goto n32
 	}
 n32:
-	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
+	{ // L3IsIcmp4: test valid(icmp)
 		pl.Runs[32]++
-		c41 := p.Hdr[6].Valid
-		if c41 {
-			st43 := p.Hdr[6] // icmpv6
-			if !st43.Valid || st43.Off < 0 || st43.Off+st43.Len > len(p.Data) {
-				return pl.drop(18)
-			}
-			b42 := p.Data[st43.Off : st43.Off+st43.Len]
-			c41 = (uint64(b42[0]) == 0x80)
-		}
-		if c41 {
-			goto n42
+		if p.Hdr[6].Valid {
+			goto n39
 		}
 		goto n33
 	}
 n33:
-	{ // L3IsNs: test valid(nd_ns)
+	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
 		pl.Runs[33]++
-		if p.Hdr[11].Valid {
-			goto n44
+		c44 := p.Hdr[7].Valid
+		if c44 {
+			st46 := p.Hdr[7] // icmpv6
+			if !st46.Valid || st46.Off < 0 || st46.Off+st46.Len > len(p.Data) {
+				return pl.drop(19)
+			}
+			b45 := p.Data[st46.Off : st46.Off+st46.Len]
+			c44 = (uint64(b45[0]) == 0x80)
 		}
-		goto n62
+		if c44 {
+			goto n43
+		}
+		goto n34
 	}
 n34:
-	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
+	{ // L3IsNs: test valid(nd_ns)
 		pl.Runs[34]++
-		st45 := p.Hdr[2] // arp
-		if !st45.Valid || st45.Off < 0 || st45.Off+st45.Len > len(p.Data) {
-			return pl.drop(19)
+		if p.Hdr[12].Valid {
+			goto n45
 		}
-		b44 := p.Data[st45.Off : st45.Off+st45.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b44[24:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
-			goto n36
-		}
-		goto n35
+		goto n63
 	}
 n35:
-	{ // ArpNotUs: drop "rx_rslt[4] ARP tpa != own"
+	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
 		pl.Runs[35]++
-		return pl.drop(20)
+		st48 := p.Hdr[5] // arp
+		if !st48.Valid || st48.Off < 0 || st48.Off+st48.Len > len(p.Data) {
+			return pl.drop(20)
+		}
+		b47 := p.Data[st48.Off : st48.Off+st48.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b47[24:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
+			goto n37
+		}
+		goto n36
 	}
 n36:
-	{ // ArpReply: set
+	{ // ArpNotUs: drop "rx_rslt[4] ARP tpa != own"
 		pl.Runs[36]++
-		st47 := p.Hdr[0] // ethernet
-		if !st47.Valid || st47.Off < 0 || st47.Off+st47.Len > len(p.Data) {
-			return pl.drop(21)
-		}
-		b46 := p.Data[st47.Off : st47.Off+st47.Len]
-		v48 := (uint64(binary.BigEndian.Uint16(b46[6:]))<<32 | uint64(binary.BigEndian.Uint32(b46[8:])))
-		binary.BigEndian.PutUint16(b46[0:], uint16(v48>>32))
-		binary.BigEndian.PutUint32(b46[2:], uint32(v48))
-		v49 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b46[6:], uint16(v49>>32))
-		binary.BigEndian.PutUint32(b46[8:], uint32(v49))
-		st51 := p.Hdr[2] // arp
-		if !st51.Valid || st51.Off < 0 || st51.Off+st51.Len > len(p.Data) {
-			return pl.drop(21)
-		}
-		b50 := p.Data[st51.Off : st51.Off+st51.Len]
-		binary.BigEndian.PutUint16(b50[6:], uint16(0x2))
-		v52 := (uint64(binary.BigEndian.Uint16(b50[8:]))<<32 | uint64(binary.BigEndian.Uint32(b50[10:])))
-		binary.BigEndian.PutUint16(b50[18:], uint16(v52>>32))
-		binary.BigEndian.PutUint32(b50[20:], uint32(v52))
-		v53 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b50[8:], uint16(v53>>32))
-		binary.BigEndian.PutUint32(b50[10:], uint32(v53))
-		binary.BigEndian.PutUint32(b50[24:], uint32(uint64(binary.BigEndian.Uint32(b50[14:]))))
-		binary.BigEndian.PutUint32(b50[14:], uint32(((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)))
-		goto n37
+		return pl.drop(21)
 	}
 n37:
-	{ // ArpOk: count "rx_rslt[8] ARP ok"
+	{ // ArpReply: set
 		pl.Runs[37]++
-		pl.Counted[1]++
-		goto n95
-	}
-n38:
-	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
-		pl.Runs[38]++
-		st55 := p.Hdr[3] // ipv4
-		if !st55.Valid || st55.Off < 0 || st55.Off+st55.Len > len(p.Data) {
+		st50 := p.Hdr[0] // ethernet
+		if !st50.Valid || st50.Off < 0 || st50.Off+st50.Len > len(p.Data) {
 			return pl.drop(22)
 		}
-		b54 := p.Data[st55.Off : st55.Off+st55.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b54[16:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
-			goto n40
+		b49 := p.Data[st50.Off : st50.Off+st50.Len]
+		v51 := (uint64(binary.BigEndian.Uint16(b49[6:]))<<32 | uint64(binary.BigEndian.Uint32(b49[8:])))
+		binary.BigEndian.PutUint16(b49[0:], uint16(v51>>32))
+		binary.BigEndian.PutUint32(b49[2:], uint32(v51))
+		v52 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b49[6:], uint16(v52>>32))
+		binary.BigEndian.PutUint32(b49[8:], uint32(v52))
+		st54 := p.Hdr[5] // arp
+		if !st54.Valid || st54.Off < 0 || st54.Off+st54.Len > len(p.Data) {
+			return pl.drop(22)
 		}
-		goto n39
+		b53 := p.Data[st54.Off : st54.Off+st54.Len]
+		binary.BigEndian.PutUint16(b53[6:], uint16(0x2))
+		v55 := (uint64(binary.BigEndian.Uint16(b53[8:]))<<32 | uint64(binary.BigEndian.Uint32(b53[10:])))
+		binary.BigEndian.PutUint16(b53[18:], uint16(v55>>32))
+		binary.BigEndian.PutUint32(b53[20:], uint32(v55))
+		v56 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b53[8:], uint16(v56>>32))
+		binary.BigEndian.PutUint32(b53[10:], uint32(v56))
+		binary.BigEndian.PutUint32(b53[24:], uint32(uint64(binary.BigEndian.Uint32(b53[14:]))))
+		binary.BigEndian.PutUint32(b53[14:], uint32(((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)))
+		goto n38
+	}
+n38:
+	{ // ArpOk: count "rx_rslt[8] ARP ok"
+		pl.Runs[38]++
+		pl.Counted[1]++
+		goto n96
 	}
 n39:
-	{ // Echo4NotUs: drop "rx_rslt[5] ICMPv4 echo dst != own"
+	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
 		pl.Runs[39]++
-		return pl.drop(23)
-	}
-n40:
-	{ // Echo4Reply: set
-		pl.Runs[40]++
-		var d56 uint64   // icmp checksum
-		st58 := p.Hdr[0] // ethernet
+		st58 := p.Hdr[2] // ipv4
 		if !st58.Valid || st58.Off < 0 || st58.Off+st58.Len > len(p.Data) {
-			return pl.drop(24)
+			return pl.drop(23)
 		}
 		b57 := p.Data[st58.Off : st58.Off+st58.Len]
-		v59 := (uint64(binary.BigEndian.Uint16(b57[6:]))<<32 | uint64(binary.BigEndian.Uint32(b57[8:])))
-		w60, lo61, hi62 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[0].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
-			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
-			lo61, hi62 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w60 = hi62 <= len(p.Data) && hi62-lo61 <= 20
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b57[16:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
+			goto n41
 		}
-		var o63 uint32
-		if w60 {
-			o63 = packet.SumWords(p.Data[lo61:hi62])
-		}
-		v64 := v59
-		binary.BigEndian.PutUint16(b57[0:], uint16(v64>>32))
-		binary.BigEndian.PutUint32(b57[2:], uint32(v64))
-		if w60 {
-			d56 += packet.ChecksumDelta(o63, packet.SumWords(p.Data[lo61:hi62]))
-		}
-		v65 := p.Meta[2].Lo
-		w66, lo67, hi68 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[0].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
-			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo67, hi68 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w66 = hi68 <= len(p.Data) && hi68-lo67 <= 20
-		}
-		var o69 uint32
-		if w66 {
-			o69 = packet.SumWords(p.Data[lo67:hi68])
-		}
-		v70 := v65
-		binary.BigEndian.PutUint16(b57[6:], uint16(v70>>32))
-		binary.BigEndian.PutUint32(b57[8:], uint32(v70))
-		if w66 {
-			d56 += packet.ChecksumDelta(o69, packet.SumWords(p.Data[lo67:hi68]))
-		}
-		st72 := p.Hdr[3] // ipv4
-		if !st72.Valid || st72.Off < 0 || st72.Off+st72.Len > len(p.Data) {
-			return pl.drop(24)
-		}
-		b71 := p.Data[st72.Off : st72.Off+st72.Len]
-		v73 := uint64(binary.BigEndian.Uint32(b71[12:]))
-		w74, lo75, hi76 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[3].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			lo75, hi76 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w74 = hi76 <= len(p.Data) && hi76-lo75 <= 20
-		}
-		var o77 uint32
-		if w74 {
-			o77 = packet.SumWords(p.Data[lo75:hi76])
-		}
-		binary.BigEndian.PutUint32(b71[16:], uint32(v73))
-		if w74 {
-			d56 += packet.ChecksumDelta(o77, packet.SumWords(p.Data[lo75:hi76]))
-		}
-		v78 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		w79, lo80, hi81 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[3].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			lo80, hi81 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w79 = hi81 <= len(p.Data) && hi81-lo80 <= 20
-		}
-		var o82 uint32
-		if w79 {
-			o82 = packet.SumWords(p.Data[lo80:hi81])
-		}
-		binary.BigEndian.PutUint32(b71[12:], uint32(v78))
-		if w79 {
-			d56 += packet.ChecksumDelta(o82, packet.SumWords(p.Data[lo80:hi81]))
-		}
-		v83 := 0x0
-		st85 := p.Hdr[5] // icmp
-		if !st85.Valid || st85.Off < 0 || st85.Off+st85.Len > len(p.Data) {
-			return pl.drop(24)
-		}
-		b84 := p.Data[st85.Off : st85.Off+st85.Len]
-		lo87, hi88 := p.Hdr[5].Off+0, p.Hdr[5].Off+2
-		w86 := p.Hdr[5].Valid && hi88 <= len(p.Data) && 2 <= 20
-		var o89 uint32
-		if w86 {
-			o89 = uint32(binary.BigEndian.Uint16(p.Data[lo87+0:]))
-		}
-		b84[0] = byte(v83)
-		if w86 {
-			d56 += packet.ChecksumDelta(o89, uint32(binary.BigEndian.Uint16(p.Data[lo87+0:])))
-		}
-		if cb90, ok91 := p.Bytes(5); ok91 {
-			binary.BigEndian.PutUint16(cb90[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb90[2:]), d56, false))
-		}
-		goto n41
+		goto n40
+	}
+n40:
+	{ // Echo4NotUs: drop "rx_rslt[5] ICMPv4 echo dst != own"
+		pl.Runs[40]++
+		return pl.drop(24)
 	}
 n41:
-	{ // Echo4Ok: count "rx_rslt[9] ICMPv4 echo ok"
+	{ // Echo4Reply: set
 		pl.Runs[41]++
-		pl.Counted[2]++
-		goto n95
-	}
-n42:
-	{ // Echo6Reply: set
-		pl.Runs[42]++
-		var d92 uint64   // icmpv6 checksum
-		st94 := p.Hdr[0] // ethernet
-		if !st94.Valid || st94.Off < 0 || st94.Off+st94.Len > len(p.Data) {
+		var d59 uint64   // icmp checksum
+		st61 := p.Hdr[0] // ethernet
+		if !st61.Valid || st61.Off < 0 || st61.Off+st61.Len > len(p.Data) {
 			return pl.drop(25)
 		}
-		b93 := p.Data[st94.Off : st94.Off+st94.Len]
-		v95 := (uint64(binary.BigEndian.Uint16(b93[6:]))<<32 | uint64(binary.BigEndian.Uint32(b93[8:])))
-		w96, lo97, hi98 := false, 0, 0
+		b60 := p.Data[st61.Off : st61.Off+st61.Len]
+		v62 := (uint64(binary.BigEndian.Uint16(b60[6:]))<<32 | uint64(binary.BigEndian.Uint32(b60[8:])))
+		w63, lo64, hi65 := false, 0, 0
 		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
 			rs := p.Hdr[6].Off
 			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
-			lo97, hi98 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w96 = hi98 <= len(p.Data) && hi98-lo97 <= 20
+			lo64, hi65 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w63 = hi65 <= len(p.Data) && hi65-lo64 <= 20
 		}
-		var o99 uint32
-		if w96 {
-			o99 = packet.SumWords(p.Data[lo97:hi98])
+		var o66 uint32
+		if w63 {
+			o66 = packet.SumWords(p.Data[lo64:hi65])
 		}
-		v100 := v95
-		binary.BigEndian.PutUint16(b93[0:], uint16(v100>>32))
-		binary.BigEndian.PutUint32(b93[2:], uint32(v100))
-		if w96 {
-			d92 += packet.ChecksumDelta(o99, packet.SumWords(p.Data[lo97:hi98]))
+		v67 := v62
+		binary.BigEndian.PutUint16(b60[0:], uint16(v67>>32))
+		binary.BigEndian.PutUint32(b60[2:], uint32(v67))
+		if w63 {
+			d59 += packet.ChecksumDelta(o66, packet.SumWords(p.Data[lo64:hi65]))
 		}
-		v101 := p.Meta[2].Lo
-		w102, lo103, hi104 := false, 0, 0
+		v68 := p.Meta[2].Lo
+		w69, lo70, hi71 := false, 0, 0
 		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
 			rs := p.Hdr[6].Off
 			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo103, hi104 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w102 = hi104 <= len(p.Data) && hi104-lo103 <= 20
+			lo70, hi71 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w69 = hi71 <= len(p.Data) && hi71-lo70 <= 20
 		}
-		var o105 uint32
-		if w102 {
-			o105 = packet.SumWords(p.Data[lo103:hi104])
+		var o72 uint32
+		if w69 {
+			o72 = packet.SumWords(p.Data[lo70:hi71])
 		}
-		v106 := v101
-		binary.BigEndian.PutUint16(b93[6:], uint16(v106>>32))
-		binary.BigEndian.PutUint32(b93[8:], uint32(v106))
-		if w102 {
-			d92 += packet.ChecksumDelta(o105, packet.SumWords(p.Data[lo103:hi104]))
+		v73 := v68
+		binary.BigEndian.PutUint16(b60[6:], uint16(v73>>32))
+		binary.BigEndian.PutUint32(b60[8:], uint32(v73))
+		if w69 {
+			d59 += packet.ChecksumDelta(o72, packet.SumWords(p.Data[lo70:hi71]))
 		}
-		st108 := p.Hdr[4] // ipv6
-		if !st108.Valid || st108.Off < 0 || st108.Off+st108.Len > len(p.Data) {
+		st75 := p.Hdr[2] // ipv4
+		if !st75.Valid || st75.Off < 0 || st75.Off+st75.Len > len(p.Data) {
 			return pl.drop(25)
 		}
-		b107 := p.Data[st108.Off : st108.Off+st108.Len]
-		v109 := packet.Value{Hi: binary.BigEndian.Uint64(b107[8:]), Lo: binary.BigEndian.Uint64(b107[16:])}
-		w110, lo111, hi112 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[4].Off > p.Hdr[6].Off {
+		b74 := p.Data[st75.Off : st75.Off+st75.Len]
+		v76 := uint64(binary.BigEndian.Uint32(b74[12:]))
+		w77, lo78, hi79 := false, 0, 0
+		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
 			rs := p.Hdr[6].Off
-			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			lo111, hi112 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w110 = hi112 <= len(p.Data) && hi112-lo111 <= 20
-		} else if p.Hdr[6].Valid {
-			lo111, hi112 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			w110 = hi112 <= len(p.Data) && hi112-lo111 <= 20
+			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			lo78, hi79 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w77 = hi79 <= len(p.Data) && hi79-lo78 <= 20
 		}
-		var o113 uint32
-		if w110 {
-			o113 = packet.SumWords(p.Data[lo111:hi112])
+		var o80 uint32
+		if w77 {
+			o80 = packet.SumWords(p.Data[lo78:hi79])
 		}
-		packet.SetBits(b107, 192, 128, v109)
-		if w110 {
-			d92 += packet.ChecksumDelta(o113, packet.SumWords(p.Data[lo111:hi112]))
+		binary.BigEndian.PutUint32(b74[16:], uint32(v76))
+		if w77 {
+			d59 += packet.ChecksumDelta(o80, packet.SumWords(p.Data[lo78:hi79]))
 		}
-		v114 := p.Meta[3]
-		w115, lo116, hi117 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[4].Off > p.Hdr[6].Off {
+		v81 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
+		w82, lo83, hi84 := false, 0, 0
+		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
 			rs := p.Hdr[6].Off
-			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			lo116, hi117 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w115 = hi117 <= len(p.Data) && hi117-lo116 <= 20
-		} else if p.Hdr[6].Valid {
-			lo116, hi117 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			w115 = hi117 <= len(p.Data) && hi117-lo116 <= 20
+			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			lo83, hi84 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w82 = hi84 <= len(p.Data) && hi84-lo83 <= 20
 		}
-		var o118 uint32
-		if w115 {
-			o118 = packet.SumWords(p.Data[lo116:hi117])
+		var o85 uint32
+		if w82 {
+			o85 = packet.SumWords(p.Data[lo83:hi84])
 		}
-		packet.SetBits(b107, 64, 128, v114)
-		if w115 {
-			d92 += packet.ChecksumDelta(o118, packet.SumWords(p.Data[lo116:hi117]))
+		binary.BigEndian.PutUint32(b74[12:], uint32(v81))
+		if w82 {
+			d59 += packet.ChecksumDelta(o85, packet.SumWords(p.Data[lo83:hi84]))
 		}
-		v119 := 0x81
-		st121 := p.Hdr[6] // icmpv6
-		if !st121.Valid || st121.Off < 0 || st121.Off+st121.Len > len(p.Data) {
+		v86 := 0x0
+		st88 := p.Hdr[6] // icmp
+		if !st88.Valid || st88.Off < 0 || st88.Off+st88.Len > len(p.Data) {
 			return pl.drop(25)
 		}
-		b120 := p.Data[st121.Off : st121.Off+st121.Len]
-		lo123, hi124 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
-		w122 := p.Hdr[6].Valid && hi124 <= len(p.Data) && 2 <= 20
-		var o125 uint32
-		if w122 {
-			o125 = uint32(binary.BigEndian.Uint16(p.Data[lo123+0:]))
+		b87 := p.Data[st88.Off : st88.Off+st88.Len]
+		lo90, hi91 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
+		w89 := p.Hdr[6].Valid && hi91 <= len(p.Data) && 2 <= 20
+		var o92 uint32
+		if w89 {
+			o92 = uint32(binary.BigEndian.Uint16(p.Data[lo90+0:]))
 		}
-		b120[0] = byte(v119)
-		if w122 {
-			d92 += packet.ChecksumDelta(o125, uint32(binary.BigEndian.Uint16(p.Data[lo123+0:])))
+		b87[0] = byte(v86)
+		if w89 {
+			d59 += packet.ChecksumDelta(o92, uint32(binary.BigEndian.Uint16(p.Data[lo90+0:])))
 		}
-		if cb126, ok127 := p.Bytes(6); ok127 {
-			binary.BigEndian.PutUint16(cb126[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb126[2:]), d92, false))
+		if cb93, ok94 := p.Bytes(6); ok94 {
+			binary.BigEndian.PutUint16(cb93[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb93[2:]), d59, false))
 		}
-		goto n43
+		goto n42
+	}
+n42:
+	{ // Echo4Ok: count "rx_rslt[9] ICMPv4 echo ok"
+		pl.Runs[42]++
+		pl.Counted[2]++
+		goto n96
 	}
 n43:
-	{ // Echo6Ok: count "rx_rslt[10] ICMPv6 echo ok"
+	{ // Echo6Reply: set
 		pl.Runs[43]++
-		pl.Counted[3]++
-		goto n95
-	}
-n44:
-	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		pl.Runs[44]++
-		st129 := p.Hdr[11] // nd_ns
-		if !st129.Valid || st129.Off < 0 || st129.Off+st129.Len > len(p.Data) {
+		var d95 uint64   // icmpv6 checksum
+		st97 := p.Hdr[0] // ethernet
+		if !st97.Valid || st97.Off < 0 || st97.Off+st97.Len > len(p.Data) {
 			return pl.drop(26)
 		}
-		b128 := p.Data[st129.Off : st129.Off+st129.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b128[4:]), Lo: binary.BigEndian.Uint64(b128[12:])} == p.Meta[3]) {
-			goto n46
+		b96 := p.Data[st97.Off : st97.Off+st97.Len]
+		v98 := (uint64(binary.BigEndian.Uint16(b96[6:]))<<32 | uint64(binary.BigEndian.Uint32(b96[8:])))
+		w99, lo100, hi101 := false, 0, 0
+		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
+			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
+			lo100, hi101 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w99 = hi101 <= len(p.Data) && hi101-lo100 <= 20
 		}
-		goto n45
+		var o102 uint32
+		if w99 {
+			o102 = packet.SumWords(p.Data[lo100:hi101])
+		}
+		v103 := v98
+		binary.BigEndian.PutUint16(b96[0:], uint16(v103>>32))
+		binary.BigEndian.PutUint32(b96[2:], uint32(v103))
+		if w99 {
+			d95 += packet.ChecksumDelta(o102, packet.SumWords(p.Data[lo100:hi101]))
+		}
+		v104 := p.Meta[2].Lo
+		w105, lo106, hi107 := false, 0, 0
+		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
+			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
+			lo106, hi107 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w105 = hi107 <= len(p.Data) && hi107-lo106 <= 20
+		}
+		var o108 uint32
+		if w105 {
+			o108 = packet.SumWords(p.Data[lo106:hi107])
+		}
+		v109 := v104
+		binary.BigEndian.PutUint16(b96[6:], uint16(v109>>32))
+		binary.BigEndian.PutUint32(b96[8:], uint32(v109))
+		if w105 {
+			d95 += packet.ChecksumDelta(o108, packet.SumWords(p.Data[lo106:hi107]))
+		}
+		st111 := p.Hdr[3] // ipv6
+		if !st111.Valid || st111.Off < 0 || st111.Off+st111.Len > len(p.Data) {
+			return pl.drop(26)
+		}
+		b110 := p.Data[st111.Off : st111.Off+st111.Len]
+		v112 := packet.Value{Hi: binary.BigEndian.Uint64(b110[8:]), Lo: binary.BigEndian.Uint64(b110[16:])}
+		w113, lo114, hi115 := false, 0, 0
+		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			lo114, hi115 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w113 = hi115 <= len(p.Data) && hi115-lo114 <= 20
+		} else if p.Hdr[7].Valid {
+			lo114, hi115 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			w113 = hi115 <= len(p.Data) && hi115-lo114 <= 20
+		}
+		var o116 uint32
+		if w113 {
+			o116 = packet.SumWords(p.Data[lo114:hi115])
+		}
+		packet.SetBits(b110, 192, 128, v112)
+		if w113 {
+			d95 += packet.ChecksumDelta(o116, packet.SumWords(p.Data[lo114:hi115]))
+		}
+		v117 := p.Meta[3]
+		w118, lo119, hi120 := false, 0, 0
+		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
+			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+			lo119, hi120 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w118 = hi120 <= len(p.Data) && hi120-lo119 <= 20
+		} else if p.Hdr[7].Valid {
+			lo119, hi120 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
+			w118 = hi120 <= len(p.Data) && hi120-lo119 <= 20
+		}
+		var o121 uint32
+		if w118 {
+			o121 = packet.SumWords(p.Data[lo119:hi120])
+		}
+		packet.SetBits(b110, 64, 128, v117)
+		if w118 {
+			d95 += packet.ChecksumDelta(o121, packet.SumWords(p.Data[lo119:hi120]))
+		}
+		v122 := 0x81
+		st124 := p.Hdr[7] // icmpv6
+		if !st124.Valid || st124.Off < 0 || st124.Off+st124.Len > len(p.Data) {
+			return pl.drop(26)
+		}
+		b123 := p.Data[st124.Off : st124.Off+st124.Len]
+		lo126, hi127 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
+		w125 := p.Hdr[7].Valid && hi127 <= len(p.Data) && 2 <= 20
+		var o128 uint32
+		if w125 {
+			o128 = uint32(binary.BigEndian.Uint16(p.Data[lo126+0:]))
+		}
+		b123[0] = byte(v122)
+		if w125 {
+			d95 += packet.ChecksumDelta(o128, uint32(binary.BigEndian.Uint16(p.Data[lo126+0:])))
+		}
+		if cb129, ok130 := p.Bytes(7); ok130 {
+			binary.BigEndian.PutUint16(cb129[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb129[2:]), d95, false))
+		}
+		goto n44
+	}
+n44:
+	{ // Echo6Ok: count "rx_rslt[10] ICMPv6 echo ok"
+		pl.Runs[44]++
+		pl.Counted[3]++
+		goto n96
 	}
 n45:
-	{ // NsNotUs: drop "rx_rslt[7] NS target != own"
+	{ // NsForUs: test nd_ns.target == meta.ip_sa
 		pl.Runs[45]++
-		return pl.drop(27)
-	}
-n46:
-	{ // NsUnspecified: test ipv6.src == 0
-		pl.Runs[46]++
-		st131 := p.Hdr[4] // ipv6
-		if !st131.Valid || st131.Off < 0 || st131.Off+st131.Len > len(p.Data) {
-			return pl.drop(28)
+		st132 := p.Hdr[12] // nd_ns
+		if !st132.Valid || st132.Off < 0 || st132.Off+st132.Len > len(p.Data) {
+			return pl.drop(27)
 		}
-		b130 := p.Data[st131.Off : st131.Off+st131.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b130[8:]), Lo: binary.BigEndian.Uint64(b130[16:])} == packet.Value{Lo: 0x0}) {
+		b131 := p.Data[st132.Off : st132.Off+st132.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b131[4:]), Lo: binary.BigEndian.Uint64(b131[12:])} == p.Meta[3]) {
 			goto n47
 		}
-		goto n48
+		goto n46
+	}
+n46:
+	{ // NsNotUs: drop "rx_rslt[7] NS target != own"
+		pl.Runs[46]++
+		return pl.drop(28)
 	}
 n47:
-	{ // NsToAllNodes: set
+	{ // NsUnspecified: test ipv6.src == 0
 		pl.Runs[47]++
+		st134 := p.Hdr[3] // ipv6
+		if !st134.Valid || st134.Off < 0 || st134.Off+st134.Len > len(p.Data) {
+			return pl.drop(29)
+		}
+		b133 := p.Data[st134.Off : st134.Off+st134.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b133[8:]), Lo: binary.BigEndian.Uint64(b133[16:])} == packet.Value{Lo: 0x0}) {
+			goto n48
+		}
+		goto n49
+	}
+n48:
+	{ // NsToAllNodes: set
+		pl.Runs[48]++
 		p.Meta[22] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
-		st133 := p.Hdr[11] // nd_ns
-		if !st133.Valid || st133.Off < 0 || st133.Off+st133.Len > len(p.Data) {
-			return pl.drop(29)
-		}
-		b132 := p.Data[st133.Off : st133.Off+st133.Len]
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b132[4:]), Lo: binary.BigEndian.Uint64(b132[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		goto n51
-	}
-n48:
-	{ // NsToSender: set
-		pl.Runs[48]++
-		st135 := p.Hdr[4] // ipv6
-		if !st135.Valid || st135.Off < 0 || st135.Off+st135.Len > len(p.Data) {
+		st136 := p.Hdr[12] // nd_ns
+		if !st136.Valid || st136.Off < 0 || st136.Off+st136.Len > len(p.Data) {
 			return pl.drop(30)
 		}
-		b134 := p.Data[st135.Off : st135.Off+st135.Len]
-		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b134[8:]), Lo: binary.BigEndian.Uint64(b134[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st137 := p.Hdr[0] // ethernet
-		if !st137.Valid || st137.Off < 0 || st137.Off+st137.Len > len(p.Data) {
-			return pl.drop(30)
-		}
-		b136 := p.Data[st137.Off : st137.Off+st137.Len]
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b136[6:]))<<32 | uint64(binary.BigEndian.Uint32(b136[8:]))) & 0xffffffffffff}
-		p.Meta[24] = packet.Value{Lo: (0x1) & 0x1}
-		st139 := p.Hdr[11] // nd_ns
-		if !st139.Valid || st139.Off < 0 || st139.Off+st139.Len > len(p.Data) {
-			return pl.drop(30)
-		}
-		b138 := p.Data[st139.Off : st139.Off+st139.Len]
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b138[4:]), Lo: binary.BigEndian.Uint64(b138[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		goto n49
+		b135 := p.Data[st136.Off : st136.Off+st136.Len]
+		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b135[4:]), Lo: binary.BigEndian.Uint64(b135[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		goto n52
 	}
 n49:
-	{ // NsHasSrcMac: test valid(nd_mac)
+	{ // NsToSender: set
 		pl.Runs[49]++
-		if p.Hdr[13].Valid {
-			goto n50
-		}
-		goto n51
-	}
-n50:
-	{ // NsSrcMac: set
-		pl.Runs[50]++
-		st141 := p.Hdr[13] // nd_mac
-		if !st141.Valid || st141.Off < 0 || st141.Off+st141.Len > len(p.Data) {
+		st138 := p.Hdr[3] // ipv6
+		if !st138.Valid || st138.Off < 0 || st138.Off+st138.Len > len(p.Data) {
 			return pl.drop(31)
 		}
-		b140 := p.Data[st141.Off : st141.Off+st141.Len]
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b140[0:]))<<32 | uint64(binary.BigEndian.Uint32(b140[2:]))) & 0xffffffffffff}
-		goto n51
+		b137 := p.Data[st138.Off : st138.Off+st138.Len]
+		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b137[8:]), Lo: binary.BigEndian.Uint64(b137[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st140 := p.Hdr[0] // ethernet
+		if !st140.Valid || st140.Off < 0 || st140.Off+st140.Len > len(p.Data) {
+			return pl.drop(31)
+		}
+		b139 := p.Data[st140.Off : st140.Off+st140.Len]
+		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b139[6:]))<<32 | uint64(binary.BigEndian.Uint32(b139[8:]))) & 0xffffffffffff}
+		p.Meta[24] = packet.Value{Lo: (0x1) & 0x1}
+		st142 := p.Hdr[12] // nd_ns
+		if !st142.Valid || st142.Off < 0 || st142.Off+st142.Len > len(p.Data) {
+			return pl.drop(31)
+		}
+		b141 := p.Data[st142.Off : st142.Off+st142.Len]
+		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b141[4:]), Lo: binary.BigEndian.Uint64(b141[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		goto n50
+	}
+n50:
+	{ // NsHasSrcMac: test valid(nd_mac)
+		pl.Runs[50]++
+		if p.Hdr[14].Valid {
+			goto n51
+		}
+		goto n52
 	}
 n51:
-	{ // NsHasOpt: test valid(nd_opt)
+	{ // NsSrcMac: set
 		pl.Runs[51]++
-		if p.Hdr[12].Valid {
-			goto n52
+		st144 := p.Hdr[14] // nd_mac
+		if !st144.Valid || st144.Off < 0 || st144.Off+st144.Len > len(p.Data) {
+			return pl.drop(32)
 		}
-		goto n55
+		b143 := p.Data[st144.Off : st144.Off+st144.Len]
+		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b143[0:]))<<32 | uint64(binary.BigEndian.Uint32(b143[2:]))) & 0xffffffffffff}
+		goto n52
 	}
 n52:
-	{ // NsHasMac: test valid(nd_mac)
+	{ // NsHasOpt: test valid(nd_opt)
 		pl.Runs[52]++
 		if p.Hdr[13].Valid {
 			goto n53
 		}
-		goto n54
+		goto n56
 	}
 n53:
-	{ // NsPopMac: pop nd_mac
+	{ // NsHasMac: test valid(nd_mac)
 		pl.Runs[53]++
-		if !p.Pop(13) {
-			return pl.drop(32)
+		if p.Hdr[14].Valid {
+			goto n54
 		}
-		goto n54
+		goto n55
 	}
 n54:
-	{ // NsPopOpt: pop nd_opt
+	{ // NsPopMac: pop nd_mac
 		pl.Runs[54]++
-		if !p.Pop(12) {
+		if !p.Pop(14) {
 			return pl.drop(33)
 		}
 		goto n55
 	}
 n55:
-	{ // NsPopBody: pop nd_ns
+	{ // NsPopOpt: pop nd_opt
 		pl.Runs[55]++
-		if !p.Pop(11) {
+		if !p.Pop(13) {
 			return pl.drop(34)
 		}
 		goto n56
 	}
 n56:
-	{ // NsPushNa: push nd_na
+	{ // NsPopBody: pop nd_ns
 		pl.Runs[56]++
-		if !p.Hdr[6].Valid {
-			return pl.drop(35)
-		}
-		if !p.Push(14, p.Hdr[6].Off+p.Hdr[6].Len, 0) {
+		if !p.Pop(12) {
 			return pl.drop(35)
 		}
 		goto n57
 	}
 n57:
-	{ // NsPushOpt: push nd_na_opt
+	{ // NsPushNa: push nd_na
 		pl.Runs[57]++
-		if !p.Hdr[14].Valid {
+		if !p.Hdr[7].Valid {
 			return pl.drop(36)
 		}
-		if !p.Push(15, p.Hdr[14].Off+p.Hdr[14].Len, 0) {
+		if !p.Push(15, p.Hdr[7].Off+p.Hdr[7].Len, 0) {
 			return pl.drop(36)
 		}
 		goto n58
 	}
 n58:
-	{ // NsPushMac: push nd_na_mac
+	{ // NsPushOpt: push nd_na_opt
 		pl.Runs[58]++
 		if !p.Hdr[15].Valid {
 			return pl.drop(37)
@@ -1289,195 +1296,206 @@ n58:
 		goto n59
 	}
 n59:
-	{ // NsFill: set
+	{ // NsPushMac: push nd_na_mac
 		pl.Runs[59]++
-		st143 := p.Hdr[0] // ethernet
-		if !st143.Valid || st143.Off < 0 || st143.Off+st143.Len > len(p.Data) {
+		if !p.Hdr[16].Valid {
 			return pl.drop(38)
 		}
-		b142 := p.Data[st143.Off : st143.Off+st143.Len]
-		v144 := p.Meta[23].Lo
-		binary.BigEndian.PutUint16(b142[0:], uint16(v144>>32))
-		binary.BigEndian.PutUint32(b142[2:], uint32(v144))
-		v145 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b142[6:], uint16(v145>>32))
-		binary.BigEndian.PutUint32(b142[8:], uint32(v145))
-		st147 := p.Hdr[4] // ipv6
-		if !st147.Valid || st147.Off < 0 || st147.Off+st147.Len > len(p.Data) {
+		if !p.Push(17, p.Hdr[16].Off+p.Hdr[16].Len, 0) {
 			return pl.drop(38)
 		}
-		b146 := p.Data[st147.Off : st147.Off+st147.Len]
-		binary.BigEndian.PutUint16(b146[4:], uint16(0x20))
-		b146[7] = byte(0xff)
-		packet.SetBits(b146, 64, 128, p.Meta[3])
-		packet.SetBits(b146, 192, 128, p.Meta[22])
-		st149 := p.Hdr[6] // icmpv6
-		if !st149.Valid || st149.Off < 0 || st149.Off+st149.Len > len(p.Data) {
-			return pl.drop(38)
-		}
-		b148 := p.Data[st149.Off : st149.Off+st149.Len]
-		b148[0] = byte(0x88)
-		b148[1] = byte(0x0)
-		st151 := p.Hdr[14] // nd_na
-		if !st151.Valid || st151.Off < 0 || st151.Off+st151.Len > len(p.Data) {
-			return pl.drop(38)
-		}
-		b150 := p.Data[st151.Off : st151.Off+st151.Len]
-		b150[0] = b150[0]&^0x40 | byte(p.Meta[24].Lo)<<6&0x40
-		packet.SetBits(b150, 32, 128, p.Meta[25])
-		st153 := p.Hdr[15] // nd_na_opt
-		if !st153.Valid || st153.Off < 0 || st153.Off+st153.Len > len(p.Data) {
-			return pl.drop(38)
-		}
-		b152 := p.Data[st153.Off : st153.Off+st153.Len]
-		b152[0] = byte(0x2)
-		b152[1] = byte(0x1)
-		st155 := p.Hdr[16] // nd_na_mac
-		if !st155.Valid || st155.Off < 0 || st155.Off+st155.Len > len(p.Data) {
-			return pl.drop(38)
-		}
-		b154 := p.Data[st155.Off : st155.Off+st155.Len]
-		v156 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b154[0:], uint16(v156>>32))
-		binary.BigEndian.PutUint32(b154[2:], uint32(v156))
 		goto n60
 	}
 n60:
-	{ // NsCsum: checksum compute icmpv6
+	{ // NsFill: set
 		pl.Runs[60]++
-		if !p.ComputeChecksum(6) {
+		st146 := p.Hdr[0] // ethernet
+		if !st146.Valid || st146.Off < 0 || st146.Off+st146.Len > len(p.Data) {
 			return pl.drop(39)
 		}
+		b145 := p.Data[st146.Off : st146.Off+st146.Len]
+		v147 := p.Meta[23].Lo
+		binary.BigEndian.PutUint16(b145[0:], uint16(v147>>32))
+		binary.BigEndian.PutUint32(b145[2:], uint32(v147))
+		v148 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b145[6:], uint16(v148>>32))
+		binary.BigEndian.PutUint32(b145[8:], uint32(v148))
+		st150 := p.Hdr[3] // ipv6
+		if !st150.Valid || st150.Off < 0 || st150.Off+st150.Len > len(p.Data) {
+			return pl.drop(39)
+		}
+		b149 := p.Data[st150.Off : st150.Off+st150.Len]
+		binary.BigEndian.PutUint16(b149[4:], uint16(0x20))
+		b149[7] = byte(0xff)
+		packet.SetBits(b149, 64, 128, p.Meta[3])
+		packet.SetBits(b149, 192, 128, p.Meta[22])
+		st152 := p.Hdr[7] // icmpv6
+		if !st152.Valid || st152.Off < 0 || st152.Off+st152.Len > len(p.Data) {
+			return pl.drop(39)
+		}
+		b151 := p.Data[st152.Off : st152.Off+st152.Len]
+		b151[0] = byte(0x88)
+		b151[1] = byte(0x0)
+		st154 := p.Hdr[15] // nd_na
+		if !st154.Valid || st154.Off < 0 || st154.Off+st154.Len > len(p.Data) {
+			return pl.drop(39)
+		}
+		b153 := p.Data[st154.Off : st154.Off+st154.Len]
+		b153[0] = b153[0]&^0x40 | byte(p.Meta[24].Lo)<<6&0x40
+		packet.SetBits(b153, 32, 128, p.Meta[25])
+		st156 := p.Hdr[16] // nd_na_opt
+		if !st156.Valid || st156.Off < 0 || st156.Off+st156.Len > len(p.Data) {
+			return pl.drop(39)
+		}
+		b155 := p.Data[st156.Off : st156.Off+st156.Len]
+		b155[0] = byte(0x2)
+		b155[1] = byte(0x1)
+		st158 := p.Hdr[17] // nd_na_mac
+		if !st158.Valid || st158.Off < 0 || st158.Off+st158.Len > len(p.Data) {
+			return pl.drop(39)
+		}
+		b157 := p.Data[st158.Off : st158.Off+st158.Len]
+		v159 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b157[0:], uint16(v159>>32))
+		binary.BigEndian.PutUint32(b157[2:], uint32(v159))
 		goto n61
 	}
 n61:
-	{ // NsOk: count "rx_rslt[11] NS ok"
+	{ // NsCsum: checksum compute icmpv6
 		pl.Runs[61]++
-		pl.Counted[4]++
-		goto n95
+		if !p.ComputeChecksum(7) {
+			return pl.drop(40)
+		}
+		goto n62
 	}
 n62:
-	{ // LbRx: count "rx_rslt[13] LB"
+	{ // NsOk: count "rx_rslt[11] NS ok"
 		pl.Runs[62]++
-		pl.Counted[5]++
-		goto n63
+		pl.Counted[4]++
+		goto n96
 	}
 n63:
-	{ // LbCtxRx: count "lb_ctx_rx_pkt_counter"
+	{ // LbRx: count "rx_rslt[13] LB"
 		pl.Runs[63]++
-		pl.Counted[6]++
+		pl.Counted[5]++
 		goto n64
 	}
 n64:
-	{ // LbSrcIPv4: test valid(ipv4)
+	{ // LbCtxRx: count "lb_ctx_rx_pkt_counter"
 		pl.Runs[64]++
-		if p.Hdr[3].Valid {
-			goto n65
-		}
-		goto n66
+		pl.Counted[6]++
+		goto n65
 	}
 n65:
-	{ // LbSrc4: lookup ipv4_src_filter_table
+	{ // LbSrcIPv4: test valid(ipv4)
 		pl.Runs[65]++
-		act, params := 2, []packet.Value(nil)
-		st158 := p.Hdr[3] // ipv4
-		if !st158.Valid || st158.Off < 0 || st158.Off+st158.Len > len(p.Data) {
-			return pl.drop(40)
+		if p.Hdr[2].Valid {
+			goto n66
 		}
-		b157 := p.Data[st158.Off : st158.Off+st158.Len]
-		if e, hit := pl.tables[2].LookupPacked(((uint64(binary.BigEndian.Uint32(b157[12:])))&0xffffffff)<<0 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		goto n67
+	}
+n66:
+	{ // LbSrc4: lookup ipv4_src_filter_table
+		pl.Runs[66]++
+		act, params := 2, []packet.Value(nil)
+		st161 := p.Hdr[2] // ipv4
+		if !st161.Valid || st161.Off < 0 || st161.Off+st161.Len > len(p.Data) {
+			return pl.drop(41)
+		}
+		b160 := p.Data[st161.Off : st161.Off+st161.Len]
+		if e, hit := pl.tables[2].LookupPacked(((uint64(binary.BigEndian.Uint32(b160[12:])))&0xffffffff)<<0 | ((p.Meta[4].Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
-			goto n68
+			goto n69
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
-			goto n68
+			goto n69
 		default: // miss
-			goto n67
+			goto n68
 		}
 	}
-n66:
+n67:
 	{ // LbSrc6: lookup ipv6_src_filter_table
-		pl.Runs[66]++
+		pl.Runs[67]++
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		st160 := p.Hdr[4] // ipv6
-		if !st160.Valid || st160.Off < 0 || st160.Off+st160.Len > len(p.Data) {
-			return pl.drop(41)
+		st163 := p.Hdr[3] // ipv6
+		if !st163.Valid || st163.Off < 0 || st163.Off+st163.Len > len(p.Data) {
+			return pl.drop(42)
 		}
-		b159 := p.Data[st160.Off : st160.Off+st160.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b159[8:]), Lo: binary.BigEndian.Uint64(b159[16:])}
+		b162 := p.Data[st163.Off : st163.Off+st163.Len]
+		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b162[8:]), Lo: binary.BigEndian.Uint64(b162[16:])}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
-			goto n68
+			goto n69
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
-			goto n68
+			goto n69
 		default: // miss
-			goto n67
+			goto n68
 		}
-	}
-n67:
-	{ // LbBlocked: drop "lb_ctx_drop_blocked_src_pkt_counter"
-		pl.Runs[67]++
-		return pl.drop(42)
 	}
 n68:
-	{ // LbIsV2: test valid(lb_v2)
+	{ // LbBlocked: drop "lb_ctx_drop_blocked_src_pkt_counter"
 		pl.Runs[68]++
-		if p.Hdr[9].Valid {
-			goto n69
-		}
-		goto n70
+		return pl.drop(43)
 	}
 n69:
-	{ // LbRxV2: count "lb_ctx_rx_v2_counter"
+	{ // LbIsV2: test valid(lb_v2)
 		pl.Runs[69]++
-		pl.Counted[7]++
+		if p.Hdr[10].Valid {
+			goto n70
+		}
 		goto n71
 	}
 n70:
-	{ // LbRxV3: count "lb_ctx_rx_v3_counter"
+	{ // LbRxV2: count "lb_ctx_rx_v2_counter"
 		pl.Runs[70]++
-		pl.Counted[8]++
+		pl.Counted[7]++
 		goto n72
 	}
 n71:
-	{ // LbSelV2: set
+	{ // LbRxV3: count "lb_ctx_rx_v3_counter"
 		pl.Runs[71]++
-		st162 := p.Hdr[9] // lb_v2
-		if !st162.Valid || st162.Off < 0 || st162.Off+st162.Len > len(p.Data) {
-			return pl.drop(43)
-		}
-		b161 := p.Data[st162.Off : st162.Off+st162.Len]
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b161[4:]))}
-		p.Meta[18] = packet.Value{Lo: (binary.BigEndian.Uint64(b161[4:]) & 0xffff) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b161[2:]))) & 0xffff}
+		pl.Counted[8]++
 		goto n73
 	}
 n72:
-	{ // LbSelV3: set
+	{ // LbSelV2: set
 		pl.Runs[72]++
-		st164 := p.Hdr[10] // lb_v3
-		if !st164.Valid || st164.Off < 0 || st164.Off+st164.Len > len(p.Data) {
+		st165 := p.Hdr[10] // lb_v2
+		if !st165.Valid || st165.Off < 0 || st165.Off+st165.Len > len(p.Data) {
 			return pl.drop(44)
 		}
-		b163 := p.Data[st164.Off : st164.Off+st164.Len]
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b163[4:]))}
-		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b163[0:]))) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b163[2:]))) & 0xffff}
-		goto n73
+		b164 := p.Data[st165.Off : st165.Off+st165.Len]
+		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b164[4:]))}
+		p.Meta[18] = packet.Value{Lo: (binary.BigEndian.Uint64(b164[4:]) & 0xffff) & 0xffff}
+		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b164[2:]))) & 0xffff}
+		goto n74
 	}
 n73:
-	{ // LbEpoch: lookup epoch_assign_table
+	{ // LbSelV3: set
 		pl.Runs[73]++
+		st167 := p.Hdr[11] // lb_v3
+		if !st167.Valid || st167.Off < 0 || st167.Off+st167.Len > len(p.Data) {
+			return pl.drop(45)
+		}
+		b166 := p.Data[st167.Off : st167.Off+st167.Len]
+		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b166[4:]))}
+		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b166[0:]))) & 0xffff}
+		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b166[2:]))) & 0xffff}
+		goto n74
+	}
+n74:
+	{ // LbEpoch: lookup epoch_assign_table
+		pl.Runs[74]++
 		act, params := 3, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		pl.keys[1] = packet.Value{Lo: p.Meta[17].Lo}
@@ -1490,33 +1508,33 @@ n73:
 			p.Meta[6] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
 			p.Meta[7] = packet.Value{Lo: (0x9) & 0x1f}
 			p.Meta[8] = packet.Value{Lo: (0x0) & 0xffff}
-			goto n75
+			goto n76
 		case 1: // do_assign_epoch_with_slot_sel_opts
 			p.Meta[6] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
 			p.Meta[7] = packet.Value{Lo: (params[1].Lo) & 0x1f}
 			p.Meta[8] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			goto n75
+			goto n76
 		case 2: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
-			goto n75
+			goto n76
 		default: // miss
-			goto n74
+			goto n75
 		}
 	}
-n74:
-	{ // LbEpochMiss: drop "lb_ctx_drop_epoch_assign_miss_pkt_counter"
-		pl.Runs[74]++
-		return pl.drop(45)
-	}
 n75:
-	{ // LbSlot: set
+	{ // LbEpochMiss: drop "lb_ctx_drop_epoch_assign_miss_pkt_counter"
 		pl.Runs[75]++
-		p.Meta[20] = packet.Value{Lo: ((((p.Meta[18].Lo ^ p.Meta[8].Lo) & 0xffff) & ((((0x1 << p.Meta[7].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
-		goto n76
+		return pl.drop(46)
 	}
 n76:
-	{ // LbCalendar: lookup load_balance_calendar_table
+	{ // LbSlot: set
 		pl.Runs[76]++
+		p.Meta[20] = packet.Value{Lo: ((((p.Meta[18].Lo ^ p.Meta[8].Lo) & 0xffff) & ((((0x1 << p.Meta[7].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
+		goto n77
+	}
+n77:
+	{ // LbCalendar: lookup load_balance_calendar_table
+		pl.Runs[77]++
 		act, params := 2, []packet.Value(nil)
 		if e, hit := pl.tables[5].LookupPacked(((p.Meta[20].Lo)&0xffff)<<0 | ((p.Meta[6].Lo)&0xffffffff)<<16 | ((p.Meta[4].Lo)&0x7)<<48); hit {
 			act, params = e.Action, e.Params
@@ -1525,29 +1543,29 @@ n76:
 		switch act {
 		case 0: // do_assign_member
 			p.Meta[9] = packet.Value{Lo: (params[0].Lo) & 0xffff}
-			goto n78
+			goto n79
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
-			goto n78
+			goto n79
 		default: // miss
-			goto n77
+			goto n78
 		}
-	}
-n77:
-	{ // LbCalendarMiss: drop "lb_ctx_drop_lb_calendar_miss_pkt_counter"
-		pl.Runs[77]++
-		return pl.drop(46)
 	}
 n78:
-	{ // LbMember: lookup member_info_lookup_table
+	{ // LbCalendarMiss: drop "lb_ctx_drop_lb_calendar_miss_pkt_counter"
 		pl.Runs[78]++
+		return pl.drop(47)
+	}
+n79:
+	{ // LbMember: lookup member_info_lookup_table
+		pl.Runs[79]++
 		act, params := 3, []packet.Value(nil)
-		st166 := p.Hdr[0] // ethernet
-		if !st166.Valid || st166.Off < 0 || st166.Off+st166.Len > len(p.Data) {
-			return pl.drop(47)
+		st169 := p.Hdr[0] // ethernet
+		if !st169.Valid || st169.Off < 0 || st169.Off+st169.Len > len(p.Data) {
+			return pl.drop(48)
 		}
-		b165 := p.Data[st166.Off : st166.Off+st166.Len]
-		if e, hit := pl.tables[6].LookupPacked(((p.Meta[9].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b165[12:])))&0xffff)<<16 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		b168 := p.Data[st169.Off : st169.Off+st169.Len]
+		if e, hit := pl.tables[6].LookupPacked(((p.Meta[9].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b168[12:])))&0xffff)<<16 | ((p.Meta[4].Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1558,565 +1576,565 @@ n78:
 			p.Meta[13] = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			p.Meta[14] = packet.Value{Lo: (params[3].Lo) & 0x1f}
 			p.Meta[15] = packet.Value{Lo: (params[4].Lo) & 0x1}
-			goto n80
+			goto n81
 		case 1: // do_ipv6_member_rewrite
 			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
 			p.Meta[12] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			p.Meta[13] = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			p.Meta[14] = packet.Value{Lo: (params[3].Lo) & 0x1f}
 			p.Meta[15] = packet.Value{Lo: (params[4].Lo) & 0x1}
-			goto n80
+			goto n81
 		case 2: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
-			goto n80
+			goto n81
 		default: // miss
-			goto n79
+			goto n80
 		}
-	}
-n79:
-	{ // LbMemberMiss: drop "lb_ctx_drop_mbr_info_miss_pkt_counter"
-		pl.Runs[79]++
-		return pl.drop(48)
 	}
 n80:
-	{ // LbPort: set
+	{ // LbMemberMiss: drop "lb_ctx_drop_mbr_info_miss_pkt_counter"
 		pl.Runs[80]++
-		p.Meta[21] = packet.Value{Lo: ((p.Meta[13].Lo + ((p.Meta[19].Lo & ((((0x1 << p.Meta[14].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
-		goto n81
+		return pl.drop(49)
 	}
 n81:
-	{ // LbEth: set
+	{ // LbPort: set
 		pl.Runs[81]++
-		st168 := p.Hdr[0] // ethernet
-		if !st168.Valid || st168.Off < 0 || st168.Off+st168.Len > len(p.Data) {
-			return pl.drop(49)
-		}
-		b167 := p.Data[st168.Off : st168.Off+st168.Len]
-		v169 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b167[6:], uint16(v169>>32))
-		binary.BigEndian.PutUint32(b167[8:], uint32(v169))
-		v170 := p.Meta[10].Lo
-		binary.BigEndian.PutUint16(b167[0:], uint16(v170>>32))
-		binary.BigEndian.PutUint32(b167[2:], uint32(v170))
+		p.Meta[21] = packet.Value{Lo: ((p.Meta[13].Lo + ((p.Meta[19].Lo & ((((0x1 << p.Meta[14].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n82
 	}
 n82:
-	{ // LbIsIPv4: test valid(ipv4)
+	{ // LbEth: set
 		pl.Runs[82]++
-		if p.Hdr[3].Valid {
-			goto n83
+		st171 := p.Hdr[0] // ethernet
+		if !st171.Valid || st171.Off < 0 || st171.Off+st171.Len > len(p.Data) {
+			return pl.drop(50)
 		}
-		goto n84
+		b170 := p.Data[st171.Off : st171.Off+st171.Len]
+		v172 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b170[6:], uint16(v172>>32))
+		binary.BigEndian.PutUint32(b170[8:], uint32(v172))
+		v173 := p.Meta[10].Lo
+		binary.BigEndian.PutUint16(b170[0:], uint16(v173>>32))
+		binary.BigEndian.PutUint32(b170[2:], uint32(v173))
+		goto n83
 	}
 n83:
-	{ // LbKeepIPv4: test meta.keep_lb == 1
+	{ // LbIsIPv4: test valid(ipv4)
 		pl.Runs[83]++
-		if p.Meta[15].Lo == 0x1 {
-			goto n85
+		if p.Hdr[2].Valid {
+			goto n84
 		}
-		goto n86
+		goto n85
 	}
 n84:
-	{ // LbKeepIPv6: test meta.keep_lb == 1
+	{ // LbKeepIPv4: test meta.keep_lb == 1
 		pl.Runs[84]++
 		if p.Meta[15].Lo == 0x1 {
-			goto n87
+			goto n86
 		}
-		goto n88
+		goto n87
 	}
 n85:
-	{ // LbIPv4Keep: set
+	{ // LbKeepIPv6: test meta.keep_lb == 1
 		pl.Runs[85]++
-		var d171 uint64 // ipv4 checksum
-		var d172 uint64 // udp checksum
-		v173 := p.Meta[11].Lo
-		st175 := p.Hdr[3] // ipv4
-		if !st175.Valid || st175.Off < 0 || st175.Off+st175.Len > len(p.Data) {
-			return pl.drop(50)
+		if p.Meta[15].Lo == 0x1 {
+			goto n88
 		}
-		b174 := p.Data[st175.Off : st175.Off+st175.Len]
-		lo177, hi178 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-		w176 := p.Hdr[3].Valid && hi178 <= len(p.Data) && 4 <= 20
-		var o179 uint32
-		if w176 {
-			o179 = uint32(binary.BigEndian.Uint16(p.Data[lo177+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo177+2:]))
-		}
-		w180, lo181, hi182 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			lo181, hi182 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w180 = hi182 <= len(p.Data) && hi182-lo181 <= 20
-		} else if p.Hdr[23].Valid {
-			lo181, hi182 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			w180 = hi182 <= len(p.Data) && hi182-lo181 <= 20
-		}
-		var o183 uint32
-		if w180 {
-			o183 = packet.SumWords(p.Data[lo181:hi182])
-		}
-		binary.BigEndian.PutUint32(b174[16:], uint32(v173))
-		if w176 {
-			d171 += packet.ChecksumDelta(o179, uint32(binary.BigEndian.Uint16(p.Data[lo177+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo177+2:])))
-		}
-		if w180 {
-			d172 += packet.ChecksumDelta(o183, packet.SumWords(p.Data[lo181:hi182]))
-		}
-		v184 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		lo186, hi187 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-		w185 := p.Hdr[3].Valid && hi187 <= len(p.Data) && 4 <= 20
-		var o188 uint32
-		if w185 {
-			o188 = uint32(binary.BigEndian.Uint16(p.Data[lo186+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo186+2:]))
-		}
-		w189, lo190, hi191 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			lo190, hi191 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w189 = hi191 <= len(p.Data) && hi191-lo190 <= 20
-		} else if p.Hdr[23].Valid {
-			lo190, hi191 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			w189 = hi191 <= len(p.Data) && hi191-lo190 <= 20
-		}
-		var o192 uint32
-		if w189 {
-			o192 = packet.SumWords(p.Data[lo190:hi191])
-		}
-		binary.BigEndian.PutUint32(b174[12:], uint32(v184))
-		if w185 {
-			d171 += packet.ChecksumDelta(o188, uint32(binary.BigEndian.Uint16(p.Data[lo186+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo186+2:])))
-		}
-		if w189 {
-			d172 += packet.ChecksumDelta(o192, packet.SumWords(p.Data[lo190:hi191]))
-		}
-		v193 := p.Meta[21].Lo
-		st195 := p.Hdr[23] // udp
-		if !st195.Valid || st195.Off < 0 || st195.Off+st195.Len > len(p.Data) {
-			return pl.drop(50)
-		}
-		b194 := p.Data[st195.Off : st195.Off+st195.Len]
-		lo201, hi202 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w200 := p.Hdr[23].Valid && hi202 <= len(p.Data) && 2 <= 20
-		var o203 uint32
-		if w200 {
-			o203 = uint32(binary.BigEndian.Uint16(p.Data[lo201+0:]))
-		}
-		binary.BigEndian.PutUint16(b194[2:], uint16(v193))
-		if w200 {
-			d172 += packet.ChecksumDelta(o203, uint32(binary.BigEndian.Uint16(p.Data[lo201+0:])))
-		}
-		v204 := uint64(b174[8])
-		lo206, hi207 := p.Hdr[3].Off+8, p.Hdr[3].Off+10
-		w205 := p.Hdr[3].Valid && hi207 <= len(p.Data) && 2 <= 20
-		var o208 uint32
-		if w205 {
-			o208 = uint32(binary.BigEndian.Uint16(p.Data[lo206+0:]))
-		}
-		w209, lo210, hi211 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+9
-			lo210, hi211 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w209 = hi211 <= len(p.Data) && hi211-lo210 <= 20
-		}
-		var o212 uint32
-		if w209 {
-			o212 = packet.SumWords(p.Data[lo210:hi211])
-		}
-		b174[8] = byte(v204)
-		if w205 {
-			d171 += packet.ChecksumDelta(o208, uint32(binary.BigEndian.Uint16(p.Data[lo206+0:])))
-		}
-		if w209 {
-			d172 += packet.ChecksumDelta(o212, packet.SumWords(p.Data[lo210:hi211]))
-		}
-		if cb213, ok214 := p.Bytes(3); ok214 {
-			binary.BigEndian.PutUint16(cb213[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb213[10:]), d171, false))
-		}
-		if cb215, ok216 := p.Bytes(23); ok216 {
-			binary.BigEndian.PutUint16(cb215[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb215[6:]), d172, false))
-		}
-		goto n94
+		goto n89
 	}
 n86:
-	{ // LbIPv4Strip: set
+	{ // LbIPv4Keep: set
 		pl.Runs[86]++
-		var d217 uint64 // ipv4 checksum
-		var d218 uint64 // udp checksum
-		v219 := p.Meta[11].Lo
-		st221 := p.Hdr[3] // ipv4
-		if !st221.Valid || st221.Off < 0 || st221.Off+st221.Len > len(p.Data) {
+		var d174 uint64 // ipv4 checksum
+		var d175 uint64 // udp checksum
+		v176 := p.Meta[11].Lo
+		st178 := p.Hdr[2] // ipv4
+		if !st178.Valid || st178.Off < 0 || st178.Off+st178.Len > len(p.Data) {
 			return pl.drop(51)
 		}
-		b220 := p.Data[st221.Off : st221.Off+st221.Len]
-		lo223, hi224 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-		w222 := p.Hdr[3].Valid && hi224 <= len(p.Data) && 4 <= 20
-		var o225 uint32
-		if w222 {
-			o225 = uint32(binary.BigEndian.Uint16(p.Data[lo223+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo223+2:]))
+		b177 := p.Data[st178.Off : st178.Off+st178.Len]
+		lo180, hi181 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w179 := p.Hdr[2].Valid && hi181 <= len(p.Data) && 4 <= 20
+		var o182 uint32
+		if w179 {
+			o182 = uint32(binary.BigEndian.Uint16(p.Data[lo180+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo180+2:]))
 		}
-		w226, lo227, hi228 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			lo227, hi228 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w226 = hi228 <= len(p.Data) && hi228-lo227 <= 20
-		} else if p.Hdr[23].Valid {
-			lo227, hi228 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			w226 = hi228 <= len(p.Data) && hi228-lo227 <= 20
+		w183, lo184, hi185 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			lo184, hi185 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w183 = hi185 <= len(p.Data) && hi185-lo184 <= 20
+		} else if p.Hdr[4].Valid {
+			lo184, hi185 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			w183 = hi185 <= len(p.Data) && hi185-lo184 <= 20
 		}
-		var o229 uint32
-		if w226 {
-			o229 = packet.SumWords(p.Data[lo227:hi228])
+		var o186 uint32
+		if w183 {
+			o186 = packet.SumWords(p.Data[lo184:hi185])
 		}
-		binary.BigEndian.PutUint32(b220[16:], uint32(v219))
-		if w222 {
-			d217 += packet.ChecksumDelta(o225, uint32(binary.BigEndian.Uint16(p.Data[lo223+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo223+2:])))
+		binary.BigEndian.PutUint32(b177[16:], uint32(v176))
+		if w179 {
+			d174 += packet.ChecksumDelta(o182, uint32(binary.BigEndian.Uint16(p.Data[lo180+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo180+2:])))
 		}
-		if w226 {
-			d218 += packet.ChecksumDelta(o229, packet.SumWords(p.Data[lo227:hi228]))
+		if w183 {
+			d175 += packet.ChecksumDelta(o186, packet.SumWords(p.Data[lo184:hi185]))
 		}
-		v230 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		lo232, hi233 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-		w231 := p.Hdr[3].Valid && hi233 <= len(p.Data) && 4 <= 20
-		var o234 uint32
-		if w231 {
-			o234 = uint32(binary.BigEndian.Uint16(p.Data[lo232+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo232+2:]))
+		v187 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
+		lo189, hi190 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w188 := p.Hdr[2].Valid && hi190 <= len(p.Data) && 4 <= 20
+		var o191 uint32
+		if w188 {
+			o191 = uint32(binary.BigEndian.Uint16(p.Data[lo189+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo189+2:]))
 		}
-		w235, lo236, hi237 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			lo236, hi237 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w235 = hi237 <= len(p.Data) && hi237-lo236 <= 20
-		} else if p.Hdr[23].Valid {
-			lo236, hi237 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			w235 = hi237 <= len(p.Data) && hi237-lo236 <= 20
+		w192, lo193, hi194 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			lo193, hi194 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w192 = hi194 <= len(p.Data) && hi194-lo193 <= 20
+		} else if p.Hdr[4].Valid {
+			lo193, hi194 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			w192 = hi194 <= len(p.Data) && hi194-lo193 <= 20
 		}
-		var o238 uint32
-		if w235 {
-			o238 = packet.SumWords(p.Data[lo236:hi237])
+		var o195 uint32
+		if w192 {
+			o195 = packet.SumWords(p.Data[lo193:hi194])
 		}
-		binary.BigEndian.PutUint32(b220[12:], uint32(v230))
-		if w231 {
-			d217 += packet.ChecksumDelta(o234, uint32(binary.BigEndian.Uint16(p.Data[lo232+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo232+2:])))
+		binary.BigEndian.PutUint32(b177[12:], uint32(v187))
+		if w188 {
+			d174 += packet.ChecksumDelta(o191, uint32(binary.BigEndian.Uint16(p.Data[lo189+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo189+2:])))
 		}
-		if w235 {
-			d218 += packet.ChecksumDelta(o238, packet.SumWords(p.Data[lo236:hi237]))
+		if w192 {
+			d175 += packet.ChecksumDelta(o195, packet.SumWords(p.Data[lo193:hi194]))
 		}
-		v239 := p.Meta[21].Lo
-		st241 := p.Hdr[23] // udp
-		if !st241.Valid || st241.Off < 0 || st241.Off+st241.Len > len(p.Data) {
+		v196 := p.Meta[21].Lo
+		st198 := p.Hdr[4] // udp
+		if !st198.Valid || st198.Off < 0 || st198.Off+st198.Len > len(p.Data) {
 			return pl.drop(51)
 		}
-		b240 := p.Data[st241.Off : st241.Off+st241.Len]
-		lo247, hi248 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w246 := p.Hdr[23].Valid && hi248 <= len(p.Data) && 2 <= 20
-		var o249 uint32
-		if w246 {
-			o249 = uint32(binary.BigEndian.Uint16(p.Data[lo247+0:]))
+		b197 := p.Data[st198.Off : st198.Off+st198.Len]
+		lo204, hi205 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w203 := p.Hdr[4].Valid && hi205 <= len(p.Data) && 2 <= 20
+		var o206 uint32
+		if w203 {
+			o206 = uint32(binary.BigEndian.Uint16(p.Data[lo204+0:]))
 		}
-		binary.BigEndian.PutUint16(b240[2:], uint16(v239))
-		if w246 {
-			d218 += packet.ChecksumDelta(o249, uint32(binary.BigEndian.Uint16(p.Data[lo247+0:])))
+		binary.BigEndian.PutUint16(b197[2:], uint16(v196))
+		if w203 {
+			d175 += packet.ChecksumDelta(o206, uint32(binary.BigEndian.Uint16(p.Data[lo204+0:])))
 		}
-		v250 := (uint64(binary.BigEndian.Uint16(b220[2:])) - 0x10)
-		lo252, hi253 := p.Hdr[3].Off+2, p.Hdr[3].Off+4
-		w251 := p.Hdr[3].Valid && hi253 <= len(p.Data) && 2 <= 20
-		var o254 uint32
-		if w251 {
-			o254 = uint32(binary.BigEndian.Uint16(p.Data[lo252+0:]))
+		v207 := uint64(b177[8])
+		lo209, hi210 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
+		w208 := p.Hdr[2].Valid && hi210 <= len(p.Data) && 2 <= 20
+		var o211 uint32
+		if w208 {
+			o211 = uint32(binary.BigEndian.Uint16(p.Data[lo209+0:]))
 		}
-		w255, lo256, hi257 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+2, p.Hdr[3].Off+4
-			lo256, hi257 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w255 = hi257 <= len(p.Data) && hi257-lo256 <= 20
-		} else if p.Hdr[23].Valid {
-			lo256, hi257 = p.Hdr[3].Off+2, p.Hdr[3].Off+4
-			w255 = hi257 <= len(p.Data) && hi257-lo256 <= 20
+		w212, lo213, hi214 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+8, p.Hdr[2].Off+9
+			lo213, hi214 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w212 = hi214 <= len(p.Data) && hi214-lo213 <= 20
 		}
-		var o258 uint32
-		if w255 {
-			o258 = packet.SumWords(p.Data[lo256:hi257])
+		var o215 uint32
+		if w212 {
+			o215 = packet.SumWords(p.Data[lo213:hi214])
 		}
-		binary.BigEndian.PutUint16(b220[2:], uint16(v250))
-		if w251 {
-			d217 += packet.ChecksumDelta(o254, uint32(binary.BigEndian.Uint16(p.Data[lo252+0:])))
+		b177[8] = byte(v207)
+		if w208 {
+			d174 += packet.ChecksumDelta(o211, uint32(binary.BigEndian.Uint16(p.Data[lo209+0:])))
 		}
-		if w255 {
-			d218 += packet.ChecksumDelta(o258, packet.SumWords(p.Data[lo256:hi257]))
+		if w212 {
+			d175 += packet.ChecksumDelta(o215, packet.SumWords(p.Data[lo213:hi214]))
 		}
-		if cb259, ok260 := p.Bytes(3); ok260 {
-			binary.BigEndian.PutUint16(cb259[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb259[10:]), d217, false))
+		if cb216, ok217 := p.Bytes(2); ok217 {
+			binary.BigEndian.PutUint16(cb216[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb216[10:]), d174, false))
 		}
-		if cb261, ok262 := p.Bytes(23); ok262 {
-			binary.BigEndian.PutUint16(cb261[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb261[6:]), d218, false))
+		if cb218, ok219 := p.Bytes(4); ok219 {
+			binary.BigEndian.PutUint16(cb218[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb218[6:]), d175, false))
 		}
-		goto n89
+		goto n95
 	}
 n87:
-	{ // LbIPv6Keep: set
+	{ // LbIPv4Strip: set
 		pl.Runs[87]++
-		var d263 uint64 // udp checksum
-		v264 := p.Meta[12]
-		st266 := p.Hdr[4] // ipv6
-		if !st266.Valid || st266.Off < 0 || st266.Off+st266.Len > len(p.Data) {
+		var d220 uint64 // ipv4 checksum
+		var d221 uint64 // udp checksum
+		v222 := p.Meta[11].Lo
+		st224 := p.Hdr[2] // ipv4
+		if !st224.Valid || st224.Off < 0 || st224.Off+st224.Len > len(p.Data) {
 			return pl.drop(52)
 		}
-		b265 := p.Data[st266.Off : st266.Off+st266.Len]
-		w267, lo268, hi269 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			lo268, hi269 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w267 = hi269 <= len(p.Data) && hi269-lo268 <= 20
-		} else if p.Hdr[23].Valid {
-			lo268, hi269 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			w267 = hi269 <= len(p.Data) && hi269-lo268 <= 20
+		b223 := p.Data[st224.Off : st224.Off+st224.Len]
+		lo226, hi227 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w225 := p.Hdr[2].Valid && hi227 <= len(p.Data) && 4 <= 20
+		var o228 uint32
+		if w225 {
+			o228 = uint32(binary.BigEndian.Uint16(p.Data[lo226+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo226+2:]))
 		}
-		var o270 uint32
-		if w267 {
-			o270 = packet.SumWords(p.Data[lo268:hi269])
+		w229, lo230, hi231 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			lo230, hi231 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w229 = hi231 <= len(p.Data) && hi231-lo230 <= 20
+		} else if p.Hdr[4].Valid {
+			lo230, hi231 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			w229 = hi231 <= len(p.Data) && hi231-lo230 <= 20
 		}
-		packet.SetBits(b265, 192, 128, v264)
-		if w267 {
-			d263 += packet.ChecksumDelta(o270, packet.SumWords(p.Data[lo268:hi269]))
+		var o232 uint32
+		if w229 {
+			o232 = packet.SumWords(p.Data[lo230:hi231])
 		}
-		v271 := p.Meta[3]
-		w272, lo273, hi274 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			lo273, hi274 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w272 = hi274 <= len(p.Data) && hi274-lo273 <= 20
-		} else if p.Hdr[23].Valid {
-			lo273, hi274 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			w272 = hi274 <= len(p.Data) && hi274-lo273 <= 20
+		binary.BigEndian.PutUint32(b223[16:], uint32(v222))
+		if w225 {
+			d220 += packet.ChecksumDelta(o228, uint32(binary.BigEndian.Uint16(p.Data[lo226+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo226+2:])))
 		}
-		var o275 uint32
-		if w272 {
-			o275 = packet.SumWords(p.Data[lo273:hi274])
+		if w229 {
+			d221 += packet.ChecksumDelta(o232, packet.SumWords(p.Data[lo230:hi231]))
 		}
-		packet.SetBits(b265, 64, 128, v271)
-		if w272 {
-			d263 += packet.ChecksumDelta(o275, packet.SumWords(p.Data[lo273:hi274]))
+		v233 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
+		lo235, hi236 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w234 := p.Hdr[2].Valid && hi236 <= len(p.Data) && 4 <= 20
+		var o237 uint32
+		if w234 {
+			o237 = uint32(binary.BigEndian.Uint16(p.Data[lo235+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo235+2:]))
 		}
-		v276 := p.Meta[21].Lo
-		st278 := p.Hdr[23] // udp
-		if !st278.Valid || st278.Off < 0 || st278.Off+st278.Len > len(p.Data) {
+		w238, lo239, hi240 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			lo239, hi240 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w238 = hi240 <= len(p.Data) && hi240-lo239 <= 20
+		} else if p.Hdr[4].Valid {
+			lo239, hi240 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			w238 = hi240 <= len(p.Data) && hi240-lo239 <= 20
+		}
+		var o241 uint32
+		if w238 {
+			o241 = packet.SumWords(p.Data[lo239:hi240])
+		}
+		binary.BigEndian.PutUint32(b223[12:], uint32(v233))
+		if w234 {
+			d220 += packet.ChecksumDelta(o237, uint32(binary.BigEndian.Uint16(p.Data[lo235+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo235+2:])))
+		}
+		if w238 {
+			d221 += packet.ChecksumDelta(o241, packet.SumWords(p.Data[lo239:hi240]))
+		}
+		v242 := p.Meta[21].Lo
+		st244 := p.Hdr[4] // udp
+		if !st244.Valid || st244.Off < 0 || st244.Off+st244.Len > len(p.Data) {
 			return pl.drop(52)
 		}
-		b277 := p.Data[st278.Off : st278.Off+st278.Len]
-		lo280, hi281 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w279 := p.Hdr[23].Valid && hi281 <= len(p.Data) && 2 <= 20
-		var o282 uint32
-		if w279 {
-			o282 = uint32(binary.BigEndian.Uint16(p.Data[lo280+0:]))
+		b243 := p.Data[st244.Off : st244.Off+st244.Len]
+		lo250, hi251 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w249 := p.Hdr[4].Valid && hi251 <= len(p.Data) && 2 <= 20
+		var o252 uint32
+		if w249 {
+			o252 = uint32(binary.BigEndian.Uint16(p.Data[lo250+0:]))
 		}
-		binary.BigEndian.PutUint16(b277[2:], uint16(v276))
-		if w279 {
-			d263 += packet.ChecksumDelta(o282, uint32(binary.BigEndian.Uint16(p.Data[lo280+0:])))
+		binary.BigEndian.PutUint16(b243[2:], uint16(v242))
+		if w249 {
+			d221 += packet.ChecksumDelta(o252, uint32(binary.BigEndian.Uint16(p.Data[lo250+0:])))
 		}
-		if cb283, ok284 := p.Bytes(23); ok284 {
-			binary.BigEndian.PutUint16(cb283[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb283[6:]), d263, false))
+		v253 := (uint64(binary.BigEndian.Uint16(b223[2:])) - 0x10)
+		lo255, hi256 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w254 := p.Hdr[2].Valid && hi256 <= len(p.Data) && 2 <= 20
+		var o257 uint32
+		if w254 {
+			o257 = uint32(binary.BigEndian.Uint16(p.Data[lo255+0:]))
 		}
-		goto n94
+		w258, lo259, hi260 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+			lo259, hi260 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w258 = hi260 <= len(p.Data) && hi260-lo259 <= 20
+		} else if p.Hdr[4].Valid {
+			lo259, hi260 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
+			w258 = hi260 <= len(p.Data) && hi260-lo259 <= 20
+		}
+		var o261 uint32
+		if w258 {
+			o261 = packet.SumWords(p.Data[lo259:hi260])
+		}
+		binary.BigEndian.PutUint16(b223[2:], uint16(v253))
+		if w254 {
+			d220 += packet.ChecksumDelta(o257, uint32(binary.BigEndian.Uint16(p.Data[lo255+0:])))
+		}
+		if w258 {
+			d221 += packet.ChecksumDelta(o261, packet.SumWords(p.Data[lo259:hi260]))
+		}
+		if cb262, ok263 := p.Bytes(2); ok263 {
+			binary.BigEndian.PutUint16(cb262[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb262[10:]), d220, false))
+		}
+		if cb264, ok265 := p.Bytes(4); ok265 {
+			binary.BigEndian.PutUint16(cb264[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb264[6:]), d221, false))
+		}
+		goto n90
 	}
 n88:
-	{ // LbIPv6Strip: set
+	{ // LbIPv6Keep: set
 		pl.Runs[88]++
-		var d285 uint64 // udp checksum
-		v286 := p.Meta[12]
-		st288 := p.Hdr[4] // ipv6
-		if !st288.Valid || st288.Off < 0 || st288.Off+st288.Len > len(p.Data) {
+		var d266 uint64 // udp checksum
+		v267 := p.Meta[12]
+		st269 := p.Hdr[3] // ipv6
+		if !st269.Valid || st269.Off < 0 || st269.Off+st269.Len > len(p.Data) {
 			return pl.drop(53)
 		}
-		b287 := p.Data[st288.Off : st288.Off+st288.Len]
-		w289, lo290, hi291 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			lo290, hi291 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w289 = hi291 <= len(p.Data) && hi291-lo290 <= 20
-		} else if p.Hdr[23].Valid {
-			lo290, hi291 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			w289 = hi291 <= len(p.Data) && hi291-lo290 <= 20
+		b268 := p.Data[st269.Off : st269.Off+st269.Len]
+		w270, lo271, hi272 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			lo271, hi272 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w270 = hi272 <= len(p.Data) && hi272-lo271 <= 20
+		} else if p.Hdr[4].Valid {
+			lo271, hi272 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			w270 = hi272 <= len(p.Data) && hi272-lo271 <= 20
 		}
-		var o292 uint32
-		if w289 {
-			o292 = packet.SumWords(p.Data[lo290:hi291])
+		var o273 uint32
+		if w270 {
+			o273 = packet.SumWords(p.Data[lo271:hi272])
 		}
-		packet.SetBits(b287, 192, 128, v286)
-		if w289 {
-			d285 += packet.ChecksumDelta(o292, packet.SumWords(p.Data[lo290:hi291]))
+		packet.SetBits(b268, 192, 128, v267)
+		if w270 {
+			d266 += packet.ChecksumDelta(o273, packet.SumWords(p.Data[lo271:hi272]))
 		}
-		v293 := p.Meta[3]
-		w294, lo295, hi296 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			lo295, hi296 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w294 = hi296 <= len(p.Data) && hi296-lo295 <= 20
-		} else if p.Hdr[23].Valid {
-			lo295, hi296 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			w294 = hi296 <= len(p.Data) && hi296-lo295 <= 20
+		v274 := p.Meta[3]
+		w275, lo276, hi277 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+			lo276, hi277 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w275 = hi277 <= len(p.Data) && hi277-lo276 <= 20
+		} else if p.Hdr[4].Valid {
+			lo276, hi277 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
+			w275 = hi277 <= len(p.Data) && hi277-lo276 <= 20
 		}
-		var o297 uint32
-		if w294 {
-			o297 = packet.SumWords(p.Data[lo295:hi296])
+		var o278 uint32
+		if w275 {
+			o278 = packet.SumWords(p.Data[lo276:hi277])
 		}
-		packet.SetBits(b287, 64, 128, v293)
-		if w294 {
-			d285 += packet.ChecksumDelta(o297, packet.SumWords(p.Data[lo295:hi296]))
+		packet.SetBits(b268, 64, 128, v274)
+		if w275 {
+			d266 += packet.ChecksumDelta(o278, packet.SumWords(p.Data[lo276:hi277]))
 		}
-		v298 := p.Meta[21].Lo
-		st300 := p.Hdr[23] // udp
-		if !st300.Valid || st300.Off < 0 || st300.Off+st300.Len > len(p.Data) {
+		v279 := p.Meta[21].Lo
+		st281 := p.Hdr[4] // udp
+		if !st281.Valid || st281.Off < 0 || st281.Off+st281.Len > len(p.Data) {
 			return pl.drop(53)
 		}
-		b299 := p.Data[st300.Off : st300.Off+st300.Len]
-		lo302, hi303 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w301 := p.Hdr[23].Valid && hi303 <= len(p.Data) && 2 <= 20
-		var o304 uint32
-		if w301 {
-			o304 = uint32(binary.BigEndian.Uint16(p.Data[lo302+0:]))
+		b280 := p.Data[st281.Off : st281.Off+st281.Len]
+		lo283, hi284 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w282 := p.Hdr[4].Valid && hi284 <= len(p.Data) && 2 <= 20
+		var o285 uint32
+		if w282 {
+			o285 = uint32(binary.BigEndian.Uint16(p.Data[lo283+0:]))
 		}
-		binary.BigEndian.PutUint16(b299[2:], uint16(v298))
-		if w301 {
-			d285 += packet.ChecksumDelta(o304, uint32(binary.BigEndian.Uint16(p.Data[lo302+0:])))
+		binary.BigEndian.PutUint16(b280[2:], uint16(v279))
+		if w282 {
+			d266 += packet.ChecksumDelta(o285, uint32(binary.BigEndian.Uint16(p.Data[lo283+0:])))
 		}
-		v305 := (uint64(binary.BigEndian.Uint16(b287[4:])) - 0x10)
-		w306, lo307, hi308 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+4, p.Hdr[4].Off+6
-			lo307, hi308 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w306 = hi308 <= len(p.Data) && hi308-lo307 <= 20
-		} else if p.Hdr[23].Valid {
-			lo307, hi308 = p.Hdr[4].Off+4, p.Hdr[4].Off+6
-			w306 = hi308 <= len(p.Data) && hi308-lo307 <= 20
+		if cb286, ok287 := p.Bytes(4); ok287 {
+			binary.BigEndian.PutUint16(cb286[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb286[6:]), d266, false))
 		}
-		var o309 uint32
-		if w306 {
-			o309 = packet.SumWords(p.Data[lo307:hi308])
-		}
-		binary.BigEndian.PutUint16(b287[4:], uint16(v305))
-		if w306 {
-			d285 += packet.ChecksumDelta(o309, packet.SumWords(p.Data[lo307:hi308]))
-		}
-		if cb310, ok311 := p.Bytes(23); ok311 {
-			binary.BigEndian.PutUint16(cb310[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb310[6:]), d285, false))
-		}
-		goto n89
+		goto n95
 	}
 n89:
-	{ // LbPopV2: test valid(lb_v2)
+	{ // LbIPv6Strip: set
 		pl.Runs[89]++
-		if p.Hdr[9].Valid {
-			goto n90
-		}
-		goto n91
-	}
-n90:
-	{ // LbPopV2Body: pop lb_v2
-		pl.Runs[90]++
-		pb312, ok313 := p.Bytes(9) // lb_v2
-		if !ok313 {
+		var d288 uint64 // udp checksum
+		v289 := p.Meta[12]
+		st291 := p.Hdr[3] // ipv6
+		if !st291.Valid || st291.Off < 0 || st291.Off+st291.Len > len(p.Data) {
 			return pl.drop(54)
 		}
-		if p.Hdr[23].Valid && p.Hdr[9].Off > p.Hdr[23].Off && len(pb312)%2 == 0 && (p.Hdr[9].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb314, ok315 := p.Bytes(23); ok315 {
-				binary.BigEndian.PutUint16(cb314[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb314[6:]), packet.PopDelta(pb312), false))
-			}
+		b290 := p.Data[st291.Off : st291.Off+st291.Len]
+		w292, lo293, hi294 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			lo293, hi294 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w292 = hi294 <= len(p.Data) && hi294-lo293 <= 20
+		} else if p.Hdr[4].Valid {
+			lo293, hi294 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			w292 = hi294 <= len(p.Data) && hi294-lo293 <= 20
 		}
-		p.Pop(9)
+		var o295 uint32
+		if w292 {
+			o295 = packet.SumWords(p.Data[lo293:hi294])
+		}
+		packet.SetBits(b290, 192, 128, v289)
+		if w292 {
+			d288 += packet.ChecksumDelta(o295, packet.SumWords(p.Data[lo293:hi294]))
+		}
+		v296 := p.Meta[3]
+		w297, lo298, hi299 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+			lo298, hi299 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w297 = hi299 <= len(p.Data) && hi299-lo298 <= 20
+		} else if p.Hdr[4].Valid {
+			lo298, hi299 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
+			w297 = hi299 <= len(p.Data) && hi299-lo298 <= 20
+		}
+		var o300 uint32
+		if w297 {
+			o300 = packet.SumWords(p.Data[lo298:hi299])
+		}
+		packet.SetBits(b290, 64, 128, v296)
+		if w297 {
+			d288 += packet.ChecksumDelta(o300, packet.SumWords(p.Data[lo298:hi299]))
+		}
+		v301 := p.Meta[21].Lo
+		st303 := p.Hdr[4] // udp
+		if !st303.Valid || st303.Off < 0 || st303.Off+st303.Len > len(p.Data) {
+			return pl.drop(54)
+		}
+		b302 := p.Data[st303.Off : st303.Off+st303.Len]
+		lo305, hi306 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w304 := p.Hdr[4].Valid && hi306 <= len(p.Data) && 2 <= 20
+		var o307 uint32
+		if w304 {
+			o307 = uint32(binary.BigEndian.Uint16(p.Data[lo305+0:]))
+		}
+		binary.BigEndian.PutUint16(b302[2:], uint16(v301))
+		if w304 {
+			d288 += packet.ChecksumDelta(o307, uint32(binary.BigEndian.Uint16(p.Data[lo305+0:])))
+		}
+		v308 := (uint64(binary.BigEndian.Uint16(b290[4:])) - 0x10)
+		w309, lo310, hi311 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
+			lo310, hi311 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w309 = hi311 <= len(p.Data) && hi311-lo310 <= 20
+		} else if p.Hdr[4].Valid {
+			lo310, hi311 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
+			w309 = hi311 <= len(p.Data) && hi311-lo310 <= 20
+		}
+		var o312 uint32
+		if w309 {
+			o312 = packet.SumWords(p.Data[lo310:hi311])
+		}
+		binary.BigEndian.PutUint16(b290[4:], uint16(v308))
+		if w309 {
+			d288 += packet.ChecksumDelta(o312, packet.SumWords(p.Data[lo310:hi311]))
+		}
+		if cb313, ok314 := p.Bytes(4); ok314 {
+			binary.BigEndian.PutUint16(cb313[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb313[6:]), d288, false))
+		}
+		goto n90
+	}
+n90:
+	{ // LbPopV2: test valid(lb_v2)
+		pl.Runs[90]++
+		if p.Hdr[10].Valid {
+			goto n91
+		}
 		goto n92
 	}
 n91:
-	{ // LbPopV3Body: pop lb_v3
+	{ // LbPopV2Body: pop lb_v2
 		pl.Runs[91]++
-		pb316, ok317 := p.Bytes(10) // lb_v3
-		if !ok317 {
+		pb315, ok316 := p.Bytes(10) // lb_v2
+		if !ok316 {
 			return pl.drop(55)
 		}
-		if p.Hdr[23].Valid && p.Hdr[10].Off > p.Hdr[23].Off && len(pb316)%2 == 0 && (p.Hdr[10].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb318, ok319 := p.Bytes(23); ok319 {
-				binary.BigEndian.PutUint16(cb318[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb318[6:]), packet.PopDelta(pb316), false))
+		if p.Hdr[4].Valid && p.Hdr[10].Off > p.Hdr[4].Off && len(pb315)%2 == 0 && (p.Hdr[10].Off-p.Hdr[4].Off)%2 == 0 {
+			if cb317, ok318 := p.Bytes(4); ok318 {
+				binary.BigEndian.PutUint16(cb317[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb317[6:]), packet.PopDelta(pb315), false))
 			}
 		}
 		p.Pop(10)
-		goto n92
+		goto n93
 	}
 n92:
-	{ // LbPopCommon: pop lb_common
+	{ // LbPopV3Body: pop lb_v3
 		pl.Runs[92]++
-		pb320, ok321 := p.Bytes(8) // lb_common
-		if !ok321 {
+		pb319, ok320 := p.Bytes(11) // lb_v3
+		if !ok320 {
 			return pl.drop(56)
 		}
-		if p.Hdr[23].Valid && p.Hdr[8].Off > p.Hdr[23].Off && len(pb320)%2 == 0 && (p.Hdr[8].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb322, ok323 := p.Bytes(23); ok323 {
-				binary.BigEndian.PutUint16(cb322[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb322[6:]), packet.PopDelta(pb320), false))
+		if p.Hdr[4].Valid && p.Hdr[11].Off > p.Hdr[4].Off && len(pb319)%2 == 0 && (p.Hdr[11].Off-p.Hdr[4].Off)%2 == 0 {
+			if cb321, ok322 := p.Bytes(4); ok322 {
+				binary.BigEndian.PutUint16(cb321[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb321[6:]), packet.PopDelta(pb319), false))
 			}
 		}
-		p.Pop(8)
+		p.Pop(11)
 		goto n93
 	}
 n93:
-	{ // LbUdpLen: set
+	{ // LbPopCommon: pop lb_common
 		pl.Runs[93]++
-		var d324 uint64    // udp checksum
-		st326 := p.Hdr[23] // udp
-		if !st326.Valid || st326.Off < 0 || st326.Off+st326.Len > len(p.Data) {
+		pb323, ok324 := p.Bytes(9) // lb_common
+		if !ok324 {
 			return pl.drop(57)
 		}
-		b325 := p.Data[st326.Off : st326.Off+st326.Len]
-		v327 := (uint64(binary.BigEndian.Uint16(b325[4:])) - 0x10)
-		lo329, hi330 := p.Hdr[23].Off+4, p.Hdr[23].Off+6
-		w328 := p.Hdr[23].Valid && hi330 <= len(p.Data) && 2 <= 20
-		var o331 uint32
-		if w328 {
-			o331 = uint32(binary.BigEndian.Uint16(p.Data[lo329+0:]))
+		if p.Hdr[4].Valid && p.Hdr[9].Off > p.Hdr[4].Off && len(pb323)%2 == 0 && (p.Hdr[9].Off-p.Hdr[4].Off)%2 == 0 {
+			if cb325, ok326 := p.Bytes(4); ok326 {
+				binary.BigEndian.PutUint16(cb325[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb325[6:]), packet.PopDelta(pb323), false))
+			}
 		}
-		binary.BigEndian.PutUint16(b325[4:], uint16(v327))
-		if w328 {
-			d324 += packet.ChecksumDelta(o331, uint32(binary.BigEndian.Uint16(p.Data[lo329+0:])))
-		}
-		if cb332, ok333 := p.Bytes(23); ok333 {
-			binary.BigEndian.PutUint16(cb332[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb332[6:]), d324, false))
-		}
+		p.Pop(9)
 		goto n94
 	}
 n94:
-	{ // LbTxCount: count "lb_mbr_tx_pkt_counter"
+	{ // LbUdpLen: set
 		pl.Runs[94]++
-		pl.Counted[9]++
+		var d327 uint64   // udp checksum
+		st329 := p.Hdr[4] // udp
+		if !st329.Valid || st329.Off < 0 || st329.Off+st329.Len > len(p.Data) {
+			return pl.drop(58)
+		}
+		b328 := p.Data[st329.Off : st329.Off+st329.Len]
+		v330 := (uint64(binary.BigEndian.Uint16(b328[4:])) - 0x10)
+		lo332, hi333 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
+		w331 := p.Hdr[4].Valid && hi333 <= len(p.Data) && 2 <= 20
+		var o334 uint32
+		if w331 {
+			o334 = uint32(binary.BigEndian.Uint16(p.Data[lo332+0:]))
+		}
+		binary.BigEndian.PutUint16(b328[4:], uint16(v330))
+		if w331 {
+			d327 += packet.ChecksumDelta(o334, uint32(binary.BigEndian.Uint16(p.Data[lo332+0:])))
+		}
+		if cb335, ok336 := p.Bytes(4); ok336 {
+			binary.BigEndian.PutUint16(cb335[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb335[6:]), d327, false))
+		}
 		goto n95
 	}
 n95:
-	{ // TxCheck: test meta.drop == 1
+	{ // LbTxCount: count "lb_mbr_tx_pkt_counter"
 		pl.Runs[95]++
-		if p.Meta[16].Lo == 0x1 {
-			goto n96
-		}
-		goto n13
+		pl.Counted[9]++
+		goto n96
 	}
-n13:
-	{ // TxQueue: input
-		pl.Runs[13]++
+n96:
+	{ // TxCheck: test meta.drop == 1
+		pl.Runs[96]++
+		if p.Meta[16].Lo == 0x1 {
+			goto n97
+		}
 		goto n14
 	}
 n14:
-	{ // TxWire: emit
+	{ // TxQueue: input
 		pl.Runs[14]++
+		goto n15
+	}
+n15:
+	{ // TxWire: emit
+		pl.Runs[15]++
 		return pl.sink(0, p.Data)
 	}
-n96:
+n97:
 	{ // TxDropped: drop "drop flag"
-		pl.Runs[96]++
-		return pl.drop(58)
+		pl.Runs[97]++
+		return pl.drop(59)
 	}
 }

@@ -18,7 +18,7 @@ var Schema = newSchema()
 
 func newSchema() *packet.Schema {
 	s := &packet.Schema{
-		MetaFields: 27,
+		MetaFields: 28,
 		Headers: []*packet.HeaderSpec{
 			{Name: "ethernet", ID: 0, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "dst", Offset: 0, Width: 48},
@@ -31,7 +31,38 @@ func newSchema() *packet.Schema {
 				{Name: "vid", Offset: 4, Width: 12},
 				{Name: "type", Offset: 16, Width: 16},
 			}},
-			{Name: "arp", ID: 2, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "ipv4", ID: 2, Metadata: false, MetaBase: 0, Checksum: 9, ChecksumKind: 1, ChecksumOptional: false, Fields: []packet.FieldSpec{
+				{Name: "version", Offset: 0, Width: 4},
+				{Name: "ihl", Offset: 4, Width: 4},
+				{Name: "dscp_ecn", Offset: 8, Width: 8},
+				{Name: "total_len", Offset: 16, Width: 16},
+				{Name: "id", Offset: 32, Width: 16},
+				{Name: "flags", Offset: 48, Width: 3},
+				{Name: "frag", Offset: 51, Width: 13},
+				{Name: "ttl", Offset: 64, Width: 8},
+				{Name: "proto", Offset: 72, Width: 8},
+				{Name: "checksum", Offset: 80, Width: 16},
+				{Name: "src", Offset: 96, Width: 32},
+				{Name: "dst", Offset: 128, Width: 32},
+				{Name: "options", Offset: 160, Width: 0, Length: &packet.Expr{Kind: 17, Width: 128, A: &packet.Expr{Kind: 16, Width: 128, A: &packet.Expr{Kind: 1, Width: 4, Field: packet.FieldRef{Header: 2, Field: 1}, Text: "ihl"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x5}, Text: "5"}, Text: "(ihl - 5)"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x4}, Text: "4"}, Text: "(ihl - 5) * 4"}},
+			}},
+			{Name: "ipv6", ID: 3, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+				{Name: "version", Offset: 0, Width: 4},
+				{Name: "tclass", Offset: 4, Width: 8},
+				{Name: "flow", Offset: 12, Width: 20},
+				{Name: "payload_len", Offset: 32, Width: 16},
+				{Name: "next_hdr", Offset: 48, Width: 8},
+				{Name: "hop_limit", Offset: 56, Width: 8},
+				{Name: "src", Offset: 64, Width: 128},
+				{Name: "dst", Offset: 192, Width: 128},
+			}},
+			{Name: "udp", ID: 4, Metadata: false, MetaBase: 0, Checksum: 3, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
+				{Name: "sport", Offset: 0, Width: 16},
+				{Name: "dport", Offset: 16, Width: 16},
+				{Name: "length", Offset: 32, Width: 16},
+				{Name: "checksum", Offset: 48, Width: 16},
+			}},
+			{Name: "arp", ID: 5, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "htype", Offset: 0, Width: 16},
 				{Name: "ptype", Offset: 16, Width: 16},
 				{Name: "hlen", Offset: 32, Width: 8},
@@ -42,86 +73,61 @@ func newSchema() *packet.Schema {
 				{Name: "tha", Offset: 144, Width: 48},
 				{Name: "tpa", Offset: 192, Width: 32},
 			}},
-			{Name: "ipv4", ID: 3, Metadata: false, MetaBase: 0, Checksum: 9, ChecksumKind: 1, ChecksumOptional: false, Fields: []packet.FieldSpec{
-				{Name: "version", Offset: 0, Width: 4},
-				{Name: "ihl", Offset: 4, Width: 4},
-				{Name: "dscp_ecn", Offset: 8, Width: 8},
-				{Name: "total_len", Offset: 16, Width: 16},
-				{Name: "id", Offset: 32, Width: 16},
-				{Name: "flags", Offset: 48, Width: 3},
-				{Name: "frag", Offset: 51, Width: 13},
-				{Name: "ttl", Offset: 64, Width: 8},
-				{Name: "proto", Offset: 72, Width: 8},
-				{Name: "checksum", Offset: 80, Width: 16},
-				{Name: "src", Offset: 96, Width: 32},
-				{Name: "dst", Offset: 128, Width: 32},
-				{Name: "options", Offset: 160, Width: 0, Length: &packet.Expr{Kind: 17, Width: 128, A: &packet.Expr{Kind: 16, Width: 128, A: &packet.Expr{Kind: 1, Width: 4, Field: packet.FieldRef{Header: 3, Field: 1}, Text: "ihl"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x5}, Text: "5"}, Text: "(ihl - 5)"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x4}, Text: "4"}, Text: "(ihl - 5) * 4"}},
-			}},
-			{Name: "ipv6", ID: 4, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
-				{Name: "version", Offset: 0, Width: 4},
-				{Name: "tclass", Offset: 4, Width: 8},
-				{Name: "flow", Offset: 12, Width: 20},
-				{Name: "payload_len", Offset: 32, Width: 16},
-				{Name: "next_hdr", Offset: 48, Width: 8},
-				{Name: "hop_limit", Offset: 56, Width: 8},
-				{Name: "src", Offset: 64, Width: 128},
-				{Name: "dst", Offset: 192, Width: 128},
-			}},
-			{Name: "icmp", ID: 5, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 2, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp", ID: 6, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 2, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "code", Offset: 8, Width: 8},
 				{Name: "checksum", Offset: 16, Width: 16},
 			}},
-			{Name: "icmpv6", ID: 6, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmpv6", ID: 7, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "code", Offset: 8, Width: 8},
 				{Name: "checksum", Offset: 16, Width: 16},
 			}},
-			{Name: "icmp_echo", ID: 7, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_echo", ID: 8, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "id", Offset: 0, Width: 16},
 				{Name: "seq", Offset: 16, Width: 16},
 			}},
-			{Name: "lb_common", ID: 8, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lb_common", ID: 9, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "magic", Offset: 0, Width: 16},
 				{Name: "version", Offset: 16, Width: 8},
 				{Name: "proto", Offset: 24, Width: 8},
 			}},
-			{Name: "lb_v2", ID: 9, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lb_v2", ID: 10, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "rsvd", Offset: 0, Width: 16},
 				{Name: "entropy", Offset: 16, Width: 16},
 				{Name: "tick", Offset: 32, Width: 64},
 			}},
-			{Name: "lb_v3", ID: 10, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lb_v3", ID: 11, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "slot_select", Offset: 0, Width: 16},
 				{Name: "port_select", Offset: 16, Width: 16},
 				{Name: "tick", Offset: 32, Width: 64},
 			}},
-			{Name: "nd_ns", ID: 11, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_ns", ID: 12, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "reserved", Offset: 0, Width: 32},
 				{Name: "target", Offset: 32, Width: 128},
 			}},
-			{Name: "nd_opt", ID: 12, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_opt", ID: 13, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "length", Offset: 8, Width: 8},
 			}},
-			{Name: "nd_mac", ID: 13, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_mac", ID: 14, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "mac", Offset: 0, Width: 48},
 			}},
-			{Name: "nd_na", ID: 14, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_na", ID: 15, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "r", Offset: 0, Width: 1},
 				{Name: "s", Offset: 1, Width: 1},
 				{Name: "o", Offset: 2, Width: 1},
 				{Name: "reserved", Offset: 3, Width: 29},
 				{Name: "target", Offset: 32, Width: 128},
 			}},
-			{Name: "nd_na_opt", ID: 15, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_na_opt", ID: 16, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "length", Offset: 8, Width: 8},
 			}},
-			{Name: "nd_na_mac", ID: 16, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_na_mac", ID: 17, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "mac", Offset: 0, Width: 48},
 			}},
-			{Name: "icmp_ipv4", ID: 17, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_ipv4", ID: 18, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "version", Offset: 0, Width: 4},
 				{Name: "ihl", Offset: 4, Width: 4},
 				{Name: "dscp_ecn", Offset: 8, Width: 8},
@@ -135,7 +141,7 @@ func newSchema() *packet.Schema {
 				{Name: "src", Offset: 96, Width: 32},
 				{Name: "dst", Offset: 128, Width: 32},
 			}},
-			{Name: "icmp_ipv6", ID: 18, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_ipv6", ID: 19, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "version", Offset: 0, Width: 4},
 				{Name: "tclass", Offset: 4, Width: 8},
 				{Name: "flow", Offset: 12, Width: 20},
@@ -145,56 +151,51 @@ func newSchema() *packet.Schema {
 				{Name: "src", Offset: 64, Width: 128},
 				{Name: "dst", Offset: 192, Width: 128},
 			}},
-			{Name: "icmp_udp", ID: 19, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_udp", ID: 20, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "sport", Offset: 0, Width: 16},
 				{Name: "dport", Offset: 16, Width: 16},
 				{Name: "length", Offset: 32, Width: 16},
 				{Name: "checksum", Offset: 48, Width: 16},
 			}},
-			{Name: "lldp", ID: 20, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lldp", ID: 21, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "tlv_type", Offset: 0, Width: 7},
 				{Name: "tlv_length", Offset: 7, Width: 9},
 			}},
-			{Name: "slow", ID: 21, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "slow", ID: 22, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "subtype", Offset: 0, Width: 8},
 			}},
-			{Name: "lacp", ID: 22, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lacp", ID: 23, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "version", Offset: 0, Width: 8},
 			}},
-			{Name: "udp", ID: 23, Metadata: false, MetaBase: 0, Checksum: 3, ChecksumKind: 3, ChecksumOptional: true, Fields: []packet.FieldSpec{
-				{Name: "sport", Offset: 0, Width: 16},
-				{Name: "dport", Offset: 16, Width: 16},
-				{Name: "length", Offset: 32, Width: 16},
-				{Name: "checksum", Offset: 48, Width: 16},
-			}},
 			{Name: "meta", ID: 24, Metadata: true, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
-				{Name: "ingress_port", Offset: 0, Width: 4},
-				{Name: "egress_port", Offset: 4, Width: 4},
-				{Name: "vlan_id", Offset: 8, Width: 12},
-				{Name: "iface", Offset: 20, Width: 4},
-				{Name: "own_mac", Offset: 24, Width: 48},
-				{Name: "own_ip", Offset: 72, Width: 128},
-				{Name: "lb_id", Offset: 200, Width: 8},
-				{Name: "ip_da", Offset: 208, Width: 128},
-				{Name: "tick", Offset: 336, Width: 64},
-				{Name: "epoch", Offset: 400, Width: 32},
-				{Name: "slot_bits", Offset: 432, Width: 5},
-				{Name: "slot_xor", Offset: 437, Width: 16},
-				{Name: "slot_select", Offset: 453, Width: 16},
-				{Name: "port_select", Offset: 469, Width: 16},
-				{Name: "calendar_slot", Offset: 485, Width: 16},
-				{Name: "member_id", Offset: 501, Width: 16},
-				{Name: "mbr_mac", Offset: 517, Width: 48},
-				{Name: "mbr_ip4", Offset: 565, Width: 32},
-				{Name: "mbr_ip6", Offset: 597, Width: 128},
-				{Name: "udp_base", Offset: 725, Width: 16},
-				{Name: "port_bits", Offset: 741, Width: 5},
-				{Name: "keep_lb", Offset: 746, Width: 1},
-				{Name: "new_port", Offset: 747, Width: 16},
-				{Name: "na_dst", Offset: 763, Width: 128},
-				{Name: "na_mac", Offset: 891, Width: 48},
-				{Name: "na_s", Offset: 939, Width: 1},
-				{Name: "na_target", Offset: 940, Width: 128},
+				{Name: "udp_zero", Offset: 0, Width: 1},
+				{Name: "ingress_port", Offset: 1, Width: 4},
+				{Name: "egress_port", Offset: 5, Width: 4},
+				{Name: "vlan_id", Offset: 9, Width: 12},
+				{Name: "iface", Offset: 21, Width: 4},
+				{Name: "own_mac", Offset: 25, Width: 48},
+				{Name: "own_ip", Offset: 73, Width: 128},
+				{Name: "lb_id", Offset: 201, Width: 8},
+				{Name: "ip_da", Offset: 209, Width: 128},
+				{Name: "tick", Offset: 337, Width: 64},
+				{Name: "epoch", Offset: 401, Width: 32},
+				{Name: "slot_bits", Offset: 433, Width: 5},
+				{Name: "slot_xor", Offset: 438, Width: 16},
+				{Name: "slot_select", Offset: 454, Width: 16},
+				{Name: "port_select", Offset: 470, Width: 16},
+				{Name: "calendar_slot", Offset: 486, Width: 16},
+				{Name: "member_id", Offset: 502, Width: 16},
+				{Name: "mbr_mac", Offset: 518, Width: 48},
+				{Name: "mbr_ip4", Offset: 566, Width: 32},
+				{Name: "mbr_ip6", Offset: 598, Width: 128},
+				{Name: "udp_base", Offset: 726, Width: 16},
+				{Name: "port_bits", Offset: 742, Width: 5},
+				{Name: "keep_lb", Offset: 747, Width: 1},
+				{Name: "new_port", Offset: 748, Width: 16},
+				{Name: "na_dst", Offset: 764, Width: 128},
+				{Name: "na_mac", Offset: 892, Width: 48},
+				{Name: "na_s", Offset: 940, Width: 1},
+				{Name: "na_target", Offset: 941, Width: 128},
 			}},
 		},
 		Next: []packet.ParseEdge{},
@@ -229,13 +230,13 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [182]string{"RxWire", "RxFrames", "TxQueue", "TxWire", "RxCount", "ParseEth", "ParseEthType", "ParseVlan", "ParseVlanType", "ParseArp", "ParseArpCheck", "ParseIPv4", "ParseIPv4Check", "ParseIPv4Proto", "ParseIPv6", "ParseIPv6Check", "ParseIPv6Next", "ParseIcmp", "ParseIcmpType", "ParseEcho4Code", "ParseEcho4", "ParseIcmp6", "ParseIcmp6Type", "ParseEcho6Code", "ParseEcho6", "ParseUnreach4", "ParseUnreach4Udp", "ParseUnreach6", "ParseUnreach6Udp", "ParseUnreachUdp", "ParseNsCode", "ParseNs", "ParseNsLen", "ParseNsOpt", "ParseNsOptType", "ParseNsMac", "ParseSlow", "ParseSlowType", "ParseLacp", "ParseLldp", "ParseUdp", "ParseUdpPort", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "ParseParsed", "ParseIsReserved", "PuntCount", "PuntIsSlow", "PuntIsLacp", "PuntLacp", "PuntSlowOther", "PuntIsLldp", "PuntLldp", "PuntEgress", "PuntHasNsMac", "PuntPopNsMac", "PuntHasNsOpt", "PuntPopNsOpt", "PuntHasNs", "PuntPopNs", "PuntHasUdp", "PuntPopUdp", "PuntHasIPv4", "PuntPopIPv4", "PuntHasIPv6", "PuntPopIPv6", "ToHost", "L2HasVlan", "L2VlanId", "L2PopVlan", "L2Iface", "L2IfaceAllow", "L2MacDst", "L2DstDrop", "L2DstAllow", "L3DaIPv4", "L3DaIPv6", "L3DaArp", "L3NotIP", "L3SetDaIPv4", "L3SetDaIPv6", "L3SetDaArp", "L3IPDst", "L3BadIP", "L3Allow", "L3IsArp", "L3IsIcmp4", "L3IsIcmp6", "L3IsEcho4", "L3Icmp4Type", "L3Icmp4Unhandled", "L3Unreach4", "L3Unreach4Net", "L3Unreach4Host", "L3Unreach4Port", "L3Unreach4FragNeeded", "L3Unreach4NetUnknown", "L3Unreach4HostUnknown", "L3Unreach4HostProhibited", "L3Unreach4Other", "L3Icmp6Type", "L3Icmp6Unhandled", "L3Unreach6", "L3Unreach6Net", "L3Unreach6HostProhibited", "L3Unreach6Host", "L3Unreach6Port", "L3Unreach6Other", "ArpForUs", "ArpNoMatch", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NoMatch", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNoMatch", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbSrcIPv4", "LbSrcIPv6", "LbNotIP", "LbSrc4", "LbSrc6", "LbBlocked", "LbHasLb", "LbNoHdr", "LbIsV2", "LbIsV3", "LbBadVersion", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbTtl", "LbTtlExpired", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbSoftEvicted", "LbDeregistered", "LbPort", "LbEth", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbTxCount"}
+var NodeNames = [186]string{"RxWire", "RxFrames", "TxQueue", "TxWire", "RxCount", "ParseEth", "ParseEthType", "ParseVlan", "ParseVlanType", "ParseArp", "ParseArpCheck", "ParseIPv4", "ParseIPv4Check", "ParseIPv4Proto", "ParseIPv6", "ParseIPv6Check", "ParseIPv6Next", "ParseIcmp", "ParseIcmpType", "ParseEcho4Code", "ParseEcho4", "ParseIcmp6", "ParseIcmp6Type", "ParseEcho6Code", "ParseEcho6", "ParseUnreach4", "ParseUnreach4Udp", "ParseUnreach6", "ParseUnreach6Udp", "ParseUnreachUdp", "ParseNsCode", "ParseNs", "ParseNsLen", "ParseNsOpt", "ParseNsOptType", "ParseNsMac", "ParseSlow", "ParseSlowType", "ParseLacp", "ParseLldp", "ParseUdp", "ParseUdpPort", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "ParseParsed", "ParseIsReserved", "PuntCount", "PuntIsSlow", "PuntIsLacp", "PuntLacp", "PuntSlowOther", "PuntIsLldp", "PuntLldp", "PuntEgress", "PuntHasNsMac", "PuntPopNsMac", "PuntHasNsOpt", "PuntPopNsOpt", "PuntHasNs", "PuntPopNs", "PuntHasUdp", "PuntPopUdp", "PuntHasIPv4", "PuntPopIPv4", "PuntHasIPv6", "PuntPopIPv6", "ToHost", "L2HasVlan", "L2VlanId", "L2PopVlan", "L2Iface", "L2IfaceAllow", "L2MacDst", "L2DstDrop", "L2DstAllow", "L3DaIPv4", "L3DaIPv6", "L3DaArp", "L3NotIP", "L3SetDaIPv4", "L3SetDaIPv6", "L3SetDaArp", "L3IPDst", "L3BadIP", "L3Allow", "L3IsArp", "L3IsIcmp4", "L3IsIcmp6", "L3IsEcho4", "L3Icmp4Type", "L3Icmp4Unhandled", "L3Unreach4", "L3Unreach4Net", "L3Unreach4Host", "L3Unreach4Port", "L3Unreach4FragNeeded", "L3Unreach4NetUnknown", "L3Unreach4HostUnknown", "L3Unreach4HostProhibited", "L3Unreach4Other", "L3Icmp6Type", "L3Icmp6Unhandled", "L3Unreach6", "L3Unreach6Net", "L3Unreach6HostProhibited", "L3Unreach6Host", "L3Unreach6Port", "L3Unreach6Other", "ArpForUs", "ArpNoMatch", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NoMatch", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNoMatch", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbSrcIPv4", "LbSrcIPv6", "LbNotIP", "LbSrc4", "LbSrc6", "LbBlocked", "LbHasLb", "LbNoHdr", "LbIsV2", "LbIsV3", "LbBadVersion", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbTtl", "LbTtlExpired", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbSoftEvicted", "LbDeregistered", "LbPort", "LbEth", "LbCsumZero", "LbMarkZero", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbCsumFix", "LbCsumKeepZero", "LbTxCount"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [2]string{"ToHost", "TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [104]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed"},
+var DropSites = [106]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed"},
 	{Node: "ParseVlanType", Reason: "malformed"},
 	{Node: "ParseArpCheck", Reason: "malformed"},
 	{Node: "ParseIPv4", Reason: "malformed"},
@@ -331,6 +332,7 @@ var DropSites = [104]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed
 	{Node: "LbSoftEvicted", Reason: "mbr_drop_soft_evicted_counter"},
 	{Node: "LbDeregistered", Reason: "mbr_drop_deregistered_counter"},
 	{Node: "LbEth", Reason: "malformed"},
+	{Node: "LbCsumZero", Reason: "malformed"},
 	{Node: "LbIPv4Keep", Reason: "malformed"},
 	{Node: "LbIPv4Strip", Reason: "malformed"},
 	{Node: "LbIPv6Keep", Reason: "malformed"},
@@ -339,6 +341,7 @@ var DropSites = [104]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed
 	{Node: "LbPopV3Body", Reason: "malformed"},
 	{Node: "LbPopCommon", Reason: "malformed"},
 	{Node: "LbUdpLen", Reason: "malformed"},
+	{Node: "LbCsumKeepZero", Reason: "malformed"},
 }
 
 // CountLabels name the count operations' counters (Pipeline.Counted).
@@ -545,14 +548,14 @@ n8:
 n9:
 	{ // ParseArp: extract arp
 		pl.Runs[9]++
-		x9 := p.Hdr[2].Valid // already there: nothing to do
+		x9 := p.Hdr[5].Valid // already there: nothing to do
 		if !x9 {
 			x9 = p.Cursor >= 0 && p.Cursor+28 <= len(p.Data)
 			if x9 {
-				p.Hdr[2] = packet.HeaderState{Off: p.Cursor, Len: 28, Valid: true}
+				p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 28, Valid: true}
 				p.Cursor += 28
 			} else {
-				p.Hdr[2] = packet.HeaderState{}
+				p.Hdr[5] = packet.HeaderState{}
 			} // arp
 		}
 		if x9 {
@@ -563,7 +566,7 @@ n9:
 n10:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
 		pl.Runs[10]++
-		st15 := p.Hdr[2] // arp
+		st15 := p.Hdr[5] // arp
 		if !st15.Valid || st15.Off < 0 || st15.Off+st15.Len > len(p.Data) {
 			return pl.drop(2)
 		}
@@ -592,11 +595,11 @@ n10:
 n11:
 	{ // ParseIPv4: extract ipv4
 		pl.Runs[11]++
-		x16 := p.Hdr[3].Valid // already there: nothing to do
+		x16 := p.Hdr[2].Valid // already there: nothing to do
 		if !x16 {
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
-				p.Hdr[3] = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st19 := p.Hdr[3] // ipv4
+				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
+				st19 := p.Hdr[2] // ipv4
 				if !st19.Valid || st19.Off < 0 || st19.Off+st19.Len > len(p.Data) {
 					return pl.drop(3)
 				}
@@ -604,12 +607,12 @@ n11:
 				ext17 := packet.Value{Lo: (uint64(b18[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 				x16 = ext17.Hi == 0 && ext17.Lo <= uint64(len(p.Data)) && off+20+int(ext17.Lo) <= len(p.Data)
 				if x16 {
-					p.Hdr[3].Len += int(ext17.Lo)
-					p.Cursor = off + p.Hdr[3].Len
+					p.Hdr[2].Len += int(ext17.Lo)
+					p.Cursor = off + p.Hdr[2].Len
 				}
 			}
 			if !x16 {
-				p.Hdr[3] = packet.HeaderState{}
+				p.Hdr[2] = packet.HeaderState{}
 			} // ipv4
 		}
 		if x16 {
@@ -620,7 +623,7 @@ n11:
 n12:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
 		pl.Runs[12]++
-		st22 := p.Hdr[3] // ipv4
+		st22 := p.Hdr[2] // ipv4
 		if !st22.Valid || st22.Off < 0 || st22.Off+st22.Len > len(p.Data) {
 			return pl.drop(4)
 		}
@@ -637,7 +640,7 @@ n12:
 n13:
 	{ // ParseIPv4Proto: switch ipv4.proto
 		pl.Runs[13]++
-		st25 := p.Hdr[3] // ipv4
+		st25 := p.Hdr[2] // ipv4
 		if !st25.Valid || st25.Off < 0 || st25.Off+st25.Len > len(p.Data) {
 			return pl.drop(5)
 		}
@@ -655,14 +658,14 @@ n13:
 n14:
 	{ // ParseIPv6: extract ipv6
 		pl.Runs[14]++
-		x26 := p.Hdr[4].Valid // already there: nothing to do
+		x26 := p.Hdr[3].Valid // already there: nothing to do
 		if !x26 {
 			x26 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
 			if x26 {
-				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
+				p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
 				p.Cursor += 40
 			} else {
-				p.Hdr[4] = packet.HeaderState{}
+				p.Hdr[3] = packet.HeaderState{}
 			} // ipv6
 		}
 		if x26 {
@@ -673,7 +676,7 @@ n14:
 n15:
 	{ // ParseIPv6Check: test ipv6.version == 6
 		pl.Runs[15]++
-		st28 := p.Hdr[4] // ipv6
+		st28 := p.Hdr[3] // ipv6
 		if !st28.Valid || st28.Off < 0 || st28.Off+st28.Len > len(p.Data) {
 			return pl.drop(6)
 		}
@@ -686,7 +689,7 @@ n15:
 n16:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
 		pl.Runs[16]++
-		st31 := p.Hdr[4] // ipv6
+		st31 := p.Hdr[3] // ipv6
 		if !st31.Valid || st31.Off < 0 || st31.Off+st31.Len > len(p.Data) {
 			return pl.drop(7)
 		}
@@ -704,14 +707,14 @@ n16:
 n17:
 	{ // ParseIcmp: extract icmp
 		pl.Runs[17]++
-		x32 := p.Hdr[5].Valid // already there: nothing to do
+		x32 := p.Hdr[6].Valid // already there: nothing to do
 		if !x32 {
 			x32 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
 			if x32 {
-				p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Hdr[6] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 				p.Cursor += 4
 			} else {
-				p.Hdr[5] = packet.HeaderState{}
+				p.Hdr[6] = packet.HeaderState{}
 			} // icmp
 		}
 		if x32 {
@@ -722,7 +725,7 @@ n17:
 n18:
 	{ // ParseIcmpType: switch icmp.type
 		pl.Runs[18]++
-		st35 := p.Hdr[5] // icmp
+		st35 := p.Hdr[6] // icmp
 		if !st35.Valid || st35.Off < 0 || st35.Off+st35.Len > len(p.Data) {
 			return pl.drop(8)
 		}
@@ -740,7 +743,7 @@ n18:
 n19:
 	{ // ParseEcho4Code: test icmp.code == 0
 		pl.Runs[19]++
-		st37 := p.Hdr[5] // icmp
+		st37 := p.Hdr[6] // icmp
 		if !st37.Valid || st37.Off < 0 || st37.Off+st37.Len > len(p.Data) {
 			return pl.drop(9)
 		}
@@ -753,14 +756,14 @@ n19:
 n20:
 	{ // ParseEcho4: extract icmp_echo
 		pl.Runs[20]++
-		x38 := p.Hdr[7].Valid // already there: nothing to do
+		x38 := p.Hdr[8].Valid // already there: nothing to do
 		if !x38 {
 			x38 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
 			if x38 {
-				p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 				p.Cursor += 4
 			} else {
-				p.Hdr[7] = packet.HeaderState{}
+				p.Hdr[8] = packet.HeaderState{}
 			} // icmp_echo
 		}
 		if x38 {
@@ -771,14 +774,14 @@ n20:
 n21:
 	{ // ParseIcmp6: extract icmpv6
 		pl.Runs[21]++
-		x39 := p.Hdr[6].Valid // already there: nothing to do
+		x39 := p.Hdr[7].Valid // already there: nothing to do
 		if !x39 {
 			x39 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
 			if x39 {
-				p.Hdr[6] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 				p.Cursor += 4
 			} else {
-				p.Hdr[6] = packet.HeaderState{}
+				p.Hdr[7] = packet.HeaderState{}
 			} // icmpv6
 		}
 		if x39 {
@@ -789,7 +792,7 @@ n21:
 n22:
 	{ // ParseIcmp6Type: switch icmpv6.type
 		pl.Runs[22]++
-		st42 := p.Hdr[6] // icmpv6
+		st42 := p.Hdr[7] // icmpv6
 		if !st42.Valid || st42.Off < 0 || st42.Off+st42.Len > len(p.Data) {
 			return pl.drop(10)
 		}
@@ -809,7 +812,7 @@ n22:
 n23:
 	{ // ParseEcho6Code: test icmpv6.code == 0
 		pl.Runs[23]++
-		st44 := p.Hdr[6] // icmpv6
+		st44 := p.Hdr[7] // icmpv6
 		if !st44.Valid || st44.Off < 0 || st44.Off+st44.Len > len(p.Data) {
 			return pl.drop(11)
 		}
@@ -822,14 +825,14 @@ n23:
 n24:
 	{ // ParseEcho6: extract icmp_echo
 		pl.Runs[24]++
-		x45 := p.Hdr[7].Valid // already there: nothing to do
+		x45 := p.Hdr[8].Valid // already there: nothing to do
 		if !x45 {
 			x45 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
 			if x45 {
-				p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 				p.Cursor += 4
 			} else {
-				p.Hdr[7] = packet.HeaderState{}
+				p.Hdr[8] = packet.HeaderState{}
 			} // icmp_echo
 		}
 		if x45 {
@@ -840,14 +843,14 @@ n24:
 n25:
 	{ // ParseUnreach4: extract icmp_ipv4
 		pl.Runs[25]++
-		x46 := p.Hdr[17].Valid // already there: nothing to do
+		x46 := p.Hdr[18].Valid // already there: nothing to do
 		if !x46 {
 			x46 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
 			if x46 {
-				p.Hdr[17] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
+				p.Hdr[18] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
 				p.Cursor += 20
 			} else {
-				p.Hdr[17] = packet.HeaderState{}
+				p.Hdr[18] = packet.HeaderState{}
 			} // icmp_ipv4
 		}
 		if x46 {
@@ -858,7 +861,7 @@ n25:
 n26:
 	{ // ParseUnreach4Udp: test icmp_ipv4.proto == 17
 		pl.Runs[26]++
-		st48 := p.Hdr[17] // icmp_ipv4
+		st48 := p.Hdr[18] // icmp_ipv4
 		if !st48.Valid || st48.Off < 0 || st48.Off+st48.Len > len(p.Data) {
 			return pl.drop(12)
 		}
@@ -871,14 +874,14 @@ n26:
 n27:
 	{ // ParseUnreach6: extract icmp_ipv6
 		pl.Runs[27]++
-		x49 := p.Hdr[18].Valid // already there: nothing to do
+		x49 := p.Hdr[19].Valid // already there: nothing to do
 		if !x49 {
 			x49 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
 			if x49 {
-				p.Hdr[18] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
+				p.Hdr[19] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
 				p.Cursor += 40
 			} else {
-				p.Hdr[18] = packet.HeaderState{}
+				p.Hdr[19] = packet.HeaderState{}
 			} // icmp_ipv6
 		}
 		if x49 {
@@ -889,7 +892,7 @@ n27:
 n28:
 	{ // ParseUnreach6Udp: test icmp_ipv6.next_hdr == 17
 		pl.Runs[28]++
-		st51 := p.Hdr[18] // icmp_ipv6
+		st51 := p.Hdr[19] // icmp_ipv6
 		if !st51.Valid || st51.Off < 0 || st51.Off+st51.Len > len(p.Data) {
 			return pl.drop(13)
 		}
@@ -902,14 +905,14 @@ n28:
 n29:
 	{ // ParseUnreachUdp: extract icmp_udp
 		pl.Runs[29]++
-		x52 := p.Hdr[19].Valid // already there: nothing to do
+		x52 := p.Hdr[20].Valid // already there: nothing to do
 		if !x52 {
 			x52 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
 			if x52 {
-				p.Hdr[19] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
+				p.Hdr[20] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
 				p.Cursor += 8
 			} else {
-				p.Hdr[19] = packet.HeaderState{}
+				p.Hdr[20] = packet.HeaderState{}
 			} // icmp_udp
 		}
 		if x52 {
@@ -920,7 +923,7 @@ n29:
 n30:
 	{ // ParseNsCode: test icmpv6.code == 0
 		pl.Runs[30]++
-		st54 := p.Hdr[6] // icmpv6
+		st54 := p.Hdr[7] // icmpv6
 		if !st54.Valid || st54.Off < 0 || st54.Off+st54.Len > len(p.Data) {
 			return pl.drop(14)
 		}
@@ -933,14 +936,14 @@ n30:
 n31:
 	{ // ParseNs: extract nd_ns
 		pl.Runs[31]++
-		x55 := p.Hdr[11].Valid // already there: nothing to do
+		x55 := p.Hdr[12].Valid // already there: nothing to do
 		if !x55 {
 			x55 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
 			if x55 {
-				p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
+				p.Hdr[12] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
 				p.Cursor += 20
 			} else {
-				p.Hdr[11] = packet.HeaderState{}
+				p.Hdr[12] = packet.HeaderState{}
 			} // nd_ns
 		}
 		if x55 {
@@ -951,7 +954,7 @@ n31:
 n32:
 	{ // ParseNsLen: test ipv6.payload_len == 24
 		pl.Runs[32]++
-		st57 := p.Hdr[4] // ipv6
+		st57 := p.Hdr[3] // ipv6
 		if !st57.Valid || st57.Off < 0 || st57.Off+st57.Len > len(p.Data) {
 			return pl.drop(15)
 		}
@@ -964,14 +967,14 @@ n32:
 n33:
 	{ // ParseNsOpt: extract nd_opt
 		pl.Runs[33]++
-		x58 := p.Hdr[12].Valid // already there: nothing to do
+		x58 := p.Hdr[13].Valid // already there: nothing to do
 		if !x58 {
 			x58 = p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
 			if x58 {
-				p.Hdr[12] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
+				p.Hdr[13] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
 				p.Cursor += 2
 			} else {
-				p.Hdr[12] = packet.HeaderState{}
+				p.Hdr[13] = packet.HeaderState{}
 			} // nd_opt
 		}
 		if x58 {
@@ -982,7 +985,7 @@ n33:
 n34:
 	{ // ParseNsOptType: test nd_opt.type == 1
 		pl.Runs[34]++
-		st60 := p.Hdr[12] // nd_opt
+		st60 := p.Hdr[13] // nd_opt
 		if !st60.Valid || st60.Off < 0 || st60.Off+st60.Len > len(p.Data) {
 			return pl.drop(16)
 		}
@@ -995,14 +998,14 @@ n34:
 n35:
 	{ // ParseNsMac: extract nd_mac
 		pl.Runs[35]++
-		x61 := p.Hdr[13].Valid // already there: nothing to do
+		x61 := p.Hdr[14].Valid // already there: nothing to do
 		if !x61 {
 			x61 = p.Cursor >= 0 && p.Cursor+6 <= len(p.Data)
 			if x61 {
-				p.Hdr[13] = packet.HeaderState{Off: p.Cursor, Len: 6, Valid: true}
+				p.Hdr[14] = packet.HeaderState{Off: p.Cursor, Len: 6, Valid: true}
 				p.Cursor += 6
 			} else {
-				p.Hdr[13] = packet.HeaderState{}
+				p.Hdr[14] = packet.HeaderState{}
 			} // nd_mac
 		}
 		if x61 {
@@ -1013,14 +1016,14 @@ n35:
 n36:
 	{ // ParseSlow: extract slow
 		pl.Runs[36]++
-		x62 := p.Hdr[21].Valid // already there: nothing to do
+		x62 := p.Hdr[22].Valid // already there: nothing to do
 		if !x62 {
 			x62 = p.Cursor >= 0 && p.Cursor+1 <= len(p.Data)
 			if x62 {
-				p.Hdr[21] = packet.HeaderState{Off: p.Cursor, Len: 1, Valid: true}
+				p.Hdr[22] = packet.HeaderState{Off: p.Cursor, Len: 1, Valid: true}
 				p.Cursor += 1
 			} else {
-				p.Hdr[21] = packet.HeaderState{}
+				p.Hdr[22] = packet.HeaderState{}
 			} // slow
 		}
 		if x62 {
@@ -1031,7 +1034,7 @@ n36:
 n37:
 	{ // ParseSlowType: test slow.subtype == 1
 		pl.Runs[37]++
-		st64 := p.Hdr[21] // slow
+		st64 := p.Hdr[22] // slow
 		if !st64.Valid || st64.Off < 0 || st64.Off+st64.Len > len(p.Data) {
 			return pl.drop(17)
 		}
@@ -1044,14 +1047,14 @@ n37:
 n38:
 	{ // ParseLacp: extract lacp
 		pl.Runs[38]++
-		x65 := p.Hdr[22].Valid // already there: nothing to do
+		x65 := p.Hdr[23].Valid // already there: nothing to do
 		if !x65 {
 			x65 = p.Cursor >= 0 && p.Cursor+1 <= len(p.Data)
 			if x65 {
-				p.Hdr[22] = packet.HeaderState{Off: p.Cursor, Len: 1, Valid: true}
+				p.Hdr[23] = packet.HeaderState{Off: p.Cursor, Len: 1, Valid: true}
 				p.Cursor += 1
 			} else {
-				p.Hdr[22] = packet.HeaderState{}
+				p.Hdr[23] = packet.HeaderState{}
 			} // lacp
 		}
 		if x65 {
@@ -1062,14 +1065,14 @@ n38:
 n39:
 	{ // ParseLldp: extract lldp
 		pl.Runs[39]++
-		x66 := p.Hdr[20].Valid // already there: nothing to do
+		x66 := p.Hdr[21].Valid // already there: nothing to do
 		if !x66 {
 			x66 = p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
 			if x66 {
-				p.Hdr[20] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
+				p.Hdr[21] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
 				p.Cursor += 2
 			} else {
-				p.Hdr[20] = packet.HeaderState{}
+				p.Hdr[21] = packet.HeaderState{}
 			} // lldp
 		}
 		if x66 {
@@ -1080,14 +1083,14 @@ n39:
 n40:
 	{ // ParseUdp: extract udp
 		pl.Runs[40]++
-		x67 := p.Hdr[23].Valid // already there: nothing to do
+		x67 := p.Hdr[4].Valid // already there: nothing to do
 		if !x67 {
 			x67 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
 			if x67 {
-				p.Hdr[23] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
+				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
 				p.Cursor += 8
 			} else {
-				p.Hdr[23] = packet.HeaderState{}
+				p.Hdr[4] = packet.HeaderState{}
 			} // udp
 		}
 		if x67 {
@@ -1098,7 +1101,7 @@ n40:
 n41:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
 		pl.Runs[41]++
-		st69 := p.Hdr[23] // udp
+		st69 := p.Hdr[4] // udp
 		if !st69.Valid || st69.Off < 0 || st69.Off+st69.Len > len(p.Data) {
 			return pl.drop(18)
 		}
@@ -1111,14 +1114,14 @@ n41:
 n42:
 	{ // ParseLb: extract lb_common
 		pl.Runs[42]++
-		x70 := p.Hdr[8].Valid // already there: nothing to do
+		x70 := p.Hdr[9].Valid // already there: nothing to do
 		if !x70 {
 			x70 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
 			if x70 {
-				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
 				p.Cursor += 4
 			} else {
-				p.Hdr[8] = packet.HeaderState{}
+				p.Hdr[9] = packet.HeaderState{}
 			} // lb_common
 		}
 		if x70 {
@@ -1129,7 +1132,7 @@ n42:
 n43:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		pl.Runs[43]++
-		st72 := p.Hdr[8] // lb_common
+		st72 := p.Hdr[9] // lb_common
 		if !st72.Valid || st72.Off < 0 || st72.Off+st72.Len > len(p.Data) {
 			return pl.drop(19)
 		}
@@ -1142,7 +1145,7 @@ n43:
 n44:
 	{ // ParseLbVersion: switch lb_common.version
 		pl.Runs[44]++
-		st75 := p.Hdr[8] // lb_common
+		st75 := p.Hdr[9] // lb_common
 		if !st75.Valid || st75.Off < 0 || st75.Off+st75.Len > len(p.Data) {
 			return pl.drop(20)
 		}
@@ -1160,14 +1163,14 @@ n44:
 n45:
 	{ // ParseLbV2: extract lb_v2
 		pl.Runs[45]++
-		x76 := p.Hdr[9].Valid // already there: nothing to do
+		x76 := p.Hdr[10].Valid // already there: nothing to do
 		if !x76 {
 			x76 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
 			if x76 {
-				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+				p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
 				p.Cursor += 12
 			} else {
-				p.Hdr[9] = packet.HeaderState{}
+				p.Hdr[10] = packet.HeaderState{}
 			} // lb_v2
 		}
 		if x76 {
@@ -1178,14 +1181,14 @@ n45:
 n46:
 	{ // ParseLbV3: extract lb_v3
 		pl.Runs[46]++
-		x77 := p.Hdr[10].Valid // already there: nothing to do
+		x77 := p.Hdr[11].Valid // already there: nothing to do
 		if !x77 {
 			x77 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
 			if x77 {
-				p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+				p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
 				p.Cursor += 12
 			} else {
-				p.Hdr[10] = packet.HeaderState{}
+				p.Hdr[11] = packet.HeaderState{}
 			} // lb_v3
 		}
 		if x77 {
@@ -1201,7 +1204,7 @@ n47:
 n48:
 	{ // ParseParsed: set
 		pl.Runs[48]++
-		p.Meta[1] = packet.Value{Lo: (p.Meta[0].Lo) & 0xf}
+		p.Meta[2] = packet.Value{Lo: (p.Meta[1].Lo) & 0xf}
 		goto n49
 	}
 n49:
@@ -1230,7 +1233,7 @@ n50:
 n51:
 	{ // PuntIsSlow: test valid(slow)
 		pl.Runs[51]++
-		if p.Hdr[21].Valid {
+		if p.Hdr[22].Valid {
 			goto n52
 		}
 		goto n55
@@ -1238,7 +1241,7 @@ n51:
 n52:
 	{ // PuntIsLacp: test slow.subtype == 1
 		pl.Runs[52]++
-		st82 := p.Hdr[21] // slow
+		st82 := p.Hdr[22] // slow
 		if !st82.Valid || st82.Off < 0 || st82.Off+st82.Len > len(p.Data) {
 			return pl.drop(23)
 		}
@@ -1263,7 +1266,7 @@ n54:
 n55:
 	{ // PuntIsLldp: test valid(lldp)
 		pl.Runs[55]++
-		if p.Hdr[20].Valid {
+		if p.Hdr[21].Valid {
 			goto n56
 		}
 		goto n57
@@ -1277,13 +1280,13 @@ n56:
 n57:
 	{ // PuntEgress: set
 		pl.Runs[57]++
-		p.Meta[1] = packet.Value{Lo: ((p.Meta[0].Lo | 0x2) & 0xf) & 0xf}
+		p.Meta[2] = packet.Value{Lo: ((p.Meta[1].Lo | 0x2) & 0xf) & 0xf}
 		goto n58
 	}
 n58:
 	{ // PuntHasNsMac: test valid(nd_mac)
 		pl.Runs[58]++
-		if p.Hdr[13].Valid {
+		if p.Hdr[14].Valid {
 			goto n59
 		}
 		goto n60
@@ -1291,7 +1294,7 @@ n58:
 n59:
 	{ // PuntPopNsMac: pop nd_mac
 		pl.Runs[59]++
-		if !p.Pop(13) {
+		if !p.Pop(14) {
 			return pl.drop(24)
 		}
 		goto n60
@@ -1299,7 +1302,7 @@ n59:
 n60:
 	{ // PuntHasNsOpt: test valid(nd_opt)
 		pl.Runs[60]++
-		if p.Hdr[12].Valid {
+		if p.Hdr[13].Valid {
 			goto n61
 		}
 		goto n62
@@ -1307,7 +1310,7 @@ n60:
 n61:
 	{ // PuntPopNsOpt: pop nd_opt
 		pl.Runs[61]++
-		if !p.Pop(12) {
+		if !p.Pop(13) {
 			return pl.drop(25)
 		}
 		goto n62
@@ -1315,7 +1318,7 @@ n61:
 n62:
 	{ // PuntHasNs: test valid(nd_ns)
 		pl.Runs[62]++
-		if p.Hdr[11].Valid {
+		if p.Hdr[12].Valid {
 			goto n63
 		}
 		goto n64
@@ -1323,7 +1326,7 @@ n62:
 n63:
 	{ // PuntPopNs: pop nd_ns
 		pl.Runs[63]++
-		if !p.Pop(11) {
+		if !p.Pop(12) {
 			return pl.drop(26)
 		}
 		goto n64
@@ -1331,7 +1334,7 @@ n63:
 n64:
 	{ // PuntHasUdp: test valid(icmp_udp)
 		pl.Runs[64]++
-		if p.Hdr[19].Valid {
+		if p.Hdr[20].Valid {
 			goto n65
 		}
 		goto n66
@@ -1339,7 +1342,7 @@ n64:
 n65:
 	{ // PuntPopUdp: pop icmp_udp
 		pl.Runs[65]++
-		if !p.Pop(19) {
+		if !p.Pop(20) {
 			return pl.drop(27)
 		}
 		goto n66
@@ -1347,7 +1350,7 @@ n65:
 n66:
 	{ // PuntHasIPv4: test valid(icmp_ipv4)
 		pl.Runs[66]++
-		if p.Hdr[17].Valid {
+		if p.Hdr[18].Valid {
 			goto n67
 		}
 		goto n68
@@ -1355,7 +1358,7 @@ n66:
 n67:
 	{ // PuntPopIPv4: pop icmp_ipv4
 		pl.Runs[67]++
-		if !p.Pop(17) {
+		if !p.Pop(18) {
 			return pl.drop(28)
 		}
 		goto n68
@@ -1363,7 +1366,7 @@ n67:
 n68:
 	{ // PuntHasIPv6: test valid(icmp_ipv6)
 		pl.Runs[68]++
-		if p.Hdr[18].Valid {
+		if p.Hdr[19].Valid {
 			goto n69
 		}
 		goto n70
@@ -1371,7 +1374,7 @@ n68:
 n69:
 	{ // PuntPopIPv6: pop icmp_ipv6
 		pl.Runs[69]++
-		if !p.Pop(18) {
+		if !p.Pop(19) {
 			return pl.drop(29)
 		}
 		goto n70
@@ -1397,7 +1400,7 @@ n72:
 			return pl.drop(30)
 		}
 		b83 := p.Data[st84.Off : st84.Off+st84.Len]
-		p.Meta[2] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b83[0:])) >> 0 & 0xfff) & 0xfff}
+		p.Meta[3] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b83[0:])) >> 0 & 0xfff) & 0xfff}
 		goto n73
 	}
 n73:
@@ -1412,15 +1415,15 @@ n74:
 	{ // L2Iface: lookup l2_iface_table
 		pl.Runs[74]++
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[2].Lo}
+		pl.keys[0] = packet.Value{Lo: p.Meta[3].Lo}
 		if e, hit := pl.tables[0].Lookup(pl.keys[:1]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_l2_iface
-			p.Meta[3] = packet.Value{Lo: (params[0].Lo) & 0xf}
-			p.Meta[4] = packet.Value{Lo: (params[1].Lo) & 0xffffffffffff}
+			p.Meta[4] = packet.Value{Lo: (params[0].Lo) & 0xf}
+			p.Meta[5] = packet.Value{Lo: (params[1].Lo) & 0xffffffffffff}
 			goto n75
 		default: // miss
 			goto n75
@@ -1436,7 +1439,7 @@ n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		pl.Runs[76]++
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[3].Lo}
+		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		st86 := p.Hdr[0] // ethernet
 		if !st86.Valid || st86.Off < 0 || st86.Off+st86.Len > len(p.Data) {
 			return pl.drop(32)
@@ -1449,7 +1452,7 @@ n76:
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			p.Meta[4] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			p.Meta[5] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
 			goto n78
 		case 1: // l2_dst_allow
 			goto n78
@@ -1471,7 +1474,7 @@ n78:
 n79:
 	{ // L3DaIPv4: test valid(ipv4)
 		pl.Runs[79]++
-		if p.Hdr[3].Valid {
+		if p.Hdr[2].Valid {
 			goto n83
 		}
 		goto n80
@@ -1479,7 +1482,7 @@ n79:
 n80:
 	{ // L3DaIPv6: test valid(ipv6)
 		pl.Runs[80]++
-		if p.Hdr[4].Valid {
+		if p.Hdr[3].Valid {
 			goto n84
 		}
 		goto n81
@@ -1487,7 +1490,7 @@ n80:
 n81:
 	{ // L3DaArp: test valid(arp)
 		pl.Runs[81]++
-		if p.Hdr[2].Valid {
+		if p.Hdr[5].Valid {
 			goto n85
 		}
 		goto n82
@@ -1500,56 +1503,56 @@ n82:
 n83:
 	{ // L3SetDaIPv4: set
 		pl.Runs[83]++
-		st88 := p.Hdr[3] // ipv4
+		st88 := p.Hdr[2] // ipv4
 		if !st88.Valid || st88.Off < 0 || st88.Off+st88.Len > len(p.Data) {
 			return pl.drop(35)
 		}
 		b87 := p.Data[st88.Off : st88.Off+st88.Len]
-		p.Meta[7] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b87[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		p.Meta[8] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b87[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n84:
 	{ // L3SetDaIPv6: set
 		pl.Runs[84]++
-		st90 := p.Hdr[4] // ipv6
+		st90 := p.Hdr[3] // ipv6
 		if !st90.Valid || st90.Off < 0 || st90.Off+st90.Len > len(p.Data) {
 			return pl.drop(36)
 		}
 		b89 := p.Data[st90.Off : st90.Off+st90.Len]
-		p.Meta[7] = (packet.Value{Hi: binary.BigEndian.Uint64(b89[24:]), Lo: binary.BigEndian.Uint64(b89[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		p.Meta[8] = (packet.Value{Hi: binary.BigEndian.Uint64(b89[24:]), Lo: binary.BigEndian.Uint64(b89[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set
 		pl.Runs[85]++
-		st92 := p.Hdr[2] // arp
+		st92 := p.Hdr[5] // arp
 		if !st92.Valid || st92.Off < 0 || st92.Off+st92.Len > len(p.Data) {
 			return pl.drop(37)
 		}
 		b91 := p.Data[st92.Off : st92.Off+st92.Len]
-		p.Meta[7] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b91[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		p.Meta[8] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b91[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		pl.Runs[86]++
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[3].Lo}
+		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		st94 := p.Hdr[0] // ethernet
 		if !st94.Valid || st94.Off < 0 || st94.Off+st94.Len > len(p.Data) {
 			return pl.drop(38)
 		}
 		b93 := p.Data[st94.Off : st94.Off+st94.Len]
 		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b93[12:]))}
-		pl.keys[2] = p.Meta[7]
+		pl.keys[2] = p.Meta[8]
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_ip_sa
-			p.Meta[5] = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[6] = packet.Value{Lo: (params[1].Lo) & 0xff}
+			p.Meta[6] = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			p.Meta[7] = packet.Value{Lo: (params[1].Lo) & 0xff}
 			goto n88
 		default: // miss
 			goto n87
@@ -1569,7 +1572,7 @@ n88:
 n89:
 	{ // L3IsArp: test valid(arp)
 		pl.Runs[89]++
-		if p.Hdr[2].Valid {
+		if p.Hdr[5].Valid {
 			goto n112
 		}
 		goto n90
@@ -1577,7 +1580,7 @@ n89:
 n90:
 	{ // L3IsIcmp4: test valid(icmp)
 		pl.Runs[90]++
-		if p.Hdr[5].Valid {
+		if p.Hdr[6].Valid {
 			goto n92
 		}
 		goto n91
@@ -1585,7 +1588,7 @@ n90:
 n91:
 	{ // L3IsIcmp6: test valid(icmpv6)
 		pl.Runs[91]++
-		if p.Hdr[6].Valid {
+		if p.Hdr[7].Valid {
 			goto n104
 		}
 		goto n140
@@ -1593,7 +1596,7 @@ n91:
 n92:
 	{ // L3IsEcho4: test valid(icmp_echo)
 		pl.Runs[92]++
-		if p.Hdr[7].Valid {
+		if p.Hdr[8].Valid {
 			goto n116
 		}
 		goto n93
@@ -1601,7 +1604,7 @@ n92:
 n93:
 	{ // L3Icmp4Type: switch icmp.type
 		pl.Runs[93]++
-		st97 := p.Hdr[5] // icmp
+		st97 := p.Hdr[6] // icmp
 		if !st97.Valid || st97.Off < 0 || st97.Off+st97.Len > len(p.Data) {
 			return pl.drop(40)
 		}
@@ -1622,7 +1625,7 @@ n94:
 n95:
 	{ // L3Unreach4: switch icmp.code
 		pl.Runs[95]++
-		st100 := p.Hdr[5] // icmp
+		st100 := p.Hdr[6] // icmp
 		if !st100.Valid || st100.Off < 0 || st100.Off+st100.Len > len(p.Data) {
 			return pl.drop(42)
 		}
@@ -1690,7 +1693,7 @@ n103:
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
 		pl.Runs[104]++
-		st103 := p.Hdr[6] // icmpv6
+		st103 := p.Hdr[7] // icmpv6
 		if !st103.Valid || st103.Off < 0 || st103.Off+st103.Len > len(p.Data) {
 			return pl.drop(51)
 		}
@@ -1715,7 +1718,7 @@ n105:
 n106:
 	{ // L3Unreach6: switch icmpv6.code
 		pl.Runs[106]++
-		st106 := p.Hdr[6] // icmpv6
+		st106 := p.Hdr[7] // icmpv6
 		if !st106.Valid || st106.Off < 0 || st106.Off+st106.Len > len(p.Data) {
 			return pl.drop(53)
 		}
@@ -1762,12 +1765,12 @@ n111:
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
 		pl.Runs[112]++
-		st108 := p.Hdr[2] // arp
+		st108 := p.Hdr[5] // arp
 		if !st108.Valid || st108.Off < 0 || st108.Off+st108.Len > len(p.Data) {
 			return pl.drop(59)
 		}
 		b107 := p.Data[st108.Off : st108.Off+st108.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b107[24:]))} == p.Meta[5].And(packet.Value{Lo: 0xffffffff})) {
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b107[24:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
 			goto n114
 		}
 		goto n113
@@ -1789,10 +1792,10 @@ n114:
 		v111 := (uint64(binary.BigEndian.Uint16(b109[6:]))<<32 | uint64(binary.BigEndian.Uint32(b109[8:])))
 		binary.BigEndian.PutUint16(b109[0:], uint16(v111>>32))
 		binary.BigEndian.PutUint32(b109[2:], uint32(v111))
-		v112 := p.Meta[4].Lo
+		v112 := p.Meta[5].Lo
 		binary.BigEndian.PutUint16(b109[6:], uint16(v112>>32))
 		binary.BigEndian.PutUint32(b109[8:], uint32(v112))
-		st114 := p.Hdr[2] // arp
+		st114 := p.Hdr[5] // arp
 		if !st114.Valid || st114.Off < 0 || st114.Off+st114.Len > len(p.Data) {
 			return pl.drop(60)
 		}
@@ -1801,11 +1804,11 @@ n114:
 		v115 := (uint64(binary.BigEndian.Uint16(b113[8:]))<<32 | uint64(binary.BigEndian.Uint32(b113[10:])))
 		binary.BigEndian.PutUint16(b113[18:], uint16(v115>>32))
 		binary.BigEndian.PutUint32(b113[20:], uint32(v115))
-		v116 := p.Meta[4].Lo
+		v116 := p.Meta[5].Lo
 		binary.BigEndian.PutUint16(b113[8:], uint16(v116>>32))
 		binary.BigEndian.PutUint32(b113[10:], uint32(v116))
 		binary.BigEndian.PutUint32(b113[24:], uint32(uint64(binary.BigEndian.Uint32(b113[14:]))))
-		binary.BigEndian.PutUint32(b113[14:], uint32(((p.Meta[5].Lo & 0xffffffff) & 0xffffffff)))
+		binary.BigEndian.PutUint32(b113[14:], uint32(((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)))
 		goto n115
 	}
 n115:
@@ -1817,12 +1820,12 @@ n115:
 n116:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
 		pl.Runs[116]++
-		st118 := p.Hdr[3] // ipv4
+		st118 := p.Hdr[2] // ipv4
 		if !st118.Valid || st118.Off < 0 || st118.Off+st118.Len > len(p.Data) {
 			return pl.drop(61)
 		}
 		b117 := p.Data[st118.Off : st118.Off+st118.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b117[16:]))} == p.Meta[5].And(packet.Value{Lo: 0xffffffff})) {
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b117[16:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
 			goto n118
 		}
 		goto n117
@@ -1843,8 +1846,8 @@ n118:
 		b120 := p.Data[st121.Off : st121.Off+st121.Len]
 		v122 := (uint64(binary.BigEndian.Uint16(b120[6:]))<<32 | uint64(binary.BigEndian.Uint32(b120[8:])))
 		w123, lo124, hi125 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[0].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
+		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
+			rs := p.Hdr[6].Off
 			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
 			lo124, hi125 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w123 = hi125 <= len(p.Data) && hi125-lo124 <= 20
@@ -1859,10 +1862,10 @@ n118:
 		if w123 {
 			d119 += packet.ChecksumDelta(o126, packet.SumWords(p.Data[lo124:hi125]))
 		}
-		v128 := p.Meta[4].Lo
+		v128 := p.Meta[5].Lo
 		w129, lo130, hi131 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[0].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
+		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
+			rs := p.Hdr[6].Off
 			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
 			lo130, hi131 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w129 = hi131 <= len(p.Data) && hi131-lo130 <= 20
@@ -1877,16 +1880,16 @@ n118:
 		if w129 {
 			d119 += packet.ChecksumDelta(o132, packet.SumWords(p.Data[lo130:hi131]))
 		}
-		st135 := p.Hdr[3] // ipv4
+		st135 := p.Hdr[2] // ipv4
 		if !st135.Valid || st135.Off < 0 || st135.Off+st135.Len > len(p.Data) {
 			return pl.drop(63)
 		}
 		b134 := p.Data[st135.Off : st135.Off+st135.Len]
 		v136 := uint64(binary.BigEndian.Uint32(b134[12:]))
 		w137, lo138, hi139 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[3].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
+		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
+			rs := p.Hdr[6].Off
+			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
 			lo138, hi139 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w137 = hi139 <= len(p.Data) && hi139-lo138 <= 20
 		}
@@ -1898,11 +1901,11 @@ n118:
 		if w137 {
 			d119 += packet.ChecksumDelta(o140, packet.SumWords(p.Data[lo138:hi139]))
 		}
-		v141 := ((p.Meta[5].Lo & 0xffffffff) & 0xffffffff)
+		v141 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
 		w142, lo143, hi144 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[3].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
+		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
+			rs := p.Hdr[6].Off
+			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
 			lo143, hi144 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w142 = hi144 <= len(p.Data) && hi144-lo143 <= 20
 		}
@@ -1915,13 +1918,13 @@ n118:
 			d119 += packet.ChecksumDelta(o145, packet.SumWords(p.Data[lo143:hi144]))
 		}
 		v146 := 0x0
-		st148 := p.Hdr[5] // icmp
+		st148 := p.Hdr[6] // icmp
 		if !st148.Valid || st148.Off < 0 || st148.Off+st148.Len > len(p.Data) {
 			return pl.drop(63)
 		}
 		b147 := p.Data[st148.Off : st148.Off+st148.Len]
-		lo150, hi151 := p.Hdr[5].Off+0, p.Hdr[5].Off+2
-		w149 := p.Hdr[5].Valid && hi151 <= len(p.Data) && 2 <= 20
+		lo150, hi151 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
+		w149 := p.Hdr[6].Valid && hi151 <= len(p.Data) && 2 <= 20
 		var o152 uint32
 		if w149 {
 			o152 = uint32(binary.BigEndian.Uint16(p.Data[lo150+0:]))
@@ -1930,7 +1933,7 @@ n118:
 		if w149 {
 			d119 += packet.ChecksumDelta(o152, uint32(binary.BigEndian.Uint16(p.Data[lo150+0:])))
 		}
-		if cb153, ok154 := p.Bytes(5); ok154 {
+		if cb153, ok154 := p.Bytes(6); ok154 {
 			binary.BigEndian.PutUint16(cb153[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb153[2:]), d119, false))
 		}
 		goto n119
@@ -1952,8 +1955,8 @@ n120:
 		b156 := p.Data[st157.Off : st157.Off+st157.Len]
 		v158 := (uint64(binary.BigEndian.Uint16(b156[6:]))<<32 | uint64(binary.BigEndian.Uint32(b156[8:])))
 		w159, lo160, hi161 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
+		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
 			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
 			lo160, hi161 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w159 = hi161 <= len(p.Data) && hi161-lo160 <= 20
@@ -1968,10 +1971,10 @@ n120:
 		if w159 {
 			d155 += packet.ChecksumDelta(o162, packet.SumWords(p.Data[lo160:hi161]))
 		}
-		v164 := p.Meta[4].Lo
+		v164 := p.Meta[5].Lo
 		w165, lo166, hi167 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
+		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
 			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
 			lo166, hi167 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w165 = hi167 <= len(p.Data) && hi167-lo166 <= 20
@@ -1986,20 +1989,20 @@ n120:
 		if w165 {
 			d155 += packet.ChecksumDelta(o168, packet.SumWords(p.Data[lo166:hi167]))
 		}
-		st171 := p.Hdr[4] // ipv6
+		st171 := p.Hdr[3] // ipv6
 		if !st171.Valid || st171.Off < 0 || st171.Off+st171.Len > len(p.Data) {
 			return pl.drop(64)
 		}
 		b170 := p.Data[st171.Off : st171.Off+st171.Len]
 		v172 := packet.Value{Hi: binary.BigEndian.Uint64(b170[8:]), Lo: binary.BigEndian.Uint64(b170[16:])}
 		w173, lo174, hi175 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[4].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
+		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
 			lo174, hi175 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w173 = hi175 <= len(p.Data) && hi175-lo174 <= 20
-		} else if p.Hdr[6].Valid {
-			lo174, hi175 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
+		} else if p.Hdr[7].Valid {
+			lo174, hi175 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
 			w173 = hi175 <= len(p.Data) && hi175-lo174 <= 20
 		}
 		var o176 uint32
@@ -2010,15 +2013,15 @@ n120:
 		if w173 {
 			d155 += packet.ChecksumDelta(o176, packet.SumWords(p.Data[lo174:hi175]))
 		}
-		v177 := p.Meta[5]
+		v177 := p.Meta[6]
 		w178, lo179, hi180 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[4].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
+		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
+			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
 			lo179, hi180 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w178 = hi180 <= len(p.Data) && hi180-lo179 <= 20
-		} else if p.Hdr[6].Valid {
-			lo179, hi180 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
+		} else if p.Hdr[7].Valid {
+			lo179, hi180 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
 			w178 = hi180 <= len(p.Data) && hi180-lo179 <= 20
 		}
 		var o181 uint32
@@ -2030,13 +2033,13 @@ n120:
 			d155 += packet.ChecksumDelta(o181, packet.SumWords(p.Data[lo179:hi180]))
 		}
 		v182 := 0x81
-		st184 := p.Hdr[6] // icmpv6
+		st184 := p.Hdr[7] // icmpv6
 		if !st184.Valid || st184.Off < 0 || st184.Off+st184.Len > len(p.Data) {
 			return pl.drop(64)
 		}
 		b183 := p.Data[st184.Off : st184.Off+st184.Len]
-		lo186, hi187 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
-		w185 := p.Hdr[6].Valid && hi187 <= len(p.Data) && 2 <= 20
+		lo186, hi187 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
+		w185 := p.Hdr[7].Valid && hi187 <= len(p.Data) && 2 <= 20
 		var o188 uint32
 		if w185 {
 			o188 = uint32(binary.BigEndian.Uint16(p.Data[lo186+0:]))
@@ -2045,7 +2048,7 @@ n120:
 		if w185 {
 			d155 += packet.ChecksumDelta(o188, uint32(binary.BigEndian.Uint16(p.Data[lo186+0:])))
 		}
-		if cb189, ok190 := p.Bytes(6); ok190 {
+		if cb189, ok190 := p.Bytes(7); ok190 {
 			binary.BigEndian.PutUint16(cb189[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb189[2:]), d155, false))
 		}
 		goto n121
@@ -2059,12 +2062,12 @@ n121:
 n122:
 	{ // NsForUs: test nd_ns.target == meta.own_ip
 		pl.Runs[122]++
-		st192 := p.Hdr[11] // nd_ns
+		st192 := p.Hdr[12] // nd_ns
 		if !st192.Valid || st192.Off < 0 || st192.Off+st192.Len > len(p.Data) {
 			return pl.drop(65)
 		}
 		b191 := p.Data[st192.Off : st192.Off+st192.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b191[4:]), Lo: binary.BigEndian.Uint64(b191[12:])} == p.Meta[5]) {
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b191[4:]), Lo: binary.BigEndian.Uint64(b191[12:])} == p.Meta[6]) {
 			goto n124
 		}
 		goto n123
@@ -2077,7 +2080,7 @@ n123:
 n124:
 	{ // NsUnspecified: test ipv6.src == 0
 		pl.Runs[124]++
-		st194 := p.Hdr[4] // ipv6
+		st194 := p.Hdr[3] // ipv6
 		if !st194.Valid || st194.Off < 0 || st194.Off+st194.Len > len(p.Data) {
 			return pl.drop(67)
 		}
@@ -2090,45 +2093,45 @@ n124:
 n125:
 	{ // NsToAllNodes: set
 		pl.Runs[125]++
-		p.Meta[23] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		p.Meta[24] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
-		p.Meta[25] = packet.Value{Lo: (0x0) & 0x1}
-		st196 := p.Hdr[11] // nd_ns
+		p.Meta[24] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		p.Meta[25] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
+		p.Meta[26] = packet.Value{Lo: (0x0) & 0x1}
+		st196 := p.Hdr[12] // nd_ns
 		if !st196.Valid || st196.Off < 0 || st196.Off+st196.Len > len(p.Data) {
 			return pl.drop(68)
 		}
 		b195 := p.Data[st196.Off : st196.Off+st196.Len]
-		p.Meta[26] = (packet.Value{Hi: binary.BigEndian.Uint64(b195[4:]), Lo: binary.BigEndian.Uint64(b195[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b195[4:]), Lo: binary.BigEndian.Uint64(b195[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
 	{ // NsToSender: set
 		pl.Runs[126]++
-		st198 := p.Hdr[4] // ipv6
+		st198 := p.Hdr[3] // ipv6
 		if !st198.Valid || st198.Off < 0 || st198.Off+st198.Len > len(p.Data) {
 			return pl.drop(69)
 		}
 		b197 := p.Data[st198.Off : st198.Off+st198.Len]
-		p.Meta[23] = (packet.Value{Hi: binary.BigEndian.Uint64(b197[8:]), Lo: binary.BigEndian.Uint64(b197[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		p.Meta[24] = (packet.Value{Hi: binary.BigEndian.Uint64(b197[8:]), Lo: binary.BigEndian.Uint64(b197[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		st200 := p.Hdr[0] // ethernet
 		if !st200.Valid || st200.Off < 0 || st200.Off+st200.Len > len(p.Data) {
 			return pl.drop(69)
 		}
 		b199 := p.Data[st200.Off : st200.Off+st200.Len]
-		p.Meta[24] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b199[6:]))<<32 | uint64(binary.BigEndian.Uint32(b199[8:]))) & 0xffffffffffff}
-		p.Meta[25] = packet.Value{Lo: (0x1) & 0x1}
-		st202 := p.Hdr[11] // nd_ns
+		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b199[6:]))<<32 | uint64(binary.BigEndian.Uint32(b199[8:]))) & 0xffffffffffff}
+		p.Meta[26] = packet.Value{Lo: (0x1) & 0x1}
+		st202 := p.Hdr[12] // nd_ns
 		if !st202.Valid || st202.Off < 0 || st202.Off+st202.Len > len(p.Data) {
 			return pl.drop(69)
 		}
 		b201 := p.Data[st202.Off : st202.Off+st202.Len]
-		p.Meta[26] = (packet.Value{Hi: binary.BigEndian.Uint64(b201[4:]), Lo: binary.BigEndian.Uint64(b201[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b201[4:]), Lo: binary.BigEndian.Uint64(b201[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
 	{ // NsHasSrcMac: test valid(nd_mac)
 		pl.Runs[127]++
-		if p.Hdr[13].Valid {
+		if p.Hdr[14].Valid {
 			goto n128
 		}
 		goto n129
@@ -2136,18 +2139,18 @@ n127:
 n128:
 	{ // NsSrcMac: set
 		pl.Runs[128]++
-		st204 := p.Hdr[13] // nd_mac
+		st204 := p.Hdr[14] // nd_mac
 		if !st204.Valid || st204.Off < 0 || st204.Off+st204.Len > len(p.Data) {
 			return pl.drop(70)
 		}
 		b203 := p.Data[st204.Off : st204.Off+st204.Len]
-		p.Meta[24] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b203[0:]))<<32 | uint64(binary.BigEndian.Uint32(b203[2:]))) & 0xffffffffffff}
+		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b203[0:]))<<32 | uint64(binary.BigEndian.Uint32(b203[2:]))) & 0xffffffffffff}
 		goto n129
 	}
 n129:
 	{ // NsHasOpt: test valid(nd_opt)
 		pl.Runs[129]++
-		if p.Hdr[12].Valid {
+		if p.Hdr[13].Valid {
 			goto n130
 		}
 		goto n133
@@ -2155,7 +2158,7 @@ n129:
 n130:
 	{ // NsHasMac: test valid(nd_mac)
 		pl.Runs[130]++
-		if p.Hdr[13].Valid {
+		if p.Hdr[14].Valid {
 			goto n131
 		}
 		goto n132
@@ -2163,7 +2166,7 @@ n130:
 n131:
 	{ // NsPopMac: pop nd_mac
 		pl.Runs[131]++
-		if !p.Pop(13) {
+		if !p.Pop(14) {
 			return pl.drop(71)
 		}
 		goto n132
@@ -2171,7 +2174,7 @@ n131:
 n132:
 	{ // NsPopOpt: pop nd_opt
 		pl.Runs[132]++
-		if !p.Pop(12) {
+		if !p.Pop(13) {
 			return pl.drop(72)
 		}
 		goto n133
@@ -2179,7 +2182,7 @@ n132:
 n133:
 	{ // NsPopBody: pop nd_ns
 		pl.Runs[133]++
-		if !p.Pop(11) {
+		if !p.Pop(12) {
 			return pl.drop(73)
 		}
 		goto n134
@@ -2187,10 +2190,10 @@ n133:
 n134:
 	{ // NsPushNa: push nd_na
 		pl.Runs[134]++
-		if !p.Hdr[6].Valid {
+		if !p.Hdr[7].Valid {
 			return pl.drop(74)
 		}
-		if !p.Push(14, p.Hdr[6].Off+p.Hdr[6].Len, 0) {
+		if !p.Push(15, p.Hdr[7].Off+p.Hdr[7].Len, 0) {
 			return pl.drop(74)
 		}
 		goto n135
@@ -2198,10 +2201,10 @@ n134:
 n135:
 	{ // NsPushOpt: push nd_na_opt
 		pl.Runs[135]++
-		if !p.Hdr[14].Valid {
+		if !p.Hdr[15].Valid {
 			return pl.drop(75)
 		}
-		if !p.Push(15, p.Hdr[14].Off+p.Hdr[14].Len, 0) {
+		if !p.Push(16, p.Hdr[15].Off+p.Hdr[15].Len, 0) {
 			return pl.drop(75)
 		}
 		goto n136
@@ -2209,10 +2212,10 @@ n135:
 n136:
 	{ // NsPushMac: push nd_na_mac
 		pl.Runs[136]++
-		if !p.Hdr[15].Valid {
+		if !p.Hdr[16].Valid {
 			return pl.drop(76)
 		}
-		if !p.Push(16, p.Hdr[15].Off+p.Hdr[15].Len, 0) {
+		if !p.Push(17, p.Hdr[16].Off+p.Hdr[16].Len, 0) {
 			return pl.drop(76)
 		}
 		goto n137
@@ -2225,48 +2228,48 @@ n137:
 			return pl.drop(77)
 		}
 		b205 := p.Data[st206.Off : st206.Off+st206.Len]
-		v207 := p.Meta[24].Lo
+		v207 := p.Meta[25].Lo
 		binary.BigEndian.PutUint16(b205[0:], uint16(v207>>32))
 		binary.BigEndian.PutUint32(b205[2:], uint32(v207))
-		v208 := p.Meta[4].Lo
+		v208 := p.Meta[5].Lo
 		binary.BigEndian.PutUint16(b205[6:], uint16(v208>>32))
 		binary.BigEndian.PutUint32(b205[8:], uint32(v208))
-		st210 := p.Hdr[4] // ipv6
+		st210 := p.Hdr[3] // ipv6
 		if !st210.Valid || st210.Off < 0 || st210.Off+st210.Len > len(p.Data) {
 			return pl.drop(77)
 		}
 		b209 := p.Data[st210.Off : st210.Off+st210.Len]
 		binary.BigEndian.PutUint16(b209[4:], uint16(0x20))
 		b209[7] = byte(0xff)
-		packet.SetBits(b209, 64, 128, p.Meta[5])
-		packet.SetBits(b209, 192, 128, p.Meta[23])
-		st212 := p.Hdr[6] // icmpv6
+		packet.SetBits(b209, 64, 128, p.Meta[6])
+		packet.SetBits(b209, 192, 128, p.Meta[24])
+		st212 := p.Hdr[7] // icmpv6
 		if !st212.Valid || st212.Off < 0 || st212.Off+st212.Len > len(p.Data) {
 			return pl.drop(77)
 		}
 		b211 := p.Data[st212.Off : st212.Off+st212.Len]
 		b211[0] = byte(0x88)
 		b211[1] = byte(0x0)
-		st214 := p.Hdr[14] // nd_na
+		st214 := p.Hdr[15] // nd_na
 		if !st214.Valid || st214.Off < 0 || st214.Off+st214.Len > len(p.Data) {
 			return pl.drop(77)
 		}
 		b213 := p.Data[st214.Off : st214.Off+st214.Len]
-		b213[0] = b213[0]&^0x40 | byte(p.Meta[25].Lo)<<6&0x40
-		packet.SetBits(b213, 32, 128, p.Meta[26])
-		st216 := p.Hdr[15] // nd_na_opt
+		b213[0] = b213[0]&^0x40 | byte(p.Meta[26].Lo)<<6&0x40
+		packet.SetBits(b213, 32, 128, p.Meta[27])
+		st216 := p.Hdr[16] // nd_na_opt
 		if !st216.Valid || st216.Off < 0 || st216.Off+st216.Len > len(p.Data) {
 			return pl.drop(77)
 		}
 		b215 := p.Data[st216.Off : st216.Off+st216.Len]
 		b215[0] = byte(0x2)
 		b215[1] = byte(0x1)
-		st218 := p.Hdr[16] // nd_na_mac
+		st218 := p.Hdr[17] // nd_na_mac
 		if !st218.Valid || st218.Off < 0 || st218.Off+st218.Len > len(p.Data) {
 			return pl.drop(77)
 		}
 		b217 := p.Data[st218.Off : st218.Off+st218.Len]
-		v219 := p.Meta[4].Lo
+		v219 := p.Meta[5].Lo
 		binary.BigEndian.PutUint16(b217[0:], uint16(v219>>32))
 		binary.BigEndian.PutUint32(b217[2:], uint32(v219))
 		goto n138
@@ -2274,7 +2277,7 @@ n137:
 n138:
 	{ // NsCsum: checksum compute icmpv6
 		pl.Runs[138]++
-		if !p.ComputeChecksum(6) {
+		if !p.ComputeChecksum(7) {
 			return pl.drop(78)
 		}
 		goto n139
@@ -2294,7 +2297,7 @@ n140:
 n141:
 	{ // LbSrcIPv4: test valid(ipv4)
 		pl.Runs[141]++
-		if p.Hdr[3].Valid {
+		if p.Hdr[2].Valid {
 			goto n144
 		}
 		goto n142
@@ -2302,7 +2305,7 @@ n141:
 n142:
 	{ // LbSrcIPv6: test valid(ipv6)
 		pl.Runs[142]++
-		if p.Hdr[4].Valid {
+		if p.Hdr[3].Valid {
 			goto n145
 		}
 		goto n143
@@ -2316,12 +2319,12 @@ n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		pl.Runs[144]++
 		act, params := 1, []packet.Value(nil)
-		st221 := p.Hdr[3] // ipv4
+		st221 := p.Hdr[2] // ipv4
 		if !st221.Valid || st221.Off < 0 || st221.Off+st221.Len > len(p.Data) {
 			return pl.drop(80)
 		}
 		b220 := p.Data[st221.Off : st221.Off+st221.Len]
-		if e, hit := pl.tables[3].LookupPacked(((uint64(binary.BigEndian.Uint32(b220[12:])))&0xffffffff)<<0 | ((p.Meta[6].Lo)&0xff)<<32); hit {
+		if e, hit := pl.tables[3].LookupPacked(((uint64(binary.BigEndian.Uint32(b220[12:])))&0xffffffff)<<0 | ((p.Meta[7].Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2336,8 +2339,8 @@ n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		pl.Runs[145]++
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[6].Lo}
-		st223 := p.Hdr[4] // ipv6
+		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
+		st223 := p.Hdr[3] // ipv6
 		if !st223.Valid || st223.Off < 0 || st223.Off+st223.Len > len(p.Data) {
 			return pl.drop(81)
 		}
@@ -2362,7 +2365,7 @@ n146:
 n147:
 	{ // LbHasLb: test valid(lb_common)
 		pl.Runs[147]++
-		if p.Hdr[8].Valid {
+		if p.Hdr[9].Valid {
 			goto n149
 		}
 		goto n148
@@ -2375,7 +2378,7 @@ n148:
 n149:
 	{ // LbIsV2: test valid(lb_v2)
 		pl.Runs[149]++
-		if p.Hdr[9].Valid {
+		if p.Hdr[10].Valid {
 			goto n152
 		}
 		goto n150
@@ -2383,7 +2386,7 @@ n149:
 n150:
 	{ // LbIsV3: test valid(lb_v3)
 		pl.Runs[150]++
-		if p.Hdr[10].Valid {
+		if p.Hdr[11].Valid {
 			goto n153
 		}
 		goto n151
@@ -2408,35 +2411,35 @@ n153:
 n154:
 	{ // LbSelV2: set
 		pl.Runs[154]++
-		st225 := p.Hdr[9] // lb_v2
+		st225 := p.Hdr[10] // lb_v2
 		if !st225.Valid || st225.Off < 0 || st225.Off+st225.Len > len(p.Data) {
 			return pl.drop(85)
 		}
 		b224 := p.Data[st225.Off : st225.Off+st225.Len]
-		p.Meta[8] = packet.Value{Lo: (binary.BigEndian.Uint64(b224[4:]))}
-		p.Meta[12] = packet.Value{Lo: (binary.BigEndian.Uint64(b224[4:]) & 0xffff) & 0xffff}
-		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b224[2:]))) & 0xffff}
+		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b224[4:]))}
+		p.Meta[13] = packet.Value{Lo: (binary.BigEndian.Uint64(b224[4:]) & 0xffff) & 0xffff}
+		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b224[2:]))) & 0xffff}
 		goto n156
 	}
 n155:
 	{ // LbSelV3: set
 		pl.Runs[155]++
-		st227 := p.Hdr[10] // lb_v3
+		st227 := p.Hdr[11] // lb_v3
 		if !st227.Valid || st227.Off < 0 || st227.Off+st227.Len > len(p.Data) {
 			return pl.drop(86)
 		}
 		b226 := p.Data[st227.Off : st227.Off+st227.Len]
-		p.Meta[8] = packet.Value{Lo: (binary.BigEndian.Uint64(b226[4:]))}
-		p.Meta[12] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b226[0:]))) & 0xffff}
-		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b226[2:]))) & 0xffff}
+		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b226[4:]))}
+		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b226[0:]))) & 0xffff}
+		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b226[2:]))) & 0xffff}
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
 		pl.Runs[156]++
-		c229 := p.Hdr[3].Valid
+		c229 := p.Hdr[2].Valid
 		if c229 {
-			st231 := p.Hdr[3] // ipv4
+			st231 := p.Hdr[2] // ipv4
 			if !st231.Valid || st231.Off < 0 || st231.Off+st231.Len > len(p.Data) {
 				return pl.drop(87)
 			}
@@ -2445,9 +2448,9 @@ n156:
 		}
 		c228 := c229
 		if !c228 {
-			c232 := p.Hdr[4].Valid
+			c232 := p.Hdr[3].Valid
 			if c232 {
-				st234 := p.Hdr[4] // ipv6
+				st234 := p.Hdr[3] // ipv6
 				if !st234.Valid || st234.Off < 0 || st234.Off+st234.Len > len(p.Data) {
 					return pl.drop(87)
 				}
@@ -2470,22 +2473,22 @@ n158:
 	{ // LbEpoch: lookup epoch_assign_table
 		pl.Runs[158]++
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[6].Lo}
-		pl.keys[1] = packet.Value{Lo: p.Meta[8].Lo}
+		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
+		pl.keys[1] = packet.Value{Lo: p.Meta[9].Lo}
 		if e, hit := pl.tables[5].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			p.Meta[9] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			p.Meta[10] = packet.Value{Lo: (0x9) & 0x1f}
-			p.Meta[11] = packet.Value{Lo: (0x0) & 0xffff}
+			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			p.Meta[11] = packet.Value{Lo: (0x9) & 0x1f}
+			p.Meta[12] = packet.Value{Lo: (0x0) & 0xffff}
 			goto n160
 		case 1: // do_assign_epoch_with_slot_sel_opts
-			p.Meta[9] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			p.Meta[10] = packet.Value{Lo: (params[1].Lo) & 0x1f}
-			p.Meta[11] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			p.Meta[11] = packet.Value{Lo: (params[1].Lo) & 0x1f}
+			p.Meta[12] = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			goto n160
 		default: // miss
 			goto n159
@@ -2499,20 +2502,20 @@ n159:
 n160:
 	{ // LbSlot: set
 		pl.Runs[160]++
-		p.Meta[14] = packet.Value{Lo: ((((p.Meta[12].Lo ^ p.Meta[11].Lo) & 0xffff) & ((((0x1 << p.Meta[10].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
+		p.Meta[15] = packet.Value{Lo: ((((p.Meta[13].Lo ^ p.Meta[12].Lo) & 0xffff) & ((((0x1 << p.Meta[11].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n161
 	}
 n161:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		pl.Runs[161]++
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[6].LookupPacked(((p.Meta[14].Lo)&0xffff)<<0 | ((p.Meta[9].Lo)&0xffffffff)<<16 | ((p.Meta[6].Lo)&0xff)<<48); hit {
+		if e, hit := pl.tables[6].LookupPacked(((p.Meta[15].Lo)&0xffff)<<0 | ((p.Meta[10].Lo)&0xffffffff)<<16 | ((p.Meta[7].Lo)&0xff)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			p.Meta[15] = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			p.Meta[16] = packet.Value{Lo: (params[0].Lo) & 0xffff}
 			goto n163
 		default: // miss
 			goto n162
@@ -2532,24 +2535,24 @@ n163:
 			return pl.drop(91)
 		}
 		b235 := p.Data[st236.Off : st236.Off+st236.Len]
-		if e, hit := pl.tables[7].LookupPacked(((p.Meta[15].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b235[12:])))&0xffff)<<16 | ((p.Meta[6].Lo)&0xff)<<32); hit {
+		if e, hit := pl.tables[7].LookupPacked(((p.Meta[16].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b235[12:])))&0xffff)<<16 | ((p.Meta[7].Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			p.Meta[16] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[17] = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			p.Meta[19] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			p.Meta[20] = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			p.Meta[21] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			p.Meta[17] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			p.Meta[18] = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
+			p.Meta[20] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			p.Meta[21] = packet.Value{Lo: (params[3].Lo) & 0x1f}
+			p.Meta[22] = packet.Value{Lo: (params[4].Lo) & 0x1}
 			goto n167
 		case 1: // do_ipv6_member_rewrite
-			p.Meta[16] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[18] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[19] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			p.Meta[20] = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			p.Meta[21] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			p.Meta[17] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			p.Meta[19] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			p.Meta[20] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			p.Meta[21] = packet.Value{Lo: (params[3].Lo) & 0x1f}
+			p.Meta[22] = packet.Value{Lo: (params[4].Lo) & 0x1}
 			goto n167
 		case 2: // drop_soft_evicted
 			goto n165
@@ -2577,7 +2580,7 @@ n166:
 n167:
 	{ // LbPort: set
 		pl.Runs[167]++
-		p.Meta[22] = packet.Value{Lo: ((p.Meta[19].Lo + ((p.Meta[13].Lo & ((((0x1 << p.Meta[20].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
+		p.Meta[23] = packet.Value{Lo: ((p.Meta[20].Lo + ((p.Meta[14].Lo & ((((0x1 << p.Meta[21].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n168
 	}
 n168:
@@ -2588,564 +2591,602 @@ n168:
 			return pl.drop(95)
 		}
 		b237 := p.Data[st238.Off : st238.Off+st238.Len]
-		v239 := p.Meta[4].Lo
+		v239 := p.Meta[5].Lo
 		binary.BigEndian.PutUint16(b237[6:], uint16(v239>>32))
 		binary.BigEndian.PutUint32(b237[8:], uint32(v239))
-		v240 := p.Meta[16].Lo
+		v240 := p.Meta[17].Lo
 		binary.BigEndian.PutUint16(b237[0:], uint16(v240>>32))
 		binary.BigEndian.PutUint32(b237[2:], uint32(v240))
 		goto n169
 	}
 n169:
-	{ // LbIsIPv4: test valid(ipv4)
+	{ // LbCsumZero: test udp.checksum == 0
 		pl.Runs[169]++
-		if p.Hdr[3].Valid {
+		st242 := p.Hdr[4] // udp
+		if !st242.Valid || st242.Off < 0 || st242.Off+st242.Len > len(p.Data) {
+			return pl.drop(96)
+		}
+		b241 := p.Data[st242.Off : st242.Off+st242.Len]
+		if uint64(binary.BigEndian.Uint16(b241[6:])) == 0x0 {
 			goto n170
 		}
 		goto n171
 	}
 n170:
-	{ // LbKeepIPv4: test meta.keep_lb == 1
+	{ // LbMarkZero: set
 		pl.Runs[170]++
-		if p.Meta[21].Lo == 0x1 {
+		p.Meta[0] = packet.Value{Lo: (0x1) & 0x1}
+		goto n171
+	}
+n171:
+	{ // LbIsIPv4: test valid(ipv4)
+		pl.Runs[171]++
+		if p.Hdr[2].Valid {
 			goto n172
 		}
 		goto n173
 	}
-n171:
-	{ // LbKeepIPv6: test meta.keep_lb == 1
-		pl.Runs[171]++
-		if p.Meta[21].Lo == 0x1 {
+n172:
+	{ // LbKeepIPv4: test meta.keep_lb == 1
+		pl.Runs[172]++
+		if p.Meta[22].Lo == 0x1 {
 			goto n174
 		}
 		goto n175
 	}
-n172:
-	{ // LbIPv4Keep: set
-		pl.Runs[172]++
-		var d241 uint64 // ipv4 checksum
-		var d242 uint64 // udp checksum
-		v243 := ((p.Meta[5].Lo & 0xffffffff) & 0xffffffff)
-		st245 := p.Hdr[3] // ipv4
-		if !st245.Valid || st245.Off < 0 || st245.Off+st245.Len > len(p.Data) {
-			return pl.drop(96)
-		}
-		b244 := p.Data[st245.Off : st245.Off+st245.Len]
-		lo247, hi248 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-		w246 := p.Hdr[3].Valid && hi248 <= len(p.Data) && 4 <= 20
-		var o249 uint32
-		if w246 {
-			o249 = uint32(binary.BigEndian.Uint16(p.Data[lo247+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo247+2:]))
-		}
-		w250, lo251, hi252 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			lo251, hi252 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w250 = hi252 <= len(p.Data) && hi252-lo251 <= 20
-		} else if p.Hdr[23].Valid {
-			lo251, hi252 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			w250 = hi252 <= len(p.Data) && hi252-lo251 <= 20
-		}
-		var o253 uint32
-		if w250 {
-			o253 = packet.SumWords(p.Data[lo251:hi252])
-		}
-		binary.BigEndian.PutUint32(b244[12:], uint32(v243))
-		if w246 {
-			d241 += packet.ChecksumDelta(o249, uint32(binary.BigEndian.Uint16(p.Data[lo247+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo247+2:])))
-		}
-		if w250 {
-			d242 += packet.ChecksumDelta(o253, packet.SumWords(p.Data[lo251:hi252]))
-		}
-		v254 := p.Meta[17].Lo
-		lo256, hi257 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-		w255 := p.Hdr[3].Valid && hi257 <= len(p.Data) && 4 <= 20
-		var o258 uint32
-		if w255 {
-			o258 = uint32(binary.BigEndian.Uint16(p.Data[lo256+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo256+2:]))
-		}
-		w259, lo260, hi261 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			lo260, hi261 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w259 = hi261 <= len(p.Data) && hi261-lo260 <= 20
-		} else if p.Hdr[23].Valid {
-			lo260, hi261 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			w259 = hi261 <= len(p.Data) && hi261-lo260 <= 20
-		}
-		var o262 uint32
-		if w259 {
-			o262 = packet.SumWords(p.Data[lo260:hi261])
-		}
-		binary.BigEndian.PutUint32(b244[16:], uint32(v254))
-		if w255 {
-			d241 += packet.ChecksumDelta(o258, uint32(binary.BigEndian.Uint16(p.Data[lo256+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo256+2:])))
-		}
-		if w259 {
-			d242 += packet.ChecksumDelta(o262, packet.SumWords(p.Data[lo260:hi261]))
-		}
-		v263 := p.Meta[22].Lo
-		st265 := p.Hdr[23] // udp
-		if !st265.Valid || st265.Off < 0 || st265.Off+st265.Len > len(p.Data) {
-			return pl.drop(96)
-		}
-		b264 := p.Data[st265.Off : st265.Off+st265.Len]
-		lo271, hi272 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w270 := p.Hdr[23].Valid && hi272 <= len(p.Data) && 2 <= 20
-		var o273 uint32
-		if w270 {
-			o273 = uint32(binary.BigEndian.Uint16(p.Data[lo271+0:]))
-		}
-		binary.BigEndian.PutUint16(b264[2:], uint16(v263))
-		if w270 {
-			d242 += packet.ChecksumDelta(o273, uint32(binary.BigEndian.Uint16(p.Data[lo271+0:])))
-		}
-		v274 := (uint64(b244[8]) - 0x1)
-		lo276, hi277 := p.Hdr[3].Off+8, p.Hdr[3].Off+10
-		w275 := p.Hdr[3].Valid && hi277 <= len(p.Data) && 2 <= 20
-		var o278 uint32
-		if w275 {
-			o278 = uint32(binary.BigEndian.Uint16(p.Data[lo276+0:]))
-		}
-		w279, lo280, hi281 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+9
-			lo280, hi281 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w279 = hi281 <= len(p.Data) && hi281-lo280 <= 20
-		}
-		var o282 uint32
-		if w279 {
-			o282 = packet.SumWords(p.Data[lo280:hi281])
-		}
-		b244[8] = byte(v274)
-		if w275 {
-			d241 += packet.ChecksumDelta(o278, uint32(binary.BigEndian.Uint16(p.Data[lo276+0:])))
-		}
-		if w279 {
-			d242 += packet.ChecksumDelta(o282, packet.SumWords(p.Data[lo280:hi281]))
-		}
-		if cb283, ok284 := p.Bytes(3); ok284 {
-			binary.BigEndian.PutUint16(cb283[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb283[10:]), d241, false))
-		}
-		if cb285, ok286 := p.Bytes(23); ok286 {
-			binary.BigEndian.PutUint16(cb285[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb285[6:]), d242, true))
-		}
-		goto n181
-	}
 n173:
-	{ // LbIPv4Strip: set
+	{ // LbKeepIPv6: test meta.keep_lb == 1
 		pl.Runs[173]++
-		var d287 uint64 // ipv4 checksum
-		var d288 uint64 // udp checksum
-		v289 := ((p.Meta[5].Lo & 0xffffffff) & 0xffffffff)
-		st291 := p.Hdr[3] // ipv4
-		if !st291.Valid || st291.Off < 0 || st291.Off+st291.Len > len(p.Data) {
-			return pl.drop(97)
+		if p.Meta[22].Lo == 0x1 {
+			goto n176
 		}
-		b290 := p.Data[st291.Off : st291.Off+st291.Len]
-		lo293, hi294 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-		w292 := p.Hdr[3].Valid && hi294 <= len(p.Data) && 4 <= 20
-		var o295 uint32
-		if w292 {
-			o295 = uint32(binary.BigEndian.Uint16(p.Data[lo293+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo293+2:]))
-		}
-		w296, lo297, hi298 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			lo297, hi298 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w296 = hi298 <= len(p.Data) && hi298-lo297 <= 20
-		} else if p.Hdr[23].Valid {
-			lo297, hi298 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			w296 = hi298 <= len(p.Data) && hi298-lo297 <= 20
-		}
-		var o299 uint32
-		if w296 {
-			o299 = packet.SumWords(p.Data[lo297:hi298])
-		}
-		binary.BigEndian.PutUint32(b290[12:], uint32(v289))
-		if w292 {
-			d287 += packet.ChecksumDelta(o295, uint32(binary.BigEndian.Uint16(p.Data[lo293+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo293+2:])))
-		}
-		if w296 {
-			d288 += packet.ChecksumDelta(o299, packet.SumWords(p.Data[lo297:hi298]))
-		}
-		v300 := p.Meta[17].Lo
-		lo302, hi303 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-		w301 := p.Hdr[3].Valid && hi303 <= len(p.Data) && 4 <= 20
-		var o304 uint32
-		if w301 {
-			o304 = uint32(binary.BigEndian.Uint16(p.Data[lo302+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo302+2:]))
-		}
-		w305, lo306, hi307 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			lo306, hi307 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w305 = hi307 <= len(p.Data) && hi307-lo306 <= 20
-		} else if p.Hdr[23].Valid {
-			lo306, hi307 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			w305 = hi307 <= len(p.Data) && hi307-lo306 <= 20
-		}
-		var o308 uint32
-		if w305 {
-			o308 = packet.SumWords(p.Data[lo306:hi307])
-		}
-		binary.BigEndian.PutUint32(b290[16:], uint32(v300))
-		if w301 {
-			d287 += packet.ChecksumDelta(o304, uint32(binary.BigEndian.Uint16(p.Data[lo302+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo302+2:])))
-		}
-		if w305 {
-			d288 += packet.ChecksumDelta(o308, packet.SumWords(p.Data[lo306:hi307]))
-		}
-		v309 := p.Meta[22].Lo
-		st311 := p.Hdr[23] // udp
-		if !st311.Valid || st311.Off < 0 || st311.Off+st311.Len > len(p.Data) {
-			return pl.drop(97)
-		}
-		b310 := p.Data[st311.Off : st311.Off+st311.Len]
-		lo317, hi318 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w316 := p.Hdr[23].Valid && hi318 <= len(p.Data) && 2 <= 20
-		var o319 uint32
-		if w316 {
-			o319 = uint32(binary.BigEndian.Uint16(p.Data[lo317+0:]))
-		}
-		binary.BigEndian.PutUint16(b310[2:], uint16(v309))
-		if w316 {
-			d288 += packet.ChecksumDelta(o319, uint32(binary.BigEndian.Uint16(p.Data[lo317+0:])))
-		}
-		v320 := (uint64(binary.BigEndian.Uint16(b290[2:])) - 0x10)
-		lo322, hi323 := p.Hdr[3].Off+2, p.Hdr[3].Off+4
-		w321 := p.Hdr[3].Valid && hi323 <= len(p.Data) && 2 <= 20
-		var o324 uint32
-		if w321 {
-			o324 = uint32(binary.BigEndian.Uint16(p.Data[lo322+0:]))
-		}
-		w325, lo326, hi327 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+2, p.Hdr[3].Off+4
-			lo326, hi327 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w325 = hi327 <= len(p.Data) && hi327-lo326 <= 20
-		} else if p.Hdr[23].Valid {
-			lo326, hi327 = p.Hdr[3].Off+2, p.Hdr[3].Off+4
-			w325 = hi327 <= len(p.Data) && hi327-lo326 <= 20
-		}
-		var o328 uint32
-		if w325 {
-			o328 = packet.SumWords(p.Data[lo326:hi327])
-		}
-		binary.BigEndian.PutUint16(b290[2:], uint16(v320))
-		if w321 {
-			d287 += packet.ChecksumDelta(o324, uint32(binary.BigEndian.Uint16(p.Data[lo322+0:])))
-		}
-		if w325 {
-			d288 += packet.ChecksumDelta(o328, packet.SumWords(p.Data[lo326:hi327]))
-		}
-		v329 := (uint64(b290[8]) - 0x1)
-		lo331, hi332 := p.Hdr[3].Off+8, p.Hdr[3].Off+10
-		w330 := p.Hdr[3].Valid && hi332 <= len(p.Data) && 2 <= 20
-		var o333 uint32
-		if w330 {
-			o333 = uint32(binary.BigEndian.Uint16(p.Data[lo331+0:]))
-		}
-		w334, lo335, hi336 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+9
-			lo335, hi336 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w334 = hi336 <= len(p.Data) && hi336-lo335 <= 20
-		}
-		var o337 uint32
-		if w334 {
-			o337 = packet.SumWords(p.Data[lo335:hi336])
-		}
-		b290[8] = byte(v329)
-		if w330 {
-			d287 += packet.ChecksumDelta(o333, uint32(binary.BigEndian.Uint16(p.Data[lo331+0:])))
-		}
-		if w334 {
-			d288 += packet.ChecksumDelta(o337, packet.SumWords(p.Data[lo335:hi336]))
-		}
-		if cb338, ok339 := p.Bytes(3); ok339 {
-			binary.BigEndian.PutUint16(cb338[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb338[10:]), d287, false))
-		}
-		if cb340, ok341 := p.Bytes(23); ok341 {
-			binary.BigEndian.PutUint16(cb340[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb340[6:]), d288, true))
-		}
-		goto n176
+		goto n177
 	}
 n174:
-	{ // LbIPv6Keep: set
+	{ // LbIPv4Keep: set
 		pl.Runs[174]++
-		var d342 uint64 // udp checksum
-		v343 := p.Meta[5]
-		st345 := p.Hdr[4] // ipv6
-		if !st345.Valid || st345.Off < 0 || st345.Off+st345.Len > len(p.Data) {
-			return pl.drop(98)
+		var d243 uint64 // ipv4 checksum
+		var d244 uint64 // udp checksum
+		v245 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
+		st247 := p.Hdr[2] // ipv4
+		if !st247.Valid || st247.Off < 0 || st247.Off+st247.Len > len(p.Data) {
+			return pl.drop(97)
 		}
-		b344 := p.Data[st345.Off : st345.Off+st345.Len]
-		w346, lo347, hi348 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			lo347, hi348 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w346 = hi348 <= len(p.Data) && hi348-lo347 <= 20
-		} else if p.Hdr[23].Valid {
-			lo347, hi348 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			w346 = hi348 <= len(p.Data) && hi348-lo347 <= 20
+		b246 := p.Data[st247.Off : st247.Off+st247.Len]
+		lo249, hi250 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w248 := p.Hdr[2].Valid && hi250 <= len(p.Data) && 4 <= 20
+		var o251 uint32
+		if w248 {
+			o251 = uint32(binary.BigEndian.Uint16(p.Data[lo249+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo249+2:]))
 		}
-		var o349 uint32
-		if w346 {
-			o349 = packet.SumWords(p.Data[lo347:hi348])
+		w252, lo253, hi254 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			lo253, hi254 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w252 = hi254 <= len(p.Data) && hi254-lo253 <= 20
+		} else if p.Hdr[4].Valid {
+			lo253, hi254 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			w252 = hi254 <= len(p.Data) && hi254-lo253 <= 20
 		}
-		packet.SetBits(b344, 64, 128, v343)
-		if w346 {
-			d342 += packet.ChecksumDelta(o349, packet.SumWords(p.Data[lo347:hi348]))
+		var o255 uint32
+		if w252 {
+			o255 = packet.SumWords(p.Data[lo253:hi254])
 		}
-		v350 := p.Meta[18]
-		w351, lo352, hi353 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			lo352, hi353 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w351 = hi353 <= len(p.Data) && hi353-lo352 <= 20
-		} else if p.Hdr[23].Valid {
-			lo352, hi353 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			w351 = hi353 <= len(p.Data) && hi353-lo352 <= 20
+		binary.BigEndian.PutUint32(b246[12:], uint32(v245))
+		if w248 {
+			d243 += packet.ChecksumDelta(o251, uint32(binary.BigEndian.Uint16(p.Data[lo249+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo249+2:])))
 		}
-		var o354 uint32
-		if w351 {
-			o354 = packet.SumWords(p.Data[lo352:hi353])
+		if w252 {
+			d244 += packet.ChecksumDelta(o255, packet.SumWords(p.Data[lo253:hi254]))
 		}
-		packet.SetBits(b344, 192, 128, v350)
-		if w351 {
-			d342 += packet.ChecksumDelta(o354, packet.SumWords(p.Data[lo352:hi353]))
+		v256 := p.Meta[18].Lo
+		lo258, hi259 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w257 := p.Hdr[2].Valid && hi259 <= len(p.Data) && 4 <= 20
+		var o260 uint32
+		if w257 {
+			o260 = uint32(binary.BigEndian.Uint16(p.Data[lo258+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo258+2:]))
 		}
-		v355 := p.Meta[22].Lo
-		st357 := p.Hdr[23] // udp
-		if !st357.Valid || st357.Off < 0 || st357.Off+st357.Len > len(p.Data) {
-			return pl.drop(98)
+		w261, lo262, hi263 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			lo262, hi263 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w261 = hi263 <= len(p.Data) && hi263-lo262 <= 20
+		} else if p.Hdr[4].Valid {
+			lo262, hi263 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			w261 = hi263 <= len(p.Data) && hi263-lo262 <= 20
 		}
-		b356 := p.Data[st357.Off : st357.Off+st357.Len]
-		lo359, hi360 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w358 := p.Hdr[23].Valid && hi360 <= len(p.Data) && 2 <= 20
-		var o361 uint32
-		if w358 {
-			o361 = uint32(binary.BigEndian.Uint16(p.Data[lo359+0:]))
+		var o264 uint32
+		if w261 {
+			o264 = packet.SumWords(p.Data[lo262:hi263])
 		}
-		binary.BigEndian.PutUint16(b356[2:], uint16(v355))
-		if w358 {
-			d342 += packet.ChecksumDelta(o361, uint32(binary.BigEndian.Uint16(p.Data[lo359+0:])))
+		binary.BigEndian.PutUint32(b246[16:], uint32(v256))
+		if w257 {
+			d243 += packet.ChecksumDelta(o260, uint32(binary.BigEndian.Uint16(p.Data[lo258+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo258+2:])))
 		}
-		v362 := (uint64(b344[7]) - 0x1)
-		w363, lo364, hi365 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+7, p.Hdr[4].Off+8
-			lo364, hi365 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w363 = hi365 <= len(p.Data) && hi365-lo364 <= 20
+		if w261 {
+			d244 += packet.ChecksumDelta(o264, packet.SumWords(p.Data[lo262:hi263]))
 		}
-		var o366 uint32
-		if w363 {
-			o366 = packet.SumWords(p.Data[lo364:hi365])
+		v265 := p.Meta[23].Lo
+		st267 := p.Hdr[4] // udp
+		if !st267.Valid || st267.Off < 0 || st267.Off+st267.Len > len(p.Data) {
+			return pl.drop(97)
 		}
-		b344[7] = byte(v362)
-		if w363 {
-			d342 += packet.ChecksumDelta(o366, packet.SumWords(p.Data[lo364:hi365]))
+		b266 := p.Data[st267.Off : st267.Off+st267.Len]
+		lo273, hi274 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w272 := p.Hdr[4].Valid && hi274 <= len(p.Data) && 2 <= 20
+		var o275 uint32
+		if w272 {
+			o275 = uint32(binary.BigEndian.Uint16(p.Data[lo273+0:]))
 		}
-		if cb367, ok368 := p.Bytes(23); ok368 {
-			binary.BigEndian.PutUint16(cb367[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb367[6:]), d342, true))
+		binary.BigEndian.PutUint16(b266[2:], uint16(v265))
+		if w272 {
+			d244 += packet.ChecksumDelta(o275, uint32(binary.BigEndian.Uint16(p.Data[lo273+0:])))
 		}
-		goto n181
+		v276 := (uint64(b246[8]) - 0x1)
+		lo278, hi279 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
+		w277 := p.Hdr[2].Valid && hi279 <= len(p.Data) && 2 <= 20
+		var o280 uint32
+		if w277 {
+			o280 = uint32(binary.BigEndian.Uint16(p.Data[lo278+0:]))
+		}
+		w281, lo282, hi283 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+8, p.Hdr[2].Off+9
+			lo282, hi283 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w281 = hi283 <= len(p.Data) && hi283-lo282 <= 20
+		}
+		var o284 uint32
+		if w281 {
+			o284 = packet.SumWords(p.Data[lo282:hi283])
+		}
+		b246[8] = byte(v276)
+		if w277 {
+			d243 += packet.ChecksumDelta(o280, uint32(binary.BigEndian.Uint16(p.Data[lo278+0:])))
+		}
+		if w281 {
+			d244 += packet.ChecksumDelta(o284, packet.SumWords(p.Data[lo282:hi283]))
+		}
+		if cb285, ok286 := p.Bytes(2); ok286 {
+			binary.BigEndian.PutUint16(cb285[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb285[10:]), d243, false))
+		}
+		if cb287, ok288 := p.Bytes(4); ok288 {
+			binary.BigEndian.PutUint16(cb287[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb287[6:]), d244, false))
+		}
+		goto n183
 	}
 n175:
-	{ // LbIPv6Strip: set
+	{ // LbIPv4Strip: set
 		pl.Runs[175]++
-		var d369 uint64 // udp checksum
-		v370 := p.Meta[5]
-		st372 := p.Hdr[4] // ipv6
-		if !st372.Valid || st372.Off < 0 || st372.Off+st372.Len > len(p.Data) {
-			return pl.drop(99)
+		var d289 uint64 // ipv4 checksum
+		var d290 uint64 // udp checksum
+		v291 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
+		st293 := p.Hdr[2] // ipv4
+		if !st293.Valid || st293.Off < 0 || st293.Off+st293.Len > len(p.Data) {
+			return pl.drop(98)
 		}
-		b371 := p.Data[st372.Off : st372.Off+st372.Len]
-		w373, lo374, hi375 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			lo374, hi375 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w373 = hi375 <= len(p.Data) && hi375-lo374 <= 20
-		} else if p.Hdr[23].Valid {
-			lo374, hi375 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			w373 = hi375 <= len(p.Data) && hi375-lo374 <= 20
+		b292 := p.Data[st293.Off : st293.Off+st293.Len]
+		lo295, hi296 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w294 := p.Hdr[2].Valid && hi296 <= len(p.Data) && 4 <= 20
+		var o297 uint32
+		if w294 {
+			o297 = uint32(binary.BigEndian.Uint16(p.Data[lo295+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+2:]))
 		}
-		var o376 uint32
-		if w373 {
-			o376 = packet.SumWords(p.Data[lo374:hi375])
+		w298, lo299, hi300 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			lo299, hi300 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w298 = hi300 <= len(p.Data) && hi300-lo299 <= 20
+		} else if p.Hdr[4].Valid {
+			lo299, hi300 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			w298 = hi300 <= len(p.Data) && hi300-lo299 <= 20
 		}
-		packet.SetBits(b371, 64, 128, v370)
-		if w373 {
-			d369 += packet.ChecksumDelta(o376, packet.SumWords(p.Data[lo374:hi375]))
+		var o301 uint32
+		if w298 {
+			o301 = packet.SumWords(p.Data[lo299:hi300])
 		}
-		v377 := p.Meta[18]
-		w378, lo379, hi380 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			lo379, hi380 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w378 = hi380 <= len(p.Data) && hi380-lo379 <= 20
-		} else if p.Hdr[23].Valid {
-			lo379, hi380 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			w378 = hi380 <= len(p.Data) && hi380-lo379 <= 20
+		binary.BigEndian.PutUint32(b292[12:], uint32(v291))
+		if w294 {
+			d289 += packet.ChecksumDelta(o297, uint32(binary.BigEndian.Uint16(p.Data[lo295+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+2:])))
 		}
-		var o381 uint32
-		if w378 {
-			o381 = packet.SumWords(p.Data[lo379:hi380])
+		if w298 {
+			d290 += packet.ChecksumDelta(o301, packet.SumWords(p.Data[lo299:hi300]))
 		}
-		packet.SetBits(b371, 192, 128, v377)
-		if w378 {
-			d369 += packet.ChecksumDelta(o381, packet.SumWords(p.Data[lo379:hi380]))
+		v302 := p.Meta[18].Lo
+		lo304, hi305 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w303 := p.Hdr[2].Valid && hi305 <= len(p.Data) && 4 <= 20
+		var o306 uint32
+		if w303 {
+			o306 = uint32(binary.BigEndian.Uint16(p.Data[lo304+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo304+2:]))
 		}
-		v382 := p.Meta[22].Lo
-		st384 := p.Hdr[23] // udp
-		if !st384.Valid || st384.Off < 0 || st384.Off+st384.Len > len(p.Data) {
-			return pl.drop(99)
+		w307, lo308, hi309 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			lo308, hi309 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w307 = hi309 <= len(p.Data) && hi309-lo308 <= 20
+		} else if p.Hdr[4].Valid {
+			lo308, hi309 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			w307 = hi309 <= len(p.Data) && hi309-lo308 <= 20
 		}
-		b383 := p.Data[st384.Off : st384.Off+st384.Len]
-		lo386, hi387 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w385 := p.Hdr[23].Valid && hi387 <= len(p.Data) && 2 <= 20
-		var o388 uint32
-		if w385 {
-			o388 = uint32(binary.BigEndian.Uint16(p.Data[lo386+0:]))
+		var o310 uint32
+		if w307 {
+			o310 = packet.SumWords(p.Data[lo308:hi309])
 		}
-		binary.BigEndian.PutUint16(b383[2:], uint16(v382))
-		if w385 {
-			d369 += packet.ChecksumDelta(o388, uint32(binary.BigEndian.Uint16(p.Data[lo386+0:])))
+		binary.BigEndian.PutUint32(b292[16:], uint32(v302))
+		if w303 {
+			d289 += packet.ChecksumDelta(o306, uint32(binary.BigEndian.Uint16(p.Data[lo304+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo304+2:])))
 		}
-		v389 := (uint64(binary.BigEndian.Uint16(b371[4:])) - 0x10)
-		w390, lo391, hi392 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+4, p.Hdr[4].Off+6
-			lo391, hi392 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w390 = hi392 <= len(p.Data) && hi392-lo391 <= 20
-		} else if p.Hdr[23].Valid {
-			lo391, hi392 = p.Hdr[4].Off+4, p.Hdr[4].Off+6
-			w390 = hi392 <= len(p.Data) && hi392-lo391 <= 20
+		if w307 {
+			d290 += packet.ChecksumDelta(o310, packet.SumWords(p.Data[lo308:hi309]))
 		}
-		var o393 uint32
-		if w390 {
-			o393 = packet.SumWords(p.Data[lo391:hi392])
+		v311 := p.Meta[23].Lo
+		st313 := p.Hdr[4] // udp
+		if !st313.Valid || st313.Off < 0 || st313.Off+st313.Len > len(p.Data) {
+			return pl.drop(98)
 		}
-		binary.BigEndian.PutUint16(b371[4:], uint16(v389))
-		if w390 {
-			d369 += packet.ChecksumDelta(o393, packet.SumWords(p.Data[lo391:hi392]))
+		b312 := p.Data[st313.Off : st313.Off+st313.Len]
+		lo319, hi320 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w318 := p.Hdr[4].Valid && hi320 <= len(p.Data) && 2 <= 20
+		var o321 uint32
+		if w318 {
+			o321 = uint32(binary.BigEndian.Uint16(p.Data[lo319+0:]))
 		}
-		v394 := (uint64(b371[7]) - 0x1)
-		w395, lo396, hi397 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+7, p.Hdr[4].Off+8
-			lo396, hi397 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w395 = hi397 <= len(p.Data) && hi397-lo396 <= 20
+		binary.BigEndian.PutUint16(b312[2:], uint16(v311))
+		if w318 {
+			d290 += packet.ChecksumDelta(o321, uint32(binary.BigEndian.Uint16(p.Data[lo319+0:])))
 		}
-		var o398 uint32
-		if w395 {
-			o398 = packet.SumWords(p.Data[lo396:hi397])
+		v322 := (uint64(binary.BigEndian.Uint16(b292[2:])) - 0x10)
+		lo324, hi325 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w323 := p.Hdr[2].Valid && hi325 <= len(p.Data) && 2 <= 20
+		var o326 uint32
+		if w323 {
+			o326 = uint32(binary.BigEndian.Uint16(p.Data[lo324+0:]))
 		}
-		b371[7] = byte(v394)
-		if w395 {
-			d369 += packet.ChecksumDelta(o398, packet.SumWords(p.Data[lo396:hi397]))
+		w327, lo328, hi329 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+			lo328, hi329 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w327 = hi329 <= len(p.Data) && hi329-lo328 <= 20
+		} else if p.Hdr[4].Valid {
+			lo328, hi329 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
+			w327 = hi329 <= len(p.Data) && hi329-lo328 <= 20
 		}
-		if cb399, ok400 := p.Bytes(23); ok400 {
-			binary.BigEndian.PutUint16(cb399[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb399[6:]), d369, true))
+		var o330 uint32
+		if w327 {
+			o330 = packet.SumWords(p.Data[lo328:hi329])
 		}
-		goto n176
-	}
-n176:
-	{ // LbPopV2: test valid(lb_v2)
-		pl.Runs[176]++
-		if p.Hdr[9].Valid {
-			goto n177
+		binary.BigEndian.PutUint16(b292[2:], uint16(v322))
+		if w323 {
+			d289 += packet.ChecksumDelta(o326, uint32(binary.BigEndian.Uint16(p.Data[lo324+0:])))
+		}
+		if w327 {
+			d290 += packet.ChecksumDelta(o330, packet.SumWords(p.Data[lo328:hi329]))
+		}
+		v331 := (uint64(b292[8]) - 0x1)
+		lo333, hi334 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
+		w332 := p.Hdr[2].Valid && hi334 <= len(p.Data) && 2 <= 20
+		var o335 uint32
+		if w332 {
+			o335 = uint32(binary.BigEndian.Uint16(p.Data[lo333+0:]))
+		}
+		w336, lo337, hi338 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+8, p.Hdr[2].Off+9
+			lo337, hi338 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w336 = hi338 <= len(p.Data) && hi338-lo337 <= 20
+		}
+		var o339 uint32
+		if w336 {
+			o339 = packet.SumWords(p.Data[lo337:hi338])
+		}
+		b292[8] = byte(v331)
+		if w332 {
+			d289 += packet.ChecksumDelta(o335, uint32(binary.BigEndian.Uint16(p.Data[lo333+0:])))
+		}
+		if w336 {
+			d290 += packet.ChecksumDelta(o339, packet.SumWords(p.Data[lo337:hi338]))
+		}
+		if cb340, ok341 := p.Bytes(2); ok341 {
+			binary.BigEndian.PutUint16(cb340[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb340[10:]), d289, false))
+		}
+		if cb342, ok343 := p.Bytes(4); ok343 {
+			binary.BigEndian.PutUint16(cb342[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb342[6:]), d290, false))
 		}
 		goto n178
 	}
+n176:
+	{ // LbIPv6Keep: set
+		pl.Runs[176]++
+		var d344 uint64 // udp checksum
+		v345 := p.Meta[6]
+		st347 := p.Hdr[3] // ipv6
+		if !st347.Valid || st347.Off < 0 || st347.Off+st347.Len > len(p.Data) {
+			return pl.drop(99)
+		}
+		b346 := p.Data[st347.Off : st347.Off+st347.Len]
+		w348, lo349, hi350 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+			lo349, hi350 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w348 = hi350 <= len(p.Data) && hi350-lo349 <= 20
+		} else if p.Hdr[4].Valid {
+			lo349, hi350 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
+			w348 = hi350 <= len(p.Data) && hi350-lo349 <= 20
+		}
+		var o351 uint32
+		if w348 {
+			o351 = packet.SumWords(p.Data[lo349:hi350])
+		}
+		packet.SetBits(b346, 64, 128, v345)
+		if w348 {
+			d344 += packet.ChecksumDelta(o351, packet.SumWords(p.Data[lo349:hi350]))
+		}
+		v352 := p.Meta[19]
+		w353, lo354, hi355 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			lo354, hi355 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w353 = hi355 <= len(p.Data) && hi355-lo354 <= 20
+		} else if p.Hdr[4].Valid {
+			lo354, hi355 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			w353 = hi355 <= len(p.Data) && hi355-lo354 <= 20
+		}
+		var o356 uint32
+		if w353 {
+			o356 = packet.SumWords(p.Data[lo354:hi355])
+		}
+		packet.SetBits(b346, 192, 128, v352)
+		if w353 {
+			d344 += packet.ChecksumDelta(o356, packet.SumWords(p.Data[lo354:hi355]))
+		}
+		v357 := p.Meta[23].Lo
+		st359 := p.Hdr[4] // udp
+		if !st359.Valid || st359.Off < 0 || st359.Off+st359.Len > len(p.Data) {
+			return pl.drop(99)
+		}
+		b358 := p.Data[st359.Off : st359.Off+st359.Len]
+		lo361, hi362 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w360 := p.Hdr[4].Valid && hi362 <= len(p.Data) && 2 <= 20
+		var o363 uint32
+		if w360 {
+			o363 = uint32(binary.BigEndian.Uint16(p.Data[lo361+0:]))
+		}
+		binary.BigEndian.PutUint16(b358[2:], uint16(v357))
+		if w360 {
+			d344 += packet.ChecksumDelta(o363, uint32(binary.BigEndian.Uint16(p.Data[lo361+0:])))
+		}
+		v364 := (uint64(b346[7]) - 0x1)
+		w365, lo366, hi367 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+7, p.Hdr[3].Off+8
+			lo366, hi367 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w365 = hi367 <= len(p.Data) && hi367-lo366 <= 20
+		}
+		var o368 uint32
+		if w365 {
+			o368 = packet.SumWords(p.Data[lo366:hi367])
+		}
+		b346[7] = byte(v364)
+		if w365 {
+			d344 += packet.ChecksumDelta(o368, packet.SumWords(p.Data[lo366:hi367]))
+		}
+		if cb369, ok370 := p.Bytes(4); ok370 {
+			binary.BigEndian.PutUint16(cb369[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb369[6:]), d344, false))
+		}
+		goto n183
+	}
 n177:
-	{ // LbPopV2Body: pop lb_v2
+	{ // LbIPv6Strip: set
 		pl.Runs[177]++
-		pb401, ok402 := p.Bytes(9) // lb_v2
-		if !ok402 {
+		var d371 uint64 // udp checksum
+		v372 := p.Meta[6]
+		st374 := p.Hdr[3] // ipv6
+		if !st374.Valid || st374.Off < 0 || st374.Off+st374.Len > len(p.Data) {
 			return pl.drop(100)
 		}
-		if p.Hdr[23].Valid && p.Hdr[9].Off > p.Hdr[23].Off && len(pb401)%2 == 0 && (p.Hdr[9].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb403, ok404 := p.Bytes(23); ok404 {
-				binary.BigEndian.PutUint16(cb403[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb403[6:]), packet.PopDelta(pb401), true))
-			}
+		b373 := p.Data[st374.Off : st374.Off+st374.Len]
+		w375, lo376, hi377 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+			lo376, hi377 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w375 = hi377 <= len(p.Data) && hi377-lo376 <= 20
+		} else if p.Hdr[4].Valid {
+			lo376, hi377 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
+			w375 = hi377 <= len(p.Data) && hi377-lo376 <= 20
 		}
-		p.Pop(9)
-		goto n179
+		var o378 uint32
+		if w375 {
+			o378 = packet.SumWords(p.Data[lo376:hi377])
+		}
+		packet.SetBits(b373, 64, 128, v372)
+		if w375 {
+			d371 += packet.ChecksumDelta(o378, packet.SumWords(p.Data[lo376:hi377]))
+		}
+		v379 := p.Meta[19]
+		w380, lo381, hi382 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			lo381, hi382 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w380 = hi382 <= len(p.Data) && hi382-lo381 <= 20
+		} else if p.Hdr[4].Valid {
+			lo381, hi382 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			w380 = hi382 <= len(p.Data) && hi382-lo381 <= 20
+		}
+		var o383 uint32
+		if w380 {
+			o383 = packet.SumWords(p.Data[lo381:hi382])
+		}
+		packet.SetBits(b373, 192, 128, v379)
+		if w380 {
+			d371 += packet.ChecksumDelta(o383, packet.SumWords(p.Data[lo381:hi382]))
+		}
+		v384 := p.Meta[23].Lo
+		st386 := p.Hdr[4] // udp
+		if !st386.Valid || st386.Off < 0 || st386.Off+st386.Len > len(p.Data) {
+			return pl.drop(100)
+		}
+		b385 := p.Data[st386.Off : st386.Off+st386.Len]
+		lo388, hi389 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w387 := p.Hdr[4].Valid && hi389 <= len(p.Data) && 2 <= 20
+		var o390 uint32
+		if w387 {
+			o390 = uint32(binary.BigEndian.Uint16(p.Data[lo388+0:]))
+		}
+		binary.BigEndian.PutUint16(b385[2:], uint16(v384))
+		if w387 {
+			d371 += packet.ChecksumDelta(o390, uint32(binary.BigEndian.Uint16(p.Data[lo388+0:])))
+		}
+		v391 := (uint64(binary.BigEndian.Uint16(b373[4:])) - 0x10)
+		w392, lo393, hi394 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
+			lo393, hi394 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w392 = hi394 <= len(p.Data) && hi394-lo393 <= 20
+		} else if p.Hdr[4].Valid {
+			lo393, hi394 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
+			w392 = hi394 <= len(p.Data) && hi394-lo393 <= 20
+		}
+		var o395 uint32
+		if w392 {
+			o395 = packet.SumWords(p.Data[lo393:hi394])
+		}
+		binary.BigEndian.PutUint16(b373[4:], uint16(v391))
+		if w392 {
+			d371 += packet.ChecksumDelta(o395, packet.SumWords(p.Data[lo393:hi394]))
+		}
+		v396 := (uint64(b373[7]) - 0x1)
+		w397, lo398, hi399 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+7, p.Hdr[3].Off+8
+			lo398, hi399 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w397 = hi399 <= len(p.Data) && hi399-lo398 <= 20
+		}
+		var o400 uint32
+		if w397 {
+			o400 = packet.SumWords(p.Data[lo398:hi399])
+		}
+		b373[7] = byte(v396)
+		if w397 {
+			d371 += packet.ChecksumDelta(o400, packet.SumWords(p.Data[lo398:hi399]))
+		}
+		if cb401, ok402 := p.Bytes(4); ok402 {
+			binary.BigEndian.PutUint16(cb401[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb401[6:]), d371, false))
+		}
+		goto n178
 	}
 n178:
-	{ // LbPopV3Body: pop lb_v3
+	{ // LbPopV2: test valid(lb_v2)
 		pl.Runs[178]++
-		pb405, ok406 := p.Bytes(10) // lb_v3
-		if !ok406 {
+		if p.Hdr[10].Valid {
+			goto n179
+		}
+		goto n180
+	}
+n179:
+	{ // LbPopV2Body: pop lb_v2
+		pl.Runs[179]++
+		pb403, ok404 := p.Bytes(10) // lb_v2
+		if !ok404 {
 			return pl.drop(101)
 		}
-		if p.Hdr[23].Valid && p.Hdr[10].Off > p.Hdr[23].Off && len(pb405)%2 == 0 && (p.Hdr[10].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb407, ok408 := p.Bytes(23); ok408 {
-				binary.BigEndian.PutUint16(cb407[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb407[6:]), packet.PopDelta(pb405), true))
+		if p.Hdr[4].Valid && p.Hdr[10].Off > p.Hdr[4].Off && len(pb403)%2 == 0 && (p.Hdr[10].Off-p.Hdr[4].Off)%2 == 0 {
+			if cb405, ok406 := p.Bytes(4); ok406 {
+				binary.BigEndian.PutUint16(cb405[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb405[6:]), packet.PopDelta(pb403), false))
 			}
 		}
 		p.Pop(10)
-		goto n179
-	}
-n179:
-	{ // LbPopCommon: pop lb_common
-		pl.Runs[179]++
-		pb409, ok410 := p.Bytes(8) // lb_common
-		if !ok410 {
-			return pl.drop(102)
-		}
-		if p.Hdr[23].Valid && p.Hdr[8].Off > p.Hdr[23].Off && len(pb409)%2 == 0 && (p.Hdr[8].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb411, ok412 := p.Bytes(23); ok412 {
-				binary.BigEndian.PutUint16(cb411[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb411[6:]), packet.PopDelta(pb409), true))
-			}
-		}
-		p.Pop(8)
-		goto n180
+		goto n181
 	}
 n180:
-	{ // LbUdpLen: set
+	{ // LbPopV3Body: pop lb_v3
 		pl.Runs[180]++
-		var d413 uint64    // udp checksum
-		st415 := p.Hdr[23] // udp
-		if !st415.Valid || st415.Off < 0 || st415.Off+st415.Len > len(p.Data) {
-			return pl.drop(103)
+		pb407, ok408 := p.Bytes(11) // lb_v3
+		if !ok408 {
+			return pl.drop(102)
 		}
-		b414 := p.Data[st415.Off : st415.Off+st415.Len]
-		v416 := (uint64(binary.BigEndian.Uint16(b414[4:])) - 0x10)
-		lo418, hi419 := p.Hdr[23].Off+4, p.Hdr[23].Off+6
-		w417 := p.Hdr[23].Valid && hi419 <= len(p.Data) && 2 <= 20
-		var o420 uint32
-		if w417 {
-			o420 = uint32(binary.BigEndian.Uint16(p.Data[lo418+0:]))
+		if p.Hdr[4].Valid && p.Hdr[11].Off > p.Hdr[4].Off && len(pb407)%2 == 0 && (p.Hdr[11].Off-p.Hdr[4].Off)%2 == 0 {
+			if cb409, ok410 := p.Bytes(4); ok410 {
+				binary.BigEndian.PutUint16(cb409[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb409[6:]), packet.PopDelta(pb407), false))
+			}
 		}
-		binary.BigEndian.PutUint16(b414[4:], uint16(v416))
-		if w417 {
-			d413 += packet.ChecksumDelta(o420, uint32(binary.BigEndian.Uint16(p.Data[lo418+0:])))
-		}
-		if cb421, ok422 := p.Bytes(23); ok422 {
-			binary.BigEndian.PutUint16(cb421[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb421[6:]), d413, true))
-		}
+		p.Pop(11)
 		goto n181
 	}
 n181:
-	{ // LbTxCount: count "mbr_tx_pkt_counter"
+	{ // LbPopCommon: pop lb_common
 		pl.Runs[181]++
+		pb411, ok412 := p.Bytes(9) // lb_common
+		if !ok412 {
+			return pl.drop(103)
+		}
+		if p.Hdr[4].Valid && p.Hdr[9].Off > p.Hdr[4].Off && len(pb411)%2 == 0 && (p.Hdr[9].Off-p.Hdr[4].Off)%2 == 0 {
+			if cb413, ok414 := p.Bytes(4); ok414 {
+				binary.BigEndian.PutUint16(cb413[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb413[6:]), packet.PopDelta(pb411), false))
+			}
+		}
+		p.Pop(9)
+		goto n182
+	}
+n182:
+	{ // LbUdpLen: set
+		pl.Runs[182]++
+		var d415 uint64   // udp checksum
+		st417 := p.Hdr[4] // udp
+		if !st417.Valid || st417.Off < 0 || st417.Off+st417.Len > len(p.Data) {
+			return pl.drop(104)
+		}
+		b416 := p.Data[st417.Off : st417.Off+st417.Len]
+		v418 := (uint64(binary.BigEndian.Uint16(b416[4:])) - 0x10)
+		lo420, hi421 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
+		w419 := p.Hdr[4].Valid && hi421 <= len(p.Data) && 2 <= 20
+		var o422 uint32
+		if w419 {
+			o422 = uint32(binary.BigEndian.Uint16(p.Data[lo420+0:]))
+		}
+		binary.BigEndian.PutUint16(b416[4:], uint16(v418))
+		if w419 {
+			d415 += packet.ChecksumDelta(o422, uint32(binary.BigEndian.Uint16(p.Data[lo420+0:])))
+		}
+		if cb423, ok424 := p.Bytes(4); ok424 {
+			binary.BigEndian.PutUint16(cb423[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb423[6:]), d415, false))
+		}
+		goto n183
+	}
+n183:
+	{ // LbCsumFix: test meta.udp_zero == 1
+		pl.Runs[183]++
+		if p.Meta[0].Lo == 0x1 {
+			goto n184
+		}
+		goto n185
+	}
+n184:
+	{ // LbCsumKeepZero: set
+		pl.Runs[184]++
+		st426 := p.Hdr[4] // udp
+		if !st426.Valid || st426.Off < 0 || st426.Off+st426.Len > len(p.Data) {
+			return pl.drop(105)
+		}
+		b425 := p.Data[st426.Off : st426.Off+st426.Len]
+		binary.BigEndian.PutUint16(b425[6:], uint16(0x0))
+		goto n185
+	}
+n185:
+	{ // LbTxCount: count "mbr_tx_pkt_counter"
+		pl.Runs[185]++
 		pl.Counted[16]++
 		goto n2
 	}

@@ -18,7 +18,7 @@ var Schema = newSchema()
 
 func newSchema() *packet.Schema {
 	s := &packet.Schema{
-		MetaFields: 27,
+		MetaFields: 28,
 		Headers: []*packet.HeaderSpec{
 			{Name: "ethernet", ID: 0, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "dst", Offset: 0, Width: 48},
@@ -31,7 +31,38 @@ func newSchema() *packet.Schema {
 				{Name: "vid", Offset: 4, Width: 12},
 				{Name: "type", Offset: 16, Width: 16},
 			}},
-			{Name: "arp", ID: 2, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "ipv4", ID: 2, Metadata: false, MetaBase: 0, Checksum: 9, ChecksumKind: 1, ChecksumOptional: false, Fields: []packet.FieldSpec{
+				{Name: "version", Offset: 0, Width: 4},
+				{Name: "ihl", Offset: 4, Width: 4},
+				{Name: "dscp_ecn", Offset: 8, Width: 8},
+				{Name: "total_len", Offset: 16, Width: 16},
+				{Name: "id", Offset: 32, Width: 16},
+				{Name: "flags", Offset: 48, Width: 3},
+				{Name: "frag", Offset: 51, Width: 13},
+				{Name: "ttl", Offset: 64, Width: 8},
+				{Name: "proto", Offset: 72, Width: 8},
+				{Name: "checksum", Offset: 80, Width: 16},
+				{Name: "src", Offset: 96, Width: 32},
+				{Name: "dst", Offset: 128, Width: 32},
+				{Name: "options", Offset: 160, Width: 0, Length: &packet.Expr{Kind: 17, Width: 128, A: &packet.Expr{Kind: 16, Width: 128, A: &packet.Expr{Kind: 1, Width: 4, Field: packet.FieldRef{Header: 2, Field: 1}, Text: "ihl"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x5}, Text: "5"}, Text: "(ihl - 5)"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x4}, Text: "4"}, Text: "(ihl - 5) * 4"}},
+			}},
+			{Name: "ipv6", ID: 3, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+				{Name: "version", Offset: 0, Width: 4},
+				{Name: "tclass", Offset: 4, Width: 8},
+				{Name: "flow", Offset: 12, Width: 20},
+				{Name: "payload_len", Offset: 32, Width: 16},
+				{Name: "next_hdr", Offset: 48, Width: 8},
+				{Name: "hop_limit", Offset: 56, Width: 8},
+				{Name: "src", Offset: 64, Width: 128},
+				{Name: "dst", Offset: 192, Width: 128},
+			}},
+			{Name: "udp", ID: 4, Metadata: false, MetaBase: 0, Checksum: 3, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
+				{Name: "sport", Offset: 0, Width: 16},
+				{Name: "dport", Offset: 16, Width: 16},
+				{Name: "length", Offset: 32, Width: 16},
+				{Name: "checksum", Offset: 48, Width: 16},
+			}},
+			{Name: "arp", ID: 5, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "htype", Offset: 0, Width: 16},
 				{Name: "ptype", Offset: 16, Width: 16},
 				{Name: "hlen", Offset: 32, Width: 8},
@@ -42,86 +73,61 @@ func newSchema() *packet.Schema {
 				{Name: "tha", Offset: 144, Width: 48},
 				{Name: "tpa", Offset: 192, Width: 32},
 			}},
-			{Name: "ipv4", ID: 3, Metadata: false, MetaBase: 0, Checksum: 9, ChecksumKind: 1, ChecksumOptional: false, Fields: []packet.FieldSpec{
-				{Name: "version", Offset: 0, Width: 4},
-				{Name: "ihl", Offset: 4, Width: 4},
-				{Name: "dscp_ecn", Offset: 8, Width: 8},
-				{Name: "total_len", Offset: 16, Width: 16},
-				{Name: "id", Offset: 32, Width: 16},
-				{Name: "flags", Offset: 48, Width: 3},
-				{Name: "frag", Offset: 51, Width: 13},
-				{Name: "ttl", Offset: 64, Width: 8},
-				{Name: "proto", Offset: 72, Width: 8},
-				{Name: "checksum", Offset: 80, Width: 16},
-				{Name: "src", Offset: 96, Width: 32},
-				{Name: "dst", Offset: 128, Width: 32},
-				{Name: "options", Offset: 160, Width: 0, Length: &packet.Expr{Kind: 17, Width: 128, A: &packet.Expr{Kind: 16, Width: 128, A: &packet.Expr{Kind: 1, Width: 4, Field: packet.FieldRef{Header: 3, Field: 1}, Text: "ihl"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x5}, Text: "5"}, Text: "(ihl - 5)"}, B: &packet.Expr{Kind: 0, Width: 3, Const: packet.Value{Lo: 0x4}, Text: "4"}, Text: "(ihl - 5) * 4"}},
-			}},
-			{Name: "ipv6", ID: 4, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
-				{Name: "version", Offset: 0, Width: 4},
-				{Name: "tclass", Offset: 4, Width: 8},
-				{Name: "flow", Offset: 12, Width: 20},
-				{Name: "payload_len", Offset: 32, Width: 16},
-				{Name: "next_hdr", Offset: 48, Width: 8},
-				{Name: "hop_limit", Offset: 56, Width: 8},
-				{Name: "src", Offset: 64, Width: 128},
-				{Name: "dst", Offset: 192, Width: 128},
-			}},
-			{Name: "icmp", ID: 5, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 2, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp", ID: 6, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 2, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "code", Offset: 8, Width: 8},
 				{Name: "checksum", Offset: 16, Width: 16},
 			}},
-			{Name: "icmpv6", ID: 6, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmpv6", ID: 7, Metadata: false, MetaBase: 0, Checksum: 2, ChecksumKind: 3, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "code", Offset: 8, Width: 8},
 				{Name: "checksum", Offset: 16, Width: 16},
 			}},
-			{Name: "icmp_echo", ID: 7, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_echo", ID: 8, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "id", Offset: 0, Width: 16},
 				{Name: "seq", Offset: 16, Width: 16},
 			}},
-			{Name: "lb_common", ID: 8, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lb_common", ID: 9, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "magic", Offset: 0, Width: 16},
 				{Name: "version", Offset: 16, Width: 8},
 				{Name: "proto", Offset: 24, Width: 8},
 			}},
-			{Name: "lb_v2", ID: 9, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lb_v2", ID: 10, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "rsvd", Offset: 0, Width: 16},
 				{Name: "entropy", Offset: 16, Width: 16},
 				{Name: "tick", Offset: 32, Width: 64},
 			}},
-			{Name: "lb_v3", ID: 10, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lb_v3", ID: 11, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "slot_select", Offset: 0, Width: 16},
 				{Name: "port_select", Offset: 16, Width: 16},
 				{Name: "tick", Offset: 32, Width: 64},
 			}},
-			{Name: "nd_ns", ID: 11, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_ns", ID: 12, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "reserved", Offset: 0, Width: 32},
 				{Name: "target", Offset: 32, Width: 128},
 			}},
-			{Name: "nd_opt", ID: 12, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_opt", ID: 13, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "length", Offset: 8, Width: 8},
 			}},
-			{Name: "nd_mac", ID: 13, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_mac", ID: 14, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "mac", Offset: 0, Width: 48},
 			}},
-			{Name: "nd_na", ID: 14, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_na", ID: 15, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "r", Offset: 0, Width: 1},
 				{Name: "s", Offset: 1, Width: 1},
 				{Name: "o", Offset: 2, Width: 1},
 				{Name: "reserved", Offset: 3, Width: 29},
 				{Name: "target", Offset: 32, Width: 128},
 			}},
-			{Name: "nd_na_opt", ID: 15, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_na_opt", ID: 16, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "type", Offset: 0, Width: 8},
 				{Name: "length", Offset: 8, Width: 8},
 			}},
-			{Name: "nd_na_mac", ID: 16, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "nd_na_mac", ID: 17, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "mac", Offset: 0, Width: 48},
 			}},
-			{Name: "icmp_ipv4", ID: 17, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_ipv4", ID: 18, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "version", Offset: 0, Width: 4},
 				{Name: "ihl", Offset: 4, Width: 4},
 				{Name: "dscp_ecn", Offset: 8, Width: 8},
@@ -135,7 +141,7 @@ func newSchema() *packet.Schema {
 				{Name: "src", Offset: 96, Width: 32},
 				{Name: "dst", Offset: 128, Width: 32},
 			}},
-			{Name: "icmp_ipv6", ID: 18, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_ipv6", ID: 19, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "version", Offset: 0, Width: 4},
 				{Name: "tclass", Offset: 4, Width: 8},
 				{Name: "flow", Offset: 12, Width: 20},
@@ -145,56 +151,51 @@ func newSchema() *packet.Schema {
 				{Name: "src", Offset: 64, Width: 128},
 				{Name: "dst", Offset: 192, Width: 128},
 			}},
-			{Name: "icmp_udp", ID: 19, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "icmp_udp", ID: 20, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "sport", Offset: 0, Width: 16},
 				{Name: "dport", Offset: 16, Width: 16},
 				{Name: "length", Offset: 32, Width: 16},
 				{Name: "checksum", Offset: 48, Width: 16},
 			}},
-			{Name: "lldp", ID: 20, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lldp", ID: 21, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "tlv_type", Offset: 0, Width: 7},
 				{Name: "tlv_length", Offset: 7, Width: 9},
 			}},
-			{Name: "slow", ID: 21, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "slow", ID: 22, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "subtype", Offset: 0, Width: 8},
 			}},
-			{Name: "lacp", ID: 22, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "lacp", ID: 23, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "version", Offset: 0, Width: 8},
 			}},
-			{Name: "udp", ID: 23, Metadata: false, MetaBase: 0, Checksum: 3, ChecksumKind: 3, ChecksumOptional: true, Fields: []packet.FieldSpec{
-				{Name: "sport", Offset: 0, Width: 16},
-				{Name: "dport", Offset: 16, Width: 16},
-				{Name: "length", Offset: 32, Width: 16},
-				{Name: "checksum", Offset: 48, Width: 16},
-			}},
 			{Name: "meta", ID: 24, Metadata: true, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
-				{Name: "ingress_port", Offset: 0, Width: 4},
-				{Name: "egress_port", Offset: 4, Width: 4},
-				{Name: "vlan_id", Offset: 8, Width: 12},
-				{Name: "iface", Offset: 20, Width: 4},
-				{Name: "own_mac", Offset: 24, Width: 48},
-				{Name: "own_ip", Offset: 72, Width: 128},
-				{Name: "lb_id", Offset: 200, Width: 8},
-				{Name: "ip_da", Offset: 208, Width: 128},
-				{Name: "tick", Offset: 336, Width: 64},
-				{Name: "epoch", Offset: 400, Width: 32},
-				{Name: "slot_bits", Offset: 432, Width: 5},
-				{Name: "slot_xor", Offset: 437, Width: 16},
-				{Name: "slot_select", Offset: 453, Width: 16},
-				{Name: "port_select", Offset: 469, Width: 16},
-				{Name: "calendar_slot", Offset: 485, Width: 16},
-				{Name: "member_id", Offset: 501, Width: 16},
-				{Name: "mbr_mac", Offset: 517, Width: 48},
-				{Name: "mbr_ip4", Offset: 565, Width: 32},
-				{Name: "mbr_ip6", Offset: 597, Width: 128},
-				{Name: "udp_base", Offset: 725, Width: 16},
-				{Name: "port_bits", Offset: 741, Width: 5},
-				{Name: "keep_lb", Offset: 746, Width: 1},
-				{Name: "new_port", Offset: 747, Width: 16},
-				{Name: "na_dst", Offset: 763, Width: 128},
-				{Name: "na_mac", Offset: 891, Width: 48},
-				{Name: "na_s", Offset: 939, Width: 1},
-				{Name: "na_target", Offset: 940, Width: 128},
+				{Name: "udp_zero", Offset: 0, Width: 1},
+				{Name: "ingress_port", Offset: 1, Width: 4},
+				{Name: "egress_port", Offset: 5, Width: 4},
+				{Name: "vlan_id", Offset: 9, Width: 12},
+				{Name: "iface", Offset: 21, Width: 4},
+				{Name: "own_mac", Offset: 25, Width: 48},
+				{Name: "own_ip", Offset: 73, Width: 128},
+				{Name: "lb_id", Offset: 201, Width: 8},
+				{Name: "ip_da", Offset: 209, Width: 128},
+				{Name: "tick", Offset: 337, Width: 64},
+				{Name: "epoch", Offset: 401, Width: 32},
+				{Name: "slot_bits", Offset: 433, Width: 5},
+				{Name: "slot_xor", Offset: 438, Width: 16},
+				{Name: "slot_select", Offset: 454, Width: 16},
+				{Name: "port_select", Offset: 470, Width: 16},
+				{Name: "calendar_slot", Offset: 486, Width: 16},
+				{Name: "member_id", Offset: 502, Width: 16},
+				{Name: "mbr_mac", Offset: 518, Width: 48},
+				{Name: "mbr_ip4", Offset: 566, Width: 32},
+				{Name: "mbr_ip6", Offset: 598, Width: 128},
+				{Name: "udp_base", Offset: 726, Width: 16},
+				{Name: "port_bits", Offset: 742, Width: 5},
+				{Name: "keep_lb", Offset: 747, Width: 1},
+				{Name: "new_port", Offset: 748, Width: 16},
+				{Name: "na_dst", Offset: 764, Width: 128},
+				{Name: "na_mac", Offset: 892, Width: 48},
+				{Name: "na_s", Offset: 940, Width: 1},
+				{Name: "na_target", Offset: 941, Width: 128},
 			}},
 		},
 		Next: []packet.ParseEdge{},
@@ -229,17 +230,18 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [147]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "RxV4Csum", "RxV6", "RxV6Check", "RxUDP", "RxPort", "RxUDPCsum", "RxNotForUs", "RxSocket", "TxQueue", "TxWire", "RxCount", "ParseEthType", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "ParseParsed", "ParseIsReserved", "PuntCount", "PuntIsSlow", "PuntIsLacp", "PuntLacp", "PuntSlowOther", "PuntIsLldp", "PuntLldp", "PuntEgress", "PuntHasNsMac", "PuntPopNsMac", "PuntHasNsOpt", "PuntPopNsOpt", "PuntHasNs", "PuntPopNs", "PuntHasUdp", "PuntPopUdp", "PuntHasIPv4", "PuntPopIPv4", "PuntHasIPv6", "PuntPopIPv6", "ToHost", "L2HasVlan", "L2VlanId", "L2PopVlan", "L2Iface", "L2IfaceAllow", "L2MacDst", "L2DstDrop", "L2DstAllow", "L3DaIPv4", "L3SetDaIPv4", "L3SetDaIPv6", "L3IPDst", "L3BadIP", "L3Allow", "L3IsArp", "L3IsIcmp4", "L3IsIcmp6", "L3IsEcho4", "L3Icmp4Type", "L3Icmp4Unhandled", "L3Unreach4", "L3Unreach4Net", "L3Unreach4Host", "L3Unreach4Port", "L3Unreach4FragNeeded", "L3Unreach4NetUnknown", "L3Unreach4HostUnknown", "L3Unreach4HostProhibited", "L3Unreach4Other", "L3Icmp6Type", "L3Icmp6Unhandled", "L3Unreach6", "L3Unreach6Net", "L3Unreach6HostProhibited", "L3Unreach6Host", "L3Unreach6Port", "L3Unreach6Other", "ArpForUs", "ArpNoMatch", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NoMatch", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNoMatch", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbSrcIPv4", "LbSrc4", "LbSrc6", "LbBlocked", "LbIsV2", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbTtl", "LbTtlExpired", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbSoftEvicted", "LbDeregistered", "LbPort", "LbEth", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbTxCount"}
+var NodeNames = [152]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "RxV4Csum", "RxV6", "RxV6Check", "RxUDP", "RxPort", "RxUDPCsum", "RxUDPVerify", "RxNotForUs", "RxSocket", "TxQueue", "TxWire", "RxCount", "ParseEthType", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "ParseParsed", "ParseIsReserved", "PuntCount", "PuntIsSlow", "PuntIsLacp", "PuntLacp", "PuntSlowOther", "PuntIsLldp", "PuntLldp", "PuntEgress", "PuntHasNsMac", "PuntPopNsMac", "PuntHasNsOpt", "PuntPopNsOpt", "PuntHasNs", "PuntPopNs", "PuntHasUdp", "PuntPopUdp", "PuntHasIPv4", "PuntPopIPv4", "PuntHasIPv6", "PuntPopIPv6", "ToHost", "L2HasVlan", "L2VlanId", "L2PopVlan", "L2Iface", "L2IfaceAllow", "L2MacDst", "L2DstDrop", "L2DstAllow", "L3DaIPv4", "L3SetDaIPv4", "L3SetDaIPv6", "L3IPDst", "L3BadIP", "L3Allow", "L3IsArp", "L3IsIcmp4", "L3IsIcmp6", "L3IsEcho4", "L3Icmp4Type", "L3Icmp4Unhandled", "L3Unreach4", "L3Unreach4Net", "L3Unreach4Host", "L3Unreach4Port", "L3Unreach4FragNeeded", "L3Unreach4NetUnknown", "L3Unreach4HostUnknown", "L3Unreach4HostProhibited", "L3Unreach4Other", "L3Icmp6Type", "L3Icmp6Unhandled", "L3Unreach6", "L3Unreach6Net", "L3Unreach6HostProhibited", "L3Unreach6Host", "L3Unreach6Port", "L3Unreach6Other", "ArpForUs", "ArpNoMatch", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NoMatch", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNoMatch", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbSrcIPv4", "LbSrc4", "LbSrc6", "LbBlocked", "LbIsV2", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbTtl", "LbTtlExpired", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbSoftEvicted", "LbDeregistered", "LbPort", "LbEth", "LbCsumZero", "LbMarkZero", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbCsumFix", "LbCsumKeepZero", "LbTxCount"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [2]string{"ToHost", "TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [92]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
+var DropSites = [95]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
 	{Node: "RxV4", Reason: "malformed"},
 	{Node: "RxV4Check", Reason: "malformed"},
 	{Node: "RxV6Check", Reason: "malformed"},
 	{Node: "RxPort", Reason: "malformed"},
+	{Node: "RxUDPCsum", Reason: "malformed"},
 	{Node: "RxNotForUs", Reason: "not a datagram for the socket"},
 	{Node: "ParseEthType", Reason: "malformed"},
 	{Node: "ParseEthType.arp", Reason: "unconnected"},
@@ -319,6 +321,7 @@ var DropSites = [92]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
 	{Node: "LbSoftEvicted", Reason: "mbr_drop_soft_evicted_counter"},
 	{Node: "LbDeregistered", Reason: "mbr_drop_deregistered_counter"},
 	{Node: "LbEth", Reason: "malformed"},
+	{Node: "LbCsumZero", Reason: "malformed"},
 	{Node: "LbIPv4Keep", Reason: "malformed"},
 	{Node: "LbIPv4Strip", Reason: "malformed"},
 	{Node: "LbIPv6Keep", Reason: "malformed"},
@@ -327,6 +330,7 @@ var DropSites = [92]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
 	{Node: "LbPopV3Body", Reason: "malformed"},
 	{Node: "LbPopCommon", Reason: "malformed"},
 	{Node: "LbUdpLen", Reason: "malformed"},
+	{Node: "LbCsumKeepZero", Reason: "malformed"},
 }
 
 // CountLabels name the count operations' counters (Pipeline.Counted).
@@ -453,7 +457,7 @@ n1:
 		if x1 {
 			goto n2
 		}
-		goto n11
+		goto n12
 	}
 n2:
 	{ // RxType: switch ethernet.type
@@ -470,17 +474,17 @@ n2:
 		case v2 == 0x86dd:
 			goto n6
 		default:
-			goto n11
+			goto n12
 		}
 	}
 n3:
 	{ // RxV4: extract ipv4
 		pl.Runs[3]++
-		x5 := p.Hdr[3].Valid // already there: nothing to do
+		x5 := p.Hdr[2].Valid // already there: nothing to do
 		if !x5 {
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
-				p.Hdr[3] = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st8 := p.Hdr[3] // ipv4
+				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
+				st8 := p.Hdr[2] // ipv4
 				if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
 					return pl.drop(1)
 				}
@@ -488,23 +492,23 @@ n3:
 				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(p.Data)) && off+20+int(ext6.Lo) <= len(p.Data)
 				if x5 {
-					p.Hdr[3].Len += int(ext6.Lo)
-					p.Cursor = off + p.Hdr[3].Len
+					p.Hdr[2].Len += int(ext6.Lo)
+					p.Cursor = off + p.Hdr[2].Len
 				}
 			}
 			if !x5 {
-				p.Hdr[3] = packet.HeaderState{}
+				p.Hdr[2] = packet.HeaderState{}
 			} // ipv4
 		}
 		if x5 {
 			goto n4
 		}
-		goto n11
+		goto n12
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
 		pl.Runs[4]++
-		st12 := p.Hdr[3] // ipv4
+		st12 := p.Hdr[2] // ipv4
 		if !st12.Valid || st12.Off < 0 || st12.Off+st12.Len > len(p.Data) {
 			return pl.drop(2)
 		}
@@ -520,39 +524,39 @@ n4:
 		if c9 {
 			goto n5
 		}
-		goto n11
+		goto n12
 	}
 n5:
 	{ // RxV4Csum: checksum verify ipv4
 		pl.Runs[5]++
-		ok13, wellFormed := p.VerifyChecksum(3)
+		ok13, wellFormed := p.VerifyChecksum(2)
 		if ok13 && wellFormed {
 			goto n8
 		}
-		goto n11
+		goto n12
 	}
 n6:
 	{ // RxV6: extract ipv6
 		pl.Runs[6]++
-		x14 := p.Hdr[4].Valid // already there: nothing to do
+		x14 := p.Hdr[3].Valid // already there: nothing to do
 		if !x14 {
 			x14 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
 			if x14 {
-				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
+				p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
 				p.Cursor += 40
 			} else {
-				p.Hdr[4] = packet.HeaderState{}
+				p.Hdr[3] = packet.HeaderState{}
 			} // ipv6
 		}
 		if x14 {
 			goto n7
 		}
-		goto n11
+		goto n12
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
 		pl.Runs[7]++
-		st17 := p.Hdr[4] // ipv6
+		st17 := p.Hdr[3] // ipv6
 		if !st17.Valid || st17.Off < 0 || st17.Off+st17.Len > len(p.Data) {
 			return pl.drop(3)
 		}
@@ -564,30 +568,30 @@ n7:
 		if c15 {
 			goto n8
 		}
-		goto n11
+		goto n12
 	}
 n8:
 	{ // RxUDP: extract udp
 		pl.Runs[8]++
-		x18 := p.Hdr[23].Valid // already there: nothing to do
+		x18 := p.Hdr[4].Valid // already there: nothing to do
 		if !x18 {
 			x18 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
 			if x18 {
-				p.Hdr[23] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
+				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
 				p.Cursor += 8
 			} else {
-				p.Hdr[23] = packet.HeaderState{}
+				p.Hdr[4] = packet.HeaderState{}
 			} // udp
 		}
 		if x18 {
 			goto n9
 		}
-		goto n11
+		goto n12
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
 		pl.Runs[9]++
-		st20 := p.Hdr[23] // udp
+		st20 := p.Hdr[4] // udp
 		if !st20.Valid || st20.Off < 0 || st20.Off+st20.Len > len(p.Data) {
 			return pl.drop(4)
 		}
@@ -595,1127 +599,1133 @@ n9:
 		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
 			goto n10
 		}
-		goto n11
+		goto n12
 	}
 n10:
-	{ // RxUDPCsum: checksum verify udp
+	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
 		pl.Runs[10]++
-		ok21, wellFormed := p.VerifyChecksum(23)
-		if ok21 && wellFormed {
-			goto n12
+		st23 := p.Hdr[4] // udp
+		if !st23.Valid || st23.Off < 0 || st23.Off+st23.Len > len(p.Data) {
+			return pl.drop(5)
+		}
+		b22 := p.Data[st23.Off : st23.Off+st23.Len]
+		c21 := (uint64(binary.BigEndian.Uint16(b22[6:])) == 0x0)
+		if c21 {
+			c21 = p.Hdr[2].Valid
+		}
+		if c21 {
+			goto n13
 		}
 		goto n11
 	}
 n11:
-	{ // RxNotForUs: drop "not a datagram for the socket"
+	{ // RxUDPVerify: checksum verify udp
 		pl.Runs[11]++
-		return pl.drop(5)
+		ok24, wellFormed := p.VerifyChecksum(4)
+		if ok24 && wellFormed {
+			goto n13
+		}
+		goto n12
 	}
 n12:
-	{ // RxSocket: nop
+	{ // RxNotForUs: drop "not a datagram for the socket"
 		pl.Runs[12]++
-		goto n15
+		return pl.drop(6)
 	}
-n15:
-	{ // RxCount: count "rx_counter"
-		pl.Runs[15]++
-		pl.Counted[0]++
+n13:
+	{ // RxSocket: nop
+		pl.Runs[13]++
 		goto n16
 	}
 n16:
-	{ // ParseEthType: switch ethernet.type
+	{ // RxCount: count "rx_counter"
 		pl.Runs[16]++
-		st24 := p.Hdr[0] // ethernet
-		if !st24.Valid || st24.Off < 0 || st24.Off+st24.Len > len(p.Data) {
-			return pl.drop(6)
-		}
-		b23 := p.Data[st24.Off : st24.Off+st24.Len]
-		v22 := uint64(binary.BigEndian.Uint16(b23[12:]))
-		switch {
-		case v22 == 0x800:
-			goto n17
-		case v22 == 0x806:
-			return pl.drop(7)
-		case v22 == 0x8100:
-			return pl.drop(8)
-		case v22 == 0x86dd:
-			goto n17
-		case v22 == 0x8809:
-			return pl.drop(9)
-		case v22 == 0x88cc:
-			return pl.drop(10)
-		default:
-			return pl.drop(11)
-		}
+		pl.Counted[0]++
+		goto n17
 	}
 n17:
-	{ // ParseLb: extract lb_common
+	{ // ParseEthType: switch ethernet.type
 		pl.Runs[17]++
-		x25 := p.Hdr[8].Valid // already there: nothing to do
-		if !x25 {
-			x25 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
-			if x25 {
-				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
-			} else {
-				p.Hdr[8] = packet.HeaderState{}
-			} // lb_common
-		}
-		if x25 {
-			goto n18
-		}
-		goto n22
-	}
-n18:
-	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		pl.Runs[18]++
-		st27 := p.Hdr[8] // lb_common
+		st27 := p.Hdr[0] // ethernet
 		if !st27.Valid || st27.Off < 0 || st27.Off+st27.Len > len(p.Data) {
-			return pl.drop(12)
+			return pl.drop(7)
 		}
 		b26 := p.Data[st27.Off : st27.Off+st27.Len]
-		if uint64(binary.BigEndian.Uint16(b26[0:])) == 0x4c42 {
+		v25 := uint64(binary.BigEndian.Uint16(b26[12:]))
+		switch {
+		case v25 == 0x800:
+			goto n18
+		case v25 == 0x806:
+			return pl.drop(8)
+		case v25 == 0x8100:
+			return pl.drop(9)
+		case v25 == 0x86dd:
+			goto n18
+		case v25 == 0x8809:
+			return pl.drop(10)
+		case v25 == 0x88cc:
+			return pl.drop(11)
+		default:
+			return pl.drop(12)
+		}
+	}
+n18:
+	{ // ParseLb: extract lb_common
+		pl.Runs[18]++
+		x28 := p.Hdr[9].Valid // already there: nothing to do
+		if !x28 {
+			x28 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			if x28 {
+				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
+				p.Cursor += 4
+			} else {
+				p.Hdr[9] = packet.HeaderState{}
+			} // lb_common
+		}
+		if x28 {
 			goto n19
 		}
-		goto n22
+		goto n23
 	}
 n19:
-	{ // ParseLbVersion: switch lb_common.version
+	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		pl.Runs[19]++
-		st30 := p.Hdr[8] // lb_common
+		st30 := p.Hdr[9] // lb_common
 		if !st30.Valid || st30.Off < 0 || st30.Off+st30.Len > len(p.Data) {
 			return pl.drop(13)
 		}
 		b29 := p.Data[st30.Off : st30.Off+st30.Len]
-		v28 := uint64(b29[2])
-		switch {
-		case v28 == 0x2:
+		if uint64(binary.BigEndian.Uint16(b29[0:])) == 0x4c42 {
 			goto n20
-		case v28 == 0x3:
-			goto n21
-		default:
-			goto n22
 		}
+		goto n23
 	}
 n20:
-	{ // ParseLbV2: extract lb_v2
+	{ // ParseLbVersion: switch lb_common.version
 		pl.Runs[20]++
-		x31 := p.Hdr[9].Valid // already there: nothing to do
-		if !x31 {
-			x31 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
-			if x31 {
-				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-				p.Cursor += 12
-			} else {
-				p.Hdr[9] = packet.HeaderState{}
-			} // lb_v2
+		st33 := p.Hdr[9] // lb_common
+		if !st33.Valid || st33.Off < 0 || st33.Off+st33.Len > len(p.Data) {
+			return pl.drop(14)
 		}
-		if x31 {
+		b32 := p.Data[st33.Off : st33.Off+st33.Len]
+		v31 := uint64(b32[2])
+		switch {
+		case v31 == 0x2:
+			goto n21
+		case v31 == 0x3:
+			goto n22
+		default:
 			goto n23
 		}
-		goto n22
 	}
 n21:
-	{ // ParseLbV3: extract lb_v3
+	{ // ParseLbV2: extract lb_v2
 		pl.Runs[21]++
-		x32 := p.Hdr[10].Valid // already there: nothing to do
-		if !x32 {
-			x32 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
-			if x32 {
+		x34 := p.Hdr[10].Valid // already there: nothing to do
+		if !x34 {
+			x34 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			if x34 {
 				p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
 				p.Cursor += 12
 			} else {
 				p.Hdr[10] = packet.HeaderState{}
-			} // lb_v3
+			} // lb_v2
 		}
-		if x32 {
-			goto n23
+		if x34 {
+			goto n24
 		}
-		goto n22
+		goto n23
 	}
 n22:
-	{ // ParseFail: drop "phys_parsefail_counter"
+	{ // ParseLbV3: extract lb_v3
 		pl.Runs[22]++
-		return pl.drop(14)
+		x35 := p.Hdr[11].Valid // already there: nothing to do
+		if !x35 {
+			x35 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			if x35 {
+				p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
+				p.Cursor += 12
+			} else {
+				p.Hdr[11] = packet.HeaderState{}
+			} // lb_v3
+		}
+		if x35 {
+			goto n24
+		}
+		goto n23
 	}
 n23:
-	{ // ParseParsed: set
+	{ // ParseFail: drop "phys_parsefail_counter"
 		pl.Runs[23]++
-		p.Meta[1] = packet.Value{Lo: (p.Meta[0].Lo) & 0xf}
-		goto n24
+		return pl.drop(15)
 	}
 n24:
-	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
+	{ // ParseParsed: set
 		pl.Runs[24]++
-		c33 := !(p.Hdr[1].Valid)
-		if c33 {
-			st35 := p.Hdr[0] // ethernet
-			if !st35.Valid || st35.Off < 0 || st35.Off+st35.Len > len(p.Data) {
-				return pl.drop(15)
-			}
-			b34 := p.Data[st35.Off : st35.Off+st35.Len]
-			c33 = (((uint64(binary.BigEndian.Uint16(b34[0:]))<<32 | uint64(binary.BigEndian.Uint32(b34[2:]))) & 0xfffffffffff0) == 0x180c2000000)
-		}
-		if c33 {
-			goto n25
-		}
-		goto n46
+		p.Meta[2] = packet.Value{Lo: (p.Meta[1].Lo) & 0xf}
+		goto n25
 	}
 n25:
-	{ // PuntCount: count "phys_ieee802_multicast_counter"
+	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
 		pl.Runs[25]++
-		pl.Counted[1]++
-		goto n26
+		c36 := !(p.Hdr[1].Valid)
+		if c36 {
+			st38 := p.Hdr[0] // ethernet
+			if !st38.Valid || st38.Off < 0 || st38.Off+st38.Len > len(p.Data) {
+				return pl.drop(16)
+			}
+			b37 := p.Data[st38.Off : st38.Off+st38.Len]
+			c36 = (((uint64(binary.BigEndian.Uint16(b37[0:]))<<32 | uint64(binary.BigEndian.Uint32(b37[2:]))) & 0xfffffffffff0) == 0x180c2000000)
+		}
+		if c36 {
+			goto n26
+		}
+		goto n47
 	}
 n26:
-	{ // PuntIsSlow: test valid(slow)
+	{ // PuntCount: count "phys_ieee802_multicast_counter"
 		pl.Runs[26]++
-		if p.Hdr[21].Valid {
-			goto n27
+		pl.Counted[1]++
+		goto n27
+	}
+n27:
+	{ // PuntIsSlow: test valid(slow)
+		pl.Runs[27]++
+		if p.Hdr[22].Valid {
+			goto n28
+		}
+		goto n31
+	}
+n28:
+	{ // PuntIsLacp: test slow.subtype == 1
+		pl.Runs[28]++
+		st40 := p.Hdr[22] // slow
+		if !st40.Valid || st40.Off < 0 || st40.Off+st40.Len > len(p.Data) {
+			return pl.drop(17)
+		}
+		b39 := p.Data[st40.Off : st40.Off+st40.Len]
+		if uint64(b39[0]) == 0x1 {
+			goto n29
 		}
 		goto n30
 	}
-n27:
-	{ // PuntIsLacp: test slow.subtype == 1
-		pl.Runs[27]++
-		st37 := p.Hdr[21] // slow
-		if !st37.Valid || st37.Off < 0 || st37.Off+st37.Len > len(p.Data) {
-			return pl.drop(16)
-		}
-		b36 := p.Data[st37.Off : st37.Off+st37.Len]
-		if uint64(b36[0]) == 0x1 {
-			goto n28
-		}
-		goto n29
-	}
-n28:
-	{ // PuntLacp: count "phys_dot3_slow_lacp_counter"
-		pl.Runs[28]++
-		pl.Counted[2]++
-		goto n32
-	}
 n29:
-	{ // PuntSlowOther: count "phys_dot3_slow_other_counter"
+	{ // PuntLacp: count "phys_dot3_slow_lacp_counter"
 		pl.Runs[29]++
-		pl.Counted[3]++
-		goto n32
+		pl.Counted[2]++
+		goto n33
 	}
 n30:
-	{ // PuntIsLldp: test valid(lldp)
+	{ // PuntSlowOther: count "phys_dot3_slow_other_counter"
 		pl.Runs[30]++
-		if p.Hdr[20].Valid {
-			goto n31
-		}
-		goto n32
+		pl.Counted[3]++
+		goto n33
 	}
 n31:
-	{ // PuntLldp: count "phys_lldp_counter"
+	{ // PuntIsLldp: test valid(lldp)
 		pl.Runs[31]++
-		pl.Counted[4]++
-		goto n32
+		if p.Hdr[21].Valid {
+			goto n32
+		}
+		goto n33
 	}
 n32:
-	{ // PuntEgress: set
+	{ // PuntLldp: count "phys_lldp_counter"
 		pl.Runs[32]++
-		p.Meta[1] = packet.Value{Lo: ((p.Meta[0].Lo | 0x2) & 0xf) & 0xf}
+		pl.Counted[4]++
 		goto n33
 	}
 n33:
-	{ // PuntHasNsMac: test valid(nd_mac)
+	{ // PuntEgress: set
 		pl.Runs[33]++
-		if p.Hdr[13].Valid {
-			goto n34
-		}
-		goto n35
+		p.Meta[2] = packet.Value{Lo: ((p.Meta[1].Lo | 0x2) & 0xf) & 0xf}
+		goto n34
 	}
 n34:
-	{ // PuntPopNsMac: pop nd_mac
+	{ // PuntHasNsMac: test valid(nd_mac)
 		pl.Runs[34]++
-		if !p.Pop(13) {
-			return pl.drop(17)
+		if p.Hdr[14].Valid {
+			goto n35
 		}
-		goto n35
+		goto n36
 	}
 n35:
-	{ // PuntHasNsOpt: test valid(nd_opt)
+	{ // PuntPopNsMac: pop nd_mac
 		pl.Runs[35]++
-		if p.Hdr[12].Valid {
-			goto n36
-		}
-		goto n37
-	}
-n36:
-	{ // PuntPopNsOpt: pop nd_opt
-		pl.Runs[36]++
-		if !p.Pop(12) {
+		if !p.Pop(14) {
 			return pl.drop(18)
 		}
-		goto n37
+		goto n36
+	}
+n36:
+	{ // PuntHasNsOpt: test valid(nd_opt)
+		pl.Runs[36]++
+		if p.Hdr[13].Valid {
+			goto n37
+		}
+		goto n38
 	}
 n37:
-	{ // PuntHasNs: test valid(nd_ns)
+	{ // PuntPopNsOpt: pop nd_opt
 		pl.Runs[37]++
-		if p.Hdr[11].Valid {
-			goto n38
-		}
-		goto n39
-	}
-n38:
-	{ // PuntPopNs: pop nd_ns
-		pl.Runs[38]++
-		if !p.Pop(11) {
+		if !p.Pop(13) {
 			return pl.drop(19)
 		}
-		goto n39
+		goto n38
+	}
+n38:
+	{ // PuntHasNs: test valid(nd_ns)
+		pl.Runs[38]++
+		if p.Hdr[12].Valid {
+			goto n39
+		}
+		goto n40
 	}
 n39:
-	{ // PuntHasUdp: test valid(icmp_udp)
+	{ // PuntPopNs: pop nd_ns
 		pl.Runs[39]++
-		if p.Hdr[19].Valid {
-			goto n40
-		}
-		goto n41
-	}
-n40:
-	{ // PuntPopUdp: pop icmp_udp
-		pl.Runs[40]++
-		if !p.Pop(19) {
+		if !p.Pop(12) {
 			return pl.drop(20)
 		}
-		goto n41
+		goto n40
+	}
+n40:
+	{ // PuntHasUdp: test valid(icmp_udp)
+		pl.Runs[40]++
+		if p.Hdr[20].Valid {
+			goto n41
+		}
+		goto n42
 	}
 n41:
-	{ // PuntHasIPv4: test valid(icmp_ipv4)
+	{ // PuntPopUdp: pop icmp_udp
 		pl.Runs[41]++
-		if p.Hdr[17].Valid {
-			goto n42
-		}
-		goto n43
-	}
-n42:
-	{ // PuntPopIPv4: pop icmp_ipv4
-		pl.Runs[42]++
-		if !p.Pop(17) {
+		if !p.Pop(20) {
 			return pl.drop(21)
 		}
-		goto n43
+		goto n42
+	}
+n42:
+	{ // PuntHasIPv4: test valid(icmp_ipv4)
+		pl.Runs[42]++
+		if p.Hdr[18].Valid {
+			goto n43
+		}
+		goto n44
 	}
 n43:
-	{ // PuntHasIPv6: test valid(icmp_ipv6)
+	{ // PuntPopIPv4: pop icmp_ipv4
 		pl.Runs[43]++
-		if p.Hdr[18].Valid {
-			goto n44
-		}
-		goto n45
-	}
-n44:
-	{ // PuntPopIPv6: pop icmp_ipv6
-		pl.Runs[44]++
 		if !p.Pop(18) {
 			return pl.drop(22)
 		}
-		goto n45
+		goto n44
+	}
+n44:
+	{ // PuntHasIPv6: test valid(icmp_ipv6)
+		pl.Runs[44]++
+		if p.Hdr[19].Valid {
+			goto n45
+		}
+		goto n46
 	}
 n45:
-	{ // ToHost: emit
+	{ // PuntPopIPv6: pop icmp_ipv6
 		pl.Runs[45]++
-		return pl.sink(0, p.Data)
-	}
-n46:
-	{ // L2HasVlan: test valid(vlan)
-		pl.Runs[46]++
-		if p.Hdr[1].Valid {
-			goto n47
-		}
-		goto n49
-	}
-n47:
-	{ // L2VlanId: set
-		pl.Runs[47]++
-		st39 := p.Hdr[1] // vlan
-		if !st39.Valid || st39.Off < 0 || st39.Off+st39.Len > len(p.Data) {
+		if !p.Pop(19) {
 			return pl.drop(23)
 		}
-		b38 := p.Data[st39.Off : st39.Off+st39.Len]
-		p.Meta[2] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b38[0:])) >> 0 & 0xfff) & 0xfff}
-		goto n48
+		goto n46
+	}
+n46:
+	{ // ToHost: emit
+		pl.Runs[46]++
+		return pl.sink(0, p.Data)
+	}
+n47:
+	{ // L2HasVlan: test valid(vlan)
+		pl.Runs[47]++
+		if p.Hdr[1].Valid {
+			goto n48
+		}
+		goto n50
 	}
 n48:
-	{ // L2PopVlan: pop vlan
+	{ // L2VlanId: set
 		pl.Runs[48]++
-		if !p.Pop(1) {
+		st42 := p.Hdr[1] // vlan
+		if !st42.Valid || st42.Off < 0 || st42.Off+st42.Len > len(p.Data) {
 			return pl.drop(24)
 		}
+		b41 := p.Data[st42.Off : st42.Off+st42.Len]
+		p.Meta[3] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b41[0:])) >> 0 & 0xfff) & 0xfff}
 		goto n49
 	}
 n49:
-	{ // L2Iface: lookup l2_iface_table
+	{ // L2PopVlan: pop vlan
 		pl.Runs[49]++
+		if !p.Pop(1) {
+			return pl.drop(25)
+		}
+		goto n50
+	}
+n50:
+	{ // L2Iface: lookup l2_iface_table
+		pl.Runs[50]++
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[2].Lo}
+		pl.keys[0] = packet.Value{Lo: p.Meta[3].Lo}
 		if e, hit := pl.tables[0].Lookup(pl.keys[:1]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_l2_iface
-			p.Meta[3] = packet.Value{Lo: (params[0].Lo) & 0xf}
-			p.Meta[4] = packet.Value{Lo: (params[1].Lo) & 0xffffffffffff}
-			goto n50
+			p.Meta[4] = packet.Value{Lo: (params[0].Lo) & 0xf}
+			p.Meta[5] = packet.Value{Lo: (params[1].Lo) & 0xffffffffffff}
+			goto n51
 		default: // miss
-			goto n50
+			goto n51
 		}
-	}
-n50:
-	{ // L2IfaceAllow: count "l2_iface_allow_counter"
-		pl.Runs[50]++
-		pl.Counted[5]++
-		goto n51
 	}
 n51:
-	{ // L2MacDst: lookup mac_dst_filter_table
+	{ // L2IfaceAllow: count "l2_iface_allow_counter"
 		pl.Runs[51]++
+		pl.Counted[5]++
+		goto n52
+	}
+n52:
+	{ // L2MacDst: lookup mac_dst_filter_table
+		pl.Runs[52]++
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[3].Lo}
-		st41 := p.Hdr[0] // ethernet
-		if !st41.Valid || st41.Off < 0 || st41.Off+st41.Len > len(p.Data) {
-			return pl.drop(25)
+		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
+		st44 := p.Hdr[0] // ethernet
+		if !st44.Valid || st44.Off < 0 || st44.Off+st44.Len > len(p.Data) {
+			return pl.drop(26)
 		}
-		b40 := p.Data[st41.Off : st41.Off+st41.Len]
-		pl.keys[1] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b40[0:]))<<32 | uint64(binary.BigEndian.Uint32(b40[2:])))}
+		b43 := p.Data[st44.Off : st44.Off+st44.Len]
+		pl.keys[1] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b43[0:]))<<32 | uint64(binary.BigEndian.Uint32(b43[2:])))}
 		if e, hit := pl.tables[1].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			p.Meta[4] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			goto n53
+			p.Meta[5] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			goto n54
 		case 1: // l2_dst_allow
-			goto n53
+			goto n54
 		default: // miss
-			goto n52
+			goto n53
 		}
-	}
-n52:
-	{ // L2DstDrop: drop "l2_dst_drop_counter"
-		pl.Runs[52]++
-		return pl.drop(26)
 	}
 n53:
-	{ // L2DstAllow: count "l2_dst_allow_counter"
+	{ // L2DstDrop: drop "l2_dst_drop_counter"
 		pl.Runs[53]++
-		pl.Counted[6]++
-		goto n54
+		return pl.drop(27)
 	}
 n54:
-	{ // L3DaIPv4: test valid(ipv4)
+	{ // L2DstAllow: count "l2_dst_allow_counter"
 		pl.Runs[54]++
-		if p.Hdr[3].Valid {
-			goto n55
-		}
-		goto n56
+		pl.Counted[6]++
+		goto n55
 	}
 n55:
-	{ // L3SetDaIPv4: set
+	{ // L3DaIPv4: test valid(ipv4)
 		pl.Runs[55]++
-		st43 := p.Hdr[3] // ipv4
-		if !st43.Valid || st43.Off < 0 || st43.Off+st43.Len > len(p.Data) {
-			return pl.drop(27)
+		if p.Hdr[2].Valid {
+			goto n56
 		}
-		b42 := p.Data[st43.Off : st43.Off+st43.Len]
-		p.Meta[7] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b42[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n57
 	}
 n56:
-	{ // L3SetDaIPv6: set
+	{ // L3SetDaIPv4: set
 		pl.Runs[56]++
-		st45 := p.Hdr[4] // ipv6
-		if !st45.Valid || st45.Off < 0 || st45.Off+st45.Len > len(p.Data) {
+		st46 := p.Hdr[2] // ipv4
+		if !st46.Valid || st46.Off < 0 || st46.Off+st46.Len > len(p.Data) {
 			return pl.drop(28)
 		}
-		b44 := p.Data[st45.Off : st45.Off+st45.Len]
-		p.Meta[7] = (packet.Value{Hi: binary.BigEndian.Uint64(b44[24:]), Lo: binary.BigEndian.Uint64(b44[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		goto n57
+		b45 := p.Data[st46.Off : st46.Off+st46.Len]
+		p.Meta[8] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b45[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		goto n58
 	}
 n57:
-	{ // L3IPDst: lookup ip_dst_filter_table
+	{ // L3SetDaIPv6: set
 		pl.Runs[57]++
-		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[3].Lo}
-		st47 := p.Hdr[0] // ethernet
-		if !st47.Valid || st47.Off < 0 || st47.Off+st47.Len > len(p.Data) {
+		st48 := p.Hdr[3] // ipv6
+		if !st48.Valid || st48.Off < 0 || st48.Off+st48.Len > len(p.Data) {
 			return pl.drop(29)
 		}
-		b46 := p.Data[st47.Off : st47.Off+st47.Len]
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b46[12:]))}
-		pl.keys[2] = p.Meta[7]
+		b47 := p.Data[st48.Off : st48.Off+st48.Len]
+		p.Meta[8] = (packet.Value{Hi: binary.BigEndian.Uint64(b47[24:]), Lo: binary.BigEndian.Uint64(b47[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		goto n58
+	}
+n58:
+	{ // L3IPDst: lookup ip_dst_filter_table
+		pl.Runs[58]++
+		act, params := 1, []packet.Value(nil)
+		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
+		st50 := p.Hdr[0] // ethernet
+		if !st50.Valid || st50.Off < 0 || st50.Off+st50.Len > len(p.Data) {
+			return pl.drop(30)
+		}
+		b49 := p.Data[st50.Off : st50.Off+st50.Len]
+		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b49[12:]))}
+		pl.keys[2] = p.Meta[8]
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_ip_sa
-			p.Meta[5] = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[6] = packet.Value{Lo: (params[1].Lo) & 0xff}
-			goto n59
+			p.Meta[6] = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			p.Meta[7] = packet.Value{Lo: (params[1].Lo) & 0xff}
+			goto n60
 		default: // miss
-			goto n58
+			goto n59
 		}
-	}
-n58:
-	{ // L3BadIP: drop "l2_iface_drop_badip_counter"
-		pl.Runs[58]++
-		return pl.drop(30)
 	}
 n59:
-	{ // L3Allow: count "l3_allow_counter"
+	{ // L3BadIP: drop "l2_iface_drop_badip_counter"
 		pl.Runs[59]++
-		pl.Counted[7]++
-		goto n60
+		return pl.drop(31)
 	}
 n60:
-	{ // L3IsArp: test valid(arp)
+	{ // L3Allow: count "l3_allow_counter"
 		pl.Runs[60]++
-		if p.Hdr[2].Valid {
-			goto n83
-		}
+		pl.Counted[7]++
 		goto n61
 	}
 n61:
-	{ // L3IsIcmp4: test valid(icmp)
+	{ // L3IsArp: test valid(arp)
 		pl.Runs[61]++
 		if p.Hdr[5].Valid {
-			goto n63
+			goto n84
 		}
 		goto n62
 	}
 n62:
-	{ // L3IsIcmp6: test valid(icmpv6)
+	{ // L3IsIcmp4: test valid(icmp)
 		pl.Runs[62]++
 		if p.Hdr[6].Valid {
-			goto n75
+			goto n64
 		}
-		goto n111
+		goto n63
 	}
 n63:
-	{ // L3IsEcho4: test valid(icmp_echo)
+	{ // L3IsIcmp6: test valid(icmpv6)
 		pl.Runs[63]++
 		if p.Hdr[7].Valid {
-			goto n87
+			goto n76
 		}
-		goto n64
+		goto n112
 	}
 n64:
-	{ // L3Icmp4Type: switch icmp.type
+	{ // L3IsEcho4: test valid(icmp_echo)
 		pl.Runs[64]++
-		st50 := p.Hdr[5] // icmp
-		if !st50.Valid || st50.Off < 0 || st50.Off+st50.Len > len(p.Data) {
-			return pl.drop(31)
+		if p.Hdr[8].Valid {
+			goto n88
 		}
-		b49 := p.Data[st50.Off : st50.Off+st50.Len]
-		v48 := uint64(b49[0])
-		switch {
-		case v48 == 0x3:
-			goto n66
-		default:
-			goto n65
-		}
+		goto n65
 	}
 n65:
-	{ // L3Icmp4Unhandled: drop "l3_icmpv4_unhandled"
+	{ // L3Icmp4Type: switch icmp.type
 		pl.Runs[65]++
-		return pl.drop(32)
-	}
-n66:
-	{ // L3Unreach4: switch icmp.code
-		pl.Runs[66]++
-		st53 := p.Hdr[5] // icmp
+		st53 := p.Hdr[6] // icmp
 		if !st53.Valid || st53.Off < 0 || st53.Off+st53.Len > len(p.Data) {
-			return pl.drop(33)
+			return pl.drop(32)
 		}
 		b52 := p.Data[st53.Off : st53.Off+st53.Len]
-		v51 := uint64(b52[1])
+		v51 := uint64(b52[0])
 		switch {
-		case v51 == 0x0:
-			goto n67
-		case v51 == 0x1:
-			goto n68
 		case v51 == 0x3:
-			goto n69
-		case v51 == 0x4:
-			goto n70
-		case v51 == 0x6:
-			goto n71
-		case v51 == 0x7:
-			goto n72
-		case v51 == 0xa:
-			goto n73
+			goto n67
 		default:
-			goto n74
+			goto n66
 		}
 	}
+n66:
+	{ // L3Icmp4Unhandled: drop "l3_icmpv4_unhandled"
+		pl.Runs[66]++
+		return pl.drop(33)
+	}
 n67:
-	{ // L3Unreach4Net: drop "l3_icmpv4_dest_unreach_net"
+	{ // L3Unreach4: switch icmp.code
 		pl.Runs[67]++
-		return pl.drop(34)
+		st56 := p.Hdr[6] // icmp
+		if !st56.Valid || st56.Off < 0 || st56.Off+st56.Len > len(p.Data) {
+			return pl.drop(34)
+		}
+		b55 := p.Data[st56.Off : st56.Off+st56.Len]
+		v54 := uint64(b55[1])
+		switch {
+		case v54 == 0x0:
+			goto n68
+		case v54 == 0x1:
+			goto n69
+		case v54 == 0x3:
+			goto n70
+		case v54 == 0x4:
+			goto n71
+		case v54 == 0x6:
+			goto n72
+		case v54 == 0x7:
+			goto n73
+		case v54 == 0xa:
+			goto n74
+		default:
+			goto n75
+		}
 	}
 n68:
-	{ // L3Unreach4Host: drop "l3_icmpv4_dest_unreach_host"
+	{ // L3Unreach4Net: drop "l3_icmpv4_dest_unreach_net"
 		pl.Runs[68]++
 		return pl.drop(35)
 	}
 n69:
-	{ // L3Unreach4Port: drop "l3_icmpv4_dest_unreach_port"
+	{ // L3Unreach4Host: drop "l3_icmpv4_dest_unreach_host"
 		pl.Runs[69]++
 		return pl.drop(36)
 	}
 n70:
-	{ // L3Unreach4FragNeeded: drop "l3_icmpv4_dest_unreach_frag_needed"
+	{ // L3Unreach4Port: drop "l3_icmpv4_dest_unreach_port"
 		pl.Runs[70]++
 		return pl.drop(37)
 	}
 n71:
-	{ // L3Unreach4NetUnknown: drop "l3_icmpv4_dest_unreach_net_unknown"
+	{ // L3Unreach4FragNeeded: drop "l3_icmpv4_dest_unreach_frag_needed"
 		pl.Runs[71]++
 		return pl.drop(38)
 	}
 n72:
-	{ // L3Unreach4HostUnknown: drop "l3_icmpv4_dest_unreach_host_unknown"
+	{ // L3Unreach4NetUnknown: drop "l3_icmpv4_dest_unreach_net_unknown"
 		pl.Runs[72]++
 		return pl.drop(39)
 	}
 n73:
-	{ // L3Unreach4HostProhibited: drop "l3_icmpv4_dest_unreach_host_prohibited"
+	{ // L3Unreach4HostUnknown: drop "l3_icmpv4_dest_unreach_host_unknown"
 		pl.Runs[73]++
 		return pl.drop(40)
 	}
 n74:
-	{ // L3Unreach4Other: drop "l3_icmpv4_dest_unreach_other"
+	{ // L3Unreach4HostProhibited: drop "l3_icmpv4_dest_unreach_host_prohibited"
 		pl.Runs[74]++
 		return pl.drop(41)
 	}
 n75:
-	{ // L3Icmp6Type: switch icmpv6.type
+	{ // L3Unreach4Other: drop "l3_icmpv4_dest_unreach_other"
 		pl.Runs[75]++
-		st56 := p.Hdr[6] // icmpv6
-		if !st56.Valid || st56.Off < 0 || st56.Off+st56.Len > len(p.Data) {
-			return pl.drop(42)
-		}
-		b55 := p.Data[st56.Off : st56.Off+st56.Len]
-		v54 := uint64(b55[0])
-		switch {
-		case v54 == 0x1:
-			goto n77
-		case v54 == 0x80:
-			goto n91
-		case v54 == 0x87:
-			goto n93
-		default:
-			goto n76
-		}
+		return pl.drop(42)
 	}
 n76:
-	{ // L3Icmp6Unhandled: drop "l3_icmpv6_unhandled"
+	{ // L3Icmp6Type: switch icmpv6.type
 		pl.Runs[76]++
-		return pl.drop(43)
-	}
-n77:
-	{ // L3Unreach6: switch icmpv6.code
-		pl.Runs[77]++
-		st59 := p.Hdr[6] // icmpv6
+		st59 := p.Hdr[7] // icmpv6
 		if !st59.Valid || st59.Off < 0 || st59.Off+st59.Len > len(p.Data) {
-			return pl.drop(44)
+			return pl.drop(43)
 		}
 		b58 := p.Data[st59.Off : st59.Off+st59.Len]
-		v57 := uint64(b58[1])
+		v57 := uint64(b58[0])
 		switch {
-		case v57 == 0x0:
-			goto n78
 		case v57 == 0x1:
-			goto n79
-		case v57 == 0x2:
-			goto n80
-		case v57 == 0x4:
-			goto n81
+			goto n78
+		case v57 == 0x80:
+			goto n92
+		case v57 == 0x87:
+			goto n94
 		default:
-			goto n82
+			goto n77
 		}
 	}
+n77:
+	{ // L3Icmp6Unhandled: drop "l3_icmpv6_unhandled"
+		pl.Runs[77]++
+		return pl.drop(44)
+	}
 n78:
-	{ // L3Unreach6Net: drop "l3_icmpv6_dest_unreach_net"
+	{ // L3Unreach6: switch icmpv6.code
 		pl.Runs[78]++
-		return pl.drop(45)
+		st62 := p.Hdr[7] // icmpv6
+		if !st62.Valid || st62.Off < 0 || st62.Off+st62.Len > len(p.Data) {
+			return pl.drop(45)
+		}
+		b61 := p.Data[st62.Off : st62.Off+st62.Len]
+		v60 := uint64(b61[1])
+		switch {
+		case v60 == 0x0:
+			goto n79
+		case v60 == 0x1:
+			goto n80
+		case v60 == 0x2:
+			goto n81
+		case v60 == 0x4:
+			goto n82
+		default:
+			goto n83
+		}
 	}
 n79:
-	{ // L3Unreach6HostProhibited: drop "l3_icmpv6_dest_unreach_host_prohibited"
+	{ // L3Unreach6Net: drop "l3_icmpv6_dest_unreach_net"
 		pl.Runs[79]++
 		return pl.drop(46)
 	}
 n80:
-	{ // L3Unreach6Host: drop "l3_icmpv6_dest_unreach_host"
+	{ // L3Unreach6HostProhibited: drop "l3_icmpv6_dest_unreach_host_prohibited"
 		pl.Runs[80]++
 		return pl.drop(47)
 	}
 n81:
-	{ // L3Unreach6Port: drop "l3_icmpv6_dest_unreach_port"
+	{ // L3Unreach6Host: drop "l3_icmpv6_dest_unreach_host"
 		pl.Runs[81]++
 		return pl.drop(48)
 	}
 n82:
-	{ // L3Unreach6Other: drop "l3_icmpv6_dest_unreach_other"
+	{ // L3Unreach6Port: drop "l3_icmpv6_dest_unreach_port"
 		pl.Runs[82]++
 		return pl.drop(49)
 	}
 n83:
-	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
+	{ // L3Unreach6Other: drop "l3_icmpv6_dest_unreach_other"
 		pl.Runs[83]++
-		st61 := p.Hdr[2] // arp
-		if !st61.Valid || st61.Off < 0 || st61.Off+st61.Len > len(p.Data) {
-			return pl.drop(50)
-		}
-		b60 := p.Data[st61.Off : st61.Off+st61.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b60[24:]))} == p.Meta[5].And(packet.Value{Lo: 0xffffffff})) {
-			goto n85
-		}
-		goto n84
+		return pl.drop(50)
 	}
 n84:
-	{ // ArpNoMatch: count "l3_arp_tpa_nomatch"
+	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
 		pl.Runs[84]++
-		pl.Counted[8]++
-		goto n111
+		st64 := p.Hdr[5] // arp
+		if !st64.Valid || st64.Off < 0 || st64.Off+st64.Len > len(p.Data) {
+			return pl.drop(51)
+		}
+		b63 := p.Data[st64.Off : st64.Off+st64.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b63[24:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
+			goto n86
+		}
+		goto n85
 	}
 n85:
-	{ // ArpReply: set
+	{ // ArpNoMatch: count "l3_arp_tpa_nomatch"
 		pl.Runs[85]++
-		st63 := p.Hdr[0] // ethernet
-		if !st63.Valid || st63.Off < 0 || st63.Off+st63.Len > len(p.Data) {
-			return pl.drop(51)
-		}
-		b62 := p.Data[st63.Off : st63.Off+st63.Len]
-		v64 := (uint64(binary.BigEndian.Uint16(b62[6:]))<<32 | uint64(binary.BigEndian.Uint32(b62[8:])))
-		binary.BigEndian.PutUint16(b62[0:], uint16(v64>>32))
-		binary.BigEndian.PutUint32(b62[2:], uint32(v64))
-		v65 := p.Meta[4].Lo
-		binary.BigEndian.PutUint16(b62[6:], uint16(v65>>32))
-		binary.BigEndian.PutUint32(b62[8:], uint32(v65))
-		st67 := p.Hdr[2] // arp
-		if !st67.Valid || st67.Off < 0 || st67.Off+st67.Len > len(p.Data) {
-			return pl.drop(51)
-		}
-		b66 := p.Data[st67.Off : st67.Off+st67.Len]
-		binary.BigEndian.PutUint16(b66[6:], uint16(0x2))
-		v68 := (uint64(binary.BigEndian.Uint16(b66[8:]))<<32 | uint64(binary.BigEndian.Uint32(b66[10:])))
-		binary.BigEndian.PutUint16(b66[18:], uint16(v68>>32))
-		binary.BigEndian.PutUint32(b66[20:], uint32(v68))
-		v69 := p.Meta[4].Lo
-		binary.BigEndian.PutUint16(b66[8:], uint16(v69>>32))
-		binary.BigEndian.PutUint32(b66[10:], uint32(v69))
-		binary.BigEndian.PutUint32(b66[24:], uint32(uint64(binary.BigEndian.Uint32(b66[14:]))))
-		binary.BigEndian.PutUint32(b66[14:], uint32(((p.Meta[5].Lo & 0xffffffff) & 0xffffffff)))
-		goto n86
+		pl.Counted[8]++
+		goto n112
 	}
 n86:
-	{ // ArpOk: count "l3_arp_ok"
+	{ // ArpReply: set
 		pl.Runs[86]++
-		pl.Counted[9]++
-		goto n13
-	}
-n87:
-	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
-		pl.Runs[87]++
-		st71 := p.Hdr[3] // ipv4
-		if !st71.Valid || st71.Off < 0 || st71.Off+st71.Len > len(p.Data) {
+		st66 := p.Hdr[0] // ethernet
+		if !st66.Valid || st66.Off < 0 || st66.Off+st66.Len > len(p.Data) {
 			return pl.drop(52)
 		}
-		b70 := p.Data[st71.Off : st71.Off+st71.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b70[16:]))} == p.Meta[5].And(packet.Value{Lo: 0xffffffff})) {
-			goto n89
+		b65 := p.Data[st66.Off : st66.Off+st66.Len]
+		v67 := (uint64(binary.BigEndian.Uint16(b65[6:]))<<32 | uint64(binary.BigEndian.Uint32(b65[8:])))
+		binary.BigEndian.PutUint16(b65[0:], uint16(v67>>32))
+		binary.BigEndian.PutUint32(b65[2:], uint32(v67))
+		v68 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b65[6:], uint16(v68>>32))
+		binary.BigEndian.PutUint32(b65[8:], uint32(v68))
+		st70 := p.Hdr[5] // arp
+		if !st70.Valid || st70.Off < 0 || st70.Off+st70.Len > len(p.Data) {
+			return pl.drop(52)
 		}
-		goto n88
+		b69 := p.Data[st70.Off : st70.Off+st70.Len]
+		binary.BigEndian.PutUint16(b69[6:], uint16(0x2))
+		v71 := (uint64(binary.BigEndian.Uint16(b69[8:]))<<32 | uint64(binary.BigEndian.Uint32(b69[10:])))
+		binary.BigEndian.PutUint16(b69[18:], uint16(v71>>32))
+		binary.BigEndian.PutUint32(b69[20:], uint32(v71))
+		v72 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b69[8:], uint16(v72>>32))
+		binary.BigEndian.PutUint32(b69[10:], uint32(v72))
+		binary.BigEndian.PutUint32(b69[24:], uint32(uint64(binary.BigEndian.Uint32(b69[14:]))))
+		binary.BigEndian.PutUint32(b69[14:], uint32(((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)))
+		goto n87
+	}
+n87:
+	{ // ArpOk: count "l3_arp_ok"
+		pl.Runs[87]++
+		pl.Counted[9]++
+		goto n14
 	}
 n88:
-	{ // Echo4NoMatch: drop "l3_icmpv4_echo_dst_nomatch"
+	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
 		pl.Runs[88]++
-		return pl.drop(53)
-	}
-n89:
-	{ // Echo4Reply: set
-		pl.Runs[89]++
-		var d72 uint64   // icmp checksum
-		st74 := p.Hdr[0] // ethernet
+		st74 := p.Hdr[2] // ipv4
 		if !st74.Valid || st74.Off < 0 || st74.Off+st74.Len > len(p.Data) {
-			return pl.drop(54)
+			return pl.drop(53)
 		}
 		b73 := p.Data[st74.Off : st74.Off+st74.Len]
-		v75 := (uint64(binary.BigEndian.Uint16(b73[6:]))<<32 | uint64(binary.BigEndian.Uint32(b73[8:])))
-		w76, lo77, hi78 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[0].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
-			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
-			lo77, hi78 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w76 = hi78 <= len(p.Data) && hi78-lo77 <= 20
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b73[16:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
+			goto n90
 		}
-		var o79 uint32
-		if w76 {
-			o79 = packet.SumWords(p.Data[lo77:hi78])
-		}
-		v80 := v75
-		binary.BigEndian.PutUint16(b73[0:], uint16(v80>>32))
-		binary.BigEndian.PutUint32(b73[2:], uint32(v80))
-		if w76 {
-			d72 += packet.ChecksumDelta(o79, packet.SumWords(p.Data[lo77:hi78]))
-		}
-		v81 := p.Meta[4].Lo
-		w82, lo83, hi84 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[0].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
-			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo83, hi84 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w82 = hi84 <= len(p.Data) && hi84-lo83 <= 20
-		}
-		var o85 uint32
-		if w82 {
-			o85 = packet.SumWords(p.Data[lo83:hi84])
-		}
-		v86 := v81
-		binary.BigEndian.PutUint16(b73[6:], uint16(v86>>32))
-		binary.BigEndian.PutUint32(b73[8:], uint32(v86))
-		if w82 {
-			d72 += packet.ChecksumDelta(o85, packet.SumWords(p.Data[lo83:hi84]))
-		}
-		st88 := p.Hdr[3] // ipv4
-		if !st88.Valid || st88.Off < 0 || st88.Off+st88.Len > len(p.Data) {
-			return pl.drop(54)
-		}
-		b87 := p.Data[st88.Off : st88.Off+st88.Len]
-		v89 := uint64(binary.BigEndian.Uint32(b87[12:]))
-		w90, lo91, hi92 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[3].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			lo91, hi92 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w90 = hi92 <= len(p.Data) && hi92-lo91 <= 20
-		}
-		var o93 uint32
-		if w90 {
-			o93 = packet.SumWords(p.Data[lo91:hi92])
-		}
-		binary.BigEndian.PutUint32(b87[16:], uint32(v89))
-		if w90 {
-			d72 += packet.ChecksumDelta(o93, packet.SumWords(p.Data[lo91:hi92]))
-		}
-		v94 := ((p.Meta[5].Lo & 0xffffffff) & 0xffffffff)
-		w95, lo96, hi97 := false, 0, 0
-		if p.Hdr[5].Valid && p.Hdr[3].Off > p.Hdr[5].Off {
-			rs := p.Hdr[5].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			lo96, hi97 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w95 = hi97 <= len(p.Data) && hi97-lo96 <= 20
-		}
-		var o98 uint32
-		if w95 {
-			o98 = packet.SumWords(p.Data[lo96:hi97])
-		}
-		binary.BigEndian.PutUint32(b87[12:], uint32(v94))
-		if w95 {
-			d72 += packet.ChecksumDelta(o98, packet.SumWords(p.Data[lo96:hi97]))
-		}
-		v99 := 0x0
-		st101 := p.Hdr[5] // icmp
-		if !st101.Valid || st101.Off < 0 || st101.Off+st101.Len > len(p.Data) {
-			return pl.drop(54)
-		}
-		b100 := p.Data[st101.Off : st101.Off+st101.Len]
-		lo103, hi104 := p.Hdr[5].Off+0, p.Hdr[5].Off+2
-		w102 := p.Hdr[5].Valid && hi104 <= len(p.Data) && 2 <= 20
-		var o105 uint32
-		if w102 {
-			o105 = uint32(binary.BigEndian.Uint16(p.Data[lo103+0:]))
-		}
-		b100[0] = byte(v99)
-		if w102 {
-			d72 += packet.ChecksumDelta(o105, uint32(binary.BigEndian.Uint16(p.Data[lo103+0:])))
-		}
-		if cb106, ok107 := p.Bytes(5); ok107 {
-			binary.BigEndian.PutUint16(cb106[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb106[2:]), d72, false))
-		}
-		goto n90
+		goto n89
+	}
+n89:
+	{ // Echo4NoMatch: drop "l3_icmpv4_echo_dst_nomatch"
+		pl.Runs[89]++
+		return pl.drop(54)
 	}
 n90:
-	{ // Echo4Ok: count "l3_icmpv4_echo_ok"
+	{ // Echo4Reply: set
 		pl.Runs[90]++
-		pl.Counted[10]++
-		goto n13
-	}
-n91:
-	{ // Echo6Reply: set
-		pl.Runs[91]++
-		var d108 uint64   // icmpv6 checksum
-		st110 := p.Hdr[0] // ethernet
-		if !st110.Valid || st110.Off < 0 || st110.Off+st110.Len > len(p.Data) {
+		var d75 uint64   // icmp checksum
+		st77 := p.Hdr[0] // ethernet
+		if !st77.Valid || st77.Off < 0 || st77.Off+st77.Len > len(p.Data) {
 			return pl.drop(55)
 		}
-		b109 := p.Data[st110.Off : st110.Off+st110.Len]
-		v111 := (uint64(binary.BigEndian.Uint16(b109[6:]))<<32 | uint64(binary.BigEndian.Uint32(b109[8:])))
-		w112, lo113, hi114 := false, 0, 0
+		b76 := p.Data[st77.Off : st77.Off+st77.Len]
+		v78 := (uint64(binary.BigEndian.Uint16(b76[6:]))<<32 | uint64(binary.BigEndian.Uint32(b76[8:])))
+		w79, lo80, hi81 := false, 0, 0
 		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
 			rs := p.Hdr[6].Off
 			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
-			lo113, hi114 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w112 = hi114 <= len(p.Data) && hi114-lo113 <= 20
+			lo80, hi81 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w79 = hi81 <= len(p.Data) && hi81-lo80 <= 20
 		}
-		var o115 uint32
-		if w112 {
-			o115 = packet.SumWords(p.Data[lo113:hi114])
+		var o82 uint32
+		if w79 {
+			o82 = packet.SumWords(p.Data[lo80:hi81])
 		}
-		v116 := v111
-		binary.BigEndian.PutUint16(b109[0:], uint16(v116>>32))
-		binary.BigEndian.PutUint32(b109[2:], uint32(v116))
-		if w112 {
-			d108 += packet.ChecksumDelta(o115, packet.SumWords(p.Data[lo113:hi114]))
+		v83 := v78
+		binary.BigEndian.PutUint16(b76[0:], uint16(v83>>32))
+		binary.BigEndian.PutUint32(b76[2:], uint32(v83))
+		if w79 {
+			d75 += packet.ChecksumDelta(o82, packet.SumWords(p.Data[lo80:hi81]))
 		}
-		v117 := p.Meta[4].Lo
-		w118, lo119, hi120 := false, 0, 0
+		v84 := p.Meta[5].Lo
+		w85, lo86, hi87 := false, 0, 0
 		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
 			rs := p.Hdr[6].Off
 			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo119, hi120 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w118 = hi120 <= len(p.Data) && hi120-lo119 <= 20
+			lo86, hi87 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w85 = hi87 <= len(p.Data) && hi87-lo86 <= 20
 		}
-		var o121 uint32
-		if w118 {
-			o121 = packet.SumWords(p.Data[lo119:hi120])
+		var o88 uint32
+		if w85 {
+			o88 = packet.SumWords(p.Data[lo86:hi87])
 		}
-		v122 := v117
-		binary.BigEndian.PutUint16(b109[6:], uint16(v122>>32))
-		binary.BigEndian.PutUint32(b109[8:], uint32(v122))
-		if w118 {
-			d108 += packet.ChecksumDelta(o121, packet.SumWords(p.Data[lo119:hi120]))
+		v89 := v84
+		binary.BigEndian.PutUint16(b76[6:], uint16(v89>>32))
+		binary.BigEndian.PutUint32(b76[8:], uint32(v89))
+		if w85 {
+			d75 += packet.ChecksumDelta(o88, packet.SumWords(p.Data[lo86:hi87]))
 		}
-		st124 := p.Hdr[4] // ipv6
-		if !st124.Valid || st124.Off < 0 || st124.Off+st124.Len > len(p.Data) {
+		st91 := p.Hdr[2] // ipv4
+		if !st91.Valid || st91.Off < 0 || st91.Off+st91.Len > len(p.Data) {
 			return pl.drop(55)
 		}
-		b123 := p.Data[st124.Off : st124.Off+st124.Len]
-		v125 := packet.Value{Hi: binary.BigEndian.Uint64(b123[8:]), Lo: binary.BigEndian.Uint64(b123[16:])}
-		w126, lo127, hi128 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[4].Off > p.Hdr[6].Off {
+		b90 := p.Data[st91.Off : st91.Off+st91.Len]
+		v92 := uint64(binary.BigEndian.Uint32(b90[12:]))
+		w93, lo94, hi95 := false, 0, 0
+		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
 			rs := p.Hdr[6].Off
-			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			lo127, hi128 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w126 = hi128 <= len(p.Data) && hi128-lo127 <= 20
-		} else if p.Hdr[6].Valid {
-			lo127, hi128 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
-			w126 = hi128 <= len(p.Data) && hi128-lo127 <= 20
+			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			lo94, hi95 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w93 = hi95 <= len(p.Data) && hi95-lo94 <= 20
 		}
-		var o129 uint32
-		if w126 {
-			o129 = packet.SumWords(p.Data[lo127:hi128])
+		var o96 uint32
+		if w93 {
+			o96 = packet.SumWords(p.Data[lo94:hi95])
 		}
-		packet.SetBits(b123, 192, 128, v125)
-		if w126 {
-			d108 += packet.ChecksumDelta(o129, packet.SumWords(p.Data[lo127:hi128]))
+		binary.BigEndian.PutUint32(b90[16:], uint32(v92))
+		if w93 {
+			d75 += packet.ChecksumDelta(o96, packet.SumWords(p.Data[lo94:hi95]))
 		}
-		v130 := p.Meta[5]
-		w131, lo132, hi133 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[4].Off > p.Hdr[6].Off {
+		v97 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
+		w98, lo99, hi100 := false, 0, 0
+		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
 			rs := p.Hdr[6].Off
-			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			lo132, hi133 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w131 = hi133 <= len(p.Data) && hi133-lo132 <= 20
-		} else if p.Hdr[6].Valid {
-			lo132, hi133 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			w131 = hi133 <= len(p.Data) && hi133-lo132 <= 20
+			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			lo99, hi100 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w98 = hi100 <= len(p.Data) && hi100-lo99 <= 20
 		}
-		var o134 uint32
-		if w131 {
-			o134 = packet.SumWords(p.Data[lo132:hi133])
+		var o101 uint32
+		if w98 {
+			o101 = packet.SumWords(p.Data[lo99:hi100])
 		}
-		packet.SetBits(b123, 64, 128, v130)
-		if w131 {
-			d108 += packet.ChecksumDelta(o134, packet.SumWords(p.Data[lo132:hi133]))
+		binary.BigEndian.PutUint32(b90[12:], uint32(v97))
+		if w98 {
+			d75 += packet.ChecksumDelta(o101, packet.SumWords(p.Data[lo99:hi100]))
 		}
-		v135 := 0x81
-		st137 := p.Hdr[6] // icmpv6
-		if !st137.Valid || st137.Off < 0 || st137.Off+st137.Len > len(p.Data) {
+		v102 := 0x0
+		st104 := p.Hdr[6] // icmp
+		if !st104.Valid || st104.Off < 0 || st104.Off+st104.Len > len(p.Data) {
 			return pl.drop(55)
 		}
-		b136 := p.Data[st137.Off : st137.Off+st137.Len]
-		lo139, hi140 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
-		w138 := p.Hdr[6].Valid && hi140 <= len(p.Data) && 2 <= 20
-		var o141 uint32
-		if w138 {
-			o141 = uint32(binary.BigEndian.Uint16(p.Data[lo139+0:]))
+		b103 := p.Data[st104.Off : st104.Off+st104.Len]
+		lo106, hi107 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
+		w105 := p.Hdr[6].Valid && hi107 <= len(p.Data) && 2 <= 20
+		var o108 uint32
+		if w105 {
+			o108 = uint32(binary.BigEndian.Uint16(p.Data[lo106+0:]))
 		}
-		b136[0] = byte(v135)
-		if w138 {
-			d108 += packet.ChecksumDelta(o141, uint32(binary.BigEndian.Uint16(p.Data[lo139+0:])))
+		b103[0] = byte(v102)
+		if w105 {
+			d75 += packet.ChecksumDelta(o108, uint32(binary.BigEndian.Uint16(p.Data[lo106+0:])))
 		}
-		if cb142, ok143 := p.Bytes(6); ok143 {
-			binary.BigEndian.PutUint16(cb142[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb142[2:]), d108, false))
+		if cb109, ok110 := p.Bytes(6); ok110 {
+			binary.BigEndian.PutUint16(cb109[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb109[2:]), d75, false))
 		}
-		goto n92
+		goto n91
+	}
+n91:
+	{ // Echo4Ok: count "l3_icmpv4_echo_ok"
+		pl.Runs[91]++
+		pl.Counted[10]++
+		goto n14
 	}
 n92:
-	{ // Echo6Ok: count "l3_icmpv6_echo_ok"
+	{ // Echo6Reply: set
 		pl.Runs[92]++
-		pl.Counted[11]++
-		goto n13
-	}
-n93:
-	{ // NsForUs: test nd_ns.target == meta.own_ip
-		pl.Runs[93]++
-		st145 := p.Hdr[11] // nd_ns
-		if !st145.Valid || st145.Off < 0 || st145.Off+st145.Len > len(p.Data) {
+		var d111 uint64   // icmpv6 checksum
+		st113 := p.Hdr[0] // ethernet
+		if !st113.Valid || st113.Off < 0 || st113.Off+st113.Len > len(p.Data) {
 			return pl.drop(56)
 		}
-		b144 := p.Data[st145.Off : st145.Off+st145.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b144[4:]), Lo: binary.BigEndian.Uint64(b144[12:])} == p.Meta[5]) {
-			goto n95
+		b112 := p.Data[st113.Off : st113.Off+st113.Len]
+		v114 := (uint64(binary.BigEndian.Uint16(b112[6:]))<<32 | uint64(binary.BigEndian.Uint32(b112[8:])))
+		w115, lo116, hi117 := false, 0, 0
+		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
+			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
+			lo116, hi117 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w115 = hi117 <= len(p.Data) && hi117-lo116 <= 20
 		}
-		goto n94
+		var o118 uint32
+		if w115 {
+			o118 = packet.SumWords(p.Data[lo116:hi117])
+		}
+		v119 := v114
+		binary.BigEndian.PutUint16(b112[0:], uint16(v119>>32))
+		binary.BigEndian.PutUint32(b112[2:], uint32(v119))
+		if w115 {
+			d111 += packet.ChecksumDelta(o118, packet.SumWords(p.Data[lo116:hi117]))
+		}
+		v120 := p.Meta[5].Lo
+		w121, lo122, hi123 := false, 0, 0
+		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
+			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
+			lo122, hi123 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w121 = hi123 <= len(p.Data) && hi123-lo122 <= 20
+		}
+		var o124 uint32
+		if w121 {
+			o124 = packet.SumWords(p.Data[lo122:hi123])
+		}
+		v125 := v120
+		binary.BigEndian.PutUint16(b112[6:], uint16(v125>>32))
+		binary.BigEndian.PutUint32(b112[8:], uint32(v125))
+		if w121 {
+			d111 += packet.ChecksumDelta(o124, packet.SumWords(p.Data[lo122:hi123]))
+		}
+		st127 := p.Hdr[3] // ipv6
+		if !st127.Valid || st127.Off < 0 || st127.Off+st127.Len > len(p.Data) {
+			return pl.drop(56)
+		}
+		b126 := p.Data[st127.Off : st127.Off+st127.Len]
+		v128 := packet.Value{Hi: binary.BigEndian.Uint64(b126[8:]), Lo: binary.BigEndian.Uint64(b126[16:])}
+		w129, lo130, hi131 := false, 0, 0
+		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			lo130, hi131 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w129 = hi131 <= len(p.Data) && hi131-lo130 <= 20
+		} else if p.Hdr[7].Valid {
+			lo130, hi131 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			w129 = hi131 <= len(p.Data) && hi131-lo130 <= 20
+		}
+		var o132 uint32
+		if w129 {
+			o132 = packet.SumWords(p.Data[lo130:hi131])
+		}
+		packet.SetBits(b126, 192, 128, v128)
+		if w129 {
+			d111 += packet.ChecksumDelta(o132, packet.SumWords(p.Data[lo130:hi131]))
+		}
+		v133 := p.Meta[6]
+		w134, lo135, hi136 := false, 0, 0
+		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
+			rs := p.Hdr[7].Off
+			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+			lo135, hi136 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w134 = hi136 <= len(p.Data) && hi136-lo135 <= 20
+		} else if p.Hdr[7].Valid {
+			lo135, hi136 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
+			w134 = hi136 <= len(p.Data) && hi136-lo135 <= 20
+		}
+		var o137 uint32
+		if w134 {
+			o137 = packet.SumWords(p.Data[lo135:hi136])
+		}
+		packet.SetBits(b126, 64, 128, v133)
+		if w134 {
+			d111 += packet.ChecksumDelta(o137, packet.SumWords(p.Data[lo135:hi136]))
+		}
+		v138 := 0x81
+		st140 := p.Hdr[7] // icmpv6
+		if !st140.Valid || st140.Off < 0 || st140.Off+st140.Len > len(p.Data) {
+			return pl.drop(56)
+		}
+		b139 := p.Data[st140.Off : st140.Off+st140.Len]
+		lo142, hi143 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
+		w141 := p.Hdr[7].Valid && hi143 <= len(p.Data) && 2 <= 20
+		var o144 uint32
+		if w141 {
+			o144 = uint32(binary.BigEndian.Uint16(p.Data[lo142+0:]))
+		}
+		b139[0] = byte(v138)
+		if w141 {
+			d111 += packet.ChecksumDelta(o144, uint32(binary.BigEndian.Uint16(p.Data[lo142+0:])))
+		}
+		if cb145, ok146 := p.Bytes(7); ok146 {
+			binary.BigEndian.PutUint16(cb145[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb145[2:]), d111, false))
+		}
+		goto n93
+	}
+n93:
+	{ // Echo6Ok: count "l3_icmpv6_echo_ok"
+		pl.Runs[93]++
+		pl.Counted[11]++
+		goto n14
 	}
 n94:
-	{ // NsNoMatch: drop "l3_ipv6nd_neigh_sol_target_nomatch"
+	{ // NsForUs: test nd_ns.target == meta.own_ip
 		pl.Runs[94]++
-		return pl.drop(57)
-	}
-n95:
-	{ // NsUnspecified: test ipv6.src == 0
-		pl.Runs[95]++
-		st147 := p.Hdr[4] // ipv6
-		if !st147.Valid || st147.Off < 0 || st147.Off+st147.Len > len(p.Data) {
-			return pl.drop(58)
+		st148 := p.Hdr[12] // nd_ns
+		if !st148.Valid || st148.Off < 0 || st148.Off+st148.Len > len(p.Data) {
+			return pl.drop(57)
 		}
-		b146 := p.Data[st147.Off : st147.Off+st147.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b146[8:]), Lo: binary.BigEndian.Uint64(b146[16:])} == packet.Value{Lo: 0x0}) {
+		b147 := p.Data[st148.Off : st148.Off+st148.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b147[4:]), Lo: binary.BigEndian.Uint64(b147[12:])} == p.Meta[6]) {
 			goto n96
 		}
-		goto n97
+		goto n95
+	}
+n95:
+	{ // NsNoMatch: drop "l3_ipv6nd_neigh_sol_target_nomatch"
+		pl.Runs[95]++
+		return pl.drop(58)
 	}
 n96:
-	{ // NsToAllNodes: set
+	{ // NsUnspecified: test ipv6.src == 0
 		pl.Runs[96]++
-		p.Meta[23] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		p.Meta[24] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
-		p.Meta[25] = packet.Value{Lo: (0x0) & 0x1}
-		st149 := p.Hdr[11] // nd_ns
-		if !st149.Valid || st149.Off < 0 || st149.Off+st149.Len > len(p.Data) {
+		st150 := p.Hdr[3] // ipv6
+		if !st150.Valid || st150.Off < 0 || st150.Off+st150.Len > len(p.Data) {
 			return pl.drop(59)
 		}
-		b148 := p.Data[st149.Off : st149.Off+st149.Len]
-		p.Meta[26] = (packet.Value{Hi: binary.BigEndian.Uint64(b148[4:]), Lo: binary.BigEndian.Uint64(b148[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		goto n100
-	}
-n97:
-	{ // NsToSender: set
-		pl.Runs[97]++
-		st151 := p.Hdr[4] // ipv6
-		if !st151.Valid || st151.Off < 0 || st151.Off+st151.Len > len(p.Data) {
-			return pl.drop(60)
+		b149 := p.Data[st150.Off : st150.Off+st150.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b149[8:]), Lo: binary.BigEndian.Uint64(b149[16:])} == packet.Value{Lo: 0x0}) {
+			goto n97
 		}
-		b150 := p.Data[st151.Off : st151.Off+st151.Len]
-		p.Meta[23] = (packet.Value{Hi: binary.BigEndian.Uint64(b150[8:]), Lo: binary.BigEndian.Uint64(b150[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st153 := p.Hdr[0] // ethernet
-		if !st153.Valid || st153.Off < 0 || st153.Off+st153.Len > len(p.Data) {
-			return pl.drop(60)
-		}
-		b152 := p.Data[st153.Off : st153.Off+st153.Len]
-		p.Meta[24] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b152[6:]))<<32 | uint64(binary.BigEndian.Uint32(b152[8:]))) & 0xffffffffffff}
-		p.Meta[25] = packet.Value{Lo: (0x1) & 0x1}
-		st155 := p.Hdr[11] // nd_ns
-		if !st155.Valid || st155.Off < 0 || st155.Off+st155.Len > len(p.Data) {
-			return pl.drop(60)
-		}
-		b154 := p.Data[st155.Off : st155.Off+st155.Len]
-		p.Meta[26] = (packet.Value{Hi: binary.BigEndian.Uint64(b154[4:]), Lo: binary.BigEndian.Uint64(b154[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n98
 	}
-n98:
-	{ // NsHasSrcMac: test valid(nd_mac)
-		pl.Runs[98]++
-		if p.Hdr[13].Valid {
-			goto n99
+n97:
+	{ // NsToAllNodes: set
+		pl.Runs[97]++
+		p.Meta[24] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		p.Meta[25] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
+		p.Meta[26] = packet.Value{Lo: (0x0) & 0x1}
+		st152 := p.Hdr[12] // nd_ns
+		if !st152.Valid || st152.Off < 0 || st152.Off+st152.Len > len(p.Data) {
+			return pl.drop(60)
 		}
-		goto n100
+		b151 := p.Data[st152.Off : st152.Off+st152.Len]
+		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b151[4:]), Lo: binary.BigEndian.Uint64(b151[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		goto n101
 	}
-n99:
-	{ // NsSrcMac: set
-		pl.Runs[99]++
-		st157 := p.Hdr[13] // nd_mac
-		if !st157.Valid || st157.Off < 0 || st157.Off+st157.Len > len(p.Data) {
+n98:
+	{ // NsToSender: set
+		pl.Runs[98]++
+		st154 := p.Hdr[3] // ipv6
+		if !st154.Valid || st154.Off < 0 || st154.Off+st154.Len > len(p.Data) {
 			return pl.drop(61)
 		}
-		b156 := p.Data[st157.Off : st157.Off+st157.Len]
-		p.Meta[24] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b156[0:]))<<32 | uint64(binary.BigEndian.Uint32(b156[2:]))) & 0xffffffffffff}
-		goto n100
+		b153 := p.Data[st154.Off : st154.Off+st154.Len]
+		p.Meta[24] = (packet.Value{Hi: binary.BigEndian.Uint64(b153[8:]), Lo: binary.BigEndian.Uint64(b153[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st156 := p.Hdr[0] // ethernet
+		if !st156.Valid || st156.Off < 0 || st156.Off+st156.Len > len(p.Data) {
+			return pl.drop(61)
+		}
+		b155 := p.Data[st156.Off : st156.Off+st156.Len]
+		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b155[6:]))<<32 | uint64(binary.BigEndian.Uint32(b155[8:]))) & 0xffffffffffff}
+		p.Meta[26] = packet.Value{Lo: (0x1) & 0x1}
+		st158 := p.Hdr[12] // nd_ns
+		if !st158.Valid || st158.Off < 0 || st158.Off+st158.Len > len(p.Data) {
+			return pl.drop(61)
+		}
+		b157 := p.Data[st158.Off : st158.Off+st158.Len]
+		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b157[4:]), Lo: binary.BigEndian.Uint64(b157[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		goto n99
+	}
+n99:
+	{ // NsHasSrcMac: test valid(nd_mac)
+		pl.Runs[99]++
+		if p.Hdr[14].Valid {
+			goto n100
+		}
+		goto n101
 	}
 n100:
-	{ // NsHasOpt: test valid(nd_opt)
+	{ // NsSrcMac: set
 		pl.Runs[100]++
-		if p.Hdr[12].Valid {
-			goto n101
+		st160 := p.Hdr[14] // nd_mac
+		if !st160.Valid || st160.Off < 0 || st160.Off+st160.Len > len(p.Data) {
+			return pl.drop(62)
 		}
-		goto n104
+		b159 := p.Data[st160.Off : st160.Off+st160.Len]
+		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b159[0:]))<<32 | uint64(binary.BigEndian.Uint32(b159[2:]))) & 0xffffffffffff}
+		goto n101
 	}
 n101:
-	{ // NsHasMac: test valid(nd_mac)
+	{ // NsHasOpt: test valid(nd_opt)
 		pl.Runs[101]++
 		if p.Hdr[13].Valid {
 			goto n102
 		}
-		goto n103
+		goto n105
 	}
 n102:
-	{ // NsPopMac: pop nd_mac
+	{ // NsHasMac: test valid(nd_mac)
 		pl.Runs[102]++
-		if !p.Pop(13) {
-			return pl.drop(62)
+		if p.Hdr[14].Valid {
+			goto n103
 		}
-		goto n103
+		goto n104
 	}
 n103:
-	{ // NsPopOpt: pop nd_opt
+	{ // NsPopMac: pop nd_mac
 		pl.Runs[103]++
-		if !p.Pop(12) {
+		if !p.Pop(14) {
 			return pl.drop(63)
 		}
 		goto n104
 	}
 n104:
-	{ // NsPopBody: pop nd_ns
+	{ // NsPopOpt: pop nd_opt
 		pl.Runs[104]++
-		if !p.Pop(11) {
+		if !p.Pop(13) {
 			return pl.drop(64)
 		}
 		goto n105
 	}
 n105:
-	{ // NsPushNa: push nd_na
+	{ // NsPopBody: pop nd_ns
 		pl.Runs[105]++
-		if !p.Hdr[6].Valid {
-			return pl.drop(65)
-		}
-		if !p.Push(14, p.Hdr[6].Off+p.Hdr[6].Len, 0) {
+		if !p.Pop(12) {
 			return pl.drop(65)
 		}
 		goto n106
 	}
 n106:
-	{ // NsPushOpt: push nd_na_opt
+	{ // NsPushNa: push nd_na
 		pl.Runs[106]++
-		if !p.Hdr[14].Valid {
+		if !p.Hdr[7].Valid {
 			return pl.drop(66)
 		}
-		if !p.Push(15, p.Hdr[14].Off+p.Hdr[14].Len, 0) {
+		if !p.Push(15, p.Hdr[7].Off+p.Hdr[7].Len, 0) {
 			return pl.drop(66)
 		}
 		goto n107
 	}
 n107:
-	{ // NsPushMac: push nd_na_mac
+	{ // NsPushOpt: push nd_na_opt
 		pl.Runs[107]++
 		if !p.Hdr[15].Valid {
 			return pl.drop(67)
@@ -1726,906 +1736,955 @@ n107:
 		goto n108
 	}
 n108:
-	{ // NsFill: set
+	{ // NsPushMac: push nd_na_mac
 		pl.Runs[108]++
-		st159 := p.Hdr[0] // ethernet
-		if !st159.Valid || st159.Off < 0 || st159.Off+st159.Len > len(p.Data) {
+		if !p.Hdr[16].Valid {
 			return pl.drop(68)
 		}
-		b158 := p.Data[st159.Off : st159.Off+st159.Len]
-		v160 := p.Meta[24].Lo
-		binary.BigEndian.PutUint16(b158[0:], uint16(v160>>32))
-		binary.BigEndian.PutUint32(b158[2:], uint32(v160))
-		v161 := p.Meta[4].Lo
-		binary.BigEndian.PutUint16(b158[6:], uint16(v161>>32))
-		binary.BigEndian.PutUint32(b158[8:], uint32(v161))
-		st163 := p.Hdr[4] // ipv6
-		if !st163.Valid || st163.Off < 0 || st163.Off+st163.Len > len(p.Data) {
+		if !p.Push(17, p.Hdr[16].Off+p.Hdr[16].Len, 0) {
 			return pl.drop(68)
 		}
-		b162 := p.Data[st163.Off : st163.Off+st163.Len]
-		binary.BigEndian.PutUint16(b162[4:], uint16(0x20))
-		b162[7] = byte(0xff)
-		packet.SetBits(b162, 64, 128, p.Meta[5])
-		packet.SetBits(b162, 192, 128, p.Meta[23])
-		st165 := p.Hdr[6] // icmpv6
-		if !st165.Valid || st165.Off < 0 || st165.Off+st165.Len > len(p.Data) {
-			return pl.drop(68)
-		}
-		b164 := p.Data[st165.Off : st165.Off+st165.Len]
-		b164[0] = byte(0x88)
-		b164[1] = byte(0x0)
-		st167 := p.Hdr[14] // nd_na
-		if !st167.Valid || st167.Off < 0 || st167.Off+st167.Len > len(p.Data) {
-			return pl.drop(68)
-		}
-		b166 := p.Data[st167.Off : st167.Off+st167.Len]
-		b166[0] = b166[0]&^0x40 | byte(p.Meta[25].Lo)<<6&0x40
-		packet.SetBits(b166, 32, 128, p.Meta[26])
-		st169 := p.Hdr[15] // nd_na_opt
-		if !st169.Valid || st169.Off < 0 || st169.Off+st169.Len > len(p.Data) {
-			return pl.drop(68)
-		}
-		b168 := p.Data[st169.Off : st169.Off+st169.Len]
-		b168[0] = byte(0x2)
-		b168[1] = byte(0x1)
-		st171 := p.Hdr[16] // nd_na_mac
-		if !st171.Valid || st171.Off < 0 || st171.Off+st171.Len > len(p.Data) {
-			return pl.drop(68)
-		}
-		b170 := p.Data[st171.Off : st171.Off+st171.Len]
-		v172 := p.Meta[4].Lo
-		binary.BigEndian.PutUint16(b170[0:], uint16(v172>>32))
-		binary.BigEndian.PutUint32(b170[2:], uint32(v172))
 		goto n109
 	}
 n109:
-	{ // NsCsum: checksum compute icmpv6
+	{ // NsFill: set
 		pl.Runs[109]++
-		if !p.ComputeChecksum(6) {
+		st162 := p.Hdr[0] // ethernet
+		if !st162.Valid || st162.Off < 0 || st162.Off+st162.Len > len(p.Data) {
 			return pl.drop(69)
 		}
+		b161 := p.Data[st162.Off : st162.Off+st162.Len]
+		v163 := p.Meta[25].Lo
+		binary.BigEndian.PutUint16(b161[0:], uint16(v163>>32))
+		binary.BigEndian.PutUint32(b161[2:], uint32(v163))
+		v164 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b161[6:], uint16(v164>>32))
+		binary.BigEndian.PutUint32(b161[8:], uint32(v164))
+		st166 := p.Hdr[3] // ipv6
+		if !st166.Valid || st166.Off < 0 || st166.Off+st166.Len > len(p.Data) {
+			return pl.drop(69)
+		}
+		b165 := p.Data[st166.Off : st166.Off+st166.Len]
+		binary.BigEndian.PutUint16(b165[4:], uint16(0x20))
+		b165[7] = byte(0xff)
+		packet.SetBits(b165, 64, 128, p.Meta[6])
+		packet.SetBits(b165, 192, 128, p.Meta[24])
+		st168 := p.Hdr[7] // icmpv6
+		if !st168.Valid || st168.Off < 0 || st168.Off+st168.Len > len(p.Data) {
+			return pl.drop(69)
+		}
+		b167 := p.Data[st168.Off : st168.Off+st168.Len]
+		b167[0] = byte(0x88)
+		b167[1] = byte(0x0)
+		st170 := p.Hdr[15] // nd_na
+		if !st170.Valid || st170.Off < 0 || st170.Off+st170.Len > len(p.Data) {
+			return pl.drop(69)
+		}
+		b169 := p.Data[st170.Off : st170.Off+st170.Len]
+		b169[0] = b169[0]&^0x40 | byte(p.Meta[26].Lo)<<6&0x40
+		packet.SetBits(b169, 32, 128, p.Meta[27])
+		st172 := p.Hdr[16] // nd_na_opt
+		if !st172.Valid || st172.Off < 0 || st172.Off+st172.Len > len(p.Data) {
+			return pl.drop(69)
+		}
+		b171 := p.Data[st172.Off : st172.Off+st172.Len]
+		b171[0] = byte(0x2)
+		b171[1] = byte(0x1)
+		st174 := p.Hdr[17] // nd_na_mac
+		if !st174.Valid || st174.Off < 0 || st174.Off+st174.Len > len(p.Data) {
+			return pl.drop(69)
+		}
+		b173 := p.Data[st174.Off : st174.Off+st174.Len]
+		v175 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b173[0:], uint16(v175>>32))
+		binary.BigEndian.PutUint32(b173[2:], uint32(v175))
 		goto n110
 	}
 n110:
-	{ // NsOk: count "l3_ipv6nd_neigh_sol_ok"
+	{ // NsCsum: checksum compute icmpv6
 		pl.Runs[110]++
-		pl.Counted[12]++
-		goto n13
-	}
-n111:
-	{ // LbRx: count "lb_rx_pkt_counter"
-		pl.Runs[111]++
-		pl.Counted[13]++
-		goto n112
-	}
-n112:
-	{ // LbSrcIPv4: test valid(ipv4)
-		pl.Runs[112]++
-		if p.Hdr[3].Valid {
-			goto n113
-		}
-		goto n114
-	}
-n113:
-	{ // LbSrc4: lookup ipv4_src_filter_table
-		pl.Runs[113]++
-		act, params := 1, []packet.Value(nil)
-		st174 := p.Hdr[3] // ipv4
-		if !st174.Valid || st174.Off < 0 || st174.Off+st174.Len > len(p.Data) {
+		if !p.ComputeChecksum(7) {
 			return pl.drop(70)
 		}
-		b173 := p.Data[st174.Off : st174.Off+st174.Len]
-		if e, hit := pl.tables[3].LookupPacked(((uint64(binary.BigEndian.Uint32(b173[12:])))&0xffffffff)<<0 | ((p.Meta[6].Lo)&0xff)<<32); hit {
+		goto n111
+	}
+n111:
+	{ // NsOk: count "l3_ipv6nd_neigh_sol_ok"
+		pl.Runs[111]++
+		pl.Counted[12]++
+		goto n14
+	}
+n112:
+	{ // LbRx: count "lb_rx_pkt_counter"
+		pl.Runs[112]++
+		pl.Counted[13]++
+		goto n113
+	}
+n113:
+	{ // LbSrcIPv4: test valid(ipv4)
+		pl.Runs[113]++
+		if p.Hdr[2].Valid {
+			goto n114
+		}
+		goto n115
+	}
+n114:
+	{ // LbSrc4: lookup ipv4_src_filter_table
+		pl.Runs[114]++
+		act, params := 1, []packet.Value(nil)
+		st177 := p.Hdr[2] // ipv4
+		if !st177.Valid || st177.Off < 0 || st177.Off+st177.Len > len(p.Data) {
+			return pl.drop(71)
+		}
+		b176 := p.Data[st177.Off : st177.Off+st177.Len]
+		if e, hit := pl.tables[3].LookupPacked(((uint64(binary.BigEndian.Uint32(b176[12:])))&0xffffffff)<<0 | ((p.Meta[7].Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
-			goto n116
+			goto n117
 		default: // miss
-			goto n115
+			goto n116
 		}
 	}
-n114:
+n115:
 	{ // LbSrc6: lookup ipv6_src_filter_table
-		pl.Runs[114]++
+		pl.Runs[115]++
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[6].Lo}
-		st176 := p.Hdr[4] // ipv6
-		if !st176.Valid || st176.Off < 0 || st176.Off+st176.Len > len(p.Data) {
-			return pl.drop(71)
+		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
+		st179 := p.Hdr[3] // ipv6
+		if !st179.Valid || st179.Off < 0 || st179.Off+st179.Len > len(p.Data) {
+			return pl.drop(72)
 		}
-		b175 := p.Data[st176.Off : st176.Off+st176.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b175[8:]), Lo: binary.BigEndian.Uint64(b175[16:])}
+		b178 := p.Data[st179.Off : st179.Off+st179.Len]
+		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b178[8:]), Lo: binary.BigEndian.Uint64(b178[16:])}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
-			goto n116
+			goto n117
 		default: // miss
-			goto n115
+			goto n116
 		}
-	}
-n115:
-	{ // LbBlocked: drop "lb_drop_blocked_src_pkt_counter"
-		pl.Runs[115]++
-		return pl.drop(72)
 	}
 n116:
-	{ // LbIsV2: test valid(lb_v2)
+	{ // LbBlocked: drop "lb_drop_blocked_src_pkt_counter"
 		pl.Runs[116]++
-		if p.Hdr[9].Valid {
-			goto n117
-		}
-		goto n118
+		return pl.drop(73)
 	}
 n117:
-	{ // LbRxV2: count "lb_rx_v2_counter"
+	{ // LbIsV2: test valid(lb_v2)
 		pl.Runs[117]++
-		pl.Counted[14]++
+		if p.Hdr[10].Valid {
+			goto n118
+		}
 		goto n119
 	}
 n118:
-	{ // LbRxV3: count "lb_rx_v3_counter"
+	{ // LbRxV2: count "lb_rx_v2_counter"
 		pl.Runs[118]++
-		pl.Counted[15]++
+		pl.Counted[14]++
 		goto n120
 	}
 n119:
-	{ // LbSelV2: set
+	{ // LbRxV3: count "lb_rx_v3_counter"
 		pl.Runs[119]++
-		st178 := p.Hdr[9] // lb_v2
-		if !st178.Valid || st178.Off < 0 || st178.Off+st178.Len > len(p.Data) {
-			return pl.drop(73)
-		}
-		b177 := p.Data[st178.Off : st178.Off+st178.Len]
-		p.Meta[8] = packet.Value{Lo: (binary.BigEndian.Uint64(b177[4:]))}
-		p.Meta[12] = packet.Value{Lo: (binary.BigEndian.Uint64(b177[4:]) & 0xffff) & 0xffff}
-		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b177[2:]))) & 0xffff}
+		pl.Counted[15]++
 		goto n121
 	}
 n120:
-	{ // LbSelV3: set
+	{ // LbSelV2: set
 		pl.Runs[120]++
-		st180 := p.Hdr[10] // lb_v3
-		if !st180.Valid || st180.Off < 0 || st180.Off+st180.Len > len(p.Data) {
+		st181 := p.Hdr[10] // lb_v2
+		if !st181.Valid || st181.Off < 0 || st181.Off+st181.Len > len(p.Data) {
 			return pl.drop(74)
 		}
-		b179 := p.Data[st180.Off : st180.Off+st180.Len]
-		p.Meta[8] = packet.Value{Lo: (binary.BigEndian.Uint64(b179[4:]))}
-		p.Meta[12] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b179[0:]))) & 0xffff}
-		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b179[2:]))) & 0xffff}
-		goto n121
+		b180 := p.Data[st181.Off : st181.Off+st181.Len]
+		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b180[4:]))}
+		p.Meta[13] = packet.Value{Lo: (binary.BigEndian.Uint64(b180[4:]) & 0xffff) & 0xffff}
+		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b180[2:]))) & 0xffff}
+		goto n122
 	}
 n121:
-	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
+	{ // LbSelV3: set
 		pl.Runs[121]++
-		c182 := p.Hdr[3].Valid
-		if c182 {
-			st184 := p.Hdr[3] // ipv4
-			if !st184.Valid || st184.Off < 0 || st184.Off+st184.Len > len(p.Data) {
-				return pl.drop(75)
-			}
-			b183 := p.Data[st184.Off : st184.Off+st184.Len]
-			c182 = (uint64(b183[8]) <= 0x1)
+		st183 := p.Hdr[11] // lb_v3
+		if !st183.Valid || st183.Off < 0 || st183.Off+st183.Len > len(p.Data) {
+			return pl.drop(75)
 		}
-		c181 := c182
-		if !c181 {
-			c185 := p.Hdr[4].Valid
-			if c185 {
-				st187 := p.Hdr[4] // ipv6
-				if !st187.Valid || st187.Off < 0 || st187.Off+st187.Len > len(p.Data) {
-					return pl.drop(75)
-				}
-				b186 := p.Data[st187.Off : st187.Off+st187.Len]
-				c185 = (uint64(b186[7]) <= 0x1)
-			}
-			c181 = c185
-		}
-		if c181 {
-			goto n122
-		}
-		goto n123
+		b182 := p.Data[st183.Off : st183.Off+st183.Len]
+		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b182[4:]))}
+		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b182[0:]))) & 0xffff}
+		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b182[2:]))) & 0xffff}
+		goto n122
 	}
 n122:
-	{ // LbTtlExpired: drop "lb_drop_ttl_expired_pkt_counter"
+	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
 		pl.Runs[122]++
-		return pl.drop(76)
+		c185 := p.Hdr[2].Valid
+		if c185 {
+			st187 := p.Hdr[2] // ipv4
+			if !st187.Valid || st187.Off < 0 || st187.Off+st187.Len > len(p.Data) {
+				return pl.drop(76)
+			}
+			b186 := p.Data[st187.Off : st187.Off+st187.Len]
+			c185 = (uint64(b186[8]) <= 0x1)
+		}
+		c184 := c185
+		if !c184 {
+			c188 := p.Hdr[3].Valid
+			if c188 {
+				st190 := p.Hdr[3] // ipv6
+				if !st190.Valid || st190.Off < 0 || st190.Off+st190.Len > len(p.Data) {
+					return pl.drop(76)
+				}
+				b189 := p.Data[st190.Off : st190.Off+st190.Len]
+				c188 = (uint64(b189[7]) <= 0x1)
+			}
+			c184 = c188
+		}
+		if c184 {
+			goto n123
+		}
+		goto n124
 	}
 n123:
-	{ // LbEpoch: lookup epoch_assign_table
+	{ // LbTtlExpired: drop "lb_drop_ttl_expired_pkt_counter"
 		pl.Runs[123]++
+		return pl.drop(77)
+	}
+n124:
+	{ // LbEpoch: lookup epoch_assign_table
+		pl.Runs[124]++
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[6].Lo}
-		pl.keys[1] = packet.Value{Lo: p.Meta[8].Lo}
+		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
+		pl.keys[1] = packet.Value{Lo: p.Meta[9].Lo}
 		if e, hit := pl.tables[5].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			p.Meta[9] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			p.Meta[10] = packet.Value{Lo: (0x9) & 0x1f}
-			p.Meta[11] = packet.Value{Lo: (0x0) & 0xffff}
-			goto n125
+			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			p.Meta[11] = packet.Value{Lo: (0x9) & 0x1f}
+			p.Meta[12] = packet.Value{Lo: (0x0) & 0xffff}
+			goto n126
 		case 1: // do_assign_epoch_with_slot_sel_opts
-			p.Meta[9] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			p.Meta[10] = packet.Value{Lo: (params[1].Lo) & 0x1f}
-			p.Meta[11] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			goto n125
+			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			p.Meta[11] = packet.Value{Lo: (params[1].Lo) & 0x1f}
+			p.Meta[12] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			goto n126
 		default: // miss
-			goto n124
+			goto n125
 		}
 	}
-n124:
-	{ // LbEpochMiss: drop "lb_drop_epoch_assign_miss_pkt_counter"
-		pl.Runs[124]++
-		return pl.drop(77)
-	}
 n125:
-	{ // LbSlot: set
+	{ // LbEpochMiss: drop "lb_drop_epoch_assign_miss_pkt_counter"
 		pl.Runs[125]++
-		p.Meta[14] = packet.Value{Lo: ((((p.Meta[12].Lo ^ p.Meta[11].Lo) & 0xffff) & ((((0x1 << p.Meta[10].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
-		goto n126
+		return pl.drop(78)
 	}
 n126:
-	{ // LbCalendar: lookup load_balance_calendar_table
+	{ // LbSlot: set
 		pl.Runs[126]++
+		p.Meta[15] = packet.Value{Lo: ((((p.Meta[13].Lo ^ p.Meta[12].Lo) & 0xffff) & ((((0x1 << p.Meta[11].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
+		goto n127
+	}
+n127:
+	{ // LbCalendar: lookup load_balance_calendar_table
+		pl.Runs[127]++
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[6].LookupPacked(((p.Meta[14].Lo)&0xffff)<<0 | ((p.Meta[9].Lo)&0xffffffff)<<16 | ((p.Meta[6].Lo)&0xff)<<48); hit {
+		if e, hit := pl.tables[6].LookupPacked(((p.Meta[15].Lo)&0xffff)<<0 | ((p.Meta[10].Lo)&0xffffffff)<<16 | ((p.Meta[7].Lo)&0xff)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			p.Meta[15] = packet.Value{Lo: (params[0].Lo) & 0xffff}
-			goto n128
+			p.Meta[16] = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			goto n129
 		default: // miss
-			goto n127
+			goto n128
 		}
-	}
-n127:
-	{ // LbCalendarMiss: drop "lb_drop_lb_calendar_miss_pkt_counter"
-		pl.Runs[127]++
-		return pl.drop(78)
 	}
 n128:
-	{ // LbMember: lookup member_info_lookup_table
+	{ // LbCalendarMiss: drop "lb_drop_lb_calendar_miss_pkt_counter"
 		pl.Runs[128]++
+		return pl.drop(79)
+	}
+n129:
+	{ // LbMember: lookup member_info_lookup_table
+		pl.Runs[129]++
 		act, params := 4, []packet.Value(nil)
-		st189 := p.Hdr[0] // ethernet
-		if !st189.Valid || st189.Off < 0 || st189.Off+st189.Len > len(p.Data) {
-			return pl.drop(79)
+		st192 := p.Hdr[0] // ethernet
+		if !st192.Valid || st192.Off < 0 || st192.Off+st192.Len > len(p.Data) {
+			return pl.drop(80)
 		}
-		b188 := p.Data[st189.Off : st189.Off+st189.Len]
-		if e, hit := pl.tables[7].LookupPacked(((p.Meta[15].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b188[12:])))&0xffff)<<16 | ((p.Meta[6].Lo)&0xff)<<32); hit {
+		b191 := p.Data[st192.Off : st192.Off+st192.Len]
+		if e, hit := pl.tables[7].LookupPacked(((p.Meta[16].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b191[12:])))&0xffff)<<16 | ((p.Meta[7].Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			p.Meta[16] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[17] = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			p.Meta[19] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			p.Meta[20] = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			p.Meta[21] = packet.Value{Lo: (params[4].Lo) & 0x1}
-			goto n132
+			p.Meta[17] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			p.Meta[18] = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
+			p.Meta[20] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			p.Meta[21] = packet.Value{Lo: (params[3].Lo) & 0x1f}
+			p.Meta[22] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			goto n133
 		case 1: // do_ipv6_member_rewrite
-			p.Meta[16] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[18] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[19] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			p.Meta[20] = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			p.Meta[21] = packet.Value{Lo: (params[4].Lo) & 0x1}
-			goto n132
+			p.Meta[17] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			p.Meta[19] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			p.Meta[20] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			p.Meta[21] = packet.Value{Lo: (params[3].Lo) & 0x1f}
+			p.Meta[22] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			goto n133
 		case 2: // drop_soft_evicted
-			goto n130
-		case 3: // drop_deregistered
 			goto n131
+		case 3: // drop_deregistered
+			goto n132
 		default: // miss
-			goto n129
+			goto n130
 		}
 	}
-n129:
-	{ // LbMemberMiss: drop "lb_drop_mbr_info_miss_pkt_counter"
-		pl.Runs[129]++
-		return pl.drop(80)
-	}
 n130:
-	{ // LbSoftEvicted: drop "mbr_drop_soft_evicted_counter"
+	{ // LbMemberMiss: drop "lb_drop_mbr_info_miss_pkt_counter"
 		pl.Runs[130]++
 		return pl.drop(81)
 	}
 n131:
-	{ // LbDeregistered: drop "mbr_drop_deregistered_counter"
+	{ // LbSoftEvicted: drop "mbr_drop_soft_evicted_counter"
 		pl.Runs[131]++
 		return pl.drop(82)
 	}
 n132:
-	{ // LbPort: set
+	{ // LbDeregistered: drop "mbr_drop_deregistered_counter"
 		pl.Runs[132]++
-		p.Meta[22] = packet.Value{Lo: ((p.Meta[19].Lo + ((p.Meta[13].Lo & ((((0x1 << p.Meta[20].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
-		goto n133
+		return pl.drop(83)
 	}
 n133:
-	{ // LbEth: set
+	{ // LbPort: set
 		pl.Runs[133]++
-		st191 := p.Hdr[0] // ethernet
-		if !st191.Valid || st191.Off < 0 || st191.Off+st191.Len > len(p.Data) {
-			return pl.drop(83)
-		}
-		b190 := p.Data[st191.Off : st191.Off+st191.Len]
-		v192 := p.Meta[4].Lo
-		binary.BigEndian.PutUint16(b190[6:], uint16(v192>>32))
-		binary.BigEndian.PutUint32(b190[8:], uint32(v192))
-		v193 := p.Meta[16].Lo
-		binary.BigEndian.PutUint16(b190[0:], uint16(v193>>32))
-		binary.BigEndian.PutUint32(b190[2:], uint32(v193))
+		p.Meta[23] = packet.Value{Lo: ((p.Meta[20].Lo + ((p.Meta[14].Lo & ((((0x1 << p.Meta[21].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n134
 	}
 n134:
-	{ // LbIsIPv4: test valid(ipv4)
+	{ // LbEth: set
 		pl.Runs[134]++
-		if p.Hdr[3].Valid {
-			goto n135
+		st194 := p.Hdr[0] // ethernet
+		if !st194.Valid || st194.Off < 0 || st194.Off+st194.Len > len(p.Data) {
+			return pl.drop(84)
 		}
-		goto n136
+		b193 := p.Data[st194.Off : st194.Off+st194.Len]
+		v195 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b193[6:], uint16(v195>>32))
+		binary.BigEndian.PutUint32(b193[8:], uint32(v195))
+		v196 := p.Meta[17].Lo
+		binary.BigEndian.PutUint16(b193[0:], uint16(v196>>32))
+		binary.BigEndian.PutUint32(b193[2:], uint32(v196))
+		goto n135
 	}
 n135:
-	{ // LbKeepIPv4: test meta.keep_lb == 1
+	{ // LbCsumZero: test udp.checksum == 0
 		pl.Runs[135]++
-		if p.Meta[21].Lo == 0x1 {
-			goto n137
-		}
-		goto n138
-	}
-n136:
-	{ // LbKeepIPv6: test meta.keep_lb == 1
-		pl.Runs[136]++
-		if p.Meta[21].Lo == 0x1 {
-			goto n139
-		}
-		goto n140
-	}
-n137:
-	{ // LbIPv4Keep: set
-		pl.Runs[137]++
-		var d194 uint64 // ipv4 checksum
-		var d195 uint64 // udp checksum
-		v196 := ((p.Meta[5].Lo & 0xffffffff) & 0xffffffff)
-		st198 := p.Hdr[3] // ipv4
+		st198 := p.Hdr[4] // udp
 		if !st198.Valid || st198.Off < 0 || st198.Off+st198.Len > len(p.Data) {
-			return pl.drop(84)
+			return pl.drop(85)
 		}
 		b197 := p.Data[st198.Off : st198.Off+st198.Len]
-		lo200, hi201 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-		w199 := p.Hdr[3].Valid && hi201 <= len(p.Data) && 4 <= 20
-		var o202 uint32
-		if w199 {
-			o202 = uint32(binary.BigEndian.Uint16(p.Data[lo200+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo200+2:]))
+		if uint64(binary.BigEndian.Uint16(b197[6:])) == 0x0 {
+			goto n136
 		}
-		w203, lo204, hi205 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			lo204, hi205 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w203 = hi205 <= len(p.Data) && hi205-lo204 <= 20
-		} else if p.Hdr[23].Valid {
-			lo204, hi205 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			w203 = hi205 <= len(p.Data) && hi205-lo204 <= 20
+		goto n137
+	}
+n136:
+	{ // LbMarkZero: set
+		pl.Runs[136]++
+		p.Meta[0] = packet.Value{Lo: (0x1) & 0x1}
+		goto n137
+	}
+n137:
+	{ // LbIsIPv4: test valid(ipv4)
+		pl.Runs[137]++
+		if p.Hdr[2].Valid {
+			goto n138
 		}
-		var o206 uint32
-		if w203 {
-			o206 = packet.SumWords(p.Data[lo204:hi205])
-		}
-		binary.BigEndian.PutUint32(b197[12:], uint32(v196))
-		if w199 {
-			d194 += packet.ChecksumDelta(o202, uint32(binary.BigEndian.Uint16(p.Data[lo200+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo200+2:])))
-		}
-		if w203 {
-			d195 += packet.ChecksumDelta(o206, packet.SumWords(p.Data[lo204:hi205]))
-		}
-		v207 := p.Meta[17].Lo
-		lo209, hi210 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-		w208 := p.Hdr[3].Valid && hi210 <= len(p.Data) && 4 <= 20
-		var o211 uint32
-		if w208 {
-			o211 = uint32(binary.BigEndian.Uint16(p.Data[lo209+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo209+2:]))
-		}
-		w212, lo213, hi214 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			lo213, hi214 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w212 = hi214 <= len(p.Data) && hi214-lo213 <= 20
-		} else if p.Hdr[23].Valid {
-			lo213, hi214 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			w212 = hi214 <= len(p.Data) && hi214-lo213 <= 20
-		}
-		var o215 uint32
-		if w212 {
-			o215 = packet.SumWords(p.Data[lo213:hi214])
-		}
-		binary.BigEndian.PutUint32(b197[16:], uint32(v207))
-		if w208 {
-			d194 += packet.ChecksumDelta(o211, uint32(binary.BigEndian.Uint16(p.Data[lo209+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo209+2:])))
-		}
-		if w212 {
-			d195 += packet.ChecksumDelta(o215, packet.SumWords(p.Data[lo213:hi214]))
-		}
-		v216 := p.Meta[22].Lo
-		st218 := p.Hdr[23] // udp
-		if !st218.Valid || st218.Off < 0 || st218.Off+st218.Len > len(p.Data) {
-			return pl.drop(84)
-		}
-		b217 := p.Data[st218.Off : st218.Off+st218.Len]
-		lo224, hi225 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w223 := p.Hdr[23].Valid && hi225 <= len(p.Data) && 2 <= 20
-		var o226 uint32
-		if w223 {
-			o226 = uint32(binary.BigEndian.Uint16(p.Data[lo224+0:]))
-		}
-		binary.BigEndian.PutUint16(b217[2:], uint16(v216))
-		if w223 {
-			d195 += packet.ChecksumDelta(o226, uint32(binary.BigEndian.Uint16(p.Data[lo224+0:])))
-		}
-		v227 := (uint64(b197[8]) - 0x1)
-		lo229, hi230 := p.Hdr[3].Off+8, p.Hdr[3].Off+10
-		w228 := p.Hdr[3].Valid && hi230 <= len(p.Data) && 2 <= 20
-		var o231 uint32
-		if w228 {
-			o231 = uint32(binary.BigEndian.Uint16(p.Data[lo229+0:]))
-		}
-		w232, lo233, hi234 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+9
-			lo233, hi234 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w232 = hi234 <= len(p.Data) && hi234-lo233 <= 20
-		}
-		var o235 uint32
-		if w232 {
-			o235 = packet.SumWords(p.Data[lo233:hi234])
-		}
-		b197[8] = byte(v227)
-		if w228 {
-			d194 += packet.ChecksumDelta(o231, uint32(binary.BigEndian.Uint16(p.Data[lo229+0:])))
-		}
-		if w232 {
-			d195 += packet.ChecksumDelta(o235, packet.SumWords(p.Data[lo233:hi234]))
-		}
-		if cb236, ok237 := p.Bytes(3); ok237 {
-			binary.BigEndian.PutUint16(cb236[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb236[10:]), d194, false))
-		}
-		if cb238, ok239 := p.Bytes(23); ok239 {
-			binary.BigEndian.PutUint16(cb238[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb238[6:]), d195, true))
-		}
-		goto n146
+		goto n139
 	}
 n138:
-	{ // LbIPv4Strip: set
+	{ // LbKeepIPv4: test meta.keep_lb == 1
 		pl.Runs[138]++
-		var d240 uint64 // ipv4 checksum
-		var d241 uint64 // udp checksum
-		v242 := ((p.Meta[5].Lo & 0xffffffff) & 0xffffffff)
-		st244 := p.Hdr[3] // ipv4
-		if !st244.Valid || st244.Off < 0 || st244.Off+st244.Len > len(p.Data) {
-			return pl.drop(85)
-		}
-		b243 := p.Data[st244.Off : st244.Off+st244.Len]
-		lo246, hi247 := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-		w245 := p.Hdr[3].Valid && hi247 <= len(p.Data) && 4 <= 20
-		var o248 uint32
-		if w245 {
-			o248 = uint32(binary.BigEndian.Uint16(p.Data[lo246+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo246+2:]))
-		}
-		w249, lo250, hi251 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			lo250, hi251 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w249 = hi251 <= len(p.Data) && hi251-lo250 <= 20
-		} else if p.Hdr[23].Valid {
-			lo250, hi251 = p.Hdr[3].Off+12, p.Hdr[3].Off+16
-			w249 = hi251 <= len(p.Data) && hi251-lo250 <= 20
-		}
-		var o252 uint32
-		if w249 {
-			o252 = packet.SumWords(p.Data[lo250:hi251])
-		}
-		binary.BigEndian.PutUint32(b243[12:], uint32(v242))
-		if w245 {
-			d240 += packet.ChecksumDelta(o248, uint32(binary.BigEndian.Uint16(p.Data[lo246+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo246+2:])))
-		}
-		if w249 {
-			d241 += packet.ChecksumDelta(o252, packet.SumWords(p.Data[lo250:hi251]))
-		}
-		v253 := p.Meta[17].Lo
-		lo255, hi256 := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-		w254 := p.Hdr[3].Valid && hi256 <= len(p.Data) && 4 <= 20
-		var o257 uint32
-		if w254 {
-			o257 = uint32(binary.BigEndian.Uint16(p.Data[lo255+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo255+2:]))
-		}
-		w258, lo259, hi260 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			lo259, hi260 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w258 = hi260 <= len(p.Data) && hi260-lo259 <= 20
-		} else if p.Hdr[23].Valid {
-			lo259, hi260 = p.Hdr[3].Off+16, p.Hdr[3].Off+20
-			w258 = hi260 <= len(p.Data) && hi260-lo259 <= 20
-		}
-		var o261 uint32
-		if w258 {
-			o261 = packet.SumWords(p.Data[lo259:hi260])
-		}
-		binary.BigEndian.PutUint32(b243[16:], uint32(v253))
-		if w254 {
-			d240 += packet.ChecksumDelta(o257, uint32(binary.BigEndian.Uint16(p.Data[lo255+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo255+2:])))
-		}
-		if w258 {
-			d241 += packet.ChecksumDelta(o261, packet.SumWords(p.Data[lo259:hi260]))
-		}
-		v262 := p.Meta[22].Lo
-		st264 := p.Hdr[23] // udp
-		if !st264.Valid || st264.Off < 0 || st264.Off+st264.Len > len(p.Data) {
-			return pl.drop(85)
-		}
-		b263 := p.Data[st264.Off : st264.Off+st264.Len]
-		lo270, hi271 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w269 := p.Hdr[23].Valid && hi271 <= len(p.Data) && 2 <= 20
-		var o272 uint32
-		if w269 {
-			o272 = uint32(binary.BigEndian.Uint16(p.Data[lo270+0:]))
-		}
-		binary.BigEndian.PutUint16(b263[2:], uint16(v262))
-		if w269 {
-			d241 += packet.ChecksumDelta(o272, uint32(binary.BigEndian.Uint16(p.Data[lo270+0:])))
-		}
-		v273 := (uint64(binary.BigEndian.Uint16(b243[2:])) - 0x10)
-		lo275, hi276 := p.Hdr[3].Off+2, p.Hdr[3].Off+4
-		w274 := p.Hdr[3].Valid && hi276 <= len(p.Data) && 2 <= 20
-		var o277 uint32
-		if w274 {
-			o277 = uint32(binary.BigEndian.Uint16(p.Data[lo275+0:]))
-		}
-		w278, lo279, hi280 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+2, p.Hdr[3].Off+4
-			lo279, hi280 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w278 = hi280 <= len(p.Data) && hi280-lo279 <= 20
-		} else if p.Hdr[23].Valid {
-			lo279, hi280 = p.Hdr[3].Off+2, p.Hdr[3].Off+4
-			w278 = hi280 <= len(p.Data) && hi280-lo279 <= 20
-		}
-		var o281 uint32
-		if w278 {
-			o281 = packet.SumWords(p.Data[lo279:hi280])
-		}
-		binary.BigEndian.PutUint16(b243[2:], uint16(v273))
-		if w274 {
-			d240 += packet.ChecksumDelta(o277, uint32(binary.BigEndian.Uint16(p.Data[lo275+0:])))
-		}
-		if w278 {
-			d241 += packet.ChecksumDelta(o281, packet.SumWords(p.Data[lo279:hi280]))
-		}
-		v282 := (uint64(b243[8]) - 0x1)
-		lo284, hi285 := p.Hdr[3].Off+8, p.Hdr[3].Off+10
-		w283 := p.Hdr[3].Valid && hi285 <= len(p.Data) && 2 <= 20
-		var o286 uint32
-		if w283 {
-			o286 = uint32(binary.BigEndian.Uint16(p.Data[lo284+0:]))
-		}
-		w287, lo288, hi289 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[3].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+9
-			lo288, hi289 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w287 = hi289 <= len(p.Data) && hi289-lo288 <= 20
-		}
-		var o290 uint32
-		if w287 {
-			o290 = packet.SumWords(p.Data[lo288:hi289])
-		}
-		b243[8] = byte(v282)
-		if w283 {
-			d240 += packet.ChecksumDelta(o286, uint32(binary.BigEndian.Uint16(p.Data[lo284+0:])))
-		}
-		if w287 {
-			d241 += packet.ChecksumDelta(o290, packet.SumWords(p.Data[lo288:hi289]))
-		}
-		if cb291, ok292 := p.Bytes(3); ok292 {
-			binary.BigEndian.PutUint16(cb291[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb291[10:]), d240, false))
-		}
-		if cb293, ok294 := p.Bytes(23); ok294 {
-			binary.BigEndian.PutUint16(cb293[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb293[6:]), d241, true))
+		if p.Meta[22].Lo == 0x1 {
+			goto n140
 		}
 		goto n141
 	}
 n139:
-	{ // LbIPv6Keep: set
+	{ // LbKeepIPv6: test meta.keep_lb == 1
 		pl.Runs[139]++
-		var d295 uint64 // udp checksum
-		v296 := p.Meta[5]
-		st298 := p.Hdr[4] // ipv6
-		if !st298.Valid || st298.Off < 0 || st298.Off+st298.Len > len(p.Data) {
+		if p.Meta[22].Lo == 0x1 {
+			goto n142
+		}
+		goto n143
+	}
+n140:
+	{ // LbIPv4Keep: set
+		pl.Runs[140]++
+		var d199 uint64 // ipv4 checksum
+		var d200 uint64 // udp checksum
+		v201 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
+		st203 := p.Hdr[2] // ipv4
+		if !st203.Valid || st203.Off < 0 || st203.Off+st203.Len > len(p.Data) {
 			return pl.drop(86)
 		}
-		b297 := p.Data[st298.Off : st298.Off+st298.Len]
-		w299, lo300, hi301 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			lo300, hi301 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w299 = hi301 <= len(p.Data) && hi301-lo300 <= 20
-		} else if p.Hdr[23].Valid {
-			lo300, hi301 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			w299 = hi301 <= len(p.Data) && hi301-lo300 <= 20
+		b202 := p.Data[st203.Off : st203.Off+st203.Len]
+		lo205, hi206 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w204 := p.Hdr[2].Valid && hi206 <= len(p.Data) && 4 <= 20
+		var o207 uint32
+		if w204 {
+			o207 = uint32(binary.BigEndian.Uint16(p.Data[lo205+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo205+2:]))
 		}
-		var o302 uint32
-		if w299 {
-			o302 = packet.SumWords(p.Data[lo300:hi301])
+		w208, lo209, hi210 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			lo209, hi210 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w208 = hi210 <= len(p.Data) && hi210-lo209 <= 20
+		} else if p.Hdr[4].Valid {
+			lo209, hi210 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			w208 = hi210 <= len(p.Data) && hi210-lo209 <= 20
 		}
-		packet.SetBits(b297, 64, 128, v296)
-		if w299 {
-			d295 += packet.ChecksumDelta(o302, packet.SumWords(p.Data[lo300:hi301]))
+		var o211 uint32
+		if w208 {
+			o211 = packet.SumWords(p.Data[lo209:hi210])
 		}
-		v303 := p.Meta[18]
+		binary.BigEndian.PutUint32(b202[12:], uint32(v201))
+		if w204 {
+			d199 += packet.ChecksumDelta(o207, uint32(binary.BigEndian.Uint16(p.Data[lo205+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo205+2:])))
+		}
+		if w208 {
+			d200 += packet.ChecksumDelta(o211, packet.SumWords(p.Data[lo209:hi210]))
+		}
+		v212 := p.Meta[18].Lo
+		lo214, hi215 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w213 := p.Hdr[2].Valid && hi215 <= len(p.Data) && 4 <= 20
+		var o216 uint32
+		if w213 {
+			o216 = uint32(binary.BigEndian.Uint16(p.Data[lo214+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo214+2:]))
+		}
+		w217, lo218, hi219 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			lo218, hi219 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w217 = hi219 <= len(p.Data) && hi219-lo218 <= 20
+		} else if p.Hdr[4].Valid {
+			lo218, hi219 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			w217 = hi219 <= len(p.Data) && hi219-lo218 <= 20
+		}
+		var o220 uint32
+		if w217 {
+			o220 = packet.SumWords(p.Data[lo218:hi219])
+		}
+		binary.BigEndian.PutUint32(b202[16:], uint32(v212))
+		if w213 {
+			d199 += packet.ChecksumDelta(o216, uint32(binary.BigEndian.Uint16(p.Data[lo214+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo214+2:])))
+		}
+		if w217 {
+			d200 += packet.ChecksumDelta(o220, packet.SumWords(p.Data[lo218:hi219]))
+		}
+		v221 := p.Meta[23].Lo
+		st223 := p.Hdr[4] // udp
+		if !st223.Valid || st223.Off < 0 || st223.Off+st223.Len > len(p.Data) {
+			return pl.drop(86)
+		}
+		b222 := p.Data[st223.Off : st223.Off+st223.Len]
+		lo229, hi230 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w228 := p.Hdr[4].Valid && hi230 <= len(p.Data) && 2 <= 20
+		var o231 uint32
+		if w228 {
+			o231 = uint32(binary.BigEndian.Uint16(p.Data[lo229+0:]))
+		}
+		binary.BigEndian.PutUint16(b222[2:], uint16(v221))
+		if w228 {
+			d200 += packet.ChecksumDelta(o231, uint32(binary.BigEndian.Uint16(p.Data[lo229+0:])))
+		}
+		v232 := (uint64(b202[8]) - 0x1)
+		lo234, hi235 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
+		w233 := p.Hdr[2].Valid && hi235 <= len(p.Data) && 2 <= 20
+		var o236 uint32
+		if w233 {
+			o236 = uint32(binary.BigEndian.Uint16(p.Data[lo234+0:]))
+		}
+		w237, lo238, hi239 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+8, p.Hdr[2].Off+9
+			lo238, hi239 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w237 = hi239 <= len(p.Data) && hi239-lo238 <= 20
+		}
+		var o240 uint32
+		if w237 {
+			o240 = packet.SumWords(p.Data[lo238:hi239])
+		}
+		b202[8] = byte(v232)
+		if w233 {
+			d199 += packet.ChecksumDelta(o236, uint32(binary.BigEndian.Uint16(p.Data[lo234+0:])))
+		}
+		if w237 {
+			d200 += packet.ChecksumDelta(o240, packet.SumWords(p.Data[lo238:hi239]))
+		}
+		if cb241, ok242 := p.Bytes(2); ok242 {
+			binary.BigEndian.PutUint16(cb241[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb241[10:]), d199, false))
+		}
+		if cb243, ok244 := p.Bytes(4); ok244 {
+			binary.BigEndian.PutUint16(cb243[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb243[6:]), d200, false))
+		}
+		goto n149
+	}
+n141:
+	{ // LbIPv4Strip: set
+		pl.Runs[141]++
+		var d245 uint64 // ipv4 checksum
+		var d246 uint64 // udp checksum
+		v247 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
+		st249 := p.Hdr[2] // ipv4
+		if !st249.Valid || st249.Off < 0 || st249.Off+st249.Len > len(p.Data) {
+			return pl.drop(87)
+		}
+		b248 := p.Data[st249.Off : st249.Off+st249.Len]
+		lo251, hi252 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w250 := p.Hdr[2].Valid && hi252 <= len(p.Data) && 4 <= 20
+		var o253 uint32
+		if w250 {
+			o253 = uint32(binary.BigEndian.Uint16(p.Data[lo251+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo251+2:]))
+		}
+		w254, lo255, hi256 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			lo255, hi256 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w254 = hi256 <= len(p.Data) && hi256-lo255 <= 20
+		} else if p.Hdr[4].Valid {
+			lo255, hi256 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
+			w254 = hi256 <= len(p.Data) && hi256-lo255 <= 20
+		}
+		var o257 uint32
+		if w254 {
+			o257 = packet.SumWords(p.Data[lo255:hi256])
+		}
+		binary.BigEndian.PutUint32(b248[12:], uint32(v247))
+		if w250 {
+			d245 += packet.ChecksumDelta(o253, uint32(binary.BigEndian.Uint16(p.Data[lo251+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo251+2:])))
+		}
+		if w254 {
+			d246 += packet.ChecksumDelta(o257, packet.SumWords(p.Data[lo255:hi256]))
+		}
+		v258 := p.Meta[18].Lo
+		lo260, hi261 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w259 := p.Hdr[2].Valid && hi261 <= len(p.Data) && 4 <= 20
+		var o262 uint32
+		if w259 {
+			o262 = uint32(binary.BigEndian.Uint16(p.Data[lo260+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo260+2:]))
+		}
+		w263, lo264, hi265 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			lo264, hi265 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w263 = hi265 <= len(p.Data) && hi265-lo264 <= 20
+		} else if p.Hdr[4].Valid {
+			lo264, hi265 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
+			w263 = hi265 <= len(p.Data) && hi265-lo264 <= 20
+		}
+		var o266 uint32
+		if w263 {
+			o266 = packet.SumWords(p.Data[lo264:hi265])
+		}
+		binary.BigEndian.PutUint32(b248[16:], uint32(v258))
+		if w259 {
+			d245 += packet.ChecksumDelta(o262, uint32(binary.BigEndian.Uint16(p.Data[lo260+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo260+2:])))
+		}
+		if w263 {
+			d246 += packet.ChecksumDelta(o266, packet.SumWords(p.Data[lo264:hi265]))
+		}
+		v267 := p.Meta[23].Lo
+		st269 := p.Hdr[4] // udp
+		if !st269.Valid || st269.Off < 0 || st269.Off+st269.Len > len(p.Data) {
+			return pl.drop(87)
+		}
+		b268 := p.Data[st269.Off : st269.Off+st269.Len]
+		lo275, hi276 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w274 := p.Hdr[4].Valid && hi276 <= len(p.Data) && 2 <= 20
+		var o277 uint32
+		if w274 {
+			o277 = uint32(binary.BigEndian.Uint16(p.Data[lo275+0:]))
+		}
+		binary.BigEndian.PutUint16(b268[2:], uint16(v267))
+		if w274 {
+			d246 += packet.ChecksumDelta(o277, uint32(binary.BigEndian.Uint16(p.Data[lo275+0:])))
+		}
+		v278 := (uint64(binary.BigEndian.Uint16(b248[2:])) - 0x10)
+		lo280, hi281 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w279 := p.Hdr[2].Valid && hi281 <= len(p.Data) && 2 <= 20
+		var o282 uint32
+		if w279 {
+			o282 = uint32(binary.BigEndian.Uint16(p.Data[lo280+0:]))
+		}
+		w283, lo284, hi285 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+			lo284, hi285 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w283 = hi285 <= len(p.Data) && hi285-lo284 <= 20
+		} else if p.Hdr[4].Valid {
+			lo284, hi285 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
+			w283 = hi285 <= len(p.Data) && hi285-lo284 <= 20
+		}
+		var o286 uint32
+		if w283 {
+			o286 = packet.SumWords(p.Data[lo284:hi285])
+		}
+		binary.BigEndian.PutUint16(b248[2:], uint16(v278))
+		if w279 {
+			d245 += packet.ChecksumDelta(o282, uint32(binary.BigEndian.Uint16(p.Data[lo280+0:])))
+		}
+		if w283 {
+			d246 += packet.ChecksumDelta(o286, packet.SumWords(p.Data[lo284:hi285]))
+		}
+		v287 := (uint64(b248[8]) - 0x1)
+		lo289, hi290 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
+		w288 := p.Hdr[2].Valid && hi290 <= len(p.Data) && 2 <= 20
+		var o291 uint32
+		if w288 {
+			o291 = uint32(binary.BigEndian.Uint16(p.Data[lo289+0:]))
+		}
+		w292, lo293, hi294 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[2].Off+8, p.Hdr[2].Off+9
+			lo293, hi294 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w292 = hi294 <= len(p.Data) && hi294-lo293 <= 20
+		}
+		var o295 uint32
+		if w292 {
+			o295 = packet.SumWords(p.Data[lo293:hi294])
+		}
+		b248[8] = byte(v287)
+		if w288 {
+			d245 += packet.ChecksumDelta(o291, uint32(binary.BigEndian.Uint16(p.Data[lo289+0:])))
+		}
+		if w292 {
+			d246 += packet.ChecksumDelta(o295, packet.SumWords(p.Data[lo293:hi294]))
+		}
+		if cb296, ok297 := p.Bytes(2); ok297 {
+			binary.BigEndian.PutUint16(cb296[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb296[10:]), d245, false))
+		}
+		if cb298, ok299 := p.Bytes(4); ok299 {
+			binary.BigEndian.PutUint16(cb298[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb298[6:]), d246, false))
+		}
+		goto n144
+	}
+n142:
+	{ // LbIPv6Keep: set
+		pl.Runs[142]++
+		var d300 uint64 // udp checksum
+		v301 := p.Meta[6]
+		st303 := p.Hdr[3] // ipv6
+		if !st303.Valid || st303.Off < 0 || st303.Off+st303.Len > len(p.Data) {
+			return pl.drop(88)
+		}
+		b302 := p.Data[st303.Off : st303.Off+st303.Len]
 		w304, lo305, hi306 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
 			lo305, hi306 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w304 = hi306 <= len(p.Data) && hi306-lo305 <= 20
-		} else if p.Hdr[23].Valid {
-			lo305, hi306 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
+		} else if p.Hdr[4].Valid {
+			lo305, hi306 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
 			w304 = hi306 <= len(p.Data) && hi306-lo305 <= 20
 		}
 		var o307 uint32
 		if w304 {
 			o307 = packet.SumWords(p.Data[lo305:hi306])
 		}
-		packet.SetBits(b297, 192, 128, v303)
+		packet.SetBits(b302, 64, 128, v301)
 		if w304 {
-			d295 += packet.ChecksumDelta(o307, packet.SumWords(p.Data[lo305:hi306]))
+			d300 += packet.ChecksumDelta(o307, packet.SumWords(p.Data[lo305:hi306]))
 		}
-		v308 := p.Meta[22].Lo
-		st310 := p.Hdr[23] // udp
-		if !st310.Valid || st310.Off < 0 || st310.Off+st310.Len > len(p.Data) {
-			return pl.drop(86)
+		v308 := p.Meta[19]
+		w309, lo310, hi311 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			lo310, hi311 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w309 = hi311 <= len(p.Data) && hi311-lo310 <= 20
+		} else if p.Hdr[4].Valid {
+			lo310, hi311 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			w309 = hi311 <= len(p.Data) && hi311-lo310 <= 20
 		}
-		b309 := p.Data[st310.Off : st310.Off+st310.Len]
-		lo312, hi313 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w311 := p.Hdr[23].Valid && hi313 <= len(p.Data) && 2 <= 20
-		var o314 uint32
-		if w311 {
-			o314 = uint32(binary.BigEndian.Uint16(p.Data[lo312+0:]))
+		var o312 uint32
+		if w309 {
+			o312 = packet.SumWords(p.Data[lo310:hi311])
 		}
-		binary.BigEndian.PutUint16(b309[2:], uint16(v308))
-		if w311 {
-			d295 += packet.ChecksumDelta(o314, uint32(binary.BigEndian.Uint16(p.Data[lo312+0:])))
+		packet.SetBits(b302, 192, 128, v308)
+		if w309 {
+			d300 += packet.ChecksumDelta(o312, packet.SumWords(p.Data[lo310:hi311]))
 		}
-		v315 := (uint64(b297[7]) - 0x1)
-		w316, lo317, hi318 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+7, p.Hdr[4].Off+8
-			lo317, hi318 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w316 = hi318 <= len(p.Data) && hi318-lo317 <= 20
+		v313 := p.Meta[23].Lo
+		st315 := p.Hdr[4] // udp
+		if !st315.Valid || st315.Off < 0 || st315.Off+st315.Len > len(p.Data) {
+			return pl.drop(88)
 		}
+		b314 := p.Data[st315.Off : st315.Off+st315.Len]
+		lo317, hi318 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w316 := p.Hdr[4].Valid && hi318 <= len(p.Data) && 2 <= 20
 		var o319 uint32
 		if w316 {
-			o319 = packet.SumWords(p.Data[lo317:hi318])
+			o319 = uint32(binary.BigEndian.Uint16(p.Data[lo317+0:]))
 		}
-		b297[7] = byte(v315)
+		binary.BigEndian.PutUint16(b314[2:], uint16(v313))
 		if w316 {
-			d295 += packet.ChecksumDelta(o319, packet.SumWords(p.Data[lo317:hi318]))
+			d300 += packet.ChecksumDelta(o319, uint32(binary.BigEndian.Uint16(p.Data[lo317+0:])))
 		}
-		if cb320, ok321 := p.Bytes(23); ok321 {
-			binary.BigEndian.PutUint16(cb320[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb320[6:]), d295, true))
+		v320 := (uint64(b302[7]) - 0x1)
+		w321, lo322, hi323 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+7, p.Hdr[3].Off+8
+			lo322, hi323 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w321 = hi323 <= len(p.Data) && hi323-lo322 <= 20
 		}
-		goto n146
+		var o324 uint32
+		if w321 {
+			o324 = packet.SumWords(p.Data[lo322:hi323])
+		}
+		b302[7] = byte(v320)
+		if w321 {
+			d300 += packet.ChecksumDelta(o324, packet.SumWords(p.Data[lo322:hi323]))
+		}
+		if cb325, ok326 := p.Bytes(4); ok326 {
+			binary.BigEndian.PutUint16(cb325[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb325[6:]), d300, false))
+		}
+		goto n149
 	}
-n140:
+n143:
 	{ // LbIPv6Strip: set
-		pl.Runs[140]++
-		var d322 uint64 // udp checksum
-		v323 := p.Meta[5]
-		st325 := p.Hdr[4] // ipv6
-		if !st325.Valid || st325.Off < 0 || st325.Off+st325.Len > len(p.Data) {
-			return pl.drop(87)
+		pl.Runs[143]++
+		var d327 uint64 // udp checksum
+		v328 := p.Meta[6]
+		st330 := p.Hdr[3] // ipv6
+		if !st330.Valid || st330.Off < 0 || st330.Off+st330.Len > len(p.Data) {
+			return pl.drop(89)
 		}
-		b324 := p.Data[st325.Off : st325.Off+st325.Len]
-		w326, lo327, hi328 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			lo327, hi328 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w326 = hi328 <= len(p.Data) && hi328-lo327 <= 20
-		} else if p.Hdr[23].Valid {
-			lo327, hi328 = p.Hdr[4].Off+8, p.Hdr[4].Off+24
-			w326 = hi328 <= len(p.Data) && hi328-lo327 <= 20
-		}
-		var o329 uint32
-		if w326 {
-			o329 = packet.SumWords(p.Data[lo327:hi328])
-		}
-		packet.SetBits(b324, 64, 128, v323)
-		if w326 {
-			d322 += packet.ChecksumDelta(o329, packet.SumWords(p.Data[lo327:hi328]))
-		}
-		v330 := p.Meta[18]
+		b329 := p.Data[st330.Off : st330.Off+st330.Len]
 		w331, lo332, hi333 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+24, p.Hdr[4].Off+40
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
 			lo332, hi333 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w331 = hi333 <= len(p.Data) && hi333-lo332 <= 20
-		} else if p.Hdr[23].Valid {
-			lo332, hi333 = p.Hdr[4].Off+24, p.Hdr[4].Off+40
+		} else if p.Hdr[4].Valid {
+			lo332, hi333 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
 			w331 = hi333 <= len(p.Data) && hi333-lo332 <= 20
 		}
 		var o334 uint32
 		if w331 {
 			o334 = packet.SumWords(p.Data[lo332:hi333])
 		}
-		packet.SetBits(b324, 192, 128, v330)
+		packet.SetBits(b329, 64, 128, v328)
 		if w331 {
-			d322 += packet.ChecksumDelta(o334, packet.SumWords(p.Data[lo332:hi333]))
+			d327 += packet.ChecksumDelta(o334, packet.SumWords(p.Data[lo332:hi333]))
 		}
-		v335 := p.Meta[22].Lo
-		st337 := p.Hdr[23] // udp
-		if !st337.Valid || st337.Off < 0 || st337.Off+st337.Len > len(p.Data) {
-			return pl.drop(87)
+		v335 := p.Meta[19]
+		w336, lo337, hi338 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			lo337, hi338 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w336 = hi338 <= len(p.Data) && hi338-lo337 <= 20
+		} else if p.Hdr[4].Valid {
+			lo337, hi338 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
+			w336 = hi338 <= len(p.Data) && hi338-lo337 <= 20
 		}
-		b336 := p.Data[st337.Off : st337.Off+st337.Len]
-		lo339, hi340 := p.Hdr[23].Off+2, p.Hdr[23].Off+4
-		w338 := p.Hdr[23].Valid && hi340 <= len(p.Data) && 2 <= 20
-		var o341 uint32
-		if w338 {
-			o341 = uint32(binary.BigEndian.Uint16(p.Data[lo339+0:]))
+		var o339 uint32
+		if w336 {
+			o339 = packet.SumWords(p.Data[lo337:hi338])
 		}
-		binary.BigEndian.PutUint16(b336[2:], uint16(v335))
-		if w338 {
-			d322 += packet.ChecksumDelta(o341, uint32(binary.BigEndian.Uint16(p.Data[lo339+0:])))
+		packet.SetBits(b329, 192, 128, v335)
+		if w336 {
+			d327 += packet.ChecksumDelta(o339, packet.SumWords(p.Data[lo337:hi338]))
 		}
-		v342 := (uint64(binary.BigEndian.Uint16(b324[4:])) - 0x10)
-		w343, lo344, hi345 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+4, p.Hdr[4].Off+6
-			lo344, hi345 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w343 = hi345 <= len(p.Data) && hi345-lo344 <= 20
-		} else if p.Hdr[23].Valid {
-			lo344, hi345 = p.Hdr[4].Off+4, p.Hdr[4].Off+6
-			w343 = hi345 <= len(p.Data) && hi345-lo344 <= 20
+		v340 := p.Meta[23].Lo
+		st342 := p.Hdr[4] // udp
+		if !st342.Valid || st342.Off < 0 || st342.Off+st342.Len > len(p.Data) {
+			return pl.drop(89)
 		}
+		b341 := p.Data[st342.Off : st342.Off+st342.Len]
+		lo344, hi345 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w343 := p.Hdr[4].Valid && hi345 <= len(p.Data) && 2 <= 20
 		var o346 uint32
 		if w343 {
-			o346 = packet.SumWords(p.Data[lo344:hi345])
+			o346 = uint32(binary.BigEndian.Uint16(p.Data[lo344+0:]))
 		}
-		binary.BigEndian.PutUint16(b324[4:], uint16(v342))
+		binary.BigEndian.PutUint16(b341[2:], uint16(v340))
 		if w343 {
-			d322 += packet.ChecksumDelta(o346, packet.SumWords(p.Data[lo344:hi345]))
+			d327 += packet.ChecksumDelta(o346, uint32(binary.BigEndian.Uint16(p.Data[lo344+0:])))
 		}
-		v347 := (uint64(b324[7]) - 0x1)
+		v347 := (uint64(binary.BigEndian.Uint16(b329[4:])) - 0x10)
 		w348, lo349, hi350 := false, 0, 0
-		if p.Hdr[23].Valid && p.Hdr[4].Off > p.Hdr[23].Off {
-			rs := p.Hdr[23].Off
-			l, h := p.Hdr[4].Off+7, p.Hdr[4].Off+8
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
 			lo349, hi350 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w348 = hi350 <= len(p.Data) && hi350-lo349 <= 20
+		} else if p.Hdr[4].Valid {
+			lo349, hi350 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
 			w348 = hi350 <= len(p.Data) && hi350-lo349 <= 20
 		}
 		var o351 uint32
 		if w348 {
 			o351 = packet.SumWords(p.Data[lo349:hi350])
 		}
-		b324[7] = byte(v347)
+		binary.BigEndian.PutUint16(b329[4:], uint16(v347))
 		if w348 {
-			d322 += packet.ChecksumDelta(o351, packet.SumWords(p.Data[lo349:hi350]))
+			d327 += packet.ChecksumDelta(o351, packet.SumWords(p.Data[lo349:hi350]))
 		}
-		if cb352, ok353 := p.Bytes(23); ok353 {
-			binary.BigEndian.PutUint16(cb352[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb352[6:]), d322, true))
+		v352 := (uint64(b329[7]) - 0x1)
+		w353, lo354, hi355 := false, 0, 0
+		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
+			rs := p.Hdr[4].Off
+			l, h := p.Hdr[3].Off+7, p.Hdr[3].Off+8
+			lo354, hi355 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w353 = hi355 <= len(p.Data) && hi355-lo354 <= 20
 		}
-		goto n141
-	}
-n141:
-	{ // LbPopV2: test valid(lb_v2)
-		pl.Runs[141]++
-		if p.Hdr[9].Valid {
-			goto n142
+		var o356 uint32
+		if w353 {
+			o356 = packet.SumWords(p.Data[lo354:hi355])
 		}
-		goto n143
-	}
-n142:
-	{ // LbPopV2Body: pop lb_v2
-		pl.Runs[142]++
-		pb354, ok355 := p.Bytes(9) // lb_v2
-		if !ok355 {
-			return pl.drop(88)
+		b329[7] = byte(v352)
+		if w353 {
+			d327 += packet.ChecksumDelta(o356, packet.SumWords(p.Data[lo354:hi355]))
 		}
-		if p.Hdr[23].Valid && p.Hdr[9].Off > p.Hdr[23].Off && len(pb354)%2 == 0 && (p.Hdr[9].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb356, ok357 := p.Bytes(23); ok357 {
-				binary.BigEndian.PutUint16(cb356[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb356[6:]), packet.PopDelta(pb354), true))
-			}
+		if cb357, ok358 := p.Bytes(4); ok358 {
+			binary.BigEndian.PutUint16(cb357[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb357[6:]), d327, false))
 		}
-		p.Pop(9)
-		goto n144
-	}
-n143:
-	{ // LbPopV3Body: pop lb_v3
-		pl.Runs[143]++
-		pb358, ok359 := p.Bytes(10) // lb_v3
-		if !ok359 {
-			return pl.drop(89)
-		}
-		if p.Hdr[23].Valid && p.Hdr[10].Off > p.Hdr[23].Off && len(pb358)%2 == 0 && (p.Hdr[10].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb360, ok361 := p.Bytes(23); ok361 {
-				binary.BigEndian.PutUint16(cb360[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb360[6:]), packet.PopDelta(pb358), true))
-			}
-		}
-		p.Pop(10)
 		goto n144
 	}
 n144:
-	{ // LbPopCommon: pop lb_common
+	{ // LbPopV2: test valid(lb_v2)
 		pl.Runs[144]++
-		pb362, ok363 := p.Bytes(8) // lb_common
-		if !ok363 {
-			return pl.drop(90)
-		}
-		if p.Hdr[23].Valid && p.Hdr[8].Off > p.Hdr[23].Off && len(pb362)%2 == 0 && (p.Hdr[8].Off-p.Hdr[23].Off)%2 == 0 {
-			if cb364, ok365 := p.Bytes(23); ok365 {
-				binary.BigEndian.PutUint16(cb364[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb364[6:]), packet.PopDelta(pb362), true))
-			}
-		}
-		p.Pop(8)
-		goto n145
-	}
-n145:
-	{ // LbUdpLen: set
-		pl.Runs[145]++
-		var d366 uint64    // udp checksum
-		st368 := p.Hdr[23] // udp
-		if !st368.Valid || st368.Off < 0 || st368.Off+st368.Len > len(p.Data) {
-			return pl.drop(91)
-		}
-		b367 := p.Data[st368.Off : st368.Off+st368.Len]
-		v369 := (uint64(binary.BigEndian.Uint16(b367[4:])) - 0x10)
-		lo371, hi372 := p.Hdr[23].Off+4, p.Hdr[23].Off+6
-		w370 := p.Hdr[23].Valid && hi372 <= len(p.Data) && 2 <= 20
-		var o373 uint32
-		if w370 {
-			o373 = uint32(binary.BigEndian.Uint16(p.Data[lo371+0:]))
-		}
-		binary.BigEndian.PutUint16(b367[4:], uint16(v369))
-		if w370 {
-			d366 += packet.ChecksumDelta(o373, uint32(binary.BigEndian.Uint16(p.Data[lo371+0:])))
-		}
-		if cb374, ok375 := p.Bytes(23); ok375 {
-			binary.BigEndian.PutUint16(cb374[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb374[6:]), d366, true))
+		if p.Hdr[10].Valid {
+			goto n145
 		}
 		goto n146
 	}
-n146:
-	{ // LbTxCount: count "mbr_tx_pkt_counter"
-		pl.Runs[146]++
-		pl.Counted[16]++
-		goto n13
+n145:
+	{ // LbPopV2Body: pop lb_v2
+		pl.Runs[145]++
+		pb359, ok360 := p.Bytes(10) // lb_v2
+		if !ok360 {
+			return pl.drop(90)
+		}
+		if p.Hdr[4].Valid && p.Hdr[10].Off > p.Hdr[4].Off && len(pb359)%2 == 0 && (p.Hdr[10].Off-p.Hdr[4].Off)%2 == 0 {
+			if cb361, ok362 := p.Bytes(4); ok362 {
+				binary.BigEndian.PutUint16(cb361[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb361[6:]), packet.PopDelta(pb359), false))
+			}
+		}
+		p.Pop(10)
+		goto n147
 	}
-n13:
-	{ // TxQueue: input
-		pl.Runs[13]++
+n146:
+	{ // LbPopV3Body: pop lb_v3
+		pl.Runs[146]++
+		pb363, ok364 := p.Bytes(11) // lb_v3
+		if !ok364 {
+			return pl.drop(91)
+		}
+		if p.Hdr[4].Valid && p.Hdr[11].Off > p.Hdr[4].Off && len(pb363)%2 == 0 && (p.Hdr[11].Off-p.Hdr[4].Off)%2 == 0 {
+			if cb365, ok366 := p.Bytes(4); ok366 {
+				binary.BigEndian.PutUint16(cb365[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb365[6:]), packet.PopDelta(pb363), false))
+			}
+		}
+		p.Pop(11)
+		goto n147
+	}
+n147:
+	{ // LbPopCommon: pop lb_common
+		pl.Runs[147]++
+		pb367, ok368 := p.Bytes(9) // lb_common
+		if !ok368 {
+			return pl.drop(92)
+		}
+		if p.Hdr[4].Valid && p.Hdr[9].Off > p.Hdr[4].Off && len(pb367)%2 == 0 && (p.Hdr[9].Off-p.Hdr[4].Off)%2 == 0 {
+			if cb369, ok370 := p.Bytes(4); ok370 {
+				binary.BigEndian.PutUint16(cb369[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb369[6:]), packet.PopDelta(pb367), false))
+			}
+		}
+		p.Pop(9)
+		goto n148
+	}
+n148:
+	{ // LbUdpLen: set
+		pl.Runs[148]++
+		var d371 uint64   // udp checksum
+		st373 := p.Hdr[4] // udp
+		if !st373.Valid || st373.Off < 0 || st373.Off+st373.Len > len(p.Data) {
+			return pl.drop(93)
+		}
+		b372 := p.Data[st373.Off : st373.Off+st373.Len]
+		v374 := (uint64(binary.BigEndian.Uint16(b372[4:])) - 0x10)
+		lo376, hi377 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
+		w375 := p.Hdr[4].Valid && hi377 <= len(p.Data) && 2 <= 20
+		var o378 uint32
+		if w375 {
+			o378 = uint32(binary.BigEndian.Uint16(p.Data[lo376+0:]))
+		}
+		binary.BigEndian.PutUint16(b372[4:], uint16(v374))
+		if w375 {
+			d371 += packet.ChecksumDelta(o378, uint32(binary.BigEndian.Uint16(p.Data[lo376+0:])))
+		}
+		if cb379, ok380 := p.Bytes(4); ok380 {
+			binary.BigEndian.PutUint16(cb379[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb379[6:]), d371, false))
+		}
+		goto n149
+	}
+n149:
+	{ // LbCsumFix: test meta.udp_zero == 1
+		pl.Runs[149]++
+		if p.Meta[0].Lo == 0x1 {
+			goto n150
+		}
+		goto n151
+	}
+n150:
+	{ // LbCsumKeepZero: set
+		pl.Runs[150]++
+		st382 := p.Hdr[4] // udp
+		if !st382.Valid || st382.Off < 0 || st382.Off+st382.Len > len(p.Data) {
+			return pl.drop(94)
+		}
+		b381 := p.Data[st382.Off : st382.Off+st382.Len]
+		binary.BigEndian.PutUint16(b381[6:], uint16(0x0))
+		goto n151
+	}
+n151:
+	{ // LbTxCount: count "mbr_tx_pkt_counter"
+		pl.Runs[151]++
+		pl.Counted[16]++
 		goto n14
 	}
 n14:
-	{ // TxWire: emit
+	{ // TxQueue: input
 		pl.Runs[14]++
+		goto n15
+	}
+n15:
+	{ // TxWire: emit
+		pl.Runs[15]++
 		return pl.sink(1, p.Data)
 	}
 }
