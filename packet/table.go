@@ -291,6 +291,10 @@ type snapshot struct {
 	// packed indexes modeExact entries whose keys fit 64 bits together by
 	// the packed key (PackKeys), open addressing: LookupPacked.
 	packed []packedSlot
+	// uniform indexes modePriority tables whose entries all use the same
+	// mask per key and no range (field_mask and exact keys, as the EJFAT
+	// filters): the masked key tuple finds the best entry, no scan.
+	uniform *uniformIndex
 	// modePriority: entry indices by (priority, insertion), and per entry
 	// and key the matcher to test.
 	order []int32
@@ -453,6 +457,7 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		sort.SliceStable(s.order, func(a, b int) bool {
 			return es[s.order[a]].Priority < es[s.order[b]].Priority
 		})
+		s.uniform = t.uniformIndex(s)
 		return s, nil
 	}
 
@@ -513,6 +518,83 @@ func (t *Table) dupError(es []Entry, i, prev int) error {
 	return fmt.Errorf("table %s: %s: %w of %s", t.spec.Name, entryName(&es[i], i), ErrDuplicateEntry, entryName(&es[prev], prev))
 }
 
+// uniformIndex is a hash index over the masked keys of a priority table
+// whose entries all have the same mask per key and no range; nil if they
+// do not. Each distinct masked tuple keeps its best entry: the first in
+// priority order.
+type uniformIndex struct {
+	masks []Value // per key
+	level level   // hash of the masked tuple -> chain of best entries
+	norm  []Value // per entry in the chain: its masked tuple
+	entry []int32 // chain element -> entry index
+	next  []int32 // chain element -> next element + 1
+}
+
+func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
+	nk := len(t.masks)
+	if len(s.entries) == 0 {
+		return nil
+	}
+	u := &uniformIndex{masks: make([]Value, nk), level: level{heads: map[uint64]int32{}}}
+	for j := range nk {
+		u.masks[j] = s.match[j].mask
+	}
+	for i := range s.entries {
+		for j := range nk {
+			m := &s.match[i*nk+j]
+			if m.mask != u.masks[j] || !m.lo.IsZero() || m.hi != t.masks[j] {
+				return nil
+			}
+		}
+	}
+	for _, i := range s.order { // best first: a tuple seen again is shadowed
+		vals := make([]Value, nk)
+		for j := range nk {
+			vals[j] = s.match[int(i)*nk+j].val
+		}
+		h := hashValues(vals)
+		shadowed := false
+		for p := u.level.heads[h]; p != 0; p = u.next[p-1] {
+			if slices.Equal(u.norm[int(p-1)*nk:int(p)*nk], vals) {
+				shadowed = true
+				break
+			}
+		}
+		if shadowed {
+			continue
+		}
+		u.norm = append(u.norm, vals...)
+		u.entry = append(u.entry, i)
+		u.next = append(u.next, u.level.heads[h])
+		u.level.heads[h] = int32(len(u.entry))
+	}
+	u.level.index()
+	return u
+}
+
+// lookup finds the best entry for keys (already cut to their widths).
+func (u *uniformIndex) lookup(keys []Value) int32 {
+	nk := len(u.masks)
+	h := uint64(hashSeed)
+	for j, k := range keys {
+		h = mixValue(h, k.And(u.masks[j]))
+	}
+	for p := u.level.find(h); p != 0; p = u.next[p-1] {
+		norm := u.norm[int(p-1)*nk : int(p)*nk]
+		match := true
+		for j, k := range keys {
+			if k.And(u.masks[j]) != norm[j] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return u.entry[p-1]
+		}
+	}
+	return -1
+}
+
 // matcher turns key j's match into the uniform test of modePriority.
 func (t *Table) matcher(j int, k *KeyMatch) matcher {
 	w := t.masks[j]
@@ -543,6 +625,18 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 		return t.def, false
 	}
 	if t.mode == modePriority {
+		if u := s.uniform; u != nil {
+			var cut [8]Value
+			if len(keys) <= len(cut) {
+				for j, k := range keys {
+					cut[j] = k.And(t.masks[j])
+				}
+				if i := u.lookup(cut[:len(keys)]); i >= 0 {
+					return &s.entries[i], true
+				}
+				return t.def, false
+			}
+		}
 		nk := len(keys)
 	scan:
 		for _, i := range s.order {

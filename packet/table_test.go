@@ -507,3 +507,57 @@ func BenchmarkLookup(b *testing.B) {
 		}
 	}
 }
+
+// TestUniformMaskLookup: a priority table whose entries share one mask per
+// key (the EJFAT filters: a wildcard field_mask key and exact keys) is
+// looked up through its hash index; results equal the definition's,
+// priorities and shadowed duplicates included.
+func TestUniformMaskLookup(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, mask := range []uint64{0, 0xf, 0x3} {
+		spec := &TableSpec{Name: "filter", Keys: []KeySpec{{"iface", 4, Ternary}, {"dst", 48, Exact}, {"ip", 128, Exact}},
+			Actions: []ActionSpec{{"NoAction", nil}, {"set", []Param{{"id", 32}}}}}
+		tb := NewTable(spec)
+		var es []Entry
+		for line := 1; len(es) < 200; line++ {
+			e := Entry{Action: 1, Params: []Value{V(uint64(line))}, Line: line, Priority: r.IntN(4), Keys: []KeyMatch{
+				{Value: V(r.Uint64() & 0xf & mask), Mask: V(mask)},
+				{Value: V(r.Uint64() & 7)},
+				{Value: Value{Hi: r.Uint64() & 1, Lo: r.Uint64() & 3}},
+			}}
+			if err := tb.Insert(e); errors.Is(err, ErrDuplicateEntry) {
+				continue
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			es = append(es, e)
+		}
+		if tb.snap.Load().uniform == nil {
+			t.Fatalf("mask %#x: no uniform index", mask)
+		}
+		hits := 0
+		for range 3000 {
+			keys := []Value{V(r.Uint64() & 0xf), V(r.Uint64() & 7), {Hi: r.Uint64() & 1, Lo: r.Uint64() & 3}}
+			got, hit := tb.Lookup(keys)
+			want := refLookup(spec, es, keys)
+			// Among equal priorities the earlier entry wins.
+			if want != nil {
+				for i := range es {
+					if refMatches(spec, &es[i], keys) && es[i].Priority == want.Priority {
+						want = &es[i]
+						break
+					}
+				}
+			}
+			if hit != (want != nil) || hit && got.Line != want.Line {
+				t.Fatalf("mask %#x: Lookup(%v) = %+v, %v; want %+v", mask, keys, got, hit, want)
+			}
+			if hit {
+				hits++
+			}
+		}
+		if hits == 0 {
+			t.Error("no hits")
+		}
+	}
+}
