@@ -523,7 +523,11 @@ func (t *Table) dupError(es []Entry, i, prev int) error {
 // do not. Each distinct masked tuple keeps its best entry: the first in
 // priority order.
 type uniformIndex struct {
-	masks []Value // per key
+	// packed: the keys fit one word; words maps the masked key word to
+	// the best entry (LookupWord).
+	packed []packedSlot
+	word   uint64 // the masks, packed
+	masks  []Value // per key
 	level level   // hash of the masked tuple -> chain of best entries
 	norm  []Value // per entry in the chain: its masked tuple
 	entry []int32 // chain element -> entry index
@@ -569,7 +573,80 @@ func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
 		u.level.heads[h] = int32(len(u.entry))
 	}
 	u.level.index()
+	if w := t.keyWidth(); w <= 64 {
+		n := 4
+		for n < 2*len(u.entry) {
+			n *= 2
+		}
+		u.packed = make([]packedSlot, n)
+		u.word = t.spec.PackKeys(u.masks)
+		for k, i := range u.entry {
+			key := t.spec.PackKeys(u.norm[k*nk : (k+1)*nk])
+			j := packedHash(key) & uint64(n-1)
+			for u.packed[j].entry != 0 {
+				j = (j + 1) & uint64(n-1)
+			}
+			u.packed[j] = packedSlot{key, i + 1}
+		}
+	}
 	return u
+}
+
+// keyWidth is the width of all keys together.
+func (t *Table) keyWidth() int {
+	w := 0
+	for _, k := range t.spec.Keys {
+		w += k.Width
+	}
+	return w
+}
+
+// KeyWord reports whether a table's keys fit one 64-bit word together, so
+// that LookupWord can take them packed (PackKeys).
+func (s *TableSpec) KeyWord() bool {
+	w := 0
+	for _, k := range s.Keys {
+		w += k.Width
+	}
+	return w <= 64
+}
+
+// LookupWord is Lookup with the keys packed into one word by PackKeys, for
+// a table whose spec says KeyWord. Exact tables and priority tables whose
+// entries share their masks probe one hash slot; others unpack the word.
+func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
+	s := t.snap.Load()
+	if len(s.packed) > 0 {
+		return t.LookupPacked(k)
+	}
+	if u := s.uniform; u != nil && len(u.packed) > 0 {
+		k &= u.word
+		m := uint64(len(u.packed) - 1)
+		for j := packedHash(k) & m; ; j = (j + 1) & m {
+			sl := &u.packed[j]
+			if sl.entry == 0 {
+				return t.def, false
+			}
+			if sl.key == k {
+				return &s.entries[sl.entry-1], true
+			}
+		}
+	}
+	var keys [64]Value
+	n := len(t.spec.Keys)
+	if n > len(keys) {
+		return t.def, false
+	}
+	for i := n - 1; i >= 0; i-- {
+		w := t.spec.Keys[i].Width
+		keys[i] = Value{Lo: k & (1<<w - 1)}
+		if w < 64 {
+			k >>= w
+		} else {
+			k = 0
+		}
+	}
+	return t.Lookup(keys[:n])
 }
 
 // lookup finds the best entry for keys (already cut to their widths).

@@ -297,6 +297,7 @@ func TestLookupMatchesReference(t *testing.T) {
 		{Name: "exact prio", Keys: []KeySpec{{"a", 3, Exact}}, Priorities: true},
 		{Name: "packed", Keys: []KeySpec{{"lb", 3, Exact}, {"epoch", 32, Exact}, {"slot", 16, Exact}}},
 		{Name: "packed64", Keys: []KeySpec{{"tick", 64, Exact}}},
+		{Name: "small ternary", Keys: []KeySpec{{"a", 4, Ternary}, {"b", 12, Exact}}},
 	}
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, spec := range specs {
@@ -325,6 +326,11 @@ func TestLookupMatchesReference(t *testing.T) {
 			if spec.Packable() {
 				if got, hit := tb.LookupPacked(spec.PackKeys(keys)); hit != (want != nil) || hit && got.Line != want.Line {
 					t.Fatalf("%s: LookupPacked(%v) = %+v, %v; want %+v", spec.Name, keys, got, hit, want)
+				}
+			}
+			if spec.KeyWord() {
+				if got, hit := tb.LookupWord(spec.PackKeys(keys)); hit != (want != nil) || hit && got.Line != want.Line {
+					t.Fatalf("%s: LookupWord(%v) = %+v, %v; want %+v", spec.Name, keys, got, hit, want)
 				}
 			}
 			if hit {
@@ -535,6 +541,30 @@ func TestUniformMaskLookup(t *testing.T) {
 		if tb.snap.Load().uniform == nil {
 			t.Fatalf("mask %#x: no uniform index", mask)
 		}
+		// The same entries without the 128-bit key: one word, LookupWord.
+		smallSpec := &TableSpec{Name: "small", Keys: spec.Keys[:2], Actions: spec.Actions}
+		small := NewTable(smallSpec)
+		var smallEs []Entry
+		for _, e := range es {
+			e.Keys = e.Keys[:2]
+			if err := small.Insert(e); err == nil {
+				smallEs = append(smallEs, e)
+			}
+		}
+		if u := small.snap.Load().uniform; u == nil || len(u.packed) == 0 {
+			t.Fatalf("mask %#x: no packed uniform index", mask)
+		}
+		smallWant := func(keys []Value) *Entry {
+			want := refLookup(smallSpec, smallEs, keys[:2])
+			if want != nil {
+				for i := range smallEs {
+					if refMatches(smallSpec, &smallEs[i], keys[:2]) && smallEs[i].Priority == want.Priority {
+						return &smallEs[i]
+					}
+				}
+			}
+			return want
+		}
 		hits := 0
 		for range 3000 {
 			keys := []Value{V(r.Uint64() & 0xf), V(r.Uint64() & 7), {Hi: r.Uint64() & 1, Lo: r.Uint64() & 3}}
@@ -551,6 +581,9 @@ func TestUniformMaskLookup(t *testing.T) {
 			}
 			if hit != (want != nil) || hit && got.Line != want.Line {
 				t.Fatalf("mask %#x: Lookup(%v) = %+v, %v; want %+v", mask, keys, got, hit, want)
+			}
+			if got, hit := small.LookupWord(smallSpec.PackKeys(keys[:2])); hit != (smallWant(keys) != nil) || hit && got.Line != smallWant(keys).Line {
+				t.Fatalf("mask %#x: LookupWord(%v) = %+v, %v; want %+v", mask, keys[:2], got, hit, smallWant(keys))
 			}
 			if hit {
 				hits++

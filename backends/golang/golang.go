@@ -41,7 +41,10 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("go backend: graph %s has no source", g.Name)
 	}
-	c := &gen{g: g, s: g.Schema, dropIdx: map[[2]string]int{}, sinkIdx: map[string]int{}, countIdx: map[string]int{}, updVar: map[string]string{}, start: srcs[0]}
+	c := &gen{g: g, s: g.Schema, nameOf: map[int64]string{}, dropIdx: map[[2]string]int{}, sinkIdx: map[string]int{}, countIdx: map[string]int{}, updVar: map[string]string{}, start: srcs[0]}
+	for _, n := range g.Nodes {
+		c.nameOf[n.ID] = n.Name
+	}
 	c.body()
 	return c.file(opt)
 }
@@ -67,6 +70,12 @@ type gen struct {
 	// hdrs is a stack of scopes: header index -> variable holding its bytes.
 	hdrs  []map[int]string
 	jumps []*dataflow.Node // F-nodes the node being generated jumps to
+
+	edges    []flowEdge     // the flow graph, for counter placement
+	owner    *dataflow.Node // the F-node being generated
+	counters int            // edge counters placed
+	runsCode string         // the function solving for node runs
+	nameOf   map[int64]string
 	mal   string           // the node being generated, where malformed packets end
 }
 
@@ -147,10 +156,10 @@ func (c *gen) body() {
 		}
 		c.b.Reset()
 		c.jumps = nil
+		c.owner = n
 		c.emit("{ // %s: %s", n.Name, opText(c.s, n.Op))
 		c.hdrs = []map[int]string{{}}
 		c.mal = n.Name
-		c.emit("pl.Runs[%d]++", n.ID)
 		c.node(n)
 		c.emit("}")
 		code[n] = bytes.Clone(c.b.Bytes())
@@ -169,6 +178,7 @@ func (c *gen) body() {
 			}
 		}
 	}
+	c.runsCode = c.placeCounters(code, live)
 	c.b.Reset()
 	for _, n := range c.g.Order() {
 		if !live[n] || code[n] == nil {
@@ -219,7 +229,7 @@ func (c *gen) node(n *dataflow.Node) {
 	case packet.OpNop, packet.OpContext:
 		c.fire(n, 0)
 	case packet.OpCount:
-		c.emit("pl.Counted[%d]++", c.count(o.Label))
+		c.count(o.Label) // counted as the node's runs
 		c.fire(n, 0)
 	case packet.OpParse:
 		c.branch(n, fmt.Sprintf("p.ParseFrame(%d)", o.Header))
@@ -259,9 +269,9 @@ func (c *gen) node(n *dataflow.Node) {
 		c.emit("if !p.ComputeChecksum(%d) { %s }", o.Header, c.malformed())
 		c.fire(n, 0)
 	case packet.OpEmit, packet.OpSteer:
-		c.emit("return pl.sink(%d, p.Data)", c.sink(n.Name))
+		c.emit("%s", c.retSink(n.ID, c.sink(n.Name)))
 	case packet.OpDrop:
-		c.emit("return pl.drop(%d)", c.drop(n.Name, o.Label))
+		c.emit("%s", c.retDrop(n.ID, c.drop(n.Name, o.Label)))
 	default:
 		c.emit("%s // operation %s", c.malformed(), o.Kind)
 	}
@@ -280,7 +290,7 @@ func (c *gen) fire(n *dataflow.Node, k int) {
 	name := n.Op.Ports(c.s)[k]
 	pt := n.Port(name)
 	if pt == nil {
-		c.emit("return pl.drop(%d)", c.drop(n.Name+"."+name, "unconnected"))
+		c.emit("%s", c.retDrop(n.ID, c.drop(n.Name+"."+name, "unconnected")))
 		return
 	}
 	c.follow(pt)
@@ -293,32 +303,32 @@ func (c *gen) follow(pt *dataflow.Port) {
 	n := pt.Node
 	if len(pt.Out) == 0 {
 		if n.Sink {
-			c.emit("return pl.sink(%d, p.Data)", c.sink(n.Name))
+			c.emit("%s", c.retSink(n.ID, c.sink(n.Name)))
 		} else {
-			c.emit("return pl.drop(%d)", c.drop(n.Name+"."+pt.Name, "unconnected"))
+			c.emit("%s", c.retDrop(n.ID, c.drop(n.Name+"."+pt.Name, "unconnected")))
 		}
 		return
 	}
 	to := pt.Out[0].To
 	switch to.Kind {
 	case dataflow.FNode:
-		c.emit("goto n%d", to.ID)
+		c.emit("%sgoto n%d", c.jumpEdge(n.ID, to.ID), to.ID)
 		c.jumps = append(c.jumps, to)
 	case dataflow.ONode:
 		want, ok := flow.Decide(to, pt)
 		if !ok {
-			c.emit("return pl.drop(%d) // %s cannot decide on one operand", c.drop(c.start.Name, "undecided"), to.Name)
+			c.emit("%s // %s cannot decide on one operand", c.retUndecided(n.ID), to.Name)
 			return
 		}
-		c.emit("pl.Runs[%d]++ // %s", to.ID, to.Name)
+		c.emit("%s// decided %s %s", c.jumpEdge(n.ID, to.ID), to.Name, want)
 		op := to.Port(want)
 		if op == nil {
-			c.emit("return pl.drop(%d)", c.drop(to.Name+"."+want, "unconnected"))
+			c.emit("%s", c.retDrop(to.ID, c.drop(to.Name+"."+want, "unconnected")))
 			return
 		}
 		c.follow(op)
 	default: // C-nodes never run
-		c.emit("return pl.drop(%d)", c.drop(c.start.Name, "undecided"))
+		c.emit("%s", c.retUndecided(n.ID))
 	}
 }
 
@@ -358,12 +368,13 @@ func (c *gen) lookup(n *dataflow.Node) {
 	o := n.Op
 	def := c.s.Tables[o.Table]
 	c.emit("act, params := %d, []packet.Value(%s)", def.Default, c.defaultParams(o.Table))
-	packable := def.Spec.Packable()
+	packable := def.Spec.KeyWord()
 	for _, k := range def.Keys {
 		packable = packable && (!isWide(k) || lowPreserving(k))
 	}
 	if packable {
-		// All keys exact and 64 bits together: one word, one probe.
+		// The keys fit one word: packed, one probe for exact tables and for
+		// priority tables whose entries share their masks.
 		var parts []string
 		shift := 0
 		for i := len(def.Keys) - 1; i >= 0; i-- {
@@ -372,7 +383,7 @@ func (c *gen) lookup(n *dataflow.Node) {
 			parts = append(parts, fmt.Sprintf("((%s)%s)<<%d", k, maskSuffix(w), shift))
 			shift += w
 		}
-		c.emit("if e, hit := pl.tables[%d].LookupPacked(%s); hit {", o.Table, strings.Join(parts, " | "))
+		c.emit("if e, hit := pl.tables[%d].LookupWord(%s); hit {", o.Table, strings.Join(parts, " | "))
 	} else {
 		c.keys(def)
 		c.emit("if e, hit := pl.tables[%d].Lookup(pl.keys[:%d]); hit {", o.Table, len(def.Keys))
@@ -808,7 +819,9 @@ func (c *gen) file(opt Options) ([]byte, error) {
 	c.schema(&w)
 	c.names(&w)
 	w.Write(c.vars.Bytes())
-	fmt.Fprintf(&w, "\n%s\n", strings.ReplaceAll(runtimeSrc, "MAXKEYS", fmt.Sprint(max(c.maxKeys, 1))))
+	rt := strings.ReplaceAll(runtimeSrc, "MAXKEYS", fmt.Sprint(max(c.maxKeys, 1)))
+	fmt.Fprintf(&w, "\n%s\n", strings.ReplaceAll(rt, "EDGES", fmt.Sprint(c.counters)))
+	w.WriteString(c.runsCode)
 	w.WriteString("// Process runs the frame buf[off:off+n] through the graph, in place: the\n// result's Data aliases buf. Keep packet.Headroom bytes free before off and\n// after off+n for headers the graph pushes. It does not allocate.\n")
 	w.WriteString("func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {\n\tp := pl.pkt\n\tp.Load(buf, off, n)\n")
 	w.Write(c.b.Bytes())
@@ -837,6 +850,20 @@ func (c *gen) names(w *bytes.Buffer) {
 		fmt.Fprintf(w, "{Node: %q, Reason: %q},\n", d[0], d[1])
 	}
 	w.WriteString("}\n\n// CountLabels name the count operations' counters (Pipeline.Counted).\n")
+	defer func() {
+		w.WriteString("// countOf is, per node, 1 + its count operation's label, or 0.\n")
+		fmt.Fprintf(w, "var countOf = [%d]int{", len(c.g.Nodes))
+		for _, n := range c.g.Nodes {
+			k := 0
+			if n.Kind == dataflow.FNode && n.Op.Kind == packet.OpCount {
+				if i, ok := c.countIdx[n.Op.Label]; ok { // labels of live nodes only
+					k = i + 1
+				}
+			}
+			fmt.Fprintf(w, "%d, ", k)
+		}
+		w.WriteString("}\n\n")
+	}()
 	fmt.Fprintf(w, "var CountLabels = [%d]string{", len(c.counts))
 	for _, s := range c.counts {
 		fmt.Fprintf(w, "%q, ", s)

@@ -11,10 +11,11 @@ type Pipeline struct {
 	tables []*packet.Table
 	keys   [MAXKEYS]packet.Value
 
-	Runs    [len(NodeNames)]uint64   // frames each node ran on
-	Sunk    [len(SinkNames)]uint64   // frames out at each sink
-	Dropped [len(DropSites)]uint64   // frames ended at each drop site
-	Counted [len(CountLabels)]uint64 // count operations, by label
+	Sunk    [len(SinkNames)]uint64 // frames out at each sink
+	Dropped [len(DropSites)]uint64 // frames ended at each drop site
+	// edges count the frames along the few edges the node runs do not
+	// follow from (see runs).
+	edges [EDGES]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -63,9 +64,22 @@ func (pl *Pipeline) ProcessBatch(frames []fastpath.Frame) {
 	}
 }
 
+// Runs returns the frames each node ran on (by NodeNames index).
+func (pl *Pipeline) Runs() [len(NodeNames)]uint64 { return pl.runs() }
+
+// Counted returns the count operations' counters (by CountLabels index).
+func (pl *Pipeline) Counted() (c [len(CountLabels)]uint64) {
+	for i, v := range pl.runs() {
+		if countOf[i] > 0 {
+			c[countOf[i]-1] += v
+		}
+	}
+	return c
+}
+
 // Each calls f for every non-zero counter, nodes in graph order.
 func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
-	for i, v := range pl.Runs {
+	for i, v := range pl.runs() {
 		if v > 0 {
 			f(fastpath.CountNode, NodeNames[i], "", v)
 		}
@@ -80,7 +94,7 @@ func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
 			f(fastpath.CountDrop, DropSites[i].Node, DropSites[i].Reason, v)
 		}
 	}
-	for i, v := range pl.Counted {
+	for i, v := range pl.Counted() {
 		if v > 0 {
 			f(fastpath.CountLabel, CountLabels[i], "", v)
 		}

@@ -173,6 +173,9 @@ var DropSites = [23]fastpath.DropSite{{Node: "RxRunt", Reason: "runt frame"},
 // CountLabels name the count operations' counters (Pipeline.Counted).
 var CountLabels = [0]string{}
 
+// countOf is, per node, 1 + its count operation's label, or 0.
+var countOf = [35]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
 // Pipeline itself is for one goroutine: give each worker its own, sharing
@@ -182,10 +185,11 @@ type Pipeline struct {
 	tables []*packet.Table
 	keys   [3]packet.Value
 
-	Runs    [len(NodeNames)]uint64   // frames each node ran on
-	Sunk    [len(SinkNames)]uint64   // frames out at each sink
-	Dropped [len(DropSites)]uint64   // frames ended at each drop site
-	Counted [len(CountLabels)]uint64 // count operations, by label
+	Sunk    [len(SinkNames)]uint64 // frames out at each sink
+	Dropped [len(DropSites)]uint64 // frames ended at each drop site
+	// edges count the frames along the few edges the node runs do not
+	// follow from (see runs).
+	edges [13]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -234,9 +238,22 @@ func (pl *Pipeline) ProcessBatch(frames []fastpath.Frame) {
 	}
 }
 
+// Runs returns the frames each node ran on (by NodeNames index).
+func (pl *Pipeline) Runs() [len(NodeNames)]uint64 { return pl.runs() }
+
+// Counted returns the count operations' counters (by CountLabels index).
+func (pl *Pipeline) Counted() (c [len(CountLabels)]uint64) {
+	for i, v := range pl.runs() {
+		if countOf[i] > 0 {
+			c[countOf[i]-1] += v
+		}
+	}
+	return c
+}
+
 // Each calls f for every non-zero counter, nodes in graph order.
 func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
-	for i, v := range pl.Runs {
+	for i, v := range pl.runs() {
 		if v > 0 {
 			f(fastpath.CountNode, NodeNames[i], "", v)
 		}
@@ -251,7 +268,7 @@ func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
 			f(fastpath.CountDrop, DropSites[i].Node, DropSites[i].Reason, v)
 		}
 	}
-	for i, v := range pl.Counted {
+	for i, v := range pl.Counted() {
 		if v > 0 {
 			f(fastpath.CountLabel, CountLabels[i], "", v)
 		}
@@ -268,6 +285,103 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 	return fastpath.Result{Sink: s, Drop: -1, Data: data}
 }
 
+// runs solves the flow graph for the frames each node ran on.
+func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
+	var f [55]uint64
+	total := uint64(0) + pl.Dropped[0] + pl.Dropped[10] + pl.Dropped[12] + pl.Dropped[14] + pl.Dropped[16] + pl.Dropped[17] + pl.Sunk[0]
+	f[4] = pl.Dropped[0]
+	f[11] = pl.edges[0]
+	f[12] = pl.edges[1]
+	f[15] = pl.edges[2]
+	f[17] = pl.edges[3]
+	f[19] = pl.edges[4]
+	f[20] = pl.edges[5]
+	f[22] = pl.edges[6]
+	f[24] = pl.edges[7]
+	f[25] = pl.edges[8]
+	f[26] = pl.edges[9]
+	f[29] = pl.Dropped[10]
+	f[34] = pl.Dropped[12]
+	f[37] = pl.Dropped[14]
+	f[41] = pl.Dropped[16]
+	f[45] = pl.edges[12]
+	f[46] = pl.Dropped[17]
+	f[49] = pl.edges[10]
+	f[51] = pl.edges[11]
+	f[53] = pl.Sunk[0]
+	f[54] = total
+	f[0] = 0 + f[54]
+	f[1] = 0 + f[0]
+	f[52] = 0 + f[53]
+	f[3] = 0 + f[4]
+	f[10] = 0 + f[12]
+	f[18] = 0 + f[19] + f[20]
+	f[23] = 0 + f[25] + f[26]
+	f[27] = 0 + f[29]
+	f[33] = 0 + f[34]
+	f[36] = 0 + f[37]
+	f[40] = 0 + f[41]
+	f[43] = 0 + f[46] - f[45]
+	f[48] = 0 + f[49]
+	f[50] = 0 + f[51]
+	f[31] = 0 + f[52] - f[51]
+	f[2] = 0 + f[1] - f[3]
+	f[9] = 0 + f[10] + f[11]
+	f[16] = 0 + f[18]
+	f[21] = 0 + f[23] + f[24]
+	f[44] = 0 + f[48]
+	f[47] = 0 + f[50] - f[49]
+	f[6] = 0 + f[16] + f[17]
+	f[14] = 0 + f[21] + f[22] - f[19]
+	f[39] = 0 + f[44] + f[45]
+	f[42] = 0 + f[47]
+	f[13] = 0 + f[14] + f[15]
+	f[38] = 0 + f[42] + f[43]
+	f[8] = 0 + f[13]
+	f[35] = 0 + f[38] + f[39] + f[40]
+	f[5] = 0 + f[8] + f[9]
+	f[32] = 0 + f[35] + f[36]
+	f[7] = 0 + f[2] - f[5] - f[6]
+	f[28] = 0 + f[7] + f[11] + f[12] + f[15] + f[17] + f[20] + f[22] + f[24] + f[25] + f[26] - f[27]
+	f[30] = 0 + f[28] - f[31]
+	r[0] = 0 + f[54]
+	r[1] = 0 + f[0]
+	r[2] = 0 + f[31] + f[51]
+	r[3] = 0 + f[52]
+	r[4] = 0 + f[1]
+	r[5] = 0 + f[3]
+	r[6] = 0 + f[2]
+	r[7] = 0 + f[5]
+	r[8] = 0 + f[9]
+	r[9] = 0 + f[10]
+	r[10] = 0 + f[8]
+	r[11] = 0 + f[13]
+	r[12] = 0 + f[6]
+	r[13] = 0 + f[16]
+	r[14] = 0 + f[18]
+	r[15] = 0 + f[14] + f[19]
+	r[16] = 0 + f[21]
+	r[17] = 0 + f[23]
+	r[18] = 0 + f[7] + f[11] + f[12] + f[15] + f[17] + f[20] + f[22] + f[24] + f[25] + f[26]
+	r[19] = 0 + f[27]
+	r[20] = 0 + f[28]
+	r[21] = 0 + f[30]
+	r[22] = 0 + f[33]
+	r[23] = 0 + f[32]
+	r[24] = 0 + f[36]
+	r[25] = 0 + f[35]
+	r[26] = 0 + f[40]
+	r[27] = 0 + f[38]
+	r[28] = 0 + f[39]
+	r[29] = 0 + f[43] + f[45]
+	r[30] = 0 + f[42]
+	r[31] = 0 + f[44]
+	r[32] = 0 + f[48]
+	r[33] = 0 + f[47] + f[49]
+	r[34] = 0 + f[50]
+	return r
+}
+
 // Process runs the frame buf[off:off+n] through the graph, in place: the
 // result's Data aliases buf. Keep packet.Headroom bytes free before off and
 // after off+n for headers the graph pushes. It does not allocate.
@@ -275,17 +389,14 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
 	p.Load(buf, off, n)
 	{ // RxWire: input
-		pl.Runs[0]++
 		goto n1
 	}
 n1:
 	{ // RxFrames: nop
-		pl.Runs[1]++
 		goto n4
 	}
 n4:
 	{ // RxEthernet: extract ethernet
-		pl.Runs[4]++
 		x1 := p.Hdr[0].Valid // already there: nothing to do
 		if !x1 {
 			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
@@ -303,12 +414,10 @@ n4:
 	}
 n5:
 	{ // RxRunt: drop "runt frame"
-		pl.Runs[5]++
 		return pl.drop(0)
 	}
 n6:
 	{ // RxEtherType: switch ethernet.type
-		pl.Runs[6]++
 		st4 := p.Hdr[0] // ethernet
 		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
 			return pl.drop(1)
@@ -326,7 +435,6 @@ n6:
 	}
 n7:
 	{ // RxIPv4: extract ipv4
-		pl.Runs[7]++
 		x5 := p.Hdr[2].Valid // already there: nothing to do
 		if !x5 {
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
@@ -354,7 +462,6 @@ n7:
 	}
 n8:
 	{ // RxIPv4Base: extract ipv4_base
-		pl.Runs[8]++
 		x9 := p.Hdr[9].Valid // already there: nothing to do
 		if !x9 {
 			x9 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
@@ -368,22 +475,22 @@ n8:
 		if x9 {
 			goto n9
 		}
+		pl.edges[0]++
 		goto n18
 	}
 n9:
 	{ // RxIPv4BaseDst: set
-		pl.Runs[9]++
 		st11 := p.Hdr[9] // ipv4_base
 		if !st11.Valid || st11.Off < 0 || st11.Off+st11.Len > len(p.Data) {
 			return pl.drop(3)
 		}
 		b10 := p.Data[st11.Off : st11.Off+st11.Len]
 		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b10[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		pl.edges[1]++
 		goto n18
 	}
 n10:
 	{ // RxIPv4Dst: set
-		pl.Runs[10]++
 		st13 := p.Hdr[2] // ipv4
 		if !st13.Valid || st13.Off < 0 || st13.Off+st13.Len > len(p.Data) {
 			return pl.drop(4)
@@ -394,7 +501,6 @@ n10:
 	}
 n11:
 	{ // RxIPv4UDP: test ipv4.version == 4 && ipv4.proto == 17
-		pl.Runs[11]++
 		st16 := p.Hdr[2] // ipv4
 		if !st16.Valid || st16.Off < 0 || st16.Off+st16.Len > len(p.Data) {
 			return pl.drop(5)
@@ -407,11 +513,11 @@ n11:
 		if c14 {
 			goto n15
 		}
+		pl.edges[2]++
 		goto n18
 	}
 n12:
 	{ // RxIPv6: extract ipv6
-		pl.Runs[12]++
 		x17 := p.Hdr[3].Valid // already there: nothing to do
 		if !x17 {
 			x17 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
@@ -425,11 +531,11 @@ n12:
 		if x17 {
 			goto n13
 		}
+		pl.edges[3]++
 		goto n18
 	}
 n13:
 	{ // RxIPv6Dst: set
-		pl.Runs[13]++
 		st19 := p.Hdr[3] // ipv6
 		if !st19.Valid || st19.Off < 0 || st19.Off+st19.Len > len(p.Data) {
 			return pl.drop(6)
@@ -440,7 +546,6 @@ n13:
 	}
 n14:
 	{ // RxIPv6UDP: test ipv6.version == 6 && ipv6.next_hdr == 17
-		pl.Runs[14]++
 		st22 := p.Hdr[3] // ipv6
 		if !st22.Valid || st22.Off < 0 || st22.Off+st22.Len > len(p.Data) {
 			return pl.drop(7)
@@ -451,13 +556,14 @@ n14:
 			c20 = (uint64(b21[6]) == 0x11)
 		}
 		if c20 {
+			pl.edges[4]++
 			goto n15
 		}
+		pl.edges[5]++
 		goto n18
 	}
 n15:
 	{ // RxUDP: extract udp
-		pl.Runs[15]++
 		x23 := p.Hdr[8].Valid // already there: nothing to do
 		if !x23 {
 			x23 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
@@ -471,11 +577,11 @@ n15:
 		if x23 {
 			goto n16
 		}
+		pl.edges[6]++
 		goto n18
 	}
 n16:
 	{ // RxLBPort: test udp.dport == 0x4c42
-		pl.Runs[16]++
 		st25 := p.Hdr[8] // udp
 		if !st25.Valid || st25.Off < 0 || st25.Off+st25.Len > len(p.Data) {
 			return pl.drop(8)
@@ -484,11 +590,11 @@ n16:
 		if uint64(binary.BigEndian.Uint16(b24[2:])) == 0x4c42 {
 			goto n17
 		}
+		pl.edges[7]++
 		goto n18
 	}
 n17:
 	{ // RxLBHeader: extract lbv1
-		pl.Runs[17]++
 		x26 := p.Hdr[5].Valid // already there: nothing to do
 		if !x26 {
 			x26 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
@@ -500,13 +606,14 @@ n17:
 			} // lbv1
 		}
 		if x26 {
+			pl.edges[8]++
 			goto n18
 		}
+		pl.edges[9]++
 		goto n18
 	}
 n18:
 	{ // RxDstFilter: lookup dst_filter_table
-		pl.Runs[18]++
 		act, params := 0, []packet.Value(nil)
 		st28 := p.Hdr[0] // ethernet
 		if !st28.Valid || st28.Off < 0 || st28.Off+st28.Len > len(p.Data) {
@@ -529,12 +636,10 @@ n18:
 	}
 n19:
 	{ // RxDstFilterMiss: drop "dst_filter miss"
-		pl.Runs[19]++
 		return pl.drop(10)
 	}
 n20:
 	{ // RxHasLB: test valid(lbv1)
-		pl.Runs[20]++
 		if p.Hdr[5].Valid {
 			goto n21
 		}
@@ -542,15 +647,13 @@ n20:
 	}
 n21:
 	{ // RxEpoch: lookup epoch_assign_table
-		pl.Runs[21]++
 		act, params := 1, []packet.Value(nil)
 		st30 := p.Hdr[5] // lbv1
 		if !st30.Valid || st30.Off < 0 || st30.Off+st30.Len > len(p.Data) {
 			return pl.drop(11)
 		}
 		b29 := p.Data[st30.Off : st30.Off+st30.Len]
-		pl.keys[0] = packet.Value{Lo: binary.BigEndian.Uint64(b29[4:])}
-		if e, hit := pl.tables[1].Lookup(pl.keys[:1]); hit {
+		if e, hit := pl.tables[1].LookupWord((binary.BigEndian.Uint64(b29[4:])) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -564,19 +667,17 @@ n21:
 	}
 n22:
 	{ // RxEpochMiss: drop "epoch_assign miss"
-		pl.Runs[22]++
 		return pl.drop(12)
 	}
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
-		pl.Runs[23]++
 		act, params := 1, []packet.Value(nil)
 		st32 := p.Hdr[5] // lbv1
 		if !st32.Valid || st32.Off < 0 || st32.Off+st32.Len > len(p.Data) {
 			return pl.drop(13)
 		}
 		b31 := p.Data[st32.Off : st32.Off+st32.Len]
-		if e, hit := pl.tables[2].LookupPacked(((binary.BigEndian.Uint64(b31[4:])&0x1ff)&0xfff)<<0 | ((p.Meta[1].Lo)&0xffffffff)<<12); hit {
+		if e, hit := pl.tables[2].LookupWord(((binary.BigEndian.Uint64(b31[4:])&0x1ff)&0xfff)<<0 | ((p.Meta[1].Lo)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -590,19 +691,17 @@ n23:
 	}
 n24:
 	{ // RxCalendarMiss: drop "calendar miss"
-		pl.Runs[24]++
 		return pl.drop(14)
 	}
 n25:
 	{ // RxMember: lookup member_info_lookup_table
-		pl.Runs[25]++
 		act, params := 2, []packet.Value(nil)
 		st34 := p.Hdr[0] // ethernet
 		if !st34.Valid || st34.Off < 0 || st34.Off+st34.Len > len(p.Data) {
 			return pl.drop(15)
 		}
 		b33 := p.Data[st34.Off : st34.Off+st34.Len]
-		if e, hit := pl.tables[3].LookupPacked(((p.Meta[2].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b33[12:])))&0xffff)<<16); hit {
+		if e, hit := pl.tables[3].LookupWord(((p.Meta[2].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b33[12:])))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -627,12 +726,10 @@ n25:
 	}
 n26:
 	{ // RxMemberMiss: drop "member miss"
-		pl.Runs[26]++
 		return pl.drop(16)
 	}
 n27:
 	{ // RxIsIPv4: test valid(ipv4)
-		pl.Runs[27]++
 		if p.Hdr[2].Valid {
 			goto n30
 		}
@@ -640,20 +737,18 @@ n27:
 	}
 n28:
 	{ // RxIsIPv6: test valid(ipv6)
-		pl.Runs[28]++
 		if p.Hdr[3].Valid {
 			goto n31
 		}
+		pl.edges[12]++
 		goto n29
 	}
 n29:
 	{ // RxMismatch: drop "member rewrite mismatch"
-		pl.Runs[29]++
 		return pl.drop(17)
 	}
 n30:
 	{ // RxIPv4Rewrite: set
-		pl.Runs[30]++
 		var d37 uint64 // ipv4 checksum
 		var d38 uint64 // udp checksum
 		v39 := p.Meta[3].Lo
@@ -727,7 +822,6 @@ n30:
 	}
 n31:
 	{ // RxIPv6RewriteLow: set
-		pl.Runs[31]++
 		var d63 uint64   // udp checksum
 		st65 := p.Hdr[3] // ipv6
 		if !st65.Valid || st65.Off < 0 || st65.Off+st65.Len > len(p.Data) {
@@ -779,18 +873,17 @@ n31:
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set
-		pl.Runs[32]++
 		st79 := p.Hdr[3] // ipv6
 		if !st79.Valid || st79.Off < 0 || st79.Off+st79.Len > len(p.Data) {
 			return pl.drop(20)
 		}
 		b78 := p.Data[st79.Off : st79.Off+st79.Len]
 		packet.SetBits(b78, 192, 128, p.Meta[4])
+		pl.edges[10]++
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set
-		pl.Runs[33]++
 		var d80 uint64 // udp checksum
 		v81 := p.Meta[5].Lo
 		st83 := p.Hdr[8] // udp
@@ -826,7 +919,6 @@ n33:
 	}
 n34:
 	{ // RxStrip: pop lbv1
-		pl.Runs[34]++
 		pb95, ok96 := p.Bytes(5) // lbv1
 		if !ok96 {
 			return pl.drop(22)
@@ -837,16 +929,15 @@ n34:
 			}
 		}
 		p.Pop(5)
+		pl.edges[11]++
 		goto n2
 	}
 n2:
 	{ // TxQueue: input
-		pl.Runs[2]++
 		goto n3
 	}
 n3:
 	{ // TxWire: emit
-		pl.Runs[3]++
 		return pl.sink(0, p.Data)
 	}
 }

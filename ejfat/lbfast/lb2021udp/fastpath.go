@@ -176,6 +176,9 @@ var DropSites = [26]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
 // CountLabels name the count operations' counters (Pipeline.Counted).
 var CountLabels = [0]string{}
 
+// countOf is, per node, 1 + its count operation's label, or 0.
+var countOf = [38]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
 // Pipeline itself is for one goroutine: give each worker its own, sharing
@@ -185,10 +188,11 @@ type Pipeline struct {
 	tables []*packet.Table
 	keys   [3]packet.Value
 
-	Runs    [len(NodeNames)]uint64   // frames each node ran on
-	Sunk    [len(SinkNames)]uint64   // frames out at each sink
-	Dropped [len(DropSites)]uint64   // frames ended at each drop site
-	Counted [len(CountLabels)]uint64 // count operations, by label
+	Sunk    [len(SinkNames)]uint64 // frames out at each sink
+	Dropped [len(DropSites)]uint64 // frames ended at each drop site
+	// edges count the frames along the few edges the node runs do not
+	// follow from (see runs).
+	edges [17]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -237,9 +241,22 @@ func (pl *Pipeline) ProcessBatch(frames []fastpath.Frame) {
 	}
 }
 
+// Runs returns the frames each node ran on (by NodeNames index).
+func (pl *Pipeline) Runs() [len(NodeNames)]uint64 { return pl.runs() }
+
+// Counted returns the count operations' counters (by CountLabels index).
+func (pl *Pipeline) Counted() (c [len(CountLabels)]uint64) {
+	for i, v := range pl.runs() {
+		if countOf[i] > 0 {
+			c[countOf[i]-1] += v
+		}
+	}
+	return c
+}
+
 // Each calls f for every non-zero counter, nodes in graph order.
 func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
-	for i, v := range pl.Runs {
+	for i, v := range pl.runs() {
 		if v > 0 {
 			f(fastpath.CountNode, NodeNames[i], "", v)
 		}
@@ -254,7 +271,7 @@ func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
 			f(fastpath.CountDrop, DropSites[i].Node, DropSites[i].Reason, v)
 		}
 	}
-	for i, v := range pl.Counted {
+	for i, v := range pl.Counted() {
 		if v > 0 {
 			f(fastpath.CountLabel, CountLabels[i], "", v)
 		}
@@ -271,6 +288,114 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 	return fastpath.Result{Sink: s, Drop: -1, Data: data}
 }
 
+// runs solves the flow graph for the frames each node ran on.
+func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
+	var f [63]uint64
+	total := uint64(0) + pl.Dropped[6] + pl.Dropped[8] + pl.Dropped[13] + pl.Dropped[15] + pl.Dropped[17] + pl.Dropped[19] + pl.Dropped[20] + pl.Sunk[0]
+	f[5] = pl.edges[7]
+	f[7] = pl.edges[8]
+	f[9] = pl.edges[9]
+	f[11] = pl.edges[10]
+	f[13] = pl.edges[11]
+	f[14] = pl.edges[0]
+	f[15] = pl.edges[12]
+	f[17] = pl.edges[13]
+	f[19] = pl.edges[14]
+	f[22] = pl.edges[1]
+	f[23] = pl.edges[15]
+	f[24] = pl.Dropped[6]
+	f[28] = pl.Dropped[8]
+	f[30] = pl.edges[2]
+	f[33] = pl.edges[3]
+	f[34] = pl.edges[4]
+	f[37] = pl.Dropped[13]
+	f[42] = pl.Dropped[15]
+	f[45] = pl.Dropped[17]
+	f[49] = pl.Dropped[19]
+	f[53] = pl.edges[16]
+	f[54] = pl.Dropped[20]
+	f[57] = pl.edges[5]
+	f[59] = pl.edges[6]
+	f[61] = pl.Sunk[0]
+	f[62] = total
+	f[0] = 0 + f[62]
+	f[12] = 0 + f[14] + f[15]
+	f[21] = 0 + f[22] + f[23]
+	f[2] = 0 + f[24] - f[5] - f[7] - f[9] - f[11] - f[13] - f[15] - f[17] - f[19] - f[23]
+	f[60] = 0 + f[61]
+	f[27] = 0 + f[30]
+	f[31] = 0 + f[33] + f[34]
+	f[35] = 0 + f[37]
+	f[41] = 0 + f[42]
+	f[44] = 0 + f[45]
+	f[48] = 0 + f[49]
+	f[51] = 0 + f[54] - f[53]
+	f[56] = 0 + f[57]
+	f[58] = 0 + f[59]
+	f[1] = 0 + f[0] - f[2]
+	f[4] = 0 + f[12] + f[13]
+	f[39] = 0 + f[60] - f[59]
+	f[52] = 0 + f[56]
+	f[55] = 0 + f[58] - f[57]
+	f[3] = 0 + f[1] - f[4] - f[5]
+	f[6] = 0 + f[3] - f[7]
+	f[8] = 0 + f[6] - f[9]
+	f[10] = 0 + f[8] - f[11]
+	f[16] = 0 + f[10] + f[14] - f[17]
+	f[18] = 0 + f[16] - f[19]
+	f[20] = 0 + f[18] - f[21]
+	f[25] = 0 + f[20] + f[22]
+	f[26] = 0 + f[25] - f[27] - f[28]
+	f[29] = 0 + f[26]
+	f[32] = 0 + f[29] + f[30] - f[31]
+	f[36] = 0 + f[32] + f[33] + f[34] - f[35]
+	f[38] = 0 + f[36] - f[39]
+	f[40] = 0 + f[38] - f[41]
+	f[43] = 0 + f[40] - f[44]
+	f[47] = 0 + f[52] + f[53]
+	f[50] = 0 + f[55]
+	f[46] = 0 + f[43] - f[47] - f[48]
+	r[0] = 0 + f[62]
+	r[1] = 0 + f[0]
+	r[2] = 0 + f[1]
+	r[3] = 0 + f[3]
+	r[4] = 0 + f[6]
+	r[5] = 0 + f[8]
+	r[6] = 0 + f[4]
+	r[7] = 0 + f[12]
+	r[8] = 0 + f[10] + f[14]
+	r[9] = 0 + f[16]
+	r[10] = 0 + f[18]
+	r[11] = 0 + f[21]
+	r[12] = 0 + f[2] + f[5] + f[7] + f[9] + f[11] + f[13] + f[15] + f[17] + f[19] + f[23]
+	r[13] = 0 + f[20] + f[22]
+	r[14] = 0 + f[39] + f[59]
+	r[15] = 0 + f[60]
+	r[16] = 0 + f[25]
+	r[17] = 0 + f[26]
+	r[18] = 0 + f[27]
+	r[19] = 0 + f[29] + f[30]
+	r[20] = 0 + f[31]
+	r[21] = 0 + f[32] + f[33] + f[34]
+	r[22] = 0 + f[35]
+	r[23] = 0 + f[36]
+	r[24] = 0 + f[38]
+	r[25] = 0 + f[41]
+	r[26] = 0 + f[40]
+	r[27] = 0 + f[44]
+	r[28] = 0 + f[43]
+	r[29] = 0 + f[48]
+	r[30] = 0 + f[46]
+	r[31] = 0 + f[47]
+	r[32] = 0 + f[51] + f[53]
+	r[33] = 0 + f[50]
+	r[34] = 0 + f[52]
+	r[35] = 0 + f[56]
+	r[36] = 0 + f[55] + f[57]
+	r[37] = 0 + f[58]
+	return r
+}
+
 // Process runs the frame buf[off:off+n] through the graph, in place: the
 // result's Data aliases buf. Keep packet.Headroom bytes free before off and
 // after off+n for headers the graph pushes. It does not allocate.
@@ -278,12 +403,10 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
 	p.Load(buf, off, n)
 	{ // RxWire: input
-		pl.Runs[0]++
 		goto n1
 	}
 n1:
 	{ // RxEth: extract ethernet
-		pl.Runs[1]++
 		x1 := p.Hdr[0].Valid // already there: nothing to do
 		if !x1 {
 			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
@@ -301,7 +424,6 @@ n1:
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		pl.Runs[2]++
 		st4 := p.Hdr[0] // ethernet
 		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
 			return pl.drop(0)
@@ -314,12 +436,12 @@ n2:
 		case v2 == 0x86dd:
 			goto n6
 		default:
+			pl.edges[7]++
 			goto n12
 		}
 	}
 n3:
 	{ // RxV4: extract ipv4
-		pl.Runs[3]++
 		x5 := p.Hdr[2].Valid // already there: nothing to do
 		if !x5 {
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
@@ -343,11 +465,11 @@ n3:
 		if x5 {
 			goto n4
 		}
+		pl.edges[8]++
 		goto n12
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		pl.Runs[4]++
 		st12 := p.Hdr[2] // ipv4
 		if !st12.Valid || st12.Off < 0 || st12.Off+st12.Len > len(p.Data) {
 			return pl.drop(2)
@@ -364,20 +486,20 @@ n4:
 		if c9 {
 			goto n5
 		}
+		pl.edges[9]++
 		goto n12
 	}
 n5:
 	{ // RxV4Csum: checksum verify ipv4
-		pl.Runs[5]++
 		ok13, wellFormed := p.VerifyChecksum(2)
 		if ok13 && wellFormed {
 			goto n8
 		}
+		pl.edges[10]++
 		goto n12
 	}
 n6:
 	{ // RxV6: extract ipv6
-		pl.Runs[6]++
 		x14 := p.Hdr[3].Valid // already there: nothing to do
 		if !x14 {
 			x14 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
@@ -391,11 +513,11 @@ n6:
 		if x14 {
 			goto n7
 		}
+		pl.edges[11]++
 		goto n12
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		pl.Runs[7]++
 		st17 := p.Hdr[3] // ipv6
 		if !st17.Valid || st17.Off < 0 || st17.Off+st17.Len > len(p.Data) {
 			return pl.drop(3)
@@ -406,13 +528,14 @@ n7:
 			c15 = (uint64(b16[6]) == 0x11)
 		}
 		if c15 {
+			pl.edges[0]++
 			goto n8
 		}
+		pl.edges[12]++
 		goto n12
 	}
 n8:
 	{ // RxUDP: extract udp
-		pl.Runs[8]++
 		x18 := p.Hdr[8].Valid // already there: nothing to do
 		if !x18 {
 			x18 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
@@ -426,11 +549,11 @@ n8:
 		if x18 {
 			goto n9
 		}
+		pl.edges[13]++
 		goto n12
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		pl.Runs[9]++
 		st20 := p.Hdr[8] // udp
 		if !st20.Valid || st20.Off < 0 || st20.Off+st20.Len > len(p.Data) {
 			return pl.drop(4)
@@ -439,11 +562,11 @@ n9:
 		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
 			goto n10
 		}
+		pl.edges[14]++
 		goto n12
 	}
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
-		pl.Runs[10]++
 		st23 := p.Hdr[8] // udp
 		if !st23.Valid || st23.Off < 0 || st23.Off+st23.Len > len(p.Data) {
 			return pl.drop(5)
@@ -460,26 +583,24 @@ n10:
 	}
 n11:
 	{ // RxUDPVerify: checksum verify udp
-		pl.Runs[11]++
 		ok24, wellFormed := p.VerifyChecksum(8)
 		if ok24 && wellFormed {
+			pl.edges[1]++
 			goto n13
 		}
+		pl.edges[15]++
 		goto n12
 	}
 n12:
 	{ // RxNotForUs: drop "not a datagram for the socket"
-		pl.Runs[12]++
 		return pl.drop(6)
 	}
 n13:
 	{ // RxSocket: nop
-		pl.Runs[13]++
 		goto n16
 	}
 n16:
 	{ // RxEtherType: switch ethernet.type
-		pl.Runs[16]++
 		st27 := p.Hdr[0] // ethernet
 		if !st27.Valid || st27.Off < 0 || st27.Off+st27.Len > len(p.Data) {
 			return pl.drop(7)
@@ -497,7 +618,6 @@ n16:
 	}
 n17:
 	{ // RxIPv4Dst: set
-		pl.Runs[17]++
 		st29 := p.Hdr[2] // ipv4
 		if !st29.Valid || st29.Off < 0 || st29.Off+st29.Len > len(p.Data) {
 			return pl.drop(9)
@@ -508,18 +628,17 @@ n17:
 	}
 n18:
 	{ // RxIPv6Dst: set
-		pl.Runs[18]++
 		st31 := p.Hdr[3] // ipv6
 		if !st31.Valid || st31.Off < 0 || st31.Off+st31.Len > len(p.Data) {
 			return pl.drop(10)
 		}
 		b30 := p.Data[st31.Off : st31.Off+st31.Len]
 		p.Meta[0] = (packet.Value{Hi: binary.BigEndian.Uint64(b30[24:]), Lo: binary.BigEndian.Uint64(b30[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		pl.edges[2]++
 		goto n19
 	}
 n19:
 	{ // RxLBPort: test udp.dport == 0x4c42
-		pl.Runs[19]++
 		st33 := p.Hdr[8] // udp
 		if !st33.Valid || st33.Off < 0 || st33.Off+st33.Len > len(p.Data) {
 			return pl.drop(11)
@@ -532,7 +651,6 @@ n19:
 	}
 n20:
 	{ // RxLBHeader: extract lbv1
-		pl.Runs[20]++
 		x34 := p.Hdr[5].Valid // already there: nothing to do
 		if !x34 {
 			x34 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
@@ -544,13 +662,14 @@ n20:
 			} // lbv1
 		}
 		if x34 {
+			pl.edges[3]++
 			goto n21
 		}
+		pl.edges[4]++
 		goto n21
 	}
 n21:
 	{ // RxDstFilter: lookup dst_filter_table
-		pl.Runs[21]++
 		act, params := 0, []packet.Value(nil)
 		st36 := p.Hdr[0] // ethernet
 		if !st36.Valid || st36.Off < 0 || st36.Off+st36.Len > len(p.Data) {
@@ -573,12 +692,10 @@ n21:
 	}
 n22:
 	{ // RxDstFilterMiss: drop "dst_filter miss"
-		pl.Runs[22]++
 		return pl.drop(13)
 	}
 n23:
 	{ // RxHasLB: test valid(lbv1)
-		pl.Runs[23]++
 		if p.Hdr[5].Valid {
 			goto n24
 		}
@@ -586,15 +703,13 @@ n23:
 	}
 n24:
 	{ // RxEpoch: lookup epoch_assign_table
-		pl.Runs[24]++
 		act, params := 1, []packet.Value(nil)
 		st38 := p.Hdr[5] // lbv1
 		if !st38.Valid || st38.Off < 0 || st38.Off+st38.Len > len(p.Data) {
 			return pl.drop(14)
 		}
 		b37 := p.Data[st38.Off : st38.Off+st38.Len]
-		pl.keys[0] = packet.Value{Lo: binary.BigEndian.Uint64(b37[4:])}
-		if e, hit := pl.tables[1].Lookup(pl.keys[:1]); hit {
+		if e, hit := pl.tables[1].LookupWord((binary.BigEndian.Uint64(b37[4:])) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -608,19 +723,17 @@ n24:
 	}
 n25:
 	{ // RxEpochMiss: drop "epoch_assign miss"
-		pl.Runs[25]++
 		return pl.drop(15)
 	}
 n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
-		pl.Runs[26]++
 		act, params := 1, []packet.Value(nil)
 		st40 := p.Hdr[5] // lbv1
 		if !st40.Valid || st40.Off < 0 || st40.Off+st40.Len > len(p.Data) {
 			return pl.drop(16)
 		}
 		b39 := p.Data[st40.Off : st40.Off+st40.Len]
-		if e, hit := pl.tables[2].LookupPacked(((binary.BigEndian.Uint64(b39[4:])&0x1ff)&0xfff)<<0 | ((p.Meta[1].Lo)&0xffffffff)<<12); hit {
+		if e, hit := pl.tables[2].LookupWord(((binary.BigEndian.Uint64(b39[4:])&0x1ff)&0xfff)<<0 | ((p.Meta[1].Lo)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -634,19 +747,17 @@ n26:
 	}
 n27:
 	{ // RxCalendarMiss: drop "calendar miss"
-		pl.Runs[27]++
 		return pl.drop(17)
 	}
 n28:
 	{ // RxMember: lookup member_info_lookup_table
-		pl.Runs[28]++
 		act, params := 2, []packet.Value(nil)
 		st42 := p.Hdr[0] // ethernet
 		if !st42.Valid || st42.Off < 0 || st42.Off+st42.Len > len(p.Data) {
 			return pl.drop(18)
 		}
 		b41 := p.Data[st42.Off : st42.Off+st42.Len]
-		if e, hit := pl.tables[3].LookupPacked(((p.Meta[2].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b41[12:])))&0xffff)<<16); hit {
+		if e, hit := pl.tables[3].LookupWord(((p.Meta[2].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b41[12:])))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -671,12 +782,10 @@ n28:
 	}
 n29:
 	{ // RxMemberMiss: drop "member miss"
-		pl.Runs[29]++
 		return pl.drop(19)
 	}
 n30:
 	{ // RxIsIPv4: test valid(ipv4)
-		pl.Runs[30]++
 		if p.Hdr[2].Valid {
 			goto n33
 		}
@@ -684,20 +793,18 @@ n30:
 	}
 n31:
 	{ // RxIsIPv6: test valid(ipv6)
-		pl.Runs[31]++
 		if p.Hdr[3].Valid {
 			goto n34
 		}
+		pl.edges[16]++
 		goto n32
 	}
 n32:
 	{ // RxMismatch: drop "member rewrite mismatch"
-		pl.Runs[32]++
 		return pl.drop(20)
 	}
 n33:
 	{ // RxIPv4Rewrite: set
-		pl.Runs[33]++
 		var d45 uint64 // ipv4 checksum
 		var d46 uint64 // udp checksum
 		v47 := p.Meta[3].Lo
@@ -771,7 +878,6 @@ n33:
 	}
 n34:
 	{ // RxIPv6RewriteLow: set
-		pl.Runs[34]++
 		var d71 uint64   // udp checksum
 		st73 := p.Hdr[3] // ipv6
 		if !st73.Valid || st73.Off < 0 || st73.Off+st73.Len > len(p.Data) {
@@ -823,18 +929,17 @@ n34:
 	}
 n35:
 	{ // RxIPv6RewriteHigh: set
-		pl.Runs[35]++
 		st87 := p.Hdr[3] // ipv6
 		if !st87.Valid || st87.Off < 0 || st87.Off+st87.Len > len(p.Data) {
 			return pl.drop(23)
 		}
 		b86 := p.Data[st87.Off : st87.Off+st87.Len]
 		packet.SetBits(b86, 192, 128, p.Meta[4])
+		pl.edges[5]++
 		goto n36
 	}
 n36:
 	{ // RxUDPRewrite: set
-		pl.Runs[36]++
 		var d88 uint64 // udp checksum
 		v89 := p.Meta[5].Lo
 		st91 := p.Hdr[8] // udp
@@ -870,7 +975,6 @@ n36:
 	}
 n37:
 	{ // RxStrip: pop lbv1
-		pl.Runs[37]++
 		pb103, ok104 := p.Bytes(5) // lbv1
 		if !ok104 {
 			return pl.drop(25)
@@ -881,16 +985,15 @@ n37:
 			}
 		}
 		p.Pop(5)
+		pl.edges[6]++
 		goto n14
 	}
 n14:
 	{ // TxQueue: input
-		pl.Runs[14]++
 		goto n15
 	}
 n15:
 	{ // TxWire: emit
-		pl.Runs[15]++
 		return pl.sink(0, p.Data)
 	}
 }

@@ -300,6 +300,9 @@ var DropSites = [65]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed"
 // CountLabels name the count operations' counters (Pipeline.Counted).
 var CountLabels = [10]string{"packet_rx_counter", "rx_rslt[8] ARP ok", "rx_rslt[9] ICMPv4 echo ok", "rx_rslt[10] ICMPv6 echo ok", "rx_rslt[11] NS ok", "rx_rslt[13] LB", "lb_ctx_rx_pkt_counter", "lb_ctx_rx_v2_counter", "lb_ctx_rx_v3_counter", "lb_mbr_tx_pkt_counter"}
 
+// countOf is, per node, 1 + its count operation's label, or 0.
+var countOf = [112]int{0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 6, 7, 0, 0, 0, 0, 0, 8, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0}
+
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
 // Pipeline itself is for one goroutine: give each worker its own, sharing
@@ -309,10 +312,11 @@ type Pipeline struct {
 	tables []*packet.Table
 	keys   [3]packet.Value
 
-	Runs    [len(NodeNames)]uint64   // frames each node ran on
-	Sunk    [len(SinkNames)]uint64   // frames out at each sink
-	Dropped [len(DropSites)]uint64   // frames ended at each drop site
-	Counted [len(CountLabels)]uint64 // count operations, by label
+	Sunk    [len(SinkNames)]uint64 // frames out at each sink
+	Dropped [len(DropSites)]uint64 // frames ended at each drop site
+	// edges count the frames along the few edges the node runs do not
+	// follow from (see runs).
+	edges [61]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -361,9 +365,22 @@ func (pl *Pipeline) ProcessBatch(frames []fastpath.Frame) {
 	}
 }
 
+// Runs returns the frames each node ran on (by NodeNames index).
+func (pl *Pipeline) Runs() [len(NodeNames)]uint64 { return pl.runs() }
+
+// Counted returns the count operations' counters (by CountLabels index).
+func (pl *Pipeline) Counted() (c [len(CountLabels)]uint64) {
+	for i, v := range pl.runs() {
+		if countOf[i] > 0 {
+			c[countOf[i]-1] += v
+		}
+	}
+	return c
+}
+
 // Each calls f for every non-zero counter, nodes in graph order.
 func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
-	for i, v := range pl.Runs {
+	for i, v := range pl.runs() {
 		if v > 0 {
 			f(fastpath.CountNode, NodeNames[i], "", v)
 		}
@@ -378,7 +395,7 @@ func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
 			f(fastpath.CountDrop, DropSites[i].Node, DropSites[i].Reason, v)
 		}
 	}
-	for i, v := range pl.Counted {
+	for i, v := range pl.Counted() {
 		if v > 0 {
 			f(fastpath.CountLabel, CountLabels[i], "", v)
 		}
@@ -395,6 +412,310 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 	return fastpath.Result{Sink: s, Drop: -1, Data: data}
 }
 
+// runs solves the flow graph for the frames each node ran on.
+func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
+	var f [185]uint64
+	total := uint64(0) + pl.Dropped[16] + pl.Dropped[18] + pl.Dropped[23] + pl.Dropped[26] + pl.Dropped[29] + pl.Dropped[33] + pl.Dropped[48] + pl.Dropped[51] + pl.Dropped[52] + pl.Dropped[54] + pl.Sunk[0] + pl.Dropped[64]
+	f[8] = pl.edges[33]
+	f[10] = pl.edges[34]
+	f[12] = pl.edges[35]
+	f[14] = pl.edges[36]
+	f[16] = pl.edges[37]
+	f[19] = pl.edges[38]
+	f[21] = pl.edges[39]
+	f[23] = pl.edges[40]
+	f[24] = pl.edges[0]
+	f[25] = pl.edges[41]
+	f[27] = pl.edges[42]
+	f[29] = pl.edges[43]
+	f[31] = pl.edges[1]
+	f[32] = pl.edges[44]
+	f[34] = pl.edges[45]
+	f[37] = pl.edges[46]
+	f[39] = pl.edges[47]
+	f[40] = pl.edges[2]
+	f[41] = pl.edges[48]
+	f[43] = pl.edges[49]
+	f[45] = pl.edges[50]
+	f[46] = pl.edges[3]
+	f[49] = pl.edges[51]
+	f[51] = pl.edges[4]
+	f[52] = pl.edges[5]
+	f[53] = pl.edges[52]
+	f[55] = pl.edges[53]
+	f[57] = pl.edges[54]
+	f[59] = pl.edges[55]
+	f[61] = pl.edges[56]
+	f[64] = pl.edges[57]
+	f[65] = pl.edges[6]
+	f[66] = pl.edges[58]
+	f[67] = pl.edges[7]
+	f[68] = pl.edges[59]
+	f[69] = pl.Dropped[16]
+	f[71] = pl.edges[8]
+	f[73] = pl.Dropped[18]
+	f[79] = pl.edges[9]
+	f[80] = pl.edges[10]
+	f[82] = pl.edges[11]
+	f[84] = pl.Dropped[23]
+	f[95] = pl.Dropped[26]
+	f[100] = pl.Dropped[29]
+	f[102] = pl.edges[12]
+	f[104] = pl.edges[13]
+	f[107] = pl.Dropped[33]
+	f[113] = pl.edges[14]
+	f[114] = pl.edges[15]
+	f[119] = pl.edges[16]
+	f[120] = pl.edges[17]
+	f[127] = pl.edges[18]
+	f[133] = pl.edges[19]
+	f[135] = pl.edges[20]
+	f[136] = pl.edges[21]
+	f[137] = pl.edges[60]
+	f[138] = pl.Dropped[48]
+	f[144] = pl.edges[22]
+	f[146] = pl.edges[23]
+	f[147] = pl.edges[24]
+	f[149] = pl.Dropped[51]
+	f[152] = pl.edges[25]
+	f[154] = pl.Dropped[52]
+	f[156] = pl.edges[26]
+	f[157] = pl.edges[27]
+	f[159] = pl.Dropped[54]
+	f[170] = pl.edges[28]
+	f[171] = pl.edges[29]
+	f[175] = pl.edges[30]
+	f[177] = pl.edges[31]
+	f[178] = pl.edges[32]
+	f[182] = pl.Sunk[0]
+	f[183] = pl.Dropped[64]
+	f[184] = total
+	f[0] = 0 + f[184]
+	f[1] = 0 + f[0]
+	f[181] = 0 + f[182]
+	f[2] = 0 + f[1]
+	f[22] = 0 + f[24] + f[25]
+	f[38] = 0 + f[40] + f[41]
+	f[50] = 0 + f[52] + f[53]
+	f[62] = 0 + f[65] + f[66]
+	f[63] = 0 + f[67] + f[68]
+	f[4] = 0 + f[69] - f[8] - f[10] - f[12] - f[14] - f[16] - f[19] - f[21] - f[23] - f[25] - f[27] - f[29] - f[32] - f[34] - f[37] - f[39] - f[41] - f[43] - f[45] - f[49] - f[53] - f[55] - f[57] - f[59] - f[61] - f[64] - f[66] - f[68]
+	f[72] = 0 + f[73]
+	f[76] = 0 + f[79]
+	f[77] = 0 + f[80]
+	f[83] = 0 + f[84]
+	f[94] = 0 + f[95]
+	f[99] = 0 + f[100]
+	f[101] = 0 + f[102]
+	f[103] = 0 + f[104]
+	f[106] = 0 + f[107]
+	f[112] = 0 + f[114]
+	f[117] = 0 + f[119]
+	f[118] = 0 + f[120] - f[119]
+	f[126] = 0 + f[127]
+	f[131] = 0 + f[135] + f[136] + f[137]
+	f[134] = 0 + f[138] - f[137]
+	f[142] = 0 + f[144]
+	f[148] = 0 + f[149]
+	f[153] = 0 + f[154]
+	f[158] = 0 + f[159]
+	f[166] = 0 + f[170]
+	f[167] = 0 + f[171]
+	f[173] = 0 + f[175]
+	f[176] = 0 + f[177]
+	f[168] = 0 + f[178] - f[170] - f[177]
+	f[179] = 0 + f[183]
+	f[180] = 0 + f[181]
+	f[3] = 0 + f[2] - f[4]
+	f[20] = 0 + f[22] + f[23]
+	f[35] = 0 + f[38] + f[39]
+	f[48] = 0 + f[50] + f[51]
+	f[60] = 0 + f[62] + f[63] + f[64]
+	f[75] = 0 + f[76] + f[77]
+	f[98] = 0 + f[101]
+	f[89] = 0 + f[103]
+	f[111] = 0 + f[112] + f[113]
+	f[115] = 0 + f[117] + f[118]
+	f[125] = 0 + f[126]
+	f[140] = 0 + f[142]
+	f[163] = 0 + f[166] + f[167]
+	f[164] = 0 + f[168]
+	f[174] = 0 + f[176] - f[175]
+	f[97] = 0 + f[179] + f[180] - f[102] - f[104] - f[127] - f[178]
+	f[17] = 0 + f[20] + f[21]
+	f[47] = 0 + f[48] + f[49]
+	f[58] = 0 + f[60] + f[61]
+	f[96] = 0 + f[97]
+	f[87] = 0 + f[98] + f[99]
+	f[109] = 0 + f[111]
+	f[124] = 0 + f[125]
+	f[172] = 0 + f[174]
+	f[44] = 0 + f[46] + f[47]
+	f[56] = 0 + f[58] + f[59]
+	f[93] = 0 + f[96]
+	f[123] = 0 + f[124]
+	f[169] = 0 + f[172] + f[173] - f[171]
+	f[42] = 0 + f[44] + f[45]
+	f[54] = 0 + f[56] + f[57]
+	f[85] = 0 + f[93] + f[94]
+	f[122] = 0 + f[123]
+	f[165] = 0 + f[169]
+	f[36] = 0 + f[42] + f[43]
+	f[18] = 0 + f[54] + f[55] - f[31]
+	f[121] = 0 + f[122]
+	f[162] = 0 + f[164] + f[165]
+	f[15] = 0 + f[17] + f[18] + f[19]
+	f[33] = 0 + f[35] + f[36] + f[37]
+	f[116] = 0 + f[121] - f[120]
+	f[161] = 0 + f[162] + f[163]
+	f[13] = 0 + f[15] + f[16]
+	f[30] = 0 + f[33] + f[34]
+	f[110] = 0 + f[115] + f[116] - f[113] - f[114]
+	f[160] = 0 + f[161]
+	f[5] = 0 + f[13] + f[14]
+	f[28] = 0 + f[30] + f[31] + f[32]
+	f[108] = 0 + f[110]
+	f[155] = 0 + f[160] - f[156] - f[157]
+	f[26] = 0 + f[28] + f[29]
+	f[105] = 0 + f[108] + f[109]
+	f[151] = 0 + f[155] + f[156] + f[157] + f[158] - f[152]
+	f[7] = 0 + f[26] + f[27]
+	f[91] = 0 + f[105] + f[106]
+	f[150] = 0 + f[151] + f[152] + f[153]
+	f[6] = 0 + f[3] - f[5] - f[7] - f[8]
+	f[9] = 0 + f[6] - f[10]
+	f[11] = 0 + f[9] - f[12]
+	f[70] = 0 + f[11] + f[24] + f[40] + f[46] + f[51] + f[52] + f[65] + f[67] - f[71] - f[72]
+	f[74] = 0 + f[70] + f[71] - f[75]
+	f[78] = 0 + f[74]
+	f[81] = 0 + f[78] + f[79] + f[80] - f[82] - f[83]
+	f[86] = 0 + f[81] + f[82] - f[85]
+	f[88] = 0 + f[86] - f[87]
+	f[90] = 0 + f[88] - f[89]
+	f[92] = 0 + f[90] - f[91]
+	f[128] = 0 + f[92]
+	f[129] = 0 + f[128]
+	f[130] = 0 + f[129] - f[131]
+	f[132] = 0 + f[130] - f[133] - f[134]
+	f[139] = 0 + f[132] + f[133] + f[135] + f[136] - f[140]
+	f[141] = 0 + f[139]
+	f[143] = 0 + f[141]
+	f[145] = 0 + f[143] + f[144] - f[146] - f[147] - f[148]
+	r[0] = 0 + f[184]
+	r[1] = 0 + f[0]
+	r[2] = 0 + f[180]
+	r[3] = 0 + f[181]
+	r[4] = 0 + f[1]
+	r[5] = 0 + f[2]
+	r[6] = 0 + f[3]
+	r[7] = 0 + f[6]
+	r[8] = 0 + f[9]
+	r[9] = 0 + f[5]
+	r[10] = 0 + f[13]
+	r[11] = 0 + f[15]
+	r[12] = 0 + f[17]
+	r[13] = 0 + f[20]
+	r[14] = 0 + f[22]
+	r[15] = 0 + f[7]
+	r[16] = 0 + f[26]
+	r[17] = 0 + f[28]
+	r[18] = 0 + f[30]
+	r[19] = 0 + f[33]
+	r[20] = 0 + f[35]
+	r[21] = 0 + f[38]
+	r[22] = 0 + f[36]
+	r[23] = 0 + f[42]
+	r[24] = 0 + f[44]
+	r[25] = 0 + f[47]
+	r[26] = 0 + f[48]
+	r[27] = 0 + f[50]
+	r[28] = 0 + f[18] + f[31]
+	r[29] = 0 + f[54]
+	r[30] = 0 + f[56]
+	r[31] = 0 + f[58]
+	r[32] = 0 + f[60]
+	r[33] = 0 + f[62]
+	r[34] = 0 + f[63]
+	r[35] = 0 + f[4] + f[8] + f[10] + f[12] + f[14] + f[16] + f[19] + f[21] + f[23] + f[25] + f[27] + f[29] + f[32] + f[34] + f[37] + f[39] + f[41] + f[43] + f[45] + f[49] + f[53] + f[55] + f[57] + f[59] + f[61] + f[64] + f[66] + f[68]
+	r[36] = 0 + f[11] + f[24] + f[40] + f[46] + f[51] + f[52] + f[65] + f[67]
+	r[37] = 0 + f[72]
+	r[38] = 0 + f[70] + f[71]
+	r[39] = 0 + f[75]
+	r[40] = 0 + f[74]
+	r[41] = 0 + f[76]
+	r[42] = 0 + f[77]
+	r[43] = 0 + f[78] + f[79] + f[80]
+	r[44] = 0 + f[83]
+	r[45] = 0 + f[81] + f[82]
+	r[46] = 0 + f[86]
+	r[47] = 0 + f[88]
+	r[48] = 0 + f[90]
+	r[49] = 0 + f[85]
+	r[50] = 0 + f[94]
+	r[51] = 0 + f[93]
+	r[52] = 0 + f[96]
+	r[53] = 0 + f[87]
+	r[54] = 0 + f[99]
+	r[55] = 0 + f[98]
+	r[56] = 0 + f[101]
+	r[57] = 0 + f[89]
+	r[58] = 0 + f[103]
+	r[59] = 0 + f[91]
+	r[60] = 0 + f[106]
+	r[61] = 0 + f[105]
+	r[62] = 0 + f[108]
+	r[63] = 0 + f[109]
+	r[64] = 0 + f[111]
+	r[65] = 0 + f[112]
+	r[66] = 0 + f[110] + f[113] + f[114]
+	r[67] = 0 + f[115]
+	r[68] = 0 + f[117]
+	r[69] = 0 + f[118] + f[119]
+	r[70] = 0 + f[116] + f[120]
+	r[71] = 0 + f[121]
+	r[72] = 0 + f[122]
+	r[73] = 0 + f[123]
+	r[74] = 0 + f[124]
+	r[75] = 0 + f[125]
+	r[76] = 0 + f[126]
+	r[77] = 0 + f[92]
+	r[78] = 0 + f[128]
+	r[79] = 0 + f[129]
+	r[80] = 0 + f[130]
+	r[81] = 0 + f[131]
+	r[82] = 0 + f[134] + f[137]
+	r[83] = 0 + f[132] + f[133] + f[135] + f[136]
+	r[84] = 0 + f[139]
+	r[85] = 0 + f[140]
+	r[86] = 0 + f[141]
+	r[87] = 0 + f[142]
+	r[88] = 0 + f[143] + f[144]
+	r[89] = 0 + f[148]
+	r[90] = 0 + f[145] + f[146] + f[147]
+	r[91] = 0 + f[150]
+	r[92] = 0 + f[153]
+	r[93] = 0 + f[151] + f[152]
+	r[94] = 0 + f[158]
+	r[95] = 0 + f[155] + f[156] + f[157]
+	r[96] = 0 + f[160]
+	r[97] = 0 + f[161]
+	r[98] = 0 + f[162]
+	r[99] = 0 + f[163]
+	r[100] = 0 + f[164]
+	r[101] = 0 + f[165]
+	r[102] = 0 + f[166]
+	r[103] = 0 + f[167]
+	r[104] = 0 + f[169] + f[171]
+	r[105] = 0 + f[172]
+	r[106] = 0 + f[173]
+	r[107] = 0 + f[174] + f[175]
+	r[108] = 0 + f[176]
+	r[109] = 0 + f[168] + f[170] + f[177]
+	r[110] = 0 + f[97] + f[102] + f[104] + f[127] + f[178]
+	r[111] = 0 + f[179]
+	return r
+}
+
 // Process runs the frame buf[off:off+n] through the graph, in place: the
 // result's Data aliases buf. Keep packet.Headroom bytes free before off and
 // after off+n for headers the graph pushes. It does not allocate.
@@ -402,23 +723,18 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
 	p.Load(buf, off, n)
 	{ // RxWire: input
-		pl.Runs[0]++
 		goto n1
 	}
 n1:
 	{ // RxFrames: nop
-		pl.Runs[1]++
 		goto n4
 	}
 n4:
 	{ // RxCount: count "packet_rx_counter"
-		pl.Runs[4]++
-		pl.Counted[0]++
 		goto n5
 	}
 n5:
 	{ // ParseEth: extract ethernet
-		pl.Runs[5]++
 		x1 := p.Hdr[0].Valid // already there: nothing to do
 		if !x1 {
 			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
@@ -436,7 +752,6 @@ n5:
 	}
 n6:
 	{ // ParseEthType: switch ethernet.type
-		pl.Runs[6]++
 		st4 := p.Hdr[0] // ethernet
 		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
 			return pl.drop(0)
@@ -451,12 +766,12 @@ n6:
 		case v2 == 0x86dd:
 			goto n15
 		default:
+			pl.edges[33]++
 			goto n35
 		}
 	}
 n7:
 	{ // ParseArp: extract arp
-		pl.Runs[7]++
 		x5 := p.Hdr[5].Valid // already there: nothing to do
 		if !x5 {
 			x5 = p.Cursor >= 0 && p.Cursor+28 <= len(p.Data)
@@ -470,11 +785,11 @@ n7:
 		if x5 {
 			goto n8
 		}
+		pl.edges[34]++
 		goto n35
 	}
 n8:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
-		pl.Runs[8]++
 		st11 := p.Hdr[5] // arp
 		if !st11.Valid || st11.Off < 0 || st11.Off+st11.Len > len(p.Data) {
 			return pl.drop(1)
@@ -499,11 +814,11 @@ n8:
 		if c6 {
 			goto n36
 		}
+		pl.edges[35]++
 		goto n35
 	}
 n9:
 	{ // ParseIPv4: extract ipv4
-		pl.Runs[9]++
 		x12 := p.Hdr[2].Valid // already there: nothing to do
 		if !x12 {
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
@@ -527,11 +842,11 @@ n9:
 		if x12 {
 			goto n10
 		}
+		pl.edges[36]++
 		goto n35
 	}
 n10:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
-		pl.Runs[10]++
 		st18 := p.Hdr[2] // ipv4
 		if !st18.Valid || st18.Off < 0 || st18.Off+st18.Len > len(p.Data) {
 			return pl.drop(3)
@@ -544,11 +859,11 @@ n10:
 		if c16 {
 			goto n11
 		}
+		pl.edges[37]++
 		goto n35
 	}
 n11:
 	{ // ParseIPv4Proto: switch ipv4.proto
-		pl.Runs[11]++
 		st21 := p.Hdr[2] // ipv4
 		if !st21.Valid || st21.Off < 0 || st21.Off+st21.Len > len(p.Data) {
 			return pl.drop(4)
@@ -561,12 +876,12 @@ n11:
 		case v19 == 0x11:
 			goto n28
 		default:
+			pl.edges[38]++
 			goto n35
 		}
 	}
 n12:
 	{ // ParseIcmp: extract icmp
-		pl.Runs[12]++
 		x22 := p.Hdr[6].Valid // already there: nothing to do
 		if !x22 {
 			x22 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
@@ -580,11 +895,11 @@ n12:
 		if x22 {
 			goto n13
 		}
+		pl.edges[39]++
 		goto n35
 	}
 n13:
 	{ // ParseIcmpType: test icmp.type == 8 && icmp.code == 0
-		pl.Runs[13]++
 		st25 := p.Hdr[6] // icmp
 		if !st25.Valid || st25.Off < 0 || st25.Off+st25.Len > len(p.Data) {
 			return pl.drop(5)
@@ -597,11 +912,11 @@ n13:
 		if c23 {
 			goto n14
 		}
+		pl.edges[40]++
 		goto n35
 	}
 n14:
 	{ // ParseEcho4: extract icmp_echo
-		pl.Runs[14]++
 		x26 := p.Hdr[8].Valid // already there: nothing to do
 		if !x26 {
 			x26 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
@@ -613,13 +928,14 @@ n14:
 			} // icmp_echo
 		}
 		if x26 {
+			pl.edges[0]++
 			goto n36
 		}
+		pl.edges[41]++
 		goto n35
 	}
 n15:
 	{ // ParseIPv6: extract ipv6
-		pl.Runs[15]++
 		x27 := p.Hdr[3].Valid // already there: nothing to do
 		if !x27 {
 			x27 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
@@ -633,11 +949,11 @@ n15:
 		if x27 {
 			goto n16
 		}
+		pl.edges[42]++
 		goto n35
 	}
 n16:
 	{ // ParseIPv6Check: test ipv6.version == 6
-		pl.Runs[16]++
 		st29 := p.Hdr[3] // ipv6
 		if !st29.Valid || st29.Off < 0 || st29.Off+st29.Len > len(p.Data) {
 			return pl.drop(6)
@@ -646,11 +962,11 @@ n16:
 		if (uint64(b28[0]) >> 4 & 0xf) == 0x6 {
 			goto n17
 		}
+		pl.edges[43]++
 		goto n35
 	}
 n17:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
-		pl.Runs[17]++
 		st32 := p.Hdr[3] // ipv6
 		if !st32.Valid || st32.Off < 0 || st32.Off+st32.Len > len(p.Data) {
 			return pl.drop(7)
@@ -661,14 +977,15 @@ n17:
 		case v30 == 0x3a:
 			goto n18
 		case v30 == 0x11:
+			pl.edges[1]++
 			goto n28
 		default:
+			pl.edges[44]++
 			goto n35
 		}
 	}
 n18:
 	{ // ParseIcmp6: extract icmpv6
-		pl.Runs[18]++
 		x33 := p.Hdr[7].Valid // already there: nothing to do
 		if !x33 {
 			x33 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
@@ -682,11 +999,11 @@ n18:
 		if x33 {
 			goto n19
 		}
+		pl.edges[45]++
 		goto n35
 	}
 n19:
 	{ // ParseIcmp6Type: switch icmpv6.type
-		pl.Runs[19]++
 		st36 := p.Hdr[7] // icmpv6
 		if !st36.Valid || st36.Off < 0 || st36.Off+st36.Len > len(p.Data) {
 			return pl.drop(8)
@@ -699,12 +1016,12 @@ n19:
 		case v34 == 0x87:
 			goto n22
 		default:
+			pl.edges[46]++
 			goto n35
 		}
 	}
 n20:
 	{ // ParseEcho6Code: test icmpv6.code == 0
-		pl.Runs[20]++
 		st38 := p.Hdr[7] // icmpv6
 		if !st38.Valid || st38.Off < 0 || st38.Off+st38.Len > len(p.Data) {
 			return pl.drop(9)
@@ -713,11 +1030,11 @@ n20:
 		if uint64(b37[1]) == 0x0 {
 			goto n21
 		}
+		pl.edges[47]++
 		goto n35
 	}
 n21:
 	{ // ParseEcho6: extract icmp_echo
-		pl.Runs[21]++
 		x39 := p.Hdr[8].Valid // already there: nothing to do
 		if !x39 {
 			x39 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
@@ -729,13 +1046,14 @@ n21:
 			} // icmp_echo
 		}
 		if x39 {
+			pl.edges[2]++
 			goto n36
 		}
+		pl.edges[48]++
 		goto n35
 	}
 n22:
 	{ // ParseNsCode: test icmpv6.code == 0
-		pl.Runs[22]++
 		st41 := p.Hdr[7] // icmpv6
 		if !st41.Valid || st41.Off < 0 || st41.Off+st41.Len > len(p.Data) {
 			return pl.drop(10)
@@ -744,11 +1062,11 @@ n22:
 		if uint64(b40[1]) == 0x0 {
 			goto n23
 		}
+		pl.edges[49]++
 		goto n35
 	}
 n23:
 	{ // ParseNs: extract nd_ns
-		pl.Runs[23]++
 		x42 := p.Hdr[12].Valid // already there: nothing to do
 		if !x42 {
 			x42 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
@@ -762,24 +1080,24 @@ n23:
 		if x42 {
 			goto n24
 		}
+		pl.edges[50]++
 		goto n35
 	}
 n24:
 	{ // ParseNsLen: test ipv6.payload_len == 24
-		pl.Runs[24]++
 		st44 := p.Hdr[3] // ipv6
 		if !st44.Valid || st44.Off < 0 || st44.Off+st44.Len > len(p.Data) {
 			return pl.drop(11)
 		}
 		b43 := p.Data[st44.Off : st44.Off+st44.Len]
 		if uint64(binary.BigEndian.Uint16(b43[4:])) == 0x18 {
+			pl.edges[3]++
 			goto n36
 		}
 		goto n25
 	}
 n25:
 	{ // ParseNsOpt: extract nd_opt
-		pl.Runs[25]++
 		x45 := p.Hdr[13].Valid // already there: nothing to do
 		if !x45 {
 			x45 = p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
@@ -793,11 +1111,11 @@ n25:
 		if x45 {
 			goto n26
 		}
+		pl.edges[51]++
 		goto n35
 	}
 n26:
 	{ // ParseNsOptType: test nd_opt.type == 1
-		pl.Runs[26]++
 		st47 := p.Hdr[13] // nd_opt
 		if !st47.Valid || st47.Off < 0 || st47.Off+st47.Len > len(p.Data) {
 			return pl.drop(12)
@@ -806,11 +1124,11 @@ n26:
 		if uint64(b46[0]) == 0x1 {
 			goto n27
 		}
+		pl.edges[4]++
 		goto n36
 	}
 n27:
 	{ // ParseNsMac: extract nd_mac
-		pl.Runs[27]++
 		x48 := p.Hdr[14].Valid // already there: nothing to do
 		if !x48 {
 			x48 = p.Cursor >= 0 && p.Cursor+6 <= len(p.Data)
@@ -822,13 +1140,14 @@ n27:
 			} // nd_mac
 		}
 		if x48 {
+			pl.edges[5]++
 			goto n36
 		}
+		pl.edges[52]++
 		goto n35
 	}
 n28:
 	{ // ParseUdp: extract udp
-		pl.Runs[28]++
 		x49 := p.Hdr[4].Valid // already there: nothing to do
 		if !x49 {
 			x49 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
@@ -842,11 +1161,11 @@ n28:
 		if x49 {
 			goto n29
 		}
+		pl.edges[53]++
 		goto n35
 	}
 n29:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
-		pl.Runs[29]++
 		st51 := p.Hdr[4] // udp
 		if !st51.Valid || st51.Off < 0 || st51.Off+st51.Len > len(p.Data) {
 			return pl.drop(13)
@@ -855,11 +1174,11 @@ n29:
 		if (uint64(binary.BigEndian.Uint16(b50[2:])) & 0xc000) == 0x4000 {
 			goto n30
 		}
+		pl.edges[54]++
 		goto n35
 	}
 n30:
 	{ // ParseLb: extract lb_common
-		pl.Runs[30]++
 		x52 := p.Hdr[9].Valid // already there: nothing to do
 		if !x52 {
 			x52 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
@@ -873,11 +1192,11 @@ n30:
 		if x52 {
 			goto n31
 		}
+		pl.edges[55]++
 		goto n35
 	}
 n31:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		pl.Runs[31]++
 		st54 := p.Hdr[9] // lb_common
 		if !st54.Valid || st54.Off < 0 || st54.Off+st54.Len > len(p.Data) {
 			return pl.drop(14)
@@ -886,11 +1205,11 @@ n31:
 		if uint64(binary.BigEndian.Uint16(b53[0:])) == 0x4c42 {
 			goto n32
 		}
+		pl.edges[56]++
 		goto n35
 	}
 n32:
 	{ // ParseLbVersion: switch lb_common.version
-		pl.Runs[32]++
 		st57 := p.Hdr[9] // lb_common
 		if !st57.Valid || st57.Off < 0 || st57.Off+st57.Len > len(p.Data) {
 			return pl.drop(15)
@@ -903,12 +1222,12 @@ n32:
 		case v55 == 0x3:
 			goto n34
 		default:
+			pl.edges[57]++
 			goto n35
 		}
 	}
 n33:
 	{ // ParseLbV2: extract lb_v2
-		pl.Runs[33]++
 		x58 := p.Hdr[10].Valid // already there: nothing to do
 		if !x58 {
 			x58 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
@@ -920,13 +1239,14 @@ n33:
 			} // lb_v2
 		}
 		if x58 {
+			pl.edges[6]++
 			goto n36
 		}
+		pl.edges[58]++
 		goto n35
 	}
 n34:
 	{ // ParseLbV3: extract lb_v3
-		pl.Runs[34]++
 		x59 := p.Hdr[11].Valid // already there: nothing to do
 		if !x59 {
 			x59 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
@@ -938,27 +1258,25 @@ n34:
 			} // lb_v3
 		}
 		if x59 {
+			pl.edges[7]++
 			goto n36
 		}
+		pl.edges[59]++
 		goto n35
 	}
 n35:
 	{ // ParseFail: drop "rx_rslt[0] parse fail"
-		pl.Runs[35]++
 		return pl.drop(16)
 	}
 n36:
 	{ // L2MacDst: lookup mac_dst_filter_table
-		pl.Runs[36]++
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
 		st61 := p.Hdr[0] // ethernet
 		if !st61.Valid || st61.Off < 0 || st61.Off+st61.Len > len(p.Data) {
 			return pl.drop(17)
 		}
 		b60 := p.Data[st61.Off : st61.Off+st61.Len]
-		pl.keys[1] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b60[0:]))<<32 | uint64(binary.BigEndian.Uint32(b60[2:])))}
-		if e, hit := pl.tables[0].Lookup(pl.keys[:2]); hit {
+		if e, hit := pl.tables[0].LookupWord(((uint64(binary.BigEndian.Uint16(b60[0:]))<<32|uint64(binary.BigEndian.Uint32(b60[2:])))&0xffffffffffff)<<0 | ((p.Meta[0].Lo)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -969,6 +1287,7 @@ n36:
 			goto n38
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[8]++
 			goto n38
 		default: // miss
 			goto n37
@@ -976,12 +1295,10 @@ n36:
 	}
 n37:
 	{ // L2MacMiss: drop "rx_rslt[1] MAC miss"
-		pl.Runs[37]++
 		return pl.drop(18)
 	}
 n38:
 	{ // L3DaIPv4: test valid(ipv4)
-		pl.Runs[38]++
 		if p.Hdr[2].Valid {
 			goto n40
 		}
@@ -989,7 +1306,6 @@ n38:
 	}
 n39:
 	{ // L3DaIPv6: test valid(ipv6)
-		pl.Runs[39]++
 		if p.Hdr[3].Valid {
 			goto n41
 		}
@@ -997,7 +1313,6 @@ n39:
 	}
 n40:
 	{ // L3SetDaIPv4: set
-		pl.Runs[40]++
 		st63 := p.Hdr[2] // ipv4
 		if !st63.Valid || st63.Off < 0 || st63.Off+st63.Len > len(p.Data) {
 			return pl.drop(19)
@@ -1008,29 +1323,28 @@ n40:
 	}
 n41:
 	{ // L3SetDaIPv6: set
-		pl.Runs[41]++
 		st65 := p.Hdr[3] // ipv6
 		if !st65.Valid || st65.Off < 0 || st65.Off+st65.Len > len(p.Data) {
 			return pl.drop(20)
 		}
 		b64 := p.Data[st65.Off : st65.Off+st65.Len]
 		p.Meta[5] = (packet.Value{Hi: binary.BigEndian.Uint64(b64[24:]), Lo: binary.BigEndian.Uint64(b64[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		pl.edges[9]++
 		goto n43
 	}
 n42:
 	{ // L3SetDaArp: set
-		pl.Runs[42]++
 		st67 := p.Hdr[5] // arp
 		if !st67.Valid || st67.Off < 0 || st67.Off+st67.Len > len(p.Data) {
 			return pl.drop(21)
 		}
 		b66 := p.Data[st67.Off : st67.Off+st67.Len]
 		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b66[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		pl.edges[10]++
 		goto n43
 	}
 n43:
 	{ // L3IPDst: lookup ip_dst_filter_table
-		pl.Runs[43]++
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
 		st69 := p.Hdr[0] // ethernet
@@ -1052,6 +1366,7 @@ n43:
 			goto n45
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[11]++
 			goto n45
 		default: // miss
 			goto n44
@@ -1059,12 +1374,10 @@ n43:
 	}
 n44:
 	{ // L3IPMiss: drop "rx_rslt[3] IP dst miss"
-		pl.Runs[44]++
 		return pl.drop(23)
 	}
 n45:
 	{ // L3IsArp: test valid(arp)
-		pl.Runs[45]++
 		if p.Hdr[5].Valid {
 			goto n49
 		}
@@ -1072,7 +1385,6 @@ n45:
 	}
 n46:
 	{ // L3IsIcmp4: test valid(icmp)
-		pl.Runs[46]++
 		if p.Hdr[6].Valid {
 			goto n53
 		}
@@ -1080,7 +1392,6 @@ n46:
 	}
 n47:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		pl.Runs[47]++
 		c70 := p.Hdr[7].Valid
 		if c70 {
 			st72 := p.Hdr[7] // icmpv6
@@ -1097,7 +1408,6 @@ n47:
 	}
 n48:
 	{ // L3IsNs: test valid(nd_ns)
-		pl.Runs[48]++
 		if p.Hdr[12].Valid {
 			goto n59
 		}
@@ -1105,7 +1415,6 @@ n48:
 	}
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		pl.Runs[49]++
 		st74 := p.Hdr[5] // arp
 		if !st74.Valid || st74.Off < 0 || st74.Off+st74.Len > len(p.Data) {
 			return pl.drop(25)
@@ -1118,12 +1427,10 @@ n49:
 	}
 n50:
 	{ // ArpNotUs: drop "rx_rslt[4] ARP tpa != own"
-		pl.Runs[50]++
 		return pl.drop(26)
 	}
 n51:
 	{ // ArpReply: set
-		pl.Runs[51]++
 		st76 := p.Hdr[0] // ethernet
 		if !st76.Valid || st76.Off < 0 || st76.Off+st76.Len > len(p.Data) {
 			return pl.drop(27)
@@ -1153,13 +1460,10 @@ n51:
 	}
 n52:
 	{ // ArpOk: count "rx_rslt[8] ARP ok"
-		pl.Runs[52]++
-		pl.Counted[1]++
 		goto n110
 	}
 n53:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
-		pl.Runs[53]++
 		st84 := p.Hdr[2] // ipv4
 		if !st84.Valid || st84.Off < 0 || st84.Off+st84.Len > len(p.Data) {
 			return pl.drop(28)
@@ -1172,12 +1476,10 @@ n53:
 	}
 n54:
 	{ // Echo4NotUs: drop "rx_rslt[5] ICMPv4 echo dst != own"
-		pl.Runs[54]++
 		return pl.drop(29)
 	}
 n55:
 	{ // Echo4Reply: set
-		pl.Runs[55]++
 		var d85 uint64   // icmp checksum
 		st87 := p.Hdr[0] // ethernet
 		if !st87.Valid || st87.Off < 0 || st87.Off+st87.Len > len(p.Data) {
@@ -1280,13 +1582,11 @@ n55:
 	}
 n56:
 	{ // Echo4Ok: count "rx_rslt[9] ICMPv4 echo ok"
-		pl.Runs[56]++
-		pl.Counted[2]++
+		pl.edges[12]++
 		goto n110
 	}
 n57:
 	{ // Echo6Reply: set
-		pl.Runs[57]++
 		var d121 uint64   // icmpv6 checksum
 		st123 := p.Hdr[0] // ethernet
 		if !st123.Valid || st123.Off < 0 || st123.Off+st123.Len > len(p.Data) {
@@ -1395,13 +1695,11 @@ n57:
 	}
 n58:
 	{ // Echo6Ok: count "rx_rslt[10] ICMPv6 echo ok"
-		pl.Runs[58]++
-		pl.Counted[3]++
+		pl.edges[13]++
 		goto n110
 	}
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		pl.Runs[59]++
 		st158 := p.Hdr[12] // nd_ns
 		if !st158.Valid || st158.Off < 0 || st158.Off+st158.Len > len(p.Data) {
 			return pl.drop(32)
@@ -1414,12 +1712,10 @@ n59:
 	}
 n60:
 	{ // NsNotUs: drop "rx_rslt[7] NS target != own"
-		pl.Runs[60]++
 		return pl.drop(33)
 	}
 n61:
 	{ // NsUnspecified: test ipv6.src == 0
-		pl.Runs[61]++
 		st160 := p.Hdr[3] // ipv6
 		if !st160.Valid || st160.Off < 0 || st160.Off+st160.Len > len(p.Data) {
 			return pl.drop(34)
@@ -1432,7 +1728,6 @@ n61:
 	}
 n62:
 	{ // NsToAllNodes: set
-		pl.Runs[62]++
 		p.Meta[22] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
@@ -1446,7 +1741,6 @@ n62:
 	}
 n63:
 	{ // NsToSender: set
-		pl.Runs[63]++
 		st164 := p.Hdr[3] // ipv6
 		if !st164.Valid || st164.Off < 0 || st164.Off+st164.Len > len(p.Data) {
 			return pl.drop(36)
@@ -1470,26 +1764,25 @@ n63:
 	}
 n64:
 	{ // NsHasSrcMac: test valid(nd_mac)
-		pl.Runs[64]++
 		if p.Hdr[14].Valid {
 			goto n65
 		}
+		pl.edges[14]++
 		goto n66
 	}
 n65:
 	{ // NsSrcMac: set
-		pl.Runs[65]++
 		st170 := p.Hdr[14] // nd_mac
 		if !st170.Valid || st170.Off < 0 || st170.Off+st170.Len > len(p.Data) {
 			return pl.drop(37)
 		}
 		b169 := p.Data[st170.Off : st170.Off+st170.Len]
 		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b169[0:]))<<32 | uint64(binary.BigEndian.Uint32(b169[2:]))) & 0xffffffffffff}
+		pl.edges[15]++
 		goto n66
 	}
 n66:
 	{ // NsHasOpt: test valid(nd_opt)
-		pl.Runs[66]++
 		if p.Hdr[13].Valid {
 			goto n67
 		}
@@ -1497,7 +1790,6 @@ n66:
 	}
 n67:
 	{ // NsHasMac: test valid(nd_mac)
-		pl.Runs[67]++
 		if p.Hdr[14].Valid {
 			goto n68
 		}
@@ -1505,23 +1797,22 @@ n67:
 	}
 n68:
 	{ // NsPopMac: pop nd_mac
-		pl.Runs[68]++
 		if !p.Pop(14) {
 			return pl.drop(38)
 		}
+		pl.edges[16]++
 		goto n69
 	}
 n69:
 	{ // NsPopOpt: pop nd_opt
-		pl.Runs[69]++
 		if !p.Pop(13) {
 			return pl.drop(39)
 		}
+		pl.edges[17]++
 		goto n70
 	}
 n70:
 	{ // NsPopBody: pop nd_ns
-		pl.Runs[70]++
 		if !p.Pop(12) {
 			return pl.drop(40)
 		}
@@ -1529,7 +1820,6 @@ n70:
 	}
 n71:
 	{ // NsPushNa: push nd_na
-		pl.Runs[71]++
 		if !p.Hdr[7].Valid {
 			return pl.drop(41)
 		}
@@ -1540,7 +1830,6 @@ n71:
 	}
 n72:
 	{ // NsPushOpt: push nd_na_opt
-		pl.Runs[72]++
 		if !p.Hdr[15].Valid {
 			return pl.drop(42)
 		}
@@ -1551,7 +1840,6 @@ n72:
 	}
 n73:
 	{ // NsPushMac: push nd_na_mac
-		pl.Runs[73]++
 		if !p.Hdr[16].Valid {
 			return pl.drop(43)
 		}
@@ -1562,7 +1850,6 @@ n73:
 	}
 n74:
 	{ // NsFill: set
-		pl.Runs[74]++
 		st172 := p.Hdr[0] // ethernet
 		if !st172.Valid || st172.Off < 0 || st172.Off+st172.Len > len(p.Data) {
 			return pl.drop(44)
@@ -1616,7 +1903,6 @@ n74:
 	}
 n75:
 	{ // NsCsum: checksum compute icmpv6
-		pl.Runs[75]++
 		if !p.ComputeChecksum(7) {
 			return pl.drop(45)
 		}
@@ -1624,25 +1910,19 @@ n75:
 	}
 n76:
 	{ // NsOk: count "rx_rslt[11] NS ok"
-		pl.Runs[76]++
-		pl.Counted[4]++
+		pl.edges[18]++
 		goto n110
 	}
 n77:
 	{ // LbRx: count "rx_rslt[13] LB"
-		pl.Runs[77]++
-		pl.Counted[5]++
 		goto n78
 	}
 n78:
 	{ // LbCtxRx: count "lb_ctx_rx_pkt_counter"
-		pl.Runs[78]++
-		pl.Counted[6]++
 		goto n79
 	}
 n79:
 	{ // LbSrcIPv4: test valid(ipv4)
-		pl.Runs[79]++
 		if p.Hdr[2].Valid {
 			goto n80
 		}
@@ -1650,14 +1930,13 @@ n79:
 	}
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
-		pl.Runs[80]++
 		act, params := 2, []packet.Value(nil)
 		st187 := p.Hdr[2] // ipv4
 		if !st187.Valid || st187.Off < 0 || st187.Off+st187.Len > len(p.Data) {
 			return pl.drop(46)
 		}
 		b186 := p.Data[st187.Off : st187.Off+st187.Len]
-		if e, hit := pl.tables[2].LookupPacked(((uint64(binary.BigEndian.Uint32(b186[12:])))&0xffffffff)<<0 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		if e, hit := pl.tables[2].LookupWord(((uint64(binary.BigEndian.Uint32(b186[12:])))&0xffffffff)<<0 | ((p.Meta[4].Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1666,6 +1945,7 @@ n80:
 			goto n83
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[19]++
 			goto n83
 		default: // miss
 			goto n82
@@ -1673,7 +1953,6 @@ n80:
 	}
 n81:
 	{ // LbSrc6: lookup ipv6_src_filter_table
-		pl.Runs[81]++
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		st189 := p.Hdr[3] // ipv6
@@ -1688,22 +1967,23 @@ n81:
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
+			pl.edges[20]++
 			goto n83
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[21]++
 			goto n83
 		default: // miss
+			pl.edges[60]++
 			goto n82
 		}
 	}
 n82:
 	{ // LbBlocked: drop "lb_ctx_drop_blocked_src_pkt_counter"
-		pl.Runs[82]++
 		return pl.drop(48)
 	}
 n83:
 	{ // LbIsV2: test valid(lb_v2)
-		pl.Runs[83]++
 		if p.Hdr[10].Valid {
 			goto n84
 		}
@@ -1711,19 +1991,14 @@ n83:
 	}
 n84:
 	{ // LbRxV2: count "lb_ctx_rx_v2_counter"
-		pl.Runs[84]++
-		pl.Counted[7]++
 		goto n86
 	}
 n85:
 	{ // LbRxV3: count "lb_ctx_rx_v3_counter"
-		pl.Runs[85]++
-		pl.Counted[8]++
 		goto n87
 	}
 n86:
 	{ // LbSelV2: set
-		pl.Runs[86]++
 		st191 := p.Hdr[10] // lb_v2
 		if !st191.Valid || st191.Off < 0 || st191.Off+st191.Len > len(p.Data) {
 			return pl.drop(49)
@@ -1736,7 +2011,6 @@ n86:
 	}
 n87:
 	{ // LbSelV3: set
-		pl.Runs[87]++
 		st193 := p.Hdr[11] // lb_v3
 		if !st193.Valid || st193.Off < 0 || st193.Off+st193.Len > len(p.Data) {
 			return pl.drop(50)
@@ -1745,11 +2019,11 @@ n87:
 		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b192[4:]))}
 		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b192[0:]))) & 0xffff}
 		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b192[2:]))) & 0xffff}
+		pl.edges[22]++
 		goto n88
 	}
 n88:
 	{ // LbEpoch: lookup epoch_assign_table
-		pl.Runs[88]++
 		act, params := 3, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		pl.keys[1] = packet.Value{Lo: p.Meta[17].Lo}
@@ -1767,9 +2041,11 @@ n88:
 			p.Meta[6] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
 			p.Meta[7] = packet.Value{Lo: (params[1].Lo) & 0x1f}
 			p.Meta[8] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			pl.edges[23]++
 			goto n90
 		case 2: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[24]++
 			goto n90
 		default: // miss
 			goto n89
@@ -1777,20 +2053,17 @@ n88:
 	}
 n89:
 	{ // LbEpochMiss: drop "lb_ctx_drop_epoch_assign_miss_pkt_counter"
-		pl.Runs[89]++
 		return pl.drop(51)
 	}
 n90:
 	{ // LbSlot: set
-		pl.Runs[90]++
 		p.Meta[20] = packet.Value{Lo: ((((p.Meta[18].Lo ^ p.Meta[8].Lo) & 0xffff) & ((((0x1 << p.Meta[7].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n91
 	}
 n91:
 	{ // LbCalendar: lookup load_balance_calendar_table
-		pl.Runs[91]++
 		act, params := 2, []packet.Value(nil)
-		if e, hit := pl.tables[5].LookupPacked(((p.Meta[20].Lo)&0xffff)<<0 | ((p.Meta[6].Lo)&0xffffffff)<<16 | ((p.Meta[4].Lo)&0x7)<<48); hit {
+		if e, hit := pl.tables[5].LookupWord(((p.Meta[20].Lo)&0xffff)<<0 | ((p.Meta[6].Lo)&0xffffffff)<<16 | ((p.Meta[4].Lo)&0x7)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1800,6 +2073,7 @@ n91:
 			goto n93
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[25]++
 			goto n93
 		default: // miss
 			goto n92
@@ -1807,19 +2081,17 @@ n91:
 	}
 n92:
 	{ // LbCalendarMiss: drop "lb_ctx_drop_lb_calendar_miss_pkt_counter"
-		pl.Runs[92]++
 		return pl.drop(52)
 	}
 n93:
 	{ // LbMember: lookup member_info_lookup_table
-		pl.Runs[93]++
 		act, params := 3, []packet.Value(nil)
 		st195 := p.Hdr[0] // ethernet
 		if !st195.Valid || st195.Off < 0 || st195.Off+st195.Len > len(p.Data) {
 			return pl.drop(53)
 		}
 		b194 := p.Data[st195.Off : st195.Off+st195.Len]
-		if e, hit := pl.tables[6].LookupPacked(((p.Meta[9].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b194[12:])))&0xffff)<<16 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		if e, hit := pl.tables[6].LookupWord(((p.Meta[9].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b194[12:])))&0xffff)<<16 | ((p.Meta[4].Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1837,9 +2109,11 @@ n93:
 			p.Meta[13] = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			p.Meta[14] = packet.Value{Lo: (params[3].Lo) & 0x1f}
 			p.Meta[15] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			pl.edges[26]++
 			goto n95
 		case 2: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[27]++
 			goto n95
 		default: // miss
 			goto n94
@@ -1847,18 +2121,15 @@ n93:
 	}
 n94:
 	{ // LbMemberMiss: drop "lb_ctx_drop_mbr_info_miss_pkt_counter"
-		pl.Runs[94]++
 		return pl.drop(54)
 	}
 n95:
 	{ // LbPort: set
-		pl.Runs[95]++
 		p.Meta[21] = packet.Value{Lo: ((p.Meta[13].Lo + ((p.Meta[19].Lo & ((((0x1 << p.Meta[14].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n96
 	}
 n96:
 	{ // LbEth: set
-		pl.Runs[96]++
 		st197 := p.Hdr[0] // ethernet
 		if !st197.Valid || st197.Off < 0 || st197.Off+st197.Len > len(p.Data) {
 			return pl.drop(55)
@@ -1874,7 +2145,6 @@ n96:
 	}
 n97:
 	{ // LbIsIPv4: test valid(ipv4)
-		pl.Runs[97]++
 		if p.Hdr[2].Valid {
 			goto n98
 		}
@@ -1882,7 +2152,6 @@ n97:
 	}
 n98:
 	{ // LbKeepIPv4: test meta.keep_lb == 1
-		pl.Runs[98]++
 		if p.Meta[15].Lo == 0x1 {
 			goto n100
 		}
@@ -1890,7 +2159,6 @@ n98:
 	}
 n99:
 	{ // LbKeepIPv6: test meta.keep_lb == 1
-		pl.Runs[99]++
 		if p.Meta[15].Lo == 0x1 {
 			goto n102
 		}
@@ -1898,7 +2166,6 @@ n99:
 	}
 n100:
 	{ // LbIPv4Keep: set
-		pl.Runs[100]++
 		var d200 uint64 // ipv4 checksum
 		var d201 uint64 // udp checksum
 		v202 := p.Meta[11].Lo
@@ -2013,7 +2280,6 @@ n100:
 	}
 n101:
 	{ // LbIPv4Strip: set
-		pl.Runs[101]++
 		var d246 uint64 // ipv4 checksum
 		var d247 uint64 // udp checksum
 		v248 := p.Meta[11].Lo
@@ -2131,7 +2397,6 @@ n101:
 	}
 n102:
 	{ // LbIPv6Keep: set
-		pl.Runs[102]++
 		var d292 uint64 // udp checksum
 		v293 := p.Meta[12]
 		st295 := p.Hdr[3] // ipv6
@@ -2195,11 +2460,11 @@ n102:
 		if cb312, ok313 := p.Bytes(4); ok313 {
 			binary.BigEndian.PutUint16(cb312[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb312[6:]), d292, false))
 		}
+		pl.edges[28]++
 		goto n109
 	}
 n103:
 	{ // LbIPv6Strip: set
-		pl.Runs[103]++
 		var d314 uint64 // udp checksum
 		v315 := p.Meta[12]
 		st317 := p.Hdr[3] // ipv6
@@ -2282,11 +2547,11 @@ n103:
 		if cb339, ok340 := p.Bytes(4); ok340 {
 			binary.BigEndian.PutUint16(cb339[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb339[6:]), d314, false))
 		}
+		pl.edges[29]++
 		goto n104
 	}
 n104:
 	{ // LbPopV2: test valid(lb_v2)
-		pl.Runs[104]++
 		if p.Hdr[10].Valid {
 			goto n105
 		}
@@ -2294,7 +2559,6 @@ n104:
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		pl.Runs[105]++
 		pb341, ok342 := p.Bytes(10) // lb_v2
 		if !ok342 {
 			return pl.drop(60)
@@ -2309,7 +2573,6 @@ n105:
 	}
 n106:
 	{ // LbPopV3Body: pop lb_v3
-		pl.Runs[106]++
 		pb345, ok346 := p.Bytes(11) // lb_v3
 		if !ok346 {
 			return pl.drop(61)
@@ -2320,11 +2583,11 @@ n106:
 			}
 		}
 		p.Pop(11)
+		pl.edges[30]++
 		goto n107
 	}
 n107:
 	{ // LbPopCommon: pop lb_common
-		pl.Runs[107]++
 		pb349, ok350 := p.Bytes(9) // lb_common
 		if !ok350 {
 			return pl.drop(62)
@@ -2339,7 +2602,6 @@ n107:
 	}
 n108:
 	{ // LbUdpLen: set
-		pl.Runs[108]++
 		var d353 uint64   // udp checksum
 		st355 := p.Hdr[4] // udp
 		if !st355.Valid || st355.Off < 0 || st355.Off+st355.Len > len(p.Data) {
@@ -2360,17 +2622,16 @@ n108:
 		if cb361, ok362 := p.Bytes(4); ok362 {
 			binary.BigEndian.PutUint16(cb361[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb361[6:]), d353, false))
 		}
+		pl.edges[31]++
 		goto n109
 	}
 n109:
 	{ // LbTxCount: count "lb_mbr_tx_pkt_counter"
-		pl.Runs[109]++
-		pl.Counted[9]++
+		pl.edges[32]++
 		goto n110
 	}
 n110:
 	{ // TxCheck: test meta.drop == 1
-		pl.Runs[110]++
 		if p.Meta[16].Lo == 0x1 {
 			goto n111
 		}
@@ -2378,17 +2639,14 @@ n110:
 	}
 n2:
 	{ // TxQueue: input
-		pl.Runs[2]++
 		goto n3
 	}
 n3:
 	{ // TxWire: emit
-		pl.Runs[3]++
 		return pl.sink(0, p.Data)
 	}
 n111:
 	{ // TxDropped: drop "drop flag"
-		pl.Runs[111]++
 		return pl.drop(64)
 	}
 }

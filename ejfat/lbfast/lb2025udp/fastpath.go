@@ -295,6 +295,9 @@ var DropSites = [60]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
 // CountLabels name the count operations' counters (Pipeline.Counted).
 var CountLabels = [10]string{"packet_rx_counter", "rx_rslt[8] ARP ok", "rx_rslt[9] ICMPv4 echo ok", "rx_rslt[10] ICMPv6 echo ok", "rx_rslt[11] NS ok", "rx_rslt[13] LB", "lb_ctx_rx_pkt_counter", "lb_ctx_rx_v2_counter", "lb_ctx_rx_v3_counter", "lb_mbr_tx_pkt_counter"}
 
+// countOf is, per node, 1 + its count operation's label, or 0.
+var countOf = [98]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 6, 7, 0, 0, 0, 0, 0, 8, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0}
+
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
 // Pipeline itself is for one goroutine: give each worker its own, sharing
@@ -304,10 +307,11 @@ type Pipeline struct {
 	tables []*packet.Table
 	keys   [3]packet.Value
 
-	Runs    [len(NodeNames)]uint64   // frames each node ran on
-	Sunk    [len(SinkNames)]uint64   // frames out at each sink
-	Dropped [len(DropSites)]uint64   // frames ended at each drop site
-	Counted [len(CountLabels)]uint64 // count operations, by label
+	Sunk    [len(SinkNames)]uint64 // frames out at each sink
+	Dropped [len(DropSites)]uint64 // frames ended at each drop site
+	// edges count the frames along the few edges the node runs do not
+	// follow from (see runs).
+	edges [42]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -356,9 +360,22 @@ func (pl *Pipeline) ProcessBatch(frames []fastpath.Frame) {
 	}
 }
 
+// Runs returns the frames each node ran on (by NodeNames index).
+func (pl *Pipeline) Runs() [len(NodeNames)]uint64 { return pl.runs() }
+
+// Counted returns the count operations' counters (by CountLabels index).
+func (pl *Pipeline) Counted() (c [len(CountLabels)]uint64) {
+	for i, v := range pl.runs() {
+		if countOf[i] > 0 {
+			c[countOf[i]-1] += v
+		}
+	}
+	return c
+}
+
 // Each calls f for every non-zero counter, nodes in graph order.
 func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
-	for i, v := range pl.Runs {
+	for i, v := range pl.runs() {
 		if v > 0 {
 			f(fastpath.CountNode, NodeNames[i], "", v)
 		}
@@ -373,7 +390,7 @@ func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
 			f(fastpath.CountDrop, DropSites[i].Node, DropSites[i].Reason, v)
 		}
 	}
-	for i, v := range pl.Counted {
+	for i, v := range pl.Counted() {
 		if v > 0 {
 			f(fastpath.CountLabel, CountLabels[i], "", v)
 		}
@@ -390,6 +407,266 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 	return fastpath.Result{Sink: s, Drop: -1, Data: data}
 }
 
+// runs solves the flow graph for the frames each node ran on.
+func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
+	var f [155]uint64
+	total := uint64(0) + pl.Dropped[6] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[12] + pl.Dropped[14] + pl.Dropped[18] + pl.Dropped[21] + pl.Dropped[24] + pl.Dropped[28] + pl.Dropped[43] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[49] + pl.Sunk[0] + pl.Dropped[59]
+	f[5] = pl.edges[28]
+	f[7] = pl.edges[29]
+	f[9] = pl.edges[30]
+	f[11] = pl.edges[31]
+	f[13] = pl.edges[32]
+	f[14] = pl.edges[0]
+	f[15] = pl.edges[33]
+	f[17] = pl.edges[34]
+	f[19] = pl.edges[35]
+	f[22] = pl.edges[1]
+	f[23] = pl.edges[36]
+	f[24] = pl.Dropped[6]
+	f[28] = pl.Dropped[8]
+	f[29] = pl.edges[2]
+	f[30] = pl.Dropped[9]
+	f[34] = pl.edges[37]
+	f[37] = pl.edges[38]
+	f[39] = pl.edges[39]
+	f[40] = pl.edges[3]
+	f[41] = pl.edges[40]
+	f[42] = pl.Dropped[12]
+	f[44] = pl.edges[4]
+	f[46] = pl.Dropped[14]
+	f[50] = pl.edges[5]
+	f[52] = pl.edges[6]
+	f[54] = pl.Dropped[18]
+	f[65] = pl.Dropped[21]
+	f[70] = pl.Dropped[24]
+	f[72] = pl.edges[7]
+	f[74] = pl.edges[8]
+	f[77] = pl.Dropped[28]
+	f[83] = pl.edges[9]
+	f[84] = pl.edges[10]
+	f[89] = pl.edges[11]
+	f[90] = pl.edges[12]
+	f[97] = pl.edges[13]
+	f[103] = pl.edges[14]
+	f[105] = pl.edges[15]
+	f[106] = pl.edges[16]
+	f[107] = pl.edges[41]
+	f[108] = pl.Dropped[43]
+	f[114] = pl.edges[17]
+	f[116] = pl.edges[18]
+	f[117] = pl.edges[19]
+	f[119] = pl.Dropped[46]
+	f[122] = pl.edges[20]
+	f[124] = pl.Dropped[47]
+	f[126] = pl.edges[21]
+	f[127] = pl.edges[22]
+	f[129] = pl.Dropped[49]
+	f[140] = pl.edges[23]
+	f[141] = pl.edges[24]
+	f[145] = pl.edges[25]
+	f[147] = pl.edges[26]
+	f[148] = pl.edges[27]
+	f[152] = pl.Sunk[0]
+	f[153] = pl.Dropped[59]
+	f[154] = total
+	f[0] = 0 + f[154]
+	f[12] = 0 + f[14] + f[15]
+	f[21] = 0 + f[22] + f[23]
+	f[2] = 0 + f[24] - f[5] - f[7] - f[9] - f[11] - f[13] - f[15] - f[17] - f[19] - f[23]
+	f[151] = 0 + f[152]
+	f[36] = 0 + f[40] + f[41]
+	f[32] = 0 + f[42] - f[34] - f[37] - f[39] - f[41]
+	f[45] = 0 + f[46]
+	f[48] = 0 + f[50]
+	f[53] = 0 + f[54]
+	f[64] = 0 + f[65]
+	f[69] = 0 + f[70]
+	f[71] = 0 + f[72]
+	f[73] = 0 + f[74]
+	f[76] = 0 + f[77]
+	f[82] = 0 + f[84]
+	f[87] = 0 + f[89]
+	f[88] = 0 + f[90] - f[89]
+	f[96] = 0 + f[97]
+	f[101] = 0 + f[105] + f[106] + f[107]
+	f[104] = 0 + f[108] - f[107]
+	f[112] = 0 + f[114]
+	f[118] = 0 + f[119]
+	f[123] = 0 + f[124]
+	f[128] = 0 + f[129]
+	f[136] = 0 + f[140]
+	f[137] = 0 + f[141]
+	f[143] = 0 + f[145]
+	f[146] = 0 + f[147]
+	f[138] = 0 + f[148] - f[140] - f[147]
+	f[149] = 0 + f[153]
+	f[1] = 0 + f[0] - f[2]
+	f[4] = 0 + f[12] + f[13]
+	f[150] = 0 + f[151]
+	f[68] = 0 + f[71]
+	f[59] = 0 + f[73]
+	f[81] = 0 + f[82] + f[83]
+	f[85] = 0 + f[87] + f[88]
+	f[95] = 0 + f[96]
+	f[110] = 0 + f[112]
+	f[133] = 0 + f[136] + f[137]
+	f[134] = 0 + f[138]
+	f[144] = 0 + f[146] - f[145]
+	f[67] = 0 + f[149] + f[150] - f[72] - f[74] - f[97] - f[148]
+	f[3] = 0 + f[1] - f[4] - f[5]
+	f[6] = 0 + f[3] - f[7]
+	f[8] = 0 + f[6] - f[9]
+	f[10] = 0 + f[8] - f[11]
+	f[16] = 0 + f[10] + f[14] - f[17]
+	f[18] = 0 + f[16] - f[19]
+	f[20] = 0 + f[18] - f[21]
+	f[25] = 0 + f[20] + f[22]
+	f[26] = 0 + f[25]
+	f[27] = 0 + f[26] - f[28] - f[29] - f[30]
+	f[31] = 0 + f[27] + f[29] - f[32]
+	f[33] = 0 + f[31] - f[34]
+	f[35] = 0 + f[33] - f[36] - f[37]
+	f[38] = 0 + f[35] - f[39]
+	f[43] = 0 + f[38] + f[40] - f[44] - f[45]
+	f[47] = 0 + f[43] + f[44] - f[48]
+	f[49] = 0 + f[47]
+	f[51] = 0 + f[49] + f[50] - f[52] - f[53]
+	f[66] = 0 + f[67]
+	f[57] = 0 + f[68] + f[69]
+	f[79] = 0 + f[81]
+	f[94] = 0 + f[95]
+	f[142] = 0 + f[144]
+	f[63] = 0 + f[66]
+	f[93] = 0 + f[94]
+	f[139] = 0 + f[142] + f[143] - f[141]
+	f[55] = 0 + f[63] + f[64]
+	f[92] = 0 + f[93]
+	f[135] = 0 + f[139]
+	f[56] = 0 + f[51] + f[52] - f[55]
+	f[58] = 0 + f[56] - f[57]
+	f[60] = 0 + f[58] - f[59]
+	f[91] = 0 + f[92]
+	f[132] = 0 + f[134] + f[135]
+	f[86] = 0 + f[91] - f[90]
+	f[131] = 0 + f[132] + f[133]
+	f[80] = 0 + f[85] + f[86] - f[83] - f[84]
+	f[130] = 0 + f[131]
+	f[78] = 0 + f[80]
+	f[125] = 0 + f[130] - f[126] - f[127]
+	f[75] = 0 + f[78] + f[79]
+	f[121] = 0 + f[125] + f[126] + f[127] + f[128] - f[122]
+	f[61] = 0 + f[75] + f[76]
+	f[120] = 0 + f[121] + f[122] + f[123]
+	f[62] = 0 + f[60] - f[61]
+	f[98] = 0 + f[62]
+	f[99] = 0 + f[98]
+	f[100] = 0 + f[99] - f[101]
+	f[102] = 0 + f[100] - f[103] - f[104]
+	f[109] = 0 + f[102] + f[103] + f[105] + f[106] - f[110]
+	f[111] = 0 + f[109]
+	f[113] = 0 + f[111]
+	f[115] = 0 + f[113] + f[114] - f[116] - f[117] - f[118]
+	r[0] = 0 + f[154]
+	r[1] = 0 + f[0]
+	r[2] = 0 + f[1]
+	r[3] = 0 + f[3]
+	r[4] = 0 + f[6]
+	r[5] = 0 + f[8]
+	r[6] = 0 + f[4]
+	r[7] = 0 + f[12]
+	r[8] = 0 + f[10] + f[14]
+	r[9] = 0 + f[16]
+	r[10] = 0 + f[18]
+	r[11] = 0 + f[21]
+	r[12] = 0 + f[2] + f[5] + f[7] + f[9] + f[11] + f[13] + f[15] + f[17] + f[19] + f[23]
+	r[13] = 0 + f[20] + f[22]
+	r[14] = 0 + f[150]
+	r[15] = 0 + f[151]
+	r[16] = 0 + f[25]
+	r[17] = 0 + f[26]
+	r[18] = 0 + f[27] + f[29]
+	r[19] = 0 + f[31]
+	r[20] = 0 + f[33]
+	r[21] = 0 + f[35]
+	r[22] = 0 + f[36]
+	r[23] = 0 + f[32] + f[34] + f[37] + f[39] + f[41]
+	r[24] = 0 + f[38] + f[40]
+	r[25] = 0 + f[45]
+	r[26] = 0 + f[43] + f[44]
+	r[27] = 0 + f[47]
+	r[28] = 0 + f[48]
+	r[29] = 0 + f[49] + f[50]
+	r[30] = 0 + f[53]
+	r[31] = 0 + f[51] + f[52]
+	r[32] = 0 + f[56]
+	r[33] = 0 + f[58]
+	r[34] = 0 + f[60]
+	r[35] = 0 + f[55]
+	r[36] = 0 + f[64]
+	r[37] = 0 + f[63]
+	r[38] = 0 + f[66]
+	r[39] = 0 + f[57]
+	r[40] = 0 + f[69]
+	r[41] = 0 + f[68]
+	r[42] = 0 + f[71]
+	r[43] = 0 + f[59]
+	r[44] = 0 + f[73]
+	r[45] = 0 + f[61]
+	r[46] = 0 + f[76]
+	r[47] = 0 + f[75]
+	r[48] = 0 + f[78]
+	r[49] = 0 + f[79]
+	r[50] = 0 + f[81]
+	r[51] = 0 + f[82]
+	r[52] = 0 + f[80] + f[83] + f[84]
+	r[53] = 0 + f[85]
+	r[54] = 0 + f[87]
+	r[55] = 0 + f[88] + f[89]
+	r[56] = 0 + f[86] + f[90]
+	r[57] = 0 + f[91]
+	r[58] = 0 + f[92]
+	r[59] = 0 + f[93]
+	r[60] = 0 + f[94]
+	r[61] = 0 + f[95]
+	r[62] = 0 + f[96]
+	r[63] = 0 + f[62]
+	r[64] = 0 + f[98]
+	r[65] = 0 + f[99]
+	r[66] = 0 + f[100]
+	r[67] = 0 + f[101]
+	r[68] = 0 + f[104] + f[107]
+	r[69] = 0 + f[102] + f[103] + f[105] + f[106]
+	r[70] = 0 + f[109]
+	r[71] = 0 + f[110]
+	r[72] = 0 + f[111]
+	r[73] = 0 + f[112]
+	r[74] = 0 + f[113] + f[114]
+	r[75] = 0 + f[118]
+	r[76] = 0 + f[115] + f[116] + f[117]
+	r[77] = 0 + f[120]
+	r[78] = 0 + f[123]
+	r[79] = 0 + f[121] + f[122]
+	r[80] = 0 + f[128]
+	r[81] = 0 + f[125] + f[126] + f[127]
+	r[82] = 0 + f[130]
+	r[83] = 0 + f[131]
+	r[84] = 0 + f[132]
+	r[85] = 0 + f[133]
+	r[86] = 0 + f[134]
+	r[87] = 0 + f[135]
+	r[88] = 0 + f[136]
+	r[89] = 0 + f[137]
+	r[90] = 0 + f[139] + f[141]
+	r[91] = 0 + f[142]
+	r[92] = 0 + f[143]
+	r[93] = 0 + f[144] + f[145]
+	r[94] = 0 + f[146]
+	r[95] = 0 + f[138] + f[140] + f[147]
+	r[96] = 0 + f[67] + f[72] + f[74] + f[97] + f[148]
+	r[97] = 0 + f[149]
+	return r
+}
+
 // Process runs the frame buf[off:off+n] through the graph, in place: the
 // result's Data aliases buf. Keep packet.Headroom bytes free before off and
 // after off+n for headers the graph pushes. It does not allocate.
@@ -397,12 +674,10 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
 	p.Load(buf, off, n)
 	{ // RxWire: input
-		pl.Runs[0]++
 		goto n1
 	}
 n1:
 	{ // RxEth: extract ethernet
-		pl.Runs[1]++
 		x1 := p.Hdr[0].Valid // already there: nothing to do
 		if !x1 {
 			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
@@ -420,7 +695,6 @@ n1:
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		pl.Runs[2]++
 		st4 := p.Hdr[0] // ethernet
 		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
 			return pl.drop(0)
@@ -433,12 +707,12 @@ n2:
 		case v2 == 0x86dd:
 			goto n6
 		default:
+			pl.edges[28]++
 			goto n12
 		}
 	}
 n3:
 	{ // RxV4: extract ipv4
-		pl.Runs[3]++
 		x5 := p.Hdr[2].Valid // already there: nothing to do
 		if !x5 {
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
@@ -462,11 +736,11 @@ n3:
 		if x5 {
 			goto n4
 		}
+		pl.edges[29]++
 		goto n12
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		pl.Runs[4]++
 		st12 := p.Hdr[2] // ipv4
 		if !st12.Valid || st12.Off < 0 || st12.Off+st12.Len > len(p.Data) {
 			return pl.drop(2)
@@ -483,20 +757,20 @@ n4:
 		if c9 {
 			goto n5
 		}
+		pl.edges[30]++
 		goto n12
 	}
 n5:
 	{ // RxV4Csum: checksum verify ipv4
-		pl.Runs[5]++
 		ok13, wellFormed := p.VerifyChecksum(2)
 		if ok13 && wellFormed {
 			goto n8
 		}
+		pl.edges[31]++
 		goto n12
 	}
 n6:
 	{ // RxV6: extract ipv6
-		pl.Runs[6]++
 		x14 := p.Hdr[3].Valid // already there: nothing to do
 		if !x14 {
 			x14 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
@@ -510,11 +784,11 @@ n6:
 		if x14 {
 			goto n7
 		}
+		pl.edges[32]++
 		goto n12
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		pl.Runs[7]++
 		st17 := p.Hdr[3] // ipv6
 		if !st17.Valid || st17.Off < 0 || st17.Off+st17.Len > len(p.Data) {
 			return pl.drop(3)
@@ -525,13 +799,14 @@ n7:
 			c15 = (uint64(b16[6]) == 0x11)
 		}
 		if c15 {
+			pl.edges[0]++
 			goto n8
 		}
+		pl.edges[33]++
 		goto n12
 	}
 n8:
 	{ // RxUDP: extract udp
-		pl.Runs[8]++
 		x18 := p.Hdr[4].Valid // already there: nothing to do
 		if !x18 {
 			x18 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
@@ -545,11 +820,11 @@ n8:
 		if x18 {
 			goto n9
 		}
+		pl.edges[34]++
 		goto n12
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		pl.Runs[9]++
 		st20 := p.Hdr[4] // udp
 		if !st20.Valid || st20.Off < 0 || st20.Off+st20.Len > len(p.Data) {
 			return pl.drop(4)
@@ -558,11 +833,11 @@ n9:
 		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
 			goto n10
 		}
+		pl.edges[35]++
 		goto n12
 	}
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
-		pl.Runs[10]++
 		st23 := p.Hdr[4] // udp
 		if !st23.Valid || st23.Off < 0 || st23.Off+st23.Len > len(p.Data) {
 			return pl.drop(5)
@@ -579,32 +854,28 @@ n10:
 	}
 n11:
 	{ // RxUDPVerify: checksum verify udp
-		pl.Runs[11]++
 		ok24, wellFormed := p.VerifyChecksum(4)
 		if ok24 && wellFormed {
+			pl.edges[1]++
 			goto n13
 		}
+		pl.edges[36]++
 		goto n12
 	}
 n12:
 	{ // RxNotForUs: drop "not a datagram for the socket"
-		pl.Runs[12]++
 		return pl.drop(6)
 	}
 n13:
 	{ // RxSocket: nop
-		pl.Runs[13]++
 		goto n16
 	}
 n16:
 	{ // RxCount: count "packet_rx_counter"
-		pl.Runs[16]++
-		pl.Counted[0]++
 		goto n17
 	}
 n17:
 	{ // ParseEthType: switch ethernet.type
-		pl.Runs[17]++
 		st27 := p.Hdr[0] // ethernet
 		if !st27.Valid || st27.Off < 0 || st27.Off+st27.Len > len(p.Data) {
 			return pl.drop(7)
@@ -617,6 +888,7 @@ n17:
 		case v25 == 0x806:
 			return pl.drop(8)
 		case v25 == 0x86dd:
+			pl.edges[2]++
 			goto n18
 		default:
 			return pl.drop(9)
@@ -624,7 +896,6 @@ n17:
 	}
 n18:
 	{ // ParseLb: extract lb_common
-		pl.Runs[18]++
 		x28 := p.Hdr[9].Valid // already there: nothing to do
 		if !x28 {
 			x28 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
@@ -642,7 +913,6 @@ n18:
 	}
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		pl.Runs[19]++
 		st30 := p.Hdr[9] // lb_common
 		if !st30.Valid || st30.Off < 0 || st30.Off+st30.Len > len(p.Data) {
 			return pl.drop(10)
@@ -651,11 +921,11 @@ n19:
 		if uint64(binary.BigEndian.Uint16(b29[0:])) == 0x4c42 {
 			goto n20
 		}
+		pl.edges[37]++
 		goto n23
 	}
 n20:
 	{ // ParseLbVersion: switch lb_common.version
-		pl.Runs[20]++
 		st33 := p.Hdr[9] // lb_common
 		if !st33.Valid || st33.Off < 0 || st33.Off+st33.Len > len(p.Data) {
 			return pl.drop(11)
@@ -668,12 +938,12 @@ n20:
 		case v31 == 0x3:
 			goto n22
 		default:
+			pl.edges[38]++
 			goto n23
 		}
 	}
 n21:
 	{ // ParseLbV2: extract lb_v2
-		pl.Runs[21]++
 		x34 := p.Hdr[10].Valid // already there: nothing to do
 		if !x34 {
 			x34 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
@@ -687,11 +957,11 @@ n21:
 		if x34 {
 			goto n24
 		}
+		pl.edges[39]++
 		goto n23
 	}
 n22:
 	{ // ParseLbV3: extract lb_v3
-		pl.Runs[22]++
 		x35 := p.Hdr[11].Valid // already there: nothing to do
 		if !x35 {
 			x35 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
@@ -703,27 +973,25 @@ n22:
 			} // lb_v3
 		}
 		if x35 {
+			pl.edges[3]++
 			goto n24
 		}
+		pl.edges[40]++
 		goto n23
 	}
 n23:
 	{ // ParseFail: drop "rx_rslt[0] parse fail"
-		pl.Runs[23]++
 		return pl.drop(12)
 	}
 n24:
 	{ // L2MacDst: lookup mac_dst_filter_table
-		pl.Runs[24]++
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
 		st37 := p.Hdr[0] // ethernet
 		if !st37.Valid || st37.Off < 0 || st37.Off+st37.Len > len(p.Data) {
 			return pl.drop(13)
 		}
 		b36 := p.Data[st37.Off : st37.Off+st37.Len]
-		pl.keys[1] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b36[0:]))<<32 | uint64(binary.BigEndian.Uint32(b36[2:])))}
-		if e, hit := pl.tables[0].Lookup(pl.keys[:2]); hit {
+		if e, hit := pl.tables[0].LookupWord(((uint64(binary.BigEndian.Uint16(b36[0:]))<<32|uint64(binary.BigEndian.Uint32(b36[2:])))&0xffffffffffff)<<0 | ((p.Meta[0].Lo)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -734,6 +1002,7 @@ n24:
 			goto n26
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[4]++
 			goto n26
 		default: // miss
 			goto n25
@@ -741,12 +1010,10 @@ n24:
 	}
 n25:
 	{ // L2MacMiss: drop "rx_rslt[1] MAC miss"
-		pl.Runs[25]++
 		return pl.drop(14)
 	}
 n26:
 	{ // L3DaIPv4: test valid(ipv4)
-		pl.Runs[26]++
 		if p.Hdr[2].Valid {
 			goto n27
 		}
@@ -754,7 +1021,6 @@ n26:
 	}
 n27:
 	{ // L3SetDaIPv4: set
-		pl.Runs[27]++
 		st39 := p.Hdr[2] // ipv4
 		if !st39.Valid || st39.Off < 0 || st39.Off+st39.Len > len(p.Data) {
 			return pl.drop(15)
@@ -765,18 +1031,17 @@ n27:
 	}
 n28:
 	{ // L3SetDaIPv6: set
-		pl.Runs[28]++
 		st41 := p.Hdr[3] // ipv6
 		if !st41.Valid || st41.Off < 0 || st41.Off+st41.Len > len(p.Data) {
 			return pl.drop(16)
 		}
 		b40 := p.Data[st41.Off : st41.Off+st41.Len]
 		p.Meta[5] = (packet.Value{Hi: binary.BigEndian.Uint64(b40[24:]), Lo: binary.BigEndian.Uint64(b40[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		pl.edges[5]++
 		goto n29
 	}
 n29:
 	{ // L3IPDst: lookup ip_dst_filter_table
-		pl.Runs[29]++
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
 		st43 := p.Hdr[0] // ethernet
@@ -798,6 +1063,7 @@ n29:
 			goto n31
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[6]++
 			goto n31
 		default: // miss
 			goto n30
@@ -805,12 +1071,10 @@ n29:
 	}
 n30:
 	{ // L3IPMiss: drop "rx_rslt[3] IP dst miss"
-		pl.Runs[30]++
 		return pl.drop(18)
 	}
 n31:
 	{ // L3IsArp: test valid(arp)
-		pl.Runs[31]++
 		if p.Hdr[5].Valid {
 			goto n35
 		}
@@ -818,7 +1082,6 @@ n31:
 	}
 n32:
 	{ // L3IsIcmp4: test valid(icmp)
-		pl.Runs[32]++
 		if p.Hdr[6].Valid {
 			goto n39
 		}
@@ -826,7 +1089,6 @@ n32:
 	}
 n33:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		pl.Runs[33]++
 		c44 := p.Hdr[7].Valid
 		if c44 {
 			st46 := p.Hdr[7] // icmpv6
@@ -843,7 +1105,6 @@ n33:
 	}
 n34:
 	{ // L3IsNs: test valid(nd_ns)
-		pl.Runs[34]++
 		if p.Hdr[12].Valid {
 			goto n45
 		}
@@ -851,7 +1112,6 @@ n34:
 	}
 n35:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		pl.Runs[35]++
 		st48 := p.Hdr[5] // arp
 		if !st48.Valid || st48.Off < 0 || st48.Off+st48.Len > len(p.Data) {
 			return pl.drop(20)
@@ -864,12 +1124,10 @@ n35:
 	}
 n36:
 	{ // ArpNotUs: drop "rx_rslt[4] ARP tpa != own"
-		pl.Runs[36]++
 		return pl.drop(21)
 	}
 n37:
 	{ // ArpReply: set
-		pl.Runs[37]++
 		st50 := p.Hdr[0] // ethernet
 		if !st50.Valid || st50.Off < 0 || st50.Off+st50.Len > len(p.Data) {
 			return pl.drop(22)
@@ -899,13 +1157,10 @@ n37:
 	}
 n38:
 	{ // ArpOk: count "rx_rslt[8] ARP ok"
-		pl.Runs[38]++
-		pl.Counted[1]++
 		goto n96
 	}
 n39:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
-		pl.Runs[39]++
 		st58 := p.Hdr[2] // ipv4
 		if !st58.Valid || st58.Off < 0 || st58.Off+st58.Len > len(p.Data) {
 			return pl.drop(23)
@@ -918,12 +1173,10 @@ n39:
 	}
 n40:
 	{ // Echo4NotUs: drop "rx_rslt[5] ICMPv4 echo dst != own"
-		pl.Runs[40]++
 		return pl.drop(24)
 	}
 n41:
 	{ // Echo4Reply: set
-		pl.Runs[41]++
 		var d59 uint64   // icmp checksum
 		st61 := p.Hdr[0] // ethernet
 		if !st61.Valid || st61.Off < 0 || st61.Off+st61.Len > len(p.Data) {
@@ -1026,13 +1279,11 @@ n41:
 	}
 n42:
 	{ // Echo4Ok: count "rx_rslt[9] ICMPv4 echo ok"
-		pl.Runs[42]++
-		pl.Counted[2]++
+		pl.edges[7]++
 		goto n96
 	}
 n43:
 	{ // Echo6Reply: set
-		pl.Runs[43]++
 		var d95 uint64   // icmpv6 checksum
 		st97 := p.Hdr[0] // ethernet
 		if !st97.Valid || st97.Off < 0 || st97.Off+st97.Len > len(p.Data) {
@@ -1141,13 +1392,11 @@ n43:
 	}
 n44:
 	{ // Echo6Ok: count "rx_rslt[10] ICMPv6 echo ok"
-		pl.Runs[44]++
-		pl.Counted[3]++
+		pl.edges[8]++
 		goto n96
 	}
 n45:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		pl.Runs[45]++
 		st132 := p.Hdr[12] // nd_ns
 		if !st132.Valid || st132.Off < 0 || st132.Off+st132.Len > len(p.Data) {
 			return pl.drop(27)
@@ -1160,12 +1409,10 @@ n45:
 	}
 n46:
 	{ // NsNotUs: drop "rx_rslt[7] NS target != own"
-		pl.Runs[46]++
 		return pl.drop(28)
 	}
 n47:
 	{ // NsUnspecified: test ipv6.src == 0
-		pl.Runs[47]++
 		st134 := p.Hdr[3] // ipv6
 		if !st134.Valid || st134.Off < 0 || st134.Off+st134.Len > len(p.Data) {
 			return pl.drop(29)
@@ -1178,7 +1425,6 @@ n47:
 	}
 n48:
 	{ // NsToAllNodes: set
-		pl.Runs[48]++
 		p.Meta[22] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
@@ -1192,7 +1438,6 @@ n48:
 	}
 n49:
 	{ // NsToSender: set
-		pl.Runs[49]++
 		st138 := p.Hdr[3] // ipv6
 		if !st138.Valid || st138.Off < 0 || st138.Off+st138.Len > len(p.Data) {
 			return pl.drop(31)
@@ -1216,26 +1461,25 @@ n49:
 	}
 n50:
 	{ // NsHasSrcMac: test valid(nd_mac)
-		pl.Runs[50]++
 		if p.Hdr[14].Valid {
 			goto n51
 		}
+		pl.edges[9]++
 		goto n52
 	}
 n51:
 	{ // NsSrcMac: set
-		pl.Runs[51]++
 		st144 := p.Hdr[14] // nd_mac
 		if !st144.Valid || st144.Off < 0 || st144.Off+st144.Len > len(p.Data) {
 			return pl.drop(32)
 		}
 		b143 := p.Data[st144.Off : st144.Off+st144.Len]
 		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b143[0:]))<<32 | uint64(binary.BigEndian.Uint32(b143[2:]))) & 0xffffffffffff}
+		pl.edges[10]++
 		goto n52
 	}
 n52:
 	{ // NsHasOpt: test valid(nd_opt)
-		pl.Runs[52]++
 		if p.Hdr[13].Valid {
 			goto n53
 		}
@@ -1243,7 +1487,6 @@ n52:
 	}
 n53:
 	{ // NsHasMac: test valid(nd_mac)
-		pl.Runs[53]++
 		if p.Hdr[14].Valid {
 			goto n54
 		}
@@ -1251,23 +1494,22 @@ n53:
 	}
 n54:
 	{ // NsPopMac: pop nd_mac
-		pl.Runs[54]++
 		if !p.Pop(14) {
 			return pl.drop(33)
 		}
+		pl.edges[11]++
 		goto n55
 	}
 n55:
 	{ // NsPopOpt: pop nd_opt
-		pl.Runs[55]++
 		if !p.Pop(13) {
 			return pl.drop(34)
 		}
+		pl.edges[12]++
 		goto n56
 	}
 n56:
 	{ // NsPopBody: pop nd_ns
-		pl.Runs[56]++
 		if !p.Pop(12) {
 			return pl.drop(35)
 		}
@@ -1275,7 +1517,6 @@ n56:
 	}
 n57:
 	{ // NsPushNa: push nd_na
-		pl.Runs[57]++
 		if !p.Hdr[7].Valid {
 			return pl.drop(36)
 		}
@@ -1286,7 +1527,6 @@ n57:
 	}
 n58:
 	{ // NsPushOpt: push nd_na_opt
-		pl.Runs[58]++
 		if !p.Hdr[15].Valid {
 			return pl.drop(37)
 		}
@@ -1297,7 +1537,6 @@ n58:
 	}
 n59:
 	{ // NsPushMac: push nd_na_mac
-		pl.Runs[59]++
 		if !p.Hdr[16].Valid {
 			return pl.drop(38)
 		}
@@ -1308,7 +1547,6 @@ n59:
 	}
 n60:
 	{ // NsFill: set
-		pl.Runs[60]++
 		st146 := p.Hdr[0] // ethernet
 		if !st146.Valid || st146.Off < 0 || st146.Off+st146.Len > len(p.Data) {
 			return pl.drop(39)
@@ -1362,7 +1600,6 @@ n60:
 	}
 n61:
 	{ // NsCsum: checksum compute icmpv6
-		pl.Runs[61]++
 		if !p.ComputeChecksum(7) {
 			return pl.drop(40)
 		}
@@ -1370,25 +1607,19 @@ n61:
 	}
 n62:
 	{ // NsOk: count "rx_rslt[11] NS ok"
-		pl.Runs[62]++
-		pl.Counted[4]++
+		pl.edges[13]++
 		goto n96
 	}
 n63:
 	{ // LbRx: count "rx_rslt[13] LB"
-		pl.Runs[63]++
-		pl.Counted[5]++
 		goto n64
 	}
 n64:
 	{ // LbCtxRx: count "lb_ctx_rx_pkt_counter"
-		pl.Runs[64]++
-		pl.Counted[6]++
 		goto n65
 	}
 n65:
 	{ // LbSrcIPv4: test valid(ipv4)
-		pl.Runs[65]++
 		if p.Hdr[2].Valid {
 			goto n66
 		}
@@ -1396,14 +1627,13 @@ n65:
 	}
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
-		pl.Runs[66]++
 		act, params := 2, []packet.Value(nil)
 		st161 := p.Hdr[2] // ipv4
 		if !st161.Valid || st161.Off < 0 || st161.Off+st161.Len > len(p.Data) {
 			return pl.drop(41)
 		}
 		b160 := p.Data[st161.Off : st161.Off+st161.Len]
-		if e, hit := pl.tables[2].LookupPacked(((uint64(binary.BigEndian.Uint32(b160[12:])))&0xffffffff)<<0 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		if e, hit := pl.tables[2].LookupWord(((uint64(binary.BigEndian.Uint32(b160[12:])))&0xffffffff)<<0 | ((p.Meta[4].Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1412,6 +1642,7 @@ n66:
 			goto n69
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[14]++
 			goto n69
 		default: // miss
 			goto n68
@@ -1419,7 +1650,6 @@ n66:
 	}
 n67:
 	{ // LbSrc6: lookup ipv6_src_filter_table
-		pl.Runs[67]++
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		st163 := p.Hdr[3] // ipv6
@@ -1434,22 +1664,23 @@ n67:
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
+			pl.edges[15]++
 			goto n69
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[16]++
 			goto n69
 		default: // miss
+			pl.edges[41]++
 			goto n68
 		}
 	}
 n68:
 	{ // LbBlocked: drop "lb_ctx_drop_blocked_src_pkt_counter"
-		pl.Runs[68]++
 		return pl.drop(43)
 	}
 n69:
 	{ // LbIsV2: test valid(lb_v2)
-		pl.Runs[69]++
 		if p.Hdr[10].Valid {
 			goto n70
 		}
@@ -1457,19 +1688,14 @@ n69:
 	}
 n70:
 	{ // LbRxV2: count "lb_ctx_rx_v2_counter"
-		pl.Runs[70]++
-		pl.Counted[7]++
 		goto n72
 	}
 n71:
 	{ // LbRxV3: count "lb_ctx_rx_v3_counter"
-		pl.Runs[71]++
-		pl.Counted[8]++
 		goto n73
 	}
 n72:
 	{ // LbSelV2: set
-		pl.Runs[72]++
 		st165 := p.Hdr[10] // lb_v2
 		if !st165.Valid || st165.Off < 0 || st165.Off+st165.Len > len(p.Data) {
 			return pl.drop(44)
@@ -1482,7 +1708,6 @@ n72:
 	}
 n73:
 	{ // LbSelV3: set
-		pl.Runs[73]++
 		st167 := p.Hdr[11] // lb_v3
 		if !st167.Valid || st167.Off < 0 || st167.Off+st167.Len > len(p.Data) {
 			return pl.drop(45)
@@ -1491,11 +1716,11 @@ n73:
 		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b166[4:]))}
 		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b166[0:]))) & 0xffff}
 		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b166[2:]))) & 0xffff}
+		pl.edges[17]++
 		goto n74
 	}
 n74:
 	{ // LbEpoch: lookup epoch_assign_table
-		pl.Runs[74]++
 		act, params := 3, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		pl.keys[1] = packet.Value{Lo: p.Meta[17].Lo}
@@ -1513,9 +1738,11 @@ n74:
 			p.Meta[6] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
 			p.Meta[7] = packet.Value{Lo: (params[1].Lo) & 0x1f}
 			p.Meta[8] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			pl.edges[18]++
 			goto n76
 		case 2: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[19]++
 			goto n76
 		default: // miss
 			goto n75
@@ -1523,20 +1750,17 @@ n74:
 	}
 n75:
 	{ // LbEpochMiss: drop "lb_ctx_drop_epoch_assign_miss_pkt_counter"
-		pl.Runs[75]++
 		return pl.drop(46)
 	}
 n76:
 	{ // LbSlot: set
-		pl.Runs[76]++
 		p.Meta[20] = packet.Value{Lo: ((((p.Meta[18].Lo ^ p.Meta[8].Lo) & 0xffff) & ((((0x1 << p.Meta[7].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n77
 	}
 n77:
 	{ // LbCalendar: lookup load_balance_calendar_table
-		pl.Runs[77]++
 		act, params := 2, []packet.Value(nil)
-		if e, hit := pl.tables[5].LookupPacked(((p.Meta[20].Lo)&0xffff)<<0 | ((p.Meta[6].Lo)&0xffffffff)<<16 | ((p.Meta[4].Lo)&0x7)<<48); hit {
+		if e, hit := pl.tables[5].LookupWord(((p.Meta[20].Lo)&0xffff)<<0 | ((p.Meta[6].Lo)&0xffffffff)<<16 | ((p.Meta[4].Lo)&0x7)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1546,6 +1770,7 @@ n77:
 			goto n79
 		case 1: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[20]++
 			goto n79
 		default: // miss
 			goto n78
@@ -1553,19 +1778,17 @@ n77:
 	}
 n78:
 	{ // LbCalendarMiss: drop "lb_ctx_drop_lb_calendar_miss_pkt_counter"
-		pl.Runs[78]++
 		return pl.drop(47)
 	}
 n79:
 	{ // LbMember: lookup member_info_lookup_table
-		pl.Runs[79]++
 		act, params := 3, []packet.Value(nil)
 		st169 := p.Hdr[0] // ethernet
 		if !st169.Valid || st169.Off < 0 || st169.Off+st169.Len > len(p.Data) {
 			return pl.drop(48)
 		}
 		b168 := p.Data[st169.Off : st169.Off+st169.Len]
-		if e, hit := pl.tables[6].LookupPacked(((p.Meta[9].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b168[12:])))&0xffff)<<16 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		if e, hit := pl.tables[6].LookupWord(((p.Meta[9].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b168[12:])))&0xffff)<<16 | ((p.Meta[4].Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1583,9 +1806,11 @@ n79:
 			p.Meta[13] = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			p.Meta[14] = packet.Value{Lo: (params[3].Lo) & 0x1f}
 			p.Meta[15] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			pl.edges[21]++
 			goto n81
 		case 2: // drop
 			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			pl.edges[22]++
 			goto n81
 		default: // miss
 			goto n80
@@ -1593,18 +1818,15 @@ n79:
 	}
 n80:
 	{ // LbMemberMiss: drop "lb_ctx_drop_mbr_info_miss_pkt_counter"
-		pl.Runs[80]++
 		return pl.drop(49)
 	}
 n81:
 	{ // LbPort: set
-		pl.Runs[81]++
 		p.Meta[21] = packet.Value{Lo: ((p.Meta[13].Lo + ((p.Meta[19].Lo & ((((0x1 << p.Meta[14].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n82
 	}
 n82:
 	{ // LbEth: set
-		pl.Runs[82]++
 		st171 := p.Hdr[0] // ethernet
 		if !st171.Valid || st171.Off < 0 || st171.Off+st171.Len > len(p.Data) {
 			return pl.drop(50)
@@ -1620,7 +1842,6 @@ n82:
 	}
 n83:
 	{ // LbIsIPv4: test valid(ipv4)
-		pl.Runs[83]++
 		if p.Hdr[2].Valid {
 			goto n84
 		}
@@ -1628,7 +1849,6 @@ n83:
 	}
 n84:
 	{ // LbKeepIPv4: test meta.keep_lb == 1
-		pl.Runs[84]++
 		if p.Meta[15].Lo == 0x1 {
 			goto n86
 		}
@@ -1636,7 +1856,6 @@ n84:
 	}
 n85:
 	{ // LbKeepIPv6: test meta.keep_lb == 1
-		pl.Runs[85]++
 		if p.Meta[15].Lo == 0x1 {
 			goto n88
 		}
@@ -1644,7 +1863,6 @@ n85:
 	}
 n86:
 	{ // LbIPv4Keep: set
-		pl.Runs[86]++
 		var d174 uint64 // ipv4 checksum
 		var d175 uint64 // udp checksum
 		v176 := p.Meta[11].Lo
@@ -1759,7 +1977,6 @@ n86:
 	}
 n87:
 	{ // LbIPv4Strip: set
-		pl.Runs[87]++
 		var d220 uint64 // ipv4 checksum
 		var d221 uint64 // udp checksum
 		v222 := p.Meta[11].Lo
@@ -1877,7 +2094,6 @@ n87:
 	}
 n88:
 	{ // LbIPv6Keep: set
-		pl.Runs[88]++
 		var d266 uint64 // udp checksum
 		v267 := p.Meta[12]
 		st269 := p.Hdr[3] // ipv6
@@ -1941,11 +2157,11 @@ n88:
 		if cb286, ok287 := p.Bytes(4); ok287 {
 			binary.BigEndian.PutUint16(cb286[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb286[6:]), d266, false))
 		}
+		pl.edges[23]++
 		goto n95
 	}
 n89:
 	{ // LbIPv6Strip: set
-		pl.Runs[89]++
 		var d288 uint64 // udp checksum
 		v289 := p.Meta[12]
 		st291 := p.Hdr[3] // ipv6
@@ -2028,11 +2244,11 @@ n89:
 		if cb313, ok314 := p.Bytes(4); ok314 {
 			binary.BigEndian.PutUint16(cb313[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb313[6:]), d288, false))
 		}
+		pl.edges[24]++
 		goto n90
 	}
 n90:
 	{ // LbPopV2: test valid(lb_v2)
-		pl.Runs[90]++
 		if p.Hdr[10].Valid {
 			goto n91
 		}
@@ -2040,7 +2256,6 @@ n90:
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		pl.Runs[91]++
 		pb315, ok316 := p.Bytes(10) // lb_v2
 		if !ok316 {
 			return pl.drop(55)
@@ -2055,7 +2270,6 @@ n91:
 	}
 n92:
 	{ // LbPopV3Body: pop lb_v3
-		pl.Runs[92]++
 		pb319, ok320 := p.Bytes(11) // lb_v3
 		if !ok320 {
 			return pl.drop(56)
@@ -2066,11 +2280,11 @@ n92:
 			}
 		}
 		p.Pop(11)
+		pl.edges[25]++
 		goto n93
 	}
 n93:
 	{ // LbPopCommon: pop lb_common
-		pl.Runs[93]++
 		pb323, ok324 := p.Bytes(9) // lb_common
 		if !ok324 {
 			return pl.drop(57)
@@ -2085,7 +2299,6 @@ n93:
 	}
 n94:
 	{ // LbUdpLen: set
-		pl.Runs[94]++
 		var d327 uint64   // udp checksum
 		st329 := p.Hdr[4] // udp
 		if !st329.Valid || st329.Off < 0 || st329.Off+st329.Len > len(p.Data) {
@@ -2106,17 +2319,16 @@ n94:
 		if cb335, ok336 := p.Bytes(4); ok336 {
 			binary.BigEndian.PutUint16(cb335[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb335[6:]), d327, false))
 		}
+		pl.edges[26]++
 		goto n95
 	}
 n95:
 	{ // LbTxCount: count "lb_mbr_tx_pkt_counter"
-		pl.Runs[95]++
-		pl.Counted[9]++
+		pl.edges[27]++
 		goto n96
 	}
 n96:
 	{ // TxCheck: test meta.drop == 1
-		pl.Runs[96]++
 		if p.Meta[16].Lo == 0x1 {
 			goto n97
 		}
@@ -2124,17 +2336,14 @@ n96:
 	}
 n14:
 	{ // TxQueue: input
-		pl.Runs[14]++
 		goto n15
 	}
 n15:
 	{ // TxWire: emit
-		pl.Runs[15]++
 		return pl.sink(0, p.Data)
 	}
 n97:
 	{ // TxDropped: drop "drop flag"
-		pl.Runs[97]++
 		return pl.drop(59)
 	}
 }

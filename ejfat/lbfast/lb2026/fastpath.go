@@ -347,6 +347,9 @@ var DropSites = [106]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed
 // CountLabels name the count operations' counters (Pipeline.Counted).
 var CountLabels = [17]string{"rx_counter", "phys_ieee802_multicast_counter", "phys_dot3_slow_lacp_counter", "phys_dot3_slow_other_counter", "phys_lldp_counter", "l2_iface_allow_counter", "l2_dst_allow_counter", "l3_allow_counter", "l3_arp_tpa_nomatch", "l3_arp_ok", "l3_icmpv4_echo_ok", "l3_icmpv6_echo_ok", "l3_ipv6nd_neigh_sol_ok", "lb_rx_pkt_counter", "lb_rx_v2_counter", "lb_rx_v3_counter", "mbr_tx_pkt_counter"}
 
+// countOf is, per node, 1 + its count operation's label, or 0.
+var countOf = [186]int{0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3, 4, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 10, 0, 0, 0, 11, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17}
+
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
 // Pipeline itself is for one goroutine: give each worker its own, sharing
@@ -356,10 +359,11 @@ type Pipeline struct {
 	tables []*packet.Table
 	keys   [3]packet.Value
 
-	Runs    [len(NodeNames)]uint64   // frames each node ran on
-	Sunk    [len(SinkNames)]uint64   // frames out at each sink
-	Dropped [len(DropSites)]uint64   // frames ended at each drop site
-	Counted [len(CountLabels)]uint64 // count operations, by label
+	Sunk    [len(SinkNames)]uint64 // frames out at each sink
+	Dropped [len(DropSites)]uint64 // frames ended at each drop site
+	// edges count the frames along the few edges the node runs do not
+	// follow from (see runs).
+	edges [88]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -408,9 +412,22 @@ func (pl *Pipeline) ProcessBatch(frames []fastpath.Frame) {
 	}
 }
 
+// Runs returns the frames each node ran on (by NodeNames index).
+func (pl *Pipeline) Runs() [len(NodeNames)]uint64 { return pl.runs() }
+
+// Counted returns the count operations' counters (by CountLabels index).
+func (pl *Pipeline) Counted() (c [len(CountLabels)]uint64) {
+	for i, v := range pl.runs() {
+		if countOf[i] > 0 {
+			c[countOf[i]-1] += v
+		}
+	}
+	return c
+}
+
 // Each calls f for every non-zero counter, nodes in graph order.
 func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
-	for i, v := range pl.Runs {
+	for i, v := range pl.runs() {
 		if v > 0 {
 			f(fastpath.CountNode, NodeNames[i], "", v)
 		}
@@ -425,7 +442,7 @@ func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
 			f(fastpath.CountDrop, DropSites[i].Node, DropSites[i].Reason, v)
 		}
 	}
-	for i, v := range pl.Counted {
+	for i, v := range pl.Counted() {
 		if v > 0 {
 			f(fastpath.CountLabel, CountLabels[i], "", v)
 		}
@@ -442,6 +459,506 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 	return fastpath.Result{Sink: s, Drop: -1, Data: data}
 }
 
+// runs solves the flow graph for the frames each node ran on.
+func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
+	var f [307]uint64
+	total := uint64(0) + pl.Dropped[21] + pl.Sunk[0] + pl.Dropped[33] + pl.Dropped[34] + pl.Dropped[39] + pl.Dropped[41] + pl.Dropped[43] + pl.Dropped[44] + pl.Dropped[45] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[48] + pl.Dropped[49] + pl.Dropped[50] + pl.Dropped[52] + pl.Dropped[54] + pl.Dropped[55] + pl.Dropped[56] + pl.Dropped[57] + pl.Dropped[58] + pl.Dropped[62] + pl.Dropped[66] + pl.Dropped[79] + pl.Dropped[82] + pl.Dropped[83] + pl.Dropped[84] + pl.Dropped[88] + pl.Dropped[89] + pl.Dropped[90] + pl.Dropped[92] + pl.Dropped[93] + pl.Dropped[94] + pl.Sunk[1]
+	f[11] = pl.edges[54]
+	f[13] = pl.edges[55]
+	f[14] = pl.edges[0]
+	f[15] = pl.edges[1]
+	f[16] = pl.edges[2]
+	f[17] = pl.edges[56]
+	f[19] = pl.edges[57]
+	f[21] = pl.edges[58]
+	f[23] = pl.edges[59]
+	f[25] = pl.edges[60]
+	f[28] = pl.edges[61]
+	f[30] = pl.edges[62]
+	f[32] = pl.edges[63]
+	f[34] = pl.edges[3]
+	f[35] = pl.edges[64]
+	f[37] = pl.edges[65]
+	f[40] = pl.edges[4]
+	f[42] = pl.edges[5]
+	f[43] = pl.edges[6]
+	f[44] = pl.edges[66]
+	f[46] = pl.edges[67]
+	f[50] = pl.edges[68]
+	f[52] = pl.edges[69]
+	f[53] = pl.edges[7]
+	f[54] = pl.edges[70]
+	f[56] = pl.edges[71]
+	f[58] = pl.edges[8]
+	f[60] = pl.edges[72]
+	f[61] = pl.edges[9]
+	f[62] = pl.edges[10]
+	f[63] = pl.edges[11]
+	f[64] = pl.edges[73]
+	f[66] = pl.edges[74]
+	f[68] = pl.edges[75]
+	f[69] = pl.edges[12]
+	f[72] = pl.edges[76]
+	f[74] = pl.edges[13]
+	f[75] = pl.edges[14]
+	f[76] = pl.edges[77]
+	f[78] = pl.edges[78]
+	f[80] = pl.edges[15]
+	f[81] = pl.edges[16]
+	f[82] = pl.edges[79]
+	f[83] = pl.edges[17]
+	f[84] = pl.edges[80]
+	f[86] = pl.edges[81]
+	f[88] = pl.edges[18]
+	f[90] = pl.edges[82]
+	f[92] = pl.edges[83]
+	f[95] = pl.edges[84]
+	f[96] = pl.edges[19]
+	f[97] = pl.edges[85]
+	f[98] = pl.edges[20]
+	f[99] = pl.edges[86]
+	f[100] = pl.Dropped[21]
+	f[110] = pl.edges[21]
+	f[112] = pl.edges[22]
+	f[113] = pl.edges[23]
+	f[117] = pl.edges[24]
+	f[120] = pl.edges[25]
+	f[123] = pl.edges[26]
+	f[126] = pl.edges[27]
+	f[129] = pl.edges[28]
+	f[132] = pl.edges[29]
+	f[133] = pl.Sunk[0]
+	f[137] = pl.edges[30]
+	f[139] = pl.edges[31]
+	f[142] = pl.edges[32]
+	f[144] = pl.Dropped[33]
+	f[152] = pl.Dropped[34]
+	f[154] = pl.edges[33]
+	f[155] = pl.edges[34]
+	f[158] = pl.Dropped[39]
+	f[170] = pl.Dropped[41]
+	f[179] = pl.Dropped[43]
+	f[180] = pl.Dropped[44]
+	f[181] = pl.Dropped[45]
+	f[182] = pl.Dropped[46]
+	f[183] = pl.Dropped[47]
+	f[184] = pl.Dropped[48]
+	f[185] = pl.Dropped[49]
+	f[186] = pl.Dropped[50]
+	f[191] = pl.Dropped[52]
+	f[197] = pl.Dropped[54]
+	f[198] = pl.Dropped[55]
+	f[199] = pl.Dropped[56]
+	f[200] = pl.Dropped[57]
+	f[201] = pl.Dropped[58]
+	f[204] = pl.edges[35]
+	f[209] = pl.Dropped[62]
+	f[211] = pl.edges[36]
+	f[213] = pl.edges[37]
+	f[216] = pl.Dropped[66]
+	f[222] = pl.edges[38]
+	f[223] = pl.edges[39]
+	f[228] = pl.edges[40]
+	f[229] = pl.edges[41]
+	f[236] = pl.edges[42]
+	f[242] = pl.Dropped[79]
+	f[245] = pl.edges[43]
+	f[246] = pl.edges[87]
+	f[247] = pl.Dropped[82]
+	f[250] = pl.Dropped[83]
+	f[255] = pl.Dropped[84]
+	f[259] = pl.edges[44]
+	f[262] = pl.Dropped[88]
+	f[264] = pl.edges[45]
+	f[266] = pl.Dropped[89]
+	f[270] = pl.Dropped[90]
+	f[272] = pl.edges[46]
+	f[276] = pl.Dropped[92]
+	f[277] = pl.Dropped[93]
+	f[278] = pl.Dropped[94]
+	f[283] = pl.edges[47]
+	f[292] = pl.edges[48]
+	f[293] = pl.edges[49]
+	f[297] = pl.edges[50]
+	f[299] = pl.edges[51]
+	f[302] = pl.edges[52]
+	f[303] = pl.edges[53]
+	f[305] = pl.Sunk[1]
+	f[306] = total
+	f[0] = 0 + f[306]
+	f[1] = 0 + f[0]
+	f[304] = 0 + f[305]
+	f[2] = 0 + f[1]
+	f[12] = 0 + f[14] + f[15] + f[16] + f[17]
+	f[41] = 0 + f[43] + f[44]
+	f[51] = 0 + f[53] + f[54]
+	f[59] = 0 + f[61] + f[62]
+	f[57] = 0 + f[63] + f[64] - f[61]
+	f[73] = 0 + f[75] + f[76]
+	f[79] = 0 + f[81] + f[82]
+	f[10] = 0 + f[83] + f[84]
+	f[93] = 0 + f[96] + f[97]
+	f[94] = 0 + f[98] + f[99]
+	f[4] = 0 + f[100] - f[11] - f[13] - f[17] - f[19] - f[21] - f[23] - f[25] - f[28] - f[30] - f[32] - f[35] - f[37] - f[44] - f[46] - f[50] - f[52] - f[54] - f[56] - f[60] - f[64] - f[66] - f[68] - f[72] - f[76] - f[78] - f[82] - f[84] - f[86] - f[90] - f[92] - f[95] - f[97] - f[99]
+	f[108] = 0 + f[110]
+	f[111] = 0 + f[113]
+	f[115] = 0 + f[117]
+	f[118] = 0 + f[120]
+	f[121] = 0 + f[123]
+	f[124] = 0 + f[126]
+	f[127] = 0 + f[129]
+	f[130] = 0 + f[132]
+	f[131] = 0 + f[133] - f[132]
+	f[136] = 0 + f[137]
+	f[143] = 0 + f[144]
+	f[151] = 0 + f[152]
+	f[148] = 0 + f[154]
+	f[150] = 0 + f[155]
+	f[157] = 0 + f[158]
+	f[169] = 0 + f[170]
+	f[171] = 0 + f[179]
+	f[172] = 0 + f[180]
+	f[173] = 0 + f[181]
+	f[174] = 0 + f[182]
+	f[175] = 0 + f[183]
+	f[176] = 0 + f[184]
+	f[177] = 0 + f[185]
+	f[178] = 0 + f[186]
+	f[190] = 0 + f[191]
+	f[192] = 0 + f[197]
+	f[193] = 0 + f[198]
+	f[194] = 0 + f[199]
+	f[195] = 0 + f[200]
+	f[196] = 0 + f[201]
+	f[203] = 0 + f[204]
+	f[208] = 0 + f[209]
+	f[210] = 0 + f[211]
+	f[212] = 0 + f[213]
+	f[215] = 0 + f[216]
+	f[221] = 0 + f[223]
+	f[226] = 0 + f[228]
+	f[227] = 0 + f[229] - f[228]
+	f[235] = 0 + f[236]
+	f[241] = 0 + f[242]
+	f[240] = 0 + f[245] + f[246]
+	f[244] = 0 + f[247] - f[246]
+	f[249] = 0 + f[250]
+	f[254] = 0 + f[255]
+	f[257] = 0 + f[259]
+	f[260] = 0 + f[262]
+	f[265] = 0 + f[266]
+	f[269] = 0 + f[270]
+	f[275] = 0 + f[276]
+	f[273] = 0 + f[277]
+	f[274] = 0 + f[278]
+	f[281] = 0 + f[283]
+	f[288] = 0 + f[292]
+	f[289] = 0 + f[293]
+	f[295] = 0 + f[297]
+	f[298] = 0 + f[299]
+	f[300] = 0 + f[302]
+	f[301] = 0 + f[303] - f[302]
+	f[206] = 0 + f[304] - f[211] - f[213] - f[236] - f[303]
+	f[3] = 0 + f[2] - f[4]
+	f[7] = 0 + f[12] + f[13]
+	f[39] = 0 + f[41] + f[42]
+	f[48] = 0 + f[51] + f[52]
+	f[55] = 0 + f[57] + f[58]
+	f[47] = 0 + f[59] + f[60]
+	f[71] = 0 + f[73] + f[74]
+	f[77] = 0 + f[79] + f[80]
+	f[91] = 0 + f[93] + f[94] + f[95]
+	f[106] = 0 + f[111] + f[112]
+	f[128] = 0 + f[130] + f[131] - f[129]
+	f[134] = 0 + f[136]
+	f[149] = 0 + f[150] + f[151]
+	f[168] = 0 + f[171] + f[172] + f[173] + f[174] + f[175] + f[176] + f[177] + f[178]
+	f[187] = 0 + f[192] + f[193] + f[194] + f[195] + f[196]
+	f[205] = 0 + f[206]
+	f[207] = 0 + f[210]
+	f[188] = 0 + f[212]
+	f[220] = 0 + f[221] + f[222]
+	f[224] = 0 + f[226] + f[227]
+	f[234] = 0 + f[235]
+	f[239] = 0 + f[240] + f[241]
+	f[253] = 0 + f[257]
+	f[285] = 0 + f[288] + f[289]
+	f[296] = 0 + f[298] - f[297]
+	f[290] = 0 + f[300] + f[301] - f[292] - f[299]
+	f[38] = 0 + f[55] + f[56]
+	f[70] = 0 + f[71] + f[72]
+	f[9] = 0 + f[77] + f[78]
+	f[89] = 0 + f[91] + f[92]
+	f[125] = 0 + f[127] + f[128] - f[126]
+	f[147] = 0 + f[148] + f[149]
+	f[167] = 0 + f[168] + f[169]
+	f[202] = 0 + f[205]
+	f[166] = 0 + f[207] + f[208]
+	f[218] = 0 + f[220]
+	f[233] = 0 + f[234]
+	f[252] = 0 + f[253] + f[254]
+	f[286] = 0 + f[290]
+	f[294] = 0 + f[296]
+	f[36] = 0 + f[38] + f[39] + f[40]
+	f[67] = 0 + f[69] + f[70]
+	f[87] = 0 + f[89] + f[90]
+	f[122] = 0 + f[124] + f[125] - f[123]
+	f[162] = 0 + f[166] + f[167]
+	f[160] = 0 + f[202] + f[203]
+	f[232] = 0 + f[233]
+	f[291] = 0 + f[294] + f[295] - f[293]
+	f[26] = 0 + f[36] + f[37]
+	f[65] = 0 + f[67] + f[68]
+	f[85] = 0 + f[87] + f[88]
+	f[119] = 0 + f[121] + f[122] - f[120]
+	f[231] = 0 + f[232]
+	f[287] = 0 + f[291]
+	f[49] = 0 + f[65] + f[66]
+	f[27] = 0 + f[85] + f[86] - f[34]
+	f[116] = 0 + f[118] + f[119] - f[117]
+	f[230] = 0 + f[231]
+	f[284] = 0 + f[286] + f[287]
+	f[24] = 0 + f[26] + f[27] + f[28]
+	f[45] = 0 + f[47] + f[48] + f[49] + f[50]
+	f[114] = 0 + f[115] + f[116]
+	f[225] = 0 + f[230] - f[229]
+	f[282] = 0 + f[284] + f[285] - f[283]
+	f[22] = 0 + f[24] + f[25]
+	f[33] = 0 + f[45] + f[46]
+	f[109] = 0 + f[114] - f[110] - f[112] - f[113]
+	f[219] = 0 + f[224] + f[225] - f[222] - f[223]
+	f[280] = 0 + f[281] + f[282]
+	f[5] = 0 + f[22] + f[23] - f[14]
+	f[31] = 0 + f[33] + f[34] + f[35]
+	f[107] = 0 + f[109]
+	f[217] = 0 + f[219]
+	f[279] = 0 + f[280]
+	f[29] = 0 + f[31] + f[32]
+	f[105] = 0 + f[107] + f[108]
+	f[214] = 0 + f[217] + f[218]
+	f[271] = 0 + f[279] - f[272]
+	f[8] = 0 + f[29] + f[30] - f[16]
+	f[104] = 0 + f[105] + f[106]
+	f[189] = 0 + f[214] + f[215]
+	f[268] = 0 + f[271] + f[272] + f[273] + f[274] + f[275]
+	f[6] = 0 + f[3] - f[5] - f[7] - f[8] - f[9] - f[10] - f[11]
+	f[18] = 0 + f[6] + f[15] - f[19]
+	f[20] = 0 + f[18] - f[21]
+	f[101] = 0 + f[20] + f[40] + f[42] + f[43] + f[53] + f[58] + f[62] + f[63] + f[69] + f[74] + f[75] + f[80] + f[81] + f[83] + f[88] + f[96] + f[98]
+	f[102] = 0 + f[104]
+	f[164] = 0 + f[187] + f[188] + f[189] + f[190]
+	f[267] = 0 + f[268] + f[269]
+	f[103] = 0 + f[101] - f[102]
+	f[135] = 0 + f[103] - f[134]
+	f[138] = 0 + f[135] + f[137] - f[139]
+	f[140] = 0 + f[138] + f[139]
+	f[141] = 0 + f[140] - f[142] - f[143]
+	f[145] = 0 + f[141] + f[142]
+	f[146] = 0 + f[145] - f[147]
+	f[153] = 0 + f[146]
+	f[156] = 0 + f[153] + f[154] + f[155] - f[157]
+	f[159] = 0 + f[156]
+	f[161] = 0 + f[159] - f[160]
+	f[163] = 0 + f[161] - f[162]
+	f[165] = 0 + f[163] - f[164]
+	f[237] = 0 + f[165] + f[204]
+	f[238] = 0 + f[237] - f[239]
+	f[243] = 0 + f[238] - f[244]
+	f[248] = 0 + f[243] + f[245] - f[249]
+	f[251] = 0 + f[248] - f[252]
+	f[256] = 0 + f[251]
+	f[258] = 0 + f[256]
+	f[261] = 0 + f[258] + f[259] - f[260]
+	f[263] = 0 + f[261] - f[264] - f[265]
+	r[0] = 0 + f[306]
+	r[1] = 0 + f[0]
+	r[2] = 0 + f[206] + f[211] + f[213] + f[236] + f[303]
+	r[3] = 0 + f[304]
+	r[4] = 0 + f[1]
+	r[5] = 0 + f[2]
+	r[6] = 0 + f[3]
+	r[7] = 0 + f[7]
+	r[8] = 0 + f[12]
+	r[9] = 0 + f[6] + f[15]
+	r[10] = 0 + f[18]
+	r[11] = 0 + f[5] + f[14]
+	r[12] = 0 + f[22]
+	r[13] = 0 + f[24]
+	r[14] = 0 + f[8] + f[16]
+	r[15] = 0 + f[29]
+	r[16] = 0 + f[31]
+	r[17] = 0 + f[26]
+	r[18] = 0 + f[36]
+	r[19] = 0 + f[39]
+	r[20] = 0 + f[41]
+	r[21] = 0 + f[33]
+	r[22] = 0 + f[45]
+	r[23] = 0 + f[48]
+	r[24] = 0 + f[51]
+	r[25] = 0 + f[38]
+	r[26] = 0 + f[55]
+	r[27] = 0 + f[47]
+	r[28] = 0 + f[59]
+	r[29] = 0 + f[57] + f[61]
+	r[30] = 0 + f[49]
+	r[31] = 0 + f[65]
+	r[32] = 0 + f[67]
+	r[33] = 0 + f[70]
+	r[34] = 0 + f[71]
+	r[35] = 0 + f[73]
+	r[36] = 0 + f[9]
+	r[37] = 0 + f[77]
+	r[38] = 0 + f[79]
+	r[39] = 0 + f[10]
+	r[40] = 0 + f[27] + f[34]
+	r[41] = 0 + f[85]
+	r[42] = 0 + f[87]
+	r[43] = 0 + f[89]
+	r[44] = 0 + f[91]
+	r[45] = 0 + f[93]
+	r[46] = 0 + f[94]
+	r[47] = 0 + f[4] + f[11] + f[13] + f[17] + f[19] + f[21] + f[23] + f[25] + f[28] + f[30] + f[32] + f[35] + f[37] + f[44] + f[46] + f[50] + f[52] + f[54] + f[56] + f[60] + f[64] + f[66] + f[68] + f[72] + f[76] + f[78] + f[82] + f[84] + f[86] + f[90] + f[92] + f[95] + f[97] + f[99]
+	r[48] = 0 + f[20] + f[40] + f[42] + f[43] + f[53] + f[58] + f[62] + f[63] + f[69] + f[74] + f[75] + f[80] + f[81] + f[83] + f[88] + f[96] + f[98]
+	r[49] = 0 + f[101]
+	r[50] = 0 + f[102]
+	r[51] = 0 + f[104]
+	r[52] = 0 + f[105]
+	r[53] = 0 + f[107]
+	r[54] = 0 + f[108]
+	r[55] = 0 + f[106]
+	r[56] = 0 + f[111]
+	r[57] = 0 + f[109] + f[110] + f[112] + f[113]
+	r[58] = 0 + f[114]
+	r[59] = 0 + f[115]
+	r[60] = 0 + f[116] + f[117]
+	r[61] = 0 + f[118]
+	r[62] = 0 + f[119] + f[120]
+	r[63] = 0 + f[121]
+	r[64] = 0 + f[122] + f[123]
+	r[65] = 0 + f[124]
+	r[66] = 0 + f[125] + f[126]
+	r[67] = 0 + f[127]
+	r[68] = 0 + f[128] + f[129]
+	r[69] = 0 + f[130]
+	r[70] = 0 + f[131] + f[132]
+	r[71] = 0 + f[103]
+	r[72] = 0 + f[134]
+	r[73] = 0 + f[136]
+	r[74] = 0 + f[135] + f[137]
+	r[75] = 0 + f[138] + f[139]
+	r[76] = 0 + f[140]
+	r[77] = 0 + f[143]
+	r[78] = 0 + f[141] + f[142]
+	r[79] = 0 + f[145]
+	r[80] = 0 + f[147]
+	r[81] = 0 + f[149]
+	r[82] = 0 + f[151]
+	r[83] = 0 + f[146]
+	r[84] = 0 + f[148]
+	r[85] = 0 + f[150]
+	r[86] = 0 + f[153] + f[154] + f[155]
+	r[87] = 0 + f[157]
+	r[88] = 0 + f[156]
+	r[89] = 0 + f[159]
+	r[90] = 0 + f[161]
+	r[91] = 0 + f[163]
+	r[92] = 0 + f[162]
+	r[93] = 0 + f[167]
+	r[94] = 0 + f[169]
+	r[95] = 0 + f[168]
+	r[96] = 0 + f[171]
+	r[97] = 0 + f[172]
+	r[98] = 0 + f[173]
+	r[99] = 0 + f[174]
+	r[100] = 0 + f[175]
+	r[101] = 0 + f[176]
+	r[102] = 0 + f[177]
+	r[103] = 0 + f[178]
+	r[104] = 0 + f[164]
+	r[105] = 0 + f[190]
+	r[106] = 0 + f[187]
+	r[107] = 0 + f[192]
+	r[108] = 0 + f[193]
+	r[109] = 0 + f[194]
+	r[110] = 0 + f[195]
+	r[111] = 0 + f[196]
+	r[112] = 0 + f[160]
+	r[113] = 0 + f[203]
+	r[114] = 0 + f[202]
+	r[115] = 0 + f[205]
+	r[116] = 0 + f[166]
+	r[117] = 0 + f[208]
+	r[118] = 0 + f[207]
+	r[119] = 0 + f[210]
+	r[120] = 0 + f[188]
+	r[121] = 0 + f[212]
+	r[122] = 0 + f[189]
+	r[123] = 0 + f[215]
+	r[124] = 0 + f[214]
+	r[125] = 0 + f[217]
+	r[126] = 0 + f[218]
+	r[127] = 0 + f[220]
+	r[128] = 0 + f[221]
+	r[129] = 0 + f[219] + f[222] + f[223]
+	r[130] = 0 + f[224]
+	r[131] = 0 + f[226]
+	r[132] = 0 + f[227] + f[228]
+	r[133] = 0 + f[225] + f[229]
+	r[134] = 0 + f[230]
+	r[135] = 0 + f[231]
+	r[136] = 0 + f[232]
+	r[137] = 0 + f[233]
+	r[138] = 0 + f[234]
+	r[139] = 0 + f[235]
+	r[140] = 0 + f[165] + f[204]
+	r[141] = 0 + f[237]
+	r[142] = 0 + f[239]
+	r[143] = 0 + f[241]
+	r[144] = 0 + f[238]
+	r[145] = 0 + f[240]
+	r[146] = 0 + f[244] + f[246]
+	r[147] = 0 + f[243] + f[245]
+	r[148] = 0 + f[249]
+	r[149] = 0 + f[248]
+	r[150] = 0 + f[252]
+	r[151] = 0 + f[254]
+	r[152] = 0 + f[251]
+	r[153] = 0 + f[253]
+	r[154] = 0 + f[256]
+	r[155] = 0 + f[257]
+	r[156] = 0 + f[258] + f[259]
+	r[157] = 0 + f[260]
+	r[158] = 0 + f[261]
+	r[159] = 0 + f[265]
+	r[160] = 0 + f[263] + f[264]
+	r[161] = 0 + f[267]
+	r[162] = 0 + f[269]
+	r[163] = 0 + f[268]
+	r[164] = 0 + f[275]
+	r[165] = 0 + f[273]
+	r[166] = 0 + f[274]
+	r[167] = 0 + f[271] + f[272]
+	r[168] = 0 + f[279]
+	r[169] = 0 + f[280]
+	r[170] = 0 + f[281]
+	r[171] = 0 + f[282] + f[283]
+	r[172] = 0 + f[284]
+	r[173] = 0 + f[285]
+	r[174] = 0 + f[286]
+	r[175] = 0 + f[287]
+	r[176] = 0 + f[288]
+	r[177] = 0 + f[289]
+	r[178] = 0 + f[291] + f[293]
+	r[179] = 0 + f[294]
+	r[180] = 0 + f[295]
+	r[181] = 0 + f[296] + f[297]
+	r[182] = 0 + f[298]
+	r[183] = 0 + f[290] + f[292] + f[299]
+	r[184] = 0 + f[300]
+	r[185] = 0 + f[301] + f[302]
+	return r
+}
+
 // Process runs the frame buf[off:off+n] through the graph, in place: the
 // result's Data aliases buf. Keep packet.Headroom bytes free before off and
 // after off+n for headers the graph pushes. It does not allocate.
@@ -449,23 +966,18 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
 	p.Load(buf, off, n)
 	{ // RxWire: input
-		pl.Runs[0]++
 		goto n1
 	}
 n1:
 	{ // RxFrames: nop
-		pl.Runs[1]++
 		goto n4
 	}
 n4:
 	{ // RxCount: count "rx_counter"
-		pl.Runs[4]++
-		pl.Counted[0]++
 		goto n5
 	}
 n5:
 	{ // ParseEth: extract ethernet
-		pl.Runs[5]++
 		x1 := p.Hdr[0].Valid // already there: nothing to do
 		if !x1 {
 			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
@@ -483,7 +995,6 @@ n5:
 	}
 n6:
 	{ // ParseEthType: switch ethernet.type
-		pl.Runs[6]++
 		st4 := p.Hdr[0] // ethernet
 		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
 			return pl.drop(0)
@@ -504,12 +1015,12 @@ n6:
 		case v2 == 0x88cc:
 			goto n39
 		default:
+			pl.edges[54]++
 			goto n47
 		}
 	}
 n7:
 	{ // ParseVlan: extract vlan
-		pl.Runs[7]++
 		x5 := p.Hdr[1].Valid // already there: nothing to do
 		if !x5 {
 			x5 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
@@ -523,11 +1034,11 @@ n7:
 		if x5 {
 			goto n8
 		}
+		pl.edges[55]++
 		goto n47
 	}
 n8:
 	{ // ParseVlanType: switch vlan.type
-		pl.Runs[8]++
 		st8 := p.Hdr[1] // vlan
 		if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
 			return pl.drop(1)
@@ -536,18 +1047,21 @@ n8:
 		v6 := uint64(binary.BigEndian.Uint16(b7[2:]))
 		switch {
 		case v6 == 0x800:
+			pl.edges[0]++
 			goto n11
 		case v6 == 0x806:
+			pl.edges[1]++
 			goto n9
 		case v6 == 0x86dd:
+			pl.edges[2]++
 			goto n14
 		default:
+			pl.edges[56]++
 			goto n47
 		}
 	}
 n9:
 	{ // ParseArp: extract arp
-		pl.Runs[9]++
 		x9 := p.Hdr[5].Valid // already there: nothing to do
 		if !x9 {
 			x9 = p.Cursor >= 0 && p.Cursor+28 <= len(p.Data)
@@ -561,11 +1075,11 @@ n9:
 		if x9 {
 			goto n10
 		}
+		pl.edges[57]++
 		goto n47
 	}
 n10:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
-		pl.Runs[10]++
 		st15 := p.Hdr[5] // arp
 		if !st15.Valid || st15.Off < 0 || st15.Off+st15.Len > len(p.Data) {
 			return pl.drop(2)
@@ -590,11 +1104,11 @@ n10:
 		if c10 {
 			goto n48
 		}
+		pl.edges[58]++
 		goto n47
 	}
 n11:
 	{ // ParseIPv4: extract ipv4
-		pl.Runs[11]++
 		x16 := p.Hdr[2].Valid // already there: nothing to do
 		if !x16 {
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
@@ -618,11 +1132,11 @@ n11:
 		if x16 {
 			goto n12
 		}
+		pl.edges[59]++
 		goto n47
 	}
 n12:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
-		pl.Runs[12]++
 		st22 := p.Hdr[2] // ipv4
 		if !st22.Valid || st22.Off < 0 || st22.Off+st22.Len > len(p.Data) {
 			return pl.drop(4)
@@ -635,11 +1149,11 @@ n12:
 		if c20 {
 			goto n13
 		}
+		pl.edges[60]++
 		goto n47
 	}
 n13:
 	{ // ParseIPv4Proto: switch ipv4.proto
-		pl.Runs[13]++
 		st25 := p.Hdr[2] // ipv4
 		if !st25.Valid || st25.Off < 0 || st25.Off+st25.Len > len(p.Data) {
 			return pl.drop(5)
@@ -652,12 +1166,12 @@ n13:
 		case v23 == 0x11:
 			goto n40
 		default:
+			pl.edges[61]++
 			goto n47
 		}
 	}
 n14:
 	{ // ParseIPv6: extract ipv6
-		pl.Runs[14]++
 		x26 := p.Hdr[3].Valid // already there: nothing to do
 		if !x26 {
 			x26 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
@@ -671,11 +1185,11 @@ n14:
 		if x26 {
 			goto n15
 		}
+		pl.edges[62]++
 		goto n47
 	}
 n15:
 	{ // ParseIPv6Check: test ipv6.version == 6
-		pl.Runs[15]++
 		st28 := p.Hdr[3] // ipv6
 		if !st28.Valid || st28.Off < 0 || st28.Off+st28.Len > len(p.Data) {
 			return pl.drop(6)
@@ -684,11 +1198,11 @@ n15:
 		if (uint64(b27[0]) >> 4 & 0xf) == 0x6 {
 			goto n16
 		}
+		pl.edges[63]++
 		goto n47
 	}
 n16:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
-		pl.Runs[16]++
 		st31 := p.Hdr[3] // ipv6
 		if !st31.Valid || st31.Off < 0 || st31.Off+st31.Len > len(p.Data) {
 			return pl.drop(7)
@@ -699,14 +1213,15 @@ n16:
 		case v29 == 0x3a:
 			goto n21
 		case v29 == 0x11:
+			pl.edges[3]++
 			goto n40
 		default:
+			pl.edges[64]++
 			goto n47
 		}
 	}
 n17:
 	{ // ParseIcmp: extract icmp
-		pl.Runs[17]++
 		x32 := p.Hdr[6].Valid // already there: nothing to do
 		if !x32 {
 			x32 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
@@ -720,11 +1235,11 @@ n17:
 		if x32 {
 			goto n18
 		}
+		pl.edges[65]++
 		goto n47
 	}
 n18:
 	{ // ParseIcmpType: switch icmp.type
-		pl.Runs[18]++
 		st35 := p.Hdr[6] // icmp
 		if !st35.Valid || st35.Off < 0 || st35.Off+st35.Len > len(p.Data) {
 			return pl.drop(8)
@@ -737,12 +1252,12 @@ n18:
 		case v33 == 0x8:
 			goto n19
 		default:
+			pl.edges[4]++
 			goto n48
 		}
 	}
 n19:
 	{ // ParseEcho4Code: test icmp.code == 0
-		pl.Runs[19]++
 		st37 := p.Hdr[6] // icmp
 		if !st37.Valid || st37.Off < 0 || st37.Off+st37.Len > len(p.Data) {
 			return pl.drop(9)
@@ -751,11 +1266,11 @@ n19:
 		if uint64(b36[1]) == 0x0 {
 			goto n20
 		}
+		pl.edges[5]++
 		goto n48
 	}
 n20:
 	{ // ParseEcho4: extract icmp_echo
-		pl.Runs[20]++
 		x38 := p.Hdr[8].Valid // already there: nothing to do
 		if !x38 {
 			x38 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
@@ -767,13 +1282,14 @@ n20:
 			} // icmp_echo
 		}
 		if x38 {
+			pl.edges[6]++
 			goto n48
 		}
+		pl.edges[66]++
 		goto n47
 	}
 n21:
 	{ // ParseIcmp6: extract icmpv6
-		pl.Runs[21]++
 		x39 := p.Hdr[7].Valid // already there: nothing to do
 		if !x39 {
 			x39 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
@@ -787,11 +1303,11 @@ n21:
 		if x39 {
 			goto n22
 		}
+		pl.edges[67]++
 		goto n47
 	}
 n22:
 	{ // ParseIcmp6Type: switch icmpv6.type
-		pl.Runs[22]++
 		st42 := p.Hdr[7] // icmpv6
 		if !st42.Valid || st42.Off < 0 || st42.Off+st42.Len > len(p.Data) {
 			return pl.drop(10)
@@ -806,12 +1322,12 @@ n22:
 		case v40 == 0x87:
 			goto n30
 		default:
+			pl.edges[68]++
 			goto n47
 		}
 	}
 n23:
 	{ // ParseEcho6Code: test icmpv6.code == 0
-		pl.Runs[23]++
 		st44 := p.Hdr[7] // icmpv6
 		if !st44.Valid || st44.Off < 0 || st44.Off+st44.Len > len(p.Data) {
 			return pl.drop(11)
@@ -820,11 +1336,11 @@ n23:
 		if uint64(b43[1]) == 0x0 {
 			goto n24
 		}
+		pl.edges[69]++
 		goto n47
 	}
 n24:
 	{ // ParseEcho6: extract icmp_echo
-		pl.Runs[24]++
 		x45 := p.Hdr[8].Valid // already there: nothing to do
 		if !x45 {
 			x45 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
@@ -836,13 +1352,14 @@ n24:
 			} // icmp_echo
 		}
 		if x45 {
+			pl.edges[7]++
 			goto n48
 		}
+		pl.edges[70]++
 		goto n47
 	}
 n25:
 	{ // ParseUnreach4: extract icmp_ipv4
-		pl.Runs[25]++
 		x46 := p.Hdr[18].Valid // already there: nothing to do
 		if !x46 {
 			x46 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
@@ -856,11 +1373,11 @@ n25:
 		if x46 {
 			goto n26
 		}
+		pl.edges[71]++
 		goto n47
 	}
 n26:
 	{ // ParseUnreach4Udp: test icmp_ipv4.proto == 17
-		pl.Runs[26]++
 		st48 := p.Hdr[18] // icmp_ipv4
 		if !st48.Valid || st48.Off < 0 || st48.Off+st48.Len > len(p.Data) {
 			return pl.drop(12)
@@ -869,11 +1386,11 @@ n26:
 		if uint64(b47[9]) == 0x11 {
 			goto n29
 		}
+		pl.edges[8]++
 		goto n48
 	}
 n27:
 	{ // ParseUnreach6: extract icmp_ipv6
-		pl.Runs[27]++
 		x49 := p.Hdr[19].Valid // already there: nothing to do
 		if !x49 {
 			x49 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
@@ -887,24 +1404,25 @@ n27:
 		if x49 {
 			goto n28
 		}
+		pl.edges[72]++
 		goto n47
 	}
 n28:
 	{ // ParseUnreach6Udp: test icmp_ipv6.next_hdr == 17
-		pl.Runs[28]++
 		st51 := p.Hdr[19] // icmp_ipv6
 		if !st51.Valid || st51.Off < 0 || st51.Off+st51.Len > len(p.Data) {
 			return pl.drop(13)
 		}
 		b50 := p.Data[st51.Off : st51.Off+st51.Len]
 		if uint64(b50[6]) == 0x11 {
+			pl.edges[9]++
 			goto n29
 		}
+		pl.edges[10]++
 		goto n48
 	}
 n29:
 	{ // ParseUnreachUdp: extract icmp_udp
-		pl.Runs[29]++
 		x52 := p.Hdr[20].Valid // already there: nothing to do
 		if !x52 {
 			x52 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
@@ -916,13 +1434,14 @@ n29:
 			} // icmp_udp
 		}
 		if x52 {
+			pl.edges[11]++
 			goto n48
 		}
+		pl.edges[73]++
 		goto n47
 	}
 n30:
 	{ // ParseNsCode: test icmpv6.code == 0
-		pl.Runs[30]++
 		st54 := p.Hdr[7] // icmpv6
 		if !st54.Valid || st54.Off < 0 || st54.Off+st54.Len > len(p.Data) {
 			return pl.drop(14)
@@ -931,11 +1450,11 @@ n30:
 		if uint64(b53[1]) == 0x0 {
 			goto n31
 		}
+		pl.edges[74]++
 		goto n47
 	}
 n31:
 	{ // ParseNs: extract nd_ns
-		pl.Runs[31]++
 		x55 := p.Hdr[12].Valid // already there: nothing to do
 		if !x55 {
 			x55 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
@@ -949,24 +1468,24 @@ n31:
 		if x55 {
 			goto n32
 		}
+		pl.edges[75]++
 		goto n47
 	}
 n32:
 	{ // ParseNsLen: test ipv6.payload_len == 24
-		pl.Runs[32]++
 		st57 := p.Hdr[3] // ipv6
 		if !st57.Valid || st57.Off < 0 || st57.Off+st57.Len > len(p.Data) {
 			return pl.drop(15)
 		}
 		b56 := p.Data[st57.Off : st57.Off+st57.Len]
 		if uint64(binary.BigEndian.Uint16(b56[4:])) == 0x18 {
+			pl.edges[12]++
 			goto n48
 		}
 		goto n33
 	}
 n33:
 	{ // ParseNsOpt: extract nd_opt
-		pl.Runs[33]++
 		x58 := p.Hdr[13].Valid // already there: nothing to do
 		if !x58 {
 			x58 = p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
@@ -980,11 +1499,11 @@ n33:
 		if x58 {
 			goto n34
 		}
+		pl.edges[76]++
 		goto n47
 	}
 n34:
 	{ // ParseNsOptType: test nd_opt.type == 1
-		pl.Runs[34]++
 		st60 := p.Hdr[13] // nd_opt
 		if !st60.Valid || st60.Off < 0 || st60.Off+st60.Len > len(p.Data) {
 			return pl.drop(16)
@@ -993,11 +1512,11 @@ n34:
 		if uint64(b59[0]) == 0x1 {
 			goto n35
 		}
+		pl.edges[13]++
 		goto n48
 	}
 n35:
 	{ // ParseNsMac: extract nd_mac
-		pl.Runs[35]++
 		x61 := p.Hdr[14].Valid // already there: nothing to do
 		if !x61 {
 			x61 = p.Cursor >= 0 && p.Cursor+6 <= len(p.Data)
@@ -1009,13 +1528,14 @@ n35:
 			} // nd_mac
 		}
 		if x61 {
+			pl.edges[14]++
 			goto n48
 		}
+		pl.edges[77]++
 		goto n47
 	}
 n36:
 	{ // ParseSlow: extract slow
-		pl.Runs[36]++
 		x62 := p.Hdr[22].Valid // already there: nothing to do
 		if !x62 {
 			x62 = p.Cursor >= 0 && p.Cursor+1 <= len(p.Data)
@@ -1029,11 +1549,11 @@ n36:
 		if x62 {
 			goto n37
 		}
+		pl.edges[78]++
 		goto n47
 	}
 n37:
 	{ // ParseSlowType: test slow.subtype == 1
-		pl.Runs[37]++
 		st64 := p.Hdr[22] // slow
 		if !st64.Valid || st64.Off < 0 || st64.Off+st64.Len > len(p.Data) {
 			return pl.drop(17)
@@ -1042,11 +1562,11 @@ n37:
 		if uint64(b63[0]) == 0x1 {
 			goto n38
 		}
+		pl.edges[15]++
 		goto n48
 	}
 n38:
 	{ // ParseLacp: extract lacp
-		pl.Runs[38]++
 		x65 := p.Hdr[23].Valid // already there: nothing to do
 		if !x65 {
 			x65 = p.Cursor >= 0 && p.Cursor+1 <= len(p.Data)
@@ -1058,13 +1578,14 @@ n38:
 			} // lacp
 		}
 		if x65 {
+			pl.edges[16]++
 			goto n48
 		}
+		pl.edges[79]++
 		goto n47
 	}
 n39:
 	{ // ParseLldp: extract lldp
-		pl.Runs[39]++
 		x66 := p.Hdr[21].Valid // already there: nothing to do
 		if !x66 {
 			x66 = p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
@@ -1076,13 +1597,14 @@ n39:
 			} // lldp
 		}
 		if x66 {
+			pl.edges[17]++
 			goto n48
 		}
+		pl.edges[80]++
 		goto n47
 	}
 n40:
 	{ // ParseUdp: extract udp
-		pl.Runs[40]++
 		x67 := p.Hdr[4].Valid // already there: nothing to do
 		if !x67 {
 			x67 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
@@ -1096,11 +1618,11 @@ n40:
 		if x67 {
 			goto n41
 		}
+		pl.edges[81]++
 		goto n47
 	}
 n41:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
-		pl.Runs[41]++
 		st69 := p.Hdr[4] // udp
 		if !st69.Valid || st69.Off < 0 || st69.Off+st69.Len > len(p.Data) {
 			return pl.drop(18)
@@ -1109,11 +1631,11 @@ n41:
 		if (uint64(binary.BigEndian.Uint16(b68[2:])) & 0xc000) == 0x4000 {
 			goto n42
 		}
+		pl.edges[18]++
 		goto n48
 	}
 n42:
 	{ // ParseLb: extract lb_common
-		pl.Runs[42]++
 		x70 := p.Hdr[9].Valid // already there: nothing to do
 		if !x70 {
 			x70 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
@@ -1127,11 +1649,11 @@ n42:
 		if x70 {
 			goto n43
 		}
+		pl.edges[82]++
 		goto n47
 	}
 n43:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		pl.Runs[43]++
 		st72 := p.Hdr[9] // lb_common
 		if !st72.Valid || st72.Off < 0 || st72.Off+st72.Len > len(p.Data) {
 			return pl.drop(19)
@@ -1140,11 +1662,11 @@ n43:
 		if uint64(binary.BigEndian.Uint16(b71[0:])) == 0x4c42 {
 			goto n44
 		}
+		pl.edges[83]++
 		goto n47
 	}
 n44:
 	{ // ParseLbVersion: switch lb_common.version
-		pl.Runs[44]++
 		st75 := p.Hdr[9] // lb_common
 		if !st75.Valid || st75.Off < 0 || st75.Off+st75.Len > len(p.Data) {
 			return pl.drop(20)
@@ -1157,12 +1679,12 @@ n44:
 		case v73 == 0x3:
 			goto n46
 		default:
+			pl.edges[84]++
 			goto n47
 		}
 	}
 n45:
 	{ // ParseLbV2: extract lb_v2
-		pl.Runs[45]++
 		x76 := p.Hdr[10].Valid // already there: nothing to do
 		if !x76 {
 			x76 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
@@ -1174,13 +1696,14 @@ n45:
 			} // lb_v2
 		}
 		if x76 {
+			pl.edges[19]++
 			goto n48
 		}
+		pl.edges[85]++
 		goto n47
 	}
 n46:
 	{ // ParseLbV3: extract lb_v3
-		pl.Runs[46]++
 		x77 := p.Hdr[11].Valid // already there: nothing to do
 		if !x77 {
 			x77 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
@@ -1192,24 +1715,23 @@ n46:
 			} // lb_v3
 		}
 		if x77 {
+			pl.edges[20]++
 			goto n48
 		}
+		pl.edges[86]++
 		goto n47
 	}
 n47:
 	{ // ParseFail: drop "phys_parsefail_counter"
-		pl.Runs[47]++
 		return pl.drop(21)
 	}
 n48:
 	{ // ParseParsed: set
-		pl.Runs[48]++
 		p.Meta[2] = packet.Value{Lo: (p.Meta[1].Lo) & 0xf}
 		goto n49
 	}
 n49:
 	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
-		pl.Runs[49]++
 		c78 := !(p.Hdr[1].Valid)
 		if c78 {
 			st80 := p.Hdr[0] // ethernet
@@ -1226,13 +1748,10 @@ n49:
 	}
 n50:
 	{ // PuntCount: count "phys_ieee802_multicast_counter"
-		pl.Runs[50]++
-		pl.Counted[1]++
 		goto n51
 	}
 n51:
 	{ // PuntIsSlow: test valid(slow)
-		pl.Runs[51]++
 		if p.Hdr[22].Valid {
 			goto n52
 		}
@@ -1240,7 +1759,6 @@ n51:
 	}
 n52:
 	{ // PuntIsLacp: test slow.subtype == 1
-		pl.Runs[52]++
 		st82 := p.Hdr[22] // slow
 		if !st82.Valid || st82.Off < 0 || st82.Off+st82.Len > len(p.Data) {
 			return pl.drop(23)
@@ -1253,39 +1771,33 @@ n52:
 	}
 n53:
 	{ // PuntLacp: count "phys_dot3_slow_lacp_counter"
-		pl.Runs[53]++
-		pl.Counted[2]++
 		goto n57
 	}
 n54:
 	{ // PuntSlowOther: count "phys_dot3_slow_other_counter"
-		pl.Runs[54]++
-		pl.Counted[3]++
+		pl.edges[21]++
 		goto n57
 	}
 n55:
 	{ // PuntIsLldp: test valid(lldp)
-		pl.Runs[55]++
 		if p.Hdr[21].Valid {
 			goto n56
 		}
+		pl.edges[22]++
 		goto n57
 	}
 n56:
 	{ // PuntLldp: count "phys_lldp_counter"
-		pl.Runs[56]++
-		pl.Counted[4]++
+		pl.edges[23]++
 		goto n57
 	}
 n57:
 	{ // PuntEgress: set
-		pl.Runs[57]++
 		p.Meta[2] = packet.Value{Lo: ((p.Meta[1].Lo | 0x2) & 0xf) & 0xf}
 		goto n58
 	}
 n58:
 	{ // PuntHasNsMac: test valid(nd_mac)
-		pl.Runs[58]++
 		if p.Hdr[14].Valid {
 			goto n59
 		}
@@ -1293,15 +1805,14 @@ n58:
 	}
 n59:
 	{ // PuntPopNsMac: pop nd_mac
-		pl.Runs[59]++
 		if !p.Pop(14) {
 			return pl.drop(24)
 		}
+		pl.edges[24]++
 		goto n60
 	}
 n60:
 	{ // PuntHasNsOpt: test valid(nd_opt)
-		pl.Runs[60]++
 		if p.Hdr[13].Valid {
 			goto n61
 		}
@@ -1309,15 +1820,14 @@ n60:
 	}
 n61:
 	{ // PuntPopNsOpt: pop nd_opt
-		pl.Runs[61]++
 		if !p.Pop(13) {
 			return pl.drop(25)
 		}
+		pl.edges[25]++
 		goto n62
 	}
 n62:
 	{ // PuntHasNs: test valid(nd_ns)
-		pl.Runs[62]++
 		if p.Hdr[12].Valid {
 			goto n63
 		}
@@ -1325,15 +1835,14 @@ n62:
 	}
 n63:
 	{ // PuntPopNs: pop nd_ns
-		pl.Runs[63]++
 		if !p.Pop(12) {
 			return pl.drop(26)
 		}
+		pl.edges[26]++
 		goto n64
 	}
 n64:
 	{ // PuntHasUdp: test valid(icmp_udp)
-		pl.Runs[64]++
 		if p.Hdr[20].Valid {
 			goto n65
 		}
@@ -1341,15 +1850,14 @@ n64:
 	}
 n65:
 	{ // PuntPopUdp: pop icmp_udp
-		pl.Runs[65]++
 		if !p.Pop(20) {
 			return pl.drop(27)
 		}
+		pl.edges[27]++
 		goto n66
 	}
 n66:
 	{ // PuntHasIPv4: test valid(icmp_ipv4)
-		pl.Runs[66]++
 		if p.Hdr[18].Valid {
 			goto n67
 		}
@@ -1357,15 +1865,14 @@ n66:
 	}
 n67:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		pl.Runs[67]++
 		if !p.Pop(18) {
 			return pl.drop(28)
 		}
+		pl.edges[28]++
 		goto n68
 	}
 n68:
 	{ // PuntHasIPv6: test valid(icmp_ipv6)
-		pl.Runs[68]++
 		if p.Hdr[19].Valid {
 			goto n69
 		}
@@ -1373,20 +1880,18 @@ n68:
 	}
 n69:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		pl.Runs[69]++
 		if !p.Pop(19) {
 			return pl.drop(29)
 		}
+		pl.edges[29]++
 		goto n70
 	}
 n70:
 	{ // ToHost: emit
-		pl.Runs[70]++
 		return pl.sink(0, p.Data)
 	}
 n71:
 	{ // L2HasVlan: test valid(vlan)
-		pl.Runs[71]++
 		if p.Hdr[1].Valid {
 			goto n72
 		}
@@ -1394,7 +1899,6 @@ n71:
 	}
 n72:
 	{ // L2VlanId: set
-		pl.Runs[72]++
 		st84 := p.Hdr[1] // vlan
 		if !st84.Valid || st84.Off < 0 || st84.Off+st84.Len > len(p.Data) {
 			return pl.drop(30)
@@ -1405,18 +1909,16 @@ n72:
 	}
 n73:
 	{ // L2PopVlan: pop vlan
-		pl.Runs[73]++
 		if !p.Pop(1) {
 			return pl.drop(31)
 		}
+		pl.edges[30]++
 		goto n74
 	}
 n74:
 	{ // L2Iface: lookup l2_iface_table
-		pl.Runs[74]++
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[3].Lo}
-		if e, hit := pl.tables[0].Lookup(pl.keys[:1]); hit {
+		if e, hit := pl.tables[0].LookupWord(((p.Meta[3].Lo) & 0xfff) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1426,27 +1928,23 @@ n74:
 			p.Meta[5] = packet.Value{Lo: (params[1].Lo) & 0xffffffffffff}
 			goto n75
 		default: // miss
+			pl.edges[31]++
 			goto n75
 		}
 	}
 n75:
 	{ // L2IfaceAllow: count "l2_iface_allow_counter"
-		pl.Runs[75]++
-		pl.Counted[5]++
 		goto n76
 	}
 n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
-		pl.Runs[76]++
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		st86 := p.Hdr[0] // ethernet
 		if !st86.Valid || st86.Off < 0 || st86.Off+st86.Len > len(p.Data) {
 			return pl.drop(32)
 		}
 		b85 := p.Data[st86.Off : st86.Off+st86.Len]
-		pl.keys[1] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b85[0:]))<<32 | uint64(binary.BigEndian.Uint32(b85[2:])))}
-		if e, hit := pl.tables[1].Lookup(pl.keys[:2]); hit {
+		if e, hit := pl.tables[1].LookupWord(((uint64(binary.BigEndian.Uint16(b85[0:]))<<32|uint64(binary.BigEndian.Uint32(b85[2:])))&0xffffffffffff)<<0 | ((p.Meta[4].Lo)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1455,6 +1953,7 @@ n76:
 			p.Meta[5] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
 			goto n78
 		case 1: // l2_dst_allow
+			pl.edges[32]++
 			goto n78
 		default: // miss
 			goto n77
@@ -1462,18 +1961,14 @@ n76:
 	}
 n77:
 	{ // L2DstDrop: drop "l2_dst_drop_counter"
-		pl.Runs[77]++
 		return pl.drop(33)
 	}
 n78:
 	{ // L2DstAllow: count "l2_dst_allow_counter"
-		pl.Runs[78]++
-		pl.Counted[6]++
 		goto n79
 	}
 n79:
 	{ // L3DaIPv4: test valid(ipv4)
-		pl.Runs[79]++
 		if p.Hdr[2].Valid {
 			goto n83
 		}
@@ -1481,7 +1976,6 @@ n79:
 	}
 n80:
 	{ // L3DaIPv6: test valid(ipv6)
-		pl.Runs[80]++
 		if p.Hdr[3].Valid {
 			goto n84
 		}
@@ -1489,7 +1983,6 @@ n80:
 	}
 n81:
 	{ // L3DaArp: test valid(arp)
-		pl.Runs[81]++
 		if p.Hdr[5].Valid {
 			goto n85
 		}
@@ -1497,12 +1990,10 @@ n81:
 	}
 n82:
 	{ // L3NotIP: drop "l2_iface_drop_notip_counter"
-		pl.Runs[82]++
 		return pl.drop(34)
 	}
 n83:
 	{ // L3SetDaIPv4: set
-		pl.Runs[83]++
 		st88 := p.Hdr[2] // ipv4
 		if !st88.Valid || st88.Off < 0 || st88.Off+st88.Len > len(p.Data) {
 			return pl.drop(35)
@@ -1513,29 +2004,28 @@ n83:
 	}
 n84:
 	{ // L3SetDaIPv6: set
-		pl.Runs[84]++
 		st90 := p.Hdr[3] // ipv6
 		if !st90.Valid || st90.Off < 0 || st90.Off+st90.Len > len(p.Data) {
 			return pl.drop(36)
 		}
 		b89 := p.Data[st90.Off : st90.Off+st90.Len]
 		p.Meta[8] = (packet.Value{Hi: binary.BigEndian.Uint64(b89[24:]), Lo: binary.BigEndian.Uint64(b89[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		pl.edges[33]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set
-		pl.Runs[85]++
 		st92 := p.Hdr[5] // arp
 		if !st92.Valid || st92.Off < 0 || st92.Off+st92.Len > len(p.Data) {
 			return pl.drop(37)
 		}
 		b91 := p.Data[st92.Off : st92.Off+st92.Len]
 		p.Meta[8] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b91[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		pl.edges[34]++
 		goto n86
 	}
 n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
-		pl.Runs[86]++
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		st94 := p.Hdr[0] // ethernet
@@ -1560,18 +2050,14 @@ n86:
 	}
 n87:
 	{ // L3BadIP: drop "l2_iface_drop_badip_counter"
-		pl.Runs[87]++
 		return pl.drop(39)
 	}
 n88:
 	{ // L3Allow: count "l3_allow_counter"
-		pl.Runs[88]++
-		pl.Counted[7]++
 		goto n89
 	}
 n89:
 	{ // L3IsArp: test valid(arp)
-		pl.Runs[89]++
 		if p.Hdr[5].Valid {
 			goto n112
 		}
@@ -1579,7 +2065,6 @@ n89:
 	}
 n90:
 	{ // L3IsIcmp4: test valid(icmp)
-		pl.Runs[90]++
 		if p.Hdr[6].Valid {
 			goto n92
 		}
@@ -1587,7 +2072,6 @@ n90:
 	}
 n91:
 	{ // L3IsIcmp6: test valid(icmpv6)
-		pl.Runs[91]++
 		if p.Hdr[7].Valid {
 			goto n104
 		}
@@ -1595,7 +2079,6 @@ n91:
 	}
 n92:
 	{ // L3IsEcho4: test valid(icmp_echo)
-		pl.Runs[92]++
 		if p.Hdr[8].Valid {
 			goto n116
 		}
@@ -1603,7 +2086,6 @@ n92:
 	}
 n93:
 	{ // L3Icmp4Type: switch icmp.type
-		pl.Runs[93]++
 		st97 := p.Hdr[6] // icmp
 		if !st97.Valid || st97.Off < 0 || st97.Off+st97.Len > len(p.Data) {
 			return pl.drop(40)
@@ -1619,12 +2101,10 @@ n93:
 	}
 n94:
 	{ // L3Icmp4Unhandled: drop "l3_icmpv4_unhandled"
-		pl.Runs[94]++
 		return pl.drop(41)
 	}
 n95:
 	{ // L3Unreach4: switch icmp.code
-		pl.Runs[95]++
 		st100 := p.Hdr[6] // icmp
 		if !st100.Valid || st100.Off < 0 || st100.Off+st100.Len > len(p.Data) {
 			return pl.drop(42)
@@ -1652,47 +2132,38 @@ n95:
 	}
 n96:
 	{ // L3Unreach4Net: drop "l3_icmpv4_dest_unreach_net"
-		pl.Runs[96]++
 		return pl.drop(43)
 	}
 n97:
 	{ // L3Unreach4Host: drop "l3_icmpv4_dest_unreach_host"
-		pl.Runs[97]++
 		return pl.drop(44)
 	}
 n98:
 	{ // L3Unreach4Port: drop "l3_icmpv4_dest_unreach_port"
-		pl.Runs[98]++
 		return pl.drop(45)
 	}
 n99:
 	{ // L3Unreach4FragNeeded: drop "l3_icmpv4_dest_unreach_frag_needed"
-		pl.Runs[99]++
 		return pl.drop(46)
 	}
 n100:
 	{ // L3Unreach4NetUnknown: drop "l3_icmpv4_dest_unreach_net_unknown"
-		pl.Runs[100]++
 		return pl.drop(47)
 	}
 n101:
 	{ // L3Unreach4HostUnknown: drop "l3_icmpv4_dest_unreach_host_unknown"
-		pl.Runs[101]++
 		return pl.drop(48)
 	}
 n102:
 	{ // L3Unreach4HostProhibited: drop "l3_icmpv4_dest_unreach_host_prohibited"
-		pl.Runs[102]++
 		return pl.drop(49)
 	}
 n103:
 	{ // L3Unreach4Other: drop "l3_icmpv4_dest_unreach_other"
-		pl.Runs[103]++
 		return pl.drop(50)
 	}
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
-		pl.Runs[104]++
 		st103 := p.Hdr[7] // icmpv6
 		if !st103.Valid || st103.Off < 0 || st103.Off+st103.Len > len(p.Data) {
 			return pl.drop(51)
@@ -1712,12 +2183,10 @@ n104:
 	}
 n105:
 	{ // L3Icmp6Unhandled: drop "l3_icmpv6_unhandled"
-		pl.Runs[105]++
 		return pl.drop(52)
 	}
 n106:
 	{ // L3Unreach6: switch icmpv6.code
-		pl.Runs[106]++
 		st106 := p.Hdr[7] // icmpv6
 		if !st106.Valid || st106.Off < 0 || st106.Off+st106.Len > len(p.Data) {
 			return pl.drop(53)
@@ -1739,32 +2208,26 @@ n106:
 	}
 n107:
 	{ // L3Unreach6Net: drop "l3_icmpv6_dest_unreach_net"
-		pl.Runs[107]++
 		return pl.drop(54)
 	}
 n108:
 	{ // L3Unreach6HostProhibited: drop "l3_icmpv6_dest_unreach_host_prohibited"
-		pl.Runs[108]++
 		return pl.drop(55)
 	}
 n109:
 	{ // L3Unreach6Host: drop "l3_icmpv6_dest_unreach_host"
-		pl.Runs[109]++
 		return pl.drop(56)
 	}
 n110:
 	{ // L3Unreach6Port: drop "l3_icmpv6_dest_unreach_port"
-		pl.Runs[110]++
 		return pl.drop(57)
 	}
 n111:
 	{ // L3Unreach6Other: drop "l3_icmpv6_dest_unreach_other"
-		pl.Runs[111]++
 		return pl.drop(58)
 	}
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		pl.Runs[112]++
 		st108 := p.Hdr[5] // arp
 		if !st108.Valid || st108.Off < 0 || st108.Off+st108.Len > len(p.Data) {
 			return pl.drop(59)
@@ -1777,13 +2240,11 @@ n112:
 	}
 n113:
 	{ // ArpNoMatch: count "l3_arp_tpa_nomatch"
-		pl.Runs[113]++
-		pl.Counted[8]++
+		pl.edges[35]++
 		goto n140
 	}
 n114:
 	{ // ArpReply: set
-		pl.Runs[114]++
 		st110 := p.Hdr[0] // ethernet
 		if !st110.Valid || st110.Off < 0 || st110.Off+st110.Len > len(p.Data) {
 			return pl.drop(60)
@@ -1813,13 +2274,10 @@ n114:
 	}
 n115:
 	{ // ArpOk: count "l3_arp_ok"
-		pl.Runs[115]++
-		pl.Counted[9]++
 		goto n2
 	}
 n116:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
-		pl.Runs[116]++
 		st118 := p.Hdr[2] // ipv4
 		if !st118.Valid || st118.Off < 0 || st118.Off+st118.Len > len(p.Data) {
 			return pl.drop(61)
@@ -1832,12 +2290,10 @@ n116:
 	}
 n117:
 	{ // Echo4NoMatch: drop "l3_icmpv4_echo_dst_nomatch"
-		pl.Runs[117]++
 		return pl.drop(62)
 	}
 n118:
 	{ // Echo4Reply: set
-		pl.Runs[118]++
 		var d119 uint64   // icmp checksum
 		st121 := p.Hdr[0] // ethernet
 		if !st121.Valid || st121.Off < 0 || st121.Off+st121.Len > len(p.Data) {
@@ -1940,13 +2396,11 @@ n118:
 	}
 n119:
 	{ // Echo4Ok: count "l3_icmpv4_echo_ok"
-		pl.Runs[119]++
-		pl.Counted[10]++
+		pl.edges[36]++
 		goto n2
 	}
 n120:
 	{ // Echo6Reply: set
-		pl.Runs[120]++
 		var d155 uint64   // icmpv6 checksum
 		st157 := p.Hdr[0] // ethernet
 		if !st157.Valid || st157.Off < 0 || st157.Off+st157.Len > len(p.Data) {
@@ -2055,13 +2509,11 @@ n120:
 	}
 n121:
 	{ // Echo6Ok: count "l3_icmpv6_echo_ok"
-		pl.Runs[121]++
-		pl.Counted[11]++
+		pl.edges[37]++
 		goto n2
 	}
 n122:
 	{ // NsForUs: test nd_ns.target == meta.own_ip
-		pl.Runs[122]++
 		st192 := p.Hdr[12] // nd_ns
 		if !st192.Valid || st192.Off < 0 || st192.Off+st192.Len > len(p.Data) {
 			return pl.drop(65)
@@ -2074,12 +2526,10 @@ n122:
 	}
 n123:
 	{ // NsNoMatch: drop "l3_ipv6nd_neigh_sol_target_nomatch"
-		pl.Runs[123]++
 		return pl.drop(66)
 	}
 n124:
 	{ // NsUnspecified: test ipv6.src == 0
-		pl.Runs[124]++
 		st194 := p.Hdr[3] // ipv6
 		if !st194.Valid || st194.Off < 0 || st194.Off+st194.Len > len(p.Data) {
 			return pl.drop(67)
@@ -2092,7 +2542,6 @@ n124:
 	}
 n125:
 	{ // NsToAllNodes: set
-		pl.Runs[125]++
 		p.Meta[24] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[25] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[26] = packet.Value{Lo: (0x0) & 0x1}
@@ -2106,7 +2555,6 @@ n125:
 	}
 n126:
 	{ // NsToSender: set
-		pl.Runs[126]++
 		st198 := p.Hdr[3] // ipv6
 		if !st198.Valid || st198.Off < 0 || st198.Off+st198.Len > len(p.Data) {
 			return pl.drop(69)
@@ -2130,26 +2578,25 @@ n126:
 	}
 n127:
 	{ // NsHasSrcMac: test valid(nd_mac)
-		pl.Runs[127]++
 		if p.Hdr[14].Valid {
 			goto n128
 		}
+		pl.edges[38]++
 		goto n129
 	}
 n128:
 	{ // NsSrcMac: set
-		pl.Runs[128]++
 		st204 := p.Hdr[14] // nd_mac
 		if !st204.Valid || st204.Off < 0 || st204.Off+st204.Len > len(p.Data) {
 			return pl.drop(70)
 		}
 		b203 := p.Data[st204.Off : st204.Off+st204.Len]
 		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b203[0:]))<<32 | uint64(binary.BigEndian.Uint32(b203[2:]))) & 0xffffffffffff}
+		pl.edges[39]++
 		goto n129
 	}
 n129:
 	{ // NsHasOpt: test valid(nd_opt)
-		pl.Runs[129]++
 		if p.Hdr[13].Valid {
 			goto n130
 		}
@@ -2157,7 +2604,6 @@ n129:
 	}
 n130:
 	{ // NsHasMac: test valid(nd_mac)
-		pl.Runs[130]++
 		if p.Hdr[14].Valid {
 			goto n131
 		}
@@ -2165,23 +2611,22 @@ n130:
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		pl.Runs[131]++
 		if !p.Pop(14) {
 			return pl.drop(71)
 		}
+		pl.edges[40]++
 		goto n132
 	}
 n132:
 	{ // NsPopOpt: pop nd_opt
-		pl.Runs[132]++
 		if !p.Pop(13) {
 			return pl.drop(72)
 		}
+		pl.edges[41]++
 		goto n133
 	}
 n133:
 	{ // NsPopBody: pop nd_ns
-		pl.Runs[133]++
 		if !p.Pop(12) {
 			return pl.drop(73)
 		}
@@ -2189,7 +2634,6 @@ n133:
 	}
 n134:
 	{ // NsPushNa: push nd_na
-		pl.Runs[134]++
 		if !p.Hdr[7].Valid {
 			return pl.drop(74)
 		}
@@ -2200,7 +2644,6 @@ n134:
 	}
 n135:
 	{ // NsPushOpt: push nd_na_opt
-		pl.Runs[135]++
 		if !p.Hdr[15].Valid {
 			return pl.drop(75)
 		}
@@ -2211,7 +2654,6 @@ n135:
 	}
 n136:
 	{ // NsPushMac: push nd_na_mac
-		pl.Runs[136]++
 		if !p.Hdr[16].Valid {
 			return pl.drop(76)
 		}
@@ -2222,7 +2664,6 @@ n136:
 	}
 n137:
 	{ // NsFill: set
-		pl.Runs[137]++
 		st206 := p.Hdr[0] // ethernet
 		if !st206.Valid || st206.Off < 0 || st206.Off+st206.Len > len(p.Data) {
 			return pl.drop(77)
@@ -2276,7 +2717,6 @@ n137:
 	}
 n138:
 	{ // NsCsum: checksum compute icmpv6
-		pl.Runs[138]++
 		if !p.ComputeChecksum(7) {
 			return pl.drop(78)
 		}
@@ -2284,19 +2724,15 @@ n138:
 	}
 n139:
 	{ // NsOk: count "l3_ipv6nd_neigh_sol_ok"
-		pl.Runs[139]++
-		pl.Counted[12]++
+		pl.edges[42]++
 		goto n2
 	}
 n140:
 	{ // LbRx: count "lb_rx_pkt_counter"
-		pl.Runs[140]++
-		pl.Counted[13]++
 		goto n141
 	}
 n141:
 	{ // LbSrcIPv4: test valid(ipv4)
-		pl.Runs[141]++
 		if p.Hdr[2].Valid {
 			goto n144
 		}
@@ -2304,7 +2740,6 @@ n141:
 	}
 n142:
 	{ // LbSrcIPv6: test valid(ipv6)
-		pl.Runs[142]++
 		if p.Hdr[3].Valid {
 			goto n145
 		}
@@ -2312,19 +2747,17 @@ n142:
 	}
 n143:
 	{ // LbNotIP: drop "lb_drop_not_ip_pkt_counter"
-		pl.Runs[143]++
 		return pl.drop(79)
 	}
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
-		pl.Runs[144]++
 		act, params := 1, []packet.Value(nil)
 		st221 := p.Hdr[2] // ipv4
 		if !st221.Valid || st221.Off < 0 || st221.Off+st221.Len > len(p.Data) {
 			return pl.drop(80)
 		}
 		b220 := p.Data[st221.Off : st221.Off+st221.Len]
-		if e, hit := pl.tables[3].LookupPacked(((uint64(binary.BigEndian.Uint32(b220[12:])))&0xffffffff)<<0 | ((p.Meta[7].Lo)&0xff)<<32); hit {
+		if e, hit := pl.tables[3].LookupWord(((uint64(binary.BigEndian.Uint32(b220[12:])))&0xffffffff)<<0 | ((p.Meta[7].Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2337,7 +2770,6 @@ n144:
 	}
 n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
-		pl.Runs[145]++
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
 		st223 := p.Hdr[3] // ipv6
@@ -2352,19 +2784,19 @@ n145:
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
+			pl.edges[43]++
 			goto n147
 		default: // miss
+			pl.edges[87]++
 			goto n146
 		}
 	}
 n146:
 	{ // LbBlocked: drop "lb_drop_blocked_src_pkt_counter"
-		pl.Runs[146]++
 		return pl.drop(82)
 	}
 n147:
 	{ // LbHasLb: test valid(lb_common)
-		pl.Runs[147]++
 		if p.Hdr[9].Valid {
 			goto n149
 		}
@@ -2372,12 +2804,10 @@ n147:
 	}
 n148:
 	{ // LbNoHdr: drop "lb_drop_no_udplb_hdr_pkt_counter"
-		pl.Runs[148]++
 		return pl.drop(83)
 	}
 n149:
 	{ // LbIsV2: test valid(lb_v2)
-		pl.Runs[149]++
 		if p.Hdr[10].Valid {
 			goto n152
 		}
@@ -2385,7 +2815,6 @@ n149:
 	}
 n150:
 	{ // LbIsV3: test valid(lb_v3)
-		pl.Runs[150]++
 		if p.Hdr[11].Valid {
 			goto n153
 		}
@@ -2393,24 +2822,18 @@ n150:
 	}
 n151:
 	{ // LbBadVersion: drop "lb_drop_bad_udplb_version_pkt_counter"
-		pl.Runs[151]++
 		return pl.drop(84)
 	}
 n152:
 	{ // LbRxV2: count "lb_rx_v2_counter"
-		pl.Runs[152]++
-		pl.Counted[14]++
 		goto n154
 	}
 n153:
 	{ // LbRxV3: count "lb_rx_v3_counter"
-		pl.Runs[153]++
-		pl.Counted[15]++
 		goto n155
 	}
 n154:
 	{ // LbSelV2: set
-		pl.Runs[154]++
 		st225 := p.Hdr[10] // lb_v2
 		if !st225.Valid || st225.Off < 0 || st225.Off+st225.Len > len(p.Data) {
 			return pl.drop(85)
@@ -2423,7 +2846,6 @@ n154:
 	}
 n155:
 	{ // LbSelV3: set
-		pl.Runs[155]++
 		st227 := p.Hdr[11] // lb_v3
 		if !st227.Valid || st227.Off < 0 || st227.Off+st227.Len > len(p.Data) {
 			return pl.drop(86)
@@ -2432,11 +2854,11 @@ n155:
 		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b226[4:]))}
 		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b226[0:]))) & 0xffff}
 		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b226[2:]))) & 0xffff}
+		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		pl.Runs[156]++
 		c229 := p.Hdr[2].Valid
 		if c229 {
 			st231 := p.Hdr[2] // ipv4
@@ -2466,12 +2888,10 @@ n156:
 	}
 n157:
 	{ // LbTtlExpired: drop "lb_drop_ttl_expired_pkt_counter"
-		pl.Runs[157]++
 		return pl.drop(88)
 	}
 n158:
 	{ // LbEpoch: lookup epoch_assign_table
-		pl.Runs[158]++
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
 		pl.keys[1] = packet.Value{Lo: p.Meta[9].Lo}
@@ -2489,6 +2909,7 @@ n158:
 			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
 			p.Meta[11] = packet.Value{Lo: (params[1].Lo) & 0x1f}
 			p.Meta[12] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			pl.edges[45]++
 			goto n160
 		default: // miss
 			goto n159
@@ -2496,20 +2917,17 @@ n158:
 	}
 n159:
 	{ // LbEpochMiss: drop "lb_drop_epoch_assign_miss_pkt_counter"
-		pl.Runs[159]++
 		return pl.drop(89)
 	}
 n160:
 	{ // LbSlot: set
-		pl.Runs[160]++
 		p.Meta[15] = packet.Value{Lo: ((((p.Meta[13].Lo ^ p.Meta[12].Lo) & 0xffff) & ((((0x1 << p.Meta[11].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n161
 	}
 n161:
 	{ // LbCalendar: lookup load_balance_calendar_table
-		pl.Runs[161]++
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[6].LookupPacked(((p.Meta[15].Lo)&0xffff)<<0 | ((p.Meta[10].Lo)&0xffffffff)<<16 | ((p.Meta[7].Lo)&0xff)<<48); hit {
+		if e, hit := pl.tables[6].LookupWord(((p.Meta[15].Lo)&0xffff)<<0 | ((p.Meta[10].Lo)&0xffffffff)<<16 | ((p.Meta[7].Lo)&0xff)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2523,19 +2941,17 @@ n161:
 	}
 n162:
 	{ // LbCalendarMiss: drop "lb_drop_lb_calendar_miss_pkt_counter"
-		pl.Runs[162]++
 		return pl.drop(90)
 	}
 n163:
 	{ // LbMember: lookup member_info_lookup_table
-		pl.Runs[163]++
 		act, params := 4, []packet.Value(nil)
 		st236 := p.Hdr[0] // ethernet
 		if !st236.Valid || st236.Off < 0 || st236.Off+st236.Len > len(p.Data) {
 			return pl.drop(91)
 		}
 		b235 := p.Data[st236.Off : st236.Off+st236.Len]
-		if e, hit := pl.tables[7].LookupPacked(((p.Meta[16].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b235[12:])))&0xffff)<<16 | ((p.Meta[7].Lo)&0xff)<<32); hit {
+		if e, hit := pl.tables[7].LookupWord(((p.Meta[16].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b235[12:])))&0xffff)<<16 | ((p.Meta[7].Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2553,6 +2969,7 @@ n163:
 			p.Meta[20] = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			p.Meta[21] = packet.Value{Lo: (params[3].Lo) & 0x1f}
 			p.Meta[22] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			pl.edges[46]++
 			goto n167
 		case 2: // drop_soft_evicted
 			goto n165
@@ -2564,28 +2981,23 @@ n163:
 	}
 n164:
 	{ // LbMemberMiss: drop "lb_drop_mbr_info_miss_pkt_counter"
-		pl.Runs[164]++
 		return pl.drop(92)
 	}
 n165:
 	{ // LbSoftEvicted: drop "mbr_drop_soft_evicted_counter"
-		pl.Runs[165]++
 		return pl.drop(93)
 	}
 n166:
 	{ // LbDeregistered: drop "mbr_drop_deregistered_counter"
-		pl.Runs[166]++
 		return pl.drop(94)
 	}
 n167:
 	{ // LbPort: set
-		pl.Runs[167]++
 		p.Meta[23] = packet.Value{Lo: ((p.Meta[20].Lo + ((p.Meta[14].Lo & ((((0x1 << p.Meta[21].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n168
 	}
 n168:
 	{ // LbEth: set
-		pl.Runs[168]++
 		st238 := p.Hdr[0] // ethernet
 		if !st238.Valid || st238.Off < 0 || st238.Off+st238.Len > len(p.Data) {
 			return pl.drop(95)
@@ -2601,7 +3013,6 @@ n168:
 	}
 n169:
 	{ // LbCsumZero: test udp.checksum == 0
-		pl.Runs[169]++
 		st242 := p.Hdr[4] // udp
 		if !st242.Valid || st242.Off < 0 || st242.Off+st242.Len > len(p.Data) {
 			return pl.drop(96)
@@ -2614,13 +3025,12 @@ n169:
 	}
 n170:
 	{ // LbMarkZero: set
-		pl.Runs[170]++
 		p.Meta[0] = packet.Value{Lo: (0x1) & 0x1}
+		pl.edges[47]++
 		goto n171
 	}
 n171:
 	{ // LbIsIPv4: test valid(ipv4)
-		pl.Runs[171]++
 		if p.Hdr[2].Valid {
 			goto n172
 		}
@@ -2628,7 +3038,6 @@ n171:
 	}
 n172:
 	{ // LbKeepIPv4: test meta.keep_lb == 1
-		pl.Runs[172]++
 		if p.Meta[22].Lo == 0x1 {
 			goto n174
 		}
@@ -2636,7 +3045,6 @@ n172:
 	}
 n173:
 	{ // LbKeepIPv6: test meta.keep_lb == 1
-		pl.Runs[173]++
 		if p.Meta[22].Lo == 0x1 {
 			goto n176
 		}
@@ -2644,7 +3052,6 @@ n173:
 	}
 n174:
 	{ // LbIPv4Keep: set
-		pl.Runs[174]++
 		var d243 uint64 // ipv4 checksum
 		var d244 uint64 // udp checksum
 		v245 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
@@ -2759,7 +3166,6 @@ n174:
 	}
 n175:
 	{ // LbIPv4Strip: set
-		pl.Runs[175]++
 		var d289 uint64 // ipv4 checksum
 		var d290 uint64 // udp checksum
 		v291 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
@@ -2902,7 +3308,6 @@ n175:
 	}
 n176:
 	{ // LbIPv6Keep: set
-		pl.Runs[176]++
 		var d344 uint64 // udp checksum
 		v345 := p.Meta[6]
 		st347 := p.Hdr[3] // ipv6
@@ -2982,11 +3387,11 @@ n176:
 		if cb369, ok370 := p.Bytes(4); ok370 {
 			binary.BigEndian.PutUint16(cb369[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb369[6:]), d344, false))
 		}
+		pl.edges[48]++
 		goto n183
 	}
 n177:
 	{ // LbIPv6Strip: set
-		pl.Runs[177]++
 		var d371 uint64 // udp checksum
 		v372 := p.Meta[6]
 		st374 := p.Hdr[3] // ipv6
@@ -3085,11 +3490,11 @@ n177:
 		if cb401, ok402 := p.Bytes(4); ok402 {
 			binary.BigEndian.PutUint16(cb401[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb401[6:]), d371, false))
 		}
+		pl.edges[49]++
 		goto n178
 	}
 n178:
 	{ // LbPopV2: test valid(lb_v2)
-		pl.Runs[178]++
 		if p.Hdr[10].Valid {
 			goto n179
 		}
@@ -3097,7 +3502,6 @@ n178:
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		pl.Runs[179]++
 		pb403, ok404 := p.Bytes(10) // lb_v2
 		if !ok404 {
 			return pl.drop(101)
@@ -3112,7 +3516,6 @@ n179:
 	}
 n180:
 	{ // LbPopV3Body: pop lb_v3
-		pl.Runs[180]++
 		pb407, ok408 := p.Bytes(11) // lb_v3
 		if !ok408 {
 			return pl.drop(102)
@@ -3123,11 +3526,11 @@ n180:
 			}
 		}
 		p.Pop(11)
+		pl.edges[50]++
 		goto n181
 	}
 n181:
 	{ // LbPopCommon: pop lb_common
-		pl.Runs[181]++
 		pb411, ok412 := p.Bytes(9) // lb_common
 		if !ok412 {
 			return pl.drop(103)
@@ -3142,7 +3545,6 @@ n181:
 	}
 n182:
 	{ // LbUdpLen: set
-		pl.Runs[182]++
 		var d415 uint64   // udp checksum
 		st417 := p.Hdr[4] // udp
 		if !st417.Valid || st417.Off < 0 || st417.Off+st417.Len > len(p.Data) {
@@ -3163,11 +3565,11 @@ n182:
 		if cb423, ok424 := p.Bytes(4); ok424 {
 			binary.BigEndian.PutUint16(cb423[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb423[6:]), d415, false))
 		}
+		pl.edges[51]++
 		goto n183
 	}
 n183:
 	{ // LbCsumFix: test meta.udp_zero == 1
-		pl.Runs[183]++
 		if p.Meta[0].Lo == 0x1 {
 			goto n184
 		}
@@ -3175,29 +3577,26 @@ n183:
 	}
 n184:
 	{ // LbCsumKeepZero: set
-		pl.Runs[184]++
 		st426 := p.Hdr[4] // udp
 		if !st426.Valid || st426.Off < 0 || st426.Off+st426.Len > len(p.Data) {
 			return pl.drop(105)
 		}
 		b425 := p.Data[st426.Off : st426.Off+st426.Len]
 		binary.BigEndian.PutUint16(b425[6:], uint16(0x0))
+		pl.edges[52]++
 		goto n185
 	}
 n185:
 	{ // LbTxCount: count "mbr_tx_pkt_counter"
-		pl.Runs[185]++
-		pl.Counted[16]++
+		pl.edges[53]++
 		goto n2
 	}
 n2:
 	{ // TxQueue: input
-		pl.Runs[2]++
 		goto n3
 	}
 n3:
 	{ // TxWire: emit
-		pl.Runs[3]++
 		return pl.sink(1, p.Data)
 	}
 }

@@ -336,6 +336,9 @@ var DropSites = [95]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
 // CountLabels name the count operations' counters (Pipeline.Counted).
 var CountLabels = [17]string{"rx_counter", "phys_ieee802_multicast_counter", "phys_dot3_slow_lacp_counter", "phys_dot3_slow_other_counter", "phys_lldp_counter", "l2_iface_allow_counter", "l2_dst_allow_counter", "l3_allow_counter", "l3_arp_tpa_nomatch", "l3_arp_ok", "l3_icmpv4_echo_ok", "l3_icmpv6_echo_ok", "l3_ipv6nd_neigh_sol_ok", "lb_rx_pkt_counter", "lb_rx_v2_counter", "lb_rx_v3_counter", "mbr_tx_pkt_counter"}
 
+// countOf is, per node, 1 + its count operation's label, or 0.
+var countOf = [152]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3, 4, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 7, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 10, 0, 0, 0, 11, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 14, 0, 0, 0, 0, 0, 15, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17}
+
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
 // Pipeline itself is for one goroutine: give each worker its own, sharing
@@ -345,10 +348,11 @@ type Pipeline struct {
 	tables []*packet.Table
 	keys   [3]packet.Value
 
-	Runs    [len(NodeNames)]uint64   // frames each node ran on
-	Sunk    [len(SinkNames)]uint64   // frames out at each sink
-	Dropped [len(DropSites)]uint64   // frames ended at each drop site
-	Counted [len(CountLabels)]uint64 // count operations, by label
+	Sunk    [len(SinkNames)]uint64 // frames out at each sink
+	Dropped [len(DropSites)]uint64 // frames ended at each drop site
+	// edges count the frames along the few edges the node runs do not
+	// follow from (see runs).
+	edges [50]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -397,9 +401,22 @@ func (pl *Pipeline) ProcessBatch(frames []fastpath.Frame) {
 	}
 }
 
+// Runs returns the frames each node ran on (by NodeNames index).
+func (pl *Pipeline) Runs() [len(NodeNames)]uint64 { return pl.runs() }
+
+// Counted returns the count operations' counters (by CountLabels index).
+func (pl *Pipeline) Counted() (c [len(CountLabels)]uint64) {
+	for i, v := range pl.runs() {
+		if countOf[i] > 0 {
+			c[countOf[i]-1] += v
+		}
+	}
+	return c
+}
+
 // Each calls f for every non-zero counter, nodes in graph order.
 func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
-	for i, v := range pl.Runs {
+	for i, v := range pl.runs() {
 		if v > 0 {
 			f(fastpath.CountNode, NodeNames[i], "", v)
 		}
@@ -414,7 +431,7 @@ func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
 			f(fastpath.CountDrop, DropSites[i].Node, DropSites[i].Reason, v)
 		}
 	}
-	for i, v := range pl.Counted {
+	for i, v := range pl.Counted() {
 		if v > 0 {
 			f(fastpath.CountLabel, CountLabels[i], "", v)
 		}
@@ -431,6 +448,402 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 	return fastpath.Result{Sink: s, Drop: -1, Data: data}
 }
 
+// runs solves the flow graph for the frames each node ran on.
+func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
+	var f [237]uint64
+	total := uint64(0) + pl.Dropped[6] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[15] + pl.Sunk[0] + pl.Dropped[27] + pl.Dropped[31] + pl.Dropped[33] + pl.Dropped[35] + pl.Dropped[36] + pl.Dropped[37] + pl.Dropped[38] + pl.Dropped[39] + pl.Dropped[40] + pl.Dropped[41] + pl.Dropped[42] + pl.Dropped[44] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[48] + pl.Dropped[49] + pl.Dropped[50] + pl.Dropped[54] + pl.Dropped[58] + pl.Dropped[73] + pl.Dropped[77] + pl.Dropped[78] + pl.Dropped[79] + pl.Dropped[81] + pl.Dropped[82] + pl.Dropped[83] + pl.Sunk[1]
+	f[5] = pl.edges[36]
+	f[7] = pl.edges[37]
+	f[9] = pl.edges[38]
+	f[11] = pl.edges[39]
+	f[13] = pl.edges[40]
+	f[14] = pl.edges[0]
+	f[15] = pl.edges[41]
+	f[17] = pl.edges[42]
+	f[19] = pl.edges[43]
+	f[22] = pl.edges[1]
+	f[23] = pl.edges[44]
+	f[24] = pl.Dropped[6]
+	f[28] = pl.Dropped[8]
+	f[29] = pl.Dropped[9]
+	f[30] = pl.edges[2]
+	f[31] = pl.Dropped[10]
+	f[32] = pl.Dropped[11]
+	f[33] = pl.Dropped[12]
+	f[37] = pl.edges[45]
+	f[40] = pl.edges[46]
+	f[42] = pl.edges[47]
+	f[43] = pl.edges[3]
+	f[44] = pl.edges[48]
+	f[45] = pl.Dropped[15]
+	f[55] = pl.edges[4]
+	f[57] = pl.edges[5]
+	f[58] = pl.edges[6]
+	f[62] = pl.edges[7]
+	f[65] = pl.edges[8]
+	f[68] = pl.edges[9]
+	f[71] = pl.edges[10]
+	f[74] = pl.edges[11]
+	f[77] = pl.edges[12]
+	f[78] = pl.Sunk[0]
+	f[82] = pl.edges[13]
+	f[84] = pl.edges[14]
+	f[87] = pl.edges[15]
+	f[89] = pl.Dropped[27]
+	f[94] = pl.edges[16]
+	f[97] = pl.Dropped[31]
+	f[109] = pl.Dropped[33]
+	f[118] = pl.Dropped[35]
+	f[119] = pl.Dropped[36]
+	f[120] = pl.Dropped[37]
+	f[121] = pl.Dropped[38]
+	f[122] = pl.Dropped[39]
+	f[123] = pl.Dropped[40]
+	f[124] = pl.Dropped[41]
+	f[125] = pl.Dropped[42]
+	f[130] = pl.Dropped[44]
+	f[136] = pl.Dropped[46]
+	f[137] = pl.Dropped[47]
+	f[138] = pl.Dropped[48]
+	f[139] = pl.Dropped[49]
+	f[140] = pl.Dropped[50]
+	f[143] = pl.edges[17]
+	f[148] = pl.Dropped[54]
+	f[150] = pl.edges[18]
+	f[152] = pl.edges[19]
+	f[155] = pl.Dropped[58]
+	f[161] = pl.edges[20]
+	f[162] = pl.edges[21]
+	f[167] = pl.edges[22]
+	f[168] = pl.edges[23]
+	f[175] = pl.edges[24]
+	f[181] = pl.edges[25]
+	f[182] = pl.edges[49]
+	f[183] = pl.Dropped[73]
+	f[189] = pl.edges[26]
+	f[192] = pl.Dropped[77]
+	f[194] = pl.edges[27]
+	f[196] = pl.Dropped[78]
+	f[200] = pl.Dropped[79]
+	f[202] = pl.edges[28]
+	f[206] = pl.Dropped[81]
+	f[207] = pl.Dropped[82]
+	f[208] = pl.Dropped[83]
+	f[213] = pl.edges[29]
+	f[222] = pl.edges[30]
+	f[223] = pl.edges[31]
+	f[227] = pl.edges[32]
+	f[229] = pl.edges[33]
+	f[232] = pl.edges[34]
+	f[233] = pl.edges[35]
+	f[235] = pl.Sunk[1]
+	f[236] = total
+	f[0] = 0 + f[236]
+	f[12] = 0 + f[14] + f[15]
+	f[21] = 0 + f[22] + f[23]
+	f[2] = 0 + f[24] - f[5] - f[7] - f[9] - f[11] - f[13] - f[15] - f[17] - f[19] - f[23]
+	f[234] = 0 + f[235]
+	f[39] = 0 + f[43] + f[44]
+	f[35] = 0 + f[45] - f[37] - f[40] - f[42] - f[44]
+	f[53] = 0 + f[55]
+	f[56] = 0 + f[58]
+	f[60] = 0 + f[62]
+	f[63] = 0 + f[65]
+	f[66] = 0 + f[68]
+	f[69] = 0 + f[71]
+	f[72] = 0 + f[74]
+	f[75] = 0 + f[77]
+	f[76] = 0 + f[78] - f[77]
+	f[81] = 0 + f[82]
+	f[88] = 0 + f[89]
+	f[92] = 0 + f[94]
+	f[96] = 0 + f[97]
+	f[108] = 0 + f[109]
+	f[110] = 0 + f[118]
+	f[111] = 0 + f[119]
+	f[112] = 0 + f[120]
+	f[113] = 0 + f[121]
+	f[114] = 0 + f[122]
+	f[115] = 0 + f[123]
+	f[116] = 0 + f[124]
+	f[117] = 0 + f[125]
+	f[129] = 0 + f[130]
+	f[131] = 0 + f[136]
+	f[132] = 0 + f[137]
+	f[133] = 0 + f[138]
+	f[134] = 0 + f[139]
+	f[135] = 0 + f[140]
+	f[142] = 0 + f[143]
+	f[147] = 0 + f[148]
+	f[149] = 0 + f[150]
+	f[151] = 0 + f[152]
+	f[154] = 0 + f[155]
+	f[160] = 0 + f[162]
+	f[165] = 0 + f[167]
+	f[166] = 0 + f[168] - f[167]
+	f[174] = 0 + f[175]
+	f[178] = 0 + f[181] + f[182]
+	f[180] = 0 + f[183] - f[182]
+	f[187] = 0 + f[189]
+	f[190] = 0 + f[192]
+	f[195] = 0 + f[196]
+	f[199] = 0 + f[200]
+	f[205] = 0 + f[206]
+	f[203] = 0 + f[207]
+	f[204] = 0 + f[208]
+	f[211] = 0 + f[213]
+	f[218] = 0 + f[222]
+	f[219] = 0 + f[223]
+	f[225] = 0 + f[227]
+	f[228] = 0 + f[229]
+	f[230] = 0 + f[232]
+	f[231] = 0 + f[233] - f[232]
+	f[1] = 0 + f[0] - f[2]
+	f[4] = 0 + f[12] + f[13]
+	f[145] = 0 + f[234] - f[150] - f[152] - f[175] - f[233]
+	f[51] = 0 + f[56] + f[57]
+	f[73] = 0 + f[75] + f[76] - f[74]
+	f[79] = 0 + f[81]
+	f[107] = 0 + f[110] + f[111] + f[112] + f[113] + f[114] + f[115] + f[116] + f[117]
+	f[126] = 0 + f[131] + f[132] + f[133] + f[134] + f[135]
+	f[144] = 0 + f[145]
+	f[146] = 0 + f[149]
+	f[127] = 0 + f[151]
+	f[159] = 0 + f[160] + f[161]
+	f[163] = 0 + f[165] + f[166]
+	f[173] = 0 + f[174]
+	f[185] = 0 + f[187]
+	f[215] = 0 + f[218] + f[219]
+	f[226] = 0 + f[228] - f[227]
+	f[220] = 0 + f[230] + f[231] - f[222] - f[229]
+	f[3] = 0 + f[1] - f[4] - f[5]
+	f[6] = 0 + f[3] - f[7]
+	f[8] = 0 + f[6] - f[9]
+	f[10] = 0 + f[8] - f[11]
+	f[16] = 0 + f[10] + f[14] - f[17]
+	f[18] = 0 + f[16] - f[19]
+	f[20] = 0 + f[18] - f[21]
+	f[25] = 0 + f[20] + f[22]
+	f[26] = 0 + f[25]
+	f[27] = 0 + f[26] - f[28] - f[29] - f[30] - f[31] - f[32] - f[33]
+	f[34] = 0 + f[27] + f[30] - f[35]
+	f[36] = 0 + f[34] - f[37]
+	f[38] = 0 + f[36] - f[39] - f[40]
+	f[41] = 0 + f[38] - f[42]
+	f[46] = 0 + f[41] + f[43]
+	f[70] = 0 + f[72] + f[73] - f[71]
+	f[106] = 0 + f[107] + f[108]
+	f[141] = 0 + f[144]
+	f[105] = 0 + f[146] + f[147]
+	f[157] = 0 + f[159]
+	f[172] = 0 + f[173]
+	f[216] = 0 + f[220]
+	f[224] = 0 + f[226]
+	f[67] = 0 + f[69] + f[70] - f[68]
+	f[101] = 0 + f[105] + f[106]
+	f[99] = 0 + f[141] + f[142]
+	f[171] = 0 + f[172]
+	f[221] = 0 + f[224] + f[225] - f[223]
+	f[64] = 0 + f[66] + f[67] - f[65]
+	f[170] = 0 + f[171]
+	f[217] = 0 + f[221]
+	f[61] = 0 + f[63] + f[64] - f[62]
+	f[169] = 0 + f[170]
+	f[214] = 0 + f[216] + f[217]
+	f[59] = 0 + f[60] + f[61]
+	f[164] = 0 + f[169] - f[168]
+	f[212] = 0 + f[214] + f[215] - f[213]
+	f[54] = 0 + f[59] - f[55] - f[57] - f[58]
+	f[158] = 0 + f[163] + f[164] - f[161] - f[162]
+	f[210] = 0 + f[211] + f[212]
+	f[52] = 0 + f[54]
+	f[156] = 0 + f[158]
+	f[209] = 0 + f[210]
+	f[50] = 0 + f[52] + f[53]
+	f[153] = 0 + f[156] + f[157]
+	f[201] = 0 + f[209] - f[202]
+	f[49] = 0 + f[50] + f[51]
+	f[128] = 0 + f[153] + f[154]
+	f[198] = 0 + f[201] + f[202] + f[203] + f[204] + f[205]
+	f[47] = 0 + f[49]
+	f[103] = 0 + f[126] + f[127] + f[128] + f[129]
+	f[197] = 0 + f[198] + f[199]
+	f[48] = 0 + f[46] - f[47]
+	f[80] = 0 + f[48] - f[79]
+	f[83] = 0 + f[80] + f[82] - f[84]
+	f[85] = 0 + f[83] + f[84]
+	f[86] = 0 + f[85] - f[87] - f[88]
+	f[90] = 0 + f[86] + f[87]
+	f[91] = 0 + f[90] - f[92]
+	f[93] = 0 + f[91]
+	f[95] = 0 + f[93] + f[94] - f[96]
+	f[98] = 0 + f[95]
+	f[100] = 0 + f[98] - f[99]
+	f[102] = 0 + f[100] - f[101]
+	f[104] = 0 + f[102] - f[103]
+	f[176] = 0 + f[104] + f[143]
+	f[177] = 0 + f[176] - f[178]
+	f[179] = 0 + f[177] - f[180]
+	f[184] = 0 + f[179] + f[181] - f[185]
+	f[186] = 0 + f[184]
+	f[188] = 0 + f[186]
+	f[191] = 0 + f[188] + f[189] - f[190]
+	f[193] = 0 + f[191] - f[194] - f[195]
+	r[0] = 0 + f[236]
+	r[1] = 0 + f[0]
+	r[2] = 0 + f[1]
+	r[3] = 0 + f[3]
+	r[4] = 0 + f[6]
+	r[5] = 0 + f[8]
+	r[6] = 0 + f[4]
+	r[7] = 0 + f[12]
+	r[8] = 0 + f[10] + f[14]
+	r[9] = 0 + f[16]
+	r[10] = 0 + f[18]
+	r[11] = 0 + f[21]
+	r[12] = 0 + f[2] + f[5] + f[7] + f[9] + f[11] + f[13] + f[15] + f[17] + f[19] + f[23]
+	r[13] = 0 + f[20] + f[22]
+	r[14] = 0 + f[145] + f[150] + f[152] + f[175] + f[233]
+	r[15] = 0 + f[234]
+	r[16] = 0 + f[25]
+	r[17] = 0 + f[26]
+	r[18] = 0 + f[27] + f[30]
+	r[19] = 0 + f[34]
+	r[20] = 0 + f[36]
+	r[21] = 0 + f[38]
+	r[22] = 0 + f[39]
+	r[23] = 0 + f[35] + f[37] + f[40] + f[42] + f[44]
+	r[24] = 0 + f[41] + f[43]
+	r[25] = 0 + f[46]
+	r[26] = 0 + f[47]
+	r[27] = 0 + f[49]
+	r[28] = 0 + f[50]
+	r[29] = 0 + f[52]
+	r[30] = 0 + f[53]
+	r[31] = 0 + f[51]
+	r[32] = 0 + f[56]
+	r[33] = 0 + f[54] + f[55] + f[57] + f[58]
+	r[34] = 0 + f[59]
+	r[35] = 0 + f[60]
+	r[36] = 0 + f[61] + f[62]
+	r[37] = 0 + f[63]
+	r[38] = 0 + f[64] + f[65]
+	r[39] = 0 + f[66]
+	r[40] = 0 + f[67] + f[68]
+	r[41] = 0 + f[69]
+	r[42] = 0 + f[70] + f[71]
+	r[43] = 0 + f[72]
+	r[44] = 0 + f[73] + f[74]
+	r[45] = 0 + f[75]
+	r[46] = 0 + f[76] + f[77]
+	r[47] = 0 + f[48]
+	r[48] = 0 + f[79]
+	r[49] = 0 + f[81]
+	r[50] = 0 + f[80] + f[82]
+	r[51] = 0 + f[83] + f[84]
+	r[52] = 0 + f[85]
+	r[53] = 0 + f[88]
+	r[54] = 0 + f[86] + f[87]
+	r[55] = 0 + f[90]
+	r[56] = 0 + f[91]
+	r[57] = 0 + f[92]
+	r[58] = 0 + f[93] + f[94]
+	r[59] = 0 + f[96]
+	r[60] = 0 + f[95]
+	r[61] = 0 + f[98]
+	r[62] = 0 + f[100]
+	r[63] = 0 + f[102]
+	r[64] = 0 + f[101]
+	r[65] = 0 + f[106]
+	r[66] = 0 + f[108]
+	r[67] = 0 + f[107]
+	r[68] = 0 + f[110]
+	r[69] = 0 + f[111]
+	r[70] = 0 + f[112]
+	r[71] = 0 + f[113]
+	r[72] = 0 + f[114]
+	r[73] = 0 + f[115]
+	r[74] = 0 + f[116]
+	r[75] = 0 + f[117]
+	r[76] = 0 + f[103]
+	r[77] = 0 + f[129]
+	r[78] = 0 + f[126]
+	r[79] = 0 + f[131]
+	r[80] = 0 + f[132]
+	r[81] = 0 + f[133]
+	r[82] = 0 + f[134]
+	r[83] = 0 + f[135]
+	r[84] = 0 + f[99]
+	r[85] = 0 + f[142]
+	r[86] = 0 + f[141]
+	r[87] = 0 + f[144]
+	r[88] = 0 + f[105]
+	r[89] = 0 + f[147]
+	r[90] = 0 + f[146]
+	r[91] = 0 + f[149]
+	r[92] = 0 + f[127]
+	r[93] = 0 + f[151]
+	r[94] = 0 + f[128]
+	r[95] = 0 + f[154]
+	r[96] = 0 + f[153]
+	r[97] = 0 + f[156]
+	r[98] = 0 + f[157]
+	r[99] = 0 + f[159]
+	r[100] = 0 + f[160]
+	r[101] = 0 + f[158] + f[161] + f[162]
+	r[102] = 0 + f[163]
+	r[103] = 0 + f[165]
+	r[104] = 0 + f[166] + f[167]
+	r[105] = 0 + f[164] + f[168]
+	r[106] = 0 + f[169]
+	r[107] = 0 + f[170]
+	r[108] = 0 + f[171]
+	r[109] = 0 + f[172]
+	r[110] = 0 + f[173]
+	r[111] = 0 + f[174]
+	r[112] = 0 + f[104] + f[143]
+	r[113] = 0 + f[176]
+	r[114] = 0 + f[177]
+	r[115] = 0 + f[178]
+	r[116] = 0 + f[180] + f[182]
+	r[117] = 0 + f[179] + f[181]
+	r[118] = 0 + f[184]
+	r[119] = 0 + f[185]
+	r[120] = 0 + f[186]
+	r[121] = 0 + f[187]
+	r[122] = 0 + f[188] + f[189]
+	r[123] = 0 + f[190]
+	r[124] = 0 + f[191]
+	r[125] = 0 + f[195]
+	r[126] = 0 + f[193] + f[194]
+	r[127] = 0 + f[197]
+	r[128] = 0 + f[199]
+	r[129] = 0 + f[198]
+	r[130] = 0 + f[205]
+	r[131] = 0 + f[203]
+	r[132] = 0 + f[204]
+	r[133] = 0 + f[201] + f[202]
+	r[134] = 0 + f[209]
+	r[135] = 0 + f[210]
+	r[136] = 0 + f[211]
+	r[137] = 0 + f[212] + f[213]
+	r[138] = 0 + f[214]
+	r[139] = 0 + f[215]
+	r[140] = 0 + f[216]
+	r[141] = 0 + f[217]
+	r[142] = 0 + f[218]
+	r[143] = 0 + f[219]
+	r[144] = 0 + f[221] + f[223]
+	r[145] = 0 + f[224]
+	r[146] = 0 + f[225]
+	r[147] = 0 + f[226] + f[227]
+	r[148] = 0 + f[228]
+	r[149] = 0 + f[220] + f[222] + f[229]
+	r[150] = 0 + f[230]
+	r[151] = 0 + f[231] + f[232]
+	return r
+}
+
 // Process runs the frame buf[off:off+n] through the graph, in place: the
 // result's Data aliases buf. Keep packet.Headroom bytes free before off and
 // after off+n for headers the graph pushes. It does not allocate.
@@ -438,12 +851,10 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
 	p.Load(buf, off, n)
 	{ // RxWire: input
-		pl.Runs[0]++
 		goto n1
 	}
 n1:
 	{ // RxEth: extract ethernet
-		pl.Runs[1]++
 		x1 := p.Hdr[0].Valid // already there: nothing to do
 		if !x1 {
 			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
@@ -461,7 +872,6 @@ n1:
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		pl.Runs[2]++
 		st4 := p.Hdr[0] // ethernet
 		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
 			return pl.drop(0)
@@ -474,12 +884,12 @@ n2:
 		case v2 == 0x86dd:
 			goto n6
 		default:
+			pl.edges[36]++
 			goto n12
 		}
 	}
 n3:
 	{ // RxV4: extract ipv4
-		pl.Runs[3]++
 		x5 := p.Hdr[2].Valid // already there: nothing to do
 		if !x5 {
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
@@ -503,11 +913,11 @@ n3:
 		if x5 {
 			goto n4
 		}
+		pl.edges[37]++
 		goto n12
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		pl.Runs[4]++
 		st12 := p.Hdr[2] // ipv4
 		if !st12.Valid || st12.Off < 0 || st12.Off+st12.Len > len(p.Data) {
 			return pl.drop(2)
@@ -524,20 +934,20 @@ n4:
 		if c9 {
 			goto n5
 		}
+		pl.edges[38]++
 		goto n12
 	}
 n5:
 	{ // RxV4Csum: checksum verify ipv4
-		pl.Runs[5]++
 		ok13, wellFormed := p.VerifyChecksum(2)
 		if ok13 && wellFormed {
 			goto n8
 		}
+		pl.edges[39]++
 		goto n12
 	}
 n6:
 	{ // RxV6: extract ipv6
-		pl.Runs[6]++
 		x14 := p.Hdr[3].Valid // already there: nothing to do
 		if !x14 {
 			x14 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
@@ -551,11 +961,11 @@ n6:
 		if x14 {
 			goto n7
 		}
+		pl.edges[40]++
 		goto n12
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		pl.Runs[7]++
 		st17 := p.Hdr[3] // ipv6
 		if !st17.Valid || st17.Off < 0 || st17.Off+st17.Len > len(p.Data) {
 			return pl.drop(3)
@@ -566,13 +976,14 @@ n7:
 			c15 = (uint64(b16[6]) == 0x11)
 		}
 		if c15 {
+			pl.edges[0]++
 			goto n8
 		}
+		pl.edges[41]++
 		goto n12
 	}
 n8:
 	{ // RxUDP: extract udp
-		pl.Runs[8]++
 		x18 := p.Hdr[4].Valid // already there: nothing to do
 		if !x18 {
 			x18 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
@@ -586,11 +997,11 @@ n8:
 		if x18 {
 			goto n9
 		}
+		pl.edges[42]++
 		goto n12
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		pl.Runs[9]++
 		st20 := p.Hdr[4] // udp
 		if !st20.Valid || st20.Off < 0 || st20.Off+st20.Len > len(p.Data) {
 			return pl.drop(4)
@@ -599,11 +1010,11 @@ n9:
 		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
 			goto n10
 		}
+		pl.edges[43]++
 		goto n12
 	}
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
-		pl.Runs[10]++
 		st23 := p.Hdr[4] // udp
 		if !st23.Valid || st23.Off < 0 || st23.Off+st23.Len > len(p.Data) {
 			return pl.drop(5)
@@ -620,32 +1031,28 @@ n10:
 	}
 n11:
 	{ // RxUDPVerify: checksum verify udp
-		pl.Runs[11]++
 		ok24, wellFormed := p.VerifyChecksum(4)
 		if ok24 && wellFormed {
+			pl.edges[1]++
 			goto n13
 		}
+		pl.edges[44]++
 		goto n12
 	}
 n12:
 	{ // RxNotForUs: drop "not a datagram for the socket"
-		pl.Runs[12]++
 		return pl.drop(6)
 	}
 n13:
 	{ // RxSocket: nop
-		pl.Runs[13]++
 		goto n16
 	}
 n16:
 	{ // RxCount: count "rx_counter"
-		pl.Runs[16]++
-		pl.Counted[0]++
 		goto n17
 	}
 n17:
 	{ // ParseEthType: switch ethernet.type
-		pl.Runs[17]++
 		st27 := p.Hdr[0] // ethernet
 		if !st27.Valid || st27.Off < 0 || st27.Off+st27.Len > len(p.Data) {
 			return pl.drop(7)
@@ -660,6 +1067,7 @@ n17:
 		case v25 == 0x8100:
 			return pl.drop(9)
 		case v25 == 0x86dd:
+			pl.edges[2]++
 			goto n18
 		case v25 == 0x8809:
 			return pl.drop(10)
@@ -671,7 +1079,6 @@ n17:
 	}
 n18:
 	{ // ParseLb: extract lb_common
-		pl.Runs[18]++
 		x28 := p.Hdr[9].Valid // already there: nothing to do
 		if !x28 {
 			x28 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
@@ -689,7 +1096,6 @@ n18:
 	}
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		pl.Runs[19]++
 		st30 := p.Hdr[9] // lb_common
 		if !st30.Valid || st30.Off < 0 || st30.Off+st30.Len > len(p.Data) {
 			return pl.drop(13)
@@ -698,11 +1104,11 @@ n19:
 		if uint64(binary.BigEndian.Uint16(b29[0:])) == 0x4c42 {
 			goto n20
 		}
+		pl.edges[45]++
 		goto n23
 	}
 n20:
 	{ // ParseLbVersion: switch lb_common.version
-		pl.Runs[20]++
 		st33 := p.Hdr[9] // lb_common
 		if !st33.Valid || st33.Off < 0 || st33.Off+st33.Len > len(p.Data) {
 			return pl.drop(14)
@@ -715,12 +1121,12 @@ n20:
 		case v31 == 0x3:
 			goto n22
 		default:
+			pl.edges[46]++
 			goto n23
 		}
 	}
 n21:
 	{ // ParseLbV2: extract lb_v2
-		pl.Runs[21]++
 		x34 := p.Hdr[10].Valid // already there: nothing to do
 		if !x34 {
 			x34 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
@@ -734,11 +1140,11 @@ n21:
 		if x34 {
 			goto n24
 		}
+		pl.edges[47]++
 		goto n23
 	}
 n22:
 	{ // ParseLbV3: extract lb_v3
-		pl.Runs[22]++
 		x35 := p.Hdr[11].Valid // already there: nothing to do
 		if !x35 {
 			x35 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
@@ -750,24 +1156,23 @@ n22:
 			} // lb_v3
 		}
 		if x35 {
+			pl.edges[3]++
 			goto n24
 		}
+		pl.edges[48]++
 		goto n23
 	}
 n23:
 	{ // ParseFail: drop "phys_parsefail_counter"
-		pl.Runs[23]++
 		return pl.drop(15)
 	}
 n24:
 	{ // ParseParsed: set
-		pl.Runs[24]++
 		p.Meta[2] = packet.Value{Lo: (p.Meta[1].Lo) & 0xf}
 		goto n25
 	}
 n25:
 	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
-		pl.Runs[25]++
 		c36 := !(p.Hdr[1].Valid)
 		if c36 {
 			st38 := p.Hdr[0] // ethernet
@@ -784,13 +1189,10 @@ n25:
 	}
 n26:
 	{ // PuntCount: count "phys_ieee802_multicast_counter"
-		pl.Runs[26]++
-		pl.Counted[1]++
 		goto n27
 	}
 n27:
 	{ // PuntIsSlow: test valid(slow)
-		pl.Runs[27]++
 		if p.Hdr[22].Valid {
 			goto n28
 		}
@@ -798,7 +1200,6 @@ n27:
 	}
 n28:
 	{ // PuntIsLacp: test slow.subtype == 1
-		pl.Runs[28]++
 		st40 := p.Hdr[22] // slow
 		if !st40.Valid || st40.Off < 0 || st40.Off+st40.Len > len(p.Data) {
 			return pl.drop(17)
@@ -811,39 +1212,33 @@ n28:
 	}
 n29:
 	{ // PuntLacp: count "phys_dot3_slow_lacp_counter"
-		pl.Runs[29]++
-		pl.Counted[2]++
 		goto n33
 	}
 n30:
 	{ // PuntSlowOther: count "phys_dot3_slow_other_counter"
-		pl.Runs[30]++
-		pl.Counted[3]++
+		pl.edges[4]++
 		goto n33
 	}
 n31:
 	{ // PuntIsLldp: test valid(lldp)
-		pl.Runs[31]++
 		if p.Hdr[21].Valid {
 			goto n32
 		}
+		pl.edges[5]++
 		goto n33
 	}
 n32:
 	{ // PuntLldp: count "phys_lldp_counter"
-		pl.Runs[32]++
-		pl.Counted[4]++
+		pl.edges[6]++
 		goto n33
 	}
 n33:
 	{ // PuntEgress: set
-		pl.Runs[33]++
 		p.Meta[2] = packet.Value{Lo: ((p.Meta[1].Lo | 0x2) & 0xf) & 0xf}
 		goto n34
 	}
 n34:
 	{ // PuntHasNsMac: test valid(nd_mac)
-		pl.Runs[34]++
 		if p.Hdr[14].Valid {
 			goto n35
 		}
@@ -851,15 +1246,14 @@ n34:
 	}
 n35:
 	{ // PuntPopNsMac: pop nd_mac
-		pl.Runs[35]++
 		if !p.Pop(14) {
 			return pl.drop(18)
 		}
+		pl.edges[7]++
 		goto n36
 	}
 n36:
 	{ // PuntHasNsOpt: test valid(nd_opt)
-		pl.Runs[36]++
 		if p.Hdr[13].Valid {
 			goto n37
 		}
@@ -867,15 +1261,14 @@ n36:
 	}
 n37:
 	{ // PuntPopNsOpt: pop nd_opt
-		pl.Runs[37]++
 		if !p.Pop(13) {
 			return pl.drop(19)
 		}
+		pl.edges[8]++
 		goto n38
 	}
 n38:
 	{ // PuntHasNs: test valid(nd_ns)
-		pl.Runs[38]++
 		if p.Hdr[12].Valid {
 			goto n39
 		}
@@ -883,15 +1276,14 @@ n38:
 	}
 n39:
 	{ // PuntPopNs: pop nd_ns
-		pl.Runs[39]++
 		if !p.Pop(12) {
 			return pl.drop(20)
 		}
+		pl.edges[9]++
 		goto n40
 	}
 n40:
 	{ // PuntHasUdp: test valid(icmp_udp)
-		pl.Runs[40]++
 		if p.Hdr[20].Valid {
 			goto n41
 		}
@@ -899,15 +1291,14 @@ n40:
 	}
 n41:
 	{ // PuntPopUdp: pop icmp_udp
-		pl.Runs[41]++
 		if !p.Pop(20) {
 			return pl.drop(21)
 		}
+		pl.edges[10]++
 		goto n42
 	}
 n42:
 	{ // PuntHasIPv4: test valid(icmp_ipv4)
-		pl.Runs[42]++
 		if p.Hdr[18].Valid {
 			goto n43
 		}
@@ -915,15 +1306,14 @@ n42:
 	}
 n43:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		pl.Runs[43]++
 		if !p.Pop(18) {
 			return pl.drop(22)
 		}
+		pl.edges[11]++
 		goto n44
 	}
 n44:
 	{ // PuntHasIPv6: test valid(icmp_ipv6)
-		pl.Runs[44]++
 		if p.Hdr[19].Valid {
 			goto n45
 		}
@@ -931,20 +1321,18 @@ n44:
 	}
 n45:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		pl.Runs[45]++
 		if !p.Pop(19) {
 			return pl.drop(23)
 		}
+		pl.edges[12]++
 		goto n46
 	}
 n46:
 	{ // ToHost: emit
-		pl.Runs[46]++
 		return pl.sink(0, p.Data)
 	}
 n47:
 	{ // L2HasVlan: test valid(vlan)
-		pl.Runs[47]++
 		if p.Hdr[1].Valid {
 			goto n48
 		}
@@ -952,7 +1340,6 @@ n47:
 	}
 n48:
 	{ // L2VlanId: set
-		pl.Runs[48]++
 		st42 := p.Hdr[1] // vlan
 		if !st42.Valid || st42.Off < 0 || st42.Off+st42.Len > len(p.Data) {
 			return pl.drop(24)
@@ -963,18 +1350,16 @@ n48:
 	}
 n49:
 	{ // L2PopVlan: pop vlan
-		pl.Runs[49]++
 		if !p.Pop(1) {
 			return pl.drop(25)
 		}
+		pl.edges[13]++
 		goto n50
 	}
 n50:
 	{ // L2Iface: lookup l2_iface_table
-		pl.Runs[50]++
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[3].Lo}
-		if e, hit := pl.tables[0].Lookup(pl.keys[:1]); hit {
+		if e, hit := pl.tables[0].LookupWord(((p.Meta[3].Lo) & 0xfff) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -984,27 +1369,23 @@ n50:
 			p.Meta[5] = packet.Value{Lo: (params[1].Lo) & 0xffffffffffff}
 			goto n51
 		default: // miss
+			pl.edges[14]++
 			goto n51
 		}
 	}
 n51:
 	{ // L2IfaceAllow: count "l2_iface_allow_counter"
-		pl.Runs[51]++
-		pl.Counted[5]++
 		goto n52
 	}
 n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
-		pl.Runs[52]++
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		st44 := p.Hdr[0] // ethernet
 		if !st44.Valid || st44.Off < 0 || st44.Off+st44.Len > len(p.Data) {
 			return pl.drop(26)
 		}
 		b43 := p.Data[st44.Off : st44.Off+st44.Len]
-		pl.keys[1] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b43[0:]))<<32 | uint64(binary.BigEndian.Uint32(b43[2:])))}
-		if e, hit := pl.tables[1].Lookup(pl.keys[:2]); hit {
+		if e, hit := pl.tables[1].LookupWord(((uint64(binary.BigEndian.Uint16(b43[0:]))<<32|uint64(binary.BigEndian.Uint32(b43[2:])))&0xffffffffffff)<<0 | ((p.Meta[4].Lo)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1013,6 +1394,7 @@ n52:
 			p.Meta[5] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
 			goto n54
 		case 1: // l2_dst_allow
+			pl.edges[15]++
 			goto n54
 		default: // miss
 			goto n53
@@ -1020,18 +1402,14 @@ n52:
 	}
 n53:
 	{ // L2DstDrop: drop "l2_dst_drop_counter"
-		pl.Runs[53]++
 		return pl.drop(27)
 	}
 n54:
 	{ // L2DstAllow: count "l2_dst_allow_counter"
-		pl.Runs[54]++
-		pl.Counted[6]++
 		goto n55
 	}
 n55:
 	{ // L3DaIPv4: test valid(ipv4)
-		pl.Runs[55]++
 		if p.Hdr[2].Valid {
 			goto n56
 		}
@@ -1039,7 +1417,6 @@ n55:
 	}
 n56:
 	{ // L3SetDaIPv4: set
-		pl.Runs[56]++
 		st46 := p.Hdr[2] // ipv4
 		if !st46.Valid || st46.Off < 0 || st46.Off+st46.Len > len(p.Data) {
 			return pl.drop(28)
@@ -1050,18 +1427,17 @@ n56:
 	}
 n57:
 	{ // L3SetDaIPv6: set
-		pl.Runs[57]++
 		st48 := p.Hdr[3] // ipv6
 		if !st48.Valid || st48.Off < 0 || st48.Off+st48.Len > len(p.Data) {
 			return pl.drop(29)
 		}
 		b47 := p.Data[st48.Off : st48.Off+st48.Len]
 		p.Meta[8] = (packet.Value{Hi: binary.BigEndian.Uint64(b47[24:]), Lo: binary.BigEndian.Uint64(b47[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		pl.edges[16]++
 		goto n58
 	}
 n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
-		pl.Runs[58]++
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		st50 := p.Hdr[0] // ethernet
@@ -1086,18 +1462,14 @@ n58:
 	}
 n59:
 	{ // L3BadIP: drop "l2_iface_drop_badip_counter"
-		pl.Runs[59]++
 		return pl.drop(31)
 	}
 n60:
 	{ // L3Allow: count "l3_allow_counter"
-		pl.Runs[60]++
-		pl.Counted[7]++
 		goto n61
 	}
 n61:
 	{ // L3IsArp: test valid(arp)
-		pl.Runs[61]++
 		if p.Hdr[5].Valid {
 			goto n84
 		}
@@ -1105,7 +1477,6 @@ n61:
 	}
 n62:
 	{ // L3IsIcmp4: test valid(icmp)
-		pl.Runs[62]++
 		if p.Hdr[6].Valid {
 			goto n64
 		}
@@ -1113,7 +1484,6 @@ n62:
 	}
 n63:
 	{ // L3IsIcmp6: test valid(icmpv6)
-		pl.Runs[63]++
 		if p.Hdr[7].Valid {
 			goto n76
 		}
@@ -1121,7 +1491,6 @@ n63:
 	}
 n64:
 	{ // L3IsEcho4: test valid(icmp_echo)
-		pl.Runs[64]++
 		if p.Hdr[8].Valid {
 			goto n88
 		}
@@ -1129,7 +1498,6 @@ n64:
 	}
 n65:
 	{ // L3Icmp4Type: switch icmp.type
-		pl.Runs[65]++
 		st53 := p.Hdr[6] // icmp
 		if !st53.Valid || st53.Off < 0 || st53.Off+st53.Len > len(p.Data) {
 			return pl.drop(32)
@@ -1145,12 +1513,10 @@ n65:
 	}
 n66:
 	{ // L3Icmp4Unhandled: drop "l3_icmpv4_unhandled"
-		pl.Runs[66]++
 		return pl.drop(33)
 	}
 n67:
 	{ // L3Unreach4: switch icmp.code
-		pl.Runs[67]++
 		st56 := p.Hdr[6] // icmp
 		if !st56.Valid || st56.Off < 0 || st56.Off+st56.Len > len(p.Data) {
 			return pl.drop(34)
@@ -1178,47 +1544,38 @@ n67:
 	}
 n68:
 	{ // L3Unreach4Net: drop "l3_icmpv4_dest_unreach_net"
-		pl.Runs[68]++
 		return pl.drop(35)
 	}
 n69:
 	{ // L3Unreach4Host: drop "l3_icmpv4_dest_unreach_host"
-		pl.Runs[69]++
 		return pl.drop(36)
 	}
 n70:
 	{ // L3Unreach4Port: drop "l3_icmpv4_dest_unreach_port"
-		pl.Runs[70]++
 		return pl.drop(37)
 	}
 n71:
 	{ // L3Unreach4FragNeeded: drop "l3_icmpv4_dest_unreach_frag_needed"
-		pl.Runs[71]++
 		return pl.drop(38)
 	}
 n72:
 	{ // L3Unreach4NetUnknown: drop "l3_icmpv4_dest_unreach_net_unknown"
-		pl.Runs[72]++
 		return pl.drop(39)
 	}
 n73:
 	{ // L3Unreach4HostUnknown: drop "l3_icmpv4_dest_unreach_host_unknown"
-		pl.Runs[73]++
 		return pl.drop(40)
 	}
 n74:
 	{ // L3Unreach4HostProhibited: drop "l3_icmpv4_dest_unreach_host_prohibited"
-		pl.Runs[74]++
 		return pl.drop(41)
 	}
 n75:
 	{ // L3Unreach4Other: drop "l3_icmpv4_dest_unreach_other"
-		pl.Runs[75]++
 		return pl.drop(42)
 	}
 n76:
 	{ // L3Icmp6Type: switch icmpv6.type
-		pl.Runs[76]++
 		st59 := p.Hdr[7] // icmpv6
 		if !st59.Valid || st59.Off < 0 || st59.Off+st59.Len > len(p.Data) {
 			return pl.drop(43)
@@ -1238,12 +1595,10 @@ n76:
 	}
 n77:
 	{ // L3Icmp6Unhandled: drop "l3_icmpv6_unhandled"
-		pl.Runs[77]++
 		return pl.drop(44)
 	}
 n78:
 	{ // L3Unreach6: switch icmpv6.code
-		pl.Runs[78]++
 		st62 := p.Hdr[7] // icmpv6
 		if !st62.Valid || st62.Off < 0 || st62.Off+st62.Len > len(p.Data) {
 			return pl.drop(45)
@@ -1265,32 +1620,26 @@ n78:
 	}
 n79:
 	{ // L3Unreach6Net: drop "l3_icmpv6_dest_unreach_net"
-		pl.Runs[79]++
 		return pl.drop(46)
 	}
 n80:
 	{ // L3Unreach6HostProhibited: drop "l3_icmpv6_dest_unreach_host_prohibited"
-		pl.Runs[80]++
 		return pl.drop(47)
 	}
 n81:
 	{ // L3Unreach6Host: drop "l3_icmpv6_dest_unreach_host"
-		pl.Runs[81]++
 		return pl.drop(48)
 	}
 n82:
 	{ // L3Unreach6Port: drop "l3_icmpv6_dest_unreach_port"
-		pl.Runs[82]++
 		return pl.drop(49)
 	}
 n83:
 	{ // L3Unreach6Other: drop "l3_icmpv6_dest_unreach_other"
-		pl.Runs[83]++
 		return pl.drop(50)
 	}
 n84:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		pl.Runs[84]++
 		st64 := p.Hdr[5] // arp
 		if !st64.Valid || st64.Off < 0 || st64.Off+st64.Len > len(p.Data) {
 			return pl.drop(51)
@@ -1303,13 +1652,11 @@ n84:
 	}
 n85:
 	{ // ArpNoMatch: count "l3_arp_tpa_nomatch"
-		pl.Runs[85]++
-		pl.Counted[8]++
+		pl.edges[17]++
 		goto n112
 	}
 n86:
 	{ // ArpReply: set
-		pl.Runs[86]++
 		st66 := p.Hdr[0] // ethernet
 		if !st66.Valid || st66.Off < 0 || st66.Off+st66.Len > len(p.Data) {
 			return pl.drop(52)
@@ -1339,13 +1686,10 @@ n86:
 	}
 n87:
 	{ // ArpOk: count "l3_arp_ok"
-		pl.Runs[87]++
-		pl.Counted[9]++
 		goto n14
 	}
 n88:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
-		pl.Runs[88]++
 		st74 := p.Hdr[2] // ipv4
 		if !st74.Valid || st74.Off < 0 || st74.Off+st74.Len > len(p.Data) {
 			return pl.drop(53)
@@ -1358,12 +1702,10 @@ n88:
 	}
 n89:
 	{ // Echo4NoMatch: drop "l3_icmpv4_echo_dst_nomatch"
-		pl.Runs[89]++
 		return pl.drop(54)
 	}
 n90:
 	{ // Echo4Reply: set
-		pl.Runs[90]++
 		var d75 uint64   // icmp checksum
 		st77 := p.Hdr[0] // ethernet
 		if !st77.Valid || st77.Off < 0 || st77.Off+st77.Len > len(p.Data) {
@@ -1466,13 +1808,11 @@ n90:
 	}
 n91:
 	{ // Echo4Ok: count "l3_icmpv4_echo_ok"
-		pl.Runs[91]++
-		pl.Counted[10]++
+		pl.edges[18]++
 		goto n14
 	}
 n92:
 	{ // Echo6Reply: set
-		pl.Runs[92]++
 		var d111 uint64   // icmpv6 checksum
 		st113 := p.Hdr[0] // ethernet
 		if !st113.Valid || st113.Off < 0 || st113.Off+st113.Len > len(p.Data) {
@@ -1581,13 +1921,11 @@ n92:
 	}
 n93:
 	{ // Echo6Ok: count "l3_icmpv6_echo_ok"
-		pl.Runs[93]++
-		pl.Counted[11]++
+		pl.edges[19]++
 		goto n14
 	}
 n94:
 	{ // NsForUs: test nd_ns.target == meta.own_ip
-		pl.Runs[94]++
 		st148 := p.Hdr[12] // nd_ns
 		if !st148.Valid || st148.Off < 0 || st148.Off+st148.Len > len(p.Data) {
 			return pl.drop(57)
@@ -1600,12 +1938,10 @@ n94:
 	}
 n95:
 	{ // NsNoMatch: drop "l3_ipv6nd_neigh_sol_target_nomatch"
-		pl.Runs[95]++
 		return pl.drop(58)
 	}
 n96:
 	{ // NsUnspecified: test ipv6.src == 0
-		pl.Runs[96]++
 		st150 := p.Hdr[3] // ipv6
 		if !st150.Valid || st150.Off < 0 || st150.Off+st150.Len > len(p.Data) {
 			return pl.drop(59)
@@ -1618,7 +1954,6 @@ n96:
 	}
 n97:
 	{ // NsToAllNodes: set
-		pl.Runs[97]++
 		p.Meta[24] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[25] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[26] = packet.Value{Lo: (0x0) & 0x1}
@@ -1632,7 +1967,6 @@ n97:
 	}
 n98:
 	{ // NsToSender: set
-		pl.Runs[98]++
 		st154 := p.Hdr[3] // ipv6
 		if !st154.Valid || st154.Off < 0 || st154.Off+st154.Len > len(p.Data) {
 			return pl.drop(61)
@@ -1656,26 +1990,25 @@ n98:
 	}
 n99:
 	{ // NsHasSrcMac: test valid(nd_mac)
-		pl.Runs[99]++
 		if p.Hdr[14].Valid {
 			goto n100
 		}
+		pl.edges[20]++
 		goto n101
 	}
 n100:
 	{ // NsSrcMac: set
-		pl.Runs[100]++
 		st160 := p.Hdr[14] // nd_mac
 		if !st160.Valid || st160.Off < 0 || st160.Off+st160.Len > len(p.Data) {
 			return pl.drop(62)
 		}
 		b159 := p.Data[st160.Off : st160.Off+st160.Len]
 		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b159[0:]))<<32 | uint64(binary.BigEndian.Uint32(b159[2:]))) & 0xffffffffffff}
+		pl.edges[21]++
 		goto n101
 	}
 n101:
 	{ // NsHasOpt: test valid(nd_opt)
-		pl.Runs[101]++
 		if p.Hdr[13].Valid {
 			goto n102
 		}
@@ -1683,7 +2016,6 @@ n101:
 	}
 n102:
 	{ // NsHasMac: test valid(nd_mac)
-		pl.Runs[102]++
 		if p.Hdr[14].Valid {
 			goto n103
 		}
@@ -1691,23 +2023,22 @@ n102:
 	}
 n103:
 	{ // NsPopMac: pop nd_mac
-		pl.Runs[103]++
 		if !p.Pop(14) {
 			return pl.drop(63)
 		}
+		pl.edges[22]++
 		goto n104
 	}
 n104:
 	{ // NsPopOpt: pop nd_opt
-		pl.Runs[104]++
 		if !p.Pop(13) {
 			return pl.drop(64)
 		}
+		pl.edges[23]++
 		goto n105
 	}
 n105:
 	{ // NsPopBody: pop nd_ns
-		pl.Runs[105]++
 		if !p.Pop(12) {
 			return pl.drop(65)
 		}
@@ -1715,7 +2046,6 @@ n105:
 	}
 n106:
 	{ // NsPushNa: push nd_na
-		pl.Runs[106]++
 		if !p.Hdr[7].Valid {
 			return pl.drop(66)
 		}
@@ -1726,7 +2056,6 @@ n106:
 	}
 n107:
 	{ // NsPushOpt: push nd_na_opt
-		pl.Runs[107]++
 		if !p.Hdr[15].Valid {
 			return pl.drop(67)
 		}
@@ -1737,7 +2066,6 @@ n107:
 	}
 n108:
 	{ // NsPushMac: push nd_na_mac
-		pl.Runs[108]++
 		if !p.Hdr[16].Valid {
 			return pl.drop(68)
 		}
@@ -1748,7 +2076,6 @@ n108:
 	}
 n109:
 	{ // NsFill: set
-		pl.Runs[109]++
 		st162 := p.Hdr[0] // ethernet
 		if !st162.Valid || st162.Off < 0 || st162.Off+st162.Len > len(p.Data) {
 			return pl.drop(69)
@@ -1802,7 +2129,6 @@ n109:
 	}
 n110:
 	{ // NsCsum: checksum compute icmpv6
-		pl.Runs[110]++
 		if !p.ComputeChecksum(7) {
 			return pl.drop(70)
 		}
@@ -1810,19 +2136,15 @@ n110:
 	}
 n111:
 	{ // NsOk: count "l3_ipv6nd_neigh_sol_ok"
-		pl.Runs[111]++
-		pl.Counted[12]++
+		pl.edges[24]++
 		goto n14
 	}
 n112:
 	{ // LbRx: count "lb_rx_pkt_counter"
-		pl.Runs[112]++
-		pl.Counted[13]++
 		goto n113
 	}
 n113:
 	{ // LbSrcIPv4: test valid(ipv4)
-		pl.Runs[113]++
 		if p.Hdr[2].Valid {
 			goto n114
 		}
@@ -1830,14 +2152,13 @@ n113:
 	}
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
-		pl.Runs[114]++
 		act, params := 1, []packet.Value(nil)
 		st177 := p.Hdr[2] // ipv4
 		if !st177.Valid || st177.Off < 0 || st177.Off+st177.Len > len(p.Data) {
 			return pl.drop(71)
 		}
 		b176 := p.Data[st177.Off : st177.Off+st177.Len]
-		if e, hit := pl.tables[3].LookupPacked(((uint64(binary.BigEndian.Uint32(b176[12:])))&0xffffffff)<<0 | ((p.Meta[7].Lo)&0xff)<<32); hit {
+		if e, hit := pl.tables[3].LookupWord(((uint64(binary.BigEndian.Uint32(b176[12:])))&0xffffffff)<<0 | ((p.Meta[7].Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1850,7 +2171,6 @@ n114:
 	}
 n115:
 	{ // LbSrc6: lookup ipv6_src_filter_table
-		pl.Runs[115]++
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
 		st179 := p.Hdr[3] // ipv6
@@ -1865,19 +2185,19 @@ n115:
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
+			pl.edges[25]++
 			goto n117
 		default: // miss
+			pl.edges[49]++
 			goto n116
 		}
 	}
 n116:
 	{ // LbBlocked: drop "lb_drop_blocked_src_pkt_counter"
-		pl.Runs[116]++
 		return pl.drop(73)
 	}
 n117:
 	{ // LbIsV2: test valid(lb_v2)
-		pl.Runs[117]++
 		if p.Hdr[10].Valid {
 			goto n118
 		}
@@ -1885,19 +2205,14 @@ n117:
 	}
 n118:
 	{ // LbRxV2: count "lb_rx_v2_counter"
-		pl.Runs[118]++
-		pl.Counted[14]++
 		goto n120
 	}
 n119:
 	{ // LbRxV3: count "lb_rx_v3_counter"
-		pl.Runs[119]++
-		pl.Counted[15]++
 		goto n121
 	}
 n120:
 	{ // LbSelV2: set
-		pl.Runs[120]++
 		st181 := p.Hdr[10] // lb_v2
 		if !st181.Valid || st181.Off < 0 || st181.Off+st181.Len > len(p.Data) {
 			return pl.drop(74)
@@ -1910,7 +2225,6 @@ n120:
 	}
 n121:
 	{ // LbSelV3: set
-		pl.Runs[121]++
 		st183 := p.Hdr[11] // lb_v3
 		if !st183.Valid || st183.Off < 0 || st183.Off+st183.Len > len(p.Data) {
 			return pl.drop(75)
@@ -1919,11 +2233,11 @@ n121:
 		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b182[4:]))}
 		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b182[0:]))) & 0xffff}
 		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b182[2:]))) & 0xffff}
+		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		pl.Runs[122]++
 		c185 := p.Hdr[2].Valid
 		if c185 {
 			st187 := p.Hdr[2] // ipv4
@@ -1953,12 +2267,10 @@ n122:
 	}
 n123:
 	{ // LbTtlExpired: drop "lb_drop_ttl_expired_pkt_counter"
-		pl.Runs[123]++
 		return pl.drop(77)
 	}
 n124:
 	{ // LbEpoch: lookup epoch_assign_table
-		pl.Runs[124]++
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
 		pl.keys[1] = packet.Value{Lo: p.Meta[9].Lo}
@@ -1976,6 +2288,7 @@ n124:
 			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
 			p.Meta[11] = packet.Value{Lo: (params[1].Lo) & 0x1f}
 			p.Meta[12] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			pl.edges[27]++
 			goto n126
 		default: // miss
 			goto n125
@@ -1983,20 +2296,17 @@ n124:
 	}
 n125:
 	{ // LbEpochMiss: drop "lb_drop_epoch_assign_miss_pkt_counter"
-		pl.Runs[125]++
 		return pl.drop(78)
 	}
 n126:
 	{ // LbSlot: set
-		pl.Runs[126]++
 		p.Meta[15] = packet.Value{Lo: ((((p.Meta[13].Lo ^ p.Meta[12].Lo) & 0xffff) & ((((0x1 << p.Meta[11].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n127
 	}
 n127:
 	{ // LbCalendar: lookup load_balance_calendar_table
-		pl.Runs[127]++
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[6].LookupPacked(((p.Meta[15].Lo)&0xffff)<<0 | ((p.Meta[10].Lo)&0xffffffff)<<16 | ((p.Meta[7].Lo)&0xff)<<48); hit {
+		if e, hit := pl.tables[6].LookupWord(((p.Meta[15].Lo)&0xffff)<<0 | ((p.Meta[10].Lo)&0xffffffff)<<16 | ((p.Meta[7].Lo)&0xff)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2010,19 +2320,17 @@ n127:
 	}
 n128:
 	{ // LbCalendarMiss: drop "lb_drop_lb_calendar_miss_pkt_counter"
-		pl.Runs[128]++
 		return pl.drop(79)
 	}
 n129:
 	{ // LbMember: lookup member_info_lookup_table
-		pl.Runs[129]++
 		act, params := 4, []packet.Value(nil)
 		st192 := p.Hdr[0] // ethernet
 		if !st192.Valid || st192.Off < 0 || st192.Off+st192.Len > len(p.Data) {
 			return pl.drop(80)
 		}
 		b191 := p.Data[st192.Off : st192.Off+st192.Len]
-		if e, hit := pl.tables[7].LookupPacked(((p.Meta[16].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b191[12:])))&0xffff)<<16 | ((p.Meta[7].Lo)&0xff)<<32); hit {
+		if e, hit := pl.tables[7].LookupWord(((p.Meta[16].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b191[12:])))&0xffff)<<16 | ((p.Meta[7].Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2040,6 +2348,7 @@ n129:
 			p.Meta[20] = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			p.Meta[21] = packet.Value{Lo: (params[3].Lo) & 0x1f}
 			p.Meta[22] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			pl.edges[28]++
 			goto n133
 		case 2: // drop_soft_evicted
 			goto n131
@@ -2051,28 +2360,23 @@ n129:
 	}
 n130:
 	{ // LbMemberMiss: drop "lb_drop_mbr_info_miss_pkt_counter"
-		pl.Runs[130]++
 		return pl.drop(81)
 	}
 n131:
 	{ // LbSoftEvicted: drop "mbr_drop_soft_evicted_counter"
-		pl.Runs[131]++
 		return pl.drop(82)
 	}
 n132:
 	{ // LbDeregistered: drop "mbr_drop_deregistered_counter"
-		pl.Runs[132]++
 		return pl.drop(83)
 	}
 n133:
 	{ // LbPort: set
-		pl.Runs[133]++
 		p.Meta[23] = packet.Value{Lo: ((p.Meta[20].Lo + ((p.Meta[14].Lo & ((((0x1 << p.Meta[21].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n134
 	}
 n134:
 	{ // LbEth: set
-		pl.Runs[134]++
 		st194 := p.Hdr[0] // ethernet
 		if !st194.Valid || st194.Off < 0 || st194.Off+st194.Len > len(p.Data) {
 			return pl.drop(84)
@@ -2088,7 +2392,6 @@ n134:
 	}
 n135:
 	{ // LbCsumZero: test udp.checksum == 0
-		pl.Runs[135]++
 		st198 := p.Hdr[4] // udp
 		if !st198.Valid || st198.Off < 0 || st198.Off+st198.Len > len(p.Data) {
 			return pl.drop(85)
@@ -2101,13 +2404,12 @@ n135:
 	}
 n136:
 	{ // LbMarkZero: set
-		pl.Runs[136]++
 		p.Meta[0] = packet.Value{Lo: (0x1) & 0x1}
+		pl.edges[29]++
 		goto n137
 	}
 n137:
 	{ // LbIsIPv4: test valid(ipv4)
-		pl.Runs[137]++
 		if p.Hdr[2].Valid {
 			goto n138
 		}
@@ -2115,7 +2417,6 @@ n137:
 	}
 n138:
 	{ // LbKeepIPv4: test meta.keep_lb == 1
-		pl.Runs[138]++
 		if p.Meta[22].Lo == 0x1 {
 			goto n140
 		}
@@ -2123,7 +2424,6 @@ n138:
 	}
 n139:
 	{ // LbKeepIPv6: test meta.keep_lb == 1
-		pl.Runs[139]++
 		if p.Meta[22].Lo == 0x1 {
 			goto n142
 		}
@@ -2131,7 +2431,6 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set
-		pl.Runs[140]++
 		var d199 uint64 // ipv4 checksum
 		var d200 uint64 // udp checksum
 		v201 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
@@ -2246,7 +2545,6 @@ n140:
 	}
 n141:
 	{ // LbIPv4Strip: set
-		pl.Runs[141]++
 		var d245 uint64 // ipv4 checksum
 		var d246 uint64 // udp checksum
 		v247 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
@@ -2389,7 +2687,6 @@ n141:
 	}
 n142:
 	{ // LbIPv6Keep: set
-		pl.Runs[142]++
 		var d300 uint64 // udp checksum
 		v301 := p.Meta[6]
 		st303 := p.Hdr[3] // ipv6
@@ -2469,11 +2766,11 @@ n142:
 		if cb325, ok326 := p.Bytes(4); ok326 {
 			binary.BigEndian.PutUint16(cb325[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb325[6:]), d300, false))
 		}
+		pl.edges[30]++
 		goto n149
 	}
 n143:
 	{ // LbIPv6Strip: set
-		pl.Runs[143]++
 		var d327 uint64 // udp checksum
 		v328 := p.Meta[6]
 		st330 := p.Hdr[3] // ipv6
@@ -2572,11 +2869,11 @@ n143:
 		if cb357, ok358 := p.Bytes(4); ok358 {
 			binary.BigEndian.PutUint16(cb357[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb357[6:]), d327, false))
 		}
+		pl.edges[31]++
 		goto n144
 	}
 n144:
 	{ // LbPopV2: test valid(lb_v2)
-		pl.Runs[144]++
 		if p.Hdr[10].Valid {
 			goto n145
 		}
@@ -2584,7 +2881,6 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		pl.Runs[145]++
 		pb359, ok360 := p.Bytes(10) // lb_v2
 		if !ok360 {
 			return pl.drop(90)
@@ -2599,7 +2895,6 @@ n145:
 	}
 n146:
 	{ // LbPopV3Body: pop lb_v3
-		pl.Runs[146]++
 		pb363, ok364 := p.Bytes(11) // lb_v3
 		if !ok364 {
 			return pl.drop(91)
@@ -2610,11 +2905,11 @@ n146:
 			}
 		}
 		p.Pop(11)
+		pl.edges[32]++
 		goto n147
 	}
 n147:
 	{ // LbPopCommon: pop lb_common
-		pl.Runs[147]++
 		pb367, ok368 := p.Bytes(9) // lb_common
 		if !ok368 {
 			return pl.drop(92)
@@ -2629,7 +2924,6 @@ n147:
 	}
 n148:
 	{ // LbUdpLen: set
-		pl.Runs[148]++
 		var d371 uint64   // udp checksum
 		st373 := p.Hdr[4] // udp
 		if !st373.Valid || st373.Off < 0 || st373.Off+st373.Len > len(p.Data) {
@@ -2650,11 +2944,11 @@ n148:
 		if cb379, ok380 := p.Bytes(4); ok380 {
 			binary.BigEndian.PutUint16(cb379[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb379[6:]), d371, false))
 		}
+		pl.edges[33]++
 		goto n149
 	}
 n149:
 	{ // LbCsumFix: test meta.udp_zero == 1
-		pl.Runs[149]++
 		if p.Meta[0].Lo == 0x1 {
 			goto n150
 		}
@@ -2662,29 +2956,26 @@ n149:
 	}
 n150:
 	{ // LbCsumKeepZero: set
-		pl.Runs[150]++
 		st382 := p.Hdr[4] // udp
 		if !st382.Valid || st382.Off < 0 || st382.Off+st382.Len > len(p.Data) {
 			return pl.drop(94)
 		}
 		b381 := p.Data[st382.Off : st382.Off+st382.Len]
 		binary.BigEndian.PutUint16(b381[6:], uint16(0x0))
+		pl.edges[34]++
 		goto n151
 	}
 n151:
 	{ // LbTxCount: count "mbr_tx_pkt_counter"
-		pl.Runs[151]++
-		pl.Counted[16]++
+		pl.edges[35]++
 		goto n14
 	}
 n14:
 	{ // TxQueue: input
-		pl.Runs[14]++
 		goto n15
 	}
 n15:
 	{ // TxWire: emit
-		pl.Runs[15]++
 		return pl.sink(1, p.Data)
 	}
 }

@@ -131,6 +131,9 @@ var DropSites = [8]fastpath.DropSite{{Node: "RxMalformed", Reason: "malformed"},
 // CountLabels name the count operations' counters (Pipeline.Counted).
 var CountLabels = [0]string{}
 
+// countOf is, per node, 1 + its count operation's label, or 0.
+var countOf = [29]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
 // Pipeline itself is for one goroutine: give each worker its own, sharing
@@ -140,10 +143,11 @@ type Pipeline struct {
 	tables []*packet.Table
 	keys   [1]packet.Value
 
-	Runs    [len(NodeNames)]uint64   // frames each node ran on
-	Sunk    [len(SinkNames)]uint64   // frames out at each sink
-	Dropped [len(DropSites)]uint64   // frames ended at each drop site
-	Counted [len(CountLabels)]uint64 // count operations, by label
+	Sunk    [len(SinkNames)]uint64 // frames out at each sink
+	Dropped [len(DropSites)]uint64 // frames ended at each drop site
+	// edges count the frames along the few edges the node runs do not
+	// follow from (see runs).
+	edges [0]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -192,9 +196,22 @@ func (pl *Pipeline) ProcessBatch(frames []fastpath.Frame) {
 	}
 }
 
+// Runs returns the frames each node ran on (by NodeNames index).
+func (pl *Pipeline) Runs() [len(NodeNames)]uint64 { return pl.runs() }
+
+// Counted returns the count operations' counters (by CountLabels index).
+func (pl *Pipeline) Counted() (c [len(CountLabels)]uint64) {
+	for i, v := range pl.runs() {
+		if countOf[i] > 0 {
+			c[countOf[i]-1] += v
+		}
+	}
+	return c
+}
+
 // Each calls f for every non-zero counter, nodes in graph order.
 func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
-	for i, v := range pl.Runs {
+	for i, v := range pl.runs() {
 		if v > 0 {
 			f(fastpath.CountNode, NodeNames[i], "", v)
 		}
@@ -209,7 +226,7 @@ func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
 			f(fastpath.CountDrop, DropSites[i].Node, DropSites[i].Reason, v)
 		}
 	}
-	for i, v := range pl.Counted {
+	for i, v := range pl.Counted() {
 		if v > 0 {
 			f(fastpath.CountLabel, CountLabels[i], "", v)
 		}
@@ -226,6 +243,51 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 	return fastpath.Result{Sink: s, Drop: -1, Data: data}
 }
 
+// runs solves the flow graph for the frames each node ran on.
+func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
+	var f [23]uint64
+	total := uint64(0) + pl.Dropped[0] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[7] + pl.Sunk[0] + pl.Sunk[1]
+	f[3] = pl.Dropped[0]
+	f[6] = pl.Dropped[2]
+	f[9] = pl.Dropped[3]
+	f[12] = pl.Dropped[4]
+	f[15] = pl.Dropped[5]
+	f[19] = pl.Dropped[7]
+	f[20] = pl.Sunk[0]
+	f[21] = pl.Sunk[1]
+	f[22] = total
+	f[0] = 0 + f[22]
+	f[2] = 0 + f[3]
+	f[5] = 0 + f[6]
+	f[8] = 0 + f[9]
+	f[11] = 0 + f[12]
+	f[14] = 0 + f[15]
+	f[18] = 0 + f[19]
+	f[16] = 0 + f[20]
+	f[17] = 0 + f[21]
+	f[1] = 0 + f[0] - f[2]
+	f[4] = 0 + f[1] - f[5]
+	f[7] = 0 + f[4] - f[8]
+	f[10] = 0 + f[7] - f[11]
+	f[13] = 0 + f[10] - f[14]
+	r[0] = 0 + f[22]
+	r[1] = 0 + f[0]
+	r[2] = 0 + f[2]
+	r[3] = 0 + f[1]
+	r[4] = 0 + f[5]
+	r[5] = 0 + f[4]
+	r[6] = 0 + f[8]
+	r[7] = 0 + f[7]
+	r[8] = 0 + f[11]
+	r[9] = 0 + f[10]
+	r[10] = 0 + f[14]
+	r[11] = 0 + f[13]
+	r[12] = 0 + f[18]
+	r[13] = 0 + f[16]
+	r[14] = 0 + f[17]
+	return r
+}
+
 // Process runs the frame buf[off:off+n] through the graph, in place: the
 // result's Data aliases buf. Keep packet.Headroom bytes free before off and
 // after off+n for headers the graph pushes. It does not allocate.
@@ -233,12 +295,10 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
 	p.Load(buf, off, n)
 	{ // RxQueue: input
-		pl.Runs[0]++
 		goto n1
 	}
 n1:
 	{ // RxParse: parse ethernet
-		pl.Runs[1]++
 		if p.ParseFrame(0) {
 			goto n3
 		}
@@ -246,12 +306,10 @@ n1:
 	}
 n2:
 	{ // RxMalformed: drop "malformed"
-		pl.Runs[2]++
 		return pl.drop(0)
 	}
 n3:
 	{ // RxIsIPv4: test valid(ipv4) && ipv4.version == 4
-		pl.Runs[3]++
 		c1 := p.Hdr[3].Valid
 		if c1 {
 			st3 := p.Hdr[3] // ipv4
@@ -268,12 +326,10 @@ n3:
 	}
 n4:
 	{ // RxNotIPv4: drop "not IPv4"
-		pl.Runs[4]++
 		return pl.drop(2)
 	}
 n5:
 	{ // RxIPv4Csum: checksum verify ipv4
-		pl.Runs[5]++
 		ok4, wellFormed := p.VerifyChecksum(3)
 		if ok4 && wellFormed {
 			goto n7
@@ -282,12 +338,10 @@ n5:
 	}
 n6:
 	{ // RxBadIPv4Csum: drop "bad IPv4 checksum"
-		pl.Runs[6]++
 		return pl.drop(3)
 	}
 n7:
 	{ // RxIsUDP: test valid(udp)
-		pl.Runs[7]++
 		if p.Hdr[8].Valid {
 			goto n9
 		}
@@ -295,12 +349,10 @@ n7:
 	}
 n8:
 	{ // RxNotUDP: drop "not UDP"
-		pl.Runs[8]++
 		return pl.drop(4)
 	}
 n9:
 	{ // RxUDPCsum: checksum verify udp
-		pl.Runs[9]++
 		ok5, wellFormed := p.VerifyChecksum(8)
 		if ok5 && wellFormed {
 			goto n11
@@ -309,12 +361,10 @@ n9:
 	}
 n10:
 	{ // RxBadUDPCsum: drop "bad UDP checksum"
-		pl.Runs[10]++
 		return pl.drop(5)
 	}
 n11:
 	{ // RxDemux: switch udp.dport
-		pl.Runs[11]++
 		st8 := p.Hdr[8] // udp
 		if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
 			return pl.drop(6)
@@ -332,17 +382,14 @@ n11:
 	}
 n12:
 	{ // RxPortClosed: drop "port closed"
-		pl.Runs[12]++
 		return pl.drop(7)
 	}
 n13:
 	{ // AppEcho: steer "socket echo"
-		pl.Runs[13]++
 		return pl.sink(0, p.Data)
 	}
 n14:
 	{ // AppDNS: steer "socket dns"
-		pl.Runs[14]++
 		return pl.sink(1, p.Data)
 	}
 }
