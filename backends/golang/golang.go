@@ -76,7 +76,7 @@ type gen struct {
 	counters int            // edge counters placed
 	runsCode string         // the function solving for node runs
 	nameOf   map[int64]string
-	mal   string           // the node being generated, where malformed packets end
+	mal      string // the node being generated, where malformed packets end
 }
 
 func (c *gen) emit(format string, args ...any) {
