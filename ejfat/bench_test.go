@@ -7,9 +7,7 @@ import (
 
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
-	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/packet"
-	"github.com/dragonet-go/nsc/sim"
 )
 
 // BenchmarkLB forwards the IPv4 LB v2 packet of ejfat-lb-pipeline-2025.md
@@ -57,20 +55,7 @@ func BenchmarkLB(b *testing.B) {
 		}
 	})
 	b.Run("interpreter", func(b *testing.B) {
-		m, g, err := LPG("lb-2025")
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, _ := m.Graph(HostPRG)
-		em, err := embed.Embed(g, p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ts, err := Tables(m, "lb-2025.tables", bytes.NewReader(script))
-		if err != nil {
-			b.Fatal(err)
-		}
-		mach, err := sim.New(em.Graph, ts)
+		mach, err := Interpreter("lb-2025", HostPRG, "lb-2025.tables", bytes.NewReader(script))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1178,17 +1178,17 @@ func (c specCsumCase) spoil(b []byte, v uint16) {
 	binary.BigEndian.PutUint16(b, v)
 }
 
-// TestLB2025ChecksumArithmetic: with wrong received checksums the error
-// carries into the output (A.7: lb-2025 never verifies), exactly as the
-// spec's deltas say: hdrChecksum = apply(h, d_ip), udp.checksum =
-// apply(u, d_udp), computed here from the spec's operand lists.
-func TestLB2025ChecksumArithmetic(t *testing.T) {
-	r := specRig25(t)
-	for _, c := range []struct {
-		name string
-		in   specUDP
-		keep bool
-	}{
+// specCsumFrame is an LB frame of the checksum tests, for LB 0 (header
+// stripped) or LB 1 (kept).
+type specCsumFrame struct {
+	name string
+	in   specUDP
+	keep bool
+}
+
+// specCsumFrames: IPv4 and IPv6, v2 and v3, stripped and kept.
+func specCsumFrames() []specCsumFrame {
+	return []specCsumFrame{
 		{"v4 strip", specLBv4(append(specLB(2, 1, 0, 1, 10), specPayload(33)...)), false},
 		{"v4 keep", func() specUDP {
 			f := specLBv4(append(specLB(3, 1, 10, 7, 10), specPayload(10)...))
@@ -1201,20 +1201,33 @@ func TestLB2025ChecksumArithmetic(t *testing.T) {
 			f.Src, f.Dst = specSrc1v6, specLB1v6
 			return f
 		}(), true},
-	} {
+	}
+}
+
+// send builds the frame with its received checksums spoiled as errs says
+// and returns it, what the LB sent, whether it is IPv4, and the UDP
+// header's offset.
+func (c specCsumFrame) send(t *testing.T, r *specRig, errs specCsumCase) (frame, out []byte, v4 bool, udpOff int) {
+	frame = c.in.build(t)
+	v4 = c.in.Src.To4() != nil
+	udpOff = 14 + 40
+	if v4 {
+		udpOff = 14 + 20
+		errs.spoil(frame[24:], errs.ip)
+	}
+	errs.spoil(frame[udpOff+6:], errs.udp)
+	return frame, r.sent(frame, "TxQueue"), v4, udpOff
+}
+
+// TestLB2025ChecksumArithmetic: with wrong received checksums the error
+// carries into the output (A.7: lb-2025 never verifies), exactly as the
+// spec's deltas say: hdrChecksum = apply(h, d_ip), udp.checksum =
+// apply(u, d_udp), computed here from the spec's operand lists.
+func TestLB2025ChecksumArithmetic(t *testing.T) {
+	r := specRig25(t)
+	for _, c := range specCsumFrames() {
 		for _, errs := range specCsumCases {
-			frame := c.in.build(t)
-			v4 := c.in.Src.To4() != nil
-			ipLen := 20
-			if !v4 {
-				ipLen = 40
-			}
-			udpOff := 14 + ipLen
-			if v4 {
-				errs.spoil(frame[24:], errs.ip)
-			}
-			errs.spoil(frame[udpOff+6:], errs.udp)
-			out := r.sent(frame, "TxQueue")
+			frame, out, v4, udpOff := c.send(t, r, errs)
 
 			own, mbr, port := specLB0v4, specMbr0v4, uint16(0x4556+(binary.BigEndian.Uint16(c.in.Body[6:])&0xf))
 			if !v4 {

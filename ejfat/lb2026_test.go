@@ -608,37 +608,9 @@ func specSum71(add, sub []uint16) uint16 {
 // old and new words (computed here from the spec's lists).
 func TestLB2026ChecksumArithmetic(t *testing.T) {
 	r := specRig26(t)
-	for _, c := range []struct {
-		name string
-		in   specUDP
-		keep bool
-	}{
-		{"v4 strip", specLBv4(append(specLB(2, 1, 0, 1, 10), specPayload(33)...)), false},
-		{"v4 keep", func() specUDP {
-			f := specLBv4(append(specLB(3, 1, 10, 7, 10), specPayload(10)...))
-			f.Src, f.Dst = specSrc1v4, specLB1v4
-			return f
-		}(), true},
-		{"v6 strip", specLBv6(append(specLB(3, 1, 0xfffa, 0x8003, 10), specPayload(21)...)), false},
-		{"v6 keep", func() specUDP {
-			f := specLBv6(append(specLB(2, 1, 0, 7, 10), specPayload(10)...))
-			f.Src, f.Dst = specSrc1v6, specLB1v6
-			return f
-		}(), true},
-	} {
+	for _, c := range specCsumFrames() {
 		for _, errs := range specCsumCases {
-			frame := c.in.build(t)
-			v4 := c.in.Src.To4() != nil
-			ipLen := 20
-			if !v4 {
-				ipLen = 40
-			}
-			udpOff := 14 + ipLen
-			if v4 {
-				errs.spoil(frame[24:], errs.ip)
-			}
-			errs.spoil(frame[udpOff+6:], errs.udp)
-			out := r.sent(frame, "TxQueue")
+			frame, out, v4, udpOff := c.send(t, r, errs)
 			if v4 { // §7.2: the old base header out, the new (checksum 0) in.
 				nw := bytes.Clone(out[14:34])
 				nw[10], nw[11] = 0, 0

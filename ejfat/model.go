@@ -11,9 +11,11 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/models"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/sim"
 )
 
 // Versions are the shipped LB pipelines: the 2021 design of seed 000, the
@@ -57,4 +59,28 @@ func LPG(version string) (*lang.Model, *dataflow.Graph, error) {
 // script (nil r: empty tables).
 func Tables(m *lang.Model, name string, r io.Reader) ([]*packet.Table, error) {
 	return packet.LoadTables(m.Schema, name, r)
+}
+
+// Interpreter returns the reference interpreter running a version's LPG
+// embedded in prg (HostPRG, "LinuxUDP", …) — the graph its fast path is
+// generated from — with tables filled from a table_add script (nil r:
+// empty).
+func Interpreter(version, prg, name string, r io.Reader) (*sim.Machine, error) {
+	m, g, err := LPG(version)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := m.Graph(prg)
+	if !ok {
+		return nil, fmt.Errorf("%s has no prg %s", File(version), prg)
+	}
+	em, err := embed.Embed(g, p)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := Tables(m, name, r)
+	if err != nil {
+		return nil, err
+	}
+	return sim.New(em.Graph, ts)
 }

@@ -41,7 +41,7 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("go backend: graph %s has no source", g.Name)
 	}
-	c := &gen{g: g, s: g.Schema, nameOf: map[int64]string{}, dropIdx: map[[2]string]int{}, sinkIdx: map[string]int{}, countIdx: map[string]int{}, updVar: map[string]string{}, start: srcs[0]}
+	c := &gen{g: g, s: g.Schema, nameOf: map[int64]string{}, updVar: map[string]string{}, start: srcs[0]}
 	for _, n := range g.Nodes {
 		c.nameOf[n.ID] = n.Name
 	}
@@ -57,15 +57,12 @@ type gen struct {
 	vars  bytes.Buffer // package-level variables the body uses
 	tmp   int
 
-	drops    [][2]string // drop sites: node (or node.port), reason
-	dropIdx  map[[2]string]int
-	sinks    []string
-	sinkIdx  map[string]int
-	counts   []string
-	countIdx map[string]int
-	updVar   map[string]string
-	maxKeys  int
-	usesBE   bool // encoding/binary
+	drops   registry[[2]string] // drop sites: node (or node.port), reason
+	sinks   registry[string]
+	counts  registry[string] // count labels
+	updVar  map[string]string
+	maxKeys int
+	usesBE  bool // encoding/binary
 
 	// hdrs is a stack of scopes: header index -> variable holding its bytes.
 	hdrs  []map[int]string
@@ -89,33 +86,27 @@ func (c *gen) newTmp(prefix string) string {
 	return fmt.Sprintf("%s%d", prefix, c.tmp)
 }
 
-func (c *gen) drop(node, reason string) int {
-	k := [2]string{node, reason}
-	if i, ok := c.dropIdx[k]; ok {
-		return i
-	}
-	c.dropIdx[k] = len(c.drops)
-	c.drops = append(c.drops, k)
-	return len(c.drops) - 1
+// registry numbers names in the order they are first seen.
+type registry[K comparable] struct {
+	names []K
+	index map[K]int
 }
 
-func (c *gen) sink(node string) int {
-	if i, ok := c.sinkIdx[node]; ok {
+func (r *registry[K]) add(k K) int {
+	if i, ok := r.index[k]; ok {
 		return i
 	}
-	c.sinkIdx[node] = len(c.sinks)
-	c.sinks = append(c.sinks, node)
-	return len(c.sinks) - 1
+	if r.index == nil {
+		r.index = map[K]int{}
+	}
+	r.index[k] = len(r.names)
+	r.names = append(r.names, k)
+	return len(r.names) - 1
 }
 
-func (c *gen) count(label string) int {
-	if i, ok := c.countIdx[label]; ok {
-		return i
-	}
-	c.countIdx[label] = len(c.counts)
-	c.counts = append(c.counts, label)
-	return len(c.counts) - 1
-}
+func (c *gen) drop(node, reason string) int { return c.drops.add([2]string{node, reason}) }
+func (c *gen) sink(node string) int         { return c.sinks.add(node) }
+func (c *gen) count(label string) int       { return c.counts.add(label) }
 
 // update returns the name of a package variable holding a header list.
 func (c *gen) update(hs []int) string {
@@ -840,13 +831,13 @@ func (c *gen) names(w *bytes.Buffer) {
 		fmt.Fprintf(w, "%q, ", n.Name)
 	}
 	w.WriteString("}\n\n// SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).\n")
-	fmt.Fprintf(w, "var SinkNames = [%d]string{", len(c.sinks))
-	for _, s := range c.sinks {
+	fmt.Fprintf(w, "var SinkNames = [%d]string{", len(c.sinks.names))
+	for _, s := range c.sinks.names {
 		fmt.Fprintf(w, "%q, ", s)
 	}
 	w.WriteString("}\n\n// DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).\n")
-	fmt.Fprintf(w, "var DropSites = [%d]fastpath.DropSite{", len(c.drops))
-	for _, d := range c.drops {
+	fmt.Fprintf(w, "var DropSites = [%d]fastpath.DropSite{", len(c.drops.names))
+	for _, d := range c.drops.names {
 		fmt.Fprintf(w, "{Node: %q, Reason: %q},\n", d[0], d[1])
 	}
 	w.WriteString("}\n\n// CountLabels name the count operations' counters (Pipeline.Counted).\n")
@@ -856,7 +847,7 @@ func (c *gen) names(w *bytes.Buffer) {
 		for _, n := range c.g.Nodes {
 			k := 0
 			if n.Kind == dataflow.FNode && n.Op.Kind == packet.OpCount {
-				if i, ok := c.countIdx[n.Op.Label]; ok { // labels of live nodes only
+				if i, ok := c.counts.index[n.Op.Label]; ok { // labels of live nodes only
 					k = i + 1
 				}
 			}
@@ -864,8 +855,8 @@ func (c *gen) names(w *bytes.Buffer) {
 		}
 		w.WriteString("}\n\n")
 	}()
-	fmt.Fprintf(w, "var CountLabels = [%d]string{", len(c.counts))
-	for _, s := range c.counts {
+	fmt.Fprintf(w, "var CountLabels = [%d]string{", len(c.counts.names))
+	for _, s := range c.counts.names {
 		fmt.Fprintf(w, "%q, ", s)
 	}
 	w.WriteString("}\n\n")

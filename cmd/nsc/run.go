@@ -12,7 +12,6 @@ import (
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
-	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -115,20 +114,15 @@ func runFast(lb, tables string, frames []frame, write func(int, string, []byte))
 }
 
 func runInterp(lb, tables string, frames []frame, write func(int, string, []byte)) (sim.Counters, error) {
-	m, g, err := ejfat.LPG(lb)
-	if err != nil {
-		return sim.Counters{}, err
-	}
-	p, _ := m.Graph(ejfat.HostPRG)
-	em, err := embed.Embed(g, p)
-	if err != nil {
-		return sim.Counters{}, err
-	}
-	rts, err := loadTables(m, tables)
-	if err != nil {
-		return sim.Counters{}, err
-	}
-	mach, err := sim.New(em.Graph, rts)
+	var mach *sim.Machine
+	err := openTables(tables, func(f *os.File) (err error) {
+		if f == nil {
+			mach, err = ejfat.Interpreter(lb, ejfat.HostPRG, "", nil)
+		} else {
+			mach, err = ejfat.Interpreter(lb, ejfat.HostPRG, tables, f)
+		}
+		return err
+	})
 	if err != nil {
 		return sim.Counters{}, err
 	}

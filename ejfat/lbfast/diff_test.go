@@ -9,7 +9,6 @@ import (
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
-	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -51,21 +50,9 @@ func pairOn(t testing.TB, version, prg string) (fastpath.Pipeline, *sim.Machine)
 		}
 		return err
 	})
-	m, g, err := ejfat.LPG(version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := m.Graph(prg)
-	em, err := embed.Embed(g, p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mach *sim.Machine
-	load(func(name string, f *os.File) error {
-		ts, err := ejfat.Tables(m, name, f)
-		if err == nil {
-			mach, err = sim.New(em.Graph, ts)
-		}
+	load(func(name string, f *os.File) (err error) {
+		mach, err = ejfat.Interpreter(version, prg, name, f)
 		return err
 	})
 	return pl, mach
@@ -98,6 +85,10 @@ func mutate(seeds [][]byte, n int, seed uint64) [][]byte {
 	}
 	return out
 }
+
+// v2Forward is the 70-byte IPv4 LB v2 frame of ejfat-lb-pipeline.md §10
+// (tick 10 to LB 0 of the reference configuration).
+const v2Forward = "00aabbccddee0011223344550800450000380001000040116" + "2ae0a0102020a01020304d24c42002417ac4c42020000000001000000000000000a" + "736f6d65207061796c6f6164"
 
 // seeds are the crafted frames of ejfat.Corpus (seed 000's transfers
 // among them) and the example frame of the 2026 spec.
