@@ -1,6 +1,7 @@
 package ejfat
 
 import (
+	_ "embed"
 	"io"
 	"net"
 	"time"
@@ -137,3 +138,9 @@ func WriteSeed000Pcap(w io.Writer) error {
 	}
 	return WritePcap(w, frames)
 }
+
+// Seed000Tables is seed 000's control-plane script for the 2021 LB
+// (testdata/seed000.tables), unchanged.
+//
+//go:embed testdata/seed000.tables
+var Seed000Tables string

@@ -1,12 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 
 	"github.com/dragonet-go/nsc/backends/dot"
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/ejfat"
+	"github.com/dragonet-go/nsc/ejfat/lbfast"
+	"github.com/dragonet-go/nsc/embed"
+	"github.com/dragonet-go/nsc/packet"
 )
 
 // demoModel is seed 003's I/P stack and NIC.
@@ -64,5 +74,80 @@ func runDemo(e *env, args []string) error {
 		}
 		fmt.Fprintln(e.stdout, msg)
 	}
+	return demoLB(e)
+}
+
+// demoLB runs seed 000's packets and table script through the 2021 EJFAT
+// load balancer twice, generated fast path and interpreter, and embeds it
+// behind kernel sockets.
+func demoLB(e *env) error {
+	fmt.Fprintln(e.stdout, "\n== EJFAT load balancer (seed 000): lb-2021, generated Go fast path and interpreter")
+	frames, err := ejfat.Seed000Frames()
+	if err != nil {
+		return err
+	}
+	ts, err := lbfast.Tables("lb-2021", "seed000.tables", strings.NewReader(ejfat.Seed000Tables))
+	if err != nil {
+		return err
+	}
+	pl, err := lbfast.New("lb-2021", ts)
+	if err != nil {
+		return err
+	}
+	mach, err := ejfat.Interpreter("lb-2021", ejfat.HostPRG, "seed000.tables", strings.NewReader(ejfat.Seed000Tables))
+	if err != nil {
+		return err
+	}
+	to := map[string]int{}
+	same := 0
+	buf := make([]byte, 2*packet.Headroom+2048)
+	for _, f := range frames {
+		var want []byte
+		mach.Run(f, func(_ *dataflow.Node, data []byte) { want = bytes.Clone(data) })
+		n := copy(buf[packet.Headroom:], f)
+		r := pl.Process(buf, packet.Headroom, n)
+		if r.Sink >= 0 && bytes.Equal(r.Data, want) {
+			same++
+		}
+		if r.Sink >= 0 {
+			to[memberOf(r.Data)]++
+		}
+	}
+	for _, k := range sortedKeys(to) {
+		fmt.Fprintf(e.stdout, "%2d events -> %s\n", to[k], k)
+	}
+	fmt.Fprintf(e.stdout, "fast path and interpreter agree byte for byte on %d of %d packets\n", same, len(frames))
+	m, lpg, err := ejfat.LPG("lb-2021")
+	if err != nil {
+		return err
+	}
+	prg, _ := m.Graph("LinuxUDP")
+	em, err := embed.Embed(lpg, prg)
+	if err != nil {
+		return err
+	}
+	pruned := 0
+	for _, p := range em.Placements {
+		if p.Kind == embed.Pruned {
+			pruned++
+		}
+	}
+	fmt.Fprintf(e.stdout, "behind kernel UDP sockets (PRG LinuxUDP) %d of %d LPG nodes are pruned: the kernel parses and checks\n", pruned, len(em.Placements))
 	return nil
+}
+
+// memberOf names where a forwarded frame goes: destination MAC, address,
+// port.
+func memberOf(frame []byte) string {
+	p := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.NoCopy)
+	eth, _ := p.Layer(layers.LayerTypeEthernet).(*layers.Ethernet)
+	udp, _ := p.Layer(layers.LayerTypeUDP).(*layers.UDP)
+	if eth == nil || udp == nil {
+		return "not UDP"
+	}
+	dst := ""
+	if nl := p.NetworkLayer(); nl != nil {
+		dst = nl.NetworkFlow().Dst().String()
+	}
+	return fmt.Sprintf("member %s at %s port %d", eth.DstMAC, dst, udp.DstPort)
 }
