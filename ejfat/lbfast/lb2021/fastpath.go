@@ -419,7 +419,7 @@ n5:
 n6:
 	{ // RxEtherType: switch ethernet.type
 		st4 := p.Hdr[0] // ethernet
-		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
+		if !st4.Valid {
 			return pl.drop(1)
 		}
 		b3 := p.Data[st4.Off : st4.Off+st4.Len]
@@ -440,7 +440,7 @@ n7:
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
 				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
 				st8 := p.Hdr[2] // ipv4
-				if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
+				if !st8.Valid {
 					return pl.drop(2)
 				}
 				b7 := p.Data[st8.Off : st8.Off+st8.Len]
@@ -481,7 +481,7 @@ n8:
 n9:
 	{ // RxIPv4BaseDst: set
 		st11 := p.Hdr[9] // ipv4_base
-		if !st11.Valid || st11.Off < 0 || st11.Off+st11.Len > len(p.Data) {
+		if !st11.Valid {
 			return pl.drop(3)
 		}
 		b10 := p.Data[st11.Off : st11.Off+st11.Len]
@@ -492,7 +492,7 @@ n9:
 n10:
 	{ // RxIPv4Dst: set
 		st13 := p.Hdr[2] // ipv4
-		if !st13.Valid || st13.Off < 0 || st13.Off+st13.Len > len(p.Data) {
+		if !st13.Valid {
 			return pl.drop(4)
 		}
 		b12 := p.Data[st13.Off : st13.Off+st13.Len]
@@ -502,7 +502,7 @@ n10:
 n11:
 	{ // RxIPv4UDP: test ipv4.version == 4 && ipv4.proto == 17
 		st16 := p.Hdr[2] // ipv4
-		if !st16.Valid || st16.Off < 0 || st16.Off+st16.Len > len(p.Data) {
+		if !st16.Valid {
 			return pl.drop(5)
 		}
 		b15 := p.Data[st16.Off : st16.Off+st16.Len]
@@ -537,7 +537,7 @@ n12:
 n13:
 	{ // RxIPv6Dst: set
 		st19 := p.Hdr[3] // ipv6
-		if !st19.Valid || st19.Off < 0 || st19.Off+st19.Len > len(p.Data) {
+		if !st19.Valid {
 			return pl.drop(6)
 		}
 		b18 := p.Data[st19.Off : st19.Off+st19.Len]
@@ -547,7 +547,7 @@ n13:
 n14:
 	{ // RxIPv6UDP: test ipv6.version == 6 && ipv6.next_hdr == 17
 		st22 := p.Hdr[3] // ipv6
-		if !st22.Valid || st22.Off < 0 || st22.Off+st22.Len > len(p.Data) {
+		if !st22.Valid {
 			return pl.drop(7)
 		}
 		b21 := p.Data[st22.Off : st22.Off+st22.Len]
@@ -583,7 +583,7 @@ n15:
 n16:
 	{ // RxLBPort: test udp.dport == 0x4c42
 		st25 := p.Hdr[8] // udp
-		if !st25.Valid || st25.Off < 0 || st25.Off+st25.Len > len(p.Data) {
+		if !st25.Valid {
 			return pl.drop(8)
 		}
 		b24 := p.Data[st25.Off : st25.Off+st25.Len]
@@ -616,7 +616,7 @@ n18:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
 		st28 := p.Hdr[0] // ethernet
-		if !st28.Valid || st28.Off < 0 || st28.Off+st28.Len > len(p.Data) {
+		if !st28.Valid {
 			return pl.drop(9)
 		}
 		b27 := p.Data[st28.Off : st28.Off+st28.Len]
@@ -649,7 +649,7 @@ n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
 		st30 := p.Hdr[5] // lbv1
-		if !st30.Valid || st30.Off < 0 || st30.Off+st30.Len > len(p.Data) {
+		if !st30.Valid {
 			return pl.drop(11)
 		}
 		b29 := p.Data[st30.Off : st30.Off+st30.Len]
@@ -673,7 +673,7 @@ n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
 		st32 := p.Hdr[5] // lbv1
-		if !st32.Valid || st32.Off < 0 || st32.Off+st32.Len > len(p.Data) {
+		if !st32.Valid {
 			return pl.drop(13)
 		}
 		b31 := p.Data[st32.Off : st32.Off+st32.Len]
@@ -697,7 +697,7 @@ n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
 		st34 := p.Hdr[0] // ethernet
-		if !st34.Valid || st34.Off < 0 || st34.Off+st34.Len > len(p.Data) {
+		if !st34.Valid {
 			return pl.drop(15)
 		}
 		b33 := p.Data[st34.Off : st34.Off+st34.Len]
@@ -753,7 +753,7 @@ n30:
 		var d38 uint64 // udp checksum
 		v39 := p.Meta[3].Lo
 		st41 := p.Hdr[2] // ipv4
-		if !st41.Valid || st41.Off < 0 || st41.Off+st41.Len > len(p.Data) {
+		if !st41.Valid {
 			return pl.drop(18)
 		}
 		b40 := p.Data[st41.Off : st41.Off+st41.Len]
@@ -824,7 +824,7 @@ n31:
 	{ // RxIPv6RewriteLow: set
 		var d63 uint64   // udp checksum
 		st65 := p.Hdr[3] // ipv6
-		if !st65.Valid || st65.Off < 0 || st65.Off+st65.Len > len(p.Data) {
+		if !st65.Valid {
 			return pl.drop(19)
 		}
 		b64 := p.Data[st65.Off : st65.Off+st65.Len]
@@ -874,7 +874,7 @@ n31:
 n32:
 	{ // RxIPv6RewriteHigh: set
 		st79 := p.Hdr[3] // ipv6
-		if !st79.Valid || st79.Off < 0 || st79.Off+st79.Len > len(p.Data) {
+		if !st79.Valid {
 			return pl.drop(20)
 		}
 		b78 := p.Data[st79.Off : st79.Off+st79.Len]
@@ -887,7 +887,7 @@ n33:
 		var d80 uint64 // udp checksum
 		v81 := p.Meta[5].Lo
 		st83 := p.Hdr[8] // udp
-		if !st83.Valid || st83.Off < 0 || st83.Off+st83.Len > len(p.Data) {
+		if !st83.Valid {
 			return pl.drop(21)
 		}
 		b82 := p.Data[st83.Off : st83.Off+st83.Len]

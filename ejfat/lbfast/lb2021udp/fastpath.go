@@ -425,7 +425,7 @@ n1:
 n2:
 	{ // RxType: switch ethernet.type
 		st4 := p.Hdr[0] // ethernet
-		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
+		if !st4.Valid {
 			return pl.drop(0)
 		}
 		b3 := p.Data[st4.Off : st4.Off+st4.Len]
@@ -447,7 +447,7 @@ n3:
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
 				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
 				st8 := p.Hdr[2] // ipv4
-				if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
+				if !st8.Valid {
 					return pl.drop(1)
 				}
 				b7 := p.Data[st8.Off : st8.Off+st8.Len]
@@ -471,7 +471,7 @@ n3:
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
 		st12 := p.Hdr[2] // ipv4
-		if !st12.Valid || st12.Off < 0 || st12.Off+st12.Len > len(p.Data) {
+		if !st12.Valid {
 			return pl.drop(2)
 		}
 		b11 := p.Data[st12.Off : st12.Off+st12.Len]
@@ -519,7 +519,7 @@ n6:
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
 		st17 := p.Hdr[3] // ipv6
-		if !st17.Valid || st17.Off < 0 || st17.Off+st17.Len > len(p.Data) {
+		if !st17.Valid {
 			return pl.drop(3)
 		}
 		b16 := p.Data[st17.Off : st17.Off+st17.Len]
@@ -555,7 +555,7 @@ n8:
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
 		st20 := p.Hdr[8] // udp
-		if !st20.Valid || st20.Off < 0 || st20.Off+st20.Len > len(p.Data) {
+		if !st20.Valid {
 			return pl.drop(4)
 		}
 		b19 := p.Data[st20.Off : st20.Off+st20.Len]
@@ -568,7 +568,7 @@ n9:
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
 		st23 := p.Hdr[8] // udp
-		if !st23.Valid || st23.Off < 0 || st23.Off+st23.Len > len(p.Data) {
+		if !st23.Valid {
 			return pl.drop(5)
 		}
 		b22 := p.Data[st23.Off : st23.Off+st23.Len]
@@ -602,7 +602,7 @@ n13:
 n16:
 	{ // RxEtherType: switch ethernet.type
 		st27 := p.Hdr[0] // ethernet
-		if !st27.Valid || st27.Off < 0 || st27.Off+st27.Len > len(p.Data) {
+		if !st27.Valid {
 			return pl.drop(7)
 		}
 		b26 := p.Data[st27.Off : st27.Off+st27.Len]
@@ -619,7 +619,7 @@ n16:
 n17:
 	{ // RxIPv4Dst: set
 		st29 := p.Hdr[2] // ipv4
-		if !st29.Valid || st29.Off < 0 || st29.Off+st29.Len > len(p.Data) {
+		if !st29.Valid {
 			return pl.drop(9)
 		}
 		b28 := p.Data[st29.Off : st29.Off+st29.Len]
@@ -629,7 +629,7 @@ n17:
 n18:
 	{ // RxIPv6Dst: set
 		st31 := p.Hdr[3] // ipv6
-		if !st31.Valid || st31.Off < 0 || st31.Off+st31.Len > len(p.Data) {
+		if !st31.Valid {
 			return pl.drop(10)
 		}
 		b30 := p.Data[st31.Off : st31.Off+st31.Len]
@@ -640,7 +640,7 @@ n18:
 n19:
 	{ // RxLBPort: test udp.dport == 0x4c42
 		st33 := p.Hdr[8] // udp
-		if !st33.Valid || st33.Off < 0 || st33.Off+st33.Len > len(p.Data) {
+		if !st33.Valid {
 			return pl.drop(11)
 		}
 		b32 := p.Data[st33.Off : st33.Off+st33.Len]
@@ -672,7 +672,7 @@ n21:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
 		st36 := p.Hdr[0] // ethernet
-		if !st36.Valid || st36.Off < 0 || st36.Off+st36.Len > len(p.Data) {
+		if !st36.Valid {
 			return pl.drop(12)
 		}
 		b35 := p.Data[st36.Off : st36.Off+st36.Len]
@@ -705,7 +705,7 @@ n24:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
 		st38 := p.Hdr[5] // lbv1
-		if !st38.Valid || st38.Off < 0 || st38.Off+st38.Len > len(p.Data) {
+		if !st38.Valid {
 			return pl.drop(14)
 		}
 		b37 := p.Data[st38.Off : st38.Off+st38.Len]
@@ -729,7 +729,7 @@ n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
 		st40 := p.Hdr[5] // lbv1
-		if !st40.Valid || st40.Off < 0 || st40.Off+st40.Len > len(p.Data) {
+		if !st40.Valid {
 			return pl.drop(16)
 		}
 		b39 := p.Data[st40.Off : st40.Off+st40.Len]
@@ -753,7 +753,7 @@ n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
 		st42 := p.Hdr[0] // ethernet
-		if !st42.Valid || st42.Off < 0 || st42.Off+st42.Len > len(p.Data) {
+		if !st42.Valid {
 			return pl.drop(18)
 		}
 		b41 := p.Data[st42.Off : st42.Off+st42.Len]
@@ -809,7 +809,7 @@ n33:
 		var d46 uint64 // udp checksum
 		v47 := p.Meta[3].Lo
 		st49 := p.Hdr[2] // ipv4
-		if !st49.Valid || st49.Off < 0 || st49.Off+st49.Len > len(p.Data) {
+		if !st49.Valid {
 			return pl.drop(21)
 		}
 		b48 := p.Data[st49.Off : st49.Off+st49.Len]
@@ -880,7 +880,7 @@ n34:
 	{ // RxIPv6RewriteLow: set
 		var d71 uint64   // udp checksum
 		st73 := p.Hdr[3] // ipv6
-		if !st73.Valid || st73.Off < 0 || st73.Off+st73.Len > len(p.Data) {
+		if !st73.Valid {
 			return pl.drop(22)
 		}
 		b72 := p.Data[st73.Off : st73.Off+st73.Len]
@@ -930,7 +930,7 @@ n34:
 n35:
 	{ // RxIPv6RewriteHigh: set
 		st87 := p.Hdr[3] // ipv6
-		if !st87.Valid || st87.Off < 0 || st87.Off+st87.Len > len(p.Data) {
+		if !st87.Valid {
 			return pl.drop(23)
 		}
 		b86 := p.Data[st87.Off : st87.Off+st87.Len]
@@ -943,7 +943,7 @@ n36:
 		var d88 uint64 // udp checksum
 		v89 := p.Meta[5].Lo
 		st91 := p.Hdr[8] // udp
-		if !st91.Valid || st91.Off < 0 || st91.Off+st91.Len > len(p.Data) {
+		if !st91.Valid {
 			return pl.drop(24)
 		}
 		b90 := p.Data[st91.Off : st91.Off+st91.Len]

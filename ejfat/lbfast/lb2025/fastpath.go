@@ -753,7 +753,7 @@ n5:
 n6:
 	{ // ParseEthType: switch ethernet.type
 		st4 := p.Hdr[0] // ethernet
-		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
+		if !st4.Valid {
 			return pl.drop(0)
 		}
 		b3 := p.Data[st4.Off : st4.Off+st4.Len]
@@ -791,7 +791,7 @@ n7:
 n8:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
 		st11 := p.Hdr[5] // arp
-		if !st11.Valid || st11.Off < 0 || st11.Off+st11.Len > len(p.Data) {
+		if !st11.Valid {
 			return pl.drop(1)
 		}
 		b10 := p.Data[st11.Off : st11.Off+st11.Len]
@@ -824,7 +824,7 @@ n9:
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
 				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
 				st15 := p.Hdr[2] // ipv4
-				if !st15.Valid || st15.Off < 0 || st15.Off+st15.Len > len(p.Data) {
+				if !st15.Valid {
 					return pl.drop(2)
 				}
 				b14 := p.Data[st15.Off : st15.Off+st15.Len]
@@ -848,7 +848,7 @@ n9:
 n10:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
 		st18 := p.Hdr[2] // ipv4
-		if !st18.Valid || st18.Off < 0 || st18.Off+st18.Len > len(p.Data) {
+		if !st18.Valid {
 			return pl.drop(3)
 		}
 		b17 := p.Data[st18.Off : st18.Off+st18.Len]
@@ -865,7 +865,7 @@ n10:
 n11:
 	{ // ParseIPv4Proto: switch ipv4.proto
 		st21 := p.Hdr[2] // ipv4
-		if !st21.Valid || st21.Off < 0 || st21.Off+st21.Len > len(p.Data) {
+		if !st21.Valid {
 			return pl.drop(4)
 		}
 		b20 := p.Data[st21.Off : st21.Off+st21.Len]
@@ -901,7 +901,7 @@ n12:
 n13:
 	{ // ParseIcmpType: test icmp.type == 8 && icmp.code == 0
 		st25 := p.Hdr[6] // icmp
-		if !st25.Valid || st25.Off < 0 || st25.Off+st25.Len > len(p.Data) {
+		if !st25.Valid {
 			return pl.drop(5)
 		}
 		b24 := p.Data[st25.Off : st25.Off+st25.Len]
@@ -955,7 +955,7 @@ n15:
 n16:
 	{ // ParseIPv6Check: test ipv6.version == 6
 		st29 := p.Hdr[3] // ipv6
-		if !st29.Valid || st29.Off < 0 || st29.Off+st29.Len > len(p.Data) {
+		if !st29.Valid {
 			return pl.drop(6)
 		}
 		b28 := p.Data[st29.Off : st29.Off+st29.Len]
@@ -968,7 +968,7 @@ n16:
 n17:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
 		st32 := p.Hdr[3] // ipv6
-		if !st32.Valid || st32.Off < 0 || st32.Off+st32.Len > len(p.Data) {
+		if !st32.Valid {
 			return pl.drop(7)
 		}
 		b31 := p.Data[st32.Off : st32.Off+st32.Len]
@@ -1005,7 +1005,7 @@ n18:
 n19:
 	{ // ParseIcmp6Type: switch icmpv6.type
 		st36 := p.Hdr[7] // icmpv6
-		if !st36.Valid || st36.Off < 0 || st36.Off+st36.Len > len(p.Data) {
+		if !st36.Valid {
 			return pl.drop(8)
 		}
 		b35 := p.Data[st36.Off : st36.Off+st36.Len]
@@ -1023,7 +1023,7 @@ n19:
 n20:
 	{ // ParseEcho6Code: test icmpv6.code == 0
 		st38 := p.Hdr[7] // icmpv6
-		if !st38.Valid || st38.Off < 0 || st38.Off+st38.Len > len(p.Data) {
+		if !st38.Valid {
 			return pl.drop(9)
 		}
 		b37 := p.Data[st38.Off : st38.Off+st38.Len]
@@ -1055,7 +1055,7 @@ n21:
 n22:
 	{ // ParseNsCode: test icmpv6.code == 0
 		st41 := p.Hdr[7] // icmpv6
-		if !st41.Valid || st41.Off < 0 || st41.Off+st41.Len > len(p.Data) {
+		if !st41.Valid {
 			return pl.drop(10)
 		}
 		b40 := p.Data[st41.Off : st41.Off+st41.Len]
@@ -1086,7 +1086,7 @@ n23:
 n24:
 	{ // ParseNsLen: test ipv6.payload_len == 24
 		st44 := p.Hdr[3] // ipv6
-		if !st44.Valid || st44.Off < 0 || st44.Off+st44.Len > len(p.Data) {
+		if !st44.Valid {
 			return pl.drop(11)
 		}
 		b43 := p.Data[st44.Off : st44.Off+st44.Len]
@@ -1117,7 +1117,7 @@ n25:
 n26:
 	{ // ParseNsOptType: test nd_opt.type == 1
 		st47 := p.Hdr[13] // nd_opt
-		if !st47.Valid || st47.Off < 0 || st47.Off+st47.Len > len(p.Data) {
+		if !st47.Valid {
 			return pl.drop(12)
 		}
 		b46 := p.Data[st47.Off : st47.Off+st47.Len]
@@ -1167,7 +1167,7 @@ n28:
 n29:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
 		st51 := p.Hdr[4] // udp
-		if !st51.Valid || st51.Off < 0 || st51.Off+st51.Len > len(p.Data) {
+		if !st51.Valid {
 			return pl.drop(13)
 		}
 		b50 := p.Data[st51.Off : st51.Off+st51.Len]
@@ -1198,7 +1198,7 @@ n30:
 n31:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		st54 := p.Hdr[9] // lb_common
-		if !st54.Valid || st54.Off < 0 || st54.Off+st54.Len > len(p.Data) {
+		if !st54.Valid {
 			return pl.drop(14)
 		}
 		b53 := p.Data[st54.Off : st54.Off+st54.Len]
@@ -1211,7 +1211,7 @@ n31:
 n32:
 	{ // ParseLbVersion: switch lb_common.version
 		st57 := p.Hdr[9] // lb_common
-		if !st57.Valid || st57.Off < 0 || st57.Off+st57.Len > len(p.Data) {
+		if !st57.Valid {
 			return pl.drop(15)
 		}
 		b56 := p.Data[st57.Off : st57.Off+st57.Len]
@@ -1272,7 +1272,7 @@ n36:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		st61 := p.Hdr[0] // ethernet
-		if !st61.Valid || st61.Off < 0 || st61.Off+st61.Len > len(p.Data) {
+		if !st61.Valid {
 			return pl.drop(17)
 		}
 		b60 := p.Data[st61.Off : st61.Off+st61.Len]
@@ -1314,7 +1314,7 @@ n39:
 n40:
 	{ // L3SetDaIPv4: set
 		st63 := p.Hdr[2] // ipv4
-		if !st63.Valid || st63.Off < 0 || st63.Off+st63.Len > len(p.Data) {
+		if !st63.Valid {
 			return pl.drop(19)
 		}
 		b62 := p.Data[st63.Off : st63.Off+st63.Len]
@@ -1324,7 +1324,7 @@ n40:
 n41:
 	{ // L3SetDaIPv6: set
 		st65 := p.Hdr[3] // ipv6
-		if !st65.Valid || st65.Off < 0 || st65.Off+st65.Len > len(p.Data) {
+		if !st65.Valid {
 			return pl.drop(20)
 		}
 		b64 := p.Data[st65.Off : st65.Off+st65.Len]
@@ -1335,7 +1335,7 @@ n41:
 n42:
 	{ // L3SetDaArp: set
 		st67 := p.Hdr[5] // arp
-		if !st67.Valid || st67.Off < 0 || st67.Off+st67.Len > len(p.Data) {
+		if !st67.Valid {
 			return pl.drop(21)
 		}
 		b66 := p.Data[st67.Off : st67.Off+st67.Len]
@@ -1348,7 +1348,7 @@ n43:
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
 		st69 := p.Hdr[0] // ethernet
-		if !st69.Valid || st69.Off < 0 || st69.Off+st69.Len > len(p.Data) {
+		if !st69.Valid {
 			return pl.drop(22)
 		}
 		b68 := p.Data[st69.Off : st69.Off+st69.Len]
@@ -1395,7 +1395,7 @@ n47:
 		c70 := p.Hdr[7].Valid
 		if c70 {
 			st72 := p.Hdr[7] // icmpv6
-			if !st72.Valid || st72.Off < 0 || st72.Off+st72.Len > len(p.Data) {
+			if !st72.Valid {
 				return pl.drop(24)
 			}
 			b71 := p.Data[st72.Off : st72.Off+st72.Len]
@@ -1416,7 +1416,7 @@ n48:
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
 		st74 := p.Hdr[5] // arp
-		if !st74.Valid || st74.Off < 0 || st74.Off+st74.Len > len(p.Data) {
+		if !st74.Valid {
 			return pl.drop(25)
 		}
 		b73 := p.Data[st74.Off : st74.Off+st74.Len]
@@ -1432,7 +1432,7 @@ n50:
 n51:
 	{ // ArpReply: set
 		st76 := p.Hdr[0] // ethernet
-		if !st76.Valid || st76.Off < 0 || st76.Off+st76.Len > len(p.Data) {
+		if !st76.Valid {
 			return pl.drop(27)
 		}
 		b75 := p.Data[st76.Off : st76.Off+st76.Len]
@@ -1443,7 +1443,7 @@ n51:
 		binary.BigEndian.PutUint16(b75[6:], uint16(v78>>32))
 		binary.BigEndian.PutUint32(b75[8:], uint32(v78))
 		st80 := p.Hdr[5] // arp
-		if !st80.Valid || st80.Off < 0 || st80.Off+st80.Len > len(p.Data) {
+		if !st80.Valid {
 			return pl.drop(27)
 		}
 		b79 := p.Data[st80.Off : st80.Off+st80.Len]
@@ -1465,7 +1465,7 @@ n52:
 n53:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
 		st84 := p.Hdr[2] // ipv4
-		if !st84.Valid || st84.Off < 0 || st84.Off+st84.Len > len(p.Data) {
+		if !st84.Valid {
 			return pl.drop(28)
 		}
 		b83 := p.Data[st84.Off : st84.Off+st84.Len]
@@ -1482,7 +1482,7 @@ n55:
 	{ // Echo4Reply: set
 		var d85 uint64   // icmp checksum
 		st87 := p.Hdr[0] // ethernet
-		if !st87.Valid || st87.Off < 0 || st87.Off+st87.Len > len(p.Data) {
+		if !st87.Valid {
 			return pl.drop(30)
 		}
 		b86 := p.Data[st87.Off : st87.Off+st87.Len]
@@ -1523,7 +1523,7 @@ n55:
 			d85 += packet.ChecksumDelta(o98, packet.SumWords(p.Data[lo96:hi97]))
 		}
 		st101 := p.Hdr[2] // ipv4
-		if !st101.Valid || st101.Off < 0 || st101.Off+st101.Len > len(p.Data) {
+		if !st101.Valid {
 			return pl.drop(30)
 		}
 		b100 := p.Data[st101.Off : st101.Off+st101.Len]
@@ -1561,7 +1561,7 @@ n55:
 		}
 		v112 := 0x0
 		st114 := p.Hdr[6] // icmp
-		if !st114.Valid || st114.Off < 0 || st114.Off+st114.Len > len(p.Data) {
+		if !st114.Valid {
 			return pl.drop(30)
 		}
 		b113 := p.Data[st114.Off : st114.Off+st114.Len]
@@ -1589,7 +1589,7 @@ n57:
 	{ // Echo6Reply: set
 		var d121 uint64   // icmpv6 checksum
 		st123 := p.Hdr[0] // ethernet
-		if !st123.Valid || st123.Off < 0 || st123.Off+st123.Len > len(p.Data) {
+		if !st123.Valid {
 			return pl.drop(31)
 		}
 		b122 := p.Data[st123.Off : st123.Off+st123.Len]
@@ -1630,7 +1630,7 @@ n57:
 			d121 += packet.ChecksumDelta(o134, packet.SumWords(p.Data[lo132:hi133]))
 		}
 		st137 := p.Hdr[3] // ipv6
-		if !st137.Valid || st137.Off < 0 || st137.Off+st137.Len > len(p.Data) {
+		if !st137.Valid {
 			return pl.drop(31)
 		}
 		b136 := p.Data[st137.Off : st137.Off+st137.Len]
@@ -1674,7 +1674,7 @@ n57:
 		}
 		v148 := 0x81
 		st150 := p.Hdr[7] // icmpv6
-		if !st150.Valid || st150.Off < 0 || st150.Off+st150.Len > len(p.Data) {
+		if !st150.Valid {
 			return pl.drop(31)
 		}
 		b149 := p.Data[st150.Off : st150.Off+st150.Len]
@@ -1701,7 +1701,7 @@ n58:
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
 		st158 := p.Hdr[12] // nd_ns
-		if !st158.Valid || st158.Off < 0 || st158.Off+st158.Len > len(p.Data) {
+		if !st158.Valid {
 			return pl.drop(32)
 		}
 		b157 := p.Data[st158.Off : st158.Off+st158.Len]
@@ -1717,7 +1717,7 @@ n60:
 n61:
 	{ // NsUnspecified: test ipv6.src == 0
 		st160 := p.Hdr[3] // ipv6
-		if !st160.Valid || st160.Off < 0 || st160.Off+st160.Len > len(p.Data) {
+		if !st160.Valid {
 			return pl.drop(34)
 		}
 		b159 := p.Data[st160.Off : st160.Off+st160.Len]
@@ -1732,7 +1732,7 @@ n62:
 		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
 		st162 := p.Hdr[12] // nd_ns
-		if !st162.Valid || st162.Off < 0 || st162.Off+st162.Len > len(p.Data) {
+		if !st162.Valid {
 			return pl.drop(35)
 		}
 		b161 := p.Data[st162.Off : st162.Off+st162.Len]
@@ -1742,20 +1742,20 @@ n62:
 n63:
 	{ // NsToSender: set
 		st164 := p.Hdr[3] // ipv6
-		if !st164.Valid || st164.Off < 0 || st164.Off+st164.Len > len(p.Data) {
+		if !st164.Valid {
 			return pl.drop(36)
 		}
 		b163 := p.Data[st164.Off : st164.Off+st164.Len]
 		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b163[8:]), Lo: binary.BigEndian.Uint64(b163[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		st166 := p.Hdr[0] // ethernet
-		if !st166.Valid || st166.Off < 0 || st166.Off+st166.Len > len(p.Data) {
+		if !st166.Valid {
 			return pl.drop(36)
 		}
 		b165 := p.Data[st166.Off : st166.Off+st166.Len]
 		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b165[6:]))<<32 | uint64(binary.BigEndian.Uint32(b165[8:]))) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x1) & 0x1}
 		st168 := p.Hdr[12] // nd_ns
-		if !st168.Valid || st168.Off < 0 || st168.Off+st168.Len > len(p.Data) {
+		if !st168.Valid {
 			return pl.drop(36)
 		}
 		b167 := p.Data[st168.Off : st168.Off+st168.Len]
@@ -1773,7 +1773,7 @@ n64:
 n65:
 	{ // NsSrcMac: set
 		st170 := p.Hdr[14] // nd_mac
-		if !st170.Valid || st170.Off < 0 || st170.Off+st170.Len > len(p.Data) {
+		if !st170.Valid {
 			return pl.drop(37)
 		}
 		b169 := p.Data[st170.Off : st170.Off+st170.Len]
@@ -1851,7 +1851,7 @@ n73:
 n74:
 	{ // NsFill: set
 		st172 := p.Hdr[0] // ethernet
-		if !st172.Valid || st172.Off < 0 || st172.Off+st172.Len > len(p.Data) {
+		if !st172.Valid {
 			return pl.drop(44)
 		}
 		b171 := p.Data[st172.Off : st172.Off+st172.Len]
@@ -1862,7 +1862,7 @@ n74:
 		binary.BigEndian.PutUint16(b171[6:], uint16(v174>>32))
 		binary.BigEndian.PutUint32(b171[8:], uint32(v174))
 		st176 := p.Hdr[3] // ipv6
-		if !st176.Valid || st176.Off < 0 || st176.Off+st176.Len > len(p.Data) {
+		if !st176.Valid {
 			return pl.drop(44)
 		}
 		b175 := p.Data[st176.Off : st176.Off+st176.Len]
@@ -1871,28 +1871,28 @@ n74:
 		packet.SetBits(b175, 64, 128, p.Meta[3])
 		packet.SetBits(b175, 192, 128, p.Meta[22])
 		st178 := p.Hdr[7] // icmpv6
-		if !st178.Valid || st178.Off < 0 || st178.Off+st178.Len > len(p.Data) {
+		if !st178.Valid {
 			return pl.drop(44)
 		}
 		b177 := p.Data[st178.Off : st178.Off+st178.Len]
 		b177[0] = byte(0x88)
 		b177[1] = byte(0x0)
 		st180 := p.Hdr[15] // nd_na
-		if !st180.Valid || st180.Off < 0 || st180.Off+st180.Len > len(p.Data) {
+		if !st180.Valid {
 			return pl.drop(44)
 		}
 		b179 := p.Data[st180.Off : st180.Off+st180.Len]
 		b179[0] = b179[0]&^0x40 | byte(p.Meta[24].Lo)<<6&0x40
 		packet.SetBits(b179, 32, 128, p.Meta[25])
 		st182 := p.Hdr[16] // nd_na_opt
-		if !st182.Valid || st182.Off < 0 || st182.Off+st182.Len > len(p.Data) {
+		if !st182.Valid {
 			return pl.drop(44)
 		}
 		b181 := p.Data[st182.Off : st182.Off+st182.Len]
 		b181[0] = byte(0x2)
 		b181[1] = byte(0x1)
 		st184 := p.Hdr[17] // nd_na_mac
-		if !st184.Valid || st184.Off < 0 || st184.Off+st184.Len > len(p.Data) {
+		if !st184.Valid {
 			return pl.drop(44)
 		}
 		b183 := p.Data[st184.Off : st184.Off+st184.Len]
@@ -1932,7 +1932,7 @@ n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
 		st187 := p.Hdr[2] // ipv4
-		if !st187.Valid || st187.Off < 0 || st187.Off+st187.Len > len(p.Data) {
+		if !st187.Valid {
 			return pl.drop(46)
 		}
 		b186 := p.Data[st187.Off : st187.Off+st187.Len]
@@ -1956,7 +1956,7 @@ n81:
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		st189 := p.Hdr[3] // ipv6
-		if !st189.Valid || st189.Off < 0 || st189.Off+st189.Len > len(p.Data) {
+		if !st189.Valid {
 			return pl.drop(47)
 		}
 		b188 := p.Data[st189.Off : st189.Off+st189.Len]
@@ -2000,7 +2000,7 @@ n85:
 n86:
 	{ // LbSelV2: set
 		st191 := p.Hdr[10] // lb_v2
-		if !st191.Valid || st191.Off < 0 || st191.Off+st191.Len > len(p.Data) {
+		if !st191.Valid {
 			return pl.drop(49)
 		}
 		b190 := p.Data[st191.Off : st191.Off+st191.Len]
@@ -2012,7 +2012,7 @@ n86:
 n87:
 	{ // LbSelV3: set
 		st193 := p.Hdr[11] // lb_v3
-		if !st193.Valid || st193.Off < 0 || st193.Off+st193.Len > len(p.Data) {
+		if !st193.Valid {
 			return pl.drop(50)
 		}
 		b192 := p.Data[st193.Off : st193.Off+st193.Len]
@@ -2087,7 +2087,7 @@ n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
 		st195 := p.Hdr[0] // ethernet
-		if !st195.Valid || st195.Off < 0 || st195.Off+st195.Len > len(p.Data) {
+		if !st195.Valid {
 			return pl.drop(53)
 		}
 		b194 := p.Data[st195.Off : st195.Off+st195.Len]
@@ -2131,7 +2131,7 @@ n95:
 n96:
 	{ // LbEth: set
 		st197 := p.Hdr[0] // ethernet
-		if !st197.Valid || st197.Off < 0 || st197.Off+st197.Len > len(p.Data) {
+		if !st197.Valid {
 			return pl.drop(55)
 		}
 		b196 := p.Data[st197.Off : st197.Off+st197.Len]
@@ -2170,7 +2170,7 @@ n100:
 		var d201 uint64 // udp checksum
 		v202 := p.Meta[11].Lo
 		st204 := p.Hdr[2] // ipv4
-		if !st204.Valid || st204.Off < 0 || st204.Off+st204.Len > len(p.Data) {
+		if !st204.Valid {
 			return pl.drop(56)
 		}
 		b203 := p.Data[st204.Off : st204.Off+st204.Len]
@@ -2231,7 +2231,7 @@ n100:
 		}
 		v222 := p.Meta[21].Lo
 		st224 := p.Hdr[4] // udp
-		if !st224.Valid || st224.Off < 0 || st224.Off+st224.Len > len(p.Data) {
+		if !st224.Valid {
 			return pl.drop(56)
 		}
 		b223 := p.Data[st224.Off : st224.Off+st224.Len]
@@ -2284,7 +2284,7 @@ n101:
 		var d247 uint64 // udp checksum
 		v248 := p.Meta[11].Lo
 		st250 := p.Hdr[2] // ipv4
-		if !st250.Valid || st250.Off < 0 || st250.Off+st250.Len > len(p.Data) {
+		if !st250.Valid {
 			return pl.drop(57)
 		}
 		b249 := p.Data[st250.Off : st250.Off+st250.Len]
@@ -2345,7 +2345,7 @@ n101:
 		}
 		v268 := p.Meta[21].Lo
 		st270 := p.Hdr[4] // udp
-		if !st270.Valid || st270.Off < 0 || st270.Off+st270.Len > len(p.Data) {
+		if !st270.Valid {
 			return pl.drop(57)
 		}
 		b269 := p.Data[st270.Off : st270.Off+st270.Len]
@@ -2400,7 +2400,7 @@ n102:
 		var d292 uint64 // udp checksum
 		v293 := p.Meta[12]
 		st295 := p.Hdr[3] // ipv6
-		if !st295.Valid || st295.Off < 0 || st295.Off+st295.Len > len(p.Data) {
+		if !st295.Valid {
 			return pl.drop(58)
 		}
 		b294 := p.Data[st295.Off : st295.Off+st295.Len]
@@ -2443,7 +2443,7 @@ n102:
 		}
 		v305 := p.Meta[21].Lo
 		st307 := p.Hdr[4] // udp
-		if !st307.Valid || st307.Off < 0 || st307.Off+st307.Len > len(p.Data) {
+		if !st307.Valid {
 			return pl.drop(58)
 		}
 		b306 := p.Data[st307.Off : st307.Off+st307.Len]
@@ -2468,7 +2468,7 @@ n103:
 		var d314 uint64 // udp checksum
 		v315 := p.Meta[12]
 		st317 := p.Hdr[3] // ipv6
-		if !st317.Valid || st317.Off < 0 || st317.Off+st317.Len > len(p.Data) {
+		if !st317.Valid {
 			return pl.drop(59)
 		}
 		b316 := p.Data[st317.Off : st317.Off+st317.Len]
@@ -2511,7 +2511,7 @@ n103:
 		}
 		v327 := p.Meta[21].Lo
 		st329 := p.Hdr[4] // udp
-		if !st329.Valid || st329.Off < 0 || st329.Off+st329.Len > len(p.Data) {
+		if !st329.Valid {
 			return pl.drop(59)
 		}
 		b328 := p.Data[st329.Off : st329.Off+st329.Len]
@@ -2604,7 +2604,7 @@ n108:
 	{ // LbUdpLen: set
 		var d353 uint64   // udp checksum
 		st355 := p.Hdr[4] // udp
-		if !st355.Valid || st355.Off < 0 || st355.Off+st355.Len > len(p.Data) {
+		if !st355.Valid {
 			return pl.drop(63)
 		}
 		b354 := p.Data[st355.Off : st355.Off+st355.Len]

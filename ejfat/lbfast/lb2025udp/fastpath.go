@@ -696,7 +696,7 @@ n1:
 n2:
 	{ // RxType: switch ethernet.type
 		st4 := p.Hdr[0] // ethernet
-		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
+		if !st4.Valid {
 			return pl.drop(0)
 		}
 		b3 := p.Data[st4.Off : st4.Off+st4.Len]
@@ -718,7 +718,7 @@ n3:
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
 				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
 				st8 := p.Hdr[2] // ipv4
-				if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
+				if !st8.Valid {
 					return pl.drop(1)
 				}
 				b7 := p.Data[st8.Off : st8.Off+st8.Len]
@@ -742,7 +742,7 @@ n3:
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
 		st12 := p.Hdr[2] // ipv4
-		if !st12.Valid || st12.Off < 0 || st12.Off+st12.Len > len(p.Data) {
+		if !st12.Valid {
 			return pl.drop(2)
 		}
 		b11 := p.Data[st12.Off : st12.Off+st12.Len]
@@ -790,7 +790,7 @@ n6:
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
 		st17 := p.Hdr[3] // ipv6
-		if !st17.Valid || st17.Off < 0 || st17.Off+st17.Len > len(p.Data) {
+		if !st17.Valid {
 			return pl.drop(3)
 		}
 		b16 := p.Data[st17.Off : st17.Off+st17.Len]
@@ -826,7 +826,7 @@ n8:
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
 		st20 := p.Hdr[4] // udp
-		if !st20.Valid || st20.Off < 0 || st20.Off+st20.Len > len(p.Data) {
+		if !st20.Valid {
 			return pl.drop(4)
 		}
 		b19 := p.Data[st20.Off : st20.Off+st20.Len]
@@ -839,7 +839,7 @@ n9:
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
 		st23 := p.Hdr[4] // udp
-		if !st23.Valid || st23.Off < 0 || st23.Off+st23.Len > len(p.Data) {
+		if !st23.Valid {
 			return pl.drop(5)
 		}
 		b22 := p.Data[st23.Off : st23.Off+st23.Len]
@@ -877,7 +877,7 @@ n16:
 n17:
 	{ // ParseEthType: switch ethernet.type
 		st27 := p.Hdr[0] // ethernet
-		if !st27.Valid || st27.Off < 0 || st27.Off+st27.Len > len(p.Data) {
+		if !st27.Valid {
 			return pl.drop(7)
 		}
 		b26 := p.Data[st27.Off : st27.Off+st27.Len]
@@ -914,7 +914,7 @@ n18:
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		st30 := p.Hdr[9] // lb_common
-		if !st30.Valid || st30.Off < 0 || st30.Off+st30.Len > len(p.Data) {
+		if !st30.Valid {
 			return pl.drop(10)
 		}
 		b29 := p.Data[st30.Off : st30.Off+st30.Len]
@@ -927,7 +927,7 @@ n19:
 n20:
 	{ // ParseLbVersion: switch lb_common.version
 		st33 := p.Hdr[9] // lb_common
-		if !st33.Valid || st33.Off < 0 || st33.Off+st33.Len > len(p.Data) {
+		if !st33.Valid {
 			return pl.drop(11)
 		}
 		b32 := p.Data[st33.Off : st33.Off+st33.Len]
@@ -987,7 +987,7 @@ n24:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		st37 := p.Hdr[0] // ethernet
-		if !st37.Valid || st37.Off < 0 || st37.Off+st37.Len > len(p.Data) {
+		if !st37.Valid {
 			return pl.drop(13)
 		}
 		b36 := p.Data[st37.Off : st37.Off+st37.Len]
@@ -1022,7 +1022,7 @@ n26:
 n27:
 	{ // L3SetDaIPv4: set
 		st39 := p.Hdr[2] // ipv4
-		if !st39.Valid || st39.Off < 0 || st39.Off+st39.Len > len(p.Data) {
+		if !st39.Valid {
 			return pl.drop(15)
 		}
 		b38 := p.Data[st39.Off : st39.Off+st39.Len]
@@ -1032,7 +1032,7 @@ n27:
 n28:
 	{ // L3SetDaIPv6: set
 		st41 := p.Hdr[3] // ipv6
-		if !st41.Valid || st41.Off < 0 || st41.Off+st41.Len > len(p.Data) {
+		if !st41.Valid {
 			return pl.drop(16)
 		}
 		b40 := p.Data[st41.Off : st41.Off+st41.Len]
@@ -1045,7 +1045,7 @@ n29:
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
 		st43 := p.Hdr[0] // ethernet
-		if !st43.Valid || st43.Off < 0 || st43.Off+st43.Len > len(p.Data) {
+		if !st43.Valid {
 			return pl.drop(17)
 		}
 		b42 := p.Data[st43.Off : st43.Off+st43.Len]
@@ -1092,7 +1092,7 @@ n33:
 		c44 := p.Hdr[7].Valid
 		if c44 {
 			st46 := p.Hdr[7] // icmpv6
-			if !st46.Valid || st46.Off < 0 || st46.Off+st46.Len > len(p.Data) {
+			if !st46.Valid {
 				return pl.drop(19)
 			}
 			b45 := p.Data[st46.Off : st46.Off+st46.Len]
@@ -1113,7 +1113,7 @@ n34:
 n35:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
 		st48 := p.Hdr[5] // arp
-		if !st48.Valid || st48.Off < 0 || st48.Off+st48.Len > len(p.Data) {
+		if !st48.Valid {
 			return pl.drop(20)
 		}
 		b47 := p.Data[st48.Off : st48.Off+st48.Len]
@@ -1129,7 +1129,7 @@ n36:
 n37:
 	{ // ArpReply: set
 		st50 := p.Hdr[0] // ethernet
-		if !st50.Valid || st50.Off < 0 || st50.Off+st50.Len > len(p.Data) {
+		if !st50.Valid {
 			return pl.drop(22)
 		}
 		b49 := p.Data[st50.Off : st50.Off+st50.Len]
@@ -1140,7 +1140,7 @@ n37:
 		binary.BigEndian.PutUint16(b49[6:], uint16(v52>>32))
 		binary.BigEndian.PutUint32(b49[8:], uint32(v52))
 		st54 := p.Hdr[5] // arp
-		if !st54.Valid || st54.Off < 0 || st54.Off+st54.Len > len(p.Data) {
+		if !st54.Valid {
 			return pl.drop(22)
 		}
 		b53 := p.Data[st54.Off : st54.Off+st54.Len]
@@ -1162,7 +1162,7 @@ n38:
 n39:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
 		st58 := p.Hdr[2] // ipv4
-		if !st58.Valid || st58.Off < 0 || st58.Off+st58.Len > len(p.Data) {
+		if !st58.Valid {
 			return pl.drop(23)
 		}
 		b57 := p.Data[st58.Off : st58.Off+st58.Len]
@@ -1179,7 +1179,7 @@ n41:
 	{ // Echo4Reply: set
 		var d59 uint64   // icmp checksum
 		st61 := p.Hdr[0] // ethernet
-		if !st61.Valid || st61.Off < 0 || st61.Off+st61.Len > len(p.Data) {
+		if !st61.Valid {
 			return pl.drop(25)
 		}
 		b60 := p.Data[st61.Off : st61.Off+st61.Len]
@@ -1220,7 +1220,7 @@ n41:
 			d59 += packet.ChecksumDelta(o72, packet.SumWords(p.Data[lo70:hi71]))
 		}
 		st75 := p.Hdr[2] // ipv4
-		if !st75.Valid || st75.Off < 0 || st75.Off+st75.Len > len(p.Data) {
+		if !st75.Valid {
 			return pl.drop(25)
 		}
 		b74 := p.Data[st75.Off : st75.Off+st75.Len]
@@ -1258,7 +1258,7 @@ n41:
 		}
 		v86 := 0x0
 		st88 := p.Hdr[6] // icmp
-		if !st88.Valid || st88.Off < 0 || st88.Off+st88.Len > len(p.Data) {
+		if !st88.Valid {
 			return pl.drop(25)
 		}
 		b87 := p.Data[st88.Off : st88.Off+st88.Len]
@@ -1286,7 +1286,7 @@ n43:
 	{ // Echo6Reply: set
 		var d95 uint64   // icmpv6 checksum
 		st97 := p.Hdr[0] // ethernet
-		if !st97.Valid || st97.Off < 0 || st97.Off+st97.Len > len(p.Data) {
+		if !st97.Valid {
 			return pl.drop(26)
 		}
 		b96 := p.Data[st97.Off : st97.Off+st97.Len]
@@ -1327,7 +1327,7 @@ n43:
 			d95 += packet.ChecksumDelta(o108, packet.SumWords(p.Data[lo106:hi107]))
 		}
 		st111 := p.Hdr[3] // ipv6
-		if !st111.Valid || st111.Off < 0 || st111.Off+st111.Len > len(p.Data) {
+		if !st111.Valid {
 			return pl.drop(26)
 		}
 		b110 := p.Data[st111.Off : st111.Off+st111.Len]
@@ -1371,7 +1371,7 @@ n43:
 		}
 		v122 := 0x81
 		st124 := p.Hdr[7] // icmpv6
-		if !st124.Valid || st124.Off < 0 || st124.Off+st124.Len > len(p.Data) {
+		if !st124.Valid {
 			return pl.drop(26)
 		}
 		b123 := p.Data[st124.Off : st124.Off+st124.Len]
@@ -1398,7 +1398,7 @@ n44:
 n45:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
 		st132 := p.Hdr[12] // nd_ns
-		if !st132.Valid || st132.Off < 0 || st132.Off+st132.Len > len(p.Data) {
+		if !st132.Valid {
 			return pl.drop(27)
 		}
 		b131 := p.Data[st132.Off : st132.Off+st132.Len]
@@ -1414,7 +1414,7 @@ n46:
 n47:
 	{ // NsUnspecified: test ipv6.src == 0
 		st134 := p.Hdr[3] // ipv6
-		if !st134.Valid || st134.Off < 0 || st134.Off+st134.Len > len(p.Data) {
+		if !st134.Valid {
 			return pl.drop(29)
 		}
 		b133 := p.Data[st134.Off : st134.Off+st134.Len]
@@ -1429,7 +1429,7 @@ n48:
 		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
 		st136 := p.Hdr[12] // nd_ns
-		if !st136.Valid || st136.Off < 0 || st136.Off+st136.Len > len(p.Data) {
+		if !st136.Valid {
 			return pl.drop(30)
 		}
 		b135 := p.Data[st136.Off : st136.Off+st136.Len]
@@ -1439,20 +1439,20 @@ n48:
 n49:
 	{ // NsToSender: set
 		st138 := p.Hdr[3] // ipv6
-		if !st138.Valid || st138.Off < 0 || st138.Off+st138.Len > len(p.Data) {
+		if !st138.Valid {
 			return pl.drop(31)
 		}
 		b137 := p.Data[st138.Off : st138.Off+st138.Len]
 		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b137[8:]), Lo: binary.BigEndian.Uint64(b137[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		st140 := p.Hdr[0] // ethernet
-		if !st140.Valid || st140.Off < 0 || st140.Off+st140.Len > len(p.Data) {
+		if !st140.Valid {
 			return pl.drop(31)
 		}
 		b139 := p.Data[st140.Off : st140.Off+st140.Len]
 		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b139[6:]))<<32 | uint64(binary.BigEndian.Uint32(b139[8:]))) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x1) & 0x1}
 		st142 := p.Hdr[12] // nd_ns
-		if !st142.Valid || st142.Off < 0 || st142.Off+st142.Len > len(p.Data) {
+		if !st142.Valid {
 			return pl.drop(31)
 		}
 		b141 := p.Data[st142.Off : st142.Off+st142.Len]
@@ -1470,7 +1470,7 @@ n50:
 n51:
 	{ // NsSrcMac: set
 		st144 := p.Hdr[14] // nd_mac
-		if !st144.Valid || st144.Off < 0 || st144.Off+st144.Len > len(p.Data) {
+		if !st144.Valid {
 			return pl.drop(32)
 		}
 		b143 := p.Data[st144.Off : st144.Off+st144.Len]
@@ -1548,7 +1548,7 @@ n59:
 n60:
 	{ // NsFill: set
 		st146 := p.Hdr[0] // ethernet
-		if !st146.Valid || st146.Off < 0 || st146.Off+st146.Len > len(p.Data) {
+		if !st146.Valid {
 			return pl.drop(39)
 		}
 		b145 := p.Data[st146.Off : st146.Off+st146.Len]
@@ -1559,7 +1559,7 @@ n60:
 		binary.BigEndian.PutUint16(b145[6:], uint16(v148>>32))
 		binary.BigEndian.PutUint32(b145[8:], uint32(v148))
 		st150 := p.Hdr[3] // ipv6
-		if !st150.Valid || st150.Off < 0 || st150.Off+st150.Len > len(p.Data) {
+		if !st150.Valid {
 			return pl.drop(39)
 		}
 		b149 := p.Data[st150.Off : st150.Off+st150.Len]
@@ -1568,28 +1568,28 @@ n60:
 		packet.SetBits(b149, 64, 128, p.Meta[3])
 		packet.SetBits(b149, 192, 128, p.Meta[22])
 		st152 := p.Hdr[7] // icmpv6
-		if !st152.Valid || st152.Off < 0 || st152.Off+st152.Len > len(p.Data) {
+		if !st152.Valid {
 			return pl.drop(39)
 		}
 		b151 := p.Data[st152.Off : st152.Off+st152.Len]
 		b151[0] = byte(0x88)
 		b151[1] = byte(0x0)
 		st154 := p.Hdr[15] // nd_na
-		if !st154.Valid || st154.Off < 0 || st154.Off+st154.Len > len(p.Data) {
+		if !st154.Valid {
 			return pl.drop(39)
 		}
 		b153 := p.Data[st154.Off : st154.Off+st154.Len]
 		b153[0] = b153[0]&^0x40 | byte(p.Meta[24].Lo)<<6&0x40
 		packet.SetBits(b153, 32, 128, p.Meta[25])
 		st156 := p.Hdr[16] // nd_na_opt
-		if !st156.Valid || st156.Off < 0 || st156.Off+st156.Len > len(p.Data) {
+		if !st156.Valid {
 			return pl.drop(39)
 		}
 		b155 := p.Data[st156.Off : st156.Off+st156.Len]
 		b155[0] = byte(0x2)
 		b155[1] = byte(0x1)
 		st158 := p.Hdr[17] // nd_na_mac
-		if !st158.Valid || st158.Off < 0 || st158.Off+st158.Len > len(p.Data) {
+		if !st158.Valid {
 			return pl.drop(39)
 		}
 		b157 := p.Data[st158.Off : st158.Off+st158.Len]
@@ -1629,7 +1629,7 @@ n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
 		st161 := p.Hdr[2] // ipv4
-		if !st161.Valid || st161.Off < 0 || st161.Off+st161.Len > len(p.Data) {
+		if !st161.Valid {
 			return pl.drop(41)
 		}
 		b160 := p.Data[st161.Off : st161.Off+st161.Len]
@@ -1653,7 +1653,7 @@ n67:
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		st163 := p.Hdr[3] // ipv6
-		if !st163.Valid || st163.Off < 0 || st163.Off+st163.Len > len(p.Data) {
+		if !st163.Valid {
 			return pl.drop(42)
 		}
 		b162 := p.Data[st163.Off : st163.Off+st163.Len]
@@ -1697,7 +1697,7 @@ n71:
 n72:
 	{ // LbSelV2: set
 		st165 := p.Hdr[10] // lb_v2
-		if !st165.Valid || st165.Off < 0 || st165.Off+st165.Len > len(p.Data) {
+		if !st165.Valid {
 			return pl.drop(44)
 		}
 		b164 := p.Data[st165.Off : st165.Off+st165.Len]
@@ -1709,7 +1709,7 @@ n72:
 n73:
 	{ // LbSelV3: set
 		st167 := p.Hdr[11] // lb_v3
-		if !st167.Valid || st167.Off < 0 || st167.Off+st167.Len > len(p.Data) {
+		if !st167.Valid {
 			return pl.drop(45)
 		}
 		b166 := p.Data[st167.Off : st167.Off+st167.Len]
@@ -1784,7 +1784,7 @@ n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
 		st169 := p.Hdr[0] // ethernet
-		if !st169.Valid || st169.Off < 0 || st169.Off+st169.Len > len(p.Data) {
+		if !st169.Valid {
 			return pl.drop(48)
 		}
 		b168 := p.Data[st169.Off : st169.Off+st169.Len]
@@ -1828,7 +1828,7 @@ n81:
 n82:
 	{ // LbEth: set
 		st171 := p.Hdr[0] // ethernet
-		if !st171.Valid || st171.Off < 0 || st171.Off+st171.Len > len(p.Data) {
+		if !st171.Valid {
 			return pl.drop(50)
 		}
 		b170 := p.Data[st171.Off : st171.Off+st171.Len]
@@ -1867,7 +1867,7 @@ n86:
 		var d175 uint64 // udp checksum
 		v176 := p.Meta[11].Lo
 		st178 := p.Hdr[2] // ipv4
-		if !st178.Valid || st178.Off < 0 || st178.Off+st178.Len > len(p.Data) {
+		if !st178.Valid {
 			return pl.drop(51)
 		}
 		b177 := p.Data[st178.Off : st178.Off+st178.Len]
@@ -1928,7 +1928,7 @@ n86:
 		}
 		v196 := p.Meta[21].Lo
 		st198 := p.Hdr[4] // udp
-		if !st198.Valid || st198.Off < 0 || st198.Off+st198.Len > len(p.Data) {
+		if !st198.Valid {
 			return pl.drop(51)
 		}
 		b197 := p.Data[st198.Off : st198.Off+st198.Len]
@@ -1981,7 +1981,7 @@ n87:
 		var d221 uint64 // udp checksum
 		v222 := p.Meta[11].Lo
 		st224 := p.Hdr[2] // ipv4
-		if !st224.Valid || st224.Off < 0 || st224.Off+st224.Len > len(p.Data) {
+		if !st224.Valid {
 			return pl.drop(52)
 		}
 		b223 := p.Data[st224.Off : st224.Off+st224.Len]
@@ -2042,7 +2042,7 @@ n87:
 		}
 		v242 := p.Meta[21].Lo
 		st244 := p.Hdr[4] // udp
-		if !st244.Valid || st244.Off < 0 || st244.Off+st244.Len > len(p.Data) {
+		if !st244.Valid {
 			return pl.drop(52)
 		}
 		b243 := p.Data[st244.Off : st244.Off+st244.Len]
@@ -2097,7 +2097,7 @@ n88:
 		var d266 uint64 // udp checksum
 		v267 := p.Meta[12]
 		st269 := p.Hdr[3] // ipv6
-		if !st269.Valid || st269.Off < 0 || st269.Off+st269.Len > len(p.Data) {
+		if !st269.Valid {
 			return pl.drop(53)
 		}
 		b268 := p.Data[st269.Off : st269.Off+st269.Len]
@@ -2140,7 +2140,7 @@ n88:
 		}
 		v279 := p.Meta[21].Lo
 		st281 := p.Hdr[4] // udp
-		if !st281.Valid || st281.Off < 0 || st281.Off+st281.Len > len(p.Data) {
+		if !st281.Valid {
 			return pl.drop(53)
 		}
 		b280 := p.Data[st281.Off : st281.Off+st281.Len]
@@ -2165,7 +2165,7 @@ n89:
 		var d288 uint64 // udp checksum
 		v289 := p.Meta[12]
 		st291 := p.Hdr[3] // ipv6
-		if !st291.Valid || st291.Off < 0 || st291.Off+st291.Len > len(p.Data) {
+		if !st291.Valid {
 			return pl.drop(54)
 		}
 		b290 := p.Data[st291.Off : st291.Off+st291.Len]
@@ -2208,7 +2208,7 @@ n89:
 		}
 		v301 := p.Meta[21].Lo
 		st303 := p.Hdr[4] // udp
-		if !st303.Valid || st303.Off < 0 || st303.Off+st303.Len > len(p.Data) {
+		if !st303.Valid {
 			return pl.drop(54)
 		}
 		b302 := p.Data[st303.Off : st303.Off+st303.Len]
@@ -2301,7 +2301,7 @@ n94:
 	{ // LbUdpLen: set
 		var d327 uint64   // udp checksum
 		st329 := p.Hdr[4] // udp
-		if !st329.Valid || st329.Off < 0 || st329.Off+st329.Len > len(p.Data) {
+		if !st329.Valid {
 			return pl.drop(58)
 		}
 		b328 := p.Data[st329.Off : st329.Off+st329.Len]

@@ -996,7 +996,7 @@ n5:
 n6:
 	{ // ParseEthType: switch ethernet.type
 		st4 := p.Hdr[0] // ethernet
-		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
+		if !st4.Valid {
 			return pl.drop(0)
 		}
 		b3 := p.Data[st4.Off : st4.Off+st4.Len]
@@ -1040,7 +1040,7 @@ n7:
 n8:
 	{ // ParseVlanType: switch vlan.type
 		st8 := p.Hdr[1] // vlan
-		if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
+		if !st8.Valid {
 			return pl.drop(1)
 		}
 		b7 := p.Data[st8.Off : st8.Off+st8.Len]
@@ -1081,7 +1081,7 @@ n9:
 n10:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
 		st15 := p.Hdr[5] // arp
-		if !st15.Valid || st15.Off < 0 || st15.Off+st15.Len > len(p.Data) {
+		if !st15.Valid {
 			return pl.drop(2)
 		}
 		b14 := p.Data[st15.Off : st15.Off+st15.Len]
@@ -1114,7 +1114,7 @@ n11:
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
 				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
 				st19 := p.Hdr[2] // ipv4
-				if !st19.Valid || st19.Off < 0 || st19.Off+st19.Len > len(p.Data) {
+				if !st19.Valid {
 					return pl.drop(3)
 				}
 				b18 := p.Data[st19.Off : st19.Off+st19.Len]
@@ -1138,7 +1138,7 @@ n11:
 n12:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
 		st22 := p.Hdr[2] // ipv4
-		if !st22.Valid || st22.Off < 0 || st22.Off+st22.Len > len(p.Data) {
+		if !st22.Valid {
 			return pl.drop(4)
 		}
 		b21 := p.Data[st22.Off : st22.Off+st22.Len]
@@ -1155,7 +1155,7 @@ n12:
 n13:
 	{ // ParseIPv4Proto: switch ipv4.proto
 		st25 := p.Hdr[2] // ipv4
-		if !st25.Valid || st25.Off < 0 || st25.Off+st25.Len > len(p.Data) {
+		if !st25.Valid {
 			return pl.drop(5)
 		}
 		b24 := p.Data[st25.Off : st25.Off+st25.Len]
@@ -1191,7 +1191,7 @@ n14:
 n15:
 	{ // ParseIPv6Check: test ipv6.version == 6
 		st28 := p.Hdr[3] // ipv6
-		if !st28.Valid || st28.Off < 0 || st28.Off+st28.Len > len(p.Data) {
+		if !st28.Valid {
 			return pl.drop(6)
 		}
 		b27 := p.Data[st28.Off : st28.Off+st28.Len]
@@ -1204,7 +1204,7 @@ n15:
 n16:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
 		st31 := p.Hdr[3] // ipv6
-		if !st31.Valid || st31.Off < 0 || st31.Off+st31.Len > len(p.Data) {
+		if !st31.Valid {
 			return pl.drop(7)
 		}
 		b30 := p.Data[st31.Off : st31.Off+st31.Len]
@@ -1241,7 +1241,7 @@ n17:
 n18:
 	{ // ParseIcmpType: switch icmp.type
 		st35 := p.Hdr[6] // icmp
-		if !st35.Valid || st35.Off < 0 || st35.Off+st35.Len > len(p.Data) {
+		if !st35.Valid {
 			return pl.drop(8)
 		}
 		b34 := p.Data[st35.Off : st35.Off+st35.Len]
@@ -1259,7 +1259,7 @@ n18:
 n19:
 	{ // ParseEcho4Code: test icmp.code == 0
 		st37 := p.Hdr[6] // icmp
-		if !st37.Valid || st37.Off < 0 || st37.Off+st37.Len > len(p.Data) {
+		if !st37.Valid {
 			return pl.drop(9)
 		}
 		b36 := p.Data[st37.Off : st37.Off+st37.Len]
@@ -1309,7 +1309,7 @@ n21:
 n22:
 	{ // ParseIcmp6Type: switch icmpv6.type
 		st42 := p.Hdr[7] // icmpv6
-		if !st42.Valid || st42.Off < 0 || st42.Off+st42.Len > len(p.Data) {
+		if !st42.Valid {
 			return pl.drop(10)
 		}
 		b41 := p.Data[st42.Off : st42.Off+st42.Len]
@@ -1329,7 +1329,7 @@ n22:
 n23:
 	{ // ParseEcho6Code: test icmpv6.code == 0
 		st44 := p.Hdr[7] // icmpv6
-		if !st44.Valid || st44.Off < 0 || st44.Off+st44.Len > len(p.Data) {
+		if !st44.Valid {
 			return pl.drop(11)
 		}
 		b43 := p.Data[st44.Off : st44.Off+st44.Len]
@@ -1379,7 +1379,7 @@ n25:
 n26:
 	{ // ParseUnreach4Udp: test icmp_ipv4.proto == 17
 		st48 := p.Hdr[18] // icmp_ipv4
-		if !st48.Valid || st48.Off < 0 || st48.Off+st48.Len > len(p.Data) {
+		if !st48.Valid {
 			return pl.drop(12)
 		}
 		b47 := p.Data[st48.Off : st48.Off+st48.Len]
@@ -1410,7 +1410,7 @@ n27:
 n28:
 	{ // ParseUnreach6Udp: test icmp_ipv6.next_hdr == 17
 		st51 := p.Hdr[19] // icmp_ipv6
-		if !st51.Valid || st51.Off < 0 || st51.Off+st51.Len > len(p.Data) {
+		if !st51.Valid {
 			return pl.drop(13)
 		}
 		b50 := p.Data[st51.Off : st51.Off+st51.Len]
@@ -1443,7 +1443,7 @@ n29:
 n30:
 	{ // ParseNsCode: test icmpv6.code == 0
 		st54 := p.Hdr[7] // icmpv6
-		if !st54.Valid || st54.Off < 0 || st54.Off+st54.Len > len(p.Data) {
+		if !st54.Valid {
 			return pl.drop(14)
 		}
 		b53 := p.Data[st54.Off : st54.Off+st54.Len]
@@ -1474,7 +1474,7 @@ n31:
 n32:
 	{ // ParseNsLen: test ipv6.payload_len == 24
 		st57 := p.Hdr[3] // ipv6
-		if !st57.Valid || st57.Off < 0 || st57.Off+st57.Len > len(p.Data) {
+		if !st57.Valid {
 			return pl.drop(15)
 		}
 		b56 := p.Data[st57.Off : st57.Off+st57.Len]
@@ -1505,7 +1505,7 @@ n33:
 n34:
 	{ // ParseNsOptType: test nd_opt.type == 1
 		st60 := p.Hdr[13] // nd_opt
-		if !st60.Valid || st60.Off < 0 || st60.Off+st60.Len > len(p.Data) {
+		if !st60.Valid {
 			return pl.drop(16)
 		}
 		b59 := p.Data[st60.Off : st60.Off+st60.Len]
@@ -1555,7 +1555,7 @@ n36:
 n37:
 	{ // ParseSlowType: test slow.subtype == 1
 		st64 := p.Hdr[22] // slow
-		if !st64.Valid || st64.Off < 0 || st64.Off+st64.Len > len(p.Data) {
+		if !st64.Valid {
 			return pl.drop(17)
 		}
 		b63 := p.Data[st64.Off : st64.Off+st64.Len]
@@ -1624,7 +1624,7 @@ n40:
 n41:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
 		st69 := p.Hdr[4] // udp
-		if !st69.Valid || st69.Off < 0 || st69.Off+st69.Len > len(p.Data) {
+		if !st69.Valid {
 			return pl.drop(18)
 		}
 		b68 := p.Data[st69.Off : st69.Off+st69.Len]
@@ -1655,7 +1655,7 @@ n42:
 n43:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		st72 := p.Hdr[9] // lb_common
-		if !st72.Valid || st72.Off < 0 || st72.Off+st72.Len > len(p.Data) {
+		if !st72.Valid {
 			return pl.drop(19)
 		}
 		b71 := p.Data[st72.Off : st72.Off+st72.Len]
@@ -1668,7 +1668,7 @@ n43:
 n44:
 	{ // ParseLbVersion: switch lb_common.version
 		st75 := p.Hdr[9] // lb_common
-		if !st75.Valid || st75.Off < 0 || st75.Off+st75.Len > len(p.Data) {
+		if !st75.Valid {
 			return pl.drop(20)
 		}
 		b74 := p.Data[st75.Off : st75.Off+st75.Len]
@@ -1735,7 +1735,7 @@ n49:
 		c78 := !(p.Hdr[1].Valid)
 		if c78 {
 			st80 := p.Hdr[0] // ethernet
-			if !st80.Valid || st80.Off < 0 || st80.Off+st80.Len > len(p.Data) {
+			if !st80.Valid {
 				return pl.drop(22)
 			}
 			b79 := p.Data[st80.Off : st80.Off+st80.Len]
@@ -1760,7 +1760,7 @@ n51:
 n52:
 	{ // PuntIsLacp: test slow.subtype == 1
 		st82 := p.Hdr[22] // slow
-		if !st82.Valid || st82.Off < 0 || st82.Off+st82.Len > len(p.Data) {
+		if !st82.Valid {
 			return pl.drop(23)
 		}
 		b81 := p.Data[st82.Off : st82.Off+st82.Len]
@@ -1900,7 +1900,7 @@ n71:
 n72:
 	{ // L2VlanId: set
 		st84 := p.Hdr[1] // vlan
-		if !st84.Valid || st84.Off < 0 || st84.Off+st84.Len > len(p.Data) {
+		if !st84.Valid {
 			return pl.drop(30)
 		}
 		b83 := p.Data[st84.Off : st84.Off+st84.Len]
@@ -1940,7 +1940,7 @@ n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		st86 := p.Hdr[0] // ethernet
-		if !st86.Valid || st86.Off < 0 || st86.Off+st86.Len > len(p.Data) {
+		if !st86.Valid {
 			return pl.drop(32)
 		}
 		b85 := p.Data[st86.Off : st86.Off+st86.Len]
@@ -1995,7 +1995,7 @@ n82:
 n83:
 	{ // L3SetDaIPv4: set
 		st88 := p.Hdr[2] // ipv4
-		if !st88.Valid || st88.Off < 0 || st88.Off+st88.Len > len(p.Data) {
+		if !st88.Valid {
 			return pl.drop(35)
 		}
 		b87 := p.Data[st88.Off : st88.Off+st88.Len]
@@ -2005,7 +2005,7 @@ n83:
 n84:
 	{ // L3SetDaIPv6: set
 		st90 := p.Hdr[3] // ipv6
-		if !st90.Valid || st90.Off < 0 || st90.Off+st90.Len > len(p.Data) {
+		if !st90.Valid {
 			return pl.drop(36)
 		}
 		b89 := p.Data[st90.Off : st90.Off+st90.Len]
@@ -2016,7 +2016,7 @@ n84:
 n85:
 	{ // L3SetDaArp: set
 		st92 := p.Hdr[5] // arp
-		if !st92.Valid || st92.Off < 0 || st92.Off+st92.Len > len(p.Data) {
+		if !st92.Valid {
 			return pl.drop(37)
 		}
 		b91 := p.Data[st92.Off : st92.Off+st92.Len]
@@ -2029,7 +2029,7 @@ n86:
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		st94 := p.Hdr[0] // ethernet
-		if !st94.Valid || st94.Off < 0 || st94.Off+st94.Len > len(p.Data) {
+		if !st94.Valid {
 			return pl.drop(38)
 		}
 		b93 := p.Data[st94.Off : st94.Off+st94.Len]
@@ -2087,7 +2087,7 @@ n92:
 n93:
 	{ // L3Icmp4Type: switch icmp.type
 		st97 := p.Hdr[6] // icmp
-		if !st97.Valid || st97.Off < 0 || st97.Off+st97.Len > len(p.Data) {
+		if !st97.Valid {
 			return pl.drop(40)
 		}
 		b96 := p.Data[st97.Off : st97.Off+st97.Len]
@@ -2106,7 +2106,7 @@ n94:
 n95:
 	{ // L3Unreach4: switch icmp.code
 		st100 := p.Hdr[6] // icmp
-		if !st100.Valid || st100.Off < 0 || st100.Off+st100.Len > len(p.Data) {
+		if !st100.Valid {
 			return pl.drop(42)
 		}
 		b99 := p.Data[st100.Off : st100.Off+st100.Len]
@@ -2165,7 +2165,7 @@ n103:
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
 		st103 := p.Hdr[7] // icmpv6
-		if !st103.Valid || st103.Off < 0 || st103.Off+st103.Len > len(p.Data) {
+		if !st103.Valid {
 			return pl.drop(51)
 		}
 		b102 := p.Data[st103.Off : st103.Off+st103.Len]
@@ -2188,7 +2188,7 @@ n105:
 n106:
 	{ // L3Unreach6: switch icmpv6.code
 		st106 := p.Hdr[7] // icmpv6
-		if !st106.Valid || st106.Off < 0 || st106.Off+st106.Len > len(p.Data) {
+		if !st106.Valid {
 			return pl.drop(53)
 		}
 		b105 := p.Data[st106.Off : st106.Off+st106.Len]
@@ -2229,7 +2229,7 @@ n111:
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
 		st108 := p.Hdr[5] // arp
-		if !st108.Valid || st108.Off < 0 || st108.Off+st108.Len > len(p.Data) {
+		if !st108.Valid {
 			return pl.drop(59)
 		}
 		b107 := p.Data[st108.Off : st108.Off+st108.Len]
@@ -2246,7 +2246,7 @@ n113:
 n114:
 	{ // ArpReply: set
 		st110 := p.Hdr[0] // ethernet
-		if !st110.Valid || st110.Off < 0 || st110.Off+st110.Len > len(p.Data) {
+		if !st110.Valid {
 			return pl.drop(60)
 		}
 		b109 := p.Data[st110.Off : st110.Off+st110.Len]
@@ -2257,7 +2257,7 @@ n114:
 		binary.BigEndian.PutUint16(b109[6:], uint16(v112>>32))
 		binary.BigEndian.PutUint32(b109[8:], uint32(v112))
 		st114 := p.Hdr[5] // arp
-		if !st114.Valid || st114.Off < 0 || st114.Off+st114.Len > len(p.Data) {
+		if !st114.Valid {
 			return pl.drop(60)
 		}
 		b113 := p.Data[st114.Off : st114.Off+st114.Len]
@@ -2279,7 +2279,7 @@ n115:
 n116:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
 		st118 := p.Hdr[2] // ipv4
-		if !st118.Valid || st118.Off < 0 || st118.Off+st118.Len > len(p.Data) {
+		if !st118.Valid {
 			return pl.drop(61)
 		}
 		b117 := p.Data[st118.Off : st118.Off+st118.Len]
@@ -2296,7 +2296,7 @@ n118:
 	{ // Echo4Reply: set
 		var d119 uint64   // icmp checksum
 		st121 := p.Hdr[0] // ethernet
-		if !st121.Valid || st121.Off < 0 || st121.Off+st121.Len > len(p.Data) {
+		if !st121.Valid {
 			return pl.drop(63)
 		}
 		b120 := p.Data[st121.Off : st121.Off+st121.Len]
@@ -2337,7 +2337,7 @@ n118:
 			d119 += packet.ChecksumDelta(o132, packet.SumWords(p.Data[lo130:hi131]))
 		}
 		st135 := p.Hdr[2] // ipv4
-		if !st135.Valid || st135.Off < 0 || st135.Off+st135.Len > len(p.Data) {
+		if !st135.Valid {
 			return pl.drop(63)
 		}
 		b134 := p.Data[st135.Off : st135.Off+st135.Len]
@@ -2375,7 +2375,7 @@ n118:
 		}
 		v146 := 0x0
 		st148 := p.Hdr[6] // icmp
-		if !st148.Valid || st148.Off < 0 || st148.Off+st148.Len > len(p.Data) {
+		if !st148.Valid {
 			return pl.drop(63)
 		}
 		b147 := p.Data[st148.Off : st148.Off+st148.Len]
@@ -2403,7 +2403,7 @@ n120:
 	{ // Echo6Reply: set
 		var d155 uint64   // icmpv6 checksum
 		st157 := p.Hdr[0] // ethernet
-		if !st157.Valid || st157.Off < 0 || st157.Off+st157.Len > len(p.Data) {
+		if !st157.Valid {
 			return pl.drop(64)
 		}
 		b156 := p.Data[st157.Off : st157.Off+st157.Len]
@@ -2444,7 +2444,7 @@ n120:
 			d155 += packet.ChecksumDelta(o168, packet.SumWords(p.Data[lo166:hi167]))
 		}
 		st171 := p.Hdr[3] // ipv6
-		if !st171.Valid || st171.Off < 0 || st171.Off+st171.Len > len(p.Data) {
+		if !st171.Valid {
 			return pl.drop(64)
 		}
 		b170 := p.Data[st171.Off : st171.Off+st171.Len]
@@ -2488,7 +2488,7 @@ n120:
 		}
 		v182 := 0x81
 		st184 := p.Hdr[7] // icmpv6
-		if !st184.Valid || st184.Off < 0 || st184.Off+st184.Len > len(p.Data) {
+		if !st184.Valid {
 			return pl.drop(64)
 		}
 		b183 := p.Data[st184.Off : st184.Off+st184.Len]
@@ -2515,7 +2515,7 @@ n121:
 n122:
 	{ // NsForUs: test nd_ns.target == meta.own_ip
 		st192 := p.Hdr[12] // nd_ns
-		if !st192.Valid || st192.Off < 0 || st192.Off+st192.Len > len(p.Data) {
+		if !st192.Valid {
 			return pl.drop(65)
 		}
 		b191 := p.Data[st192.Off : st192.Off+st192.Len]
@@ -2531,7 +2531,7 @@ n123:
 n124:
 	{ // NsUnspecified: test ipv6.src == 0
 		st194 := p.Hdr[3] // ipv6
-		if !st194.Valid || st194.Off < 0 || st194.Off+st194.Len > len(p.Data) {
+		if !st194.Valid {
 			return pl.drop(67)
 		}
 		b193 := p.Data[st194.Off : st194.Off+st194.Len]
@@ -2546,7 +2546,7 @@ n125:
 		p.Meta[25] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[26] = packet.Value{Lo: (0x0) & 0x1}
 		st196 := p.Hdr[12] // nd_ns
-		if !st196.Valid || st196.Off < 0 || st196.Off+st196.Len > len(p.Data) {
+		if !st196.Valid {
 			return pl.drop(68)
 		}
 		b195 := p.Data[st196.Off : st196.Off+st196.Len]
@@ -2556,20 +2556,20 @@ n125:
 n126:
 	{ // NsToSender: set
 		st198 := p.Hdr[3] // ipv6
-		if !st198.Valid || st198.Off < 0 || st198.Off+st198.Len > len(p.Data) {
+		if !st198.Valid {
 			return pl.drop(69)
 		}
 		b197 := p.Data[st198.Off : st198.Off+st198.Len]
 		p.Meta[24] = (packet.Value{Hi: binary.BigEndian.Uint64(b197[8:]), Lo: binary.BigEndian.Uint64(b197[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		st200 := p.Hdr[0] // ethernet
-		if !st200.Valid || st200.Off < 0 || st200.Off+st200.Len > len(p.Data) {
+		if !st200.Valid {
 			return pl.drop(69)
 		}
 		b199 := p.Data[st200.Off : st200.Off+st200.Len]
 		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b199[6:]))<<32 | uint64(binary.BigEndian.Uint32(b199[8:]))) & 0xffffffffffff}
 		p.Meta[26] = packet.Value{Lo: (0x1) & 0x1}
 		st202 := p.Hdr[12] // nd_ns
-		if !st202.Valid || st202.Off < 0 || st202.Off+st202.Len > len(p.Data) {
+		if !st202.Valid {
 			return pl.drop(69)
 		}
 		b201 := p.Data[st202.Off : st202.Off+st202.Len]
@@ -2587,7 +2587,7 @@ n127:
 n128:
 	{ // NsSrcMac: set
 		st204 := p.Hdr[14] // nd_mac
-		if !st204.Valid || st204.Off < 0 || st204.Off+st204.Len > len(p.Data) {
+		if !st204.Valid {
 			return pl.drop(70)
 		}
 		b203 := p.Data[st204.Off : st204.Off+st204.Len]
@@ -2665,7 +2665,7 @@ n136:
 n137:
 	{ // NsFill: set
 		st206 := p.Hdr[0] // ethernet
-		if !st206.Valid || st206.Off < 0 || st206.Off+st206.Len > len(p.Data) {
+		if !st206.Valid {
 			return pl.drop(77)
 		}
 		b205 := p.Data[st206.Off : st206.Off+st206.Len]
@@ -2676,7 +2676,7 @@ n137:
 		binary.BigEndian.PutUint16(b205[6:], uint16(v208>>32))
 		binary.BigEndian.PutUint32(b205[8:], uint32(v208))
 		st210 := p.Hdr[3] // ipv6
-		if !st210.Valid || st210.Off < 0 || st210.Off+st210.Len > len(p.Data) {
+		if !st210.Valid {
 			return pl.drop(77)
 		}
 		b209 := p.Data[st210.Off : st210.Off+st210.Len]
@@ -2685,28 +2685,28 @@ n137:
 		packet.SetBits(b209, 64, 128, p.Meta[6])
 		packet.SetBits(b209, 192, 128, p.Meta[24])
 		st212 := p.Hdr[7] // icmpv6
-		if !st212.Valid || st212.Off < 0 || st212.Off+st212.Len > len(p.Data) {
+		if !st212.Valid {
 			return pl.drop(77)
 		}
 		b211 := p.Data[st212.Off : st212.Off+st212.Len]
 		b211[0] = byte(0x88)
 		b211[1] = byte(0x0)
 		st214 := p.Hdr[15] // nd_na
-		if !st214.Valid || st214.Off < 0 || st214.Off+st214.Len > len(p.Data) {
+		if !st214.Valid {
 			return pl.drop(77)
 		}
 		b213 := p.Data[st214.Off : st214.Off+st214.Len]
 		b213[0] = b213[0]&^0x40 | byte(p.Meta[26].Lo)<<6&0x40
 		packet.SetBits(b213, 32, 128, p.Meta[27])
 		st216 := p.Hdr[16] // nd_na_opt
-		if !st216.Valid || st216.Off < 0 || st216.Off+st216.Len > len(p.Data) {
+		if !st216.Valid {
 			return pl.drop(77)
 		}
 		b215 := p.Data[st216.Off : st216.Off+st216.Len]
 		b215[0] = byte(0x2)
 		b215[1] = byte(0x1)
 		st218 := p.Hdr[17] // nd_na_mac
-		if !st218.Valid || st218.Off < 0 || st218.Off+st218.Len > len(p.Data) {
+		if !st218.Valid {
 			return pl.drop(77)
 		}
 		b217 := p.Data[st218.Off : st218.Off+st218.Len]
@@ -2753,7 +2753,7 @@ n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
 		st221 := p.Hdr[2] // ipv4
-		if !st221.Valid || st221.Off < 0 || st221.Off+st221.Len > len(p.Data) {
+		if !st221.Valid {
 			return pl.drop(80)
 		}
 		b220 := p.Data[st221.Off : st221.Off+st221.Len]
@@ -2773,7 +2773,7 @@ n145:
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
 		st223 := p.Hdr[3] // ipv6
-		if !st223.Valid || st223.Off < 0 || st223.Off+st223.Len > len(p.Data) {
+		if !st223.Valid {
 			return pl.drop(81)
 		}
 		b222 := p.Data[st223.Off : st223.Off+st223.Len]
@@ -2835,7 +2835,7 @@ n153:
 n154:
 	{ // LbSelV2: set
 		st225 := p.Hdr[10] // lb_v2
-		if !st225.Valid || st225.Off < 0 || st225.Off+st225.Len > len(p.Data) {
+		if !st225.Valid {
 			return pl.drop(85)
 		}
 		b224 := p.Data[st225.Off : st225.Off+st225.Len]
@@ -2847,7 +2847,7 @@ n154:
 n155:
 	{ // LbSelV3: set
 		st227 := p.Hdr[11] // lb_v3
-		if !st227.Valid || st227.Off < 0 || st227.Off+st227.Len > len(p.Data) {
+		if !st227.Valid {
 			return pl.drop(86)
 		}
 		b226 := p.Data[st227.Off : st227.Off+st227.Len]
@@ -2862,7 +2862,7 @@ n156:
 		c229 := p.Hdr[2].Valid
 		if c229 {
 			st231 := p.Hdr[2] // ipv4
-			if !st231.Valid || st231.Off < 0 || st231.Off+st231.Len > len(p.Data) {
+			if !st231.Valid {
 				return pl.drop(87)
 			}
 			b230 := p.Data[st231.Off : st231.Off+st231.Len]
@@ -2873,7 +2873,7 @@ n156:
 			c232 := p.Hdr[3].Valid
 			if c232 {
 				st234 := p.Hdr[3] // ipv6
-				if !st234.Valid || st234.Off < 0 || st234.Off+st234.Len > len(p.Data) {
+				if !st234.Valid {
 					return pl.drop(87)
 				}
 				b233 := p.Data[st234.Off : st234.Off+st234.Len]
@@ -2947,7 +2947,7 @@ n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
 		st236 := p.Hdr[0] // ethernet
-		if !st236.Valid || st236.Off < 0 || st236.Off+st236.Len > len(p.Data) {
+		if !st236.Valid {
 			return pl.drop(91)
 		}
 		b235 := p.Data[st236.Off : st236.Off+st236.Len]
@@ -2999,7 +2999,7 @@ n167:
 n168:
 	{ // LbEth: set
 		st238 := p.Hdr[0] // ethernet
-		if !st238.Valid || st238.Off < 0 || st238.Off+st238.Len > len(p.Data) {
+		if !st238.Valid {
 			return pl.drop(95)
 		}
 		b237 := p.Data[st238.Off : st238.Off+st238.Len]
@@ -3014,7 +3014,7 @@ n168:
 n169:
 	{ // LbCsumZero: test udp.checksum == 0
 		st242 := p.Hdr[4] // udp
-		if !st242.Valid || st242.Off < 0 || st242.Off+st242.Len > len(p.Data) {
+		if !st242.Valid {
 			return pl.drop(96)
 		}
 		b241 := p.Data[st242.Off : st242.Off+st242.Len]
@@ -3056,7 +3056,7 @@ n174:
 		var d244 uint64 // udp checksum
 		v245 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
 		st247 := p.Hdr[2] // ipv4
-		if !st247.Valid || st247.Off < 0 || st247.Off+st247.Len > len(p.Data) {
+		if !st247.Valid {
 			return pl.drop(97)
 		}
 		b246 := p.Data[st247.Off : st247.Off+st247.Len]
@@ -3117,7 +3117,7 @@ n174:
 		}
 		v265 := p.Meta[23].Lo
 		st267 := p.Hdr[4] // udp
-		if !st267.Valid || st267.Off < 0 || st267.Off+st267.Len > len(p.Data) {
+		if !st267.Valid {
 			return pl.drop(97)
 		}
 		b266 := p.Data[st267.Off : st267.Off+st267.Len]
@@ -3170,7 +3170,7 @@ n175:
 		var d290 uint64 // udp checksum
 		v291 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
 		st293 := p.Hdr[2] // ipv4
-		if !st293.Valid || st293.Off < 0 || st293.Off+st293.Len > len(p.Data) {
+		if !st293.Valid {
 			return pl.drop(98)
 		}
 		b292 := p.Data[st293.Off : st293.Off+st293.Len]
@@ -3231,7 +3231,7 @@ n175:
 		}
 		v311 := p.Meta[23].Lo
 		st313 := p.Hdr[4] // udp
-		if !st313.Valid || st313.Off < 0 || st313.Off+st313.Len > len(p.Data) {
+		if !st313.Valid {
 			return pl.drop(98)
 		}
 		b312 := p.Data[st313.Off : st313.Off+st313.Len]
@@ -3311,7 +3311,7 @@ n176:
 		var d344 uint64 // udp checksum
 		v345 := p.Meta[6]
 		st347 := p.Hdr[3] // ipv6
-		if !st347.Valid || st347.Off < 0 || st347.Off+st347.Len > len(p.Data) {
+		if !st347.Valid {
 			return pl.drop(99)
 		}
 		b346 := p.Data[st347.Off : st347.Off+st347.Len]
@@ -3354,7 +3354,7 @@ n176:
 		}
 		v357 := p.Meta[23].Lo
 		st359 := p.Hdr[4] // udp
-		if !st359.Valid || st359.Off < 0 || st359.Off+st359.Len > len(p.Data) {
+		if !st359.Valid {
 			return pl.drop(99)
 		}
 		b358 := p.Data[st359.Off : st359.Off+st359.Len]
@@ -3395,7 +3395,7 @@ n177:
 		var d371 uint64 // udp checksum
 		v372 := p.Meta[6]
 		st374 := p.Hdr[3] // ipv6
-		if !st374.Valid || st374.Off < 0 || st374.Off+st374.Len > len(p.Data) {
+		if !st374.Valid {
 			return pl.drop(100)
 		}
 		b373 := p.Data[st374.Off : st374.Off+st374.Len]
@@ -3438,7 +3438,7 @@ n177:
 		}
 		v384 := p.Meta[23].Lo
 		st386 := p.Hdr[4] // udp
-		if !st386.Valid || st386.Off < 0 || st386.Off+st386.Len > len(p.Data) {
+		if !st386.Valid {
 			return pl.drop(100)
 		}
 		b385 := p.Data[st386.Off : st386.Off+st386.Len]
@@ -3547,7 +3547,7 @@ n182:
 	{ // LbUdpLen: set
 		var d415 uint64   // udp checksum
 		st417 := p.Hdr[4] // udp
-		if !st417.Valid || st417.Off < 0 || st417.Off+st417.Len > len(p.Data) {
+		if !st417.Valid {
 			return pl.drop(104)
 		}
 		b416 := p.Data[st417.Off : st417.Off+st417.Len]
@@ -3578,7 +3578,7 @@ n183:
 n184:
 	{ // LbCsumKeepZero: set
 		st426 := p.Hdr[4] // udp
-		if !st426.Valid || st426.Off < 0 || st426.Off+st426.Len > len(p.Data) {
+		if !st426.Valid {
 			return pl.drop(105)
 		}
 		b425 := p.Data[st426.Off : st426.Off+st426.Len]

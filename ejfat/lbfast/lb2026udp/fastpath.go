@@ -873,7 +873,7 @@ n1:
 n2:
 	{ // RxType: switch ethernet.type
 		st4 := p.Hdr[0] // ethernet
-		if !st4.Valid || st4.Off < 0 || st4.Off+st4.Len > len(p.Data) {
+		if !st4.Valid {
 			return pl.drop(0)
 		}
 		b3 := p.Data[st4.Off : st4.Off+st4.Len]
@@ -895,7 +895,7 @@ n3:
 			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
 				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
 				st8 := p.Hdr[2] // ipv4
-				if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
+				if !st8.Valid {
 					return pl.drop(1)
 				}
 				b7 := p.Data[st8.Off : st8.Off+st8.Len]
@@ -919,7 +919,7 @@ n3:
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
 		st12 := p.Hdr[2] // ipv4
-		if !st12.Valid || st12.Off < 0 || st12.Off+st12.Len > len(p.Data) {
+		if !st12.Valid {
 			return pl.drop(2)
 		}
 		b11 := p.Data[st12.Off : st12.Off+st12.Len]
@@ -967,7 +967,7 @@ n6:
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
 		st17 := p.Hdr[3] // ipv6
-		if !st17.Valid || st17.Off < 0 || st17.Off+st17.Len > len(p.Data) {
+		if !st17.Valid {
 			return pl.drop(3)
 		}
 		b16 := p.Data[st17.Off : st17.Off+st17.Len]
@@ -1003,7 +1003,7 @@ n8:
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
 		st20 := p.Hdr[4] // udp
-		if !st20.Valid || st20.Off < 0 || st20.Off+st20.Len > len(p.Data) {
+		if !st20.Valid {
 			return pl.drop(4)
 		}
 		b19 := p.Data[st20.Off : st20.Off+st20.Len]
@@ -1016,7 +1016,7 @@ n9:
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
 		st23 := p.Hdr[4] // udp
-		if !st23.Valid || st23.Off < 0 || st23.Off+st23.Len > len(p.Data) {
+		if !st23.Valid {
 			return pl.drop(5)
 		}
 		b22 := p.Data[st23.Off : st23.Off+st23.Len]
@@ -1054,7 +1054,7 @@ n16:
 n17:
 	{ // ParseEthType: switch ethernet.type
 		st27 := p.Hdr[0] // ethernet
-		if !st27.Valid || st27.Off < 0 || st27.Off+st27.Len > len(p.Data) {
+		if !st27.Valid {
 			return pl.drop(7)
 		}
 		b26 := p.Data[st27.Off : st27.Off+st27.Len]
@@ -1097,7 +1097,7 @@ n18:
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		st30 := p.Hdr[9] // lb_common
-		if !st30.Valid || st30.Off < 0 || st30.Off+st30.Len > len(p.Data) {
+		if !st30.Valid {
 			return pl.drop(13)
 		}
 		b29 := p.Data[st30.Off : st30.Off+st30.Len]
@@ -1110,7 +1110,7 @@ n19:
 n20:
 	{ // ParseLbVersion: switch lb_common.version
 		st33 := p.Hdr[9] // lb_common
-		if !st33.Valid || st33.Off < 0 || st33.Off+st33.Len > len(p.Data) {
+		if !st33.Valid {
 			return pl.drop(14)
 		}
 		b32 := p.Data[st33.Off : st33.Off+st33.Len]
@@ -1176,7 +1176,7 @@ n25:
 		c36 := !(p.Hdr[1].Valid)
 		if c36 {
 			st38 := p.Hdr[0] // ethernet
-			if !st38.Valid || st38.Off < 0 || st38.Off+st38.Len > len(p.Data) {
+			if !st38.Valid {
 				return pl.drop(16)
 			}
 			b37 := p.Data[st38.Off : st38.Off+st38.Len]
@@ -1201,7 +1201,7 @@ n27:
 n28:
 	{ // PuntIsLacp: test slow.subtype == 1
 		st40 := p.Hdr[22] // slow
-		if !st40.Valid || st40.Off < 0 || st40.Off+st40.Len > len(p.Data) {
+		if !st40.Valid {
 			return pl.drop(17)
 		}
 		b39 := p.Data[st40.Off : st40.Off+st40.Len]
@@ -1341,7 +1341,7 @@ n47:
 n48:
 	{ // L2VlanId: set
 		st42 := p.Hdr[1] // vlan
-		if !st42.Valid || st42.Off < 0 || st42.Off+st42.Len > len(p.Data) {
+		if !st42.Valid {
 			return pl.drop(24)
 		}
 		b41 := p.Data[st42.Off : st42.Off+st42.Len]
@@ -1381,7 +1381,7 @@ n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		st44 := p.Hdr[0] // ethernet
-		if !st44.Valid || st44.Off < 0 || st44.Off+st44.Len > len(p.Data) {
+		if !st44.Valid {
 			return pl.drop(26)
 		}
 		b43 := p.Data[st44.Off : st44.Off+st44.Len]
@@ -1418,7 +1418,7 @@ n55:
 n56:
 	{ // L3SetDaIPv4: set
 		st46 := p.Hdr[2] // ipv4
-		if !st46.Valid || st46.Off < 0 || st46.Off+st46.Len > len(p.Data) {
+		if !st46.Valid {
 			return pl.drop(28)
 		}
 		b45 := p.Data[st46.Off : st46.Off+st46.Len]
@@ -1428,7 +1428,7 @@ n56:
 n57:
 	{ // L3SetDaIPv6: set
 		st48 := p.Hdr[3] // ipv6
-		if !st48.Valid || st48.Off < 0 || st48.Off+st48.Len > len(p.Data) {
+		if !st48.Valid {
 			return pl.drop(29)
 		}
 		b47 := p.Data[st48.Off : st48.Off+st48.Len]
@@ -1441,7 +1441,7 @@ n58:
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
 		st50 := p.Hdr[0] // ethernet
-		if !st50.Valid || st50.Off < 0 || st50.Off+st50.Len > len(p.Data) {
+		if !st50.Valid {
 			return pl.drop(30)
 		}
 		b49 := p.Data[st50.Off : st50.Off+st50.Len]
@@ -1499,7 +1499,7 @@ n64:
 n65:
 	{ // L3Icmp4Type: switch icmp.type
 		st53 := p.Hdr[6] // icmp
-		if !st53.Valid || st53.Off < 0 || st53.Off+st53.Len > len(p.Data) {
+		if !st53.Valid {
 			return pl.drop(32)
 		}
 		b52 := p.Data[st53.Off : st53.Off+st53.Len]
@@ -1518,7 +1518,7 @@ n66:
 n67:
 	{ // L3Unreach4: switch icmp.code
 		st56 := p.Hdr[6] // icmp
-		if !st56.Valid || st56.Off < 0 || st56.Off+st56.Len > len(p.Data) {
+		if !st56.Valid {
 			return pl.drop(34)
 		}
 		b55 := p.Data[st56.Off : st56.Off+st56.Len]
@@ -1577,7 +1577,7 @@ n75:
 n76:
 	{ // L3Icmp6Type: switch icmpv6.type
 		st59 := p.Hdr[7] // icmpv6
-		if !st59.Valid || st59.Off < 0 || st59.Off+st59.Len > len(p.Data) {
+		if !st59.Valid {
 			return pl.drop(43)
 		}
 		b58 := p.Data[st59.Off : st59.Off+st59.Len]
@@ -1600,7 +1600,7 @@ n77:
 n78:
 	{ // L3Unreach6: switch icmpv6.code
 		st62 := p.Hdr[7] // icmpv6
-		if !st62.Valid || st62.Off < 0 || st62.Off+st62.Len > len(p.Data) {
+		if !st62.Valid {
 			return pl.drop(45)
 		}
 		b61 := p.Data[st62.Off : st62.Off+st62.Len]
@@ -1641,7 +1641,7 @@ n83:
 n84:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
 		st64 := p.Hdr[5] // arp
-		if !st64.Valid || st64.Off < 0 || st64.Off+st64.Len > len(p.Data) {
+		if !st64.Valid {
 			return pl.drop(51)
 		}
 		b63 := p.Data[st64.Off : st64.Off+st64.Len]
@@ -1658,7 +1658,7 @@ n85:
 n86:
 	{ // ArpReply: set
 		st66 := p.Hdr[0] // ethernet
-		if !st66.Valid || st66.Off < 0 || st66.Off+st66.Len > len(p.Data) {
+		if !st66.Valid {
 			return pl.drop(52)
 		}
 		b65 := p.Data[st66.Off : st66.Off+st66.Len]
@@ -1669,7 +1669,7 @@ n86:
 		binary.BigEndian.PutUint16(b65[6:], uint16(v68>>32))
 		binary.BigEndian.PutUint32(b65[8:], uint32(v68))
 		st70 := p.Hdr[5] // arp
-		if !st70.Valid || st70.Off < 0 || st70.Off+st70.Len > len(p.Data) {
+		if !st70.Valid {
 			return pl.drop(52)
 		}
 		b69 := p.Data[st70.Off : st70.Off+st70.Len]
@@ -1691,7 +1691,7 @@ n87:
 n88:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
 		st74 := p.Hdr[2] // ipv4
-		if !st74.Valid || st74.Off < 0 || st74.Off+st74.Len > len(p.Data) {
+		if !st74.Valid {
 			return pl.drop(53)
 		}
 		b73 := p.Data[st74.Off : st74.Off+st74.Len]
@@ -1708,7 +1708,7 @@ n90:
 	{ // Echo4Reply: set
 		var d75 uint64   // icmp checksum
 		st77 := p.Hdr[0] // ethernet
-		if !st77.Valid || st77.Off < 0 || st77.Off+st77.Len > len(p.Data) {
+		if !st77.Valid {
 			return pl.drop(55)
 		}
 		b76 := p.Data[st77.Off : st77.Off+st77.Len]
@@ -1749,7 +1749,7 @@ n90:
 			d75 += packet.ChecksumDelta(o88, packet.SumWords(p.Data[lo86:hi87]))
 		}
 		st91 := p.Hdr[2] // ipv4
-		if !st91.Valid || st91.Off < 0 || st91.Off+st91.Len > len(p.Data) {
+		if !st91.Valid {
 			return pl.drop(55)
 		}
 		b90 := p.Data[st91.Off : st91.Off+st91.Len]
@@ -1787,7 +1787,7 @@ n90:
 		}
 		v102 := 0x0
 		st104 := p.Hdr[6] // icmp
-		if !st104.Valid || st104.Off < 0 || st104.Off+st104.Len > len(p.Data) {
+		if !st104.Valid {
 			return pl.drop(55)
 		}
 		b103 := p.Data[st104.Off : st104.Off+st104.Len]
@@ -1815,7 +1815,7 @@ n92:
 	{ // Echo6Reply: set
 		var d111 uint64   // icmpv6 checksum
 		st113 := p.Hdr[0] // ethernet
-		if !st113.Valid || st113.Off < 0 || st113.Off+st113.Len > len(p.Data) {
+		if !st113.Valid {
 			return pl.drop(56)
 		}
 		b112 := p.Data[st113.Off : st113.Off+st113.Len]
@@ -1856,7 +1856,7 @@ n92:
 			d111 += packet.ChecksumDelta(o124, packet.SumWords(p.Data[lo122:hi123]))
 		}
 		st127 := p.Hdr[3] // ipv6
-		if !st127.Valid || st127.Off < 0 || st127.Off+st127.Len > len(p.Data) {
+		if !st127.Valid {
 			return pl.drop(56)
 		}
 		b126 := p.Data[st127.Off : st127.Off+st127.Len]
@@ -1900,7 +1900,7 @@ n92:
 		}
 		v138 := 0x81
 		st140 := p.Hdr[7] // icmpv6
-		if !st140.Valid || st140.Off < 0 || st140.Off+st140.Len > len(p.Data) {
+		if !st140.Valid {
 			return pl.drop(56)
 		}
 		b139 := p.Data[st140.Off : st140.Off+st140.Len]
@@ -1927,7 +1927,7 @@ n93:
 n94:
 	{ // NsForUs: test nd_ns.target == meta.own_ip
 		st148 := p.Hdr[12] // nd_ns
-		if !st148.Valid || st148.Off < 0 || st148.Off+st148.Len > len(p.Data) {
+		if !st148.Valid {
 			return pl.drop(57)
 		}
 		b147 := p.Data[st148.Off : st148.Off+st148.Len]
@@ -1943,7 +1943,7 @@ n95:
 n96:
 	{ // NsUnspecified: test ipv6.src == 0
 		st150 := p.Hdr[3] // ipv6
-		if !st150.Valid || st150.Off < 0 || st150.Off+st150.Len > len(p.Data) {
+		if !st150.Valid {
 			return pl.drop(59)
 		}
 		b149 := p.Data[st150.Off : st150.Off+st150.Len]
@@ -1958,7 +1958,7 @@ n97:
 		p.Meta[25] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[26] = packet.Value{Lo: (0x0) & 0x1}
 		st152 := p.Hdr[12] // nd_ns
-		if !st152.Valid || st152.Off < 0 || st152.Off+st152.Len > len(p.Data) {
+		if !st152.Valid {
 			return pl.drop(60)
 		}
 		b151 := p.Data[st152.Off : st152.Off+st152.Len]
@@ -1968,20 +1968,20 @@ n97:
 n98:
 	{ // NsToSender: set
 		st154 := p.Hdr[3] // ipv6
-		if !st154.Valid || st154.Off < 0 || st154.Off+st154.Len > len(p.Data) {
+		if !st154.Valid {
 			return pl.drop(61)
 		}
 		b153 := p.Data[st154.Off : st154.Off+st154.Len]
 		p.Meta[24] = (packet.Value{Hi: binary.BigEndian.Uint64(b153[8:]), Lo: binary.BigEndian.Uint64(b153[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		st156 := p.Hdr[0] // ethernet
-		if !st156.Valid || st156.Off < 0 || st156.Off+st156.Len > len(p.Data) {
+		if !st156.Valid {
 			return pl.drop(61)
 		}
 		b155 := p.Data[st156.Off : st156.Off+st156.Len]
 		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b155[6:]))<<32 | uint64(binary.BigEndian.Uint32(b155[8:]))) & 0xffffffffffff}
 		p.Meta[26] = packet.Value{Lo: (0x1) & 0x1}
 		st158 := p.Hdr[12] // nd_ns
-		if !st158.Valid || st158.Off < 0 || st158.Off+st158.Len > len(p.Data) {
+		if !st158.Valid {
 			return pl.drop(61)
 		}
 		b157 := p.Data[st158.Off : st158.Off+st158.Len]
@@ -1999,7 +1999,7 @@ n99:
 n100:
 	{ // NsSrcMac: set
 		st160 := p.Hdr[14] // nd_mac
-		if !st160.Valid || st160.Off < 0 || st160.Off+st160.Len > len(p.Data) {
+		if !st160.Valid {
 			return pl.drop(62)
 		}
 		b159 := p.Data[st160.Off : st160.Off+st160.Len]
@@ -2077,7 +2077,7 @@ n108:
 n109:
 	{ // NsFill: set
 		st162 := p.Hdr[0] // ethernet
-		if !st162.Valid || st162.Off < 0 || st162.Off+st162.Len > len(p.Data) {
+		if !st162.Valid {
 			return pl.drop(69)
 		}
 		b161 := p.Data[st162.Off : st162.Off+st162.Len]
@@ -2088,7 +2088,7 @@ n109:
 		binary.BigEndian.PutUint16(b161[6:], uint16(v164>>32))
 		binary.BigEndian.PutUint32(b161[8:], uint32(v164))
 		st166 := p.Hdr[3] // ipv6
-		if !st166.Valid || st166.Off < 0 || st166.Off+st166.Len > len(p.Data) {
+		if !st166.Valid {
 			return pl.drop(69)
 		}
 		b165 := p.Data[st166.Off : st166.Off+st166.Len]
@@ -2097,28 +2097,28 @@ n109:
 		packet.SetBits(b165, 64, 128, p.Meta[6])
 		packet.SetBits(b165, 192, 128, p.Meta[24])
 		st168 := p.Hdr[7] // icmpv6
-		if !st168.Valid || st168.Off < 0 || st168.Off+st168.Len > len(p.Data) {
+		if !st168.Valid {
 			return pl.drop(69)
 		}
 		b167 := p.Data[st168.Off : st168.Off+st168.Len]
 		b167[0] = byte(0x88)
 		b167[1] = byte(0x0)
 		st170 := p.Hdr[15] // nd_na
-		if !st170.Valid || st170.Off < 0 || st170.Off+st170.Len > len(p.Data) {
+		if !st170.Valid {
 			return pl.drop(69)
 		}
 		b169 := p.Data[st170.Off : st170.Off+st170.Len]
 		b169[0] = b169[0]&^0x40 | byte(p.Meta[26].Lo)<<6&0x40
 		packet.SetBits(b169, 32, 128, p.Meta[27])
 		st172 := p.Hdr[16] // nd_na_opt
-		if !st172.Valid || st172.Off < 0 || st172.Off+st172.Len > len(p.Data) {
+		if !st172.Valid {
 			return pl.drop(69)
 		}
 		b171 := p.Data[st172.Off : st172.Off+st172.Len]
 		b171[0] = byte(0x2)
 		b171[1] = byte(0x1)
 		st174 := p.Hdr[17] // nd_na_mac
-		if !st174.Valid || st174.Off < 0 || st174.Off+st174.Len > len(p.Data) {
+		if !st174.Valid {
 			return pl.drop(69)
 		}
 		b173 := p.Data[st174.Off : st174.Off+st174.Len]
@@ -2154,7 +2154,7 @@ n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
 		st177 := p.Hdr[2] // ipv4
-		if !st177.Valid || st177.Off < 0 || st177.Off+st177.Len > len(p.Data) {
+		if !st177.Valid {
 			return pl.drop(71)
 		}
 		b176 := p.Data[st177.Off : st177.Off+st177.Len]
@@ -2174,7 +2174,7 @@ n115:
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
 		st179 := p.Hdr[3] // ipv6
-		if !st179.Valid || st179.Off < 0 || st179.Off+st179.Len > len(p.Data) {
+		if !st179.Valid {
 			return pl.drop(72)
 		}
 		b178 := p.Data[st179.Off : st179.Off+st179.Len]
@@ -2214,7 +2214,7 @@ n119:
 n120:
 	{ // LbSelV2: set
 		st181 := p.Hdr[10] // lb_v2
-		if !st181.Valid || st181.Off < 0 || st181.Off+st181.Len > len(p.Data) {
+		if !st181.Valid {
 			return pl.drop(74)
 		}
 		b180 := p.Data[st181.Off : st181.Off+st181.Len]
@@ -2226,7 +2226,7 @@ n120:
 n121:
 	{ // LbSelV3: set
 		st183 := p.Hdr[11] // lb_v3
-		if !st183.Valid || st183.Off < 0 || st183.Off+st183.Len > len(p.Data) {
+		if !st183.Valid {
 			return pl.drop(75)
 		}
 		b182 := p.Data[st183.Off : st183.Off+st183.Len]
@@ -2241,7 +2241,7 @@ n122:
 		c185 := p.Hdr[2].Valid
 		if c185 {
 			st187 := p.Hdr[2] // ipv4
-			if !st187.Valid || st187.Off < 0 || st187.Off+st187.Len > len(p.Data) {
+			if !st187.Valid {
 				return pl.drop(76)
 			}
 			b186 := p.Data[st187.Off : st187.Off+st187.Len]
@@ -2252,7 +2252,7 @@ n122:
 			c188 := p.Hdr[3].Valid
 			if c188 {
 				st190 := p.Hdr[3] // ipv6
-				if !st190.Valid || st190.Off < 0 || st190.Off+st190.Len > len(p.Data) {
+				if !st190.Valid {
 					return pl.drop(76)
 				}
 				b189 := p.Data[st190.Off : st190.Off+st190.Len]
@@ -2326,7 +2326,7 @@ n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
 		st192 := p.Hdr[0] // ethernet
-		if !st192.Valid || st192.Off < 0 || st192.Off+st192.Len > len(p.Data) {
+		if !st192.Valid {
 			return pl.drop(80)
 		}
 		b191 := p.Data[st192.Off : st192.Off+st192.Len]
@@ -2378,7 +2378,7 @@ n133:
 n134:
 	{ // LbEth: set
 		st194 := p.Hdr[0] // ethernet
-		if !st194.Valid || st194.Off < 0 || st194.Off+st194.Len > len(p.Data) {
+		if !st194.Valid {
 			return pl.drop(84)
 		}
 		b193 := p.Data[st194.Off : st194.Off+st194.Len]
@@ -2393,7 +2393,7 @@ n134:
 n135:
 	{ // LbCsumZero: test udp.checksum == 0
 		st198 := p.Hdr[4] // udp
-		if !st198.Valid || st198.Off < 0 || st198.Off+st198.Len > len(p.Data) {
+		if !st198.Valid {
 			return pl.drop(85)
 		}
 		b197 := p.Data[st198.Off : st198.Off+st198.Len]
@@ -2435,7 +2435,7 @@ n140:
 		var d200 uint64 // udp checksum
 		v201 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
 		st203 := p.Hdr[2] // ipv4
-		if !st203.Valid || st203.Off < 0 || st203.Off+st203.Len > len(p.Data) {
+		if !st203.Valid {
 			return pl.drop(86)
 		}
 		b202 := p.Data[st203.Off : st203.Off+st203.Len]
@@ -2496,7 +2496,7 @@ n140:
 		}
 		v221 := p.Meta[23].Lo
 		st223 := p.Hdr[4] // udp
-		if !st223.Valid || st223.Off < 0 || st223.Off+st223.Len > len(p.Data) {
+		if !st223.Valid {
 			return pl.drop(86)
 		}
 		b222 := p.Data[st223.Off : st223.Off+st223.Len]
@@ -2549,7 +2549,7 @@ n141:
 		var d246 uint64 // udp checksum
 		v247 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
 		st249 := p.Hdr[2] // ipv4
-		if !st249.Valid || st249.Off < 0 || st249.Off+st249.Len > len(p.Data) {
+		if !st249.Valid {
 			return pl.drop(87)
 		}
 		b248 := p.Data[st249.Off : st249.Off+st249.Len]
@@ -2610,7 +2610,7 @@ n141:
 		}
 		v267 := p.Meta[23].Lo
 		st269 := p.Hdr[4] // udp
-		if !st269.Valid || st269.Off < 0 || st269.Off+st269.Len > len(p.Data) {
+		if !st269.Valid {
 			return pl.drop(87)
 		}
 		b268 := p.Data[st269.Off : st269.Off+st269.Len]
@@ -2690,7 +2690,7 @@ n142:
 		var d300 uint64 // udp checksum
 		v301 := p.Meta[6]
 		st303 := p.Hdr[3] // ipv6
-		if !st303.Valid || st303.Off < 0 || st303.Off+st303.Len > len(p.Data) {
+		if !st303.Valid {
 			return pl.drop(88)
 		}
 		b302 := p.Data[st303.Off : st303.Off+st303.Len]
@@ -2733,7 +2733,7 @@ n142:
 		}
 		v313 := p.Meta[23].Lo
 		st315 := p.Hdr[4] // udp
-		if !st315.Valid || st315.Off < 0 || st315.Off+st315.Len > len(p.Data) {
+		if !st315.Valid {
 			return pl.drop(88)
 		}
 		b314 := p.Data[st315.Off : st315.Off+st315.Len]
@@ -2774,7 +2774,7 @@ n143:
 		var d327 uint64 // udp checksum
 		v328 := p.Meta[6]
 		st330 := p.Hdr[3] // ipv6
-		if !st330.Valid || st330.Off < 0 || st330.Off+st330.Len > len(p.Data) {
+		if !st330.Valid {
 			return pl.drop(89)
 		}
 		b329 := p.Data[st330.Off : st330.Off+st330.Len]
@@ -2817,7 +2817,7 @@ n143:
 		}
 		v340 := p.Meta[23].Lo
 		st342 := p.Hdr[4] // udp
-		if !st342.Valid || st342.Off < 0 || st342.Off+st342.Len > len(p.Data) {
+		if !st342.Valid {
 			return pl.drop(89)
 		}
 		b341 := p.Data[st342.Off : st342.Off+st342.Len]
@@ -2926,7 +2926,7 @@ n148:
 	{ // LbUdpLen: set
 		var d371 uint64   // udp checksum
 		st373 := p.Hdr[4] // udp
-		if !st373.Valid || st373.Off < 0 || st373.Off+st373.Len > len(p.Data) {
+		if !st373.Valid {
 			return pl.drop(93)
 		}
 		b372 := p.Data[st373.Off : st373.Off+st373.Len]
@@ -2957,7 +2957,7 @@ n149:
 n150:
 	{ // LbCsumKeepZero: set
 		st382 := p.Hdr[4] // udp
-		if !st382.Valid || st382.Off < 0 || st382.Off+st382.Len > len(p.Data) {
+		if !st382.Valid {
 			return pl.drop(94)
 		}
 		b381 := p.Data[st382.Off : st382.Off+st382.Len]

@@ -313,7 +313,7 @@ n3:
 		c1 := p.Hdr[3].Valid
 		if c1 {
 			st3 := p.Hdr[3] // ipv4
-			if !st3.Valid || st3.Off < 0 || st3.Off+st3.Len > len(p.Data) {
+			if !st3.Valid {
 				return pl.drop(1)
 			}
 			b2 := p.Data[st3.Off : st3.Off+st3.Len]
@@ -366,7 +366,7 @@ n10:
 n11:
 	{ // RxDemux: switch udp.dport
 		st8 := p.Hdr[8] // udp
-		if !st8.Valid || st8.Off < 0 || st8.Off+st8.Len > len(p.Data) {
+		if !st8.Valid {
 			return pl.drop(6)
 		}
 		b7 := p.Data[st8.Off : st8.Off+st8.Len]
