@@ -126,28 +126,31 @@ func TestFastPathAgainstInterpreter(t *testing.T) {
 	}
 }
 
-// FuzzFastPath compares each version's fast path with the interpreter on
-// fuzzed frames.
+// FuzzFastPath compares each version's fast paths (HostRaw, LinuxUDP)
+// with the interpreter on fuzzed frames.
 func FuzzFastPath(f *testing.F) {
 	for _, fr := range seeds(f) {
 		f.Add(fr)
 	}
 	type both struct {
-		pl fastpath.Pipeline
-		m  *sim.Machine
+		name string
+		pl   fastpath.Pipeline
+		m    *sim.Machine
 	}
 	var ps []both
 	for _, v := range ejfat.Versions {
-		pl, m := pair(f, v)
-		ps = append(ps, both{pl, m})
+		for _, prg := range []string{ejfat.HostPRG, "LinuxUDP"} {
+			pl, m := pairOn(f, v, prg)
+			ps = append(ps, both{v + "/" + prg, pl, m})
+		}
 	}
 	var buf []byte
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		for i, p := range ps {
+		for _, p := range ps {
 			want := difftest.Interp(p.m, frame)
 			got := difftest.Fast(p.pl, frame, &buf)
 			if want != got {
-				t.Fatalf("%s: interpreter %+v, fast path %+v", ejfat.Versions[i], want, got)
+				t.Fatalf("%s: interpreter %+v, fast path %+v", p.name, want, got)
 			}
 		}
 	})
