@@ -16,6 +16,7 @@ func runCompile(e *env, args []string) error {
 	prg := fs.String("prg", "", "the PRG to embed it in (none: the LPG alone)")
 	target := fs.String("target", "go", "what to generate: go, xdp or p4")
 	arch := fs.String("arch", "v1model", "P4 architecture (--target p4): v1model or xsa")
+	tables := fs.String("tables", "", "table_add script to convert to the P4 program's names (--target p4)")
 	out := fs.String("o", "", "output directory")
 	pkg := fs.String("package", "", "Go package name (default: the output directory's name)")
 	files, err := parseArgs(fs, args)
@@ -25,12 +26,15 @@ func runCompile(e *env, args []string) error {
 	if *out == "" {
 		return usagef("-o DIR is required")
 	}
+	if *tables != "" && *target != "p4" {
+		return usagef("--tables is for --target p4 (the table_add script to convert)")
+	}
 	switch *target {
 	case "go":
 	case "xdp":
 		return compileXDP(e, files, *lpg, *prg, *out)
 	case "p4":
-		return compileP4(e, files, *lpg, *prg, *arch, *out)
+		return compileP4(e, files, *lpg, *prg, *arch, *tables, *out)
 	default:
 		return usagef("unknown target %q (have: go, xdp, p4)", *target)
 	}

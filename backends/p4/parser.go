@@ -1,0 +1,475 @@
+package p4
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// The parser. The models parse with explicit extract, switch and test
+// nodes; the P4 parser is the part of the graph from the start up to the
+// last extract on every path: nodes a parser can run (extract, test,
+// switch, set, and nop/count before the first branch) whose predecessors
+// are all in it and from which an extract can still be reached. Extract
+// nodes become packet.extract, tests become verify when one port leads to
+// the parse failure and select otherwise, switches select. A P4 parser
+// that fails stops and hands over to the control with a parser error, so
+// every way the model's parse can fail — a header that does not fit, and
+// the checks and selections that lead where the failed extracts lead —
+// must end in one place, a drop: the control drops there when the
+// parser_error is set.
+
+// parserOp reports whether a parser can run n.
+func (c *gen) parserOp(n *dataflow.Node) bool {
+	o := n.Op
+	switch o.Kind {
+	case packet.OpInput:
+		return o.Header < 0
+	case packet.OpNop, packet.OpContext, packet.OpCount, packet.OpExtract, packet.OpTest, packet.OpSwitch:
+		return true
+	case packet.OpSet:
+		return len(o.Update) == 0
+	}
+	return false
+}
+
+// findParser works out the parser region, its failure and its exits.
+func (c *gen) findParser() error {
+	reaches := map[*dataflow.Node]bool{}
+	for i := len(c.order) - 1; i >= 0; i-- {
+		n := c.order[i]
+		if !c.reached[n] || n.Kind != dataflow.FNode || !c.parserOp(n) {
+			continue
+		}
+		if n.Op.Kind == packet.OpExtract {
+			reaches[n] = true
+			continue
+		}
+		for _, d := range c.succs(n) {
+			if d.node != nil && reaches[d.node] {
+				reaches[n] = true
+			}
+		}
+	}
+	c.region = map[*dataflow.Node]bool{}
+	for _, n := range c.order {
+		if !reaches[n] {
+			continue
+		}
+		in := n == c.start
+		if !in {
+			in = len(c.preds[n]) > 0
+			for _, p := range c.preds[n] {
+				in = in && c.region[p]
+			}
+		}
+		c.region[n] = in
+	}
+	for _, n := range c.order {
+		if c.reached[n] && n.Kind == dataflow.FNode && n.Op.Kind == packet.OpExtract && !c.region[n] {
+			var from *dataflow.Node
+			for _, p := range c.preds[n] {
+				if !c.region[p] {
+					from = p
+					break
+				}
+			}
+			why := "the parser does not reach it"
+			if from != nil {
+				why = fmt.Sprintf("it follows %s, which the parser cannot run (%s)", display(from), c.opText(from.Op))
+			}
+			return c.refuse(n, "extract %s after the parser: %s; a P4 program extracts headers only while parsing, before any table", c.s.Headers[n.Op.Header].Name, why)
+		}
+	}
+	// The prefix: what every frame runs before the parser branches.
+	for n := c.start; c.region[n]; {
+		k := n.Op.Kind
+		if k != packet.OpInput && k != packet.OpNop && k != packet.OpContext && k != packet.OpCount && k != packet.OpSet {
+			break
+		}
+		c.prefix = append(c.prefix, n)
+		d := c.succ(n, 0)
+		if d.node == nil || len(c.preds[d.node]) != 1 {
+			break
+		}
+		n = d.node
+	}
+	for n := range c.region {
+		if c.region[n] && n.Op.Kind == packet.OpCount && !slices.Contains(c.prefix, n) {
+			return c.refuse(n, "count %q in the middle of the parser: P4 counts in the control, and only what every frame passes before the parser branches can be counted there", n.Op.Label)
+		}
+	}
+	// The failure: where every failed extract goes.
+	var failFrom *dataflow.Node
+	for _, n := range c.order {
+		if !c.region[n] || n.Op.Kind != packet.OpExtract {
+			continue
+		}
+		h := n.Op.Header
+		in := c.info[n]
+		if in.always[h] {
+			continue // already there: extract does nothing
+		}
+		if in.ever[h] {
+			return c.refuse(n, "extract %s of a header that may already be valid here; a P4 parser cannot tell", c.s.Headers[h].Name)
+		}
+		d := c.succ(n, 1)
+		if c.fail == nil {
+			c.fail, failFrom = &d, n
+			continue
+		}
+		if !sameDest(*c.fail, d) {
+			return c.refuse(n, "when extract %s fails the frame goes to %s, but when %s fails to %s; a P4 parser error is one outcome", c.s.Headers[h].Name, d, display(failFrom), *c.fail)
+		}
+	}
+	// Checks that fail into the same place are the parser's too, however
+	// late (ARP's field checks after the last extract): verify.
+	for changed := c.fail != nil; changed; {
+		changed = false
+		for _, n := range c.order {
+			if c.region[n] || !c.reached[n] || n.Kind != dataflow.FNode || !c.parserOp(n) || len(c.preds[n]) == 0 {
+				continue
+			}
+			if k := n.Op.Kind; k != packet.OpTest && k != packet.OpSwitch {
+				continue
+			}
+			in := true
+			for _, p := range c.preds[n] {
+				in = in && c.region[p]
+			}
+			if in && slices.ContainsFunc(c.succs(n), c.isFail) {
+				c.region[n] = true
+				changed = true
+			}
+		}
+	}
+	if f := c.fail; f != nil {
+		switch {
+		case f.node != nil && c.region[f.node]:
+			return c.refuse(failFrom, "when extract %s fails the frame goes on to %s in the parser; a P4 parser stops at the first header that does not fit", c.s.Headers[failFrom.Op.Header].Name, display(f.node))
+		case f.node != nil && f.node.Op.Kind != packet.OpDrop:
+			return c.refuse(failFrom, "when extract %s fails the frame goes on to %s (%s); a P4 parser error ends parsing with the bytes consumed so far, so the backend takes parse failures only into a drop", c.s.Headers[failFrom.Op.Header].Name, display(f.node), c.opText(f.node.Op))
+		}
+	}
+	// The exits: where the parser hands over to the control.
+	for _, n := range c.order {
+		if !c.region[n] {
+			continue
+		}
+		for k, d := range c.succs(n) {
+			if n.Op.Kind == packet.OpExtract && k == 1 || c.isFail(d) || d.node != nil && c.region[d.node] {
+				continue
+			}
+			if !slices.ContainsFunc(c.exits, func(e dest) bool { return sameDest(e, d) }) {
+				c.exits = append(c.exits, d)
+			}
+		}
+	}
+	if len(c.exits) > 1 {
+		c.exitField = c.metaParam + ".nsc_parser_exit"
+	}
+	// Checks the parser cannot make a malformed drop.
+	for _, n := range c.order {
+		if !c.region[n] {
+			continue
+		}
+		if m := c.malCond(n); m != "" {
+			return c.refuse(n, "%s may read a header that is not there (%s); in the parser that cannot be made the model's malformed drop", c.opText(n.Op), m)
+		}
+	}
+	return nil
+}
+
+// isFail reports whether d is the parse failure.
+func (c *gen) isFail(d dest) bool { return c.fail != nil && sameDest(*c.fail, d) }
+
+// parser writes the parser block.
+func (c *gen) parser() ([]byte, error) {
+	var w out
+	states := map[*dataflow.Node]string{}
+	var todo []*dataflow.Node
+	state := func(n *dataflow.Node) string {
+		if s, ok := states[n]; ok {
+			return s
+		}
+		s := c.nodeName[n]
+		if n == c.start {
+			s = "start"
+		}
+		states[n] = s
+		todo = append(todo, n)
+		return s
+	}
+	var exitStates []string
+	failStates := map[*dataflow.Node]string{}
+	target := func(from *dataflow.Node, d dest) string {
+		switch {
+		case c.isFail(d):
+			s, ok := failStates[from]
+			if !ok {
+				s = c.nodeName[from] + "_fail"
+				failStates[from] = s
+			}
+			return s
+		case d.node != nil && c.region[d.node]:
+			return state(d.node)
+		case c.exitField == "":
+			return "accept"
+		}
+		i := slices.IndexFunc(c.exits, func(e dest) bool { return sameDest(e, d) })
+		return exitStates[i]
+	}
+	for _, d := range c.exits {
+		name := "to_control"
+		if d.node != nil {
+			name = "to_" + c.nodeName[d.node]
+		}
+		exitStates = append(exitStates, name)
+	}
+	var body out
+	body.ind = 1
+	if c.region[c.start] {
+		state(c.start)
+	}
+	for len(todo) > 0 {
+		n := todo[0]
+		todo = todo[1:]
+		body.line("state %s {", states[n])
+		if n == c.start {
+			c.zeroMeta(&body)
+		}
+		for {
+			next, ok, err := c.parseNode(&body, n, target)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break
+			}
+			// A successor only this node leads to goes on in the same state.
+			if next.node != nil && c.region[next.node] && len(c.preds[next.node]) == 1 {
+				if _, done := states[next.node]; !done {
+					n = next.node
+					continue
+				}
+			}
+			body.line("transition %s;", target(n, next))
+			break
+		}
+		body.line("}")
+		body.line("")
+	}
+	if !c.region[c.start] {
+		body.line("state start {")
+		c.zeroMeta(&body)
+		body.line("transition accept;")
+		body.line("}")
+		body.line("")
+	}
+	for _, n := range c.order {
+		s, ok := failStates[n]
+		if !ok {
+			continue
+		}
+		body.line("state %s {", s)
+		body.line("verify(false, error.%s);", c.errorName(n))
+		body.line("transition reject;")
+		body.line("}")
+		body.line("")
+	}
+	for i, d := range c.exits {
+		if c.exitField == "" {
+			break
+		}
+		body.line("state %s {", exitStates[i])
+		body.line("%s = %d; // %s", c.exitField, i, d)
+		body.line("transition accept;")
+		body.line("}")
+		body.line("")
+	}
+	if c.opt.Arch == V1Model {
+		w.line("parser ParserImpl(packet_in packet, out headers_t hdr, inout %s %s, inout standard_metadata_t standard_metadata) {", c.metaType, c.metaParam)
+	} else {
+		w.line("parser ParserImpl(packet_in packet, out headers_t hdr, inout %s %s, inout standard_metadata_t smeta) {", c.metaType, c.metaParam)
+	}
+	out := w.b.Bytes()
+	out = append(out, bytesTrimBlank(body.b.Bytes())...)
+	out = append(out, "}\n\n"...)
+	return out, nil
+}
+
+func bytesTrimBlank(b []byte) []byte {
+	for len(b) >= 2 && b[len(b)-1] == '\n' && b[len(b)-2] == '\n' {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// zeroMeta sets the model's metadata to zero, as every frame starts.
+func (c *gen) zeroMeta(w *out) {
+	first := true
+	for _, h := range c.s.Headers {
+		if !h.Metadata {
+			continue
+		}
+		for i := range h.Fields {
+			if first {
+				w.line("// The model's metadata starts at zero.")
+				first = false
+			}
+			w.line("%s = 0;", c.field(packet.FieldRef{Header: h.ID, Field: i}))
+		}
+	}
+}
+
+// errorName is the parser error a failed check at n raises.
+func (c *gen) errorName(n *dataflow.Node) string {
+	name := c.nodeName[n]
+	if !slices.Contains(c.errors, name) {
+		c.errors = append(c.errors, name)
+	}
+	return name
+}
+
+// parseNode writes node n's statements. When the state goes on (ok), next
+// is where; otherwise n ended the state with a transition.
+func (c *gen) parseNode(w *out, n *dataflow.Node, target func(*dataflow.Node, dest) string) (next dest, ok bool, err error) {
+	o := n.Op
+	sc := &scope{}
+	switch o.Kind {
+	case packet.OpInput, packet.OpNop, packet.OpContext:
+		return c.succ(n, 0), true, nil
+	case packet.OpCount:
+		w.line("// %s: count %q (counted in the control)", c.nodeName[n], o.Label)
+		return c.succ(n, 0), true, nil
+	case packet.OpSet:
+		w.line("// %s", c.nodeName[n])
+		for _, a := range o.Assign {
+			w.line("%s = %s;", c.field(a.Dst), bare(c.as(a.Src, c.s.FieldSpec(a.Dst).Width, sc)))
+		}
+		return c.succ(n, 0), true, nil
+	case packet.OpExtract:
+		h := o.Header
+		if c.info[n].always[h] {
+			w.line("// %s: %s is there already", c.nodeName[n], c.s.Headers[h].Name)
+			return c.succ(n, 0), true, nil
+		}
+		w.line("packet.extract(hdr.%s); // %s", c.hdrName[h], c.nodeName[n])
+		if v, ok := c.varName[h]; ok {
+			spec := c.s.Headers[h]
+			size := spec.Fields[len(spec.Fields)-1].Length
+			m, err := c.varMax(h)
+			if err != nil {
+				return dest{}, false, err
+			}
+			sc := &scope{}
+			check := c.varCheck(h)
+			if check == "" {
+				check = fmt.Sprintf("%s <= %s", paren(c.value(size, sc)), lit(packet.V(uint64(m)), size.Width))
+			}
+			w.line("verify(%s, error.%s);", check, c.errorName(n))
+			w.line("packet.extract(hdr.%s, %s);", v, bare(fmt.Sprintf("(%s * 8)", paren(c.as(size, 32, sc)))))
+		}
+		return c.succ(n, 0), true, nil
+	case packet.OpTest:
+		t, f := c.succ(n, 0), c.succ(n, 1)
+		cond := c.cond(o.Cond, sc)
+		switch {
+		case sameDest(t, f):
+			return t, true, nil
+		case c.isFail(f):
+			w.line("verify(%s, error.%s);", bare(cond), c.errorName(n))
+			return t, true, nil
+		case c.isFail(t):
+			w.line("verify(!%s, error.%s);", paren(cond), c.errorName(n))
+			return f, true, nil
+		}
+		w.line("transition select(%s) {", bare(cond))
+		w.line("true: %s;", target(n, t))
+		w.line("false: %s;", target(n, f))
+		w.line("}")
+		return dest{}, false, nil
+	case packet.OpSwitch:
+		ds := c.succs(n)
+		if slices.IndexFunc(ds, func(d dest) bool { return !sameDest(d, ds[0]) }) < 0 {
+			return ds[0], true, nil
+		}
+		ports := o.Ports(c.s)
+		port := func(name string) dest { return ds[slices.Index(ports, name)] }
+		w.line("transition select(%s) {", bare(c.value(o.Expr, sc)))
+		for _, cs := range o.Cases {
+			d := port(cs.Port)
+			if c.isFail(d) && c.isFail(port(o.Default)) {
+				continue // no case: error.NoMatch
+			}
+			w.line("%s: %s;", lit(cs.Value, o.Expr.Width), target(n, d))
+		}
+		if d := port(o.Default); !c.isFail(d) {
+			w.line("default: %s;", target(n, d))
+		}
+		w.line("}")
+		return dest{}, false, nil
+	}
+	return dest{}, false, c.refuse(n, "%s cannot run in a P4 parser", c.opText(o))
+}
+
+// varCheck is the condition under which header h's variable-length size
+// is one a frame can have (the model fails the extraction otherwise, as a
+// "negative" size is huge), written as a range of the one field it
+// depends on when it is one (ipv4: ihl >= 5); "" when it is not.
+func (c *gen) varCheck(h int) string {
+	spec := c.s.Headers[h]
+	f := spec.Fields[len(spec.Fields)-1]
+	var reads []int
+	var walk func(e *packet.Expr)
+	walk = func(e *packet.Expr) {
+		if e == nil {
+			return
+		}
+		if e.Kind == packet.EField && !slices.Contains(reads, e.Field.Field) {
+			reads = append(reads, e.Field.Field)
+		}
+		walk(e.A)
+		walk(e.B)
+	}
+	walk(f.Length)
+	if len(reads) != 1 || spec.Fields[reads[0]].Width > 16 {
+		return ""
+	}
+	ref := packet.FieldRef{Header: h, Field: reads[0]}
+	w := spec.Fields[reads[0]].Width
+	p := packet.NewPacket(c.s)
+	p.Reset(make([]byte, spec.FixedBytes()))
+	p.Hdr[h] = packet.HeaderState{Off: 0, Len: spec.FixedBytes(), Valid: true}
+	lo, hi := -1, -1
+	for v := 0; v < 1<<w; v++ {
+		p.Set(ref, packet.V(uint64(v)))
+		size, ok := f.Length.Eval(p, nil)
+		good := ok && size.Hi == 0 && size.Lo <= 1<<16
+		switch {
+		case good && lo < 0:
+			lo, hi = v, v
+		case good && hi == v-1:
+			hi = v
+		case good:
+			return "" // not one range
+		}
+	}
+	if lo < 0 {
+		return "false"
+	}
+	var terms []string
+	if lo > 0 {
+		terms = append(terms, fmt.Sprintf("%s >= %s", c.field(ref), lit(packet.V(uint64(lo)), w)))
+	}
+	if hi < 1<<w-1 {
+		terms = append(terms, fmt.Sprintf("%s <= %s", c.field(ref), lit(packet.V(uint64(hi)), w)))
+	}
+	if len(terms) == 0 {
+		return "true"
+	}
+	return strings.Join(terms, " && ")
+}
