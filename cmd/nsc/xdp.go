@@ -1,9 +1,207 @@
 package main
 
-import "errors"
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/cilium/ebpf/link"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/packet"
+)
 
 // runXDP runs a compiled XDP program: `nsc xdp run` (BPF_PROG_TEST_RUN
 // over a pcap) and `nsc xdp attach` (on an interface).
 func runXDP(e *env, args []string) error {
-	return errors.New("nsc xdp: not built yet")
+	if len(args) == 0 {
+		return usagef("want run or attach")
+	}
+	switch args[0] {
+	case "run":
+		return xdpRun(e, args[1:])
+	case "attach":
+		return xdpAttach(e, args[1:])
+	}
+	return usagef("unknown xdp command %q (have run, attach)", args[0])
+}
+
+// loadXDP loads an object and fills its maps from a table script.
+func loadXDP(obj, tables string) (*xdp.Runner, error) {
+	r, err := xdp.Load(obj)
+	if err != nil {
+		return nil, err
+	}
+	var ts []*packet.Table
+	err = openTables(tables, func(f *os.File) (err error) {
+		if f == nil {
+			ts, err = r.Tables("", nil)
+		} else {
+			ts, err = r.Tables(tables, f)
+		}
+		return err
+	})
+	if err == nil {
+		err = r.SetTables(ts)
+	}
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func xdpRun(e *env, args []string) error {
+	fs := newFlags("xdp run", e)
+	obj := fs.String("obj", "", "the compiled program (nsc compile --target xdp)")
+	tables := fs.String("tables", "", "table entries (table_add lines)")
+	in := fs.String("in", "", "input pcap (or pcapng)")
+	out := fs.String("out", "", "output pcap: every frame the program transmits (XDP_TX)")
+	files, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) > 0 {
+		return usagef("unexpected arguments %v", files)
+	}
+	if *obj == "" || *in == "" || *out == "" {
+		return usagef("--obj, --in and --out are required")
+	}
+	frames, link, err := readPcap(*in)
+	if err != nil {
+		return err
+	}
+	r, err := loadXDP(*obj, *tables)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	bw := bufio.NewWriter(f)
+	w := pcapgo.NewWriter(bw)
+	if err := w.WriteFileHeader(65536, link); err != nil {
+		return err
+	}
+	paths := map[string]string{}
+	for _, s := range r.Meta.Sinks {
+		if s.Verdict == "XDP_TX" {
+			paths[s.Node] = *out
+		} else {
+			paths[s.Node] = s.Verdict + " (to the kernel)"
+		}
+	}
+	short := 0
+	for i, fr := range frames {
+		if len(fr.data) < 14 {
+			short++
+			continue
+		}
+		res, err := r.Run(fr.data)
+		if err != nil {
+			return fmt.Errorf("frame %d: %w", i+1, err)
+		}
+		if res.Verdict == xdp.VerdictTX {
+			ci := fr.ci
+			ci.CaptureLength, ci.Length = len(res.Data), len(res.Data)
+			if err := w.WritePacket(ci, res.Data); err != nil {
+				return err
+			}
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	c, oversize, err := r.Counters()
+	if err != nil {
+		return err
+	}
+	printCounters(e, len(frames), c, paths)
+	if short > 0 {
+		fmt.Fprintf(e.stdout, "  %d frames shorter than 14 bytes not run (XDP never sees them)\n", short)
+	}
+	if oversize > 0 {
+		fmt.Fprintf(e.stdout, "  %d frames longer than %d bytes passed to the kernel untouched\n", oversize, r.Meta.MaxFrame)
+	}
+	return nil
+}
+
+func xdpAttach(e *env, args []string) error {
+	fs := newFlags("xdp attach", e)
+	dev := fs.String("dev", "", "network interface")
+	obj := fs.String("obj", "", "the compiled program (nsc compile --target xdp)")
+	tables := fs.String("tables", "", "table entries (table_add lines)")
+	duration := fs.Duration("duration", 0, "detach after this long (default: when interrupted)")
+	mode := fs.String("mode", "", "XDP mode: driver, generic or offload (default: driver if the driver has it, else generic)")
+	files, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) > 0 {
+		return usagef("unexpected arguments %v", files)
+	}
+	if *dev == "" || *obj == "" {
+		return usagef("--dev and --obj are required")
+	}
+	flags := map[string]link.XDPAttachFlags{"": 0, "driver": link.XDPDriverMode, "generic": link.XDPGenericMode, "offload": link.XDPOffloadMode}
+	fl, ok := flags[*mode]
+	if !ok {
+		return usagef("unknown mode %q (have driver, generic, offload)", *mode)
+	}
+	r, err := loadXDP(*obj, *tables)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	l, err := r.Attach(*dev, fl)
+	if err != nil {
+		return fmt.Errorf("attach to %s: %w", *dev, err)
+	}
+	defer l.Close()
+	fmt.Fprintf(e.stdout, "attached %s (graph %s) to %s", *obj, r.Meta.Graph, *dev)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *duration)
+		defer cancel()
+		fmt.Fprintf(e.stdout, " for %v\n", *duration)
+	} else {
+		fmt.Fprintf(e.stdout, " until interrupted\n")
+	}
+	start := time.Now()
+	<-ctx.Done()
+	if err := l.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return err
+	}
+	c, oversize, err := r.Counters()
+	if err != nil {
+		return err
+	}
+	in := uint64(0)
+	for _, v := range c.Sinks {
+		in += v
+	}
+	for _, v := range c.Drops {
+		in += v
+	}
+	paths := map[string]string{}
+	for _, s := range r.Meta.Sinks {
+		paths[s.Node] = s.Verdict
+	}
+	fmt.Fprintf(e.stdout, "detached after %v\n", time.Since(start).Round(time.Millisecond))
+	printCounters(e, int(in+oversize), c, paths)
+	if oversize > 0 {
+		fmt.Fprintf(e.stdout, "  %d frames longer than %d bytes passed to the kernel untouched\n", oversize, r.Meta.MaxFrame)
+	}
+	return nil
 }

@@ -1,0 +1,547 @@
+package xdp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// runtimeC is the part of every program that does not depend on the
+// graph: 128-bit arithmetic, checksum arithmetic, frame moves.
+const runtimeC = `#define NSC_INLINE static __always_inline __attribute__((unused))
+
+/* 128-bit values: two words. */
+typedef struct { __u64 hi, lo; } nsc_v128;
+
+NSC_INLINE nsc_v128 nsc_v(__u64 hi, __u64 lo) { nsc_v128 r = {hi, lo}; return r; }
+NSC_INLINE nsc_v128 nsc_vand(nsc_v128 a, nsc_v128 b) { return nsc_v(a.hi & b.hi, a.lo & b.lo); }
+NSC_INLINE nsc_v128 nsc_vor(nsc_v128 a, nsc_v128 b) { return nsc_v(a.hi | b.hi, a.lo | b.lo); }
+NSC_INLINE nsc_v128 nsc_vxor(nsc_v128 a, nsc_v128 b) { return nsc_v(a.hi ^ b.hi, a.lo ^ b.lo); }
+NSC_INLINE nsc_v128 nsc_vnot(nsc_v128 a) { return nsc_v(~a.hi, ~a.lo); }
+NSC_INLINE int nsc_vzero(nsc_v128 a) { return (a.hi | a.lo) == 0; }
+NSC_INLINE int nsc_veq(nsc_v128 a, nsc_v128 b) { return a.hi == b.hi && a.lo == b.lo; }
+NSC_INLINE int nsc_vcmp(nsc_v128 a, nsc_v128 b)
+{
+	if (a.hi != b.hi)
+		return a.hi < b.hi ? -1 : 1;
+	if (a.lo != b.lo)
+		return a.lo < b.lo ? -1 : 1;
+	return 0;
+}
+NSC_INLINE nsc_v128 nsc_vadd(nsc_v128 a, nsc_v128 b)
+{
+	__u64 lo = a.lo + b.lo;
+	return nsc_v(a.hi + b.hi + (lo < a.lo), lo);
+}
+NSC_INLINE nsc_v128 nsc_vsub(nsc_v128 a, nsc_v128 b)
+{
+	return nsc_v(a.hi - b.hi - (a.lo < b.lo), a.lo - b.lo);
+}
+NSC_INLINE __u64 nsc_mulhi(__u64 a, __u64 b)
+{
+	__u64 a0 = a & 0xffffffff, a1 = a >> 32, b0 = b & 0xffffffff, b1 = b >> 32;
+	__u64 p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+	__u64 mid = (p00 >> 32) + (p01 & 0xffffffff) + (p10 & 0xffffffff);
+	return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+NSC_INLINE nsc_v128 nsc_vmul(nsc_v128 a, nsc_v128 b)
+{
+	return nsc_v(nsc_mulhi(a.lo, b.lo) + a.hi * b.lo + a.lo * b.hi, a.lo * b.lo);
+}
+/* Shifts by any amount: 128 and more give 0 (packet.Value's Shl, Shr). */
+NSC_INLINE nsc_v128 nsc_vshl(nsc_v128 a, __u64 n)
+{
+	if (n >= 128)
+		return nsc_v(0, 0);
+	if (n >= 64)
+		return nsc_v(a.lo << (n - 64), 0);
+	if (n == 0)
+		return a;
+	return nsc_v(a.hi << n | a.lo >> (64 - n), a.lo << n);
+}
+NSC_INLINE nsc_v128 nsc_vshr(nsc_v128 a, __u64 n)
+{
+	if (n >= 128)
+		return nsc_v(0, 0);
+	if (n >= 64)
+		return nsc_v(0, a.hi >> (n - 64));
+	if (n == 0)
+		return a;
+	return nsc_v(a.hi >> n, a.lo >> n | a.hi << (64 - n));
+}
+/* The shift count is the low word, as the interpreter takes it. */
+NSC_INLINE nsc_v128 nsc_vshlv(nsc_v128 a, nsc_v128 n) { return nsc_vshl(a, n.lo); }
+NSC_INLINE nsc_v128 nsc_vshrv(nsc_v128 a, nsc_v128 n) { return nsc_vshr(a, n.lo); }
+NSC_INLINE __u64 nsc_shl64(__u64 a, __u64 n) { return n >= 64 ? 0 : a << n; }
+NSC_INLINE __u64 nsc_shr64(__u64 a, __u64 n) { return n >= 64 ? 0 : a >> n; }
+
+/* The frame's length: a 64-bit difference of the pointers (clang must not
+ * narrow the pointers themselves, which the verifier refuses). */
+NSC_INLINE __u32 nsc_len(void *data, void *data_end)
+{
+	__u64 l = (long)data_end - (long)data;
+	asm volatile("" : "+r"(l));
+	return (__u32)l;
+}
+
+/* One's-complement arithmetic (packet/checksum.go). */
+NSC_INLINE __u16 nsc_fold(__u64 x)
+{
+	x = (x >> 32) + (x & 0xffffffff);
+	x = (x >> 32) + (x & 0xffffffff);
+	x = (x >> 16) + (x & 0xffff);
+	x = (x >> 16) + (x & 0xffff);
+	x = (x >> 16) + (x & 0xffff);
+	return (__u16)x;
+}
+/* packet.ChecksumDelta */
+NSC_INLINE __u64 nsc_delta(__u32 oldsum, __u32 newsum)
+{
+	__u32 x = (oldsum >> 16) + (oldsum & 0xffff);
+	x = (x >> 16) + (x & 0xffff);
+	return (__u64)(__u16)~x + newsum;
+}
+/* packet.ApplyChecksumDelta */
+NSC_INLINE __u16 nsc_apply(__u16 c, __u64 d, int optional)
+{
+	if (optional && c == 0)
+		return 0;
+	__u16 r = ~nsc_fold((__u64)(__u16)~c + d);
+	if (optional && r == 0)
+		r = 0xffff;
+	return r;
+}
+`
+
+const sumC = `/* The sum of the 16-bit words of the frame's bytes [start, end), an odd
+ * last byte as a high byte (packet.Sum, not folded). Big-endian 32-bit
+ * words sum to the same value mod 0xffff, and to zero only when the
+ * 16-bit words do, so nsc_fold gives packet.Sum's result. */
+__attribute__((noinline)) __u64 nsc_sum(struct xdp_md *ctx, __u32 start, __u32 end)
+{
+	if (!ctx)
+		return 0;
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	__u64 acc = 0;
+	start &= NSC_OM;
+	end &= NSC_OM;
+	if (end <= start)
+		return 0;
+	__u32 n = end - start, i = 0;
+	for (; i < NSC_MAXFRAME; i += 4) {
+		if (i + 4 > n)
+			break;
+		unsigned char *p = (unsigned char *)data + ((start + i) & NSC_OM);
+		if ((void *)(p + 4) > data_end)
+			break;
+		acc += bpf_ntohl(*(__u32 *)p);
+	}
+	unsigned char *p = (unsigned char *)data + ((start + i) & NSC_OM);
+	if (i + 2 <= n && (void *)(p + 2) <= data_end) {
+		acc += ((__u32)p[0] << 8) | p[1];
+		i += 2;
+		p += 2;
+	}
+	if (i < n && (void *)(p + 1) <= data_end)
+		acc += (__u32)p[0] << 8;
+	return acc;
+}
+`
+
+const popSumC = `/* packet.PopDelta over the frame's bytes [off, off+n), n even: per
+ * 64-byte chunk the complement of its folded sum. */
+__attribute__((noinline)) __u64 nsc_popdelta(struct xdp_md *ctx, __u32 off, __u32 n)
+{
+	if (!ctx)
+		return 0;
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	__u64 d = 0, s = 0;
+	off &= NSC_OM;
+	n &= NSC_OM;
+	__u32 i = 0;
+	for (; i < NSC_MAXFRAME; i += 2) {
+		if (i + 2 > n)
+			break;
+		unsigned char *p = (unsigned char *)data + ((off + i) & NSC_OM);
+		if ((void *)(p + 2) > data_end)
+			break;
+		s += ((__u32)p[0] << 8) | p[1];
+		if ((i & 63) == 62) {
+			d += (__u16)~nsc_fold(s);
+			s = 0;
+		}
+	}
+	if (i & 63)
+		d += (__u16)~nsc_fold(s);
+	return d;
+}
+`
+
+const moveC = `/* Scratch for moving the bytes in front of a pushed or popped header. */
+struct nsc_buf { unsigned char b[NSC_OM + 1]; };
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nsc_buf);
+} nsc_buf SEC(".maps");
+
+/* The bytes [0, off) of a frame move forward by n, off at most 64: what
+ * pop does in front of the header it removes, inline and without helper
+ * calls (8-byte words from the top down, then single bytes). */
+NSC_INLINE int nsc_fwd64(void *data, void *data_end, __u32 off, __u32 n)
+{
+	__u32 i = off & 127;
+	for (int k = 0; k < 8; k++) {
+		if (i < 8)
+			break;
+		i -= 8;
+		unsigned char *s = (unsigned char *)data + (i & 63);
+		unsigned char *t = (unsigned char *)data + ((i + n) & NSC_OM);
+		NSC_HIDE(s);
+		NSC_HIDE(t);
+		if ((void *)(s + 8) > data_end || (void *)(t + 8) > data_end)
+			return -1;
+		*(__u64 *)t = *(__u64 *)s;
+	}
+	for (int k = 0; k < 7; k++) {
+		if (i == 0)
+			break;
+		i--;
+		unsigned char *s = (unsigned char *)data + (i & 63);
+		unsigned char *t = (unsigned char *)data + ((i + n) & NSC_OM);
+		NSC_HIDE(s);
+		NSC_HIDE(t);
+		if ((void *)(s + 1) > data_end || (void *)(t + 1) > data_end)
+			return -1;
+		*t = *s;
+	}
+	return 0;
+}
+
+/* The bytes [n, n+off) move back to [0, off), off at most 64 (push). */
+NSC_INLINE int nsc_back64(void *data, void *data_end, __u32 off, __u32 n)
+{
+	__u32 i = 0;
+	off &= 127;
+	for (int k = 0; k < 8; k++) {
+		if (i + 8 > off)
+			break;
+		unsigned char *s = (unsigned char *)data + ((i + n) & NSC_OM);
+		unsigned char *t = (unsigned char *)data + (i & 63);
+		NSC_HIDE(s);
+		NSC_HIDE(t);
+		if ((void *)(s + 8) > data_end || (void *)(t + 8) > data_end)
+			return -1;
+		*(__u64 *)t = *(__u64 *)s;
+		i += 8;
+	}
+	for (int k = 0; k < 7; k++) {
+		if (i >= off)
+			break;
+		unsigned char *s = (unsigned char *)data + ((i + n) & NSC_OM);
+		unsigned char *t = (unsigned char *)data + (i & 63);
+		NSC_HIDE(s);
+		NSC_HIDE(t);
+		if ((void *)(s + 1) > data_end || (void *)(t + 1) > data_end)
+			return -1;
+		*t = *s;
+		i++;
+	}
+	return 0;
+}
+
+/* pop: the bytes [0, off) move forward by n over the popped header, then
+ * the head follows. Fails, changing nothing, when less than an Ethernet
+ * header would be left (bpf_xdp_adjust_head refuses that). */
+__attribute__((noinline)) int nsc_pop_move(struct xdp_md *ctx, __u32 off, __u32 n)
+{
+	if (!ctx)
+		return -1;
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	__u32 len = nsc_len(data, data_end);
+	__u32 zero = 0;
+	struct nsc_buf *buf = bpf_map_lookup_elem(&nsc_buf, &zero);
+	if (!buf)
+		return -1;
+	off &= NSC_OM;
+	n &= NSC_OM;
+	if (off + n > len || len - n < 14)
+		return -1;
+	if (off > 0) {
+		if (bpf_xdp_load_bytes(ctx, 0, buf->b, off))
+			return -1;
+		if (bpf_xdp_store_bytes(ctx, n, buf->b, off))
+			return -1;
+	}
+	return bpf_xdp_adjust_head(ctx, (int)n) ? -1 : 0;
+}
+
+/* push: the head moves back by n, the bytes in front of off with it, and
+ * the n bytes at off become zeros. */
+__attribute__((noinline)) int nsc_push_move(struct xdp_md *ctx, __u32 off, __u32 n)
+{
+	if (!ctx)
+		return -1;
+	__u32 zero = 0;
+	struct nsc_buf *buf = bpf_map_lookup_elem(&nsc_buf, &zero);
+	if (!buf)
+		return -1;
+	n &= 0xff;
+	off &= NSC_OM;
+	if (n == 0)
+		return 0;
+	if (bpf_xdp_adjust_head(ctx, -(int)n))
+		return -1;
+	if (off > 0) {
+		if (bpf_xdp_load_bytes(ctx, n, buf->b, off))
+			return -1;
+		if (bpf_xdp_store_bytes(ctx, 0, buf->b, off))
+			return -1;
+	}
+	__builtin_memset(buf->b, 0, 256);
+	if (bpf_xdp_store_bytes(ctx, off, buf->b, n))
+		return -1;
+	return 0;
+}
+`
+
+// file assembles the program's source.
+func (c *gen) file(opt Options) (*Program, error) {
+	meta := c.meta()
+	var w bytes.Buffer
+	w.WriteString("// Code generated by nsc compile --target xdp; DO NOT EDIT.\n")
+	if opt.Command != "" {
+		fmt.Fprintf(&w, "// To regenerate: %s\n", opt.Command)
+	}
+	fmt.Fprintf(&w, "//\n// The XDP program of graph %s: every frame runs through the graph's\n// nodes as the interpreter (nsc's sim package) runs them, counters\n// included. Build: clang -O2 -g -target bpf -c.\n\n", cComment(c.g.Name))
+	w.WriteString("#include <linux/bpf.h>\n#include <bpf/bpf_helpers.h>\n#include <bpf/bpf_endian.h>\n\n")
+	w.WriteString("char LICENSE[] SEC(\"license\") = \"Dual BSD/GPL\";\n\n")
+	fmt.Fprintf(&w, "#define NSC_MAXFRAME %d\n#define NSC_OM 0x1fff /* offsets are below NSC_MAXFRAME + pushes */\n", MaxFrame)
+	w.WriteString("/* Hides a packet pointer from clang, so that it cannot rebuild it from\n * its offset where the verifier would not see the bounds check. */\n#define NSC_HIDE(p) asm volatile(\"\" : \"+r\"(p))\n\n")
+	w.WriteString(runtimeC)
+	w.WriteString("\n")
+
+	// Counters.
+	fmt.Fprintf(&w, "/* Counters: flow edges (%d; node runs follow from them, Meta.Flow), sinks (%d), drops (%d), oversize frames (1). */\n",
+		meta.NumEdges, len(meta.Sinks), len(meta.Drops))
+	fmt.Fprintf(&w, "#define NSC_EDGE(i) (cnt->c[(i)]++)\n#define NSC_SINK(i, v) do { cnt->c[%d + (i)]++; return (v); } while (0)\n#define NSC_DROP(i) do { cnt->c[%d + (i)]++; return XDP_DROP; } while (0)\n#define NSC_OVERSIZE %d\n\n",
+		meta.sinkBase(), meta.dropBase(), meta.Oversize())
+
+	// Per-frame state.
+	w.WriteString("/* The frame's state: valid headers, their offsets and lengths, the\n * parse cursor, metadata (a field wider than 64 bits takes two words,\n * the high one first). */\n")
+	fmt.Fprintf(&w, "struct nsc_state {\n\t__u64 valid[%d];\n\t__u16 off[%d];\n\t__u16 len[%d];\n\t__u32 cursor;\n\t__u64 m[%d];\n};\n", c.validWords, max(1, len(c.s.Headers)), max(1, len(c.s.Headers)), max(1, c.metaWords))
+	fmt.Fprintf(&w, "/* Per CPU: the counters, then the frame's state (one lookup per frame). */\nstruct nsc_cpu {\n\t__u64 c[%d];\n\tstruct nsc_state st;\n\tunsigned char spare[%d];\n};\n", meta.NumCounters, c.maxFixed())
+	w.WriteString("struct {\n\t__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n\t__uint(max_entries, 1);\n\t__type(key, __u32);\n\t__type(value, struct nsc_cpu);\n} nsc_counters SEC(\".maps\");\n\n")
+	w.WriteString("#define NSC_VALID(h) ((st->valid[(h) / 64] >> ((h) % 64)) & 1)\n#define NSC_SETV(h) (st->valid[(h) / 64] |= 1ULL << ((h) % 64))\n#define NSC_CLRV(h) (st->valid[(h) / 64] &= ~(1ULL << ((h) % 64)))\n#define NSC_LEN flen\n\n")
+
+	// Tables.
+	fmt.Fprintf(&w, "/* Entries per table (scanned tables). */\nstruct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, %d);\n\t__type(key, __u32);\n\t__type(value, __u32);\n} nsc_lens SEC(\".maps\");\n\n", max(1, len(c.s.Tables)))
+	for _, tm := range meta.Tables {
+		if !tm.Used {
+			continue
+		}
+		c.tableC(&w, tm.Index)
+	}
+	if c.usesSum {
+		w.WriteString(sumC + "\n")
+	}
+	if c.usesPopSum {
+		w.WriteString(popSumC + "\n")
+	}
+	if c.usesMove {
+		w.WriteString(moveC + "\n")
+	}
+
+	// The program.
+	fmt.Fprintf(&w, "SEC(\"xdp\")\nint %s(struct xdp_md *ctx)\n{\n", FuncName)
+	w.WriteString("\t__u32 zero = 0;\n\tstruct nsc_cpu *cnt = bpf_map_lookup_elem(&nsc_counters, &zero);\n\tif (!cnt)\n\t\treturn XDP_ABORTED;\n\tstruct nsc_state *st = &cnt->st;\n")
+	w.WriteString("\tvoid *data = (void *)(long)ctx->data;\n\tvoid *data_end = (void *)(long)ctx->data_end;\n\t__u32 flen = nsc_len(data, data_end);\n")
+	var hps []int
+	for h := range c.hpUsed {
+		hps = append(hps, h)
+	}
+	sort.Ints(hps)
+	for _, h := range hps {
+		// Until a header is found its pointer points at spare bytes: the
+		// code reads it only where the header is valid, which the
+		// verifier cannot know, so every path must be safe.
+		fmt.Fprintf(&w, "\tunsigned char *hp%d = cnt->spare; /* %s */\n", h, cComment(c.s.Headers[h].Name))
+	}
+	if len(c.defers) > 0 {
+		w.WriteString("\t__u32 pend_off = 0, pend_n = 0; /* bytes a pop left for the next pop to move */\n")
+	}
+	w.WriteString("\tif (NSC_LEN > NSC_MAXFRAME) {\n\t\tcnt->c[NSC_OVERSIZE]++;\n\t\treturn XDP_PASS;\n\t}\n")
+	for i := 0; i < c.validWords; i++ {
+		fmt.Fprintf(&w, "\tst->valid[%d] = 0;\n", i)
+	}
+	w.WriteString("\tst->cursor = 0;\n")
+	for i := 0; i < c.metaWords; i++ {
+		fmt.Fprintf(&w, "\tst->m[%d] = 0;\n", i)
+	}
+	w.Write(c.b.Bytes())
+	w.WriteString("}\n\n")
+
+	js, err := json.Marshal(meta)
+	if err != nil {
+		return nil, fmt.Errorf("xdp backend: %v", err)
+	}
+	w.WriteString("/* The program's description for nsc xdp (backends/xdp.Meta). */\n")
+	fmt.Fprintf(&w, "__attribute__((section(%q), used)) static const char nsc_meta[] =\n", MetaSection)
+	for len(js) > 0 {
+		n := min(len(js), 100)
+		fmt.Fprintf(&w, "\t%s\n", cString(js[:n]))
+		js = js[n:]
+	}
+	w.WriteString(";\n")
+	return &Program{C: w.Bytes(), Meta: meta}, nil
+}
+
+// cString quotes b as a C string literal (octal escapes for anything not
+// plainly printable).
+func cString(b []byte) string {
+	var s strings.Builder
+	s.WriteByte('"')
+	for _, x := range b {
+		switch {
+		case x == '"' || x == '\\':
+			s.WriteByte('\\')
+			s.WriteByte(x)
+		case x >= 0x20 && x < 0x7f && x != '?':
+			s.WriteByte(x)
+		default:
+			fmt.Fprintf(&s, "\\%03o", x)
+		}
+	}
+	s.WriteByte('"')
+	return s.String()
+}
+
+// meta is the program's description.
+func (c *gen) meta() *Meta {
+	m := &Meta{Version: MetaVersion, Graph: c.g.Name, Program: FuncName, Counters: "nsc_counters", Lens: "nsc_lens", MaxFrame: MaxFrame,
+		NumEdges: c.edgeCounters, Flow: c.flow, Sinks: c.sinks, Counts: c.counts}
+	for _, n := range c.g.Nodes {
+		m.Nodes = append(m.Nodes, n.Name)
+	}
+	for _, d := range c.drops {
+		m.Drops = append(m.Drops, Drop{Node: d[0], Reason: d[1]})
+	}
+	if m.Sinks == nil {
+		m.Sinks = []Sink{}
+	}
+	if m.Drops == nil {
+		m.Drops = []Drop{}
+	}
+	if m.Counts == nil {
+		m.Counts = []string{}
+	}
+	m.CountNodes = make([][]int, len(m.Counts))
+	for i := range m.CountNodes {
+		m.CountNodes[i] = []int{}
+	}
+	for _, n := range c.g.Nodes {
+		if n.Kind == dataflow.FNode && n.Op.Kind == packet.OpCount {
+			if i, ok := c.countIdx[n.Op.Label]; ok {
+				m.CountNodes[i] = append(m.CountNodes[i], int(n.ID))
+			}
+		}
+	}
+	for i, t := range c.s.Tables {
+		m.Tables = append(m.Tables, TableMeta{Index: i, Map: fmt.Sprintf("nsc_t%d", i), Mode: layoutOf(t.Spec).mode, Spec: t.Spec, Used: c.tableUsed[i]})
+	}
+	m.NumCounters = m.Oversize() + 1
+	return m
+}
+
+// tableC declares table t's structs, default entry, map and (scanned
+// tables) scan function.
+func (c *gen) tableC(w *bytes.Buffer, t int) {
+	def := c.s.Tables[t]
+	spec := def.Spec
+	l := layoutOf(spec)
+	size := tableSize(spec)
+	fmt.Fprintf(w, "/* Table %s (%s): ", cComment(spec.Name), l.mode)
+	var ks []string
+	for _, k := range spec.Keys {
+		ks = append(ks, fmt.Sprintf("%s %s/%d", cComment(k.Name), k.Kind, k.Width))
+	}
+	fmt.Fprintf(w, "keys %s; %d entries. */\n", strings.Join(ks, ", "), size)
+	fmt.Fprintf(w, "struct nsc_t%d_val {\n\t__u32 action;\n\t__u32 pad;\n\t__u64 p[%d];\n};\n", t, l.paramWords)
+	// The default action and its parameters.
+	dv := l.value(def.Default, def.DefaultParams, spec)
+	fmt.Fprintf(w, "static const struct nsc_t%d_val nsc_t%d_def = {%d, 0, {", t, t, def.Default)
+	var ps []string
+	for i := 0; i < l.paramWords; i++ {
+		ps = append(ps, ulit(nativeWord(dv[8+8*i:])))
+	}
+	fmt.Fprintf(w, "%s}};\n", strings.Join(ps, ", "))
+	switch l.mode {
+	case modeSlots:
+		fmt.Fprintf(w, "struct nsc_t%d_slot {\n\t__u64 key; /* the packed keys */\n\t__u32 action;\n\t__u32 used;\n\t__u64 p[%d];\n};\n", t, l.paramWords)
+		fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, %d);\n\t__type(key, __u32);\n\t__type(value, struct nsc_t%d_slot);\n} nsc_t%d SEC(\".maps\");\n\n", l.slots, t, t)
+	case modeHash:
+		fmt.Fprintf(w, "struct nsc_t%d_key {\n\t__u64 k[%d];\n};\n", t, l.keyWords)
+		fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_HASH);\n\t__uint(max_entries, %d);\n\t__type(key, struct nsc_t%d_key);\n\t__type(value, struct nsc_t%d_val);\n} nsc_t%d SEC(\".maps\");\n\n", size, t, t, t)
+	case modeLPM:
+		fmt.Fprintf(w, "struct nsc_t%d_key {\n\t__u32 prefixlen;\n\t__u8 data[%d];\n};\n", t, l.lpmPad())
+		fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_LPM_TRIE);\n\t__uint(map_flags, BPF_F_NO_PREALLOC);\n\t__uint(max_entries, %d);\n\t__type(key, struct nsc_t%d_key);\n\t__type(value, struct nsc_t%d_val);\n} nsc_t%d SEC(\".maps\");\n\n", size, t, t, t)
+	case modeScan:
+		fmt.Fprintf(w, "struct nsc_t%d_ent {\n", t)
+		if l.keyWords > 0 {
+			fmt.Fprintf(w, "\t__u64 m[%d]; /* per key: value, mask, low, high */\n", 4*l.keyWords)
+		}
+		fmt.Fprintf(w, "\t__u32 action;\n\t__u32 pad;\n\t__u64 p[%d];\n};\n", l.paramWords)
+		fmt.Fprintf(w, "struct nsc_t%d_keys {\n\t__u64 k[%d];\n};\n", t, max(1, l.keyWords))
+		fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, %d);\n\t__type(key, __u32);\n\t__type(value, struct nsc_t%d_ent);\n} nsc_t%d SEC(\".maps\");\n\n", size, t, t)
+		c.scanC(w, t, spec, l, size)
+	}
+}
+
+func nativeWord(b []byte) uint64 {
+	var x uint64
+	for i := 7; i >= 0; i-- {
+		x = x<<8 | uint64(b[i])
+	}
+	return x
+}
+
+// scanC writes the scan of a priority table: the first entry, in priority
+// order, every key matches (packet.Table's matcher); -1 if none.
+func (c *gen) scanC(w *bytes.Buffer, t int, spec *packet.TableSpec, l layout, size int) {
+	fmt.Fprintf(w, "__attribute__((noinline)) int nsc_scan%d(struct nsc_t%d_keys *k)\n{\n", t, t)
+	fmt.Fprintf(w, "\tif (!k)\n\t\treturn -1;\n\t__u32 t = %d;\n\t__u32 *len = bpf_map_lookup_elem(&nsc_lens, &t);\n\tif (!len)\n\t\treturn -1;\n\t__u32 n = *len;\n", t)
+	fmt.Fprintf(w, "\tfor (__u32 i = 0; i < %d; i++) {\n\t\tif (i >= n)\n\t\t\tbreak;\n", size)
+	fmt.Fprintf(w, "\t\tconst struct nsc_t%d_ent *e = bpf_map_lookup_elem(&nsc_t%d, &i);\n\t\tif (!e)\n\t\t\tbreak;\n", t, t)
+	kw, mw := 0, 0
+	for j := range spec.Keys {
+		if l.kw[j] == 1 {
+			fmt.Fprintf(w, "\t\tif ((k->k[%d] & e->m[%d]) != e->m[%d] || k->k[%d] < e->m[%d] || k->k[%d] > e->m[%d])\n\t\t\tcontinue;\n",
+				kw, mw+1, mw, kw, mw+2, kw, mw+3)
+		} else {
+			x := fmt.Sprintf("nsc_v(k->k[%d], k->k[%d])", kw, kw+1)
+			m := func(i int) string { return fmt.Sprintf("nsc_v(e->m[%d], e->m[%d])", mw+2*i, mw+2*i+1) }
+			fmt.Fprintf(w, "\t\tif (!nsc_veq(nsc_vand(%s, %s), %s) || nsc_vcmp(%s, %s) < 0 || nsc_vcmp(%s, %s) > 0)\n\t\t\tcontinue;\n",
+				x, m(1), m(0), x, m(2), x, m(3))
+		}
+		kw += l.kw[j]
+		mw += 4 * l.kw[j]
+	}
+	w.WriteString("\t\treturn (int)i;\n\t}\n\treturn -1;\n}\n\n")
+}
+
+// maxFixed is the longest fixed part of a header (at least 8 bytes).
+func (c *gen) maxFixed() int {
+	n := 8
+	for _, h := range c.s.Headers {
+		if !h.Metadata {
+			n = max(n, (h.FixedBytes()+7)/8*8)
+		}
+	}
+	return n
+}

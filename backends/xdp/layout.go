@@ -1,0 +1,395 @@
+package xdp
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// MetaSection is the ELF section of a compiled program that holds its
+// Meta as JSON: the object carries what a runner needs to fill its maps
+// and name its counters.
+const MetaSection = ".nsc.meta"
+
+// MetaVersion is the format of Meta; a runner refuses another.
+const MetaVersion = 1
+
+// Meta describes a generated program: its function, maps, counters and
+// tables. Generate returns it and writes it into the C source (section
+// MetaSection), so that the compiled object carries it.
+type Meta struct {
+	Version int    `json:"version"`
+	Graph   string `json:"graph"`
+	// Program is the XDP function; Counters and Lens its maps.
+	Program  string `json:"program"`
+	Counters string `json:"counters_map"`
+	Lens     string `json:"lens_map"`
+	// The counter block: NumEdges flow-edge counters, one per sink, one
+	// per drop site, and Oversize's; NumCounters in all.
+	NumCounters int      `json:"num_counters"`
+	NumEdges    int      `json:"num_edges"`
+	Nodes       []string `json:"nodes"` // by node ID
+	Sinks       []Sink   `json:"sinks"`
+	Drops       []Drop   `json:"drops"`
+	// Counts are the count operations' labels, CountNodes[i] the nodes
+	// (IDs) whose runs count label i.
+	Counts     []string `json:"counts"`
+	CountNodes [][]int  `json:"count_nodes"`
+	// Flow gives the node runs from the counters.
+	Flow   *Flow       `json:"flow"`
+	Tables []TableMeta `json:"tables"`
+	// MaxFrame is the longest frame the program processes; longer ones
+	// are passed to the kernel and counted under the Oversize counter.
+	MaxFrame int `json:"max_frame"`
+}
+
+// Sink is a node where frames leave, and the XDP verdict they leave with.
+type Sink struct {
+	Node    string `json:"node"`
+	Verdict string `json:"verdict"` // XDP_TX or XDP_PASS
+}
+
+// Drop is a drop site: a node (or node.port) and a reason.
+type Drop struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason"`
+}
+
+// TableMeta is one table of the model: its spec, the BPF map that holds
+// its entries and how (Mode).
+type TableMeta struct {
+	Index int               `json:"index"` // in the schema's tables
+	Map   string            `json:"map"`
+	Mode  string            `json:"mode"` // hash, lpm or scan
+	Spec  *packet.TableSpec `json:"spec"`
+	Used  bool              `json:"used"` // a lookup of the graph reads it
+}
+
+// Counter block offsets.
+func (m *Meta) sinkBase() int { return m.NumEdges }
+func (m *Meta) dropBase() int { return m.sinkBase() + len(m.Sinks) }
+
+// Oversize is the index of the counter of frames longer than MaxFrame.
+func (m *Meta) Oversize() int { return m.dropBase() + len(m.Drops) }
+
+// Schema returns a schema holding just the tables' specs, in the model's
+// order: enough for packet.LoadTables to read a table_add script for the
+// program.
+func (m *Meta) Schema() *packet.Schema {
+	s := &packet.Schema{}
+	for i := range m.Tables {
+		s.Tables = append(s.Tables, &packet.TableDef{Spec: m.Tables[i].Spec})
+	}
+	return s
+}
+
+// ReadMeta reads the Meta of a compiled object.
+func ReadMeta(obj string) (*Meta, error) {
+	f, err := elf.Open(obj)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sec := f.Section(MetaSection)
+	if sec == nil {
+		return nil, fmt.Errorf("%s: no %s section: not an object nsc compile --target xdp made", obj, MetaSection)
+	}
+	raw, err := sec.Data()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %v", obj, MetaSection, err)
+	}
+	return parseMeta(obj, raw)
+}
+
+func parseMeta(name string, raw []byte) (*Meta, error) {
+	raw = bytes.TrimRight(raw, "\x00")
+	var m Meta
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: %s: %v", name, MetaSection, err)
+	}
+	if m.Version != MetaVersion {
+		return nil, fmt.Errorf("%s: program description version %d, this nsc reads %d: recompile", name, m.Version, MetaVersion)
+	}
+	if m.Flow == nil || m.NumEdges < 0 || len(m.Flow.In) != len(m.Nodes) || len(m.CountNodes) != len(m.Counts) || m.NumCounters != m.Oversize()+1 {
+		return nil, fmt.Errorf("%s: %s: inconsistent program description", name, MetaSection)
+	}
+	for i := range m.Tables {
+		t := &m.Tables[i]
+		if t.Spec == nil || t.Index != i || t.Map == "" {
+			return nil, fmt.Errorf("%s: table %d: inconsistent description", name, i)
+		}
+		if err := t.Spec.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		if want := layoutOf(t.Spec).mode; t.Mode != want {
+			return nil, fmt.Errorf("%s: table %s: mode %s, want %s", name, t.Spec.Name, t.Mode, want)
+		}
+	}
+	return &m, nil
+}
+
+// Table layouts. Generate declares the maps and their key and value
+// structs from a table's spec with these, and the runner encodes entries
+// with the same functions: one layout, two users.
+
+const (
+	modeHash  = "hash"  // exact keys wider than a word together: BPF_MAP_TYPE_HASH on the keys
+	modeSlots = "slots" // exact keys that fit a word: open addressing in a BPF_MAP_TYPE_ARRAY
+	modeLPM   = "lpm"   // one lpm key and exact ones: BPF_MAP_TYPE_LPM_TRIE
+	modeScan  = "scan"  // priorities (ternary, range, several lpm, or declared): an array scanned in priority order
+)
+
+type layout struct {
+	mode string
+	// kw[j] is key j's number of 64-bit words (1 or 2).
+	kw []int
+	// keyWords is the hash key's length in words; scan entries have 4
+	// words per key word (value, mask, low, high).
+	keyWords int
+	// packed: a hash table's keys fit one word together, packed as
+	// packet.TableSpec.PackKeys packs them (the first key highest).
+	packed bool
+	// slots is an open-addressing table's length (a power of two, at
+	// least twice the table's size).
+	slots int
+	// lpmOrder is the keys' order in an lpm key (exact keys, the lpm key
+	// last), lpmOff their byte offsets in the data, lpmBytes the data's length.
+	lpmOrder []int
+	lpmOff   []int
+	lpmBytes int
+	// paramOff[a][i] is action a's parameter i's first word; paramWords
+	// the most words an action takes (at least 1).
+	paramOff   [][]int
+	paramWords int
+}
+
+func words(w int) int {
+	if w > 64 {
+		return 2
+	}
+	return 1
+}
+
+func layoutOf(spec *packet.TableSpec) layout {
+	l := layout{}
+	lpms := -1
+	for j, k := range spec.Keys {
+		l.kw = append(l.kw, words(k.Width))
+		l.keyWords += words(k.Width)
+		if k.Kind == packet.LPM {
+			lpms = j
+		}
+	}
+	switch {
+	case spec.NeedsPriority() || len(spec.Keys) == 0:
+		l.mode = modeScan
+	case lpms >= 0:
+		l.mode = modeLPM
+		for j := range spec.Keys {
+			if j != lpms {
+				l.lpmOrder = append(l.lpmOrder, j)
+			}
+		}
+		l.lpmOrder = append(l.lpmOrder, lpms)
+		l.lpmOff = make([]int, len(spec.Keys))
+		for _, j := range l.lpmOrder {
+			l.lpmOff[j] = l.lpmBytes
+			l.lpmBytes += (spec.Keys[j].Width + 7) / 8
+		}
+	default:
+		l.mode = modeHash
+		w := 0
+		for _, k := range spec.Keys {
+			w += k.Width
+		}
+		if w <= 64 {
+			l.mode, l.packed, l.keyWords = modeSlots, true, 1
+			l.slots = 4
+			for l.slots < 2*tableSize(spec) {
+				l.slots *= 2
+			}
+		}
+	}
+	l.paramWords = 1
+	for _, a := range spec.Actions {
+		var offs []int
+		n := 0
+		for _, p := range a.Params {
+			offs = append(offs, n)
+			n += words(p.Width)
+		}
+		l.paramOff = append(l.paramOff, offs)
+		l.paramWords = max(l.paramWords, n)
+	}
+	return l
+}
+
+// putValue writes v as kw words, the high word first.
+func putValue(b []byte, kw int, v packet.Value) []byte {
+	if kw == 2 {
+		b = binary.NativeEndian.AppendUint64(b, v.Hi)
+	}
+	return binary.NativeEndian.AppendUint64(b, v.Lo)
+}
+
+// value is an entry's action and parameters as the maps hold them.
+func (l *layout) value(action int, params []packet.Value, spec *packet.TableSpec) []byte {
+	b := binary.NativeEndian.AppendUint32(nil, uint32(action))
+	b = binary.NativeEndian.AppendUint32(b, 0)
+	ws := make([]byte, 8*l.paramWords)
+	for i, p := range params {
+		if action < 0 || action >= len(spec.Actions) || i >= len(spec.Actions[action].Params) {
+			break
+		}
+		kw := words(spec.Actions[action].Params[i].Width)
+		off := 8 * l.paramOff[action][i]
+		copy(ws[off:], putValue(nil, kw, p))
+	}
+	return append(b, ws...)
+}
+
+// hashKey is an exact entry's key: the packed keys, or each key's value
+// in its words.
+func (l *layout) hashKey(e *packet.Entry, spec *packet.TableSpec) []byte {
+	if l.packed {
+		vs := make([]packet.Value, len(e.Keys))
+		for j := range e.Keys {
+			vs[j] = e.Keys[j].Value
+		}
+		return binary.NativeEndian.AppendUint64(nil, spec.PackKeys(vs))
+	}
+	var b []byte
+	for j := range l.kw {
+		b = putValue(b, l.kw[j], e.Keys[j].Value)
+	}
+	return b
+}
+
+// lpmBits writes v's top width bits left-aligned into n bytes.
+func lpmBits(v packet.Value, width int) []byte {
+	n := (width + 7) / 8
+	v = v.Shl(uint(8*n - width))
+	out := make([]byte, n)
+	for i := n - 1; i >= 0; i-- {
+		out[i] = byte(v.Lo)
+		v = v.Shr(8)
+	}
+	return out
+}
+
+// lpmKey is an lpm entry's key: the prefix length over the exact keys and
+// the lpm key's prefix, then the data.
+func (l *layout) lpmKey(e *packet.Entry, spec *packet.TableSpec) []byte {
+	data := make([]byte, l.lpmBytes)
+	prefix := 0
+	for _, j := range l.lpmOrder {
+		k := spec.Keys[j]
+		copy(data[l.lpmOff[j]:], lpmBits(e.Keys[j].Value, k.Width))
+		if k.Kind == packet.LPM {
+			prefix += e.Keys[j].PrefixLen
+		} else {
+			prefix += 8 * ((k.Width + 7) / 8)
+		}
+	}
+	data = append(data, make([]byte, l.lpmPad()-l.lpmBytes)...)
+	return append(binary.NativeEndian.AppendUint32(nil, uint32(prefix)), data...)
+}
+
+// scanEntry is a priority entry: per key value, mask, low and high bound
+// (packet.Table's matcher), then the action and parameters.
+func (l *layout) scanEntry(e *packet.Entry, spec *packet.TableSpec) []byte {
+	var b []byte
+	for j, k := range spec.Keys {
+		w := packet.Mask(k.Width)
+		val, mask, lo, hi := packet.Value{}, w, packet.Value{}, w
+		m := e.Keys[j]
+		switch k.Kind {
+		case packet.Exact:
+			val = m.Value
+		case packet.LPM:
+			mask = packet.PrefixMask(k.Width, m.PrefixLen)
+			val = m.Value.And(mask)
+		case packet.Ternary:
+			mask = m.Mask
+			val = m.Value.And(m.Mask)
+		case packet.Range:
+			mask = packet.Value{}
+			lo, hi = m.Lo, m.Hi
+		}
+		for _, v := range []packet.Value{val, mask, lo, hi} {
+			b = putValue(b, l.kw[j], v)
+		}
+	}
+	return append(b, l.value(e.Action, e.Params, spec)...)
+}
+
+// scanOrder is the order a priority table's entries are tried in:
+// by priority, lower first, then insertion (packet.Table's order).
+func scanOrder(es []packet.Entry) []int {
+	order := make([]int, len(es))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return es[order[a]].Priority < es[order[b]].Priority })
+	return order
+}
+
+// MaxProbe bounds the linear probing of an open-addressing table: every
+// entry lies within MaxProbe slots of its home slot (the runner refuses
+// entries that would not), so a lookup that has not found its key after
+// MaxProbe slots misses.
+const MaxProbe = 32
+
+// slotHash is an open-addressing table's hash of a packed key (the
+// generated code computes the same).
+func slotHash(k uint64) uint64 {
+	k *= 0x9e3779b97f4a7c15
+	return k ^ k>>29
+}
+
+// slotTable lays out the entries of an open-addressing table: per slot
+// the packed key, the action, a used flag and the parameters.
+func (l *layout) slotTable(es []packet.Entry, spec *packet.TableSpec) ([][]byte, error) {
+	n := l.slots
+	used := make([]bool, n)
+	out := make([][]byte, n)
+	empty := make([]byte, 16+8*l.paramWords)
+	for i := range out {
+		out[i] = empty
+	}
+	for i := range es {
+		k := binary.NativeEndian.Uint64(l.hashKey(&es[i], spec))
+		h := slotHash(k)
+		d := 0
+		for ; d < MaxProbe; d++ {
+			if !used[(h+uint64(d))&uint64(n-1)] {
+				break
+			}
+		}
+		if d == MaxProbe {
+			return nil, fmt.Errorf("%s: more than %d entries collide in the table's slots", entryName(&es[i], i), MaxProbe)
+		}
+		j := (h + uint64(d)) & uint64(n-1)
+		used[j] = true
+		v := l.value(es[i].Action, es[i].Params, spec)
+		binary.NativeEndian.PutUint32(v[4:], 1) // used
+		out[j] = append(binary.NativeEndian.AppendUint64(nil, k), v...)
+	}
+	return out, nil
+}
+
+func entryName(e *packet.Entry, i int) string {
+	if e.Line > 0 {
+		return fmt.Sprintf("entry at line %d", e.Line)
+	}
+	return fmt.Sprintf("entry %d", i)
+}
+
+// lpmPad is an lpm key's data length as the struct holds it: whole 32-bit
+// words (the padding is zero in entries and lookups alike).
+func (l *layout) lpmPad() int { return (l.lpmBytes + 3) / 4 * 4 }

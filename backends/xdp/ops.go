@@ -1,0 +1,722 @@
+package xdp
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// This file generates the operations that move bytes or keep checksums:
+// extract and parse, set … update (the Go backend's arithmetic, see
+// backends/golang/checksum.go and packet.ApplyChecksumDelta), push and pop
+// (bpf_xdp_adjust_head, the bytes in front moved by a bounded copy),
+// checksum verify and compute (a bounded loop over the covered bytes).
+
+// maxWindows and maxWindow mirror the interpreter's limits: it patches at
+// most 4 checksums per field, over windows of at most 20 bytes.
+const (
+	maxWindows = 4
+	maxWindow  = 20
+)
+
+// extract generates `extract H` as a condition; the header's state is set
+// as packet.Packet.Extract does.
+func (c *gen) extract(h int) string {
+	spec := c.s.Headers[h]
+	if spec.Metadata {
+		return "1"
+	}
+	ok := c.newTmp("x")
+	c.emit("int %s = %s; /* already there: nothing to do */", ok, c.isValid(h))
+	c.emit("if (!%s) {", ok)
+	c.extractAt(h, ok)
+	c.emit("}")
+	return ok
+}
+
+// extractAt extracts header h at the cursor into variable ok (true when it
+// fits), advancing the cursor; h is left invalid when it does not fit.
+func (c *gen) extractAt(h int, ok string) {
+	spec := c.s.Headers[h]
+	if len(spec.Fields) == 0 {
+		c.fail("header %s has no fields", spec.Name)
+		return
+	}
+	last := spec.Fields[len(spec.Fields)-1]
+	n := spec.FixedBytes()
+	// The header's validity changes here: what the analysis knows of the
+	// node's start no longer holds for the rest of it.
+	c.noFacts = true
+	cur := c.newTmp("cur")
+	c.emit("__u32 %s = st->cursor;", cur)
+	c.hpUsed[h] = true
+	setPtr := func() {
+		c.emit("hp%d = (unsigned char *)data + (%s & NSC_OM);", h, cur)
+		c.emit("NSC_HIDE(hp%d);", h)
+		c.emit("if ((void *)(hp%d + %d) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */", h, n)
+	}
+	if !last.Variable() {
+		c.emit("%s = %s + %d <= NSC_LEN;", ok, cur, n)
+		c.emit("if (%s) {", ok)
+		c.emit("st->off[%d] = %s; st->len[%d] = %d; NSC_SETV(%d); st->cursor = %s + %d;", h, cur, h, n, h, cur, n)
+		setPtr()
+		c.emit("} else NSC_CLRV(%d); /* %s */", h, spec.Name)
+		return
+	}
+	// The length is read with the header provisionally in place, as
+	// packet.Packet.Extract does.
+	c.emit("%s = 0;", ok)
+	c.emit("if (%s + %d <= NSC_LEN) {", cur, n)
+	c.emit("st->off[%d] = %s; st->len[%d] = %d; NSC_SETV(%d);", h, cur, h, n, h)
+	c.pushScope()
+	ext := c.newTmp("ext")
+	if isWide(last.Length) {
+		v := c.newTmp("xv")
+		c.emit("nsc_v128 %s = %s;", v, c.value(last.Length))
+		c.emit("__u64 %s = %s.lo;", ext, v)
+		c.emit("%s = %s.hi == 0 && %s <= NSC_LEN && %s + %d + %s <= NSC_LEN;", ok, v, ext, cur, n, ext)
+	} else {
+		c.emit("__u64 %s = %s;", ext, c.u64(last.Length))
+		c.emit("%s = %s <= NSC_LEN && %s + %d + %s <= NSC_LEN;", ok, ext, cur, n, ext)
+	}
+	c.popScope()
+	c.emit("if (%s) {", ok)
+	c.emit("st->len[%d] = %d + %s; st->cursor = %s + %d + %s;", h, n, ext, cur, n, ext)
+	setPtr()
+	c.emit("}")
+	c.emit("}")
+	c.emit("if (!%s) NSC_CLRV(%d); /* %s */", ok, h, spec.Name)
+}
+
+// parseFrame generates packet.Packet.ParseFrame(start): the wire headers
+// forgotten, the parse graph unrolled from start. It returns the variable
+// holding the result.
+func (c *gen) parseFrame(start int) string {
+	r := c.newTmp("parsed")
+	done := c.newTmp("parse_done_")
+	c.emit("int %s = 0;", r)
+	c.emit("{")
+	for w := 0; w < c.validWords; w++ {
+		c.emit("st->valid[%d] = 0;", w)
+	}
+	c.emit("st->cursor = 0;")
+	c.parseFrom(start, nil, r, done, 0)
+	c.emit("}")
+	c.emit("%s:;", done)
+	// Every header pointer and fact of this node is stale now.
+	c.forget()
+	c.noFacts = true
+	return r
+}
+
+// parseFrom generates the parse from header h, the headers on the way so
+// far being seen (statically known: the parse started from nothing).
+func (c *gen) parseFrom(h int, seen []int, r, done string, depth int) {
+	c.parseSites++
+	if c.parseSites > maxParseSites || depth > len(c.s.Headers) {
+		c.fail("the parse graph from here unrolls into more than %d extractions (limit parse graph size)", maxParseSites)
+		return
+	}
+	spec := c.s.Headers[h]
+	if spec.Metadata {
+		c.emit("%s = 1; goto %s;", r, done)
+		return
+	}
+	ok := c.newTmp("x")
+	c.emit("{")
+	c.emit("int %s;", ok)
+	c.extractAt(h, ok)
+	c.emit("if (!%s) { %s = 0; goto %s; }", ok, r, done)
+	seen = append(append([]int(nil), seen...), h)
+	for _, e := range c.s.Next {
+		if e.From != h {
+			continue
+		}
+		c.pushScope()
+		fs := spec.Fields[e.Field]
+		var test string
+		if fs.Width > 64 || e.Mask.Hi != 0 {
+			test = fmt.Sprintf("nsc_veq(nsc_vand(%s, %s), %s)", c.readField(packet.FieldRef{Header: h, Field: e.Field}, true), vlit(e.Mask), vlit(e.Value.And(e.Mask)))
+		} else {
+			test = fmt.Sprintf("((%s & %s) == %s)", c.readField(packet.FieldRef{Header: h, Field: e.Field}, false), ulit(e.Mask.Lo), ulit(e.Value.Lo&e.Mask.Lo))
+		}
+		c.emit("if (%s) {", test)
+		already := false
+		for _, x := range seen {
+			if x == e.To {
+				already = true
+			}
+		}
+		if already {
+			c.emit("%s = 1; goto %s;", r, done)
+		} else {
+			c.parseFrom(e.To, seen, r, done, depth+1)
+		}
+		c.emit("}")
+		c.popScope()
+	}
+	c.emit("%s = 1; goto %s;", r, done)
+	c.emit("}")
+}
+
+// canAccumulate: the node's assignments neither read nor write a checksum
+// they update (those would see the intermediate values).
+func (c *gen) canAccumulate(o *packet.Op) bool {
+	if len(o.Update) == 0 || len(o.Update) > maxWindows {
+		return false
+	}
+	isCsum := func(f packet.FieldRef) bool {
+		for _, u := range o.Update {
+			if f.Header == u && f.Field == c.s.Headers[u].Checksum {
+				return true
+			}
+		}
+		return false
+	}
+	var reads func(e *packet.Expr) bool
+	reads = func(e *packet.Expr) bool {
+		if e == nil {
+			return false
+		}
+		return (e.Kind == packet.EField && isCsum(e.Field)) || reads(e.A) || reads(e.B)
+	}
+	for _, a := range o.Assign {
+		if isCsum(a.Dst) || reads(a.Src) {
+			return false
+		}
+	}
+	return true
+}
+
+// A window is the 16-bit aligned byte range around a field that a
+// checksum's incremental update sums before and after the write
+// (packet.Packet.window). Relative to the field's header its place is
+// fixed by the layout, except for a field behind the checksummed header,
+// where it depends on the parity of their distance: variant 1 or 2,
+// chosen at run time.
+type window struct {
+	u        int
+	fh       int
+	ok, old  string // C: the window exists and lies in the frame; its sum before the write
+	kind     string // C: the variant (1 or 2); "" when only variant 1 can apply
+	lo, hi   [3]int // per variant, relative to the field's header
+	possible [3]bool
+}
+
+// prepare evaluates an assignment's value and, for each checksum in us
+// that may cover the field, its window's old sum.
+func (c *gen) prepare(a packet.Assign, us []int) (wins []window, val string, wide bool) {
+	h := c.s.Headers[a.Dst.Header]
+	fs := h.Fields[a.Dst.Field]
+	if fs.Variable() {
+		c.fail("assignment to %s.%s, a variable-length field", h.Name, fs.Name)
+		return nil, "0", false
+	}
+	wide = fs.Width > 64 || (isWide(a.Src) && !lowPreserving(a.Src))
+	val = c.newTmp("v")
+	if wide {
+		c.emit("nsc_v128 %s = %s;", val, c.value(a.Src))
+	} else {
+		c.emit("__u64 %s = %s;", val, c.low(a.Src))
+	}
+	b := c.hdr(a.Dst.Header)
+	for _, u := range us {
+		if w, ok := c.window(u, a.Dst, b); ok {
+			wins = append(wins, w)
+		}
+	}
+	return wins, val, wide
+}
+
+// window generates the old sum of checksum u's window around field f
+// (whose header is at pointer b); false when u's checksum never covers f.
+func (c *gen) window(u int, f packet.FieldRef, b string) (window, bool) {
+	spec := c.s.Headers[u]
+	fs := c.s.Headers[f.Header].Fields[f.Field]
+	w := window{u: u, fh: f.Header}
+	if f.Header == u && f.Field == spec.Checksum {
+		return w, false
+	}
+	flo, fhi := fs.Offset/8, (fs.Offset+fs.Width+7)/8
+	w.lo[1], w.hi[1] = flo/2*2, (fhi+1)/2*2
+	w.lo[2], w.hi[2] = (flo+1)/2*2-1, (fhi+2)/2*2-1
+	for v := 1; v <= 2; v++ {
+		w.possible[v] = w.hi[v]-w.lo[v] <= maxWindow
+	}
+	switch {
+	case f.Header == u && !w.possible[1], !w.possible[1] && !w.possible[2]:
+		return w, false // the interpreter patches no window that wide
+	case f.Header != u && spec.ChecksumKind == packet.ChecksumHeader:
+		return w, false
+	}
+	w.ok, w.old = c.newTmp("w"), c.newTmp("old")
+	c.emit("int %s = 0; __u32 %s = 0;", w.ok, w.old)
+	if f.Header == u {
+		c.winOld(b, w, 1)
+		return w, true
+	}
+	w.kind = c.newTmp("k")
+	c.emit("int %s = 0;", w.kind)
+	c.emit("if (%s && st->off[%d] > st->off[%d]) %s = ((st->off[%d] - st->off[%d]) & 1) ? 2 : 1;", c.isValid(u), f.Header, u, w.kind, f.Header, u)
+	if spec.ChecksumKind == packet.ChecksumL4 && c.s.PseudoHeaderField(f) {
+		c.emit("else if (%s) %s = 1;", c.isValid(u), w.kind)
+	}
+	for v := 1; v <= 2; v++ {
+		if !w.possible[v] {
+			continue
+		}
+		c.emit("if (%s == %d) {", w.kind, v)
+		c.winOld(b, w, v)
+		c.emit("}")
+	}
+	return w, true
+}
+
+// winOld sums variant v of window w into w.old and sets w.ok when it lies
+// in the frame.
+func (c *gen) winOld(b string, w window, v int) {
+	lo, hi := w.lo[v], w.hi[v]
+	if lo >= 0 && hi <= c.s.Headers[w.fh].FixedBytes() {
+		c.emit("%s = 1; %s = %s;", w.ok, w.old, sumAt(b, lo, hi))
+		return
+	}
+	p := c.winPtr(w.fh, lo)
+	c.emit("if ((void *)(%s + %d) <= data_end) { %s = 1; %s = %s; }", p, hi-lo, w.ok, w.old, sumAt(p, 0, hi-lo))
+}
+
+// winNew emits the sum of window w after the write into a new variable,
+// and returns it (valid where w.ok).
+func (c *gen) winNew(b string, w window) string {
+	s := c.newTmp("new")
+	c.emit("__u32 %s = 0;", s)
+	for v := 1; v <= 2; v++ {
+		if !w.possible[v] || (v == 2 && w.kind == "") {
+			continue
+		}
+		if w.kind != "" {
+			c.emit("if (%s == %d) {", w.kind, v)
+		}
+		lo, hi := w.lo[v], w.hi[v]
+		if lo >= 0 && hi <= c.s.Headers[w.fh].FixedBytes() {
+			c.emit("%s = %s;", s, sumAt(b, lo, hi))
+		} else {
+			p := c.winPtr(w.fh, lo)
+			c.emit("if ((void *)(%s + %d) <= data_end) %s = %s;", p, hi-lo, s, sumAt(p, 0, hi-lo))
+		}
+		if w.kind != "" {
+			c.emit("}")
+		}
+	}
+	return s
+}
+
+// winPtr emits a pointer to byte lo of header h (lo may be -1).
+func (c *gen) winPtr(h, lo int) string {
+	p := c.newTmp("wp")
+	if lo < 0 {
+		c.emit("unsigned char *%s = (unsigned char *)data + (((__u32)st->off[%d] - %d) & NSC_OM);", p, h, -lo)
+	} else {
+		c.emit("unsigned char *%s = (unsigned char *)data + (((__u32)st->off[%d] + %d) & NSC_OM);", p, h, lo)
+	}
+	c.emit("NSC_HIDE(%s);", p)
+	return p
+}
+
+// sumAt is the sum of the 16-bit words of bytes [lo, hi) at pointer p.
+func sumAt(p string, lo, hi int) string {
+	var terms []string
+	for k := lo; k+1 < hi; k += 2 {
+		terms = append(terms, fmt.Sprintf("bpf_ntohs(*(__u16 *)(%s + %d))", p, k))
+	}
+	if len(terms) == 0 {
+		return "0"
+	}
+	return "(__u32)" + strings.Join(terms, " + (__u32)")
+}
+
+// setAccumulating generates a set with updates: per checksum one sum of
+// the fields' deltas, applied once at the end (packet.ApplyChecksumDelta).
+func (c *gen) setAccumulating(o *packet.Op) {
+	var us []int
+	for _, u := range o.Update {
+		if c.s.Headers[u].Checksum >= 0 {
+			us = append(us, u)
+		}
+	}
+	delta := map[int]string{}
+	for _, u := range us {
+		delta[u] = c.newTmp("d")
+		c.emit("__u64 %s = 0; /* %s checksum */", delta[u], c.s.Headers[u].Name)
+	}
+	for _, a := range o.Assign {
+		h := c.s.Headers[a.Dst.Header]
+		if h.Metadata {
+			c.assign(a, nil)
+			continue
+		}
+		wins, val, wide := c.prepare(a, us)
+		b := c.hdr(a.Dst.Header)
+		c.put(b, h.Fields[a.Dst.Field], val, wide)
+		for _, w := range wins {
+			nw := c.winNew(b, w)
+			c.emit("if (%s) %s += nsc_delta(%s, %s);", w.ok, delta[w.u], w.old, nw)
+		}
+	}
+	for _, u := range us {
+		c.applyDelta(u, delta[u])
+	}
+}
+
+// setUpdating is packet.Packet.SetUpdating for one assignment: the
+// windows' old sums, the field set, each checksum patched in turn.
+func (c *gen) setUpdating(a packet.Assign, update []int) {
+	var us []int
+	for _, u := range update {
+		if c.s.Headers[u].Checksum >= 0 {
+			us = append(us, u)
+		}
+	}
+	h := c.s.Headers[a.Dst.Header]
+	wins, val, wide := c.prepare(a, us)
+	if len(wins) > maxWindows {
+		wins = wins[:maxWindows] // the interpreter patches at most 4
+	}
+	b := c.hdr(a.Dst.Header)
+	c.put(b, h.Fields[a.Dst.Field], val, wide)
+	for _, w := range wins {
+		nw := c.winNew(b, w)
+		d := c.newTmp("d")
+		c.emit("if (%s) {", w.ok)
+		c.emit("__u64 %s = nsc_delta(%s, %s);", d, w.old, nw)
+		c.applyDelta(w.u, d)
+		c.emit("}")
+	}
+}
+
+// applyDelta patches header u's checksum with the sum in variable d (not
+// malformed when u's bytes are gone: packet.Packet.patch skips them).
+func (c *gen) applyDelta(u int, d string) {
+	spec := c.s.Headers[u]
+	fs := spec.Fields[spec.Checksum]
+	p := c.newTmp("cb")
+	o := c.newTmp("co")
+	opt := 0
+	if spec.ChecksumOptional {
+		opt = 1
+	}
+	if b, ok := c.cachedHdr(u); ok {
+		c.emit("*(__u16 *)(%s + %d) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(%s + %d)), %s, %d));", b, fs.Offset/8, b, fs.Offset/8, d, opt)
+		return
+	}
+	c.emit("if (%s && (__u32)st->off[%d] + st->len[%d] <= NSC_LEN) {", c.isValid(u), u, u)
+	c.emit("__u32 %s = st->off[%d] & NSC_OM;", o, u)
+	c.emit("unsigned char *%s = (unsigned char *)data + %s + %d;", p, o, fs.Offset/8)
+	c.emit("NSC_HIDE(%s);", p)
+	c.emit("if ((void *)(%s + 2) <= data_end) {", p)
+	c.emit("*(__u16 *)%s = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)%s), %s, %d));", p, p, d, opt)
+	c.emit("}")
+	c.emit("}")
+}
+
+// offsetsAfterPop updates the header states as packet.Packet.Pop does.
+func (c *gen) offsetsAfterPop(h int, off, n string) {
+	c.emit("NSC_CLRV(%d);", h)
+	for i, spec := range c.s.Headers {
+		if spec.Metadata || i == h || !c.mayValid(i) {
+			continue
+		}
+		c.emit("if (%s && st->off[%d] > %s) st->off[%d] -= %s;", c.isValid(i), i, off, i, n)
+	}
+	c.emit("if (st->cursor > %s) st->cursor = st->cursor - %s > %s ? st->cursor - %s : %s;", off, off, n, n, off)
+}
+
+// pop generates `pop H [update …]`: the bytes in front of H move forward
+// over it and the frame's head follows (the result is packet.Packet.Pop's
+// whichever side it moves).
+func (c *gen) pop(o *packet.Op) {
+	h := o.Header
+	spec := c.s.Headers[h]
+	if spec.Metadata {
+		c.emit("%s /* pop of metadata */", c.malformed())
+		return
+	}
+	c.usesMove = true
+	defers, receives := c.defers[c.node], c.receives[c.node]
+	short := c.dropStmt(c.node.ID, c.mal, "frame too short for XDP")
+	if receives {
+		// A pop just before left its bytes in place (pend_off, pend_n):
+		// unless this header ends where that one began, move them now.
+		c.emit("if (pend_n && !(%s && (__u32)st->off[%d] + st->len[%d] == pend_off)) {", c.isValid(h), h, h)
+		c.move("pend_off", "pend_n", short)
+		c.emit("pend_n = 0;")
+		c.emit("}")
+	}
+	off, n := c.newTmp("po"), c.newTmp("pn")
+	fixed := spec.FixedBytes()
+	b := ""
+	if !variable(spec) {
+		b = c.hdr(h) // valid and inside the frame, else malformed
+		c.emit("__u32 %s = st->off[%d], %s = %d;", off, h, n, fixed)
+	} else {
+		c.emit("if (!%s) %s /* %s */", c.isValid(h), c.malformed(), spec.Name)
+		c.emit("__u32 %s = st->off[%d], %s = st->len[%d];", off, h, n, h)
+		c.emit("if (%s + %s > NSC_LEN) %s", off, n, c.malformed())
+	}
+	for _, u := range o.Update {
+		us := c.s.Headers[u]
+		if us.ChecksumKind == packet.ChecksumHeader || us.Checksum < 0 {
+			continue
+		}
+		d := c.newTmp("d")
+		c.emit("if (%s && %s > st->off[%d] && %s %% 2 == 0 && (%s - st->off[%d]) %% 2 == 0) {", c.isValid(u), off, u, n, off, u)
+		if b != "" && fixed <= 64 {
+			c.emit("__u64 %s = (__u16)~nsc_fold(%s);", d, sumAt(b, 0, fixed))
+		} else {
+			c.usesPopSum = true
+			c.emit("__u64 %s = nsc_popdelta(ctx, %s, %s);", d, off, n)
+		}
+		c.applyDelta(u, d)
+		c.emit("}")
+	}
+	pend := "0"
+	if receives {
+		pend = "pend_n"
+	}
+	c.emit("if (NSC_LEN - %s - %s < 14) %s", pend, n, short)
+	switch {
+	case defers:
+		// The next node pops too: leave the bytes, it moves both at once.
+		c.emit("pend_off = %s;", off)
+		if receives {
+			c.emit("pend_n += %s;", n)
+		} else {
+			c.emit("pend_n = %s;", n)
+		}
+	case receives:
+		c.emit("pend_n += %s;", n)
+		c.move(off, "pend_n", short)
+		c.emit("pend_n = 0;")
+	default:
+		c.move(off, n, short)
+	}
+	c.forget()
+	c.offsetsAfterPop(h, off, n)
+}
+
+// move generates the move of the frame's bytes [0, off) forward by n and
+// the head's after them.
+func (c *gen) move(off, n, short string) {
+	c.emit("if (%s <= 64) {", off)
+	c.emit("if (nsc_fwd64(data, data_end, %s, %s) || bpf_xdp_adjust_head(ctx, (int)%s)) return XDP_ABORTED;", off, n, n)
+	c.emit("} else if (nsc_pop_move(ctx, %s, %s)) %s", off, n, short)
+	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);")
+}
+
+// push generates `push H [after G]`: the frame's head moves back and the
+// bytes in front of the insertion point with it, the header zeroed.
+func (c *gen) push(o *packet.Op) {
+	h := o.Header
+	spec := c.s.Headers[h]
+	if spec.Metadata {
+		return
+	}
+	c.usesMove = true
+	off := c.newTmp("pu")
+	if o.After >= 0 {
+		c.emit("if (!%s) %s", c.isValid(o.After), c.malformed())
+		c.emit("__u32 %s = (__u32)st->off[%d] + st->len[%d];", off, o.After, o.After)
+	} else {
+		c.emit("__u32 %s = 0;", off)
+	}
+	n := spec.FixedBytes() + o.Extra
+	c.emit("if (%s || %s > NSC_LEN) %s", c.isValid(h), off, c.malformed())
+	c.emit("if (%s <= 64) {", off)
+	c.emit("if (bpf_xdp_adjust_head(ctx, -%d)) %s", n, c.malformed())
+	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;")
+	c.emit("if (nsc_back64(data, data_end, %s, %d)) return XDP_ABORTED;", off, n)
+	z := c.newTmp("z")
+	c.emit("unsigned char *%s = (unsigned char *)data + (%s & 63);", z, off)
+	c.emit("NSC_HIDE(%s);", z)
+	c.emit("if ((void *)(%s + %d) > data_end) return XDP_ABORTED;", z, n)
+	c.emit("__builtin_memset(%s, 0, %d);", z, n)
+	c.emit("} else if (nsc_push_move(ctx, %s, %d)) %s", off, n, c.malformed())
+	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);")
+	c.forget()
+	for i, hs := range c.s.Headers {
+		if hs.Metadata || i == h || !c.mayValid(i) {
+			continue
+		}
+		c.emit("if (%s && st->off[%d] >= %s) st->off[%d] += %d;", c.isValid(i), i, off, i, n)
+	}
+	c.emit("if (st->cursor >= %s) st->cursor += %d;", off, n)
+	c.emit("st->off[%d] = %s; st->len[%d] = %d; NSC_SETV(%d);", h, off, h, n, h)
+}
+
+// region generates packet.Packet.region(h): ok, the covered bytes
+// [start, end) and the pseudo-header's sum (variables named from base).
+func (c *gen) region(h int, ok, start, end, pseudo string) {
+	spec := c.s.Headers[h]
+	c.emit("int %s = 0; __u32 %s = 0, %s = 0; __u64 %s = 0;", ok, start, end, pseudo)
+	c.emit("if (%s) {", c.isValid(h))
+	c.emit("%s = st->off[%d];", start, h)
+	if spec.ChecksumKind == packet.ChecksumHeader {
+		c.emit("%s = %s + st->len[%d];", end, start, h)
+		c.emit("%s = %s <= NSC_LEN;", ok, end)
+		c.emit("}")
+		return
+	}
+	v4, v6 := c.ipHeaders()
+	c.emit("__u32 proto = 0, e = NSC_LEN; int ip = 0;")
+	if v4 != nil {
+		c.emit("if (%s && st->off[%d] < %s) {", c.isValid(v4.h), v4.h, start)
+		c.emit("ip = 4; __u32 ho = st->off[%d] & NSC_OM; __u32 l = 0;", v4.h)
+		c.emit("if (ho + st->len[%d] <= NSC_LEN) {", v4.h)
+		c.emit("unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);")
+		c.emit("if ((void *)(ib + %d) > data_end) return XDP_ABORTED;", c.s.Headers[v4.h].FixedBytes())
+		c.emit("l = %s; proto = %s;", getField(c.s, "ib", v4.h, v4.length), getField(c.s, "ib", v4.h, v4.proto))
+		c.emit("}")
+		c.emit("e = ho + l;")
+		c.emit("} else")
+	}
+	if v6 != nil {
+		c.emit("if (%s && st->off[%d] < %s) {", c.isValid(v6.h), v6.h, start)
+		c.emit("ip = 6; __u32 ho = st->off[%d] & NSC_OM; __u32 l = 0;", v6.h)
+		c.emit("if (ho + st->len[%d] <= NSC_LEN) {", v6.h)
+		c.emit("unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);")
+		c.emit("if ((void *)(ib + %d) > data_end) return XDP_ABORTED;", c.s.Headers[v6.h].FixedBytes())
+		c.emit("l = %s; proto = %s;", getField(c.s, "ib", v6.h, v6.length), getField(c.s, "ib", v6.h, v6.proto))
+		c.emit("}")
+		c.emit("e = ho + st->len[%d] + l;", v6.h)
+		c.emit("} else")
+	}
+	c.emit("{}")
+	c.emit("%s = e;", end)
+	c.emit("%s = %s <= NSC_LEN && %s >= %s + st->len[%d];", ok, end, end, start, h)
+	if spec.ChecksumKind == packet.ChecksumL4 {
+		c.emit("if (%s && ip) {", ok)
+		c.emit("__u32 cov = %s - %s;", end, start)
+		for _, ip := range []*ipInfo{v4, v6} {
+			if ip == nil {
+				continue
+			}
+			n := 4
+			if ip == v6 {
+				n = 6
+			}
+			c.emit("if (ip == %d) {", n)
+			c.emit("__u32 ho = st->off[%d] & NSC_OM;", ip.h)
+			c.emit("if (ho + st->len[%d] > NSC_LEN) %s = 0;", ip.h, ok)
+			c.emit("unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);")
+			c.emit("if (%s && (void *)(ib + %d) <= data_end) {", ok, c.s.Headers[ip.h].FixedBytes())
+			var terms []string
+			for _, f := range []int{ip.src, ip.dst} {
+				fs := c.s.Headers[ip.h].Fields[f]
+				if fs.Offset%8 != 0 || fs.Width%8 != 0 {
+					c.fail("%s.%s is not byte-aligned: the pseudo-header cannot use it", c.s.Headers[ip.h].Name, fs.Name)
+					return
+				}
+				for k := fs.Offset / 8; k < (fs.Offset+fs.Width)/8; k += 2 {
+					if k+1 < (fs.Offset+fs.Width)/8 {
+						terms = append(terms, fmt.Sprintf("((__u64)ib[%d] << 8 | ib[%d])", k, k+1))
+					} else {
+						terms = append(terms, fmt.Sprintf("((__u64)ib[%d] << 8)", k))
+					}
+				}
+			}
+			if ip == v4 {
+				terms = append(terms, "proto", "(cov & 0xffff)")
+			} else {
+				terms = append(terms, "proto", "(cov >> 16)", "(cov & 0xffff)")
+			}
+			c.emit("%s = %s;", pseudo, strings.Join(terms, " + "))
+			c.emit("} else %s = 0;", ok)
+			c.emit("}")
+		}
+		c.emit("}")
+	}
+	c.emit("}")
+}
+
+type ipInfo struct{ h, src, dst, proto, length int }
+
+// ipHeaders finds the IP convention's headers (docs/language.md 4.4).
+func (c *gen) ipHeaders() (v4, v6 *ipInfo) {
+	field := func(h *packet.HeaderSpec, name string) int {
+		i, _ := h.Field(name)
+		return i
+	}
+	if h, ok := c.s.Header("ipv4"); ok {
+		x := &ipInfo{h.ID, field(h, "src"), field(h, "dst"), field(h, "proto"), field(h, "total_len")}
+		if x.src >= 0 && x.dst >= 0 && x.proto >= 0 && x.length >= 0 && !h.Metadata {
+			v4 = x
+		}
+	}
+	if h, ok := c.s.Header("ipv6"); ok {
+		x := &ipInfo{h.ID, field(h, "src"), field(h, "dst"), field(h, "next_hdr"), field(h, "payload_len")}
+		if x.src >= 0 && x.dst >= 0 && x.proto >= 0 && x.length >= 0 && !h.Metadata {
+			v6 = x
+		}
+	}
+	return v4, v6
+}
+
+// getField reads field f of header h at pointer b (bounds checked) as a
+// __u64 expression.
+func getField(s *packet.Schema, b string, h, f int) string {
+	fs := s.Headers[h].Fields[f]
+	if fs.Width > 64 {
+		return getBits(b, fs.Offset+fs.Width-64, 64)
+	}
+	return getBits(b, fs.Offset, fs.Width)
+}
+
+// verify generates `checksum verify H` as a condition.
+func (c *gen) verify(h int) string {
+	spec := c.s.Headers[h]
+	if spec.Metadata || spec.Checksum < 0 {
+		c.fail("checksum verify %s: the header has no checksum", spec.Name)
+		return "0"
+	}
+	c.usesSum = true
+	ok, start, end, pseudo := c.newTmp("rok"), c.newTmp("rs"), c.newTmp("re"), c.newTmp("rp")
+	c.region(h, ok, start, end, pseudo)
+	r := c.newTmp("valid")
+	c.emit("int %s = 0;", r)
+	c.emit("if (%s) {", ok)
+	v4, _ := c.ipHeaders()
+	if spec.ChecksumOptional && v4 != nil {
+		fs := spec.Fields[spec.Checksum]
+		c.emit("__u32 ho = st->off[%d] & NSC_OM;", h)
+		c.emit("unsigned char *cb = (unsigned char *)data + ho + %d; NSC_HIDE(cb);", fs.Offset/8)
+		c.emit("if ((void *)(cb + 2) > data_end) return XDP_ABORTED;")
+		c.emit("if (%s && cb[0] == 0 && cb[1] == 0) %s = 1; else", c.isValid(v4.h), r)
+	}
+	c.emit("%s = nsc_fold(nsc_sum(ctx, %s, %s) + %s) == 0xffff;", r, start, end, pseudo)
+	c.emit("}")
+	return r
+}
+
+// compute generates `checksum compute H`.
+func (c *gen) compute(h int) {
+	spec := c.s.Headers[h]
+	if spec.Metadata || spec.Checksum < 0 {
+		c.fail("checksum compute %s: the header has no checksum", spec.Name)
+		return
+	}
+	c.usesSum = true
+	fs := spec.Fields[spec.Checksum]
+	b := c.hdr(h)
+	c.emit("%s[%d] = 0; %s[%d] = 0;", b, fs.Offset/8, b, fs.Offset/8+1)
+	ok, start, end, pseudo := c.newTmp("rok"), c.newTmp("rs"), c.newTmp("re"), c.newTmp("rp")
+	c.region(h, ok, start, end, pseudo)
+	c.emit("if (!%s) %s", ok, c.malformed())
+	cs := c.newTmp("cs")
+	c.emit("__u16 %s = ~nsc_fold(nsc_sum(ctx, %s, %s) + %s);", cs, start, end, pseudo)
+	if spec.ChecksumOptional {
+		c.emit("if (%s == 0) %s = 0xffff;", cs, cs)
+	}
+	c.forget()
+	b = c.hdr(h)
+	c.emit("%s[%d] = (__u8)(%s >> 8); %s[%d] = (__u8)%s;", b, fs.Offset/8, cs, b, fs.Offset/8+1, cs)
+}

@@ -1,0 +1,1111 @@
+// Package xdp generates a Linux XDP program from a graph: libbpf-style C
+// that runs a frame through the graph's nodes as straight-line code (one
+// block per node, gotos between them), with the graph's tables in BPF maps
+// and the interpreter's counters in a per-CPU array. A frame that leaves
+// by the PRG's Tx wire is transmitted (XDP_TX), one that leaves by the
+// LPG's ToHost node goes to the kernel (XDP_PASS), drops are XDP_DROP.
+// The program behaves as the interpreter (sim) does on the same graph and
+// table entries, counters included; the differential tests hold it to that.
+//
+// The graph must be single-path, as for the Go backend (backends/flow).
+// What the backend cannot do exactly it refuses, naming the node and the
+// limit: see docs/xdp.md.
+package xdp
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// Options control the generated program.
+type Options struct {
+	// Command is recorded in the header comment: how to regenerate.
+	Command string
+	// Limits are the PRG's declared limits (dataflow.LimitNames); the
+	// backend's own BPF limits (Limits) apply in any case.
+	Limits map[string]int
+}
+
+// Program is a generated XDP program.
+type Program struct {
+	// C is the program's source.
+	C []byte
+	// Meta describes its maps and counters; C carries it too (MetaSection).
+	Meta *Meta
+}
+
+// The backend's own limits, what BPF and the kernel allow; the XDP PRG
+// (models/ejfat/xdp.nsc) declares the same.
+var Limits = map[string]int{
+	// A program uses at most 64 maps; the backend takes 4 of its own.
+	"tables": 60,
+	// Entries per table map (hash, LPM trie, array).
+	"table_size": 1 << 20,
+	// The longest LPM trie key is 256 bytes.
+	"key_bits": 2048,
+	// Parameters per entry: 64 words.
+	"action_bits": 4096,
+}
+
+// Bounds of the generated code.
+const (
+	// MaxFrame is the longest frame the program runs the graph on; XDP's
+	// linear buffer is one page, so a frame is always shorter. Longer
+	// ones (generic XDP on a jumbo MTU) go to the kernel untouched.
+	MaxFrame = 4096
+	// MaxScan bounds a priority table's entries: its lookup scans them
+	// with a bounded loop, which the verifier walks through.
+	MaxScan = 4096
+	// MaxPush bounds the bytes a frame's path pushes: the interpreter has
+	// room for 128 (docs/language.md 10.8), XDP for 256.
+	MaxPush = 128
+	// maxParseSites bounds the unrolled parse graph of a parse operation.
+	maxParseSites = 4096
+)
+
+// FuncName is the XDP function of every generated program.
+const FuncName = "nsc_xdp"
+
+// Generate returns the C source of an XDP program that runs g.
+func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
+	if err := flow.SinglePath(g, "xdp"); err != nil {
+		return nil, err
+	}
+	srcs := g.Sources()
+	if len(srcs) == 0 {
+		return nil, fmt.Errorf("xdp backend: graph %s has no source", g.Name)
+	}
+	newGen := func() *gen {
+		c := &gen{g: g, s: g.Schema, start: srcs[0], dropIdx: map[[2]string]int{}, sinkIdx: map[string]int{}, countIdx: map[string]int{},
+			tableUsed: map[int]bool{}, lim: map[string]int{}, topHdr: map[*dataflow.Node]hset{}, hpUsed: map[int]bool{}}
+		for k, v := range Limits {
+			c.lim[k] = v
+		}
+		for k, v := range opt.Limits {
+			if cur, ok := c.lim[k]; !ok || v < cur {
+				c.lim[k] = v
+			}
+		}
+		c.layoutMeta()
+		c.analyzeValid()
+		c.popChains()
+		return c
+	}
+	// Two passes: the first finds where each node leaves header pointers
+	// checked, the second uses them where every path has.
+	first := newGen()
+	if err := first.checkPushes(); err != nil {
+		return nil, err
+	}
+	first.body()
+	if first.err != nil {
+		return nil, first.err
+	}
+	c := newGen()
+	c.avail = first.analyzeAvail()
+	c.body()
+	if c.err != nil {
+		return nil, c.err
+	}
+	if err := c.checkTables(); err != nil {
+		return nil, err
+	}
+	return c.file(opt)
+}
+
+type gen struct {
+	g     *dataflow.Graph
+	s     *packet.Schema
+	start *dataflow.Node
+	b     bytes.Buffer
+	tmp   int
+	err   error
+	lim   map[string]int
+
+	drops      [][2]string
+	dropIdx    map[[2]string]int
+	sinks      []Sink
+	sinkIdx    map[string]int
+	counts     []string
+	countIdx   map[string]int
+	tableUsed  map[int]bool
+	tableNode  map[int]*dataflow.Node
+	metaSlot   []int // per metadata field slot (MetaBase+field): first word
+	metaWords  int
+	validWords int
+	usesSum    bool // nsc_sum: checksum verify/compute
+	usesPopSum bool // nsc_popdelta
+	usesMove   bool // nsc_pop_move / nsc_push_move
+	parseSites int
+	scanTables []int
+
+	valid   map[*dataflow.Node]*vstate // headers valid where (valid.go)
+	noFacts bool                       // the node forgot them (parse)
+	// Header pointers (hpN) checked on every path to a node (valid.go).
+	avail  map[*dataflow.Node]hset
+	topHdr map[*dataflow.Node]hset // pointers a node leaves checked
+	hpUsed map[int]bool
+	moved  bool // the node moved the frame: pointers are stale
+	// Pops followed by a pop leave their bytes for it to move with its
+	// own (defers); the pops after them take them over (receives).
+	defers, receives map[*dataflow.Node]bool
+
+	edges        []flowEdge // the flow graph's edges (flowcount.go)
+	edgeCounters int
+	flow         *Flow
+
+	// hdrs is a stack of scopes: header index -> variable holding a
+	// pointer to its bytes (bounds checked for its fixed part).
+	hdrs  [][]hdrVar
+	jumps []*dataflow.Node
+	node  *dataflow.Node // being generated
+	mal   string         // where malformed packets end
+	// params are the C expressions of the current action's parameters:
+	// the entry pointer and the word offsets.
+	entry     string
+	paramOff  []int
+	paramWide []bool
+}
+
+type hdrVar struct {
+	h int
+	v string
+}
+
+func (c *gen) fail(format string, args ...any) {
+	if c.err != nil {
+		return
+	}
+	n := c.node
+	if n == nil {
+		c.err = fmt.Errorf("xdp backend: graph %s: "+format, append([]any{c.g.Name}, args...)...)
+		return
+	}
+	c.err = fmt.Errorf("xdp backend: %s: node %s: "+format, append([]any{n.Pos, n.Name}, args...)...)
+}
+
+func (c *gen) emit(format string, args ...any) {
+	fmt.Fprintf(&c.b, format, args...)
+	c.b.WriteByte('\n')
+}
+
+func (c *gen) newTmp(prefix string) string {
+	c.tmp++
+	return fmt.Sprintf("%s%d", prefix, c.tmp)
+}
+
+func (c *gen) drop(node, reason string) int {
+	k := [2]string{node, reason}
+	if i, ok := c.dropIdx[k]; ok {
+		return i
+	}
+	c.dropIdx[k] = len(c.drops)
+	c.drops = append(c.drops, k)
+	return len(c.drops) - 1
+}
+
+func (c *gen) count(label string) int {
+	if i, ok := c.countIdx[label]; ok {
+		return i
+	}
+	c.countIdx[label] = len(c.counts)
+	c.counts = append(c.counts, label)
+	return len(c.counts) - 1
+}
+
+// sinkStmt is the statement that sends the frame out at sink node n.
+func (c *gen) sinkStmt(n *dataflow.Node) string {
+	i, ok := c.sinkIdx[n.Name]
+	if !ok {
+		v := verdict(n)
+		if v == "" {
+			c.fail("sink %s: the XDP hook has no output for it (frames leave by the PRG's TxWire or the LPG's TxQueue, XDP_TX, or by a node named ToHost or a steer, XDP_PASS)", n.Name)
+			v = "XDP_ABORTED"
+		}
+		i = len(c.sinks)
+		c.sinkIdx[n.Name] = i
+		c.sinks = append(c.sinks, Sink{Node: n.Name, Verdict: v})
+	}
+	c.endEdge(n.ID, FlowCounter{Kind: "sink", Index: i})
+	return fmt.Sprintf("NSC_SINK(%d, %s);", i, c.sinks[i].Verdict)
+}
+
+// verdict is the XDP action of a sink: the PRG's Tx wire transmits, the
+// host punt passes the frame to the kernel.
+func verdict(n *dataflow.Node) string {
+	base := n.Name
+	if i := strings.IndexByte(base, '@'); i >= 0 {
+		base = base[:i]
+	}
+	switch {
+	case base == "TxWire" || base == "TxQueue" && n.Op != nil && n.Op.Kind == packet.OpEmit:
+		return "XDP_TX"
+	case base == "ToHost" || n.Op != nil && n.Op.Kind == packet.OpSteer:
+		return "XDP_PASS"
+	}
+	return ""
+}
+
+// dropStmt is the statement that ends a frame at drop site (node,
+// reason), coming from vertex from of the flow graph.
+func (c *gen) dropStmt(from int64, node, reason string) string {
+	d := c.drop(node, reason)
+	c.endEdge(from, FlowCounter{Kind: "drop", Index: d})
+	return fmt.Sprintf("NSC_DROP(%d);", d)
+}
+
+func (c *gen) malformed() string {
+	return c.dropStmt(c.node.ID, c.mal, "malformed")
+}
+
+// undecided ends a frame undecided at the start node's site, which every
+// such end shares: the end gets a counter of its own.
+func (c *gen) undecided(from int64) string {
+	return c.forcedEnd(from) + fmt.Sprintf("NSC_DROP(%d);", c.drop(c.start.Name, "undecided"))
+}
+
+// layoutMeta assigns metadata fields their words in the state.
+func (c *gen) layoutMeta() {
+	c.metaSlot = make([]int, c.s.MetaFields)
+	for _, h := range c.s.Headers {
+		if !h.Metadata {
+			continue
+		}
+		for i, f := range h.Fields {
+			if h.MetaBase+i < len(c.metaSlot) {
+				c.metaSlot[h.MetaBase+i] = c.metaWords
+			}
+			c.metaWords += words(f.Width)
+		}
+	}
+	c.validWords = max(1, (len(c.s.Headers)+63)/64)
+}
+
+// checkPushes refuses graphs on which a frame could push more than
+// MaxPush bytes.
+func (c *gen) checkPushes() error {
+	order := c.g.Order()
+	if order == nil {
+		return fmt.Errorf("xdp backend: graph %s has a cycle", c.g.Name)
+	}
+	most := map[*dataflow.Node]int{}
+	for _, n := range order {
+		here := most[n]
+		if n.Kind == dataflow.FNode && n.Op.Kind == packet.OpPush {
+			h := c.s.Headers[n.Op.Header]
+			if !h.Metadata {
+				here += h.FixedBytes() + n.Op.Extra
+			}
+			if here > MaxPush {
+				return fmt.Errorf("xdp backend: %s: node %s: a frame may have pushed %d bytes here; the interpreter guarantees room for %d (limit push bytes)", n.Pos, n.Name, here, MaxPush)
+			}
+		}
+		for _, p := range n.Ports {
+			for _, e := range p.Out {
+				most[e.To] = max(most[e.To], here)
+			}
+		}
+	}
+	return nil
+}
+
+// checkTables enforces the limits on the tables the graph looks up.
+func (c *gen) checkTables() error {
+	var used []int
+	for t := range c.tableUsed {
+		used = append(used, t)
+	}
+	sort.Ints(used)
+	over := func(name string, need int) bool { v, ok := c.lim[name]; return ok && need > v }
+	for _, t := range used {
+		spec := c.s.Tables[t].Spec
+		n := c.tableNode[t]
+		where := fmt.Sprintf("xdp backend: %s: node %s: table %s", n.Pos, n.Name, spec.Name)
+		keyBits, actionBits := 0, 0
+		for _, k := range spec.Keys {
+			keyBits += k.Width
+		}
+		for _, a := range spec.Actions {
+			bits := 0
+			for _, p := range a.Params {
+				bits += p.Width
+			}
+			actionBits = max(actionBits, bits)
+		}
+		size := tableSize(spec)
+		l := layoutOf(spec)
+		switch {
+		case over("table_size", size):
+			return fmt.Errorf("%s has %d entries and XDP maps hold at most %d here (limit table_size)", where, size, c.lim["table_size"])
+		case over("key_bits", keyBits):
+			return fmt.Errorf("%s has a %d-bit key and XDP takes at most %d bits (limit key_bits)", where, keyBits, c.lim["key_bits"])
+		case over("action_bits", actionBits):
+			return fmt.Errorf("%s's actions carry %d bits of parameters and XDP at most %d (limit action_bits)", where, actionBits, c.lim["action_bits"])
+		case l.mode == modeScan && size > MaxScan:
+			return fmt.Errorf("%s needs priorities and has %d entries; the XDP backend scans priority tables with a bounded loop of at most %d entries (limit table_size for priority tables)", where, size, MaxScan)
+		case l.mode == modeLPM && l.lpmBytes > 256:
+			return fmt.Errorf("%s's LPM key is %d bytes and a BPF LPM trie takes at most 256 (limit key_bits)", where, l.lpmBytes)
+		}
+	}
+	if over("tables", len(used)) {
+		return fmt.Errorf("xdp backend: graph %s looks up %d tables and an XDP program holds at most %d (limit tables)", c.g.Name, len(used), c.lim["tables"])
+	}
+	return nil
+}
+
+// tableSize is a table's number of entries as its map holds them.
+func tableSize(spec *packet.TableSpec) int {
+	if spec.Size > 0 {
+		return spec.Size
+	}
+	return 1024
+}
+
+// body generates the program's statements: the start node, then every
+// F-node a jump leads to, in topological order, each behind its label.
+func (c *gen) body() {
+	code := map[*dataflow.Node][]byte{}
+	targets := map[*dataflow.Node][]*dataflow.Node{}
+	reach := dataflow.Reachable(c.start)
+	c.tableNode = map[int]*dataflow.Node{}
+	for _, n := range c.g.Order() {
+		if n.Kind != dataflow.FNode || !reach[n] {
+			continue
+		}
+		c.b.Reset()
+		c.jumps = nil
+		c.node = n
+		c.noFacts = false
+		c.moved = false
+		c.emit("{ /* %s: %s */", n.Name, cComment(opText(c.s, n.Op)))
+		c.hdrs = [][]hdrVar{{}}
+		c.mal = n.Name
+		c.nodeOp(n)
+		c.emit("}")
+		code[n] = bytes.Clone(c.b.Bytes())
+		targets[n] = c.jumps
+	}
+	live := map[*dataflow.Node]bool{c.start: true}
+	todo := []*dataflow.Node{c.start}
+	for len(todo) > 0 {
+		n := todo[0]
+		todo = todo[1:]
+		for _, t := range targets[n] {
+			if !live[t] {
+				live[t] = true
+				todo = append(todo, t)
+			}
+		}
+	}
+	c.node = nil
+	c.flow = c.placeCounters(code, live)
+	c.b.Reset()
+	for _, n := range c.g.Order() {
+		if !live[n] || code[n] == nil {
+			continue
+		}
+		if n != c.start {
+			fmt.Fprintf(&c.b, "n%d:\n", n.ID)
+		}
+		c.b.Write(code[n])
+	}
+}
+
+func cComment(s string) string { return strings.ReplaceAll(s, "*/", "* /") }
+
+func opText(s *packet.Schema, o *packet.Op) string {
+	name := func(h int) string {
+		if h < 0 || h >= len(s.Headers) {
+			return ""
+		}
+		return " " + s.Headers[h].Name
+	}
+	switch o.Kind {
+	case packet.OpTest:
+		return "test " + o.Cond.Text
+	case packet.OpSwitch:
+		return "switch " + o.Expr.Text
+	case packet.OpLookup:
+		return "lookup " + s.Tables[o.Table].Spec.Name
+	case packet.OpDrop, packet.OpCount, packet.OpSteer, packet.OpContext:
+		return fmt.Sprintf("%s %q", o.Kind, o.Label)
+	case packet.OpSet, packet.OpEmit, packet.OpNop:
+		return o.Kind.String()
+	}
+	return o.Kind.String() + name(o.Header)
+}
+
+// nodeOp generates an F-node's operation and the jumps out of it.
+func (c *gen) nodeOp(n *dataflow.Node) {
+	o := n.Op
+	switch o.Kind {
+	case packet.OpInput:
+		if o.Header >= 0 {
+			r := c.parseFrame(o.Header)
+			c.emit("if (!%s) %s", r, c.malformed())
+		}
+		c.fire(n, 0)
+	case packet.OpNop, packet.OpContext:
+		c.fire(n, 0)
+	case packet.OpCount:
+		c.count(o.Label) // the node's runs (Meta.CountNodes)
+		c.fire(n, 0)
+	case packet.OpParse:
+		c.branch(n, c.parseFrame(o.Header))
+	case packet.OpExtract:
+		c.branch(n, c.extract(o.Header))
+	case packet.OpTest:
+		c.branch(n, c.cond(o.Cond))
+	case packet.OpSwitch:
+		c.switchOp(n)
+	case packet.OpLookup:
+		c.lookup(n)
+	case packet.OpSet:
+		if c.canAccumulate(o) {
+			c.setAccumulating(o)
+		} else {
+			for _, a := range o.Assign {
+				c.assign(a, o.Update)
+			}
+		}
+		c.fire(n, 0)
+	case packet.OpPush:
+		c.push(o)
+		c.fire(n, 0)
+	case packet.OpPop:
+		c.pop(o)
+		c.fire(n, 0)
+	case packet.OpChecksumVerify:
+		c.branch(n, c.verify(o.Header))
+	case packet.OpChecksumCompute:
+		c.compute(o.Header)
+		c.fire(n, 0)
+	case packet.OpEmit, packet.OpSteer:
+		c.emit("%s", c.sinkStmt(n))
+	case packet.OpDrop:
+		c.emit("%s", c.dropStmt(n.ID, n.Name, o.Label))
+	default:
+		c.fail("operation %s is not supported", o.Kind)
+	}
+}
+
+// branch fires port 0 (true) when cond holds, else port 1 (false).
+func (c *gen) branch(n *dataflow.Node, cond string) {
+	c.emit("if %s {", paren(cond))
+	c.fire(n, 0)
+	c.emit("}")
+	c.fire(n, 1)
+}
+
+// paren puts a condition in parentheses unless it is in a pair already.
+func paren(cond string) string {
+	if len(cond) >= 2 && cond[0] == '(' && cond[len(cond)-1] == ')' {
+		depth := 0
+		for i, ch := range cond {
+			switch ch {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			}
+			if depth == 0 && i < len(cond)-1 {
+				return "(" + cond + ")"
+			}
+		}
+		return cond
+	}
+	return "(" + cond + ")"
+}
+
+// fire generates what happens when F-node n's operation picks its k-th port.
+func (c *gen) fire(n *dataflow.Node, k int) {
+	ports := n.Op.Ports(c.s)
+	if k < 0 || k >= len(ports) {
+		c.fail("port %d of its operation does not exist", k)
+		return
+	}
+	pt := n.Port(ports[k])
+	if pt == nil {
+		c.emit("%s", c.dropStmt(n.ID, n.Name+"."+ports[k], "unconnected"))
+		return
+	}
+	c.follow(pt)
+}
+
+// follow generates the jump along a fired port: to the next F-node,
+// through O-nodes (decided here: on a single path only the fired operand
+// counts), or out of the graph.
+func (c *gen) follow(pt *dataflow.Port) {
+	n := pt.Node
+	if len(pt.Out) == 0 {
+		if n.Sink {
+			c.emit("%s", c.sinkStmt(n))
+		} else {
+			c.emit("%s", c.dropStmt(n.ID, n.Name+"."+pt.Name, "unconnected"))
+		}
+		return
+	}
+	to := pt.Out[0].To
+	switch to.Kind {
+	case dataflow.FNode:
+		c.emit("%sgoto n%d;", c.jumpEdge(n.ID, to.ID), to.ID)
+		c.jumps = append(c.jumps, to)
+	case dataflow.ONode:
+		want, ok := flow.Decide(to, pt)
+		if !ok {
+			c.emit("%s /* %s cannot decide on one operand */", c.undecided(n.ID), to.Name)
+			return
+		}
+		c.emit("%s/* decided %s %s */", c.jumpEdge(n.ID, to.ID), to.Name, want)
+		op := to.Port(want)
+		if op == nil {
+			c.emit("%s", c.dropStmt(to.ID, to.Name+"."+want, "unconnected"))
+			return
+		}
+		c.follow(op)
+	default: // C-nodes never run
+		c.emit("%s", c.undecided(n.ID))
+	}
+}
+
+func (c *gen) switchOp(n *dataflow.Node) {
+	o := n.Op
+	ports := o.Ports(c.s)
+	index := func(name string) int {
+		for i, p := range ports {
+			if p == name {
+				return i
+			}
+		}
+		return -1
+	}
+	v := c.newTmp("sw")
+	if isWide(o.Expr) {
+		c.emit("nsc_v128 %s = %s;", v, c.value(o.Expr))
+		for i, cs := range o.Cases {
+			kw := "if"
+			if i > 0 {
+				kw = "} else if"
+			}
+			c.emit("%s (nsc_veq(%s, %s)) {", kw, v, vlit(cs.Value))
+			c.fire(n, index(cs.Port))
+		}
+		if len(o.Cases) > 0 {
+			c.emit("}")
+		}
+		c.fire(n, index(o.Default))
+		return
+	}
+	c.emit("__u64 %s = %s;", v, c.u64(o.Expr))
+	c.emit("switch (%s) {", v)
+	for _, cs := range o.Cases {
+		c.emit("case %s:", ulit(cs.Value.Lo))
+		c.fire(n, index(cs.Port))
+	}
+	c.emit("default:")
+	c.fire(n, index(o.Default))
+	c.emit("}")
+}
+
+// hdr returns a variable pointing to wire header h's bytes, generating
+// the check that it is there (else the packet is malformed) and the bounds
+// check of its fixed part the verifier needs.
+func (c *gen) hdr(h int) string {
+	for i := len(c.hdrs) - 1; i >= 0; i-- {
+		for _, x := range c.hdrs[i] {
+			if x.h == h {
+				return x.v
+			}
+		}
+	}
+	spec := c.s.Headers[h]
+	v := fmt.Sprintf("hp%d", h) // function-scope: later nodes may use it (avail)
+	c.hpUsed[h] = true
+	if c.hasAvail(h) {
+		c.hdrs[len(c.hdrs)-1] = append(c.hdrs[len(c.hdrs)-1], hdrVar{h, v})
+		return v
+	}
+	if len(c.hdrs) == 1 && c.node != nil {
+		c.topHdr[c.node] = c.topHdr[c.node].with(h, len(c.s.Headers))
+	}
+	o := c.newTmp("o")
+	if !c.mustValid(h) {
+		c.emit("if (!%s) %s /* %s */", c.isValid(h), c.malformed(), spec.Name)
+	}
+	c.emit("__u32 %s = st->off[%d] & NSC_OM;", o, h)
+	if variable(spec) {
+		c.emit("if (%s + st->len[%d] > NSC_LEN) %s", o, h, c.malformed())
+	}
+	c.emit("%s = (unsigned char *)data + %s;", v, o)
+	c.emit("NSC_HIDE(%s);", v)
+	// A fixed header's length is its fixed part, so this is also the
+	// interpreter's check that the header lies inside the frame.
+	if n := spec.FixedBytes(); n > 0 {
+		c.emit("if ((void *)(%s + %d) > data_end) %s", v, n, c.malformed())
+	}
+	c.hdrs[len(c.hdrs)-1] = append(c.hdrs[len(c.hdrs)-1], hdrVar{h, v})
+	return v
+}
+
+// cachedHdr returns the variable pointing to header h in the current
+// scopes, if there is one.
+func (c *gen) cachedHdr(h int) (string, bool) {
+	for i := len(c.hdrs) - 1; i >= 0; i-- {
+		for _, x := range c.hdrs[i] {
+			if x.h == h {
+				return x.v, true
+			}
+		}
+	}
+	return "", false
+}
+
+// variable reports whether a header has a variable-length last field (its
+// length is then more than its fixed part).
+func variable(h *packet.HeaderSpec) bool {
+	return len(h.Fields) > 0 && h.Fields[len(h.Fields)-1].Variable()
+}
+
+// popChains finds the pops whose one successor is a pop.
+func (c *gen) popChains() {
+	c.defers, c.receives = map[*dataflow.Node]bool{}, map[*dataflow.Node]bool{}
+	isPop := func(n *dataflow.Node) bool {
+		return n.Kind == dataflow.FNode && n.Op.Kind == packet.OpPop && !c.s.Headers[n.Op.Header].Metadata
+	}
+	for _, n := range c.g.Nodes {
+		if !isPop(n) {
+			continue
+		}
+		p := n.Port(packet.PortOut)
+		if p == nil || len(p.Out) != 1 || !isPop(p.Out[0].To) || p.Out[0].To == n {
+			continue
+		}
+		c.defers[n] = true
+		c.receives[p.Out[0].To] = true
+	}
+}
+
+// isValid is a C condition: header h is valid (a constant where the
+// analysis knows).
+func (c *gen) isValid(h int) string {
+	switch {
+	case h < 0 || h >= len(c.s.Headers):
+		return "0"
+	case c.s.Headers[h].Metadata || c.mustValid(h):
+		return "1"
+	case !c.mayValid(h):
+		return "0"
+	}
+	return fmt.Sprintf("NSC_VALID(%d)", h)
+}
+
+func (c *gen) pushScope() { c.hdrs = append(c.hdrs, nil) }
+func (c *gen) popScope()  { c.hdrs = c.hdrs[:len(c.hdrs)-1] }
+
+// forget drops every header pointer: the frame moved.
+func (c *gen) forget() {
+	c.moved = true
+	if c.node != nil {
+		delete(c.topHdr, c.node) // what was checked before no longer holds
+	}
+	for i := range c.hdrs {
+		c.hdrs[i] = nil
+	}
+}
+
+// lookup generates a table lookup, its action and the jump.
+func (c *gen) lookup(n *dataflow.Node) {
+	o := n.Op
+	t := o.Table
+	def := c.s.Tables[t]
+	spec := def.Spec
+	c.tableUsed[t] = true
+	if c.tableNode[t] == nil {
+		c.tableNode[t] = n
+	}
+	if len(def.Keys) != len(spec.Keys) {
+		c.fail("table %s: %d key expressions for %d keys", spec.Name, len(def.Keys), len(spec.Keys))
+		return
+	}
+	l := layoutOf(spec)
+	e := c.newTmp("e")
+	switch l.mode {
+	case modeSlots:
+		var parts []string
+		shift := 0
+		for j := len(def.Keys) - 1; j >= 0; j-- {
+			width := spec.Keys[j].Width
+			v := c.newTmp("kv")
+			c.keyWords(def.Keys[j], width, v, "", 1)
+			parts = append(parts, fmt.Sprintf("(%s << %d)", v, shift))
+			shift += width
+		}
+		k := c.newTmp("k")
+		c.emit("__u64 %s = %s;", k, strings.Join(parts, " | "))
+		c.emit("const struct nsc_t%d_val *%s = &nsc_t%d_def;", t, e, t)
+		c.emit("{")
+		c.emit("__u64 h = %s * 0x9e3779b97f4a7c15ULL;", k)
+		c.emit("h ^= h >> 29;")
+		c.emit("for (__u32 i = 0; i < %d; i++) {", MaxProbe)
+		c.emit("__u32 s = (__u32)((h + i) & %d);", l.slots-1)
+		c.emit("const struct nsc_t%d_slot *sl = bpf_map_lookup_elem(&nsc_t%d, &s);", t, t)
+		c.emit("if (!sl || !sl->used) break;")
+		c.emit("if (sl->key == %s) { %s = (const struct nsc_t%d_val *)&sl->action; break; }", k, e, t)
+		c.emit("}")
+		c.emit("}")
+	case modeHash:
+		k := c.newTmp("k")
+		c.emit("struct nsc_t%d_key %s;", t, k)
+		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
+		if l.packed {
+			var parts []string
+			shift := 0
+			for j := len(def.Keys) - 1; j >= 0; j-- {
+				width := spec.Keys[j].Width
+				v := c.newTmp("kv")
+				c.keyWords(def.Keys[j], width, v, "", 1)
+				parts = append(parts, fmt.Sprintf("(%s << %d)", v, shift))
+				shift += width
+			}
+			c.emit("%s.k[0] = %s;", k, strings.Join(parts, " | "))
+		} else {
+			w := 0
+			for j, kx := range def.Keys {
+				c.keyWords(kx, spec.Keys[j].Width, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.kw[j])
+				w += l.kw[j]
+			}
+		}
+		c.emit("const struct nsc_t%d_val *%s = bpf_map_lookup_elem(&nsc_t%d, &%s);", t, e, t, k)
+		c.emit("if (!%s) %s = &nsc_t%d_def;", e, e, t)
+	case modeLPM:
+		k := c.newTmp("k")
+		c.emit("struct nsc_t%d_key %s;", t, k)
+		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
+		c.emit("%s.prefixlen = %d;", k, 8*l.lpmBytes)
+		for j, kx := range def.Keys {
+			width := spec.Keys[j].Width
+			nb := (width + 7) / 8
+			shift := 8*nb - width
+			if width > 64 {
+				v := c.newTmp("kv")
+				c.emit("nsc_v128 %s = nsc_vshl(nsc_vand(%s, %s), %d);", v, c.value(kx), vlit(packet.Mask(width)), shift)
+				for i := 0; i < nb; i++ {
+					sh := 8 * (nb - 1 - i)
+					if sh >= 64 {
+						c.emit("%s.data[%d] = (__u8)(%s.hi >> %d);", k, l.lpmOff[j]+i, v, sh-64)
+					} else {
+						c.emit("%s.data[%d] = (__u8)nsc_vshr(%s, %d).lo;", k, l.lpmOff[j]+i, v, sh)
+					}
+				}
+				continue
+			}
+			v := c.newTmp("kv")
+			c.emit("__u64 %s = ((%s)%s) << %d;", v, c.low(kx), maskSuffix(width), shift)
+			for i := 0; i < nb; i++ {
+				c.emit("%s.data[%d] = (__u8)(%s >> %d);", k, l.lpmOff[j]+i, v, 8*(nb-1-i))
+			}
+		}
+		c.emit("const struct nsc_t%d_val *%s = bpf_map_lookup_elem(&nsc_t%d, &%s);", t, e, t, k)
+		c.emit("if (!%s) %s = &nsc_t%d_def;", e, e, t)
+	case modeScan:
+		c.registerScan(t)
+		k := c.newTmp("k")
+		c.emit("struct nsc_t%d_keys %s;", t, k)
+		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
+		w := 0
+		for j, kx := range def.Keys {
+			c.keyWords(kx, spec.Keys[j].Width, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.kw[j])
+			w += l.kw[j]
+		}
+		idx := c.newTmp("i")
+		c.emit("__s32 %s = nsc_scan%d(&%s);", idx, t, k)
+		c.emit("const struct nsc_t%d_val *%s = &nsc_t%d_def;", t, e, t)
+		c.emit("if (%s >= 0) {", idx)
+		ent := c.newTmp("x")
+		c.emit("__u32 %s_k = (__u32)%s;", ent, idx)
+		c.emit("const struct nsc_t%d_ent *%s = bpf_map_lookup_elem(&nsc_t%d, &%s_k);", t, ent, t, ent)
+		c.emit("if (%s) %s = (const struct nsc_t%d_val *)&%s->action;", ent, e, t, ent)
+		c.emit("}")
+	}
+	c.actions(n, def, l, e)
+}
+
+// keyWords evaluates key expression kx, cut to width, into one or two
+// words (hi, lo named; kw says how many).
+func (c *gen) keyWords(kx *packet.Expr, width int, w0, w1 string, kw int) {
+	if kw == 2 {
+		v := c.newTmp("kv")
+		c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.value(kx), vlit(packet.Mask(width)))
+		c.emit("%s = %s.hi;", w0, v)
+		c.emit("%s = %s.lo;", w1, v)
+		return
+	}
+	decl := ""
+	if w1 == "" {
+		decl = "__u64 " // a new variable
+	}
+	if isWide(kx) && !lowPreserving(kx) {
+		c.emit("%s%s = nsc_vand(%s, %s).lo;", decl, w0, c.value(kx), vlit(packet.Mask(width)))
+		return
+	}
+	c.emit("%s%s = (%s)%s;", decl, w0, c.low(kx), maskSuffix(width))
+}
+
+func (c *gen) registerScan(t int) {
+	for _, x := range c.scanTables {
+		if x == t {
+			return
+		}
+	}
+	c.scanTables = append(c.scanTables, t)
+}
+
+// actions runs the action a lookup picked (entry pointer e) and fires its
+// port.
+func (c *gen) actions(n *dataflow.Node, def *packet.TableDef, l layout, e string) {
+	c.emit("switch (%s->action) {", e)
+	for i, ai := range def.Actions {
+		if ai < 0 || ai >= len(c.s.Actions) {
+			c.fail("table %s: action %d does not exist", def.Spec.Name, ai)
+			return
+		}
+		a := c.s.Actions[ai]
+		if i == len(def.Actions)-1 {
+			c.emit("default: /* %s */ {", cComment(a.Name))
+		} else {
+			c.emit("case %d: /* %s */ {", i, cComment(a.Name))
+		}
+		c.entry = e
+		c.paramOff = nil
+		c.paramWide = nil
+		for pi, p := range a.Params {
+			off := 0
+			if i < len(l.paramOff) && pi < len(l.paramOff[i]) {
+				off = l.paramOff[i][pi]
+			}
+			c.paramOff = append(c.paramOff, off)
+			c.paramWide = append(c.paramWide, p.Width > 64)
+		}
+		c.pushScope()
+		for _, as := range a.Body {
+			c.assign(as, nil)
+		}
+		c.popScope()
+		c.entry = ""
+		c.fire(n, i)
+		c.emit("}")
+	}
+	c.emit("}")
+}
+
+// assign generates one assignment, patching the checksums in update.
+func (c *gen) assign(a packet.Assign, update []int) {
+	h := c.s.Headers[a.Dst.Header]
+	fs := h.Fields[a.Dst.Field]
+	if fs.Variable() {
+		c.fail("assignment to %s.%s, a variable-length field", h.Name, fs.Name)
+		return
+	}
+	wide := isWide(a.Src) || fs.Width > 64
+	if wide && fs.Width <= 64 && lowPreserving(a.Src) {
+		wide = false // the destination keeps only low bits
+	}
+	switch {
+	case len(update) > 0 && !h.Metadata:
+		c.setUpdating(a, update)
+	case h.Metadata:
+		slot := c.metaSlot[h.MetaBase+a.Dst.Field]
+		if fs.Width > 64 {
+			v := c.newTmp("v")
+			c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.value(a.Src), vlit(packet.Mask(fs.Width)))
+			c.emit("st->m[%d] = %s.hi; st->m[%d] = %s.lo;", slot, v, slot+1, v)
+			return
+		}
+		if wide {
+			c.emit("st->m[%d] = nsc_vand(%s, %s).lo;", slot, c.value(a.Src), vlit(packet.Mask(fs.Width)))
+			return
+		}
+		c.emit("st->m[%d] = (%s)%s;", slot, c.low(a.Src), maskSuffix(fs.Width))
+	default:
+		var v string
+		t := c.newTmp("v")
+		if wide {
+			c.emit("nsc_v128 %s = %s;", t, c.value(a.Src))
+			v = t
+		} else {
+			c.emit("__u64 %s = %s;", t, c.low(a.Src))
+			v = t
+		}
+		b := c.hdr(a.Dst.Header)
+		c.put(b, fs, v, wide)
+	}
+}
+
+// put writes value v (a __u64 variable, or an nsc_v128 if wide) into
+// field fs of the header at pointer b.
+func (c *gen) put(b string, fs packet.FieldSpec, v string, wide bool) {
+	k := fs.Offset / 8
+	if fs.Offset%8 == 0 {
+		switch {
+		case fs.Width == 8:
+			c.emit("%s[%d] = (__u8)%s;", b, k, lo(v, wide))
+			return
+		case fs.Width == 16:
+			c.emit("*(__u16 *)(%s + %d) = bpf_htons((__u16)%s);", b, k, lo(v, wide))
+			return
+		case fs.Width == 32:
+			c.emit("*(__u32 *)(%s + %d) = bpf_htonl((__u32)%s);", b, k, lo(v, wide))
+			return
+		case fs.Width == 64:
+			c.emit("*(__u64 *)(%s + %d) = bpf_cpu_to_be64(%s);", b, k, lo(v, wide))
+			return
+		case fs.Width == 48:
+			t := c.newTmp("v")
+			c.emit("__u64 %s = %s;", t, lo(v, wide))
+			c.emit("*(__u16 *)(%s + %d) = bpf_htons((__u16)(%s >> 32));", b, k, t)
+			c.emit("*(__u32 *)(%s + %d) = bpf_htonl((__u32)%s);", b, k+2, t)
+			return
+		case fs.Width == 128 && wide:
+			c.emit("*(__u64 *)(%s + %d) = bpf_cpu_to_be64(%s.hi);", b, k, v)
+			c.emit("*(__u64 *)(%s + %d) = bpf_cpu_to_be64(%s.lo);", b, k+8, v)
+			return
+		}
+	}
+	if fs.Width > 64 {
+		hi := v + ".hi"
+		if !wide {
+			hi = "0"
+		}
+		c.putBits(b, fs.Offset, fs.Width-64, hi)
+		c.putBits(b, fs.Offset+fs.Width-64, 64, lo(v, wide))
+		return
+	}
+	c.putBits(b, fs.Offset, fs.Width, lo(v, wide))
+}
+
+func lo(v string, wide bool) string {
+	if wide {
+		return v + ".lo"
+	}
+	return v
+}
+
+// putBits writes the low w (1..64) bits of x at bit offset off of b, byte
+// by byte, keeping the bits around the field.
+func (c *gen) putBits(b string, off, w int, x string) {
+	end := off + w
+	for j := off / 8; j*8 < end; j++ {
+		lo, hi := max(off, 8*j), min(end, 8*j+8)
+		var mask uint8
+		for bit := lo; bit < hi; bit++ {
+			mask |= 0x80 >> (bit - 8*j)
+		}
+		shift := end - (8*j + 8) // how far the field's end lies past this byte's end
+		var bits string
+		if shift >= 0 {
+			bits = fmt.Sprintf("(__u8)((%s) >> %d)", x, shift)
+		} else {
+			bits = fmt.Sprintf("(__u8)((%s) << %d)", x, -shift)
+		}
+		if mask == 0xff {
+			c.emit("%s[%d] = %s;", b, j, bits)
+			continue
+		}
+		c.emit("%s[%d] = (%s[%d] & 0x%02x) | (%s & 0x%02x);", b, j, b, j, ^mask, bits, mask)
+	}
+}
+
+// getBits reads w (1..64) bits at bit offset off of b as a __u64.
+func getBits(b string, off, w int) string {
+	end := off + w
+	var parts []string
+	for j := off / 8; j*8 < end; j++ {
+		shift := end - (8*j + 8)
+		if shift >= 0 {
+			parts = append(parts, fmt.Sprintf("((__u64)%s[%d] << %d)", b, j, shift))
+		} else {
+			parts = append(parts, fmt.Sprintf("((__u64)%s[%d] >> %d)", b, j, -shift))
+		}
+	}
+	return fmt.Sprintf("((%s)%s)", strings.Join(parts, " | "), maskSuffix(w))
+}
+
+// readField reads a field as __u64 or, if wide, as nsc_v128.
+func (c *gen) readField(f packet.FieldRef, wide bool) string {
+	h := c.s.Headers[f.Header]
+	fs := h.Fields[f.Field]
+	if fs.Variable() {
+		c.fail("%s.%s has a variable length and no value", h.Name, fs.Name)
+		return "0"
+	}
+	if h.Metadata {
+		slot := c.metaSlot[h.MetaBase+f.Field]
+		switch {
+		case fs.Width > 64 && wide:
+			return fmt.Sprintf("nsc_v(st->m[%d], st->m[%d])", slot, slot+1)
+		case fs.Width > 64:
+			return fmt.Sprintf("st->m[%d]", slot+1)
+		case wide:
+			return fmt.Sprintf("nsc_v(0, st->m[%d])", slot)
+		}
+		return fmt.Sprintf("st->m[%d]", slot)
+	}
+	b := c.hdr(f.Header)
+	k := fs.Offset / 8
+	var u string
+	if fs.Offset%8 == 0 {
+		switch fs.Width {
+		case 8:
+			u = fmt.Sprintf("(__u64)%s[%d]", b, k)
+		case 16:
+			u = fmt.Sprintf("(__u64)bpf_ntohs(*(__u16 *)(%s + %d))", b, k)
+		case 32:
+			u = fmt.Sprintf("(__u64)bpf_ntohl(*(__u32 *)(%s + %d))", b, k)
+		case 48:
+			u = fmt.Sprintf("((__u64)bpf_ntohs(*(__u16 *)(%s + %d)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(%s + %d)))", b, k, b, k+2)
+		case 64:
+			u = fmt.Sprintf("bpf_be64_to_cpu(*(__u64 *)(%s + %d))", b, k)
+		case 128:
+			hi := fmt.Sprintf("bpf_be64_to_cpu(*(__u64 *)(%s + %d))", b, k)
+			lo := fmt.Sprintf("bpf_be64_to_cpu(*(__u64 *)(%s + %d))", b, k+8)
+			if wide {
+				return fmt.Sprintf("nsc_v(%s, %s)", hi, lo)
+			}
+			return lo
+		}
+	}
+	if u == "" && fs.Width <= 64 {
+		u = getBits(b, fs.Offset, fs.Width)
+	}
+	if u == "" { // wider than 64 bits, unaligned
+		hi := getBits(b, fs.Offset, fs.Width-64)
+		lo := getBits(b, fs.Offset+fs.Width-64, 64)
+		if wide {
+			return fmt.Sprintf("nsc_v(%s, %s)", hi, lo)
+		}
+		return lo
+	}
+	if wide {
+		return "nsc_v(0, " + u + ")"
+	}
+	return u
+}
+
+// The C literals.
+
+func ulit(x uint64) string { return fmt.Sprintf("0x%xULL", x) }
+
+func vlit(v packet.Value) string { return fmt.Sprintf("nsc_v(0x%xULL, 0x%xULL)", v.Hi, v.Lo) }
+
+func maskSuffix(w int) string {
+	if w >= 64 {
+		return ""
+	}
+	return fmt.Sprintf(" & 0x%xULL", uint64(1)<<w-1)
+}

@@ -1,0 +1,239 @@
+package ejfat
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/dataflow"
+)
+
+// TestXDPAttach attaches lb-2025's XDP program for real: two network
+// namespaces joined by a veth pair, the LB's end carrying the program
+// (with lb-2025.tables: the LB answers back out of the same veth, XDP_TX),
+// the other end sending EJFAT frames built with gopacket over an
+// AF_PACKET socket and receiving what comes back. What comes back must be
+// what the interpreter sends for the same frames, and the program's
+// counters must say so. No addresses are configured: raw frames only,
+// inside the namespaces, which are removed at the end, failed or not.
+func TestXDPAttach(t *testing.T) {
+	if _, err := exec.LookPath("ip"); err != nil {
+		xdpNeed(t, "the ip command (iproute2) is missing")
+	}
+	// Generic XDP (in the stack, after the driver), and native XDP in the
+	// veth driver; there the peer needs an XDP program of its own (one
+	// that passes everything) to take the frames XDP_TX sends it.
+	t.Run("generic", func(t *testing.T) { xdpAttach(t, link.XDPGenericMode) })
+	t.Run("driver", func(t *testing.T) { xdpAttach(t, link.XDPDriverMode) })
+}
+
+func xdpAttach(t *testing.T, mode link.XDPAttachFlags) {
+	r, m := xdpPair(t, "lb-2025")
+
+	tag := fmt.Sprintf("%d-%d", os.Getpid(), mode)
+	lbNS, txNS := "nscxdp-lb-"+tag, "nscxdp-tx-"+tag
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	for _, ns := range []string{lbNS, txNS} {
+		ip("netns", "add", ns)
+		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+	}
+	ip("-n", lbNS, "link", "add", "vlb", "address", "00:aa:bb:cc:dd:ee", "type", "veth", "peer", "name", "vtx", "address", "00:11:22:33:44:55", "netns", txNS)
+	ip("-n", lbNS, "link", "set", "vlb", "up")
+	ip("-n", txNS, "link", "set", "vtx", "up")
+
+	// The program goes on the LB's end, in the LB's namespace.
+	var l link.Link
+	inNetns(t, lbNS, func() error {
+		var err error
+		l, err = r.Attach("vlb", mode)
+		return err
+	})
+	t.Cleanup(func() { l.Close() })
+	if mode == link.XDPDriverMode {
+		pass, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL",
+			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, xdp.VerdictPass), asm.Return()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pass.Close() })
+		inNetns(t, txNS, func() error {
+			ifc, err := net.InterfaceByName("vtx")
+			if err != nil {
+				return err
+			}
+			pl, err := link.AttachXDP(link.XDPOptions{Program: pass, Interface: ifc.Index, Flags: link.XDPDriverMode})
+			if err == nil {
+				t.Cleanup(func() { pl.Close() })
+			}
+			return err
+		})
+	}
+	if err := r.ResetCounters(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A packet socket on the sender's end, opened in its namespace.
+	var fd, ifindex int
+	inNetns(t, txNS, func() error {
+		var err error
+		fd, ifindex, err = packetSocket("vtx")
+		return err
+	})
+	defer syscall.Close(fd)
+
+	// EJFAT v2 frames to LB 0 (A.7's, with other ticks and entropies):
+	// each goes to the member its calendar slot names.
+	var frames [][]byte
+	var want []string
+	for i := 0; i < 1000 && len(frames) < 32; i++ {
+		lb := gplA7LB()
+		lb.Tick, lb.Entropy = uint64(i), uint16(i*7)
+		f := gplFrame(t, false, lb, gplA7Payload())
+		m.Run(f, func(n *dataflow.Node, data []byte) {
+			if n.Name == "TxWire" {
+				frames = append(frames, f)
+				want = append(want, hex.EncodeToString(data))
+			}
+		})
+	}
+	if len(frames) < 32 {
+		t.Fatalf("the interpreter forwards only %d frames: the test set-up is wrong", len(frames))
+	}
+	to := &syscall.SockaddrLinklayer{Ifindex: ifindex, Halen: 6, Addr: [8]byte{0x00, 0xaa, 0xbb, 0xcc, 0xdd, 0xee}}
+	for _, f := range frames {
+		if err := syscall.Sendto(fd, f, 0, to); err != nil {
+			t.Fatalf("send: %v", err)
+		}
+	}
+
+	// Receive until every answer is in, for at most 5 seconds; frames
+	// that are not the LB's answers (the kernel's own) are ignored.
+	var got []string
+	buf := make([]byte, 4096)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(got) < len(want) && time.Now().Before(deadline) {
+		n, from, err := syscall.Recvfrom(fd, buf, 0)
+		if err != nil {
+			if err == syscall.EAGAIN || err == syscall.EINTR {
+				continue
+			}
+			t.Fatalf("receive: %v", err)
+		}
+		if ll, ok := from.(*syscall.SockaddrLinklayer); ok && ll.Pkttype == syscall.PACKET_OUTGOING {
+			continue
+		}
+		f := buf[:n]
+		if n < 42 || binary.BigEndian.Uint16(f[12:]) != 0x0800 || f[23] != 17 || binary.BigEndian.Uint16(f[34:]) != 50000 {
+			continue // not an answer to our frames
+		}
+		got = append(got, hex.EncodeToString(f))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("received %d frames, want the interpreter's %d:\n got %v\nwant %v", len(got), len(want), got, want)
+	}
+	c, _, err := r.Counters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sinks["TxWire"] != uint64(len(frames)) {
+		t.Errorf("the program transmitted %d frames, want %d (counters %v)", c.Sinks["TxWire"], len(frames), c)
+	}
+	t.Logf("%d frames sent, %d answers back through XDP_TX, as the interpreter's", len(frames), len(got))
+}
+
+// xdpNeed skips t for a missing tool, or fails it under CI.
+func xdpNeed(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("CI is set and this test cannot run: %s", why)
+	}
+	t.Skip(why)
+}
+
+// inNetns runs f on a thread inside network namespace ns (ip netns's
+// /var/run/netns/NS), then puts the thread back.
+func inNetns(t *testing.T, ns string, f func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		// The thread is dropped, not reused, if it cannot go back.
+		self, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", syscall.Gettid()))
+		if err != nil {
+			done <- err
+			return
+		}
+		defer self.Close()
+		target, err := os.Open("/var/run/netns/" + ns)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer target.Close()
+		if err := setns(int(target.Fd())); err != nil {
+			done <- fmt.Errorf("setns %s: %w", ns, err)
+			return
+		}
+		ferr := f()
+		if err := setns(int(self.Fd())); err != nil {
+			done <- fmt.Errorf("setns back: %w", err)
+			return
+		}
+		runtime.UnlockOSThread()
+		done <- ferr
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func setns(fd int) error { return unix.Setns(fd, unix.CLONE_NEWNET) }
+
+// packetSocket opens an AF_PACKET socket bound to interface dev, with a
+// receive timeout.
+func packetSocket(dev string) (fd, ifindex int, err error) {
+	const ethPAll = 0x0003
+	proto := int(uint16(ethPAll)<<8 | uint16(ethPAll)>>8)
+	fd, err = syscall.Socket(syscall.AF_PACKET, syscall.SOCK_RAW, proto)
+	if err != nil {
+		return 0, 0, err
+	}
+	ni, err := net.InterfaceByName(dev) // netlink, in the thread's namespace
+	if err != nil {
+		syscall.Close(fd)
+		return 0, 0, err
+	}
+	ifc := ni.Index
+	if err := syscall.Bind(fd, &syscall.SockaddrLinklayer{Protocol: uint16(proto), Ifindex: ifc}); err != nil {
+		syscall.Close(fd)
+		return 0, 0, err
+	}
+	tv := syscall.Timeval{Usec: 100000}
+	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
+		syscall.Close(fd)
+		return 0, 0, err
+	}
+	return fd, ifc, nil
+}

@@ -1,0 +1,143 @@
+// Package xdptest holds what the XDP backend's kernel tests share: the
+// check that they can run here (root, clang, BPF headers), skipping with
+// the reason when not, failing instead when the environment variable CI
+// is set; and building a graph's program into a test's directory.
+package xdptest
+
+import (
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/sim"
+)
+
+// Require skips t (fails it under CI) unless BPF programs can be built and
+// loaded here.
+func Require(t testing.TB) {
+	t.Helper()
+	why := ""
+	switch {
+	case os.Geteuid() != 0:
+		why = "loading XDP programs needs root"
+	case !hasClang():
+		why = "clang is not on PATH"
+	case !exists("/usr/include/bpf/bpf_helpers.h"):
+		why = "libbpf's headers (libbpf-dev) are missing"
+	}
+	if why == "" {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("CI is set and this test cannot run: %s", why)
+	}
+	t.Skip(why)
+}
+
+func hasClang() bool {
+	_, err := exec.LookPath("clang")
+	return err == nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// Build generates g's XDP program, compiles it into dir and returns the
+// object's path and the program.
+func Build(t testing.TB, g *dataflow.Graph, limits map[string]int, dir, name string) (string, *xdp.Program) {
+	t.Helper()
+	prog, err := xdp.Generate(g, xdp.Options{Limits: limits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, name+".c")
+	if err := os.WriteFile(src, prog.C, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obj := filepath.Join(dir, name+".o")
+	if err := xdp.Clang(src, obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj, prog
+}
+
+// Outcome is where a frame went: the XDP verdict the interpreter's result
+// calls for (a sink's, or XDP_DROP) and where, and the bytes that left.
+type Outcome struct {
+	Verdict string
+	Where   string
+	Data    string
+}
+
+// Interp runs a frame through the interpreter and says what the XDP
+// program must do with it.
+func Interp(m *sim.Machine, meta *xdp.Meta, frame []byte) Outcome {
+	var out Outcome
+	m.Run(frame, func(n *dataflow.Node, data []byte) {
+		out = Outcome{Verdict: "a sink without a verdict", Where: "sink " + n.Name, Data: hex.EncodeToString(data)}
+		for _, s := range meta.Sinks {
+			if s.Node == n.Name {
+				out.Verdict = s.Verdict
+			}
+		}
+	})
+	if k, ok := m.LastDrop(); ok && out.Where == "" {
+		out = Outcome{Verdict: "XDP_DROP", Where: fmt.Sprintf("drop %s: %s", k.Node, k.Reason)}
+	}
+	return out
+}
+
+// Compare runs frames (14 bytes and longer: XDP never sees shorter ones)
+// through the loaded program and the interpreter and fails t on differing
+// verdicts, bytes or counters. It returns the interpreter's outcomes by
+// where they went.
+func Compare(t testing.TB, r *xdp.Runner, m *sim.Machine, frames [][]byte) map[string]int {
+	t.Helper()
+	where := map[string]int{}
+	bad, run := 0, 0
+	for i, f := range frames {
+		if len(f) < 14 {
+			continue
+		}
+		run++
+		want := Interp(m, r.Meta, f)
+		res, err := r.Run(f)
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		got := Outcome{Verdict: xdp.VerdictName(res.Verdict), Where: want.Where}
+		if res.Verdict != xdp.VerdictDrop {
+			got.Data = hex.EncodeToString(res.Data)
+		}
+		where[want.Where]++
+		if want != got {
+			bad++
+			if bad <= 5 {
+				t.Errorf("frame %d (%d bytes %x): XDP differs from the interpreter (-interp +xdp):\n%s", i, len(f), f, cmp.Diff(want, got))
+			}
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%d of %d frames differ", bad, run)
+	}
+	got, oversize, err := r.Counters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(m.Counters(), got); diff != "" {
+		t.Errorf("counters differ (-interp +xdp):\n%s", diff)
+	}
+	if oversize != 0 {
+		t.Errorf("%d frames counted as too long", oversize)
+	}
+	return where
+}
