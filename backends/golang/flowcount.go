@@ -2,251 +2,100 @@ package golang
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )
 
-// The interpreter counts the frames every node runs on. Counting that in
-// the fast path with one increment per node costs a memory write per node
-// per frame; most of them follow from the others, because frames are
-// conserved: every frame that enters a node leaves it by one edge, to
-// another node or out of the graph, where the sink and drop counters count
-// it anyway. So the generator counts only the edges outside a spanning
-// forest of the flow graph (Knuth's placement of counters) and Each solves
-// for the rest.
-
-// exitVertex is the flow graph's vertex outside the graph: every end leads
-// to it, and the entry edge leads from it to the start node.
-const exitVertex = -1
-
-// flowEdge is one edge of the flow graph.
-type flowEdge struct {
-	from, to int64
-	// known is the counter that already counts the edge (a sink or drop
-	// counter), "" if none.
-	known string
-	// marker is where in the code an increment goes if the edge gets a
-	// counter of its own.
-	marker string
-	owner  *dataflow.Node // the F-node whose code has the edge
-	// force: give the edge a counter (an end whose counter it shares
-	// with ends elsewhere, so the counter does not say which).
-	force bool
-}
+// Node runs are counted on a few flow edges (backends/flow, count.go):
+// the generator records the flow graph as it emits code, and runs() solves
+// for every node from the edge, sink and drop counters.
 
 // jumpEdge records an edge from vertex from to vertex to and returns the
 // marker to emit on it.
-func (c *gen) jumpEdge(from, to int64) string {
-	m := fmt.Sprintf("/*edge %d*/", len(c.edges))
-	c.edges = append(c.edges, flowEdge{from: from, to: to, marker: m, owner: c.owner})
-	return m
-}
+func (c *gen) jumpEdge(from, to int64) string { return c.cnt.Jump(c.owner.ID, from, to) }
 
 // retDrop returns the statement that ends a frame at drop site d, coming
 // from vertex from, and records the end.
 func (c *gen) retDrop(from int64, d int) string {
-	c.edges = append(c.edges, flowEdge{from: from, to: exitVertex, known: fmt.Sprintf("pl.Dropped[%d]", d), owner: c.owner})
+	c.cnt.End(c.owner.ID, from, flow.Counter{Kind: flow.CountDrop, Index: d})
 	return fmt.Sprintf("return pl.drop(%d)", d)
 }
 
 // retSink returns the statement that sends a frame out at sink s.
 func (c *gen) retSink(from int64, s int) string {
-	c.edges = append(c.edges, flowEdge{from: from, to: exitVertex, known: fmt.Sprintf("pl.Sunk[%d]", s), owner: c.owner})
+	c.cnt.End(c.owner.ID, from, flow.Counter{Kind: flow.CountSink, Index: s})
 	return fmt.Sprintf("return pl.sink(%d, p.Data)", s)
 }
 
-// retUndecided ends a frame undecided: the site is shared by every place
-// this happens, so the edge gets a counter of its own.
+// retUndecided ends a frame undecided: the drop site is shared by every
+// place this happens, so the edge gets a counter of its own.
 func (c *gen) retUndecided(from int64) string {
-	m := fmt.Sprintf("/*edge %d*/", len(c.edges))
-	c.edges = append(c.edges, flowEdge{from: from, to: exitVertex, marker: m, owner: c.owner, force: true})
-	return m + fmt.Sprintf("return pl.drop(%d)", c.drop(c.start.Name, "undecided"))
+	return c.cnt.Shared(c.owner.ID, from) + fmt.Sprintf("return pl.drop(%d)", c.drop(c.start.Name, "undecided"))
 }
 
-// placeCounters decides which edges of the live code get a counter,
-// replaces the markers, and returns the code of the function that solves
-// for the node runs.
+// placeCounters places the edge counters in the live code and returns the
+// function that solves for the node runs.
 func (c *gen) placeCounters(code map[*dataflow.Node][]byte, live map[*dataflow.Node]bool) string {
-	var es []flowEdge
-	seen := map[[3]string]bool{}
-	for _, e := range c.edges {
-		if !live[e.owner] {
-			continue
-		}
-		if e.known != "" { // one edge per vertex and counter
-			k := [3]string{fmt.Sprint(e.from), e.known}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-		}
-		es = append(es, e)
+	byID := map[int64]*dataflow.Node{}
+	for _, n := range c.g.Nodes {
+		byID[n.ID] = n
 	}
-	// The entry edge: every frame ends once, so it carries the sum of the
-	// end counters.
-	counted := map[int]int{} // edge -> counter index
-	for i, e := range es {
-		if e.force {
-			counted[i] = len(counted)
-			es[i].known = fmt.Sprintf("pl.edges[%d]", counted[i])
-		}
+	plan, err := c.cnt.Place(
+		func(owner int64) bool { return live[byID[owner]] },
+		c.start.ID, len(c.g.Nodes),
+		func(to int64) bool { // drops: frames rarely go there
+			n := byID[to]
+			return n != nil && n.Kind == dataflow.FNode && n.Op.Kind == packet.OpDrop
+		})
+	if err != nil {
+		panic("go backend: " + err.Error()) // a forest always peels
 	}
-	var ends []string
-	for _, e := range es {
-		if e.to == exitVertex {
-			ends = append(ends, e.known)
-		}
-	}
-	entry := flowEdge{from: exitVertex, to: c.start.ID, known: "total"}
-	es = append(es, entry)
-
-	// Unknown edges join a spanning forest while they connect two parts;
-	// the others get counters.
-	parent := map[int64]int64{}
-	var find func(v int64) int64
-	find = func(v int64) int64 {
-		if p, ok := parent[v]; ok && p != v {
-			r := find(p)
-			parent[v] = r
-			return r
-		}
-		parent[v] = v
-		return v
-	}
-	// Edges into drop nodes go last, so that the forest takes the edges
-	// frames mostly follow and counters sit on the way to drops.
-	order := make([]int, len(es))
-	for i := range order {
-		order[i] = i
-	}
-	cold := func(i int) bool {
-		n := c.g.Node(c.nameOf[es[i].to])
-		return n != nil && n.Kind == dataflow.FNode && n.Op.Kind == packet.OpDrop
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		switch ca, cb := cold(a), cold(b); {
-		case ca == cb:
-			return 0
-		case ca:
-			return 1
-		}
-		return -1
-	})
-	for _, i := range order {
-		e := es[i]
-		if e.known != "" {
-			continue
-		}
-		a, b := find(e.from), find(e.to)
-		if a != b {
-			parent[a] = b
-			continue
-		}
-		counted[i] = len(counted)
-		es[i].known = fmt.Sprintf("pl.edges[%d]", counted[i])
-	}
-	c.counters = len(counted)
+	c.counters = plan.Counters
 	for n, b := range code {
-		s := string(b)
-		for i, e := range es {
-			if e.marker == "" || e.owner != n {
-				continue
-			}
-			if k, ok := counted[i]; ok {
-				s = strings.Replace(s, e.marker, fmt.Sprintf("pl.edges[%d]++\n", k), 1)
-			} else {
-				s = strings.Replace(s, e.marker, "", 1)
-			}
-		}
-		code[n] = []byte(s)
+		code[n] = []byte(plan.Replace(string(b), func(k int) string { return fmt.Sprintf("pl.edges[%d]++\n", k) }))
 	}
-
-	// Solve: peel vertices with one unknown edge left.
+	counter := func(k flow.Counter) string {
+		switch k.Kind {
+		case flow.CountSink:
+			return fmt.Sprintf("pl.Sunk[%d]", k.Index)
+		case flow.CountDrop:
+			return fmt.Sprintf("pl.Dropped[%d]", k.Index)
+		case flow.CountEdge:
+			return fmt.Sprintf("pl.edges[%d]", k.Index)
+		}
+		return "total"
+	}
 	var w strings.Builder
 	fmt.Fprintf(&w, "// runs solves the flow graph for the frames each node ran on.\nfunc (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {\n")
-	fmt.Fprintf(&w, "var f [%d]uint64\n", len(es))
-	fmt.Fprintf(&w, "total := uint64(0)")
-	for _, k := range ends {
-		fmt.Fprintf(&w, " + %s", k)
+	fmt.Fprintf(&w, "var f [%d]uint64\ntotal := uint64(0)", len(plan.Known))
+	for _, k := range plan.Ends {
+		fmt.Fprintf(&w, " + %s", counter(k))
 	}
 	w.WriteString("\n")
-	unknown := map[int]bool{}
-	for i, e := range es {
-		if e.known != "" {
-			fmt.Fprintf(&w, "f[%d] = %s\n", i, e.known)
-		} else {
-			unknown[i] = true
+	for i, k := range plan.Known {
+		if k.Kind != "" {
+			fmt.Fprintf(&w, "f[%d] = %s\n", i, counter(k))
 		}
 	}
-	incident := map[int64][]int{}
-	for i, e := range es {
-		incident[e.from] = append(incident[e.from], i)
-		if e.to != e.from {
-			incident[e.to] = append(incident[e.to], i)
+	for _, s := range plan.Solve {
+		fmt.Fprintf(&w, "f[%d] = 0", s.Edge)
+		for _, i := range s.Plus {
+			fmt.Fprintf(&w, " + f[%d]", i)
 		}
-	}
-	var vertices []int64
-	for v := range incident {
-		vertices = append(vertices, v)
-	}
-	slices.Sort(vertices)
-	for progress := true; len(unknown) > 0 && progress; {
-		progress = false
-		for _, v := range vertices {
-			ids := incident[v]
-			var open []int
-			for _, i := range ids {
-				if unknown[i] {
-					open = append(open, i)
-				}
-			}
-			if len(open) != 1 || v == exitVertex {
-				continue
-			}
-			u := open[0]
-			// Conservation at v: what enters equals what leaves.
-			var plus, minus []string
-			for _, i := range ids {
-				if i == u {
-					continue
-				}
-				in := es[i].to == v
-				if in == (es[u].to == v) {
-					minus = append(minus, fmt.Sprintf("f[%d]", i))
-				} else {
-					plus = append(plus, fmt.Sprintf("f[%d]", i))
-				}
-			}
-			fmt.Fprintf(&w, "f[%d] = 0", u)
-			for _, t := range plus {
-				fmt.Fprintf(&w, " + %s", t)
-			}
-			for _, t := range minus {
-				fmt.Fprintf(&w, " - %s", t)
-			}
-			w.WriteString("\n")
-			delete(unknown, u)
-			progress = true
+		for _, i := range s.Minus {
+			fmt.Fprintf(&w, " - f[%d]", i)
 		}
+		w.WriteString("\n")
 	}
-	if len(unknown) > 0 {
-		panic(fmt.Sprintf("go backend: %d flow edges left unsolved", len(unknown))) // a forest always peels
-	}
-	in := map[int64][]int{}
-	for i, e := range es {
-		if e.to != exitVertex {
-			in[e.to] = append(in[e.to], i)
-		}
-	}
-	for _, n := range c.g.Nodes {
-		if len(in[n.ID]) == 0 {
+	for n, in := range plan.In {
+		if len(in) == 0 {
 			continue
 		}
-		fmt.Fprintf(&w, "r[%d] = 0", n.ID)
-		for _, i := range in[n.ID] {
+		fmt.Fprintf(&w, "r[%d] = 0", n)
+		for _, i := range in {
 			fmt.Fprintf(&w, " + f[%d]", i)
 		}
 		w.WriteString("\n")

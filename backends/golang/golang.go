@@ -41,10 +41,7 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("go backend: graph %s has no source", g.Name)
 	}
-	c := &gen{g: g, s: g.Schema, nameOf: map[int64]string{}, updVar: map[string]string{}, start: srcs[0]}
-	for _, n := range g.Nodes {
-		c.nameOf[n.ID] = n.Name
-	}
+	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: srcs[0]}
 	c.body()
 	return c.file(opt)
 }
@@ -68,12 +65,11 @@ type gen struct {
 	hdrs  []map[int]string
 	jumps []*dataflow.Node // F-nodes the node being generated jumps to
 
-	edges    []flowEdge     // the flow graph, for counter placement
+	cnt      flow.Edges     // the flow graph, for counter placement
 	owner    *dataflow.Node // the F-node being generated
 	counters int            // edge counters placed
 	runsCode string         // the function solving for node runs
-	nameOf   map[int64]string
-	mal      string // the node being generated, where malformed packets end
+	mal      string         // the node being generated, where malformed packets end
 }
 
 func (c *gen) emit(format string, args ...any) {

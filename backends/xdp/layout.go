@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -41,7 +42,7 @@ type Meta struct {
 	Counts     []string `json:"counts"`
 	CountNodes [][]int  `json:"count_nodes"`
 	// Flow gives the node runs from the counters.
-	Flow   *Flow       `json:"flow"`
+	Flow   *flow.Flow  `json:"flow"`
 	Tables []TableMeta `json:"tables"`
 	// MaxFrame is the longest frame the program processes; longer ones
 	// are passed to the kernel and counted under the Oversize counter.

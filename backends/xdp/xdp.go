@@ -156,9 +156,9 @@ type gen struct {
 	// own (defers); the pops after them take them over (receives).
 	defers, receives map[*dataflow.Node]bool
 
-	edges        []flowEdge // the flow graph's edges (flowcount.go)
+	edges        flow.Edges // the flow graph (flowcount.go)
 	edgeCounters int
-	flow         *Flow
+	flow         *flow.Flow
 
 	// hdrs is a stack of scopes: header index -> variable holding a
 	// pointer to its bytes (bounds checked for its fixed part).
@@ -232,7 +232,7 @@ func (c *gen) sinkStmt(n *dataflow.Node) string {
 		c.sinkIdx[n.Name] = i
 		c.sinks = append(c.sinks, Sink{Node: n.Name, Verdict: v})
 	}
-	c.endEdge(n.ID, FlowCounter{Kind: "sink", Index: i})
+	c.endEdge(n.ID, flow.Counter{Kind: flow.CountSink, Index: i})
 	return fmt.Sprintf("NSC_SINK(%d, %s);", i, c.sinks[i].Verdict)
 }
 
@@ -256,7 +256,7 @@ func verdict(n *dataflow.Node) string {
 // reason), coming from vertex from of the flow graph.
 func (c *gen) dropStmt(from int64, node, reason string) string {
 	d := c.drop(node, reason)
-	c.endEdge(from, FlowCounter{Kind: "drop", Index: d})
+	c.endEdge(from, flow.Counter{Kind: flow.CountDrop, Index: d})
 	return fmt.Sprintf("NSC_DROP(%d);", d)
 }
 
