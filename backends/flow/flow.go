@@ -1,7 +1,9 @@
-// Package flow holds what the code generators share about how a frame
-// moves through a graph: generated code follows one path per frame (no
-// spawn edges, no port with two targets), so O-nodes are decided at
-// generation time by the one operand that fired.
+// Package flow holds what the code generators (Go, XDP, P4) share: how a
+// frame moves through a graph — generated code follows one path per frame
+// (no spawn edges, no port with two targets), so O-nodes are decided at
+// generation time by the one operand that fired —, where counters go so
+// that node runs can be solved for (count.go), and analyses of operations
+// and expressions (ops.go).
 package flow
 
 import (

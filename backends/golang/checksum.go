@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -13,42 +14,6 @@ import (
 // layout fixes it, and each checksum is patched once at the end of the
 // node. packet.ApplyChecksumDelta documents why that equals the
 // interpreter's patch after every change.
-
-// maxWindows and maxWindow mirror the interpreter's limits: it patches at
-// most 4 checksums per field, over windows of at most 20 bytes.
-const (
-	maxWindows = 4
-	maxWindow  = 20
-)
-
-// canAccumulate: the node's assignments neither read nor write a checksum
-// they update (those would see the intermediate values).
-func (c *gen) canAccumulate(o *packet.Op) bool {
-	if len(o.Update) == 0 || len(o.Update) > maxWindows {
-		return false
-	}
-	isCsum := func(f packet.FieldRef) bool {
-		for _, u := range o.Update {
-			if f.Header == u && f.Field == c.s.Headers[u].Checksum {
-				return true
-			}
-		}
-		return false
-	}
-	var reads func(e *packet.Expr) bool
-	reads = func(e *packet.Expr) bool {
-		if e == nil {
-			return false
-		}
-		return (e.Kind == packet.EField && isCsum(e.Field)) || reads(e.A) || reads(e.B)
-	}
-	for _, a := range o.Assign {
-		if isCsum(a.Dst) || reads(a.Src) {
-			return false
-		}
-	}
-	return true
-}
 
 // setAccumulating generates a set with updates.
 func (c *gen) setAccumulating(o *packet.Op) {
@@ -70,7 +35,7 @@ func (c *gen) setAccumulating(o *packet.Op) {
 			continue
 		}
 		fs := h.Fields[a.Dst.Field]
-		wide := fs.Width > 64 || (isWide(a.Src) && !lowPreserving(a.Src))
+		wide := fs.Width > 64 || (flow.IsWide(a.Src) && !flow.LowPreserving(a.Src))
 		var v string
 		if wide {
 			v = c.value(a.Src)
@@ -115,7 +80,7 @@ func (c *gen) window(u int, f packet.FieldRef, ok, lo, hi string) bool {
 	slo, shi := flo/2*2, (fhi+1)/2*2
 	static := func(base string) {
 		c.emit("%s, %s := %s+%d, %s+%d", lo, hi, base, slo, base, shi)
-		c.emit("%s := p.Hdr[%d].Valid && %s <= len(p.Data) && %d <= %d", ok, u, hi, shi-slo, maxWindow)
+		c.emit("%s := p.Hdr[%d].Valid && %s <= len(p.Data) && %d <= %d", ok, u, hi, shi-slo, flow.MaxWindow)
 	}
 	switch {
 	case f.Header == u:
@@ -131,11 +96,11 @@ func (c *gen) window(u int, f packet.FieldRef, ok, lo, hi string) bool {
 	c.emit("rs := p.Hdr[%d].Off", u)
 	c.emit("l, h := p.Hdr[%d].Off+%d, p.Hdr[%d].Off+%d", f.Header, flo, f.Header, fhi)
 	c.emit("%s, %s = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2", lo, hi)
-	c.emit("%s = %s <= len(p.Data) && %s-%s <= %d", ok, hi, hi, lo, maxWindow)
+	c.emit("%s = %s <= len(p.Data) && %s-%s <= %d", ok, hi, hi, lo, flow.MaxWindow)
 	if spec.ChecksumKind == packet.ChecksumL4 && c.s.PseudoHeaderField(f) {
 		c.emit("} else if p.Hdr[%d].Valid {", u)
 		c.emit("%s, %s = p.Hdr[%d].Off+%d, p.Hdr[%d].Off+%d", lo, hi, f.Header, slo, f.Header, shi)
-		c.emit("%s = %s <= len(p.Data) && %s-%s <= %d", ok, hi, hi, lo, maxWindow)
+		c.emit("%s = %s <= len(p.Data) && %s-%s <= %d", ok, hi, hi, lo, flow.MaxWindow)
 	}
 	c.emit("}")
 	return true
@@ -156,7 +121,7 @@ func (c *gen) windowLen(u int, f packet.FieldRef) int {
 // sum is the one's-complement sum of p.Data[lo:hi] (not folded), unrolled
 // when the window's length n is known.
 func (c *gen) sum(lo, hi string, n int) string {
-	if n == 0 || n > maxWindow {
+	if n == 0 || n > flow.MaxWindow {
 		return fmt.Sprintf("packet.SumWords(p.Data[%s:%s])", lo, hi)
 	}
 	c.usesBE = true
@@ -221,7 +186,7 @@ func (c *gen) extract(h int) string {
 		c.emit("p.Hdr[%d] = packet.HeaderState{Off: off, Len: %d, Valid: true}", h, n)
 		c.hdrs = append(c.hdrs, map[int]string{})
 		ext := c.newTmp("ext")
-		if isWide(last.Length) {
+		if flow.IsWide(last.Length) {
 			c.emit("%s := %s", ext, c.value(last.Length))
 			c.emit("%s = %s.Hi == 0 && %s.Lo <= uint64(len(p.Data)) && off+%d+int(%s.Lo) <= len(p.Data)", ok, ext, ext, n, ext)
 			ext += ".Lo"

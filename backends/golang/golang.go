@@ -229,7 +229,7 @@ func (c *gen) node(n *dataflow.Node) {
 	case packet.OpLookup:
 		c.lookup(n)
 	case packet.OpSet:
-		if c.canAccumulate(o) {
+		if flow.CanSumUpdates(c.s, o) {
 			c.setAccumulating(o)
 		} else {
 			for _, a := range o.Assign {
@@ -330,7 +330,7 @@ func (c *gen) switchOp(n *dataflow.Node) {
 		}
 		return -1
 	}
-	wide := isWide(o.Expr)
+	wide := flow.IsWide(o.Expr)
 	v := c.newTmp("v")
 	if wide {
 		c.emit("%s := %s", v, c.value(o.Expr))
@@ -357,7 +357,7 @@ func (c *gen) lookup(n *dataflow.Node) {
 	c.emit("act, params := %d, []packet.Value(%s)", def.Default, c.defaultParams(o.Table))
 	packable := def.Spec.KeyWord()
 	for _, k := range def.Keys {
-		packable = packable && (!isWide(k) || lowPreserving(k))
+		packable = packable && (!flow.IsWide(k) || flow.LowPreserving(k))
 	}
 	if packable {
 		// The keys fit one word: packed, one probe for exact tables and for
@@ -384,7 +384,7 @@ func (c *gen) lookup(n *dataflow.Node) {
 func (c *gen) keys(def *packet.TableDef) {
 	c.maxKeys = max(c.maxKeys, len(def.Keys))
 	for i, k := range def.Keys {
-		if isWide(k) && (def.Spec.Keys[i].Width > 64 || !lowPreserving(k)) {
+		if flow.IsWide(k) && (def.Spec.Keys[i].Width > 64 || !flow.LowPreserving(k)) {
 			c.emit("pl.keys[%d] = %s", i, c.value(k))
 		} else {
 			c.emit("pl.keys[%d] = packet.Value{Lo: %s}", i, c.low(k))
@@ -435,8 +435,8 @@ func (c *gen) actions(n *dataflow.Node, def *packet.TableDef) {
 func (c *gen) assign(a packet.Assign, params []packet.Param, update []int) {
 	h := c.s.Headers[a.Dst.Header]
 	fs := h.Fields[a.Dst.Field]
-	wide := isWide(a.Src) || fs.Width > 64
-	if wide && fs.Width <= 64 && len(update) == 0 && lowPreserving(a.Src) {
+	wide := flow.IsWide(a.Src) || fs.Width > 64
+	if wide && fs.Width <= 64 && len(update) == 0 && flow.LowPreserving(a.Src) {
 		wide = false // the destination keeps only low bits
 	}
 	switch {
@@ -523,17 +523,6 @@ func (c *gen) hdr(h int) string {
 	return v
 }
 
-// isWide reports whether e needs 128-bit arithmetic somewhere.
-func isWide(e *packet.Expr) bool {
-	if e == nil {
-		return false
-	}
-	if e.Width > 64 || e.Const.Hi != 0 || e.Value.Hi != 0 || e.Mask.Hi != 0 || e.Lo.Hi != 0 || e.Hi.Hi != 0 {
-		return true
-	}
-	return isWide(e.A) || isWide(e.B)
-}
-
 func maskSuffix(w int) string {
 	if w >= 64 {
 		return ""
@@ -574,7 +563,7 @@ func (c *gen) cond(e *packet.Expr) string {
 		return t
 	case packet.EEq, packet.ENe, packet.ELt, packet.ELe, packet.EGt, packet.EGe:
 		op := map[packet.ExprKind]string{packet.EEq: "==", packet.ENe: "!=", packet.ELt: "<", packet.ELe: "<=", packet.EGt: ">", packet.EGe: ">="}[e.Kind]
-		if isWide(e.A) || isWide(e.B) {
+		if flow.IsWide(e.A) || flow.IsWide(e.B) {
 			a, b := c.value(e.A), c.value(e.B)
 			if e.Kind == packet.EEq || e.Kind == packet.ENe {
 				return fmt.Sprintf("(%s %s %s)", a, op, b)
@@ -584,12 +573,12 @@ func (c *gen) cond(e *packet.Expr) string {
 		a, b := c.u64(e.A), c.u64(e.B)
 		return fmt.Sprintf("(%s %s %s)", a, op, b)
 	case packet.EMasked:
-		if isWide(e) {
+		if flow.IsWide(e) {
 			return fmt.Sprintf("(%s.And(%s) == %s)", c.value(e.A), valueLit(e.Mask), valueLit(e.Value.And(e.Mask)))
 		}
 		return fmt.Sprintf("(%s&%#x == %#x)", c.u64(e.A), e.Mask.Lo, e.Value.Lo&e.Mask.Lo)
 	case packet.ERange:
-		if isWide(e) {
+		if flow.IsWide(e) {
 			a := c.newTmp("r")
 			c.emit("%s := %s", a, c.value(e.A))
 			return fmt.Sprintf("(%s.Cmp(%s) >= 0 && %s.Cmp(%s) <= 0)", a, valueLit(e.Lo), a, valueLit(e.Hi))
@@ -598,13 +587,13 @@ func (c *gen) cond(e *packet.Expr) string {
 		c.emit("%s := %s", a, c.u64(e.A))
 		return fmt.Sprintf("(%s >= %#x && %s <= %#x)", a, e.Lo.Lo, a, e.Hi.Lo)
 	}
-	if isWide(e) {
+	if flow.IsWide(e) {
 		return "!" + c.value(e) + ".IsZero()"
 	}
 	return "(" + c.u64(e) + " != 0)"
 }
 
-// u64 generates a value of at most 64 bits (isWide(e) is false).
+// u64 generates a value of at most 64 bits (flow.IsWide(e) is false).
 func (c *gen) u64(e *packet.Expr) string {
 	if e.Boolean() {
 		return "fastpath.B2U(" + c.cond(e) + ")"
@@ -645,24 +634,8 @@ func (c *gen) u64(e *packet.Expr) string {
 	panic(fmt.Sprintf("go backend: expression kind %d", e.Kind))
 }
 
-// lowPreserving: the low 64 bits of e follow from the low 64 bits of its
-// operands (+, -, *, &, |, ^, ~, << and leaves).
-func lowPreserving(e *packet.Expr) bool {
-	switch e.Kind {
-	case packet.EConst, packet.EField, packet.EParam:
-		return true
-	case packet.EAdd, packet.ESub, packet.EMul, packet.EBitAnd, packet.EBitOr, packet.EBitXor:
-		return lowPreserving(e.A) && lowPreserving(e.B)
-	case packet.EShl:
-		return lowPreserving(e.A) && !isWide(e.B)
-	case packet.EBitNot:
-		return lowPreserving(e.A)
-	}
-	return false
-}
-
 func (c *gen) low(e *packet.Expr) string {
-	if !isWide(e) {
+	if !flow.IsWide(e) {
 		return c.u64(e)
 	}
 	mask := maskSuffix(e.Width)
@@ -683,7 +656,7 @@ func (c *gen) low(e *packet.Expr) string {
 
 // value generates a packet.Value.
 func (c *gen) value(e *packet.Expr) string {
-	if !isWide(e) {
+	if !flow.IsWide(e) {
 		return "packet.Value{Lo: " + c.u64(e) + "}"
 	}
 	switch e.Kind {

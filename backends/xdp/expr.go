@@ -3,6 +3,7 @@ package xdp
 import (
 	"fmt"
 
+	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -10,36 +11,6 @@ import (
 // __u64 arithmetic, wider ones as nsc_v128 (two words) through the helper
 // functions of the runtime part (file.go). The arithmetic is exact as
 // docs/language.md 11.4 says: a result is cut to its width.
-
-// isWide reports whether e needs 128-bit arithmetic somewhere.
-func isWide(e *packet.Expr) bool {
-	if e == nil {
-		return false
-	}
-	if e.Width > 64 || e.Const.Hi != 0 || e.Value.Hi != 0 || e.Mask.Hi != 0 || e.Lo.Hi != 0 || e.Hi.Hi != 0 {
-		return true
-	}
-	return isWide(e.A) || isWide(e.B)
-}
-
-// lowPreserving: the low 64 bits of e follow from the low 64 bits of its
-// operands (+, -, *, &, |, ^, ~, << and leaves).
-func lowPreserving(e *packet.Expr) bool {
-	if e == nil {
-		return false
-	}
-	switch e.Kind {
-	case packet.EConst, packet.EField, packet.EParam:
-		return true
-	case packet.EAdd, packet.ESub, packet.EMul, packet.EBitAnd, packet.EBitOr, packet.EBitXor:
-		return lowPreserving(e.A) && lowPreserving(e.B)
-	case packet.EShl:
-		return lowPreserving(e.A) && !isWide(e.B)
-	case packet.EBitNot:
-		return lowPreserving(e.A)
-	}
-	return false
-}
 
 func (c *gen) bad(e *packet.Expr) string {
 	if e == nil {
@@ -85,7 +56,7 @@ func (c *gen) cond(e *packet.Expr) string {
 		if e.A == nil || e.B == nil {
 			return c.bad(nil)
 		}
-		if isWide(e.A) || isWide(e.B) {
+		if flow.IsWide(e.A) || flow.IsWide(e.B) {
 			a, b := c.value(e.A), c.value(e.B)
 			switch e.Kind {
 			case packet.EEq:
@@ -101,7 +72,7 @@ func (c *gen) cond(e *packet.Expr) string {
 		if e.A == nil {
 			return c.bad(nil)
 		}
-		if isWide(e) {
+		if flow.IsWide(e) {
 			return fmt.Sprintf("nsc_veq(nsc_vand(%s, %s), %s)", c.value(e.A), vlit(e.Mask), vlit(e.Value.And(e.Mask)))
 		}
 		return fmt.Sprintf("((%s & %s) == %s)", c.u64(e.A), ulit(e.Mask.Lo), ulit(e.Value.Lo&e.Mask.Lo))
@@ -110,20 +81,20 @@ func (c *gen) cond(e *packet.Expr) string {
 			return c.bad(nil)
 		}
 		a := c.newTmp("r")
-		if isWide(e) {
+		if flow.IsWide(e) {
 			c.emit("nsc_v128 %s = %s;", a, c.value(e.A))
 			return fmt.Sprintf("(nsc_vcmp(%s, %s) >= 0 && nsc_vcmp(%s, %s) <= 0)", a, vlit(e.Lo), a, vlit(e.Hi))
 		}
 		c.emit("__u64 %s = %s;", a, c.u64(e.A))
 		return fmt.Sprintf("(%s >= %s && %s <= %s)", a, ulit(e.Lo.Lo), a, ulit(e.Hi.Lo))
 	}
-	if isWide(e) {
+	if flow.IsWide(e) {
 		return "!nsc_vzero(" + c.value(e) + ")"
 	}
 	return "(" + c.u64(e) + " != 0)"
 }
 
-// u64 generates a value of at most 64 bits (isWide(e) is false).
+// u64 generates a value of at most 64 bits (flow.IsWide(e) is false).
 func (c *gen) u64(e *packet.Expr) string {
 	if e == nil {
 		return c.bad(e)
@@ -198,7 +169,7 @@ func (c *gen) low(e *packet.Expr) string {
 	if e == nil {
 		return c.bad(e)
 	}
-	if !isWide(e) {
+	if !flow.IsWide(e) {
 		return c.u64(e)
 	}
 	mask := maskSuffix(e.Width)
@@ -212,7 +183,7 @@ func (c *gen) low(e *packet.Expr) string {
 	case packet.EBitNot:
 		return fmt.Sprintf("(~%s%s)", c.low(e.A), mask)
 	}
-	if !lowPreserving(e) || e.A == nil || e.B == nil {
+	if !flow.LowPreserving(e) || e.A == nil || e.B == nil {
 		return c.value(e) + ".lo"
 	}
 	if e.Kind == packet.EShl {
@@ -231,7 +202,7 @@ func (c *gen) value(e *packet.Expr) string {
 	if e == nil {
 		return c.bad(e)
 	}
-	if !isWide(e) {
+	if !flow.IsWide(e) {
 		return "nsc_v(0, " + c.u64(e) + ")"
 	}
 	switch e.Kind {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -12,13 +13,6 @@ import (
 // backends/golang/checksum.go and packet.ApplyChecksumDelta), push and pop
 // (bpf_xdp_adjust_head, the bytes in front moved by a bounded copy),
 // checksum verify and compute (a bounded loop over the covered bytes).
-
-// maxWindows and maxWindow mirror the interpreter's limits: it patches at
-// most 4 checksums per field, over windows of at most 20 bytes.
-const (
-	maxWindows = 4
-	maxWindow  = 20
-)
 
 // extract generates `extract H` as a condition; the header's state is set
 // as packet.Packet.Extract does.
@@ -71,7 +65,7 @@ func (c *gen) extractAt(h int, ok string) {
 	c.emit("st->off[%d] = %s; st->len[%d] = %d; NSC_SETV(%d);", h, cur, h, n, h)
 	c.pushScope()
 	ext := c.newTmp("ext")
-	if isWide(last.Length) {
+	if flow.IsWide(last.Length) {
 		v := c.newTmp("xv")
 		c.emit("nsc_v128 %s = %s;", v, c.value(last.Length))
 		c.emit("__u64 %s = %s.lo;", ext, v)
@@ -160,35 +154,6 @@ func (c *gen) parseFrom(h int, seen []int, r, done string, depth int) {
 	c.emit("}")
 }
 
-// canAccumulate: the node's assignments neither read nor write a checksum
-// they update (those would see the intermediate values).
-func (c *gen) canAccumulate(o *packet.Op) bool {
-	if len(o.Update) == 0 || len(o.Update) > maxWindows {
-		return false
-	}
-	isCsum := func(f packet.FieldRef) bool {
-		for _, u := range o.Update {
-			if f.Header == u && f.Field == c.s.Headers[u].Checksum {
-				return true
-			}
-		}
-		return false
-	}
-	var reads func(e *packet.Expr) bool
-	reads = func(e *packet.Expr) bool {
-		if e == nil {
-			return false
-		}
-		return (e.Kind == packet.EField && isCsum(e.Field)) || reads(e.A) || reads(e.B)
-	}
-	for _, a := range o.Assign {
-		if isCsum(a.Dst) || reads(a.Src) {
-			return false
-		}
-	}
-	return true
-}
-
 // A window is the 16-bit aligned byte range around a field that a
 // checksum's incremental update sums before and after the write
 // (packet.Packet.window). Relative to the field's header its place is
@@ -213,7 +178,7 @@ func (c *gen) prepare(a packet.Assign, us []int) (wins []window, val string, wid
 		c.fail("assignment to %s.%s, a variable-length field", h.Name, fs.Name)
 		return nil, "0", false
 	}
-	wide = fs.Width > 64 || (isWide(a.Src) && !lowPreserving(a.Src))
+	wide = fs.Width > 64 || (flow.IsWide(a.Src) && !flow.LowPreserving(a.Src))
 	val = c.newTmp("v")
 	if wide {
 		c.emit("nsc_v128 %s = %s;", val, c.value(a.Src))
@@ -242,7 +207,7 @@ func (c *gen) window(u int, f packet.FieldRef, b string) (window, bool) {
 	w.lo[1], w.hi[1] = flo/2*2, (fhi+1)/2*2
 	w.lo[2], w.hi[2] = (flo+1)/2*2-1, (fhi+2)/2*2-1
 	for v := 1; v <= 2; v++ {
-		w.possible[v] = w.hi[v]-w.lo[v] <= maxWindow
+		w.possible[v] = w.hi[v]-w.lo[v] <= flow.MaxWindow
 	}
 	switch {
 	case f.Header == u && !w.possible[1], !w.possible[1] && !w.possible[2]:
@@ -379,8 +344,8 @@ func (c *gen) setUpdating(a packet.Assign, update []int) {
 	}
 	h := c.s.Headers[a.Dst.Header]
 	wins, val, wide := c.prepare(a, us)
-	if len(wins) > maxWindows {
-		wins = wins[:maxWindows] // the interpreter patches at most 4
+	if len(wins) > flow.MaxWindows {
+		wins = wins[:flow.MaxWindows] // the interpreter patches at most 4
 	}
 	b := c.hdr(a.Dst.Header)
 	c.put(b, h.Fields[a.Dst.Field], val, wide)

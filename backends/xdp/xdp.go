@@ -467,7 +467,7 @@ func (c *gen) nodeOp(n *dataflow.Node) {
 	case packet.OpLookup:
 		c.lookup(n)
 	case packet.OpSet:
-		if c.canAccumulate(o) {
+		if flow.CanSumUpdates(c.s, o) {
 			c.setAccumulating(o)
 		} else {
 			for _, a := range o.Assign {
@@ -586,7 +586,7 @@ func (c *gen) switchOp(n *dataflow.Node) {
 		return -1
 	}
 	v := c.newTmp("sw")
-	if isWide(o.Expr) {
+	if flow.IsWide(o.Expr) {
 		c.emit("nsc_v128 %s = %s;", v, c.value(o.Expr))
 		for i, cs := range o.Cases {
 			kw := "if"
@@ -850,7 +850,7 @@ func (c *gen) keyWords(kx *packet.Expr, width int, w0, w1 string, kw int) {
 	if w1 == "" {
 		decl = "__u64 " // a new variable
 	}
-	if isWide(kx) && !lowPreserving(kx) {
+	if flow.IsWide(kx) && !flow.LowPreserving(kx) {
 		c.emit("%s%s = nsc_vand(%s, %s).lo;", decl, w0, c.value(kx), vlit(packet.Mask(width)))
 		return
 	}
@@ -912,8 +912,8 @@ func (c *gen) assign(a packet.Assign, update []int) {
 		c.fail("assignment to %s.%s, a variable-length field", h.Name, fs.Name)
 		return
 	}
-	wide := isWide(a.Src) || fs.Width > 64
-	if wide && fs.Width <= 64 && lowPreserving(a.Src) {
+	wide := flow.IsWide(a.Src) || fs.Width > 64
+	if wide && fs.Width <= 64 && flow.LowPreserving(a.Src) {
 		wide = false // the destination keeps only low bits
 	}
 	switch {
