@@ -11,11 +11,12 @@ import (
 )
 
 // BenchmarkLB forwards the IPv4 LB v2 packet of ejfat-lb-pipeline-2025.md
-// A.7 (LB 0 of the reference configuration, tick 10) three ways: the Go
-// fast path nsc generates from the lb-2025 model on HostRaw, the reference
-// interpreter on the same graph and tables, and a hand-written gopacket
-// load balancer (DecodingLayerParser + SerializeLayers). All three must
-// produce the same frame; ns/op is per packet.
+// A.7 (LB 0 of the reference configuration, tick 10) four ways: the XDP
+// program nsc generates from the lb-2025 model, in the kernel (needs root
+// and clang; see benchXDP); the Go fast path nsc generates from it on
+// HostRaw; the reference interpreter on the same graph and tables; and a
+// hand-written gopacket load balancer (DecodingLayerParser +
+// SerializeLayers). All must produce the same frame; ns/op is per packet.
 func BenchmarkLB(b *testing.B) {
 	frame := gplFrame(b, false, gplA7LB(), gplA7Payload())
 	want, drop := newGopacketLB(b).Forward(frame)
@@ -28,6 +29,7 @@ func BenchmarkLB(b *testing.B) {
 		b.Fatal(err)
 	}
 
+	b.Run("xdp", func(b *testing.B) { benchXDP(b, frame, want) })
 	b.Run("generated", func(b *testing.B) {
 		ts, err := lbfast.Tables("lb-2025", "lb-2025.tables", bytes.NewReader(script))
 		if err != nil {

@@ -12,8 +12,6 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/dragonet-go/nsc/backends/xdp"
-	"github.com/dragonet-go/nsc/ejfat/lbfast"
-	"github.com/dragonet-go/nsc/packet"
 )
 
 // xdpRestoreC is the harness of the XDP benchmark. The kernel's repeat run
@@ -72,102 +70,60 @@ int restore(struct xdp_md *ctx)
 }
 `
 
-// BenchmarkXDPLB forwards BenchmarkLB's packet (the IPv4 LB v2 frame of
-// ejfat-lb-pipeline-2025.md A.7) through lb-2025 two ways: the XDP program
-// nsc generates, in the kernel (cilium/ebpf's Program.Benchmark: the
-// kernel's repeat run), and the Go fast path nsc generates (lbfast), with
-// the same table entries. Both must produce the frame the gopacket LB
-// produces. ns/op is per packet; the XDP figure is the restoring harness's
-// time with the LB minus its time without (see xdpRestoreC), the best of
-// five kernel runs of a million repetitions.
-func BenchmarkXDPLB(b *testing.B) {
-	frame := gplFrame(b, false, gplA7LB(), gplA7Payload())
-	want, drop := newGopacketLB(b).Forward(frame)
-	if drop != "" {
-		b.Fatal(drop)
-	}
-	want = bytes.Clone(want)
-	script, err := os.ReadFile("testdata/lb-2025.tables")
+// benchXDP is BenchmarkLB's XDP part: the XDP program nsc generates for
+// lb-2025, in the kernel (cilium/ebpf's Program.Benchmark: the kernel's
+// repeat run), must produce want from frame; ns/op is per packet: the
+// restoring harness's time with the LB minus its time without (see
+// xdpRestoreC), the best of five kernel runs of a million repetitions.
+func benchXDP(b *testing.B, frame, want []byte) {
+	r, _ := xdpPair(b, "lb-2025")
+	res, err := r.Run(frame)
 	if err != nil {
 		b.Fatal(err)
 	}
-
-	b.Run("xdp", func(b *testing.B) {
-		r, _ := xdpPair(b, "lb-2025")
-		res, err := r.Run(frame)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.Verdict != xdp.VerdictTX || !bytes.Equal(res.Data, want) {
-			b.Fatalf("XDP %s %x, gopacket %x", xdp.VerdictName(res.Verdict), res.Data, want)
-		}
-		h := xdpHarness(b, frame)
-		per := func(withLB bool) time.Duration {
-			if withLB {
-				if err := h.Maps["lb"].Put(uint32(0), r.Program()); err != nil {
-					b.Fatal(err)
-				}
-			} else if err := h.Maps["lb"].Delete(uint32(0)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+	if res.Verdict != xdp.VerdictTX || !bytes.Equal(res.Data, want) {
+		b.Fatalf("XDP %s %x, gopacket %x", xdp.VerdictName(res.Verdict), res.Data, want)
+	}
+	h := xdpHarness(b, frame)
+	per := func(withLB bool) time.Duration {
+		if withLB {
+			if err := h.Maps["lb"].Put(uint32(0), r.Program()); err != nil {
 				b.Fatal(err)
 			}
-			// Best of a few kernel runs of 1M repetitions each.
-			best := time.Duration(1 << 62)
-			for range 5 {
-				v, d, err := h.Programs["restore"].Benchmark(frame, 1_000_000, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if withLB && v != xdp.VerdictTX {
-					b.Fatalf("the LB said %s", xdp.VerdictName(v))
-				}
-				best = min(best, d)
+		} else if err := h.Maps["lb"].Delete(uint32(0)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			b.Fatal(err)
+		}
+		// Best of a few kernel runs of 1M repetitions each.
+		best := time.Duration(1 << 62)
+		for range 5 {
+			v, d, err := h.Programs["restore"].Benchmark(frame, 1_000_000, nil)
+			if err != nil {
+				b.Fatal(err)
 			}
-			return best
-		}
-		if err := r.ResetCounters(); err != nil {
-			b.Fatal(err)
-		}
-		restore := per(false)
-		both := per(true)
-		c, _, err := r.Counters()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if c.Sinks["TxWire"] < 5_000_000 || len(c.Drops) > 0 {
-			b.Fatalf("the LB did not forward every run: %v %v", c.Sinks, c.Drops)
-		}
-		for b.Loop() { // the kernel did the runs
-		}
-		b.ReportMetric(float64((both - restore).Nanoseconds()), "ns/op")
-		b.ReportMetric(float64(restore.Nanoseconds()), "harness-ns")
-		b.Logf("XDP lb-2025: %v per packet (%v with the harness, %v the harness alone); the verifier processed %d instructions", both-restore, both, restore, r.VerifiedInsns)
-	})
-	b.Run("generated", func(b *testing.B) {
-		ts, err := lbfast.Tables("lb-2025", "lb-2025.tables", bytes.NewReader(script))
-		if err != nil {
-			b.Fatal(err)
-		}
-		pl, err := lbfast.New("lb-2025", ts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		buf := make([]byte, 2*packet.Headroom+len(frame))
-		check := func() []byte {
-			copy(buf[packet.Headroom:], frame)
-			r := pl.Process(buf, packet.Headroom, len(frame))
-			if r.Sink < 0 {
-				b.Fatalf("dropped at %v", pl.DropSite(r.Drop))
+			if withLB && v != xdp.VerdictTX {
+				b.Fatalf("the LB said %s", xdp.VerdictName(v))
 			}
-			return r.Data
+			best = min(best, d)
 		}
-		if got := check(); !bytes.Equal(got, want) {
-			b.Fatalf("generated %x, gopacket %x", got, want)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			check()
-		}
-	})
+		return best
+	}
+	if err := r.ResetCounters(); err != nil {
+		b.Fatal(err)
+	}
+	restore := per(false)
+	both := per(true)
+	c, _, err := r.Counters()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if c.Sinks["TxWire"] < 5_000_000 || len(c.Drops) > 0 {
+		b.Fatalf("the LB did not forward every run: %v %v", c.Sinks, c.Drops)
+	}
+	for b.Loop() { // the kernel did the runs
+	}
+	b.ReportMetric(float64((both - restore).Nanoseconds()), "ns/op")
+	b.ReportMetric(float64(restore.Nanoseconds()), "harness-ns")
+	b.Logf("XDP lb-2025: %v per packet (%v with the harness, %v the harness alone); the verifier processed %d instructions", both-restore, both, restore, r.VerifiedInsns)
 }
 
 // xdpHarness loads xdpRestoreC with the frame to put back.

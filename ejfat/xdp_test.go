@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"testing"
 
 	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/embed"
+	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -73,34 +73,6 @@ func xdpPair(t testing.TB, version string) (*xdp.Runner, *sim.Machine) {
 	return r, mach
 }
 
-// xdpMutate derives n frames from seeds: bytes flipped (biased to the
-// headers), truncated, extended, or random (as lbfast's differential test).
-func xdpMutate(seeds [][]byte, n int, seed uint64) [][]byte {
-	rnd := rand.New(rand.NewPCG(seed, 11))
-	out := make([][]byte, 0, n)
-	for len(out) < n {
-		f := append([]byte(nil), seeds[rnd.IntN(len(seeds))]...)
-		switch rnd.IntN(5) {
-		case 0, 1:
-			for k := 1 + rnd.IntN(3); k > 0 && len(f) > 0; k-- {
-				i := rnd.IntN(min(len(f), 80))
-				f[i] ^= byte(1 + rnd.IntN(255))
-			}
-		case 2:
-			f = f[:rnd.IntN(len(f)+1)]
-		case 3:
-			f = append(f, make([]byte, rnd.IntN(64))...)
-		case 4:
-			f = make([]byte, rnd.IntN(160))
-			for i := range f {
-				f[i] = byte(rnd.UintN(256))
-			}
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
 // xdpSeeds are the crafted frames of Corpus (seed 000's transfers among
 // them), the A.7 frame of the 2025 spec and the example frame of the 2026
 // spec.
@@ -146,7 +118,7 @@ func TestXDPAgainstInterpreter(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			r, m := xdpPair(t, v)
 			s := xdpSeeds(t)
-			where := xdptest.Compare(t, r, m, append(s, xdpMutate(s, n, 7)...))
+			where := xdptest.Compare(t, r, m, append(s, difftest.Mutate(s, n, 7)...))
 			if where["sink TxWire"] < 100 || len(where) < 3 {
 				t.Errorf("the corpus exercises too little: %v", where)
 			}

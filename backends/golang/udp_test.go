@@ -1,7 +1,6 @@
 package golang_test
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/dragonet-go/nsc/backends/golang/internal/udpfast"
@@ -25,35 +24,10 @@ func udpPair(t testing.TB) (*udpfast.Pipeline, *sim.Machine) {
 	return pl, m
 }
 
-// mutate returns n frames derived from the corpus: bytes flipped,
-// truncated, extended, and wholly random frames.
-func mutate(corpus [][]byte, n int, seed uint64) [][]byte {
-	rnd := rand.New(rand.NewPCG(seed, 7))
-	out := make([][]byte, 0, n)
-	for len(out) < n {
-		f := append([]byte(nil), corpus[rnd.IntN(len(corpus))]...)
-		switch rnd.IntN(4) {
-		case 0:
-			for k := 1 + rnd.IntN(4); k > 0 && len(f) > 0; k-- {
-				f[rnd.IntN(len(f))] ^= byte(1 + rnd.IntN(255))
-			}
-		case 1:
-			f = f[:rnd.IntN(len(f)+1)]
-		case 2:
-			f = make([]byte, rnd.IntN(120))
-			for i := range f {
-				f[i] = byte(rnd.UintN(256))
-			}
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
 func TestUDPFastPathAgainstInterpreter(t *testing.T) {
 	pl, m := udpPair(t)
 	corpus := testutil.UDPCorpus(t)
-	frames := append(corpus, mutate(corpus, 20000, 1)...)
+	frames := append(corpus, difftest.Mutate(corpus, 20000, 1)...)
 	where := difftest.Compare(t, pl, m, frames)
 	if len(where) < 6 {
 		t.Errorf("the corpus reaches only %v", where)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat"
+	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -56,34 +56,6 @@ func counterLabels(src []byte) map[string]string {
 	return out
 }
 
-// mutate derives n frames from seeds: bytes flipped (mostly in the
-// headers), cut short, extended, or random.
-func mutate(seeds [][]byte, n int, seed uint64) [][]byte {
-	rnd := rand.New(rand.NewPCG(seed, 7))
-	out := make([][]byte, 0, n)
-	for len(out) < n {
-		f := append([]byte(nil), seeds[rnd.IntN(len(seeds))]...)
-		switch rnd.IntN(5) {
-		case 0, 1:
-			for k := 1 + rnd.IntN(3); k > 0 && len(f) > 0; k-- {
-				i := rnd.IntN(min(len(f), 80))
-				f[i] ^= byte(1 + rnd.IntN(255))
-			}
-		case 2:
-			f = f[:rnd.IntN(len(f)+1)]
-		case 3:
-			f = append(f, make([]byte, rnd.IntN(64))...)
-		case 4:
-			f = make([]byte, rnd.IntN(160))
-			for i := range f {
-				f[i] = byte(rnd.UintN(256))
-			}
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
 // TestAgainstInterpreter runs the crafted EJFAT corpus and frames derived
 // from it through each golden program (in the P4 interpreter of
 // p4run_test.go, with the converted entries) and through nsc's interpreter
@@ -99,7 +71,7 @@ func TestAgainstInterpreter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames := append(seeds, mutate(seeds, n, 5)...)
+	frames := append(seeds, difftest.Mutate(seeds, n, 5)...)
 	for _, gc := range golden {
 		t.Run(name(gc.version, gc.arch), func(t *testing.T) {
 			prog, m, _, err := build(t, "ejfat/"+gc.version+".nsc", gc.lpg, gc.prg, gc.arch)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 	"github.com/dragonet-go/nsc/lang"
@@ -63,33 +64,6 @@ func pair(t *testing.T, m *lang.Model, g *dataflow.Graph, script string) (*xdp.R
 	}
 	t.Logf("%s: the verifier processed %d instructions", g.Name, r.VerifiedInsns)
 	return r, mach
-}
-
-// mutate derives n frames from seeds: bytes flipped, cut, extended or
-// random.
-func mutate(seeds [][]byte, n int, seed uint64) [][]byte {
-	rnd := rand.New(rand.NewPCG(seed, 3))
-	out := make([][]byte, 0, n)
-	for len(out) < n {
-		f := append([]byte(nil), seeds[rnd.IntN(len(seeds))]...)
-		switch rnd.IntN(5) {
-		case 0, 1:
-			for k := 1 + rnd.IntN(3); k > 0 && len(f) > 0; k-- {
-				f[rnd.IntN(min(len(f), 90))] ^= byte(1 + rnd.IntN(255))
-			}
-		case 2:
-			f = f[:rnd.IntN(len(f)+1)]
-		case 3:
-			f = append(f, make([]byte, rnd.IntN(64))...)
-		case 4:
-			f = make([]byte, rnd.IntN(160))
-			for i := range f {
-				f[i] = byte(rnd.UintN(256))
-			}
-		}
-		out = append(out, f)
-	}
-	return out
 }
 
 // opsFrames are frames that take OpsRx's paths: UDP over IPv4 (with and
@@ -152,7 +126,7 @@ func TestOpsRxAgainstInterpreter(t *testing.T) {
 	g, _ := m.Graph("OpsRx")
 	r, mach := pair(t, m, g, "testdata/ops.tables")
 	seeds := opsFrames(t)
-	where := xdptest.Compare(t, r, mach, append(seeds, mutate(seeds, 20000, 1)...))
+	where := xdptest.Compare(t, r, mach, append(seeds, difftest.Mutate(seeds, 20000, 1)...))
 	t.Logf("%d crafted + 20000 derived frames: %v", len(seeds), where)
 	c := mach.Counters()
 	for _, n := range []string{"Wire", "PopV4", "Vlan", "Rewrite", "Fiddle", "Recompute", "Echo6Pop", "Echo6Set", "PopVlan", "V6UdpSum", "NotA", "Never"} {
@@ -195,6 +169,6 @@ func TestUDPIPv4(t *testing.T) {
 	g, _ := m.Graph("UDPIPv4")
 	r, mach := pair(t, m, g, "")
 	seeds := testutil.UDPCorpus(t)
-	where := xdptest.Compare(t, r, mach, append(seeds, mutate(seeds, 10000, 2)...))
+	where := xdptest.Compare(t, r, mach, append(seeds, difftest.Mutate(seeds, 10000, 2)...))
 	t.Logf("%v", where)
 }

@@ -2,7 +2,6 @@ package lbfast_test
 
 import (
 	"encoding/hex"
-	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -58,34 +57,6 @@ func pairOn(t testing.TB, version, prg string) (fastpath.Pipeline, *sim.Machine)
 	return pl, mach
 }
 
-// mutate derives n frames from seeds: bytes flipped (biased to the
-// headers), truncated, extended, or random.
-func mutate(seeds [][]byte, n int, seed uint64) [][]byte {
-	rnd := rand.New(rand.NewPCG(seed, 11))
-	out := make([][]byte, 0, n)
-	for len(out) < n {
-		f := append([]byte(nil), seeds[rnd.IntN(len(seeds))]...)
-		switch rnd.IntN(5) {
-		case 0, 1:
-			for k := 1 + rnd.IntN(3); k > 0 && len(f) > 0; k-- {
-				i := rnd.IntN(min(len(f), 80))
-				f[i] ^= byte(1 + rnd.IntN(255))
-			}
-		case 2:
-			f = f[:rnd.IntN(len(f)+1)]
-		case 3:
-			f = append(f, make([]byte, rnd.IntN(64))...)
-		case 4:
-			f = make([]byte, rnd.IntN(160))
-			for i := range f {
-				f[i] = byte(rnd.UintN(256))
-			}
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
 // v2Forward is the 70-byte IPv4 LB v2 frame of ejfat-lb-pipeline.md §10
 // (tick 10 to LB 0 of the reference configuration).
 const v2Forward = "00aabbccddee0011223344550800450000380001000040116" + "2ae0a0102020a01020304d24c42002417ac4c42020000000001000000000000000a" + "736f6d65207061796c6f6164"
@@ -116,7 +87,7 @@ func TestFastPathAgainstInterpreter(t *testing.T) {
 			t.Run(v+"/"+prg, func(t *testing.T) {
 				pl, m := pairOn(t, v, prg)
 				s := seeds(t)
-				where := difftest.Compare(t, pl, m, append(s, mutate(s, n, 1)...))
+				where := difftest.Compare(t, pl, m, append(s, difftest.Mutate(s, n, 1)...))
 				if where["sink TxWire"] < 100 || len(where) < 4 {
 					t.Errorf("the corpus exercises too little: %v", where)
 				}

@@ -7,6 +7,7 @@ package difftest
 import (
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -79,4 +80,33 @@ func Compare(t testing.TB, pl fastpath.Pipeline, m *sim.Machine, frames [][]byte
 		t.Errorf("counters differ (-interp +fast):\n%s", diff)
 	}
 	return where
+}
+
+// Mutate derives n frames from seeds, reproducibly from seed: bytes
+// flipped (mostly in the first 80, where the headers are), cut short,
+// extended, or wholly random.
+func Mutate(seeds [][]byte, n int, seed uint64) [][]byte {
+	rnd := rand.New(rand.NewPCG(seed, 11))
+	out := make([][]byte, 0, n)
+	for len(out) < n {
+		f := append([]byte(nil), seeds[rnd.IntN(len(seeds))]...)
+		switch rnd.IntN(5) {
+		case 0, 1:
+			for k := 1 + rnd.IntN(3); k > 0 && len(f) > 0; k-- {
+				i := rnd.IntN(min(len(f), 80))
+				f[i] ^= byte(1 + rnd.IntN(255))
+			}
+		case 2:
+			f = f[:rnd.IntN(len(f)+1)]
+		case 3:
+			f = append(f, make([]byte, rnd.IntN(64))...)
+		case 4:
+			f = make([]byte, rnd.IntN(160))
+			for i := range f {
+				f[i] = byte(rnd.UintN(256))
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }
