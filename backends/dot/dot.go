@@ -11,7 +11,6 @@ import (
 	gv "github.com/emicklei/dot"
 
 	"github.com/dragonet-go/nsc/dataflow"
-	"github.com/dragonet-go/nsc/packet"
 )
 
 // Options tunes a picture.
@@ -110,7 +109,7 @@ func (d *drawing) node(n *dataflow.Node, highlight string) {
 		style, fill = []string{"filled"}, fillC
 	default:
 		label := n.Name
-		if op := opText(d.g.Schema, n.Op); op != "" {
+		if op := n.Op.Describe(d.g.Schema); op != "" {
 			label += "\n" + op
 		}
 		gn.Attrs("shape", "box", "label", label)
@@ -153,63 +152,6 @@ func (d *drawing) port(p *dataflow.Port) error {
 		}
 	}
 	return nil
-}
-
-// opText is an operation's kind and a short detail, e.g. "test ipv4.proto == 17".
-func opText(s *packet.Schema, op *packet.Op) string {
-	if op == nil {
-		return ""
-	}
-	var detail string
-	switch op.Kind {
-	case packet.OpParse, packet.OpExtract, packet.OpPop, packet.OpChecksumVerify, packet.OpChecksumCompute:
-		detail = headerName(s, op.Header)
-	case packet.OpPush:
-		detail = headerName(s, op.Header)
-		if op.After >= 0 && detail != "" {
-			detail += " after " + headerName(s, op.After)
-		}
-	case packet.OpTest:
-		if op.Cond != nil {
-			detail = op.Cond.Text
-		}
-	case packet.OpSwitch:
-		if op.Expr != nil {
-			detail = op.Expr.Text
-		}
-	case packet.OpLookup:
-		if s != nil && op.Table >= 0 && op.Table < len(s.Tables) && s.Tables[op.Table].Spec != nil {
-			detail = s.Tables[op.Table].Spec.Name
-		}
-	case packet.OpSet:
-		var fields []string
-		for _, a := range op.Assign {
-			if f := fieldName(s, a.Dst); f != "" {
-				fields = append(fields, f)
-			}
-		}
-		detail = strings.Join(fields, ", ")
-	default:
-		detail = op.Label
-	}
-	if detail == "" {
-		return op.Kind.String()
-	}
-	return op.Kind.String() + " " + detail
-}
-
-func headerName(s *packet.Schema, h int) string {
-	if s == nil || h < 0 || h >= len(s.Headers) {
-		return ""
-	}
-	return s.Headers[h].Name
-}
-
-func fieldName(s *packet.Schema, f packet.FieldRef) string {
-	if headerName(s, f.Header) == "" || f.Field < 0 || f.Field >= len(s.Headers[f.Header].Fields) {
-		return ""
-	}
-	return s.FieldName(f)
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -144,7 +144,7 @@ func (c *gen) body() {
 		c.b.Reset()
 		c.jumps = nil
 		c.owner = n
-		c.emit("{ // %s: %s", n.Name, opText(c.s, n.Op))
+		c.emit("{ // %s: %s", n.Name, n.Op.Describe(c.s))
 		c.hdrs = []map[int]string{{}}
 		c.mal = n.Name
 		c.node(n)
@@ -176,28 +176,6 @@ func (c *gen) body() {
 		}
 		c.b.Write(code[n])
 	}
-}
-
-func opText(s *packet.Schema, o *packet.Op) string {
-	name := func(h int) string {
-		if h < 0 {
-			return ""
-		}
-		return " " + s.Headers[h].Name
-	}
-	switch o.Kind {
-	case packet.OpTest:
-		return "test " + o.Cond.Text
-	case packet.OpSwitch:
-		return "switch " + o.Expr.Text
-	case packet.OpLookup:
-		return "lookup " + s.Tables[o.Table].Spec.Name
-	case packet.OpDrop, packet.OpCount, packet.OpSteer, packet.OpContext:
-		return fmt.Sprintf("%s %q", o.Kind, o.Label)
-	case packet.OpSet, packet.OpEmit, packet.OpNop:
-		return o.Kind.String()
-	}
-	return o.Kind.String() + name(o.Header)
 }
 
 func (c *gen) malformed() string {

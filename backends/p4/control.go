@@ -151,7 +151,7 @@ func (c *gen) control() ([]byte, error) {
 	if len(c.prefix) > 0 {
 		for _, n := range c.prefix {
 			if n.Op.Kind == packet.OpCount {
-				b.line("// %s: %s (in the parser; every frame passes it)", c.nodeName[n], c.opText(n.Op))
+				b.line("// %s: %s (in the parser; every frame passes it)", c.nodeName[n], n.Op.Describe(c.s))
 				b.count(n.Op.Label)
 			}
 		}
@@ -349,7 +349,7 @@ func (b *ctl) chain(n *dataflow.Node) error {
 	c := b.c
 	o := n.Op
 	sc := &scope{}
-	b.line("// %s: %s", c.nodeName[n], c.opText(o))
+	b.line("// %s: %s", c.nodeName[n], o.Describe(c.s))
 	if m := c.malCond(n); m != "" {
 		b.line("if (%s) {", bare(m))
 		b.line("// malformed: a header it needs is not there")
@@ -406,7 +406,7 @@ func (b *ctl) chain(n *dataflow.Node) error {
 		b.drop(sim.DropKey{Node: n.Name, Reason: label})
 		return nil
 	default:
-		return c.refuse(n, "%s has no P4 translation", c.opText(o))
+		return c.refuse(n, "%s has no P4 translation", o.Describe(c.s))
 	}
 	return b.goTo(c.succ(n, 0))
 }

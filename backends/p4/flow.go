@@ -3,7 +3,6 @@ package p4
 import (
 	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/dataflow"
-	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -92,49 +91,6 @@ func (c *gen) succs(n *dataflow.Node) []dest {
 // sameDest reports whether two destinations are the same place.
 func sameDest(a, b dest) bool {
 	return a.node == b.node && a.end == b.end && a.sink == b.sink && a.drop == b.drop
-}
-
-// opText describes an operation for comments and messages.
-func (c *gen) opText(o *packet.Op) string {
-	name := func(h int) string { return c.s.Headers[h].Name }
-	switch o.Kind {
-	case packet.OpTest:
-		return "test " + o.Cond.Text
-	case packet.OpSwitch:
-		return "switch " + o.Expr.Text
-	case packet.OpLookup:
-		return "lookup " + c.s.Tables[o.Table].Spec.Name
-	case packet.OpDrop, packet.OpCount, packet.OpSteer, packet.OpContext:
-		if o.Label == "" {
-			return o.Kind.String()
-		}
-		return o.Kind.String() + " \"" + o.Label + "\""
-	case packet.OpExtract, packet.OpParse, packet.OpChecksumCompute, packet.OpChecksumVerify:
-		return o.Kind.String() + " " + name(o.Header)
-	case packet.OpPush:
-		if o.After >= 0 {
-			return "push " + name(o.Header) + " after " + name(o.After)
-		}
-		return "push " + name(o.Header)
-	case packet.OpPop, packet.OpSet:
-		s := o.Kind.String()
-		if o.Kind == packet.OpPop {
-			s += " " + name(o.Header)
-		}
-		if len(o.Update) > 0 {
-			var us []string
-			for _, u := range o.Update {
-				us = append(us, name(u))
-			}
-			s += " update " + join(us, ", ")
-		}
-		return s
-	case packet.OpInput:
-		if o.Header >= 0 {
-			return "input parse " + name(o.Header)
-		}
-	}
-	return o.Kind.String()
 }
 
 func join(ss []string, sep string) string {

@@ -79,7 +79,7 @@ func (c *gen) findParser() error {
 			}
 			why := "the parser does not reach it"
 			if from != nil {
-				why = fmt.Sprintf("it follows %s, which the parser cannot run (%s)", display(from), c.opText(from.Op))
+				why = fmt.Sprintf("it follows %s, which the parser cannot run (%s)", display(from), from.Op.Describe(c.s))
 			}
 			return c.refuse(n, "extract %s after the parser: %s; a P4 program extracts headers only while parsing, before any table", c.s.Headers[n.Op.Header].Name, why)
 		}
@@ -151,7 +151,7 @@ func (c *gen) findParser() error {
 		case f.node != nil && c.region[f.node]:
 			return c.refuse(failFrom, "when extract %s fails the frame goes on to %s in the parser; a P4 parser stops at the first header that does not fit", c.s.Headers[failFrom.Op.Header].Name, display(f.node))
 		case f.node != nil && f.node.Op.Kind != packet.OpDrop:
-			return c.refuse(failFrom, "when extract %s fails the frame goes on to %s (%s); a P4 parser error ends parsing with the bytes consumed so far, so the backend takes parse failures only into a drop", c.s.Headers[failFrom.Op.Header].Name, display(f.node), c.opText(f.node.Op))
+			return c.refuse(failFrom, "when extract %s fails the frame goes on to %s (%s); a P4 parser error ends parsing with the bytes consumed so far, so the backend takes parse failures only into a drop", c.s.Headers[failFrom.Op.Header].Name, display(f.node), f.node.Op.Describe(c.s))
 		}
 	}
 	// The exits: where the parser hands over to the control.
@@ -177,7 +177,7 @@ func (c *gen) findParser() error {
 			continue
 		}
 		if m := c.malCond(n); m != "" {
-			return c.refuse(n, "%s may read a header that is not there (%s); in the parser that cannot be made the model's malformed drop", c.opText(n.Op), m)
+			return c.refuse(n, "%s may read a header that is not there (%s); in the parser that cannot be made the model's malformed drop", n.Op.Describe(c.s), m)
 		}
 	}
 	return nil
@@ -413,7 +413,7 @@ func (c *gen) parseNode(w *out, n *dataflow.Node, target func(*dataflow.Node, de
 		w.line("}")
 		return dest{}, false, nil
 	}
-	return dest{}, false, c.refuse(n, "%s cannot run in a P4 parser", c.opText(o))
+	return dest{}, false, c.refuse(n, "%s cannot run in a P4 parser", o.Describe(c.s))
 }
 
 // varCheck is the condition under which header h's variable-length size

@@ -383,7 +383,7 @@ func (c *gen) body() {
 		c.node = n
 		c.noFacts = false
 		c.moved = false
-		c.emit("{ /* %s: %s */", n.Name, cComment(opText(c.s, n.Op)))
+		c.emit("{ /* %s: %s */", n.Name, cComment(n.Op.Describe(c.s)))
 		c.hdrs = [][]hdrVar{{}}
 		c.mal = n.Name
 		c.nodeOp(n)
@@ -418,28 +418,6 @@ func (c *gen) body() {
 }
 
 func cComment(s string) string { return strings.ReplaceAll(s, "*/", "* /") }
-
-func opText(s *packet.Schema, o *packet.Op) string {
-	name := func(h int) string {
-		if h < 0 || h >= len(s.Headers) {
-			return ""
-		}
-		return " " + s.Headers[h].Name
-	}
-	switch o.Kind {
-	case packet.OpTest:
-		return "test " + o.Cond.Text
-	case packet.OpSwitch:
-		return "switch " + o.Expr.Text
-	case packet.OpLookup:
-		return "lookup " + s.Tables[o.Table].Spec.Name
-	case packet.OpDrop, packet.OpCount, packet.OpSteer, packet.OpContext:
-		return fmt.Sprintf("%s %q", o.Kind, o.Label)
-	case packet.OpSet, packet.OpEmit, packet.OpNop:
-		return o.Kind.String()
-	}
-	return o.Kind.String() + name(o.Header)
-}
 
 // nodeOp generates an F-node's operation and the jumps out of it.
 func (c *gen) nodeOp(n *dataflow.Node) {

@@ -527,33 +527,33 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
         bool to_LbTxCount = false;
         bool to_TxCheck = false;
 
-        // RxCount: count "packet_rx_counter" (in the parser; every frame passes it)
+        // RxCount: count packet_rx_counter (in the parser; every frame passes it)
         if (smeta.parser_error != error.NoError) {
-            // ParseFail: drop "rx_rslt[0] parse fail"
+            // ParseFail: drop rx_rslt[0] parse fail
             smeta.drop = 1;
             return;
         }
         // L2MacDst: lookup mac_dst_filter_table
         switch (mac_dst_filter_table.apply().action_run) {
             miss: {
-                // L2MacMiss: drop "rx_rslt[1] MAC miss"
+                // L2MacMiss: drop rx_rslt[1] MAC miss
                 smeta.drop = 1;
                 return;
             }
         }
         // L3DaIPv4: test valid(ipv4)
         if (hdr.ipv4.isValid()) {
-            // L3SetDaIPv4: set
+            // L3SetDaIPv4: set meta.ip_da_key
             meta.ip_da_key = (bit<128>)hdr.ipv4.dst;
             to_L3IPDst = true;
         } else {
             // L3DaIPv6: test valid(ipv6)
             if (hdr.ipv6.isValid()) {
-                // L3SetDaIPv6: set
+                // L3SetDaIPv6: set meta.ip_da_key
                 meta.ip_da_key = hdr.ipv6.dst;
                 to_L3IPDst = true;
             } else {
-                // L3SetDaArp: set
+                // L3SetDaArp: set meta.ip_da_key
                 meta.ip_da_key = (bit<128>)hdr.arp.tpa;
                 to_L3IPDst = true;
             }
@@ -563,7 +563,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
             // L3IPDst: lookup ip_dst_filter_table
             switch (ip_dst_filter_table.apply().action_run) {
                 miss: {
-                    // L3IPMiss: drop "rx_rslt[3] IP dst miss"
+                    // L3IPMiss: drop rx_rslt[3] IP dst miss
                     smeta.drop = 1;
                     return;
                 }
@@ -572,11 +572,11 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
             if (hdr.arp.isValid()) {
                 // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
                 if (!(hdr.arp.tpa == (bit<32>)meta.ip_sa)) {
-                    // ArpNotUs: drop "rx_rslt[4] ARP tpa != own"
+                    // ArpNotUs: drop rx_rslt[4] ARP tpa != own
                     smeta.drop = 1;
                     return;
                 }
-                // ArpReply: set
+                // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
                 hdr.ethernet.dst = hdr.ethernet.src;
                 hdr.ethernet.src = meta.mac_sa;
                 hdr.arp.oper = 16w2;
@@ -584,18 +584,18 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                 hdr.arp.sha = meta.mac_sa;
                 hdr.arp.tpa = hdr.arp.spa;
                 hdr.arp.spa = (bit<32>)meta.ip_sa;
-                // ArpOk: count "rx_rslt[8] ARP ok"
+                // ArpOk: count rx_rslt[8] ARP ok
                 to_TxCheck = true;
             } else {
                 // L3IsIcmp4: test valid(icmp)
                 if (hdr.icmp.isValid()) {
                     // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
                     if (!(hdr.ipv4.dst == (bit<32>)meta.ip_sa)) {
-                        // Echo4NotUs: drop "rx_rslt[5] ICMPv4 echo dst != own"
+                        // Echo4NotUs: drop rx_rslt[5] ICMPv4 echo dst != own
                         smeta.drop = 1;
                         return;
                     }
-                    // Echo4Reply: set update icmp
+                    // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
                     {
                         // the sums the checksums stand for, patched field by field
                         bit<16> sum_icmp = ~hdr.icmp.checksum;
@@ -608,12 +608,12 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                         csum_add(sum_icmp, hdr.icmp.type_ ++ hdr.icmp.code);
                         hdr.icmp.checksum = ~sum_icmp;
                     }
-                    // Echo4Ok: count "rx_rslt[9] ICMPv4 echo ok"
+                    // Echo4Ok: count rx_rslt[9] ICMPv4 echo ok
                     to_TxCheck = true;
                 } else {
                     // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
                     if (hdr.icmpv6.isValid() && (hdr.icmpv6.type_ == 8w128)) {
-                        // Echo6Reply: set update icmpv6
+                        // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
                         {
                             // the sums the checksums stand for, patched field by field
                             bit<16> sum_icmpv6 = ~hdr.icmpv6.checksum;
@@ -668,47 +668,47 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                             csum_add(sum_icmpv6, hdr.icmpv6.type_ ++ hdr.icmpv6.code);
                             hdr.icmpv6.checksum = ~sum_icmpv6;
                         }
-                        // Echo6Ok: count "rx_rslt[10] ICMPv6 echo ok"
+                        // Echo6Ok: count rx_rslt[10] ICMPv6 echo ok
                         to_TxCheck = true;
                     } else {
                         // L3IsNs: test valid(nd_ns)
                         if (hdr.nd_ns.isValid()) {
                             // NsForUs: test nd_ns.target == meta.ip_sa
                             if (!(hdr.nd_ns.target == meta.ip_sa)) {
-                                // NsNotUs: drop "rx_rslt[7] NS target != own"
+                                // NsNotUs: drop rx_rslt[7] NS target != own
                                 smeta.drop = 1;
                                 return;
                             }
                             // NsUnspecified: test ipv6.src == 0
                             if (hdr.ipv6.src == 128w0) {
-                                // NsToAllNodes: set
+                                // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
                                 meta.na_dst = 128w0xff020000000000000000000000000001;
                                 meta.na_mac = 48w0x333300000001;
                                 meta.na_s = 1w0;
                                 meta.na_target = hdr.nd_ns.target;
                                 to_NsHasOpt = true;
                             } else {
-                                // NsToSender: set
+                                // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
                                 meta.na_dst = hdr.ipv6.src;
                                 meta.na_mac = hdr.ethernet.src;
                                 meta.na_s = 1w1;
                                 meta.na_target = hdr.nd_ns.target;
                                 // NsHasSrcMac: test valid(nd_mac)
                                 if (hdr.nd_mac.isValid()) {
-                                    // NsSrcMac: set
+                                    // NsSrcMac: set meta.na_mac
                                     meta.na_mac = hdr.nd_mac.mac;
                                 }
                                 to_NsHasOpt = true;
                             }
                         } else {
-                            // LbRx: count "rx_rslt[13] LB"
-                            // LbCtxRx: count "lb_ctx_rx_pkt_counter"
+                            // LbRx: count rx_rslt[13] LB
+                            // LbCtxRx: count lb_ctx_rx_pkt_counter
                             // LbSrcIPv4: test valid(ipv4)
                             if (hdr.ipv4.isValid()) {
                                 // LbSrc4: lookup ipv4_src_filter_table
                                 switch (ipv4_src_filter_table.apply().action_run) {
                                     miss: {
-                                        // LbBlocked: drop "lb_ctx_drop_blocked_src_pkt_counter"
+                                        // LbBlocked: drop lb_ctx_drop_blocked_src_pkt_counter
                                         smeta.drop = 1;
                                         return;
                                     }
@@ -718,7 +718,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                                 // LbSrc6: lookup ipv6_src_filter_table
                                 switch (ipv6_src_filter_table.apply().action_run) {
                                     miss: {
-                                        // LbBlocked: drop "lb_ctx_drop_blocked_src_pkt_counter"
+                                        // LbBlocked: drop lb_ctx_drop_blocked_src_pkt_counter
                                         smeta.drop = 1;
                                         return;
                                     }
@@ -764,7 +764,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
             // NsPushMac: push nd_na_mac after nd_na_opt
             hdr.nd_na_mac.setValid();
             hdr.nd_na_mac.mac = 0;
-            // NsFill: set
+            // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
             hdr.ethernet.dst = meta.na_mac;
             hdr.ethernet.src = meta.mac_sa;
             hdr.ipv6.payload_len = 16w32;
@@ -821,22 +821,22 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                 csum_add(sum, hdr.nd_na_mac.mac[15:0]);
                 hdr.icmpv6.checksum = ~sum;
             }
-            // NsOk: count "rx_rslt[11] NS ok"
+            // NsOk: count rx_rslt[11] NS ok
             to_TxCheck = true;
         }
 
         if (to_LbIsV2) {
             // LbIsV2: test valid(lb_v2)
             if (hdr.lb_v2.isValid()) {
-                // LbRxV2: count "lb_ctx_rx_v2_counter"
-                // LbSelV2: set
+                // LbRxV2: count lb_ctx_rx_v2_counter
+                // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
                 meta.tick = hdr.lb_v2.tick;
                 meta.slot_select = (bit<16>)hdr.lb_v2.tick;
                 meta.port_select = hdr.lb_v2.entropy;
                 to_LbEpoch = true;
             } else {
-                // LbRxV3: count "lb_ctx_rx_v3_counter"
-                // LbSelV3: set
+                // LbRxV3: count lb_ctx_rx_v3_counter
+                // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
                 meta.tick = hdr.lb_v3.tick;
                 meta.slot_select = hdr.lb_v3.slot_select;
                 meta.port_select = hdr.lb_v3.port_select;
@@ -848,17 +848,17 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
             // LbEpoch: lookup epoch_assign_table
             switch (epoch_assign_table.apply().action_run) {
                 miss: {
-                    // LbEpochMiss: drop "lb_ctx_drop_epoch_assign_miss_pkt_counter"
+                    // LbEpochMiss: drop lb_ctx_drop_epoch_assign_miss_pkt_counter
                     smeta.drop = 1;
                     return;
                 }
             }
-            // LbSlot: set
+            // LbSlot: set meta.calendar_slot
             meta.calendar_slot = (meta.slot_select ^ meta.slot_xor) & ((16w1 << meta.slot_bits) - 16w1);
             // LbCalendar: lookup load_balance_calendar_table
             switch (load_balance_calendar_table.apply().action_run) {
                 miss: {
-                    // LbCalendarMiss: drop "lb_ctx_drop_lb_calendar_miss_pkt_counter"
+                    // LbCalendarMiss: drop lb_ctx_drop_lb_calendar_miss_pkt_counter
                     smeta.drop = 1;
                     return;
                 }
@@ -866,21 +866,21 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
             // LbMember: lookup member_info_lookup_table
             switch (member_info_lookup_table.apply().action_run) {
                 miss: {
-                    // LbMemberMiss: drop "lb_ctx_drop_mbr_info_miss_pkt_counter"
+                    // LbMemberMiss: drop lb_ctx_drop_mbr_info_miss_pkt_counter
                     smeta.drop = 1;
                     return;
                 }
             }
-            // LbPort: set
+            // LbPort: set meta.new_port
             meta.new_port = meta.udp_base + (meta.port_select & ((16w1 << meta.port_bits) - 16w1));
-            // LbEth: set
+            // LbEth: set ethernet.src, ethernet.dst
             hdr.ethernet.src = meta.mac_sa;
             hdr.ethernet.dst = meta.new_mac;
             // LbIsIPv4: test valid(ipv4)
             if (hdr.ipv4.isValid()) {
                 // LbKeepIPv4: test meta.keep_lb == 1
                 if (meta.keep_lb == 1w1) {
-                    // LbIPv4Keep: set update ipv4, udp
+                    // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
                     {
                         // the sums the checksums stand for, patched field by field
                         bit<16> sum_ipv4 = ~hdr.ipv4.checksum;
@@ -920,7 +920,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                     }
                     to_LbTxCount = true;
                 } else {
-                    // LbIPv4Strip: set update ipv4, udp
+                    // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
                     {
                         // the sums the checksums stand for, patched field by field
                         bit<16> sum_ipv4 = ~hdr.ipv4.checksum;
@@ -965,7 +965,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
             } else {
                 // LbKeepIPv6: test meta.keep_lb == 1
                 if (meta.keep_lb == 1w1) {
-                    // LbIPv6Keep: set update udp
+                    // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
                     {
                         // the sums the checksums stand for, patched field by field
                         bit<16> sum_udp = ~hdr.udp.checksum;
@@ -1020,7 +1020,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                     }
                     to_LbTxCount = true;
                 } else {
-                    // LbIPv6Strip: set update udp
+                    // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
                     {
                         // the sums the checksums stand for, patched field by field
                         bit<16> sum_udp = ~hdr.udp.checksum;
@@ -1084,7 +1084,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
         if (to_LbPopV2) {
             // LbPopV2: test valid(lb_v2)
             if (hdr.lb_v2.isValid()) {
-                // LbPopV2Body: pop lb_v2 update udp
+                // LbPopV2Body: pop lb_v2
                 {
                     // lb_v2's bytes out of the checksum, 64 bytes at a time
                     bit<16> sum_udp = ~hdr.udp.checksum;
@@ -1102,7 +1102,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                 hdr.lb_v2.setInvalid();
                 to_LbPopCommon = true;
             } else {
-                // LbPopV3Body: pop lb_v3 update udp
+                // LbPopV3Body: pop lb_v3
                 {
                     // lb_v3's bytes out of the checksum, 64 bytes at a time
                     bit<16> sum_udp = ~hdr.udp.checksum;
@@ -1123,7 +1123,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
         }
 
         if (to_LbPopCommon) {
-            // LbPopCommon: pop lb_common update udp
+            // LbPopCommon: pop lb_common
             {
                 // lb_common's bytes out of the checksum, 64 bytes at a time
                 bit<16> sum_udp = ~hdr.udp.checksum;
@@ -1135,7 +1135,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                 hdr.udp.checksum = ~sum_udp;
             }
             hdr.lb_common.setInvalid();
-            // LbUdpLen: set update udp
+            // LbUdpLen: set udp.length
             {
                 // the sums the checksums stand for, patched field by field
                 bit<16> sum_udp = ~hdr.udp.checksum;
@@ -1148,14 +1148,14 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
         }
 
         if (to_LbTxCount) {
-            // LbTxCount: count "lb_mbr_tx_pkt_counter"
+            // LbTxCount: count lb_mbr_tx_pkt_counter
             to_TxCheck = true;
         }
 
         if (to_TxCheck) {
             // TxCheck: test meta.drop == 1
             if (meta.drop == 1w1) {
-                // TxDropped: drop "drop flag"
+                // TxDropped: drop drop flag
                 smeta.drop = 1;
             } else {
                 // TxQueue: input

@@ -687,73 +687,73 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
         bool to_LbCsumFix = false;
         bool to_TxQueue = false;
 
-        // RxCount: count "rx_counter" (in the parser; every frame passes it)
+        // RxCount: count rx_counter (in the parser; every frame passes it)
         if (smeta.parser_error != error.NoError) {
-            // ParseFail: drop "phys_parsefail_counter"
+            // ParseFail: drop phys_parsefail_counter
             smeta.drop = 1;
             return;
         }
-        // ParseParsed: set
+        // ParseParsed: set meta.egress_port
         meta.egress_port = meta.ingress_port;
         // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
         if (!hdr.vlan.isValid() && ((hdr.ethernet.dst & 48w0xfffffffffff0) == 48w0x0180c2000000)) {
-            // PuntCount: count "phys_ieee802_multicast_counter"
+            // PuntCount: count phys_ieee802_multicast_counter
             // PuntIsSlow: test valid(slow)
             if (hdr.slow.isValid()) {
                 // PuntIsLacp: test slow.subtype == 1
                 if (hdr.slow.subtype == 8w1) {
-                    // PuntLacp: count "phys_dot3_slow_lacp_counter"
+                    // PuntLacp: count phys_dot3_slow_lacp_counter
                     to_PuntEgress = true;
                 } else {
-                    // PuntSlowOther: count "phys_dot3_slow_other_counter"
+                    // PuntSlowOther: count phys_dot3_slow_other_counter
                     to_PuntEgress = true;
                 }
             } else {
                 // PuntIsLldp: test valid(lldp)
                 if (hdr.lldp.isValid()) {
-                    // PuntLldp: count "phys_lldp_counter"
+                    // PuntLldp: count phys_lldp_counter
                 }
                 to_PuntEgress = true;
             }
         } else {
             // L2HasVlan: test valid(vlan)
             if (hdr.vlan.isValid()) {
-                // L2VlanId: set
+                // L2VlanId: set meta.vlan_id
                 meta.vlan_id = hdr.vlan.vid;
                 // L2PopVlan: pop vlan
                 hdr.vlan.setInvalid();
             }
             // L2Iface: lookup l2_iface_table
             l2_iface_table.apply();
-            // L2IfaceAllow: count "l2_iface_allow_counter"
+            // L2IfaceAllow: count l2_iface_allow_counter
             // L2MacDst: lookup mac_dst_filter_table
             switch (mac_dst_filter_table.apply().action_run) {
                 miss: {
-                    // L2DstDrop: drop "l2_dst_drop_counter"
+                    // L2DstDrop: drop l2_dst_drop_counter
                     smeta.drop = 1;
                     return;
                 }
             }
-            // L2DstAllow: count "l2_dst_allow_counter"
+            // L2DstAllow: count l2_dst_allow_counter
             // L3DaIPv4: test valid(ipv4)
             if (hdr.ipv4.isValid()) {
-                // L3SetDaIPv4: set
+                // L3SetDaIPv4: set meta.ip_da
                 meta.ip_da = (bit<128>)hdr.ipv4.dst;
                 to_L3IPDst = true;
             } else {
                 // L3DaIPv6: test valid(ipv6)
                 if (hdr.ipv6.isValid()) {
-                    // L3SetDaIPv6: set
+                    // L3SetDaIPv6: set meta.ip_da
                     meta.ip_da = hdr.ipv6.dst;
                     to_L3IPDst = true;
                 } else {
                     // L3DaArp: test valid(arp)
                     if (!hdr.arp.isValid()) {
-                        // L3NotIP: drop "l2_iface_drop_notip_counter"
+                        // L3NotIP: drop l2_iface_drop_notip_counter
                         smeta.drop = 1;
                         return;
                     }
-                    // L3SetDaArp: set
+                    // L3SetDaArp: set meta.ip_da
                     meta.ip_da = (bit<128>)hdr.arp.tpa;
                     to_L3IPDst = true;
                 }
@@ -761,7 +761,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
         }
 
         if (to_PuntEgress) {
-            // PuntEgress: set
+            // PuntEgress: set meta.egress_port
             meta.egress_port = meta.ingress_port | 4w2;
             // PuntHasNsMac: test valid(nd_mac)
             if (hdr.nd_mac.isValid()) {
@@ -800,17 +800,17 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
             // L3IPDst: lookup ip_dst_filter_table
             switch (ip_dst_filter_table.apply().action_run) {
                 miss: {
-                    // L3BadIP: drop "l2_iface_drop_badip_counter"
+                    // L3BadIP: drop l2_iface_drop_badip_counter
                     smeta.drop = 1;
                     return;
                 }
             }
-            // L3Allow: count "l3_allow_counter"
+            // L3Allow: count l3_allow_counter
             // L3IsArp: test valid(arp)
             if (hdr.arp.isValid()) {
                 // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
                 if (hdr.arp.tpa == (bit<32>)meta.own_ip) {
-                    // ArpReply: set
+                    // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
                     hdr.ethernet.dst = hdr.ethernet.src;
                     hdr.ethernet.src = meta.own_mac;
                     hdr.arp.oper = 16w2;
@@ -818,10 +818,10 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                     hdr.arp.sha = meta.own_mac;
                     hdr.arp.tpa = hdr.arp.spa;
                     hdr.arp.spa = (bit<32>)meta.own_ip;
-                    // ArpOk: count "l3_arp_ok"
+                    // ArpOk: count l3_arp_ok
                     to_TxQueue = true;
                 } else {
-                    // ArpNoMatch: count "l3_arp_tpa_nomatch"
+                    // ArpNoMatch: count l3_arp_tpa_nomatch
                     to_LbRx = true;
                 }
             } else {
@@ -833,43 +833,43 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                         if (hdr.icmp.type_ == 8w3) {
                             // L3Unreach4: switch icmp.code
                             if (hdr.icmp.code == 8w0) {
-                                // L3Unreach4Net: drop "l3_icmpv4_dest_unreach_net"
+                                // L3Unreach4Net: drop l3_icmpv4_dest_unreach_net
                                 smeta.drop = 1;
                             } else if (hdr.icmp.code == 8w1) {
-                                // L3Unreach4Host: drop "l3_icmpv4_dest_unreach_host"
+                                // L3Unreach4Host: drop l3_icmpv4_dest_unreach_host
                                 smeta.drop = 1;
                             } else if (hdr.icmp.code == 8w3) {
-                                // L3Unreach4Port: drop "l3_icmpv4_dest_unreach_port"
+                                // L3Unreach4Port: drop l3_icmpv4_dest_unreach_port
                                 smeta.drop = 1;
                             } else if (hdr.icmp.code == 8w4) {
-                                // L3Unreach4FragNeeded: drop "l3_icmpv4_dest_unreach_frag_needed"
+                                // L3Unreach4FragNeeded: drop l3_icmpv4_dest_unreach_frag_needed
                                 smeta.drop = 1;
                             } else if (hdr.icmp.code == 8w6) {
-                                // L3Unreach4NetUnknown: drop "l3_icmpv4_dest_unreach_net_unknown"
+                                // L3Unreach4NetUnknown: drop l3_icmpv4_dest_unreach_net_unknown
                                 smeta.drop = 1;
                             } else if (hdr.icmp.code == 8w7) {
-                                // L3Unreach4HostUnknown: drop "l3_icmpv4_dest_unreach_host_unknown"
+                                // L3Unreach4HostUnknown: drop l3_icmpv4_dest_unreach_host_unknown
                                 smeta.drop = 1;
                             } else if (hdr.icmp.code == 8w10) {
-                                // L3Unreach4HostProhibited: drop "l3_icmpv4_dest_unreach_host_prohibited"
+                                // L3Unreach4HostProhibited: drop l3_icmpv4_dest_unreach_host_prohibited
                                 smeta.drop = 1;
                             } else {
-                                // L3Unreach4Other: drop "l3_icmpv4_dest_unreach_other"
+                                // L3Unreach4Other: drop l3_icmpv4_dest_unreach_other
                                 smeta.drop = 1;
                             }
                         } else {
-                            // L3Icmp4Unhandled: drop "l3_icmpv4_unhandled"
+                            // L3Icmp4Unhandled: drop l3_icmpv4_unhandled
                             smeta.drop = 1;
                         }
                         return;
                     }
                     // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
                     if (!(hdr.ipv4.dst == (bit<32>)meta.own_ip)) {
-                        // Echo4NoMatch: drop "l3_icmpv4_echo_dst_nomatch"
+                        // Echo4NoMatch: drop l3_icmpv4_echo_dst_nomatch
                         smeta.drop = 1;
                         return;
                     }
-                    // Echo4Reply: set update icmp
+                    // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
                     {
                         // the sums the checksums stand for, patched field by field
                         bit<16> sum_icmp = ~hdr.icmp.checksum;
@@ -882,7 +882,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                         csum_add(sum_icmp, hdr.icmp.type_ ++ hdr.icmp.code);
                         hdr.icmp.checksum = ~sum_icmp;
                     }
-                    // Echo4Ok: count "l3_icmpv4_echo_ok"
+                    // Echo4Ok: count l3_icmpv4_echo_ok
                     to_TxQueue = true;
                 } else {
                     // L3IsIcmp6: test valid(icmpv6)
@@ -891,23 +891,23 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                         if (hdr.icmpv6.type_ == 8w1) {
                             // L3Unreach6: switch icmpv6.code
                             if (hdr.icmpv6.code == 8w0) {
-                                // L3Unreach6Net: drop "l3_icmpv6_dest_unreach_net"
+                                // L3Unreach6Net: drop l3_icmpv6_dest_unreach_net
                                 smeta.drop = 1;
                             } else if (hdr.icmpv6.code == 8w1) {
-                                // L3Unreach6HostProhibited: drop "l3_icmpv6_dest_unreach_host_prohibited"
+                                // L3Unreach6HostProhibited: drop l3_icmpv6_dest_unreach_host_prohibited
                                 smeta.drop = 1;
                             } else if (hdr.icmpv6.code == 8w2) {
-                                // L3Unreach6Host: drop "l3_icmpv6_dest_unreach_host"
+                                // L3Unreach6Host: drop l3_icmpv6_dest_unreach_host
                                 smeta.drop = 1;
                             } else if (hdr.icmpv6.code == 8w4) {
-                                // L3Unreach6Port: drop "l3_icmpv6_dest_unreach_port"
+                                // L3Unreach6Port: drop l3_icmpv6_dest_unreach_port
                                 smeta.drop = 1;
                             } else {
-                                // L3Unreach6Other: drop "l3_icmpv6_dest_unreach_other"
+                                // L3Unreach6Other: drop l3_icmpv6_dest_unreach_other
                                 smeta.drop = 1;
                             }
                         } else if (hdr.icmpv6.type_ == 8w128) {
-                            // Echo6Reply: set update icmpv6
+                            // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
                             {
                                 // the sums the checksums stand for, patched field by field
                                 bit<16> sum_icmpv6 = ~hdr.icmpv6.checksum;
@@ -962,38 +962,38 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                                 csum_add(sum_icmpv6, hdr.icmpv6.type_ ++ hdr.icmpv6.code);
                                 hdr.icmpv6.checksum = ~sum_icmpv6;
                             }
-                            // Echo6Ok: count "l3_icmpv6_echo_ok"
+                            // Echo6Ok: count l3_icmpv6_echo_ok
                             to_TxQueue = true;
                         } else if (hdr.icmpv6.type_ == 8w135) {
                             // NsForUs: test nd_ns.target == meta.own_ip
                             if (!(hdr.nd_ns.target == meta.own_ip)) {
-                                // NsNoMatch: drop "l3_ipv6nd_neigh_sol_target_nomatch"
+                                // NsNoMatch: drop l3_ipv6nd_neigh_sol_target_nomatch
                                 smeta.drop = 1;
                                 return;
                             }
                             // NsUnspecified: test ipv6.src == 0
                             if (hdr.ipv6.src == 128w0) {
-                                // NsToAllNodes: set
+                                // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
                                 meta.na_dst = 128w0xff020000000000000000000000000001;
                                 meta.na_mac = 48w0x333300000001;
                                 meta.na_s = 1w0;
                                 meta.na_target = hdr.nd_ns.target;
                                 to_NsHasOpt = true;
                             } else {
-                                // NsToSender: set
+                                // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
                                 meta.na_dst = hdr.ipv6.src;
                                 meta.na_mac = hdr.ethernet.src;
                                 meta.na_s = 1w1;
                                 meta.na_target = hdr.nd_ns.target;
                                 // NsHasSrcMac: test valid(nd_mac)
                                 if (hdr.nd_mac.isValid()) {
-                                    // NsSrcMac: set
+                                    // NsSrcMac: set meta.na_mac
                                     meta.na_mac = hdr.nd_mac.mac;
                                 }
                                 to_NsHasOpt = true;
                             }
                         } else {
-                            // L3Icmp6Unhandled: drop "l3_icmpv6_unhandled"
+                            // L3Icmp6Unhandled: drop l3_icmpv6_unhandled
                             smeta.drop = 1;
                         }
                     } else {
@@ -1036,7 +1036,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
             // NsPushMac: push nd_na_mac after nd_na_opt
             hdr.nd_na_mac.setValid();
             hdr.nd_na_mac.mac = 0;
-            // NsFill: set
+            // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
             hdr.ethernet.dst = meta.na_mac;
             hdr.ethernet.src = meta.own_mac;
             hdr.ipv6.payload_len = 16w32;
@@ -1093,18 +1093,18 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                 csum_add(sum, hdr.nd_na_mac.mac[15:0]);
                 hdr.icmpv6.checksum = ~sum;
             }
-            // NsOk: count "l3_ipv6nd_neigh_sol_ok"
+            // NsOk: count l3_ipv6nd_neigh_sol_ok
             to_TxQueue = true;
         }
 
         if (to_LbRx) {
-            // LbRx: count "lb_rx_pkt_counter"
+            // LbRx: count lb_rx_pkt_counter
             // LbSrcIPv4: test valid(ipv4)
             if (hdr.ipv4.isValid()) {
                 // LbSrc4: lookup ipv4_src_filter_table
                 switch (ipv4_src_filter_table.apply().action_run) {
                     miss: {
-                        // LbBlocked: drop "lb_drop_blocked_src_pkt_counter"
+                        // LbBlocked: drop lb_drop_blocked_src_pkt_counter
                         smeta.drop = 1;
                         return;
                     }
@@ -1113,14 +1113,14 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
             } else {
                 // LbSrcIPv6: test valid(ipv6)
                 if (!hdr.ipv6.isValid()) {
-                    // LbNotIP: drop "lb_drop_not_ip_pkt_counter"
+                    // LbNotIP: drop lb_drop_not_ip_pkt_counter
                     smeta.drop = 1;
                     return;
                 }
                 // LbSrc6: lookup ipv6_src_filter_table
                 switch (ipv6_src_filter_table.apply().action_run) {
                     miss: {
-                        // LbBlocked: drop "lb_drop_blocked_src_pkt_counter"
+                        // LbBlocked: drop lb_drop_blocked_src_pkt_counter
                         smeta.drop = 1;
                         return;
                     }
@@ -1132,14 +1132,14 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
         if (to_LbHasLb) {
             // LbHasLb: test valid(lb_common)
             if (!hdr.lb_common.isValid()) {
-                // LbNoHdr: drop "lb_drop_no_udplb_hdr_pkt_counter"
+                // LbNoHdr: drop lb_drop_no_udplb_hdr_pkt_counter
                 smeta.drop = 1;
                 return;
             }
             // LbIsV2: test valid(lb_v2)
             if (hdr.lb_v2.isValid()) {
-                // LbRxV2: count "lb_rx_v2_counter"
-                // LbSelV2: set
+                // LbRxV2: count lb_rx_v2_counter
+                // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
                 meta.tick = hdr.lb_v2.tick;
                 meta.slot_select = (bit<16>)hdr.lb_v2.tick;
                 meta.port_select = hdr.lb_v2.entropy;
@@ -1147,12 +1147,12 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
             } else {
                 // LbIsV3: test valid(lb_v3)
                 if (!hdr.lb_v3.isValid()) {
-                    // LbBadVersion: drop "lb_drop_bad_udplb_version_pkt_counter"
+                    // LbBadVersion: drop lb_drop_bad_udplb_version_pkt_counter
                     smeta.drop = 1;
                     return;
                 }
-                // LbRxV3: count "lb_rx_v3_counter"
-                // LbSelV3: set
+                // LbRxV3: count lb_rx_v3_counter
+                // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
                 meta.tick = hdr.lb_v3.tick;
                 meta.slot_select = hdr.lb_v3.slot_select;
                 meta.port_select = hdr.lb_v3.port_select;
@@ -1163,24 +1163,24 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
         if (to_LbTtl) {
             // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
             if ((hdr.ipv4.isValid() && (hdr.ipv4.ttl <= 8w1)) || (hdr.ipv6.isValid() && (hdr.ipv6.hop_limit <= 8w1))) {
-                // LbTtlExpired: drop "lb_drop_ttl_expired_pkt_counter"
+                // LbTtlExpired: drop lb_drop_ttl_expired_pkt_counter
                 smeta.drop = 1;
                 return;
             }
             // LbEpoch: lookup epoch_assign_table
             switch (epoch_assign_table.apply().action_run) {
                 miss: {
-                    // LbEpochMiss: drop "lb_drop_epoch_assign_miss_pkt_counter"
+                    // LbEpochMiss: drop lb_drop_epoch_assign_miss_pkt_counter
                     smeta.drop = 1;
                     return;
                 }
             }
-            // LbSlot: set
+            // LbSlot: set meta.calendar_slot
             meta.calendar_slot = (meta.slot_select ^ meta.slot_xor) & ((16w1 << meta.slot_bits) - 16w1);
             // LbCalendar: lookup load_balance_calendar_table
             switch (load_balance_calendar_table.apply().action_run) {
                 miss: {
-                    // LbCalendarMiss: drop "lb_drop_lb_calendar_miss_pkt_counter"
+                    // LbCalendarMiss: drop lb_drop_lb_calendar_miss_pkt_counter
                     smeta.drop = 1;
                     return;
                 }
@@ -1188,36 +1188,36 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
             // LbMember: lookup member_info_lookup_table
             switch (member_info_lookup_table.apply().action_run) {
                 drop_soft_evicted: {
-                    // LbSoftEvicted: drop "mbr_drop_soft_evicted_counter"
+                    // LbSoftEvicted: drop mbr_drop_soft_evicted_counter
                     smeta.drop = 1;
                     return;
                 }
                 drop_deregistered: {
-                    // LbDeregistered: drop "mbr_drop_deregistered_counter"
+                    // LbDeregistered: drop mbr_drop_deregistered_counter
                     smeta.drop = 1;
                     return;
                 }
                 miss: {
-                    // LbMemberMiss: drop "lb_drop_mbr_info_miss_pkt_counter"
+                    // LbMemberMiss: drop lb_drop_mbr_info_miss_pkt_counter
                     smeta.drop = 1;
                     return;
                 }
             }
-            // LbPort: set
+            // LbPort: set meta.new_port
             meta.new_port = meta.udp_base + (meta.port_select & ((16w1 << meta.port_bits) - 16w1));
-            // LbEth: set
+            // LbEth: set ethernet.src, ethernet.dst
             hdr.ethernet.src = meta.own_mac;
             hdr.ethernet.dst = meta.mbr_mac;
             // LbCsumZero: test udp.checksum == 0
             if (hdr.udp.checksum == 16w0) {
-                // LbMarkZero: set
+                // LbMarkZero: set meta.udp_zero
                 meta.udp_zero = 1w1;
             }
             // LbIsIPv4: test valid(ipv4)
             if (hdr.ipv4.isValid()) {
                 // LbKeepIPv4: test meta.keep_lb == 1
                 if (meta.keep_lb == 1w1) {
-                    // LbIPv4Keep: set update ipv4, udp
+                    // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
                     {
                         // the sums the checksums stand for, patched field by field
                         bit<16> sum_ipv4 = ~hdr.ipv4.checksum;
@@ -1257,7 +1257,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                     }
                     to_LbCsumFix = true;
                 } else {
-                    // LbIPv4Strip: set update ipv4, udp
+                    // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
                     {
                         // the sums the checksums stand for, patched field by field
                         bit<16> sum_ipv4 = ~hdr.ipv4.checksum;
@@ -1305,7 +1305,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
             } else {
                 // LbKeepIPv6: test meta.keep_lb == 1
                 if (meta.keep_lb == 1w1) {
-                    // LbIPv6Keep: set update udp
+                    // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
                     {
                         // the sums the checksums stand for, patched field by field
                         bit<16> sum_udp = ~hdr.udp.checksum;
@@ -1361,7 +1361,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                     }
                     to_LbCsumFix = true;
                 } else {
-                    // LbIPv6Strip: set update udp
+                    // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
                     {
                         // the sums the checksums stand for, patched field by field
                         bit<16> sum_udp = ~hdr.udp.checksum;
@@ -1426,7 +1426,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
         if (to_LbPopV2) {
             // LbPopV2: test valid(lb_v2)
             if (hdr.lb_v2.isValid()) {
-                // LbPopV2Body: pop lb_v2 update udp
+                // LbPopV2Body: pop lb_v2
                 {
                     // lb_v2's bytes out of the checksum, 64 bytes at a time
                     bit<16> sum_udp = ~hdr.udp.checksum;
@@ -1444,7 +1444,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                 hdr.lb_v2.setInvalid();
                 to_LbPopCommon = true;
             } else {
-                // LbPopV3Body: pop lb_v3 update udp
+                // LbPopV3Body: pop lb_v3
                 {
                     // lb_v3's bytes out of the checksum, 64 bytes at a time
                     bit<16> sum_udp = ~hdr.udp.checksum;
@@ -1465,7 +1465,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
         }
 
         if (to_LbPopCommon) {
-            // LbPopCommon: pop lb_common update udp
+            // LbPopCommon: pop lb_common
             {
                 // lb_common's bytes out of the checksum, 64 bytes at a time
                 bit<16> sum_udp = ~hdr.udp.checksum;
@@ -1477,7 +1477,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                 hdr.udp.checksum = ~sum_udp;
             }
             hdr.lb_common.setInvalid();
-            // LbUdpLen: set update udp
+            // LbUdpLen: set udp.length
             {
                 // the sums the checksums stand for, patched field by field
                 bit<16> sum_udp = ~hdr.udp.checksum;
@@ -1492,10 +1492,10 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
         if (to_LbCsumFix) {
             // LbCsumFix: test meta.udp_zero == 1
             if (meta.udp_zero == 1w1) {
-                // LbCsumKeepZero: set
+                // LbCsumKeepZero: set udp.checksum
                 hdr.udp.checksum = 16w0;
             }
-            // LbTxCount: count "mbr_tx_pkt_counter"
+            // LbTxCount: count mbr_tx_pkt_counter
             to_TxQueue = true;
         }
 

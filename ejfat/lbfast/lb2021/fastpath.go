@@ -413,7 +413,7 @@ n4:
 		goto n5
 	}
 n5:
-	{ // RxRunt: drop "runt frame"
+	{ // RxRunt: drop runt frame
 		return pl.drop(0)
 	}
 n6:
@@ -479,7 +479,7 @@ n8:
 		goto n18
 	}
 n9:
-	{ // RxIPv4BaseDst: set
+	{ // RxIPv4BaseDst: set meta.ipdst
 		st11 := p.Hdr[9] // ipv4_base
 		if !st11.Valid {
 			return pl.drop(3)
@@ -490,7 +490,7 @@ n9:
 		goto n18
 	}
 n10:
-	{ // RxIPv4Dst: set
+	{ // RxIPv4Dst: set meta.ipdst
 		st13 := p.Hdr[2] // ipv4
 		if !st13.Valid {
 			return pl.drop(4)
@@ -535,7 +535,7 @@ n12:
 		goto n18
 	}
 n13:
-	{ // RxIPv6Dst: set
+	{ // RxIPv6Dst: set meta.ipdst
 		st19 := p.Hdr[3] // ipv6
 		if !st19.Valid {
 			return pl.drop(6)
@@ -635,7 +635,7 @@ n18:
 		}
 	}
 n19:
-	{ // RxDstFilterMiss: drop "dst_filter miss"
+	{ // RxDstFilterMiss: drop dst_filter miss
 		return pl.drop(10)
 	}
 n20:
@@ -666,7 +666,7 @@ n21:
 		}
 	}
 n22:
-	{ // RxEpochMiss: drop "epoch_assign miss"
+	{ // RxEpochMiss: drop epoch_assign miss
 		return pl.drop(12)
 	}
 n23:
@@ -690,7 +690,7 @@ n23:
 		}
 	}
 n24:
-	{ // RxCalendarMiss: drop "calendar miss"
+	{ // RxCalendarMiss: drop calendar miss
 		return pl.drop(14)
 	}
 n25:
@@ -725,7 +725,7 @@ n25:
 		}
 	}
 n26:
-	{ // RxMemberMiss: drop "member miss"
+	{ // RxMemberMiss: drop member miss
 		return pl.drop(16)
 	}
 n27:
@@ -744,11 +744,11 @@ n28:
 		goto n29
 	}
 n29:
-	{ // RxMismatch: drop "member rewrite mismatch"
+	{ // RxMismatch: drop member rewrite mismatch
 		return pl.drop(17)
 	}
 n30:
-	{ // RxIPv4Rewrite: set
+	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
 		var d37 uint64 // ipv4 checksum
 		var d38 uint64 // udp checksum
 		v39 := p.Meta[3].Lo
@@ -821,7 +821,7 @@ n30:
 		goto n33
 	}
 n31:
-	{ // RxIPv6RewriteLow: set
+	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
 		var d63 uint64   // udp checksum
 		st65 := p.Hdr[3] // ipv6
 		if !st65.Valid {
@@ -872,7 +872,7 @@ n31:
 		goto n32
 	}
 n32:
-	{ // RxIPv6RewriteHigh: set
+	{ // RxIPv6RewriteHigh: set ipv6.dst
 		st79 := p.Hdr[3] // ipv6
 		if !st79.Valid {
 			return pl.drop(20)
@@ -883,7 +883,7 @@ n32:
 		goto n33
 	}
 n33:
-	{ // RxUDPRewrite: set
+	{ // RxUDPRewrite: set udp.dport, udp.length
 		var d80 uint64 // udp checksum
 		v81 := p.Meta[5].Lo
 		st83 := p.Hdr[8] // udp

@@ -592,7 +592,7 @@ n11:
 		goto n12
 	}
 n12:
-	{ // RxNotForUs: drop "not a datagram for the socket"
+	{ // RxNotForUs: drop not a datagram for the socket
 		return pl.drop(6)
 	}
 n13:
@@ -617,7 +617,7 @@ n16:
 		}
 	}
 n17:
-	{ // RxIPv4Dst: set
+	{ // RxIPv4Dst: set meta.ipdst
 		st29 := p.Hdr[2] // ipv4
 		if !st29.Valid {
 			return pl.drop(9)
@@ -627,7 +627,7 @@ n17:
 		goto n19
 	}
 n18:
-	{ // RxIPv6Dst: set
+	{ // RxIPv6Dst: set meta.ipdst
 		st31 := p.Hdr[3] // ipv6
 		if !st31.Valid {
 			return pl.drop(10)
@@ -691,7 +691,7 @@ n21:
 		}
 	}
 n22:
-	{ // RxDstFilterMiss: drop "dst_filter miss"
+	{ // RxDstFilterMiss: drop dst_filter miss
 		return pl.drop(13)
 	}
 n23:
@@ -722,7 +722,7 @@ n24:
 		}
 	}
 n25:
-	{ // RxEpochMiss: drop "epoch_assign miss"
+	{ // RxEpochMiss: drop epoch_assign miss
 		return pl.drop(15)
 	}
 n26:
@@ -746,7 +746,7 @@ n26:
 		}
 	}
 n27:
-	{ // RxCalendarMiss: drop "calendar miss"
+	{ // RxCalendarMiss: drop calendar miss
 		return pl.drop(17)
 	}
 n28:
@@ -781,7 +781,7 @@ n28:
 		}
 	}
 n29:
-	{ // RxMemberMiss: drop "member miss"
+	{ // RxMemberMiss: drop member miss
 		return pl.drop(19)
 	}
 n30:
@@ -800,11 +800,11 @@ n31:
 		goto n32
 	}
 n32:
-	{ // RxMismatch: drop "member rewrite mismatch"
+	{ // RxMismatch: drop member rewrite mismatch
 		return pl.drop(20)
 	}
 n33:
-	{ // RxIPv4Rewrite: set
+	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
 		var d45 uint64 // ipv4 checksum
 		var d46 uint64 // udp checksum
 		v47 := p.Meta[3].Lo
@@ -877,7 +877,7 @@ n33:
 		goto n36
 	}
 n34:
-	{ // RxIPv6RewriteLow: set
+	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
 		var d71 uint64   // udp checksum
 		st73 := p.Hdr[3] // ipv6
 		if !st73.Valid {
@@ -928,7 +928,7 @@ n34:
 		goto n35
 	}
 n35:
-	{ // RxIPv6RewriteHigh: set
+	{ // RxIPv6RewriteHigh: set ipv6.dst
 		st87 := p.Hdr[3] // ipv6
 		if !st87.Valid {
 			return pl.drop(23)
@@ -939,7 +939,7 @@ n35:
 		goto n36
 	}
 n36:
-	{ // RxUDPRewrite: set
+	{ // RxUDPRewrite: set udp.dport, udp.length
 		var d88 uint64 // udp checksum
 		v89 := p.Meta[5].Lo
 		st91 := p.Hdr[8] // udp

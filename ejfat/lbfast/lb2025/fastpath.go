@@ -730,7 +730,7 @@ n1:
 		goto n4
 	}
 n4:
-	{ // RxCount: count "packet_rx_counter"
+	{ // RxCount: count packet_rx_counter
 		goto n5
 	}
 n5:
@@ -1265,7 +1265,7 @@ n34:
 		goto n35
 	}
 n35:
-	{ // ParseFail: drop "rx_rslt[0] parse fail"
+	{ // ParseFail: drop rx_rslt[0] parse fail
 		return pl.drop(16)
 	}
 n36:
@@ -1294,7 +1294,7 @@ n36:
 		}
 	}
 n37:
-	{ // L2MacMiss: drop "rx_rslt[1] MAC miss"
+	{ // L2MacMiss: drop rx_rslt[1] MAC miss
 		return pl.drop(18)
 	}
 n38:
@@ -1312,7 +1312,7 @@ n39:
 		goto n42
 	}
 n40:
-	{ // L3SetDaIPv4: set
+	{ // L3SetDaIPv4: set meta.ip_da_key
 		st63 := p.Hdr[2] // ipv4
 		if !st63.Valid {
 			return pl.drop(19)
@@ -1322,7 +1322,7 @@ n40:
 		goto n43
 	}
 n41:
-	{ // L3SetDaIPv6: set
+	{ // L3SetDaIPv6: set meta.ip_da_key
 		st65 := p.Hdr[3] // ipv6
 		if !st65.Valid {
 			return pl.drop(20)
@@ -1333,7 +1333,7 @@ n41:
 		goto n43
 	}
 n42:
-	{ // L3SetDaArp: set
+	{ // L3SetDaArp: set meta.ip_da_key
 		st67 := p.Hdr[5] // arp
 		if !st67.Valid {
 			return pl.drop(21)
@@ -1373,7 +1373,7 @@ n43:
 		}
 	}
 n44:
-	{ // L3IPMiss: drop "rx_rslt[3] IP dst miss"
+	{ // L3IPMiss: drop rx_rslt[3] IP dst miss
 		return pl.drop(23)
 	}
 n45:
@@ -1426,11 +1426,11 @@ n49:
 		goto n50
 	}
 n50:
-	{ // ArpNotUs: drop "rx_rslt[4] ARP tpa != own"
+	{ // ArpNotUs: drop rx_rslt[4] ARP tpa != own
 		return pl.drop(26)
 	}
 n51:
-	{ // ArpReply: set
+	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
 		st76 := p.Hdr[0] // ethernet
 		if !st76.Valid {
 			return pl.drop(27)
@@ -1459,7 +1459,7 @@ n51:
 		goto n52
 	}
 n52:
-	{ // ArpOk: count "rx_rslt[8] ARP ok"
+	{ // ArpOk: count rx_rslt[8] ARP ok
 		goto n110
 	}
 n53:
@@ -1475,11 +1475,11 @@ n53:
 		goto n54
 	}
 n54:
-	{ // Echo4NotUs: drop "rx_rslt[5] ICMPv4 echo dst != own"
+	{ // Echo4NotUs: drop rx_rslt[5] ICMPv4 echo dst != own
 		return pl.drop(29)
 	}
 n55:
-	{ // Echo4Reply: set
+	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
 		var d85 uint64   // icmp checksum
 		st87 := p.Hdr[0] // ethernet
 		if !st87.Valid {
@@ -1581,12 +1581,12 @@ n55:
 		goto n56
 	}
 n56:
-	{ // Echo4Ok: count "rx_rslt[9] ICMPv4 echo ok"
+	{ // Echo4Ok: count rx_rslt[9] ICMPv4 echo ok
 		pl.edges[12]++
 		goto n110
 	}
 n57:
-	{ // Echo6Reply: set
+	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
 		var d121 uint64   // icmpv6 checksum
 		st123 := p.Hdr[0] // ethernet
 		if !st123.Valid {
@@ -1694,7 +1694,7 @@ n57:
 		goto n58
 	}
 n58:
-	{ // Echo6Ok: count "rx_rslt[10] ICMPv6 echo ok"
+	{ // Echo6Ok: count rx_rslt[10] ICMPv6 echo ok
 		pl.edges[13]++
 		goto n110
 	}
@@ -1711,7 +1711,7 @@ n59:
 		goto n60
 	}
 n60:
-	{ // NsNotUs: drop "rx_rslt[7] NS target != own"
+	{ // NsNotUs: drop rx_rslt[7] NS target != own
 		return pl.drop(33)
 	}
 n61:
@@ -1727,7 +1727,7 @@ n61:
 		goto n63
 	}
 n62:
-	{ // NsToAllNodes: set
+	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		p.Meta[22] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
@@ -1740,7 +1740,7 @@ n62:
 		goto n66
 	}
 n63:
-	{ // NsToSender: set
+	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		st164 := p.Hdr[3] // ipv6
 		if !st164.Valid {
 			return pl.drop(36)
@@ -1771,7 +1771,7 @@ n64:
 		goto n66
 	}
 n65:
-	{ // NsSrcMac: set
+	{ // NsSrcMac: set meta.na_mac
 		st170 := p.Hdr[14] // nd_mac
 		if !st170.Valid {
 			return pl.drop(37)
@@ -1819,7 +1819,7 @@ n70:
 		goto n71
 	}
 n71:
-	{ // NsPushNa: push nd_na
+	{ // NsPushNa: push nd_na after icmpv6
 		if !p.Hdr[7].Valid {
 			return pl.drop(41)
 		}
@@ -1829,7 +1829,7 @@ n71:
 		goto n72
 	}
 n72:
-	{ // NsPushOpt: push nd_na_opt
+	{ // NsPushOpt: push nd_na_opt after nd_na
 		if !p.Hdr[15].Valid {
 			return pl.drop(42)
 		}
@@ -1839,7 +1839,7 @@ n72:
 		goto n73
 	}
 n73:
-	{ // NsPushMac: push nd_na_mac
+	{ // NsPushMac: push nd_na_mac after nd_na_opt
 		if !p.Hdr[16].Valid {
 			return pl.drop(43)
 		}
@@ -1849,7 +1849,7 @@ n73:
 		goto n74
 	}
 n74:
-	{ // NsFill: set
+	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
 		st172 := p.Hdr[0] // ethernet
 		if !st172.Valid {
 			return pl.drop(44)
@@ -1909,16 +1909,16 @@ n75:
 		goto n76
 	}
 n76:
-	{ // NsOk: count "rx_rslt[11] NS ok"
+	{ // NsOk: count rx_rslt[11] NS ok
 		pl.edges[18]++
 		goto n110
 	}
 n77:
-	{ // LbRx: count "rx_rslt[13] LB"
+	{ // LbRx: count rx_rslt[13] LB
 		goto n78
 	}
 n78:
-	{ // LbCtxRx: count "lb_ctx_rx_pkt_counter"
+	{ // LbCtxRx: count lb_ctx_rx_pkt_counter
 		goto n79
 	}
 n79:
@@ -1979,7 +1979,7 @@ n81:
 		}
 	}
 n82:
-	{ // LbBlocked: drop "lb_ctx_drop_blocked_src_pkt_counter"
+	{ // LbBlocked: drop lb_ctx_drop_blocked_src_pkt_counter
 		return pl.drop(48)
 	}
 n83:
@@ -1990,15 +1990,15 @@ n83:
 		goto n85
 	}
 n84:
-	{ // LbRxV2: count "lb_ctx_rx_v2_counter"
+	{ // LbRxV2: count lb_ctx_rx_v2_counter
 		goto n86
 	}
 n85:
-	{ // LbRxV3: count "lb_ctx_rx_v3_counter"
+	{ // LbRxV3: count lb_ctx_rx_v3_counter
 		goto n87
 	}
 n86:
-	{ // LbSelV2: set
+	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
 		st191 := p.Hdr[10] // lb_v2
 		if !st191.Valid {
 			return pl.drop(49)
@@ -2010,7 +2010,7 @@ n86:
 		goto n88
 	}
 n87:
-	{ // LbSelV3: set
+	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
 		st193 := p.Hdr[11] // lb_v3
 		if !st193.Valid {
 			return pl.drop(50)
@@ -2052,11 +2052,11 @@ n88:
 		}
 	}
 n89:
-	{ // LbEpochMiss: drop "lb_ctx_drop_epoch_assign_miss_pkt_counter"
+	{ // LbEpochMiss: drop lb_ctx_drop_epoch_assign_miss_pkt_counter
 		return pl.drop(51)
 	}
 n90:
-	{ // LbSlot: set
+	{ // LbSlot: set meta.calendar_slot
 		p.Meta[20] = packet.Value{Lo: ((((p.Meta[18].Lo ^ p.Meta[8].Lo) & 0xffff) & ((((0x1 << p.Meta[7].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n91
 	}
@@ -2080,7 +2080,7 @@ n91:
 		}
 	}
 n92:
-	{ // LbCalendarMiss: drop "lb_ctx_drop_lb_calendar_miss_pkt_counter"
+	{ // LbCalendarMiss: drop lb_ctx_drop_lb_calendar_miss_pkt_counter
 		return pl.drop(52)
 	}
 n93:
@@ -2120,16 +2120,16 @@ n93:
 		}
 	}
 n94:
-	{ // LbMemberMiss: drop "lb_ctx_drop_mbr_info_miss_pkt_counter"
+	{ // LbMemberMiss: drop lb_ctx_drop_mbr_info_miss_pkt_counter
 		return pl.drop(54)
 	}
 n95:
-	{ // LbPort: set
+	{ // LbPort: set meta.new_port
 		p.Meta[21] = packet.Value{Lo: ((p.Meta[13].Lo + ((p.Meta[19].Lo & ((((0x1 << p.Meta[14].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n96
 	}
 n96:
-	{ // LbEth: set
+	{ // LbEth: set ethernet.src, ethernet.dst
 		st197 := p.Hdr[0] // ethernet
 		if !st197.Valid {
 			return pl.drop(55)
@@ -2165,7 +2165,7 @@ n99:
 		goto n103
 	}
 n100:
-	{ // LbIPv4Keep: set
+	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
 		var d200 uint64 // ipv4 checksum
 		var d201 uint64 // udp checksum
 		v202 := p.Meta[11].Lo
@@ -2279,7 +2279,7 @@ n100:
 		goto n109
 	}
 n101:
-	{ // LbIPv4Strip: set
+	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
 		var d246 uint64 // ipv4 checksum
 		var d247 uint64 // udp checksum
 		v248 := p.Meta[11].Lo
@@ -2396,7 +2396,7 @@ n101:
 		goto n104
 	}
 n102:
-	{ // LbIPv6Keep: set
+	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
 		var d292 uint64 // udp checksum
 		v293 := p.Meta[12]
 		st295 := p.Hdr[3] // ipv6
@@ -2464,7 +2464,7 @@ n102:
 		goto n109
 	}
 n103:
-	{ // LbIPv6Strip: set
+	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
 		var d314 uint64 // udp checksum
 		v315 := p.Meta[12]
 		st317 := p.Hdr[3] // ipv6
@@ -2601,7 +2601,7 @@ n107:
 		goto n108
 	}
 n108:
-	{ // LbUdpLen: set
+	{ // LbUdpLen: set udp.length
 		var d353 uint64   // udp checksum
 		st355 := p.Hdr[4] // udp
 		if !st355.Valid {
@@ -2626,7 +2626,7 @@ n108:
 		goto n109
 	}
 n109:
-	{ // LbTxCount: count "lb_mbr_tx_pkt_counter"
+	{ // LbTxCount: count lb_mbr_tx_pkt_counter
 		pl.edges[32]++
 		goto n110
 	}
@@ -2646,7 +2646,7 @@ n3:
 		return pl.sink(0, p.Data)
 	}
 n111:
-	{ // TxDropped: drop "drop flag"
+	{ // TxDropped: drop drop flag
 		return pl.drop(64)
 	}
 }

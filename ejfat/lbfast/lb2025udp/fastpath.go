@@ -863,7 +863,7 @@ n11:
 		goto n12
 	}
 n12:
-	{ // RxNotForUs: drop "not a datagram for the socket"
+	{ // RxNotForUs: drop not a datagram for the socket
 		return pl.drop(6)
 	}
 n13:
@@ -871,7 +871,7 @@ n13:
 		goto n16
 	}
 n16:
-	{ // RxCount: count "packet_rx_counter"
+	{ // RxCount: count packet_rx_counter
 		goto n17
 	}
 n17:
@@ -980,7 +980,7 @@ n22:
 		goto n23
 	}
 n23:
-	{ // ParseFail: drop "rx_rslt[0] parse fail"
+	{ // ParseFail: drop rx_rslt[0] parse fail
 		return pl.drop(12)
 	}
 n24:
@@ -1009,7 +1009,7 @@ n24:
 		}
 	}
 n25:
-	{ // L2MacMiss: drop "rx_rslt[1] MAC miss"
+	{ // L2MacMiss: drop rx_rslt[1] MAC miss
 		return pl.drop(14)
 	}
 n26:
@@ -1020,7 +1020,7 @@ n26:
 		goto n28
 	}
 n27:
-	{ // L3SetDaIPv4: set
+	{ // L3SetDaIPv4: set meta.ip_da_key
 		st39 := p.Hdr[2] // ipv4
 		if !st39.Valid {
 			return pl.drop(15)
@@ -1030,7 +1030,7 @@ n27:
 		goto n29
 	}
 n28:
-	{ // L3SetDaIPv6: set
+	{ // L3SetDaIPv6: set meta.ip_da_key
 		st41 := p.Hdr[3] // ipv6
 		if !st41.Valid {
 			return pl.drop(16)
@@ -1070,7 +1070,7 @@ n29:
 		}
 	}
 n30:
-	{ // L3IPMiss: drop "rx_rslt[3] IP dst miss"
+	{ // L3IPMiss: drop rx_rslt[3] IP dst miss
 		return pl.drop(18)
 	}
 n31:
@@ -1123,11 +1123,11 @@ n35:
 		goto n36
 	}
 n36:
-	{ // ArpNotUs: drop "rx_rslt[4] ARP tpa != own"
+	{ // ArpNotUs: drop rx_rslt[4] ARP tpa != own
 		return pl.drop(21)
 	}
 n37:
-	{ // ArpReply: set
+	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
 		st50 := p.Hdr[0] // ethernet
 		if !st50.Valid {
 			return pl.drop(22)
@@ -1156,7 +1156,7 @@ n37:
 		goto n38
 	}
 n38:
-	{ // ArpOk: count "rx_rslt[8] ARP ok"
+	{ // ArpOk: count rx_rslt[8] ARP ok
 		goto n96
 	}
 n39:
@@ -1172,11 +1172,11 @@ n39:
 		goto n40
 	}
 n40:
-	{ // Echo4NotUs: drop "rx_rslt[5] ICMPv4 echo dst != own"
+	{ // Echo4NotUs: drop rx_rslt[5] ICMPv4 echo dst != own
 		return pl.drop(24)
 	}
 n41:
-	{ // Echo4Reply: set
+	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
 		var d59 uint64   // icmp checksum
 		st61 := p.Hdr[0] // ethernet
 		if !st61.Valid {
@@ -1278,12 +1278,12 @@ n41:
 		goto n42
 	}
 n42:
-	{ // Echo4Ok: count "rx_rslt[9] ICMPv4 echo ok"
+	{ // Echo4Ok: count rx_rslt[9] ICMPv4 echo ok
 		pl.edges[7]++
 		goto n96
 	}
 n43:
-	{ // Echo6Reply: set
+	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
 		var d95 uint64   // icmpv6 checksum
 		st97 := p.Hdr[0] // ethernet
 		if !st97.Valid {
@@ -1391,7 +1391,7 @@ n43:
 		goto n44
 	}
 n44:
-	{ // Echo6Ok: count "rx_rslt[10] ICMPv6 echo ok"
+	{ // Echo6Ok: count rx_rslt[10] ICMPv6 echo ok
 		pl.edges[8]++
 		goto n96
 	}
@@ -1408,7 +1408,7 @@ n45:
 		goto n46
 	}
 n46:
-	{ // NsNotUs: drop "rx_rslt[7] NS target != own"
+	{ // NsNotUs: drop rx_rslt[7] NS target != own
 		return pl.drop(28)
 	}
 n47:
@@ -1424,7 +1424,7 @@ n47:
 		goto n49
 	}
 n48:
-	{ // NsToAllNodes: set
+	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		p.Meta[22] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
@@ -1437,7 +1437,7 @@ n48:
 		goto n52
 	}
 n49:
-	{ // NsToSender: set
+	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		st138 := p.Hdr[3] // ipv6
 		if !st138.Valid {
 			return pl.drop(31)
@@ -1468,7 +1468,7 @@ n50:
 		goto n52
 	}
 n51:
-	{ // NsSrcMac: set
+	{ // NsSrcMac: set meta.na_mac
 		st144 := p.Hdr[14] // nd_mac
 		if !st144.Valid {
 			return pl.drop(32)
@@ -1516,7 +1516,7 @@ n56:
 		goto n57
 	}
 n57:
-	{ // NsPushNa: push nd_na
+	{ // NsPushNa: push nd_na after icmpv6
 		if !p.Hdr[7].Valid {
 			return pl.drop(36)
 		}
@@ -1526,7 +1526,7 @@ n57:
 		goto n58
 	}
 n58:
-	{ // NsPushOpt: push nd_na_opt
+	{ // NsPushOpt: push nd_na_opt after nd_na
 		if !p.Hdr[15].Valid {
 			return pl.drop(37)
 		}
@@ -1536,7 +1536,7 @@ n58:
 		goto n59
 	}
 n59:
-	{ // NsPushMac: push nd_na_mac
+	{ // NsPushMac: push nd_na_mac after nd_na_opt
 		if !p.Hdr[16].Valid {
 			return pl.drop(38)
 		}
@@ -1546,7 +1546,7 @@ n59:
 		goto n60
 	}
 n60:
-	{ // NsFill: set
+	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
 		st146 := p.Hdr[0] // ethernet
 		if !st146.Valid {
 			return pl.drop(39)
@@ -1606,16 +1606,16 @@ n61:
 		goto n62
 	}
 n62:
-	{ // NsOk: count "rx_rslt[11] NS ok"
+	{ // NsOk: count rx_rslt[11] NS ok
 		pl.edges[13]++
 		goto n96
 	}
 n63:
-	{ // LbRx: count "rx_rslt[13] LB"
+	{ // LbRx: count rx_rslt[13] LB
 		goto n64
 	}
 n64:
-	{ // LbCtxRx: count "lb_ctx_rx_pkt_counter"
+	{ // LbCtxRx: count lb_ctx_rx_pkt_counter
 		goto n65
 	}
 n65:
@@ -1676,7 +1676,7 @@ n67:
 		}
 	}
 n68:
-	{ // LbBlocked: drop "lb_ctx_drop_blocked_src_pkt_counter"
+	{ // LbBlocked: drop lb_ctx_drop_blocked_src_pkt_counter
 		return pl.drop(43)
 	}
 n69:
@@ -1687,15 +1687,15 @@ n69:
 		goto n71
 	}
 n70:
-	{ // LbRxV2: count "lb_ctx_rx_v2_counter"
+	{ // LbRxV2: count lb_ctx_rx_v2_counter
 		goto n72
 	}
 n71:
-	{ // LbRxV3: count "lb_ctx_rx_v3_counter"
+	{ // LbRxV3: count lb_ctx_rx_v3_counter
 		goto n73
 	}
 n72:
-	{ // LbSelV2: set
+	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
 		st165 := p.Hdr[10] // lb_v2
 		if !st165.Valid {
 			return pl.drop(44)
@@ -1707,7 +1707,7 @@ n72:
 		goto n74
 	}
 n73:
-	{ // LbSelV3: set
+	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
 		st167 := p.Hdr[11] // lb_v3
 		if !st167.Valid {
 			return pl.drop(45)
@@ -1749,11 +1749,11 @@ n74:
 		}
 	}
 n75:
-	{ // LbEpochMiss: drop "lb_ctx_drop_epoch_assign_miss_pkt_counter"
+	{ // LbEpochMiss: drop lb_ctx_drop_epoch_assign_miss_pkt_counter
 		return pl.drop(46)
 	}
 n76:
-	{ // LbSlot: set
+	{ // LbSlot: set meta.calendar_slot
 		p.Meta[20] = packet.Value{Lo: ((((p.Meta[18].Lo ^ p.Meta[8].Lo) & 0xffff) & ((((0x1 << p.Meta[7].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n77
 	}
@@ -1777,7 +1777,7 @@ n77:
 		}
 	}
 n78:
-	{ // LbCalendarMiss: drop "lb_ctx_drop_lb_calendar_miss_pkt_counter"
+	{ // LbCalendarMiss: drop lb_ctx_drop_lb_calendar_miss_pkt_counter
 		return pl.drop(47)
 	}
 n79:
@@ -1817,16 +1817,16 @@ n79:
 		}
 	}
 n80:
-	{ // LbMemberMiss: drop "lb_ctx_drop_mbr_info_miss_pkt_counter"
+	{ // LbMemberMiss: drop lb_ctx_drop_mbr_info_miss_pkt_counter
 		return pl.drop(49)
 	}
 n81:
-	{ // LbPort: set
+	{ // LbPort: set meta.new_port
 		p.Meta[21] = packet.Value{Lo: ((p.Meta[13].Lo + ((p.Meta[19].Lo & ((((0x1 << p.Meta[14].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n82
 	}
 n82:
-	{ // LbEth: set
+	{ // LbEth: set ethernet.src, ethernet.dst
 		st171 := p.Hdr[0] // ethernet
 		if !st171.Valid {
 			return pl.drop(50)
@@ -1862,7 +1862,7 @@ n85:
 		goto n89
 	}
 n86:
-	{ // LbIPv4Keep: set
+	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
 		var d174 uint64 // ipv4 checksum
 		var d175 uint64 // udp checksum
 		v176 := p.Meta[11].Lo
@@ -1976,7 +1976,7 @@ n86:
 		goto n95
 	}
 n87:
-	{ // LbIPv4Strip: set
+	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
 		var d220 uint64 // ipv4 checksum
 		var d221 uint64 // udp checksum
 		v222 := p.Meta[11].Lo
@@ -2093,7 +2093,7 @@ n87:
 		goto n90
 	}
 n88:
-	{ // LbIPv6Keep: set
+	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
 		var d266 uint64 // udp checksum
 		v267 := p.Meta[12]
 		st269 := p.Hdr[3] // ipv6
@@ -2161,7 +2161,7 @@ n88:
 		goto n95
 	}
 n89:
-	{ // LbIPv6Strip: set
+	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
 		var d288 uint64 // udp checksum
 		v289 := p.Meta[12]
 		st291 := p.Hdr[3] // ipv6
@@ -2298,7 +2298,7 @@ n93:
 		goto n94
 	}
 n94:
-	{ // LbUdpLen: set
+	{ // LbUdpLen: set udp.length
 		var d327 uint64   // udp checksum
 		st329 := p.Hdr[4] // udp
 		if !st329.Valid {
@@ -2323,7 +2323,7 @@ n94:
 		goto n95
 	}
 n95:
-	{ // LbTxCount: count "lb_mbr_tx_pkt_counter"
+	{ // LbTxCount: count lb_mbr_tx_pkt_counter
 		pl.edges[27]++
 		goto n96
 	}
@@ -2343,7 +2343,7 @@ n15:
 		return pl.sink(0, p.Data)
 	}
 n97:
-	{ // TxDropped: drop "drop flag"
+	{ // TxDropped: drop drop flag
 		return pl.drop(59)
 	}
 }

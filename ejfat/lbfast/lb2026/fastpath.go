@@ -973,7 +973,7 @@ n1:
 		goto n4
 	}
 n4:
-	{ // RxCount: count "rx_counter"
+	{ // RxCount: count rx_counter
 		goto n5
 	}
 n5:
@@ -1722,11 +1722,11 @@ n46:
 		goto n47
 	}
 n47:
-	{ // ParseFail: drop "phys_parsefail_counter"
+	{ // ParseFail: drop phys_parsefail_counter
 		return pl.drop(21)
 	}
 n48:
-	{ // ParseParsed: set
+	{ // ParseParsed: set meta.egress_port
 		p.Meta[2] = packet.Value{Lo: (p.Meta[1].Lo) & 0xf}
 		goto n49
 	}
@@ -1747,7 +1747,7 @@ n49:
 		goto n71
 	}
 n50:
-	{ // PuntCount: count "phys_ieee802_multicast_counter"
+	{ // PuntCount: count phys_ieee802_multicast_counter
 		goto n51
 	}
 n51:
@@ -1770,11 +1770,11 @@ n52:
 		goto n54
 	}
 n53:
-	{ // PuntLacp: count "phys_dot3_slow_lacp_counter"
+	{ // PuntLacp: count phys_dot3_slow_lacp_counter
 		goto n57
 	}
 n54:
-	{ // PuntSlowOther: count "phys_dot3_slow_other_counter"
+	{ // PuntSlowOther: count phys_dot3_slow_other_counter
 		pl.edges[21]++
 		goto n57
 	}
@@ -1787,12 +1787,12 @@ n55:
 		goto n57
 	}
 n56:
-	{ // PuntLldp: count "phys_lldp_counter"
+	{ // PuntLldp: count phys_lldp_counter
 		pl.edges[23]++
 		goto n57
 	}
 n57:
-	{ // PuntEgress: set
+	{ // PuntEgress: set meta.egress_port
 		p.Meta[2] = packet.Value{Lo: ((p.Meta[1].Lo | 0x2) & 0xf) & 0xf}
 		goto n58
 	}
@@ -1898,7 +1898,7 @@ n71:
 		goto n74
 	}
 n72:
-	{ // L2VlanId: set
+	{ // L2VlanId: set meta.vlan_id
 		st84 := p.Hdr[1] // vlan
 		if !st84.Valid {
 			return pl.drop(30)
@@ -1933,7 +1933,7 @@ n74:
 		}
 	}
 n75:
-	{ // L2IfaceAllow: count "l2_iface_allow_counter"
+	{ // L2IfaceAllow: count l2_iface_allow_counter
 		goto n76
 	}
 n76:
@@ -1960,11 +1960,11 @@ n76:
 		}
 	}
 n77:
-	{ // L2DstDrop: drop "l2_dst_drop_counter"
+	{ // L2DstDrop: drop l2_dst_drop_counter
 		return pl.drop(33)
 	}
 n78:
-	{ // L2DstAllow: count "l2_dst_allow_counter"
+	{ // L2DstAllow: count l2_dst_allow_counter
 		goto n79
 	}
 n79:
@@ -1989,11 +1989,11 @@ n81:
 		goto n82
 	}
 n82:
-	{ // L3NotIP: drop "l2_iface_drop_notip_counter"
+	{ // L3NotIP: drop l2_iface_drop_notip_counter
 		return pl.drop(34)
 	}
 n83:
-	{ // L3SetDaIPv4: set
+	{ // L3SetDaIPv4: set meta.ip_da
 		st88 := p.Hdr[2] // ipv4
 		if !st88.Valid {
 			return pl.drop(35)
@@ -2003,7 +2003,7 @@ n83:
 		goto n86
 	}
 n84:
-	{ // L3SetDaIPv6: set
+	{ // L3SetDaIPv6: set meta.ip_da
 		st90 := p.Hdr[3] // ipv6
 		if !st90.Valid {
 			return pl.drop(36)
@@ -2014,7 +2014,7 @@ n84:
 		goto n86
 	}
 n85:
-	{ // L3SetDaArp: set
+	{ // L3SetDaArp: set meta.ip_da
 		st92 := p.Hdr[5] // arp
 		if !st92.Valid {
 			return pl.drop(37)
@@ -2049,11 +2049,11 @@ n86:
 		}
 	}
 n87:
-	{ // L3BadIP: drop "l2_iface_drop_badip_counter"
+	{ // L3BadIP: drop l2_iface_drop_badip_counter
 		return pl.drop(39)
 	}
 n88:
-	{ // L3Allow: count "l3_allow_counter"
+	{ // L3Allow: count l3_allow_counter
 		goto n89
 	}
 n89:
@@ -2100,7 +2100,7 @@ n93:
 		}
 	}
 n94:
-	{ // L3Icmp4Unhandled: drop "l3_icmpv4_unhandled"
+	{ // L3Icmp4Unhandled: drop l3_icmpv4_unhandled
 		return pl.drop(41)
 	}
 n95:
@@ -2131,35 +2131,35 @@ n95:
 		}
 	}
 n96:
-	{ // L3Unreach4Net: drop "l3_icmpv4_dest_unreach_net"
+	{ // L3Unreach4Net: drop l3_icmpv4_dest_unreach_net
 		return pl.drop(43)
 	}
 n97:
-	{ // L3Unreach4Host: drop "l3_icmpv4_dest_unreach_host"
+	{ // L3Unreach4Host: drop l3_icmpv4_dest_unreach_host
 		return pl.drop(44)
 	}
 n98:
-	{ // L3Unreach4Port: drop "l3_icmpv4_dest_unreach_port"
+	{ // L3Unreach4Port: drop l3_icmpv4_dest_unreach_port
 		return pl.drop(45)
 	}
 n99:
-	{ // L3Unreach4FragNeeded: drop "l3_icmpv4_dest_unreach_frag_needed"
+	{ // L3Unreach4FragNeeded: drop l3_icmpv4_dest_unreach_frag_needed
 		return pl.drop(46)
 	}
 n100:
-	{ // L3Unreach4NetUnknown: drop "l3_icmpv4_dest_unreach_net_unknown"
+	{ // L3Unreach4NetUnknown: drop l3_icmpv4_dest_unreach_net_unknown
 		return pl.drop(47)
 	}
 n101:
-	{ // L3Unreach4HostUnknown: drop "l3_icmpv4_dest_unreach_host_unknown"
+	{ // L3Unreach4HostUnknown: drop l3_icmpv4_dest_unreach_host_unknown
 		return pl.drop(48)
 	}
 n102:
-	{ // L3Unreach4HostProhibited: drop "l3_icmpv4_dest_unreach_host_prohibited"
+	{ // L3Unreach4HostProhibited: drop l3_icmpv4_dest_unreach_host_prohibited
 		return pl.drop(49)
 	}
 n103:
-	{ // L3Unreach4Other: drop "l3_icmpv4_dest_unreach_other"
+	{ // L3Unreach4Other: drop l3_icmpv4_dest_unreach_other
 		return pl.drop(50)
 	}
 n104:
@@ -2182,7 +2182,7 @@ n104:
 		}
 	}
 n105:
-	{ // L3Icmp6Unhandled: drop "l3_icmpv6_unhandled"
+	{ // L3Icmp6Unhandled: drop l3_icmpv6_unhandled
 		return pl.drop(52)
 	}
 n106:
@@ -2207,23 +2207,23 @@ n106:
 		}
 	}
 n107:
-	{ // L3Unreach6Net: drop "l3_icmpv6_dest_unreach_net"
+	{ // L3Unreach6Net: drop l3_icmpv6_dest_unreach_net
 		return pl.drop(54)
 	}
 n108:
-	{ // L3Unreach6HostProhibited: drop "l3_icmpv6_dest_unreach_host_prohibited"
+	{ // L3Unreach6HostProhibited: drop l3_icmpv6_dest_unreach_host_prohibited
 		return pl.drop(55)
 	}
 n109:
-	{ // L3Unreach6Host: drop "l3_icmpv6_dest_unreach_host"
+	{ // L3Unreach6Host: drop l3_icmpv6_dest_unreach_host
 		return pl.drop(56)
 	}
 n110:
-	{ // L3Unreach6Port: drop "l3_icmpv6_dest_unreach_port"
+	{ // L3Unreach6Port: drop l3_icmpv6_dest_unreach_port
 		return pl.drop(57)
 	}
 n111:
-	{ // L3Unreach6Other: drop "l3_icmpv6_dest_unreach_other"
+	{ // L3Unreach6Other: drop l3_icmpv6_dest_unreach_other
 		return pl.drop(58)
 	}
 n112:
@@ -2239,12 +2239,12 @@ n112:
 		goto n113
 	}
 n113:
-	{ // ArpNoMatch: count "l3_arp_tpa_nomatch"
+	{ // ArpNoMatch: count l3_arp_tpa_nomatch
 		pl.edges[35]++
 		goto n140
 	}
 n114:
-	{ // ArpReply: set
+	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
 		st110 := p.Hdr[0] // ethernet
 		if !st110.Valid {
 			return pl.drop(60)
@@ -2273,7 +2273,7 @@ n114:
 		goto n115
 	}
 n115:
-	{ // ArpOk: count "l3_arp_ok"
+	{ // ArpOk: count l3_arp_ok
 		goto n2
 	}
 n116:
@@ -2289,11 +2289,11 @@ n116:
 		goto n117
 	}
 n117:
-	{ // Echo4NoMatch: drop "l3_icmpv4_echo_dst_nomatch"
+	{ // Echo4NoMatch: drop l3_icmpv4_echo_dst_nomatch
 		return pl.drop(62)
 	}
 n118:
-	{ // Echo4Reply: set
+	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
 		var d119 uint64   // icmp checksum
 		st121 := p.Hdr[0] // ethernet
 		if !st121.Valid {
@@ -2395,12 +2395,12 @@ n118:
 		goto n119
 	}
 n119:
-	{ // Echo4Ok: count "l3_icmpv4_echo_ok"
+	{ // Echo4Ok: count l3_icmpv4_echo_ok
 		pl.edges[36]++
 		goto n2
 	}
 n120:
-	{ // Echo6Reply: set
+	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
 		var d155 uint64   // icmpv6 checksum
 		st157 := p.Hdr[0] // ethernet
 		if !st157.Valid {
@@ -2508,7 +2508,7 @@ n120:
 		goto n121
 	}
 n121:
-	{ // Echo6Ok: count "l3_icmpv6_echo_ok"
+	{ // Echo6Ok: count l3_icmpv6_echo_ok
 		pl.edges[37]++
 		goto n2
 	}
@@ -2525,7 +2525,7 @@ n122:
 		goto n123
 	}
 n123:
-	{ // NsNoMatch: drop "l3_ipv6nd_neigh_sol_target_nomatch"
+	{ // NsNoMatch: drop l3_ipv6nd_neigh_sol_target_nomatch
 		return pl.drop(66)
 	}
 n124:
@@ -2541,7 +2541,7 @@ n124:
 		goto n126
 	}
 n125:
-	{ // NsToAllNodes: set
+	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		p.Meta[24] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[25] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[26] = packet.Value{Lo: (0x0) & 0x1}
@@ -2554,7 +2554,7 @@ n125:
 		goto n129
 	}
 n126:
-	{ // NsToSender: set
+	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		st198 := p.Hdr[3] // ipv6
 		if !st198.Valid {
 			return pl.drop(69)
@@ -2585,7 +2585,7 @@ n127:
 		goto n129
 	}
 n128:
-	{ // NsSrcMac: set
+	{ // NsSrcMac: set meta.na_mac
 		st204 := p.Hdr[14] // nd_mac
 		if !st204.Valid {
 			return pl.drop(70)
@@ -2633,7 +2633,7 @@ n133:
 		goto n134
 	}
 n134:
-	{ // NsPushNa: push nd_na
+	{ // NsPushNa: push nd_na after icmpv6
 		if !p.Hdr[7].Valid {
 			return pl.drop(74)
 		}
@@ -2643,7 +2643,7 @@ n134:
 		goto n135
 	}
 n135:
-	{ // NsPushOpt: push nd_na_opt
+	{ // NsPushOpt: push nd_na_opt after nd_na
 		if !p.Hdr[15].Valid {
 			return pl.drop(75)
 		}
@@ -2653,7 +2653,7 @@ n135:
 		goto n136
 	}
 n136:
-	{ // NsPushMac: push nd_na_mac
+	{ // NsPushMac: push nd_na_mac after nd_na_opt
 		if !p.Hdr[16].Valid {
 			return pl.drop(76)
 		}
@@ -2663,7 +2663,7 @@ n136:
 		goto n137
 	}
 n137:
-	{ // NsFill: set
+	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
 		st206 := p.Hdr[0] // ethernet
 		if !st206.Valid {
 			return pl.drop(77)
@@ -2723,12 +2723,12 @@ n138:
 		goto n139
 	}
 n139:
-	{ // NsOk: count "l3_ipv6nd_neigh_sol_ok"
+	{ // NsOk: count l3_ipv6nd_neigh_sol_ok
 		pl.edges[42]++
 		goto n2
 	}
 n140:
-	{ // LbRx: count "lb_rx_pkt_counter"
+	{ // LbRx: count lb_rx_pkt_counter
 		goto n141
 	}
 n141:
@@ -2746,7 +2746,7 @@ n142:
 		goto n143
 	}
 n143:
-	{ // LbNotIP: drop "lb_drop_not_ip_pkt_counter"
+	{ // LbNotIP: drop lb_drop_not_ip_pkt_counter
 		return pl.drop(79)
 	}
 n144:
@@ -2792,7 +2792,7 @@ n145:
 		}
 	}
 n146:
-	{ // LbBlocked: drop "lb_drop_blocked_src_pkt_counter"
+	{ // LbBlocked: drop lb_drop_blocked_src_pkt_counter
 		return pl.drop(82)
 	}
 n147:
@@ -2803,7 +2803,7 @@ n147:
 		goto n148
 	}
 n148:
-	{ // LbNoHdr: drop "lb_drop_no_udplb_hdr_pkt_counter"
+	{ // LbNoHdr: drop lb_drop_no_udplb_hdr_pkt_counter
 		return pl.drop(83)
 	}
 n149:
@@ -2821,19 +2821,19 @@ n150:
 		goto n151
 	}
 n151:
-	{ // LbBadVersion: drop "lb_drop_bad_udplb_version_pkt_counter"
+	{ // LbBadVersion: drop lb_drop_bad_udplb_version_pkt_counter
 		return pl.drop(84)
 	}
 n152:
-	{ // LbRxV2: count "lb_rx_v2_counter"
+	{ // LbRxV2: count lb_rx_v2_counter
 		goto n154
 	}
 n153:
-	{ // LbRxV3: count "lb_rx_v3_counter"
+	{ // LbRxV3: count lb_rx_v3_counter
 		goto n155
 	}
 n154:
-	{ // LbSelV2: set
+	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
 		st225 := p.Hdr[10] // lb_v2
 		if !st225.Valid {
 			return pl.drop(85)
@@ -2845,7 +2845,7 @@ n154:
 		goto n156
 	}
 n155:
-	{ // LbSelV3: set
+	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
 		st227 := p.Hdr[11] // lb_v3
 		if !st227.Valid {
 			return pl.drop(86)
@@ -2887,7 +2887,7 @@ n156:
 		goto n158
 	}
 n157:
-	{ // LbTtlExpired: drop "lb_drop_ttl_expired_pkt_counter"
+	{ // LbTtlExpired: drop lb_drop_ttl_expired_pkt_counter
 		return pl.drop(88)
 	}
 n158:
@@ -2916,11 +2916,11 @@ n158:
 		}
 	}
 n159:
-	{ // LbEpochMiss: drop "lb_drop_epoch_assign_miss_pkt_counter"
+	{ // LbEpochMiss: drop lb_drop_epoch_assign_miss_pkt_counter
 		return pl.drop(89)
 	}
 n160:
-	{ // LbSlot: set
+	{ // LbSlot: set meta.calendar_slot
 		p.Meta[15] = packet.Value{Lo: ((((p.Meta[13].Lo ^ p.Meta[12].Lo) & 0xffff) & ((((0x1 << p.Meta[11].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n161
 	}
@@ -2940,7 +2940,7 @@ n161:
 		}
 	}
 n162:
-	{ // LbCalendarMiss: drop "lb_drop_lb_calendar_miss_pkt_counter"
+	{ // LbCalendarMiss: drop lb_drop_lb_calendar_miss_pkt_counter
 		return pl.drop(90)
 	}
 n163:
@@ -2980,24 +2980,24 @@ n163:
 		}
 	}
 n164:
-	{ // LbMemberMiss: drop "lb_drop_mbr_info_miss_pkt_counter"
+	{ // LbMemberMiss: drop lb_drop_mbr_info_miss_pkt_counter
 		return pl.drop(92)
 	}
 n165:
-	{ // LbSoftEvicted: drop "mbr_drop_soft_evicted_counter"
+	{ // LbSoftEvicted: drop mbr_drop_soft_evicted_counter
 		return pl.drop(93)
 	}
 n166:
-	{ // LbDeregistered: drop "mbr_drop_deregistered_counter"
+	{ // LbDeregistered: drop mbr_drop_deregistered_counter
 		return pl.drop(94)
 	}
 n167:
-	{ // LbPort: set
+	{ // LbPort: set meta.new_port
 		p.Meta[23] = packet.Value{Lo: ((p.Meta[20].Lo + ((p.Meta[14].Lo & ((((0x1 << p.Meta[21].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n168
 	}
 n168:
-	{ // LbEth: set
+	{ // LbEth: set ethernet.src, ethernet.dst
 		st238 := p.Hdr[0] // ethernet
 		if !st238.Valid {
 			return pl.drop(95)
@@ -3024,7 +3024,7 @@ n169:
 		goto n171
 	}
 n170:
-	{ // LbMarkZero: set
+	{ // LbMarkZero: set meta.udp_zero
 		p.Meta[0] = packet.Value{Lo: (0x1) & 0x1}
 		pl.edges[47]++
 		goto n171
@@ -3051,7 +3051,7 @@ n173:
 		goto n177
 	}
 n174:
-	{ // LbIPv4Keep: set
+	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
 		var d243 uint64 // ipv4 checksum
 		var d244 uint64 // udp checksum
 		v245 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
@@ -3165,7 +3165,7 @@ n174:
 		goto n183
 	}
 n175:
-	{ // LbIPv4Strip: set
+	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
 		var d289 uint64 // ipv4 checksum
 		var d290 uint64 // udp checksum
 		v291 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
@@ -3307,7 +3307,7 @@ n175:
 		goto n178
 	}
 n176:
-	{ // LbIPv6Keep: set
+	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
 		var d344 uint64 // udp checksum
 		v345 := p.Meta[6]
 		st347 := p.Hdr[3] // ipv6
@@ -3391,7 +3391,7 @@ n176:
 		goto n183
 	}
 n177:
-	{ // LbIPv6Strip: set
+	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
 		var d371 uint64 // udp checksum
 		v372 := p.Meta[6]
 		st374 := p.Hdr[3] // ipv6
@@ -3544,7 +3544,7 @@ n181:
 		goto n182
 	}
 n182:
-	{ // LbUdpLen: set
+	{ // LbUdpLen: set udp.length
 		var d415 uint64   // udp checksum
 		st417 := p.Hdr[4] // udp
 		if !st417.Valid {
@@ -3576,7 +3576,7 @@ n183:
 		goto n185
 	}
 n184:
-	{ // LbCsumKeepZero: set
+	{ // LbCsumKeepZero: set udp.checksum
 		st426 := p.Hdr[4] // udp
 		if !st426.Valid {
 			return pl.drop(105)
@@ -3587,7 +3587,7 @@ n184:
 		goto n185
 	}
 n185:
-	{ // LbTxCount: count "mbr_tx_pkt_counter"
+	{ // LbTxCount: count mbr_tx_pkt_counter
 		pl.edges[53]++
 		goto n2
 	}

@@ -1040,7 +1040,7 @@ n11:
 		goto n12
 	}
 n12:
-	{ // RxNotForUs: drop "not a datagram for the socket"
+	{ // RxNotForUs: drop not a datagram for the socket
 		return pl.drop(6)
 	}
 n13:
@@ -1048,7 +1048,7 @@ n13:
 		goto n16
 	}
 n16:
-	{ // RxCount: count "rx_counter"
+	{ // RxCount: count rx_counter
 		goto n17
 	}
 n17:
@@ -1163,11 +1163,11 @@ n22:
 		goto n23
 	}
 n23:
-	{ // ParseFail: drop "phys_parsefail_counter"
+	{ // ParseFail: drop phys_parsefail_counter
 		return pl.drop(15)
 	}
 n24:
-	{ // ParseParsed: set
+	{ // ParseParsed: set meta.egress_port
 		p.Meta[2] = packet.Value{Lo: (p.Meta[1].Lo) & 0xf}
 		goto n25
 	}
@@ -1188,7 +1188,7 @@ n25:
 		goto n47
 	}
 n26:
-	{ // PuntCount: count "phys_ieee802_multicast_counter"
+	{ // PuntCount: count phys_ieee802_multicast_counter
 		goto n27
 	}
 n27:
@@ -1211,11 +1211,11 @@ n28:
 		goto n30
 	}
 n29:
-	{ // PuntLacp: count "phys_dot3_slow_lacp_counter"
+	{ // PuntLacp: count phys_dot3_slow_lacp_counter
 		goto n33
 	}
 n30:
-	{ // PuntSlowOther: count "phys_dot3_slow_other_counter"
+	{ // PuntSlowOther: count phys_dot3_slow_other_counter
 		pl.edges[4]++
 		goto n33
 	}
@@ -1228,12 +1228,12 @@ n31:
 		goto n33
 	}
 n32:
-	{ // PuntLldp: count "phys_lldp_counter"
+	{ // PuntLldp: count phys_lldp_counter
 		pl.edges[6]++
 		goto n33
 	}
 n33:
-	{ // PuntEgress: set
+	{ // PuntEgress: set meta.egress_port
 		p.Meta[2] = packet.Value{Lo: ((p.Meta[1].Lo | 0x2) & 0xf) & 0xf}
 		goto n34
 	}
@@ -1339,7 +1339,7 @@ n47:
 		goto n50
 	}
 n48:
-	{ // L2VlanId: set
+	{ // L2VlanId: set meta.vlan_id
 		st42 := p.Hdr[1] // vlan
 		if !st42.Valid {
 			return pl.drop(24)
@@ -1374,7 +1374,7 @@ n50:
 		}
 	}
 n51:
-	{ // L2IfaceAllow: count "l2_iface_allow_counter"
+	{ // L2IfaceAllow: count l2_iface_allow_counter
 		goto n52
 	}
 n52:
@@ -1401,11 +1401,11 @@ n52:
 		}
 	}
 n53:
-	{ // L2DstDrop: drop "l2_dst_drop_counter"
+	{ // L2DstDrop: drop l2_dst_drop_counter
 		return pl.drop(27)
 	}
 n54:
-	{ // L2DstAllow: count "l2_dst_allow_counter"
+	{ // L2DstAllow: count l2_dst_allow_counter
 		goto n55
 	}
 n55:
@@ -1416,7 +1416,7 @@ n55:
 		goto n57
 	}
 n56:
-	{ // L3SetDaIPv4: set
+	{ // L3SetDaIPv4: set meta.ip_da
 		st46 := p.Hdr[2] // ipv4
 		if !st46.Valid {
 			return pl.drop(28)
@@ -1426,7 +1426,7 @@ n56:
 		goto n58
 	}
 n57:
-	{ // L3SetDaIPv6: set
+	{ // L3SetDaIPv6: set meta.ip_da
 		st48 := p.Hdr[3] // ipv6
 		if !st48.Valid {
 			return pl.drop(29)
@@ -1461,11 +1461,11 @@ n58:
 		}
 	}
 n59:
-	{ // L3BadIP: drop "l2_iface_drop_badip_counter"
+	{ // L3BadIP: drop l2_iface_drop_badip_counter
 		return pl.drop(31)
 	}
 n60:
-	{ // L3Allow: count "l3_allow_counter"
+	{ // L3Allow: count l3_allow_counter
 		goto n61
 	}
 n61:
@@ -1512,7 +1512,7 @@ n65:
 		}
 	}
 n66:
-	{ // L3Icmp4Unhandled: drop "l3_icmpv4_unhandled"
+	{ // L3Icmp4Unhandled: drop l3_icmpv4_unhandled
 		return pl.drop(33)
 	}
 n67:
@@ -1543,35 +1543,35 @@ n67:
 		}
 	}
 n68:
-	{ // L3Unreach4Net: drop "l3_icmpv4_dest_unreach_net"
+	{ // L3Unreach4Net: drop l3_icmpv4_dest_unreach_net
 		return pl.drop(35)
 	}
 n69:
-	{ // L3Unreach4Host: drop "l3_icmpv4_dest_unreach_host"
+	{ // L3Unreach4Host: drop l3_icmpv4_dest_unreach_host
 		return pl.drop(36)
 	}
 n70:
-	{ // L3Unreach4Port: drop "l3_icmpv4_dest_unreach_port"
+	{ // L3Unreach4Port: drop l3_icmpv4_dest_unreach_port
 		return pl.drop(37)
 	}
 n71:
-	{ // L3Unreach4FragNeeded: drop "l3_icmpv4_dest_unreach_frag_needed"
+	{ // L3Unreach4FragNeeded: drop l3_icmpv4_dest_unreach_frag_needed
 		return pl.drop(38)
 	}
 n72:
-	{ // L3Unreach4NetUnknown: drop "l3_icmpv4_dest_unreach_net_unknown"
+	{ // L3Unreach4NetUnknown: drop l3_icmpv4_dest_unreach_net_unknown
 		return pl.drop(39)
 	}
 n73:
-	{ // L3Unreach4HostUnknown: drop "l3_icmpv4_dest_unreach_host_unknown"
+	{ // L3Unreach4HostUnknown: drop l3_icmpv4_dest_unreach_host_unknown
 		return pl.drop(40)
 	}
 n74:
-	{ // L3Unreach4HostProhibited: drop "l3_icmpv4_dest_unreach_host_prohibited"
+	{ // L3Unreach4HostProhibited: drop l3_icmpv4_dest_unreach_host_prohibited
 		return pl.drop(41)
 	}
 n75:
-	{ // L3Unreach4Other: drop "l3_icmpv4_dest_unreach_other"
+	{ // L3Unreach4Other: drop l3_icmpv4_dest_unreach_other
 		return pl.drop(42)
 	}
 n76:
@@ -1594,7 +1594,7 @@ n76:
 		}
 	}
 n77:
-	{ // L3Icmp6Unhandled: drop "l3_icmpv6_unhandled"
+	{ // L3Icmp6Unhandled: drop l3_icmpv6_unhandled
 		return pl.drop(44)
 	}
 n78:
@@ -1619,23 +1619,23 @@ n78:
 		}
 	}
 n79:
-	{ // L3Unreach6Net: drop "l3_icmpv6_dest_unreach_net"
+	{ // L3Unreach6Net: drop l3_icmpv6_dest_unreach_net
 		return pl.drop(46)
 	}
 n80:
-	{ // L3Unreach6HostProhibited: drop "l3_icmpv6_dest_unreach_host_prohibited"
+	{ // L3Unreach6HostProhibited: drop l3_icmpv6_dest_unreach_host_prohibited
 		return pl.drop(47)
 	}
 n81:
-	{ // L3Unreach6Host: drop "l3_icmpv6_dest_unreach_host"
+	{ // L3Unreach6Host: drop l3_icmpv6_dest_unreach_host
 		return pl.drop(48)
 	}
 n82:
-	{ // L3Unreach6Port: drop "l3_icmpv6_dest_unreach_port"
+	{ // L3Unreach6Port: drop l3_icmpv6_dest_unreach_port
 		return pl.drop(49)
 	}
 n83:
-	{ // L3Unreach6Other: drop "l3_icmpv6_dest_unreach_other"
+	{ // L3Unreach6Other: drop l3_icmpv6_dest_unreach_other
 		return pl.drop(50)
 	}
 n84:
@@ -1651,12 +1651,12 @@ n84:
 		goto n85
 	}
 n85:
-	{ // ArpNoMatch: count "l3_arp_tpa_nomatch"
+	{ // ArpNoMatch: count l3_arp_tpa_nomatch
 		pl.edges[17]++
 		goto n112
 	}
 n86:
-	{ // ArpReply: set
+	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
 		st66 := p.Hdr[0] // ethernet
 		if !st66.Valid {
 			return pl.drop(52)
@@ -1685,7 +1685,7 @@ n86:
 		goto n87
 	}
 n87:
-	{ // ArpOk: count "l3_arp_ok"
+	{ // ArpOk: count l3_arp_ok
 		goto n14
 	}
 n88:
@@ -1701,11 +1701,11 @@ n88:
 		goto n89
 	}
 n89:
-	{ // Echo4NoMatch: drop "l3_icmpv4_echo_dst_nomatch"
+	{ // Echo4NoMatch: drop l3_icmpv4_echo_dst_nomatch
 		return pl.drop(54)
 	}
 n90:
-	{ // Echo4Reply: set
+	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
 		var d75 uint64   // icmp checksum
 		st77 := p.Hdr[0] // ethernet
 		if !st77.Valid {
@@ -1807,12 +1807,12 @@ n90:
 		goto n91
 	}
 n91:
-	{ // Echo4Ok: count "l3_icmpv4_echo_ok"
+	{ // Echo4Ok: count l3_icmpv4_echo_ok
 		pl.edges[18]++
 		goto n14
 	}
 n92:
-	{ // Echo6Reply: set
+	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
 		var d111 uint64   // icmpv6 checksum
 		st113 := p.Hdr[0] // ethernet
 		if !st113.Valid {
@@ -1920,7 +1920,7 @@ n92:
 		goto n93
 	}
 n93:
-	{ // Echo6Ok: count "l3_icmpv6_echo_ok"
+	{ // Echo6Ok: count l3_icmpv6_echo_ok
 		pl.edges[19]++
 		goto n14
 	}
@@ -1937,7 +1937,7 @@ n94:
 		goto n95
 	}
 n95:
-	{ // NsNoMatch: drop "l3_ipv6nd_neigh_sol_target_nomatch"
+	{ // NsNoMatch: drop l3_ipv6nd_neigh_sol_target_nomatch
 		return pl.drop(58)
 	}
 n96:
@@ -1953,7 +1953,7 @@ n96:
 		goto n98
 	}
 n97:
-	{ // NsToAllNodes: set
+	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		p.Meta[24] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[25] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[26] = packet.Value{Lo: (0x0) & 0x1}
@@ -1966,7 +1966,7 @@ n97:
 		goto n101
 	}
 n98:
-	{ // NsToSender: set
+	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		st154 := p.Hdr[3] // ipv6
 		if !st154.Valid {
 			return pl.drop(61)
@@ -1997,7 +1997,7 @@ n99:
 		goto n101
 	}
 n100:
-	{ // NsSrcMac: set
+	{ // NsSrcMac: set meta.na_mac
 		st160 := p.Hdr[14] // nd_mac
 		if !st160.Valid {
 			return pl.drop(62)
@@ -2045,7 +2045,7 @@ n105:
 		goto n106
 	}
 n106:
-	{ // NsPushNa: push nd_na
+	{ // NsPushNa: push nd_na after icmpv6
 		if !p.Hdr[7].Valid {
 			return pl.drop(66)
 		}
@@ -2055,7 +2055,7 @@ n106:
 		goto n107
 	}
 n107:
-	{ // NsPushOpt: push nd_na_opt
+	{ // NsPushOpt: push nd_na_opt after nd_na
 		if !p.Hdr[15].Valid {
 			return pl.drop(67)
 		}
@@ -2065,7 +2065,7 @@ n107:
 		goto n108
 	}
 n108:
-	{ // NsPushMac: push nd_na_mac
+	{ // NsPushMac: push nd_na_mac after nd_na_opt
 		if !p.Hdr[16].Valid {
 			return pl.drop(68)
 		}
@@ -2075,7 +2075,7 @@ n108:
 		goto n109
 	}
 n109:
-	{ // NsFill: set
+	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
 		st162 := p.Hdr[0] // ethernet
 		if !st162.Valid {
 			return pl.drop(69)
@@ -2135,12 +2135,12 @@ n110:
 		goto n111
 	}
 n111:
-	{ // NsOk: count "l3_ipv6nd_neigh_sol_ok"
+	{ // NsOk: count l3_ipv6nd_neigh_sol_ok
 		pl.edges[24]++
 		goto n14
 	}
 n112:
-	{ // LbRx: count "lb_rx_pkt_counter"
+	{ // LbRx: count lb_rx_pkt_counter
 		goto n113
 	}
 n113:
@@ -2193,7 +2193,7 @@ n115:
 		}
 	}
 n116:
-	{ // LbBlocked: drop "lb_drop_blocked_src_pkt_counter"
+	{ // LbBlocked: drop lb_drop_blocked_src_pkt_counter
 		return pl.drop(73)
 	}
 n117:
@@ -2204,15 +2204,15 @@ n117:
 		goto n119
 	}
 n118:
-	{ // LbRxV2: count "lb_rx_v2_counter"
+	{ // LbRxV2: count lb_rx_v2_counter
 		goto n120
 	}
 n119:
-	{ // LbRxV3: count "lb_rx_v3_counter"
+	{ // LbRxV3: count lb_rx_v3_counter
 		goto n121
 	}
 n120:
-	{ // LbSelV2: set
+	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
 		st181 := p.Hdr[10] // lb_v2
 		if !st181.Valid {
 			return pl.drop(74)
@@ -2224,7 +2224,7 @@ n120:
 		goto n122
 	}
 n121:
-	{ // LbSelV3: set
+	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
 		st183 := p.Hdr[11] // lb_v3
 		if !st183.Valid {
 			return pl.drop(75)
@@ -2266,7 +2266,7 @@ n122:
 		goto n124
 	}
 n123:
-	{ // LbTtlExpired: drop "lb_drop_ttl_expired_pkt_counter"
+	{ // LbTtlExpired: drop lb_drop_ttl_expired_pkt_counter
 		return pl.drop(77)
 	}
 n124:
@@ -2295,11 +2295,11 @@ n124:
 		}
 	}
 n125:
-	{ // LbEpochMiss: drop "lb_drop_epoch_assign_miss_pkt_counter"
+	{ // LbEpochMiss: drop lb_drop_epoch_assign_miss_pkt_counter
 		return pl.drop(78)
 	}
 n126:
-	{ // LbSlot: set
+	{ // LbSlot: set meta.calendar_slot
 		p.Meta[15] = packet.Value{Lo: ((((p.Meta[13].Lo ^ p.Meta[12].Lo) & 0xffff) & ((((0x1 << p.Meta[11].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n127
 	}
@@ -2319,7 +2319,7 @@ n127:
 		}
 	}
 n128:
-	{ // LbCalendarMiss: drop "lb_drop_lb_calendar_miss_pkt_counter"
+	{ // LbCalendarMiss: drop lb_drop_lb_calendar_miss_pkt_counter
 		return pl.drop(79)
 	}
 n129:
@@ -2359,24 +2359,24 @@ n129:
 		}
 	}
 n130:
-	{ // LbMemberMiss: drop "lb_drop_mbr_info_miss_pkt_counter"
+	{ // LbMemberMiss: drop lb_drop_mbr_info_miss_pkt_counter
 		return pl.drop(81)
 	}
 n131:
-	{ // LbSoftEvicted: drop "mbr_drop_soft_evicted_counter"
+	{ // LbSoftEvicted: drop mbr_drop_soft_evicted_counter
 		return pl.drop(82)
 	}
 n132:
-	{ // LbDeregistered: drop "mbr_drop_deregistered_counter"
+	{ // LbDeregistered: drop mbr_drop_deregistered_counter
 		return pl.drop(83)
 	}
 n133:
-	{ // LbPort: set
+	{ // LbPort: set meta.new_port
 		p.Meta[23] = packet.Value{Lo: ((p.Meta[20].Lo + ((p.Meta[14].Lo & ((((0x1 << p.Meta[21].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n134
 	}
 n134:
-	{ // LbEth: set
+	{ // LbEth: set ethernet.src, ethernet.dst
 		st194 := p.Hdr[0] // ethernet
 		if !st194.Valid {
 			return pl.drop(84)
@@ -2403,7 +2403,7 @@ n135:
 		goto n137
 	}
 n136:
-	{ // LbMarkZero: set
+	{ // LbMarkZero: set meta.udp_zero
 		p.Meta[0] = packet.Value{Lo: (0x1) & 0x1}
 		pl.edges[29]++
 		goto n137
@@ -2430,7 +2430,7 @@ n139:
 		goto n143
 	}
 n140:
-	{ // LbIPv4Keep: set
+	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
 		var d199 uint64 // ipv4 checksum
 		var d200 uint64 // udp checksum
 		v201 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
@@ -2544,7 +2544,7 @@ n140:
 		goto n149
 	}
 n141:
-	{ // LbIPv4Strip: set
+	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
 		var d245 uint64 // ipv4 checksum
 		var d246 uint64 // udp checksum
 		v247 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
@@ -2686,7 +2686,7 @@ n141:
 		goto n144
 	}
 n142:
-	{ // LbIPv6Keep: set
+	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
 		var d300 uint64 // udp checksum
 		v301 := p.Meta[6]
 		st303 := p.Hdr[3] // ipv6
@@ -2770,7 +2770,7 @@ n142:
 		goto n149
 	}
 n143:
-	{ // LbIPv6Strip: set
+	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
 		var d327 uint64 // udp checksum
 		v328 := p.Meta[6]
 		st330 := p.Hdr[3] // ipv6
@@ -2923,7 +2923,7 @@ n147:
 		goto n148
 	}
 n148:
-	{ // LbUdpLen: set
+	{ // LbUdpLen: set udp.length
 		var d371 uint64   // udp checksum
 		st373 := p.Hdr[4] // udp
 		if !st373.Valid {
@@ -2955,7 +2955,7 @@ n149:
 		goto n151
 	}
 n150:
-	{ // LbCsumKeepZero: set
+	{ // LbCsumKeepZero: set udp.checksum
 		st382 := p.Hdr[4] // udp
 		if !st382.Valid {
 			return pl.drop(94)
@@ -2966,7 +2966,7 @@ n150:
 		goto n151
 	}
 n151:
-	{ // LbTxCount: count "mbr_tx_pkt_counter"
+	{ // LbTxCount: count mbr_tx_pkt_counter
 		pl.edges[35]++
 		goto n14
 	}

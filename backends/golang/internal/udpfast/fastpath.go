@@ -305,7 +305,7 @@ n1:
 		goto n2
 	}
 n2:
-	{ // RxMalformed: drop "malformed"
+	{ // RxMalformed: drop malformed
 		return pl.drop(0)
 	}
 n3:
@@ -325,7 +325,7 @@ n3:
 		goto n4
 	}
 n4:
-	{ // RxNotIPv4: drop "not IPv4"
+	{ // RxNotIPv4: drop not IPv4
 		return pl.drop(2)
 	}
 n5:
@@ -337,7 +337,7 @@ n5:
 		goto n6
 	}
 n6:
-	{ // RxBadIPv4Csum: drop "bad IPv4 checksum"
+	{ // RxBadIPv4Csum: drop bad IPv4 checksum
 		return pl.drop(3)
 	}
 n7:
@@ -348,7 +348,7 @@ n7:
 		goto n8
 	}
 n8:
-	{ // RxNotUDP: drop "not UDP"
+	{ // RxNotUDP: drop not UDP
 		return pl.drop(4)
 	}
 n9:
@@ -360,7 +360,7 @@ n9:
 		goto n10
 	}
 n10:
-	{ // RxBadUDPCsum: drop "bad UDP checksum"
+	{ // RxBadUDPCsum: drop bad UDP checksum
 		return pl.drop(5)
 	}
 n11:
@@ -381,15 +381,15 @@ n11:
 		}
 	}
 n12:
-	{ // RxPortClosed: drop "port closed"
+	{ // RxPortClosed: drop port closed
 		return pl.drop(7)
 	}
 n13:
-	{ // AppEcho: steer "socket echo"
+	{ // AppEcho: steer socket echo
 		return pl.sink(0, p.Data)
 	}
 n14:
-	{ // AppDNS: steer "socket dns"
+	{ // AppDNS: steer socket dns
 		return pl.sink(1, p.Data)
 	}
 }
