@@ -134,7 +134,7 @@ func TestParseFailureRefusals(t *testing.T) {
   node IPv4 { op extract ipv4  port true -> TxQueue  port false -> Count }
   node Count { op count "short"  port out -> TxQueue }
   node TxQueue { op emit }
-}`, `node Eth: when extract ethernet fails the frame goes on to Count (count "short"); a P4 parser error ends parsing with the bytes consumed so far, so the backend takes parse failures only into a drop`},
+}`, `node Eth: when extract ethernet fails the frame goes on to Count (count short); a P4 parser error ends parsing with the bytes consumed so far, so the backend takes parse failures only into a drop`},
 		{`lpg L {
   node RxQueue { op input  port out -> Eth }
   node Eth { op extract ethernet  port true -> IPv4  port false -> Runt }
