@@ -91,17 +91,7 @@ func (b *builder) overLimits(e *enode) string {
 		return ""
 	}
 	spec := b.lpg.Schema.Tables[e.op.Table].Spec
-	keyBits, actionBits := 0, 0
-	for _, k := range spec.Keys {
-		keyBits += k.Width
-	}
-	for _, a := range spec.Actions {
-		bits := 0
-		for _, p := range a.Params {
-			bits += p.Width
-		}
-		actionBits = max(actionBits, bits)
-	}
+	keyBits, actionBits := spec.KeyBits(), spec.ActionBits()
 	tables := map[int]bool{}
 	for _, x := range b.nodes {
 		if !x.removed && x.op != nil && x.op.Kind == packet.OpLookup && (x.hardware || x == e) {

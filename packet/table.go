@@ -593,23 +593,35 @@ func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
 }
 
 // keyWidth is the width of all keys together.
-func (t *Table) keyWidth() int {
+func (t *Table) keyWidth() int { return t.spec.KeyBits() }
+
+// KeyBits is the width of a table's keys together: what a PRG's key_bits
+// limit bounds.
+func (s *TableSpec) KeyBits() int {
 	w := 0
-	for _, k := range t.spec.Keys {
+	for _, k := range s.Keys {
 		w += k.Width
 	}
 	return w
 }
 
+// ActionBits is the most parameter bits an action of the table carries:
+// what a PRG's action_bits limit bounds.
+func (s *TableSpec) ActionBits() int {
+	most := 0
+	for _, a := range s.Actions {
+		bits := 0
+		for _, p := range a.Params {
+			bits += p.Width
+		}
+		most = max(most, bits)
+	}
+	return most
+}
+
 // KeyWord reports whether a table's keys fit one 64-bit word together, so
 // that LookupWord can take them packed (PackKeys).
-func (s *TableSpec) KeyWord() bool {
-	w := 0
-	for _, k := range s.Keys {
-		w += k.Width
-	}
-	return w <= 64
-}
+func (s *TableSpec) KeyWord() bool { return s.KeyBits() <= 64 }
 
 // LookupWord is Lookup with the keys packed into one word by PackKeys, for
 // a table whose spec says KeyWord. Exact tables and priority tables whose

@@ -370,20 +370,12 @@ func (c *gen) checkTable(n *dataflow.Node, count int) error {
 	spec := c.s.Tables[n.Op.Table].Spec
 	lim := c.opt.Limits
 	over := func(name string, need int) bool { v, ok := lim[name]; return ok && need > v }
-	keyBits, actionBits := 0, 0
 	for _, k := range spec.Keys {
-		keyBits += k.Width
 		if k.Kind == packet.Range && c.opt.Arch == XSA {
 			return c.refuse(n, "table %s: key %s is a range match, which this backend does not emit for VitisNet (xsa has exact, lpm and ternary here)", spec.Name, k.Name)
 		}
 	}
-	for _, a := range spec.Actions {
-		bits := 0
-		for _, p := range a.Params {
-			bits += p.Width
-		}
-		actionBits = max(actionBits, bits)
-	}
+	keyBits, actionBits := spec.KeyBits(), spec.ActionBits()
 	prg := c.prgName()
 	switch {
 	case over("table_size", spec.Size):

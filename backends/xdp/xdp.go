@@ -327,17 +327,7 @@ func (c *gen) checkTables() error {
 		spec := c.s.Tables[t].Spec
 		n := c.tableNode[t]
 		where := fmt.Sprintf("xdp backend: %s: node %s: table %s", n.Pos, n.Name, spec.Name)
-		keyBits, actionBits := 0, 0
-		for _, k := range spec.Keys {
-			keyBits += k.Width
-		}
-		for _, a := range spec.Actions {
-			bits := 0
-			for _, p := range a.Params {
-				bits += p.Width
-			}
-			actionBits = max(actionBits, bits)
-		}
+		keyBits, actionBits := spec.KeyBits(), spec.ActionBits()
 		size := tableSize(spec)
 		l := layoutOf(spec)
 		switch {
