@@ -24,7 +24,7 @@ type command struct {
 }
 
 var commands = []command{
-	{"demo", "[-o DIR]", "run the main demo: check seed 003's I/P stack and NIC, print predicates, draw the graphs", runDemo},
+	{"demo", "[-o DIR]", "run the main demo: seed 003's I/P stack and NIC (predicates, pictures) and seed 000's load balancer (generated fast path vs interpreter)", runDemo},
 	{"check", "FILE…", "load and validate models (DIR/... means every .nsc under DIR)", runCheck},
 	{"dot", "FILE… (--graph G | --embedded --lpg L --prg P) [-o x.dot|x.svg]", "draw a graph, or an embedded one, in Dragonet's visual language", runDot},
 	{"pred", "FILE… --graph G --node N", "print the predicate of the packets reaching node N, in DNF", runPred},
