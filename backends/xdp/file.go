@@ -511,28 +511,53 @@ func nativeWord(b []byte) uint64 {
 	return x
 }
 
-// scanC writes the scan of a priority table: the first entry, in priority
-// order, every key matches (packet.Table's matcher); -1 if none.
+// scanInline is how many of a priority table's first entries a lookup
+// tries inline, before it calls the table's scan for the rest: a BPF
+// subprogram call costs about as much as trying a few entries, and the
+// entries that match most frames tend to come first.
+const scanInline = 4
+
+// scanC writes a priority table's lookup: nsc_matchN, packet.Table's
+// matcher; nsc_findN, the first entry in priority order that matches (NULL
+// if none), which tries the first scanInline entries inline and calls
+// nsc_scanN, a bounded loop over the rest (index, -1 if none), if the
+// table can hold more.
 func (c *gen) scanC(w *bytes.Buffer, t int, spec *packet.TableSpec, l layout, size int) {
-	fmt.Fprintf(w, "__attribute__((noinline)) int nsc_scan%d(struct nsc_t%d_keys *k)\n{\n", t, t)
-	fmt.Fprintf(w, "\tif (!k)\n\t\treturn -1;\n\t__u32 t = %d;\n\t__u32 *len = bpf_map_lookup_elem(&nsc_lens, &t);\n\tif (!len)\n\t\treturn -1;\n\t__u32 n = *len;\n", t)
-	fmt.Fprintf(w, "\tfor (__u32 i = 0; i < %d; i++) {\n\t\tif (i >= n)\n\t\t\tbreak;\n", size)
-	fmt.Fprintf(w, "\t\tconst struct nsc_t%d_ent *e = bpf_map_lookup_elem(&nsc_t%d, &i);\n\t\tif (!e)\n\t\t\tbreak;\n", t, t)
+	fmt.Fprintf(w, "NSC_INLINE int nsc_match%d(const struct nsc_t%d_keys *k, const struct nsc_t%d_ent *e)\n{\n", t, t, t)
 	kw, mw := 0, 0
 	for j := range spec.Keys {
 		if l.kw[j] == 1 {
-			fmt.Fprintf(w, "\t\tif ((k->k[%d] & e->m[%d]) != e->m[%d] || k->k[%d] < e->m[%d] || k->k[%d] > e->m[%d])\n\t\t\tcontinue;\n",
+			fmt.Fprintf(w, "\tif ((k->k[%d] & e->m[%d]) != e->m[%d] || k->k[%d] < e->m[%d] || k->k[%d] > e->m[%d])\n\t\treturn 0;\n",
 				kw, mw+1, mw, kw, mw+2, kw, mw+3)
 		} else {
 			x := fmt.Sprintf("nsc_v(k->k[%d], k->k[%d])", kw, kw+1)
 			m := func(i int) string { return fmt.Sprintf("nsc_v(e->m[%d], e->m[%d])", mw+2*i, mw+2*i+1) }
-			fmt.Fprintf(w, "\t\tif (!nsc_veq(nsc_vand(%s, %s), %s) || nsc_vcmp(%s, %s) < 0 || nsc_vcmp(%s, %s) > 0)\n\t\t\tcontinue;\n",
+			fmt.Fprintf(w, "\tif (!nsc_veq(nsc_vand(%s, %s), %s) || nsc_vcmp(%s, %s) < 0 || nsc_vcmp(%s, %s) > 0)\n\t\treturn 0;\n",
 				x, m(1), m(0), x, m(2), x, m(3))
 		}
 		kw += l.kw[j]
 		mw += 4 * l.kw[j]
 	}
-	w.WriteString("\t\treturn (int)i;\n\t}\n\treturn -1;\n}\n\n")
+	w.WriteString("\treturn 1;\n}\n\n")
+	inl := min(scanInline, size)
+	if inl < size {
+		fmt.Fprintf(w, "__attribute__((noinline)) int nsc_scan%d(struct nsc_t%d_keys *k)\n{\n", t, t)
+		fmt.Fprintf(w, "\tif (!k)\n\t\treturn -1;\n\t__u32 t = %d;\n\t__u32 *len = bpf_map_lookup_elem(&nsc_lens, &t);\n\tif (!len)\n\t\treturn -1;\n\t__u32 n = *len;\n", t)
+		fmt.Fprintf(w, "\tfor (__u32 i = %d; i < %d; i++) {\n\t\tif (i >= n)\n\t\t\tbreak;\n", inl, size)
+		fmt.Fprintf(w, "\t\tconst struct nsc_t%d_ent *e = bpf_map_lookup_elem(&nsc_t%d, &i);\n\t\tif (!e)\n\t\t\tbreak;\n", t, t)
+		fmt.Fprintf(w, "\t\tif (nsc_match%d(k, e))\n\t\t\treturn (int)i;\n\t}\n\treturn -1;\n}\n\n", t)
+	}
+	fmt.Fprintf(w, "NSC_INLINE const struct nsc_t%d_ent *nsc_find%d(struct nsc_t%d_keys *k)\n{\n", t, t, t)
+	fmt.Fprintf(w, "\t__u32 t = %d;\n\t__u32 *len = bpf_map_lookup_elem(&nsc_lens, &t);\n\tif (!len)\n\t\treturn 0;\n\t__u32 n = *len;\n\tconst struct nsc_t%d_ent *e;\n", t, t)
+	for i := 0; i < inl; i++ {
+		fmt.Fprintf(w, "\tif (n < %d)\n\t\treturn 0;\n\t__u32 i%d = %d;\n\te = bpf_map_lookup_elem(&nsc_t%d, &i%d);\n\tif (!e)\n\t\treturn 0;\n\tif (nsc_match%d(k, e))\n\t\treturn e;\n", i+1, i, i, t, i, t)
+	}
+	if inl < size {
+		fmt.Fprintf(w, "\tif (n <= %d)\n\t\treturn 0;\n\t__s32 r = nsc_scan%d(k);\n\tif (r < 0)\n\t\treturn 0;\n\t__u32 ir = (__u32)r;\n\treturn bpf_map_lookup_elem(&nsc_t%d, &ir);\n", inl, t, t)
+	} else {
+		w.WriteString("\treturn 0;\n")
+	}
+	w.WriteString("}\n\n")
 }
 
 // maxFixed is the longest fixed part of a header (at least 8 bytes).

@@ -791,15 +791,10 @@ func (c *gen) lookup(n *dataflow.Node) {
 			c.keyWords(kx, spec.Keys[j].Width, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.kw[j])
 			w += l.kw[j]
 		}
-		idx := c.newTmp("i")
-		c.emit("__s32 %s = nsc_scan%d(&%s);", idx, t, k)
-		c.emit("const struct nsc_t%d_val *%s = &nsc_t%d_def;", t, e, t)
-		c.emit("if (%s >= 0) {", idx)
 		ent := c.newTmp("x")
-		c.emit("__u32 %s_k = (__u32)%s;", ent, idx)
-		c.emit("const struct nsc_t%d_ent *%s = bpf_map_lookup_elem(&nsc_t%d, &%s_k);", t, ent, t, ent)
+		c.emit("const struct nsc_t%d_ent *%s = nsc_find%d(&%s);", t, ent, t, k)
+		c.emit("const struct nsc_t%d_val *%s = &nsc_t%d_def;", t, e, t)
 		c.emit("if (%s) %s = (const struct nsc_t%d_val *)&%s->action;", ent, e, t, ent)
-		c.emit("}")
 	}
 	c.actions(n, def, l, e)
 }
