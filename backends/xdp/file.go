@@ -182,7 +182,7 @@ __attribute__((noinline)) __u64 nsc_popdelta(struct xdp_md *ctx, __u32 off, __u3
 }
 `
 
-const moveC = `/* Scratch for moving the bytes in front of a pushed or popped header. */
+var moveC = `/* Scratch for moving the bytes in front of a pushed or popped header. */
 struct nsc_buf { unsigned char b[NSC_OM + 1]; };
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -191,40 +191,7 @@ struct {
 	__type(value, struct nsc_buf);
 } nsc_buf SEC(".maps");
 
-/* The bytes [0, off) of a frame move forward by n, off at most 64: what
- * pop does in front of the header it removes, inline and without helper
- * calls (8-byte words from the top down, then single bytes). */
-NSC_INLINE int nsc_fwd64(void *data, void *data_end, __u32 off, __u32 n)
-{
-	__u32 i = off & 127;
-	for (int k = 0; k < 8; k++) {
-		if (i < 8)
-			break;
-		i -= 8;
-		unsigned char *s = (unsigned char *)data + (i & 63);
-		unsigned char *t = (unsigned char *)data + ((i + n) & NSC_OM);
-		NSC_HIDE(s);
-		NSC_HIDE(t);
-		if ((void *)(s + 8) > data_end || (void *)(t + 8) > data_end)
-			return -1;
-		*(__u64 *)t = *(__u64 *)s;
-	}
-	for (int k = 0; k < 7; k++) {
-		if (i == 0)
-			break;
-		i--;
-		unsigned char *s = (unsigned char *)data + (i & 63);
-		unsigned char *t = (unsigned char *)data + ((i + n) & NSC_OM);
-		NSC_HIDE(s);
-		NSC_HIDE(t);
-		if ((void *)(s + 1) > data_end || (void *)(t + 1) > data_end)
-			return -1;
-		*t = *s;
-	}
-	return 0;
-}
-
-/* The bytes [n, n+off) move back to [0, off), off at most 64 (push). */
+` + fwd64C() + `/* The bytes [n, n+off) move back to [0, off), off at most 64 (push). */
 NSC_INLINE int nsc_back64(void *data, void *data_end, __u32 off, __u32 n)
 {
 	__u32 i = 0;
@@ -375,6 +342,9 @@ func (c *gen) file(opt Options) (*Program, error) {
 	}
 	if len(c.defers) > 0 {
 		w.WriteString("\t__u32 pend_off = 0, pend_n = 0; /* bytes a pop left for the next pop to move */\n")
+	}
+	for _, u := range c.pendPatchList {
+		fmt.Fprintf(&w, "\t__u64 pend_d%d = 0; int pend_k%d = 0; /* %s checksum: a patch left for after a pop's move */\n", u, u, cComment(c.s.Headers[u].Name))
 	}
 	w.WriteString("\tif (NSC_LEN > NSC_MAXFRAME) {\n\t\tcnt->c[NSC_OVERSIZE]++;\n\t\treturn XDP_PASS;\n\t}\n")
 	for i := 0; i < c.validWords; i++ {
@@ -569,4 +539,67 @@ func (c *gen) maxFixed() int {
 		}
 	}
 	return n
+}
+
+// fwd64C is nsc_fwd64: the bytes [0, off) of a frame move forward by n,
+// off at most 64 (what pop does in front of the header it removes), inline
+// and without helper calls. From 8 bytes on, one straight block per number
+// of 8-byte words: every word is loaded before any is stored (the last
+// one, at 0, overlapping the one above it when off is not a multiple of 8),
+// so the move takes no more loads than words, no load waits for the
+// move's own stores, and each block's offsets are known ranges to the
+// verifier; fewer than 8 bytes go one by one.
+func fwd64C() string {
+	var w strings.Builder
+	w.WriteString(`/* The bytes [0, off) of a frame move forward by n, off at most 64: what
+ * pop does in front of the header it removes (fwd64C in file.go). */
+NSC_INLINE int nsc_fwd64(void *data, void *data_end, __u32 off, __u32 n)
+{
+	__u32 i = off & 127;
+	if (i > 64)
+		return -1;
+	if (i < 8) {
+		for (int k = 0; k < 7; k++) {
+			if (i == 0)
+				break;
+			i--;
+			asm volatile("" : "+r"(i)); /* keep the masks for the verifier */
+			unsigned char *s = (unsigned char *)data + (i & 7);
+			unsigned char *t = (unsigned char *)data + ((i + n) & NSC_OM);
+			NSC_HIDE(s);
+			NSC_HIDE(t);
+			if ((void *)(s + 1) > data_end || (void *)(t + 1) > data_end)
+				return -1;
+			*t = *s;
+		}
+		return 0;
+	}
+	__u32 words = (i + 7) >> 3;
+`)
+	// In the block for k words (8k-7 <= off <= 8k), word j < k-1 starts
+	// at r + 8(k-2-j) with r = off - 8(k-1), 1 <= r <= 8: all are at
+	// constant offsets from one pointer, checked once, on each side.
+	for k := 8; k >= 1; k-- {
+		fmt.Fprintf(&w, "\tif (words == %d) {\n", k)
+		if k > 1 {
+			fmt.Fprintf(&w, "\t\t__u32 r = i - %d;\n", 8*(k-1))
+			fmt.Fprintf(&w, "\t\tunsigned char *s = (unsigned char *)data + (r & 15), *t = (unsigned char *)data + ((r + n) & NSC_OM);\n")
+			fmt.Fprintf(&w, "\t\tNSC_HIDE(s);\n\t\tNSC_HIDE(t);\n")
+			fmt.Fprintf(&w, "\t\tif ((void *)(s + %d) > data_end || (void *)(t + %d) > data_end)\n\t\t\treturn -1;\n", 8*(k-1), 8*(k-1))
+		}
+		w.WriteString("\t\tunsigned char *s0 = (unsigned char *)data, *t0 = (unsigned char *)data + (n & NSC_OM);\n")
+		w.WriteString("\t\tNSC_HIDE(s0);\n\t\tNSC_HIDE(t0);\n")
+		w.WriteString("\t\tif ((void *)(s0 + 8) > data_end || (void *)(t0 + 8) > data_end)\n\t\t\treturn -1;\n")
+		for j := 0; j < k-1; j++ {
+			fmt.Fprintf(&w, "\t\t__u64 w%d = *(__u64 *)(s + %d);\n", j, 8*(k-2-j))
+		}
+		w.WriteString("\t\t__u64 wl = *(__u64 *)s0;\n")
+		for j := 0; j < k-1; j++ {
+			fmt.Fprintf(&w, "\t\t*(__u64 *)(t + %d) = w%d;\n", 8*(k-2-j), j)
+		}
+		w.WriteString("\t\t*(__u64 *)t0 = wl;\n")
+		w.WriteString("\t\treturn 0;\n\t}\n")
+	}
+	w.WriteString("\treturn -1;\n}\n\n")
+	return w.String()
 }

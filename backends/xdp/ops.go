@@ -223,9 +223,17 @@ func (c *gen) window(u int, f packet.FieldRef, b string) (window, bool) {
 	}
 	w.kind = c.newTmp("k")
 	c.emit("int %s = 0;", w.kind)
-	c.emit("if (%s && st->off[%d] > st->off[%d]) %s = ((st->off[%d] - st->off[%d]) & 1) ? 2 : 1;", c.isValid(u), f.Header, u, w.kind, f.Header, u)
-	if spec.ChecksumKind == packet.ChecksumL4 && c.s.PseudoHeaderField(f) {
-		c.emit("else if (%s) %s = 1;", c.isValid(u), w.kind)
+	pseudo := spec.ChecksumKind == packet.ChecksumL4 && c.s.PseudoHeaderField(f)
+	switch {
+	case c.mayBehind(f.Header, u):
+		c.emit("if (%s && st->off[%d] > st->off[%d]) %s = ((st->off[%d] - st->off[%d]) & 1) ? 2 : 1;", c.isValid(u), f.Header, u, w.kind, f.Header, u)
+		if pseudo {
+			c.emit("else if (%s) %s = 1;", c.isValid(u), w.kind)
+		}
+	case pseudo:
+		// The field's header cannot lie behind u (valid.go): only the
+		// pseudo-header's window applies.
+		c.emit("if (%s) %s = 1;", c.isValid(u), w.kind)
 	}
 	for v := 1; v <= 2; v++ {
 		if !w.possible[v] {
@@ -252,7 +260,7 @@ func (c *gen) winOld(b string, w window, v int) {
 
 // winNew emits the sum of window w after the write into a new variable,
 // and returns it (valid where w.ok).
-func (c *gen) winNew(b string, w window) string {
+func (c *gen) winNew(b string, w window, fs packet.FieldSpec, val string, wide bool) string {
 	s := c.newTmp("new")
 	c.emit("__u32 %s = 0;", s)
 	for v := 1; v <= 2; v++ {
@@ -263,7 +271,15 @@ func (c *gen) winNew(b string, w window) string {
 			c.emit("if (%s == %d) {", w.kind, v)
 		}
 		lo, hi := w.lo[v], w.hi[v]
-		if lo >= 0 && hi <= c.s.Headers[w.fh].FixedBytes() {
+		if !wide && fs.Offset%16 == 0 && fs.Width%16 == 0 && fs.Width <= 64 && lo == fs.Offset/8 && hi == (fs.Offset+fs.Width)/8 {
+			// The window is the field: its words are the value's, as
+			// just stored.
+			var terms []string
+			for k := fs.Width - 16; k >= 0; k -= 16 {
+				terms = append(terms, fmt.Sprintf("(__u32)((%s >> %d) & 0xffff)", val, k))
+			}
+			c.emit("%s = %s;", s, strings.Join(terms, " + "))
+		} else if lo >= 0 && hi <= c.s.Headers[w.fh].FixedBytes() {
 			c.emit("%s = %s;", s, sumAt(b, lo, hi))
 		} else {
 			p := c.winPtr(w.fh, lo)
@@ -324,7 +340,7 @@ func (c *gen) setAccumulating(o *packet.Op) {
 		b := c.hdr(a.Dst.Header)
 		c.put(b, h.Fields[a.Dst.Field], val, wide)
 		for _, w := range wins {
-			nw := c.winNew(b, w)
+			nw := c.winNew(b, w, h.Fields[a.Dst.Field], val, wide)
 			c.emit("if (%s) %s += nsc_delta(%s, %s);", w.ok, delta[w.u], w.old, nw)
 		}
 	}
@@ -350,7 +366,7 @@ func (c *gen) setUpdating(a packet.Assign, update []int) {
 	b := c.hdr(a.Dst.Header)
 	c.put(b, h.Fields[a.Dst.Field], val, wide)
 	for _, w := range wins {
-		nw := c.winNew(b, w)
+		nw := c.winNew(b, w, h.Fields[a.Dst.Field], val, wide)
 		d := c.newTmp("d")
 		c.emit("if (%s) {", w.ok)
 		c.emit("__u64 %s = nsc_delta(%s, %s);", d, w.old, nw)
@@ -388,7 +404,7 @@ func (c *gen) applyDelta(u int, d string) {
 func (c *gen) offsetsAfterPop(h int, off, n string) {
 	c.emit("NSC_CLRV(%d);", h)
 	for i, spec := range c.s.Headers {
-		if spec.Metadata || i == h || !c.mayValid(i) {
+		if spec.Metadata || i == h || !c.mayValid(i) || !c.mayBehind(i, h) {
 			continue
 		}
 		c.emit("if (%s && st->off[%d] > %s) st->off[%d] -= %s;", c.isValid(i), i, off, i, n)
@@ -415,7 +431,13 @@ func (c *gen) pop(o *packet.Op) {
 		c.emit("if (pend_n && !(%s && (__u32)st->off[%d] + st->len[%d] == pend_off)) {", c.isValid(h), h, h)
 		c.move("pend_off", "pend_n", short)
 		c.emit("pend_n = 0;")
+		c.patchPending()
 		c.emit("}")
+		if c.pendPatch[h] {
+			// This header's checksum may wait for a patch: its bytes are
+			// summed below.
+			c.patchPending()
+		}
 	}
 	off, n := c.newTmp("po"), c.newTmp("pn")
 	fixed := spec.FixedBytes()
@@ -441,7 +463,12 @@ func (c *gen) pop(o *packet.Op) {
 			c.usesPopSum = true
 			c.emit("__u64 %s = nsc_popdelta(ctx, %s, %s);", d, off, n)
 		}
-		c.applyDelta(u, d)
+		if c.pendPatch[u] {
+			// Patched after the move (see patchPending).
+			c.emit("if (%s && (__u32)st->off[%d] + st->len[%d] <= NSC_LEN) { pend_d%d += %s; pend_k%d = 1; }", c.isValid(u), u, u, u, d, u)
+		} else {
+			c.applyDelta(u, d)
+		}
 		c.emit("}")
 	}
 	pend := "0"
@@ -462,11 +489,33 @@ func (c *gen) pop(o *packet.Op) {
 		c.emit("pend_n += %s;", n)
 		c.move(off, "pend_n", short)
 		c.emit("pend_n = 0;")
+		c.patchPending()
 	default:
 		c.move(off, n, short)
+		c.patchPending()
 	}
 	c.forget()
 	c.offsetsAfterPop(h, off, n)
+}
+
+// patchPending applies the checksum patches pops have left for after the
+// move (pend_dU, pend_kU): the checksummed headers lie in front of the
+// popped ones, at the same offsets before and after. The patches of a chain
+// of pops are summed, which for a checksum that is not optional is the
+// same as applying them in turn (packet.ApplyChecksumDelta: ~fold(fold(a)
+// + b) is ~fold(a + b)); patching after the move leaves the move no bytes
+// just stored to load.
+func (c *gen) patchPending() {
+	for _, u := range c.pendPatchList {
+		fs := c.s.Headers[u].Fields[c.s.Headers[u].Checksum]
+		p := c.newTmp("cb")
+		c.emit("if (pend_k%d) {", u)
+		c.emit("unsigned char *%s = (unsigned char *)data + (st->off[%d] & NSC_OM) + %d;", p, u, fs.Offset/8)
+		c.emit("NSC_HIDE(%s);", p)
+		c.emit("if ((void *)(%s + 2) <= data_end) *(__u16 *)%s = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)%s), pend_d%d, 0));", p, p, p, u)
+		c.emit("pend_d%d = 0; pend_k%d = 0;", u, u)
+		c.emit("}")
+	}
 }
 
 // move generates the move of the frame's bytes [0, off) forward by n and

@@ -20,7 +20,34 @@ func (s hset) add(h int)      { s[h/64] |= 1 << (h % 64) }
 func (s hset) del(h int)      { s[h/64] &^= 1 << (h % 64) }
 func (s hset) clone() hset    { return append(hset(nil), s...) }
 
-type vstate struct{ may, must hset }
+// A vstate is what is known of the headers when a node runs: those that
+// may and must be valid, and, per header h, behind[h]: the headers that
+// may lie behind h (at a higher offset) when both are valid. Every valid
+// header ends at or before the parse cursor, so a header extracted lies
+// behind every header valid then; a parse puts a header behind those the
+// parse graph leads to it from; a push may put its header anywhere; a pop
+// changes no order. A pop need not move the offset of a header that
+// cannot lie behind the popped one.
+type vstate struct {
+	may, must hset
+	behind    []hset
+}
+
+func (v vstate) clone() vstate {
+	out := vstate{may: v.may.clone(), must: v.must.clone(), behind: make([]hset, len(v.behind))}
+	for i, b := range v.behind {
+		out.behind[i] = b.clone()
+	}
+	return out
+}
+
+func newVstate(n int) vstate {
+	v := vstate{may: newHset(n), must: newHset(n), behind: make([]hset, n)}
+	for i := range v.behind {
+		v.behind[i] = newHset(n)
+	}
+	return v
+}
 
 // analyzeValid computes, per node, the headers that may and must be valid
 // when it runs.
@@ -30,15 +57,22 @@ func (c *gen) analyzeValid() {
 	merge := func(n *dataflow.Node, st vstate) {
 		cur, ok := in[n]
 		if !ok {
-			in[n] = &vstate{st.may.clone(), st.must.clone()}
+			v := st.clone()
+			in[n] = &v
 			return
 		}
 		for i := range cur.may {
 			cur.may[i] |= st.may[i]
 			cur.must[i] &= st.must[i]
 		}
+		for h, b := range st.behind {
+			for i := range b {
+				cur.behind[h][i] |= b[i]
+			}
+		}
 	}
-	in[c.start] = &vstate{newHset(nh), newHset(nh)}
+	v := newVstate(nh)
+	in[c.start] = &v
 	for _, n := range c.g.Order() {
 		st, ok := in[n]
 		if !ok {
@@ -56,14 +90,21 @@ func (c *gen) analyzeValid() {
 
 // transfer is what node n's operation does to validity on its port p.
 func (c *gen) transfer(n *dataflow.Node, p *dataflow.Port, _ int, st vstate) vstate {
-	out := vstate{st.may.clone(), st.must.clone()}
+	out := st.clone()
 	if n.Kind != dataflow.FNode {
 		return out
 	}
 	o := n.Op
+	nh := len(c.s.Headers)
 	switch o.Kind {
 	case packet.OpExtract:
 		if p.Name == packet.PortTrue {
+			// At the cursor: behind every header valid before.
+			for x := 0; x < nh; x++ {
+				if x != o.Header && st.may.has(x) {
+					out.behind[x].add(o.Header)
+				}
+			}
 			out.may.add(o.Header)
 			out.must.add(o.Header)
 		} else {
@@ -75,13 +116,20 @@ func (c *gen) transfer(n *dataflow.Node, p *dataflow.Port, _ int, st vstate) vst
 			break
 		}
 		// Every wire header forgotten, then the parse graph's from o.Header.
-		out.may, out.must = newHset(len(c.s.Headers)), newHset(len(c.s.Headers))
+		out = newVstate(nh)
 		for _, h := range c.s.Headers {
 			if h.Metadata {
 				continue
 			}
 			if h.ID == o.Header || c.follows(o.Header, h.ID) {
 				out.may.add(h.ID)
+			}
+		}
+		for a := 0; a < nh; a++ {
+			for b := 0; b < nh; b++ {
+				if a != b && out.may.has(a) && out.may.has(b) && c.follows(a, b) {
+					out.behind[a].add(b)
+				}
 			}
 		}
 		if o.Kind == packet.OpInput || p.Name == packet.PortTrue {
@@ -97,6 +145,12 @@ func (c *gen) transfer(n *dataflow.Node, p *dataflow.Port, _ int, st vstate) vst
 			out.must.del(h)
 		}
 	case packet.OpPush:
+		for x := 0; x < nh; x++ {
+			if x != o.Header && st.may.has(x) {
+				out.behind[x].add(o.Header)
+				out.behind[o.Header].add(x)
+			}
+		}
 		out.may.add(o.Header)
 		out.must.add(o.Header)
 	case packet.OpPop:
@@ -164,6 +218,16 @@ func (c *gen) mayValid(h int) bool {
 	}
 	st := c.valid[c.node]
 	return st == nil || st.may.has(h)
+}
+
+// mayBehind reports whether header x can lie behind header h (both
+// valid) when the node runs.
+func (c *gen) mayBehind(x, h int) bool {
+	if c.node == nil || c.noFacts {
+		return true
+	}
+	st := c.valid[c.node]
+	return st == nil || h < 0 || h >= len(st.behind) || st.behind[h].has(x)
 }
 
 func (s hset) with(h, n int) hset {

@@ -155,6 +155,10 @@ type gen struct {
 	// Pops followed by a pop leave their bytes for it to move with its
 	// own (defers); the pops after them take them over (receives).
 	defers, receives map[*dataflow.Node]bool
+	// The checksums pops patch after their move (not optional ones: see
+	// patchPending), and the same sorted.
+	pendPatch     map[int]bool
+	pendPatchList []int
 
 	edges        flow.Edges // the flow graph (flowcount.go)
 	edgeCounters int
@@ -657,6 +661,21 @@ func (c *gen) popChains() {
 		c.defers[n] = true
 		c.receives[p.Out[0].To] = true
 	}
+	c.pendPatch, c.pendPatchList = map[int]bool{}, nil
+	for _, n := range c.g.Nodes {
+		if !isPop(n) {
+			continue
+		}
+		for _, u := range n.Op.Update {
+			us := c.s.Headers[u]
+			if us.Metadata || us.ChecksumKind == packet.ChecksumHeader || us.Checksum < 0 || us.ChecksumOptional || c.pendPatch[u] {
+				continue
+			}
+			c.pendPatch[u] = true
+			c.pendPatchList = append(c.pendPatchList, u)
+		}
+	}
+	sort.Ints(c.pendPatchList)
 }
 
 // isValid is a C condition: header h is valid (a constant where the
