@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/dragonet-go/nsc/backends/golang"
@@ -37,25 +39,15 @@ func runRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(*out)
+	w, err := createPcap(*out, link)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	bw := bufio.NewWriter(f)
-	w := pcapgo.NewWriter(bw)
-	if err := w.WriteFileHeader(65536, link); err != nil {
-		return err
-	}
+	defer w.close()
 	paths := map[string]string{}
-	var werr error
 	write := func(i int, sink string, data []byte) {
 		paths[sink] = *out
-		ci := frames[i].ci
-		ci.CaptureLength, ci.Length = len(data), len(data)
-		if err := w.WritePacket(ci, data); err != nil && werr == nil {
-			werr = err
-		}
+		w.write(frames[i].ci, data)
 	}
 	var counters sim.Counters
 	if *interp {
@@ -66,11 +58,53 @@ func runRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := errors.Join(werr, bw.Flush()); err != nil {
+	if err := w.close(); err != nil {
 		return err
 	}
 	printCounters(e, len(frames), counters, paths)
 	return nil
+}
+
+// pcapOut writes frames to a pcap file; the first error sticks.
+type pcapOut struct {
+	f   *os.File
+	bw  *bufio.Writer
+	w   *pcapgo.Writer
+	err error
+}
+
+func createPcap(name string, link layers.LinkType) (*pcapOut, error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	o := &pcapOut{f: f, bw: bufio.NewWriter(f)}
+	o.w = pcapgo.NewWriter(o.bw)
+	if err := o.w.WriteFileHeader(65536, link); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return o, nil
+}
+
+// write writes data with the capture info of the frame it came from.
+func (o *pcapOut) write(ci gopacket.CaptureInfo, data []byte) {
+	ci.CaptureLength, ci.Length = len(data), len(data)
+	if err := o.w.WritePacket(ci, data); err != nil && o.err == nil {
+		o.err = err
+	}
+}
+
+// close flushes and closes the file (again: a no-op), with the first
+// error of the writes.
+func (o *pcapOut) close() error {
+	if o.f == nil {
+		return o.err
+	}
+	err := errors.Join(o.err, o.bw.Flush(), o.f.Close())
+	o.f = nil
+	o.err = err
+	return err
 }
 
 // openTables opens a table script, or returns a nil reader for none.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf/link"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/packet"
@@ -82,16 +80,11 @@ func xdpRun(e *env, args []string) error {
 		return err
 	}
 	defer r.Close()
-	f, err := os.Create(*out)
+	w, err := createPcap(*out, link)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	bw := bufio.NewWriter(f)
-	w := pcapgo.NewWriter(bw)
-	if err := w.WriteFileHeader(65536, link); err != nil {
-		return err
-	}
+	defer w.close()
 	paths := map[string]string{}
 	for _, s := range r.Meta.Sinks {
 		if s.Verdict == "XDP_TX" {
@@ -111,14 +104,10 @@ func xdpRun(e *env, args []string) error {
 			return fmt.Errorf("frame %d: %w", i+1, err)
 		}
 		if res.Verdict == xdp.VerdictTX {
-			ci := fr.ci
-			ci.CaptureLength, ci.Length = len(res.Data), len(res.Data)
-			if err := w.WritePacket(ci, res.Data); err != nil {
-				return err
-			}
+			w.write(fr.ci, res.Data)
 		}
 	}
-	if err := bw.Flush(); err != nil {
+	if err := w.close(); err != nil {
 		return err
 	}
 	c, oversize, err := r.Counters()
