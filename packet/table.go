@@ -274,6 +274,10 @@ type Table struct {
 	lpm   int     // index of the lpm key in modeLPM
 	masks []Value // per key, the width mask a lookup key is cut to
 	def   *Entry  // what a miss returns
+	// narrow: every key is at most 64 bits wide; shift: where key j sits
+	// in a word packed by PackKeys (tables whose keys fit one word).
+	narrow bool
+	shift  []uint
 
 	mu   sync.Mutex // serializes writers
 	snap atomic.Pointer[snapshot]
@@ -299,7 +303,14 @@ type snapshot struct {
 	// and key the matcher to test.
 	order []int32
 	match []matcher
+	// words: for modePriority tables whose keys are each at most 64 bits
+	// wide, the matchers again in priority order (entry order[i]'s keys
+	// at i*keys), as words: what Lookup and LookupWord scan.
+	words []wordMatcher
 }
+
+// wordMatcher is a matcher of a key at most 64 bits wide.
+type wordMatcher struct{ val, mask, lo, hi uint64 }
 
 // level indexes the entries of one lpm prefix length (or all exact entries).
 type level struct {
@@ -354,6 +365,18 @@ func NewTable(spec *TableSpec) *Table {
 		t.masks[i] = Mask(k.Width)
 		if k.Kind == LPM {
 			t.lpm = i
+		}
+	}
+	t.narrow = true
+	for _, k := range spec.Keys {
+		t.narrow = t.narrow && k.Width <= 64
+	}
+	if spec.KeyWord() {
+		t.shift = make([]uint, len(spec.Keys))
+		at := uint(0)
+		for i := len(spec.Keys) - 1; i >= 0; i-- {
+			t.shift[i] = at
+			at += uint(spec.Keys[i].Width)
 		}
 	}
 	switch {
@@ -458,6 +481,15 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 			return es[s.order[a]].Priority < es[s.order[b]].Priority
 		})
 		s.uniform = t.uniformIndex(s)
+		if t.narrow && s.uniform == nil {
+			s.words = make([]wordMatcher, len(es)*nk)
+			for oi, i := range s.order {
+				for j := range nk {
+					m := &s.match[int(i)*nk+j]
+					s.words[oi*nk+j] = wordMatcher{m.val.Lo, m.mask.Lo, m.lo.Lo, m.hi.Lo}
+				}
+			}
+		}
 		return s, nil
 	}
 
@@ -629,7 +661,7 @@ func (s *TableSpec) KeyWord() bool { return s.KeyBits() <= 64 }
 func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 	s := t.snap.Load()
 	if len(s.packed) > 0 {
-		return t.LookupPacked(k)
+		return s.lookupPacked(t, k)
 	}
 	if u := s.uniform; u != nil && len(u.packed) > 0 {
 		k &= u.word
@@ -643,6 +675,22 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 				return &s.entries[sl.entry-1], true
 			}
 		}
+	}
+	if s.words != nil && t.shift != nil {
+		nk := len(t.shift)
+	scan:
+		for oi, i := range s.order {
+			ms := s.words[oi*nk : (oi+1)*nk]
+			for j := range ms {
+				m := &ms[j]
+				v := k >> t.shift[j] & t.masks[j].Lo
+				if v&m.mask != m.val || v < m.lo || v > m.hi {
+					continue scan
+				}
+			}
+			return &s.entries[i], true
+		}
+		return t.def, false
 	}
 	var keys [64]Value
 	n := len(t.spec.Keys)
@@ -715,18 +763,29 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 	}
 	if t.mode == modePriority {
 		if u := s.uniform; u != nil {
-			var cut [8]Value
-			if len(keys) <= len(cut) {
-				for j, k := range keys {
-					cut[j] = k.And(t.masks[j])
-				}
-				if i := u.lookup(cut[:len(keys)]); i >= 0 {
-					return &s.entries[i], true
-				}
-				return t.def, false
+			// The entries' masks lie within the keys' widths, so the keys
+			// need not be cut first.
+			if i := u.lookup(keys); i >= 0 {
+				return &s.entries[i], true
 			}
+			return t.def, false
 		}
 		nk := len(keys)
+		if s.words != nil {
+		wscan:
+			for oi, i := range s.order {
+				ms := s.words[oi*nk : (oi+1)*nk]
+				for j := range ms {
+					m := &ms[j]
+					k := keys[j].Lo & t.masks[j].Lo
+					if k&m.mask != m.val || k < m.lo || k > m.hi {
+						continue wscan
+					}
+				}
+				return &s.entries[i], true
+			}
+			return t.def, false
+		}
 	scan:
 		for _, i := range s.order {
 			ms := s.match[int(i)*nk : int(i+1)*nk]
@@ -820,7 +879,10 @@ func packedHash(k uint64) uint64 {
 // LookupPacked is Lookup for a Packable table, with the keys packed by
 // PackKeys (bits above the total key width are ignored).
 func (t *Table) LookupPacked(k uint64) (e *Entry, hit bool) {
-	s := t.snap.Load()
+	return t.snap.Load().lookupPacked(t, k)
+}
+
+func (s *snapshot) lookupPacked(t *Table, k uint64) (e *Entry, hit bool) {
 	if len(s.packed) == 0 {
 		return t.def, false // not Packable
 	}

@@ -291,6 +291,7 @@ func TestLookupMatchesReference(t *testing.T) {
 		{Name: "lpm", Keys: []KeySpec{{"dst", 32, LPM}}},
 		{Name: "lpm128+exact", Keys: []KeySpec{{"vrf", 4, Exact}, {"dst", 128, LPM}}},
 		{Name: "lpm prio", Keys: []KeySpec{{"tick", 64, LPM}}, Priorities: true},
+		{Name: "exact+lpm prio", Keys: []KeySpec{{"lb", 3, Exact}, {"tick", 64, LPM}}, Priorities: true},
 		{Name: "ternary", Keys: []KeySpec{{"a", 8, Ternary}, {"b", 70, Ternary}}},
 		{Name: "mixed", Keys: []KeySpec{{"a", 16, Exact}, {"b", 24, LPM}, {"c", 9, Range}, {"d", 6, Ternary}}},
 		{Name: "two lpm", Keys: []KeySpec{{"a", 8, LPM}, {"b", 8, LPM}}},

@@ -70,7 +70,9 @@ func (c *gen) setAccumulating(o *packet.Op) {
 
 // window generates the interpreter's window rule (packet.Packet.window) for
 // checksum u and field f: ok, and the absolute byte range [lo, hi) as
-// variables. It returns false when u's checksum can never cover f.
+// variables. It returns false when u's checksum can never cover f. Where
+// the validity analysis knows that f's header cannot lie behind u, only the
+// pseudo-header's window, fixed by the layout, is left.
 func (c *gen) window(u int, f packet.FieldRef, ok, lo, hi string) bool {
 	spec := c.s.Headers[u]
 	fs := c.s.Headers[f.Header].Fields[f.Field]
@@ -78,27 +80,42 @@ func (c *gen) window(u int, f packet.FieldRef, ok, lo, hi string) bool {
 	// region starting at the header's start (static parity) ...
 	flo, fhi := fs.Offset/8, (fs.Offset+fs.Width+7)/8
 	slo, shi := flo/2*2, (fhi+1)/2*2
+	uValid := fmt.Sprintf("p.Hdr[%d].Valid && ", u)
+	if c.mustValid(u) {
+		uValid = ""
+	}
 	static := func(base string) {
 		c.emit("%s, %s := %s+%d, %s+%d", lo, hi, base, slo, base, shi)
-		c.emit("%s := p.Hdr[%d].Valid && %s <= len(p.Data) && %d <= %d", ok, u, hi, shi-slo, flow.MaxWindow)
+		c.emit("%s := %s%s <= len(p.Data) && %d <= %d", ok, uValid, hi, shi-slo, flow.MaxWindow)
 	}
+	pseudo := spec.ChecksumKind == packet.ChecksumL4 && c.s.PseudoHeaderField(f)
 	switch {
 	case f.Header == u:
 		static(fmt.Sprintf("p.Hdr[%d].Off", u))
 		return true
-	case spec.ChecksumKind == packet.ChecksumHeader:
+	case spec.ChecksumKind == packet.ChecksumHeader, !c.mayValid(u):
 		return false
+	case !c.valid.Behind(c.owner, f.Header, u):
+		if !pseudo {
+			return false
+		}
+		static(fmt.Sprintf("p.Hdr[%d].Off", f.Header))
+		return true
 	}
 	// ... or of a region starting at u (parity known only at run time),
 	// or the pseudo-header's, which has the IP header's parity.
 	c.emit("%s, %s, %s := false, 0, 0", ok, lo, hi)
-	c.emit("if p.Hdr[%d].Valid && p.Hdr[%d].Off > p.Hdr[%d].Off {", u, f.Header, u)
+	c.emit("if %sp.Hdr[%d].Off > p.Hdr[%d].Off {", uValid, f.Header, u)
 	c.emit("rs := p.Hdr[%d].Off", u)
 	c.emit("l, h := p.Hdr[%d].Off+%d, p.Hdr[%d].Off+%d", f.Header, flo, f.Header, fhi)
 	c.emit("%s, %s = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2", lo, hi)
 	c.emit("%s = %s <= len(p.Data) && %s-%s <= %d", ok, hi, hi, lo, flow.MaxWindow)
-	if spec.ChecksumKind == packet.ChecksumL4 && c.s.PseudoHeaderField(f) {
-		c.emit("} else if p.Hdr[%d].Valid {", u)
+	if pseudo {
+		if uValid == "" {
+			c.emit("} else {")
+		} else {
+			c.emit("} else if p.Hdr[%d].Valid {", u)
+		}
 		c.emit("%s, %s = p.Hdr[%d].Off+%d, p.Hdr[%d].Off+%d", lo, hi, f.Header, slo, f.Header, shi)
 		c.emit("%s = %s <= len(p.Data) && %s-%s <= %d", ok, hi, hi, lo, flow.MaxWindow)
 	}
@@ -108,11 +125,12 @@ func (c *gen) window(u int, f packet.FieldRef, ok, lo, hi string) bool {
 
 // windowLen is the length of field f's window in checksum u's region when
 // it is fixed by the layout (the field's header is u itself, or an IP
-// header whose pseudo-header fields u covers), else 0.
+// header whose pseudo-header fields u covers and that cannot lie behind
+// u), else 0.
 func (c *gen) windowLen(u int, f packet.FieldRef) int {
 	fs := c.s.Headers[f.Header].Fields[f.Field]
 	flo, fhi := fs.Offset/8, (fs.Offset+fs.Width+7)/8
-	if f.Header == u {
+	if f.Header == u || !c.valid.Behind(c.owner, f.Header, u) {
 		return (fhi+1)/2*2 - flo/2*2
 	}
 	return 0
@@ -132,38 +150,107 @@ func (c *gen) sum(lo, hi string, n int) string {
 	return strings.Join(terms, " + ")
 }
 
-// applyDelta patches header u's checksum with the sum in variable d.
+// applyDelta patches header u's checksum with the sum in variable d (the
+// patch is skipped, as packet.Packet.patch skips it, when u is not there).
 func (c *gen) applyDelta(u int, d string) {
 	spec := c.s.Headers[u]
 	fs := spec.Fields[spec.Checksum]
-	b := c.newTmp("cb")
-	ok := c.newTmp("ok")
+	st := c.newTmp("cs")
 	c.usesBE = true
-	c.emit("if %s, %s := p.Bytes(%d); %s {", b, ok, u, ok)
-	c.emit("binary.BigEndian.PutUint16(%s[%d:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(%s[%d:]), %s, %v))", b, fs.Offset/8, b, fs.Offset/8, d, spec.ChecksumOptional)
+	valid := ""
+	if !c.mustValid(u) {
+		valid = st + ".Valid && "
+	}
+	c.emit("if %s := p.Hdr[%d]; %s%s.Off >= 0 && %s.Off+%s.Len <= len(p.Data) {", st, u, valid, st, st, st)
+	c.emit("cb := p.Data[%s.Off+%d : %s.Off+%d]", st, fs.Offset/8, st, fs.Offset/8+2)
+	c.emit("binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), %s, %v))", d, spec.ChecksumOptional)
 	c.emit("}")
 }
 
-// pop generates `pop H [update …]`.
+// pop generates `pop H [update …]` inline, as packet.Packet.Pop does it:
+// the header's bytes are taken out of the checksums in update (one sum,
+// unrolled for a fixed-size header), the shorter side of the frame moves
+// over them, and only the offsets of headers that may lie behind H
+// (flow.Validity) are adjusted.
 func (c *gen) pop(o *packet.Op) {
-	if len(o.Update) == 0 {
-		c.emit("if !p.Pop(%d) { %s }", o.Header, c.malformed())
+	h := o.Header
+	spec := c.s.Headers[h]
+	if spec.Metadata {
+		c.emit("if !p.Pop(%d) { %s }", h, c.malformed())
 		return
 	}
-	hb := c.newTmp("pb")
-	ok := c.newTmp("ok")
-	c.emit("%s, %s := p.Bytes(%d) // %s", hb, ok, o.Header, c.s.Headers[o.Header].Name)
-	c.emit("if !%s { %s }", ok, c.malformed())
+	st := c.newTmp("ps")
+	off, n := c.newTmp("po"), c.newTmp("pn")
+	c.emit("%s := p.Hdr[%d] // %s", st, h, spec.Name)
+	if !c.mustValid(h) {
+		c.emit("if !%s.Valid { %s }", st, c.malformed())
+	}
+	fixed := -1
+	if !spec.Fields[len(spec.Fields)-1].Variable() {
+		fixed = spec.FixedBytes()
+	}
+	if fixed >= 0 {
+		c.emit("%s, %s := %s.Off, %d", off, n, st, fixed)
+	} else {
+		c.emit("%s, %s := %s.Off, %s.Len", off, n, st, st)
+	}
+	c.emit("if %s < 0 || %s+%s > len(p.Data) { %s }", off, off, n, c.malformed())
 	for _, u := range o.Update {
-		spec := c.s.Headers[u]
-		if spec.ChecksumKind == packet.ChecksumHeader || spec.Checksum < 0 {
+		us := c.s.Headers[u]
+		if us.Metadata || us.ChecksumKind == packet.ChecksumHeader || us.Checksum < 0 || !c.mayValid(u) {
 			continue
 		}
-		c.emit("if p.Hdr[%d].Valid && p.Hdr[%d].Off > p.Hdr[%d].Off && len(%s)%%2 == 0 && (p.Hdr[%d].Off-p.Hdr[%d].Off)%%2 == 0 {", u, o.Header, u, hb, o.Header, u)
-		c.applyDelta(u, fmt.Sprintf("packet.PopDelta(%s)", hb))
+		if fixed%2 != 0 && fixed >= 0 {
+			continue // an odd length is never taken out (packet.Packet.popUpdating)
+		}
+		cond := fmt.Sprintf("%s > p.Hdr[%d].Off && (%s-p.Hdr[%d].Off)%%2 == 0", off, u, off, u)
+		if !c.mustValid(u) {
+			cond = fmt.Sprintf("p.Hdr[%d].Valid && ", u) + cond
+		}
+		if fixed < 0 {
+			cond += fmt.Sprintf(" && %s%%2 == 0", n)
+		}
+		c.emit("if %s {", cond)
+		d := c.newTmp("d")
+		if fixed >= 0 && fixed <= 64 {
+			c.usesBE = true
+			var terms []string
+			for k := 0; k < fixed; k += 2 {
+				terms = append(terms, fmt.Sprintf("uint32(binary.BigEndian.Uint16(p.Data[%s+%d:]))", off, k))
+			}
+			if len(terms) == 0 {
+				terms = []string{"0"}
+			}
+			c.emit("%s := uint64(packet.Fold(%s))", d, strings.Join(terms, " + "))
+		} else {
+			c.emit("%s := packet.PopDelta(p.Data[%s : %s+%s])", d, off, off, n)
+		}
+		c.applyDelta(u, d)
 		c.emit("}")
 	}
-	c.emit("p.Pop(%d)", o.Header)
+	c.emit("if %s < len(p.Data)-%s-%s {", off, off, n)
+	c.emit("copy(p.Data[%s:%s+%s], p.Data[:%s])", n, n, off, off)
+	c.emit("p.Data = p.Data[%s:]", n)
+	c.emit("} else {")
+	c.emit("copy(p.Data[%s:], p.Data[%s+%s:])", off, off, n)
+	c.emit("p.Data = p.Data[:len(p.Data)-%s]", n)
+	c.emit("}")
+	c.emit("p.Hdr[%d] = packet.HeaderState{}", h)
+	for i, hs := range c.s.Headers {
+		if hs.Metadata || i == h || !c.mayValid(i) || !c.valid.Behind(c.owner, i, h) {
+			continue
+		}
+		valid := fmt.Sprintf("p.Hdr[%d].Valid && ", i)
+		if c.mustValid(i) {
+			valid = ""
+		}
+		c.emit("if %sp.Hdr[%d].Off > %s { p.Hdr[%d].Off -= %s } // %s", valid, i, off, i, n, hs.Name)
+	}
+	c.emit("if p.Cursor > %s { p.Cursor = max(%s, p.Cursor-%s) }", off, off, n)
+	// The frame moved: header slices taken before are stale.
+	for i := range c.hdrs {
+		c.hdrs[i] = map[int]string{}
+	}
 }
 
 // extract generates `extract H` as a condition; a fixed-size header is

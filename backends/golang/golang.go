@@ -42,6 +42,7 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 		return nil, fmt.Errorf("go backend: graph %s has no source", g.Name)
 	}
 	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: srcs[0]}
+	c.valid = flow.AnalyzeValid(g, c.start)
 	c.body()
 	return c.file(opt)
 }
@@ -70,7 +71,15 @@ type gen struct {
 	counters int            // edge counters placed
 	runsCode string         // the function solving for node runs
 	mal      string         // the node being generated, where malformed packets end
+	valid    *flow.Validity // headers valid where (backends/flow)
 }
+
+// mustValid reports whether wire header h is valid whenever the node being
+// generated runs: its checks can go.
+func (c *gen) mustValid(h int) bool { return c.owner != nil && c.valid.Must(c.owner, h) }
+
+// mayValid reports whether header h can be valid when the node runs.
+func (c *gen) mayValid(h int) bool { return c.owner == nil || c.valid.May(c.owner, h) }
 
 func (c *gen) emit(format string, args ...any) {
 	fmt.Fprintf(&c.b, format, args...)
@@ -493,7 +502,9 @@ func (c *gen) hdr(h int) string {
 	v := c.newTmp("b")
 	st := c.newTmp("st")
 	c.emit("%s := p.Hdr[%d] // %s", st, h, c.s.Headers[h].Name)
-	c.emit("if !%s.Valid { %s }", st, c.malformed())
+	if !c.mustValid(h) {
+		c.emit("if !%s.Valid { %s }", st, c.malformed())
+	}
 	// A valid header lies within the frame (extract, push and pop keep it
 	// so), so the slice is in range.
 	c.emit("%s := p.Data[%s.Off : %s.Off+%s.Len]", v, st, st, st)
@@ -520,8 +531,11 @@ func valueLit(v packet.Value) string {
 func (c *gen) cond(e *packet.Expr) string {
 	switch e.Kind {
 	case packet.EValid:
-		if c.s.Headers[e.Header].Metadata {
+		switch {
+		case c.s.Headers[e.Header].Metadata || c.mustValid(e.Header):
 			return "true"
+		case !c.mayValid(e.Header):
+			return "false"
 		}
 		return fmt.Sprintf("p.Hdr[%d].Valid", e.Header)
 	case packet.ENot:
@@ -584,7 +598,9 @@ func (c *gen) u64(e *packet.Expr) string {
 	case packet.EField:
 		return c.readField(e.Field, false)
 	case packet.ELen:
-		c.emit("if !p.Hdr[%d].Valid { %s }", e.Header, c.malformed())
+		if !c.mustValid(e.Header) {
+			c.emit("if !p.Hdr[%d].Valid { %s }", e.Header, c.malformed())
+		}
 		return fmt.Sprintf("uint64(len(p.Data)-p.Hdr[%d].Off)", e.Header)
 	case packet.EBitNot:
 		return fmt.Sprintf("(^%s%s)", c.u64(e.A), maskSuffix(e.Width))

@@ -231,7 +231,7 @@ func (c *gen) window(u int, f packet.FieldRef, b string) (window, bool) {
 			c.emit("else if (%s) %s = 1;", c.isValid(u), w.kind)
 		}
 	case pseudo:
-		// The field's header cannot lie behind u (valid.go): only the
+		// The field's header cannot lie behind u (flow/valid.go): only the
 		// pseudo-header's window applies.
 		c.emit("if (%s) %s = 1;", c.isValid(u), w.kind)
 	}

@@ -145,8 +145,8 @@ type gen struct {
 	parseSites int
 	scanTables []int
 
-	valid   map[*dataflow.Node]*vstate // headers valid where (valid.go)
-	noFacts bool                       // the node forgot them (parse)
+	valid   *flow.Validity // headers valid where (flow/valid.go)
+	noFacts bool           // the node forgot them (parse)
 	// Header pointers (hpN) checked on every path to a node (valid.go).
 	avail  map[*dataflow.Node]hset
 	topHdr map[*dataflow.Node]hset // pointers a node leaves checked
@@ -604,7 +604,7 @@ func (c *gen) hdr(h int) string {
 		return v
 	}
 	if len(c.hdrs) == 1 && c.node != nil {
-		c.topHdr[c.node] = c.topHdr[c.node].with(h, len(c.s.Headers))
+		c.topHdr[c.node] = c.topHdr[c.node].With(h, len(c.s.Headers))
 	}
 	o := c.newTmp("o")
 	if !c.mustValid(h) {

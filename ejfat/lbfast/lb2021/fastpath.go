@@ -145,27 +145,13 @@ var NodeNames = [35]string{"RxWire", "RxFrames", "TxQueue", "TxWire", "RxEtherne
 var SinkNames = [1]string{"TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [23]fastpath.DropSite{{Node: "RxRunt", Reason: "runt frame"},
-	{Node: "RxEtherType", Reason: "malformed"},
+var DropSites = [9]fastpath.DropSite{{Node: "RxRunt", Reason: "runt frame"},
 	{Node: "RxIPv4", Reason: "malformed"},
-	{Node: "RxIPv4BaseDst", Reason: "malformed"},
-	{Node: "RxIPv4Dst", Reason: "malformed"},
-	{Node: "RxIPv4UDP", Reason: "malformed"},
-	{Node: "RxIPv6Dst", Reason: "malformed"},
-	{Node: "RxIPv6UDP", Reason: "malformed"},
-	{Node: "RxLBPort", Reason: "malformed"},
-	{Node: "RxDstFilter", Reason: "malformed"},
 	{Node: "RxDstFilterMiss", Reason: "dst_filter miss"},
-	{Node: "RxEpoch", Reason: "malformed"},
 	{Node: "RxEpochMiss", Reason: "epoch_assign miss"},
-	{Node: "RxCalendar", Reason: "malformed"},
 	{Node: "RxCalendarMiss", Reason: "calendar miss"},
-	{Node: "RxMember", Reason: "malformed"},
 	{Node: "RxMemberMiss", Reason: "member miss"},
 	{Node: "RxMismatch", Reason: "member rewrite mismatch"},
-	{Node: "RxIPv4Rewrite", Reason: "malformed"},
-	{Node: "RxIPv6RewriteLow", Reason: "malformed"},
-	{Node: "RxIPv6RewriteHigh", Reason: "malformed"},
 	{Node: "RxUDPRewrite", Reason: "malformed"},
 	{Node: "RxStrip", Reason: "malformed"},
 }
@@ -288,7 +274,7 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	var f [55]uint64
-	total := uint64(0) + pl.Dropped[0] + pl.Dropped[10] + pl.Dropped[12] + pl.Dropped[14] + pl.Dropped[16] + pl.Dropped[17] + pl.Sunk[0]
+	total := uint64(0) + pl.Dropped[0] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Sunk[0]
 	f[4] = pl.Dropped[0]
 	f[11] = pl.edges[0]
 	f[12] = pl.edges[1]
@@ -300,12 +286,12 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[24] = pl.edges[7]
 	f[25] = pl.edges[8]
 	f[26] = pl.edges[9]
-	f[29] = pl.Dropped[10]
-	f[34] = pl.Dropped[12]
-	f[37] = pl.Dropped[14]
-	f[41] = pl.Dropped[16]
+	f[29] = pl.Dropped[2]
+	f[34] = pl.Dropped[3]
+	f[37] = pl.Dropped[4]
+	f[41] = pl.Dropped[5]
 	f[45] = pl.edges[12]
-	f[46] = pl.Dropped[17]
+	f[46] = pl.Dropped[6]
 	f[49] = pl.edges[10]
 	f[51] = pl.edges[11]
 	f[53] = pl.Sunk[0]
@@ -419,9 +405,6 @@ n5:
 n6:
 	{ // RxEtherType: switch ethernet.type
 		st4 := p.Hdr[0] // ethernet
-		if !st4.Valid {
-			return pl.drop(1)
-		}
 		b3 := p.Data[st4.Off : st4.Off+st4.Len]
 		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
@@ -441,7 +424,7 @@ n7:
 				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
 				st8 := p.Hdr[2] // ipv4
 				if !st8.Valid {
-					return pl.drop(2)
+					return pl.drop(1)
 				}
 				b7 := p.Data[st8.Off : st8.Off+st8.Len]
 				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
@@ -481,9 +464,6 @@ n8:
 n9:
 	{ // RxIPv4BaseDst: set meta.ipdst
 		st11 := p.Hdr[9] // ipv4_base
-		if !st11.Valid {
-			return pl.drop(3)
-		}
 		b10 := p.Data[st11.Off : st11.Off+st11.Len]
 		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b10[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[1]++
@@ -492,9 +472,6 @@ n9:
 n10:
 	{ // RxIPv4Dst: set meta.ipdst
 		st13 := p.Hdr[2] // ipv4
-		if !st13.Valid {
-			return pl.drop(4)
-		}
 		b12 := p.Data[st13.Off : st13.Off+st13.Len]
 		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b12[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n11
@@ -502,9 +479,6 @@ n10:
 n11:
 	{ // RxIPv4UDP: test ipv4.version == 4 && ipv4.proto == 17
 		st16 := p.Hdr[2] // ipv4
-		if !st16.Valid {
-			return pl.drop(5)
-		}
 		b15 := p.Data[st16.Off : st16.Off+st16.Len]
 		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x4)
 		if c14 {
@@ -537,9 +511,6 @@ n12:
 n13:
 	{ // RxIPv6Dst: set meta.ipdst
 		st19 := p.Hdr[3] // ipv6
-		if !st19.Valid {
-			return pl.drop(6)
-		}
 		b18 := p.Data[st19.Off : st19.Off+st19.Len]
 		p.Meta[0] = (packet.Value{Hi: binary.BigEndian.Uint64(b18[24:]), Lo: binary.BigEndian.Uint64(b18[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n14
@@ -547,9 +518,6 @@ n13:
 n14:
 	{ // RxIPv6UDP: test ipv6.version == 6 && ipv6.next_hdr == 17
 		st22 := p.Hdr[3] // ipv6
-		if !st22.Valid {
-			return pl.drop(7)
-		}
 		b21 := p.Data[st22.Off : st22.Off+st22.Len]
 		c20 := ((uint64(b21[0]) >> 4 & 0xf) == 0x6)
 		if c20 {
@@ -583,9 +551,6 @@ n15:
 n16:
 	{ // RxLBPort: test udp.dport == 0x4c42
 		st25 := p.Hdr[8] // udp
-		if !st25.Valid {
-			return pl.drop(8)
-		}
 		b24 := p.Data[st25.Off : st25.Off+st25.Len]
 		if uint64(binary.BigEndian.Uint16(b24[2:])) == 0x4c42 {
 			goto n17
@@ -616,9 +581,6 @@ n18:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
 		st28 := p.Hdr[0] // ethernet
-		if !st28.Valid {
-			return pl.drop(9)
-		}
 		b27 := p.Data[st28.Off : st28.Off+st28.Len]
 		pl.keys[0] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b27[0:]))<<32 | uint64(binary.BigEndian.Uint32(b27[2:])))}
 		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b27[12:]))}
@@ -636,7 +598,7 @@ n18:
 	}
 n19:
 	{ // RxDstFilterMiss: drop dst_filter miss
-		return pl.drop(10)
+		return pl.drop(2)
 	}
 n20:
 	{ // RxHasLB: test valid(lbv1)
@@ -649,9 +611,6 @@ n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
 		st30 := p.Hdr[5] // lbv1
-		if !st30.Valid {
-			return pl.drop(11)
-		}
 		b29 := p.Data[st30.Off : st30.Off+st30.Len]
 		if e, hit := pl.tables[1].LookupWord((binary.BigEndian.Uint64(b29[4:])) << 0); hit {
 			act, params = e.Action, e.Params
@@ -667,15 +626,12 @@ n21:
 	}
 n22:
 	{ // RxEpochMiss: drop epoch_assign miss
-		return pl.drop(12)
+		return pl.drop(3)
 	}
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
 		st32 := p.Hdr[5] // lbv1
-		if !st32.Valid {
-			return pl.drop(13)
-		}
 		b31 := p.Data[st32.Off : st32.Off+st32.Len]
 		if e, hit := pl.tables[2].LookupWord(((binary.BigEndian.Uint64(b31[4:])&0x1ff)&0xfff)<<0 | ((p.Meta[1].Lo)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
@@ -691,15 +647,12 @@ n23:
 	}
 n24:
 	{ // RxCalendarMiss: drop calendar miss
-		return pl.drop(14)
+		return pl.drop(4)
 	}
 n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
 		st34 := p.Hdr[0] // ethernet
-		if !st34.Valid {
-			return pl.drop(15)
-		}
 		b33 := p.Data[st34.Off : st34.Off+st34.Len]
 		if e, hit := pl.tables[3].LookupWord(((p.Meta[2].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b33[12:])))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
@@ -726,7 +679,7 @@ n25:
 	}
 n26:
 	{ // RxMemberMiss: drop member miss
-		return pl.drop(16)
+		return pl.drop(5)
 	}
 n27:
 	{ // RxIsIPv4: test valid(ipv4)
@@ -745,7 +698,7 @@ n28:
 	}
 n29:
 	{ // RxMismatch: drop member rewrite mismatch
-		return pl.drop(17)
+		return pl.drop(6)
 	}
 n30:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
@@ -753,182 +706,158 @@ n30:
 		var d38 uint64 // udp checksum
 		v39 := p.Meta[3].Lo
 		st41 := p.Hdr[2] // ipv4
-		if !st41.Valid {
-			return pl.drop(18)
-		}
 		b40 := p.Data[st41.Off : st41.Off+st41.Len]
 		lo43, hi44 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w42 := p.Hdr[2].Valid && hi44 <= len(p.Data) && 4 <= 20
+		w42 := hi44 <= len(p.Data) && 4 <= 20
 		var o45 uint32
 		if w42 {
 			o45 = uint32(binary.BigEndian.Uint16(p.Data[lo43+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo43+2:]))
 		}
-		w46, lo47, hi48 := false, 0, 0
-		if p.Hdr[8].Valid && p.Hdr[2].Off > p.Hdr[8].Off {
-			rs := p.Hdr[8].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo47, hi48 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w46 = hi48 <= len(p.Data) && hi48-lo47 <= 20
-		} else if p.Hdr[8].Valid {
-			lo47, hi48 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			w46 = hi48 <= len(p.Data) && hi48-lo47 <= 20
-		}
+		lo47, hi48 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w46 := p.Hdr[8].Valid && hi48 <= len(p.Data) && 4 <= 20
 		var o49 uint32
 		if w46 {
-			o49 = packet.SumWords(p.Data[lo47:hi48])
+			o49 = uint32(binary.BigEndian.Uint16(p.Data[lo47+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo47+2:]))
 		}
 		binary.BigEndian.PutUint32(b40[16:], uint32(v39))
 		if w42 {
 			d37 += packet.ChecksumDelta(o45, uint32(binary.BigEndian.Uint16(p.Data[lo43+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo43+2:])))
 		}
 		if w46 {
-			d38 += packet.ChecksumDelta(o49, packet.SumWords(p.Data[lo47:hi48]))
+			d38 += packet.ChecksumDelta(o49, uint32(binary.BigEndian.Uint16(p.Data[lo47+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo47+2:])))
 		}
 		v50 := (uint64(binary.BigEndian.Uint16(b40[2:])) - 0xc)
 		lo52, hi53 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w51 := p.Hdr[2].Valid && hi53 <= len(p.Data) && 2 <= 20
+		w51 := hi53 <= len(p.Data) && 2 <= 20
 		var o54 uint32
 		if w51 {
 			o54 = uint32(binary.BigEndian.Uint16(p.Data[lo52+0:]))
 		}
-		w55, lo56, hi57 := false, 0, 0
-		if p.Hdr[8].Valid && p.Hdr[2].Off > p.Hdr[8].Off {
-			rs := p.Hdr[8].Off
-			l, h := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			lo56, hi57 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w55 = hi57 <= len(p.Data) && hi57-lo56 <= 20
-		} else if p.Hdr[8].Valid {
-			lo56, hi57 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			w55 = hi57 <= len(p.Data) && hi57-lo56 <= 20
-		}
+		lo56, hi57 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w55 := p.Hdr[8].Valid && hi57 <= len(p.Data) && 2 <= 20
 		var o58 uint32
 		if w55 {
-			o58 = packet.SumWords(p.Data[lo56:hi57])
+			o58 = uint32(binary.BigEndian.Uint16(p.Data[lo56+0:]))
 		}
 		binary.BigEndian.PutUint16(b40[2:], uint16(v50))
 		if w51 {
 			d37 += packet.ChecksumDelta(o54, uint32(binary.BigEndian.Uint16(p.Data[lo52+0:])))
 		}
 		if w55 {
-			d38 += packet.ChecksumDelta(o58, packet.SumWords(p.Data[lo56:hi57]))
+			d38 += packet.ChecksumDelta(o58, uint32(binary.BigEndian.Uint16(p.Data[lo56+0:])))
 		}
-		if cb59, ok60 := p.Bytes(2); ok60 {
-			binary.BigEndian.PutUint16(cb59[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb59[10:]), d37, false))
+		if cs59 := p.Hdr[2]; cs59.Off >= 0 && cs59.Off+cs59.Len <= len(p.Data) {
+			cb := p.Data[cs59.Off+10 : cs59.Off+12]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d37, false))
 		}
-		if cb61, ok62 := p.Bytes(8); ok62 {
-			binary.BigEndian.PutUint16(cb61[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb61[6:]), d38, false))
+		if cs60 := p.Hdr[8]; cs60.Valid && cs60.Off >= 0 && cs60.Off+cs60.Len <= len(p.Data) {
+			cb := p.Data[cs60.Off+6 : cs60.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d38, false))
 		}
 		goto n33
 	}
 n31:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d63 uint64   // udp checksum
-		st65 := p.Hdr[3] // ipv6
-		if !st65.Valid {
-			return pl.drop(19)
+		var d61 uint64   // udp checksum
+		st63 := p.Hdr[3] // ipv6
+		b62 := p.Data[st63.Off : st63.Off+st63.Len]
+		v64 := packet.Value{Hi: binary.BigEndian.Uint64(b62[24:]), Lo: binary.BigEndian.Uint64(b62[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(p.Meta[4].And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		lo66, hi67 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+		w65 := p.Hdr[8].Valid && hi67 <= len(p.Data) && 16 <= 20
+		var o68 uint32
+		if w65 {
+			o68 = uint32(binary.BigEndian.Uint16(p.Data[lo66+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+14:]))
 		}
-		b64 := p.Data[st65.Off : st65.Off+st65.Len]
-		v66 := packet.Value{Hi: binary.BigEndian.Uint64(b64[24:]), Lo: binary.BigEndian.Uint64(b64[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(p.Meta[4].And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		w67, lo68, hi69 := false, 0, 0
-		if p.Hdr[8].Valid && p.Hdr[3].Off > p.Hdr[8].Off {
-			rs := p.Hdr[8].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo68, hi69 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w67 = hi69 <= len(p.Data) && hi69-lo68 <= 20
-		} else if p.Hdr[8].Valid {
-			lo68, hi69 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w67 = hi69 <= len(p.Data) && hi69-lo68 <= 20
+		packet.SetBits(b62, 192, 128, v64)
+		if w65 {
+			d61 += packet.ChecksumDelta(o68, uint32(binary.BigEndian.Uint16(p.Data[lo66+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+14:])))
 		}
-		var o70 uint32
-		if w67 {
-			o70 = packet.SumWords(p.Data[lo68:hi69])
+		v69 := (uint64(binary.BigEndian.Uint16(b62[4:])) - 0xc)
+		lo71, hi72 := p.Hdr[3].Off+4, p.Hdr[3].Off+6
+		w70 := p.Hdr[8].Valid && hi72 <= len(p.Data) && 2 <= 20
+		var o73 uint32
+		if w70 {
+			o73 = uint32(binary.BigEndian.Uint16(p.Data[lo71+0:]))
 		}
-		packet.SetBits(b64, 192, 128, v66)
-		if w67 {
-			d63 += packet.ChecksumDelta(o70, packet.SumWords(p.Data[lo68:hi69]))
+		binary.BigEndian.PutUint16(b62[4:], uint16(v69))
+		if w70 {
+			d61 += packet.ChecksumDelta(o73, uint32(binary.BigEndian.Uint16(p.Data[lo71+0:])))
 		}
-		v71 := (uint64(binary.BigEndian.Uint16(b64[4:])) - 0xc)
-		w72, lo73, hi74 := false, 0, 0
-		if p.Hdr[8].Valid && p.Hdr[3].Off > p.Hdr[8].Off {
-			rs := p.Hdr[8].Off
-			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			lo73, hi74 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w72 = hi74 <= len(p.Data) && hi74-lo73 <= 20
-		} else if p.Hdr[8].Valid {
-			lo73, hi74 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			w72 = hi74 <= len(p.Data) && hi74-lo73 <= 20
-		}
-		var o75 uint32
-		if w72 {
-			o75 = packet.SumWords(p.Data[lo73:hi74])
-		}
-		binary.BigEndian.PutUint16(b64[4:], uint16(v71))
-		if w72 {
-			d63 += packet.ChecksumDelta(o75, packet.SumWords(p.Data[lo73:hi74]))
-		}
-		if cb76, ok77 := p.Bytes(8); ok77 {
-			binary.BigEndian.PutUint16(cb76[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb76[6:]), d63, false))
+		if cs74 := p.Hdr[8]; cs74.Valid && cs74.Off >= 0 && cs74.Off+cs74.Len <= len(p.Data) {
+			cb := p.Data[cs74.Off+6 : cs74.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d61, false))
 		}
 		goto n32
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		st79 := p.Hdr[3] // ipv6
-		if !st79.Valid {
-			return pl.drop(20)
-		}
-		b78 := p.Data[st79.Off : st79.Off+st79.Len]
-		packet.SetBits(b78, 192, 128, p.Meta[4])
+		st76 := p.Hdr[3] // ipv6
+		b75 := p.Data[st76.Off : st76.Off+st76.Len]
+		packet.SetBits(b75, 192, 128, p.Meta[4])
 		pl.edges[10]++
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d80 uint64 // udp checksum
-		v81 := p.Meta[5].Lo
-		st83 := p.Hdr[8] // udp
-		if !st83.Valid {
-			return pl.drop(21)
+		var d77 uint64 // udp checksum
+		v78 := p.Meta[5].Lo
+		st80 := p.Hdr[8] // udp
+		if !st80.Valid {
+			return pl.drop(7)
 		}
-		b82 := p.Data[st83.Off : st83.Off+st83.Len]
-		lo85, hi86 := p.Hdr[8].Off+2, p.Hdr[8].Off+4
-		w84 := p.Hdr[8].Valid && hi86 <= len(p.Data) && 2 <= 20
-		var o87 uint32
-		if w84 {
-			o87 = uint32(binary.BigEndian.Uint16(p.Data[lo85+0:]))
+		b79 := p.Data[st80.Off : st80.Off+st80.Len]
+		lo82, hi83 := p.Hdr[8].Off+2, p.Hdr[8].Off+4
+		w81 := p.Hdr[8].Valid && hi83 <= len(p.Data) && 2 <= 20
+		var o84 uint32
+		if w81 {
+			o84 = uint32(binary.BigEndian.Uint16(p.Data[lo82+0:]))
 		}
-		binary.BigEndian.PutUint16(b82[2:], uint16(v81))
-		if w84 {
-			d80 += packet.ChecksumDelta(o87, uint32(binary.BigEndian.Uint16(p.Data[lo85+0:])))
+		binary.BigEndian.PutUint16(b79[2:], uint16(v78))
+		if w81 {
+			d77 += packet.ChecksumDelta(o84, uint32(binary.BigEndian.Uint16(p.Data[lo82+0:])))
 		}
-		v88 := (uint64(binary.BigEndian.Uint16(b82[4:])) - 0xc)
-		lo90, hi91 := p.Hdr[8].Off+4, p.Hdr[8].Off+6
-		w89 := p.Hdr[8].Valid && hi91 <= len(p.Data) && 2 <= 20
-		var o92 uint32
-		if w89 {
-			o92 = uint32(binary.BigEndian.Uint16(p.Data[lo90+0:]))
+		v85 := (uint64(binary.BigEndian.Uint16(b79[4:])) - 0xc)
+		lo87, hi88 := p.Hdr[8].Off+4, p.Hdr[8].Off+6
+		w86 := p.Hdr[8].Valid && hi88 <= len(p.Data) && 2 <= 20
+		var o89 uint32
+		if w86 {
+			o89 = uint32(binary.BigEndian.Uint16(p.Data[lo87+0:]))
 		}
-		binary.BigEndian.PutUint16(b82[4:], uint16(v88))
-		if w89 {
-			d80 += packet.ChecksumDelta(o92, uint32(binary.BigEndian.Uint16(p.Data[lo90+0:])))
+		binary.BigEndian.PutUint16(b79[4:], uint16(v85))
+		if w86 {
+			d77 += packet.ChecksumDelta(o89, uint32(binary.BigEndian.Uint16(p.Data[lo87+0:])))
 		}
-		if cb93, ok94 := p.Bytes(8); ok94 {
-			binary.BigEndian.PutUint16(cb93[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb93[6:]), d80, false))
+		if cs90 := p.Hdr[8]; cs90.Valid && cs90.Off >= 0 && cs90.Off+cs90.Len <= len(p.Data) {
+			cb := p.Data[cs90.Off+6 : cs90.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d77, false))
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
-		pb95, ok96 := p.Bytes(5) // lbv1
-		if !ok96 {
-			return pl.drop(22)
+		ps91 := p.Hdr[5] // lbv1
+		po92, pn93 := ps91.Off, 12
+		if po92 < 0 || po92+pn93 > len(p.Data) {
+			return pl.drop(8)
 		}
-		if p.Hdr[8].Valid && p.Hdr[5].Off > p.Hdr[8].Off && len(pb95)%2 == 0 && (p.Hdr[5].Off-p.Hdr[8].Off)%2 == 0 {
-			if cb97, ok98 := p.Bytes(8); ok98 {
-				binary.BigEndian.PutUint16(cb97[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb97[6:]), packet.PopDelta(pb95), false))
+		if p.Hdr[8].Valid && po92 > p.Hdr[8].Off && (po92-p.Hdr[8].Off)%2 == 0 {
+			d94 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po92+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po92+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po92+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po92+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po92+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po92+10:]))))
+			if cs95 := p.Hdr[8]; cs95.Valid && cs95.Off >= 0 && cs95.Off+cs95.Len <= len(p.Data) {
+				cb := p.Data[cs95.Off+6 : cs95.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d94, false))
 			}
 		}
-		p.Pop(5)
+		if po92 < len(p.Data)-po92-pn93 {
+			copy(p.Data[pn93:pn93+po92], p.Data[:po92])
+			p.Data = p.Data[pn93:]
+		} else {
+			copy(p.Data[po92:], p.Data[po92+pn93:])
+			p.Data = p.Data[:len(p.Data)-pn93]
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if p.Cursor > po92 {
+			p.Cursor = max(po92, p.Cursor-pn93)
+		}
 		pl.edges[11]++
 		goto n2
 	}

@@ -145,31 +145,16 @@ var NodeNames = [38]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "Rx
 var SinkNames = [1]string{"TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [26]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
-	{Node: "RxV4", Reason: "malformed"},
-	{Node: "RxV4Check", Reason: "malformed"},
-	{Node: "RxV6Check", Reason: "malformed"},
-	{Node: "RxPort", Reason: "malformed"},
-	{Node: "RxUDPCsum", Reason: "malformed"},
+var DropSites = [11]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 	{Node: "RxNotForUs", Reason: "not a datagram for the socket"},
-	{Node: "RxEtherType", Reason: "malformed"},
 	{Node: "RxEtherType.other", Reason: "unconnected"},
 	{Node: "RxIPv4Dst", Reason: "malformed"},
 	{Node: "RxIPv6Dst", Reason: "malformed"},
-	{Node: "RxLBPort", Reason: "malformed"},
-	{Node: "RxDstFilter", Reason: "malformed"},
 	{Node: "RxDstFilterMiss", Reason: "dst_filter miss"},
-	{Node: "RxEpoch", Reason: "malformed"},
 	{Node: "RxEpochMiss", Reason: "epoch_assign miss"},
-	{Node: "RxCalendar", Reason: "malformed"},
 	{Node: "RxCalendarMiss", Reason: "calendar miss"},
-	{Node: "RxMember", Reason: "malformed"},
 	{Node: "RxMemberMiss", Reason: "member miss"},
 	{Node: "RxMismatch", Reason: "member rewrite mismatch"},
-	{Node: "RxIPv4Rewrite", Reason: "malformed"},
-	{Node: "RxIPv6RewriteLow", Reason: "malformed"},
-	{Node: "RxIPv6RewriteHigh", Reason: "malformed"},
-	{Node: "RxUDPRewrite", Reason: "malformed"},
 	{Node: "RxStrip", Reason: "malformed"},
 }
 
@@ -291,7 +276,7 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	var f [63]uint64
-	total := uint64(0) + pl.Dropped[6] + pl.Dropped[8] + pl.Dropped[13] + pl.Dropped[15] + pl.Dropped[17] + pl.Dropped[19] + pl.Dropped[20] + pl.Sunk[0]
+	total := uint64(0) + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Sunk[0]
 	f[5] = pl.edges[7]
 	f[7] = pl.edges[8]
 	f[9] = pl.edges[9]
@@ -303,17 +288,17 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[19] = pl.edges[14]
 	f[22] = pl.edges[1]
 	f[23] = pl.edges[15]
-	f[24] = pl.Dropped[6]
-	f[28] = pl.Dropped[8]
+	f[24] = pl.Dropped[1]
+	f[28] = pl.Dropped[2]
 	f[30] = pl.edges[2]
 	f[33] = pl.edges[3]
 	f[34] = pl.edges[4]
-	f[37] = pl.Dropped[13]
-	f[42] = pl.Dropped[15]
-	f[45] = pl.Dropped[17]
-	f[49] = pl.Dropped[19]
+	f[37] = pl.Dropped[5]
+	f[42] = pl.Dropped[6]
+	f[45] = pl.Dropped[7]
+	f[49] = pl.Dropped[8]
 	f[53] = pl.edges[16]
-	f[54] = pl.Dropped[20]
+	f[54] = pl.Dropped[9]
 	f[57] = pl.edges[5]
 	f[59] = pl.edges[6]
 	f[61] = pl.Sunk[0]
@@ -425,9 +410,6 @@ n1:
 n2:
 	{ // RxType: switch ethernet.type
 		st4 := p.Hdr[0] // ethernet
-		if !st4.Valid {
-			return pl.drop(0)
-		}
 		b3 := p.Data[st4.Off : st4.Off+st4.Len]
 		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
@@ -448,7 +430,7 @@ n3:
 				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
 				st8 := p.Hdr[2] // ipv4
 				if !st8.Valid {
-					return pl.drop(1)
+					return pl.drop(0)
 				}
 				b7 := p.Data[st8.Off : st8.Off+st8.Len]
 				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
@@ -471,9 +453,6 @@ n3:
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
 		st12 := p.Hdr[2] // ipv4
-		if !st12.Valid {
-			return pl.drop(2)
-		}
 		b11 := p.Data[st12.Off : st12.Off+st12.Len]
 		c10 := ((uint64(b11[0]) >> 4 & 0xf) == 0x4)
 		if c10 {
@@ -519,9 +498,6 @@ n6:
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
 		st17 := p.Hdr[3] // ipv6
-		if !st17.Valid {
-			return pl.drop(3)
-		}
 		b16 := p.Data[st17.Off : st17.Off+st17.Len]
 		c15 := ((uint64(b16[0]) >> 4 & 0xf) == 0x6)
 		if c15 {
@@ -555,9 +531,6 @@ n8:
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
 		st20 := p.Hdr[8] // udp
-		if !st20.Valid {
-			return pl.drop(4)
-		}
 		b19 := p.Data[st20.Off : st20.Off+st20.Len]
 		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
 			goto n10
@@ -568,9 +541,6 @@ n9:
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
 		st23 := p.Hdr[8] // udp
-		if !st23.Valid {
-			return pl.drop(5)
-		}
 		b22 := p.Data[st23.Off : st23.Off+st23.Len]
 		c21 := (uint64(binary.BigEndian.Uint16(b22[6:])) == 0x0)
 		if c21 {
@@ -593,7 +563,7 @@ n11:
 	}
 n12:
 	{ // RxNotForUs: drop not a datagram for the socket
-		return pl.drop(6)
+		return pl.drop(1)
 	}
 n13:
 	{ // RxSocket: nop
@@ -602,9 +572,6 @@ n13:
 n16:
 	{ // RxEtherType: switch ethernet.type
 		st27 := p.Hdr[0] // ethernet
-		if !st27.Valid {
-			return pl.drop(7)
-		}
 		b26 := p.Data[st27.Off : st27.Off+st27.Len]
 		v25 := uint64(binary.BigEndian.Uint16(b26[12:]))
 		switch {
@@ -613,14 +580,14 @@ n16:
 		case v25 == 0x86dd:
 			goto n18
 		default:
-			return pl.drop(8)
+			return pl.drop(2)
 		}
 	}
 n17:
 	{ // RxIPv4Dst: set meta.ipdst
 		st29 := p.Hdr[2] // ipv4
 		if !st29.Valid {
-			return pl.drop(9)
+			return pl.drop(3)
 		}
 		b28 := p.Data[st29.Off : st29.Off+st29.Len]
 		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b28[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
@@ -630,7 +597,7 @@ n18:
 	{ // RxIPv6Dst: set meta.ipdst
 		st31 := p.Hdr[3] // ipv6
 		if !st31.Valid {
-			return pl.drop(10)
+			return pl.drop(4)
 		}
 		b30 := p.Data[st31.Off : st31.Off+st31.Len]
 		p.Meta[0] = (packet.Value{Hi: binary.BigEndian.Uint64(b30[24:]), Lo: binary.BigEndian.Uint64(b30[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
@@ -640,9 +607,6 @@ n18:
 n19:
 	{ // RxLBPort: test udp.dport == 0x4c42
 		st33 := p.Hdr[8] // udp
-		if !st33.Valid {
-			return pl.drop(11)
-		}
 		b32 := p.Data[st33.Off : st33.Off+st33.Len]
 		if uint64(binary.BigEndian.Uint16(b32[2:])) == 0x4c42 {
 			goto n20
@@ -672,9 +636,6 @@ n21:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
 		st36 := p.Hdr[0] // ethernet
-		if !st36.Valid {
-			return pl.drop(12)
-		}
 		b35 := p.Data[st36.Off : st36.Off+st36.Len]
 		pl.keys[0] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b35[0:]))<<32 | uint64(binary.BigEndian.Uint32(b35[2:])))}
 		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b35[12:]))}
@@ -692,7 +653,7 @@ n21:
 	}
 n22:
 	{ // RxDstFilterMiss: drop dst_filter miss
-		return pl.drop(13)
+		return pl.drop(5)
 	}
 n23:
 	{ // RxHasLB: test valid(lbv1)
@@ -705,9 +666,6 @@ n24:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
 		st38 := p.Hdr[5] // lbv1
-		if !st38.Valid {
-			return pl.drop(14)
-		}
 		b37 := p.Data[st38.Off : st38.Off+st38.Len]
 		if e, hit := pl.tables[1].LookupWord((binary.BigEndian.Uint64(b37[4:])) << 0); hit {
 			act, params = e.Action, e.Params
@@ -723,15 +681,12 @@ n24:
 	}
 n25:
 	{ // RxEpochMiss: drop epoch_assign miss
-		return pl.drop(15)
+		return pl.drop(6)
 	}
 n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
 		st40 := p.Hdr[5] // lbv1
-		if !st40.Valid {
-			return pl.drop(16)
-		}
 		b39 := p.Data[st40.Off : st40.Off+st40.Len]
 		if e, hit := pl.tables[2].LookupWord(((binary.BigEndian.Uint64(b39[4:])&0x1ff)&0xfff)<<0 | ((p.Meta[1].Lo)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
@@ -747,15 +702,12 @@ n26:
 	}
 n27:
 	{ // RxCalendarMiss: drop calendar miss
-		return pl.drop(17)
+		return pl.drop(7)
 	}
 n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
 		st42 := p.Hdr[0] // ethernet
-		if !st42.Valid {
-			return pl.drop(18)
-		}
 		b41 := p.Data[st42.Off : st42.Off+st42.Len]
 		if e, hit := pl.tables[3].LookupWord(((p.Meta[2].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b41[12:])))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
@@ -782,7 +734,7 @@ n28:
 	}
 n29:
 	{ // RxMemberMiss: drop member miss
-		return pl.drop(19)
+		return pl.drop(8)
 	}
 n30:
 	{ // RxIsIPv4: test valid(ipv4)
@@ -801,7 +753,7 @@ n31:
 	}
 n32:
 	{ // RxMismatch: drop member rewrite mismatch
-		return pl.drop(20)
+		return pl.drop(9)
 	}
 n33:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
@@ -809,182 +761,155 @@ n33:
 		var d46 uint64 // udp checksum
 		v47 := p.Meta[3].Lo
 		st49 := p.Hdr[2] // ipv4
-		if !st49.Valid {
-			return pl.drop(21)
-		}
 		b48 := p.Data[st49.Off : st49.Off+st49.Len]
 		lo51, hi52 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w50 := p.Hdr[2].Valid && hi52 <= len(p.Data) && 4 <= 20
+		w50 := hi52 <= len(p.Data) && 4 <= 20
 		var o53 uint32
 		if w50 {
 			o53 = uint32(binary.BigEndian.Uint16(p.Data[lo51+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo51+2:]))
 		}
-		w54, lo55, hi56 := false, 0, 0
-		if p.Hdr[8].Valid && p.Hdr[2].Off > p.Hdr[8].Off {
-			rs := p.Hdr[8].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo55, hi56 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w54 = hi56 <= len(p.Data) && hi56-lo55 <= 20
-		} else if p.Hdr[8].Valid {
-			lo55, hi56 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			w54 = hi56 <= len(p.Data) && hi56-lo55 <= 20
-		}
+		lo55, hi56 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w54 := hi56 <= len(p.Data) && 4 <= 20
 		var o57 uint32
 		if w54 {
-			o57 = packet.SumWords(p.Data[lo55:hi56])
+			o57 = uint32(binary.BigEndian.Uint16(p.Data[lo55+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo55+2:]))
 		}
 		binary.BigEndian.PutUint32(b48[16:], uint32(v47))
 		if w50 {
 			d45 += packet.ChecksumDelta(o53, uint32(binary.BigEndian.Uint16(p.Data[lo51+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo51+2:])))
 		}
 		if w54 {
-			d46 += packet.ChecksumDelta(o57, packet.SumWords(p.Data[lo55:hi56]))
+			d46 += packet.ChecksumDelta(o57, uint32(binary.BigEndian.Uint16(p.Data[lo55+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo55+2:])))
 		}
 		v58 := (uint64(binary.BigEndian.Uint16(b48[2:])) - 0xc)
 		lo60, hi61 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w59 := p.Hdr[2].Valid && hi61 <= len(p.Data) && 2 <= 20
+		w59 := hi61 <= len(p.Data) && 2 <= 20
 		var o62 uint32
 		if w59 {
 			o62 = uint32(binary.BigEndian.Uint16(p.Data[lo60+0:]))
 		}
-		w63, lo64, hi65 := false, 0, 0
-		if p.Hdr[8].Valid && p.Hdr[2].Off > p.Hdr[8].Off {
-			rs := p.Hdr[8].Off
-			l, h := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			lo64, hi65 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w63 = hi65 <= len(p.Data) && hi65-lo64 <= 20
-		} else if p.Hdr[8].Valid {
-			lo64, hi65 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			w63 = hi65 <= len(p.Data) && hi65-lo64 <= 20
-		}
+		lo64, hi65 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w63 := hi65 <= len(p.Data) && 2 <= 20
 		var o66 uint32
 		if w63 {
-			o66 = packet.SumWords(p.Data[lo64:hi65])
+			o66 = uint32(binary.BigEndian.Uint16(p.Data[lo64+0:]))
 		}
 		binary.BigEndian.PutUint16(b48[2:], uint16(v58))
 		if w59 {
 			d45 += packet.ChecksumDelta(o62, uint32(binary.BigEndian.Uint16(p.Data[lo60+0:])))
 		}
 		if w63 {
-			d46 += packet.ChecksumDelta(o66, packet.SumWords(p.Data[lo64:hi65]))
+			d46 += packet.ChecksumDelta(o66, uint32(binary.BigEndian.Uint16(p.Data[lo64+0:])))
 		}
-		if cb67, ok68 := p.Bytes(2); ok68 {
-			binary.BigEndian.PutUint16(cb67[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb67[10:]), d45, false))
+		if cs67 := p.Hdr[2]; cs67.Off >= 0 && cs67.Off+cs67.Len <= len(p.Data) {
+			cb := p.Data[cs67.Off+10 : cs67.Off+12]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d45, false))
 		}
-		if cb69, ok70 := p.Bytes(8); ok70 {
-			binary.BigEndian.PutUint16(cb69[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb69[6:]), d46, false))
+		if cs68 := p.Hdr[8]; cs68.Off >= 0 && cs68.Off+cs68.Len <= len(p.Data) {
+			cb := p.Data[cs68.Off+6 : cs68.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d46, false))
 		}
 		goto n36
 	}
 n34:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d71 uint64   // udp checksum
-		st73 := p.Hdr[3] // ipv6
-		if !st73.Valid {
-			return pl.drop(22)
+		var d69 uint64   // udp checksum
+		st71 := p.Hdr[3] // ipv6
+		b70 := p.Data[st71.Off : st71.Off+st71.Len]
+		v72 := packet.Value{Hi: binary.BigEndian.Uint64(b70[24:]), Lo: binary.BigEndian.Uint64(b70[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(p.Meta[4].And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		lo74, hi75 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+		w73 := hi75 <= len(p.Data) && 16 <= 20
+		var o76 uint32
+		if w73 {
+			o76 = uint32(binary.BigEndian.Uint16(p.Data[lo74+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+14:]))
 		}
-		b72 := p.Data[st73.Off : st73.Off+st73.Len]
-		v74 := packet.Value{Hi: binary.BigEndian.Uint64(b72[24:]), Lo: binary.BigEndian.Uint64(b72[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(p.Meta[4].And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		w75, lo76, hi77 := false, 0, 0
-		if p.Hdr[8].Valid && p.Hdr[3].Off > p.Hdr[8].Off {
-			rs := p.Hdr[8].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo76, hi77 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w75 = hi77 <= len(p.Data) && hi77-lo76 <= 20
-		} else if p.Hdr[8].Valid {
-			lo76, hi77 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w75 = hi77 <= len(p.Data) && hi77-lo76 <= 20
+		packet.SetBits(b70, 192, 128, v72)
+		if w73 {
+			d69 += packet.ChecksumDelta(o76, uint32(binary.BigEndian.Uint16(p.Data[lo74+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+14:])))
 		}
-		var o78 uint32
-		if w75 {
-			o78 = packet.SumWords(p.Data[lo76:hi77])
+		v77 := (uint64(binary.BigEndian.Uint16(b70[4:])) - 0xc)
+		lo79, hi80 := p.Hdr[3].Off+4, p.Hdr[3].Off+6
+		w78 := hi80 <= len(p.Data) && 2 <= 20
+		var o81 uint32
+		if w78 {
+			o81 = uint32(binary.BigEndian.Uint16(p.Data[lo79+0:]))
 		}
-		packet.SetBits(b72, 192, 128, v74)
-		if w75 {
-			d71 += packet.ChecksumDelta(o78, packet.SumWords(p.Data[lo76:hi77]))
+		binary.BigEndian.PutUint16(b70[4:], uint16(v77))
+		if w78 {
+			d69 += packet.ChecksumDelta(o81, uint32(binary.BigEndian.Uint16(p.Data[lo79+0:])))
 		}
-		v79 := (uint64(binary.BigEndian.Uint16(b72[4:])) - 0xc)
-		w80, lo81, hi82 := false, 0, 0
-		if p.Hdr[8].Valid && p.Hdr[3].Off > p.Hdr[8].Off {
-			rs := p.Hdr[8].Off
-			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			lo81, hi82 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w80 = hi82 <= len(p.Data) && hi82-lo81 <= 20
-		} else if p.Hdr[8].Valid {
-			lo81, hi82 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			w80 = hi82 <= len(p.Data) && hi82-lo81 <= 20
-		}
-		var o83 uint32
-		if w80 {
-			o83 = packet.SumWords(p.Data[lo81:hi82])
-		}
-		binary.BigEndian.PutUint16(b72[4:], uint16(v79))
-		if w80 {
-			d71 += packet.ChecksumDelta(o83, packet.SumWords(p.Data[lo81:hi82]))
-		}
-		if cb84, ok85 := p.Bytes(8); ok85 {
-			binary.BigEndian.PutUint16(cb84[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb84[6:]), d71, false))
+		if cs82 := p.Hdr[8]; cs82.Off >= 0 && cs82.Off+cs82.Len <= len(p.Data) {
+			cb := p.Data[cs82.Off+6 : cs82.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d69, false))
 		}
 		goto n35
 	}
 n35:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		st87 := p.Hdr[3] // ipv6
-		if !st87.Valid {
-			return pl.drop(23)
-		}
-		b86 := p.Data[st87.Off : st87.Off+st87.Len]
-		packet.SetBits(b86, 192, 128, p.Meta[4])
+		st84 := p.Hdr[3] // ipv6
+		b83 := p.Data[st84.Off : st84.Off+st84.Len]
+		packet.SetBits(b83, 192, 128, p.Meta[4])
 		pl.edges[5]++
 		goto n36
 	}
 n36:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d88 uint64 // udp checksum
-		v89 := p.Meta[5].Lo
-		st91 := p.Hdr[8] // udp
-		if !st91.Valid {
-			return pl.drop(24)
+		var d85 uint64 // udp checksum
+		v86 := p.Meta[5].Lo
+		st88 := p.Hdr[8] // udp
+		b87 := p.Data[st88.Off : st88.Off+st88.Len]
+		lo90, hi91 := p.Hdr[8].Off+2, p.Hdr[8].Off+4
+		w89 := hi91 <= len(p.Data) && 2 <= 20
+		var o92 uint32
+		if w89 {
+			o92 = uint32(binary.BigEndian.Uint16(p.Data[lo90+0:]))
 		}
-		b90 := p.Data[st91.Off : st91.Off+st91.Len]
-		lo93, hi94 := p.Hdr[8].Off+2, p.Hdr[8].Off+4
-		w92 := p.Hdr[8].Valid && hi94 <= len(p.Data) && 2 <= 20
-		var o95 uint32
-		if w92 {
-			o95 = uint32(binary.BigEndian.Uint16(p.Data[lo93+0:]))
+		binary.BigEndian.PutUint16(b87[2:], uint16(v86))
+		if w89 {
+			d85 += packet.ChecksumDelta(o92, uint32(binary.BigEndian.Uint16(p.Data[lo90+0:])))
 		}
-		binary.BigEndian.PutUint16(b90[2:], uint16(v89))
-		if w92 {
-			d88 += packet.ChecksumDelta(o95, uint32(binary.BigEndian.Uint16(p.Data[lo93+0:])))
+		v93 := (uint64(binary.BigEndian.Uint16(b87[4:])) - 0xc)
+		lo95, hi96 := p.Hdr[8].Off+4, p.Hdr[8].Off+6
+		w94 := hi96 <= len(p.Data) && 2 <= 20
+		var o97 uint32
+		if w94 {
+			o97 = uint32(binary.BigEndian.Uint16(p.Data[lo95+0:]))
 		}
-		v96 := (uint64(binary.BigEndian.Uint16(b90[4:])) - 0xc)
-		lo98, hi99 := p.Hdr[8].Off+4, p.Hdr[8].Off+6
-		w97 := p.Hdr[8].Valid && hi99 <= len(p.Data) && 2 <= 20
-		var o100 uint32
-		if w97 {
-			o100 = uint32(binary.BigEndian.Uint16(p.Data[lo98+0:]))
+		binary.BigEndian.PutUint16(b87[4:], uint16(v93))
+		if w94 {
+			d85 += packet.ChecksumDelta(o97, uint32(binary.BigEndian.Uint16(p.Data[lo95+0:])))
 		}
-		binary.BigEndian.PutUint16(b90[4:], uint16(v96))
-		if w97 {
-			d88 += packet.ChecksumDelta(o100, uint32(binary.BigEndian.Uint16(p.Data[lo98+0:])))
-		}
-		if cb101, ok102 := p.Bytes(8); ok102 {
-			binary.BigEndian.PutUint16(cb101[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb101[6:]), d88, false))
+		if cs98 := p.Hdr[8]; cs98.Off >= 0 && cs98.Off+cs98.Len <= len(p.Data) {
+			cb := p.Data[cs98.Off+6 : cs98.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d85, false))
 		}
 		goto n37
 	}
 n37:
 	{ // RxStrip: pop lbv1
-		pb103, ok104 := p.Bytes(5) // lbv1
-		if !ok104 {
-			return pl.drop(25)
+		ps99 := p.Hdr[5] // lbv1
+		po100, pn101 := ps99.Off, 12
+		if po100 < 0 || po100+pn101 > len(p.Data) {
+			return pl.drop(10)
 		}
-		if p.Hdr[8].Valid && p.Hdr[5].Off > p.Hdr[8].Off && len(pb103)%2 == 0 && (p.Hdr[5].Off-p.Hdr[8].Off)%2 == 0 {
-			if cb105, ok106 := p.Bytes(8); ok106 {
-				binary.BigEndian.PutUint16(cb105[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb105[6:]), packet.PopDelta(pb103), false))
+		if po100 > p.Hdr[8].Off && (po100-p.Hdr[8].Off)%2 == 0 {
+			d102 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po100+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po100+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po100+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po100+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po100+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po100+10:]))))
+			if cs103 := p.Hdr[8]; cs103.Off >= 0 && cs103.Off+cs103.Len <= len(p.Data) {
+				cb := p.Data[cs103.Off+6 : cs103.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d102, false))
 			}
 		}
-		p.Pop(5)
+		if po100 < len(p.Data)-po100-pn101 {
+			copy(p.Data[pn101:pn101+po100], p.Data[:po100])
+			p.Data = p.Data[pn101:]
+		} else {
+			copy(p.Data[po100:], p.Data[po100+pn101:])
+			p.Data = p.Data[:len(p.Data)-pn101]
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if p.Cursor > po100 {
+			p.Cursor = max(po100, p.Cursor-pn101)
+		}
 		pl.edges[6]++
 		goto n14
 	}

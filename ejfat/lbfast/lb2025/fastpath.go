@@ -230,44 +230,20 @@ var NodeNames = [112]string{"RxWire", "RxFrames", "TxQueue", "TxWire", "RxCount"
 var SinkNames = [1]string{"TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [65]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed"},
-	{Node: "ParseArpCheck", Reason: "malformed"},
-	{Node: "ParseIPv4", Reason: "malformed"},
-	{Node: "ParseIPv4Check", Reason: "malformed"},
-	{Node: "ParseIPv4Proto", Reason: "malformed"},
-	{Node: "ParseIcmpType", Reason: "malformed"},
-	{Node: "ParseIPv6Check", Reason: "malformed"},
-	{Node: "ParseIPv6Next", Reason: "malformed"},
-	{Node: "ParseIcmp6Type", Reason: "malformed"},
-	{Node: "ParseEcho6Code", Reason: "malformed"},
-	{Node: "ParseNsCode", Reason: "malformed"},
-	{Node: "ParseNsLen", Reason: "malformed"},
-	{Node: "ParseNsOptType", Reason: "malformed"},
-	{Node: "ParseUdpPort", Reason: "malformed"},
-	{Node: "ParseLbMagic", Reason: "malformed"},
-	{Node: "ParseLbVersion", Reason: "malformed"},
+var DropSites = [37]fastpath.DropSite{{Node: "ParseIPv4", Reason: "malformed"},
 	{Node: "ParseFail", Reason: "rx_rslt[0] parse fail"},
-	{Node: "L2MacDst", Reason: "malformed"},
 	{Node: "L2MacMiss", Reason: "rx_rslt[1] MAC miss"},
-	{Node: "L3SetDaIPv4", Reason: "malformed"},
-	{Node: "L3SetDaIPv6", Reason: "malformed"},
 	{Node: "L3SetDaArp", Reason: "malformed"},
-	{Node: "L3IPDst", Reason: "malformed"},
 	{Node: "L3IPMiss", Reason: "rx_rslt[3] IP dst miss"},
 	{Node: "L3IsEcho6", Reason: "malformed"},
-	{Node: "ArpForUs", Reason: "malformed"},
 	{Node: "ArpNotUs", Reason: "rx_rslt[4] ARP tpa != own"},
-	{Node: "ArpReply", Reason: "malformed"},
 	{Node: "Echo4ForUs", Reason: "malformed"},
 	{Node: "Echo4NotUs", Reason: "rx_rslt[5] ICMPv4 echo dst != own"},
 	{Node: "Echo4Reply", Reason: "malformed"},
 	{Node: "Echo6Reply", Reason: "malformed"},
-	{Node: "NsForUs", Reason: "malformed"},
 	{Node: "NsNotUs", Reason: "rx_rslt[7] NS target != own"},
 	{Node: "NsUnspecified", Reason: "malformed"},
-	{Node: "NsToAllNodes", Reason: "malformed"},
 	{Node: "NsToSender", Reason: "malformed"},
-	{Node: "NsSrcMac", Reason: "malformed"},
 	{Node: "NsPopMac", Reason: "malformed"},
 	{Node: "NsPopOpt", Reason: "malformed"},
 	{Node: "NsPopBody", Reason: "malformed"},
@@ -276,16 +252,12 @@ var DropSites = [65]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed"
 	{Node: "NsPushMac", Reason: "malformed"},
 	{Node: "NsFill", Reason: "malformed"},
 	{Node: "NsCsum", Reason: "malformed"},
-	{Node: "LbSrc4", Reason: "malformed"},
 	{Node: "LbSrc6", Reason: "malformed"},
 	{Node: "LbBlocked", Reason: "lb_ctx_drop_blocked_src_pkt_counter"},
-	{Node: "LbSelV2", Reason: "malformed"},
 	{Node: "LbSelV3", Reason: "malformed"},
 	{Node: "LbEpochMiss", Reason: "lb_ctx_drop_epoch_assign_miss_pkt_counter"},
 	{Node: "LbCalendarMiss", Reason: "lb_ctx_drop_lb_calendar_miss_pkt_counter"},
-	{Node: "LbMember", Reason: "malformed"},
 	{Node: "LbMemberMiss", Reason: "lb_ctx_drop_mbr_info_miss_pkt_counter"},
-	{Node: "LbEth", Reason: "malformed"},
 	{Node: "LbIPv4Keep", Reason: "malformed"},
 	{Node: "LbIPv4Strip", Reason: "malformed"},
 	{Node: "LbIPv6Keep", Reason: "malformed"},
@@ -415,7 +387,7 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	var f [185]uint64
-	total := uint64(0) + pl.Dropped[16] + pl.Dropped[18] + pl.Dropped[23] + pl.Dropped[26] + pl.Dropped[29] + pl.Dropped[33] + pl.Dropped[48] + pl.Dropped[51] + pl.Dropped[52] + pl.Dropped[54] + pl.Sunk[0] + pl.Dropped[64]
+	total := uint64(0) + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[4] + pl.Dropped[6] + pl.Dropped[8] + pl.Dropped[11] + pl.Dropped[23] + pl.Dropped[25] + pl.Dropped[26] + pl.Dropped[27] + pl.Sunk[0] + pl.Dropped[36]
 	f[8] = pl.edges[33]
 	f[10] = pl.edges[34]
 	f[12] = pl.edges[35]
@@ -451,18 +423,18 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[66] = pl.edges[58]
 	f[67] = pl.edges[7]
 	f[68] = pl.edges[59]
-	f[69] = pl.Dropped[16]
+	f[69] = pl.Dropped[1]
 	f[71] = pl.edges[8]
-	f[73] = pl.Dropped[18]
+	f[73] = pl.Dropped[2]
 	f[79] = pl.edges[9]
 	f[80] = pl.edges[10]
 	f[82] = pl.edges[11]
-	f[84] = pl.Dropped[23]
-	f[95] = pl.Dropped[26]
-	f[100] = pl.Dropped[29]
+	f[84] = pl.Dropped[4]
+	f[95] = pl.Dropped[6]
+	f[100] = pl.Dropped[8]
 	f[102] = pl.edges[12]
 	f[104] = pl.edges[13]
-	f[107] = pl.Dropped[33]
+	f[107] = pl.Dropped[11]
 	f[113] = pl.edges[14]
 	f[114] = pl.edges[15]
 	f[119] = pl.edges[16]
@@ -472,23 +444,23 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[135] = pl.edges[20]
 	f[136] = pl.edges[21]
 	f[137] = pl.edges[60]
-	f[138] = pl.Dropped[48]
+	f[138] = pl.Dropped[23]
 	f[144] = pl.edges[22]
 	f[146] = pl.edges[23]
 	f[147] = pl.edges[24]
-	f[149] = pl.Dropped[51]
+	f[149] = pl.Dropped[25]
 	f[152] = pl.edges[25]
-	f[154] = pl.Dropped[52]
+	f[154] = pl.Dropped[26]
 	f[156] = pl.edges[26]
 	f[157] = pl.edges[27]
-	f[159] = pl.Dropped[54]
+	f[159] = pl.Dropped[27]
 	f[170] = pl.edges[28]
 	f[171] = pl.edges[29]
 	f[175] = pl.edges[30]
 	f[177] = pl.edges[31]
 	f[178] = pl.edges[32]
 	f[182] = pl.Sunk[0]
-	f[183] = pl.Dropped[64]
+	f[183] = pl.Dropped[36]
 	f[184] = total
 	f[0] = 0 + f[184]
 	f[1] = 0 + f[0]
@@ -753,9 +725,6 @@ n5:
 n6:
 	{ // ParseEthType: switch ethernet.type
 		st4 := p.Hdr[0] // ethernet
-		if !st4.Valid {
-			return pl.drop(0)
-		}
 		b3 := p.Data[st4.Off : st4.Off+st4.Len]
 		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
@@ -791,9 +760,6 @@ n7:
 n8:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
 		st11 := p.Hdr[5] // arp
-		if !st11.Valid {
-			return pl.drop(1)
-		}
 		b10 := p.Data[st11.Off : st11.Off+st11.Len]
 		c9 := (uint64(binary.BigEndian.Uint16(b10[0:])) == 0x1)
 		if c9 {
@@ -825,7 +791,7 @@ n9:
 				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
 				st15 := p.Hdr[2] // ipv4
 				if !st15.Valid {
-					return pl.drop(2)
+					return pl.drop(0)
 				}
 				b14 := p.Data[st15.Off : st15.Off+st15.Len]
 				ext13 := packet.Value{Lo: (uint64(b14[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
@@ -848,9 +814,6 @@ n9:
 n10:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
 		st18 := p.Hdr[2] // ipv4
-		if !st18.Valid {
-			return pl.drop(3)
-		}
 		b17 := p.Data[st18.Off : st18.Off+st18.Len]
 		c16 := ((uint64(b17[0]) >> 4 & 0xf) == 0x4)
 		if c16 {
@@ -865,9 +828,6 @@ n10:
 n11:
 	{ // ParseIPv4Proto: switch ipv4.proto
 		st21 := p.Hdr[2] // ipv4
-		if !st21.Valid {
-			return pl.drop(4)
-		}
 		b20 := p.Data[st21.Off : st21.Off+st21.Len]
 		v19 := uint64(b20[9])
 		switch {
@@ -901,9 +861,6 @@ n12:
 n13:
 	{ // ParseIcmpType: test icmp.type == 8 && icmp.code == 0
 		st25 := p.Hdr[6] // icmp
-		if !st25.Valid {
-			return pl.drop(5)
-		}
 		b24 := p.Data[st25.Off : st25.Off+st25.Len]
 		c23 := (uint64(b24[0]) == 0x8)
 		if c23 {
@@ -955,9 +912,6 @@ n15:
 n16:
 	{ // ParseIPv6Check: test ipv6.version == 6
 		st29 := p.Hdr[3] // ipv6
-		if !st29.Valid {
-			return pl.drop(6)
-		}
 		b28 := p.Data[st29.Off : st29.Off+st29.Len]
 		if (uint64(b28[0]) >> 4 & 0xf) == 0x6 {
 			goto n17
@@ -968,9 +922,6 @@ n16:
 n17:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
 		st32 := p.Hdr[3] // ipv6
-		if !st32.Valid {
-			return pl.drop(7)
-		}
 		b31 := p.Data[st32.Off : st32.Off+st32.Len]
 		v30 := uint64(b31[6])
 		switch {
@@ -1005,9 +956,6 @@ n18:
 n19:
 	{ // ParseIcmp6Type: switch icmpv6.type
 		st36 := p.Hdr[7] // icmpv6
-		if !st36.Valid {
-			return pl.drop(8)
-		}
 		b35 := p.Data[st36.Off : st36.Off+st36.Len]
 		v34 := uint64(b35[0])
 		switch {
@@ -1023,9 +971,6 @@ n19:
 n20:
 	{ // ParseEcho6Code: test icmpv6.code == 0
 		st38 := p.Hdr[7] // icmpv6
-		if !st38.Valid {
-			return pl.drop(9)
-		}
 		b37 := p.Data[st38.Off : st38.Off+st38.Len]
 		if uint64(b37[1]) == 0x0 {
 			goto n21
@@ -1055,9 +1000,6 @@ n21:
 n22:
 	{ // ParseNsCode: test icmpv6.code == 0
 		st41 := p.Hdr[7] // icmpv6
-		if !st41.Valid {
-			return pl.drop(10)
-		}
 		b40 := p.Data[st41.Off : st41.Off+st41.Len]
 		if uint64(b40[1]) == 0x0 {
 			goto n23
@@ -1086,9 +1028,6 @@ n23:
 n24:
 	{ // ParseNsLen: test ipv6.payload_len == 24
 		st44 := p.Hdr[3] // ipv6
-		if !st44.Valid {
-			return pl.drop(11)
-		}
 		b43 := p.Data[st44.Off : st44.Off+st44.Len]
 		if uint64(binary.BigEndian.Uint16(b43[4:])) == 0x18 {
 			pl.edges[3]++
@@ -1117,9 +1056,6 @@ n25:
 n26:
 	{ // ParseNsOptType: test nd_opt.type == 1
 		st47 := p.Hdr[13] // nd_opt
-		if !st47.Valid {
-			return pl.drop(12)
-		}
 		b46 := p.Data[st47.Off : st47.Off+st47.Len]
 		if uint64(b46[0]) == 0x1 {
 			goto n27
@@ -1167,9 +1103,6 @@ n28:
 n29:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
 		st51 := p.Hdr[4] // udp
-		if !st51.Valid {
-			return pl.drop(13)
-		}
 		b50 := p.Data[st51.Off : st51.Off+st51.Len]
 		if (uint64(binary.BigEndian.Uint16(b50[2:])) & 0xc000) == 0x4000 {
 			goto n30
@@ -1198,9 +1131,6 @@ n30:
 n31:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		st54 := p.Hdr[9] // lb_common
-		if !st54.Valid {
-			return pl.drop(14)
-		}
 		b53 := p.Data[st54.Off : st54.Off+st54.Len]
 		if uint64(binary.BigEndian.Uint16(b53[0:])) == 0x4c42 {
 			goto n32
@@ -1211,9 +1141,6 @@ n31:
 n32:
 	{ // ParseLbVersion: switch lb_common.version
 		st57 := p.Hdr[9] // lb_common
-		if !st57.Valid {
-			return pl.drop(15)
-		}
 		b56 := p.Data[st57.Off : st57.Off+st57.Len]
 		v55 := uint64(b56[2])
 		switch {
@@ -1266,15 +1193,12 @@ n34:
 	}
 n35:
 	{ // ParseFail: drop rx_rslt[0] parse fail
-		return pl.drop(16)
+		return pl.drop(1)
 	}
 n36:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		st61 := p.Hdr[0] // ethernet
-		if !st61.Valid {
-			return pl.drop(17)
-		}
 		b60 := p.Data[st61.Off : st61.Off+st61.Len]
 		if e, hit := pl.tables[0].LookupWord(((uint64(binary.BigEndian.Uint16(b60[0:]))<<32|uint64(binary.BigEndian.Uint32(b60[2:])))&0xffffffffffff)<<0 | ((p.Meta[0].Lo)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
@@ -1295,7 +1219,7 @@ n36:
 	}
 n37:
 	{ // L2MacMiss: drop rx_rslt[1] MAC miss
-		return pl.drop(18)
+		return pl.drop(2)
 	}
 n38:
 	{ // L3DaIPv4: test valid(ipv4)
@@ -1314,9 +1238,6 @@ n39:
 n40:
 	{ // L3SetDaIPv4: set meta.ip_da_key
 		st63 := p.Hdr[2] // ipv4
-		if !st63.Valid {
-			return pl.drop(19)
-		}
 		b62 := p.Data[st63.Off : st63.Off+st63.Len]
 		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b62[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
@@ -1324,9 +1245,6 @@ n40:
 n41:
 	{ // L3SetDaIPv6: set meta.ip_da_key
 		st65 := p.Hdr[3] // ipv6
-		if !st65.Valid {
-			return pl.drop(20)
-		}
 		b64 := p.Data[st65.Off : st65.Off+st65.Len]
 		p.Meta[5] = (packet.Value{Hi: binary.BigEndian.Uint64(b64[24:]), Lo: binary.BigEndian.Uint64(b64[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[9]++
@@ -1336,7 +1254,7 @@ n42:
 	{ // L3SetDaArp: set meta.ip_da_key
 		st67 := p.Hdr[5] // arp
 		if !st67.Valid {
-			return pl.drop(21)
+			return pl.drop(3)
 		}
 		b66 := p.Data[st67.Off : st67.Off+st67.Len]
 		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b66[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
@@ -1348,9 +1266,6 @@ n43:
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
 		st69 := p.Hdr[0] // ethernet
-		if !st69.Valid {
-			return pl.drop(22)
-		}
 		b68 := p.Data[st69.Off : st69.Off+st69.Len]
 		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b68[12:]))}
 		pl.keys[2] = p.Meta[5]
@@ -1374,7 +1289,7 @@ n43:
 	}
 n44:
 	{ // L3IPMiss: drop rx_rslt[3] IP dst miss
-		return pl.drop(23)
+		return pl.drop(4)
 	}
 n45:
 	{ // L3IsArp: test valid(arp)
@@ -1396,7 +1311,7 @@ n47:
 		if c70 {
 			st72 := p.Hdr[7] // icmpv6
 			if !st72.Valid {
-				return pl.drop(24)
+				return pl.drop(5)
 			}
 			b71 := p.Data[st72.Off : st72.Off+st72.Len]
 			c70 = (uint64(b71[0]) == 0x80)
@@ -1416,9 +1331,6 @@ n48:
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
 		st74 := p.Hdr[5] // arp
-		if !st74.Valid {
-			return pl.drop(25)
-		}
 		b73 := p.Data[st74.Off : st74.Off+st74.Len]
 		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b73[24:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
 			goto n51
@@ -1427,14 +1339,11 @@ n49:
 	}
 n50:
 	{ // ArpNotUs: drop rx_rslt[4] ARP tpa != own
-		return pl.drop(26)
+		return pl.drop(6)
 	}
 n51:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
 		st76 := p.Hdr[0] // ethernet
-		if !st76.Valid {
-			return pl.drop(27)
-		}
 		b75 := p.Data[st76.Off : st76.Off+st76.Len]
 		v77 := (uint64(binary.BigEndian.Uint16(b75[6:]))<<32 | uint64(binary.BigEndian.Uint32(b75[8:])))
 		binary.BigEndian.PutUint16(b75[0:], uint16(v77>>32))
@@ -1443,9 +1352,6 @@ n51:
 		binary.BigEndian.PutUint16(b75[6:], uint16(v78>>32))
 		binary.BigEndian.PutUint32(b75[8:], uint32(v78))
 		st80 := p.Hdr[5] // arp
-		if !st80.Valid {
-			return pl.drop(27)
-		}
 		b79 := p.Data[st80.Off : st80.Off+st80.Len]
 		binary.BigEndian.PutUint16(b79[6:], uint16(0x2))
 		v81 := (uint64(binary.BigEndian.Uint16(b79[8:]))<<32 | uint64(binary.BigEndian.Uint32(b79[10:])))
@@ -1466,7 +1372,7 @@ n53:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
 		st84 := p.Hdr[2] // ipv4
 		if !st84.Valid {
-			return pl.drop(28)
+			return pl.drop(7)
 		}
 		b83 := p.Data[st84.Off : st84.Off+st84.Len]
 		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b83[16:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
@@ -1476,97 +1382,35 @@ n53:
 	}
 n54:
 	{ // Echo4NotUs: drop rx_rslt[5] ICMPv4 echo dst != own
-		return pl.drop(29)
+		return pl.drop(8)
 	}
 n55:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
 		var d85 uint64   // icmp checksum
 		st87 := p.Hdr[0] // ethernet
-		if !st87.Valid {
-			return pl.drop(30)
-		}
 		b86 := p.Data[st87.Off : st87.Off+st87.Len]
 		v88 := (uint64(binary.BigEndian.Uint16(b86[6:]))<<32 | uint64(binary.BigEndian.Uint32(b86[8:])))
-		w89, lo90, hi91 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
-			lo90, hi91 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w89 = hi91 <= len(p.Data) && hi91-lo90 <= 20
-		}
-		var o92 uint32
-		if w89 {
-			o92 = packet.SumWords(p.Data[lo90:hi91])
-		}
 		v93 := v88
 		binary.BigEndian.PutUint16(b86[0:], uint16(v93>>32))
 		binary.BigEndian.PutUint32(b86[2:], uint32(v93))
-		if w89 {
-			d85 += packet.ChecksumDelta(o92, packet.SumWords(p.Data[lo90:hi91]))
-		}
 		v94 := p.Meta[2].Lo
-		w95, lo96, hi97 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo96, hi97 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w95 = hi97 <= len(p.Data) && hi97-lo96 <= 20
-		}
-		var o98 uint32
-		if w95 {
-			o98 = packet.SumWords(p.Data[lo96:hi97])
-		}
 		v99 := v94
 		binary.BigEndian.PutUint16(b86[6:], uint16(v99>>32))
 		binary.BigEndian.PutUint32(b86[8:], uint32(v99))
-		if w95 {
-			d85 += packet.ChecksumDelta(o98, packet.SumWords(p.Data[lo96:hi97]))
-		}
 		st101 := p.Hdr[2] // ipv4
 		if !st101.Valid {
-			return pl.drop(30)
+			return pl.drop(9)
 		}
 		b100 := p.Data[st101.Off : st101.Off+st101.Len]
 		v102 := uint64(binary.BigEndian.Uint32(b100[12:]))
-		w103, lo104, hi105 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo104, hi105 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w103 = hi105 <= len(p.Data) && hi105-lo104 <= 20
-		}
-		var o106 uint32
-		if w103 {
-			o106 = packet.SumWords(p.Data[lo104:hi105])
-		}
 		binary.BigEndian.PutUint32(b100[16:], uint32(v102))
-		if w103 {
-			d85 += packet.ChecksumDelta(o106, packet.SumWords(p.Data[lo104:hi105]))
-		}
 		v107 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		w108, lo109, hi110 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			lo109, hi110 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w108 = hi110 <= len(p.Data) && hi110-lo109 <= 20
-		}
-		var o111 uint32
-		if w108 {
-			o111 = packet.SumWords(p.Data[lo109:hi110])
-		}
 		binary.BigEndian.PutUint32(b100[12:], uint32(v107))
-		if w108 {
-			d85 += packet.ChecksumDelta(o111, packet.SumWords(p.Data[lo109:hi110]))
-		}
 		v112 := 0x0
 		st114 := p.Hdr[6] // icmp
-		if !st114.Valid {
-			return pl.drop(30)
-		}
 		b113 := p.Data[st114.Off : st114.Off+st114.Len]
 		lo116, hi117 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
-		w115 := p.Hdr[6].Valid && hi117 <= len(p.Data) && 2 <= 20
+		w115 := hi117 <= len(p.Data) && 2 <= 20
 		var o118 uint32
 		if w115 {
 			o118 = uint32(binary.BigEndian.Uint16(p.Data[lo116+0:]))
@@ -1575,8 +1419,9 @@ n55:
 		if w115 {
 			d85 += packet.ChecksumDelta(o118, uint32(binary.BigEndian.Uint16(p.Data[lo116+0:])))
 		}
-		if cb119, ok120 := p.Bytes(6); ok120 {
-			binary.BigEndian.PutUint16(cb119[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb119[2:]), d85, false))
+		if cs119 := p.Hdr[6]; cs119.Off >= 0 && cs119.Off+cs119.Len <= len(p.Data) {
+			cb := p.Data[cs119.Off+2 : cs119.Off+4]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d85, false))
 		}
 		goto n56
 	}
@@ -1587,109 +1432,60 @@ n56:
 	}
 n57:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d121 uint64   // icmpv6 checksum
-		st123 := p.Hdr[0] // ethernet
-		if !st123.Valid {
-			return pl.drop(31)
+		var d120 uint64   // icmpv6 checksum
+		st122 := p.Hdr[0] // ethernet
+		b121 := p.Data[st122.Off : st122.Off+st122.Len]
+		v123 := (uint64(binary.BigEndian.Uint16(b121[6:]))<<32 | uint64(binary.BigEndian.Uint32(b121[8:])))
+		v128 := v123
+		binary.BigEndian.PutUint16(b121[0:], uint16(v128>>32))
+		binary.BigEndian.PutUint32(b121[2:], uint32(v128))
+		v129 := p.Meta[2].Lo
+		v134 := v129
+		binary.BigEndian.PutUint16(b121[6:], uint16(v134>>32))
+		binary.BigEndian.PutUint32(b121[8:], uint32(v134))
+		st136 := p.Hdr[3] // ipv6
+		if !st136.Valid {
+			return pl.drop(10)
 		}
-		b122 := p.Data[st123.Off : st123.Off+st123.Len]
-		v124 := (uint64(binary.BigEndian.Uint16(b122[6:]))<<32 | uint64(binary.BigEndian.Uint32(b122[8:])))
-		w125, lo126, hi127 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
-			lo126, hi127 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w125 = hi127 <= len(p.Data) && hi127-lo126 <= 20
+		b135 := p.Data[st136.Off : st136.Off+st136.Len]
+		v137 := packet.Value{Hi: binary.BigEndian.Uint64(b135[8:]), Lo: binary.BigEndian.Uint64(b135[16:])}
+		lo139, hi140 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+		w138 := hi140 <= len(p.Data) && 16 <= 20
+		var o141 uint32
+		if w138 {
+			o141 = uint32(binary.BigEndian.Uint16(p.Data[lo139+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+14:]))
 		}
-		var o128 uint32
-		if w125 {
-			o128 = packet.SumWords(p.Data[lo126:hi127])
+		packet.SetBits(b135, 192, 128, v137)
+		if w138 {
+			d120 += packet.ChecksumDelta(o141, uint32(binary.BigEndian.Uint16(p.Data[lo139+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+14:])))
 		}
-		v129 := v124
-		binary.BigEndian.PutUint16(b122[0:], uint16(v129>>32))
-		binary.BigEndian.PutUint32(b122[2:], uint32(v129))
-		if w125 {
-			d121 += packet.ChecksumDelta(o128, packet.SumWords(p.Data[lo126:hi127]))
+		v142 := p.Meta[3]
+		lo144, hi145 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+		w143 := hi145 <= len(p.Data) && 16 <= 20
+		var o146 uint32
+		if w143 {
+			o146 = uint32(binary.BigEndian.Uint16(p.Data[lo144+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+14:]))
 		}
-		v130 := p.Meta[2].Lo
-		w131, lo132, hi133 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo132, hi133 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w131 = hi133 <= len(p.Data) && hi133-lo132 <= 20
+		packet.SetBits(b135, 64, 128, v142)
+		if w143 {
+			d120 += packet.ChecksumDelta(o146, uint32(binary.BigEndian.Uint16(p.Data[lo144+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+14:])))
 		}
-		var o134 uint32
-		if w131 {
-			o134 = packet.SumWords(p.Data[lo132:hi133])
+		v147 := 0x81
+		st149 := p.Hdr[7] // icmpv6
+		b148 := p.Data[st149.Off : st149.Off+st149.Len]
+		lo151, hi152 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
+		w150 := hi152 <= len(p.Data) && 2 <= 20
+		var o153 uint32
+		if w150 {
+			o153 = uint32(binary.BigEndian.Uint16(p.Data[lo151+0:]))
 		}
-		v135 := v130
-		binary.BigEndian.PutUint16(b122[6:], uint16(v135>>32))
-		binary.BigEndian.PutUint32(b122[8:], uint32(v135))
-		if w131 {
-			d121 += packet.ChecksumDelta(o134, packet.SumWords(p.Data[lo132:hi133]))
+		b148[0] = byte(v147)
+		if w150 {
+			d120 += packet.ChecksumDelta(o153, uint32(binary.BigEndian.Uint16(p.Data[lo151+0:])))
 		}
-		st137 := p.Hdr[3] // ipv6
-		if !st137.Valid {
-			return pl.drop(31)
-		}
-		b136 := p.Data[st137.Off : st137.Off+st137.Len]
-		v138 := packet.Value{Hi: binary.BigEndian.Uint64(b136[8:]), Lo: binary.BigEndian.Uint64(b136[16:])}
-		w139, lo140, hi141 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo140, hi141 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w139 = hi141 <= len(p.Data) && hi141-lo140 <= 20
-		} else if p.Hdr[7].Valid {
-			lo140, hi141 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w139 = hi141 <= len(p.Data) && hi141-lo140 <= 20
-		}
-		var o142 uint32
-		if w139 {
-			o142 = packet.SumWords(p.Data[lo140:hi141])
-		}
-		packet.SetBits(b136, 192, 128, v138)
-		if w139 {
-			d121 += packet.ChecksumDelta(o142, packet.SumWords(p.Data[lo140:hi141]))
-		}
-		v143 := p.Meta[3]
-		w144, lo145, hi146 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			lo145, hi146 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w144 = hi146 <= len(p.Data) && hi146-lo145 <= 20
-		} else if p.Hdr[7].Valid {
-			lo145, hi146 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			w144 = hi146 <= len(p.Data) && hi146-lo145 <= 20
-		}
-		var o147 uint32
-		if w144 {
-			o147 = packet.SumWords(p.Data[lo145:hi146])
-		}
-		packet.SetBits(b136, 64, 128, v143)
-		if w144 {
-			d121 += packet.ChecksumDelta(o147, packet.SumWords(p.Data[lo145:hi146]))
-		}
-		v148 := 0x81
-		st150 := p.Hdr[7] // icmpv6
-		if !st150.Valid {
-			return pl.drop(31)
-		}
-		b149 := p.Data[st150.Off : st150.Off+st150.Len]
-		lo152, hi153 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
-		w151 := p.Hdr[7].Valid && hi153 <= len(p.Data) && 2 <= 20
-		var o154 uint32
-		if w151 {
-			o154 = uint32(binary.BigEndian.Uint16(p.Data[lo152+0:]))
-		}
-		b149[0] = byte(v148)
-		if w151 {
-			d121 += packet.ChecksumDelta(o154, uint32(binary.BigEndian.Uint16(p.Data[lo152+0:])))
-		}
-		if cb155, ok156 := p.Bytes(7); ok156 {
-			binary.BigEndian.PutUint16(cb155[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb155[2:]), d121, false))
+		if cs154 := p.Hdr[7]; cs154.Off >= 0 && cs154.Off+cs154.Len <= len(p.Data) {
+			cb := p.Data[cs154.Off+2 : cs154.Off+4]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d120, false))
 		}
 		goto n58
 	}
@@ -1700,28 +1496,25 @@ n58:
 	}
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		st158 := p.Hdr[12] // nd_ns
-		if !st158.Valid {
-			return pl.drop(32)
-		}
-		b157 := p.Data[st158.Off : st158.Off+st158.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b157[4:]), Lo: binary.BigEndian.Uint64(b157[12:])} == p.Meta[3]) {
+		st156 := p.Hdr[12] // nd_ns
+		b155 := p.Data[st156.Off : st156.Off+st156.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b155[4:]), Lo: binary.BigEndian.Uint64(b155[12:])} == p.Meta[3]) {
 			goto n61
 		}
 		goto n60
 	}
 n60:
 	{ // NsNotUs: drop rx_rslt[7] NS target != own
-		return pl.drop(33)
+		return pl.drop(11)
 	}
 n61:
 	{ // NsUnspecified: test ipv6.src == 0
-		st160 := p.Hdr[3] // ipv6
-		if !st160.Valid {
-			return pl.drop(34)
+		st158 := p.Hdr[3] // ipv6
+		if !st158.Valid {
+			return pl.drop(12)
 		}
-		b159 := p.Data[st160.Off : st160.Off+st160.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b159[8:]), Lo: binary.BigEndian.Uint64(b159[16:])} == packet.Value{Lo: 0x0}) {
+		b157 := p.Data[st158.Off : st158.Off+st158.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b157[8:]), Lo: binary.BigEndian.Uint64(b157[16:])} == packet.Value{Lo: 0x0}) {
 			goto n62
 		}
 		goto n63
@@ -1731,35 +1524,26 @@ n62:
 		p.Meta[22] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
-		st162 := p.Hdr[12] // nd_ns
-		if !st162.Valid {
-			return pl.drop(35)
-		}
-		b161 := p.Data[st162.Off : st162.Off+st162.Len]
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b161[4:]), Lo: binary.BigEndian.Uint64(b161[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st160 := p.Hdr[12] // nd_ns
+		b159 := p.Data[st160.Off : st160.Off+st160.Len]
+		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b159[4:]), Lo: binary.BigEndian.Uint64(b159[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n66
 	}
 n63:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		st164 := p.Hdr[3] // ipv6
-		if !st164.Valid {
-			return pl.drop(36)
+		st162 := p.Hdr[3] // ipv6
+		if !st162.Valid {
+			return pl.drop(13)
 		}
+		b161 := p.Data[st162.Off : st162.Off+st162.Len]
+		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b161[8:]), Lo: binary.BigEndian.Uint64(b161[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st164 := p.Hdr[0] // ethernet
 		b163 := p.Data[st164.Off : st164.Off+st164.Len]
-		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b163[8:]), Lo: binary.BigEndian.Uint64(b163[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st166 := p.Hdr[0] // ethernet
-		if !st166.Valid {
-			return pl.drop(36)
-		}
-		b165 := p.Data[st166.Off : st166.Off+st166.Len]
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b165[6:]))<<32 | uint64(binary.BigEndian.Uint32(b165[8:]))) & 0xffffffffffff}
+		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b163[6:]))<<32 | uint64(binary.BigEndian.Uint32(b163[8:]))) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x1) & 0x1}
-		st168 := p.Hdr[12] // nd_ns
-		if !st168.Valid {
-			return pl.drop(36)
-		}
-		b167 := p.Data[st168.Off : st168.Off+st168.Len]
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b167[4:]), Lo: binary.BigEndian.Uint64(b167[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st166 := p.Hdr[12] // nd_ns
+		b165 := p.Data[st166.Off : st166.Off+st166.Len]
+		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b165[4:]), Lo: binary.BigEndian.Uint64(b165[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n64
 	}
 n64:
@@ -1772,12 +1556,9 @@ n64:
 	}
 n65:
 	{ // NsSrcMac: set meta.na_mac
-		st170 := p.Hdr[14] // nd_mac
-		if !st170.Valid {
-			return pl.drop(37)
-		}
-		b169 := p.Data[st170.Off : st170.Off+st170.Len]
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b169[0:]))<<32 | uint64(binary.BigEndian.Uint32(b169[2:]))) & 0xffffffffffff}
+		st168 := p.Hdr[14] // nd_mac
+		b167 := p.Data[st168.Off : st168.Off+st168.Len]
+		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b167[0:]))<<32 | uint64(binary.BigEndian.Uint32(b167[2:]))) & 0xffffffffffff}
 		pl.edges[15]++
 		goto n66
 	}
@@ -1797,114 +1578,144 @@ n67:
 	}
 n68:
 	{ // NsPopMac: pop nd_mac
-		if !p.Pop(14) {
-			return pl.drop(38)
+		ps169 := p.Hdr[14] // nd_mac
+		po170, pn171 := ps169.Off, 6
+		if po170 < 0 || po170+pn171 > len(p.Data) {
+			return pl.drop(14)
+		}
+		if po170 < len(p.Data)-po170-pn171 {
+			copy(p.Data[pn171:pn171+po170], p.Data[:po170])
+			p.Data = p.Data[pn171:]
+		} else {
+			copy(p.Data[po170:], p.Data[po170+pn171:])
+			p.Data = p.Data[:len(p.Data)-pn171]
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if p.Cursor > po170 {
+			p.Cursor = max(po170, p.Cursor-pn171)
 		}
 		pl.edges[16]++
 		goto n69
 	}
 n69:
 	{ // NsPopOpt: pop nd_opt
-		if !p.Pop(13) {
-			return pl.drop(39)
+		ps172 := p.Hdr[13] // nd_opt
+		po173, pn174 := ps172.Off, 2
+		if po173 < 0 || po173+pn174 > len(p.Data) {
+			return pl.drop(15)
+		}
+		if po173 < len(p.Data)-po173-pn174 {
+			copy(p.Data[pn174:pn174+po173], p.Data[:po173])
+			p.Data = p.Data[pn174:]
+		} else {
+			copy(p.Data[po173:], p.Data[po173+pn174:])
+			p.Data = p.Data[:len(p.Data)-pn174]
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if p.Cursor > po173 {
+			p.Cursor = max(po173, p.Cursor-pn174)
 		}
 		pl.edges[17]++
 		goto n70
 	}
 n70:
 	{ // NsPopBody: pop nd_ns
-		if !p.Pop(12) {
-			return pl.drop(40)
+		ps175 := p.Hdr[12] // nd_ns
+		po176, pn177 := ps175.Off, 20
+		if po176 < 0 || po176+pn177 > len(p.Data) {
+			return pl.drop(16)
+		}
+		if po176 < len(p.Data)-po176-pn177 {
+			copy(p.Data[pn177:pn177+po176], p.Data[:po176])
+			p.Data = p.Data[pn177:]
+		} else {
+			copy(p.Data[po176:], p.Data[po176+pn177:])
+			p.Data = p.Data[:len(p.Data)-pn177]
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if p.Hdr[14].Valid && p.Hdr[14].Off > po176 {
+			p.Hdr[14].Off -= pn177
+		} // nd_mac
+		if p.Cursor > po176 {
+			p.Cursor = max(po176, p.Cursor-pn177)
 		}
 		goto n71
 	}
 n71:
 	{ // NsPushNa: push nd_na after icmpv6
 		if !p.Hdr[7].Valid {
-			return pl.drop(41)
+			return pl.drop(17)
 		}
 		if !p.Push(15, p.Hdr[7].Off+p.Hdr[7].Len, 0) {
-			return pl.drop(41)
+			return pl.drop(17)
 		}
 		goto n72
 	}
 n72:
 	{ // NsPushOpt: push nd_na_opt after nd_na
 		if !p.Hdr[15].Valid {
-			return pl.drop(42)
+			return pl.drop(18)
 		}
 		if !p.Push(16, p.Hdr[15].Off+p.Hdr[15].Len, 0) {
-			return pl.drop(42)
+			return pl.drop(18)
 		}
 		goto n73
 	}
 n73:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
 		if !p.Hdr[16].Valid {
-			return pl.drop(43)
+			return pl.drop(19)
 		}
 		if !p.Push(17, p.Hdr[16].Off+p.Hdr[16].Len, 0) {
-			return pl.drop(43)
+			return pl.drop(19)
 		}
 		goto n74
 	}
 n74:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		st172 := p.Hdr[0] // ethernet
-		if !st172.Valid {
-			return pl.drop(44)
+		st179 := p.Hdr[0] // ethernet
+		b178 := p.Data[st179.Off : st179.Off+st179.Len]
+		v180 := p.Meta[23].Lo
+		binary.BigEndian.PutUint16(b178[0:], uint16(v180>>32))
+		binary.BigEndian.PutUint32(b178[2:], uint32(v180))
+		v181 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b178[6:], uint16(v181>>32))
+		binary.BigEndian.PutUint32(b178[8:], uint32(v181))
+		st183 := p.Hdr[3] // ipv6
+		if !st183.Valid {
+			return pl.drop(20)
 		}
-		b171 := p.Data[st172.Off : st172.Off+st172.Len]
-		v173 := p.Meta[23].Lo
-		binary.BigEndian.PutUint16(b171[0:], uint16(v173>>32))
-		binary.BigEndian.PutUint32(b171[2:], uint32(v173))
-		v174 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b171[6:], uint16(v174>>32))
-		binary.BigEndian.PutUint32(b171[8:], uint32(v174))
-		st176 := p.Hdr[3] // ipv6
-		if !st176.Valid {
-			return pl.drop(44)
+		b182 := p.Data[st183.Off : st183.Off+st183.Len]
+		binary.BigEndian.PutUint16(b182[4:], uint16(0x20))
+		b182[7] = byte(0xff)
+		packet.SetBits(b182, 64, 128, p.Meta[3])
+		packet.SetBits(b182, 192, 128, p.Meta[22])
+		st185 := p.Hdr[7] // icmpv6
+		if !st185.Valid {
+			return pl.drop(20)
 		}
-		b175 := p.Data[st176.Off : st176.Off+st176.Len]
-		binary.BigEndian.PutUint16(b175[4:], uint16(0x20))
-		b175[7] = byte(0xff)
-		packet.SetBits(b175, 64, 128, p.Meta[3])
-		packet.SetBits(b175, 192, 128, p.Meta[22])
-		st178 := p.Hdr[7] // icmpv6
-		if !st178.Valid {
-			return pl.drop(44)
-		}
-		b177 := p.Data[st178.Off : st178.Off+st178.Len]
-		b177[0] = byte(0x88)
-		b177[1] = byte(0x0)
-		st180 := p.Hdr[15] // nd_na
-		if !st180.Valid {
-			return pl.drop(44)
-		}
-		b179 := p.Data[st180.Off : st180.Off+st180.Len]
-		b179[0] = b179[0]&^0x40 | byte(p.Meta[24].Lo)<<6&0x40
-		packet.SetBits(b179, 32, 128, p.Meta[25])
-		st182 := p.Hdr[16] // nd_na_opt
-		if !st182.Valid {
-			return pl.drop(44)
-		}
-		b181 := p.Data[st182.Off : st182.Off+st182.Len]
-		b181[0] = byte(0x2)
-		b181[1] = byte(0x1)
-		st184 := p.Hdr[17] // nd_na_mac
-		if !st184.Valid {
-			return pl.drop(44)
-		}
-		b183 := p.Data[st184.Off : st184.Off+st184.Len]
-		v185 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b183[0:], uint16(v185>>32))
-		binary.BigEndian.PutUint32(b183[2:], uint32(v185))
+		b184 := p.Data[st185.Off : st185.Off+st185.Len]
+		b184[0] = byte(0x88)
+		b184[1] = byte(0x0)
+		st187 := p.Hdr[15] // nd_na
+		b186 := p.Data[st187.Off : st187.Off+st187.Len]
+		b186[0] = b186[0]&^0x40 | byte(p.Meta[24].Lo)<<6&0x40
+		packet.SetBits(b186, 32, 128, p.Meta[25])
+		st189 := p.Hdr[16] // nd_na_opt
+		b188 := p.Data[st189.Off : st189.Off+st189.Len]
+		b188[0] = byte(0x2)
+		b188[1] = byte(0x1)
+		st191 := p.Hdr[17] // nd_na_mac
+		b190 := p.Data[st191.Off : st191.Off+st191.Len]
+		v192 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b190[0:], uint16(v192>>32))
+		binary.BigEndian.PutUint32(b190[2:], uint32(v192))
 		goto n75
 	}
 n75:
 	{ // NsCsum: checksum compute icmpv6
 		if !p.ComputeChecksum(7) {
-			return pl.drop(45)
+			return pl.drop(21)
 		}
 		goto n76
 	}
@@ -1931,12 +1742,9 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		st187 := p.Hdr[2] // ipv4
-		if !st187.Valid {
-			return pl.drop(46)
-		}
-		b186 := p.Data[st187.Off : st187.Off+st187.Len]
-		if e, hit := pl.tables[2].LookupWord(((uint64(binary.BigEndian.Uint32(b186[12:])))&0xffffffff)<<0 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		st194 := p.Hdr[2] // ipv4
+		b193 := p.Data[st194.Off : st194.Off+st194.Len]
+		if e, hit := pl.tables[2].LookupWord(((uint64(binary.BigEndian.Uint32(b193[12:])))&0xffffffff)<<0 | ((p.Meta[4].Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1955,12 +1763,12 @@ n81:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		st189 := p.Hdr[3] // ipv6
-		if !st189.Valid {
-			return pl.drop(47)
+		st196 := p.Hdr[3] // ipv6
+		if !st196.Valid {
+			return pl.drop(22)
 		}
-		b188 := p.Data[st189.Off : st189.Off+st189.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b188[8:]), Lo: binary.BigEndian.Uint64(b188[16:])}
+		b195 := p.Data[st196.Off : st196.Off+st196.Len]
+		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b195[8:]), Lo: binary.BigEndian.Uint64(b195[16:])}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -1980,7 +1788,7 @@ n81:
 	}
 n82:
 	{ // LbBlocked: drop lb_ctx_drop_blocked_src_pkt_counter
-		return pl.drop(48)
+		return pl.drop(23)
 	}
 n83:
 	{ // LbIsV2: test valid(lb_v2)
@@ -1999,26 +1807,23 @@ n85:
 	}
 n86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		st191 := p.Hdr[10] // lb_v2
-		if !st191.Valid {
-			return pl.drop(49)
-		}
-		b190 := p.Data[st191.Off : st191.Off+st191.Len]
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b190[4:]))}
-		p.Meta[18] = packet.Value{Lo: (binary.BigEndian.Uint64(b190[4:]) & 0xffff) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b190[2:]))) & 0xffff}
+		st198 := p.Hdr[10] // lb_v2
+		b197 := p.Data[st198.Off : st198.Off+st198.Len]
+		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b197[4:]))}
+		p.Meta[18] = packet.Value{Lo: (binary.BigEndian.Uint64(b197[4:]) & 0xffff) & 0xffff}
+		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b197[2:]))) & 0xffff}
 		goto n88
 	}
 n87:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		st193 := p.Hdr[11] // lb_v3
-		if !st193.Valid {
-			return pl.drop(50)
+		st200 := p.Hdr[11] // lb_v3
+		if !st200.Valid {
+			return pl.drop(24)
 		}
-		b192 := p.Data[st193.Off : st193.Off+st193.Len]
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b192[4:]))}
-		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b192[0:]))) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b192[2:]))) & 0xffff}
+		b199 := p.Data[st200.Off : st200.Off+st200.Len]
+		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b199[4:]))}
+		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b199[0:]))) & 0xffff}
+		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b199[2:]))) & 0xffff}
 		pl.edges[22]++
 		goto n88
 	}
@@ -2053,7 +1858,7 @@ n88:
 	}
 n89:
 	{ // LbEpochMiss: drop lb_ctx_drop_epoch_assign_miss_pkt_counter
-		return pl.drop(51)
+		return pl.drop(25)
 	}
 n90:
 	{ // LbSlot: set meta.calendar_slot
@@ -2081,17 +1886,14 @@ n91:
 	}
 n92:
 	{ // LbCalendarMiss: drop lb_ctx_drop_lb_calendar_miss_pkt_counter
-		return pl.drop(52)
+		return pl.drop(26)
 	}
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		st195 := p.Hdr[0] // ethernet
-		if !st195.Valid {
-			return pl.drop(53)
-		}
-		b194 := p.Data[st195.Off : st195.Off+st195.Len]
-		if e, hit := pl.tables[6].LookupWord(((p.Meta[9].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b194[12:])))&0xffff)<<16 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		st202 := p.Hdr[0] // ethernet
+		b201 := p.Data[st202.Off : st202.Off+st202.Len]
+		if e, hit := pl.tables[6].LookupWord(((p.Meta[9].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b201[12:])))&0xffff)<<16 | ((p.Meta[4].Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2121,7 +1923,7 @@ n93:
 	}
 n94:
 	{ // LbMemberMiss: drop lb_ctx_drop_mbr_info_miss_pkt_counter
-		return pl.drop(54)
+		return pl.drop(27)
 	}
 n95:
 	{ // LbPort: set meta.new_port
@@ -2130,17 +1932,14 @@ n95:
 	}
 n96:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		st197 := p.Hdr[0] // ethernet
-		if !st197.Valid {
-			return pl.drop(55)
-		}
-		b196 := p.Data[st197.Off : st197.Off+st197.Len]
-		v198 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b196[6:], uint16(v198>>32))
-		binary.BigEndian.PutUint32(b196[8:], uint32(v198))
-		v199 := p.Meta[10].Lo
-		binary.BigEndian.PutUint16(b196[0:], uint16(v199>>32))
-		binary.BigEndian.PutUint32(b196[2:], uint32(v199))
+		st204 := p.Hdr[0] // ethernet
+		b203 := p.Data[st204.Off : st204.Off+st204.Len]
+		v205 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b203[6:], uint16(v205>>32))
+		binary.BigEndian.PutUint32(b203[8:], uint32(v205))
+		v206 := p.Meta[10].Lo
+		binary.BigEndian.PutUint16(b203[0:], uint16(v206>>32))
+		binary.BigEndian.PutUint32(b203[2:], uint32(v206))
 		goto n97
 	}
 n97:
@@ -2166,386 +1965,292 @@ n99:
 	}
 n100:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d200 uint64 // ipv4 checksum
-		var d201 uint64 // udp checksum
-		v202 := p.Meta[11].Lo
-		st204 := p.Hdr[2] // ipv4
-		if !st204.Valid {
-			return pl.drop(56)
+		var d207 uint64 // ipv4 checksum
+		var d208 uint64 // udp checksum
+		v209 := p.Meta[11].Lo
+		st211 := p.Hdr[2] // ipv4
+		b210 := p.Data[st211.Off : st211.Off+st211.Len]
+		lo213, hi214 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w212 := hi214 <= len(p.Data) && 4 <= 20
+		var o215 uint32
+		if w212 {
+			o215 = uint32(binary.BigEndian.Uint16(p.Data[lo213+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo213+2:]))
 		}
-		b203 := p.Data[st204.Off : st204.Off+st204.Len]
-		lo206, hi207 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w205 := p.Hdr[2].Valid && hi207 <= len(p.Data) && 4 <= 20
-		var o208 uint32
-		if w205 {
-			o208 = uint32(binary.BigEndian.Uint16(p.Data[lo206+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo206+2:]))
+		lo217, hi218 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w216 := p.Hdr[4].Valid && hi218 <= len(p.Data) && 4 <= 20
+		var o219 uint32
+		if w216 {
+			o219 = uint32(binary.BigEndian.Uint16(p.Data[lo217+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo217+2:]))
 		}
-		w209, lo210, hi211 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo210, hi211 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w209 = hi211 <= len(p.Data) && hi211-lo210 <= 20
-		} else if p.Hdr[4].Valid {
-			lo210, hi211 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			w209 = hi211 <= len(p.Data) && hi211-lo210 <= 20
+		binary.BigEndian.PutUint32(b210[16:], uint32(v209))
+		if w212 {
+			d207 += packet.ChecksumDelta(o215, uint32(binary.BigEndian.Uint16(p.Data[lo213+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo213+2:])))
 		}
-		var o212 uint32
-		if w209 {
-			o212 = packet.SumWords(p.Data[lo210:hi211])
+		if w216 {
+			d208 += packet.ChecksumDelta(o219, uint32(binary.BigEndian.Uint16(p.Data[lo217+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo217+2:])))
 		}
-		binary.BigEndian.PutUint32(b203[16:], uint32(v202))
-		if w205 {
-			d200 += packet.ChecksumDelta(o208, uint32(binary.BigEndian.Uint16(p.Data[lo206+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo206+2:])))
+		v220 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
+		lo222, hi223 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w221 := hi223 <= len(p.Data) && 4 <= 20
+		var o224 uint32
+		if w221 {
+			o224 = uint32(binary.BigEndian.Uint16(p.Data[lo222+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo222+2:]))
 		}
-		if w209 {
-			d201 += packet.ChecksumDelta(o212, packet.SumWords(p.Data[lo210:hi211]))
+		lo226, hi227 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w225 := p.Hdr[4].Valid && hi227 <= len(p.Data) && 4 <= 20
+		var o228 uint32
+		if w225 {
+			o228 = uint32(binary.BigEndian.Uint16(p.Data[lo226+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo226+2:]))
 		}
-		v213 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		lo215, hi216 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w214 := p.Hdr[2].Valid && hi216 <= len(p.Data) && 4 <= 20
-		var o217 uint32
-		if w214 {
-			o217 = uint32(binary.BigEndian.Uint16(p.Data[lo215+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo215+2:]))
+		binary.BigEndian.PutUint32(b210[12:], uint32(v220))
+		if w221 {
+			d207 += packet.ChecksumDelta(o224, uint32(binary.BigEndian.Uint16(p.Data[lo222+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo222+2:])))
 		}
-		w218, lo219, hi220 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			lo219, hi220 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w218 = hi220 <= len(p.Data) && hi220-lo219 <= 20
-		} else if p.Hdr[4].Valid {
-			lo219, hi220 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			w218 = hi220 <= len(p.Data) && hi220-lo219 <= 20
+		if w225 {
+			d208 += packet.ChecksumDelta(o228, uint32(binary.BigEndian.Uint16(p.Data[lo226+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo226+2:])))
 		}
-		var o221 uint32
-		if w218 {
-			o221 = packet.SumWords(p.Data[lo219:hi220])
+		v229 := p.Meta[21].Lo
+		st231 := p.Hdr[4] // udp
+		if !st231.Valid {
+			return pl.drop(28)
 		}
-		binary.BigEndian.PutUint32(b203[12:], uint32(v213))
-		if w214 {
-			d200 += packet.ChecksumDelta(o217, uint32(binary.BigEndian.Uint16(p.Data[lo215+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo215+2:])))
+		b230 := p.Data[st231.Off : st231.Off+st231.Len]
+		lo237, hi238 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w236 := p.Hdr[4].Valid && hi238 <= len(p.Data) && 2 <= 20
+		var o239 uint32
+		if w236 {
+			o239 = uint32(binary.BigEndian.Uint16(p.Data[lo237+0:]))
 		}
-		if w218 {
-			d201 += packet.ChecksumDelta(o221, packet.SumWords(p.Data[lo219:hi220]))
+		binary.BigEndian.PutUint16(b230[2:], uint16(v229))
+		if w236 {
+			d208 += packet.ChecksumDelta(o239, uint32(binary.BigEndian.Uint16(p.Data[lo237+0:])))
 		}
-		v222 := p.Meta[21].Lo
-		st224 := p.Hdr[4] // udp
-		if !st224.Valid {
-			return pl.drop(56)
+		v240 := uint64(b210[8])
+		lo242, hi243 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
+		w241 := hi243 <= len(p.Data) && 2 <= 20
+		var o244 uint32
+		if w241 {
+			o244 = uint32(binary.BigEndian.Uint16(p.Data[lo242+0:]))
 		}
-		b223 := p.Data[st224.Off : st224.Off+st224.Len]
-		lo230, hi231 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w229 := p.Hdr[4].Valid && hi231 <= len(p.Data) && 2 <= 20
-		var o232 uint32
-		if w229 {
-			o232 = uint32(binary.BigEndian.Uint16(p.Data[lo230+0:]))
+		b210[8] = byte(v240)
+		if w241 {
+			d207 += packet.ChecksumDelta(o244, uint32(binary.BigEndian.Uint16(p.Data[lo242+0:])))
 		}
-		binary.BigEndian.PutUint16(b223[2:], uint16(v222))
-		if w229 {
-			d201 += packet.ChecksumDelta(o232, uint32(binary.BigEndian.Uint16(p.Data[lo230+0:])))
+		if cs249 := p.Hdr[2]; cs249.Off >= 0 && cs249.Off+cs249.Len <= len(p.Data) {
+			cb := p.Data[cs249.Off+10 : cs249.Off+12]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d207, false))
 		}
-		v233 := uint64(b203[8])
-		lo235, hi236 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
-		w234 := p.Hdr[2].Valid && hi236 <= len(p.Data) && 2 <= 20
-		var o237 uint32
-		if w234 {
-			o237 = uint32(binary.BigEndian.Uint16(p.Data[lo235+0:]))
-		}
-		w238, lo239, hi240 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+8, p.Hdr[2].Off+9
-			lo239, hi240 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w238 = hi240 <= len(p.Data) && hi240-lo239 <= 20
-		}
-		var o241 uint32
-		if w238 {
-			o241 = packet.SumWords(p.Data[lo239:hi240])
-		}
-		b203[8] = byte(v233)
-		if w234 {
-			d200 += packet.ChecksumDelta(o237, uint32(binary.BigEndian.Uint16(p.Data[lo235+0:])))
-		}
-		if w238 {
-			d201 += packet.ChecksumDelta(o241, packet.SumWords(p.Data[lo239:hi240]))
-		}
-		if cb242, ok243 := p.Bytes(2); ok243 {
-			binary.BigEndian.PutUint16(cb242[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb242[10:]), d200, false))
-		}
-		if cb244, ok245 := p.Bytes(4); ok245 {
-			binary.BigEndian.PutUint16(cb244[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb244[6:]), d201, false))
+		if cs250 := p.Hdr[4]; cs250.Valid && cs250.Off >= 0 && cs250.Off+cs250.Len <= len(p.Data) {
+			cb := p.Data[cs250.Off+6 : cs250.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d208, false))
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d246 uint64 // ipv4 checksum
-		var d247 uint64 // udp checksum
-		v248 := p.Meta[11].Lo
-		st250 := p.Hdr[2] // ipv4
-		if !st250.Valid {
-			return pl.drop(57)
+		var d251 uint64 // ipv4 checksum
+		var d252 uint64 // udp checksum
+		v253 := p.Meta[11].Lo
+		st255 := p.Hdr[2] // ipv4
+		b254 := p.Data[st255.Off : st255.Off+st255.Len]
+		lo257, hi258 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w256 := hi258 <= len(p.Data) && 4 <= 20
+		var o259 uint32
+		if w256 {
+			o259 = uint32(binary.BigEndian.Uint16(p.Data[lo257+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo257+2:]))
 		}
-		b249 := p.Data[st250.Off : st250.Off+st250.Len]
-		lo252, hi253 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w251 := p.Hdr[2].Valid && hi253 <= len(p.Data) && 4 <= 20
-		var o254 uint32
-		if w251 {
-			o254 = uint32(binary.BigEndian.Uint16(p.Data[lo252+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo252+2:]))
-		}
-		w255, lo256, hi257 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo256, hi257 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w255 = hi257 <= len(p.Data) && hi257-lo256 <= 20
-		} else if p.Hdr[4].Valid {
-			lo256, hi257 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			w255 = hi257 <= len(p.Data) && hi257-lo256 <= 20
-		}
-		var o258 uint32
-		if w255 {
-			o258 = packet.SumWords(p.Data[lo256:hi257])
-		}
-		binary.BigEndian.PutUint32(b249[16:], uint32(v248))
-		if w251 {
-			d246 += packet.ChecksumDelta(o254, uint32(binary.BigEndian.Uint16(p.Data[lo252+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo252+2:])))
-		}
-		if w255 {
-			d247 += packet.ChecksumDelta(o258, packet.SumWords(p.Data[lo256:hi257]))
-		}
-		v259 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		lo261, hi262 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w260 := p.Hdr[2].Valid && hi262 <= len(p.Data) && 4 <= 20
+		lo261, hi262 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w260 := p.Hdr[4].Valid && hi262 <= len(p.Data) && 4 <= 20
 		var o263 uint32
 		if w260 {
 			o263 = uint32(binary.BigEndian.Uint16(p.Data[lo261+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo261+2:]))
 		}
-		w264, lo265, hi266 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			lo265, hi266 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w264 = hi266 <= len(p.Data) && hi266-lo265 <= 20
-		} else if p.Hdr[4].Valid {
-			lo265, hi266 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			w264 = hi266 <= len(p.Data) && hi266-lo265 <= 20
+		binary.BigEndian.PutUint32(b254[16:], uint32(v253))
+		if w256 {
+			d251 += packet.ChecksumDelta(o259, uint32(binary.BigEndian.Uint16(p.Data[lo257+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo257+2:])))
 		}
-		var o267 uint32
-		if w264 {
-			o267 = packet.SumWords(p.Data[lo265:hi266])
-		}
-		binary.BigEndian.PutUint32(b249[12:], uint32(v259))
 		if w260 {
-			d246 += packet.ChecksumDelta(o263, uint32(binary.BigEndian.Uint16(p.Data[lo261+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo261+2:])))
+			d252 += packet.ChecksumDelta(o263, uint32(binary.BigEndian.Uint16(p.Data[lo261+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo261+2:])))
 		}
-		if w264 {
-			d247 += packet.ChecksumDelta(o267, packet.SumWords(p.Data[lo265:hi266]))
+		v264 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
+		lo266, hi267 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w265 := hi267 <= len(p.Data) && 4 <= 20
+		var o268 uint32
+		if w265 {
+			o268 = uint32(binary.BigEndian.Uint16(p.Data[lo266+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo266+2:]))
 		}
-		v268 := p.Meta[21].Lo
-		st270 := p.Hdr[4] // udp
-		if !st270.Valid {
-			return pl.drop(57)
+		lo270, hi271 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w269 := p.Hdr[4].Valid && hi271 <= len(p.Data) && 4 <= 20
+		var o272 uint32
+		if w269 {
+			o272 = uint32(binary.BigEndian.Uint16(p.Data[lo270+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo270+2:]))
 		}
-		b269 := p.Data[st270.Off : st270.Off+st270.Len]
-		lo276, hi277 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w275 := p.Hdr[4].Valid && hi277 <= len(p.Data) && 2 <= 20
-		var o278 uint32
-		if w275 {
-			o278 = uint32(binary.BigEndian.Uint16(p.Data[lo276+0:]))
+		binary.BigEndian.PutUint32(b254[12:], uint32(v264))
+		if w265 {
+			d251 += packet.ChecksumDelta(o268, uint32(binary.BigEndian.Uint16(p.Data[lo266+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo266+2:])))
 		}
-		binary.BigEndian.PutUint16(b269[2:], uint16(v268))
-		if w275 {
-			d247 += packet.ChecksumDelta(o278, uint32(binary.BigEndian.Uint16(p.Data[lo276+0:])))
+		if w269 {
+			d252 += packet.ChecksumDelta(o272, uint32(binary.BigEndian.Uint16(p.Data[lo270+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo270+2:])))
 		}
-		v279 := (uint64(binary.BigEndian.Uint16(b249[2:])) - 0x10)
-		lo281, hi282 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w280 := p.Hdr[2].Valid && hi282 <= len(p.Data) && 2 <= 20
+		v273 := p.Meta[21].Lo
+		st275 := p.Hdr[4] // udp
+		if !st275.Valid {
+			return pl.drop(29)
+		}
+		b274 := p.Data[st275.Off : st275.Off+st275.Len]
+		lo281, hi282 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w280 := p.Hdr[4].Valid && hi282 <= len(p.Data) && 2 <= 20
 		var o283 uint32
 		if w280 {
 			o283 = uint32(binary.BigEndian.Uint16(p.Data[lo281+0:]))
 		}
-		w284, lo285, hi286 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			lo285, hi286 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w284 = hi286 <= len(p.Data) && hi286-lo285 <= 20
-		} else if p.Hdr[4].Valid {
-			lo285, hi286 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			w284 = hi286 <= len(p.Data) && hi286-lo285 <= 20
-		}
-		var o287 uint32
-		if w284 {
-			o287 = packet.SumWords(p.Data[lo285:hi286])
-		}
-		binary.BigEndian.PutUint16(b249[2:], uint16(v279))
+		binary.BigEndian.PutUint16(b274[2:], uint16(v273))
 		if w280 {
-			d246 += packet.ChecksumDelta(o283, uint32(binary.BigEndian.Uint16(p.Data[lo281+0:])))
+			d252 += packet.ChecksumDelta(o283, uint32(binary.BigEndian.Uint16(p.Data[lo281+0:])))
 		}
-		if w284 {
-			d247 += packet.ChecksumDelta(o287, packet.SumWords(p.Data[lo285:hi286]))
+		v284 := (uint64(binary.BigEndian.Uint16(b254[2:])) - 0x10)
+		lo286, hi287 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w285 := hi287 <= len(p.Data) && 2 <= 20
+		var o288 uint32
+		if w285 {
+			o288 = uint32(binary.BigEndian.Uint16(p.Data[lo286+0:]))
 		}
-		if cb288, ok289 := p.Bytes(2); ok289 {
-			binary.BigEndian.PutUint16(cb288[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb288[10:]), d246, false))
+		lo290, hi291 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w289 := p.Hdr[4].Valid && hi291 <= len(p.Data) && 2 <= 20
+		var o292 uint32
+		if w289 {
+			o292 = uint32(binary.BigEndian.Uint16(p.Data[lo290+0:]))
 		}
-		if cb290, ok291 := p.Bytes(4); ok291 {
-			binary.BigEndian.PutUint16(cb290[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb290[6:]), d247, false))
+		binary.BigEndian.PutUint16(b254[2:], uint16(v284))
+		if w285 {
+			d251 += packet.ChecksumDelta(o288, uint32(binary.BigEndian.Uint16(p.Data[lo286+0:])))
+		}
+		if w289 {
+			d252 += packet.ChecksumDelta(o292, uint32(binary.BigEndian.Uint16(p.Data[lo290+0:])))
+		}
+		if cs293 := p.Hdr[2]; cs293.Off >= 0 && cs293.Off+cs293.Len <= len(p.Data) {
+			cb := p.Data[cs293.Off+10 : cs293.Off+12]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d251, false))
+		}
+		if cs294 := p.Hdr[4]; cs294.Valid && cs294.Off >= 0 && cs294.Off+cs294.Len <= len(p.Data) {
+			cb := p.Data[cs294.Off+6 : cs294.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d252, false))
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d292 uint64 // udp checksum
-		v293 := p.Meta[12]
-		st295 := p.Hdr[3] // ipv6
-		if !st295.Valid {
-			return pl.drop(58)
+		var d295 uint64 // udp checksum
+		v296 := p.Meta[12]
+		st298 := p.Hdr[3] // ipv6
+		if !st298.Valid {
+			return pl.drop(30)
 		}
-		b294 := p.Data[st295.Off : st295.Off+st295.Len]
-		w296, lo297, hi298 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo297, hi298 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w296 = hi298 <= len(p.Data) && hi298-lo297 <= 20
-		} else if p.Hdr[4].Valid {
-			lo297, hi298 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w296 = hi298 <= len(p.Data) && hi298-lo297 <= 20
+		b297 := p.Data[st298.Off : st298.Off+st298.Len]
+		lo300, hi301 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+		w299 := p.Hdr[4].Valid && hi301 <= len(p.Data) && 16 <= 20
+		var o302 uint32
+		if w299 {
+			o302 = uint32(binary.BigEndian.Uint16(p.Data[lo300+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+14:]))
 		}
-		var o299 uint32
-		if w296 {
-			o299 = packet.SumWords(p.Data[lo297:hi298])
+		packet.SetBits(b297, 192, 128, v296)
+		if w299 {
+			d295 += packet.ChecksumDelta(o302, uint32(binary.BigEndian.Uint16(p.Data[lo300+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+14:])))
 		}
-		packet.SetBits(b294, 192, 128, v293)
-		if w296 {
-			d292 += packet.ChecksumDelta(o299, packet.SumWords(p.Data[lo297:hi298]))
+		v303 := p.Meta[3]
+		lo305, hi306 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+		w304 := p.Hdr[4].Valid && hi306 <= len(p.Data) && 16 <= 20
+		var o307 uint32
+		if w304 {
+			o307 = uint32(binary.BigEndian.Uint16(p.Data[lo305+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+14:]))
 		}
-		v300 := p.Meta[3]
-		w301, lo302, hi303 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			lo302, hi303 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w301 = hi303 <= len(p.Data) && hi303-lo302 <= 20
-		} else if p.Hdr[4].Valid {
-			lo302, hi303 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			w301 = hi303 <= len(p.Data) && hi303-lo302 <= 20
+		packet.SetBits(b297, 64, 128, v303)
+		if w304 {
+			d295 += packet.ChecksumDelta(o307, uint32(binary.BigEndian.Uint16(p.Data[lo305+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+14:])))
 		}
-		var o304 uint32
-		if w301 {
-			o304 = packet.SumWords(p.Data[lo302:hi303])
+		v308 := p.Meta[21].Lo
+		st310 := p.Hdr[4] // udp
+		if !st310.Valid {
+			return pl.drop(30)
 		}
-		packet.SetBits(b294, 64, 128, v300)
-		if w301 {
-			d292 += packet.ChecksumDelta(o304, packet.SumWords(p.Data[lo302:hi303]))
+		b309 := p.Data[st310.Off : st310.Off+st310.Len]
+		lo312, hi313 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w311 := p.Hdr[4].Valid && hi313 <= len(p.Data) && 2 <= 20
+		var o314 uint32
+		if w311 {
+			o314 = uint32(binary.BigEndian.Uint16(p.Data[lo312+0:]))
 		}
-		v305 := p.Meta[21].Lo
-		st307 := p.Hdr[4] // udp
-		if !st307.Valid {
-			return pl.drop(58)
+		binary.BigEndian.PutUint16(b309[2:], uint16(v308))
+		if w311 {
+			d295 += packet.ChecksumDelta(o314, uint32(binary.BigEndian.Uint16(p.Data[lo312+0:])))
 		}
-		b306 := p.Data[st307.Off : st307.Off+st307.Len]
-		lo309, hi310 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w308 := p.Hdr[4].Valid && hi310 <= len(p.Data) && 2 <= 20
-		var o311 uint32
-		if w308 {
-			o311 = uint32(binary.BigEndian.Uint16(p.Data[lo309+0:]))
-		}
-		binary.BigEndian.PutUint16(b306[2:], uint16(v305))
-		if w308 {
-			d292 += packet.ChecksumDelta(o311, uint32(binary.BigEndian.Uint16(p.Data[lo309+0:])))
-		}
-		if cb312, ok313 := p.Bytes(4); ok313 {
-			binary.BigEndian.PutUint16(cb312[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb312[6:]), d292, false))
+		if cs315 := p.Hdr[4]; cs315.Valid && cs315.Off >= 0 && cs315.Off+cs315.Len <= len(p.Data) {
+			cb := p.Data[cs315.Off+6 : cs315.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d295, false))
 		}
 		pl.edges[28]++
 		goto n109
 	}
 n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d314 uint64 // udp checksum
-		v315 := p.Meta[12]
-		st317 := p.Hdr[3] // ipv6
-		if !st317.Valid {
-			return pl.drop(59)
+		var d316 uint64 // udp checksum
+		v317 := p.Meta[12]
+		st319 := p.Hdr[3] // ipv6
+		if !st319.Valid {
+			return pl.drop(31)
 		}
-		b316 := p.Data[st317.Off : st317.Off+st317.Len]
-		w318, lo319, hi320 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo319, hi320 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w318 = hi320 <= len(p.Data) && hi320-lo319 <= 20
-		} else if p.Hdr[4].Valid {
-			lo319, hi320 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w318 = hi320 <= len(p.Data) && hi320-lo319 <= 20
+		b318 := p.Data[st319.Off : st319.Off+st319.Len]
+		lo321, hi322 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+		w320 := p.Hdr[4].Valid && hi322 <= len(p.Data) && 16 <= 20
+		var o323 uint32
+		if w320 {
+			o323 = uint32(binary.BigEndian.Uint16(p.Data[lo321+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+14:]))
 		}
-		var o321 uint32
-		if w318 {
-			o321 = packet.SumWords(p.Data[lo319:hi320])
+		packet.SetBits(b318, 192, 128, v317)
+		if w320 {
+			d316 += packet.ChecksumDelta(o323, uint32(binary.BigEndian.Uint16(p.Data[lo321+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+14:])))
 		}
-		packet.SetBits(b316, 192, 128, v315)
-		if w318 {
-			d314 += packet.ChecksumDelta(o321, packet.SumWords(p.Data[lo319:hi320]))
+		v324 := p.Meta[3]
+		lo326, hi327 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+		w325 := p.Hdr[4].Valid && hi327 <= len(p.Data) && 16 <= 20
+		var o328 uint32
+		if w325 {
+			o328 = uint32(binary.BigEndian.Uint16(p.Data[lo326+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+14:]))
 		}
-		v322 := p.Meta[3]
-		w323, lo324, hi325 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			lo324, hi325 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w323 = hi325 <= len(p.Data) && hi325-lo324 <= 20
-		} else if p.Hdr[4].Valid {
-			lo324, hi325 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			w323 = hi325 <= len(p.Data) && hi325-lo324 <= 20
+		packet.SetBits(b318, 64, 128, v324)
+		if w325 {
+			d316 += packet.ChecksumDelta(o328, uint32(binary.BigEndian.Uint16(p.Data[lo326+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+14:])))
 		}
-		var o326 uint32
-		if w323 {
-			o326 = packet.SumWords(p.Data[lo324:hi325])
+		v329 := p.Meta[21].Lo
+		st331 := p.Hdr[4] // udp
+		if !st331.Valid {
+			return pl.drop(31)
 		}
-		packet.SetBits(b316, 64, 128, v322)
-		if w323 {
-			d314 += packet.ChecksumDelta(o326, packet.SumWords(p.Data[lo324:hi325]))
+		b330 := p.Data[st331.Off : st331.Off+st331.Len]
+		lo333, hi334 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w332 := p.Hdr[4].Valid && hi334 <= len(p.Data) && 2 <= 20
+		var o335 uint32
+		if w332 {
+			o335 = uint32(binary.BigEndian.Uint16(p.Data[lo333+0:]))
 		}
-		v327 := p.Meta[21].Lo
-		st329 := p.Hdr[4] // udp
-		if !st329.Valid {
-			return pl.drop(59)
+		binary.BigEndian.PutUint16(b330[2:], uint16(v329))
+		if w332 {
+			d316 += packet.ChecksumDelta(o335, uint32(binary.BigEndian.Uint16(p.Data[lo333+0:])))
 		}
-		b328 := p.Data[st329.Off : st329.Off+st329.Len]
-		lo331, hi332 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w330 := p.Hdr[4].Valid && hi332 <= len(p.Data) && 2 <= 20
-		var o333 uint32
-		if w330 {
-			o333 = uint32(binary.BigEndian.Uint16(p.Data[lo331+0:]))
+		v336 := (uint64(binary.BigEndian.Uint16(b318[4:])) - 0x10)
+		lo338, hi339 := p.Hdr[3].Off+4, p.Hdr[3].Off+6
+		w337 := p.Hdr[4].Valid && hi339 <= len(p.Data) && 2 <= 20
+		var o340 uint32
+		if w337 {
+			o340 = uint32(binary.BigEndian.Uint16(p.Data[lo338+0:]))
 		}
-		binary.BigEndian.PutUint16(b328[2:], uint16(v327))
-		if w330 {
-			d314 += packet.ChecksumDelta(o333, uint32(binary.BigEndian.Uint16(p.Data[lo331+0:])))
+		binary.BigEndian.PutUint16(b318[4:], uint16(v336))
+		if w337 {
+			d316 += packet.ChecksumDelta(o340, uint32(binary.BigEndian.Uint16(p.Data[lo338+0:])))
 		}
-		v334 := (uint64(binary.BigEndian.Uint16(b316[4:])) - 0x10)
-		w335, lo336, hi337 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			lo336, hi337 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w335 = hi337 <= len(p.Data) && hi337-lo336 <= 20
-		} else if p.Hdr[4].Valid {
-			lo336, hi337 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			w335 = hi337 <= len(p.Data) && hi337-lo336 <= 20
-		}
-		var o338 uint32
-		if w335 {
-			o338 = packet.SumWords(p.Data[lo336:hi337])
-		}
-		binary.BigEndian.PutUint16(b316[4:], uint16(v334))
-		if w335 {
-			d314 += packet.ChecksumDelta(o338, packet.SumWords(p.Data[lo336:hi337]))
-		}
-		if cb339, ok340 := p.Bytes(4); ok340 {
-			binary.BigEndian.PutUint16(cb339[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb339[6:]), d314, false))
+		if cs341 := p.Hdr[4]; cs341.Valid && cs341.Off >= 0 && cs341.Off+cs341.Len <= len(p.Data) {
+			cb := p.Data[cs341.Off+6 : cs341.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d316, false))
 		}
 		pl.edges[29]++
 		goto n104
@@ -2559,68 +2264,117 @@ n104:
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		pb341, ok342 := p.Bytes(10) // lb_v2
-		if !ok342 {
-			return pl.drop(60)
+		ps342 := p.Hdr[10] // lb_v2
+		po343, pn344 := ps342.Off, 12
+		if po343 < 0 || po343+pn344 > len(p.Data) {
+			return pl.drop(32)
 		}
-		if p.Hdr[4].Valid && p.Hdr[10].Off > p.Hdr[4].Off && len(pb341)%2 == 0 && (p.Hdr[10].Off-p.Hdr[4].Off)%2 == 0 {
-			if cb343, ok344 := p.Bytes(4); ok344 {
-				binary.BigEndian.PutUint16(cb343[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb343[6:]), packet.PopDelta(pb341), false))
+		if p.Hdr[4].Valid && po343 > p.Hdr[4].Off && (po343-p.Hdr[4].Off)%2 == 0 {
+			d345 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po343+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po343+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po343+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po343+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po343+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po343+10:]))))
+			if cs346 := p.Hdr[4]; cs346.Valid && cs346.Off >= 0 && cs346.Off+cs346.Len <= len(p.Data) {
+				cb := p.Data[cs346.Off+6 : cs346.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d345, false))
 			}
 		}
-		p.Pop(10)
+		if po343 < len(p.Data)-po343-pn344 {
+			copy(p.Data[pn344:pn344+po343], p.Data[:po343])
+			p.Data = p.Data[pn344:]
+		} else {
+			copy(p.Data[po343:], p.Data[po343+pn344:])
+			p.Data = p.Data[:len(p.Data)-pn344]
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if p.Cursor > po343 {
+			p.Cursor = max(po343, p.Cursor-pn344)
+		}
 		goto n107
 	}
 n106:
 	{ // LbPopV3Body: pop lb_v3
-		pb345, ok346 := p.Bytes(11) // lb_v3
-		if !ok346 {
-			return pl.drop(61)
+		ps347 := p.Hdr[11] // lb_v3
+		if !ps347.Valid {
+			return pl.drop(33)
 		}
-		if p.Hdr[4].Valid && p.Hdr[11].Off > p.Hdr[4].Off && len(pb345)%2 == 0 && (p.Hdr[11].Off-p.Hdr[4].Off)%2 == 0 {
-			if cb347, ok348 := p.Bytes(4); ok348 {
-				binary.BigEndian.PutUint16(cb347[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb347[6:]), packet.PopDelta(pb345), false))
+		po348, pn349 := ps347.Off, 12
+		if po348 < 0 || po348+pn349 > len(p.Data) {
+			return pl.drop(33)
+		}
+		if p.Hdr[4].Valid && po348 > p.Hdr[4].Off && (po348-p.Hdr[4].Off)%2 == 0 {
+			d350 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po348+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po348+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po348+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po348+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po348+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po348+10:]))))
+			if cs351 := p.Hdr[4]; cs351.Valid && cs351.Off >= 0 && cs351.Off+cs351.Len <= len(p.Data) {
+				cb := p.Data[cs351.Off+6 : cs351.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d350, false))
 			}
 		}
-		p.Pop(11)
+		if po348 < len(p.Data)-po348-pn349 {
+			copy(p.Data[pn349:pn349+po348], p.Data[:po348])
+			p.Data = p.Data[pn349:]
+		} else {
+			copy(p.Data[po348:], p.Data[po348+pn349:])
+			p.Data = p.Data[:len(p.Data)-pn349]
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if p.Cursor > po348 {
+			p.Cursor = max(po348, p.Cursor-pn349)
+		}
 		pl.edges[30]++
 		goto n107
 	}
 n107:
 	{ // LbPopCommon: pop lb_common
-		pb349, ok350 := p.Bytes(9) // lb_common
-		if !ok350 {
-			return pl.drop(62)
+		ps352 := p.Hdr[9] // lb_common
+		if !ps352.Valid {
+			return pl.drop(34)
 		}
-		if p.Hdr[4].Valid && p.Hdr[9].Off > p.Hdr[4].Off && len(pb349)%2 == 0 && (p.Hdr[9].Off-p.Hdr[4].Off)%2 == 0 {
-			if cb351, ok352 := p.Bytes(4); ok352 {
-				binary.BigEndian.PutUint16(cb351[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb351[6:]), packet.PopDelta(pb349), false))
+		po353, pn354 := ps352.Off, 4
+		if po353 < 0 || po353+pn354 > len(p.Data) {
+			return pl.drop(34)
+		}
+		if p.Hdr[4].Valid && po353 > p.Hdr[4].Off && (po353-p.Hdr[4].Off)%2 == 0 {
+			d355 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po353+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po353+2:]))))
+			if cs356 := p.Hdr[4]; cs356.Valid && cs356.Off >= 0 && cs356.Off+cs356.Len <= len(p.Data) {
+				cb := p.Data[cs356.Off+6 : cs356.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d355, false))
 			}
 		}
-		p.Pop(9)
+		if po353 < len(p.Data)-po353-pn354 {
+			copy(p.Data[pn354:pn354+po353], p.Data[:po353])
+			p.Data = p.Data[pn354:]
+		} else {
+			copy(p.Data[po353:], p.Data[po353+pn354:])
+			p.Data = p.Data[:len(p.Data)-pn354]
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if p.Hdr[11].Valid && p.Hdr[11].Off > po353 {
+			p.Hdr[11].Off -= pn354
+		} // lb_v3
+		if p.Cursor > po353 {
+			p.Cursor = max(po353, p.Cursor-pn354)
+		}
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d353 uint64   // udp checksum
-		st355 := p.Hdr[4] // udp
-		if !st355.Valid {
-			return pl.drop(63)
+		var d357 uint64   // udp checksum
+		st359 := p.Hdr[4] // udp
+		if !st359.Valid {
+			return pl.drop(35)
 		}
-		b354 := p.Data[st355.Off : st355.Off+st355.Len]
-		v356 := (uint64(binary.BigEndian.Uint16(b354[4:])) - 0x10)
-		lo358, hi359 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
-		w357 := p.Hdr[4].Valid && hi359 <= len(p.Data) && 2 <= 20
-		var o360 uint32
-		if w357 {
-			o360 = uint32(binary.BigEndian.Uint16(p.Data[lo358+0:]))
+		b358 := p.Data[st359.Off : st359.Off+st359.Len]
+		v360 := (uint64(binary.BigEndian.Uint16(b358[4:])) - 0x10)
+		lo362, hi363 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
+		w361 := p.Hdr[4].Valid && hi363 <= len(p.Data) && 2 <= 20
+		var o364 uint32
+		if w361 {
+			o364 = uint32(binary.BigEndian.Uint16(p.Data[lo362+0:]))
 		}
-		binary.BigEndian.PutUint16(b354[4:], uint16(v356))
-		if w357 {
-			d353 += packet.ChecksumDelta(o360, uint32(binary.BigEndian.Uint16(p.Data[lo358+0:])))
+		binary.BigEndian.PutUint16(b358[4:], uint16(v360))
+		if w361 {
+			d357 += packet.ChecksumDelta(o364, uint32(binary.BigEndian.Uint16(p.Data[lo362+0:])))
 		}
-		if cb361, ok362 := p.Bytes(4); ok362 {
-			binary.BigEndian.PutUint16(cb361[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb361[6:]), d353, false))
+		if cs365 := p.Hdr[4]; cs365.Valid && cs365.Off >= 0 && cs365.Off+cs365.Len <= len(p.Data) {
+			cb := p.Data[cs365.Off+6 : cs365.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d357, false))
 		}
 		pl.edges[31]++
 		goto n109
@@ -2647,6 +2401,6 @@ n3:
 	}
 n111:
 	{ // TxDropped: drop drop flag
-		return pl.drop(64)
+		return pl.drop(36)
 	}
 }

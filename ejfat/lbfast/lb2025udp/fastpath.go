@@ -230,39 +230,23 @@ var NodeNames = [98]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "Rx
 var SinkNames = [1]string{"TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [60]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
-	{Node: "RxV4", Reason: "malformed"},
-	{Node: "RxV4Check", Reason: "malformed"},
-	{Node: "RxV6Check", Reason: "malformed"},
-	{Node: "RxPort", Reason: "malformed"},
-	{Node: "RxUDPCsum", Reason: "malformed"},
+var DropSites = [37]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 	{Node: "RxNotForUs", Reason: "not a datagram for the socket"},
-	{Node: "ParseEthType", Reason: "malformed"},
 	{Node: "ParseEthType.arp", Reason: "unconnected"},
 	{Node: "ParseEthType.other", Reason: "unconnected"},
-	{Node: "ParseLbMagic", Reason: "malformed"},
-	{Node: "ParseLbVersion", Reason: "malformed"},
 	{Node: "ParseFail", Reason: "rx_rslt[0] parse fail"},
-	{Node: "L2MacDst", Reason: "malformed"},
 	{Node: "L2MacMiss", Reason: "rx_rslt[1] MAC miss"},
-	{Node: "L3SetDaIPv4", Reason: "malformed"},
 	{Node: "L3SetDaIPv6", Reason: "malformed"},
-	{Node: "L3IPDst", Reason: "malformed"},
 	{Node: "L3IPMiss", Reason: "rx_rslt[3] IP dst miss"},
 	{Node: "L3IsEcho6", Reason: "malformed"},
-	{Node: "ArpForUs", Reason: "malformed"},
 	{Node: "ArpNotUs", Reason: "rx_rslt[4] ARP tpa != own"},
-	{Node: "ArpReply", Reason: "malformed"},
 	{Node: "Echo4ForUs", Reason: "malformed"},
 	{Node: "Echo4NotUs", Reason: "rx_rslt[5] ICMPv4 echo dst != own"},
 	{Node: "Echo4Reply", Reason: "malformed"},
 	{Node: "Echo6Reply", Reason: "malformed"},
-	{Node: "NsForUs", Reason: "malformed"},
 	{Node: "NsNotUs", Reason: "rx_rslt[7] NS target != own"},
 	{Node: "NsUnspecified", Reason: "malformed"},
-	{Node: "NsToAllNodes", Reason: "malformed"},
 	{Node: "NsToSender", Reason: "malformed"},
-	{Node: "NsSrcMac", Reason: "malformed"},
 	{Node: "NsPopMac", Reason: "malformed"},
 	{Node: "NsPopOpt", Reason: "malformed"},
 	{Node: "NsPopBody", Reason: "malformed"},
@@ -271,24 +255,17 @@ var DropSites = [60]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
 	{Node: "NsPushMac", Reason: "malformed"},
 	{Node: "NsFill", Reason: "malformed"},
 	{Node: "NsCsum", Reason: "malformed"},
-	{Node: "LbSrc4", Reason: "malformed"},
 	{Node: "LbSrc6", Reason: "malformed"},
 	{Node: "LbBlocked", Reason: "lb_ctx_drop_blocked_src_pkt_counter"},
-	{Node: "LbSelV2", Reason: "malformed"},
 	{Node: "LbSelV3", Reason: "malformed"},
 	{Node: "LbEpochMiss", Reason: "lb_ctx_drop_epoch_assign_miss_pkt_counter"},
 	{Node: "LbCalendarMiss", Reason: "lb_ctx_drop_lb_calendar_miss_pkt_counter"},
-	{Node: "LbMember", Reason: "malformed"},
 	{Node: "LbMemberMiss", Reason: "lb_ctx_drop_mbr_info_miss_pkt_counter"},
-	{Node: "LbEth", Reason: "malformed"},
-	{Node: "LbIPv4Keep", Reason: "malformed"},
-	{Node: "LbIPv4Strip", Reason: "malformed"},
 	{Node: "LbIPv6Keep", Reason: "malformed"},
 	{Node: "LbIPv6Strip", Reason: "malformed"},
 	{Node: "LbPopV2Body", Reason: "malformed"},
 	{Node: "LbPopV3Body", Reason: "malformed"},
 	{Node: "LbPopCommon", Reason: "malformed"},
-	{Node: "LbUdpLen", Reason: "malformed"},
 	{Node: "TxDropped", Reason: "drop flag"},
 }
 
@@ -410,7 +387,7 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	var f [155]uint64
-	total := uint64(0) + pl.Dropped[6] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[12] + pl.Dropped[14] + pl.Dropped[18] + pl.Dropped[21] + pl.Dropped[24] + pl.Dropped[28] + pl.Dropped[43] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[49] + pl.Sunk[0] + pl.Dropped[59]
+	total := uint64(0) + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[7] + pl.Dropped[9] + pl.Dropped[11] + pl.Dropped[14] + pl.Dropped[26] + pl.Dropped[28] + pl.Dropped[29] + pl.Dropped[30] + pl.Sunk[0] + pl.Dropped[36]
 	f[5] = pl.edges[28]
 	f[7] = pl.edges[29]
 	f[9] = pl.edges[30]
@@ -422,26 +399,26 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[19] = pl.edges[35]
 	f[22] = pl.edges[1]
 	f[23] = pl.edges[36]
-	f[24] = pl.Dropped[6]
-	f[28] = pl.Dropped[8]
+	f[24] = pl.Dropped[1]
+	f[28] = pl.Dropped[2]
 	f[29] = pl.edges[2]
-	f[30] = pl.Dropped[9]
+	f[30] = pl.Dropped[3]
 	f[34] = pl.edges[37]
 	f[37] = pl.edges[38]
 	f[39] = pl.edges[39]
 	f[40] = pl.edges[3]
 	f[41] = pl.edges[40]
-	f[42] = pl.Dropped[12]
+	f[42] = pl.Dropped[4]
 	f[44] = pl.edges[4]
-	f[46] = pl.Dropped[14]
+	f[46] = pl.Dropped[5]
 	f[50] = pl.edges[5]
 	f[52] = pl.edges[6]
-	f[54] = pl.Dropped[18]
-	f[65] = pl.Dropped[21]
-	f[70] = pl.Dropped[24]
+	f[54] = pl.Dropped[7]
+	f[65] = pl.Dropped[9]
+	f[70] = pl.Dropped[11]
 	f[72] = pl.edges[7]
 	f[74] = pl.edges[8]
-	f[77] = pl.Dropped[28]
+	f[77] = pl.Dropped[14]
 	f[83] = pl.edges[9]
 	f[84] = pl.edges[10]
 	f[89] = pl.edges[11]
@@ -451,23 +428,23 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[105] = pl.edges[15]
 	f[106] = pl.edges[16]
 	f[107] = pl.edges[41]
-	f[108] = pl.Dropped[43]
+	f[108] = pl.Dropped[26]
 	f[114] = pl.edges[17]
 	f[116] = pl.edges[18]
 	f[117] = pl.edges[19]
-	f[119] = pl.Dropped[46]
+	f[119] = pl.Dropped[28]
 	f[122] = pl.edges[20]
-	f[124] = pl.Dropped[47]
+	f[124] = pl.Dropped[29]
 	f[126] = pl.edges[21]
 	f[127] = pl.edges[22]
-	f[129] = pl.Dropped[49]
+	f[129] = pl.Dropped[30]
 	f[140] = pl.edges[23]
 	f[141] = pl.edges[24]
 	f[145] = pl.edges[25]
 	f[147] = pl.edges[26]
 	f[148] = pl.edges[27]
 	f[152] = pl.Sunk[0]
-	f[153] = pl.Dropped[59]
+	f[153] = pl.Dropped[36]
 	f[154] = total
 	f[0] = 0 + f[154]
 	f[12] = 0 + f[14] + f[15]
@@ -696,9 +673,6 @@ n1:
 n2:
 	{ // RxType: switch ethernet.type
 		st4 := p.Hdr[0] // ethernet
-		if !st4.Valid {
-			return pl.drop(0)
-		}
 		b3 := p.Data[st4.Off : st4.Off+st4.Len]
 		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
@@ -719,7 +693,7 @@ n3:
 				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
 				st8 := p.Hdr[2] // ipv4
 				if !st8.Valid {
-					return pl.drop(1)
+					return pl.drop(0)
 				}
 				b7 := p.Data[st8.Off : st8.Off+st8.Len]
 				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
@@ -742,9 +716,6 @@ n3:
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
 		st12 := p.Hdr[2] // ipv4
-		if !st12.Valid {
-			return pl.drop(2)
-		}
 		b11 := p.Data[st12.Off : st12.Off+st12.Len]
 		c10 := ((uint64(b11[0]) >> 4 & 0xf) == 0x4)
 		if c10 {
@@ -790,9 +761,6 @@ n6:
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
 		st17 := p.Hdr[3] // ipv6
-		if !st17.Valid {
-			return pl.drop(3)
-		}
 		b16 := p.Data[st17.Off : st17.Off+st17.Len]
 		c15 := ((uint64(b16[0]) >> 4 & 0xf) == 0x6)
 		if c15 {
@@ -826,9 +794,6 @@ n8:
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
 		st20 := p.Hdr[4] // udp
-		if !st20.Valid {
-			return pl.drop(4)
-		}
 		b19 := p.Data[st20.Off : st20.Off+st20.Len]
 		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
 			goto n10
@@ -839,9 +804,6 @@ n9:
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
 		st23 := p.Hdr[4] // udp
-		if !st23.Valid {
-			return pl.drop(5)
-		}
 		b22 := p.Data[st23.Off : st23.Off+st23.Len]
 		c21 := (uint64(binary.BigEndian.Uint16(b22[6:])) == 0x0)
 		if c21 {
@@ -864,7 +826,7 @@ n11:
 	}
 n12:
 	{ // RxNotForUs: drop not a datagram for the socket
-		return pl.drop(6)
+		return pl.drop(1)
 	}
 n13:
 	{ // RxSocket: nop
@@ -877,21 +839,18 @@ n16:
 n17:
 	{ // ParseEthType: switch ethernet.type
 		st27 := p.Hdr[0] // ethernet
-		if !st27.Valid {
-			return pl.drop(7)
-		}
 		b26 := p.Data[st27.Off : st27.Off+st27.Len]
 		v25 := uint64(binary.BigEndian.Uint16(b26[12:]))
 		switch {
 		case v25 == 0x800:
 			goto n18
 		case v25 == 0x806:
-			return pl.drop(8)
+			return pl.drop(2)
 		case v25 == 0x86dd:
 			pl.edges[2]++
 			goto n18
 		default:
-			return pl.drop(9)
+			return pl.drop(3)
 		}
 	}
 n18:
@@ -914,9 +873,6 @@ n18:
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		st30 := p.Hdr[9] // lb_common
-		if !st30.Valid {
-			return pl.drop(10)
-		}
 		b29 := p.Data[st30.Off : st30.Off+st30.Len]
 		if uint64(binary.BigEndian.Uint16(b29[0:])) == 0x4c42 {
 			goto n20
@@ -927,9 +883,6 @@ n19:
 n20:
 	{ // ParseLbVersion: switch lb_common.version
 		st33 := p.Hdr[9] // lb_common
-		if !st33.Valid {
-			return pl.drop(11)
-		}
 		b32 := p.Data[st33.Off : st33.Off+st33.Len]
 		v31 := uint64(b32[2])
 		switch {
@@ -981,15 +934,12 @@ n22:
 	}
 n23:
 	{ // ParseFail: drop rx_rslt[0] parse fail
-		return pl.drop(12)
+		return pl.drop(4)
 	}
 n24:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		st37 := p.Hdr[0] // ethernet
-		if !st37.Valid {
-			return pl.drop(13)
-		}
 		b36 := p.Data[st37.Off : st37.Off+st37.Len]
 		if e, hit := pl.tables[0].LookupWord(((uint64(binary.BigEndian.Uint16(b36[0:]))<<32|uint64(binary.BigEndian.Uint32(b36[2:])))&0xffffffffffff)<<0 | ((p.Meta[0].Lo)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
@@ -1010,7 +960,7 @@ n24:
 	}
 n25:
 	{ // L2MacMiss: drop rx_rslt[1] MAC miss
-		return pl.drop(14)
+		return pl.drop(5)
 	}
 n26:
 	{ // L3DaIPv4: test valid(ipv4)
@@ -1022,9 +972,6 @@ n26:
 n27:
 	{ // L3SetDaIPv4: set meta.ip_da_key
 		st39 := p.Hdr[2] // ipv4
-		if !st39.Valid {
-			return pl.drop(15)
-		}
 		b38 := p.Data[st39.Off : st39.Off+st39.Len]
 		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b38[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n29
@@ -1033,7 +980,7 @@ n28:
 	{ // L3SetDaIPv6: set meta.ip_da_key
 		st41 := p.Hdr[3] // ipv6
 		if !st41.Valid {
-			return pl.drop(16)
+			return pl.drop(6)
 		}
 		b40 := p.Data[st41.Off : st41.Off+st41.Len]
 		p.Meta[5] = (packet.Value{Hi: binary.BigEndian.Uint64(b40[24:]), Lo: binary.BigEndian.Uint64(b40[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
@@ -1045,9 +992,6 @@ n29:
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
 		st43 := p.Hdr[0] // ethernet
-		if !st43.Valid {
-			return pl.drop(17)
-		}
 		b42 := p.Data[st43.Off : st43.Off+st43.Len]
 		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b42[12:]))}
 		pl.keys[2] = p.Meta[5]
@@ -1071,29 +1015,29 @@ n29:
 	}
 n30:
 	{ // L3IPMiss: drop rx_rslt[3] IP dst miss
-		return pl.drop(18)
+		return pl.drop(7)
 	}
 n31:
 	{ // L3IsArp: test valid(arp)
-		if p.Hdr[5].Valid {
+		if false {
 			goto n35
 		}
 		goto n32
 	}
 n32:
 	{ // L3IsIcmp4: test valid(icmp)
-		if p.Hdr[6].Valid {
+		if false {
 			goto n39
 		}
 		goto n33
 	}
 n33:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c44 := p.Hdr[7].Valid
+		c44 := false
 		if c44 {
 			st46 := p.Hdr[7] // icmpv6
 			if !st46.Valid {
-				return pl.drop(19)
+				return pl.drop(8)
 			}
 			b45 := p.Data[st46.Off : st46.Off+st46.Len]
 			c44 = (uint64(b45[0]) == 0x80)
@@ -1105,7 +1049,7 @@ n33:
 	}
 n34:
 	{ // L3IsNs: test valid(nd_ns)
-		if p.Hdr[12].Valid {
+		if false {
 			goto n45
 		}
 		goto n63
@@ -1113,9 +1057,6 @@ n34:
 n35:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
 		st48 := p.Hdr[5] // arp
-		if !st48.Valid {
-			return pl.drop(20)
-		}
 		b47 := p.Data[st48.Off : st48.Off+st48.Len]
 		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b47[24:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
 			goto n37
@@ -1124,14 +1065,11 @@ n35:
 	}
 n36:
 	{ // ArpNotUs: drop rx_rslt[4] ARP tpa != own
-		return pl.drop(21)
+		return pl.drop(9)
 	}
 n37:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
 		st50 := p.Hdr[0] // ethernet
-		if !st50.Valid {
-			return pl.drop(22)
-		}
 		b49 := p.Data[st50.Off : st50.Off+st50.Len]
 		v51 := (uint64(binary.BigEndian.Uint16(b49[6:]))<<32 | uint64(binary.BigEndian.Uint32(b49[8:])))
 		binary.BigEndian.PutUint16(b49[0:], uint16(v51>>32))
@@ -1140,9 +1078,6 @@ n37:
 		binary.BigEndian.PutUint16(b49[6:], uint16(v52>>32))
 		binary.BigEndian.PutUint32(b49[8:], uint32(v52))
 		st54 := p.Hdr[5] // arp
-		if !st54.Valid {
-			return pl.drop(22)
-		}
 		b53 := p.Data[st54.Off : st54.Off+st54.Len]
 		binary.BigEndian.PutUint16(b53[6:], uint16(0x2))
 		v55 := (uint64(binary.BigEndian.Uint16(b53[8:]))<<32 | uint64(binary.BigEndian.Uint32(b53[10:])))
@@ -1163,7 +1098,7 @@ n39:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
 		st58 := p.Hdr[2] // ipv4
 		if !st58.Valid {
-			return pl.drop(23)
+			return pl.drop(10)
 		}
 		b57 := p.Data[st58.Off : st58.Off+st58.Len]
 		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b57[16:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
@@ -1173,97 +1108,35 @@ n39:
 	}
 n40:
 	{ // Echo4NotUs: drop rx_rslt[5] ICMPv4 echo dst != own
-		return pl.drop(24)
+		return pl.drop(11)
 	}
 n41:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
 		var d59 uint64   // icmp checksum
 		st61 := p.Hdr[0] // ethernet
-		if !st61.Valid {
-			return pl.drop(25)
-		}
 		b60 := p.Data[st61.Off : st61.Off+st61.Len]
 		v62 := (uint64(binary.BigEndian.Uint16(b60[6:]))<<32 | uint64(binary.BigEndian.Uint32(b60[8:])))
-		w63, lo64, hi65 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
-			lo64, hi65 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w63 = hi65 <= len(p.Data) && hi65-lo64 <= 20
-		}
-		var o66 uint32
-		if w63 {
-			o66 = packet.SumWords(p.Data[lo64:hi65])
-		}
 		v67 := v62
 		binary.BigEndian.PutUint16(b60[0:], uint16(v67>>32))
 		binary.BigEndian.PutUint32(b60[2:], uint32(v67))
-		if w63 {
-			d59 += packet.ChecksumDelta(o66, packet.SumWords(p.Data[lo64:hi65]))
-		}
 		v68 := p.Meta[2].Lo
-		w69, lo70, hi71 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo70, hi71 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w69 = hi71 <= len(p.Data) && hi71-lo70 <= 20
-		}
-		var o72 uint32
-		if w69 {
-			o72 = packet.SumWords(p.Data[lo70:hi71])
-		}
 		v73 := v68
 		binary.BigEndian.PutUint16(b60[6:], uint16(v73>>32))
 		binary.BigEndian.PutUint32(b60[8:], uint32(v73))
-		if w69 {
-			d59 += packet.ChecksumDelta(o72, packet.SumWords(p.Data[lo70:hi71]))
-		}
 		st75 := p.Hdr[2] // ipv4
 		if !st75.Valid {
-			return pl.drop(25)
+			return pl.drop(12)
 		}
 		b74 := p.Data[st75.Off : st75.Off+st75.Len]
 		v76 := uint64(binary.BigEndian.Uint32(b74[12:]))
-		w77, lo78, hi79 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo78, hi79 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w77 = hi79 <= len(p.Data) && hi79-lo78 <= 20
-		}
-		var o80 uint32
-		if w77 {
-			o80 = packet.SumWords(p.Data[lo78:hi79])
-		}
 		binary.BigEndian.PutUint32(b74[16:], uint32(v76))
-		if w77 {
-			d59 += packet.ChecksumDelta(o80, packet.SumWords(p.Data[lo78:hi79]))
-		}
 		v81 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		w82, lo83, hi84 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			lo83, hi84 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w82 = hi84 <= len(p.Data) && hi84-lo83 <= 20
-		}
-		var o85 uint32
-		if w82 {
-			o85 = packet.SumWords(p.Data[lo83:hi84])
-		}
 		binary.BigEndian.PutUint32(b74[12:], uint32(v81))
-		if w82 {
-			d59 += packet.ChecksumDelta(o85, packet.SumWords(p.Data[lo83:hi84]))
-		}
 		v86 := 0x0
 		st88 := p.Hdr[6] // icmp
-		if !st88.Valid {
-			return pl.drop(25)
-		}
 		b87 := p.Data[st88.Off : st88.Off+st88.Len]
 		lo90, hi91 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
-		w89 := p.Hdr[6].Valid && hi91 <= len(p.Data) && 2 <= 20
+		w89 := hi91 <= len(p.Data) && 2 <= 20
 		var o92 uint32
 		if w89 {
 			o92 = uint32(binary.BigEndian.Uint16(p.Data[lo90+0:]))
@@ -1272,8 +1145,9 @@ n41:
 		if w89 {
 			d59 += packet.ChecksumDelta(o92, uint32(binary.BigEndian.Uint16(p.Data[lo90+0:])))
 		}
-		if cb93, ok94 := p.Bytes(6); ok94 {
-			binary.BigEndian.PutUint16(cb93[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb93[2:]), d59, false))
+		if cs93 := p.Hdr[6]; cs93.Off >= 0 && cs93.Off+cs93.Len <= len(p.Data) {
+			cb := p.Data[cs93.Off+2 : cs93.Off+4]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d59, false))
 		}
 		goto n42
 	}
@@ -1284,109 +1158,42 @@ n42:
 	}
 n43:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d95 uint64   // icmpv6 checksum
-		st97 := p.Hdr[0] // ethernet
-		if !st97.Valid {
-			return pl.drop(26)
+		var d94 uint64   // icmpv6 checksum
+		st96 := p.Hdr[0] // ethernet
+		b95 := p.Data[st96.Off : st96.Off+st96.Len]
+		v97 := (uint64(binary.BigEndian.Uint16(b95[6:]))<<32 | uint64(binary.BigEndian.Uint32(b95[8:])))
+		v102 := v97
+		binary.BigEndian.PutUint16(b95[0:], uint16(v102>>32))
+		binary.BigEndian.PutUint32(b95[2:], uint32(v102))
+		v103 := p.Meta[2].Lo
+		v108 := v103
+		binary.BigEndian.PutUint16(b95[6:], uint16(v108>>32))
+		binary.BigEndian.PutUint32(b95[8:], uint32(v108))
+		st110 := p.Hdr[3] // ipv6
+		if !st110.Valid {
+			return pl.drop(13)
 		}
-		b96 := p.Data[st97.Off : st97.Off+st97.Len]
-		v98 := (uint64(binary.BigEndian.Uint16(b96[6:]))<<32 | uint64(binary.BigEndian.Uint32(b96[8:])))
-		w99, lo100, hi101 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
-			lo100, hi101 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w99 = hi101 <= len(p.Data) && hi101-lo100 <= 20
+		b109 := p.Data[st110.Off : st110.Off+st110.Len]
+		v111 := packet.Value{Hi: binary.BigEndian.Uint64(b109[8:]), Lo: binary.BigEndian.Uint64(b109[16:])}
+		packet.SetBits(b109, 192, 128, v111)
+		v116 := p.Meta[3]
+		packet.SetBits(b109, 64, 128, v116)
+		v121 := 0x81
+		st123 := p.Hdr[7] // icmpv6
+		b122 := p.Data[st123.Off : st123.Off+st123.Len]
+		lo125, hi126 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
+		w124 := hi126 <= len(p.Data) && 2 <= 20
+		var o127 uint32
+		if w124 {
+			o127 = uint32(binary.BigEndian.Uint16(p.Data[lo125+0:]))
 		}
-		var o102 uint32
-		if w99 {
-			o102 = packet.SumWords(p.Data[lo100:hi101])
+		b122[0] = byte(v121)
+		if w124 {
+			d94 += packet.ChecksumDelta(o127, uint32(binary.BigEndian.Uint16(p.Data[lo125+0:])))
 		}
-		v103 := v98
-		binary.BigEndian.PutUint16(b96[0:], uint16(v103>>32))
-		binary.BigEndian.PutUint32(b96[2:], uint32(v103))
-		if w99 {
-			d95 += packet.ChecksumDelta(o102, packet.SumWords(p.Data[lo100:hi101]))
-		}
-		v104 := p.Meta[2].Lo
-		w105, lo106, hi107 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo106, hi107 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w105 = hi107 <= len(p.Data) && hi107-lo106 <= 20
-		}
-		var o108 uint32
-		if w105 {
-			o108 = packet.SumWords(p.Data[lo106:hi107])
-		}
-		v109 := v104
-		binary.BigEndian.PutUint16(b96[6:], uint16(v109>>32))
-		binary.BigEndian.PutUint32(b96[8:], uint32(v109))
-		if w105 {
-			d95 += packet.ChecksumDelta(o108, packet.SumWords(p.Data[lo106:hi107]))
-		}
-		st111 := p.Hdr[3] // ipv6
-		if !st111.Valid {
-			return pl.drop(26)
-		}
-		b110 := p.Data[st111.Off : st111.Off+st111.Len]
-		v112 := packet.Value{Hi: binary.BigEndian.Uint64(b110[8:]), Lo: binary.BigEndian.Uint64(b110[16:])}
-		w113, lo114, hi115 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo114, hi115 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w113 = hi115 <= len(p.Data) && hi115-lo114 <= 20
-		} else if p.Hdr[7].Valid {
-			lo114, hi115 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w113 = hi115 <= len(p.Data) && hi115-lo114 <= 20
-		}
-		var o116 uint32
-		if w113 {
-			o116 = packet.SumWords(p.Data[lo114:hi115])
-		}
-		packet.SetBits(b110, 192, 128, v112)
-		if w113 {
-			d95 += packet.ChecksumDelta(o116, packet.SumWords(p.Data[lo114:hi115]))
-		}
-		v117 := p.Meta[3]
-		w118, lo119, hi120 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			lo119, hi120 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w118 = hi120 <= len(p.Data) && hi120-lo119 <= 20
-		} else if p.Hdr[7].Valid {
-			lo119, hi120 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			w118 = hi120 <= len(p.Data) && hi120-lo119 <= 20
-		}
-		var o121 uint32
-		if w118 {
-			o121 = packet.SumWords(p.Data[lo119:hi120])
-		}
-		packet.SetBits(b110, 64, 128, v117)
-		if w118 {
-			d95 += packet.ChecksumDelta(o121, packet.SumWords(p.Data[lo119:hi120]))
-		}
-		v122 := 0x81
-		st124 := p.Hdr[7] // icmpv6
-		if !st124.Valid {
-			return pl.drop(26)
-		}
-		b123 := p.Data[st124.Off : st124.Off+st124.Len]
-		lo126, hi127 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
-		w125 := p.Hdr[7].Valid && hi127 <= len(p.Data) && 2 <= 20
-		var o128 uint32
-		if w125 {
-			o128 = uint32(binary.BigEndian.Uint16(p.Data[lo126+0:]))
-		}
-		b123[0] = byte(v122)
-		if w125 {
-			d95 += packet.ChecksumDelta(o128, uint32(binary.BigEndian.Uint16(p.Data[lo126+0:])))
-		}
-		if cb129, ok130 := p.Bytes(7); ok130 {
-			binary.BigEndian.PutUint16(cb129[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb129[2:]), d95, false))
+		if cs128 := p.Hdr[7]; cs128.Off >= 0 && cs128.Off+cs128.Len <= len(p.Data) {
+			cb := p.Data[cs128.Off+2 : cs128.Off+4]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d94, false))
 		}
 		goto n44
 	}
@@ -1397,28 +1204,25 @@ n44:
 	}
 n45:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		st132 := p.Hdr[12] // nd_ns
-		if !st132.Valid {
-			return pl.drop(27)
-		}
-		b131 := p.Data[st132.Off : st132.Off+st132.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b131[4:]), Lo: binary.BigEndian.Uint64(b131[12:])} == p.Meta[3]) {
+		st130 := p.Hdr[12] // nd_ns
+		b129 := p.Data[st130.Off : st130.Off+st130.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b129[4:]), Lo: binary.BigEndian.Uint64(b129[12:])} == p.Meta[3]) {
 			goto n47
 		}
 		goto n46
 	}
 n46:
 	{ // NsNotUs: drop rx_rslt[7] NS target != own
-		return pl.drop(28)
+		return pl.drop(14)
 	}
 n47:
 	{ // NsUnspecified: test ipv6.src == 0
-		st134 := p.Hdr[3] // ipv6
-		if !st134.Valid {
-			return pl.drop(29)
+		st132 := p.Hdr[3] // ipv6
+		if !st132.Valid {
+			return pl.drop(15)
 		}
-		b133 := p.Data[st134.Off : st134.Off+st134.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b133[8:]), Lo: binary.BigEndian.Uint64(b133[16:])} == packet.Value{Lo: 0x0}) {
+		b131 := p.Data[st132.Off : st132.Off+st132.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b131[8:]), Lo: binary.BigEndian.Uint64(b131[16:])} == packet.Value{Lo: 0x0}) {
 			goto n48
 		}
 		goto n49
@@ -1428,40 +1232,31 @@ n48:
 		p.Meta[22] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
-		st136 := p.Hdr[12] // nd_ns
-		if !st136.Valid {
-			return pl.drop(30)
-		}
-		b135 := p.Data[st136.Off : st136.Off+st136.Len]
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b135[4:]), Lo: binary.BigEndian.Uint64(b135[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st134 := p.Hdr[12] // nd_ns
+		b133 := p.Data[st134.Off : st134.Off+st134.Len]
+		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b133[4:]), Lo: binary.BigEndian.Uint64(b133[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n52
 	}
 n49:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		st138 := p.Hdr[3] // ipv6
-		if !st138.Valid {
-			return pl.drop(31)
+		st136 := p.Hdr[3] // ipv6
+		if !st136.Valid {
+			return pl.drop(16)
 		}
+		b135 := p.Data[st136.Off : st136.Off+st136.Len]
+		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b135[8:]), Lo: binary.BigEndian.Uint64(b135[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st138 := p.Hdr[0] // ethernet
 		b137 := p.Data[st138.Off : st138.Off+st138.Len]
-		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b137[8:]), Lo: binary.BigEndian.Uint64(b137[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st140 := p.Hdr[0] // ethernet
-		if !st140.Valid {
-			return pl.drop(31)
-		}
-		b139 := p.Data[st140.Off : st140.Off+st140.Len]
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b139[6:]))<<32 | uint64(binary.BigEndian.Uint32(b139[8:]))) & 0xffffffffffff}
+		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b137[6:]))<<32 | uint64(binary.BigEndian.Uint32(b137[8:]))) & 0xffffffffffff}
 		p.Meta[24] = packet.Value{Lo: (0x1) & 0x1}
-		st142 := p.Hdr[12] // nd_ns
-		if !st142.Valid {
-			return pl.drop(31)
-		}
-		b141 := p.Data[st142.Off : st142.Off+st142.Len]
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b141[4:]), Lo: binary.BigEndian.Uint64(b141[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st140 := p.Hdr[12] // nd_ns
+		b139 := p.Data[st140.Off : st140.Off+st140.Len]
+		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b139[4:]), Lo: binary.BigEndian.Uint64(b139[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n50
 	}
 n50:
 	{ // NsHasSrcMac: test valid(nd_mac)
-		if p.Hdr[14].Valid {
+		if false {
 			goto n51
 		}
 		pl.edges[9]++
@@ -1469,139 +1264,163 @@ n50:
 	}
 n51:
 	{ // NsSrcMac: set meta.na_mac
-		st144 := p.Hdr[14] // nd_mac
-		if !st144.Valid {
-			return pl.drop(32)
-		}
-		b143 := p.Data[st144.Off : st144.Off+st144.Len]
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b143[0:]))<<32 | uint64(binary.BigEndian.Uint32(b143[2:]))) & 0xffffffffffff}
+		st142 := p.Hdr[14] // nd_mac
+		b141 := p.Data[st142.Off : st142.Off+st142.Len]
+		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b141[0:]))<<32 | uint64(binary.BigEndian.Uint32(b141[2:]))) & 0xffffffffffff}
 		pl.edges[10]++
 		goto n52
 	}
 n52:
 	{ // NsHasOpt: test valid(nd_opt)
-		if p.Hdr[13].Valid {
+		if false {
 			goto n53
 		}
 		goto n56
 	}
 n53:
 	{ // NsHasMac: test valid(nd_mac)
-		if p.Hdr[14].Valid {
+		if false {
 			goto n54
 		}
 		goto n55
 	}
 n54:
 	{ // NsPopMac: pop nd_mac
-		if !p.Pop(14) {
-			return pl.drop(33)
+		ps143 := p.Hdr[14] // nd_mac
+		po144, pn145 := ps143.Off, 6
+		if po144 < 0 || po144+pn145 > len(p.Data) {
+			return pl.drop(17)
+		}
+		if po144 < len(p.Data)-po144-pn145 {
+			copy(p.Data[pn145:pn145+po144], p.Data[:po144])
+			p.Data = p.Data[pn145:]
+		} else {
+			copy(p.Data[po144:], p.Data[po144+pn145:])
+			p.Data = p.Data[:len(p.Data)-pn145]
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if p.Cursor > po144 {
+			p.Cursor = max(po144, p.Cursor-pn145)
 		}
 		pl.edges[11]++
 		goto n55
 	}
 n55:
 	{ // NsPopOpt: pop nd_opt
-		if !p.Pop(13) {
-			return pl.drop(34)
+		ps146 := p.Hdr[13] // nd_opt
+		po147, pn148 := ps146.Off, 2
+		if po147 < 0 || po147+pn148 > len(p.Data) {
+			return pl.drop(18)
+		}
+		if po147 < len(p.Data)-po147-pn148 {
+			copy(p.Data[pn148:pn148+po147], p.Data[:po147])
+			p.Data = p.Data[pn148:]
+		} else {
+			copy(p.Data[po147:], p.Data[po147+pn148:])
+			p.Data = p.Data[:len(p.Data)-pn148]
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if p.Cursor > po147 {
+			p.Cursor = max(po147, p.Cursor-pn148)
 		}
 		pl.edges[12]++
 		goto n56
 	}
 n56:
 	{ // NsPopBody: pop nd_ns
-		if !p.Pop(12) {
-			return pl.drop(35)
+		ps149 := p.Hdr[12] // nd_ns
+		po150, pn151 := ps149.Off, 20
+		if po150 < 0 || po150+pn151 > len(p.Data) {
+			return pl.drop(19)
+		}
+		if po150 < len(p.Data)-po150-pn151 {
+			copy(p.Data[pn151:pn151+po150], p.Data[:po150])
+			p.Data = p.Data[pn151:]
+		} else {
+			copy(p.Data[po150:], p.Data[po150+pn151:])
+			p.Data = p.Data[:len(p.Data)-pn151]
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if p.Cursor > po150 {
+			p.Cursor = max(po150, p.Cursor-pn151)
 		}
 		goto n57
 	}
 n57:
 	{ // NsPushNa: push nd_na after icmpv6
 		if !p.Hdr[7].Valid {
-			return pl.drop(36)
+			return pl.drop(20)
 		}
 		if !p.Push(15, p.Hdr[7].Off+p.Hdr[7].Len, 0) {
-			return pl.drop(36)
+			return pl.drop(20)
 		}
 		goto n58
 	}
 n58:
 	{ // NsPushOpt: push nd_na_opt after nd_na
 		if !p.Hdr[15].Valid {
-			return pl.drop(37)
+			return pl.drop(21)
 		}
 		if !p.Push(16, p.Hdr[15].Off+p.Hdr[15].Len, 0) {
-			return pl.drop(37)
+			return pl.drop(21)
 		}
 		goto n59
 	}
 n59:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
 		if !p.Hdr[16].Valid {
-			return pl.drop(38)
+			return pl.drop(22)
 		}
 		if !p.Push(17, p.Hdr[16].Off+p.Hdr[16].Len, 0) {
-			return pl.drop(38)
+			return pl.drop(22)
 		}
 		goto n60
 	}
 n60:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		st146 := p.Hdr[0] // ethernet
-		if !st146.Valid {
-			return pl.drop(39)
+		st153 := p.Hdr[0] // ethernet
+		b152 := p.Data[st153.Off : st153.Off+st153.Len]
+		v154 := p.Meta[23].Lo
+		binary.BigEndian.PutUint16(b152[0:], uint16(v154>>32))
+		binary.BigEndian.PutUint32(b152[2:], uint32(v154))
+		v155 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b152[6:], uint16(v155>>32))
+		binary.BigEndian.PutUint32(b152[8:], uint32(v155))
+		st157 := p.Hdr[3] // ipv6
+		if !st157.Valid {
+			return pl.drop(23)
 		}
-		b145 := p.Data[st146.Off : st146.Off+st146.Len]
-		v147 := p.Meta[23].Lo
-		binary.BigEndian.PutUint16(b145[0:], uint16(v147>>32))
-		binary.BigEndian.PutUint32(b145[2:], uint32(v147))
-		v148 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b145[6:], uint16(v148>>32))
-		binary.BigEndian.PutUint32(b145[8:], uint32(v148))
-		st150 := p.Hdr[3] // ipv6
-		if !st150.Valid {
-			return pl.drop(39)
+		b156 := p.Data[st157.Off : st157.Off+st157.Len]
+		binary.BigEndian.PutUint16(b156[4:], uint16(0x20))
+		b156[7] = byte(0xff)
+		packet.SetBits(b156, 64, 128, p.Meta[3])
+		packet.SetBits(b156, 192, 128, p.Meta[22])
+		st159 := p.Hdr[7] // icmpv6
+		if !st159.Valid {
+			return pl.drop(23)
 		}
-		b149 := p.Data[st150.Off : st150.Off+st150.Len]
-		binary.BigEndian.PutUint16(b149[4:], uint16(0x20))
-		b149[7] = byte(0xff)
-		packet.SetBits(b149, 64, 128, p.Meta[3])
-		packet.SetBits(b149, 192, 128, p.Meta[22])
-		st152 := p.Hdr[7] // icmpv6
-		if !st152.Valid {
-			return pl.drop(39)
-		}
-		b151 := p.Data[st152.Off : st152.Off+st152.Len]
-		b151[0] = byte(0x88)
-		b151[1] = byte(0x0)
-		st154 := p.Hdr[15] // nd_na
-		if !st154.Valid {
-			return pl.drop(39)
-		}
-		b153 := p.Data[st154.Off : st154.Off+st154.Len]
-		b153[0] = b153[0]&^0x40 | byte(p.Meta[24].Lo)<<6&0x40
-		packet.SetBits(b153, 32, 128, p.Meta[25])
-		st156 := p.Hdr[16] // nd_na_opt
-		if !st156.Valid {
-			return pl.drop(39)
-		}
-		b155 := p.Data[st156.Off : st156.Off+st156.Len]
-		b155[0] = byte(0x2)
-		b155[1] = byte(0x1)
-		st158 := p.Hdr[17] // nd_na_mac
-		if !st158.Valid {
-			return pl.drop(39)
-		}
-		b157 := p.Data[st158.Off : st158.Off+st158.Len]
-		v159 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b157[0:], uint16(v159>>32))
-		binary.BigEndian.PutUint32(b157[2:], uint32(v159))
+		b158 := p.Data[st159.Off : st159.Off+st159.Len]
+		b158[0] = byte(0x88)
+		b158[1] = byte(0x0)
+		st161 := p.Hdr[15] // nd_na
+		b160 := p.Data[st161.Off : st161.Off+st161.Len]
+		b160[0] = b160[0]&^0x40 | byte(p.Meta[24].Lo)<<6&0x40
+		packet.SetBits(b160, 32, 128, p.Meta[25])
+		st163 := p.Hdr[16] // nd_na_opt
+		b162 := p.Data[st163.Off : st163.Off+st163.Len]
+		b162[0] = byte(0x2)
+		b162[1] = byte(0x1)
+		st165 := p.Hdr[17] // nd_na_mac
+		b164 := p.Data[st165.Off : st165.Off+st165.Len]
+		v166 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b164[0:], uint16(v166>>32))
+		binary.BigEndian.PutUint32(b164[2:], uint32(v166))
 		goto n61
 	}
 n61:
 	{ // NsCsum: checksum compute icmpv6
 		if !p.ComputeChecksum(7) {
-			return pl.drop(40)
+			return pl.drop(24)
 		}
 		goto n62
 	}
@@ -1628,12 +1447,9 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		st161 := p.Hdr[2] // ipv4
-		if !st161.Valid {
-			return pl.drop(41)
-		}
-		b160 := p.Data[st161.Off : st161.Off+st161.Len]
-		if e, hit := pl.tables[2].LookupWord(((uint64(binary.BigEndian.Uint32(b160[12:])))&0xffffffff)<<0 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		st168 := p.Hdr[2] // ipv4
+		b167 := p.Data[st168.Off : st168.Off+st168.Len]
+		if e, hit := pl.tables[2].LookupWord(((uint64(binary.BigEndian.Uint32(b167[12:])))&0xffffffff)<<0 | ((p.Meta[4].Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1652,12 +1468,12 @@ n67:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		st163 := p.Hdr[3] // ipv6
-		if !st163.Valid {
-			return pl.drop(42)
+		st170 := p.Hdr[3] // ipv6
+		if !st170.Valid {
+			return pl.drop(25)
 		}
-		b162 := p.Data[st163.Off : st163.Off+st163.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b162[8:]), Lo: binary.BigEndian.Uint64(b162[16:])}
+		b169 := p.Data[st170.Off : st170.Off+st170.Len]
+		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b169[8:]), Lo: binary.BigEndian.Uint64(b169[16:])}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -1677,7 +1493,7 @@ n67:
 	}
 n68:
 	{ // LbBlocked: drop lb_ctx_drop_blocked_src_pkt_counter
-		return pl.drop(43)
+		return pl.drop(26)
 	}
 n69:
 	{ // LbIsV2: test valid(lb_v2)
@@ -1696,26 +1512,23 @@ n71:
 	}
 n72:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		st165 := p.Hdr[10] // lb_v2
-		if !st165.Valid {
-			return pl.drop(44)
-		}
-		b164 := p.Data[st165.Off : st165.Off+st165.Len]
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b164[4:]))}
-		p.Meta[18] = packet.Value{Lo: (binary.BigEndian.Uint64(b164[4:]) & 0xffff) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b164[2:]))) & 0xffff}
+		st172 := p.Hdr[10] // lb_v2
+		b171 := p.Data[st172.Off : st172.Off+st172.Len]
+		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b171[4:]))}
+		p.Meta[18] = packet.Value{Lo: (binary.BigEndian.Uint64(b171[4:]) & 0xffff) & 0xffff}
+		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b171[2:]))) & 0xffff}
 		goto n74
 	}
 n73:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		st167 := p.Hdr[11] // lb_v3
-		if !st167.Valid {
-			return pl.drop(45)
+		st174 := p.Hdr[11] // lb_v3
+		if !st174.Valid {
+			return pl.drop(27)
 		}
-		b166 := p.Data[st167.Off : st167.Off+st167.Len]
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b166[4:]))}
-		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b166[0:]))) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b166[2:]))) & 0xffff}
+		b173 := p.Data[st174.Off : st174.Off+st174.Len]
+		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b173[4:]))}
+		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b173[0:]))) & 0xffff}
+		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b173[2:]))) & 0xffff}
 		pl.edges[17]++
 		goto n74
 	}
@@ -1750,7 +1563,7 @@ n74:
 	}
 n75:
 	{ // LbEpochMiss: drop lb_ctx_drop_epoch_assign_miss_pkt_counter
-		return pl.drop(46)
+		return pl.drop(28)
 	}
 n76:
 	{ // LbSlot: set meta.calendar_slot
@@ -1778,17 +1591,14 @@ n77:
 	}
 n78:
 	{ // LbCalendarMiss: drop lb_ctx_drop_lb_calendar_miss_pkt_counter
-		return pl.drop(47)
+		return pl.drop(29)
 	}
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		st169 := p.Hdr[0] // ethernet
-		if !st169.Valid {
-			return pl.drop(48)
-		}
-		b168 := p.Data[st169.Off : st169.Off+st169.Len]
-		if e, hit := pl.tables[6].LookupWord(((p.Meta[9].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b168[12:])))&0xffff)<<16 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		st176 := p.Hdr[0] // ethernet
+		b175 := p.Data[st176.Off : st176.Off+st176.Len]
+		if e, hit := pl.tables[6].LookupWord(((p.Meta[9].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b175[12:])))&0xffff)<<16 | ((p.Meta[4].Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1818,7 +1628,7 @@ n79:
 	}
 n80:
 	{ // LbMemberMiss: drop lb_ctx_drop_mbr_info_miss_pkt_counter
-		return pl.drop(49)
+		return pl.drop(30)
 	}
 n81:
 	{ // LbPort: set meta.new_port
@@ -1827,17 +1637,14 @@ n81:
 	}
 n82:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		st171 := p.Hdr[0] // ethernet
-		if !st171.Valid {
-			return pl.drop(50)
-		}
-		b170 := p.Data[st171.Off : st171.Off+st171.Len]
-		v172 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b170[6:], uint16(v172>>32))
-		binary.BigEndian.PutUint32(b170[8:], uint32(v172))
-		v173 := p.Meta[10].Lo
-		binary.BigEndian.PutUint16(b170[0:], uint16(v173>>32))
-		binary.BigEndian.PutUint32(b170[2:], uint32(v173))
+		st178 := p.Hdr[0] // ethernet
+		b177 := p.Data[st178.Off : st178.Off+st178.Len]
+		v179 := p.Meta[2].Lo
+		binary.BigEndian.PutUint16(b177[6:], uint16(v179>>32))
+		binary.BigEndian.PutUint32(b177[8:], uint32(v179))
+		v180 := p.Meta[10].Lo
+		binary.BigEndian.PutUint16(b177[0:], uint16(v180>>32))
+		binary.BigEndian.PutUint32(b177[2:], uint32(v180))
 		goto n83
 	}
 n83:
@@ -1863,386 +1670,280 @@ n85:
 	}
 n86:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d174 uint64 // ipv4 checksum
-		var d175 uint64 // udp checksum
-		v176 := p.Meta[11].Lo
-		st178 := p.Hdr[2] // ipv4
-		if !st178.Valid {
-			return pl.drop(51)
+		var d181 uint64 // ipv4 checksum
+		var d182 uint64 // udp checksum
+		v183 := p.Meta[11].Lo
+		st185 := p.Hdr[2] // ipv4
+		b184 := p.Data[st185.Off : st185.Off+st185.Len]
+		lo187, hi188 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w186 := hi188 <= len(p.Data) && 4 <= 20
+		var o189 uint32
+		if w186 {
+			o189 = uint32(binary.BigEndian.Uint16(p.Data[lo187+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo187+2:]))
 		}
-		b177 := p.Data[st178.Off : st178.Off+st178.Len]
-		lo180, hi181 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w179 := p.Hdr[2].Valid && hi181 <= len(p.Data) && 4 <= 20
-		var o182 uint32
-		if w179 {
-			o182 = uint32(binary.BigEndian.Uint16(p.Data[lo180+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo180+2:]))
+		lo191, hi192 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w190 := hi192 <= len(p.Data) && 4 <= 20
+		var o193 uint32
+		if w190 {
+			o193 = uint32(binary.BigEndian.Uint16(p.Data[lo191+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo191+2:]))
 		}
-		w183, lo184, hi185 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo184, hi185 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w183 = hi185 <= len(p.Data) && hi185-lo184 <= 20
-		} else if p.Hdr[4].Valid {
-			lo184, hi185 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			w183 = hi185 <= len(p.Data) && hi185-lo184 <= 20
+		binary.BigEndian.PutUint32(b184[16:], uint32(v183))
+		if w186 {
+			d181 += packet.ChecksumDelta(o189, uint32(binary.BigEndian.Uint16(p.Data[lo187+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo187+2:])))
 		}
-		var o186 uint32
-		if w183 {
-			o186 = packet.SumWords(p.Data[lo184:hi185])
+		if w190 {
+			d182 += packet.ChecksumDelta(o193, uint32(binary.BigEndian.Uint16(p.Data[lo191+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo191+2:])))
 		}
-		binary.BigEndian.PutUint32(b177[16:], uint32(v176))
-		if w179 {
-			d174 += packet.ChecksumDelta(o182, uint32(binary.BigEndian.Uint16(p.Data[lo180+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo180+2:])))
+		v194 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
+		lo196, hi197 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w195 := hi197 <= len(p.Data) && 4 <= 20
+		var o198 uint32
+		if w195 {
+			o198 = uint32(binary.BigEndian.Uint16(p.Data[lo196+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo196+2:]))
 		}
-		if w183 {
-			d175 += packet.ChecksumDelta(o186, packet.SumWords(p.Data[lo184:hi185]))
+		lo200, hi201 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w199 := hi201 <= len(p.Data) && 4 <= 20
+		var o202 uint32
+		if w199 {
+			o202 = uint32(binary.BigEndian.Uint16(p.Data[lo200+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo200+2:]))
 		}
-		v187 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		lo189, hi190 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w188 := p.Hdr[2].Valid && hi190 <= len(p.Data) && 4 <= 20
-		var o191 uint32
-		if w188 {
-			o191 = uint32(binary.BigEndian.Uint16(p.Data[lo189+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo189+2:]))
+		binary.BigEndian.PutUint32(b184[12:], uint32(v194))
+		if w195 {
+			d181 += packet.ChecksumDelta(o198, uint32(binary.BigEndian.Uint16(p.Data[lo196+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo196+2:])))
 		}
-		w192, lo193, hi194 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			lo193, hi194 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w192 = hi194 <= len(p.Data) && hi194-lo193 <= 20
-		} else if p.Hdr[4].Valid {
-			lo193, hi194 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			w192 = hi194 <= len(p.Data) && hi194-lo193 <= 20
+		if w199 {
+			d182 += packet.ChecksumDelta(o202, uint32(binary.BigEndian.Uint16(p.Data[lo200+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo200+2:])))
 		}
-		var o195 uint32
-		if w192 {
-			o195 = packet.SumWords(p.Data[lo193:hi194])
+		v203 := p.Meta[21].Lo
+		st205 := p.Hdr[4] // udp
+		b204 := p.Data[st205.Off : st205.Off+st205.Len]
+		lo211, hi212 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w210 := hi212 <= len(p.Data) && 2 <= 20
+		var o213 uint32
+		if w210 {
+			o213 = uint32(binary.BigEndian.Uint16(p.Data[lo211+0:]))
 		}
-		binary.BigEndian.PutUint32(b177[12:], uint32(v187))
-		if w188 {
-			d174 += packet.ChecksumDelta(o191, uint32(binary.BigEndian.Uint16(p.Data[lo189+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo189+2:])))
+		binary.BigEndian.PutUint16(b204[2:], uint16(v203))
+		if w210 {
+			d182 += packet.ChecksumDelta(o213, uint32(binary.BigEndian.Uint16(p.Data[lo211+0:])))
 		}
-		if w192 {
-			d175 += packet.ChecksumDelta(o195, packet.SumWords(p.Data[lo193:hi194]))
+		v214 := uint64(b184[8])
+		lo216, hi217 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
+		w215 := hi217 <= len(p.Data) && 2 <= 20
+		var o218 uint32
+		if w215 {
+			o218 = uint32(binary.BigEndian.Uint16(p.Data[lo216+0:]))
 		}
-		v196 := p.Meta[21].Lo
-		st198 := p.Hdr[4] // udp
-		if !st198.Valid {
-			return pl.drop(51)
+		b184[8] = byte(v214)
+		if w215 {
+			d181 += packet.ChecksumDelta(o218, uint32(binary.BigEndian.Uint16(p.Data[lo216+0:])))
 		}
-		b197 := p.Data[st198.Off : st198.Off+st198.Len]
-		lo204, hi205 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w203 := p.Hdr[4].Valid && hi205 <= len(p.Data) && 2 <= 20
-		var o206 uint32
-		if w203 {
-			o206 = uint32(binary.BigEndian.Uint16(p.Data[lo204+0:]))
+		if cs223 := p.Hdr[2]; cs223.Off >= 0 && cs223.Off+cs223.Len <= len(p.Data) {
+			cb := p.Data[cs223.Off+10 : cs223.Off+12]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d181, false))
 		}
-		binary.BigEndian.PutUint16(b197[2:], uint16(v196))
-		if w203 {
-			d175 += packet.ChecksumDelta(o206, uint32(binary.BigEndian.Uint16(p.Data[lo204+0:])))
-		}
-		v207 := uint64(b177[8])
-		lo209, hi210 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
-		w208 := p.Hdr[2].Valid && hi210 <= len(p.Data) && 2 <= 20
-		var o211 uint32
-		if w208 {
-			o211 = uint32(binary.BigEndian.Uint16(p.Data[lo209+0:]))
-		}
-		w212, lo213, hi214 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+8, p.Hdr[2].Off+9
-			lo213, hi214 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w212 = hi214 <= len(p.Data) && hi214-lo213 <= 20
-		}
-		var o215 uint32
-		if w212 {
-			o215 = packet.SumWords(p.Data[lo213:hi214])
-		}
-		b177[8] = byte(v207)
-		if w208 {
-			d174 += packet.ChecksumDelta(o211, uint32(binary.BigEndian.Uint16(p.Data[lo209+0:])))
-		}
-		if w212 {
-			d175 += packet.ChecksumDelta(o215, packet.SumWords(p.Data[lo213:hi214]))
-		}
-		if cb216, ok217 := p.Bytes(2); ok217 {
-			binary.BigEndian.PutUint16(cb216[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb216[10:]), d174, false))
-		}
-		if cb218, ok219 := p.Bytes(4); ok219 {
-			binary.BigEndian.PutUint16(cb218[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb218[6:]), d175, false))
+		if cs224 := p.Hdr[4]; cs224.Off >= 0 && cs224.Off+cs224.Len <= len(p.Data) {
+			cb := p.Data[cs224.Off+6 : cs224.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d182, false))
 		}
 		goto n95
 	}
 n87:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d220 uint64 // ipv4 checksum
-		var d221 uint64 // udp checksum
-		v222 := p.Meta[11].Lo
-		st224 := p.Hdr[2] // ipv4
-		if !st224.Valid {
-			return pl.drop(52)
+		var d225 uint64 // ipv4 checksum
+		var d226 uint64 // udp checksum
+		v227 := p.Meta[11].Lo
+		st229 := p.Hdr[2] // ipv4
+		b228 := p.Data[st229.Off : st229.Off+st229.Len]
+		lo231, hi232 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w230 := hi232 <= len(p.Data) && 4 <= 20
+		var o233 uint32
+		if w230 {
+			o233 = uint32(binary.BigEndian.Uint16(p.Data[lo231+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo231+2:]))
 		}
-		b223 := p.Data[st224.Off : st224.Off+st224.Len]
-		lo226, hi227 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w225 := p.Hdr[2].Valid && hi227 <= len(p.Data) && 4 <= 20
-		var o228 uint32
-		if w225 {
-			o228 = uint32(binary.BigEndian.Uint16(p.Data[lo226+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo226+2:]))
-		}
-		w229, lo230, hi231 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo230, hi231 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w229 = hi231 <= len(p.Data) && hi231-lo230 <= 20
-		} else if p.Hdr[4].Valid {
-			lo230, hi231 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			w229 = hi231 <= len(p.Data) && hi231-lo230 <= 20
-		}
-		var o232 uint32
-		if w229 {
-			o232 = packet.SumWords(p.Data[lo230:hi231])
-		}
-		binary.BigEndian.PutUint32(b223[16:], uint32(v222))
-		if w225 {
-			d220 += packet.ChecksumDelta(o228, uint32(binary.BigEndian.Uint16(p.Data[lo226+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo226+2:])))
-		}
-		if w229 {
-			d221 += packet.ChecksumDelta(o232, packet.SumWords(p.Data[lo230:hi231]))
-		}
-		v233 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		lo235, hi236 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w234 := p.Hdr[2].Valid && hi236 <= len(p.Data) && 4 <= 20
+		lo235, hi236 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w234 := hi236 <= len(p.Data) && 4 <= 20
 		var o237 uint32
 		if w234 {
 			o237 = uint32(binary.BigEndian.Uint16(p.Data[lo235+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo235+2:]))
 		}
-		w238, lo239, hi240 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			lo239, hi240 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w238 = hi240 <= len(p.Data) && hi240-lo239 <= 20
-		} else if p.Hdr[4].Valid {
-			lo239, hi240 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			w238 = hi240 <= len(p.Data) && hi240-lo239 <= 20
+		binary.BigEndian.PutUint32(b228[16:], uint32(v227))
+		if w230 {
+			d225 += packet.ChecksumDelta(o233, uint32(binary.BigEndian.Uint16(p.Data[lo231+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo231+2:])))
 		}
-		var o241 uint32
-		if w238 {
-			o241 = packet.SumWords(p.Data[lo239:hi240])
-		}
-		binary.BigEndian.PutUint32(b223[12:], uint32(v233))
 		if w234 {
-			d220 += packet.ChecksumDelta(o237, uint32(binary.BigEndian.Uint16(p.Data[lo235+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo235+2:])))
+			d226 += packet.ChecksumDelta(o237, uint32(binary.BigEndian.Uint16(p.Data[lo235+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo235+2:])))
 		}
-		if w238 {
-			d221 += packet.ChecksumDelta(o241, packet.SumWords(p.Data[lo239:hi240]))
+		v238 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
+		lo240, hi241 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w239 := hi241 <= len(p.Data) && 4 <= 20
+		var o242 uint32
+		if w239 {
+			o242 = uint32(binary.BigEndian.Uint16(p.Data[lo240+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo240+2:]))
 		}
-		v242 := p.Meta[21].Lo
-		st244 := p.Hdr[4] // udp
-		if !st244.Valid {
-			return pl.drop(52)
+		lo244, hi245 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w243 := hi245 <= len(p.Data) && 4 <= 20
+		var o246 uint32
+		if w243 {
+			o246 = uint32(binary.BigEndian.Uint16(p.Data[lo244+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo244+2:]))
 		}
-		b243 := p.Data[st244.Off : st244.Off+st244.Len]
-		lo250, hi251 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w249 := p.Hdr[4].Valid && hi251 <= len(p.Data) && 2 <= 20
-		var o252 uint32
-		if w249 {
-			o252 = uint32(binary.BigEndian.Uint16(p.Data[lo250+0:]))
+		binary.BigEndian.PutUint32(b228[12:], uint32(v238))
+		if w239 {
+			d225 += packet.ChecksumDelta(o242, uint32(binary.BigEndian.Uint16(p.Data[lo240+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo240+2:])))
 		}
-		binary.BigEndian.PutUint16(b243[2:], uint16(v242))
-		if w249 {
-			d221 += packet.ChecksumDelta(o252, uint32(binary.BigEndian.Uint16(p.Data[lo250+0:])))
+		if w243 {
+			d226 += packet.ChecksumDelta(o246, uint32(binary.BigEndian.Uint16(p.Data[lo244+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo244+2:])))
 		}
-		v253 := (uint64(binary.BigEndian.Uint16(b223[2:])) - 0x10)
-		lo255, hi256 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w254 := p.Hdr[2].Valid && hi256 <= len(p.Data) && 2 <= 20
+		v247 := p.Meta[21].Lo
+		st249 := p.Hdr[4] // udp
+		b248 := p.Data[st249.Off : st249.Off+st249.Len]
+		lo255, hi256 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w254 := hi256 <= len(p.Data) && 2 <= 20
 		var o257 uint32
 		if w254 {
 			o257 = uint32(binary.BigEndian.Uint16(p.Data[lo255+0:]))
 		}
-		w258, lo259, hi260 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			lo259, hi260 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w258 = hi260 <= len(p.Data) && hi260-lo259 <= 20
-		} else if p.Hdr[4].Valid {
-			lo259, hi260 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			w258 = hi260 <= len(p.Data) && hi260-lo259 <= 20
-		}
-		var o261 uint32
-		if w258 {
-			o261 = packet.SumWords(p.Data[lo259:hi260])
-		}
-		binary.BigEndian.PutUint16(b223[2:], uint16(v253))
+		binary.BigEndian.PutUint16(b248[2:], uint16(v247))
 		if w254 {
-			d220 += packet.ChecksumDelta(o257, uint32(binary.BigEndian.Uint16(p.Data[lo255+0:])))
+			d226 += packet.ChecksumDelta(o257, uint32(binary.BigEndian.Uint16(p.Data[lo255+0:])))
 		}
-		if w258 {
-			d221 += packet.ChecksumDelta(o261, packet.SumWords(p.Data[lo259:hi260]))
+		v258 := (uint64(binary.BigEndian.Uint16(b228[2:])) - 0x10)
+		lo260, hi261 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w259 := hi261 <= len(p.Data) && 2 <= 20
+		var o262 uint32
+		if w259 {
+			o262 = uint32(binary.BigEndian.Uint16(p.Data[lo260+0:]))
 		}
-		if cb262, ok263 := p.Bytes(2); ok263 {
-			binary.BigEndian.PutUint16(cb262[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb262[10:]), d220, false))
+		lo264, hi265 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w263 := hi265 <= len(p.Data) && 2 <= 20
+		var o266 uint32
+		if w263 {
+			o266 = uint32(binary.BigEndian.Uint16(p.Data[lo264+0:]))
 		}
-		if cb264, ok265 := p.Bytes(4); ok265 {
-			binary.BigEndian.PutUint16(cb264[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb264[6:]), d221, false))
+		binary.BigEndian.PutUint16(b228[2:], uint16(v258))
+		if w259 {
+			d225 += packet.ChecksumDelta(o262, uint32(binary.BigEndian.Uint16(p.Data[lo260+0:])))
+		}
+		if w263 {
+			d226 += packet.ChecksumDelta(o266, uint32(binary.BigEndian.Uint16(p.Data[lo264+0:])))
+		}
+		if cs267 := p.Hdr[2]; cs267.Off >= 0 && cs267.Off+cs267.Len <= len(p.Data) {
+			cb := p.Data[cs267.Off+10 : cs267.Off+12]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d225, false))
+		}
+		if cs268 := p.Hdr[4]; cs268.Off >= 0 && cs268.Off+cs268.Len <= len(p.Data) {
+			cb := p.Data[cs268.Off+6 : cs268.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d226, false))
 		}
 		goto n90
 	}
 n88:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d266 uint64 // udp checksum
-		v267 := p.Meta[12]
-		st269 := p.Hdr[3] // ipv6
-		if !st269.Valid {
-			return pl.drop(53)
+		var d269 uint64 // udp checksum
+		v270 := p.Meta[12]
+		st272 := p.Hdr[3] // ipv6
+		if !st272.Valid {
+			return pl.drop(31)
 		}
-		b268 := p.Data[st269.Off : st269.Off+st269.Len]
-		w270, lo271, hi272 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo271, hi272 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w270 = hi272 <= len(p.Data) && hi272-lo271 <= 20
-		} else if p.Hdr[4].Valid {
-			lo271, hi272 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w270 = hi272 <= len(p.Data) && hi272-lo271 <= 20
+		b271 := p.Data[st272.Off : st272.Off+st272.Len]
+		lo274, hi275 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+		w273 := hi275 <= len(p.Data) && 16 <= 20
+		var o276 uint32
+		if w273 {
+			o276 = uint32(binary.BigEndian.Uint16(p.Data[lo274+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+14:]))
 		}
-		var o273 uint32
-		if w270 {
-			o273 = packet.SumWords(p.Data[lo271:hi272])
+		packet.SetBits(b271, 192, 128, v270)
+		if w273 {
+			d269 += packet.ChecksumDelta(o276, uint32(binary.BigEndian.Uint16(p.Data[lo274+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+14:])))
 		}
-		packet.SetBits(b268, 192, 128, v267)
-		if w270 {
-			d266 += packet.ChecksumDelta(o273, packet.SumWords(p.Data[lo271:hi272]))
+		v277 := p.Meta[3]
+		lo279, hi280 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+		w278 := hi280 <= len(p.Data) && 16 <= 20
+		var o281 uint32
+		if w278 {
+			o281 = uint32(binary.BigEndian.Uint16(p.Data[lo279+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+14:]))
 		}
-		v274 := p.Meta[3]
-		w275, lo276, hi277 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			lo276, hi277 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w275 = hi277 <= len(p.Data) && hi277-lo276 <= 20
-		} else if p.Hdr[4].Valid {
-			lo276, hi277 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			w275 = hi277 <= len(p.Data) && hi277-lo276 <= 20
+		packet.SetBits(b271, 64, 128, v277)
+		if w278 {
+			d269 += packet.ChecksumDelta(o281, uint32(binary.BigEndian.Uint16(p.Data[lo279+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+14:])))
 		}
-		var o278 uint32
-		if w275 {
-			o278 = packet.SumWords(p.Data[lo276:hi277])
+		v282 := p.Meta[21].Lo
+		st284 := p.Hdr[4] // udp
+		b283 := p.Data[st284.Off : st284.Off+st284.Len]
+		lo286, hi287 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w285 := hi287 <= len(p.Data) && 2 <= 20
+		var o288 uint32
+		if w285 {
+			o288 = uint32(binary.BigEndian.Uint16(p.Data[lo286+0:]))
 		}
-		packet.SetBits(b268, 64, 128, v274)
-		if w275 {
-			d266 += packet.ChecksumDelta(o278, packet.SumWords(p.Data[lo276:hi277]))
+		binary.BigEndian.PutUint16(b283[2:], uint16(v282))
+		if w285 {
+			d269 += packet.ChecksumDelta(o288, uint32(binary.BigEndian.Uint16(p.Data[lo286+0:])))
 		}
-		v279 := p.Meta[21].Lo
-		st281 := p.Hdr[4] // udp
-		if !st281.Valid {
-			return pl.drop(53)
-		}
-		b280 := p.Data[st281.Off : st281.Off+st281.Len]
-		lo283, hi284 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w282 := p.Hdr[4].Valid && hi284 <= len(p.Data) && 2 <= 20
-		var o285 uint32
-		if w282 {
-			o285 = uint32(binary.BigEndian.Uint16(p.Data[lo283+0:]))
-		}
-		binary.BigEndian.PutUint16(b280[2:], uint16(v279))
-		if w282 {
-			d266 += packet.ChecksumDelta(o285, uint32(binary.BigEndian.Uint16(p.Data[lo283+0:])))
-		}
-		if cb286, ok287 := p.Bytes(4); ok287 {
-			binary.BigEndian.PutUint16(cb286[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb286[6:]), d266, false))
+		if cs289 := p.Hdr[4]; cs289.Off >= 0 && cs289.Off+cs289.Len <= len(p.Data) {
+			cb := p.Data[cs289.Off+6 : cs289.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d269, false))
 		}
 		pl.edges[23]++
 		goto n95
 	}
 n89:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d288 uint64 // udp checksum
-		v289 := p.Meta[12]
-		st291 := p.Hdr[3] // ipv6
-		if !st291.Valid {
-			return pl.drop(54)
+		var d290 uint64 // udp checksum
+		v291 := p.Meta[12]
+		st293 := p.Hdr[3] // ipv6
+		if !st293.Valid {
+			return pl.drop(32)
 		}
-		b290 := p.Data[st291.Off : st291.Off+st291.Len]
-		w292, lo293, hi294 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo293, hi294 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w292 = hi294 <= len(p.Data) && hi294-lo293 <= 20
-		} else if p.Hdr[4].Valid {
-			lo293, hi294 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w292 = hi294 <= len(p.Data) && hi294-lo293 <= 20
+		b292 := p.Data[st293.Off : st293.Off+st293.Len]
+		lo295, hi296 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+		w294 := hi296 <= len(p.Data) && 16 <= 20
+		var o297 uint32
+		if w294 {
+			o297 = uint32(binary.BigEndian.Uint16(p.Data[lo295+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+14:]))
 		}
-		var o295 uint32
-		if w292 {
-			o295 = packet.SumWords(p.Data[lo293:hi294])
+		packet.SetBits(b292, 192, 128, v291)
+		if w294 {
+			d290 += packet.ChecksumDelta(o297, uint32(binary.BigEndian.Uint16(p.Data[lo295+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+14:])))
 		}
-		packet.SetBits(b290, 192, 128, v289)
-		if w292 {
-			d288 += packet.ChecksumDelta(o295, packet.SumWords(p.Data[lo293:hi294]))
+		v298 := p.Meta[3]
+		lo300, hi301 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+		w299 := hi301 <= len(p.Data) && 16 <= 20
+		var o302 uint32
+		if w299 {
+			o302 = uint32(binary.BigEndian.Uint16(p.Data[lo300+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+14:]))
 		}
-		v296 := p.Meta[3]
-		w297, lo298, hi299 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			lo298, hi299 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w297 = hi299 <= len(p.Data) && hi299-lo298 <= 20
-		} else if p.Hdr[4].Valid {
-			lo298, hi299 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			w297 = hi299 <= len(p.Data) && hi299-lo298 <= 20
+		packet.SetBits(b292, 64, 128, v298)
+		if w299 {
+			d290 += packet.ChecksumDelta(o302, uint32(binary.BigEndian.Uint16(p.Data[lo300+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+14:])))
 		}
-		var o300 uint32
-		if w297 {
-			o300 = packet.SumWords(p.Data[lo298:hi299])
+		v303 := p.Meta[21].Lo
+		st305 := p.Hdr[4] // udp
+		b304 := p.Data[st305.Off : st305.Off+st305.Len]
+		lo307, hi308 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w306 := hi308 <= len(p.Data) && 2 <= 20
+		var o309 uint32
+		if w306 {
+			o309 = uint32(binary.BigEndian.Uint16(p.Data[lo307+0:]))
 		}
-		packet.SetBits(b290, 64, 128, v296)
-		if w297 {
-			d288 += packet.ChecksumDelta(o300, packet.SumWords(p.Data[lo298:hi299]))
+		binary.BigEndian.PutUint16(b304[2:], uint16(v303))
+		if w306 {
+			d290 += packet.ChecksumDelta(o309, uint32(binary.BigEndian.Uint16(p.Data[lo307+0:])))
 		}
-		v301 := p.Meta[21].Lo
-		st303 := p.Hdr[4] // udp
-		if !st303.Valid {
-			return pl.drop(54)
+		v310 := (uint64(binary.BigEndian.Uint16(b292[4:])) - 0x10)
+		lo312, hi313 := p.Hdr[3].Off+4, p.Hdr[3].Off+6
+		w311 := hi313 <= len(p.Data) && 2 <= 20
+		var o314 uint32
+		if w311 {
+			o314 = uint32(binary.BigEndian.Uint16(p.Data[lo312+0:]))
 		}
-		b302 := p.Data[st303.Off : st303.Off+st303.Len]
-		lo305, hi306 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w304 := p.Hdr[4].Valid && hi306 <= len(p.Data) && 2 <= 20
-		var o307 uint32
-		if w304 {
-			o307 = uint32(binary.BigEndian.Uint16(p.Data[lo305+0:]))
+		binary.BigEndian.PutUint16(b292[4:], uint16(v310))
+		if w311 {
+			d290 += packet.ChecksumDelta(o314, uint32(binary.BigEndian.Uint16(p.Data[lo312+0:])))
 		}
-		binary.BigEndian.PutUint16(b302[2:], uint16(v301))
-		if w304 {
-			d288 += packet.ChecksumDelta(o307, uint32(binary.BigEndian.Uint16(p.Data[lo305+0:])))
-		}
-		v308 := (uint64(binary.BigEndian.Uint16(b290[4:])) - 0x10)
-		w309, lo310, hi311 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			lo310, hi311 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w309 = hi311 <= len(p.Data) && hi311-lo310 <= 20
-		} else if p.Hdr[4].Valid {
-			lo310, hi311 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			w309 = hi311 <= len(p.Data) && hi311-lo310 <= 20
-		}
-		var o312 uint32
-		if w309 {
-			o312 = packet.SumWords(p.Data[lo310:hi311])
-		}
-		binary.BigEndian.PutUint16(b290[4:], uint16(v308))
-		if w309 {
-			d288 += packet.ChecksumDelta(o312, packet.SumWords(p.Data[lo310:hi311]))
-		}
-		if cb313, ok314 := p.Bytes(4); ok314 {
-			binary.BigEndian.PutUint16(cb313[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb313[6:]), d288, false))
+		if cs315 := p.Hdr[4]; cs315.Off >= 0 && cs315.Off+cs315.Len <= len(p.Data) {
+			cb := p.Data[cs315.Off+6 : cs315.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d290, false))
 		}
 		pl.edges[24]++
 		goto n90
@@ -2256,68 +1957,111 @@ n90:
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		pb315, ok316 := p.Bytes(10) // lb_v2
-		if !ok316 {
-			return pl.drop(55)
+		ps316 := p.Hdr[10] // lb_v2
+		po317, pn318 := ps316.Off, 12
+		if po317 < 0 || po317+pn318 > len(p.Data) {
+			return pl.drop(33)
 		}
-		if p.Hdr[4].Valid && p.Hdr[10].Off > p.Hdr[4].Off && len(pb315)%2 == 0 && (p.Hdr[10].Off-p.Hdr[4].Off)%2 == 0 {
-			if cb317, ok318 := p.Bytes(4); ok318 {
-				binary.BigEndian.PutUint16(cb317[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb317[6:]), packet.PopDelta(pb315), false))
+		if po317 > p.Hdr[4].Off && (po317-p.Hdr[4].Off)%2 == 0 {
+			d319 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po317+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po317+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po317+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po317+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po317+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po317+10:]))))
+			if cs320 := p.Hdr[4]; cs320.Off >= 0 && cs320.Off+cs320.Len <= len(p.Data) {
+				cb := p.Data[cs320.Off+6 : cs320.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d319, false))
 			}
 		}
-		p.Pop(10)
+		if po317 < len(p.Data)-po317-pn318 {
+			copy(p.Data[pn318:pn318+po317], p.Data[:po317])
+			p.Data = p.Data[pn318:]
+		} else {
+			copy(p.Data[po317:], p.Data[po317+pn318:])
+			p.Data = p.Data[:len(p.Data)-pn318]
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if p.Cursor > po317 {
+			p.Cursor = max(po317, p.Cursor-pn318)
+		}
 		goto n93
 	}
 n92:
 	{ // LbPopV3Body: pop lb_v3
-		pb319, ok320 := p.Bytes(11) // lb_v3
-		if !ok320 {
-			return pl.drop(56)
+		ps321 := p.Hdr[11] // lb_v3
+		if !ps321.Valid {
+			return pl.drop(34)
 		}
-		if p.Hdr[4].Valid && p.Hdr[11].Off > p.Hdr[4].Off && len(pb319)%2 == 0 && (p.Hdr[11].Off-p.Hdr[4].Off)%2 == 0 {
-			if cb321, ok322 := p.Bytes(4); ok322 {
-				binary.BigEndian.PutUint16(cb321[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb321[6:]), packet.PopDelta(pb319), false))
+		po322, pn323 := ps321.Off, 12
+		if po322 < 0 || po322+pn323 > len(p.Data) {
+			return pl.drop(34)
+		}
+		if po322 > p.Hdr[4].Off && (po322-p.Hdr[4].Off)%2 == 0 {
+			d324 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po322+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po322+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po322+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po322+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po322+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po322+10:]))))
+			if cs325 := p.Hdr[4]; cs325.Off >= 0 && cs325.Off+cs325.Len <= len(p.Data) {
+				cb := p.Data[cs325.Off+6 : cs325.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d324, false))
 			}
 		}
-		p.Pop(11)
+		if po322 < len(p.Data)-po322-pn323 {
+			copy(p.Data[pn323:pn323+po322], p.Data[:po322])
+			p.Data = p.Data[pn323:]
+		} else {
+			copy(p.Data[po322:], p.Data[po322+pn323:])
+			p.Data = p.Data[:len(p.Data)-pn323]
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if p.Cursor > po322 {
+			p.Cursor = max(po322, p.Cursor-pn323)
+		}
 		pl.edges[25]++
 		goto n93
 	}
 n93:
 	{ // LbPopCommon: pop lb_common
-		pb323, ok324 := p.Bytes(9) // lb_common
-		if !ok324 {
-			return pl.drop(57)
+		ps326 := p.Hdr[9] // lb_common
+		po327, pn328 := ps326.Off, 4
+		if po327 < 0 || po327+pn328 > len(p.Data) {
+			return pl.drop(35)
 		}
-		if p.Hdr[4].Valid && p.Hdr[9].Off > p.Hdr[4].Off && len(pb323)%2 == 0 && (p.Hdr[9].Off-p.Hdr[4].Off)%2 == 0 {
-			if cb325, ok326 := p.Bytes(4); ok326 {
-				binary.BigEndian.PutUint16(cb325[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb325[6:]), packet.PopDelta(pb323), false))
+		if po327 > p.Hdr[4].Off && (po327-p.Hdr[4].Off)%2 == 0 {
+			d329 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po327+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po327+2:]))))
+			if cs330 := p.Hdr[4]; cs330.Off >= 0 && cs330.Off+cs330.Len <= len(p.Data) {
+				cb := p.Data[cs330.Off+6 : cs330.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d329, false))
 			}
 		}
-		p.Pop(9)
+		if po327 < len(p.Data)-po327-pn328 {
+			copy(p.Data[pn328:pn328+po327], p.Data[:po327])
+			p.Data = p.Data[pn328:]
+		} else {
+			copy(p.Data[po327:], p.Data[po327+pn328:])
+			p.Data = p.Data[:len(p.Data)-pn328]
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if p.Hdr[11].Valid && p.Hdr[11].Off > po327 {
+			p.Hdr[11].Off -= pn328
+		} // lb_v3
+		if p.Cursor > po327 {
+			p.Cursor = max(po327, p.Cursor-pn328)
+		}
 		goto n94
 	}
 n94:
 	{ // LbUdpLen: set udp.length
-		var d327 uint64   // udp checksum
-		st329 := p.Hdr[4] // udp
-		if !st329.Valid {
-			return pl.drop(58)
+		var d331 uint64   // udp checksum
+		st333 := p.Hdr[4] // udp
+		b332 := p.Data[st333.Off : st333.Off+st333.Len]
+		v334 := (uint64(binary.BigEndian.Uint16(b332[4:])) - 0x10)
+		lo336, hi337 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
+		w335 := hi337 <= len(p.Data) && 2 <= 20
+		var o338 uint32
+		if w335 {
+			o338 = uint32(binary.BigEndian.Uint16(p.Data[lo336+0:]))
 		}
-		b328 := p.Data[st329.Off : st329.Off+st329.Len]
-		v330 := (uint64(binary.BigEndian.Uint16(b328[4:])) - 0x10)
-		lo332, hi333 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
-		w331 := p.Hdr[4].Valid && hi333 <= len(p.Data) && 2 <= 20
-		var o334 uint32
-		if w331 {
-			o334 = uint32(binary.BigEndian.Uint16(p.Data[lo332+0:]))
+		binary.BigEndian.PutUint16(b332[4:], uint16(v334))
+		if w335 {
+			d331 += packet.ChecksumDelta(o338, uint32(binary.BigEndian.Uint16(p.Data[lo336+0:])))
 		}
-		binary.BigEndian.PutUint16(b328[4:], uint16(v330))
-		if w331 {
-			d327 += packet.ChecksumDelta(o334, uint32(binary.BigEndian.Uint16(p.Data[lo332+0:])))
-		}
-		if cb335, ok336 := p.Bytes(4); ok336 {
-			binary.BigEndian.PutUint16(cb335[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb335[6:]), d327, false))
+		if cs339 := p.Hdr[4]; cs339.Off >= 0 && cs339.Off+cs339.Len <= len(p.Data) {
+			cb := p.Data[cs339.Off+6 : cs339.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d331, false))
 		}
 		pl.edges[26]++
 		goto n95
@@ -2344,6 +2088,6 @@ n15:
 	}
 n97:
 	{ // TxDropped: drop drop flag
-		return pl.drop(59)
+		return pl.drop(36)
 	}
 }

@@ -236,49 +236,19 @@ var NodeNames = [186]string{"RxWire", "RxFrames", "TxQueue", "TxWire", "RxCount"
 var SinkNames = [2]string{"ToHost", "TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [106]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed"},
-	{Node: "ParseVlanType", Reason: "malformed"},
-	{Node: "ParseArpCheck", Reason: "malformed"},
-	{Node: "ParseIPv4", Reason: "malformed"},
-	{Node: "ParseIPv4Check", Reason: "malformed"},
-	{Node: "ParseIPv4Proto", Reason: "malformed"},
-	{Node: "ParseIPv6Check", Reason: "malformed"},
-	{Node: "ParseIPv6Next", Reason: "malformed"},
-	{Node: "ParseIcmpType", Reason: "malformed"},
-	{Node: "ParseEcho4Code", Reason: "malformed"},
-	{Node: "ParseIcmp6Type", Reason: "malformed"},
-	{Node: "ParseEcho6Code", Reason: "malformed"},
-	{Node: "ParseUnreach4Udp", Reason: "malformed"},
-	{Node: "ParseUnreach6Udp", Reason: "malformed"},
-	{Node: "ParseNsCode", Reason: "malformed"},
-	{Node: "ParseNsLen", Reason: "malformed"},
-	{Node: "ParseNsOptType", Reason: "malformed"},
-	{Node: "ParseSlowType", Reason: "malformed"},
-	{Node: "ParseUdpPort", Reason: "malformed"},
-	{Node: "ParseLbMagic", Reason: "malformed"},
-	{Node: "ParseLbVersion", Reason: "malformed"},
+var DropSites = [65]fastpath.DropSite{{Node: "ParseIPv4", Reason: "malformed"},
 	{Node: "ParseFail", Reason: "phys_parsefail_counter"},
-	{Node: "ParseIsReserved", Reason: "malformed"},
-	{Node: "PuntIsLacp", Reason: "malformed"},
 	{Node: "PuntPopNsMac", Reason: "malformed"},
 	{Node: "PuntPopNsOpt", Reason: "malformed"},
 	{Node: "PuntPopNs", Reason: "malformed"},
 	{Node: "PuntPopUdp", Reason: "malformed"},
 	{Node: "PuntPopIPv4", Reason: "malformed"},
 	{Node: "PuntPopIPv6", Reason: "malformed"},
-	{Node: "L2VlanId", Reason: "malformed"},
 	{Node: "L2PopVlan", Reason: "malformed"},
-	{Node: "L2MacDst", Reason: "malformed"},
 	{Node: "L2DstDrop", Reason: "l2_dst_drop_counter"},
 	{Node: "L3NotIP", Reason: "l2_iface_drop_notip_counter"},
-	{Node: "L3SetDaIPv4", Reason: "malformed"},
-	{Node: "L3SetDaIPv6", Reason: "malformed"},
-	{Node: "L3SetDaArp", Reason: "malformed"},
-	{Node: "L3IPDst", Reason: "malformed"},
 	{Node: "L3BadIP", Reason: "l2_iface_drop_badip_counter"},
-	{Node: "L3Icmp4Type", Reason: "malformed"},
 	{Node: "L3Icmp4Unhandled", Reason: "l3_icmpv4_unhandled"},
-	{Node: "L3Unreach4", Reason: "malformed"},
 	{Node: "L3Unreach4Net", Reason: "l3_icmpv4_dest_unreach_net"},
 	{Node: "L3Unreach4Host", Reason: "l3_icmpv4_dest_unreach_host"},
 	{Node: "L3Unreach4Port", Reason: "l3_icmpv4_dest_unreach_port"},
@@ -287,16 +257,12 @@ var DropSites = [106]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed
 	{Node: "L3Unreach4HostUnknown", Reason: "l3_icmpv4_dest_unreach_host_unknown"},
 	{Node: "L3Unreach4HostProhibited", Reason: "l3_icmpv4_dest_unreach_host_prohibited"},
 	{Node: "L3Unreach4Other", Reason: "l3_icmpv4_dest_unreach_other"},
-	{Node: "L3Icmp6Type", Reason: "malformed"},
 	{Node: "L3Icmp6Unhandled", Reason: "l3_icmpv6_unhandled"},
-	{Node: "L3Unreach6", Reason: "malformed"},
 	{Node: "L3Unreach6Net", Reason: "l3_icmpv6_dest_unreach_net"},
 	{Node: "L3Unreach6HostProhibited", Reason: "l3_icmpv6_dest_unreach_host_prohibited"},
 	{Node: "L3Unreach6Host", Reason: "l3_icmpv6_dest_unreach_host"},
 	{Node: "L3Unreach6Port", Reason: "l3_icmpv6_dest_unreach_port"},
 	{Node: "L3Unreach6Other", Reason: "l3_icmpv6_dest_unreach_other"},
-	{Node: "ArpForUs", Reason: "malformed"},
-	{Node: "ArpReply", Reason: "malformed"},
 	{Node: "Echo4ForUs", Reason: "malformed"},
 	{Node: "Echo4NoMatch", Reason: "l3_icmpv4_echo_dst_nomatch"},
 	{Node: "Echo4Reply", Reason: "malformed"},
@@ -306,7 +272,6 @@ var DropSites = [106]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed
 	{Node: "NsUnspecified", Reason: "malformed"},
 	{Node: "NsToAllNodes", Reason: "malformed"},
 	{Node: "NsToSender", Reason: "malformed"},
-	{Node: "NsSrcMac", Reason: "malformed"},
 	{Node: "NsPopMac", Reason: "malformed"},
 	{Node: "NsPopOpt", Reason: "malformed"},
 	{Node: "NsPopBody", Reason: "malformed"},
@@ -316,22 +281,16 @@ var DropSites = [106]fastpath.DropSite{{Node: "ParseEthType", Reason: "malformed
 	{Node: "NsFill", Reason: "malformed"},
 	{Node: "NsCsum", Reason: "malformed"},
 	{Node: "LbNotIP", Reason: "lb_drop_not_ip_pkt_counter"},
-	{Node: "LbSrc4", Reason: "malformed"},
-	{Node: "LbSrc6", Reason: "malformed"},
 	{Node: "LbBlocked", Reason: "lb_drop_blocked_src_pkt_counter"},
 	{Node: "LbNoHdr", Reason: "lb_drop_no_udplb_hdr_pkt_counter"},
 	{Node: "LbBadVersion", Reason: "lb_drop_bad_udplb_version_pkt_counter"},
-	{Node: "LbSelV2", Reason: "malformed"},
-	{Node: "LbSelV3", Reason: "malformed"},
 	{Node: "LbTtl", Reason: "malformed"},
 	{Node: "LbTtlExpired", Reason: "lb_drop_ttl_expired_pkt_counter"},
 	{Node: "LbEpochMiss", Reason: "lb_drop_epoch_assign_miss_pkt_counter"},
 	{Node: "LbCalendarMiss", Reason: "lb_drop_lb_calendar_miss_pkt_counter"},
-	{Node: "LbMember", Reason: "malformed"},
 	{Node: "LbMemberMiss", Reason: "lb_drop_mbr_info_miss_pkt_counter"},
 	{Node: "LbSoftEvicted", Reason: "mbr_drop_soft_evicted_counter"},
 	{Node: "LbDeregistered", Reason: "mbr_drop_deregistered_counter"},
-	{Node: "LbEth", Reason: "malformed"},
 	{Node: "LbCsumZero", Reason: "malformed"},
 	{Node: "LbIPv4Keep", Reason: "malformed"},
 	{Node: "LbIPv4Strip", Reason: "malformed"},
@@ -462,7 +421,7 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	var f [307]uint64
-	total := uint64(0) + pl.Dropped[21] + pl.Sunk[0] + pl.Dropped[33] + pl.Dropped[34] + pl.Dropped[39] + pl.Dropped[41] + pl.Dropped[43] + pl.Dropped[44] + pl.Dropped[45] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[48] + pl.Dropped[49] + pl.Dropped[50] + pl.Dropped[52] + pl.Dropped[54] + pl.Dropped[55] + pl.Dropped[56] + pl.Dropped[57] + pl.Dropped[58] + pl.Dropped[62] + pl.Dropped[66] + pl.Dropped[79] + pl.Dropped[82] + pl.Dropped[83] + pl.Dropped[84] + pl.Dropped[88] + pl.Dropped[89] + pl.Dropped[90] + pl.Dropped[92] + pl.Dropped[93] + pl.Dropped[94] + pl.Sunk[1]
+	total := uint64(0) + pl.Dropped[1] + pl.Sunk[0] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24] + pl.Dropped[25] + pl.Dropped[26] + pl.Dropped[28] + pl.Dropped[32] + pl.Dropped[44] + pl.Dropped[45] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[49] + pl.Dropped[50] + pl.Dropped[51] + pl.Dropped[52] + pl.Dropped[53] + pl.Dropped[54] + pl.Sunk[1]
 	f[11] = pl.edges[54]
 	f[13] = pl.edges[55]
 	f[14] = pl.edges[0]
@@ -517,7 +476,7 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[97] = pl.edges[85]
 	f[98] = pl.edges[20]
 	f[99] = pl.edges[86]
-	f[100] = pl.Dropped[21]
+	f[100] = pl.Dropped[1]
 	f[110] = pl.edges[21]
 	f[112] = pl.edges[22]
 	f[113] = pl.edges[23]
@@ -531,51 +490,51 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[137] = pl.edges[30]
 	f[139] = pl.edges[31]
 	f[142] = pl.edges[32]
-	f[144] = pl.Dropped[33]
-	f[152] = pl.Dropped[34]
+	f[144] = pl.Dropped[9]
+	f[152] = pl.Dropped[10]
 	f[154] = pl.edges[33]
 	f[155] = pl.edges[34]
-	f[158] = pl.Dropped[39]
-	f[170] = pl.Dropped[41]
-	f[179] = pl.Dropped[43]
-	f[180] = pl.Dropped[44]
-	f[181] = pl.Dropped[45]
-	f[182] = pl.Dropped[46]
-	f[183] = pl.Dropped[47]
-	f[184] = pl.Dropped[48]
-	f[185] = pl.Dropped[49]
-	f[186] = pl.Dropped[50]
-	f[191] = pl.Dropped[52]
-	f[197] = pl.Dropped[54]
-	f[198] = pl.Dropped[55]
-	f[199] = pl.Dropped[56]
-	f[200] = pl.Dropped[57]
-	f[201] = pl.Dropped[58]
+	f[158] = pl.Dropped[11]
+	f[170] = pl.Dropped[12]
+	f[179] = pl.Dropped[13]
+	f[180] = pl.Dropped[14]
+	f[181] = pl.Dropped[15]
+	f[182] = pl.Dropped[16]
+	f[183] = pl.Dropped[17]
+	f[184] = pl.Dropped[18]
+	f[185] = pl.Dropped[19]
+	f[186] = pl.Dropped[20]
+	f[191] = pl.Dropped[21]
+	f[197] = pl.Dropped[22]
+	f[198] = pl.Dropped[23]
+	f[199] = pl.Dropped[24]
+	f[200] = pl.Dropped[25]
+	f[201] = pl.Dropped[26]
 	f[204] = pl.edges[35]
-	f[209] = pl.Dropped[62]
+	f[209] = pl.Dropped[28]
 	f[211] = pl.edges[36]
 	f[213] = pl.edges[37]
-	f[216] = pl.Dropped[66]
+	f[216] = pl.Dropped[32]
 	f[222] = pl.edges[38]
 	f[223] = pl.edges[39]
 	f[228] = pl.edges[40]
 	f[229] = pl.edges[41]
 	f[236] = pl.edges[42]
-	f[242] = pl.Dropped[79]
+	f[242] = pl.Dropped[44]
 	f[245] = pl.edges[43]
 	f[246] = pl.edges[87]
-	f[247] = pl.Dropped[82]
-	f[250] = pl.Dropped[83]
-	f[255] = pl.Dropped[84]
+	f[247] = pl.Dropped[45]
+	f[250] = pl.Dropped[46]
+	f[255] = pl.Dropped[47]
 	f[259] = pl.edges[44]
-	f[262] = pl.Dropped[88]
+	f[262] = pl.Dropped[49]
 	f[264] = pl.edges[45]
-	f[266] = pl.Dropped[89]
-	f[270] = pl.Dropped[90]
+	f[266] = pl.Dropped[50]
+	f[270] = pl.Dropped[51]
 	f[272] = pl.edges[46]
-	f[276] = pl.Dropped[92]
-	f[277] = pl.Dropped[93]
-	f[278] = pl.Dropped[94]
+	f[276] = pl.Dropped[52]
+	f[277] = pl.Dropped[53]
+	f[278] = pl.Dropped[54]
 	f[283] = pl.edges[47]
 	f[292] = pl.edges[48]
 	f[293] = pl.edges[49]
@@ -996,9 +955,6 @@ n5:
 n6:
 	{ // ParseEthType: switch ethernet.type
 		st4 := p.Hdr[0] // ethernet
-		if !st4.Valid {
-			return pl.drop(0)
-		}
 		b3 := p.Data[st4.Off : st4.Off+st4.Len]
 		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
@@ -1040,9 +996,6 @@ n7:
 n8:
 	{ // ParseVlanType: switch vlan.type
 		st8 := p.Hdr[1] // vlan
-		if !st8.Valid {
-			return pl.drop(1)
-		}
 		b7 := p.Data[st8.Off : st8.Off+st8.Len]
 		v6 := uint64(binary.BigEndian.Uint16(b7[2:]))
 		switch {
@@ -1081,9 +1034,6 @@ n9:
 n10:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
 		st15 := p.Hdr[5] // arp
-		if !st15.Valid {
-			return pl.drop(2)
-		}
 		b14 := p.Data[st15.Off : st15.Off+st15.Len]
 		c13 := (uint64(binary.BigEndian.Uint16(b14[0:])) == 0x1)
 		if c13 {
@@ -1115,7 +1065,7 @@ n11:
 				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
 				st19 := p.Hdr[2] // ipv4
 				if !st19.Valid {
-					return pl.drop(3)
+					return pl.drop(0)
 				}
 				b18 := p.Data[st19.Off : st19.Off+st19.Len]
 				ext17 := packet.Value{Lo: (uint64(b18[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
@@ -1138,9 +1088,6 @@ n11:
 n12:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
 		st22 := p.Hdr[2] // ipv4
-		if !st22.Valid {
-			return pl.drop(4)
-		}
 		b21 := p.Data[st22.Off : st22.Off+st22.Len]
 		c20 := ((uint64(b21[0]) >> 4 & 0xf) == 0x4)
 		if c20 {
@@ -1155,9 +1102,6 @@ n12:
 n13:
 	{ // ParseIPv4Proto: switch ipv4.proto
 		st25 := p.Hdr[2] // ipv4
-		if !st25.Valid {
-			return pl.drop(5)
-		}
 		b24 := p.Data[st25.Off : st25.Off+st25.Len]
 		v23 := uint64(b24[9])
 		switch {
@@ -1191,9 +1135,6 @@ n14:
 n15:
 	{ // ParseIPv6Check: test ipv6.version == 6
 		st28 := p.Hdr[3] // ipv6
-		if !st28.Valid {
-			return pl.drop(6)
-		}
 		b27 := p.Data[st28.Off : st28.Off+st28.Len]
 		if (uint64(b27[0]) >> 4 & 0xf) == 0x6 {
 			goto n16
@@ -1204,9 +1145,6 @@ n15:
 n16:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
 		st31 := p.Hdr[3] // ipv6
-		if !st31.Valid {
-			return pl.drop(7)
-		}
 		b30 := p.Data[st31.Off : st31.Off+st31.Len]
 		v29 := uint64(b30[6])
 		switch {
@@ -1241,9 +1179,6 @@ n17:
 n18:
 	{ // ParseIcmpType: switch icmp.type
 		st35 := p.Hdr[6] // icmp
-		if !st35.Valid {
-			return pl.drop(8)
-		}
 		b34 := p.Data[st35.Off : st35.Off+st35.Len]
 		v33 := uint64(b34[0])
 		switch {
@@ -1259,9 +1194,6 @@ n18:
 n19:
 	{ // ParseEcho4Code: test icmp.code == 0
 		st37 := p.Hdr[6] // icmp
-		if !st37.Valid {
-			return pl.drop(9)
-		}
 		b36 := p.Data[st37.Off : st37.Off+st37.Len]
 		if uint64(b36[1]) == 0x0 {
 			goto n20
@@ -1309,9 +1241,6 @@ n21:
 n22:
 	{ // ParseIcmp6Type: switch icmpv6.type
 		st42 := p.Hdr[7] // icmpv6
-		if !st42.Valid {
-			return pl.drop(10)
-		}
 		b41 := p.Data[st42.Off : st42.Off+st42.Len]
 		v40 := uint64(b41[0])
 		switch {
@@ -1329,9 +1258,6 @@ n22:
 n23:
 	{ // ParseEcho6Code: test icmpv6.code == 0
 		st44 := p.Hdr[7] // icmpv6
-		if !st44.Valid {
-			return pl.drop(11)
-		}
 		b43 := p.Data[st44.Off : st44.Off+st44.Len]
 		if uint64(b43[1]) == 0x0 {
 			goto n24
@@ -1379,9 +1305,6 @@ n25:
 n26:
 	{ // ParseUnreach4Udp: test icmp_ipv4.proto == 17
 		st48 := p.Hdr[18] // icmp_ipv4
-		if !st48.Valid {
-			return pl.drop(12)
-		}
 		b47 := p.Data[st48.Off : st48.Off+st48.Len]
 		if uint64(b47[9]) == 0x11 {
 			goto n29
@@ -1410,9 +1333,6 @@ n27:
 n28:
 	{ // ParseUnreach6Udp: test icmp_ipv6.next_hdr == 17
 		st51 := p.Hdr[19] // icmp_ipv6
-		if !st51.Valid {
-			return pl.drop(13)
-		}
 		b50 := p.Data[st51.Off : st51.Off+st51.Len]
 		if uint64(b50[6]) == 0x11 {
 			pl.edges[9]++
@@ -1443,9 +1363,6 @@ n29:
 n30:
 	{ // ParseNsCode: test icmpv6.code == 0
 		st54 := p.Hdr[7] // icmpv6
-		if !st54.Valid {
-			return pl.drop(14)
-		}
 		b53 := p.Data[st54.Off : st54.Off+st54.Len]
 		if uint64(b53[1]) == 0x0 {
 			goto n31
@@ -1474,9 +1391,6 @@ n31:
 n32:
 	{ // ParseNsLen: test ipv6.payload_len == 24
 		st57 := p.Hdr[3] // ipv6
-		if !st57.Valid {
-			return pl.drop(15)
-		}
 		b56 := p.Data[st57.Off : st57.Off+st57.Len]
 		if uint64(binary.BigEndian.Uint16(b56[4:])) == 0x18 {
 			pl.edges[12]++
@@ -1505,9 +1419,6 @@ n33:
 n34:
 	{ // ParseNsOptType: test nd_opt.type == 1
 		st60 := p.Hdr[13] // nd_opt
-		if !st60.Valid {
-			return pl.drop(16)
-		}
 		b59 := p.Data[st60.Off : st60.Off+st60.Len]
 		if uint64(b59[0]) == 0x1 {
 			goto n35
@@ -1555,9 +1466,6 @@ n36:
 n37:
 	{ // ParseSlowType: test slow.subtype == 1
 		st64 := p.Hdr[22] // slow
-		if !st64.Valid {
-			return pl.drop(17)
-		}
 		b63 := p.Data[st64.Off : st64.Off+st64.Len]
 		if uint64(b63[0]) == 0x1 {
 			goto n38
@@ -1624,9 +1532,6 @@ n40:
 n41:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
 		st69 := p.Hdr[4] // udp
-		if !st69.Valid {
-			return pl.drop(18)
-		}
 		b68 := p.Data[st69.Off : st69.Off+st69.Len]
 		if (uint64(binary.BigEndian.Uint16(b68[2:])) & 0xc000) == 0x4000 {
 			goto n42
@@ -1655,9 +1560,6 @@ n42:
 n43:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		st72 := p.Hdr[9] // lb_common
-		if !st72.Valid {
-			return pl.drop(19)
-		}
 		b71 := p.Data[st72.Off : st72.Off+st72.Len]
 		if uint64(binary.BigEndian.Uint16(b71[0:])) == 0x4c42 {
 			goto n44
@@ -1668,9 +1570,6 @@ n43:
 n44:
 	{ // ParseLbVersion: switch lb_common.version
 		st75 := p.Hdr[9] // lb_common
-		if !st75.Valid {
-			return pl.drop(20)
-		}
 		b74 := p.Data[st75.Off : st75.Off+st75.Len]
 		v73 := uint64(b74[2])
 		switch {
@@ -1723,7 +1622,7 @@ n46:
 	}
 n47:
 	{ // ParseFail: drop phys_parsefail_counter
-		return pl.drop(21)
+		return pl.drop(1)
 	}
 n48:
 	{ // ParseParsed: set meta.egress_port
@@ -1735,9 +1634,6 @@ n49:
 		c78 := !(p.Hdr[1].Valid)
 		if c78 {
 			st80 := p.Hdr[0] // ethernet
-			if !st80.Valid {
-				return pl.drop(22)
-			}
 			b79 := p.Data[st80.Off : st80.Off+st80.Len]
 			c78 = (((uint64(binary.BigEndian.Uint16(b79[0:]))<<32 | uint64(binary.BigEndian.Uint32(b79[2:]))) & 0xfffffffffff0) == 0x180c2000000)
 		}
@@ -1760,9 +1656,6 @@ n51:
 n52:
 	{ // PuntIsLacp: test slow.subtype == 1
 		st82 := p.Hdr[22] // slow
-		if !st82.Valid {
-			return pl.drop(23)
-		}
 		b81 := p.Data[st82.Off : st82.Off+st82.Len]
 		if uint64(b81[0]) == 0x1 {
 			goto n53
@@ -1805,8 +1698,21 @@ n58:
 	}
 n59:
 	{ // PuntPopNsMac: pop nd_mac
-		if !p.Pop(14) {
-			return pl.drop(24)
+		ps83 := p.Hdr[14] // nd_mac
+		po84, pn85 := ps83.Off, 6
+		if po84 < 0 || po84+pn85 > len(p.Data) {
+			return pl.drop(2)
+		}
+		if po84 < len(p.Data)-po84-pn85 {
+			copy(p.Data[pn85:pn85+po84], p.Data[:po84])
+			p.Data = p.Data[pn85:]
+		} else {
+			copy(p.Data[po84:], p.Data[po84+pn85:])
+			p.Data = p.Data[:len(p.Data)-pn85]
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if p.Cursor > po84 {
+			p.Cursor = max(po84, p.Cursor-pn85)
 		}
 		pl.edges[24]++
 		goto n60
@@ -1820,8 +1726,21 @@ n60:
 	}
 n61:
 	{ // PuntPopNsOpt: pop nd_opt
-		if !p.Pop(13) {
-			return pl.drop(25)
+		ps86 := p.Hdr[13] // nd_opt
+		po87, pn88 := ps86.Off, 2
+		if po87 < 0 || po87+pn88 > len(p.Data) {
+			return pl.drop(3)
+		}
+		if po87 < len(p.Data)-po87-pn88 {
+			copy(p.Data[pn88:pn88+po87], p.Data[:po87])
+			p.Data = p.Data[pn88:]
+		} else {
+			copy(p.Data[po87:], p.Data[po87+pn88:])
+			p.Data = p.Data[:len(p.Data)-pn88]
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if p.Cursor > po87 {
+			p.Cursor = max(po87, p.Cursor-pn88)
 		}
 		pl.edges[25]++
 		goto n62
@@ -1835,8 +1754,21 @@ n62:
 	}
 n63:
 	{ // PuntPopNs: pop nd_ns
-		if !p.Pop(12) {
-			return pl.drop(26)
+		ps89 := p.Hdr[12] // nd_ns
+		po90, pn91 := ps89.Off, 20
+		if po90 < 0 || po90+pn91 > len(p.Data) {
+			return pl.drop(4)
+		}
+		if po90 < len(p.Data)-po90-pn91 {
+			copy(p.Data[pn91:pn91+po90], p.Data[:po90])
+			p.Data = p.Data[pn91:]
+		} else {
+			copy(p.Data[po90:], p.Data[po90+pn91:])
+			p.Data = p.Data[:len(p.Data)-pn91]
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if p.Cursor > po90 {
+			p.Cursor = max(po90, p.Cursor-pn91)
 		}
 		pl.edges[26]++
 		goto n64
@@ -1850,8 +1782,21 @@ n64:
 	}
 n65:
 	{ // PuntPopUdp: pop icmp_udp
-		if !p.Pop(20) {
-			return pl.drop(27)
+		ps92 := p.Hdr[20] // icmp_udp
+		po93, pn94 := ps92.Off, 8
+		if po93 < 0 || po93+pn94 > len(p.Data) {
+			return pl.drop(5)
+		}
+		if po93 < len(p.Data)-po93-pn94 {
+			copy(p.Data[pn94:pn94+po93], p.Data[:po93])
+			p.Data = p.Data[pn94:]
+		} else {
+			copy(p.Data[po93:], p.Data[po93+pn94:])
+			p.Data = p.Data[:len(p.Data)-pn94]
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if p.Cursor > po93 {
+			p.Cursor = max(po93, p.Cursor-pn94)
 		}
 		pl.edges[27]++
 		goto n66
@@ -1865,8 +1810,21 @@ n66:
 	}
 n67:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		if !p.Pop(18) {
-			return pl.drop(28)
+		ps95 := p.Hdr[18] // icmp_ipv4
+		po96, pn97 := ps95.Off, 20
+		if po96 < 0 || po96+pn97 > len(p.Data) {
+			return pl.drop(6)
+		}
+		if po96 < len(p.Data)-po96-pn97 {
+			copy(p.Data[pn97:pn97+po96], p.Data[:po96])
+			p.Data = p.Data[pn97:]
+		} else {
+			copy(p.Data[po96:], p.Data[po96+pn97:])
+			p.Data = p.Data[:len(p.Data)-pn97]
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if p.Cursor > po96 {
+			p.Cursor = max(po96, p.Cursor-pn97)
 		}
 		pl.edges[28]++
 		goto n68
@@ -1880,8 +1838,21 @@ n68:
 	}
 n69:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		if !p.Pop(19) {
-			return pl.drop(29)
+		ps98 := p.Hdr[19] // icmp_ipv6
+		po99, pn100 := ps98.Off, 40
+		if po99 < 0 || po99+pn100 > len(p.Data) {
+			return pl.drop(7)
+		}
+		if po99 < len(p.Data)-po99-pn100 {
+			copy(p.Data[pn100:pn100+po99], p.Data[:po99])
+			p.Data = p.Data[pn100:]
+		} else {
+			copy(p.Data[po99:], p.Data[po99+pn100:])
+			p.Data = p.Data[:len(p.Data)-pn100]
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if p.Cursor > po99 {
+			p.Cursor = max(po99, p.Cursor-pn100)
 		}
 		pl.edges[29]++
 		goto n70
@@ -1899,18 +1870,76 @@ n71:
 	}
 n72:
 	{ // L2VlanId: set meta.vlan_id
-		st84 := p.Hdr[1] // vlan
-		if !st84.Valid {
-			return pl.drop(30)
-		}
-		b83 := p.Data[st84.Off : st84.Off+st84.Len]
-		p.Meta[3] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b83[0:])) >> 0 & 0xfff) & 0xfff}
+		st102 := p.Hdr[1] // vlan
+		b101 := p.Data[st102.Off : st102.Off+st102.Len]
+		p.Meta[3] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b101[0:])) >> 0 & 0xfff) & 0xfff}
 		goto n73
 	}
 n73:
 	{ // L2PopVlan: pop vlan
-		if !p.Pop(1) {
-			return pl.drop(31)
+		ps103 := p.Hdr[1] // vlan
+		po104, pn105 := ps103.Off, 4
+		if po104 < 0 || po104+pn105 > len(p.Data) {
+			return pl.drop(8)
+		}
+		if po104 < len(p.Data)-po104-pn105 {
+			copy(p.Data[pn105:pn105+po104], p.Data[:po104])
+			p.Data = p.Data[pn105:]
+		} else {
+			copy(p.Data[po104:], p.Data[po104+pn105:])
+			p.Data = p.Data[:len(p.Data)-pn105]
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if p.Hdr[2].Valid && p.Hdr[2].Off > po104 {
+			p.Hdr[2].Off -= pn105
+		} // ipv4
+		if p.Hdr[3].Valid && p.Hdr[3].Off > po104 {
+			p.Hdr[3].Off -= pn105
+		} // ipv6
+		if p.Hdr[4].Valid && p.Hdr[4].Off > po104 {
+			p.Hdr[4].Off -= pn105
+		} // udp
+		if p.Hdr[5].Valid && p.Hdr[5].Off > po104 {
+			p.Hdr[5].Off -= pn105
+		} // arp
+		if p.Hdr[6].Valid && p.Hdr[6].Off > po104 {
+			p.Hdr[6].Off -= pn105
+		} // icmp
+		if p.Hdr[7].Valid && p.Hdr[7].Off > po104 {
+			p.Hdr[7].Off -= pn105
+		} // icmpv6
+		if p.Hdr[8].Valid && p.Hdr[8].Off > po104 {
+			p.Hdr[8].Off -= pn105
+		} // icmp_echo
+		if p.Hdr[9].Valid && p.Hdr[9].Off > po104 {
+			p.Hdr[9].Off -= pn105
+		} // lb_common
+		if p.Hdr[10].Valid && p.Hdr[10].Off > po104 {
+			p.Hdr[10].Off -= pn105
+		} // lb_v2
+		if p.Hdr[11].Valid && p.Hdr[11].Off > po104 {
+			p.Hdr[11].Off -= pn105
+		} // lb_v3
+		if p.Hdr[12].Valid && p.Hdr[12].Off > po104 {
+			p.Hdr[12].Off -= pn105
+		} // nd_ns
+		if p.Hdr[13].Valid && p.Hdr[13].Off > po104 {
+			p.Hdr[13].Off -= pn105
+		} // nd_opt
+		if p.Hdr[14].Valid && p.Hdr[14].Off > po104 {
+			p.Hdr[14].Off -= pn105
+		} // nd_mac
+		if p.Hdr[18].Valid && p.Hdr[18].Off > po104 {
+			p.Hdr[18].Off -= pn105
+		} // icmp_ipv4
+		if p.Hdr[19].Valid && p.Hdr[19].Off > po104 {
+			p.Hdr[19].Off -= pn105
+		} // icmp_ipv6
+		if p.Hdr[20].Valid && p.Hdr[20].Off > po104 {
+			p.Hdr[20].Off -= pn105
+		} // icmp_udp
+		if p.Cursor > po104 {
+			p.Cursor = max(po104, p.Cursor-pn105)
 		}
 		pl.edges[30]++
 		goto n74
@@ -1939,12 +1968,9 @@ n75:
 n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		st86 := p.Hdr[0] // ethernet
-		if !st86.Valid {
-			return pl.drop(32)
-		}
-		b85 := p.Data[st86.Off : st86.Off+st86.Len]
-		if e, hit := pl.tables[1].LookupWord(((uint64(binary.BigEndian.Uint16(b85[0:]))<<32|uint64(binary.BigEndian.Uint32(b85[2:])))&0xffffffffffff)<<0 | ((p.Meta[4].Lo)&0xf)<<48); hit {
+		st107 := p.Hdr[0] // ethernet
+		b106 := p.Data[st107.Off : st107.Off+st107.Len]
+		if e, hit := pl.tables[1].LookupWord(((uint64(binary.BigEndian.Uint16(b106[0:]))<<32|uint64(binary.BigEndian.Uint32(b106[2:])))&0xffffffffffff)<<0 | ((p.Meta[4].Lo)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1961,7 +1987,7 @@ n76:
 	}
 n77:
 	{ // L2DstDrop: drop l2_dst_drop_counter
-		return pl.drop(33)
+		return pl.drop(9)
 	}
 n78:
 	{ // L2DstAllow: count l2_dst_allow_counter
@@ -1990,37 +2016,28 @@ n81:
 	}
 n82:
 	{ // L3NotIP: drop l2_iface_drop_notip_counter
-		return pl.drop(34)
+		return pl.drop(10)
 	}
 n83:
 	{ // L3SetDaIPv4: set meta.ip_da
-		st88 := p.Hdr[2] // ipv4
-		if !st88.Valid {
-			return pl.drop(35)
-		}
-		b87 := p.Data[st88.Off : st88.Off+st88.Len]
-		p.Meta[8] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b87[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st109 := p.Hdr[2] // ipv4
+		b108 := p.Data[st109.Off : st109.Off+st109.Len]
+		p.Meta[8] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b108[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n84:
 	{ // L3SetDaIPv6: set meta.ip_da
-		st90 := p.Hdr[3] // ipv6
-		if !st90.Valid {
-			return pl.drop(36)
-		}
-		b89 := p.Data[st90.Off : st90.Off+st90.Len]
-		p.Meta[8] = (packet.Value{Hi: binary.BigEndian.Uint64(b89[24:]), Lo: binary.BigEndian.Uint64(b89[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st111 := p.Hdr[3] // ipv6
+		b110 := p.Data[st111.Off : st111.Off+st111.Len]
+		p.Meta[8] = (packet.Value{Hi: binary.BigEndian.Uint64(b110[24:]), Lo: binary.BigEndian.Uint64(b110[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[33]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set meta.ip_da
-		st92 := p.Hdr[5] // arp
-		if !st92.Valid {
-			return pl.drop(37)
-		}
-		b91 := p.Data[st92.Off : st92.Off+st92.Len]
-		p.Meta[8] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b91[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st113 := p.Hdr[5] // arp
+		b112 := p.Data[st113.Off : st113.Off+st113.Len]
+		p.Meta[8] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b112[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[34]++
 		goto n86
 	}
@@ -2028,12 +2045,9 @@ n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		st94 := p.Hdr[0] // ethernet
-		if !st94.Valid {
-			return pl.drop(38)
-		}
-		b93 := p.Data[st94.Off : st94.Off+st94.Len]
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b93[12:]))}
+		st115 := p.Hdr[0] // ethernet
+		b114 := p.Data[st115.Off : st115.Off+st115.Len]
+		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b114[12:]))}
 		pl.keys[2] = p.Meta[8]
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -2050,7 +2064,7 @@ n86:
 	}
 n87:
 	{ // L3BadIP: drop l2_iface_drop_badip_counter
-		return pl.drop(39)
+		return pl.drop(11)
 	}
 n88:
 	{ // L3Allow: count l3_allow_counter
@@ -2086,14 +2100,11 @@ n92:
 	}
 n93:
 	{ // L3Icmp4Type: switch icmp.type
-		st97 := p.Hdr[6] // icmp
-		if !st97.Valid {
-			return pl.drop(40)
-		}
-		b96 := p.Data[st97.Off : st97.Off+st97.Len]
-		v95 := uint64(b96[0])
+		st118 := p.Hdr[6] // icmp
+		b117 := p.Data[st118.Off : st118.Off+st118.Len]
+		v116 := uint64(b117[0])
 		switch {
-		case v95 == 0x3:
+		case v116 == 0x3:
 			goto n95
 		default:
 			goto n94
@@ -2101,30 +2112,27 @@ n93:
 	}
 n94:
 	{ // L3Icmp4Unhandled: drop l3_icmpv4_unhandled
-		return pl.drop(41)
+		return pl.drop(12)
 	}
 n95:
 	{ // L3Unreach4: switch icmp.code
-		st100 := p.Hdr[6] // icmp
-		if !st100.Valid {
-			return pl.drop(42)
-		}
-		b99 := p.Data[st100.Off : st100.Off+st100.Len]
-		v98 := uint64(b99[1])
+		st121 := p.Hdr[6] // icmp
+		b120 := p.Data[st121.Off : st121.Off+st121.Len]
+		v119 := uint64(b120[1])
 		switch {
-		case v98 == 0x0:
+		case v119 == 0x0:
 			goto n96
-		case v98 == 0x1:
+		case v119 == 0x1:
 			goto n97
-		case v98 == 0x3:
+		case v119 == 0x3:
 			goto n98
-		case v98 == 0x4:
+		case v119 == 0x4:
 			goto n99
-		case v98 == 0x6:
+		case v119 == 0x6:
 			goto n100
-		case v98 == 0x7:
+		case v119 == 0x7:
 			goto n101
-		case v98 == 0xa:
+		case v119 == 0xa:
 			goto n102
 		default:
 			goto n103
@@ -2132,50 +2140,47 @@ n95:
 	}
 n96:
 	{ // L3Unreach4Net: drop l3_icmpv4_dest_unreach_net
-		return pl.drop(43)
+		return pl.drop(13)
 	}
 n97:
 	{ // L3Unreach4Host: drop l3_icmpv4_dest_unreach_host
-		return pl.drop(44)
+		return pl.drop(14)
 	}
 n98:
 	{ // L3Unreach4Port: drop l3_icmpv4_dest_unreach_port
-		return pl.drop(45)
+		return pl.drop(15)
 	}
 n99:
 	{ // L3Unreach4FragNeeded: drop l3_icmpv4_dest_unreach_frag_needed
-		return pl.drop(46)
+		return pl.drop(16)
 	}
 n100:
 	{ // L3Unreach4NetUnknown: drop l3_icmpv4_dest_unreach_net_unknown
-		return pl.drop(47)
+		return pl.drop(17)
 	}
 n101:
 	{ // L3Unreach4HostUnknown: drop l3_icmpv4_dest_unreach_host_unknown
-		return pl.drop(48)
+		return pl.drop(18)
 	}
 n102:
 	{ // L3Unreach4HostProhibited: drop l3_icmpv4_dest_unreach_host_prohibited
-		return pl.drop(49)
+		return pl.drop(19)
 	}
 n103:
 	{ // L3Unreach4Other: drop l3_icmpv4_dest_unreach_other
-		return pl.drop(50)
+		return pl.drop(20)
 	}
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
-		st103 := p.Hdr[7] // icmpv6
-		if !st103.Valid {
-			return pl.drop(51)
-		}
-		b102 := p.Data[st103.Off : st103.Off+st103.Len]
-		v101 := uint64(b102[0])
+		st124 := p.Hdr[7] // icmpv6
+		b123 := p.Data[st124.Off : st124.Off+st124.Len]
+		v122 := uint64(b123[0])
 		switch {
-		case v101 == 0x1:
+		case v122 == 0x1:
 			goto n106
-		case v101 == 0x80:
+		case v122 == 0x80:
 			goto n120
-		case v101 == 0x87:
+		case v122 == 0x87:
 			goto n122
 		default:
 			goto n105
@@ -2183,24 +2188,21 @@ n104:
 	}
 n105:
 	{ // L3Icmp6Unhandled: drop l3_icmpv6_unhandled
-		return pl.drop(52)
+		return pl.drop(21)
 	}
 n106:
 	{ // L3Unreach6: switch icmpv6.code
-		st106 := p.Hdr[7] // icmpv6
-		if !st106.Valid {
-			return pl.drop(53)
-		}
-		b105 := p.Data[st106.Off : st106.Off+st106.Len]
-		v104 := uint64(b105[1])
+		st127 := p.Hdr[7] // icmpv6
+		b126 := p.Data[st127.Off : st127.Off+st127.Len]
+		v125 := uint64(b126[1])
 		switch {
-		case v104 == 0x0:
+		case v125 == 0x0:
 			goto n107
-		case v104 == 0x1:
+		case v125 == 0x1:
 			goto n108
-		case v104 == 0x2:
+		case v125 == 0x2:
 			goto n109
-		case v104 == 0x4:
+		case v125 == 0x4:
 			goto n110
 		default:
 			goto n111
@@ -2208,32 +2210,29 @@ n106:
 	}
 n107:
 	{ // L3Unreach6Net: drop l3_icmpv6_dest_unreach_net
-		return pl.drop(54)
+		return pl.drop(22)
 	}
 n108:
 	{ // L3Unreach6HostProhibited: drop l3_icmpv6_dest_unreach_host_prohibited
-		return pl.drop(55)
+		return pl.drop(23)
 	}
 n109:
 	{ // L3Unreach6Host: drop l3_icmpv6_dest_unreach_host
-		return pl.drop(56)
+		return pl.drop(24)
 	}
 n110:
 	{ // L3Unreach6Port: drop l3_icmpv6_dest_unreach_port
-		return pl.drop(57)
+		return pl.drop(25)
 	}
 n111:
 	{ // L3Unreach6Other: drop l3_icmpv6_dest_unreach_other
-		return pl.drop(58)
+		return pl.drop(26)
 	}
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		st108 := p.Hdr[5] // arp
-		if !st108.Valid {
-			return pl.drop(59)
-		}
-		b107 := p.Data[st108.Off : st108.Off+st108.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b107[24:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
+		st129 := p.Hdr[5] // arp
+		b128 := p.Data[st129.Off : st129.Off+st129.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b128[24:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
 			goto n114
 		}
 		goto n113
@@ -2245,31 +2244,25 @@ n113:
 	}
 n114:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		st110 := p.Hdr[0] // ethernet
-		if !st110.Valid {
-			return pl.drop(60)
-		}
-		b109 := p.Data[st110.Off : st110.Off+st110.Len]
-		v111 := (uint64(binary.BigEndian.Uint16(b109[6:]))<<32 | uint64(binary.BigEndian.Uint32(b109[8:])))
-		binary.BigEndian.PutUint16(b109[0:], uint16(v111>>32))
-		binary.BigEndian.PutUint32(b109[2:], uint32(v111))
-		v112 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b109[6:], uint16(v112>>32))
-		binary.BigEndian.PutUint32(b109[8:], uint32(v112))
-		st114 := p.Hdr[5] // arp
-		if !st114.Valid {
-			return pl.drop(60)
-		}
-		b113 := p.Data[st114.Off : st114.Off+st114.Len]
-		binary.BigEndian.PutUint16(b113[6:], uint16(0x2))
-		v115 := (uint64(binary.BigEndian.Uint16(b113[8:]))<<32 | uint64(binary.BigEndian.Uint32(b113[10:])))
-		binary.BigEndian.PutUint16(b113[18:], uint16(v115>>32))
-		binary.BigEndian.PutUint32(b113[20:], uint32(v115))
-		v116 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b113[8:], uint16(v116>>32))
-		binary.BigEndian.PutUint32(b113[10:], uint32(v116))
-		binary.BigEndian.PutUint32(b113[24:], uint32(uint64(binary.BigEndian.Uint32(b113[14:]))))
-		binary.BigEndian.PutUint32(b113[14:], uint32(((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)))
+		st131 := p.Hdr[0] // ethernet
+		b130 := p.Data[st131.Off : st131.Off+st131.Len]
+		v132 := (uint64(binary.BigEndian.Uint16(b130[6:]))<<32 | uint64(binary.BigEndian.Uint32(b130[8:])))
+		binary.BigEndian.PutUint16(b130[0:], uint16(v132>>32))
+		binary.BigEndian.PutUint32(b130[2:], uint32(v132))
+		v133 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b130[6:], uint16(v133>>32))
+		binary.BigEndian.PutUint32(b130[8:], uint32(v133))
+		st135 := p.Hdr[5] // arp
+		b134 := p.Data[st135.Off : st135.Off+st135.Len]
+		binary.BigEndian.PutUint16(b134[6:], uint16(0x2))
+		v136 := (uint64(binary.BigEndian.Uint16(b134[8:]))<<32 | uint64(binary.BigEndian.Uint32(b134[10:])))
+		binary.BigEndian.PutUint16(b134[18:], uint16(v136>>32))
+		binary.BigEndian.PutUint32(b134[20:], uint32(v136))
+		v137 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b134[8:], uint16(v137>>32))
+		binary.BigEndian.PutUint32(b134[10:], uint32(v137))
+		binary.BigEndian.PutUint32(b134[24:], uint32(uint64(binary.BigEndian.Uint32(b134[14:]))))
+		binary.BigEndian.PutUint32(b134[14:], uint32(((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)))
 		goto n115
 	}
 n115:
@@ -2278,119 +2271,58 @@ n115:
 	}
 n116:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
-		st118 := p.Hdr[2] // ipv4
-		if !st118.Valid {
-			return pl.drop(61)
+		st139 := p.Hdr[2] // ipv4
+		if !st139.Valid {
+			return pl.drop(27)
 		}
-		b117 := p.Data[st118.Off : st118.Off+st118.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b117[16:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
+		b138 := p.Data[st139.Off : st139.Off+st139.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b138[16:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
 			goto n118
 		}
 		goto n117
 	}
 n117:
 	{ // Echo4NoMatch: drop l3_icmpv4_echo_dst_nomatch
-		return pl.drop(62)
+		return pl.drop(28)
 	}
 n118:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d119 uint64   // icmp checksum
-		st121 := p.Hdr[0] // ethernet
-		if !st121.Valid {
-			return pl.drop(63)
+		var d140 uint64   // icmp checksum
+		st142 := p.Hdr[0] // ethernet
+		b141 := p.Data[st142.Off : st142.Off+st142.Len]
+		v143 := (uint64(binary.BigEndian.Uint16(b141[6:]))<<32 | uint64(binary.BigEndian.Uint32(b141[8:])))
+		v148 := v143
+		binary.BigEndian.PutUint16(b141[0:], uint16(v148>>32))
+		binary.BigEndian.PutUint32(b141[2:], uint32(v148))
+		v149 := p.Meta[5].Lo
+		v154 := v149
+		binary.BigEndian.PutUint16(b141[6:], uint16(v154>>32))
+		binary.BigEndian.PutUint32(b141[8:], uint32(v154))
+		st156 := p.Hdr[2] // ipv4
+		if !st156.Valid {
+			return pl.drop(29)
 		}
-		b120 := p.Data[st121.Off : st121.Off+st121.Len]
-		v122 := (uint64(binary.BigEndian.Uint16(b120[6:]))<<32 | uint64(binary.BigEndian.Uint32(b120[8:])))
-		w123, lo124, hi125 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
-			lo124, hi125 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w123 = hi125 <= len(p.Data) && hi125-lo124 <= 20
+		b155 := p.Data[st156.Off : st156.Off+st156.Len]
+		v157 := uint64(binary.BigEndian.Uint32(b155[12:]))
+		binary.BigEndian.PutUint32(b155[16:], uint32(v157))
+		v162 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
+		binary.BigEndian.PutUint32(b155[12:], uint32(v162))
+		v167 := 0x0
+		st169 := p.Hdr[6] // icmp
+		b168 := p.Data[st169.Off : st169.Off+st169.Len]
+		lo171, hi172 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
+		w170 := hi172 <= len(p.Data) && 2 <= 20
+		var o173 uint32
+		if w170 {
+			o173 = uint32(binary.BigEndian.Uint16(p.Data[lo171+0:]))
 		}
-		var o126 uint32
-		if w123 {
-			o126 = packet.SumWords(p.Data[lo124:hi125])
+		b168[0] = byte(v167)
+		if w170 {
+			d140 += packet.ChecksumDelta(o173, uint32(binary.BigEndian.Uint16(p.Data[lo171+0:])))
 		}
-		v127 := v122
-		binary.BigEndian.PutUint16(b120[0:], uint16(v127>>32))
-		binary.BigEndian.PutUint32(b120[2:], uint32(v127))
-		if w123 {
-			d119 += packet.ChecksumDelta(o126, packet.SumWords(p.Data[lo124:hi125]))
-		}
-		v128 := p.Meta[5].Lo
-		w129, lo130, hi131 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo130, hi131 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w129 = hi131 <= len(p.Data) && hi131-lo130 <= 20
-		}
-		var o132 uint32
-		if w129 {
-			o132 = packet.SumWords(p.Data[lo130:hi131])
-		}
-		v133 := v128
-		binary.BigEndian.PutUint16(b120[6:], uint16(v133>>32))
-		binary.BigEndian.PutUint32(b120[8:], uint32(v133))
-		if w129 {
-			d119 += packet.ChecksumDelta(o132, packet.SumWords(p.Data[lo130:hi131]))
-		}
-		st135 := p.Hdr[2] // ipv4
-		if !st135.Valid {
-			return pl.drop(63)
-		}
-		b134 := p.Data[st135.Off : st135.Off+st135.Len]
-		v136 := uint64(binary.BigEndian.Uint32(b134[12:]))
-		w137, lo138, hi139 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo138, hi139 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w137 = hi139 <= len(p.Data) && hi139-lo138 <= 20
-		}
-		var o140 uint32
-		if w137 {
-			o140 = packet.SumWords(p.Data[lo138:hi139])
-		}
-		binary.BigEndian.PutUint32(b134[16:], uint32(v136))
-		if w137 {
-			d119 += packet.ChecksumDelta(o140, packet.SumWords(p.Data[lo138:hi139]))
-		}
-		v141 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
-		w142, lo143, hi144 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			lo143, hi144 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w142 = hi144 <= len(p.Data) && hi144-lo143 <= 20
-		}
-		var o145 uint32
-		if w142 {
-			o145 = packet.SumWords(p.Data[lo143:hi144])
-		}
-		binary.BigEndian.PutUint32(b134[12:], uint32(v141))
-		if w142 {
-			d119 += packet.ChecksumDelta(o145, packet.SumWords(p.Data[lo143:hi144]))
-		}
-		v146 := 0x0
-		st148 := p.Hdr[6] // icmp
-		if !st148.Valid {
-			return pl.drop(63)
-		}
-		b147 := p.Data[st148.Off : st148.Off+st148.Len]
-		lo150, hi151 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
-		w149 := p.Hdr[6].Valid && hi151 <= len(p.Data) && 2 <= 20
-		var o152 uint32
-		if w149 {
-			o152 = uint32(binary.BigEndian.Uint16(p.Data[lo150+0:]))
-		}
-		b147[0] = byte(v146)
-		if w149 {
-			d119 += packet.ChecksumDelta(o152, uint32(binary.BigEndian.Uint16(p.Data[lo150+0:])))
-		}
-		if cb153, ok154 := p.Bytes(6); ok154 {
-			binary.BigEndian.PutUint16(cb153[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb153[2:]), d119, false))
+		if cs174 := p.Hdr[6]; cs174.Off >= 0 && cs174.Off+cs174.Len <= len(p.Data) {
+			cb := p.Data[cs174.Off+2 : cs174.Off+4]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d140, false))
 		}
 		goto n119
 	}
@@ -2401,109 +2333,60 @@ n119:
 	}
 n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d155 uint64   // icmpv6 checksum
-		st157 := p.Hdr[0] // ethernet
-		if !st157.Valid {
-			return pl.drop(64)
+		var d175 uint64   // icmpv6 checksum
+		st177 := p.Hdr[0] // ethernet
+		b176 := p.Data[st177.Off : st177.Off+st177.Len]
+		v178 := (uint64(binary.BigEndian.Uint16(b176[6:]))<<32 | uint64(binary.BigEndian.Uint32(b176[8:])))
+		v183 := v178
+		binary.BigEndian.PutUint16(b176[0:], uint16(v183>>32))
+		binary.BigEndian.PutUint32(b176[2:], uint32(v183))
+		v184 := p.Meta[5].Lo
+		v189 := v184
+		binary.BigEndian.PutUint16(b176[6:], uint16(v189>>32))
+		binary.BigEndian.PutUint32(b176[8:], uint32(v189))
+		st191 := p.Hdr[3] // ipv6
+		if !st191.Valid {
+			return pl.drop(30)
 		}
-		b156 := p.Data[st157.Off : st157.Off+st157.Len]
-		v158 := (uint64(binary.BigEndian.Uint16(b156[6:]))<<32 | uint64(binary.BigEndian.Uint32(b156[8:])))
-		w159, lo160, hi161 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
-			lo160, hi161 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w159 = hi161 <= len(p.Data) && hi161-lo160 <= 20
+		b190 := p.Data[st191.Off : st191.Off+st191.Len]
+		v192 := packet.Value{Hi: binary.BigEndian.Uint64(b190[8:]), Lo: binary.BigEndian.Uint64(b190[16:])}
+		lo194, hi195 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+		w193 := hi195 <= len(p.Data) && 16 <= 20
+		var o196 uint32
+		if w193 {
+			o196 = uint32(binary.BigEndian.Uint16(p.Data[lo194+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+14:]))
 		}
-		var o162 uint32
-		if w159 {
-			o162 = packet.SumWords(p.Data[lo160:hi161])
+		packet.SetBits(b190, 192, 128, v192)
+		if w193 {
+			d175 += packet.ChecksumDelta(o196, uint32(binary.BigEndian.Uint16(p.Data[lo194+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+14:])))
 		}
-		v163 := v158
-		binary.BigEndian.PutUint16(b156[0:], uint16(v163>>32))
-		binary.BigEndian.PutUint32(b156[2:], uint32(v163))
-		if w159 {
-			d155 += packet.ChecksumDelta(o162, packet.SumWords(p.Data[lo160:hi161]))
+		v197 := p.Meta[6]
+		lo199, hi200 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+		w198 := hi200 <= len(p.Data) && 16 <= 20
+		var o201 uint32
+		if w198 {
+			o201 = uint32(binary.BigEndian.Uint16(p.Data[lo199+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+14:]))
 		}
-		v164 := p.Meta[5].Lo
-		w165, lo166, hi167 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo166, hi167 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w165 = hi167 <= len(p.Data) && hi167-lo166 <= 20
+		packet.SetBits(b190, 64, 128, v197)
+		if w198 {
+			d175 += packet.ChecksumDelta(o201, uint32(binary.BigEndian.Uint16(p.Data[lo199+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+14:])))
 		}
-		var o168 uint32
-		if w165 {
-			o168 = packet.SumWords(p.Data[lo166:hi167])
+		v202 := 0x81
+		st204 := p.Hdr[7] // icmpv6
+		b203 := p.Data[st204.Off : st204.Off+st204.Len]
+		lo206, hi207 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
+		w205 := hi207 <= len(p.Data) && 2 <= 20
+		var o208 uint32
+		if w205 {
+			o208 = uint32(binary.BigEndian.Uint16(p.Data[lo206+0:]))
 		}
-		v169 := v164
-		binary.BigEndian.PutUint16(b156[6:], uint16(v169>>32))
-		binary.BigEndian.PutUint32(b156[8:], uint32(v169))
-		if w165 {
-			d155 += packet.ChecksumDelta(o168, packet.SumWords(p.Data[lo166:hi167]))
+		b203[0] = byte(v202)
+		if w205 {
+			d175 += packet.ChecksumDelta(o208, uint32(binary.BigEndian.Uint16(p.Data[lo206+0:])))
 		}
-		st171 := p.Hdr[3] // ipv6
-		if !st171.Valid {
-			return pl.drop(64)
-		}
-		b170 := p.Data[st171.Off : st171.Off+st171.Len]
-		v172 := packet.Value{Hi: binary.BigEndian.Uint64(b170[8:]), Lo: binary.BigEndian.Uint64(b170[16:])}
-		w173, lo174, hi175 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo174, hi175 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w173 = hi175 <= len(p.Data) && hi175-lo174 <= 20
-		} else if p.Hdr[7].Valid {
-			lo174, hi175 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w173 = hi175 <= len(p.Data) && hi175-lo174 <= 20
-		}
-		var o176 uint32
-		if w173 {
-			o176 = packet.SumWords(p.Data[lo174:hi175])
-		}
-		packet.SetBits(b170, 192, 128, v172)
-		if w173 {
-			d155 += packet.ChecksumDelta(o176, packet.SumWords(p.Data[lo174:hi175]))
-		}
-		v177 := p.Meta[6]
-		w178, lo179, hi180 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			lo179, hi180 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w178 = hi180 <= len(p.Data) && hi180-lo179 <= 20
-		} else if p.Hdr[7].Valid {
-			lo179, hi180 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			w178 = hi180 <= len(p.Data) && hi180-lo179 <= 20
-		}
-		var o181 uint32
-		if w178 {
-			o181 = packet.SumWords(p.Data[lo179:hi180])
-		}
-		packet.SetBits(b170, 64, 128, v177)
-		if w178 {
-			d155 += packet.ChecksumDelta(o181, packet.SumWords(p.Data[lo179:hi180]))
-		}
-		v182 := 0x81
-		st184 := p.Hdr[7] // icmpv6
-		if !st184.Valid {
-			return pl.drop(64)
-		}
-		b183 := p.Data[st184.Off : st184.Off+st184.Len]
-		lo186, hi187 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
-		w185 := p.Hdr[7].Valid && hi187 <= len(p.Data) && 2 <= 20
-		var o188 uint32
-		if w185 {
-			o188 = uint32(binary.BigEndian.Uint16(p.Data[lo186+0:]))
-		}
-		b183[0] = byte(v182)
-		if w185 {
-			d155 += packet.ChecksumDelta(o188, uint32(binary.BigEndian.Uint16(p.Data[lo186+0:])))
-		}
-		if cb189, ok190 := p.Bytes(7); ok190 {
-			binary.BigEndian.PutUint16(cb189[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb189[2:]), d155, false))
+		if cs209 := p.Hdr[7]; cs209.Off >= 0 && cs209.Off+cs209.Len <= len(p.Data) {
+			cb := p.Data[cs209.Off+2 : cs209.Off+4]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d175, false))
 		}
 		goto n121
 	}
@@ -2514,28 +2397,28 @@ n121:
 	}
 n122:
 	{ // NsForUs: test nd_ns.target == meta.own_ip
-		st192 := p.Hdr[12] // nd_ns
-		if !st192.Valid {
-			return pl.drop(65)
+		st211 := p.Hdr[12] // nd_ns
+		if !st211.Valid {
+			return pl.drop(31)
 		}
-		b191 := p.Data[st192.Off : st192.Off+st192.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b191[4:]), Lo: binary.BigEndian.Uint64(b191[12:])} == p.Meta[6]) {
+		b210 := p.Data[st211.Off : st211.Off+st211.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b210[4:]), Lo: binary.BigEndian.Uint64(b210[12:])} == p.Meta[6]) {
 			goto n124
 		}
 		goto n123
 	}
 n123:
 	{ // NsNoMatch: drop l3_ipv6nd_neigh_sol_target_nomatch
-		return pl.drop(66)
+		return pl.drop(32)
 	}
 n124:
 	{ // NsUnspecified: test ipv6.src == 0
-		st194 := p.Hdr[3] // ipv6
-		if !st194.Valid {
-			return pl.drop(67)
+		st213 := p.Hdr[3] // ipv6
+		if !st213.Valid {
+			return pl.drop(33)
 		}
-		b193 := p.Data[st194.Off : st194.Off+st194.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b193[8:]), Lo: binary.BigEndian.Uint64(b193[16:])} == packet.Value{Lo: 0x0}) {
+		b212 := p.Data[st213.Off : st213.Off+st213.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b212[8:]), Lo: binary.BigEndian.Uint64(b212[16:])} == packet.Value{Lo: 0x0}) {
 			goto n125
 		}
 		goto n126
@@ -2545,35 +2428,32 @@ n125:
 		p.Meta[24] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[25] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[26] = packet.Value{Lo: (0x0) & 0x1}
-		st196 := p.Hdr[12] // nd_ns
-		if !st196.Valid {
-			return pl.drop(68)
+		st215 := p.Hdr[12] // nd_ns
+		if !st215.Valid {
+			return pl.drop(34)
 		}
-		b195 := p.Data[st196.Off : st196.Off+st196.Len]
-		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b195[4:]), Lo: binary.BigEndian.Uint64(b195[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b214 := p.Data[st215.Off : st215.Off+st215.Len]
+		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b214[4:]), Lo: binary.BigEndian.Uint64(b214[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		st198 := p.Hdr[3] // ipv6
-		if !st198.Valid {
-			return pl.drop(69)
+		st217 := p.Hdr[3] // ipv6
+		if !st217.Valid {
+			return pl.drop(35)
 		}
-		b197 := p.Data[st198.Off : st198.Off+st198.Len]
-		p.Meta[24] = (packet.Value{Hi: binary.BigEndian.Uint64(b197[8:]), Lo: binary.BigEndian.Uint64(b197[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st200 := p.Hdr[0] // ethernet
-		if !st200.Valid {
-			return pl.drop(69)
-		}
-		b199 := p.Data[st200.Off : st200.Off+st200.Len]
-		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b199[6:]))<<32 | uint64(binary.BigEndian.Uint32(b199[8:]))) & 0xffffffffffff}
+		b216 := p.Data[st217.Off : st217.Off+st217.Len]
+		p.Meta[24] = (packet.Value{Hi: binary.BigEndian.Uint64(b216[8:]), Lo: binary.BigEndian.Uint64(b216[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st219 := p.Hdr[0] // ethernet
+		b218 := p.Data[st219.Off : st219.Off+st219.Len]
+		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b218[6:]))<<32 | uint64(binary.BigEndian.Uint32(b218[8:]))) & 0xffffffffffff}
 		p.Meta[26] = packet.Value{Lo: (0x1) & 0x1}
-		st202 := p.Hdr[12] // nd_ns
-		if !st202.Valid {
-			return pl.drop(69)
+		st221 := p.Hdr[12] // nd_ns
+		if !st221.Valid {
+			return pl.drop(35)
 		}
-		b201 := p.Data[st202.Off : st202.Off+st202.Len]
-		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b201[4:]), Lo: binary.BigEndian.Uint64(b201[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b220 := p.Data[st221.Off : st221.Off+st221.Len]
+		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b220[4:]), Lo: binary.BigEndian.Uint64(b220[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
@@ -2586,12 +2466,9 @@ n127:
 	}
 n128:
 	{ // NsSrcMac: set meta.na_mac
-		st204 := p.Hdr[14] // nd_mac
-		if !st204.Valid {
-			return pl.drop(70)
-		}
-		b203 := p.Data[st204.Off : st204.Off+st204.Len]
-		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b203[0:]))<<32 | uint64(binary.BigEndian.Uint32(b203[2:]))) & 0xffffffffffff}
+		st223 := p.Hdr[14] // nd_mac
+		b222 := p.Data[st223.Off : st223.Off+st223.Len]
+		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b222[0:]))<<32 | uint64(binary.BigEndian.Uint32(b222[2:]))) & 0xffffffffffff}
 		pl.edges[39]++
 		goto n129
 	}
@@ -2611,114 +2488,144 @@ n130:
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		if !p.Pop(14) {
-			return pl.drop(71)
+		ps224 := p.Hdr[14] // nd_mac
+		po225, pn226 := ps224.Off, 6
+		if po225 < 0 || po225+pn226 > len(p.Data) {
+			return pl.drop(36)
+		}
+		if po225 < len(p.Data)-po225-pn226 {
+			copy(p.Data[pn226:pn226+po225], p.Data[:po225])
+			p.Data = p.Data[pn226:]
+		} else {
+			copy(p.Data[po225:], p.Data[po225+pn226:])
+			p.Data = p.Data[:len(p.Data)-pn226]
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if p.Cursor > po225 {
+			p.Cursor = max(po225, p.Cursor-pn226)
 		}
 		pl.edges[40]++
 		goto n132
 	}
 n132:
 	{ // NsPopOpt: pop nd_opt
-		if !p.Pop(13) {
-			return pl.drop(72)
+		ps227 := p.Hdr[13] // nd_opt
+		po228, pn229 := ps227.Off, 2
+		if po228 < 0 || po228+pn229 > len(p.Data) {
+			return pl.drop(37)
+		}
+		if po228 < len(p.Data)-po228-pn229 {
+			copy(p.Data[pn229:pn229+po228], p.Data[:po228])
+			p.Data = p.Data[pn229:]
+		} else {
+			copy(p.Data[po228:], p.Data[po228+pn229:])
+			p.Data = p.Data[:len(p.Data)-pn229]
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if p.Cursor > po228 {
+			p.Cursor = max(po228, p.Cursor-pn229)
 		}
 		pl.edges[41]++
 		goto n133
 	}
 n133:
 	{ // NsPopBody: pop nd_ns
-		if !p.Pop(12) {
-			return pl.drop(73)
+		ps230 := p.Hdr[12] // nd_ns
+		if !ps230.Valid {
+			return pl.drop(38)
+		}
+		po231, pn232 := ps230.Off, 20
+		if po231 < 0 || po231+pn232 > len(p.Data) {
+			return pl.drop(38)
+		}
+		if po231 < len(p.Data)-po231-pn232 {
+			copy(p.Data[pn232:pn232+po231], p.Data[:po231])
+			p.Data = p.Data[pn232:]
+		} else {
+			copy(p.Data[po231:], p.Data[po231+pn232:])
+			p.Data = p.Data[:len(p.Data)-pn232]
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if p.Hdr[14].Valid && p.Hdr[14].Off > po231 {
+			p.Hdr[14].Off -= pn232
+		} // nd_mac
+		if p.Cursor > po231 {
+			p.Cursor = max(po231, p.Cursor-pn232)
 		}
 		goto n134
 	}
 n134:
 	{ // NsPushNa: push nd_na after icmpv6
 		if !p.Hdr[7].Valid {
-			return pl.drop(74)
+			return pl.drop(39)
 		}
 		if !p.Push(15, p.Hdr[7].Off+p.Hdr[7].Len, 0) {
-			return pl.drop(74)
+			return pl.drop(39)
 		}
 		goto n135
 	}
 n135:
 	{ // NsPushOpt: push nd_na_opt after nd_na
 		if !p.Hdr[15].Valid {
-			return pl.drop(75)
+			return pl.drop(40)
 		}
 		if !p.Push(16, p.Hdr[15].Off+p.Hdr[15].Len, 0) {
-			return pl.drop(75)
+			return pl.drop(40)
 		}
 		goto n136
 	}
 n136:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
 		if !p.Hdr[16].Valid {
-			return pl.drop(76)
+			return pl.drop(41)
 		}
 		if !p.Push(17, p.Hdr[16].Off+p.Hdr[16].Len, 0) {
-			return pl.drop(76)
+			return pl.drop(41)
 		}
 		goto n137
 	}
 n137:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		st206 := p.Hdr[0] // ethernet
-		if !st206.Valid {
-			return pl.drop(77)
+		st234 := p.Hdr[0] // ethernet
+		b233 := p.Data[st234.Off : st234.Off+st234.Len]
+		v235 := p.Meta[25].Lo
+		binary.BigEndian.PutUint16(b233[0:], uint16(v235>>32))
+		binary.BigEndian.PutUint32(b233[2:], uint32(v235))
+		v236 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b233[6:], uint16(v236>>32))
+		binary.BigEndian.PutUint32(b233[8:], uint32(v236))
+		st238 := p.Hdr[3] // ipv6
+		if !st238.Valid {
+			return pl.drop(42)
 		}
-		b205 := p.Data[st206.Off : st206.Off+st206.Len]
-		v207 := p.Meta[25].Lo
-		binary.BigEndian.PutUint16(b205[0:], uint16(v207>>32))
-		binary.BigEndian.PutUint32(b205[2:], uint32(v207))
-		v208 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b205[6:], uint16(v208>>32))
-		binary.BigEndian.PutUint32(b205[8:], uint32(v208))
-		st210 := p.Hdr[3] // ipv6
-		if !st210.Valid {
-			return pl.drop(77)
-		}
-		b209 := p.Data[st210.Off : st210.Off+st210.Len]
-		binary.BigEndian.PutUint16(b209[4:], uint16(0x20))
-		b209[7] = byte(0xff)
-		packet.SetBits(b209, 64, 128, p.Meta[6])
-		packet.SetBits(b209, 192, 128, p.Meta[24])
-		st212 := p.Hdr[7] // icmpv6
-		if !st212.Valid {
-			return pl.drop(77)
-		}
-		b211 := p.Data[st212.Off : st212.Off+st212.Len]
-		b211[0] = byte(0x88)
-		b211[1] = byte(0x0)
-		st214 := p.Hdr[15] // nd_na
-		if !st214.Valid {
-			return pl.drop(77)
-		}
-		b213 := p.Data[st214.Off : st214.Off+st214.Len]
-		b213[0] = b213[0]&^0x40 | byte(p.Meta[26].Lo)<<6&0x40
-		packet.SetBits(b213, 32, 128, p.Meta[27])
-		st216 := p.Hdr[16] // nd_na_opt
-		if !st216.Valid {
-			return pl.drop(77)
-		}
-		b215 := p.Data[st216.Off : st216.Off+st216.Len]
-		b215[0] = byte(0x2)
-		b215[1] = byte(0x1)
-		st218 := p.Hdr[17] // nd_na_mac
-		if !st218.Valid {
-			return pl.drop(77)
-		}
-		b217 := p.Data[st218.Off : st218.Off+st218.Len]
-		v219 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b217[0:], uint16(v219>>32))
-		binary.BigEndian.PutUint32(b217[2:], uint32(v219))
+		b237 := p.Data[st238.Off : st238.Off+st238.Len]
+		binary.BigEndian.PutUint16(b237[4:], uint16(0x20))
+		b237[7] = byte(0xff)
+		packet.SetBits(b237, 64, 128, p.Meta[6])
+		packet.SetBits(b237, 192, 128, p.Meta[24])
+		st240 := p.Hdr[7] // icmpv6
+		b239 := p.Data[st240.Off : st240.Off+st240.Len]
+		b239[0] = byte(0x88)
+		b239[1] = byte(0x0)
+		st242 := p.Hdr[15] // nd_na
+		b241 := p.Data[st242.Off : st242.Off+st242.Len]
+		b241[0] = b241[0]&^0x40 | byte(p.Meta[26].Lo)<<6&0x40
+		packet.SetBits(b241, 32, 128, p.Meta[27])
+		st244 := p.Hdr[16] // nd_na_opt
+		b243 := p.Data[st244.Off : st244.Off+st244.Len]
+		b243[0] = byte(0x2)
+		b243[1] = byte(0x1)
+		st246 := p.Hdr[17] // nd_na_mac
+		b245 := p.Data[st246.Off : st246.Off+st246.Len]
+		v247 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b245[0:], uint16(v247>>32))
+		binary.BigEndian.PutUint32(b245[2:], uint32(v247))
 		goto n138
 	}
 n138:
 	{ // NsCsum: checksum compute icmpv6
 		if !p.ComputeChecksum(7) {
-			return pl.drop(78)
+			return pl.drop(43)
 		}
 		goto n139
 	}
@@ -2747,17 +2654,14 @@ n142:
 	}
 n143:
 	{ // LbNotIP: drop lb_drop_not_ip_pkt_counter
-		return pl.drop(79)
+		return pl.drop(44)
 	}
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		st221 := p.Hdr[2] // ipv4
-		if !st221.Valid {
-			return pl.drop(80)
-		}
-		b220 := p.Data[st221.Off : st221.Off+st221.Len]
-		if e, hit := pl.tables[3].LookupWord(((uint64(binary.BigEndian.Uint32(b220[12:])))&0xffffffff)<<0 | ((p.Meta[7].Lo)&0xff)<<32); hit {
+		st249 := p.Hdr[2] // ipv4
+		b248 := p.Data[st249.Off : st249.Off+st249.Len]
+		if e, hit := pl.tables[3].LookupWord(((uint64(binary.BigEndian.Uint32(b248[12:])))&0xffffffff)<<0 | ((p.Meta[7].Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2772,12 +2676,9 @@ n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
-		st223 := p.Hdr[3] // ipv6
-		if !st223.Valid {
-			return pl.drop(81)
-		}
-		b222 := p.Data[st223.Off : st223.Off+st223.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b222[8:]), Lo: binary.BigEndian.Uint64(b222[16:])}
+		st251 := p.Hdr[3] // ipv6
+		b250 := p.Data[st251.Off : st251.Off+st251.Len]
+		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b250[8:]), Lo: binary.BigEndian.Uint64(b250[16:])}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -2793,7 +2694,7 @@ n145:
 	}
 n146:
 	{ // LbBlocked: drop lb_drop_blocked_src_pkt_counter
-		return pl.drop(82)
+		return pl.drop(45)
 	}
 n147:
 	{ // LbHasLb: test valid(lb_common)
@@ -2804,7 +2705,7 @@ n147:
 	}
 n148:
 	{ // LbNoHdr: drop lb_drop_no_udplb_hdr_pkt_counter
-		return pl.drop(83)
+		return pl.drop(46)
 	}
 n149:
 	{ // LbIsV2: test valid(lb_v2)
@@ -2822,7 +2723,7 @@ n150:
 	}
 n151:
 	{ // LbBadVersion: drop lb_drop_bad_udplb_version_pkt_counter
-		return pl.drop(84)
+		return pl.drop(47)
 	}
 n152:
 	{ // LbRxV2: count lb_rx_v2_counter
@@ -2834,61 +2735,55 @@ n153:
 	}
 n154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		st225 := p.Hdr[10] // lb_v2
-		if !st225.Valid {
-			return pl.drop(85)
-		}
-		b224 := p.Data[st225.Off : st225.Off+st225.Len]
-		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b224[4:]))}
-		p.Meta[13] = packet.Value{Lo: (binary.BigEndian.Uint64(b224[4:]) & 0xffff) & 0xffff}
-		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b224[2:]))) & 0xffff}
+		st253 := p.Hdr[10] // lb_v2
+		b252 := p.Data[st253.Off : st253.Off+st253.Len]
+		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b252[4:]))}
+		p.Meta[13] = packet.Value{Lo: (binary.BigEndian.Uint64(b252[4:]) & 0xffff) & 0xffff}
+		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b252[2:]))) & 0xffff}
 		goto n156
 	}
 n155:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		st227 := p.Hdr[11] // lb_v3
-		if !st227.Valid {
-			return pl.drop(86)
-		}
-		b226 := p.Data[st227.Off : st227.Off+st227.Len]
-		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b226[4:]))}
-		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b226[0:]))) & 0xffff}
-		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b226[2:]))) & 0xffff}
+		st255 := p.Hdr[11] // lb_v3
+		b254 := p.Data[st255.Off : st255.Off+st255.Len]
+		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b254[4:]))}
+		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b254[0:]))) & 0xffff}
+		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b254[2:]))) & 0xffff}
 		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c229 := p.Hdr[2].Valid
-		if c229 {
-			st231 := p.Hdr[2] // ipv4
-			if !st231.Valid {
-				return pl.drop(87)
+		c257 := p.Hdr[2].Valid
+		if c257 {
+			st259 := p.Hdr[2] // ipv4
+			if !st259.Valid {
+				return pl.drop(48)
 			}
-			b230 := p.Data[st231.Off : st231.Off+st231.Len]
-			c229 = (uint64(b230[8]) <= 0x1)
+			b258 := p.Data[st259.Off : st259.Off+st259.Len]
+			c257 = (uint64(b258[8]) <= 0x1)
 		}
-		c228 := c229
-		if !c228 {
-			c232 := p.Hdr[3].Valid
-			if c232 {
-				st234 := p.Hdr[3] // ipv6
-				if !st234.Valid {
-					return pl.drop(87)
+		c256 := c257
+		if !c256 {
+			c260 := p.Hdr[3].Valid
+			if c260 {
+				st262 := p.Hdr[3] // ipv6
+				if !st262.Valid {
+					return pl.drop(48)
 				}
-				b233 := p.Data[st234.Off : st234.Off+st234.Len]
-				c232 = (uint64(b233[7]) <= 0x1)
+				b261 := p.Data[st262.Off : st262.Off+st262.Len]
+				c260 = (uint64(b261[7]) <= 0x1)
 			}
-			c228 = c232
+			c256 = c260
 		}
-		if c228 {
+		if c256 {
 			goto n157
 		}
 		goto n158
 	}
 n157:
 	{ // LbTtlExpired: drop lb_drop_ttl_expired_pkt_counter
-		return pl.drop(88)
+		return pl.drop(49)
 	}
 n158:
 	{ // LbEpoch: lookup epoch_assign_table
@@ -2917,7 +2812,7 @@ n158:
 	}
 n159:
 	{ // LbEpochMiss: drop lb_drop_epoch_assign_miss_pkt_counter
-		return pl.drop(89)
+		return pl.drop(50)
 	}
 n160:
 	{ // LbSlot: set meta.calendar_slot
@@ -2941,17 +2836,14 @@ n161:
 	}
 n162:
 	{ // LbCalendarMiss: drop lb_drop_lb_calendar_miss_pkt_counter
-		return pl.drop(90)
+		return pl.drop(51)
 	}
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		st236 := p.Hdr[0] // ethernet
-		if !st236.Valid {
-			return pl.drop(91)
-		}
-		b235 := p.Data[st236.Off : st236.Off+st236.Len]
-		if e, hit := pl.tables[7].LookupWord(((p.Meta[16].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b235[12:])))&0xffff)<<16 | ((p.Meta[7].Lo)&0xff)<<32); hit {
+		st264 := p.Hdr[0] // ethernet
+		b263 := p.Data[st264.Off : st264.Off+st264.Len]
+		if e, hit := pl.tables[7].LookupWord(((p.Meta[16].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b263[12:])))&0xffff)<<16 | ((p.Meta[7].Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2981,15 +2873,15 @@ n163:
 	}
 n164:
 	{ // LbMemberMiss: drop lb_drop_mbr_info_miss_pkt_counter
-		return pl.drop(92)
+		return pl.drop(52)
 	}
 n165:
 	{ // LbSoftEvicted: drop mbr_drop_soft_evicted_counter
-		return pl.drop(93)
+		return pl.drop(53)
 	}
 n166:
 	{ // LbDeregistered: drop mbr_drop_deregistered_counter
-		return pl.drop(94)
+		return pl.drop(54)
 	}
 n167:
 	{ // LbPort: set meta.new_port
@@ -2998,27 +2890,24 @@ n167:
 	}
 n168:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		st238 := p.Hdr[0] // ethernet
-		if !st238.Valid {
-			return pl.drop(95)
-		}
-		b237 := p.Data[st238.Off : st238.Off+st238.Len]
-		v239 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b237[6:], uint16(v239>>32))
-		binary.BigEndian.PutUint32(b237[8:], uint32(v239))
-		v240 := p.Meta[17].Lo
-		binary.BigEndian.PutUint16(b237[0:], uint16(v240>>32))
-		binary.BigEndian.PutUint32(b237[2:], uint32(v240))
+		st266 := p.Hdr[0] // ethernet
+		b265 := p.Data[st266.Off : st266.Off+st266.Len]
+		v267 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b265[6:], uint16(v267>>32))
+		binary.BigEndian.PutUint32(b265[8:], uint32(v267))
+		v268 := p.Meta[17].Lo
+		binary.BigEndian.PutUint16(b265[0:], uint16(v268>>32))
+		binary.BigEndian.PutUint32(b265[2:], uint32(v268))
 		goto n169
 	}
 n169:
 	{ // LbCsumZero: test udp.checksum == 0
-		st242 := p.Hdr[4] // udp
-		if !st242.Valid {
-			return pl.drop(96)
+		st270 := p.Hdr[4] // udp
+		if !st270.Valid {
+			return pl.drop(55)
 		}
-		b241 := p.Data[st242.Off : st242.Off+st242.Len]
-		if uint64(binary.BigEndian.Uint16(b241[6:])) == 0x0 {
+		b269 := p.Data[st270.Off : st270.Off+st270.Len]
+		if uint64(binary.BigEndian.Uint16(b269[6:])) == 0x0 {
 			goto n170
 		}
 		goto n171
@@ -3052,443 +2941,307 @@ n173:
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d243 uint64 // ipv4 checksum
-		var d244 uint64 // udp checksum
-		v245 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
-		st247 := p.Hdr[2] // ipv4
-		if !st247.Valid {
-			return pl.drop(97)
+		var d271 uint64 // ipv4 checksum
+		var d272 uint64 // udp checksum
+		v273 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
+		st275 := p.Hdr[2] // ipv4
+		b274 := p.Data[st275.Off : st275.Off+st275.Len]
+		lo277, hi278 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w276 := hi278 <= len(p.Data) && 4 <= 20
+		var o279 uint32
+		if w276 {
+			o279 = uint32(binary.BigEndian.Uint16(p.Data[lo277+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo277+2:]))
 		}
-		b246 := p.Data[st247.Off : st247.Off+st247.Len]
-		lo249, hi250 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w248 := p.Hdr[2].Valid && hi250 <= len(p.Data) && 4 <= 20
-		var o251 uint32
-		if w248 {
-			o251 = uint32(binary.BigEndian.Uint16(p.Data[lo249+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo249+2:]))
+		lo281, hi282 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w280 := p.Hdr[4].Valid && hi282 <= len(p.Data) && 4 <= 20
+		var o283 uint32
+		if w280 {
+			o283 = uint32(binary.BigEndian.Uint16(p.Data[lo281+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo281+2:]))
 		}
-		w252, lo253, hi254 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			lo253, hi254 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w252 = hi254 <= len(p.Data) && hi254-lo253 <= 20
-		} else if p.Hdr[4].Valid {
-			lo253, hi254 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			w252 = hi254 <= len(p.Data) && hi254-lo253 <= 20
+		binary.BigEndian.PutUint32(b274[12:], uint32(v273))
+		if w276 {
+			d271 += packet.ChecksumDelta(o279, uint32(binary.BigEndian.Uint16(p.Data[lo277+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo277+2:])))
 		}
-		var o255 uint32
-		if w252 {
-			o255 = packet.SumWords(p.Data[lo253:hi254])
+		if w280 {
+			d272 += packet.ChecksumDelta(o283, uint32(binary.BigEndian.Uint16(p.Data[lo281+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo281+2:])))
 		}
-		binary.BigEndian.PutUint32(b246[12:], uint32(v245))
-		if w248 {
-			d243 += packet.ChecksumDelta(o251, uint32(binary.BigEndian.Uint16(p.Data[lo249+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo249+2:])))
+		v284 := p.Meta[18].Lo
+		lo286, hi287 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w285 := hi287 <= len(p.Data) && 4 <= 20
+		var o288 uint32
+		if w285 {
+			o288 = uint32(binary.BigEndian.Uint16(p.Data[lo286+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo286+2:]))
 		}
-		if w252 {
-			d244 += packet.ChecksumDelta(o255, packet.SumWords(p.Data[lo253:hi254]))
+		lo290, hi291 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w289 := p.Hdr[4].Valid && hi291 <= len(p.Data) && 4 <= 20
+		var o292 uint32
+		if w289 {
+			o292 = uint32(binary.BigEndian.Uint16(p.Data[lo290+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo290+2:]))
 		}
-		v256 := p.Meta[18].Lo
-		lo258, hi259 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w257 := p.Hdr[2].Valid && hi259 <= len(p.Data) && 4 <= 20
-		var o260 uint32
-		if w257 {
-			o260 = uint32(binary.BigEndian.Uint16(p.Data[lo258+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo258+2:]))
+		binary.BigEndian.PutUint32(b274[16:], uint32(v284))
+		if w285 {
+			d271 += packet.ChecksumDelta(o288, uint32(binary.BigEndian.Uint16(p.Data[lo286+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo286+2:])))
 		}
-		w261, lo262, hi263 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo262, hi263 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w261 = hi263 <= len(p.Data) && hi263-lo262 <= 20
-		} else if p.Hdr[4].Valid {
-			lo262, hi263 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			w261 = hi263 <= len(p.Data) && hi263-lo262 <= 20
+		if w289 {
+			d272 += packet.ChecksumDelta(o292, uint32(binary.BigEndian.Uint16(p.Data[lo290+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo290+2:])))
 		}
-		var o264 uint32
-		if w261 {
-			o264 = packet.SumWords(p.Data[lo262:hi263])
+		v293 := p.Meta[23].Lo
+		st295 := p.Hdr[4] // udp
+		if !st295.Valid {
+			return pl.drop(56)
 		}
-		binary.BigEndian.PutUint32(b246[16:], uint32(v256))
-		if w257 {
-			d243 += packet.ChecksumDelta(o260, uint32(binary.BigEndian.Uint16(p.Data[lo258+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo258+2:])))
+		b294 := p.Data[st295.Off : st295.Off+st295.Len]
+		lo301, hi302 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w300 := p.Hdr[4].Valid && hi302 <= len(p.Data) && 2 <= 20
+		var o303 uint32
+		if w300 {
+			o303 = uint32(binary.BigEndian.Uint16(p.Data[lo301+0:]))
 		}
-		if w261 {
-			d244 += packet.ChecksumDelta(o264, packet.SumWords(p.Data[lo262:hi263]))
+		binary.BigEndian.PutUint16(b294[2:], uint16(v293))
+		if w300 {
+			d272 += packet.ChecksumDelta(o303, uint32(binary.BigEndian.Uint16(p.Data[lo301+0:])))
 		}
-		v265 := p.Meta[23].Lo
-		st267 := p.Hdr[4] // udp
-		if !st267.Valid {
-			return pl.drop(97)
+		v304 := (uint64(b274[8]) - 0x1)
+		lo306, hi307 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
+		w305 := hi307 <= len(p.Data) && 2 <= 20
+		var o308 uint32
+		if w305 {
+			o308 = uint32(binary.BigEndian.Uint16(p.Data[lo306+0:]))
 		}
-		b266 := p.Data[st267.Off : st267.Off+st267.Len]
-		lo273, hi274 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w272 := p.Hdr[4].Valid && hi274 <= len(p.Data) && 2 <= 20
-		var o275 uint32
-		if w272 {
-			o275 = uint32(binary.BigEndian.Uint16(p.Data[lo273+0:]))
+		b274[8] = byte(v304)
+		if w305 {
+			d271 += packet.ChecksumDelta(o308, uint32(binary.BigEndian.Uint16(p.Data[lo306+0:])))
 		}
-		binary.BigEndian.PutUint16(b266[2:], uint16(v265))
-		if w272 {
-			d244 += packet.ChecksumDelta(o275, uint32(binary.BigEndian.Uint16(p.Data[lo273+0:])))
+		if cs313 := p.Hdr[2]; cs313.Off >= 0 && cs313.Off+cs313.Len <= len(p.Data) {
+			cb := p.Data[cs313.Off+10 : cs313.Off+12]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d271, false))
 		}
-		v276 := (uint64(b246[8]) - 0x1)
-		lo278, hi279 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
-		w277 := p.Hdr[2].Valid && hi279 <= len(p.Data) && 2 <= 20
-		var o280 uint32
-		if w277 {
-			o280 = uint32(binary.BigEndian.Uint16(p.Data[lo278+0:]))
-		}
-		w281, lo282, hi283 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+8, p.Hdr[2].Off+9
-			lo282, hi283 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w281 = hi283 <= len(p.Data) && hi283-lo282 <= 20
-		}
-		var o284 uint32
-		if w281 {
-			o284 = packet.SumWords(p.Data[lo282:hi283])
-		}
-		b246[8] = byte(v276)
-		if w277 {
-			d243 += packet.ChecksumDelta(o280, uint32(binary.BigEndian.Uint16(p.Data[lo278+0:])))
-		}
-		if w281 {
-			d244 += packet.ChecksumDelta(o284, packet.SumWords(p.Data[lo282:hi283]))
-		}
-		if cb285, ok286 := p.Bytes(2); ok286 {
-			binary.BigEndian.PutUint16(cb285[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb285[10:]), d243, false))
-		}
-		if cb287, ok288 := p.Bytes(4); ok288 {
-			binary.BigEndian.PutUint16(cb287[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb287[6:]), d244, false))
+		if cs314 := p.Hdr[4]; cs314.Valid && cs314.Off >= 0 && cs314.Off+cs314.Len <= len(p.Data) {
+			cb := p.Data[cs314.Off+6 : cs314.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d272, false))
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d289 uint64 // ipv4 checksum
-		var d290 uint64 // udp checksum
-		v291 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
-		st293 := p.Hdr[2] // ipv4
-		if !st293.Valid {
-			return pl.drop(98)
+		var d315 uint64 // ipv4 checksum
+		var d316 uint64 // udp checksum
+		v317 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
+		st319 := p.Hdr[2] // ipv4
+		b318 := p.Data[st319.Off : st319.Off+st319.Len]
+		lo321, hi322 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w320 := hi322 <= len(p.Data) && 4 <= 20
+		var o323 uint32
+		if w320 {
+			o323 = uint32(binary.BigEndian.Uint16(p.Data[lo321+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+2:]))
 		}
-		b292 := p.Data[st293.Off : st293.Off+st293.Len]
-		lo295, hi296 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w294 := p.Hdr[2].Valid && hi296 <= len(p.Data) && 4 <= 20
-		var o297 uint32
-		if w294 {
-			o297 = uint32(binary.BigEndian.Uint16(p.Data[lo295+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+2:]))
+		lo325, hi326 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w324 := p.Hdr[4].Valid && hi326 <= len(p.Data) && 4 <= 20
+		var o327 uint32
+		if w324 {
+			o327 = uint32(binary.BigEndian.Uint16(p.Data[lo325+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo325+2:]))
 		}
-		w298, lo299, hi300 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			lo299, hi300 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w298 = hi300 <= len(p.Data) && hi300-lo299 <= 20
-		} else if p.Hdr[4].Valid {
-			lo299, hi300 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			w298 = hi300 <= len(p.Data) && hi300-lo299 <= 20
+		binary.BigEndian.PutUint32(b318[12:], uint32(v317))
+		if w320 {
+			d315 += packet.ChecksumDelta(o323, uint32(binary.BigEndian.Uint16(p.Data[lo321+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+2:])))
 		}
-		var o301 uint32
-		if w298 {
-			o301 = packet.SumWords(p.Data[lo299:hi300])
+		if w324 {
+			d316 += packet.ChecksumDelta(o327, uint32(binary.BigEndian.Uint16(p.Data[lo325+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo325+2:])))
 		}
-		binary.BigEndian.PutUint32(b292[12:], uint32(v291))
-		if w294 {
-			d289 += packet.ChecksumDelta(o297, uint32(binary.BigEndian.Uint16(p.Data[lo295+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+2:])))
+		v328 := p.Meta[18].Lo
+		lo330, hi331 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w329 := hi331 <= len(p.Data) && 4 <= 20
+		var o332 uint32
+		if w329 {
+			o332 = uint32(binary.BigEndian.Uint16(p.Data[lo330+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo330+2:]))
 		}
-		if w298 {
-			d290 += packet.ChecksumDelta(o301, packet.SumWords(p.Data[lo299:hi300]))
+		lo334, hi335 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w333 := p.Hdr[4].Valid && hi335 <= len(p.Data) && 4 <= 20
+		var o336 uint32
+		if w333 {
+			o336 = uint32(binary.BigEndian.Uint16(p.Data[lo334+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+2:]))
 		}
-		v302 := p.Meta[18].Lo
-		lo304, hi305 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w303 := p.Hdr[2].Valid && hi305 <= len(p.Data) && 4 <= 20
-		var o306 uint32
-		if w303 {
-			o306 = uint32(binary.BigEndian.Uint16(p.Data[lo304+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo304+2:]))
+		binary.BigEndian.PutUint32(b318[16:], uint32(v328))
+		if w329 {
+			d315 += packet.ChecksumDelta(o332, uint32(binary.BigEndian.Uint16(p.Data[lo330+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo330+2:])))
 		}
-		w307, lo308, hi309 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo308, hi309 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w307 = hi309 <= len(p.Data) && hi309-lo308 <= 20
-		} else if p.Hdr[4].Valid {
-			lo308, hi309 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			w307 = hi309 <= len(p.Data) && hi309-lo308 <= 20
+		if w333 {
+			d316 += packet.ChecksumDelta(o336, uint32(binary.BigEndian.Uint16(p.Data[lo334+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+2:])))
 		}
-		var o310 uint32
-		if w307 {
-			o310 = packet.SumWords(p.Data[lo308:hi309])
+		v337 := p.Meta[23].Lo
+		st339 := p.Hdr[4] // udp
+		if !st339.Valid {
+			return pl.drop(57)
 		}
-		binary.BigEndian.PutUint32(b292[16:], uint32(v302))
-		if w303 {
-			d289 += packet.ChecksumDelta(o306, uint32(binary.BigEndian.Uint16(p.Data[lo304+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo304+2:])))
+		b338 := p.Data[st339.Off : st339.Off+st339.Len]
+		lo345, hi346 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w344 := p.Hdr[4].Valid && hi346 <= len(p.Data) && 2 <= 20
+		var o347 uint32
+		if w344 {
+			o347 = uint32(binary.BigEndian.Uint16(p.Data[lo345+0:]))
 		}
-		if w307 {
-			d290 += packet.ChecksumDelta(o310, packet.SumWords(p.Data[lo308:hi309]))
+		binary.BigEndian.PutUint16(b338[2:], uint16(v337))
+		if w344 {
+			d316 += packet.ChecksumDelta(o347, uint32(binary.BigEndian.Uint16(p.Data[lo345+0:])))
 		}
-		v311 := p.Meta[23].Lo
-		st313 := p.Hdr[4] // udp
-		if !st313.Valid {
-			return pl.drop(98)
+		v348 := (uint64(binary.BigEndian.Uint16(b318[2:])) - 0x10)
+		lo350, hi351 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w349 := hi351 <= len(p.Data) && 2 <= 20
+		var o352 uint32
+		if w349 {
+			o352 = uint32(binary.BigEndian.Uint16(p.Data[lo350+0:]))
 		}
-		b312 := p.Data[st313.Off : st313.Off+st313.Len]
-		lo319, hi320 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w318 := p.Hdr[4].Valid && hi320 <= len(p.Data) && 2 <= 20
-		var o321 uint32
-		if w318 {
-			o321 = uint32(binary.BigEndian.Uint16(p.Data[lo319+0:]))
+		lo354, hi355 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w353 := p.Hdr[4].Valid && hi355 <= len(p.Data) && 2 <= 20
+		var o356 uint32
+		if w353 {
+			o356 = uint32(binary.BigEndian.Uint16(p.Data[lo354+0:]))
 		}
-		binary.BigEndian.PutUint16(b312[2:], uint16(v311))
-		if w318 {
-			d290 += packet.ChecksumDelta(o321, uint32(binary.BigEndian.Uint16(p.Data[lo319+0:])))
+		binary.BigEndian.PutUint16(b318[2:], uint16(v348))
+		if w349 {
+			d315 += packet.ChecksumDelta(o352, uint32(binary.BigEndian.Uint16(p.Data[lo350+0:])))
 		}
-		v322 := (uint64(binary.BigEndian.Uint16(b292[2:])) - 0x10)
-		lo324, hi325 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w323 := p.Hdr[2].Valid && hi325 <= len(p.Data) && 2 <= 20
-		var o326 uint32
-		if w323 {
-			o326 = uint32(binary.BigEndian.Uint16(p.Data[lo324+0:]))
+		if w353 {
+			d316 += packet.ChecksumDelta(o356, uint32(binary.BigEndian.Uint16(p.Data[lo354+0:])))
 		}
-		w327, lo328, hi329 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			lo328, hi329 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w327 = hi329 <= len(p.Data) && hi329-lo328 <= 20
-		} else if p.Hdr[4].Valid {
-			lo328, hi329 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			w327 = hi329 <= len(p.Data) && hi329-lo328 <= 20
+		v357 := (uint64(b318[8]) - 0x1)
+		lo359, hi360 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
+		w358 := hi360 <= len(p.Data) && 2 <= 20
+		var o361 uint32
+		if w358 {
+			o361 = uint32(binary.BigEndian.Uint16(p.Data[lo359+0:]))
 		}
-		var o330 uint32
-		if w327 {
-			o330 = packet.SumWords(p.Data[lo328:hi329])
+		b318[8] = byte(v357)
+		if w358 {
+			d315 += packet.ChecksumDelta(o361, uint32(binary.BigEndian.Uint16(p.Data[lo359+0:])))
 		}
-		binary.BigEndian.PutUint16(b292[2:], uint16(v322))
-		if w323 {
-			d289 += packet.ChecksumDelta(o326, uint32(binary.BigEndian.Uint16(p.Data[lo324+0:])))
+		if cs366 := p.Hdr[2]; cs366.Off >= 0 && cs366.Off+cs366.Len <= len(p.Data) {
+			cb := p.Data[cs366.Off+10 : cs366.Off+12]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d315, false))
 		}
-		if w327 {
-			d290 += packet.ChecksumDelta(o330, packet.SumWords(p.Data[lo328:hi329]))
-		}
-		v331 := (uint64(b292[8]) - 0x1)
-		lo333, hi334 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
-		w332 := p.Hdr[2].Valid && hi334 <= len(p.Data) && 2 <= 20
-		var o335 uint32
-		if w332 {
-			o335 = uint32(binary.BigEndian.Uint16(p.Data[lo333+0:]))
-		}
-		w336, lo337, hi338 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+8, p.Hdr[2].Off+9
-			lo337, hi338 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w336 = hi338 <= len(p.Data) && hi338-lo337 <= 20
-		}
-		var o339 uint32
-		if w336 {
-			o339 = packet.SumWords(p.Data[lo337:hi338])
-		}
-		b292[8] = byte(v331)
-		if w332 {
-			d289 += packet.ChecksumDelta(o335, uint32(binary.BigEndian.Uint16(p.Data[lo333+0:])))
-		}
-		if w336 {
-			d290 += packet.ChecksumDelta(o339, packet.SumWords(p.Data[lo337:hi338]))
-		}
-		if cb340, ok341 := p.Bytes(2); ok341 {
-			binary.BigEndian.PutUint16(cb340[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb340[10:]), d289, false))
-		}
-		if cb342, ok343 := p.Bytes(4); ok343 {
-			binary.BigEndian.PutUint16(cb342[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb342[6:]), d290, false))
+		if cs367 := p.Hdr[4]; cs367.Valid && cs367.Off >= 0 && cs367.Off+cs367.Len <= len(p.Data) {
+			cb := p.Data[cs367.Off+6 : cs367.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d316, false))
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d344 uint64 // udp checksum
-		v345 := p.Meta[6]
-		st347 := p.Hdr[3] // ipv6
-		if !st347.Valid {
-			return pl.drop(99)
+		var d368 uint64 // udp checksum
+		v369 := p.Meta[6]
+		st371 := p.Hdr[3] // ipv6
+		if !st371.Valid {
+			return pl.drop(58)
 		}
-		b346 := p.Data[st347.Off : st347.Off+st347.Len]
-		w348, lo349, hi350 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			lo349, hi350 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w348 = hi350 <= len(p.Data) && hi350-lo349 <= 20
-		} else if p.Hdr[4].Valid {
-			lo349, hi350 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			w348 = hi350 <= len(p.Data) && hi350-lo349 <= 20
+		b370 := p.Data[st371.Off : st371.Off+st371.Len]
+		lo373, hi374 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+		w372 := p.Hdr[4].Valid && hi374 <= len(p.Data) && 16 <= 20
+		var o375 uint32
+		if w372 {
+			o375 = uint32(binary.BigEndian.Uint16(p.Data[lo373+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+14:]))
 		}
-		var o351 uint32
-		if w348 {
-			o351 = packet.SumWords(p.Data[lo349:hi350])
+		packet.SetBits(b370, 64, 128, v369)
+		if w372 {
+			d368 += packet.ChecksumDelta(o375, uint32(binary.BigEndian.Uint16(p.Data[lo373+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+14:])))
 		}
-		packet.SetBits(b346, 64, 128, v345)
-		if w348 {
-			d344 += packet.ChecksumDelta(o351, packet.SumWords(p.Data[lo349:hi350]))
+		v376 := p.Meta[19]
+		lo378, hi379 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+		w377 := p.Hdr[4].Valid && hi379 <= len(p.Data) && 16 <= 20
+		var o380 uint32
+		if w377 {
+			o380 = uint32(binary.BigEndian.Uint16(p.Data[lo378+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+14:]))
 		}
-		v352 := p.Meta[19]
-		w353, lo354, hi355 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo354, hi355 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w353 = hi355 <= len(p.Data) && hi355-lo354 <= 20
-		} else if p.Hdr[4].Valid {
-			lo354, hi355 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w353 = hi355 <= len(p.Data) && hi355-lo354 <= 20
+		packet.SetBits(b370, 192, 128, v376)
+		if w377 {
+			d368 += packet.ChecksumDelta(o380, uint32(binary.BigEndian.Uint16(p.Data[lo378+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+14:])))
 		}
-		var o356 uint32
-		if w353 {
-			o356 = packet.SumWords(p.Data[lo354:hi355])
+		v381 := p.Meta[23].Lo
+		st383 := p.Hdr[4] // udp
+		if !st383.Valid {
+			return pl.drop(58)
 		}
-		packet.SetBits(b346, 192, 128, v352)
-		if w353 {
-			d344 += packet.ChecksumDelta(o356, packet.SumWords(p.Data[lo354:hi355]))
+		b382 := p.Data[st383.Off : st383.Off+st383.Len]
+		lo385, hi386 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w384 := p.Hdr[4].Valid && hi386 <= len(p.Data) && 2 <= 20
+		var o387 uint32
+		if w384 {
+			o387 = uint32(binary.BigEndian.Uint16(p.Data[lo385+0:]))
 		}
-		v357 := p.Meta[23].Lo
-		st359 := p.Hdr[4] // udp
-		if !st359.Valid {
-			return pl.drop(99)
+		binary.BigEndian.PutUint16(b382[2:], uint16(v381))
+		if w384 {
+			d368 += packet.ChecksumDelta(o387, uint32(binary.BigEndian.Uint16(p.Data[lo385+0:])))
 		}
-		b358 := p.Data[st359.Off : st359.Off+st359.Len]
-		lo361, hi362 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w360 := p.Hdr[4].Valid && hi362 <= len(p.Data) && 2 <= 20
-		var o363 uint32
-		if w360 {
-			o363 = uint32(binary.BigEndian.Uint16(p.Data[lo361+0:]))
-		}
-		binary.BigEndian.PutUint16(b358[2:], uint16(v357))
-		if w360 {
-			d344 += packet.ChecksumDelta(o363, uint32(binary.BigEndian.Uint16(p.Data[lo361+0:])))
-		}
-		v364 := (uint64(b346[7]) - 0x1)
-		w365, lo366, hi367 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+7, p.Hdr[3].Off+8
-			lo366, hi367 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w365 = hi367 <= len(p.Data) && hi367-lo366 <= 20
-		}
-		var o368 uint32
-		if w365 {
-			o368 = packet.SumWords(p.Data[lo366:hi367])
-		}
-		b346[7] = byte(v364)
-		if w365 {
-			d344 += packet.ChecksumDelta(o368, packet.SumWords(p.Data[lo366:hi367]))
-		}
-		if cb369, ok370 := p.Bytes(4); ok370 {
-			binary.BigEndian.PutUint16(cb369[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb369[6:]), d344, false))
+		v388 := (uint64(b370[7]) - 0x1)
+		b370[7] = byte(v388)
+		if cs393 := p.Hdr[4]; cs393.Valid && cs393.Off >= 0 && cs393.Off+cs393.Len <= len(p.Data) {
+			cb := p.Data[cs393.Off+6 : cs393.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d368, false))
 		}
 		pl.edges[48]++
 		goto n183
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d371 uint64 // udp checksum
-		v372 := p.Meta[6]
-		st374 := p.Hdr[3] // ipv6
-		if !st374.Valid {
-			return pl.drop(100)
+		var d394 uint64 // udp checksum
+		v395 := p.Meta[6]
+		st397 := p.Hdr[3] // ipv6
+		if !st397.Valid {
+			return pl.drop(59)
 		}
-		b373 := p.Data[st374.Off : st374.Off+st374.Len]
-		w375, lo376, hi377 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			lo376, hi377 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w375 = hi377 <= len(p.Data) && hi377-lo376 <= 20
-		} else if p.Hdr[4].Valid {
-			lo376, hi377 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			w375 = hi377 <= len(p.Data) && hi377-lo376 <= 20
+		b396 := p.Data[st397.Off : st397.Off+st397.Len]
+		lo399, hi400 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+		w398 := p.Hdr[4].Valid && hi400 <= len(p.Data) && 16 <= 20
+		var o401 uint32
+		if w398 {
+			o401 = uint32(binary.BigEndian.Uint16(p.Data[lo399+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+14:]))
 		}
-		var o378 uint32
-		if w375 {
-			o378 = packet.SumWords(p.Data[lo376:hi377])
+		packet.SetBits(b396, 64, 128, v395)
+		if w398 {
+			d394 += packet.ChecksumDelta(o401, uint32(binary.BigEndian.Uint16(p.Data[lo399+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+14:])))
 		}
-		packet.SetBits(b373, 64, 128, v372)
-		if w375 {
-			d371 += packet.ChecksumDelta(o378, packet.SumWords(p.Data[lo376:hi377]))
+		v402 := p.Meta[19]
+		lo404, hi405 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+		w403 := p.Hdr[4].Valid && hi405 <= len(p.Data) && 16 <= 20
+		var o406 uint32
+		if w403 {
+			o406 = uint32(binary.BigEndian.Uint16(p.Data[lo404+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+14:]))
 		}
-		v379 := p.Meta[19]
-		w380, lo381, hi382 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo381, hi382 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w380 = hi382 <= len(p.Data) && hi382-lo381 <= 20
-		} else if p.Hdr[4].Valid {
-			lo381, hi382 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w380 = hi382 <= len(p.Data) && hi382-lo381 <= 20
+		packet.SetBits(b396, 192, 128, v402)
+		if w403 {
+			d394 += packet.ChecksumDelta(o406, uint32(binary.BigEndian.Uint16(p.Data[lo404+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+14:])))
 		}
-		var o383 uint32
-		if w380 {
-			o383 = packet.SumWords(p.Data[lo381:hi382])
+		v407 := p.Meta[23].Lo
+		st409 := p.Hdr[4] // udp
+		if !st409.Valid {
+			return pl.drop(59)
 		}
-		packet.SetBits(b373, 192, 128, v379)
-		if w380 {
-			d371 += packet.ChecksumDelta(o383, packet.SumWords(p.Data[lo381:hi382]))
+		b408 := p.Data[st409.Off : st409.Off+st409.Len]
+		lo411, hi412 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w410 := p.Hdr[4].Valid && hi412 <= len(p.Data) && 2 <= 20
+		var o413 uint32
+		if w410 {
+			o413 = uint32(binary.BigEndian.Uint16(p.Data[lo411+0:]))
 		}
-		v384 := p.Meta[23].Lo
-		st386 := p.Hdr[4] // udp
-		if !st386.Valid {
-			return pl.drop(100)
+		binary.BigEndian.PutUint16(b408[2:], uint16(v407))
+		if w410 {
+			d394 += packet.ChecksumDelta(o413, uint32(binary.BigEndian.Uint16(p.Data[lo411+0:])))
 		}
-		b385 := p.Data[st386.Off : st386.Off+st386.Len]
-		lo388, hi389 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w387 := p.Hdr[4].Valid && hi389 <= len(p.Data) && 2 <= 20
-		var o390 uint32
-		if w387 {
-			o390 = uint32(binary.BigEndian.Uint16(p.Data[lo388+0:]))
+		v414 := (uint64(binary.BigEndian.Uint16(b396[4:])) - 0x10)
+		lo416, hi417 := p.Hdr[3].Off+4, p.Hdr[3].Off+6
+		w415 := p.Hdr[4].Valid && hi417 <= len(p.Data) && 2 <= 20
+		var o418 uint32
+		if w415 {
+			o418 = uint32(binary.BigEndian.Uint16(p.Data[lo416+0:]))
 		}
-		binary.BigEndian.PutUint16(b385[2:], uint16(v384))
-		if w387 {
-			d371 += packet.ChecksumDelta(o390, uint32(binary.BigEndian.Uint16(p.Data[lo388+0:])))
+		binary.BigEndian.PutUint16(b396[4:], uint16(v414))
+		if w415 {
+			d394 += packet.ChecksumDelta(o418, uint32(binary.BigEndian.Uint16(p.Data[lo416+0:])))
 		}
-		v391 := (uint64(binary.BigEndian.Uint16(b373[4:])) - 0x10)
-		w392, lo393, hi394 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			lo393, hi394 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w392 = hi394 <= len(p.Data) && hi394-lo393 <= 20
-		} else if p.Hdr[4].Valid {
-			lo393, hi394 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			w392 = hi394 <= len(p.Data) && hi394-lo393 <= 20
-		}
-		var o395 uint32
-		if w392 {
-			o395 = packet.SumWords(p.Data[lo393:hi394])
-		}
-		binary.BigEndian.PutUint16(b373[4:], uint16(v391))
-		if w392 {
-			d371 += packet.ChecksumDelta(o395, packet.SumWords(p.Data[lo393:hi394]))
-		}
-		v396 := (uint64(b373[7]) - 0x1)
-		w397, lo398, hi399 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+7, p.Hdr[3].Off+8
-			lo398, hi399 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w397 = hi399 <= len(p.Data) && hi399-lo398 <= 20
-		}
-		var o400 uint32
-		if w397 {
-			o400 = packet.SumWords(p.Data[lo398:hi399])
-		}
-		b373[7] = byte(v396)
-		if w397 {
-			d371 += packet.ChecksumDelta(o400, packet.SumWords(p.Data[lo398:hi399]))
-		}
-		if cb401, ok402 := p.Bytes(4); ok402 {
-			binary.BigEndian.PutUint16(cb401[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb401[6:]), d371, false))
+		v419 := (uint64(b396[7]) - 0x1)
+		b396[7] = byte(v419)
+		if cs424 := p.Hdr[4]; cs424.Valid && cs424.Off >= 0 && cs424.Off+cs424.Len <= len(p.Data) {
+			cb := p.Data[cs424.Off+6 : cs424.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d394, false))
 		}
 		pl.edges[49]++
 		goto n178
@@ -3502,68 +3255,114 @@ n178:
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		pb403, ok404 := p.Bytes(10) // lb_v2
-		if !ok404 {
-			return pl.drop(101)
+		ps425 := p.Hdr[10] // lb_v2
+		po426, pn427 := ps425.Off, 12
+		if po426 < 0 || po426+pn427 > len(p.Data) {
+			return pl.drop(60)
 		}
-		if p.Hdr[4].Valid && p.Hdr[10].Off > p.Hdr[4].Off && len(pb403)%2 == 0 && (p.Hdr[10].Off-p.Hdr[4].Off)%2 == 0 {
-			if cb405, ok406 := p.Bytes(4); ok406 {
-				binary.BigEndian.PutUint16(cb405[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb405[6:]), packet.PopDelta(pb403), false))
+		if p.Hdr[4].Valid && po426 > p.Hdr[4].Off && (po426-p.Hdr[4].Off)%2 == 0 {
+			d428 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po426+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po426+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po426+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po426+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po426+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po426+10:]))))
+			if cs429 := p.Hdr[4]; cs429.Valid && cs429.Off >= 0 && cs429.Off+cs429.Len <= len(p.Data) {
+				cb := p.Data[cs429.Off+6 : cs429.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d428, false))
 			}
 		}
-		p.Pop(10)
+		if po426 < len(p.Data)-po426-pn427 {
+			copy(p.Data[pn427:pn427+po426], p.Data[:po426])
+			p.Data = p.Data[pn427:]
+		} else {
+			copy(p.Data[po426:], p.Data[po426+pn427:])
+			p.Data = p.Data[:len(p.Data)-pn427]
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if p.Cursor > po426 {
+			p.Cursor = max(po426, p.Cursor-pn427)
+		}
 		goto n181
 	}
 n180:
 	{ // LbPopV3Body: pop lb_v3
-		pb407, ok408 := p.Bytes(11) // lb_v3
-		if !ok408 {
-			return pl.drop(102)
+		ps430 := p.Hdr[11] // lb_v3
+		if !ps430.Valid {
+			return pl.drop(61)
 		}
-		if p.Hdr[4].Valid && p.Hdr[11].Off > p.Hdr[4].Off && len(pb407)%2 == 0 && (p.Hdr[11].Off-p.Hdr[4].Off)%2 == 0 {
-			if cb409, ok410 := p.Bytes(4); ok410 {
-				binary.BigEndian.PutUint16(cb409[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb409[6:]), packet.PopDelta(pb407), false))
+		po431, pn432 := ps430.Off, 12
+		if po431 < 0 || po431+pn432 > len(p.Data) {
+			return pl.drop(61)
+		}
+		if p.Hdr[4].Valid && po431 > p.Hdr[4].Off && (po431-p.Hdr[4].Off)%2 == 0 {
+			d433 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po431+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po431+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po431+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po431+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po431+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po431+10:]))))
+			if cs434 := p.Hdr[4]; cs434.Valid && cs434.Off >= 0 && cs434.Off+cs434.Len <= len(p.Data) {
+				cb := p.Data[cs434.Off+6 : cs434.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d433, false))
 			}
 		}
-		p.Pop(11)
+		if po431 < len(p.Data)-po431-pn432 {
+			copy(p.Data[pn432:pn432+po431], p.Data[:po431])
+			p.Data = p.Data[pn432:]
+		} else {
+			copy(p.Data[po431:], p.Data[po431+pn432:])
+			p.Data = p.Data[:len(p.Data)-pn432]
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if p.Cursor > po431 {
+			p.Cursor = max(po431, p.Cursor-pn432)
+		}
 		pl.edges[50]++
 		goto n181
 	}
 n181:
 	{ // LbPopCommon: pop lb_common
-		pb411, ok412 := p.Bytes(9) // lb_common
-		if !ok412 {
-			return pl.drop(103)
+		ps435 := p.Hdr[9] // lb_common
+		po436, pn437 := ps435.Off, 4
+		if po436 < 0 || po436+pn437 > len(p.Data) {
+			return pl.drop(62)
 		}
-		if p.Hdr[4].Valid && p.Hdr[9].Off > p.Hdr[4].Off && len(pb411)%2 == 0 && (p.Hdr[9].Off-p.Hdr[4].Off)%2 == 0 {
-			if cb413, ok414 := p.Bytes(4); ok414 {
-				binary.BigEndian.PutUint16(cb413[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb413[6:]), packet.PopDelta(pb411), false))
+		if p.Hdr[4].Valid && po436 > p.Hdr[4].Off && (po436-p.Hdr[4].Off)%2 == 0 {
+			d438 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po436+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po436+2:]))))
+			if cs439 := p.Hdr[4]; cs439.Valid && cs439.Off >= 0 && cs439.Off+cs439.Len <= len(p.Data) {
+				cb := p.Data[cs439.Off+6 : cs439.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d438, false))
 			}
 		}
-		p.Pop(9)
+		if po436 < len(p.Data)-po436-pn437 {
+			copy(p.Data[pn437:pn437+po436], p.Data[:po436])
+			p.Data = p.Data[pn437:]
+		} else {
+			copy(p.Data[po436:], p.Data[po436+pn437:])
+			p.Data = p.Data[:len(p.Data)-pn437]
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if p.Hdr[11].Valid && p.Hdr[11].Off > po436 {
+			p.Hdr[11].Off -= pn437
+		} // lb_v3
+		if p.Cursor > po436 {
+			p.Cursor = max(po436, p.Cursor-pn437)
+		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d415 uint64   // udp checksum
-		st417 := p.Hdr[4] // udp
-		if !st417.Valid {
-			return pl.drop(104)
+		var d440 uint64   // udp checksum
+		st442 := p.Hdr[4] // udp
+		if !st442.Valid {
+			return pl.drop(63)
 		}
-		b416 := p.Data[st417.Off : st417.Off+st417.Len]
-		v418 := (uint64(binary.BigEndian.Uint16(b416[4:])) - 0x10)
-		lo420, hi421 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
-		w419 := p.Hdr[4].Valid && hi421 <= len(p.Data) && 2 <= 20
-		var o422 uint32
-		if w419 {
-			o422 = uint32(binary.BigEndian.Uint16(p.Data[lo420+0:]))
+		b441 := p.Data[st442.Off : st442.Off+st442.Len]
+		v443 := (uint64(binary.BigEndian.Uint16(b441[4:])) - 0x10)
+		lo445, hi446 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
+		w444 := p.Hdr[4].Valid && hi446 <= len(p.Data) && 2 <= 20
+		var o447 uint32
+		if w444 {
+			o447 = uint32(binary.BigEndian.Uint16(p.Data[lo445+0:]))
 		}
-		binary.BigEndian.PutUint16(b416[4:], uint16(v418))
-		if w419 {
-			d415 += packet.ChecksumDelta(o422, uint32(binary.BigEndian.Uint16(p.Data[lo420+0:])))
+		binary.BigEndian.PutUint16(b441[4:], uint16(v443))
+		if w444 {
+			d440 += packet.ChecksumDelta(o447, uint32(binary.BigEndian.Uint16(p.Data[lo445+0:])))
 		}
-		if cb423, ok424 := p.Bytes(4); ok424 {
-			binary.BigEndian.PutUint16(cb423[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb423[6:]), d415, false))
+		if cs448 := p.Hdr[4]; cs448.Valid && cs448.Off >= 0 && cs448.Off+cs448.Len <= len(p.Data) {
+			cb := p.Data[cs448.Off+6 : cs448.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d440, false))
 		}
 		pl.edges[51]++
 		goto n183
@@ -3577,12 +3376,12 @@ n183:
 	}
 n184:
 	{ // LbCsumKeepZero: set udp.checksum
-		st426 := p.Hdr[4] // udp
-		if !st426.Valid {
-			return pl.drop(105)
+		st450 := p.Hdr[4] // udp
+		if !st450.Valid {
+			return pl.drop(64)
 		}
-		b425 := p.Data[st426.Off : st426.Off+st426.Len]
-		binary.BigEndian.PutUint16(b425[6:], uint16(0x0))
+		b449 := p.Data[st450.Off : st450.Off+st450.Len]
+		binary.BigEndian.PutUint16(b449[6:], uint16(0x0))
 		pl.edges[52]++
 		goto n185
 	}

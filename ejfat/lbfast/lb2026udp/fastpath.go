@@ -236,41 +236,25 @@ var NodeNames = [152]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "R
 var SinkNames = [2]string{"ToHost", "TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [95]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
-	{Node: "RxV4", Reason: "malformed"},
-	{Node: "RxV4Check", Reason: "malformed"},
-	{Node: "RxV6Check", Reason: "malformed"},
-	{Node: "RxPort", Reason: "malformed"},
-	{Node: "RxUDPCsum", Reason: "malformed"},
+var DropSites = [65]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 	{Node: "RxNotForUs", Reason: "not a datagram for the socket"},
-	{Node: "ParseEthType", Reason: "malformed"},
 	{Node: "ParseEthType.arp", Reason: "unconnected"},
 	{Node: "ParseEthType.vlan", Reason: "unconnected"},
 	{Node: "ParseEthType.slow", Reason: "unconnected"},
 	{Node: "ParseEthType.lldp", Reason: "unconnected"},
 	{Node: "ParseEthType.other", Reason: "unconnected"},
-	{Node: "ParseLbMagic", Reason: "malformed"},
-	{Node: "ParseLbVersion", Reason: "malformed"},
 	{Node: "ParseFail", Reason: "phys_parsefail_counter"},
-	{Node: "ParseIsReserved", Reason: "malformed"},
-	{Node: "PuntIsLacp", Reason: "malformed"},
 	{Node: "PuntPopNsMac", Reason: "malformed"},
 	{Node: "PuntPopNsOpt", Reason: "malformed"},
 	{Node: "PuntPopNs", Reason: "malformed"},
 	{Node: "PuntPopUdp", Reason: "malformed"},
 	{Node: "PuntPopIPv4", Reason: "malformed"},
 	{Node: "PuntPopIPv6", Reason: "malformed"},
-	{Node: "L2VlanId", Reason: "malformed"},
 	{Node: "L2PopVlan", Reason: "malformed"},
-	{Node: "L2MacDst", Reason: "malformed"},
 	{Node: "L2DstDrop", Reason: "l2_dst_drop_counter"},
-	{Node: "L3SetDaIPv4", Reason: "malformed"},
 	{Node: "L3SetDaIPv6", Reason: "malformed"},
-	{Node: "L3IPDst", Reason: "malformed"},
 	{Node: "L3BadIP", Reason: "l2_iface_drop_badip_counter"},
-	{Node: "L3Icmp4Type", Reason: "malformed"},
 	{Node: "L3Icmp4Unhandled", Reason: "l3_icmpv4_unhandled"},
-	{Node: "L3Unreach4", Reason: "malformed"},
 	{Node: "L3Unreach4Net", Reason: "l3_icmpv4_dest_unreach_net"},
 	{Node: "L3Unreach4Host", Reason: "l3_icmpv4_dest_unreach_host"},
 	{Node: "L3Unreach4Port", Reason: "l3_icmpv4_dest_unreach_port"},
@@ -279,16 +263,12 @@ var DropSites = [95]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
 	{Node: "L3Unreach4HostUnknown", Reason: "l3_icmpv4_dest_unreach_host_unknown"},
 	{Node: "L3Unreach4HostProhibited", Reason: "l3_icmpv4_dest_unreach_host_prohibited"},
 	{Node: "L3Unreach4Other", Reason: "l3_icmpv4_dest_unreach_other"},
-	{Node: "L3Icmp6Type", Reason: "malformed"},
 	{Node: "L3Icmp6Unhandled", Reason: "l3_icmpv6_unhandled"},
-	{Node: "L3Unreach6", Reason: "malformed"},
 	{Node: "L3Unreach6Net", Reason: "l3_icmpv6_dest_unreach_net"},
 	{Node: "L3Unreach6HostProhibited", Reason: "l3_icmpv6_dest_unreach_host_prohibited"},
 	{Node: "L3Unreach6Host", Reason: "l3_icmpv6_dest_unreach_host"},
 	{Node: "L3Unreach6Port", Reason: "l3_icmpv6_dest_unreach_port"},
 	{Node: "L3Unreach6Other", Reason: "l3_icmpv6_dest_unreach_other"},
-	{Node: "ArpForUs", Reason: "malformed"},
-	{Node: "ArpReply", Reason: "malformed"},
 	{Node: "Echo4ForUs", Reason: "malformed"},
 	{Node: "Echo4NoMatch", Reason: "l3_icmpv4_echo_dst_nomatch"},
 	{Node: "Echo4Reply", Reason: "malformed"},
@@ -298,7 +278,6 @@ var DropSites = [95]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
 	{Node: "NsUnspecified", Reason: "malformed"},
 	{Node: "NsToAllNodes", Reason: "malformed"},
 	{Node: "NsToSender", Reason: "malformed"},
-	{Node: "NsSrcMac", Reason: "malformed"},
 	{Node: "NsPopMac", Reason: "malformed"},
 	{Node: "NsPopOpt", Reason: "malformed"},
 	{Node: "NsPopBody", Reason: "malformed"},
@@ -307,30 +286,21 @@ var DropSites = [95]fastpath.DropSite{{Node: "RxType", Reason: "malformed"},
 	{Node: "NsPushMac", Reason: "malformed"},
 	{Node: "NsFill", Reason: "malformed"},
 	{Node: "NsCsum", Reason: "malformed"},
-	{Node: "LbSrc4", Reason: "malformed"},
 	{Node: "LbSrc6", Reason: "malformed"},
 	{Node: "LbBlocked", Reason: "lb_drop_blocked_src_pkt_counter"},
-	{Node: "LbSelV2", Reason: "malformed"},
 	{Node: "LbSelV3", Reason: "malformed"},
 	{Node: "LbTtl", Reason: "malformed"},
 	{Node: "LbTtlExpired", Reason: "lb_drop_ttl_expired_pkt_counter"},
 	{Node: "LbEpochMiss", Reason: "lb_drop_epoch_assign_miss_pkt_counter"},
 	{Node: "LbCalendarMiss", Reason: "lb_drop_lb_calendar_miss_pkt_counter"},
-	{Node: "LbMember", Reason: "malformed"},
 	{Node: "LbMemberMiss", Reason: "lb_drop_mbr_info_miss_pkt_counter"},
 	{Node: "LbSoftEvicted", Reason: "mbr_drop_soft_evicted_counter"},
 	{Node: "LbDeregistered", Reason: "mbr_drop_deregistered_counter"},
-	{Node: "LbEth", Reason: "malformed"},
-	{Node: "LbCsumZero", Reason: "malformed"},
-	{Node: "LbIPv4Keep", Reason: "malformed"},
-	{Node: "LbIPv4Strip", Reason: "malformed"},
 	{Node: "LbIPv6Keep", Reason: "malformed"},
 	{Node: "LbIPv6Strip", Reason: "malformed"},
 	{Node: "LbPopV2Body", Reason: "malformed"},
 	{Node: "LbPopV3Body", Reason: "malformed"},
 	{Node: "LbPopCommon", Reason: "malformed"},
-	{Node: "LbUdpLen", Reason: "malformed"},
-	{Node: "LbCsumKeepZero", Reason: "malformed"},
 }
 
 // CountLabels name the count operations' counters (Pipeline.Counted).
@@ -451,7 +421,7 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	var f [237]uint64
-	total := uint64(0) + pl.Dropped[6] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[15] + pl.Sunk[0] + pl.Dropped[27] + pl.Dropped[31] + pl.Dropped[33] + pl.Dropped[35] + pl.Dropped[36] + pl.Dropped[37] + pl.Dropped[38] + pl.Dropped[39] + pl.Dropped[40] + pl.Dropped[41] + pl.Dropped[42] + pl.Dropped[44] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[48] + pl.Dropped[49] + pl.Dropped[50] + pl.Dropped[54] + pl.Dropped[58] + pl.Dropped[73] + pl.Dropped[77] + pl.Dropped[78] + pl.Dropped[79] + pl.Dropped[81] + pl.Dropped[82] + pl.Dropped[83] + pl.Sunk[1]
+	total := uint64(0) + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Sunk[0] + pl.Dropped[15] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24] + pl.Dropped[25] + pl.Dropped[26] + pl.Dropped[27] + pl.Dropped[28] + pl.Dropped[29] + pl.Dropped[30] + pl.Dropped[31] + pl.Dropped[32] + pl.Dropped[34] + pl.Dropped[38] + pl.Dropped[51] + pl.Dropped[54] + pl.Dropped[55] + pl.Dropped[56] + pl.Dropped[57] + pl.Dropped[58] + pl.Dropped[59] + pl.Sunk[1]
 	f[5] = pl.edges[36]
 	f[7] = pl.edges[37]
 	f[9] = pl.edges[38]
@@ -463,19 +433,19 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[19] = pl.edges[43]
 	f[22] = pl.edges[1]
 	f[23] = pl.edges[44]
-	f[24] = pl.Dropped[6]
-	f[28] = pl.Dropped[8]
-	f[29] = pl.Dropped[9]
+	f[24] = pl.Dropped[1]
+	f[28] = pl.Dropped[2]
+	f[29] = pl.Dropped[3]
 	f[30] = pl.edges[2]
-	f[31] = pl.Dropped[10]
-	f[32] = pl.Dropped[11]
-	f[33] = pl.Dropped[12]
+	f[31] = pl.Dropped[4]
+	f[32] = pl.Dropped[5]
+	f[33] = pl.Dropped[6]
 	f[37] = pl.edges[45]
 	f[40] = pl.edges[46]
 	f[42] = pl.edges[47]
 	f[43] = pl.edges[3]
 	f[44] = pl.edges[48]
-	f[45] = pl.Dropped[15]
+	f[45] = pl.Dropped[7]
 	f[55] = pl.edges[4]
 	f[57] = pl.edges[5]
 	f[58] = pl.edges[6]
@@ -489,29 +459,29 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[82] = pl.edges[13]
 	f[84] = pl.edges[14]
 	f[87] = pl.edges[15]
-	f[89] = pl.Dropped[27]
+	f[89] = pl.Dropped[15]
 	f[94] = pl.edges[16]
-	f[97] = pl.Dropped[31]
-	f[109] = pl.Dropped[33]
-	f[118] = pl.Dropped[35]
-	f[119] = pl.Dropped[36]
-	f[120] = pl.Dropped[37]
-	f[121] = pl.Dropped[38]
-	f[122] = pl.Dropped[39]
-	f[123] = pl.Dropped[40]
-	f[124] = pl.Dropped[41]
-	f[125] = pl.Dropped[42]
-	f[130] = pl.Dropped[44]
-	f[136] = pl.Dropped[46]
-	f[137] = pl.Dropped[47]
-	f[138] = pl.Dropped[48]
-	f[139] = pl.Dropped[49]
-	f[140] = pl.Dropped[50]
+	f[97] = pl.Dropped[17]
+	f[109] = pl.Dropped[18]
+	f[118] = pl.Dropped[19]
+	f[119] = pl.Dropped[20]
+	f[120] = pl.Dropped[21]
+	f[121] = pl.Dropped[22]
+	f[122] = pl.Dropped[23]
+	f[123] = pl.Dropped[24]
+	f[124] = pl.Dropped[25]
+	f[125] = pl.Dropped[26]
+	f[130] = pl.Dropped[27]
+	f[136] = pl.Dropped[28]
+	f[137] = pl.Dropped[29]
+	f[138] = pl.Dropped[30]
+	f[139] = pl.Dropped[31]
+	f[140] = pl.Dropped[32]
 	f[143] = pl.edges[17]
-	f[148] = pl.Dropped[54]
+	f[148] = pl.Dropped[34]
 	f[150] = pl.edges[18]
 	f[152] = pl.edges[19]
-	f[155] = pl.Dropped[58]
+	f[155] = pl.Dropped[38]
 	f[161] = pl.edges[20]
 	f[162] = pl.edges[21]
 	f[167] = pl.edges[22]
@@ -519,16 +489,16 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[175] = pl.edges[24]
 	f[181] = pl.edges[25]
 	f[182] = pl.edges[49]
-	f[183] = pl.Dropped[73]
+	f[183] = pl.Dropped[51]
 	f[189] = pl.edges[26]
-	f[192] = pl.Dropped[77]
+	f[192] = pl.Dropped[54]
 	f[194] = pl.edges[27]
-	f[196] = pl.Dropped[78]
-	f[200] = pl.Dropped[79]
+	f[196] = pl.Dropped[55]
+	f[200] = pl.Dropped[56]
 	f[202] = pl.edges[28]
-	f[206] = pl.Dropped[81]
-	f[207] = pl.Dropped[82]
-	f[208] = pl.Dropped[83]
+	f[206] = pl.Dropped[57]
+	f[207] = pl.Dropped[58]
+	f[208] = pl.Dropped[59]
 	f[213] = pl.edges[29]
 	f[222] = pl.edges[30]
 	f[223] = pl.edges[31]
@@ -873,9 +843,6 @@ n1:
 n2:
 	{ // RxType: switch ethernet.type
 		st4 := p.Hdr[0] // ethernet
-		if !st4.Valid {
-			return pl.drop(0)
-		}
 		b3 := p.Data[st4.Off : st4.Off+st4.Len]
 		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
@@ -896,7 +863,7 @@ n3:
 				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
 				st8 := p.Hdr[2] // ipv4
 				if !st8.Valid {
-					return pl.drop(1)
+					return pl.drop(0)
 				}
 				b7 := p.Data[st8.Off : st8.Off+st8.Len]
 				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
@@ -919,9 +886,6 @@ n3:
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
 		st12 := p.Hdr[2] // ipv4
-		if !st12.Valid {
-			return pl.drop(2)
-		}
 		b11 := p.Data[st12.Off : st12.Off+st12.Len]
 		c10 := ((uint64(b11[0]) >> 4 & 0xf) == 0x4)
 		if c10 {
@@ -967,9 +931,6 @@ n6:
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
 		st17 := p.Hdr[3] // ipv6
-		if !st17.Valid {
-			return pl.drop(3)
-		}
 		b16 := p.Data[st17.Off : st17.Off+st17.Len]
 		c15 := ((uint64(b16[0]) >> 4 & 0xf) == 0x6)
 		if c15 {
@@ -1003,9 +964,6 @@ n8:
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
 		st20 := p.Hdr[4] // udp
-		if !st20.Valid {
-			return pl.drop(4)
-		}
 		b19 := p.Data[st20.Off : st20.Off+st20.Len]
 		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
 			goto n10
@@ -1016,9 +974,6 @@ n9:
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
 		st23 := p.Hdr[4] // udp
-		if !st23.Valid {
-			return pl.drop(5)
-		}
 		b22 := p.Data[st23.Off : st23.Off+st23.Len]
 		c21 := (uint64(binary.BigEndian.Uint16(b22[6:])) == 0x0)
 		if c21 {
@@ -1041,7 +996,7 @@ n11:
 	}
 n12:
 	{ // RxNotForUs: drop not a datagram for the socket
-		return pl.drop(6)
+		return pl.drop(1)
 	}
 n13:
 	{ // RxSocket: nop
@@ -1054,27 +1009,24 @@ n16:
 n17:
 	{ // ParseEthType: switch ethernet.type
 		st27 := p.Hdr[0] // ethernet
-		if !st27.Valid {
-			return pl.drop(7)
-		}
 		b26 := p.Data[st27.Off : st27.Off+st27.Len]
 		v25 := uint64(binary.BigEndian.Uint16(b26[12:]))
 		switch {
 		case v25 == 0x800:
 			goto n18
 		case v25 == 0x806:
-			return pl.drop(8)
+			return pl.drop(2)
 		case v25 == 0x8100:
-			return pl.drop(9)
+			return pl.drop(3)
 		case v25 == 0x86dd:
 			pl.edges[2]++
 			goto n18
 		case v25 == 0x8809:
-			return pl.drop(10)
+			return pl.drop(4)
 		case v25 == 0x88cc:
-			return pl.drop(11)
+			return pl.drop(5)
 		default:
-			return pl.drop(12)
+			return pl.drop(6)
 		}
 	}
 n18:
@@ -1097,9 +1049,6 @@ n18:
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
 		st30 := p.Hdr[9] // lb_common
-		if !st30.Valid {
-			return pl.drop(13)
-		}
 		b29 := p.Data[st30.Off : st30.Off+st30.Len]
 		if uint64(binary.BigEndian.Uint16(b29[0:])) == 0x4c42 {
 			goto n20
@@ -1110,9 +1059,6 @@ n19:
 n20:
 	{ // ParseLbVersion: switch lb_common.version
 		st33 := p.Hdr[9] // lb_common
-		if !st33.Valid {
-			return pl.drop(14)
-		}
 		b32 := p.Data[st33.Off : st33.Off+st33.Len]
 		v31 := uint64(b32[2])
 		switch {
@@ -1164,7 +1110,7 @@ n22:
 	}
 n23:
 	{ // ParseFail: drop phys_parsefail_counter
-		return pl.drop(15)
+		return pl.drop(7)
 	}
 n24:
 	{ // ParseParsed: set meta.egress_port
@@ -1173,12 +1119,9 @@ n24:
 	}
 n25:
 	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
-		c36 := !(p.Hdr[1].Valid)
+		c36 := !(false)
 		if c36 {
 			st38 := p.Hdr[0] // ethernet
-			if !st38.Valid {
-				return pl.drop(16)
-			}
 			b37 := p.Data[st38.Off : st38.Off+st38.Len]
 			c36 = (((uint64(binary.BigEndian.Uint16(b37[0:]))<<32 | uint64(binary.BigEndian.Uint32(b37[2:]))) & 0xfffffffffff0) == 0x180c2000000)
 		}
@@ -1193,7 +1136,7 @@ n26:
 	}
 n27:
 	{ // PuntIsSlow: test valid(slow)
-		if p.Hdr[22].Valid {
+		if false {
 			goto n28
 		}
 		goto n31
@@ -1201,9 +1144,6 @@ n27:
 n28:
 	{ // PuntIsLacp: test slow.subtype == 1
 		st40 := p.Hdr[22] // slow
-		if !st40.Valid {
-			return pl.drop(17)
-		}
 		b39 := p.Data[st40.Off : st40.Off+st40.Len]
 		if uint64(b39[0]) == 0x1 {
 			goto n29
@@ -1221,7 +1161,7 @@ n30:
 	}
 n31:
 	{ // PuntIsLldp: test valid(lldp)
-		if p.Hdr[21].Valid {
+		if false {
 			goto n32
 		}
 		pl.edges[5]++
@@ -1239,90 +1179,168 @@ n33:
 	}
 n34:
 	{ // PuntHasNsMac: test valid(nd_mac)
-		if p.Hdr[14].Valid {
+		if false {
 			goto n35
 		}
 		goto n36
 	}
 n35:
 	{ // PuntPopNsMac: pop nd_mac
-		if !p.Pop(14) {
-			return pl.drop(18)
+		ps41 := p.Hdr[14] // nd_mac
+		po42, pn43 := ps41.Off, 6
+		if po42 < 0 || po42+pn43 > len(p.Data) {
+			return pl.drop(8)
+		}
+		if po42 < len(p.Data)-po42-pn43 {
+			copy(p.Data[pn43:pn43+po42], p.Data[:po42])
+			p.Data = p.Data[pn43:]
+		} else {
+			copy(p.Data[po42:], p.Data[po42+pn43:])
+			p.Data = p.Data[:len(p.Data)-pn43]
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if p.Cursor > po42 {
+			p.Cursor = max(po42, p.Cursor-pn43)
 		}
 		pl.edges[7]++
 		goto n36
 	}
 n36:
 	{ // PuntHasNsOpt: test valid(nd_opt)
-		if p.Hdr[13].Valid {
+		if false {
 			goto n37
 		}
 		goto n38
 	}
 n37:
 	{ // PuntPopNsOpt: pop nd_opt
-		if !p.Pop(13) {
-			return pl.drop(19)
+		ps44 := p.Hdr[13] // nd_opt
+		po45, pn46 := ps44.Off, 2
+		if po45 < 0 || po45+pn46 > len(p.Data) {
+			return pl.drop(9)
+		}
+		if po45 < len(p.Data)-po45-pn46 {
+			copy(p.Data[pn46:pn46+po45], p.Data[:po45])
+			p.Data = p.Data[pn46:]
+		} else {
+			copy(p.Data[po45:], p.Data[po45+pn46:])
+			p.Data = p.Data[:len(p.Data)-pn46]
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if p.Cursor > po45 {
+			p.Cursor = max(po45, p.Cursor-pn46)
 		}
 		pl.edges[8]++
 		goto n38
 	}
 n38:
 	{ // PuntHasNs: test valid(nd_ns)
-		if p.Hdr[12].Valid {
+		if false {
 			goto n39
 		}
 		goto n40
 	}
 n39:
 	{ // PuntPopNs: pop nd_ns
-		if !p.Pop(12) {
-			return pl.drop(20)
+		ps47 := p.Hdr[12] // nd_ns
+		po48, pn49 := ps47.Off, 20
+		if po48 < 0 || po48+pn49 > len(p.Data) {
+			return pl.drop(10)
+		}
+		if po48 < len(p.Data)-po48-pn49 {
+			copy(p.Data[pn49:pn49+po48], p.Data[:po48])
+			p.Data = p.Data[pn49:]
+		} else {
+			copy(p.Data[po48:], p.Data[po48+pn49:])
+			p.Data = p.Data[:len(p.Data)-pn49]
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if p.Cursor > po48 {
+			p.Cursor = max(po48, p.Cursor-pn49)
 		}
 		pl.edges[9]++
 		goto n40
 	}
 n40:
 	{ // PuntHasUdp: test valid(icmp_udp)
-		if p.Hdr[20].Valid {
+		if false {
 			goto n41
 		}
 		goto n42
 	}
 n41:
 	{ // PuntPopUdp: pop icmp_udp
-		if !p.Pop(20) {
-			return pl.drop(21)
+		ps50 := p.Hdr[20] // icmp_udp
+		po51, pn52 := ps50.Off, 8
+		if po51 < 0 || po51+pn52 > len(p.Data) {
+			return pl.drop(11)
+		}
+		if po51 < len(p.Data)-po51-pn52 {
+			copy(p.Data[pn52:pn52+po51], p.Data[:po51])
+			p.Data = p.Data[pn52:]
+		} else {
+			copy(p.Data[po51:], p.Data[po51+pn52:])
+			p.Data = p.Data[:len(p.Data)-pn52]
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if p.Cursor > po51 {
+			p.Cursor = max(po51, p.Cursor-pn52)
 		}
 		pl.edges[10]++
 		goto n42
 	}
 n42:
 	{ // PuntHasIPv4: test valid(icmp_ipv4)
-		if p.Hdr[18].Valid {
+		if false {
 			goto n43
 		}
 		goto n44
 	}
 n43:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		if !p.Pop(18) {
-			return pl.drop(22)
+		ps53 := p.Hdr[18] // icmp_ipv4
+		po54, pn55 := ps53.Off, 20
+		if po54 < 0 || po54+pn55 > len(p.Data) {
+			return pl.drop(12)
+		}
+		if po54 < len(p.Data)-po54-pn55 {
+			copy(p.Data[pn55:pn55+po54], p.Data[:po54])
+			p.Data = p.Data[pn55:]
+		} else {
+			copy(p.Data[po54:], p.Data[po54+pn55:])
+			p.Data = p.Data[:len(p.Data)-pn55]
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if p.Cursor > po54 {
+			p.Cursor = max(po54, p.Cursor-pn55)
 		}
 		pl.edges[11]++
 		goto n44
 	}
 n44:
 	{ // PuntHasIPv6: test valid(icmp_ipv6)
-		if p.Hdr[19].Valid {
+		if false {
 			goto n45
 		}
 		goto n46
 	}
 n45:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		if !p.Pop(19) {
-			return pl.drop(23)
+		ps56 := p.Hdr[19] // icmp_ipv6
+		po57, pn58 := ps56.Off, 40
+		if po57 < 0 || po57+pn58 > len(p.Data) {
+			return pl.drop(13)
+		}
+		if po57 < len(p.Data)-po57-pn58 {
+			copy(p.Data[pn58:pn58+po57], p.Data[:po57])
+			p.Data = p.Data[pn58:]
+		} else {
+			copy(p.Data[po57:], p.Data[po57+pn58:])
+			p.Data = p.Data[:len(p.Data)-pn58]
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if p.Cursor > po57 {
+			p.Cursor = max(po57, p.Cursor-pn58)
 		}
 		pl.edges[12]++
 		goto n46
@@ -1333,25 +1351,35 @@ n46:
 	}
 n47:
 	{ // L2HasVlan: test valid(vlan)
-		if p.Hdr[1].Valid {
+		if false {
 			goto n48
 		}
 		goto n50
 	}
 n48:
 	{ // L2VlanId: set meta.vlan_id
-		st42 := p.Hdr[1] // vlan
-		if !st42.Valid {
-			return pl.drop(24)
-		}
-		b41 := p.Data[st42.Off : st42.Off+st42.Len]
-		p.Meta[3] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b41[0:])) >> 0 & 0xfff) & 0xfff}
+		st60 := p.Hdr[1] // vlan
+		b59 := p.Data[st60.Off : st60.Off+st60.Len]
+		p.Meta[3] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b59[0:])) >> 0 & 0xfff) & 0xfff}
 		goto n49
 	}
 n49:
 	{ // L2PopVlan: pop vlan
-		if !p.Pop(1) {
-			return pl.drop(25)
+		ps61 := p.Hdr[1] // vlan
+		po62, pn63 := ps61.Off, 4
+		if po62 < 0 || po62+pn63 > len(p.Data) {
+			return pl.drop(14)
+		}
+		if po62 < len(p.Data)-po62-pn63 {
+			copy(p.Data[pn63:pn63+po62], p.Data[:po62])
+			p.Data = p.Data[pn63:]
+		} else {
+			copy(p.Data[po62:], p.Data[po62+pn63:])
+			p.Data = p.Data[:len(p.Data)-pn63]
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if p.Cursor > po62 {
+			p.Cursor = max(po62, p.Cursor-pn63)
 		}
 		pl.edges[13]++
 		goto n50
@@ -1380,12 +1408,9 @@ n51:
 n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		st44 := p.Hdr[0] // ethernet
-		if !st44.Valid {
-			return pl.drop(26)
-		}
-		b43 := p.Data[st44.Off : st44.Off+st44.Len]
-		if e, hit := pl.tables[1].LookupWord(((uint64(binary.BigEndian.Uint16(b43[0:]))<<32|uint64(binary.BigEndian.Uint32(b43[2:])))&0xffffffffffff)<<0 | ((p.Meta[4].Lo)&0xf)<<48); hit {
+		st65 := p.Hdr[0] // ethernet
+		b64 := p.Data[st65.Off : st65.Off+st65.Len]
+		if e, hit := pl.tables[1].LookupWord(((uint64(binary.BigEndian.Uint16(b64[0:]))<<32|uint64(binary.BigEndian.Uint32(b64[2:])))&0xffffffffffff)<<0 | ((p.Meta[4].Lo)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1402,7 +1427,7 @@ n52:
 	}
 n53:
 	{ // L2DstDrop: drop l2_dst_drop_counter
-		return pl.drop(27)
+		return pl.drop(15)
 	}
 n54:
 	{ // L2DstAllow: count l2_dst_allow_counter
@@ -1417,22 +1442,19 @@ n55:
 	}
 n56:
 	{ // L3SetDaIPv4: set meta.ip_da
-		st46 := p.Hdr[2] // ipv4
-		if !st46.Valid {
-			return pl.drop(28)
-		}
-		b45 := p.Data[st46.Off : st46.Off+st46.Len]
-		p.Meta[8] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b45[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st67 := p.Hdr[2] // ipv4
+		b66 := p.Data[st67.Off : st67.Off+st67.Len]
+		p.Meta[8] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b66[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n58
 	}
 n57:
 	{ // L3SetDaIPv6: set meta.ip_da
-		st48 := p.Hdr[3] // ipv6
-		if !st48.Valid {
-			return pl.drop(29)
+		st69 := p.Hdr[3] // ipv6
+		if !st69.Valid {
+			return pl.drop(16)
 		}
-		b47 := p.Data[st48.Off : st48.Off+st48.Len]
-		p.Meta[8] = (packet.Value{Hi: binary.BigEndian.Uint64(b47[24:]), Lo: binary.BigEndian.Uint64(b47[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b68 := p.Data[st69.Off : st69.Off+st69.Len]
+		p.Meta[8] = (packet.Value{Hi: binary.BigEndian.Uint64(b68[24:]), Lo: binary.BigEndian.Uint64(b68[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[16]++
 		goto n58
 	}
@@ -1440,12 +1462,9 @@ n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		st50 := p.Hdr[0] // ethernet
-		if !st50.Valid {
-			return pl.drop(30)
-		}
-		b49 := p.Data[st50.Off : st50.Off+st50.Len]
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b49[12:]))}
+		st71 := p.Hdr[0] // ethernet
+		b70 := p.Data[st71.Off : st71.Off+st71.Len]
+		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b70[12:]))}
 		pl.keys[2] = p.Meta[8]
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -1462,7 +1481,7 @@ n58:
 	}
 n59:
 	{ // L3BadIP: drop l2_iface_drop_badip_counter
-		return pl.drop(31)
+		return pl.drop(17)
 	}
 n60:
 	{ // L3Allow: count l3_allow_counter
@@ -1470,42 +1489,39 @@ n60:
 	}
 n61:
 	{ // L3IsArp: test valid(arp)
-		if p.Hdr[5].Valid {
+		if false {
 			goto n84
 		}
 		goto n62
 	}
 n62:
 	{ // L3IsIcmp4: test valid(icmp)
-		if p.Hdr[6].Valid {
+		if false {
 			goto n64
 		}
 		goto n63
 	}
 n63:
 	{ // L3IsIcmp6: test valid(icmpv6)
-		if p.Hdr[7].Valid {
+		if false {
 			goto n76
 		}
 		goto n112
 	}
 n64:
 	{ // L3IsEcho4: test valid(icmp_echo)
-		if p.Hdr[8].Valid {
+		if false {
 			goto n88
 		}
 		goto n65
 	}
 n65:
 	{ // L3Icmp4Type: switch icmp.type
-		st53 := p.Hdr[6] // icmp
-		if !st53.Valid {
-			return pl.drop(32)
-		}
-		b52 := p.Data[st53.Off : st53.Off+st53.Len]
-		v51 := uint64(b52[0])
+		st74 := p.Hdr[6] // icmp
+		b73 := p.Data[st74.Off : st74.Off+st74.Len]
+		v72 := uint64(b73[0])
 		switch {
-		case v51 == 0x3:
+		case v72 == 0x3:
 			goto n67
 		default:
 			goto n66
@@ -1513,30 +1529,27 @@ n65:
 	}
 n66:
 	{ // L3Icmp4Unhandled: drop l3_icmpv4_unhandled
-		return pl.drop(33)
+		return pl.drop(18)
 	}
 n67:
 	{ // L3Unreach4: switch icmp.code
-		st56 := p.Hdr[6] // icmp
-		if !st56.Valid {
-			return pl.drop(34)
-		}
-		b55 := p.Data[st56.Off : st56.Off+st56.Len]
-		v54 := uint64(b55[1])
+		st77 := p.Hdr[6] // icmp
+		b76 := p.Data[st77.Off : st77.Off+st77.Len]
+		v75 := uint64(b76[1])
 		switch {
-		case v54 == 0x0:
+		case v75 == 0x0:
 			goto n68
-		case v54 == 0x1:
+		case v75 == 0x1:
 			goto n69
-		case v54 == 0x3:
+		case v75 == 0x3:
 			goto n70
-		case v54 == 0x4:
+		case v75 == 0x4:
 			goto n71
-		case v54 == 0x6:
+		case v75 == 0x6:
 			goto n72
-		case v54 == 0x7:
+		case v75 == 0x7:
 			goto n73
-		case v54 == 0xa:
+		case v75 == 0xa:
 			goto n74
 		default:
 			goto n75
@@ -1544,50 +1557,47 @@ n67:
 	}
 n68:
 	{ // L3Unreach4Net: drop l3_icmpv4_dest_unreach_net
-		return pl.drop(35)
+		return pl.drop(19)
 	}
 n69:
 	{ // L3Unreach4Host: drop l3_icmpv4_dest_unreach_host
-		return pl.drop(36)
+		return pl.drop(20)
 	}
 n70:
 	{ // L3Unreach4Port: drop l3_icmpv4_dest_unreach_port
-		return pl.drop(37)
+		return pl.drop(21)
 	}
 n71:
 	{ // L3Unreach4FragNeeded: drop l3_icmpv4_dest_unreach_frag_needed
-		return pl.drop(38)
+		return pl.drop(22)
 	}
 n72:
 	{ // L3Unreach4NetUnknown: drop l3_icmpv4_dest_unreach_net_unknown
-		return pl.drop(39)
+		return pl.drop(23)
 	}
 n73:
 	{ // L3Unreach4HostUnknown: drop l3_icmpv4_dest_unreach_host_unknown
-		return pl.drop(40)
+		return pl.drop(24)
 	}
 n74:
 	{ // L3Unreach4HostProhibited: drop l3_icmpv4_dest_unreach_host_prohibited
-		return pl.drop(41)
+		return pl.drop(25)
 	}
 n75:
 	{ // L3Unreach4Other: drop l3_icmpv4_dest_unreach_other
-		return pl.drop(42)
+		return pl.drop(26)
 	}
 n76:
 	{ // L3Icmp6Type: switch icmpv6.type
-		st59 := p.Hdr[7] // icmpv6
-		if !st59.Valid {
-			return pl.drop(43)
-		}
-		b58 := p.Data[st59.Off : st59.Off+st59.Len]
-		v57 := uint64(b58[0])
+		st80 := p.Hdr[7] // icmpv6
+		b79 := p.Data[st80.Off : st80.Off+st80.Len]
+		v78 := uint64(b79[0])
 		switch {
-		case v57 == 0x1:
+		case v78 == 0x1:
 			goto n78
-		case v57 == 0x80:
+		case v78 == 0x80:
 			goto n92
-		case v57 == 0x87:
+		case v78 == 0x87:
 			goto n94
 		default:
 			goto n77
@@ -1595,24 +1605,21 @@ n76:
 	}
 n77:
 	{ // L3Icmp6Unhandled: drop l3_icmpv6_unhandled
-		return pl.drop(44)
+		return pl.drop(27)
 	}
 n78:
 	{ // L3Unreach6: switch icmpv6.code
-		st62 := p.Hdr[7] // icmpv6
-		if !st62.Valid {
-			return pl.drop(45)
-		}
-		b61 := p.Data[st62.Off : st62.Off+st62.Len]
-		v60 := uint64(b61[1])
+		st83 := p.Hdr[7] // icmpv6
+		b82 := p.Data[st83.Off : st83.Off+st83.Len]
+		v81 := uint64(b82[1])
 		switch {
-		case v60 == 0x0:
+		case v81 == 0x0:
 			goto n79
-		case v60 == 0x1:
+		case v81 == 0x1:
 			goto n80
-		case v60 == 0x2:
+		case v81 == 0x2:
 			goto n81
-		case v60 == 0x4:
+		case v81 == 0x4:
 			goto n82
 		default:
 			goto n83
@@ -1620,32 +1627,29 @@ n78:
 	}
 n79:
 	{ // L3Unreach6Net: drop l3_icmpv6_dest_unreach_net
-		return pl.drop(46)
+		return pl.drop(28)
 	}
 n80:
 	{ // L3Unreach6HostProhibited: drop l3_icmpv6_dest_unreach_host_prohibited
-		return pl.drop(47)
+		return pl.drop(29)
 	}
 n81:
 	{ // L3Unreach6Host: drop l3_icmpv6_dest_unreach_host
-		return pl.drop(48)
+		return pl.drop(30)
 	}
 n82:
 	{ // L3Unreach6Port: drop l3_icmpv6_dest_unreach_port
-		return pl.drop(49)
+		return pl.drop(31)
 	}
 n83:
 	{ // L3Unreach6Other: drop l3_icmpv6_dest_unreach_other
-		return pl.drop(50)
+		return pl.drop(32)
 	}
 n84:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		st64 := p.Hdr[5] // arp
-		if !st64.Valid {
-			return pl.drop(51)
-		}
-		b63 := p.Data[st64.Off : st64.Off+st64.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b63[24:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
+		st85 := p.Hdr[5] // arp
+		b84 := p.Data[st85.Off : st85.Off+st85.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b84[24:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
 			goto n86
 		}
 		goto n85
@@ -1657,31 +1661,25 @@ n85:
 	}
 n86:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		st66 := p.Hdr[0] // ethernet
-		if !st66.Valid {
-			return pl.drop(52)
-		}
-		b65 := p.Data[st66.Off : st66.Off+st66.Len]
-		v67 := (uint64(binary.BigEndian.Uint16(b65[6:]))<<32 | uint64(binary.BigEndian.Uint32(b65[8:])))
-		binary.BigEndian.PutUint16(b65[0:], uint16(v67>>32))
-		binary.BigEndian.PutUint32(b65[2:], uint32(v67))
-		v68 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b65[6:], uint16(v68>>32))
-		binary.BigEndian.PutUint32(b65[8:], uint32(v68))
-		st70 := p.Hdr[5] // arp
-		if !st70.Valid {
-			return pl.drop(52)
-		}
-		b69 := p.Data[st70.Off : st70.Off+st70.Len]
-		binary.BigEndian.PutUint16(b69[6:], uint16(0x2))
-		v71 := (uint64(binary.BigEndian.Uint16(b69[8:]))<<32 | uint64(binary.BigEndian.Uint32(b69[10:])))
-		binary.BigEndian.PutUint16(b69[18:], uint16(v71>>32))
-		binary.BigEndian.PutUint32(b69[20:], uint32(v71))
-		v72 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b69[8:], uint16(v72>>32))
-		binary.BigEndian.PutUint32(b69[10:], uint32(v72))
-		binary.BigEndian.PutUint32(b69[24:], uint32(uint64(binary.BigEndian.Uint32(b69[14:]))))
-		binary.BigEndian.PutUint32(b69[14:], uint32(((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)))
+		st87 := p.Hdr[0] // ethernet
+		b86 := p.Data[st87.Off : st87.Off+st87.Len]
+		v88 := (uint64(binary.BigEndian.Uint16(b86[6:]))<<32 | uint64(binary.BigEndian.Uint32(b86[8:])))
+		binary.BigEndian.PutUint16(b86[0:], uint16(v88>>32))
+		binary.BigEndian.PutUint32(b86[2:], uint32(v88))
+		v89 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b86[6:], uint16(v89>>32))
+		binary.BigEndian.PutUint32(b86[8:], uint32(v89))
+		st91 := p.Hdr[5] // arp
+		b90 := p.Data[st91.Off : st91.Off+st91.Len]
+		binary.BigEndian.PutUint16(b90[6:], uint16(0x2))
+		v92 := (uint64(binary.BigEndian.Uint16(b90[8:]))<<32 | uint64(binary.BigEndian.Uint32(b90[10:])))
+		binary.BigEndian.PutUint16(b90[18:], uint16(v92>>32))
+		binary.BigEndian.PutUint32(b90[20:], uint32(v92))
+		v93 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b90[8:], uint16(v93>>32))
+		binary.BigEndian.PutUint32(b90[10:], uint32(v93))
+		binary.BigEndian.PutUint32(b90[24:], uint32(uint64(binary.BigEndian.Uint32(b90[14:]))))
+		binary.BigEndian.PutUint32(b90[14:], uint32(((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)))
 		goto n87
 	}
 n87:
@@ -1690,119 +1688,58 @@ n87:
 	}
 n88:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
-		st74 := p.Hdr[2] // ipv4
-		if !st74.Valid {
-			return pl.drop(53)
+		st95 := p.Hdr[2] // ipv4
+		if !st95.Valid {
+			return pl.drop(33)
 		}
-		b73 := p.Data[st74.Off : st74.Off+st74.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b73[16:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
+		b94 := p.Data[st95.Off : st95.Off+st95.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b94[16:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
 			goto n90
 		}
 		goto n89
 	}
 n89:
 	{ // Echo4NoMatch: drop l3_icmpv4_echo_dst_nomatch
-		return pl.drop(54)
+		return pl.drop(34)
 	}
 n90:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d75 uint64   // icmp checksum
-		st77 := p.Hdr[0] // ethernet
-		if !st77.Valid {
-			return pl.drop(55)
+		var d96 uint64   // icmp checksum
+		st98 := p.Hdr[0] // ethernet
+		b97 := p.Data[st98.Off : st98.Off+st98.Len]
+		v99 := (uint64(binary.BigEndian.Uint16(b97[6:]))<<32 | uint64(binary.BigEndian.Uint32(b97[8:])))
+		v104 := v99
+		binary.BigEndian.PutUint16(b97[0:], uint16(v104>>32))
+		binary.BigEndian.PutUint32(b97[2:], uint32(v104))
+		v105 := p.Meta[5].Lo
+		v110 := v105
+		binary.BigEndian.PutUint16(b97[6:], uint16(v110>>32))
+		binary.BigEndian.PutUint32(b97[8:], uint32(v110))
+		st112 := p.Hdr[2] // ipv4
+		if !st112.Valid {
+			return pl.drop(35)
 		}
-		b76 := p.Data[st77.Off : st77.Off+st77.Len]
-		v78 := (uint64(binary.BigEndian.Uint16(b76[6:]))<<32 | uint64(binary.BigEndian.Uint32(b76[8:])))
-		w79, lo80, hi81 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
-			lo80, hi81 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w79 = hi81 <= len(p.Data) && hi81-lo80 <= 20
+		b111 := p.Data[st112.Off : st112.Off+st112.Len]
+		v113 := uint64(binary.BigEndian.Uint32(b111[12:]))
+		binary.BigEndian.PutUint32(b111[16:], uint32(v113))
+		v118 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
+		binary.BigEndian.PutUint32(b111[12:], uint32(v118))
+		v123 := 0x0
+		st125 := p.Hdr[6] // icmp
+		b124 := p.Data[st125.Off : st125.Off+st125.Len]
+		lo127, hi128 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
+		w126 := hi128 <= len(p.Data) && 2 <= 20
+		var o129 uint32
+		if w126 {
+			o129 = uint32(binary.BigEndian.Uint16(p.Data[lo127+0:]))
 		}
-		var o82 uint32
-		if w79 {
-			o82 = packet.SumWords(p.Data[lo80:hi81])
+		b124[0] = byte(v123)
+		if w126 {
+			d96 += packet.ChecksumDelta(o129, uint32(binary.BigEndian.Uint16(p.Data[lo127+0:])))
 		}
-		v83 := v78
-		binary.BigEndian.PutUint16(b76[0:], uint16(v83>>32))
-		binary.BigEndian.PutUint32(b76[2:], uint32(v83))
-		if w79 {
-			d75 += packet.ChecksumDelta(o82, packet.SumWords(p.Data[lo80:hi81]))
-		}
-		v84 := p.Meta[5].Lo
-		w85, lo86, hi87 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[0].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo86, hi87 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w85 = hi87 <= len(p.Data) && hi87-lo86 <= 20
-		}
-		var o88 uint32
-		if w85 {
-			o88 = packet.SumWords(p.Data[lo86:hi87])
-		}
-		v89 := v84
-		binary.BigEndian.PutUint16(b76[6:], uint16(v89>>32))
-		binary.BigEndian.PutUint32(b76[8:], uint32(v89))
-		if w85 {
-			d75 += packet.ChecksumDelta(o88, packet.SumWords(p.Data[lo86:hi87]))
-		}
-		st91 := p.Hdr[2] // ipv4
-		if !st91.Valid {
-			return pl.drop(55)
-		}
-		b90 := p.Data[st91.Off : st91.Off+st91.Len]
-		v92 := uint64(binary.BigEndian.Uint32(b90[12:]))
-		w93, lo94, hi95 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo94, hi95 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w93 = hi95 <= len(p.Data) && hi95-lo94 <= 20
-		}
-		var o96 uint32
-		if w93 {
-			o96 = packet.SumWords(p.Data[lo94:hi95])
-		}
-		binary.BigEndian.PutUint32(b90[16:], uint32(v92))
-		if w93 {
-			d75 += packet.ChecksumDelta(o96, packet.SumWords(p.Data[lo94:hi95]))
-		}
-		v97 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
-		w98, lo99, hi100 := false, 0, 0
-		if p.Hdr[6].Valid && p.Hdr[2].Off > p.Hdr[6].Off {
-			rs := p.Hdr[6].Off
-			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			lo99, hi100 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w98 = hi100 <= len(p.Data) && hi100-lo99 <= 20
-		}
-		var o101 uint32
-		if w98 {
-			o101 = packet.SumWords(p.Data[lo99:hi100])
-		}
-		binary.BigEndian.PutUint32(b90[12:], uint32(v97))
-		if w98 {
-			d75 += packet.ChecksumDelta(o101, packet.SumWords(p.Data[lo99:hi100]))
-		}
-		v102 := 0x0
-		st104 := p.Hdr[6] // icmp
-		if !st104.Valid {
-			return pl.drop(55)
-		}
-		b103 := p.Data[st104.Off : st104.Off+st104.Len]
-		lo106, hi107 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
-		w105 := p.Hdr[6].Valid && hi107 <= len(p.Data) && 2 <= 20
-		var o108 uint32
-		if w105 {
-			o108 = uint32(binary.BigEndian.Uint16(p.Data[lo106+0:]))
-		}
-		b103[0] = byte(v102)
-		if w105 {
-			d75 += packet.ChecksumDelta(o108, uint32(binary.BigEndian.Uint16(p.Data[lo106+0:])))
-		}
-		if cb109, ok110 := p.Bytes(6); ok110 {
-			binary.BigEndian.PutUint16(cb109[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb109[2:]), d75, false))
+		if cs130 := p.Hdr[6]; cs130.Off >= 0 && cs130.Off+cs130.Len <= len(p.Data) {
+			cb := p.Data[cs130.Off+2 : cs130.Off+4]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d96, false))
 		}
 		goto n91
 	}
@@ -1813,109 +1750,42 @@ n91:
 	}
 n92:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d111 uint64   // icmpv6 checksum
-		st113 := p.Hdr[0] // ethernet
-		if !st113.Valid {
-			return pl.drop(56)
+		var d131 uint64   // icmpv6 checksum
+		st133 := p.Hdr[0] // ethernet
+		b132 := p.Data[st133.Off : st133.Off+st133.Len]
+		v134 := (uint64(binary.BigEndian.Uint16(b132[6:]))<<32 | uint64(binary.BigEndian.Uint32(b132[8:])))
+		v139 := v134
+		binary.BigEndian.PutUint16(b132[0:], uint16(v139>>32))
+		binary.BigEndian.PutUint32(b132[2:], uint32(v139))
+		v140 := p.Meta[5].Lo
+		v145 := v140
+		binary.BigEndian.PutUint16(b132[6:], uint16(v145>>32))
+		binary.BigEndian.PutUint32(b132[8:], uint32(v145))
+		st147 := p.Hdr[3] // ipv6
+		if !st147.Valid {
+			return pl.drop(36)
 		}
-		b112 := p.Data[st113.Off : st113.Off+st113.Len]
-		v114 := (uint64(binary.BigEndian.Uint16(b112[6:]))<<32 | uint64(binary.BigEndian.Uint32(b112[8:])))
-		w115, lo116, hi117 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[0].Off+0, p.Hdr[0].Off+6
-			lo116, hi117 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w115 = hi117 <= len(p.Data) && hi117-lo116 <= 20
+		b146 := p.Data[st147.Off : st147.Off+st147.Len]
+		v148 := packet.Value{Hi: binary.BigEndian.Uint64(b146[8:]), Lo: binary.BigEndian.Uint64(b146[16:])}
+		packet.SetBits(b146, 192, 128, v148)
+		v153 := p.Meta[6]
+		packet.SetBits(b146, 64, 128, v153)
+		v158 := 0x81
+		st160 := p.Hdr[7] // icmpv6
+		b159 := p.Data[st160.Off : st160.Off+st160.Len]
+		lo162, hi163 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
+		w161 := hi163 <= len(p.Data) && 2 <= 20
+		var o164 uint32
+		if w161 {
+			o164 = uint32(binary.BigEndian.Uint16(p.Data[lo162+0:]))
 		}
-		var o118 uint32
-		if w115 {
-			o118 = packet.SumWords(p.Data[lo116:hi117])
+		b159[0] = byte(v158)
+		if w161 {
+			d131 += packet.ChecksumDelta(o164, uint32(binary.BigEndian.Uint16(p.Data[lo162+0:])))
 		}
-		v119 := v114
-		binary.BigEndian.PutUint16(b112[0:], uint16(v119>>32))
-		binary.BigEndian.PutUint32(b112[2:], uint32(v119))
-		if w115 {
-			d111 += packet.ChecksumDelta(o118, packet.SumWords(p.Data[lo116:hi117]))
-		}
-		v120 := p.Meta[5].Lo
-		w121, lo122, hi123 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[0].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[0].Off+6, p.Hdr[0].Off+12
-			lo122, hi123 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w121 = hi123 <= len(p.Data) && hi123-lo122 <= 20
-		}
-		var o124 uint32
-		if w121 {
-			o124 = packet.SumWords(p.Data[lo122:hi123])
-		}
-		v125 := v120
-		binary.BigEndian.PutUint16(b112[6:], uint16(v125>>32))
-		binary.BigEndian.PutUint32(b112[8:], uint32(v125))
-		if w121 {
-			d111 += packet.ChecksumDelta(o124, packet.SumWords(p.Data[lo122:hi123]))
-		}
-		st127 := p.Hdr[3] // ipv6
-		if !st127.Valid {
-			return pl.drop(56)
-		}
-		b126 := p.Data[st127.Off : st127.Off+st127.Len]
-		v128 := packet.Value{Hi: binary.BigEndian.Uint64(b126[8:]), Lo: binary.BigEndian.Uint64(b126[16:])}
-		w129, lo130, hi131 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo130, hi131 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w129 = hi131 <= len(p.Data) && hi131-lo130 <= 20
-		} else if p.Hdr[7].Valid {
-			lo130, hi131 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w129 = hi131 <= len(p.Data) && hi131-lo130 <= 20
-		}
-		var o132 uint32
-		if w129 {
-			o132 = packet.SumWords(p.Data[lo130:hi131])
-		}
-		packet.SetBits(b126, 192, 128, v128)
-		if w129 {
-			d111 += packet.ChecksumDelta(o132, packet.SumWords(p.Data[lo130:hi131]))
-		}
-		v133 := p.Meta[6]
-		w134, lo135, hi136 := false, 0, 0
-		if p.Hdr[7].Valid && p.Hdr[3].Off > p.Hdr[7].Off {
-			rs := p.Hdr[7].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			lo135, hi136 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w134 = hi136 <= len(p.Data) && hi136-lo135 <= 20
-		} else if p.Hdr[7].Valid {
-			lo135, hi136 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			w134 = hi136 <= len(p.Data) && hi136-lo135 <= 20
-		}
-		var o137 uint32
-		if w134 {
-			o137 = packet.SumWords(p.Data[lo135:hi136])
-		}
-		packet.SetBits(b126, 64, 128, v133)
-		if w134 {
-			d111 += packet.ChecksumDelta(o137, packet.SumWords(p.Data[lo135:hi136]))
-		}
-		v138 := 0x81
-		st140 := p.Hdr[7] // icmpv6
-		if !st140.Valid {
-			return pl.drop(56)
-		}
-		b139 := p.Data[st140.Off : st140.Off+st140.Len]
-		lo142, hi143 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
-		w141 := p.Hdr[7].Valid && hi143 <= len(p.Data) && 2 <= 20
-		var o144 uint32
-		if w141 {
-			o144 = uint32(binary.BigEndian.Uint16(p.Data[lo142+0:]))
-		}
-		b139[0] = byte(v138)
-		if w141 {
-			d111 += packet.ChecksumDelta(o144, uint32(binary.BigEndian.Uint16(p.Data[lo142+0:])))
-		}
-		if cb145, ok146 := p.Bytes(7); ok146 {
-			binary.BigEndian.PutUint16(cb145[2:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb145[2:]), d111, false))
+		if cs165 := p.Hdr[7]; cs165.Off >= 0 && cs165.Off+cs165.Len <= len(p.Data) {
+			cb := p.Data[cs165.Off+2 : cs165.Off+4]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d131, false))
 		}
 		goto n93
 	}
@@ -1926,28 +1796,28 @@ n93:
 	}
 n94:
 	{ // NsForUs: test nd_ns.target == meta.own_ip
-		st148 := p.Hdr[12] // nd_ns
-		if !st148.Valid {
-			return pl.drop(57)
+		st167 := p.Hdr[12] // nd_ns
+		if !st167.Valid {
+			return pl.drop(37)
 		}
-		b147 := p.Data[st148.Off : st148.Off+st148.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b147[4:]), Lo: binary.BigEndian.Uint64(b147[12:])} == p.Meta[6]) {
+		b166 := p.Data[st167.Off : st167.Off+st167.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b166[4:]), Lo: binary.BigEndian.Uint64(b166[12:])} == p.Meta[6]) {
 			goto n96
 		}
 		goto n95
 	}
 n95:
 	{ // NsNoMatch: drop l3_ipv6nd_neigh_sol_target_nomatch
-		return pl.drop(58)
+		return pl.drop(38)
 	}
 n96:
 	{ // NsUnspecified: test ipv6.src == 0
-		st150 := p.Hdr[3] // ipv6
-		if !st150.Valid {
-			return pl.drop(59)
+		st169 := p.Hdr[3] // ipv6
+		if !st169.Valid {
+			return pl.drop(39)
 		}
-		b149 := p.Data[st150.Off : st150.Off+st150.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b149[8:]), Lo: binary.BigEndian.Uint64(b149[16:])} == packet.Value{Lo: 0x0}) {
+		b168 := p.Data[st169.Off : st169.Off+st169.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b168[8:]), Lo: binary.BigEndian.Uint64(b168[16:])} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
@@ -1957,40 +1827,37 @@ n97:
 		p.Meta[24] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		p.Meta[25] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
 		p.Meta[26] = packet.Value{Lo: (0x0) & 0x1}
-		st152 := p.Hdr[12] // nd_ns
-		if !st152.Valid {
-			return pl.drop(60)
+		st171 := p.Hdr[12] // nd_ns
+		if !st171.Valid {
+			return pl.drop(40)
 		}
-		b151 := p.Data[st152.Off : st152.Off+st152.Len]
-		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b151[4:]), Lo: binary.BigEndian.Uint64(b151[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b170 := p.Data[st171.Off : st171.Off+st171.Len]
+		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b170[4:]), Lo: binary.BigEndian.Uint64(b170[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		st154 := p.Hdr[3] // ipv6
-		if !st154.Valid {
-			return pl.drop(61)
+		st173 := p.Hdr[3] // ipv6
+		if !st173.Valid {
+			return pl.drop(41)
 		}
-		b153 := p.Data[st154.Off : st154.Off+st154.Len]
-		p.Meta[24] = (packet.Value{Hi: binary.BigEndian.Uint64(b153[8:]), Lo: binary.BigEndian.Uint64(b153[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st156 := p.Hdr[0] // ethernet
-		if !st156.Valid {
-			return pl.drop(61)
-		}
-		b155 := p.Data[st156.Off : st156.Off+st156.Len]
-		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b155[6:]))<<32 | uint64(binary.BigEndian.Uint32(b155[8:]))) & 0xffffffffffff}
+		b172 := p.Data[st173.Off : st173.Off+st173.Len]
+		p.Meta[24] = (packet.Value{Hi: binary.BigEndian.Uint64(b172[8:]), Lo: binary.BigEndian.Uint64(b172[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st175 := p.Hdr[0] // ethernet
+		b174 := p.Data[st175.Off : st175.Off+st175.Len]
+		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b174[6:]))<<32 | uint64(binary.BigEndian.Uint32(b174[8:]))) & 0xffffffffffff}
 		p.Meta[26] = packet.Value{Lo: (0x1) & 0x1}
-		st158 := p.Hdr[12] // nd_ns
-		if !st158.Valid {
-			return pl.drop(61)
+		st177 := p.Hdr[12] // nd_ns
+		if !st177.Valid {
+			return pl.drop(41)
 		}
-		b157 := p.Data[st158.Off : st158.Off+st158.Len]
-		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b157[4:]), Lo: binary.BigEndian.Uint64(b157[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b176 := p.Data[st177.Off : st177.Off+st177.Len]
+		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b176[4:]), Lo: binary.BigEndian.Uint64(b176[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
 	{ // NsHasSrcMac: test valid(nd_mac)
-		if p.Hdr[14].Valid {
+		if false {
 			goto n100
 		}
 		pl.edges[20]++
@@ -1998,139 +1865,163 @@ n99:
 	}
 n100:
 	{ // NsSrcMac: set meta.na_mac
-		st160 := p.Hdr[14] // nd_mac
-		if !st160.Valid {
-			return pl.drop(62)
-		}
-		b159 := p.Data[st160.Off : st160.Off+st160.Len]
-		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b159[0:]))<<32 | uint64(binary.BigEndian.Uint32(b159[2:]))) & 0xffffffffffff}
+		st179 := p.Hdr[14] // nd_mac
+		b178 := p.Data[st179.Off : st179.Off+st179.Len]
+		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b178[0:]))<<32 | uint64(binary.BigEndian.Uint32(b178[2:]))) & 0xffffffffffff}
 		pl.edges[21]++
 		goto n101
 	}
 n101:
 	{ // NsHasOpt: test valid(nd_opt)
-		if p.Hdr[13].Valid {
+		if false {
 			goto n102
 		}
 		goto n105
 	}
 n102:
 	{ // NsHasMac: test valid(nd_mac)
-		if p.Hdr[14].Valid {
+		if false {
 			goto n103
 		}
 		goto n104
 	}
 n103:
 	{ // NsPopMac: pop nd_mac
-		if !p.Pop(14) {
-			return pl.drop(63)
+		ps180 := p.Hdr[14] // nd_mac
+		po181, pn182 := ps180.Off, 6
+		if po181 < 0 || po181+pn182 > len(p.Data) {
+			return pl.drop(42)
+		}
+		if po181 < len(p.Data)-po181-pn182 {
+			copy(p.Data[pn182:pn182+po181], p.Data[:po181])
+			p.Data = p.Data[pn182:]
+		} else {
+			copy(p.Data[po181:], p.Data[po181+pn182:])
+			p.Data = p.Data[:len(p.Data)-pn182]
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if p.Cursor > po181 {
+			p.Cursor = max(po181, p.Cursor-pn182)
 		}
 		pl.edges[22]++
 		goto n104
 	}
 n104:
 	{ // NsPopOpt: pop nd_opt
-		if !p.Pop(13) {
-			return pl.drop(64)
+		ps183 := p.Hdr[13] // nd_opt
+		po184, pn185 := ps183.Off, 2
+		if po184 < 0 || po184+pn185 > len(p.Data) {
+			return pl.drop(43)
+		}
+		if po184 < len(p.Data)-po184-pn185 {
+			copy(p.Data[pn185:pn185+po184], p.Data[:po184])
+			p.Data = p.Data[pn185:]
+		} else {
+			copy(p.Data[po184:], p.Data[po184+pn185:])
+			p.Data = p.Data[:len(p.Data)-pn185]
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if p.Cursor > po184 {
+			p.Cursor = max(po184, p.Cursor-pn185)
 		}
 		pl.edges[23]++
 		goto n105
 	}
 n105:
 	{ // NsPopBody: pop nd_ns
-		if !p.Pop(12) {
-			return pl.drop(65)
+		ps186 := p.Hdr[12] // nd_ns
+		if !ps186.Valid {
+			return pl.drop(44)
+		}
+		po187, pn188 := ps186.Off, 20
+		if po187 < 0 || po187+pn188 > len(p.Data) {
+			return pl.drop(44)
+		}
+		if po187 < len(p.Data)-po187-pn188 {
+			copy(p.Data[pn188:pn188+po187], p.Data[:po187])
+			p.Data = p.Data[pn188:]
+		} else {
+			copy(p.Data[po187:], p.Data[po187+pn188:])
+			p.Data = p.Data[:len(p.Data)-pn188]
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if p.Cursor > po187 {
+			p.Cursor = max(po187, p.Cursor-pn188)
 		}
 		goto n106
 	}
 n106:
 	{ // NsPushNa: push nd_na after icmpv6
 		if !p.Hdr[7].Valid {
-			return pl.drop(66)
+			return pl.drop(45)
 		}
 		if !p.Push(15, p.Hdr[7].Off+p.Hdr[7].Len, 0) {
-			return pl.drop(66)
+			return pl.drop(45)
 		}
 		goto n107
 	}
 n107:
 	{ // NsPushOpt: push nd_na_opt after nd_na
 		if !p.Hdr[15].Valid {
-			return pl.drop(67)
+			return pl.drop(46)
 		}
 		if !p.Push(16, p.Hdr[15].Off+p.Hdr[15].Len, 0) {
-			return pl.drop(67)
+			return pl.drop(46)
 		}
 		goto n108
 	}
 n108:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
 		if !p.Hdr[16].Valid {
-			return pl.drop(68)
+			return pl.drop(47)
 		}
 		if !p.Push(17, p.Hdr[16].Off+p.Hdr[16].Len, 0) {
-			return pl.drop(68)
+			return pl.drop(47)
 		}
 		goto n109
 	}
 n109:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		st162 := p.Hdr[0] // ethernet
-		if !st162.Valid {
-			return pl.drop(69)
+		st190 := p.Hdr[0] // ethernet
+		b189 := p.Data[st190.Off : st190.Off+st190.Len]
+		v191 := p.Meta[25].Lo
+		binary.BigEndian.PutUint16(b189[0:], uint16(v191>>32))
+		binary.BigEndian.PutUint32(b189[2:], uint32(v191))
+		v192 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b189[6:], uint16(v192>>32))
+		binary.BigEndian.PutUint32(b189[8:], uint32(v192))
+		st194 := p.Hdr[3] // ipv6
+		if !st194.Valid {
+			return pl.drop(48)
 		}
-		b161 := p.Data[st162.Off : st162.Off+st162.Len]
-		v163 := p.Meta[25].Lo
-		binary.BigEndian.PutUint16(b161[0:], uint16(v163>>32))
-		binary.BigEndian.PutUint32(b161[2:], uint32(v163))
-		v164 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b161[6:], uint16(v164>>32))
-		binary.BigEndian.PutUint32(b161[8:], uint32(v164))
-		st166 := p.Hdr[3] // ipv6
-		if !st166.Valid {
-			return pl.drop(69)
-		}
-		b165 := p.Data[st166.Off : st166.Off+st166.Len]
-		binary.BigEndian.PutUint16(b165[4:], uint16(0x20))
-		b165[7] = byte(0xff)
-		packet.SetBits(b165, 64, 128, p.Meta[6])
-		packet.SetBits(b165, 192, 128, p.Meta[24])
-		st168 := p.Hdr[7] // icmpv6
-		if !st168.Valid {
-			return pl.drop(69)
-		}
-		b167 := p.Data[st168.Off : st168.Off+st168.Len]
-		b167[0] = byte(0x88)
-		b167[1] = byte(0x0)
-		st170 := p.Hdr[15] // nd_na
-		if !st170.Valid {
-			return pl.drop(69)
-		}
-		b169 := p.Data[st170.Off : st170.Off+st170.Len]
-		b169[0] = b169[0]&^0x40 | byte(p.Meta[26].Lo)<<6&0x40
-		packet.SetBits(b169, 32, 128, p.Meta[27])
-		st172 := p.Hdr[16] // nd_na_opt
-		if !st172.Valid {
-			return pl.drop(69)
-		}
-		b171 := p.Data[st172.Off : st172.Off+st172.Len]
-		b171[0] = byte(0x2)
-		b171[1] = byte(0x1)
-		st174 := p.Hdr[17] // nd_na_mac
-		if !st174.Valid {
-			return pl.drop(69)
-		}
-		b173 := p.Data[st174.Off : st174.Off+st174.Len]
-		v175 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b173[0:], uint16(v175>>32))
-		binary.BigEndian.PutUint32(b173[2:], uint32(v175))
+		b193 := p.Data[st194.Off : st194.Off+st194.Len]
+		binary.BigEndian.PutUint16(b193[4:], uint16(0x20))
+		b193[7] = byte(0xff)
+		packet.SetBits(b193, 64, 128, p.Meta[6])
+		packet.SetBits(b193, 192, 128, p.Meta[24])
+		st196 := p.Hdr[7] // icmpv6
+		b195 := p.Data[st196.Off : st196.Off+st196.Len]
+		b195[0] = byte(0x88)
+		b195[1] = byte(0x0)
+		st198 := p.Hdr[15] // nd_na
+		b197 := p.Data[st198.Off : st198.Off+st198.Len]
+		b197[0] = b197[0]&^0x40 | byte(p.Meta[26].Lo)<<6&0x40
+		packet.SetBits(b197, 32, 128, p.Meta[27])
+		st200 := p.Hdr[16] // nd_na_opt
+		b199 := p.Data[st200.Off : st200.Off+st200.Len]
+		b199[0] = byte(0x2)
+		b199[1] = byte(0x1)
+		st202 := p.Hdr[17] // nd_na_mac
+		b201 := p.Data[st202.Off : st202.Off+st202.Len]
+		v203 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b201[0:], uint16(v203>>32))
+		binary.BigEndian.PutUint32(b201[2:], uint32(v203))
 		goto n110
 	}
 n110:
 	{ // NsCsum: checksum compute icmpv6
 		if !p.ComputeChecksum(7) {
-			return pl.drop(70)
+			return pl.drop(49)
 		}
 		goto n111
 	}
@@ -2153,12 +2044,9 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		st177 := p.Hdr[2] // ipv4
-		if !st177.Valid {
-			return pl.drop(71)
-		}
-		b176 := p.Data[st177.Off : st177.Off+st177.Len]
-		if e, hit := pl.tables[3].LookupWord(((uint64(binary.BigEndian.Uint32(b176[12:])))&0xffffffff)<<0 | ((p.Meta[7].Lo)&0xff)<<32); hit {
+		st205 := p.Hdr[2] // ipv4
+		b204 := p.Data[st205.Off : st205.Off+st205.Len]
+		if e, hit := pl.tables[3].LookupWord(((uint64(binary.BigEndian.Uint32(b204[12:])))&0xffffffff)<<0 | ((p.Meta[7].Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2173,12 +2061,12 @@ n115:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
-		st179 := p.Hdr[3] // ipv6
-		if !st179.Valid {
-			return pl.drop(72)
+		st207 := p.Hdr[3] // ipv6
+		if !st207.Valid {
+			return pl.drop(50)
 		}
-		b178 := p.Data[st179.Off : st179.Off+st179.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b178[8:]), Lo: binary.BigEndian.Uint64(b178[16:])}
+		b206 := p.Data[st207.Off : st207.Off+st207.Len]
+		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b206[8:]), Lo: binary.BigEndian.Uint64(b206[16:])}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -2194,7 +2082,7 @@ n115:
 	}
 n116:
 	{ // LbBlocked: drop lb_drop_blocked_src_pkt_counter
-		return pl.drop(73)
+		return pl.drop(51)
 	}
 n117:
 	{ // LbIsV2: test valid(lb_v2)
@@ -2213,61 +2101,58 @@ n119:
 	}
 n120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		st181 := p.Hdr[10] // lb_v2
-		if !st181.Valid {
-			return pl.drop(74)
-		}
-		b180 := p.Data[st181.Off : st181.Off+st181.Len]
-		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b180[4:]))}
-		p.Meta[13] = packet.Value{Lo: (binary.BigEndian.Uint64(b180[4:]) & 0xffff) & 0xffff}
-		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b180[2:]))) & 0xffff}
+		st209 := p.Hdr[10] // lb_v2
+		b208 := p.Data[st209.Off : st209.Off+st209.Len]
+		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b208[4:]))}
+		p.Meta[13] = packet.Value{Lo: (binary.BigEndian.Uint64(b208[4:]) & 0xffff) & 0xffff}
+		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b208[2:]))) & 0xffff}
 		goto n122
 	}
 n121:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		st183 := p.Hdr[11] // lb_v3
-		if !st183.Valid {
-			return pl.drop(75)
+		st211 := p.Hdr[11] // lb_v3
+		if !st211.Valid {
+			return pl.drop(52)
 		}
-		b182 := p.Data[st183.Off : st183.Off+st183.Len]
-		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b182[4:]))}
-		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b182[0:]))) & 0xffff}
-		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b182[2:]))) & 0xffff}
+		b210 := p.Data[st211.Off : st211.Off+st211.Len]
+		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b210[4:]))}
+		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b210[0:]))) & 0xffff}
+		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b210[2:]))) & 0xffff}
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c185 := p.Hdr[2].Valid
-		if c185 {
-			st187 := p.Hdr[2] // ipv4
-			if !st187.Valid {
-				return pl.drop(76)
+		c213 := p.Hdr[2].Valid
+		if c213 {
+			st215 := p.Hdr[2] // ipv4
+			if !st215.Valid {
+				return pl.drop(53)
 			}
-			b186 := p.Data[st187.Off : st187.Off+st187.Len]
-			c185 = (uint64(b186[8]) <= 0x1)
+			b214 := p.Data[st215.Off : st215.Off+st215.Len]
+			c213 = (uint64(b214[8]) <= 0x1)
 		}
-		c184 := c185
-		if !c184 {
-			c188 := p.Hdr[3].Valid
-			if c188 {
-				st190 := p.Hdr[3] // ipv6
-				if !st190.Valid {
-					return pl.drop(76)
+		c212 := c213
+		if !c212 {
+			c216 := p.Hdr[3].Valid
+			if c216 {
+				st218 := p.Hdr[3] // ipv6
+				if !st218.Valid {
+					return pl.drop(53)
 				}
-				b189 := p.Data[st190.Off : st190.Off+st190.Len]
-				c188 = (uint64(b189[7]) <= 0x1)
+				b217 := p.Data[st218.Off : st218.Off+st218.Len]
+				c216 = (uint64(b217[7]) <= 0x1)
 			}
-			c184 = c188
+			c212 = c216
 		}
-		if c184 {
+		if c212 {
 			goto n123
 		}
 		goto n124
 	}
 n123:
 	{ // LbTtlExpired: drop lb_drop_ttl_expired_pkt_counter
-		return pl.drop(77)
+		return pl.drop(54)
 	}
 n124:
 	{ // LbEpoch: lookup epoch_assign_table
@@ -2296,7 +2181,7 @@ n124:
 	}
 n125:
 	{ // LbEpochMiss: drop lb_drop_epoch_assign_miss_pkt_counter
-		return pl.drop(78)
+		return pl.drop(55)
 	}
 n126:
 	{ // LbSlot: set meta.calendar_slot
@@ -2320,17 +2205,14 @@ n127:
 	}
 n128:
 	{ // LbCalendarMiss: drop lb_drop_lb_calendar_miss_pkt_counter
-		return pl.drop(79)
+		return pl.drop(56)
 	}
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		st192 := p.Hdr[0] // ethernet
-		if !st192.Valid {
-			return pl.drop(80)
-		}
-		b191 := p.Data[st192.Off : st192.Off+st192.Len]
-		if e, hit := pl.tables[7].LookupWord(((p.Meta[16].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b191[12:])))&0xffff)<<16 | ((p.Meta[7].Lo)&0xff)<<32); hit {
+		st220 := p.Hdr[0] // ethernet
+		b219 := p.Data[st220.Off : st220.Off+st220.Len]
+		if e, hit := pl.tables[7].LookupWord(((p.Meta[16].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b219[12:])))&0xffff)<<16 | ((p.Meta[7].Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2360,15 +2242,15 @@ n129:
 	}
 n130:
 	{ // LbMemberMiss: drop lb_drop_mbr_info_miss_pkt_counter
-		return pl.drop(81)
+		return pl.drop(57)
 	}
 n131:
 	{ // LbSoftEvicted: drop mbr_drop_soft_evicted_counter
-		return pl.drop(82)
+		return pl.drop(58)
 	}
 n132:
 	{ // LbDeregistered: drop mbr_drop_deregistered_counter
-		return pl.drop(83)
+		return pl.drop(59)
 	}
 n133:
 	{ // LbPort: set meta.new_port
@@ -2377,27 +2259,21 @@ n133:
 	}
 n134:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		st194 := p.Hdr[0] // ethernet
-		if !st194.Valid {
-			return pl.drop(84)
-		}
-		b193 := p.Data[st194.Off : st194.Off+st194.Len]
-		v195 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b193[6:], uint16(v195>>32))
-		binary.BigEndian.PutUint32(b193[8:], uint32(v195))
-		v196 := p.Meta[17].Lo
-		binary.BigEndian.PutUint16(b193[0:], uint16(v196>>32))
-		binary.BigEndian.PutUint32(b193[2:], uint32(v196))
+		st222 := p.Hdr[0] // ethernet
+		b221 := p.Data[st222.Off : st222.Off+st222.Len]
+		v223 := p.Meta[5].Lo
+		binary.BigEndian.PutUint16(b221[6:], uint16(v223>>32))
+		binary.BigEndian.PutUint32(b221[8:], uint32(v223))
+		v224 := p.Meta[17].Lo
+		binary.BigEndian.PutUint16(b221[0:], uint16(v224>>32))
+		binary.BigEndian.PutUint32(b221[2:], uint32(v224))
 		goto n135
 	}
 n135:
 	{ // LbCsumZero: test udp.checksum == 0
-		st198 := p.Hdr[4] // udp
-		if !st198.Valid {
-			return pl.drop(85)
-		}
-		b197 := p.Data[st198.Off : st198.Off+st198.Len]
-		if uint64(binary.BigEndian.Uint16(b197[6:])) == 0x0 {
+		st226 := p.Hdr[4] // udp
+		b225 := p.Data[st226.Off : st226.Off+st226.Len]
+		if uint64(binary.BigEndian.Uint16(b225[6:])) == 0x0 {
 			goto n136
 		}
 		goto n137
@@ -2431,443 +2307,295 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d199 uint64 // ipv4 checksum
-		var d200 uint64 // udp checksum
-		v201 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
-		st203 := p.Hdr[2] // ipv4
-		if !st203.Valid {
-			return pl.drop(86)
+		var d227 uint64 // ipv4 checksum
+		var d228 uint64 // udp checksum
+		v229 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
+		st231 := p.Hdr[2] // ipv4
+		b230 := p.Data[st231.Off : st231.Off+st231.Len]
+		lo233, hi234 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w232 := hi234 <= len(p.Data) && 4 <= 20
+		var o235 uint32
+		if w232 {
+			o235 = uint32(binary.BigEndian.Uint16(p.Data[lo233+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo233+2:]))
 		}
-		b202 := p.Data[st203.Off : st203.Off+st203.Len]
-		lo205, hi206 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w204 := p.Hdr[2].Valid && hi206 <= len(p.Data) && 4 <= 20
-		var o207 uint32
-		if w204 {
-			o207 = uint32(binary.BigEndian.Uint16(p.Data[lo205+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo205+2:]))
+		lo237, hi238 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w236 := hi238 <= len(p.Data) && 4 <= 20
+		var o239 uint32
+		if w236 {
+			o239 = uint32(binary.BigEndian.Uint16(p.Data[lo237+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo237+2:]))
 		}
-		w208, lo209, hi210 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			lo209, hi210 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w208 = hi210 <= len(p.Data) && hi210-lo209 <= 20
-		} else if p.Hdr[4].Valid {
-			lo209, hi210 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			w208 = hi210 <= len(p.Data) && hi210-lo209 <= 20
+		binary.BigEndian.PutUint32(b230[12:], uint32(v229))
+		if w232 {
+			d227 += packet.ChecksumDelta(o235, uint32(binary.BigEndian.Uint16(p.Data[lo233+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo233+2:])))
 		}
-		var o211 uint32
-		if w208 {
-			o211 = packet.SumWords(p.Data[lo209:hi210])
+		if w236 {
+			d228 += packet.ChecksumDelta(o239, uint32(binary.BigEndian.Uint16(p.Data[lo237+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo237+2:])))
 		}
-		binary.BigEndian.PutUint32(b202[12:], uint32(v201))
-		if w204 {
-			d199 += packet.ChecksumDelta(o207, uint32(binary.BigEndian.Uint16(p.Data[lo205+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo205+2:])))
+		v240 := p.Meta[18].Lo
+		lo242, hi243 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w241 := hi243 <= len(p.Data) && 4 <= 20
+		var o244 uint32
+		if w241 {
+			o244 = uint32(binary.BigEndian.Uint16(p.Data[lo242+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo242+2:]))
 		}
-		if w208 {
-			d200 += packet.ChecksumDelta(o211, packet.SumWords(p.Data[lo209:hi210]))
+		lo246, hi247 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w245 := hi247 <= len(p.Data) && 4 <= 20
+		var o248 uint32
+		if w245 {
+			o248 = uint32(binary.BigEndian.Uint16(p.Data[lo246+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo246+2:]))
 		}
-		v212 := p.Meta[18].Lo
-		lo214, hi215 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w213 := p.Hdr[2].Valid && hi215 <= len(p.Data) && 4 <= 20
-		var o216 uint32
-		if w213 {
-			o216 = uint32(binary.BigEndian.Uint16(p.Data[lo214+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo214+2:]))
+		binary.BigEndian.PutUint32(b230[16:], uint32(v240))
+		if w241 {
+			d227 += packet.ChecksumDelta(o244, uint32(binary.BigEndian.Uint16(p.Data[lo242+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo242+2:])))
 		}
-		w217, lo218, hi219 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo218, hi219 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w217 = hi219 <= len(p.Data) && hi219-lo218 <= 20
-		} else if p.Hdr[4].Valid {
-			lo218, hi219 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			w217 = hi219 <= len(p.Data) && hi219-lo218 <= 20
+		if w245 {
+			d228 += packet.ChecksumDelta(o248, uint32(binary.BigEndian.Uint16(p.Data[lo246+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo246+2:])))
 		}
-		var o220 uint32
-		if w217 {
-			o220 = packet.SumWords(p.Data[lo218:hi219])
+		v249 := p.Meta[23].Lo
+		st251 := p.Hdr[4] // udp
+		b250 := p.Data[st251.Off : st251.Off+st251.Len]
+		lo257, hi258 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w256 := hi258 <= len(p.Data) && 2 <= 20
+		var o259 uint32
+		if w256 {
+			o259 = uint32(binary.BigEndian.Uint16(p.Data[lo257+0:]))
 		}
-		binary.BigEndian.PutUint32(b202[16:], uint32(v212))
-		if w213 {
-			d199 += packet.ChecksumDelta(o216, uint32(binary.BigEndian.Uint16(p.Data[lo214+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo214+2:])))
+		binary.BigEndian.PutUint16(b250[2:], uint16(v249))
+		if w256 {
+			d228 += packet.ChecksumDelta(o259, uint32(binary.BigEndian.Uint16(p.Data[lo257+0:])))
 		}
-		if w217 {
-			d200 += packet.ChecksumDelta(o220, packet.SumWords(p.Data[lo218:hi219]))
+		v260 := (uint64(b230[8]) - 0x1)
+		lo262, hi263 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
+		w261 := hi263 <= len(p.Data) && 2 <= 20
+		var o264 uint32
+		if w261 {
+			o264 = uint32(binary.BigEndian.Uint16(p.Data[lo262+0:]))
 		}
-		v221 := p.Meta[23].Lo
-		st223 := p.Hdr[4] // udp
-		if !st223.Valid {
-			return pl.drop(86)
+		b230[8] = byte(v260)
+		if w261 {
+			d227 += packet.ChecksumDelta(o264, uint32(binary.BigEndian.Uint16(p.Data[lo262+0:])))
 		}
-		b222 := p.Data[st223.Off : st223.Off+st223.Len]
-		lo229, hi230 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w228 := p.Hdr[4].Valid && hi230 <= len(p.Data) && 2 <= 20
-		var o231 uint32
-		if w228 {
-			o231 = uint32(binary.BigEndian.Uint16(p.Data[lo229+0:]))
+		if cs269 := p.Hdr[2]; cs269.Off >= 0 && cs269.Off+cs269.Len <= len(p.Data) {
+			cb := p.Data[cs269.Off+10 : cs269.Off+12]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d227, false))
 		}
-		binary.BigEndian.PutUint16(b222[2:], uint16(v221))
-		if w228 {
-			d200 += packet.ChecksumDelta(o231, uint32(binary.BigEndian.Uint16(p.Data[lo229+0:])))
-		}
-		v232 := (uint64(b202[8]) - 0x1)
-		lo234, hi235 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
-		w233 := p.Hdr[2].Valid && hi235 <= len(p.Data) && 2 <= 20
-		var o236 uint32
-		if w233 {
-			o236 = uint32(binary.BigEndian.Uint16(p.Data[lo234+0:]))
-		}
-		w237, lo238, hi239 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+8, p.Hdr[2].Off+9
-			lo238, hi239 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w237 = hi239 <= len(p.Data) && hi239-lo238 <= 20
-		}
-		var o240 uint32
-		if w237 {
-			o240 = packet.SumWords(p.Data[lo238:hi239])
-		}
-		b202[8] = byte(v232)
-		if w233 {
-			d199 += packet.ChecksumDelta(o236, uint32(binary.BigEndian.Uint16(p.Data[lo234+0:])))
-		}
-		if w237 {
-			d200 += packet.ChecksumDelta(o240, packet.SumWords(p.Data[lo238:hi239]))
-		}
-		if cb241, ok242 := p.Bytes(2); ok242 {
-			binary.BigEndian.PutUint16(cb241[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb241[10:]), d199, false))
-		}
-		if cb243, ok244 := p.Bytes(4); ok244 {
-			binary.BigEndian.PutUint16(cb243[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb243[6:]), d200, false))
+		if cs270 := p.Hdr[4]; cs270.Off >= 0 && cs270.Off+cs270.Len <= len(p.Data) {
+			cb := p.Data[cs270.Off+6 : cs270.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d228, false))
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d245 uint64 // ipv4 checksum
-		var d246 uint64 // udp checksum
-		v247 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
-		st249 := p.Hdr[2] // ipv4
-		if !st249.Valid {
-			return pl.drop(87)
+		var d271 uint64 // ipv4 checksum
+		var d272 uint64 // udp checksum
+		v273 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
+		st275 := p.Hdr[2] // ipv4
+		b274 := p.Data[st275.Off : st275.Off+st275.Len]
+		lo277, hi278 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w276 := hi278 <= len(p.Data) && 4 <= 20
+		var o279 uint32
+		if w276 {
+			o279 = uint32(binary.BigEndian.Uint16(p.Data[lo277+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo277+2:]))
 		}
-		b248 := p.Data[st249.Off : st249.Off+st249.Len]
-		lo251, hi252 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w250 := p.Hdr[2].Valid && hi252 <= len(p.Data) && 4 <= 20
-		var o253 uint32
-		if w250 {
-			o253 = uint32(binary.BigEndian.Uint16(p.Data[lo251+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo251+2:]))
+		lo281, hi282 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
+		w280 := hi282 <= len(p.Data) && 4 <= 20
+		var o283 uint32
+		if w280 {
+			o283 = uint32(binary.BigEndian.Uint16(p.Data[lo281+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo281+2:]))
 		}
-		w254, lo255, hi256 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			lo255, hi256 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w254 = hi256 <= len(p.Data) && hi256-lo255 <= 20
-		} else if p.Hdr[4].Valid {
-			lo255, hi256 = p.Hdr[2].Off+12, p.Hdr[2].Off+16
-			w254 = hi256 <= len(p.Data) && hi256-lo255 <= 20
+		binary.BigEndian.PutUint32(b274[12:], uint32(v273))
+		if w276 {
+			d271 += packet.ChecksumDelta(o279, uint32(binary.BigEndian.Uint16(p.Data[lo277+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo277+2:])))
 		}
-		var o257 uint32
-		if w254 {
-			o257 = packet.SumWords(p.Data[lo255:hi256])
+		if w280 {
+			d272 += packet.ChecksumDelta(o283, uint32(binary.BigEndian.Uint16(p.Data[lo281+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo281+2:])))
 		}
-		binary.BigEndian.PutUint32(b248[12:], uint32(v247))
-		if w250 {
-			d245 += packet.ChecksumDelta(o253, uint32(binary.BigEndian.Uint16(p.Data[lo251+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo251+2:])))
+		v284 := p.Meta[18].Lo
+		lo286, hi287 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w285 := hi287 <= len(p.Data) && 4 <= 20
+		var o288 uint32
+		if w285 {
+			o288 = uint32(binary.BigEndian.Uint16(p.Data[lo286+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo286+2:]))
 		}
-		if w254 {
-			d246 += packet.ChecksumDelta(o257, packet.SumWords(p.Data[lo255:hi256]))
+		lo290, hi291 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
+		w289 := hi291 <= len(p.Data) && 4 <= 20
+		var o292 uint32
+		if w289 {
+			o292 = uint32(binary.BigEndian.Uint16(p.Data[lo290+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo290+2:]))
 		}
-		v258 := p.Meta[18].Lo
-		lo260, hi261 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w259 := p.Hdr[2].Valid && hi261 <= len(p.Data) && 4 <= 20
-		var o262 uint32
-		if w259 {
-			o262 = uint32(binary.BigEndian.Uint16(p.Data[lo260+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo260+2:]))
+		binary.BigEndian.PutUint32(b274[16:], uint32(v284))
+		if w285 {
+			d271 += packet.ChecksumDelta(o288, uint32(binary.BigEndian.Uint16(p.Data[lo286+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo286+2:])))
 		}
-		w263, lo264, hi265 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			lo264, hi265 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w263 = hi265 <= len(p.Data) && hi265-lo264 <= 20
-		} else if p.Hdr[4].Valid {
-			lo264, hi265 = p.Hdr[2].Off+16, p.Hdr[2].Off+20
-			w263 = hi265 <= len(p.Data) && hi265-lo264 <= 20
+		if w289 {
+			d272 += packet.ChecksumDelta(o292, uint32(binary.BigEndian.Uint16(p.Data[lo290+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo290+2:])))
 		}
-		var o266 uint32
-		if w263 {
-			o266 = packet.SumWords(p.Data[lo264:hi265])
+		v293 := p.Meta[23].Lo
+		st295 := p.Hdr[4] // udp
+		b294 := p.Data[st295.Off : st295.Off+st295.Len]
+		lo301, hi302 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w300 := hi302 <= len(p.Data) && 2 <= 20
+		var o303 uint32
+		if w300 {
+			o303 = uint32(binary.BigEndian.Uint16(p.Data[lo301+0:]))
 		}
-		binary.BigEndian.PutUint32(b248[16:], uint32(v258))
-		if w259 {
-			d245 += packet.ChecksumDelta(o262, uint32(binary.BigEndian.Uint16(p.Data[lo260+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo260+2:])))
+		binary.BigEndian.PutUint16(b294[2:], uint16(v293))
+		if w300 {
+			d272 += packet.ChecksumDelta(o303, uint32(binary.BigEndian.Uint16(p.Data[lo301+0:])))
 		}
-		if w263 {
-			d246 += packet.ChecksumDelta(o266, packet.SumWords(p.Data[lo264:hi265]))
+		v304 := (uint64(binary.BigEndian.Uint16(b274[2:])) - 0x10)
+		lo306, hi307 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w305 := hi307 <= len(p.Data) && 2 <= 20
+		var o308 uint32
+		if w305 {
+			o308 = uint32(binary.BigEndian.Uint16(p.Data[lo306+0:]))
 		}
-		v267 := p.Meta[23].Lo
-		st269 := p.Hdr[4] // udp
-		if !st269.Valid {
-			return pl.drop(87)
+		lo310, hi311 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
+		w309 := hi311 <= len(p.Data) && 2 <= 20
+		var o312 uint32
+		if w309 {
+			o312 = uint32(binary.BigEndian.Uint16(p.Data[lo310+0:]))
 		}
-		b268 := p.Data[st269.Off : st269.Off+st269.Len]
-		lo275, hi276 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w274 := p.Hdr[4].Valid && hi276 <= len(p.Data) && 2 <= 20
-		var o277 uint32
-		if w274 {
-			o277 = uint32(binary.BigEndian.Uint16(p.Data[lo275+0:]))
+		binary.BigEndian.PutUint16(b274[2:], uint16(v304))
+		if w305 {
+			d271 += packet.ChecksumDelta(o308, uint32(binary.BigEndian.Uint16(p.Data[lo306+0:])))
 		}
-		binary.BigEndian.PutUint16(b268[2:], uint16(v267))
-		if w274 {
-			d246 += packet.ChecksumDelta(o277, uint32(binary.BigEndian.Uint16(p.Data[lo275+0:])))
+		if w309 {
+			d272 += packet.ChecksumDelta(o312, uint32(binary.BigEndian.Uint16(p.Data[lo310+0:])))
 		}
-		v278 := (uint64(binary.BigEndian.Uint16(b248[2:])) - 0x10)
-		lo280, hi281 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w279 := p.Hdr[2].Valid && hi281 <= len(p.Data) && 2 <= 20
-		var o282 uint32
-		if w279 {
-			o282 = uint32(binary.BigEndian.Uint16(p.Data[lo280+0:]))
+		v313 := (uint64(b274[8]) - 0x1)
+		lo315, hi316 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
+		w314 := hi316 <= len(p.Data) && 2 <= 20
+		var o317 uint32
+		if w314 {
+			o317 = uint32(binary.BigEndian.Uint16(p.Data[lo315+0:]))
 		}
-		w283, lo284, hi285 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			lo284, hi285 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w283 = hi285 <= len(p.Data) && hi285-lo284 <= 20
-		} else if p.Hdr[4].Valid {
-			lo284, hi285 = p.Hdr[2].Off+2, p.Hdr[2].Off+4
-			w283 = hi285 <= len(p.Data) && hi285-lo284 <= 20
+		b274[8] = byte(v313)
+		if w314 {
+			d271 += packet.ChecksumDelta(o317, uint32(binary.BigEndian.Uint16(p.Data[lo315+0:])))
 		}
-		var o286 uint32
-		if w283 {
-			o286 = packet.SumWords(p.Data[lo284:hi285])
+		if cs322 := p.Hdr[2]; cs322.Off >= 0 && cs322.Off+cs322.Len <= len(p.Data) {
+			cb := p.Data[cs322.Off+10 : cs322.Off+12]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d271, false))
 		}
-		binary.BigEndian.PutUint16(b248[2:], uint16(v278))
-		if w279 {
-			d245 += packet.ChecksumDelta(o282, uint32(binary.BigEndian.Uint16(p.Data[lo280+0:])))
-		}
-		if w283 {
-			d246 += packet.ChecksumDelta(o286, packet.SumWords(p.Data[lo284:hi285]))
-		}
-		v287 := (uint64(b248[8]) - 0x1)
-		lo289, hi290 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
-		w288 := p.Hdr[2].Valid && hi290 <= len(p.Data) && 2 <= 20
-		var o291 uint32
-		if w288 {
-			o291 = uint32(binary.BigEndian.Uint16(p.Data[lo289+0:]))
-		}
-		w292, lo293, hi294 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[2].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[2].Off+8, p.Hdr[2].Off+9
-			lo293, hi294 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w292 = hi294 <= len(p.Data) && hi294-lo293 <= 20
-		}
-		var o295 uint32
-		if w292 {
-			o295 = packet.SumWords(p.Data[lo293:hi294])
-		}
-		b248[8] = byte(v287)
-		if w288 {
-			d245 += packet.ChecksumDelta(o291, uint32(binary.BigEndian.Uint16(p.Data[lo289+0:])))
-		}
-		if w292 {
-			d246 += packet.ChecksumDelta(o295, packet.SumWords(p.Data[lo293:hi294]))
-		}
-		if cb296, ok297 := p.Bytes(2); ok297 {
-			binary.BigEndian.PutUint16(cb296[10:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb296[10:]), d245, false))
-		}
-		if cb298, ok299 := p.Bytes(4); ok299 {
-			binary.BigEndian.PutUint16(cb298[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb298[6:]), d246, false))
+		if cs323 := p.Hdr[4]; cs323.Off >= 0 && cs323.Off+cs323.Len <= len(p.Data) {
+			cb := p.Data[cs323.Off+6 : cs323.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d272, false))
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d300 uint64 // udp checksum
-		v301 := p.Meta[6]
-		st303 := p.Hdr[3] // ipv6
-		if !st303.Valid {
-			return pl.drop(88)
+		var d324 uint64 // udp checksum
+		v325 := p.Meta[6]
+		st327 := p.Hdr[3] // ipv6
+		if !st327.Valid {
+			return pl.drop(60)
 		}
-		b302 := p.Data[st303.Off : st303.Off+st303.Len]
-		w304, lo305, hi306 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			lo305, hi306 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w304 = hi306 <= len(p.Data) && hi306-lo305 <= 20
-		} else if p.Hdr[4].Valid {
-			lo305, hi306 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			w304 = hi306 <= len(p.Data) && hi306-lo305 <= 20
+		b326 := p.Data[st327.Off : st327.Off+st327.Len]
+		lo329, hi330 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+		w328 := hi330 <= len(p.Data) && 16 <= 20
+		var o331 uint32
+		if w328 {
+			o331 = uint32(binary.BigEndian.Uint16(p.Data[lo329+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+14:]))
 		}
-		var o307 uint32
-		if w304 {
-			o307 = packet.SumWords(p.Data[lo305:hi306])
+		packet.SetBits(b326, 64, 128, v325)
+		if w328 {
+			d324 += packet.ChecksumDelta(o331, uint32(binary.BigEndian.Uint16(p.Data[lo329+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+14:])))
 		}
-		packet.SetBits(b302, 64, 128, v301)
-		if w304 {
-			d300 += packet.ChecksumDelta(o307, packet.SumWords(p.Data[lo305:hi306]))
+		v332 := p.Meta[19]
+		lo334, hi335 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+		w333 := hi335 <= len(p.Data) && 16 <= 20
+		var o336 uint32
+		if w333 {
+			o336 = uint32(binary.BigEndian.Uint16(p.Data[lo334+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+14:]))
 		}
-		v308 := p.Meta[19]
-		w309, lo310, hi311 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo310, hi311 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w309 = hi311 <= len(p.Data) && hi311-lo310 <= 20
-		} else if p.Hdr[4].Valid {
-			lo310, hi311 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w309 = hi311 <= len(p.Data) && hi311-lo310 <= 20
+		packet.SetBits(b326, 192, 128, v332)
+		if w333 {
+			d324 += packet.ChecksumDelta(o336, uint32(binary.BigEndian.Uint16(p.Data[lo334+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+14:])))
 		}
-		var o312 uint32
-		if w309 {
-			o312 = packet.SumWords(p.Data[lo310:hi311])
+		v337 := p.Meta[23].Lo
+		st339 := p.Hdr[4] // udp
+		b338 := p.Data[st339.Off : st339.Off+st339.Len]
+		lo341, hi342 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w340 := hi342 <= len(p.Data) && 2 <= 20
+		var o343 uint32
+		if w340 {
+			o343 = uint32(binary.BigEndian.Uint16(p.Data[lo341+0:]))
 		}
-		packet.SetBits(b302, 192, 128, v308)
-		if w309 {
-			d300 += packet.ChecksumDelta(o312, packet.SumWords(p.Data[lo310:hi311]))
+		binary.BigEndian.PutUint16(b338[2:], uint16(v337))
+		if w340 {
+			d324 += packet.ChecksumDelta(o343, uint32(binary.BigEndian.Uint16(p.Data[lo341+0:])))
 		}
-		v313 := p.Meta[23].Lo
-		st315 := p.Hdr[4] // udp
-		if !st315.Valid {
-			return pl.drop(88)
-		}
-		b314 := p.Data[st315.Off : st315.Off+st315.Len]
-		lo317, hi318 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w316 := p.Hdr[4].Valid && hi318 <= len(p.Data) && 2 <= 20
-		var o319 uint32
-		if w316 {
-			o319 = uint32(binary.BigEndian.Uint16(p.Data[lo317+0:]))
-		}
-		binary.BigEndian.PutUint16(b314[2:], uint16(v313))
-		if w316 {
-			d300 += packet.ChecksumDelta(o319, uint32(binary.BigEndian.Uint16(p.Data[lo317+0:])))
-		}
-		v320 := (uint64(b302[7]) - 0x1)
-		w321, lo322, hi323 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+7, p.Hdr[3].Off+8
-			lo322, hi323 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w321 = hi323 <= len(p.Data) && hi323-lo322 <= 20
-		}
-		var o324 uint32
-		if w321 {
-			o324 = packet.SumWords(p.Data[lo322:hi323])
-		}
-		b302[7] = byte(v320)
-		if w321 {
-			d300 += packet.ChecksumDelta(o324, packet.SumWords(p.Data[lo322:hi323]))
-		}
-		if cb325, ok326 := p.Bytes(4); ok326 {
-			binary.BigEndian.PutUint16(cb325[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb325[6:]), d300, false))
+		v344 := (uint64(b326[7]) - 0x1)
+		b326[7] = byte(v344)
+		if cs349 := p.Hdr[4]; cs349.Off >= 0 && cs349.Off+cs349.Len <= len(p.Data) {
+			cb := p.Data[cs349.Off+6 : cs349.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d324, false))
 		}
 		pl.edges[30]++
 		goto n149
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d327 uint64 // udp checksum
-		v328 := p.Meta[6]
-		st330 := p.Hdr[3] // ipv6
-		if !st330.Valid {
-			return pl.drop(89)
+		var d350 uint64 // udp checksum
+		v351 := p.Meta[6]
+		st353 := p.Hdr[3] // ipv6
+		if !st353.Valid {
+			return pl.drop(61)
 		}
-		b329 := p.Data[st330.Off : st330.Off+st330.Len]
-		w331, lo332, hi333 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			lo332, hi333 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w331 = hi333 <= len(p.Data) && hi333-lo332 <= 20
-		} else if p.Hdr[4].Valid {
-			lo332, hi333 = p.Hdr[3].Off+8, p.Hdr[3].Off+24
-			w331 = hi333 <= len(p.Data) && hi333-lo332 <= 20
+		b352 := p.Data[st353.Off : st353.Off+st353.Len]
+		lo355, hi356 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
+		w354 := hi356 <= len(p.Data) && 16 <= 20
+		var o357 uint32
+		if w354 {
+			o357 = uint32(binary.BigEndian.Uint16(p.Data[lo355+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+14:]))
 		}
-		var o334 uint32
-		if w331 {
-			o334 = packet.SumWords(p.Data[lo332:hi333])
+		packet.SetBits(b352, 64, 128, v351)
+		if w354 {
+			d350 += packet.ChecksumDelta(o357, uint32(binary.BigEndian.Uint16(p.Data[lo355+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+14:])))
 		}
-		packet.SetBits(b329, 64, 128, v328)
-		if w331 {
-			d327 += packet.ChecksumDelta(o334, packet.SumWords(p.Data[lo332:hi333]))
+		v358 := p.Meta[19]
+		lo360, hi361 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
+		w359 := hi361 <= len(p.Data) && 16 <= 20
+		var o362 uint32
+		if w359 {
+			o362 = uint32(binary.BigEndian.Uint16(p.Data[lo360+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+14:]))
 		}
-		v335 := p.Meta[19]
-		w336, lo337, hi338 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			lo337, hi338 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w336 = hi338 <= len(p.Data) && hi338-lo337 <= 20
-		} else if p.Hdr[4].Valid {
-			lo337, hi338 = p.Hdr[3].Off+24, p.Hdr[3].Off+40
-			w336 = hi338 <= len(p.Data) && hi338-lo337 <= 20
+		packet.SetBits(b352, 192, 128, v358)
+		if w359 {
+			d350 += packet.ChecksumDelta(o362, uint32(binary.BigEndian.Uint16(p.Data[lo360+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+14:])))
 		}
-		var o339 uint32
-		if w336 {
-			o339 = packet.SumWords(p.Data[lo337:hi338])
+		v363 := p.Meta[23].Lo
+		st365 := p.Hdr[4] // udp
+		b364 := p.Data[st365.Off : st365.Off+st365.Len]
+		lo367, hi368 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
+		w366 := hi368 <= len(p.Data) && 2 <= 20
+		var o369 uint32
+		if w366 {
+			o369 = uint32(binary.BigEndian.Uint16(p.Data[lo367+0:]))
 		}
-		packet.SetBits(b329, 192, 128, v335)
-		if w336 {
-			d327 += packet.ChecksumDelta(o339, packet.SumWords(p.Data[lo337:hi338]))
+		binary.BigEndian.PutUint16(b364[2:], uint16(v363))
+		if w366 {
+			d350 += packet.ChecksumDelta(o369, uint32(binary.BigEndian.Uint16(p.Data[lo367+0:])))
 		}
-		v340 := p.Meta[23].Lo
-		st342 := p.Hdr[4] // udp
-		if !st342.Valid {
-			return pl.drop(89)
+		v370 := (uint64(binary.BigEndian.Uint16(b352[4:])) - 0x10)
+		lo372, hi373 := p.Hdr[3].Off+4, p.Hdr[3].Off+6
+		w371 := hi373 <= len(p.Data) && 2 <= 20
+		var o374 uint32
+		if w371 {
+			o374 = uint32(binary.BigEndian.Uint16(p.Data[lo372+0:]))
 		}
-		b341 := p.Data[st342.Off : st342.Off+st342.Len]
-		lo344, hi345 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w343 := p.Hdr[4].Valid && hi345 <= len(p.Data) && 2 <= 20
-		var o346 uint32
-		if w343 {
-			o346 = uint32(binary.BigEndian.Uint16(p.Data[lo344+0:]))
+		binary.BigEndian.PutUint16(b352[4:], uint16(v370))
+		if w371 {
+			d350 += packet.ChecksumDelta(o374, uint32(binary.BigEndian.Uint16(p.Data[lo372+0:])))
 		}
-		binary.BigEndian.PutUint16(b341[2:], uint16(v340))
-		if w343 {
-			d327 += packet.ChecksumDelta(o346, uint32(binary.BigEndian.Uint16(p.Data[lo344+0:])))
-		}
-		v347 := (uint64(binary.BigEndian.Uint16(b329[4:])) - 0x10)
-		w348, lo349, hi350 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			lo349, hi350 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w348 = hi350 <= len(p.Data) && hi350-lo349 <= 20
-		} else if p.Hdr[4].Valid {
-			lo349, hi350 = p.Hdr[3].Off+4, p.Hdr[3].Off+6
-			w348 = hi350 <= len(p.Data) && hi350-lo349 <= 20
-		}
-		var o351 uint32
-		if w348 {
-			o351 = packet.SumWords(p.Data[lo349:hi350])
-		}
-		binary.BigEndian.PutUint16(b329[4:], uint16(v347))
-		if w348 {
-			d327 += packet.ChecksumDelta(o351, packet.SumWords(p.Data[lo349:hi350]))
-		}
-		v352 := (uint64(b329[7]) - 0x1)
-		w353, lo354, hi355 := false, 0, 0
-		if p.Hdr[4].Valid && p.Hdr[3].Off > p.Hdr[4].Off {
-			rs := p.Hdr[4].Off
-			l, h := p.Hdr[3].Off+7, p.Hdr[3].Off+8
-			lo354, hi355 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w353 = hi355 <= len(p.Data) && hi355-lo354 <= 20
-		}
-		var o356 uint32
-		if w353 {
-			o356 = packet.SumWords(p.Data[lo354:hi355])
-		}
-		b329[7] = byte(v352)
-		if w353 {
-			d327 += packet.ChecksumDelta(o356, packet.SumWords(p.Data[lo354:hi355]))
-		}
-		if cb357, ok358 := p.Bytes(4); ok358 {
-			binary.BigEndian.PutUint16(cb357[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb357[6:]), d327, false))
+		v375 := (uint64(b352[7]) - 0x1)
+		b352[7] = byte(v375)
+		if cs380 := p.Hdr[4]; cs380.Off >= 0 && cs380.Off+cs380.Len <= len(p.Data) {
+			cb := p.Data[cs380.Off+6 : cs380.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d350, false))
 		}
 		pl.edges[31]++
 		goto n144
@@ -2881,68 +2609,111 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		pb359, ok360 := p.Bytes(10) // lb_v2
-		if !ok360 {
-			return pl.drop(90)
+		ps381 := p.Hdr[10] // lb_v2
+		po382, pn383 := ps381.Off, 12
+		if po382 < 0 || po382+pn383 > len(p.Data) {
+			return pl.drop(62)
 		}
-		if p.Hdr[4].Valid && p.Hdr[10].Off > p.Hdr[4].Off && len(pb359)%2 == 0 && (p.Hdr[10].Off-p.Hdr[4].Off)%2 == 0 {
-			if cb361, ok362 := p.Bytes(4); ok362 {
-				binary.BigEndian.PutUint16(cb361[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb361[6:]), packet.PopDelta(pb359), false))
+		if po382 > p.Hdr[4].Off && (po382-p.Hdr[4].Off)%2 == 0 {
+			d384 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po382+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po382+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po382+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po382+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po382+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po382+10:]))))
+			if cs385 := p.Hdr[4]; cs385.Off >= 0 && cs385.Off+cs385.Len <= len(p.Data) {
+				cb := p.Data[cs385.Off+6 : cs385.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d384, false))
 			}
 		}
-		p.Pop(10)
+		if po382 < len(p.Data)-po382-pn383 {
+			copy(p.Data[pn383:pn383+po382], p.Data[:po382])
+			p.Data = p.Data[pn383:]
+		} else {
+			copy(p.Data[po382:], p.Data[po382+pn383:])
+			p.Data = p.Data[:len(p.Data)-pn383]
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if p.Cursor > po382 {
+			p.Cursor = max(po382, p.Cursor-pn383)
+		}
 		goto n147
 	}
 n146:
 	{ // LbPopV3Body: pop lb_v3
-		pb363, ok364 := p.Bytes(11) // lb_v3
-		if !ok364 {
-			return pl.drop(91)
+		ps386 := p.Hdr[11] // lb_v3
+		if !ps386.Valid {
+			return pl.drop(63)
 		}
-		if p.Hdr[4].Valid && p.Hdr[11].Off > p.Hdr[4].Off && len(pb363)%2 == 0 && (p.Hdr[11].Off-p.Hdr[4].Off)%2 == 0 {
-			if cb365, ok366 := p.Bytes(4); ok366 {
-				binary.BigEndian.PutUint16(cb365[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb365[6:]), packet.PopDelta(pb363), false))
+		po387, pn388 := ps386.Off, 12
+		if po387 < 0 || po387+pn388 > len(p.Data) {
+			return pl.drop(63)
+		}
+		if po387 > p.Hdr[4].Off && (po387-p.Hdr[4].Off)%2 == 0 {
+			d389 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po387+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po387+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po387+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po387+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po387+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po387+10:]))))
+			if cs390 := p.Hdr[4]; cs390.Off >= 0 && cs390.Off+cs390.Len <= len(p.Data) {
+				cb := p.Data[cs390.Off+6 : cs390.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d389, false))
 			}
 		}
-		p.Pop(11)
+		if po387 < len(p.Data)-po387-pn388 {
+			copy(p.Data[pn388:pn388+po387], p.Data[:po387])
+			p.Data = p.Data[pn388:]
+		} else {
+			copy(p.Data[po387:], p.Data[po387+pn388:])
+			p.Data = p.Data[:len(p.Data)-pn388]
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if p.Cursor > po387 {
+			p.Cursor = max(po387, p.Cursor-pn388)
+		}
 		pl.edges[32]++
 		goto n147
 	}
 n147:
 	{ // LbPopCommon: pop lb_common
-		pb367, ok368 := p.Bytes(9) // lb_common
-		if !ok368 {
-			return pl.drop(92)
+		ps391 := p.Hdr[9] // lb_common
+		po392, pn393 := ps391.Off, 4
+		if po392 < 0 || po392+pn393 > len(p.Data) {
+			return pl.drop(64)
 		}
-		if p.Hdr[4].Valid && p.Hdr[9].Off > p.Hdr[4].Off && len(pb367)%2 == 0 && (p.Hdr[9].Off-p.Hdr[4].Off)%2 == 0 {
-			if cb369, ok370 := p.Bytes(4); ok370 {
-				binary.BigEndian.PutUint16(cb369[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb369[6:]), packet.PopDelta(pb367), false))
+		if po392 > p.Hdr[4].Off && (po392-p.Hdr[4].Off)%2 == 0 {
+			d394 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po392+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po392+2:]))))
+			if cs395 := p.Hdr[4]; cs395.Off >= 0 && cs395.Off+cs395.Len <= len(p.Data) {
+				cb := p.Data[cs395.Off+6 : cs395.Off+8]
+				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d394, false))
 			}
 		}
-		p.Pop(9)
+		if po392 < len(p.Data)-po392-pn393 {
+			copy(p.Data[pn393:pn393+po392], p.Data[:po392])
+			p.Data = p.Data[pn393:]
+		} else {
+			copy(p.Data[po392:], p.Data[po392+pn393:])
+			p.Data = p.Data[:len(p.Data)-pn393]
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if p.Hdr[11].Valid && p.Hdr[11].Off > po392 {
+			p.Hdr[11].Off -= pn393
+		} // lb_v3
+		if p.Cursor > po392 {
+			p.Cursor = max(po392, p.Cursor-pn393)
+		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d371 uint64   // udp checksum
-		st373 := p.Hdr[4] // udp
-		if !st373.Valid {
-			return pl.drop(93)
+		var d396 uint64   // udp checksum
+		st398 := p.Hdr[4] // udp
+		b397 := p.Data[st398.Off : st398.Off+st398.Len]
+		v399 := (uint64(binary.BigEndian.Uint16(b397[4:])) - 0x10)
+		lo401, hi402 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
+		w400 := hi402 <= len(p.Data) && 2 <= 20
+		var o403 uint32
+		if w400 {
+			o403 = uint32(binary.BigEndian.Uint16(p.Data[lo401+0:]))
 		}
-		b372 := p.Data[st373.Off : st373.Off+st373.Len]
-		v374 := (uint64(binary.BigEndian.Uint16(b372[4:])) - 0x10)
-		lo376, hi377 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
-		w375 := p.Hdr[4].Valid && hi377 <= len(p.Data) && 2 <= 20
-		var o378 uint32
-		if w375 {
-			o378 = uint32(binary.BigEndian.Uint16(p.Data[lo376+0:]))
+		binary.BigEndian.PutUint16(b397[4:], uint16(v399))
+		if w400 {
+			d396 += packet.ChecksumDelta(o403, uint32(binary.BigEndian.Uint16(p.Data[lo401+0:])))
 		}
-		binary.BigEndian.PutUint16(b372[4:], uint16(v374))
-		if w375 {
-			d371 += packet.ChecksumDelta(o378, uint32(binary.BigEndian.Uint16(p.Data[lo376+0:])))
-		}
-		if cb379, ok380 := p.Bytes(4); ok380 {
-			binary.BigEndian.PutUint16(cb379[6:], packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb379[6:]), d371, false))
+		if cs404 := p.Hdr[4]; cs404.Off >= 0 && cs404.Off+cs404.Len <= len(p.Data) {
+			cb := p.Data[cs404.Off+6 : cs404.Off+8]
+			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d396, false))
 		}
 		pl.edges[33]++
 		goto n149
@@ -2956,12 +2727,9 @@ n149:
 	}
 n150:
 	{ // LbCsumKeepZero: set udp.checksum
-		st382 := p.Hdr[4] // udp
-		if !st382.Valid {
-			return pl.drop(94)
-		}
-		b381 := p.Data[st382.Off : st382.Off+st382.Len]
-		binary.BigEndian.PutUint16(b381[6:], uint16(0x0))
+		st406 := p.Hdr[4] // udp
+		b405 := p.Data[st406.Off : st406.Off+st406.Len]
+		binary.BigEndian.PutUint16(b405[6:], uint16(0x0))
 		pl.edges[34]++
 		goto n151
 	}

@@ -118,13 +118,12 @@ var NodeNames = [29]string{"RxQueue", "RxParse", "RxMalformed", "RxIsIPv4", "RxN
 var SinkNames = [2]string{"AppEcho", "AppDNS"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [8]fastpath.DropSite{{Node: "RxMalformed", Reason: "malformed"},
+var DropSites = [7]fastpath.DropSite{{Node: "RxMalformed", Reason: "malformed"},
 	{Node: "RxIsIPv4", Reason: "malformed"},
 	{Node: "RxNotIPv4", Reason: "not IPv4"},
 	{Node: "RxBadIPv4Csum", Reason: "bad IPv4 checksum"},
 	{Node: "RxNotUDP", Reason: "not UDP"},
 	{Node: "RxBadUDPCsum", Reason: "bad UDP checksum"},
-	{Node: "RxDemux", Reason: "malformed"},
 	{Node: "RxPortClosed", Reason: "port closed"},
 }
 
@@ -246,13 +245,13 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	var f [23]uint64
-	total := uint64(0) + pl.Dropped[0] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[7] + pl.Sunk[0] + pl.Sunk[1]
+	total := uint64(0) + pl.Dropped[0] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Sunk[0] + pl.Sunk[1]
 	f[3] = pl.Dropped[0]
 	f[6] = pl.Dropped[2]
 	f[9] = pl.Dropped[3]
 	f[12] = pl.Dropped[4]
 	f[15] = pl.Dropped[5]
-	f[19] = pl.Dropped[7]
+	f[19] = pl.Dropped[6]
 	f[20] = pl.Sunk[0]
 	f[21] = pl.Sunk[1]
 	f[22] = total
@@ -366,9 +365,6 @@ n10:
 n11:
 	{ // RxDemux: switch udp.dport
 		st8 := p.Hdr[8] // udp
-		if !st8.Valid {
-			return pl.drop(6)
-		}
 		b7 := p.Data[st8.Off : st8.Off+st8.Len]
 		v6 := uint64(binary.BigEndian.Uint16(b7[2:]))
 		switch {
@@ -382,7 +378,7 @@ n11:
 	}
 n12:
 	{ // RxPortClosed: drop port closed
-		return pl.drop(7)
+		return pl.drop(6)
 	}
 n13:
 	{ // AppEcho: steer socket echo
