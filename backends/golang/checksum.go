@@ -48,7 +48,22 @@ func (c *gen) setAccumulating(o *packet.Op) {
 		type win struct{ ok, lo, hi, old string }
 		var wins []win
 		var wus []int
+		// Windows fixed by the layout are the same for every checksum (the
+		// field's words, from its header's start) and lie within the
+		// header: summed once, from the field's old and new values where
+		// the window is the field.
+		var statics []int
+		flo, fhi := fs.Offset/8, (fs.Offset+fs.Width+7)/8
+		slo, shi := flo/2*2, (fhi+1)/2*2
+		inHeader := shi <= h.FixedBytes() && shi-slo <= flow.MaxWindow
+		exact := fs.Offset%16 == 0 && (fs.Width == 16 || fs.Width == 32 || fs.Width == 64 || fs.Width == 128)
 		for _, u := range us {
+			if k := c.windowKind(u, a.Dst); k == windowNever || (k == windowStatic && inHeader) {
+				if k == windowStatic {
+					statics = append(statics, u)
+				}
+				continue
+			}
 			w := win{c.newTmp("w"), c.newTmp("lo"), c.newTmp("hi"), c.newTmp("o")}
 			if !c.window(u, a.Dst, w.ok, w.lo, w.hi) {
 				continue
@@ -58,9 +73,33 @@ func (c *gen) setAccumulating(o *packet.Op) {
 			wins = append(wins, w)
 			wus = append(wus, u)
 		}
+		var oldSum string
+		if len(statics) > 0 {
+			oldSum = c.newTmp("os")
+			if exact {
+				c.emit("%s := %s", oldSum, c.wordSum(c.readField(a.Dst, fs.Width > 64), fs.Width, fs.Width > 64))
+			} else {
+				c.emit("%s := %s", oldSum, c.bytesSum(b, slo, shi))
+			}
+		}
 		c.put(b, fs, val, wide)
+		if len(statics) > 0 {
+			newSum := c.bytesSum(b, slo, shi)
+			if exact {
+				newSum = c.wordSum(val, fs.Width, wide)
+			}
+			dl := c.newTmp("dl")
+			c.emit("%s := %s", dl, c.delta(oldSum, newSum))
+			for _, u := range statics {
+				if c.mustValid(u) {
+					c.emit("%s += %s", delta[u], dl)
+				} else {
+					c.emit("if p.Hdr[%d].Valid { %s += %s }", u, delta[u], dl)
+				}
+			}
+		}
 		for i, w := range wins {
-			c.emit("if %s { %s += packet.ChecksumDelta(%s, %s) }", w.ok, delta[wus[i]], w.old, c.sum(w.lo, w.hi, c.windowLen(wus[i], a.Dst)))
+			c.emit("if %s { %s += %s }", w.ok, delta[wus[i]], c.delta(w.old, c.sum(w.lo, w.hi, c.windowLen(wus[i], a.Dst))))
 		}
 	}
 	for _, u := range us {
@@ -123,6 +162,78 @@ func (c *gen) window(u int, f packet.FieldRef, ok, lo, hi string) bool {
 	return true
 }
 
+// Kinds of checksum windows of a field (window).
+const (
+	windowNever   = iota // the checksum never covers the field
+	windowStatic         // fixed by the layout, from the field's header's start
+	windowDynamic        // depends on where the headers lie
+)
+
+// windowKind classifies checksum u's window of field f as window does.
+func (c *gen) windowKind(u int, f packet.FieldRef) int {
+	spec := c.s.Headers[u]
+	pseudo := spec.ChecksumKind == packet.ChecksumL4 && c.s.PseudoHeaderField(f)
+	switch {
+	case f.Header == u:
+		return windowStatic
+	case spec.ChecksumKind == packet.ChecksumHeader, !c.mayValid(u):
+		return windowNever
+	case !c.valid.Behind(c.owner, f.Header, u):
+		if pseudo {
+			return windowStatic
+		}
+		return windowNever
+	}
+	return windowDynamic
+}
+
+// wordSum is the sum of the 16-bit words of a w-bit value v (uint64, or
+// packet.Value if wide), not folded.
+func (c *gen) wordSum(v string, w int, wide bool) string {
+	lo := v
+	if wide {
+		lo = v + ".Lo"
+	}
+	words := func(x string, n int) []string {
+		var t []string
+		for k := 0; k < n; k++ {
+			t = append(t, fmt.Sprintf("uint32(uint16(%s>>%d))", x, 16*k))
+		}
+		return t
+	}
+	switch w {
+	case 16:
+		return fmt.Sprintf("uint32(uint16(%s))", lo)
+	case 32, 64:
+		t := c.newTmp("ws")
+		c.emit("%s := uint64(%s)", t, lo)
+		return strings.Join(words(t, w/16), " + ")
+	}
+	t := c.newTmp("ws")
+	c.emit("%s := %s", t, v)
+	return strings.Join(append(words(t+".Hi", 4), words(t+".Lo", 4)...), " + ")
+}
+
+// bytesSum is the sum of the 16-bit words of b[lo:hi] (not folded).
+func (c *gen) bytesSum(b string, lo, hi int) string {
+	c.usesBE = true
+	var t []string
+	for k := lo; k < hi; k += 2 {
+		t = append(t, fmt.Sprintf("uint32(binary.BigEndian.Uint16(%s[%d:]))", b, k))
+	}
+	return strings.Join(t, " + ")
+}
+
+// delta generates packet.ChecksumDelta(oldSum, newSum) inline (the fast
+// path is too large for the compiler to inline calls into it).
+func (c *gen) delta(oldSum, newSum string) string {
+	c.usesBits = true
+	t := c.newTmp("f")
+	c.emit("%s := uint32(%s)", t, oldSum)
+	c.emit("%s += bits.RotateLeft32(%s, 16)", t, t)
+	return fmt.Sprintf("uint64(^uint16(%s>>16)) + uint64(%s)", t, newSum)
+}
+
 // windowLen is the length of field f's window in checksum u's region when
 // it is fixed by the layout (the field's header is u itself, or an IP
 // header whose pseudo-header fields u covers and that cannot lie behind
@@ -163,7 +274,25 @@ func (c *gen) applyDelta(u int, d string) {
 	}
 	c.emit("if %s := p.Hdr[%d]; %s%s.Off >= 0 && %s.Off+%s.Len <= len(p.Data) {", st, u, valid, st, st, st)
 	c.emit("cb := p.Data[%s.Off+%d : %s.Off+%d]", st, fs.Offset/8, st, fs.Offset/8+2)
-	c.emit("binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), %s, %v))", d, spec.ChecksumOptional)
+	// packet.ApplyChecksumDelta inline: ^fold(^c + d), the fold by end-around
+	// additions of the halves (a non-zero sum never folds to zero).
+	c.usesBits = true
+	c.emit("cv := binary.BigEndian.Uint16(cb)")
+	if spec.ChecksumOptional {
+		c.emit("if cv != 0 {")
+	}
+	c.emit("x := uint64(^cv) + %s", d)
+	c.emit("x += bits.RotateLeft64(x, 32)")
+	c.emit("y := uint32(x >> 32)")
+	c.emit("y += bits.RotateLeft32(y, 16)")
+	c.emit("r := ^uint16(y >> 16)")
+	if spec.ChecksumOptional {
+		c.emit("if r == 0 { r = 0xffff }")
+	}
+	c.emit("binary.BigEndian.PutUint16(cb, r)")
+	if spec.ChecksumOptional {
+		c.emit("}")
+	}
 	c.emit("}")
 }
 
@@ -176,7 +305,7 @@ func (c *gen) pop(o *packet.Op) {
 	h := o.Header
 	spec := c.s.Headers[h]
 	if spec.Metadata {
-		c.emit("if !p.Pop(%d) { %s }", h, c.malformed())
+		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.Pop(%d)", h)), c.malformed())
 		return
 	}
 	st := c.newTmp("ps")
@@ -221,7 +350,10 @@ func (c *gen) pop(o *packet.Op) {
 			if len(terms) == 0 {
 				terms = []string{"0"}
 			}
-			c.emit("%s := uint64(packet.Fold(%s))", d, strings.Join(terms, " + "))
+			c.usesBits = true
+			c.emit("%s := %s", d, strings.Join(terms, " + "))
+			c.emit("%s += bits.RotateLeft32(%s, 16)", d, d)
+			d = fmt.Sprintf("uint64(^uint16(%s>>16))", d)
 		} else {
 			c.emit("%s := packet.PopDelta(p.Data[%s : %s+%s])", d, off, off, n)
 		}

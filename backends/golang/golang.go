@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"regexp"
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/flow"
@@ -55,12 +56,13 @@ type gen struct {
 	vars  bytes.Buffer // package-level variables the body uses
 	tmp   int
 
-	drops   registry[[2]string] // drop sites: node (or node.port), reason
-	sinks   registry[string]
-	counts  registry[string] // count labels
-	updVar  map[string]string
-	maxKeys int
-	usesBE  bool // encoding/binary
+	drops    registry[[2]string] // drop sites: node (or node.port), reason
+	sinks    registry[string]
+	counts   registry[string] // count labels
+	updVar   map[string]string
+	maxKeys  int
+	usesBE   bool // encoding/binary
+	usesBits bool // math/bits
 
 	// hdrs is a stack of scopes: header index -> variable holding its bytes.
 	hdrs  []map[int]string
@@ -187,6 +189,64 @@ func (c *gen) body() {
 	}
 }
 
+// The generated code keeps the packet's state in locals: header states in
+// hN, metadata fields in mN, the frame in data, the parse cursor in cur
+// (localState rewrites the p.Hdr[N], p.Meta[N], p.Data and p.Cursor the
+// generator writes). The packet runtime's calls read and write the
+// packet.Packet, so the locals are written back before one and read again
+// after it (syncMark, reloadMark).
+const (
+	syncMark   = "//nsc:sync"
+	reloadMark = "//nsc:reload"
+)
+
+// call generates a call of the packet runtime (an expression over p) with
+// the locals written back before and read again after; it returns the
+// variable holding its bool result.
+func (c *gen) call(expr string) string {
+	v := c.newTmp("rt")
+	c.emit(syncMark)
+	c.emit("%s := %s", v, expr)
+	c.emit(reloadMark)
+	return v
+}
+
+var (
+	reHdr    = regexp.MustCompile(`\bp\.Hdr\[(\d+)\]`)
+	reMeta   = regexp.MustCompile(`\bp\.Meta\[(\d+)\]`)
+	reData   = regexp.MustCompile(`\bp\.Data\b`)
+	reCursor = regexp.MustCompile(`\bp\.Cursor\b`)
+)
+
+// localState rewrites Process's body to keep the packet's state in locals
+// and returns the declarations it needs.
+func (c *gen) localState(body []byte) (decls, out []byte) {
+	body = reHdr.ReplaceAll(body, []byte("h$1"))
+	body = reMeta.ReplaceAll(body, []byte("m$1"))
+	body = reData.ReplaceAll(body, []byte("data"))
+	body = reCursor.ReplaceAll(body, []byte("cur"))
+	var sync, reload, d bytes.Buffer
+	sync.WriteString("p.Load(buf, off, n) // the packet's buffer; its state follows\np.Data, p.Cursor = data, cur\n")
+	reload.WriteString("data, cur = p.Data, p.Cursor\n")
+	d.WriteString("data, cur := buf[:cap(buf)][off:off+n], 0\n_ = cur\n")
+	for i, h := range c.s.Headers {
+		if h.Metadata {
+			fmt.Fprintf(&d, "h%d := packet.HeaderState{Valid: true} // %s\n", i, h.Name)
+		} else {
+			fmt.Fprintf(&d, "var h%d packet.HeaderState // %s\n", i, h.Name)
+		}
+		fmt.Fprintf(&d, "_ = h%d\n", i)
+		fmt.Fprintf(&sync, "p.Hdr[%d] = h%d\n", i, i)
+		fmt.Fprintf(&reload, "h%d = p.Hdr[%d]\n", i, i)
+	}
+	for i := 0; i < c.s.MetaFields; i++ {
+		fmt.Fprintf(&d, "var m%d packet.Value\n_ = m%d\n", i, i)
+	}
+	body = bytes.ReplaceAll(body, []byte(syncMark), sync.Bytes())
+	body = bytes.ReplaceAll(body, []byte(reloadMark), reload.Bytes())
+	return d.Bytes(), body
+}
+
 func (c *gen) malformed() string {
 	return fmt.Sprintf("return pl.drop(%d)", c.drop(c.mal, "malformed"))
 }
@@ -197,7 +257,7 @@ func (c *gen) node(n *dataflow.Node) {
 	switch o.Kind {
 	case packet.OpInput:
 		if o.Header >= 0 {
-			c.emit("if !p.ParseFrame(%d) { %s }", o.Header, c.malformed())
+			c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ParseFrame(%d)", o.Header)), c.malformed())
 		}
 		c.fire(n, 0)
 	case packet.OpNop, packet.OpContext:
@@ -206,7 +266,7 @@ func (c *gen) node(n *dataflow.Node) {
 		c.count(o.Label) // counted as the node's runs
 		c.fire(n, 0)
 	case packet.OpParse:
-		c.branch(n, fmt.Sprintf("p.ParseFrame(%d)", o.Header))
+		c.branch(n, c.call(fmt.Sprintf("p.ParseFrame(%d)", o.Header)))
 	case packet.OpExtract:
 		c.branch(n, c.extract(o.Header))
 	case packet.OpTest:
@@ -230,17 +290,19 @@ func (c *gen) node(n *dataflow.Node) {
 			c.emit("if !p.Hdr[%d].Valid { %s }", o.After, c.malformed())
 			off = fmt.Sprintf("p.Hdr[%d].Off+p.Hdr[%d].Len", o.After, o.After)
 		}
-		c.emit("if !p.Push(%d, %s, %d) { %s }", o.Header, off, o.Extra, c.malformed())
+		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.Push(%d, %s, %d)", o.Header, off, o.Extra)), c.malformed())
 		c.fire(n, 0)
 	case packet.OpPop:
 		c.pop(o)
 		c.fire(n, 0)
 	case packet.OpChecksumVerify:
 		v := c.newTmp("ok")
+		c.emit(syncMark)
 		c.emit("%s, wellFormed := p.VerifyChecksum(%d)", v, o.Header)
+		c.emit(reloadMark)
 		c.branch(n, v+" && wellFormed")
 	case packet.OpChecksumCompute:
-		c.emit("if !p.ComputeChecksum(%d) { %s }", o.Header, c.malformed())
+		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ComputeChecksum(%d)", o.Header)), c.malformed())
 		c.fire(n, 0)
 	case packet.OpEmit, packet.OpSteer:
 		c.emit("%s", c.retSink(n.ID, c.sink(n.Name)))
@@ -429,7 +491,7 @@ func (c *gen) assign(a packet.Assign, params []packet.Param, update []int) {
 	switch {
 	case len(update) > 0 && !h.Metadata:
 		v := c.value(a.Src)
-		c.emit("if !p.SetUpdating(packet.FieldRef{Header: %d, Field: %d}, %s, %s) { %s }", a.Dst.Header, a.Dst.Field, v, c.update(update), c.malformed())
+		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.SetUpdating(packet.FieldRef{Header: %d, Field: %d}, %s, %s)", a.Dst.Header, a.Dst.Field, v, c.update(update))), c.malformed())
 	case h.Metadata && wide:
 		c.emit("p.Meta[%d] = (%s).And(%s)", h.MetaBase+a.Dst.Field, c.value(a.Src), valueLit(packet.Mask(fs.Width)))
 	case h.Metadata:
@@ -469,6 +531,14 @@ func (c *gen) put(b string, fs packet.FieldSpec, v string, wide bool) {
 			c.emit("binary.BigEndian.PutUint64(%s[%d:], %s)", b, k, v)
 			return
 		}
+	}
+	if wide && aligned && fs.Width == 128 {
+		c.usesBE = true
+		t := c.newTmp("v")
+		c.emit("%s := %s", t, v)
+		c.emit("binary.BigEndian.PutUint64(%s[%d:], %s.Hi)", b, k, t)
+		c.emit("binary.BigEndian.PutUint64(%s[%d:], %s.Lo)", b, k+8, t)
+		return
 	}
 	if !wide && aligned && fs.Width == 48 {
 		c.usesBE = true
@@ -771,7 +841,11 @@ func (c *gen) file(opt Options) ([]byte, error) {
 	if c.usesBE {
 		w.WriteString("\t\"encoding/binary\"\n")
 	}
-	w.WriteString("\t\"fmt\"\n\n\t\"github.com/dragonet-go/nsc/backends/golang/fastpath\"\n\t\"github.com/dragonet-go/nsc/packet\"\n)\n\n")
+	w.WriteString("\t\"fmt\"\n")
+	if c.usesBits {
+		w.WriteString("\t\"math/bits\"\n")
+	}
+	w.WriteString("\n\t\"github.com/dragonet-go/nsc/backends/golang/fastpath\"\n\t\"github.com/dragonet-go/nsc/packet\"\n)\n\n")
 	c.schema(&w)
 	c.names(&w)
 	w.Write(c.vars.Bytes())
@@ -779,8 +853,10 @@ func (c *gen) file(opt Options) ([]byte, error) {
 	fmt.Fprintf(&w, "\n%s\n", strings.ReplaceAll(rt, "EDGES", fmt.Sprint(c.counters)))
 	w.WriteString(c.runsCode)
 	w.WriteString("// Process runs the frame buf[off:off+n] through the graph, in place: the\n// result's Data aliases buf. Keep packet.Headroom bytes free before off and\n// after off+n for headers the graph pushes. It does not allocate.\n")
-	w.WriteString("func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {\n\tp := pl.pkt\n\tp.Load(buf, off, n)\n")
-	w.Write(c.b.Bytes())
+	w.WriteString("func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {\n\tp := pl.pkt\n\t_ = p\n")
+	decls, body := c.localState(c.b.Bytes())
+	w.Write(decls)
+	w.Write(body)
 	w.WriteString("}\n")
 	out, err := format.Source(w.Bytes())
 	if err != nil {

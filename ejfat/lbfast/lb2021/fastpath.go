@@ -8,6 +8,7 @@ package lb2021
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
@@ -373,7 +374,43 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 // after off+n for headers the graph pushes. It does not allocate.
 func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
-	p.Load(buf, off, n)
+	_ = p
+	data, cur := buf[:cap(buf)][off:off+n], 0
+	_ = cur
+	var h0 packet.HeaderState // ethernet
+	_ = h0
+	var h1 packet.HeaderState // vlan
+	_ = h1
+	var h2 packet.HeaderState // ipv4
+	_ = h2
+	var h3 packet.HeaderState // ipv6
+	_ = h3
+	var h4 packet.HeaderState // lb
+	_ = h4
+	var h5 packet.HeaderState // lbv1
+	_ = h5
+	var h6 packet.HeaderState // lbv3
+	_ = h6
+	var h7 packet.HeaderState // re
+	_ = h7
+	var h8 packet.HeaderState // udp
+	_ = h8
+	var h9 packet.HeaderState // ipv4_base
+	_ = h9
+	h10 := packet.HeaderState{Valid: true} // meta
+	_ = h10
+	var m0 packet.Value
+	_ = m0
+	var m1 packet.Value
+	_ = m1
+	var m2 packet.Value
+	_ = m2
+	var m3 packet.Value
+	_ = m3
+	var m4 packet.Value
+	_ = m4
+	var m5 packet.Value
+	_ = m5
 	{ // RxWire: input
 		goto n1
 	}
@@ -383,14 +420,14 @@ n1:
 	}
 n4:
 	{ // RxEthernet: extract ethernet
-		x1 := p.Hdr[0].Valid // already there: nothing to do
+		x1 := h0.Valid // already there: nothing to do
 		if !x1 {
-			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
+			x1 = cur >= 0 && cur+14 <= len(data)
 			if x1 {
-				p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
-				p.Cursor += 14
+				h0 = packet.HeaderState{Off: cur, Len: 14, Valid: true}
+				cur += 14
 			} else {
-				p.Hdr[0] = packet.HeaderState{}
+				h0 = packet.HeaderState{}
 			} // ethernet
 		}
 		if x1 {
@@ -404,8 +441,8 @@ n5:
 	}
 n6:
 	{ // RxEtherType: switch ethernet.type
-		st4 := p.Hdr[0] // ethernet
-		b3 := p.Data[st4.Off : st4.Off+st4.Len]
+		st4 := h0 // ethernet
+		b3 := data[st4.Off : st4.Off+st4.Len]
 		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
 		case v2 == 0x800:
@@ -418,24 +455,24 @@ n6:
 	}
 n7:
 	{ // RxIPv4: extract ipv4
-		x5 := p.Hdr[2].Valid // already there: nothing to do
+		x5 := h2.Valid // already there: nothing to do
 		if !x5 {
-			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
-				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st8 := p.Hdr[2] // ipv4
+			if off := cur; off >= 0 && off+20 <= len(data) {
+				h2 = packet.HeaderState{Off: off, Len: 20, Valid: true}
+				st8 := h2 // ipv4
 				if !st8.Valid {
 					return pl.drop(1)
 				}
-				b7 := p.Data[st8.Off : st8.Off+st8.Len]
+				b7 := data[st8.Off : st8.Off+st8.Len]
 				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(p.Data)) && off+20+int(ext6.Lo) <= len(p.Data)
+				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(data)) && off+20+int(ext6.Lo) <= len(data)
 				if x5 {
-					p.Hdr[2].Len += int(ext6.Lo)
-					p.Cursor = off + p.Hdr[2].Len
+					h2.Len += int(ext6.Lo)
+					cur = off + h2.Len
 				}
 			}
 			if !x5 {
-				p.Hdr[2] = packet.HeaderState{}
+				h2 = packet.HeaderState{}
 			} // ipv4
 		}
 		if x5 {
@@ -445,14 +482,14 @@ n7:
 	}
 n8:
 	{ // RxIPv4Base: extract ipv4_base
-		x9 := p.Hdr[9].Valid // already there: nothing to do
+		x9 := h9.Valid // already there: nothing to do
 		if !x9 {
-			x9 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
+			x9 = cur >= 0 && cur+20 <= len(data)
 			if x9 {
-				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
-				p.Cursor += 20
+				h9 = packet.HeaderState{Off: cur, Len: 20, Valid: true}
+				cur += 20
 			} else {
-				p.Hdr[9] = packet.HeaderState{}
+				h9 = packet.HeaderState{}
 			} // ipv4_base
 		}
 		if x9 {
@@ -463,23 +500,23 @@ n8:
 	}
 n9:
 	{ // RxIPv4BaseDst: set meta.ipdst
-		st11 := p.Hdr[9] // ipv4_base
-		b10 := p.Data[st11.Off : st11.Off+st11.Len]
-		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b10[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st11 := h9 // ipv4_base
+		b10 := data[st11.Off : st11.Off+st11.Len]
+		m0 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b10[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[1]++
 		goto n18
 	}
 n10:
 	{ // RxIPv4Dst: set meta.ipdst
-		st13 := p.Hdr[2] // ipv4
-		b12 := p.Data[st13.Off : st13.Off+st13.Len]
-		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b12[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st13 := h2 // ipv4
+		b12 := data[st13.Off : st13.Off+st13.Len]
+		m0 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b12[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n11
 	}
 n11:
 	{ // RxIPv4UDP: test ipv4.version == 4 && ipv4.proto == 17
-		st16 := p.Hdr[2] // ipv4
-		b15 := p.Data[st16.Off : st16.Off+st16.Len]
+		st16 := h2 // ipv4
+		b15 := data[st16.Off : st16.Off+st16.Len]
 		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x4)
 		if c14 {
 			c14 = (uint64(b15[9]) == 0x11)
@@ -492,14 +529,14 @@ n11:
 	}
 n12:
 	{ // RxIPv6: extract ipv6
-		x17 := p.Hdr[3].Valid // already there: nothing to do
+		x17 := h3.Valid // already there: nothing to do
 		if !x17 {
-			x17 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+			x17 = cur >= 0 && cur+40 <= len(data)
 			if x17 {
-				p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
-				p.Cursor += 40
+				h3 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+				cur += 40
 			} else {
-				p.Hdr[3] = packet.HeaderState{}
+				h3 = packet.HeaderState{}
 			} // ipv6
 		}
 		if x17 {
@@ -510,15 +547,15 @@ n12:
 	}
 n13:
 	{ // RxIPv6Dst: set meta.ipdst
-		st19 := p.Hdr[3] // ipv6
-		b18 := p.Data[st19.Off : st19.Off+st19.Len]
-		p.Meta[0] = (packet.Value{Hi: binary.BigEndian.Uint64(b18[24:]), Lo: binary.BigEndian.Uint64(b18[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st19 := h3 // ipv6
+		b18 := data[st19.Off : st19.Off+st19.Len]
+		m0 = (packet.Value{Hi: binary.BigEndian.Uint64(b18[24:]), Lo: binary.BigEndian.Uint64(b18[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n14
 	}
 n14:
 	{ // RxIPv6UDP: test ipv6.version == 6 && ipv6.next_hdr == 17
-		st22 := p.Hdr[3] // ipv6
-		b21 := p.Data[st22.Off : st22.Off+st22.Len]
+		st22 := h3 // ipv6
+		b21 := data[st22.Off : st22.Off+st22.Len]
 		c20 := ((uint64(b21[0]) >> 4 & 0xf) == 0x6)
 		if c20 {
 			c20 = (uint64(b21[6]) == 0x11)
@@ -532,14 +569,14 @@ n14:
 	}
 n15:
 	{ // RxUDP: extract udp
-		x23 := p.Hdr[8].Valid // already there: nothing to do
+		x23 := h8.Valid // already there: nothing to do
 		if !x23 {
-			x23 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+			x23 = cur >= 0 && cur+8 <= len(data)
 			if x23 {
-				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
-				p.Cursor += 8
+				h8 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+				cur += 8
 			} else {
-				p.Hdr[8] = packet.HeaderState{}
+				h8 = packet.HeaderState{}
 			} // udp
 		}
 		if x23 {
@@ -550,8 +587,8 @@ n15:
 	}
 n16:
 	{ // RxLBPort: test udp.dport == 0x4c42
-		st25 := p.Hdr[8] // udp
-		b24 := p.Data[st25.Off : st25.Off+st25.Len]
+		st25 := h8 // udp
+		b24 := data[st25.Off : st25.Off+st25.Len]
 		if uint64(binary.BigEndian.Uint16(b24[2:])) == 0x4c42 {
 			goto n17
 		}
@@ -560,14 +597,14 @@ n16:
 	}
 n17:
 	{ // RxLBHeader: extract lbv1
-		x26 := p.Hdr[5].Valid // already there: nothing to do
+		x26 := h5.Valid // already there: nothing to do
 		if !x26 {
-			x26 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			x26 = cur >= 0 && cur+12 <= len(data)
 			if x26 {
-				p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-				p.Cursor += 12
+				h5 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+				cur += 12
 			} else {
-				p.Hdr[5] = packet.HeaderState{}
+				h5 = packet.HeaderState{}
 			} // lbv1
 		}
 		if x26 {
@@ -580,11 +617,11 @@ n17:
 n18:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
-		st28 := p.Hdr[0] // ethernet
-		b27 := p.Data[st28.Off : st28.Off+st28.Len]
+		st28 := h0 // ethernet
+		b27 := data[st28.Off : st28.Off+st28.Len]
 		pl.keys[0] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b27[0:]))<<32 | uint64(binary.BigEndian.Uint32(b27[2:])))}
 		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b27[12:]))}
-		pl.keys[2] = p.Meta[0]
+		pl.keys[2] = m0
 		if e, hit := pl.tables[0].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -602,7 +639,7 @@ n19:
 	}
 n20:
 	{ // RxHasLB: test valid(lbv1)
-		if p.Hdr[5].Valid {
+		if h5.Valid {
 			goto n21
 		}
 		goto n2
@@ -610,15 +647,15 @@ n20:
 n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		st30 := p.Hdr[5] // lbv1
-		b29 := p.Data[st30.Off : st30.Off+st30.Len]
+		st30 := h5 // lbv1
+		b29 := data[st30.Off : st30.Off+st30.Len]
 		if e, hit := pl.tables[1].LookupWord((binary.BigEndian.Uint64(b29[4:])) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			p.Meta[1] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			m1 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
 			goto n23
 		default: // drop
 			goto n22
@@ -631,15 +668,15 @@ n22:
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		st32 := p.Hdr[5] // lbv1
-		b31 := p.Data[st32.Off : st32.Off+st32.Len]
-		if e, hit := pl.tables[2].LookupWord(((binary.BigEndian.Uint64(b31[4:])&0x1ff)&0xfff)<<0 | ((p.Meta[1].Lo)&0xffffffff)<<12); hit {
+		st32 := h5 // lbv1
+		b31 := data[st32.Off : st32.Off+st32.Len]
+		if e, hit := pl.tables[2].LookupWord(((binary.BigEndian.Uint64(b31[4:])&0x1ff)&0xfff)<<0 | ((m1.Lo)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			p.Meta[2] = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			m2 = packet.Value{Lo: (params[0].Lo) & 0xffff}
 			goto n25
 		default: // drop
 			goto n24
@@ -652,9 +689,9 @@ n24:
 n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		st34 := p.Hdr[0] // ethernet
-		b33 := p.Data[st34.Off : st34.Off+st34.Len]
-		if e, hit := pl.tables[3].LookupWord(((p.Meta[2].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b33[12:])))&0xffff)<<16); hit {
+		st34 := h0 // ethernet
+		b33 := data[st34.Off : st34.Off+st34.Len]
+		if e, hit := pl.tables[3].LookupWord(((m2.Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b33[12:])))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -663,15 +700,15 @@ n25:
 			v35 := params[0].Lo
 			binary.BigEndian.PutUint16(b33[0:], uint16(v35>>32))
 			binary.BigEndian.PutUint32(b33[2:], uint32(v35))
-			p.Meta[3] = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			p.Meta[5] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m3 = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
+			m5 = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			goto n27
 		case 1: // do_ipv6_member_rewrite
 			v36 := params[0].Lo
 			binary.BigEndian.PutUint16(b33[0:], uint16(v36>>32))
 			binary.BigEndian.PutUint32(b33[2:], uint32(v36))
-			p.Meta[4] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[5] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			m5 = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			goto n28
 		default: // drop
 			goto n26
@@ -683,14 +720,14 @@ n26:
 	}
 n27:
 	{ // RxIsIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n30
 		}
 		goto n29
 	}
 n28:
 	{ // RxIsIPv6: test valid(ipv6)
-		if p.Hdr[3].Valid {
+		if h3.Valid {
 			goto n31
 		}
 		pl.edges[12]++
@@ -704,159 +741,170 @@ n30:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
 		var d37 uint64 // ipv4 checksum
 		var d38 uint64 // udp checksum
-		v39 := p.Meta[3].Lo
-		st41 := p.Hdr[2] // ipv4
-		b40 := p.Data[st41.Off : st41.Off+st41.Len]
-		lo43, hi44 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w42 := hi44 <= len(p.Data) && 4 <= 20
-		var o45 uint32
-		if w42 {
-			o45 = uint32(binary.BigEndian.Uint16(p.Data[lo43+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo43+2:]))
-		}
-		lo47, hi48 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w46 := p.Hdr[8].Valid && hi48 <= len(p.Data) && 4 <= 20
-		var o49 uint32
-		if w46 {
-			o49 = uint32(binary.BigEndian.Uint16(p.Data[lo47+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo47+2:]))
-		}
+		v39 := m3.Lo
+		st41 := h2 // ipv4
+		b40 := data[st41.Off : st41.Off+st41.Len]
+		ws43 := uint64(uint64(binary.BigEndian.Uint32(b40[16:])))
+		os42 := uint32(uint16(ws43>>0)) + uint32(uint16(ws43>>16))
 		binary.BigEndian.PutUint32(b40[16:], uint32(v39))
-		if w42 {
-			d37 += packet.ChecksumDelta(o45, uint32(binary.BigEndian.Uint16(p.Data[lo43+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo43+2:])))
+		ws44 := uint64(v39)
+		f46 := uint32(os42)
+		f46 += bits.RotateLeft32(f46, 16)
+		dl45 := uint64(^uint16(f46>>16)) + uint64(uint32(uint16(ws44>>0))+uint32(uint16(ws44>>16)))
+		d37 += dl45
+		if h8.Valid {
+			d38 += dl45
 		}
-		if w46 {
-			d38 += packet.ChecksumDelta(o49, uint32(binary.BigEndian.Uint16(p.Data[lo47+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo47+2:])))
+		v47 := (uint64(binary.BigEndian.Uint16(b40[2:])) - 0xc)
+		os48 := uint32(uint16(uint64(binary.BigEndian.Uint16(b40[2:]))))
+		binary.BigEndian.PutUint16(b40[2:], uint16(v47))
+		f50 := uint32(os48)
+		f50 += bits.RotateLeft32(f50, 16)
+		dl49 := uint64(^uint16(f50>>16)) + uint64(uint32(uint16(v47)))
+		d37 += dl49
+		if h8.Valid {
+			d38 += dl49
 		}
-		v50 := (uint64(binary.BigEndian.Uint16(b40[2:])) - 0xc)
-		lo52, hi53 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w51 := hi53 <= len(p.Data) && 2 <= 20
-		var o54 uint32
-		if w51 {
-			o54 = uint32(binary.BigEndian.Uint16(p.Data[lo52+0:]))
+		if cs51 := h2; cs51.Off >= 0 && cs51.Off+cs51.Len <= len(data) {
+			cb := data[cs51.Off+10 : cs51.Off+12]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d37
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
-		lo56, hi57 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w55 := p.Hdr[8].Valid && hi57 <= len(p.Data) && 2 <= 20
-		var o58 uint32
-		if w55 {
-			o58 = uint32(binary.BigEndian.Uint16(p.Data[lo56+0:]))
-		}
-		binary.BigEndian.PutUint16(b40[2:], uint16(v50))
-		if w51 {
-			d37 += packet.ChecksumDelta(o54, uint32(binary.BigEndian.Uint16(p.Data[lo52+0:])))
-		}
-		if w55 {
-			d38 += packet.ChecksumDelta(o58, uint32(binary.BigEndian.Uint16(p.Data[lo56+0:])))
-		}
-		if cs59 := p.Hdr[2]; cs59.Off >= 0 && cs59.Off+cs59.Len <= len(p.Data) {
-			cb := p.Data[cs59.Off+10 : cs59.Off+12]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d37, false))
-		}
-		if cs60 := p.Hdr[8]; cs60.Valid && cs60.Off >= 0 && cs60.Off+cs60.Len <= len(p.Data) {
-			cb := p.Data[cs60.Off+6 : cs60.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d38, false))
+		if cs52 := h8; cs52.Valid && cs52.Off >= 0 && cs52.Off+cs52.Len <= len(data) {
+			cb := data[cs52.Off+6 : cs52.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d38
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n33
 	}
 n31:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d61 uint64   // udp checksum
-		st63 := p.Hdr[3] // ipv6
-		b62 := p.Data[st63.Off : st63.Off+st63.Len]
-		v64 := packet.Value{Hi: binary.BigEndian.Uint64(b62[24:]), Lo: binary.BigEndian.Uint64(b62[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(p.Meta[4].And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		lo66, hi67 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-		w65 := p.Hdr[8].Valid && hi67 <= len(p.Data) && 16 <= 20
-		var o68 uint32
-		if w65 {
-			o68 = uint32(binary.BigEndian.Uint16(p.Data[lo66+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo66+14:]))
+		var d53 uint64 // udp checksum
+		st55 := h3     // ipv6
+		b54 := data[st55.Off : st55.Off+st55.Len]
+		v56 := packet.Value{Hi: binary.BigEndian.Uint64(b54[24:]), Lo: binary.BigEndian.Uint64(b54[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws58 := packet.Value{Hi: binary.BigEndian.Uint64(b54[24:]), Lo: binary.BigEndian.Uint64(b54[32:])}
+		os57 := uint32(uint16(ws58.Hi>>0)) + uint32(uint16(ws58.Hi>>16)) + uint32(uint16(ws58.Hi>>32)) + uint32(uint16(ws58.Hi>>48)) + uint32(uint16(ws58.Lo>>0)) + uint32(uint16(ws58.Lo>>16)) + uint32(uint16(ws58.Lo>>32)) + uint32(uint16(ws58.Lo>>48))
+		v59 := v56
+		binary.BigEndian.PutUint64(b54[24:], v59.Hi)
+		binary.BigEndian.PutUint64(b54[32:], v59.Lo)
+		ws60 := v56
+		f62 := uint32(os57)
+		f62 += bits.RotateLeft32(f62, 16)
+		dl61 := uint64(^uint16(f62>>16)) + uint64(uint32(uint16(ws60.Hi>>0))+uint32(uint16(ws60.Hi>>16))+uint32(uint16(ws60.Hi>>32))+uint32(uint16(ws60.Hi>>48))+uint32(uint16(ws60.Lo>>0))+uint32(uint16(ws60.Lo>>16))+uint32(uint16(ws60.Lo>>32))+uint32(uint16(ws60.Lo>>48)))
+		if h8.Valid {
+			d53 += dl61
 		}
-		packet.SetBits(b62, 192, 128, v64)
-		if w65 {
-			d61 += packet.ChecksumDelta(o68, uint32(binary.BigEndian.Uint16(p.Data[lo66+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo66+14:])))
+		v63 := (uint64(binary.BigEndian.Uint16(b54[4:])) - 0xc)
+		os64 := uint32(uint16(uint64(binary.BigEndian.Uint16(b54[4:]))))
+		binary.BigEndian.PutUint16(b54[4:], uint16(v63))
+		f66 := uint32(os64)
+		f66 += bits.RotateLeft32(f66, 16)
+		dl65 := uint64(^uint16(f66>>16)) + uint64(uint32(uint16(v63)))
+		if h8.Valid {
+			d53 += dl65
 		}
-		v69 := (uint64(binary.BigEndian.Uint16(b62[4:])) - 0xc)
-		lo71, hi72 := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-		w70 := p.Hdr[8].Valid && hi72 <= len(p.Data) && 2 <= 20
-		var o73 uint32
-		if w70 {
-			o73 = uint32(binary.BigEndian.Uint16(p.Data[lo71+0:]))
-		}
-		binary.BigEndian.PutUint16(b62[4:], uint16(v69))
-		if w70 {
-			d61 += packet.ChecksumDelta(o73, uint32(binary.BigEndian.Uint16(p.Data[lo71+0:])))
-		}
-		if cs74 := p.Hdr[8]; cs74.Valid && cs74.Off >= 0 && cs74.Off+cs74.Len <= len(p.Data) {
-			cb := p.Data[cs74.Off+6 : cs74.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d61, false))
+		if cs67 := h8; cs67.Valid && cs67.Off >= 0 && cs67.Off+cs67.Len <= len(data) {
+			cb := data[cs67.Off+6 : cs67.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d53
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n32
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		st76 := p.Hdr[3] // ipv6
-		b75 := p.Data[st76.Off : st76.Off+st76.Len]
-		packet.SetBits(b75, 192, 128, p.Meta[4])
+		st69 := h3 // ipv6
+		b68 := data[st69.Off : st69.Off+st69.Len]
+		v70 := m4
+		binary.BigEndian.PutUint64(b68[24:], v70.Hi)
+		binary.BigEndian.PutUint64(b68[32:], v70.Lo)
 		pl.edges[10]++
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d77 uint64 // udp checksum
-		v78 := p.Meta[5].Lo
-		st80 := p.Hdr[8] // udp
-		if !st80.Valid {
+		var d71 uint64 // udp checksum
+		v72 := m5.Lo
+		st74 := h8 // udp
+		if !st74.Valid {
 			return pl.drop(7)
 		}
-		b79 := p.Data[st80.Off : st80.Off+st80.Len]
-		lo82, hi83 := p.Hdr[8].Off+2, p.Hdr[8].Off+4
-		w81 := p.Hdr[8].Valid && hi83 <= len(p.Data) && 2 <= 20
-		var o84 uint32
-		if w81 {
-			o84 = uint32(binary.BigEndian.Uint16(p.Data[lo82+0:]))
+		b73 := data[st74.Off : st74.Off+st74.Len]
+		os75 := uint32(uint16(uint64(binary.BigEndian.Uint16(b73[2:]))))
+		binary.BigEndian.PutUint16(b73[2:], uint16(v72))
+		f77 := uint32(os75)
+		f77 += bits.RotateLeft32(f77, 16)
+		dl76 := uint64(^uint16(f77>>16)) + uint64(uint32(uint16(v72)))
+		if h8.Valid {
+			d71 += dl76
 		}
-		binary.BigEndian.PutUint16(b79[2:], uint16(v78))
-		if w81 {
-			d77 += packet.ChecksumDelta(o84, uint32(binary.BigEndian.Uint16(p.Data[lo82+0:])))
+		v78 := (uint64(binary.BigEndian.Uint16(b73[4:])) - 0xc)
+		os79 := uint32(uint16(uint64(binary.BigEndian.Uint16(b73[4:]))))
+		binary.BigEndian.PutUint16(b73[4:], uint16(v78))
+		f81 := uint32(os79)
+		f81 += bits.RotateLeft32(f81, 16)
+		dl80 := uint64(^uint16(f81>>16)) + uint64(uint32(uint16(v78)))
+		if h8.Valid {
+			d71 += dl80
 		}
-		v85 := (uint64(binary.BigEndian.Uint16(b79[4:])) - 0xc)
-		lo87, hi88 := p.Hdr[8].Off+4, p.Hdr[8].Off+6
-		w86 := p.Hdr[8].Valid && hi88 <= len(p.Data) && 2 <= 20
-		var o89 uint32
-		if w86 {
-			o89 = uint32(binary.BigEndian.Uint16(p.Data[lo87+0:]))
-		}
-		binary.BigEndian.PutUint16(b79[4:], uint16(v85))
-		if w86 {
-			d77 += packet.ChecksumDelta(o89, uint32(binary.BigEndian.Uint16(p.Data[lo87+0:])))
-		}
-		if cs90 := p.Hdr[8]; cs90.Valid && cs90.Off >= 0 && cs90.Off+cs90.Len <= len(p.Data) {
-			cb := p.Data[cs90.Off+6 : cs90.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d77, false))
+		if cs82 := h8; cs82.Valid && cs82.Off >= 0 && cs82.Off+cs82.Len <= len(data) {
+			cb := data[cs82.Off+6 : cs82.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d71
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
-		ps91 := p.Hdr[5] // lbv1
-		po92, pn93 := ps91.Off, 12
-		if po92 < 0 || po92+pn93 > len(p.Data) {
+		ps83 := h5 // lbv1
+		po84, pn85 := ps83.Off, 12
+		if po84 < 0 || po84+pn85 > len(data) {
 			return pl.drop(8)
 		}
-		if p.Hdr[8].Valid && po92 > p.Hdr[8].Off && (po92-p.Hdr[8].Off)%2 == 0 {
-			d94 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po92+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po92+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po92+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po92+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po92+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po92+10:]))))
-			if cs95 := p.Hdr[8]; cs95.Valid && cs95.Off >= 0 && cs95.Off+cs95.Len <= len(p.Data) {
-				cb := p.Data[cs95.Off+6 : cs95.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d94, false))
+		if h8.Valid && po84 > h8.Off && (po84-h8.Off)%2 == 0 {
+			d86 := uint32(binary.BigEndian.Uint16(data[po84+0:])) + uint32(binary.BigEndian.Uint16(data[po84+2:])) + uint32(binary.BigEndian.Uint16(data[po84+4:])) + uint32(binary.BigEndian.Uint16(data[po84+6:])) + uint32(binary.BigEndian.Uint16(data[po84+8:])) + uint32(binary.BigEndian.Uint16(data[po84+10:]))
+			d86 += bits.RotateLeft32(d86, 16)
+			if cs87 := h8; cs87.Valid && cs87.Off >= 0 && cs87.Off+cs87.Len <= len(data) {
+				cb := data[cs87.Off+6 : cs87.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d86>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po92 < len(p.Data)-po92-pn93 {
-			copy(p.Data[pn93:pn93+po92], p.Data[:po92])
-			p.Data = p.Data[pn93:]
+		if po84 < len(data)-po84-pn85 {
+			copy(data[pn85:pn85+po84], data[:po84])
+			data = data[pn85:]
 		} else {
-			copy(p.Data[po92:], p.Data[po92+pn93:])
-			p.Data = p.Data[:len(p.Data)-pn93]
+			copy(data[po84:], data[po84+pn85:])
+			data = data[:len(data)-pn85]
 		}
-		p.Hdr[5] = packet.HeaderState{}
-		if p.Cursor > po92 {
-			p.Cursor = max(po92, p.Cursor-pn93)
+		h5 = packet.HeaderState{}
+		if cur > po84 {
+			cur = max(po84, cur-pn85)
 		}
 		pl.edges[11]++
 		goto n2
@@ -867,6 +915,6 @@ n2:
 	}
 n3:
 	{ // TxWire: emit
-		return pl.sink(0, p.Data)
+		return pl.sink(0, data)
 	}
 }

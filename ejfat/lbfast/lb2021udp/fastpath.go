@@ -8,6 +8,7 @@ package lb2021udp
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
@@ -386,20 +387,56 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 // after off+n for headers the graph pushes. It does not allocate.
 func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
-	p.Load(buf, off, n)
+	_ = p
+	data, cur := buf[:cap(buf)][off:off+n], 0
+	_ = cur
+	var h0 packet.HeaderState // ethernet
+	_ = h0
+	var h1 packet.HeaderState // vlan
+	_ = h1
+	var h2 packet.HeaderState // ipv4
+	_ = h2
+	var h3 packet.HeaderState // ipv6
+	_ = h3
+	var h4 packet.HeaderState // lb
+	_ = h4
+	var h5 packet.HeaderState // lbv1
+	_ = h5
+	var h6 packet.HeaderState // lbv3
+	_ = h6
+	var h7 packet.HeaderState // re
+	_ = h7
+	var h8 packet.HeaderState // udp
+	_ = h8
+	var h9 packet.HeaderState // ipv4_base
+	_ = h9
+	h10 := packet.HeaderState{Valid: true} // meta
+	_ = h10
+	var m0 packet.Value
+	_ = m0
+	var m1 packet.Value
+	_ = m1
+	var m2 packet.Value
+	_ = m2
+	var m3 packet.Value
+	_ = m3
+	var m4 packet.Value
+	_ = m4
+	var m5 packet.Value
+	_ = m5
 	{ // RxWire: input
 		goto n1
 	}
 n1:
 	{ // RxEth: extract ethernet
-		x1 := p.Hdr[0].Valid // already there: nothing to do
+		x1 := h0.Valid // already there: nothing to do
 		if !x1 {
-			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
+			x1 = cur >= 0 && cur+14 <= len(data)
 			if x1 {
-				p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
-				p.Cursor += 14
+				h0 = packet.HeaderState{Off: cur, Len: 14, Valid: true}
+				cur += 14
 			} else {
-				p.Hdr[0] = packet.HeaderState{}
+				h0 = packet.HeaderState{}
 			} // ethernet
 		}
 		if x1 {
@@ -409,8 +446,8 @@ n1:
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		st4 := p.Hdr[0] // ethernet
-		b3 := p.Data[st4.Off : st4.Off+st4.Len]
+		st4 := h0 // ethernet
+		b3 := data[st4.Off : st4.Off+st4.Len]
 		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
 		case v2 == 0x800:
@@ -424,24 +461,24 @@ n2:
 	}
 n3:
 	{ // RxV4: extract ipv4
-		x5 := p.Hdr[2].Valid // already there: nothing to do
+		x5 := h2.Valid // already there: nothing to do
 		if !x5 {
-			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
-				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st8 := p.Hdr[2] // ipv4
+			if off := cur; off >= 0 && off+20 <= len(data) {
+				h2 = packet.HeaderState{Off: off, Len: 20, Valid: true}
+				st8 := h2 // ipv4
 				if !st8.Valid {
 					return pl.drop(0)
 				}
-				b7 := p.Data[st8.Off : st8.Off+st8.Len]
+				b7 := data[st8.Off : st8.Off+st8.Len]
 				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(p.Data)) && off+20+int(ext6.Lo) <= len(p.Data)
+				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(data)) && off+20+int(ext6.Lo) <= len(data)
 				if x5 {
-					p.Hdr[2].Len += int(ext6.Lo)
-					p.Cursor = off + p.Hdr[2].Len
+					h2.Len += int(ext6.Lo)
+					cur = off + h2.Len
 				}
 			}
 			if !x5 {
-				p.Hdr[2] = packet.HeaderState{}
+				h2 = packet.HeaderState{}
 			} // ipv4
 		}
 		if x5 {
@@ -452,8 +489,8 @@ n3:
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		st12 := p.Hdr[2] // ipv4
-		b11 := p.Data[st12.Off : st12.Off+st12.Len]
+		st12 := h2 // ipv4
+		b11 := data[st12.Off : st12.Off+st12.Len]
 		c10 := ((uint64(b11[0]) >> 4 & 0xf) == 0x4)
 		if c10 {
 			c10 = ((uint64(b11[0]) >> 0 & 0xf) >= 0x5)
@@ -470,7 +507,34 @@ n4:
 	}
 n5:
 	{ // RxV4Csum: checksum verify ipv4
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+
 		ok13, wellFormed := p.VerifyChecksum(2)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+
 		if ok13 && wellFormed {
 			goto n8
 		}
@@ -479,14 +543,14 @@ n5:
 	}
 n6:
 	{ // RxV6: extract ipv6
-		x14 := p.Hdr[3].Valid // already there: nothing to do
+		x14 := h3.Valid // already there: nothing to do
 		if !x14 {
-			x14 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+			x14 = cur >= 0 && cur+40 <= len(data)
 			if x14 {
-				p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
-				p.Cursor += 40
+				h3 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+				cur += 40
 			} else {
-				p.Hdr[3] = packet.HeaderState{}
+				h3 = packet.HeaderState{}
 			} // ipv6
 		}
 		if x14 {
@@ -497,8 +561,8 @@ n6:
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		st17 := p.Hdr[3] // ipv6
-		b16 := p.Data[st17.Off : st17.Off+st17.Len]
+		st17 := h3 // ipv6
+		b16 := data[st17.Off : st17.Off+st17.Len]
 		c15 := ((uint64(b16[0]) >> 4 & 0xf) == 0x6)
 		if c15 {
 			c15 = (uint64(b16[6]) == 0x11)
@@ -512,14 +576,14 @@ n7:
 	}
 n8:
 	{ // RxUDP: extract udp
-		x18 := p.Hdr[8].Valid // already there: nothing to do
+		x18 := h8.Valid // already there: nothing to do
 		if !x18 {
-			x18 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+			x18 = cur >= 0 && cur+8 <= len(data)
 			if x18 {
-				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
-				p.Cursor += 8
+				h8 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+				cur += 8
 			} else {
-				p.Hdr[8] = packet.HeaderState{}
+				h8 = packet.HeaderState{}
 			} // udp
 		}
 		if x18 {
@@ -530,8 +594,8 @@ n8:
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		st20 := p.Hdr[8] // udp
-		b19 := p.Data[st20.Off : st20.Off+st20.Len]
+		st20 := h8 // udp
+		b19 := data[st20.Off : st20.Off+st20.Len]
 		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
 			goto n10
 		}
@@ -540,11 +604,11 @@ n9:
 	}
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
-		st23 := p.Hdr[8] // udp
-		b22 := p.Data[st23.Off : st23.Off+st23.Len]
+		st23 := h8 // udp
+		b22 := data[st23.Off : st23.Off+st23.Len]
 		c21 := (uint64(binary.BigEndian.Uint16(b22[6:])) == 0x0)
 		if c21 {
-			c21 = p.Hdr[2].Valid
+			c21 = h2.Valid
 		}
 		if c21 {
 			goto n13
@@ -553,7 +617,34 @@ n10:
 	}
 n11:
 	{ // RxUDPVerify: checksum verify udp
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+
 		ok24, wellFormed := p.VerifyChecksum(8)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+
 		if ok24 && wellFormed {
 			pl.edges[1]++
 			goto n13
@@ -571,8 +662,8 @@ n13:
 	}
 n16:
 	{ // RxEtherType: switch ethernet.type
-		st27 := p.Hdr[0] // ethernet
-		b26 := p.Data[st27.Off : st27.Off+st27.Len]
+		st27 := h0 // ethernet
+		b26 := data[st27.Off : st27.Off+st27.Len]
 		v25 := uint64(binary.BigEndian.Uint16(b26[12:]))
 		switch {
 		case v25 == 0x800:
@@ -585,29 +676,29 @@ n16:
 	}
 n17:
 	{ // RxIPv4Dst: set meta.ipdst
-		st29 := p.Hdr[2] // ipv4
+		st29 := h2 // ipv4
 		if !st29.Valid {
 			return pl.drop(3)
 		}
-		b28 := p.Data[st29.Off : st29.Off+st29.Len]
-		p.Meta[0] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b28[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b28 := data[st29.Off : st29.Off+st29.Len]
+		m0 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b28[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n19
 	}
 n18:
 	{ // RxIPv6Dst: set meta.ipdst
-		st31 := p.Hdr[3] // ipv6
+		st31 := h3 // ipv6
 		if !st31.Valid {
 			return pl.drop(4)
 		}
-		b30 := p.Data[st31.Off : st31.Off+st31.Len]
-		p.Meta[0] = (packet.Value{Hi: binary.BigEndian.Uint64(b30[24:]), Lo: binary.BigEndian.Uint64(b30[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b30 := data[st31.Off : st31.Off+st31.Len]
+		m0 = (packet.Value{Hi: binary.BigEndian.Uint64(b30[24:]), Lo: binary.BigEndian.Uint64(b30[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[2]++
 		goto n19
 	}
 n19:
 	{ // RxLBPort: test udp.dport == 0x4c42
-		st33 := p.Hdr[8] // udp
-		b32 := p.Data[st33.Off : st33.Off+st33.Len]
+		st33 := h8 // udp
+		b32 := data[st33.Off : st33.Off+st33.Len]
 		if uint64(binary.BigEndian.Uint16(b32[2:])) == 0x4c42 {
 			goto n20
 		}
@@ -615,14 +706,14 @@ n19:
 	}
 n20:
 	{ // RxLBHeader: extract lbv1
-		x34 := p.Hdr[5].Valid // already there: nothing to do
+		x34 := h5.Valid // already there: nothing to do
 		if !x34 {
-			x34 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			x34 = cur >= 0 && cur+12 <= len(data)
 			if x34 {
-				p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-				p.Cursor += 12
+				h5 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+				cur += 12
 			} else {
-				p.Hdr[5] = packet.HeaderState{}
+				h5 = packet.HeaderState{}
 			} // lbv1
 		}
 		if x34 {
@@ -635,11 +726,11 @@ n20:
 n21:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
-		st36 := p.Hdr[0] // ethernet
-		b35 := p.Data[st36.Off : st36.Off+st36.Len]
+		st36 := h0 // ethernet
+		b35 := data[st36.Off : st36.Off+st36.Len]
 		pl.keys[0] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b35[0:]))<<32 | uint64(binary.BigEndian.Uint32(b35[2:])))}
 		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b35[12:]))}
-		pl.keys[2] = p.Meta[0]
+		pl.keys[2] = m0
 		if e, hit := pl.tables[0].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -657,7 +748,7 @@ n22:
 	}
 n23:
 	{ // RxHasLB: test valid(lbv1)
-		if p.Hdr[5].Valid {
+		if h5.Valid {
 			goto n24
 		}
 		goto n14
@@ -665,15 +756,15 @@ n23:
 n24:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		st38 := p.Hdr[5] // lbv1
-		b37 := p.Data[st38.Off : st38.Off+st38.Len]
+		st38 := h5 // lbv1
+		b37 := data[st38.Off : st38.Off+st38.Len]
 		if e, hit := pl.tables[1].LookupWord((binary.BigEndian.Uint64(b37[4:])) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			p.Meta[1] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			m1 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
 			goto n26
 		default: // drop
 			goto n25
@@ -686,15 +777,15 @@ n25:
 n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		st40 := p.Hdr[5] // lbv1
-		b39 := p.Data[st40.Off : st40.Off+st40.Len]
-		if e, hit := pl.tables[2].LookupWord(((binary.BigEndian.Uint64(b39[4:])&0x1ff)&0xfff)<<0 | ((p.Meta[1].Lo)&0xffffffff)<<12); hit {
+		st40 := h5 // lbv1
+		b39 := data[st40.Off : st40.Off+st40.Len]
+		if e, hit := pl.tables[2].LookupWord(((binary.BigEndian.Uint64(b39[4:])&0x1ff)&0xfff)<<0 | ((m1.Lo)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			p.Meta[2] = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			m2 = packet.Value{Lo: (params[0].Lo) & 0xffff}
 			goto n28
 		default: // drop
 			goto n27
@@ -707,9 +798,9 @@ n27:
 n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		st42 := p.Hdr[0] // ethernet
-		b41 := p.Data[st42.Off : st42.Off+st42.Len]
-		if e, hit := pl.tables[3].LookupWord(((p.Meta[2].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b41[12:])))&0xffff)<<16); hit {
+		st42 := h0 // ethernet
+		b41 := data[st42.Off : st42.Off+st42.Len]
+		if e, hit := pl.tables[3].LookupWord(((m2.Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b41[12:])))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -718,15 +809,15 @@ n28:
 			v43 := params[0].Lo
 			binary.BigEndian.PutUint16(b41[0:], uint16(v43>>32))
 			binary.BigEndian.PutUint32(b41[2:], uint32(v43))
-			p.Meta[3] = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			p.Meta[5] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m3 = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
+			m5 = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			goto n30
 		case 1: // do_ipv6_member_rewrite
 			v44 := params[0].Lo
 			binary.BigEndian.PutUint16(b41[0:], uint16(v44>>32))
 			binary.BigEndian.PutUint32(b41[2:], uint32(v44))
-			p.Meta[4] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[5] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			m5 = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			goto n31
 		default: // drop
 			goto n29
@@ -738,14 +829,14 @@ n29:
 	}
 n30:
 	{ // RxIsIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n33
 		}
 		goto n32
 	}
 n31:
 	{ // RxIsIPv6: test valid(ipv6)
-		if p.Hdr[3].Valid {
+		if h3.Valid {
 			goto n34
 		}
 		pl.edges[16]++
@@ -759,156 +850,155 @@ n33:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
 		var d45 uint64 // ipv4 checksum
 		var d46 uint64 // udp checksum
-		v47 := p.Meta[3].Lo
-		st49 := p.Hdr[2] // ipv4
-		b48 := p.Data[st49.Off : st49.Off+st49.Len]
-		lo51, hi52 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w50 := hi52 <= len(p.Data) && 4 <= 20
-		var o53 uint32
-		if w50 {
-			o53 = uint32(binary.BigEndian.Uint16(p.Data[lo51+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo51+2:]))
-		}
-		lo55, hi56 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w54 := hi56 <= len(p.Data) && 4 <= 20
-		var o57 uint32
-		if w54 {
-			o57 = uint32(binary.BigEndian.Uint16(p.Data[lo55+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo55+2:]))
-		}
+		v47 := m3.Lo
+		st49 := h2 // ipv4
+		b48 := data[st49.Off : st49.Off+st49.Len]
+		ws51 := uint64(uint64(binary.BigEndian.Uint32(b48[16:])))
+		os50 := uint32(uint16(ws51>>0)) + uint32(uint16(ws51>>16))
 		binary.BigEndian.PutUint32(b48[16:], uint32(v47))
-		if w50 {
-			d45 += packet.ChecksumDelta(o53, uint32(binary.BigEndian.Uint16(p.Data[lo51+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo51+2:])))
+		ws52 := uint64(v47)
+		f54 := uint32(os50)
+		f54 += bits.RotateLeft32(f54, 16)
+		dl53 := uint64(^uint16(f54>>16)) + uint64(uint32(uint16(ws52>>0))+uint32(uint16(ws52>>16)))
+		d45 += dl53
+		d46 += dl53
+		v55 := (uint64(binary.BigEndian.Uint16(b48[2:])) - 0xc)
+		os56 := uint32(uint16(uint64(binary.BigEndian.Uint16(b48[2:]))))
+		binary.BigEndian.PutUint16(b48[2:], uint16(v55))
+		f58 := uint32(os56)
+		f58 += bits.RotateLeft32(f58, 16)
+		dl57 := uint64(^uint16(f58>>16)) + uint64(uint32(uint16(v55)))
+		d45 += dl57
+		d46 += dl57
+		if cs59 := h2; cs59.Off >= 0 && cs59.Off+cs59.Len <= len(data) {
+			cb := data[cs59.Off+10 : cs59.Off+12]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d45
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
-		if w54 {
-			d46 += packet.ChecksumDelta(o57, uint32(binary.BigEndian.Uint16(p.Data[lo55+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo55+2:])))
-		}
-		v58 := (uint64(binary.BigEndian.Uint16(b48[2:])) - 0xc)
-		lo60, hi61 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w59 := hi61 <= len(p.Data) && 2 <= 20
-		var o62 uint32
-		if w59 {
-			o62 = uint32(binary.BigEndian.Uint16(p.Data[lo60+0:]))
-		}
-		lo64, hi65 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w63 := hi65 <= len(p.Data) && 2 <= 20
-		var o66 uint32
-		if w63 {
-			o66 = uint32(binary.BigEndian.Uint16(p.Data[lo64+0:]))
-		}
-		binary.BigEndian.PutUint16(b48[2:], uint16(v58))
-		if w59 {
-			d45 += packet.ChecksumDelta(o62, uint32(binary.BigEndian.Uint16(p.Data[lo60+0:])))
-		}
-		if w63 {
-			d46 += packet.ChecksumDelta(o66, uint32(binary.BigEndian.Uint16(p.Data[lo64+0:])))
-		}
-		if cs67 := p.Hdr[2]; cs67.Off >= 0 && cs67.Off+cs67.Len <= len(p.Data) {
-			cb := p.Data[cs67.Off+10 : cs67.Off+12]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d45, false))
-		}
-		if cs68 := p.Hdr[8]; cs68.Off >= 0 && cs68.Off+cs68.Len <= len(p.Data) {
-			cb := p.Data[cs68.Off+6 : cs68.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d46, false))
+		if cs60 := h8; cs60.Off >= 0 && cs60.Off+cs60.Len <= len(data) {
+			cb := data[cs60.Off+6 : cs60.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d46
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n36
 	}
 n34:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d69 uint64   // udp checksum
-		st71 := p.Hdr[3] // ipv6
-		b70 := p.Data[st71.Off : st71.Off+st71.Len]
-		v72 := packet.Value{Hi: binary.BigEndian.Uint64(b70[24:]), Lo: binary.BigEndian.Uint64(b70[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(p.Meta[4].And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		lo74, hi75 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-		w73 := hi75 <= len(p.Data) && 16 <= 20
-		var o76 uint32
-		if w73 {
-			o76 = uint32(binary.BigEndian.Uint16(p.Data[lo74+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo74+14:]))
-		}
-		packet.SetBits(b70, 192, 128, v72)
-		if w73 {
-			d69 += packet.ChecksumDelta(o76, uint32(binary.BigEndian.Uint16(p.Data[lo74+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo74+14:])))
-		}
-		v77 := (uint64(binary.BigEndian.Uint16(b70[4:])) - 0xc)
-		lo79, hi80 := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-		w78 := hi80 <= len(p.Data) && 2 <= 20
-		var o81 uint32
-		if w78 {
-			o81 = uint32(binary.BigEndian.Uint16(p.Data[lo79+0:]))
-		}
-		binary.BigEndian.PutUint16(b70[4:], uint16(v77))
-		if w78 {
-			d69 += packet.ChecksumDelta(o81, uint32(binary.BigEndian.Uint16(p.Data[lo79+0:])))
-		}
-		if cs82 := p.Hdr[8]; cs82.Off >= 0 && cs82.Off+cs82.Len <= len(p.Data) {
-			cb := p.Data[cs82.Off+6 : cs82.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d69, false))
+		var d61 uint64 // udp checksum
+		st63 := h3     // ipv6
+		b62 := data[st63.Off : st63.Off+st63.Len]
+		v64 := packet.Value{Hi: binary.BigEndian.Uint64(b62[24:]), Lo: binary.BigEndian.Uint64(b62[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws66 := packet.Value{Hi: binary.BigEndian.Uint64(b62[24:]), Lo: binary.BigEndian.Uint64(b62[32:])}
+		os65 := uint32(uint16(ws66.Hi>>0)) + uint32(uint16(ws66.Hi>>16)) + uint32(uint16(ws66.Hi>>32)) + uint32(uint16(ws66.Hi>>48)) + uint32(uint16(ws66.Lo>>0)) + uint32(uint16(ws66.Lo>>16)) + uint32(uint16(ws66.Lo>>32)) + uint32(uint16(ws66.Lo>>48))
+		v67 := v64
+		binary.BigEndian.PutUint64(b62[24:], v67.Hi)
+		binary.BigEndian.PutUint64(b62[32:], v67.Lo)
+		ws68 := v64
+		f70 := uint32(os65)
+		f70 += bits.RotateLeft32(f70, 16)
+		dl69 := uint64(^uint16(f70>>16)) + uint64(uint32(uint16(ws68.Hi>>0))+uint32(uint16(ws68.Hi>>16))+uint32(uint16(ws68.Hi>>32))+uint32(uint16(ws68.Hi>>48))+uint32(uint16(ws68.Lo>>0))+uint32(uint16(ws68.Lo>>16))+uint32(uint16(ws68.Lo>>32))+uint32(uint16(ws68.Lo>>48)))
+		d61 += dl69
+		v71 := (uint64(binary.BigEndian.Uint16(b62[4:])) - 0xc)
+		os72 := uint32(uint16(uint64(binary.BigEndian.Uint16(b62[4:]))))
+		binary.BigEndian.PutUint16(b62[4:], uint16(v71))
+		f74 := uint32(os72)
+		f74 += bits.RotateLeft32(f74, 16)
+		dl73 := uint64(^uint16(f74>>16)) + uint64(uint32(uint16(v71)))
+		d61 += dl73
+		if cs75 := h8; cs75.Off >= 0 && cs75.Off+cs75.Len <= len(data) {
+			cb := data[cs75.Off+6 : cs75.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d61
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n35
 	}
 n35:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		st84 := p.Hdr[3] // ipv6
-		b83 := p.Data[st84.Off : st84.Off+st84.Len]
-		packet.SetBits(b83, 192, 128, p.Meta[4])
+		st77 := h3 // ipv6
+		b76 := data[st77.Off : st77.Off+st77.Len]
+		v78 := m4
+		binary.BigEndian.PutUint64(b76[24:], v78.Hi)
+		binary.BigEndian.PutUint64(b76[32:], v78.Lo)
 		pl.edges[5]++
 		goto n36
 	}
 n36:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d85 uint64 // udp checksum
-		v86 := p.Meta[5].Lo
-		st88 := p.Hdr[8] // udp
-		b87 := p.Data[st88.Off : st88.Off+st88.Len]
-		lo90, hi91 := p.Hdr[8].Off+2, p.Hdr[8].Off+4
-		w89 := hi91 <= len(p.Data) && 2 <= 20
-		var o92 uint32
-		if w89 {
-			o92 = uint32(binary.BigEndian.Uint16(p.Data[lo90+0:]))
-		}
-		binary.BigEndian.PutUint16(b87[2:], uint16(v86))
-		if w89 {
-			d85 += packet.ChecksumDelta(o92, uint32(binary.BigEndian.Uint16(p.Data[lo90+0:])))
-		}
-		v93 := (uint64(binary.BigEndian.Uint16(b87[4:])) - 0xc)
-		lo95, hi96 := p.Hdr[8].Off+4, p.Hdr[8].Off+6
-		w94 := hi96 <= len(p.Data) && 2 <= 20
-		var o97 uint32
-		if w94 {
-			o97 = uint32(binary.BigEndian.Uint16(p.Data[lo95+0:]))
-		}
-		binary.BigEndian.PutUint16(b87[4:], uint16(v93))
-		if w94 {
-			d85 += packet.ChecksumDelta(o97, uint32(binary.BigEndian.Uint16(p.Data[lo95+0:])))
-		}
-		if cs98 := p.Hdr[8]; cs98.Off >= 0 && cs98.Off+cs98.Len <= len(p.Data) {
-			cb := p.Data[cs98.Off+6 : cs98.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d85, false))
+		var d79 uint64 // udp checksum
+		v80 := m5.Lo
+		st82 := h8 // udp
+		b81 := data[st82.Off : st82.Off+st82.Len]
+		os83 := uint32(uint16(uint64(binary.BigEndian.Uint16(b81[2:]))))
+		binary.BigEndian.PutUint16(b81[2:], uint16(v80))
+		f85 := uint32(os83)
+		f85 += bits.RotateLeft32(f85, 16)
+		dl84 := uint64(^uint16(f85>>16)) + uint64(uint32(uint16(v80)))
+		d79 += dl84
+		v86 := (uint64(binary.BigEndian.Uint16(b81[4:])) - 0xc)
+		os87 := uint32(uint16(uint64(binary.BigEndian.Uint16(b81[4:]))))
+		binary.BigEndian.PutUint16(b81[4:], uint16(v86))
+		f89 := uint32(os87)
+		f89 += bits.RotateLeft32(f89, 16)
+		dl88 := uint64(^uint16(f89>>16)) + uint64(uint32(uint16(v86)))
+		d79 += dl88
+		if cs90 := h8; cs90.Off >= 0 && cs90.Off+cs90.Len <= len(data) {
+			cb := data[cs90.Off+6 : cs90.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d79
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n37
 	}
 n37:
 	{ // RxStrip: pop lbv1
-		ps99 := p.Hdr[5] // lbv1
-		po100, pn101 := ps99.Off, 12
-		if po100 < 0 || po100+pn101 > len(p.Data) {
+		ps91 := h5 // lbv1
+		po92, pn93 := ps91.Off, 12
+		if po92 < 0 || po92+pn93 > len(data) {
 			return pl.drop(10)
 		}
-		if po100 > p.Hdr[8].Off && (po100-p.Hdr[8].Off)%2 == 0 {
-			d102 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po100+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po100+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po100+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po100+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po100+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po100+10:]))))
-			if cs103 := p.Hdr[8]; cs103.Off >= 0 && cs103.Off+cs103.Len <= len(p.Data) {
-				cb := p.Data[cs103.Off+6 : cs103.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d102, false))
+		if po92 > h8.Off && (po92-h8.Off)%2 == 0 {
+			d94 := uint32(binary.BigEndian.Uint16(data[po92+0:])) + uint32(binary.BigEndian.Uint16(data[po92+2:])) + uint32(binary.BigEndian.Uint16(data[po92+4:])) + uint32(binary.BigEndian.Uint16(data[po92+6:])) + uint32(binary.BigEndian.Uint16(data[po92+8:])) + uint32(binary.BigEndian.Uint16(data[po92+10:]))
+			d94 += bits.RotateLeft32(d94, 16)
+			if cs95 := h8; cs95.Off >= 0 && cs95.Off+cs95.Len <= len(data) {
+				cb := data[cs95.Off+6 : cs95.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d94>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po100 < len(p.Data)-po100-pn101 {
-			copy(p.Data[pn101:pn101+po100], p.Data[:po100])
-			p.Data = p.Data[pn101:]
+		if po92 < len(data)-po92-pn93 {
+			copy(data[pn93:pn93+po92], data[:po92])
+			data = data[pn93:]
 		} else {
-			copy(p.Data[po100:], p.Data[po100+pn101:])
-			p.Data = p.Data[:len(p.Data)-pn101]
+			copy(data[po92:], data[po92+pn93:])
+			data = data[:len(data)-pn93]
 		}
-		p.Hdr[5] = packet.HeaderState{}
-		if p.Cursor > po100 {
-			p.Cursor = max(po100, p.Cursor-pn101)
+		h5 = packet.HeaderState{}
+		if cur > po92 {
+			cur = max(po92, cur-pn93)
 		}
 		pl.edges[6]++
 		goto n14
@@ -919,6 +1009,6 @@ n14:
 	}
 n15:
 	{ // TxWire: emit
-		return pl.sink(0, p.Data)
+		return pl.sink(0, data)
 	}
 }

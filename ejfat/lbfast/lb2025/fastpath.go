@@ -8,6 +8,7 @@ package lb2025
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
@@ -693,7 +694,111 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 // after off+n for headers the graph pushes. It does not allocate.
 func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
-	p.Load(buf, off, n)
+	_ = p
+	data, cur := buf[:cap(buf)][off:off+n], 0
+	_ = cur
+	var h0 packet.HeaderState // ethernet
+	_ = h0
+	var h1 packet.HeaderState // vlan
+	_ = h1
+	var h2 packet.HeaderState // ipv4
+	_ = h2
+	var h3 packet.HeaderState // ipv6
+	_ = h3
+	var h4 packet.HeaderState // udp
+	_ = h4
+	var h5 packet.HeaderState // arp
+	_ = h5
+	var h6 packet.HeaderState // icmp
+	_ = h6
+	var h7 packet.HeaderState // icmpv6
+	_ = h7
+	var h8 packet.HeaderState // icmp_echo
+	_ = h8
+	var h9 packet.HeaderState // lb_common
+	_ = h9
+	var h10 packet.HeaderState // lb_v2
+	_ = h10
+	var h11 packet.HeaderState // lb_v3
+	_ = h11
+	var h12 packet.HeaderState // nd_ns
+	_ = h12
+	var h13 packet.HeaderState // nd_opt
+	_ = h13
+	var h14 packet.HeaderState // nd_mac
+	_ = h14
+	var h15 packet.HeaderState // nd_na
+	_ = h15
+	var h16 packet.HeaderState // nd_na_opt
+	_ = h16
+	var h17 packet.HeaderState // nd_na_mac
+	_ = h17
+	var h18 packet.HeaderState // icmp_ipv4
+	_ = h18
+	var h19 packet.HeaderState // icmp_ipv6
+	_ = h19
+	var h20 packet.HeaderState // icmp_udp
+	_ = h20
+	var h21 packet.HeaderState // lldp
+	_ = h21
+	var h22 packet.HeaderState // slow
+	_ = h22
+	var h23 packet.HeaderState // lacp
+	_ = h23
+	h24 := packet.HeaderState{Valid: true} // meta
+	_ = h24
+	var m0 packet.Value
+	_ = m0
+	var m1 packet.Value
+	_ = m1
+	var m2 packet.Value
+	_ = m2
+	var m3 packet.Value
+	_ = m3
+	var m4 packet.Value
+	_ = m4
+	var m5 packet.Value
+	_ = m5
+	var m6 packet.Value
+	_ = m6
+	var m7 packet.Value
+	_ = m7
+	var m8 packet.Value
+	_ = m8
+	var m9 packet.Value
+	_ = m9
+	var m10 packet.Value
+	_ = m10
+	var m11 packet.Value
+	_ = m11
+	var m12 packet.Value
+	_ = m12
+	var m13 packet.Value
+	_ = m13
+	var m14 packet.Value
+	_ = m14
+	var m15 packet.Value
+	_ = m15
+	var m16 packet.Value
+	_ = m16
+	var m17 packet.Value
+	_ = m17
+	var m18 packet.Value
+	_ = m18
+	var m19 packet.Value
+	_ = m19
+	var m20 packet.Value
+	_ = m20
+	var m21 packet.Value
+	_ = m21
+	var m22 packet.Value
+	_ = m22
+	var m23 packet.Value
+	_ = m23
+	var m24 packet.Value
+	_ = m24
+	var m25 packet.Value
+	_ = m25
 	{ // RxWire: input
 		goto n1
 	}
@@ -707,14 +812,14 @@ n4:
 	}
 n5:
 	{ // ParseEth: extract ethernet
-		x1 := p.Hdr[0].Valid // already there: nothing to do
+		x1 := h0.Valid // already there: nothing to do
 		if !x1 {
-			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
+			x1 = cur >= 0 && cur+14 <= len(data)
 			if x1 {
-				p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
-				p.Cursor += 14
+				h0 = packet.HeaderState{Off: cur, Len: 14, Valid: true}
+				cur += 14
 			} else {
-				p.Hdr[0] = packet.HeaderState{}
+				h0 = packet.HeaderState{}
 			} // ethernet
 		}
 		if x1 {
@@ -724,8 +829,8 @@ n5:
 	}
 n6:
 	{ // ParseEthType: switch ethernet.type
-		st4 := p.Hdr[0] // ethernet
-		b3 := p.Data[st4.Off : st4.Off+st4.Len]
+		st4 := h0 // ethernet
+		b3 := data[st4.Off : st4.Off+st4.Len]
 		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
 		case v2 == 0x800:
@@ -741,14 +846,14 @@ n6:
 	}
 n7:
 	{ // ParseArp: extract arp
-		x5 := p.Hdr[5].Valid // already there: nothing to do
+		x5 := h5.Valid // already there: nothing to do
 		if !x5 {
-			x5 = p.Cursor >= 0 && p.Cursor+28 <= len(p.Data)
+			x5 = cur >= 0 && cur+28 <= len(data)
 			if x5 {
-				p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 28, Valid: true}
-				p.Cursor += 28
+				h5 = packet.HeaderState{Off: cur, Len: 28, Valid: true}
+				cur += 28
 			} else {
-				p.Hdr[5] = packet.HeaderState{}
+				h5 = packet.HeaderState{}
 			} // arp
 		}
 		if x5 {
@@ -759,8 +864,8 @@ n7:
 	}
 n8:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
-		st11 := p.Hdr[5] // arp
-		b10 := p.Data[st11.Off : st11.Off+st11.Len]
+		st11 := h5 // arp
+		b10 := data[st11.Off : st11.Off+st11.Len]
 		c9 := (uint64(binary.BigEndian.Uint16(b10[0:])) == 0x1)
 		if c9 {
 			c9 = (uint64(binary.BigEndian.Uint16(b10[2:])) == 0x800)
@@ -785,24 +890,24 @@ n8:
 	}
 n9:
 	{ // ParseIPv4: extract ipv4
-		x12 := p.Hdr[2].Valid // already there: nothing to do
+		x12 := h2.Valid // already there: nothing to do
 		if !x12 {
-			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
-				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st15 := p.Hdr[2] // ipv4
+			if off := cur; off >= 0 && off+20 <= len(data) {
+				h2 = packet.HeaderState{Off: off, Len: 20, Valid: true}
+				st15 := h2 // ipv4
 				if !st15.Valid {
 					return pl.drop(0)
 				}
-				b14 := p.Data[st15.Off : st15.Off+st15.Len]
+				b14 := data[st15.Off : st15.Off+st15.Len]
 				ext13 := packet.Value{Lo: (uint64(b14[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x12 = ext13.Hi == 0 && ext13.Lo <= uint64(len(p.Data)) && off+20+int(ext13.Lo) <= len(p.Data)
+				x12 = ext13.Hi == 0 && ext13.Lo <= uint64(len(data)) && off+20+int(ext13.Lo) <= len(data)
 				if x12 {
-					p.Hdr[2].Len += int(ext13.Lo)
-					p.Cursor = off + p.Hdr[2].Len
+					h2.Len += int(ext13.Lo)
+					cur = off + h2.Len
 				}
 			}
 			if !x12 {
-				p.Hdr[2] = packet.HeaderState{}
+				h2 = packet.HeaderState{}
 			} // ipv4
 		}
 		if x12 {
@@ -813,8 +918,8 @@ n9:
 	}
 n10:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
-		st18 := p.Hdr[2] // ipv4
-		b17 := p.Data[st18.Off : st18.Off+st18.Len]
+		st18 := h2 // ipv4
+		b17 := data[st18.Off : st18.Off+st18.Len]
 		c16 := ((uint64(b17[0]) >> 4 & 0xf) == 0x4)
 		if c16 {
 			c16 = ((uint64(b17[0]) >> 0 & 0xf) >= 0x5)
@@ -827,8 +932,8 @@ n10:
 	}
 n11:
 	{ // ParseIPv4Proto: switch ipv4.proto
-		st21 := p.Hdr[2] // ipv4
-		b20 := p.Data[st21.Off : st21.Off+st21.Len]
+		st21 := h2 // ipv4
+		b20 := data[st21.Off : st21.Off+st21.Len]
 		v19 := uint64(b20[9])
 		switch {
 		case v19 == 0x1:
@@ -842,14 +947,14 @@ n11:
 	}
 n12:
 	{ // ParseIcmp: extract icmp
-		x22 := p.Hdr[6].Valid // already there: nothing to do
+		x22 := h6.Valid // already there: nothing to do
 		if !x22 {
-			x22 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			x22 = cur >= 0 && cur+4 <= len(data)
 			if x22 {
-				p.Hdr[6] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
+				h6 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+				cur += 4
 			} else {
-				p.Hdr[6] = packet.HeaderState{}
+				h6 = packet.HeaderState{}
 			} // icmp
 		}
 		if x22 {
@@ -860,8 +965,8 @@ n12:
 	}
 n13:
 	{ // ParseIcmpType: test icmp.type == 8 && icmp.code == 0
-		st25 := p.Hdr[6] // icmp
-		b24 := p.Data[st25.Off : st25.Off+st25.Len]
+		st25 := h6 // icmp
+		b24 := data[st25.Off : st25.Off+st25.Len]
 		c23 := (uint64(b24[0]) == 0x8)
 		if c23 {
 			c23 = (uint64(b24[1]) == 0x0)
@@ -874,14 +979,14 @@ n13:
 	}
 n14:
 	{ // ParseEcho4: extract icmp_echo
-		x26 := p.Hdr[8].Valid // already there: nothing to do
+		x26 := h8.Valid // already there: nothing to do
 		if !x26 {
-			x26 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			x26 = cur >= 0 && cur+4 <= len(data)
 			if x26 {
-				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
+				h8 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+				cur += 4
 			} else {
-				p.Hdr[8] = packet.HeaderState{}
+				h8 = packet.HeaderState{}
 			} // icmp_echo
 		}
 		if x26 {
@@ -893,14 +998,14 @@ n14:
 	}
 n15:
 	{ // ParseIPv6: extract ipv6
-		x27 := p.Hdr[3].Valid // already there: nothing to do
+		x27 := h3.Valid // already there: nothing to do
 		if !x27 {
-			x27 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+			x27 = cur >= 0 && cur+40 <= len(data)
 			if x27 {
-				p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
-				p.Cursor += 40
+				h3 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+				cur += 40
 			} else {
-				p.Hdr[3] = packet.HeaderState{}
+				h3 = packet.HeaderState{}
 			} // ipv6
 		}
 		if x27 {
@@ -911,8 +1016,8 @@ n15:
 	}
 n16:
 	{ // ParseIPv6Check: test ipv6.version == 6
-		st29 := p.Hdr[3] // ipv6
-		b28 := p.Data[st29.Off : st29.Off+st29.Len]
+		st29 := h3 // ipv6
+		b28 := data[st29.Off : st29.Off+st29.Len]
 		if (uint64(b28[0]) >> 4 & 0xf) == 0x6 {
 			goto n17
 		}
@@ -921,8 +1026,8 @@ n16:
 	}
 n17:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
-		st32 := p.Hdr[3] // ipv6
-		b31 := p.Data[st32.Off : st32.Off+st32.Len]
+		st32 := h3 // ipv6
+		b31 := data[st32.Off : st32.Off+st32.Len]
 		v30 := uint64(b31[6])
 		switch {
 		case v30 == 0x3a:
@@ -937,14 +1042,14 @@ n17:
 	}
 n18:
 	{ // ParseIcmp6: extract icmpv6
-		x33 := p.Hdr[7].Valid // already there: nothing to do
+		x33 := h7.Valid // already there: nothing to do
 		if !x33 {
-			x33 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			x33 = cur >= 0 && cur+4 <= len(data)
 			if x33 {
-				p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
+				h7 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+				cur += 4
 			} else {
-				p.Hdr[7] = packet.HeaderState{}
+				h7 = packet.HeaderState{}
 			} // icmpv6
 		}
 		if x33 {
@@ -955,8 +1060,8 @@ n18:
 	}
 n19:
 	{ // ParseIcmp6Type: switch icmpv6.type
-		st36 := p.Hdr[7] // icmpv6
-		b35 := p.Data[st36.Off : st36.Off+st36.Len]
+		st36 := h7 // icmpv6
+		b35 := data[st36.Off : st36.Off+st36.Len]
 		v34 := uint64(b35[0])
 		switch {
 		case v34 == 0x80:
@@ -970,8 +1075,8 @@ n19:
 	}
 n20:
 	{ // ParseEcho6Code: test icmpv6.code == 0
-		st38 := p.Hdr[7] // icmpv6
-		b37 := p.Data[st38.Off : st38.Off+st38.Len]
+		st38 := h7 // icmpv6
+		b37 := data[st38.Off : st38.Off+st38.Len]
 		if uint64(b37[1]) == 0x0 {
 			goto n21
 		}
@@ -980,14 +1085,14 @@ n20:
 	}
 n21:
 	{ // ParseEcho6: extract icmp_echo
-		x39 := p.Hdr[8].Valid // already there: nothing to do
+		x39 := h8.Valid // already there: nothing to do
 		if !x39 {
-			x39 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			x39 = cur >= 0 && cur+4 <= len(data)
 			if x39 {
-				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
+				h8 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+				cur += 4
 			} else {
-				p.Hdr[8] = packet.HeaderState{}
+				h8 = packet.HeaderState{}
 			} // icmp_echo
 		}
 		if x39 {
@@ -999,8 +1104,8 @@ n21:
 	}
 n22:
 	{ // ParseNsCode: test icmpv6.code == 0
-		st41 := p.Hdr[7] // icmpv6
-		b40 := p.Data[st41.Off : st41.Off+st41.Len]
+		st41 := h7 // icmpv6
+		b40 := data[st41.Off : st41.Off+st41.Len]
 		if uint64(b40[1]) == 0x0 {
 			goto n23
 		}
@@ -1009,14 +1114,14 @@ n22:
 	}
 n23:
 	{ // ParseNs: extract nd_ns
-		x42 := p.Hdr[12].Valid // already there: nothing to do
+		x42 := h12.Valid // already there: nothing to do
 		if !x42 {
-			x42 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
+			x42 = cur >= 0 && cur+20 <= len(data)
 			if x42 {
-				p.Hdr[12] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
-				p.Cursor += 20
+				h12 = packet.HeaderState{Off: cur, Len: 20, Valid: true}
+				cur += 20
 			} else {
-				p.Hdr[12] = packet.HeaderState{}
+				h12 = packet.HeaderState{}
 			} // nd_ns
 		}
 		if x42 {
@@ -1027,8 +1132,8 @@ n23:
 	}
 n24:
 	{ // ParseNsLen: test ipv6.payload_len == 24
-		st44 := p.Hdr[3] // ipv6
-		b43 := p.Data[st44.Off : st44.Off+st44.Len]
+		st44 := h3 // ipv6
+		b43 := data[st44.Off : st44.Off+st44.Len]
 		if uint64(binary.BigEndian.Uint16(b43[4:])) == 0x18 {
 			pl.edges[3]++
 			goto n36
@@ -1037,14 +1142,14 @@ n24:
 	}
 n25:
 	{ // ParseNsOpt: extract nd_opt
-		x45 := p.Hdr[13].Valid // already there: nothing to do
+		x45 := h13.Valid // already there: nothing to do
 		if !x45 {
-			x45 = p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
+			x45 = cur >= 0 && cur+2 <= len(data)
 			if x45 {
-				p.Hdr[13] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
-				p.Cursor += 2
+				h13 = packet.HeaderState{Off: cur, Len: 2, Valid: true}
+				cur += 2
 			} else {
-				p.Hdr[13] = packet.HeaderState{}
+				h13 = packet.HeaderState{}
 			} // nd_opt
 		}
 		if x45 {
@@ -1055,8 +1160,8 @@ n25:
 	}
 n26:
 	{ // ParseNsOptType: test nd_opt.type == 1
-		st47 := p.Hdr[13] // nd_opt
-		b46 := p.Data[st47.Off : st47.Off+st47.Len]
+		st47 := h13 // nd_opt
+		b46 := data[st47.Off : st47.Off+st47.Len]
 		if uint64(b46[0]) == 0x1 {
 			goto n27
 		}
@@ -1065,14 +1170,14 @@ n26:
 	}
 n27:
 	{ // ParseNsMac: extract nd_mac
-		x48 := p.Hdr[14].Valid // already there: nothing to do
+		x48 := h14.Valid // already there: nothing to do
 		if !x48 {
-			x48 = p.Cursor >= 0 && p.Cursor+6 <= len(p.Data)
+			x48 = cur >= 0 && cur+6 <= len(data)
 			if x48 {
-				p.Hdr[14] = packet.HeaderState{Off: p.Cursor, Len: 6, Valid: true}
-				p.Cursor += 6
+				h14 = packet.HeaderState{Off: cur, Len: 6, Valid: true}
+				cur += 6
 			} else {
-				p.Hdr[14] = packet.HeaderState{}
+				h14 = packet.HeaderState{}
 			} // nd_mac
 		}
 		if x48 {
@@ -1084,14 +1189,14 @@ n27:
 	}
 n28:
 	{ // ParseUdp: extract udp
-		x49 := p.Hdr[4].Valid // already there: nothing to do
+		x49 := h4.Valid // already there: nothing to do
 		if !x49 {
-			x49 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+			x49 = cur >= 0 && cur+8 <= len(data)
 			if x49 {
-				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
-				p.Cursor += 8
+				h4 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+				cur += 8
 			} else {
-				p.Hdr[4] = packet.HeaderState{}
+				h4 = packet.HeaderState{}
 			} // udp
 		}
 		if x49 {
@@ -1102,8 +1207,8 @@ n28:
 	}
 n29:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
-		st51 := p.Hdr[4] // udp
-		b50 := p.Data[st51.Off : st51.Off+st51.Len]
+		st51 := h4 // udp
+		b50 := data[st51.Off : st51.Off+st51.Len]
 		if (uint64(binary.BigEndian.Uint16(b50[2:])) & 0xc000) == 0x4000 {
 			goto n30
 		}
@@ -1112,14 +1217,14 @@ n29:
 	}
 n30:
 	{ // ParseLb: extract lb_common
-		x52 := p.Hdr[9].Valid // already there: nothing to do
+		x52 := h9.Valid // already there: nothing to do
 		if !x52 {
-			x52 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			x52 = cur >= 0 && cur+4 <= len(data)
 			if x52 {
-				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
+				h9 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+				cur += 4
 			} else {
-				p.Hdr[9] = packet.HeaderState{}
+				h9 = packet.HeaderState{}
 			} // lb_common
 		}
 		if x52 {
@@ -1130,8 +1235,8 @@ n30:
 	}
 n31:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		st54 := p.Hdr[9] // lb_common
-		b53 := p.Data[st54.Off : st54.Off+st54.Len]
+		st54 := h9 // lb_common
+		b53 := data[st54.Off : st54.Off+st54.Len]
 		if uint64(binary.BigEndian.Uint16(b53[0:])) == 0x4c42 {
 			goto n32
 		}
@@ -1140,8 +1245,8 @@ n31:
 	}
 n32:
 	{ // ParseLbVersion: switch lb_common.version
-		st57 := p.Hdr[9] // lb_common
-		b56 := p.Data[st57.Off : st57.Off+st57.Len]
+		st57 := h9 // lb_common
+		b56 := data[st57.Off : st57.Off+st57.Len]
 		v55 := uint64(b56[2])
 		switch {
 		case v55 == 0x2:
@@ -1155,14 +1260,14 @@ n32:
 	}
 n33:
 	{ // ParseLbV2: extract lb_v2
-		x58 := p.Hdr[10].Valid // already there: nothing to do
+		x58 := h10.Valid // already there: nothing to do
 		if !x58 {
-			x58 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			x58 = cur >= 0 && cur+12 <= len(data)
 			if x58 {
-				p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-				p.Cursor += 12
+				h10 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+				cur += 12
 			} else {
-				p.Hdr[10] = packet.HeaderState{}
+				h10 = packet.HeaderState{}
 			} // lb_v2
 		}
 		if x58 {
@@ -1174,14 +1279,14 @@ n33:
 	}
 n34:
 	{ // ParseLbV3: extract lb_v3
-		x59 := p.Hdr[11].Valid // already there: nothing to do
+		x59 := h11.Valid // already there: nothing to do
 		if !x59 {
-			x59 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			x59 = cur >= 0 && cur+12 <= len(data)
 			if x59 {
-				p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-				p.Cursor += 12
+				h11 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+				cur += 12
 			} else {
-				p.Hdr[11] = packet.HeaderState{}
+				h11 = packet.HeaderState{}
 			} // lb_v3
 		}
 		if x59 {
@@ -1198,19 +1303,19 @@ n35:
 n36:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		st61 := p.Hdr[0] // ethernet
-		b60 := p.Data[st61.Off : st61.Off+st61.Len]
-		if e, hit := pl.tables[0].LookupWord(((uint64(binary.BigEndian.Uint16(b60[0:]))<<32|uint64(binary.BigEndian.Uint32(b60[2:])))&0xffffffffffff)<<0 | ((p.Meta[0].Lo)&0xf)<<48); hit {
+		st61 := h0 // ethernet
+		b60 := data[st61.Off : st61.Off+st61.Len]
+		if e, hit := pl.tables[0].LookupWord(((uint64(binary.BigEndian.Uint16(b60[0:]))<<32|uint64(binary.BigEndian.Uint32(b60[2:])))&0xffffffffffff)<<0 | ((m0.Lo)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			p.Meta[2] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[1] = packet.Value{Lo: (p.Meta[0].Lo) & 0xf}
+			m2 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m1 = packet.Value{Lo: (m0.Lo) & 0xf}
 			goto n38
 		case 1: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[8]++
 			goto n38
 		default: // miss
@@ -1223,64 +1328,64 @@ n37:
 	}
 n38:
 	{ // L3DaIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n40
 		}
 		goto n39
 	}
 n39:
 	{ // L3DaIPv6: test valid(ipv6)
-		if p.Hdr[3].Valid {
+		if h3.Valid {
 			goto n41
 		}
 		goto n42
 	}
 n40:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		st63 := p.Hdr[2] // ipv4
-		b62 := p.Data[st63.Off : st63.Off+st63.Len]
-		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b62[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st63 := h2 // ipv4
+		b62 := data[st63.Off : st63.Off+st63.Len]
+		m5 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b62[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n41:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		st65 := p.Hdr[3] // ipv6
-		b64 := p.Data[st65.Off : st65.Off+st65.Len]
-		p.Meta[5] = (packet.Value{Hi: binary.BigEndian.Uint64(b64[24:]), Lo: binary.BigEndian.Uint64(b64[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st65 := h3 // ipv6
+		b64 := data[st65.Off : st65.Off+st65.Len]
+		m5 = (packet.Value{Hi: binary.BigEndian.Uint64(b64[24:]), Lo: binary.BigEndian.Uint64(b64[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[9]++
 		goto n43
 	}
 n42:
 	{ // L3SetDaArp: set meta.ip_da_key
-		st67 := p.Hdr[5] // arp
+		st67 := h5 // arp
 		if !st67.Valid {
 			return pl.drop(3)
 		}
-		b66 := p.Data[st67.Off : st67.Off+st67.Len]
-		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b66[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b66 := data[st67.Off : st67.Off+st67.Len]
+		m5 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b66[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[10]++
 		goto n43
 	}
 n43:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
-		st69 := p.Hdr[0] // ethernet
-		b68 := p.Data[st69.Off : st69.Off+st69.Len]
+		pl.keys[0] = packet.Value{Lo: m0.Lo}
+		st69 := h0 // ethernet
+		b68 := data[st69.Off : st69.Off+st69.Len]
 		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b68[12:]))}
-		pl.keys[2] = p.Meta[5]
+		pl.keys[2] = m5
 		if e, hit := pl.tables[1].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_ip_sa
-			p.Meta[3] = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[4] = packet.Value{Lo: (params[1].Lo) & 0x7}
-			p.Meta[1] = packet.Value{Lo: (p.Meta[0].Lo) & 0xf}
+			m3 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			m4 = packet.Value{Lo: (params[1].Lo) & 0x7}
+			m1 = packet.Value{Lo: (m0.Lo) & 0xf}
 			goto n45
 		case 1: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[11]++
 			goto n45
 		default: // miss
@@ -1293,27 +1398,27 @@ n44:
 	}
 n45:
 	{ // L3IsArp: test valid(arp)
-		if p.Hdr[5].Valid {
+		if h5.Valid {
 			goto n49
 		}
 		goto n46
 	}
 n46:
 	{ // L3IsIcmp4: test valid(icmp)
-		if p.Hdr[6].Valid {
+		if h6.Valid {
 			goto n53
 		}
 		goto n47
 	}
 n47:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c70 := p.Hdr[7].Valid
+		c70 := h7.Valid
 		if c70 {
-			st72 := p.Hdr[7] // icmpv6
+			st72 := h7 // icmpv6
 			if !st72.Valid {
 				return pl.drop(5)
 			}
-			b71 := p.Data[st72.Off : st72.Off+st72.Len]
+			b71 := data[st72.Off : st72.Off+st72.Len]
 			c70 = (uint64(b71[0]) == 0x80)
 		}
 		if c70 {
@@ -1323,16 +1428,16 @@ n47:
 	}
 n48:
 	{ // L3IsNs: test valid(nd_ns)
-		if p.Hdr[12].Valid {
+		if h12.Valid {
 			goto n59
 		}
 		goto n77
 	}
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		st74 := p.Hdr[5] // arp
-		b73 := p.Data[st74.Off : st74.Off+st74.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b73[24:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
+		st74 := h5 // arp
+		b73 := data[st74.Off : st74.Off+st74.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b73[24:]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n51
 		}
 		goto n50
@@ -1343,25 +1448,25 @@ n50:
 	}
 n51:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		st76 := p.Hdr[0] // ethernet
-		b75 := p.Data[st76.Off : st76.Off+st76.Len]
+		st76 := h0 // ethernet
+		b75 := data[st76.Off : st76.Off+st76.Len]
 		v77 := (uint64(binary.BigEndian.Uint16(b75[6:]))<<32 | uint64(binary.BigEndian.Uint32(b75[8:])))
 		binary.BigEndian.PutUint16(b75[0:], uint16(v77>>32))
 		binary.BigEndian.PutUint32(b75[2:], uint32(v77))
-		v78 := p.Meta[2].Lo
+		v78 := m2.Lo
 		binary.BigEndian.PutUint16(b75[6:], uint16(v78>>32))
 		binary.BigEndian.PutUint32(b75[8:], uint32(v78))
-		st80 := p.Hdr[5] // arp
-		b79 := p.Data[st80.Off : st80.Off+st80.Len]
+		st80 := h5 // arp
+		b79 := data[st80.Off : st80.Off+st80.Len]
 		binary.BigEndian.PutUint16(b79[6:], uint16(0x2))
 		v81 := (uint64(binary.BigEndian.Uint16(b79[8:]))<<32 | uint64(binary.BigEndian.Uint32(b79[10:])))
 		binary.BigEndian.PutUint16(b79[18:], uint16(v81>>32))
 		binary.BigEndian.PutUint32(b79[20:], uint32(v81))
-		v82 := p.Meta[2].Lo
+		v82 := m2.Lo
 		binary.BigEndian.PutUint16(b79[8:], uint16(v82>>32))
 		binary.BigEndian.PutUint32(b79[10:], uint32(v82))
 		binary.BigEndian.PutUint32(b79[24:], uint32(uint64(binary.BigEndian.Uint32(b79[14:]))))
-		binary.BigEndian.PutUint32(b79[14:], uint32(((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)))
+		binary.BigEndian.PutUint32(b79[14:], uint32(((m3.Lo & 0xffffffff) & 0xffffffff)))
 		goto n52
 	}
 n52:
@@ -1370,12 +1475,12 @@ n52:
 	}
 n53:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
-		st84 := p.Hdr[2] // ipv4
+		st84 := h2 // ipv4
 		if !st84.Valid {
 			return pl.drop(7)
 		}
-		b83 := p.Data[st84.Off : st84.Off+st84.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b83[16:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
+		b83 := data[st84.Off : st84.Off+st84.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b83[16:]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n55
 		}
 		goto n54
@@ -1386,42 +1491,44 @@ n54:
 	}
 n55:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d85 uint64   // icmp checksum
-		st87 := p.Hdr[0] // ethernet
-		b86 := p.Data[st87.Off : st87.Off+st87.Len]
+		var d85 uint64 // icmp checksum
+		st87 := h0     // ethernet
+		b86 := data[st87.Off : st87.Off+st87.Len]
 		v88 := (uint64(binary.BigEndian.Uint16(b86[6:]))<<32 | uint64(binary.BigEndian.Uint32(b86[8:])))
-		v93 := v88
-		binary.BigEndian.PutUint16(b86[0:], uint16(v93>>32))
-		binary.BigEndian.PutUint32(b86[2:], uint32(v93))
-		v94 := p.Meta[2].Lo
-		v99 := v94
-		binary.BigEndian.PutUint16(b86[6:], uint16(v99>>32))
-		binary.BigEndian.PutUint32(b86[8:], uint32(v99))
-		st101 := p.Hdr[2] // ipv4
-		if !st101.Valid {
+		v89 := v88
+		binary.BigEndian.PutUint16(b86[0:], uint16(v89>>32))
+		binary.BigEndian.PutUint32(b86[2:], uint32(v89))
+		v90 := m2.Lo
+		v91 := v90
+		binary.BigEndian.PutUint16(b86[6:], uint16(v91>>32))
+		binary.BigEndian.PutUint32(b86[8:], uint32(v91))
+		st93 := h2 // ipv4
+		if !st93.Valid {
 			return pl.drop(9)
 		}
-		b100 := p.Data[st101.Off : st101.Off+st101.Len]
-		v102 := uint64(binary.BigEndian.Uint32(b100[12:]))
-		binary.BigEndian.PutUint32(b100[16:], uint32(v102))
-		v107 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		binary.BigEndian.PutUint32(b100[12:], uint32(v107))
-		v112 := 0x0
-		st114 := p.Hdr[6] // icmp
-		b113 := p.Data[st114.Off : st114.Off+st114.Len]
-		lo116, hi117 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
-		w115 := hi117 <= len(p.Data) && 2 <= 20
-		var o118 uint32
-		if w115 {
-			o118 = uint32(binary.BigEndian.Uint16(p.Data[lo116+0:]))
-		}
-		b113[0] = byte(v112)
-		if w115 {
-			d85 += packet.ChecksumDelta(o118, uint32(binary.BigEndian.Uint16(p.Data[lo116+0:])))
-		}
-		if cs119 := p.Hdr[6]; cs119.Off >= 0 && cs119.Off+cs119.Len <= len(p.Data) {
-			cb := p.Data[cs119.Off+2 : cs119.Off+4]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d85, false))
+		b92 := data[st93.Off : st93.Off+st93.Len]
+		v94 := uint64(binary.BigEndian.Uint32(b92[12:]))
+		binary.BigEndian.PutUint32(b92[16:], uint32(v94))
+		v95 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		binary.BigEndian.PutUint32(b92[12:], uint32(v95))
+		v96 := 0x0
+		st98 := h6 // icmp
+		b97 := data[st98.Off : st98.Off+st98.Len]
+		os99 := uint32(binary.BigEndian.Uint16(b97[0:]))
+		b97[0] = byte(v96)
+		f101 := uint32(os99)
+		f101 += bits.RotateLeft32(f101, 16)
+		dl100 := uint64(^uint16(f101>>16)) + uint64(uint32(binary.BigEndian.Uint16(b97[0:])))
+		d85 += dl100
+		if cs102 := h6; cs102.Off >= 0 && cs102.Off+cs102.Len <= len(data) {
+			cb := data[cs102.Off+2 : cs102.Off+4]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d85
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n56
 	}
@@ -1432,60 +1539,62 @@ n56:
 	}
 n57:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d120 uint64   // icmpv6 checksum
-		st122 := p.Hdr[0] // ethernet
-		b121 := p.Data[st122.Off : st122.Off+st122.Len]
-		v123 := (uint64(binary.BigEndian.Uint16(b121[6:]))<<32 | uint64(binary.BigEndian.Uint32(b121[8:])))
-		v128 := v123
-		binary.BigEndian.PutUint16(b121[0:], uint16(v128>>32))
-		binary.BigEndian.PutUint32(b121[2:], uint32(v128))
-		v129 := p.Meta[2].Lo
-		v134 := v129
-		binary.BigEndian.PutUint16(b121[6:], uint16(v134>>32))
-		binary.BigEndian.PutUint32(b121[8:], uint32(v134))
-		st136 := p.Hdr[3] // ipv6
-		if !st136.Valid {
+		var d103 uint64 // icmpv6 checksum
+		st105 := h0     // ethernet
+		b104 := data[st105.Off : st105.Off+st105.Len]
+		v106 := (uint64(binary.BigEndian.Uint16(b104[6:]))<<32 | uint64(binary.BigEndian.Uint32(b104[8:])))
+		v107 := v106
+		binary.BigEndian.PutUint16(b104[0:], uint16(v107>>32))
+		binary.BigEndian.PutUint32(b104[2:], uint32(v107))
+		v108 := m2.Lo
+		v109 := v108
+		binary.BigEndian.PutUint16(b104[6:], uint16(v109>>32))
+		binary.BigEndian.PutUint32(b104[8:], uint32(v109))
+		st111 := h3 // ipv6
+		if !st111.Valid {
 			return pl.drop(10)
 		}
-		b135 := p.Data[st136.Off : st136.Off+st136.Len]
-		v137 := packet.Value{Hi: binary.BigEndian.Uint64(b135[8:]), Lo: binary.BigEndian.Uint64(b135[16:])}
-		lo139, hi140 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-		w138 := hi140 <= len(p.Data) && 16 <= 20
-		var o141 uint32
-		if w138 {
-			o141 = uint32(binary.BigEndian.Uint16(p.Data[lo139+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo139+14:]))
-		}
-		packet.SetBits(b135, 192, 128, v137)
-		if w138 {
-			d120 += packet.ChecksumDelta(o141, uint32(binary.BigEndian.Uint16(p.Data[lo139+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo139+14:])))
-		}
-		v142 := p.Meta[3]
-		lo144, hi145 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-		w143 := hi145 <= len(p.Data) && 16 <= 20
-		var o146 uint32
-		if w143 {
-			o146 = uint32(binary.BigEndian.Uint16(p.Data[lo144+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo144+14:]))
-		}
-		packet.SetBits(b135, 64, 128, v142)
-		if w143 {
-			d120 += packet.ChecksumDelta(o146, uint32(binary.BigEndian.Uint16(p.Data[lo144+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo144+14:])))
-		}
-		v147 := 0x81
-		st149 := p.Hdr[7] // icmpv6
-		b148 := p.Data[st149.Off : st149.Off+st149.Len]
-		lo151, hi152 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
-		w150 := hi152 <= len(p.Data) && 2 <= 20
-		var o153 uint32
-		if w150 {
-			o153 = uint32(binary.BigEndian.Uint16(p.Data[lo151+0:]))
-		}
-		b148[0] = byte(v147)
-		if w150 {
-			d120 += packet.ChecksumDelta(o153, uint32(binary.BigEndian.Uint16(p.Data[lo151+0:])))
-		}
-		if cs154 := p.Hdr[7]; cs154.Off >= 0 && cs154.Off+cs154.Len <= len(p.Data) {
-			cb := p.Data[cs154.Off+2 : cs154.Off+4]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d120, false))
+		b110 := data[st111.Off : st111.Off+st111.Len]
+		v112 := packet.Value{Hi: binary.BigEndian.Uint64(b110[8:]), Lo: binary.BigEndian.Uint64(b110[16:])}
+		ws114 := packet.Value{Hi: binary.BigEndian.Uint64(b110[24:]), Lo: binary.BigEndian.Uint64(b110[32:])}
+		os113 := uint32(uint16(ws114.Hi>>0)) + uint32(uint16(ws114.Hi>>16)) + uint32(uint16(ws114.Hi>>32)) + uint32(uint16(ws114.Hi>>48)) + uint32(uint16(ws114.Lo>>0)) + uint32(uint16(ws114.Lo>>16)) + uint32(uint16(ws114.Lo>>32)) + uint32(uint16(ws114.Lo>>48))
+		v115 := v112
+		binary.BigEndian.PutUint64(b110[24:], v115.Hi)
+		binary.BigEndian.PutUint64(b110[32:], v115.Lo)
+		ws116 := v112
+		f118 := uint32(os113)
+		f118 += bits.RotateLeft32(f118, 16)
+		dl117 := uint64(^uint16(f118>>16)) + uint64(uint32(uint16(ws116.Hi>>0))+uint32(uint16(ws116.Hi>>16))+uint32(uint16(ws116.Hi>>32))+uint32(uint16(ws116.Hi>>48))+uint32(uint16(ws116.Lo>>0))+uint32(uint16(ws116.Lo>>16))+uint32(uint16(ws116.Lo>>32))+uint32(uint16(ws116.Lo>>48)))
+		d103 += dl117
+		v119 := m3
+		ws121 := packet.Value{Hi: binary.BigEndian.Uint64(b110[8:]), Lo: binary.BigEndian.Uint64(b110[16:])}
+		os120 := uint32(uint16(ws121.Hi>>0)) + uint32(uint16(ws121.Hi>>16)) + uint32(uint16(ws121.Hi>>32)) + uint32(uint16(ws121.Hi>>48)) + uint32(uint16(ws121.Lo>>0)) + uint32(uint16(ws121.Lo>>16)) + uint32(uint16(ws121.Lo>>32)) + uint32(uint16(ws121.Lo>>48))
+		v122 := v119
+		binary.BigEndian.PutUint64(b110[8:], v122.Hi)
+		binary.BigEndian.PutUint64(b110[16:], v122.Lo)
+		ws123 := v119
+		f125 := uint32(os120)
+		f125 += bits.RotateLeft32(f125, 16)
+		dl124 := uint64(^uint16(f125>>16)) + uint64(uint32(uint16(ws123.Hi>>0))+uint32(uint16(ws123.Hi>>16))+uint32(uint16(ws123.Hi>>32))+uint32(uint16(ws123.Hi>>48))+uint32(uint16(ws123.Lo>>0))+uint32(uint16(ws123.Lo>>16))+uint32(uint16(ws123.Lo>>32))+uint32(uint16(ws123.Lo>>48)))
+		d103 += dl124
+		v126 := 0x81
+		st128 := h7 // icmpv6
+		b127 := data[st128.Off : st128.Off+st128.Len]
+		os129 := uint32(binary.BigEndian.Uint16(b127[0:]))
+		b127[0] = byte(v126)
+		f131 := uint32(os129)
+		f131 += bits.RotateLeft32(f131, 16)
+		dl130 := uint64(^uint16(f131>>16)) + uint64(uint32(binary.BigEndian.Uint16(b127[0:])))
+		d103 += dl130
+		if cs132 := h7; cs132.Off >= 0 && cs132.Off+cs132.Len <= len(data) {
+			cb := data[cs132.Off+2 : cs132.Off+4]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d103
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n58
 	}
@@ -1496,9 +1605,9 @@ n58:
 	}
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		st156 := p.Hdr[12] // nd_ns
-		b155 := p.Data[st156.Off : st156.Off+st156.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b155[4:]), Lo: binary.BigEndian.Uint64(b155[12:])} == p.Meta[3]) {
+		st134 := h12 // nd_ns
+		b133 := data[st134.Off : st134.Off+st134.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b133[4:]), Lo: binary.BigEndian.Uint64(b133[12:])} == m3) {
 			goto n61
 		}
 		goto n60
@@ -1509,46 +1618,46 @@ n60:
 	}
 n61:
 	{ // NsUnspecified: test ipv6.src == 0
-		st158 := p.Hdr[3] // ipv6
-		if !st158.Valid {
+		st136 := h3 // ipv6
+		if !st136.Valid {
 			return pl.drop(12)
 		}
-		b157 := p.Data[st158.Off : st158.Off+st158.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b157[8:]), Lo: binary.BigEndian.Uint64(b157[16:])} == packet.Value{Lo: 0x0}) {
+		b135 := data[st136.Off : st136.Off+st136.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b135[8:]), Lo: binary.BigEndian.Uint64(b135[16:])} == packet.Value{Lo: 0x0}) {
 			goto n62
 		}
 		goto n63
 	}
 n62:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		p.Meta[22] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
-		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
-		st160 := p.Hdr[12] // nd_ns
-		b159 := p.Data[st160.Off : st160.Off+st160.Len]
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b159[4:]), Lo: binary.BigEndian.Uint64(b159[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m23 = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
+		m24 = packet.Value{Lo: (0x0) & 0x1}
+		st138 := h12 // nd_ns
+		b137 := data[st138.Off : st138.Off+st138.Len]
+		m25 = (packet.Value{Hi: binary.BigEndian.Uint64(b137[4:]), Lo: binary.BigEndian.Uint64(b137[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n66
 	}
 n63:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		st162 := p.Hdr[3] // ipv6
-		if !st162.Valid {
+		st140 := h3 // ipv6
+		if !st140.Valid {
 			return pl.drop(13)
 		}
-		b161 := p.Data[st162.Off : st162.Off+st162.Len]
-		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b161[8:]), Lo: binary.BigEndian.Uint64(b161[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st164 := p.Hdr[0] // ethernet
-		b163 := p.Data[st164.Off : st164.Off+st164.Len]
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b163[6:]))<<32 | uint64(binary.BigEndian.Uint32(b163[8:]))) & 0xffffffffffff}
-		p.Meta[24] = packet.Value{Lo: (0x1) & 0x1}
-		st166 := p.Hdr[12] // nd_ns
-		b165 := p.Data[st166.Off : st166.Off+st166.Len]
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b165[4:]), Lo: binary.BigEndian.Uint64(b165[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b139 := data[st140.Off : st140.Off+st140.Len]
+		m22 = (packet.Value{Hi: binary.BigEndian.Uint64(b139[8:]), Lo: binary.BigEndian.Uint64(b139[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st142 := h0 // ethernet
+		b141 := data[st142.Off : st142.Off+st142.Len]
+		m23 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b141[6:]))<<32 | uint64(binary.BigEndian.Uint32(b141[8:]))) & 0xffffffffffff}
+		m24 = packet.Value{Lo: (0x1) & 0x1}
+		st144 := h12 // nd_ns
+		b143 := data[st144.Off : st144.Off+st144.Len]
+		m25 = (packet.Value{Hi: binary.BigEndian.Uint64(b143[4:]), Lo: binary.BigEndian.Uint64(b143[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n64
 	}
 n64:
 	{ // NsHasSrcMac: test valid(nd_mac)
-		if p.Hdr[14].Valid {
+		if h14.Valid {
 			goto n65
 		}
 		pl.edges[14]++
@@ -1556,165 +1665,395 @@ n64:
 	}
 n65:
 	{ // NsSrcMac: set meta.na_mac
-		st168 := p.Hdr[14] // nd_mac
-		b167 := p.Data[st168.Off : st168.Off+st168.Len]
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b167[0:]))<<32 | uint64(binary.BigEndian.Uint32(b167[2:]))) & 0xffffffffffff}
+		st146 := h14 // nd_mac
+		b145 := data[st146.Off : st146.Off+st146.Len]
+		m23 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b145[0:]))<<32 | uint64(binary.BigEndian.Uint32(b145[2:]))) & 0xffffffffffff}
 		pl.edges[15]++
 		goto n66
 	}
 n66:
 	{ // NsHasOpt: test valid(nd_opt)
-		if p.Hdr[13].Valid {
+		if h13.Valid {
 			goto n67
 		}
 		goto n70
 	}
 n67:
 	{ // NsHasMac: test valid(nd_mac)
-		if p.Hdr[14].Valid {
+		if h14.Valid {
 			goto n68
 		}
 		goto n69
 	}
 n68:
 	{ // NsPopMac: pop nd_mac
-		ps169 := p.Hdr[14] // nd_mac
-		po170, pn171 := ps169.Off, 6
-		if po170 < 0 || po170+pn171 > len(p.Data) {
+		ps147 := h14 // nd_mac
+		po148, pn149 := ps147.Off, 6
+		if po148 < 0 || po148+pn149 > len(data) {
 			return pl.drop(14)
 		}
-		if po170 < len(p.Data)-po170-pn171 {
-			copy(p.Data[pn171:pn171+po170], p.Data[:po170])
-			p.Data = p.Data[pn171:]
+		if po148 < len(data)-po148-pn149 {
+			copy(data[pn149:pn149+po148], data[:po148])
+			data = data[pn149:]
 		} else {
-			copy(p.Data[po170:], p.Data[po170+pn171:])
-			p.Data = p.Data[:len(p.Data)-pn171]
+			copy(data[po148:], data[po148+pn149:])
+			data = data[:len(data)-pn149]
 		}
-		p.Hdr[14] = packet.HeaderState{}
-		if p.Cursor > po170 {
-			p.Cursor = max(po170, p.Cursor-pn171)
+		h14 = packet.HeaderState{}
+		if cur > po148 {
+			cur = max(po148, cur-pn149)
 		}
 		pl.edges[16]++
 		goto n69
 	}
 n69:
 	{ // NsPopOpt: pop nd_opt
-		ps172 := p.Hdr[13] // nd_opt
-		po173, pn174 := ps172.Off, 2
-		if po173 < 0 || po173+pn174 > len(p.Data) {
+		ps150 := h13 // nd_opt
+		po151, pn152 := ps150.Off, 2
+		if po151 < 0 || po151+pn152 > len(data) {
 			return pl.drop(15)
 		}
-		if po173 < len(p.Data)-po173-pn174 {
-			copy(p.Data[pn174:pn174+po173], p.Data[:po173])
-			p.Data = p.Data[pn174:]
+		if po151 < len(data)-po151-pn152 {
+			copy(data[pn152:pn152+po151], data[:po151])
+			data = data[pn152:]
 		} else {
-			copy(p.Data[po173:], p.Data[po173+pn174:])
-			p.Data = p.Data[:len(p.Data)-pn174]
+			copy(data[po151:], data[po151+pn152:])
+			data = data[:len(data)-pn152]
 		}
-		p.Hdr[13] = packet.HeaderState{}
-		if p.Cursor > po173 {
-			p.Cursor = max(po173, p.Cursor-pn174)
+		h13 = packet.HeaderState{}
+		if cur > po151 {
+			cur = max(po151, cur-pn152)
 		}
 		pl.edges[17]++
 		goto n70
 	}
 n70:
 	{ // NsPopBody: pop nd_ns
-		ps175 := p.Hdr[12] // nd_ns
-		po176, pn177 := ps175.Off, 20
-		if po176 < 0 || po176+pn177 > len(p.Data) {
+		ps153 := h12 // nd_ns
+		po154, pn155 := ps153.Off, 20
+		if po154 < 0 || po154+pn155 > len(data) {
 			return pl.drop(16)
 		}
-		if po176 < len(p.Data)-po176-pn177 {
-			copy(p.Data[pn177:pn177+po176], p.Data[:po176])
-			p.Data = p.Data[pn177:]
+		if po154 < len(data)-po154-pn155 {
+			copy(data[pn155:pn155+po154], data[:po154])
+			data = data[pn155:]
 		} else {
-			copy(p.Data[po176:], p.Data[po176+pn177:])
-			p.Data = p.Data[:len(p.Data)-pn177]
+			copy(data[po154:], data[po154+pn155:])
+			data = data[:len(data)-pn155]
 		}
-		p.Hdr[12] = packet.HeaderState{}
-		if p.Hdr[14].Valid && p.Hdr[14].Off > po176 {
-			p.Hdr[14].Off -= pn177
+		h12 = packet.HeaderState{}
+		if h14.Valid && h14.Off > po154 {
+			h14.Off -= pn155
 		} // nd_mac
-		if p.Cursor > po176 {
-			p.Cursor = max(po176, p.Cursor-pn177)
+		if cur > po154 {
+			cur = max(po154, cur-pn155)
 		}
 		goto n71
 	}
 n71:
 	{ // NsPushNa: push nd_na after icmpv6
-		if !p.Hdr[7].Valid {
+		if !h7.Valid {
 			return pl.drop(17)
 		}
-		if !p.Push(15, p.Hdr[7].Off+p.Hdr[7].Len, 0) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt156 := p.Push(15, h7.Off+h7.Len, 0)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt156 {
 			return pl.drop(17)
 		}
 		goto n72
 	}
 n72:
 	{ // NsPushOpt: push nd_na_opt after nd_na
-		if !p.Hdr[15].Valid {
+		if !h15.Valid {
 			return pl.drop(18)
 		}
-		if !p.Push(16, p.Hdr[15].Off+p.Hdr[15].Len, 0) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt157 := p.Push(16, h15.Off+h15.Len, 0)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt157 {
 			return pl.drop(18)
 		}
 		goto n73
 	}
 n73:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
-		if !p.Hdr[16].Valid {
+		if !h16.Valid {
 			return pl.drop(19)
 		}
-		if !p.Push(17, p.Hdr[16].Off+p.Hdr[16].Len, 0) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt158 := p.Push(17, h16.Off+h16.Len, 0)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt158 {
 			return pl.drop(19)
 		}
 		goto n74
 	}
 n74:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		st179 := p.Hdr[0] // ethernet
-		b178 := p.Data[st179.Off : st179.Off+st179.Len]
-		v180 := p.Meta[23].Lo
-		binary.BigEndian.PutUint16(b178[0:], uint16(v180>>32))
-		binary.BigEndian.PutUint32(b178[2:], uint32(v180))
-		v181 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b178[6:], uint16(v181>>32))
-		binary.BigEndian.PutUint32(b178[8:], uint32(v181))
-		st183 := p.Hdr[3] // ipv6
-		if !st183.Valid {
+		st160 := h0 // ethernet
+		b159 := data[st160.Off : st160.Off+st160.Len]
+		v161 := m23.Lo
+		binary.BigEndian.PutUint16(b159[0:], uint16(v161>>32))
+		binary.BigEndian.PutUint32(b159[2:], uint32(v161))
+		v162 := m2.Lo
+		binary.BigEndian.PutUint16(b159[6:], uint16(v162>>32))
+		binary.BigEndian.PutUint32(b159[8:], uint32(v162))
+		st164 := h3 // ipv6
+		if !st164.Valid {
 			return pl.drop(20)
 		}
-		b182 := p.Data[st183.Off : st183.Off+st183.Len]
-		binary.BigEndian.PutUint16(b182[4:], uint16(0x20))
-		b182[7] = byte(0xff)
-		packet.SetBits(b182, 64, 128, p.Meta[3])
-		packet.SetBits(b182, 192, 128, p.Meta[22])
-		st185 := p.Hdr[7] // icmpv6
-		if !st185.Valid {
+		b163 := data[st164.Off : st164.Off+st164.Len]
+		binary.BigEndian.PutUint16(b163[4:], uint16(0x20))
+		b163[7] = byte(0xff)
+		v165 := m3
+		binary.BigEndian.PutUint64(b163[8:], v165.Hi)
+		binary.BigEndian.PutUint64(b163[16:], v165.Lo)
+		v166 := m22
+		binary.BigEndian.PutUint64(b163[24:], v166.Hi)
+		binary.BigEndian.PutUint64(b163[32:], v166.Lo)
+		st168 := h7 // icmpv6
+		if !st168.Valid {
 			return pl.drop(20)
 		}
-		b184 := p.Data[st185.Off : st185.Off+st185.Len]
-		b184[0] = byte(0x88)
-		b184[1] = byte(0x0)
-		st187 := p.Hdr[15] // nd_na
-		b186 := p.Data[st187.Off : st187.Off+st187.Len]
-		b186[0] = b186[0]&^0x40 | byte(p.Meta[24].Lo)<<6&0x40
-		packet.SetBits(b186, 32, 128, p.Meta[25])
-		st189 := p.Hdr[16] // nd_na_opt
-		b188 := p.Data[st189.Off : st189.Off+st189.Len]
-		b188[0] = byte(0x2)
-		b188[1] = byte(0x1)
-		st191 := p.Hdr[17] // nd_na_mac
-		b190 := p.Data[st191.Off : st191.Off+st191.Len]
-		v192 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b190[0:], uint16(v192>>32))
-		binary.BigEndian.PutUint32(b190[2:], uint32(v192))
+		b167 := data[st168.Off : st168.Off+st168.Len]
+		b167[0] = byte(0x88)
+		b167[1] = byte(0x0)
+		st170 := h15 // nd_na
+		b169 := data[st170.Off : st170.Off+st170.Len]
+		b169[0] = b169[0]&^0x40 | byte(m24.Lo)<<6&0x40
+		v171 := m25
+		binary.BigEndian.PutUint64(b169[4:], v171.Hi)
+		binary.BigEndian.PutUint64(b169[12:], v171.Lo)
+		st173 := h16 // nd_na_opt
+		b172 := data[st173.Off : st173.Off+st173.Len]
+		b172[0] = byte(0x2)
+		b172[1] = byte(0x1)
+		st175 := h17 // nd_na_mac
+		b174 := data[st175.Off : st175.Off+st175.Len]
+		v176 := m2.Lo
+		binary.BigEndian.PutUint16(b174[0:], uint16(v176>>32))
+		binary.BigEndian.PutUint32(b174[2:], uint32(v176))
 		goto n75
 	}
 n75:
 	{ // NsCsum: checksum compute icmpv6
-		if !p.ComputeChecksum(7) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt177 := p.ComputeChecksum(7)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt177 {
 			return pl.drop(21)
 		}
 		goto n76
@@ -1734,7 +2073,7 @@ n78:
 	}
 n79:
 	{ // LbSrcIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n80
 		}
 		goto n81
@@ -1742,9 +2081,9 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		st194 := p.Hdr[2] // ipv4
-		b193 := p.Data[st194.Off : st194.Off+st194.Len]
-		if e, hit := pl.tables[2].LookupWord(((uint64(binary.BigEndian.Uint32(b193[12:])))&0xffffffff)<<0 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		st179 := h2 // ipv4
+		b178 := data[st179.Off : st179.Off+st179.Len]
+		if e, hit := pl.tables[2].LookupWord(((uint64(binary.BigEndian.Uint32(b178[12:])))&0xffffffff)<<0 | ((m4.Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1752,7 +2091,7 @@ n80:
 		case 0: // allow_ip_src
 			goto n83
 		case 1: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[19]++
 			goto n83
 		default: // miss
@@ -1762,13 +2101,13 @@ n80:
 n81:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		st196 := p.Hdr[3] // ipv6
-		if !st196.Valid {
+		pl.keys[0] = packet.Value{Lo: m4.Lo}
+		st181 := h3 // ipv6
+		if !st181.Valid {
 			return pl.drop(22)
 		}
-		b195 := p.Data[st196.Off : st196.Off+st196.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b195[8:]), Lo: binary.BigEndian.Uint64(b195[16:])}
+		b180 := data[st181.Off : st181.Off+st181.Len]
+		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b180[8:]), Lo: binary.BigEndian.Uint64(b180[16:])}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -1778,7 +2117,7 @@ n81:
 			pl.edges[20]++
 			goto n83
 		case 1: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[21]++
 			goto n83
 		default: // miss
@@ -1792,7 +2131,7 @@ n82:
 	}
 n83:
 	{ // LbIsV2: test valid(lb_v2)
-		if p.Hdr[10].Valid {
+		if h10.Valid {
 			goto n84
 		}
 		goto n85
@@ -1807,49 +2146,49 @@ n85:
 	}
 n86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		st198 := p.Hdr[10] // lb_v2
-		b197 := p.Data[st198.Off : st198.Off+st198.Len]
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b197[4:]))}
-		p.Meta[18] = packet.Value{Lo: (binary.BigEndian.Uint64(b197[4:]) & 0xffff) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b197[2:]))) & 0xffff}
+		st183 := h10 // lb_v2
+		b182 := data[st183.Off : st183.Off+st183.Len]
+		m17 = packet.Value{Lo: (binary.BigEndian.Uint64(b182[4:]))}
+		m18 = packet.Value{Lo: (binary.BigEndian.Uint64(b182[4:]) & 0xffff) & 0xffff}
+		m19 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b182[2:]))) & 0xffff}
 		goto n88
 	}
 n87:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		st200 := p.Hdr[11] // lb_v3
-		if !st200.Valid {
+		st185 := h11 // lb_v3
+		if !st185.Valid {
 			return pl.drop(24)
 		}
-		b199 := p.Data[st200.Off : st200.Off+st200.Len]
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b199[4:]))}
-		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b199[0:]))) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b199[2:]))) & 0xffff}
+		b184 := data[st185.Off : st185.Off+st185.Len]
+		m17 = packet.Value{Lo: (binary.BigEndian.Uint64(b184[4:]))}
+		m18 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b184[0:]))) & 0xffff}
+		m19 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b184[2:]))) & 0xffff}
 		pl.edges[22]++
 		goto n88
 	}
 n88:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		pl.keys[1] = packet.Value{Lo: p.Meta[17].Lo}
+		pl.keys[0] = packet.Value{Lo: m4.Lo}
+		pl.keys[1] = packet.Value{Lo: m17.Lo}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			p.Meta[6] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			p.Meta[7] = packet.Value{Lo: (0x9) & 0x1f}
-			p.Meta[8] = packet.Value{Lo: (0x0) & 0xffff}
+			m6 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			m7 = packet.Value{Lo: (0x9) & 0x1f}
+			m8 = packet.Value{Lo: (0x0) & 0xffff}
 			goto n90
 		case 1: // do_assign_epoch_with_slot_sel_opts
-			p.Meta[6] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			p.Meta[7] = packet.Value{Lo: (params[1].Lo) & 0x1f}
-			p.Meta[8] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m6 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			m7 = packet.Value{Lo: (params[1].Lo) & 0x1f}
+			m8 = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			pl.edges[23]++
 			goto n90
 		case 2: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[24]++
 			goto n90
 		default: // miss
@@ -1862,22 +2201,22 @@ n89:
 	}
 n90:
 	{ // LbSlot: set meta.calendar_slot
-		p.Meta[20] = packet.Value{Lo: ((((p.Meta[18].Lo ^ p.Meta[8].Lo) & 0xffff) & ((((0x1 << p.Meta[7].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
+		m20 = packet.Value{Lo: ((((m18.Lo ^ m8.Lo) & 0xffff) & ((((0x1 << m7.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n91
 	}
 n91:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		if e, hit := pl.tables[5].LookupWord(((p.Meta[20].Lo)&0xffff)<<0 | ((p.Meta[6].Lo)&0xffffffff)<<16 | ((p.Meta[4].Lo)&0x7)<<48); hit {
+		if e, hit := pl.tables[5].LookupWord(((m20.Lo)&0xffff)<<0 | ((m6.Lo)&0xffffffff)<<16 | ((m4.Lo)&0x7)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			p.Meta[9] = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			m9 = packet.Value{Lo: (params[0].Lo) & 0xffff}
 			goto n93
 		case 1: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[25]++
 			goto n93
 		default: // miss
@@ -1891,30 +2230,30 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		st202 := p.Hdr[0] // ethernet
-		b201 := p.Data[st202.Off : st202.Off+st202.Len]
-		if e, hit := pl.tables[6].LookupWord(((p.Meta[9].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b201[12:])))&0xffff)<<16 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		st187 := h0 // ethernet
+		b186 := data[st187.Off : st187.Off+st187.Len]
+		if e, hit := pl.tables[6].LookupWord(((m9.Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b186[12:])))&0xffff)<<16 | ((m4.Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[11] = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			p.Meta[13] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			p.Meta[14] = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			p.Meta[15] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m11 = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
+			m13 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m14 = packet.Value{Lo: (params[3].Lo) & 0x1f}
+			m15 = packet.Value{Lo: (params[4].Lo) & 0x1}
 			goto n95
 		case 1: // do_ipv6_member_rewrite
-			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[12] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[13] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			p.Meta[14] = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			p.Meta[15] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m12 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			m13 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m14 = packet.Value{Lo: (params[3].Lo) & 0x1f}
+			m15 = packet.Value{Lo: (params[4].Lo) & 0x1}
 			pl.edges[26]++
 			goto n95
 		case 2: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[27]++
 			goto n95
 		default: // miss
@@ -1927,454 +2266,467 @@ n94:
 	}
 n95:
 	{ // LbPort: set meta.new_port
-		p.Meta[21] = packet.Value{Lo: ((p.Meta[13].Lo + ((p.Meta[19].Lo & ((((0x1 << p.Meta[14].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
+		m21 = packet.Value{Lo: ((m13.Lo + ((m19.Lo & ((((0x1 << m14.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n96
 	}
 n96:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		st204 := p.Hdr[0] // ethernet
-		b203 := p.Data[st204.Off : st204.Off+st204.Len]
-		v205 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b203[6:], uint16(v205>>32))
-		binary.BigEndian.PutUint32(b203[8:], uint32(v205))
-		v206 := p.Meta[10].Lo
-		binary.BigEndian.PutUint16(b203[0:], uint16(v206>>32))
-		binary.BigEndian.PutUint32(b203[2:], uint32(v206))
+		st189 := h0 // ethernet
+		b188 := data[st189.Off : st189.Off+st189.Len]
+		v190 := m2.Lo
+		binary.BigEndian.PutUint16(b188[6:], uint16(v190>>32))
+		binary.BigEndian.PutUint32(b188[8:], uint32(v190))
+		v191 := m10.Lo
+		binary.BigEndian.PutUint16(b188[0:], uint16(v191>>32))
+		binary.BigEndian.PutUint32(b188[2:], uint32(v191))
 		goto n97
 	}
 n97:
 	{ // LbIsIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n98
 		}
 		goto n99
 	}
 n98:
 	{ // LbKeepIPv4: test meta.keep_lb == 1
-		if p.Meta[15].Lo == 0x1 {
+		if m15.Lo == 0x1 {
 			goto n100
 		}
 		goto n101
 	}
 n99:
 	{ // LbKeepIPv6: test meta.keep_lb == 1
-		if p.Meta[15].Lo == 0x1 {
+		if m15.Lo == 0x1 {
 			goto n102
 		}
 		goto n103
 	}
 n100:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d207 uint64 // ipv4 checksum
-		var d208 uint64 // udp checksum
-		v209 := p.Meta[11].Lo
-		st211 := p.Hdr[2] // ipv4
-		b210 := p.Data[st211.Off : st211.Off+st211.Len]
-		lo213, hi214 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w212 := hi214 <= len(p.Data) && 4 <= 20
-		var o215 uint32
-		if w212 {
-			o215 = uint32(binary.BigEndian.Uint16(p.Data[lo213+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo213+2:]))
+		var d192 uint64 // ipv4 checksum
+		var d193 uint64 // udp checksum
+		v194 := m11.Lo
+		st196 := h2 // ipv4
+		b195 := data[st196.Off : st196.Off+st196.Len]
+		ws198 := uint64(uint64(binary.BigEndian.Uint32(b195[16:])))
+		os197 := uint32(uint16(ws198>>0)) + uint32(uint16(ws198>>16))
+		binary.BigEndian.PutUint32(b195[16:], uint32(v194))
+		ws199 := uint64(v194)
+		f201 := uint32(os197)
+		f201 += bits.RotateLeft32(f201, 16)
+		dl200 := uint64(^uint16(f201>>16)) + uint64(uint32(uint16(ws199>>0))+uint32(uint16(ws199>>16)))
+		d192 += dl200
+		if h4.Valid {
+			d193 += dl200
 		}
-		lo217, hi218 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w216 := p.Hdr[4].Valid && hi218 <= len(p.Data) && 4 <= 20
-		var o219 uint32
-		if w216 {
-			o219 = uint32(binary.BigEndian.Uint16(p.Data[lo217+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo217+2:]))
+		v202 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws204 := uint64(uint64(binary.BigEndian.Uint32(b195[12:])))
+		os203 := uint32(uint16(ws204>>0)) + uint32(uint16(ws204>>16))
+		binary.BigEndian.PutUint32(b195[12:], uint32(v202))
+		ws205 := uint64(v202)
+		f207 := uint32(os203)
+		f207 += bits.RotateLeft32(f207, 16)
+		dl206 := uint64(^uint16(f207>>16)) + uint64(uint32(uint16(ws205>>0))+uint32(uint16(ws205>>16)))
+		d192 += dl206
+		if h4.Valid {
+			d193 += dl206
 		}
-		binary.BigEndian.PutUint32(b210[16:], uint32(v209))
-		if w212 {
-			d207 += packet.ChecksumDelta(o215, uint32(binary.BigEndian.Uint16(p.Data[lo213+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo213+2:])))
-		}
-		if w216 {
-			d208 += packet.ChecksumDelta(o219, uint32(binary.BigEndian.Uint16(p.Data[lo217+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo217+2:])))
-		}
-		v220 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		lo222, hi223 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w221 := hi223 <= len(p.Data) && 4 <= 20
-		var o224 uint32
-		if w221 {
-			o224 = uint32(binary.BigEndian.Uint16(p.Data[lo222+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo222+2:]))
-		}
-		lo226, hi227 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w225 := p.Hdr[4].Valid && hi227 <= len(p.Data) && 4 <= 20
-		var o228 uint32
-		if w225 {
-			o228 = uint32(binary.BigEndian.Uint16(p.Data[lo226+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo226+2:]))
-		}
-		binary.BigEndian.PutUint32(b210[12:], uint32(v220))
-		if w221 {
-			d207 += packet.ChecksumDelta(o224, uint32(binary.BigEndian.Uint16(p.Data[lo222+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo222+2:])))
-		}
-		if w225 {
-			d208 += packet.ChecksumDelta(o228, uint32(binary.BigEndian.Uint16(p.Data[lo226+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo226+2:])))
-		}
-		v229 := p.Meta[21].Lo
-		st231 := p.Hdr[4] // udp
-		if !st231.Valid {
+		v208 := m21.Lo
+		st210 := h4 // udp
+		if !st210.Valid {
 			return pl.drop(28)
 		}
-		b230 := p.Data[st231.Off : st231.Off+st231.Len]
-		lo237, hi238 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w236 := p.Hdr[4].Valid && hi238 <= len(p.Data) && 2 <= 20
-		var o239 uint32
-		if w236 {
-			o239 = uint32(binary.BigEndian.Uint16(p.Data[lo237+0:]))
+		b209 := data[st210.Off : st210.Off+st210.Len]
+		os211 := uint32(uint16(uint64(binary.BigEndian.Uint16(b209[2:]))))
+		binary.BigEndian.PutUint16(b209[2:], uint16(v208))
+		f213 := uint32(os211)
+		f213 += bits.RotateLeft32(f213, 16)
+		dl212 := uint64(^uint16(f213>>16)) + uint64(uint32(uint16(v208)))
+		if h4.Valid {
+			d193 += dl212
 		}
-		binary.BigEndian.PutUint16(b230[2:], uint16(v229))
-		if w236 {
-			d208 += packet.ChecksumDelta(o239, uint32(binary.BigEndian.Uint16(p.Data[lo237+0:])))
+		v214 := uint64(b195[8])
+		os215 := uint32(binary.BigEndian.Uint16(b195[8:]))
+		b195[8] = byte(v214)
+		f217 := uint32(os215)
+		f217 += bits.RotateLeft32(f217, 16)
+		dl216 := uint64(^uint16(f217>>16)) + uint64(uint32(binary.BigEndian.Uint16(b195[8:])))
+		d192 += dl216
+		if cs218 := h2; cs218.Off >= 0 && cs218.Off+cs218.Len <= len(data) {
+			cb := data[cs218.Off+10 : cs218.Off+12]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d192
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
-		v240 := uint64(b210[8])
-		lo242, hi243 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
-		w241 := hi243 <= len(p.Data) && 2 <= 20
-		var o244 uint32
-		if w241 {
-			o244 = uint32(binary.BigEndian.Uint16(p.Data[lo242+0:]))
-		}
-		b210[8] = byte(v240)
-		if w241 {
-			d207 += packet.ChecksumDelta(o244, uint32(binary.BigEndian.Uint16(p.Data[lo242+0:])))
-		}
-		if cs249 := p.Hdr[2]; cs249.Off >= 0 && cs249.Off+cs249.Len <= len(p.Data) {
-			cb := p.Data[cs249.Off+10 : cs249.Off+12]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d207, false))
-		}
-		if cs250 := p.Hdr[4]; cs250.Valid && cs250.Off >= 0 && cs250.Off+cs250.Len <= len(p.Data) {
-			cb := p.Data[cs250.Off+6 : cs250.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d208, false))
+		if cs219 := h4; cs219.Valid && cs219.Off >= 0 && cs219.Off+cs219.Len <= len(data) {
+			cb := data[cs219.Off+6 : cs219.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d193
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d251 uint64 // ipv4 checksum
-		var d252 uint64 // udp checksum
-		v253 := p.Meta[11].Lo
-		st255 := p.Hdr[2] // ipv4
-		b254 := p.Data[st255.Off : st255.Off+st255.Len]
-		lo257, hi258 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w256 := hi258 <= len(p.Data) && 4 <= 20
-		var o259 uint32
-		if w256 {
-			o259 = uint32(binary.BigEndian.Uint16(p.Data[lo257+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo257+2:]))
+		var d220 uint64 // ipv4 checksum
+		var d221 uint64 // udp checksum
+		v222 := m11.Lo
+		st224 := h2 // ipv4
+		b223 := data[st224.Off : st224.Off+st224.Len]
+		ws226 := uint64(uint64(binary.BigEndian.Uint32(b223[16:])))
+		os225 := uint32(uint16(ws226>>0)) + uint32(uint16(ws226>>16))
+		binary.BigEndian.PutUint32(b223[16:], uint32(v222))
+		ws227 := uint64(v222)
+		f229 := uint32(os225)
+		f229 += bits.RotateLeft32(f229, 16)
+		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(ws227>>0))+uint32(uint16(ws227>>16)))
+		d220 += dl228
+		if h4.Valid {
+			d221 += dl228
 		}
-		lo261, hi262 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w260 := p.Hdr[4].Valid && hi262 <= len(p.Data) && 4 <= 20
-		var o263 uint32
-		if w260 {
-			o263 = uint32(binary.BigEndian.Uint16(p.Data[lo261+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo261+2:]))
+		v230 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws232 := uint64(uint64(binary.BigEndian.Uint32(b223[12:])))
+		os231 := uint32(uint16(ws232>>0)) + uint32(uint16(ws232>>16))
+		binary.BigEndian.PutUint32(b223[12:], uint32(v230))
+		ws233 := uint64(v230)
+		f235 := uint32(os231)
+		f235 += bits.RotateLeft32(f235, 16)
+		dl234 := uint64(^uint16(f235>>16)) + uint64(uint32(uint16(ws233>>0))+uint32(uint16(ws233>>16)))
+		d220 += dl234
+		if h4.Valid {
+			d221 += dl234
 		}
-		binary.BigEndian.PutUint32(b254[16:], uint32(v253))
-		if w256 {
-			d251 += packet.ChecksumDelta(o259, uint32(binary.BigEndian.Uint16(p.Data[lo257+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo257+2:])))
-		}
-		if w260 {
-			d252 += packet.ChecksumDelta(o263, uint32(binary.BigEndian.Uint16(p.Data[lo261+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo261+2:])))
-		}
-		v264 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		lo266, hi267 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w265 := hi267 <= len(p.Data) && 4 <= 20
-		var o268 uint32
-		if w265 {
-			o268 = uint32(binary.BigEndian.Uint16(p.Data[lo266+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo266+2:]))
-		}
-		lo270, hi271 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w269 := p.Hdr[4].Valid && hi271 <= len(p.Data) && 4 <= 20
-		var o272 uint32
-		if w269 {
-			o272 = uint32(binary.BigEndian.Uint16(p.Data[lo270+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo270+2:]))
-		}
-		binary.BigEndian.PutUint32(b254[12:], uint32(v264))
-		if w265 {
-			d251 += packet.ChecksumDelta(o268, uint32(binary.BigEndian.Uint16(p.Data[lo266+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo266+2:])))
-		}
-		if w269 {
-			d252 += packet.ChecksumDelta(o272, uint32(binary.BigEndian.Uint16(p.Data[lo270+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo270+2:])))
-		}
-		v273 := p.Meta[21].Lo
-		st275 := p.Hdr[4] // udp
-		if !st275.Valid {
+		v236 := m21.Lo
+		st238 := h4 // udp
+		if !st238.Valid {
 			return pl.drop(29)
 		}
-		b274 := p.Data[st275.Off : st275.Off+st275.Len]
-		lo281, hi282 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w280 := p.Hdr[4].Valid && hi282 <= len(p.Data) && 2 <= 20
-		var o283 uint32
-		if w280 {
-			o283 = uint32(binary.BigEndian.Uint16(p.Data[lo281+0:]))
+		b237 := data[st238.Off : st238.Off+st238.Len]
+		os239 := uint32(uint16(uint64(binary.BigEndian.Uint16(b237[2:]))))
+		binary.BigEndian.PutUint16(b237[2:], uint16(v236))
+		f241 := uint32(os239)
+		f241 += bits.RotateLeft32(f241, 16)
+		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint16(v236)))
+		if h4.Valid {
+			d221 += dl240
 		}
-		binary.BigEndian.PutUint16(b274[2:], uint16(v273))
-		if w280 {
-			d252 += packet.ChecksumDelta(o283, uint32(binary.BigEndian.Uint16(p.Data[lo281+0:])))
+		v242 := (uint64(binary.BigEndian.Uint16(b223[2:])) - 0x10)
+		os243 := uint32(uint16(uint64(binary.BigEndian.Uint16(b223[2:]))))
+		binary.BigEndian.PutUint16(b223[2:], uint16(v242))
+		f245 := uint32(os243)
+		f245 += bits.RotateLeft32(f245, 16)
+		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(v242)))
+		d220 += dl244
+		if h4.Valid {
+			d221 += dl244
 		}
-		v284 := (uint64(binary.BigEndian.Uint16(b254[2:])) - 0x10)
-		lo286, hi287 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w285 := hi287 <= len(p.Data) && 2 <= 20
-		var o288 uint32
-		if w285 {
-			o288 = uint32(binary.BigEndian.Uint16(p.Data[lo286+0:]))
+		if cs246 := h2; cs246.Off >= 0 && cs246.Off+cs246.Len <= len(data) {
+			cb := data[cs246.Off+10 : cs246.Off+12]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d220
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
-		lo290, hi291 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w289 := p.Hdr[4].Valid && hi291 <= len(p.Data) && 2 <= 20
-		var o292 uint32
-		if w289 {
-			o292 = uint32(binary.BigEndian.Uint16(p.Data[lo290+0:]))
-		}
-		binary.BigEndian.PutUint16(b254[2:], uint16(v284))
-		if w285 {
-			d251 += packet.ChecksumDelta(o288, uint32(binary.BigEndian.Uint16(p.Data[lo286+0:])))
-		}
-		if w289 {
-			d252 += packet.ChecksumDelta(o292, uint32(binary.BigEndian.Uint16(p.Data[lo290+0:])))
-		}
-		if cs293 := p.Hdr[2]; cs293.Off >= 0 && cs293.Off+cs293.Len <= len(p.Data) {
-			cb := p.Data[cs293.Off+10 : cs293.Off+12]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d251, false))
-		}
-		if cs294 := p.Hdr[4]; cs294.Valid && cs294.Off >= 0 && cs294.Off+cs294.Len <= len(p.Data) {
-			cb := p.Data[cs294.Off+6 : cs294.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d252, false))
+		if cs247 := h4; cs247.Valid && cs247.Off >= 0 && cs247.Off+cs247.Len <= len(data) {
+			cb := data[cs247.Off+6 : cs247.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d221
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d295 uint64 // udp checksum
-		v296 := p.Meta[12]
-		st298 := p.Hdr[3] // ipv6
-		if !st298.Valid {
+		var d248 uint64 // udp checksum
+		v249 := m12
+		st251 := h3 // ipv6
+		if !st251.Valid {
 			return pl.drop(30)
 		}
-		b297 := p.Data[st298.Off : st298.Off+st298.Len]
-		lo300, hi301 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-		w299 := p.Hdr[4].Valid && hi301 <= len(p.Data) && 16 <= 20
-		var o302 uint32
-		if w299 {
-			o302 = uint32(binary.BigEndian.Uint16(p.Data[lo300+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+14:]))
+		b250 := data[st251.Off : st251.Off+st251.Len]
+		ws253 := packet.Value{Hi: binary.BigEndian.Uint64(b250[24:]), Lo: binary.BigEndian.Uint64(b250[32:])}
+		os252 := uint32(uint16(ws253.Hi>>0)) + uint32(uint16(ws253.Hi>>16)) + uint32(uint16(ws253.Hi>>32)) + uint32(uint16(ws253.Hi>>48)) + uint32(uint16(ws253.Lo>>0)) + uint32(uint16(ws253.Lo>>16)) + uint32(uint16(ws253.Lo>>32)) + uint32(uint16(ws253.Lo>>48))
+		v254 := v249
+		binary.BigEndian.PutUint64(b250[24:], v254.Hi)
+		binary.BigEndian.PutUint64(b250[32:], v254.Lo)
+		ws255 := v249
+		f257 := uint32(os252)
+		f257 += bits.RotateLeft32(f257, 16)
+		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(ws255.Hi>>0))+uint32(uint16(ws255.Hi>>16))+uint32(uint16(ws255.Hi>>32))+uint32(uint16(ws255.Hi>>48))+uint32(uint16(ws255.Lo>>0))+uint32(uint16(ws255.Lo>>16))+uint32(uint16(ws255.Lo>>32))+uint32(uint16(ws255.Lo>>48)))
+		if h4.Valid {
+			d248 += dl256
 		}
-		packet.SetBits(b297, 192, 128, v296)
-		if w299 {
-			d295 += packet.ChecksumDelta(o302, uint32(binary.BigEndian.Uint16(p.Data[lo300+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+14:])))
+		v258 := m3
+		ws260 := packet.Value{Hi: binary.BigEndian.Uint64(b250[8:]), Lo: binary.BigEndian.Uint64(b250[16:])}
+		os259 := uint32(uint16(ws260.Hi>>0)) + uint32(uint16(ws260.Hi>>16)) + uint32(uint16(ws260.Hi>>32)) + uint32(uint16(ws260.Hi>>48)) + uint32(uint16(ws260.Lo>>0)) + uint32(uint16(ws260.Lo>>16)) + uint32(uint16(ws260.Lo>>32)) + uint32(uint16(ws260.Lo>>48))
+		v261 := v258
+		binary.BigEndian.PutUint64(b250[8:], v261.Hi)
+		binary.BigEndian.PutUint64(b250[16:], v261.Lo)
+		ws262 := v258
+		f264 := uint32(os259)
+		f264 += bits.RotateLeft32(f264, 16)
+		dl263 := uint64(^uint16(f264>>16)) + uint64(uint32(uint16(ws262.Hi>>0))+uint32(uint16(ws262.Hi>>16))+uint32(uint16(ws262.Hi>>32))+uint32(uint16(ws262.Hi>>48))+uint32(uint16(ws262.Lo>>0))+uint32(uint16(ws262.Lo>>16))+uint32(uint16(ws262.Lo>>32))+uint32(uint16(ws262.Lo>>48)))
+		if h4.Valid {
+			d248 += dl263
 		}
-		v303 := p.Meta[3]
-		lo305, hi306 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-		w304 := p.Hdr[4].Valid && hi306 <= len(p.Data) && 16 <= 20
-		var o307 uint32
-		if w304 {
-			o307 = uint32(binary.BigEndian.Uint16(p.Data[lo305+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo305+14:]))
-		}
-		packet.SetBits(b297, 64, 128, v303)
-		if w304 {
-			d295 += packet.ChecksumDelta(o307, uint32(binary.BigEndian.Uint16(p.Data[lo305+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo305+14:])))
-		}
-		v308 := p.Meta[21].Lo
-		st310 := p.Hdr[4] // udp
-		if !st310.Valid {
+		v265 := m21.Lo
+		st267 := h4 // udp
+		if !st267.Valid {
 			return pl.drop(30)
 		}
-		b309 := p.Data[st310.Off : st310.Off+st310.Len]
-		lo312, hi313 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w311 := p.Hdr[4].Valid && hi313 <= len(p.Data) && 2 <= 20
-		var o314 uint32
-		if w311 {
-			o314 = uint32(binary.BigEndian.Uint16(p.Data[lo312+0:]))
+		b266 := data[st267.Off : st267.Off+st267.Len]
+		os268 := uint32(uint16(uint64(binary.BigEndian.Uint16(b266[2:]))))
+		binary.BigEndian.PutUint16(b266[2:], uint16(v265))
+		f270 := uint32(os268)
+		f270 += bits.RotateLeft32(f270, 16)
+		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(v265)))
+		if h4.Valid {
+			d248 += dl269
 		}
-		binary.BigEndian.PutUint16(b309[2:], uint16(v308))
-		if w311 {
-			d295 += packet.ChecksumDelta(o314, uint32(binary.BigEndian.Uint16(p.Data[lo312+0:])))
-		}
-		if cs315 := p.Hdr[4]; cs315.Valid && cs315.Off >= 0 && cs315.Off+cs315.Len <= len(p.Data) {
-			cb := p.Data[cs315.Off+6 : cs315.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d295, false))
+		if cs271 := h4; cs271.Valid && cs271.Off >= 0 && cs271.Off+cs271.Len <= len(data) {
+			cb := data[cs271.Off+6 : cs271.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d248
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		pl.edges[28]++
 		goto n109
 	}
 n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d316 uint64 // udp checksum
-		v317 := p.Meta[12]
-		st319 := p.Hdr[3] // ipv6
-		if !st319.Valid {
+		var d272 uint64 // udp checksum
+		v273 := m12
+		st275 := h3 // ipv6
+		if !st275.Valid {
 			return pl.drop(31)
 		}
-		b318 := p.Data[st319.Off : st319.Off+st319.Len]
-		lo321, hi322 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-		w320 := p.Hdr[4].Valid && hi322 <= len(p.Data) && 16 <= 20
-		var o323 uint32
-		if w320 {
-			o323 = uint32(binary.BigEndian.Uint16(p.Data[lo321+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+14:]))
+		b274 := data[st275.Off : st275.Off+st275.Len]
+		ws277 := packet.Value{Hi: binary.BigEndian.Uint64(b274[24:]), Lo: binary.BigEndian.Uint64(b274[32:])}
+		os276 := uint32(uint16(ws277.Hi>>0)) + uint32(uint16(ws277.Hi>>16)) + uint32(uint16(ws277.Hi>>32)) + uint32(uint16(ws277.Hi>>48)) + uint32(uint16(ws277.Lo>>0)) + uint32(uint16(ws277.Lo>>16)) + uint32(uint16(ws277.Lo>>32)) + uint32(uint16(ws277.Lo>>48))
+		v278 := v273
+		binary.BigEndian.PutUint64(b274[24:], v278.Hi)
+		binary.BigEndian.PutUint64(b274[32:], v278.Lo)
+		ws279 := v273
+		f281 := uint32(os276)
+		f281 += bits.RotateLeft32(f281, 16)
+		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(uint16(ws279.Hi>>0))+uint32(uint16(ws279.Hi>>16))+uint32(uint16(ws279.Hi>>32))+uint32(uint16(ws279.Hi>>48))+uint32(uint16(ws279.Lo>>0))+uint32(uint16(ws279.Lo>>16))+uint32(uint16(ws279.Lo>>32))+uint32(uint16(ws279.Lo>>48)))
+		if h4.Valid {
+			d272 += dl280
 		}
-		packet.SetBits(b318, 192, 128, v317)
-		if w320 {
-			d316 += packet.ChecksumDelta(o323, uint32(binary.BigEndian.Uint16(p.Data[lo321+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+14:])))
+		v282 := m3
+		ws284 := packet.Value{Hi: binary.BigEndian.Uint64(b274[8:]), Lo: binary.BigEndian.Uint64(b274[16:])}
+		os283 := uint32(uint16(ws284.Hi>>0)) + uint32(uint16(ws284.Hi>>16)) + uint32(uint16(ws284.Hi>>32)) + uint32(uint16(ws284.Hi>>48)) + uint32(uint16(ws284.Lo>>0)) + uint32(uint16(ws284.Lo>>16)) + uint32(uint16(ws284.Lo>>32)) + uint32(uint16(ws284.Lo>>48))
+		v285 := v282
+		binary.BigEndian.PutUint64(b274[8:], v285.Hi)
+		binary.BigEndian.PutUint64(b274[16:], v285.Lo)
+		ws286 := v282
+		f288 := uint32(os283)
+		f288 += bits.RotateLeft32(f288, 16)
+		dl287 := uint64(^uint16(f288>>16)) + uint64(uint32(uint16(ws286.Hi>>0))+uint32(uint16(ws286.Hi>>16))+uint32(uint16(ws286.Hi>>32))+uint32(uint16(ws286.Hi>>48))+uint32(uint16(ws286.Lo>>0))+uint32(uint16(ws286.Lo>>16))+uint32(uint16(ws286.Lo>>32))+uint32(uint16(ws286.Lo>>48)))
+		if h4.Valid {
+			d272 += dl287
 		}
-		v324 := p.Meta[3]
-		lo326, hi327 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-		w325 := p.Hdr[4].Valid && hi327 <= len(p.Data) && 16 <= 20
-		var o328 uint32
-		if w325 {
-			o328 = uint32(binary.BigEndian.Uint16(p.Data[lo326+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo326+14:]))
-		}
-		packet.SetBits(b318, 64, 128, v324)
-		if w325 {
-			d316 += packet.ChecksumDelta(o328, uint32(binary.BigEndian.Uint16(p.Data[lo326+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo326+14:])))
-		}
-		v329 := p.Meta[21].Lo
-		st331 := p.Hdr[4] // udp
-		if !st331.Valid {
+		v289 := m21.Lo
+		st291 := h4 // udp
+		if !st291.Valid {
 			return pl.drop(31)
 		}
-		b330 := p.Data[st331.Off : st331.Off+st331.Len]
-		lo333, hi334 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w332 := p.Hdr[4].Valid && hi334 <= len(p.Data) && 2 <= 20
-		var o335 uint32
-		if w332 {
-			o335 = uint32(binary.BigEndian.Uint16(p.Data[lo333+0:]))
+		b290 := data[st291.Off : st291.Off+st291.Len]
+		os292 := uint32(uint16(uint64(binary.BigEndian.Uint16(b290[2:]))))
+		binary.BigEndian.PutUint16(b290[2:], uint16(v289))
+		f294 := uint32(os292)
+		f294 += bits.RotateLeft32(f294, 16)
+		dl293 := uint64(^uint16(f294>>16)) + uint64(uint32(uint16(v289)))
+		if h4.Valid {
+			d272 += dl293
 		}
-		binary.BigEndian.PutUint16(b330[2:], uint16(v329))
-		if w332 {
-			d316 += packet.ChecksumDelta(o335, uint32(binary.BigEndian.Uint16(p.Data[lo333+0:])))
+		v295 := (uint64(binary.BigEndian.Uint16(b274[4:])) - 0x10)
+		os296 := uint32(uint16(uint64(binary.BigEndian.Uint16(b274[4:]))))
+		binary.BigEndian.PutUint16(b274[4:], uint16(v295))
+		f298 := uint32(os296)
+		f298 += bits.RotateLeft32(f298, 16)
+		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(v295)))
+		if h4.Valid {
+			d272 += dl297
 		}
-		v336 := (uint64(binary.BigEndian.Uint16(b318[4:])) - 0x10)
-		lo338, hi339 := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-		w337 := p.Hdr[4].Valid && hi339 <= len(p.Data) && 2 <= 20
-		var o340 uint32
-		if w337 {
-			o340 = uint32(binary.BigEndian.Uint16(p.Data[lo338+0:]))
-		}
-		binary.BigEndian.PutUint16(b318[4:], uint16(v336))
-		if w337 {
-			d316 += packet.ChecksumDelta(o340, uint32(binary.BigEndian.Uint16(p.Data[lo338+0:])))
-		}
-		if cs341 := p.Hdr[4]; cs341.Valid && cs341.Off >= 0 && cs341.Off+cs341.Len <= len(p.Data) {
-			cb := p.Data[cs341.Off+6 : cs341.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d316, false))
+		if cs299 := h4; cs299.Valid && cs299.Off >= 0 && cs299.Off+cs299.Len <= len(data) {
+			cb := data[cs299.Off+6 : cs299.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d272
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		pl.edges[29]++
 		goto n104
 	}
 n104:
 	{ // LbPopV2: test valid(lb_v2)
-		if p.Hdr[10].Valid {
+		if h10.Valid {
 			goto n105
 		}
 		goto n106
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		ps342 := p.Hdr[10] // lb_v2
-		po343, pn344 := ps342.Off, 12
-		if po343 < 0 || po343+pn344 > len(p.Data) {
+		ps300 := h10 // lb_v2
+		po301, pn302 := ps300.Off, 12
+		if po301 < 0 || po301+pn302 > len(data) {
 			return pl.drop(32)
 		}
-		if p.Hdr[4].Valid && po343 > p.Hdr[4].Off && (po343-p.Hdr[4].Off)%2 == 0 {
-			d345 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po343+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po343+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po343+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po343+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po343+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po343+10:]))))
-			if cs346 := p.Hdr[4]; cs346.Valid && cs346.Off >= 0 && cs346.Off+cs346.Len <= len(p.Data) {
-				cb := p.Data[cs346.Off+6 : cs346.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d345, false))
+		if h4.Valid && po301 > h4.Off && (po301-h4.Off)%2 == 0 {
+			d303 := uint32(binary.BigEndian.Uint16(data[po301+0:])) + uint32(binary.BigEndian.Uint16(data[po301+2:])) + uint32(binary.BigEndian.Uint16(data[po301+4:])) + uint32(binary.BigEndian.Uint16(data[po301+6:])) + uint32(binary.BigEndian.Uint16(data[po301+8:])) + uint32(binary.BigEndian.Uint16(data[po301+10:]))
+			d303 += bits.RotateLeft32(d303, 16)
+			if cs304 := h4; cs304.Valid && cs304.Off >= 0 && cs304.Off+cs304.Len <= len(data) {
+				cb := data[cs304.Off+6 : cs304.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d303>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po343 < len(p.Data)-po343-pn344 {
-			copy(p.Data[pn344:pn344+po343], p.Data[:po343])
-			p.Data = p.Data[pn344:]
+		if po301 < len(data)-po301-pn302 {
+			copy(data[pn302:pn302+po301], data[:po301])
+			data = data[pn302:]
 		} else {
-			copy(p.Data[po343:], p.Data[po343+pn344:])
-			p.Data = p.Data[:len(p.Data)-pn344]
+			copy(data[po301:], data[po301+pn302:])
+			data = data[:len(data)-pn302]
 		}
-		p.Hdr[10] = packet.HeaderState{}
-		if p.Cursor > po343 {
-			p.Cursor = max(po343, p.Cursor-pn344)
+		h10 = packet.HeaderState{}
+		if cur > po301 {
+			cur = max(po301, cur-pn302)
 		}
 		goto n107
 	}
 n106:
 	{ // LbPopV3Body: pop lb_v3
-		ps347 := p.Hdr[11] // lb_v3
-		if !ps347.Valid {
+		ps305 := h11 // lb_v3
+		if !ps305.Valid {
 			return pl.drop(33)
 		}
-		po348, pn349 := ps347.Off, 12
-		if po348 < 0 || po348+pn349 > len(p.Data) {
+		po306, pn307 := ps305.Off, 12
+		if po306 < 0 || po306+pn307 > len(data) {
 			return pl.drop(33)
 		}
-		if p.Hdr[4].Valid && po348 > p.Hdr[4].Off && (po348-p.Hdr[4].Off)%2 == 0 {
-			d350 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po348+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po348+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po348+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po348+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po348+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po348+10:]))))
-			if cs351 := p.Hdr[4]; cs351.Valid && cs351.Off >= 0 && cs351.Off+cs351.Len <= len(p.Data) {
-				cb := p.Data[cs351.Off+6 : cs351.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d350, false))
+		if h4.Valid && po306 > h4.Off && (po306-h4.Off)%2 == 0 {
+			d308 := uint32(binary.BigEndian.Uint16(data[po306+0:])) + uint32(binary.BigEndian.Uint16(data[po306+2:])) + uint32(binary.BigEndian.Uint16(data[po306+4:])) + uint32(binary.BigEndian.Uint16(data[po306+6:])) + uint32(binary.BigEndian.Uint16(data[po306+8:])) + uint32(binary.BigEndian.Uint16(data[po306+10:]))
+			d308 += bits.RotateLeft32(d308, 16)
+			if cs309 := h4; cs309.Valid && cs309.Off >= 0 && cs309.Off+cs309.Len <= len(data) {
+				cb := data[cs309.Off+6 : cs309.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d308>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po348 < len(p.Data)-po348-pn349 {
-			copy(p.Data[pn349:pn349+po348], p.Data[:po348])
-			p.Data = p.Data[pn349:]
+		if po306 < len(data)-po306-pn307 {
+			copy(data[pn307:pn307+po306], data[:po306])
+			data = data[pn307:]
 		} else {
-			copy(p.Data[po348:], p.Data[po348+pn349:])
-			p.Data = p.Data[:len(p.Data)-pn349]
+			copy(data[po306:], data[po306+pn307:])
+			data = data[:len(data)-pn307]
 		}
-		p.Hdr[11] = packet.HeaderState{}
-		if p.Cursor > po348 {
-			p.Cursor = max(po348, p.Cursor-pn349)
+		h11 = packet.HeaderState{}
+		if cur > po306 {
+			cur = max(po306, cur-pn307)
 		}
 		pl.edges[30]++
 		goto n107
 	}
 n107:
 	{ // LbPopCommon: pop lb_common
-		ps352 := p.Hdr[9] // lb_common
-		if !ps352.Valid {
+		ps310 := h9 // lb_common
+		if !ps310.Valid {
 			return pl.drop(34)
 		}
-		po353, pn354 := ps352.Off, 4
-		if po353 < 0 || po353+pn354 > len(p.Data) {
+		po311, pn312 := ps310.Off, 4
+		if po311 < 0 || po311+pn312 > len(data) {
 			return pl.drop(34)
 		}
-		if p.Hdr[4].Valid && po353 > p.Hdr[4].Off && (po353-p.Hdr[4].Off)%2 == 0 {
-			d355 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po353+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po353+2:]))))
-			if cs356 := p.Hdr[4]; cs356.Valid && cs356.Off >= 0 && cs356.Off+cs356.Len <= len(p.Data) {
-				cb := p.Data[cs356.Off+6 : cs356.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d355, false))
+		if h4.Valid && po311 > h4.Off && (po311-h4.Off)%2 == 0 {
+			d313 := uint32(binary.BigEndian.Uint16(data[po311+0:])) + uint32(binary.BigEndian.Uint16(data[po311+2:]))
+			d313 += bits.RotateLeft32(d313, 16)
+			if cs314 := h4; cs314.Valid && cs314.Off >= 0 && cs314.Off+cs314.Len <= len(data) {
+				cb := data[cs314.Off+6 : cs314.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d313>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po353 < len(p.Data)-po353-pn354 {
-			copy(p.Data[pn354:pn354+po353], p.Data[:po353])
-			p.Data = p.Data[pn354:]
+		if po311 < len(data)-po311-pn312 {
+			copy(data[pn312:pn312+po311], data[:po311])
+			data = data[pn312:]
 		} else {
-			copy(p.Data[po353:], p.Data[po353+pn354:])
-			p.Data = p.Data[:len(p.Data)-pn354]
+			copy(data[po311:], data[po311+pn312:])
+			data = data[:len(data)-pn312]
 		}
-		p.Hdr[9] = packet.HeaderState{}
-		if p.Hdr[11].Valid && p.Hdr[11].Off > po353 {
-			p.Hdr[11].Off -= pn354
+		h9 = packet.HeaderState{}
+		if h11.Valid && h11.Off > po311 {
+			h11.Off -= pn312
 		} // lb_v3
-		if p.Cursor > po353 {
-			p.Cursor = max(po353, p.Cursor-pn354)
+		if cur > po311 {
+			cur = max(po311, cur-pn312)
 		}
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d357 uint64   // udp checksum
-		st359 := p.Hdr[4] // udp
-		if !st359.Valid {
+		var d315 uint64 // udp checksum
+		st317 := h4     // udp
+		if !st317.Valid {
 			return pl.drop(35)
 		}
-		b358 := p.Data[st359.Off : st359.Off+st359.Len]
-		v360 := (uint64(binary.BigEndian.Uint16(b358[4:])) - 0x10)
-		lo362, hi363 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
-		w361 := p.Hdr[4].Valid && hi363 <= len(p.Data) && 2 <= 20
-		var o364 uint32
-		if w361 {
-			o364 = uint32(binary.BigEndian.Uint16(p.Data[lo362+0:]))
+		b316 := data[st317.Off : st317.Off+st317.Len]
+		v318 := (uint64(binary.BigEndian.Uint16(b316[4:])) - 0x10)
+		os319 := uint32(uint16(uint64(binary.BigEndian.Uint16(b316[4:]))))
+		binary.BigEndian.PutUint16(b316[4:], uint16(v318))
+		f321 := uint32(os319)
+		f321 += bits.RotateLeft32(f321, 16)
+		dl320 := uint64(^uint16(f321>>16)) + uint64(uint32(uint16(v318)))
+		if h4.Valid {
+			d315 += dl320
 		}
-		binary.BigEndian.PutUint16(b358[4:], uint16(v360))
-		if w361 {
-			d357 += packet.ChecksumDelta(o364, uint32(binary.BigEndian.Uint16(p.Data[lo362+0:])))
-		}
-		if cs365 := p.Hdr[4]; cs365.Valid && cs365.Off >= 0 && cs365.Off+cs365.Len <= len(p.Data) {
-			cb := p.Data[cs365.Off+6 : cs365.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d357, false))
+		if cs322 := h4; cs322.Valid && cs322.Off >= 0 && cs322.Off+cs322.Len <= len(data) {
+			cb := data[cs322.Off+6 : cs322.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d315
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		pl.edges[31]++
 		goto n109
@@ -2386,7 +2738,7 @@ n109:
 	}
 n110:
 	{ // TxCheck: test meta.drop == 1
-		if p.Meta[16].Lo == 0x1 {
+		if m16.Lo == 0x1 {
 			goto n111
 		}
 		goto n2
@@ -2397,7 +2749,7 @@ n2:
 	}
 n3:
 	{ // TxWire: emit
-		return pl.sink(0, p.Data)
+		return pl.sink(0, data)
 	}
 n111:
 	{ // TxDropped: drop drop flag

@@ -8,6 +8,7 @@ package lb2025udp
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
@@ -649,20 +650,124 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 // after off+n for headers the graph pushes. It does not allocate.
 func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
-	p.Load(buf, off, n)
+	_ = p
+	data, cur := buf[:cap(buf)][off:off+n], 0
+	_ = cur
+	var h0 packet.HeaderState // ethernet
+	_ = h0
+	var h1 packet.HeaderState // vlan
+	_ = h1
+	var h2 packet.HeaderState // ipv4
+	_ = h2
+	var h3 packet.HeaderState // ipv6
+	_ = h3
+	var h4 packet.HeaderState // udp
+	_ = h4
+	var h5 packet.HeaderState // arp
+	_ = h5
+	var h6 packet.HeaderState // icmp
+	_ = h6
+	var h7 packet.HeaderState // icmpv6
+	_ = h7
+	var h8 packet.HeaderState // icmp_echo
+	_ = h8
+	var h9 packet.HeaderState // lb_common
+	_ = h9
+	var h10 packet.HeaderState // lb_v2
+	_ = h10
+	var h11 packet.HeaderState // lb_v3
+	_ = h11
+	var h12 packet.HeaderState // nd_ns
+	_ = h12
+	var h13 packet.HeaderState // nd_opt
+	_ = h13
+	var h14 packet.HeaderState // nd_mac
+	_ = h14
+	var h15 packet.HeaderState // nd_na
+	_ = h15
+	var h16 packet.HeaderState // nd_na_opt
+	_ = h16
+	var h17 packet.HeaderState // nd_na_mac
+	_ = h17
+	var h18 packet.HeaderState // icmp_ipv4
+	_ = h18
+	var h19 packet.HeaderState // icmp_ipv6
+	_ = h19
+	var h20 packet.HeaderState // icmp_udp
+	_ = h20
+	var h21 packet.HeaderState // lldp
+	_ = h21
+	var h22 packet.HeaderState // slow
+	_ = h22
+	var h23 packet.HeaderState // lacp
+	_ = h23
+	h24 := packet.HeaderState{Valid: true} // meta
+	_ = h24
+	var m0 packet.Value
+	_ = m0
+	var m1 packet.Value
+	_ = m1
+	var m2 packet.Value
+	_ = m2
+	var m3 packet.Value
+	_ = m3
+	var m4 packet.Value
+	_ = m4
+	var m5 packet.Value
+	_ = m5
+	var m6 packet.Value
+	_ = m6
+	var m7 packet.Value
+	_ = m7
+	var m8 packet.Value
+	_ = m8
+	var m9 packet.Value
+	_ = m9
+	var m10 packet.Value
+	_ = m10
+	var m11 packet.Value
+	_ = m11
+	var m12 packet.Value
+	_ = m12
+	var m13 packet.Value
+	_ = m13
+	var m14 packet.Value
+	_ = m14
+	var m15 packet.Value
+	_ = m15
+	var m16 packet.Value
+	_ = m16
+	var m17 packet.Value
+	_ = m17
+	var m18 packet.Value
+	_ = m18
+	var m19 packet.Value
+	_ = m19
+	var m20 packet.Value
+	_ = m20
+	var m21 packet.Value
+	_ = m21
+	var m22 packet.Value
+	_ = m22
+	var m23 packet.Value
+	_ = m23
+	var m24 packet.Value
+	_ = m24
+	var m25 packet.Value
+	_ = m25
 	{ // RxWire: input
 		goto n1
 	}
 n1:
 	{ // RxEth: extract ethernet
-		x1 := p.Hdr[0].Valid // already there: nothing to do
+		x1 := h0.Valid // already there: nothing to do
 		if !x1 {
-			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
+			x1 = cur >= 0 && cur+14 <= len(data)
 			if x1 {
-				p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
-				p.Cursor += 14
+				h0 = packet.HeaderState{Off: cur, Len: 14, Valid: true}
+				cur += 14
 			} else {
-				p.Hdr[0] = packet.HeaderState{}
+				h0 = packet.HeaderState{}
 			} // ethernet
 		}
 		if x1 {
@@ -672,8 +777,8 @@ n1:
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		st4 := p.Hdr[0] // ethernet
-		b3 := p.Data[st4.Off : st4.Off+st4.Len]
+		st4 := h0 // ethernet
+		b3 := data[st4.Off : st4.Off+st4.Len]
 		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
 		case v2 == 0x800:
@@ -687,24 +792,24 @@ n2:
 	}
 n3:
 	{ // RxV4: extract ipv4
-		x5 := p.Hdr[2].Valid // already there: nothing to do
+		x5 := h2.Valid // already there: nothing to do
 		if !x5 {
-			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
-				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st8 := p.Hdr[2] // ipv4
+			if off := cur; off >= 0 && off+20 <= len(data) {
+				h2 = packet.HeaderState{Off: off, Len: 20, Valid: true}
+				st8 := h2 // ipv4
 				if !st8.Valid {
 					return pl.drop(0)
 				}
-				b7 := p.Data[st8.Off : st8.Off+st8.Len]
+				b7 := data[st8.Off : st8.Off+st8.Len]
 				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(p.Data)) && off+20+int(ext6.Lo) <= len(p.Data)
+				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(data)) && off+20+int(ext6.Lo) <= len(data)
 				if x5 {
-					p.Hdr[2].Len += int(ext6.Lo)
-					p.Cursor = off + p.Hdr[2].Len
+					h2.Len += int(ext6.Lo)
+					cur = off + h2.Len
 				}
 			}
 			if !x5 {
-				p.Hdr[2] = packet.HeaderState{}
+				h2 = packet.HeaderState{}
 			} // ipv4
 		}
 		if x5 {
@@ -715,8 +820,8 @@ n3:
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		st12 := p.Hdr[2] // ipv4
-		b11 := p.Data[st12.Off : st12.Off+st12.Len]
+		st12 := h2 // ipv4
+		b11 := data[st12.Off : st12.Off+st12.Len]
 		c10 := ((uint64(b11[0]) >> 4 & 0xf) == 0x4)
 		if c10 {
 			c10 = ((uint64(b11[0]) >> 0 & 0xf) >= 0x5)
@@ -733,7 +838,62 @@ n4:
 	}
 n5:
 	{ // RxV4Csum: checksum verify ipv4
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
 		ok13, wellFormed := p.VerifyChecksum(2)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
 		if ok13 && wellFormed {
 			goto n8
 		}
@@ -742,14 +902,14 @@ n5:
 	}
 n6:
 	{ // RxV6: extract ipv6
-		x14 := p.Hdr[3].Valid // already there: nothing to do
+		x14 := h3.Valid // already there: nothing to do
 		if !x14 {
-			x14 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+			x14 = cur >= 0 && cur+40 <= len(data)
 			if x14 {
-				p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
-				p.Cursor += 40
+				h3 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+				cur += 40
 			} else {
-				p.Hdr[3] = packet.HeaderState{}
+				h3 = packet.HeaderState{}
 			} // ipv6
 		}
 		if x14 {
@@ -760,8 +920,8 @@ n6:
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		st17 := p.Hdr[3] // ipv6
-		b16 := p.Data[st17.Off : st17.Off+st17.Len]
+		st17 := h3 // ipv6
+		b16 := data[st17.Off : st17.Off+st17.Len]
 		c15 := ((uint64(b16[0]) >> 4 & 0xf) == 0x6)
 		if c15 {
 			c15 = (uint64(b16[6]) == 0x11)
@@ -775,14 +935,14 @@ n7:
 	}
 n8:
 	{ // RxUDP: extract udp
-		x18 := p.Hdr[4].Valid // already there: nothing to do
+		x18 := h4.Valid // already there: nothing to do
 		if !x18 {
-			x18 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+			x18 = cur >= 0 && cur+8 <= len(data)
 			if x18 {
-				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
-				p.Cursor += 8
+				h4 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+				cur += 8
 			} else {
-				p.Hdr[4] = packet.HeaderState{}
+				h4 = packet.HeaderState{}
 			} // udp
 		}
 		if x18 {
@@ -793,8 +953,8 @@ n8:
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		st20 := p.Hdr[4] // udp
-		b19 := p.Data[st20.Off : st20.Off+st20.Len]
+		st20 := h4 // udp
+		b19 := data[st20.Off : st20.Off+st20.Len]
 		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
 			goto n10
 		}
@@ -803,11 +963,11 @@ n9:
 	}
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
-		st23 := p.Hdr[4] // udp
-		b22 := p.Data[st23.Off : st23.Off+st23.Len]
+		st23 := h4 // udp
+		b22 := data[st23.Off : st23.Off+st23.Len]
 		c21 := (uint64(binary.BigEndian.Uint16(b22[6:])) == 0x0)
 		if c21 {
-			c21 = p.Hdr[2].Valid
+			c21 = h2.Valid
 		}
 		if c21 {
 			goto n13
@@ -816,7 +976,62 @@ n10:
 	}
 n11:
 	{ // RxUDPVerify: checksum verify udp
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
 		ok24, wellFormed := p.VerifyChecksum(4)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
 		if ok24 && wellFormed {
 			pl.edges[1]++
 			goto n13
@@ -838,8 +1053,8 @@ n16:
 	}
 n17:
 	{ // ParseEthType: switch ethernet.type
-		st27 := p.Hdr[0] // ethernet
-		b26 := p.Data[st27.Off : st27.Off+st27.Len]
+		st27 := h0 // ethernet
+		b26 := data[st27.Off : st27.Off+st27.Len]
 		v25 := uint64(binary.BigEndian.Uint16(b26[12:]))
 		switch {
 		case v25 == 0x800:
@@ -855,14 +1070,14 @@ n17:
 	}
 n18:
 	{ // ParseLb: extract lb_common
-		x28 := p.Hdr[9].Valid // already there: nothing to do
+		x28 := h9.Valid // already there: nothing to do
 		if !x28 {
-			x28 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			x28 = cur >= 0 && cur+4 <= len(data)
 			if x28 {
-				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
+				h9 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+				cur += 4
 			} else {
-				p.Hdr[9] = packet.HeaderState{}
+				h9 = packet.HeaderState{}
 			} // lb_common
 		}
 		if x28 {
@@ -872,8 +1087,8 @@ n18:
 	}
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		st30 := p.Hdr[9] // lb_common
-		b29 := p.Data[st30.Off : st30.Off+st30.Len]
+		st30 := h9 // lb_common
+		b29 := data[st30.Off : st30.Off+st30.Len]
 		if uint64(binary.BigEndian.Uint16(b29[0:])) == 0x4c42 {
 			goto n20
 		}
@@ -882,8 +1097,8 @@ n19:
 	}
 n20:
 	{ // ParseLbVersion: switch lb_common.version
-		st33 := p.Hdr[9] // lb_common
-		b32 := p.Data[st33.Off : st33.Off+st33.Len]
+		st33 := h9 // lb_common
+		b32 := data[st33.Off : st33.Off+st33.Len]
 		v31 := uint64(b32[2])
 		switch {
 		case v31 == 0x2:
@@ -897,14 +1112,14 @@ n20:
 	}
 n21:
 	{ // ParseLbV2: extract lb_v2
-		x34 := p.Hdr[10].Valid // already there: nothing to do
+		x34 := h10.Valid // already there: nothing to do
 		if !x34 {
-			x34 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			x34 = cur >= 0 && cur+12 <= len(data)
 			if x34 {
-				p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-				p.Cursor += 12
+				h10 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+				cur += 12
 			} else {
-				p.Hdr[10] = packet.HeaderState{}
+				h10 = packet.HeaderState{}
 			} // lb_v2
 		}
 		if x34 {
@@ -915,14 +1130,14 @@ n21:
 	}
 n22:
 	{ // ParseLbV3: extract lb_v3
-		x35 := p.Hdr[11].Valid // already there: nothing to do
+		x35 := h11.Valid // already there: nothing to do
 		if !x35 {
-			x35 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			x35 = cur >= 0 && cur+12 <= len(data)
 			if x35 {
-				p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-				p.Cursor += 12
+				h11 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+				cur += 12
 			} else {
-				p.Hdr[11] = packet.HeaderState{}
+				h11 = packet.HeaderState{}
 			} // lb_v3
 		}
 		if x35 {
@@ -939,19 +1154,19 @@ n23:
 n24:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		st37 := p.Hdr[0] // ethernet
-		b36 := p.Data[st37.Off : st37.Off+st37.Len]
-		if e, hit := pl.tables[0].LookupWord(((uint64(binary.BigEndian.Uint16(b36[0:]))<<32|uint64(binary.BigEndian.Uint32(b36[2:])))&0xffffffffffff)<<0 | ((p.Meta[0].Lo)&0xf)<<48); hit {
+		st37 := h0 // ethernet
+		b36 := data[st37.Off : st37.Off+st37.Len]
+		if e, hit := pl.tables[0].LookupWord(((uint64(binary.BigEndian.Uint16(b36[0:]))<<32|uint64(binary.BigEndian.Uint32(b36[2:])))&0xffffffffffff)<<0 | ((m0.Lo)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			p.Meta[2] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[1] = packet.Value{Lo: (p.Meta[0].Lo) & 0xf}
+			m2 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m1 = packet.Value{Lo: (m0.Lo) & 0xf}
 			goto n26
 		case 1: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[4]++
 			goto n26
 		default: // miss
@@ -964,49 +1179,49 @@ n25:
 	}
 n26:
 	{ // L3DaIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n27
 		}
 		goto n28
 	}
 n27:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		st39 := p.Hdr[2] // ipv4
-		b38 := p.Data[st39.Off : st39.Off+st39.Len]
-		p.Meta[5] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b38[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st39 := h2 // ipv4
+		b38 := data[st39.Off : st39.Off+st39.Len]
+		m5 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b38[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n29
 	}
 n28:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		st41 := p.Hdr[3] // ipv6
+		st41 := h3 // ipv6
 		if !st41.Valid {
 			return pl.drop(6)
 		}
-		b40 := p.Data[st41.Off : st41.Off+st41.Len]
-		p.Meta[5] = (packet.Value{Hi: binary.BigEndian.Uint64(b40[24:]), Lo: binary.BigEndian.Uint64(b40[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b40 := data[st41.Off : st41.Off+st41.Len]
+		m5 = (packet.Value{Hi: binary.BigEndian.Uint64(b40[24:]), Lo: binary.BigEndian.Uint64(b40[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[5]++
 		goto n29
 	}
 n29:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[0].Lo}
-		st43 := p.Hdr[0] // ethernet
-		b42 := p.Data[st43.Off : st43.Off+st43.Len]
+		pl.keys[0] = packet.Value{Lo: m0.Lo}
+		st43 := h0 // ethernet
+		b42 := data[st43.Off : st43.Off+st43.Len]
 		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b42[12:]))}
-		pl.keys[2] = p.Meta[5]
+		pl.keys[2] = m5
 		if e, hit := pl.tables[1].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_ip_sa
-			p.Meta[3] = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[4] = packet.Value{Lo: (params[1].Lo) & 0x7}
-			p.Meta[1] = packet.Value{Lo: (p.Meta[0].Lo) & 0xf}
+			m3 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			m4 = packet.Value{Lo: (params[1].Lo) & 0x7}
+			m1 = packet.Value{Lo: (m0.Lo) & 0xf}
 			goto n31
 		case 1: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[6]++
 			goto n31
 		default: // miss
@@ -1035,11 +1250,11 @@ n33:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
 		c44 := false
 		if c44 {
-			st46 := p.Hdr[7] // icmpv6
+			st46 := h7 // icmpv6
 			if !st46.Valid {
 				return pl.drop(8)
 			}
-			b45 := p.Data[st46.Off : st46.Off+st46.Len]
+			b45 := data[st46.Off : st46.Off+st46.Len]
 			c44 = (uint64(b45[0]) == 0x80)
 		}
 		if c44 {
@@ -1056,9 +1271,9 @@ n34:
 	}
 n35:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		st48 := p.Hdr[5] // arp
-		b47 := p.Data[st48.Off : st48.Off+st48.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b47[24:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
+		st48 := h5 // arp
+		b47 := data[st48.Off : st48.Off+st48.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b47[24:]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n37
 		}
 		goto n36
@@ -1069,25 +1284,25 @@ n36:
 	}
 n37:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		st50 := p.Hdr[0] // ethernet
-		b49 := p.Data[st50.Off : st50.Off+st50.Len]
+		st50 := h0 // ethernet
+		b49 := data[st50.Off : st50.Off+st50.Len]
 		v51 := (uint64(binary.BigEndian.Uint16(b49[6:]))<<32 | uint64(binary.BigEndian.Uint32(b49[8:])))
 		binary.BigEndian.PutUint16(b49[0:], uint16(v51>>32))
 		binary.BigEndian.PutUint32(b49[2:], uint32(v51))
-		v52 := p.Meta[2].Lo
+		v52 := m2.Lo
 		binary.BigEndian.PutUint16(b49[6:], uint16(v52>>32))
 		binary.BigEndian.PutUint32(b49[8:], uint32(v52))
-		st54 := p.Hdr[5] // arp
-		b53 := p.Data[st54.Off : st54.Off+st54.Len]
+		st54 := h5 // arp
+		b53 := data[st54.Off : st54.Off+st54.Len]
 		binary.BigEndian.PutUint16(b53[6:], uint16(0x2))
 		v55 := (uint64(binary.BigEndian.Uint16(b53[8:]))<<32 | uint64(binary.BigEndian.Uint32(b53[10:])))
 		binary.BigEndian.PutUint16(b53[18:], uint16(v55>>32))
 		binary.BigEndian.PutUint32(b53[20:], uint32(v55))
-		v56 := p.Meta[2].Lo
+		v56 := m2.Lo
 		binary.BigEndian.PutUint16(b53[8:], uint16(v56>>32))
 		binary.BigEndian.PutUint32(b53[10:], uint32(v56))
 		binary.BigEndian.PutUint32(b53[24:], uint32(uint64(binary.BigEndian.Uint32(b53[14:]))))
-		binary.BigEndian.PutUint32(b53[14:], uint32(((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)))
+		binary.BigEndian.PutUint32(b53[14:], uint32(((m3.Lo & 0xffffffff) & 0xffffffff)))
 		goto n38
 	}
 n38:
@@ -1096,12 +1311,12 @@ n38:
 	}
 n39:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
-		st58 := p.Hdr[2] // ipv4
+		st58 := h2 // ipv4
 		if !st58.Valid {
 			return pl.drop(10)
 		}
-		b57 := p.Data[st58.Off : st58.Off+st58.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b57[16:]))} == p.Meta[3].And(packet.Value{Lo: 0xffffffff})) {
+		b57 := data[st58.Off : st58.Off+st58.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b57[16:]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n41
 		}
 		goto n40
@@ -1112,42 +1327,44 @@ n40:
 	}
 n41:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d59 uint64   // icmp checksum
-		st61 := p.Hdr[0] // ethernet
-		b60 := p.Data[st61.Off : st61.Off+st61.Len]
+		var d59 uint64 // icmp checksum
+		st61 := h0     // ethernet
+		b60 := data[st61.Off : st61.Off+st61.Len]
 		v62 := (uint64(binary.BigEndian.Uint16(b60[6:]))<<32 | uint64(binary.BigEndian.Uint32(b60[8:])))
-		v67 := v62
-		binary.BigEndian.PutUint16(b60[0:], uint16(v67>>32))
-		binary.BigEndian.PutUint32(b60[2:], uint32(v67))
-		v68 := p.Meta[2].Lo
-		v73 := v68
-		binary.BigEndian.PutUint16(b60[6:], uint16(v73>>32))
-		binary.BigEndian.PutUint32(b60[8:], uint32(v73))
-		st75 := p.Hdr[2] // ipv4
-		if !st75.Valid {
+		v63 := v62
+		binary.BigEndian.PutUint16(b60[0:], uint16(v63>>32))
+		binary.BigEndian.PutUint32(b60[2:], uint32(v63))
+		v64 := m2.Lo
+		v65 := v64
+		binary.BigEndian.PutUint16(b60[6:], uint16(v65>>32))
+		binary.BigEndian.PutUint32(b60[8:], uint32(v65))
+		st67 := h2 // ipv4
+		if !st67.Valid {
 			return pl.drop(12)
 		}
-		b74 := p.Data[st75.Off : st75.Off+st75.Len]
-		v76 := uint64(binary.BigEndian.Uint32(b74[12:]))
-		binary.BigEndian.PutUint32(b74[16:], uint32(v76))
-		v81 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		binary.BigEndian.PutUint32(b74[12:], uint32(v81))
-		v86 := 0x0
-		st88 := p.Hdr[6] // icmp
-		b87 := p.Data[st88.Off : st88.Off+st88.Len]
-		lo90, hi91 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
-		w89 := hi91 <= len(p.Data) && 2 <= 20
-		var o92 uint32
-		if w89 {
-			o92 = uint32(binary.BigEndian.Uint16(p.Data[lo90+0:]))
-		}
-		b87[0] = byte(v86)
-		if w89 {
-			d59 += packet.ChecksumDelta(o92, uint32(binary.BigEndian.Uint16(p.Data[lo90+0:])))
-		}
-		if cs93 := p.Hdr[6]; cs93.Off >= 0 && cs93.Off+cs93.Len <= len(p.Data) {
-			cb := p.Data[cs93.Off+2 : cs93.Off+4]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d59, false))
+		b66 := data[st67.Off : st67.Off+st67.Len]
+		v68 := uint64(binary.BigEndian.Uint32(b66[12:]))
+		binary.BigEndian.PutUint32(b66[16:], uint32(v68))
+		v69 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		binary.BigEndian.PutUint32(b66[12:], uint32(v69))
+		v70 := 0x0
+		st72 := h6 // icmp
+		b71 := data[st72.Off : st72.Off+st72.Len]
+		os73 := uint32(binary.BigEndian.Uint16(b71[0:]))
+		b71[0] = byte(v70)
+		f75 := uint32(os73)
+		f75 += bits.RotateLeft32(f75, 16)
+		dl74 := uint64(^uint16(f75>>16)) + uint64(uint32(binary.BigEndian.Uint16(b71[0:])))
+		d59 += dl74
+		if cs76 := h6; cs76.Off >= 0 && cs76.Off+cs76.Len <= len(data) {
+			cb := data[cs76.Off+2 : cs76.Off+4]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d59
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n42
 	}
@@ -1158,42 +1375,48 @@ n42:
 	}
 n43:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d94 uint64   // icmpv6 checksum
-		st96 := p.Hdr[0] // ethernet
-		b95 := p.Data[st96.Off : st96.Off+st96.Len]
-		v97 := (uint64(binary.BigEndian.Uint16(b95[6:]))<<32 | uint64(binary.BigEndian.Uint32(b95[8:])))
-		v102 := v97
-		binary.BigEndian.PutUint16(b95[0:], uint16(v102>>32))
-		binary.BigEndian.PutUint32(b95[2:], uint32(v102))
-		v103 := p.Meta[2].Lo
-		v108 := v103
-		binary.BigEndian.PutUint16(b95[6:], uint16(v108>>32))
-		binary.BigEndian.PutUint32(b95[8:], uint32(v108))
-		st110 := p.Hdr[3] // ipv6
-		if !st110.Valid {
+		var d77 uint64 // icmpv6 checksum
+		st79 := h0     // ethernet
+		b78 := data[st79.Off : st79.Off+st79.Len]
+		v80 := (uint64(binary.BigEndian.Uint16(b78[6:]))<<32 | uint64(binary.BigEndian.Uint32(b78[8:])))
+		v81 := v80
+		binary.BigEndian.PutUint16(b78[0:], uint16(v81>>32))
+		binary.BigEndian.PutUint32(b78[2:], uint32(v81))
+		v82 := m2.Lo
+		v83 := v82
+		binary.BigEndian.PutUint16(b78[6:], uint16(v83>>32))
+		binary.BigEndian.PutUint32(b78[8:], uint32(v83))
+		st85 := h3 // ipv6
+		if !st85.Valid {
 			return pl.drop(13)
 		}
-		b109 := p.Data[st110.Off : st110.Off+st110.Len]
-		v111 := packet.Value{Hi: binary.BigEndian.Uint64(b109[8:]), Lo: binary.BigEndian.Uint64(b109[16:])}
-		packet.SetBits(b109, 192, 128, v111)
-		v116 := p.Meta[3]
-		packet.SetBits(b109, 64, 128, v116)
-		v121 := 0x81
-		st123 := p.Hdr[7] // icmpv6
-		b122 := p.Data[st123.Off : st123.Off+st123.Len]
-		lo125, hi126 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
-		w124 := hi126 <= len(p.Data) && 2 <= 20
-		var o127 uint32
-		if w124 {
-			o127 = uint32(binary.BigEndian.Uint16(p.Data[lo125+0:]))
-		}
-		b122[0] = byte(v121)
-		if w124 {
-			d94 += packet.ChecksumDelta(o127, uint32(binary.BigEndian.Uint16(p.Data[lo125+0:])))
-		}
-		if cs128 := p.Hdr[7]; cs128.Off >= 0 && cs128.Off+cs128.Len <= len(p.Data) {
-			cb := p.Data[cs128.Off+2 : cs128.Off+4]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d94, false))
+		b84 := data[st85.Off : st85.Off+st85.Len]
+		v86 := packet.Value{Hi: binary.BigEndian.Uint64(b84[8:]), Lo: binary.BigEndian.Uint64(b84[16:])}
+		v87 := v86
+		binary.BigEndian.PutUint64(b84[24:], v87.Hi)
+		binary.BigEndian.PutUint64(b84[32:], v87.Lo)
+		v88 := m3
+		v89 := v88
+		binary.BigEndian.PutUint64(b84[8:], v89.Hi)
+		binary.BigEndian.PutUint64(b84[16:], v89.Lo)
+		v90 := 0x81
+		st92 := h7 // icmpv6
+		b91 := data[st92.Off : st92.Off+st92.Len]
+		os93 := uint32(binary.BigEndian.Uint16(b91[0:]))
+		b91[0] = byte(v90)
+		f95 := uint32(os93)
+		f95 += bits.RotateLeft32(f95, 16)
+		dl94 := uint64(^uint16(f95>>16)) + uint64(uint32(binary.BigEndian.Uint16(b91[0:])))
+		d77 += dl94
+		if cs96 := h7; cs96.Off >= 0 && cs96.Off+cs96.Len <= len(data) {
+			cb := data[cs96.Off+2 : cs96.Off+4]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d77
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n44
 	}
@@ -1204,9 +1427,9 @@ n44:
 	}
 n45:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		st130 := p.Hdr[12] // nd_ns
-		b129 := p.Data[st130.Off : st130.Off+st130.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b129[4:]), Lo: binary.BigEndian.Uint64(b129[12:])} == p.Meta[3]) {
+		st98 := h12 // nd_ns
+		b97 := data[st98.Off : st98.Off+st98.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b97[4:]), Lo: binary.BigEndian.Uint64(b97[12:])} == m3) {
 			goto n47
 		}
 		goto n46
@@ -1217,41 +1440,41 @@ n46:
 	}
 n47:
 	{ // NsUnspecified: test ipv6.src == 0
-		st132 := p.Hdr[3] // ipv6
-		if !st132.Valid {
+		st100 := h3 // ipv6
+		if !st100.Valid {
 			return pl.drop(15)
 		}
-		b131 := p.Data[st132.Off : st132.Off+st132.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b131[8:]), Lo: binary.BigEndian.Uint64(b131[16:])} == packet.Value{Lo: 0x0}) {
+		b99 := data[st100.Off : st100.Off+st100.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b99[8:]), Lo: binary.BigEndian.Uint64(b99[16:])} == packet.Value{Lo: 0x0}) {
 			goto n48
 		}
 		goto n49
 	}
 n48:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		p.Meta[22] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		p.Meta[23] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
-		p.Meta[24] = packet.Value{Lo: (0x0) & 0x1}
-		st134 := p.Hdr[12] // nd_ns
-		b133 := p.Data[st134.Off : st134.Off+st134.Len]
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b133[4:]), Lo: binary.BigEndian.Uint64(b133[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m23 = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
+		m24 = packet.Value{Lo: (0x0) & 0x1}
+		st102 := h12 // nd_ns
+		b101 := data[st102.Off : st102.Off+st102.Len]
+		m25 = (packet.Value{Hi: binary.BigEndian.Uint64(b101[4:]), Lo: binary.BigEndian.Uint64(b101[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n52
 	}
 n49:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		st136 := p.Hdr[3] // ipv6
-		if !st136.Valid {
+		st104 := h3 // ipv6
+		if !st104.Valid {
 			return pl.drop(16)
 		}
-		b135 := p.Data[st136.Off : st136.Off+st136.Len]
-		p.Meta[22] = (packet.Value{Hi: binary.BigEndian.Uint64(b135[8:]), Lo: binary.BigEndian.Uint64(b135[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st138 := p.Hdr[0] // ethernet
-		b137 := p.Data[st138.Off : st138.Off+st138.Len]
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b137[6:]))<<32 | uint64(binary.BigEndian.Uint32(b137[8:]))) & 0xffffffffffff}
-		p.Meta[24] = packet.Value{Lo: (0x1) & 0x1}
-		st140 := p.Hdr[12] // nd_ns
-		b139 := p.Data[st140.Off : st140.Off+st140.Len]
-		p.Meta[25] = (packet.Value{Hi: binary.BigEndian.Uint64(b139[4:]), Lo: binary.BigEndian.Uint64(b139[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b103 := data[st104.Off : st104.Off+st104.Len]
+		m22 = (packet.Value{Hi: binary.BigEndian.Uint64(b103[8:]), Lo: binary.BigEndian.Uint64(b103[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st106 := h0 // ethernet
+		b105 := data[st106.Off : st106.Off+st106.Len]
+		m23 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b105[6:]))<<32 | uint64(binary.BigEndian.Uint32(b105[8:]))) & 0xffffffffffff}
+		m24 = packet.Value{Lo: (0x1) & 0x1}
+		st108 := h12 // nd_ns
+		b107 := data[st108.Off : st108.Off+st108.Len]
+		m25 = (packet.Value{Hi: binary.BigEndian.Uint64(b107[4:]), Lo: binary.BigEndian.Uint64(b107[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n50
 	}
 n50:
@@ -1264,9 +1487,9 @@ n50:
 	}
 n51:
 	{ // NsSrcMac: set meta.na_mac
-		st142 := p.Hdr[14] // nd_mac
-		b141 := p.Data[st142.Off : st142.Off+st142.Len]
-		p.Meta[23] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b141[0:]))<<32 | uint64(binary.BigEndian.Uint32(b141[2:]))) & 0xffffffffffff}
+		st110 := h14 // nd_mac
+		b109 := data[st110.Off : st110.Off+st110.Len]
+		m23 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b109[0:]))<<32 | uint64(binary.BigEndian.Uint32(b109[2:]))) & 0xffffffffffff}
 		pl.edges[10]++
 		goto n52
 	}
@@ -1286,140 +1509,370 @@ n53:
 	}
 n54:
 	{ // NsPopMac: pop nd_mac
-		ps143 := p.Hdr[14] // nd_mac
-		po144, pn145 := ps143.Off, 6
-		if po144 < 0 || po144+pn145 > len(p.Data) {
+		ps111 := h14 // nd_mac
+		po112, pn113 := ps111.Off, 6
+		if po112 < 0 || po112+pn113 > len(data) {
 			return pl.drop(17)
 		}
-		if po144 < len(p.Data)-po144-pn145 {
-			copy(p.Data[pn145:pn145+po144], p.Data[:po144])
-			p.Data = p.Data[pn145:]
+		if po112 < len(data)-po112-pn113 {
+			copy(data[pn113:pn113+po112], data[:po112])
+			data = data[pn113:]
 		} else {
-			copy(p.Data[po144:], p.Data[po144+pn145:])
-			p.Data = p.Data[:len(p.Data)-pn145]
+			copy(data[po112:], data[po112+pn113:])
+			data = data[:len(data)-pn113]
 		}
-		p.Hdr[14] = packet.HeaderState{}
-		if p.Cursor > po144 {
-			p.Cursor = max(po144, p.Cursor-pn145)
+		h14 = packet.HeaderState{}
+		if cur > po112 {
+			cur = max(po112, cur-pn113)
 		}
 		pl.edges[11]++
 		goto n55
 	}
 n55:
 	{ // NsPopOpt: pop nd_opt
-		ps146 := p.Hdr[13] // nd_opt
-		po147, pn148 := ps146.Off, 2
-		if po147 < 0 || po147+pn148 > len(p.Data) {
+		ps114 := h13 // nd_opt
+		po115, pn116 := ps114.Off, 2
+		if po115 < 0 || po115+pn116 > len(data) {
 			return pl.drop(18)
 		}
-		if po147 < len(p.Data)-po147-pn148 {
-			copy(p.Data[pn148:pn148+po147], p.Data[:po147])
-			p.Data = p.Data[pn148:]
+		if po115 < len(data)-po115-pn116 {
+			copy(data[pn116:pn116+po115], data[:po115])
+			data = data[pn116:]
 		} else {
-			copy(p.Data[po147:], p.Data[po147+pn148:])
-			p.Data = p.Data[:len(p.Data)-pn148]
+			copy(data[po115:], data[po115+pn116:])
+			data = data[:len(data)-pn116]
 		}
-		p.Hdr[13] = packet.HeaderState{}
-		if p.Cursor > po147 {
-			p.Cursor = max(po147, p.Cursor-pn148)
+		h13 = packet.HeaderState{}
+		if cur > po115 {
+			cur = max(po115, cur-pn116)
 		}
 		pl.edges[12]++
 		goto n56
 	}
 n56:
 	{ // NsPopBody: pop nd_ns
-		ps149 := p.Hdr[12] // nd_ns
-		po150, pn151 := ps149.Off, 20
-		if po150 < 0 || po150+pn151 > len(p.Data) {
+		ps117 := h12 // nd_ns
+		po118, pn119 := ps117.Off, 20
+		if po118 < 0 || po118+pn119 > len(data) {
 			return pl.drop(19)
 		}
-		if po150 < len(p.Data)-po150-pn151 {
-			copy(p.Data[pn151:pn151+po150], p.Data[:po150])
-			p.Data = p.Data[pn151:]
+		if po118 < len(data)-po118-pn119 {
+			copy(data[pn119:pn119+po118], data[:po118])
+			data = data[pn119:]
 		} else {
-			copy(p.Data[po150:], p.Data[po150+pn151:])
-			p.Data = p.Data[:len(p.Data)-pn151]
+			copy(data[po118:], data[po118+pn119:])
+			data = data[:len(data)-pn119]
 		}
-		p.Hdr[12] = packet.HeaderState{}
-		if p.Cursor > po150 {
-			p.Cursor = max(po150, p.Cursor-pn151)
+		h12 = packet.HeaderState{}
+		if cur > po118 {
+			cur = max(po118, cur-pn119)
 		}
 		goto n57
 	}
 n57:
 	{ // NsPushNa: push nd_na after icmpv6
-		if !p.Hdr[7].Valid {
+		if !h7.Valid {
 			return pl.drop(20)
 		}
-		if !p.Push(15, p.Hdr[7].Off+p.Hdr[7].Len, 0) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt120 := p.Push(15, h7.Off+h7.Len, 0)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt120 {
 			return pl.drop(20)
 		}
 		goto n58
 	}
 n58:
 	{ // NsPushOpt: push nd_na_opt after nd_na
-		if !p.Hdr[15].Valid {
+		if !h15.Valid {
 			return pl.drop(21)
 		}
-		if !p.Push(16, p.Hdr[15].Off+p.Hdr[15].Len, 0) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt121 := p.Push(16, h15.Off+h15.Len, 0)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt121 {
 			return pl.drop(21)
 		}
 		goto n59
 	}
 n59:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
-		if !p.Hdr[16].Valid {
+		if !h16.Valid {
 			return pl.drop(22)
 		}
-		if !p.Push(17, p.Hdr[16].Off+p.Hdr[16].Len, 0) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt122 := p.Push(17, h16.Off+h16.Len, 0)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt122 {
 			return pl.drop(22)
 		}
 		goto n60
 	}
 n60:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		st153 := p.Hdr[0] // ethernet
-		b152 := p.Data[st153.Off : st153.Off+st153.Len]
-		v154 := p.Meta[23].Lo
-		binary.BigEndian.PutUint16(b152[0:], uint16(v154>>32))
-		binary.BigEndian.PutUint32(b152[2:], uint32(v154))
-		v155 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b152[6:], uint16(v155>>32))
-		binary.BigEndian.PutUint32(b152[8:], uint32(v155))
-		st157 := p.Hdr[3] // ipv6
-		if !st157.Valid {
+		st124 := h0 // ethernet
+		b123 := data[st124.Off : st124.Off+st124.Len]
+		v125 := m23.Lo
+		binary.BigEndian.PutUint16(b123[0:], uint16(v125>>32))
+		binary.BigEndian.PutUint32(b123[2:], uint32(v125))
+		v126 := m2.Lo
+		binary.BigEndian.PutUint16(b123[6:], uint16(v126>>32))
+		binary.BigEndian.PutUint32(b123[8:], uint32(v126))
+		st128 := h3 // ipv6
+		if !st128.Valid {
 			return pl.drop(23)
 		}
-		b156 := p.Data[st157.Off : st157.Off+st157.Len]
-		binary.BigEndian.PutUint16(b156[4:], uint16(0x20))
-		b156[7] = byte(0xff)
-		packet.SetBits(b156, 64, 128, p.Meta[3])
-		packet.SetBits(b156, 192, 128, p.Meta[22])
-		st159 := p.Hdr[7] // icmpv6
-		if !st159.Valid {
+		b127 := data[st128.Off : st128.Off+st128.Len]
+		binary.BigEndian.PutUint16(b127[4:], uint16(0x20))
+		b127[7] = byte(0xff)
+		v129 := m3
+		binary.BigEndian.PutUint64(b127[8:], v129.Hi)
+		binary.BigEndian.PutUint64(b127[16:], v129.Lo)
+		v130 := m22
+		binary.BigEndian.PutUint64(b127[24:], v130.Hi)
+		binary.BigEndian.PutUint64(b127[32:], v130.Lo)
+		st132 := h7 // icmpv6
+		if !st132.Valid {
 			return pl.drop(23)
 		}
-		b158 := p.Data[st159.Off : st159.Off+st159.Len]
-		b158[0] = byte(0x88)
-		b158[1] = byte(0x0)
-		st161 := p.Hdr[15] // nd_na
-		b160 := p.Data[st161.Off : st161.Off+st161.Len]
-		b160[0] = b160[0]&^0x40 | byte(p.Meta[24].Lo)<<6&0x40
-		packet.SetBits(b160, 32, 128, p.Meta[25])
-		st163 := p.Hdr[16] // nd_na_opt
-		b162 := p.Data[st163.Off : st163.Off+st163.Len]
-		b162[0] = byte(0x2)
-		b162[1] = byte(0x1)
-		st165 := p.Hdr[17] // nd_na_mac
-		b164 := p.Data[st165.Off : st165.Off+st165.Len]
-		v166 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b164[0:], uint16(v166>>32))
-		binary.BigEndian.PutUint32(b164[2:], uint32(v166))
+		b131 := data[st132.Off : st132.Off+st132.Len]
+		b131[0] = byte(0x88)
+		b131[1] = byte(0x0)
+		st134 := h15 // nd_na
+		b133 := data[st134.Off : st134.Off+st134.Len]
+		b133[0] = b133[0]&^0x40 | byte(m24.Lo)<<6&0x40
+		v135 := m25
+		binary.BigEndian.PutUint64(b133[4:], v135.Hi)
+		binary.BigEndian.PutUint64(b133[12:], v135.Lo)
+		st137 := h16 // nd_na_opt
+		b136 := data[st137.Off : st137.Off+st137.Len]
+		b136[0] = byte(0x2)
+		b136[1] = byte(0x1)
+		st139 := h17 // nd_na_mac
+		b138 := data[st139.Off : st139.Off+st139.Len]
+		v140 := m2.Lo
+		binary.BigEndian.PutUint16(b138[0:], uint16(v140>>32))
+		binary.BigEndian.PutUint32(b138[2:], uint32(v140))
 		goto n61
 	}
 n61:
 	{ // NsCsum: checksum compute icmpv6
-		if !p.ComputeChecksum(7) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt141 := p.ComputeChecksum(7)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt141 {
 			return pl.drop(24)
 		}
 		goto n62
@@ -1439,7 +1892,7 @@ n64:
 	}
 n65:
 	{ // LbSrcIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n66
 		}
 		goto n67
@@ -1447,9 +1900,9 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		st168 := p.Hdr[2] // ipv4
-		b167 := p.Data[st168.Off : st168.Off+st168.Len]
-		if e, hit := pl.tables[2].LookupWord(((uint64(binary.BigEndian.Uint32(b167[12:])))&0xffffffff)<<0 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		st143 := h2 // ipv4
+		b142 := data[st143.Off : st143.Off+st143.Len]
+		if e, hit := pl.tables[2].LookupWord(((uint64(binary.BigEndian.Uint32(b142[12:])))&0xffffffff)<<0 | ((m4.Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1457,7 +1910,7 @@ n66:
 		case 0: // allow_ip_src
 			goto n69
 		case 1: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[14]++
 			goto n69
 		default: // miss
@@ -1467,13 +1920,13 @@ n66:
 n67:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		st170 := p.Hdr[3] // ipv6
-		if !st170.Valid {
+		pl.keys[0] = packet.Value{Lo: m4.Lo}
+		st145 := h3 // ipv6
+		if !st145.Valid {
 			return pl.drop(25)
 		}
-		b169 := p.Data[st170.Off : st170.Off+st170.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b169[8:]), Lo: binary.BigEndian.Uint64(b169[16:])}
+		b144 := data[st145.Off : st145.Off+st145.Len]
+		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b144[8:]), Lo: binary.BigEndian.Uint64(b144[16:])}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -1483,7 +1936,7 @@ n67:
 			pl.edges[15]++
 			goto n69
 		case 1: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[16]++
 			goto n69
 		default: // miss
@@ -1497,7 +1950,7 @@ n68:
 	}
 n69:
 	{ // LbIsV2: test valid(lb_v2)
-		if p.Hdr[10].Valid {
+		if h10.Valid {
 			goto n70
 		}
 		goto n71
@@ -1512,49 +1965,49 @@ n71:
 	}
 n72:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		st172 := p.Hdr[10] // lb_v2
-		b171 := p.Data[st172.Off : st172.Off+st172.Len]
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b171[4:]))}
-		p.Meta[18] = packet.Value{Lo: (binary.BigEndian.Uint64(b171[4:]) & 0xffff) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b171[2:]))) & 0xffff}
+		st147 := h10 // lb_v2
+		b146 := data[st147.Off : st147.Off+st147.Len]
+		m17 = packet.Value{Lo: (binary.BigEndian.Uint64(b146[4:]))}
+		m18 = packet.Value{Lo: (binary.BigEndian.Uint64(b146[4:]) & 0xffff) & 0xffff}
+		m19 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b146[2:]))) & 0xffff}
 		goto n74
 	}
 n73:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		st174 := p.Hdr[11] // lb_v3
-		if !st174.Valid {
+		st149 := h11 // lb_v3
+		if !st149.Valid {
 			return pl.drop(27)
 		}
-		b173 := p.Data[st174.Off : st174.Off+st174.Len]
-		p.Meta[17] = packet.Value{Lo: (binary.BigEndian.Uint64(b173[4:]))}
-		p.Meta[18] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b173[0:]))) & 0xffff}
-		p.Meta[19] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b173[2:]))) & 0xffff}
+		b148 := data[st149.Off : st149.Off+st149.Len]
+		m17 = packet.Value{Lo: (binary.BigEndian.Uint64(b148[4:]))}
+		m18 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b148[0:]))) & 0xffff}
+		m19 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b148[2:]))) & 0xffff}
 		pl.edges[17]++
 		goto n74
 	}
 n74:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		pl.keys[1] = packet.Value{Lo: p.Meta[17].Lo}
+		pl.keys[0] = packet.Value{Lo: m4.Lo}
+		pl.keys[1] = packet.Value{Lo: m17.Lo}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			p.Meta[6] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			p.Meta[7] = packet.Value{Lo: (0x9) & 0x1f}
-			p.Meta[8] = packet.Value{Lo: (0x0) & 0xffff}
+			m6 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			m7 = packet.Value{Lo: (0x9) & 0x1f}
+			m8 = packet.Value{Lo: (0x0) & 0xffff}
 			goto n76
 		case 1: // do_assign_epoch_with_slot_sel_opts
-			p.Meta[6] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			p.Meta[7] = packet.Value{Lo: (params[1].Lo) & 0x1f}
-			p.Meta[8] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m6 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			m7 = packet.Value{Lo: (params[1].Lo) & 0x1f}
+			m8 = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			pl.edges[18]++
 			goto n76
 		case 2: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[19]++
 			goto n76
 		default: // miss
@@ -1567,22 +2020,22 @@ n75:
 	}
 n76:
 	{ // LbSlot: set meta.calendar_slot
-		p.Meta[20] = packet.Value{Lo: ((((p.Meta[18].Lo ^ p.Meta[8].Lo) & 0xffff) & ((((0x1 << p.Meta[7].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
+		m20 = packet.Value{Lo: ((((m18.Lo ^ m8.Lo) & 0xffff) & ((((0x1 << m7.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n77
 	}
 n77:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		if e, hit := pl.tables[5].LookupWord(((p.Meta[20].Lo)&0xffff)<<0 | ((p.Meta[6].Lo)&0xffffffff)<<16 | ((p.Meta[4].Lo)&0x7)<<48); hit {
+		if e, hit := pl.tables[5].LookupWord(((m20.Lo)&0xffff)<<0 | ((m6.Lo)&0xffffffff)<<16 | ((m4.Lo)&0x7)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			p.Meta[9] = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			m9 = packet.Value{Lo: (params[0].Lo) & 0xffff}
 			goto n79
 		case 1: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[20]++
 			goto n79
 		default: // miss
@@ -1596,30 +2049,30 @@ n78:
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		st176 := p.Hdr[0] // ethernet
-		b175 := p.Data[st176.Off : st176.Off+st176.Len]
-		if e, hit := pl.tables[6].LookupWord(((p.Meta[9].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b175[12:])))&0xffff)<<16 | ((p.Meta[4].Lo)&0x7)<<32); hit {
+		st151 := h0 // ethernet
+		b150 := data[st151.Off : st151.Off+st151.Len]
+		if e, hit := pl.tables[6].LookupWord(((m9.Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b150[12:])))&0xffff)<<16 | ((m4.Lo)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[11] = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			p.Meta[13] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			p.Meta[14] = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			p.Meta[15] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m11 = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
+			m13 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m14 = packet.Value{Lo: (params[3].Lo) & 0x1f}
+			m15 = packet.Value{Lo: (params[4].Lo) & 0x1}
 			goto n81
 		case 1: // do_ipv6_member_rewrite
-			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[12] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[13] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			p.Meta[14] = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			p.Meta[15] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m12 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			m13 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m14 = packet.Value{Lo: (params[3].Lo) & 0x1f}
+			m15 = packet.Value{Lo: (params[4].Lo) & 0x1}
 			pl.edges[21]++
 			goto n81
 		case 2: // drop
-			p.Meta[16] = packet.Value{Lo: (0x1) & 0x1}
+			m16 = packet.Value{Lo: (0x1) & 0x1}
 			pl.edges[22]++
 			goto n81
 		default: // miss
@@ -1632,436 +2085,419 @@ n80:
 	}
 n81:
 	{ // LbPort: set meta.new_port
-		p.Meta[21] = packet.Value{Lo: ((p.Meta[13].Lo + ((p.Meta[19].Lo & ((((0x1 << p.Meta[14].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
+		m21 = packet.Value{Lo: ((m13.Lo + ((m19.Lo & ((((0x1 << m14.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n82
 	}
 n82:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		st178 := p.Hdr[0] // ethernet
-		b177 := p.Data[st178.Off : st178.Off+st178.Len]
-		v179 := p.Meta[2].Lo
-		binary.BigEndian.PutUint16(b177[6:], uint16(v179>>32))
-		binary.BigEndian.PutUint32(b177[8:], uint32(v179))
-		v180 := p.Meta[10].Lo
-		binary.BigEndian.PutUint16(b177[0:], uint16(v180>>32))
-		binary.BigEndian.PutUint32(b177[2:], uint32(v180))
+		st153 := h0 // ethernet
+		b152 := data[st153.Off : st153.Off+st153.Len]
+		v154 := m2.Lo
+		binary.BigEndian.PutUint16(b152[6:], uint16(v154>>32))
+		binary.BigEndian.PutUint32(b152[8:], uint32(v154))
+		v155 := m10.Lo
+		binary.BigEndian.PutUint16(b152[0:], uint16(v155>>32))
+		binary.BigEndian.PutUint32(b152[2:], uint32(v155))
 		goto n83
 	}
 n83:
 	{ // LbIsIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n84
 		}
 		goto n85
 	}
 n84:
 	{ // LbKeepIPv4: test meta.keep_lb == 1
-		if p.Meta[15].Lo == 0x1 {
+		if m15.Lo == 0x1 {
 			goto n86
 		}
 		goto n87
 	}
 n85:
 	{ // LbKeepIPv6: test meta.keep_lb == 1
-		if p.Meta[15].Lo == 0x1 {
+		if m15.Lo == 0x1 {
 			goto n88
 		}
 		goto n89
 	}
 n86:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d181 uint64 // ipv4 checksum
-		var d182 uint64 // udp checksum
-		v183 := p.Meta[11].Lo
-		st185 := p.Hdr[2] // ipv4
-		b184 := p.Data[st185.Off : st185.Off+st185.Len]
-		lo187, hi188 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w186 := hi188 <= len(p.Data) && 4 <= 20
-		var o189 uint32
-		if w186 {
-			o189 = uint32(binary.BigEndian.Uint16(p.Data[lo187+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo187+2:]))
+		var d156 uint64 // ipv4 checksum
+		var d157 uint64 // udp checksum
+		v158 := m11.Lo
+		st160 := h2 // ipv4
+		b159 := data[st160.Off : st160.Off+st160.Len]
+		ws162 := uint64(uint64(binary.BigEndian.Uint32(b159[16:])))
+		os161 := uint32(uint16(ws162>>0)) + uint32(uint16(ws162>>16))
+		binary.BigEndian.PutUint32(b159[16:], uint32(v158))
+		ws163 := uint64(v158)
+		f165 := uint32(os161)
+		f165 += bits.RotateLeft32(f165, 16)
+		dl164 := uint64(^uint16(f165>>16)) + uint64(uint32(uint16(ws163>>0))+uint32(uint16(ws163>>16)))
+		d156 += dl164
+		d157 += dl164
+		v166 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws168 := uint64(uint64(binary.BigEndian.Uint32(b159[12:])))
+		os167 := uint32(uint16(ws168>>0)) + uint32(uint16(ws168>>16))
+		binary.BigEndian.PutUint32(b159[12:], uint32(v166))
+		ws169 := uint64(v166)
+		f171 := uint32(os167)
+		f171 += bits.RotateLeft32(f171, 16)
+		dl170 := uint64(^uint16(f171>>16)) + uint64(uint32(uint16(ws169>>0))+uint32(uint16(ws169>>16)))
+		d156 += dl170
+		d157 += dl170
+		v172 := m21.Lo
+		st174 := h4 // udp
+		b173 := data[st174.Off : st174.Off+st174.Len]
+		os175 := uint32(uint16(uint64(binary.BigEndian.Uint16(b173[2:]))))
+		binary.BigEndian.PutUint16(b173[2:], uint16(v172))
+		f177 := uint32(os175)
+		f177 += bits.RotateLeft32(f177, 16)
+		dl176 := uint64(^uint16(f177>>16)) + uint64(uint32(uint16(v172)))
+		d157 += dl176
+		v178 := uint64(b159[8])
+		os179 := uint32(binary.BigEndian.Uint16(b159[8:]))
+		b159[8] = byte(v178)
+		f181 := uint32(os179)
+		f181 += bits.RotateLeft32(f181, 16)
+		dl180 := uint64(^uint16(f181>>16)) + uint64(uint32(binary.BigEndian.Uint16(b159[8:])))
+		d156 += dl180
+		if cs182 := h2; cs182.Off >= 0 && cs182.Off+cs182.Len <= len(data) {
+			cb := data[cs182.Off+10 : cs182.Off+12]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d156
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
-		lo191, hi192 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w190 := hi192 <= len(p.Data) && 4 <= 20
-		var o193 uint32
-		if w190 {
-			o193 = uint32(binary.BigEndian.Uint16(p.Data[lo191+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo191+2:]))
-		}
-		binary.BigEndian.PutUint32(b184[16:], uint32(v183))
-		if w186 {
-			d181 += packet.ChecksumDelta(o189, uint32(binary.BigEndian.Uint16(p.Data[lo187+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo187+2:])))
-		}
-		if w190 {
-			d182 += packet.ChecksumDelta(o193, uint32(binary.BigEndian.Uint16(p.Data[lo191+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo191+2:])))
-		}
-		v194 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		lo196, hi197 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w195 := hi197 <= len(p.Data) && 4 <= 20
-		var o198 uint32
-		if w195 {
-			o198 = uint32(binary.BigEndian.Uint16(p.Data[lo196+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo196+2:]))
-		}
-		lo200, hi201 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w199 := hi201 <= len(p.Data) && 4 <= 20
-		var o202 uint32
-		if w199 {
-			o202 = uint32(binary.BigEndian.Uint16(p.Data[lo200+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo200+2:]))
-		}
-		binary.BigEndian.PutUint32(b184[12:], uint32(v194))
-		if w195 {
-			d181 += packet.ChecksumDelta(o198, uint32(binary.BigEndian.Uint16(p.Data[lo196+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo196+2:])))
-		}
-		if w199 {
-			d182 += packet.ChecksumDelta(o202, uint32(binary.BigEndian.Uint16(p.Data[lo200+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo200+2:])))
-		}
-		v203 := p.Meta[21].Lo
-		st205 := p.Hdr[4] // udp
-		b204 := p.Data[st205.Off : st205.Off+st205.Len]
-		lo211, hi212 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w210 := hi212 <= len(p.Data) && 2 <= 20
-		var o213 uint32
-		if w210 {
-			o213 = uint32(binary.BigEndian.Uint16(p.Data[lo211+0:]))
-		}
-		binary.BigEndian.PutUint16(b204[2:], uint16(v203))
-		if w210 {
-			d182 += packet.ChecksumDelta(o213, uint32(binary.BigEndian.Uint16(p.Data[lo211+0:])))
-		}
-		v214 := uint64(b184[8])
-		lo216, hi217 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
-		w215 := hi217 <= len(p.Data) && 2 <= 20
-		var o218 uint32
-		if w215 {
-			o218 = uint32(binary.BigEndian.Uint16(p.Data[lo216+0:]))
-		}
-		b184[8] = byte(v214)
-		if w215 {
-			d181 += packet.ChecksumDelta(o218, uint32(binary.BigEndian.Uint16(p.Data[lo216+0:])))
-		}
-		if cs223 := p.Hdr[2]; cs223.Off >= 0 && cs223.Off+cs223.Len <= len(p.Data) {
-			cb := p.Data[cs223.Off+10 : cs223.Off+12]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d181, false))
-		}
-		if cs224 := p.Hdr[4]; cs224.Off >= 0 && cs224.Off+cs224.Len <= len(p.Data) {
-			cb := p.Data[cs224.Off+6 : cs224.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d182, false))
+		if cs183 := h4; cs183.Off >= 0 && cs183.Off+cs183.Len <= len(data) {
+			cb := data[cs183.Off+6 : cs183.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d157
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n95
 	}
 n87:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d225 uint64 // ipv4 checksum
-		var d226 uint64 // udp checksum
-		v227 := p.Meta[11].Lo
-		st229 := p.Hdr[2] // ipv4
-		b228 := p.Data[st229.Off : st229.Off+st229.Len]
-		lo231, hi232 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w230 := hi232 <= len(p.Data) && 4 <= 20
-		var o233 uint32
-		if w230 {
-			o233 = uint32(binary.BigEndian.Uint16(p.Data[lo231+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo231+2:]))
+		var d184 uint64 // ipv4 checksum
+		var d185 uint64 // udp checksum
+		v186 := m11.Lo
+		st188 := h2 // ipv4
+		b187 := data[st188.Off : st188.Off+st188.Len]
+		ws190 := uint64(uint64(binary.BigEndian.Uint32(b187[16:])))
+		os189 := uint32(uint16(ws190>>0)) + uint32(uint16(ws190>>16))
+		binary.BigEndian.PutUint32(b187[16:], uint32(v186))
+		ws191 := uint64(v186)
+		f193 := uint32(os189)
+		f193 += bits.RotateLeft32(f193, 16)
+		dl192 := uint64(^uint16(f193>>16)) + uint64(uint32(uint16(ws191>>0))+uint32(uint16(ws191>>16)))
+		d184 += dl192
+		d185 += dl192
+		v194 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws196 := uint64(uint64(binary.BigEndian.Uint32(b187[12:])))
+		os195 := uint32(uint16(ws196>>0)) + uint32(uint16(ws196>>16))
+		binary.BigEndian.PutUint32(b187[12:], uint32(v194))
+		ws197 := uint64(v194)
+		f199 := uint32(os195)
+		f199 += bits.RotateLeft32(f199, 16)
+		dl198 := uint64(^uint16(f199>>16)) + uint64(uint32(uint16(ws197>>0))+uint32(uint16(ws197>>16)))
+		d184 += dl198
+		d185 += dl198
+		v200 := m21.Lo
+		st202 := h4 // udp
+		b201 := data[st202.Off : st202.Off+st202.Len]
+		os203 := uint32(uint16(uint64(binary.BigEndian.Uint16(b201[2:]))))
+		binary.BigEndian.PutUint16(b201[2:], uint16(v200))
+		f205 := uint32(os203)
+		f205 += bits.RotateLeft32(f205, 16)
+		dl204 := uint64(^uint16(f205>>16)) + uint64(uint32(uint16(v200)))
+		d185 += dl204
+		v206 := (uint64(binary.BigEndian.Uint16(b187[2:])) - 0x10)
+		os207 := uint32(uint16(uint64(binary.BigEndian.Uint16(b187[2:]))))
+		binary.BigEndian.PutUint16(b187[2:], uint16(v206))
+		f209 := uint32(os207)
+		f209 += bits.RotateLeft32(f209, 16)
+		dl208 := uint64(^uint16(f209>>16)) + uint64(uint32(uint16(v206)))
+		d184 += dl208
+		d185 += dl208
+		if cs210 := h2; cs210.Off >= 0 && cs210.Off+cs210.Len <= len(data) {
+			cb := data[cs210.Off+10 : cs210.Off+12]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d184
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
-		lo235, hi236 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w234 := hi236 <= len(p.Data) && 4 <= 20
-		var o237 uint32
-		if w234 {
-			o237 = uint32(binary.BigEndian.Uint16(p.Data[lo235+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo235+2:]))
-		}
-		binary.BigEndian.PutUint32(b228[16:], uint32(v227))
-		if w230 {
-			d225 += packet.ChecksumDelta(o233, uint32(binary.BigEndian.Uint16(p.Data[lo231+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo231+2:])))
-		}
-		if w234 {
-			d226 += packet.ChecksumDelta(o237, uint32(binary.BigEndian.Uint16(p.Data[lo235+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo235+2:])))
-		}
-		v238 := ((p.Meta[3].Lo & 0xffffffff) & 0xffffffff)
-		lo240, hi241 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w239 := hi241 <= len(p.Data) && 4 <= 20
-		var o242 uint32
-		if w239 {
-			o242 = uint32(binary.BigEndian.Uint16(p.Data[lo240+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo240+2:]))
-		}
-		lo244, hi245 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w243 := hi245 <= len(p.Data) && 4 <= 20
-		var o246 uint32
-		if w243 {
-			o246 = uint32(binary.BigEndian.Uint16(p.Data[lo244+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo244+2:]))
-		}
-		binary.BigEndian.PutUint32(b228[12:], uint32(v238))
-		if w239 {
-			d225 += packet.ChecksumDelta(o242, uint32(binary.BigEndian.Uint16(p.Data[lo240+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo240+2:])))
-		}
-		if w243 {
-			d226 += packet.ChecksumDelta(o246, uint32(binary.BigEndian.Uint16(p.Data[lo244+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo244+2:])))
-		}
-		v247 := p.Meta[21].Lo
-		st249 := p.Hdr[4] // udp
-		b248 := p.Data[st249.Off : st249.Off+st249.Len]
-		lo255, hi256 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w254 := hi256 <= len(p.Data) && 2 <= 20
-		var o257 uint32
-		if w254 {
-			o257 = uint32(binary.BigEndian.Uint16(p.Data[lo255+0:]))
-		}
-		binary.BigEndian.PutUint16(b248[2:], uint16(v247))
-		if w254 {
-			d226 += packet.ChecksumDelta(o257, uint32(binary.BigEndian.Uint16(p.Data[lo255+0:])))
-		}
-		v258 := (uint64(binary.BigEndian.Uint16(b228[2:])) - 0x10)
-		lo260, hi261 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w259 := hi261 <= len(p.Data) && 2 <= 20
-		var o262 uint32
-		if w259 {
-			o262 = uint32(binary.BigEndian.Uint16(p.Data[lo260+0:]))
-		}
-		lo264, hi265 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w263 := hi265 <= len(p.Data) && 2 <= 20
-		var o266 uint32
-		if w263 {
-			o266 = uint32(binary.BigEndian.Uint16(p.Data[lo264+0:]))
-		}
-		binary.BigEndian.PutUint16(b228[2:], uint16(v258))
-		if w259 {
-			d225 += packet.ChecksumDelta(o262, uint32(binary.BigEndian.Uint16(p.Data[lo260+0:])))
-		}
-		if w263 {
-			d226 += packet.ChecksumDelta(o266, uint32(binary.BigEndian.Uint16(p.Data[lo264+0:])))
-		}
-		if cs267 := p.Hdr[2]; cs267.Off >= 0 && cs267.Off+cs267.Len <= len(p.Data) {
-			cb := p.Data[cs267.Off+10 : cs267.Off+12]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d225, false))
-		}
-		if cs268 := p.Hdr[4]; cs268.Off >= 0 && cs268.Off+cs268.Len <= len(p.Data) {
-			cb := p.Data[cs268.Off+6 : cs268.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d226, false))
+		if cs211 := h4; cs211.Off >= 0 && cs211.Off+cs211.Len <= len(data) {
+			cb := data[cs211.Off+6 : cs211.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d185
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n90
 	}
 n88:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d269 uint64 // udp checksum
-		v270 := p.Meta[12]
-		st272 := p.Hdr[3] // ipv6
-		if !st272.Valid {
+		var d212 uint64 // udp checksum
+		v213 := m12
+		st215 := h3 // ipv6
+		if !st215.Valid {
 			return pl.drop(31)
 		}
-		b271 := p.Data[st272.Off : st272.Off+st272.Len]
-		lo274, hi275 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-		w273 := hi275 <= len(p.Data) && 16 <= 20
-		var o276 uint32
-		if w273 {
-			o276 = uint32(binary.BigEndian.Uint16(p.Data[lo274+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo274+14:]))
-		}
-		packet.SetBits(b271, 192, 128, v270)
-		if w273 {
-			d269 += packet.ChecksumDelta(o276, uint32(binary.BigEndian.Uint16(p.Data[lo274+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo274+14:])))
-		}
-		v277 := p.Meta[3]
-		lo279, hi280 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-		w278 := hi280 <= len(p.Data) && 16 <= 20
-		var o281 uint32
-		if w278 {
-			o281 = uint32(binary.BigEndian.Uint16(p.Data[lo279+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo279+14:]))
-		}
-		packet.SetBits(b271, 64, 128, v277)
-		if w278 {
-			d269 += packet.ChecksumDelta(o281, uint32(binary.BigEndian.Uint16(p.Data[lo279+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo279+14:])))
-		}
-		v282 := p.Meta[21].Lo
-		st284 := p.Hdr[4] // udp
-		b283 := p.Data[st284.Off : st284.Off+st284.Len]
-		lo286, hi287 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w285 := hi287 <= len(p.Data) && 2 <= 20
-		var o288 uint32
-		if w285 {
-			o288 = uint32(binary.BigEndian.Uint16(p.Data[lo286+0:]))
-		}
-		binary.BigEndian.PutUint16(b283[2:], uint16(v282))
-		if w285 {
-			d269 += packet.ChecksumDelta(o288, uint32(binary.BigEndian.Uint16(p.Data[lo286+0:])))
-		}
-		if cs289 := p.Hdr[4]; cs289.Off >= 0 && cs289.Off+cs289.Len <= len(p.Data) {
-			cb := p.Data[cs289.Off+6 : cs289.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d269, false))
+		b214 := data[st215.Off : st215.Off+st215.Len]
+		ws217 := packet.Value{Hi: binary.BigEndian.Uint64(b214[24:]), Lo: binary.BigEndian.Uint64(b214[32:])}
+		os216 := uint32(uint16(ws217.Hi>>0)) + uint32(uint16(ws217.Hi>>16)) + uint32(uint16(ws217.Hi>>32)) + uint32(uint16(ws217.Hi>>48)) + uint32(uint16(ws217.Lo>>0)) + uint32(uint16(ws217.Lo>>16)) + uint32(uint16(ws217.Lo>>32)) + uint32(uint16(ws217.Lo>>48))
+		v218 := v213
+		binary.BigEndian.PutUint64(b214[24:], v218.Hi)
+		binary.BigEndian.PutUint64(b214[32:], v218.Lo)
+		ws219 := v213
+		f221 := uint32(os216)
+		f221 += bits.RotateLeft32(f221, 16)
+		dl220 := uint64(^uint16(f221>>16)) + uint64(uint32(uint16(ws219.Hi>>0))+uint32(uint16(ws219.Hi>>16))+uint32(uint16(ws219.Hi>>32))+uint32(uint16(ws219.Hi>>48))+uint32(uint16(ws219.Lo>>0))+uint32(uint16(ws219.Lo>>16))+uint32(uint16(ws219.Lo>>32))+uint32(uint16(ws219.Lo>>48)))
+		d212 += dl220
+		v222 := m3
+		ws224 := packet.Value{Hi: binary.BigEndian.Uint64(b214[8:]), Lo: binary.BigEndian.Uint64(b214[16:])}
+		os223 := uint32(uint16(ws224.Hi>>0)) + uint32(uint16(ws224.Hi>>16)) + uint32(uint16(ws224.Hi>>32)) + uint32(uint16(ws224.Hi>>48)) + uint32(uint16(ws224.Lo>>0)) + uint32(uint16(ws224.Lo>>16)) + uint32(uint16(ws224.Lo>>32)) + uint32(uint16(ws224.Lo>>48))
+		v225 := v222
+		binary.BigEndian.PutUint64(b214[8:], v225.Hi)
+		binary.BigEndian.PutUint64(b214[16:], v225.Lo)
+		ws226 := v222
+		f228 := uint32(os223)
+		f228 += bits.RotateLeft32(f228, 16)
+		dl227 := uint64(^uint16(f228>>16)) + uint64(uint32(uint16(ws226.Hi>>0))+uint32(uint16(ws226.Hi>>16))+uint32(uint16(ws226.Hi>>32))+uint32(uint16(ws226.Hi>>48))+uint32(uint16(ws226.Lo>>0))+uint32(uint16(ws226.Lo>>16))+uint32(uint16(ws226.Lo>>32))+uint32(uint16(ws226.Lo>>48)))
+		d212 += dl227
+		v229 := m21.Lo
+		st231 := h4 // udp
+		b230 := data[st231.Off : st231.Off+st231.Len]
+		os232 := uint32(uint16(uint64(binary.BigEndian.Uint16(b230[2:]))))
+		binary.BigEndian.PutUint16(b230[2:], uint16(v229))
+		f234 := uint32(os232)
+		f234 += bits.RotateLeft32(f234, 16)
+		dl233 := uint64(^uint16(f234>>16)) + uint64(uint32(uint16(v229)))
+		d212 += dl233
+		if cs235 := h4; cs235.Off >= 0 && cs235.Off+cs235.Len <= len(data) {
+			cb := data[cs235.Off+6 : cs235.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d212
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		pl.edges[23]++
 		goto n95
 	}
 n89:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d290 uint64 // udp checksum
-		v291 := p.Meta[12]
-		st293 := p.Hdr[3] // ipv6
-		if !st293.Valid {
+		var d236 uint64 // udp checksum
+		v237 := m12
+		st239 := h3 // ipv6
+		if !st239.Valid {
 			return pl.drop(32)
 		}
-		b292 := p.Data[st293.Off : st293.Off+st293.Len]
-		lo295, hi296 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-		w294 := hi296 <= len(p.Data) && 16 <= 20
-		var o297 uint32
-		if w294 {
-			o297 = uint32(binary.BigEndian.Uint16(p.Data[lo295+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo295+14:]))
-		}
-		packet.SetBits(b292, 192, 128, v291)
-		if w294 {
-			d290 += packet.ChecksumDelta(o297, uint32(binary.BigEndian.Uint16(p.Data[lo295+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo295+14:])))
-		}
-		v298 := p.Meta[3]
-		lo300, hi301 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-		w299 := hi301 <= len(p.Data) && 16 <= 20
-		var o302 uint32
-		if w299 {
-			o302 = uint32(binary.BigEndian.Uint16(p.Data[lo300+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo300+14:]))
-		}
-		packet.SetBits(b292, 64, 128, v298)
-		if w299 {
-			d290 += packet.ChecksumDelta(o302, uint32(binary.BigEndian.Uint16(p.Data[lo300+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo300+14:])))
-		}
-		v303 := p.Meta[21].Lo
-		st305 := p.Hdr[4] // udp
-		b304 := p.Data[st305.Off : st305.Off+st305.Len]
-		lo307, hi308 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w306 := hi308 <= len(p.Data) && 2 <= 20
-		var o309 uint32
-		if w306 {
-			o309 = uint32(binary.BigEndian.Uint16(p.Data[lo307+0:]))
-		}
-		binary.BigEndian.PutUint16(b304[2:], uint16(v303))
-		if w306 {
-			d290 += packet.ChecksumDelta(o309, uint32(binary.BigEndian.Uint16(p.Data[lo307+0:])))
-		}
-		v310 := (uint64(binary.BigEndian.Uint16(b292[4:])) - 0x10)
-		lo312, hi313 := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-		w311 := hi313 <= len(p.Data) && 2 <= 20
-		var o314 uint32
-		if w311 {
-			o314 = uint32(binary.BigEndian.Uint16(p.Data[lo312+0:]))
-		}
-		binary.BigEndian.PutUint16(b292[4:], uint16(v310))
-		if w311 {
-			d290 += packet.ChecksumDelta(o314, uint32(binary.BigEndian.Uint16(p.Data[lo312+0:])))
-		}
-		if cs315 := p.Hdr[4]; cs315.Off >= 0 && cs315.Off+cs315.Len <= len(p.Data) {
-			cb := p.Data[cs315.Off+6 : cs315.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d290, false))
+		b238 := data[st239.Off : st239.Off+st239.Len]
+		ws241 := packet.Value{Hi: binary.BigEndian.Uint64(b238[24:]), Lo: binary.BigEndian.Uint64(b238[32:])}
+		os240 := uint32(uint16(ws241.Hi>>0)) + uint32(uint16(ws241.Hi>>16)) + uint32(uint16(ws241.Hi>>32)) + uint32(uint16(ws241.Hi>>48)) + uint32(uint16(ws241.Lo>>0)) + uint32(uint16(ws241.Lo>>16)) + uint32(uint16(ws241.Lo>>32)) + uint32(uint16(ws241.Lo>>48))
+		v242 := v237
+		binary.BigEndian.PutUint64(b238[24:], v242.Hi)
+		binary.BigEndian.PutUint64(b238[32:], v242.Lo)
+		ws243 := v237
+		f245 := uint32(os240)
+		f245 += bits.RotateLeft32(f245, 16)
+		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(ws243.Hi>>0))+uint32(uint16(ws243.Hi>>16))+uint32(uint16(ws243.Hi>>32))+uint32(uint16(ws243.Hi>>48))+uint32(uint16(ws243.Lo>>0))+uint32(uint16(ws243.Lo>>16))+uint32(uint16(ws243.Lo>>32))+uint32(uint16(ws243.Lo>>48)))
+		d236 += dl244
+		v246 := m3
+		ws248 := packet.Value{Hi: binary.BigEndian.Uint64(b238[8:]), Lo: binary.BigEndian.Uint64(b238[16:])}
+		os247 := uint32(uint16(ws248.Hi>>0)) + uint32(uint16(ws248.Hi>>16)) + uint32(uint16(ws248.Hi>>32)) + uint32(uint16(ws248.Hi>>48)) + uint32(uint16(ws248.Lo>>0)) + uint32(uint16(ws248.Lo>>16)) + uint32(uint16(ws248.Lo>>32)) + uint32(uint16(ws248.Lo>>48))
+		v249 := v246
+		binary.BigEndian.PutUint64(b238[8:], v249.Hi)
+		binary.BigEndian.PutUint64(b238[16:], v249.Lo)
+		ws250 := v246
+		f252 := uint32(os247)
+		f252 += bits.RotateLeft32(f252, 16)
+		dl251 := uint64(^uint16(f252>>16)) + uint64(uint32(uint16(ws250.Hi>>0))+uint32(uint16(ws250.Hi>>16))+uint32(uint16(ws250.Hi>>32))+uint32(uint16(ws250.Hi>>48))+uint32(uint16(ws250.Lo>>0))+uint32(uint16(ws250.Lo>>16))+uint32(uint16(ws250.Lo>>32))+uint32(uint16(ws250.Lo>>48)))
+		d236 += dl251
+		v253 := m21.Lo
+		st255 := h4 // udp
+		b254 := data[st255.Off : st255.Off+st255.Len]
+		os256 := uint32(uint16(uint64(binary.BigEndian.Uint16(b254[2:]))))
+		binary.BigEndian.PutUint16(b254[2:], uint16(v253))
+		f258 := uint32(os256)
+		f258 += bits.RotateLeft32(f258, 16)
+		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint16(v253)))
+		d236 += dl257
+		v259 := (uint64(binary.BigEndian.Uint16(b238[4:])) - 0x10)
+		os260 := uint32(uint16(uint64(binary.BigEndian.Uint16(b238[4:]))))
+		binary.BigEndian.PutUint16(b238[4:], uint16(v259))
+		f262 := uint32(os260)
+		f262 += bits.RotateLeft32(f262, 16)
+		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(v259)))
+		d236 += dl261
+		if cs263 := h4; cs263.Off >= 0 && cs263.Off+cs263.Len <= len(data) {
+			cb := data[cs263.Off+6 : cs263.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d236
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		pl.edges[24]++
 		goto n90
 	}
 n90:
 	{ // LbPopV2: test valid(lb_v2)
-		if p.Hdr[10].Valid {
+		if h10.Valid {
 			goto n91
 		}
 		goto n92
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		ps316 := p.Hdr[10] // lb_v2
-		po317, pn318 := ps316.Off, 12
-		if po317 < 0 || po317+pn318 > len(p.Data) {
+		ps264 := h10 // lb_v2
+		po265, pn266 := ps264.Off, 12
+		if po265 < 0 || po265+pn266 > len(data) {
 			return pl.drop(33)
 		}
-		if po317 > p.Hdr[4].Off && (po317-p.Hdr[4].Off)%2 == 0 {
-			d319 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po317+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po317+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po317+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po317+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po317+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po317+10:]))))
-			if cs320 := p.Hdr[4]; cs320.Off >= 0 && cs320.Off+cs320.Len <= len(p.Data) {
-				cb := p.Data[cs320.Off+6 : cs320.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d319, false))
+		if po265 > h4.Off && (po265-h4.Off)%2 == 0 {
+			d267 := uint32(binary.BigEndian.Uint16(data[po265+0:])) + uint32(binary.BigEndian.Uint16(data[po265+2:])) + uint32(binary.BigEndian.Uint16(data[po265+4:])) + uint32(binary.BigEndian.Uint16(data[po265+6:])) + uint32(binary.BigEndian.Uint16(data[po265+8:])) + uint32(binary.BigEndian.Uint16(data[po265+10:]))
+			d267 += bits.RotateLeft32(d267, 16)
+			if cs268 := h4; cs268.Off >= 0 && cs268.Off+cs268.Len <= len(data) {
+				cb := data[cs268.Off+6 : cs268.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d267>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po317 < len(p.Data)-po317-pn318 {
-			copy(p.Data[pn318:pn318+po317], p.Data[:po317])
-			p.Data = p.Data[pn318:]
+		if po265 < len(data)-po265-pn266 {
+			copy(data[pn266:pn266+po265], data[:po265])
+			data = data[pn266:]
 		} else {
-			copy(p.Data[po317:], p.Data[po317+pn318:])
-			p.Data = p.Data[:len(p.Data)-pn318]
+			copy(data[po265:], data[po265+pn266:])
+			data = data[:len(data)-pn266]
 		}
-		p.Hdr[10] = packet.HeaderState{}
-		if p.Cursor > po317 {
-			p.Cursor = max(po317, p.Cursor-pn318)
+		h10 = packet.HeaderState{}
+		if cur > po265 {
+			cur = max(po265, cur-pn266)
 		}
 		goto n93
 	}
 n92:
 	{ // LbPopV3Body: pop lb_v3
-		ps321 := p.Hdr[11] // lb_v3
-		if !ps321.Valid {
+		ps269 := h11 // lb_v3
+		if !ps269.Valid {
 			return pl.drop(34)
 		}
-		po322, pn323 := ps321.Off, 12
-		if po322 < 0 || po322+pn323 > len(p.Data) {
+		po270, pn271 := ps269.Off, 12
+		if po270 < 0 || po270+pn271 > len(data) {
 			return pl.drop(34)
 		}
-		if po322 > p.Hdr[4].Off && (po322-p.Hdr[4].Off)%2 == 0 {
-			d324 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po322+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po322+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po322+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po322+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po322+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po322+10:]))))
-			if cs325 := p.Hdr[4]; cs325.Off >= 0 && cs325.Off+cs325.Len <= len(p.Data) {
-				cb := p.Data[cs325.Off+6 : cs325.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d324, false))
+		if po270 > h4.Off && (po270-h4.Off)%2 == 0 {
+			d272 := uint32(binary.BigEndian.Uint16(data[po270+0:])) + uint32(binary.BigEndian.Uint16(data[po270+2:])) + uint32(binary.BigEndian.Uint16(data[po270+4:])) + uint32(binary.BigEndian.Uint16(data[po270+6:])) + uint32(binary.BigEndian.Uint16(data[po270+8:])) + uint32(binary.BigEndian.Uint16(data[po270+10:]))
+			d272 += bits.RotateLeft32(d272, 16)
+			if cs273 := h4; cs273.Off >= 0 && cs273.Off+cs273.Len <= len(data) {
+				cb := data[cs273.Off+6 : cs273.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d272>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po322 < len(p.Data)-po322-pn323 {
-			copy(p.Data[pn323:pn323+po322], p.Data[:po322])
-			p.Data = p.Data[pn323:]
+		if po270 < len(data)-po270-pn271 {
+			copy(data[pn271:pn271+po270], data[:po270])
+			data = data[pn271:]
 		} else {
-			copy(p.Data[po322:], p.Data[po322+pn323:])
-			p.Data = p.Data[:len(p.Data)-pn323]
+			copy(data[po270:], data[po270+pn271:])
+			data = data[:len(data)-pn271]
 		}
-		p.Hdr[11] = packet.HeaderState{}
-		if p.Cursor > po322 {
-			p.Cursor = max(po322, p.Cursor-pn323)
+		h11 = packet.HeaderState{}
+		if cur > po270 {
+			cur = max(po270, cur-pn271)
 		}
 		pl.edges[25]++
 		goto n93
 	}
 n93:
 	{ // LbPopCommon: pop lb_common
-		ps326 := p.Hdr[9] // lb_common
-		po327, pn328 := ps326.Off, 4
-		if po327 < 0 || po327+pn328 > len(p.Data) {
+		ps274 := h9 // lb_common
+		po275, pn276 := ps274.Off, 4
+		if po275 < 0 || po275+pn276 > len(data) {
 			return pl.drop(35)
 		}
-		if po327 > p.Hdr[4].Off && (po327-p.Hdr[4].Off)%2 == 0 {
-			d329 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po327+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po327+2:]))))
-			if cs330 := p.Hdr[4]; cs330.Off >= 0 && cs330.Off+cs330.Len <= len(p.Data) {
-				cb := p.Data[cs330.Off+6 : cs330.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d329, false))
+		if po275 > h4.Off && (po275-h4.Off)%2 == 0 {
+			d277 := uint32(binary.BigEndian.Uint16(data[po275+0:])) + uint32(binary.BigEndian.Uint16(data[po275+2:]))
+			d277 += bits.RotateLeft32(d277, 16)
+			if cs278 := h4; cs278.Off >= 0 && cs278.Off+cs278.Len <= len(data) {
+				cb := data[cs278.Off+6 : cs278.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d277>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po327 < len(p.Data)-po327-pn328 {
-			copy(p.Data[pn328:pn328+po327], p.Data[:po327])
-			p.Data = p.Data[pn328:]
+		if po275 < len(data)-po275-pn276 {
+			copy(data[pn276:pn276+po275], data[:po275])
+			data = data[pn276:]
 		} else {
-			copy(p.Data[po327:], p.Data[po327+pn328:])
-			p.Data = p.Data[:len(p.Data)-pn328]
+			copy(data[po275:], data[po275+pn276:])
+			data = data[:len(data)-pn276]
 		}
-		p.Hdr[9] = packet.HeaderState{}
-		if p.Hdr[11].Valid && p.Hdr[11].Off > po327 {
-			p.Hdr[11].Off -= pn328
+		h9 = packet.HeaderState{}
+		if h11.Valid && h11.Off > po275 {
+			h11.Off -= pn276
 		} // lb_v3
-		if p.Cursor > po327 {
-			p.Cursor = max(po327, p.Cursor-pn328)
+		if cur > po275 {
+			cur = max(po275, cur-pn276)
 		}
 		goto n94
 	}
 n94:
 	{ // LbUdpLen: set udp.length
-		var d331 uint64   // udp checksum
-		st333 := p.Hdr[4] // udp
-		b332 := p.Data[st333.Off : st333.Off+st333.Len]
-		v334 := (uint64(binary.BigEndian.Uint16(b332[4:])) - 0x10)
-		lo336, hi337 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
-		w335 := hi337 <= len(p.Data) && 2 <= 20
-		var o338 uint32
-		if w335 {
-			o338 = uint32(binary.BigEndian.Uint16(p.Data[lo336+0:]))
-		}
-		binary.BigEndian.PutUint16(b332[4:], uint16(v334))
-		if w335 {
-			d331 += packet.ChecksumDelta(o338, uint32(binary.BigEndian.Uint16(p.Data[lo336+0:])))
-		}
-		if cs339 := p.Hdr[4]; cs339.Off >= 0 && cs339.Off+cs339.Len <= len(p.Data) {
-			cb := p.Data[cs339.Off+6 : cs339.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d331, false))
+		var d279 uint64 // udp checksum
+		st281 := h4     // udp
+		b280 := data[st281.Off : st281.Off+st281.Len]
+		v282 := (uint64(binary.BigEndian.Uint16(b280[4:])) - 0x10)
+		os283 := uint32(uint16(uint64(binary.BigEndian.Uint16(b280[4:]))))
+		binary.BigEndian.PutUint16(b280[4:], uint16(v282))
+		f285 := uint32(os283)
+		f285 += bits.RotateLeft32(f285, 16)
+		dl284 := uint64(^uint16(f285>>16)) + uint64(uint32(uint16(v282)))
+		d279 += dl284
+		if cs286 := h4; cs286.Off >= 0 && cs286.Off+cs286.Len <= len(data) {
+			cb := data[cs286.Off+6 : cs286.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d279
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		pl.edges[26]++
 		goto n95
@@ -2073,7 +2509,7 @@ n95:
 	}
 n96:
 	{ // TxCheck: test meta.drop == 1
-		if p.Meta[16].Lo == 0x1 {
+		if m16.Lo == 0x1 {
 			goto n97
 		}
 		goto n14
@@ -2084,7 +2520,7 @@ n14:
 	}
 n15:
 	{ // TxWire: emit
-		return pl.sink(0, p.Data)
+		return pl.sink(0, data)
 	}
 n97:
 	{ // TxDropped: drop drop flag

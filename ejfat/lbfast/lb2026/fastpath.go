@@ -8,6 +8,7 @@ package lb2026
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
@@ -923,7 +924,115 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 // after off+n for headers the graph pushes. It does not allocate.
 func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
-	p.Load(buf, off, n)
+	_ = p
+	data, cur := buf[:cap(buf)][off:off+n], 0
+	_ = cur
+	var h0 packet.HeaderState // ethernet
+	_ = h0
+	var h1 packet.HeaderState // vlan
+	_ = h1
+	var h2 packet.HeaderState // ipv4
+	_ = h2
+	var h3 packet.HeaderState // ipv6
+	_ = h3
+	var h4 packet.HeaderState // udp
+	_ = h4
+	var h5 packet.HeaderState // arp
+	_ = h5
+	var h6 packet.HeaderState // icmp
+	_ = h6
+	var h7 packet.HeaderState // icmpv6
+	_ = h7
+	var h8 packet.HeaderState // icmp_echo
+	_ = h8
+	var h9 packet.HeaderState // lb_common
+	_ = h9
+	var h10 packet.HeaderState // lb_v2
+	_ = h10
+	var h11 packet.HeaderState // lb_v3
+	_ = h11
+	var h12 packet.HeaderState // nd_ns
+	_ = h12
+	var h13 packet.HeaderState // nd_opt
+	_ = h13
+	var h14 packet.HeaderState // nd_mac
+	_ = h14
+	var h15 packet.HeaderState // nd_na
+	_ = h15
+	var h16 packet.HeaderState // nd_na_opt
+	_ = h16
+	var h17 packet.HeaderState // nd_na_mac
+	_ = h17
+	var h18 packet.HeaderState // icmp_ipv4
+	_ = h18
+	var h19 packet.HeaderState // icmp_ipv6
+	_ = h19
+	var h20 packet.HeaderState // icmp_udp
+	_ = h20
+	var h21 packet.HeaderState // lldp
+	_ = h21
+	var h22 packet.HeaderState // slow
+	_ = h22
+	var h23 packet.HeaderState // lacp
+	_ = h23
+	h24 := packet.HeaderState{Valid: true} // meta
+	_ = h24
+	var m0 packet.Value
+	_ = m0
+	var m1 packet.Value
+	_ = m1
+	var m2 packet.Value
+	_ = m2
+	var m3 packet.Value
+	_ = m3
+	var m4 packet.Value
+	_ = m4
+	var m5 packet.Value
+	_ = m5
+	var m6 packet.Value
+	_ = m6
+	var m7 packet.Value
+	_ = m7
+	var m8 packet.Value
+	_ = m8
+	var m9 packet.Value
+	_ = m9
+	var m10 packet.Value
+	_ = m10
+	var m11 packet.Value
+	_ = m11
+	var m12 packet.Value
+	_ = m12
+	var m13 packet.Value
+	_ = m13
+	var m14 packet.Value
+	_ = m14
+	var m15 packet.Value
+	_ = m15
+	var m16 packet.Value
+	_ = m16
+	var m17 packet.Value
+	_ = m17
+	var m18 packet.Value
+	_ = m18
+	var m19 packet.Value
+	_ = m19
+	var m20 packet.Value
+	_ = m20
+	var m21 packet.Value
+	_ = m21
+	var m22 packet.Value
+	_ = m22
+	var m23 packet.Value
+	_ = m23
+	var m24 packet.Value
+	_ = m24
+	var m25 packet.Value
+	_ = m25
+	var m26 packet.Value
+	_ = m26
+	var m27 packet.Value
+	_ = m27
 	{ // RxWire: input
 		goto n1
 	}
@@ -937,14 +1046,14 @@ n4:
 	}
 n5:
 	{ // ParseEth: extract ethernet
-		x1 := p.Hdr[0].Valid // already there: nothing to do
+		x1 := h0.Valid // already there: nothing to do
 		if !x1 {
-			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
+			x1 = cur >= 0 && cur+14 <= len(data)
 			if x1 {
-				p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
-				p.Cursor += 14
+				h0 = packet.HeaderState{Off: cur, Len: 14, Valid: true}
+				cur += 14
 			} else {
-				p.Hdr[0] = packet.HeaderState{}
+				h0 = packet.HeaderState{}
 			} // ethernet
 		}
 		if x1 {
@@ -954,8 +1063,8 @@ n5:
 	}
 n6:
 	{ // ParseEthType: switch ethernet.type
-		st4 := p.Hdr[0] // ethernet
-		b3 := p.Data[st4.Off : st4.Off+st4.Len]
+		st4 := h0 // ethernet
+		b3 := data[st4.Off : st4.Off+st4.Len]
 		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
 		case v2 == 0x800:
@@ -977,14 +1086,14 @@ n6:
 	}
 n7:
 	{ // ParseVlan: extract vlan
-		x5 := p.Hdr[1].Valid // already there: nothing to do
+		x5 := h1.Valid // already there: nothing to do
 		if !x5 {
-			x5 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			x5 = cur >= 0 && cur+4 <= len(data)
 			if x5 {
-				p.Hdr[1] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
+				h1 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+				cur += 4
 			} else {
-				p.Hdr[1] = packet.HeaderState{}
+				h1 = packet.HeaderState{}
 			} // vlan
 		}
 		if x5 {
@@ -995,8 +1104,8 @@ n7:
 	}
 n8:
 	{ // ParseVlanType: switch vlan.type
-		st8 := p.Hdr[1] // vlan
-		b7 := p.Data[st8.Off : st8.Off+st8.Len]
+		st8 := h1 // vlan
+		b7 := data[st8.Off : st8.Off+st8.Len]
 		v6 := uint64(binary.BigEndian.Uint16(b7[2:]))
 		switch {
 		case v6 == 0x800:
@@ -1015,14 +1124,14 @@ n8:
 	}
 n9:
 	{ // ParseArp: extract arp
-		x9 := p.Hdr[5].Valid // already there: nothing to do
+		x9 := h5.Valid // already there: nothing to do
 		if !x9 {
-			x9 = p.Cursor >= 0 && p.Cursor+28 <= len(p.Data)
+			x9 = cur >= 0 && cur+28 <= len(data)
 			if x9 {
-				p.Hdr[5] = packet.HeaderState{Off: p.Cursor, Len: 28, Valid: true}
-				p.Cursor += 28
+				h5 = packet.HeaderState{Off: cur, Len: 28, Valid: true}
+				cur += 28
 			} else {
-				p.Hdr[5] = packet.HeaderState{}
+				h5 = packet.HeaderState{}
 			} // arp
 		}
 		if x9 {
@@ -1033,8 +1142,8 @@ n9:
 	}
 n10:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
-		st15 := p.Hdr[5] // arp
-		b14 := p.Data[st15.Off : st15.Off+st15.Len]
+		st15 := h5 // arp
+		b14 := data[st15.Off : st15.Off+st15.Len]
 		c13 := (uint64(binary.BigEndian.Uint16(b14[0:])) == 0x1)
 		if c13 {
 			c13 = (uint64(binary.BigEndian.Uint16(b14[2:])) == 0x800)
@@ -1059,24 +1168,24 @@ n10:
 	}
 n11:
 	{ // ParseIPv4: extract ipv4
-		x16 := p.Hdr[2].Valid // already there: nothing to do
+		x16 := h2.Valid // already there: nothing to do
 		if !x16 {
-			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
-				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st19 := p.Hdr[2] // ipv4
+			if off := cur; off >= 0 && off+20 <= len(data) {
+				h2 = packet.HeaderState{Off: off, Len: 20, Valid: true}
+				st19 := h2 // ipv4
 				if !st19.Valid {
 					return pl.drop(0)
 				}
-				b18 := p.Data[st19.Off : st19.Off+st19.Len]
+				b18 := data[st19.Off : st19.Off+st19.Len]
 				ext17 := packet.Value{Lo: (uint64(b18[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x16 = ext17.Hi == 0 && ext17.Lo <= uint64(len(p.Data)) && off+20+int(ext17.Lo) <= len(p.Data)
+				x16 = ext17.Hi == 0 && ext17.Lo <= uint64(len(data)) && off+20+int(ext17.Lo) <= len(data)
 				if x16 {
-					p.Hdr[2].Len += int(ext17.Lo)
-					p.Cursor = off + p.Hdr[2].Len
+					h2.Len += int(ext17.Lo)
+					cur = off + h2.Len
 				}
 			}
 			if !x16 {
-				p.Hdr[2] = packet.HeaderState{}
+				h2 = packet.HeaderState{}
 			} // ipv4
 		}
 		if x16 {
@@ -1087,8 +1196,8 @@ n11:
 	}
 n12:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
-		st22 := p.Hdr[2] // ipv4
-		b21 := p.Data[st22.Off : st22.Off+st22.Len]
+		st22 := h2 // ipv4
+		b21 := data[st22.Off : st22.Off+st22.Len]
 		c20 := ((uint64(b21[0]) >> 4 & 0xf) == 0x4)
 		if c20 {
 			c20 = ((uint64(b21[0]) >> 0 & 0xf) >= 0x5)
@@ -1101,8 +1210,8 @@ n12:
 	}
 n13:
 	{ // ParseIPv4Proto: switch ipv4.proto
-		st25 := p.Hdr[2] // ipv4
-		b24 := p.Data[st25.Off : st25.Off+st25.Len]
+		st25 := h2 // ipv4
+		b24 := data[st25.Off : st25.Off+st25.Len]
 		v23 := uint64(b24[9])
 		switch {
 		case v23 == 0x1:
@@ -1116,14 +1225,14 @@ n13:
 	}
 n14:
 	{ // ParseIPv6: extract ipv6
-		x26 := p.Hdr[3].Valid // already there: nothing to do
+		x26 := h3.Valid // already there: nothing to do
 		if !x26 {
-			x26 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+			x26 = cur >= 0 && cur+40 <= len(data)
 			if x26 {
-				p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
-				p.Cursor += 40
+				h3 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+				cur += 40
 			} else {
-				p.Hdr[3] = packet.HeaderState{}
+				h3 = packet.HeaderState{}
 			} // ipv6
 		}
 		if x26 {
@@ -1134,8 +1243,8 @@ n14:
 	}
 n15:
 	{ // ParseIPv6Check: test ipv6.version == 6
-		st28 := p.Hdr[3] // ipv6
-		b27 := p.Data[st28.Off : st28.Off+st28.Len]
+		st28 := h3 // ipv6
+		b27 := data[st28.Off : st28.Off+st28.Len]
 		if (uint64(b27[0]) >> 4 & 0xf) == 0x6 {
 			goto n16
 		}
@@ -1144,8 +1253,8 @@ n15:
 	}
 n16:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
-		st31 := p.Hdr[3] // ipv6
-		b30 := p.Data[st31.Off : st31.Off+st31.Len]
+		st31 := h3 // ipv6
+		b30 := data[st31.Off : st31.Off+st31.Len]
 		v29 := uint64(b30[6])
 		switch {
 		case v29 == 0x3a:
@@ -1160,14 +1269,14 @@ n16:
 	}
 n17:
 	{ // ParseIcmp: extract icmp
-		x32 := p.Hdr[6].Valid // already there: nothing to do
+		x32 := h6.Valid // already there: nothing to do
 		if !x32 {
-			x32 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			x32 = cur >= 0 && cur+4 <= len(data)
 			if x32 {
-				p.Hdr[6] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
+				h6 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+				cur += 4
 			} else {
-				p.Hdr[6] = packet.HeaderState{}
+				h6 = packet.HeaderState{}
 			} // icmp
 		}
 		if x32 {
@@ -1178,8 +1287,8 @@ n17:
 	}
 n18:
 	{ // ParseIcmpType: switch icmp.type
-		st35 := p.Hdr[6] // icmp
-		b34 := p.Data[st35.Off : st35.Off+st35.Len]
+		st35 := h6 // icmp
+		b34 := data[st35.Off : st35.Off+st35.Len]
 		v33 := uint64(b34[0])
 		switch {
 		case v33 == 0x3:
@@ -1193,8 +1302,8 @@ n18:
 	}
 n19:
 	{ // ParseEcho4Code: test icmp.code == 0
-		st37 := p.Hdr[6] // icmp
-		b36 := p.Data[st37.Off : st37.Off+st37.Len]
+		st37 := h6 // icmp
+		b36 := data[st37.Off : st37.Off+st37.Len]
 		if uint64(b36[1]) == 0x0 {
 			goto n20
 		}
@@ -1203,14 +1312,14 @@ n19:
 	}
 n20:
 	{ // ParseEcho4: extract icmp_echo
-		x38 := p.Hdr[8].Valid // already there: nothing to do
+		x38 := h8.Valid // already there: nothing to do
 		if !x38 {
-			x38 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			x38 = cur >= 0 && cur+4 <= len(data)
 			if x38 {
-				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
+				h8 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+				cur += 4
 			} else {
-				p.Hdr[8] = packet.HeaderState{}
+				h8 = packet.HeaderState{}
 			} // icmp_echo
 		}
 		if x38 {
@@ -1222,14 +1331,14 @@ n20:
 	}
 n21:
 	{ // ParseIcmp6: extract icmpv6
-		x39 := p.Hdr[7].Valid // already there: nothing to do
+		x39 := h7.Valid // already there: nothing to do
 		if !x39 {
-			x39 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			x39 = cur >= 0 && cur+4 <= len(data)
 			if x39 {
-				p.Hdr[7] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
+				h7 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+				cur += 4
 			} else {
-				p.Hdr[7] = packet.HeaderState{}
+				h7 = packet.HeaderState{}
 			} // icmpv6
 		}
 		if x39 {
@@ -1240,8 +1349,8 @@ n21:
 	}
 n22:
 	{ // ParseIcmp6Type: switch icmpv6.type
-		st42 := p.Hdr[7] // icmpv6
-		b41 := p.Data[st42.Off : st42.Off+st42.Len]
+		st42 := h7 // icmpv6
+		b41 := data[st42.Off : st42.Off+st42.Len]
 		v40 := uint64(b41[0])
 		switch {
 		case v40 == 0x1:
@@ -1257,8 +1366,8 @@ n22:
 	}
 n23:
 	{ // ParseEcho6Code: test icmpv6.code == 0
-		st44 := p.Hdr[7] // icmpv6
-		b43 := p.Data[st44.Off : st44.Off+st44.Len]
+		st44 := h7 // icmpv6
+		b43 := data[st44.Off : st44.Off+st44.Len]
 		if uint64(b43[1]) == 0x0 {
 			goto n24
 		}
@@ -1267,14 +1376,14 @@ n23:
 	}
 n24:
 	{ // ParseEcho6: extract icmp_echo
-		x45 := p.Hdr[8].Valid // already there: nothing to do
+		x45 := h8.Valid // already there: nothing to do
 		if !x45 {
-			x45 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			x45 = cur >= 0 && cur+4 <= len(data)
 			if x45 {
-				p.Hdr[8] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
+				h8 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+				cur += 4
 			} else {
-				p.Hdr[8] = packet.HeaderState{}
+				h8 = packet.HeaderState{}
 			} // icmp_echo
 		}
 		if x45 {
@@ -1286,14 +1395,14 @@ n24:
 	}
 n25:
 	{ // ParseUnreach4: extract icmp_ipv4
-		x46 := p.Hdr[18].Valid // already there: nothing to do
+		x46 := h18.Valid // already there: nothing to do
 		if !x46 {
-			x46 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
+			x46 = cur >= 0 && cur+20 <= len(data)
 			if x46 {
-				p.Hdr[18] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
-				p.Cursor += 20
+				h18 = packet.HeaderState{Off: cur, Len: 20, Valid: true}
+				cur += 20
 			} else {
-				p.Hdr[18] = packet.HeaderState{}
+				h18 = packet.HeaderState{}
 			} // icmp_ipv4
 		}
 		if x46 {
@@ -1304,8 +1413,8 @@ n25:
 	}
 n26:
 	{ // ParseUnreach4Udp: test icmp_ipv4.proto == 17
-		st48 := p.Hdr[18] // icmp_ipv4
-		b47 := p.Data[st48.Off : st48.Off+st48.Len]
+		st48 := h18 // icmp_ipv4
+		b47 := data[st48.Off : st48.Off+st48.Len]
 		if uint64(b47[9]) == 0x11 {
 			goto n29
 		}
@@ -1314,14 +1423,14 @@ n26:
 	}
 n27:
 	{ // ParseUnreach6: extract icmp_ipv6
-		x49 := p.Hdr[19].Valid // already there: nothing to do
+		x49 := h19.Valid // already there: nothing to do
 		if !x49 {
-			x49 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+			x49 = cur >= 0 && cur+40 <= len(data)
 			if x49 {
-				p.Hdr[19] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
-				p.Cursor += 40
+				h19 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+				cur += 40
 			} else {
-				p.Hdr[19] = packet.HeaderState{}
+				h19 = packet.HeaderState{}
 			} // icmp_ipv6
 		}
 		if x49 {
@@ -1332,8 +1441,8 @@ n27:
 	}
 n28:
 	{ // ParseUnreach6Udp: test icmp_ipv6.next_hdr == 17
-		st51 := p.Hdr[19] // icmp_ipv6
-		b50 := p.Data[st51.Off : st51.Off+st51.Len]
+		st51 := h19 // icmp_ipv6
+		b50 := data[st51.Off : st51.Off+st51.Len]
 		if uint64(b50[6]) == 0x11 {
 			pl.edges[9]++
 			goto n29
@@ -1343,14 +1452,14 @@ n28:
 	}
 n29:
 	{ // ParseUnreachUdp: extract icmp_udp
-		x52 := p.Hdr[20].Valid // already there: nothing to do
+		x52 := h20.Valid // already there: nothing to do
 		if !x52 {
-			x52 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+			x52 = cur >= 0 && cur+8 <= len(data)
 			if x52 {
-				p.Hdr[20] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
-				p.Cursor += 8
+				h20 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+				cur += 8
 			} else {
-				p.Hdr[20] = packet.HeaderState{}
+				h20 = packet.HeaderState{}
 			} // icmp_udp
 		}
 		if x52 {
@@ -1362,8 +1471,8 @@ n29:
 	}
 n30:
 	{ // ParseNsCode: test icmpv6.code == 0
-		st54 := p.Hdr[7] // icmpv6
-		b53 := p.Data[st54.Off : st54.Off+st54.Len]
+		st54 := h7 // icmpv6
+		b53 := data[st54.Off : st54.Off+st54.Len]
 		if uint64(b53[1]) == 0x0 {
 			goto n31
 		}
@@ -1372,14 +1481,14 @@ n30:
 	}
 n31:
 	{ // ParseNs: extract nd_ns
-		x55 := p.Hdr[12].Valid // already there: nothing to do
+		x55 := h12.Valid // already there: nothing to do
 		if !x55 {
-			x55 = p.Cursor >= 0 && p.Cursor+20 <= len(p.Data)
+			x55 = cur >= 0 && cur+20 <= len(data)
 			if x55 {
-				p.Hdr[12] = packet.HeaderState{Off: p.Cursor, Len: 20, Valid: true}
-				p.Cursor += 20
+				h12 = packet.HeaderState{Off: cur, Len: 20, Valid: true}
+				cur += 20
 			} else {
-				p.Hdr[12] = packet.HeaderState{}
+				h12 = packet.HeaderState{}
 			} // nd_ns
 		}
 		if x55 {
@@ -1390,8 +1499,8 @@ n31:
 	}
 n32:
 	{ // ParseNsLen: test ipv6.payload_len == 24
-		st57 := p.Hdr[3] // ipv6
-		b56 := p.Data[st57.Off : st57.Off+st57.Len]
+		st57 := h3 // ipv6
+		b56 := data[st57.Off : st57.Off+st57.Len]
 		if uint64(binary.BigEndian.Uint16(b56[4:])) == 0x18 {
 			pl.edges[12]++
 			goto n48
@@ -1400,14 +1509,14 @@ n32:
 	}
 n33:
 	{ // ParseNsOpt: extract nd_opt
-		x58 := p.Hdr[13].Valid // already there: nothing to do
+		x58 := h13.Valid // already there: nothing to do
 		if !x58 {
-			x58 = p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
+			x58 = cur >= 0 && cur+2 <= len(data)
 			if x58 {
-				p.Hdr[13] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
-				p.Cursor += 2
+				h13 = packet.HeaderState{Off: cur, Len: 2, Valid: true}
+				cur += 2
 			} else {
-				p.Hdr[13] = packet.HeaderState{}
+				h13 = packet.HeaderState{}
 			} // nd_opt
 		}
 		if x58 {
@@ -1418,8 +1527,8 @@ n33:
 	}
 n34:
 	{ // ParseNsOptType: test nd_opt.type == 1
-		st60 := p.Hdr[13] // nd_opt
-		b59 := p.Data[st60.Off : st60.Off+st60.Len]
+		st60 := h13 // nd_opt
+		b59 := data[st60.Off : st60.Off+st60.Len]
 		if uint64(b59[0]) == 0x1 {
 			goto n35
 		}
@@ -1428,14 +1537,14 @@ n34:
 	}
 n35:
 	{ // ParseNsMac: extract nd_mac
-		x61 := p.Hdr[14].Valid // already there: nothing to do
+		x61 := h14.Valid // already there: nothing to do
 		if !x61 {
-			x61 = p.Cursor >= 0 && p.Cursor+6 <= len(p.Data)
+			x61 = cur >= 0 && cur+6 <= len(data)
 			if x61 {
-				p.Hdr[14] = packet.HeaderState{Off: p.Cursor, Len: 6, Valid: true}
-				p.Cursor += 6
+				h14 = packet.HeaderState{Off: cur, Len: 6, Valid: true}
+				cur += 6
 			} else {
-				p.Hdr[14] = packet.HeaderState{}
+				h14 = packet.HeaderState{}
 			} // nd_mac
 		}
 		if x61 {
@@ -1447,14 +1556,14 @@ n35:
 	}
 n36:
 	{ // ParseSlow: extract slow
-		x62 := p.Hdr[22].Valid // already there: nothing to do
+		x62 := h22.Valid // already there: nothing to do
 		if !x62 {
-			x62 = p.Cursor >= 0 && p.Cursor+1 <= len(p.Data)
+			x62 = cur >= 0 && cur+1 <= len(data)
 			if x62 {
-				p.Hdr[22] = packet.HeaderState{Off: p.Cursor, Len: 1, Valid: true}
-				p.Cursor += 1
+				h22 = packet.HeaderState{Off: cur, Len: 1, Valid: true}
+				cur += 1
 			} else {
-				p.Hdr[22] = packet.HeaderState{}
+				h22 = packet.HeaderState{}
 			} // slow
 		}
 		if x62 {
@@ -1465,8 +1574,8 @@ n36:
 	}
 n37:
 	{ // ParseSlowType: test slow.subtype == 1
-		st64 := p.Hdr[22] // slow
-		b63 := p.Data[st64.Off : st64.Off+st64.Len]
+		st64 := h22 // slow
+		b63 := data[st64.Off : st64.Off+st64.Len]
 		if uint64(b63[0]) == 0x1 {
 			goto n38
 		}
@@ -1475,14 +1584,14 @@ n37:
 	}
 n38:
 	{ // ParseLacp: extract lacp
-		x65 := p.Hdr[23].Valid // already there: nothing to do
+		x65 := h23.Valid // already there: nothing to do
 		if !x65 {
-			x65 = p.Cursor >= 0 && p.Cursor+1 <= len(p.Data)
+			x65 = cur >= 0 && cur+1 <= len(data)
 			if x65 {
-				p.Hdr[23] = packet.HeaderState{Off: p.Cursor, Len: 1, Valid: true}
-				p.Cursor += 1
+				h23 = packet.HeaderState{Off: cur, Len: 1, Valid: true}
+				cur += 1
 			} else {
-				p.Hdr[23] = packet.HeaderState{}
+				h23 = packet.HeaderState{}
 			} // lacp
 		}
 		if x65 {
@@ -1494,14 +1603,14 @@ n38:
 	}
 n39:
 	{ // ParseLldp: extract lldp
-		x66 := p.Hdr[21].Valid // already there: nothing to do
+		x66 := h21.Valid // already there: nothing to do
 		if !x66 {
-			x66 = p.Cursor >= 0 && p.Cursor+2 <= len(p.Data)
+			x66 = cur >= 0 && cur+2 <= len(data)
 			if x66 {
-				p.Hdr[21] = packet.HeaderState{Off: p.Cursor, Len: 2, Valid: true}
-				p.Cursor += 2
+				h21 = packet.HeaderState{Off: cur, Len: 2, Valid: true}
+				cur += 2
 			} else {
-				p.Hdr[21] = packet.HeaderState{}
+				h21 = packet.HeaderState{}
 			} // lldp
 		}
 		if x66 {
@@ -1513,14 +1622,14 @@ n39:
 	}
 n40:
 	{ // ParseUdp: extract udp
-		x67 := p.Hdr[4].Valid // already there: nothing to do
+		x67 := h4.Valid // already there: nothing to do
 		if !x67 {
-			x67 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+			x67 = cur >= 0 && cur+8 <= len(data)
 			if x67 {
-				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
-				p.Cursor += 8
+				h4 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+				cur += 8
 			} else {
-				p.Hdr[4] = packet.HeaderState{}
+				h4 = packet.HeaderState{}
 			} // udp
 		}
 		if x67 {
@@ -1531,8 +1640,8 @@ n40:
 	}
 n41:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
-		st69 := p.Hdr[4] // udp
-		b68 := p.Data[st69.Off : st69.Off+st69.Len]
+		st69 := h4 // udp
+		b68 := data[st69.Off : st69.Off+st69.Len]
 		if (uint64(binary.BigEndian.Uint16(b68[2:])) & 0xc000) == 0x4000 {
 			goto n42
 		}
@@ -1541,14 +1650,14 @@ n41:
 	}
 n42:
 	{ // ParseLb: extract lb_common
-		x70 := p.Hdr[9].Valid // already there: nothing to do
+		x70 := h9.Valid // already there: nothing to do
 		if !x70 {
-			x70 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			x70 = cur >= 0 && cur+4 <= len(data)
 			if x70 {
-				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
+				h9 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+				cur += 4
 			} else {
-				p.Hdr[9] = packet.HeaderState{}
+				h9 = packet.HeaderState{}
 			} // lb_common
 		}
 		if x70 {
@@ -1559,8 +1668,8 @@ n42:
 	}
 n43:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		st72 := p.Hdr[9] // lb_common
-		b71 := p.Data[st72.Off : st72.Off+st72.Len]
+		st72 := h9 // lb_common
+		b71 := data[st72.Off : st72.Off+st72.Len]
 		if uint64(binary.BigEndian.Uint16(b71[0:])) == 0x4c42 {
 			goto n44
 		}
@@ -1569,8 +1678,8 @@ n43:
 	}
 n44:
 	{ // ParseLbVersion: switch lb_common.version
-		st75 := p.Hdr[9] // lb_common
-		b74 := p.Data[st75.Off : st75.Off+st75.Len]
+		st75 := h9 // lb_common
+		b74 := data[st75.Off : st75.Off+st75.Len]
 		v73 := uint64(b74[2])
 		switch {
 		case v73 == 0x2:
@@ -1584,14 +1693,14 @@ n44:
 	}
 n45:
 	{ // ParseLbV2: extract lb_v2
-		x76 := p.Hdr[10].Valid // already there: nothing to do
+		x76 := h10.Valid // already there: nothing to do
 		if !x76 {
-			x76 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			x76 = cur >= 0 && cur+12 <= len(data)
 			if x76 {
-				p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-				p.Cursor += 12
+				h10 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+				cur += 12
 			} else {
-				p.Hdr[10] = packet.HeaderState{}
+				h10 = packet.HeaderState{}
 			} // lb_v2
 		}
 		if x76 {
@@ -1603,14 +1712,14 @@ n45:
 	}
 n46:
 	{ // ParseLbV3: extract lb_v3
-		x77 := p.Hdr[11].Valid // already there: nothing to do
+		x77 := h11.Valid // already there: nothing to do
 		if !x77 {
-			x77 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			x77 = cur >= 0 && cur+12 <= len(data)
 			if x77 {
-				p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-				p.Cursor += 12
+				h11 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+				cur += 12
 			} else {
-				p.Hdr[11] = packet.HeaderState{}
+				h11 = packet.HeaderState{}
 			} // lb_v3
 		}
 		if x77 {
@@ -1626,15 +1735,15 @@ n47:
 	}
 n48:
 	{ // ParseParsed: set meta.egress_port
-		p.Meta[2] = packet.Value{Lo: (p.Meta[1].Lo) & 0xf}
+		m2 = packet.Value{Lo: (m1.Lo) & 0xf}
 		goto n49
 	}
 n49:
 	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
-		c78 := !(p.Hdr[1].Valid)
+		c78 := !(h1.Valid)
 		if c78 {
-			st80 := p.Hdr[0] // ethernet
-			b79 := p.Data[st80.Off : st80.Off+st80.Len]
+			st80 := h0 // ethernet
+			b79 := data[st80.Off : st80.Off+st80.Len]
 			c78 = (((uint64(binary.BigEndian.Uint16(b79[0:]))<<32 | uint64(binary.BigEndian.Uint32(b79[2:]))) & 0xfffffffffff0) == 0x180c2000000)
 		}
 		if c78 {
@@ -1648,15 +1757,15 @@ n50:
 	}
 n51:
 	{ // PuntIsSlow: test valid(slow)
-		if p.Hdr[22].Valid {
+		if h22.Valid {
 			goto n52
 		}
 		goto n55
 	}
 n52:
 	{ // PuntIsLacp: test slow.subtype == 1
-		st82 := p.Hdr[22] // slow
-		b81 := p.Data[st82.Off : st82.Off+st82.Len]
+		st82 := h22 // slow
+		b81 := data[st82.Off : st82.Off+st82.Len]
 		if uint64(b81[0]) == 0x1 {
 			goto n53
 		}
@@ -1673,7 +1782,7 @@ n54:
 	}
 n55:
 	{ // PuntIsLldp: test valid(lldp)
-		if p.Hdr[21].Valid {
+		if h21.Valid {
 			goto n56
 		}
 		pl.edges[22]++
@@ -1686,260 +1795,260 @@ n56:
 	}
 n57:
 	{ // PuntEgress: set meta.egress_port
-		p.Meta[2] = packet.Value{Lo: ((p.Meta[1].Lo | 0x2) & 0xf) & 0xf}
+		m2 = packet.Value{Lo: ((m1.Lo | 0x2) & 0xf) & 0xf}
 		goto n58
 	}
 n58:
 	{ // PuntHasNsMac: test valid(nd_mac)
-		if p.Hdr[14].Valid {
+		if h14.Valid {
 			goto n59
 		}
 		goto n60
 	}
 n59:
 	{ // PuntPopNsMac: pop nd_mac
-		ps83 := p.Hdr[14] // nd_mac
+		ps83 := h14 // nd_mac
 		po84, pn85 := ps83.Off, 6
-		if po84 < 0 || po84+pn85 > len(p.Data) {
+		if po84 < 0 || po84+pn85 > len(data) {
 			return pl.drop(2)
 		}
-		if po84 < len(p.Data)-po84-pn85 {
-			copy(p.Data[pn85:pn85+po84], p.Data[:po84])
-			p.Data = p.Data[pn85:]
+		if po84 < len(data)-po84-pn85 {
+			copy(data[pn85:pn85+po84], data[:po84])
+			data = data[pn85:]
 		} else {
-			copy(p.Data[po84:], p.Data[po84+pn85:])
-			p.Data = p.Data[:len(p.Data)-pn85]
+			copy(data[po84:], data[po84+pn85:])
+			data = data[:len(data)-pn85]
 		}
-		p.Hdr[14] = packet.HeaderState{}
-		if p.Cursor > po84 {
-			p.Cursor = max(po84, p.Cursor-pn85)
+		h14 = packet.HeaderState{}
+		if cur > po84 {
+			cur = max(po84, cur-pn85)
 		}
 		pl.edges[24]++
 		goto n60
 	}
 n60:
 	{ // PuntHasNsOpt: test valid(nd_opt)
-		if p.Hdr[13].Valid {
+		if h13.Valid {
 			goto n61
 		}
 		goto n62
 	}
 n61:
 	{ // PuntPopNsOpt: pop nd_opt
-		ps86 := p.Hdr[13] // nd_opt
+		ps86 := h13 // nd_opt
 		po87, pn88 := ps86.Off, 2
-		if po87 < 0 || po87+pn88 > len(p.Data) {
+		if po87 < 0 || po87+pn88 > len(data) {
 			return pl.drop(3)
 		}
-		if po87 < len(p.Data)-po87-pn88 {
-			copy(p.Data[pn88:pn88+po87], p.Data[:po87])
-			p.Data = p.Data[pn88:]
+		if po87 < len(data)-po87-pn88 {
+			copy(data[pn88:pn88+po87], data[:po87])
+			data = data[pn88:]
 		} else {
-			copy(p.Data[po87:], p.Data[po87+pn88:])
-			p.Data = p.Data[:len(p.Data)-pn88]
+			copy(data[po87:], data[po87+pn88:])
+			data = data[:len(data)-pn88]
 		}
-		p.Hdr[13] = packet.HeaderState{}
-		if p.Cursor > po87 {
-			p.Cursor = max(po87, p.Cursor-pn88)
+		h13 = packet.HeaderState{}
+		if cur > po87 {
+			cur = max(po87, cur-pn88)
 		}
 		pl.edges[25]++
 		goto n62
 	}
 n62:
 	{ // PuntHasNs: test valid(nd_ns)
-		if p.Hdr[12].Valid {
+		if h12.Valid {
 			goto n63
 		}
 		goto n64
 	}
 n63:
 	{ // PuntPopNs: pop nd_ns
-		ps89 := p.Hdr[12] // nd_ns
+		ps89 := h12 // nd_ns
 		po90, pn91 := ps89.Off, 20
-		if po90 < 0 || po90+pn91 > len(p.Data) {
+		if po90 < 0 || po90+pn91 > len(data) {
 			return pl.drop(4)
 		}
-		if po90 < len(p.Data)-po90-pn91 {
-			copy(p.Data[pn91:pn91+po90], p.Data[:po90])
-			p.Data = p.Data[pn91:]
+		if po90 < len(data)-po90-pn91 {
+			copy(data[pn91:pn91+po90], data[:po90])
+			data = data[pn91:]
 		} else {
-			copy(p.Data[po90:], p.Data[po90+pn91:])
-			p.Data = p.Data[:len(p.Data)-pn91]
+			copy(data[po90:], data[po90+pn91:])
+			data = data[:len(data)-pn91]
 		}
-		p.Hdr[12] = packet.HeaderState{}
-		if p.Cursor > po90 {
-			p.Cursor = max(po90, p.Cursor-pn91)
+		h12 = packet.HeaderState{}
+		if cur > po90 {
+			cur = max(po90, cur-pn91)
 		}
 		pl.edges[26]++
 		goto n64
 	}
 n64:
 	{ // PuntHasUdp: test valid(icmp_udp)
-		if p.Hdr[20].Valid {
+		if h20.Valid {
 			goto n65
 		}
 		goto n66
 	}
 n65:
 	{ // PuntPopUdp: pop icmp_udp
-		ps92 := p.Hdr[20] // icmp_udp
+		ps92 := h20 // icmp_udp
 		po93, pn94 := ps92.Off, 8
-		if po93 < 0 || po93+pn94 > len(p.Data) {
+		if po93 < 0 || po93+pn94 > len(data) {
 			return pl.drop(5)
 		}
-		if po93 < len(p.Data)-po93-pn94 {
-			copy(p.Data[pn94:pn94+po93], p.Data[:po93])
-			p.Data = p.Data[pn94:]
+		if po93 < len(data)-po93-pn94 {
+			copy(data[pn94:pn94+po93], data[:po93])
+			data = data[pn94:]
 		} else {
-			copy(p.Data[po93:], p.Data[po93+pn94:])
-			p.Data = p.Data[:len(p.Data)-pn94]
+			copy(data[po93:], data[po93+pn94:])
+			data = data[:len(data)-pn94]
 		}
-		p.Hdr[20] = packet.HeaderState{}
-		if p.Cursor > po93 {
-			p.Cursor = max(po93, p.Cursor-pn94)
+		h20 = packet.HeaderState{}
+		if cur > po93 {
+			cur = max(po93, cur-pn94)
 		}
 		pl.edges[27]++
 		goto n66
 	}
 n66:
 	{ // PuntHasIPv4: test valid(icmp_ipv4)
-		if p.Hdr[18].Valid {
+		if h18.Valid {
 			goto n67
 		}
 		goto n68
 	}
 n67:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		ps95 := p.Hdr[18] // icmp_ipv4
+		ps95 := h18 // icmp_ipv4
 		po96, pn97 := ps95.Off, 20
-		if po96 < 0 || po96+pn97 > len(p.Data) {
+		if po96 < 0 || po96+pn97 > len(data) {
 			return pl.drop(6)
 		}
-		if po96 < len(p.Data)-po96-pn97 {
-			copy(p.Data[pn97:pn97+po96], p.Data[:po96])
-			p.Data = p.Data[pn97:]
+		if po96 < len(data)-po96-pn97 {
+			copy(data[pn97:pn97+po96], data[:po96])
+			data = data[pn97:]
 		} else {
-			copy(p.Data[po96:], p.Data[po96+pn97:])
-			p.Data = p.Data[:len(p.Data)-pn97]
+			copy(data[po96:], data[po96+pn97:])
+			data = data[:len(data)-pn97]
 		}
-		p.Hdr[18] = packet.HeaderState{}
-		if p.Cursor > po96 {
-			p.Cursor = max(po96, p.Cursor-pn97)
+		h18 = packet.HeaderState{}
+		if cur > po96 {
+			cur = max(po96, cur-pn97)
 		}
 		pl.edges[28]++
 		goto n68
 	}
 n68:
 	{ // PuntHasIPv6: test valid(icmp_ipv6)
-		if p.Hdr[19].Valid {
+		if h19.Valid {
 			goto n69
 		}
 		goto n70
 	}
 n69:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		ps98 := p.Hdr[19] // icmp_ipv6
+		ps98 := h19 // icmp_ipv6
 		po99, pn100 := ps98.Off, 40
-		if po99 < 0 || po99+pn100 > len(p.Data) {
+		if po99 < 0 || po99+pn100 > len(data) {
 			return pl.drop(7)
 		}
-		if po99 < len(p.Data)-po99-pn100 {
-			copy(p.Data[pn100:pn100+po99], p.Data[:po99])
-			p.Data = p.Data[pn100:]
+		if po99 < len(data)-po99-pn100 {
+			copy(data[pn100:pn100+po99], data[:po99])
+			data = data[pn100:]
 		} else {
-			copy(p.Data[po99:], p.Data[po99+pn100:])
-			p.Data = p.Data[:len(p.Data)-pn100]
+			copy(data[po99:], data[po99+pn100:])
+			data = data[:len(data)-pn100]
 		}
-		p.Hdr[19] = packet.HeaderState{}
-		if p.Cursor > po99 {
-			p.Cursor = max(po99, p.Cursor-pn100)
+		h19 = packet.HeaderState{}
+		if cur > po99 {
+			cur = max(po99, cur-pn100)
 		}
 		pl.edges[29]++
 		goto n70
 	}
 n70:
 	{ // ToHost: emit
-		return pl.sink(0, p.Data)
+		return pl.sink(0, data)
 	}
 n71:
 	{ // L2HasVlan: test valid(vlan)
-		if p.Hdr[1].Valid {
+		if h1.Valid {
 			goto n72
 		}
 		goto n74
 	}
 n72:
 	{ // L2VlanId: set meta.vlan_id
-		st102 := p.Hdr[1] // vlan
-		b101 := p.Data[st102.Off : st102.Off+st102.Len]
-		p.Meta[3] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b101[0:])) >> 0 & 0xfff) & 0xfff}
+		st102 := h1 // vlan
+		b101 := data[st102.Off : st102.Off+st102.Len]
+		m3 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b101[0:])) >> 0 & 0xfff) & 0xfff}
 		goto n73
 	}
 n73:
 	{ // L2PopVlan: pop vlan
-		ps103 := p.Hdr[1] // vlan
+		ps103 := h1 // vlan
 		po104, pn105 := ps103.Off, 4
-		if po104 < 0 || po104+pn105 > len(p.Data) {
+		if po104 < 0 || po104+pn105 > len(data) {
 			return pl.drop(8)
 		}
-		if po104 < len(p.Data)-po104-pn105 {
-			copy(p.Data[pn105:pn105+po104], p.Data[:po104])
-			p.Data = p.Data[pn105:]
+		if po104 < len(data)-po104-pn105 {
+			copy(data[pn105:pn105+po104], data[:po104])
+			data = data[pn105:]
 		} else {
-			copy(p.Data[po104:], p.Data[po104+pn105:])
-			p.Data = p.Data[:len(p.Data)-pn105]
+			copy(data[po104:], data[po104+pn105:])
+			data = data[:len(data)-pn105]
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if p.Hdr[2].Valid && p.Hdr[2].Off > po104 {
-			p.Hdr[2].Off -= pn105
+		h1 = packet.HeaderState{}
+		if h2.Valid && h2.Off > po104 {
+			h2.Off -= pn105
 		} // ipv4
-		if p.Hdr[3].Valid && p.Hdr[3].Off > po104 {
-			p.Hdr[3].Off -= pn105
+		if h3.Valid && h3.Off > po104 {
+			h3.Off -= pn105
 		} // ipv6
-		if p.Hdr[4].Valid && p.Hdr[4].Off > po104 {
-			p.Hdr[4].Off -= pn105
+		if h4.Valid && h4.Off > po104 {
+			h4.Off -= pn105
 		} // udp
-		if p.Hdr[5].Valid && p.Hdr[5].Off > po104 {
-			p.Hdr[5].Off -= pn105
+		if h5.Valid && h5.Off > po104 {
+			h5.Off -= pn105
 		} // arp
-		if p.Hdr[6].Valid && p.Hdr[6].Off > po104 {
-			p.Hdr[6].Off -= pn105
+		if h6.Valid && h6.Off > po104 {
+			h6.Off -= pn105
 		} // icmp
-		if p.Hdr[7].Valid && p.Hdr[7].Off > po104 {
-			p.Hdr[7].Off -= pn105
+		if h7.Valid && h7.Off > po104 {
+			h7.Off -= pn105
 		} // icmpv6
-		if p.Hdr[8].Valid && p.Hdr[8].Off > po104 {
-			p.Hdr[8].Off -= pn105
+		if h8.Valid && h8.Off > po104 {
+			h8.Off -= pn105
 		} // icmp_echo
-		if p.Hdr[9].Valid && p.Hdr[9].Off > po104 {
-			p.Hdr[9].Off -= pn105
+		if h9.Valid && h9.Off > po104 {
+			h9.Off -= pn105
 		} // lb_common
-		if p.Hdr[10].Valid && p.Hdr[10].Off > po104 {
-			p.Hdr[10].Off -= pn105
+		if h10.Valid && h10.Off > po104 {
+			h10.Off -= pn105
 		} // lb_v2
-		if p.Hdr[11].Valid && p.Hdr[11].Off > po104 {
-			p.Hdr[11].Off -= pn105
+		if h11.Valid && h11.Off > po104 {
+			h11.Off -= pn105
 		} // lb_v3
-		if p.Hdr[12].Valid && p.Hdr[12].Off > po104 {
-			p.Hdr[12].Off -= pn105
+		if h12.Valid && h12.Off > po104 {
+			h12.Off -= pn105
 		} // nd_ns
-		if p.Hdr[13].Valid && p.Hdr[13].Off > po104 {
-			p.Hdr[13].Off -= pn105
+		if h13.Valid && h13.Off > po104 {
+			h13.Off -= pn105
 		} // nd_opt
-		if p.Hdr[14].Valid && p.Hdr[14].Off > po104 {
-			p.Hdr[14].Off -= pn105
+		if h14.Valid && h14.Off > po104 {
+			h14.Off -= pn105
 		} // nd_mac
-		if p.Hdr[18].Valid && p.Hdr[18].Off > po104 {
-			p.Hdr[18].Off -= pn105
+		if h18.Valid && h18.Off > po104 {
+			h18.Off -= pn105
 		} // icmp_ipv4
-		if p.Hdr[19].Valid && p.Hdr[19].Off > po104 {
-			p.Hdr[19].Off -= pn105
+		if h19.Valid && h19.Off > po104 {
+			h19.Off -= pn105
 		} // icmp_ipv6
-		if p.Hdr[20].Valid && p.Hdr[20].Off > po104 {
-			p.Hdr[20].Off -= pn105
+		if h20.Valid && h20.Off > po104 {
+			h20.Off -= pn105
 		} // icmp_udp
-		if p.Cursor > po104 {
-			p.Cursor = max(po104, p.Cursor-pn105)
+		if cur > po104 {
+			cur = max(po104, cur-pn105)
 		}
 		pl.edges[30]++
 		goto n74
@@ -1947,14 +2056,14 @@ n73:
 n74:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[0].LookupWord(((p.Meta[3].Lo) & 0xfff) << 0); hit {
+		if e, hit := pl.tables[0].LookupWord(((m3.Lo) & 0xfff) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_l2_iface
-			p.Meta[4] = packet.Value{Lo: (params[0].Lo) & 0xf}
-			p.Meta[5] = packet.Value{Lo: (params[1].Lo) & 0xffffffffffff}
+			m4 = packet.Value{Lo: (params[0].Lo) & 0xf}
+			m5 = packet.Value{Lo: (params[1].Lo) & 0xffffffffffff}
 			goto n75
 		default: // miss
 			pl.edges[31]++
@@ -1968,15 +2077,15 @@ n75:
 n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		st107 := p.Hdr[0] // ethernet
-		b106 := p.Data[st107.Off : st107.Off+st107.Len]
-		if e, hit := pl.tables[1].LookupWord(((uint64(binary.BigEndian.Uint16(b106[0:]))<<32|uint64(binary.BigEndian.Uint32(b106[2:])))&0xffffffffffff)<<0 | ((p.Meta[4].Lo)&0xf)<<48); hit {
+		st107 := h0 // ethernet
+		b106 := data[st107.Off : st107.Off+st107.Len]
+		if e, hit := pl.tables[1].LookupWord(((uint64(binary.BigEndian.Uint16(b106[0:]))<<32|uint64(binary.BigEndian.Uint32(b106[2:])))&0xffffffffffff)<<0 | ((m4.Lo)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			p.Meta[5] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m5 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
 			goto n78
 		case 1: // l2_dst_allow
 			pl.edges[32]++
@@ -1995,21 +2104,21 @@ n78:
 	}
 n79:
 	{ // L3DaIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n83
 		}
 		goto n80
 	}
 n80:
 	{ // L3DaIPv6: test valid(ipv6)
-		if p.Hdr[3].Valid {
+		if h3.Valid {
 			goto n84
 		}
 		goto n81
 	}
 n81:
 	{ // L3DaArp: test valid(arp)
-		if p.Hdr[5].Valid {
+		if h5.Valid {
 			goto n85
 		}
 		goto n82
@@ -2020,43 +2129,43 @@ n82:
 	}
 n83:
 	{ // L3SetDaIPv4: set meta.ip_da
-		st109 := p.Hdr[2] // ipv4
-		b108 := p.Data[st109.Off : st109.Off+st109.Len]
-		p.Meta[8] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b108[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st109 := h2 // ipv4
+		b108 := data[st109.Off : st109.Off+st109.Len]
+		m8 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b108[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n84:
 	{ // L3SetDaIPv6: set meta.ip_da
-		st111 := p.Hdr[3] // ipv6
-		b110 := p.Data[st111.Off : st111.Off+st111.Len]
-		p.Meta[8] = (packet.Value{Hi: binary.BigEndian.Uint64(b110[24:]), Lo: binary.BigEndian.Uint64(b110[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st111 := h3 // ipv6
+		b110 := data[st111.Off : st111.Off+st111.Len]
+		m8 = (packet.Value{Hi: binary.BigEndian.Uint64(b110[24:]), Lo: binary.BigEndian.Uint64(b110[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[33]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set meta.ip_da
-		st113 := p.Hdr[5] // arp
-		b112 := p.Data[st113.Off : st113.Off+st113.Len]
-		p.Meta[8] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b112[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st113 := h5 // arp
+		b112 := data[st113.Off : st113.Off+st113.Len]
+		m8 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b112[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[34]++
 		goto n86
 	}
 n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		st115 := p.Hdr[0] // ethernet
-		b114 := p.Data[st115.Off : st115.Off+st115.Len]
+		pl.keys[0] = packet.Value{Lo: m4.Lo}
+		st115 := h0 // ethernet
+		b114 := data[st115.Off : st115.Off+st115.Len]
 		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b114[12:]))}
-		pl.keys[2] = p.Meta[8]
+		pl.keys[2] = m8
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_ip_sa
-			p.Meta[6] = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[7] = packet.Value{Lo: (params[1].Lo) & 0xff}
+			m6 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			m7 = packet.Value{Lo: (params[1].Lo) & 0xff}
 			goto n88
 		default: // miss
 			goto n87
@@ -2072,36 +2181,36 @@ n88:
 	}
 n89:
 	{ // L3IsArp: test valid(arp)
-		if p.Hdr[5].Valid {
+		if h5.Valid {
 			goto n112
 		}
 		goto n90
 	}
 n90:
 	{ // L3IsIcmp4: test valid(icmp)
-		if p.Hdr[6].Valid {
+		if h6.Valid {
 			goto n92
 		}
 		goto n91
 	}
 n91:
 	{ // L3IsIcmp6: test valid(icmpv6)
-		if p.Hdr[7].Valid {
+		if h7.Valid {
 			goto n104
 		}
 		goto n140
 	}
 n92:
 	{ // L3IsEcho4: test valid(icmp_echo)
-		if p.Hdr[8].Valid {
+		if h8.Valid {
 			goto n116
 		}
 		goto n93
 	}
 n93:
 	{ // L3Icmp4Type: switch icmp.type
-		st118 := p.Hdr[6] // icmp
-		b117 := p.Data[st118.Off : st118.Off+st118.Len]
+		st118 := h6 // icmp
+		b117 := data[st118.Off : st118.Off+st118.Len]
 		v116 := uint64(b117[0])
 		switch {
 		case v116 == 0x3:
@@ -2116,8 +2225,8 @@ n94:
 	}
 n95:
 	{ // L3Unreach4: switch icmp.code
-		st121 := p.Hdr[6] // icmp
-		b120 := p.Data[st121.Off : st121.Off+st121.Len]
+		st121 := h6 // icmp
+		b120 := data[st121.Off : st121.Off+st121.Len]
 		v119 := uint64(b120[1])
 		switch {
 		case v119 == 0x0:
@@ -2172,8 +2281,8 @@ n103:
 	}
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
-		st124 := p.Hdr[7] // icmpv6
-		b123 := p.Data[st124.Off : st124.Off+st124.Len]
+		st124 := h7 // icmpv6
+		b123 := data[st124.Off : st124.Off+st124.Len]
 		v122 := uint64(b123[0])
 		switch {
 		case v122 == 0x1:
@@ -2192,8 +2301,8 @@ n105:
 	}
 n106:
 	{ // L3Unreach6: switch icmpv6.code
-		st127 := p.Hdr[7] // icmpv6
-		b126 := p.Data[st127.Off : st127.Off+st127.Len]
+		st127 := h7 // icmpv6
+		b126 := data[st127.Off : st127.Off+st127.Len]
 		v125 := uint64(b126[1])
 		switch {
 		case v125 == 0x0:
@@ -2230,9 +2339,9 @@ n111:
 	}
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		st129 := p.Hdr[5] // arp
-		b128 := p.Data[st129.Off : st129.Off+st129.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b128[24:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
+		st129 := h5 // arp
+		b128 := data[st129.Off : st129.Off+st129.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b128[24:]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n114
 		}
 		goto n113
@@ -2244,25 +2353,25 @@ n113:
 	}
 n114:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		st131 := p.Hdr[0] // ethernet
-		b130 := p.Data[st131.Off : st131.Off+st131.Len]
+		st131 := h0 // ethernet
+		b130 := data[st131.Off : st131.Off+st131.Len]
 		v132 := (uint64(binary.BigEndian.Uint16(b130[6:]))<<32 | uint64(binary.BigEndian.Uint32(b130[8:])))
 		binary.BigEndian.PutUint16(b130[0:], uint16(v132>>32))
 		binary.BigEndian.PutUint32(b130[2:], uint32(v132))
-		v133 := p.Meta[5].Lo
+		v133 := m5.Lo
 		binary.BigEndian.PutUint16(b130[6:], uint16(v133>>32))
 		binary.BigEndian.PutUint32(b130[8:], uint32(v133))
-		st135 := p.Hdr[5] // arp
-		b134 := p.Data[st135.Off : st135.Off+st135.Len]
+		st135 := h5 // arp
+		b134 := data[st135.Off : st135.Off+st135.Len]
 		binary.BigEndian.PutUint16(b134[6:], uint16(0x2))
 		v136 := (uint64(binary.BigEndian.Uint16(b134[8:]))<<32 | uint64(binary.BigEndian.Uint32(b134[10:])))
 		binary.BigEndian.PutUint16(b134[18:], uint16(v136>>32))
 		binary.BigEndian.PutUint32(b134[20:], uint32(v136))
-		v137 := p.Meta[5].Lo
+		v137 := m5.Lo
 		binary.BigEndian.PutUint16(b134[8:], uint16(v137>>32))
 		binary.BigEndian.PutUint32(b134[10:], uint32(v137))
 		binary.BigEndian.PutUint32(b134[24:], uint32(uint64(binary.BigEndian.Uint32(b134[14:]))))
-		binary.BigEndian.PutUint32(b134[14:], uint32(((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)))
+		binary.BigEndian.PutUint32(b134[14:], uint32(((m6.Lo & 0xffffffff) & 0xffffffff)))
 		goto n115
 	}
 n115:
@@ -2271,12 +2380,12 @@ n115:
 	}
 n116:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
-		st139 := p.Hdr[2] // ipv4
+		st139 := h2 // ipv4
 		if !st139.Valid {
 			return pl.drop(27)
 		}
-		b138 := p.Data[st139.Off : st139.Off+st139.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b138[16:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
+		b138 := data[st139.Off : st139.Off+st139.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b138[16:]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n118
 		}
 		goto n117
@@ -2287,42 +2396,44 @@ n117:
 	}
 n118:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d140 uint64   // icmp checksum
-		st142 := p.Hdr[0] // ethernet
-		b141 := p.Data[st142.Off : st142.Off+st142.Len]
+		var d140 uint64 // icmp checksum
+		st142 := h0     // ethernet
+		b141 := data[st142.Off : st142.Off+st142.Len]
 		v143 := (uint64(binary.BigEndian.Uint16(b141[6:]))<<32 | uint64(binary.BigEndian.Uint32(b141[8:])))
-		v148 := v143
-		binary.BigEndian.PutUint16(b141[0:], uint16(v148>>32))
-		binary.BigEndian.PutUint32(b141[2:], uint32(v148))
-		v149 := p.Meta[5].Lo
-		v154 := v149
-		binary.BigEndian.PutUint16(b141[6:], uint16(v154>>32))
-		binary.BigEndian.PutUint32(b141[8:], uint32(v154))
-		st156 := p.Hdr[2] // ipv4
-		if !st156.Valid {
+		v144 := v143
+		binary.BigEndian.PutUint16(b141[0:], uint16(v144>>32))
+		binary.BigEndian.PutUint32(b141[2:], uint32(v144))
+		v145 := m5.Lo
+		v146 := v145
+		binary.BigEndian.PutUint16(b141[6:], uint16(v146>>32))
+		binary.BigEndian.PutUint32(b141[8:], uint32(v146))
+		st148 := h2 // ipv4
+		if !st148.Valid {
 			return pl.drop(29)
 		}
-		b155 := p.Data[st156.Off : st156.Off+st156.Len]
-		v157 := uint64(binary.BigEndian.Uint32(b155[12:]))
-		binary.BigEndian.PutUint32(b155[16:], uint32(v157))
-		v162 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
-		binary.BigEndian.PutUint32(b155[12:], uint32(v162))
-		v167 := 0x0
-		st169 := p.Hdr[6] // icmp
-		b168 := p.Data[st169.Off : st169.Off+st169.Len]
-		lo171, hi172 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
-		w170 := hi172 <= len(p.Data) && 2 <= 20
-		var o173 uint32
-		if w170 {
-			o173 = uint32(binary.BigEndian.Uint16(p.Data[lo171+0:]))
-		}
-		b168[0] = byte(v167)
-		if w170 {
-			d140 += packet.ChecksumDelta(o173, uint32(binary.BigEndian.Uint16(p.Data[lo171+0:])))
-		}
-		if cs174 := p.Hdr[6]; cs174.Off >= 0 && cs174.Off+cs174.Len <= len(p.Data) {
-			cb := p.Data[cs174.Off+2 : cs174.Off+4]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d140, false))
+		b147 := data[st148.Off : st148.Off+st148.Len]
+		v149 := uint64(binary.BigEndian.Uint32(b147[12:]))
+		binary.BigEndian.PutUint32(b147[16:], uint32(v149))
+		v150 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		binary.BigEndian.PutUint32(b147[12:], uint32(v150))
+		v151 := 0x0
+		st153 := h6 // icmp
+		b152 := data[st153.Off : st153.Off+st153.Len]
+		os154 := uint32(binary.BigEndian.Uint16(b152[0:]))
+		b152[0] = byte(v151)
+		f156 := uint32(os154)
+		f156 += bits.RotateLeft32(f156, 16)
+		dl155 := uint64(^uint16(f156>>16)) + uint64(uint32(binary.BigEndian.Uint16(b152[0:])))
+		d140 += dl155
+		if cs157 := h6; cs157.Off >= 0 && cs157.Off+cs157.Len <= len(data) {
+			cb := data[cs157.Off+2 : cs157.Off+4]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d140
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n119
 	}
@@ -2333,60 +2444,62 @@ n119:
 	}
 n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d175 uint64   // icmpv6 checksum
-		st177 := p.Hdr[0] // ethernet
-		b176 := p.Data[st177.Off : st177.Off+st177.Len]
-		v178 := (uint64(binary.BigEndian.Uint16(b176[6:]))<<32 | uint64(binary.BigEndian.Uint32(b176[8:])))
-		v183 := v178
-		binary.BigEndian.PutUint16(b176[0:], uint16(v183>>32))
-		binary.BigEndian.PutUint32(b176[2:], uint32(v183))
-		v184 := p.Meta[5].Lo
-		v189 := v184
-		binary.BigEndian.PutUint16(b176[6:], uint16(v189>>32))
-		binary.BigEndian.PutUint32(b176[8:], uint32(v189))
-		st191 := p.Hdr[3] // ipv6
-		if !st191.Valid {
+		var d158 uint64 // icmpv6 checksum
+		st160 := h0     // ethernet
+		b159 := data[st160.Off : st160.Off+st160.Len]
+		v161 := (uint64(binary.BigEndian.Uint16(b159[6:]))<<32 | uint64(binary.BigEndian.Uint32(b159[8:])))
+		v162 := v161
+		binary.BigEndian.PutUint16(b159[0:], uint16(v162>>32))
+		binary.BigEndian.PutUint32(b159[2:], uint32(v162))
+		v163 := m5.Lo
+		v164 := v163
+		binary.BigEndian.PutUint16(b159[6:], uint16(v164>>32))
+		binary.BigEndian.PutUint32(b159[8:], uint32(v164))
+		st166 := h3 // ipv6
+		if !st166.Valid {
 			return pl.drop(30)
 		}
-		b190 := p.Data[st191.Off : st191.Off+st191.Len]
-		v192 := packet.Value{Hi: binary.BigEndian.Uint64(b190[8:]), Lo: binary.BigEndian.Uint64(b190[16:])}
-		lo194, hi195 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-		w193 := hi195 <= len(p.Data) && 16 <= 20
-		var o196 uint32
-		if w193 {
-			o196 = uint32(binary.BigEndian.Uint16(p.Data[lo194+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo194+14:]))
-		}
-		packet.SetBits(b190, 192, 128, v192)
-		if w193 {
-			d175 += packet.ChecksumDelta(o196, uint32(binary.BigEndian.Uint16(p.Data[lo194+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo194+14:])))
-		}
-		v197 := p.Meta[6]
-		lo199, hi200 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-		w198 := hi200 <= len(p.Data) && 16 <= 20
-		var o201 uint32
-		if w198 {
-			o201 = uint32(binary.BigEndian.Uint16(p.Data[lo199+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo199+14:]))
-		}
-		packet.SetBits(b190, 64, 128, v197)
-		if w198 {
-			d175 += packet.ChecksumDelta(o201, uint32(binary.BigEndian.Uint16(p.Data[lo199+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo199+14:])))
-		}
-		v202 := 0x81
-		st204 := p.Hdr[7] // icmpv6
-		b203 := p.Data[st204.Off : st204.Off+st204.Len]
-		lo206, hi207 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
-		w205 := hi207 <= len(p.Data) && 2 <= 20
-		var o208 uint32
-		if w205 {
-			o208 = uint32(binary.BigEndian.Uint16(p.Data[lo206+0:]))
-		}
-		b203[0] = byte(v202)
-		if w205 {
-			d175 += packet.ChecksumDelta(o208, uint32(binary.BigEndian.Uint16(p.Data[lo206+0:])))
-		}
-		if cs209 := p.Hdr[7]; cs209.Off >= 0 && cs209.Off+cs209.Len <= len(p.Data) {
-			cb := p.Data[cs209.Off+2 : cs209.Off+4]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d175, false))
+		b165 := data[st166.Off : st166.Off+st166.Len]
+		v167 := packet.Value{Hi: binary.BigEndian.Uint64(b165[8:]), Lo: binary.BigEndian.Uint64(b165[16:])}
+		ws169 := packet.Value{Hi: binary.BigEndian.Uint64(b165[24:]), Lo: binary.BigEndian.Uint64(b165[32:])}
+		os168 := uint32(uint16(ws169.Hi>>0)) + uint32(uint16(ws169.Hi>>16)) + uint32(uint16(ws169.Hi>>32)) + uint32(uint16(ws169.Hi>>48)) + uint32(uint16(ws169.Lo>>0)) + uint32(uint16(ws169.Lo>>16)) + uint32(uint16(ws169.Lo>>32)) + uint32(uint16(ws169.Lo>>48))
+		v170 := v167
+		binary.BigEndian.PutUint64(b165[24:], v170.Hi)
+		binary.BigEndian.PutUint64(b165[32:], v170.Lo)
+		ws171 := v167
+		f173 := uint32(os168)
+		f173 += bits.RotateLeft32(f173, 16)
+		dl172 := uint64(^uint16(f173>>16)) + uint64(uint32(uint16(ws171.Hi>>0))+uint32(uint16(ws171.Hi>>16))+uint32(uint16(ws171.Hi>>32))+uint32(uint16(ws171.Hi>>48))+uint32(uint16(ws171.Lo>>0))+uint32(uint16(ws171.Lo>>16))+uint32(uint16(ws171.Lo>>32))+uint32(uint16(ws171.Lo>>48)))
+		d158 += dl172
+		v174 := m6
+		ws176 := packet.Value{Hi: binary.BigEndian.Uint64(b165[8:]), Lo: binary.BigEndian.Uint64(b165[16:])}
+		os175 := uint32(uint16(ws176.Hi>>0)) + uint32(uint16(ws176.Hi>>16)) + uint32(uint16(ws176.Hi>>32)) + uint32(uint16(ws176.Hi>>48)) + uint32(uint16(ws176.Lo>>0)) + uint32(uint16(ws176.Lo>>16)) + uint32(uint16(ws176.Lo>>32)) + uint32(uint16(ws176.Lo>>48))
+		v177 := v174
+		binary.BigEndian.PutUint64(b165[8:], v177.Hi)
+		binary.BigEndian.PutUint64(b165[16:], v177.Lo)
+		ws178 := v174
+		f180 := uint32(os175)
+		f180 += bits.RotateLeft32(f180, 16)
+		dl179 := uint64(^uint16(f180>>16)) + uint64(uint32(uint16(ws178.Hi>>0))+uint32(uint16(ws178.Hi>>16))+uint32(uint16(ws178.Hi>>32))+uint32(uint16(ws178.Hi>>48))+uint32(uint16(ws178.Lo>>0))+uint32(uint16(ws178.Lo>>16))+uint32(uint16(ws178.Lo>>32))+uint32(uint16(ws178.Lo>>48)))
+		d158 += dl179
+		v181 := 0x81
+		st183 := h7 // icmpv6
+		b182 := data[st183.Off : st183.Off+st183.Len]
+		os184 := uint32(binary.BigEndian.Uint16(b182[0:]))
+		b182[0] = byte(v181)
+		f186 := uint32(os184)
+		f186 += bits.RotateLeft32(f186, 16)
+		dl185 := uint64(^uint16(f186>>16)) + uint64(uint32(binary.BigEndian.Uint16(b182[0:])))
+		d158 += dl185
+		if cs187 := h7; cs187.Off >= 0 && cs187.Off+cs187.Len <= len(data) {
+			cb := data[cs187.Off+2 : cs187.Off+4]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d158
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n121
 	}
@@ -2397,12 +2510,12 @@ n121:
 	}
 n122:
 	{ // NsForUs: test nd_ns.target == meta.own_ip
-		st211 := p.Hdr[12] // nd_ns
-		if !st211.Valid {
+		st189 := h12 // nd_ns
+		if !st189.Valid {
 			return pl.drop(31)
 		}
-		b210 := p.Data[st211.Off : st211.Off+st211.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b210[4:]), Lo: binary.BigEndian.Uint64(b210[12:])} == p.Meta[6]) {
+		b188 := data[st189.Off : st189.Off+st189.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b188[4:]), Lo: binary.BigEndian.Uint64(b188[12:])} == m6) {
 			goto n124
 		}
 		goto n123
@@ -2413,52 +2526,52 @@ n123:
 	}
 n124:
 	{ // NsUnspecified: test ipv6.src == 0
-		st213 := p.Hdr[3] // ipv6
-		if !st213.Valid {
+		st191 := h3 // ipv6
+		if !st191.Valid {
 			return pl.drop(33)
 		}
-		b212 := p.Data[st213.Off : st213.Off+st213.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b212[8:]), Lo: binary.BigEndian.Uint64(b212[16:])} == packet.Value{Lo: 0x0}) {
+		b190 := data[st191.Off : st191.Off+st191.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b190[8:]), Lo: binary.BigEndian.Uint64(b190[16:])} == packet.Value{Lo: 0x0}) {
 			goto n125
 		}
 		goto n126
 	}
 n125:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		p.Meta[24] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		p.Meta[25] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
-		p.Meta[26] = packet.Value{Lo: (0x0) & 0x1}
-		st215 := p.Hdr[12] // nd_ns
-		if !st215.Valid {
+		m24 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m25 = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
+		m26 = packet.Value{Lo: (0x0) & 0x1}
+		st193 := h12 // nd_ns
+		if !st193.Valid {
 			return pl.drop(34)
 		}
-		b214 := p.Data[st215.Off : st215.Off+st215.Len]
-		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b214[4:]), Lo: binary.BigEndian.Uint64(b214[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b192 := data[st193.Off : st193.Off+st193.Len]
+		m27 = (packet.Value{Hi: binary.BigEndian.Uint64(b192[4:]), Lo: binary.BigEndian.Uint64(b192[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		st217 := p.Hdr[3] // ipv6
-		if !st217.Valid {
+		st195 := h3 // ipv6
+		if !st195.Valid {
 			return pl.drop(35)
 		}
-		b216 := p.Data[st217.Off : st217.Off+st217.Len]
-		p.Meta[24] = (packet.Value{Hi: binary.BigEndian.Uint64(b216[8:]), Lo: binary.BigEndian.Uint64(b216[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st219 := p.Hdr[0] // ethernet
-		b218 := p.Data[st219.Off : st219.Off+st219.Len]
-		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b218[6:]))<<32 | uint64(binary.BigEndian.Uint32(b218[8:]))) & 0xffffffffffff}
-		p.Meta[26] = packet.Value{Lo: (0x1) & 0x1}
-		st221 := p.Hdr[12] // nd_ns
-		if !st221.Valid {
+		b194 := data[st195.Off : st195.Off+st195.Len]
+		m24 = (packet.Value{Hi: binary.BigEndian.Uint64(b194[8:]), Lo: binary.BigEndian.Uint64(b194[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st197 := h0 // ethernet
+		b196 := data[st197.Off : st197.Off+st197.Len]
+		m25 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b196[6:]))<<32 | uint64(binary.BigEndian.Uint32(b196[8:]))) & 0xffffffffffff}
+		m26 = packet.Value{Lo: (0x1) & 0x1}
+		st199 := h12 // nd_ns
+		if !st199.Valid {
 			return pl.drop(35)
 		}
-		b220 := p.Data[st221.Off : st221.Off+st221.Len]
-		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b220[4:]), Lo: binary.BigEndian.Uint64(b220[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b198 := data[st199.Off : st199.Off+st199.Len]
+		m27 = (packet.Value{Hi: binary.BigEndian.Uint64(b198[4:]), Lo: binary.BigEndian.Uint64(b198[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
 	{ // NsHasSrcMac: test valid(nd_mac)
-		if p.Hdr[14].Valid {
+		if h14.Valid {
 			goto n128
 		}
 		pl.edges[38]++
@@ -2466,165 +2579,395 @@ n127:
 	}
 n128:
 	{ // NsSrcMac: set meta.na_mac
-		st223 := p.Hdr[14] // nd_mac
-		b222 := p.Data[st223.Off : st223.Off+st223.Len]
-		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b222[0:]))<<32 | uint64(binary.BigEndian.Uint32(b222[2:]))) & 0xffffffffffff}
+		st201 := h14 // nd_mac
+		b200 := data[st201.Off : st201.Off+st201.Len]
+		m25 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b200[0:]))<<32 | uint64(binary.BigEndian.Uint32(b200[2:]))) & 0xffffffffffff}
 		pl.edges[39]++
 		goto n129
 	}
 n129:
 	{ // NsHasOpt: test valid(nd_opt)
-		if p.Hdr[13].Valid {
+		if h13.Valid {
 			goto n130
 		}
 		goto n133
 	}
 n130:
 	{ // NsHasMac: test valid(nd_mac)
-		if p.Hdr[14].Valid {
+		if h14.Valid {
 			goto n131
 		}
 		goto n132
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		ps224 := p.Hdr[14] // nd_mac
-		po225, pn226 := ps224.Off, 6
-		if po225 < 0 || po225+pn226 > len(p.Data) {
+		ps202 := h14 // nd_mac
+		po203, pn204 := ps202.Off, 6
+		if po203 < 0 || po203+pn204 > len(data) {
 			return pl.drop(36)
 		}
-		if po225 < len(p.Data)-po225-pn226 {
-			copy(p.Data[pn226:pn226+po225], p.Data[:po225])
-			p.Data = p.Data[pn226:]
+		if po203 < len(data)-po203-pn204 {
+			copy(data[pn204:pn204+po203], data[:po203])
+			data = data[pn204:]
 		} else {
-			copy(p.Data[po225:], p.Data[po225+pn226:])
-			p.Data = p.Data[:len(p.Data)-pn226]
+			copy(data[po203:], data[po203+pn204:])
+			data = data[:len(data)-pn204]
 		}
-		p.Hdr[14] = packet.HeaderState{}
-		if p.Cursor > po225 {
-			p.Cursor = max(po225, p.Cursor-pn226)
+		h14 = packet.HeaderState{}
+		if cur > po203 {
+			cur = max(po203, cur-pn204)
 		}
 		pl.edges[40]++
 		goto n132
 	}
 n132:
 	{ // NsPopOpt: pop nd_opt
-		ps227 := p.Hdr[13] // nd_opt
-		po228, pn229 := ps227.Off, 2
-		if po228 < 0 || po228+pn229 > len(p.Data) {
+		ps205 := h13 // nd_opt
+		po206, pn207 := ps205.Off, 2
+		if po206 < 0 || po206+pn207 > len(data) {
 			return pl.drop(37)
 		}
-		if po228 < len(p.Data)-po228-pn229 {
-			copy(p.Data[pn229:pn229+po228], p.Data[:po228])
-			p.Data = p.Data[pn229:]
+		if po206 < len(data)-po206-pn207 {
+			copy(data[pn207:pn207+po206], data[:po206])
+			data = data[pn207:]
 		} else {
-			copy(p.Data[po228:], p.Data[po228+pn229:])
-			p.Data = p.Data[:len(p.Data)-pn229]
+			copy(data[po206:], data[po206+pn207:])
+			data = data[:len(data)-pn207]
 		}
-		p.Hdr[13] = packet.HeaderState{}
-		if p.Cursor > po228 {
-			p.Cursor = max(po228, p.Cursor-pn229)
+		h13 = packet.HeaderState{}
+		if cur > po206 {
+			cur = max(po206, cur-pn207)
 		}
 		pl.edges[41]++
 		goto n133
 	}
 n133:
 	{ // NsPopBody: pop nd_ns
-		ps230 := p.Hdr[12] // nd_ns
-		if !ps230.Valid {
+		ps208 := h12 // nd_ns
+		if !ps208.Valid {
 			return pl.drop(38)
 		}
-		po231, pn232 := ps230.Off, 20
-		if po231 < 0 || po231+pn232 > len(p.Data) {
+		po209, pn210 := ps208.Off, 20
+		if po209 < 0 || po209+pn210 > len(data) {
 			return pl.drop(38)
 		}
-		if po231 < len(p.Data)-po231-pn232 {
-			copy(p.Data[pn232:pn232+po231], p.Data[:po231])
-			p.Data = p.Data[pn232:]
+		if po209 < len(data)-po209-pn210 {
+			copy(data[pn210:pn210+po209], data[:po209])
+			data = data[pn210:]
 		} else {
-			copy(p.Data[po231:], p.Data[po231+pn232:])
-			p.Data = p.Data[:len(p.Data)-pn232]
+			copy(data[po209:], data[po209+pn210:])
+			data = data[:len(data)-pn210]
 		}
-		p.Hdr[12] = packet.HeaderState{}
-		if p.Hdr[14].Valid && p.Hdr[14].Off > po231 {
-			p.Hdr[14].Off -= pn232
+		h12 = packet.HeaderState{}
+		if h14.Valid && h14.Off > po209 {
+			h14.Off -= pn210
 		} // nd_mac
-		if p.Cursor > po231 {
-			p.Cursor = max(po231, p.Cursor-pn232)
+		if cur > po209 {
+			cur = max(po209, cur-pn210)
 		}
 		goto n134
 	}
 n134:
 	{ // NsPushNa: push nd_na after icmpv6
-		if !p.Hdr[7].Valid {
+		if !h7.Valid {
 			return pl.drop(39)
 		}
-		if !p.Push(15, p.Hdr[7].Off+p.Hdr[7].Len, 0) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt211 := p.Push(15, h7.Off+h7.Len, 0)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt211 {
 			return pl.drop(39)
 		}
 		goto n135
 	}
 n135:
 	{ // NsPushOpt: push nd_na_opt after nd_na
-		if !p.Hdr[15].Valid {
+		if !h15.Valid {
 			return pl.drop(40)
 		}
-		if !p.Push(16, p.Hdr[15].Off+p.Hdr[15].Len, 0) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt212 := p.Push(16, h15.Off+h15.Len, 0)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt212 {
 			return pl.drop(40)
 		}
 		goto n136
 	}
 n136:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
-		if !p.Hdr[16].Valid {
+		if !h16.Valid {
 			return pl.drop(41)
 		}
-		if !p.Push(17, p.Hdr[16].Off+p.Hdr[16].Len, 0) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt213 := p.Push(17, h16.Off+h16.Len, 0)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt213 {
 			return pl.drop(41)
 		}
 		goto n137
 	}
 n137:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		st234 := p.Hdr[0] // ethernet
-		b233 := p.Data[st234.Off : st234.Off+st234.Len]
-		v235 := p.Meta[25].Lo
-		binary.BigEndian.PutUint16(b233[0:], uint16(v235>>32))
-		binary.BigEndian.PutUint32(b233[2:], uint32(v235))
-		v236 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b233[6:], uint16(v236>>32))
-		binary.BigEndian.PutUint32(b233[8:], uint32(v236))
-		st238 := p.Hdr[3] // ipv6
-		if !st238.Valid {
+		st215 := h0 // ethernet
+		b214 := data[st215.Off : st215.Off+st215.Len]
+		v216 := m25.Lo
+		binary.BigEndian.PutUint16(b214[0:], uint16(v216>>32))
+		binary.BigEndian.PutUint32(b214[2:], uint32(v216))
+		v217 := m5.Lo
+		binary.BigEndian.PutUint16(b214[6:], uint16(v217>>32))
+		binary.BigEndian.PutUint32(b214[8:], uint32(v217))
+		st219 := h3 // ipv6
+		if !st219.Valid {
 			return pl.drop(42)
 		}
-		b237 := p.Data[st238.Off : st238.Off+st238.Len]
-		binary.BigEndian.PutUint16(b237[4:], uint16(0x20))
-		b237[7] = byte(0xff)
-		packet.SetBits(b237, 64, 128, p.Meta[6])
-		packet.SetBits(b237, 192, 128, p.Meta[24])
-		st240 := p.Hdr[7] // icmpv6
-		b239 := p.Data[st240.Off : st240.Off+st240.Len]
-		b239[0] = byte(0x88)
-		b239[1] = byte(0x0)
-		st242 := p.Hdr[15] // nd_na
-		b241 := p.Data[st242.Off : st242.Off+st242.Len]
-		b241[0] = b241[0]&^0x40 | byte(p.Meta[26].Lo)<<6&0x40
-		packet.SetBits(b241, 32, 128, p.Meta[27])
-		st244 := p.Hdr[16] // nd_na_opt
-		b243 := p.Data[st244.Off : st244.Off+st244.Len]
-		b243[0] = byte(0x2)
-		b243[1] = byte(0x1)
-		st246 := p.Hdr[17] // nd_na_mac
-		b245 := p.Data[st246.Off : st246.Off+st246.Len]
-		v247 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b245[0:], uint16(v247>>32))
-		binary.BigEndian.PutUint32(b245[2:], uint32(v247))
+		b218 := data[st219.Off : st219.Off+st219.Len]
+		binary.BigEndian.PutUint16(b218[4:], uint16(0x20))
+		b218[7] = byte(0xff)
+		v220 := m6
+		binary.BigEndian.PutUint64(b218[8:], v220.Hi)
+		binary.BigEndian.PutUint64(b218[16:], v220.Lo)
+		v221 := m24
+		binary.BigEndian.PutUint64(b218[24:], v221.Hi)
+		binary.BigEndian.PutUint64(b218[32:], v221.Lo)
+		st223 := h7 // icmpv6
+		b222 := data[st223.Off : st223.Off+st223.Len]
+		b222[0] = byte(0x88)
+		b222[1] = byte(0x0)
+		st225 := h15 // nd_na
+		b224 := data[st225.Off : st225.Off+st225.Len]
+		b224[0] = b224[0]&^0x40 | byte(m26.Lo)<<6&0x40
+		v226 := m27
+		binary.BigEndian.PutUint64(b224[4:], v226.Hi)
+		binary.BigEndian.PutUint64(b224[12:], v226.Lo)
+		st228 := h16 // nd_na_opt
+		b227 := data[st228.Off : st228.Off+st228.Len]
+		b227[0] = byte(0x2)
+		b227[1] = byte(0x1)
+		st230 := h17 // nd_na_mac
+		b229 := data[st230.Off : st230.Off+st230.Len]
+		v231 := m5.Lo
+		binary.BigEndian.PutUint16(b229[0:], uint16(v231>>32))
+		binary.BigEndian.PutUint32(b229[2:], uint32(v231))
 		goto n138
 	}
 n138:
 	{ // NsCsum: checksum compute icmpv6
-		if !p.ComputeChecksum(7) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt232 := p.ComputeChecksum(7)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt232 {
 			return pl.drop(43)
 		}
 		goto n139
@@ -2640,14 +2983,14 @@ n140:
 	}
 n141:
 	{ // LbSrcIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n144
 		}
 		goto n142
 	}
 n142:
 	{ // LbSrcIPv6: test valid(ipv6)
-		if p.Hdr[3].Valid {
+		if h3.Valid {
 			goto n145
 		}
 		goto n143
@@ -2659,9 +3002,9 @@ n143:
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		st249 := p.Hdr[2] // ipv4
-		b248 := p.Data[st249.Off : st249.Off+st249.Len]
-		if e, hit := pl.tables[3].LookupWord(((uint64(binary.BigEndian.Uint32(b248[12:])))&0xffffffff)<<0 | ((p.Meta[7].Lo)&0xff)<<32); hit {
+		st234 := h2 // ipv4
+		b233 := data[st234.Off : st234.Off+st234.Len]
+		if e, hit := pl.tables[3].LookupWord(((uint64(binary.BigEndian.Uint32(b233[12:])))&0xffffffff)<<0 | ((m7.Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2675,10 +3018,10 @@ n144:
 n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
-		st251 := p.Hdr[3] // ipv6
-		b250 := p.Data[st251.Off : st251.Off+st251.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b250[8:]), Lo: binary.BigEndian.Uint64(b250[16:])}
+		pl.keys[0] = packet.Value{Lo: m7.Lo}
+		st236 := h3 // ipv6
+		b235 := data[st236.Off : st236.Off+st236.Len]
+		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b235[8:]), Lo: binary.BigEndian.Uint64(b235[16:])}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -2698,7 +3041,7 @@ n146:
 	}
 n147:
 	{ // LbHasLb: test valid(lb_common)
-		if p.Hdr[9].Valid {
+		if h9.Valid {
 			goto n149
 		}
 		goto n148
@@ -2709,14 +3052,14 @@ n148:
 	}
 n149:
 	{ // LbIsV2: test valid(lb_v2)
-		if p.Hdr[10].Valid {
+		if h10.Valid {
 			goto n152
 		}
 		goto n150
 	}
 n150:
 	{ // LbIsV3: test valid(lb_v3)
-		if p.Hdr[11].Valid {
+		if h11.Valid {
 			goto n153
 		}
 		goto n151
@@ -2735,48 +3078,48 @@ n153:
 	}
 n154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		st253 := p.Hdr[10] // lb_v2
-		b252 := p.Data[st253.Off : st253.Off+st253.Len]
-		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b252[4:]))}
-		p.Meta[13] = packet.Value{Lo: (binary.BigEndian.Uint64(b252[4:]) & 0xffff) & 0xffff}
-		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b252[2:]))) & 0xffff}
+		st238 := h10 // lb_v2
+		b237 := data[st238.Off : st238.Off+st238.Len]
+		m9 = packet.Value{Lo: (binary.BigEndian.Uint64(b237[4:]))}
+		m13 = packet.Value{Lo: (binary.BigEndian.Uint64(b237[4:]) & 0xffff) & 0xffff}
+		m14 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b237[2:]))) & 0xffff}
 		goto n156
 	}
 n155:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		st255 := p.Hdr[11] // lb_v3
-		b254 := p.Data[st255.Off : st255.Off+st255.Len]
-		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b254[4:]))}
-		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b254[0:]))) & 0xffff}
-		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b254[2:]))) & 0xffff}
+		st240 := h11 // lb_v3
+		b239 := data[st240.Off : st240.Off+st240.Len]
+		m9 = packet.Value{Lo: (binary.BigEndian.Uint64(b239[4:]))}
+		m13 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b239[0:]))) & 0xffff}
+		m14 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b239[2:]))) & 0xffff}
 		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c257 := p.Hdr[2].Valid
-		if c257 {
-			st259 := p.Hdr[2] // ipv4
-			if !st259.Valid {
+		c242 := h2.Valid
+		if c242 {
+			st244 := h2 // ipv4
+			if !st244.Valid {
 				return pl.drop(48)
 			}
-			b258 := p.Data[st259.Off : st259.Off+st259.Len]
-			c257 = (uint64(b258[8]) <= 0x1)
+			b243 := data[st244.Off : st244.Off+st244.Len]
+			c242 = (uint64(b243[8]) <= 0x1)
 		}
-		c256 := c257
-		if !c256 {
-			c260 := p.Hdr[3].Valid
-			if c260 {
-				st262 := p.Hdr[3] // ipv6
-				if !st262.Valid {
+		c241 := c242
+		if !c241 {
+			c245 := h3.Valid
+			if c245 {
+				st247 := h3 // ipv6
+				if !st247.Valid {
 					return pl.drop(48)
 				}
-				b261 := p.Data[st262.Off : st262.Off+st262.Len]
-				c260 = (uint64(b261[7]) <= 0x1)
+				b246 := data[st247.Off : st247.Off+st247.Len]
+				c245 = (uint64(b246[7]) <= 0x1)
 			}
-			c256 = c260
+			c241 = c245
 		}
-		if c256 {
+		if c241 {
 			goto n157
 		}
 		goto n158
@@ -2788,22 +3131,22 @@ n157:
 n158:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
-		pl.keys[1] = packet.Value{Lo: p.Meta[9].Lo}
+		pl.keys[0] = packet.Value{Lo: m7.Lo}
+		pl.keys[1] = packet.Value{Lo: m9.Lo}
 		if e, hit := pl.tables[5].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			p.Meta[11] = packet.Value{Lo: (0x9) & 0x1f}
-			p.Meta[12] = packet.Value{Lo: (0x0) & 0xffff}
+			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			m11 = packet.Value{Lo: (0x9) & 0x1f}
+			m12 = packet.Value{Lo: (0x0) & 0xffff}
 			goto n160
 		case 1: // do_assign_epoch_with_slot_sel_opts
-			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			p.Meta[11] = packet.Value{Lo: (params[1].Lo) & 0x1f}
-			p.Meta[12] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			m11 = packet.Value{Lo: (params[1].Lo) & 0x1f}
+			m12 = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			pl.edges[45]++
 			goto n160
 		default: // miss
@@ -2816,19 +3159,19 @@ n159:
 	}
 n160:
 	{ // LbSlot: set meta.calendar_slot
-		p.Meta[15] = packet.Value{Lo: ((((p.Meta[13].Lo ^ p.Meta[12].Lo) & 0xffff) & ((((0x1 << p.Meta[11].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
+		m15 = packet.Value{Lo: ((((m13.Lo ^ m12.Lo) & 0xffff) & ((((0x1 << m11.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n161
 	}
 n161:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[6].LookupWord(((p.Meta[15].Lo)&0xffff)<<0 | ((p.Meta[10].Lo)&0xffffffff)<<16 | ((p.Meta[7].Lo)&0xff)<<48); hit {
+		if e, hit := pl.tables[6].LookupWord(((m15.Lo)&0xffff)<<0 | ((m10.Lo)&0xffffffff)<<16 | ((m7.Lo)&0xff)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			p.Meta[16] = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			m16 = packet.Value{Lo: (params[0].Lo) & 0xffff}
 			goto n163
 		default: // miss
 			goto n162
@@ -2841,26 +3184,26 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		st264 := p.Hdr[0] // ethernet
-		b263 := p.Data[st264.Off : st264.Off+st264.Len]
-		if e, hit := pl.tables[7].LookupWord(((p.Meta[16].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b263[12:])))&0xffff)<<16 | ((p.Meta[7].Lo)&0xff)<<32); hit {
+		st249 := h0 // ethernet
+		b248 := data[st249.Off : st249.Off+st249.Len]
+		if e, hit := pl.tables[7].LookupWord(((m16.Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b248[12:])))&0xffff)<<16 | ((m7.Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			p.Meta[17] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[18] = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			p.Meta[20] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			p.Meta[21] = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			p.Meta[22] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m17 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m18 = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
+			m20 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m21 = packet.Value{Lo: (params[3].Lo) & 0x1f}
+			m22 = packet.Value{Lo: (params[4].Lo) & 0x1}
 			goto n167
 		case 1: // do_ipv6_member_rewrite
-			p.Meta[17] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[19] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[20] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			p.Meta[21] = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			p.Meta[22] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m17 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m19 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			m20 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m21 = packet.Value{Lo: (params[3].Lo) & 0x1f}
+			m22 = packet.Value{Lo: (params[4].Lo) & 0x1}
 			pl.edges[46]++
 			goto n167
 		case 2: // drop_soft_evicted
@@ -2885,503 +3228,512 @@ n166:
 	}
 n167:
 	{ // LbPort: set meta.new_port
-		p.Meta[23] = packet.Value{Lo: ((p.Meta[20].Lo + ((p.Meta[14].Lo & ((((0x1 << p.Meta[21].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
+		m23 = packet.Value{Lo: ((m20.Lo + ((m14.Lo & ((((0x1 << m21.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n168
 	}
 n168:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		st266 := p.Hdr[0] // ethernet
-		b265 := p.Data[st266.Off : st266.Off+st266.Len]
-		v267 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b265[6:], uint16(v267>>32))
-		binary.BigEndian.PutUint32(b265[8:], uint32(v267))
-		v268 := p.Meta[17].Lo
-		binary.BigEndian.PutUint16(b265[0:], uint16(v268>>32))
-		binary.BigEndian.PutUint32(b265[2:], uint32(v268))
+		st251 := h0 // ethernet
+		b250 := data[st251.Off : st251.Off+st251.Len]
+		v252 := m5.Lo
+		binary.BigEndian.PutUint16(b250[6:], uint16(v252>>32))
+		binary.BigEndian.PutUint32(b250[8:], uint32(v252))
+		v253 := m17.Lo
+		binary.BigEndian.PutUint16(b250[0:], uint16(v253>>32))
+		binary.BigEndian.PutUint32(b250[2:], uint32(v253))
 		goto n169
 	}
 n169:
 	{ // LbCsumZero: test udp.checksum == 0
-		st270 := p.Hdr[4] // udp
-		if !st270.Valid {
+		st255 := h4 // udp
+		if !st255.Valid {
 			return pl.drop(55)
 		}
-		b269 := p.Data[st270.Off : st270.Off+st270.Len]
-		if uint64(binary.BigEndian.Uint16(b269[6:])) == 0x0 {
+		b254 := data[st255.Off : st255.Off+st255.Len]
+		if uint64(binary.BigEndian.Uint16(b254[6:])) == 0x0 {
 			goto n170
 		}
 		goto n171
 	}
 n170:
 	{ // LbMarkZero: set meta.udp_zero
-		p.Meta[0] = packet.Value{Lo: (0x1) & 0x1}
+		m0 = packet.Value{Lo: (0x1) & 0x1}
 		pl.edges[47]++
 		goto n171
 	}
 n171:
 	{ // LbIsIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n172
 		}
 		goto n173
 	}
 n172:
 	{ // LbKeepIPv4: test meta.keep_lb == 1
-		if p.Meta[22].Lo == 0x1 {
+		if m22.Lo == 0x1 {
 			goto n174
 		}
 		goto n175
 	}
 n173:
 	{ // LbKeepIPv6: test meta.keep_lb == 1
-		if p.Meta[22].Lo == 0x1 {
+		if m22.Lo == 0x1 {
 			goto n176
 		}
 		goto n177
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d271 uint64 // ipv4 checksum
-		var d272 uint64 // udp checksum
-		v273 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
-		st275 := p.Hdr[2] // ipv4
-		b274 := p.Data[st275.Off : st275.Off+st275.Len]
-		lo277, hi278 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w276 := hi278 <= len(p.Data) && 4 <= 20
-		var o279 uint32
-		if w276 {
-			o279 = uint32(binary.BigEndian.Uint16(p.Data[lo277+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo277+2:]))
+		var d256 uint64 // ipv4 checksum
+		var d257 uint64 // udp checksum
+		v258 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		st260 := h2 // ipv4
+		b259 := data[st260.Off : st260.Off+st260.Len]
+		ws262 := uint64(uint64(binary.BigEndian.Uint32(b259[12:])))
+		os261 := uint32(uint16(ws262>>0)) + uint32(uint16(ws262>>16))
+		binary.BigEndian.PutUint32(b259[12:], uint32(v258))
+		ws263 := uint64(v258)
+		f265 := uint32(os261)
+		f265 += bits.RotateLeft32(f265, 16)
+		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(ws263>>0))+uint32(uint16(ws263>>16)))
+		d256 += dl264
+		if h4.Valid {
+			d257 += dl264
 		}
-		lo281, hi282 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w280 := p.Hdr[4].Valid && hi282 <= len(p.Data) && 4 <= 20
-		var o283 uint32
-		if w280 {
-			o283 = uint32(binary.BigEndian.Uint16(p.Data[lo281+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo281+2:]))
+		v266 := m18.Lo
+		ws268 := uint64(uint64(binary.BigEndian.Uint32(b259[16:])))
+		os267 := uint32(uint16(ws268>>0)) + uint32(uint16(ws268>>16))
+		binary.BigEndian.PutUint32(b259[16:], uint32(v266))
+		ws269 := uint64(v266)
+		f271 := uint32(os267)
+		f271 += bits.RotateLeft32(f271, 16)
+		dl270 := uint64(^uint16(f271>>16)) + uint64(uint32(uint16(ws269>>0))+uint32(uint16(ws269>>16)))
+		d256 += dl270
+		if h4.Valid {
+			d257 += dl270
 		}
-		binary.BigEndian.PutUint32(b274[12:], uint32(v273))
-		if w276 {
-			d271 += packet.ChecksumDelta(o279, uint32(binary.BigEndian.Uint16(p.Data[lo277+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo277+2:])))
-		}
-		if w280 {
-			d272 += packet.ChecksumDelta(o283, uint32(binary.BigEndian.Uint16(p.Data[lo281+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo281+2:])))
-		}
-		v284 := p.Meta[18].Lo
-		lo286, hi287 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w285 := hi287 <= len(p.Data) && 4 <= 20
-		var o288 uint32
-		if w285 {
-			o288 = uint32(binary.BigEndian.Uint16(p.Data[lo286+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo286+2:]))
-		}
-		lo290, hi291 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w289 := p.Hdr[4].Valid && hi291 <= len(p.Data) && 4 <= 20
-		var o292 uint32
-		if w289 {
-			o292 = uint32(binary.BigEndian.Uint16(p.Data[lo290+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo290+2:]))
-		}
-		binary.BigEndian.PutUint32(b274[16:], uint32(v284))
-		if w285 {
-			d271 += packet.ChecksumDelta(o288, uint32(binary.BigEndian.Uint16(p.Data[lo286+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo286+2:])))
-		}
-		if w289 {
-			d272 += packet.ChecksumDelta(o292, uint32(binary.BigEndian.Uint16(p.Data[lo290+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo290+2:])))
-		}
-		v293 := p.Meta[23].Lo
-		st295 := p.Hdr[4] // udp
-		if !st295.Valid {
+		v272 := m23.Lo
+		st274 := h4 // udp
+		if !st274.Valid {
 			return pl.drop(56)
 		}
-		b294 := p.Data[st295.Off : st295.Off+st295.Len]
-		lo301, hi302 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w300 := p.Hdr[4].Valid && hi302 <= len(p.Data) && 2 <= 20
-		var o303 uint32
-		if w300 {
-			o303 = uint32(binary.BigEndian.Uint16(p.Data[lo301+0:]))
+		b273 := data[st274.Off : st274.Off+st274.Len]
+		os275 := uint32(uint16(uint64(binary.BigEndian.Uint16(b273[2:]))))
+		binary.BigEndian.PutUint16(b273[2:], uint16(v272))
+		f277 := uint32(os275)
+		f277 += bits.RotateLeft32(f277, 16)
+		dl276 := uint64(^uint16(f277>>16)) + uint64(uint32(uint16(v272)))
+		if h4.Valid {
+			d257 += dl276
 		}
-		binary.BigEndian.PutUint16(b294[2:], uint16(v293))
-		if w300 {
-			d272 += packet.ChecksumDelta(o303, uint32(binary.BigEndian.Uint16(p.Data[lo301+0:])))
+		v278 := (uint64(b259[8]) - 0x1)
+		os279 := uint32(binary.BigEndian.Uint16(b259[8:]))
+		b259[8] = byte(v278)
+		f281 := uint32(os279)
+		f281 += bits.RotateLeft32(f281, 16)
+		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(binary.BigEndian.Uint16(b259[8:])))
+		d256 += dl280
+		if cs282 := h2; cs282.Off >= 0 && cs282.Off+cs282.Len <= len(data) {
+			cb := data[cs282.Off+10 : cs282.Off+12]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d256
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
-		v304 := (uint64(b274[8]) - 0x1)
-		lo306, hi307 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
-		w305 := hi307 <= len(p.Data) && 2 <= 20
-		var o308 uint32
-		if w305 {
-			o308 = uint32(binary.BigEndian.Uint16(p.Data[lo306+0:]))
-		}
-		b274[8] = byte(v304)
-		if w305 {
-			d271 += packet.ChecksumDelta(o308, uint32(binary.BigEndian.Uint16(p.Data[lo306+0:])))
-		}
-		if cs313 := p.Hdr[2]; cs313.Off >= 0 && cs313.Off+cs313.Len <= len(p.Data) {
-			cb := p.Data[cs313.Off+10 : cs313.Off+12]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d271, false))
-		}
-		if cs314 := p.Hdr[4]; cs314.Valid && cs314.Off >= 0 && cs314.Off+cs314.Len <= len(p.Data) {
-			cb := p.Data[cs314.Off+6 : cs314.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d272, false))
+		if cs283 := h4; cs283.Valid && cs283.Off >= 0 && cs283.Off+cs283.Len <= len(data) {
+			cb := data[cs283.Off+6 : cs283.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d257
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d315 uint64 // ipv4 checksum
-		var d316 uint64 // udp checksum
-		v317 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
-		st319 := p.Hdr[2] // ipv4
-		b318 := p.Data[st319.Off : st319.Off+st319.Len]
-		lo321, hi322 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w320 := hi322 <= len(p.Data) && 4 <= 20
-		var o323 uint32
-		if w320 {
-			o323 = uint32(binary.BigEndian.Uint16(p.Data[lo321+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo321+2:]))
+		var d284 uint64 // ipv4 checksum
+		var d285 uint64 // udp checksum
+		v286 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		st288 := h2 // ipv4
+		b287 := data[st288.Off : st288.Off+st288.Len]
+		ws290 := uint64(uint64(binary.BigEndian.Uint32(b287[12:])))
+		os289 := uint32(uint16(ws290>>0)) + uint32(uint16(ws290>>16))
+		binary.BigEndian.PutUint32(b287[12:], uint32(v286))
+		ws291 := uint64(v286)
+		f293 := uint32(os289)
+		f293 += bits.RotateLeft32(f293, 16)
+		dl292 := uint64(^uint16(f293>>16)) + uint64(uint32(uint16(ws291>>0))+uint32(uint16(ws291>>16)))
+		d284 += dl292
+		if h4.Valid {
+			d285 += dl292
 		}
-		lo325, hi326 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w324 := p.Hdr[4].Valid && hi326 <= len(p.Data) && 4 <= 20
-		var o327 uint32
-		if w324 {
-			o327 = uint32(binary.BigEndian.Uint16(p.Data[lo325+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo325+2:]))
+		v294 := m18.Lo
+		ws296 := uint64(uint64(binary.BigEndian.Uint32(b287[16:])))
+		os295 := uint32(uint16(ws296>>0)) + uint32(uint16(ws296>>16))
+		binary.BigEndian.PutUint32(b287[16:], uint32(v294))
+		ws297 := uint64(v294)
+		f299 := uint32(os295)
+		f299 += bits.RotateLeft32(f299, 16)
+		dl298 := uint64(^uint16(f299>>16)) + uint64(uint32(uint16(ws297>>0))+uint32(uint16(ws297>>16)))
+		d284 += dl298
+		if h4.Valid {
+			d285 += dl298
 		}
-		binary.BigEndian.PutUint32(b318[12:], uint32(v317))
-		if w320 {
-			d315 += packet.ChecksumDelta(o323, uint32(binary.BigEndian.Uint16(p.Data[lo321+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo321+2:])))
-		}
-		if w324 {
-			d316 += packet.ChecksumDelta(o327, uint32(binary.BigEndian.Uint16(p.Data[lo325+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo325+2:])))
-		}
-		v328 := p.Meta[18].Lo
-		lo330, hi331 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w329 := hi331 <= len(p.Data) && 4 <= 20
-		var o332 uint32
-		if w329 {
-			o332 = uint32(binary.BigEndian.Uint16(p.Data[lo330+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo330+2:]))
-		}
-		lo334, hi335 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w333 := p.Hdr[4].Valid && hi335 <= len(p.Data) && 4 <= 20
-		var o336 uint32
-		if w333 {
-			o336 = uint32(binary.BigEndian.Uint16(p.Data[lo334+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+2:]))
-		}
-		binary.BigEndian.PutUint32(b318[16:], uint32(v328))
-		if w329 {
-			d315 += packet.ChecksumDelta(o332, uint32(binary.BigEndian.Uint16(p.Data[lo330+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo330+2:])))
-		}
-		if w333 {
-			d316 += packet.ChecksumDelta(o336, uint32(binary.BigEndian.Uint16(p.Data[lo334+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+2:])))
-		}
-		v337 := p.Meta[23].Lo
-		st339 := p.Hdr[4] // udp
-		if !st339.Valid {
+		v300 := m23.Lo
+		st302 := h4 // udp
+		if !st302.Valid {
 			return pl.drop(57)
 		}
-		b338 := p.Data[st339.Off : st339.Off+st339.Len]
-		lo345, hi346 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w344 := p.Hdr[4].Valid && hi346 <= len(p.Data) && 2 <= 20
-		var o347 uint32
-		if w344 {
-			o347 = uint32(binary.BigEndian.Uint16(p.Data[lo345+0:]))
+		b301 := data[st302.Off : st302.Off+st302.Len]
+		os303 := uint32(uint16(uint64(binary.BigEndian.Uint16(b301[2:]))))
+		binary.BigEndian.PutUint16(b301[2:], uint16(v300))
+		f305 := uint32(os303)
+		f305 += bits.RotateLeft32(f305, 16)
+		dl304 := uint64(^uint16(f305>>16)) + uint64(uint32(uint16(v300)))
+		if h4.Valid {
+			d285 += dl304
 		}
-		binary.BigEndian.PutUint16(b338[2:], uint16(v337))
-		if w344 {
-			d316 += packet.ChecksumDelta(o347, uint32(binary.BigEndian.Uint16(p.Data[lo345+0:])))
+		v306 := (uint64(binary.BigEndian.Uint16(b287[2:])) - 0x10)
+		os307 := uint32(uint16(uint64(binary.BigEndian.Uint16(b287[2:]))))
+		binary.BigEndian.PutUint16(b287[2:], uint16(v306))
+		f309 := uint32(os307)
+		f309 += bits.RotateLeft32(f309, 16)
+		dl308 := uint64(^uint16(f309>>16)) + uint64(uint32(uint16(v306)))
+		d284 += dl308
+		if h4.Valid {
+			d285 += dl308
 		}
-		v348 := (uint64(binary.BigEndian.Uint16(b318[2:])) - 0x10)
-		lo350, hi351 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w349 := hi351 <= len(p.Data) && 2 <= 20
-		var o352 uint32
-		if w349 {
-			o352 = uint32(binary.BigEndian.Uint16(p.Data[lo350+0:]))
+		v310 := (uint64(b287[8]) - 0x1)
+		os311 := uint32(binary.BigEndian.Uint16(b287[8:]))
+		b287[8] = byte(v310)
+		f313 := uint32(os311)
+		f313 += bits.RotateLeft32(f313, 16)
+		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(binary.BigEndian.Uint16(b287[8:])))
+		d284 += dl312
+		if cs314 := h2; cs314.Off >= 0 && cs314.Off+cs314.Len <= len(data) {
+			cb := data[cs314.Off+10 : cs314.Off+12]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d284
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
-		lo354, hi355 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w353 := p.Hdr[4].Valid && hi355 <= len(p.Data) && 2 <= 20
-		var o356 uint32
-		if w353 {
-			o356 = uint32(binary.BigEndian.Uint16(p.Data[lo354+0:]))
-		}
-		binary.BigEndian.PutUint16(b318[2:], uint16(v348))
-		if w349 {
-			d315 += packet.ChecksumDelta(o352, uint32(binary.BigEndian.Uint16(p.Data[lo350+0:])))
-		}
-		if w353 {
-			d316 += packet.ChecksumDelta(o356, uint32(binary.BigEndian.Uint16(p.Data[lo354+0:])))
-		}
-		v357 := (uint64(b318[8]) - 0x1)
-		lo359, hi360 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
-		w358 := hi360 <= len(p.Data) && 2 <= 20
-		var o361 uint32
-		if w358 {
-			o361 = uint32(binary.BigEndian.Uint16(p.Data[lo359+0:]))
-		}
-		b318[8] = byte(v357)
-		if w358 {
-			d315 += packet.ChecksumDelta(o361, uint32(binary.BigEndian.Uint16(p.Data[lo359+0:])))
-		}
-		if cs366 := p.Hdr[2]; cs366.Off >= 0 && cs366.Off+cs366.Len <= len(p.Data) {
-			cb := p.Data[cs366.Off+10 : cs366.Off+12]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d315, false))
-		}
-		if cs367 := p.Hdr[4]; cs367.Valid && cs367.Off >= 0 && cs367.Off+cs367.Len <= len(p.Data) {
-			cb := p.Data[cs367.Off+6 : cs367.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d316, false))
+		if cs315 := h4; cs315.Valid && cs315.Off >= 0 && cs315.Off+cs315.Len <= len(data) {
+			cb := data[cs315.Off+6 : cs315.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d285
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d368 uint64 // udp checksum
-		v369 := p.Meta[6]
-		st371 := p.Hdr[3] // ipv6
-		if !st371.Valid {
+		var d316 uint64 // udp checksum
+		v317 := m6
+		st319 := h3 // ipv6
+		if !st319.Valid {
 			return pl.drop(58)
 		}
-		b370 := p.Data[st371.Off : st371.Off+st371.Len]
-		lo373, hi374 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-		w372 := p.Hdr[4].Valid && hi374 <= len(p.Data) && 16 <= 20
-		var o375 uint32
-		if w372 {
-			o375 = uint32(binary.BigEndian.Uint16(p.Data[lo373+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo373+14:]))
+		b318 := data[st319.Off : st319.Off+st319.Len]
+		ws321 := packet.Value{Hi: binary.BigEndian.Uint64(b318[8:]), Lo: binary.BigEndian.Uint64(b318[16:])}
+		os320 := uint32(uint16(ws321.Hi>>0)) + uint32(uint16(ws321.Hi>>16)) + uint32(uint16(ws321.Hi>>32)) + uint32(uint16(ws321.Hi>>48)) + uint32(uint16(ws321.Lo>>0)) + uint32(uint16(ws321.Lo>>16)) + uint32(uint16(ws321.Lo>>32)) + uint32(uint16(ws321.Lo>>48))
+		v322 := v317
+		binary.BigEndian.PutUint64(b318[8:], v322.Hi)
+		binary.BigEndian.PutUint64(b318[16:], v322.Lo)
+		ws323 := v317
+		f325 := uint32(os320)
+		f325 += bits.RotateLeft32(f325, 16)
+		dl324 := uint64(^uint16(f325>>16)) + uint64(uint32(uint16(ws323.Hi>>0))+uint32(uint16(ws323.Hi>>16))+uint32(uint16(ws323.Hi>>32))+uint32(uint16(ws323.Hi>>48))+uint32(uint16(ws323.Lo>>0))+uint32(uint16(ws323.Lo>>16))+uint32(uint16(ws323.Lo>>32))+uint32(uint16(ws323.Lo>>48)))
+		if h4.Valid {
+			d316 += dl324
 		}
-		packet.SetBits(b370, 64, 128, v369)
-		if w372 {
-			d368 += packet.ChecksumDelta(o375, uint32(binary.BigEndian.Uint16(p.Data[lo373+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo373+14:])))
+		v326 := m19
+		ws328 := packet.Value{Hi: binary.BigEndian.Uint64(b318[24:]), Lo: binary.BigEndian.Uint64(b318[32:])}
+		os327 := uint32(uint16(ws328.Hi>>0)) + uint32(uint16(ws328.Hi>>16)) + uint32(uint16(ws328.Hi>>32)) + uint32(uint16(ws328.Hi>>48)) + uint32(uint16(ws328.Lo>>0)) + uint32(uint16(ws328.Lo>>16)) + uint32(uint16(ws328.Lo>>32)) + uint32(uint16(ws328.Lo>>48))
+		v329 := v326
+		binary.BigEndian.PutUint64(b318[24:], v329.Hi)
+		binary.BigEndian.PutUint64(b318[32:], v329.Lo)
+		ws330 := v326
+		f332 := uint32(os327)
+		f332 += bits.RotateLeft32(f332, 16)
+		dl331 := uint64(^uint16(f332>>16)) + uint64(uint32(uint16(ws330.Hi>>0))+uint32(uint16(ws330.Hi>>16))+uint32(uint16(ws330.Hi>>32))+uint32(uint16(ws330.Hi>>48))+uint32(uint16(ws330.Lo>>0))+uint32(uint16(ws330.Lo>>16))+uint32(uint16(ws330.Lo>>32))+uint32(uint16(ws330.Lo>>48)))
+		if h4.Valid {
+			d316 += dl331
 		}
-		v376 := p.Meta[19]
-		lo378, hi379 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-		w377 := p.Hdr[4].Valid && hi379 <= len(p.Data) && 16 <= 20
-		var o380 uint32
-		if w377 {
-			o380 = uint32(binary.BigEndian.Uint16(p.Data[lo378+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo378+14:]))
-		}
-		packet.SetBits(b370, 192, 128, v376)
-		if w377 {
-			d368 += packet.ChecksumDelta(o380, uint32(binary.BigEndian.Uint16(p.Data[lo378+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo378+14:])))
-		}
-		v381 := p.Meta[23].Lo
-		st383 := p.Hdr[4] // udp
-		if !st383.Valid {
+		v333 := m23.Lo
+		st335 := h4 // udp
+		if !st335.Valid {
 			return pl.drop(58)
 		}
-		b382 := p.Data[st383.Off : st383.Off+st383.Len]
-		lo385, hi386 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w384 := p.Hdr[4].Valid && hi386 <= len(p.Data) && 2 <= 20
-		var o387 uint32
-		if w384 {
-			o387 = uint32(binary.BigEndian.Uint16(p.Data[lo385+0:]))
+		b334 := data[st335.Off : st335.Off+st335.Len]
+		os336 := uint32(uint16(uint64(binary.BigEndian.Uint16(b334[2:]))))
+		binary.BigEndian.PutUint16(b334[2:], uint16(v333))
+		f338 := uint32(os336)
+		f338 += bits.RotateLeft32(f338, 16)
+		dl337 := uint64(^uint16(f338>>16)) + uint64(uint32(uint16(v333)))
+		if h4.Valid {
+			d316 += dl337
 		}
-		binary.BigEndian.PutUint16(b382[2:], uint16(v381))
-		if w384 {
-			d368 += packet.ChecksumDelta(o387, uint32(binary.BigEndian.Uint16(p.Data[lo385+0:])))
-		}
-		v388 := (uint64(b370[7]) - 0x1)
-		b370[7] = byte(v388)
-		if cs393 := p.Hdr[4]; cs393.Valid && cs393.Off >= 0 && cs393.Off+cs393.Len <= len(p.Data) {
-			cb := p.Data[cs393.Off+6 : cs393.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d368, false))
+		v339 := (uint64(b318[7]) - 0x1)
+		b318[7] = byte(v339)
+		if cs340 := h4; cs340.Valid && cs340.Off >= 0 && cs340.Off+cs340.Len <= len(data) {
+			cb := data[cs340.Off+6 : cs340.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d316
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		pl.edges[48]++
 		goto n183
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d394 uint64 // udp checksum
-		v395 := p.Meta[6]
-		st397 := p.Hdr[3] // ipv6
-		if !st397.Valid {
+		var d341 uint64 // udp checksum
+		v342 := m6
+		st344 := h3 // ipv6
+		if !st344.Valid {
 			return pl.drop(59)
 		}
-		b396 := p.Data[st397.Off : st397.Off+st397.Len]
-		lo399, hi400 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-		w398 := p.Hdr[4].Valid && hi400 <= len(p.Data) && 16 <= 20
-		var o401 uint32
-		if w398 {
-			o401 = uint32(binary.BigEndian.Uint16(p.Data[lo399+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo399+14:]))
+		b343 := data[st344.Off : st344.Off+st344.Len]
+		ws346 := packet.Value{Hi: binary.BigEndian.Uint64(b343[8:]), Lo: binary.BigEndian.Uint64(b343[16:])}
+		os345 := uint32(uint16(ws346.Hi>>0)) + uint32(uint16(ws346.Hi>>16)) + uint32(uint16(ws346.Hi>>32)) + uint32(uint16(ws346.Hi>>48)) + uint32(uint16(ws346.Lo>>0)) + uint32(uint16(ws346.Lo>>16)) + uint32(uint16(ws346.Lo>>32)) + uint32(uint16(ws346.Lo>>48))
+		v347 := v342
+		binary.BigEndian.PutUint64(b343[8:], v347.Hi)
+		binary.BigEndian.PutUint64(b343[16:], v347.Lo)
+		ws348 := v342
+		f350 := uint32(os345)
+		f350 += bits.RotateLeft32(f350, 16)
+		dl349 := uint64(^uint16(f350>>16)) + uint64(uint32(uint16(ws348.Hi>>0))+uint32(uint16(ws348.Hi>>16))+uint32(uint16(ws348.Hi>>32))+uint32(uint16(ws348.Hi>>48))+uint32(uint16(ws348.Lo>>0))+uint32(uint16(ws348.Lo>>16))+uint32(uint16(ws348.Lo>>32))+uint32(uint16(ws348.Lo>>48)))
+		if h4.Valid {
+			d341 += dl349
 		}
-		packet.SetBits(b396, 64, 128, v395)
-		if w398 {
-			d394 += packet.ChecksumDelta(o401, uint32(binary.BigEndian.Uint16(p.Data[lo399+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo399+14:])))
+		v351 := m19
+		ws353 := packet.Value{Hi: binary.BigEndian.Uint64(b343[24:]), Lo: binary.BigEndian.Uint64(b343[32:])}
+		os352 := uint32(uint16(ws353.Hi>>0)) + uint32(uint16(ws353.Hi>>16)) + uint32(uint16(ws353.Hi>>32)) + uint32(uint16(ws353.Hi>>48)) + uint32(uint16(ws353.Lo>>0)) + uint32(uint16(ws353.Lo>>16)) + uint32(uint16(ws353.Lo>>32)) + uint32(uint16(ws353.Lo>>48))
+		v354 := v351
+		binary.BigEndian.PutUint64(b343[24:], v354.Hi)
+		binary.BigEndian.PutUint64(b343[32:], v354.Lo)
+		ws355 := v351
+		f357 := uint32(os352)
+		f357 += bits.RotateLeft32(f357, 16)
+		dl356 := uint64(^uint16(f357>>16)) + uint64(uint32(uint16(ws355.Hi>>0))+uint32(uint16(ws355.Hi>>16))+uint32(uint16(ws355.Hi>>32))+uint32(uint16(ws355.Hi>>48))+uint32(uint16(ws355.Lo>>0))+uint32(uint16(ws355.Lo>>16))+uint32(uint16(ws355.Lo>>32))+uint32(uint16(ws355.Lo>>48)))
+		if h4.Valid {
+			d341 += dl356
 		}
-		v402 := p.Meta[19]
-		lo404, hi405 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-		w403 := p.Hdr[4].Valid && hi405 <= len(p.Data) && 16 <= 20
-		var o406 uint32
-		if w403 {
-			o406 = uint32(binary.BigEndian.Uint16(p.Data[lo404+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo404+14:]))
-		}
-		packet.SetBits(b396, 192, 128, v402)
-		if w403 {
-			d394 += packet.ChecksumDelta(o406, uint32(binary.BigEndian.Uint16(p.Data[lo404+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo404+14:])))
-		}
-		v407 := p.Meta[23].Lo
-		st409 := p.Hdr[4] // udp
-		if !st409.Valid {
+		v358 := m23.Lo
+		st360 := h4 // udp
+		if !st360.Valid {
 			return pl.drop(59)
 		}
-		b408 := p.Data[st409.Off : st409.Off+st409.Len]
-		lo411, hi412 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w410 := p.Hdr[4].Valid && hi412 <= len(p.Data) && 2 <= 20
-		var o413 uint32
-		if w410 {
-			o413 = uint32(binary.BigEndian.Uint16(p.Data[lo411+0:]))
+		b359 := data[st360.Off : st360.Off+st360.Len]
+		os361 := uint32(uint16(uint64(binary.BigEndian.Uint16(b359[2:]))))
+		binary.BigEndian.PutUint16(b359[2:], uint16(v358))
+		f363 := uint32(os361)
+		f363 += bits.RotateLeft32(f363, 16)
+		dl362 := uint64(^uint16(f363>>16)) + uint64(uint32(uint16(v358)))
+		if h4.Valid {
+			d341 += dl362
 		}
-		binary.BigEndian.PutUint16(b408[2:], uint16(v407))
-		if w410 {
-			d394 += packet.ChecksumDelta(o413, uint32(binary.BigEndian.Uint16(p.Data[lo411+0:])))
+		v364 := (uint64(binary.BigEndian.Uint16(b343[4:])) - 0x10)
+		os365 := uint32(uint16(uint64(binary.BigEndian.Uint16(b343[4:]))))
+		binary.BigEndian.PutUint16(b343[4:], uint16(v364))
+		f367 := uint32(os365)
+		f367 += bits.RotateLeft32(f367, 16)
+		dl366 := uint64(^uint16(f367>>16)) + uint64(uint32(uint16(v364)))
+		if h4.Valid {
+			d341 += dl366
 		}
-		v414 := (uint64(binary.BigEndian.Uint16(b396[4:])) - 0x10)
-		lo416, hi417 := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-		w415 := p.Hdr[4].Valid && hi417 <= len(p.Data) && 2 <= 20
-		var o418 uint32
-		if w415 {
-			o418 = uint32(binary.BigEndian.Uint16(p.Data[lo416+0:]))
-		}
-		binary.BigEndian.PutUint16(b396[4:], uint16(v414))
-		if w415 {
-			d394 += packet.ChecksumDelta(o418, uint32(binary.BigEndian.Uint16(p.Data[lo416+0:])))
-		}
-		v419 := (uint64(b396[7]) - 0x1)
-		b396[7] = byte(v419)
-		if cs424 := p.Hdr[4]; cs424.Valid && cs424.Off >= 0 && cs424.Off+cs424.Len <= len(p.Data) {
-			cb := p.Data[cs424.Off+6 : cs424.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d394, false))
+		v368 := (uint64(b343[7]) - 0x1)
+		b343[7] = byte(v368)
+		if cs369 := h4; cs369.Valid && cs369.Off >= 0 && cs369.Off+cs369.Len <= len(data) {
+			cb := data[cs369.Off+6 : cs369.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d341
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		pl.edges[49]++
 		goto n178
 	}
 n178:
 	{ // LbPopV2: test valid(lb_v2)
-		if p.Hdr[10].Valid {
+		if h10.Valid {
 			goto n179
 		}
 		goto n180
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		ps425 := p.Hdr[10] // lb_v2
-		po426, pn427 := ps425.Off, 12
-		if po426 < 0 || po426+pn427 > len(p.Data) {
+		ps370 := h10 // lb_v2
+		po371, pn372 := ps370.Off, 12
+		if po371 < 0 || po371+pn372 > len(data) {
 			return pl.drop(60)
 		}
-		if p.Hdr[4].Valid && po426 > p.Hdr[4].Off && (po426-p.Hdr[4].Off)%2 == 0 {
-			d428 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po426+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po426+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po426+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po426+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po426+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po426+10:]))))
-			if cs429 := p.Hdr[4]; cs429.Valid && cs429.Off >= 0 && cs429.Off+cs429.Len <= len(p.Data) {
-				cb := p.Data[cs429.Off+6 : cs429.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d428, false))
+		if h4.Valid && po371 > h4.Off && (po371-h4.Off)%2 == 0 {
+			d373 := uint32(binary.BigEndian.Uint16(data[po371+0:])) + uint32(binary.BigEndian.Uint16(data[po371+2:])) + uint32(binary.BigEndian.Uint16(data[po371+4:])) + uint32(binary.BigEndian.Uint16(data[po371+6:])) + uint32(binary.BigEndian.Uint16(data[po371+8:])) + uint32(binary.BigEndian.Uint16(data[po371+10:]))
+			d373 += bits.RotateLeft32(d373, 16)
+			if cs374 := h4; cs374.Valid && cs374.Off >= 0 && cs374.Off+cs374.Len <= len(data) {
+				cb := data[cs374.Off+6 : cs374.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d373>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po426 < len(p.Data)-po426-pn427 {
-			copy(p.Data[pn427:pn427+po426], p.Data[:po426])
-			p.Data = p.Data[pn427:]
+		if po371 < len(data)-po371-pn372 {
+			copy(data[pn372:pn372+po371], data[:po371])
+			data = data[pn372:]
 		} else {
-			copy(p.Data[po426:], p.Data[po426+pn427:])
-			p.Data = p.Data[:len(p.Data)-pn427]
+			copy(data[po371:], data[po371+pn372:])
+			data = data[:len(data)-pn372]
 		}
-		p.Hdr[10] = packet.HeaderState{}
-		if p.Cursor > po426 {
-			p.Cursor = max(po426, p.Cursor-pn427)
+		h10 = packet.HeaderState{}
+		if cur > po371 {
+			cur = max(po371, cur-pn372)
 		}
 		goto n181
 	}
 n180:
 	{ // LbPopV3Body: pop lb_v3
-		ps430 := p.Hdr[11] // lb_v3
-		if !ps430.Valid {
+		ps375 := h11 // lb_v3
+		if !ps375.Valid {
 			return pl.drop(61)
 		}
-		po431, pn432 := ps430.Off, 12
-		if po431 < 0 || po431+pn432 > len(p.Data) {
+		po376, pn377 := ps375.Off, 12
+		if po376 < 0 || po376+pn377 > len(data) {
 			return pl.drop(61)
 		}
-		if p.Hdr[4].Valid && po431 > p.Hdr[4].Off && (po431-p.Hdr[4].Off)%2 == 0 {
-			d433 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po431+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po431+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po431+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po431+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po431+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po431+10:]))))
-			if cs434 := p.Hdr[4]; cs434.Valid && cs434.Off >= 0 && cs434.Off+cs434.Len <= len(p.Data) {
-				cb := p.Data[cs434.Off+6 : cs434.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d433, false))
+		if h4.Valid && po376 > h4.Off && (po376-h4.Off)%2 == 0 {
+			d378 := uint32(binary.BigEndian.Uint16(data[po376+0:])) + uint32(binary.BigEndian.Uint16(data[po376+2:])) + uint32(binary.BigEndian.Uint16(data[po376+4:])) + uint32(binary.BigEndian.Uint16(data[po376+6:])) + uint32(binary.BigEndian.Uint16(data[po376+8:])) + uint32(binary.BigEndian.Uint16(data[po376+10:]))
+			d378 += bits.RotateLeft32(d378, 16)
+			if cs379 := h4; cs379.Valid && cs379.Off >= 0 && cs379.Off+cs379.Len <= len(data) {
+				cb := data[cs379.Off+6 : cs379.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d378>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po431 < len(p.Data)-po431-pn432 {
-			copy(p.Data[pn432:pn432+po431], p.Data[:po431])
-			p.Data = p.Data[pn432:]
+		if po376 < len(data)-po376-pn377 {
+			copy(data[pn377:pn377+po376], data[:po376])
+			data = data[pn377:]
 		} else {
-			copy(p.Data[po431:], p.Data[po431+pn432:])
-			p.Data = p.Data[:len(p.Data)-pn432]
+			copy(data[po376:], data[po376+pn377:])
+			data = data[:len(data)-pn377]
 		}
-		p.Hdr[11] = packet.HeaderState{}
-		if p.Cursor > po431 {
-			p.Cursor = max(po431, p.Cursor-pn432)
+		h11 = packet.HeaderState{}
+		if cur > po376 {
+			cur = max(po376, cur-pn377)
 		}
 		pl.edges[50]++
 		goto n181
 	}
 n181:
 	{ // LbPopCommon: pop lb_common
-		ps435 := p.Hdr[9] // lb_common
-		po436, pn437 := ps435.Off, 4
-		if po436 < 0 || po436+pn437 > len(p.Data) {
+		ps380 := h9 // lb_common
+		po381, pn382 := ps380.Off, 4
+		if po381 < 0 || po381+pn382 > len(data) {
 			return pl.drop(62)
 		}
-		if p.Hdr[4].Valid && po436 > p.Hdr[4].Off && (po436-p.Hdr[4].Off)%2 == 0 {
-			d438 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po436+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po436+2:]))))
-			if cs439 := p.Hdr[4]; cs439.Valid && cs439.Off >= 0 && cs439.Off+cs439.Len <= len(p.Data) {
-				cb := p.Data[cs439.Off+6 : cs439.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d438, false))
+		if h4.Valid && po381 > h4.Off && (po381-h4.Off)%2 == 0 {
+			d383 := uint32(binary.BigEndian.Uint16(data[po381+0:])) + uint32(binary.BigEndian.Uint16(data[po381+2:]))
+			d383 += bits.RotateLeft32(d383, 16)
+			if cs384 := h4; cs384.Valid && cs384.Off >= 0 && cs384.Off+cs384.Len <= len(data) {
+				cb := data[cs384.Off+6 : cs384.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d383>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po436 < len(p.Data)-po436-pn437 {
-			copy(p.Data[pn437:pn437+po436], p.Data[:po436])
-			p.Data = p.Data[pn437:]
+		if po381 < len(data)-po381-pn382 {
+			copy(data[pn382:pn382+po381], data[:po381])
+			data = data[pn382:]
 		} else {
-			copy(p.Data[po436:], p.Data[po436+pn437:])
-			p.Data = p.Data[:len(p.Data)-pn437]
+			copy(data[po381:], data[po381+pn382:])
+			data = data[:len(data)-pn382]
 		}
-		p.Hdr[9] = packet.HeaderState{}
-		if p.Hdr[11].Valid && p.Hdr[11].Off > po436 {
-			p.Hdr[11].Off -= pn437
+		h9 = packet.HeaderState{}
+		if h11.Valid && h11.Off > po381 {
+			h11.Off -= pn382
 		} // lb_v3
-		if p.Cursor > po436 {
-			p.Cursor = max(po436, p.Cursor-pn437)
+		if cur > po381 {
+			cur = max(po381, cur-pn382)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d440 uint64   // udp checksum
-		st442 := p.Hdr[4] // udp
-		if !st442.Valid {
+		var d385 uint64 // udp checksum
+		st387 := h4     // udp
+		if !st387.Valid {
 			return pl.drop(63)
 		}
-		b441 := p.Data[st442.Off : st442.Off+st442.Len]
-		v443 := (uint64(binary.BigEndian.Uint16(b441[4:])) - 0x10)
-		lo445, hi446 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
-		w444 := p.Hdr[4].Valid && hi446 <= len(p.Data) && 2 <= 20
-		var o447 uint32
-		if w444 {
-			o447 = uint32(binary.BigEndian.Uint16(p.Data[lo445+0:]))
+		b386 := data[st387.Off : st387.Off+st387.Len]
+		v388 := (uint64(binary.BigEndian.Uint16(b386[4:])) - 0x10)
+		os389 := uint32(uint16(uint64(binary.BigEndian.Uint16(b386[4:]))))
+		binary.BigEndian.PutUint16(b386[4:], uint16(v388))
+		f391 := uint32(os389)
+		f391 += bits.RotateLeft32(f391, 16)
+		dl390 := uint64(^uint16(f391>>16)) + uint64(uint32(uint16(v388)))
+		if h4.Valid {
+			d385 += dl390
 		}
-		binary.BigEndian.PutUint16(b441[4:], uint16(v443))
-		if w444 {
-			d440 += packet.ChecksumDelta(o447, uint32(binary.BigEndian.Uint16(p.Data[lo445+0:])))
-		}
-		if cs448 := p.Hdr[4]; cs448.Valid && cs448.Off >= 0 && cs448.Off+cs448.Len <= len(p.Data) {
-			cb := p.Data[cs448.Off+6 : cs448.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d440, false))
+		if cs392 := h4; cs392.Valid && cs392.Off >= 0 && cs392.Off+cs392.Len <= len(data) {
+			cb := data[cs392.Off+6 : cs392.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d385
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		pl.edges[51]++
 		goto n183
 	}
 n183:
 	{ // LbCsumFix: test meta.udp_zero == 1
-		if p.Meta[0].Lo == 0x1 {
+		if m0.Lo == 0x1 {
 			goto n184
 		}
 		goto n185
 	}
 n184:
 	{ // LbCsumKeepZero: set udp.checksum
-		st450 := p.Hdr[4] // udp
-		if !st450.Valid {
+		st394 := h4 // udp
+		if !st394.Valid {
 			return pl.drop(64)
 		}
-		b449 := p.Data[st450.Off : st450.Off+st450.Len]
-		binary.BigEndian.PutUint16(b449[6:], uint16(0x0))
+		b393 := data[st394.Off : st394.Off+st394.Len]
+		binary.BigEndian.PutUint16(b393[6:], uint16(0x0))
 		pl.edges[52]++
 		goto n185
 	}
@@ -3396,6 +3748,6 @@ n2:
 	}
 n3:
 	{ // TxWire: emit
-		return pl.sink(1, p.Data)
+		return pl.sink(1, data)
 	}
 }

@@ -8,6 +8,7 @@ package lb2026udp
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
@@ -819,20 +820,128 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 // after off+n for headers the graph pushes. It does not allocate.
 func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
-	p.Load(buf, off, n)
+	_ = p
+	data, cur := buf[:cap(buf)][off:off+n], 0
+	_ = cur
+	var h0 packet.HeaderState // ethernet
+	_ = h0
+	var h1 packet.HeaderState // vlan
+	_ = h1
+	var h2 packet.HeaderState // ipv4
+	_ = h2
+	var h3 packet.HeaderState // ipv6
+	_ = h3
+	var h4 packet.HeaderState // udp
+	_ = h4
+	var h5 packet.HeaderState // arp
+	_ = h5
+	var h6 packet.HeaderState // icmp
+	_ = h6
+	var h7 packet.HeaderState // icmpv6
+	_ = h7
+	var h8 packet.HeaderState // icmp_echo
+	_ = h8
+	var h9 packet.HeaderState // lb_common
+	_ = h9
+	var h10 packet.HeaderState // lb_v2
+	_ = h10
+	var h11 packet.HeaderState // lb_v3
+	_ = h11
+	var h12 packet.HeaderState // nd_ns
+	_ = h12
+	var h13 packet.HeaderState // nd_opt
+	_ = h13
+	var h14 packet.HeaderState // nd_mac
+	_ = h14
+	var h15 packet.HeaderState // nd_na
+	_ = h15
+	var h16 packet.HeaderState // nd_na_opt
+	_ = h16
+	var h17 packet.HeaderState // nd_na_mac
+	_ = h17
+	var h18 packet.HeaderState // icmp_ipv4
+	_ = h18
+	var h19 packet.HeaderState // icmp_ipv6
+	_ = h19
+	var h20 packet.HeaderState // icmp_udp
+	_ = h20
+	var h21 packet.HeaderState // lldp
+	_ = h21
+	var h22 packet.HeaderState // slow
+	_ = h22
+	var h23 packet.HeaderState // lacp
+	_ = h23
+	h24 := packet.HeaderState{Valid: true} // meta
+	_ = h24
+	var m0 packet.Value
+	_ = m0
+	var m1 packet.Value
+	_ = m1
+	var m2 packet.Value
+	_ = m2
+	var m3 packet.Value
+	_ = m3
+	var m4 packet.Value
+	_ = m4
+	var m5 packet.Value
+	_ = m5
+	var m6 packet.Value
+	_ = m6
+	var m7 packet.Value
+	_ = m7
+	var m8 packet.Value
+	_ = m8
+	var m9 packet.Value
+	_ = m9
+	var m10 packet.Value
+	_ = m10
+	var m11 packet.Value
+	_ = m11
+	var m12 packet.Value
+	_ = m12
+	var m13 packet.Value
+	_ = m13
+	var m14 packet.Value
+	_ = m14
+	var m15 packet.Value
+	_ = m15
+	var m16 packet.Value
+	_ = m16
+	var m17 packet.Value
+	_ = m17
+	var m18 packet.Value
+	_ = m18
+	var m19 packet.Value
+	_ = m19
+	var m20 packet.Value
+	_ = m20
+	var m21 packet.Value
+	_ = m21
+	var m22 packet.Value
+	_ = m22
+	var m23 packet.Value
+	_ = m23
+	var m24 packet.Value
+	_ = m24
+	var m25 packet.Value
+	_ = m25
+	var m26 packet.Value
+	_ = m26
+	var m27 packet.Value
+	_ = m27
 	{ // RxWire: input
 		goto n1
 	}
 n1:
 	{ // RxEth: extract ethernet
-		x1 := p.Hdr[0].Valid // already there: nothing to do
+		x1 := h0.Valid // already there: nothing to do
 		if !x1 {
-			x1 = p.Cursor >= 0 && p.Cursor+14 <= len(p.Data)
+			x1 = cur >= 0 && cur+14 <= len(data)
 			if x1 {
-				p.Hdr[0] = packet.HeaderState{Off: p.Cursor, Len: 14, Valid: true}
-				p.Cursor += 14
+				h0 = packet.HeaderState{Off: cur, Len: 14, Valid: true}
+				cur += 14
 			} else {
-				p.Hdr[0] = packet.HeaderState{}
+				h0 = packet.HeaderState{}
 			} // ethernet
 		}
 		if x1 {
@@ -842,8 +951,8 @@ n1:
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		st4 := p.Hdr[0] // ethernet
-		b3 := p.Data[st4.Off : st4.Off+st4.Len]
+		st4 := h0 // ethernet
+		b3 := data[st4.Off : st4.Off+st4.Len]
 		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
 		switch {
 		case v2 == 0x800:
@@ -857,24 +966,24 @@ n2:
 	}
 n3:
 	{ // RxV4: extract ipv4
-		x5 := p.Hdr[2].Valid // already there: nothing to do
+		x5 := h2.Valid // already there: nothing to do
 		if !x5 {
-			if off := p.Cursor; off >= 0 && off+20 <= len(p.Data) {
-				p.Hdr[2] = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st8 := p.Hdr[2] // ipv4
+			if off := cur; off >= 0 && off+20 <= len(data) {
+				h2 = packet.HeaderState{Off: off, Len: 20, Valid: true}
+				st8 := h2 // ipv4
 				if !st8.Valid {
 					return pl.drop(0)
 				}
-				b7 := p.Data[st8.Off : st8.Off+st8.Len]
+				b7 := data[st8.Off : st8.Off+st8.Len]
 				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(p.Data)) && off+20+int(ext6.Lo) <= len(p.Data)
+				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(data)) && off+20+int(ext6.Lo) <= len(data)
 				if x5 {
-					p.Hdr[2].Len += int(ext6.Lo)
-					p.Cursor = off + p.Hdr[2].Len
+					h2.Len += int(ext6.Lo)
+					cur = off + h2.Len
 				}
 			}
 			if !x5 {
-				p.Hdr[2] = packet.HeaderState{}
+				h2 = packet.HeaderState{}
 			} // ipv4
 		}
 		if x5 {
@@ -885,8 +994,8 @@ n3:
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		st12 := p.Hdr[2] // ipv4
-		b11 := p.Data[st12.Off : st12.Off+st12.Len]
+		st12 := h2 // ipv4
+		b11 := data[st12.Off : st12.Off+st12.Len]
 		c10 := ((uint64(b11[0]) >> 4 & 0xf) == 0x4)
 		if c10 {
 			c10 = ((uint64(b11[0]) >> 0 & 0xf) >= 0x5)
@@ -903,7 +1012,62 @@ n4:
 	}
 n5:
 	{ // RxV4Csum: checksum verify ipv4
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
 		ok13, wellFormed := p.VerifyChecksum(2)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
 		if ok13 && wellFormed {
 			goto n8
 		}
@@ -912,14 +1076,14 @@ n5:
 	}
 n6:
 	{ // RxV6: extract ipv6
-		x14 := p.Hdr[3].Valid // already there: nothing to do
+		x14 := h3.Valid // already there: nothing to do
 		if !x14 {
-			x14 = p.Cursor >= 0 && p.Cursor+40 <= len(p.Data)
+			x14 = cur >= 0 && cur+40 <= len(data)
 			if x14 {
-				p.Hdr[3] = packet.HeaderState{Off: p.Cursor, Len: 40, Valid: true}
-				p.Cursor += 40
+				h3 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+				cur += 40
 			} else {
-				p.Hdr[3] = packet.HeaderState{}
+				h3 = packet.HeaderState{}
 			} // ipv6
 		}
 		if x14 {
@@ -930,8 +1094,8 @@ n6:
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		st17 := p.Hdr[3] // ipv6
-		b16 := p.Data[st17.Off : st17.Off+st17.Len]
+		st17 := h3 // ipv6
+		b16 := data[st17.Off : st17.Off+st17.Len]
 		c15 := ((uint64(b16[0]) >> 4 & 0xf) == 0x6)
 		if c15 {
 			c15 = (uint64(b16[6]) == 0x11)
@@ -945,14 +1109,14 @@ n7:
 	}
 n8:
 	{ // RxUDP: extract udp
-		x18 := p.Hdr[4].Valid // already there: nothing to do
+		x18 := h4.Valid // already there: nothing to do
 		if !x18 {
-			x18 = p.Cursor >= 0 && p.Cursor+8 <= len(p.Data)
+			x18 = cur >= 0 && cur+8 <= len(data)
 			if x18 {
-				p.Hdr[4] = packet.HeaderState{Off: p.Cursor, Len: 8, Valid: true}
-				p.Cursor += 8
+				h4 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+				cur += 8
 			} else {
-				p.Hdr[4] = packet.HeaderState{}
+				h4 = packet.HeaderState{}
 			} // udp
 		}
 		if x18 {
@@ -963,8 +1127,8 @@ n8:
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		st20 := p.Hdr[4] // udp
-		b19 := p.Data[st20.Off : st20.Off+st20.Len]
+		st20 := h4 // udp
+		b19 := data[st20.Off : st20.Off+st20.Len]
 		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
 			goto n10
 		}
@@ -973,11 +1137,11 @@ n9:
 	}
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
-		st23 := p.Hdr[4] // udp
-		b22 := p.Data[st23.Off : st23.Off+st23.Len]
+		st23 := h4 // udp
+		b22 := data[st23.Off : st23.Off+st23.Len]
 		c21 := (uint64(binary.BigEndian.Uint16(b22[6:])) == 0x0)
 		if c21 {
-			c21 = p.Hdr[2].Valid
+			c21 = h2.Valid
 		}
 		if c21 {
 			goto n13
@@ -986,7 +1150,62 @@ n10:
 	}
 n11:
 	{ // RxUDPVerify: checksum verify udp
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
 		ok24, wellFormed := p.VerifyChecksum(4)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
 		if ok24 && wellFormed {
 			pl.edges[1]++
 			goto n13
@@ -1008,8 +1227,8 @@ n16:
 	}
 n17:
 	{ // ParseEthType: switch ethernet.type
-		st27 := p.Hdr[0] // ethernet
-		b26 := p.Data[st27.Off : st27.Off+st27.Len]
+		st27 := h0 // ethernet
+		b26 := data[st27.Off : st27.Off+st27.Len]
 		v25 := uint64(binary.BigEndian.Uint16(b26[12:]))
 		switch {
 		case v25 == 0x800:
@@ -1031,14 +1250,14 @@ n17:
 	}
 n18:
 	{ // ParseLb: extract lb_common
-		x28 := p.Hdr[9].Valid // already there: nothing to do
+		x28 := h9.Valid // already there: nothing to do
 		if !x28 {
-			x28 = p.Cursor >= 0 && p.Cursor+4 <= len(p.Data)
+			x28 = cur >= 0 && cur+4 <= len(data)
 			if x28 {
-				p.Hdr[9] = packet.HeaderState{Off: p.Cursor, Len: 4, Valid: true}
-				p.Cursor += 4
+				h9 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+				cur += 4
 			} else {
-				p.Hdr[9] = packet.HeaderState{}
+				h9 = packet.HeaderState{}
 			} // lb_common
 		}
 		if x28 {
@@ -1048,8 +1267,8 @@ n18:
 	}
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		st30 := p.Hdr[9] // lb_common
-		b29 := p.Data[st30.Off : st30.Off+st30.Len]
+		st30 := h9 // lb_common
+		b29 := data[st30.Off : st30.Off+st30.Len]
 		if uint64(binary.BigEndian.Uint16(b29[0:])) == 0x4c42 {
 			goto n20
 		}
@@ -1058,8 +1277,8 @@ n19:
 	}
 n20:
 	{ // ParseLbVersion: switch lb_common.version
-		st33 := p.Hdr[9] // lb_common
-		b32 := p.Data[st33.Off : st33.Off+st33.Len]
+		st33 := h9 // lb_common
+		b32 := data[st33.Off : st33.Off+st33.Len]
 		v31 := uint64(b32[2])
 		switch {
 		case v31 == 0x2:
@@ -1073,14 +1292,14 @@ n20:
 	}
 n21:
 	{ // ParseLbV2: extract lb_v2
-		x34 := p.Hdr[10].Valid // already there: nothing to do
+		x34 := h10.Valid // already there: nothing to do
 		if !x34 {
-			x34 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			x34 = cur >= 0 && cur+12 <= len(data)
 			if x34 {
-				p.Hdr[10] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-				p.Cursor += 12
+				h10 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+				cur += 12
 			} else {
-				p.Hdr[10] = packet.HeaderState{}
+				h10 = packet.HeaderState{}
 			} // lb_v2
 		}
 		if x34 {
@@ -1091,14 +1310,14 @@ n21:
 	}
 n22:
 	{ // ParseLbV3: extract lb_v3
-		x35 := p.Hdr[11].Valid // already there: nothing to do
+		x35 := h11.Valid // already there: nothing to do
 		if !x35 {
-			x35 = p.Cursor >= 0 && p.Cursor+12 <= len(p.Data)
+			x35 = cur >= 0 && cur+12 <= len(data)
 			if x35 {
-				p.Hdr[11] = packet.HeaderState{Off: p.Cursor, Len: 12, Valid: true}
-				p.Cursor += 12
+				h11 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+				cur += 12
 			} else {
-				p.Hdr[11] = packet.HeaderState{}
+				h11 = packet.HeaderState{}
 			} // lb_v3
 		}
 		if x35 {
@@ -1114,15 +1333,15 @@ n23:
 	}
 n24:
 	{ // ParseParsed: set meta.egress_port
-		p.Meta[2] = packet.Value{Lo: (p.Meta[1].Lo) & 0xf}
+		m2 = packet.Value{Lo: (m1.Lo) & 0xf}
 		goto n25
 	}
 n25:
 	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
 		c36 := !(false)
 		if c36 {
-			st38 := p.Hdr[0] // ethernet
-			b37 := p.Data[st38.Off : st38.Off+st38.Len]
+			st38 := h0 // ethernet
+			b37 := data[st38.Off : st38.Off+st38.Len]
 			c36 = (((uint64(binary.BigEndian.Uint16(b37[0:]))<<32 | uint64(binary.BigEndian.Uint32(b37[2:]))) & 0xfffffffffff0) == 0x180c2000000)
 		}
 		if c36 {
@@ -1143,8 +1362,8 @@ n27:
 	}
 n28:
 	{ // PuntIsLacp: test slow.subtype == 1
-		st40 := p.Hdr[22] // slow
-		b39 := p.Data[st40.Off : st40.Off+st40.Len]
+		st40 := h22 // slow
+		b39 := data[st40.Off : st40.Off+st40.Len]
 		if uint64(b39[0]) == 0x1 {
 			goto n29
 		}
@@ -1174,7 +1393,7 @@ n32:
 	}
 n33:
 	{ // PuntEgress: set meta.egress_port
-		p.Meta[2] = packet.Value{Lo: ((p.Meta[1].Lo | 0x2) & 0xf) & 0xf}
+		m2 = packet.Value{Lo: ((m1.Lo | 0x2) & 0xf) & 0xf}
 		goto n34
 	}
 n34:
@@ -1186,21 +1405,21 @@ n34:
 	}
 n35:
 	{ // PuntPopNsMac: pop nd_mac
-		ps41 := p.Hdr[14] // nd_mac
+		ps41 := h14 // nd_mac
 		po42, pn43 := ps41.Off, 6
-		if po42 < 0 || po42+pn43 > len(p.Data) {
+		if po42 < 0 || po42+pn43 > len(data) {
 			return pl.drop(8)
 		}
-		if po42 < len(p.Data)-po42-pn43 {
-			copy(p.Data[pn43:pn43+po42], p.Data[:po42])
-			p.Data = p.Data[pn43:]
+		if po42 < len(data)-po42-pn43 {
+			copy(data[pn43:pn43+po42], data[:po42])
+			data = data[pn43:]
 		} else {
-			copy(p.Data[po42:], p.Data[po42+pn43:])
-			p.Data = p.Data[:len(p.Data)-pn43]
+			copy(data[po42:], data[po42+pn43:])
+			data = data[:len(data)-pn43]
 		}
-		p.Hdr[14] = packet.HeaderState{}
-		if p.Cursor > po42 {
-			p.Cursor = max(po42, p.Cursor-pn43)
+		h14 = packet.HeaderState{}
+		if cur > po42 {
+			cur = max(po42, cur-pn43)
 		}
 		pl.edges[7]++
 		goto n36
@@ -1214,21 +1433,21 @@ n36:
 	}
 n37:
 	{ // PuntPopNsOpt: pop nd_opt
-		ps44 := p.Hdr[13] // nd_opt
+		ps44 := h13 // nd_opt
 		po45, pn46 := ps44.Off, 2
-		if po45 < 0 || po45+pn46 > len(p.Data) {
+		if po45 < 0 || po45+pn46 > len(data) {
 			return pl.drop(9)
 		}
-		if po45 < len(p.Data)-po45-pn46 {
-			copy(p.Data[pn46:pn46+po45], p.Data[:po45])
-			p.Data = p.Data[pn46:]
+		if po45 < len(data)-po45-pn46 {
+			copy(data[pn46:pn46+po45], data[:po45])
+			data = data[pn46:]
 		} else {
-			copy(p.Data[po45:], p.Data[po45+pn46:])
-			p.Data = p.Data[:len(p.Data)-pn46]
+			copy(data[po45:], data[po45+pn46:])
+			data = data[:len(data)-pn46]
 		}
-		p.Hdr[13] = packet.HeaderState{}
-		if p.Cursor > po45 {
-			p.Cursor = max(po45, p.Cursor-pn46)
+		h13 = packet.HeaderState{}
+		if cur > po45 {
+			cur = max(po45, cur-pn46)
 		}
 		pl.edges[8]++
 		goto n38
@@ -1242,21 +1461,21 @@ n38:
 	}
 n39:
 	{ // PuntPopNs: pop nd_ns
-		ps47 := p.Hdr[12] // nd_ns
+		ps47 := h12 // nd_ns
 		po48, pn49 := ps47.Off, 20
-		if po48 < 0 || po48+pn49 > len(p.Data) {
+		if po48 < 0 || po48+pn49 > len(data) {
 			return pl.drop(10)
 		}
-		if po48 < len(p.Data)-po48-pn49 {
-			copy(p.Data[pn49:pn49+po48], p.Data[:po48])
-			p.Data = p.Data[pn49:]
+		if po48 < len(data)-po48-pn49 {
+			copy(data[pn49:pn49+po48], data[:po48])
+			data = data[pn49:]
 		} else {
-			copy(p.Data[po48:], p.Data[po48+pn49:])
-			p.Data = p.Data[:len(p.Data)-pn49]
+			copy(data[po48:], data[po48+pn49:])
+			data = data[:len(data)-pn49]
 		}
-		p.Hdr[12] = packet.HeaderState{}
-		if p.Cursor > po48 {
-			p.Cursor = max(po48, p.Cursor-pn49)
+		h12 = packet.HeaderState{}
+		if cur > po48 {
+			cur = max(po48, cur-pn49)
 		}
 		pl.edges[9]++
 		goto n40
@@ -1270,21 +1489,21 @@ n40:
 	}
 n41:
 	{ // PuntPopUdp: pop icmp_udp
-		ps50 := p.Hdr[20] // icmp_udp
+		ps50 := h20 // icmp_udp
 		po51, pn52 := ps50.Off, 8
-		if po51 < 0 || po51+pn52 > len(p.Data) {
+		if po51 < 0 || po51+pn52 > len(data) {
 			return pl.drop(11)
 		}
-		if po51 < len(p.Data)-po51-pn52 {
-			copy(p.Data[pn52:pn52+po51], p.Data[:po51])
-			p.Data = p.Data[pn52:]
+		if po51 < len(data)-po51-pn52 {
+			copy(data[pn52:pn52+po51], data[:po51])
+			data = data[pn52:]
 		} else {
-			copy(p.Data[po51:], p.Data[po51+pn52:])
-			p.Data = p.Data[:len(p.Data)-pn52]
+			copy(data[po51:], data[po51+pn52:])
+			data = data[:len(data)-pn52]
 		}
-		p.Hdr[20] = packet.HeaderState{}
-		if p.Cursor > po51 {
-			p.Cursor = max(po51, p.Cursor-pn52)
+		h20 = packet.HeaderState{}
+		if cur > po51 {
+			cur = max(po51, cur-pn52)
 		}
 		pl.edges[10]++
 		goto n42
@@ -1298,21 +1517,21 @@ n42:
 	}
 n43:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		ps53 := p.Hdr[18] // icmp_ipv4
+		ps53 := h18 // icmp_ipv4
 		po54, pn55 := ps53.Off, 20
-		if po54 < 0 || po54+pn55 > len(p.Data) {
+		if po54 < 0 || po54+pn55 > len(data) {
 			return pl.drop(12)
 		}
-		if po54 < len(p.Data)-po54-pn55 {
-			copy(p.Data[pn55:pn55+po54], p.Data[:po54])
-			p.Data = p.Data[pn55:]
+		if po54 < len(data)-po54-pn55 {
+			copy(data[pn55:pn55+po54], data[:po54])
+			data = data[pn55:]
 		} else {
-			copy(p.Data[po54:], p.Data[po54+pn55:])
-			p.Data = p.Data[:len(p.Data)-pn55]
+			copy(data[po54:], data[po54+pn55:])
+			data = data[:len(data)-pn55]
 		}
-		p.Hdr[18] = packet.HeaderState{}
-		if p.Cursor > po54 {
-			p.Cursor = max(po54, p.Cursor-pn55)
+		h18 = packet.HeaderState{}
+		if cur > po54 {
+			cur = max(po54, cur-pn55)
 		}
 		pl.edges[11]++
 		goto n44
@@ -1326,28 +1545,28 @@ n44:
 	}
 n45:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		ps56 := p.Hdr[19] // icmp_ipv6
+		ps56 := h19 // icmp_ipv6
 		po57, pn58 := ps56.Off, 40
-		if po57 < 0 || po57+pn58 > len(p.Data) {
+		if po57 < 0 || po57+pn58 > len(data) {
 			return pl.drop(13)
 		}
-		if po57 < len(p.Data)-po57-pn58 {
-			copy(p.Data[pn58:pn58+po57], p.Data[:po57])
-			p.Data = p.Data[pn58:]
+		if po57 < len(data)-po57-pn58 {
+			copy(data[pn58:pn58+po57], data[:po57])
+			data = data[pn58:]
 		} else {
-			copy(p.Data[po57:], p.Data[po57+pn58:])
-			p.Data = p.Data[:len(p.Data)-pn58]
+			copy(data[po57:], data[po57+pn58:])
+			data = data[:len(data)-pn58]
 		}
-		p.Hdr[19] = packet.HeaderState{}
-		if p.Cursor > po57 {
-			p.Cursor = max(po57, p.Cursor-pn58)
+		h19 = packet.HeaderState{}
+		if cur > po57 {
+			cur = max(po57, cur-pn58)
 		}
 		pl.edges[12]++
 		goto n46
 	}
 n46:
 	{ // ToHost: emit
-		return pl.sink(0, p.Data)
+		return pl.sink(0, data)
 	}
 n47:
 	{ // L2HasVlan: test valid(vlan)
@@ -1358,28 +1577,28 @@ n47:
 	}
 n48:
 	{ // L2VlanId: set meta.vlan_id
-		st60 := p.Hdr[1] // vlan
-		b59 := p.Data[st60.Off : st60.Off+st60.Len]
-		p.Meta[3] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b59[0:])) >> 0 & 0xfff) & 0xfff}
+		st60 := h1 // vlan
+		b59 := data[st60.Off : st60.Off+st60.Len]
+		m3 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b59[0:])) >> 0 & 0xfff) & 0xfff}
 		goto n49
 	}
 n49:
 	{ // L2PopVlan: pop vlan
-		ps61 := p.Hdr[1] // vlan
+		ps61 := h1 // vlan
 		po62, pn63 := ps61.Off, 4
-		if po62 < 0 || po62+pn63 > len(p.Data) {
+		if po62 < 0 || po62+pn63 > len(data) {
 			return pl.drop(14)
 		}
-		if po62 < len(p.Data)-po62-pn63 {
-			copy(p.Data[pn63:pn63+po62], p.Data[:po62])
-			p.Data = p.Data[pn63:]
+		if po62 < len(data)-po62-pn63 {
+			copy(data[pn63:pn63+po62], data[:po62])
+			data = data[pn63:]
 		} else {
-			copy(p.Data[po62:], p.Data[po62+pn63:])
-			p.Data = p.Data[:len(p.Data)-pn63]
+			copy(data[po62:], data[po62+pn63:])
+			data = data[:len(data)-pn63]
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if p.Cursor > po62 {
-			p.Cursor = max(po62, p.Cursor-pn63)
+		h1 = packet.HeaderState{}
+		if cur > po62 {
+			cur = max(po62, cur-pn63)
 		}
 		pl.edges[13]++
 		goto n50
@@ -1387,14 +1606,14 @@ n49:
 n50:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[0].LookupWord(((p.Meta[3].Lo) & 0xfff) << 0); hit {
+		if e, hit := pl.tables[0].LookupWord(((m3.Lo) & 0xfff) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_l2_iface
-			p.Meta[4] = packet.Value{Lo: (params[0].Lo) & 0xf}
-			p.Meta[5] = packet.Value{Lo: (params[1].Lo) & 0xffffffffffff}
+			m4 = packet.Value{Lo: (params[0].Lo) & 0xf}
+			m5 = packet.Value{Lo: (params[1].Lo) & 0xffffffffffff}
 			goto n51
 		default: // miss
 			pl.edges[14]++
@@ -1408,15 +1627,15 @@ n51:
 n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		st65 := p.Hdr[0] // ethernet
-		b64 := p.Data[st65.Off : st65.Off+st65.Len]
-		if e, hit := pl.tables[1].LookupWord(((uint64(binary.BigEndian.Uint16(b64[0:]))<<32|uint64(binary.BigEndian.Uint32(b64[2:])))&0xffffffffffff)<<0 | ((p.Meta[4].Lo)&0xf)<<48); hit {
+		st65 := h0 // ethernet
+		b64 := data[st65.Off : st65.Off+st65.Len]
+		if e, hit := pl.tables[1].LookupWord(((uint64(binary.BigEndian.Uint16(b64[0:]))<<32|uint64(binary.BigEndian.Uint32(b64[2:])))&0xffffffffffff)<<0 | ((m4.Lo)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			p.Meta[5] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m5 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
 			goto n54
 		case 1: // l2_dst_allow
 			pl.edges[15]++
@@ -1435,45 +1654,45 @@ n54:
 	}
 n55:
 	{ // L3DaIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n56
 		}
 		goto n57
 	}
 n56:
 	{ // L3SetDaIPv4: set meta.ip_da
-		st67 := p.Hdr[2] // ipv4
-		b66 := p.Data[st67.Off : st67.Off+st67.Len]
-		p.Meta[8] = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b66[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st67 := h2 // ipv4
+		b66 := data[st67.Off : st67.Off+st67.Len]
+		m8 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b66[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n58
 	}
 n57:
 	{ // L3SetDaIPv6: set meta.ip_da
-		st69 := p.Hdr[3] // ipv6
+		st69 := h3 // ipv6
 		if !st69.Valid {
 			return pl.drop(16)
 		}
-		b68 := p.Data[st69.Off : st69.Off+st69.Len]
-		p.Meta[8] = (packet.Value{Hi: binary.BigEndian.Uint64(b68[24:]), Lo: binary.BigEndian.Uint64(b68[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b68 := data[st69.Off : st69.Off+st69.Len]
+		m8 = (packet.Value{Hi: binary.BigEndian.Uint64(b68[24:]), Lo: binary.BigEndian.Uint64(b68[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[16]++
 		goto n58
 	}
 n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[4].Lo}
-		st71 := p.Hdr[0] // ethernet
-		b70 := p.Data[st71.Off : st71.Off+st71.Len]
+		pl.keys[0] = packet.Value{Lo: m4.Lo}
+		st71 := h0 // ethernet
+		b70 := data[st71.Off : st71.Off+st71.Len]
 		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b70[12:]))}
-		pl.keys[2] = p.Meta[8]
+		pl.keys[2] = m8
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_ip_sa
-			p.Meta[6] = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[7] = packet.Value{Lo: (params[1].Lo) & 0xff}
+			m6 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			m7 = packet.Value{Lo: (params[1].Lo) & 0xff}
 			goto n60
 		default: // miss
 			goto n59
@@ -1517,8 +1736,8 @@ n64:
 	}
 n65:
 	{ // L3Icmp4Type: switch icmp.type
-		st74 := p.Hdr[6] // icmp
-		b73 := p.Data[st74.Off : st74.Off+st74.Len]
+		st74 := h6 // icmp
+		b73 := data[st74.Off : st74.Off+st74.Len]
 		v72 := uint64(b73[0])
 		switch {
 		case v72 == 0x3:
@@ -1533,8 +1752,8 @@ n66:
 	}
 n67:
 	{ // L3Unreach4: switch icmp.code
-		st77 := p.Hdr[6] // icmp
-		b76 := p.Data[st77.Off : st77.Off+st77.Len]
+		st77 := h6 // icmp
+		b76 := data[st77.Off : st77.Off+st77.Len]
 		v75 := uint64(b76[1])
 		switch {
 		case v75 == 0x0:
@@ -1589,8 +1808,8 @@ n75:
 	}
 n76:
 	{ // L3Icmp6Type: switch icmpv6.type
-		st80 := p.Hdr[7] // icmpv6
-		b79 := p.Data[st80.Off : st80.Off+st80.Len]
+		st80 := h7 // icmpv6
+		b79 := data[st80.Off : st80.Off+st80.Len]
 		v78 := uint64(b79[0])
 		switch {
 		case v78 == 0x1:
@@ -1609,8 +1828,8 @@ n77:
 	}
 n78:
 	{ // L3Unreach6: switch icmpv6.code
-		st83 := p.Hdr[7] // icmpv6
-		b82 := p.Data[st83.Off : st83.Off+st83.Len]
+		st83 := h7 // icmpv6
+		b82 := data[st83.Off : st83.Off+st83.Len]
 		v81 := uint64(b82[1])
 		switch {
 		case v81 == 0x0:
@@ -1647,9 +1866,9 @@ n83:
 	}
 n84:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		st85 := p.Hdr[5] // arp
-		b84 := p.Data[st85.Off : st85.Off+st85.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b84[24:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
+		st85 := h5 // arp
+		b84 := data[st85.Off : st85.Off+st85.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b84[24:]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n86
 		}
 		goto n85
@@ -1661,25 +1880,25 @@ n85:
 	}
 n86:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		st87 := p.Hdr[0] // ethernet
-		b86 := p.Data[st87.Off : st87.Off+st87.Len]
+		st87 := h0 // ethernet
+		b86 := data[st87.Off : st87.Off+st87.Len]
 		v88 := (uint64(binary.BigEndian.Uint16(b86[6:]))<<32 | uint64(binary.BigEndian.Uint32(b86[8:])))
 		binary.BigEndian.PutUint16(b86[0:], uint16(v88>>32))
 		binary.BigEndian.PutUint32(b86[2:], uint32(v88))
-		v89 := p.Meta[5].Lo
+		v89 := m5.Lo
 		binary.BigEndian.PutUint16(b86[6:], uint16(v89>>32))
 		binary.BigEndian.PutUint32(b86[8:], uint32(v89))
-		st91 := p.Hdr[5] // arp
-		b90 := p.Data[st91.Off : st91.Off+st91.Len]
+		st91 := h5 // arp
+		b90 := data[st91.Off : st91.Off+st91.Len]
 		binary.BigEndian.PutUint16(b90[6:], uint16(0x2))
 		v92 := (uint64(binary.BigEndian.Uint16(b90[8:]))<<32 | uint64(binary.BigEndian.Uint32(b90[10:])))
 		binary.BigEndian.PutUint16(b90[18:], uint16(v92>>32))
 		binary.BigEndian.PutUint32(b90[20:], uint32(v92))
-		v93 := p.Meta[5].Lo
+		v93 := m5.Lo
 		binary.BigEndian.PutUint16(b90[8:], uint16(v93>>32))
 		binary.BigEndian.PutUint32(b90[10:], uint32(v93))
 		binary.BigEndian.PutUint32(b90[24:], uint32(uint64(binary.BigEndian.Uint32(b90[14:]))))
-		binary.BigEndian.PutUint32(b90[14:], uint32(((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)))
+		binary.BigEndian.PutUint32(b90[14:], uint32(((m6.Lo & 0xffffffff) & 0xffffffff)))
 		goto n87
 	}
 n87:
@@ -1688,12 +1907,12 @@ n87:
 	}
 n88:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
-		st95 := p.Hdr[2] // ipv4
+		st95 := h2 // ipv4
 		if !st95.Valid {
 			return pl.drop(33)
 		}
-		b94 := p.Data[st95.Off : st95.Off+st95.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b94[16:]))} == p.Meta[6].And(packet.Value{Lo: 0xffffffff})) {
+		b94 := data[st95.Off : st95.Off+st95.Len]
+		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b94[16:]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n90
 		}
 		goto n89
@@ -1704,42 +1923,44 @@ n89:
 	}
 n90:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d96 uint64   // icmp checksum
-		st98 := p.Hdr[0] // ethernet
-		b97 := p.Data[st98.Off : st98.Off+st98.Len]
+		var d96 uint64 // icmp checksum
+		st98 := h0     // ethernet
+		b97 := data[st98.Off : st98.Off+st98.Len]
 		v99 := (uint64(binary.BigEndian.Uint16(b97[6:]))<<32 | uint64(binary.BigEndian.Uint32(b97[8:])))
-		v104 := v99
-		binary.BigEndian.PutUint16(b97[0:], uint16(v104>>32))
-		binary.BigEndian.PutUint32(b97[2:], uint32(v104))
-		v105 := p.Meta[5].Lo
-		v110 := v105
-		binary.BigEndian.PutUint16(b97[6:], uint16(v110>>32))
-		binary.BigEndian.PutUint32(b97[8:], uint32(v110))
-		st112 := p.Hdr[2] // ipv4
-		if !st112.Valid {
+		v100 := v99
+		binary.BigEndian.PutUint16(b97[0:], uint16(v100>>32))
+		binary.BigEndian.PutUint32(b97[2:], uint32(v100))
+		v101 := m5.Lo
+		v102 := v101
+		binary.BigEndian.PutUint16(b97[6:], uint16(v102>>32))
+		binary.BigEndian.PutUint32(b97[8:], uint32(v102))
+		st104 := h2 // ipv4
+		if !st104.Valid {
 			return pl.drop(35)
 		}
-		b111 := p.Data[st112.Off : st112.Off+st112.Len]
-		v113 := uint64(binary.BigEndian.Uint32(b111[12:]))
-		binary.BigEndian.PutUint32(b111[16:], uint32(v113))
-		v118 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
-		binary.BigEndian.PutUint32(b111[12:], uint32(v118))
-		v123 := 0x0
-		st125 := p.Hdr[6] // icmp
-		b124 := p.Data[st125.Off : st125.Off+st125.Len]
-		lo127, hi128 := p.Hdr[6].Off+0, p.Hdr[6].Off+2
-		w126 := hi128 <= len(p.Data) && 2 <= 20
-		var o129 uint32
-		if w126 {
-			o129 = uint32(binary.BigEndian.Uint16(p.Data[lo127+0:]))
-		}
-		b124[0] = byte(v123)
-		if w126 {
-			d96 += packet.ChecksumDelta(o129, uint32(binary.BigEndian.Uint16(p.Data[lo127+0:])))
-		}
-		if cs130 := p.Hdr[6]; cs130.Off >= 0 && cs130.Off+cs130.Len <= len(p.Data) {
-			cb := p.Data[cs130.Off+2 : cs130.Off+4]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d96, false))
+		b103 := data[st104.Off : st104.Off+st104.Len]
+		v105 := uint64(binary.BigEndian.Uint32(b103[12:]))
+		binary.BigEndian.PutUint32(b103[16:], uint32(v105))
+		v106 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		binary.BigEndian.PutUint32(b103[12:], uint32(v106))
+		v107 := 0x0
+		st109 := h6 // icmp
+		b108 := data[st109.Off : st109.Off+st109.Len]
+		os110 := uint32(binary.BigEndian.Uint16(b108[0:]))
+		b108[0] = byte(v107)
+		f112 := uint32(os110)
+		f112 += bits.RotateLeft32(f112, 16)
+		dl111 := uint64(^uint16(f112>>16)) + uint64(uint32(binary.BigEndian.Uint16(b108[0:])))
+		d96 += dl111
+		if cs113 := h6; cs113.Off >= 0 && cs113.Off+cs113.Len <= len(data) {
+			cb := data[cs113.Off+2 : cs113.Off+4]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d96
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n91
 	}
@@ -1750,42 +1971,48 @@ n91:
 	}
 n92:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d131 uint64   // icmpv6 checksum
-		st133 := p.Hdr[0] // ethernet
-		b132 := p.Data[st133.Off : st133.Off+st133.Len]
-		v134 := (uint64(binary.BigEndian.Uint16(b132[6:]))<<32 | uint64(binary.BigEndian.Uint32(b132[8:])))
-		v139 := v134
-		binary.BigEndian.PutUint16(b132[0:], uint16(v139>>32))
-		binary.BigEndian.PutUint32(b132[2:], uint32(v139))
-		v140 := p.Meta[5].Lo
-		v145 := v140
-		binary.BigEndian.PutUint16(b132[6:], uint16(v145>>32))
-		binary.BigEndian.PutUint32(b132[8:], uint32(v145))
-		st147 := p.Hdr[3] // ipv6
-		if !st147.Valid {
+		var d114 uint64 // icmpv6 checksum
+		st116 := h0     // ethernet
+		b115 := data[st116.Off : st116.Off+st116.Len]
+		v117 := (uint64(binary.BigEndian.Uint16(b115[6:]))<<32 | uint64(binary.BigEndian.Uint32(b115[8:])))
+		v118 := v117
+		binary.BigEndian.PutUint16(b115[0:], uint16(v118>>32))
+		binary.BigEndian.PutUint32(b115[2:], uint32(v118))
+		v119 := m5.Lo
+		v120 := v119
+		binary.BigEndian.PutUint16(b115[6:], uint16(v120>>32))
+		binary.BigEndian.PutUint32(b115[8:], uint32(v120))
+		st122 := h3 // ipv6
+		if !st122.Valid {
 			return pl.drop(36)
 		}
-		b146 := p.Data[st147.Off : st147.Off+st147.Len]
-		v148 := packet.Value{Hi: binary.BigEndian.Uint64(b146[8:]), Lo: binary.BigEndian.Uint64(b146[16:])}
-		packet.SetBits(b146, 192, 128, v148)
-		v153 := p.Meta[6]
-		packet.SetBits(b146, 64, 128, v153)
-		v158 := 0x81
-		st160 := p.Hdr[7] // icmpv6
-		b159 := p.Data[st160.Off : st160.Off+st160.Len]
-		lo162, hi163 := p.Hdr[7].Off+0, p.Hdr[7].Off+2
-		w161 := hi163 <= len(p.Data) && 2 <= 20
-		var o164 uint32
-		if w161 {
-			o164 = uint32(binary.BigEndian.Uint16(p.Data[lo162+0:]))
-		}
-		b159[0] = byte(v158)
-		if w161 {
-			d131 += packet.ChecksumDelta(o164, uint32(binary.BigEndian.Uint16(p.Data[lo162+0:])))
-		}
-		if cs165 := p.Hdr[7]; cs165.Off >= 0 && cs165.Off+cs165.Len <= len(p.Data) {
-			cb := p.Data[cs165.Off+2 : cs165.Off+4]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d131, false))
+		b121 := data[st122.Off : st122.Off+st122.Len]
+		v123 := packet.Value{Hi: binary.BigEndian.Uint64(b121[8:]), Lo: binary.BigEndian.Uint64(b121[16:])}
+		v124 := v123
+		binary.BigEndian.PutUint64(b121[24:], v124.Hi)
+		binary.BigEndian.PutUint64(b121[32:], v124.Lo)
+		v125 := m6
+		v126 := v125
+		binary.BigEndian.PutUint64(b121[8:], v126.Hi)
+		binary.BigEndian.PutUint64(b121[16:], v126.Lo)
+		v127 := 0x81
+		st129 := h7 // icmpv6
+		b128 := data[st129.Off : st129.Off+st129.Len]
+		os130 := uint32(binary.BigEndian.Uint16(b128[0:]))
+		b128[0] = byte(v127)
+		f132 := uint32(os130)
+		f132 += bits.RotateLeft32(f132, 16)
+		dl131 := uint64(^uint16(f132>>16)) + uint64(uint32(binary.BigEndian.Uint16(b128[0:])))
+		d114 += dl131
+		if cs133 := h7; cs133.Off >= 0 && cs133.Off+cs133.Len <= len(data) {
+			cb := data[cs133.Off+2 : cs133.Off+4]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d114
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n93
 	}
@@ -1796,12 +2023,12 @@ n93:
 	}
 n94:
 	{ // NsForUs: test nd_ns.target == meta.own_ip
-		st167 := p.Hdr[12] // nd_ns
-		if !st167.Valid {
+		st135 := h12 // nd_ns
+		if !st135.Valid {
 			return pl.drop(37)
 		}
-		b166 := p.Data[st167.Off : st167.Off+st167.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b166[4:]), Lo: binary.BigEndian.Uint64(b166[12:])} == p.Meta[6]) {
+		b134 := data[st135.Off : st135.Off+st135.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b134[4:]), Lo: binary.BigEndian.Uint64(b134[12:])} == m6) {
 			goto n96
 		}
 		goto n95
@@ -1812,47 +2039,47 @@ n95:
 	}
 n96:
 	{ // NsUnspecified: test ipv6.src == 0
-		st169 := p.Hdr[3] // ipv6
-		if !st169.Valid {
+		st137 := h3 // ipv6
+		if !st137.Valid {
 			return pl.drop(39)
 		}
-		b168 := p.Data[st169.Off : st169.Off+st169.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b168[8:]), Lo: binary.BigEndian.Uint64(b168[16:])} == packet.Value{Lo: 0x0}) {
+		b136 := data[st137.Off : st137.Off+st137.Len]
+		if (packet.Value{Hi: binary.BigEndian.Uint64(b136[8:]), Lo: binary.BigEndian.Uint64(b136[16:])} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
 	}
 n97:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		p.Meta[24] = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		p.Meta[25] = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
-		p.Meta[26] = packet.Value{Lo: (0x0) & 0x1}
-		st171 := p.Hdr[12] // nd_ns
-		if !st171.Valid {
+		m24 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m25 = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
+		m26 = packet.Value{Lo: (0x0) & 0x1}
+		st139 := h12 // nd_ns
+		if !st139.Valid {
 			return pl.drop(40)
 		}
-		b170 := p.Data[st171.Off : st171.Off+st171.Len]
-		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b170[4:]), Lo: binary.BigEndian.Uint64(b170[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b138 := data[st139.Off : st139.Off+st139.Len]
+		m27 = (packet.Value{Hi: binary.BigEndian.Uint64(b138[4:]), Lo: binary.BigEndian.Uint64(b138[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		st173 := p.Hdr[3] // ipv6
-		if !st173.Valid {
+		st141 := h3 // ipv6
+		if !st141.Valid {
 			return pl.drop(41)
 		}
-		b172 := p.Data[st173.Off : st173.Off+st173.Len]
-		p.Meta[24] = (packet.Value{Hi: binary.BigEndian.Uint64(b172[8:]), Lo: binary.BigEndian.Uint64(b172[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st175 := p.Hdr[0] // ethernet
-		b174 := p.Data[st175.Off : st175.Off+st175.Len]
-		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b174[6:]))<<32 | uint64(binary.BigEndian.Uint32(b174[8:]))) & 0xffffffffffff}
-		p.Meta[26] = packet.Value{Lo: (0x1) & 0x1}
-		st177 := p.Hdr[12] // nd_ns
-		if !st177.Valid {
+		b140 := data[st141.Off : st141.Off+st141.Len]
+		m24 = (packet.Value{Hi: binary.BigEndian.Uint64(b140[8:]), Lo: binary.BigEndian.Uint64(b140[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		st143 := h0 // ethernet
+		b142 := data[st143.Off : st143.Off+st143.Len]
+		m25 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b142[6:]))<<32 | uint64(binary.BigEndian.Uint32(b142[8:]))) & 0xffffffffffff}
+		m26 = packet.Value{Lo: (0x1) & 0x1}
+		st145 := h12 // nd_ns
+		if !st145.Valid {
 			return pl.drop(41)
 		}
-		b176 := p.Data[st177.Off : st177.Off+st177.Len]
-		p.Meta[27] = (packet.Value{Hi: binary.BigEndian.Uint64(b176[4:]), Lo: binary.BigEndian.Uint64(b176[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b144 := data[st145.Off : st145.Off+st145.Len]
+		m27 = (packet.Value{Hi: binary.BigEndian.Uint64(b144[4:]), Lo: binary.BigEndian.Uint64(b144[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
@@ -1865,9 +2092,9 @@ n99:
 	}
 n100:
 	{ // NsSrcMac: set meta.na_mac
-		st179 := p.Hdr[14] // nd_mac
-		b178 := p.Data[st179.Off : st179.Off+st179.Len]
-		p.Meta[25] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b178[0:]))<<32 | uint64(binary.BigEndian.Uint32(b178[2:]))) & 0xffffffffffff}
+		st147 := h14 // nd_mac
+		b146 := data[st147.Off : st147.Off+st147.Len]
+		m25 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b146[0:]))<<32 | uint64(binary.BigEndian.Uint32(b146[2:]))) & 0xffffffffffff}
 		pl.edges[21]++
 		goto n101
 	}
@@ -1887,140 +2114,370 @@ n102:
 	}
 n103:
 	{ // NsPopMac: pop nd_mac
-		ps180 := p.Hdr[14] // nd_mac
-		po181, pn182 := ps180.Off, 6
-		if po181 < 0 || po181+pn182 > len(p.Data) {
+		ps148 := h14 // nd_mac
+		po149, pn150 := ps148.Off, 6
+		if po149 < 0 || po149+pn150 > len(data) {
 			return pl.drop(42)
 		}
-		if po181 < len(p.Data)-po181-pn182 {
-			copy(p.Data[pn182:pn182+po181], p.Data[:po181])
-			p.Data = p.Data[pn182:]
+		if po149 < len(data)-po149-pn150 {
+			copy(data[pn150:pn150+po149], data[:po149])
+			data = data[pn150:]
 		} else {
-			copy(p.Data[po181:], p.Data[po181+pn182:])
-			p.Data = p.Data[:len(p.Data)-pn182]
+			copy(data[po149:], data[po149+pn150:])
+			data = data[:len(data)-pn150]
 		}
-		p.Hdr[14] = packet.HeaderState{}
-		if p.Cursor > po181 {
-			p.Cursor = max(po181, p.Cursor-pn182)
+		h14 = packet.HeaderState{}
+		if cur > po149 {
+			cur = max(po149, cur-pn150)
 		}
 		pl.edges[22]++
 		goto n104
 	}
 n104:
 	{ // NsPopOpt: pop nd_opt
-		ps183 := p.Hdr[13] // nd_opt
-		po184, pn185 := ps183.Off, 2
-		if po184 < 0 || po184+pn185 > len(p.Data) {
+		ps151 := h13 // nd_opt
+		po152, pn153 := ps151.Off, 2
+		if po152 < 0 || po152+pn153 > len(data) {
 			return pl.drop(43)
 		}
-		if po184 < len(p.Data)-po184-pn185 {
-			copy(p.Data[pn185:pn185+po184], p.Data[:po184])
-			p.Data = p.Data[pn185:]
+		if po152 < len(data)-po152-pn153 {
+			copy(data[pn153:pn153+po152], data[:po152])
+			data = data[pn153:]
 		} else {
-			copy(p.Data[po184:], p.Data[po184+pn185:])
-			p.Data = p.Data[:len(p.Data)-pn185]
+			copy(data[po152:], data[po152+pn153:])
+			data = data[:len(data)-pn153]
 		}
-		p.Hdr[13] = packet.HeaderState{}
-		if p.Cursor > po184 {
-			p.Cursor = max(po184, p.Cursor-pn185)
+		h13 = packet.HeaderState{}
+		if cur > po152 {
+			cur = max(po152, cur-pn153)
 		}
 		pl.edges[23]++
 		goto n105
 	}
 n105:
 	{ // NsPopBody: pop nd_ns
-		ps186 := p.Hdr[12] // nd_ns
-		if !ps186.Valid {
+		ps154 := h12 // nd_ns
+		if !ps154.Valid {
 			return pl.drop(44)
 		}
-		po187, pn188 := ps186.Off, 20
-		if po187 < 0 || po187+pn188 > len(p.Data) {
+		po155, pn156 := ps154.Off, 20
+		if po155 < 0 || po155+pn156 > len(data) {
 			return pl.drop(44)
 		}
-		if po187 < len(p.Data)-po187-pn188 {
-			copy(p.Data[pn188:pn188+po187], p.Data[:po187])
-			p.Data = p.Data[pn188:]
+		if po155 < len(data)-po155-pn156 {
+			copy(data[pn156:pn156+po155], data[:po155])
+			data = data[pn156:]
 		} else {
-			copy(p.Data[po187:], p.Data[po187+pn188:])
-			p.Data = p.Data[:len(p.Data)-pn188]
+			copy(data[po155:], data[po155+pn156:])
+			data = data[:len(data)-pn156]
 		}
-		p.Hdr[12] = packet.HeaderState{}
-		if p.Cursor > po187 {
-			p.Cursor = max(po187, p.Cursor-pn188)
+		h12 = packet.HeaderState{}
+		if cur > po155 {
+			cur = max(po155, cur-pn156)
 		}
 		goto n106
 	}
 n106:
 	{ // NsPushNa: push nd_na after icmpv6
-		if !p.Hdr[7].Valid {
+		if !h7.Valid {
 			return pl.drop(45)
 		}
-		if !p.Push(15, p.Hdr[7].Off+p.Hdr[7].Len, 0) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt157 := p.Push(15, h7.Off+h7.Len, 0)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt157 {
 			return pl.drop(45)
 		}
 		goto n107
 	}
 n107:
 	{ // NsPushOpt: push nd_na_opt after nd_na
-		if !p.Hdr[15].Valid {
+		if !h15.Valid {
 			return pl.drop(46)
 		}
-		if !p.Push(16, p.Hdr[15].Off+p.Hdr[15].Len, 0) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt158 := p.Push(16, h15.Off+h15.Len, 0)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt158 {
 			return pl.drop(46)
 		}
 		goto n108
 	}
 n108:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
-		if !p.Hdr[16].Valid {
+		if !h16.Valid {
 			return pl.drop(47)
 		}
-		if !p.Push(17, p.Hdr[16].Off+p.Hdr[16].Len, 0) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt159 := p.Push(17, h16.Off+h16.Len, 0)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt159 {
 			return pl.drop(47)
 		}
 		goto n109
 	}
 n109:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		st190 := p.Hdr[0] // ethernet
-		b189 := p.Data[st190.Off : st190.Off+st190.Len]
-		v191 := p.Meta[25].Lo
-		binary.BigEndian.PutUint16(b189[0:], uint16(v191>>32))
-		binary.BigEndian.PutUint32(b189[2:], uint32(v191))
-		v192 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b189[6:], uint16(v192>>32))
-		binary.BigEndian.PutUint32(b189[8:], uint32(v192))
-		st194 := p.Hdr[3] // ipv6
-		if !st194.Valid {
+		st161 := h0 // ethernet
+		b160 := data[st161.Off : st161.Off+st161.Len]
+		v162 := m25.Lo
+		binary.BigEndian.PutUint16(b160[0:], uint16(v162>>32))
+		binary.BigEndian.PutUint32(b160[2:], uint32(v162))
+		v163 := m5.Lo
+		binary.BigEndian.PutUint16(b160[6:], uint16(v163>>32))
+		binary.BigEndian.PutUint32(b160[8:], uint32(v163))
+		st165 := h3 // ipv6
+		if !st165.Valid {
 			return pl.drop(48)
 		}
-		b193 := p.Data[st194.Off : st194.Off+st194.Len]
-		binary.BigEndian.PutUint16(b193[4:], uint16(0x20))
-		b193[7] = byte(0xff)
-		packet.SetBits(b193, 64, 128, p.Meta[6])
-		packet.SetBits(b193, 192, 128, p.Meta[24])
-		st196 := p.Hdr[7] // icmpv6
-		b195 := p.Data[st196.Off : st196.Off+st196.Len]
-		b195[0] = byte(0x88)
-		b195[1] = byte(0x0)
-		st198 := p.Hdr[15] // nd_na
-		b197 := p.Data[st198.Off : st198.Off+st198.Len]
-		b197[0] = b197[0]&^0x40 | byte(p.Meta[26].Lo)<<6&0x40
-		packet.SetBits(b197, 32, 128, p.Meta[27])
-		st200 := p.Hdr[16] // nd_na_opt
-		b199 := p.Data[st200.Off : st200.Off+st200.Len]
-		b199[0] = byte(0x2)
-		b199[1] = byte(0x1)
-		st202 := p.Hdr[17] // nd_na_mac
-		b201 := p.Data[st202.Off : st202.Off+st202.Len]
-		v203 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b201[0:], uint16(v203>>32))
-		binary.BigEndian.PutUint32(b201[2:], uint32(v203))
+		b164 := data[st165.Off : st165.Off+st165.Len]
+		binary.BigEndian.PutUint16(b164[4:], uint16(0x20))
+		b164[7] = byte(0xff)
+		v166 := m6
+		binary.BigEndian.PutUint64(b164[8:], v166.Hi)
+		binary.BigEndian.PutUint64(b164[16:], v166.Lo)
+		v167 := m24
+		binary.BigEndian.PutUint64(b164[24:], v167.Hi)
+		binary.BigEndian.PutUint64(b164[32:], v167.Lo)
+		st169 := h7 // icmpv6
+		b168 := data[st169.Off : st169.Off+st169.Len]
+		b168[0] = byte(0x88)
+		b168[1] = byte(0x0)
+		st171 := h15 // nd_na
+		b170 := data[st171.Off : st171.Off+st171.Len]
+		b170[0] = b170[0]&^0x40 | byte(m26.Lo)<<6&0x40
+		v172 := m27
+		binary.BigEndian.PutUint64(b170[4:], v172.Hi)
+		binary.BigEndian.PutUint64(b170[12:], v172.Lo)
+		st174 := h16 // nd_na_opt
+		b173 := data[st174.Off : st174.Off+st174.Len]
+		b173[0] = byte(0x2)
+		b173[1] = byte(0x1)
+		st176 := h17 // nd_na_mac
+		b175 := data[st176.Off : st176.Off+st176.Len]
+		v177 := m5.Lo
+		binary.BigEndian.PutUint16(b175[0:], uint16(v177>>32))
+		binary.BigEndian.PutUint32(b175[2:], uint32(v177))
 		goto n110
 	}
 n110:
 	{ // NsCsum: checksum compute icmpv6
-		if !p.ComputeChecksum(7) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+		p.Hdr[10] = h10
+		p.Hdr[11] = h11
+		p.Hdr[12] = h12
+		p.Hdr[13] = h13
+		p.Hdr[14] = h14
+		p.Hdr[15] = h15
+		p.Hdr[16] = h16
+		p.Hdr[17] = h17
+		p.Hdr[18] = h18
+		p.Hdr[19] = h19
+		p.Hdr[20] = h20
+		p.Hdr[21] = h21
+		p.Hdr[22] = h22
+		p.Hdr[23] = h23
+		p.Hdr[24] = h24
+
+		rt178 := p.ComputeChecksum(7)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+		h10 = p.Hdr[10]
+		h11 = p.Hdr[11]
+		h12 = p.Hdr[12]
+		h13 = p.Hdr[13]
+		h14 = p.Hdr[14]
+		h15 = p.Hdr[15]
+		h16 = p.Hdr[16]
+		h17 = p.Hdr[17]
+		h18 = p.Hdr[18]
+		h19 = p.Hdr[19]
+		h20 = p.Hdr[20]
+		h21 = p.Hdr[21]
+		h22 = p.Hdr[22]
+		h23 = p.Hdr[23]
+		h24 = p.Hdr[24]
+
+		if !rt178 {
 			return pl.drop(49)
 		}
 		goto n111
@@ -2036,7 +2493,7 @@ n112:
 	}
 n113:
 	{ // LbSrcIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n114
 		}
 		goto n115
@@ -2044,9 +2501,9 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		st205 := p.Hdr[2] // ipv4
-		b204 := p.Data[st205.Off : st205.Off+st205.Len]
-		if e, hit := pl.tables[3].LookupWord(((uint64(binary.BigEndian.Uint32(b204[12:])))&0xffffffff)<<0 | ((p.Meta[7].Lo)&0xff)<<32); hit {
+		st180 := h2 // ipv4
+		b179 := data[st180.Off : st180.Off+st180.Len]
+		if e, hit := pl.tables[3].LookupWord(((uint64(binary.BigEndian.Uint32(b179[12:])))&0xffffffff)<<0 | ((m7.Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2060,13 +2517,13 @@ n114:
 n115:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
-		st207 := p.Hdr[3] // ipv6
-		if !st207.Valid {
+		pl.keys[0] = packet.Value{Lo: m7.Lo}
+		st182 := h3 // ipv6
+		if !st182.Valid {
 			return pl.drop(50)
 		}
-		b206 := p.Data[st207.Off : st207.Off+st207.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b206[8:]), Lo: binary.BigEndian.Uint64(b206[16:])}
+		b181 := data[st182.Off : st182.Off+st182.Len]
+		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b181[8:]), Lo: binary.BigEndian.Uint64(b181[16:])}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -2086,7 +2543,7 @@ n116:
 	}
 n117:
 	{ // LbIsV2: test valid(lb_v2)
-		if p.Hdr[10].Valid {
+		if h10.Valid {
 			goto n118
 		}
 		goto n119
@@ -2101,51 +2558,51 @@ n119:
 	}
 n120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		st209 := p.Hdr[10] // lb_v2
-		b208 := p.Data[st209.Off : st209.Off+st209.Len]
-		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b208[4:]))}
-		p.Meta[13] = packet.Value{Lo: (binary.BigEndian.Uint64(b208[4:]) & 0xffff) & 0xffff}
-		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b208[2:]))) & 0xffff}
+		st184 := h10 // lb_v2
+		b183 := data[st184.Off : st184.Off+st184.Len]
+		m9 = packet.Value{Lo: (binary.BigEndian.Uint64(b183[4:]))}
+		m13 = packet.Value{Lo: (binary.BigEndian.Uint64(b183[4:]) & 0xffff) & 0xffff}
+		m14 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b183[2:]))) & 0xffff}
 		goto n122
 	}
 n121:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		st211 := p.Hdr[11] // lb_v3
-		if !st211.Valid {
+		st186 := h11 // lb_v3
+		if !st186.Valid {
 			return pl.drop(52)
 		}
-		b210 := p.Data[st211.Off : st211.Off+st211.Len]
-		p.Meta[9] = packet.Value{Lo: (binary.BigEndian.Uint64(b210[4:]))}
-		p.Meta[13] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b210[0:]))) & 0xffff}
-		p.Meta[14] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b210[2:]))) & 0xffff}
+		b185 := data[st186.Off : st186.Off+st186.Len]
+		m9 = packet.Value{Lo: (binary.BigEndian.Uint64(b185[4:]))}
+		m13 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b185[0:]))) & 0xffff}
+		m14 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b185[2:]))) & 0xffff}
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c213 := p.Hdr[2].Valid
-		if c213 {
-			st215 := p.Hdr[2] // ipv4
-			if !st215.Valid {
+		c188 := h2.Valid
+		if c188 {
+			st190 := h2 // ipv4
+			if !st190.Valid {
 				return pl.drop(53)
 			}
-			b214 := p.Data[st215.Off : st215.Off+st215.Len]
-			c213 = (uint64(b214[8]) <= 0x1)
+			b189 := data[st190.Off : st190.Off+st190.Len]
+			c188 = (uint64(b189[8]) <= 0x1)
 		}
-		c212 := c213
-		if !c212 {
-			c216 := p.Hdr[3].Valid
-			if c216 {
-				st218 := p.Hdr[3] // ipv6
-				if !st218.Valid {
+		c187 := c188
+		if !c187 {
+			c191 := h3.Valid
+			if c191 {
+				st193 := h3 // ipv6
+				if !st193.Valid {
 					return pl.drop(53)
 				}
-				b217 := p.Data[st218.Off : st218.Off+st218.Len]
-				c216 = (uint64(b217[7]) <= 0x1)
+				b192 := data[st193.Off : st193.Off+st193.Len]
+				c191 = (uint64(b192[7]) <= 0x1)
 			}
-			c212 = c216
+			c187 = c191
 		}
-		if c212 {
+		if c187 {
 			goto n123
 		}
 		goto n124
@@ -2157,22 +2614,22 @@ n123:
 n124:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: p.Meta[7].Lo}
-		pl.keys[1] = packet.Value{Lo: p.Meta[9].Lo}
+		pl.keys[0] = packet.Value{Lo: m7.Lo}
+		pl.keys[1] = packet.Value{Lo: m9.Lo}
 		if e, hit := pl.tables[5].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			p.Meta[11] = packet.Value{Lo: (0x9) & 0x1f}
-			p.Meta[12] = packet.Value{Lo: (0x0) & 0xffff}
+			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			m11 = packet.Value{Lo: (0x9) & 0x1f}
+			m12 = packet.Value{Lo: (0x0) & 0xffff}
 			goto n126
 		case 1: // do_assign_epoch_with_slot_sel_opts
-			p.Meta[10] = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			p.Meta[11] = packet.Value{Lo: (params[1].Lo) & 0x1f}
-			p.Meta[12] = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			m11 = packet.Value{Lo: (params[1].Lo) & 0x1f}
+			m12 = packet.Value{Lo: (params[2].Lo) & 0xffff}
 			pl.edges[27]++
 			goto n126
 		default: // miss
@@ -2185,19 +2642,19 @@ n125:
 	}
 n126:
 	{ // LbSlot: set meta.calendar_slot
-		p.Meta[15] = packet.Value{Lo: ((((p.Meta[13].Lo ^ p.Meta[12].Lo) & 0xffff) & ((((0x1 << p.Meta[11].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
+		m15 = packet.Value{Lo: ((((m13.Lo ^ m12.Lo) & 0xffff) & ((((0x1 << m11.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
 		goto n127
 	}
 n127:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[6].LookupWord(((p.Meta[15].Lo)&0xffff)<<0 | ((p.Meta[10].Lo)&0xffffffff)<<16 | ((p.Meta[7].Lo)&0xff)<<48); hit {
+		if e, hit := pl.tables[6].LookupWord(((m15.Lo)&0xffff)<<0 | ((m10.Lo)&0xffffffff)<<16 | ((m7.Lo)&0xff)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			p.Meta[16] = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			m16 = packet.Value{Lo: (params[0].Lo) & 0xffff}
 			goto n129
 		default: // miss
 			goto n128
@@ -2210,26 +2667,26 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		st220 := p.Hdr[0] // ethernet
-		b219 := p.Data[st220.Off : st220.Off+st220.Len]
-		if e, hit := pl.tables[7].LookupWord(((p.Meta[16].Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b219[12:])))&0xffff)<<16 | ((p.Meta[7].Lo)&0xff)<<32); hit {
+		st195 := h0 // ethernet
+		b194 := data[st195.Off : st195.Off+st195.Len]
+		if e, hit := pl.tables[7].LookupWord(((m16.Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b194[12:])))&0xffff)<<16 | ((m7.Lo)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			p.Meta[17] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[18] = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			p.Meta[20] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			p.Meta[21] = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			p.Meta[22] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m17 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m18 = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
+			m20 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m21 = packet.Value{Lo: (params[3].Lo) & 0x1f}
+			m22 = packet.Value{Lo: (params[4].Lo) & 0x1}
 			goto n133
 		case 1: // do_ipv6_member_rewrite
-			p.Meta[17] = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			p.Meta[19] = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			p.Meta[20] = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			p.Meta[21] = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			p.Meta[22] = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m17 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m19 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			m20 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m21 = packet.Value{Lo: (params[3].Lo) & 0x1f}
+			m22 = packet.Value{Lo: (params[4].Lo) & 0x1}
 			pl.edges[28]++
 			goto n133
 		case 2: // drop_soft_evicted
@@ -2254,482 +2711,461 @@ n132:
 	}
 n133:
 	{ // LbPort: set meta.new_port
-		p.Meta[23] = packet.Value{Lo: ((p.Meta[20].Lo + ((p.Meta[14].Lo & ((((0x1 << p.Meta[21].Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
+		m23 = packet.Value{Lo: ((m20.Lo + ((m14.Lo & ((((0x1 << m21.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
 		goto n134
 	}
 n134:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		st222 := p.Hdr[0] // ethernet
-		b221 := p.Data[st222.Off : st222.Off+st222.Len]
-		v223 := p.Meta[5].Lo
-		binary.BigEndian.PutUint16(b221[6:], uint16(v223>>32))
-		binary.BigEndian.PutUint32(b221[8:], uint32(v223))
-		v224 := p.Meta[17].Lo
-		binary.BigEndian.PutUint16(b221[0:], uint16(v224>>32))
-		binary.BigEndian.PutUint32(b221[2:], uint32(v224))
+		st197 := h0 // ethernet
+		b196 := data[st197.Off : st197.Off+st197.Len]
+		v198 := m5.Lo
+		binary.BigEndian.PutUint16(b196[6:], uint16(v198>>32))
+		binary.BigEndian.PutUint32(b196[8:], uint32(v198))
+		v199 := m17.Lo
+		binary.BigEndian.PutUint16(b196[0:], uint16(v199>>32))
+		binary.BigEndian.PutUint32(b196[2:], uint32(v199))
 		goto n135
 	}
 n135:
 	{ // LbCsumZero: test udp.checksum == 0
-		st226 := p.Hdr[4] // udp
-		b225 := p.Data[st226.Off : st226.Off+st226.Len]
-		if uint64(binary.BigEndian.Uint16(b225[6:])) == 0x0 {
+		st201 := h4 // udp
+		b200 := data[st201.Off : st201.Off+st201.Len]
+		if uint64(binary.BigEndian.Uint16(b200[6:])) == 0x0 {
 			goto n136
 		}
 		goto n137
 	}
 n136:
 	{ // LbMarkZero: set meta.udp_zero
-		p.Meta[0] = packet.Value{Lo: (0x1) & 0x1}
+		m0 = packet.Value{Lo: (0x1) & 0x1}
 		pl.edges[29]++
 		goto n137
 	}
 n137:
 	{ // LbIsIPv4: test valid(ipv4)
-		if p.Hdr[2].Valid {
+		if h2.Valid {
 			goto n138
 		}
 		goto n139
 	}
 n138:
 	{ // LbKeepIPv4: test meta.keep_lb == 1
-		if p.Meta[22].Lo == 0x1 {
+		if m22.Lo == 0x1 {
 			goto n140
 		}
 		goto n141
 	}
 n139:
 	{ // LbKeepIPv6: test meta.keep_lb == 1
-		if p.Meta[22].Lo == 0x1 {
+		if m22.Lo == 0x1 {
 			goto n142
 		}
 		goto n143
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d227 uint64 // ipv4 checksum
-		var d228 uint64 // udp checksum
-		v229 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
-		st231 := p.Hdr[2] // ipv4
-		b230 := p.Data[st231.Off : st231.Off+st231.Len]
-		lo233, hi234 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w232 := hi234 <= len(p.Data) && 4 <= 20
-		var o235 uint32
-		if w232 {
-			o235 = uint32(binary.BigEndian.Uint16(p.Data[lo233+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo233+2:]))
+		var d202 uint64 // ipv4 checksum
+		var d203 uint64 // udp checksum
+		v204 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		st206 := h2 // ipv4
+		b205 := data[st206.Off : st206.Off+st206.Len]
+		ws208 := uint64(uint64(binary.BigEndian.Uint32(b205[12:])))
+		os207 := uint32(uint16(ws208>>0)) + uint32(uint16(ws208>>16))
+		binary.BigEndian.PutUint32(b205[12:], uint32(v204))
+		ws209 := uint64(v204)
+		f211 := uint32(os207)
+		f211 += bits.RotateLeft32(f211, 16)
+		dl210 := uint64(^uint16(f211>>16)) + uint64(uint32(uint16(ws209>>0))+uint32(uint16(ws209>>16)))
+		d202 += dl210
+		d203 += dl210
+		v212 := m18.Lo
+		ws214 := uint64(uint64(binary.BigEndian.Uint32(b205[16:])))
+		os213 := uint32(uint16(ws214>>0)) + uint32(uint16(ws214>>16))
+		binary.BigEndian.PutUint32(b205[16:], uint32(v212))
+		ws215 := uint64(v212)
+		f217 := uint32(os213)
+		f217 += bits.RotateLeft32(f217, 16)
+		dl216 := uint64(^uint16(f217>>16)) + uint64(uint32(uint16(ws215>>0))+uint32(uint16(ws215>>16)))
+		d202 += dl216
+		d203 += dl216
+		v218 := m23.Lo
+		st220 := h4 // udp
+		b219 := data[st220.Off : st220.Off+st220.Len]
+		os221 := uint32(uint16(uint64(binary.BigEndian.Uint16(b219[2:]))))
+		binary.BigEndian.PutUint16(b219[2:], uint16(v218))
+		f223 := uint32(os221)
+		f223 += bits.RotateLeft32(f223, 16)
+		dl222 := uint64(^uint16(f223>>16)) + uint64(uint32(uint16(v218)))
+		d203 += dl222
+		v224 := (uint64(b205[8]) - 0x1)
+		os225 := uint32(binary.BigEndian.Uint16(b205[8:]))
+		b205[8] = byte(v224)
+		f227 := uint32(os225)
+		f227 += bits.RotateLeft32(f227, 16)
+		dl226 := uint64(^uint16(f227>>16)) + uint64(uint32(binary.BigEndian.Uint16(b205[8:])))
+		d202 += dl226
+		if cs228 := h2; cs228.Off >= 0 && cs228.Off+cs228.Len <= len(data) {
+			cb := data[cs228.Off+10 : cs228.Off+12]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d202
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
-		lo237, hi238 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w236 := hi238 <= len(p.Data) && 4 <= 20
-		var o239 uint32
-		if w236 {
-			o239 = uint32(binary.BigEndian.Uint16(p.Data[lo237+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo237+2:]))
-		}
-		binary.BigEndian.PutUint32(b230[12:], uint32(v229))
-		if w232 {
-			d227 += packet.ChecksumDelta(o235, uint32(binary.BigEndian.Uint16(p.Data[lo233+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo233+2:])))
-		}
-		if w236 {
-			d228 += packet.ChecksumDelta(o239, uint32(binary.BigEndian.Uint16(p.Data[lo237+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo237+2:])))
-		}
-		v240 := p.Meta[18].Lo
-		lo242, hi243 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w241 := hi243 <= len(p.Data) && 4 <= 20
-		var o244 uint32
-		if w241 {
-			o244 = uint32(binary.BigEndian.Uint16(p.Data[lo242+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo242+2:]))
-		}
-		lo246, hi247 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w245 := hi247 <= len(p.Data) && 4 <= 20
-		var o248 uint32
-		if w245 {
-			o248 = uint32(binary.BigEndian.Uint16(p.Data[lo246+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo246+2:]))
-		}
-		binary.BigEndian.PutUint32(b230[16:], uint32(v240))
-		if w241 {
-			d227 += packet.ChecksumDelta(o244, uint32(binary.BigEndian.Uint16(p.Data[lo242+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo242+2:])))
-		}
-		if w245 {
-			d228 += packet.ChecksumDelta(o248, uint32(binary.BigEndian.Uint16(p.Data[lo246+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo246+2:])))
-		}
-		v249 := p.Meta[23].Lo
-		st251 := p.Hdr[4] // udp
-		b250 := p.Data[st251.Off : st251.Off+st251.Len]
-		lo257, hi258 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w256 := hi258 <= len(p.Data) && 2 <= 20
-		var o259 uint32
-		if w256 {
-			o259 = uint32(binary.BigEndian.Uint16(p.Data[lo257+0:]))
-		}
-		binary.BigEndian.PutUint16(b250[2:], uint16(v249))
-		if w256 {
-			d228 += packet.ChecksumDelta(o259, uint32(binary.BigEndian.Uint16(p.Data[lo257+0:])))
-		}
-		v260 := (uint64(b230[8]) - 0x1)
-		lo262, hi263 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
-		w261 := hi263 <= len(p.Data) && 2 <= 20
-		var o264 uint32
-		if w261 {
-			o264 = uint32(binary.BigEndian.Uint16(p.Data[lo262+0:]))
-		}
-		b230[8] = byte(v260)
-		if w261 {
-			d227 += packet.ChecksumDelta(o264, uint32(binary.BigEndian.Uint16(p.Data[lo262+0:])))
-		}
-		if cs269 := p.Hdr[2]; cs269.Off >= 0 && cs269.Off+cs269.Len <= len(p.Data) {
-			cb := p.Data[cs269.Off+10 : cs269.Off+12]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d227, false))
-		}
-		if cs270 := p.Hdr[4]; cs270.Off >= 0 && cs270.Off+cs270.Len <= len(p.Data) {
-			cb := p.Data[cs270.Off+6 : cs270.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d228, false))
+		if cs229 := h4; cs229.Off >= 0 && cs229.Off+cs229.Len <= len(data) {
+			cb := data[cs229.Off+6 : cs229.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d203
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d271 uint64 // ipv4 checksum
-		var d272 uint64 // udp checksum
-		v273 := ((p.Meta[6].Lo & 0xffffffff) & 0xffffffff)
-		st275 := p.Hdr[2] // ipv4
-		b274 := p.Data[st275.Off : st275.Off+st275.Len]
-		lo277, hi278 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w276 := hi278 <= len(p.Data) && 4 <= 20
-		var o279 uint32
-		if w276 {
-			o279 = uint32(binary.BigEndian.Uint16(p.Data[lo277+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo277+2:]))
+		var d230 uint64 // ipv4 checksum
+		var d231 uint64 // udp checksum
+		v232 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		st234 := h2 // ipv4
+		b233 := data[st234.Off : st234.Off+st234.Len]
+		ws236 := uint64(uint64(binary.BigEndian.Uint32(b233[12:])))
+		os235 := uint32(uint16(ws236>>0)) + uint32(uint16(ws236>>16))
+		binary.BigEndian.PutUint32(b233[12:], uint32(v232))
+		ws237 := uint64(v232)
+		f239 := uint32(os235)
+		f239 += bits.RotateLeft32(f239, 16)
+		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(ws237>>0))+uint32(uint16(ws237>>16)))
+		d230 += dl238
+		d231 += dl238
+		v240 := m18.Lo
+		ws242 := uint64(uint64(binary.BigEndian.Uint32(b233[16:])))
+		os241 := uint32(uint16(ws242>>0)) + uint32(uint16(ws242>>16))
+		binary.BigEndian.PutUint32(b233[16:], uint32(v240))
+		ws243 := uint64(v240)
+		f245 := uint32(os241)
+		f245 += bits.RotateLeft32(f245, 16)
+		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(ws243>>0))+uint32(uint16(ws243>>16)))
+		d230 += dl244
+		d231 += dl244
+		v246 := m23.Lo
+		st248 := h4 // udp
+		b247 := data[st248.Off : st248.Off+st248.Len]
+		os249 := uint32(uint16(uint64(binary.BigEndian.Uint16(b247[2:]))))
+		binary.BigEndian.PutUint16(b247[2:], uint16(v246))
+		f251 := uint32(os249)
+		f251 += bits.RotateLeft32(f251, 16)
+		dl250 := uint64(^uint16(f251>>16)) + uint64(uint32(uint16(v246)))
+		d231 += dl250
+		v252 := (uint64(binary.BigEndian.Uint16(b233[2:])) - 0x10)
+		os253 := uint32(uint16(uint64(binary.BigEndian.Uint16(b233[2:]))))
+		binary.BigEndian.PutUint16(b233[2:], uint16(v252))
+		f255 := uint32(os253)
+		f255 += bits.RotateLeft32(f255, 16)
+		dl254 := uint64(^uint16(f255>>16)) + uint64(uint32(uint16(v252)))
+		d230 += dl254
+		d231 += dl254
+		v256 := (uint64(b233[8]) - 0x1)
+		os257 := uint32(binary.BigEndian.Uint16(b233[8:]))
+		b233[8] = byte(v256)
+		f259 := uint32(os257)
+		f259 += bits.RotateLeft32(f259, 16)
+		dl258 := uint64(^uint16(f259>>16)) + uint64(uint32(binary.BigEndian.Uint16(b233[8:])))
+		d230 += dl258
+		if cs260 := h2; cs260.Off >= 0 && cs260.Off+cs260.Len <= len(data) {
+			cb := data[cs260.Off+10 : cs260.Off+12]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d230
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
-		lo281, hi282 := p.Hdr[2].Off+12, p.Hdr[2].Off+16
-		w280 := hi282 <= len(p.Data) && 4 <= 20
-		var o283 uint32
-		if w280 {
-			o283 = uint32(binary.BigEndian.Uint16(p.Data[lo281+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo281+2:]))
-		}
-		binary.BigEndian.PutUint32(b274[12:], uint32(v273))
-		if w276 {
-			d271 += packet.ChecksumDelta(o279, uint32(binary.BigEndian.Uint16(p.Data[lo277+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo277+2:])))
-		}
-		if w280 {
-			d272 += packet.ChecksumDelta(o283, uint32(binary.BigEndian.Uint16(p.Data[lo281+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo281+2:])))
-		}
-		v284 := p.Meta[18].Lo
-		lo286, hi287 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w285 := hi287 <= len(p.Data) && 4 <= 20
-		var o288 uint32
-		if w285 {
-			o288 = uint32(binary.BigEndian.Uint16(p.Data[lo286+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo286+2:]))
-		}
-		lo290, hi291 := p.Hdr[2].Off+16, p.Hdr[2].Off+20
-		w289 := hi291 <= len(p.Data) && 4 <= 20
-		var o292 uint32
-		if w289 {
-			o292 = uint32(binary.BigEndian.Uint16(p.Data[lo290+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo290+2:]))
-		}
-		binary.BigEndian.PutUint32(b274[16:], uint32(v284))
-		if w285 {
-			d271 += packet.ChecksumDelta(o288, uint32(binary.BigEndian.Uint16(p.Data[lo286+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo286+2:])))
-		}
-		if w289 {
-			d272 += packet.ChecksumDelta(o292, uint32(binary.BigEndian.Uint16(p.Data[lo290+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo290+2:])))
-		}
-		v293 := p.Meta[23].Lo
-		st295 := p.Hdr[4] // udp
-		b294 := p.Data[st295.Off : st295.Off+st295.Len]
-		lo301, hi302 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w300 := hi302 <= len(p.Data) && 2 <= 20
-		var o303 uint32
-		if w300 {
-			o303 = uint32(binary.BigEndian.Uint16(p.Data[lo301+0:]))
-		}
-		binary.BigEndian.PutUint16(b294[2:], uint16(v293))
-		if w300 {
-			d272 += packet.ChecksumDelta(o303, uint32(binary.BigEndian.Uint16(p.Data[lo301+0:])))
-		}
-		v304 := (uint64(binary.BigEndian.Uint16(b274[2:])) - 0x10)
-		lo306, hi307 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w305 := hi307 <= len(p.Data) && 2 <= 20
-		var o308 uint32
-		if w305 {
-			o308 = uint32(binary.BigEndian.Uint16(p.Data[lo306+0:]))
-		}
-		lo310, hi311 := p.Hdr[2].Off+2, p.Hdr[2].Off+4
-		w309 := hi311 <= len(p.Data) && 2 <= 20
-		var o312 uint32
-		if w309 {
-			o312 = uint32(binary.BigEndian.Uint16(p.Data[lo310+0:]))
-		}
-		binary.BigEndian.PutUint16(b274[2:], uint16(v304))
-		if w305 {
-			d271 += packet.ChecksumDelta(o308, uint32(binary.BigEndian.Uint16(p.Data[lo306+0:])))
-		}
-		if w309 {
-			d272 += packet.ChecksumDelta(o312, uint32(binary.BigEndian.Uint16(p.Data[lo310+0:])))
-		}
-		v313 := (uint64(b274[8]) - 0x1)
-		lo315, hi316 := p.Hdr[2].Off+8, p.Hdr[2].Off+10
-		w314 := hi316 <= len(p.Data) && 2 <= 20
-		var o317 uint32
-		if w314 {
-			o317 = uint32(binary.BigEndian.Uint16(p.Data[lo315+0:]))
-		}
-		b274[8] = byte(v313)
-		if w314 {
-			d271 += packet.ChecksumDelta(o317, uint32(binary.BigEndian.Uint16(p.Data[lo315+0:])))
-		}
-		if cs322 := p.Hdr[2]; cs322.Off >= 0 && cs322.Off+cs322.Len <= len(p.Data) {
-			cb := p.Data[cs322.Off+10 : cs322.Off+12]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d271, false))
-		}
-		if cs323 := p.Hdr[4]; cs323.Off >= 0 && cs323.Off+cs323.Len <= len(p.Data) {
-			cb := p.Data[cs323.Off+6 : cs323.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d272, false))
+		if cs261 := h4; cs261.Off >= 0 && cs261.Off+cs261.Len <= len(data) {
+			cb := data[cs261.Off+6 : cs261.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d231
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d324 uint64 // udp checksum
-		v325 := p.Meta[6]
-		st327 := p.Hdr[3] // ipv6
-		if !st327.Valid {
+		var d262 uint64 // udp checksum
+		v263 := m6
+		st265 := h3 // ipv6
+		if !st265.Valid {
 			return pl.drop(60)
 		}
-		b326 := p.Data[st327.Off : st327.Off+st327.Len]
-		lo329, hi330 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-		w328 := hi330 <= len(p.Data) && 16 <= 20
-		var o331 uint32
-		if w328 {
-			o331 = uint32(binary.BigEndian.Uint16(p.Data[lo329+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo329+14:]))
-		}
-		packet.SetBits(b326, 64, 128, v325)
-		if w328 {
-			d324 += packet.ChecksumDelta(o331, uint32(binary.BigEndian.Uint16(p.Data[lo329+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo329+14:])))
-		}
-		v332 := p.Meta[19]
-		lo334, hi335 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-		w333 := hi335 <= len(p.Data) && 16 <= 20
-		var o336 uint32
-		if w333 {
-			o336 = uint32(binary.BigEndian.Uint16(p.Data[lo334+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo334+14:]))
-		}
-		packet.SetBits(b326, 192, 128, v332)
-		if w333 {
-			d324 += packet.ChecksumDelta(o336, uint32(binary.BigEndian.Uint16(p.Data[lo334+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo334+14:])))
-		}
-		v337 := p.Meta[23].Lo
-		st339 := p.Hdr[4] // udp
-		b338 := p.Data[st339.Off : st339.Off+st339.Len]
-		lo341, hi342 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w340 := hi342 <= len(p.Data) && 2 <= 20
-		var o343 uint32
-		if w340 {
-			o343 = uint32(binary.BigEndian.Uint16(p.Data[lo341+0:]))
-		}
-		binary.BigEndian.PutUint16(b338[2:], uint16(v337))
-		if w340 {
-			d324 += packet.ChecksumDelta(o343, uint32(binary.BigEndian.Uint16(p.Data[lo341+0:])))
-		}
-		v344 := (uint64(b326[7]) - 0x1)
-		b326[7] = byte(v344)
-		if cs349 := p.Hdr[4]; cs349.Off >= 0 && cs349.Off+cs349.Len <= len(p.Data) {
-			cb := p.Data[cs349.Off+6 : cs349.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d324, false))
+		b264 := data[st265.Off : st265.Off+st265.Len]
+		ws267 := packet.Value{Hi: binary.BigEndian.Uint64(b264[8:]), Lo: binary.BigEndian.Uint64(b264[16:])}
+		os266 := uint32(uint16(ws267.Hi>>0)) + uint32(uint16(ws267.Hi>>16)) + uint32(uint16(ws267.Hi>>32)) + uint32(uint16(ws267.Hi>>48)) + uint32(uint16(ws267.Lo>>0)) + uint32(uint16(ws267.Lo>>16)) + uint32(uint16(ws267.Lo>>32)) + uint32(uint16(ws267.Lo>>48))
+		v268 := v263
+		binary.BigEndian.PutUint64(b264[8:], v268.Hi)
+		binary.BigEndian.PutUint64(b264[16:], v268.Lo)
+		ws269 := v263
+		f271 := uint32(os266)
+		f271 += bits.RotateLeft32(f271, 16)
+		dl270 := uint64(^uint16(f271>>16)) + uint64(uint32(uint16(ws269.Hi>>0))+uint32(uint16(ws269.Hi>>16))+uint32(uint16(ws269.Hi>>32))+uint32(uint16(ws269.Hi>>48))+uint32(uint16(ws269.Lo>>0))+uint32(uint16(ws269.Lo>>16))+uint32(uint16(ws269.Lo>>32))+uint32(uint16(ws269.Lo>>48)))
+		d262 += dl270
+		v272 := m19
+		ws274 := packet.Value{Hi: binary.BigEndian.Uint64(b264[24:]), Lo: binary.BigEndian.Uint64(b264[32:])}
+		os273 := uint32(uint16(ws274.Hi>>0)) + uint32(uint16(ws274.Hi>>16)) + uint32(uint16(ws274.Hi>>32)) + uint32(uint16(ws274.Hi>>48)) + uint32(uint16(ws274.Lo>>0)) + uint32(uint16(ws274.Lo>>16)) + uint32(uint16(ws274.Lo>>32)) + uint32(uint16(ws274.Lo>>48))
+		v275 := v272
+		binary.BigEndian.PutUint64(b264[24:], v275.Hi)
+		binary.BigEndian.PutUint64(b264[32:], v275.Lo)
+		ws276 := v272
+		f278 := uint32(os273)
+		f278 += bits.RotateLeft32(f278, 16)
+		dl277 := uint64(^uint16(f278>>16)) + uint64(uint32(uint16(ws276.Hi>>0))+uint32(uint16(ws276.Hi>>16))+uint32(uint16(ws276.Hi>>32))+uint32(uint16(ws276.Hi>>48))+uint32(uint16(ws276.Lo>>0))+uint32(uint16(ws276.Lo>>16))+uint32(uint16(ws276.Lo>>32))+uint32(uint16(ws276.Lo>>48)))
+		d262 += dl277
+		v279 := m23.Lo
+		st281 := h4 // udp
+		b280 := data[st281.Off : st281.Off+st281.Len]
+		os282 := uint32(uint16(uint64(binary.BigEndian.Uint16(b280[2:]))))
+		binary.BigEndian.PutUint16(b280[2:], uint16(v279))
+		f284 := uint32(os282)
+		f284 += bits.RotateLeft32(f284, 16)
+		dl283 := uint64(^uint16(f284>>16)) + uint64(uint32(uint16(v279)))
+		d262 += dl283
+		v285 := (uint64(b264[7]) - 0x1)
+		b264[7] = byte(v285)
+		if cs286 := h4; cs286.Off >= 0 && cs286.Off+cs286.Len <= len(data) {
+			cb := data[cs286.Off+6 : cs286.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d262
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		pl.edges[30]++
 		goto n149
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d350 uint64 // udp checksum
-		v351 := p.Meta[6]
-		st353 := p.Hdr[3] // ipv6
-		if !st353.Valid {
+		var d287 uint64 // udp checksum
+		v288 := m6
+		st290 := h3 // ipv6
+		if !st290.Valid {
 			return pl.drop(61)
 		}
-		b352 := p.Data[st353.Off : st353.Off+st353.Len]
-		lo355, hi356 := p.Hdr[3].Off+8, p.Hdr[3].Off+24
-		w354 := hi356 <= len(p.Data) && 16 <= 20
-		var o357 uint32
-		if w354 {
-			o357 = uint32(binary.BigEndian.Uint16(p.Data[lo355+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo355+14:]))
-		}
-		packet.SetBits(b352, 64, 128, v351)
-		if w354 {
-			d350 += packet.ChecksumDelta(o357, uint32(binary.BigEndian.Uint16(p.Data[lo355+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo355+14:])))
-		}
-		v358 := p.Meta[19]
-		lo360, hi361 := p.Hdr[3].Off+24, p.Hdr[3].Off+40
-		w359 := hi361 <= len(p.Data) && 16 <= 20
-		var o362 uint32
-		if w359 {
-			o362 = uint32(binary.BigEndian.Uint16(p.Data[lo360+0:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+2:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+4:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+6:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+8:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+10:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+12:])) + uint32(binary.BigEndian.Uint16(p.Data[lo360+14:]))
-		}
-		packet.SetBits(b352, 192, 128, v358)
-		if w359 {
-			d350 += packet.ChecksumDelta(o362, uint32(binary.BigEndian.Uint16(p.Data[lo360+0:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+2:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+4:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+6:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+8:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+10:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+12:]))+uint32(binary.BigEndian.Uint16(p.Data[lo360+14:])))
-		}
-		v363 := p.Meta[23].Lo
-		st365 := p.Hdr[4] // udp
-		b364 := p.Data[st365.Off : st365.Off+st365.Len]
-		lo367, hi368 := p.Hdr[4].Off+2, p.Hdr[4].Off+4
-		w366 := hi368 <= len(p.Data) && 2 <= 20
-		var o369 uint32
-		if w366 {
-			o369 = uint32(binary.BigEndian.Uint16(p.Data[lo367+0:]))
-		}
-		binary.BigEndian.PutUint16(b364[2:], uint16(v363))
-		if w366 {
-			d350 += packet.ChecksumDelta(o369, uint32(binary.BigEndian.Uint16(p.Data[lo367+0:])))
-		}
-		v370 := (uint64(binary.BigEndian.Uint16(b352[4:])) - 0x10)
-		lo372, hi373 := p.Hdr[3].Off+4, p.Hdr[3].Off+6
-		w371 := hi373 <= len(p.Data) && 2 <= 20
-		var o374 uint32
-		if w371 {
-			o374 = uint32(binary.BigEndian.Uint16(p.Data[lo372+0:]))
-		}
-		binary.BigEndian.PutUint16(b352[4:], uint16(v370))
-		if w371 {
-			d350 += packet.ChecksumDelta(o374, uint32(binary.BigEndian.Uint16(p.Data[lo372+0:])))
-		}
-		v375 := (uint64(b352[7]) - 0x1)
-		b352[7] = byte(v375)
-		if cs380 := p.Hdr[4]; cs380.Off >= 0 && cs380.Off+cs380.Len <= len(p.Data) {
-			cb := p.Data[cs380.Off+6 : cs380.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d350, false))
+		b289 := data[st290.Off : st290.Off+st290.Len]
+		ws292 := packet.Value{Hi: binary.BigEndian.Uint64(b289[8:]), Lo: binary.BigEndian.Uint64(b289[16:])}
+		os291 := uint32(uint16(ws292.Hi>>0)) + uint32(uint16(ws292.Hi>>16)) + uint32(uint16(ws292.Hi>>32)) + uint32(uint16(ws292.Hi>>48)) + uint32(uint16(ws292.Lo>>0)) + uint32(uint16(ws292.Lo>>16)) + uint32(uint16(ws292.Lo>>32)) + uint32(uint16(ws292.Lo>>48))
+		v293 := v288
+		binary.BigEndian.PutUint64(b289[8:], v293.Hi)
+		binary.BigEndian.PutUint64(b289[16:], v293.Lo)
+		ws294 := v288
+		f296 := uint32(os291)
+		f296 += bits.RotateLeft32(f296, 16)
+		dl295 := uint64(^uint16(f296>>16)) + uint64(uint32(uint16(ws294.Hi>>0))+uint32(uint16(ws294.Hi>>16))+uint32(uint16(ws294.Hi>>32))+uint32(uint16(ws294.Hi>>48))+uint32(uint16(ws294.Lo>>0))+uint32(uint16(ws294.Lo>>16))+uint32(uint16(ws294.Lo>>32))+uint32(uint16(ws294.Lo>>48)))
+		d287 += dl295
+		v297 := m19
+		ws299 := packet.Value{Hi: binary.BigEndian.Uint64(b289[24:]), Lo: binary.BigEndian.Uint64(b289[32:])}
+		os298 := uint32(uint16(ws299.Hi>>0)) + uint32(uint16(ws299.Hi>>16)) + uint32(uint16(ws299.Hi>>32)) + uint32(uint16(ws299.Hi>>48)) + uint32(uint16(ws299.Lo>>0)) + uint32(uint16(ws299.Lo>>16)) + uint32(uint16(ws299.Lo>>32)) + uint32(uint16(ws299.Lo>>48))
+		v300 := v297
+		binary.BigEndian.PutUint64(b289[24:], v300.Hi)
+		binary.BigEndian.PutUint64(b289[32:], v300.Lo)
+		ws301 := v297
+		f303 := uint32(os298)
+		f303 += bits.RotateLeft32(f303, 16)
+		dl302 := uint64(^uint16(f303>>16)) + uint64(uint32(uint16(ws301.Hi>>0))+uint32(uint16(ws301.Hi>>16))+uint32(uint16(ws301.Hi>>32))+uint32(uint16(ws301.Hi>>48))+uint32(uint16(ws301.Lo>>0))+uint32(uint16(ws301.Lo>>16))+uint32(uint16(ws301.Lo>>32))+uint32(uint16(ws301.Lo>>48)))
+		d287 += dl302
+		v304 := m23.Lo
+		st306 := h4 // udp
+		b305 := data[st306.Off : st306.Off+st306.Len]
+		os307 := uint32(uint16(uint64(binary.BigEndian.Uint16(b305[2:]))))
+		binary.BigEndian.PutUint16(b305[2:], uint16(v304))
+		f309 := uint32(os307)
+		f309 += bits.RotateLeft32(f309, 16)
+		dl308 := uint64(^uint16(f309>>16)) + uint64(uint32(uint16(v304)))
+		d287 += dl308
+		v310 := (uint64(binary.BigEndian.Uint16(b289[4:])) - 0x10)
+		os311 := uint32(uint16(uint64(binary.BigEndian.Uint16(b289[4:]))))
+		binary.BigEndian.PutUint16(b289[4:], uint16(v310))
+		f313 := uint32(os311)
+		f313 += bits.RotateLeft32(f313, 16)
+		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(uint16(v310)))
+		d287 += dl312
+		v314 := (uint64(b289[7]) - 0x1)
+		b289[7] = byte(v314)
+		if cs315 := h4; cs315.Off >= 0 && cs315.Off+cs315.Len <= len(data) {
+			cb := data[cs315.Off+6 : cs315.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d287
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		pl.edges[31]++
 		goto n144
 	}
 n144:
 	{ // LbPopV2: test valid(lb_v2)
-		if p.Hdr[10].Valid {
+		if h10.Valid {
 			goto n145
 		}
 		goto n146
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		ps381 := p.Hdr[10] // lb_v2
-		po382, pn383 := ps381.Off, 12
-		if po382 < 0 || po382+pn383 > len(p.Data) {
+		ps316 := h10 // lb_v2
+		po317, pn318 := ps316.Off, 12
+		if po317 < 0 || po317+pn318 > len(data) {
 			return pl.drop(62)
 		}
-		if po382 > p.Hdr[4].Off && (po382-p.Hdr[4].Off)%2 == 0 {
-			d384 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po382+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po382+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po382+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po382+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po382+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po382+10:]))))
-			if cs385 := p.Hdr[4]; cs385.Off >= 0 && cs385.Off+cs385.Len <= len(p.Data) {
-				cb := p.Data[cs385.Off+6 : cs385.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d384, false))
+		if po317 > h4.Off && (po317-h4.Off)%2 == 0 {
+			d319 := uint32(binary.BigEndian.Uint16(data[po317+0:])) + uint32(binary.BigEndian.Uint16(data[po317+2:])) + uint32(binary.BigEndian.Uint16(data[po317+4:])) + uint32(binary.BigEndian.Uint16(data[po317+6:])) + uint32(binary.BigEndian.Uint16(data[po317+8:])) + uint32(binary.BigEndian.Uint16(data[po317+10:]))
+			d319 += bits.RotateLeft32(d319, 16)
+			if cs320 := h4; cs320.Off >= 0 && cs320.Off+cs320.Len <= len(data) {
+				cb := data[cs320.Off+6 : cs320.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d319>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po382 < len(p.Data)-po382-pn383 {
-			copy(p.Data[pn383:pn383+po382], p.Data[:po382])
-			p.Data = p.Data[pn383:]
+		if po317 < len(data)-po317-pn318 {
+			copy(data[pn318:pn318+po317], data[:po317])
+			data = data[pn318:]
 		} else {
-			copy(p.Data[po382:], p.Data[po382+pn383:])
-			p.Data = p.Data[:len(p.Data)-pn383]
+			copy(data[po317:], data[po317+pn318:])
+			data = data[:len(data)-pn318]
 		}
-		p.Hdr[10] = packet.HeaderState{}
-		if p.Cursor > po382 {
-			p.Cursor = max(po382, p.Cursor-pn383)
+		h10 = packet.HeaderState{}
+		if cur > po317 {
+			cur = max(po317, cur-pn318)
 		}
 		goto n147
 	}
 n146:
 	{ // LbPopV3Body: pop lb_v3
-		ps386 := p.Hdr[11] // lb_v3
-		if !ps386.Valid {
+		ps321 := h11 // lb_v3
+		if !ps321.Valid {
 			return pl.drop(63)
 		}
-		po387, pn388 := ps386.Off, 12
-		if po387 < 0 || po387+pn388 > len(p.Data) {
+		po322, pn323 := ps321.Off, 12
+		if po322 < 0 || po322+pn323 > len(data) {
 			return pl.drop(63)
 		}
-		if po387 > p.Hdr[4].Off && (po387-p.Hdr[4].Off)%2 == 0 {
-			d389 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po387+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po387+2:])) + uint32(binary.BigEndian.Uint16(p.Data[po387+4:])) + uint32(binary.BigEndian.Uint16(p.Data[po387+6:])) + uint32(binary.BigEndian.Uint16(p.Data[po387+8:])) + uint32(binary.BigEndian.Uint16(p.Data[po387+10:]))))
-			if cs390 := p.Hdr[4]; cs390.Off >= 0 && cs390.Off+cs390.Len <= len(p.Data) {
-				cb := p.Data[cs390.Off+6 : cs390.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d389, false))
+		if po322 > h4.Off && (po322-h4.Off)%2 == 0 {
+			d324 := uint32(binary.BigEndian.Uint16(data[po322+0:])) + uint32(binary.BigEndian.Uint16(data[po322+2:])) + uint32(binary.BigEndian.Uint16(data[po322+4:])) + uint32(binary.BigEndian.Uint16(data[po322+6:])) + uint32(binary.BigEndian.Uint16(data[po322+8:])) + uint32(binary.BigEndian.Uint16(data[po322+10:]))
+			d324 += bits.RotateLeft32(d324, 16)
+			if cs325 := h4; cs325.Off >= 0 && cs325.Off+cs325.Len <= len(data) {
+				cb := data[cs325.Off+6 : cs325.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d324>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po387 < len(p.Data)-po387-pn388 {
-			copy(p.Data[pn388:pn388+po387], p.Data[:po387])
-			p.Data = p.Data[pn388:]
+		if po322 < len(data)-po322-pn323 {
+			copy(data[pn323:pn323+po322], data[:po322])
+			data = data[pn323:]
 		} else {
-			copy(p.Data[po387:], p.Data[po387+pn388:])
-			p.Data = p.Data[:len(p.Data)-pn388]
+			copy(data[po322:], data[po322+pn323:])
+			data = data[:len(data)-pn323]
 		}
-		p.Hdr[11] = packet.HeaderState{}
-		if p.Cursor > po387 {
-			p.Cursor = max(po387, p.Cursor-pn388)
+		h11 = packet.HeaderState{}
+		if cur > po322 {
+			cur = max(po322, cur-pn323)
 		}
 		pl.edges[32]++
 		goto n147
 	}
 n147:
 	{ // LbPopCommon: pop lb_common
-		ps391 := p.Hdr[9] // lb_common
-		po392, pn393 := ps391.Off, 4
-		if po392 < 0 || po392+pn393 > len(p.Data) {
+		ps326 := h9 // lb_common
+		po327, pn328 := ps326.Off, 4
+		if po327 < 0 || po327+pn328 > len(data) {
 			return pl.drop(64)
 		}
-		if po392 > p.Hdr[4].Off && (po392-p.Hdr[4].Off)%2 == 0 {
-			d394 := uint64(packet.Fold(uint32(binary.BigEndian.Uint16(p.Data[po392+0:])) + uint32(binary.BigEndian.Uint16(p.Data[po392+2:]))))
-			if cs395 := p.Hdr[4]; cs395.Off >= 0 && cs395.Off+cs395.Len <= len(p.Data) {
-				cb := p.Data[cs395.Off+6 : cs395.Off+8]
-				binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d394, false))
+		if po327 > h4.Off && (po327-h4.Off)%2 == 0 {
+			d329 := uint32(binary.BigEndian.Uint16(data[po327+0:])) + uint32(binary.BigEndian.Uint16(data[po327+2:]))
+			d329 += bits.RotateLeft32(d329, 16)
+			if cs330 := h4; cs330.Off >= 0 && cs330.Off+cs330.Len <= len(data) {
+				cb := data[cs330.Off+6 : cs330.Off+8]
+				cv := binary.BigEndian.Uint16(cb)
+				x := uint64(^cv) + uint64(^uint16(d329>>16))
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				binary.BigEndian.PutUint16(cb, r)
 			}
 		}
-		if po392 < len(p.Data)-po392-pn393 {
-			copy(p.Data[pn393:pn393+po392], p.Data[:po392])
-			p.Data = p.Data[pn393:]
+		if po327 < len(data)-po327-pn328 {
+			copy(data[pn328:pn328+po327], data[:po327])
+			data = data[pn328:]
 		} else {
-			copy(p.Data[po392:], p.Data[po392+pn393:])
-			p.Data = p.Data[:len(p.Data)-pn393]
+			copy(data[po327:], data[po327+pn328:])
+			data = data[:len(data)-pn328]
 		}
-		p.Hdr[9] = packet.HeaderState{}
-		if p.Hdr[11].Valid && p.Hdr[11].Off > po392 {
-			p.Hdr[11].Off -= pn393
+		h9 = packet.HeaderState{}
+		if h11.Valid && h11.Off > po327 {
+			h11.Off -= pn328
 		} // lb_v3
-		if p.Cursor > po392 {
-			p.Cursor = max(po392, p.Cursor-pn393)
+		if cur > po327 {
+			cur = max(po327, cur-pn328)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d396 uint64   // udp checksum
-		st398 := p.Hdr[4] // udp
-		b397 := p.Data[st398.Off : st398.Off+st398.Len]
-		v399 := (uint64(binary.BigEndian.Uint16(b397[4:])) - 0x10)
-		lo401, hi402 := p.Hdr[4].Off+4, p.Hdr[4].Off+6
-		w400 := hi402 <= len(p.Data) && 2 <= 20
-		var o403 uint32
-		if w400 {
-			o403 = uint32(binary.BigEndian.Uint16(p.Data[lo401+0:]))
-		}
-		binary.BigEndian.PutUint16(b397[4:], uint16(v399))
-		if w400 {
-			d396 += packet.ChecksumDelta(o403, uint32(binary.BigEndian.Uint16(p.Data[lo401+0:])))
-		}
-		if cs404 := p.Hdr[4]; cs404.Off >= 0 && cs404.Off+cs404.Len <= len(p.Data) {
-			cb := p.Data[cs404.Off+6 : cs404.Off+8]
-			binary.BigEndian.PutUint16(cb, packet.ApplyChecksumDelta(binary.BigEndian.Uint16(cb), d396, false))
+		var d331 uint64 // udp checksum
+		st333 := h4     // udp
+		b332 := data[st333.Off : st333.Off+st333.Len]
+		v334 := (uint64(binary.BigEndian.Uint16(b332[4:])) - 0x10)
+		os335 := uint32(uint16(uint64(binary.BigEndian.Uint16(b332[4:]))))
+		binary.BigEndian.PutUint16(b332[4:], uint16(v334))
+		f337 := uint32(os335)
+		f337 += bits.RotateLeft32(f337, 16)
+		dl336 := uint64(^uint16(f337>>16)) + uint64(uint32(uint16(v334)))
+		d331 += dl336
+		if cs338 := h4; cs338.Off >= 0 && cs338.Off+cs338.Len <= len(data) {
+			cb := data[cs338.Off+6 : cs338.Off+8]
+			cv := binary.BigEndian.Uint16(cb)
+			x := uint64(^cv) + d331
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			binary.BigEndian.PutUint16(cb, r)
 		}
 		pl.edges[33]++
 		goto n149
 	}
 n149:
 	{ // LbCsumFix: test meta.udp_zero == 1
-		if p.Meta[0].Lo == 0x1 {
+		if m0.Lo == 0x1 {
 			goto n150
 		}
 		goto n151
 	}
 n150:
 	{ // LbCsumKeepZero: set udp.checksum
-		st406 := p.Hdr[4] // udp
-		b405 := p.Data[st406.Off : st406.Off+st406.Len]
-		binary.BigEndian.PutUint16(b405[6:], uint16(0x0))
+		st340 := h4 // udp
+		b339 := data[st340.Off : st340.Off+st340.Len]
+		binary.BigEndian.PutUint16(b339[6:], uint16(0x0))
 		pl.edges[34]++
 		goto n151
 	}
@@ -2744,6 +3180,6 @@ n14:
 	}
 n15:
 	{ // TxWire: emit
-		return pl.sink(1, p.Data)
+		return pl.sink(1, data)
 	}
 }

@@ -292,13 +292,63 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 // after off+n for headers the graph pushes. It does not allocate.
 func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	p := pl.pkt
-	p.Load(buf, off, n)
+	_ = p
+	data, cur := buf[:cap(buf)][off:off+n], 0
+	_ = cur
+	var h0 packet.HeaderState // ethernet
+	_ = h0
+	var h1 packet.HeaderState // vlan
+	_ = h1
+	var h2 packet.HeaderState // arp
+	_ = h2
+	var h3 packet.HeaderState // ipv4
+	_ = h3
+	var h4 packet.HeaderState // ipv6
+	_ = h4
+	var h5 packet.HeaderState // icmp
+	_ = h5
+	var h6 packet.HeaderState // icmpv6
+	_ = h6
+	var h7 packet.HeaderState // icmp_echo
+	_ = h7
+	var h8 packet.HeaderState // udp
+	_ = h8
+	h9 := packet.HeaderState{Valid: true} // sock
+	_ = h9
+	var m0 packet.Value
+	_ = m0
 	{ // RxQueue: input
 		goto n1
 	}
 n1:
 	{ // RxParse: parse ethernet
-		if p.ParseFrame(0) {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+
+		rt1 := p.ParseFrame(0)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+
+		if rt1 {
 			goto n3
 		}
 		goto n2
@@ -309,16 +359,16 @@ n2:
 	}
 n3:
 	{ // RxIsIPv4: test valid(ipv4) && ipv4.version == 4
-		c1 := p.Hdr[3].Valid
-		if c1 {
-			st3 := p.Hdr[3] // ipv4
-			if !st3.Valid {
+		c2 := h3.Valid
+		if c2 {
+			st4 := h3 // ipv4
+			if !st4.Valid {
 				return pl.drop(1)
 			}
-			b2 := p.Data[st3.Off : st3.Off+st3.Len]
-			c1 = ((uint64(b2[0]) >> 4 & 0xf) == 0x4)
+			b3 := data[st4.Off : st4.Off+st4.Len]
+			c2 = ((uint64(b3[0]) >> 4 & 0xf) == 0x4)
 		}
-		if c1 {
+		if c2 {
 			goto n5
 		}
 		goto n4
@@ -329,8 +379,33 @@ n4:
 	}
 n5:
 	{ // RxIPv4Csum: checksum verify ipv4
-		ok4, wellFormed := p.VerifyChecksum(3)
-		if ok4 && wellFormed {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+
+		ok5, wellFormed := p.VerifyChecksum(3)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+
+		if ok5 && wellFormed {
 			goto n7
 		}
 		goto n6
@@ -341,7 +416,7 @@ n6:
 	}
 n7:
 	{ // RxIsUDP: test valid(udp)
-		if p.Hdr[8].Valid {
+		if h8.Valid {
 			goto n9
 		}
 		goto n8
@@ -352,8 +427,33 @@ n8:
 	}
 n9:
 	{ // RxUDPCsum: checksum verify udp
-		ok5, wellFormed := p.VerifyChecksum(8)
-		if ok5 && wellFormed {
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = h0
+		p.Hdr[1] = h1
+		p.Hdr[2] = h2
+		p.Hdr[3] = h3
+		p.Hdr[4] = h4
+		p.Hdr[5] = h5
+		p.Hdr[6] = h6
+		p.Hdr[7] = h7
+		p.Hdr[8] = h8
+		p.Hdr[9] = h9
+
+		ok6, wellFormed := p.VerifyChecksum(8)
+		data, cur = p.Data, p.Cursor
+		h0 = p.Hdr[0]
+		h1 = p.Hdr[1]
+		h2 = p.Hdr[2]
+		h3 = p.Hdr[3]
+		h4 = p.Hdr[4]
+		h5 = p.Hdr[5]
+		h6 = p.Hdr[6]
+		h7 = p.Hdr[7]
+		h8 = p.Hdr[8]
+		h9 = p.Hdr[9]
+
+		if ok6 && wellFormed {
 			goto n11
 		}
 		goto n10
@@ -364,13 +464,13 @@ n10:
 	}
 n11:
 	{ // RxDemux: switch udp.dport
-		st8 := p.Hdr[8] // udp
-		b7 := p.Data[st8.Off : st8.Off+st8.Len]
-		v6 := uint64(binary.BigEndian.Uint16(b7[2:]))
+		st9 := h8 // udp
+		b8 := data[st9.Off : st9.Off+st9.Len]
+		v7 := uint64(binary.BigEndian.Uint16(b8[2:]))
 		switch {
-		case v6 == 0x7:
+		case v7 == 0x7:
 			goto n13
-		case v6 == 0x35:
+		case v7 == 0x35:
 			goto n14
 		default:
 			goto n12
@@ -382,10 +482,10 @@ n12:
 	}
 n13:
 	{ // AppEcho: steer socket echo
-		return pl.sink(0, p.Data)
+		return pl.sink(0, data)
 	}
 n14:
 	{ // AppDNS: steer socket dns
-		return pl.sink(1, p.Data)
+		return pl.sink(1, data)
 	}
 }
