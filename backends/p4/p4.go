@@ -548,12 +548,9 @@ func (c *gen) headerOrder() []int {
 	return out
 }
 
-// varMax is the most bytes header h's variable-length field can have: the
-// largest size its length expression gives over every value of the fields
-// it reads (sizes that would be negative make the extraction fail anyway).
-func (c *gen) varMax(h int) (int, error) {
-	spec := c.s.Headers[h]
-	f := spec.Fields[len(spec.Fields)-1]
+// lengthReads lists the fields of spec that its variable-length field's
+// size is computed from.
+func lengthReads(spec *packet.HeaderSpec) []int {
 	var reads []int
 	var walk func(e *packet.Expr)
 	walk = func(e *packet.Expr) {
@@ -566,7 +563,17 @@ func (c *gen) varMax(h int) (int, error) {
 		walk(e.A)
 		walk(e.B)
 	}
-	walk(f.Length)
+	walk(spec.Fields[len(spec.Fields)-1].Length)
+	return reads
+}
+
+// varMax is the most bytes header h's variable-length field can have: the
+// largest size its length expression gives over every value of the fields
+// it reads (sizes that would be negative make the extraction fail anyway).
+func (c *gen) varMax(h int) (int, error) {
+	spec := c.s.Headers[h]
+	f := spec.Fields[len(spec.Fields)-1]
+	reads := lengthReads(spec)
 	bits := 0
 	for _, r := range reads {
 		bits += spec.Fields[r].Width

@@ -423,19 +423,7 @@ func (c *gen) parseNode(w *out, n *dataflow.Node, target func(*dataflow.Node, de
 func (c *gen) varCheck(h int) string {
 	spec := c.s.Headers[h]
 	f := spec.Fields[len(spec.Fields)-1]
-	var reads []int
-	var walk func(e *packet.Expr)
-	walk = func(e *packet.Expr) {
-		if e == nil {
-			return
-		}
-		if e.Kind == packet.EField && !slices.Contains(reads, e.Field.Field) {
-			reads = append(reads, e.Field.Field)
-		}
-		walk(e.A)
-		walk(e.B)
-	}
-	walk(f.Length)
+	reads := lengthReads(spec)
 	if len(reads) != 1 || spec.Fields[reads[0]].Width > 16 {
 		return ""
 	}
