@@ -136,21 +136,12 @@ func VerifyTransport(pseudo uint32, l4 []byte) bool {
 // changed field. If old was computed in full, the result equals a full
 // recomputation bit for bit.
 func UpdateChecksum(old uint16, oldBytes, newBytes []byte) uint16 {
-	// ~m summed over words is the complement of the folded sum of m.
-	s := uint64(^old) + uint64(^fold64(uint64(Sum(oldBytes, 0)))) + uint64(Sum(newBytes, 0))
-	return ^fold64(s)
+	return ApplyChecksumDelta(old, ChecksumDelta(Sum(oldBytes, 0), Sum(newBytes, 0)), false)
 }
 
 // UpdateUDPChecksum is UpdateChecksum with UDP's rules: a zero checksum ("not
 // computed", allowed over IPv4) stays zero, and a computed zero is sent as
 // 0xffff.
 func UpdateUDPChecksum(old uint16, oldBytes, newBytes []byte) uint16 {
-	if old == 0 {
-		return 0
-	}
-	c := UpdateChecksum(old, oldBytes, newBytes)
-	if c == 0 {
-		c = 0xffff
-	}
-	return c
+	return ApplyChecksumDelta(old, ChecksumDelta(Sum(oldBytes, 0), Sum(newBytes, 0)), true)
 }

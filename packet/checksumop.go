@@ -135,10 +135,6 @@ func (p *Packet) SetUpdating(f FieldRef, v Value, update []int) bool {
 	return p.setUpdating(f, v, update)
 }
 
-// PopUpdating removes header h and takes its bytes out of the checksums of
-// the headers in update, as `pop … update` does.
-func (p *Packet) PopUpdating(h int, update []int) bool { return p.popUpdating(h, update) }
-
 // setUpdating sets f and patches the checksums in update that cover it.
 func (p *Packet) setUpdating(f FieldRef, v Value, update []int) bool {
 	type win struct{ u, lo, hi int }
@@ -167,17 +163,16 @@ func (p *Packet) setUpdating(f FieldRef, v Value, update []int) bool {
 // patch applies RFC 1624 to header u's checksum for bytes changed from
 // old to new.
 func (p *Packet) patch(u int, old, new []byte) {
+	p.applyDelta(u, ChecksumDelta(Sum(old, 0), Sum(new, 0)))
+}
+
+// applyDelta patches header u's checksum with a sum of changes.
+func (p *Packet) applyDelta(u int, d uint64) {
 	spec := p.Schema.Headers[u]
 	field := FieldRef{u, spec.Checksum}
-	c, ok := p.Get(field)
-	if !ok {
-		return
+	if c, ok := p.Get(field); ok {
+		p.Set(field, V(uint64(ApplyChecksumDelta(uint16(c.Lo), d, spec.ChecksumOptional))))
 	}
-	if spec.ChecksumOptional {
-		p.Set(field, V(uint64(UpdateUDPChecksum(uint16(c.Lo), old, new))))
-		return
-	}
-	p.Set(field, V(uint64(UpdateChecksum(uint16(c.Lo), old, new))))
 }
 
 // popUpdating removes header h, first taking its bytes out of the
@@ -188,17 +183,13 @@ func (p *Packet) popUpdating(h int, update []int) bool {
 	if !ok {
 		return false
 	}
-	var zeros [64]byte
 	for _, u := range update {
 		spec := p.Schema.Headers[u]
 		if !p.Valid(u) || spec.ChecksumKind == ChecksumHeader || p.Hdr[h].Off <= p.Hdr[u].Off ||
 			len(b)%2 != 0 || (p.Hdr[h].Off-p.Hdr[u].Off)%2 != 0 {
 			continue
 		}
-		for off := 0; off < len(b); off += len(zeros) {
-			end := min(off+len(zeros), len(b))
-			p.patch(u, b[off:end], zeros[:end-off])
-		}
+		p.applyDelta(u, PopDelta(b))
 	}
 	return p.Pop(h)
 }
