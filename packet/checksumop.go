@@ -135,11 +135,18 @@ func (p *Packet) SetUpdating(f FieldRef, v Value, update []int) bool {
 	return p.setUpdating(f, v, update)
 }
 
+// A set patches at most MaxWindows checksums per field, over windows of at
+// most MaxWindow bytes; generated code mirrors these limits.
+const (
+	MaxWindows = 4
+	MaxWindow  = 20
+)
+
 // setUpdating sets f and patches the checksums in update that cover it.
 func (p *Packet) setUpdating(f FieldRef, v Value, update []int) bool {
 	type win struct{ u, lo, hi int }
-	var old [4][20]byte
-	var wins [4]win
+	var old [MaxWindows][MaxWindow]byte
+	var wins [MaxWindows]win
 	n := 0
 	for _, u := range update {
 		lo, hi, ok := p.window(u, f)

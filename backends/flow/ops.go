@@ -6,11 +6,10 @@ import "github.com/dragonet-go/nsc/packet"
 // the same way.
 
 // The interpreter patches at most MaxWindows checksums per changed field,
-// over windows of at most MaxWindow bytes (packet.Packet.setUpdating);
-// generated code mirrors that.
+// over windows of at most MaxWindow bytes; generated code mirrors that.
 const (
-	MaxWindows = 4
-	MaxWindow  = 20
+	MaxWindows = packet.MaxWindows
+	MaxWindow  = packet.MaxWindow
 )
 
 // CanSumUpdates reports whether a `set … update` node's checksum patches
