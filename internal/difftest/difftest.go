@@ -60,26 +60,38 @@ func Fast(pl fastpath.Pipeline, frame []byte, buf *[]byte) Outcome {
 func Compare(t testing.TB, pl fastpath.Pipeline, m *sim.Machine, frames [][]byte) map[string]int {
 	t.Helper()
 	var buf []byte
-	where := map[string]int{}
+	where := Frames(t, "fast path", frames,
+		func(f []byte) (Outcome, string) { o := Interp(m, f); return o, o.Where },
+		func(f []byte) Outcome { return Fast(pl, f, &buf) })
+	if diff := cmp.Diff(m.Counters(), golang.Counters(pl)); diff != "" {
+		t.Errorf("counters differ (-interp +fast path):\n%s", diff)
+	}
+	return where
+}
+
+// Frames runs every frame through the interpreter (interp: its outcome and
+// where the frame went) and another implementation (run) and fails t on
+// the first few whose outcomes differ. It returns the interpreter's
+// outcomes counted by where they went.
+func Frames[O comparable](t testing.TB, other string, frames [][]byte, interp func([]byte) (O, string), run func([]byte) O) map[string]int {
+	t.Helper()
+	counts := map[string]int{}
 	bad := 0
 	for i, f := range frames {
-		want := Interp(m, f)
-		got := Fast(pl, f, &buf)
-		where[want.Where]++
+		want, where := interp(f)
+		got := run(f)
+		counts[where]++
 		if want != got {
 			bad++
 			if bad <= 5 {
-				t.Errorf("frame %d (%d bytes %x): fast path differs from the interpreter (-interp +fast):\n%s", i, len(f), f, cmp.Diff(want, got))
+				t.Errorf("frame %d (%d bytes %x): %s differs from the interpreter (-interp +%s):\n%s", i, len(f), f, other, other, cmp.Diff(want, got))
 			}
 		}
 	}
 	if bad > 5 {
 		t.Errorf("%d of %d frames differ", bad, len(frames))
 	}
-	if diff := cmp.Diff(m.Counters(), golang.Counters(pl)); diff != "" {
-		t.Errorf("counters differ (-interp +fast):\n%s", diff)
-	}
-	return where
+	return counts
 }
 
 // Mutate derives n frames from seeds, reproducibly from seed: bytes

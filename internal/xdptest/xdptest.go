@@ -16,6 +16,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -102,33 +103,30 @@ func Interp(m *sim.Machine, meta *xdp.Meta, frame []byte) Outcome {
 // where they went.
 func Compare(t testing.TB, r *xdp.Runner, m *sim.Machine, frames [][]byte) map[string]int {
 	t.Helper()
-	where := map[string]int{}
-	bad, run := 0, 0
-	for i, f := range frames {
-		if len(f) < 14 {
-			continue
+	var long [][]byte
+	for _, f := range frames {
+		if len(f) >= 14 {
+			long = append(long, f)
 		}
-		run++
-		want := Interp(m, r.Meta, f)
-		res, err := r.Run(f)
-		if err != nil {
-			t.Fatalf("frame %d: %v", i, err)
-		}
-		got := Outcome{Verdict: xdp.VerdictName(res.Verdict), Where: want.Where}
-		if res.Verdict != xdp.VerdictDrop {
-			got.Data = hex.EncodeToString(res.Data)
-		}
-		where[want.Where]++
-		if want != got {
-			bad++
-			if bad <= 5 {
-				t.Errorf("frame %d (%d bytes %x): XDP differs from the interpreter (-interp +xdp):\n%s", i, len(f), f, cmp.Diff(want, got))
+	}
+	where := difftest.Frames(t, "xdp", long,
+		func(f []byte) (Outcome, string) {
+			o := Interp(m, r.Meta, f)
+			where := o.Where
+			o.Where = "" // the program does not know the graph's node names
+			return o, where
+		},
+		func(f []byte) Outcome {
+			res, err := r.Run(f)
+			if err != nil {
+				t.Fatalf("frame %x: %v", f, err)
 			}
-		}
-	}
-	if bad > 5 {
-		t.Errorf("%d of %d frames differ", bad, run)
-	}
+			got := Outcome{Verdict: xdp.VerdictName(res.Verdict)}
+			if res.Verdict != xdp.VerdictDrop {
+				got.Data = hex.EncodeToString(res.Data)
+			}
+			return got
+		})
 	got, oversize, err := r.Counters()
 	if err != nil {
 		t.Fatal(err)
