@@ -216,10 +216,9 @@ func (c *gen) wordSum(v string, w int, wide bool) string {
 
 // bytesSum is the sum of the 16-bit words of b[lo:hi] (not folded).
 func (c *gen) bytesSum(b string, lo, hi int) string {
-	c.usesBE = true
 	var t []string
 	for k := lo; k < hi; k += 2 {
-		t = append(t, fmt.Sprintf("uint32(binary.BigEndian.Uint16(%s[%d:]))", b, k))
+		t = append(t, fmt.Sprintf("uint32%s", beLoad(b, k, 2)))
 	}
 	return strings.Join(t, " + ")
 }
@@ -253,10 +252,9 @@ func (c *gen) sum(lo, hi string, n int) string {
 	if n == 0 || n > flow.MaxWindow {
 		return fmt.Sprintf("packet.SumWords(p.Data[%s:%s])", lo, hi)
 	}
-	c.usesBE = true
 	var terms []string
 	for k := 0; k < n; k += 2 {
-		terms = append(terms, fmt.Sprintf("uint32(binary.BigEndian.Uint16(p.Data[%s+%d:]))", lo, k))
+		terms = append(terms, fmt.Sprintf("(uint32(p.Data[%s+%d])<<8 | uint32(p.Data[%s+%d]))", lo, k, lo, k+1))
 	}
 	return strings.Join(terms, " + ")
 }
@@ -266,18 +264,16 @@ func (c *gen) sum(lo, hi string, n int) string {
 func (c *gen) applyDelta(u int, d string) {
 	spec := c.s.Headers[u]
 	fs := spec.Fields[spec.Checksum]
-	st := c.newTmp("cs")
-	c.usesBE = true
 	valid := ""
 	if !c.mustValid(u) {
-		valid = st + ".Valid && "
+		valid = fmt.Sprintf("p.Hdr[%d].Valid && ", u) // a valid header's offset is not negative
 	}
-	c.emit("if %s := p.Hdr[%d]; %s%s.Off >= 0 && %s.Off+%s.Len <= len(p.Data) {", st, u, valid, st, st, st)
-	c.emit("cb := p.Data[%s.Off+%d : %s.Off+%d]", st, fs.Offset/8, st, fs.Offset/8+2)
+	c.emit("if %sp.Hdr[%d].Off+p.Hdr[%d].Len <= len(p.Data) {", valid, u, u)
+	c.emit("cb := p.Data[p.Hdr[%d].Off+%d : p.Hdr[%d].Off+%d]", u, fs.Offset/8, u, fs.Offset/8+2)
 	// packet.ApplyChecksumDelta inline: ^fold(^c + d), the fold by end-around
 	// additions of the halves (a non-zero sum never folds to zero).
 	c.usesBits = true
-	c.emit("cv := binary.BigEndian.Uint16(cb)")
+	c.emit("cv := uint16%s", beLoad("cb", 0, 2))
 	if spec.ChecksumOptional {
 		c.emit("if cv != 0 {")
 	}
@@ -289,7 +285,7 @@ func (c *gen) applyDelta(u int, d string) {
 	if spec.ChecksumOptional {
 		c.emit("if r == 0 { r = 0xffff }")
 	}
-	c.emit("binary.BigEndian.PutUint16(cb, r)")
+	c.beStore("cb", 0, 2, "r")
 	if spec.ChecksumOptional {
 		c.emit("}")
 	}
@@ -308,21 +304,15 @@ func (c *gen) pop(o *packet.Op) {
 		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.Pop(%d)", h)), c.malformed())
 		return
 	}
-	st := c.newTmp("ps")
 	off, n := c.newTmp("po"), c.newTmp("pn")
-	c.emit("%s := p.Hdr[%d] // %s", st, h, spec.Name)
 	if !c.mustValid(h) {
-		c.emit("if !%s.Valid { %s }", st, c.malformed())
+		c.emit("if !p.Hdr[%d].Valid { %s }", h, c.malformed())
 	}
 	fixed := -1
 	if !spec.Fields[len(spec.Fields)-1].Variable() {
 		fixed = spec.FixedBytes()
 	}
-	if fixed >= 0 {
-		c.emit("%s, %s := %s.Off, %d", off, n, st, fixed)
-	} else {
-		c.emit("%s, %s := %s.Off, %s.Len", off, n, st, st)
-	}
+	c.emit("%s, %s := p.Hdr[%d].Off, p.Hdr[%d].Len // %s", off, n, h, h, spec.Name)
 	c.emit("if %s < 0 || %s+%s > len(p.Data) { %s }", off, off, n, c.malformed())
 	for _, u := range o.Update {
 		us := c.s.Headers[u]
@@ -342,10 +332,11 @@ func (c *gen) pop(o *packet.Op) {
 		c.emit("if %s {", cond)
 		d := c.newTmp("d")
 		if fixed >= 0 && fixed <= 64 {
-			c.usesBE = true
+			pw := c.newTmp("pw")
+			c.emit("%s := p.Data[%s : %s+%d]", pw, off, off, fixed)
 			var terms []string
 			for k := 0; k < fixed; k += 2 {
-				terms = append(terms, fmt.Sprintf("uint32(binary.BigEndian.Uint16(p.Data[%s+%d:]))", off, k))
+				terms = append(terms, "uint32"+beLoad(pw, k, 2))
 			}
 			if len(terms) == 0 {
 				terms = []string{"0"}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"go/format"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/flow"
@@ -61,7 +62,6 @@ type gen struct {
 	counts   registry[string] // count labels
 	updVar   map[string]string
 	maxKeys  int
-	usesBE   bool // encoding/binary
 	usesBits bool // math/bits
 
 	// hdrs is a stack of scopes: header index -> variable holding its bytes.
@@ -212,17 +212,50 @@ func (c *gen) call(expr string) string {
 }
 
 var (
-	reHdr    = regexp.MustCompile(`\bp\.Hdr\[(\d+)\]`)
-	reMeta   = regexp.MustCompile(`\bp\.Meta\[(\d+)\]`)
-	reData   = regexp.MustCompile(`\bp\.Data\b`)
-	reCursor = regexp.MustCompile(`\bp\.Cursor\b`)
+	reHdrSet   = regexp.MustCompile(`\bp\.Hdr\[(\d+)\] = packet\.HeaderState\{Off: ([^,]+), Len: ([^,]+), Valid: true\}`)
+	reHdrClear = regexp.MustCompile(`\bp\.Hdr\[(\d+)\] = packet\.HeaderState\{\}`)
+	reHdrField = regexp.MustCompile(`\bp\.Hdr\[(\d+)\]\.(Valid|Off|Len)\b`)
+	reData     = regexp.MustCompile(`\bp\.Data\b`)
+	reCursor   = regexp.MustCompile(`\bp\.Cursor\b`)
 )
 
 // localState rewrites Process's body to keep the packet's state in locals
-// and returns the declarations it needs.
+// and returns the declarations it needs. Few locals keep the register
+// allocator's work at the many joins of the graph small: a wire header's
+// state is one int, its offset, -1 when it is not valid (a valid header's
+// offset is never negative), plus hNlen for a header of variable size; a
+// metadata field of at most 64 bits is a uint64.
 func (c *gen) localState(body []byte) (decls, out []byte) {
-	body = reHdr.ReplaceAll(body, []byte("h$1"))
-	body = reMeta.ReplaceAll(body, []byte("m$1"))
+	variable := func(h int) bool {
+		fs := c.s.Headers[h].Fields
+		return fs[len(fs)-1].Variable()
+	}
+	hdrIndex := func(m []byte) int {
+		h, _ := strconv.Atoi(string(m))
+		return h
+	}
+	body = reHdrSet.ReplaceAllFunc(body, func(m []byte) []byte {
+		g := reHdrSet.FindSubmatch(m)
+		if h := hdrIndex(g[1]); variable(h) {
+			return fmt.Appendf(nil, "h%d, h%dlen = %s, %s", h, h, g[2], g[3])
+		}
+		return fmt.Appendf(nil, "h%s = %s", g[1], g[2])
+	})
+	body = reHdrClear.ReplaceAll(body, []byte("h$1 = -1"))
+	body = reHdrField.ReplaceAllFunc(body, func(m []byte) []byte {
+		g := reHdrField.FindSubmatch(m)
+		h := hdrIndex(g[1])
+		switch string(g[2]) {
+		case "Valid":
+			return fmt.Appendf(nil, "(h%d >= 0)", h)
+		case "Off":
+			return fmt.Appendf(nil, "h%d", h)
+		}
+		if variable(h) {
+			return fmt.Appendf(nil, "h%dlen", h)
+		}
+		return fmt.Appendf(nil, "%d", c.s.Headers[h].FixedBytes())
+	})
 	body = reData.ReplaceAll(body, []byte("data"))
 	body = reCursor.ReplaceAll(body, []byte("cur"))
 	var sync, reload, d bytes.Buffer
@@ -230,17 +263,32 @@ func (c *gen) localState(body []byte) (decls, out []byte) {
 	reload.WriteString("data, cur = p.Data, p.Cursor\n")
 	d.WriteString("data, cur := buf[:cap(buf)][off:off+n], 0\n_ = cur\n")
 	for i, h := range c.s.Headers {
-		if h.Metadata {
-			fmt.Fprintf(&d, "h%d := packet.HeaderState{Valid: true} // %s\n", i, h.Name)
-		} else {
-			fmt.Fprintf(&d, "var h%d packet.HeaderState // %s\n", i, h.Name)
+		switch {
+		case h.Metadata:
+			// Always valid; its fields are the mN.
+			fmt.Fprintf(&d, "h%d := 0 // %s\n_ = h%d\n", i, h.Name, i)
+			fmt.Fprintf(&sync, "p.Hdr[%d] = packet.HeaderState{Valid: true}\n", i)
+			for j, f := range h.Fields {
+				m := h.MetaBase + j
+				if f.Width > 64 {
+					fmt.Fprintf(&d, "var m%d packet.Value // %s.%s\n_ = m%d\n", m, h.Name, f.Name, m)
+					fmt.Fprintf(&sync, "p.Meta[%d] = m%d\n", m, m)
+					fmt.Fprintf(&reload, "m%d = p.Meta[%d]\n", m, m)
+				} else {
+					fmt.Fprintf(&d, "var m%d uint64 // %s.%s\n_ = m%d\n", m, h.Name, f.Name, m)
+					fmt.Fprintf(&sync, "p.Meta[%d] = packet.Value{Lo: m%d}\n", m, m)
+					fmt.Fprintf(&reload, "m%d = p.Meta[%d].Lo\n", m, m)
+				}
+			}
+		case variable(i):
+			fmt.Fprintf(&d, "h%d, h%dlen := -1, 0 // %s\n_, _ = h%d, h%dlen\n", i, i, h.Name, i, i)
+			fmt.Fprintf(&sync, "p.Hdr[%d] = packet.HeaderState{}\nif h%d >= 0 { p.Hdr[%d] = packet.HeaderState{Off: h%d, Len: h%dlen, Valid: true} }\n", i, i, i, i, i)
+			fmt.Fprintf(&reload, "h%d, h%dlen = -1, 0\nif p.Hdr[%d].Valid { h%d, h%dlen = p.Hdr[%d].Off, p.Hdr[%d].Len }\n", i, i, i, i, i, i, i)
+		default:
+			fmt.Fprintf(&d, "h%d := -1 // %s\n_ = h%d\n", i, h.Name, i)
+			fmt.Fprintf(&sync, "p.Hdr[%d] = packet.HeaderState{}\nif h%d >= 0 { p.Hdr[%d] = packet.HeaderState{Off: h%d, Len: %d, Valid: true} }\n", i, i, i, i, h.FixedBytes())
+			fmt.Fprintf(&reload, "h%d = -1\nif p.Hdr[%d].Valid { h%d = p.Hdr[%d].Off }\n", i, i, i, i)
 		}
-		fmt.Fprintf(&d, "_ = h%d\n", i)
-		fmt.Fprintf(&sync, "p.Hdr[%d] = h%d\n", i, i)
-		fmt.Fprintf(&reload, "h%d = p.Hdr[%d]\n", i, i)
-	}
-	for i := 0; i < c.s.MetaFields; i++ {
-		fmt.Fprintf(&d, "var m%d packet.Value\n_ = m%d\n", i, i)
 	}
 	body = bytes.ReplaceAll(body, []byte(syncMark), sync.Bytes())
 	body = bytes.ReplaceAll(body, []byte(reloadMark), reload.Bytes())
@@ -492,10 +540,12 @@ func (c *gen) assign(a packet.Assign, params []packet.Param, update []int) {
 	case len(update) > 0 && !h.Metadata:
 		v := c.value(a.Src)
 		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.SetUpdating(packet.FieldRef{Header: %d, Field: %d}, %s, %s)", a.Dst.Header, a.Dst.Field, v, c.update(update))), c.malformed())
+	case h.Metadata && fs.Width > 64:
+		c.emit("m%d = (%s).And(%s)", h.MetaBase+a.Dst.Field, c.value(a.Src), valueLit(packet.Mask(fs.Width)))
 	case h.Metadata && wide:
-		c.emit("p.Meta[%d] = (%s).And(%s)", h.MetaBase+a.Dst.Field, c.value(a.Src), valueLit(packet.Mask(fs.Width)))
+		c.emit("m%d = (%s).Lo%s", h.MetaBase+a.Dst.Field, c.value(a.Src), maskSuffix(fs.Width))
 	case h.Metadata:
-		c.emit("p.Meta[%d] = packet.Value{Lo: (%s)%s}", h.MetaBase+a.Dst.Field, c.low(a.Src), maskSuffix(fs.Width))
+		c.emit("m%d = (%s)%s", h.MetaBase+a.Dst.Field, c.low(a.Src), maskSuffix(fs.Width))
 	default:
 		var v string
 		if wide {
@@ -513,39 +563,15 @@ func (c *gen) assign(a packet.Assign, params []packet.Param, update []int) {
 func (c *gen) put(b string, fs packet.FieldSpec, v string, wide bool) {
 	k := fs.Offset / 8
 	aligned := fs.Offset%8 == 0
-	if !wide && aligned {
-		switch fs.Width {
-		case 8:
-			c.emit("%s[%d] = byte(%s)", b, k, v)
-			return
-		case 16:
-			c.usesBE = true
-			c.emit("binary.BigEndian.PutUint16(%s[%d:], uint16(%s))", b, k, v)
-			return
-		case 32:
-			c.usesBE = true
-			c.emit("binary.BigEndian.PutUint32(%s[%d:], uint32(%s))", b, k, v)
-			return
-		case 64:
-			c.usesBE = true
-			c.emit("binary.BigEndian.PutUint64(%s[%d:], %s)", b, k, v)
-			return
-		}
-	}
-	if wide && aligned && fs.Width == 128 {
-		c.usesBE = true
-		t := c.newTmp("v")
-		c.emit("%s := %s", t, v)
-		c.emit("binary.BigEndian.PutUint64(%s[%d:], %s.Hi)", b, k, t)
-		c.emit("binary.BigEndian.PutUint64(%s[%d:], %s.Lo)", b, k+8, t)
+	if !wide && aligned && fs.Width%8 == 0 && fs.Width <= 64 {
+		c.beStore(b, k, fs.Width/8, v)
 		return
 	}
-	if !wide && aligned && fs.Width == 48 {
-		c.usesBE = true
+	if wide && aligned && fs.Width == 128 {
 		t := c.newTmp("v")
 		c.emit("%s := %s", t, v)
-		c.emit("binary.BigEndian.PutUint16(%s[%d:], uint16(%s>>32))", b, k, t)
-		c.emit("binary.BigEndian.PutUint32(%s[%d:], uint32(%s))", b, k+2, t)
+		c.beStore(b, k, 8, t+".Hi")
+		c.beStore(b, k+8, 8, t+".Lo")
 		return
 	}
 	if !wide && fs.Offset/8 == (fs.Offset+fs.Width-1)/8 {
@@ -553,6 +579,13 @@ func (c *gen) put(b string, fs packet.FieldSpec, v string, wide bool) {
 		shift := 8 - (fs.Offset%8 + fs.Width)
 		m := (1<<fs.Width - 1) << shift
 		c.emit("%s[%d] = %s[%d]&^%#x | byte(%s)<<%d&%#x", b, k, b, k, m, v, shift, m)
+		return
+	}
+	if n := (fs.Offset+fs.Width+7)/8 - k; !wide && n <= 8 {
+		// Within eight bytes: one load, the bits replaced, one store.
+		shift := 8*(k+n) - fs.Offset - fs.Width
+		m := (uint64(1)<<fs.Width - 1) << shift
+		c.beStore(b, k, n, fmt.Sprintf("%s&^%#x | uint64(%s)<<%d&%#x", beLoad(b, k, n), m, v, shift, m))
 		return
 	}
 	if !wide {
@@ -570,14 +603,13 @@ func (c *gen) hdr(h int) string {
 		}
 	}
 	v := c.newTmp("b")
-	st := c.newTmp("st")
-	c.emit("%s := p.Hdr[%d] // %s", st, h, c.s.Headers[h].Name)
 	if !c.mustValid(h) {
-		c.emit("if !%s.Valid { %s }", st, c.malformed())
+		c.emit("if !p.Hdr[%d].Valid { %s }", h, c.malformed())
 	}
 	// A valid header lies within the frame (extract, push and pop keep it
-	// so), so the slice is in range.
-	c.emit("%s := p.Data[%s.Off : %s.Off+%s.Len]", v, st, st, st)
+	// so), so the slice is in range. Its length is the header's fixed part,
+	// a constant, so that the field accesses need no bounds checks.
+	c.emit("%s := p.Data[p.Hdr[%d].Off : p.Hdr[%d].Off+%d] // %s", v, h, h, c.s.Headers[h].FixedBytes(), c.s.Headers[h].Name)
 	c.hdrs[len(c.hdrs)-1][h] = v
 	return v
 }
@@ -762,40 +794,20 @@ func (c *gen) readField(f packet.FieldRef, wide bool) string {
 	h := c.s.Headers[f.Header]
 	fs := h.Fields[f.Field]
 	if h.Metadata {
-		if wide {
-			return fmt.Sprintf("p.Meta[%d]", h.MetaBase+f.Field)
+		m := fmt.Sprintf("m%d", h.MetaBase+f.Field)
+		switch {
+		case fs.Width > 64 && !wide:
+			return m + ".Lo"
+		case fs.Width <= 64 && wide:
+			return "packet.Value{Lo: " + m + "}"
 		}
-		return fmt.Sprintf("p.Meta[%d].Lo", h.MetaBase+f.Field)
+		return m
 	}
 	b := c.hdr(f.Header)
-	k := fs.Offset / 8
-	if fs.Offset%8 == 0 {
-		var u string
-		switch fs.Width {
-		case 8:
-			u = fmt.Sprintf("uint64(%s[%d])", b, k)
-		case 16:
-			u = fmt.Sprintf("uint64(binary.BigEndian.Uint16(%s[%d:]))", b, k)
-		case 32:
-			u = fmt.Sprintf("uint64(binary.BigEndian.Uint32(%s[%d:]))", b, k)
-		case 48:
-			u = fmt.Sprintf("(uint64(binary.BigEndian.Uint16(%s[%d:]))<<32 | uint64(binary.BigEndian.Uint32(%s[%d:])))", b, k, b, k+2)
-		case 64:
-			u = fmt.Sprintf("binary.BigEndian.Uint64(%s[%d:])", b, k)
-		case 128:
-			c.usesBE = true
-			return fmt.Sprintf("packet.Value{Hi: binary.BigEndian.Uint64(%s[%d:]), Lo: binary.BigEndian.Uint64(%s[%d:])}", b, k, b, k+8)
-		}
-		if u != "" {
-			c.usesBE = true
-			if wide {
-				return "packet.Value{Lo: " + u + "}"
-			}
-			return u
-		}
+	if k := fs.Offset / 8; fs.Offset%8 == 0 && fs.Width == 128 {
+		return fmt.Sprintf("packet.Value{Hi: %s, Lo: %s}", beLoad(b, k, 8), beLoad(b, k+8, 8))
 	}
-	if u := spanRead(b, fs); u != "" && fs.Width <= 64 {
-		c.usesBE = true
+	if u := spanRead(b, fs); u != "" {
 		if wide {
 			return "packet.Value{Lo: " + u + "}"
 		}
@@ -809,24 +821,19 @@ func (c *gen) readField(f packet.FieldRef, wide bool) string {
 	return v + ".Lo"
 }
 
-// spanRead reads an unaligned field that lies within one, two or four
-// bytes with one load, a shift and a mask; "" if it does not.
+// spanRead reads a field of at most 64 bits that lies within eight bytes
+// with one load, a shift and a mask; "" if it does not.
 func spanRead(b string, fs packet.FieldSpec) string {
-	k := fs.Offset / 8
-	end := fs.Offset + fs.Width
-	for _, n := range []int{1, 2, 4} {
-		if end > (k+n)*8 {
-			continue
-		}
-		shift := (k+n)*8 - end
-		load := map[int]string{
-			1: fmt.Sprintf("uint64(%s[%d])", b, k),
-			2: fmt.Sprintf("uint64(binary.BigEndian.Uint16(%s[%d:]))", b, k),
-			4: fmt.Sprintf("uint64(binary.BigEndian.Uint32(%s[%d:]))", b, k),
-		}[n]
+	k, end := fs.Offset/8, fs.Offset+fs.Width
+	n := (end+7)/8 - k
+	if fs.Width > 64 || n > 8 {
+		return ""
+	}
+	load := beLoad(b, k, n)
+	if shift := (k+n)*8 - end; shift > 0 || fs.Width < 8*n {
 		return fmt.Sprintf("(%s>>%d%s)", load, shift, maskSuffix(fs.Width))
 	}
-	return ""
+	return load
 }
 
 // file assembles the package source.
@@ -838,9 +845,6 @@ func (c *gen) file(opt Options) ([]byte, error) {
 	}
 	fmt.Fprintf(&w, "\n// Package %s runs graph %s as straight-line Go. Its behaviour is the\n// interpreter's on the same graph (nsc's sim package), counters included.\npackage %s\n\n", opt.Package, c.g.Name, opt.Package)
 	w.WriteString("import (\n")
-	if c.usesBE {
-		w.WriteString("\t\"encoding/binary\"\n")
-	}
 	w.WriteString("\t\"fmt\"\n")
 	if c.usesBits {
 		w.WriteString("\t\"math/bits\"\n")

@@ -6,7 +6,6 @@
 package lb2021
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/bits"
 
@@ -377,39 +376,39 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = p
 	data, cur := buf[:cap(buf)][off:off+n], 0
 	_ = cur
-	var h0 packet.HeaderState // ethernet
+	h0 := -1 // ethernet
 	_ = h0
-	var h1 packet.HeaderState // vlan
+	h1 := -1 // vlan
 	_ = h1
-	var h2 packet.HeaderState // ipv4
-	_ = h2
-	var h3 packet.HeaderState // ipv6
+	h2, h2len := -1, 0 // ipv4
+	_, _ = h2, h2len
+	h3 := -1 // ipv6
 	_ = h3
-	var h4 packet.HeaderState // lb
+	h4 := -1 // lb
 	_ = h4
-	var h5 packet.HeaderState // lbv1
+	h5 := -1 // lbv1
 	_ = h5
-	var h6 packet.HeaderState // lbv3
+	h6 := -1 // lbv3
 	_ = h6
-	var h7 packet.HeaderState // re
+	h7 := -1 // re
 	_ = h7
-	var h8 packet.HeaderState // udp
+	h8 := -1 // udp
 	_ = h8
-	var h9 packet.HeaderState // ipv4_base
+	h9 := -1 // ipv4_base
 	_ = h9
-	h10 := packet.HeaderState{Valid: true} // meta
+	h10 := 0 // meta
 	_ = h10
-	var m0 packet.Value
+	var m0 packet.Value // meta.ipdst
 	_ = m0
-	var m1 packet.Value
+	var m1 uint64 // meta.epoch
 	_ = m1
-	var m2 packet.Value
+	var m2 uint64 // meta.member_id
 	_ = m2
-	var m3 packet.Value
+	var m3 uint64 // meta.ip4_dst
 	_ = m3
-	var m4 packet.Value
+	var m4 packet.Value // meta.ip6_dst
 	_ = m4
-	var m5 packet.Value
+	var m5 uint64 // meta.udp_dst
 	_ = m5
 	{ // RxWire: input
 		goto n1
@@ -420,14 +419,14 @@ n1:
 	}
 n4:
 	{ // RxEthernet: extract ethernet
-		x1 := h0.Valid // already there: nothing to do
+		x1 := (h0 >= 0) // already there: nothing to do
 		if !x1 {
 			x1 = cur >= 0 && cur+14 <= len(data)
 			if x1 {
-				h0 = packet.HeaderState{Off: cur, Len: 14, Valid: true}
+				h0 = cur
 				cur += 14
 			} else {
-				h0 = packet.HeaderState{}
+				h0 = -1
 			} // ethernet
 		}
 		if x1 {
@@ -441,9 +440,8 @@ n5:
 	}
 n6:
 	{ // RxEtherType: switch ethernet.type
-		st4 := h0 // ethernet
-		b3 := data[st4.Off : st4.Off+st4.Len]
-		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
+		b3 := data[h0 : h0+14] // ethernet
+		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
 		switch {
 		case v2 == 0x800:
 			goto n7
@@ -455,44 +453,43 @@ n6:
 	}
 n7:
 	{ // RxIPv4: extract ipv4
-		x5 := h2.Valid // already there: nothing to do
-		if !x5 {
+		x4 := (h2 >= 0) // already there: nothing to do
+		if !x4 {
 			if off := cur; off >= 0 && off+20 <= len(data) {
-				h2 = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st8 := h2 // ipv4
-				if !st8.Valid {
+				h2, h2len = off, 20
+				if !(h2 >= 0) {
 					return pl.drop(1)
 				}
-				b7 := data[st8.Off : st8.Off+st8.Len]
-				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(data)) && off+20+int(ext6.Lo) <= len(data)
-				if x5 {
-					h2.Len += int(ext6.Lo)
-					cur = off + h2.Len
+				b6 := data[h2 : h2+20] // ipv4
+				ext5 := packet.Value{Lo: (uint64(b6[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+				x4 = ext5.Hi == 0 && ext5.Lo <= uint64(len(data)) && off+20+int(ext5.Lo) <= len(data)
+				if x4 {
+					h2len += int(ext5.Lo)
+					cur = off + h2len
 				}
 			}
-			if !x5 {
-				h2 = packet.HeaderState{}
+			if !x4 {
+				h2 = -1
 			} // ipv4
 		}
-		if x5 {
+		if x4 {
 			goto n10
 		}
 		goto n8
 	}
 n8:
 	{ // RxIPv4Base: extract ipv4_base
-		x9 := h9.Valid // already there: nothing to do
-		if !x9 {
-			x9 = cur >= 0 && cur+20 <= len(data)
-			if x9 {
-				h9 = packet.HeaderState{Off: cur, Len: 20, Valid: true}
+		x7 := (h9 >= 0) // already there: nothing to do
+		if !x7 {
+			x7 = cur >= 0 && cur+20 <= len(data)
+			if x7 {
+				h9 = cur
 				cur += 20
 			} else {
-				h9 = packet.HeaderState{}
+				h9 = -1
 			} // ipv4_base
 		}
-		if x9 {
+		if x7 {
 			goto n9
 		}
 		pl.edges[0]++
@@ -500,28 +497,25 @@ n8:
 	}
 n9:
 	{ // RxIPv4BaseDst: set meta.ipdst
-		st11 := h9 // ipv4_base
-		b10 := data[st11.Off : st11.Off+st11.Len]
-		m0 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b10[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b8 := data[h9 : h9+20] // ipv4_base
+		m0 = (packet.Value{Lo: (uint64(b8[16])<<24 | uint64(b8[17])<<16 | uint64(b8[18])<<8 | uint64(b8[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[1]++
 		goto n18
 	}
 n10:
 	{ // RxIPv4Dst: set meta.ipdst
-		st13 := h2 // ipv4
-		b12 := data[st13.Off : st13.Off+st13.Len]
-		m0 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b12[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b9 := data[h2 : h2+20] // ipv4
+		m0 = (packet.Value{Lo: (uint64(b9[16])<<24 | uint64(b9[17])<<16 | uint64(b9[18])<<8 | uint64(b9[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n11
 	}
 n11:
 	{ // RxIPv4UDP: test ipv4.version == 4 && ipv4.proto == 17
-		st16 := h2 // ipv4
-		b15 := data[st16.Off : st16.Off+st16.Len]
-		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x4)
-		if c14 {
-			c14 = (uint64(b15[9]) == 0x11)
+		b11 := data[h2 : h2+20] // ipv4
+		c10 := ((uint64(b11[0]) >> 4 & 0xf) == 0x4)
+		if c10 {
+			c10 = (uint64(b11[9]) == 0x11)
 		}
-		if c14 {
+		if c10 {
 			goto n15
 		}
 		pl.edges[2]++
@@ -529,17 +523,17 @@ n11:
 	}
 n12:
 	{ // RxIPv6: extract ipv6
-		x17 := h3.Valid // already there: nothing to do
-		if !x17 {
-			x17 = cur >= 0 && cur+40 <= len(data)
-			if x17 {
-				h3 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+		x12 := (h3 >= 0) // already there: nothing to do
+		if !x12 {
+			x12 = cur >= 0 && cur+40 <= len(data)
+			if x12 {
+				h3 = cur
 				cur += 40
 			} else {
-				h3 = packet.HeaderState{}
+				h3 = -1
 			} // ipv6
 		}
-		if x17 {
+		if x12 {
 			goto n13
 		}
 		pl.edges[3]++
@@ -547,20 +541,18 @@ n12:
 	}
 n13:
 	{ // RxIPv6Dst: set meta.ipdst
-		st19 := h3 // ipv6
-		b18 := data[st19.Off : st19.Off+st19.Len]
-		m0 = (packet.Value{Hi: binary.BigEndian.Uint64(b18[24:]), Lo: binary.BigEndian.Uint64(b18[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b13 := data[h3 : h3+40] // ipv6
+		m0 = (packet.Value{Hi: (uint64(b13[24])<<56 | uint64(b13[25])<<48 | uint64(b13[26])<<40 | uint64(b13[27])<<32 | uint64(b13[28])<<24 | uint64(b13[29])<<16 | uint64(b13[30])<<8 | uint64(b13[31])), Lo: (uint64(b13[32])<<56 | uint64(b13[33])<<48 | uint64(b13[34])<<40 | uint64(b13[35])<<32 | uint64(b13[36])<<24 | uint64(b13[37])<<16 | uint64(b13[38])<<8 | uint64(b13[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n14
 	}
 n14:
 	{ // RxIPv6UDP: test ipv6.version == 6 && ipv6.next_hdr == 17
-		st22 := h3 // ipv6
-		b21 := data[st22.Off : st22.Off+st22.Len]
-		c20 := ((uint64(b21[0]) >> 4 & 0xf) == 0x6)
-		if c20 {
-			c20 = (uint64(b21[6]) == 0x11)
+		b15 := data[h3 : h3+40] // ipv6
+		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x6)
+		if c14 {
+			c14 = (uint64(b15[6]) == 0x11)
 		}
-		if c20 {
+		if c14 {
 			pl.edges[4]++
 			goto n15
 		}
@@ -569,17 +561,17 @@ n14:
 	}
 n15:
 	{ // RxUDP: extract udp
-		x23 := h8.Valid // already there: nothing to do
-		if !x23 {
-			x23 = cur >= 0 && cur+8 <= len(data)
-			if x23 {
-				h8 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+		x16 := (h8 >= 0) // already there: nothing to do
+		if !x16 {
+			x16 = cur >= 0 && cur+8 <= len(data)
+			if x16 {
+				h8 = cur
 				cur += 8
 			} else {
-				h8 = packet.HeaderState{}
+				h8 = -1
 			} // udp
 		}
-		if x23 {
+		if x16 {
 			goto n16
 		}
 		pl.edges[6]++
@@ -587,9 +579,8 @@ n15:
 	}
 n16:
 	{ // RxLBPort: test udp.dport == 0x4c42
-		st25 := h8 // udp
-		b24 := data[st25.Off : st25.Off+st25.Len]
-		if uint64(binary.BigEndian.Uint16(b24[2:])) == 0x4c42 {
+		b17 := data[h8 : h8+8] // udp
+		if (uint64(b17[2])<<8 | uint64(b17[3])) == 0x4c42 {
 			goto n17
 		}
 		pl.edges[7]++
@@ -597,17 +588,17 @@ n16:
 	}
 n17:
 	{ // RxLBHeader: extract lbv1
-		x26 := h5.Valid // already there: nothing to do
-		if !x26 {
-			x26 = cur >= 0 && cur+12 <= len(data)
-			if x26 {
-				h5 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+		x18 := (h5 >= 0) // already there: nothing to do
+		if !x18 {
+			x18 = cur >= 0 && cur+12 <= len(data)
+			if x18 {
+				h5 = cur
 				cur += 12
 			} else {
-				h5 = packet.HeaderState{}
+				h5 = -1
 			} // lbv1
 		}
-		if x26 {
+		if x18 {
 			pl.edges[8]++
 			goto n18
 		}
@@ -617,10 +608,9 @@ n17:
 n18:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
-		st28 := h0 // ethernet
-		b27 := data[st28.Off : st28.Off+st28.Len]
-		pl.keys[0] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b27[0:]))<<32 | uint64(binary.BigEndian.Uint32(b27[2:])))}
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b27[12:]))}
+		b19 := data[h0 : h0+14] // ethernet
+		pl.keys[0] = packet.Value{Lo: (uint64(b19[0])<<40 | uint64(b19[1])<<32 | uint64(b19[2])<<24 | uint64(b19[3])<<16 | uint64(b19[4])<<8 | uint64(b19[5]))}
+		pl.keys[1] = packet.Value{Lo: (uint64(b19[12])<<8 | uint64(b19[13]))}
 		pl.keys[2] = m0
 		if e, hit := pl.tables[0].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -639,7 +629,7 @@ n19:
 	}
 n20:
 	{ // RxHasLB: test valid(lbv1)
-		if h5.Valid {
+		if h5 >= 0 {
 			goto n21
 		}
 		goto n2
@@ -647,15 +637,14 @@ n20:
 n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		st30 := h5 // lbv1
-		b29 := data[st30.Off : st30.Off+st30.Len]
-		if e, hit := pl.tables[1].LookupWord((binary.BigEndian.Uint64(b29[4:])) << 0); hit {
+		b20 := data[h5 : h5+12] // lbv1
+		if e, hit := pl.tables[1].LookupWord((uint64(b20[4])<<56 | uint64(b20[5])<<48 | uint64(b20[6])<<40 | uint64(b20[7])<<32 | uint64(b20[8])<<24 | uint64(b20[9])<<16 | uint64(b20[10])<<8 | uint64(b20[11])) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m1 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			m1 = (params[0].Lo) & 0xffffffff
 			goto n23
 		default: // drop
 			goto n22
@@ -668,15 +657,14 @@ n22:
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		st32 := h5 // lbv1
-		b31 := data[st32.Off : st32.Off+st32.Len]
-		if e, hit := pl.tables[2].LookupWord(((binary.BigEndian.Uint64(b31[4:])&0x1ff)&0xfff)<<0 | ((m1.Lo)&0xffffffff)<<12); hit {
+		b21 := data[h5 : h5+12] // lbv1
+		if e, hit := pl.tables[2].LookupWord((((uint64(b21[4])<<56|uint64(b21[5])<<48|uint64(b21[6])<<40|uint64(b21[7])<<32|uint64(b21[8])<<24|uint64(b21[9])<<16|uint64(b21[10])<<8|uint64(b21[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m2 = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			m2 = (params[0].Lo) & 0xffff
 			goto n25
 		default: // drop
 			goto n24
@@ -689,26 +677,33 @@ n24:
 n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		st34 := h0 // ethernet
-		b33 := data[st34.Off : st34.Off+st34.Len]
-		if e, hit := pl.tables[3].LookupWord(((m2.Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b33[12:])))&0xffff)<<16); hit {
+		b22 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[3].LookupWord(((m2)&0xffff)<<0 | ((uint64(b22[12])<<8|uint64(b22[13]))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			v35 := params[0].Lo
-			binary.BigEndian.PutUint16(b33[0:], uint16(v35>>32))
-			binary.BigEndian.PutUint32(b33[2:], uint32(v35))
-			m3 = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			m5 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			s23 := params[0].Lo
+			b22[0] = byte(s23 >> 40)
+			b22[1] = byte(s23 >> 32)
+			b22[2] = byte(s23 >> 24)
+			b22[3] = byte(s23 >> 16)
+			b22[4] = byte(s23 >> 8)
+			b22[5] = byte(s23)
+			m3 = (params[1].Lo) & 0xffffffff
+			m5 = (params[2].Lo) & 0xffff
 			goto n27
 		case 1: // do_ipv6_member_rewrite
-			v36 := params[0].Lo
-			binary.BigEndian.PutUint16(b33[0:], uint16(v36>>32))
-			binary.BigEndian.PutUint32(b33[2:], uint32(v36))
+			s24 := params[0].Lo
+			b22[0] = byte(s24 >> 40)
+			b22[1] = byte(s24 >> 32)
+			b22[2] = byte(s24 >> 24)
+			b22[3] = byte(s24 >> 16)
+			b22[4] = byte(s24 >> 8)
+			b22[5] = byte(s24)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m5 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m5 = (params[2].Lo) & 0xffff
 			goto n28
 		default: // drop
 			goto n26
@@ -720,14 +715,14 @@ n26:
 	}
 n27:
 	{ // RxIsIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n30
 		}
 		goto n29
 	}
 n28:
 	{ // RxIsIPv6: test valid(ipv6)
-		if h3.Valid {
+		if h3 >= 0 {
 			goto n31
 		}
 		pl.edges[12]++
@@ -739,172 +734,222 @@ n29:
 	}
 n30:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d37 uint64 // ipv4 checksum
-		var d38 uint64 // udp checksum
-		v39 := m3.Lo
-		st41 := h2 // ipv4
-		b40 := data[st41.Off : st41.Off+st41.Len]
-		ws43 := uint64(uint64(binary.BigEndian.Uint32(b40[16:])))
-		os42 := uint32(uint16(ws43>>0)) + uint32(uint16(ws43>>16))
-		binary.BigEndian.PutUint32(b40[16:], uint32(v39))
-		ws44 := uint64(v39)
-		f46 := uint32(os42)
-		f46 += bits.RotateLeft32(f46, 16)
-		dl45 := uint64(^uint16(f46>>16)) + uint64(uint32(uint16(ws44>>0))+uint32(uint16(ws44>>16)))
-		d37 += dl45
-		if h8.Valid {
-			d38 += dl45
+		var d25 uint64 // ipv4 checksum
+		var d26 uint64 // udp checksum
+		v27 := m3
+		b28 := data[h2 : h2+20] // ipv4
+		ws30 := uint64((uint64(b28[16])<<24 | uint64(b28[17])<<16 | uint64(b28[18])<<8 | uint64(b28[19])))
+		os29 := uint32(uint16(ws30>>0)) + uint32(uint16(ws30>>16))
+		s31 := v27
+		b28[16] = byte(s31 >> 24)
+		b28[17] = byte(s31 >> 16)
+		b28[18] = byte(s31 >> 8)
+		b28[19] = byte(s31)
+		ws32 := uint64(v27)
+		f34 := uint32(os29)
+		f34 += bits.RotateLeft32(f34, 16)
+		dl33 := uint64(^uint16(f34>>16)) + uint64(uint32(uint16(ws32>>0))+uint32(uint16(ws32>>16)))
+		d25 += dl33
+		if h8 >= 0 {
+			d26 += dl33
 		}
-		v47 := (uint64(binary.BigEndian.Uint16(b40[2:])) - 0xc)
-		os48 := uint32(uint16(uint64(binary.BigEndian.Uint16(b40[2:]))))
-		binary.BigEndian.PutUint16(b40[2:], uint16(v47))
-		f50 := uint32(os48)
-		f50 += bits.RotateLeft32(f50, 16)
-		dl49 := uint64(^uint16(f50>>16)) + uint64(uint32(uint16(v47)))
-		d37 += dl49
-		if h8.Valid {
-			d38 += dl49
+		v35 := ((uint64(b28[2])<<8 | uint64(b28[3])) - 0xc)
+		os36 := uint32(uint16((uint64(b28[2])<<8 | uint64(b28[3]))))
+		s37 := v35
+		b28[2] = byte(s37 >> 8)
+		b28[3] = byte(s37)
+		f39 := uint32(os36)
+		f39 += bits.RotateLeft32(f39, 16)
+		dl38 := uint64(^uint16(f39>>16)) + uint64(uint32(uint16(v35)))
+		d25 += dl38
+		if h8 >= 0 {
+			d26 += dl38
 		}
-		if cs51 := h2; cs51.Off >= 0 && cs51.Off+cs51.Len <= len(data) {
-			cb := data[cs51.Off+10 : cs51.Off+12]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d37
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d25
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s40 := r
+			cb[0] = byte(s40 >> 8)
+			cb[1] = byte(s40)
 		}
-		if cs52 := h8; cs52.Valid && cs52.Off >= 0 && cs52.Off+cs52.Len <= len(data) {
-			cb := data[cs52.Off+6 : cs52.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d38
+		if (h8 >= 0) && h8+8 <= len(data) {
+			cb := data[h8+6 : h8+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d26
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s41 := r
+			cb[0] = byte(s41 >> 8)
+			cb[1] = byte(s41)
 		}
 		goto n33
 	}
 n31:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d53 uint64 // udp checksum
-		st55 := h3     // ipv6
-		b54 := data[st55.Off : st55.Off+st55.Len]
-		v56 := packet.Value{Hi: binary.BigEndian.Uint64(b54[24:]), Lo: binary.BigEndian.Uint64(b54[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws58 := packet.Value{Hi: binary.BigEndian.Uint64(b54[24:]), Lo: binary.BigEndian.Uint64(b54[32:])}
-		os57 := uint32(uint16(ws58.Hi>>0)) + uint32(uint16(ws58.Hi>>16)) + uint32(uint16(ws58.Hi>>32)) + uint32(uint16(ws58.Hi>>48)) + uint32(uint16(ws58.Lo>>0)) + uint32(uint16(ws58.Lo>>16)) + uint32(uint16(ws58.Lo>>32)) + uint32(uint16(ws58.Lo>>48))
-		v59 := v56
-		binary.BigEndian.PutUint64(b54[24:], v59.Hi)
-		binary.BigEndian.PutUint64(b54[32:], v59.Lo)
-		ws60 := v56
-		f62 := uint32(os57)
-		f62 += bits.RotateLeft32(f62, 16)
-		dl61 := uint64(^uint16(f62>>16)) + uint64(uint32(uint16(ws60.Hi>>0))+uint32(uint16(ws60.Hi>>16))+uint32(uint16(ws60.Hi>>32))+uint32(uint16(ws60.Hi>>48))+uint32(uint16(ws60.Lo>>0))+uint32(uint16(ws60.Lo>>16))+uint32(uint16(ws60.Lo>>32))+uint32(uint16(ws60.Lo>>48)))
-		if h8.Valid {
-			d53 += dl61
+		var d42 uint64          // udp checksum
+		b43 := data[h3 : h3+40] // ipv6
+		v44 := packet.Value{Hi: (uint64(b43[24])<<56 | uint64(b43[25])<<48 | uint64(b43[26])<<40 | uint64(b43[27])<<32 | uint64(b43[28])<<24 | uint64(b43[29])<<16 | uint64(b43[30])<<8 | uint64(b43[31])), Lo: (uint64(b43[32])<<56 | uint64(b43[33])<<48 | uint64(b43[34])<<40 | uint64(b43[35])<<32 | uint64(b43[36])<<24 | uint64(b43[37])<<16 | uint64(b43[38])<<8 | uint64(b43[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws46 := packet.Value{Hi: (uint64(b43[24])<<56 | uint64(b43[25])<<48 | uint64(b43[26])<<40 | uint64(b43[27])<<32 | uint64(b43[28])<<24 | uint64(b43[29])<<16 | uint64(b43[30])<<8 | uint64(b43[31])), Lo: (uint64(b43[32])<<56 | uint64(b43[33])<<48 | uint64(b43[34])<<40 | uint64(b43[35])<<32 | uint64(b43[36])<<24 | uint64(b43[37])<<16 | uint64(b43[38])<<8 | uint64(b43[39]))}
+		os45 := uint32(uint16(ws46.Hi>>0)) + uint32(uint16(ws46.Hi>>16)) + uint32(uint16(ws46.Hi>>32)) + uint32(uint16(ws46.Hi>>48)) + uint32(uint16(ws46.Lo>>0)) + uint32(uint16(ws46.Lo>>16)) + uint32(uint16(ws46.Lo>>32)) + uint32(uint16(ws46.Lo>>48))
+		v47 := v44
+		s48 := v47.Hi
+		b43[24] = byte(s48 >> 56)
+		b43[25] = byte(s48 >> 48)
+		b43[26] = byte(s48 >> 40)
+		b43[27] = byte(s48 >> 32)
+		b43[28] = byte(s48 >> 24)
+		b43[29] = byte(s48 >> 16)
+		b43[30] = byte(s48 >> 8)
+		b43[31] = byte(s48)
+		s49 := v47.Lo
+		b43[32] = byte(s49 >> 56)
+		b43[33] = byte(s49 >> 48)
+		b43[34] = byte(s49 >> 40)
+		b43[35] = byte(s49 >> 32)
+		b43[36] = byte(s49 >> 24)
+		b43[37] = byte(s49 >> 16)
+		b43[38] = byte(s49 >> 8)
+		b43[39] = byte(s49)
+		ws50 := v44
+		f52 := uint32(os45)
+		f52 += bits.RotateLeft32(f52, 16)
+		dl51 := uint64(^uint16(f52>>16)) + uint64(uint32(uint16(ws50.Hi>>0))+uint32(uint16(ws50.Hi>>16))+uint32(uint16(ws50.Hi>>32))+uint32(uint16(ws50.Hi>>48))+uint32(uint16(ws50.Lo>>0))+uint32(uint16(ws50.Lo>>16))+uint32(uint16(ws50.Lo>>32))+uint32(uint16(ws50.Lo>>48)))
+		if h8 >= 0 {
+			d42 += dl51
 		}
-		v63 := (uint64(binary.BigEndian.Uint16(b54[4:])) - 0xc)
-		os64 := uint32(uint16(uint64(binary.BigEndian.Uint16(b54[4:]))))
-		binary.BigEndian.PutUint16(b54[4:], uint16(v63))
-		f66 := uint32(os64)
-		f66 += bits.RotateLeft32(f66, 16)
-		dl65 := uint64(^uint16(f66>>16)) + uint64(uint32(uint16(v63)))
-		if h8.Valid {
-			d53 += dl65
+		v53 := ((uint64(b43[4])<<8 | uint64(b43[5])) - 0xc)
+		os54 := uint32(uint16((uint64(b43[4])<<8 | uint64(b43[5]))))
+		s55 := v53
+		b43[4] = byte(s55 >> 8)
+		b43[5] = byte(s55)
+		f57 := uint32(os54)
+		f57 += bits.RotateLeft32(f57, 16)
+		dl56 := uint64(^uint16(f57>>16)) + uint64(uint32(uint16(v53)))
+		if h8 >= 0 {
+			d42 += dl56
 		}
-		if cs67 := h8; cs67.Valid && cs67.Off >= 0 && cs67.Off+cs67.Len <= len(data) {
-			cb := data[cs67.Off+6 : cs67.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d53
+		if (h8 >= 0) && h8+8 <= len(data) {
+			cb := data[h8+6 : h8+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d42
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s58 := r
+			cb[0] = byte(s58 >> 8)
+			cb[1] = byte(s58)
 		}
 		goto n32
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		st69 := h3 // ipv6
-		b68 := data[st69.Off : st69.Off+st69.Len]
-		v70 := m4
-		binary.BigEndian.PutUint64(b68[24:], v70.Hi)
-		binary.BigEndian.PutUint64(b68[32:], v70.Lo)
+		b59 := data[h3 : h3+40] // ipv6
+		v60 := m4
+		s61 := v60.Hi
+		b59[24] = byte(s61 >> 56)
+		b59[25] = byte(s61 >> 48)
+		b59[26] = byte(s61 >> 40)
+		b59[27] = byte(s61 >> 32)
+		b59[28] = byte(s61 >> 24)
+		b59[29] = byte(s61 >> 16)
+		b59[30] = byte(s61 >> 8)
+		b59[31] = byte(s61)
+		s62 := v60.Lo
+		b59[32] = byte(s62 >> 56)
+		b59[33] = byte(s62 >> 48)
+		b59[34] = byte(s62 >> 40)
+		b59[35] = byte(s62 >> 32)
+		b59[36] = byte(s62 >> 24)
+		b59[37] = byte(s62 >> 16)
+		b59[38] = byte(s62 >> 8)
+		b59[39] = byte(s62)
 		pl.edges[10]++
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d71 uint64 // udp checksum
-		v72 := m5.Lo
-		st74 := h8 // udp
-		if !st74.Valid {
+		var d63 uint64 // udp checksum
+		v64 := m5
+		if !(h8 >= 0) {
 			return pl.drop(7)
 		}
-		b73 := data[st74.Off : st74.Off+st74.Len]
-		os75 := uint32(uint16(uint64(binary.BigEndian.Uint16(b73[2:]))))
-		binary.BigEndian.PutUint16(b73[2:], uint16(v72))
-		f77 := uint32(os75)
-		f77 += bits.RotateLeft32(f77, 16)
-		dl76 := uint64(^uint16(f77>>16)) + uint64(uint32(uint16(v72)))
-		if h8.Valid {
-			d71 += dl76
+		b65 := data[h8 : h8+8] // udp
+		os66 := uint32(uint16((uint64(b65[2])<<8 | uint64(b65[3]))))
+		s67 := v64
+		b65[2] = byte(s67 >> 8)
+		b65[3] = byte(s67)
+		f69 := uint32(os66)
+		f69 += bits.RotateLeft32(f69, 16)
+		dl68 := uint64(^uint16(f69>>16)) + uint64(uint32(uint16(v64)))
+		if h8 >= 0 {
+			d63 += dl68
 		}
-		v78 := (uint64(binary.BigEndian.Uint16(b73[4:])) - 0xc)
-		os79 := uint32(uint16(uint64(binary.BigEndian.Uint16(b73[4:]))))
-		binary.BigEndian.PutUint16(b73[4:], uint16(v78))
-		f81 := uint32(os79)
-		f81 += bits.RotateLeft32(f81, 16)
-		dl80 := uint64(^uint16(f81>>16)) + uint64(uint32(uint16(v78)))
-		if h8.Valid {
-			d71 += dl80
+		v70 := ((uint64(b65[4])<<8 | uint64(b65[5])) - 0xc)
+		os71 := uint32(uint16((uint64(b65[4])<<8 | uint64(b65[5]))))
+		s72 := v70
+		b65[4] = byte(s72 >> 8)
+		b65[5] = byte(s72)
+		f74 := uint32(os71)
+		f74 += bits.RotateLeft32(f74, 16)
+		dl73 := uint64(^uint16(f74>>16)) + uint64(uint32(uint16(v70)))
+		if h8 >= 0 {
+			d63 += dl73
 		}
-		if cs82 := h8; cs82.Valid && cs82.Off >= 0 && cs82.Off+cs82.Len <= len(data) {
-			cb := data[cs82.Off+6 : cs82.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d71
+		if (h8 >= 0) && h8+8 <= len(data) {
+			cb := data[h8+6 : h8+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d63
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s75 := r
+			cb[0] = byte(s75 >> 8)
+			cb[1] = byte(s75)
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
-		ps83 := h5 // lbv1
-		po84, pn85 := ps83.Off, 12
-		if po84 < 0 || po84+pn85 > len(data) {
+		po76, pn77 := h5, 12 // lbv1
+		if po76 < 0 || po76+pn77 > len(data) {
 			return pl.drop(8)
 		}
-		if h8.Valid && po84 > h8.Off && (po84-h8.Off)%2 == 0 {
-			d86 := uint32(binary.BigEndian.Uint16(data[po84+0:])) + uint32(binary.BigEndian.Uint16(data[po84+2:])) + uint32(binary.BigEndian.Uint16(data[po84+4:])) + uint32(binary.BigEndian.Uint16(data[po84+6:])) + uint32(binary.BigEndian.Uint16(data[po84+8:])) + uint32(binary.BigEndian.Uint16(data[po84+10:]))
-			d86 += bits.RotateLeft32(d86, 16)
-			if cs87 := h8; cs87.Valid && cs87.Off >= 0 && cs87.Off+cs87.Len <= len(data) {
-				cb := data[cs87.Off+6 : cs87.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d86>>16))
+		if (h8 >= 0) && po76 > h8 && (po76-h8)%2 == 0 {
+			pw79 := data[po76 : po76+12]
+			d78 := uint32(uint64(pw79[0])<<8|uint64(pw79[1])) + uint32(uint64(pw79[2])<<8|uint64(pw79[3])) + uint32(uint64(pw79[4])<<8|uint64(pw79[5])) + uint32(uint64(pw79[6])<<8|uint64(pw79[7])) + uint32(uint64(pw79[8])<<8|uint64(pw79[9])) + uint32(uint64(pw79[10])<<8|uint64(pw79[11]))
+			d78 += bits.RotateLeft32(d78, 16)
+			if (h8 >= 0) && h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d78>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s80 := r
+				cb[0] = byte(s80 >> 8)
+				cb[1] = byte(s80)
 			}
 		}
-		if po84 < len(data)-po84-pn85 {
-			copy(data[pn85:pn85+po84], data[:po84])
-			data = data[pn85:]
+		if po76 < len(data)-po76-pn77 {
+			copy(data[pn77:pn77+po76], data[:po76])
+			data = data[pn77:]
 		} else {
-			copy(data[po84:], data[po84+pn85:])
-			data = data[:len(data)-pn85]
+			copy(data[po76:], data[po76+pn77:])
+			data = data[:len(data)-pn77]
 		}
-		h5 = packet.HeaderState{}
-		if cur > po84 {
-			cur = max(po84, cur-pn85)
+		h5 = -1
+		if cur > po76 {
+			cur = max(po76, cur-pn77)
 		}
 		pl.edges[11]++
 		goto n2

@@ -6,7 +6,6 @@
 package lb2021udp
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/bits"
 
@@ -390,53 +389,53 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = p
 	data, cur := buf[:cap(buf)][off:off+n], 0
 	_ = cur
-	var h0 packet.HeaderState // ethernet
+	h0 := -1 // ethernet
 	_ = h0
-	var h1 packet.HeaderState // vlan
+	h1 := -1 // vlan
 	_ = h1
-	var h2 packet.HeaderState // ipv4
-	_ = h2
-	var h3 packet.HeaderState // ipv6
+	h2, h2len := -1, 0 // ipv4
+	_, _ = h2, h2len
+	h3 := -1 // ipv6
 	_ = h3
-	var h4 packet.HeaderState // lb
+	h4 := -1 // lb
 	_ = h4
-	var h5 packet.HeaderState // lbv1
+	h5 := -1 // lbv1
 	_ = h5
-	var h6 packet.HeaderState // lbv3
+	h6 := -1 // lbv3
 	_ = h6
-	var h7 packet.HeaderState // re
+	h7 := -1 // re
 	_ = h7
-	var h8 packet.HeaderState // udp
+	h8 := -1 // udp
 	_ = h8
-	var h9 packet.HeaderState // ipv4_base
+	h9 := -1 // ipv4_base
 	_ = h9
-	h10 := packet.HeaderState{Valid: true} // meta
+	h10 := 0 // meta
 	_ = h10
-	var m0 packet.Value
+	var m0 packet.Value // meta.ipdst
 	_ = m0
-	var m1 packet.Value
+	var m1 uint64 // meta.epoch
 	_ = m1
-	var m2 packet.Value
+	var m2 uint64 // meta.member_id
 	_ = m2
-	var m3 packet.Value
+	var m3 uint64 // meta.ip4_dst
 	_ = m3
-	var m4 packet.Value
+	var m4 packet.Value // meta.ip6_dst
 	_ = m4
-	var m5 packet.Value
+	var m5 uint64 // meta.udp_dst
 	_ = m5
 	{ // RxWire: input
 		goto n1
 	}
 n1:
 	{ // RxEth: extract ethernet
-		x1 := h0.Valid // already there: nothing to do
+		x1 := (h0 >= 0) // already there: nothing to do
 		if !x1 {
 			x1 = cur >= 0 && cur+14 <= len(data)
 			if x1 {
-				h0 = packet.HeaderState{Off: cur, Len: 14, Valid: true}
+				h0 = cur
 				cur += 14
 			} else {
-				h0 = packet.HeaderState{}
+				h0 = -1
 			} // ethernet
 		}
 		if x1 {
@@ -446,9 +445,8 @@ n1:
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		st4 := h0 // ethernet
-		b3 := data[st4.Off : st4.Off+st4.Len]
-		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
+		b3 := data[h0 : h0+14] // ethernet
+		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
 		switch {
 		case v2 == 0x800:
 			goto n3
@@ -461,27 +459,26 @@ n2:
 	}
 n3:
 	{ // RxV4: extract ipv4
-		x5 := h2.Valid // already there: nothing to do
-		if !x5 {
+		x4 := (h2 >= 0) // already there: nothing to do
+		if !x4 {
 			if off := cur; off >= 0 && off+20 <= len(data) {
-				h2 = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st8 := h2 // ipv4
-				if !st8.Valid {
+				h2, h2len = off, 20
+				if !(h2 >= 0) {
 					return pl.drop(0)
 				}
-				b7 := data[st8.Off : st8.Off+st8.Len]
-				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(data)) && off+20+int(ext6.Lo) <= len(data)
-				if x5 {
-					h2.Len += int(ext6.Lo)
-					cur = off + h2.Len
+				b6 := data[h2 : h2+20] // ipv4
+				ext5 := packet.Value{Lo: (uint64(b6[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+				x4 = ext5.Hi == 0 && ext5.Lo <= uint64(len(data)) && off+20+int(ext5.Lo) <= len(data)
+				if x4 {
+					h2len += int(ext5.Lo)
+					cur = off + h2len
 				}
 			}
-			if !x5 {
-				h2 = packet.HeaderState{}
+			if !x4 {
+				h2 = -1
 			} // ipv4
 		}
-		if x5 {
+		if x4 {
 			goto n4
 		}
 		pl.edges[8]++
@@ -489,17 +486,16 @@ n3:
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		st12 := h2 // ipv4
-		b11 := data[st12.Off : st12.Off+st12.Len]
-		c10 := ((uint64(b11[0]) >> 4 & 0xf) == 0x4)
-		if c10 {
-			c10 = ((uint64(b11[0]) >> 0 & 0xf) >= 0x5)
+		b9 := data[h2 : h2+20] // ipv4
+		c8 := ((uint64(b9[0]) >> 4 & 0xf) == 0x4)
+		if c8 {
+			c8 = ((uint64(b9[0]) >> 0 & 0xf) >= 0x5)
 		}
-		c9 := c10
-		if c9 {
-			c9 = (uint64(b11[9]) == 0x11)
+		c7 := c8
+		if c7 {
+			c7 = (uint64(b9[9]) == 0x11)
 		}
-		if c9 {
+		if c7 {
 			goto n5
 		}
 		pl.edges[9]++
@@ -509,33 +505,104 @@ n5:
 	{ // RxV4Csum: checksum verify ipv4
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 16, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 12, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 16, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 20, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 20, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{Valid: true}
+		p.Meta[0] = m0
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = m4
+		p.Meta[5] = packet.Value{Lo: m5}
 
-		ok13, wellFormed := p.VerifyChecksum(2)
+		ok10, wellFormed := p.VerifyChecksum(2)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		m0 = p.Meta[0]
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4]
+		m5 = p.Meta[5].Lo
 
-		if ok13 && wellFormed {
+		if ok10 && wellFormed {
 			goto n8
 		}
 		pl.edges[10]++
@@ -543,17 +610,17 @@ n5:
 	}
 n6:
 	{ // RxV6: extract ipv6
-		x14 := h3.Valid // already there: nothing to do
-		if !x14 {
-			x14 = cur >= 0 && cur+40 <= len(data)
-			if x14 {
-				h3 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+		x11 := (h3 >= 0) // already there: nothing to do
+		if !x11 {
+			x11 = cur >= 0 && cur+40 <= len(data)
+			if x11 {
+				h3 = cur
 				cur += 40
 			} else {
-				h3 = packet.HeaderState{}
+				h3 = -1
 			} // ipv6
 		}
-		if x14 {
+		if x11 {
 			goto n7
 		}
 		pl.edges[11]++
@@ -561,13 +628,12 @@ n6:
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		st17 := h3 // ipv6
-		b16 := data[st17.Off : st17.Off+st17.Len]
-		c15 := ((uint64(b16[0]) >> 4 & 0xf) == 0x6)
-		if c15 {
-			c15 = (uint64(b16[6]) == 0x11)
+		b13 := data[h3 : h3+40] // ipv6
+		c12 := ((uint64(b13[0]) >> 4 & 0xf) == 0x6)
+		if c12 {
+			c12 = (uint64(b13[6]) == 0x11)
 		}
-		if c15 {
+		if c12 {
 			pl.edges[0]++
 			goto n8
 		}
@@ -576,17 +642,17 @@ n7:
 	}
 n8:
 	{ // RxUDP: extract udp
-		x18 := h8.Valid // already there: nothing to do
-		if !x18 {
-			x18 = cur >= 0 && cur+8 <= len(data)
-			if x18 {
-				h8 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+		x14 := (h8 >= 0) // already there: nothing to do
+		if !x14 {
+			x14 = cur >= 0 && cur+8 <= len(data)
+			if x14 {
+				h8 = cur
 				cur += 8
 			} else {
-				h8 = packet.HeaderState{}
+				h8 = -1
 			} // udp
 		}
-		if x18 {
+		if x14 {
 			goto n9
 		}
 		pl.edges[13]++
@@ -594,9 +660,8 @@ n8:
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		st20 := h8 // udp
-		b19 := data[st20.Off : st20.Off+st20.Len]
-		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
+		b15 := data[h8 : h8+8] // udp
+		if ((uint64(b15[2])<<8 | uint64(b15[3])) & 0xc000) == 0x4000 {
 			goto n10
 		}
 		pl.edges[14]++
@@ -604,13 +669,12 @@ n9:
 	}
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
-		st23 := h8 // udp
-		b22 := data[st23.Off : st23.Off+st23.Len]
-		c21 := (uint64(binary.BigEndian.Uint16(b22[6:])) == 0x0)
-		if c21 {
-			c21 = h2.Valid
+		b17 := data[h8 : h8+8] // udp
+		c16 := ((uint64(b17[6])<<8 | uint64(b17[7])) == 0x0)
+		if c16 {
+			c16 = (h2 >= 0)
 		}
-		if c21 {
+		if c16 {
 			goto n13
 		}
 		goto n11
@@ -619,33 +683,104 @@ n11:
 	{ // RxUDPVerify: checksum verify udp
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 16, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 12, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 16, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 20, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 20, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{Valid: true}
+		p.Meta[0] = m0
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = m4
+		p.Meta[5] = packet.Value{Lo: m5}
 
-		ok24, wellFormed := p.VerifyChecksum(8)
+		ok18, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		m0 = p.Meta[0]
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4]
+		m5 = p.Meta[5].Lo
 
-		if ok24 && wellFormed {
+		if ok18 && wellFormed {
 			pl.edges[1]++
 			goto n13
 		}
@@ -662,13 +797,12 @@ n13:
 	}
 n16:
 	{ // RxEtherType: switch ethernet.type
-		st27 := h0 // ethernet
-		b26 := data[st27.Off : st27.Off+st27.Len]
-		v25 := uint64(binary.BigEndian.Uint16(b26[12:]))
+		b20 := data[h0 : h0+14] // ethernet
+		v19 := (uint64(b20[12])<<8 | uint64(b20[13]))
 		switch {
-		case v25 == 0x800:
+		case v19 == 0x800:
 			goto n17
-		case v25 == 0x86dd:
+		case v19 == 0x86dd:
 			goto n18
 		default:
 			return pl.drop(2)
@@ -676,47 +810,44 @@ n16:
 	}
 n17:
 	{ // RxIPv4Dst: set meta.ipdst
-		st29 := h2 // ipv4
-		if !st29.Valid {
+		if !(h2 >= 0) {
 			return pl.drop(3)
 		}
-		b28 := data[st29.Off : st29.Off+st29.Len]
-		m0 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b28[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b21 := data[h2 : h2+20] // ipv4
+		m0 = (packet.Value{Lo: (uint64(b21[16])<<24 | uint64(b21[17])<<16 | uint64(b21[18])<<8 | uint64(b21[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n19
 	}
 n18:
 	{ // RxIPv6Dst: set meta.ipdst
-		st31 := h3 // ipv6
-		if !st31.Valid {
+		if !(h3 >= 0) {
 			return pl.drop(4)
 		}
-		b30 := data[st31.Off : st31.Off+st31.Len]
-		m0 = (packet.Value{Hi: binary.BigEndian.Uint64(b30[24:]), Lo: binary.BigEndian.Uint64(b30[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b22 := data[h3 : h3+40] // ipv6
+		m0 = (packet.Value{Hi: (uint64(b22[24])<<56 | uint64(b22[25])<<48 | uint64(b22[26])<<40 | uint64(b22[27])<<32 | uint64(b22[28])<<24 | uint64(b22[29])<<16 | uint64(b22[30])<<8 | uint64(b22[31])), Lo: (uint64(b22[32])<<56 | uint64(b22[33])<<48 | uint64(b22[34])<<40 | uint64(b22[35])<<32 | uint64(b22[36])<<24 | uint64(b22[37])<<16 | uint64(b22[38])<<8 | uint64(b22[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[2]++
 		goto n19
 	}
 n19:
 	{ // RxLBPort: test udp.dport == 0x4c42
-		st33 := h8 // udp
-		b32 := data[st33.Off : st33.Off+st33.Len]
-		if uint64(binary.BigEndian.Uint16(b32[2:])) == 0x4c42 {
+		b23 := data[h8 : h8+8] // udp
+		if (uint64(b23[2])<<8 | uint64(b23[3])) == 0x4c42 {
 			goto n20
 		}
 		goto n21
 	}
 n20:
 	{ // RxLBHeader: extract lbv1
-		x34 := h5.Valid // already there: nothing to do
-		if !x34 {
-			x34 = cur >= 0 && cur+12 <= len(data)
-			if x34 {
-				h5 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+		x24 := (h5 >= 0) // already there: nothing to do
+		if !x24 {
+			x24 = cur >= 0 && cur+12 <= len(data)
+			if x24 {
+				h5 = cur
 				cur += 12
 			} else {
-				h5 = packet.HeaderState{}
+				h5 = -1
 			} // lbv1
 		}
-		if x34 {
+		if x24 {
 			pl.edges[3]++
 			goto n21
 		}
@@ -726,10 +857,9 @@ n20:
 n21:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
-		st36 := h0 // ethernet
-		b35 := data[st36.Off : st36.Off+st36.Len]
-		pl.keys[0] = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b35[0:]))<<32 | uint64(binary.BigEndian.Uint32(b35[2:])))}
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b35[12:]))}
+		b25 := data[h0 : h0+14] // ethernet
+		pl.keys[0] = packet.Value{Lo: (uint64(b25[0])<<40 | uint64(b25[1])<<32 | uint64(b25[2])<<24 | uint64(b25[3])<<16 | uint64(b25[4])<<8 | uint64(b25[5]))}
+		pl.keys[1] = packet.Value{Lo: (uint64(b25[12])<<8 | uint64(b25[13]))}
 		pl.keys[2] = m0
 		if e, hit := pl.tables[0].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -748,7 +878,7 @@ n22:
 	}
 n23:
 	{ // RxHasLB: test valid(lbv1)
-		if h5.Valid {
+		if h5 >= 0 {
 			goto n24
 		}
 		goto n14
@@ -756,15 +886,14 @@ n23:
 n24:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		st38 := h5 // lbv1
-		b37 := data[st38.Off : st38.Off+st38.Len]
-		if e, hit := pl.tables[1].LookupWord((binary.BigEndian.Uint64(b37[4:])) << 0); hit {
+		b26 := data[h5 : h5+12] // lbv1
+		if e, hit := pl.tables[1].LookupWord((uint64(b26[4])<<56 | uint64(b26[5])<<48 | uint64(b26[6])<<40 | uint64(b26[7])<<32 | uint64(b26[8])<<24 | uint64(b26[9])<<16 | uint64(b26[10])<<8 | uint64(b26[11])) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m1 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
+			m1 = (params[0].Lo) & 0xffffffff
 			goto n26
 		default: // drop
 			goto n25
@@ -777,15 +906,14 @@ n25:
 n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		st40 := h5 // lbv1
-		b39 := data[st40.Off : st40.Off+st40.Len]
-		if e, hit := pl.tables[2].LookupWord(((binary.BigEndian.Uint64(b39[4:])&0x1ff)&0xfff)<<0 | ((m1.Lo)&0xffffffff)<<12); hit {
+		b27 := data[h5 : h5+12] // lbv1
+		if e, hit := pl.tables[2].LookupWord((((uint64(b27[4])<<56|uint64(b27[5])<<48|uint64(b27[6])<<40|uint64(b27[7])<<32|uint64(b27[8])<<24|uint64(b27[9])<<16|uint64(b27[10])<<8|uint64(b27[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m2 = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			m2 = (params[0].Lo) & 0xffff
 			goto n28
 		default: // drop
 			goto n27
@@ -798,26 +926,33 @@ n27:
 n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		st42 := h0 // ethernet
-		b41 := data[st42.Off : st42.Off+st42.Len]
-		if e, hit := pl.tables[3].LookupWord(((m2.Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b41[12:])))&0xffff)<<16); hit {
+		b28 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[3].LookupWord(((m2)&0xffff)<<0 | ((uint64(b28[12])<<8|uint64(b28[13]))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			v43 := params[0].Lo
-			binary.BigEndian.PutUint16(b41[0:], uint16(v43>>32))
-			binary.BigEndian.PutUint32(b41[2:], uint32(v43))
-			m3 = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			m5 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			s29 := params[0].Lo
+			b28[0] = byte(s29 >> 40)
+			b28[1] = byte(s29 >> 32)
+			b28[2] = byte(s29 >> 24)
+			b28[3] = byte(s29 >> 16)
+			b28[4] = byte(s29 >> 8)
+			b28[5] = byte(s29)
+			m3 = (params[1].Lo) & 0xffffffff
+			m5 = (params[2].Lo) & 0xffff
 			goto n30
 		case 1: // do_ipv6_member_rewrite
-			v44 := params[0].Lo
-			binary.BigEndian.PutUint16(b41[0:], uint16(v44>>32))
-			binary.BigEndian.PutUint32(b41[2:], uint32(v44))
+			s30 := params[0].Lo
+			b28[0] = byte(s30 >> 40)
+			b28[1] = byte(s30 >> 32)
+			b28[2] = byte(s30 >> 24)
+			b28[3] = byte(s30 >> 16)
+			b28[4] = byte(s30 >> 8)
+			b28[5] = byte(s30)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m5 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m5 = (params[2].Lo) & 0xffff
 			goto n31
 		default: // drop
 			goto n29
@@ -829,14 +964,14 @@ n29:
 	}
 n30:
 	{ // RxIsIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n33
 		}
 		goto n32
 	}
 n31:
 	{ // RxIsIPv6: test valid(ipv6)
-		if h3.Valid {
+		if h3 >= 0 {
 			goto n34
 		}
 		pl.edges[16]++
@@ -848,157 +983,207 @@ n32:
 	}
 n33:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d45 uint64 // ipv4 checksum
-		var d46 uint64 // udp checksum
-		v47 := m3.Lo
-		st49 := h2 // ipv4
-		b48 := data[st49.Off : st49.Off+st49.Len]
-		ws51 := uint64(uint64(binary.BigEndian.Uint32(b48[16:])))
-		os50 := uint32(uint16(ws51>>0)) + uint32(uint16(ws51>>16))
-		binary.BigEndian.PutUint32(b48[16:], uint32(v47))
-		ws52 := uint64(v47)
-		f54 := uint32(os50)
-		f54 += bits.RotateLeft32(f54, 16)
-		dl53 := uint64(^uint16(f54>>16)) + uint64(uint32(uint16(ws52>>0))+uint32(uint16(ws52>>16)))
-		d45 += dl53
-		d46 += dl53
-		v55 := (uint64(binary.BigEndian.Uint16(b48[2:])) - 0xc)
-		os56 := uint32(uint16(uint64(binary.BigEndian.Uint16(b48[2:]))))
-		binary.BigEndian.PutUint16(b48[2:], uint16(v55))
-		f58 := uint32(os56)
-		f58 += bits.RotateLeft32(f58, 16)
-		dl57 := uint64(^uint16(f58>>16)) + uint64(uint32(uint16(v55)))
-		d45 += dl57
-		d46 += dl57
-		if cs59 := h2; cs59.Off >= 0 && cs59.Off+cs59.Len <= len(data) {
-			cb := data[cs59.Off+10 : cs59.Off+12]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d45
+		var d31 uint64 // ipv4 checksum
+		var d32 uint64 // udp checksum
+		v33 := m3
+		b34 := data[h2 : h2+20] // ipv4
+		ws36 := uint64((uint64(b34[16])<<24 | uint64(b34[17])<<16 | uint64(b34[18])<<8 | uint64(b34[19])))
+		os35 := uint32(uint16(ws36>>0)) + uint32(uint16(ws36>>16))
+		s37 := v33
+		b34[16] = byte(s37 >> 24)
+		b34[17] = byte(s37 >> 16)
+		b34[18] = byte(s37 >> 8)
+		b34[19] = byte(s37)
+		ws38 := uint64(v33)
+		f40 := uint32(os35)
+		f40 += bits.RotateLeft32(f40, 16)
+		dl39 := uint64(^uint16(f40>>16)) + uint64(uint32(uint16(ws38>>0))+uint32(uint16(ws38>>16)))
+		d31 += dl39
+		d32 += dl39
+		v41 := ((uint64(b34[2])<<8 | uint64(b34[3])) - 0xc)
+		os42 := uint32(uint16((uint64(b34[2])<<8 | uint64(b34[3]))))
+		s43 := v41
+		b34[2] = byte(s43 >> 8)
+		b34[3] = byte(s43)
+		f45 := uint32(os42)
+		f45 += bits.RotateLeft32(f45, 16)
+		dl44 := uint64(^uint16(f45>>16)) + uint64(uint32(uint16(v41)))
+		d31 += dl44
+		d32 += dl44
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d31
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s46 := r
+			cb[0] = byte(s46 >> 8)
+			cb[1] = byte(s46)
 		}
-		if cs60 := h8; cs60.Off >= 0 && cs60.Off+cs60.Len <= len(data) {
-			cb := data[cs60.Off+6 : cs60.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d46
+		if h8+8 <= len(data) {
+			cb := data[h8+6 : h8+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d32
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s47 := r
+			cb[0] = byte(s47 >> 8)
+			cb[1] = byte(s47)
 		}
 		goto n36
 	}
 n34:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d61 uint64 // udp checksum
-		st63 := h3     // ipv6
-		b62 := data[st63.Off : st63.Off+st63.Len]
-		v64 := packet.Value{Hi: binary.BigEndian.Uint64(b62[24:]), Lo: binary.BigEndian.Uint64(b62[32:])}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws66 := packet.Value{Hi: binary.BigEndian.Uint64(b62[24:]), Lo: binary.BigEndian.Uint64(b62[32:])}
-		os65 := uint32(uint16(ws66.Hi>>0)) + uint32(uint16(ws66.Hi>>16)) + uint32(uint16(ws66.Hi>>32)) + uint32(uint16(ws66.Hi>>48)) + uint32(uint16(ws66.Lo>>0)) + uint32(uint16(ws66.Lo>>16)) + uint32(uint16(ws66.Lo>>32)) + uint32(uint16(ws66.Lo>>48))
-		v67 := v64
-		binary.BigEndian.PutUint64(b62[24:], v67.Hi)
-		binary.BigEndian.PutUint64(b62[32:], v67.Lo)
-		ws68 := v64
-		f70 := uint32(os65)
-		f70 += bits.RotateLeft32(f70, 16)
-		dl69 := uint64(^uint16(f70>>16)) + uint64(uint32(uint16(ws68.Hi>>0))+uint32(uint16(ws68.Hi>>16))+uint32(uint16(ws68.Hi>>32))+uint32(uint16(ws68.Hi>>48))+uint32(uint16(ws68.Lo>>0))+uint32(uint16(ws68.Lo>>16))+uint32(uint16(ws68.Lo>>32))+uint32(uint16(ws68.Lo>>48)))
-		d61 += dl69
-		v71 := (uint64(binary.BigEndian.Uint16(b62[4:])) - 0xc)
-		os72 := uint32(uint16(uint64(binary.BigEndian.Uint16(b62[4:]))))
-		binary.BigEndian.PutUint16(b62[4:], uint16(v71))
-		f74 := uint32(os72)
-		f74 += bits.RotateLeft32(f74, 16)
-		dl73 := uint64(^uint16(f74>>16)) + uint64(uint32(uint16(v71)))
-		d61 += dl73
-		if cs75 := h8; cs75.Off >= 0 && cs75.Off+cs75.Len <= len(data) {
-			cb := data[cs75.Off+6 : cs75.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d61
+		var d48 uint64          // udp checksum
+		b49 := data[h3 : h3+40] // ipv6
+		v50 := packet.Value{Hi: (uint64(b49[24])<<56 | uint64(b49[25])<<48 | uint64(b49[26])<<40 | uint64(b49[27])<<32 | uint64(b49[28])<<24 | uint64(b49[29])<<16 | uint64(b49[30])<<8 | uint64(b49[31])), Lo: (uint64(b49[32])<<56 | uint64(b49[33])<<48 | uint64(b49[34])<<40 | uint64(b49[35])<<32 | uint64(b49[36])<<24 | uint64(b49[37])<<16 | uint64(b49[38])<<8 | uint64(b49[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws52 := packet.Value{Hi: (uint64(b49[24])<<56 | uint64(b49[25])<<48 | uint64(b49[26])<<40 | uint64(b49[27])<<32 | uint64(b49[28])<<24 | uint64(b49[29])<<16 | uint64(b49[30])<<8 | uint64(b49[31])), Lo: (uint64(b49[32])<<56 | uint64(b49[33])<<48 | uint64(b49[34])<<40 | uint64(b49[35])<<32 | uint64(b49[36])<<24 | uint64(b49[37])<<16 | uint64(b49[38])<<8 | uint64(b49[39]))}
+		os51 := uint32(uint16(ws52.Hi>>0)) + uint32(uint16(ws52.Hi>>16)) + uint32(uint16(ws52.Hi>>32)) + uint32(uint16(ws52.Hi>>48)) + uint32(uint16(ws52.Lo>>0)) + uint32(uint16(ws52.Lo>>16)) + uint32(uint16(ws52.Lo>>32)) + uint32(uint16(ws52.Lo>>48))
+		v53 := v50
+		s54 := v53.Hi
+		b49[24] = byte(s54 >> 56)
+		b49[25] = byte(s54 >> 48)
+		b49[26] = byte(s54 >> 40)
+		b49[27] = byte(s54 >> 32)
+		b49[28] = byte(s54 >> 24)
+		b49[29] = byte(s54 >> 16)
+		b49[30] = byte(s54 >> 8)
+		b49[31] = byte(s54)
+		s55 := v53.Lo
+		b49[32] = byte(s55 >> 56)
+		b49[33] = byte(s55 >> 48)
+		b49[34] = byte(s55 >> 40)
+		b49[35] = byte(s55 >> 32)
+		b49[36] = byte(s55 >> 24)
+		b49[37] = byte(s55 >> 16)
+		b49[38] = byte(s55 >> 8)
+		b49[39] = byte(s55)
+		ws56 := v50
+		f58 := uint32(os51)
+		f58 += bits.RotateLeft32(f58, 16)
+		dl57 := uint64(^uint16(f58>>16)) + uint64(uint32(uint16(ws56.Hi>>0))+uint32(uint16(ws56.Hi>>16))+uint32(uint16(ws56.Hi>>32))+uint32(uint16(ws56.Hi>>48))+uint32(uint16(ws56.Lo>>0))+uint32(uint16(ws56.Lo>>16))+uint32(uint16(ws56.Lo>>32))+uint32(uint16(ws56.Lo>>48)))
+		d48 += dl57
+		v59 := ((uint64(b49[4])<<8 | uint64(b49[5])) - 0xc)
+		os60 := uint32(uint16((uint64(b49[4])<<8 | uint64(b49[5]))))
+		s61 := v59
+		b49[4] = byte(s61 >> 8)
+		b49[5] = byte(s61)
+		f63 := uint32(os60)
+		f63 += bits.RotateLeft32(f63, 16)
+		dl62 := uint64(^uint16(f63>>16)) + uint64(uint32(uint16(v59)))
+		d48 += dl62
+		if h8+8 <= len(data) {
+			cb := data[h8+6 : h8+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d48
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s64 := r
+			cb[0] = byte(s64 >> 8)
+			cb[1] = byte(s64)
 		}
 		goto n35
 	}
 n35:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		st77 := h3 // ipv6
-		b76 := data[st77.Off : st77.Off+st77.Len]
-		v78 := m4
-		binary.BigEndian.PutUint64(b76[24:], v78.Hi)
-		binary.BigEndian.PutUint64(b76[32:], v78.Lo)
+		b65 := data[h3 : h3+40] // ipv6
+		v66 := m4
+		s67 := v66.Hi
+		b65[24] = byte(s67 >> 56)
+		b65[25] = byte(s67 >> 48)
+		b65[26] = byte(s67 >> 40)
+		b65[27] = byte(s67 >> 32)
+		b65[28] = byte(s67 >> 24)
+		b65[29] = byte(s67 >> 16)
+		b65[30] = byte(s67 >> 8)
+		b65[31] = byte(s67)
+		s68 := v66.Lo
+		b65[32] = byte(s68 >> 56)
+		b65[33] = byte(s68 >> 48)
+		b65[34] = byte(s68 >> 40)
+		b65[35] = byte(s68 >> 32)
+		b65[36] = byte(s68 >> 24)
+		b65[37] = byte(s68 >> 16)
+		b65[38] = byte(s68 >> 8)
+		b65[39] = byte(s68)
 		pl.edges[5]++
 		goto n36
 	}
 n36:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d79 uint64 // udp checksum
-		v80 := m5.Lo
-		st82 := h8 // udp
-		b81 := data[st82.Off : st82.Off+st82.Len]
-		os83 := uint32(uint16(uint64(binary.BigEndian.Uint16(b81[2:]))))
-		binary.BigEndian.PutUint16(b81[2:], uint16(v80))
-		f85 := uint32(os83)
-		f85 += bits.RotateLeft32(f85, 16)
-		dl84 := uint64(^uint16(f85>>16)) + uint64(uint32(uint16(v80)))
-		d79 += dl84
-		v86 := (uint64(binary.BigEndian.Uint16(b81[4:])) - 0xc)
-		os87 := uint32(uint16(uint64(binary.BigEndian.Uint16(b81[4:]))))
-		binary.BigEndian.PutUint16(b81[4:], uint16(v86))
-		f89 := uint32(os87)
-		f89 += bits.RotateLeft32(f89, 16)
-		dl88 := uint64(^uint16(f89>>16)) + uint64(uint32(uint16(v86)))
-		d79 += dl88
-		if cs90 := h8; cs90.Off >= 0 && cs90.Off+cs90.Len <= len(data) {
-			cb := data[cs90.Off+6 : cs90.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d79
+		var d69 uint64 // udp checksum
+		v70 := m5
+		b71 := data[h8 : h8+8] // udp
+		os72 := uint32(uint16((uint64(b71[2])<<8 | uint64(b71[3]))))
+		s73 := v70
+		b71[2] = byte(s73 >> 8)
+		b71[3] = byte(s73)
+		f75 := uint32(os72)
+		f75 += bits.RotateLeft32(f75, 16)
+		dl74 := uint64(^uint16(f75>>16)) + uint64(uint32(uint16(v70)))
+		d69 += dl74
+		v76 := ((uint64(b71[4])<<8 | uint64(b71[5])) - 0xc)
+		os77 := uint32(uint16((uint64(b71[4])<<8 | uint64(b71[5]))))
+		s78 := v76
+		b71[4] = byte(s78 >> 8)
+		b71[5] = byte(s78)
+		f80 := uint32(os77)
+		f80 += bits.RotateLeft32(f80, 16)
+		dl79 := uint64(^uint16(f80>>16)) + uint64(uint32(uint16(v76)))
+		d69 += dl79
+		if h8+8 <= len(data) {
+			cb := data[h8+6 : h8+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d69
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s81 := r
+			cb[0] = byte(s81 >> 8)
+			cb[1] = byte(s81)
 		}
 		goto n37
 	}
 n37:
 	{ // RxStrip: pop lbv1
-		ps91 := h5 // lbv1
-		po92, pn93 := ps91.Off, 12
-		if po92 < 0 || po92+pn93 > len(data) {
+		po82, pn83 := h5, 12 // lbv1
+		if po82 < 0 || po82+pn83 > len(data) {
 			return pl.drop(10)
 		}
-		if po92 > h8.Off && (po92-h8.Off)%2 == 0 {
-			d94 := uint32(binary.BigEndian.Uint16(data[po92+0:])) + uint32(binary.BigEndian.Uint16(data[po92+2:])) + uint32(binary.BigEndian.Uint16(data[po92+4:])) + uint32(binary.BigEndian.Uint16(data[po92+6:])) + uint32(binary.BigEndian.Uint16(data[po92+8:])) + uint32(binary.BigEndian.Uint16(data[po92+10:]))
-			d94 += bits.RotateLeft32(d94, 16)
-			if cs95 := h8; cs95.Off >= 0 && cs95.Off+cs95.Len <= len(data) {
-				cb := data[cs95.Off+6 : cs95.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d94>>16))
+		if po82 > h8 && (po82-h8)%2 == 0 {
+			pw85 := data[po82 : po82+12]
+			d84 := uint32(uint64(pw85[0])<<8|uint64(pw85[1])) + uint32(uint64(pw85[2])<<8|uint64(pw85[3])) + uint32(uint64(pw85[4])<<8|uint64(pw85[5])) + uint32(uint64(pw85[6])<<8|uint64(pw85[7])) + uint32(uint64(pw85[8])<<8|uint64(pw85[9])) + uint32(uint64(pw85[10])<<8|uint64(pw85[11]))
+			d84 += bits.RotateLeft32(d84, 16)
+			if h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d84>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s86 := r
+				cb[0] = byte(s86 >> 8)
+				cb[1] = byte(s86)
 			}
 		}
-		if po92 < len(data)-po92-pn93 {
-			copy(data[pn93:pn93+po92], data[:po92])
-			data = data[pn93:]
+		if po82 < len(data)-po82-pn83 {
+			copy(data[pn83:pn83+po82], data[:po82])
+			data = data[pn83:]
 		} else {
-			copy(data[po92:], data[po92+pn93:])
-			data = data[:len(data)-pn93]
+			copy(data[po82:], data[po82+pn83:])
+			data = data[:len(data)-pn83]
 		}
-		h5 = packet.HeaderState{}
-		if cur > po92 {
-			cur = max(po92, cur-pn93)
+		h5 = -1
+		if cur > po82 {
+			cur = max(po82, cur-pn83)
 		}
 		pl.edges[6]++
 		goto n14

@@ -6,7 +6,6 @@
 package lb2025
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/bits"
 
@@ -697,107 +696,107 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = p
 	data, cur := buf[:cap(buf)][off:off+n], 0
 	_ = cur
-	var h0 packet.HeaderState // ethernet
+	h0 := -1 // ethernet
 	_ = h0
-	var h1 packet.HeaderState // vlan
+	h1 := -1 // vlan
 	_ = h1
-	var h2 packet.HeaderState // ipv4
-	_ = h2
-	var h3 packet.HeaderState // ipv6
+	h2, h2len := -1, 0 // ipv4
+	_, _ = h2, h2len
+	h3 := -1 // ipv6
 	_ = h3
-	var h4 packet.HeaderState // udp
+	h4 := -1 // udp
 	_ = h4
-	var h5 packet.HeaderState // arp
+	h5 := -1 // arp
 	_ = h5
-	var h6 packet.HeaderState // icmp
+	h6 := -1 // icmp
 	_ = h6
-	var h7 packet.HeaderState // icmpv6
+	h7 := -1 // icmpv6
 	_ = h7
-	var h8 packet.HeaderState // icmp_echo
+	h8 := -1 // icmp_echo
 	_ = h8
-	var h9 packet.HeaderState // lb_common
+	h9 := -1 // lb_common
 	_ = h9
-	var h10 packet.HeaderState // lb_v2
+	h10 := -1 // lb_v2
 	_ = h10
-	var h11 packet.HeaderState // lb_v3
+	h11 := -1 // lb_v3
 	_ = h11
-	var h12 packet.HeaderState // nd_ns
+	h12 := -1 // nd_ns
 	_ = h12
-	var h13 packet.HeaderState // nd_opt
+	h13 := -1 // nd_opt
 	_ = h13
-	var h14 packet.HeaderState // nd_mac
+	h14 := -1 // nd_mac
 	_ = h14
-	var h15 packet.HeaderState // nd_na
+	h15 := -1 // nd_na
 	_ = h15
-	var h16 packet.HeaderState // nd_na_opt
+	h16 := -1 // nd_na_opt
 	_ = h16
-	var h17 packet.HeaderState // nd_na_mac
+	h17 := -1 // nd_na_mac
 	_ = h17
-	var h18 packet.HeaderState // icmp_ipv4
+	h18 := -1 // icmp_ipv4
 	_ = h18
-	var h19 packet.HeaderState // icmp_ipv6
+	h19 := -1 // icmp_ipv6
 	_ = h19
-	var h20 packet.HeaderState // icmp_udp
+	h20 := -1 // icmp_udp
 	_ = h20
-	var h21 packet.HeaderState // lldp
+	h21 := -1 // lldp
 	_ = h21
-	var h22 packet.HeaderState // slow
+	h22 := -1 // slow
 	_ = h22
-	var h23 packet.HeaderState // lacp
+	h23 := -1 // lacp
 	_ = h23
-	h24 := packet.HeaderState{Valid: true} // meta
+	h24 := 0 // meta
 	_ = h24
-	var m0 packet.Value
+	var m0 uint64 // meta.ingress_port
 	_ = m0
-	var m1 packet.Value
+	var m1 uint64 // meta.egress_port
 	_ = m1
-	var m2 packet.Value
+	var m2 uint64 // meta.mac_sa
 	_ = m2
-	var m3 packet.Value
+	var m3 packet.Value // meta.ip_sa
 	_ = m3
-	var m4 packet.Value
+	var m4 uint64 // meta.lb_id
 	_ = m4
-	var m5 packet.Value
+	var m5 packet.Value // meta.ip_da_key
 	_ = m5
-	var m6 packet.Value
+	var m6 uint64 // meta.epoch
 	_ = m6
-	var m7 packet.Value
+	var m7 uint64 // meta.slot_bits
 	_ = m7
-	var m8 packet.Value
+	var m8 uint64 // meta.slot_xor
 	_ = m8
-	var m9 packet.Value
+	var m9 uint64 // meta.member_id
 	_ = m9
-	var m10 packet.Value
+	var m10 uint64 // meta.new_mac
 	_ = m10
-	var m11 packet.Value
+	var m11 uint64 // meta.new_ip4
 	_ = m11
-	var m12 packet.Value
+	var m12 packet.Value // meta.new_ip6
 	_ = m12
-	var m13 packet.Value
+	var m13 uint64 // meta.udp_base
 	_ = m13
-	var m14 packet.Value
+	var m14 uint64 // meta.port_bits
 	_ = m14
-	var m15 packet.Value
+	var m15 uint64 // meta.keep_lb
 	_ = m15
-	var m16 packet.Value
+	var m16 uint64 // meta.drop
 	_ = m16
-	var m17 packet.Value
+	var m17 uint64 // meta.tick
 	_ = m17
-	var m18 packet.Value
+	var m18 uint64 // meta.slot_select
 	_ = m18
-	var m19 packet.Value
+	var m19 uint64 // meta.port_select
 	_ = m19
-	var m20 packet.Value
+	var m20 uint64 // meta.calendar_slot
 	_ = m20
-	var m21 packet.Value
+	var m21 uint64 // meta.new_port
 	_ = m21
-	var m22 packet.Value
+	var m22 packet.Value // meta.na_dst
 	_ = m22
-	var m23 packet.Value
+	var m23 uint64 // meta.na_mac
 	_ = m23
-	var m24 packet.Value
+	var m24 uint64 // meta.na_s
 	_ = m24
-	var m25 packet.Value
+	var m25 packet.Value // meta.na_target
 	_ = m25
 	{ // RxWire: input
 		goto n1
@@ -812,14 +811,14 @@ n4:
 	}
 n5:
 	{ // ParseEth: extract ethernet
-		x1 := h0.Valid // already there: nothing to do
+		x1 := (h0 >= 0) // already there: nothing to do
 		if !x1 {
 			x1 = cur >= 0 && cur+14 <= len(data)
 			if x1 {
-				h0 = packet.HeaderState{Off: cur, Len: 14, Valid: true}
+				h0 = cur
 				cur += 14
 			} else {
-				h0 = packet.HeaderState{}
+				h0 = -1
 			} // ethernet
 		}
 		if x1 {
@@ -829,9 +828,8 @@ n5:
 	}
 n6:
 	{ // ParseEthType: switch ethernet.type
-		st4 := h0 // ethernet
-		b3 := data[st4.Off : st4.Off+st4.Len]
-		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
+		b3 := data[h0 : h0+14] // ethernet
+		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
 		switch {
 		case v2 == 0x800:
 			goto n9
@@ -846,17 +844,17 @@ n6:
 	}
 n7:
 	{ // ParseArp: extract arp
-		x5 := h5.Valid // already there: nothing to do
-		if !x5 {
-			x5 = cur >= 0 && cur+28 <= len(data)
-			if x5 {
-				h5 = packet.HeaderState{Off: cur, Len: 28, Valid: true}
+		x4 := (h5 >= 0) // already there: nothing to do
+		if !x4 {
+			x4 = cur >= 0 && cur+28 <= len(data)
+			if x4 {
+				h5 = cur
 				cur += 28
 			} else {
-				h5 = packet.HeaderState{}
+				h5 = -1
 			} // arp
 		}
-		if x5 {
+		if x4 {
 			goto n8
 		}
 		pl.edges[34]++
@@ -864,25 +862,24 @@ n7:
 	}
 n8:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
-		st11 := h5 // arp
-		b10 := data[st11.Off : st11.Off+st11.Len]
-		c9 := (uint64(binary.BigEndian.Uint16(b10[0:])) == 0x1)
-		if c9 {
-			c9 = (uint64(binary.BigEndian.Uint16(b10[2:])) == 0x800)
-		}
-		c8 := c9
+		b9 := data[h5 : h5+28] // arp
+		c8 := ((uint64(b9[0])<<8 | uint64(b9[1])) == 0x1)
 		if c8 {
-			c8 = (uint64(b10[4]) == 0x6)
+			c8 = ((uint64(b9[2])<<8 | uint64(b9[3])) == 0x800)
 		}
 		c7 := c8
 		if c7 {
-			c7 = (uint64(b10[5]) == 0x4)
+			c7 = (uint64(b9[4]) == 0x6)
 		}
 		c6 := c7
 		if c6 {
-			c6 = (uint64(binary.BigEndian.Uint16(b10[6:])) == 0x1)
+			c6 = (uint64(b9[5]) == 0x4)
 		}
-		if c6 {
+		c5 := c6
+		if c5 {
+			c5 = ((uint64(b9[6])<<8 | uint64(b9[7])) == 0x1)
+		}
+		if c5 {
 			goto n36
 		}
 		pl.edges[35]++
@@ -890,27 +887,26 @@ n8:
 	}
 n9:
 	{ // ParseIPv4: extract ipv4
-		x12 := h2.Valid // already there: nothing to do
-		if !x12 {
+		x10 := (h2 >= 0) // already there: nothing to do
+		if !x10 {
 			if off := cur; off >= 0 && off+20 <= len(data) {
-				h2 = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st15 := h2 // ipv4
-				if !st15.Valid {
+				h2, h2len = off, 20
+				if !(h2 >= 0) {
 					return pl.drop(0)
 				}
-				b14 := data[st15.Off : st15.Off+st15.Len]
-				ext13 := packet.Value{Lo: (uint64(b14[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x12 = ext13.Hi == 0 && ext13.Lo <= uint64(len(data)) && off+20+int(ext13.Lo) <= len(data)
-				if x12 {
-					h2.Len += int(ext13.Lo)
-					cur = off + h2.Len
+				b12 := data[h2 : h2+20] // ipv4
+				ext11 := packet.Value{Lo: (uint64(b12[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+				x10 = ext11.Hi == 0 && ext11.Lo <= uint64(len(data)) && off+20+int(ext11.Lo) <= len(data)
+				if x10 {
+					h2len += int(ext11.Lo)
+					cur = off + h2len
 				}
 			}
-			if !x12 {
-				h2 = packet.HeaderState{}
+			if !x10 {
+				h2 = -1
 			} // ipv4
 		}
-		if x12 {
+		if x10 {
 			goto n10
 		}
 		pl.edges[36]++
@@ -918,13 +914,12 @@ n9:
 	}
 n10:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
-		st18 := h2 // ipv4
-		b17 := data[st18.Off : st18.Off+st18.Len]
-		c16 := ((uint64(b17[0]) >> 4 & 0xf) == 0x4)
-		if c16 {
-			c16 = ((uint64(b17[0]) >> 0 & 0xf) >= 0x5)
+		b14 := data[h2 : h2+20] // ipv4
+		c13 := ((uint64(b14[0]) >> 4 & 0xf) == 0x4)
+		if c13 {
+			c13 = ((uint64(b14[0]) >> 0 & 0xf) >= 0x5)
 		}
-		if c16 {
+		if c13 {
 			goto n11
 		}
 		pl.edges[37]++
@@ -932,13 +927,12 @@ n10:
 	}
 n11:
 	{ // ParseIPv4Proto: switch ipv4.proto
-		st21 := h2 // ipv4
-		b20 := data[st21.Off : st21.Off+st21.Len]
-		v19 := uint64(b20[9])
+		b16 := data[h2 : h2+20] // ipv4
+		v15 := uint64(b16[9])
 		switch {
-		case v19 == 0x1:
+		case v15 == 0x1:
 			goto n12
-		case v19 == 0x11:
+		case v15 == 0x11:
 			goto n28
 		default:
 			pl.edges[38]++
@@ -947,17 +941,17 @@ n11:
 	}
 n12:
 	{ // ParseIcmp: extract icmp
-		x22 := h6.Valid // already there: nothing to do
-		if !x22 {
-			x22 = cur >= 0 && cur+4 <= len(data)
-			if x22 {
-				h6 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+		x17 := (h6 >= 0) // already there: nothing to do
+		if !x17 {
+			x17 = cur >= 0 && cur+4 <= len(data)
+			if x17 {
+				h6 = cur
 				cur += 4
 			} else {
-				h6 = packet.HeaderState{}
+				h6 = -1
 			} // icmp
 		}
-		if x22 {
+		if x17 {
 			goto n13
 		}
 		pl.edges[39]++
@@ -965,13 +959,12 @@ n12:
 	}
 n13:
 	{ // ParseIcmpType: test icmp.type == 8 && icmp.code == 0
-		st25 := h6 // icmp
-		b24 := data[st25.Off : st25.Off+st25.Len]
-		c23 := (uint64(b24[0]) == 0x8)
-		if c23 {
-			c23 = (uint64(b24[1]) == 0x0)
+		b19 := data[h6 : h6+4] // icmp
+		c18 := (uint64(b19[0]) == 0x8)
+		if c18 {
+			c18 = (uint64(b19[1]) == 0x0)
 		}
-		if c23 {
+		if c18 {
 			goto n14
 		}
 		pl.edges[40]++
@@ -979,17 +972,17 @@ n13:
 	}
 n14:
 	{ // ParseEcho4: extract icmp_echo
-		x26 := h8.Valid // already there: nothing to do
-		if !x26 {
-			x26 = cur >= 0 && cur+4 <= len(data)
-			if x26 {
-				h8 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+		x20 := (h8 >= 0) // already there: nothing to do
+		if !x20 {
+			x20 = cur >= 0 && cur+4 <= len(data)
+			if x20 {
+				h8 = cur
 				cur += 4
 			} else {
-				h8 = packet.HeaderState{}
+				h8 = -1
 			} // icmp_echo
 		}
-		if x26 {
+		if x20 {
 			pl.edges[0]++
 			goto n36
 		}
@@ -998,17 +991,17 @@ n14:
 	}
 n15:
 	{ // ParseIPv6: extract ipv6
-		x27 := h3.Valid // already there: nothing to do
-		if !x27 {
-			x27 = cur >= 0 && cur+40 <= len(data)
-			if x27 {
-				h3 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+		x21 := (h3 >= 0) // already there: nothing to do
+		if !x21 {
+			x21 = cur >= 0 && cur+40 <= len(data)
+			if x21 {
+				h3 = cur
 				cur += 40
 			} else {
-				h3 = packet.HeaderState{}
+				h3 = -1
 			} // ipv6
 		}
-		if x27 {
+		if x21 {
 			goto n16
 		}
 		pl.edges[42]++
@@ -1016,9 +1009,8 @@ n15:
 	}
 n16:
 	{ // ParseIPv6Check: test ipv6.version == 6
-		st29 := h3 // ipv6
-		b28 := data[st29.Off : st29.Off+st29.Len]
-		if (uint64(b28[0]) >> 4 & 0xf) == 0x6 {
+		b22 := data[h3 : h3+40] // ipv6
+		if (uint64(b22[0]) >> 4 & 0xf) == 0x6 {
 			goto n17
 		}
 		pl.edges[43]++
@@ -1026,13 +1018,12 @@ n16:
 	}
 n17:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
-		st32 := h3 // ipv6
-		b31 := data[st32.Off : st32.Off+st32.Len]
-		v30 := uint64(b31[6])
+		b24 := data[h3 : h3+40] // ipv6
+		v23 := uint64(b24[6])
 		switch {
-		case v30 == 0x3a:
+		case v23 == 0x3a:
 			goto n18
-		case v30 == 0x11:
+		case v23 == 0x11:
 			pl.edges[1]++
 			goto n28
 		default:
@@ -1042,17 +1033,17 @@ n17:
 	}
 n18:
 	{ // ParseIcmp6: extract icmpv6
-		x33 := h7.Valid // already there: nothing to do
-		if !x33 {
-			x33 = cur >= 0 && cur+4 <= len(data)
-			if x33 {
-				h7 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+		x25 := (h7 >= 0) // already there: nothing to do
+		if !x25 {
+			x25 = cur >= 0 && cur+4 <= len(data)
+			if x25 {
+				h7 = cur
 				cur += 4
 			} else {
-				h7 = packet.HeaderState{}
+				h7 = -1
 			} // icmpv6
 		}
-		if x33 {
+		if x25 {
 			goto n19
 		}
 		pl.edges[45]++
@@ -1060,13 +1051,12 @@ n18:
 	}
 n19:
 	{ // ParseIcmp6Type: switch icmpv6.type
-		st36 := h7 // icmpv6
-		b35 := data[st36.Off : st36.Off+st36.Len]
-		v34 := uint64(b35[0])
+		b27 := data[h7 : h7+4] // icmpv6
+		v26 := uint64(b27[0])
 		switch {
-		case v34 == 0x80:
+		case v26 == 0x80:
 			goto n20
-		case v34 == 0x87:
+		case v26 == 0x87:
 			goto n22
 		default:
 			pl.edges[46]++
@@ -1075,9 +1065,8 @@ n19:
 	}
 n20:
 	{ // ParseEcho6Code: test icmpv6.code == 0
-		st38 := h7 // icmpv6
-		b37 := data[st38.Off : st38.Off+st38.Len]
-		if uint64(b37[1]) == 0x0 {
+		b28 := data[h7 : h7+4] // icmpv6
+		if uint64(b28[1]) == 0x0 {
 			goto n21
 		}
 		pl.edges[47]++
@@ -1085,17 +1074,17 @@ n20:
 	}
 n21:
 	{ // ParseEcho6: extract icmp_echo
-		x39 := h8.Valid // already there: nothing to do
-		if !x39 {
-			x39 = cur >= 0 && cur+4 <= len(data)
-			if x39 {
-				h8 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+		x29 := (h8 >= 0) // already there: nothing to do
+		if !x29 {
+			x29 = cur >= 0 && cur+4 <= len(data)
+			if x29 {
+				h8 = cur
 				cur += 4
 			} else {
-				h8 = packet.HeaderState{}
+				h8 = -1
 			} // icmp_echo
 		}
-		if x39 {
+		if x29 {
 			pl.edges[2]++
 			goto n36
 		}
@@ -1104,9 +1093,8 @@ n21:
 	}
 n22:
 	{ // ParseNsCode: test icmpv6.code == 0
-		st41 := h7 // icmpv6
-		b40 := data[st41.Off : st41.Off+st41.Len]
-		if uint64(b40[1]) == 0x0 {
+		b30 := data[h7 : h7+4] // icmpv6
+		if uint64(b30[1]) == 0x0 {
 			goto n23
 		}
 		pl.edges[49]++
@@ -1114,17 +1102,17 @@ n22:
 	}
 n23:
 	{ // ParseNs: extract nd_ns
-		x42 := h12.Valid // already there: nothing to do
-		if !x42 {
-			x42 = cur >= 0 && cur+20 <= len(data)
-			if x42 {
-				h12 = packet.HeaderState{Off: cur, Len: 20, Valid: true}
+		x31 := (h12 >= 0) // already there: nothing to do
+		if !x31 {
+			x31 = cur >= 0 && cur+20 <= len(data)
+			if x31 {
+				h12 = cur
 				cur += 20
 			} else {
-				h12 = packet.HeaderState{}
+				h12 = -1
 			} // nd_ns
 		}
-		if x42 {
+		if x31 {
 			goto n24
 		}
 		pl.edges[50]++
@@ -1132,9 +1120,8 @@ n23:
 	}
 n24:
 	{ // ParseNsLen: test ipv6.payload_len == 24
-		st44 := h3 // ipv6
-		b43 := data[st44.Off : st44.Off+st44.Len]
-		if uint64(binary.BigEndian.Uint16(b43[4:])) == 0x18 {
+		b32 := data[h3 : h3+40] // ipv6
+		if (uint64(b32[4])<<8 | uint64(b32[5])) == 0x18 {
 			pl.edges[3]++
 			goto n36
 		}
@@ -1142,17 +1129,17 @@ n24:
 	}
 n25:
 	{ // ParseNsOpt: extract nd_opt
-		x45 := h13.Valid // already there: nothing to do
-		if !x45 {
-			x45 = cur >= 0 && cur+2 <= len(data)
-			if x45 {
-				h13 = packet.HeaderState{Off: cur, Len: 2, Valid: true}
+		x33 := (h13 >= 0) // already there: nothing to do
+		if !x33 {
+			x33 = cur >= 0 && cur+2 <= len(data)
+			if x33 {
+				h13 = cur
 				cur += 2
 			} else {
-				h13 = packet.HeaderState{}
+				h13 = -1
 			} // nd_opt
 		}
-		if x45 {
+		if x33 {
 			goto n26
 		}
 		pl.edges[51]++
@@ -1160,9 +1147,8 @@ n25:
 	}
 n26:
 	{ // ParseNsOptType: test nd_opt.type == 1
-		st47 := h13 // nd_opt
-		b46 := data[st47.Off : st47.Off+st47.Len]
-		if uint64(b46[0]) == 0x1 {
+		b34 := data[h13 : h13+2] // nd_opt
+		if uint64(b34[0]) == 0x1 {
 			goto n27
 		}
 		pl.edges[4]++
@@ -1170,17 +1156,17 @@ n26:
 	}
 n27:
 	{ // ParseNsMac: extract nd_mac
-		x48 := h14.Valid // already there: nothing to do
-		if !x48 {
-			x48 = cur >= 0 && cur+6 <= len(data)
-			if x48 {
-				h14 = packet.HeaderState{Off: cur, Len: 6, Valid: true}
+		x35 := (h14 >= 0) // already there: nothing to do
+		if !x35 {
+			x35 = cur >= 0 && cur+6 <= len(data)
+			if x35 {
+				h14 = cur
 				cur += 6
 			} else {
-				h14 = packet.HeaderState{}
+				h14 = -1
 			} // nd_mac
 		}
-		if x48 {
+		if x35 {
 			pl.edges[5]++
 			goto n36
 		}
@@ -1189,17 +1175,17 @@ n27:
 	}
 n28:
 	{ // ParseUdp: extract udp
-		x49 := h4.Valid // already there: nothing to do
-		if !x49 {
-			x49 = cur >= 0 && cur+8 <= len(data)
-			if x49 {
-				h4 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+		x36 := (h4 >= 0) // already there: nothing to do
+		if !x36 {
+			x36 = cur >= 0 && cur+8 <= len(data)
+			if x36 {
+				h4 = cur
 				cur += 8
 			} else {
-				h4 = packet.HeaderState{}
+				h4 = -1
 			} // udp
 		}
-		if x49 {
+		if x36 {
 			goto n29
 		}
 		pl.edges[53]++
@@ -1207,9 +1193,8 @@ n28:
 	}
 n29:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
-		st51 := h4 // udp
-		b50 := data[st51.Off : st51.Off+st51.Len]
-		if (uint64(binary.BigEndian.Uint16(b50[2:])) & 0xc000) == 0x4000 {
+		b37 := data[h4 : h4+8] // udp
+		if ((uint64(b37[2])<<8 | uint64(b37[3])) & 0xc000) == 0x4000 {
 			goto n30
 		}
 		pl.edges[54]++
@@ -1217,17 +1202,17 @@ n29:
 	}
 n30:
 	{ // ParseLb: extract lb_common
-		x52 := h9.Valid // already there: nothing to do
-		if !x52 {
-			x52 = cur >= 0 && cur+4 <= len(data)
-			if x52 {
-				h9 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+		x38 := (h9 >= 0) // already there: nothing to do
+		if !x38 {
+			x38 = cur >= 0 && cur+4 <= len(data)
+			if x38 {
+				h9 = cur
 				cur += 4
 			} else {
-				h9 = packet.HeaderState{}
+				h9 = -1
 			} // lb_common
 		}
-		if x52 {
+		if x38 {
 			goto n31
 		}
 		pl.edges[55]++
@@ -1235,9 +1220,8 @@ n30:
 	}
 n31:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		st54 := h9 // lb_common
-		b53 := data[st54.Off : st54.Off+st54.Len]
-		if uint64(binary.BigEndian.Uint16(b53[0:])) == 0x4c42 {
+		b39 := data[h9 : h9+4] // lb_common
+		if (uint64(b39[0])<<8 | uint64(b39[1])) == 0x4c42 {
 			goto n32
 		}
 		pl.edges[56]++
@@ -1245,13 +1229,12 @@ n31:
 	}
 n32:
 	{ // ParseLbVersion: switch lb_common.version
-		st57 := h9 // lb_common
-		b56 := data[st57.Off : st57.Off+st57.Len]
-		v55 := uint64(b56[2])
+		b41 := data[h9 : h9+4] // lb_common
+		v40 := uint64(b41[2])
 		switch {
-		case v55 == 0x2:
+		case v40 == 0x2:
 			goto n33
-		case v55 == 0x3:
+		case v40 == 0x3:
 			goto n34
 		default:
 			pl.edges[57]++
@@ -1260,17 +1243,17 @@ n32:
 	}
 n33:
 	{ // ParseLbV2: extract lb_v2
-		x58 := h10.Valid // already there: nothing to do
-		if !x58 {
-			x58 = cur >= 0 && cur+12 <= len(data)
-			if x58 {
-				h10 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+		x42 := (h10 >= 0) // already there: nothing to do
+		if !x42 {
+			x42 = cur >= 0 && cur+12 <= len(data)
+			if x42 {
+				h10 = cur
 				cur += 12
 			} else {
-				h10 = packet.HeaderState{}
+				h10 = -1
 			} // lb_v2
 		}
-		if x58 {
+		if x42 {
 			pl.edges[6]++
 			goto n36
 		}
@@ -1279,17 +1262,17 @@ n33:
 	}
 n34:
 	{ // ParseLbV3: extract lb_v3
-		x59 := h11.Valid // already there: nothing to do
-		if !x59 {
-			x59 = cur >= 0 && cur+12 <= len(data)
-			if x59 {
-				h11 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+		x43 := (h11 >= 0) // already there: nothing to do
+		if !x43 {
+			x43 = cur >= 0 && cur+12 <= len(data)
+			if x43 {
+				h11 = cur
 				cur += 12
 			} else {
-				h11 = packet.HeaderState{}
+				h11 = -1
 			} // lb_v3
 		}
-		if x59 {
+		if x43 {
 			pl.edges[7]++
 			goto n36
 		}
@@ -1303,19 +1286,18 @@ n35:
 n36:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		st61 := h0 // ethernet
-		b60 := data[st61.Off : st61.Off+st61.Len]
-		if e, hit := pl.tables[0].LookupWord(((uint64(binary.BigEndian.Uint16(b60[0:]))<<32|uint64(binary.BigEndian.Uint32(b60[2:])))&0xffffffffffff)<<0 | ((m0.Lo)&0xf)<<48); hit {
+		b44 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[0].LookupWord(((uint64(b44[0])<<40|uint64(b44[1])<<32|uint64(b44[2])<<24|uint64(b44[3])<<16|uint64(b44[4])<<8|uint64(b44[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			m2 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			m1 = packet.Value{Lo: (m0.Lo) & 0xf}
+			m2 = (params[0].Lo) & 0xffffffffffff
+			m1 = (m0) & 0xf
 			goto n38
 		case 1: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[8]++
 			goto n38
 		default: // miss
@@ -1328,51 +1310,47 @@ n37:
 	}
 n38:
 	{ // L3DaIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n40
 		}
 		goto n39
 	}
 n39:
 	{ // L3DaIPv6: test valid(ipv6)
-		if h3.Valid {
+		if h3 >= 0 {
 			goto n41
 		}
 		goto n42
 	}
 n40:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		st63 := h2 // ipv4
-		b62 := data[st63.Off : st63.Off+st63.Len]
-		m5 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b62[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b45 := data[h2 : h2+20] // ipv4
+		m5 = (packet.Value{Lo: (uint64(b45[16])<<24 | uint64(b45[17])<<16 | uint64(b45[18])<<8 | uint64(b45[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n41:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		st65 := h3 // ipv6
-		b64 := data[st65.Off : st65.Off+st65.Len]
-		m5 = (packet.Value{Hi: binary.BigEndian.Uint64(b64[24:]), Lo: binary.BigEndian.Uint64(b64[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b46 := data[h3 : h3+40] // ipv6
+		m5 = (packet.Value{Hi: (uint64(b46[24])<<56 | uint64(b46[25])<<48 | uint64(b46[26])<<40 | uint64(b46[27])<<32 | uint64(b46[28])<<24 | uint64(b46[29])<<16 | uint64(b46[30])<<8 | uint64(b46[31])), Lo: (uint64(b46[32])<<56 | uint64(b46[33])<<48 | uint64(b46[34])<<40 | uint64(b46[35])<<32 | uint64(b46[36])<<24 | uint64(b46[37])<<16 | uint64(b46[38])<<8 | uint64(b46[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[9]++
 		goto n43
 	}
 n42:
 	{ // L3SetDaArp: set meta.ip_da_key
-		st67 := h5 // arp
-		if !st67.Valid {
+		if !(h5 >= 0) {
 			return pl.drop(3)
 		}
-		b66 := data[st67.Off : st67.Off+st67.Len]
-		m5 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b66[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b47 := data[h5 : h5+28] // arp
+		m5 = (packet.Value{Lo: (uint64(b47[24])<<24 | uint64(b47[25])<<16 | uint64(b47[26])<<8 | uint64(b47[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[10]++
 		goto n43
 	}
 n43:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m0.Lo}
-		st69 := h0 // ethernet
-		b68 := data[st69.Off : st69.Off+st69.Len]
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b68[12:]))}
+		pl.keys[0] = packet.Value{Lo: m0}
+		b48 := data[h0 : h0+14] // ethernet
+		pl.keys[1] = packet.Value{Lo: (uint64(b48[12])<<8 | uint64(b48[13]))}
 		pl.keys[2] = m5
 		if e, hit := pl.tables[1].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -1381,11 +1359,11 @@ n43:
 		switch act {
 		case 0: // set_ip_sa
 			m3 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m4 = packet.Value{Lo: (params[1].Lo) & 0x7}
-			m1 = packet.Value{Lo: (m0.Lo) & 0xf}
+			m4 = (params[1].Lo) & 0x7
+			m1 = (m0) & 0xf
 			goto n45
 		case 1: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[11]++
 			goto n45
 		default: // miss
@@ -1398,46 +1376,44 @@ n44:
 	}
 n45:
 	{ // L3IsArp: test valid(arp)
-		if h5.Valid {
+		if h5 >= 0 {
 			goto n49
 		}
 		goto n46
 	}
 n46:
 	{ // L3IsIcmp4: test valid(icmp)
-		if h6.Valid {
+		if h6 >= 0 {
 			goto n53
 		}
 		goto n47
 	}
 n47:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c70 := h7.Valid
-		if c70 {
-			st72 := h7 // icmpv6
-			if !st72.Valid {
+		c49 := (h7 >= 0)
+		if c49 {
+			if !(h7 >= 0) {
 				return pl.drop(5)
 			}
-			b71 := data[st72.Off : st72.Off+st72.Len]
-			c70 = (uint64(b71[0]) == 0x80)
+			b50 := data[h7 : h7+4] // icmpv6
+			c49 = (uint64(b50[0]) == 0x80)
 		}
-		if c70 {
+		if c49 {
 			goto n57
 		}
 		goto n48
 	}
 n48:
 	{ // L3IsNs: test valid(nd_ns)
-		if h12.Valid {
+		if h12 >= 0 {
 			goto n59
 		}
 		goto n77
 	}
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		st74 := h5 // arp
-		b73 := data[st74.Off : st74.Off+st74.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b73[24:]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b51 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b51[24])<<24 | uint64(b51[25])<<16 | uint64(b51[26])<<8 | uint64(b51[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n51
 		}
 		goto n50
@@ -1448,25 +1424,49 @@ n50:
 	}
 n51:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		st76 := h0 // ethernet
-		b75 := data[st76.Off : st76.Off+st76.Len]
-		v77 := (uint64(binary.BigEndian.Uint16(b75[6:]))<<32 | uint64(binary.BigEndian.Uint32(b75[8:])))
-		binary.BigEndian.PutUint16(b75[0:], uint16(v77>>32))
-		binary.BigEndian.PutUint32(b75[2:], uint32(v77))
-		v78 := m2.Lo
-		binary.BigEndian.PutUint16(b75[6:], uint16(v78>>32))
-		binary.BigEndian.PutUint32(b75[8:], uint32(v78))
-		st80 := h5 // arp
-		b79 := data[st80.Off : st80.Off+st80.Len]
-		binary.BigEndian.PutUint16(b79[6:], uint16(0x2))
-		v81 := (uint64(binary.BigEndian.Uint16(b79[8:]))<<32 | uint64(binary.BigEndian.Uint32(b79[10:])))
-		binary.BigEndian.PutUint16(b79[18:], uint16(v81>>32))
-		binary.BigEndian.PutUint32(b79[20:], uint32(v81))
-		v82 := m2.Lo
-		binary.BigEndian.PutUint16(b79[8:], uint16(v82>>32))
-		binary.BigEndian.PutUint32(b79[10:], uint32(v82))
-		binary.BigEndian.PutUint32(b79[24:], uint32(uint64(binary.BigEndian.Uint32(b79[14:]))))
-		binary.BigEndian.PutUint32(b79[14:], uint32(((m3.Lo & 0xffffffff) & 0xffffffff)))
+		b52 := data[h0 : h0+14] // ethernet
+		s53 := (uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11]))
+		b52[0] = byte(s53 >> 40)
+		b52[1] = byte(s53 >> 32)
+		b52[2] = byte(s53 >> 24)
+		b52[3] = byte(s53 >> 16)
+		b52[4] = byte(s53 >> 8)
+		b52[5] = byte(s53)
+		s54 := m2
+		b52[6] = byte(s54 >> 40)
+		b52[7] = byte(s54 >> 32)
+		b52[8] = byte(s54 >> 24)
+		b52[9] = byte(s54 >> 16)
+		b52[10] = byte(s54 >> 8)
+		b52[11] = byte(s54)
+		b55 := data[h5 : h5+28] // arp
+		s56 := 0x2
+		b55[6] = byte(s56 >> 8)
+		b55[7] = byte(s56)
+		s57 := (uint64(b55[8])<<40 | uint64(b55[9])<<32 | uint64(b55[10])<<24 | uint64(b55[11])<<16 | uint64(b55[12])<<8 | uint64(b55[13]))
+		b55[18] = byte(s57 >> 40)
+		b55[19] = byte(s57 >> 32)
+		b55[20] = byte(s57 >> 24)
+		b55[21] = byte(s57 >> 16)
+		b55[22] = byte(s57 >> 8)
+		b55[23] = byte(s57)
+		s58 := m2
+		b55[8] = byte(s58 >> 40)
+		b55[9] = byte(s58 >> 32)
+		b55[10] = byte(s58 >> 24)
+		b55[11] = byte(s58 >> 16)
+		b55[12] = byte(s58 >> 8)
+		b55[13] = byte(s58)
+		s59 := (uint64(b55[14])<<24 | uint64(b55[15])<<16 | uint64(b55[16])<<8 | uint64(b55[17]))
+		b55[24] = byte(s59 >> 24)
+		b55[25] = byte(s59 >> 16)
+		b55[26] = byte(s59 >> 8)
+		b55[27] = byte(s59)
+		s60 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b55[14] = byte(s60 >> 24)
+		b55[15] = byte(s60 >> 16)
+		b55[16] = byte(s60 >> 8)
+		b55[17] = byte(s60)
 		goto n52
 	}
 n52:
@@ -1475,12 +1475,11 @@ n52:
 	}
 n53:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
-		st84 := h2 // ipv4
-		if !st84.Valid {
+		if !(h2 >= 0) {
 			return pl.drop(7)
 		}
-		b83 := data[st84.Off : st84.Off+st84.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b83[16:]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b61 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b61[16])<<24 | uint64(b61[17])<<16 | uint64(b61[18])<<8 | uint64(b61[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n55
 		}
 		goto n54
@@ -1491,44 +1490,59 @@ n54:
 	}
 n55:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d85 uint64 // icmp checksum
-		st87 := h0     // ethernet
-		b86 := data[st87.Off : st87.Off+st87.Len]
-		v88 := (uint64(binary.BigEndian.Uint16(b86[6:]))<<32 | uint64(binary.BigEndian.Uint32(b86[8:])))
-		v89 := v88
-		binary.BigEndian.PutUint16(b86[0:], uint16(v89>>32))
-		binary.BigEndian.PutUint32(b86[2:], uint32(v89))
-		v90 := m2.Lo
-		v91 := v90
-		binary.BigEndian.PutUint16(b86[6:], uint16(v91>>32))
-		binary.BigEndian.PutUint32(b86[8:], uint32(v91))
-		st93 := h2 // ipv4
-		if !st93.Valid {
+		var d62 uint64          // icmp checksum
+		b63 := data[h0 : h0+14] // ethernet
+		v64 := (uint64(b63[6])<<40 | uint64(b63[7])<<32 | uint64(b63[8])<<24 | uint64(b63[9])<<16 | uint64(b63[10])<<8 | uint64(b63[11]))
+		s65 := v64
+		b63[0] = byte(s65 >> 40)
+		b63[1] = byte(s65 >> 32)
+		b63[2] = byte(s65 >> 24)
+		b63[3] = byte(s65 >> 16)
+		b63[4] = byte(s65 >> 8)
+		b63[5] = byte(s65)
+		v66 := m2
+		s67 := v66
+		b63[6] = byte(s67 >> 40)
+		b63[7] = byte(s67 >> 32)
+		b63[8] = byte(s67 >> 24)
+		b63[9] = byte(s67 >> 16)
+		b63[10] = byte(s67 >> 8)
+		b63[11] = byte(s67)
+		if !(h2 >= 0) {
 			return pl.drop(9)
 		}
-		b92 := data[st93.Off : st93.Off+st93.Len]
-		v94 := uint64(binary.BigEndian.Uint32(b92[12:]))
-		binary.BigEndian.PutUint32(b92[16:], uint32(v94))
-		v95 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		binary.BigEndian.PutUint32(b92[12:], uint32(v95))
-		v96 := 0x0
-		st98 := h6 // icmp
-		b97 := data[st98.Off : st98.Off+st98.Len]
-		os99 := uint32(binary.BigEndian.Uint16(b97[0:]))
-		b97[0] = byte(v96)
-		f101 := uint32(os99)
-		f101 += bits.RotateLeft32(f101, 16)
-		dl100 := uint64(^uint16(f101>>16)) + uint64(uint32(binary.BigEndian.Uint16(b97[0:])))
-		d85 += dl100
-		if cs102 := h6; cs102.Off >= 0 && cs102.Off+cs102.Len <= len(data) {
-			cb := data[cs102.Off+2 : cs102.Off+4]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d85
+		b68 := data[h2 : h2+20] // ipv4
+		v69 := (uint64(b68[12])<<24 | uint64(b68[13])<<16 | uint64(b68[14])<<8 | uint64(b68[15]))
+		s70 := v69
+		b68[16] = byte(s70 >> 24)
+		b68[17] = byte(s70 >> 16)
+		b68[18] = byte(s70 >> 8)
+		b68[19] = byte(s70)
+		v71 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s72 := v71
+		b68[12] = byte(s72 >> 24)
+		b68[13] = byte(s72 >> 16)
+		b68[14] = byte(s72 >> 8)
+		b68[15] = byte(s72)
+		v73 := 0x0
+		b74 := data[h6 : h6+4] // icmp
+		os75 := uint32(uint64(b74[0])<<8 | uint64(b74[1]))
+		b74[0] = byte(v73)
+		f77 := uint32(os75)
+		f77 += bits.RotateLeft32(f77, 16)
+		dl76 := uint64(^uint16(f77>>16)) + uint64(uint32(uint64(b74[0])<<8|uint64(b74[1])))
+		d62 += dl76
+		if h6+4 <= len(data) {
+			cb := data[h6+2 : h6+4]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d62
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s78 := r
+			cb[0] = byte(s78 >> 8)
+			cb[1] = byte(s78)
 		}
 		goto n56
 	}
@@ -1539,62 +1553,101 @@ n56:
 	}
 n57:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d103 uint64 // icmpv6 checksum
-		st105 := h0     // ethernet
-		b104 := data[st105.Off : st105.Off+st105.Len]
-		v106 := (uint64(binary.BigEndian.Uint16(b104[6:]))<<32 | uint64(binary.BigEndian.Uint32(b104[8:])))
-		v107 := v106
-		binary.BigEndian.PutUint16(b104[0:], uint16(v107>>32))
-		binary.BigEndian.PutUint32(b104[2:], uint32(v107))
-		v108 := m2.Lo
-		v109 := v108
-		binary.BigEndian.PutUint16(b104[6:], uint16(v109>>32))
-		binary.BigEndian.PutUint32(b104[8:], uint32(v109))
-		st111 := h3 // ipv6
-		if !st111.Valid {
+		var d79 uint64          // icmpv6 checksum
+		b80 := data[h0 : h0+14] // ethernet
+		v81 := (uint64(b80[6])<<40 | uint64(b80[7])<<32 | uint64(b80[8])<<24 | uint64(b80[9])<<16 | uint64(b80[10])<<8 | uint64(b80[11]))
+		s82 := v81
+		b80[0] = byte(s82 >> 40)
+		b80[1] = byte(s82 >> 32)
+		b80[2] = byte(s82 >> 24)
+		b80[3] = byte(s82 >> 16)
+		b80[4] = byte(s82 >> 8)
+		b80[5] = byte(s82)
+		v83 := m2
+		s84 := v83
+		b80[6] = byte(s84 >> 40)
+		b80[7] = byte(s84 >> 32)
+		b80[8] = byte(s84 >> 24)
+		b80[9] = byte(s84 >> 16)
+		b80[10] = byte(s84 >> 8)
+		b80[11] = byte(s84)
+		if !(h3 >= 0) {
 			return pl.drop(10)
 		}
-		b110 := data[st111.Off : st111.Off+st111.Len]
-		v112 := packet.Value{Hi: binary.BigEndian.Uint64(b110[8:]), Lo: binary.BigEndian.Uint64(b110[16:])}
-		ws114 := packet.Value{Hi: binary.BigEndian.Uint64(b110[24:]), Lo: binary.BigEndian.Uint64(b110[32:])}
-		os113 := uint32(uint16(ws114.Hi>>0)) + uint32(uint16(ws114.Hi>>16)) + uint32(uint16(ws114.Hi>>32)) + uint32(uint16(ws114.Hi>>48)) + uint32(uint16(ws114.Lo>>0)) + uint32(uint16(ws114.Lo>>16)) + uint32(uint16(ws114.Lo>>32)) + uint32(uint16(ws114.Lo>>48))
-		v115 := v112
-		binary.BigEndian.PutUint64(b110[24:], v115.Hi)
-		binary.BigEndian.PutUint64(b110[32:], v115.Lo)
-		ws116 := v112
-		f118 := uint32(os113)
-		f118 += bits.RotateLeft32(f118, 16)
-		dl117 := uint64(^uint16(f118>>16)) + uint64(uint32(uint16(ws116.Hi>>0))+uint32(uint16(ws116.Hi>>16))+uint32(uint16(ws116.Hi>>32))+uint32(uint16(ws116.Hi>>48))+uint32(uint16(ws116.Lo>>0))+uint32(uint16(ws116.Lo>>16))+uint32(uint16(ws116.Lo>>32))+uint32(uint16(ws116.Lo>>48)))
-		d103 += dl117
-		v119 := m3
-		ws121 := packet.Value{Hi: binary.BigEndian.Uint64(b110[8:]), Lo: binary.BigEndian.Uint64(b110[16:])}
-		os120 := uint32(uint16(ws121.Hi>>0)) + uint32(uint16(ws121.Hi>>16)) + uint32(uint16(ws121.Hi>>32)) + uint32(uint16(ws121.Hi>>48)) + uint32(uint16(ws121.Lo>>0)) + uint32(uint16(ws121.Lo>>16)) + uint32(uint16(ws121.Lo>>32)) + uint32(uint16(ws121.Lo>>48))
-		v122 := v119
-		binary.BigEndian.PutUint64(b110[8:], v122.Hi)
-		binary.BigEndian.PutUint64(b110[16:], v122.Lo)
-		ws123 := v119
-		f125 := uint32(os120)
-		f125 += bits.RotateLeft32(f125, 16)
-		dl124 := uint64(^uint16(f125>>16)) + uint64(uint32(uint16(ws123.Hi>>0))+uint32(uint16(ws123.Hi>>16))+uint32(uint16(ws123.Hi>>32))+uint32(uint16(ws123.Hi>>48))+uint32(uint16(ws123.Lo>>0))+uint32(uint16(ws123.Lo>>16))+uint32(uint16(ws123.Lo>>32))+uint32(uint16(ws123.Lo>>48)))
-		d103 += dl124
-		v126 := 0x81
-		st128 := h7 // icmpv6
-		b127 := data[st128.Off : st128.Off+st128.Len]
-		os129 := uint32(binary.BigEndian.Uint16(b127[0:]))
-		b127[0] = byte(v126)
-		f131 := uint32(os129)
-		f131 += bits.RotateLeft32(f131, 16)
-		dl130 := uint64(^uint16(f131>>16)) + uint64(uint32(binary.BigEndian.Uint16(b127[0:])))
-		d103 += dl130
-		if cs132 := h7; cs132.Off >= 0 && cs132.Off+cs132.Len <= len(data) {
-			cb := data[cs132.Off+2 : cs132.Off+4]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d103
+		b85 := data[h3 : h3+40] // ipv6
+		v86 := packet.Value{Hi: (uint64(b85[8])<<56 | uint64(b85[9])<<48 | uint64(b85[10])<<40 | uint64(b85[11])<<32 | uint64(b85[12])<<24 | uint64(b85[13])<<16 | uint64(b85[14])<<8 | uint64(b85[15])), Lo: (uint64(b85[16])<<56 | uint64(b85[17])<<48 | uint64(b85[18])<<40 | uint64(b85[19])<<32 | uint64(b85[20])<<24 | uint64(b85[21])<<16 | uint64(b85[22])<<8 | uint64(b85[23]))}
+		ws88 := packet.Value{Hi: (uint64(b85[24])<<56 | uint64(b85[25])<<48 | uint64(b85[26])<<40 | uint64(b85[27])<<32 | uint64(b85[28])<<24 | uint64(b85[29])<<16 | uint64(b85[30])<<8 | uint64(b85[31])), Lo: (uint64(b85[32])<<56 | uint64(b85[33])<<48 | uint64(b85[34])<<40 | uint64(b85[35])<<32 | uint64(b85[36])<<24 | uint64(b85[37])<<16 | uint64(b85[38])<<8 | uint64(b85[39]))}
+		os87 := uint32(uint16(ws88.Hi>>0)) + uint32(uint16(ws88.Hi>>16)) + uint32(uint16(ws88.Hi>>32)) + uint32(uint16(ws88.Hi>>48)) + uint32(uint16(ws88.Lo>>0)) + uint32(uint16(ws88.Lo>>16)) + uint32(uint16(ws88.Lo>>32)) + uint32(uint16(ws88.Lo>>48))
+		v89 := v86
+		s90 := v89.Hi
+		b85[24] = byte(s90 >> 56)
+		b85[25] = byte(s90 >> 48)
+		b85[26] = byte(s90 >> 40)
+		b85[27] = byte(s90 >> 32)
+		b85[28] = byte(s90 >> 24)
+		b85[29] = byte(s90 >> 16)
+		b85[30] = byte(s90 >> 8)
+		b85[31] = byte(s90)
+		s91 := v89.Lo
+		b85[32] = byte(s91 >> 56)
+		b85[33] = byte(s91 >> 48)
+		b85[34] = byte(s91 >> 40)
+		b85[35] = byte(s91 >> 32)
+		b85[36] = byte(s91 >> 24)
+		b85[37] = byte(s91 >> 16)
+		b85[38] = byte(s91 >> 8)
+		b85[39] = byte(s91)
+		ws92 := v86
+		f94 := uint32(os87)
+		f94 += bits.RotateLeft32(f94, 16)
+		dl93 := uint64(^uint16(f94>>16)) + uint64(uint32(uint16(ws92.Hi>>0))+uint32(uint16(ws92.Hi>>16))+uint32(uint16(ws92.Hi>>32))+uint32(uint16(ws92.Hi>>48))+uint32(uint16(ws92.Lo>>0))+uint32(uint16(ws92.Lo>>16))+uint32(uint16(ws92.Lo>>32))+uint32(uint16(ws92.Lo>>48)))
+		d79 += dl93
+		v95 := m3
+		ws97 := packet.Value{Hi: (uint64(b85[8])<<56 | uint64(b85[9])<<48 | uint64(b85[10])<<40 | uint64(b85[11])<<32 | uint64(b85[12])<<24 | uint64(b85[13])<<16 | uint64(b85[14])<<8 | uint64(b85[15])), Lo: (uint64(b85[16])<<56 | uint64(b85[17])<<48 | uint64(b85[18])<<40 | uint64(b85[19])<<32 | uint64(b85[20])<<24 | uint64(b85[21])<<16 | uint64(b85[22])<<8 | uint64(b85[23]))}
+		os96 := uint32(uint16(ws97.Hi>>0)) + uint32(uint16(ws97.Hi>>16)) + uint32(uint16(ws97.Hi>>32)) + uint32(uint16(ws97.Hi>>48)) + uint32(uint16(ws97.Lo>>0)) + uint32(uint16(ws97.Lo>>16)) + uint32(uint16(ws97.Lo>>32)) + uint32(uint16(ws97.Lo>>48))
+		v98 := v95
+		s99 := v98.Hi
+		b85[8] = byte(s99 >> 56)
+		b85[9] = byte(s99 >> 48)
+		b85[10] = byte(s99 >> 40)
+		b85[11] = byte(s99 >> 32)
+		b85[12] = byte(s99 >> 24)
+		b85[13] = byte(s99 >> 16)
+		b85[14] = byte(s99 >> 8)
+		b85[15] = byte(s99)
+		s100 := v98.Lo
+		b85[16] = byte(s100 >> 56)
+		b85[17] = byte(s100 >> 48)
+		b85[18] = byte(s100 >> 40)
+		b85[19] = byte(s100 >> 32)
+		b85[20] = byte(s100 >> 24)
+		b85[21] = byte(s100 >> 16)
+		b85[22] = byte(s100 >> 8)
+		b85[23] = byte(s100)
+		ws101 := v95
+		f103 := uint32(os96)
+		f103 += bits.RotateLeft32(f103, 16)
+		dl102 := uint64(^uint16(f103>>16)) + uint64(uint32(uint16(ws101.Hi>>0))+uint32(uint16(ws101.Hi>>16))+uint32(uint16(ws101.Hi>>32))+uint32(uint16(ws101.Hi>>48))+uint32(uint16(ws101.Lo>>0))+uint32(uint16(ws101.Lo>>16))+uint32(uint16(ws101.Lo>>32))+uint32(uint16(ws101.Lo>>48)))
+		d79 += dl102
+		v104 := 0x81
+		b105 := data[h7 : h7+4] // icmpv6
+		os106 := uint32(uint64(b105[0])<<8 | uint64(b105[1]))
+		b105[0] = byte(v104)
+		f108 := uint32(os106)
+		f108 += bits.RotateLeft32(f108, 16)
+		dl107 := uint64(^uint16(f108>>16)) + uint64(uint32(uint64(b105[0])<<8|uint64(b105[1])))
+		d79 += dl107
+		if h7+4 <= len(data) {
+			cb := data[h7+2 : h7+4]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d79
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s109 := r
+			cb[0] = byte(s109 >> 8)
+			cb[1] = byte(s109)
 		}
 		goto n58
 	}
@@ -1605,9 +1658,8 @@ n58:
 	}
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		st134 := h12 // nd_ns
-		b133 := data[st134.Off : st134.Off+st134.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b133[4:]), Lo: binary.BigEndian.Uint64(b133[12:])} == m3) {
+		b110 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b110[4])<<56 | uint64(b110[5])<<48 | uint64(b110[6])<<40 | uint64(b110[7])<<32 | uint64(b110[8])<<24 | uint64(b110[9])<<16 | uint64(b110[10])<<8 | uint64(b110[11])), Lo: (uint64(b110[12])<<56 | uint64(b110[13])<<48 | uint64(b110[14])<<40 | uint64(b110[15])<<32 | uint64(b110[16])<<24 | uint64(b110[17])<<16 | uint64(b110[18])<<8 | uint64(b110[19]))} == m3) {
 			goto n61
 		}
 		goto n60
@@ -1618,12 +1670,11 @@ n60:
 	}
 n61:
 	{ // NsUnspecified: test ipv6.src == 0
-		st136 := h3 // ipv6
-		if !st136.Valid {
+		if !(h3 >= 0) {
 			return pl.drop(12)
 		}
-		b135 := data[st136.Off : st136.Off+st136.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b135[8:]), Lo: binary.BigEndian.Uint64(b135[16:])} == packet.Value{Lo: 0x0}) {
+		b111 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b111[8])<<56 | uint64(b111[9])<<48 | uint64(b111[10])<<40 | uint64(b111[11])<<32 | uint64(b111[12])<<24 | uint64(b111[13])<<16 | uint64(b111[14])<<8 | uint64(b111[15])), Lo: (uint64(b111[16])<<56 | uint64(b111[17])<<48 | uint64(b111[18])<<40 | uint64(b111[19])<<32 | uint64(b111[20])<<24 | uint64(b111[21])<<16 | uint64(b111[22])<<8 | uint64(b111[23]))} == packet.Value{Lo: 0x0}) {
 			goto n62
 		}
 		goto n63
@@ -1631,33 +1682,29 @@ n61:
 n62:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		m23 = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
-		m24 = packet.Value{Lo: (0x0) & 0x1}
-		st138 := h12 // nd_ns
-		b137 := data[st138.Off : st138.Off+st138.Len]
-		m25 = (packet.Value{Hi: binary.BigEndian.Uint64(b137[4:]), Lo: binary.BigEndian.Uint64(b137[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m23 = (0x333300000001) & 0xffffffffffff
+		m24 = (0x0) & 0x1
+		b112 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b112[4])<<56 | uint64(b112[5])<<48 | uint64(b112[6])<<40 | uint64(b112[7])<<32 | uint64(b112[8])<<24 | uint64(b112[9])<<16 | uint64(b112[10])<<8 | uint64(b112[11])), Lo: (uint64(b112[12])<<56 | uint64(b112[13])<<48 | uint64(b112[14])<<40 | uint64(b112[15])<<32 | uint64(b112[16])<<24 | uint64(b112[17])<<16 | uint64(b112[18])<<8 | uint64(b112[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n66
 	}
 n63:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		st140 := h3 // ipv6
-		if !st140.Valid {
+		if !(h3 >= 0) {
 			return pl.drop(13)
 		}
-		b139 := data[st140.Off : st140.Off+st140.Len]
-		m22 = (packet.Value{Hi: binary.BigEndian.Uint64(b139[8:]), Lo: binary.BigEndian.Uint64(b139[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st142 := h0 // ethernet
-		b141 := data[st142.Off : st142.Off+st142.Len]
-		m23 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b141[6:]))<<32 | uint64(binary.BigEndian.Uint32(b141[8:]))) & 0xffffffffffff}
-		m24 = packet.Value{Lo: (0x1) & 0x1}
-		st144 := h12 // nd_ns
-		b143 := data[st144.Off : st144.Off+st144.Len]
-		m25 = (packet.Value{Hi: binary.BigEndian.Uint64(b143[4:]), Lo: binary.BigEndian.Uint64(b143[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b113 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b113[8])<<56 | uint64(b113[9])<<48 | uint64(b113[10])<<40 | uint64(b113[11])<<32 | uint64(b113[12])<<24 | uint64(b113[13])<<16 | uint64(b113[14])<<8 | uint64(b113[15])), Lo: (uint64(b113[16])<<56 | uint64(b113[17])<<48 | uint64(b113[18])<<40 | uint64(b113[19])<<32 | uint64(b113[20])<<24 | uint64(b113[21])<<16 | uint64(b113[22])<<8 | uint64(b113[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b114 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b114[6])<<40 | uint64(b114[7])<<32 | uint64(b114[8])<<24 | uint64(b114[9])<<16 | uint64(b114[10])<<8 | uint64(b114[11])) & 0xffffffffffff
+		m24 = (0x1) & 0x1
+		b115 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b115[4])<<56 | uint64(b115[5])<<48 | uint64(b115[6])<<40 | uint64(b115[7])<<32 | uint64(b115[8])<<24 | uint64(b115[9])<<16 | uint64(b115[10])<<8 | uint64(b115[11])), Lo: (uint64(b115[12])<<56 | uint64(b115[13])<<48 | uint64(b115[14])<<40 | uint64(b115[15])<<32 | uint64(b115[16])<<24 | uint64(b115[17])<<16 | uint64(b115[18])<<8 | uint64(b115[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n64
 	}
 n64:
 	{ // NsHasSrcMac: test valid(nd_mac)
-		if h14.Valid {
+		if h14 >= 0 {
 			goto n65
 		}
 		pl.edges[14]++
@@ -1665,395 +1712,1227 @@ n64:
 	}
 n65:
 	{ // NsSrcMac: set meta.na_mac
-		st146 := h14 // nd_mac
-		b145 := data[st146.Off : st146.Off+st146.Len]
-		m23 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b145[0:]))<<32 | uint64(binary.BigEndian.Uint32(b145[2:]))) & 0xffffffffffff}
+		b116 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b116[0])<<40 | uint64(b116[1])<<32 | uint64(b116[2])<<24 | uint64(b116[3])<<16 | uint64(b116[4])<<8 | uint64(b116[5])) & 0xffffffffffff
 		pl.edges[15]++
 		goto n66
 	}
 n66:
 	{ // NsHasOpt: test valid(nd_opt)
-		if h13.Valid {
+		if h13 >= 0 {
 			goto n67
 		}
 		goto n70
 	}
 n67:
 	{ // NsHasMac: test valid(nd_mac)
-		if h14.Valid {
+		if h14 >= 0 {
 			goto n68
 		}
 		goto n69
 	}
 n68:
 	{ // NsPopMac: pop nd_mac
-		ps147 := h14 // nd_mac
-		po148, pn149 := ps147.Off, 6
-		if po148 < 0 || po148+pn149 > len(data) {
+		po117, pn118 := h14, 6 // nd_mac
+		if po117 < 0 || po117+pn118 > len(data) {
 			return pl.drop(14)
 		}
-		if po148 < len(data)-po148-pn149 {
-			copy(data[pn149:pn149+po148], data[:po148])
-			data = data[pn149:]
+		if po117 < len(data)-po117-pn118 {
+			copy(data[pn118:pn118+po117], data[:po117])
+			data = data[pn118:]
 		} else {
-			copy(data[po148:], data[po148+pn149:])
-			data = data[:len(data)-pn149]
+			copy(data[po117:], data[po117+pn118:])
+			data = data[:len(data)-pn118]
 		}
-		h14 = packet.HeaderState{}
-		if cur > po148 {
-			cur = max(po148, cur-pn149)
+		h14 = -1
+		if cur > po117 {
+			cur = max(po117, cur-pn118)
 		}
 		pl.edges[16]++
 		goto n69
 	}
 n69:
 	{ // NsPopOpt: pop nd_opt
-		ps150 := h13 // nd_opt
-		po151, pn152 := ps150.Off, 2
-		if po151 < 0 || po151+pn152 > len(data) {
+		po119, pn120 := h13, 2 // nd_opt
+		if po119 < 0 || po119+pn120 > len(data) {
 			return pl.drop(15)
 		}
-		if po151 < len(data)-po151-pn152 {
-			copy(data[pn152:pn152+po151], data[:po151])
-			data = data[pn152:]
+		if po119 < len(data)-po119-pn120 {
+			copy(data[pn120:pn120+po119], data[:po119])
+			data = data[pn120:]
 		} else {
-			copy(data[po151:], data[po151+pn152:])
-			data = data[:len(data)-pn152]
+			copy(data[po119:], data[po119+pn120:])
+			data = data[:len(data)-pn120]
 		}
-		h13 = packet.HeaderState{}
-		if cur > po151 {
-			cur = max(po151, cur-pn152)
+		h13 = -1
+		if cur > po119 {
+			cur = max(po119, cur-pn120)
 		}
 		pl.edges[17]++
 		goto n70
 	}
 n70:
 	{ // NsPopBody: pop nd_ns
-		ps153 := h12 // nd_ns
-		po154, pn155 := ps153.Off, 20
-		if po154 < 0 || po154+pn155 > len(data) {
+		po121, pn122 := h12, 20 // nd_ns
+		if po121 < 0 || po121+pn122 > len(data) {
 			return pl.drop(16)
 		}
-		if po154 < len(data)-po154-pn155 {
-			copy(data[pn155:pn155+po154], data[:po154])
-			data = data[pn155:]
+		if po121 < len(data)-po121-pn122 {
+			copy(data[pn122:pn122+po121], data[:po121])
+			data = data[pn122:]
 		} else {
-			copy(data[po154:], data[po154+pn155:])
-			data = data[:len(data)-pn155]
+			copy(data[po121:], data[po121+pn122:])
+			data = data[:len(data)-pn122]
 		}
-		h12 = packet.HeaderState{}
-		if h14.Valid && h14.Off > po154 {
-			h14.Off -= pn155
+		h12 = -1
+		if (h14 >= 0) && h14 > po121 {
+			h14 -= pn122
 		} // nd_mac
-		if cur > po154 {
-			cur = max(po154, cur-pn155)
+		if cur > po121 {
+			cur = max(po121, cur-pn122)
 		}
 		goto n71
 	}
 n71:
 	{ // NsPushNa: push nd_na after icmpv6
-		if !h7.Valid {
+		if !(h7 >= 0) {
 			return pl.drop(17)
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = m3
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = m5
+		p.Meta[6] = packet.Value{Lo: m6}
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = packet.Value{Lo: m8}
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = m12
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = packet.Value{Lo: m19}
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = m22
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = packet.Value{Lo: m24}
+		p.Meta[25] = m25
 
-		rt156 := p.Push(15, h7.Off+h7.Len, 0)
+		rt123 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3]
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5]
+		m6 = p.Meta[6].Lo
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8].Lo
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12]
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19].Lo
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22]
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24].Lo
+		m25 = p.Meta[25]
 
-		if !rt156 {
+		if !rt123 {
 			return pl.drop(17)
 		}
 		goto n72
 	}
 n72:
 	{ // NsPushOpt: push nd_na_opt after nd_na
-		if !h15.Valid {
+		if !(h15 >= 0) {
 			return pl.drop(18)
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = m3
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = m5
+		p.Meta[6] = packet.Value{Lo: m6}
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = packet.Value{Lo: m8}
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = m12
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = packet.Value{Lo: m19}
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = m22
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = packet.Value{Lo: m24}
+		p.Meta[25] = m25
 
-		rt157 := p.Push(16, h15.Off+h15.Len, 0)
+		rt124 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3]
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5]
+		m6 = p.Meta[6].Lo
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8].Lo
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12]
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19].Lo
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22]
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24].Lo
+		m25 = p.Meta[25]
 
-		if !rt157 {
+		if !rt124 {
 			return pl.drop(18)
 		}
 		goto n73
 	}
 n73:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
-		if !h16.Valid {
+		if !(h16 >= 0) {
 			return pl.drop(19)
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = m3
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = m5
+		p.Meta[6] = packet.Value{Lo: m6}
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = packet.Value{Lo: m8}
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = m12
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = packet.Value{Lo: m19}
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = m22
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = packet.Value{Lo: m24}
+		p.Meta[25] = m25
 
-		rt158 := p.Push(17, h16.Off+h16.Len, 0)
+		rt125 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3]
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5]
+		m6 = p.Meta[6].Lo
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8].Lo
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12]
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19].Lo
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22]
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24].Lo
+		m25 = p.Meta[25]
 
-		if !rt158 {
+		if !rt125 {
 			return pl.drop(19)
 		}
 		goto n74
 	}
 n74:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		st160 := h0 // ethernet
-		b159 := data[st160.Off : st160.Off+st160.Len]
-		v161 := m23.Lo
-		binary.BigEndian.PutUint16(b159[0:], uint16(v161>>32))
-		binary.BigEndian.PutUint32(b159[2:], uint32(v161))
-		v162 := m2.Lo
-		binary.BigEndian.PutUint16(b159[6:], uint16(v162>>32))
-		binary.BigEndian.PutUint32(b159[8:], uint32(v162))
-		st164 := h3 // ipv6
-		if !st164.Valid {
+		b126 := data[h0 : h0+14] // ethernet
+		s127 := m23
+		b126[0] = byte(s127 >> 40)
+		b126[1] = byte(s127 >> 32)
+		b126[2] = byte(s127 >> 24)
+		b126[3] = byte(s127 >> 16)
+		b126[4] = byte(s127 >> 8)
+		b126[5] = byte(s127)
+		s128 := m2
+		b126[6] = byte(s128 >> 40)
+		b126[7] = byte(s128 >> 32)
+		b126[8] = byte(s128 >> 24)
+		b126[9] = byte(s128 >> 16)
+		b126[10] = byte(s128 >> 8)
+		b126[11] = byte(s128)
+		if !(h3 >= 0) {
 			return pl.drop(20)
 		}
-		b163 := data[st164.Off : st164.Off+st164.Len]
-		binary.BigEndian.PutUint16(b163[4:], uint16(0x20))
-		b163[7] = byte(0xff)
-		v165 := m3
-		binary.BigEndian.PutUint64(b163[8:], v165.Hi)
-		binary.BigEndian.PutUint64(b163[16:], v165.Lo)
-		v166 := m22
-		binary.BigEndian.PutUint64(b163[24:], v166.Hi)
-		binary.BigEndian.PutUint64(b163[32:], v166.Lo)
-		st168 := h7 // icmpv6
-		if !st168.Valid {
+		b129 := data[h3 : h3+40] // ipv6
+		s130 := 0x20
+		b129[4] = byte(s130 >> 8)
+		b129[5] = byte(s130)
+		b129[7] = byte(0xff)
+		v131 := m3
+		s132 := v131.Hi
+		b129[8] = byte(s132 >> 56)
+		b129[9] = byte(s132 >> 48)
+		b129[10] = byte(s132 >> 40)
+		b129[11] = byte(s132 >> 32)
+		b129[12] = byte(s132 >> 24)
+		b129[13] = byte(s132 >> 16)
+		b129[14] = byte(s132 >> 8)
+		b129[15] = byte(s132)
+		s133 := v131.Lo
+		b129[16] = byte(s133 >> 56)
+		b129[17] = byte(s133 >> 48)
+		b129[18] = byte(s133 >> 40)
+		b129[19] = byte(s133 >> 32)
+		b129[20] = byte(s133 >> 24)
+		b129[21] = byte(s133 >> 16)
+		b129[22] = byte(s133 >> 8)
+		b129[23] = byte(s133)
+		v134 := m22
+		s135 := v134.Hi
+		b129[24] = byte(s135 >> 56)
+		b129[25] = byte(s135 >> 48)
+		b129[26] = byte(s135 >> 40)
+		b129[27] = byte(s135 >> 32)
+		b129[28] = byte(s135 >> 24)
+		b129[29] = byte(s135 >> 16)
+		b129[30] = byte(s135 >> 8)
+		b129[31] = byte(s135)
+		s136 := v134.Lo
+		b129[32] = byte(s136 >> 56)
+		b129[33] = byte(s136 >> 48)
+		b129[34] = byte(s136 >> 40)
+		b129[35] = byte(s136 >> 32)
+		b129[36] = byte(s136 >> 24)
+		b129[37] = byte(s136 >> 16)
+		b129[38] = byte(s136 >> 8)
+		b129[39] = byte(s136)
+		if !(h7 >= 0) {
 			return pl.drop(20)
 		}
-		b167 := data[st168.Off : st168.Off+st168.Len]
-		b167[0] = byte(0x88)
-		b167[1] = byte(0x0)
-		st170 := h15 // nd_na
-		b169 := data[st170.Off : st170.Off+st170.Len]
-		b169[0] = b169[0]&^0x40 | byte(m24.Lo)<<6&0x40
-		v171 := m25
-		binary.BigEndian.PutUint64(b169[4:], v171.Hi)
-		binary.BigEndian.PutUint64(b169[12:], v171.Lo)
-		st173 := h16 // nd_na_opt
-		b172 := data[st173.Off : st173.Off+st173.Len]
-		b172[0] = byte(0x2)
-		b172[1] = byte(0x1)
-		st175 := h17 // nd_na_mac
-		b174 := data[st175.Off : st175.Off+st175.Len]
-		v176 := m2.Lo
-		binary.BigEndian.PutUint16(b174[0:], uint16(v176>>32))
-		binary.BigEndian.PutUint32(b174[2:], uint32(v176))
+		b137 := data[h7 : h7+4] // icmpv6
+		b137[0] = byte(0x88)
+		b137[1] = byte(0x0)
+		b138 := data[h15 : h15+20] // nd_na
+		b138[0] = b138[0]&^0x40 | byte(m24)<<6&0x40
+		v139 := m25
+		s140 := v139.Hi
+		b138[4] = byte(s140 >> 56)
+		b138[5] = byte(s140 >> 48)
+		b138[6] = byte(s140 >> 40)
+		b138[7] = byte(s140 >> 32)
+		b138[8] = byte(s140 >> 24)
+		b138[9] = byte(s140 >> 16)
+		b138[10] = byte(s140 >> 8)
+		b138[11] = byte(s140)
+		s141 := v139.Lo
+		b138[12] = byte(s141 >> 56)
+		b138[13] = byte(s141 >> 48)
+		b138[14] = byte(s141 >> 40)
+		b138[15] = byte(s141 >> 32)
+		b138[16] = byte(s141 >> 24)
+		b138[17] = byte(s141 >> 16)
+		b138[18] = byte(s141 >> 8)
+		b138[19] = byte(s141)
+		b142 := data[h16 : h16+2] // nd_na_opt
+		b142[0] = byte(0x2)
+		b142[1] = byte(0x1)
+		b143 := data[h17 : h17+6] // nd_na_mac
+		s144 := m2
+		b143[0] = byte(s144 >> 40)
+		b143[1] = byte(s144 >> 32)
+		b143[2] = byte(s144 >> 24)
+		b143[3] = byte(s144 >> 16)
+		b143[4] = byte(s144 >> 8)
+		b143[5] = byte(s144)
 		goto n75
 	}
 n75:
 	{ // NsCsum: checksum compute icmpv6
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = m3
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = m5
+		p.Meta[6] = packet.Value{Lo: m6}
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = packet.Value{Lo: m8}
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = m12
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = packet.Value{Lo: m19}
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = m22
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = packet.Value{Lo: m24}
+		p.Meta[25] = m25
 
-		rt177 := p.ComputeChecksum(7)
+		rt145 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3]
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5]
+		m6 = p.Meta[6].Lo
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8].Lo
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12]
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19].Lo
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22]
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24].Lo
+		m25 = p.Meta[25]
 
-		if !rt177 {
+		if !rt145 {
 			return pl.drop(21)
 		}
 		goto n76
@@ -2073,7 +2952,7 @@ n78:
 	}
 n79:
 	{ // LbSrcIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n80
 		}
 		goto n81
@@ -2081,9 +2960,8 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		st179 := h2 // ipv4
-		b178 := data[st179.Off : st179.Off+st179.Len]
-		if e, hit := pl.tables[2].LookupWord(((uint64(binary.BigEndian.Uint32(b178[12:])))&0xffffffff)<<0 | ((m4.Lo)&0x7)<<32); hit {
+		b146 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[2].LookupWord(((uint64(b146[12])<<24|uint64(b146[13])<<16|uint64(b146[14])<<8|uint64(b146[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2091,7 +2969,7 @@ n80:
 		case 0: // allow_ip_src
 			goto n83
 		case 1: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[19]++
 			goto n83
 		default: // miss
@@ -2101,13 +2979,12 @@ n80:
 n81:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m4.Lo}
-		st181 := h3 // ipv6
-		if !st181.Valid {
+		pl.keys[0] = packet.Value{Lo: m4}
+		if !(h3 >= 0) {
 			return pl.drop(22)
 		}
-		b180 := data[st181.Off : st181.Off+st181.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b180[8:]), Lo: binary.BigEndian.Uint64(b180[16:])}
+		b147 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b147[8])<<56 | uint64(b147[9])<<48 | uint64(b147[10])<<40 | uint64(b147[11])<<32 | uint64(b147[12])<<24 | uint64(b147[13])<<16 | uint64(b147[14])<<8 | uint64(b147[15])), Lo: (uint64(b147[16])<<56 | uint64(b147[17])<<48 | uint64(b147[18])<<40 | uint64(b147[19])<<32 | uint64(b147[20])<<24 | uint64(b147[21])<<16 | uint64(b147[22])<<8 | uint64(b147[23]))}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -2117,7 +2994,7 @@ n81:
 			pl.edges[20]++
 			goto n83
 		case 1: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[21]++
 			goto n83
 		default: // miss
@@ -2131,7 +3008,7 @@ n82:
 	}
 n83:
 	{ // LbIsV2: test valid(lb_v2)
-		if h10.Valid {
+		if h10 >= 0 {
 			goto n84
 		}
 		goto n85
@@ -2146,49 +3023,47 @@ n85:
 	}
 n86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		st183 := h10 // lb_v2
-		b182 := data[st183.Off : st183.Off+st183.Len]
-		m17 = packet.Value{Lo: (binary.BigEndian.Uint64(b182[4:]))}
-		m18 = packet.Value{Lo: (binary.BigEndian.Uint64(b182[4:]) & 0xffff) & 0xffff}
-		m19 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b182[2:]))) & 0xffff}
+		b148 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b148[4])<<56 | uint64(b148[5])<<48 | uint64(b148[6])<<40 | uint64(b148[7])<<32 | uint64(b148[8])<<24 | uint64(b148[9])<<16 | uint64(b148[10])<<8 | uint64(b148[11]))
+		m18 = ((uint64(b148[4])<<56 | uint64(b148[5])<<48 | uint64(b148[6])<<40 | uint64(b148[7])<<32 | uint64(b148[8])<<24 | uint64(b148[9])<<16 | uint64(b148[10])<<8 | uint64(b148[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b148[2])<<8 | uint64(b148[3])) & 0xffff
 		goto n88
 	}
 n87:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		st185 := h11 // lb_v3
-		if !st185.Valid {
+		if !(h11 >= 0) {
 			return pl.drop(24)
 		}
-		b184 := data[st185.Off : st185.Off+st185.Len]
-		m17 = packet.Value{Lo: (binary.BigEndian.Uint64(b184[4:]))}
-		m18 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b184[0:]))) & 0xffff}
-		m19 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b184[2:]))) & 0xffff}
+		b149 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b149[4])<<56 | uint64(b149[5])<<48 | uint64(b149[6])<<40 | uint64(b149[7])<<32 | uint64(b149[8])<<24 | uint64(b149[9])<<16 | uint64(b149[10])<<8 | uint64(b149[11]))
+		m18 = (uint64(b149[0])<<8 | uint64(b149[1])) & 0xffff
+		m19 = (uint64(b149[2])<<8 | uint64(b149[3])) & 0xffff
 		pl.edges[22]++
 		goto n88
 	}
 n88:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m4.Lo}
-		pl.keys[1] = packet.Value{Lo: m17.Lo}
+		pl.keys[0] = packet.Value{Lo: m4}
+		pl.keys[1] = packet.Value{Lo: m17}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m6 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			m7 = packet.Value{Lo: (0x9) & 0x1f}
-			m8 = packet.Value{Lo: (0x0) & 0xffff}
+			m6 = (params[0].Lo) & 0xffffffff
+			m7 = (0x9) & 0x1f
+			m8 = (0x0) & 0xffff
 			goto n90
 		case 1: // do_assign_epoch_with_slot_sel_opts
-			m6 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			m7 = packet.Value{Lo: (params[1].Lo) & 0x1f}
-			m8 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m6 = (params[0].Lo) & 0xffffffff
+			m7 = (params[1].Lo) & 0x1f
+			m8 = (params[2].Lo) & 0xffff
 			pl.edges[23]++
 			goto n90
 		case 2: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[24]++
 			goto n90
 		default: // miss
@@ -2201,22 +3076,22 @@ n89:
 	}
 n90:
 	{ // LbSlot: set meta.calendar_slot
-		m20 = packet.Value{Lo: ((((m18.Lo ^ m8.Lo) & 0xffff) & ((((0x1 << m7.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
+		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << m7) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n91
 	}
 n91:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		if e, hit := pl.tables[5].LookupWord(((m20.Lo)&0xffff)<<0 | ((m6.Lo)&0xffffffff)<<16 | ((m4.Lo)&0x7)<<48); hit {
+		if e, hit := pl.tables[5].LookupWord(((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m9 = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			m9 = (params[0].Lo) & 0xffff
 			goto n93
 		case 1: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[25]++
 			goto n93
 		default: // miss
@@ -2230,30 +3105,29 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		st187 := h0 // ethernet
-		b186 := data[st187.Off : st187.Off+st187.Len]
-		if e, hit := pl.tables[6].LookupWord(((m9.Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b186[12:])))&0xffff)<<16 | ((m4.Lo)&0x7)<<32); hit {
+		b150 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b150[12])<<8|uint64(b150[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			m11 = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			m13 = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			m14 = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			m15 = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m10 = (params[0].Lo) & 0xffffffffffff
+			m11 = (params[1].Lo) & 0xffffffff
+			m13 = (params[2].Lo) & 0xffff
+			m14 = (params[3].Lo) & 0x1f
+			m15 = (params[4].Lo) & 0x1
 			goto n95
 		case 1: // do_ipv6_member_rewrite
-			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m10 = (params[0].Lo) & 0xffffffffffff
 			m12 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m13 = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			m14 = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			m15 = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m13 = (params[2].Lo) & 0xffff
+			m14 = (params[3].Lo) & 0x1f
+			m15 = (params[4].Lo) & 0x1
 			pl.edges[26]++
 			goto n95
 		case 2: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[27]++
 			goto n95
 		default: // miss
@@ -2266,467 +3140,579 @@ n94:
 	}
 n95:
 	{ // LbPort: set meta.new_port
-		m21 = packet.Value{Lo: ((m13.Lo + ((m19.Lo & ((((0x1 << m14.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
+		m21 = ((m13 + ((m19 & ((((0x1 << m14) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n96
 	}
 n96:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		st189 := h0 // ethernet
-		b188 := data[st189.Off : st189.Off+st189.Len]
-		v190 := m2.Lo
-		binary.BigEndian.PutUint16(b188[6:], uint16(v190>>32))
-		binary.BigEndian.PutUint32(b188[8:], uint32(v190))
-		v191 := m10.Lo
-		binary.BigEndian.PutUint16(b188[0:], uint16(v191>>32))
-		binary.BigEndian.PutUint32(b188[2:], uint32(v191))
+		b151 := data[h0 : h0+14] // ethernet
+		s152 := m2
+		b151[6] = byte(s152 >> 40)
+		b151[7] = byte(s152 >> 32)
+		b151[8] = byte(s152 >> 24)
+		b151[9] = byte(s152 >> 16)
+		b151[10] = byte(s152 >> 8)
+		b151[11] = byte(s152)
+		s153 := m10
+		b151[0] = byte(s153 >> 40)
+		b151[1] = byte(s153 >> 32)
+		b151[2] = byte(s153 >> 24)
+		b151[3] = byte(s153 >> 16)
+		b151[4] = byte(s153 >> 8)
+		b151[5] = byte(s153)
 		goto n97
 	}
 n97:
 	{ // LbIsIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n98
 		}
 		goto n99
 	}
 n98:
 	{ // LbKeepIPv4: test meta.keep_lb == 1
-		if m15.Lo == 0x1 {
+		if m15 == 0x1 {
 			goto n100
 		}
 		goto n101
 	}
 n99:
 	{ // LbKeepIPv6: test meta.keep_lb == 1
-		if m15.Lo == 0x1 {
+		if m15 == 0x1 {
 			goto n102
 		}
 		goto n103
 	}
 n100:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d192 uint64 // ipv4 checksum
-		var d193 uint64 // udp checksum
-		v194 := m11.Lo
-		st196 := h2 // ipv4
-		b195 := data[st196.Off : st196.Off+st196.Len]
-		ws198 := uint64(uint64(binary.BigEndian.Uint32(b195[16:])))
-		os197 := uint32(uint16(ws198>>0)) + uint32(uint16(ws198>>16))
-		binary.BigEndian.PutUint32(b195[16:], uint32(v194))
-		ws199 := uint64(v194)
-		f201 := uint32(os197)
-		f201 += bits.RotateLeft32(f201, 16)
-		dl200 := uint64(^uint16(f201>>16)) + uint64(uint32(uint16(ws199>>0))+uint32(uint16(ws199>>16)))
-		d192 += dl200
-		if h4.Valid {
-			d193 += dl200
+		var d154 uint64 // ipv4 checksum
+		var d155 uint64 // udp checksum
+		v156 := m11
+		b157 := data[h2 : h2+20] // ipv4
+		ws159 := uint64((uint64(b157[16])<<24 | uint64(b157[17])<<16 | uint64(b157[18])<<8 | uint64(b157[19])))
+		os158 := uint32(uint16(ws159>>0)) + uint32(uint16(ws159>>16))
+		s160 := v156
+		b157[16] = byte(s160 >> 24)
+		b157[17] = byte(s160 >> 16)
+		b157[18] = byte(s160 >> 8)
+		b157[19] = byte(s160)
+		ws161 := uint64(v156)
+		f163 := uint32(os158)
+		f163 += bits.RotateLeft32(f163, 16)
+		dl162 := uint64(^uint16(f163>>16)) + uint64(uint32(uint16(ws161>>0))+uint32(uint16(ws161>>16)))
+		d154 += dl162
+		if h4 >= 0 {
+			d155 += dl162
 		}
-		v202 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws204 := uint64(uint64(binary.BigEndian.Uint32(b195[12:])))
-		os203 := uint32(uint16(ws204>>0)) + uint32(uint16(ws204>>16))
-		binary.BigEndian.PutUint32(b195[12:], uint32(v202))
-		ws205 := uint64(v202)
-		f207 := uint32(os203)
-		f207 += bits.RotateLeft32(f207, 16)
-		dl206 := uint64(^uint16(f207>>16)) + uint64(uint32(uint16(ws205>>0))+uint32(uint16(ws205>>16)))
-		d192 += dl206
-		if h4.Valid {
-			d193 += dl206
+		v164 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws166 := uint64((uint64(b157[12])<<24 | uint64(b157[13])<<16 | uint64(b157[14])<<8 | uint64(b157[15])))
+		os165 := uint32(uint16(ws166>>0)) + uint32(uint16(ws166>>16))
+		s167 := v164
+		b157[12] = byte(s167 >> 24)
+		b157[13] = byte(s167 >> 16)
+		b157[14] = byte(s167 >> 8)
+		b157[15] = byte(s167)
+		ws168 := uint64(v164)
+		f170 := uint32(os165)
+		f170 += bits.RotateLeft32(f170, 16)
+		dl169 := uint64(^uint16(f170>>16)) + uint64(uint32(uint16(ws168>>0))+uint32(uint16(ws168>>16)))
+		d154 += dl169
+		if h4 >= 0 {
+			d155 += dl169
 		}
-		v208 := m21.Lo
-		st210 := h4 // udp
-		if !st210.Valid {
+		v171 := m21
+		if !(h4 >= 0) {
 			return pl.drop(28)
 		}
-		b209 := data[st210.Off : st210.Off+st210.Len]
-		os211 := uint32(uint16(uint64(binary.BigEndian.Uint16(b209[2:]))))
-		binary.BigEndian.PutUint16(b209[2:], uint16(v208))
-		f213 := uint32(os211)
-		f213 += bits.RotateLeft32(f213, 16)
-		dl212 := uint64(^uint16(f213>>16)) + uint64(uint32(uint16(v208)))
-		if h4.Valid {
-			d193 += dl212
+		b172 := data[h4 : h4+8] // udp
+		os173 := uint32(uint16((uint64(b172[2])<<8 | uint64(b172[3]))))
+		s174 := v171
+		b172[2] = byte(s174 >> 8)
+		b172[3] = byte(s174)
+		f176 := uint32(os173)
+		f176 += bits.RotateLeft32(f176, 16)
+		dl175 := uint64(^uint16(f176>>16)) + uint64(uint32(uint16(v171)))
+		if h4 >= 0 {
+			d155 += dl175
 		}
-		v214 := uint64(b195[8])
-		os215 := uint32(binary.BigEndian.Uint16(b195[8:]))
-		b195[8] = byte(v214)
-		f217 := uint32(os215)
-		f217 += bits.RotateLeft32(f217, 16)
-		dl216 := uint64(^uint16(f217>>16)) + uint64(uint32(binary.BigEndian.Uint16(b195[8:])))
-		d192 += dl216
-		if cs218 := h2; cs218.Off >= 0 && cs218.Off+cs218.Len <= len(data) {
-			cb := data[cs218.Off+10 : cs218.Off+12]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d192
+		v177 := uint64(b157[8])
+		os178 := uint32(uint64(b157[8])<<8 | uint64(b157[9]))
+		b157[8] = byte(v177)
+		f180 := uint32(os178)
+		f180 += bits.RotateLeft32(f180, 16)
+		dl179 := uint64(^uint16(f180>>16)) + uint64(uint32(uint64(b157[8])<<8|uint64(b157[9])))
+		d154 += dl179
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d154
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s181 := r
+			cb[0] = byte(s181 >> 8)
+			cb[1] = byte(s181)
 		}
-		if cs219 := h4; cs219.Valid && cs219.Off >= 0 && cs219.Off+cs219.Len <= len(data) {
-			cb := data[cs219.Off+6 : cs219.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d193
+		if (h4 >= 0) && h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d155
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s182 := r
+			cb[0] = byte(s182 >> 8)
+			cb[1] = byte(s182)
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d220 uint64 // ipv4 checksum
-		var d221 uint64 // udp checksum
-		v222 := m11.Lo
-		st224 := h2 // ipv4
-		b223 := data[st224.Off : st224.Off+st224.Len]
-		ws226 := uint64(uint64(binary.BigEndian.Uint32(b223[16:])))
-		os225 := uint32(uint16(ws226>>0)) + uint32(uint16(ws226>>16))
-		binary.BigEndian.PutUint32(b223[16:], uint32(v222))
-		ws227 := uint64(v222)
-		f229 := uint32(os225)
-		f229 += bits.RotateLeft32(f229, 16)
-		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(ws227>>0))+uint32(uint16(ws227>>16)))
-		d220 += dl228
-		if h4.Valid {
-			d221 += dl228
+		var d183 uint64 // ipv4 checksum
+		var d184 uint64 // udp checksum
+		v185 := m11
+		b186 := data[h2 : h2+20] // ipv4
+		ws188 := uint64((uint64(b186[16])<<24 | uint64(b186[17])<<16 | uint64(b186[18])<<8 | uint64(b186[19])))
+		os187 := uint32(uint16(ws188>>0)) + uint32(uint16(ws188>>16))
+		s189 := v185
+		b186[16] = byte(s189 >> 24)
+		b186[17] = byte(s189 >> 16)
+		b186[18] = byte(s189 >> 8)
+		b186[19] = byte(s189)
+		ws190 := uint64(v185)
+		f192 := uint32(os187)
+		f192 += bits.RotateLeft32(f192, 16)
+		dl191 := uint64(^uint16(f192>>16)) + uint64(uint32(uint16(ws190>>0))+uint32(uint16(ws190>>16)))
+		d183 += dl191
+		if h4 >= 0 {
+			d184 += dl191
 		}
-		v230 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws232 := uint64(uint64(binary.BigEndian.Uint32(b223[12:])))
-		os231 := uint32(uint16(ws232>>0)) + uint32(uint16(ws232>>16))
-		binary.BigEndian.PutUint32(b223[12:], uint32(v230))
-		ws233 := uint64(v230)
-		f235 := uint32(os231)
-		f235 += bits.RotateLeft32(f235, 16)
-		dl234 := uint64(^uint16(f235>>16)) + uint64(uint32(uint16(ws233>>0))+uint32(uint16(ws233>>16)))
-		d220 += dl234
-		if h4.Valid {
-			d221 += dl234
+		v193 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws195 := uint64((uint64(b186[12])<<24 | uint64(b186[13])<<16 | uint64(b186[14])<<8 | uint64(b186[15])))
+		os194 := uint32(uint16(ws195>>0)) + uint32(uint16(ws195>>16))
+		s196 := v193
+		b186[12] = byte(s196 >> 24)
+		b186[13] = byte(s196 >> 16)
+		b186[14] = byte(s196 >> 8)
+		b186[15] = byte(s196)
+		ws197 := uint64(v193)
+		f199 := uint32(os194)
+		f199 += bits.RotateLeft32(f199, 16)
+		dl198 := uint64(^uint16(f199>>16)) + uint64(uint32(uint16(ws197>>0))+uint32(uint16(ws197>>16)))
+		d183 += dl198
+		if h4 >= 0 {
+			d184 += dl198
 		}
-		v236 := m21.Lo
-		st238 := h4 // udp
-		if !st238.Valid {
+		v200 := m21
+		if !(h4 >= 0) {
 			return pl.drop(29)
 		}
-		b237 := data[st238.Off : st238.Off+st238.Len]
-		os239 := uint32(uint16(uint64(binary.BigEndian.Uint16(b237[2:]))))
-		binary.BigEndian.PutUint16(b237[2:], uint16(v236))
-		f241 := uint32(os239)
-		f241 += bits.RotateLeft32(f241, 16)
-		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint16(v236)))
-		if h4.Valid {
-			d221 += dl240
+		b201 := data[h4 : h4+8] // udp
+		os202 := uint32(uint16((uint64(b201[2])<<8 | uint64(b201[3]))))
+		s203 := v200
+		b201[2] = byte(s203 >> 8)
+		b201[3] = byte(s203)
+		f205 := uint32(os202)
+		f205 += bits.RotateLeft32(f205, 16)
+		dl204 := uint64(^uint16(f205>>16)) + uint64(uint32(uint16(v200)))
+		if h4 >= 0 {
+			d184 += dl204
 		}
-		v242 := (uint64(binary.BigEndian.Uint16(b223[2:])) - 0x10)
-		os243 := uint32(uint16(uint64(binary.BigEndian.Uint16(b223[2:]))))
-		binary.BigEndian.PutUint16(b223[2:], uint16(v242))
-		f245 := uint32(os243)
-		f245 += bits.RotateLeft32(f245, 16)
-		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(v242)))
-		d220 += dl244
-		if h4.Valid {
-			d221 += dl244
+		v206 := ((uint64(b186[2])<<8 | uint64(b186[3])) - 0x10)
+		os207 := uint32(uint16((uint64(b186[2])<<8 | uint64(b186[3]))))
+		s208 := v206
+		b186[2] = byte(s208 >> 8)
+		b186[3] = byte(s208)
+		f210 := uint32(os207)
+		f210 += bits.RotateLeft32(f210, 16)
+		dl209 := uint64(^uint16(f210>>16)) + uint64(uint32(uint16(v206)))
+		d183 += dl209
+		if h4 >= 0 {
+			d184 += dl209
 		}
-		if cs246 := h2; cs246.Off >= 0 && cs246.Off+cs246.Len <= len(data) {
-			cb := data[cs246.Off+10 : cs246.Off+12]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d220
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d183
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s211 := r
+			cb[0] = byte(s211 >> 8)
+			cb[1] = byte(s211)
 		}
-		if cs247 := h4; cs247.Valid && cs247.Off >= 0 && cs247.Off+cs247.Len <= len(data) {
-			cb := data[cs247.Off+6 : cs247.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d221
+		if (h4 >= 0) && h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d184
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s212 := r
+			cb[0] = byte(s212 >> 8)
+			cb[1] = byte(s212)
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d248 uint64 // udp checksum
-		v249 := m12
-		st251 := h3 // ipv6
-		if !st251.Valid {
+		var d213 uint64 // udp checksum
+		v214 := m12
+		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b250 := data[st251.Off : st251.Off+st251.Len]
-		ws253 := packet.Value{Hi: binary.BigEndian.Uint64(b250[24:]), Lo: binary.BigEndian.Uint64(b250[32:])}
-		os252 := uint32(uint16(ws253.Hi>>0)) + uint32(uint16(ws253.Hi>>16)) + uint32(uint16(ws253.Hi>>32)) + uint32(uint16(ws253.Hi>>48)) + uint32(uint16(ws253.Lo>>0)) + uint32(uint16(ws253.Lo>>16)) + uint32(uint16(ws253.Lo>>32)) + uint32(uint16(ws253.Lo>>48))
-		v254 := v249
-		binary.BigEndian.PutUint64(b250[24:], v254.Hi)
-		binary.BigEndian.PutUint64(b250[32:], v254.Lo)
-		ws255 := v249
-		f257 := uint32(os252)
-		f257 += bits.RotateLeft32(f257, 16)
-		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(ws255.Hi>>0))+uint32(uint16(ws255.Hi>>16))+uint32(uint16(ws255.Hi>>32))+uint32(uint16(ws255.Hi>>48))+uint32(uint16(ws255.Lo>>0))+uint32(uint16(ws255.Lo>>16))+uint32(uint16(ws255.Lo>>32))+uint32(uint16(ws255.Lo>>48)))
-		if h4.Valid {
-			d248 += dl256
+		b215 := data[h3 : h3+40] // ipv6
+		ws217 := packet.Value{Hi: (uint64(b215[24])<<56 | uint64(b215[25])<<48 | uint64(b215[26])<<40 | uint64(b215[27])<<32 | uint64(b215[28])<<24 | uint64(b215[29])<<16 | uint64(b215[30])<<8 | uint64(b215[31])), Lo: (uint64(b215[32])<<56 | uint64(b215[33])<<48 | uint64(b215[34])<<40 | uint64(b215[35])<<32 | uint64(b215[36])<<24 | uint64(b215[37])<<16 | uint64(b215[38])<<8 | uint64(b215[39]))}
+		os216 := uint32(uint16(ws217.Hi>>0)) + uint32(uint16(ws217.Hi>>16)) + uint32(uint16(ws217.Hi>>32)) + uint32(uint16(ws217.Hi>>48)) + uint32(uint16(ws217.Lo>>0)) + uint32(uint16(ws217.Lo>>16)) + uint32(uint16(ws217.Lo>>32)) + uint32(uint16(ws217.Lo>>48))
+		v218 := v214
+		s219 := v218.Hi
+		b215[24] = byte(s219 >> 56)
+		b215[25] = byte(s219 >> 48)
+		b215[26] = byte(s219 >> 40)
+		b215[27] = byte(s219 >> 32)
+		b215[28] = byte(s219 >> 24)
+		b215[29] = byte(s219 >> 16)
+		b215[30] = byte(s219 >> 8)
+		b215[31] = byte(s219)
+		s220 := v218.Lo
+		b215[32] = byte(s220 >> 56)
+		b215[33] = byte(s220 >> 48)
+		b215[34] = byte(s220 >> 40)
+		b215[35] = byte(s220 >> 32)
+		b215[36] = byte(s220 >> 24)
+		b215[37] = byte(s220 >> 16)
+		b215[38] = byte(s220 >> 8)
+		b215[39] = byte(s220)
+		ws221 := v214
+		f223 := uint32(os216)
+		f223 += bits.RotateLeft32(f223, 16)
+		dl222 := uint64(^uint16(f223>>16)) + uint64(uint32(uint16(ws221.Hi>>0))+uint32(uint16(ws221.Hi>>16))+uint32(uint16(ws221.Hi>>32))+uint32(uint16(ws221.Hi>>48))+uint32(uint16(ws221.Lo>>0))+uint32(uint16(ws221.Lo>>16))+uint32(uint16(ws221.Lo>>32))+uint32(uint16(ws221.Lo>>48)))
+		if h4 >= 0 {
+			d213 += dl222
 		}
-		v258 := m3
-		ws260 := packet.Value{Hi: binary.BigEndian.Uint64(b250[8:]), Lo: binary.BigEndian.Uint64(b250[16:])}
-		os259 := uint32(uint16(ws260.Hi>>0)) + uint32(uint16(ws260.Hi>>16)) + uint32(uint16(ws260.Hi>>32)) + uint32(uint16(ws260.Hi>>48)) + uint32(uint16(ws260.Lo>>0)) + uint32(uint16(ws260.Lo>>16)) + uint32(uint16(ws260.Lo>>32)) + uint32(uint16(ws260.Lo>>48))
-		v261 := v258
-		binary.BigEndian.PutUint64(b250[8:], v261.Hi)
-		binary.BigEndian.PutUint64(b250[16:], v261.Lo)
-		ws262 := v258
-		f264 := uint32(os259)
-		f264 += bits.RotateLeft32(f264, 16)
-		dl263 := uint64(^uint16(f264>>16)) + uint64(uint32(uint16(ws262.Hi>>0))+uint32(uint16(ws262.Hi>>16))+uint32(uint16(ws262.Hi>>32))+uint32(uint16(ws262.Hi>>48))+uint32(uint16(ws262.Lo>>0))+uint32(uint16(ws262.Lo>>16))+uint32(uint16(ws262.Lo>>32))+uint32(uint16(ws262.Lo>>48)))
-		if h4.Valid {
-			d248 += dl263
+		v224 := m3
+		ws226 := packet.Value{Hi: (uint64(b215[8])<<56 | uint64(b215[9])<<48 | uint64(b215[10])<<40 | uint64(b215[11])<<32 | uint64(b215[12])<<24 | uint64(b215[13])<<16 | uint64(b215[14])<<8 | uint64(b215[15])), Lo: (uint64(b215[16])<<56 | uint64(b215[17])<<48 | uint64(b215[18])<<40 | uint64(b215[19])<<32 | uint64(b215[20])<<24 | uint64(b215[21])<<16 | uint64(b215[22])<<8 | uint64(b215[23]))}
+		os225 := uint32(uint16(ws226.Hi>>0)) + uint32(uint16(ws226.Hi>>16)) + uint32(uint16(ws226.Hi>>32)) + uint32(uint16(ws226.Hi>>48)) + uint32(uint16(ws226.Lo>>0)) + uint32(uint16(ws226.Lo>>16)) + uint32(uint16(ws226.Lo>>32)) + uint32(uint16(ws226.Lo>>48))
+		v227 := v224
+		s228 := v227.Hi
+		b215[8] = byte(s228 >> 56)
+		b215[9] = byte(s228 >> 48)
+		b215[10] = byte(s228 >> 40)
+		b215[11] = byte(s228 >> 32)
+		b215[12] = byte(s228 >> 24)
+		b215[13] = byte(s228 >> 16)
+		b215[14] = byte(s228 >> 8)
+		b215[15] = byte(s228)
+		s229 := v227.Lo
+		b215[16] = byte(s229 >> 56)
+		b215[17] = byte(s229 >> 48)
+		b215[18] = byte(s229 >> 40)
+		b215[19] = byte(s229 >> 32)
+		b215[20] = byte(s229 >> 24)
+		b215[21] = byte(s229 >> 16)
+		b215[22] = byte(s229 >> 8)
+		b215[23] = byte(s229)
+		ws230 := v224
+		f232 := uint32(os225)
+		f232 += bits.RotateLeft32(f232, 16)
+		dl231 := uint64(^uint16(f232>>16)) + uint64(uint32(uint16(ws230.Hi>>0))+uint32(uint16(ws230.Hi>>16))+uint32(uint16(ws230.Hi>>32))+uint32(uint16(ws230.Hi>>48))+uint32(uint16(ws230.Lo>>0))+uint32(uint16(ws230.Lo>>16))+uint32(uint16(ws230.Lo>>32))+uint32(uint16(ws230.Lo>>48)))
+		if h4 >= 0 {
+			d213 += dl231
 		}
-		v265 := m21.Lo
-		st267 := h4 // udp
-		if !st267.Valid {
+		v233 := m21
+		if !(h4 >= 0) {
 			return pl.drop(30)
 		}
-		b266 := data[st267.Off : st267.Off+st267.Len]
-		os268 := uint32(uint16(uint64(binary.BigEndian.Uint16(b266[2:]))))
-		binary.BigEndian.PutUint16(b266[2:], uint16(v265))
-		f270 := uint32(os268)
-		f270 += bits.RotateLeft32(f270, 16)
-		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(v265)))
-		if h4.Valid {
-			d248 += dl269
+		b234 := data[h4 : h4+8] // udp
+		os235 := uint32(uint16((uint64(b234[2])<<8 | uint64(b234[3]))))
+		s236 := v233
+		b234[2] = byte(s236 >> 8)
+		b234[3] = byte(s236)
+		f238 := uint32(os235)
+		f238 += bits.RotateLeft32(f238, 16)
+		dl237 := uint64(^uint16(f238>>16)) + uint64(uint32(uint16(v233)))
+		if h4 >= 0 {
+			d213 += dl237
 		}
-		if cs271 := h4; cs271.Valid && cs271.Off >= 0 && cs271.Off+cs271.Len <= len(data) {
-			cb := data[cs271.Off+6 : cs271.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d248
+		if (h4 >= 0) && h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d213
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s239 := r
+			cb[0] = byte(s239 >> 8)
+			cb[1] = byte(s239)
 		}
 		pl.edges[28]++
 		goto n109
 	}
 n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d272 uint64 // udp checksum
-		v273 := m12
-		st275 := h3 // ipv6
-		if !st275.Valid {
+		var d240 uint64 // udp checksum
+		v241 := m12
+		if !(h3 >= 0) {
 			return pl.drop(31)
 		}
-		b274 := data[st275.Off : st275.Off+st275.Len]
-		ws277 := packet.Value{Hi: binary.BigEndian.Uint64(b274[24:]), Lo: binary.BigEndian.Uint64(b274[32:])}
-		os276 := uint32(uint16(ws277.Hi>>0)) + uint32(uint16(ws277.Hi>>16)) + uint32(uint16(ws277.Hi>>32)) + uint32(uint16(ws277.Hi>>48)) + uint32(uint16(ws277.Lo>>0)) + uint32(uint16(ws277.Lo>>16)) + uint32(uint16(ws277.Lo>>32)) + uint32(uint16(ws277.Lo>>48))
-		v278 := v273
-		binary.BigEndian.PutUint64(b274[24:], v278.Hi)
-		binary.BigEndian.PutUint64(b274[32:], v278.Lo)
-		ws279 := v273
-		f281 := uint32(os276)
-		f281 += bits.RotateLeft32(f281, 16)
-		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(uint16(ws279.Hi>>0))+uint32(uint16(ws279.Hi>>16))+uint32(uint16(ws279.Hi>>32))+uint32(uint16(ws279.Hi>>48))+uint32(uint16(ws279.Lo>>0))+uint32(uint16(ws279.Lo>>16))+uint32(uint16(ws279.Lo>>32))+uint32(uint16(ws279.Lo>>48)))
-		if h4.Valid {
-			d272 += dl280
+		b242 := data[h3 : h3+40] // ipv6
+		ws244 := packet.Value{Hi: (uint64(b242[24])<<56 | uint64(b242[25])<<48 | uint64(b242[26])<<40 | uint64(b242[27])<<32 | uint64(b242[28])<<24 | uint64(b242[29])<<16 | uint64(b242[30])<<8 | uint64(b242[31])), Lo: (uint64(b242[32])<<56 | uint64(b242[33])<<48 | uint64(b242[34])<<40 | uint64(b242[35])<<32 | uint64(b242[36])<<24 | uint64(b242[37])<<16 | uint64(b242[38])<<8 | uint64(b242[39]))}
+		os243 := uint32(uint16(ws244.Hi>>0)) + uint32(uint16(ws244.Hi>>16)) + uint32(uint16(ws244.Hi>>32)) + uint32(uint16(ws244.Hi>>48)) + uint32(uint16(ws244.Lo>>0)) + uint32(uint16(ws244.Lo>>16)) + uint32(uint16(ws244.Lo>>32)) + uint32(uint16(ws244.Lo>>48))
+		v245 := v241
+		s246 := v245.Hi
+		b242[24] = byte(s246 >> 56)
+		b242[25] = byte(s246 >> 48)
+		b242[26] = byte(s246 >> 40)
+		b242[27] = byte(s246 >> 32)
+		b242[28] = byte(s246 >> 24)
+		b242[29] = byte(s246 >> 16)
+		b242[30] = byte(s246 >> 8)
+		b242[31] = byte(s246)
+		s247 := v245.Lo
+		b242[32] = byte(s247 >> 56)
+		b242[33] = byte(s247 >> 48)
+		b242[34] = byte(s247 >> 40)
+		b242[35] = byte(s247 >> 32)
+		b242[36] = byte(s247 >> 24)
+		b242[37] = byte(s247 >> 16)
+		b242[38] = byte(s247 >> 8)
+		b242[39] = byte(s247)
+		ws248 := v241
+		f250 := uint32(os243)
+		f250 += bits.RotateLeft32(f250, 16)
+		dl249 := uint64(^uint16(f250>>16)) + uint64(uint32(uint16(ws248.Hi>>0))+uint32(uint16(ws248.Hi>>16))+uint32(uint16(ws248.Hi>>32))+uint32(uint16(ws248.Hi>>48))+uint32(uint16(ws248.Lo>>0))+uint32(uint16(ws248.Lo>>16))+uint32(uint16(ws248.Lo>>32))+uint32(uint16(ws248.Lo>>48)))
+		if h4 >= 0 {
+			d240 += dl249
 		}
-		v282 := m3
-		ws284 := packet.Value{Hi: binary.BigEndian.Uint64(b274[8:]), Lo: binary.BigEndian.Uint64(b274[16:])}
-		os283 := uint32(uint16(ws284.Hi>>0)) + uint32(uint16(ws284.Hi>>16)) + uint32(uint16(ws284.Hi>>32)) + uint32(uint16(ws284.Hi>>48)) + uint32(uint16(ws284.Lo>>0)) + uint32(uint16(ws284.Lo>>16)) + uint32(uint16(ws284.Lo>>32)) + uint32(uint16(ws284.Lo>>48))
-		v285 := v282
-		binary.BigEndian.PutUint64(b274[8:], v285.Hi)
-		binary.BigEndian.PutUint64(b274[16:], v285.Lo)
-		ws286 := v282
-		f288 := uint32(os283)
-		f288 += bits.RotateLeft32(f288, 16)
-		dl287 := uint64(^uint16(f288>>16)) + uint64(uint32(uint16(ws286.Hi>>0))+uint32(uint16(ws286.Hi>>16))+uint32(uint16(ws286.Hi>>32))+uint32(uint16(ws286.Hi>>48))+uint32(uint16(ws286.Lo>>0))+uint32(uint16(ws286.Lo>>16))+uint32(uint16(ws286.Lo>>32))+uint32(uint16(ws286.Lo>>48)))
-		if h4.Valid {
-			d272 += dl287
+		v251 := m3
+		ws253 := packet.Value{Hi: (uint64(b242[8])<<56 | uint64(b242[9])<<48 | uint64(b242[10])<<40 | uint64(b242[11])<<32 | uint64(b242[12])<<24 | uint64(b242[13])<<16 | uint64(b242[14])<<8 | uint64(b242[15])), Lo: (uint64(b242[16])<<56 | uint64(b242[17])<<48 | uint64(b242[18])<<40 | uint64(b242[19])<<32 | uint64(b242[20])<<24 | uint64(b242[21])<<16 | uint64(b242[22])<<8 | uint64(b242[23]))}
+		os252 := uint32(uint16(ws253.Hi>>0)) + uint32(uint16(ws253.Hi>>16)) + uint32(uint16(ws253.Hi>>32)) + uint32(uint16(ws253.Hi>>48)) + uint32(uint16(ws253.Lo>>0)) + uint32(uint16(ws253.Lo>>16)) + uint32(uint16(ws253.Lo>>32)) + uint32(uint16(ws253.Lo>>48))
+		v254 := v251
+		s255 := v254.Hi
+		b242[8] = byte(s255 >> 56)
+		b242[9] = byte(s255 >> 48)
+		b242[10] = byte(s255 >> 40)
+		b242[11] = byte(s255 >> 32)
+		b242[12] = byte(s255 >> 24)
+		b242[13] = byte(s255 >> 16)
+		b242[14] = byte(s255 >> 8)
+		b242[15] = byte(s255)
+		s256 := v254.Lo
+		b242[16] = byte(s256 >> 56)
+		b242[17] = byte(s256 >> 48)
+		b242[18] = byte(s256 >> 40)
+		b242[19] = byte(s256 >> 32)
+		b242[20] = byte(s256 >> 24)
+		b242[21] = byte(s256 >> 16)
+		b242[22] = byte(s256 >> 8)
+		b242[23] = byte(s256)
+		ws257 := v251
+		f259 := uint32(os252)
+		f259 += bits.RotateLeft32(f259, 16)
+		dl258 := uint64(^uint16(f259>>16)) + uint64(uint32(uint16(ws257.Hi>>0))+uint32(uint16(ws257.Hi>>16))+uint32(uint16(ws257.Hi>>32))+uint32(uint16(ws257.Hi>>48))+uint32(uint16(ws257.Lo>>0))+uint32(uint16(ws257.Lo>>16))+uint32(uint16(ws257.Lo>>32))+uint32(uint16(ws257.Lo>>48)))
+		if h4 >= 0 {
+			d240 += dl258
 		}
-		v289 := m21.Lo
-		st291 := h4 // udp
-		if !st291.Valid {
+		v260 := m21
+		if !(h4 >= 0) {
 			return pl.drop(31)
 		}
-		b290 := data[st291.Off : st291.Off+st291.Len]
-		os292 := uint32(uint16(uint64(binary.BigEndian.Uint16(b290[2:]))))
-		binary.BigEndian.PutUint16(b290[2:], uint16(v289))
-		f294 := uint32(os292)
-		f294 += bits.RotateLeft32(f294, 16)
-		dl293 := uint64(^uint16(f294>>16)) + uint64(uint32(uint16(v289)))
-		if h4.Valid {
-			d272 += dl293
+		b261 := data[h4 : h4+8] // udp
+		os262 := uint32(uint16((uint64(b261[2])<<8 | uint64(b261[3]))))
+		s263 := v260
+		b261[2] = byte(s263 >> 8)
+		b261[3] = byte(s263)
+		f265 := uint32(os262)
+		f265 += bits.RotateLeft32(f265, 16)
+		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(v260)))
+		if h4 >= 0 {
+			d240 += dl264
 		}
-		v295 := (uint64(binary.BigEndian.Uint16(b274[4:])) - 0x10)
-		os296 := uint32(uint16(uint64(binary.BigEndian.Uint16(b274[4:]))))
-		binary.BigEndian.PutUint16(b274[4:], uint16(v295))
-		f298 := uint32(os296)
-		f298 += bits.RotateLeft32(f298, 16)
-		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(v295)))
-		if h4.Valid {
-			d272 += dl297
+		v266 := ((uint64(b242[4])<<8 | uint64(b242[5])) - 0x10)
+		os267 := uint32(uint16((uint64(b242[4])<<8 | uint64(b242[5]))))
+		s268 := v266
+		b242[4] = byte(s268 >> 8)
+		b242[5] = byte(s268)
+		f270 := uint32(os267)
+		f270 += bits.RotateLeft32(f270, 16)
+		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(v266)))
+		if h4 >= 0 {
+			d240 += dl269
 		}
-		if cs299 := h4; cs299.Valid && cs299.Off >= 0 && cs299.Off+cs299.Len <= len(data) {
-			cb := data[cs299.Off+6 : cs299.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d272
+		if (h4 >= 0) && h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d240
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s271 := r
+			cb[0] = byte(s271 >> 8)
+			cb[1] = byte(s271)
 		}
 		pl.edges[29]++
 		goto n104
 	}
 n104:
 	{ // LbPopV2: test valid(lb_v2)
-		if h10.Valid {
+		if h10 >= 0 {
 			goto n105
 		}
 		goto n106
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		ps300 := h10 // lb_v2
-		po301, pn302 := ps300.Off, 12
-		if po301 < 0 || po301+pn302 > len(data) {
+		po272, pn273 := h10, 12 // lb_v2
+		if po272 < 0 || po272+pn273 > len(data) {
 			return pl.drop(32)
 		}
-		if h4.Valid && po301 > h4.Off && (po301-h4.Off)%2 == 0 {
-			d303 := uint32(binary.BigEndian.Uint16(data[po301+0:])) + uint32(binary.BigEndian.Uint16(data[po301+2:])) + uint32(binary.BigEndian.Uint16(data[po301+4:])) + uint32(binary.BigEndian.Uint16(data[po301+6:])) + uint32(binary.BigEndian.Uint16(data[po301+8:])) + uint32(binary.BigEndian.Uint16(data[po301+10:]))
-			d303 += bits.RotateLeft32(d303, 16)
-			if cs304 := h4; cs304.Valid && cs304.Off >= 0 && cs304.Off+cs304.Len <= len(data) {
-				cb := data[cs304.Off+6 : cs304.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d303>>16))
+		if (h4 >= 0) && po272 > h4 && (po272-h4)%2 == 0 {
+			pw275 := data[po272 : po272+12]
+			d274 := uint32(uint64(pw275[0])<<8|uint64(pw275[1])) + uint32(uint64(pw275[2])<<8|uint64(pw275[3])) + uint32(uint64(pw275[4])<<8|uint64(pw275[5])) + uint32(uint64(pw275[6])<<8|uint64(pw275[7])) + uint32(uint64(pw275[8])<<8|uint64(pw275[9])) + uint32(uint64(pw275[10])<<8|uint64(pw275[11]))
+			d274 += bits.RotateLeft32(d274, 16)
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d274>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s276 := r
+				cb[0] = byte(s276 >> 8)
+				cb[1] = byte(s276)
 			}
 		}
-		if po301 < len(data)-po301-pn302 {
-			copy(data[pn302:pn302+po301], data[:po301])
-			data = data[pn302:]
+		if po272 < len(data)-po272-pn273 {
+			copy(data[pn273:pn273+po272], data[:po272])
+			data = data[pn273:]
 		} else {
-			copy(data[po301:], data[po301+pn302:])
-			data = data[:len(data)-pn302]
+			copy(data[po272:], data[po272+pn273:])
+			data = data[:len(data)-pn273]
 		}
-		h10 = packet.HeaderState{}
-		if cur > po301 {
-			cur = max(po301, cur-pn302)
+		h10 = -1
+		if cur > po272 {
+			cur = max(po272, cur-pn273)
 		}
 		goto n107
 	}
 n106:
 	{ // LbPopV3Body: pop lb_v3
-		ps305 := h11 // lb_v3
-		if !ps305.Valid {
+		if !(h11 >= 0) {
 			return pl.drop(33)
 		}
-		po306, pn307 := ps305.Off, 12
-		if po306 < 0 || po306+pn307 > len(data) {
+		po277, pn278 := h11, 12 // lb_v3
+		if po277 < 0 || po277+pn278 > len(data) {
 			return pl.drop(33)
 		}
-		if h4.Valid && po306 > h4.Off && (po306-h4.Off)%2 == 0 {
-			d308 := uint32(binary.BigEndian.Uint16(data[po306+0:])) + uint32(binary.BigEndian.Uint16(data[po306+2:])) + uint32(binary.BigEndian.Uint16(data[po306+4:])) + uint32(binary.BigEndian.Uint16(data[po306+6:])) + uint32(binary.BigEndian.Uint16(data[po306+8:])) + uint32(binary.BigEndian.Uint16(data[po306+10:]))
-			d308 += bits.RotateLeft32(d308, 16)
-			if cs309 := h4; cs309.Valid && cs309.Off >= 0 && cs309.Off+cs309.Len <= len(data) {
-				cb := data[cs309.Off+6 : cs309.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d308>>16))
+		if (h4 >= 0) && po277 > h4 && (po277-h4)%2 == 0 {
+			pw280 := data[po277 : po277+12]
+			d279 := uint32(uint64(pw280[0])<<8|uint64(pw280[1])) + uint32(uint64(pw280[2])<<8|uint64(pw280[3])) + uint32(uint64(pw280[4])<<8|uint64(pw280[5])) + uint32(uint64(pw280[6])<<8|uint64(pw280[7])) + uint32(uint64(pw280[8])<<8|uint64(pw280[9])) + uint32(uint64(pw280[10])<<8|uint64(pw280[11]))
+			d279 += bits.RotateLeft32(d279, 16)
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d279>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s281 := r
+				cb[0] = byte(s281 >> 8)
+				cb[1] = byte(s281)
 			}
 		}
-		if po306 < len(data)-po306-pn307 {
-			copy(data[pn307:pn307+po306], data[:po306])
-			data = data[pn307:]
+		if po277 < len(data)-po277-pn278 {
+			copy(data[pn278:pn278+po277], data[:po277])
+			data = data[pn278:]
 		} else {
-			copy(data[po306:], data[po306+pn307:])
-			data = data[:len(data)-pn307]
+			copy(data[po277:], data[po277+pn278:])
+			data = data[:len(data)-pn278]
 		}
-		h11 = packet.HeaderState{}
-		if cur > po306 {
-			cur = max(po306, cur-pn307)
+		h11 = -1
+		if cur > po277 {
+			cur = max(po277, cur-pn278)
 		}
 		pl.edges[30]++
 		goto n107
 	}
 n107:
 	{ // LbPopCommon: pop lb_common
-		ps310 := h9 // lb_common
-		if !ps310.Valid {
+		if !(h9 >= 0) {
 			return pl.drop(34)
 		}
-		po311, pn312 := ps310.Off, 4
-		if po311 < 0 || po311+pn312 > len(data) {
+		po282, pn283 := h9, 4 // lb_common
+		if po282 < 0 || po282+pn283 > len(data) {
 			return pl.drop(34)
 		}
-		if h4.Valid && po311 > h4.Off && (po311-h4.Off)%2 == 0 {
-			d313 := uint32(binary.BigEndian.Uint16(data[po311+0:])) + uint32(binary.BigEndian.Uint16(data[po311+2:]))
-			d313 += bits.RotateLeft32(d313, 16)
-			if cs314 := h4; cs314.Valid && cs314.Off >= 0 && cs314.Off+cs314.Len <= len(data) {
-				cb := data[cs314.Off+6 : cs314.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d313>>16))
+		if (h4 >= 0) && po282 > h4 && (po282-h4)%2 == 0 {
+			pw285 := data[po282 : po282+4]
+			d284 := uint32(uint64(pw285[0])<<8|uint64(pw285[1])) + uint32(uint64(pw285[2])<<8|uint64(pw285[3]))
+			d284 += bits.RotateLeft32(d284, 16)
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d284>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s286 := r
+				cb[0] = byte(s286 >> 8)
+				cb[1] = byte(s286)
 			}
 		}
-		if po311 < len(data)-po311-pn312 {
-			copy(data[pn312:pn312+po311], data[:po311])
-			data = data[pn312:]
+		if po282 < len(data)-po282-pn283 {
+			copy(data[pn283:pn283+po282], data[:po282])
+			data = data[pn283:]
 		} else {
-			copy(data[po311:], data[po311+pn312:])
-			data = data[:len(data)-pn312]
+			copy(data[po282:], data[po282+pn283:])
+			data = data[:len(data)-pn283]
 		}
-		h9 = packet.HeaderState{}
-		if h11.Valid && h11.Off > po311 {
-			h11.Off -= pn312
+		h9 = -1
+		if (h11 >= 0) && h11 > po282 {
+			h11 -= pn283
 		} // lb_v3
-		if cur > po311 {
-			cur = max(po311, cur-pn312)
+		if cur > po282 {
+			cur = max(po282, cur-pn283)
 		}
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d315 uint64 // udp checksum
-		st317 := h4     // udp
-		if !st317.Valid {
+		var d287 uint64 // udp checksum
+		if !(h4 >= 0) {
 			return pl.drop(35)
 		}
-		b316 := data[st317.Off : st317.Off+st317.Len]
-		v318 := (uint64(binary.BigEndian.Uint16(b316[4:])) - 0x10)
-		os319 := uint32(uint16(uint64(binary.BigEndian.Uint16(b316[4:]))))
-		binary.BigEndian.PutUint16(b316[4:], uint16(v318))
-		f321 := uint32(os319)
-		f321 += bits.RotateLeft32(f321, 16)
-		dl320 := uint64(^uint16(f321>>16)) + uint64(uint32(uint16(v318)))
-		if h4.Valid {
-			d315 += dl320
+		b288 := data[h4 : h4+8] // udp
+		v289 := ((uint64(b288[4])<<8 | uint64(b288[5])) - 0x10)
+		os290 := uint32(uint16((uint64(b288[4])<<8 | uint64(b288[5]))))
+		s291 := v289
+		b288[4] = byte(s291 >> 8)
+		b288[5] = byte(s291)
+		f293 := uint32(os290)
+		f293 += bits.RotateLeft32(f293, 16)
+		dl292 := uint64(^uint16(f293>>16)) + uint64(uint32(uint16(v289)))
+		if h4 >= 0 {
+			d287 += dl292
 		}
-		if cs322 := h4; cs322.Valid && cs322.Off >= 0 && cs322.Off+cs322.Len <= len(data) {
-			cb := data[cs322.Off+6 : cs322.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d315
+		if (h4 >= 0) && h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d287
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s294 := r
+			cb[0] = byte(s294 >> 8)
+			cb[1] = byte(s294)
 		}
 		pl.edges[31]++
 		goto n109
@@ -2738,7 +3724,7 @@ n109:
 	}
 n110:
 	{ // TxCheck: test meta.drop == 1
-		if m16.Lo == 0x1 {
+		if m16 == 0x1 {
 			goto n111
 		}
 		goto n2

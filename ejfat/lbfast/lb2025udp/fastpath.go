@@ -6,7 +6,6 @@
 package lb2025udp
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/bits"
 
@@ -653,121 +652,121 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = p
 	data, cur := buf[:cap(buf)][off:off+n], 0
 	_ = cur
-	var h0 packet.HeaderState // ethernet
+	h0 := -1 // ethernet
 	_ = h0
-	var h1 packet.HeaderState // vlan
+	h1 := -1 // vlan
 	_ = h1
-	var h2 packet.HeaderState // ipv4
-	_ = h2
-	var h3 packet.HeaderState // ipv6
+	h2, h2len := -1, 0 // ipv4
+	_, _ = h2, h2len
+	h3 := -1 // ipv6
 	_ = h3
-	var h4 packet.HeaderState // udp
+	h4 := -1 // udp
 	_ = h4
-	var h5 packet.HeaderState // arp
+	h5 := -1 // arp
 	_ = h5
-	var h6 packet.HeaderState // icmp
+	h6 := -1 // icmp
 	_ = h6
-	var h7 packet.HeaderState // icmpv6
+	h7 := -1 // icmpv6
 	_ = h7
-	var h8 packet.HeaderState // icmp_echo
+	h8 := -1 // icmp_echo
 	_ = h8
-	var h9 packet.HeaderState // lb_common
+	h9 := -1 // lb_common
 	_ = h9
-	var h10 packet.HeaderState // lb_v2
+	h10 := -1 // lb_v2
 	_ = h10
-	var h11 packet.HeaderState // lb_v3
+	h11 := -1 // lb_v3
 	_ = h11
-	var h12 packet.HeaderState // nd_ns
+	h12 := -1 // nd_ns
 	_ = h12
-	var h13 packet.HeaderState // nd_opt
+	h13 := -1 // nd_opt
 	_ = h13
-	var h14 packet.HeaderState // nd_mac
+	h14 := -1 // nd_mac
 	_ = h14
-	var h15 packet.HeaderState // nd_na
+	h15 := -1 // nd_na
 	_ = h15
-	var h16 packet.HeaderState // nd_na_opt
+	h16 := -1 // nd_na_opt
 	_ = h16
-	var h17 packet.HeaderState // nd_na_mac
+	h17 := -1 // nd_na_mac
 	_ = h17
-	var h18 packet.HeaderState // icmp_ipv4
+	h18 := -1 // icmp_ipv4
 	_ = h18
-	var h19 packet.HeaderState // icmp_ipv6
+	h19 := -1 // icmp_ipv6
 	_ = h19
-	var h20 packet.HeaderState // icmp_udp
+	h20 := -1 // icmp_udp
 	_ = h20
-	var h21 packet.HeaderState // lldp
+	h21 := -1 // lldp
 	_ = h21
-	var h22 packet.HeaderState // slow
+	h22 := -1 // slow
 	_ = h22
-	var h23 packet.HeaderState // lacp
+	h23 := -1 // lacp
 	_ = h23
-	h24 := packet.HeaderState{Valid: true} // meta
+	h24 := 0 // meta
 	_ = h24
-	var m0 packet.Value
+	var m0 uint64 // meta.ingress_port
 	_ = m0
-	var m1 packet.Value
+	var m1 uint64 // meta.egress_port
 	_ = m1
-	var m2 packet.Value
+	var m2 uint64 // meta.mac_sa
 	_ = m2
-	var m3 packet.Value
+	var m3 packet.Value // meta.ip_sa
 	_ = m3
-	var m4 packet.Value
+	var m4 uint64 // meta.lb_id
 	_ = m4
-	var m5 packet.Value
+	var m5 packet.Value // meta.ip_da_key
 	_ = m5
-	var m6 packet.Value
+	var m6 uint64 // meta.epoch
 	_ = m6
-	var m7 packet.Value
+	var m7 uint64 // meta.slot_bits
 	_ = m7
-	var m8 packet.Value
+	var m8 uint64 // meta.slot_xor
 	_ = m8
-	var m9 packet.Value
+	var m9 uint64 // meta.member_id
 	_ = m9
-	var m10 packet.Value
+	var m10 uint64 // meta.new_mac
 	_ = m10
-	var m11 packet.Value
+	var m11 uint64 // meta.new_ip4
 	_ = m11
-	var m12 packet.Value
+	var m12 packet.Value // meta.new_ip6
 	_ = m12
-	var m13 packet.Value
+	var m13 uint64 // meta.udp_base
 	_ = m13
-	var m14 packet.Value
+	var m14 uint64 // meta.port_bits
 	_ = m14
-	var m15 packet.Value
+	var m15 uint64 // meta.keep_lb
 	_ = m15
-	var m16 packet.Value
+	var m16 uint64 // meta.drop
 	_ = m16
-	var m17 packet.Value
+	var m17 uint64 // meta.tick
 	_ = m17
-	var m18 packet.Value
+	var m18 uint64 // meta.slot_select
 	_ = m18
-	var m19 packet.Value
+	var m19 uint64 // meta.port_select
 	_ = m19
-	var m20 packet.Value
+	var m20 uint64 // meta.calendar_slot
 	_ = m20
-	var m21 packet.Value
+	var m21 uint64 // meta.new_port
 	_ = m21
-	var m22 packet.Value
+	var m22 packet.Value // meta.na_dst
 	_ = m22
-	var m23 packet.Value
+	var m23 uint64 // meta.na_mac
 	_ = m23
-	var m24 packet.Value
+	var m24 uint64 // meta.na_s
 	_ = m24
-	var m25 packet.Value
+	var m25 packet.Value // meta.na_target
 	_ = m25
 	{ // RxWire: input
 		goto n1
 	}
 n1:
 	{ // RxEth: extract ethernet
-		x1 := h0.Valid // already there: nothing to do
+		x1 := (h0 >= 0) // already there: nothing to do
 		if !x1 {
 			x1 = cur >= 0 && cur+14 <= len(data)
 			if x1 {
-				h0 = packet.HeaderState{Off: cur, Len: 14, Valid: true}
+				h0 = cur
 				cur += 14
 			} else {
-				h0 = packet.HeaderState{}
+				h0 = -1
 			} // ethernet
 		}
 		if x1 {
@@ -777,9 +776,8 @@ n1:
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		st4 := h0 // ethernet
-		b3 := data[st4.Off : st4.Off+st4.Len]
-		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
+		b3 := data[h0 : h0+14] // ethernet
+		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
 		switch {
 		case v2 == 0x800:
 			goto n3
@@ -792,27 +790,26 @@ n2:
 	}
 n3:
 	{ // RxV4: extract ipv4
-		x5 := h2.Valid // already there: nothing to do
-		if !x5 {
+		x4 := (h2 >= 0) // already there: nothing to do
+		if !x4 {
 			if off := cur; off >= 0 && off+20 <= len(data) {
-				h2 = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st8 := h2 // ipv4
-				if !st8.Valid {
+				h2, h2len = off, 20
+				if !(h2 >= 0) {
 					return pl.drop(0)
 				}
-				b7 := data[st8.Off : st8.Off+st8.Len]
-				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(data)) && off+20+int(ext6.Lo) <= len(data)
-				if x5 {
-					h2.Len += int(ext6.Lo)
-					cur = off + h2.Len
+				b6 := data[h2 : h2+20] // ipv4
+				ext5 := packet.Value{Lo: (uint64(b6[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+				x4 = ext5.Hi == 0 && ext5.Lo <= uint64(len(data)) && off+20+int(ext5.Lo) <= len(data)
+				if x4 {
+					h2len += int(ext5.Lo)
+					cur = off + h2len
 				}
 			}
-			if !x5 {
-				h2 = packet.HeaderState{}
+			if !x4 {
+				h2 = -1
 			} // ipv4
 		}
-		if x5 {
+		if x4 {
 			goto n4
 		}
 		pl.edges[29]++
@@ -820,17 +817,16 @@ n3:
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		st12 := h2 // ipv4
-		b11 := data[st12.Off : st12.Off+st12.Len]
-		c10 := ((uint64(b11[0]) >> 4 & 0xf) == 0x4)
-		if c10 {
-			c10 = ((uint64(b11[0]) >> 0 & 0xf) >= 0x5)
+		b9 := data[h2 : h2+20] // ipv4
+		c8 := ((uint64(b9[0]) >> 4 & 0xf) == 0x4)
+		if c8 {
+			c8 = ((uint64(b9[0]) >> 0 & 0xf) >= 0x5)
 		}
-		c9 := c10
-		if c9 {
-			c9 = (uint64(b11[9]) == 0x11)
+		c7 := c8
+		if c7 {
+			c7 = (uint64(b9[9]) == 0x11)
 		}
-		if c9 {
+		if c7 {
 			goto n5
 		}
 		pl.edges[30]++
@@ -840,61 +836,256 @@ n5:
 	{ // RxV4Csum: checksum verify ipv4
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = m3
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = m5
+		p.Meta[6] = packet.Value{Lo: m6}
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = packet.Value{Lo: m8}
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = m12
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = packet.Value{Lo: m19}
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = m22
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = packet.Value{Lo: m24}
+		p.Meta[25] = m25
 
-		ok13, wellFormed := p.VerifyChecksum(2)
+		ok10, wellFormed := p.VerifyChecksum(2)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3]
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5]
+		m6 = p.Meta[6].Lo
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8].Lo
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12]
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19].Lo
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22]
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24].Lo
+		m25 = p.Meta[25]
 
-		if ok13 && wellFormed {
+		if ok10 && wellFormed {
 			goto n8
 		}
 		pl.edges[31]++
@@ -902,17 +1093,17 @@ n5:
 	}
 n6:
 	{ // RxV6: extract ipv6
-		x14 := h3.Valid // already there: nothing to do
-		if !x14 {
-			x14 = cur >= 0 && cur+40 <= len(data)
-			if x14 {
-				h3 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+		x11 := (h3 >= 0) // already there: nothing to do
+		if !x11 {
+			x11 = cur >= 0 && cur+40 <= len(data)
+			if x11 {
+				h3 = cur
 				cur += 40
 			} else {
-				h3 = packet.HeaderState{}
+				h3 = -1
 			} // ipv6
 		}
-		if x14 {
+		if x11 {
 			goto n7
 		}
 		pl.edges[32]++
@@ -920,13 +1111,12 @@ n6:
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		st17 := h3 // ipv6
-		b16 := data[st17.Off : st17.Off+st17.Len]
-		c15 := ((uint64(b16[0]) >> 4 & 0xf) == 0x6)
-		if c15 {
-			c15 = (uint64(b16[6]) == 0x11)
+		b13 := data[h3 : h3+40] // ipv6
+		c12 := ((uint64(b13[0]) >> 4 & 0xf) == 0x6)
+		if c12 {
+			c12 = (uint64(b13[6]) == 0x11)
 		}
-		if c15 {
+		if c12 {
 			pl.edges[0]++
 			goto n8
 		}
@@ -935,17 +1125,17 @@ n7:
 	}
 n8:
 	{ // RxUDP: extract udp
-		x18 := h4.Valid // already there: nothing to do
-		if !x18 {
-			x18 = cur >= 0 && cur+8 <= len(data)
-			if x18 {
-				h4 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+		x14 := (h4 >= 0) // already there: nothing to do
+		if !x14 {
+			x14 = cur >= 0 && cur+8 <= len(data)
+			if x14 {
+				h4 = cur
 				cur += 8
 			} else {
-				h4 = packet.HeaderState{}
+				h4 = -1
 			} // udp
 		}
-		if x18 {
+		if x14 {
 			goto n9
 		}
 		pl.edges[34]++
@@ -953,9 +1143,8 @@ n8:
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		st20 := h4 // udp
-		b19 := data[st20.Off : st20.Off+st20.Len]
-		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
+		b15 := data[h4 : h4+8] // udp
+		if ((uint64(b15[2])<<8 | uint64(b15[3])) & 0xc000) == 0x4000 {
 			goto n10
 		}
 		pl.edges[35]++
@@ -963,13 +1152,12 @@ n9:
 	}
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
-		st23 := h4 // udp
-		b22 := data[st23.Off : st23.Off+st23.Len]
-		c21 := (uint64(binary.BigEndian.Uint16(b22[6:])) == 0x0)
-		if c21 {
-			c21 = h2.Valid
+		b17 := data[h4 : h4+8] // udp
+		c16 := ((uint64(b17[6])<<8 | uint64(b17[7])) == 0x0)
+		if c16 {
+			c16 = (h2 >= 0)
 		}
-		if c21 {
+		if c16 {
 			goto n13
 		}
 		goto n11
@@ -978,61 +1166,256 @@ n11:
 	{ // RxUDPVerify: checksum verify udp
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = m3
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = m5
+		p.Meta[6] = packet.Value{Lo: m6}
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = packet.Value{Lo: m8}
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = m12
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = packet.Value{Lo: m19}
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = m22
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = packet.Value{Lo: m24}
+		p.Meta[25] = m25
 
-		ok24, wellFormed := p.VerifyChecksum(4)
+		ok18, wellFormed := p.VerifyChecksum(4)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3]
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5]
+		m6 = p.Meta[6].Lo
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8].Lo
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12]
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19].Lo
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22]
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24].Lo
+		m25 = p.Meta[25]
 
-		if ok24 && wellFormed {
+		if ok18 && wellFormed {
 			pl.edges[1]++
 			goto n13
 		}
@@ -1053,15 +1436,14 @@ n16:
 	}
 n17:
 	{ // ParseEthType: switch ethernet.type
-		st27 := h0 // ethernet
-		b26 := data[st27.Off : st27.Off+st27.Len]
-		v25 := uint64(binary.BigEndian.Uint16(b26[12:]))
+		b20 := data[h0 : h0+14] // ethernet
+		v19 := (uint64(b20[12])<<8 | uint64(b20[13]))
 		switch {
-		case v25 == 0x800:
+		case v19 == 0x800:
 			goto n18
-		case v25 == 0x806:
+		case v19 == 0x806:
 			return pl.drop(2)
-		case v25 == 0x86dd:
+		case v19 == 0x86dd:
 			pl.edges[2]++
 			goto n18
 		default:
@@ -1070,26 +1452,25 @@ n17:
 	}
 n18:
 	{ // ParseLb: extract lb_common
-		x28 := h9.Valid // already there: nothing to do
-		if !x28 {
-			x28 = cur >= 0 && cur+4 <= len(data)
-			if x28 {
-				h9 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+		x21 := (h9 >= 0) // already there: nothing to do
+		if !x21 {
+			x21 = cur >= 0 && cur+4 <= len(data)
+			if x21 {
+				h9 = cur
 				cur += 4
 			} else {
-				h9 = packet.HeaderState{}
+				h9 = -1
 			} // lb_common
 		}
-		if x28 {
+		if x21 {
 			goto n19
 		}
 		goto n23
 	}
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		st30 := h9 // lb_common
-		b29 := data[st30.Off : st30.Off+st30.Len]
-		if uint64(binary.BigEndian.Uint16(b29[0:])) == 0x4c42 {
+		b22 := data[h9 : h9+4] // lb_common
+		if (uint64(b22[0])<<8 | uint64(b22[1])) == 0x4c42 {
 			goto n20
 		}
 		pl.edges[37]++
@@ -1097,13 +1478,12 @@ n19:
 	}
 n20:
 	{ // ParseLbVersion: switch lb_common.version
-		st33 := h9 // lb_common
-		b32 := data[st33.Off : st33.Off+st33.Len]
-		v31 := uint64(b32[2])
+		b24 := data[h9 : h9+4] // lb_common
+		v23 := uint64(b24[2])
 		switch {
-		case v31 == 0x2:
+		case v23 == 0x2:
 			goto n21
-		case v31 == 0x3:
+		case v23 == 0x3:
 			goto n22
 		default:
 			pl.edges[38]++
@@ -1112,17 +1492,17 @@ n20:
 	}
 n21:
 	{ // ParseLbV2: extract lb_v2
-		x34 := h10.Valid // already there: nothing to do
-		if !x34 {
-			x34 = cur >= 0 && cur+12 <= len(data)
-			if x34 {
-				h10 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+		x25 := (h10 >= 0) // already there: nothing to do
+		if !x25 {
+			x25 = cur >= 0 && cur+12 <= len(data)
+			if x25 {
+				h10 = cur
 				cur += 12
 			} else {
-				h10 = packet.HeaderState{}
+				h10 = -1
 			} // lb_v2
 		}
-		if x34 {
+		if x25 {
 			goto n24
 		}
 		pl.edges[39]++
@@ -1130,17 +1510,17 @@ n21:
 	}
 n22:
 	{ // ParseLbV3: extract lb_v3
-		x35 := h11.Valid // already there: nothing to do
-		if !x35 {
-			x35 = cur >= 0 && cur+12 <= len(data)
-			if x35 {
-				h11 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+		x26 := (h11 >= 0) // already there: nothing to do
+		if !x26 {
+			x26 = cur >= 0 && cur+12 <= len(data)
+			if x26 {
+				h11 = cur
 				cur += 12
 			} else {
-				h11 = packet.HeaderState{}
+				h11 = -1
 			} // lb_v3
 		}
-		if x35 {
+		if x26 {
 			pl.edges[3]++
 			goto n24
 		}
@@ -1154,19 +1534,18 @@ n23:
 n24:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		st37 := h0 // ethernet
-		b36 := data[st37.Off : st37.Off+st37.Len]
-		if e, hit := pl.tables[0].LookupWord(((uint64(binary.BigEndian.Uint16(b36[0:]))<<32|uint64(binary.BigEndian.Uint32(b36[2:])))&0xffffffffffff)<<0 | ((m0.Lo)&0xf)<<48); hit {
+		b27 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[0].LookupWord(((uint64(b27[0])<<40|uint64(b27[1])<<32|uint64(b27[2])<<24|uint64(b27[3])<<16|uint64(b27[4])<<8|uint64(b27[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			m2 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			m1 = packet.Value{Lo: (m0.Lo) & 0xf}
+			m2 = (params[0].Lo) & 0xffffffffffff
+			m1 = (m0) & 0xf
 			goto n26
 		case 1: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[4]++
 			goto n26
 		default: // miss
@@ -1179,36 +1558,33 @@ n25:
 	}
 n26:
 	{ // L3DaIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n27
 		}
 		goto n28
 	}
 n27:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		st39 := h2 // ipv4
-		b38 := data[st39.Off : st39.Off+st39.Len]
-		m5 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b38[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b28 := data[h2 : h2+20] // ipv4
+		m5 = (packet.Value{Lo: (uint64(b28[16])<<24 | uint64(b28[17])<<16 | uint64(b28[18])<<8 | uint64(b28[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n29
 	}
 n28:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		st41 := h3 // ipv6
-		if !st41.Valid {
+		if !(h3 >= 0) {
 			return pl.drop(6)
 		}
-		b40 := data[st41.Off : st41.Off+st41.Len]
-		m5 = (packet.Value{Hi: binary.BigEndian.Uint64(b40[24:]), Lo: binary.BigEndian.Uint64(b40[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b29 := data[h3 : h3+40] // ipv6
+		m5 = (packet.Value{Hi: (uint64(b29[24])<<56 | uint64(b29[25])<<48 | uint64(b29[26])<<40 | uint64(b29[27])<<32 | uint64(b29[28])<<24 | uint64(b29[29])<<16 | uint64(b29[30])<<8 | uint64(b29[31])), Lo: (uint64(b29[32])<<56 | uint64(b29[33])<<48 | uint64(b29[34])<<40 | uint64(b29[35])<<32 | uint64(b29[36])<<24 | uint64(b29[37])<<16 | uint64(b29[38])<<8 | uint64(b29[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[5]++
 		goto n29
 	}
 n29:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m0.Lo}
-		st43 := h0 // ethernet
-		b42 := data[st43.Off : st43.Off+st43.Len]
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b42[12:]))}
+		pl.keys[0] = packet.Value{Lo: m0}
+		b30 := data[h0 : h0+14] // ethernet
+		pl.keys[1] = packet.Value{Lo: (uint64(b30[12])<<8 | uint64(b30[13]))}
 		pl.keys[2] = m5
 		if e, hit := pl.tables[1].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -1217,11 +1593,11 @@ n29:
 		switch act {
 		case 0: // set_ip_sa
 			m3 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m4 = packet.Value{Lo: (params[1].Lo) & 0x7}
-			m1 = packet.Value{Lo: (m0.Lo) & 0xf}
+			m4 = (params[1].Lo) & 0x7
+			m1 = (m0) & 0xf
 			goto n31
 		case 1: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[6]++
 			goto n31
 		default: // miss
@@ -1248,16 +1624,15 @@ n32:
 	}
 n33:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c44 := false
-		if c44 {
-			st46 := h7 // icmpv6
-			if !st46.Valid {
+		c31 := false
+		if c31 {
+			if !(h7 >= 0) {
 				return pl.drop(8)
 			}
-			b45 := data[st46.Off : st46.Off+st46.Len]
-			c44 = (uint64(b45[0]) == 0x80)
+			b32 := data[h7 : h7+4] // icmpv6
+			c31 = (uint64(b32[0]) == 0x80)
 		}
-		if c44 {
+		if c31 {
 			goto n43
 		}
 		goto n34
@@ -1271,9 +1646,8 @@ n34:
 	}
 n35:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		st48 := h5 // arp
-		b47 := data[st48.Off : st48.Off+st48.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b47[24:]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b33 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b33[24])<<24 | uint64(b33[25])<<16 | uint64(b33[26])<<8 | uint64(b33[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n37
 		}
 		goto n36
@@ -1284,25 +1658,49 @@ n36:
 	}
 n37:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		st50 := h0 // ethernet
-		b49 := data[st50.Off : st50.Off+st50.Len]
-		v51 := (uint64(binary.BigEndian.Uint16(b49[6:]))<<32 | uint64(binary.BigEndian.Uint32(b49[8:])))
-		binary.BigEndian.PutUint16(b49[0:], uint16(v51>>32))
-		binary.BigEndian.PutUint32(b49[2:], uint32(v51))
-		v52 := m2.Lo
-		binary.BigEndian.PutUint16(b49[6:], uint16(v52>>32))
-		binary.BigEndian.PutUint32(b49[8:], uint32(v52))
-		st54 := h5 // arp
-		b53 := data[st54.Off : st54.Off+st54.Len]
-		binary.BigEndian.PutUint16(b53[6:], uint16(0x2))
-		v55 := (uint64(binary.BigEndian.Uint16(b53[8:]))<<32 | uint64(binary.BigEndian.Uint32(b53[10:])))
-		binary.BigEndian.PutUint16(b53[18:], uint16(v55>>32))
-		binary.BigEndian.PutUint32(b53[20:], uint32(v55))
-		v56 := m2.Lo
-		binary.BigEndian.PutUint16(b53[8:], uint16(v56>>32))
-		binary.BigEndian.PutUint32(b53[10:], uint32(v56))
-		binary.BigEndian.PutUint32(b53[24:], uint32(uint64(binary.BigEndian.Uint32(b53[14:]))))
-		binary.BigEndian.PutUint32(b53[14:], uint32(((m3.Lo & 0xffffffff) & 0xffffffff)))
+		b34 := data[h0 : h0+14] // ethernet
+		s35 := (uint64(b34[6])<<40 | uint64(b34[7])<<32 | uint64(b34[8])<<24 | uint64(b34[9])<<16 | uint64(b34[10])<<8 | uint64(b34[11]))
+		b34[0] = byte(s35 >> 40)
+		b34[1] = byte(s35 >> 32)
+		b34[2] = byte(s35 >> 24)
+		b34[3] = byte(s35 >> 16)
+		b34[4] = byte(s35 >> 8)
+		b34[5] = byte(s35)
+		s36 := m2
+		b34[6] = byte(s36 >> 40)
+		b34[7] = byte(s36 >> 32)
+		b34[8] = byte(s36 >> 24)
+		b34[9] = byte(s36 >> 16)
+		b34[10] = byte(s36 >> 8)
+		b34[11] = byte(s36)
+		b37 := data[h5 : h5+28] // arp
+		s38 := 0x2
+		b37[6] = byte(s38 >> 8)
+		b37[7] = byte(s38)
+		s39 := (uint64(b37[8])<<40 | uint64(b37[9])<<32 | uint64(b37[10])<<24 | uint64(b37[11])<<16 | uint64(b37[12])<<8 | uint64(b37[13]))
+		b37[18] = byte(s39 >> 40)
+		b37[19] = byte(s39 >> 32)
+		b37[20] = byte(s39 >> 24)
+		b37[21] = byte(s39 >> 16)
+		b37[22] = byte(s39 >> 8)
+		b37[23] = byte(s39)
+		s40 := m2
+		b37[8] = byte(s40 >> 40)
+		b37[9] = byte(s40 >> 32)
+		b37[10] = byte(s40 >> 24)
+		b37[11] = byte(s40 >> 16)
+		b37[12] = byte(s40 >> 8)
+		b37[13] = byte(s40)
+		s41 := (uint64(b37[14])<<24 | uint64(b37[15])<<16 | uint64(b37[16])<<8 | uint64(b37[17]))
+		b37[24] = byte(s41 >> 24)
+		b37[25] = byte(s41 >> 16)
+		b37[26] = byte(s41 >> 8)
+		b37[27] = byte(s41)
+		s42 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b37[14] = byte(s42 >> 24)
+		b37[15] = byte(s42 >> 16)
+		b37[16] = byte(s42 >> 8)
+		b37[17] = byte(s42)
 		goto n38
 	}
 n38:
@@ -1311,12 +1709,11 @@ n38:
 	}
 n39:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
-		st58 := h2 // ipv4
-		if !st58.Valid {
+		if !(h2 >= 0) {
 			return pl.drop(10)
 		}
-		b57 := data[st58.Off : st58.Off+st58.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b57[16:]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b43 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b43[16])<<24 | uint64(b43[17])<<16 | uint64(b43[18])<<8 | uint64(b43[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n41
 		}
 		goto n40
@@ -1327,44 +1724,59 @@ n40:
 	}
 n41:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d59 uint64 // icmp checksum
-		st61 := h0     // ethernet
-		b60 := data[st61.Off : st61.Off+st61.Len]
-		v62 := (uint64(binary.BigEndian.Uint16(b60[6:]))<<32 | uint64(binary.BigEndian.Uint32(b60[8:])))
-		v63 := v62
-		binary.BigEndian.PutUint16(b60[0:], uint16(v63>>32))
-		binary.BigEndian.PutUint32(b60[2:], uint32(v63))
-		v64 := m2.Lo
-		v65 := v64
-		binary.BigEndian.PutUint16(b60[6:], uint16(v65>>32))
-		binary.BigEndian.PutUint32(b60[8:], uint32(v65))
-		st67 := h2 // ipv4
-		if !st67.Valid {
+		var d44 uint64          // icmp checksum
+		b45 := data[h0 : h0+14] // ethernet
+		v46 := (uint64(b45[6])<<40 | uint64(b45[7])<<32 | uint64(b45[8])<<24 | uint64(b45[9])<<16 | uint64(b45[10])<<8 | uint64(b45[11]))
+		s47 := v46
+		b45[0] = byte(s47 >> 40)
+		b45[1] = byte(s47 >> 32)
+		b45[2] = byte(s47 >> 24)
+		b45[3] = byte(s47 >> 16)
+		b45[4] = byte(s47 >> 8)
+		b45[5] = byte(s47)
+		v48 := m2
+		s49 := v48
+		b45[6] = byte(s49 >> 40)
+		b45[7] = byte(s49 >> 32)
+		b45[8] = byte(s49 >> 24)
+		b45[9] = byte(s49 >> 16)
+		b45[10] = byte(s49 >> 8)
+		b45[11] = byte(s49)
+		if !(h2 >= 0) {
 			return pl.drop(12)
 		}
-		b66 := data[st67.Off : st67.Off+st67.Len]
-		v68 := uint64(binary.BigEndian.Uint32(b66[12:]))
-		binary.BigEndian.PutUint32(b66[16:], uint32(v68))
-		v69 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		binary.BigEndian.PutUint32(b66[12:], uint32(v69))
-		v70 := 0x0
-		st72 := h6 // icmp
-		b71 := data[st72.Off : st72.Off+st72.Len]
-		os73 := uint32(binary.BigEndian.Uint16(b71[0:]))
-		b71[0] = byte(v70)
-		f75 := uint32(os73)
-		f75 += bits.RotateLeft32(f75, 16)
-		dl74 := uint64(^uint16(f75>>16)) + uint64(uint32(binary.BigEndian.Uint16(b71[0:])))
-		d59 += dl74
-		if cs76 := h6; cs76.Off >= 0 && cs76.Off+cs76.Len <= len(data) {
-			cb := data[cs76.Off+2 : cs76.Off+4]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d59
+		b50 := data[h2 : h2+20] // ipv4
+		v51 := (uint64(b50[12])<<24 | uint64(b50[13])<<16 | uint64(b50[14])<<8 | uint64(b50[15]))
+		s52 := v51
+		b50[16] = byte(s52 >> 24)
+		b50[17] = byte(s52 >> 16)
+		b50[18] = byte(s52 >> 8)
+		b50[19] = byte(s52)
+		v53 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s54 := v53
+		b50[12] = byte(s54 >> 24)
+		b50[13] = byte(s54 >> 16)
+		b50[14] = byte(s54 >> 8)
+		b50[15] = byte(s54)
+		v55 := 0x0
+		b56 := data[h6 : h6+4] // icmp
+		os57 := uint32(uint64(b56[0])<<8 | uint64(b56[1]))
+		b56[0] = byte(v55)
+		f59 := uint32(os57)
+		f59 += bits.RotateLeft32(f59, 16)
+		dl58 := uint64(^uint16(f59>>16)) + uint64(uint32(uint64(b56[0])<<8|uint64(b56[1])))
+		d44 += dl58
+		if h6+4 <= len(data) {
+			cb := data[h6+2 : h6+4]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d44
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s60 := r
+			cb[0] = byte(s60 >> 8)
+			cb[1] = byte(s60)
 		}
 		goto n42
 	}
@@ -1375,48 +1787,87 @@ n42:
 	}
 n43:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d77 uint64 // icmpv6 checksum
-		st79 := h0     // ethernet
-		b78 := data[st79.Off : st79.Off+st79.Len]
-		v80 := (uint64(binary.BigEndian.Uint16(b78[6:]))<<32 | uint64(binary.BigEndian.Uint32(b78[8:])))
-		v81 := v80
-		binary.BigEndian.PutUint16(b78[0:], uint16(v81>>32))
-		binary.BigEndian.PutUint32(b78[2:], uint32(v81))
-		v82 := m2.Lo
-		v83 := v82
-		binary.BigEndian.PutUint16(b78[6:], uint16(v83>>32))
-		binary.BigEndian.PutUint32(b78[8:], uint32(v83))
-		st85 := h3 // ipv6
-		if !st85.Valid {
+		var d61 uint64          // icmpv6 checksum
+		b62 := data[h0 : h0+14] // ethernet
+		v63 := (uint64(b62[6])<<40 | uint64(b62[7])<<32 | uint64(b62[8])<<24 | uint64(b62[9])<<16 | uint64(b62[10])<<8 | uint64(b62[11]))
+		s64 := v63
+		b62[0] = byte(s64 >> 40)
+		b62[1] = byte(s64 >> 32)
+		b62[2] = byte(s64 >> 24)
+		b62[3] = byte(s64 >> 16)
+		b62[4] = byte(s64 >> 8)
+		b62[5] = byte(s64)
+		v65 := m2
+		s66 := v65
+		b62[6] = byte(s66 >> 40)
+		b62[7] = byte(s66 >> 32)
+		b62[8] = byte(s66 >> 24)
+		b62[9] = byte(s66 >> 16)
+		b62[10] = byte(s66 >> 8)
+		b62[11] = byte(s66)
+		if !(h3 >= 0) {
 			return pl.drop(13)
 		}
-		b84 := data[st85.Off : st85.Off+st85.Len]
-		v86 := packet.Value{Hi: binary.BigEndian.Uint64(b84[8:]), Lo: binary.BigEndian.Uint64(b84[16:])}
-		v87 := v86
-		binary.BigEndian.PutUint64(b84[24:], v87.Hi)
-		binary.BigEndian.PutUint64(b84[32:], v87.Lo)
-		v88 := m3
-		v89 := v88
-		binary.BigEndian.PutUint64(b84[8:], v89.Hi)
-		binary.BigEndian.PutUint64(b84[16:], v89.Lo)
-		v90 := 0x81
-		st92 := h7 // icmpv6
-		b91 := data[st92.Off : st92.Off+st92.Len]
-		os93 := uint32(binary.BigEndian.Uint16(b91[0:]))
-		b91[0] = byte(v90)
-		f95 := uint32(os93)
-		f95 += bits.RotateLeft32(f95, 16)
-		dl94 := uint64(^uint16(f95>>16)) + uint64(uint32(binary.BigEndian.Uint16(b91[0:])))
-		d77 += dl94
-		if cs96 := h7; cs96.Off >= 0 && cs96.Off+cs96.Len <= len(data) {
-			cb := data[cs96.Off+2 : cs96.Off+4]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d77
+		b67 := data[h3 : h3+40] // ipv6
+		v68 := packet.Value{Hi: (uint64(b67[8])<<56 | uint64(b67[9])<<48 | uint64(b67[10])<<40 | uint64(b67[11])<<32 | uint64(b67[12])<<24 | uint64(b67[13])<<16 | uint64(b67[14])<<8 | uint64(b67[15])), Lo: (uint64(b67[16])<<56 | uint64(b67[17])<<48 | uint64(b67[18])<<40 | uint64(b67[19])<<32 | uint64(b67[20])<<24 | uint64(b67[21])<<16 | uint64(b67[22])<<8 | uint64(b67[23]))}
+		v69 := v68
+		s70 := v69.Hi
+		b67[24] = byte(s70 >> 56)
+		b67[25] = byte(s70 >> 48)
+		b67[26] = byte(s70 >> 40)
+		b67[27] = byte(s70 >> 32)
+		b67[28] = byte(s70 >> 24)
+		b67[29] = byte(s70 >> 16)
+		b67[30] = byte(s70 >> 8)
+		b67[31] = byte(s70)
+		s71 := v69.Lo
+		b67[32] = byte(s71 >> 56)
+		b67[33] = byte(s71 >> 48)
+		b67[34] = byte(s71 >> 40)
+		b67[35] = byte(s71 >> 32)
+		b67[36] = byte(s71 >> 24)
+		b67[37] = byte(s71 >> 16)
+		b67[38] = byte(s71 >> 8)
+		b67[39] = byte(s71)
+		v72 := m3
+		v73 := v72
+		s74 := v73.Hi
+		b67[8] = byte(s74 >> 56)
+		b67[9] = byte(s74 >> 48)
+		b67[10] = byte(s74 >> 40)
+		b67[11] = byte(s74 >> 32)
+		b67[12] = byte(s74 >> 24)
+		b67[13] = byte(s74 >> 16)
+		b67[14] = byte(s74 >> 8)
+		b67[15] = byte(s74)
+		s75 := v73.Lo
+		b67[16] = byte(s75 >> 56)
+		b67[17] = byte(s75 >> 48)
+		b67[18] = byte(s75 >> 40)
+		b67[19] = byte(s75 >> 32)
+		b67[20] = byte(s75 >> 24)
+		b67[21] = byte(s75 >> 16)
+		b67[22] = byte(s75 >> 8)
+		b67[23] = byte(s75)
+		v76 := 0x81
+		b77 := data[h7 : h7+4] // icmpv6
+		os78 := uint32(uint64(b77[0])<<8 | uint64(b77[1]))
+		b77[0] = byte(v76)
+		f80 := uint32(os78)
+		f80 += bits.RotateLeft32(f80, 16)
+		dl79 := uint64(^uint16(f80>>16)) + uint64(uint32(uint64(b77[0])<<8|uint64(b77[1])))
+		d61 += dl79
+		if h7+4 <= len(data) {
+			cb := data[h7+2 : h7+4]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d61
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s81 := r
+			cb[0] = byte(s81 >> 8)
+			cb[1] = byte(s81)
 		}
 		goto n44
 	}
@@ -1427,9 +1878,8 @@ n44:
 	}
 n45:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		st98 := h12 // nd_ns
-		b97 := data[st98.Off : st98.Off+st98.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b97[4:]), Lo: binary.BigEndian.Uint64(b97[12:])} == m3) {
+		b82 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b82[4])<<56 | uint64(b82[5])<<48 | uint64(b82[6])<<40 | uint64(b82[7])<<32 | uint64(b82[8])<<24 | uint64(b82[9])<<16 | uint64(b82[10])<<8 | uint64(b82[11])), Lo: (uint64(b82[12])<<56 | uint64(b82[13])<<48 | uint64(b82[14])<<40 | uint64(b82[15])<<32 | uint64(b82[16])<<24 | uint64(b82[17])<<16 | uint64(b82[18])<<8 | uint64(b82[19]))} == m3) {
 			goto n47
 		}
 		goto n46
@@ -1440,12 +1890,11 @@ n46:
 	}
 n47:
 	{ // NsUnspecified: test ipv6.src == 0
-		st100 := h3 // ipv6
-		if !st100.Valid {
+		if !(h3 >= 0) {
 			return pl.drop(15)
 		}
-		b99 := data[st100.Off : st100.Off+st100.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b99[8:]), Lo: binary.BigEndian.Uint64(b99[16:])} == packet.Value{Lo: 0x0}) {
+		b83 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b83[8])<<56 | uint64(b83[9])<<48 | uint64(b83[10])<<40 | uint64(b83[11])<<32 | uint64(b83[12])<<24 | uint64(b83[13])<<16 | uint64(b83[14])<<8 | uint64(b83[15])), Lo: (uint64(b83[16])<<56 | uint64(b83[17])<<48 | uint64(b83[18])<<40 | uint64(b83[19])<<32 | uint64(b83[20])<<24 | uint64(b83[21])<<16 | uint64(b83[22])<<8 | uint64(b83[23]))} == packet.Value{Lo: 0x0}) {
 			goto n48
 		}
 		goto n49
@@ -1453,28 +1902,24 @@ n47:
 n48:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		m23 = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
-		m24 = packet.Value{Lo: (0x0) & 0x1}
-		st102 := h12 // nd_ns
-		b101 := data[st102.Off : st102.Off+st102.Len]
-		m25 = (packet.Value{Hi: binary.BigEndian.Uint64(b101[4:]), Lo: binary.BigEndian.Uint64(b101[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m23 = (0x333300000001) & 0xffffffffffff
+		m24 = (0x0) & 0x1
+		b84 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b84[4])<<56 | uint64(b84[5])<<48 | uint64(b84[6])<<40 | uint64(b84[7])<<32 | uint64(b84[8])<<24 | uint64(b84[9])<<16 | uint64(b84[10])<<8 | uint64(b84[11])), Lo: (uint64(b84[12])<<56 | uint64(b84[13])<<48 | uint64(b84[14])<<40 | uint64(b84[15])<<32 | uint64(b84[16])<<24 | uint64(b84[17])<<16 | uint64(b84[18])<<8 | uint64(b84[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n52
 	}
 n49:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		st104 := h3 // ipv6
-		if !st104.Valid {
+		if !(h3 >= 0) {
 			return pl.drop(16)
 		}
-		b103 := data[st104.Off : st104.Off+st104.Len]
-		m22 = (packet.Value{Hi: binary.BigEndian.Uint64(b103[8:]), Lo: binary.BigEndian.Uint64(b103[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st106 := h0 // ethernet
-		b105 := data[st106.Off : st106.Off+st106.Len]
-		m23 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b105[6:]))<<32 | uint64(binary.BigEndian.Uint32(b105[8:]))) & 0xffffffffffff}
-		m24 = packet.Value{Lo: (0x1) & 0x1}
-		st108 := h12 // nd_ns
-		b107 := data[st108.Off : st108.Off+st108.Len]
-		m25 = (packet.Value{Hi: binary.BigEndian.Uint64(b107[4:]), Lo: binary.BigEndian.Uint64(b107[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b85 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b85[8])<<56 | uint64(b85[9])<<48 | uint64(b85[10])<<40 | uint64(b85[11])<<32 | uint64(b85[12])<<24 | uint64(b85[13])<<16 | uint64(b85[14])<<8 | uint64(b85[15])), Lo: (uint64(b85[16])<<56 | uint64(b85[17])<<48 | uint64(b85[18])<<40 | uint64(b85[19])<<32 | uint64(b85[20])<<24 | uint64(b85[21])<<16 | uint64(b85[22])<<8 | uint64(b85[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b86 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b86[6])<<40 | uint64(b86[7])<<32 | uint64(b86[8])<<24 | uint64(b86[9])<<16 | uint64(b86[10])<<8 | uint64(b86[11])) & 0xffffffffffff
+		m24 = (0x1) & 0x1
+		b87 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b87[4])<<56 | uint64(b87[5])<<48 | uint64(b87[6])<<40 | uint64(b87[7])<<32 | uint64(b87[8])<<24 | uint64(b87[9])<<16 | uint64(b87[10])<<8 | uint64(b87[11])), Lo: (uint64(b87[12])<<56 | uint64(b87[13])<<48 | uint64(b87[14])<<40 | uint64(b87[15])<<32 | uint64(b87[16])<<24 | uint64(b87[17])<<16 | uint64(b87[18])<<8 | uint64(b87[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n50
 	}
 n50:
@@ -1487,9 +1932,8 @@ n50:
 	}
 n51:
 	{ // NsSrcMac: set meta.na_mac
-		st110 := h14 // nd_mac
-		b109 := data[st110.Off : st110.Off+st110.Len]
-		m23 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b109[0:]))<<32 | uint64(binary.BigEndian.Uint32(b109[2:]))) & 0xffffffffffff}
+		b88 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b88[0])<<40 | uint64(b88[1])<<32 | uint64(b88[2])<<24 | uint64(b88[3])<<16 | uint64(b88[4])<<8 | uint64(b88[5])) & 0xffffffffffff
 		pl.edges[10]++
 		goto n52
 	}
@@ -1509,370 +1953,1203 @@ n53:
 	}
 n54:
 	{ // NsPopMac: pop nd_mac
-		ps111 := h14 // nd_mac
-		po112, pn113 := ps111.Off, 6
-		if po112 < 0 || po112+pn113 > len(data) {
+		po89, pn90 := h14, 6 // nd_mac
+		if po89 < 0 || po89+pn90 > len(data) {
 			return pl.drop(17)
 		}
-		if po112 < len(data)-po112-pn113 {
-			copy(data[pn113:pn113+po112], data[:po112])
-			data = data[pn113:]
+		if po89 < len(data)-po89-pn90 {
+			copy(data[pn90:pn90+po89], data[:po89])
+			data = data[pn90:]
 		} else {
-			copy(data[po112:], data[po112+pn113:])
-			data = data[:len(data)-pn113]
+			copy(data[po89:], data[po89+pn90:])
+			data = data[:len(data)-pn90]
 		}
-		h14 = packet.HeaderState{}
-		if cur > po112 {
-			cur = max(po112, cur-pn113)
+		h14 = -1
+		if cur > po89 {
+			cur = max(po89, cur-pn90)
 		}
 		pl.edges[11]++
 		goto n55
 	}
 n55:
 	{ // NsPopOpt: pop nd_opt
-		ps114 := h13 // nd_opt
-		po115, pn116 := ps114.Off, 2
-		if po115 < 0 || po115+pn116 > len(data) {
+		po91, pn92 := h13, 2 // nd_opt
+		if po91 < 0 || po91+pn92 > len(data) {
 			return pl.drop(18)
 		}
-		if po115 < len(data)-po115-pn116 {
-			copy(data[pn116:pn116+po115], data[:po115])
-			data = data[pn116:]
+		if po91 < len(data)-po91-pn92 {
+			copy(data[pn92:pn92+po91], data[:po91])
+			data = data[pn92:]
 		} else {
-			copy(data[po115:], data[po115+pn116:])
-			data = data[:len(data)-pn116]
+			copy(data[po91:], data[po91+pn92:])
+			data = data[:len(data)-pn92]
 		}
-		h13 = packet.HeaderState{}
-		if cur > po115 {
-			cur = max(po115, cur-pn116)
+		h13 = -1
+		if cur > po91 {
+			cur = max(po91, cur-pn92)
 		}
 		pl.edges[12]++
 		goto n56
 	}
 n56:
 	{ // NsPopBody: pop nd_ns
-		ps117 := h12 // nd_ns
-		po118, pn119 := ps117.Off, 20
-		if po118 < 0 || po118+pn119 > len(data) {
+		po93, pn94 := h12, 20 // nd_ns
+		if po93 < 0 || po93+pn94 > len(data) {
 			return pl.drop(19)
 		}
-		if po118 < len(data)-po118-pn119 {
-			copy(data[pn119:pn119+po118], data[:po118])
-			data = data[pn119:]
+		if po93 < len(data)-po93-pn94 {
+			copy(data[pn94:pn94+po93], data[:po93])
+			data = data[pn94:]
 		} else {
-			copy(data[po118:], data[po118+pn119:])
-			data = data[:len(data)-pn119]
+			copy(data[po93:], data[po93+pn94:])
+			data = data[:len(data)-pn94]
 		}
-		h12 = packet.HeaderState{}
-		if cur > po118 {
-			cur = max(po118, cur-pn119)
+		h12 = -1
+		if cur > po93 {
+			cur = max(po93, cur-pn94)
 		}
 		goto n57
 	}
 n57:
 	{ // NsPushNa: push nd_na after icmpv6
-		if !h7.Valid {
+		if !(h7 >= 0) {
 			return pl.drop(20)
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = m3
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = m5
+		p.Meta[6] = packet.Value{Lo: m6}
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = packet.Value{Lo: m8}
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = m12
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = packet.Value{Lo: m19}
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = m22
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = packet.Value{Lo: m24}
+		p.Meta[25] = m25
 
-		rt120 := p.Push(15, h7.Off+h7.Len, 0)
+		rt95 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3]
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5]
+		m6 = p.Meta[6].Lo
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8].Lo
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12]
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19].Lo
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22]
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24].Lo
+		m25 = p.Meta[25]
 
-		if !rt120 {
+		if !rt95 {
 			return pl.drop(20)
 		}
 		goto n58
 	}
 n58:
 	{ // NsPushOpt: push nd_na_opt after nd_na
-		if !h15.Valid {
+		if !(h15 >= 0) {
 			return pl.drop(21)
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = m3
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = m5
+		p.Meta[6] = packet.Value{Lo: m6}
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = packet.Value{Lo: m8}
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = m12
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = packet.Value{Lo: m19}
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = m22
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = packet.Value{Lo: m24}
+		p.Meta[25] = m25
 
-		rt121 := p.Push(16, h15.Off+h15.Len, 0)
+		rt96 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3]
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5]
+		m6 = p.Meta[6].Lo
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8].Lo
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12]
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19].Lo
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22]
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24].Lo
+		m25 = p.Meta[25]
 
-		if !rt121 {
+		if !rt96 {
 			return pl.drop(21)
 		}
 		goto n59
 	}
 n59:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
-		if !h16.Valid {
+		if !(h16 >= 0) {
 			return pl.drop(22)
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = m3
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = m5
+		p.Meta[6] = packet.Value{Lo: m6}
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = packet.Value{Lo: m8}
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = m12
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = packet.Value{Lo: m19}
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = m22
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = packet.Value{Lo: m24}
+		p.Meta[25] = m25
 
-		rt122 := p.Push(17, h16.Off+h16.Len, 0)
+		rt97 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3]
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5]
+		m6 = p.Meta[6].Lo
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8].Lo
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12]
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19].Lo
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22]
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24].Lo
+		m25 = p.Meta[25]
 
-		if !rt122 {
+		if !rt97 {
 			return pl.drop(22)
 		}
 		goto n60
 	}
 n60:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		st124 := h0 // ethernet
-		b123 := data[st124.Off : st124.Off+st124.Len]
-		v125 := m23.Lo
-		binary.BigEndian.PutUint16(b123[0:], uint16(v125>>32))
-		binary.BigEndian.PutUint32(b123[2:], uint32(v125))
-		v126 := m2.Lo
-		binary.BigEndian.PutUint16(b123[6:], uint16(v126>>32))
-		binary.BigEndian.PutUint32(b123[8:], uint32(v126))
-		st128 := h3 // ipv6
-		if !st128.Valid {
+		b98 := data[h0 : h0+14] // ethernet
+		s99 := m23
+		b98[0] = byte(s99 >> 40)
+		b98[1] = byte(s99 >> 32)
+		b98[2] = byte(s99 >> 24)
+		b98[3] = byte(s99 >> 16)
+		b98[4] = byte(s99 >> 8)
+		b98[5] = byte(s99)
+		s100 := m2
+		b98[6] = byte(s100 >> 40)
+		b98[7] = byte(s100 >> 32)
+		b98[8] = byte(s100 >> 24)
+		b98[9] = byte(s100 >> 16)
+		b98[10] = byte(s100 >> 8)
+		b98[11] = byte(s100)
+		if !(h3 >= 0) {
 			return pl.drop(23)
 		}
-		b127 := data[st128.Off : st128.Off+st128.Len]
-		binary.BigEndian.PutUint16(b127[4:], uint16(0x20))
-		b127[7] = byte(0xff)
-		v129 := m3
-		binary.BigEndian.PutUint64(b127[8:], v129.Hi)
-		binary.BigEndian.PutUint64(b127[16:], v129.Lo)
-		v130 := m22
-		binary.BigEndian.PutUint64(b127[24:], v130.Hi)
-		binary.BigEndian.PutUint64(b127[32:], v130.Lo)
-		st132 := h7 // icmpv6
-		if !st132.Valid {
+		b101 := data[h3 : h3+40] // ipv6
+		s102 := 0x20
+		b101[4] = byte(s102 >> 8)
+		b101[5] = byte(s102)
+		b101[7] = byte(0xff)
+		v103 := m3
+		s104 := v103.Hi
+		b101[8] = byte(s104 >> 56)
+		b101[9] = byte(s104 >> 48)
+		b101[10] = byte(s104 >> 40)
+		b101[11] = byte(s104 >> 32)
+		b101[12] = byte(s104 >> 24)
+		b101[13] = byte(s104 >> 16)
+		b101[14] = byte(s104 >> 8)
+		b101[15] = byte(s104)
+		s105 := v103.Lo
+		b101[16] = byte(s105 >> 56)
+		b101[17] = byte(s105 >> 48)
+		b101[18] = byte(s105 >> 40)
+		b101[19] = byte(s105 >> 32)
+		b101[20] = byte(s105 >> 24)
+		b101[21] = byte(s105 >> 16)
+		b101[22] = byte(s105 >> 8)
+		b101[23] = byte(s105)
+		v106 := m22
+		s107 := v106.Hi
+		b101[24] = byte(s107 >> 56)
+		b101[25] = byte(s107 >> 48)
+		b101[26] = byte(s107 >> 40)
+		b101[27] = byte(s107 >> 32)
+		b101[28] = byte(s107 >> 24)
+		b101[29] = byte(s107 >> 16)
+		b101[30] = byte(s107 >> 8)
+		b101[31] = byte(s107)
+		s108 := v106.Lo
+		b101[32] = byte(s108 >> 56)
+		b101[33] = byte(s108 >> 48)
+		b101[34] = byte(s108 >> 40)
+		b101[35] = byte(s108 >> 32)
+		b101[36] = byte(s108 >> 24)
+		b101[37] = byte(s108 >> 16)
+		b101[38] = byte(s108 >> 8)
+		b101[39] = byte(s108)
+		if !(h7 >= 0) {
 			return pl.drop(23)
 		}
-		b131 := data[st132.Off : st132.Off+st132.Len]
-		b131[0] = byte(0x88)
-		b131[1] = byte(0x0)
-		st134 := h15 // nd_na
-		b133 := data[st134.Off : st134.Off+st134.Len]
-		b133[0] = b133[0]&^0x40 | byte(m24.Lo)<<6&0x40
-		v135 := m25
-		binary.BigEndian.PutUint64(b133[4:], v135.Hi)
-		binary.BigEndian.PutUint64(b133[12:], v135.Lo)
-		st137 := h16 // nd_na_opt
-		b136 := data[st137.Off : st137.Off+st137.Len]
-		b136[0] = byte(0x2)
-		b136[1] = byte(0x1)
-		st139 := h17 // nd_na_mac
-		b138 := data[st139.Off : st139.Off+st139.Len]
-		v140 := m2.Lo
-		binary.BigEndian.PutUint16(b138[0:], uint16(v140>>32))
-		binary.BigEndian.PutUint32(b138[2:], uint32(v140))
+		b109 := data[h7 : h7+4] // icmpv6
+		b109[0] = byte(0x88)
+		b109[1] = byte(0x0)
+		b110 := data[h15 : h15+20] // nd_na
+		b110[0] = b110[0]&^0x40 | byte(m24)<<6&0x40
+		v111 := m25
+		s112 := v111.Hi
+		b110[4] = byte(s112 >> 56)
+		b110[5] = byte(s112 >> 48)
+		b110[6] = byte(s112 >> 40)
+		b110[7] = byte(s112 >> 32)
+		b110[8] = byte(s112 >> 24)
+		b110[9] = byte(s112 >> 16)
+		b110[10] = byte(s112 >> 8)
+		b110[11] = byte(s112)
+		s113 := v111.Lo
+		b110[12] = byte(s113 >> 56)
+		b110[13] = byte(s113 >> 48)
+		b110[14] = byte(s113 >> 40)
+		b110[15] = byte(s113 >> 32)
+		b110[16] = byte(s113 >> 24)
+		b110[17] = byte(s113 >> 16)
+		b110[18] = byte(s113 >> 8)
+		b110[19] = byte(s113)
+		b114 := data[h16 : h16+2] // nd_na_opt
+		b114[0] = byte(0x2)
+		b114[1] = byte(0x1)
+		b115 := data[h17 : h17+6] // nd_na_mac
+		s116 := m2
+		b115[0] = byte(s116 >> 40)
+		b115[1] = byte(s116 >> 32)
+		b115[2] = byte(s116 >> 24)
+		b115[3] = byte(s116 >> 16)
+		b115[4] = byte(s116 >> 8)
+		b115[5] = byte(s116)
 		goto n61
 	}
 n61:
 	{ // NsCsum: checksum compute icmpv6
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = m3
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = m5
+		p.Meta[6] = packet.Value{Lo: m6}
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = packet.Value{Lo: m8}
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = m12
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = packet.Value{Lo: m19}
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = m22
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = packet.Value{Lo: m24}
+		p.Meta[25] = m25
 
-		rt141 := p.ComputeChecksum(7)
+		rt117 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3]
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5]
+		m6 = p.Meta[6].Lo
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8].Lo
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12]
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19].Lo
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22]
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24].Lo
+		m25 = p.Meta[25]
 
-		if !rt141 {
+		if !rt117 {
 			return pl.drop(24)
 		}
 		goto n62
@@ -1892,7 +3169,7 @@ n64:
 	}
 n65:
 	{ // LbSrcIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n66
 		}
 		goto n67
@@ -1900,9 +3177,8 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		st143 := h2 // ipv4
-		b142 := data[st143.Off : st143.Off+st143.Len]
-		if e, hit := pl.tables[2].LookupWord(((uint64(binary.BigEndian.Uint32(b142[12:])))&0xffffffff)<<0 | ((m4.Lo)&0x7)<<32); hit {
+		b118 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[2].LookupWord(((uint64(b118[12])<<24|uint64(b118[13])<<16|uint64(b118[14])<<8|uint64(b118[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1910,7 +3186,7 @@ n66:
 		case 0: // allow_ip_src
 			goto n69
 		case 1: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[14]++
 			goto n69
 		default: // miss
@@ -1920,13 +3196,12 @@ n66:
 n67:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m4.Lo}
-		st145 := h3 // ipv6
-		if !st145.Valid {
+		pl.keys[0] = packet.Value{Lo: m4}
+		if !(h3 >= 0) {
 			return pl.drop(25)
 		}
-		b144 := data[st145.Off : st145.Off+st145.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b144[8:]), Lo: binary.BigEndian.Uint64(b144[16:])}
+		b119 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b119[8])<<56 | uint64(b119[9])<<48 | uint64(b119[10])<<40 | uint64(b119[11])<<32 | uint64(b119[12])<<24 | uint64(b119[13])<<16 | uint64(b119[14])<<8 | uint64(b119[15])), Lo: (uint64(b119[16])<<56 | uint64(b119[17])<<48 | uint64(b119[18])<<40 | uint64(b119[19])<<32 | uint64(b119[20])<<24 | uint64(b119[21])<<16 | uint64(b119[22])<<8 | uint64(b119[23]))}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -1936,7 +3211,7 @@ n67:
 			pl.edges[15]++
 			goto n69
 		case 1: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[16]++
 			goto n69
 		default: // miss
@@ -1950,7 +3225,7 @@ n68:
 	}
 n69:
 	{ // LbIsV2: test valid(lb_v2)
-		if h10.Valid {
+		if h10 >= 0 {
 			goto n70
 		}
 		goto n71
@@ -1965,49 +3240,47 @@ n71:
 	}
 n72:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		st147 := h10 // lb_v2
-		b146 := data[st147.Off : st147.Off+st147.Len]
-		m17 = packet.Value{Lo: (binary.BigEndian.Uint64(b146[4:]))}
-		m18 = packet.Value{Lo: (binary.BigEndian.Uint64(b146[4:]) & 0xffff) & 0xffff}
-		m19 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b146[2:]))) & 0xffff}
+		b120 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b120[4])<<56 | uint64(b120[5])<<48 | uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11]))
+		m18 = ((uint64(b120[4])<<56 | uint64(b120[5])<<48 | uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b120[2])<<8 | uint64(b120[3])) & 0xffff
 		goto n74
 	}
 n73:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		st149 := h11 // lb_v3
-		if !st149.Valid {
+		if !(h11 >= 0) {
 			return pl.drop(27)
 		}
-		b148 := data[st149.Off : st149.Off+st149.Len]
-		m17 = packet.Value{Lo: (binary.BigEndian.Uint64(b148[4:]))}
-		m18 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b148[0:]))) & 0xffff}
-		m19 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b148[2:]))) & 0xffff}
+		b121 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b121[4])<<56 | uint64(b121[5])<<48 | uint64(b121[6])<<40 | uint64(b121[7])<<32 | uint64(b121[8])<<24 | uint64(b121[9])<<16 | uint64(b121[10])<<8 | uint64(b121[11]))
+		m18 = (uint64(b121[0])<<8 | uint64(b121[1])) & 0xffff
+		m19 = (uint64(b121[2])<<8 | uint64(b121[3])) & 0xffff
 		pl.edges[17]++
 		goto n74
 	}
 n74:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m4.Lo}
-		pl.keys[1] = packet.Value{Lo: m17.Lo}
+		pl.keys[0] = packet.Value{Lo: m4}
+		pl.keys[1] = packet.Value{Lo: m17}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m6 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			m7 = packet.Value{Lo: (0x9) & 0x1f}
-			m8 = packet.Value{Lo: (0x0) & 0xffff}
+			m6 = (params[0].Lo) & 0xffffffff
+			m7 = (0x9) & 0x1f
+			m8 = (0x0) & 0xffff
 			goto n76
 		case 1: // do_assign_epoch_with_slot_sel_opts
-			m6 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			m7 = packet.Value{Lo: (params[1].Lo) & 0x1f}
-			m8 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m6 = (params[0].Lo) & 0xffffffff
+			m7 = (params[1].Lo) & 0x1f
+			m8 = (params[2].Lo) & 0xffff
 			pl.edges[18]++
 			goto n76
 		case 2: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[19]++
 			goto n76
 		default: // miss
@@ -2020,22 +3293,22 @@ n75:
 	}
 n76:
 	{ // LbSlot: set meta.calendar_slot
-		m20 = packet.Value{Lo: ((((m18.Lo ^ m8.Lo) & 0xffff) & ((((0x1 << m7.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
+		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << m7) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n77
 	}
 n77:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		if e, hit := pl.tables[5].LookupWord(((m20.Lo)&0xffff)<<0 | ((m6.Lo)&0xffffffff)<<16 | ((m4.Lo)&0x7)<<48); hit {
+		if e, hit := pl.tables[5].LookupWord(((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m9 = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			m9 = (params[0].Lo) & 0xffff
 			goto n79
 		case 1: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[20]++
 			goto n79
 		default: // miss
@@ -2049,30 +3322,29 @@ n78:
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		st151 := h0 // ethernet
-		b150 := data[st151.Off : st151.Off+st151.Len]
-		if e, hit := pl.tables[6].LookupWord(((m9.Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b150[12:])))&0xffff)<<16 | ((m4.Lo)&0x7)<<32); hit {
+		b122 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b122[12])<<8|uint64(b122[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			m11 = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			m13 = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			m14 = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			m15 = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m10 = (params[0].Lo) & 0xffffffffffff
+			m11 = (params[1].Lo) & 0xffffffff
+			m13 = (params[2].Lo) & 0xffff
+			m14 = (params[3].Lo) & 0x1f
+			m15 = (params[4].Lo) & 0x1
 			goto n81
 		case 1: // do_ipv6_member_rewrite
-			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m10 = (params[0].Lo) & 0xffffffffffff
 			m12 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m13 = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			m14 = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			m15 = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m13 = (params[2].Lo) & 0xffff
+			m14 = (params[3].Lo) & 0x1f
+			m15 = (params[4].Lo) & 0x1
 			pl.edges[21]++
 			goto n81
 		case 2: // drop
-			m16 = packet.Value{Lo: (0x1) & 0x1}
+			m16 = (0x1) & 0x1
 			pl.edges[22]++
 			goto n81
 		default: // miss
@@ -2085,419 +3357,531 @@ n80:
 	}
 n81:
 	{ // LbPort: set meta.new_port
-		m21 = packet.Value{Lo: ((m13.Lo + ((m19.Lo & ((((0x1 << m14.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
+		m21 = ((m13 + ((m19 & ((((0x1 << m14) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n82
 	}
 n82:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		st153 := h0 // ethernet
-		b152 := data[st153.Off : st153.Off+st153.Len]
-		v154 := m2.Lo
-		binary.BigEndian.PutUint16(b152[6:], uint16(v154>>32))
-		binary.BigEndian.PutUint32(b152[8:], uint32(v154))
-		v155 := m10.Lo
-		binary.BigEndian.PutUint16(b152[0:], uint16(v155>>32))
-		binary.BigEndian.PutUint32(b152[2:], uint32(v155))
+		b123 := data[h0 : h0+14] // ethernet
+		s124 := m2
+		b123[6] = byte(s124 >> 40)
+		b123[7] = byte(s124 >> 32)
+		b123[8] = byte(s124 >> 24)
+		b123[9] = byte(s124 >> 16)
+		b123[10] = byte(s124 >> 8)
+		b123[11] = byte(s124)
+		s125 := m10
+		b123[0] = byte(s125 >> 40)
+		b123[1] = byte(s125 >> 32)
+		b123[2] = byte(s125 >> 24)
+		b123[3] = byte(s125 >> 16)
+		b123[4] = byte(s125 >> 8)
+		b123[5] = byte(s125)
 		goto n83
 	}
 n83:
 	{ // LbIsIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n84
 		}
 		goto n85
 	}
 n84:
 	{ // LbKeepIPv4: test meta.keep_lb == 1
-		if m15.Lo == 0x1 {
+		if m15 == 0x1 {
 			goto n86
 		}
 		goto n87
 	}
 n85:
 	{ // LbKeepIPv6: test meta.keep_lb == 1
-		if m15.Lo == 0x1 {
+		if m15 == 0x1 {
 			goto n88
 		}
 		goto n89
 	}
 n86:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d156 uint64 // ipv4 checksum
-		var d157 uint64 // udp checksum
-		v158 := m11.Lo
-		st160 := h2 // ipv4
-		b159 := data[st160.Off : st160.Off+st160.Len]
-		ws162 := uint64(uint64(binary.BigEndian.Uint32(b159[16:])))
-		os161 := uint32(uint16(ws162>>0)) + uint32(uint16(ws162>>16))
-		binary.BigEndian.PutUint32(b159[16:], uint32(v158))
-		ws163 := uint64(v158)
-		f165 := uint32(os161)
-		f165 += bits.RotateLeft32(f165, 16)
-		dl164 := uint64(^uint16(f165>>16)) + uint64(uint32(uint16(ws163>>0))+uint32(uint16(ws163>>16)))
-		d156 += dl164
-		d157 += dl164
-		v166 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws168 := uint64(uint64(binary.BigEndian.Uint32(b159[12:])))
-		os167 := uint32(uint16(ws168>>0)) + uint32(uint16(ws168>>16))
-		binary.BigEndian.PutUint32(b159[12:], uint32(v166))
-		ws169 := uint64(v166)
-		f171 := uint32(os167)
-		f171 += bits.RotateLeft32(f171, 16)
-		dl170 := uint64(^uint16(f171>>16)) + uint64(uint32(uint16(ws169>>0))+uint32(uint16(ws169>>16)))
-		d156 += dl170
-		d157 += dl170
-		v172 := m21.Lo
-		st174 := h4 // udp
-		b173 := data[st174.Off : st174.Off+st174.Len]
-		os175 := uint32(uint16(uint64(binary.BigEndian.Uint16(b173[2:]))))
-		binary.BigEndian.PutUint16(b173[2:], uint16(v172))
-		f177 := uint32(os175)
-		f177 += bits.RotateLeft32(f177, 16)
-		dl176 := uint64(^uint16(f177>>16)) + uint64(uint32(uint16(v172)))
-		d157 += dl176
-		v178 := uint64(b159[8])
-		os179 := uint32(binary.BigEndian.Uint16(b159[8:]))
-		b159[8] = byte(v178)
-		f181 := uint32(os179)
-		f181 += bits.RotateLeft32(f181, 16)
-		dl180 := uint64(^uint16(f181>>16)) + uint64(uint32(binary.BigEndian.Uint16(b159[8:])))
-		d156 += dl180
-		if cs182 := h2; cs182.Off >= 0 && cs182.Off+cs182.Len <= len(data) {
-			cb := data[cs182.Off+10 : cs182.Off+12]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d156
+		var d126 uint64 // ipv4 checksum
+		var d127 uint64 // udp checksum
+		v128 := m11
+		b129 := data[h2 : h2+20] // ipv4
+		ws131 := uint64((uint64(b129[16])<<24 | uint64(b129[17])<<16 | uint64(b129[18])<<8 | uint64(b129[19])))
+		os130 := uint32(uint16(ws131>>0)) + uint32(uint16(ws131>>16))
+		s132 := v128
+		b129[16] = byte(s132 >> 24)
+		b129[17] = byte(s132 >> 16)
+		b129[18] = byte(s132 >> 8)
+		b129[19] = byte(s132)
+		ws133 := uint64(v128)
+		f135 := uint32(os130)
+		f135 += bits.RotateLeft32(f135, 16)
+		dl134 := uint64(^uint16(f135>>16)) + uint64(uint32(uint16(ws133>>0))+uint32(uint16(ws133>>16)))
+		d126 += dl134
+		d127 += dl134
+		v136 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws138 := uint64((uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])))
+		os137 := uint32(uint16(ws138>>0)) + uint32(uint16(ws138>>16))
+		s139 := v136
+		b129[12] = byte(s139 >> 24)
+		b129[13] = byte(s139 >> 16)
+		b129[14] = byte(s139 >> 8)
+		b129[15] = byte(s139)
+		ws140 := uint64(v136)
+		f142 := uint32(os137)
+		f142 += bits.RotateLeft32(f142, 16)
+		dl141 := uint64(^uint16(f142>>16)) + uint64(uint32(uint16(ws140>>0))+uint32(uint16(ws140>>16)))
+		d126 += dl141
+		d127 += dl141
+		v143 := m21
+		b144 := data[h4 : h4+8] // udp
+		os145 := uint32(uint16((uint64(b144[2])<<8 | uint64(b144[3]))))
+		s146 := v143
+		b144[2] = byte(s146 >> 8)
+		b144[3] = byte(s146)
+		f148 := uint32(os145)
+		f148 += bits.RotateLeft32(f148, 16)
+		dl147 := uint64(^uint16(f148>>16)) + uint64(uint32(uint16(v143)))
+		d127 += dl147
+		v149 := uint64(b129[8])
+		os150 := uint32(uint64(b129[8])<<8 | uint64(b129[9]))
+		b129[8] = byte(v149)
+		f152 := uint32(os150)
+		f152 += bits.RotateLeft32(f152, 16)
+		dl151 := uint64(^uint16(f152>>16)) + uint64(uint32(uint64(b129[8])<<8|uint64(b129[9])))
+		d126 += dl151
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d126
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s153 := r
+			cb[0] = byte(s153 >> 8)
+			cb[1] = byte(s153)
 		}
-		if cs183 := h4; cs183.Off >= 0 && cs183.Off+cs183.Len <= len(data) {
-			cb := data[cs183.Off+6 : cs183.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d157
+		if h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d127
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s154 := r
+			cb[0] = byte(s154 >> 8)
+			cb[1] = byte(s154)
 		}
 		goto n95
 	}
 n87:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d184 uint64 // ipv4 checksum
-		var d185 uint64 // udp checksum
-		v186 := m11.Lo
-		st188 := h2 // ipv4
-		b187 := data[st188.Off : st188.Off+st188.Len]
-		ws190 := uint64(uint64(binary.BigEndian.Uint32(b187[16:])))
-		os189 := uint32(uint16(ws190>>0)) + uint32(uint16(ws190>>16))
-		binary.BigEndian.PutUint32(b187[16:], uint32(v186))
-		ws191 := uint64(v186)
-		f193 := uint32(os189)
-		f193 += bits.RotateLeft32(f193, 16)
-		dl192 := uint64(^uint16(f193>>16)) + uint64(uint32(uint16(ws191>>0))+uint32(uint16(ws191>>16)))
-		d184 += dl192
-		d185 += dl192
-		v194 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws196 := uint64(uint64(binary.BigEndian.Uint32(b187[12:])))
-		os195 := uint32(uint16(ws196>>0)) + uint32(uint16(ws196>>16))
-		binary.BigEndian.PutUint32(b187[12:], uint32(v194))
-		ws197 := uint64(v194)
-		f199 := uint32(os195)
-		f199 += bits.RotateLeft32(f199, 16)
-		dl198 := uint64(^uint16(f199>>16)) + uint64(uint32(uint16(ws197>>0))+uint32(uint16(ws197>>16)))
-		d184 += dl198
-		d185 += dl198
-		v200 := m21.Lo
-		st202 := h4 // udp
-		b201 := data[st202.Off : st202.Off+st202.Len]
-		os203 := uint32(uint16(uint64(binary.BigEndian.Uint16(b201[2:]))))
-		binary.BigEndian.PutUint16(b201[2:], uint16(v200))
-		f205 := uint32(os203)
-		f205 += bits.RotateLeft32(f205, 16)
-		dl204 := uint64(^uint16(f205>>16)) + uint64(uint32(uint16(v200)))
-		d185 += dl204
-		v206 := (uint64(binary.BigEndian.Uint16(b187[2:])) - 0x10)
-		os207 := uint32(uint16(uint64(binary.BigEndian.Uint16(b187[2:]))))
-		binary.BigEndian.PutUint16(b187[2:], uint16(v206))
-		f209 := uint32(os207)
-		f209 += bits.RotateLeft32(f209, 16)
-		dl208 := uint64(^uint16(f209>>16)) + uint64(uint32(uint16(v206)))
-		d184 += dl208
-		d185 += dl208
-		if cs210 := h2; cs210.Off >= 0 && cs210.Off+cs210.Len <= len(data) {
-			cb := data[cs210.Off+10 : cs210.Off+12]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d184
+		var d155 uint64 // ipv4 checksum
+		var d156 uint64 // udp checksum
+		v157 := m11
+		b158 := data[h2 : h2+20] // ipv4
+		ws160 := uint64((uint64(b158[16])<<24 | uint64(b158[17])<<16 | uint64(b158[18])<<8 | uint64(b158[19])))
+		os159 := uint32(uint16(ws160>>0)) + uint32(uint16(ws160>>16))
+		s161 := v157
+		b158[16] = byte(s161 >> 24)
+		b158[17] = byte(s161 >> 16)
+		b158[18] = byte(s161 >> 8)
+		b158[19] = byte(s161)
+		ws162 := uint64(v157)
+		f164 := uint32(os159)
+		f164 += bits.RotateLeft32(f164, 16)
+		dl163 := uint64(^uint16(f164>>16)) + uint64(uint32(uint16(ws162>>0))+uint32(uint16(ws162>>16)))
+		d155 += dl163
+		d156 += dl163
+		v165 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws167 := uint64((uint64(b158[12])<<24 | uint64(b158[13])<<16 | uint64(b158[14])<<8 | uint64(b158[15])))
+		os166 := uint32(uint16(ws167>>0)) + uint32(uint16(ws167>>16))
+		s168 := v165
+		b158[12] = byte(s168 >> 24)
+		b158[13] = byte(s168 >> 16)
+		b158[14] = byte(s168 >> 8)
+		b158[15] = byte(s168)
+		ws169 := uint64(v165)
+		f171 := uint32(os166)
+		f171 += bits.RotateLeft32(f171, 16)
+		dl170 := uint64(^uint16(f171>>16)) + uint64(uint32(uint16(ws169>>0))+uint32(uint16(ws169>>16)))
+		d155 += dl170
+		d156 += dl170
+		v172 := m21
+		b173 := data[h4 : h4+8] // udp
+		os174 := uint32(uint16((uint64(b173[2])<<8 | uint64(b173[3]))))
+		s175 := v172
+		b173[2] = byte(s175 >> 8)
+		b173[3] = byte(s175)
+		f177 := uint32(os174)
+		f177 += bits.RotateLeft32(f177, 16)
+		dl176 := uint64(^uint16(f177>>16)) + uint64(uint32(uint16(v172)))
+		d156 += dl176
+		v178 := ((uint64(b158[2])<<8 | uint64(b158[3])) - 0x10)
+		os179 := uint32(uint16((uint64(b158[2])<<8 | uint64(b158[3]))))
+		s180 := v178
+		b158[2] = byte(s180 >> 8)
+		b158[3] = byte(s180)
+		f182 := uint32(os179)
+		f182 += bits.RotateLeft32(f182, 16)
+		dl181 := uint64(^uint16(f182>>16)) + uint64(uint32(uint16(v178)))
+		d155 += dl181
+		d156 += dl181
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d155
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s183 := r
+			cb[0] = byte(s183 >> 8)
+			cb[1] = byte(s183)
 		}
-		if cs211 := h4; cs211.Off >= 0 && cs211.Off+cs211.Len <= len(data) {
-			cb := data[cs211.Off+6 : cs211.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d185
+		if h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d156
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s184 := r
+			cb[0] = byte(s184 >> 8)
+			cb[1] = byte(s184)
 		}
 		goto n90
 	}
 n88:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d212 uint64 // udp checksum
-		v213 := m12
-		st215 := h3 // ipv6
-		if !st215.Valid {
+		var d185 uint64 // udp checksum
+		v186 := m12
+		if !(h3 >= 0) {
 			return pl.drop(31)
 		}
-		b214 := data[st215.Off : st215.Off+st215.Len]
-		ws217 := packet.Value{Hi: binary.BigEndian.Uint64(b214[24:]), Lo: binary.BigEndian.Uint64(b214[32:])}
-		os216 := uint32(uint16(ws217.Hi>>0)) + uint32(uint16(ws217.Hi>>16)) + uint32(uint16(ws217.Hi>>32)) + uint32(uint16(ws217.Hi>>48)) + uint32(uint16(ws217.Lo>>0)) + uint32(uint16(ws217.Lo>>16)) + uint32(uint16(ws217.Lo>>32)) + uint32(uint16(ws217.Lo>>48))
-		v218 := v213
-		binary.BigEndian.PutUint64(b214[24:], v218.Hi)
-		binary.BigEndian.PutUint64(b214[32:], v218.Lo)
-		ws219 := v213
-		f221 := uint32(os216)
-		f221 += bits.RotateLeft32(f221, 16)
-		dl220 := uint64(^uint16(f221>>16)) + uint64(uint32(uint16(ws219.Hi>>0))+uint32(uint16(ws219.Hi>>16))+uint32(uint16(ws219.Hi>>32))+uint32(uint16(ws219.Hi>>48))+uint32(uint16(ws219.Lo>>0))+uint32(uint16(ws219.Lo>>16))+uint32(uint16(ws219.Lo>>32))+uint32(uint16(ws219.Lo>>48)))
-		d212 += dl220
-		v222 := m3
-		ws224 := packet.Value{Hi: binary.BigEndian.Uint64(b214[8:]), Lo: binary.BigEndian.Uint64(b214[16:])}
-		os223 := uint32(uint16(ws224.Hi>>0)) + uint32(uint16(ws224.Hi>>16)) + uint32(uint16(ws224.Hi>>32)) + uint32(uint16(ws224.Hi>>48)) + uint32(uint16(ws224.Lo>>0)) + uint32(uint16(ws224.Lo>>16)) + uint32(uint16(ws224.Lo>>32)) + uint32(uint16(ws224.Lo>>48))
-		v225 := v222
-		binary.BigEndian.PutUint64(b214[8:], v225.Hi)
-		binary.BigEndian.PutUint64(b214[16:], v225.Lo)
-		ws226 := v222
-		f228 := uint32(os223)
-		f228 += bits.RotateLeft32(f228, 16)
-		dl227 := uint64(^uint16(f228>>16)) + uint64(uint32(uint16(ws226.Hi>>0))+uint32(uint16(ws226.Hi>>16))+uint32(uint16(ws226.Hi>>32))+uint32(uint16(ws226.Hi>>48))+uint32(uint16(ws226.Lo>>0))+uint32(uint16(ws226.Lo>>16))+uint32(uint16(ws226.Lo>>32))+uint32(uint16(ws226.Lo>>48)))
-		d212 += dl227
-		v229 := m21.Lo
-		st231 := h4 // udp
-		b230 := data[st231.Off : st231.Off+st231.Len]
-		os232 := uint32(uint16(uint64(binary.BigEndian.Uint16(b230[2:]))))
-		binary.BigEndian.PutUint16(b230[2:], uint16(v229))
-		f234 := uint32(os232)
-		f234 += bits.RotateLeft32(f234, 16)
-		dl233 := uint64(^uint16(f234>>16)) + uint64(uint32(uint16(v229)))
-		d212 += dl233
-		if cs235 := h4; cs235.Off >= 0 && cs235.Off+cs235.Len <= len(data) {
-			cb := data[cs235.Off+6 : cs235.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d212
+		b187 := data[h3 : h3+40] // ipv6
+		ws189 := packet.Value{Hi: (uint64(b187[24])<<56 | uint64(b187[25])<<48 | uint64(b187[26])<<40 | uint64(b187[27])<<32 | uint64(b187[28])<<24 | uint64(b187[29])<<16 | uint64(b187[30])<<8 | uint64(b187[31])), Lo: (uint64(b187[32])<<56 | uint64(b187[33])<<48 | uint64(b187[34])<<40 | uint64(b187[35])<<32 | uint64(b187[36])<<24 | uint64(b187[37])<<16 | uint64(b187[38])<<8 | uint64(b187[39]))}
+		os188 := uint32(uint16(ws189.Hi>>0)) + uint32(uint16(ws189.Hi>>16)) + uint32(uint16(ws189.Hi>>32)) + uint32(uint16(ws189.Hi>>48)) + uint32(uint16(ws189.Lo>>0)) + uint32(uint16(ws189.Lo>>16)) + uint32(uint16(ws189.Lo>>32)) + uint32(uint16(ws189.Lo>>48))
+		v190 := v186
+		s191 := v190.Hi
+		b187[24] = byte(s191 >> 56)
+		b187[25] = byte(s191 >> 48)
+		b187[26] = byte(s191 >> 40)
+		b187[27] = byte(s191 >> 32)
+		b187[28] = byte(s191 >> 24)
+		b187[29] = byte(s191 >> 16)
+		b187[30] = byte(s191 >> 8)
+		b187[31] = byte(s191)
+		s192 := v190.Lo
+		b187[32] = byte(s192 >> 56)
+		b187[33] = byte(s192 >> 48)
+		b187[34] = byte(s192 >> 40)
+		b187[35] = byte(s192 >> 32)
+		b187[36] = byte(s192 >> 24)
+		b187[37] = byte(s192 >> 16)
+		b187[38] = byte(s192 >> 8)
+		b187[39] = byte(s192)
+		ws193 := v186
+		f195 := uint32(os188)
+		f195 += bits.RotateLeft32(f195, 16)
+		dl194 := uint64(^uint16(f195>>16)) + uint64(uint32(uint16(ws193.Hi>>0))+uint32(uint16(ws193.Hi>>16))+uint32(uint16(ws193.Hi>>32))+uint32(uint16(ws193.Hi>>48))+uint32(uint16(ws193.Lo>>0))+uint32(uint16(ws193.Lo>>16))+uint32(uint16(ws193.Lo>>32))+uint32(uint16(ws193.Lo>>48)))
+		d185 += dl194
+		v196 := m3
+		ws198 := packet.Value{Hi: (uint64(b187[8])<<56 | uint64(b187[9])<<48 | uint64(b187[10])<<40 | uint64(b187[11])<<32 | uint64(b187[12])<<24 | uint64(b187[13])<<16 | uint64(b187[14])<<8 | uint64(b187[15])), Lo: (uint64(b187[16])<<56 | uint64(b187[17])<<48 | uint64(b187[18])<<40 | uint64(b187[19])<<32 | uint64(b187[20])<<24 | uint64(b187[21])<<16 | uint64(b187[22])<<8 | uint64(b187[23]))}
+		os197 := uint32(uint16(ws198.Hi>>0)) + uint32(uint16(ws198.Hi>>16)) + uint32(uint16(ws198.Hi>>32)) + uint32(uint16(ws198.Hi>>48)) + uint32(uint16(ws198.Lo>>0)) + uint32(uint16(ws198.Lo>>16)) + uint32(uint16(ws198.Lo>>32)) + uint32(uint16(ws198.Lo>>48))
+		v199 := v196
+		s200 := v199.Hi
+		b187[8] = byte(s200 >> 56)
+		b187[9] = byte(s200 >> 48)
+		b187[10] = byte(s200 >> 40)
+		b187[11] = byte(s200 >> 32)
+		b187[12] = byte(s200 >> 24)
+		b187[13] = byte(s200 >> 16)
+		b187[14] = byte(s200 >> 8)
+		b187[15] = byte(s200)
+		s201 := v199.Lo
+		b187[16] = byte(s201 >> 56)
+		b187[17] = byte(s201 >> 48)
+		b187[18] = byte(s201 >> 40)
+		b187[19] = byte(s201 >> 32)
+		b187[20] = byte(s201 >> 24)
+		b187[21] = byte(s201 >> 16)
+		b187[22] = byte(s201 >> 8)
+		b187[23] = byte(s201)
+		ws202 := v196
+		f204 := uint32(os197)
+		f204 += bits.RotateLeft32(f204, 16)
+		dl203 := uint64(^uint16(f204>>16)) + uint64(uint32(uint16(ws202.Hi>>0))+uint32(uint16(ws202.Hi>>16))+uint32(uint16(ws202.Hi>>32))+uint32(uint16(ws202.Hi>>48))+uint32(uint16(ws202.Lo>>0))+uint32(uint16(ws202.Lo>>16))+uint32(uint16(ws202.Lo>>32))+uint32(uint16(ws202.Lo>>48)))
+		d185 += dl203
+		v205 := m21
+		b206 := data[h4 : h4+8] // udp
+		os207 := uint32(uint16((uint64(b206[2])<<8 | uint64(b206[3]))))
+		s208 := v205
+		b206[2] = byte(s208 >> 8)
+		b206[3] = byte(s208)
+		f210 := uint32(os207)
+		f210 += bits.RotateLeft32(f210, 16)
+		dl209 := uint64(^uint16(f210>>16)) + uint64(uint32(uint16(v205)))
+		d185 += dl209
+		if h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d185
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s211 := r
+			cb[0] = byte(s211 >> 8)
+			cb[1] = byte(s211)
 		}
 		pl.edges[23]++
 		goto n95
 	}
 n89:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d236 uint64 // udp checksum
-		v237 := m12
-		st239 := h3 // ipv6
-		if !st239.Valid {
+		var d212 uint64 // udp checksum
+		v213 := m12
+		if !(h3 >= 0) {
 			return pl.drop(32)
 		}
-		b238 := data[st239.Off : st239.Off+st239.Len]
-		ws241 := packet.Value{Hi: binary.BigEndian.Uint64(b238[24:]), Lo: binary.BigEndian.Uint64(b238[32:])}
-		os240 := uint32(uint16(ws241.Hi>>0)) + uint32(uint16(ws241.Hi>>16)) + uint32(uint16(ws241.Hi>>32)) + uint32(uint16(ws241.Hi>>48)) + uint32(uint16(ws241.Lo>>0)) + uint32(uint16(ws241.Lo>>16)) + uint32(uint16(ws241.Lo>>32)) + uint32(uint16(ws241.Lo>>48))
-		v242 := v237
-		binary.BigEndian.PutUint64(b238[24:], v242.Hi)
-		binary.BigEndian.PutUint64(b238[32:], v242.Lo)
-		ws243 := v237
-		f245 := uint32(os240)
-		f245 += bits.RotateLeft32(f245, 16)
-		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(ws243.Hi>>0))+uint32(uint16(ws243.Hi>>16))+uint32(uint16(ws243.Hi>>32))+uint32(uint16(ws243.Hi>>48))+uint32(uint16(ws243.Lo>>0))+uint32(uint16(ws243.Lo>>16))+uint32(uint16(ws243.Lo>>32))+uint32(uint16(ws243.Lo>>48)))
-		d236 += dl244
-		v246 := m3
-		ws248 := packet.Value{Hi: binary.BigEndian.Uint64(b238[8:]), Lo: binary.BigEndian.Uint64(b238[16:])}
-		os247 := uint32(uint16(ws248.Hi>>0)) + uint32(uint16(ws248.Hi>>16)) + uint32(uint16(ws248.Hi>>32)) + uint32(uint16(ws248.Hi>>48)) + uint32(uint16(ws248.Lo>>0)) + uint32(uint16(ws248.Lo>>16)) + uint32(uint16(ws248.Lo>>32)) + uint32(uint16(ws248.Lo>>48))
-		v249 := v246
-		binary.BigEndian.PutUint64(b238[8:], v249.Hi)
-		binary.BigEndian.PutUint64(b238[16:], v249.Lo)
-		ws250 := v246
-		f252 := uint32(os247)
-		f252 += bits.RotateLeft32(f252, 16)
-		dl251 := uint64(^uint16(f252>>16)) + uint64(uint32(uint16(ws250.Hi>>0))+uint32(uint16(ws250.Hi>>16))+uint32(uint16(ws250.Hi>>32))+uint32(uint16(ws250.Hi>>48))+uint32(uint16(ws250.Lo>>0))+uint32(uint16(ws250.Lo>>16))+uint32(uint16(ws250.Lo>>32))+uint32(uint16(ws250.Lo>>48)))
-		d236 += dl251
-		v253 := m21.Lo
-		st255 := h4 // udp
-		b254 := data[st255.Off : st255.Off+st255.Len]
-		os256 := uint32(uint16(uint64(binary.BigEndian.Uint16(b254[2:]))))
-		binary.BigEndian.PutUint16(b254[2:], uint16(v253))
-		f258 := uint32(os256)
-		f258 += bits.RotateLeft32(f258, 16)
-		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint16(v253)))
-		d236 += dl257
-		v259 := (uint64(binary.BigEndian.Uint16(b238[4:])) - 0x10)
-		os260 := uint32(uint16(uint64(binary.BigEndian.Uint16(b238[4:]))))
-		binary.BigEndian.PutUint16(b238[4:], uint16(v259))
-		f262 := uint32(os260)
-		f262 += bits.RotateLeft32(f262, 16)
-		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(v259)))
-		d236 += dl261
-		if cs263 := h4; cs263.Off >= 0 && cs263.Off+cs263.Len <= len(data) {
-			cb := data[cs263.Off+6 : cs263.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d236
+		b214 := data[h3 : h3+40] // ipv6
+		ws216 := packet.Value{Hi: (uint64(b214[24])<<56 | uint64(b214[25])<<48 | uint64(b214[26])<<40 | uint64(b214[27])<<32 | uint64(b214[28])<<24 | uint64(b214[29])<<16 | uint64(b214[30])<<8 | uint64(b214[31])), Lo: (uint64(b214[32])<<56 | uint64(b214[33])<<48 | uint64(b214[34])<<40 | uint64(b214[35])<<32 | uint64(b214[36])<<24 | uint64(b214[37])<<16 | uint64(b214[38])<<8 | uint64(b214[39]))}
+		os215 := uint32(uint16(ws216.Hi>>0)) + uint32(uint16(ws216.Hi>>16)) + uint32(uint16(ws216.Hi>>32)) + uint32(uint16(ws216.Hi>>48)) + uint32(uint16(ws216.Lo>>0)) + uint32(uint16(ws216.Lo>>16)) + uint32(uint16(ws216.Lo>>32)) + uint32(uint16(ws216.Lo>>48))
+		v217 := v213
+		s218 := v217.Hi
+		b214[24] = byte(s218 >> 56)
+		b214[25] = byte(s218 >> 48)
+		b214[26] = byte(s218 >> 40)
+		b214[27] = byte(s218 >> 32)
+		b214[28] = byte(s218 >> 24)
+		b214[29] = byte(s218 >> 16)
+		b214[30] = byte(s218 >> 8)
+		b214[31] = byte(s218)
+		s219 := v217.Lo
+		b214[32] = byte(s219 >> 56)
+		b214[33] = byte(s219 >> 48)
+		b214[34] = byte(s219 >> 40)
+		b214[35] = byte(s219 >> 32)
+		b214[36] = byte(s219 >> 24)
+		b214[37] = byte(s219 >> 16)
+		b214[38] = byte(s219 >> 8)
+		b214[39] = byte(s219)
+		ws220 := v213
+		f222 := uint32(os215)
+		f222 += bits.RotateLeft32(f222, 16)
+		dl221 := uint64(^uint16(f222>>16)) + uint64(uint32(uint16(ws220.Hi>>0))+uint32(uint16(ws220.Hi>>16))+uint32(uint16(ws220.Hi>>32))+uint32(uint16(ws220.Hi>>48))+uint32(uint16(ws220.Lo>>0))+uint32(uint16(ws220.Lo>>16))+uint32(uint16(ws220.Lo>>32))+uint32(uint16(ws220.Lo>>48)))
+		d212 += dl221
+		v223 := m3
+		ws225 := packet.Value{Hi: (uint64(b214[8])<<56 | uint64(b214[9])<<48 | uint64(b214[10])<<40 | uint64(b214[11])<<32 | uint64(b214[12])<<24 | uint64(b214[13])<<16 | uint64(b214[14])<<8 | uint64(b214[15])), Lo: (uint64(b214[16])<<56 | uint64(b214[17])<<48 | uint64(b214[18])<<40 | uint64(b214[19])<<32 | uint64(b214[20])<<24 | uint64(b214[21])<<16 | uint64(b214[22])<<8 | uint64(b214[23]))}
+		os224 := uint32(uint16(ws225.Hi>>0)) + uint32(uint16(ws225.Hi>>16)) + uint32(uint16(ws225.Hi>>32)) + uint32(uint16(ws225.Hi>>48)) + uint32(uint16(ws225.Lo>>0)) + uint32(uint16(ws225.Lo>>16)) + uint32(uint16(ws225.Lo>>32)) + uint32(uint16(ws225.Lo>>48))
+		v226 := v223
+		s227 := v226.Hi
+		b214[8] = byte(s227 >> 56)
+		b214[9] = byte(s227 >> 48)
+		b214[10] = byte(s227 >> 40)
+		b214[11] = byte(s227 >> 32)
+		b214[12] = byte(s227 >> 24)
+		b214[13] = byte(s227 >> 16)
+		b214[14] = byte(s227 >> 8)
+		b214[15] = byte(s227)
+		s228 := v226.Lo
+		b214[16] = byte(s228 >> 56)
+		b214[17] = byte(s228 >> 48)
+		b214[18] = byte(s228 >> 40)
+		b214[19] = byte(s228 >> 32)
+		b214[20] = byte(s228 >> 24)
+		b214[21] = byte(s228 >> 16)
+		b214[22] = byte(s228 >> 8)
+		b214[23] = byte(s228)
+		ws229 := v223
+		f231 := uint32(os224)
+		f231 += bits.RotateLeft32(f231, 16)
+		dl230 := uint64(^uint16(f231>>16)) + uint64(uint32(uint16(ws229.Hi>>0))+uint32(uint16(ws229.Hi>>16))+uint32(uint16(ws229.Hi>>32))+uint32(uint16(ws229.Hi>>48))+uint32(uint16(ws229.Lo>>0))+uint32(uint16(ws229.Lo>>16))+uint32(uint16(ws229.Lo>>32))+uint32(uint16(ws229.Lo>>48)))
+		d212 += dl230
+		v232 := m21
+		b233 := data[h4 : h4+8] // udp
+		os234 := uint32(uint16((uint64(b233[2])<<8 | uint64(b233[3]))))
+		s235 := v232
+		b233[2] = byte(s235 >> 8)
+		b233[3] = byte(s235)
+		f237 := uint32(os234)
+		f237 += bits.RotateLeft32(f237, 16)
+		dl236 := uint64(^uint16(f237>>16)) + uint64(uint32(uint16(v232)))
+		d212 += dl236
+		v238 := ((uint64(b214[4])<<8 | uint64(b214[5])) - 0x10)
+		os239 := uint32(uint16((uint64(b214[4])<<8 | uint64(b214[5]))))
+		s240 := v238
+		b214[4] = byte(s240 >> 8)
+		b214[5] = byte(s240)
+		f242 := uint32(os239)
+		f242 += bits.RotateLeft32(f242, 16)
+		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(v238)))
+		d212 += dl241
+		if h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d212
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s243 := r
+			cb[0] = byte(s243 >> 8)
+			cb[1] = byte(s243)
 		}
 		pl.edges[24]++
 		goto n90
 	}
 n90:
 	{ // LbPopV2: test valid(lb_v2)
-		if h10.Valid {
+		if h10 >= 0 {
 			goto n91
 		}
 		goto n92
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		ps264 := h10 // lb_v2
-		po265, pn266 := ps264.Off, 12
-		if po265 < 0 || po265+pn266 > len(data) {
+		po244, pn245 := h10, 12 // lb_v2
+		if po244 < 0 || po244+pn245 > len(data) {
 			return pl.drop(33)
 		}
-		if po265 > h4.Off && (po265-h4.Off)%2 == 0 {
-			d267 := uint32(binary.BigEndian.Uint16(data[po265+0:])) + uint32(binary.BigEndian.Uint16(data[po265+2:])) + uint32(binary.BigEndian.Uint16(data[po265+4:])) + uint32(binary.BigEndian.Uint16(data[po265+6:])) + uint32(binary.BigEndian.Uint16(data[po265+8:])) + uint32(binary.BigEndian.Uint16(data[po265+10:]))
-			d267 += bits.RotateLeft32(d267, 16)
-			if cs268 := h4; cs268.Off >= 0 && cs268.Off+cs268.Len <= len(data) {
-				cb := data[cs268.Off+6 : cs268.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d267>>16))
+		if po244 > h4 && (po244-h4)%2 == 0 {
+			pw247 := data[po244 : po244+12]
+			d246 := uint32(uint64(pw247[0])<<8|uint64(pw247[1])) + uint32(uint64(pw247[2])<<8|uint64(pw247[3])) + uint32(uint64(pw247[4])<<8|uint64(pw247[5])) + uint32(uint64(pw247[6])<<8|uint64(pw247[7])) + uint32(uint64(pw247[8])<<8|uint64(pw247[9])) + uint32(uint64(pw247[10])<<8|uint64(pw247[11]))
+			d246 += bits.RotateLeft32(d246, 16)
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d246>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s248 := r
+				cb[0] = byte(s248 >> 8)
+				cb[1] = byte(s248)
 			}
 		}
-		if po265 < len(data)-po265-pn266 {
-			copy(data[pn266:pn266+po265], data[:po265])
-			data = data[pn266:]
+		if po244 < len(data)-po244-pn245 {
+			copy(data[pn245:pn245+po244], data[:po244])
+			data = data[pn245:]
 		} else {
-			copy(data[po265:], data[po265+pn266:])
-			data = data[:len(data)-pn266]
+			copy(data[po244:], data[po244+pn245:])
+			data = data[:len(data)-pn245]
 		}
-		h10 = packet.HeaderState{}
-		if cur > po265 {
-			cur = max(po265, cur-pn266)
+		h10 = -1
+		if cur > po244 {
+			cur = max(po244, cur-pn245)
 		}
 		goto n93
 	}
 n92:
 	{ // LbPopV3Body: pop lb_v3
-		ps269 := h11 // lb_v3
-		if !ps269.Valid {
+		if !(h11 >= 0) {
 			return pl.drop(34)
 		}
-		po270, pn271 := ps269.Off, 12
-		if po270 < 0 || po270+pn271 > len(data) {
+		po249, pn250 := h11, 12 // lb_v3
+		if po249 < 0 || po249+pn250 > len(data) {
 			return pl.drop(34)
 		}
-		if po270 > h4.Off && (po270-h4.Off)%2 == 0 {
-			d272 := uint32(binary.BigEndian.Uint16(data[po270+0:])) + uint32(binary.BigEndian.Uint16(data[po270+2:])) + uint32(binary.BigEndian.Uint16(data[po270+4:])) + uint32(binary.BigEndian.Uint16(data[po270+6:])) + uint32(binary.BigEndian.Uint16(data[po270+8:])) + uint32(binary.BigEndian.Uint16(data[po270+10:]))
-			d272 += bits.RotateLeft32(d272, 16)
-			if cs273 := h4; cs273.Off >= 0 && cs273.Off+cs273.Len <= len(data) {
-				cb := data[cs273.Off+6 : cs273.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d272>>16))
+		if po249 > h4 && (po249-h4)%2 == 0 {
+			pw252 := data[po249 : po249+12]
+			d251 := uint32(uint64(pw252[0])<<8|uint64(pw252[1])) + uint32(uint64(pw252[2])<<8|uint64(pw252[3])) + uint32(uint64(pw252[4])<<8|uint64(pw252[5])) + uint32(uint64(pw252[6])<<8|uint64(pw252[7])) + uint32(uint64(pw252[8])<<8|uint64(pw252[9])) + uint32(uint64(pw252[10])<<8|uint64(pw252[11]))
+			d251 += bits.RotateLeft32(d251, 16)
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d251>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s253 := r
+				cb[0] = byte(s253 >> 8)
+				cb[1] = byte(s253)
 			}
 		}
-		if po270 < len(data)-po270-pn271 {
-			copy(data[pn271:pn271+po270], data[:po270])
-			data = data[pn271:]
+		if po249 < len(data)-po249-pn250 {
+			copy(data[pn250:pn250+po249], data[:po249])
+			data = data[pn250:]
 		} else {
-			copy(data[po270:], data[po270+pn271:])
-			data = data[:len(data)-pn271]
+			copy(data[po249:], data[po249+pn250:])
+			data = data[:len(data)-pn250]
 		}
-		h11 = packet.HeaderState{}
-		if cur > po270 {
-			cur = max(po270, cur-pn271)
+		h11 = -1
+		if cur > po249 {
+			cur = max(po249, cur-pn250)
 		}
 		pl.edges[25]++
 		goto n93
 	}
 n93:
 	{ // LbPopCommon: pop lb_common
-		ps274 := h9 // lb_common
-		po275, pn276 := ps274.Off, 4
-		if po275 < 0 || po275+pn276 > len(data) {
+		po254, pn255 := h9, 4 // lb_common
+		if po254 < 0 || po254+pn255 > len(data) {
 			return pl.drop(35)
 		}
-		if po275 > h4.Off && (po275-h4.Off)%2 == 0 {
-			d277 := uint32(binary.BigEndian.Uint16(data[po275+0:])) + uint32(binary.BigEndian.Uint16(data[po275+2:]))
-			d277 += bits.RotateLeft32(d277, 16)
-			if cs278 := h4; cs278.Off >= 0 && cs278.Off+cs278.Len <= len(data) {
-				cb := data[cs278.Off+6 : cs278.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d277>>16))
+		if po254 > h4 && (po254-h4)%2 == 0 {
+			pw257 := data[po254 : po254+4]
+			d256 := uint32(uint64(pw257[0])<<8|uint64(pw257[1])) + uint32(uint64(pw257[2])<<8|uint64(pw257[3]))
+			d256 += bits.RotateLeft32(d256, 16)
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d256>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s258 := r
+				cb[0] = byte(s258 >> 8)
+				cb[1] = byte(s258)
 			}
 		}
-		if po275 < len(data)-po275-pn276 {
-			copy(data[pn276:pn276+po275], data[:po275])
-			data = data[pn276:]
+		if po254 < len(data)-po254-pn255 {
+			copy(data[pn255:pn255+po254], data[:po254])
+			data = data[pn255:]
 		} else {
-			copy(data[po275:], data[po275+pn276:])
-			data = data[:len(data)-pn276]
+			copy(data[po254:], data[po254+pn255:])
+			data = data[:len(data)-pn255]
 		}
-		h9 = packet.HeaderState{}
-		if h11.Valid && h11.Off > po275 {
-			h11.Off -= pn276
+		h9 = -1
+		if (h11 >= 0) && h11 > po254 {
+			h11 -= pn255
 		} // lb_v3
-		if cur > po275 {
-			cur = max(po275, cur-pn276)
+		if cur > po254 {
+			cur = max(po254, cur-pn255)
 		}
 		goto n94
 	}
 n94:
 	{ // LbUdpLen: set udp.length
-		var d279 uint64 // udp checksum
-		st281 := h4     // udp
-		b280 := data[st281.Off : st281.Off+st281.Len]
-		v282 := (uint64(binary.BigEndian.Uint16(b280[4:])) - 0x10)
-		os283 := uint32(uint16(uint64(binary.BigEndian.Uint16(b280[4:]))))
-		binary.BigEndian.PutUint16(b280[4:], uint16(v282))
-		f285 := uint32(os283)
-		f285 += bits.RotateLeft32(f285, 16)
-		dl284 := uint64(^uint16(f285>>16)) + uint64(uint32(uint16(v282)))
-		d279 += dl284
-		if cs286 := h4; cs286.Off >= 0 && cs286.Off+cs286.Len <= len(data) {
-			cb := data[cs286.Off+6 : cs286.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d279
+		var d259 uint64         // udp checksum
+		b260 := data[h4 : h4+8] // udp
+		v261 := ((uint64(b260[4])<<8 | uint64(b260[5])) - 0x10)
+		os262 := uint32(uint16((uint64(b260[4])<<8 | uint64(b260[5]))))
+		s263 := v261
+		b260[4] = byte(s263 >> 8)
+		b260[5] = byte(s263)
+		f265 := uint32(os262)
+		f265 += bits.RotateLeft32(f265, 16)
+		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(v261)))
+		d259 += dl264
+		if h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d259
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s266 := r
+			cb[0] = byte(s266 >> 8)
+			cb[1] = byte(s266)
 		}
 		pl.edges[26]++
 		goto n95
@@ -2509,7 +3893,7 @@ n95:
 	}
 n96:
 	{ // TxCheck: test meta.drop == 1
-		if m16.Lo == 0x1 {
+		if m16 == 0x1 {
 			goto n97
 		}
 		goto n14

@@ -6,7 +6,6 @@
 package lb2026
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/bits"
 
@@ -927,111 +926,111 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = p
 	data, cur := buf[:cap(buf)][off:off+n], 0
 	_ = cur
-	var h0 packet.HeaderState // ethernet
+	h0 := -1 // ethernet
 	_ = h0
-	var h1 packet.HeaderState // vlan
+	h1 := -1 // vlan
 	_ = h1
-	var h2 packet.HeaderState // ipv4
-	_ = h2
-	var h3 packet.HeaderState // ipv6
+	h2, h2len := -1, 0 // ipv4
+	_, _ = h2, h2len
+	h3 := -1 // ipv6
 	_ = h3
-	var h4 packet.HeaderState // udp
+	h4 := -1 // udp
 	_ = h4
-	var h5 packet.HeaderState // arp
+	h5 := -1 // arp
 	_ = h5
-	var h6 packet.HeaderState // icmp
+	h6 := -1 // icmp
 	_ = h6
-	var h7 packet.HeaderState // icmpv6
+	h7 := -1 // icmpv6
 	_ = h7
-	var h8 packet.HeaderState // icmp_echo
+	h8 := -1 // icmp_echo
 	_ = h8
-	var h9 packet.HeaderState // lb_common
+	h9 := -1 // lb_common
 	_ = h9
-	var h10 packet.HeaderState // lb_v2
+	h10 := -1 // lb_v2
 	_ = h10
-	var h11 packet.HeaderState // lb_v3
+	h11 := -1 // lb_v3
 	_ = h11
-	var h12 packet.HeaderState // nd_ns
+	h12 := -1 // nd_ns
 	_ = h12
-	var h13 packet.HeaderState // nd_opt
+	h13 := -1 // nd_opt
 	_ = h13
-	var h14 packet.HeaderState // nd_mac
+	h14 := -1 // nd_mac
 	_ = h14
-	var h15 packet.HeaderState // nd_na
+	h15 := -1 // nd_na
 	_ = h15
-	var h16 packet.HeaderState // nd_na_opt
+	h16 := -1 // nd_na_opt
 	_ = h16
-	var h17 packet.HeaderState // nd_na_mac
+	h17 := -1 // nd_na_mac
 	_ = h17
-	var h18 packet.HeaderState // icmp_ipv4
+	h18 := -1 // icmp_ipv4
 	_ = h18
-	var h19 packet.HeaderState // icmp_ipv6
+	h19 := -1 // icmp_ipv6
 	_ = h19
-	var h20 packet.HeaderState // icmp_udp
+	h20 := -1 // icmp_udp
 	_ = h20
-	var h21 packet.HeaderState // lldp
+	h21 := -1 // lldp
 	_ = h21
-	var h22 packet.HeaderState // slow
+	h22 := -1 // slow
 	_ = h22
-	var h23 packet.HeaderState // lacp
+	h23 := -1 // lacp
 	_ = h23
-	h24 := packet.HeaderState{Valid: true} // meta
+	h24 := 0 // meta
 	_ = h24
-	var m0 packet.Value
+	var m0 uint64 // meta.udp_zero
 	_ = m0
-	var m1 packet.Value
+	var m1 uint64 // meta.ingress_port
 	_ = m1
-	var m2 packet.Value
+	var m2 uint64 // meta.egress_port
 	_ = m2
-	var m3 packet.Value
+	var m3 uint64 // meta.vlan_id
 	_ = m3
-	var m4 packet.Value
+	var m4 uint64 // meta.iface
 	_ = m4
-	var m5 packet.Value
+	var m5 uint64 // meta.own_mac
 	_ = m5
-	var m6 packet.Value
+	var m6 packet.Value // meta.own_ip
 	_ = m6
-	var m7 packet.Value
+	var m7 uint64 // meta.lb_id
 	_ = m7
-	var m8 packet.Value
+	var m8 packet.Value // meta.ip_da
 	_ = m8
-	var m9 packet.Value
+	var m9 uint64 // meta.tick
 	_ = m9
-	var m10 packet.Value
+	var m10 uint64 // meta.epoch
 	_ = m10
-	var m11 packet.Value
+	var m11 uint64 // meta.slot_bits
 	_ = m11
-	var m12 packet.Value
+	var m12 uint64 // meta.slot_xor
 	_ = m12
-	var m13 packet.Value
+	var m13 uint64 // meta.slot_select
 	_ = m13
-	var m14 packet.Value
+	var m14 uint64 // meta.port_select
 	_ = m14
-	var m15 packet.Value
+	var m15 uint64 // meta.calendar_slot
 	_ = m15
-	var m16 packet.Value
+	var m16 uint64 // meta.member_id
 	_ = m16
-	var m17 packet.Value
+	var m17 uint64 // meta.mbr_mac
 	_ = m17
-	var m18 packet.Value
+	var m18 uint64 // meta.mbr_ip4
 	_ = m18
-	var m19 packet.Value
+	var m19 packet.Value // meta.mbr_ip6
 	_ = m19
-	var m20 packet.Value
+	var m20 uint64 // meta.udp_base
 	_ = m20
-	var m21 packet.Value
+	var m21 uint64 // meta.port_bits
 	_ = m21
-	var m22 packet.Value
+	var m22 uint64 // meta.keep_lb
 	_ = m22
-	var m23 packet.Value
+	var m23 uint64 // meta.new_port
 	_ = m23
-	var m24 packet.Value
+	var m24 packet.Value // meta.na_dst
 	_ = m24
-	var m25 packet.Value
+	var m25 uint64 // meta.na_mac
 	_ = m25
-	var m26 packet.Value
+	var m26 uint64 // meta.na_s
 	_ = m26
-	var m27 packet.Value
+	var m27 packet.Value // meta.na_target
 	_ = m27
 	{ // RxWire: input
 		goto n1
@@ -1046,14 +1045,14 @@ n4:
 	}
 n5:
 	{ // ParseEth: extract ethernet
-		x1 := h0.Valid // already there: nothing to do
+		x1 := (h0 >= 0) // already there: nothing to do
 		if !x1 {
 			x1 = cur >= 0 && cur+14 <= len(data)
 			if x1 {
-				h0 = packet.HeaderState{Off: cur, Len: 14, Valid: true}
+				h0 = cur
 				cur += 14
 			} else {
-				h0 = packet.HeaderState{}
+				h0 = -1
 			} // ethernet
 		}
 		if x1 {
@@ -1063,9 +1062,8 @@ n5:
 	}
 n6:
 	{ // ParseEthType: switch ethernet.type
-		st4 := h0 // ethernet
-		b3 := data[st4.Off : st4.Off+st4.Len]
-		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
+		b3 := data[h0 : h0+14] // ethernet
+		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
 		switch {
 		case v2 == 0x800:
 			goto n11
@@ -1086,17 +1084,17 @@ n6:
 	}
 n7:
 	{ // ParseVlan: extract vlan
-		x5 := h1.Valid // already there: nothing to do
-		if !x5 {
-			x5 = cur >= 0 && cur+4 <= len(data)
-			if x5 {
-				h1 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+		x4 := (h1 >= 0) // already there: nothing to do
+		if !x4 {
+			x4 = cur >= 0 && cur+4 <= len(data)
+			if x4 {
+				h1 = cur
 				cur += 4
 			} else {
-				h1 = packet.HeaderState{}
+				h1 = -1
 			} // vlan
 		}
-		if x5 {
+		if x4 {
 			goto n8
 		}
 		pl.edges[55]++
@@ -1104,17 +1102,16 @@ n7:
 	}
 n8:
 	{ // ParseVlanType: switch vlan.type
-		st8 := h1 // vlan
-		b7 := data[st8.Off : st8.Off+st8.Len]
-		v6 := uint64(binary.BigEndian.Uint16(b7[2:]))
+		b6 := data[h1 : h1+4] // vlan
+		v5 := (uint64(b6[2])<<8 | uint64(b6[3]))
 		switch {
-		case v6 == 0x800:
+		case v5 == 0x800:
 			pl.edges[0]++
 			goto n11
-		case v6 == 0x806:
+		case v5 == 0x806:
 			pl.edges[1]++
 			goto n9
-		case v6 == 0x86dd:
+		case v5 == 0x86dd:
 			pl.edges[2]++
 			goto n14
 		default:
@@ -1124,17 +1121,17 @@ n8:
 	}
 n9:
 	{ // ParseArp: extract arp
-		x9 := h5.Valid // already there: nothing to do
-		if !x9 {
-			x9 = cur >= 0 && cur+28 <= len(data)
-			if x9 {
-				h5 = packet.HeaderState{Off: cur, Len: 28, Valid: true}
+		x7 := (h5 >= 0) // already there: nothing to do
+		if !x7 {
+			x7 = cur >= 0 && cur+28 <= len(data)
+			if x7 {
+				h5 = cur
 				cur += 28
 			} else {
-				h5 = packet.HeaderState{}
+				h5 = -1
 			} // arp
 		}
-		if x9 {
+		if x7 {
 			goto n10
 		}
 		pl.edges[57]++
@@ -1142,25 +1139,24 @@ n9:
 	}
 n10:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
-		st15 := h5 // arp
-		b14 := data[st15.Off : st15.Off+st15.Len]
-		c13 := (uint64(binary.BigEndian.Uint16(b14[0:])) == 0x1)
-		if c13 {
-			c13 = (uint64(binary.BigEndian.Uint16(b14[2:])) == 0x800)
-		}
-		c12 := c13
-		if c12 {
-			c12 = (uint64(b14[4]) == 0x6)
-		}
-		c11 := c12
+		b12 := data[h5 : h5+28] // arp
+		c11 := ((uint64(b12[0])<<8 | uint64(b12[1])) == 0x1)
 		if c11 {
-			c11 = (uint64(b14[5]) == 0x4)
+			c11 = ((uint64(b12[2])<<8 | uint64(b12[3])) == 0x800)
 		}
 		c10 := c11
 		if c10 {
-			c10 = (uint64(binary.BigEndian.Uint16(b14[6:])) == 0x1)
+			c10 = (uint64(b12[4]) == 0x6)
 		}
-		if c10 {
+		c9 := c10
+		if c9 {
+			c9 = (uint64(b12[5]) == 0x4)
+		}
+		c8 := c9
+		if c8 {
+			c8 = ((uint64(b12[6])<<8 | uint64(b12[7])) == 0x1)
+		}
+		if c8 {
 			goto n48
 		}
 		pl.edges[58]++
@@ -1168,27 +1164,26 @@ n10:
 	}
 n11:
 	{ // ParseIPv4: extract ipv4
-		x16 := h2.Valid // already there: nothing to do
-		if !x16 {
+		x13 := (h2 >= 0) // already there: nothing to do
+		if !x13 {
 			if off := cur; off >= 0 && off+20 <= len(data) {
-				h2 = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st19 := h2 // ipv4
-				if !st19.Valid {
+				h2, h2len = off, 20
+				if !(h2 >= 0) {
 					return pl.drop(0)
 				}
-				b18 := data[st19.Off : st19.Off+st19.Len]
-				ext17 := packet.Value{Lo: (uint64(b18[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x16 = ext17.Hi == 0 && ext17.Lo <= uint64(len(data)) && off+20+int(ext17.Lo) <= len(data)
-				if x16 {
-					h2.Len += int(ext17.Lo)
-					cur = off + h2.Len
+				b15 := data[h2 : h2+20] // ipv4
+				ext14 := packet.Value{Lo: (uint64(b15[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+				x13 = ext14.Hi == 0 && ext14.Lo <= uint64(len(data)) && off+20+int(ext14.Lo) <= len(data)
+				if x13 {
+					h2len += int(ext14.Lo)
+					cur = off + h2len
 				}
 			}
-			if !x16 {
-				h2 = packet.HeaderState{}
+			if !x13 {
+				h2 = -1
 			} // ipv4
 		}
-		if x16 {
+		if x13 {
 			goto n12
 		}
 		pl.edges[59]++
@@ -1196,13 +1191,12 @@ n11:
 	}
 n12:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
-		st22 := h2 // ipv4
-		b21 := data[st22.Off : st22.Off+st22.Len]
-		c20 := ((uint64(b21[0]) >> 4 & 0xf) == 0x4)
-		if c20 {
-			c20 = ((uint64(b21[0]) >> 0 & 0xf) >= 0x5)
+		b17 := data[h2 : h2+20] // ipv4
+		c16 := ((uint64(b17[0]) >> 4 & 0xf) == 0x4)
+		if c16 {
+			c16 = ((uint64(b17[0]) >> 0 & 0xf) >= 0x5)
 		}
-		if c20 {
+		if c16 {
 			goto n13
 		}
 		pl.edges[60]++
@@ -1210,13 +1204,12 @@ n12:
 	}
 n13:
 	{ // ParseIPv4Proto: switch ipv4.proto
-		st25 := h2 // ipv4
-		b24 := data[st25.Off : st25.Off+st25.Len]
-		v23 := uint64(b24[9])
+		b19 := data[h2 : h2+20] // ipv4
+		v18 := uint64(b19[9])
 		switch {
-		case v23 == 0x1:
+		case v18 == 0x1:
 			goto n17
-		case v23 == 0x11:
+		case v18 == 0x11:
 			goto n40
 		default:
 			pl.edges[61]++
@@ -1225,17 +1218,17 @@ n13:
 	}
 n14:
 	{ // ParseIPv6: extract ipv6
-		x26 := h3.Valid // already there: nothing to do
-		if !x26 {
-			x26 = cur >= 0 && cur+40 <= len(data)
-			if x26 {
-				h3 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+		x20 := (h3 >= 0) // already there: nothing to do
+		if !x20 {
+			x20 = cur >= 0 && cur+40 <= len(data)
+			if x20 {
+				h3 = cur
 				cur += 40
 			} else {
-				h3 = packet.HeaderState{}
+				h3 = -1
 			} // ipv6
 		}
-		if x26 {
+		if x20 {
 			goto n15
 		}
 		pl.edges[62]++
@@ -1243,9 +1236,8 @@ n14:
 	}
 n15:
 	{ // ParseIPv6Check: test ipv6.version == 6
-		st28 := h3 // ipv6
-		b27 := data[st28.Off : st28.Off+st28.Len]
-		if (uint64(b27[0]) >> 4 & 0xf) == 0x6 {
+		b21 := data[h3 : h3+40] // ipv6
+		if (uint64(b21[0]) >> 4 & 0xf) == 0x6 {
 			goto n16
 		}
 		pl.edges[63]++
@@ -1253,13 +1245,12 @@ n15:
 	}
 n16:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
-		st31 := h3 // ipv6
-		b30 := data[st31.Off : st31.Off+st31.Len]
-		v29 := uint64(b30[6])
+		b23 := data[h3 : h3+40] // ipv6
+		v22 := uint64(b23[6])
 		switch {
-		case v29 == 0x3a:
+		case v22 == 0x3a:
 			goto n21
-		case v29 == 0x11:
+		case v22 == 0x11:
 			pl.edges[3]++
 			goto n40
 		default:
@@ -1269,17 +1260,17 @@ n16:
 	}
 n17:
 	{ // ParseIcmp: extract icmp
-		x32 := h6.Valid // already there: nothing to do
-		if !x32 {
-			x32 = cur >= 0 && cur+4 <= len(data)
-			if x32 {
-				h6 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+		x24 := (h6 >= 0) // already there: nothing to do
+		if !x24 {
+			x24 = cur >= 0 && cur+4 <= len(data)
+			if x24 {
+				h6 = cur
 				cur += 4
 			} else {
-				h6 = packet.HeaderState{}
+				h6 = -1
 			} // icmp
 		}
-		if x32 {
+		if x24 {
 			goto n18
 		}
 		pl.edges[65]++
@@ -1287,13 +1278,12 @@ n17:
 	}
 n18:
 	{ // ParseIcmpType: switch icmp.type
-		st35 := h6 // icmp
-		b34 := data[st35.Off : st35.Off+st35.Len]
-		v33 := uint64(b34[0])
+		b26 := data[h6 : h6+4] // icmp
+		v25 := uint64(b26[0])
 		switch {
-		case v33 == 0x3:
+		case v25 == 0x3:
 			goto n25
-		case v33 == 0x8:
+		case v25 == 0x8:
 			goto n19
 		default:
 			pl.edges[4]++
@@ -1302,9 +1292,8 @@ n18:
 	}
 n19:
 	{ // ParseEcho4Code: test icmp.code == 0
-		st37 := h6 // icmp
-		b36 := data[st37.Off : st37.Off+st37.Len]
-		if uint64(b36[1]) == 0x0 {
+		b27 := data[h6 : h6+4] // icmp
+		if uint64(b27[1]) == 0x0 {
 			goto n20
 		}
 		pl.edges[5]++
@@ -1312,17 +1301,17 @@ n19:
 	}
 n20:
 	{ // ParseEcho4: extract icmp_echo
-		x38 := h8.Valid // already there: nothing to do
-		if !x38 {
-			x38 = cur >= 0 && cur+4 <= len(data)
-			if x38 {
-				h8 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+		x28 := (h8 >= 0) // already there: nothing to do
+		if !x28 {
+			x28 = cur >= 0 && cur+4 <= len(data)
+			if x28 {
+				h8 = cur
 				cur += 4
 			} else {
-				h8 = packet.HeaderState{}
+				h8 = -1
 			} // icmp_echo
 		}
-		if x38 {
+		if x28 {
 			pl.edges[6]++
 			goto n48
 		}
@@ -1331,17 +1320,17 @@ n20:
 	}
 n21:
 	{ // ParseIcmp6: extract icmpv6
-		x39 := h7.Valid // already there: nothing to do
-		if !x39 {
-			x39 = cur >= 0 && cur+4 <= len(data)
-			if x39 {
-				h7 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+		x29 := (h7 >= 0) // already there: nothing to do
+		if !x29 {
+			x29 = cur >= 0 && cur+4 <= len(data)
+			if x29 {
+				h7 = cur
 				cur += 4
 			} else {
-				h7 = packet.HeaderState{}
+				h7 = -1
 			} // icmpv6
 		}
-		if x39 {
+		if x29 {
 			goto n22
 		}
 		pl.edges[67]++
@@ -1349,15 +1338,14 @@ n21:
 	}
 n22:
 	{ // ParseIcmp6Type: switch icmpv6.type
-		st42 := h7 // icmpv6
-		b41 := data[st42.Off : st42.Off+st42.Len]
-		v40 := uint64(b41[0])
+		b31 := data[h7 : h7+4] // icmpv6
+		v30 := uint64(b31[0])
 		switch {
-		case v40 == 0x1:
+		case v30 == 0x1:
 			goto n27
-		case v40 == 0x80:
+		case v30 == 0x80:
 			goto n23
-		case v40 == 0x87:
+		case v30 == 0x87:
 			goto n30
 		default:
 			pl.edges[68]++
@@ -1366,9 +1354,8 @@ n22:
 	}
 n23:
 	{ // ParseEcho6Code: test icmpv6.code == 0
-		st44 := h7 // icmpv6
-		b43 := data[st44.Off : st44.Off+st44.Len]
-		if uint64(b43[1]) == 0x0 {
+		b32 := data[h7 : h7+4] // icmpv6
+		if uint64(b32[1]) == 0x0 {
 			goto n24
 		}
 		pl.edges[69]++
@@ -1376,17 +1363,17 @@ n23:
 	}
 n24:
 	{ // ParseEcho6: extract icmp_echo
-		x45 := h8.Valid // already there: nothing to do
-		if !x45 {
-			x45 = cur >= 0 && cur+4 <= len(data)
-			if x45 {
-				h8 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+		x33 := (h8 >= 0) // already there: nothing to do
+		if !x33 {
+			x33 = cur >= 0 && cur+4 <= len(data)
+			if x33 {
+				h8 = cur
 				cur += 4
 			} else {
-				h8 = packet.HeaderState{}
+				h8 = -1
 			} // icmp_echo
 		}
-		if x45 {
+		if x33 {
 			pl.edges[7]++
 			goto n48
 		}
@@ -1395,17 +1382,17 @@ n24:
 	}
 n25:
 	{ // ParseUnreach4: extract icmp_ipv4
-		x46 := h18.Valid // already there: nothing to do
-		if !x46 {
-			x46 = cur >= 0 && cur+20 <= len(data)
-			if x46 {
-				h18 = packet.HeaderState{Off: cur, Len: 20, Valid: true}
+		x34 := (h18 >= 0) // already there: nothing to do
+		if !x34 {
+			x34 = cur >= 0 && cur+20 <= len(data)
+			if x34 {
+				h18 = cur
 				cur += 20
 			} else {
-				h18 = packet.HeaderState{}
+				h18 = -1
 			} // icmp_ipv4
 		}
-		if x46 {
+		if x34 {
 			goto n26
 		}
 		pl.edges[71]++
@@ -1413,9 +1400,8 @@ n25:
 	}
 n26:
 	{ // ParseUnreach4Udp: test icmp_ipv4.proto == 17
-		st48 := h18 // icmp_ipv4
-		b47 := data[st48.Off : st48.Off+st48.Len]
-		if uint64(b47[9]) == 0x11 {
+		b35 := data[h18 : h18+20] // icmp_ipv4
+		if uint64(b35[9]) == 0x11 {
 			goto n29
 		}
 		pl.edges[8]++
@@ -1423,17 +1409,17 @@ n26:
 	}
 n27:
 	{ // ParseUnreach6: extract icmp_ipv6
-		x49 := h19.Valid // already there: nothing to do
-		if !x49 {
-			x49 = cur >= 0 && cur+40 <= len(data)
-			if x49 {
-				h19 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+		x36 := (h19 >= 0) // already there: nothing to do
+		if !x36 {
+			x36 = cur >= 0 && cur+40 <= len(data)
+			if x36 {
+				h19 = cur
 				cur += 40
 			} else {
-				h19 = packet.HeaderState{}
+				h19 = -1
 			} // icmp_ipv6
 		}
-		if x49 {
+		if x36 {
 			goto n28
 		}
 		pl.edges[72]++
@@ -1441,9 +1427,8 @@ n27:
 	}
 n28:
 	{ // ParseUnreach6Udp: test icmp_ipv6.next_hdr == 17
-		st51 := h19 // icmp_ipv6
-		b50 := data[st51.Off : st51.Off+st51.Len]
-		if uint64(b50[6]) == 0x11 {
+		b37 := data[h19 : h19+40] // icmp_ipv6
+		if uint64(b37[6]) == 0x11 {
 			pl.edges[9]++
 			goto n29
 		}
@@ -1452,17 +1437,17 @@ n28:
 	}
 n29:
 	{ // ParseUnreachUdp: extract icmp_udp
-		x52 := h20.Valid // already there: nothing to do
-		if !x52 {
-			x52 = cur >= 0 && cur+8 <= len(data)
-			if x52 {
-				h20 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+		x38 := (h20 >= 0) // already there: nothing to do
+		if !x38 {
+			x38 = cur >= 0 && cur+8 <= len(data)
+			if x38 {
+				h20 = cur
 				cur += 8
 			} else {
-				h20 = packet.HeaderState{}
+				h20 = -1
 			} // icmp_udp
 		}
-		if x52 {
+		if x38 {
 			pl.edges[11]++
 			goto n48
 		}
@@ -1471,9 +1456,8 @@ n29:
 	}
 n30:
 	{ // ParseNsCode: test icmpv6.code == 0
-		st54 := h7 // icmpv6
-		b53 := data[st54.Off : st54.Off+st54.Len]
-		if uint64(b53[1]) == 0x0 {
+		b39 := data[h7 : h7+4] // icmpv6
+		if uint64(b39[1]) == 0x0 {
 			goto n31
 		}
 		pl.edges[74]++
@@ -1481,17 +1465,17 @@ n30:
 	}
 n31:
 	{ // ParseNs: extract nd_ns
-		x55 := h12.Valid // already there: nothing to do
-		if !x55 {
-			x55 = cur >= 0 && cur+20 <= len(data)
-			if x55 {
-				h12 = packet.HeaderState{Off: cur, Len: 20, Valid: true}
+		x40 := (h12 >= 0) // already there: nothing to do
+		if !x40 {
+			x40 = cur >= 0 && cur+20 <= len(data)
+			if x40 {
+				h12 = cur
 				cur += 20
 			} else {
-				h12 = packet.HeaderState{}
+				h12 = -1
 			} // nd_ns
 		}
-		if x55 {
+		if x40 {
 			goto n32
 		}
 		pl.edges[75]++
@@ -1499,9 +1483,8 @@ n31:
 	}
 n32:
 	{ // ParseNsLen: test ipv6.payload_len == 24
-		st57 := h3 // ipv6
-		b56 := data[st57.Off : st57.Off+st57.Len]
-		if uint64(binary.BigEndian.Uint16(b56[4:])) == 0x18 {
+		b41 := data[h3 : h3+40] // ipv6
+		if (uint64(b41[4])<<8 | uint64(b41[5])) == 0x18 {
 			pl.edges[12]++
 			goto n48
 		}
@@ -1509,17 +1492,17 @@ n32:
 	}
 n33:
 	{ // ParseNsOpt: extract nd_opt
-		x58 := h13.Valid // already there: nothing to do
-		if !x58 {
-			x58 = cur >= 0 && cur+2 <= len(data)
-			if x58 {
-				h13 = packet.HeaderState{Off: cur, Len: 2, Valid: true}
+		x42 := (h13 >= 0) // already there: nothing to do
+		if !x42 {
+			x42 = cur >= 0 && cur+2 <= len(data)
+			if x42 {
+				h13 = cur
 				cur += 2
 			} else {
-				h13 = packet.HeaderState{}
+				h13 = -1
 			} // nd_opt
 		}
-		if x58 {
+		if x42 {
 			goto n34
 		}
 		pl.edges[76]++
@@ -1527,9 +1510,8 @@ n33:
 	}
 n34:
 	{ // ParseNsOptType: test nd_opt.type == 1
-		st60 := h13 // nd_opt
-		b59 := data[st60.Off : st60.Off+st60.Len]
-		if uint64(b59[0]) == 0x1 {
+		b43 := data[h13 : h13+2] // nd_opt
+		if uint64(b43[0]) == 0x1 {
 			goto n35
 		}
 		pl.edges[13]++
@@ -1537,17 +1519,17 @@ n34:
 	}
 n35:
 	{ // ParseNsMac: extract nd_mac
-		x61 := h14.Valid // already there: nothing to do
-		if !x61 {
-			x61 = cur >= 0 && cur+6 <= len(data)
-			if x61 {
-				h14 = packet.HeaderState{Off: cur, Len: 6, Valid: true}
+		x44 := (h14 >= 0) // already there: nothing to do
+		if !x44 {
+			x44 = cur >= 0 && cur+6 <= len(data)
+			if x44 {
+				h14 = cur
 				cur += 6
 			} else {
-				h14 = packet.HeaderState{}
+				h14 = -1
 			} // nd_mac
 		}
-		if x61 {
+		if x44 {
 			pl.edges[14]++
 			goto n48
 		}
@@ -1556,17 +1538,17 @@ n35:
 	}
 n36:
 	{ // ParseSlow: extract slow
-		x62 := h22.Valid // already there: nothing to do
-		if !x62 {
-			x62 = cur >= 0 && cur+1 <= len(data)
-			if x62 {
-				h22 = packet.HeaderState{Off: cur, Len: 1, Valid: true}
+		x45 := (h22 >= 0) // already there: nothing to do
+		if !x45 {
+			x45 = cur >= 0 && cur+1 <= len(data)
+			if x45 {
+				h22 = cur
 				cur += 1
 			} else {
-				h22 = packet.HeaderState{}
+				h22 = -1
 			} // slow
 		}
-		if x62 {
+		if x45 {
 			goto n37
 		}
 		pl.edges[78]++
@@ -1574,9 +1556,8 @@ n36:
 	}
 n37:
 	{ // ParseSlowType: test slow.subtype == 1
-		st64 := h22 // slow
-		b63 := data[st64.Off : st64.Off+st64.Len]
-		if uint64(b63[0]) == 0x1 {
+		b46 := data[h22 : h22+1] // slow
+		if uint64(b46[0]) == 0x1 {
 			goto n38
 		}
 		pl.edges[15]++
@@ -1584,17 +1565,17 @@ n37:
 	}
 n38:
 	{ // ParseLacp: extract lacp
-		x65 := h23.Valid // already there: nothing to do
-		if !x65 {
-			x65 = cur >= 0 && cur+1 <= len(data)
-			if x65 {
-				h23 = packet.HeaderState{Off: cur, Len: 1, Valid: true}
+		x47 := (h23 >= 0) // already there: nothing to do
+		if !x47 {
+			x47 = cur >= 0 && cur+1 <= len(data)
+			if x47 {
+				h23 = cur
 				cur += 1
 			} else {
-				h23 = packet.HeaderState{}
+				h23 = -1
 			} // lacp
 		}
-		if x65 {
+		if x47 {
 			pl.edges[16]++
 			goto n48
 		}
@@ -1603,17 +1584,17 @@ n38:
 	}
 n39:
 	{ // ParseLldp: extract lldp
-		x66 := h21.Valid // already there: nothing to do
-		if !x66 {
-			x66 = cur >= 0 && cur+2 <= len(data)
-			if x66 {
-				h21 = packet.HeaderState{Off: cur, Len: 2, Valid: true}
+		x48 := (h21 >= 0) // already there: nothing to do
+		if !x48 {
+			x48 = cur >= 0 && cur+2 <= len(data)
+			if x48 {
+				h21 = cur
 				cur += 2
 			} else {
-				h21 = packet.HeaderState{}
+				h21 = -1
 			} // lldp
 		}
-		if x66 {
+		if x48 {
 			pl.edges[17]++
 			goto n48
 		}
@@ -1622,17 +1603,17 @@ n39:
 	}
 n40:
 	{ // ParseUdp: extract udp
-		x67 := h4.Valid // already there: nothing to do
-		if !x67 {
-			x67 = cur >= 0 && cur+8 <= len(data)
-			if x67 {
-				h4 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+		x49 := (h4 >= 0) // already there: nothing to do
+		if !x49 {
+			x49 = cur >= 0 && cur+8 <= len(data)
+			if x49 {
+				h4 = cur
 				cur += 8
 			} else {
-				h4 = packet.HeaderState{}
+				h4 = -1
 			} // udp
 		}
-		if x67 {
+		if x49 {
 			goto n41
 		}
 		pl.edges[81]++
@@ -1640,9 +1621,8 @@ n40:
 	}
 n41:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
-		st69 := h4 // udp
-		b68 := data[st69.Off : st69.Off+st69.Len]
-		if (uint64(binary.BigEndian.Uint16(b68[2:])) & 0xc000) == 0x4000 {
+		b50 := data[h4 : h4+8] // udp
+		if ((uint64(b50[2])<<8 | uint64(b50[3])) & 0xc000) == 0x4000 {
 			goto n42
 		}
 		pl.edges[18]++
@@ -1650,17 +1630,17 @@ n41:
 	}
 n42:
 	{ // ParseLb: extract lb_common
-		x70 := h9.Valid // already there: nothing to do
-		if !x70 {
-			x70 = cur >= 0 && cur+4 <= len(data)
-			if x70 {
-				h9 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+		x51 := (h9 >= 0) // already there: nothing to do
+		if !x51 {
+			x51 = cur >= 0 && cur+4 <= len(data)
+			if x51 {
+				h9 = cur
 				cur += 4
 			} else {
-				h9 = packet.HeaderState{}
+				h9 = -1
 			} // lb_common
 		}
-		if x70 {
+		if x51 {
 			goto n43
 		}
 		pl.edges[82]++
@@ -1668,9 +1648,8 @@ n42:
 	}
 n43:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		st72 := h9 // lb_common
-		b71 := data[st72.Off : st72.Off+st72.Len]
-		if uint64(binary.BigEndian.Uint16(b71[0:])) == 0x4c42 {
+		b52 := data[h9 : h9+4] // lb_common
+		if (uint64(b52[0])<<8 | uint64(b52[1])) == 0x4c42 {
 			goto n44
 		}
 		pl.edges[83]++
@@ -1678,13 +1657,12 @@ n43:
 	}
 n44:
 	{ // ParseLbVersion: switch lb_common.version
-		st75 := h9 // lb_common
-		b74 := data[st75.Off : st75.Off+st75.Len]
-		v73 := uint64(b74[2])
+		b54 := data[h9 : h9+4] // lb_common
+		v53 := uint64(b54[2])
 		switch {
-		case v73 == 0x2:
+		case v53 == 0x2:
 			goto n45
-		case v73 == 0x3:
+		case v53 == 0x3:
 			goto n46
 		default:
 			pl.edges[84]++
@@ -1693,17 +1671,17 @@ n44:
 	}
 n45:
 	{ // ParseLbV2: extract lb_v2
-		x76 := h10.Valid // already there: nothing to do
-		if !x76 {
-			x76 = cur >= 0 && cur+12 <= len(data)
-			if x76 {
-				h10 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+		x55 := (h10 >= 0) // already there: nothing to do
+		if !x55 {
+			x55 = cur >= 0 && cur+12 <= len(data)
+			if x55 {
+				h10 = cur
 				cur += 12
 			} else {
-				h10 = packet.HeaderState{}
+				h10 = -1
 			} // lb_v2
 		}
-		if x76 {
+		if x55 {
 			pl.edges[19]++
 			goto n48
 		}
@@ -1712,17 +1690,17 @@ n45:
 	}
 n46:
 	{ // ParseLbV3: extract lb_v3
-		x77 := h11.Valid // already there: nothing to do
-		if !x77 {
-			x77 = cur >= 0 && cur+12 <= len(data)
-			if x77 {
-				h11 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+		x56 := (h11 >= 0) // already there: nothing to do
+		if !x56 {
+			x56 = cur >= 0 && cur+12 <= len(data)
+			if x56 {
+				h11 = cur
 				cur += 12
 			} else {
-				h11 = packet.HeaderState{}
+				h11 = -1
 			} // lb_v3
 		}
-		if x77 {
+		if x56 {
 			pl.edges[20]++
 			goto n48
 		}
@@ -1735,18 +1713,17 @@ n47:
 	}
 n48:
 	{ // ParseParsed: set meta.egress_port
-		m2 = packet.Value{Lo: (m1.Lo) & 0xf}
+		m2 = (m1) & 0xf
 		goto n49
 	}
 n49:
 	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
-		c78 := !(h1.Valid)
-		if c78 {
-			st80 := h0 // ethernet
-			b79 := data[st80.Off : st80.Off+st80.Len]
-			c78 = (((uint64(binary.BigEndian.Uint16(b79[0:]))<<32 | uint64(binary.BigEndian.Uint32(b79[2:]))) & 0xfffffffffff0) == 0x180c2000000)
+		c57 := !(h1 >= 0)
+		if c57 {
+			b58 := data[h0 : h0+14] // ethernet
+			c57 = (((uint64(b58[0])<<40 | uint64(b58[1])<<32 | uint64(b58[2])<<24 | uint64(b58[3])<<16 | uint64(b58[4])<<8 | uint64(b58[5])) & 0xfffffffffff0) == 0x180c2000000)
 		}
-		if c78 {
+		if c57 {
 			goto n50
 		}
 		goto n71
@@ -1757,16 +1734,15 @@ n50:
 	}
 n51:
 	{ // PuntIsSlow: test valid(slow)
-		if h22.Valid {
+		if h22 >= 0 {
 			goto n52
 		}
 		goto n55
 	}
 n52:
 	{ // PuntIsLacp: test slow.subtype == 1
-		st82 := h22 // slow
-		b81 := data[st82.Off : st82.Off+st82.Len]
-		if uint64(b81[0]) == 0x1 {
+		b59 := data[h22 : h22+1] // slow
+		if uint64(b59[0]) == 0x1 {
 			goto n53
 		}
 		goto n54
@@ -1782,7 +1758,7 @@ n54:
 	}
 n55:
 	{ // PuntIsLldp: test valid(lldp)
-		if h21.Valid {
+		if h21 >= 0 {
 			goto n56
 		}
 		pl.edges[22]++
@@ -1795,173 +1771,167 @@ n56:
 	}
 n57:
 	{ // PuntEgress: set meta.egress_port
-		m2 = packet.Value{Lo: ((m1.Lo | 0x2) & 0xf) & 0xf}
+		m2 = ((m1 | 0x2) & 0xf) & 0xf
 		goto n58
 	}
 n58:
 	{ // PuntHasNsMac: test valid(nd_mac)
-		if h14.Valid {
+		if h14 >= 0 {
 			goto n59
 		}
 		goto n60
 	}
 n59:
 	{ // PuntPopNsMac: pop nd_mac
-		ps83 := h14 // nd_mac
-		po84, pn85 := ps83.Off, 6
-		if po84 < 0 || po84+pn85 > len(data) {
+		po60, pn61 := h14, 6 // nd_mac
+		if po60 < 0 || po60+pn61 > len(data) {
 			return pl.drop(2)
 		}
-		if po84 < len(data)-po84-pn85 {
-			copy(data[pn85:pn85+po84], data[:po84])
-			data = data[pn85:]
+		if po60 < len(data)-po60-pn61 {
+			copy(data[pn61:pn61+po60], data[:po60])
+			data = data[pn61:]
 		} else {
-			copy(data[po84:], data[po84+pn85:])
-			data = data[:len(data)-pn85]
+			copy(data[po60:], data[po60+pn61:])
+			data = data[:len(data)-pn61]
 		}
-		h14 = packet.HeaderState{}
-		if cur > po84 {
-			cur = max(po84, cur-pn85)
+		h14 = -1
+		if cur > po60 {
+			cur = max(po60, cur-pn61)
 		}
 		pl.edges[24]++
 		goto n60
 	}
 n60:
 	{ // PuntHasNsOpt: test valid(nd_opt)
-		if h13.Valid {
+		if h13 >= 0 {
 			goto n61
 		}
 		goto n62
 	}
 n61:
 	{ // PuntPopNsOpt: pop nd_opt
-		ps86 := h13 // nd_opt
-		po87, pn88 := ps86.Off, 2
-		if po87 < 0 || po87+pn88 > len(data) {
+		po62, pn63 := h13, 2 // nd_opt
+		if po62 < 0 || po62+pn63 > len(data) {
 			return pl.drop(3)
 		}
-		if po87 < len(data)-po87-pn88 {
-			copy(data[pn88:pn88+po87], data[:po87])
-			data = data[pn88:]
+		if po62 < len(data)-po62-pn63 {
+			copy(data[pn63:pn63+po62], data[:po62])
+			data = data[pn63:]
 		} else {
-			copy(data[po87:], data[po87+pn88:])
-			data = data[:len(data)-pn88]
+			copy(data[po62:], data[po62+pn63:])
+			data = data[:len(data)-pn63]
 		}
-		h13 = packet.HeaderState{}
-		if cur > po87 {
-			cur = max(po87, cur-pn88)
+		h13 = -1
+		if cur > po62 {
+			cur = max(po62, cur-pn63)
 		}
 		pl.edges[25]++
 		goto n62
 	}
 n62:
 	{ // PuntHasNs: test valid(nd_ns)
-		if h12.Valid {
+		if h12 >= 0 {
 			goto n63
 		}
 		goto n64
 	}
 n63:
 	{ // PuntPopNs: pop nd_ns
-		ps89 := h12 // nd_ns
-		po90, pn91 := ps89.Off, 20
-		if po90 < 0 || po90+pn91 > len(data) {
+		po64, pn65 := h12, 20 // nd_ns
+		if po64 < 0 || po64+pn65 > len(data) {
 			return pl.drop(4)
 		}
-		if po90 < len(data)-po90-pn91 {
-			copy(data[pn91:pn91+po90], data[:po90])
-			data = data[pn91:]
+		if po64 < len(data)-po64-pn65 {
+			copy(data[pn65:pn65+po64], data[:po64])
+			data = data[pn65:]
 		} else {
-			copy(data[po90:], data[po90+pn91:])
-			data = data[:len(data)-pn91]
+			copy(data[po64:], data[po64+pn65:])
+			data = data[:len(data)-pn65]
 		}
-		h12 = packet.HeaderState{}
-		if cur > po90 {
-			cur = max(po90, cur-pn91)
+		h12 = -1
+		if cur > po64 {
+			cur = max(po64, cur-pn65)
 		}
 		pl.edges[26]++
 		goto n64
 	}
 n64:
 	{ // PuntHasUdp: test valid(icmp_udp)
-		if h20.Valid {
+		if h20 >= 0 {
 			goto n65
 		}
 		goto n66
 	}
 n65:
 	{ // PuntPopUdp: pop icmp_udp
-		ps92 := h20 // icmp_udp
-		po93, pn94 := ps92.Off, 8
-		if po93 < 0 || po93+pn94 > len(data) {
+		po66, pn67 := h20, 8 // icmp_udp
+		if po66 < 0 || po66+pn67 > len(data) {
 			return pl.drop(5)
 		}
-		if po93 < len(data)-po93-pn94 {
-			copy(data[pn94:pn94+po93], data[:po93])
-			data = data[pn94:]
+		if po66 < len(data)-po66-pn67 {
+			copy(data[pn67:pn67+po66], data[:po66])
+			data = data[pn67:]
 		} else {
-			copy(data[po93:], data[po93+pn94:])
-			data = data[:len(data)-pn94]
+			copy(data[po66:], data[po66+pn67:])
+			data = data[:len(data)-pn67]
 		}
-		h20 = packet.HeaderState{}
-		if cur > po93 {
-			cur = max(po93, cur-pn94)
+		h20 = -1
+		if cur > po66 {
+			cur = max(po66, cur-pn67)
 		}
 		pl.edges[27]++
 		goto n66
 	}
 n66:
 	{ // PuntHasIPv4: test valid(icmp_ipv4)
-		if h18.Valid {
+		if h18 >= 0 {
 			goto n67
 		}
 		goto n68
 	}
 n67:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		ps95 := h18 // icmp_ipv4
-		po96, pn97 := ps95.Off, 20
-		if po96 < 0 || po96+pn97 > len(data) {
+		po68, pn69 := h18, 20 // icmp_ipv4
+		if po68 < 0 || po68+pn69 > len(data) {
 			return pl.drop(6)
 		}
-		if po96 < len(data)-po96-pn97 {
-			copy(data[pn97:pn97+po96], data[:po96])
-			data = data[pn97:]
+		if po68 < len(data)-po68-pn69 {
+			copy(data[pn69:pn69+po68], data[:po68])
+			data = data[pn69:]
 		} else {
-			copy(data[po96:], data[po96+pn97:])
-			data = data[:len(data)-pn97]
+			copy(data[po68:], data[po68+pn69:])
+			data = data[:len(data)-pn69]
 		}
-		h18 = packet.HeaderState{}
-		if cur > po96 {
-			cur = max(po96, cur-pn97)
+		h18 = -1
+		if cur > po68 {
+			cur = max(po68, cur-pn69)
 		}
 		pl.edges[28]++
 		goto n68
 	}
 n68:
 	{ // PuntHasIPv6: test valid(icmp_ipv6)
-		if h19.Valid {
+		if h19 >= 0 {
 			goto n69
 		}
 		goto n70
 	}
 n69:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		ps98 := h19 // icmp_ipv6
-		po99, pn100 := ps98.Off, 40
-		if po99 < 0 || po99+pn100 > len(data) {
+		po70, pn71 := h19, 40 // icmp_ipv6
+		if po70 < 0 || po70+pn71 > len(data) {
 			return pl.drop(7)
 		}
-		if po99 < len(data)-po99-pn100 {
-			copy(data[pn100:pn100+po99], data[:po99])
-			data = data[pn100:]
+		if po70 < len(data)-po70-pn71 {
+			copy(data[pn71:pn71+po70], data[:po70])
+			data = data[pn71:]
 		} else {
-			copy(data[po99:], data[po99+pn100:])
-			data = data[:len(data)-pn100]
+			copy(data[po70:], data[po70+pn71:])
+			data = data[:len(data)-pn71]
 		}
-		h19 = packet.HeaderState{}
-		if cur > po99 {
-			cur = max(po99, cur-pn100)
+		h19 = -1
+		if cur > po70 {
+			cur = max(po70, cur-pn71)
 		}
 		pl.edges[29]++
 		goto n70
@@ -1972,83 +1942,81 @@ n70:
 	}
 n71:
 	{ // L2HasVlan: test valid(vlan)
-		if h1.Valid {
+		if h1 >= 0 {
 			goto n72
 		}
 		goto n74
 	}
 n72:
 	{ // L2VlanId: set meta.vlan_id
-		st102 := h1 // vlan
-		b101 := data[st102.Off : st102.Off+st102.Len]
-		m3 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b101[0:])) >> 0 & 0xfff) & 0xfff}
+		b72 := data[h1 : h1+4] // vlan
+		m3 = ((uint64(b72[0])<<8 | uint64(b72[1])) >> 0 & 0xfff) & 0xfff
 		goto n73
 	}
 n73:
 	{ // L2PopVlan: pop vlan
-		ps103 := h1 // vlan
-		po104, pn105 := ps103.Off, 4
-		if po104 < 0 || po104+pn105 > len(data) {
+		po73, pn74 := h1, 4 // vlan
+		if po73 < 0 || po73+pn74 > len(data) {
 			return pl.drop(8)
 		}
-		if po104 < len(data)-po104-pn105 {
-			copy(data[pn105:pn105+po104], data[:po104])
-			data = data[pn105:]
+		if po73 < len(data)-po73-pn74 {
+			copy(data[pn74:pn74+po73], data[:po73])
+			data = data[pn74:]
 		} else {
-			copy(data[po104:], data[po104+pn105:])
-			data = data[:len(data)-pn105]
+			copy(data[po73:], data[po73+pn74:])
+			data = data[:len(data)-pn74]
 		}
-		h1 = packet.HeaderState{}
-		if h2.Valid && h2.Off > po104 {
-			h2.Off -= pn105
+		h1 = -1
+		if (h2 >= 0) && h2 > po73 {
+			h2 -= pn74
 		} // ipv4
-		if h3.Valid && h3.Off > po104 {
-			h3.Off -= pn105
+		if (h3 >= 0) && h3 > po73 {
+			h3 -= pn74
 		} // ipv6
-		if h4.Valid && h4.Off > po104 {
-			h4.Off -= pn105
+		if (h4 >= 0) && h4 > po73 {
+			h4 -= pn74
 		} // udp
-		if h5.Valid && h5.Off > po104 {
-			h5.Off -= pn105
+		if (h5 >= 0) && h5 > po73 {
+			h5 -= pn74
 		} // arp
-		if h6.Valid && h6.Off > po104 {
-			h6.Off -= pn105
+		if (h6 >= 0) && h6 > po73 {
+			h6 -= pn74
 		} // icmp
-		if h7.Valid && h7.Off > po104 {
-			h7.Off -= pn105
+		if (h7 >= 0) && h7 > po73 {
+			h7 -= pn74
 		} // icmpv6
-		if h8.Valid && h8.Off > po104 {
-			h8.Off -= pn105
+		if (h8 >= 0) && h8 > po73 {
+			h8 -= pn74
 		} // icmp_echo
-		if h9.Valid && h9.Off > po104 {
-			h9.Off -= pn105
+		if (h9 >= 0) && h9 > po73 {
+			h9 -= pn74
 		} // lb_common
-		if h10.Valid && h10.Off > po104 {
-			h10.Off -= pn105
+		if (h10 >= 0) && h10 > po73 {
+			h10 -= pn74
 		} // lb_v2
-		if h11.Valid && h11.Off > po104 {
-			h11.Off -= pn105
+		if (h11 >= 0) && h11 > po73 {
+			h11 -= pn74
 		} // lb_v3
-		if h12.Valid && h12.Off > po104 {
-			h12.Off -= pn105
+		if (h12 >= 0) && h12 > po73 {
+			h12 -= pn74
 		} // nd_ns
-		if h13.Valid && h13.Off > po104 {
-			h13.Off -= pn105
+		if (h13 >= 0) && h13 > po73 {
+			h13 -= pn74
 		} // nd_opt
-		if h14.Valid && h14.Off > po104 {
-			h14.Off -= pn105
+		if (h14 >= 0) && h14 > po73 {
+			h14 -= pn74
 		} // nd_mac
-		if h18.Valid && h18.Off > po104 {
-			h18.Off -= pn105
+		if (h18 >= 0) && h18 > po73 {
+			h18 -= pn74
 		} // icmp_ipv4
-		if h19.Valid && h19.Off > po104 {
-			h19.Off -= pn105
+		if (h19 >= 0) && h19 > po73 {
+			h19 -= pn74
 		} // icmp_ipv6
-		if h20.Valid && h20.Off > po104 {
-			h20.Off -= pn105
+		if (h20 >= 0) && h20 > po73 {
+			h20 -= pn74
 		} // icmp_udp
-		if cur > po104 {
-			cur = max(po104, cur-pn105)
+		if cur > po73 {
+			cur = max(po73, cur-pn74)
 		}
 		pl.edges[30]++
 		goto n74
@@ -2056,14 +2024,14 @@ n73:
 n74:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[0].LookupWord(((m3.Lo) & 0xfff) << 0); hit {
+		if e, hit := pl.tables[0].LookupWord(((m3) & 0xfff) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_l2_iface
-			m4 = packet.Value{Lo: (params[0].Lo) & 0xf}
-			m5 = packet.Value{Lo: (params[1].Lo) & 0xffffffffffff}
+			m4 = (params[0].Lo) & 0xf
+			m5 = (params[1].Lo) & 0xffffffffffff
 			goto n75
 		default: // miss
 			pl.edges[31]++
@@ -2077,15 +2045,14 @@ n75:
 n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		st107 := h0 // ethernet
-		b106 := data[st107.Off : st107.Off+st107.Len]
-		if e, hit := pl.tables[1].LookupWord(((uint64(binary.BigEndian.Uint16(b106[0:]))<<32|uint64(binary.BigEndian.Uint32(b106[2:])))&0xffffffffffff)<<0 | ((m4.Lo)&0xf)<<48); hit {
+		b75 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[1].LookupWord(((uint64(b75[0])<<40|uint64(b75[1])<<32|uint64(b75[2])<<24|uint64(b75[3])<<16|uint64(b75[4])<<8|uint64(b75[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			m5 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m5 = (params[0].Lo) & 0xffffffffffff
 			goto n78
 		case 1: // l2_dst_allow
 			pl.edges[32]++
@@ -2104,21 +2071,21 @@ n78:
 	}
 n79:
 	{ // L3DaIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n83
 		}
 		goto n80
 	}
 n80:
 	{ // L3DaIPv6: test valid(ipv6)
-		if h3.Valid {
+		if h3 >= 0 {
 			goto n84
 		}
 		goto n81
 	}
 n81:
 	{ // L3DaArp: test valid(arp)
-		if h5.Valid {
+		if h5 >= 0 {
 			goto n85
 		}
 		goto n82
@@ -2129,34 +2096,30 @@ n82:
 	}
 n83:
 	{ // L3SetDaIPv4: set meta.ip_da
-		st109 := h2 // ipv4
-		b108 := data[st109.Off : st109.Off+st109.Len]
-		m8 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b108[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b76 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b76[16])<<24 | uint64(b76[17])<<16 | uint64(b76[18])<<8 | uint64(b76[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n84:
 	{ // L3SetDaIPv6: set meta.ip_da
-		st111 := h3 // ipv6
-		b110 := data[st111.Off : st111.Off+st111.Len]
-		m8 = (packet.Value{Hi: binary.BigEndian.Uint64(b110[24:]), Lo: binary.BigEndian.Uint64(b110[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b77 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b77[24])<<56 | uint64(b77[25])<<48 | uint64(b77[26])<<40 | uint64(b77[27])<<32 | uint64(b77[28])<<24 | uint64(b77[29])<<16 | uint64(b77[30])<<8 | uint64(b77[31])), Lo: (uint64(b77[32])<<56 | uint64(b77[33])<<48 | uint64(b77[34])<<40 | uint64(b77[35])<<32 | uint64(b77[36])<<24 | uint64(b77[37])<<16 | uint64(b77[38])<<8 | uint64(b77[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[33]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set meta.ip_da
-		st113 := h5 // arp
-		b112 := data[st113.Off : st113.Off+st113.Len]
-		m8 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b112[24:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b78 := data[h5 : h5+28] // arp
+		m8 = (packet.Value{Lo: (uint64(b78[24])<<24 | uint64(b78[25])<<16 | uint64(b78[26])<<8 | uint64(b78[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[34]++
 		goto n86
 	}
 n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m4.Lo}
-		st115 := h0 // ethernet
-		b114 := data[st115.Off : st115.Off+st115.Len]
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b114[12:]))}
+		pl.keys[0] = packet.Value{Lo: m4}
+		b79 := data[h0 : h0+14] // ethernet
+		pl.keys[1] = packet.Value{Lo: (uint64(b79[12])<<8 | uint64(b79[13]))}
 		pl.keys[2] = m8
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -2165,7 +2128,7 @@ n86:
 		switch act {
 		case 0: // set_ip_sa
 			m6 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m7 = packet.Value{Lo: (params[1].Lo) & 0xff}
+			m7 = (params[1].Lo) & 0xff
 			goto n88
 		default: // miss
 			goto n87
@@ -2181,39 +2144,38 @@ n88:
 	}
 n89:
 	{ // L3IsArp: test valid(arp)
-		if h5.Valid {
+		if h5 >= 0 {
 			goto n112
 		}
 		goto n90
 	}
 n90:
 	{ // L3IsIcmp4: test valid(icmp)
-		if h6.Valid {
+		if h6 >= 0 {
 			goto n92
 		}
 		goto n91
 	}
 n91:
 	{ // L3IsIcmp6: test valid(icmpv6)
-		if h7.Valid {
+		if h7 >= 0 {
 			goto n104
 		}
 		goto n140
 	}
 n92:
 	{ // L3IsEcho4: test valid(icmp_echo)
-		if h8.Valid {
+		if h8 >= 0 {
 			goto n116
 		}
 		goto n93
 	}
 n93:
 	{ // L3Icmp4Type: switch icmp.type
-		st118 := h6 // icmp
-		b117 := data[st118.Off : st118.Off+st118.Len]
-		v116 := uint64(b117[0])
+		b81 := data[h6 : h6+4] // icmp
+		v80 := uint64(b81[0])
 		switch {
-		case v116 == 0x3:
+		case v80 == 0x3:
 			goto n95
 		default:
 			goto n94
@@ -2225,23 +2187,22 @@ n94:
 	}
 n95:
 	{ // L3Unreach4: switch icmp.code
-		st121 := h6 // icmp
-		b120 := data[st121.Off : st121.Off+st121.Len]
-		v119 := uint64(b120[1])
+		b83 := data[h6 : h6+4] // icmp
+		v82 := uint64(b83[1])
 		switch {
-		case v119 == 0x0:
+		case v82 == 0x0:
 			goto n96
-		case v119 == 0x1:
+		case v82 == 0x1:
 			goto n97
-		case v119 == 0x3:
+		case v82 == 0x3:
 			goto n98
-		case v119 == 0x4:
+		case v82 == 0x4:
 			goto n99
-		case v119 == 0x6:
+		case v82 == 0x6:
 			goto n100
-		case v119 == 0x7:
+		case v82 == 0x7:
 			goto n101
-		case v119 == 0xa:
+		case v82 == 0xa:
 			goto n102
 		default:
 			goto n103
@@ -2281,15 +2242,14 @@ n103:
 	}
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
-		st124 := h7 // icmpv6
-		b123 := data[st124.Off : st124.Off+st124.Len]
-		v122 := uint64(b123[0])
+		b85 := data[h7 : h7+4] // icmpv6
+		v84 := uint64(b85[0])
 		switch {
-		case v122 == 0x1:
+		case v84 == 0x1:
 			goto n106
-		case v122 == 0x80:
+		case v84 == 0x80:
 			goto n120
-		case v122 == 0x87:
+		case v84 == 0x87:
 			goto n122
 		default:
 			goto n105
@@ -2301,17 +2261,16 @@ n105:
 	}
 n106:
 	{ // L3Unreach6: switch icmpv6.code
-		st127 := h7 // icmpv6
-		b126 := data[st127.Off : st127.Off+st127.Len]
-		v125 := uint64(b126[1])
+		b87 := data[h7 : h7+4] // icmpv6
+		v86 := uint64(b87[1])
 		switch {
-		case v125 == 0x0:
+		case v86 == 0x0:
 			goto n107
-		case v125 == 0x1:
+		case v86 == 0x1:
 			goto n108
-		case v125 == 0x2:
+		case v86 == 0x2:
 			goto n109
-		case v125 == 0x4:
+		case v86 == 0x4:
 			goto n110
 		default:
 			goto n111
@@ -2339,9 +2298,8 @@ n111:
 	}
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		st129 := h5 // arp
-		b128 := data[st129.Off : st129.Off+st129.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b128[24:]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b88 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b88[24])<<24 | uint64(b88[25])<<16 | uint64(b88[26])<<8 | uint64(b88[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n114
 		}
 		goto n113
@@ -2353,25 +2311,49 @@ n113:
 	}
 n114:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		st131 := h0 // ethernet
-		b130 := data[st131.Off : st131.Off+st131.Len]
-		v132 := (uint64(binary.BigEndian.Uint16(b130[6:]))<<32 | uint64(binary.BigEndian.Uint32(b130[8:])))
-		binary.BigEndian.PutUint16(b130[0:], uint16(v132>>32))
-		binary.BigEndian.PutUint32(b130[2:], uint32(v132))
-		v133 := m5.Lo
-		binary.BigEndian.PutUint16(b130[6:], uint16(v133>>32))
-		binary.BigEndian.PutUint32(b130[8:], uint32(v133))
-		st135 := h5 // arp
-		b134 := data[st135.Off : st135.Off+st135.Len]
-		binary.BigEndian.PutUint16(b134[6:], uint16(0x2))
-		v136 := (uint64(binary.BigEndian.Uint16(b134[8:]))<<32 | uint64(binary.BigEndian.Uint32(b134[10:])))
-		binary.BigEndian.PutUint16(b134[18:], uint16(v136>>32))
-		binary.BigEndian.PutUint32(b134[20:], uint32(v136))
-		v137 := m5.Lo
-		binary.BigEndian.PutUint16(b134[8:], uint16(v137>>32))
-		binary.BigEndian.PutUint32(b134[10:], uint32(v137))
-		binary.BigEndian.PutUint32(b134[24:], uint32(uint64(binary.BigEndian.Uint32(b134[14:]))))
-		binary.BigEndian.PutUint32(b134[14:], uint32(((m6.Lo & 0xffffffff) & 0xffffffff)))
+		b89 := data[h0 : h0+14] // ethernet
+		s90 := (uint64(b89[6])<<40 | uint64(b89[7])<<32 | uint64(b89[8])<<24 | uint64(b89[9])<<16 | uint64(b89[10])<<8 | uint64(b89[11]))
+		b89[0] = byte(s90 >> 40)
+		b89[1] = byte(s90 >> 32)
+		b89[2] = byte(s90 >> 24)
+		b89[3] = byte(s90 >> 16)
+		b89[4] = byte(s90 >> 8)
+		b89[5] = byte(s90)
+		s91 := m5
+		b89[6] = byte(s91 >> 40)
+		b89[7] = byte(s91 >> 32)
+		b89[8] = byte(s91 >> 24)
+		b89[9] = byte(s91 >> 16)
+		b89[10] = byte(s91 >> 8)
+		b89[11] = byte(s91)
+		b92 := data[h5 : h5+28] // arp
+		s93 := 0x2
+		b92[6] = byte(s93 >> 8)
+		b92[7] = byte(s93)
+		s94 := (uint64(b92[8])<<40 | uint64(b92[9])<<32 | uint64(b92[10])<<24 | uint64(b92[11])<<16 | uint64(b92[12])<<8 | uint64(b92[13]))
+		b92[18] = byte(s94 >> 40)
+		b92[19] = byte(s94 >> 32)
+		b92[20] = byte(s94 >> 24)
+		b92[21] = byte(s94 >> 16)
+		b92[22] = byte(s94 >> 8)
+		b92[23] = byte(s94)
+		s95 := m5
+		b92[8] = byte(s95 >> 40)
+		b92[9] = byte(s95 >> 32)
+		b92[10] = byte(s95 >> 24)
+		b92[11] = byte(s95 >> 16)
+		b92[12] = byte(s95 >> 8)
+		b92[13] = byte(s95)
+		s96 := (uint64(b92[14])<<24 | uint64(b92[15])<<16 | uint64(b92[16])<<8 | uint64(b92[17]))
+		b92[24] = byte(s96 >> 24)
+		b92[25] = byte(s96 >> 16)
+		b92[26] = byte(s96 >> 8)
+		b92[27] = byte(s96)
+		s97 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b92[14] = byte(s97 >> 24)
+		b92[15] = byte(s97 >> 16)
+		b92[16] = byte(s97 >> 8)
+		b92[17] = byte(s97)
 		goto n115
 	}
 n115:
@@ -2380,12 +2362,11 @@ n115:
 	}
 n116:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
-		st139 := h2 // ipv4
-		if !st139.Valid {
+		if !(h2 >= 0) {
 			return pl.drop(27)
 		}
-		b138 := data[st139.Off : st139.Off+st139.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b138[16:]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b98 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b98[16])<<24 | uint64(b98[17])<<16 | uint64(b98[18])<<8 | uint64(b98[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n118
 		}
 		goto n117
@@ -2396,44 +2377,59 @@ n117:
 	}
 n118:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d140 uint64 // icmp checksum
-		st142 := h0     // ethernet
-		b141 := data[st142.Off : st142.Off+st142.Len]
-		v143 := (uint64(binary.BigEndian.Uint16(b141[6:]))<<32 | uint64(binary.BigEndian.Uint32(b141[8:])))
-		v144 := v143
-		binary.BigEndian.PutUint16(b141[0:], uint16(v144>>32))
-		binary.BigEndian.PutUint32(b141[2:], uint32(v144))
-		v145 := m5.Lo
-		v146 := v145
-		binary.BigEndian.PutUint16(b141[6:], uint16(v146>>32))
-		binary.BigEndian.PutUint32(b141[8:], uint32(v146))
-		st148 := h2 // ipv4
-		if !st148.Valid {
+		var d99 uint64           // icmp checksum
+		b100 := data[h0 : h0+14] // ethernet
+		v101 := (uint64(b100[6])<<40 | uint64(b100[7])<<32 | uint64(b100[8])<<24 | uint64(b100[9])<<16 | uint64(b100[10])<<8 | uint64(b100[11]))
+		s102 := v101
+		b100[0] = byte(s102 >> 40)
+		b100[1] = byte(s102 >> 32)
+		b100[2] = byte(s102 >> 24)
+		b100[3] = byte(s102 >> 16)
+		b100[4] = byte(s102 >> 8)
+		b100[5] = byte(s102)
+		v103 := m5
+		s104 := v103
+		b100[6] = byte(s104 >> 40)
+		b100[7] = byte(s104 >> 32)
+		b100[8] = byte(s104 >> 24)
+		b100[9] = byte(s104 >> 16)
+		b100[10] = byte(s104 >> 8)
+		b100[11] = byte(s104)
+		if !(h2 >= 0) {
 			return pl.drop(29)
 		}
-		b147 := data[st148.Off : st148.Off+st148.Len]
-		v149 := uint64(binary.BigEndian.Uint32(b147[12:]))
-		binary.BigEndian.PutUint32(b147[16:], uint32(v149))
-		v150 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		binary.BigEndian.PutUint32(b147[12:], uint32(v150))
-		v151 := 0x0
-		st153 := h6 // icmp
-		b152 := data[st153.Off : st153.Off+st153.Len]
-		os154 := uint32(binary.BigEndian.Uint16(b152[0:]))
-		b152[0] = byte(v151)
-		f156 := uint32(os154)
-		f156 += bits.RotateLeft32(f156, 16)
-		dl155 := uint64(^uint16(f156>>16)) + uint64(uint32(binary.BigEndian.Uint16(b152[0:])))
-		d140 += dl155
-		if cs157 := h6; cs157.Off >= 0 && cs157.Off+cs157.Len <= len(data) {
-			cb := data[cs157.Off+2 : cs157.Off+4]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d140
+		b105 := data[h2 : h2+20] // ipv4
+		v106 := (uint64(b105[12])<<24 | uint64(b105[13])<<16 | uint64(b105[14])<<8 | uint64(b105[15]))
+		s107 := v106
+		b105[16] = byte(s107 >> 24)
+		b105[17] = byte(s107 >> 16)
+		b105[18] = byte(s107 >> 8)
+		b105[19] = byte(s107)
+		v108 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s109 := v108
+		b105[12] = byte(s109 >> 24)
+		b105[13] = byte(s109 >> 16)
+		b105[14] = byte(s109 >> 8)
+		b105[15] = byte(s109)
+		v110 := 0x0
+		b111 := data[h6 : h6+4] // icmp
+		os112 := uint32(uint64(b111[0])<<8 | uint64(b111[1]))
+		b111[0] = byte(v110)
+		f114 := uint32(os112)
+		f114 += bits.RotateLeft32(f114, 16)
+		dl113 := uint64(^uint16(f114>>16)) + uint64(uint32(uint64(b111[0])<<8|uint64(b111[1])))
+		d99 += dl113
+		if h6+4 <= len(data) {
+			cb := data[h6+2 : h6+4]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d99
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s115 := r
+			cb[0] = byte(s115 >> 8)
+			cb[1] = byte(s115)
 		}
 		goto n119
 	}
@@ -2444,62 +2440,101 @@ n119:
 	}
 n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d158 uint64 // icmpv6 checksum
-		st160 := h0     // ethernet
-		b159 := data[st160.Off : st160.Off+st160.Len]
-		v161 := (uint64(binary.BigEndian.Uint16(b159[6:]))<<32 | uint64(binary.BigEndian.Uint32(b159[8:])))
-		v162 := v161
-		binary.BigEndian.PutUint16(b159[0:], uint16(v162>>32))
-		binary.BigEndian.PutUint32(b159[2:], uint32(v162))
-		v163 := m5.Lo
-		v164 := v163
-		binary.BigEndian.PutUint16(b159[6:], uint16(v164>>32))
-		binary.BigEndian.PutUint32(b159[8:], uint32(v164))
-		st166 := h3 // ipv6
-		if !st166.Valid {
+		var d116 uint64          // icmpv6 checksum
+		b117 := data[h0 : h0+14] // ethernet
+		v118 := (uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11]))
+		s119 := v118
+		b117[0] = byte(s119 >> 40)
+		b117[1] = byte(s119 >> 32)
+		b117[2] = byte(s119 >> 24)
+		b117[3] = byte(s119 >> 16)
+		b117[4] = byte(s119 >> 8)
+		b117[5] = byte(s119)
+		v120 := m5
+		s121 := v120
+		b117[6] = byte(s121 >> 40)
+		b117[7] = byte(s121 >> 32)
+		b117[8] = byte(s121 >> 24)
+		b117[9] = byte(s121 >> 16)
+		b117[10] = byte(s121 >> 8)
+		b117[11] = byte(s121)
+		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b165 := data[st166.Off : st166.Off+st166.Len]
-		v167 := packet.Value{Hi: binary.BigEndian.Uint64(b165[8:]), Lo: binary.BigEndian.Uint64(b165[16:])}
-		ws169 := packet.Value{Hi: binary.BigEndian.Uint64(b165[24:]), Lo: binary.BigEndian.Uint64(b165[32:])}
-		os168 := uint32(uint16(ws169.Hi>>0)) + uint32(uint16(ws169.Hi>>16)) + uint32(uint16(ws169.Hi>>32)) + uint32(uint16(ws169.Hi>>48)) + uint32(uint16(ws169.Lo>>0)) + uint32(uint16(ws169.Lo>>16)) + uint32(uint16(ws169.Lo>>32)) + uint32(uint16(ws169.Lo>>48))
-		v170 := v167
-		binary.BigEndian.PutUint64(b165[24:], v170.Hi)
-		binary.BigEndian.PutUint64(b165[32:], v170.Lo)
-		ws171 := v167
-		f173 := uint32(os168)
-		f173 += bits.RotateLeft32(f173, 16)
-		dl172 := uint64(^uint16(f173>>16)) + uint64(uint32(uint16(ws171.Hi>>0))+uint32(uint16(ws171.Hi>>16))+uint32(uint16(ws171.Hi>>32))+uint32(uint16(ws171.Hi>>48))+uint32(uint16(ws171.Lo>>0))+uint32(uint16(ws171.Lo>>16))+uint32(uint16(ws171.Lo>>32))+uint32(uint16(ws171.Lo>>48)))
-		d158 += dl172
-		v174 := m6
-		ws176 := packet.Value{Hi: binary.BigEndian.Uint64(b165[8:]), Lo: binary.BigEndian.Uint64(b165[16:])}
-		os175 := uint32(uint16(ws176.Hi>>0)) + uint32(uint16(ws176.Hi>>16)) + uint32(uint16(ws176.Hi>>32)) + uint32(uint16(ws176.Hi>>48)) + uint32(uint16(ws176.Lo>>0)) + uint32(uint16(ws176.Lo>>16)) + uint32(uint16(ws176.Lo>>32)) + uint32(uint16(ws176.Lo>>48))
-		v177 := v174
-		binary.BigEndian.PutUint64(b165[8:], v177.Hi)
-		binary.BigEndian.PutUint64(b165[16:], v177.Lo)
-		ws178 := v174
-		f180 := uint32(os175)
-		f180 += bits.RotateLeft32(f180, 16)
-		dl179 := uint64(^uint16(f180>>16)) + uint64(uint32(uint16(ws178.Hi>>0))+uint32(uint16(ws178.Hi>>16))+uint32(uint16(ws178.Hi>>32))+uint32(uint16(ws178.Hi>>48))+uint32(uint16(ws178.Lo>>0))+uint32(uint16(ws178.Lo>>16))+uint32(uint16(ws178.Lo>>32))+uint32(uint16(ws178.Lo>>48)))
-		d158 += dl179
-		v181 := 0x81
-		st183 := h7 // icmpv6
-		b182 := data[st183.Off : st183.Off+st183.Len]
-		os184 := uint32(binary.BigEndian.Uint16(b182[0:]))
-		b182[0] = byte(v181)
-		f186 := uint32(os184)
-		f186 += bits.RotateLeft32(f186, 16)
-		dl185 := uint64(^uint16(f186>>16)) + uint64(uint32(binary.BigEndian.Uint16(b182[0:])))
-		d158 += dl185
-		if cs187 := h7; cs187.Off >= 0 && cs187.Off+cs187.Len <= len(data) {
-			cb := data[cs187.Off+2 : cs187.Off+4]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d158
+		b122 := data[h3 : h3+40] // ipv6
+		v123 := packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}
+		ws125 := packet.Value{Hi: (uint64(b122[24])<<56 | uint64(b122[25])<<48 | uint64(b122[26])<<40 | uint64(b122[27])<<32 | uint64(b122[28])<<24 | uint64(b122[29])<<16 | uint64(b122[30])<<8 | uint64(b122[31])), Lo: (uint64(b122[32])<<56 | uint64(b122[33])<<48 | uint64(b122[34])<<40 | uint64(b122[35])<<32 | uint64(b122[36])<<24 | uint64(b122[37])<<16 | uint64(b122[38])<<8 | uint64(b122[39]))}
+		os124 := uint32(uint16(ws125.Hi>>0)) + uint32(uint16(ws125.Hi>>16)) + uint32(uint16(ws125.Hi>>32)) + uint32(uint16(ws125.Hi>>48)) + uint32(uint16(ws125.Lo>>0)) + uint32(uint16(ws125.Lo>>16)) + uint32(uint16(ws125.Lo>>32)) + uint32(uint16(ws125.Lo>>48))
+		v126 := v123
+		s127 := v126.Hi
+		b122[24] = byte(s127 >> 56)
+		b122[25] = byte(s127 >> 48)
+		b122[26] = byte(s127 >> 40)
+		b122[27] = byte(s127 >> 32)
+		b122[28] = byte(s127 >> 24)
+		b122[29] = byte(s127 >> 16)
+		b122[30] = byte(s127 >> 8)
+		b122[31] = byte(s127)
+		s128 := v126.Lo
+		b122[32] = byte(s128 >> 56)
+		b122[33] = byte(s128 >> 48)
+		b122[34] = byte(s128 >> 40)
+		b122[35] = byte(s128 >> 32)
+		b122[36] = byte(s128 >> 24)
+		b122[37] = byte(s128 >> 16)
+		b122[38] = byte(s128 >> 8)
+		b122[39] = byte(s128)
+		ws129 := v123
+		f131 := uint32(os124)
+		f131 += bits.RotateLeft32(f131, 16)
+		dl130 := uint64(^uint16(f131>>16)) + uint64(uint32(uint16(ws129.Hi>>0))+uint32(uint16(ws129.Hi>>16))+uint32(uint16(ws129.Hi>>32))+uint32(uint16(ws129.Hi>>48))+uint32(uint16(ws129.Lo>>0))+uint32(uint16(ws129.Lo>>16))+uint32(uint16(ws129.Lo>>32))+uint32(uint16(ws129.Lo>>48)))
+		d116 += dl130
+		v132 := m6
+		ws134 := packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}
+		os133 := uint32(uint16(ws134.Hi>>0)) + uint32(uint16(ws134.Hi>>16)) + uint32(uint16(ws134.Hi>>32)) + uint32(uint16(ws134.Hi>>48)) + uint32(uint16(ws134.Lo>>0)) + uint32(uint16(ws134.Lo>>16)) + uint32(uint16(ws134.Lo>>32)) + uint32(uint16(ws134.Lo>>48))
+		v135 := v132
+		s136 := v135.Hi
+		b122[8] = byte(s136 >> 56)
+		b122[9] = byte(s136 >> 48)
+		b122[10] = byte(s136 >> 40)
+		b122[11] = byte(s136 >> 32)
+		b122[12] = byte(s136 >> 24)
+		b122[13] = byte(s136 >> 16)
+		b122[14] = byte(s136 >> 8)
+		b122[15] = byte(s136)
+		s137 := v135.Lo
+		b122[16] = byte(s137 >> 56)
+		b122[17] = byte(s137 >> 48)
+		b122[18] = byte(s137 >> 40)
+		b122[19] = byte(s137 >> 32)
+		b122[20] = byte(s137 >> 24)
+		b122[21] = byte(s137 >> 16)
+		b122[22] = byte(s137 >> 8)
+		b122[23] = byte(s137)
+		ws138 := v132
+		f140 := uint32(os133)
+		f140 += bits.RotateLeft32(f140, 16)
+		dl139 := uint64(^uint16(f140>>16)) + uint64(uint32(uint16(ws138.Hi>>0))+uint32(uint16(ws138.Hi>>16))+uint32(uint16(ws138.Hi>>32))+uint32(uint16(ws138.Hi>>48))+uint32(uint16(ws138.Lo>>0))+uint32(uint16(ws138.Lo>>16))+uint32(uint16(ws138.Lo>>32))+uint32(uint16(ws138.Lo>>48)))
+		d116 += dl139
+		v141 := 0x81
+		b142 := data[h7 : h7+4] // icmpv6
+		os143 := uint32(uint64(b142[0])<<8 | uint64(b142[1]))
+		b142[0] = byte(v141)
+		f145 := uint32(os143)
+		f145 += bits.RotateLeft32(f145, 16)
+		dl144 := uint64(^uint16(f145>>16)) + uint64(uint32(uint64(b142[0])<<8|uint64(b142[1])))
+		d116 += dl144
+		if h7+4 <= len(data) {
+			cb := data[h7+2 : h7+4]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d116
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s146 := r
+			cb[0] = byte(s146 >> 8)
+			cb[1] = byte(s146)
 		}
 		goto n121
 	}
@@ -2510,12 +2545,11 @@ n121:
 	}
 n122:
 	{ // NsForUs: test nd_ns.target == meta.own_ip
-		st189 := h12 // nd_ns
-		if !st189.Valid {
+		if !(h12 >= 0) {
 			return pl.drop(31)
 		}
-		b188 := data[st189.Off : st189.Off+st189.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b188[4:]), Lo: binary.BigEndian.Uint64(b188[12:])} == m6) {
+		b147 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b147[4])<<56 | uint64(b147[5])<<48 | uint64(b147[6])<<40 | uint64(b147[7])<<32 | uint64(b147[8])<<24 | uint64(b147[9])<<16 | uint64(b147[10])<<8 | uint64(b147[11])), Lo: (uint64(b147[12])<<56 | uint64(b147[13])<<48 | uint64(b147[14])<<40 | uint64(b147[15])<<32 | uint64(b147[16])<<24 | uint64(b147[17])<<16 | uint64(b147[18])<<8 | uint64(b147[19]))} == m6) {
 			goto n124
 		}
 		goto n123
@@ -2526,12 +2560,11 @@ n123:
 	}
 n124:
 	{ // NsUnspecified: test ipv6.src == 0
-		st191 := h3 // ipv6
-		if !st191.Valid {
+		if !(h3 >= 0) {
 			return pl.drop(33)
 		}
-		b190 := data[st191.Off : st191.Off+st191.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b190[8:]), Lo: binary.BigEndian.Uint64(b190[16:])} == packet.Value{Lo: 0x0}) {
+		b148 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b148[8])<<56 | uint64(b148[9])<<48 | uint64(b148[10])<<40 | uint64(b148[11])<<32 | uint64(b148[12])<<24 | uint64(b148[13])<<16 | uint64(b148[14])<<8 | uint64(b148[15])), Lo: (uint64(b148[16])<<56 | uint64(b148[17])<<48 | uint64(b148[18])<<40 | uint64(b148[19])<<32 | uint64(b148[20])<<24 | uint64(b148[21])<<16 | uint64(b148[22])<<8 | uint64(b148[23]))} == packet.Value{Lo: 0x0}) {
 			goto n125
 		}
 		goto n126
@@ -2539,39 +2572,35 @@ n124:
 n125:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		m24 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		m25 = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
-		m26 = packet.Value{Lo: (0x0) & 0x1}
-		st193 := h12 // nd_ns
-		if !st193.Valid {
+		m25 = (0x333300000001) & 0xffffffffffff
+		m26 = (0x0) & 0x1
+		if !(h12 >= 0) {
 			return pl.drop(34)
 		}
-		b192 := data[st193.Off : st193.Off+st193.Len]
-		m27 = (packet.Value{Hi: binary.BigEndian.Uint64(b192[4:]), Lo: binary.BigEndian.Uint64(b192[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b149 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b149[4])<<56 | uint64(b149[5])<<48 | uint64(b149[6])<<40 | uint64(b149[7])<<32 | uint64(b149[8])<<24 | uint64(b149[9])<<16 | uint64(b149[10])<<8 | uint64(b149[11])), Lo: (uint64(b149[12])<<56 | uint64(b149[13])<<48 | uint64(b149[14])<<40 | uint64(b149[15])<<32 | uint64(b149[16])<<24 | uint64(b149[17])<<16 | uint64(b149[18])<<8 | uint64(b149[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		st195 := h3 // ipv6
-		if !st195.Valid {
+		if !(h3 >= 0) {
 			return pl.drop(35)
 		}
-		b194 := data[st195.Off : st195.Off+st195.Len]
-		m24 = (packet.Value{Hi: binary.BigEndian.Uint64(b194[8:]), Lo: binary.BigEndian.Uint64(b194[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st197 := h0 // ethernet
-		b196 := data[st197.Off : st197.Off+st197.Len]
-		m25 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b196[6:]))<<32 | uint64(binary.BigEndian.Uint32(b196[8:]))) & 0xffffffffffff}
-		m26 = packet.Value{Lo: (0x1) & 0x1}
-		st199 := h12 // nd_ns
-		if !st199.Valid {
+		b150 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b150[8])<<56 | uint64(b150[9])<<48 | uint64(b150[10])<<40 | uint64(b150[11])<<32 | uint64(b150[12])<<24 | uint64(b150[13])<<16 | uint64(b150[14])<<8 | uint64(b150[15])), Lo: (uint64(b150[16])<<56 | uint64(b150[17])<<48 | uint64(b150[18])<<40 | uint64(b150[19])<<32 | uint64(b150[20])<<24 | uint64(b150[21])<<16 | uint64(b150[22])<<8 | uint64(b150[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b151 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b151[6])<<40 | uint64(b151[7])<<32 | uint64(b151[8])<<24 | uint64(b151[9])<<16 | uint64(b151[10])<<8 | uint64(b151[11])) & 0xffffffffffff
+		m26 = (0x1) & 0x1
+		if !(h12 >= 0) {
 			return pl.drop(35)
 		}
-		b198 := data[st199.Off : st199.Off+st199.Len]
-		m27 = (packet.Value{Hi: binary.BigEndian.Uint64(b198[4:]), Lo: binary.BigEndian.Uint64(b198[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b152 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b152[4])<<56 | uint64(b152[5])<<48 | uint64(b152[6])<<40 | uint64(b152[7])<<32 | uint64(b152[8])<<24 | uint64(b152[9])<<16 | uint64(b152[10])<<8 | uint64(b152[11])), Lo: (uint64(b152[12])<<56 | uint64(b152[13])<<48 | uint64(b152[14])<<40 | uint64(b152[15])<<32 | uint64(b152[16])<<24 | uint64(b152[17])<<16 | uint64(b152[18])<<8 | uint64(b152[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
 	{ // NsHasSrcMac: test valid(nd_mac)
-		if h14.Valid {
+		if h14 >= 0 {
 			goto n128
 		}
 		pl.edges[38]++
@@ -2579,395 +2608,1243 @@ n127:
 	}
 n128:
 	{ // NsSrcMac: set meta.na_mac
-		st201 := h14 // nd_mac
-		b200 := data[st201.Off : st201.Off+st201.Len]
-		m25 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b200[0:]))<<32 | uint64(binary.BigEndian.Uint32(b200[2:]))) & 0xffffffffffff}
+		b153 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b153[0])<<40 | uint64(b153[1])<<32 | uint64(b153[2])<<24 | uint64(b153[3])<<16 | uint64(b153[4])<<8 | uint64(b153[5])) & 0xffffffffffff
 		pl.edges[39]++
 		goto n129
 	}
 n129:
 	{ // NsHasOpt: test valid(nd_opt)
-		if h13.Valid {
+		if h13 >= 0 {
 			goto n130
 		}
 		goto n133
 	}
 n130:
 	{ // NsHasMac: test valid(nd_mac)
-		if h14.Valid {
+		if h14 >= 0 {
 			goto n131
 		}
 		goto n132
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		ps202 := h14 // nd_mac
-		po203, pn204 := ps202.Off, 6
-		if po203 < 0 || po203+pn204 > len(data) {
+		po154, pn155 := h14, 6 // nd_mac
+		if po154 < 0 || po154+pn155 > len(data) {
 			return pl.drop(36)
 		}
-		if po203 < len(data)-po203-pn204 {
-			copy(data[pn204:pn204+po203], data[:po203])
-			data = data[pn204:]
+		if po154 < len(data)-po154-pn155 {
+			copy(data[pn155:pn155+po154], data[:po154])
+			data = data[pn155:]
 		} else {
-			copy(data[po203:], data[po203+pn204:])
-			data = data[:len(data)-pn204]
+			copy(data[po154:], data[po154+pn155:])
+			data = data[:len(data)-pn155]
 		}
-		h14 = packet.HeaderState{}
-		if cur > po203 {
-			cur = max(po203, cur-pn204)
+		h14 = -1
+		if cur > po154 {
+			cur = max(po154, cur-pn155)
 		}
 		pl.edges[40]++
 		goto n132
 	}
 n132:
 	{ // NsPopOpt: pop nd_opt
-		ps205 := h13 // nd_opt
-		po206, pn207 := ps205.Off, 2
-		if po206 < 0 || po206+pn207 > len(data) {
+		po156, pn157 := h13, 2 // nd_opt
+		if po156 < 0 || po156+pn157 > len(data) {
 			return pl.drop(37)
 		}
-		if po206 < len(data)-po206-pn207 {
-			copy(data[pn207:pn207+po206], data[:po206])
-			data = data[pn207:]
+		if po156 < len(data)-po156-pn157 {
+			copy(data[pn157:pn157+po156], data[:po156])
+			data = data[pn157:]
 		} else {
-			copy(data[po206:], data[po206+pn207:])
-			data = data[:len(data)-pn207]
+			copy(data[po156:], data[po156+pn157:])
+			data = data[:len(data)-pn157]
 		}
-		h13 = packet.HeaderState{}
-		if cur > po206 {
-			cur = max(po206, cur-pn207)
+		h13 = -1
+		if cur > po156 {
+			cur = max(po156, cur-pn157)
 		}
 		pl.edges[41]++
 		goto n133
 	}
 n133:
 	{ // NsPopBody: pop nd_ns
-		ps208 := h12 // nd_ns
-		if !ps208.Valid {
+		if !(h12 >= 0) {
 			return pl.drop(38)
 		}
-		po209, pn210 := ps208.Off, 20
-		if po209 < 0 || po209+pn210 > len(data) {
+		po158, pn159 := h12, 20 // nd_ns
+		if po158 < 0 || po158+pn159 > len(data) {
 			return pl.drop(38)
 		}
-		if po209 < len(data)-po209-pn210 {
-			copy(data[pn210:pn210+po209], data[:po209])
-			data = data[pn210:]
+		if po158 < len(data)-po158-pn159 {
+			copy(data[pn159:pn159+po158], data[:po158])
+			data = data[pn159:]
 		} else {
-			copy(data[po209:], data[po209+pn210:])
-			data = data[:len(data)-pn210]
+			copy(data[po158:], data[po158+pn159:])
+			data = data[:len(data)-pn159]
 		}
-		h12 = packet.HeaderState{}
-		if h14.Valid && h14.Off > po209 {
-			h14.Off -= pn210
+		h12 = -1
+		if (h14 >= 0) && h14 > po158 {
+			h14 -= pn159
 		} // nd_mac
-		if cur > po209 {
-			cur = max(po209, cur-pn210)
+		if cur > po158 {
+			cur = max(po158, cur-pn159)
 		}
 		goto n134
 	}
 n134:
 	{ // NsPushNa: push nd_na after icmpv6
-		if !h7.Valid {
+		if !(h7 >= 0) {
 			return pl.drop(39)
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = packet.Value{Lo: m5}
+		p.Meta[6] = m6
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = m8
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = packet.Value{Lo: m12}
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = m19
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = packet.Value{Lo: m22}
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = m24
+		p.Meta[25] = packet.Value{Lo: m25}
+		p.Meta[26] = packet.Value{Lo: m26}
+		p.Meta[27] = m27
 
-		rt211 := p.Push(15, h7.Off+h7.Len, 0)
+		rt160 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5].Lo
+		m6 = p.Meta[6]
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8]
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12].Lo
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19]
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22].Lo
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24]
+		m25 = p.Meta[25].Lo
+		m26 = p.Meta[26].Lo
+		m27 = p.Meta[27]
 
-		if !rt211 {
+		if !rt160 {
 			return pl.drop(39)
 		}
 		goto n135
 	}
 n135:
 	{ // NsPushOpt: push nd_na_opt after nd_na
-		if !h15.Valid {
+		if !(h15 >= 0) {
 			return pl.drop(40)
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = packet.Value{Lo: m5}
+		p.Meta[6] = m6
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = m8
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = packet.Value{Lo: m12}
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = m19
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = packet.Value{Lo: m22}
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = m24
+		p.Meta[25] = packet.Value{Lo: m25}
+		p.Meta[26] = packet.Value{Lo: m26}
+		p.Meta[27] = m27
 
-		rt212 := p.Push(16, h15.Off+h15.Len, 0)
+		rt161 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5].Lo
+		m6 = p.Meta[6]
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8]
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12].Lo
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19]
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22].Lo
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24]
+		m25 = p.Meta[25].Lo
+		m26 = p.Meta[26].Lo
+		m27 = p.Meta[27]
 
-		if !rt212 {
+		if !rt161 {
 			return pl.drop(40)
 		}
 		goto n136
 	}
 n136:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
-		if !h16.Valid {
+		if !(h16 >= 0) {
 			return pl.drop(41)
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = packet.Value{Lo: m5}
+		p.Meta[6] = m6
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = m8
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = packet.Value{Lo: m12}
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = m19
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = packet.Value{Lo: m22}
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = m24
+		p.Meta[25] = packet.Value{Lo: m25}
+		p.Meta[26] = packet.Value{Lo: m26}
+		p.Meta[27] = m27
 
-		rt213 := p.Push(17, h16.Off+h16.Len, 0)
+		rt162 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5].Lo
+		m6 = p.Meta[6]
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8]
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12].Lo
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19]
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22].Lo
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24]
+		m25 = p.Meta[25].Lo
+		m26 = p.Meta[26].Lo
+		m27 = p.Meta[27]
 
-		if !rt213 {
+		if !rt162 {
 			return pl.drop(41)
 		}
 		goto n137
 	}
 n137:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		st215 := h0 // ethernet
-		b214 := data[st215.Off : st215.Off+st215.Len]
-		v216 := m25.Lo
-		binary.BigEndian.PutUint16(b214[0:], uint16(v216>>32))
-		binary.BigEndian.PutUint32(b214[2:], uint32(v216))
-		v217 := m5.Lo
-		binary.BigEndian.PutUint16(b214[6:], uint16(v217>>32))
-		binary.BigEndian.PutUint32(b214[8:], uint32(v217))
-		st219 := h3 // ipv6
-		if !st219.Valid {
+		b163 := data[h0 : h0+14] // ethernet
+		s164 := m25
+		b163[0] = byte(s164 >> 40)
+		b163[1] = byte(s164 >> 32)
+		b163[2] = byte(s164 >> 24)
+		b163[3] = byte(s164 >> 16)
+		b163[4] = byte(s164 >> 8)
+		b163[5] = byte(s164)
+		s165 := m5
+		b163[6] = byte(s165 >> 40)
+		b163[7] = byte(s165 >> 32)
+		b163[8] = byte(s165 >> 24)
+		b163[9] = byte(s165 >> 16)
+		b163[10] = byte(s165 >> 8)
+		b163[11] = byte(s165)
+		if !(h3 >= 0) {
 			return pl.drop(42)
 		}
-		b218 := data[st219.Off : st219.Off+st219.Len]
-		binary.BigEndian.PutUint16(b218[4:], uint16(0x20))
-		b218[7] = byte(0xff)
-		v220 := m6
-		binary.BigEndian.PutUint64(b218[8:], v220.Hi)
-		binary.BigEndian.PutUint64(b218[16:], v220.Lo)
-		v221 := m24
-		binary.BigEndian.PutUint64(b218[24:], v221.Hi)
-		binary.BigEndian.PutUint64(b218[32:], v221.Lo)
-		st223 := h7 // icmpv6
-		b222 := data[st223.Off : st223.Off+st223.Len]
-		b222[0] = byte(0x88)
-		b222[1] = byte(0x0)
-		st225 := h15 // nd_na
-		b224 := data[st225.Off : st225.Off+st225.Len]
-		b224[0] = b224[0]&^0x40 | byte(m26.Lo)<<6&0x40
-		v226 := m27
-		binary.BigEndian.PutUint64(b224[4:], v226.Hi)
-		binary.BigEndian.PutUint64(b224[12:], v226.Lo)
-		st228 := h16 // nd_na_opt
-		b227 := data[st228.Off : st228.Off+st228.Len]
-		b227[0] = byte(0x2)
-		b227[1] = byte(0x1)
-		st230 := h17 // nd_na_mac
-		b229 := data[st230.Off : st230.Off+st230.Len]
-		v231 := m5.Lo
-		binary.BigEndian.PutUint16(b229[0:], uint16(v231>>32))
-		binary.BigEndian.PutUint32(b229[2:], uint32(v231))
+		b166 := data[h3 : h3+40] // ipv6
+		s167 := 0x20
+		b166[4] = byte(s167 >> 8)
+		b166[5] = byte(s167)
+		b166[7] = byte(0xff)
+		v168 := m6
+		s169 := v168.Hi
+		b166[8] = byte(s169 >> 56)
+		b166[9] = byte(s169 >> 48)
+		b166[10] = byte(s169 >> 40)
+		b166[11] = byte(s169 >> 32)
+		b166[12] = byte(s169 >> 24)
+		b166[13] = byte(s169 >> 16)
+		b166[14] = byte(s169 >> 8)
+		b166[15] = byte(s169)
+		s170 := v168.Lo
+		b166[16] = byte(s170 >> 56)
+		b166[17] = byte(s170 >> 48)
+		b166[18] = byte(s170 >> 40)
+		b166[19] = byte(s170 >> 32)
+		b166[20] = byte(s170 >> 24)
+		b166[21] = byte(s170 >> 16)
+		b166[22] = byte(s170 >> 8)
+		b166[23] = byte(s170)
+		v171 := m24
+		s172 := v171.Hi
+		b166[24] = byte(s172 >> 56)
+		b166[25] = byte(s172 >> 48)
+		b166[26] = byte(s172 >> 40)
+		b166[27] = byte(s172 >> 32)
+		b166[28] = byte(s172 >> 24)
+		b166[29] = byte(s172 >> 16)
+		b166[30] = byte(s172 >> 8)
+		b166[31] = byte(s172)
+		s173 := v171.Lo
+		b166[32] = byte(s173 >> 56)
+		b166[33] = byte(s173 >> 48)
+		b166[34] = byte(s173 >> 40)
+		b166[35] = byte(s173 >> 32)
+		b166[36] = byte(s173 >> 24)
+		b166[37] = byte(s173 >> 16)
+		b166[38] = byte(s173 >> 8)
+		b166[39] = byte(s173)
+		b174 := data[h7 : h7+4] // icmpv6
+		b174[0] = byte(0x88)
+		b174[1] = byte(0x0)
+		b175 := data[h15 : h15+20] // nd_na
+		b175[0] = b175[0]&^0x40 | byte(m26)<<6&0x40
+		v176 := m27
+		s177 := v176.Hi
+		b175[4] = byte(s177 >> 56)
+		b175[5] = byte(s177 >> 48)
+		b175[6] = byte(s177 >> 40)
+		b175[7] = byte(s177 >> 32)
+		b175[8] = byte(s177 >> 24)
+		b175[9] = byte(s177 >> 16)
+		b175[10] = byte(s177 >> 8)
+		b175[11] = byte(s177)
+		s178 := v176.Lo
+		b175[12] = byte(s178 >> 56)
+		b175[13] = byte(s178 >> 48)
+		b175[14] = byte(s178 >> 40)
+		b175[15] = byte(s178 >> 32)
+		b175[16] = byte(s178 >> 24)
+		b175[17] = byte(s178 >> 16)
+		b175[18] = byte(s178 >> 8)
+		b175[19] = byte(s178)
+		b179 := data[h16 : h16+2] // nd_na_opt
+		b179[0] = byte(0x2)
+		b179[1] = byte(0x1)
+		b180 := data[h17 : h17+6] // nd_na_mac
+		s181 := m5
+		b180[0] = byte(s181 >> 40)
+		b180[1] = byte(s181 >> 32)
+		b180[2] = byte(s181 >> 24)
+		b180[3] = byte(s181 >> 16)
+		b180[4] = byte(s181 >> 8)
+		b180[5] = byte(s181)
 		goto n138
 	}
 n138:
 	{ // NsCsum: checksum compute icmpv6
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = packet.Value{Lo: m5}
+		p.Meta[6] = m6
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = m8
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = packet.Value{Lo: m12}
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = m19
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = packet.Value{Lo: m22}
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = m24
+		p.Meta[25] = packet.Value{Lo: m25}
+		p.Meta[26] = packet.Value{Lo: m26}
+		p.Meta[27] = m27
 
-		rt232 := p.ComputeChecksum(7)
+		rt182 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5].Lo
+		m6 = p.Meta[6]
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8]
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12].Lo
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19]
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22].Lo
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24]
+		m25 = p.Meta[25].Lo
+		m26 = p.Meta[26].Lo
+		m27 = p.Meta[27]
 
-		if !rt232 {
+		if !rt182 {
 			return pl.drop(43)
 		}
 		goto n139
@@ -2983,14 +3860,14 @@ n140:
 	}
 n141:
 	{ // LbSrcIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n144
 		}
 		goto n142
 	}
 n142:
 	{ // LbSrcIPv6: test valid(ipv6)
-		if h3.Valid {
+		if h3 >= 0 {
 			goto n145
 		}
 		goto n143
@@ -3002,9 +3879,8 @@ n143:
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		st234 := h2 // ipv4
-		b233 := data[st234.Off : st234.Off+st234.Len]
-		if e, hit := pl.tables[3].LookupWord(((uint64(binary.BigEndian.Uint32(b233[12:])))&0xffffffff)<<0 | ((m7.Lo)&0xff)<<32); hit {
+		b183 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[3].LookupWord(((uint64(b183[12])<<24|uint64(b183[13])<<16|uint64(b183[14])<<8|uint64(b183[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3018,10 +3894,9 @@ n144:
 n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m7.Lo}
-		st236 := h3 // ipv6
-		b235 := data[st236.Off : st236.Off+st236.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b235[8:]), Lo: binary.BigEndian.Uint64(b235[16:])}
+		pl.keys[0] = packet.Value{Lo: m7}
+		b184 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b184[8])<<56 | uint64(b184[9])<<48 | uint64(b184[10])<<40 | uint64(b184[11])<<32 | uint64(b184[12])<<24 | uint64(b184[13])<<16 | uint64(b184[14])<<8 | uint64(b184[15])), Lo: (uint64(b184[16])<<56 | uint64(b184[17])<<48 | uint64(b184[18])<<40 | uint64(b184[19])<<32 | uint64(b184[20])<<24 | uint64(b184[21])<<16 | uint64(b184[22])<<8 | uint64(b184[23]))}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -3041,7 +3916,7 @@ n146:
 	}
 n147:
 	{ // LbHasLb: test valid(lb_common)
-		if h9.Valid {
+		if h9 >= 0 {
 			goto n149
 		}
 		goto n148
@@ -3052,14 +3927,14 @@ n148:
 	}
 n149:
 	{ // LbIsV2: test valid(lb_v2)
-		if h10.Valid {
+		if h10 >= 0 {
 			goto n152
 		}
 		goto n150
 	}
 n150:
 	{ // LbIsV3: test valid(lb_v3)
-		if h11.Valid {
+		if h11 >= 0 {
 			goto n153
 		}
 		goto n151
@@ -3078,48 +3953,44 @@ n153:
 	}
 n154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		st238 := h10 // lb_v2
-		b237 := data[st238.Off : st238.Off+st238.Len]
-		m9 = packet.Value{Lo: (binary.BigEndian.Uint64(b237[4:]))}
-		m13 = packet.Value{Lo: (binary.BigEndian.Uint64(b237[4:]) & 0xffff) & 0xffff}
-		m14 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b237[2:]))) & 0xffff}
+		b185 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b185[4])<<56 | uint64(b185[5])<<48 | uint64(b185[6])<<40 | uint64(b185[7])<<32 | uint64(b185[8])<<24 | uint64(b185[9])<<16 | uint64(b185[10])<<8 | uint64(b185[11]))
+		m13 = ((uint64(b185[4])<<56 | uint64(b185[5])<<48 | uint64(b185[6])<<40 | uint64(b185[7])<<32 | uint64(b185[8])<<24 | uint64(b185[9])<<16 | uint64(b185[10])<<8 | uint64(b185[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b185[2])<<8 | uint64(b185[3])) & 0xffff
 		goto n156
 	}
 n155:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		st240 := h11 // lb_v3
-		b239 := data[st240.Off : st240.Off+st240.Len]
-		m9 = packet.Value{Lo: (binary.BigEndian.Uint64(b239[4:]))}
-		m13 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b239[0:]))) & 0xffff}
-		m14 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b239[2:]))) & 0xffff}
+		b186 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b186[4])<<56 | uint64(b186[5])<<48 | uint64(b186[6])<<40 | uint64(b186[7])<<32 | uint64(b186[8])<<24 | uint64(b186[9])<<16 | uint64(b186[10])<<8 | uint64(b186[11]))
+		m13 = (uint64(b186[0])<<8 | uint64(b186[1])) & 0xffff
+		m14 = (uint64(b186[2])<<8 | uint64(b186[3])) & 0xffff
 		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c242 := h2.Valid
-		if c242 {
-			st244 := h2 // ipv4
-			if !st244.Valid {
+		c188 := (h2 >= 0)
+		if c188 {
+			if !(h2 >= 0) {
 				return pl.drop(48)
 			}
-			b243 := data[st244.Off : st244.Off+st244.Len]
-			c242 = (uint64(b243[8]) <= 0x1)
+			b189 := data[h2 : h2+20] // ipv4
+			c188 = (uint64(b189[8]) <= 0x1)
 		}
-		c241 := c242
-		if !c241 {
-			c245 := h3.Valid
-			if c245 {
-				st247 := h3 // ipv6
-				if !st247.Valid {
+		c187 := c188
+		if !c187 {
+			c190 := (h3 >= 0)
+			if c190 {
+				if !(h3 >= 0) {
 					return pl.drop(48)
 				}
-				b246 := data[st247.Off : st247.Off+st247.Len]
-				c245 = (uint64(b246[7]) <= 0x1)
+				b191 := data[h3 : h3+40] // ipv6
+				c190 = (uint64(b191[7]) <= 0x1)
 			}
-			c241 = c245
+			c187 = c190
 		}
-		if c241 {
+		if c187 {
 			goto n157
 		}
 		goto n158
@@ -3131,22 +4002,22 @@ n157:
 n158:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m7.Lo}
-		pl.keys[1] = packet.Value{Lo: m9.Lo}
+		pl.keys[0] = packet.Value{Lo: m7}
+		pl.keys[1] = packet.Value{Lo: m9}
 		if e, hit := pl.tables[5].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			m11 = packet.Value{Lo: (0x9) & 0x1f}
-			m12 = packet.Value{Lo: (0x0) & 0xffff}
+			m10 = (params[0].Lo) & 0xffffffff
+			m11 = (0x9) & 0x1f
+			m12 = (0x0) & 0xffff
 			goto n160
 		case 1: // do_assign_epoch_with_slot_sel_opts
-			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			m11 = packet.Value{Lo: (params[1].Lo) & 0x1f}
-			m12 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m10 = (params[0].Lo) & 0xffffffff
+			m11 = (params[1].Lo) & 0x1f
+			m12 = (params[2].Lo) & 0xffff
 			pl.edges[45]++
 			goto n160
 		default: // miss
@@ -3159,19 +4030,19 @@ n159:
 	}
 n160:
 	{ // LbSlot: set meta.calendar_slot
-		m15 = packet.Value{Lo: ((((m13.Lo ^ m12.Lo) & 0xffff) & ((((0x1 << m11.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
+		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << m11) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n161
 	}
 n161:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[6].LookupWord(((m15.Lo)&0xffff)<<0 | ((m10.Lo)&0xffffffff)<<16 | ((m7.Lo)&0xff)<<48); hit {
+		if e, hit := pl.tables[6].LookupWord(((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m16 = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			m16 = (params[0].Lo) & 0xffff
 			goto n163
 		default: // miss
 			goto n162
@@ -3184,26 +4055,25 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		st249 := h0 // ethernet
-		b248 := data[st249.Off : st249.Off+st249.Len]
-		if e, hit := pl.tables[7].LookupWord(((m16.Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b248[12:])))&0xffff)<<16 | ((m7.Lo)&0xff)<<32); hit {
+		b192 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b192[12])<<8|uint64(b192[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			m17 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			m18 = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			m20 = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			m21 = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			m22 = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m17 = (params[0].Lo) & 0xffffffffffff
+			m18 = (params[1].Lo) & 0xffffffff
+			m20 = (params[2].Lo) & 0xffff
+			m21 = (params[3].Lo) & 0x1f
+			m22 = (params[4].Lo) & 0x1
 			goto n167
 		case 1: // do_ipv6_member_rewrite
-			m17 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m17 = (params[0].Lo) & 0xffffffffffff
 			m19 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m20 = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			m21 = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			m22 = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m20 = (params[2].Lo) & 0xffff
+			m21 = (params[3].Lo) & 0x1f
+			m22 = (params[4].Lo) & 0x1
 			pl.edges[46]++
 			goto n167
 		case 2: // drop_soft_evicted
@@ -3228,512 +4098,624 @@ n166:
 	}
 n167:
 	{ // LbPort: set meta.new_port
-		m23 = packet.Value{Lo: ((m20.Lo + ((m14.Lo & ((((0x1 << m21.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
+		m23 = ((m20 + ((m14 & ((((0x1 << m21) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n168
 	}
 n168:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		st251 := h0 // ethernet
-		b250 := data[st251.Off : st251.Off+st251.Len]
-		v252 := m5.Lo
-		binary.BigEndian.PutUint16(b250[6:], uint16(v252>>32))
-		binary.BigEndian.PutUint32(b250[8:], uint32(v252))
-		v253 := m17.Lo
-		binary.BigEndian.PutUint16(b250[0:], uint16(v253>>32))
-		binary.BigEndian.PutUint32(b250[2:], uint32(v253))
+		b193 := data[h0 : h0+14] // ethernet
+		s194 := m5
+		b193[6] = byte(s194 >> 40)
+		b193[7] = byte(s194 >> 32)
+		b193[8] = byte(s194 >> 24)
+		b193[9] = byte(s194 >> 16)
+		b193[10] = byte(s194 >> 8)
+		b193[11] = byte(s194)
+		s195 := m17
+		b193[0] = byte(s195 >> 40)
+		b193[1] = byte(s195 >> 32)
+		b193[2] = byte(s195 >> 24)
+		b193[3] = byte(s195 >> 16)
+		b193[4] = byte(s195 >> 8)
+		b193[5] = byte(s195)
 		goto n169
 	}
 n169:
 	{ // LbCsumZero: test udp.checksum == 0
-		st255 := h4 // udp
-		if !st255.Valid {
+		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b254 := data[st255.Off : st255.Off+st255.Len]
-		if uint64(binary.BigEndian.Uint16(b254[6:])) == 0x0 {
+		b196 := data[h4 : h4+8] // udp
+		if (uint64(b196[6])<<8 | uint64(b196[7])) == 0x0 {
 			goto n170
 		}
 		goto n171
 	}
 n170:
 	{ // LbMarkZero: set meta.udp_zero
-		m0 = packet.Value{Lo: (0x1) & 0x1}
+		m0 = (0x1) & 0x1
 		pl.edges[47]++
 		goto n171
 	}
 n171:
 	{ // LbIsIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n172
 		}
 		goto n173
 	}
 n172:
 	{ // LbKeepIPv4: test meta.keep_lb == 1
-		if m22.Lo == 0x1 {
+		if m22 == 0x1 {
 			goto n174
 		}
 		goto n175
 	}
 n173:
 	{ // LbKeepIPv6: test meta.keep_lb == 1
-		if m22.Lo == 0x1 {
+		if m22 == 0x1 {
 			goto n176
 		}
 		goto n177
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d256 uint64 // ipv4 checksum
-		var d257 uint64 // udp checksum
-		v258 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		st260 := h2 // ipv4
-		b259 := data[st260.Off : st260.Off+st260.Len]
-		ws262 := uint64(uint64(binary.BigEndian.Uint32(b259[12:])))
-		os261 := uint32(uint16(ws262>>0)) + uint32(uint16(ws262>>16))
-		binary.BigEndian.PutUint32(b259[12:], uint32(v258))
-		ws263 := uint64(v258)
-		f265 := uint32(os261)
-		f265 += bits.RotateLeft32(f265, 16)
-		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(ws263>>0))+uint32(uint16(ws263>>16)))
-		d256 += dl264
-		if h4.Valid {
-			d257 += dl264
+		var d197 uint64 // ipv4 checksum
+		var d198 uint64 // udp checksum
+		v199 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b200 := data[h2 : h2+20] // ipv4
+		ws202 := uint64((uint64(b200[12])<<24 | uint64(b200[13])<<16 | uint64(b200[14])<<8 | uint64(b200[15])))
+		os201 := uint32(uint16(ws202>>0)) + uint32(uint16(ws202>>16))
+		s203 := v199
+		b200[12] = byte(s203 >> 24)
+		b200[13] = byte(s203 >> 16)
+		b200[14] = byte(s203 >> 8)
+		b200[15] = byte(s203)
+		ws204 := uint64(v199)
+		f206 := uint32(os201)
+		f206 += bits.RotateLeft32(f206, 16)
+		dl205 := uint64(^uint16(f206>>16)) + uint64(uint32(uint16(ws204>>0))+uint32(uint16(ws204>>16)))
+		d197 += dl205
+		if h4 >= 0 {
+			d198 += dl205
 		}
-		v266 := m18.Lo
-		ws268 := uint64(uint64(binary.BigEndian.Uint32(b259[16:])))
-		os267 := uint32(uint16(ws268>>0)) + uint32(uint16(ws268>>16))
-		binary.BigEndian.PutUint32(b259[16:], uint32(v266))
-		ws269 := uint64(v266)
-		f271 := uint32(os267)
-		f271 += bits.RotateLeft32(f271, 16)
-		dl270 := uint64(^uint16(f271>>16)) + uint64(uint32(uint16(ws269>>0))+uint32(uint16(ws269>>16)))
-		d256 += dl270
-		if h4.Valid {
-			d257 += dl270
+		v207 := m18
+		ws209 := uint64((uint64(b200[16])<<24 | uint64(b200[17])<<16 | uint64(b200[18])<<8 | uint64(b200[19])))
+		os208 := uint32(uint16(ws209>>0)) + uint32(uint16(ws209>>16))
+		s210 := v207
+		b200[16] = byte(s210 >> 24)
+		b200[17] = byte(s210 >> 16)
+		b200[18] = byte(s210 >> 8)
+		b200[19] = byte(s210)
+		ws211 := uint64(v207)
+		f213 := uint32(os208)
+		f213 += bits.RotateLeft32(f213, 16)
+		dl212 := uint64(^uint16(f213>>16)) + uint64(uint32(uint16(ws211>>0))+uint32(uint16(ws211>>16)))
+		d197 += dl212
+		if h4 >= 0 {
+			d198 += dl212
 		}
-		v272 := m23.Lo
-		st274 := h4 // udp
-		if !st274.Valid {
+		v214 := m23
+		if !(h4 >= 0) {
 			return pl.drop(56)
 		}
-		b273 := data[st274.Off : st274.Off+st274.Len]
-		os275 := uint32(uint16(uint64(binary.BigEndian.Uint16(b273[2:]))))
-		binary.BigEndian.PutUint16(b273[2:], uint16(v272))
-		f277 := uint32(os275)
-		f277 += bits.RotateLeft32(f277, 16)
-		dl276 := uint64(^uint16(f277>>16)) + uint64(uint32(uint16(v272)))
-		if h4.Valid {
-			d257 += dl276
+		b215 := data[h4 : h4+8] // udp
+		os216 := uint32(uint16((uint64(b215[2])<<8 | uint64(b215[3]))))
+		s217 := v214
+		b215[2] = byte(s217 >> 8)
+		b215[3] = byte(s217)
+		f219 := uint32(os216)
+		f219 += bits.RotateLeft32(f219, 16)
+		dl218 := uint64(^uint16(f219>>16)) + uint64(uint32(uint16(v214)))
+		if h4 >= 0 {
+			d198 += dl218
 		}
-		v278 := (uint64(b259[8]) - 0x1)
-		os279 := uint32(binary.BigEndian.Uint16(b259[8:]))
-		b259[8] = byte(v278)
-		f281 := uint32(os279)
-		f281 += bits.RotateLeft32(f281, 16)
-		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(binary.BigEndian.Uint16(b259[8:])))
-		d256 += dl280
-		if cs282 := h2; cs282.Off >= 0 && cs282.Off+cs282.Len <= len(data) {
-			cb := data[cs282.Off+10 : cs282.Off+12]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d256
+		v220 := (uint64(b200[8]) - 0x1)
+		os221 := uint32(uint64(b200[8])<<8 | uint64(b200[9]))
+		b200[8] = byte(v220)
+		f223 := uint32(os221)
+		f223 += bits.RotateLeft32(f223, 16)
+		dl222 := uint64(^uint16(f223>>16)) + uint64(uint32(uint64(b200[8])<<8|uint64(b200[9])))
+		d197 += dl222
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d197
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s224 := r
+			cb[0] = byte(s224 >> 8)
+			cb[1] = byte(s224)
 		}
-		if cs283 := h4; cs283.Valid && cs283.Off >= 0 && cs283.Off+cs283.Len <= len(data) {
-			cb := data[cs283.Off+6 : cs283.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d257
+		if (h4 >= 0) && h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d198
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s225 := r
+			cb[0] = byte(s225 >> 8)
+			cb[1] = byte(s225)
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d284 uint64 // ipv4 checksum
-		var d285 uint64 // udp checksum
-		v286 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		st288 := h2 // ipv4
-		b287 := data[st288.Off : st288.Off+st288.Len]
-		ws290 := uint64(uint64(binary.BigEndian.Uint32(b287[12:])))
-		os289 := uint32(uint16(ws290>>0)) + uint32(uint16(ws290>>16))
-		binary.BigEndian.PutUint32(b287[12:], uint32(v286))
-		ws291 := uint64(v286)
-		f293 := uint32(os289)
-		f293 += bits.RotateLeft32(f293, 16)
-		dl292 := uint64(^uint16(f293>>16)) + uint64(uint32(uint16(ws291>>0))+uint32(uint16(ws291>>16)))
-		d284 += dl292
-		if h4.Valid {
-			d285 += dl292
+		var d226 uint64 // ipv4 checksum
+		var d227 uint64 // udp checksum
+		v228 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b229 := data[h2 : h2+20] // ipv4
+		ws231 := uint64((uint64(b229[12])<<24 | uint64(b229[13])<<16 | uint64(b229[14])<<8 | uint64(b229[15])))
+		os230 := uint32(uint16(ws231>>0)) + uint32(uint16(ws231>>16))
+		s232 := v228
+		b229[12] = byte(s232 >> 24)
+		b229[13] = byte(s232 >> 16)
+		b229[14] = byte(s232 >> 8)
+		b229[15] = byte(s232)
+		ws233 := uint64(v228)
+		f235 := uint32(os230)
+		f235 += bits.RotateLeft32(f235, 16)
+		dl234 := uint64(^uint16(f235>>16)) + uint64(uint32(uint16(ws233>>0))+uint32(uint16(ws233>>16)))
+		d226 += dl234
+		if h4 >= 0 {
+			d227 += dl234
 		}
-		v294 := m18.Lo
-		ws296 := uint64(uint64(binary.BigEndian.Uint32(b287[16:])))
-		os295 := uint32(uint16(ws296>>0)) + uint32(uint16(ws296>>16))
-		binary.BigEndian.PutUint32(b287[16:], uint32(v294))
-		ws297 := uint64(v294)
-		f299 := uint32(os295)
-		f299 += bits.RotateLeft32(f299, 16)
-		dl298 := uint64(^uint16(f299>>16)) + uint64(uint32(uint16(ws297>>0))+uint32(uint16(ws297>>16)))
-		d284 += dl298
-		if h4.Valid {
-			d285 += dl298
+		v236 := m18
+		ws238 := uint64((uint64(b229[16])<<24 | uint64(b229[17])<<16 | uint64(b229[18])<<8 | uint64(b229[19])))
+		os237 := uint32(uint16(ws238>>0)) + uint32(uint16(ws238>>16))
+		s239 := v236
+		b229[16] = byte(s239 >> 24)
+		b229[17] = byte(s239 >> 16)
+		b229[18] = byte(s239 >> 8)
+		b229[19] = byte(s239)
+		ws240 := uint64(v236)
+		f242 := uint32(os237)
+		f242 += bits.RotateLeft32(f242, 16)
+		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(ws240>>0))+uint32(uint16(ws240>>16)))
+		d226 += dl241
+		if h4 >= 0 {
+			d227 += dl241
 		}
-		v300 := m23.Lo
-		st302 := h4 // udp
-		if !st302.Valid {
+		v243 := m23
+		if !(h4 >= 0) {
 			return pl.drop(57)
 		}
-		b301 := data[st302.Off : st302.Off+st302.Len]
-		os303 := uint32(uint16(uint64(binary.BigEndian.Uint16(b301[2:]))))
-		binary.BigEndian.PutUint16(b301[2:], uint16(v300))
-		f305 := uint32(os303)
-		f305 += bits.RotateLeft32(f305, 16)
-		dl304 := uint64(^uint16(f305>>16)) + uint64(uint32(uint16(v300)))
-		if h4.Valid {
-			d285 += dl304
+		b244 := data[h4 : h4+8] // udp
+		os245 := uint32(uint16((uint64(b244[2])<<8 | uint64(b244[3]))))
+		s246 := v243
+		b244[2] = byte(s246 >> 8)
+		b244[3] = byte(s246)
+		f248 := uint32(os245)
+		f248 += bits.RotateLeft32(f248, 16)
+		dl247 := uint64(^uint16(f248>>16)) + uint64(uint32(uint16(v243)))
+		if h4 >= 0 {
+			d227 += dl247
 		}
-		v306 := (uint64(binary.BigEndian.Uint16(b287[2:])) - 0x10)
-		os307 := uint32(uint16(uint64(binary.BigEndian.Uint16(b287[2:]))))
-		binary.BigEndian.PutUint16(b287[2:], uint16(v306))
-		f309 := uint32(os307)
-		f309 += bits.RotateLeft32(f309, 16)
-		dl308 := uint64(^uint16(f309>>16)) + uint64(uint32(uint16(v306)))
-		d284 += dl308
-		if h4.Valid {
-			d285 += dl308
+		v249 := ((uint64(b229[2])<<8 | uint64(b229[3])) - 0x10)
+		os250 := uint32(uint16((uint64(b229[2])<<8 | uint64(b229[3]))))
+		s251 := v249
+		b229[2] = byte(s251 >> 8)
+		b229[3] = byte(s251)
+		f253 := uint32(os250)
+		f253 += bits.RotateLeft32(f253, 16)
+		dl252 := uint64(^uint16(f253>>16)) + uint64(uint32(uint16(v249)))
+		d226 += dl252
+		if h4 >= 0 {
+			d227 += dl252
 		}
-		v310 := (uint64(b287[8]) - 0x1)
-		os311 := uint32(binary.BigEndian.Uint16(b287[8:]))
-		b287[8] = byte(v310)
-		f313 := uint32(os311)
-		f313 += bits.RotateLeft32(f313, 16)
-		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(binary.BigEndian.Uint16(b287[8:])))
-		d284 += dl312
-		if cs314 := h2; cs314.Off >= 0 && cs314.Off+cs314.Len <= len(data) {
-			cb := data[cs314.Off+10 : cs314.Off+12]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d284
+		v254 := (uint64(b229[8]) - 0x1)
+		os255 := uint32(uint64(b229[8])<<8 | uint64(b229[9]))
+		b229[8] = byte(v254)
+		f257 := uint32(os255)
+		f257 += bits.RotateLeft32(f257, 16)
+		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint64(b229[8])<<8|uint64(b229[9])))
+		d226 += dl256
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d226
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s258 := r
+			cb[0] = byte(s258 >> 8)
+			cb[1] = byte(s258)
 		}
-		if cs315 := h4; cs315.Valid && cs315.Off >= 0 && cs315.Off+cs315.Len <= len(data) {
-			cb := data[cs315.Off+6 : cs315.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d285
+		if (h4 >= 0) && h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d227
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s259 := r
+			cb[0] = byte(s259 >> 8)
+			cb[1] = byte(s259)
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d316 uint64 // udp checksum
-		v317 := m6
-		st319 := h3 // ipv6
-		if !st319.Valid {
+		var d260 uint64 // udp checksum
+		v261 := m6
+		if !(h3 >= 0) {
 			return pl.drop(58)
 		}
-		b318 := data[st319.Off : st319.Off+st319.Len]
-		ws321 := packet.Value{Hi: binary.BigEndian.Uint64(b318[8:]), Lo: binary.BigEndian.Uint64(b318[16:])}
-		os320 := uint32(uint16(ws321.Hi>>0)) + uint32(uint16(ws321.Hi>>16)) + uint32(uint16(ws321.Hi>>32)) + uint32(uint16(ws321.Hi>>48)) + uint32(uint16(ws321.Lo>>0)) + uint32(uint16(ws321.Lo>>16)) + uint32(uint16(ws321.Lo>>32)) + uint32(uint16(ws321.Lo>>48))
-		v322 := v317
-		binary.BigEndian.PutUint64(b318[8:], v322.Hi)
-		binary.BigEndian.PutUint64(b318[16:], v322.Lo)
-		ws323 := v317
-		f325 := uint32(os320)
-		f325 += bits.RotateLeft32(f325, 16)
-		dl324 := uint64(^uint16(f325>>16)) + uint64(uint32(uint16(ws323.Hi>>0))+uint32(uint16(ws323.Hi>>16))+uint32(uint16(ws323.Hi>>32))+uint32(uint16(ws323.Hi>>48))+uint32(uint16(ws323.Lo>>0))+uint32(uint16(ws323.Lo>>16))+uint32(uint16(ws323.Lo>>32))+uint32(uint16(ws323.Lo>>48)))
-		if h4.Valid {
-			d316 += dl324
+		b262 := data[h3 : h3+40] // ipv6
+		ws264 := packet.Value{Hi: (uint64(b262[8])<<56 | uint64(b262[9])<<48 | uint64(b262[10])<<40 | uint64(b262[11])<<32 | uint64(b262[12])<<24 | uint64(b262[13])<<16 | uint64(b262[14])<<8 | uint64(b262[15])), Lo: (uint64(b262[16])<<56 | uint64(b262[17])<<48 | uint64(b262[18])<<40 | uint64(b262[19])<<32 | uint64(b262[20])<<24 | uint64(b262[21])<<16 | uint64(b262[22])<<8 | uint64(b262[23]))}
+		os263 := uint32(uint16(ws264.Hi>>0)) + uint32(uint16(ws264.Hi>>16)) + uint32(uint16(ws264.Hi>>32)) + uint32(uint16(ws264.Hi>>48)) + uint32(uint16(ws264.Lo>>0)) + uint32(uint16(ws264.Lo>>16)) + uint32(uint16(ws264.Lo>>32)) + uint32(uint16(ws264.Lo>>48))
+		v265 := v261
+		s266 := v265.Hi
+		b262[8] = byte(s266 >> 56)
+		b262[9] = byte(s266 >> 48)
+		b262[10] = byte(s266 >> 40)
+		b262[11] = byte(s266 >> 32)
+		b262[12] = byte(s266 >> 24)
+		b262[13] = byte(s266 >> 16)
+		b262[14] = byte(s266 >> 8)
+		b262[15] = byte(s266)
+		s267 := v265.Lo
+		b262[16] = byte(s267 >> 56)
+		b262[17] = byte(s267 >> 48)
+		b262[18] = byte(s267 >> 40)
+		b262[19] = byte(s267 >> 32)
+		b262[20] = byte(s267 >> 24)
+		b262[21] = byte(s267 >> 16)
+		b262[22] = byte(s267 >> 8)
+		b262[23] = byte(s267)
+		ws268 := v261
+		f270 := uint32(os263)
+		f270 += bits.RotateLeft32(f270, 16)
+		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(ws268.Hi>>0))+uint32(uint16(ws268.Hi>>16))+uint32(uint16(ws268.Hi>>32))+uint32(uint16(ws268.Hi>>48))+uint32(uint16(ws268.Lo>>0))+uint32(uint16(ws268.Lo>>16))+uint32(uint16(ws268.Lo>>32))+uint32(uint16(ws268.Lo>>48)))
+		if h4 >= 0 {
+			d260 += dl269
 		}
-		v326 := m19
-		ws328 := packet.Value{Hi: binary.BigEndian.Uint64(b318[24:]), Lo: binary.BigEndian.Uint64(b318[32:])}
-		os327 := uint32(uint16(ws328.Hi>>0)) + uint32(uint16(ws328.Hi>>16)) + uint32(uint16(ws328.Hi>>32)) + uint32(uint16(ws328.Hi>>48)) + uint32(uint16(ws328.Lo>>0)) + uint32(uint16(ws328.Lo>>16)) + uint32(uint16(ws328.Lo>>32)) + uint32(uint16(ws328.Lo>>48))
-		v329 := v326
-		binary.BigEndian.PutUint64(b318[24:], v329.Hi)
-		binary.BigEndian.PutUint64(b318[32:], v329.Lo)
-		ws330 := v326
-		f332 := uint32(os327)
-		f332 += bits.RotateLeft32(f332, 16)
-		dl331 := uint64(^uint16(f332>>16)) + uint64(uint32(uint16(ws330.Hi>>0))+uint32(uint16(ws330.Hi>>16))+uint32(uint16(ws330.Hi>>32))+uint32(uint16(ws330.Hi>>48))+uint32(uint16(ws330.Lo>>0))+uint32(uint16(ws330.Lo>>16))+uint32(uint16(ws330.Lo>>32))+uint32(uint16(ws330.Lo>>48)))
-		if h4.Valid {
-			d316 += dl331
+		v271 := m19
+		ws273 := packet.Value{Hi: (uint64(b262[24])<<56 | uint64(b262[25])<<48 | uint64(b262[26])<<40 | uint64(b262[27])<<32 | uint64(b262[28])<<24 | uint64(b262[29])<<16 | uint64(b262[30])<<8 | uint64(b262[31])), Lo: (uint64(b262[32])<<56 | uint64(b262[33])<<48 | uint64(b262[34])<<40 | uint64(b262[35])<<32 | uint64(b262[36])<<24 | uint64(b262[37])<<16 | uint64(b262[38])<<8 | uint64(b262[39]))}
+		os272 := uint32(uint16(ws273.Hi>>0)) + uint32(uint16(ws273.Hi>>16)) + uint32(uint16(ws273.Hi>>32)) + uint32(uint16(ws273.Hi>>48)) + uint32(uint16(ws273.Lo>>0)) + uint32(uint16(ws273.Lo>>16)) + uint32(uint16(ws273.Lo>>32)) + uint32(uint16(ws273.Lo>>48))
+		v274 := v271
+		s275 := v274.Hi
+		b262[24] = byte(s275 >> 56)
+		b262[25] = byte(s275 >> 48)
+		b262[26] = byte(s275 >> 40)
+		b262[27] = byte(s275 >> 32)
+		b262[28] = byte(s275 >> 24)
+		b262[29] = byte(s275 >> 16)
+		b262[30] = byte(s275 >> 8)
+		b262[31] = byte(s275)
+		s276 := v274.Lo
+		b262[32] = byte(s276 >> 56)
+		b262[33] = byte(s276 >> 48)
+		b262[34] = byte(s276 >> 40)
+		b262[35] = byte(s276 >> 32)
+		b262[36] = byte(s276 >> 24)
+		b262[37] = byte(s276 >> 16)
+		b262[38] = byte(s276 >> 8)
+		b262[39] = byte(s276)
+		ws277 := v271
+		f279 := uint32(os272)
+		f279 += bits.RotateLeft32(f279, 16)
+		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint16(ws277.Hi>>0))+uint32(uint16(ws277.Hi>>16))+uint32(uint16(ws277.Hi>>32))+uint32(uint16(ws277.Hi>>48))+uint32(uint16(ws277.Lo>>0))+uint32(uint16(ws277.Lo>>16))+uint32(uint16(ws277.Lo>>32))+uint32(uint16(ws277.Lo>>48)))
+		if h4 >= 0 {
+			d260 += dl278
 		}
-		v333 := m23.Lo
-		st335 := h4 // udp
-		if !st335.Valid {
+		v280 := m23
+		if !(h4 >= 0) {
 			return pl.drop(58)
 		}
-		b334 := data[st335.Off : st335.Off+st335.Len]
-		os336 := uint32(uint16(uint64(binary.BigEndian.Uint16(b334[2:]))))
-		binary.BigEndian.PutUint16(b334[2:], uint16(v333))
-		f338 := uint32(os336)
-		f338 += bits.RotateLeft32(f338, 16)
-		dl337 := uint64(^uint16(f338>>16)) + uint64(uint32(uint16(v333)))
-		if h4.Valid {
-			d316 += dl337
+		b281 := data[h4 : h4+8] // udp
+		os282 := uint32(uint16((uint64(b281[2])<<8 | uint64(b281[3]))))
+		s283 := v280
+		b281[2] = byte(s283 >> 8)
+		b281[3] = byte(s283)
+		f285 := uint32(os282)
+		f285 += bits.RotateLeft32(f285, 16)
+		dl284 := uint64(^uint16(f285>>16)) + uint64(uint32(uint16(v280)))
+		if h4 >= 0 {
+			d260 += dl284
 		}
-		v339 := (uint64(b318[7]) - 0x1)
-		b318[7] = byte(v339)
-		if cs340 := h4; cs340.Valid && cs340.Off >= 0 && cs340.Off+cs340.Len <= len(data) {
-			cb := data[cs340.Off+6 : cs340.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d316
+		v286 := (uint64(b262[7]) - 0x1)
+		b262[7] = byte(v286)
+		if (h4 >= 0) && h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d260
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s287 := r
+			cb[0] = byte(s287 >> 8)
+			cb[1] = byte(s287)
 		}
 		pl.edges[48]++
 		goto n183
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d341 uint64 // udp checksum
-		v342 := m6
-		st344 := h3 // ipv6
-		if !st344.Valid {
+		var d288 uint64 // udp checksum
+		v289 := m6
+		if !(h3 >= 0) {
 			return pl.drop(59)
 		}
-		b343 := data[st344.Off : st344.Off+st344.Len]
-		ws346 := packet.Value{Hi: binary.BigEndian.Uint64(b343[8:]), Lo: binary.BigEndian.Uint64(b343[16:])}
-		os345 := uint32(uint16(ws346.Hi>>0)) + uint32(uint16(ws346.Hi>>16)) + uint32(uint16(ws346.Hi>>32)) + uint32(uint16(ws346.Hi>>48)) + uint32(uint16(ws346.Lo>>0)) + uint32(uint16(ws346.Lo>>16)) + uint32(uint16(ws346.Lo>>32)) + uint32(uint16(ws346.Lo>>48))
-		v347 := v342
-		binary.BigEndian.PutUint64(b343[8:], v347.Hi)
-		binary.BigEndian.PutUint64(b343[16:], v347.Lo)
-		ws348 := v342
-		f350 := uint32(os345)
-		f350 += bits.RotateLeft32(f350, 16)
-		dl349 := uint64(^uint16(f350>>16)) + uint64(uint32(uint16(ws348.Hi>>0))+uint32(uint16(ws348.Hi>>16))+uint32(uint16(ws348.Hi>>32))+uint32(uint16(ws348.Hi>>48))+uint32(uint16(ws348.Lo>>0))+uint32(uint16(ws348.Lo>>16))+uint32(uint16(ws348.Lo>>32))+uint32(uint16(ws348.Lo>>48)))
-		if h4.Valid {
-			d341 += dl349
+		b290 := data[h3 : h3+40] // ipv6
+		ws292 := packet.Value{Hi: (uint64(b290[8])<<56 | uint64(b290[9])<<48 | uint64(b290[10])<<40 | uint64(b290[11])<<32 | uint64(b290[12])<<24 | uint64(b290[13])<<16 | uint64(b290[14])<<8 | uint64(b290[15])), Lo: (uint64(b290[16])<<56 | uint64(b290[17])<<48 | uint64(b290[18])<<40 | uint64(b290[19])<<32 | uint64(b290[20])<<24 | uint64(b290[21])<<16 | uint64(b290[22])<<8 | uint64(b290[23]))}
+		os291 := uint32(uint16(ws292.Hi>>0)) + uint32(uint16(ws292.Hi>>16)) + uint32(uint16(ws292.Hi>>32)) + uint32(uint16(ws292.Hi>>48)) + uint32(uint16(ws292.Lo>>0)) + uint32(uint16(ws292.Lo>>16)) + uint32(uint16(ws292.Lo>>32)) + uint32(uint16(ws292.Lo>>48))
+		v293 := v289
+		s294 := v293.Hi
+		b290[8] = byte(s294 >> 56)
+		b290[9] = byte(s294 >> 48)
+		b290[10] = byte(s294 >> 40)
+		b290[11] = byte(s294 >> 32)
+		b290[12] = byte(s294 >> 24)
+		b290[13] = byte(s294 >> 16)
+		b290[14] = byte(s294 >> 8)
+		b290[15] = byte(s294)
+		s295 := v293.Lo
+		b290[16] = byte(s295 >> 56)
+		b290[17] = byte(s295 >> 48)
+		b290[18] = byte(s295 >> 40)
+		b290[19] = byte(s295 >> 32)
+		b290[20] = byte(s295 >> 24)
+		b290[21] = byte(s295 >> 16)
+		b290[22] = byte(s295 >> 8)
+		b290[23] = byte(s295)
+		ws296 := v289
+		f298 := uint32(os291)
+		f298 += bits.RotateLeft32(f298, 16)
+		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(ws296.Hi>>0))+uint32(uint16(ws296.Hi>>16))+uint32(uint16(ws296.Hi>>32))+uint32(uint16(ws296.Hi>>48))+uint32(uint16(ws296.Lo>>0))+uint32(uint16(ws296.Lo>>16))+uint32(uint16(ws296.Lo>>32))+uint32(uint16(ws296.Lo>>48)))
+		if h4 >= 0 {
+			d288 += dl297
 		}
-		v351 := m19
-		ws353 := packet.Value{Hi: binary.BigEndian.Uint64(b343[24:]), Lo: binary.BigEndian.Uint64(b343[32:])}
-		os352 := uint32(uint16(ws353.Hi>>0)) + uint32(uint16(ws353.Hi>>16)) + uint32(uint16(ws353.Hi>>32)) + uint32(uint16(ws353.Hi>>48)) + uint32(uint16(ws353.Lo>>0)) + uint32(uint16(ws353.Lo>>16)) + uint32(uint16(ws353.Lo>>32)) + uint32(uint16(ws353.Lo>>48))
-		v354 := v351
-		binary.BigEndian.PutUint64(b343[24:], v354.Hi)
-		binary.BigEndian.PutUint64(b343[32:], v354.Lo)
-		ws355 := v351
-		f357 := uint32(os352)
-		f357 += bits.RotateLeft32(f357, 16)
-		dl356 := uint64(^uint16(f357>>16)) + uint64(uint32(uint16(ws355.Hi>>0))+uint32(uint16(ws355.Hi>>16))+uint32(uint16(ws355.Hi>>32))+uint32(uint16(ws355.Hi>>48))+uint32(uint16(ws355.Lo>>0))+uint32(uint16(ws355.Lo>>16))+uint32(uint16(ws355.Lo>>32))+uint32(uint16(ws355.Lo>>48)))
-		if h4.Valid {
-			d341 += dl356
+		v299 := m19
+		ws301 := packet.Value{Hi: (uint64(b290[24])<<56 | uint64(b290[25])<<48 | uint64(b290[26])<<40 | uint64(b290[27])<<32 | uint64(b290[28])<<24 | uint64(b290[29])<<16 | uint64(b290[30])<<8 | uint64(b290[31])), Lo: (uint64(b290[32])<<56 | uint64(b290[33])<<48 | uint64(b290[34])<<40 | uint64(b290[35])<<32 | uint64(b290[36])<<24 | uint64(b290[37])<<16 | uint64(b290[38])<<8 | uint64(b290[39]))}
+		os300 := uint32(uint16(ws301.Hi>>0)) + uint32(uint16(ws301.Hi>>16)) + uint32(uint16(ws301.Hi>>32)) + uint32(uint16(ws301.Hi>>48)) + uint32(uint16(ws301.Lo>>0)) + uint32(uint16(ws301.Lo>>16)) + uint32(uint16(ws301.Lo>>32)) + uint32(uint16(ws301.Lo>>48))
+		v302 := v299
+		s303 := v302.Hi
+		b290[24] = byte(s303 >> 56)
+		b290[25] = byte(s303 >> 48)
+		b290[26] = byte(s303 >> 40)
+		b290[27] = byte(s303 >> 32)
+		b290[28] = byte(s303 >> 24)
+		b290[29] = byte(s303 >> 16)
+		b290[30] = byte(s303 >> 8)
+		b290[31] = byte(s303)
+		s304 := v302.Lo
+		b290[32] = byte(s304 >> 56)
+		b290[33] = byte(s304 >> 48)
+		b290[34] = byte(s304 >> 40)
+		b290[35] = byte(s304 >> 32)
+		b290[36] = byte(s304 >> 24)
+		b290[37] = byte(s304 >> 16)
+		b290[38] = byte(s304 >> 8)
+		b290[39] = byte(s304)
+		ws305 := v299
+		f307 := uint32(os300)
+		f307 += bits.RotateLeft32(f307, 16)
+		dl306 := uint64(^uint16(f307>>16)) + uint64(uint32(uint16(ws305.Hi>>0))+uint32(uint16(ws305.Hi>>16))+uint32(uint16(ws305.Hi>>32))+uint32(uint16(ws305.Hi>>48))+uint32(uint16(ws305.Lo>>0))+uint32(uint16(ws305.Lo>>16))+uint32(uint16(ws305.Lo>>32))+uint32(uint16(ws305.Lo>>48)))
+		if h4 >= 0 {
+			d288 += dl306
 		}
-		v358 := m23.Lo
-		st360 := h4 // udp
-		if !st360.Valid {
+		v308 := m23
+		if !(h4 >= 0) {
 			return pl.drop(59)
 		}
-		b359 := data[st360.Off : st360.Off+st360.Len]
-		os361 := uint32(uint16(uint64(binary.BigEndian.Uint16(b359[2:]))))
-		binary.BigEndian.PutUint16(b359[2:], uint16(v358))
-		f363 := uint32(os361)
-		f363 += bits.RotateLeft32(f363, 16)
-		dl362 := uint64(^uint16(f363>>16)) + uint64(uint32(uint16(v358)))
-		if h4.Valid {
-			d341 += dl362
+		b309 := data[h4 : h4+8] // udp
+		os310 := uint32(uint16((uint64(b309[2])<<8 | uint64(b309[3]))))
+		s311 := v308
+		b309[2] = byte(s311 >> 8)
+		b309[3] = byte(s311)
+		f313 := uint32(os310)
+		f313 += bits.RotateLeft32(f313, 16)
+		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(uint16(v308)))
+		if h4 >= 0 {
+			d288 += dl312
 		}
-		v364 := (uint64(binary.BigEndian.Uint16(b343[4:])) - 0x10)
-		os365 := uint32(uint16(uint64(binary.BigEndian.Uint16(b343[4:]))))
-		binary.BigEndian.PutUint16(b343[4:], uint16(v364))
-		f367 := uint32(os365)
-		f367 += bits.RotateLeft32(f367, 16)
-		dl366 := uint64(^uint16(f367>>16)) + uint64(uint32(uint16(v364)))
-		if h4.Valid {
-			d341 += dl366
+		v314 := ((uint64(b290[4])<<8 | uint64(b290[5])) - 0x10)
+		os315 := uint32(uint16((uint64(b290[4])<<8 | uint64(b290[5]))))
+		s316 := v314
+		b290[4] = byte(s316 >> 8)
+		b290[5] = byte(s316)
+		f318 := uint32(os315)
+		f318 += bits.RotateLeft32(f318, 16)
+		dl317 := uint64(^uint16(f318>>16)) + uint64(uint32(uint16(v314)))
+		if h4 >= 0 {
+			d288 += dl317
 		}
-		v368 := (uint64(b343[7]) - 0x1)
-		b343[7] = byte(v368)
-		if cs369 := h4; cs369.Valid && cs369.Off >= 0 && cs369.Off+cs369.Len <= len(data) {
-			cb := data[cs369.Off+6 : cs369.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d341
+		v319 := (uint64(b290[7]) - 0x1)
+		b290[7] = byte(v319)
+		if (h4 >= 0) && h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d288
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s320 := r
+			cb[0] = byte(s320 >> 8)
+			cb[1] = byte(s320)
 		}
 		pl.edges[49]++
 		goto n178
 	}
 n178:
 	{ // LbPopV2: test valid(lb_v2)
-		if h10.Valid {
+		if h10 >= 0 {
 			goto n179
 		}
 		goto n180
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		ps370 := h10 // lb_v2
-		po371, pn372 := ps370.Off, 12
-		if po371 < 0 || po371+pn372 > len(data) {
+		po321, pn322 := h10, 12 // lb_v2
+		if po321 < 0 || po321+pn322 > len(data) {
 			return pl.drop(60)
 		}
-		if h4.Valid && po371 > h4.Off && (po371-h4.Off)%2 == 0 {
-			d373 := uint32(binary.BigEndian.Uint16(data[po371+0:])) + uint32(binary.BigEndian.Uint16(data[po371+2:])) + uint32(binary.BigEndian.Uint16(data[po371+4:])) + uint32(binary.BigEndian.Uint16(data[po371+6:])) + uint32(binary.BigEndian.Uint16(data[po371+8:])) + uint32(binary.BigEndian.Uint16(data[po371+10:]))
-			d373 += bits.RotateLeft32(d373, 16)
-			if cs374 := h4; cs374.Valid && cs374.Off >= 0 && cs374.Off+cs374.Len <= len(data) {
-				cb := data[cs374.Off+6 : cs374.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d373>>16))
+		if (h4 >= 0) && po321 > h4 && (po321-h4)%2 == 0 {
+			pw324 := data[po321 : po321+12]
+			d323 := uint32(uint64(pw324[0])<<8|uint64(pw324[1])) + uint32(uint64(pw324[2])<<8|uint64(pw324[3])) + uint32(uint64(pw324[4])<<8|uint64(pw324[5])) + uint32(uint64(pw324[6])<<8|uint64(pw324[7])) + uint32(uint64(pw324[8])<<8|uint64(pw324[9])) + uint32(uint64(pw324[10])<<8|uint64(pw324[11]))
+			d323 += bits.RotateLeft32(d323, 16)
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d323>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s325 := r
+				cb[0] = byte(s325 >> 8)
+				cb[1] = byte(s325)
 			}
 		}
-		if po371 < len(data)-po371-pn372 {
-			copy(data[pn372:pn372+po371], data[:po371])
-			data = data[pn372:]
+		if po321 < len(data)-po321-pn322 {
+			copy(data[pn322:pn322+po321], data[:po321])
+			data = data[pn322:]
 		} else {
-			copy(data[po371:], data[po371+pn372:])
-			data = data[:len(data)-pn372]
+			copy(data[po321:], data[po321+pn322:])
+			data = data[:len(data)-pn322]
 		}
-		h10 = packet.HeaderState{}
-		if cur > po371 {
-			cur = max(po371, cur-pn372)
+		h10 = -1
+		if cur > po321 {
+			cur = max(po321, cur-pn322)
 		}
 		goto n181
 	}
 n180:
 	{ // LbPopV3Body: pop lb_v3
-		ps375 := h11 // lb_v3
-		if !ps375.Valid {
+		if !(h11 >= 0) {
 			return pl.drop(61)
 		}
-		po376, pn377 := ps375.Off, 12
-		if po376 < 0 || po376+pn377 > len(data) {
+		po326, pn327 := h11, 12 // lb_v3
+		if po326 < 0 || po326+pn327 > len(data) {
 			return pl.drop(61)
 		}
-		if h4.Valid && po376 > h4.Off && (po376-h4.Off)%2 == 0 {
-			d378 := uint32(binary.BigEndian.Uint16(data[po376+0:])) + uint32(binary.BigEndian.Uint16(data[po376+2:])) + uint32(binary.BigEndian.Uint16(data[po376+4:])) + uint32(binary.BigEndian.Uint16(data[po376+6:])) + uint32(binary.BigEndian.Uint16(data[po376+8:])) + uint32(binary.BigEndian.Uint16(data[po376+10:]))
-			d378 += bits.RotateLeft32(d378, 16)
-			if cs379 := h4; cs379.Valid && cs379.Off >= 0 && cs379.Off+cs379.Len <= len(data) {
-				cb := data[cs379.Off+6 : cs379.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d378>>16))
+		if (h4 >= 0) && po326 > h4 && (po326-h4)%2 == 0 {
+			pw329 := data[po326 : po326+12]
+			d328 := uint32(uint64(pw329[0])<<8|uint64(pw329[1])) + uint32(uint64(pw329[2])<<8|uint64(pw329[3])) + uint32(uint64(pw329[4])<<8|uint64(pw329[5])) + uint32(uint64(pw329[6])<<8|uint64(pw329[7])) + uint32(uint64(pw329[8])<<8|uint64(pw329[9])) + uint32(uint64(pw329[10])<<8|uint64(pw329[11]))
+			d328 += bits.RotateLeft32(d328, 16)
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d328>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s330 := r
+				cb[0] = byte(s330 >> 8)
+				cb[1] = byte(s330)
 			}
 		}
-		if po376 < len(data)-po376-pn377 {
-			copy(data[pn377:pn377+po376], data[:po376])
-			data = data[pn377:]
+		if po326 < len(data)-po326-pn327 {
+			copy(data[pn327:pn327+po326], data[:po326])
+			data = data[pn327:]
 		} else {
-			copy(data[po376:], data[po376+pn377:])
-			data = data[:len(data)-pn377]
+			copy(data[po326:], data[po326+pn327:])
+			data = data[:len(data)-pn327]
 		}
-		h11 = packet.HeaderState{}
-		if cur > po376 {
-			cur = max(po376, cur-pn377)
+		h11 = -1
+		if cur > po326 {
+			cur = max(po326, cur-pn327)
 		}
 		pl.edges[50]++
 		goto n181
 	}
 n181:
 	{ // LbPopCommon: pop lb_common
-		ps380 := h9 // lb_common
-		po381, pn382 := ps380.Off, 4
-		if po381 < 0 || po381+pn382 > len(data) {
+		po331, pn332 := h9, 4 // lb_common
+		if po331 < 0 || po331+pn332 > len(data) {
 			return pl.drop(62)
 		}
-		if h4.Valid && po381 > h4.Off && (po381-h4.Off)%2 == 0 {
-			d383 := uint32(binary.BigEndian.Uint16(data[po381+0:])) + uint32(binary.BigEndian.Uint16(data[po381+2:]))
-			d383 += bits.RotateLeft32(d383, 16)
-			if cs384 := h4; cs384.Valid && cs384.Off >= 0 && cs384.Off+cs384.Len <= len(data) {
-				cb := data[cs384.Off+6 : cs384.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d383>>16))
+		if (h4 >= 0) && po331 > h4 && (po331-h4)%2 == 0 {
+			pw334 := data[po331 : po331+4]
+			d333 := uint32(uint64(pw334[0])<<8|uint64(pw334[1])) + uint32(uint64(pw334[2])<<8|uint64(pw334[3]))
+			d333 += bits.RotateLeft32(d333, 16)
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d333>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s335 := r
+				cb[0] = byte(s335 >> 8)
+				cb[1] = byte(s335)
 			}
 		}
-		if po381 < len(data)-po381-pn382 {
-			copy(data[pn382:pn382+po381], data[:po381])
-			data = data[pn382:]
+		if po331 < len(data)-po331-pn332 {
+			copy(data[pn332:pn332+po331], data[:po331])
+			data = data[pn332:]
 		} else {
-			copy(data[po381:], data[po381+pn382:])
-			data = data[:len(data)-pn382]
+			copy(data[po331:], data[po331+pn332:])
+			data = data[:len(data)-pn332]
 		}
-		h9 = packet.HeaderState{}
-		if h11.Valid && h11.Off > po381 {
-			h11.Off -= pn382
+		h9 = -1
+		if (h11 >= 0) && h11 > po331 {
+			h11 -= pn332
 		} // lb_v3
-		if cur > po381 {
-			cur = max(po381, cur-pn382)
+		if cur > po331 {
+			cur = max(po331, cur-pn332)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d385 uint64 // udp checksum
-		st387 := h4     // udp
-		if !st387.Valid {
+		var d336 uint64 // udp checksum
+		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b386 := data[st387.Off : st387.Off+st387.Len]
-		v388 := (uint64(binary.BigEndian.Uint16(b386[4:])) - 0x10)
-		os389 := uint32(uint16(uint64(binary.BigEndian.Uint16(b386[4:]))))
-		binary.BigEndian.PutUint16(b386[4:], uint16(v388))
-		f391 := uint32(os389)
-		f391 += bits.RotateLeft32(f391, 16)
-		dl390 := uint64(^uint16(f391>>16)) + uint64(uint32(uint16(v388)))
-		if h4.Valid {
-			d385 += dl390
+		b337 := data[h4 : h4+8] // udp
+		v338 := ((uint64(b337[4])<<8 | uint64(b337[5])) - 0x10)
+		os339 := uint32(uint16((uint64(b337[4])<<8 | uint64(b337[5]))))
+		s340 := v338
+		b337[4] = byte(s340 >> 8)
+		b337[5] = byte(s340)
+		f342 := uint32(os339)
+		f342 += bits.RotateLeft32(f342, 16)
+		dl341 := uint64(^uint16(f342>>16)) + uint64(uint32(uint16(v338)))
+		if h4 >= 0 {
+			d336 += dl341
 		}
-		if cs392 := h4; cs392.Valid && cs392.Off >= 0 && cs392.Off+cs392.Len <= len(data) {
-			cb := data[cs392.Off+6 : cs392.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d385
+		if (h4 >= 0) && h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d336
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s343 := r
+			cb[0] = byte(s343 >> 8)
+			cb[1] = byte(s343)
 		}
 		pl.edges[51]++
 		goto n183
 	}
 n183:
 	{ // LbCsumFix: test meta.udp_zero == 1
-		if m0.Lo == 0x1 {
+		if m0 == 0x1 {
 			goto n184
 		}
 		goto n185
 	}
 n184:
 	{ // LbCsumKeepZero: set udp.checksum
-		st394 := h4 // udp
-		if !st394.Valid {
+		if !(h4 >= 0) {
 			return pl.drop(64)
 		}
-		b393 := data[st394.Off : st394.Off+st394.Len]
-		binary.BigEndian.PutUint16(b393[6:], uint16(0x0))
+		b344 := data[h4 : h4+8] // udp
+		s345 := 0x0
+		b344[6] = byte(s345 >> 8)
+		b344[7] = byte(s345)
 		pl.edges[52]++
 		goto n185
 	}

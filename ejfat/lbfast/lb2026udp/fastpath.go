@@ -6,7 +6,6 @@
 package lb2026udp
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/bits"
 
@@ -823,125 +822,125 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = p
 	data, cur := buf[:cap(buf)][off:off+n], 0
 	_ = cur
-	var h0 packet.HeaderState // ethernet
+	h0 := -1 // ethernet
 	_ = h0
-	var h1 packet.HeaderState // vlan
+	h1 := -1 // vlan
 	_ = h1
-	var h2 packet.HeaderState // ipv4
-	_ = h2
-	var h3 packet.HeaderState // ipv6
+	h2, h2len := -1, 0 // ipv4
+	_, _ = h2, h2len
+	h3 := -1 // ipv6
 	_ = h3
-	var h4 packet.HeaderState // udp
+	h4 := -1 // udp
 	_ = h4
-	var h5 packet.HeaderState // arp
+	h5 := -1 // arp
 	_ = h5
-	var h6 packet.HeaderState // icmp
+	h6 := -1 // icmp
 	_ = h6
-	var h7 packet.HeaderState // icmpv6
+	h7 := -1 // icmpv6
 	_ = h7
-	var h8 packet.HeaderState // icmp_echo
+	h8 := -1 // icmp_echo
 	_ = h8
-	var h9 packet.HeaderState // lb_common
+	h9 := -1 // lb_common
 	_ = h9
-	var h10 packet.HeaderState // lb_v2
+	h10 := -1 // lb_v2
 	_ = h10
-	var h11 packet.HeaderState // lb_v3
+	h11 := -1 // lb_v3
 	_ = h11
-	var h12 packet.HeaderState // nd_ns
+	h12 := -1 // nd_ns
 	_ = h12
-	var h13 packet.HeaderState // nd_opt
+	h13 := -1 // nd_opt
 	_ = h13
-	var h14 packet.HeaderState // nd_mac
+	h14 := -1 // nd_mac
 	_ = h14
-	var h15 packet.HeaderState // nd_na
+	h15 := -1 // nd_na
 	_ = h15
-	var h16 packet.HeaderState // nd_na_opt
+	h16 := -1 // nd_na_opt
 	_ = h16
-	var h17 packet.HeaderState // nd_na_mac
+	h17 := -1 // nd_na_mac
 	_ = h17
-	var h18 packet.HeaderState // icmp_ipv4
+	h18 := -1 // icmp_ipv4
 	_ = h18
-	var h19 packet.HeaderState // icmp_ipv6
+	h19 := -1 // icmp_ipv6
 	_ = h19
-	var h20 packet.HeaderState // icmp_udp
+	h20 := -1 // icmp_udp
 	_ = h20
-	var h21 packet.HeaderState // lldp
+	h21 := -1 // lldp
 	_ = h21
-	var h22 packet.HeaderState // slow
+	h22 := -1 // slow
 	_ = h22
-	var h23 packet.HeaderState // lacp
+	h23 := -1 // lacp
 	_ = h23
-	h24 := packet.HeaderState{Valid: true} // meta
+	h24 := 0 // meta
 	_ = h24
-	var m0 packet.Value
+	var m0 uint64 // meta.udp_zero
 	_ = m0
-	var m1 packet.Value
+	var m1 uint64 // meta.ingress_port
 	_ = m1
-	var m2 packet.Value
+	var m2 uint64 // meta.egress_port
 	_ = m2
-	var m3 packet.Value
+	var m3 uint64 // meta.vlan_id
 	_ = m3
-	var m4 packet.Value
+	var m4 uint64 // meta.iface
 	_ = m4
-	var m5 packet.Value
+	var m5 uint64 // meta.own_mac
 	_ = m5
-	var m6 packet.Value
+	var m6 packet.Value // meta.own_ip
 	_ = m6
-	var m7 packet.Value
+	var m7 uint64 // meta.lb_id
 	_ = m7
-	var m8 packet.Value
+	var m8 packet.Value // meta.ip_da
 	_ = m8
-	var m9 packet.Value
+	var m9 uint64 // meta.tick
 	_ = m9
-	var m10 packet.Value
+	var m10 uint64 // meta.epoch
 	_ = m10
-	var m11 packet.Value
+	var m11 uint64 // meta.slot_bits
 	_ = m11
-	var m12 packet.Value
+	var m12 uint64 // meta.slot_xor
 	_ = m12
-	var m13 packet.Value
+	var m13 uint64 // meta.slot_select
 	_ = m13
-	var m14 packet.Value
+	var m14 uint64 // meta.port_select
 	_ = m14
-	var m15 packet.Value
+	var m15 uint64 // meta.calendar_slot
 	_ = m15
-	var m16 packet.Value
+	var m16 uint64 // meta.member_id
 	_ = m16
-	var m17 packet.Value
+	var m17 uint64 // meta.mbr_mac
 	_ = m17
-	var m18 packet.Value
+	var m18 uint64 // meta.mbr_ip4
 	_ = m18
-	var m19 packet.Value
+	var m19 packet.Value // meta.mbr_ip6
 	_ = m19
-	var m20 packet.Value
+	var m20 uint64 // meta.udp_base
 	_ = m20
-	var m21 packet.Value
+	var m21 uint64 // meta.port_bits
 	_ = m21
-	var m22 packet.Value
+	var m22 uint64 // meta.keep_lb
 	_ = m22
-	var m23 packet.Value
+	var m23 uint64 // meta.new_port
 	_ = m23
-	var m24 packet.Value
+	var m24 packet.Value // meta.na_dst
 	_ = m24
-	var m25 packet.Value
+	var m25 uint64 // meta.na_mac
 	_ = m25
-	var m26 packet.Value
+	var m26 uint64 // meta.na_s
 	_ = m26
-	var m27 packet.Value
+	var m27 packet.Value // meta.na_target
 	_ = m27
 	{ // RxWire: input
 		goto n1
 	}
 n1:
 	{ // RxEth: extract ethernet
-		x1 := h0.Valid // already there: nothing to do
+		x1 := (h0 >= 0) // already there: nothing to do
 		if !x1 {
 			x1 = cur >= 0 && cur+14 <= len(data)
 			if x1 {
-				h0 = packet.HeaderState{Off: cur, Len: 14, Valid: true}
+				h0 = cur
 				cur += 14
 			} else {
-				h0 = packet.HeaderState{}
+				h0 = -1
 			} // ethernet
 		}
 		if x1 {
@@ -951,9 +950,8 @@ n1:
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		st4 := h0 // ethernet
-		b3 := data[st4.Off : st4.Off+st4.Len]
-		v2 := uint64(binary.BigEndian.Uint16(b3[12:]))
+		b3 := data[h0 : h0+14] // ethernet
+		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
 		switch {
 		case v2 == 0x800:
 			goto n3
@@ -966,27 +964,26 @@ n2:
 	}
 n3:
 	{ // RxV4: extract ipv4
-		x5 := h2.Valid // already there: nothing to do
-		if !x5 {
+		x4 := (h2 >= 0) // already there: nothing to do
+		if !x4 {
 			if off := cur; off >= 0 && off+20 <= len(data) {
-				h2 = packet.HeaderState{Off: off, Len: 20, Valid: true}
-				st8 := h2 // ipv4
-				if !st8.Valid {
+				h2, h2len = off, 20
+				if !(h2 >= 0) {
 					return pl.drop(0)
 				}
-				b7 := data[st8.Off : st8.Off+st8.Len]
-				ext6 := packet.Value{Lo: (uint64(b7[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x5 = ext6.Hi == 0 && ext6.Lo <= uint64(len(data)) && off+20+int(ext6.Lo) <= len(data)
-				if x5 {
-					h2.Len += int(ext6.Lo)
-					cur = off + h2.Len
+				b6 := data[h2 : h2+20] // ipv4
+				ext5 := packet.Value{Lo: (uint64(b6[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+				x4 = ext5.Hi == 0 && ext5.Lo <= uint64(len(data)) && off+20+int(ext5.Lo) <= len(data)
+				if x4 {
+					h2len += int(ext5.Lo)
+					cur = off + h2len
 				}
 			}
-			if !x5 {
-				h2 = packet.HeaderState{}
+			if !x4 {
+				h2 = -1
 			} // ipv4
 		}
-		if x5 {
+		if x4 {
 			goto n4
 		}
 		pl.edges[37]++
@@ -994,17 +991,16 @@ n3:
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		st12 := h2 // ipv4
-		b11 := data[st12.Off : st12.Off+st12.Len]
-		c10 := ((uint64(b11[0]) >> 4 & 0xf) == 0x4)
-		if c10 {
-			c10 = ((uint64(b11[0]) >> 0 & 0xf) >= 0x5)
+		b9 := data[h2 : h2+20] // ipv4
+		c8 := ((uint64(b9[0]) >> 4 & 0xf) == 0x4)
+		if c8 {
+			c8 = ((uint64(b9[0]) >> 0 & 0xf) >= 0x5)
 		}
-		c9 := c10
-		if c9 {
-			c9 = (uint64(b11[9]) == 0x11)
+		c7 := c8
+		if c7 {
+			c7 = (uint64(b9[9]) == 0x11)
 		}
-		if c9 {
+		if c7 {
 			goto n5
 		}
 		pl.edges[38]++
@@ -1014,61 +1010,260 @@ n5:
 	{ // RxV4Csum: checksum verify ipv4
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = packet.Value{Lo: m5}
+		p.Meta[6] = m6
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = m8
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = packet.Value{Lo: m12}
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = m19
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = packet.Value{Lo: m22}
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = m24
+		p.Meta[25] = packet.Value{Lo: m25}
+		p.Meta[26] = packet.Value{Lo: m26}
+		p.Meta[27] = m27
 
-		ok13, wellFormed := p.VerifyChecksum(2)
+		ok10, wellFormed := p.VerifyChecksum(2)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5].Lo
+		m6 = p.Meta[6]
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8]
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12].Lo
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19]
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22].Lo
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24]
+		m25 = p.Meta[25].Lo
+		m26 = p.Meta[26].Lo
+		m27 = p.Meta[27]
 
-		if ok13 && wellFormed {
+		if ok10 && wellFormed {
 			goto n8
 		}
 		pl.edges[39]++
@@ -1076,17 +1271,17 @@ n5:
 	}
 n6:
 	{ // RxV6: extract ipv6
-		x14 := h3.Valid // already there: nothing to do
-		if !x14 {
-			x14 = cur >= 0 && cur+40 <= len(data)
-			if x14 {
-				h3 = packet.HeaderState{Off: cur, Len: 40, Valid: true}
+		x11 := (h3 >= 0) // already there: nothing to do
+		if !x11 {
+			x11 = cur >= 0 && cur+40 <= len(data)
+			if x11 {
+				h3 = cur
 				cur += 40
 			} else {
-				h3 = packet.HeaderState{}
+				h3 = -1
 			} // ipv6
 		}
-		if x14 {
+		if x11 {
 			goto n7
 		}
 		pl.edges[40]++
@@ -1094,13 +1289,12 @@ n6:
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		st17 := h3 // ipv6
-		b16 := data[st17.Off : st17.Off+st17.Len]
-		c15 := ((uint64(b16[0]) >> 4 & 0xf) == 0x6)
-		if c15 {
-			c15 = (uint64(b16[6]) == 0x11)
+		b13 := data[h3 : h3+40] // ipv6
+		c12 := ((uint64(b13[0]) >> 4 & 0xf) == 0x6)
+		if c12 {
+			c12 = (uint64(b13[6]) == 0x11)
 		}
-		if c15 {
+		if c12 {
 			pl.edges[0]++
 			goto n8
 		}
@@ -1109,17 +1303,17 @@ n7:
 	}
 n8:
 	{ // RxUDP: extract udp
-		x18 := h4.Valid // already there: nothing to do
-		if !x18 {
-			x18 = cur >= 0 && cur+8 <= len(data)
-			if x18 {
-				h4 = packet.HeaderState{Off: cur, Len: 8, Valid: true}
+		x14 := (h4 >= 0) // already there: nothing to do
+		if !x14 {
+			x14 = cur >= 0 && cur+8 <= len(data)
+			if x14 {
+				h4 = cur
 				cur += 8
 			} else {
-				h4 = packet.HeaderState{}
+				h4 = -1
 			} // udp
 		}
-		if x18 {
+		if x14 {
 			goto n9
 		}
 		pl.edges[42]++
@@ -1127,9 +1321,8 @@ n8:
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		st20 := h4 // udp
-		b19 := data[st20.Off : st20.Off+st20.Len]
-		if (uint64(binary.BigEndian.Uint16(b19[2:])) & 0xc000) == 0x4000 {
+		b15 := data[h4 : h4+8] // udp
+		if ((uint64(b15[2])<<8 | uint64(b15[3])) & 0xc000) == 0x4000 {
 			goto n10
 		}
 		pl.edges[43]++
@@ -1137,13 +1330,12 @@ n9:
 	}
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
-		st23 := h4 // udp
-		b22 := data[st23.Off : st23.Off+st23.Len]
-		c21 := (uint64(binary.BigEndian.Uint16(b22[6:])) == 0x0)
-		if c21 {
-			c21 = h2.Valid
+		b17 := data[h4 : h4+8] // udp
+		c16 := ((uint64(b17[6])<<8 | uint64(b17[7])) == 0x0)
+		if c16 {
+			c16 = (h2 >= 0)
 		}
-		if c21 {
+		if c16 {
 			goto n13
 		}
 		goto n11
@@ -1152,61 +1344,260 @@ n11:
 	{ // RxUDPVerify: checksum verify udp
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = packet.Value{Lo: m5}
+		p.Meta[6] = m6
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = m8
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = packet.Value{Lo: m12}
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = m19
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = packet.Value{Lo: m22}
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = m24
+		p.Meta[25] = packet.Value{Lo: m25}
+		p.Meta[26] = packet.Value{Lo: m26}
+		p.Meta[27] = m27
 
-		ok24, wellFormed := p.VerifyChecksum(4)
+		ok18, wellFormed := p.VerifyChecksum(4)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5].Lo
+		m6 = p.Meta[6]
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8]
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12].Lo
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19]
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22].Lo
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24]
+		m25 = p.Meta[25].Lo
+		m26 = p.Meta[26].Lo
+		m27 = p.Meta[27]
 
-		if ok24 && wellFormed {
+		if ok18 && wellFormed {
 			pl.edges[1]++
 			goto n13
 		}
@@ -1227,22 +1618,21 @@ n16:
 	}
 n17:
 	{ // ParseEthType: switch ethernet.type
-		st27 := h0 // ethernet
-		b26 := data[st27.Off : st27.Off+st27.Len]
-		v25 := uint64(binary.BigEndian.Uint16(b26[12:]))
+		b20 := data[h0 : h0+14] // ethernet
+		v19 := (uint64(b20[12])<<8 | uint64(b20[13]))
 		switch {
-		case v25 == 0x800:
+		case v19 == 0x800:
 			goto n18
-		case v25 == 0x806:
+		case v19 == 0x806:
 			return pl.drop(2)
-		case v25 == 0x8100:
+		case v19 == 0x8100:
 			return pl.drop(3)
-		case v25 == 0x86dd:
+		case v19 == 0x86dd:
 			pl.edges[2]++
 			goto n18
-		case v25 == 0x8809:
+		case v19 == 0x8809:
 			return pl.drop(4)
-		case v25 == 0x88cc:
+		case v19 == 0x88cc:
 			return pl.drop(5)
 		default:
 			return pl.drop(6)
@@ -1250,26 +1640,25 @@ n17:
 	}
 n18:
 	{ // ParseLb: extract lb_common
-		x28 := h9.Valid // already there: nothing to do
-		if !x28 {
-			x28 = cur >= 0 && cur+4 <= len(data)
-			if x28 {
-				h9 = packet.HeaderState{Off: cur, Len: 4, Valid: true}
+		x21 := (h9 >= 0) // already there: nothing to do
+		if !x21 {
+			x21 = cur >= 0 && cur+4 <= len(data)
+			if x21 {
+				h9 = cur
 				cur += 4
 			} else {
-				h9 = packet.HeaderState{}
+				h9 = -1
 			} // lb_common
 		}
-		if x28 {
+		if x21 {
 			goto n19
 		}
 		goto n23
 	}
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		st30 := h9 // lb_common
-		b29 := data[st30.Off : st30.Off+st30.Len]
-		if uint64(binary.BigEndian.Uint16(b29[0:])) == 0x4c42 {
+		b22 := data[h9 : h9+4] // lb_common
+		if (uint64(b22[0])<<8 | uint64(b22[1])) == 0x4c42 {
 			goto n20
 		}
 		pl.edges[45]++
@@ -1277,13 +1666,12 @@ n19:
 	}
 n20:
 	{ // ParseLbVersion: switch lb_common.version
-		st33 := h9 // lb_common
-		b32 := data[st33.Off : st33.Off+st33.Len]
-		v31 := uint64(b32[2])
+		b24 := data[h9 : h9+4] // lb_common
+		v23 := uint64(b24[2])
 		switch {
-		case v31 == 0x2:
+		case v23 == 0x2:
 			goto n21
-		case v31 == 0x3:
+		case v23 == 0x3:
 			goto n22
 		default:
 			pl.edges[46]++
@@ -1292,17 +1680,17 @@ n20:
 	}
 n21:
 	{ // ParseLbV2: extract lb_v2
-		x34 := h10.Valid // already there: nothing to do
-		if !x34 {
-			x34 = cur >= 0 && cur+12 <= len(data)
-			if x34 {
-				h10 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+		x25 := (h10 >= 0) // already there: nothing to do
+		if !x25 {
+			x25 = cur >= 0 && cur+12 <= len(data)
+			if x25 {
+				h10 = cur
 				cur += 12
 			} else {
-				h10 = packet.HeaderState{}
+				h10 = -1
 			} // lb_v2
 		}
-		if x34 {
+		if x25 {
 			goto n24
 		}
 		pl.edges[47]++
@@ -1310,17 +1698,17 @@ n21:
 	}
 n22:
 	{ // ParseLbV3: extract lb_v3
-		x35 := h11.Valid // already there: nothing to do
-		if !x35 {
-			x35 = cur >= 0 && cur+12 <= len(data)
-			if x35 {
-				h11 = packet.HeaderState{Off: cur, Len: 12, Valid: true}
+		x26 := (h11 >= 0) // already there: nothing to do
+		if !x26 {
+			x26 = cur >= 0 && cur+12 <= len(data)
+			if x26 {
+				h11 = cur
 				cur += 12
 			} else {
-				h11 = packet.HeaderState{}
+				h11 = -1
 			} // lb_v3
 		}
-		if x35 {
+		if x26 {
 			pl.edges[3]++
 			goto n24
 		}
@@ -1333,18 +1721,17 @@ n23:
 	}
 n24:
 	{ // ParseParsed: set meta.egress_port
-		m2 = packet.Value{Lo: (m1.Lo) & 0xf}
+		m2 = (m1) & 0xf
 		goto n25
 	}
 n25:
 	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
-		c36 := !(false)
-		if c36 {
-			st38 := h0 // ethernet
-			b37 := data[st38.Off : st38.Off+st38.Len]
-			c36 = (((uint64(binary.BigEndian.Uint16(b37[0:]))<<32 | uint64(binary.BigEndian.Uint32(b37[2:]))) & 0xfffffffffff0) == 0x180c2000000)
+		c27 := !(false)
+		if c27 {
+			b28 := data[h0 : h0+14] // ethernet
+			c27 = (((uint64(b28[0])<<40 | uint64(b28[1])<<32 | uint64(b28[2])<<24 | uint64(b28[3])<<16 | uint64(b28[4])<<8 | uint64(b28[5])) & 0xfffffffffff0) == 0x180c2000000)
 		}
-		if c36 {
+		if c27 {
 			goto n26
 		}
 		goto n47
@@ -1362,9 +1749,8 @@ n27:
 	}
 n28:
 	{ // PuntIsLacp: test slow.subtype == 1
-		st40 := h22 // slow
-		b39 := data[st40.Off : st40.Off+st40.Len]
-		if uint64(b39[0]) == 0x1 {
+		b29 := data[h22 : h22+1] // slow
+		if uint64(b29[0]) == 0x1 {
 			goto n29
 		}
 		goto n30
@@ -1393,7 +1779,7 @@ n32:
 	}
 n33:
 	{ // PuntEgress: set meta.egress_port
-		m2 = packet.Value{Lo: ((m1.Lo | 0x2) & 0xf) & 0xf}
+		m2 = ((m1 | 0x2) & 0xf) & 0xf
 		goto n34
 	}
 n34:
@@ -1405,21 +1791,20 @@ n34:
 	}
 n35:
 	{ // PuntPopNsMac: pop nd_mac
-		ps41 := h14 // nd_mac
-		po42, pn43 := ps41.Off, 6
-		if po42 < 0 || po42+pn43 > len(data) {
+		po30, pn31 := h14, 6 // nd_mac
+		if po30 < 0 || po30+pn31 > len(data) {
 			return pl.drop(8)
 		}
-		if po42 < len(data)-po42-pn43 {
-			copy(data[pn43:pn43+po42], data[:po42])
-			data = data[pn43:]
+		if po30 < len(data)-po30-pn31 {
+			copy(data[pn31:pn31+po30], data[:po30])
+			data = data[pn31:]
 		} else {
-			copy(data[po42:], data[po42+pn43:])
-			data = data[:len(data)-pn43]
+			copy(data[po30:], data[po30+pn31:])
+			data = data[:len(data)-pn31]
 		}
-		h14 = packet.HeaderState{}
-		if cur > po42 {
-			cur = max(po42, cur-pn43)
+		h14 = -1
+		if cur > po30 {
+			cur = max(po30, cur-pn31)
 		}
 		pl.edges[7]++
 		goto n36
@@ -1433,21 +1818,20 @@ n36:
 	}
 n37:
 	{ // PuntPopNsOpt: pop nd_opt
-		ps44 := h13 // nd_opt
-		po45, pn46 := ps44.Off, 2
-		if po45 < 0 || po45+pn46 > len(data) {
+		po32, pn33 := h13, 2 // nd_opt
+		if po32 < 0 || po32+pn33 > len(data) {
 			return pl.drop(9)
 		}
-		if po45 < len(data)-po45-pn46 {
-			copy(data[pn46:pn46+po45], data[:po45])
-			data = data[pn46:]
+		if po32 < len(data)-po32-pn33 {
+			copy(data[pn33:pn33+po32], data[:po32])
+			data = data[pn33:]
 		} else {
-			copy(data[po45:], data[po45+pn46:])
-			data = data[:len(data)-pn46]
+			copy(data[po32:], data[po32+pn33:])
+			data = data[:len(data)-pn33]
 		}
-		h13 = packet.HeaderState{}
-		if cur > po45 {
-			cur = max(po45, cur-pn46)
+		h13 = -1
+		if cur > po32 {
+			cur = max(po32, cur-pn33)
 		}
 		pl.edges[8]++
 		goto n38
@@ -1461,21 +1845,20 @@ n38:
 	}
 n39:
 	{ // PuntPopNs: pop nd_ns
-		ps47 := h12 // nd_ns
-		po48, pn49 := ps47.Off, 20
-		if po48 < 0 || po48+pn49 > len(data) {
+		po34, pn35 := h12, 20 // nd_ns
+		if po34 < 0 || po34+pn35 > len(data) {
 			return pl.drop(10)
 		}
-		if po48 < len(data)-po48-pn49 {
-			copy(data[pn49:pn49+po48], data[:po48])
-			data = data[pn49:]
+		if po34 < len(data)-po34-pn35 {
+			copy(data[pn35:pn35+po34], data[:po34])
+			data = data[pn35:]
 		} else {
-			copy(data[po48:], data[po48+pn49:])
-			data = data[:len(data)-pn49]
+			copy(data[po34:], data[po34+pn35:])
+			data = data[:len(data)-pn35]
 		}
-		h12 = packet.HeaderState{}
-		if cur > po48 {
-			cur = max(po48, cur-pn49)
+		h12 = -1
+		if cur > po34 {
+			cur = max(po34, cur-pn35)
 		}
 		pl.edges[9]++
 		goto n40
@@ -1489,21 +1872,20 @@ n40:
 	}
 n41:
 	{ // PuntPopUdp: pop icmp_udp
-		ps50 := h20 // icmp_udp
-		po51, pn52 := ps50.Off, 8
-		if po51 < 0 || po51+pn52 > len(data) {
+		po36, pn37 := h20, 8 // icmp_udp
+		if po36 < 0 || po36+pn37 > len(data) {
 			return pl.drop(11)
 		}
-		if po51 < len(data)-po51-pn52 {
-			copy(data[pn52:pn52+po51], data[:po51])
-			data = data[pn52:]
+		if po36 < len(data)-po36-pn37 {
+			copy(data[pn37:pn37+po36], data[:po36])
+			data = data[pn37:]
 		} else {
-			copy(data[po51:], data[po51+pn52:])
-			data = data[:len(data)-pn52]
+			copy(data[po36:], data[po36+pn37:])
+			data = data[:len(data)-pn37]
 		}
-		h20 = packet.HeaderState{}
-		if cur > po51 {
-			cur = max(po51, cur-pn52)
+		h20 = -1
+		if cur > po36 {
+			cur = max(po36, cur-pn37)
 		}
 		pl.edges[10]++
 		goto n42
@@ -1517,21 +1899,20 @@ n42:
 	}
 n43:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		ps53 := h18 // icmp_ipv4
-		po54, pn55 := ps53.Off, 20
-		if po54 < 0 || po54+pn55 > len(data) {
+		po38, pn39 := h18, 20 // icmp_ipv4
+		if po38 < 0 || po38+pn39 > len(data) {
 			return pl.drop(12)
 		}
-		if po54 < len(data)-po54-pn55 {
-			copy(data[pn55:pn55+po54], data[:po54])
-			data = data[pn55:]
+		if po38 < len(data)-po38-pn39 {
+			copy(data[pn39:pn39+po38], data[:po38])
+			data = data[pn39:]
 		} else {
-			copy(data[po54:], data[po54+pn55:])
-			data = data[:len(data)-pn55]
+			copy(data[po38:], data[po38+pn39:])
+			data = data[:len(data)-pn39]
 		}
-		h18 = packet.HeaderState{}
-		if cur > po54 {
-			cur = max(po54, cur-pn55)
+		h18 = -1
+		if cur > po38 {
+			cur = max(po38, cur-pn39)
 		}
 		pl.edges[11]++
 		goto n44
@@ -1545,21 +1926,20 @@ n44:
 	}
 n45:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		ps56 := h19 // icmp_ipv6
-		po57, pn58 := ps56.Off, 40
-		if po57 < 0 || po57+pn58 > len(data) {
+		po40, pn41 := h19, 40 // icmp_ipv6
+		if po40 < 0 || po40+pn41 > len(data) {
 			return pl.drop(13)
 		}
-		if po57 < len(data)-po57-pn58 {
-			copy(data[pn58:pn58+po57], data[:po57])
-			data = data[pn58:]
+		if po40 < len(data)-po40-pn41 {
+			copy(data[pn41:pn41+po40], data[:po40])
+			data = data[pn41:]
 		} else {
-			copy(data[po57:], data[po57+pn58:])
-			data = data[:len(data)-pn58]
+			copy(data[po40:], data[po40+pn41:])
+			data = data[:len(data)-pn41]
 		}
-		h19 = packet.HeaderState{}
-		if cur > po57 {
-			cur = max(po57, cur-pn58)
+		h19 = -1
+		if cur > po40 {
+			cur = max(po40, cur-pn41)
 		}
 		pl.edges[12]++
 		goto n46
@@ -1577,28 +1957,26 @@ n47:
 	}
 n48:
 	{ // L2VlanId: set meta.vlan_id
-		st60 := h1 // vlan
-		b59 := data[st60.Off : st60.Off+st60.Len]
-		m3 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b59[0:])) >> 0 & 0xfff) & 0xfff}
+		b42 := data[h1 : h1+4] // vlan
+		m3 = ((uint64(b42[0])<<8 | uint64(b42[1])) >> 0 & 0xfff) & 0xfff
 		goto n49
 	}
 n49:
 	{ // L2PopVlan: pop vlan
-		ps61 := h1 // vlan
-		po62, pn63 := ps61.Off, 4
-		if po62 < 0 || po62+pn63 > len(data) {
+		po43, pn44 := h1, 4 // vlan
+		if po43 < 0 || po43+pn44 > len(data) {
 			return pl.drop(14)
 		}
-		if po62 < len(data)-po62-pn63 {
-			copy(data[pn63:pn63+po62], data[:po62])
-			data = data[pn63:]
+		if po43 < len(data)-po43-pn44 {
+			copy(data[pn44:pn44+po43], data[:po43])
+			data = data[pn44:]
 		} else {
-			copy(data[po62:], data[po62+pn63:])
-			data = data[:len(data)-pn63]
+			copy(data[po43:], data[po43+pn44:])
+			data = data[:len(data)-pn44]
 		}
-		h1 = packet.HeaderState{}
-		if cur > po62 {
-			cur = max(po62, cur-pn63)
+		h1 = -1
+		if cur > po43 {
+			cur = max(po43, cur-pn44)
 		}
 		pl.edges[13]++
 		goto n50
@@ -1606,14 +1984,14 @@ n49:
 n50:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[0].LookupWord(((m3.Lo) & 0xfff) << 0); hit {
+		if e, hit := pl.tables[0].LookupWord(((m3) & 0xfff) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_l2_iface
-			m4 = packet.Value{Lo: (params[0].Lo) & 0xf}
-			m5 = packet.Value{Lo: (params[1].Lo) & 0xffffffffffff}
+			m4 = (params[0].Lo) & 0xf
+			m5 = (params[1].Lo) & 0xffffffffffff
 			goto n51
 		default: // miss
 			pl.edges[14]++
@@ -1627,15 +2005,14 @@ n51:
 n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		st65 := h0 // ethernet
-		b64 := data[st65.Off : st65.Off+st65.Len]
-		if e, hit := pl.tables[1].LookupWord(((uint64(binary.BigEndian.Uint16(b64[0:]))<<32|uint64(binary.BigEndian.Uint32(b64[2:])))&0xffffffffffff)<<0 | ((m4.Lo)&0xf)<<48); hit {
+		b45 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[1].LookupWord(((uint64(b45[0])<<40|uint64(b45[1])<<32|uint64(b45[2])<<24|uint64(b45[3])<<16|uint64(b45[4])<<8|uint64(b45[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			m5 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m5 = (params[0].Lo) & 0xffffffffffff
 			goto n54
 		case 1: // l2_dst_allow
 			pl.edges[15]++
@@ -1654,36 +2031,33 @@ n54:
 	}
 n55:
 	{ // L3DaIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n56
 		}
 		goto n57
 	}
 n56:
 	{ // L3SetDaIPv4: set meta.ip_da
-		st67 := h2 // ipv4
-		b66 := data[st67.Off : st67.Off+st67.Len]
-		m8 = (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b66[16:]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b46 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b46[16])<<24 | uint64(b46[17])<<16 | uint64(b46[18])<<8 | uint64(b46[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n58
 	}
 n57:
 	{ // L3SetDaIPv6: set meta.ip_da
-		st69 := h3 // ipv6
-		if !st69.Valid {
+		if !(h3 >= 0) {
 			return pl.drop(16)
 		}
-		b68 := data[st69.Off : st69.Off+st69.Len]
-		m8 = (packet.Value{Hi: binary.BigEndian.Uint64(b68[24:]), Lo: binary.BigEndian.Uint64(b68[32:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b47 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b47[24])<<56 | uint64(b47[25])<<48 | uint64(b47[26])<<40 | uint64(b47[27])<<32 | uint64(b47[28])<<24 | uint64(b47[29])<<16 | uint64(b47[30])<<8 | uint64(b47[31])), Lo: (uint64(b47[32])<<56 | uint64(b47[33])<<48 | uint64(b47[34])<<40 | uint64(b47[35])<<32 | uint64(b47[36])<<24 | uint64(b47[37])<<16 | uint64(b47[38])<<8 | uint64(b47[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[16]++
 		goto n58
 	}
 n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m4.Lo}
-		st71 := h0 // ethernet
-		b70 := data[st71.Off : st71.Off+st71.Len]
-		pl.keys[1] = packet.Value{Lo: uint64(binary.BigEndian.Uint16(b70[12:]))}
+		pl.keys[0] = packet.Value{Lo: m4}
+		b48 := data[h0 : h0+14] // ethernet
+		pl.keys[1] = packet.Value{Lo: (uint64(b48[12])<<8 | uint64(b48[13]))}
 		pl.keys[2] = m8
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -1692,7 +2066,7 @@ n58:
 		switch act {
 		case 0: // set_ip_sa
 			m6 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m7 = packet.Value{Lo: (params[1].Lo) & 0xff}
+			m7 = (params[1].Lo) & 0xff
 			goto n60
 		default: // miss
 			goto n59
@@ -1736,11 +2110,10 @@ n64:
 	}
 n65:
 	{ // L3Icmp4Type: switch icmp.type
-		st74 := h6 // icmp
-		b73 := data[st74.Off : st74.Off+st74.Len]
-		v72 := uint64(b73[0])
+		b50 := data[h6 : h6+4] // icmp
+		v49 := uint64(b50[0])
 		switch {
-		case v72 == 0x3:
+		case v49 == 0x3:
 			goto n67
 		default:
 			goto n66
@@ -1752,23 +2125,22 @@ n66:
 	}
 n67:
 	{ // L3Unreach4: switch icmp.code
-		st77 := h6 // icmp
-		b76 := data[st77.Off : st77.Off+st77.Len]
-		v75 := uint64(b76[1])
+		b52 := data[h6 : h6+4] // icmp
+		v51 := uint64(b52[1])
 		switch {
-		case v75 == 0x0:
+		case v51 == 0x0:
 			goto n68
-		case v75 == 0x1:
+		case v51 == 0x1:
 			goto n69
-		case v75 == 0x3:
+		case v51 == 0x3:
 			goto n70
-		case v75 == 0x4:
+		case v51 == 0x4:
 			goto n71
-		case v75 == 0x6:
+		case v51 == 0x6:
 			goto n72
-		case v75 == 0x7:
+		case v51 == 0x7:
 			goto n73
-		case v75 == 0xa:
+		case v51 == 0xa:
 			goto n74
 		default:
 			goto n75
@@ -1808,15 +2180,14 @@ n75:
 	}
 n76:
 	{ // L3Icmp6Type: switch icmpv6.type
-		st80 := h7 // icmpv6
-		b79 := data[st80.Off : st80.Off+st80.Len]
-		v78 := uint64(b79[0])
+		b54 := data[h7 : h7+4] // icmpv6
+		v53 := uint64(b54[0])
 		switch {
-		case v78 == 0x1:
+		case v53 == 0x1:
 			goto n78
-		case v78 == 0x80:
+		case v53 == 0x80:
 			goto n92
-		case v78 == 0x87:
+		case v53 == 0x87:
 			goto n94
 		default:
 			goto n77
@@ -1828,17 +2199,16 @@ n77:
 	}
 n78:
 	{ // L3Unreach6: switch icmpv6.code
-		st83 := h7 // icmpv6
-		b82 := data[st83.Off : st83.Off+st83.Len]
-		v81 := uint64(b82[1])
+		b56 := data[h7 : h7+4] // icmpv6
+		v55 := uint64(b56[1])
 		switch {
-		case v81 == 0x0:
+		case v55 == 0x0:
 			goto n79
-		case v81 == 0x1:
+		case v55 == 0x1:
 			goto n80
-		case v81 == 0x2:
+		case v55 == 0x2:
 			goto n81
-		case v81 == 0x4:
+		case v55 == 0x4:
 			goto n82
 		default:
 			goto n83
@@ -1866,9 +2236,8 @@ n83:
 	}
 n84:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		st85 := h5 // arp
-		b84 := data[st85.Off : st85.Off+st85.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b84[24:]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b57 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b57[24])<<24 | uint64(b57[25])<<16 | uint64(b57[26])<<8 | uint64(b57[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n86
 		}
 		goto n85
@@ -1880,25 +2249,49 @@ n85:
 	}
 n86:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		st87 := h0 // ethernet
-		b86 := data[st87.Off : st87.Off+st87.Len]
-		v88 := (uint64(binary.BigEndian.Uint16(b86[6:]))<<32 | uint64(binary.BigEndian.Uint32(b86[8:])))
-		binary.BigEndian.PutUint16(b86[0:], uint16(v88>>32))
-		binary.BigEndian.PutUint32(b86[2:], uint32(v88))
-		v89 := m5.Lo
-		binary.BigEndian.PutUint16(b86[6:], uint16(v89>>32))
-		binary.BigEndian.PutUint32(b86[8:], uint32(v89))
-		st91 := h5 // arp
-		b90 := data[st91.Off : st91.Off+st91.Len]
-		binary.BigEndian.PutUint16(b90[6:], uint16(0x2))
-		v92 := (uint64(binary.BigEndian.Uint16(b90[8:]))<<32 | uint64(binary.BigEndian.Uint32(b90[10:])))
-		binary.BigEndian.PutUint16(b90[18:], uint16(v92>>32))
-		binary.BigEndian.PutUint32(b90[20:], uint32(v92))
-		v93 := m5.Lo
-		binary.BigEndian.PutUint16(b90[8:], uint16(v93>>32))
-		binary.BigEndian.PutUint32(b90[10:], uint32(v93))
-		binary.BigEndian.PutUint32(b90[24:], uint32(uint64(binary.BigEndian.Uint32(b90[14:]))))
-		binary.BigEndian.PutUint32(b90[14:], uint32(((m6.Lo & 0xffffffff) & 0xffffffff)))
+		b58 := data[h0 : h0+14] // ethernet
+		s59 := (uint64(b58[6])<<40 | uint64(b58[7])<<32 | uint64(b58[8])<<24 | uint64(b58[9])<<16 | uint64(b58[10])<<8 | uint64(b58[11]))
+		b58[0] = byte(s59 >> 40)
+		b58[1] = byte(s59 >> 32)
+		b58[2] = byte(s59 >> 24)
+		b58[3] = byte(s59 >> 16)
+		b58[4] = byte(s59 >> 8)
+		b58[5] = byte(s59)
+		s60 := m5
+		b58[6] = byte(s60 >> 40)
+		b58[7] = byte(s60 >> 32)
+		b58[8] = byte(s60 >> 24)
+		b58[9] = byte(s60 >> 16)
+		b58[10] = byte(s60 >> 8)
+		b58[11] = byte(s60)
+		b61 := data[h5 : h5+28] // arp
+		s62 := 0x2
+		b61[6] = byte(s62 >> 8)
+		b61[7] = byte(s62)
+		s63 := (uint64(b61[8])<<40 | uint64(b61[9])<<32 | uint64(b61[10])<<24 | uint64(b61[11])<<16 | uint64(b61[12])<<8 | uint64(b61[13]))
+		b61[18] = byte(s63 >> 40)
+		b61[19] = byte(s63 >> 32)
+		b61[20] = byte(s63 >> 24)
+		b61[21] = byte(s63 >> 16)
+		b61[22] = byte(s63 >> 8)
+		b61[23] = byte(s63)
+		s64 := m5
+		b61[8] = byte(s64 >> 40)
+		b61[9] = byte(s64 >> 32)
+		b61[10] = byte(s64 >> 24)
+		b61[11] = byte(s64 >> 16)
+		b61[12] = byte(s64 >> 8)
+		b61[13] = byte(s64)
+		s65 := (uint64(b61[14])<<24 | uint64(b61[15])<<16 | uint64(b61[16])<<8 | uint64(b61[17]))
+		b61[24] = byte(s65 >> 24)
+		b61[25] = byte(s65 >> 16)
+		b61[26] = byte(s65 >> 8)
+		b61[27] = byte(s65)
+		s66 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b61[14] = byte(s66 >> 24)
+		b61[15] = byte(s66 >> 16)
+		b61[16] = byte(s66 >> 8)
+		b61[17] = byte(s66)
 		goto n87
 	}
 n87:
@@ -1907,12 +2300,11 @@ n87:
 	}
 n88:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
-		st95 := h2 // ipv4
-		if !st95.Valid {
+		if !(h2 >= 0) {
 			return pl.drop(33)
 		}
-		b94 := data[st95.Off : st95.Off+st95.Len]
-		if (packet.Value{Lo: uint64(binary.BigEndian.Uint32(b94[16:]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b67 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b67[16])<<24 | uint64(b67[17])<<16 | uint64(b67[18])<<8 | uint64(b67[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n90
 		}
 		goto n89
@@ -1923,44 +2315,59 @@ n89:
 	}
 n90:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d96 uint64 // icmp checksum
-		st98 := h0     // ethernet
-		b97 := data[st98.Off : st98.Off+st98.Len]
-		v99 := (uint64(binary.BigEndian.Uint16(b97[6:]))<<32 | uint64(binary.BigEndian.Uint32(b97[8:])))
-		v100 := v99
-		binary.BigEndian.PutUint16(b97[0:], uint16(v100>>32))
-		binary.BigEndian.PutUint32(b97[2:], uint32(v100))
-		v101 := m5.Lo
-		v102 := v101
-		binary.BigEndian.PutUint16(b97[6:], uint16(v102>>32))
-		binary.BigEndian.PutUint32(b97[8:], uint32(v102))
-		st104 := h2 // ipv4
-		if !st104.Valid {
+		var d68 uint64          // icmp checksum
+		b69 := data[h0 : h0+14] // ethernet
+		v70 := (uint64(b69[6])<<40 | uint64(b69[7])<<32 | uint64(b69[8])<<24 | uint64(b69[9])<<16 | uint64(b69[10])<<8 | uint64(b69[11]))
+		s71 := v70
+		b69[0] = byte(s71 >> 40)
+		b69[1] = byte(s71 >> 32)
+		b69[2] = byte(s71 >> 24)
+		b69[3] = byte(s71 >> 16)
+		b69[4] = byte(s71 >> 8)
+		b69[5] = byte(s71)
+		v72 := m5
+		s73 := v72
+		b69[6] = byte(s73 >> 40)
+		b69[7] = byte(s73 >> 32)
+		b69[8] = byte(s73 >> 24)
+		b69[9] = byte(s73 >> 16)
+		b69[10] = byte(s73 >> 8)
+		b69[11] = byte(s73)
+		if !(h2 >= 0) {
 			return pl.drop(35)
 		}
-		b103 := data[st104.Off : st104.Off+st104.Len]
-		v105 := uint64(binary.BigEndian.Uint32(b103[12:]))
-		binary.BigEndian.PutUint32(b103[16:], uint32(v105))
-		v106 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		binary.BigEndian.PutUint32(b103[12:], uint32(v106))
-		v107 := 0x0
-		st109 := h6 // icmp
-		b108 := data[st109.Off : st109.Off+st109.Len]
-		os110 := uint32(binary.BigEndian.Uint16(b108[0:]))
-		b108[0] = byte(v107)
-		f112 := uint32(os110)
-		f112 += bits.RotateLeft32(f112, 16)
-		dl111 := uint64(^uint16(f112>>16)) + uint64(uint32(binary.BigEndian.Uint16(b108[0:])))
-		d96 += dl111
-		if cs113 := h6; cs113.Off >= 0 && cs113.Off+cs113.Len <= len(data) {
-			cb := data[cs113.Off+2 : cs113.Off+4]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d96
+		b74 := data[h2 : h2+20] // ipv4
+		v75 := (uint64(b74[12])<<24 | uint64(b74[13])<<16 | uint64(b74[14])<<8 | uint64(b74[15]))
+		s76 := v75
+		b74[16] = byte(s76 >> 24)
+		b74[17] = byte(s76 >> 16)
+		b74[18] = byte(s76 >> 8)
+		b74[19] = byte(s76)
+		v77 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s78 := v77
+		b74[12] = byte(s78 >> 24)
+		b74[13] = byte(s78 >> 16)
+		b74[14] = byte(s78 >> 8)
+		b74[15] = byte(s78)
+		v79 := 0x0
+		b80 := data[h6 : h6+4] // icmp
+		os81 := uint32(uint64(b80[0])<<8 | uint64(b80[1]))
+		b80[0] = byte(v79)
+		f83 := uint32(os81)
+		f83 += bits.RotateLeft32(f83, 16)
+		dl82 := uint64(^uint16(f83>>16)) + uint64(uint32(uint64(b80[0])<<8|uint64(b80[1])))
+		d68 += dl82
+		if h6+4 <= len(data) {
+			cb := data[h6+2 : h6+4]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d68
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s84 := r
+			cb[0] = byte(s84 >> 8)
+			cb[1] = byte(s84)
 		}
 		goto n91
 	}
@@ -1971,48 +2378,87 @@ n91:
 	}
 n92:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d114 uint64 // icmpv6 checksum
-		st116 := h0     // ethernet
-		b115 := data[st116.Off : st116.Off+st116.Len]
-		v117 := (uint64(binary.BigEndian.Uint16(b115[6:]))<<32 | uint64(binary.BigEndian.Uint32(b115[8:])))
-		v118 := v117
-		binary.BigEndian.PutUint16(b115[0:], uint16(v118>>32))
-		binary.BigEndian.PutUint32(b115[2:], uint32(v118))
-		v119 := m5.Lo
-		v120 := v119
-		binary.BigEndian.PutUint16(b115[6:], uint16(v120>>32))
-		binary.BigEndian.PutUint32(b115[8:], uint32(v120))
-		st122 := h3 // ipv6
-		if !st122.Valid {
+		var d85 uint64          // icmpv6 checksum
+		b86 := data[h0 : h0+14] // ethernet
+		v87 := (uint64(b86[6])<<40 | uint64(b86[7])<<32 | uint64(b86[8])<<24 | uint64(b86[9])<<16 | uint64(b86[10])<<8 | uint64(b86[11]))
+		s88 := v87
+		b86[0] = byte(s88 >> 40)
+		b86[1] = byte(s88 >> 32)
+		b86[2] = byte(s88 >> 24)
+		b86[3] = byte(s88 >> 16)
+		b86[4] = byte(s88 >> 8)
+		b86[5] = byte(s88)
+		v89 := m5
+		s90 := v89
+		b86[6] = byte(s90 >> 40)
+		b86[7] = byte(s90 >> 32)
+		b86[8] = byte(s90 >> 24)
+		b86[9] = byte(s90 >> 16)
+		b86[10] = byte(s90 >> 8)
+		b86[11] = byte(s90)
+		if !(h3 >= 0) {
 			return pl.drop(36)
 		}
-		b121 := data[st122.Off : st122.Off+st122.Len]
-		v123 := packet.Value{Hi: binary.BigEndian.Uint64(b121[8:]), Lo: binary.BigEndian.Uint64(b121[16:])}
-		v124 := v123
-		binary.BigEndian.PutUint64(b121[24:], v124.Hi)
-		binary.BigEndian.PutUint64(b121[32:], v124.Lo)
-		v125 := m6
-		v126 := v125
-		binary.BigEndian.PutUint64(b121[8:], v126.Hi)
-		binary.BigEndian.PutUint64(b121[16:], v126.Lo)
-		v127 := 0x81
-		st129 := h7 // icmpv6
-		b128 := data[st129.Off : st129.Off+st129.Len]
-		os130 := uint32(binary.BigEndian.Uint16(b128[0:]))
-		b128[0] = byte(v127)
-		f132 := uint32(os130)
-		f132 += bits.RotateLeft32(f132, 16)
-		dl131 := uint64(^uint16(f132>>16)) + uint64(uint32(binary.BigEndian.Uint16(b128[0:])))
-		d114 += dl131
-		if cs133 := h7; cs133.Off >= 0 && cs133.Off+cs133.Len <= len(data) {
-			cb := data[cs133.Off+2 : cs133.Off+4]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d114
+		b91 := data[h3 : h3+40] // ipv6
+		v92 := packet.Value{Hi: (uint64(b91[8])<<56 | uint64(b91[9])<<48 | uint64(b91[10])<<40 | uint64(b91[11])<<32 | uint64(b91[12])<<24 | uint64(b91[13])<<16 | uint64(b91[14])<<8 | uint64(b91[15])), Lo: (uint64(b91[16])<<56 | uint64(b91[17])<<48 | uint64(b91[18])<<40 | uint64(b91[19])<<32 | uint64(b91[20])<<24 | uint64(b91[21])<<16 | uint64(b91[22])<<8 | uint64(b91[23]))}
+		v93 := v92
+		s94 := v93.Hi
+		b91[24] = byte(s94 >> 56)
+		b91[25] = byte(s94 >> 48)
+		b91[26] = byte(s94 >> 40)
+		b91[27] = byte(s94 >> 32)
+		b91[28] = byte(s94 >> 24)
+		b91[29] = byte(s94 >> 16)
+		b91[30] = byte(s94 >> 8)
+		b91[31] = byte(s94)
+		s95 := v93.Lo
+		b91[32] = byte(s95 >> 56)
+		b91[33] = byte(s95 >> 48)
+		b91[34] = byte(s95 >> 40)
+		b91[35] = byte(s95 >> 32)
+		b91[36] = byte(s95 >> 24)
+		b91[37] = byte(s95 >> 16)
+		b91[38] = byte(s95 >> 8)
+		b91[39] = byte(s95)
+		v96 := m6
+		v97 := v96
+		s98 := v97.Hi
+		b91[8] = byte(s98 >> 56)
+		b91[9] = byte(s98 >> 48)
+		b91[10] = byte(s98 >> 40)
+		b91[11] = byte(s98 >> 32)
+		b91[12] = byte(s98 >> 24)
+		b91[13] = byte(s98 >> 16)
+		b91[14] = byte(s98 >> 8)
+		b91[15] = byte(s98)
+		s99 := v97.Lo
+		b91[16] = byte(s99 >> 56)
+		b91[17] = byte(s99 >> 48)
+		b91[18] = byte(s99 >> 40)
+		b91[19] = byte(s99 >> 32)
+		b91[20] = byte(s99 >> 24)
+		b91[21] = byte(s99 >> 16)
+		b91[22] = byte(s99 >> 8)
+		b91[23] = byte(s99)
+		v100 := 0x81
+		b101 := data[h7 : h7+4] // icmpv6
+		os102 := uint32(uint64(b101[0])<<8 | uint64(b101[1]))
+		b101[0] = byte(v100)
+		f104 := uint32(os102)
+		f104 += bits.RotateLeft32(f104, 16)
+		dl103 := uint64(^uint16(f104>>16)) + uint64(uint32(uint64(b101[0])<<8|uint64(b101[1])))
+		d85 += dl103
+		if h7+4 <= len(data) {
+			cb := data[h7+2 : h7+4]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d85
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s105 := r
+			cb[0] = byte(s105 >> 8)
+			cb[1] = byte(s105)
 		}
 		goto n93
 	}
@@ -2023,12 +2469,11 @@ n93:
 	}
 n94:
 	{ // NsForUs: test nd_ns.target == meta.own_ip
-		st135 := h12 // nd_ns
-		if !st135.Valid {
+		if !(h12 >= 0) {
 			return pl.drop(37)
 		}
-		b134 := data[st135.Off : st135.Off+st135.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b134[4:]), Lo: binary.BigEndian.Uint64(b134[12:])} == m6) {
+		b106 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b106[4])<<56 | uint64(b106[5])<<48 | uint64(b106[6])<<40 | uint64(b106[7])<<32 | uint64(b106[8])<<24 | uint64(b106[9])<<16 | uint64(b106[10])<<8 | uint64(b106[11])), Lo: (uint64(b106[12])<<56 | uint64(b106[13])<<48 | uint64(b106[14])<<40 | uint64(b106[15])<<32 | uint64(b106[16])<<24 | uint64(b106[17])<<16 | uint64(b106[18])<<8 | uint64(b106[19]))} == m6) {
 			goto n96
 		}
 		goto n95
@@ -2039,12 +2484,11 @@ n95:
 	}
 n96:
 	{ // NsUnspecified: test ipv6.src == 0
-		st137 := h3 // ipv6
-		if !st137.Valid {
+		if !(h3 >= 0) {
 			return pl.drop(39)
 		}
-		b136 := data[st137.Off : st137.Off+st137.Len]
-		if (packet.Value{Hi: binary.BigEndian.Uint64(b136[8:]), Lo: binary.BigEndian.Uint64(b136[16:])} == packet.Value{Lo: 0x0}) {
+		b107 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b107[8])<<56 | uint64(b107[9])<<48 | uint64(b107[10])<<40 | uint64(b107[11])<<32 | uint64(b107[12])<<24 | uint64(b107[13])<<16 | uint64(b107[14])<<8 | uint64(b107[15])), Lo: (uint64(b107[16])<<56 | uint64(b107[17])<<48 | uint64(b107[18])<<40 | uint64(b107[19])<<32 | uint64(b107[20])<<24 | uint64(b107[21])<<16 | uint64(b107[22])<<8 | uint64(b107[23]))} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
@@ -2052,34 +2496,30 @@ n96:
 n97:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		m24 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		m25 = packet.Value{Lo: (0x333300000001) & 0xffffffffffff}
-		m26 = packet.Value{Lo: (0x0) & 0x1}
-		st139 := h12 // nd_ns
-		if !st139.Valid {
+		m25 = (0x333300000001) & 0xffffffffffff
+		m26 = (0x0) & 0x1
+		if !(h12 >= 0) {
 			return pl.drop(40)
 		}
-		b138 := data[st139.Off : st139.Off+st139.Len]
-		m27 = (packet.Value{Hi: binary.BigEndian.Uint64(b138[4:]), Lo: binary.BigEndian.Uint64(b138[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b108 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b108[4])<<56 | uint64(b108[5])<<48 | uint64(b108[6])<<40 | uint64(b108[7])<<32 | uint64(b108[8])<<24 | uint64(b108[9])<<16 | uint64(b108[10])<<8 | uint64(b108[11])), Lo: (uint64(b108[12])<<56 | uint64(b108[13])<<48 | uint64(b108[14])<<40 | uint64(b108[15])<<32 | uint64(b108[16])<<24 | uint64(b108[17])<<16 | uint64(b108[18])<<8 | uint64(b108[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		st141 := h3 // ipv6
-		if !st141.Valid {
+		if !(h3 >= 0) {
 			return pl.drop(41)
 		}
-		b140 := data[st141.Off : st141.Off+st141.Len]
-		m24 = (packet.Value{Hi: binary.BigEndian.Uint64(b140[8:]), Lo: binary.BigEndian.Uint64(b140[16:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		st143 := h0 // ethernet
-		b142 := data[st143.Off : st143.Off+st143.Len]
-		m25 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b142[6:]))<<32 | uint64(binary.BigEndian.Uint32(b142[8:]))) & 0xffffffffffff}
-		m26 = packet.Value{Lo: (0x1) & 0x1}
-		st145 := h12 // nd_ns
-		if !st145.Valid {
+		b109 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b109[8])<<56 | uint64(b109[9])<<48 | uint64(b109[10])<<40 | uint64(b109[11])<<32 | uint64(b109[12])<<24 | uint64(b109[13])<<16 | uint64(b109[14])<<8 | uint64(b109[15])), Lo: (uint64(b109[16])<<56 | uint64(b109[17])<<48 | uint64(b109[18])<<40 | uint64(b109[19])<<32 | uint64(b109[20])<<24 | uint64(b109[21])<<16 | uint64(b109[22])<<8 | uint64(b109[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b110 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b110[6])<<40 | uint64(b110[7])<<32 | uint64(b110[8])<<24 | uint64(b110[9])<<16 | uint64(b110[10])<<8 | uint64(b110[11])) & 0xffffffffffff
+		m26 = (0x1) & 0x1
+		if !(h12 >= 0) {
 			return pl.drop(41)
 		}
-		b144 := data[st145.Off : st145.Off+st145.Len]
-		m27 = (packet.Value{Hi: binary.BigEndian.Uint64(b144[4:]), Lo: binary.BigEndian.Uint64(b144[12:])}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b111 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b111[4])<<56 | uint64(b111[5])<<48 | uint64(b111[6])<<40 | uint64(b111[7])<<32 | uint64(b111[8])<<24 | uint64(b111[9])<<16 | uint64(b111[10])<<8 | uint64(b111[11])), Lo: (uint64(b111[12])<<56 | uint64(b111[13])<<48 | uint64(b111[14])<<40 | uint64(b111[15])<<32 | uint64(b111[16])<<24 | uint64(b111[17])<<16 | uint64(b111[18])<<8 | uint64(b111[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
@@ -2092,9 +2532,8 @@ n99:
 	}
 n100:
 	{ // NsSrcMac: set meta.na_mac
-		st147 := h14 // nd_mac
-		b146 := data[st147.Off : st147.Off+st147.Len]
-		m25 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b146[0:]))<<32 | uint64(binary.BigEndian.Uint32(b146[2:]))) & 0xffffffffffff}
+		b112 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b112[0])<<40 | uint64(b112[1])<<32 | uint64(b112[2])<<24 | uint64(b112[3])<<16 | uint64(b112[4])<<8 | uint64(b112[5])) & 0xffffffffffff
 		pl.edges[21]++
 		goto n101
 	}
@@ -2114,370 +2553,1219 @@ n102:
 	}
 n103:
 	{ // NsPopMac: pop nd_mac
-		ps148 := h14 // nd_mac
-		po149, pn150 := ps148.Off, 6
-		if po149 < 0 || po149+pn150 > len(data) {
+		po113, pn114 := h14, 6 // nd_mac
+		if po113 < 0 || po113+pn114 > len(data) {
 			return pl.drop(42)
 		}
-		if po149 < len(data)-po149-pn150 {
-			copy(data[pn150:pn150+po149], data[:po149])
-			data = data[pn150:]
+		if po113 < len(data)-po113-pn114 {
+			copy(data[pn114:pn114+po113], data[:po113])
+			data = data[pn114:]
 		} else {
-			copy(data[po149:], data[po149+pn150:])
-			data = data[:len(data)-pn150]
+			copy(data[po113:], data[po113+pn114:])
+			data = data[:len(data)-pn114]
 		}
-		h14 = packet.HeaderState{}
-		if cur > po149 {
-			cur = max(po149, cur-pn150)
+		h14 = -1
+		if cur > po113 {
+			cur = max(po113, cur-pn114)
 		}
 		pl.edges[22]++
 		goto n104
 	}
 n104:
 	{ // NsPopOpt: pop nd_opt
-		ps151 := h13 // nd_opt
-		po152, pn153 := ps151.Off, 2
-		if po152 < 0 || po152+pn153 > len(data) {
+		po115, pn116 := h13, 2 // nd_opt
+		if po115 < 0 || po115+pn116 > len(data) {
 			return pl.drop(43)
 		}
-		if po152 < len(data)-po152-pn153 {
-			copy(data[pn153:pn153+po152], data[:po152])
-			data = data[pn153:]
+		if po115 < len(data)-po115-pn116 {
+			copy(data[pn116:pn116+po115], data[:po115])
+			data = data[pn116:]
 		} else {
-			copy(data[po152:], data[po152+pn153:])
-			data = data[:len(data)-pn153]
+			copy(data[po115:], data[po115+pn116:])
+			data = data[:len(data)-pn116]
 		}
-		h13 = packet.HeaderState{}
-		if cur > po152 {
-			cur = max(po152, cur-pn153)
+		h13 = -1
+		if cur > po115 {
+			cur = max(po115, cur-pn116)
 		}
 		pl.edges[23]++
 		goto n105
 	}
 n105:
 	{ // NsPopBody: pop nd_ns
-		ps154 := h12 // nd_ns
-		if !ps154.Valid {
+		if !(h12 >= 0) {
 			return pl.drop(44)
 		}
-		po155, pn156 := ps154.Off, 20
-		if po155 < 0 || po155+pn156 > len(data) {
+		po117, pn118 := h12, 20 // nd_ns
+		if po117 < 0 || po117+pn118 > len(data) {
 			return pl.drop(44)
 		}
-		if po155 < len(data)-po155-pn156 {
-			copy(data[pn156:pn156+po155], data[:po155])
-			data = data[pn156:]
+		if po117 < len(data)-po117-pn118 {
+			copy(data[pn118:pn118+po117], data[:po117])
+			data = data[pn118:]
 		} else {
-			copy(data[po155:], data[po155+pn156:])
-			data = data[:len(data)-pn156]
+			copy(data[po117:], data[po117+pn118:])
+			data = data[:len(data)-pn118]
 		}
-		h12 = packet.HeaderState{}
-		if cur > po155 {
-			cur = max(po155, cur-pn156)
+		h12 = -1
+		if cur > po117 {
+			cur = max(po117, cur-pn118)
 		}
 		goto n106
 	}
 n106:
 	{ // NsPushNa: push nd_na after icmpv6
-		if !h7.Valid {
+		if !(h7 >= 0) {
 			return pl.drop(45)
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = packet.Value{Lo: m5}
+		p.Meta[6] = m6
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = m8
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = packet.Value{Lo: m12}
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = m19
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = packet.Value{Lo: m22}
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = m24
+		p.Meta[25] = packet.Value{Lo: m25}
+		p.Meta[26] = packet.Value{Lo: m26}
+		p.Meta[27] = m27
 
-		rt157 := p.Push(15, h7.Off+h7.Len, 0)
+		rt119 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5].Lo
+		m6 = p.Meta[6]
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8]
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12].Lo
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19]
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22].Lo
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24]
+		m25 = p.Meta[25].Lo
+		m26 = p.Meta[26].Lo
+		m27 = p.Meta[27]
 
-		if !rt157 {
+		if !rt119 {
 			return pl.drop(45)
 		}
 		goto n107
 	}
 n107:
 	{ // NsPushOpt: push nd_na_opt after nd_na
-		if !h15.Valid {
+		if !(h15 >= 0) {
 			return pl.drop(46)
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = packet.Value{Lo: m5}
+		p.Meta[6] = m6
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = m8
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = packet.Value{Lo: m12}
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = m19
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = packet.Value{Lo: m22}
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = m24
+		p.Meta[25] = packet.Value{Lo: m25}
+		p.Meta[26] = packet.Value{Lo: m26}
+		p.Meta[27] = m27
 
-		rt158 := p.Push(16, h15.Off+h15.Len, 0)
+		rt120 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5].Lo
+		m6 = p.Meta[6]
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8]
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12].Lo
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19]
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22].Lo
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24]
+		m25 = p.Meta[25].Lo
+		m26 = p.Meta[26].Lo
+		m27 = p.Meta[27]
 
-		if !rt158 {
+		if !rt120 {
 			return pl.drop(46)
 		}
 		goto n108
 	}
 n108:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
-		if !h16.Valid {
+		if !(h16 >= 0) {
 			return pl.drop(47)
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = packet.Value{Lo: m5}
+		p.Meta[6] = m6
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = m8
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = packet.Value{Lo: m12}
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = m19
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = packet.Value{Lo: m22}
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = m24
+		p.Meta[25] = packet.Value{Lo: m25}
+		p.Meta[26] = packet.Value{Lo: m26}
+		p.Meta[27] = m27
 
-		rt159 := p.Push(17, h16.Off+h16.Len, 0)
+		rt121 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5].Lo
+		m6 = p.Meta[6]
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8]
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12].Lo
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19]
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22].Lo
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24]
+		m25 = p.Meta[25].Lo
+		m26 = p.Meta[26].Lo
+		m27 = p.Meta[27]
 
-		if !rt159 {
+		if !rt121 {
 			return pl.drop(47)
 		}
 		goto n109
 	}
 n109:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		st161 := h0 // ethernet
-		b160 := data[st161.Off : st161.Off+st161.Len]
-		v162 := m25.Lo
-		binary.BigEndian.PutUint16(b160[0:], uint16(v162>>32))
-		binary.BigEndian.PutUint32(b160[2:], uint32(v162))
-		v163 := m5.Lo
-		binary.BigEndian.PutUint16(b160[6:], uint16(v163>>32))
-		binary.BigEndian.PutUint32(b160[8:], uint32(v163))
-		st165 := h3 // ipv6
-		if !st165.Valid {
+		b122 := data[h0 : h0+14] // ethernet
+		s123 := m25
+		b122[0] = byte(s123 >> 40)
+		b122[1] = byte(s123 >> 32)
+		b122[2] = byte(s123 >> 24)
+		b122[3] = byte(s123 >> 16)
+		b122[4] = byte(s123 >> 8)
+		b122[5] = byte(s123)
+		s124 := m5
+		b122[6] = byte(s124 >> 40)
+		b122[7] = byte(s124 >> 32)
+		b122[8] = byte(s124 >> 24)
+		b122[9] = byte(s124 >> 16)
+		b122[10] = byte(s124 >> 8)
+		b122[11] = byte(s124)
+		if !(h3 >= 0) {
 			return pl.drop(48)
 		}
-		b164 := data[st165.Off : st165.Off+st165.Len]
-		binary.BigEndian.PutUint16(b164[4:], uint16(0x20))
-		b164[7] = byte(0xff)
-		v166 := m6
-		binary.BigEndian.PutUint64(b164[8:], v166.Hi)
-		binary.BigEndian.PutUint64(b164[16:], v166.Lo)
-		v167 := m24
-		binary.BigEndian.PutUint64(b164[24:], v167.Hi)
-		binary.BigEndian.PutUint64(b164[32:], v167.Lo)
-		st169 := h7 // icmpv6
-		b168 := data[st169.Off : st169.Off+st169.Len]
-		b168[0] = byte(0x88)
-		b168[1] = byte(0x0)
-		st171 := h15 // nd_na
-		b170 := data[st171.Off : st171.Off+st171.Len]
-		b170[0] = b170[0]&^0x40 | byte(m26.Lo)<<6&0x40
-		v172 := m27
-		binary.BigEndian.PutUint64(b170[4:], v172.Hi)
-		binary.BigEndian.PutUint64(b170[12:], v172.Lo)
-		st174 := h16 // nd_na_opt
-		b173 := data[st174.Off : st174.Off+st174.Len]
-		b173[0] = byte(0x2)
-		b173[1] = byte(0x1)
-		st176 := h17 // nd_na_mac
-		b175 := data[st176.Off : st176.Off+st176.Len]
-		v177 := m5.Lo
-		binary.BigEndian.PutUint16(b175[0:], uint16(v177>>32))
-		binary.BigEndian.PutUint32(b175[2:], uint32(v177))
+		b125 := data[h3 : h3+40] // ipv6
+		s126 := 0x20
+		b125[4] = byte(s126 >> 8)
+		b125[5] = byte(s126)
+		b125[7] = byte(0xff)
+		v127 := m6
+		s128 := v127.Hi
+		b125[8] = byte(s128 >> 56)
+		b125[9] = byte(s128 >> 48)
+		b125[10] = byte(s128 >> 40)
+		b125[11] = byte(s128 >> 32)
+		b125[12] = byte(s128 >> 24)
+		b125[13] = byte(s128 >> 16)
+		b125[14] = byte(s128 >> 8)
+		b125[15] = byte(s128)
+		s129 := v127.Lo
+		b125[16] = byte(s129 >> 56)
+		b125[17] = byte(s129 >> 48)
+		b125[18] = byte(s129 >> 40)
+		b125[19] = byte(s129 >> 32)
+		b125[20] = byte(s129 >> 24)
+		b125[21] = byte(s129 >> 16)
+		b125[22] = byte(s129 >> 8)
+		b125[23] = byte(s129)
+		v130 := m24
+		s131 := v130.Hi
+		b125[24] = byte(s131 >> 56)
+		b125[25] = byte(s131 >> 48)
+		b125[26] = byte(s131 >> 40)
+		b125[27] = byte(s131 >> 32)
+		b125[28] = byte(s131 >> 24)
+		b125[29] = byte(s131 >> 16)
+		b125[30] = byte(s131 >> 8)
+		b125[31] = byte(s131)
+		s132 := v130.Lo
+		b125[32] = byte(s132 >> 56)
+		b125[33] = byte(s132 >> 48)
+		b125[34] = byte(s132 >> 40)
+		b125[35] = byte(s132 >> 32)
+		b125[36] = byte(s132 >> 24)
+		b125[37] = byte(s132 >> 16)
+		b125[38] = byte(s132 >> 8)
+		b125[39] = byte(s132)
+		b133 := data[h7 : h7+4] // icmpv6
+		b133[0] = byte(0x88)
+		b133[1] = byte(0x0)
+		b134 := data[h15 : h15+20] // nd_na
+		b134[0] = b134[0]&^0x40 | byte(m26)<<6&0x40
+		v135 := m27
+		s136 := v135.Hi
+		b134[4] = byte(s136 >> 56)
+		b134[5] = byte(s136 >> 48)
+		b134[6] = byte(s136 >> 40)
+		b134[7] = byte(s136 >> 32)
+		b134[8] = byte(s136 >> 24)
+		b134[9] = byte(s136 >> 16)
+		b134[10] = byte(s136 >> 8)
+		b134[11] = byte(s136)
+		s137 := v135.Lo
+		b134[12] = byte(s137 >> 56)
+		b134[13] = byte(s137 >> 48)
+		b134[14] = byte(s137 >> 40)
+		b134[15] = byte(s137 >> 32)
+		b134[16] = byte(s137 >> 24)
+		b134[17] = byte(s137 >> 16)
+		b134[18] = byte(s137 >> 8)
+		b134[19] = byte(s137)
+		b138 := data[h16 : h16+2] // nd_na_opt
+		b138[0] = byte(0x2)
+		b138[1] = byte(0x1)
+		b139 := data[h17 : h17+6] // nd_na_mac
+		s140 := m5
+		b139[0] = byte(s140 >> 40)
+		b139[1] = byte(s140 >> 32)
+		b139[2] = byte(s140 >> 24)
+		b139[3] = byte(s140 >> 16)
+		b139[4] = byte(s140 >> 8)
+		b139[5] = byte(s140)
 		goto n110
 	}
 n110:
 	{ // NsCsum: checksum compute icmpv6
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
-		p.Hdr[10] = h10
-		p.Hdr[11] = h11
-		p.Hdr[12] = h12
-		p.Hdr[13] = h13
-		p.Hdr[14] = h14
-		p.Hdr[15] = h15
-		p.Hdr[16] = h16
-		p.Hdr[17] = h17
-		p.Hdr[18] = h18
-		p.Hdr[19] = h19
-		p.Hdr[20] = h20
-		p.Hdr[21] = h21
-		p.Hdr[22] = h22
-		p.Hdr[23] = h23
-		p.Hdr[24] = h24
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = packet.Value{Lo: m5}
+		p.Meta[6] = m6
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = m8
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = packet.Value{Lo: m12}
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = m19
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = packet.Value{Lo: m22}
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = m24
+		p.Meta[25] = packet.Value{Lo: m25}
+		p.Meta[26] = packet.Value{Lo: m26}
+		p.Meta[27] = m27
 
-		rt178 := p.ComputeChecksum(7)
+		rt141 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
-		h10 = p.Hdr[10]
-		h11 = p.Hdr[11]
-		h12 = p.Hdr[12]
-		h13 = p.Hdr[13]
-		h14 = p.Hdr[14]
-		h15 = p.Hdr[15]
-		h16 = p.Hdr[16]
-		h17 = p.Hdr[17]
-		h18 = p.Hdr[18]
-		h19 = p.Hdr[19]
-		h20 = p.Hdr[20]
-		h21 = p.Hdr[21]
-		h22 = p.Hdr[22]
-		h23 = p.Hdr[23]
-		h24 = p.Hdr[24]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5].Lo
+		m6 = p.Meta[6]
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8]
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12].Lo
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19]
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22].Lo
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24]
+		m25 = p.Meta[25].Lo
+		m26 = p.Meta[26].Lo
+		m27 = p.Meta[27]
 
-		if !rt178 {
+		if !rt141 {
 			return pl.drop(49)
 		}
 		goto n111
@@ -2493,7 +3781,7 @@ n112:
 	}
 n113:
 	{ // LbSrcIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n114
 		}
 		goto n115
@@ -2501,9 +3789,8 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		st180 := h2 // ipv4
-		b179 := data[st180.Off : st180.Off+st180.Len]
-		if e, hit := pl.tables[3].LookupWord(((uint64(binary.BigEndian.Uint32(b179[12:])))&0xffffffff)<<0 | ((m7.Lo)&0xff)<<32); hit {
+		b142 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[3].LookupWord(((uint64(b142[12])<<24|uint64(b142[13])<<16|uint64(b142[14])<<8|uint64(b142[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2517,13 +3804,12 @@ n114:
 n115:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m7.Lo}
-		st182 := h3 // ipv6
-		if !st182.Valid {
+		pl.keys[0] = packet.Value{Lo: m7}
+		if !(h3 >= 0) {
 			return pl.drop(50)
 		}
-		b181 := data[st182.Off : st182.Off+st182.Len]
-		pl.keys[1] = packet.Value{Hi: binary.BigEndian.Uint64(b181[8:]), Lo: binary.BigEndian.Uint64(b181[16:])}
+		b143 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b143[8])<<56 | uint64(b143[9])<<48 | uint64(b143[10])<<40 | uint64(b143[11])<<32 | uint64(b143[12])<<24 | uint64(b143[13])<<16 | uint64(b143[14])<<8 | uint64(b143[15])), Lo: (uint64(b143[16])<<56 | uint64(b143[17])<<48 | uint64(b143[18])<<40 | uint64(b143[19])<<32 | uint64(b143[20])<<24 | uint64(b143[21])<<16 | uint64(b143[22])<<8 | uint64(b143[23]))}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -2543,7 +3829,7 @@ n116:
 	}
 n117:
 	{ // LbIsV2: test valid(lb_v2)
-		if h10.Valid {
+		if h10 >= 0 {
 			goto n118
 		}
 		goto n119
@@ -2558,51 +3844,47 @@ n119:
 	}
 n120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		st184 := h10 // lb_v2
-		b183 := data[st184.Off : st184.Off+st184.Len]
-		m9 = packet.Value{Lo: (binary.BigEndian.Uint64(b183[4:]))}
-		m13 = packet.Value{Lo: (binary.BigEndian.Uint64(b183[4:]) & 0xffff) & 0xffff}
-		m14 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b183[2:]))) & 0xffff}
+		b144 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b144[4])<<56 | uint64(b144[5])<<48 | uint64(b144[6])<<40 | uint64(b144[7])<<32 | uint64(b144[8])<<24 | uint64(b144[9])<<16 | uint64(b144[10])<<8 | uint64(b144[11]))
+		m13 = ((uint64(b144[4])<<56 | uint64(b144[5])<<48 | uint64(b144[6])<<40 | uint64(b144[7])<<32 | uint64(b144[8])<<24 | uint64(b144[9])<<16 | uint64(b144[10])<<8 | uint64(b144[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b144[2])<<8 | uint64(b144[3])) & 0xffff
 		goto n122
 	}
 n121:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		st186 := h11 // lb_v3
-		if !st186.Valid {
+		if !(h11 >= 0) {
 			return pl.drop(52)
 		}
-		b185 := data[st186.Off : st186.Off+st186.Len]
-		m9 = packet.Value{Lo: (binary.BigEndian.Uint64(b185[4:]))}
-		m13 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b185[0:]))) & 0xffff}
-		m14 = packet.Value{Lo: (uint64(binary.BigEndian.Uint16(b185[2:]))) & 0xffff}
+		b145 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b145[4])<<56 | uint64(b145[5])<<48 | uint64(b145[6])<<40 | uint64(b145[7])<<32 | uint64(b145[8])<<24 | uint64(b145[9])<<16 | uint64(b145[10])<<8 | uint64(b145[11]))
+		m13 = (uint64(b145[0])<<8 | uint64(b145[1])) & 0xffff
+		m14 = (uint64(b145[2])<<8 | uint64(b145[3])) & 0xffff
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c188 := h2.Valid
-		if c188 {
-			st190 := h2 // ipv4
-			if !st190.Valid {
+		c147 := (h2 >= 0)
+		if c147 {
+			if !(h2 >= 0) {
 				return pl.drop(53)
 			}
-			b189 := data[st190.Off : st190.Off+st190.Len]
-			c188 = (uint64(b189[8]) <= 0x1)
+			b148 := data[h2 : h2+20] // ipv4
+			c147 = (uint64(b148[8]) <= 0x1)
 		}
-		c187 := c188
-		if !c187 {
-			c191 := h3.Valid
-			if c191 {
-				st193 := h3 // ipv6
-				if !st193.Valid {
+		c146 := c147
+		if !c146 {
+			c149 := (h3 >= 0)
+			if c149 {
+				if !(h3 >= 0) {
 					return pl.drop(53)
 				}
-				b192 := data[st193.Off : st193.Off+st193.Len]
-				c191 = (uint64(b192[7]) <= 0x1)
+				b150 := data[h3 : h3+40] // ipv6
+				c149 = (uint64(b150[7]) <= 0x1)
 			}
-			c187 = c191
+			c146 = c149
 		}
-		if c187 {
+		if c146 {
 			goto n123
 		}
 		goto n124
@@ -2614,22 +3896,22 @@ n123:
 n124:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m7.Lo}
-		pl.keys[1] = packet.Value{Lo: m9.Lo}
+		pl.keys[0] = packet.Value{Lo: m7}
+		pl.keys[1] = packet.Value{Lo: m9}
 		if e, hit := pl.tables[5].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			m11 = packet.Value{Lo: (0x9) & 0x1f}
-			m12 = packet.Value{Lo: (0x0) & 0xffff}
+			m10 = (params[0].Lo) & 0xffffffff
+			m11 = (0x9) & 0x1f
+			m12 = (0x0) & 0xffff
 			goto n126
 		case 1: // do_assign_epoch_with_slot_sel_opts
-			m10 = packet.Value{Lo: (params[0].Lo) & 0xffffffff}
-			m11 = packet.Value{Lo: (params[1].Lo) & 0x1f}
-			m12 = packet.Value{Lo: (params[2].Lo) & 0xffff}
+			m10 = (params[0].Lo) & 0xffffffff
+			m11 = (params[1].Lo) & 0x1f
+			m12 = (params[2].Lo) & 0xffff
 			pl.edges[27]++
 			goto n126
 		default: // miss
@@ -2642,19 +3924,19 @@ n125:
 	}
 n126:
 	{ // LbSlot: set meta.calendar_slot
-		m15 = packet.Value{Lo: ((((m13.Lo ^ m12.Lo) & 0xffff) & ((((0x1 << m11.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff}
+		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << m11) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n127
 	}
 n127:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[6].LookupWord(((m15.Lo)&0xffff)<<0 | ((m10.Lo)&0xffffffff)<<16 | ((m7.Lo)&0xff)<<48); hit {
+		if e, hit := pl.tables[6].LookupWord(((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m16 = packet.Value{Lo: (params[0].Lo) & 0xffff}
+			m16 = (params[0].Lo) & 0xffff
 			goto n129
 		default: // miss
 			goto n128
@@ -2667,26 +3949,25 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		st195 := h0 // ethernet
-		b194 := data[st195.Off : st195.Off+st195.Len]
-		if e, hit := pl.tables[7].LookupWord(((m16.Lo)&0xffff)<<0 | ((uint64(binary.BigEndian.Uint16(b194[12:])))&0xffff)<<16 | ((m7.Lo)&0xff)<<32); hit {
+		b151 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b151[12])<<8|uint64(b151[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			m17 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
-			m18 = packet.Value{Lo: (params[1].Lo) & 0xffffffff}
-			m20 = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			m21 = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			m22 = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m17 = (params[0].Lo) & 0xffffffffffff
+			m18 = (params[1].Lo) & 0xffffffff
+			m20 = (params[2].Lo) & 0xffff
+			m21 = (params[3].Lo) & 0x1f
+			m22 = (params[4].Lo) & 0x1
 			goto n133
 		case 1: // do_ipv6_member_rewrite
-			m17 = packet.Value{Lo: (params[0].Lo) & 0xffffffffffff}
+			m17 = (params[0].Lo) & 0xffffffffffff
 			m19 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m20 = packet.Value{Lo: (params[2].Lo) & 0xffff}
-			m21 = packet.Value{Lo: (params[3].Lo) & 0x1f}
-			m22 = packet.Value{Lo: (params[4].Lo) & 0x1}
+			m20 = (params[2].Lo) & 0xffff
+			m21 = (params[3].Lo) & 0x1f
+			m22 = (params[4].Lo) & 0x1
 			pl.edges[28]++
 			goto n133
 		case 2: // drop_soft_evicted
@@ -2711,461 +3992,573 @@ n132:
 	}
 n133:
 	{ // LbPort: set meta.new_port
-		m23 = packet.Value{Lo: ((m20.Lo + ((m14.Lo & ((((0x1 << m21.Lo) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff}
+		m23 = ((m20 + ((m14 & ((((0x1 << m21) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n134
 	}
 n134:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		st197 := h0 // ethernet
-		b196 := data[st197.Off : st197.Off+st197.Len]
-		v198 := m5.Lo
-		binary.BigEndian.PutUint16(b196[6:], uint16(v198>>32))
-		binary.BigEndian.PutUint32(b196[8:], uint32(v198))
-		v199 := m17.Lo
-		binary.BigEndian.PutUint16(b196[0:], uint16(v199>>32))
-		binary.BigEndian.PutUint32(b196[2:], uint32(v199))
+		b152 := data[h0 : h0+14] // ethernet
+		s153 := m5
+		b152[6] = byte(s153 >> 40)
+		b152[7] = byte(s153 >> 32)
+		b152[8] = byte(s153 >> 24)
+		b152[9] = byte(s153 >> 16)
+		b152[10] = byte(s153 >> 8)
+		b152[11] = byte(s153)
+		s154 := m17
+		b152[0] = byte(s154 >> 40)
+		b152[1] = byte(s154 >> 32)
+		b152[2] = byte(s154 >> 24)
+		b152[3] = byte(s154 >> 16)
+		b152[4] = byte(s154 >> 8)
+		b152[5] = byte(s154)
 		goto n135
 	}
 n135:
 	{ // LbCsumZero: test udp.checksum == 0
-		st201 := h4 // udp
-		b200 := data[st201.Off : st201.Off+st201.Len]
-		if uint64(binary.BigEndian.Uint16(b200[6:])) == 0x0 {
+		b155 := data[h4 : h4+8] // udp
+		if (uint64(b155[6])<<8 | uint64(b155[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
 	}
 n136:
 	{ // LbMarkZero: set meta.udp_zero
-		m0 = packet.Value{Lo: (0x1) & 0x1}
+		m0 = (0x1) & 0x1
 		pl.edges[29]++
 		goto n137
 	}
 n137:
 	{ // LbIsIPv4: test valid(ipv4)
-		if h2.Valid {
+		if h2 >= 0 {
 			goto n138
 		}
 		goto n139
 	}
 n138:
 	{ // LbKeepIPv4: test meta.keep_lb == 1
-		if m22.Lo == 0x1 {
+		if m22 == 0x1 {
 			goto n140
 		}
 		goto n141
 	}
 n139:
 	{ // LbKeepIPv6: test meta.keep_lb == 1
-		if m22.Lo == 0x1 {
+		if m22 == 0x1 {
 			goto n142
 		}
 		goto n143
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d202 uint64 // ipv4 checksum
-		var d203 uint64 // udp checksum
-		v204 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		st206 := h2 // ipv4
-		b205 := data[st206.Off : st206.Off+st206.Len]
-		ws208 := uint64(uint64(binary.BigEndian.Uint32(b205[12:])))
-		os207 := uint32(uint16(ws208>>0)) + uint32(uint16(ws208>>16))
-		binary.BigEndian.PutUint32(b205[12:], uint32(v204))
-		ws209 := uint64(v204)
-		f211 := uint32(os207)
-		f211 += bits.RotateLeft32(f211, 16)
-		dl210 := uint64(^uint16(f211>>16)) + uint64(uint32(uint16(ws209>>0))+uint32(uint16(ws209>>16)))
-		d202 += dl210
-		d203 += dl210
-		v212 := m18.Lo
-		ws214 := uint64(uint64(binary.BigEndian.Uint32(b205[16:])))
-		os213 := uint32(uint16(ws214>>0)) + uint32(uint16(ws214>>16))
-		binary.BigEndian.PutUint32(b205[16:], uint32(v212))
-		ws215 := uint64(v212)
-		f217 := uint32(os213)
-		f217 += bits.RotateLeft32(f217, 16)
-		dl216 := uint64(^uint16(f217>>16)) + uint64(uint32(uint16(ws215>>0))+uint32(uint16(ws215>>16)))
-		d202 += dl216
-		d203 += dl216
-		v218 := m23.Lo
-		st220 := h4 // udp
-		b219 := data[st220.Off : st220.Off+st220.Len]
-		os221 := uint32(uint16(uint64(binary.BigEndian.Uint16(b219[2:]))))
-		binary.BigEndian.PutUint16(b219[2:], uint16(v218))
-		f223 := uint32(os221)
-		f223 += bits.RotateLeft32(f223, 16)
-		dl222 := uint64(^uint16(f223>>16)) + uint64(uint32(uint16(v218)))
-		d203 += dl222
-		v224 := (uint64(b205[8]) - 0x1)
-		os225 := uint32(binary.BigEndian.Uint16(b205[8:]))
-		b205[8] = byte(v224)
-		f227 := uint32(os225)
-		f227 += bits.RotateLeft32(f227, 16)
-		dl226 := uint64(^uint16(f227>>16)) + uint64(uint32(binary.BigEndian.Uint16(b205[8:])))
-		d202 += dl226
-		if cs228 := h2; cs228.Off >= 0 && cs228.Off+cs228.Len <= len(data) {
-			cb := data[cs228.Off+10 : cs228.Off+12]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d202
+		var d156 uint64 // ipv4 checksum
+		var d157 uint64 // udp checksum
+		v158 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b159 := data[h2 : h2+20] // ipv4
+		ws161 := uint64((uint64(b159[12])<<24 | uint64(b159[13])<<16 | uint64(b159[14])<<8 | uint64(b159[15])))
+		os160 := uint32(uint16(ws161>>0)) + uint32(uint16(ws161>>16))
+		s162 := v158
+		b159[12] = byte(s162 >> 24)
+		b159[13] = byte(s162 >> 16)
+		b159[14] = byte(s162 >> 8)
+		b159[15] = byte(s162)
+		ws163 := uint64(v158)
+		f165 := uint32(os160)
+		f165 += bits.RotateLeft32(f165, 16)
+		dl164 := uint64(^uint16(f165>>16)) + uint64(uint32(uint16(ws163>>0))+uint32(uint16(ws163>>16)))
+		d156 += dl164
+		d157 += dl164
+		v166 := m18
+		ws168 := uint64((uint64(b159[16])<<24 | uint64(b159[17])<<16 | uint64(b159[18])<<8 | uint64(b159[19])))
+		os167 := uint32(uint16(ws168>>0)) + uint32(uint16(ws168>>16))
+		s169 := v166
+		b159[16] = byte(s169 >> 24)
+		b159[17] = byte(s169 >> 16)
+		b159[18] = byte(s169 >> 8)
+		b159[19] = byte(s169)
+		ws170 := uint64(v166)
+		f172 := uint32(os167)
+		f172 += bits.RotateLeft32(f172, 16)
+		dl171 := uint64(^uint16(f172>>16)) + uint64(uint32(uint16(ws170>>0))+uint32(uint16(ws170>>16)))
+		d156 += dl171
+		d157 += dl171
+		v173 := m23
+		b174 := data[h4 : h4+8] // udp
+		os175 := uint32(uint16((uint64(b174[2])<<8 | uint64(b174[3]))))
+		s176 := v173
+		b174[2] = byte(s176 >> 8)
+		b174[3] = byte(s176)
+		f178 := uint32(os175)
+		f178 += bits.RotateLeft32(f178, 16)
+		dl177 := uint64(^uint16(f178>>16)) + uint64(uint32(uint16(v173)))
+		d157 += dl177
+		v179 := (uint64(b159[8]) - 0x1)
+		os180 := uint32(uint64(b159[8])<<8 | uint64(b159[9]))
+		b159[8] = byte(v179)
+		f182 := uint32(os180)
+		f182 += bits.RotateLeft32(f182, 16)
+		dl181 := uint64(^uint16(f182>>16)) + uint64(uint32(uint64(b159[8])<<8|uint64(b159[9])))
+		d156 += dl181
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d156
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s183 := r
+			cb[0] = byte(s183 >> 8)
+			cb[1] = byte(s183)
 		}
-		if cs229 := h4; cs229.Off >= 0 && cs229.Off+cs229.Len <= len(data) {
-			cb := data[cs229.Off+6 : cs229.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d203
+		if h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d157
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s184 := r
+			cb[0] = byte(s184 >> 8)
+			cb[1] = byte(s184)
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d230 uint64 // ipv4 checksum
-		var d231 uint64 // udp checksum
-		v232 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		st234 := h2 // ipv4
-		b233 := data[st234.Off : st234.Off+st234.Len]
-		ws236 := uint64(uint64(binary.BigEndian.Uint32(b233[12:])))
-		os235 := uint32(uint16(ws236>>0)) + uint32(uint16(ws236>>16))
-		binary.BigEndian.PutUint32(b233[12:], uint32(v232))
-		ws237 := uint64(v232)
-		f239 := uint32(os235)
-		f239 += bits.RotateLeft32(f239, 16)
-		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(ws237>>0))+uint32(uint16(ws237>>16)))
-		d230 += dl238
-		d231 += dl238
-		v240 := m18.Lo
-		ws242 := uint64(uint64(binary.BigEndian.Uint32(b233[16:])))
-		os241 := uint32(uint16(ws242>>0)) + uint32(uint16(ws242>>16))
-		binary.BigEndian.PutUint32(b233[16:], uint32(v240))
-		ws243 := uint64(v240)
-		f245 := uint32(os241)
-		f245 += bits.RotateLeft32(f245, 16)
-		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(ws243>>0))+uint32(uint16(ws243>>16)))
-		d230 += dl244
-		d231 += dl244
-		v246 := m23.Lo
-		st248 := h4 // udp
-		b247 := data[st248.Off : st248.Off+st248.Len]
-		os249 := uint32(uint16(uint64(binary.BigEndian.Uint16(b247[2:]))))
-		binary.BigEndian.PutUint16(b247[2:], uint16(v246))
-		f251 := uint32(os249)
-		f251 += bits.RotateLeft32(f251, 16)
-		dl250 := uint64(^uint16(f251>>16)) + uint64(uint32(uint16(v246)))
-		d231 += dl250
-		v252 := (uint64(binary.BigEndian.Uint16(b233[2:])) - 0x10)
-		os253 := uint32(uint16(uint64(binary.BigEndian.Uint16(b233[2:]))))
-		binary.BigEndian.PutUint16(b233[2:], uint16(v252))
-		f255 := uint32(os253)
-		f255 += bits.RotateLeft32(f255, 16)
-		dl254 := uint64(^uint16(f255>>16)) + uint64(uint32(uint16(v252)))
-		d230 += dl254
-		d231 += dl254
-		v256 := (uint64(b233[8]) - 0x1)
-		os257 := uint32(binary.BigEndian.Uint16(b233[8:]))
-		b233[8] = byte(v256)
-		f259 := uint32(os257)
-		f259 += bits.RotateLeft32(f259, 16)
-		dl258 := uint64(^uint16(f259>>16)) + uint64(uint32(binary.BigEndian.Uint16(b233[8:])))
-		d230 += dl258
-		if cs260 := h2; cs260.Off >= 0 && cs260.Off+cs260.Len <= len(data) {
-			cb := data[cs260.Off+10 : cs260.Off+12]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d230
+		var d185 uint64 // ipv4 checksum
+		var d186 uint64 // udp checksum
+		v187 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b188 := data[h2 : h2+20] // ipv4
+		ws190 := uint64((uint64(b188[12])<<24 | uint64(b188[13])<<16 | uint64(b188[14])<<8 | uint64(b188[15])))
+		os189 := uint32(uint16(ws190>>0)) + uint32(uint16(ws190>>16))
+		s191 := v187
+		b188[12] = byte(s191 >> 24)
+		b188[13] = byte(s191 >> 16)
+		b188[14] = byte(s191 >> 8)
+		b188[15] = byte(s191)
+		ws192 := uint64(v187)
+		f194 := uint32(os189)
+		f194 += bits.RotateLeft32(f194, 16)
+		dl193 := uint64(^uint16(f194>>16)) + uint64(uint32(uint16(ws192>>0))+uint32(uint16(ws192>>16)))
+		d185 += dl193
+		d186 += dl193
+		v195 := m18
+		ws197 := uint64((uint64(b188[16])<<24 | uint64(b188[17])<<16 | uint64(b188[18])<<8 | uint64(b188[19])))
+		os196 := uint32(uint16(ws197>>0)) + uint32(uint16(ws197>>16))
+		s198 := v195
+		b188[16] = byte(s198 >> 24)
+		b188[17] = byte(s198 >> 16)
+		b188[18] = byte(s198 >> 8)
+		b188[19] = byte(s198)
+		ws199 := uint64(v195)
+		f201 := uint32(os196)
+		f201 += bits.RotateLeft32(f201, 16)
+		dl200 := uint64(^uint16(f201>>16)) + uint64(uint32(uint16(ws199>>0))+uint32(uint16(ws199>>16)))
+		d185 += dl200
+		d186 += dl200
+		v202 := m23
+		b203 := data[h4 : h4+8] // udp
+		os204 := uint32(uint16((uint64(b203[2])<<8 | uint64(b203[3]))))
+		s205 := v202
+		b203[2] = byte(s205 >> 8)
+		b203[3] = byte(s205)
+		f207 := uint32(os204)
+		f207 += bits.RotateLeft32(f207, 16)
+		dl206 := uint64(^uint16(f207>>16)) + uint64(uint32(uint16(v202)))
+		d186 += dl206
+		v208 := ((uint64(b188[2])<<8 | uint64(b188[3])) - 0x10)
+		os209 := uint32(uint16((uint64(b188[2])<<8 | uint64(b188[3]))))
+		s210 := v208
+		b188[2] = byte(s210 >> 8)
+		b188[3] = byte(s210)
+		f212 := uint32(os209)
+		f212 += bits.RotateLeft32(f212, 16)
+		dl211 := uint64(^uint16(f212>>16)) + uint64(uint32(uint16(v208)))
+		d185 += dl211
+		d186 += dl211
+		v213 := (uint64(b188[8]) - 0x1)
+		os214 := uint32(uint64(b188[8])<<8 | uint64(b188[9]))
+		b188[8] = byte(v213)
+		f216 := uint32(os214)
+		f216 += bits.RotateLeft32(f216, 16)
+		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint64(b188[8])<<8|uint64(b188[9])))
+		d185 += dl215
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d185
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s217 := r
+			cb[0] = byte(s217 >> 8)
+			cb[1] = byte(s217)
 		}
-		if cs261 := h4; cs261.Off >= 0 && cs261.Off+cs261.Len <= len(data) {
-			cb := data[cs261.Off+6 : cs261.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d231
+		if h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d186
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s218 := r
+			cb[0] = byte(s218 >> 8)
+			cb[1] = byte(s218)
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d262 uint64 // udp checksum
-		v263 := m6
-		st265 := h3 // ipv6
-		if !st265.Valid {
+		var d219 uint64 // udp checksum
+		v220 := m6
+		if !(h3 >= 0) {
 			return pl.drop(60)
 		}
-		b264 := data[st265.Off : st265.Off+st265.Len]
-		ws267 := packet.Value{Hi: binary.BigEndian.Uint64(b264[8:]), Lo: binary.BigEndian.Uint64(b264[16:])}
-		os266 := uint32(uint16(ws267.Hi>>0)) + uint32(uint16(ws267.Hi>>16)) + uint32(uint16(ws267.Hi>>32)) + uint32(uint16(ws267.Hi>>48)) + uint32(uint16(ws267.Lo>>0)) + uint32(uint16(ws267.Lo>>16)) + uint32(uint16(ws267.Lo>>32)) + uint32(uint16(ws267.Lo>>48))
-		v268 := v263
-		binary.BigEndian.PutUint64(b264[8:], v268.Hi)
-		binary.BigEndian.PutUint64(b264[16:], v268.Lo)
-		ws269 := v263
-		f271 := uint32(os266)
-		f271 += bits.RotateLeft32(f271, 16)
-		dl270 := uint64(^uint16(f271>>16)) + uint64(uint32(uint16(ws269.Hi>>0))+uint32(uint16(ws269.Hi>>16))+uint32(uint16(ws269.Hi>>32))+uint32(uint16(ws269.Hi>>48))+uint32(uint16(ws269.Lo>>0))+uint32(uint16(ws269.Lo>>16))+uint32(uint16(ws269.Lo>>32))+uint32(uint16(ws269.Lo>>48)))
-		d262 += dl270
-		v272 := m19
-		ws274 := packet.Value{Hi: binary.BigEndian.Uint64(b264[24:]), Lo: binary.BigEndian.Uint64(b264[32:])}
-		os273 := uint32(uint16(ws274.Hi>>0)) + uint32(uint16(ws274.Hi>>16)) + uint32(uint16(ws274.Hi>>32)) + uint32(uint16(ws274.Hi>>48)) + uint32(uint16(ws274.Lo>>0)) + uint32(uint16(ws274.Lo>>16)) + uint32(uint16(ws274.Lo>>32)) + uint32(uint16(ws274.Lo>>48))
-		v275 := v272
-		binary.BigEndian.PutUint64(b264[24:], v275.Hi)
-		binary.BigEndian.PutUint64(b264[32:], v275.Lo)
-		ws276 := v272
-		f278 := uint32(os273)
-		f278 += bits.RotateLeft32(f278, 16)
-		dl277 := uint64(^uint16(f278>>16)) + uint64(uint32(uint16(ws276.Hi>>0))+uint32(uint16(ws276.Hi>>16))+uint32(uint16(ws276.Hi>>32))+uint32(uint16(ws276.Hi>>48))+uint32(uint16(ws276.Lo>>0))+uint32(uint16(ws276.Lo>>16))+uint32(uint16(ws276.Lo>>32))+uint32(uint16(ws276.Lo>>48)))
-		d262 += dl277
-		v279 := m23.Lo
-		st281 := h4 // udp
-		b280 := data[st281.Off : st281.Off+st281.Len]
-		os282 := uint32(uint16(uint64(binary.BigEndian.Uint16(b280[2:]))))
-		binary.BigEndian.PutUint16(b280[2:], uint16(v279))
-		f284 := uint32(os282)
-		f284 += bits.RotateLeft32(f284, 16)
-		dl283 := uint64(^uint16(f284>>16)) + uint64(uint32(uint16(v279)))
-		d262 += dl283
-		v285 := (uint64(b264[7]) - 0x1)
-		b264[7] = byte(v285)
-		if cs286 := h4; cs286.Off >= 0 && cs286.Off+cs286.Len <= len(data) {
-			cb := data[cs286.Off+6 : cs286.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d262
+		b221 := data[h3 : h3+40] // ipv6
+		ws223 := packet.Value{Hi: (uint64(b221[8])<<56 | uint64(b221[9])<<48 | uint64(b221[10])<<40 | uint64(b221[11])<<32 | uint64(b221[12])<<24 | uint64(b221[13])<<16 | uint64(b221[14])<<8 | uint64(b221[15])), Lo: (uint64(b221[16])<<56 | uint64(b221[17])<<48 | uint64(b221[18])<<40 | uint64(b221[19])<<32 | uint64(b221[20])<<24 | uint64(b221[21])<<16 | uint64(b221[22])<<8 | uint64(b221[23]))}
+		os222 := uint32(uint16(ws223.Hi>>0)) + uint32(uint16(ws223.Hi>>16)) + uint32(uint16(ws223.Hi>>32)) + uint32(uint16(ws223.Hi>>48)) + uint32(uint16(ws223.Lo>>0)) + uint32(uint16(ws223.Lo>>16)) + uint32(uint16(ws223.Lo>>32)) + uint32(uint16(ws223.Lo>>48))
+		v224 := v220
+		s225 := v224.Hi
+		b221[8] = byte(s225 >> 56)
+		b221[9] = byte(s225 >> 48)
+		b221[10] = byte(s225 >> 40)
+		b221[11] = byte(s225 >> 32)
+		b221[12] = byte(s225 >> 24)
+		b221[13] = byte(s225 >> 16)
+		b221[14] = byte(s225 >> 8)
+		b221[15] = byte(s225)
+		s226 := v224.Lo
+		b221[16] = byte(s226 >> 56)
+		b221[17] = byte(s226 >> 48)
+		b221[18] = byte(s226 >> 40)
+		b221[19] = byte(s226 >> 32)
+		b221[20] = byte(s226 >> 24)
+		b221[21] = byte(s226 >> 16)
+		b221[22] = byte(s226 >> 8)
+		b221[23] = byte(s226)
+		ws227 := v220
+		f229 := uint32(os222)
+		f229 += bits.RotateLeft32(f229, 16)
+		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(ws227.Hi>>0))+uint32(uint16(ws227.Hi>>16))+uint32(uint16(ws227.Hi>>32))+uint32(uint16(ws227.Hi>>48))+uint32(uint16(ws227.Lo>>0))+uint32(uint16(ws227.Lo>>16))+uint32(uint16(ws227.Lo>>32))+uint32(uint16(ws227.Lo>>48)))
+		d219 += dl228
+		v230 := m19
+		ws232 := packet.Value{Hi: (uint64(b221[24])<<56 | uint64(b221[25])<<48 | uint64(b221[26])<<40 | uint64(b221[27])<<32 | uint64(b221[28])<<24 | uint64(b221[29])<<16 | uint64(b221[30])<<8 | uint64(b221[31])), Lo: (uint64(b221[32])<<56 | uint64(b221[33])<<48 | uint64(b221[34])<<40 | uint64(b221[35])<<32 | uint64(b221[36])<<24 | uint64(b221[37])<<16 | uint64(b221[38])<<8 | uint64(b221[39]))}
+		os231 := uint32(uint16(ws232.Hi>>0)) + uint32(uint16(ws232.Hi>>16)) + uint32(uint16(ws232.Hi>>32)) + uint32(uint16(ws232.Hi>>48)) + uint32(uint16(ws232.Lo>>0)) + uint32(uint16(ws232.Lo>>16)) + uint32(uint16(ws232.Lo>>32)) + uint32(uint16(ws232.Lo>>48))
+		v233 := v230
+		s234 := v233.Hi
+		b221[24] = byte(s234 >> 56)
+		b221[25] = byte(s234 >> 48)
+		b221[26] = byte(s234 >> 40)
+		b221[27] = byte(s234 >> 32)
+		b221[28] = byte(s234 >> 24)
+		b221[29] = byte(s234 >> 16)
+		b221[30] = byte(s234 >> 8)
+		b221[31] = byte(s234)
+		s235 := v233.Lo
+		b221[32] = byte(s235 >> 56)
+		b221[33] = byte(s235 >> 48)
+		b221[34] = byte(s235 >> 40)
+		b221[35] = byte(s235 >> 32)
+		b221[36] = byte(s235 >> 24)
+		b221[37] = byte(s235 >> 16)
+		b221[38] = byte(s235 >> 8)
+		b221[39] = byte(s235)
+		ws236 := v230
+		f238 := uint32(os231)
+		f238 += bits.RotateLeft32(f238, 16)
+		dl237 := uint64(^uint16(f238>>16)) + uint64(uint32(uint16(ws236.Hi>>0))+uint32(uint16(ws236.Hi>>16))+uint32(uint16(ws236.Hi>>32))+uint32(uint16(ws236.Hi>>48))+uint32(uint16(ws236.Lo>>0))+uint32(uint16(ws236.Lo>>16))+uint32(uint16(ws236.Lo>>32))+uint32(uint16(ws236.Lo>>48)))
+		d219 += dl237
+		v239 := m23
+		b240 := data[h4 : h4+8] // udp
+		os241 := uint32(uint16((uint64(b240[2])<<8 | uint64(b240[3]))))
+		s242 := v239
+		b240[2] = byte(s242 >> 8)
+		b240[3] = byte(s242)
+		f244 := uint32(os241)
+		f244 += bits.RotateLeft32(f244, 16)
+		dl243 := uint64(^uint16(f244>>16)) + uint64(uint32(uint16(v239)))
+		d219 += dl243
+		v245 := (uint64(b221[7]) - 0x1)
+		b221[7] = byte(v245)
+		if h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d219
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s246 := r
+			cb[0] = byte(s246 >> 8)
+			cb[1] = byte(s246)
 		}
 		pl.edges[30]++
 		goto n149
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d287 uint64 // udp checksum
-		v288 := m6
-		st290 := h3 // ipv6
-		if !st290.Valid {
+		var d247 uint64 // udp checksum
+		v248 := m6
+		if !(h3 >= 0) {
 			return pl.drop(61)
 		}
-		b289 := data[st290.Off : st290.Off+st290.Len]
-		ws292 := packet.Value{Hi: binary.BigEndian.Uint64(b289[8:]), Lo: binary.BigEndian.Uint64(b289[16:])}
-		os291 := uint32(uint16(ws292.Hi>>0)) + uint32(uint16(ws292.Hi>>16)) + uint32(uint16(ws292.Hi>>32)) + uint32(uint16(ws292.Hi>>48)) + uint32(uint16(ws292.Lo>>0)) + uint32(uint16(ws292.Lo>>16)) + uint32(uint16(ws292.Lo>>32)) + uint32(uint16(ws292.Lo>>48))
-		v293 := v288
-		binary.BigEndian.PutUint64(b289[8:], v293.Hi)
-		binary.BigEndian.PutUint64(b289[16:], v293.Lo)
-		ws294 := v288
-		f296 := uint32(os291)
-		f296 += bits.RotateLeft32(f296, 16)
-		dl295 := uint64(^uint16(f296>>16)) + uint64(uint32(uint16(ws294.Hi>>0))+uint32(uint16(ws294.Hi>>16))+uint32(uint16(ws294.Hi>>32))+uint32(uint16(ws294.Hi>>48))+uint32(uint16(ws294.Lo>>0))+uint32(uint16(ws294.Lo>>16))+uint32(uint16(ws294.Lo>>32))+uint32(uint16(ws294.Lo>>48)))
-		d287 += dl295
-		v297 := m19
-		ws299 := packet.Value{Hi: binary.BigEndian.Uint64(b289[24:]), Lo: binary.BigEndian.Uint64(b289[32:])}
-		os298 := uint32(uint16(ws299.Hi>>0)) + uint32(uint16(ws299.Hi>>16)) + uint32(uint16(ws299.Hi>>32)) + uint32(uint16(ws299.Hi>>48)) + uint32(uint16(ws299.Lo>>0)) + uint32(uint16(ws299.Lo>>16)) + uint32(uint16(ws299.Lo>>32)) + uint32(uint16(ws299.Lo>>48))
-		v300 := v297
-		binary.BigEndian.PutUint64(b289[24:], v300.Hi)
-		binary.BigEndian.PutUint64(b289[32:], v300.Lo)
-		ws301 := v297
-		f303 := uint32(os298)
-		f303 += bits.RotateLeft32(f303, 16)
-		dl302 := uint64(^uint16(f303>>16)) + uint64(uint32(uint16(ws301.Hi>>0))+uint32(uint16(ws301.Hi>>16))+uint32(uint16(ws301.Hi>>32))+uint32(uint16(ws301.Hi>>48))+uint32(uint16(ws301.Lo>>0))+uint32(uint16(ws301.Lo>>16))+uint32(uint16(ws301.Lo>>32))+uint32(uint16(ws301.Lo>>48)))
-		d287 += dl302
-		v304 := m23.Lo
-		st306 := h4 // udp
-		b305 := data[st306.Off : st306.Off+st306.Len]
-		os307 := uint32(uint16(uint64(binary.BigEndian.Uint16(b305[2:]))))
-		binary.BigEndian.PutUint16(b305[2:], uint16(v304))
-		f309 := uint32(os307)
-		f309 += bits.RotateLeft32(f309, 16)
-		dl308 := uint64(^uint16(f309>>16)) + uint64(uint32(uint16(v304)))
-		d287 += dl308
-		v310 := (uint64(binary.BigEndian.Uint16(b289[4:])) - 0x10)
-		os311 := uint32(uint16(uint64(binary.BigEndian.Uint16(b289[4:]))))
-		binary.BigEndian.PutUint16(b289[4:], uint16(v310))
-		f313 := uint32(os311)
-		f313 += bits.RotateLeft32(f313, 16)
-		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(uint16(v310)))
-		d287 += dl312
-		v314 := (uint64(b289[7]) - 0x1)
-		b289[7] = byte(v314)
-		if cs315 := h4; cs315.Off >= 0 && cs315.Off+cs315.Len <= len(data) {
-			cb := data[cs315.Off+6 : cs315.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d287
+		b249 := data[h3 : h3+40] // ipv6
+		ws251 := packet.Value{Hi: (uint64(b249[8])<<56 | uint64(b249[9])<<48 | uint64(b249[10])<<40 | uint64(b249[11])<<32 | uint64(b249[12])<<24 | uint64(b249[13])<<16 | uint64(b249[14])<<8 | uint64(b249[15])), Lo: (uint64(b249[16])<<56 | uint64(b249[17])<<48 | uint64(b249[18])<<40 | uint64(b249[19])<<32 | uint64(b249[20])<<24 | uint64(b249[21])<<16 | uint64(b249[22])<<8 | uint64(b249[23]))}
+		os250 := uint32(uint16(ws251.Hi>>0)) + uint32(uint16(ws251.Hi>>16)) + uint32(uint16(ws251.Hi>>32)) + uint32(uint16(ws251.Hi>>48)) + uint32(uint16(ws251.Lo>>0)) + uint32(uint16(ws251.Lo>>16)) + uint32(uint16(ws251.Lo>>32)) + uint32(uint16(ws251.Lo>>48))
+		v252 := v248
+		s253 := v252.Hi
+		b249[8] = byte(s253 >> 56)
+		b249[9] = byte(s253 >> 48)
+		b249[10] = byte(s253 >> 40)
+		b249[11] = byte(s253 >> 32)
+		b249[12] = byte(s253 >> 24)
+		b249[13] = byte(s253 >> 16)
+		b249[14] = byte(s253 >> 8)
+		b249[15] = byte(s253)
+		s254 := v252.Lo
+		b249[16] = byte(s254 >> 56)
+		b249[17] = byte(s254 >> 48)
+		b249[18] = byte(s254 >> 40)
+		b249[19] = byte(s254 >> 32)
+		b249[20] = byte(s254 >> 24)
+		b249[21] = byte(s254 >> 16)
+		b249[22] = byte(s254 >> 8)
+		b249[23] = byte(s254)
+		ws255 := v248
+		f257 := uint32(os250)
+		f257 += bits.RotateLeft32(f257, 16)
+		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(ws255.Hi>>0))+uint32(uint16(ws255.Hi>>16))+uint32(uint16(ws255.Hi>>32))+uint32(uint16(ws255.Hi>>48))+uint32(uint16(ws255.Lo>>0))+uint32(uint16(ws255.Lo>>16))+uint32(uint16(ws255.Lo>>32))+uint32(uint16(ws255.Lo>>48)))
+		d247 += dl256
+		v258 := m19
+		ws260 := packet.Value{Hi: (uint64(b249[24])<<56 | uint64(b249[25])<<48 | uint64(b249[26])<<40 | uint64(b249[27])<<32 | uint64(b249[28])<<24 | uint64(b249[29])<<16 | uint64(b249[30])<<8 | uint64(b249[31])), Lo: (uint64(b249[32])<<56 | uint64(b249[33])<<48 | uint64(b249[34])<<40 | uint64(b249[35])<<32 | uint64(b249[36])<<24 | uint64(b249[37])<<16 | uint64(b249[38])<<8 | uint64(b249[39]))}
+		os259 := uint32(uint16(ws260.Hi>>0)) + uint32(uint16(ws260.Hi>>16)) + uint32(uint16(ws260.Hi>>32)) + uint32(uint16(ws260.Hi>>48)) + uint32(uint16(ws260.Lo>>0)) + uint32(uint16(ws260.Lo>>16)) + uint32(uint16(ws260.Lo>>32)) + uint32(uint16(ws260.Lo>>48))
+		v261 := v258
+		s262 := v261.Hi
+		b249[24] = byte(s262 >> 56)
+		b249[25] = byte(s262 >> 48)
+		b249[26] = byte(s262 >> 40)
+		b249[27] = byte(s262 >> 32)
+		b249[28] = byte(s262 >> 24)
+		b249[29] = byte(s262 >> 16)
+		b249[30] = byte(s262 >> 8)
+		b249[31] = byte(s262)
+		s263 := v261.Lo
+		b249[32] = byte(s263 >> 56)
+		b249[33] = byte(s263 >> 48)
+		b249[34] = byte(s263 >> 40)
+		b249[35] = byte(s263 >> 32)
+		b249[36] = byte(s263 >> 24)
+		b249[37] = byte(s263 >> 16)
+		b249[38] = byte(s263 >> 8)
+		b249[39] = byte(s263)
+		ws264 := v258
+		f266 := uint32(os259)
+		f266 += bits.RotateLeft32(f266, 16)
+		dl265 := uint64(^uint16(f266>>16)) + uint64(uint32(uint16(ws264.Hi>>0))+uint32(uint16(ws264.Hi>>16))+uint32(uint16(ws264.Hi>>32))+uint32(uint16(ws264.Hi>>48))+uint32(uint16(ws264.Lo>>0))+uint32(uint16(ws264.Lo>>16))+uint32(uint16(ws264.Lo>>32))+uint32(uint16(ws264.Lo>>48)))
+		d247 += dl265
+		v267 := m23
+		b268 := data[h4 : h4+8] // udp
+		os269 := uint32(uint16((uint64(b268[2])<<8 | uint64(b268[3]))))
+		s270 := v267
+		b268[2] = byte(s270 >> 8)
+		b268[3] = byte(s270)
+		f272 := uint32(os269)
+		f272 += bits.RotateLeft32(f272, 16)
+		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(v267)))
+		d247 += dl271
+		v273 := ((uint64(b249[4])<<8 | uint64(b249[5])) - 0x10)
+		os274 := uint32(uint16((uint64(b249[4])<<8 | uint64(b249[5]))))
+		s275 := v273
+		b249[4] = byte(s275 >> 8)
+		b249[5] = byte(s275)
+		f277 := uint32(os274)
+		f277 += bits.RotateLeft32(f277, 16)
+		dl276 := uint64(^uint16(f277>>16)) + uint64(uint32(uint16(v273)))
+		d247 += dl276
+		v278 := (uint64(b249[7]) - 0x1)
+		b249[7] = byte(v278)
+		if h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d247
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s279 := r
+			cb[0] = byte(s279 >> 8)
+			cb[1] = byte(s279)
 		}
 		pl.edges[31]++
 		goto n144
 	}
 n144:
 	{ // LbPopV2: test valid(lb_v2)
-		if h10.Valid {
+		if h10 >= 0 {
 			goto n145
 		}
 		goto n146
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		ps316 := h10 // lb_v2
-		po317, pn318 := ps316.Off, 12
-		if po317 < 0 || po317+pn318 > len(data) {
+		po280, pn281 := h10, 12 // lb_v2
+		if po280 < 0 || po280+pn281 > len(data) {
 			return pl.drop(62)
 		}
-		if po317 > h4.Off && (po317-h4.Off)%2 == 0 {
-			d319 := uint32(binary.BigEndian.Uint16(data[po317+0:])) + uint32(binary.BigEndian.Uint16(data[po317+2:])) + uint32(binary.BigEndian.Uint16(data[po317+4:])) + uint32(binary.BigEndian.Uint16(data[po317+6:])) + uint32(binary.BigEndian.Uint16(data[po317+8:])) + uint32(binary.BigEndian.Uint16(data[po317+10:]))
-			d319 += bits.RotateLeft32(d319, 16)
-			if cs320 := h4; cs320.Off >= 0 && cs320.Off+cs320.Len <= len(data) {
-				cb := data[cs320.Off+6 : cs320.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d319>>16))
+		if po280 > h4 && (po280-h4)%2 == 0 {
+			pw283 := data[po280 : po280+12]
+			d282 := uint32(uint64(pw283[0])<<8|uint64(pw283[1])) + uint32(uint64(pw283[2])<<8|uint64(pw283[3])) + uint32(uint64(pw283[4])<<8|uint64(pw283[5])) + uint32(uint64(pw283[6])<<8|uint64(pw283[7])) + uint32(uint64(pw283[8])<<8|uint64(pw283[9])) + uint32(uint64(pw283[10])<<8|uint64(pw283[11]))
+			d282 += bits.RotateLeft32(d282, 16)
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d282>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s284 := r
+				cb[0] = byte(s284 >> 8)
+				cb[1] = byte(s284)
 			}
 		}
-		if po317 < len(data)-po317-pn318 {
-			copy(data[pn318:pn318+po317], data[:po317])
-			data = data[pn318:]
+		if po280 < len(data)-po280-pn281 {
+			copy(data[pn281:pn281+po280], data[:po280])
+			data = data[pn281:]
 		} else {
-			copy(data[po317:], data[po317+pn318:])
-			data = data[:len(data)-pn318]
+			copy(data[po280:], data[po280+pn281:])
+			data = data[:len(data)-pn281]
 		}
-		h10 = packet.HeaderState{}
-		if cur > po317 {
-			cur = max(po317, cur-pn318)
+		h10 = -1
+		if cur > po280 {
+			cur = max(po280, cur-pn281)
 		}
 		goto n147
 	}
 n146:
 	{ // LbPopV3Body: pop lb_v3
-		ps321 := h11 // lb_v3
-		if !ps321.Valid {
+		if !(h11 >= 0) {
 			return pl.drop(63)
 		}
-		po322, pn323 := ps321.Off, 12
-		if po322 < 0 || po322+pn323 > len(data) {
+		po285, pn286 := h11, 12 // lb_v3
+		if po285 < 0 || po285+pn286 > len(data) {
 			return pl.drop(63)
 		}
-		if po322 > h4.Off && (po322-h4.Off)%2 == 0 {
-			d324 := uint32(binary.BigEndian.Uint16(data[po322+0:])) + uint32(binary.BigEndian.Uint16(data[po322+2:])) + uint32(binary.BigEndian.Uint16(data[po322+4:])) + uint32(binary.BigEndian.Uint16(data[po322+6:])) + uint32(binary.BigEndian.Uint16(data[po322+8:])) + uint32(binary.BigEndian.Uint16(data[po322+10:]))
-			d324 += bits.RotateLeft32(d324, 16)
-			if cs325 := h4; cs325.Off >= 0 && cs325.Off+cs325.Len <= len(data) {
-				cb := data[cs325.Off+6 : cs325.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d324>>16))
+		if po285 > h4 && (po285-h4)%2 == 0 {
+			pw288 := data[po285 : po285+12]
+			d287 := uint32(uint64(pw288[0])<<8|uint64(pw288[1])) + uint32(uint64(pw288[2])<<8|uint64(pw288[3])) + uint32(uint64(pw288[4])<<8|uint64(pw288[5])) + uint32(uint64(pw288[6])<<8|uint64(pw288[7])) + uint32(uint64(pw288[8])<<8|uint64(pw288[9])) + uint32(uint64(pw288[10])<<8|uint64(pw288[11]))
+			d287 += bits.RotateLeft32(d287, 16)
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d287>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s289 := r
+				cb[0] = byte(s289 >> 8)
+				cb[1] = byte(s289)
 			}
 		}
-		if po322 < len(data)-po322-pn323 {
-			copy(data[pn323:pn323+po322], data[:po322])
-			data = data[pn323:]
+		if po285 < len(data)-po285-pn286 {
+			copy(data[pn286:pn286+po285], data[:po285])
+			data = data[pn286:]
 		} else {
-			copy(data[po322:], data[po322+pn323:])
-			data = data[:len(data)-pn323]
+			copy(data[po285:], data[po285+pn286:])
+			data = data[:len(data)-pn286]
 		}
-		h11 = packet.HeaderState{}
-		if cur > po322 {
-			cur = max(po322, cur-pn323)
+		h11 = -1
+		if cur > po285 {
+			cur = max(po285, cur-pn286)
 		}
 		pl.edges[32]++
 		goto n147
 	}
 n147:
 	{ // LbPopCommon: pop lb_common
-		ps326 := h9 // lb_common
-		po327, pn328 := ps326.Off, 4
-		if po327 < 0 || po327+pn328 > len(data) {
+		po290, pn291 := h9, 4 // lb_common
+		if po290 < 0 || po290+pn291 > len(data) {
 			return pl.drop(64)
 		}
-		if po327 > h4.Off && (po327-h4.Off)%2 == 0 {
-			d329 := uint32(binary.BigEndian.Uint16(data[po327+0:])) + uint32(binary.BigEndian.Uint16(data[po327+2:]))
-			d329 += bits.RotateLeft32(d329, 16)
-			if cs330 := h4; cs330.Off >= 0 && cs330.Off+cs330.Len <= len(data) {
-				cb := data[cs330.Off+6 : cs330.Off+8]
-				cv := binary.BigEndian.Uint16(cb)
-				x := uint64(^cv) + uint64(^uint16(d329>>16))
+		if po290 > h4 && (po290-h4)%2 == 0 {
+			pw293 := data[po290 : po290+4]
+			d292 := uint32(uint64(pw293[0])<<8|uint64(pw293[1])) + uint32(uint64(pw293[2])<<8|uint64(pw293[3]))
+			d292 += bits.RotateLeft32(d292, 16)
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + uint64(^uint16(d292>>16))
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				binary.BigEndian.PutUint16(cb, r)
+				s294 := r
+				cb[0] = byte(s294 >> 8)
+				cb[1] = byte(s294)
 			}
 		}
-		if po327 < len(data)-po327-pn328 {
-			copy(data[pn328:pn328+po327], data[:po327])
-			data = data[pn328:]
+		if po290 < len(data)-po290-pn291 {
+			copy(data[pn291:pn291+po290], data[:po290])
+			data = data[pn291:]
 		} else {
-			copy(data[po327:], data[po327+pn328:])
-			data = data[:len(data)-pn328]
+			copy(data[po290:], data[po290+pn291:])
+			data = data[:len(data)-pn291]
 		}
-		h9 = packet.HeaderState{}
-		if h11.Valid && h11.Off > po327 {
-			h11.Off -= pn328
+		h9 = -1
+		if (h11 >= 0) && h11 > po290 {
+			h11 -= pn291
 		} // lb_v3
-		if cur > po327 {
-			cur = max(po327, cur-pn328)
+		if cur > po290 {
+			cur = max(po290, cur-pn291)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d331 uint64 // udp checksum
-		st333 := h4     // udp
-		b332 := data[st333.Off : st333.Off+st333.Len]
-		v334 := (uint64(binary.BigEndian.Uint16(b332[4:])) - 0x10)
-		os335 := uint32(uint16(uint64(binary.BigEndian.Uint16(b332[4:]))))
-		binary.BigEndian.PutUint16(b332[4:], uint16(v334))
-		f337 := uint32(os335)
-		f337 += bits.RotateLeft32(f337, 16)
-		dl336 := uint64(^uint16(f337>>16)) + uint64(uint32(uint16(v334)))
-		d331 += dl336
-		if cs338 := h4; cs338.Off >= 0 && cs338.Off+cs338.Len <= len(data) {
-			cb := data[cs338.Off+6 : cs338.Off+8]
-			cv := binary.BigEndian.Uint16(cb)
-			x := uint64(^cv) + d331
+		var d295 uint64         // udp checksum
+		b296 := data[h4 : h4+8] // udp
+		v297 := ((uint64(b296[4])<<8 | uint64(b296[5])) - 0x10)
+		os298 := uint32(uint16((uint64(b296[4])<<8 | uint64(b296[5]))))
+		s299 := v297
+		b296[4] = byte(s299 >> 8)
+		b296[5] = byte(s299)
+		f301 := uint32(os298)
+		f301 += bits.RotateLeft32(f301, 16)
+		dl300 := uint64(^uint16(f301>>16)) + uint64(uint32(uint16(v297)))
+		d295 += dl300
+		if h4+8 <= len(data) {
+			cb := data[h4+6 : h4+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d295
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			binary.BigEndian.PutUint16(cb, r)
+			s302 := r
+			cb[0] = byte(s302 >> 8)
+			cb[1] = byte(s302)
 		}
 		pl.edges[33]++
 		goto n149
 	}
 n149:
 	{ // LbCsumFix: test meta.udp_zero == 1
-		if m0.Lo == 0x1 {
+		if m0 == 0x1 {
 			goto n150
 		}
 		goto n151
 	}
 n150:
 	{ // LbCsumKeepZero: set udp.checksum
-		st340 := h4 // udp
-		b339 := data[st340.Off : st340.Off+st340.Len]
-		binary.BigEndian.PutUint16(b339[6:], uint16(0x0))
+		b303 := data[h4 : h4+8] // udp
+		s304 := 0x0
+		b303[6] = byte(s304 >> 8)
+		b303[7] = byte(s304)
 		pl.edges[34]++
 		goto n151
 	}

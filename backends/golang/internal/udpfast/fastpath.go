@@ -6,7 +6,6 @@
 package udpfast
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
@@ -295,27 +294,27 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = p
 	data, cur := buf[:cap(buf)][off:off+n], 0
 	_ = cur
-	var h0 packet.HeaderState // ethernet
+	h0 := -1 // ethernet
 	_ = h0
-	var h1 packet.HeaderState // vlan
+	h1 := -1 // vlan
 	_ = h1
-	var h2 packet.HeaderState // arp
+	h2 := -1 // arp
 	_ = h2
-	var h3 packet.HeaderState // ipv4
-	_ = h3
-	var h4 packet.HeaderState // ipv6
+	h3, h3len := -1, 0 // ipv4
+	_, _ = h3, h3len
+	h4 := -1 // ipv6
 	_ = h4
-	var h5 packet.HeaderState // icmp
+	h5 := -1 // icmp
 	_ = h5
-	var h6 packet.HeaderState // icmpv6
+	h6 := -1 // icmpv6
 	_ = h6
-	var h7 packet.HeaderState // icmp_echo
+	h7 := -1 // icmp_echo
 	_ = h7
-	var h8 packet.HeaderState // udp
+	h8 := -1 // udp
 	_ = h8
-	h9 := packet.HeaderState{Valid: true} // sock
+	h9 := 0 // sock
 	_ = h9
-	var m0 packet.Value
+	var m0 uint64 // sock.opts
 	_ = m0
 	{ // RxQueue: input
 		goto n1
@@ -324,29 +323,84 @@ n1:
 	{ // RxParse: parse ethernet
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
 
 		rt1 := p.ParseFrame(0)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2 = -1
+		if p.Hdr[2].Valid {
+			h2 = p.Hdr[2].Off
+		}
+		h3, h3len = -1, 0
+		if p.Hdr[3].Valid {
+			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		m0 = p.Meta[0].Lo
 
 		if rt1 {
 			goto n3
@@ -359,13 +413,12 @@ n2:
 	}
 n3:
 	{ // RxIsIPv4: test valid(ipv4) && ipv4.version == 4
-		c2 := h3.Valid
+		c2 := (h3 >= 0)
 		if c2 {
-			st4 := h3 // ipv4
-			if !st4.Valid {
+			if !(h3 >= 0) {
 				return pl.drop(1)
 			}
-			b3 := data[st4.Off : st4.Off+st4.Len]
+			b3 := data[h3 : h3+20] // ipv4
 			c2 = ((uint64(b3[0]) >> 4 & 0xf) == 0x4)
 		}
 		if c2 {
@@ -381,31 +434,86 @@ n5:
 	{ // RxIPv4Csum: checksum verify ipv4
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
 
-		ok5, wellFormed := p.VerifyChecksum(3)
+		ok4, wellFormed := p.VerifyChecksum(3)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2 = -1
+		if p.Hdr[2].Valid {
+			h2 = p.Hdr[2].Off
+		}
+		h3, h3len = -1, 0
+		if p.Hdr[3].Valid {
+			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		m0 = p.Meta[0].Lo
 
-		if ok5 && wellFormed {
+		if ok4 && wellFormed {
 			goto n7
 		}
 		goto n6
@@ -416,7 +524,7 @@ n6:
 	}
 n7:
 	{ // RxIsUDP: test valid(udp)
-		if h8.Valid {
+		if h8 >= 0 {
 			goto n9
 		}
 		goto n8
@@ -429,31 +537,86 @@ n9:
 	{ // RxUDPCsum: checksum verify udp
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = h0
-		p.Hdr[1] = h1
-		p.Hdr[2] = h2
-		p.Hdr[3] = h3
-		p.Hdr[4] = h4
-		p.Hdr[5] = h5
-		p.Hdr[6] = h6
-		p.Hdr[7] = h7
-		p.Hdr[8] = h8
-		p.Hdr[9] = h9
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
 
-		ok6, wellFormed := p.VerifyChecksum(8)
+		ok5, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
-		h0 = p.Hdr[0]
-		h1 = p.Hdr[1]
-		h2 = p.Hdr[2]
-		h3 = p.Hdr[3]
-		h4 = p.Hdr[4]
-		h5 = p.Hdr[5]
-		h6 = p.Hdr[6]
-		h7 = p.Hdr[7]
-		h8 = p.Hdr[8]
-		h9 = p.Hdr[9]
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2 = -1
+		if p.Hdr[2].Valid {
+			h2 = p.Hdr[2].Off
+		}
+		h3, h3len = -1, 0
+		if p.Hdr[3].Valid {
+			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		m0 = p.Meta[0].Lo
 
-		if ok6 && wellFormed {
+		if ok5 && wellFormed {
 			goto n11
 		}
 		goto n10
@@ -464,13 +627,12 @@ n10:
 	}
 n11:
 	{ // RxDemux: switch udp.dport
-		st9 := h8 // udp
-		b8 := data[st9.Off : st9.Off+st9.Len]
-		v7 := uint64(binary.BigEndian.Uint16(b8[2:]))
+		b7 := data[h8 : h8+8] // udp
+		v6 := (uint64(b7[2])<<8 | uint64(b7[3]))
 		switch {
-		case v7 == 0x7:
+		case v6 == 0x7:
 			goto n13
-		case v7 == 0x35:
+		case v6 == 0x35:
 			goto n14
 		default:
 			goto n12
