@@ -2,6 +2,7 @@ package golang
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/flow"
@@ -304,6 +305,19 @@ func (c *gen) pop(o *packet.Op) {
 		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.Pop(%d)", h)), c.malformed())
 		return
 	}
+	defers, receives := c.pops.Defers[c.owner], c.pops.Receives[c.owner]
+	if receives {
+		// A pop just before left its bytes in place (pendOff, pendN):
+		// unless this header ends where they begin, move them now.
+		c.emit("if pendN != 0 && !(p.Hdr[%d].Valid && p.Hdr[%d].Off+p.Hdr[%d].Len == pendOff) {", h, h, h)
+		c.move("pendOff", "pendN")
+		c.emit("pendN = 0")
+		c.patchPending()
+		c.emit("}")
+		if slices.Contains(c.pops.Pending, h) {
+			c.patchPending() // this header's bytes are summed below
+		}
+	}
 	off, n := c.newTmp("po"), c.newTmp("pn")
 	if !c.mustValid(h) {
 		c.emit("if !p.Hdr[%d].Valid { %s }", h, c.malformed())
@@ -348,16 +362,32 @@ func (c *gen) pop(o *packet.Op) {
 		} else {
 			c.emit("%s := packet.PopDelta(p.Data[%s : %s+%s])", d, off, off, n)
 		}
-		c.applyDelta(u, d)
+		if slices.Contains(c.pops.Pending, u) {
+			// Patched after the move (flow.PopChains).
+			c.emit("if p.Hdr[%d].Off+p.Hdr[%d].Len <= len(p.Data) { pendD%d += %s; pendK%d = true }", u, u, u, d, u)
+		} else {
+			c.applyDelta(u, d)
+		}
 		c.emit("}")
 	}
-	c.emit("if %s < len(p.Data)-%s-%s {", off, off, n)
-	c.emit("copy(p.Data[%s:%s+%s], p.Data[:%s])", n, n, off, off)
-	c.emit("p.Data = p.Data[%s:]", n)
-	c.emit("} else {")
-	c.emit("copy(p.Data[%s:], p.Data[%s+%s:])", off, off, n)
-	c.emit("p.Data = p.Data[:len(p.Data)-%s]", n)
-	c.emit("}")
+	switch {
+	case defers:
+		// The next node pops too: it moves these bytes with its own.
+		c.emit("pendOff = %s", off)
+		if receives {
+			c.emit("pendN += %s", n)
+		} else {
+			c.emit("pendN = %s", n)
+		}
+	case receives:
+		c.emit("pendN += %s", n)
+		c.move(off, "pendN")
+		c.emit("pendN = 0")
+		c.patchPending()
+	default:
+		c.move(off, n)
+		c.patchPending()
+	}
 	c.emit("p.Hdr[%d] = packet.HeaderState{}", h)
 	for i, hs := range c.s.Headers {
 		if hs.Metadata || i == h || !c.mayValid(i) || !c.valid.Behind(c.owner, i, h) {
@@ -373,6 +403,30 @@ func (c *gen) pop(o *packet.Op) {
 	// The frame moved: header slices taken before are stale.
 	for i := range c.hdrs {
 		c.hdrs[i] = map[int]string{}
+	}
+}
+
+// move generates the removal of the frame's bytes [off, off+n): the shorter
+// side moves over them, as packet.Packet.Pop does.
+func (c *gen) move(off, n string) {
+	c.emit("if %s < len(p.Data)-%s-%s {", off, off, n)
+	c.emit("copy(p.Data[%s:%s+%s], p.Data[:%s])", n, n, off, off)
+	c.emit("p.Data = p.Data[%s:]", n)
+	c.emit("} else {")
+	c.emit("copy(p.Data[%s:], p.Data[%s+%s:])", off, off, n)
+	c.emit("p.Data = p.Data[:len(p.Data)-%s]", n)
+	c.emit("}")
+}
+
+// patchPending applies the checksum patches pops have left for after their
+// move (pendDU, pendKU): the checksummed headers lie in front of the popped
+// ones, at the same offsets before and after.
+func (c *gen) patchPending() {
+	for _, u := range c.pops.Pending {
+		c.emit("if pendK%d {", u)
+		c.applyDelta(u, fmt.Sprintf("pendD%d", u))
+		c.emit("pendD%d, pendK%d = 0, false", u, u)
+		c.emit("}")
 	}
 }
 

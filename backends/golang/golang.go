@@ -45,6 +45,7 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	}
 	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: srcs[0]}
 	c.valid = flow.AnalyzeValid(g, c.start)
+	c.pops = flow.FindPopChains(g, c.s)
 	c.body()
 	return c.file(opt)
 }
@@ -74,6 +75,7 @@ type gen struct {
 	runsCode string         // the function solving for node runs
 	mal      string         // the node being generated, where malformed packets end
 	valid    *flow.Validity // headers valid where (backends/flow)
+	pops     flow.PopChains // pops that move the frame together
 }
 
 // mustValid reports whether wire header h is valid whenever the node being
@@ -289,6 +291,12 @@ func (c *gen) localState(body []byte) (decls, out []byte) {
 			fmt.Fprintf(&sync, "p.Hdr[%d] = packet.HeaderState{}\nif h%d >= 0 { p.Hdr[%d] = packet.HeaderState{Off: h%d, Len: %d, Valid: true} }\n", i, i, i, i, h.FixedBytes())
 			fmt.Fprintf(&reload, "h%d = -1\nif p.Hdr[%d].Valid { h%d = p.Hdr[%d].Off }\n", i, i, i, i)
 		}
+	}
+	if len(c.pops.Defers) > 0 {
+		d.WriteString("pendOff, pendN := 0, 0 // bytes a pop left for the next pop to move\n_, _ = pendOff, pendN\n")
+	}
+	for _, u := range c.pops.Pending {
+		fmt.Fprintf(&d, "pendD%d, pendK%d := uint64(0), false // %s checksum: a patch left for after a pop's move\n_, _ = pendD%d, pendK%d\n", u, u, c.s.Headers[u].Name, u, u)
 	}
 	body = bytes.ReplaceAll(body, []byte(syncMark), sync.Bytes())
 	body = bytes.ReplaceAll(body, []byte(reloadMark), reload.Bytes())

@@ -644,38 +644,14 @@ func variable(h *packet.HeaderSpec) bool {
 	return len(h.Fields) > 0 && h.Fields[len(h.Fields)-1].Variable()
 }
 
-// popChains finds the pops whose one successor is a pop.
+// popChains finds the pops that move the frame together (flow.PopChains).
 func (c *gen) popChains() {
-	c.defers, c.receives = map[*dataflow.Node]bool{}, map[*dataflow.Node]bool{}
-	isPop := func(n *dataflow.Node) bool {
-		return n.Kind == dataflow.FNode && n.Op.Kind == packet.OpPop && !c.s.Headers[n.Op.Header].Metadata
+	pc := flow.FindPopChains(c.g, c.s)
+	c.defers, c.receives = pc.Defers, pc.Receives
+	c.pendPatch, c.pendPatchList = map[int]bool{}, pc.Pending
+	for _, u := range pc.Pending {
+		c.pendPatch[u] = true
 	}
-	for _, n := range c.g.Nodes {
-		if !isPop(n) {
-			continue
-		}
-		p := n.Port(packet.PortOut)
-		if p == nil || len(p.Out) != 1 || !isPop(p.Out[0].To) || p.Out[0].To == n {
-			continue
-		}
-		c.defers[n] = true
-		c.receives[p.Out[0].To] = true
-	}
-	c.pendPatch, c.pendPatchList = map[int]bool{}, nil
-	for _, n := range c.g.Nodes {
-		if !isPop(n) {
-			continue
-		}
-		for _, u := range n.Op.Update {
-			us := c.s.Headers[u]
-			if us.Metadata || us.ChecksumKind == packet.ChecksumHeader || us.Checksum < 0 || us.ChecksumOptional || c.pendPatch[u] {
-				continue
-			}
-			c.pendPatch[u] = true
-			c.pendPatchList = append(c.pendPatchList, u)
-		}
-	}
-	sort.Ints(c.pendPatchList)
 }
 
 // isValid is a C condition: header h is valid (a constant where the

@@ -410,6 +410,8 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m4
 	var m5 uint64 // meta.udp_dst
 	_ = m5
+	pendD8, pendK8 := uint64(0), false // udp checksum: a patch left for after a pop's move
+	_, _ = pendD8, pendK8
 	{ // RxWire: input
 		goto n1
 	}
@@ -927,17 +929,9 @@ n34:
 			pw79 := data[po76 : po76+12]
 			d78 := uint32(uint64(pw79[0])<<8|uint64(pw79[1])) + uint32(uint64(pw79[2])<<8|uint64(pw79[3])) + uint32(uint64(pw79[4])<<8|uint64(pw79[5])) + uint32(uint64(pw79[6])<<8|uint64(pw79[7])) + uint32(uint64(pw79[8])<<8|uint64(pw79[9])) + uint32(uint64(pw79[10])<<8|uint64(pw79[11]))
 			d78 += bits.RotateLeft32(d78, 16)
-			if (h8 >= 0) && h8+8 <= len(data) {
-				cb := data[h8+6 : h8+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d78>>16))
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s80 := r
-				cb[0] = byte(s80 >> 8)
-				cb[1] = byte(s80)
+			if h8+8 <= len(data) {
+				pendD8 += uint64(^uint16(d78 >> 16))
+				pendK8 = true
 			}
 		}
 		if po76 < len(data)-po76-pn77 {
@@ -946,6 +940,21 @@ n34:
 		} else {
 			copy(data[po76:], data[po76+pn77:])
 			data = data[:len(data)-pn77]
+		}
+		if pendK8 {
+			if (h8 >= 0) && h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s80 := r
+				cb[0] = byte(s80 >> 8)
+				cb[1] = byte(s80)
+			}
+			pendD8, pendK8 = 0, false
 		}
 		h5 = -1
 		if cur > po76 {

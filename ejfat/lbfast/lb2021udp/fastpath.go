@@ -423,6 +423,8 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m4
 	var m5 uint64 // meta.udp_dst
 	_ = m5
+	pendD8, pendK8 := uint64(0), false // udp checksum: a patch left for after a pop's move
+	_, _ = pendD8, pendK8
 	{ // RxWire: input
 		goto n1
 	}
@@ -1162,16 +1164,8 @@ n37:
 			d84 := uint32(uint64(pw85[0])<<8|uint64(pw85[1])) + uint32(uint64(pw85[2])<<8|uint64(pw85[3])) + uint32(uint64(pw85[4])<<8|uint64(pw85[5])) + uint32(uint64(pw85[6])<<8|uint64(pw85[7])) + uint32(uint64(pw85[8])<<8|uint64(pw85[9])) + uint32(uint64(pw85[10])<<8|uint64(pw85[11]))
 			d84 += bits.RotateLeft32(d84, 16)
 			if h8+8 <= len(data) {
-				cb := data[h8+6 : h8+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d84>>16))
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s86 := r
-				cb[0] = byte(s86 >> 8)
-				cb[1] = byte(s86)
+				pendD8 += uint64(^uint16(d84 >> 16))
+				pendK8 = true
 			}
 		}
 		if po82 < len(data)-po82-pn83 {
@@ -1180,6 +1174,21 @@ n37:
 		} else {
 			copy(data[po82:], data[po82+pn83:])
 			data = data[:len(data)-pn83]
+		}
+		if pendK8 {
+			if h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s86 := r
+				cb[0] = byte(s86 >> 8)
+				cb[1] = byte(s86)
+			}
+			pendD8, pendK8 = 0, false
 		}
 		h5 = -1
 		if cur > po82 {

@@ -798,6 +798,10 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m24
 	var m25 packet.Value // meta.na_target
 	_ = m25
+	pendOff, pendN := 0, 0 // bytes a pop left for the next pop to move
+	_, _ = pendOff, pendN
+	pendD4, pendK4 := uint64(0), false // udp checksum: a patch left for after a pop's move
+	_, _ = pendD4, pendK4
 	{ // RxWire: input
 		goto n1
 	}
@@ -1737,13 +1741,8 @@ n68:
 		if po117 < 0 || po117+pn118 > len(data) {
 			return pl.drop(14)
 		}
-		if po117 < len(data)-po117-pn118 {
-			copy(data[pn118:pn118+po117], data[:po117])
-			data = data[pn118:]
-		} else {
-			copy(data[po117:], data[po117+pn118:])
-			data = data[:len(data)-pn118]
-		}
+		pendOff = po117
+		pendN = pn118
 		h14 = -1
 		if cur > po117 {
 			cur = max(po117, cur-pn118)
@@ -1753,43 +1752,105 @@ n68:
 	}
 n69:
 	{ // NsPopOpt: pop nd_opt
-		po119, pn120 := h13, 2 // nd_opt
-		if po119 < 0 || po119+pn120 > len(data) {
+		if pendN != 0 && !((h13 >= 0) && h13+2 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+			if pendK4 {
+				if (h4 >= 0) && h4+8 <= len(data) {
+					cb := data[h4+6 : h4+8]
+					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+					x := uint64(^cv) + pendD4
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					s119 := r
+					cb[0] = byte(s119 >> 8)
+					cb[1] = byte(s119)
+				}
+				pendD4, pendK4 = 0, false
+			}
+		}
+		po120, pn121 := h13, 2 // nd_opt
+		if po120 < 0 || po120+pn121 > len(data) {
 			return pl.drop(15)
 		}
-		if po119 < len(data)-po119-pn120 {
-			copy(data[pn120:pn120+po119], data[:po119])
-			data = data[pn120:]
-		} else {
-			copy(data[po119:], data[po119+pn120:])
-			data = data[:len(data)-pn120]
-		}
+		pendOff = po120
+		pendN += pn121
 		h13 = -1
-		if cur > po119 {
-			cur = max(po119, cur-pn120)
+		if cur > po120 {
+			cur = max(po120, cur-pn121)
 		}
 		pl.edges[17]++
 		goto n70
 	}
 n70:
 	{ // NsPopBody: pop nd_ns
-		po121, pn122 := h12, 20 // nd_ns
-		if po121 < 0 || po121+pn122 > len(data) {
+		if pendN != 0 && !((h12 >= 0) && h12+20 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+			if pendK4 {
+				if (h4 >= 0) && h4+8 <= len(data) {
+					cb := data[h4+6 : h4+8]
+					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+					x := uint64(^cv) + pendD4
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					s122 := r
+					cb[0] = byte(s122 >> 8)
+					cb[1] = byte(s122)
+				}
+				pendD4, pendK4 = 0, false
+			}
+		}
+		po123, pn124 := h12, 20 // nd_ns
+		if po123 < 0 || po123+pn124 > len(data) {
 			return pl.drop(16)
 		}
-		if po121 < len(data)-po121-pn122 {
-			copy(data[pn122:pn122+po121], data[:po121])
-			data = data[pn122:]
+		pendN += pn124
+		if po123 < len(data)-po123-pendN {
+			copy(data[pendN:pendN+po123], data[:po123])
+			data = data[pendN:]
 		} else {
-			copy(data[po121:], data[po121+pn122:])
-			data = data[:len(data)-pn122]
+			copy(data[po123:], data[po123+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s125 := r
+				cb[0] = byte(s125 >> 8)
+				cb[1] = byte(s125)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h12 = -1
-		if (h14 >= 0) && h14 > po121 {
-			h14 -= pn122
+		if (h14 >= 0) && h14 > po123 {
+			h14 -= pn124
 		} // nd_mac
-		if cur > po121 {
-			cur = max(po121, cur-pn122)
+		if cur > po123 {
+			cur = max(po123, cur-pn124)
 		}
 		goto n71
 	}
@@ -1924,7 +1985,7 @@ n71:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt123 := p.Push(15, h7+4, 0)
+		rt126 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2049,7 +2110,7 @@ n71:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt123 {
+		if !rt126 {
 			return pl.drop(17)
 		}
 		goto n72
@@ -2185,7 +2246,7 @@ n72:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt124 := p.Push(16, h15+20, 0)
+		rt127 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2310,7 +2371,7 @@ n72:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt124 {
+		if !rt127 {
 			return pl.drop(18)
 		}
 		goto n73
@@ -2446,7 +2507,7 @@ n73:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt125 := p.Push(17, h16+2, 0)
+		rt128 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2571,112 +2632,112 @@ n73:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt125 {
+		if !rt128 {
 			return pl.drop(19)
 		}
 		goto n74
 	}
 n74:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b126 := data[h0 : h0+14] // ethernet
-		s127 := m23
-		b126[0] = byte(s127 >> 40)
-		b126[1] = byte(s127 >> 32)
-		b126[2] = byte(s127 >> 24)
-		b126[3] = byte(s127 >> 16)
-		b126[4] = byte(s127 >> 8)
-		b126[5] = byte(s127)
-		s128 := m2
-		b126[6] = byte(s128 >> 40)
-		b126[7] = byte(s128 >> 32)
-		b126[8] = byte(s128 >> 24)
-		b126[9] = byte(s128 >> 16)
-		b126[10] = byte(s128 >> 8)
-		b126[11] = byte(s128)
+		b129 := data[h0 : h0+14] // ethernet
+		s130 := m23
+		b129[0] = byte(s130 >> 40)
+		b129[1] = byte(s130 >> 32)
+		b129[2] = byte(s130 >> 24)
+		b129[3] = byte(s130 >> 16)
+		b129[4] = byte(s130 >> 8)
+		b129[5] = byte(s130)
+		s131 := m2
+		b129[6] = byte(s131 >> 40)
+		b129[7] = byte(s131 >> 32)
+		b129[8] = byte(s131 >> 24)
+		b129[9] = byte(s131 >> 16)
+		b129[10] = byte(s131 >> 8)
+		b129[11] = byte(s131)
 		if !(h3 >= 0) {
 			return pl.drop(20)
 		}
-		b129 := data[h3 : h3+40] // ipv6
-		s130 := 0x20
-		b129[4] = byte(s130 >> 8)
-		b129[5] = byte(s130)
-		b129[7] = byte(0xff)
-		v131 := m3
-		s132 := v131.Hi
-		b129[8] = byte(s132 >> 56)
-		b129[9] = byte(s132 >> 48)
-		b129[10] = byte(s132 >> 40)
-		b129[11] = byte(s132 >> 32)
-		b129[12] = byte(s132 >> 24)
-		b129[13] = byte(s132 >> 16)
-		b129[14] = byte(s132 >> 8)
-		b129[15] = byte(s132)
-		s133 := v131.Lo
-		b129[16] = byte(s133 >> 56)
-		b129[17] = byte(s133 >> 48)
-		b129[18] = byte(s133 >> 40)
-		b129[19] = byte(s133 >> 32)
-		b129[20] = byte(s133 >> 24)
-		b129[21] = byte(s133 >> 16)
-		b129[22] = byte(s133 >> 8)
-		b129[23] = byte(s133)
-		v134 := m22
+		b132 := data[h3 : h3+40] // ipv6
+		s133 := 0x20
+		b132[4] = byte(s133 >> 8)
+		b132[5] = byte(s133)
+		b132[7] = byte(0xff)
+		v134 := m3
 		s135 := v134.Hi
-		b129[24] = byte(s135 >> 56)
-		b129[25] = byte(s135 >> 48)
-		b129[26] = byte(s135 >> 40)
-		b129[27] = byte(s135 >> 32)
-		b129[28] = byte(s135 >> 24)
-		b129[29] = byte(s135 >> 16)
-		b129[30] = byte(s135 >> 8)
-		b129[31] = byte(s135)
+		b132[8] = byte(s135 >> 56)
+		b132[9] = byte(s135 >> 48)
+		b132[10] = byte(s135 >> 40)
+		b132[11] = byte(s135 >> 32)
+		b132[12] = byte(s135 >> 24)
+		b132[13] = byte(s135 >> 16)
+		b132[14] = byte(s135 >> 8)
+		b132[15] = byte(s135)
 		s136 := v134.Lo
-		b129[32] = byte(s136 >> 56)
-		b129[33] = byte(s136 >> 48)
-		b129[34] = byte(s136 >> 40)
-		b129[35] = byte(s136 >> 32)
-		b129[36] = byte(s136 >> 24)
-		b129[37] = byte(s136 >> 16)
-		b129[38] = byte(s136 >> 8)
-		b129[39] = byte(s136)
+		b132[16] = byte(s136 >> 56)
+		b132[17] = byte(s136 >> 48)
+		b132[18] = byte(s136 >> 40)
+		b132[19] = byte(s136 >> 32)
+		b132[20] = byte(s136 >> 24)
+		b132[21] = byte(s136 >> 16)
+		b132[22] = byte(s136 >> 8)
+		b132[23] = byte(s136)
+		v137 := m22
+		s138 := v137.Hi
+		b132[24] = byte(s138 >> 56)
+		b132[25] = byte(s138 >> 48)
+		b132[26] = byte(s138 >> 40)
+		b132[27] = byte(s138 >> 32)
+		b132[28] = byte(s138 >> 24)
+		b132[29] = byte(s138 >> 16)
+		b132[30] = byte(s138 >> 8)
+		b132[31] = byte(s138)
+		s139 := v137.Lo
+		b132[32] = byte(s139 >> 56)
+		b132[33] = byte(s139 >> 48)
+		b132[34] = byte(s139 >> 40)
+		b132[35] = byte(s139 >> 32)
+		b132[36] = byte(s139 >> 24)
+		b132[37] = byte(s139 >> 16)
+		b132[38] = byte(s139 >> 8)
+		b132[39] = byte(s139)
 		if !(h7 >= 0) {
 			return pl.drop(20)
 		}
-		b137 := data[h7 : h7+4] // icmpv6
-		b137[0] = byte(0x88)
-		b137[1] = byte(0x0)
-		b138 := data[h15 : h15+20] // nd_na
-		b138[0] = b138[0]&^0x40 | byte(m24)<<6&0x40
-		v139 := m25
-		s140 := v139.Hi
-		b138[4] = byte(s140 >> 56)
-		b138[5] = byte(s140 >> 48)
-		b138[6] = byte(s140 >> 40)
-		b138[7] = byte(s140 >> 32)
-		b138[8] = byte(s140 >> 24)
-		b138[9] = byte(s140 >> 16)
-		b138[10] = byte(s140 >> 8)
-		b138[11] = byte(s140)
-		s141 := v139.Lo
-		b138[12] = byte(s141 >> 56)
-		b138[13] = byte(s141 >> 48)
-		b138[14] = byte(s141 >> 40)
-		b138[15] = byte(s141 >> 32)
-		b138[16] = byte(s141 >> 24)
-		b138[17] = byte(s141 >> 16)
-		b138[18] = byte(s141 >> 8)
-		b138[19] = byte(s141)
-		b142 := data[h16 : h16+2] // nd_na_opt
-		b142[0] = byte(0x2)
-		b142[1] = byte(0x1)
-		b143 := data[h17 : h17+6] // nd_na_mac
-		s144 := m2
-		b143[0] = byte(s144 >> 40)
-		b143[1] = byte(s144 >> 32)
-		b143[2] = byte(s144 >> 24)
-		b143[3] = byte(s144 >> 16)
-		b143[4] = byte(s144 >> 8)
-		b143[5] = byte(s144)
+		b140 := data[h7 : h7+4] // icmpv6
+		b140[0] = byte(0x88)
+		b140[1] = byte(0x0)
+		b141 := data[h15 : h15+20] // nd_na
+		b141[0] = b141[0]&^0x40 | byte(m24)<<6&0x40
+		v142 := m25
+		s143 := v142.Hi
+		b141[4] = byte(s143 >> 56)
+		b141[5] = byte(s143 >> 48)
+		b141[6] = byte(s143 >> 40)
+		b141[7] = byte(s143 >> 32)
+		b141[8] = byte(s143 >> 24)
+		b141[9] = byte(s143 >> 16)
+		b141[10] = byte(s143 >> 8)
+		b141[11] = byte(s143)
+		s144 := v142.Lo
+		b141[12] = byte(s144 >> 56)
+		b141[13] = byte(s144 >> 48)
+		b141[14] = byte(s144 >> 40)
+		b141[15] = byte(s144 >> 32)
+		b141[16] = byte(s144 >> 24)
+		b141[17] = byte(s144 >> 16)
+		b141[18] = byte(s144 >> 8)
+		b141[19] = byte(s144)
+		b145 := data[h16 : h16+2] // nd_na_opt
+		b145[0] = byte(0x2)
+		b145[1] = byte(0x1)
+		b146 := data[h17 : h17+6] // nd_na_mac
+		s147 := m2
+		b146[0] = byte(s147 >> 40)
+		b146[1] = byte(s147 >> 32)
+		b146[2] = byte(s147 >> 24)
+		b146[3] = byte(s147 >> 16)
+		b146[4] = byte(s147 >> 8)
+		b146[5] = byte(s147)
 		goto n75
 	}
 n75:
@@ -2807,7 +2868,7 @@ n75:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt145 := p.ComputeChecksum(7)
+		rt148 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2932,7 +2993,7 @@ n75:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt145 {
+		if !rt148 {
 			return pl.drop(21)
 		}
 		goto n76
@@ -2960,8 +3021,8 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b146 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[2].LookupWord(((uint64(b146[12])<<24|uint64(b146[13])<<16|uint64(b146[14])<<8|uint64(b146[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
+		b149 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[2].LookupWord(((uint64(b149[12])<<24|uint64(b149[13])<<16|uint64(b149[14])<<8|uint64(b149[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2983,8 +3044,8 @@ n81:
 		if !(h3 >= 0) {
 			return pl.drop(22)
 		}
-		b147 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b147[8])<<56 | uint64(b147[9])<<48 | uint64(b147[10])<<40 | uint64(b147[11])<<32 | uint64(b147[12])<<24 | uint64(b147[13])<<16 | uint64(b147[14])<<8 | uint64(b147[15])), Lo: (uint64(b147[16])<<56 | uint64(b147[17])<<48 | uint64(b147[18])<<40 | uint64(b147[19])<<32 | uint64(b147[20])<<24 | uint64(b147[21])<<16 | uint64(b147[22])<<8 | uint64(b147[23]))}
+		b150 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b150[8])<<56 | uint64(b150[9])<<48 | uint64(b150[10])<<40 | uint64(b150[11])<<32 | uint64(b150[12])<<24 | uint64(b150[13])<<16 | uint64(b150[14])<<8 | uint64(b150[15])), Lo: (uint64(b150[16])<<56 | uint64(b150[17])<<48 | uint64(b150[18])<<40 | uint64(b150[19])<<32 | uint64(b150[20])<<24 | uint64(b150[21])<<16 | uint64(b150[22])<<8 | uint64(b150[23]))}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -3023,10 +3084,10 @@ n85:
 	}
 n86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b148 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b148[4])<<56 | uint64(b148[5])<<48 | uint64(b148[6])<<40 | uint64(b148[7])<<32 | uint64(b148[8])<<24 | uint64(b148[9])<<16 | uint64(b148[10])<<8 | uint64(b148[11]))
-		m18 = ((uint64(b148[4])<<56 | uint64(b148[5])<<48 | uint64(b148[6])<<40 | uint64(b148[7])<<32 | uint64(b148[8])<<24 | uint64(b148[9])<<16 | uint64(b148[10])<<8 | uint64(b148[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b148[2])<<8 | uint64(b148[3])) & 0xffff
+		b151 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b151[4])<<56 | uint64(b151[5])<<48 | uint64(b151[6])<<40 | uint64(b151[7])<<32 | uint64(b151[8])<<24 | uint64(b151[9])<<16 | uint64(b151[10])<<8 | uint64(b151[11]))
+		m18 = ((uint64(b151[4])<<56 | uint64(b151[5])<<48 | uint64(b151[6])<<40 | uint64(b151[7])<<32 | uint64(b151[8])<<24 | uint64(b151[9])<<16 | uint64(b151[10])<<8 | uint64(b151[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b151[2])<<8 | uint64(b151[3])) & 0xffff
 		goto n88
 	}
 n87:
@@ -3034,10 +3095,10 @@ n87:
 		if !(h11 >= 0) {
 			return pl.drop(24)
 		}
-		b149 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b149[4])<<56 | uint64(b149[5])<<48 | uint64(b149[6])<<40 | uint64(b149[7])<<32 | uint64(b149[8])<<24 | uint64(b149[9])<<16 | uint64(b149[10])<<8 | uint64(b149[11]))
-		m18 = (uint64(b149[0])<<8 | uint64(b149[1])) & 0xffff
-		m19 = (uint64(b149[2])<<8 | uint64(b149[3])) & 0xffff
+		b152 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b152[4])<<56 | uint64(b152[5])<<48 | uint64(b152[6])<<40 | uint64(b152[7])<<32 | uint64(b152[8])<<24 | uint64(b152[9])<<16 | uint64(b152[10])<<8 | uint64(b152[11]))
+		m18 = (uint64(b152[0])<<8 | uint64(b152[1])) & 0xffff
+		m19 = (uint64(b152[2])<<8 | uint64(b152[3])) & 0xffff
 		pl.edges[22]++
 		goto n88
 	}
@@ -3105,8 +3166,8 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b150 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b150[12])<<8|uint64(b150[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
+		b153 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b153[12])<<8|uint64(b153[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3145,21 +3206,21 @@ n95:
 	}
 n96:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b151 := data[h0 : h0+14] // ethernet
-		s152 := m2
-		b151[6] = byte(s152 >> 40)
-		b151[7] = byte(s152 >> 32)
-		b151[8] = byte(s152 >> 24)
-		b151[9] = byte(s152 >> 16)
-		b151[10] = byte(s152 >> 8)
-		b151[11] = byte(s152)
-		s153 := m10
-		b151[0] = byte(s153 >> 40)
-		b151[1] = byte(s153 >> 32)
-		b151[2] = byte(s153 >> 24)
-		b151[3] = byte(s153 >> 16)
-		b151[4] = byte(s153 >> 8)
-		b151[5] = byte(s153)
+		b154 := data[h0 : h0+14] // ethernet
+		s155 := m2
+		b154[6] = byte(s155 >> 40)
+		b154[7] = byte(s155 >> 32)
+		b154[8] = byte(s155 >> 24)
+		b154[9] = byte(s155 >> 16)
+		b154[10] = byte(s155 >> 8)
+		b154[11] = byte(s155)
+		s156 := m10
+		b154[0] = byte(s156 >> 40)
+		b154[1] = byte(s156 >> 32)
+		b154[2] = byte(s156 >> 24)
+		b154[3] = byte(s156 >> 16)
+		b154[4] = byte(s156 >> 8)
+		b154[5] = byte(s156)
 		goto n97
 	}
 n97:
@@ -3185,376 +3246,376 @@ n99:
 	}
 n100:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d154 uint64 // ipv4 checksum
-		var d155 uint64 // udp checksum
-		v156 := m11
-		b157 := data[h2 : h2+20] // ipv4
-		ws159 := uint64((uint64(b157[16])<<24 | uint64(b157[17])<<16 | uint64(b157[18])<<8 | uint64(b157[19])))
-		os158 := uint32(uint16(ws159>>0)) + uint32(uint16(ws159>>16))
-		s160 := v156
-		b157[16] = byte(s160 >> 24)
-		b157[17] = byte(s160 >> 16)
-		b157[18] = byte(s160 >> 8)
-		b157[19] = byte(s160)
-		ws161 := uint64(v156)
-		f163 := uint32(os158)
-		f163 += bits.RotateLeft32(f163, 16)
-		dl162 := uint64(^uint16(f163>>16)) + uint64(uint32(uint16(ws161>>0))+uint32(uint16(ws161>>16)))
-		d154 += dl162
+		var d157 uint64 // ipv4 checksum
+		var d158 uint64 // udp checksum
+		v159 := m11
+		b160 := data[h2 : h2+20] // ipv4
+		ws162 := uint64((uint64(b160[16])<<24 | uint64(b160[17])<<16 | uint64(b160[18])<<8 | uint64(b160[19])))
+		os161 := uint32(uint16(ws162>>0)) + uint32(uint16(ws162>>16))
+		s163 := v159
+		b160[16] = byte(s163 >> 24)
+		b160[17] = byte(s163 >> 16)
+		b160[18] = byte(s163 >> 8)
+		b160[19] = byte(s163)
+		ws164 := uint64(v159)
+		f166 := uint32(os161)
+		f166 += bits.RotateLeft32(f166, 16)
+		dl165 := uint64(^uint16(f166>>16)) + uint64(uint32(uint16(ws164>>0))+uint32(uint16(ws164>>16)))
+		d157 += dl165
 		if h4 >= 0 {
-			d155 += dl162
+			d158 += dl165
 		}
-		v164 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws166 := uint64((uint64(b157[12])<<24 | uint64(b157[13])<<16 | uint64(b157[14])<<8 | uint64(b157[15])))
-		os165 := uint32(uint16(ws166>>0)) + uint32(uint16(ws166>>16))
-		s167 := v164
-		b157[12] = byte(s167 >> 24)
-		b157[13] = byte(s167 >> 16)
-		b157[14] = byte(s167 >> 8)
-		b157[15] = byte(s167)
-		ws168 := uint64(v164)
-		f170 := uint32(os165)
-		f170 += bits.RotateLeft32(f170, 16)
-		dl169 := uint64(^uint16(f170>>16)) + uint64(uint32(uint16(ws168>>0))+uint32(uint16(ws168>>16)))
-		d154 += dl169
+		v167 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws169 := uint64((uint64(b160[12])<<24 | uint64(b160[13])<<16 | uint64(b160[14])<<8 | uint64(b160[15])))
+		os168 := uint32(uint16(ws169>>0)) + uint32(uint16(ws169>>16))
+		s170 := v167
+		b160[12] = byte(s170 >> 24)
+		b160[13] = byte(s170 >> 16)
+		b160[14] = byte(s170 >> 8)
+		b160[15] = byte(s170)
+		ws171 := uint64(v167)
+		f173 := uint32(os168)
+		f173 += bits.RotateLeft32(f173, 16)
+		dl172 := uint64(^uint16(f173>>16)) + uint64(uint32(uint16(ws171>>0))+uint32(uint16(ws171>>16)))
+		d157 += dl172
 		if h4 >= 0 {
-			d155 += dl169
+			d158 += dl172
 		}
-		v171 := m21
+		v174 := m21
 		if !(h4 >= 0) {
 			return pl.drop(28)
 		}
-		b172 := data[h4 : h4+8] // udp
-		os173 := uint32(uint16((uint64(b172[2])<<8 | uint64(b172[3]))))
-		s174 := v171
-		b172[2] = byte(s174 >> 8)
-		b172[3] = byte(s174)
-		f176 := uint32(os173)
-		f176 += bits.RotateLeft32(f176, 16)
-		dl175 := uint64(^uint16(f176>>16)) + uint64(uint32(uint16(v171)))
+		b175 := data[h4 : h4+8] // udp
+		os176 := uint32(uint16((uint64(b175[2])<<8 | uint64(b175[3]))))
+		s177 := v174
+		b175[2] = byte(s177 >> 8)
+		b175[3] = byte(s177)
+		f179 := uint32(os176)
+		f179 += bits.RotateLeft32(f179, 16)
+		dl178 := uint64(^uint16(f179>>16)) + uint64(uint32(uint16(v174)))
 		if h4 >= 0 {
-			d155 += dl175
+			d158 += dl178
 		}
-		v177 := uint64(b157[8])
-		os178 := uint32(uint64(b157[8])<<8 | uint64(b157[9]))
-		b157[8] = byte(v177)
-		f180 := uint32(os178)
-		f180 += bits.RotateLeft32(f180, 16)
-		dl179 := uint64(^uint16(f180>>16)) + uint64(uint32(uint64(b157[8])<<8|uint64(b157[9])))
-		d154 += dl179
+		v180 := uint64(b160[8])
+		os181 := uint32(uint64(b160[8])<<8 | uint64(b160[9]))
+		b160[8] = byte(v180)
+		f183 := uint32(os181)
+		f183 += bits.RotateLeft32(f183, 16)
+		dl182 := uint64(^uint16(f183>>16)) + uint64(uint32(uint64(b160[8])<<8|uint64(b160[9])))
+		d157 += dl182
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d154
+			x := uint64(^cv) + d157
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s181 := r
-			cb[0] = byte(s181 >> 8)
-			cb[1] = byte(s181)
+			s184 := r
+			cb[0] = byte(s184 >> 8)
+			cb[1] = byte(s184)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d155
+			x := uint64(^cv) + d158
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s182 := r
-			cb[0] = byte(s182 >> 8)
-			cb[1] = byte(s182)
+			s185 := r
+			cb[0] = byte(s185 >> 8)
+			cb[1] = byte(s185)
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d183 uint64 // ipv4 checksum
-		var d184 uint64 // udp checksum
-		v185 := m11
-		b186 := data[h2 : h2+20] // ipv4
-		ws188 := uint64((uint64(b186[16])<<24 | uint64(b186[17])<<16 | uint64(b186[18])<<8 | uint64(b186[19])))
-		os187 := uint32(uint16(ws188>>0)) + uint32(uint16(ws188>>16))
-		s189 := v185
-		b186[16] = byte(s189 >> 24)
-		b186[17] = byte(s189 >> 16)
-		b186[18] = byte(s189 >> 8)
-		b186[19] = byte(s189)
-		ws190 := uint64(v185)
-		f192 := uint32(os187)
-		f192 += bits.RotateLeft32(f192, 16)
-		dl191 := uint64(^uint16(f192>>16)) + uint64(uint32(uint16(ws190>>0))+uint32(uint16(ws190>>16)))
-		d183 += dl191
+		var d186 uint64 // ipv4 checksum
+		var d187 uint64 // udp checksum
+		v188 := m11
+		b189 := data[h2 : h2+20] // ipv4
+		ws191 := uint64((uint64(b189[16])<<24 | uint64(b189[17])<<16 | uint64(b189[18])<<8 | uint64(b189[19])))
+		os190 := uint32(uint16(ws191>>0)) + uint32(uint16(ws191>>16))
+		s192 := v188
+		b189[16] = byte(s192 >> 24)
+		b189[17] = byte(s192 >> 16)
+		b189[18] = byte(s192 >> 8)
+		b189[19] = byte(s192)
+		ws193 := uint64(v188)
+		f195 := uint32(os190)
+		f195 += bits.RotateLeft32(f195, 16)
+		dl194 := uint64(^uint16(f195>>16)) + uint64(uint32(uint16(ws193>>0))+uint32(uint16(ws193>>16)))
+		d186 += dl194
 		if h4 >= 0 {
-			d184 += dl191
+			d187 += dl194
 		}
-		v193 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws195 := uint64((uint64(b186[12])<<24 | uint64(b186[13])<<16 | uint64(b186[14])<<8 | uint64(b186[15])))
-		os194 := uint32(uint16(ws195>>0)) + uint32(uint16(ws195>>16))
-		s196 := v193
-		b186[12] = byte(s196 >> 24)
-		b186[13] = byte(s196 >> 16)
-		b186[14] = byte(s196 >> 8)
-		b186[15] = byte(s196)
-		ws197 := uint64(v193)
-		f199 := uint32(os194)
-		f199 += bits.RotateLeft32(f199, 16)
-		dl198 := uint64(^uint16(f199>>16)) + uint64(uint32(uint16(ws197>>0))+uint32(uint16(ws197>>16)))
-		d183 += dl198
+		v196 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws198 := uint64((uint64(b189[12])<<24 | uint64(b189[13])<<16 | uint64(b189[14])<<8 | uint64(b189[15])))
+		os197 := uint32(uint16(ws198>>0)) + uint32(uint16(ws198>>16))
+		s199 := v196
+		b189[12] = byte(s199 >> 24)
+		b189[13] = byte(s199 >> 16)
+		b189[14] = byte(s199 >> 8)
+		b189[15] = byte(s199)
+		ws200 := uint64(v196)
+		f202 := uint32(os197)
+		f202 += bits.RotateLeft32(f202, 16)
+		dl201 := uint64(^uint16(f202>>16)) + uint64(uint32(uint16(ws200>>0))+uint32(uint16(ws200>>16)))
+		d186 += dl201
 		if h4 >= 0 {
-			d184 += dl198
+			d187 += dl201
 		}
-		v200 := m21
+		v203 := m21
 		if !(h4 >= 0) {
 			return pl.drop(29)
 		}
-		b201 := data[h4 : h4+8] // udp
-		os202 := uint32(uint16((uint64(b201[2])<<8 | uint64(b201[3]))))
-		s203 := v200
-		b201[2] = byte(s203 >> 8)
-		b201[3] = byte(s203)
-		f205 := uint32(os202)
-		f205 += bits.RotateLeft32(f205, 16)
-		dl204 := uint64(^uint16(f205>>16)) + uint64(uint32(uint16(v200)))
+		b204 := data[h4 : h4+8] // udp
+		os205 := uint32(uint16((uint64(b204[2])<<8 | uint64(b204[3]))))
+		s206 := v203
+		b204[2] = byte(s206 >> 8)
+		b204[3] = byte(s206)
+		f208 := uint32(os205)
+		f208 += bits.RotateLeft32(f208, 16)
+		dl207 := uint64(^uint16(f208>>16)) + uint64(uint32(uint16(v203)))
 		if h4 >= 0 {
-			d184 += dl204
+			d187 += dl207
 		}
-		v206 := ((uint64(b186[2])<<8 | uint64(b186[3])) - 0x10)
-		os207 := uint32(uint16((uint64(b186[2])<<8 | uint64(b186[3]))))
-		s208 := v206
-		b186[2] = byte(s208 >> 8)
-		b186[3] = byte(s208)
-		f210 := uint32(os207)
-		f210 += bits.RotateLeft32(f210, 16)
-		dl209 := uint64(^uint16(f210>>16)) + uint64(uint32(uint16(v206)))
-		d183 += dl209
+		v209 := ((uint64(b189[2])<<8 | uint64(b189[3])) - 0x10)
+		os210 := uint32(uint16((uint64(b189[2])<<8 | uint64(b189[3]))))
+		s211 := v209
+		b189[2] = byte(s211 >> 8)
+		b189[3] = byte(s211)
+		f213 := uint32(os210)
+		f213 += bits.RotateLeft32(f213, 16)
+		dl212 := uint64(^uint16(f213>>16)) + uint64(uint32(uint16(v209)))
+		d186 += dl212
 		if h4 >= 0 {
-			d184 += dl209
+			d187 += dl212
 		}
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d183
+			x := uint64(^cv) + d186
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s211 := r
-			cb[0] = byte(s211 >> 8)
-			cb[1] = byte(s211)
+			s214 := r
+			cb[0] = byte(s214 >> 8)
+			cb[1] = byte(s214)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d184
+			x := uint64(^cv) + d187
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s212 := r
-			cb[0] = byte(s212 >> 8)
-			cb[1] = byte(s212)
+			s215 := r
+			cb[0] = byte(s215 >> 8)
+			cb[1] = byte(s215)
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d213 uint64 // udp checksum
-		v214 := m12
+		var d216 uint64 // udp checksum
+		v217 := m12
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b215 := data[h3 : h3+40] // ipv6
-		ws217 := packet.Value{Hi: (uint64(b215[24])<<56 | uint64(b215[25])<<48 | uint64(b215[26])<<40 | uint64(b215[27])<<32 | uint64(b215[28])<<24 | uint64(b215[29])<<16 | uint64(b215[30])<<8 | uint64(b215[31])), Lo: (uint64(b215[32])<<56 | uint64(b215[33])<<48 | uint64(b215[34])<<40 | uint64(b215[35])<<32 | uint64(b215[36])<<24 | uint64(b215[37])<<16 | uint64(b215[38])<<8 | uint64(b215[39]))}
-		os216 := uint32(uint16(ws217.Hi>>0)) + uint32(uint16(ws217.Hi>>16)) + uint32(uint16(ws217.Hi>>32)) + uint32(uint16(ws217.Hi>>48)) + uint32(uint16(ws217.Lo>>0)) + uint32(uint16(ws217.Lo>>16)) + uint32(uint16(ws217.Lo>>32)) + uint32(uint16(ws217.Lo>>48))
-		v218 := v214
-		s219 := v218.Hi
-		b215[24] = byte(s219 >> 56)
-		b215[25] = byte(s219 >> 48)
-		b215[26] = byte(s219 >> 40)
-		b215[27] = byte(s219 >> 32)
-		b215[28] = byte(s219 >> 24)
-		b215[29] = byte(s219 >> 16)
-		b215[30] = byte(s219 >> 8)
-		b215[31] = byte(s219)
-		s220 := v218.Lo
-		b215[32] = byte(s220 >> 56)
-		b215[33] = byte(s220 >> 48)
-		b215[34] = byte(s220 >> 40)
-		b215[35] = byte(s220 >> 32)
-		b215[36] = byte(s220 >> 24)
-		b215[37] = byte(s220 >> 16)
-		b215[38] = byte(s220 >> 8)
-		b215[39] = byte(s220)
-		ws221 := v214
-		f223 := uint32(os216)
-		f223 += bits.RotateLeft32(f223, 16)
-		dl222 := uint64(^uint16(f223>>16)) + uint64(uint32(uint16(ws221.Hi>>0))+uint32(uint16(ws221.Hi>>16))+uint32(uint16(ws221.Hi>>32))+uint32(uint16(ws221.Hi>>48))+uint32(uint16(ws221.Lo>>0))+uint32(uint16(ws221.Lo>>16))+uint32(uint16(ws221.Lo>>32))+uint32(uint16(ws221.Lo>>48)))
+		b218 := data[h3 : h3+40] // ipv6
+		ws220 := packet.Value{Hi: (uint64(b218[24])<<56 | uint64(b218[25])<<48 | uint64(b218[26])<<40 | uint64(b218[27])<<32 | uint64(b218[28])<<24 | uint64(b218[29])<<16 | uint64(b218[30])<<8 | uint64(b218[31])), Lo: (uint64(b218[32])<<56 | uint64(b218[33])<<48 | uint64(b218[34])<<40 | uint64(b218[35])<<32 | uint64(b218[36])<<24 | uint64(b218[37])<<16 | uint64(b218[38])<<8 | uint64(b218[39]))}
+		os219 := uint32(uint16(ws220.Hi>>0)) + uint32(uint16(ws220.Hi>>16)) + uint32(uint16(ws220.Hi>>32)) + uint32(uint16(ws220.Hi>>48)) + uint32(uint16(ws220.Lo>>0)) + uint32(uint16(ws220.Lo>>16)) + uint32(uint16(ws220.Lo>>32)) + uint32(uint16(ws220.Lo>>48))
+		v221 := v217
+		s222 := v221.Hi
+		b218[24] = byte(s222 >> 56)
+		b218[25] = byte(s222 >> 48)
+		b218[26] = byte(s222 >> 40)
+		b218[27] = byte(s222 >> 32)
+		b218[28] = byte(s222 >> 24)
+		b218[29] = byte(s222 >> 16)
+		b218[30] = byte(s222 >> 8)
+		b218[31] = byte(s222)
+		s223 := v221.Lo
+		b218[32] = byte(s223 >> 56)
+		b218[33] = byte(s223 >> 48)
+		b218[34] = byte(s223 >> 40)
+		b218[35] = byte(s223 >> 32)
+		b218[36] = byte(s223 >> 24)
+		b218[37] = byte(s223 >> 16)
+		b218[38] = byte(s223 >> 8)
+		b218[39] = byte(s223)
+		ws224 := v217
+		f226 := uint32(os219)
+		f226 += bits.RotateLeft32(f226, 16)
+		dl225 := uint64(^uint16(f226>>16)) + uint64(uint32(uint16(ws224.Hi>>0))+uint32(uint16(ws224.Hi>>16))+uint32(uint16(ws224.Hi>>32))+uint32(uint16(ws224.Hi>>48))+uint32(uint16(ws224.Lo>>0))+uint32(uint16(ws224.Lo>>16))+uint32(uint16(ws224.Lo>>32))+uint32(uint16(ws224.Lo>>48)))
 		if h4 >= 0 {
-			d213 += dl222
+			d216 += dl225
 		}
-		v224 := m3
-		ws226 := packet.Value{Hi: (uint64(b215[8])<<56 | uint64(b215[9])<<48 | uint64(b215[10])<<40 | uint64(b215[11])<<32 | uint64(b215[12])<<24 | uint64(b215[13])<<16 | uint64(b215[14])<<8 | uint64(b215[15])), Lo: (uint64(b215[16])<<56 | uint64(b215[17])<<48 | uint64(b215[18])<<40 | uint64(b215[19])<<32 | uint64(b215[20])<<24 | uint64(b215[21])<<16 | uint64(b215[22])<<8 | uint64(b215[23]))}
-		os225 := uint32(uint16(ws226.Hi>>0)) + uint32(uint16(ws226.Hi>>16)) + uint32(uint16(ws226.Hi>>32)) + uint32(uint16(ws226.Hi>>48)) + uint32(uint16(ws226.Lo>>0)) + uint32(uint16(ws226.Lo>>16)) + uint32(uint16(ws226.Lo>>32)) + uint32(uint16(ws226.Lo>>48))
-		v227 := v224
-		s228 := v227.Hi
-		b215[8] = byte(s228 >> 56)
-		b215[9] = byte(s228 >> 48)
-		b215[10] = byte(s228 >> 40)
-		b215[11] = byte(s228 >> 32)
-		b215[12] = byte(s228 >> 24)
-		b215[13] = byte(s228 >> 16)
-		b215[14] = byte(s228 >> 8)
-		b215[15] = byte(s228)
-		s229 := v227.Lo
-		b215[16] = byte(s229 >> 56)
-		b215[17] = byte(s229 >> 48)
-		b215[18] = byte(s229 >> 40)
-		b215[19] = byte(s229 >> 32)
-		b215[20] = byte(s229 >> 24)
-		b215[21] = byte(s229 >> 16)
-		b215[22] = byte(s229 >> 8)
-		b215[23] = byte(s229)
-		ws230 := v224
-		f232 := uint32(os225)
-		f232 += bits.RotateLeft32(f232, 16)
-		dl231 := uint64(^uint16(f232>>16)) + uint64(uint32(uint16(ws230.Hi>>0))+uint32(uint16(ws230.Hi>>16))+uint32(uint16(ws230.Hi>>32))+uint32(uint16(ws230.Hi>>48))+uint32(uint16(ws230.Lo>>0))+uint32(uint16(ws230.Lo>>16))+uint32(uint16(ws230.Lo>>32))+uint32(uint16(ws230.Lo>>48)))
+		v227 := m3
+		ws229 := packet.Value{Hi: (uint64(b218[8])<<56 | uint64(b218[9])<<48 | uint64(b218[10])<<40 | uint64(b218[11])<<32 | uint64(b218[12])<<24 | uint64(b218[13])<<16 | uint64(b218[14])<<8 | uint64(b218[15])), Lo: (uint64(b218[16])<<56 | uint64(b218[17])<<48 | uint64(b218[18])<<40 | uint64(b218[19])<<32 | uint64(b218[20])<<24 | uint64(b218[21])<<16 | uint64(b218[22])<<8 | uint64(b218[23]))}
+		os228 := uint32(uint16(ws229.Hi>>0)) + uint32(uint16(ws229.Hi>>16)) + uint32(uint16(ws229.Hi>>32)) + uint32(uint16(ws229.Hi>>48)) + uint32(uint16(ws229.Lo>>0)) + uint32(uint16(ws229.Lo>>16)) + uint32(uint16(ws229.Lo>>32)) + uint32(uint16(ws229.Lo>>48))
+		v230 := v227
+		s231 := v230.Hi
+		b218[8] = byte(s231 >> 56)
+		b218[9] = byte(s231 >> 48)
+		b218[10] = byte(s231 >> 40)
+		b218[11] = byte(s231 >> 32)
+		b218[12] = byte(s231 >> 24)
+		b218[13] = byte(s231 >> 16)
+		b218[14] = byte(s231 >> 8)
+		b218[15] = byte(s231)
+		s232 := v230.Lo
+		b218[16] = byte(s232 >> 56)
+		b218[17] = byte(s232 >> 48)
+		b218[18] = byte(s232 >> 40)
+		b218[19] = byte(s232 >> 32)
+		b218[20] = byte(s232 >> 24)
+		b218[21] = byte(s232 >> 16)
+		b218[22] = byte(s232 >> 8)
+		b218[23] = byte(s232)
+		ws233 := v227
+		f235 := uint32(os228)
+		f235 += bits.RotateLeft32(f235, 16)
+		dl234 := uint64(^uint16(f235>>16)) + uint64(uint32(uint16(ws233.Hi>>0))+uint32(uint16(ws233.Hi>>16))+uint32(uint16(ws233.Hi>>32))+uint32(uint16(ws233.Hi>>48))+uint32(uint16(ws233.Lo>>0))+uint32(uint16(ws233.Lo>>16))+uint32(uint16(ws233.Lo>>32))+uint32(uint16(ws233.Lo>>48)))
 		if h4 >= 0 {
-			d213 += dl231
+			d216 += dl234
 		}
-		v233 := m21
+		v236 := m21
 		if !(h4 >= 0) {
 			return pl.drop(30)
 		}
-		b234 := data[h4 : h4+8] // udp
-		os235 := uint32(uint16((uint64(b234[2])<<8 | uint64(b234[3]))))
-		s236 := v233
-		b234[2] = byte(s236 >> 8)
-		b234[3] = byte(s236)
-		f238 := uint32(os235)
-		f238 += bits.RotateLeft32(f238, 16)
-		dl237 := uint64(^uint16(f238>>16)) + uint64(uint32(uint16(v233)))
+		b237 := data[h4 : h4+8] // udp
+		os238 := uint32(uint16((uint64(b237[2])<<8 | uint64(b237[3]))))
+		s239 := v236
+		b237[2] = byte(s239 >> 8)
+		b237[3] = byte(s239)
+		f241 := uint32(os238)
+		f241 += bits.RotateLeft32(f241, 16)
+		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint16(v236)))
 		if h4 >= 0 {
-			d213 += dl237
+			d216 += dl240
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d213
+			x := uint64(^cv) + d216
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s239 := r
-			cb[0] = byte(s239 >> 8)
-			cb[1] = byte(s239)
+			s242 := r
+			cb[0] = byte(s242 >> 8)
+			cb[1] = byte(s242)
 		}
 		pl.edges[28]++
 		goto n109
 	}
 n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d240 uint64 // udp checksum
-		v241 := m12
+		var d243 uint64 // udp checksum
+		v244 := m12
 		if !(h3 >= 0) {
 			return pl.drop(31)
 		}
-		b242 := data[h3 : h3+40] // ipv6
-		ws244 := packet.Value{Hi: (uint64(b242[24])<<56 | uint64(b242[25])<<48 | uint64(b242[26])<<40 | uint64(b242[27])<<32 | uint64(b242[28])<<24 | uint64(b242[29])<<16 | uint64(b242[30])<<8 | uint64(b242[31])), Lo: (uint64(b242[32])<<56 | uint64(b242[33])<<48 | uint64(b242[34])<<40 | uint64(b242[35])<<32 | uint64(b242[36])<<24 | uint64(b242[37])<<16 | uint64(b242[38])<<8 | uint64(b242[39]))}
-		os243 := uint32(uint16(ws244.Hi>>0)) + uint32(uint16(ws244.Hi>>16)) + uint32(uint16(ws244.Hi>>32)) + uint32(uint16(ws244.Hi>>48)) + uint32(uint16(ws244.Lo>>0)) + uint32(uint16(ws244.Lo>>16)) + uint32(uint16(ws244.Lo>>32)) + uint32(uint16(ws244.Lo>>48))
-		v245 := v241
-		s246 := v245.Hi
-		b242[24] = byte(s246 >> 56)
-		b242[25] = byte(s246 >> 48)
-		b242[26] = byte(s246 >> 40)
-		b242[27] = byte(s246 >> 32)
-		b242[28] = byte(s246 >> 24)
-		b242[29] = byte(s246 >> 16)
-		b242[30] = byte(s246 >> 8)
-		b242[31] = byte(s246)
-		s247 := v245.Lo
-		b242[32] = byte(s247 >> 56)
-		b242[33] = byte(s247 >> 48)
-		b242[34] = byte(s247 >> 40)
-		b242[35] = byte(s247 >> 32)
-		b242[36] = byte(s247 >> 24)
-		b242[37] = byte(s247 >> 16)
-		b242[38] = byte(s247 >> 8)
-		b242[39] = byte(s247)
-		ws248 := v241
-		f250 := uint32(os243)
-		f250 += bits.RotateLeft32(f250, 16)
-		dl249 := uint64(^uint16(f250>>16)) + uint64(uint32(uint16(ws248.Hi>>0))+uint32(uint16(ws248.Hi>>16))+uint32(uint16(ws248.Hi>>32))+uint32(uint16(ws248.Hi>>48))+uint32(uint16(ws248.Lo>>0))+uint32(uint16(ws248.Lo>>16))+uint32(uint16(ws248.Lo>>32))+uint32(uint16(ws248.Lo>>48)))
+		b245 := data[h3 : h3+40] // ipv6
+		ws247 := packet.Value{Hi: (uint64(b245[24])<<56 | uint64(b245[25])<<48 | uint64(b245[26])<<40 | uint64(b245[27])<<32 | uint64(b245[28])<<24 | uint64(b245[29])<<16 | uint64(b245[30])<<8 | uint64(b245[31])), Lo: (uint64(b245[32])<<56 | uint64(b245[33])<<48 | uint64(b245[34])<<40 | uint64(b245[35])<<32 | uint64(b245[36])<<24 | uint64(b245[37])<<16 | uint64(b245[38])<<8 | uint64(b245[39]))}
+		os246 := uint32(uint16(ws247.Hi>>0)) + uint32(uint16(ws247.Hi>>16)) + uint32(uint16(ws247.Hi>>32)) + uint32(uint16(ws247.Hi>>48)) + uint32(uint16(ws247.Lo>>0)) + uint32(uint16(ws247.Lo>>16)) + uint32(uint16(ws247.Lo>>32)) + uint32(uint16(ws247.Lo>>48))
+		v248 := v244
+		s249 := v248.Hi
+		b245[24] = byte(s249 >> 56)
+		b245[25] = byte(s249 >> 48)
+		b245[26] = byte(s249 >> 40)
+		b245[27] = byte(s249 >> 32)
+		b245[28] = byte(s249 >> 24)
+		b245[29] = byte(s249 >> 16)
+		b245[30] = byte(s249 >> 8)
+		b245[31] = byte(s249)
+		s250 := v248.Lo
+		b245[32] = byte(s250 >> 56)
+		b245[33] = byte(s250 >> 48)
+		b245[34] = byte(s250 >> 40)
+		b245[35] = byte(s250 >> 32)
+		b245[36] = byte(s250 >> 24)
+		b245[37] = byte(s250 >> 16)
+		b245[38] = byte(s250 >> 8)
+		b245[39] = byte(s250)
+		ws251 := v244
+		f253 := uint32(os246)
+		f253 += bits.RotateLeft32(f253, 16)
+		dl252 := uint64(^uint16(f253>>16)) + uint64(uint32(uint16(ws251.Hi>>0))+uint32(uint16(ws251.Hi>>16))+uint32(uint16(ws251.Hi>>32))+uint32(uint16(ws251.Hi>>48))+uint32(uint16(ws251.Lo>>0))+uint32(uint16(ws251.Lo>>16))+uint32(uint16(ws251.Lo>>32))+uint32(uint16(ws251.Lo>>48)))
 		if h4 >= 0 {
-			d240 += dl249
+			d243 += dl252
 		}
-		v251 := m3
-		ws253 := packet.Value{Hi: (uint64(b242[8])<<56 | uint64(b242[9])<<48 | uint64(b242[10])<<40 | uint64(b242[11])<<32 | uint64(b242[12])<<24 | uint64(b242[13])<<16 | uint64(b242[14])<<8 | uint64(b242[15])), Lo: (uint64(b242[16])<<56 | uint64(b242[17])<<48 | uint64(b242[18])<<40 | uint64(b242[19])<<32 | uint64(b242[20])<<24 | uint64(b242[21])<<16 | uint64(b242[22])<<8 | uint64(b242[23]))}
-		os252 := uint32(uint16(ws253.Hi>>0)) + uint32(uint16(ws253.Hi>>16)) + uint32(uint16(ws253.Hi>>32)) + uint32(uint16(ws253.Hi>>48)) + uint32(uint16(ws253.Lo>>0)) + uint32(uint16(ws253.Lo>>16)) + uint32(uint16(ws253.Lo>>32)) + uint32(uint16(ws253.Lo>>48))
-		v254 := v251
-		s255 := v254.Hi
-		b242[8] = byte(s255 >> 56)
-		b242[9] = byte(s255 >> 48)
-		b242[10] = byte(s255 >> 40)
-		b242[11] = byte(s255 >> 32)
-		b242[12] = byte(s255 >> 24)
-		b242[13] = byte(s255 >> 16)
-		b242[14] = byte(s255 >> 8)
-		b242[15] = byte(s255)
-		s256 := v254.Lo
-		b242[16] = byte(s256 >> 56)
-		b242[17] = byte(s256 >> 48)
-		b242[18] = byte(s256 >> 40)
-		b242[19] = byte(s256 >> 32)
-		b242[20] = byte(s256 >> 24)
-		b242[21] = byte(s256 >> 16)
-		b242[22] = byte(s256 >> 8)
-		b242[23] = byte(s256)
-		ws257 := v251
-		f259 := uint32(os252)
-		f259 += bits.RotateLeft32(f259, 16)
-		dl258 := uint64(^uint16(f259>>16)) + uint64(uint32(uint16(ws257.Hi>>0))+uint32(uint16(ws257.Hi>>16))+uint32(uint16(ws257.Hi>>32))+uint32(uint16(ws257.Hi>>48))+uint32(uint16(ws257.Lo>>0))+uint32(uint16(ws257.Lo>>16))+uint32(uint16(ws257.Lo>>32))+uint32(uint16(ws257.Lo>>48)))
+		v254 := m3
+		ws256 := packet.Value{Hi: (uint64(b245[8])<<56 | uint64(b245[9])<<48 | uint64(b245[10])<<40 | uint64(b245[11])<<32 | uint64(b245[12])<<24 | uint64(b245[13])<<16 | uint64(b245[14])<<8 | uint64(b245[15])), Lo: (uint64(b245[16])<<56 | uint64(b245[17])<<48 | uint64(b245[18])<<40 | uint64(b245[19])<<32 | uint64(b245[20])<<24 | uint64(b245[21])<<16 | uint64(b245[22])<<8 | uint64(b245[23]))}
+		os255 := uint32(uint16(ws256.Hi>>0)) + uint32(uint16(ws256.Hi>>16)) + uint32(uint16(ws256.Hi>>32)) + uint32(uint16(ws256.Hi>>48)) + uint32(uint16(ws256.Lo>>0)) + uint32(uint16(ws256.Lo>>16)) + uint32(uint16(ws256.Lo>>32)) + uint32(uint16(ws256.Lo>>48))
+		v257 := v254
+		s258 := v257.Hi
+		b245[8] = byte(s258 >> 56)
+		b245[9] = byte(s258 >> 48)
+		b245[10] = byte(s258 >> 40)
+		b245[11] = byte(s258 >> 32)
+		b245[12] = byte(s258 >> 24)
+		b245[13] = byte(s258 >> 16)
+		b245[14] = byte(s258 >> 8)
+		b245[15] = byte(s258)
+		s259 := v257.Lo
+		b245[16] = byte(s259 >> 56)
+		b245[17] = byte(s259 >> 48)
+		b245[18] = byte(s259 >> 40)
+		b245[19] = byte(s259 >> 32)
+		b245[20] = byte(s259 >> 24)
+		b245[21] = byte(s259 >> 16)
+		b245[22] = byte(s259 >> 8)
+		b245[23] = byte(s259)
+		ws260 := v254
+		f262 := uint32(os255)
+		f262 += bits.RotateLeft32(f262, 16)
+		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(ws260.Hi>>0))+uint32(uint16(ws260.Hi>>16))+uint32(uint16(ws260.Hi>>32))+uint32(uint16(ws260.Hi>>48))+uint32(uint16(ws260.Lo>>0))+uint32(uint16(ws260.Lo>>16))+uint32(uint16(ws260.Lo>>32))+uint32(uint16(ws260.Lo>>48)))
 		if h4 >= 0 {
-			d240 += dl258
+			d243 += dl261
 		}
-		v260 := m21
+		v263 := m21
 		if !(h4 >= 0) {
 			return pl.drop(31)
 		}
-		b261 := data[h4 : h4+8] // udp
-		os262 := uint32(uint16((uint64(b261[2])<<8 | uint64(b261[3]))))
-		s263 := v260
-		b261[2] = byte(s263 >> 8)
-		b261[3] = byte(s263)
-		f265 := uint32(os262)
-		f265 += bits.RotateLeft32(f265, 16)
-		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(v260)))
+		b264 := data[h4 : h4+8] // udp
+		os265 := uint32(uint16((uint64(b264[2])<<8 | uint64(b264[3]))))
+		s266 := v263
+		b264[2] = byte(s266 >> 8)
+		b264[3] = byte(s266)
+		f268 := uint32(os265)
+		f268 += bits.RotateLeft32(f268, 16)
+		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(v263)))
 		if h4 >= 0 {
-			d240 += dl264
+			d243 += dl267
 		}
-		v266 := ((uint64(b242[4])<<8 | uint64(b242[5])) - 0x10)
-		os267 := uint32(uint16((uint64(b242[4])<<8 | uint64(b242[5]))))
-		s268 := v266
-		b242[4] = byte(s268 >> 8)
-		b242[5] = byte(s268)
-		f270 := uint32(os267)
-		f270 += bits.RotateLeft32(f270, 16)
-		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(v266)))
+		v269 := ((uint64(b245[4])<<8 | uint64(b245[5])) - 0x10)
+		os270 := uint32(uint16((uint64(b245[4])<<8 | uint64(b245[5]))))
+		s271 := v269
+		b245[4] = byte(s271 >> 8)
+		b245[5] = byte(s271)
+		f273 := uint32(os270)
+		f273 += bits.RotateLeft32(f273, 16)
+		dl272 := uint64(^uint16(f273>>16)) + uint64(uint32(uint16(v269)))
 		if h4 >= 0 {
-			d240 += dl269
+			d243 += dl272
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d240
+			x := uint64(^cv) + d243
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s271 := r
-			cb[0] = byte(s271 >> 8)
-			cb[1] = byte(s271)
+			s274 := r
+			cb[0] = byte(s274 >> 8)
+			cb[1] = byte(s274)
 		}
 		pl.edges[29]++
 		goto n104
@@ -3568,37 +3629,24 @@ n104:
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		po272, pn273 := h10, 12 // lb_v2
-		if po272 < 0 || po272+pn273 > len(data) {
+		po275, pn276 := h10, 12 // lb_v2
+		if po275 < 0 || po275+pn276 > len(data) {
 			return pl.drop(32)
 		}
-		if (h4 >= 0) && po272 > h4 && (po272-h4)%2 == 0 {
-			pw275 := data[po272 : po272+12]
-			d274 := uint32(uint64(pw275[0])<<8|uint64(pw275[1])) + uint32(uint64(pw275[2])<<8|uint64(pw275[3])) + uint32(uint64(pw275[4])<<8|uint64(pw275[5])) + uint32(uint64(pw275[6])<<8|uint64(pw275[7])) + uint32(uint64(pw275[8])<<8|uint64(pw275[9])) + uint32(uint64(pw275[10])<<8|uint64(pw275[11]))
-			d274 += bits.RotateLeft32(d274, 16)
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d274>>16))
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s276 := r
-				cb[0] = byte(s276 >> 8)
-				cb[1] = byte(s276)
+		if (h4 >= 0) && po275 > h4 && (po275-h4)%2 == 0 {
+			pw278 := data[po275 : po275+12]
+			d277 := uint32(uint64(pw278[0])<<8|uint64(pw278[1])) + uint32(uint64(pw278[2])<<8|uint64(pw278[3])) + uint32(uint64(pw278[4])<<8|uint64(pw278[5])) + uint32(uint64(pw278[6])<<8|uint64(pw278[7])) + uint32(uint64(pw278[8])<<8|uint64(pw278[9])) + uint32(uint64(pw278[10])<<8|uint64(pw278[11]))
+			d277 += bits.RotateLeft32(d277, 16)
+			if h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d277 >> 16))
+				pendK4 = true
 			}
 		}
-		if po272 < len(data)-po272-pn273 {
-			copy(data[pn273:pn273+po272], data[:po272])
-			data = data[pn273:]
-		} else {
-			copy(data[po272:], data[po272+pn273:])
-			data = data[:len(data)-pn273]
-		}
+		pendOff = po275
+		pendN = pn276
 		h10 = -1
-		if cur > po272 {
-			cur = max(po272, cur-pn273)
+		if cur > po275 {
+			cur = max(po275, cur-pn276)
 		}
 		goto n107
 	}
@@ -3607,112 +3655,133 @@ n106:
 		if !(h11 >= 0) {
 			return pl.drop(33)
 		}
-		po277, pn278 := h11, 12 // lb_v3
-		if po277 < 0 || po277+pn278 > len(data) {
+		po279, pn280 := h11, 12 // lb_v3
+		if po279 < 0 || po279+pn280 > len(data) {
 			return pl.drop(33)
 		}
-		if (h4 >= 0) && po277 > h4 && (po277-h4)%2 == 0 {
-			pw280 := data[po277 : po277+12]
-			d279 := uint32(uint64(pw280[0])<<8|uint64(pw280[1])) + uint32(uint64(pw280[2])<<8|uint64(pw280[3])) + uint32(uint64(pw280[4])<<8|uint64(pw280[5])) + uint32(uint64(pw280[6])<<8|uint64(pw280[7])) + uint32(uint64(pw280[8])<<8|uint64(pw280[9])) + uint32(uint64(pw280[10])<<8|uint64(pw280[11]))
-			d279 += bits.RotateLeft32(d279, 16)
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d279>>16))
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s281 := r
-				cb[0] = byte(s281 >> 8)
-				cb[1] = byte(s281)
+		if (h4 >= 0) && po279 > h4 && (po279-h4)%2 == 0 {
+			pw282 := data[po279 : po279+12]
+			d281 := uint32(uint64(pw282[0])<<8|uint64(pw282[1])) + uint32(uint64(pw282[2])<<8|uint64(pw282[3])) + uint32(uint64(pw282[4])<<8|uint64(pw282[5])) + uint32(uint64(pw282[6])<<8|uint64(pw282[7])) + uint32(uint64(pw282[8])<<8|uint64(pw282[9])) + uint32(uint64(pw282[10])<<8|uint64(pw282[11]))
+			d281 += bits.RotateLeft32(d281, 16)
+			if h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d281 >> 16))
+				pendK4 = true
 			}
 		}
-		if po277 < len(data)-po277-pn278 {
-			copy(data[pn278:pn278+po277], data[:po277])
-			data = data[pn278:]
-		} else {
-			copy(data[po277:], data[po277+pn278:])
-			data = data[:len(data)-pn278]
-		}
+		pendOff = po279
+		pendN = pn280
 		h11 = -1
-		if cur > po277 {
-			cur = max(po277, cur-pn278)
+		if cur > po279 {
+			cur = max(po279, cur-pn280)
 		}
 		pl.edges[30]++
 		goto n107
 	}
 n107:
 	{ // LbPopCommon: pop lb_common
+		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+			if pendK4 {
+				if (h4 >= 0) && h4+8 <= len(data) {
+					cb := data[h4+6 : h4+8]
+					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+					x := uint64(^cv) + pendD4
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					s283 := r
+					cb[0] = byte(s283 >> 8)
+					cb[1] = byte(s283)
+				}
+				pendD4, pendK4 = 0, false
+			}
+		}
 		if !(h9 >= 0) {
 			return pl.drop(34)
 		}
-		po282, pn283 := h9, 4 // lb_common
-		if po282 < 0 || po282+pn283 > len(data) {
+		po284, pn285 := h9, 4 // lb_common
+		if po284 < 0 || po284+pn285 > len(data) {
 			return pl.drop(34)
 		}
-		if (h4 >= 0) && po282 > h4 && (po282-h4)%2 == 0 {
-			pw285 := data[po282 : po282+4]
-			d284 := uint32(uint64(pw285[0])<<8|uint64(pw285[1])) + uint32(uint64(pw285[2])<<8|uint64(pw285[3]))
-			d284 += bits.RotateLeft32(d284, 16)
+		if (h4 >= 0) && po284 > h4 && (po284-h4)%2 == 0 {
+			pw287 := data[po284 : po284+4]
+			d286 := uint32(uint64(pw287[0])<<8|uint64(pw287[1])) + uint32(uint64(pw287[2])<<8|uint64(pw287[3]))
+			d286 += bits.RotateLeft32(d286, 16)
+			if h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d286 >> 16))
+				pendK4 = true
+			}
+		}
+		pendN += pn285
+		if po284 < len(data)-po284-pendN {
+			copy(data[pendN:pendN+po284], data[:po284])
+			data = data[pendN:]
+		} else {
+			copy(data[po284:], data[po284+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d284>>16))
+				x := uint64(^cv) + pendD4
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s286 := r
-				cb[0] = byte(s286 >> 8)
-				cb[1] = byte(s286)
+				s288 := r
+				cb[0] = byte(s288 >> 8)
+				cb[1] = byte(s288)
 			}
-		}
-		if po282 < len(data)-po282-pn283 {
-			copy(data[pn283:pn283+po282], data[:po282])
-			data = data[pn283:]
-		} else {
-			copy(data[po282:], data[po282+pn283:])
-			data = data[:len(data)-pn283]
+			pendD4, pendK4 = 0, false
 		}
 		h9 = -1
-		if (h11 >= 0) && h11 > po282 {
-			h11 -= pn283
+		if (h11 >= 0) && h11 > po284 {
+			h11 -= pn285
 		} // lb_v3
-		if cur > po282 {
-			cur = max(po282, cur-pn283)
+		if cur > po284 {
+			cur = max(po284, cur-pn285)
 		}
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d287 uint64 // udp checksum
+		var d289 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(35)
 		}
-		b288 := data[h4 : h4+8] // udp
-		v289 := ((uint64(b288[4])<<8 | uint64(b288[5])) - 0x10)
-		os290 := uint32(uint16((uint64(b288[4])<<8 | uint64(b288[5]))))
-		s291 := v289
-		b288[4] = byte(s291 >> 8)
-		b288[5] = byte(s291)
-		f293 := uint32(os290)
-		f293 += bits.RotateLeft32(f293, 16)
-		dl292 := uint64(^uint16(f293>>16)) + uint64(uint32(uint16(v289)))
+		b290 := data[h4 : h4+8] // udp
+		v291 := ((uint64(b290[4])<<8 | uint64(b290[5])) - 0x10)
+		os292 := uint32(uint16((uint64(b290[4])<<8 | uint64(b290[5]))))
+		s293 := v291
+		b290[4] = byte(s293 >> 8)
+		b290[5] = byte(s293)
+		f295 := uint32(os292)
+		f295 += bits.RotateLeft32(f295, 16)
+		dl294 := uint64(^uint16(f295>>16)) + uint64(uint32(uint16(v291)))
 		if h4 >= 0 {
-			d287 += dl292
+			d289 += dl294
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d287
+			x := uint64(^cv) + d289
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s294 := r
-			cb[0] = byte(s294 >> 8)
-			cb[1] = byte(s294)
+			s296 := r
+			cb[0] = byte(s296 >> 8)
+			cb[1] = byte(s296)
 		}
 		pl.edges[31]++
 		goto n109

@@ -754,6 +754,10 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m24
 	var m25 packet.Value // meta.na_target
 	_ = m25
+	pendOff, pendN := 0, 0 // bytes a pop left for the next pop to move
+	_, _ = pendOff, pendN
+	pendD4, pendK4 := uint64(0), false // udp checksum: a patch left for after a pop's move
+	_, _ = pendD4, pendK4
 	{ // RxWire: input
 		goto n1
 	}
@@ -1957,13 +1961,8 @@ n54:
 		if po89 < 0 || po89+pn90 > len(data) {
 			return pl.drop(17)
 		}
-		if po89 < len(data)-po89-pn90 {
-			copy(data[pn90:pn90+po89], data[:po89])
-			data = data[pn90:]
-		} else {
-			copy(data[po89:], data[po89+pn90:])
-			data = data[:len(data)-pn90]
-		}
+		pendOff = po89
+		pendN = pn90
 		h14 = -1
 		if cur > po89 {
 			cur = max(po89, cur-pn90)
@@ -1973,40 +1972,102 @@ n54:
 	}
 n55:
 	{ // NsPopOpt: pop nd_opt
-		po91, pn92 := h13, 2 // nd_opt
-		if po91 < 0 || po91+pn92 > len(data) {
+		if pendN != 0 && !((h13 >= 0) && h13+2 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+			if pendK4 {
+				if h4+8 <= len(data) {
+					cb := data[h4+6 : h4+8]
+					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+					x := uint64(^cv) + pendD4
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					s91 := r
+					cb[0] = byte(s91 >> 8)
+					cb[1] = byte(s91)
+				}
+				pendD4, pendK4 = 0, false
+			}
+		}
+		po92, pn93 := h13, 2 // nd_opt
+		if po92 < 0 || po92+pn93 > len(data) {
 			return pl.drop(18)
 		}
-		if po91 < len(data)-po91-pn92 {
-			copy(data[pn92:pn92+po91], data[:po91])
-			data = data[pn92:]
-		} else {
-			copy(data[po91:], data[po91+pn92:])
-			data = data[:len(data)-pn92]
-		}
+		pendOff = po92
+		pendN += pn93
 		h13 = -1
-		if cur > po91 {
-			cur = max(po91, cur-pn92)
+		if cur > po92 {
+			cur = max(po92, cur-pn93)
 		}
 		pl.edges[12]++
 		goto n56
 	}
 n56:
 	{ // NsPopBody: pop nd_ns
-		po93, pn94 := h12, 20 // nd_ns
-		if po93 < 0 || po93+pn94 > len(data) {
+		if pendN != 0 && !((h12 >= 0) && h12+20 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+			if pendK4 {
+				if h4+8 <= len(data) {
+					cb := data[h4+6 : h4+8]
+					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+					x := uint64(^cv) + pendD4
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					s94 := r
+					cb[0] = byte(s94 >> 8)
+					cb[1] = byte(s94)
+				}
+				pendD4, pendK4 = 0, false
+			}
+		}
+		po95, pn96 := h12, 20 // nd_ns
+		if po95 < 0 || po95+pn96 > len(data) {
 			return pl.drop(19)
 		}
-		if po93 < len(data)-po93-pn94 {
-			copy(data[pn94:pn94+po93], data[:po93])
-			data = data[pn94:]
+		pendN += pn96
+		if po95 < len(data)-po95-pendN {
+			copy(data[pendN:pendN+po95], data[:po95])
+			data = data[pendN:]
 		} else {
-			copy(data[po93:], data[po93+pn94:])
-			data = data[:len(data)-pn94]
+			copy(data[po95:], data[po95+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s97 := r
+				cb[0] = byte(s97 >> 8)
+				cb[1] = byte(s97)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h12 = -1
-		if cur > po93 {
-			cur = max(po93, cur-pn94)
+		if cur > po95 {
+			cur = max(po95, cur-pn96)
 		}
 		goto n57
 	}
@@ -2141,7 +2202,7 @@ n57:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt95 := p.Push(15, h7+4, 0)
+		rt98 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2266,7 +2327,7 @@ n57:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt95 {
+		if !rt98 {
 			return pl.drop(20)
 		}
 		goto n58
@@ -2402,7 +2463,7 @@ n58:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt96 := p.Push(16, h15+20, 0)
+		rt99 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2527,7 +2588,7 @@ n58:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt96 {
+		if !rt99 {
 			return pl.drop(21)
 		}
 		goto n59
@@ -2663,7 +2724,7 @@ n59:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt97 := p.Push(17, h16+2, 0)
+		rt100 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2788,112 +2849,112 @@ n59:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt97 {
+		if !rt100 {
 			return pl.drop(22)
 		}
 		goto n60
 	}
 n60:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b98 := data[h0 : h0+14] // ethernet
-		s99 := m23
-		b98[0] = byte(s99 >> 40)
-		b98[1] = byte(s99 >> 32)
-		b98[2] = byte(s99 >> 24)
-		b98[3] = byte(s99 >> 16)
-		b98[4] = byte(s99 >> 8)
-		b98[5] = byte(s99)
-		s100 := m2
-		b98[6] = byte(s100 >> 40)
-		b98[7] = byte(s100 >> 32)
-		b98[8] = byte(s100 >> 24)
-		b98[9] = byte(s100 >> 16)
-		b98[10] = byte(s100 >> 8)
-		b98[11] = byte(s100)
+		b101 := data[h0 : h0+14] // ethernet
+		s102 := m23
+		b101[0] = byte(s102 >> 40)
+		b101[1] = byte(s102 >> 32)
+		b101[2] = byte(s102 >> 24)
+		b101[3] = byte(s102 >> 16)
+		b101[4] = byte(s102 >> 8)
+		b101[5] = byte(s102)
+		s103 := m2
+		b101[6] = byte(s103 >> 40)
+		b101[7] = byte(s103 >> 32)
+		b101[8] = byte(s103 >> 24)
+		b101[9] = byte(s103 >> 16)
+		b101[10] = byte(s103 >> 8)
+		b101[11] = byte(s103)
 		if !(h3 >= 0) {
 			return pl.drop(23)
 		}
-		b101 := data[h3 : h3+40] // ipv6
-		s102 := 0x20
-		b101[4] = byte(s102 >> 8)
-		b101[5] = byte(s102)
-		b101[7] = byte(0xff)
-		v103 := m3
-		s104 := v103.Hi
-		b101[8] = byte(s104 >> 56)
-		b101[9] = byte(s104 >> 48)
-		b101[10] = byte(s104 >> 40)
-		b101[11] = byte(s104 >> 32)
-		b101[12] = byte(s104 >> 24)
-		b101[13] = byte(s104 >> 16)
-		b101[14] = byte(s104 >> 8)
-		b101[15] = byte(s104)
-		s105 := v103.Lo
-		b101[16] = byte(s105 >> 56)
-		b101[17] = byte(s105 >> 48)
-		b101[18] = byte(s105 >> 40)
-		b101[19] = byte(s105 >> 32)
-		b101[20] = byte(s105 >> 24)
-		b101[21] = byte(s105 >> 16)
-		b101[22] = byte(s105 >> 8)
-		b101[23] = byte(s105)
-		v106 := m22
+		b104 := data[h3 : h3+40] // ipv6
+		s105 := 0x20
+		b104[4] = byte(s105 >> 8)
+		b104[5] = byte(s105)
+		b104[7] = byte(0xff)
+		v106 := m3
 		s107 := v106.Hi
-		b101[24] = byte(s107 >> 56)
-		b101[25] = byte(s107 >> 48)
-		b101[26] = byte(s107 >> 40)
-		b101[27] = byte(s107 >> 32)
-		b101[28] = byte(s107 >> 24)
-		b101[29] = byte(s107 >> 16)
-		b101[30] = byte(s107 >> 8)
-		b101[31] = byte(s107)
+		b104[8] = byte(s107 >> 56)
+		b104[9] = byte(s107 >> 48)
+		b104[10] = byte(s107 >> 40)
+		b104[11] = byte(s107 >> 32)
+		b104[12] = byte(s107 >> 24)
+		b104[13] = byte(s107 >> 16)
+		b104[14] = byte(s107 >> 8)
+		b104[15] = byte(s107)
 		s108 := v106.Lo
-		b101[32] = byte(s108 >> 56)
-		b101[33] = byte(s108 >> 48)
-		b101[34] = byte(s108 >> 40)
-		b101[35] = byte(s108 >> 32)
-		b101[36] = byte(s108 >> 24)
-		b101[37] = byte(s108 >> 16)
-		b101[38] = byte(s108 >> 8)
-		b101[39] = byte(s108)
+		b104[16] = byte(s108 >> 56)
+		b104[17] = byte(s108 >> 48)
+		b104[18] = byte(s108 >> 40)
+		b104[19] = byte(s108 >> 32)
+		b104[20] = byte(s108 >> 24)
+		b104[21] = byte(s108 >> 16)
+		b104[22] = byte(s108 >> 8)
+		b104[23] = byte(s108)
+		v109 := m22
+		s110 := v109.Hi
+		b104[24] = byte(s110 >> 56)
+		b104[25] = byte(s110 >> 48)
+		b104[26] = byte(s110 >> 40)
+		b104[27] = byte(s110 >> 32)
+		b104[28] = byte(s110 >> 24)
+		b104[29] = byte(s110 >> 16)
+		b104[30] = byte(s110 >> 8)
+		b104[31] = byte(s110)
+		s111 := v109.Lo
+		b104[32] = byte(s111 >> 56)
+		b104[33] = byte(s111 >> 48)
+		b104[34] = byte(s111 >> 40)
+		b104[35] = byte(s111 >> 32)
+		b104[36] = byte(s111 >> 24)
+		b104[37] = byte(s111 >> 16)
+		b104[38] = byte(s111 >> 8)
+		b104[39] = byte(s111)
 		if !(h7 >= 0) {
 			return pl.drop(23)
 		}
-		b109 := data[h7 : h7+4] // icmpv6
-		b109[0] = byte(0x88)
-		b109[1] = byte(0x0)
-		b110 := data[h15 : h15+20] // nd_na
-		b110[0] = b110[0]&^0x40 | byte(m24)<<6&0x40
-		v111 := m25
-		s112 := v111.Hi
-		b110[4] = byte(s112 >> 56)
-		b110[5] = byte(s112 >> 48)
-		b110[6] = byte(s112 >> 40)
-		b110[7] = byte(s112 >> 32)
-		b110[8] = byte(s112 >> 24)
-		b110[9] = byte(s112 >> 16)
-		b110[10] = byte(s112 >> 8)
-		b110[11] = byte(s112)
-		s113 := v111.Lo
-		b110[12] = byte(s113 >> 56)
-		b110[13] = byte(s113 >> 48)
-		b110[14] = byte(s113 >> 40)
-		b110[15] = byte(s113 >> 32)
-		b110[16] = byte(s113 >> 24)
-		b110[17] = byte(s113 >> 16)
-		b110[18] = byte(s113 >> 8)
-		b110[19] = byte(s113)
-		b114 := data[h16 : h16+2] // nd_na_opt
-		b114[0] = byte(0x2)
-		b114[1] = byte(0x1)
-		b115 := data[h17 : h17+6] // nd_na_mac
-		s116 := m2
-		b115[0] = byte(s116 >> 40)
-		b115[1] = byte(s116 >> 32)
-		b115[2] = byte(s116 >> 24)
-		b115[3] = byte(s116 >> 16)
-		b115[4] = byte(s116 >> 8)
-		b115[5] = byte(s116)
+		b112 := data[h7 : h7+4] // icmpv6
+		b112[0] = byte(0x88)
+		b112[1] = byte(0x0)
+		b113 := data[h15 : h15+20] // nd_na
+		b113[0] = b113[0]&^0x40 | byte(m24)<<6&0x40
+		v114 := m25
+		s115 := v114.Hi
+		b113[4] = byte(s115 >> 56)
+		b113[5] = byte(s115 >> 48)
+		b113[6] = byte(s115 >> 40)
+		b113[7] = byte(s115 >> 32)
+		b113[8] = byte(s115 >> 24)
+		b113[9] = byte(s115 >> 16)
+		b113[10] = byte(s115 >> 8)
+		b113[11] = byte(s115)
+		s116 := v114.Lo
+		b113[12] = byte(s116 >> 56)
+		b113[13] = byte(s116 >> 48)
+		b113[14] = byte(s116 >> 40)
+		b113[15] = byte(s116 >> 32)
+		b113[16] = byte(s116 >> 24)
+		b113[17] = byte(s116 >> 16)
+		b113[18] = byte(s116 >> 8)
+		b113[19] = byte(s116)
+		b117 := data[h16 : h16+2] // nd_na_opt
+		b117[0] = byte(0x2)
+		b117[1] = byte(0x1)
+		b118 := data[h17 : h17+6] // nd_na_mac
+		s119 := m2
+		b118[0] = byte(s119 >> 40)
+		b118[1] = byte(s119 >> 32)
+		b118[2] = byte(s119 >> 24)
+		b118[3] = byte(s119 >> 16)
+		b118[4] = byte(s119 >> 8)
+		b118[5] = byte(s119)
 		goto n61
 	}
 n61:
@@ -3024,7 +3085,7 @@ n61:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt117 := p.ComputeChecksum(7)
+		rt120 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3149,7 +3210,7 @@ n61:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt117 {
+		if !rt120 {
 			return pl.drop(24)
 		}
 		goto n62
@@ -3177,8 +3238,8 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b118 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[2].LookupWord(((uint64(b118[12])<<24|uint64(b118[13])<<16|uint64(b118[14])<<8|uint64(b118[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
+		b121 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[2].LookupWord(((uint64(b121[12])<<24|uint64(b121[13])<<16|uint64(b121[14])<<8|uint64(b121[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3200,8 +3261,8 @@ n67:
 		if !(h3 >= 0) {
 			return pl.drop(25)
 		}
-		b119 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b119[8])<<56 | uint64(b119[9])<<48 | uint64(b119[10])<<40 | uint64(b119[11])<<32 | uint64(b119[12])<<24 | uint64(b119[13])<<16 | uint64(b119[14])<<8 | uint64(b119[15])), Lo: (uint64(b119[16])<<56 | uint64(b119[17])<<48 | uint64(b119[18])<<40 | uint64(b119[19])<<32 | uint64(b119[20])<<24 | uint64(b119[21])<<16 | uint64(b119[22])<<8 | uint64(b119[23]))}
+		b122 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -3240,10 +3301,10 @@ n71:
 	}
 n72:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b120 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b120[4])<<56 | uint64(b120[5])<<48 | uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11]))
-		m18 = ((uint64(b120[4])<<56 | uint64(b120[5])<<48 | uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b120[2])<<8 | uint64(b120[3])) & 0xffff
+		b123 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b123[4])<<56 | uint64(b123[5])<<48 | uint64(b123[6])<<40 | uint64(b123[7])<<32 | uint64(b123[8])<<24 | uint64(b123[9])<<16 | uint64(b123[10])<<8 | uint64(b123[11]))
+		m18 = ((uint64(b123[4])<<56 | uint64(b123[5])<<48 | uint64(b123[6])<<40 | uint64(b123[7])<<32 | uint64(b123[8])<<24 | uint64(b123[9])<<16 | uint64(b123[10])<<8 | uint64(b123[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b123[2])<<8 | uint64(b123[3])) & 0xffff
 		goto n74
 	}
 n73:
@@ -3251,10 +3312,10 @@ n73:
 		if !(h11 >= 0) {
 			return pl.drop(27)
 		}
-		b121 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b121[4])<<56 | uint64(b121[5])<<48 | uint64(b121[6])<<40 | uint64(b121[7])<<32 | uint64(b121[8])<<24 | uint64(b121[9])<<16 | uint64(b121[10])<<8 | uint64(b121[11]))
-		m18 = (uint64(b121[0])<<8 | uint64(b121[1])) & 0xffff
-		m19 = (uint64(b121[2])<<8 | uint64(b121[3])) & 0xffff
+		b124 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b124[4])<<56 | uint64(b124[5])<<48 | uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11]))
+		m18 = (uint64(b124[0])<<8 | uint64(b124[1])) & 0xffff
+		m19 = (uint64(b124[2])<<8 | uint64(b124[3])) & 0xffff
 		pl.edges[17]++
 		goto n74
 	}
@@ -3322,8 +3383,8 @@ n78:
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b122 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b122[12])<<8|uint64(b122[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
+		b125 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b125[12])<<8|uint64(b125[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3362,21 +3423,21 @@ n81:
 	}
 n82:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b123 := data[h0 : h0+14] // ethernet
-		s124 := m2
-		b123[6] = byte(s124 >> 40)
-		b123[7] = byte(s124 >> 32)
-		b123[8] = byte(s124 >> 24)
-		b123[9] = byte(s124 >> 16)
-		b123[10] = byte(s124 >> 8)
-		b123[11] = byte(s124)
-		s125 := m10
-		b123[0] = byte(s125 >> 40)
-		b123[1] = byte(s125 >> 32)
-		b123[2] = byte(s125 >> 24)
-		b123[3] = byte(s125 >> 16)
-		b123[4] = byte(s125 >> 8)
-		b123[5] = byte(s125)
+		b126 := data[h0 : h0+14] // ethernet
+		s127 := m2
+		b126[6] = byte(s127 >> 40)
+		b126[7] = byte(s127 >> 32)
+		b126[8] = byte(s127 >> 24)
+		b126[9] = byte(s127 >> 16)
+		b126[10] = byte(s127 >> 8)
+		b126[11] = byte(s127)
+		s128 := m10
+		b126[0] = byte(s128 >> 40)
+		b126[1] = byte(s128 >> 32)
+		b126[2] = byte(s128 >> 24)
+		b126[3] = byte(s128 >> 16)
+		b126[4] = byte(s128 >> 8)
+		b126[5] = byte(s128)
 		goto n83
 	}
 n83:
@@ -3402,336 +3463,336 @@ n85:
 	}
 n86:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d126 uint64 // ipv4 checksum
-		var d127 uint64 // udp checksum
-		v128 := m11
-		b129 := data[h2 : h2+20] // ipv4
-		ws131 := uint64((uint64(b129[16])<<24 | uint64(b129[17])<<16 | uint64(b129[18])<<8 | uint64(b129[19])))
-		os130 := uint32(uint16(ws131>>0)) + uint32(uint16(ws131>>16))
-		s132 := v128
-		b129[16] = byte(s132 >> 24)
-		b129[17] = byte(s132 >> 16)
-		b129[18] = byte(s132 >> 8)
-		b129[19] = byte(s132)
-		ws133 := uint64(v128)
-		f135 := uint32(os130)
-		f135 += bits.RotateLeft32(f135, 16)
-		dl134 := uint64(^uint16(f135>>16)) + uint64(uint32(uint16(ws133>>0))+uint32(uint16(ws133>>16)))
-		d126 += dl134
-		d127 += dl134
-		v136 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws138 := uint64((uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])))
-		os137 := uint32(uint16(ws138>>0)) + uint32(uint16(ws138>>16))
-		s139 := v136
-		b129[12] = byte(s139 >> 24)
-		b129[13] = byte(s139 >> 16)
-		b129[14] = byte(s139 >> 8)
-		b129[15] = byte(s139)
-		ws140 := uint64(v136)
-		f142 := uint32(os137)
-		f142 += bits.RotateLeft32(f142, 16)
-		dl141 := uint64(^uint16(f142>>16)) + uint64(uint32(uint16(ws140>>0))+uint32(uint16(ws140>>16)))
-		d126 += dl141
-		d127 += dl141
-		v143 := m21
-		b144 := data[h4 : h4+8] // udp
-		os145 := uint32(uint16((uint64(b144[2])<<8 | uint64(b144[3]))))
-		s146 := v143
-		b144[2] = byte(s146 >> 8)
-		b144[3] = byte(s146)
-		f148 := uint32(os145)
-		f148 += bits.RotateLeft32(f148, 16)
-		dl147 := uint64(^uint16(f148>>16)) + uint64(uint32(uint16(v143)))
-		d127 += dl147
-		v149 := uint64(b129[8])
-		os150 := uint32(uint64(b129[8])<<8 | uint64(b129[9]))
-		b129[8] = byte(v149)
-		f152 := uint32(os150)
-		f152 += bits.RotateLeft32(f152, 16)
-		dl151 := uint64(^uint16(f152>>16)) + uint64(uint32(uint64(b129[8])<<8|uint64(b129[9])))
-		d126 += dl151
+		var d129 uint64 // ipv4 checksum
+		var d130 uint64 // udp checksum
+		v131 := m11
+		b132 := data[h2 : h2+20] // ipv4
+		ws134 := uint64((uint64(b132[16])<<24 | uint64(b132[17])<<16 | uint64(b132[18])<<8 | uint64(b132[19])))
+		os133 := uint32(uint16(ws134>>0)) + uint32(uint16(ws134>>16))
+		s135 := v131
+		b132[16] = byte(s135 >> 24)
+		b132[17] = byte(s135 >> 16)
+		b132[18] = byte(s135 >> 8)
+		b132[19] = byte(s135)
+		ws136 := uint64(v131)
+		f138 := uint32(os133)
+		f138 += bits.RotateLeft32(f138, 16)
+		dl137 := uint64(^uint16(f138>>16)) + uint64(uint32(uint16(ws136>>0))+uint32(uint16(ws136>>16)))
+		d129 += dl137
+		d130 += dl137
+		v139 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws141 := uint64((uint64(b132[12])<<24 | uint64(b132[13])<<16 | uint64(b132[14])<<8 | uint64(b132[15])))
+		os140 := uint32(uint16(ws141>>0)) + uint32(uint16(ws141>>16))
+		s142 := v139
+		b132[12] = byte(s142 >> 24)
+		b132[13] = byte(s142 >> 16)
+		b132[14] = byte(s142 >> 8)
+		b132[15] = byte(s142)
+		ws143 := uint64(v139)
+		f145 := uint32(os140)
+		f145 += bits.RotateLeft32(f145, 16)
+		dl144 := uint64(^uint16(f145>>16)) + uint64(uint32(uint16(ws143>>0))+uint32(uint16(ws143>>16)))
+		d129 += dl144
+		d130 += dl144
+		v146 := m21
+		b147 := data[h4 : h4+8] // udp
+		os148 := uint32(uint16((uint64(b147[2])<<8 | uint64(b147[3]))))
+		s149 := v146
+		b147[2] = byte(s149 >> 8)
+		b147[3] = byte(s149)
+		f151 := uint32(os148)
+		f151 += bits.RotateLeft32(f151, 16)
+		dl150 := uint64(^uint16(f151>>16)) + uint64(uint32(uint16(v146)))
+		d130 += dl150
+		v152 := uint64(b132[8])
+		os153 := uint32(uint64(b132[8])<<8 | uint64(b132[9]))
+		b132[8] = byte(v152)
+		f155 := uint32(os153)
+		f155 += bits.RotateLeft32(f155, 16)
+		dl154 := uint64(^uint16(f155>>16)) + uint64(uint32(uint64(b132[8])<<8|uint64(b132[9])))
+		d129 += dl154
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d126
+			x := uint64(^cv) + d129
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s153 := r
-			cb[0] = byte(s153 >> 8)
-			cb[1] = byte(s153)
+			s156 := r
+			cb[0] = byte(s156 >> 8)
+			cb[1] = byte(s156)
 		}
 		if h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d127
+			x := uint64(^cv) + d130
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s154 := r
-			cb[0] = byte(s154 >> 8)
-			cb[1] = byte(s154)
+			s157 := r
+			cb[0] = byte(s157 >> 8)
+			cb[1] = byte(s157)
 		}
 		goto n95
 	}
 n87:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d155 uint64 // ipv4 checksum
-		var d156 uint64 // udp checksum
-		v157 := m11
-		b158 := data[h2 : h2+20] // ipv4
-		ws160 := uint64((uint64(b158[16])<<24 | uint64(b158[17])<<16 | uint64(b158[18])<<8 | uint64(b158[19])))
-		os159 := uint32(uint16(ws160>>0)) + uint32(uint16(ws160>>16))
-		s161 := v157
-		b158[16] = byte(s161 >> 24)
-		b158[17] = byte(s161 >> 16)
-		b158[18] = byte(s161 >> 8)
-		b158[19] = byte(s161)
-		ws162 := uint64(v157)
-		f164 := uint32(os159)
-		f164 += bits.RotateLeft32(f164, 16)
-		dl163 := uint64(^uint16(f164>>16)) + uint64(uint32(uint16(ws162>>0))+uint32(uint16(ws162>>16)))
-		d155 += dl163
-		d156 += dl163
-		v165 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws167 := uint64((uint64(b158[12])<<24 | uint64(b158[13])<<16 | uint64(b158[14])<<8 | uint64(b158[15])))
-		os166 := uint32(uint16(ws167>>0)) + uint32(uint16(ws167>>16))
-		s168 := v165
-		b158[12] = byte(s168 >> 24)
-		b158[13] = byte(s168 >> 16)
-		b158[14] = byte(s168 >> 8)
-		b158[15] = byte(s168)
-		ws169 := uint64(v165)
-		f171 := uint32(os166)
-		f171 += bits.RotateLeft32(f171, 16)
-		dl170 := uint64(^uint16(f171>>16)) + uint64(uint32(uint16(ws169>>0))+uint32(uint16(ws169>>16)))
-		d155 += dl170
-		d156 += dl170
-		v172 := m21
-		b173 := data[h4 : h4+8] // udp
-		os174 := uint32(uint16((uint64(b173[2])<<8 | uint64(b173[3]))))
-		s175 := v172
-		b173[2] = byte(s175 >> 8)
-		b173[3] = byte(s175)
-		f177 := uint32(os174)
-		f177 += bits.RotateLeft32(f177, 16)
-		dl176 := uint64(^uint16(f177>>16)) + uint64(uint32(uint16(v172)))
-		d156 += dl176
-		v178 := ((uint64(b158[2])<<8 | uint64(b158[3])) - 0x10)
-		os179 := uint32(uint16((uint64(b158[2])<<8 | uint64(b158[3]))))
-		s180 := v178
-		b158[2] = byte(s180 >> 8)
-		b158[3] = byte(s180)
-		f182 := uint32(os179)
-		f182 += bits.RotateLeft32(f182, 16)
-		dl181 := uint64(^uint16(f182>>16)) + uint64(uint32(uint16(v178)))
-		d155 += dl181
-		d156 += dl181
+		var d158 uint64 // ipv4 checksum
+		var d159 uint64 // udp checksum
+		v160 := m11
+		b161 := data[h2 : h2+20] // ipv4
+		ws163 := uint64((uint64(b161[16])<<24 | uint64(b161[17])<<16 | uint64(b161[18])<<8 | uint64(b161[19])))
+		os162 := uint32(uint16(ws163>>0)) + uint32(uint16(ws163>>16))
+		s164 := v160
+		b161[16] = byte(s164 >> 24)
+		b161[17] = byte(s164 >> 16)
+		b161[18] = byte(s164 >> 8)
+		b161[19] = byte(s164)
+		ws165 := uint64(v160)
+		f167 := uint32(os162)
+		f167 += bits.RotateLeft32(f167, 16)
+		dl166 := uint64(^uint16(f167>>16)) + uint64(uint32(uint16(ws165>>0))+uint32(uint16(ws165>>16)))
+		d158 += dl166
+		d159 += dl166
+		v168 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws170 := uint64((uint64(b161[12])<<24 | uint64(b161[13])<<16 | uint64(b161[14])<<8 | uint64(b161[15])))
+		os169 := uint32(uint16(ws170>>0)) + uint32(uint16(ws170>>16))
+		s171 := v168
+		b161[12] = byte(s171 >> 24)
+		b161[13] = byte(s171 >> 16)
+		b161[14] = byte(s171 >> 8)
+		b161[15] = byte(s171)
+		ws172 := uint64(v168)
+		f174 := uint32(os169)
+		f174 += bits.RotateLeft32(f174, 16)
+		dl173 := uint64(^uint16(f174>>16)) + uint64(uint32(uint16(ws172>>0))+uint32(uint16(ws172>>16)))
+		d158 += dl173
+		d159 += dl173
+		v175 := m21
+		b176 := data[h4 : h4+8] // udp
+		os177 := uint32(uint16((uint64(b176[2])<<8 | uint64(b176[3]))))
+		s178 := v175
+		b176[2] = byte(s178 >> 8)
+		b176[3] = byte(s178)
+		f180 := uint32(os177)
+		f180 += bits.RotateLeft32(f180, 16)
+		dl179 := uint64(^uint16(f180>>16)) + uint64(uint32(uint16(v175)))
+		d159 += dl179
+		v181 := ((uint64(b161[2])<<8 | uint64(b161[3])) - 0x10)
+		os182 := uint32(uint16((uint64(b161[2])<<8 | uint64(b161[3]))))
+		s183 := v181
+		b161[2] = byte(s183 >> 8)
+		b161[3] = byte(s183)
+		f185 := uint32(os182)
+		f185 += bits.RotateLeft32(f185, 16)
+		dl184 := uint64(^uint16(f185>>16)) + uint64(uint32(uint16(v181)))
+		d158 += dl184
+		d159 += dl184
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d155
+			x := uint64(^cv) + d158
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s183 := r
-			cb[0] = byte(s183 >> 8)
-			cb[1] = byte(s183)
+			s186 := r
+			cb[0] = byte(s186 >> 8)
+			cb[1] = byte(s186)
 		}
 		if h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d156
+			x := uint64(^cv) + d159
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s184 := r
-			cb[0] = byte(s184 >> 8)
-			cb[1] = byte(s184)
+			s187 := r
+			cb[0] = byte(s187 >> 8)
+			cb[1] = byte(s187)
 		}
 		goto n90
 	}
 n88:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d185 uint64 // udp checksum
-		v186 := m12
+		var d188 uint64 // udp checksum
+		v189 := m12
 		if !(h3 >= 0) {
 			return pl.drop(31)
 		}
-		b187 := data[h3 : h3+40] // ipv6
-		ws189 := packet.Value{Hi: (uint64(b187[24])<<56 | uint64(b187[25])<<48 | uint64(b187[26])<<40 | uint64(b187[27])<<32 | uint64(b187[28])<<24 | uint64(b187[29])<<16 | uint64(b187[30])<<8 | uint64(b187[31])), Lo: (uint64(b187[32])<<56 | uint64(b187[33])<<48 | uint64(b187[34])<<40 | uint64(b187[35])<<32 | uint64(b187[36])<<24 | uint64(b187[37])<<16 | uint64(b187[38])<<8 | uint64(b187[39]))}
-		os188 := uint32(uint16(ws189.Hi>>0)) + uint32(uint16(ws189.Hi>>16)) + uint32(uint16(ws189.Hi>>32)) + uint32(uint16(ws189.Hi>>48)) + uint32(uint16(ws189.Lo>>0)) + uint32(uint16(ws189.Lo>>16)) + uint32(uint16(ws189.Lo>>32)) + uint32(uint16(ws189.Lo>>48))
-		v190 := v186
-		s191 := v190.Hi
-		b187[24] = byte(s191 >> 56)
-		b187[25] = byte(s191 >> 48)
-		b187[26] = byte(s191 >> 40)
-		b187[27] = byte(s191 >> 32)
-		b187[28] = byte(s191 >> 24)
-		b187[29] = byte(s191 >> 16)
-		b187[30] = byte(s191 >> 8)
-		b187[31] = byte(s191)
-		s192 := v190.Lo
-		b187[32] = byte(s192 >> 56)
-		b187[33] = byte(s192 >> 48)
-		b187[34] = byte(s192 >> 40)
-		b187[35] = byte(s192 >> 32)
-		b187[36] = byte(s192 >> 24)
-		b187[37] = byte(s192 >> 16)
-		b187[38] = byte(s192 >> 8)
-		b187[39] = byte(s192)
-		ws193 := v186
-		f195 := uint32(os188)
-		f195 += bits.RotateLeft32(f195, 16)
-		dl194 := uint64(^uint16(f195>>16)) + uint64(uint32(uint16(ws193.Hi>>0))+uint32(uint16(ws193.Hi>>16))+uint32(uint16(ws193.Hi>>32))+uint32(uint16(ws193.Hi>>48))+uint32(uint16(ws193.Lo>>0))+uint32(uint16(ws193.Lo>>16))+uint32(uint16(ws193.Lo>>32))+uint32(uint16(ws193.Lo>>48)))
-		d185 += dl194
-		v196 := m3
-		ws198 := packet.Value{Hi: (uint64(b187[8])<<56 | uint64(b187[9])<<48 | uint64(b187[10])<<40 | uint64(b187[11])<<32 | uint64(b187[12])<<24 | uint64(b187[13])<<16 | uint64(b187[14])<<8 | uint64(b187[15])), Lo: (uint64(b187[16])<<56 | uint64(b187[17])<<48 | uint64(b187[18])<<40 | uint64(b187[19])<<32 | uint64(b187[20])<<24 | uint64(b187[21])<<16 | uint64(b187[22])<<8 | uint64(b187[23]))}
-		os197 := uint32(uint16(ws198.Hi>>0)) + uint32(uint16(ws198.Hi>>16)) + uint32(uint16(ws198.Hi>>32)) + uint32(uint16(ws198.Hi>>48)) + uint32(uint16(ws198.Lo>>0)) + uint32(uint16(ws198.Lo>>16)) + uint32(uint16(ws198.Lo>>32)) + uint32(uint16(ws198.Lo>>48))
-		v199 := v196
-		s200 := v199.Hi
-		b187[8] = byte(s200 >> 56)
-		b187[9] = byte(s200 >> 48)
-		b187[10] = byte(s200 >> 40)
-		b187[11] = byte(s200 >> 32)
-		b187[12] = byte(s200 >> 24)
-		b187[13] = byte(s200 >> 16)
-		b187[14] = byte(s200 >> 8)
-		b187[15] = byte(s200)
-		s201 := v199.Lo
-		b187[16] = byte(s201 >> 56)
-		b187[17] = byte(s201 >> 48)
-		b187[18] = byte(s201 >> 40)
-		b187[19] = byte(s201 >> 32)
-		b187[20] = byte(s201 >> 24)
-		b187[21] = byte(s201 >> 16)
-		b187[22] = byte(s201 >> 8)
-		b187[23] = byte(s201)
-		ws202 := v196
-		f204 := uint32(os197)
-		f204 += bits.RotateLeft32(f204, 16)
-		dl203 := uint64(^uint16(f204>>16)) + uint64(uint32(uint16(ws202.Hi>>0))+uint32(uint16(ws202.Hi>>16))+uint32(uint16(ws202.Hi>>32))+uint32(uint16(ws202.Hi>>48))+uint32(uint16(ws202.Lo>>0))+uint32(uint16(ws202.Lo>>16))+uint32(uint16(ws202.Lo>>32))+uint32(uint16(ws202.Lo>>48)))
-		d185 += dl203
-		v205 := m21
-		b206 := data[h4 : h4+8] // udp
-		os207 := uint32(uint16((uint64(b206[2])<<8 | uint64(b206[3]))))
-		s208 := v205
-		b206[2] = byte(s208 >> 8)
-		b206[3] = byte(s208)
-		f210 := uint32(os207)
-		f210 += bits.RotateLeft32(f210, 16)
-		dl209 := uint64(^uint16(f210>>16)) + uint64(uint32(uint16(v205)))
-		d185 += dl209
+		b190 := data[h3 : h3+40] // ipv6
+		ws192 := packet.Value{Hi: (uint64(b190[24])<<56 | uint64(b190[25])<<48 | uint64(b190[26])<<40 | uint64(b190[27])<<32 | uint64(b190[28])<<24 | uint64(b190[29])<<16 | uint64(b190[30])<<8 | uint64(b190[31])), Lo: (uint64(b190[32])<<56 | uint64(b190[33])<<48 | uint64(b190[34])<<40 | uint64(b190[35])<<32 | uint64(b190[36])<<24 | uint64(b190[37])<<16 | uint64(b190[38])<<8 | uint64(b190[39]))}
+		os191 := uint32(uint16(ws192.Hi>>0)) + uint32(uint16(ws192.Hi>>16)) + uint32(uint16(ws192.Hi>>32)) + uint32(uint16(ws192.Hi>>48)) + uint32(uint16(ws192.Lo>>0)) + uint32(uint16(ws192.Lo>>16)) + uint32(uint16(ws192.Lo>>32)) + uint32(uint16(ws192.Lo>>48))
+		v193 := v189
+		s194 := v193.Hi
+		b190[24] = byte(s194 >> 56)
+		b190[25] = byte(s194 >> 48)
+		b190[26] = byte(s194 >> 40)
+		b190[27] = byte(s194 >> 32)
+		b190[28] = byte(s194 >> 24)
+		b190[29] = byte(s194 >> 16)
+		b190[30] = byte(s194 >> 8)
+		b190[31] = byte(s194)
+		s195 := v193.Lo
+		b190[32] = byte(s195 >> 56)
+		b190[33] = byte(s195 >> 48)
+		b190[34] = byte(s195 >> 40)
+		b190[35] = byte(s195 >> 32)
+		b190[36] = byte(s195 >> 24)
+		b190[37] = byte(s195 >> 16)
+		b190[38] = byte(s195 >> 8)
+		b190[39] = byte(s195)
+		ws196 := v189
+		f198 := uint32(os191)
+		f198 += bits.RotateLeft32(f198, 16)
+		dl197 := uint64(^uint16(f198>>16)) + uint64(uint32(uint16(ws196.Hi>>0))+uint32(uint16(ws196.Hi>>16))+uint32(uint16(ws196.Hi>>32))+uint32(uint16(ws196.Hi>>48))+uint32(uint16(ws196.Lo>>0))+uint32(uint16(ws196.Lo>>16))+uint32(uint16(ws196.Lo>>32))+uint32(uint16(ws196.Lo>>48)))
+		d188 += dl197
+		v199 := m3
+		ws201 := packet.Value{Hi: (uint64(b190[8])<<56 | uint64(b190[9])<<48 | uint64(b190[10])<<40 | uint64(b190[11])<<32 | uint64(b190[12])<<24 | uint64(b190[13])<<16 | uint64(b190[14])<<8 | uint64(b190[15])), Lo: (uint64(b190[16])<<56 | uint64(b190[17])<<48 | uint64(b190[18])<<40 | uint64(b190[19])<<32 | uint64(b190[20])<<24 | uint64(b190[21])<<16 | uint64(b190[22])<<8 | uint64(b190[23]))}
+		os200 := uint32(uint16(ws201.Hi>>0)) + uint32(uint16(ws201.Hi>>16)) + uint32(uint16(ws201.Hi>>32)) + uint32(uint16(ws201.Hi>>48)) + uint32(uint16(ws201.Lo>>0)) + uint32(uint16(ws201.Lo>>16)) + uint32(uint16(ws201.Lo>>32)) + uint32(uint16(ws201.Lo>>48))
+		v202 := v199
+		s203 := v202.Hi
+		b190[8] = byte(s203 >> 56)
+		b190[9] = byte(s203 >> 48)
+		b190[10] = byte(s203 >> 40)
+		b190[11] = byte(s203 >> 32)
+		b190[12] = byte(s203 >> 24)
+		b190[13] = byte(s203 >> 16)
+		b190[14] = byte(s203 >> 8)
+		b190[15] = byte(s203)
+		s204 := v202.Lo
+		b190[16] = byte(s204 >> 56)
+		b190[17] = byte(s204 >> 48)
+		b190[18] = byte(s204 >> 40)
+		b190[19] = byte(s204 >> 32)
+		b190[20] = byte(s204 >> 24)
+		b190[21] = byte(s204 >> 16)
+		b190[22] = byte(s204 >> 8)
+		b190[23] = byte(s204)
+		ws205 := v199
+		f207 := uint32(os200)
+		f207 += bits.RotateLeft32(f207, 16)
+		dl206 := uint64(^uint16(f207>>16)) + uint64(uint32(uint16(ws205.Hi>>0))+uint32(uint16(ws205.Hi>>16))+uint32(uint16(ws205.Hi>>32))+uint32(uint16(ws205.Hi>>48))+uint32(uint16(ws205.Lo>>0))+uint32(uint16(ws205.Lo>>16))+uint32(uint16(ws205.Lo>>32))+uint32(uint16(ws205.Lo>>48)))
+		d188 += dl206
+		v208 := m21
+		b209 := data[h4 : h4+8] // udp
+		os210 := uint32(uint16((uint64(b209[2])<<8 | uint64(b209[3]))))
+		s211 := v208
+		b209[2] = byte(s211 >> 8)
+		b209[3] = byte(s211)
+		f213 := uint32(os210)
+		f213 += bits.RotateLeft32(f213, 16)
+		dl212 := uint64(^uint16(f213>>16)) + uint64(uint32(uint16(v208)))
+		d188 += dl212
 		if h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d185
+			x := uint64(^cv) + d188
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s211 := r
-			cb[0] = byte(s211 >> 8)
-			cb[1] = byte(s211)
+			s214 := r
+			cb[0] = byte(s214 >> 8)
+			cb[1] = byte(s214)
 		}
 		pl.edges[23]++
 		goto n95
 	}
 n89:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d212 uint64 // udp checksum
-		v213 := m12
+		var d215 uint64 // udp checksum
+		v216 := m12
 		if !(h3 >= 0) {
 			return pl.drop(32)
 		}
-		b214 := data[h3 : h3+40] // ipv6
-		ws216 := packet.Value{Hi: (uint64(b214[24])<<56 | uint64(b214[25])<<48 | uint64(b214[26])<<40 | uint64(b214[27])<<32 | uint64(b214[28])<<24 | uint64(b214[29])<<16 | uint64(b214[30])<<8 | uint64(b214[31])), Lo: (uint64(b214[32])<<56 | uint64(b214[33])<<48 | uint64(b214[34])<<40 | uint64(b214[35])<<32 | uint64(b214[36])<<24 | uint64(b214[37])<<16 | uint64(b214[38])<<8 | uint64(b214[39]))}
-		os215 := uint32(uint16(ws216.Hi>>0)) + uint32(uint16(ws216.Hi>>16)) + uint32(uint16(ws216.Hi>>32)) + uint32(uint16(ws216.Hi>>48)) + uint32(uint16(ws216.Lo>>0)) + uint32(uint16(ws216.Lo>>16)) + uint32(uint16(ws216.Lo>>32)) + uint32(uint16(ws216.Lo>>48))
-		v217 := v213
-		s218 := v217.Hi
-		b214[24] = byte(s218 >> 56)
-		b214[25] = byte(s218 >> 48)
-		b214[26] = byte(s218 >> 40)
-		b214[27] = byte(s218 >> 32)
-		b214[28] = byte(s218 >> 24)
-		b214[29] = byte(s218 >> 16)
-		b214[30] = byte(s218 >> 8)
-		b214[31] = byte(s218)
-		s219 := v217.Lo
-		b214[32] = byte(s219 >> 56)
-		b214[33] = byte(s219 >> 48)
-		b214[34] = byte(s219 >> 40)
-		b214[35] = byte(s219 >> 32)
-		b214[36] = byte(s219 >> 24)
-		b214[37] = byte(s219 >> 16)
-		b214[38] = byte(s219 >> 8)
-		b214[39] = byte(s219)
-		ws220 := v213
-		f222 := uint32(os215)
-		f222 += bits.RotateLeft32(f222, 16)
-		dl221 := uint64(^uint16(f222>>16)) + uint64(uint32(uint16(ws220.Hi>>0))+uint32(uint16(ws220.Hi>>16))+uint32(uint16(ws220.Hi>>32))+uint32(uint16(ws220.Hi>>48))+uint32(uint16(ws220.Lo>>0))+uint32(uint16(ws220.Lo>>16))+uint32(uint16(ws220.Lo>>32))+uint32(uint16(ws220.Lo>>48)))
-		d212 += dl221
-		v223 := m3
-		ws225 := packet.Value{Hi: (uint64(b214[8])<<56 | uint64(b214[9])<<48 | uint64(b214[10])<<40 | uint64(b214[11])<<32 | uint64(b214[12])<<24 | uint64(b214[13])<<16 | uint64(b214[14])<<8 | uint64(b214[15])), Lo: (uint64(b214[16])<<56 | uint64(b214[17])<<48 | uint64(b214[18])<<40 | uint64(b214[19])<<32 | uint64(b214[20])<<24 | uint64(b214[21])<<16 | uint64(b214[22])<<8 | uint64(b214[23]))}
-		os224 := uint32(uint16(ws225.Hi>>0)) + uint32(uint16(ws225.Hi>>16)) + uint32(uint16(ws225.Hi>>32)) + uint32(uint16(ws225.Hi>>48)) + uint32(uint16(ws225.Lo>>0)) + uint32(uint16(ws225.Lo>>16)) + uint32(uint16(ws225.Lo>>32)) + uint32(uint16(ws225.Lo>>48))
-		v226 := v223
-		s227 := v226.Hi
-		b214[8] = byte(s227 >> 56)
-		b214[9] = byte(s227 >> 48)
-		b214[10] = byte(s227 >> 40)
-		b214[11] = byte(s227 >> 32)
-		b214[12] = byte(s227 >> 24)
-		b214[13] = byte(s227 >> 16)
-		b214[14] = byte(s227 >> 8)
-		b214[15] = byte(s227)
-		s228 := v226.Lo
-		b214[16] = byte(s228 >> 56)
-		b214[17] = byte(s228 >> 48)
-		b214[18] = byte(s228 >> 40)
-		b214[19] = byte(s228 >> 32)
-		b214[20] = byte(s228 >> 24)
-		b214[21] = byte(s228 >> 16)
-		b214[22] = byte(s228 >> 8)
-		b214[23] = byte(s228)
-		ws229 := v223
-		f231 := uint32(os224)
-		f231 += bits.RotateLeft32(f231, 16)
-		dl230 := uint64(^uint16(f231>>16)) + uint64(uint32(uint16(ws229.Hi>>0))+uint32(uint16(ws229.Hi>>16))+uint32(uint16(ws229.Hi>>32))+uint32(uint16(ws229.Hi>>48))+uint32(uint16(ws229.Lo>>0))+uint32(uint16(ws229.Lo>>16))+uint32(uint16(ws229.Lo>>32))+uint32(uint16(ws229.Lo>>48)))
-		d212 += dl230
-		v232 := m21
-		b233 := data[h4 : h4+8] // udp
-		os234 := uint32(uint16((uint64(b233[2])<<8 | uint64(b233[3]))))
-		s235 := v232
-		b233[2] = byte(s235 >> 8)
-		b233[3] = byte(s235)
-		f237 := uint32(os234)
-		f237 += bits.RotateLeft32(f237, 16)
-		dl236 := uint64(^uint16(f237>>16)) + uint64(uint32(uint16(v232)))
-		d212 += dl236
-		v238 := ((uint64(b214[4])<<8 | uint64(b214[5])) - 0x10)
-		os239 := uint32(uint16((uint64(b214[4])<<8 | uint64(b214[5]))))
-		s240 := v238
-		b214[4] = byte(s240 >> 8)
-		b214[5] = byte(s240)
-		f242 := uint32(os239)
-		f242 += bits.RotateLeft32(f242, 16)
-		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(v238)))
-		d212 += dl241
+		b217 := data[h3 : h3+40] // ipv6
+		ws219 := packet.Value{Hi: (uint64(b217[24])<<56 | uint64(b217[25])<<48 | uint64(b217[26])<<40 | uint64(b217[27])<<32 | uint64(b217[28])<<24 | uint64(b217[29])<<16 | uint64(b217[30])<<8 | uint64(b217[31])), Lo: (uint64(b217[32])<<56 | uint64(b217[33])<<48 | uint64(b217[34])<<40 | uint64(b217[35])<<32 | uint64(b217[36])<<24 | uint64(b217[37])<<16 | uint64(b217[38])<<8 | uint64(b217[39]))}
+		os218 := uint32(uint16(ws219.Hi>>0)) + uint32(uint16(ws219.Hi>>16)) + uint32(uint16(ws219.Hi>>32)) + uint32(uint16(ws219.Hi>>48)) + uint32(uint16(ws219.Lo>>0)) + uint32(uint16(ws219.Lo>>16)) + uint32(uint16(ws219.Lo>>32)) + uint32(uint16(ws219.Lo>>48))
+		v220 := v216
+		s221 := v220.Hi
+		b217[24] = byte(s221 >> 56)
+		b217[25] = byte(s221 >> 48)
+		b217[26] = byte(s221 >> 40)
+		b217[27] = byte(s221 >> 32)
+		b217[28] = byte(s221 >> 24)
+		b217[29] = byte(s221 >> 16)
+		b217[30] = byte(s221 >> 8)
+		b217[31] = byte(s221)
+		s222 := v220.Lo
+		b217[32] = byte(s222 >> 56)
+		b217[33] = byte(s222 >> 48)
+		b217[34] = byte(s222 >> 40)
+		b217[35] = byte(s222 >> 32)
+		b217[36] = byte(s222 >> 24)
+		b217[37] = byte(s222 >> 16)
+		b217[38] = byte(s222 >> 8)
+		b217[39] = byte(s222)
+		ws223 := v216
+		f225 := uint32(os218)
+		f225 += bits.RotateLeft32(f225, 16)
+		dl224 := uint64(^uint16(f225>>16)) + uint64(uint32(uint16(ws223.Hi>>0))+uint32(uint16(ws223.Hi>>16))+uint32(uint16(ws223.Hi>>32))+uint32(uint16(ws223.Hi>>48))+uint32(uint16(ws223.Lo>>0))+uint32(uint16(ws223.Lo>>16))+uint32(uint16(ws223.Lo>>32))+uint32(uint16(ws223.Lo>>48)))
+		d215 += dl224
+		v226 := m3
+		ws228 := packet.Value{Hi: (uint64(b217[8])<<56 | uint64(b217[9])<<48 | uint64(b217[10])<<40 | uint64(b217[11])<<32 | uint64(b217[12])<<24 | uint64(b217[13])<<16 | uint64(b217[14])<<8 | uint64(b217[15])), Lo: (uint64(b217[16])<<56 | uint64(b217[17])<<48 | uint64(b217[18])<<40 | uint64(b217[19])<<32 | uint64(b217[20])<<24 | uint64(b217[21])<<16 | uint64(b217[22])<<8 | uint64(b217[23]))}
+		os227 := uint32(uint16(ws228.Hi>>0)) + uint32(uint16(ws228.Hi>>16)) + uint32(uint16(ws228.Hi>>32)) + uint32(uint16(ws228.Hi>>48)) + uint32(uint16(ws228.Lo>>0)) + uint32(uint16(ws228.Lo>>16)) + uint32(uint16(ws228.Lo>>32)) + uint32(uint16(ws228.Lo>>48))
+		v229 := v226
+		s230 := v229.Hi
+		b217[8] = byte(s230 >> 56)
+		b217[9] = byte(s230 >> 48)
+		b217[10] = byte(s230 >> 40)
+		b217[11] = byte(s230 >> 32)
+		b217[12] = byte(s230 >> 24)
+		b217[13] = byte(s230 >> 16)
+		b217[14] = byte(s230 >> 8)
+		b217[15] = byte(s230)
+		s231 := v229.Lo
+		b217[16] = byte(s231 >> 56)
+		b217[17] = byte(s231 >> 48)
+		b217[18] = byte(s231 >> 40)
+		b217[19] = byte(s231 >> 32)
+		b217[20] = byte(s231 >> 24)
+		b217[21] = byte(s231 >> 16)
+		b217[22] = byte(s231 >> 8)
+		b217[23] = byte(s231)
+		ws232 := v226
+		f234 := uint32(os227)
+		f234 += bits.RotateLeft32(f234, 16)
+		dl233 := uint64(^uint16(f234>>16)) + uint64(uint32(uint16(ws232.Hi>>0))+uint32(uint16(ws232.Hi>>16))+uint32(uint16(ws232.Hi>>32))+uint32(uint16(ws232.Hi>>48))+uint32(uint16(ws232.Lo>>0))+uint32(uint16(ws232.Lo>>16))+uint32(uint16(ws232.Lo>>32))+uint32(uint16(ws232.Lo>>48)))
+		d215 += dl233
+		v235 := m21
+		b236 := data[h4 : h4+8] // udp
+		os237 := uint32(uint16((uint64(b236[2])<<8 | uint64(b236[3]))))
+		s238 := v235
+		b236[2] = byte(s238 >> 8)
+		b236[3] = byte(s238)
+		f240 := uint32(os237)
+		f240 += bits.RotateLeft32(f240, 16)
+		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(v235)))
+		d215 += dl239
+		v241 := ((uint64(b217[4])<<8 | uint64(b217[5])) - 0x10)
+		os242 := uint32(uint16((uint64(b217[4])<<8 | uint64(b217[5]))))
+		s243 := v241
+		b217[4] = byte(s243 >> 8)
+		b217[5] = byte(s243)
+		f245 := uint32(os242)
+		f245 += bits.RotateLeft32(f245, 16)
+		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(v241)))
+		d215 += dl244
 		if h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d212
+			x := uint64(^cv) + d215
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s243 := r
-			cb[0] = byte(s243 >> 8)
-			cb[1] = byte(s243)
+			s246 := r
+			cb[0] = byte(s246 >> 8)
+			cb[1] = byte(s246)
 		}
 		pl.edges[24]++
 		goto n90
@@ -3745,37 +3806,24 @@ n90:
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		po244, pn245 := h10, 12 // lb_v2
-		if po244 < 0 || po244+pn245 > len(data) {
+		po247, pn248 := h10, 12 // lb_v2
+		if po247 < 0 || po247+pn248 > len(data) {
 			return pl.drop(33)
 		}
-		if po244 > h4 && (po244-h4)%2 == 0 {
-			pw247 := data[po244 : po244+12]
-			d246 := uint32(uint64(pw247[0])<<8|uint64(pw247[1])) + uint32(uint64(pw247[2])<<8|uint64(pw247[3])) + uint32(uint64(pw247[4])<<8|uint64(pw247[5])) + uint32(uint64(pw247[6])<<8|uint64(pw247[7])) + uint32(uint64(pw247[8])<<8|uint64(pw247[9])) + uint32(uint64(pw247[10])<<8|uint64(pw247[11]))
-			d246 += bits.RotateLeft32(d246, 16)
+		if po247 > h4 && (po247-h4)%2 == 0 {
+			pw250 := data[po247 : po247+12]
+			d249 := uint32(uint64(pw250[0])<<8|uint64(pw250[1])) + uint32(uint64(pw250[2])<<8|uint64(pw250[3])) + uint32(uint64(pw250[4])<<8|uint64(pw250[5])) + uint32(uint64(pw250[6])<<8|uint64(pw250[7])) + uint32(uint64(pw250[8])<<8|uint64(pw250[9])) + uint32(uint64(pw250[10])<<8|uint64(pw250[11]))
+			d249 += bits.RotateLeft32(d249, 16)
 			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d246>>16))
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s248 := r
-				cb[0] = byte(s248 >> 8)
-				cb[1] = byte(s248)
+				pendD4 += uint64(^uint16(d249 >> 16))
+				pendK4 = true
 			}
 		}
-		if po244 < len(data)-po244-pn245 {
-			copy(data[pn245:pn245+po244], data[:po244])
-			data = data[pn245:]
-		} else {
-			copy(data[po244:], data[po244+pn245:])
-			data = data[:len(data)-pn245]
-		}
+		pendOff = po247
+		pendN = pn248
 		h10 = -1
-		if cur > po244 {
-			cur = max(po244, cur-pn245)
+		if cur > po247 {
+			cur = max(po247, cur-pn248)
 		}
 		goto n93
 	}
@@ -3784,104 +3832,125 @@ n92:
 		if !(h11 >= 0) {
 			return pl.drop(34)
 		}
-		po249, pn250 := h11, 12 // lb_v3
-		if po249 < 0 || po249+pn250 > len(data) {
+		po251, pn252 := h11, 12 // lb_v3
+		if po251 < 0 || po251+pn252 > len(data) {
 			return pl.drop(34)
 		}
-		if po249 > h4 && (po249-h4)%2 == 0 {
-			pw252 := data[po249 : po249+12]
-			d251 := uint32(uint64(pw252[0])<<8|uint64(pw252[1])) + uint32(uint64(pw252[2])<<8|uint64(pw252[3])) + uint32(uint64(pw252[4])<<8|uint64(pw252[5])) + uint32(uint64(pw252[6])<<8|uint64(pw252[7])) + uint32(uint64(pw252[8])<<8|uint64(pw252[9])) + uint32(uint64(pw252[10])<<8|uint64(pw252[11]))
-			d251 += bits.RotateLeft32(d251, 16)
+		if po251 > h4 && (po251-h4)%2 == 0 {
+			pw254 := data[po251 : po251+12]
+			d253 := uint32(uint64(pw254[0])<<8|uint64(pw254[1])) + uint32(uint64(pw254[2])<<8|uint64(pw254[3])) + uint32(uint64(pw254[4])<<8|uint64(pw254[5])) + uint32(uint64(pw254[6])<<8|uint64(pw254[7])) + uint32(uint64(pw254[8])<<8|uint64(pw254[9])) + uint32(uint64(pw254[10])<<8|uint64(pw254[11]))
+			d253 += bits.RotateLeft32(d253, 16)
 			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d251>>16))
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s253 := r
-				cb[0] = byte(s253 >> 8)
-				cb[1] = byte(s253)
+				pendD4 += uint64(^uint16(d253 >> 16))
+				pendK4 = true
 			}
 		}
-		if po249 < len(data)-po249-pn250 {
-			copy(data[pn250:pn250+po249], data[:po249])
-			data = data[pn250:]
-		} else {
-			copy(data[po249:], data[po249+pn250:])
-			data = data[:len(data)-pn250]
-		}
+		pendOff = po251
+		pendN = pn252
 		h11 = -1
-		if cur > po249 {
-			cur = max(po249, cur-pn250)
+		if cur > po251 {
+			cur = max(po251, cur-pn252)
 		}
 		pl.edges[25]++
 		goto n93
 	}
 n93:
 	{ // LbPopCommon: pop lb_common
-		po254, pn255 := h9, 4 // lb_common
-		if po254 < 0 || po254+pn255 > len(data) {
+		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+			if pendK4 {
+				if h4+8 <= len(data) {
+					cb := data[h4+6 : h4+8]
+					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+					x := uint64(^cv) + pendD4
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					s255 := r
+					cb[0] = byte(s255 >> 8)
+					cb[1] = byte(s255)
+				}
+				pendD4, pendK4 = 0, false
+			}
+		}
+		po256, pn257 := h9, 4 // lb_common
+		if po256 < 0 || po256+pn257 > len(data) {
 			return pl.drop(35)
 		}
-		if po254 > h4 && (po254-h4)%2 == 0 {
-			pw257 := data[po254 : po254+4]
-			d256 := uint32(uint64(pw257[0])<<8|uint64(pw257[1])) + uint32(uint64(pw257[2])<<8|uint64(pw257[3]))
-			d256 += bits.RotateLeft32(d256, 16)
+		if po256 > h4 && (po256-h4)%2 == 0 {
+			pw259 := data[po256 : po256+4]
+			d258 := uint32(uint64(pw259[0])<<8|uint64(pw259[1])) + uint32(uint64(pw259[2])<<8|uint64(pw259[3]))
+			d258 += bits.RotateLeft32(d258, 16)
+			if h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d258 >> 16))
+				pendK4 = true
+			}
+		}
+		pendN += pn257
+		if po256 < len(data)-po256-pendN {
+			copy(data[pendN:pendN+po256], data[:po256])
+			data = data[pendN:]
+		} else {
+			copy(data[po256:], data[po256+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		if pendK4 {
 			if h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d256>>16))
+				x := uint64(^cv) + pendD4
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s258 := r
-				cb[0] = byte(s258 >> 8)
-				cb[1] = byte(s258)
+				s260 := r
+				cb[0] = byte(s260 >> 8)
+				cb[1] = byte(s260)
 			}
-		}
-		if po254 < len(data)-po254-pn255 {
-			copy(data[pn255:pn255+po254], data[:po254])
-			data = data[pn255:]
-		} else {
-			copy(data[po254:], data[po254+pn255:])
-			data = data[:len(data)-pn255]
+			pendD4, pendK4 = 0, false
 		}
 		h9 = -1
-		if (h11 >= 0) && h11 > po254 {
-			h11 -= pn255
+		if (h11 >= 0) && h11 > po256 {
+			h11 -= pn257
 		} // lb_v3
-		if cur > po254 {
-			cur = max(po254, cur-pn255)
+		if cur > po256 {
+			cur = max(po256, cur-pn257)
 		}
 		goto n94
 	}
 n94:
 	{ // LbUdpLen: set udp.length
-		var d259 uint64         // udp checksum
-		b260 := data[h4 : h4+8] // udp
-		v261 := ((uint64(b260[4])<<8 | uint64(b260[5])) - 0x10)
-		os262 := uint32(uint16((uint64(b260[4])<<8 | uint64(b260[5]))))
-		s263 := v261
-		b260[4] = byte(s263 >> 8)
-		b260[5] = byte(s263)
-		f265 := uint32(os262)
-		f265 += bits.RotateLeft32(f265, 16)
-		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(v261)))
-		d259 += dl264
+		var d261 uint64         // udp checksum
+		b262 := data[h4 : h4+8] // udp
+		v263 := ((uint64(b262[4])<<8 | uint64(b262[5])) - 0x10)
+		os264 := uint32(uint16((uint64(b262[4])<<8 | uint64(b262[5]))))
+		s265 := v263
+		b262[4] = byte(s265 >> 8)
+		b262[5] = byte(s265)
+		f267 := uint32(os264)
+		f267 += bits.RotateLeft32(f267, 16)
+		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(v263)))
+		d261 += dl266
 		if h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d259
+			x := uint64(^cv) + d261
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s266 := r
-			cb[0] = byte(s266 >> 8)
-			cb[1] = byte(s266)
+			s268 := r
+			cb[0] = byte(s268 >> 8)
+			cb[1] = byte(s268)
 		}
 		pl.edges[26]++
 		goto n95

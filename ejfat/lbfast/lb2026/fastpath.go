@@ -1032,6 +1032,10 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m26
 	var m27 packet.Value // meta.na_target
 	_ = m27
+	pendOff, pendN := 0, 0 // bytes a pop left for the next pop to move
+	_, _ = pendOff, pendN
+	pendD4, pendK4 := uint64(0), false // udp checksum: a patch left for after a pop's move
+	_, _ = pendD4, pendK4
 	{ // RxWire: input
 		goto n1
 	}
@@ -1794,6 +1798,21 @@ n59:
 			copy(data[po60:], data[po60+pn61:])
 			data = data[:len(data)-pn61]
 		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s62 := r
+				cb[0] = byte(s62 >> 8)
+				cb[1] = byte(s62)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		h14 = -1
 		if cur > po60 {
 			cur = max(po60, cur-pn61)
@@ -1810,20 +1829,35 @@ n60:
 	}
 n61:
 	{ // PuntPopNsOpt: pop nd_opt
-		po62, pn63 := h13, 2 // nd_opt
-		if po62 < 0 || po62+pn63 > len(data) {
+		po63, pn64 := h13, 2 // nd_opt
+		if po63 < 0 || po63+pn64 > len(data) {
 			return pl.drop(3)
 		}
-		if po62 < len(data)-po62-pn63 {
-			copy(data[pn63:pn63+po62], data[:po62])
-			data = data[pn63:]
+		if po63 < len(data)-po63-pn64 {
+			copy(data[pn64:pn64+po63], data[:po63])
+			data = data[pn64:]
 		} else {
-			copy(data[po62:], data[po62+pn63:])
-			data = data[:len(data)-pn63]
+			copy(data[po63:], data[po63+pn64:])
+			data = data[:len(data)-pn64]
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s65 := r
+				cb[0] = byte(s65 >> 8)
+				cb[1] = byte(s65)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h13 = -1
-		if cur > po62 {
-			cur = max(po62, cur-pn63)
+		if cur > po63 {
+			cur = max(po63, cur-pn64)
 		}
 		pl.edges[25]++
 		goto n62
@@ -1837,20 +1871,35 @@ n62:
 	}
 n63:
 	{ // PuntPopNs: pop nd_ns
-		po64, pn65 := h12, 20 // nd_ns
-		if po64 < 0 || po64+pn65 > len(data) {
+		po66, pn67 := h12, 20 // nd_ns
+		if po66 < 0 || po66+pn67 > len(data) {
 			return pl.drop(4)
 		}
-		if po64 < len(data)-po64-pn65 {
-			copy(data[pn65:pn65+po64], data[:po64])
-			data = data[pn65:]
+		if po66 < len(data)-po66-pn67 {
+			copy(data[pn67:pn67+po66], data[:po66])
+			data = data[pn67:]
 		} else {
-			copy(data[po64:], data[po64+pn65:])
-			data = data[:len(data)-pn65]
+			copy(data[po66:], data[po66+pn67:])
+			data = data[:len(data)-pn67]
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s68 := r
+				cb[0] = byte(s68 >> 8)
+				cb[1] = byte(s68)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h12 = -1
-		if cur > po64 {
-			cur = max(po64, cur-pn65)
+		if cur > po66 {
+			cur = max(po66, cur-pn67)
 		}
 		pl.edges[26]++
 		goto n64
@@ -1864,20 +1913,35 @@ n64:
 	}
 n65:
 	{ // PuntPopUdp: pop icmp_udp
-		po66, pn67 := h20, 8 // icmp_udp
-		if po66 < 0 || po66+pn67 > len(data) {
+		po69, pn70 := h20, 8 // icmp_udp
+		if po69 < 0 || po69+pn70 > len(data) {
 			return pl.drop(5)
 		}
-		if po66 < len(data)-po66-pn67 {
-			copy(data[pn67:pn67+po66], data[:po66])
-			data = data[pn67:]
+		if po69 < len(data)-po69-pn70 {
+			copy(data[pn70:pn70+po69], data[:po69])
+			data = data[pn70:]
 		} else {
-			copy(data[po66:], data[po66+pn67:])
-			data = data[:len(data)-pn67]
+			copy(data[po69:], data[po69+pn70:])
+			data = data[:len(data)-pn70]
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s71 := r
+				cb[0] = byte(s71 >> 8)
+				cb[1] = byte(s71)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h20 = -1
-		if cur > po66 {
-			cur = max(po66, cur-pn67)
+		if cur > po69 {
+			cur = max(po69, cur-pn70)
 		}
 		pl.edges[27]++
 		goto n66
@@ -1891,20 +1955,35 @@ n66:
 	}
 n67:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		po68, pn69 := h18, 20 // icmp_ipv4
-		if po68 < 0 || po68+pn69 > len(data) {
+		po72, pn73 := h18, 20 // icmp_ipv4
+		if po72 < 0 || po72+pn73 > len(data) {
 			return pl.drop(6)
 		}
-		if po68 < len(data)-po68-pn69 {
-			copy(data[pn69:pn69+po68], data[:po68])
-			data = data[pn69:]
+		if po72 < len(data)-po72-pn73 {
+			copy(data[pn73:pn73+po72], data[:po72])
+			data = data[pn73:]
 		} else {
-			copy(data[po68:], data[po68+pn69:])
-			data = data[:len(data)-pn69]
+			copy(data[po72:], data[po72+pn73:])
+			data = data[:len(data)-pn73]
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s74 := r
+				cb[0] = byte(s74 >> 8)
+				cb[1] = byte(s74)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h18 = -1
-		if cur > po68 {
-			cur = max(po68, cur-pn69)
+		if cur > po72 {
+			cur = max(po72, cur-pn73)
 		}
 		pl.edges[28]++
 		goto n68
@@ -1918,20 +1997,35 @@ n68:
 	}
 n69:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		po70, pn71 := h19, 40 // icmp_ipv6
-		if po70 < 0 || po70+pn71 > len(data) {
+		po75, pn76 := h19, 40 // icmp_ipv6
+		if po75 < 0 || po75+pn76 > len(data) {
 			return pl.drop(7)
 		}
-		if po70 < len(data)-po70-pn71 {
-			copy(data[pn71:pn71+po70], data[:po70])
-			data = data[pn71:]
+		if po75 < len(data)-po75-pn76 {
+			copy(data[pn76:pn76+po75], data[:po75])
+			data = data[pn76:]
 		} else {
-			copy(data[po70:], data[po70+pn71:])
-			data = data[:len(data)-pn71]
+			copy(data[po75:], data[po75+pn76:])
+			data = data[:len(data)-pn76]
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s77 := r
+				cb[0] = byte(s77 >> 8)
+				cb[1] = byte(s77)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h19 = -1
-		if cur > po70 {
-			cur = max(po70, cur-pn71)
+		if cur > po75 {
+			cur = max(po75, cur-pn76)
 		}
 		pl.edges[29]++
 		goto n70
@@ -1949,74 +2043,89 @@ n71:
 	}
 n72:
 	{ // L2VlanId: set meta.vlan_id
-		b72 := data[h1 : h1+4] // vlan
-		m3 = ((uint64(b72[0])<<8 | uint64(b72[1])) >> 0 & 0xfff) & 0xfff
+		b78 := data[h1 : h1+4] // vlan
+		m3 = ((uint64(b78[0])<<8 | uint64(b78[1])) >> 0 & 0xfff) & 0xfff
 		goto n73
 	}
 n73:
 	{ // L2PopVlan: pop vlan
-		po73, pn74 := h1, 4 // vlan
-		if po73 < 0 || po73+pn74 > len(data) {
+		po79, pn80 := h1, 4 // vlan
+		if po79 < 0 || po79+pn80 > len(data) {
 			return pl.drop(8)
 		}
-		if po73 < len(data)-po73-pn74 {
-			copy(data[pn74:pn74+po73], data[:po73])
-			data = data[pn74:]
+		if po79 < len(data)-po79-pn80 {
+			copy(data[pn80:pn80+po79], data[:po79])
+			data = data[pn80:]
 		} else {
-			copy(data[po73:], data[po73+pn74:])
-			data = data[:len(data)-pn74]
+			copy(data[po79:], data[po79+pn80:])
+			data = data[:len(data)-pn80]
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s81 := r
+				cb[0] = byte(s81 >> 8)
+				cb[1] = byte(s81)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h1 = -1
-		if (h2 >= 0) && h2 > po73 {
-			h2 -= pn74
+		if (h2 >= 0) && h2 > po79 {
+			h2 -= pn80
 		} // ipv4
-		if (h3 >= 0) && h3 > po73 {
-			h3 -= pn74
+		if (h3 >= 0) && h3 > po79 {
+			h3 -= pn80
 		} // ipv6
-		if (h4 >= 0) && h4 > po73 {
-			h4 -= pn74
+		if (h4 >= 0) && h4 > po79 {
+			h4 -= pn80
 		} // udp
-		if (h5 >= 0) && h5 > po73 {
-			h5 -= pn74
+		if (h5 >= 0) && h5 > po79 {
+			h5 -= pn80
 		} // arp
-		if (h6 >= 0) && h6 > po73 {
-			h6 -= pn74
+		if (h6 >= 0) && h6 > po79 {
+			h6 -= pn80
 		} // icmp
-		if (h7 >= 0) && h7 > po73 {
-			h7 -= pn74
+		if (h7 >= 0) && h7 > po79 {
+			h7 -= pn80
 		} // icmpv6
-		if (h8 >= 0) && h8 > po73 {
-			h8 -= pn74
+		if (h8 >= 0) && h8 > po79 {
+			h8 -= pn80
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po73 {
-			h9 -= pn74
+		if (h9 >= 0) && h9 > po79 {
+			h9 -= pn80
 		} // lb_common
-		if (h10 >= 0) && h10 > po73 {
-			h10 -= pn74
+		if (h10 >= 0) && h10 > po79 {
+			h10 -= pn80
 		} // lb_v2
-		if (h11 >= 0) && h11 > po73 {
-			h11 -= pn74
+		if (h11 >= 0) && h11 > po79 {
+			h11 -= pn80
 		} // lb_v3
-		if (h12 >= 0) && h12 > po73 {
-			h12 -= pn74
+		if (h12 >= 0) && h12 > po79 {
+			h12 -= pn80
 		} // nd_ns
-		if (h13 >= 0) && h13 > po73 {
-			h13 -= pn74
+		if (h13 >= 0) && h13 > po79 {
+			h13 -= pn80
 		} // nd_opt
-		if (h14 >= 0) && h14 > po73 {
-			h14 -= pn74
+		if (h14 >= 0) && h14 > po79 {
+			h14 -= pn80
 		} // nd_mac
-		if (h18 >= 0) && h18 > po73 {
-			h18 -= pn74
+		if (h18 >= 0) && h18 > po79 {
+			h18 -= pn80
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po73 {
-			h19 -= pn74
+		if (h19 >= 0) && h19 > po79 {
+			h19 -= pn80
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po73 {
-			h20 -= pn74
+		if (h20 >= 0) && h20 > po79 {
+			h20 -= pn80
 		} // icmp_udp
-		if cur > po73 {
-			cur = max(po73, cur-pn74)
+		if cur > po79 {
+			cur = max(po79, cur-pn80)
 		}
 		pl.edges[30]++
 		goto n74
@@ -2045,8 +2154,8 @@ n75:
 n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b75 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[1].LookupWord(((uint64(b75[0])<<40|uint64(b75[1])<<32|uint64(b75[2])<<24|uint64(b75[3])<<16|uint64(b75[4])<<8|uint64(b75[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
+		b82 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[1].LookupWord(((uint64(b82[0])<<40|uint64(b82[1])<<32|uint64(b82[2])<<24|uint64(b82[3])<<16|uint64(b82[4])<<8|uint64(b82[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2096,21 +2205,21 @@ n82:
 	}
 n83:
 	{ // L3SetDaIPv4: set meta.ip_da
-		b76 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b76[16])<<24 | uint64(b76[17])<<16 | uint64(b76[18])<<8 | uint64(b76[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b83 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b83[16])<<24 | uint64(b83[17])<<16 | uint64(b83[18])<<8 | uint64(b83[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n84:
 	{ // L3SetDaIPv6: set meta.ip_da
-		b77 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b77[24])<<56 | uint64(b77[25])<<48 | uint64(b77[26])<<40 | uint64(b77[27])<<32 | uint64(b77[28])<<24 | uint64(b77[29])<<16 | uint64(b77[30])<<8 | uint64(b77[31])), Lo: (uint64(b77[32])<<56 | uint64(b77[33])<<48 | uint64(b77[34])<<40 | uint64(b77[35])<<32 | uint64(b77[36])<<24 | uint64(b77[37])<<16 | uint64(b77[38])<<8 | uint64(b77[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b84 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b84[24])<<56 | uint64(b84[25])<<48 | uint64(b84[26])<<40 | uint64(b84[27])<<32 | uint64(b84[28])<<24 | uint64(b84[29])<<16 | uint64(b84[30])<<8 | uint64(b84[31])), Lo: (uint64(b84[32])<<56 | uint64(b84[33])<<48 | uint64(b84[34])<<40 | uint64(b84[35])<<32 | uint64(b84[36])<<24 | uint64(b84[37])<<16 | uint64(b84[38])<<8 | uint64(b84[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[33]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set meta.ip_da
-		b78 := data[h5 : h5+28] // arp
-		m8 = (packet.Value{Lo: (uint64(b78[24])<<24 | uint64(b78[25])<<16 | uint64(b78[26])<<8 | uint64(b78[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b85 := data[h5 : h5+28] // arp
+		m8 = (packet.Value{Lo: (uint64(b85[24])<<24 | uint64(b85[25])<<16 | uint64(b85[26])<<8 | uint64(b85[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[34]++
 		goto n86
 	}
@@ -2118,8 +2227,8 @@ n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: m4}
-		b79 := data[h0 : h0+14] // ethernet
-		pl.keys[1] = packet.Value{Lo: (uint64(b79[12])<<8 | uint64(b79[13]))}
+		b86 := data[h0 : h0+14] // ethernet
+		pl.keys[1] = packet.Value{Lo: (uint64(b86[12])<<8 | uint64(b86[13]))}
 		pl.keys[2] = m8
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -2172,10 +2281,10 @@ n92:
 	}
 n93:
 	{ // L3Icmp4Type: switch icmp.type
-		b81 := data[h6 : h6+4] // icmp
-		v80 := uint64(b81[0])
+		b88 := data[h6 : h6+4] // icmp
+		v87 := uint64(b88[0])
 		switch {
-		case v80 == 0x3:
+		case v87 == 0x3:
 			goto n95
 		default:
 			goto n94
@@ -2187,22 +2296,22 @@ n94:
 	}
 n95:
 	{ // L3Unreach4: switch icmp.code
-		b83 := data[h6 : h6+4] // icmp
-		v82 := uint64(b83[1])
+		b90 := data[h6 : h6+4] // icmp
+		v89 := uint64(b90[1])
 		switch {
-		case v82 == 0x0:
+		case v89 == 0x0:
 			goto n96
-		case v82 == 0x1:
+		case v89 == 0x1:
 			goto n97
-		case v82 == 0x3:
+		case v89 == 0x3:
 			goto n98
-		case v82 == 0x4:
+		case v89 == 0x4:
 			goto n99
-		case v82 == 0x6:
+		case v89 == 0x6:
 			goto n100
-		case v82 == 0x7:
+		case v89 == 0x7:
 			goto n101
-		case v82 == 0xa:
+		case v89 == 0xa:
 			goto n102
 		default:
 			goto n103
@@ -2242,14 +2351,14 @@ n103:
 	}
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b85 := data[h7 : h7+4] // icmpv6
-		v84 := uint64(b85[0])
+		b92 := data[h7 : h7+4] // icmpv6
+		v91 := uint64(b92[0])
 		switch {
-		case v84 == 0x1:
+		case v91 == 0x1:
 			goto n106
-		case v84 == 0x80:
+		case v91 == 0x80:
 			goto n120
-		case v84 == 0x87:
+		case v91 == 0x87:
 			goto n122
 		default:
 			goto n105
@@ -2261,16 +2370,16 @@ n105:
 	}
 n106:
 	{ // L3Unreach6: switch icmpv6.code
-		b87 := data[h7 : h7+4] // icmpv6
-		v86 := uint64(b87[1])
+		b94 := data[h7 : h7+4] // icmpv6
+		v93 := uint64(b94[1])
 		switch {
-		case v86 == 0x0:
+		case v93 == 0x0:
 			goto n107
-		case v86 == 0x1:
+		case v93 == 0x1:
 			goto n108
-		case v86 == 0x2:
+		case v93 == 0x2:
 			goto n109
-		case v86 == 0x4:
+		case v93 == 0x4:
 			goto n110
 		default:
 			goto n111
@@ -2298,8 +2407,8 @@ n111:
 	}
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b88 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b88[24])<<24 | uint64(b88[25])<<16 | uint64(b88[26])<<8 | uint64(b88[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b95 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b95[24])<<24 | uint64(b95[25])<<16 | uint64(b95[26])<<8 | uint64(b95[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n114
 		}
 		goto n113
@@ -2311,49 +2420,49 @@ n113:
 	}
 n114:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b89 := data[h0 : h0+14] // ethernet
-		s90 := (uint64(b89[6])<<40 | uint64(b89[7])<<32 | uint64(b89[8])<<24 | uint64(b89[9])<<16 | uint64(b89[10])<<8 | uint64(b89[11]))
-		b89[0] = byte(s90 >> 40)
-		b89[1] = byte(s90 >> 32)
-		b89[2] = byte(s90 >> 24)
-		b89[3] = byte(s90 >> 16)
-		b89[4] = byte(s90 >> 8)
-		b89[5] = byte(s90)
-		s91 := m5
-		b89[6] = byte(s91 >> 40)
-		b89[7] = byte(s91 >> 32)
-		b89[8] = byte(s91 >> 24)
-		b89[9] = byte(s91 >> 16)
-		b89[10] = byte(s91 >> 8)
-		b89[11] = byte(s91)
-		b92 := data[h5 : h5+28] // arp
-		s93 := 0x2
-		b92[6] = byte(s93 >> 8)
-		b92[7] = byte(s93)
-		s94 := (uint64(b92[8])<<40 | uint64(b92[9])<<32 | uint64(b92[10])<<24 | uint64(b92[11])<<16 | uint64(b92[12])<<8 | uint64(b92[13]))
-		b92[18] = byte(s94 >> 40)
-		b92[19] = byte(s94 >> 32)
-		b92[20] = byte(s94 >> 24)
-		b92[21] = byte(s94 >> 16)
-		b92[22] = byte(s94 >> 8)
-		b92[23] = byte(s94)
-		s95 := m5
-		b92[8] = byte(s95 >> 40)
-		b92[9] = byte(s95 >> 32)
-		b92[10] = byte(s95 >> 24)
-		b92[11] = byte(s95 >> 16)
-		b92[12] = byte(s95 >> 8)
-		b92[13] = byte(s95)
-		s96 := (uint64(b92[14])<<24 | uint64(b92[15])<<16 | uint64(b92[16])<<8 | uint64(b92[17]))
-		b92[24] = byte(s96 >> 24)
-		b92[25] = byte(s96 >> 16)
-		b92[26] = byte(s96 >> 8)
-		b92[27] = byte(s96)
-		s97 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b92[14] = byte(s97 >> 24)
-		b92[15] = byte(s97 >> 16)
-		b92[16] = byte(s97 >> 8)
-		b92[17] = byte(s97)
+		b96 := data[h0 : h0+14] // ethernet
+		s97 := (uint64(b96[6])<<40 | uint64(b96[7])<<32 | uint64(b96[8])<<24 | uint64(b96[9])<<16 | uint64(b96[10])<<8 | uint64(b96[11]))
+		b96[0] = byte(s97 >> 40)
+		b96[1] = byte(s97 >> 32)
+		b96[2] = byte(s97 >> 24)
+		b96[3] = byte(s97 >> 16)
+		b96[4] = byte(s97 >> 8)
+		b96[5] = byte(s97)
+		s98 := m5
+		b96[6] = byte(s98 >> 40)
+		b96[7] = byte(s98 >> 32)
+		b96[8] = byte(s98 >> 24)
+		b96[9] = byte(s98 >> 16)
+		b96[10] = byte(s98 >> 8)
+		b96[11] = byte(s98)
+		b99 := data[h5 : h5+28] // arp
+		s100 := 0x2
+		b99[6] = byte(s100 >> 8)
+		b99[7] = byte(s100)
+		s101 := (uint64(b99[8])<<40 | uint64(b99[9])<<32 | uint64(b99[10])<<24 | uint64(b99[11])<<16 | uint64(b99[12])<<8 | uint64(b99[13]))
+		b99[18] = byte(s101 >> 40)
+		b99[19] = byte(s101 >> 32)
+		b99[20] = byte(s101 >> 24)
+		b99[21] = byte(s101 >> 16)
+		b99[22] = byte(s101 >> 8)
+		b99[23] = byte(s101)
+		s102 := m5
+		b99[8] = byte(s102 >> 40)
+		b99[9] = byte(s102 >> 32)
+		b99[10] = byte(s102 >> 24)
+		b99[11] = byte(s102 >> 16)
+		b99[12] = byte(s102 >> 8)
+		b99[13] = byte(s102)
+		s103 := (uint64(b99[14])<<24 | uint64(b99[15])<<16 | uint64(b99[16])<<8 | uint64(b99[17]))
+		b99[24] = byte(s103 >> 24)
+		b99[25] = byte(s103 >> 16)
+		b99[26] = byte(s103 >> 8)
+		b99[27] = byte(s103)
+		s104 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b99[14] = byte(s104 >> 24)
+		b99[15] = byte(s104 >> 16)
+		b99[16] = byte(s104 >> 8)
+		b99[17] = byte(s104)
 		goto n115
 	}
 n115:
@@ -2365,8 +2474,8 @@ n116:
 		if !(h2 >= 0) {
 			return pl.drop(27)
 		}
-		b98 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b98[16])<<24 | uint64(b98[17])<<16 | uint64(b98[18])<<8 | uint64(b98[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b105 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b105[16])<<24 | uint64(b105[17])<<16 | uint64(b105[18])<<8 | uint64(b105[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n118
 		}
 		goto n117
@@ -2377,59 +2486,59 @@ n117:
 	}
 n118:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d99 uint64           // icmp checksum
-		b100 := data[h0 : h0+14] // ethernet
-		v101 := (uint64(b100[6])<<40 | uint64(b100[7])<<32 | uint64(b100[8])<<24 | uint64(b100[9])<<16 | uint64(b100[10])<<8 | uint64(b100[11]))
-		s102 := v101
-		b100[0] = byte(s102 >> 40)
-		b100[1] = byte(s102 >> 32)
-		b100[2] = byte(s102 >> 24)
-		b100[3] = byte(s102 >> 16)
-		b100[4] = byte(s102 >> 8)
-		b100[5] = byte(s102)
-		v103 := m5
-		s104 := v103
-		b100[6] = byte(s104 >> 40)
-		b100[7] = byte(s104 >> 32)
-		b100[8] = byte(s104 >> 24)
-		b100[9] = byte(s104 >> 16)
-		b100[10] = byte(s104 >> 8)
-		b100[11] = byte(s104)
+		var d106 uint64          // icmp checksum
+		b107 := data[h0 : h0+14] // ethernet
+		v108 := (uint64(b107[6])<<40 | uint64(b107[7])<<32 | uint64(b107[8])<<24 | uint64(b107[9])<<16 | uint64(b107[10])<<8 | uint64(b107[11]))
+		s109 := v108
+		b107[0] = byte(s109 >> 40)
+		b107[1] = byte(s109 >> 32)
+		b107[2] = byte(s109 >> 24)
+		b107[3] = byte(s109 >> 16)
+		b107[4] = byte(s109 >> 8)
+		b107[5] = byte(s109)
+		v110 := m5
+		s111 := v110
+		b107[6] = byte(s111 >> 40)
+		b107[7] = byte(s111 >> 32)
+		b107[8] = byte(s111 >> 24)
+		b107[9] = byte(s111 >> 16)
+		b107[10] = byte(s111 >> 8)
+		b107[11] = byte(s111)
 		if !(h2 >= 0) {
 			return pl.drop(29)
 		}
-		b105 := data[h2 : h2+20] // ipv4
-		v106 := (uint64(b105[12])<<24 | uint64(b105[13])<<16 | uint64(b105[14])<<8 | uint64(b105[15]))
-		s107 := v106
-		b105[16] = byte(s107 >> 24)
-		b105[17] = byte(s107 >> 16)
-		b105[18] = byte(s107 >> 8)
-		b105[19] = byte(s107)
-		v108 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s109 := v108
-		b105[12] = byte(s109 >> 24)
-		b105[13] = byte(s109 >> 16)
-		b105[14] = byte(s109 >> 8)
-		b105[15] = byte(s109)
-		v110 := 0x0
-		b111 := data[h6 : h6+4] // icmp
-		os112 := uint32(uint64(b111[0])<<8 | uint64(b111[1]))
-		b111[0] = byte(v110)
-		f114 := uint32(os112)
-		f114 += bits.RotateLeft32(f114, 16)
-		dl113 := uint64(^uint16(f114>>16)) + uint64(uint32(uint64(b111[0])<<8|uint64(b111[1])))
-		d99 += dl113
+		b112 := data[h2 : h2+20] // ipv4
+		v113 := (uint64(b112[12])<<24 | uint64(b112[13])<<16 | uint64(b112[14])<<8 | uint64(b112[15]))
+		s114 := v113
+		b112[16] = byte(s114 >> 24)
+		b112[17] = byte(s114 >> 16)
+		b112[18] = byte(s114 >> 8)
+		b112[19] = byte(s114)
+		v115 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s116 := v115
+		b112[12] = byte(s116 >> 24)
+		b112[13] = byte(s116 >> 16)
+		b112[14] = byte(s116 >> 8)
+		b112[15] = byte(s116)
+		v117 := 0x0
+		b118 := data[h6 : h6+4] // icmp
+		os119 := uint32(uint64(b118[0])<<8 | uint64(b118[1]))
+		b118[0] = byte(v117)
+		f121 := uint32(os119)
+		f121 += bits.RotateLeft32(f121, 16)
+		dl120 := uint64(^uint16(f121>>16)) + uint64(uint32(uint64(b118[0])<<8|uint64(b118[1])))
+		d106 += dl120
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d99
+			x := uint64(^cv) + d106
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s115 := r
-			cb[0] = byte(s115 >> 8)
-			cb[1] = byte(s115)
+			s122 := r
+			cb[0] = byte(s122 >> 8)
+			cb[1] = byte(s122)
 		}
 		goto n119
 	}
@@ -2440,101 +2549,101 @@ n119:
 	}
 n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d116 uint64          // icmpv6 checksum
-		b117 := data[h0 : h0+14] // ethernet
-		v118 := (uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11]))
-		s119 := v118
-		b117[0] = byte(s119 >> 40)
-		b117[1] = byte(s119 >> 32)
-		b117[2] = byte(s119 >> 24)
-		b117[3] = byte(s119 >> 16)
-		b117[4] = byte(s119 >> 8)
-		b117[5] = byte(s119)
-		v120 := m5
-		s121 := v120
-		b117[6] = byte(s121 >> 40)
-		b117[7] = byte(s121 >> 32)
-		b117[8] = byte(s121 >> 24)
-		b117[9] = byte(s121 >> 16)
-		b117[10] = byte(s121 >> 8)
-		b117[11] = byte(s121)
+		var d123 uint64          // icmpv6 checksum
+		b124 := data[h0 : h0+14] // ethernet
+		v125 := (uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11]))
+		s126 := v125
+		b124[0] = byte(s126 >> 40)
+		b124[1] = byte(s126 >> 32)
+		b124[2] = byte(s126 >> 24)
+		b124[3] = byte(s126 >> 16)
+		b124[4] = byte(s126 >> 8)
+		b124[5] = byte(s126)
+		v127 := m5
+		s128 := v127
+		b124[6] = byte(s128 >> 40)
+		b124[7] = byte(s128 >> 32)
+		b124[8] = byte(s128 >> 24)
+		b124[9] = byte(s128 >> 16)
+		b124[10] = byte(s128 >> 8)
+		b124[11] = byte(s128)
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b122 := data[h3 : h3+40] // ipv6
-		v123 := packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}
-		ws125 := packet.Value{Hi: (uint64(b122[24])<<56 | uint64(b122[25])<<48 | uint64(b122[26])<<40 | uint64(b122[27])<<32 | uint64(b122[28])<<24 | uint64(b122[29])<<16 | uint64(b122[30])<<8 | uint64(b122[31])), Lo: (uint64(b122[32])<<56 | uint64(b122[33])<<48 | uint64(b122[34])<<40 | uint64(b122[35])<<32 | uint64(b122[36])<<24 | uint64(b122[37])<<16 | uint64(b122[38])<<8 | uint64(b122[39]))}
-		os124 := uint32(uint16(ws125.Hi>>0)) + uint32(uint16(ws125.Hi>>16)) + uint32(uint16(ws125.Hi>>32)) + uint32(uint16(ws125.Hi>>48)) + uint32(uint16(ws125.Lo>>0)) + uint32(uint16(ws125.Lo>>16)) + uint32(uint16(ws125.Lo>>32)) + uint32(uint16(ws125.Lo>>48))
-		v126 := v123
-		s127 := v126.Hi
-		b122[24] = byte(s127 >> 56)
-		b122[25] = byte(s127 >> 48)
-		b122[26] = byte(s127 >> 40)
-		b122[27] = byte(s127 >> 32)
-		b122[28] = byte(s127 >> 24)
-		b122[29] = byte(s127 >> 16)
-		b122[30] = byte(s127 >> 8)
-		b122[31] = byte(s127)
-		s128 := v126.Lo
-		b122[32] = byte(s128 >> 56)
-		b122[33] = byte(s128 >> 48)
-		b122[34] = byte(s128 >> 40)
-		b122[35] = byte(s128 >> 32)
-		b122[36] = byte(s128 >> 24)
-		b122[37] = byte(s128 >> 16)
-		b122[38] = byte(s128 >> 8)
-		b122[39] = byte(s128)
-		ws129 := v123
-		f131 := uint32(os124)
-		f131 += bits.RotateLeft32(f131, 16)
-		dl130 := uint64(^uint16(f131>>16)) + uint64(uint32(uint16(ws129.Hi>>0))+uint32(uint16(ws129.Hi>>16))+uint32(uint16(ws129.Hi>>32))+uint32(uint16(ws129.Hi>>48))+uint32(uint16(ws129.Lo>>0))+uint32(uint16(ws129.Lo>>16))+uint32(uint16(ws129.Lo>>32))+uint32(uint16(ws129.Lo>>48)))
-		d116 += dl130
-		v132 := m6
-		ws134 := packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}
-		os133 := uint32(uint16(ws134.Hi>>0)) + uint32(uint16(ws134.Hi>>16)) + uint32(uint16(ws134.Hi>>32)) + uint32(uint16(ws134.Hi>>48)) + uint32(uint16(ws134.Lo>>0)) + uint32(uint16(ws134.Lo>>16)) + uint32(uint16(ws134.Lo>>32)) + uint32(uint16(ws134.Lo>>48))
-		v135 := v132
-		s136 := v135.Hi
-		b122[8] = byte(s136 >> 56)
-		b122[9] = byte(s136 >> 48)
-		b122[10] = byte(s136 >> 40)
-		b122[11] = byte(s136 >> 32)
-		b122[12] = byte(s136 >> 24)
-		b122[13] = byte(s136 >> 16)
-		b122[14] = byte(s136 >> 8)
-		b122[15] = byte(s136)
-		s137 := v135.Lo
-		b122[16] = byte(s137 >> 56)
-		b122[17] = byte(s137 >> 48)
-		b122[18] = byte(s137 >> 40)
-		b122[19] = byte(s137 >> 32)
-		b122[20] = byte(s137 >> 24)
-		b122[21] = byte(s137 >> 16)
-		b122[22] = byte(s137 >> 8)
-		b122[23] = byte(s137)
-		ws138 := v132
-		f140 := uint32(os133)
-		f140 += bits.RotateLeft32(f140, 16)
-		dl139 := uint64(^uint16(f140>>16)) + uint64(uint32(uint16(ws138.Hi>>0))+uint32(uint16(ws138.Hi>>16))+uint32(uint16(ws138.Hi>>32))+uint32(uint16(ws138.Hi>>48))+uint32(uint16(ws138.Lo>>0))+uint32(uint16(ws138.Lo>>16))+uint32(uint16(ws138.Lo>>32))+uint32(uint16(ws138.Lo>>48)))
-		d116 += dl139
-		v141 := 0x81
-		b142 := data[h7 : h7+4] // icmpv6
-		os143 := uint32(uint64(b142[0])<<8 | uint64(b142[1]))
-		b142[0] = byte(v141)
-		f145 := uint32(os143)
-		f145 += bits.RotateLeft32(f145, 16)
-		dl144 := uint64(^uint16(f145>>16)) + uint64(uint32(uint64(b142[0])<<8|uint64(b142[1])))
-		d116 += dl144
+		b129 := data[h3 : h3+40] // ipv6
+		v130 := packet.Value{Hi: (uint64(b129[8])<<56 | uint64(b129[9])<<48 | uint64(b129[10])<<40 | uint64(b129[11])<<32 | uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])), Lo: (uint64(b129[16])<<56 | uint64(b129[17])<<48 | uint64(b129[18])<<40 | uint64(b129[19])<<32 | uint64(b129[20])<<24 | uint64(b129[21])<<16 | uint64(b129[22])<<8 | uint64(b129[23]))}
+		ws132 := packet.Value{Hi: (uint64(b129[24])<<56 | uint64(b129[25])<<48 | uint64(b129[26])<<40 | uint64(b129[27])<<32 | uint64(b129[28])<<24 | uint64(b129[29])<<16 | uint64(b129[30])<<8 | uint64(b129[31])), Lo: (uint64(b129[32])<<56 | uint64(b129[33])<<48 | uint64(b129[34])<<40 | uint64(b129[35])<<32 | uint64(b129[36])<<24 | uint64(b129[37])<<16 | uint64(b129[38])<<8 | uint64(b129[39]))}
+		os131 := uint32(uint16(ws132.Hi>>0)) + uint32(uint16(ws132.Hi>>16)) + uint32(uint16(ws132.Hi>>32)) + uint32(uint16(ws132.Hi>>48)) + uint32(uint16(ws132.Lo>>0)) + uint32(uint16(ws132.Lo>>16)) + uint32(uint16(ws132.Lo>>32)) + uint32(uint16(ws132.Lo>>48))
+		v133 := v130
+		s134 := v133.Hi
+		b129[24] = byte(s134 >> 56)
+		b129[25] = byte(s134 >> 48)
+		b129[26] = byte(s134 >> 40)
+		b129[27] = byte(s134 >> 32)
+		b129[28] = byte(s134 >> 24)
+		b129[29] = byte(s134 >> 16)
+		b129[30] = byte(s134 >> 8)
+		b129[31] = byte(s134)
+		s135 := v133.Lo
+		b129[32] = byte(s135 >> 56)
+		b129[33] = byte(s135 >> 48)
+		b129[34] = byte(s135 >> 40)
+		b129[35] = byte(s135 >> 32)
+		b129[36] = byte(s135 >> 24)
+		b129[37] = byte(s135 >> 16)
+		b129[38] = byte(s135 >> 8)
+		b129[39] = byte(s135)
+		ws136 := v130
+		f138 := uint32(os131)
+		f138 += bits.RotateLeft32(f138, 16)
+		dl137 := uint64(^uint16(f138>>16)) + uint64(uint32(uint16(ws136.Hi>>0))+uint32(uint16(ws136.Hi>>16))+uint32(uint16(ws136.Hi>>32))+uint32(uint16(ws136.Hi>>48))+uint32(uint16(ws136.Lo>>0))+uint32(uint16(ws136.Lo>>16))+uint32(uint16(ws136.Lo>>32))+uint32(uint16(ws136.Lo>>48)))
+		d123 += dl137
+		v139 := m6
+		ws141 := packet.Value{Hi: (uint64(b129[8])<<56 | uint64(b129[9])<<48 | uint64(b129[10])<<40 | uint64(b129[11])<<32 | uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])), Lo: (uint64(b129[16])<<56 | uint64(b129[17])<<48 | uint64(b129[18])<<40 | uint64(b129[19])<<32 | uint64(b129[20])<<24 | uint64(b129[21])<<16 | uint64(b129[22])<<8 | uint64(b129[23]))}
+		os140 := uint32(uint16(ws141.Hi>>0)) + uint32(uint16(ws141.Hi>>16)) + uint32(uint16(ws141.Hi>>32)) + uint32(uint16(ws141.Hi>>48)) + uint32(uint16(ws141.Lo>>0)) + uint32(uint16(ws141.Lo>>16)) + uint32(uint16(ws141.Lo>>32)) + uint32(uint16(ws141.Lo>>48))
+		v142 := v139
+		s143 := v142.Hi
+		b129[8] = byte(s143 >> 56)
+		b129[9] = byte(s143 >> 48)
+		b129[10] = byte(s143 >> 40)
+		b129[11] = byte(s143 >> 32)
+		b129[12] = byte(s143 >> 24)
+		b129[13] = byte(s143 >> 16)
+		b129[14] = byte(s143 >> 8)
+		b129[15] = byte(s143)
+		s144 := v142.Lo
+		b129[16] = byte(s144 >> 56)
+		b129[17] = byte(s144 >> 48)
+		b129[18] = byte(s144 >> 40)
+		b129[19] = byte(s144 >> 32)
+		b129[20] = byte(s144 >> 24)
+		b129[21] = byte(s144 >> 16)
+		b129[22] = byte(s144 >> 8)
+		b129[23] = byte(s144)
+		ws145 := v139
+		f147 := uint32(os140)
+		f147 += bits.RotateLeft32(f147, 16)
+		dl146 := uint64(^uint16(f147>>16)) + uint64(uint32(uint16(ws145.Hi>>0))+uint32(uint16(ws145.Hi>>16))+uint32(uint16(ws145.Hi>>32))+uint32(uint16(ws145.Hi>>48))+uint32(uint16(ws145.Lo>>0))+uint32(uint16(ws145.Lo>>16))+uint32(uint16(ws145.Lo>>32))+uint32(uint16(ws145.Lo>>48)))
+		d123 += dl146
+		v148 := 0x81
+		b149 := data[h7 : h7+4] // icmpv6
+		os150 := uint32(uint64(b149[0])<<8 | uint64(b149[1]))
+		b149[0] = byte(v148)
+		f152 := uint32(os150)
+		f152 += bits.RotateLeft32(f152, 16)
+		dl151 := uint64(^uint16(f152>>16)) + uint64(uint32(uint64(b149[0])<<8|uint64(b149[1])))
+		d123 += dl151
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d116
+			x := uint64(^cv) + d123
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s146 := r
-			cb[0] = byte(s146 >> 8)
-			cb[1] = byte(s146)
+			s153 := r
+			cb[0] = byte(s153 >> 8)
+			cb[1] = byte(s153)
 		}
 		goto n121
 	}
@@ -2548,8 +2657,8 @@ n122:
 		if !(h12 >= 0) {
 			return pl.drop(31)
 		}
-		b147 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b147[4])<<56 | uint64(b147[5])<<48 | uint64(b147[6])<<40 | uint64(b147[7])<<32 | uint64(b147[8])<<24 | uint64(b147[9])<<16 | uint64(b147[10])<<8 | uint64(b147[11])), Lo: (uint64(b147[12])<<56 | uint64(b147[13])<<48 | uint64(b147[14])<<40 | uint64(b147[15])<<32 | uint64(b147[16])<<24 | uint64(b147[17])<<16 | uint64(b147[18])<<8 | uint64(b147[19]))} == m6) {
+		b154 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b154[4])<<56 | uint64(b154[5])<<48 | uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11])), Lo: (uint64(b154[12])<<56 | uint64(b154[13])<<48 | uint64(b154[14])<<40 | uint64(b154[15])<<32 | uint64(b154[16])<<24 | uint64(b154[17])<<16 | uint64(b154[18])<<8 | uint64(b154[19]))} == m6) {
 			goto n124
 		}
 		goto n123
@@ -2563,8 +2672,8 @@ n124:
 		if !(h3 >= 0) {
 			return pl.drop(33)
 		}
-		b148 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b148[8])<<56 | uint64(b148[9])<<48 | uint64(b148[10])<<40 | uint64(b148[11])<<32 | uint64(b148[12])<<24 | uint64(b148[13])<<16 | uint64(b148[14])<<8 | uint64(b148[15])), Lo: (uint64(b148[16])<<56 | uint64(b148[17])<<48 | uint64(b148[18])<<40 | uint64(b148[19])<<32 | uint64(b148[20])<<24 | uint64(b148[21])<<16 | uint64(b148[22])<<8 | uint64(b148[23]))} == packet.Value{Lo: 0x0}) {
+		b155 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b155[8])<<56 | uint64(b155[9])<<48 | uint64(b155[10])<<40 | uint64(b155[11])<<32 | uint64(b155[12])<<24 | uint64(b155[13])<<16 | uint64(b155[14])<<8 | uint64(b155[15])), Lo: (uint64(b155[16])<<56 | uint64(b155[17])<<48 | uint64(b155[18])<<40 | uint64(b155[19])<<32 | uint64(b155[20])<<24 | uint64(b155[21])<<16 | uint64(b155[22])<<8 | uint64(b155[23]))} == packet.Value{Lo: 0x0}) {
 			goto n125
 		}
 		goto n126
@@ -2577,8 +2686,8 @@ n125:
 		if !(h12 >= 0) {
 			return pl.drop(34)
 		}
-		b149 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b149[4])<<56 | uint64(b149[5])<<48 | uint64(b149[6])<<40 | uint64(b149[7])<<32 | uint64(b149[8])<<24 | uint64(b149[9])<<16 | uint64(b149[10])<<8 | uint64(b149[11])), Lo: (uint64(b149[12])<<56 | uint64(b149[13])<<48 | uint64(b149[14])<<40 | uint64(b149[15])<<32 | uint64(b149[16])<<24 | uint64(b149[17])<<16 | uint64(b149[18])<<8 | uint64(b149[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b156 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b156[4])<<56 | uint64(b156[5])<<48 | uint64(b156[6])<<40 | uint64(b156[7])<<32 | uint64(b156[8])<<24 | uint64(b156[9])<<16 | uint64(b156[10])<<8 | uint64(b156[11])), Lo: (uint64(b156[12])<<56 | uint64(b156[13])<<48 | uint64(b156[14])<<40 | uint64(b156[15])<<32 | uint64(b156[16])<<24 | uint64(b156[17])<<16 | uint64(b156[18])<<8 | uint64(b156[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
@@ -2586,16 +2695,16 @@ n126:
 		if !(h3 >= 0) {
 			return pl.drop(35)
 		}
-		b150 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b150[8])<<56 | uint64(b150[9])<<48 | uint64(b150[10])<<40 | uint64(b150[11])<<32 | uint64(b150[12])<<24 | uint64(b150[13])<<16 | uint64(b150[14])<<8 | uint64(b150[15])), Lo: (uint64(b150[16])<<56 | uint64(b150[17])<<48 | uint64(b150[18])<<40 | uint64(b150[19])<<32 | uint64(b150[20])<<24 | uint64(b150[21])<<16 | uint64(b150[22])<<8 | uint64(b150[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b151 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b151[6])<<40 | uint64(b151[7])<<32 | uint64(b151[8])<<24 | uint64(b151[9])<<16 | uint64(b151[10])<<8 | uint64(b151[11])) & 0xffffffffffff
+		b157 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b157[8])<<56 | uint64(b157[9])<<48 | uint64(b157[10])<<40 | uint64(b157[11])<<32 | uint64(b157[12])<<24 | uint64(b157[13])<<16 | uint64(b157[14])<<8 | uint64(b157[15])), Lo: (uint64(b157[16])<<56 | uint64(b157[17])<<48 | uint64(b157[18])<<40 | uint64(b157[19])<<32 | uint64(b157[20])<<24 | uint64(b157[21])<<16 | uint64(b157[22])<<8 | uint64(b157[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b158 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b158[6])<<40 | uint64(b158[7])<<32 | uint64(b158[8])<<24 | uint64(b158[9])<<16 | uint64(b158[10])<<8 | uint64(b158[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(35)
 		}
-		b152 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b152[4])<<56 | uint64(b152[5])<<48 | uint64(b152[6])<<40 | uint64(b152[7])<<32 | uint64(b152[8])<<24 | uint64(b152[9])<<16 | uint64(b152[10])<<8 | uint64(b152[11])), Lo: (uint64(b152[12])<<56 | uint64(b152[13])<<48 | uint64(b152[14])<<40 | uint64(b152[15])<<32 | uint64(b152[16])<<24 | uint64(b152[17])<<16 | uint64(b152[18])<<8 | uint64(b152[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b159 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11])), Lo: (uint64(b159[12])<<56 | uint64(b159[13])<<48 | uint64(b159[14])<<40 | uint64(b159[15])<<32 | uint64(b159[16])<<24 | uint64(b159[17])<<16 | uint64(b159[18])<<8 | uint64(b159[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
@@ -2608,8 +2717,8 @@ n127:
 	}
 n128:
 	{ // NsSrcMac: set meta.na_mac
-		b153 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b153[0])<<40 | uint64(b153[1])<<32 | uint64(b153[2])<<24 | uint64(b153[3])<<16 | uint64(b153[4])<<8 | uint64(b153[5])) & 0xffffffffffff
+		b160 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b160[0])<<40 | uint64(b160[1])<<32 | uint64(b160[2])<<24 | uint64(b160[3])<<16 | uint64(b160[4])<<8 | uint64(b160[5])) & 0xffffffffffff
 		pl.edges[39]++
 		goto n129
 	}
@@ -2629,66 +2738,123 @@ n130:
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		po154, pn155 := h14, 6 // nd_mac
-		if po154 < 0 || po154+pn155 > len(data) {
+		po161, pn162 := h14, 6 // nd_mac
+		if po161 < 0 || po161+pn162 > len(data) {
 			return pl.drop(36)
 		}
-		if po154 < len(data)-po154-pn155 {
-			copy(data[pn155:pn155+po154], data[:po154])
-			data = data[pn155:]
-		} else {
-			copy(data[po154:], data[po154+pn155:])
-			data = data[:len(data)-pn155]
-		}
+		pendOff = po161
+		pendN = pn162
 		h14 = -1
-		if cur > po154 {
-			cur = max(po154, cur-pn155)
+		if cur > po161 {
+			cur = max(po161, cur-pn162)
 		}
 		pl.edges[40]++
 		goto n132
 	}
 n132:
 	{ // NsPopOpt: pop nd_opt
-		po156, pn157 := h13, 2 // nd_opt
-		if po156 < 0 || po156+pn157 > len(data) {
+		if pendN != 0 && !((h13 >= 0) && h13+2 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+			if pendK4 {
+				if (h4 >= 0) && h4+8 <= len(data) {
+					cb := data[h4+6 : h4+8]
+					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+					x := uint64(^cv) + pendD4
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					s163 := r
+					cb[0] = byte(s163 >> 8)
+					cb[1] = byte(s163)
+				}
+				pendD4, pendK4 = 0, false
+			}
+		}
+		po164, pn165 := h13, 2 // nd_opt
+		if po164 < 0 || po164+pn165 > len(data) {
 			return pl.drop(37)
 		}
-		if po156 < len(data)-po156-pn157 {
-			copy(data[pn157:pn157+po156], data[:po156])
-			data = data[pn157:]
-		} else {
-			copy(data[po156:], data[po156+pn157:])
-			data = data[:len(data)-pn157]
-		}
+		pendOff = po164
+		pendN += pn165
 		h13 = -1
-		if cur > po156 {
-			cur = max(po156, cur-pn157)
+		if cur > po164 {
+			cur = max(po164, cur-pn165)
 		}
 		pl.edges[41]++
 		goto n133
 	}
 n133:
 	{ // NsPopBody: pop nd_ns
+		if pendN != 0 && !((h12 >= 0) && h12+20 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+			if pendK4 {
+				if (h4 >= 0) && h4+8 <= len(data) {
+					cb := data[h4+6 : h4+8]
+					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+					x := uint64(^cv) + pendD4
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					s166 := r
+					cb[0] = byte(s166 >> 8)
+					cb[1] = byte(s166)
+				}
+				pendD4, pendK4 = 0, false
+			}
+		}
 		if !(h12 >= 0) {
 			return pl.drop(38)
 		}
-		po158, pn159 := h12, 20 // nd_ns
-		if po158 < 0 || po158+pn159 > len(data) {
+		po167, pn168 := h12, 20 // nd_ns
+		if po167 < 0 || po167+pn168 > len(data) {
 			return pl.drop(38)
 		}
-		if po158 < len(data)-po158-pn159 {
-			copy(data[pn159:pn159+po158], data[:po158])
-			data = data[pn159:]
+		pendN += pn168
+		if po167 < len(data)-po167-pendN {
+			copy(data[pendN:pendN+po167], data[:po167])
+			data = data[pendN:]
 		} else {
-			copy(data[po158:], data[po158+pn159:])
-			data = data[:len(data)-pn159]
+			copy(data[po167:], data[po167+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s169 := r
+				cb[0] = byte(s169 >> 8)
+				cb[1] = byte(s169)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h12 = -1
-		if (h14 >= 0) && h14 > po158 {
-			h14 -= pn159
+		if (h14 >= 0) && h14 > po167 {
+			h14 -= pn168
 		} // nd_mac
-		if cur > po158 {
-			cur = max(po158, cur-pn159)
+		if cur > po167 {
+			cur = max(po167, cur-pn168)
 		}
 		goto n134
 	}
@@ -2825,7 +2991,7 @@ n134:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt160 := p.Push(15, h7+4, 0)
+		rt170 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2952,7 +3118,7 @@ n134:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt160 {
+		if !rt170 {
 			return pl.drop(39)
 		}
 		goto n135
@@ -3090,7 +3256,7 @@ n135:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt161 := p.Push(16, h15+20, 0)
+		rt171 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3217,7 +3383,7 @@ n135:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt161 {
+		if !rt171 {
 			return pl.drop(40)
 		}
 		goto n136
@@ -3355,7 +3521,7 @@ n136:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt162 := p.Push(17, h16+2, 0)
+		rt172 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3482,109 +3648,109 @@ n136:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt162 {
+		if !rt172 {
 			return pl.drop(41)
 		}
 		goto n137
 	}
 n137:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b163 := data[h0 : h0+14] // ethernet
-		s164 := m25
-		b163[0] = byte(s164 >> 40)
-		b163[1] = byte(s164 >> 32)
-		b163[2] = byte(s164 >> 24)
-		b163[3] = byte(s164 >> 16)
-		b163[4] = byte(s164 >> 8)
-		b163[5] = byte(s164)
-		s165 := m5
-		b163[6] = byte(s165 >> 40)
-		b163[7] = byte(s165 >> 32)
-		b163[8] = byte(s165 >> 24)
-		b163[9] = byte(s165 >> 16)
-		b163[10] = byte(s165 >> 8)
-		b163[11] = byte(s165)
+		b173 := data[h0 : h0+14] // ethernet
+		s174 := m25
+		b173[0] = byte(s174 >> 40)
+		b173[1] = byte(s174 >> 32)
+		b173[2] = byte(s174 >> 24)
+		b173[3] = byte(s174 >> 16)
+		b173[4] = byte(s174 >> 8)
+		b173[5] = byte(s174)
+		s175 := m5
+		b173[6] = byte(s175 >> 40)
+		b173[7] = byte(s175 >> 32)
+		b173[8] = byte(s175 >> 24)
+		b173[9] = byte(s175 >> 16)
+		b173[10] = byte(s175 >> 8)
+		b173[11] = byte(s175)
 		if !(h3 >= 0) {
 			return pl.drop(42)
 		}
-		b166 := data[h3 : h3+40] // ipv6
-		s167 := 0x20
-		b166[4] = byte(s167 >> 8)
-		b166[5] = byte(s167)
-		b166[7] = byte(0xff)
-		v168 := m6
-		s169 := v168.Hi
-		b166[8] = byte(s169 >> 56)
-		b166[9] = byte(s169 >> 48)
-		b166[10] = byte(s169 >> 40)
-		b166[11] = byte(s169 >> 32)
-		b166[12] = byte(s169 >> 24)
-		b166[13] = byte(s169 >> 16)
-		b166[14] = byte(s169 >> 8)
-		b166[15] = byte(s169)
-		s170 := v168.Lo
-		b166[16] = byte(s170 >> 56)
-		b166[17] = byte(s170 >> 48)
-		b166[18] = byte(s170 >> 40)
-		b166[19] = byte(s170 >> 32)
-		b166[20] = byte(s170 >> 24)
-		b166[21] = byte(s170 >> 16)
-		b166[22] = byte(s170 >> 8)
-		b166[23] = byte(s170)
-		v171 := m24
-		s172 := v171.Hi
-		b166[24] = byte(s172 >> 56)
-		b166[25] = byte(s172 >> 48)
-		b166[26] = byte(s172 >> 40)
-		b166[27] = byte(s172 >> 32)
-		b166[28] = byte(s172 >> 24)
-		b166[29] = byte(s172 >> 16)
-		b166[30] = byte(s172 >> 8)
-		b166[31] = byte(s172)
-		s173 := v171.Lo
-		b166[32] = byte(s173 >> 56)
-		b166[33] = byte(s173 >> 48)
-		b166[34] = byte(s173 >> 40)
-		b166[35] = byte(s173 >> 32)
-		b166[36] = byte(s173 >> 24)
-		b166[37] = byte(s173 >> 16)
-		b166[38] = byte(s173 >> 8)
-		b166[39] = byte(s173)
-		b174 := data[h7 : h7+4] // icmpv6
-		b174[0] = byte(0x88)
-		b174[1] = byte(0x0)
-		b175 := data[h15 : h15+20] // nd_na
-		b175[0] = b175[0]&^0x40 | byte(m26)<<6&0x40
-		v176 := m27
-		s177 := v176.Hi
-		b175[4] = byte(s177 >> 56)
-		b175[5] = byte(s177 >> 48)
-		b175[6] = byte(s177 >> 40)
-		b175[7] = byte(s177 >> 32)
-		b175[8] = byte(s177 >> 24)
-		b175[9] = byte(s177 >> 16)
-		b175[10] = byte(s177 >> 8)
-		b175[11] = byte(s177)
-		s178 := v176.Lo
-		b175[12] = byte(s178 >> 56)
-		b175[13] = byte(s178 >> 48)
-		b175[14] = byte(s178 >> 40)
-		b175[15] = byte(s178 >> 32)
-		b175[16] = byte(s178 >> 24)
-		b175[17] = byte(s178 >> 16)
-		b175[18] = byte(s178 >> 8)
-		b175[19] = byte(s178)
-		b179 := data[h16 : h16+2] // nd_na_opt
-		b179[0] = byte(0x2)
-		b179[1] = byte(0x1)
-		b180 := data[h17 : h17+6] // nd_na_mac
-		s181 := m5
-		b180[0] = byte(s181 >> 40)
-		b180[1] = byte(s181 >> 32)
-		b180[2] = byte(s181 >> 24)
-		b180[3] = byte(s181 >> 16)
-		b180[4] = byte(s181 >> 8)
-		b180[5] = byte(s181)
+		b176 := data[h3 : h3+40] // ipv6
+		s177 := 0x20
+		b176[4] = byte(s177 >> 8)
+		b176[5] = byte(s177)
+		b176[7] = byte(0xff)
+		v178 := m6
+		s179 := v178.Hi
+		b176[8] = byte(s179 >> 56)
+		b176[9] = byte(s179 >> 48)
+		b176[10] = byte(s179 >> 40)
+		b176[11] = byte(s179 >> 32)
+		b176[12] = byte(s179 >> 24)
+		b176[13] = byte(s179 >> 16)
+		b176[14] = byte(s179 >> 8)
+		b176[15] = byte(s179)
+		s180 := v178.Lo
+		b176[16] = byte(s180 >> 56)
+		b176[17] = byte(s180 >> 48)
+		b176[18] = byte(s180 >> 40)
+		b176[19] = byte(s180 >> 32)
+		b176[20] = byte(s180 >> 24)
+		b176[21] = byte(s180 >> 16)
+		b176[22] = byte(s180 >> 8)
+		b176[23] = byte(s180)
+		v181 := m24
+		s182 := v181.Hi
+		b176[24] = byte(s182 >> 56)
+		b176[25] = byte(s182 >> 48)
+		b176[26] = byte(s182 >> 40)
+		b176[27] = byte(s182 >> 32)
+		b176[28] = byte(s182 >> 24)
+		b176[29] = byte(s182 >> 16)
+		b176[30] = byte(s182 >> 8)
+		b176[31] = byte(s182)
+		s183 := v181.Lo
+		b176[32] = byte(s183 >> 56)
+		b176[33] = byte(s183 >> 48)
+		b176[34] = byte(s183 >> 40)
+		b176[35] = byte(s183 >> 32)
+		b176[36] = byte(s183 >> 24)
+		b176[37] = byte(s183 >> 16)
+		b176[38] = byte(s183 >> 8)
+		b176[39] = byte(s183)
+		b184 := data[h7 : h7+4] // icmpv6
+		b184[0] = byte(0x88)
+		b184[1] = byte(0x0)
+		b185 := data[h15 : h15+20] // nd_na
+		b185[0] = b185[0]&^0x40 | byte(m26)<<6&0x40
+		v186 := m27
+		s187 := v186.Hi
+		b185[4] = byte(s187 >> 56)
+		b185[5] = byte(s187 >> 48)
+		b185[6] = byte(s187 >> 40)
+		b185[7] = byte(s187 >> 32)
+		b185[8] = byte(s187 >> 24)
+		b185[9] = byte(s187 >> 16)
+		b185[10] = byte(s187 >> 8)
+		b185[11] = byte(s187)
+		s188 := v186.Lo
+		b185[12] = byte(s188 >> 56)
+		b185[13] = byte(s188 >> 48)
+		b185[14] = byte(s188 >> 40)
+		b185[15] = byte(s188 >> 32)
+		b185[16] = byte(s188 >> 24)
+		b185[17] = byte(s188 >> 16)
+		b185[18] = byte(s188 >> 8)
+		b185[19] = byte(s188)
+		b189 := data[h16 : h16+2] // nd_na_opt
+		b189[0] = byte(0x2)
+		b189[1] = byte(0x1)
+		b190 := data[h17 : h17+6] // nd_na_mac
+		s191 := m5
+		b190[0] = byte(s191 >> 40)
+		b190[1] = byte(s191 >> 32)
+		b190[2] = byte(s191 >> 24)
+		b190[3] = byte(s191 >> 16)
+		b190[4] = byte(s191 >> 8)
+		b190[5] = byte(s191)
 		goto n138
 	}
 n138:
@@ -3717,7 +3883,7 @@ n138:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt182 := p.ComputeChecksum(7)
+		rt192 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3844,7 +4010,7 @@ n138:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt182 {
+		if !rt192 {
 			return pl.drop(43)
 		}
 		goto n139
@@ -3879,8 +4045,8 @@ n143:
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b183 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[3].LookupWord(((uint64(b183[12])<<24|uint64(b183[13])<<16|uint64(b183[14])<<8|uint64(b183[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+		b193 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[3].LookupWord(((uint64(b193[12])<<24|uint64(b193[13])<<16|uint64(b193[14])<<8|uint64(b193[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3895,8 +4061,8 @@ n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: m7}
-		b184 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b184[8])<<56 | uint64(b184[9])<<48 | uint64(b184[10])<<40 | uint64(b184[11])<<32 | uint64(b184[12])<<24 | uint64(b184[13])<<16 | uint64(b184[14])<<8 | uint64(b184[15])), Lo: (uint64(b184[16])<<56 | uint64(b184[17])<<48 | uint64(b184[18])<<40 | uint64(b184[19])<<32 | uint64(b184[20])<<24 | uint64(b184[21])<<16 | uint64(b184[22])<<8 | uint64(b184[23]))}
+		b194 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b194[8])<<56 | uint64(b194[9])<<48 | uint64(b194[10])<<40 | uint64(b194[11])<<32 | uint64(b194[12])<<24 | uint64(b194[13])<<16 | uint64(b194[14])<<8 | uint64(b194[15])), Lo: (uint64(b194[16])<<56 | uint64(b194[17])<<48 | uint64(b194[18])<<40 | uint64(b194[19])<<32 | uint64(b194[20])<<24 | uint64(b194[21])<<16 | uint64(b194[22])<<8 | uint64(b194[23]))}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -3953,44 +4119,44 @@ n153:
 	}
 n154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b185 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b185[4])<<56 | uint64(b185[5])<<48 | uint64(b185[6])<<40 | uint64(b185[7])<<32 | uint64(b185[8])<<24 | uint64(b185[9])<<16 | uint64(b185[10])<<8 | uint64(b185[11]))
-		m13 = ((uint64(b185[4])<<56 | uint64(b185[5])<<48 | uint64(b185[6])<<40 | uint64(b185[7])<<32 | uint64(b185[8])<<24 | uint64(b185[9])<<16 | uint64(b185[10])<<8 | uint64(b185[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b185[2])<<8 | uint64(b185[3])) & 0xffff
+		b195 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b195[4])<<56 | uint64(b195[5])<<48 | uint64(b195[6])<<40 | uint64(b195[7])<<32 | uint64(b195[8])<<24 | uint64(b195[9])<<16 | uint64(b195[10])<<8 | uint64(b195[11]))
+		m13 = ((uint64(b195[4])<<56 | uint64(b195[5])<<48 | uint64(b195[6])<<40 | uint64(b195[7])<<32 | uint64(b195[8])<<24 | uint64(b195[9])<<16 | uint64(b195[10])<<8 | uint64(b195[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b195[2])<<8 | uint64(b195[3])) & 0xffff
 		goto n156
 	}
 n155:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b186 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b186[4])<<56 | uint64(b186[5])<<48 | uint64(b186[6])<<40 | uint64(b186[7])<<32 | uint64(b186[8])<<24 | uint64(b186[9])<<16 | uint64(b186[10])<<8 | uint64(b186[11]))
-		m13 = (uint64(b186[0])<<8 | uint64(b186[1])) & 0xffff
-		m14 = (uint64(b186[2])<<8 | uint64(b186[3])) & 0xffff
+		b196 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b196[4])<<56 | uint64(b196[5])<<48 | uint64(b196[6])<<40 | uint64(b196[7])<<32 | uint64(b196[8])<<24 | uint64(b196[9])<<16 | uint64(b196[10])<<8 | uint64(b196[11]))
+		m13 = (uint64(b196[0])<<8 | uint64(b196[1])) & 0xffff
+		m14 = (uint64(b196[2])<<8 | uint64(b196[3])) & 0xffff
 		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c188 := (h2 >= 0)
-		if c188 {
+		c198 := (h2 >= 0)
+		if c198 {
 			if !(h2 >= 0) {
 				return pl.drop(48)
 			}
-			b189 := data[h2 : h2+20] // ipv4
-			c188 = (uint64(b189[8]) <= 0x1)
+			b199 := data[h2 : h2+20] // ipv4
+			c198 = (uint64(b199[8]) <= 0x1)
 		}
-		c187 := c188
-		if !c187 {
-			c190 := (h3 >= 0)
-			if c190 {
+		c197 := c198
+		if !c197 {
+			c200 := (h3 >= 0)
+			if c200 {
 				if !(h3 >= 0) {
 					return pl.drop(48)
 				}
-				b191 := data[h3 : h3+40] // ipv6
-				c190 = (uint64(b191[7]) <= 0x1)
+				b201 := data[h3 : h3+40] // ipv6
+				c200 = (uint64(b201[7]) <= 0x1)
 			}
-			c187 = c190
+			c197 = c200
 		}
-		if c187 {
+		if c197 {
 			goto n157
 		}
 		goto n158
@@ -4055,8 +4221,8 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b192 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b192[12])<<8|uint64(b192[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+		b202 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b202[12])<<8|uint64(b202[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4103,21 +4269,21 @@ n167:
 	}
 n168:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b193 := data[h0 : h0+14] // ethernet
-		s194 := m5
-		b193[6] = byte(s194 >> 40)
-		b193[7] = byte(s194 >> 32)
-		b193[8] = byte(s194 >> 24)
-		b193[9] = byte(s194 >> 16)
-		b193[10] = byte(s194 >> 8)
-		b193[11] = byte(s194)
-		s195 := m17
-		b193[0] = byte(s195 >> 40)
-		b193[1] = byte(s195 >> 32)
-		b193[2] = byte(s195 >> 24)
-		b193[3] = byte(s195 >> 16)
-		b193[4] = byte(s195 >> 8)
-		b193[5] = byte(s195)
+		b203 := data[h0 : h0+14] // ethernet
+		s204 := m5
+		b203[6] = byte(s204 >> 40)
+		b203[7] = byte(s204 >> 32)
+		b203[8] = byte(s204 >> 24)
+		b203[9] = byte(s204 >> 16)
+		b203[10] = byte(s204 >> 8)
+		b203[11] = byte(s204)
+		s205 := m17
+		b203[0] = byte(s205 >> 40)
+		b203[1] = byte(s205 >> 32)
+		b203[2] = byte(s205 >> 24)
+		b203[3] = byte(s205 >> 16)
+		b203[4] = byte(s205 >> 8)
+		b203[5] = byte(s205)
 		goto n169
 	}
 n169:
@@ -4125,8 +4291,8 @@ n169:
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b196 := data[h4 : h4+8] // udp
-		if (uint64(b196[6])<<8 | uint64(b196[7])) == 0x0 {
+		b206 := data[h4 : h4+8] // udp
+		if (uint64(b206[6])<<8 | uint64(b206[7])) == 0x0 {
 			goto n170
 		}
 		goto n171
@@ -4160,387 +4326,387 @@ n173:
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d197 uint64 // ipv4 checksum
-		var d198 uint64 // udp checksum
-		v199 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b200 := data[h2 : h2+20] // ipv4
-		ws202 := uint64((uint64(b200[12])<<24 | uint64(b200[13])<<16 | uint64(b200[14])<<8 | uint64(b200[15])))
-		os201 := uint32(uint16(ws202>>0)) + uint32(uint16(ws202>>16))
-		s203 := v199
-		b200[12] = byte(s203 >> 24)
-		b200[13] = byte(s203 >> 16)
-		b200[14] = byte(s203 >> 8)
-		b200[15] = byte(s203)
-		ws204 := uint64(v199)
-		f206 := uint32(os201)
-		f206 += bits.RotateLeft32(f206, 16)
-		dl205 := uint64(^uint16(f206>>16)) + uint64(uint32(uint16(ws204>>0))+uint32(uint16(ws204>>16)))
-		d197 += dl205
+		var d207 uint64 // ipv4 checksum
+		var d208 uint64 // udp checksum
+		v209 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b210 := data[h2 : h2+20] // ipv4
+		ws212 := uint64((uint64(b210[12])<<24 | uint64(b210[13])<<16 | uint64(b210[14])<<8 | uint64(b210[15])))
+		os211 := uint32(uint16(ws212>>0)) + uint32(uint16(ws212>>16))
+		s213 := v209
+		b210[12] = byte(s213 >> 24)
+		b210[13] = byte(s213 >> 16)
+		b210[14] = byte(s213 >> 8)
+		b210[15] = byte(s213)
+		ws214 := uint64(v209)
+		f216 := uint32(os211)
+		f216 += bits.RotateLeft32(f216, 16)
+		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint16(ws214>>0))+uint32(uint16(ws214>>16)))
+		d207 += dl215
 		if h4 >= 0 {
-			d198 += dl205
+			d208 += dl215
 		}
-		v207 := m18
-		ws209 := uint64((uint64(b200[16])<<24 | uint64(b200[17])<<16 | uint64(b200[18])<<8 | uint64(b200[19])))
-		os208 := uint32(uint16(ws209>>0)) + uint32(uint16(ws209>>16))
-		s210 := v207
-		b200[16] = byte(s210 >> 24)
-		b200[17] = byte(s210 >> 16)
-		b200[18] = byte(s210 >> 8)
-		b200[19] = byte(s210)
-		ws211 := uint64(v207)
-		f213 := uint32(os208)
-		f213 += bits.RotateLeft32(f213, 16)
-		dl212 := uint64(^uint16(f213>>16)) + uint64(uint32(uint16(ws211>>0))+uint32(uint16(ws211>>16)))
-		d197 += dl212
+		v217 := m18
+		ws219 := uint64((uint64(b210[16])<<24 | uint64(b210[17])<<16 | uint64(b210[18])<<8 | uint64(b210[19])))
+		os218 := uint32(uint16(ws219>>0)) + uint32(uint16(ws219>>16))
+		s220 := v217
+		b210[16] = byte(s220 >> 24)
+		b210[17] = byte(s220 >> 16)
+		b210[18] = byte(s220 >> 8)
+		b210[19] = byte(s220)
+		ws221 := uint64(v217)
+		f223 := uint32(os218)
+		f223 += bits.RotateLeft32(f223, 16)
+		dl222 := uint64(^uint16(f223>>16)) + uint64(uint32(uint16(ws221>>0))+uint32(uint16(ws221>>16)))
+		d207 += dl222
 		if h4 >= 0 {
-			d198 += dl212
+			d208 += dl222
 		}
-		v214 := m23
+		v224 := m23
 		if !(h4 >= 0) {
 			return pl.drop(56)
 		}
-		b215 := data[h4 : h4+8] // udp
-		os216 := uint32(uint16((uint64(b215[2])<<8 | uint64(b215[3]))))
-		s217 := v214
-		b215[2] = byte(s217 >> 8)
-		b215[3] = byte(s217)
-		f219 := uint32(os216)
-		f219 += bits.RotateLeft32(f219, 16)
-		dl218 := uint64(^uint16(f219>>16)) + uint64(uint32(uint16(v214)))
+		b225 := data[h4 : h4+8] // udp
+		os226 := uint32(uint16((uint64(b225[2])<<8 | uint64(b225[3]))))
+		s227 := v224
+		b225[2] = byte(s227 >> 8)
+		b225[3] = byte(s227)
+		f229 := uint32(os226)
+		f229 += bits.RotateLeft32(f229, 16)
+		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(v224)))
 		if h4 >= 0 {
-			d198 += dl218
+			d208 += dl228
 		}
-		v220 := (uint64(b200[8]) - 0x1)
-		os221 := uint32(uint64(b200[8])<<8 | uint64(b200[9]))
-		b200[8] = byte(v220)
-		f223 := uint32(os221)
-		f223 += bits.RotateLeft32(f223, 16)
-		dl222 := uint64(^uint16(f223>>16)) + uint64(uint32(uint64(b200[8])<<8|uint64(b200[9])))
-		d197 += dl222
+		v230 := (uint64(b210[8]) - 0x1)
+		os231 := uint32(uint64(b210[8])<<8 | uint64(b210[9]))
+		b210[8] = byte(v230)
+		f233 := uint32(os231)
+		f233 += bits.RotateLeft32(f233, 16)
+		dl232 := uint64(^uint16(f233>>16)) + uint64(uint32(uint64(b210[8])<<8|uint64(b210[9])))
+		d207 += dl232
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d197
+			x := uint64(^cv) + d207
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s224 := r
-			cb[0] = byte(s224 >> 8)
-			cb[1] = byte(s224)
+			s234 := r
+			cb[0] = byte(s234 >> 8)
+			cb[1] = byte(s234)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d198
+			x := uint64(^cv) + d208
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s225 := r
-			cb[0] = byte(s225 >> 8)
-			cb[1] = byte(s225)
+			s235 := r
+			cb[0] = byte(s235 >> 8)
+			cb[1] = byte(s235)
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d226 uint64 // ipv4 checksum
-		var d227 uint64 // udp checksum
-		v228 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b229 := data[h2 : h2+20] // ipv4
-		ws231 := uint64((uint64(b229[12])<<24 | uint64(b229[13])<<16 | uint64(b229[14])<<8 | uint64(b229[15])))
-		os230 := uint32(uint16(ws231>>0)) + uint32(uint16(ws231>>16))
-		s232 := v228
-		b229[12] = byte(s232 >> 24)
-		b229[13] = byte(s232 >> 16)
-		b229[14] = byte(s232 >> 8)
-		b229[15] = byte(s232)
-		ws233 := uint64(v228)
-		f235 := uint32(os230)
-		f235 += bits.RotateLeft32(f235, 16)
-		dl234 := uint64(^uint16(f235>>16)) + uint64(uint32(uint16(ws233>>0))+uint32(uint16(ws233>>16)))
-		d226 += dl234
+		var d236 uint64 // ipv4 checksum
+		var d237 uint64 // udp checksum
+		v238 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b239 := data[h2 : h2+20] // ipv4
+		ws241 := uint64((uint64(b239[12])<<24 | uint64(b239[13])<<16 | uint64(b239[14])<<8 | uint64(b239[15])))
+		os240 := uint32(uint16(ws241>>0)) + uint32(uint16(ws241>>16))
+		s242 := v238
+		b239[12] = byte(s242 >> 24)
+		b239[13] = byte(s242 >> 16)
+		b239[14] = byte(s242 >> 8)
+		b239[15] = byte(s242)
+		ws243 := uint64(v238)
+		f245 := uint32(os240)
+		f245 += bits.RotateLeft32(f245, 16)
+		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(ws243>>0))+uint32(uint16(ws243>>16)))
+		d236 += dl244
 		if h4 >= 0 {
-			d227 += dl234
+			d237 += dl244
 		}
-		v236 := m18
-		ws238 := uint64((uint64(b229[16])<<24 | uint64(b229[17])<<16 | uint64(b229[18])<<8 | uint64(b229[19])))
-		os237 := uint32(uint16(ws238>>0)) + uint32(uint16(ws238>>16))
-		s239 := v236
-		b229[16] = byte(s239 >> 24)
-		b229[17] = byte(s239 >> 16)
-		b229[18] = byte(s239 >> 8)
-		b229[19] = byte(s239)
-		ws240 := uint64(v236)
-		f242 := uint32(os237)
-		f242 += bits.RotateLeft32(f242, 16)
-		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(ws240>>0))+uint32(uint16(ws240>>16)))
-		d226 += dl241
+		v246 := m18
+		ws248 := uint64((uint64(b239[16])<<24 | uint64(b239[17])<<16 | uint64(b239[18])<<8 | uint64(b239[19])))
+		os247 := uint32(uint16(ws248>>0)) + uint32(uint16(ws248>>16))
+		s249 := v246
+		b239[16] = byte(s249 >> 24)
+		b239[17] = byte(s249 >> 16)
+		b239[18] = byte(s249 >> 8)
+		b239[19] = byte(s249)
+		ws250 := uint64(v246)
+		f252 := uint32(os247)
+		f252 += bits.RotateLeft32(f252, 16)
+		dl251 := uint64(^uint16(f252>>16)) + uint64(uint32(uint16(ws250>>0))+uint32(uint16(ws250>>16)))
+		d236 += dl251
 		if h4 >= 0 {
-			d227 += dl241
+			d237 += dl251
 		}
-		v243 := m23
+		v253 := m23
 		if !(h4 >= 0) {
 			return pl.drop(57)
 		}
-		b244 := data[h4 : h4+8] // udp
-		os245 := uint32(uint16((uint64(b244[2])<<8 | uint64(b244[3]))))
-		s246 := v243
-		b244[2] = byte(s246 >> 8)
-		b244[3] = byte(s246)
-		f248 := uint32(os245)
-		f248 += bits.RotateLeft32(f248, 16)
-		dl247 := uint64(^uint16(f248>>16)) + uint64(uint32(uint16(v243)))
+		b254 := data[h4 : h4+8] // udp
+		os255 := uint32(uint16((uint64(b254[2])<<8 | uint64(b254[3]))))
+		s256 := v253
+		b254[2] = byte(s256 >> 8)
+		b254[3] = byte(s256)
+		f258 := uint32(os255)
+		f258 += bits.RotateLeft32(f258, 16)
+		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint16(v253)))
 		if h4 >= 0 {
-			d227 += dl247
+			d237 += dl257
 		}
-		v249 := ((uint64(b229[2])<<8 | uint64(b229[3])) - 0x10)
-		os250 := uint32(uint16((uint64(b229[2])<<8 | uint64(b229[3]))))
-		s251 := v249
-		b229[2] = byte(s251 >> 8)
-		b229[3] = byte(s251)
-		f253 := uint32(os250)
-		f253 += bits.RotateLeft32(f253, 16)
-		dl252 := uint64(^uint16(f253>>16)) + uint64(uint32(uint16(v249)))
-		d226 += dl252
+		v259 := ((uint64(b239[2])<<8 | uint64(b239[3])) - 0x10)
+		os260 := uint32(uint16((uint64(b239[2])<<8 | uint64(b239[3]))))
+		s261 := v259
+		b239[2] = byte(s261 >> 8)
+		b239[3] = byte(s261)
+		f263 := uint32(os260)
+		f263 += bits.RotateLeft32(f263, 16)
+		dl262 := uint64(^uint16(f263>>16)) + uint64(uint32(uint16(v259)))
+		d236 += dl262
 		if h4 >= 0 {
-			d227 += dl252
+			d237 += dl262
 		}
-		v254 := (uint64(b229[8]) - 0x1)
-		os255 := uint32(uint64(b229[8])<<8 | uint64(b229[9]))
-		b229[8] = byte(v254)
-		f257 := uint32(os255)
-		f257 += bits.RotateLeft32(f257, 16)
-		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint64(b229[8])<<8|uint64(b229[9])))
-		d226 += dl256
+		v264 := (uint64(b239[8]) - 0x1)
+		os265 := uint32(uint64(b239[8])<<8 | uint64(b239[9]))
+		b239[8] = byte(v264)
+		f267 := uint32(os265)
+		f267 += bits.RotateLeft32(f267, 16)
+		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint64(b239[8])<<8|uint64(b239[9])))
+		d236 += dl266
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d226
+			x := uint64(^cv) + d236
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s258 := r
-			cb[0] = byte(s258 >> 8)
-			cb[1] = byte(s258)
+			s268 := r
+			cb[0] = byte(s268 >> 8)
+			cb[1] = byte(s268)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d227
+			x := uint64(^cv) + d237
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s259 := r
-			cb[0] = byte(s259 >> 8)
-			cb[1] = byte(s259)
+			s269 := r
+			cb[0] = byte(s269 >> 8)
+			cb[1] = byte(s269)
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d260 uint64 // udp checksum
-		v261 := m6
+		var d270 uint64 // udp checksum
+		v271 := m6
 		if !(h3 >= 0) {
 			return pl.drop(58)
 		}
-		b262 := data[h3 : h3+40] // ipv6
-		ws264 := packet.Value{Hi: (uint64(b262[8])<<56 | uint64(b262[9])<<48 | uint64(b262[10])<<40 | uint64(b262[11])<<32 | uint64(b262[12])<<24 | uint64(b262[13])<<16 | uint64(b262[14])<<8 | uint64(b262[15])), Lo: (uint64(b262[16])<<56 | uint64(b262[17])<<48 | uint64(b262[18])<<40 | uint64(b262[19])<<32 | uint64(b262[20])<<24 | uint64(b262[21])<<16 | uint64(b262[22])<<8 | uint64(b262[23]))}
-		os263 := uint32(uint16(ws264.Hi>>0)) + uint32(uint16(ws264.Hi>>16)) + uint32(uint16(ws264.Hi>>32)) + uint32(uint16(ws264.Hi>>48)) + uint32(uint16(ws264.Lo>>0)) + uint32(uint16(ws264.Lo>>16)) + uint32(uint16(ws264.Lo>>32)) + uint32(uint16(ws264.Lo>>48))
-		v265 := v261
-		s266 := v265.Hi
-		b262[8] = byte(s266 >> 56)
-		b262[9] = byte(s266 >> 48)
-		b262[10] = byte(s266 >> 40)
-		b262[11] = byte(s266 >> 32)
-		b262[12] = byte(s266 >> 24)
-		b262[13] = byte(s266 >> 16)
-		b262[14] = byte(s266 >> 8)
-		b262[15] = byte(s266)
-		s267 := v265.Lo
-		b262[16] = byte(s267 >> 56)
-		b262[17] = byte(s267 >> 48)
-		b262[18] = byte(s267 >> 40)
-		b262[19] = byte(s267 >> 32)
-		b262[20] = byte(s267 >> 24)
-		b262[21] = byte(s267 >> 16)
-		b262[22] = byte(s267 >> 8)
-		b262[23] = byte(s267)
-		ws268 := v261
-		f270 := uint32(os263)
-		f270 += bits.RotateLeft32(f270, 16)
-		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(ws268.Hi>>0))+uint32(uint16(ws268.Hi>>16))+uint32(uint16(ws268.Hi>>32))+uint32(uint16(ws268.Hi>>48))+uint32(uint16(ws268.Lo>>0))+uint32(uint16(ws268.Lo>>16))+uint32(uint16(ws268.Lo>>32))+uint32(uint16(ws268.Lo>>48)))
+		b272 := data[h3 : h3+40] // ipv6
+		ws274 := packet.Value{Hi: (uint64(b272[8])<<56 | uint64(b272[9])<<48 | uint64(b272[10])<<40 | uint64(b272[11])<<32 | uint64(b272[12])<<24 | uint64(b272[13])<<16 | uint64(b272[14])<<8 | uint64(b272[15])), Lo: (uint64(b272[16])<<56 | uint64(b272[17])<<48 | uint64(b272[18])<<40 | uint64(b272[19])<<32 | uint64(b272[20])<<24 | uint64(b272[21])<<16 | uint64(b272[22])<<8 | uint64(b272[23]))}
+		os273 := uint32(uint16(ws274.Hi>>0)) + uint32(uint16(ws274.Hi>>16)) + uint32(uint16(ws274.Hi>>32)) + uint32(uint16(ws274.Hi>>48)) + uint32(uint16(ws274.Lo>>0)) + uint32(uint16(ws274.Lo>>16)) + uint32(uint16(ws274.Lo>>32)) + uint32(uint16(ws274.Lo>>48))
+		v275 := v271
+		s276 := v275.Hi
+		b272[8] = byte(s276 >> 56)
+		b272[9] = byte(s276 >> 48)
+		b272[10] = byte(s276 >> 40)
+		b272[11] = byte(s276 >> 32)
+		b272[12] = byte(s276 >> 24)
+		b272[13] = byte(s276 >> 16)
+		b272[14] = byte(s276 >> 8)
+		b272[15] = byte(s276)
+		s277 := v275.Lo
+		b272[16] = byte(s277 >> 56)
+		b272[17] = byte(s277 >> 48)
+		b272[18] = byte(s277 >> 40)
+		b272[19] = byte(s277 >> 32)
+		b272[20] = byte(s277 >> 24)
+		b272[21] = byte(s277 >> 16)
+		b272[22] = byte(s277 >> 8)
+		b272[23] = byte(s277)
+		ws278 := v271
+		f280 := uint32(os273)
+		f280 += bits.RotateLeft32(f280, 16)
+		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(ws278.Hi>>0))+uint32(uint16(ws278.Hi>>16))+uint32(uint16(ws278.Hi>>32))+uint32(uint16(ws278.Hi>>48))+uint32(uint16(ws278.Lo>>0))+uint32(uint16(ws278.Lo>>16))+uint32(uint16(ws278.Lo>>32))+uint32(uint16(ws278.Lo>>48)))
 		if h4 >= 0 {
-			d260 += dl269
+			d270 += dl279
 		}
-		v271 := m19
-		ws273 := packet.Value{Hi: (uint64(b262[24])<<56 | uint64(b262[25])<<48 | uint64(b262[26])<<40 | uint64(b262[27])<<32 | uint64(b262[28])<<24 | uint64(b262[29])<<16 | uint64(b262[30])<<8 | uint64(b262[31])), Lo: (uint64(b262[32])<<56 | uint64(b262[33])<<48 | uint64(b262[34])<<40 | uint64(b262[35])<<32 | uint64(b262[36])<<24 | uint64(b262[37])<<16 | uint64(b262[38])<<8 | uint64(b262[39]))}
-		os272 := uint32(uint16(ws273.Hi>>0)) + uint32(uint16(ws273.Hi>>16)) + uint32(uint16(ws273.Hi>>32)) + uint32(uint16(ws273.Hi>>48)) + uint32(uint16(ws273.Lo>>0)) + uint32(uint16(ws273.Lo>>16)) + uint32(uint16(ws273.Lo>>32)) + uint32(uint16(ws273.Lo>>48))
-		v274 := v271
-		s275 := v274.Hi
-		b262[24] = byte(s275 >> 56)
-		b262[25] = byte(s275 >> 48)
-		b262[26] = byte(s275 >> 40)
-		b262[27] = byte(s275 >> 32)
-		b262[28] = byte(s275 >> 24)
-		b262[29] = byte(s275 >> 16)
-		b262[30] = byte(s275 >> 8)
-		b262[31] = byte(s275)
-		s276 := v274.Lo
-		b262[32] = byte(s276 >> 56)
-		b262[33] = byte(s276 >> 48)
-		b262[34] = byte(s276 >> 40)
-		b262[35] = byte(s276 >> 32)
-		b262[36] = byte(s276 >> 24)
-		b262[37] = byte(s276 >> 16)
-		b262[38] = byte(s276 >> 8)
-		b262[39] = byte(s276)
-		ws277 := v271
-		f279 := uint32(os272)
-		f279 += bits.RotateLeft32(f279, 16)
-		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint16(ws277.Hi>>0))+uint32(uint16(ws277.Hi>>16))+uint32(uint16(ws277.Hi>>32))+uint32(uint16(ws277.Hi>>48))+uint32(uint16(ws277.Lo>>0))+uint32(uint16(ws277.Lo>>16))+uint32(uint16(ws277.Lo>>32))+uint32(uint16(ws277.Lo>>48)))
+		v281 := m19
+		ws283 := packet.Value{Hi: (uint64(b272[24])<<56 | uint64(b272[25])<<48 | uint64(b272[26])<<40 | uint64(b272[27])<<32 | uint64(b272[28])<<24 | uint64(b272[29])<<16 | uint64(b272[30])<<8 | uint64(b272[31])), Lo: (uint64(b272[32])<<56 | uint64(b272[33])<<48 | uint64(b272[34])<<40 | uint64(b272[35])<<32 | uint64(b272[36])<<24 | uint64(b272[37])<<16 | uint64(b272[38])<<8 | uint64(b272[39]))}
+		os282 := uint32(uint16(ws283.Hi>>0)) + uint32(uint16(ws283.Hi>>16)) + uint32(uint16(ws283.Hi>>32)) + uint32(uint16(ws283.Hi>>48)) + uint32(uint16(ws283.Lo>>0)) + uint32(uint16(ws283.Lo>>16)) + uint32(uint16(ws283.Lo>>32)) + uint32(uint16(ws283.Lo>>48))
+		v284 := v281
+		s285 := v284.Hi
+		b272[24] = byte(s285 >> 56)
+		b272[25] = byte(s285 >> 48)
+		b272[26] = byte(s285 >> 40)
+		b272[27] = byte(s285 >> 32)
+		b272[28] = byte(s285 >> 24)
+		b272[29] = byte(s285 >> 16)
+		b272[30] = byte(s285 >> 8)
+		b272[31] = byte(s285)
+		s286 := v284.Lo
+		b272[32] = byte(s286 >> 56)
+		b272[33] = byte(s286 >> 48)
+		b272[34] = byte(s286 >> 40)
+		b272[35] = byte(s286 >> 32)
+		b272[36] = byte(s286 >> 24)
+		b272[37] = byte(s286 >> 16)
+		b272[38] = byte(s286 >> 8)
+		b272[39] = byte(s286)
+		ws287 := v281
+		f289 := uint32(os282)
+		f289 += bits.RotateLeft32(f289, 16)
+		dl288 := uint64(^uint16(f289>>16)) + uint64(uint32(uint16(ws287.Hi>>0))+uint32(uint16(ws287.Hi>>16))+uint32(uint16(ws287.Hi>>32))+uint32(uint16(ws287.Hi>>48))+uint32(uint16(ws287.Lo>>0))+uint32(uint16(ws287.Lo>>16))+uint32(uint16(ws287.Lo>>32))+uint32(uint16(ws287.Lo>>48)))
 		if h4 >= 0 {
-			d260 += dl278
+			d270 += dl288
 		}
-		v280 := m23
+		v290 := m23
 		if !(h4 >= 0) {
 			return pl.drop(58)
 		}
-		b281 := data[h4 : h4+8] // udp
-		os282 := uint32(uint16((uint64(b281[2])<<8 | uint64(b281[3]))))
-		s283 := v280
-		b281[2] = byte(s283 >> 8)
-		b281[3] = byte(s283)
-		f285 := uint32(os282)
-		f285 += bits.RotateLeft32(f285, 16)
-		dl284 := uint64(^uint16(f285>>16)) + uint64(uint32(uint16(v280)))
+		b291 := data[h4 : h4+8] // udp
+		os292 := uint32(uint16((uint64(b291[2])<<8 | uint64(b291[3]))))
+		s293 := v290
+		b291[2] = byte(s293 >> 8)
+		b291[3] = byte(s293)
+		f295 := uint32(os292)
+		f295 += bits.RotateLeft32(f295, 16)
+		dl294 := uint64(^uint16(f295>>16)) + uint64(uint32(uint16(v290)))
 		if h4 >= 0 {
-			d260 += dl284
+			d270 += dl294
 		}
-		v286 := (uint64(b262[7]) - 0x1)
-		b262[7] = byte(v286)
+		v296 := (uint64(b272[7]) - 0x1)
+		b272[7] = byte(v296)
 		if (h4 >= 0) && h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d260
+			x := uint64(^cv) + d270
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s287 := r
-			cb[0] = byte(s287 >> 8)
-			cb[1] = byte(s287)
+			s297 := r
+			cb[0] = byte(s297 >> 8)
+			cb[1] = byte(s297)
 		}
 		pl.edges[48]++
 		goto n183
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d288 uint64 // udp checksum
-		v289 := m6
+		var d298 uint64 // udp checksum
+		v299 := m6
 		if !(h3 >= 0) {
 			return pl.drop(59)
 		}
-		b290 := data[h3 : h3+40] // ipv6
-		ws292 := packet.Value{Hi: (uint64(b290[8])<<56 | uint64(b290[9])<<48 | uint64(b290[10])<<40 | uint64(b290[11])<<32 | uint64(b290[12])<<24 | uint64(b290[13])<<16 | uint64(b290[14])<<8 | uint64(b290[15])), Lo: (uint64(b290[16])<<56 | uint64(b290[17])<<48 | uint64(b290[18])<<40 | uint64(b290[19])<<32 | uint64(b290[20])<<24 | uint64(b290[21])<<16 | uint64(b290[22])<<8 | uint64(b290[23]))}
-		os291 := uint32(uint16(ws292.Hi>>0)) + uint32(uint16(ws292.Hi>>16)) + uint32(uint16(ws292.Hi>>32)) + uint32(uint16(ws292.Hi>>48)) + uint32(uint16(ws292.Lo>>0)) + uint32(uint16(ws292.Lo>>16)) + uint32(uint16(ws292.Lo>>32)) + uint32(uint16(ws292.Lo>>48))
-		v293 := v289
-		s294 := v293.Hi
-		b290[8] = byte(s294 >> 56)
-		b290[9] = byte(s294 >> 48)
-		b290[10] = byte(s294 >> 40)
-		b290[11] = byte(s294 >> 32)
-		b290[12] = byte(s294 >> 24)
-		b290[13] = byte(s294 >> 16)
-		b290[14] = byte(s294 >> 8)
-		b290[15] = byte(s294)
-		s295 := v293.Lo
-		b290[16] = byte(s295 >> 56)
-		b290[17] = byte(s295 >> 48)
-		b290[18] = byte(s295 >> 40)
-		b290[19] = byte(s295 >> 32)
-		b290[20] = byte(s295 >> 24)
-		b290[21] = byte(s295 >> 16)
-		b290[22] = byte(s295 >> 8)
-		b290[23] = byte(s295)
-		ws296 := v289
-		f298 := uint32(os291)
-		f298 += bits.RotateLeft32(f298, 16)
-		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(ws296.Hi>>0))+uint32(uint16(ws296.Hi>>16))+uint32(uint16(ws296.Hi>>32))+uint32(uint16(ws296.Hi>>48))+uint32(uint16(ws296.Lo>>0))+uint32(uint16(ws296.Lo>>16))+uint32(uint16(ws296.Lo>>32))+uint32(uint16(ws296.Lo>>48)))
+		b300 := data[h3 : h3+40] // ipv6
+		ws302 := packet.Value{Hi: (uint64(b300[8])<<56 | uint64(b300[9])<<48 | uint64(b300[10])<<40 | uint64(b300[11])<<32 | uint64(b300[12])<<24 | uint64(b300[13])<<16 | uint64(b300[14])<<8 | uint64(b300[15])), Lo: (uint64(b300[16])<<56 | uint64(b300[17])<<48 | uint64(b300[18])<<40 | uint64(b300[19])<<32 | uint64(b300[20])<<24 | uint64(b300[21])<<16 | uint64(b300[22])<<8 | uint64(b300[23]))}
+		os301 := uint32(uint16(ws302.Hi>>0)) + uint32(uint16(ws302.Hi>>16)) + uint32(uint16(ws302.Hi>>32)) + uint32(uint16(ws302.Hi>>48)) + uint32(uint16(ws302.Lo>>0)) + uint32(uint16(ws302.Lo>>16)) + uint32(uint16(ws302.Lo>>32)) + uint32(uint16(ws302.Lo>>48))
+		v303 := v299
+		s304 := v303.Hi
+		b300[8] = byte(s304 >> 56)
+		b300[9] = byte(s304 >> 48)
+		b300[10] = byte(s304 >> 40)
+		b300[11] = byte(s304 >> 32)
+		b300[12] = byte(s304 >> 24)
+		b300[13] = byte(s304 >> 16)
+		b300[14] = byte(s304 >> 8)
+		b300[15] = byte(s304)
+		s305 := v303.Lo
+		b300[16] = byte(s305 >> 56)
+		b300[17] = byte(s305 >> 48)
+		b300[18] = byte(s305 >> 40)
+		b300[19] = byte(s305 >> 32)
+		b300[20] = byte(s305 >> 24)
+		b300[21] = byte(s305 >> 16)
+		b300[22] = byte(s305 >> 8)
+		b300[23] = byte(s305)
+		ws306 := v299
+		f308 := uint32(os301)
+		f308 += bits.RotateLeft32(f308, 16)
+		dl307 := uint64(^uint16(f308>>16)) + uint64(uint32(uint16(ws306.Hi>>0))+uint32(uint16(ws306.Hi>>16))+uint32(uint16(ws306.Hi>>32))+uint32(uint16(ws306.Hi>>48))+uint32(uint16(ws306.Lo>>0))+uint32(uint16(ws306.Lo>>16))+uint32(uint16(ws306.Lo>>32))+uint32(uint16(ws306.Lo>>48)))
 		if h4 >= 0 {
-			d288 += dl297
+			d298 += dl307
 		}
-		v299 := m19
-		ws301 := packet.Value{Hi: (uint64(b290[24])<<56 | uint64(b290[25])<<48 | uint64(b290[26])<<40 | uint64(b290[27])<<32 | uint64(b290[28])<<24 | uint64(b290[29])<<16 | uint64(b290[30])<<8 | uint64(b290[31])), Lo: (uint64(b290[32])<<56 | uint64(b290[33])<<48 | uint64(b290[34])<<40 | uint64(b290[35])<<32 | uint64(b290[36])<<24 | uint64(b290[37])<<16 | uint64(b290[38])<<8 | uint64(b290[39]))}
-		os300 := uint32(uint16(ws301.Hi>>0)) + uint32(uint16(ws301.Hi>>16)) + uint32(uint16(ws301.Hi>>32)) + uint32(uint16(ws301.Hi>>48)) + uint32(uint16(ws301.Lo>>0)) + uint32(uint16(ws301.Lo>>16)) + uint32(uint16(ws301.Lo>>32)) + uint32(uint16(ws301.Lo>>48))
-		v302 := v299
-		s303 := v302.Hi
-		b290[24] = byte(s303 >> 56)
-		b290[25] = byte(s303 >> 48)
-		b290[26] = byte(s303 >> 40)
-		b290[27] = byte(s303 >> 32)
-		b290[28] = byte(s303 >> 24)
-		b290[29] = byte(s303 >> 16)
-		b290[30] = byte(s303 >> 8)
-		b290[31] = byte(s303)
-		s304 := v302.Lo
-		b290[32] = byte(s304 >> 56)
-		b290[33] = byte(s304 >> 48)
-		b290[34] = byte(s304 >> 40)
-		b290[35] = byte(s304 >> 32)
-		b290[36] = byte(s304 >> 24)
-		b290[37] = byte(s304 >> 16)
-		b290[38] = byte(s304 >> 8)
-		b290[39] = byte(s304)
-		ws305 := v299
-		f307 := uint32(os300)
-		f307 += bits.RotateLeft32(f307, 16)
-		dl306 := uint64(^uint16(f307>>16)) + uint64(uint32(uint16(ws305.Hi>>0))+uint32(uint16(ws305.Hi>>16))+uint32(uint16(ws305.Hi>>32))+uint32(uint16(ws305.Hi>>48))+uint32(uint16(ws305.Lo>>0))+uint32(uint16(ws305.Lo>>16))+uint32(uint16(ws305.Lo>>32))+uint32(uint16(ws305.Lo>>48)))
+		v309 := m19
+		ws311 := packet.Value{Hi: (uint64(b300[24])<<56 | uint64(b300[25])<<48 | uint64(b300[26])<<40 | uint64(b300[27])<<32 | uint64(b300[28])<<24 | uint64(b300[29])<<16 | uint64(b300[30])<<8 | uint64(b300[31])), Lo: (uint64(b300[32])<<56 | uint64(b300[33])<<48 | uint64(b300[34])<<40 | uint64(b300[35])<<32 | uint64(b300[36])<<24 | uint64(b300[37])<<16 | uint64(b300[38])<<8 | uint64(b300[39]))}
+		os310 := uint32(uint16(ws311.Hi>>0)) + uint32(uint16(ws311.Hi>>16)) + uint32(uint16(ws311.Hi>>32)) + uint32(uint16(ws311.Hi>>48)) + uint32(uint16(ws311.Lo>>0)) + uint32(uint16(ws311.Lo>>16)) + uint32(uint16(ws311.Lo>>32)) + uint32(uint16(ws311.Lo>>48))
+		v312 := v309
+		s313 := v312.Hi
+		b300[24] = byte(s313 >> 56)
+		b300[25] = byte(s313 >> 48)
+		b300[26] = byte(s313 >> 40)
+		b300[27] = byte(s313 >> 32)
+		b300[28] = byte(s313 >> 24)
+		b300[29] = byte(s313 >> 16)
+		b300[30] = byte(s313 >> 8)
+		b300[31] = byte(s313)
+		s314 := v312.Lo
+		b300[32] = byte(s314 >> 56)
+		b300[33] = byte(s314 >> 48)
+		b300[34] = byte(s314 >> 40)
+		b300[35] = byte(s314 >> 32)
+		b300[36] = byte(s314 >> 24)
+		b300[37] = byte(s314 >> 16)
+		b300[38] = byte(s314 >> 8)
+		b300[39] = byte(s314)
+		ws315 := v309
+		f317 := uint32(os310)
+		f317 += bits.RotateLeft32(f317, 16)
+		dl316 := uint64(^uint16(f317>>16)) + uint64(uint32(uint16(ws315.Hi>>0))+uint32(uint16(ws315.Hi>>16))+uint32(uint16(ws315.Hi>>32))+uint32(uint16(ws315.Hi>>48))+uint32(uint16(ws315.Lo>>0))+uint32(uint16(ws315.Lo>>16))+uint32(uint16(ws315.Lo>>32))+uint32(uint16(ws315.Lo>>48)))
 		if h4 >= 0 {
-			d288 += dl306
+			d298 += dl316
 		}
-		v308 := m23
+		v318 := m23
 		if !(h4 >= 0) {
 			return pl.drop(59)
 		}
-		b309 := data[h4 : h4+8] // udp
-		os310 := uint32(uint16((uint64(b309[2])<<8 | uint64(b309[3]))))
-		s311 := v308
-		b309[2] = byte(s311 >> 8)
-		b309[3] = byte(s311)
-		f313 := uint32(os310)
-		f313 += bits.RotateLeft32(f313, 16)
-		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(uint16(v308)))
+		b319 := data[h4 : h4+8] // udp
+		os320 := uint32(uint16((uint64(b319[2])<<8 | uint64(b319[3]))))
+		s321 := v318
+		b319[2] = byte(s321 >> 8)
+		b319[3] = byte(s321)
+		f323 := uint32(os320)
+		f323 += bits.RotateLeft32(f323, 16)
+		dl322 := uint64(^uint16(f323>>16)) + uint64(uint32(uint16(v318)))
 		if h4 >= 0 {
-			d288 += dl312
+			d298 += dl322
 		}
-		v314 := ((uint64(b290[4])<<8 | uint64(b290[5])) - 0x10)
-		os315 := uint32(uint16((uint64(b290[4])<<8 | uint64(b290[5]))))
-		s316 := v314
-		b290[4] = byte(s316 >> 8)
-		b290[5] = byte(s316)
-		f318 := uint32(os315)
-		f318 += bits.RotateLeft32(f318, 16)
-		dl317 := uint64(^uint16(f318>>16)) + uint64(uint32(uint16(v314)))
+		v324 := ((uint64(b300[4])<<8 | uint64(b300[5])) - 0x10)
+		os325 := uint32(uint16((uint64(b300[4])<<8 | uint64(b300[5]))))
+		s326 := v324
+		b300[4] = byte(s326 >> 8)
+		b300[5] = byte(s326)
+		f328 := uint32(os325)
+		f328 += bits.RotateLeft32(f328, 16)
+		dl327 := uint64(^uint16(f328>>16)) + uint64(uint32(uint16(v324)))
 		if h4 >= 0 {
-			d288 += dl317
+			d298 += dl327
 		}
-		v319 := (uint64(b290[7]) - 0x1)
-		b290[7] = byte(v319)
+		v329 := (uint64(b300[7]) - 0x1)
+		b300[7] = byte(v329)
 		if (h4 >= 0) && h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d288
+			x := uint64(^cv) + d298
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s320 := r
-			cb[0] = byte(s320 >> 8)
-			cb[1] = byte(s320)
+			s330 := r
+			cb[0] = byte(s330 >> 8)
+			cb[1] = byte(s330)
 		}
 		pl.edges[49]++
 		goto n178
@@ -4554,37 +4720,24 @@ n178:
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		po321, pn322 := h10, 12 // lb_v2
-		if po321 < 0 || po321+pn322 > len(data) {
+		po331, pn332 := h10, 12 // lb_v2
+		if po331 < 0 || po331+pn332 > len(data) {
 			return pl.drop(60)
 		}
-		if (h4 >= 0) && po321 > h4 && (po321-h4)%2 == 0 {
-			pw324 := data[po321 : po321+12]
-			d323 := uint32(uint64(pw324[0])<<8|uint64(pw324[1])) + uint32(uint64(pw324[2])<<8|uint64(pw324[3])) + uint32(uint64(pw324[4])<<8|uint64(pw324[5])) + uint32(uint64(pw324[6])<<8|uint64(pw324[7])) + uint32(uint64(pw324[8])<<8|uint64(pw324[9])) + uint32(uint64(pw324[10])<<8|uint64(pw324[11]))
-			d323 += bits.RotateLeft32(d323, 16)
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d323>>16))
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s325 := r
-				cb[0] = byte(s325 >> 8)
-				cb[1] = byte(s325)
+		if (h4 >= 0) && po331 > h4 && (po331-h4)%2 == 0 {
+			pw334 := data[po331 : po331+12]
+			d333 := uint32(uint64(pw334[0])<<8|uint64(pw334[1])) + uint32(uint64(pw334[2])<<8|uint64(pw334[3])) + uint32(uint64(pw334[4])<<8|uint64(pw334[5])) + uint32(uint64(pw334[6])<<8|uint64(pw334[7])) + uint32(uint64(pw334[8])<<8|uint64(pw334[9])) + uint32(uint64(pw334[10])<<8|uint64(pw334[11]))
+			d333 += bits.RotateLeft32(d333, 16)
+			if h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d333 >> 16))
+				pendK4 = true
 			}
 		}
-		if po321 < len(data)-po321-pn322 {
-			copy(data[pn322:pn322+po321], data[:po321])
-			data = data[pn322:]
-		} else {
-			copy(data[po321:], data[po321+pn322:])
-			data = data[:len(data)-pn322]
-		}
+		pendOff = po331
+		pendN = pn332
 		h10 = -1
-		if cur > po321 {
-			cur = max(po321, cur-pn322)
+		if cur > po331 {
+			cur = max(po331, cur-pn332)
 		}
 		goto n181
 	}
@@ -4593,109 +4746,130 @@ n180:
 		if !(h11 >= 0) {
 			return pl.drop(61)
 		}
-		po326, pn327 := h11, 12 // lb_v3
-		if po326 < 0 || po326+pn327 > len(data) {
+		po335, pn336 := h11, 12 // lb_v3
+		if po335 < 0 || po335+pn336 > len(data) {
 			return pl.drop(61)
 		}
-		if (h4 >= 0) && po326 > h4 && (po326-h4)%2 == 0 {
-			pw329 := data[po326 : po326+12]
-			d328 := uint32(uint64(pw329[0])<<8|uint64(pw329[1])) + uint32(uint64(pw329[2])<<8|uint64(pw329[3])) + uint32(uint64(pw329[4])<<8|uint64(pw329[5])) + uint32(uint64(pw329[6])<<8|uint64(pw329[7])) + uint32(uint64(pw329[8])<<8|uint64(pw329[9])) + uint32(uint64(pw329[10])<<8|uint64(pw329[11]))
-			d328 += bits.RotateLeft32(d328, 16)
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d328>>16))
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s330 := r
-				cb[0] = byte(s330 >> 8)
-				cb[1] = byte(s330)
+		if (h4 >= 0) && po335 > h4 && (po335-h4)%2 == 0 {
+			pw338 := data[po335 : po335+12]
+			d337 := uint32(uint64(pw338[0])<<8|uint64(pw338[1])) + uint32(uint64(pw338[2])<<8|uint64(pw338[3])) + uint32(uint64(pw338[4])<<8|uint64(pw338[5])) + uint32(uint64(pw338[6])<<8|uint64(pw338[7])) + uint32(uint64(pw338[8])<<8|uint64(pw338[9])) + uint32(uint64(pw338[10])<<8|uint64(pw338[11]))
+			d337 += bits.RotateLeft32(d337, 16)
+			if h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d337 >> 16))
+				pendK4 = true
 			}
 		}
-		if po326 < len(data)-po326-pn327 {
-			copy(data[pn327:pn327+po326], data[:po326])
-			data = data[pn327:]
-		} else {
-			copy(data[po326:], data[po326+pn327:])
-			data = data[:len(data)-pn327]
-		}
+		pendOff = po335
+		pendN = pn336
 		h11 = -1
-		if cur > po326 {
-			cur = max(po326, cur-pn327)
+		if cur > po335 {
+			cur = max(po335, cur-pn336)
 		}
 		pl.edges[50]++
 		goto n181
 	}
 n181:
 	{ // LbPopCommon: pop lb_common
-		po331, pn332 := h9, 4 // lb_common
-		if po331 < 0 || po331+pn332 > len(data) {
+		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+			if pendK4 {
+				if (h4 >= 0) && h4+8 <= len(data) {
+					cb := data[h4+6 : h4+8]
+					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+					x := uint64(^cv) + pendD4
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					s339 := r
+					cb[0] = byte(s339 >> 8)
+					cb[1] = byte(s339)
+				}
+				pendD4, pendK4 = 0, false
+			}
+		}
+		po340, pn341 := h9, 4 // lb_common
+		if po340 < 0 || po340+pn341 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po331 > h4 && (po331-h4)%2 == 0 {
-			pw334 := data[po331 : po331+4]
-			d333 := uint32(uint64(pw334[0])<<8|uint64(pw334[1])) + uint32(uint64(pw334[2])<<8|uint64(pw334[3]))
-			d333 += bits.RotateLeft32(d333, 16)
+		if (h4 >= 0) && po340 > h4 && (po340-h4)%2 == 0 {
+			pw343 := data[po340 : po340+4]
+			d342 := uint32(uint64(pw343[0])<<8|uint64(pw343[1])) + uint32(uint64(pw343[2])<<8|uint64(pw343[3]))
+			d342 += bits.RotateLeft32(d342, 16)
+			if h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d342 >> 16))
+				pendK4 = true
+			}
+		}
+		pendN += pn341
+		if po340 < len(data)-po340-pendN {
+			copy(data[pendN:pendN+po340], data[:po340])
+			data = data[pendN:]
+		} else {
+			copy(data[po340:], data[po340+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d333>>16))
+				x := uint64(^cv) + pendD4
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s335 := r
-				cb[0] = byte(s335 >> 8)
-				cb[1] = byte(s335)
+				s344 := r
+				cb[0] = byte(s344 >> 8)
+				cb[1] = byte(s344)
 			}
-		}
-		if po331 < len(data)-po331-pn332 {
-			copy(data[pn332:pn332+po331], data[:po331])
-			data = data[pn332:]
-		} else {
-			copy(data[po331:], data[po331+pn332:])
-			data = data[:len(data)-pn332]
+			pendD4, pendK4 = 0, false
 		}
 		h9 = -1
-		if (h11 >= 0) && h11 > po331 {
-			h11 -= pn332
+		if (h11 >= 0) && h11 > po340 {
+			h11 -= pn341
 		} // lb_v3
-		if cur > po331 {
-			cur = max(po331, cur-pn332)
+		if cur > po340 {
+			cur = max(po340, cur-pn341)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d336 uint64 // udp checksum
+		var d345 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b337 := data[h4 : h4+8] // udp
-		v338 := ((uint64(b337[4])<<8 | uint64(b337[5])) - 0x10)
-		os339 := uint32(uint16((uint64(b337[4])<<8 | uint64(b337[5]))))
-		s340 := v338
-		b337[4] = byte(s340 >> 8)
-		b337[5] = byte(s340)
-		f342 := uint32(os339)
-		f342 += bits.RotateLeft32(f342, 16)
-		dl341 := uint64(^uint16(f342>>16)) + uint64(uint32(uint16(v338)))
+		b346 := data[h4 : h4+8] // udp
+		v347 := ((uint64(b346[4])<<8 | uint64(b346[5])) - 0x10)
+		os348 := uint32(uint16((uint64(b346[4])<<8 | uint64(b346[5]))))
+		s349 := v347
+		b346[4] = byte(s349 >> 8)
+		b346[5] = byte(s349)
+		f351 := uint32(os348)
+		f351 += bits.RotateLeft32(f351, 16)
+		dl350 := uint64(^uint16(f351>>16)) + uint64(uint32(uint16(v347)))
 		if h4 >= 0 {
-			d336 += dl341
+			d345 += dl350
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d336
+			x := uint64(^cv) + d345
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s343 := r
-			cb[0] = byte(s343 >> 8)
-			cb[1] = byte(s343)
+			s352 := r
+			cb[0] = byte(s352 >> 8)
+			cb[1] = byte(s352)
 		}
 		pl.edges[51]++
 		goto n183
@@ -4712,10 +4886,10 @@ n184:
 		if !(h4 >= 0) {
 			return pl.drop(64)
 		}
-		b344 := data[h4 : h4+8] // udp
-		s345 := 0x0
-		b344[6] = byte(s345 >> 8)
-		b344[7] = byte(s345)
+		b353 := data[h4 : h4+8] // udp
+		s354 := 0x0
+		b353[6] = byte(s354 >> 8)
+		b353[7] = byte(s354)
 		pl.edges[52]++
 		goto n185
 	}

@@ -928,6 +928,10 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m26
 	var m27 packet.Value // meta.na_target
 	_ = m27
+	pendOff, pendN := 0, 0 // bytes a pop left for the next pop to move
+	_, _ = pendOff, pendN
+	pendD4, pendK4 := uint64(0), false // udp checksum: a patch left for after a pop's move
+	_, _ = pendD4, pendK4
 	{ // RxWire: input
 		goto n1
 	}
@@ -1802,6 +1806,21 @@ n35:
 			copy(data[po30:], data[po30+pn31:])
 			data = data[:len(data)-pn31]
 		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s32 := r
+				cb[0] = byte(s32 >> 8)
+				cb[1] = byte(s32)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		h14 = -1
 		if cur > po30 {
 			cur = max(po30, cur-pn31)
@@ -1818,20 +1837,35 @@ n36:
 	}
 n37:
 	{ // PuntPopNsOpt: pop nd_opt
-		po32, pn33 := h13, 2 // nd_opt
-		if po32 < 0 || po32+pn33 > len(data) {
+		po33, pn34 := h13, 2 // nd_opt
+		if po33 < 0 || po33+pn34 > len(data) {
 			return pl.drop(9)
 		}
-		if po32 < len(data)-po32-pn33 {
-			copy(data[pn33:pn33+po32], data[:po32])
-			data = data[pn33:]
+		if po33 < len(data)-po33-pn34 {
+			copy(data[pn34:pn34+po33], data[:po33])
+			data = data[pn34:]
 		} else {
-			copy(data[po32:], data[po32+pn33:])
-			data = data[:len(data)-pn33]
+			copy(data[po33:], data[po33+pn34:])
+			data = data[:len(data)-pn34]
+		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s35 := r
+				cb[0] = byte(s35 >> 8)
+				cb[1] = byte(s35)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h13 = -1
-		if cur > po32 {
-			cur = max(po32, cur-pn33)
+		if cur > po33 {
+			cur = max(po33, cur-pn34)
 		}
 		pl.edges[8]++
 		goto n38
@@ -1845,20 +1879,35 @@ n38:
 	}
 n39:
 	{ // PuntPopNs: pop nd_ns
-		po34, pn35 := h12, 20 // nd_ns
-		if po34 < 0 || po34+pn35 > len(data) {
+		po36, pn37 := h12, 20 // nd_ns
+		if po36 < 0 || po36+pn37 > len(data) {
 			return pl.drop(10)
 		}
-		if po34 < len(data)-po34-pn35 {
-			copy(data[pn35:pn35+po34], data[:po34])
-			data = data[pn35:]
+		if po36 < len(data)-po36-pn37 {
+			copy(data[pn37:pn37+po36], data[:po36])
+			data = data[pn37:]
 		} else {
-			copy(data[po34:], data[po34+pn35:])
-			data = data[:len(data)-pn35]
+			copy(data[po36:], data[po36+pn37:])
+			data = data[:len(data)-pn37]
+		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s38 := r
+				cb[0] = byte(s38 >> 8)
+				cb[1] = byte(s38)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h12 = -1
-		if cur > po34 {
-			cur = max(po34, cur-pn35)
+		if cur > po36 {
+			cur = max(po36, cur-pn37)
 		}
 		pl.edges[9]++
 		goto n40
@@ -1872,20 +1921,35 @@ n40:
 	}
 n41:
 	{ // PuntPopUdp: pop icmp_udp
-		po36, pn37 := h20, 8 // icmp_udp
-		if po36 < 0 || po36+pn37 > len(data) {
+		po39, pn40 := h20, 8 // icmp_udp
+		if po39 < 0 || po39+pn40 > len(data) {
 			return pl.drop(11)
 		}
-		if po36 < len(data)-po36-pn37 {
-			copy(data[pn37:pn37+po36], data[:po36])
-			data = data[pn37:]
+		if po39 < len(data)-po39-pn40 {
+			copy(data[pn40:pn40+po39], data[:po39])
+			data = data[pn40:]
 		} else {
-			copy(data[po36:], data[po36+pn37:])
-			data = data[:len(data)-pn37]
+			copy(data[po39:], data[po39+pn40:])
+			data = data[:len(data)-pn40]
+		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s41 := r
+				cb[0] = byte(s41 >> 8)
+				cb[1] = byte(s41)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h20 = -1
-		if cur > po36 {
-			cur = max(po36, cur-pn37)
+		if cur > po39 {
+			cur = max(po39, cur-pn40)
 		}
 		pl.edges[10]++
 		goto n42
@@ -1899,20 +1963,35 @@ n42:
 	}
 n43:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		po38, pn39 := h18, 20 // icmp_ipv4
-		if po38 < 0 || po38+pn39 > len(data) {
+		po42, pn43 := h18, 20 // icmp_ipv4
+		if po42 < 0 || po42+pn43 > len(data) {
 			return pl.drop(12)
 		}
-		if po38 < len(data)-po38-pn39 {
-			copy(data[pn39:pn39+po38], data[:po38])
-			data = data[pn39:]
+		if po42 < len(data)-po42-pn43 {
+			copy(data[pn43:pn43+po42], data[:po42])
+			data = data[pn43:]
 		} else {
-			copy(data[po38:], data[po38+pn39:])
-			data = data[:len(data)-pn39]
+			copy(data[po42:], data[po42+pn43:])
+			data = data[:len(data)-pn43]
+		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s44 := r
+				cb[0] = byte(s44 >> 8)
+				cb[1] = byte(s44)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h18 = -1
-		if cur > po38 {
-			cur = max(po38, cur-pn39)
+		if cur > po42 {
+			cur = max(po42, cur-pn43)
 		}
 		pl.edges[11]++
 		goto n44
@@ -1926,20 +2005,35 @@ n44:
 	}
 n45:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		po40, pn41 := h19, 40 // icmp_ipv6
-		if po40 < 0 || po40+pn41 > len(data) {
+		po45, pn46 := h19, 40 // icmp_ipv6
+		if po45 < 0 || po45+pn46 > len(data) {
 			return pl.drop(13)
 		}
-		if po40 < len(data)-po40-pn41 {
-			copy(data[pn41:pn41+po40], data[:po40])
-			data = data[pn41:]
+		if po45 < len(data)-po45-pn46 {
+			copy(data[pn46:pn46+po45], data[:po45])
+			data = data[pn46:]
 		} else {
-			copy(data[po40:], data[po40+pn41:])
-			data = data[:len(data)-pn41]
+			copy(data[po45:], data[po45+pn46:])
+			data = data[:len(data)-pn46]
+		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s47 := r
+				cb[0] = byte(s47 >> 8)
+				cb[1] = byte(s47)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h19 = -1
-		if cur > po40 {
-			cur = max(po40, cur-pn41)
+		if cur > po45 {
+			cur = max(po45, cur-pn46)
 		}
 		pl.edges[12]++
 		goto n46
@@ -1957,26 +2051,41 @@ n47:
 	}
 n48:
 	{ // L2VlanId: set meta.vlan_id
-		b42 := data[h1 : h1+4] // vlan
-		m3 = ((uint64(b42[0])<<8 | uint64(b42[1])) >> 0 & 0xfff) & 0xfff
+		b48 := data[h1 : h1+4] // vlan
+		m3 = ((uint64(b48[0])<<8 | uint64(b48[1])) >> 0 & 0xfff) & 0xfff
 		goto n49
 	}
 n49:
 	{ // L2PopVlan: pop vlan
-		po43, pn44 := h1, 4 // vlan
-		if po43 < 0 || po43+pn44 > len(data) {
+		po49, pn50 := h1, 4 // vlan
+		if po49 < 0 || po49+pn50 > len(data) {
 			return pl.drop(14)
 		}
-		if po43 < len(data)-po43-pn44 {
-			copy(data[pn44:pn44+po43], data[:po43])
-			data = data[pn44:]
+		if po49 < len(data)-po49-pn50 {
+			copy(data[pn50:pn50+po49], data[:po49])
+			data = data[pn50:]
 		} else {
-			copy(data[po43:], data[po43+pn44:])
-			data = data[:len(data)-pn44]
+			copy(data[po49:], data[po49+pn50:])
+			data = data[:len(data)-pn50]
+		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s51 := r
+				cb[0] = byte(s51 >> 8)
+				cb[1] = byte(s51)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h1 = -1
-		if cur > po43 {
-			cur = max(po43, cur-pn44)
+		if cur > po49 {
+			cur = max(po49, cur-pn50)
 		}
 		pl.edges[13]++
 		goto n50
@@ -2005,8 +2114,8 @@ n51:
 n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b45 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[1].LookupWord(((uint64(b45[0])<<40|uint64(b45[1])<<32|uint64(b45[2])<<24|uint64(b45[3])<<16|uint64(b45[4])<<8|uint64(b45[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
+		b52 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[1].LookupWord(((uint64(b52[0])<<40|uint64(b52[1])<<32|uint64(b52[2])<<24|uint64(b52[3])<<16|uint64(b52[4])<<8|uint64(b52[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2038,8 +2147,8 @@ n55:
 	}
 n56:
 	{ // L3SetDaIPv4: set meta.ip_da
-		b46 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b46[16])<<24 | uint64(b46[17])<<16 | uint64(b46[18])<<8 | uint64(b46[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b53 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b53[16])<<24 | uint64(b53[17])<<16 | uint64(b53[18])<<8 | uint64(b53[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n58
 	}
 n57:
@@ -2047,8 +2156,8 @@ n57:
 		if !(h3 >= 0) {
 			return pl.drop(16)
 		}
-		b47 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b47[24])<<56 | uint64(b47[25])<<48 | uint64(b47[26])<<40 | uint64(b47[27])<<32 | uint64(b47[28])<<24 | uint64(b47[29])<<16 | uint64(b47[30])<<8 | uint64(b47[31])), Lo: (uint64(b47[32])<<56 | uint64(b47[33])<<48 | uint64(b47[34])<<40 | uint64(b47[35])<<32 | uint64(b47[36])<<24 | uint64(b47[37])<<16 | uint64(b47[38])<<8 | uint64(b47[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b54 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b54[24])<<56 | uint64(b54[25])<<48 | uint64(b54[26])<<40 | uint64(b54[27])<<32 | uint64(b54[28])<<24 | uint64(b54[29])<<16 | uint64(b54[30])<<8 | uint64(b54[31])), Lo: (uint64(b54[32])<<56 | uint64(b54[33])<<48 | uint64(b54[34])<<40 | uint64(b54[35])<<32 | uint64(b54[36])<<24 | uint64(b54[37])<<16 | uint64(b54[38])<<8 | uint64(b54[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[16]++
 		goto n58
 	}
@@ -2056,8 +2165,8 @@ n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: m4}
-		b48 := data[h0 : h0+14] // ethernet
-		pl.keys[1] = packet.Value{Lo: (uint64(b48[12])<<8 | uint64(b48[13]))}
+		b55 := data[h0 : h0+14] // ethernet
+		pl.keys[1] = packet.Value{Lo: (uint64(b55[12])<<8 | uint64(b55[13]))}
 		pl.keys[2] = m8
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -2110,10 +2219,10 @@ n64:
 	}
 n65:
 	{ // L3Icmp4Type: switch icmp.type
-		b50 := data[h6 : h6+4] // icmp
-		v49 := uint64(b50[0])
+		b57 := data[h6 : h6+4] // icmp
+		v56 := uint64(b57[0])
 		switch {
-		case v49 == 0x3:
+		case v56 == 0x3:
 			goto n67
 		default:
 			goto n66
@@ -2125,22 +2234,22 @@ n66:
 	}
 n67:
 	{ // L3Unreach4: switch icmp.code
-		b52 := data[h6 : h6+4] // icmp
-		v51 := uint64(b52[1])
+		b59 := data[h6 : h6+4] // icmp
+		v58 := uint64(b59[1])
 		switch {
-		case v51 == 0x0:
+		case v58 == 0x0:
 			goto n68
-		case v51 == 0x1:
+		case v58 == 0x1:
 			goto n69
-		case v51 == 0x3:
+		case v58 == 0x3:
 			goto n70
-		case v51 == 0x4:
+		case v58 == 0x4:
 			goto n71
-		case v51 == 0x6:
+		case v58 == 0x6:
 			goto n72
-		case v51 == 0x7:
+		case v58 == 0x7:
 			goto n73
-		case v51 == 0xa:
+		case v58 == 0xa:
 			goto n74
 		default:
 			goto n75
@@ -2180,14 +2289,14 @@ n75:
 	}
 n76:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b54 := data[h7 : h7+4] // icmpv6
-		v53 := uint64(b54[0])
+		b61 := data[h7 : h7+4] // icmpv6
+		v60 := uint64(b61[0])
 		switch {
-		case v53 == 0x1:
+		case v60 == 0x1:
 			goto n78
-		case v53 == 0x80:
+		case v60 == 0x80:
 			goto n92
-		case v53 == 0x87:
+		case v60 == 0x87:
 			goto n94
 		default:
 			goto n77
@@ -2199,16 +2308,16 @@ n77:
 	}
 n78:
 	{ // L3Unreach6: switch icmpv6.code
-		b56 := data[h7 : h7+4] // icmpv6
-		v55 := uint64(b56[1])
+		b63 := data[h7 : h7+4] // icmpv6
+		v62 := uint64(b63[1])
 		switch {
-		case v55 == 0x0:
+		case v62 == 0x0:
 			goto n79
-		case v55 == 0x1:
+		case v62 == 0x1:
 			goto n80
-		case v55 == 0x2:
+		case v62 == 0x2:
 			goto n81
-		case v55 == 0x4:
+		case v62 == 0x4:
 			goto n82
 		default:
 			goto n83
@@ -2236,8 +2345,8 @@ n83:
 	}
 n84:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b57 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b57[24])<<24 | uint64(b57[25])<<16 | uint64(b57[26])<<8 | uint64(b57[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b64 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b64[24])<<24 | uint64(b64[25])<<16 | uint64(b64[26])<<8 | uint64(b64[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n86
 		}
 		goto n85
@@ -2249,49 +2358,49 @@ n85:
 	}
 n86:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b58 := data[h0 : h0+14] // ethernet
-		s59 := (uint64(b58[6])<<40 | uint64(b58[7])<<32 | uint64(b58[8])<<24 | uint64(b58[9])<<16 | uint64(b58[10])<<8 | uint64(b58[11]))
-		b58[0] = byte(s59 >> 40)
-		b58[1] = byte(s59 >> 32)
-		b58[2] = byte(s59 >> 24)
-		b58[3] = byte(s59 >> 16)
-		b58[4] = byte(s59 >> 8)
-		b58[5] = byte(s59)
-		s60 := m5
-		b58[6] = byte(s60 >> 40)
-		b58[7] = byte(s60 >> 32)
-		b58[8] = byte(s60 >> 24)
-		b58[9] = byte(s60 >> 16)
-		b58[10] = byte(s60 >> 8)
-		b58[11] = byte(s60)
-		b61 := data[h5 : h5+28] // arp
-		s62 := 0x2
-		b61[6] = byte(s62 >> 8)
-		b61[7] = byte(s62)
-		s63 := (uint64(b61[8])<<40 | uint64(b61[9])<<32 | uint64(b61[10])<<24 | uint64(b61[11])<<16 | uint64(b61[12])<<8 | uint64(b61[13]))
-		b61[18] = byte(s63 >> 40)
-		b61[19] = byte(s63 >> 32)
-		b61[20] = byte(s63 >> 24)
-		b61[21] = byte(s63 >> 16)
-		b61[22] = byte(s63 >> 8)
-		b61[23] = byte(s63)
-		s64 := m5
-		b61[8] = byte(s64 >> 40)
-		b61[9] = byte(s64 >> 32)
-		b61[10] = byte(s64 >> 24)
-		b61[11] = byte(s64 >> 16)
-		b61[12] = byte(s64 >> 8)
-		b61[13] = byte(s64)
-		s65 := (uint64(b61[14])<<24 | uint64(b61[15])<<16 | uint64(b61[16])<<8 | uint64(b61[17]))
-		b61[24] = byte(s65 >> 24)
-		b61[25] = byte(s65 >> 16)
-		b61[26] = byte(s65 >> 8)
-		b61[27] = byte(s65)
-		s66 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b61[14] = byte(s66 >> 24)
-		b61[15] = byte(s66 >> 16)
-		b61[16] = byte(s66 >> 8)
-		b61[17] = byte(s66)
+		b65 := data[h0 : h0+14] // ethernet
+		s66 := (uint64(b65[6])<<40 | uint64(b65[7])<<32 | uint64(b65[8])<<24 | uint64(b65[9])<<16 | uint64(b65[10])<<8 | uint64(b65[11]))
+		b65[0] = byte(s66 >> 40)
+		b65[1] = byte(s66 >> 32)
+		b65[2] = byte(s66 >> 24)
+		b65[3] = byte(s66 >> 16)
+		b65[4] = byte(s66 >> 8)
+		b65[5] = byte(s66)
+		s67 := m5
+		b65[6] = byte(s67 >> 40)
+		b65[7] = byte(s67 >> 32)
+		b65[8] = byte(s67 >> 24)
+		b65[9] = byte(s67 >> 16)
+		b65[10] = byte(s67 >> 8)
+		b65[11] = byte(s67)
+		b68 := data[h5 : h5+28] // arp
+		s69 := 0x2
+		b68[6] = byte(s69 >> 8)
+		b68[7] = byte(s69)
+		s70 := (uint64(b68[8])<<40 | uint64(b68[9])<<32 | uint64(b68[10])<<24 | uint64(b68[11])<<16 | uint64(b68[12])<<8 | uint64(b68[13]))
+		b68[18] = byte(s70 >> 40)
+		b68[19] = byte(s70 >> 32)
+		b68[20] = byte(s70 >> 24)
+		b68[21] = byte(s70 >> 16)
+		b68[22] = byte(s70 >> 8)
+		b68[23] = byte(s70)
+		s71 := m5
+		b68[8] = byte(s71 >> 40)
+		b68[9] = byte(s71 >> 32)
+		b68[10] = byte(s71 >> 24)
+		b68[11] = byte(s71 >> 16)
+		b68[12] = byte(s71 >> 8)
+		b68[13] = byte(s71)
+		s72 := (uint64(b68[14])<<24 | uint64(b68[15])<<16 | uint64(b68[16])<<8 | uint64(b68[17]))
+		b68[24] = byte(s72 >> 24)
+		b68[25] = byte(s72 >> 16)
+		b68[26] = byte(s72 >> 8)
+		b68[27] = byte(s72)
+		s73 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b68[14] = byte(s73 >> 24)
+		b68[15] = byte(s73 >> 16)
+		b68[16] = byte(s73 >> 8)
+		b68[17] = byte(s73)
 		goto n87
 	}
 n87:
@@ -2303,8 +2412,8 @@ n88:
 		if !(h2 >= 0) {
 			return pl.drop(33)
 		}
-		b67 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b67[16])<<24 | uint64(b67[17])<<16 | uint64(b67[18])<<8 | uint64(b67[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b74 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b74[16])<<24 | uint64(b74[17])<<16 | uint64(b74[18])<<8 | uint64(b74[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n90
 		}
 		goto n89
@@ -2315,59 +2424,59 @@ n89:
 	}
 n90:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d68 uint64          // icmp checksum
-		b69 := data[h0 : h0+14] // ethernet
-		v70 := (uint64(b69[6])<<40 | uint64(b69[7])<<32 | uint64(b69[8])<<24 | uint64(b69[9])<<16 | uint64(b69[10])<<8 | uint64(b69[11]))
-		s71 := v70
-		b69[0] = byte(s71 >> 40)
-		b69[1] = byte(s71 >> 32)
-		b69[2] = byte(s71 >> 24)
-		b69[3] = byte(s71 >> 16)
-		b69[4] = byte(s71 >> 8)
-		b69[5] = byte(s71)
-		v72 := m5
-		s73 := v72
-		b69[6] = byte(s73 >> 40)
-		b69[7] = byte(s73 >> 32)
-		b69[8] = byte(s73 >> 24)
-		b69[9] = byte(s73 >> 16)
-		b69[10] = byte(s73 >> 8)
-		b69[11] = byte(s73)
+		var d75 uint64          // icmp checksum
+		b76 := data[h0 : h0+14] // ethernet
+		v77 := (uint64(b76[6])<<40 | uint64(b76[7])<<32 | uint64(b76[8])<<24 | uint64(b76[9])<<16 | uint64(b76[10])<<8 | uint64(b76[11]))
+		s78 := v77
+		b76[0] = byte(s78 >> 40)
+		b76[1] = byte(s78 >> 32)
+		b76[2] = byte(s78 >> 24)
+		b76[3] = byte(s78 >> 16)
+		b76[4] = byte(s78 >> 8)
+		b76[5] = byte(s78)
+		v79 := m5
+		s80 := v79
+		b76[6] = byte(s80 >> 40)
+		b76[7] = byte(s80 >> 32)
+		b76[8] = byte(s80 >> 24)
+		b76[9] = byte(s80 >> 16)
+		b76[10] = byte(s80 >> 8)
+		b76[11] = byte(s80)
 		if !(h2 >= 0) {
 			return pl.drop(35)
 		}
-		b74 := data[h2 : h2+20] // ipv4
-		v75 := (uint64(b74[12])<<24 | uint64(b74[13])<<16 | uint64(b74[14])<<8 | uint64(b74[15]))
-		s76 := v75
-		b74[16] = byte(s76 >> 24)
-		b74[17] = byte(s76 >> 16)
-		b74[18] = byte(s76 >> 8)
-		b74[19] = byte(s76)
-		v77 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s78 := v77
-		b74[12] = byte(s78 >> 24)
-		b74[13] = byte(s78 >> 16)
-		b74[14] = byte(s78 >> 8)
-		b74[15] = byte(s78)
-		v79 := 0x0
-		b80 := data[h6 : h6+4] // icmp
-		os81 := uint32(uint64(b80[0])<<8 | uint64(b80[1]))
-		b80[0] = byte(v79)
-		f83 := uint32(os81)
-		f83 += bits.RotateLeft32(f83, 16)
-		dl82 := uint64(^uint16(f83>>16)) + uint64(uint32(uint64(b80[0])<<8|uint64(b80[1])))
-		d68 += dl82
+		b81 := data[h2 : h2+20] // ipv4
+		v82 := (uint64(b81[12])<<24 | uint64(b81[13])<<16 | uint64(b81[14])<<8 | uint64(b81[15]))
+		s83 := v82
+		b81[16] = byte(s83 >> 24)
+		b81[17] = byte(s83 >> 16)
+		b81[18] = byte(s83 >> 8)
+		b81[19] = byte(s83)
+		v84 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s85 := v84
+		b81[12] = byte(s85 >> 24)
+		b81[13] = byte(s85 >> 16)
+		b81[14] = byte(s85 >> 8)
+		b81[15] = byte(s85)
+		v86 := 0x0
+		b87 := data[h6 : h6+4] // icmp
+		os88 := uint32(uint64(b87[0])<<8 | uint64(b87[1]))
+		b87[0] = byte(v86)
+		f90 := uint32(os88)
+		f90 += bits.RotateLeft32(f90, 16)
+		dl89 := uint64(^uint16(f90>>16)) + uint64(uint32(uint64(b87[0])<<8|uint64(b87[1])))
+		d75 += dl89
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d68
+			x := uint64(^cv) + d75
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s84 := r
-			cb[0] = byte(s84 >> 8)
-			cb[1] = byte(s84)
+			s91 := r
+			cb[0] = byte(s91 >> 8)
+			cb[1] = byte(s91)
 		}
 		goto n91
 	}
@@ -2378,87 +2487,87 @@ n91:
 	}
 n92:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d85 uint64          // icmpv6 checksum
-		b86 := data[h0 : h0+14] // ethernet
-		v87 := (uint64(b86[6])<<40 | uint64(b86[7])<<32 | uint64(b86[8])<<24 | uint64(b86[9])<<16 | uint64(b86[10])<<8 | uint64(b86[11]))
-		s88 := v87
-		b86[0] = byte(s88 >> 40)
-		b86[1] = byte(s88 >> 32)
-		b86[2] = byte(s88 >> 24)
-		b86[3] = byte(s88 >> 16)
-		b86[4] = byte(s88 >> 8)
-		b86[5] = byte(s88)
-		v89 := m5
-		s90 := v89
-		b86[6] = byte(s90 >> 40)
-		b86[7] = byte(s90 >> 32)
-		b86[8] = byte(s90 >> 24)
-		b86[9] = byte(s90 >> 16)
-		b86[10] = byte(s90 >> 8)
-		b86[11] = byte(s90)
+		var d92 uint64          // icmpv6 checksum
+		b93 := data[h0 : h0+14] // ethernet
+		v94 := (uint64(b93[6])<<40 | uint64(b93[7])<<32 | uint64(b93[8])<<24 | uint64(b93[9])<<16 | uint64(b93[10])<<8 | uint64(b93[11]))
+		s95 := v94
+		b93[0] = byte(s95 >> 40)
+		b93[1] = byte(s95 >> 32)
+		b93[2] = byte(s95 >> 24)
+		b93[3] = byte(s95 >> 16)
+		b93[4] = byte(s95 >> 8)
+		b93[5] = byte(s95)
+		v96 := m5
+		s97 := v96
+		b93[6] = byte(s97 >> 40)
+		b93[7] = byte(s97 >> 32)
+		b93[8] = byte(s97 >> 24)
+		b93[9] = byte(s97 >> 16)
+		b93[10] = byte(s97 >> 8)
+		b93[11] = byte(s97)
 		if !(h3 >= 0) {
 			return pl.drop(36)
 		}
-		b91 := data[h3 : h3+40] // ipv6
-		v92 := packet.Value{Hi: (uint64(b91[8])<<56 | uint64(b91[9])<<48 | uint64(b91[10])<<40 | uint64(b91[11])<<32 | uint64(b91[12])<<24 | uint64(b91[13])<<16 | uint64(b91[14])<<8 | uint64(b91[15])), Lo: (uint64(b91[16])<<56 | uint64(b91[17])<<48 | uint64(b91[18])<<40 | uint64(b91[19])<<32 | uint64(b91[20])<<24 | uint64(b91[21])<<16 | uint64(b91[22])<<8 | uint64(b91[23]))}
-		v93 := v92
-		s94 := v93.Hi
-		b91[24] = byte(s94 >> 56)
-		b91[25] = byte(s94 >> 48)
-		b91[26] = byte(s94 >> 40)
-		b91[27] = byte(s94 >> 32)
-		b91[28] = byte(s94 >> 24)
-		b91[29] = byte(s94 >> 16)
-		b91[30] = byte(s94 >> 8)
-		b91[31] = byte(s94)
-		s95 := v93.Lo
-		b91[32] = byte(s95 >> 56)
-		b91[33] = byte(s95 >> 48)
-		b91[34] = byte(s95 >> 40)
-		b91[35] = byte(s95 >> 32)
-		b91[36] = byte(s95 >> 24)
-		b91[37] = byte(s95 >> 16)
-		b91[38] = byte(s95 >> 8)
-		b91[39] = byte(s95)
-		v96 := m6
-		v97 := v96
-		s98 := v97.Hi
-		b91[8] = byte(s98 >> 56)
-		b91[9] = byte(s98 >> 48)
-		b91[10] = byte(s98 >> 40)
-		b91[11] = byte(s98 >> 32)
-		b91[12] = byte(s98 >> 24)
-		b91[13] = byte(s98 >> 16)
-		b91[14] = byte(s98 >> 8)
-		b91[15] = byte(s98)
-		s99 := v97.Lo
-		b91[16] = byte(s99 >> 56)
-		b91[17] = byte(s99 >> 48)
-		b91[18] = byte(s99 >> 40)
-		b91[19] = byte(s99 >> 32)
-		b91[20] = byte(s99 >> 24)
-		b91[21] = byte(s99 >> 16)
-		b91[22] = byte(s99 >> 8)
-		b91[23] = byte(s99)
-		v100 := 0x81
-		b101 := data[h7 : h7+4] // icmpv6
-		os102 := uint32(uint64(b101[0])<<8 | uint64(b101[1]))
-		b101[0] = byte(v100)
-		f104 := uint32(os102)
-		f104 += bits.RotateLeft32(f104, 16)
-		dl103 := uint64(^uint16(f104>>16)) + uint64(uint32(uint64(b101[0])<<8|uint64(b101[1])))
-		d85 += dl103
+		b98 := data[h3 : h3+40] // ipv6
+		v99 := packet.Value{Hi: (uint64(b98[8])<<56 | uint64(b98[9])<<48 | uint64(b98[10])<<40 | uint64(b98[11])<<32 | uint64(b98[12])<<24 | uint64(b98[13])<<16 | uint64(b98[14])<<8 | uint64(b98[15])), Lo: (uint64(b98[16])<<56 | uint64(b98[17])<<48 | uint64(b98[18])<<40 | uint64(b98[19])<<32 | uint64(b98[20])<<24 | uint64(b98[21])<<16 | uint64(b98[22])<<8 | uint64(b98[23]))}
+		v100 := v99
+		s101 := v100.Hi
+		b98[24] = byte(s101 >> 56)
+		b98[25] = byte(s101 >> 48)
+		b98[26] = byte(s101 >> 40)
+		b98[27] = byte(s101 >> 32)
+		b98[28] = byte(s101 >> 24)
+		b98[29] = byte(s101 >> 16)
+		b98[30] = byte(s101 >> 8)
+		b98[31] = byte(s101)
+		s102 := v100.Lo
+		b98[32] = byte(s102 >> 56)
+		b98[33] = byte(s102 >> 48)
+		b98[34] = byte(s102 >> 40)
+		b98[35] = byte(s102 >> 32)
+		b98[36] = byte(s102 >> 24)
+		b98[37] = byte(s102 >> 16)
+		b98[38] = byte(s102 >> 8)
+		b98[39] = byte(s102)
+		v103 := m6
+		v104 := v103
+		s105 := v104.Hi
+		b98[8] = byte(s105 >> 56)
+		b98[9] = byte(s105 >> 48)
+		b98[10] = byte(s105 >> 40)
+		b98[11] = byte(s105 >> 32)
+		b98[12] = byte(s105 >> 24)
+		b98[13] = byte(s105 >> 16)
+		b98[14] = byte(s105 >> 8)
+		b98[15] = byte(s105)
+		s106 := v104.Lo
+		b98[16] = byte(s106 >> 56)
+		b98[17] = byte(s106 >> 48)
+		b98[18] = byte(s106 >> 40)
+		b98[19] = byte(s106 >> 32)
+		b98[20] = byte(s106 >> 24)
+		b98[21] = byte(s106 >> 16)
+		b98[22] = byte(s106 >> 8)
+		b98[23] = byte(s106)
+		v107 := 0x81
+		b108 := data[h7 : h7+4] // icmpv6
+		os109 := uint32(uint64(b108[0])<<8 | uint64(b108[1]))
+		b108[0] = byte(v107)
+		f111 := uint32(os109)
+		f111 += bits.RotateLeft32(f111, 16)
+		dl110 := uint64(^uint16(f111>>16)) + uint64(uint32(uint64(b108[0])<<8|uint64(b108[1])))
+		d92 += dl110
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d85
+			x := uint64(^cv) + d92
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s105 := r
-			cb[0] = byte(s105 >> 8)
-			cb[1] = byte(s105)
+			s112 := r
+			cb[0] = byte(s112 >> 8)
+			cb[1] = byte(s112)
 		}
 		goto n93
 	}
@@ -2472,8 +2581,8 @@ n94:
 		if !(h12 >= 0) {
 			return pl.drop(37)
 		}
-		b106 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b106[4])<<56 | uint64(b106[5])<<48 | uint64(b106[6])<<40 | uint64(b106[7])<<32 | uint64(b106[8])<<24 | uint64(b106[9])<<16 | uint64(b106[10])<<8 | uint64(b106[11])), Lo: (uint64(b106[12])<<56 | uint64(b106[13])<<48 | uint64(b106[14])<<40 | uint64(b106[15])<<32 | uint64(b106[16])<<24 | uint64(b106[17])<<16 | uint64(b106[18])<<8 | uint64(b106[19]))} == m6) {
+		b113 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b113[4])<<56 | uint64(b113[5])<<48 | uint64(b113[6])<<40 | uint64(b113[7])<<32 | uint64(b113[8])<<24 | uint64(b113[9])<<16 | uint64(b113[10])<<8 | uint64(b113[11])), Lo: (uint64(b113[12])<<56 | uint64(b113[13])<<48 | uint64(b113[14])<<40 | uint64(b113[15])<<32 | uint64(b113[16])<<24 | uint64(b113[17])<<16 | uint64(b113[18])<<8 | uint64(b113[19]))} == m6) {
 			goto n96
 		}
 		goto n95
@@ -2487,8 +2596,8 @@ n96:
 		if !(h3 >= 0) {
 			return pl.drop(39)
 		}
-		b107 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b107[8])<<56 | uint64(b107[9])<<48 | uint64(b107[10])<<40 | uint64(b107[11])<<32 | uint64(b107[12])<<24 | uint64(b107[13])<<16 | uint64(b107[14])<<8 | uint64(b107[15])), Lo: (uint64(b107[16])<<56 | uint64(b107[17])<<48 | uint64(b107[18])<<40 | uint64(b107[19])<<32 | uint64(b107[20])<<24 | uint64(b107[21])<<16 | uint64(b107[22])<<8 | uint64(b107[23]))} == packet.Value{Lo: 0x0}) {
+		b114 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b114[8])<<56 | uint64(b114[9])<<48 | uint64(b114[10])<<40 | uint64(b114[11])<<32 | uint64(b114[12])<<24 | uint64(b114[13])<<16 | uint64(b114[14])<<8 | uint64(b114[15])), Lo: (uint64(b114[16])<<56 | uint64(b114[17])<<48 | uint64(b114[18])<<40 | uint64(b114[19])<<32 | uint64(b114[20])<<24 | uint64(b114[21])<<16 | uint64(b114[22])<<8 | uint64(b114[23]))} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
@@ -2501,8 +2610,8 @@ n97:
 		if !(h12 >= 0) {
 			return pl.drop(40)
 		}
-		b108 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b108[4])<<56 | uint64(b108[5])<<48 | uint64(b108[6])<<40 | uint64(b108[7])<<32 | uint64(b108[8])<<24 | uint64(b108[9])<<16 | uint64(b108[10])<<8 | uint64(b108[11])), Lo: (uint64(b108[12])<<56 | uint64(b108[13])<<48 | uint64(b108[14])<<40 | uint64(b108[15])<<32 | uint64(b108[16])<<24 | uint64(b108[17])<<16 | uint64(b108[18])<<8 | uint64(b108[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b115 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b115[4])<<56 | uint64(b115[5])<<48 | uint64(b115[6])<<40 | uint64(b115[7])<<32 | uint64(b115[8])<<24 | uint64(b115[9])<<16 | uint64(b115[10])<<8 | uint64(b115[11])), Lo: (uint64(b115[12])<<56 | uint64(b115[13])<<48 | uint64(b115[14])<<40 | uint64(b115[15])<<32 | uint64(b115[16])<<24 | uint64(b115[17])<<16 | uint64(b115[18])<<8 | uint64(b115[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
@@ -2510,16 +2619,16 @@ n98:
 		if !(h3 >= 0) {
 			return pl.drop(41)
 		}
-		b109 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b109[8])<<56 | uint64(b109[9])<<48 | uint64(b109[10])<<40 | uint64(b109[11])<<32 | uint64(b109[12])<<24 | uint64(b109[13])<<16 | uint64(b109[14])<<8 | uint64(b109[15])), Lo: (uint64(b109[16])<<56 | uint64(b109[17])<<48 | uint64(b109[18])<<40 | uint64(b109[19])<<32 | uint64(b109[20])<<24 | uint64(b109[21])<<16 | uint64(b109[22])<<8 | uint64(b109[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b110 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b110[6])<<40 | uint64(b110[7])<<32 | uint64(b110[8])<<24 | uint64(b110[9])<<16 | uint64(b110[10])<<8 | uint64(b110[11])) & 0xffffffffffff
+		b116 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b116[8])<<56 | uint64(b116[9])<<48 | uint64(b116[10])<<40 | uint64(b116[11])<<32 | uint64(b116[12])<<24 | uint64(b116[13])<<16 | uint64(b116[14])<<8 | uint64(b116[15])), Lo: (uint64(b116[16])<<56 | uint64(b116[17])<<48 | uint64(b116[18])<<40 | uint64(b116[19])<<32 | uint64(b116[20])<<24 | uint64(b116[21])<<16 | uint64(b116[22])<<8 | uint64(b116[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b117 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(41)
 		}
-		b111 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b111[4])<<56 | uint64(b111[5])<<48 | uint64(b111[6])<<40 | uint64(b111[7])<<32 | uint64(b111[8])<<24 | uint64(b111[9])<<16 | uint64(b111[10])<<8 | uint64(b111[11])), Lo: (uint64(b111[12])<<56 | uint64(b111[13])<<48 | uint64(b111[14])<<40 | uint64(b111[15])<<32 | uint64(b111[16])<<24 | uint64(b111[17])<<16 | uint64(b111[18])<<8 | uint64(b111[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b118 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b118[4])<<56 | uint64(b118[5])<<48 | uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11])), Lo: (uint64(b118[12])<<56 | uint64(b118[13])<<48 | uint64(b118[14])<<40 | uint64(b118[15])<<32 | uint64(b118[16])<<24 | uint64(b118[17])<<16 | uint64(b118[18])<<8 | uint64(b118[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
@@ -2532,8 +2641,8 @@ n99:
 	}
 n100:
 	{ // NsSrcMac: set meta.na_mac
-		b112 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b112[0])<<40 | uint64(b112[1])<<32 | uint64(b112[2])<<24 | uint64(b112[3])<<16 | uint64(b112[4])<<8 | uint64(b112[5])) & 0xffffffffffff
+		b119 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b119[0])<<40 | uint64(b119[1])<<32 | uint64(b119[2])<<24 | uint64(b119[3])<<16 | uint64(b119[4])<<8 | uint64(b119[5])) & 0xffffffffffff
 		pl.edges[21]++
 		goto n101
 	}
@@ -2553,63 +2662,120 @@ n102:
 	}
 n103:
 	{ // NsPopMac: pop nd_mac
-		po113, pn114 := h14, 6 // nd_mac
-		if po113 < 0 || po113+pn114 > len(data) {
+		po120, pn121 := h14, 6 // nd_mac
+		if po120 < 0 || po120+pn121 > len(data) {
 			return pl.drop(42)
 		}
-		if po113 < len(data)-po113-pn114 {
-			copy(data[pn114:pn114+po113], data[:po113])
-			data = data[pn114:]
-		} else {
-			copy(data[po113:], data[po113+pn114:])
-			data = data[:len(data)-pn114]
-		}
+		pendOff = po120
+		pendN = pn121
 		h14 = -1
-		if cur > po113 {
-			cur = max(po113, cur-pn114)
+		if cur > po120 {
+			cur = max(po120, cur-pn121)
 		}
 		pl.edges[22]++
 		goto n104
 	}
 n104:
 	{ // NsPopOpt: pop nd_opt
-		po115, pn116 := h13, 2 // nd_opt
-		if po115 < 0 || po115+pn116 > len(data) {
+		if pendN != 0 && !((h13 >= 0) && h13+2 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+			if pendK4 {
+				if h4+8 <= len(data) {
+					cb := data[h4+6 : h4+8]
+					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+					x := uint64(^cv) + pendD4
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					s122 := r
+					cb[0] = byte(s122 >> 8)
+					cb[1] = byte(s122)
+				}
+				pendD4, pendK4 = 0, false
+			}
+		}
+		po123, pn124 := h13, 2 // nd_opt
+		if po123 < 0 || po123+pn124 > len(data) {
 			return pl.drop(43)
 		}
-		if po115 < len(data)-po115-pn116 {
-			copy(data[pn116:pn116+po115], data[:po115])
-			data = data[pn116:]
-		} else {
-			copy(data[po115:], data[po115+pn116:])
-			data = data[:len(data)-pn116]
-		}
+		pendOff = po123
+		pendN += pn124
 		h13 = -1
-		if cur > po115 {
-			cur = max(po115, cur-pn116)
+		if cur > po123 {
+			cur = max(po123, cur-pn124)
 		}
 		pl.edges[23]++
 		goto n105
 	}
 n105:
 	{ // NsPopBody: pop nd_ns
+		if pendN != 0 && !((h12 >= 0) && h12+20 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+			if pendK4 {
+				if h4+8 <= len(data) {
+					cb := data[h4+6 : h4+8]
+					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+					x := uint64(^cv) + pendD4
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					s125 := r
+					cb[0] = byte(s125 >> 8)
+					cb[1] = byte(s125)
+				}
+				pendD4, pendK4 = 0, false
+			}
+		}
 		if !(h12 >= 0) {
 			return pl.drop(44)
 		}
-		po117, pn118 := h12, 20 // nd_ns
-		if po117 < 0 || po117+pn118 > len(data) {
+		po126, pn127 := h12, 20 // nd_ns
+		if po126 < 0 || po126+pn127 > len(data) {
 			return pl.drop(44)
 		}
-		if po117 < len(data)-po117-pn118 {
-			copy(data[pn118:pn118+po117], data[:po117])
-			data = data[pn118:]
+		pendN += pn127
+		if po126 < len(data)-po126-pendN {
+			copy(data[pendN:pendN+po126], data[:po126])
+			data = data[pendN:]
 		} else {
-			copy(data[po117:], data[po117+pn118:])
-			data = data[:len(data)-pn118]
+			copy(data[po126:], data[po126+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s128 := r
+				cb[0] = byte(s128 >> 8)
+				cb[1] = byte(s128)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		h12 = -1
-		if cur > po117 {
-			cur = max(po117, cur-pn118)
+		if cur > po126 {
+			cur = max(po126, cur-pn127)
 		}
 		goto n106
 	}
@@ -2746,7 +2912,7 @@ n106:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt119 := p.Push(15, h7+4, 0)
+		rt129 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2873,7 +3039,7 @@ n106:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt119 {
+		if !rt129 {
 			return pl.drop(45)
 		}
 		goto n107
@@ -3011,7 +3177,7 @@ n107:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt120 := p.Push(16, h15+20, 0)
+		rt130 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3138,7 +3304,7 @@ n107:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt120 {
+		if !rt130 {
 			return pl.drop(46)
 		}
 		goto n108
@@ -3276,7 +3442,7 @@ n108:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt121 := p.Push(17, h16+2, 0)
+		rt131 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3403,109 +3569,109 @@ n108:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt121 {
+		if !rt131 {
 			return pl.drop(47)
 		}
 		goto n109
 	}
 n109:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b122 := data[h0 : h0+14] // ethernet
-		s123 := m25
-		b122[0] = byte(s123 >> 40)
-		b122[1] = byte(s123 >> 32)
-		b122[2] = byte(s123 >> 24)
-		b122[3] = byte(s123 >> 16)
-		b122[4] = byte(s123 >> 8)
-		b122[5] = byte(s123)
-		s124 := m5
-		b122[6] = byte(s124 >> 40)
-		b122[7] = byte(s124 >> 32)
-		b122[8] = byte(s124 >> 24)
-		b122[9] = byte(s124 >> 16)
-		b122[10] = byte(s124 >> 8)
-		b122[11] = byte(s124)
+		b132 := data[h0 : h0+14] // ethernet
+		s133 := m25
+		b132[0] = byte(s133 >> 40)
+		b132[1] = byte(s133 >> 32)
+		b132[2] = byte(s133 >> 24)
+		b132[3] = byte(s133 >> 16)
+		b132[4] = byte(s133 >> 8)
+		b132[5] = byte(s133)
+		s134 := m5
+		b132[6] = byte(s134 >> 40)
+		b132[7] = byte(s134 >> 32)
+		b132[8] = byte(s134 >> 24)
+		b132[9] = byte(s134 >> 16)
+		b132[10] = byte(s134 >> 8)
+		b132[11] = byte(s134)
 		if !(h3 >= 0) {
 			return pl.drop(48)
 		}
-		b125 := data[h3 : h3+40] // ipv6
-		s126 := 0x20
-		b125[4] = byte(s126 >> 8)
-		b125[5] = byte(s126)
-		b125[7] = byte(0xff)
-		v127 := m6
-		s128 := v127.Hi
-		b125[8] = byte(s128 >> 56)
-		b125[9] = byte(s128 >> 48)
-		b125[10] = byte(s128 >> 40)
-		b125[11] = byte(s128 >> 32)
-		b125[12] = byte(s128 >> 24)
-		b125[13] = byte(s128 >> 16)
-		b125[14] = byte(s128 >> 8)
-		b125[15] = byte(s128)
-		s129 := v127.Lo
-		b125[16] = byte(s129 >> 56)
-		b125[17] = byte(s129 >> 48)
-		b125[18] = byte(s129 >> 40)
-		b125[19] = byte(s129 >> 32)
-		b125[20] = byte(s129 >> 24)
-		b125[21] = byte(s129 >> 16)
-		b125[22] = byte(s129 >> 8)
-		b125[23] = byte(s129)
-		v130 := m24
-		s131 := v130.Hi
-		b125[24] = byte(s131 >> 56)
-		b125[25] = byte(s131 >> 48)
-		b125[26] = byte(s131 >> 40)
-		b125[27] = byte(s131 >> 32)
-		b125[28] = byte(s131 >> 24)
-		b125[29] = byte(s131 >> 16)
-		b125[30] = byte(s131 >> 8)
-		b125[31] = byte(s131)
-		s132 := v130.Lo
-		b125[32] = byte(s132 >> 56)
-		b125[33] = byte(s132 >> 48)
-		b125[34] = byte(s132 >> 40)
-		b125[35] = byte(s132 >> 32)
-		b125[36] = byte(s132 >> 24)
-		b125[37] = byte(s132 >> 16)
-		b125[38] = byte(s132 >> 8)
-		b125[39] = byte(s132)
-		b133 := data[h7 : h7+4] // icmpv6
-		b133[0] = byte(0x88)
-		b133[1] = byte(0x0)
-		b134 := data[h15 : h15+20] // nd_na
-		b134[0] = b134[0]&^0x40 | byte(m26)<<6&0x40
-		v135 := m27
-		s136 := v135.Hi
-		b134[4] = byte(s136 >> 56)
-		b134[5] = byte(s136 >> 48)
-		b134[6] = byte(s136 >> 40)
-		b134[7] = byte(s136 >> 32)
-		b134[8] = byte(s136 >> 24)
-		b134[9] = byte(s136 >> 16)
-		b134[10] = byte(s136 >> 8)
-		b134[11] = byte(s136)
-		s137 := v135.Lo
-		b134[12] = byte(s137 >> 56)
-		b134[13] = byte(s137 >> 48)
-		b134[14] = byte(s137 >> 40)
-		b134[15] = byte(s137 >> 32)
-		b134[16] = byte(s137 >> 24)
-		b134[17] = byte(s137 >> 16)
-		b134[18] = byte(s137 >> 8)
-		b134[19] = byte(s137)
-		b138 := data[h16 : h16+2] // nd_na_opt
-		b138[0] = byte(0x2)
-		b138[1] = byte(0x1)
-		b139 := data[h17 : h17+6] // nd_na_mac
-		s140 := m5
-		b139[0] = byte(s140 >> 40)
-		b139[1] = byte(s140 >> 32)
-		b139[2] = byte(s140 >> 24)
-		b139[3] = byte(s140 >> 16)
-		b139[4] = byte(s140 >> 8)
-		b139[5] = byte(s140)
+		b135 := data[h3 : h3+40] // ipv6
+		s136 := 0x20
+		b135[4] = byte(s136 >> 8)
+		b135[5] = byte(s136)
+		b135[7] = byte(0xff)
+		v137 := m6
+		s138 := v137.Hi
+		b135[8] = byte(s138 >> 56)
+		b135[9] = byte(s138 >> 48)
+		b135[10] = byte(s138 >> 40)
+		b135[11] = byte(s138 >> 32)
+		b135[12] = byte(s138 >> 24)
+		b135[13] = byte(s138 >> 16)
+		b135[14] = byte(s138 >> 8)
+		b135[15] = byte(s138)
+		s139 := v137.Lo
+		b135[16] = byte(s139 >> 56)
+		b135[17] = byte(s139 >> 48)
+		b135[18] = byte(s139 >> 40)
+		b135[19] = byte(s139 >> 32)
+		b135[20] = byte(s139 >> 24)
+		b135[21] = byte(s139 >> 16)
+		b135[22] = byte(s139 >> 8)
+		b135[23] = byte(s139)
+		v140 := m24
+		s141 := v140.Hi
+		b135[24] = byte(s141 >> 56)
+		b135[25] = byte(s141 >> 48)
+		b135[26] = byte(s141 >> 40)
+		b135[27] = byte(s141 >> 32)
+		b135[28] = byte(s141 >> 24)
+		b135[29] = byte(s141 >> 16)
+		b135[30] = byte(s141 >> 8)
+		b135[31] = byte(s141)
+		s142 := v140.Lo
+		b135[32] = byte(s142 >> 56)
+		b135[33] = byte(s142 >> 48)
+		b135[34] = byte(s142 >> 40)
+		b135[35] = byte(s142 >> 32)
+		b135[36] = byte(s142 >> 24)
+		b135[37] = byte(s142 >> 16)
+		b135[38] = byte(s142 >> 8)
+		b135[39] = byte(s142)
+		b143 := data[h7 : h7+4] // icmpv6
+		b143[0] = byte(0x88)
+		b143[1] = byte(0x0)
+		b144 := data[h15 : h15+20] // nd_na
+		b144[0] = b144[0]&^0x40 | byte(m26)<<6&0x40
+		v145 := m27
+		s146 := v145.Hi
+		b144[4] = byte(s146 >> 56)
+		b144[5] = byte(s146 >> 48)
+		b144[6] = byte(s146 >> 40)
+		b144[7] = byte(s146 >> 32)
+		b144[8] = byte(s146 >> 24)
+		b144[9] = byte(s146 >> 16)
+		b144[10] = byte(s146 >> 8)
+		b144[11] = byte(s146)
+		s147 := v145.Lo
+		b144[12] = byte(s147 >> 56)
+		b144[13] = byte(s147 >> 48)
+		b144[14] = byte(s147 >> 40)
+		b144[15] = byte(s147 >> 32)
+		b144[16] = byte(s147 >> 24)
+		b144[17] = byte(s147 >> 16)
+		b144[18] = byte(s147 >> 8)
+		b144[19] = byte(s147)
+		b148 := data[h16 : h16+2] // nd_na_opt
+		b148[0] = byte(0x2)
+		b148[1] = byte(0x1)
+		b149 := data[h17 : h17+6] // nd_na_mac
+		s150 := m5
+		b149[0] = byte(s150 >> 40)
+		b149[1] = byte(s150 >> 32)
+		b149[2] = byte(s150 >> 24)
+		b149[3] = byte(s150 >> 16)
+		b149[4] = byte(s150 >> 8)
+		b149[5] = byte(s150)
 		goto n110
 	}
 n110:
@@ -3638,7 +3804,7 @@ n110:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt141 := p.ComputeChecksum(7)
+		rt151 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3765,7 +3931,7 @@ n110:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt141 {
+		if !rt151 {
 			return pl.drop(49)
 		}
 		goto n111
@@ -3789,8 +3955,8 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b142 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[3].LookupWord(((uint64(b142[12])<<24|uint64(b142[13])<<16|uint64(b142[14])<<8|uint64(b142[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+		b152 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[3].LookupWord(((uint64(b152[12])<<24|uint64(b152[13])<<16|uint64(b152[14])<<8|uint64(b152[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3808,8 +3974,8 @@ n115:
 		if !(h3 >= 0) {
 			return pl.drop(50)
 		}
-		b143 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b143[8])<<56 | uint64(b143[9])<<48 | uint64(b143[10])<<40 | uint64(b143[11])<<32 | uint64(b143[12])<<24 | uint64(b143[13])<<16 | uint64(b143[14])<<8 | uint64(b143[15])), Lo: (uint64(b143[16])<<56 | uint64(b143[17])<<48 | uint64(b143[18])<<40 | uint64(b143[19])<<32 | uint64(b143[20])<<24 | uint64(b143[21])<<16 | uint64(b143[22])<<8 | uint64(b143[23]))}
+		b153 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b153[8])<<56 | uint64(b153[9])<<48 | uint64(b153[10])<<40 | uint64(b153[11])<<32 | uint64(b153[12])<<24 | uint64(b153[13])<<16 | uint64(b153[14])<<8 | uint64(b153[15])), Lo: (uint64(b153[16])<<56 | uint64(b153[17])<<48 | uint64(b153[18])<<40 | uint64(b153[19])<<32 | uint64(b153[20])<<24 | uint64(b153[21])<<16 | uint64(b153[22])<<8 | uint64(b153[23]))}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -3844,10 +4010,10 @@ n119:
 	}
 n120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b144 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b144[4])<<56 | uint64(b144[5])<<48 | uint64(b144[6])<<40 | uint64(b144[7])<<32 | uint64(b144[8])<<24 | uint64(b144[9])<<16 | uint64(b144[10])<<8 | uint64(b144[11]))
-		m13 = ((uint64(b144[4])<<56 | uint64(b144[5])<<48 | uint64(b144[6])<<40 | uint64(b144[7])<<32 | uint64(b144[8])<<24 | uint64(b144[9])<<16 | uint64(b144[10])<<8 | uint64(b144[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b144[2])<<8 | uint64(b144[3])) & 0xffff
+		b154 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b154[4])<<56 | uint64(b154[5])<<48 | uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11]))
+		m13 = ((uint64(b154[4])<<56 | uint64(b154[5])<<48 | uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b154[2])<<8 | uint64(b154[3])) & 0xffff
 		goto n122
 	}
 n121:
@@ -3855,36 +4021,36 @@ n121:
 		if !(h11 >= 0) {
 			return pl.drop(52)
 		}
-		b145 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b145[4])<<56 | uint64(b145[5])<<48 | uint64(b145[6])<<40 | uint64(b145[7])<<32 | uint64(b145[8])<<24 | uint64(b145[9])<<16 | uint64(b145[10])<<8 | uint64(b145[11]))
-		m13 = (uint64(b145[0])<<8 | uint64(b145[1])) & 0xffff
-		m14 = (uint64(b145[2])<<8 | uint64(b145[3])) & 0xffff
+		b155 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b155[4])<<56 | uint64(b155[5])<<48 | uint64(b155[6])<<40 | uint64(b155[7])<<32 | uint64(b155[8])<<24 | uint64(b155[9])<<16 | uint64(b155[10])<<8 | uint64(b155[11]))
+		m13 = (uint64(b155[0])<<8 | uint64(b155[1])) & 0xffff
+		m14 = (uint64(b155[2])<<8 | uint64(b155[3])) & 0xffff
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c147 := (h2 >= 0)
-		if c147 {
+		c157 := (h2 >= 0)
+		if c157 {
 			if !(h2 >= 0) {
 				return pl.drop(53)
 			}
-			b148 := data[h2 : h2+20] // ipv4
-			c147 = (uint64(b148[8]) <= 0x1)
+			b158 := data[h2 : h2+20] // ipv4
+			c157 = (uint64(b158[8]) <= 0x1)
 		}
-		c146 := c147
-		if !c146 {
-			c149 := (h3 >= 0)
-			if c149 {
+		c156 := c157
+		if !c156 {
+			c159 := (h3 >= 0)
+			if c159 {
 				if !(h3 >= 0) {
 					return pl.drop(53)
 				}
-				b150 := data[h3 : h3+40] // ipv6
-				c149 = (uint64(b150[7]) <= 0x1)
+				b160 := data[h3 : h3+40] // ipv6
+				c159 = (uint64(b160[7]) <= 0x1)
 			}
-			c146 = c149
+			c156 = c159
 		}
-		if c146 {
+		if c156 {
 			goto n123
 		}
 		goto n124
@@ -3949,8 +4115,8 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b151 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b151[12])<<8|uint64(b151[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+		b161 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b161[12])<<8|uint64(b161[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3997,27 +4163,27 @@ n133:
 	}
 n134:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b152 := data[h0 : h0+14] // ethernet
-		s153 := m5
-		b152[6] = byte(s153 >> 40)
-		b152[7] = byte(s153 >> 32)
-		b152[8] = byte(s153 >> 24)
-		b152[9] = byte(s153 >> 16)
-		b152[10] = byte(s153 >> 8)
-		b152[11] = byte(s153)
-		s154 := m17
-		b152[0] = byte(s154 >> 40)
-		b152[1] = byte(s154 >> 32)
-		b152[2] = byte(s154 >> 24)
-		b152[3] = byte(s154 >> 16)
-		b152[4] = byte(s154 >> 8)
-		b152[5] = byte(s154)
+		b162 := data[h0 : h0+14] // ethernet
+		s163 := m5
+		b162[6] = byte(s163 >> 40)
+		b162[7] = byte(s163 >> 32)
+		b162[8] = byte(s163 >> 24)
+		b162[9] = byte(s163 >> 16)
+		b162[10] = byte(s163 >> 8)
+		b162[11] = byte(s163)
+		s164 := m17
+		b162[0] = byte(s164 >> 40)
+		b162[1] = byte(s164 >> 32)
+		b162[2] = byte(s164 >> 24)
+		b162[3] = byte(s164 >> 16)
+		b162[4] = byte(s164 >> 8)
+		b162[5] = byte(s164)
 		goto n135
 	}
 n135:
 	{ // LbCsumZero: test udp.checksum == 0
-		b155 := data[h4 : h4+8] // udp
-		if (uint64(b155[6])<<8 | uint64(b155[7])) == 0x0 {
+		b165 := data[h4 : h4+8] // udp
+		if (uint64(b165[6])<<8 | uint64(b165[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
@@ -4051,347 +4217,347 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d156 uint64 // ipv4 checksum
-		var d157 uint64 // udp checksum
-		v158 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b159 := data[h2 : h2+20] // ipv4
-		ws161 := uint64((uint64(b159[12])<<24 | uint64(b159[13])<<16 | uint64(b159[14])<<8 | uint64(b159[15])))
-		os160 := uint32(uint16(ws161>>0)) + uint32(uint16(ws161>>16))
-		s162 := v158
-		b159[12] = byte(s162 >> 24)
-		b159[13] = byte(s162 >> 16)
-		b159[14] = byte(s162 >> 8)
-		b159[15] = byte(s162)
-		ws163 := uint64(v158)
-		f165 := uint32(os160)
-		f165 += bits.RotateLeft32(f165, 16)
-		dl164 := uint64(^uint16(f165>>16)) + uint64(uint32(uint16(ws163>>0))+uint32(uint16(ws163>>16)))
-		d156 += dl164
-		d157 += dl164
-		v166 := m18
-		ws168 := uint64((uint64(b159[16])<<24 | uint64(b159[17])<<16 | uint64(b159[18])<<8 | uint64(b159[19])))
-		os167 := uint32(uint16(ws168>>0)) + uint32(uint16(ws168>>16))
-		s169 := v166
-		b159[16] = byte(s169 >> 24)
-		b159[17] = byte(s169 >> 16)
-		b159[18] = byte(s169 >> 8)
-		b159[19] = byte(s169)
-		ws170 := uint64(v166)
-		f172 := uint32(os167)
-		f172 += bits.RotateLeft32(f172, 16)
-		dl171 := uint64(^uint16(f172>>16)) + uint64(uint32(uint16(ws170>>0))+uint32(uint16(ws170>>16)))
-		d156 += dl171
-		d157 += dl171
-		v173 := m23
-		b174 := data[h4 : h4+8] // udp
-		os175 := uint32(uint16((uint64(b174[2])<<8 | uint64(b174[3]))))
-		s176 := v173
-		b174[2] = byte(s176 >> 8)
-		b174[3] = byte(s176)
-		f178 := uint32(os175)
-		f178 += bits.RotateLeft32(f178, 16)
-		dl177 := uint64(^uint16(f178>>16)) + uint64(uint32(uint16(v173)))
-		d157 += dl177
-		v179 := (uint64(b159[8]) - 0x1)
-		os180 := uint32(uint64(b159[8])<<8 | uint64(b159[9]))
-		b159[8] = byte(v179)
-		f182 := uint32(os180)
+		var d166 uint64 // ipv4 checksum
+		var d167 uint64 // udp checksum
+		v168 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b169 := data[h2 : h2+20] // ipv4
+		ws171 := uint64((uint64(b169[12])<<24 | uint64(b169[13])<<16 | uint64(b169[14])<<8 | uint64(b169[15])))
+		os170 := uint32(uint16(ws171>>0)) + uint32(uint16(ws171>>16))
+		s172 := v168
+		b169[12] = byte(s172 >> 24)
+		b169[13] = byte(s172 >> 16)
+		b169[14] = byte(s172 >> 8)
+		b169[15] = byte(s172)
+		ws173 := uint64(v168)
+		f175 := uint32(os170)
+		f175 += bits.RotateLeft32(f175, 16)
+		dl174 := uint64(^uint16(f175>>16)) + uint64(uint32(uint16(ws173>>0))+uint32(uint16(ws173>>16)))
+		d166 += dl174
+		d167 += dl174
+		v176 := m18
+		ws178 := uint64((uint64(b169[16])<<24 | uint64(b169[17])<<16 | uint64(b169[18])<<8 | uint64(b169[19])))
+		os177 := uint32(uint16(ws178>>0)) + uint32(uint16(ws178>>16))
+		s179 := v176
+		b169[16] = byte(s179 >> 24)
+		b169[17] = byte(s179 >> 16)
+		b169[18] = byte(s179 >> 8)
+		b169[19] = byte(s179)
+		ws180 := uint64(v176)
+		f182 := uint32(os177)
 		f182 += bits.RotateLeft32(f182, 16)
-		dl181 := uint64(^uint16(f182>>16)) + uint64(uint32(uint64(b159[8])<<8|uint64(b159[9])))
-		d156 += dl181
+		dl181 := uint64(^uint16(f182>>16)) + uint64(uint32(uint16(ws180>>0))+uint32(uint16(ws180>>16)))
+		d166 += dl181
+		d167 += dl181
+		v183 := m23
+		b184 := data[h4 : h4+8] // udp
+		os185 := uint32(uint16((uint64(b184[2])<<8 | uint64(b184[3]))))
+		s186 := v183
+		b184[2] = byte(s186 >> 8)
+		b184[3] = byte(s186)
+		f188 := uint32(os185)
+		f188 += bits.RotateLeft32(f188, 16)
+		dl187 := uint64(^uint16(f188>>16)) + uint64(uint32(uint16(v183)))
+		d167 += dl187
+		v189 := (uint64(b169[8]) - 0x1)
+		os190 := uint32(uint64(b169[8])<<8 | uint64(b169[9]))
+		b169[8] = byte(v189)
+		f192 := uint32(os190)
+		f192 += bits.RotateLeft32(f192, 16)
+		dl191 := uint64(^uint16(f192>>16)) + uint64(uint32(uint64(b169[8])<<8|uint64(b169[9])))
+		d166 += dl191
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d156
+			x := uint64(^cv) + d166
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s183 := r
-			cb[0] = byte(s183 >> 8)
-			cb[1] = byte(s183)
+			s193 := r
+			cb[0] = byte(s193 >> 8)
+			cb[1] = byte(s193)
 		}
 		if h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d157
+			x := uint64(^cv) + d167
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s184 := r
-			cb[0] = byte(s184 >> 8)
-			cb[1] = byte(s184)
+			s194 := r
+			cb[0] = byte(s194 >> 8)
+			cb[1] = byte(s194)
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d185 uint64 // ipv4 checksum
-		var d186 uint64 // udp checksum
-		v187 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b188 := data[h2 : h2+20] // ipv4
-		ws190 := uint64((uint64(b188[12])<<24 | uint64(b188[13])<<16 | uint64(b188[14])<<8 | uint64(b188[15])))
-		os189 := uint32(uint16(ws190>>0)) + uint32(uint16(ws190>>16))
-		s191 := v187
-		b188[12] = byte(s191 >> 24)
-		b188[13] = byte(s191 >> 16)
-		b188[14] = byte(s191 >> 8)
-		b188[15] = byte(s191)
-		ws192 := uint64(v187)
-		f194 := uint32(os189)
-		f194 += bits.RotateLeft32(f194, 16)
-		dl193 := uint64(^uint16(f194>>16)) + uint64(uint32(uint16(ws192>>0))+uint32(uint16(ws192>>16)))
-		d185 += dl193
-		d186 += dl193
-		v195 := m18
-		ws197 := uint64((uint64(b188[16])<<24 | uint64(b188[17])<<16 | uint64(b188[18])<<8 | uint64(b188[19])))
-		os196 := uint32(uint16(ws197>>0)) + uint32(uint16(ws197>>16))
-		s198 := v195
-		b188[16] = byte(s198 >> 24)
-		b188[17] = byte(s198 >> 16)
-		b188[18] = byte(s198 >> 8)
-		b188[19] = byte(s198)
-		ws199 := uint64(v195)
-		f201 := uint32(os196)
-		f201 += bits.RotateLeft32(f201, 16)
-		dl200 := uint64(^uint16(f201>>16)) + uint64(uint32(uint16(ws199>>0))+uint32(uint16(ws199>>16)))
-		d185 += dl200
-		d186 += dl200
-		v202 := m23
-		b203 := data[h4 : h4+8] // udp
-		os204 := uint32(uint16((uint64(b203[2])<<8 | uint64(b203[3]))))
-		s205 := v202
-		b203[2] = byte(s205 >> 8)
-		b203[3] = byte(s205)
-		f207 := uint32(os204)
-		f207 += bits.RotateLeft32(f207, 16)
-		dl206 := uint64(^uint16(f207>>16)) + uint64(uint32(uint16(v202)))
-		d186 += dl206
-		v208 := ((uint64(b188[2])<<8 | uint64(b188[3])) - 0x10)
-		os209 := uint32(uint16((uint64(b188[2])<<8 | uint64(b188[3]))))
-		s210 := v208
-		b188[2] = byte(s210 >> 8)
-		b188[3] = byte(s210)
-		f212 := uint32(os209)
-		f212 += bits.RotateLeft32(f212, 16)
-		dl211 := uint64(^uint16(f212>>16)) + uint64(uint32(uint16(v208)))
-		d185 += dl211
-		d186 += dl211
-		v213 := (uint64(b188[8]) - 0x1)
-		os214 := uint32(uint64(b188[8])<<8 | uint64(b188[9]))
-		b188[8] = byte(v213)
-		f216 := uint32(os214)
-		f216 += bits.RotateLeft32(f216, 16)
-		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint64(b188[8])<<8|uint64(b188[9])))
-		d185 += dl215
+		var d195 uint64 // ipv4 checksum
+		var d196 uint64 // udp checksum
+		v197 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b198 := data[h2 : h2+20] // ipv4
+		ws200 := uint64((uint64(b198[12])<<24 | uint64(b198[13])<<16 | uint64(b198[14])<<8 | uint64(b198[15])))
+		os199 := uint32(uint16(ws200>>0)) + uint32(uint16(ws200>>16))
+		s201 := v197
+		b198[12] = byte(s201 >> 24)
+		b198[13] = byte(s201 >> 16)
+		b198[14] = byte(s201 >> 8)
+		b198[15] = byte(s201)
+		ws202 := uint64(v197)
+		f204 := uint32(os199)
+		f204 += bits.RotateLeft32(f204, 16)
+		dl203 := uint64(^uint16(f204>>16)) + uint64(uint32(uint16(ws202>>0))+uint32(uint16(ws202>>16)))
+		d195 += dl203
+		d196 += dl203
+		v205 := m18
+		ws207 := uint64((uint64(b198[16])<<24 | uint64(b198[17])<<16 | uint64(b198[18])<<8 | uint64(b198[19])))
+		os206 := uint32(uint16(ws207>>0)) + uint32(uint16(ws207>>16))
+		s208 := v205
+		b198[16] = byte(s208 >> 24)
+		b198[17] = byte(s208 >> 16)
+		b198[18] = byte(s208 >> 8)
+		b198[19] = byte(s208)
+		ws209 := uint64(v205)
+		f211 := uint32(os206)
+		f211 += bits.RotateLeft32(f211, 16)
+		dl210 := uint64(^uint16(f211>>16)) + uint64(uint32(uint16(ws209>>0))+uint32(uint16(ws209>>16)))
+		d195 += dl210
+		d196 += dl210
+		v212 := m23
+		b213 := data[h4 : h4+8] // udp
+		os214 := uint32(uint16((uint64(b213[2])<<8 | uint64(b213[3]))))
+		s215 := v212
+		b213[2] = byte(s215 >> 8)
+		b213[3] = byte(s215)
+		f217 := uint32(os214)
+		f217 += bits.RotateLeft32(f217, 16)
+		dl216 := uint64(^uint16(f217>>16)) + uint64(uint32(uint16(v212)))
+		d196 += dl216
+		v218 := ((uint64(b198[2])<<8 | uint64(b198[3])) - 0x10)
+		os219 := uint32(uint16((uint64(b198[2])<<8 | uint64(b198[3]))))
+		s220 := v218
+		b198[2] = byte(s220 >> 8)
+		b198[3] = byte(s220)
+		f222 := uint32(os219)
+		f222 += bits.RotateLeft32(f222, 16)
+		dl221 := uint64(^uint16(f222>>16)) + uint64(uint32(uint16(v218)))
+		d195 += dl221
+		d196 += dl221
+		v223 := (uint64(b198[8]) - 0x1)
+		os224 := uint32(uint64(b198[8])<<8 | uint64(b198[9]))
+		b198[8] = byte(v223)
+		f226 := uint32(os224)
+		f226 += bits.RotateLeft32(f226, 16)
+		dl225 := uint64(^uint16(f226>>16)) + uint64(uint32(uint64(b198[8])<<8|uint64(b198[9])))
+		d195 += dl225
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d185
+			x := uint64(^cv) + d195
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s217 := r
-			cb[0] = byte(s217 >> 8)
-			cb[1] = byte(s217)
+			s227 := r
+			cb[0] = byte(s227 >> 8)
+			cb[1] = byte(s227)
 		}
 		if h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d186
+			x := uint64(^cv) + d196
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s218 := r
-			cb[0] = byte(s218 >> 8)
-			cb[1] = byte(s218)
+			s228 := r
+			cb[0] = byte(s228 >> 8)
+			cb[1] = byte(s228)
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d219 uint64 // udp checksum
-		v220 := m6
+		var d229 uint64 // udp checksum
+		v230 := m6
 		if !(h3 >= 0) {
 			return pl.drop(60)
 		}
-		b221 := data[h3 : h3+40] // ipv6
-		ws223 := packet.Value{Hi: (uint64(b221[8])<<56 | uint64(b221[9])<<48 | uint64(b221[10])<<40 | uint64(b221[11])<<32 | uint64(b221[12])<<24 | uint64(b221[13])<<16 | uint64(b221[14])<<8 | uint64(b221[15])), Lo: (uint64(b221[16])<<56 | uint64(b221[17])<<48 | uint64(b221[18])<<40 | uint64(b221[19])<<32 | uint64(b221[20])<<24 | uint64(b221[21])<<16 | uint64(b221[22])<<8 | uint64(b221[23]))}
-		os222 := uint32(uint16(ws223.Hi>>0)) + uint32(uint16(ws223.Hi>>16)) + uint32(uint16(ws223.Hi>>32)) + uint32(uint16(ws223.Hi>>48)) + uint32(uint16(ws223.Lo>>0)) + uint32(uint16(ws223.Lo>>16)) + uint32(uint16(ws223.Lo>>32)) + uint32(uint16(ws223.Lo>>48))
-		v224 := v220
-		s225 := v224.Hi
-		b221[8] = byte(s225 >> 56)
-		b221[9] = byte(s225 >> 48)
-		b221[10] = byte(s225 >> 40)
-		b221[11] = byte(s225 >> 32)
-		b221[12] = byte(s225 >> 24)
-		b221[13] = byte(s225 >> 16)
-		b221[14] = byte(s225 >> 8)
-		b221[15] = byte(s225)
-		s226 := v224.Lo
-		b221[16] = byte(s226 >> 56)
-		b221[17] = byte(s226 >> 48)
-		b221[18] = byte(s226 >> 40)
-		b221[19] = byte(s226 >> 32)
-		b221[20] = byte(s226 >> 24)
-		b221[21] = byte(s226 >> 16)
-		b221[22] = byte(s226 >> 8)
-		b221[23] = byte(s226)
-		ws227 := v220
-		f229 := uint32(os222)
-		f229 += bits.RotateLeft32(f229, 16)
-		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(ws227.Hi>>0))+uint32(uint16(ws227.Hi>>16))+uint32(uint16(ws227.Hi>>32))+uint32(uint16(ws227.Hi>>48))+uint32(uint16(ws227.Lo>>0))+uint32(uint16(ws227.Lo>>16))+uint32(uint16(ws227.Lo>>32))+uint32(uint16(ws227.Lo>>48)))
-		d219 += dl228
-		v230 := m19
-		ws232 := packet.Value{Hi: (uint64(b221[24])<<56 | uint64(b221[25])<<48 | uint64(b221[26])<<40 | uint64(b221[27])<<32 | uint64(b221[28])<<24 | uint64(b221[29])<<16 | uint64(b221[30])<<8 | uint64(b221[31])), Lo: (uint64(b221[32])<<56 | uint64(b221[33])<<48 | uint64(b221[34])<<40 | uint64(b221[35])<<32 | uint64(b221[36])<<24 | uint64(b221[37])<<16 | uint64(b221[38])<<8 | uint64(b221[39]))}
-		os231 := uint32(uint16(ws232.Hi>>0)) + uint32(uint16(ws232.Hi>>16)) + uint32(uint16(ws232.Hi>>32)) + uint32(uint16(ws232.Hi>>48)) + uint32(uint16(ws232.Lo>>0)) + uint32(uint16(ws232.Lo>>16)) + uint32(uint16(ws232.Lo>>32)) + uint32(uint16(ws232.Lo>>48))
-		v233 := v230
-		s234 := v233.Hi
-		b221[24] = byte(s234 >> 56)
-		b221[25] = byte(s234 >> 48)
-		b221[26] = byte(s234 >> 40)
-		b221[27] = byte(s234 >> 32)
-		b221[28] = byte(s234 >> 24)
-		b221[29] = byte(s234 >> 16)
-		b221[30] = byte(s234 >> 8)
-		b221[31] = byte(s234)
-		s235 := v233.Lo
-		b221[32] = byte(s235 >> 56)
-		b221[33] = byte(s235 >> 48)
-		b221[34] = byte(s235 >> 40)
-		b221[35] = byte(s235 >> 32)
-		b221[36] = byte(s235 >> 24)
-		b221[37] = byte(s235 >> 16)
-		b221[38] = byte(s235 >> 8)
-		b221[39] = byte(s235)
-		ws236 := v230
-		f238 := uint32(os231)
-		f238 += bits.RotateLeft32(f238, 16)
-		dl237 := uint64(^uint16(f238>>16)) + uint64(uint32(uint16(ws236.Hi>>0))+uint32(uint16(ws236.Hi>>16))+uint32(uint16(ws236.Hi>>32))+uint32(uint16(ws236.Hi>>48))+uint32(uint16(ws236.Lo>>0))+uint32(uint16(ws236.Lo>>16))+uint32(uint16(ws236.Lo>>32))+uint32(uint16(ws236.Lo>>48)))
-		d219 += dl237
-		v239 := m23
-		b240 := data[h4 : h4+8] // udp
-		os241 := uint32(uint16((uint64(b240[2])<<8 | uint64(b240[3]))))
-		s242 := v239
-		b240[2] = byte(s242 >> 8)
-		b240[3] = byte(s242)
-		f244 := uint32(os241)
-		f244 += bits.RotateLeft32(f244, 16)
-		dl243 := uint64(^uint16(f244>>16)) + uint64(uint32(uint16(v239)))
-		d219 += dl243
-		v245 := (uint64(b221[7]) - 0x1)
-		b221[7] = byte(v245)
+		b231 := data[h3 : h3+40] // ipv6
+		ws233 := packet.Value{Hi: (uint64(b231[8])<<56 | uint64(b231[9])<<48 | uint64(b231[10])<<40 | uint64(b231[11])<<32 | uint64(b231[12])<<24 | uint64(b231[13])<<16 | uint64(b231[14])<<8 | uint64(b231[15])), Lo: (uint64(b231[16])<<56 | uint64(b231[17])<<48 | uint64(b231[18])<<40 | uint64(b231[19])<<32 | uint64(b231[20])<<24 | uint64(b231[21])<<16 | uint64(b231[22])<<8 | uint64(b231[23]))}
+		os232 := uint32(uint16(ws233.Hi>>0)) + uint32(uint16(ws233.Hi>>16)) + uint32(uint16(ws233.Hi>>32)) + uint32(uint16(ws233.Hi>>48)) + uint32(uint16(ws233.Lo>>0)) + uint32(uint16(ws233.Lo>>16)) + uint32(uint16(ws233.Lo>>32)) + uint32(uint16(ws233.Lo>>48))
+		v234 := v230
+		s235 := v234.Hi
+		b231[8] = byte(s235 >> 56)
+		b231[9] = byte(s235 >> 48)
+		b231[10] = byte(s235 >> 40)
+		b231[11] = byte(s235 >> 32)
+		b231[12] = byte(s235 >> 24)
+		b231[13] = byte(s235 >> 16)
+		b231[14] = byte(s235 >> 8)
+		b231[15] = byte(s235)
+		s236 := v234.Lo
+		b231[16] = byte(s236 >> 56)
+		b231[17] = byte(s236 >> 48)
+		b231[18] = byte(s236 >> 40)
+		b231[19] = byte(s236 >> 32)
+		b231[20] = byte(s236 >> 24)
+		b231[21] = byte(s236 >> 16)
+		b231[22] = byte(s236 >> 8)
+		b231[23] = byte(s236)
+		ws237 := v230
+		f239 := uint32(os232)
+		f239 += bits.RotateLeft32(f239, 16)
+		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(ws237.Hi>>0))+uint32(uint16(ws237.Hi>>16))+uint32(uint16(ws237.Hi>>32))+uint32(uint16(ws237.Hi>>48))+uint32(uint16(ws237.Lo>>0))+uint32(uint16(ws237.Lo>>16))+uint32(uint16(ws237.Lo>>32))+uint32(uint16(ws237.Lo>>48)))
+		d229 += dl238
+		v240 := m19
+		ws242 := packet.Value{Hi: (uint64(b231[24])<<56 | uint64(b231[25])<<48 | uint64(b231[26])<<40 | uint64(b231[27])<<32 | uint64(b231[28])<<24 | uint64(b231[29])<<16 | uint64(b231[30])<<8 | uint64(b231[31])), Lo: (uint64(b231[32])<<56 | uint64(b231[33])<<48 | uint64(b231[34])<<40 | uint64(b231[35])<<32 | uint64(b231[36])<<24 | uint64(b231[37])<<16 | uint64(b231[38])<<8 | uint64(b231[39]))}
+		os241 := uint32(uint16(ws242.Hi>>0)) + uint32(uint16(ws242.Hi>>16)) + uint32(uint16(ws242.Hi>>32)) + uint32(uint16(ws242.Hi>>48)) + uint32(uint16(ws242.Lo>>0)) + uint32(uint16(ws242.Lo>>16)) + uint32(uint16(ws242.Lo>>32)) + uint32(uint16(ws242.Lo>>48))
+		v243 := v240
+		s244 := v243.Hi
+		b231[24] = byte(s244 >> 56)
+		b231[25] = byte(s244 >> 48)
+		b231[26] = byte(s244 >> 40)
+		b231[27] = byte(s244 >> 32)
+		b231[28] = byte(s244 >> 24)
+		b231[29] = byte(s244 >> 16)
+		b231[30] = byte(s244 >> 8)
+		b231[31] = byte(s244)
+		s245 := v243.Lo
+		b231[32] = byte(s245 >> 56)
+		b231[33] = byte(s245 >> 48)
+		b231[34] = byte(s245 >> 40)
+		b231[35] = byte(s245 >> 32)
+		b231[36] = byte(s245 >> 24)
+		b231[37] = byte(s245 >> 16)
+		b231[38] = byte(s245 >> 8)
+		b231[39] = byte(s245)
+		ws246 := v240
+		f248 := uint32(os241)
+		f248 += bits.RotateLeft32(f248, 16)
+		dl247 := uint64(^uint16(f248>>16)) + uint64(uint32(uint16(ws246.Hi>>0))+uint32(uint16(ws246.Hi>>16))+uint32(uint16(ws246.Hi>>32))+uint32(uint16(ws246.Hi>>48))+uint32(uint16(ws246.Lo>>0))+uint32(uint16(ws246.Lo>>16))+uint32(uint16(ws246.Lo>>32))+uint32(uint16(ws246.Lo>>48)))
+		d229 += dl247
+		v249 := m23
+		b250 := data[h4 : h4+8] // udp
+		os251 := uint32(uint16((uint64(b250[2])<<8 | uint64(b250[3]))))
+		s252 := v249
+		b250[2] = byte(s252 >> 8)
+		b250[3] = byte(s252)
+		f254 := uint32(os251)
+		f254 += bits.RotateLeft32(f254, 16)
+		dl253 := uint64(^uint16(f254>>16)) + uint64(uint32(uint16(v249)))
+		d229 += dl253
+		v255 := (uint64(b231[7]) - 0x1)
+		b231[7] = byte(v255)
 		if h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d219
+			x := uint64(^cv) + d229
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s246 := r
-			cb[0] = byte(s246 >> 8)
-			cb[1] = byte(s246)
+			s256 := r
+			cb[0] = byte(s256 >> 8)
+			cb[1] = byte(s256)
 		}
 		pl.edges[30]++
 		goto n149
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d247 uint64 // udp checksum
-		v248 := m6
+		var d257 uint64 // udp checksum
+		v258 := m6
 		if !(h3 >= 0) {
 			return pl.drop(61)
 		}
-		b249 := data[h3 : h3+40] // ipv6
-		ws251 := packet.Value{Hi: (uint64(b249[8])<<56 | uint64(b249[9])<<48 | uint64(b249[10])<<40 | uint64(b249[11])<<32 | uint64(b249[12])<<24 | uint64(b249[13])<<16 | uint64(b249[14])<<8 | uint64(b249[15])), Lo: (uint64(b249[16])<<56 | uint64(b249[17])<<48 | uint64(b249[18])<<40 | uint64(b249[19])<<32 | uint64(b249[20])<<24 | uint64(b249[21])<<16 | uint64(b249[22])<<8 | uint64(b249[23]))}
-		os250 := uint32(uint16(ws251.Hi>>0)) + uint32(uint16(ws251.Hi>>16)) + uint32(uint16(ws251.Hi>>32)) + uint32(uint16(ws251.Hi>>48)) + uint32(uint16(ws251.Lo>>0)) + uint32(uint16(ws251.Lo>>16)) + uint32(uint16(ws251.Lo>>32)) + uint32(uint16(ws251.Lo>>48))
-		v252 := v248
-		s253 := v252.Hi
-		b249[8] = byte(s253 >> 56)
-		b249[9] = byte(s253 >> 48)
-		b249[10] = byte(s253 >> 40)
-		b249[11] = byte(s253 >> 32)
-		b249[12] = byte(s253 >> 24)
-		b249[13] = byte(s253 >> 16)
-		b249[14] = byte(s253 >> 8)
-		b249[15] = byte(s253)
-		s254 := v252.Lo
-		b249[16] = byte(s254 >> 56)
-		b249[17] = byte(s254 >> 48)
-		b249[18] = byte(s254 >> 40)
-		b249[19] = byte(s254 >> 32)
-		b249[20] = byte(s254 >> 24)
-		b249[21] = byte(s254 >> 16)
-		b249[22] = byte(s254 >> 8)
-		b249[23] = byte(s254)
-		ws255 := v248
-		f257 := uint32(os250)
-		f257 += bits.RotateLeft32(f257, 16)
-		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(ws255.Hi>>0))+uint32(uint16(ws255.Hi>>16))+uint32(uint16(ws255.Hi>>32))+uint32(uint16(ws255.Hi>>48))+uint32(uint16(ws255.Lo>>0))+uint32(uint16(ws255.Lo>>16))+uint32(uint16(ws255.Lo>>32))+uint32(uint16(ws255.Lo>>48)))
-		d247 += dl256
-		v258 := m19
-		ws260 := packet.Value{Hi: (uint64(b249[24])<<56 | uint64(b249[25])<<48 | uint64(b249[26])<<40 | uint64(b249[27])<<32 | uint64(b249[28])<<24 | uint64(b249[29])<<16 | uint64(b249[30])<<8 | uint64(b249[31])), Lo: (uint64(b249[32])<<56 | uint64(b249[33])<<48 | uint64(b249[34])<<40 | uint64(b249[35])<<32 | uint64(b249[36])<<24 | uint64(b249[37])<<16 | uint64(b249[38])<<8 | uint64(b249[39]))}
-		os259 := uint32(uint16(ws260.Hi>>0)) + uint32(uint16(ws260.Hi>>16)) + uint32(uint16(ws260.Hi>>32)) + uint32(uint16(ws260.Hi>>48)) + uint32(uint16(ws260.Lo>>0)) + uint32(uint16(ws260.Lo>>16)) + uint32(uint16(ws260.Lo>>32)) + uint32(uint16(ws260.Lo>>48))
-		v261 := v258
-		s262 := v261.Hi
-		b249[24] = byte(s262 >> 56)
-		b249[25] = byte(s262 >> 48)
-		b249[26] = byte(s262 >> 40)
-		b249[27] = byte(s262 >> 32)
-		b249[28] = byte(s262 >> 24)
-		b249[29] = byte(s262 >> 16)
-		b249[30] = byte(s262 >> 8)
-		b249[31] = byte(s262)
-		s263 := v261.Lo
-		b249[32] = byte(s263 >> 56)
-		b249[33] = byte(s263 >> 48)
-		b249[34] = byte(s263 >> 40)
-		b249[35] = byte(s263 >> 32)
-		b249[36] = byte(s263 >> 24)
-		b249[37] = byte(s263 >> 16)
-		b249[38] = byte(s263 >> 8)
-		b249[39] = byte(s263)
-		ws264 := v258
-		f266 := uint32(os259)
-		f266 += bits.RotateLeft32(f266, 16)
-		dl265 := uint64(^uint16(f266>>16)) + uint64(uint32(uint16(ws264.Hi>>0))+uint32(uint16(ws264.Hi>>16))+uint32(uint16(ws264.Hi>>32))+uint32(uint16(ws264.Hi>>48))+uint32(uint16(ws264.Lo>>0))+uint32(uint16(ws264.Lo>>16))+uint32(uint16(ws264.Lo>>32))+uint32(uint16(ws264.Lo>>48)))
-		d247 += dl265
-		v267 := m23
-		b268 := data[h4 : h4+8] // udp
-		os269 := uint32(uint16((uint64(b268[2])<<8 | uint64(b268[3]))))
-		s270 := v267
-		b268[2] = byte(s270 >> 8)
-		b268[3] = byte(s270)
-		f272 := uint32(os269)
-		f272 += bits.RotateLeft32(f272, 16)
-		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(v267)))
-		d247 += dl271
-		v273 := ((uint64(b249[4])<<8 | uint64(b249[5])) - 0x10)
-		os274 := uint32(uint16((uint64(b249[4])<<8 | uint64(b249[5]))))
-		s275 := v273
-		b249[4] = byte(s275 >> 8)
-		b249[5] = byte(s275)
-		f277 := uint32(os274)
-		f277 += bits.RotateLeft32(f277, 16)
-		dl276 := uint64(^uint16(f277>>16)) + uint64(uint32(uint16(v273)))
-		d247 += dl276
-		v278 := (uint64(b249[7]) - 0x1)
-		b249[7] = byte(v278)
+		b259 := data[h3 : h3+40] // ipv6
+		ws261 := packet.Value{Hi: (uint64(b259[8])<<56 | uint64(b259[9])<<48 | uint64(b259[10])<<40 | uint64(b259[11])<<32 | uint64(b259[12])<<24 | uint64(b259[13])<<16 | uint64(b259[14])<<8 | uint64(b259[15])), Lo: (uint64(b259[16])<<56 | uint64(b259[17])<<48 | uint64(b259[18])<<40 | uint64(b259[19])<<32 | uint64(b259[20])<<24 | uint64(b259[21])<<16 | uint64(b259[22])<<8 | uint64(b259[23]))}
+		os260 := uint32(uint16(ws261.Hi>>0)) + uint32(uint16(ws261.Hi>>16)) + uint32(uint16(ws261.Hi>>32)) + uint32(uint16(ws261.Hi>>48)) + uint32(uint16(ws261.Lo>>0)) + uint32(uint16(ws261.Lo>>16)) + uint32(uint16(ws261.Lo>>32)) + uint32(uint16(ws261.Lo>>48))
+		v262 := v258
+		s263 := v262.Hi
+		b259[8] = byte(s263 >> 56)
+		b259[9] = byte(s263 >> 48)
+		b259[10] = byte(s263 >> 40)
+		b259[11] = byte(s263 >> 32)
+		b259[12] = byte(s263 >> 24)
+		b259[13] = byte(s263 >> 16)
+		b259[14] = byte(s263 >> 8)
+		b259[15] = byte(s263)
+		s264 := v262.Lo
+		b259[16] = byte(s264 >> 56)
+		b259[17] = byte(s264 >> 48)
+		b259[18] = byte(s264 >> 40)
+		b259[19] = byte(s264 >> 32)
+		b259[20] = byte(s264 >> 24)
+		b259[21] = byte(s264 >> 16)
+		b259[22] = byte(s264 >> 8)
+		b259[23] = byte(s264)
+		ws265 := v258
+		f267 := uint32(os260)
+		f267 += bits.RotateLeft32(f267, 16)
+		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(ws265.Hi>>0))+uint32(uint16(ws265.Hi>>16))+uint32(uint16(ws265.Hi>>32))+uint32(uint16(ws265.Hi>>48))+uint32(uint16(ws265.Lo>>0))+uint32(uint16(ws265.Lo>>16))+uint32(uint16(ws265.Lo>>32))+uint32(uint16(ws265.Lo>>48)))
+		d257 += dl266
+		v268 := m19
+		ws270 := packet.Value{Hi: (uint64(b259[24])<<56 | uint64(b259[25])<<48 | uint64(b259[26])<<40 | uint64(b259[27])<<32 | uint64(b259[28])<<24 | uint64(b259[29])<<16 | uint64(b259[30])<<8 | uint64(b259[31])), Lo: (uint64(b259[32])<<56 | uint64(b259[33])<<48 | uint64(b259[34])<<40 | uint64(b259[35])<<32 | uint64(b259[36])<<24 | uint64(b259[37])<<16 | uint64(b259[38])<<8 | uint64(b259[39]))}
+		os269 := uint32(uint16(ws270.Hi>>0)) + uint32(uint16(ws270.Hi>>16)) + uint32(uint16(ws270.Hi>>32)) + uint32(uint16(ws270.Hi>>48)) + uint32(uint16(ws270.Lo>>0)) + uint32(uint16(ws270.Lo>>16)) + uint32(uint16(ws270.Lo>>32)) + uint32(uint16(ws270.Lo>>48))
+		v271 := v268
+		s272 := v271.Hi
+		b259[24] = byte(s272 >> 56)
+		b259[25] = byte(s272 >> 48)
+		b259[26] = byte(s272 >> 40)
+		b259[27] = byte(s272 >> 32)
+		b259[28] = byte(s272 >> 24)
+		b259[29] = byte(s272 >> 16)
+		b259[30] = byte(s272 >> 8)
+		b259[31] = byte(s272)
+		s273 := v271.Lo
+		b259[32] = byte(s273 >> 56)
+		b259[33] = byte(s273 >> 48)
+		b259[34] = byte(s273 >> 40)
+		b259[35] = byte(s273 >> 32)
+		b259[36] = byte(s273 >> 24)
+		b259[37] = byte(s273 >> 16)
+		b259[38] = byte(s273 >> 8)
+		b259[39] = byte(s273)
+		ws274 := v268
+		f276 := uint32(os269)
+		f276 += bits.RotateLeft32(f276, 16)
+		dl275 := uint64(^uint16(f276>>16)) + uint64(uint32(uint16(ws274.Hi>>0))+uint32(uint16(ws274.Hi>>16))+uint32(uint16(ws274.Hi>>32))+uint32(uint16(ws274.Hi>>48))+uint32(uint16(ws274.Lo>>0))+uint32(uint16(ws274.Lo>>16))+uint32(uint16(ws274.Lo>>32))+uint32(uint16(ws274.Lo>>48)))
+		d257 += dl275
+		v277 := m23
+		b278 := data[h4 : h4+8] // udp
+		os279 := uint32(uint16((uint64(b278[2])<<8 | uint64(b278[3]))))
+		s280 := v277
+		b278[2] = byte(s280 >> 8)
+		b278[3] = byte(s280)
+		f282 := uint32(os279)
+		f282 += bits.RotateLeft32(f282, 16)
+		dl281 := uint64(^uint16(f282>>16)) + uint64(uint32(uint16(v277)))
+		d257 += dl281
+		v283 := ((uint64(b259[4])<<8 | uint64(b259[5])) - 0x10)
+		os284 := uint32(uint16((uint64(b259[4])<<8 | uint64(b259[5]))))
+		s285 := v283
+		b259[4] = byte(s285 >> 8)
+		b259[5] = byte(s285)
+		f287 := uint32(os284)
+		f287 += bits.RotateLeft32(f287, 16)
+		dl286 := uint64(^uint16(f287>>16)) + uint64(uint32(uint16(v283)))
+		d257 += dl286
+		v288 := (uint64(b259[7]) - 0x1)
+		b259[7] = byte(v288)
 		if h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d247
+			x := uint64(^cv) + d257
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s279 := r
-			cb[0] = byte(s279 >> 8)
-			cb[1] = byte(s279)
+			s289 := r
+			cb[0] = byte(s289 >> 8)
+			cb[1] = byte(s289)
 		}
 		pl.edges[31]++
 		goto n144
@@ -4405,37 +4571,24 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		po280, pn281 := h10, 12 // lb_v2
-		if po280 < 0 || po280+pn281 > len(data) {
+		po290, pn291 := h10, 12 // lb_v2
+		if po290 < 0 || po290+pn291 > len(data) {
 			return pl.drop(62)
 		}
-		if po280 > h4 && (po280-h4)%2 == 0 {
-			pw283 := data[po280 : po280+12]
-			d282 := uint32(uint64(pw283[0])<<8|uint64(pw283[1])) + uint32(uint64(pw283[2])<<8|uint64(pw283[3])) + uint32(uint64(pw283[4])<<8|uint64(pw283[5])) + uint32(uint64(pw283[6])<<8|uint64(pw283[7])) + uint32(uint64(pw283[8])<<8|uint64(pw283[9])) + uint32(uint64(pw283[10])<<8|uint64(pw283[11]))
-			d282 += bits.RotateLeft32(d282, 16)
+		if po290 > h4 && (po290-h4)%2 == 0 {
+			pw293 := data[po290 : po290+12]
+			d292 := uint32(uint64(pw293[0])<<8|uint64(pw293[1])) + uint32(uint64(pw293[2])<<8|uint64(pw293[3])) + uint32(uint64(pw293[4])<<8|uint64(pw293[5])) + uint32(uint64(pw293[6])<<8|uint64(pw293[7])) + uint32(uint64(pw293[8])<<8|uint64(pw293[9])) + uint32(uint64(pw293[10])<<8|uint64(pw293[11]))
+			d292 += bits.RotateLeft32(d292, 16)
 			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d282>>16))
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s284 := r
-				cb[0] = byte(s284 >> 8)
-				cb[1] = byte(s284)
+				pendD4 += uint64(^uint16(d292 >> 16))
+				pendK4 = true
 			}
 		}
-		if po280 < len(data)-po280-pn281 {
-			copy(data[pn281:pn281+po280], data[:po280])
-			data = data[pn281:]
-		} else {
-			copy(data[po280:], data[po280+pn281:])
-			data = data[:len(data)-pn281]
-		}
+		pendOff = po290
+		pendN = pn291
 		h10 = -1
-		if cur > po280 {
-			cur = max(po280, cur-pn281)
+		if cur > po290 {
+			cur = max(po290, cur-pn291)
 		}
 		goto n147
 	}
@@ -4444,104 +4597,125 @@ n146:
 		if !(h11 >= 0) {
 			return pl.drop(63)
 		}
-		po285, pn286 := h11, 12 // lb_v3
-		if po285 < 0 || po285+pn286 > len(data) {
+		po294, pn295 := h11, 12 // lb_v3
+		if po294 < 0 || po294+pn295 > len(data) {
 			return pl.drop(63)
 		}
-		if po285 > h4 && (po285-h4)%2 == 0 {
-			pw288 := data[po285 : po285+12]
-			d287 := uint32(uint64(pw288[0])<<8|uint64(pw288[1])) + uint32(uint64(pw288[2])<<8|uint64(pw288[3])) + uint32(uint64(pw288[4])<<8|uint64(pw288[5])) + uint32(uint64(pw288[6])<<8|uint64(pw288[7])) + uint32(uint64(pw288[8])<<8|uint64(pw288[9])) + uint32(uint64(pw288[10])<<8|uint64(pw288[11]))
-			d287 += bits.RotateLeft32(d287, 16)
+		if po294 > h4 && (po294-h4)%2 == 0 {
+			pw297 := data[po294 : po294+12]
+			d296 := uint32(uint64(pw297[0])<<8|uint64(pw297[1])) + uint32(uint64(pw297[2])<<8|uint64(pw297[3])) + uint32(uint64(pw297[4])<<8|uint64(pw297[5])) + uint32(uint64(pw297[6])<<8|uint64(pw297[7])) + uint32(uint64(pw297[8])<<8|uint64(pw297[9])) + uint32(uint64(pw297[10])<<8|uint64(pw297[11]))
+			d296 += bits.RotateLeft32(d296, 16)
 			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d287>>16))
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s289 := r
-				cb[0] = byte(s289 >> 8)
-				cb[1] = byte(s289)
+				pendD4 += uint64(^uint16(d296 >> 16))
+				pendK4 = true
 			}
 		}
-		if po285 < len(data)-po285-pn286 {
-			copy(data[pn286:pn286+po285], data[:po285])
-			data = data[pn286:]
-		} else {
-			copy(data[po285:], data[po285+pn286:])
-			data = data[:len(data)-pn286]
-		}
+		pendOff = po294
+		pendN = pn295
 		h11 = -1
-		if cur > po285 {
-			cur = max(po285, cur-pn286)
+		if cur > po294 {
+			cur = max(po294, cur-pn295)
 		}
 		pl.edges[32]++
 		goto n147
 	}
 n147:
 	{ // LbPopCommon: pop lb_common
-		po290, pn291 := h9, 4 // lb_common
-		if po290 < 0 || po290+pn291 > len(data) {
+		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+			if pendK4 {
+				if h4+8 <= len(data) {
+					cb := data[h4+6 : h4+8]
+					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+					x := uint64(^cv) + pendD4
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					s298 := r
+					cb[0] = byte(s298 >> 8)
+					cb[1] = byte(s298)
+				}
+				pendD4, pendK4 = 0, false
+			}
+		}
+		po299, pn300 := h9, 4 // lb_common
+		if po299 < 0 || po299+pn300 > len(data) {
 			return pl.drop(64)
 		}
-		if po290 > h4 && (po290-h4)%2 == 0 {
-			pw293 := data[po290 : po290+4]
-			d292 := uint32(uint64(pw293[0])<<8|uint64(pw293[1])) + uint32(uint64(pw293[2])<<8|uint64(pw293[3]))
-			d292 += bits.RotateLeft32(d292, 16)
+		if po299 > h4 && (po299-h4)%2 == 0 {
+			pw302 := data[po299 : po299+4]
+			d301 := uint32(uint64(pw302[0])<<8|uint64(pw302[1])) + uint32(uint64(pw302[2])<<8|uint64(pw302[3]))
+			d301 += bits.RotateLeft32(d301, 16)
+			if h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d301 >> 16))
+				pendK4 = true
+			}
+		}
+		pendN += pn300
+		if po299 < len(data)-po299-pendN {
+			copy(data[pendN:pendN+po299], data[:po299])
+			data = data[pendN:]
+		} else {
+			copy(data[po299:], data[po299+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		if pendK4 {
 			if h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + uint64(^uint16(d292>>16))
+				x := uint64(^cv) + pendD4
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s294 := r
-				cb[0] = byte(s294 >> 8)
-				cb[1] = byte(s294)
+				s303 := r
+				cb[0] = byte(s303 >> 8)
+				cb[1] = byte(s303)
 			}
-		}
-		if po290 < len(data)-po290-pn291 {
-			copy(data[pn291:pn291+po290], data[:po290])
-			data = data[pn291:]
-		} else {
-			copy(data[po290:], data[po290+pn291:])
-			data = data[:len(data)-pn291]
+			pendD4, pendK4 = 0, false
 		}
 		h9 = -1
-		if (h11 >= 0) && h11 > po290 {
-			h11 -= pn291
+		if (h11 >= 0) && h11 > po299 {
+			h11 -= pn300
 		} // lb_v3
-		if cur > po290 {
-			cur = max(po290, cur-pn291)
+		if cur > po299 {
+			cur = max(po299, cur-pn300)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d295 uint64         // udp checksum
-		b296 := data[h4 : h4+8] // udp
-		v297 := ((uint64(b296[4])<<8 | uint64(b296[5])) - 0x10)
-		os298 := uint32(uint16((uint64(b296[4])<<8 | uint64(b296[5]))))
-		s299 := v297
-		b296[4] = byte(s299 >> 8)
-		b296[5] = byte(s299)
-		f301 := uint32(os298)
-		f301 += bits.RotateLeft32(f301, 16)
-		dl300 := uint64(^uint16(f301>>16)) + uint64(uint32(uint16(v297)))
-		d295 += dl300
+		var d304 uint64         // udp checksum
+		b305 := data[h4 : h4+8] // udp
+		v306 := ((uint64(b305[4])<<8 | uint64(b305[5])) - 0x10)
+		os307 := uint32(uint16((uint64(b305[4])<<8 | uint64(b305[5]))))
+		s308 := v306
+		b305[4] = byte(s308 >> 8)
+		b305[5] = byte(s308)
+		f310 := uint32(os307)
+		f310 += bits.RotateLeft32(f310, 16)
+		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint16(v306)))
+		d304 += dl309
 		if h4+8 <= len(data) {
 			cb := data[h4+6 : h4+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d295
+			x := uint64(^cv) + d304
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s302 := r
-			cb[0] = byte(s302 >> 8)
-			cb[1] = byte(s302)
+			s311 := r
+			cb[0] = byte(s311 >> 8)
+			cb[1] = byte(s311)
 		}
 		pl.edges[33]++
 		goto n149
@@ -4555,10 +4729,10 @@ n149:
 	}
 n150:
 	{ // LbCsumKeepZero: set udp.checksum
-		b303 := data[h4 : h4+8] // udp
-		s304 := 0x0
-		b303[6] = byte(s304 >> 8)
-		b303[7] = byte(s304)
+		b312 := data[h4 : h4+8] // udp
+		s313 := 0x0
+		b312[6] = byte(s313 >> 8)
+		b312[7] = byte(s313)
 		pl.edges[34]++
 		goto n151
 	}
