@@ -12,16 +12,19 @@ import (
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/testutil"
+	"github.com/dragonet-go/nsc/lang"
 )
 
 var update = flag.Bool("update", false, "rewrite the checked-in generated packages")
 
-// generated lists the fast paths checked into the repository; dir is
-// relative to the repository root.
+// generated lists the fast paths checked into the repository; file is
+// relative to models/ unless it is a test model (testdata/), dir to the
+// repository root.
 var generated = []struct {
 	file, lpg, prg, dir string
 }{
 	{"inet/udp.nsc", "UDPIPv4", "", "backends/golang/internal/udpfast"},
+	{"backends/flow/testdata/popchain.nsc", "PopChain", "", "backends/golang/internal/popchainfast"},
 	{"ejfat/lb-2021.nsc", "LB2021", "HostRaw", "ejfat/lbfast/lb2021"},
 	{"ejfat/lb-2025.nsc", "LB2025", "HostRaw", "ejfat/lbfast/lb2025"},
 	{"ejfat/lb-2026.nsc", "LB2026", "HostRaw", "ejfat/lbfast/lb2026"},
@@ -37,7 +40,18 @@ func TestGeneratedUpToDate(t *testing.T) {
 	root := filepath.Join("..", "..")
 	for _, gp := range generated {
 		t.Run(gp.dir, func(t *testing.T) {
-			m := testutil.Model(t, gp.file)
+			file := "models/" + gp.file
+			var m *lang.Model
+			if strings.Contains(gp.file, "testdata/") {
+				file = gp.file
+				src, err := os.ReadFile(filepath.Join(root, file))
+				if err != nil {
+					t.Fatal(err)
+				}
+				m = testutil.ModelSource(t, string(src))
+			} else {
+				m = testutil.Model(t, gp.file)
+			}
 			g, ok := m.Graph(gp.lpg)
 			if !ok {
 				t.Fatalf("no lpg %s", gp.lpg)
@@ -50,20 +64,23 @@ func TestGeneratedUpToDate(t *testing.T) {
 				}
 				g = em.Graph
 			}
-			src := generate(t, g, gp.file, gp.lpg, gp.prg, gp.dir)
-			file := filepath.Join(root, gp.dir, "fastpath.go")
+			src := generate(t, g, file, gp.lpg, gp.prg, gp.dir)
+			out := filepath.Join(root, gp.dir, "fastpath.go")
 			if *update {
-				if err := os.WriteFile(file, src, 0o644); err != nil {
+				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(out, src, 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			have, err := os.ReadFile(file)
+			have, err := os.ReadFile(out)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(have, src) {
-				t.Errorf("%s is stale: run %s (or go test ./backends/golang -run UpToDate -update)", file, golang.Command([]string{"models/" + gp.file}, gp.lpg, gp.prg, gp.dir))
+				t.Errorf("%s is stale: run %s (or go test ./backends/golang -run UpToDate -update)", out, golang.Command([]string{file}, gp.lpg, gp.prg, gp.dir))
 			}
 		})
 	}
@@ -72,7 +89,7 @@ func TestGeneratedUpToDate(t *testing.T) {
 func generate(t *testing.T, g *dataflow.Graph, file, lpg, prg, dir string) []byte {
 	t.Helper()
 	pkg := strings.ReplaceAll(filepath.Base(dir), "-", "")
-	src, err := golang.Generate(g, golang.Options{Package: pkg, Command: golang.Command([]string{"models/" + file}, lpg, prg, dir)})
+	src, err := golang.Generate(g, golang.Options{Package: pkg, Command: golang.Command([]string{file}, lpg, prg, dir)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -304,7 +304,7 @@ func (c *gen) localState(body []byte) (decls, out []byte) {
 }
 
 func (c *gen) malformed() string {
-	return fmt.Sprintf("return pl.drop(%d)", c.drop(c.mal, "malformed"))
+	return c.retDrop(c.owner.ID, c.drop(c.mal, "malformed"))
 }
 
 // node generates an F-node's operation and the jumps out of it.

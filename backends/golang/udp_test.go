@@ -1,8 +1,10 @@
 package golang_test
 
 import (
+	"os"
 	"testing"
 
+	"github.com/dragonet-go/nsc/backends/golang/internal/popchainfast"
 	"github.com/dragonet-go/nsc/backends/golang/internal/udpfast"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
@@ -48,4 +50,33 @@ func FuzzUDPFastPath(f *testing.F) {
 			t.Fatalf("interpreter %+v, fast path %+v", want, got)
 		}
 	})
+}
+
+// TestPopChainsAgainstInterpreter: the pop chains of
+// backends/flow/testdata/popchain.nsc (one move per adjacent chain,
+// checksum patches after the move) against the interpreter.
+func TestPopChainsAgainstInterpreter(t *testing.T) {
+	src, err := os.ReadFile("../flow/testdata/popchain.nsc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, ok := testutil.ModelSource(t, string(src)).Graph("PopChain")
+	if !ok {
+		t.Fatal("no lpg PopChain")
+	}
+	m, err := sim.New(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := popchainfast.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := testutil.PopChainCorpus(t)
+	where := difftest.Compare(t, pl, m, append(seeds, difftest.Mutate(seeds, 20000, 3)...))
+	for _, node := range testutil.PopChainNodes {
+		if m.Counters().Nodes[node] == 0 {
+			t.Errorf("no frame ran %s: %v", node, where)
+		}
+	}
 }
