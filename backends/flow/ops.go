@@ -73,3 +73,59 @@ func LowPreserving(e *packet.Expr) bool {
 	}
 	return false
 }
+
+// SmallRange reports the range of e's value as an integer when e is made
+// of constants, fields of at most 32 bits, +, - and * whose every value
+// stays within ±2^62, and every operation either keeps 128 bits or never
+// leaves [0, 2^width): then e's value modulo 2^128 (what the interpreter
+// computes) is its integer value, and signed 64-bit arithmetic finds it.
+func SmallRange(s *packet.Schema, e *packet.Expr) (lo, hi int64, ok bool) {
+	const limit = 1 << 62
+	if e == nil {
+		return 0, 0, false
+	}
+	switch e.Kind {
+	case packet.EConst:
+		if e.Const.Hi != 0 || e.Const.Lo >= limit {
+			return 0, 0, false
+		}
+		return int64(e.Const.Lo), int64(e.Const.Lo), true
+	case packet.EField:
+		w := s.Headers[e.Field.Header].Fields[e.Field.Field].Width
+		if w > 32 {
+			return 0, 0, false
+		}
+		return 0, 1<<w - 1, true
+	case packet.EAdd, packet.ESub, packet.EMul:
+	default:
+		return 0, 0, false
+	}
+	alo, ahi, aok := SmallRange(s, e.A)
+	blo, bhi, bok := SmallRange(s, e.B)
+	if !aok || !bok {
+		return 0, 0, false
+	}
+	switch e.Kind {
+	case packet.EAdd:
+		lo, hi = alo+blo, ahi+bhi
+	case packet.ESub:
+		lo, hi = alo-bhi, ahi-blo
+	default:
+		for _, x := range []int64{alo, ahi} {
+			for _, y := range []int64{blo, bhi} {
+				if x != 0 && (x > limit/max(y, -y, 1) || -x > limit/max(y, -y, 1)) {
+					return 0, 0, false
+				}
+			}
+		}
+		p := []int64{alo * blo, alo * bhi, ahi * blo, ahi * bhi}
+		lo, hi = min(p[0], p[1], p[2], p[3]), max(p[0], p[1], p[2], p[3])
+	}
+	if lo <= -limit || hi >= limit {
+		return 0, 0, false
+	}
+	if e.Width < 128 && (lo < 0 || e.Width < 63 && hi >= 1<<e.Width) {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}

@@ -450,7 +450,10 @@ func (c *gen) extract(h int) string {
 		c.emit("p.Hdr[%d] = packet.HeaderState{Off: off, Len: %d, Valid: true}", h, n)
 		c.hdrs = append(c.hdrs, map[int]string{})
 		ext := c.newTmp("ext")
-		if flow.IsWide(last.Length) {
+		if _, _, small := flow.SmallRange(c.s, last.Length); small {
+			c.emit("%s := %s", ext, c.i64(last.Length))
+			c.emit("%s = %s >= 0 && %s <= int64(len(p.Data)) && off+%d+int(%s) <= len(p.Data)", ok, ext, ext, n, ext)
+		} else if flow.IsWide(last.Length) {
 			c.emit("%s := %s", ext, c.value(last.Length))
 			c.emit("%s = %s.Hi == 0 && %s.Lo <= uint64(len(p.Data)) && off+%d+int(%s.Lo) <= len(p.Data)", ok, ext, ext, n, ext)
 			ext += ".Lo"

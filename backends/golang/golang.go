@@ -738,6 +738,19 @@ func (c *gen) u64(e *packet.Expr) string {
 	panic(fmt.Sprintf("go backend: expression kind %d", e.Kind))
 }
 
+// i64 is e in signed 64-bit arithmetic, for an expression flow.SmallRange
+// accepts.
+func (c *gen) i64(e *packet.Expr) string {
+	switch e.Kind {
+	case packet.EConst:
+		return fmt.Sprintf("%d", int64(e.Const.Lo))
+	case packet.EField:
+		return "int64(" + c.readField(e.Field, false) + ")"
+	}
+	op := map[packet.ExprKind]string{packet.EAdd: "+", packet.ESub: "-", packet.EMul: "*"}[e.Kind]
+	return fmt.Sprintf("(%s %s %s)", c.i64(e.A), op, c.i64(e.B))
+}
+
 func (c *gen) low(e *packet.Expr) string {
 	if !flow.IsWide(e) {
 		return c.u64(e)

@@ -466,10 +466,10 @@ n7:
 					return pl.drop(1)
 				}
 				b6 := data[h2 : h2+20] // ipv4
-				ext5 := packet.Value{Lo: (uint64(b6[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x4 = ext5.Hi == 0 && ext5.Lo <= uint64(len(data)) && off+20+int(ext5.Lo) <= len(data)
+				ext5 := ((int64((uint64(b6[0]) >> 0 & 0xf)) - 5) * 4)
+				x4 = ext5 >= 0 && ext5 <= int64(len(data)) && off+20+int(ext5) <= len(data)
 				if x4 {
-					h2len += int(ext5.Lo)
+					h2len += int(ext5)
 					cur = off + h2len
 				}
 			}

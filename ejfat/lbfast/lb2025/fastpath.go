@@ -925,10 +925,10 @@ n9:
 					return pl.drop(0)
 				}
 				b12 := data[h2 : h2+20] // ipv4
-				ext11 := packet.Value{Lo: (uint64(b12[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x10 = ext11.Hi == 0 && ext11.Lo <= uint64(len(data)) && off+20+int(ext11.Lo) <= len(data)
+				ext11 := ((int64((uint64(b12[0]) >> 0 & 0xf)) - 5) * 4)
+				x10 = ext11 >= 0 && ext11 <= int64(len(data)) && off+20+int(ext11) <= len(data)
 				if x10 {
-					h2len += int(ext11.Lo)
+					h2len += int(ext11)
 					cur = off + h2len
 				}
 			}

@@ -1210,10 +1210,10 @@ n11:
 					return pl.drop(0)
 				}
 				b15 := data[h2 : h2+20] // ipv4
-				ext14 := packet.Value{Lo: (uint64(b15[0]) >> 0 & 0xf)}.Sub(packet.Value{Lo: 0x5}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Mul(packet.Value{Lo: 0x4}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-				x13 = ext14.Hi == 0 && ext14.Lo <= uint64(len(data)) && off+20+int(ext14.Lo) <= len(data)
+				ext14 := ((int64((uint64(b15[0]) >> 0 & 0xf)) - 5) * 4)
+				x13 = ext14 >= 0 && ext14 <= int64(len(data)) && off+20+int(ext14) <= len(data)
 				if x13 {
-					h2len += int(ext14.Lo)
+					h2len += int(ext14)
 					cur = off + h2len
 				}
 			}
