@@ -13,7 +13,9 @@ func TestSmallRange(t *testing.T) {
 	field := func(i int) *packet.Expr {
 		return &packet.Expr{Kind: packet.EField, Field: packet.FieldRef{Field: i}, Width: s.Headers[0].Fields[i].Width}
 	}
-	num := func(v uint64) *packet.Expr { return &packet.Expr{Kind: packet.EConst, Const: packet.Value{Lo: v}, Width: 128} }
+	num := func(v uint64) *packet.Expr {
+		return &packet.Expr{Kind: packet.EConst, Const: packet.Value{Lo: v}, Width: 128}
+	}
 	op := func(k packet.ExprKind, w int, a, b *packet.Expr) *packet.Expr {
 		return &packet.Expr{Kind: k, Width: w, A: a, B: b}
 	}
