@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -104,8 +105,112 @@ func (c *gen) setAccumulating(o *packet.Op) {
 		}
 	}
 	for _, u := range us {
-		c.applyDelta(u, delta[u])
+		if slices.Contains(c.pops.Pending, u) {
+			c.pend(u, delta[u])
+		} else {
+			c.applyDelta(u, delta[u])
+		}
 	}
+}
+
+// pend leaves the checksum patch in d for header u pending (patchPending),
+// where applyDelta would apply it now.
+func (c *gen) pend(u int, d string) {
+	valid := ""
+	if !c.mustValid(u) {
+		valid = fmt.Sprintf("p.Hdr[%d].Valid && ", u)
+	}
+	c.emit("if %sp.Hdr[%d].Off+p.Hdr[%d].Len <= len(p.Data) { pendD%d += %s; pendK%d = true }", valid, u, u, u, d, u)
+}
+
+// flushBefore reports whether node n must see the pending checksum patches
+// applied first: it reads or writes a pending checksum, reads bytes it
+// might cover, calls the packet runtime or sends the frame. The nodes that
+// need not are those whose every access is known: tests, switches,
+// lookups, extracts and summed sets that keep off the checksum fields, and
+// pops, which see to the patches themselves.
+func (c *gen) flushBefore(n *dataflow.Node) bool {
+	if len(c.pops.Pending) == 0 {
+		return false
+	}
+	o := n.Op
+	switch o.Kind {
+	case packet.OpNop, packet.OpContext, packet.OpCount, packet.OpDrop, packet.OpPop:
+		return false
+	case packet.OpTest:
+		return c.touchesPending(o.Cond)
+	case packet.OpSwitch:
+		return c.touchesPending(o.Expr)
+	case packet.OpExtract:
+		fs := c.s.Headers[o.Header].Fields
+		return c.touchesPending(fs[len(fs)-1].Length)
+	case packet.OpLookup:
+		def := c.s.Tables[o.Table]
+		if c.touchesPending(def.Keys...) {
+			return true
+		}
+		for _, ai := range def.Actions {
+			if c.assignsPending(c.s.Actions[ai].Body) {
+				return true
+			}
+		}
+		return false
+	case packet.OpSet:
+		if !flow.CanSumUpdates(c.s, o) || c.assignsPending(o.Assign) {
+			return true
+		}
+		for _, a := range o.Assign {
+			h := c.s.Headers[a.Dst.Header]
+			if h.Metadata {
+				continue
+			}
+			for _, u := range o.Update {
+				if c.s.Headers[u].Checksum >= 0 && c.windowKind(u, a.Dst) == windowDynamic {
+					return true // the window's bytes are read
+				}
+			}
+			// The words around the field are read; they must not hold a
+			// pending checksum.
+			if slices.Contains(c.pops.Pending, a.Dst.Header) {
+				fs, cs := h.Fields[a.Dst.Field], h.Fields[h.Checksum]
+				if fs.Offset/16*2 < cs.Offset/8+2 && cs.Offset/8 < (fs.Offset+fs.Width+15)/16*2 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// isPendingChecksum reports whether f is the checksum field of a header
+// whose patches may be pending.
+func (c *gen) isPendingChecksum(f packet.FieldRef) bool {
+	return slices.Contains(c.pops.Pending, f.Header) && c.s.Headers[f.Header].Checksum == f.Field
+}
+
+// touchesPending reports whether an expression reads a pending checksum.
+func (c *gen) touchesPending(es ...*packet.Expr) bool {
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		if e.Kind == packet.EField && c.isPendingChecksum(e.Field) || c.touchesPending(e.A, e.B) {
+			return true
+		}
+	}
+	return false
+}
+
+// assignsPending reports whether assignments read or write a pending
+// checksum.
+func (c *gen) assignsPending(as []packet.Assign) bool {
+	for _, a := range as {
+		if c.isPendingChecksum(a.Dst) || c.touchesPending(a.Src) {
+			return true
+		}
+	}
+	return false
 }
 
 // window generates the interpreter's window rule (packet.Packet.window) for
@@ -314,9 +419,9 @@ func (c *gen) pop(o *packet.Op) {
 		c.emit("pendN = 0")
 		c.patchPending()
 		c.emit("}")
-		if slices.Contains(c.pops.Pending, h) {
-			c.patchPending() // this header's bytes are summed below
-		}
+	}
+	if slices.Contains(c.pops.Pending, h) {
+		c.patchPending() // this header's bytes are summed below
 	}
 	off, n := c.newTmp("po"), c.newTmp("pn")
 	if !c.mustValid(h) {
@@ -363,8 +468,7 @@ func (c *gen) pop(o *packet.Op) {
 			c.emit("%s := packet.PopDelta(p.Data[%s : %s+%s])", d, off, off, n)
 		}
 		if slices.Contains(c.pops.Pending, u) {
-			// Patched after the move (flow.PopChains).
-			c.emit("if p.Hdr[%d].Off+p.Hdr[%d].Len <= len(p.Data) { pendD%d += %s; pendK%d = true }", u, u, u, d, u)
+			c.pend(u, d) // patched after the move (flow.PopChains)
 		} else {
 			c.applyDelta(u, d)
 		}

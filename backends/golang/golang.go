@@ -310,6 +310,9 @@ func (c *gen) malformed() string {
 // node generates an F-node's operation and the jumps out of it.
 func (c *gen) node(n *dataflow.Node) {
 	o := n.Op
+	if c.flushBefore(n) {
+		c.patchPending()
+	}
 	switch o.Kind {
 	case packet.OpInput:
 		if o.Header >= 0 {
@@ -395,6 +398,7 @@ func (c *gen) follow(pt *dataflow.Port) {
 	n := pt.Node
 	if len(pt.Out) == 0 {
 		if n.Sink {
+			c.patchPending()
 			c.emit("%s", c.retSink(n.ID, c.sink(n.Name)))
 		} else {
 			c.emit("%s", c.retDrop(n.ID, c.drop(n.Name+"."+pt.Name, "unconnected")))

@@ -416,6 +416,21 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	pendD8, pendK8 := uint64(0), false // udp checksum: a patch left for after a pop's move
 	_, _ = pendD8, pendK8
 	{ // RxWire: input
+		if pendK8 {
+			if (h8 >= 0) && h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s1 := r
+				cb[0] = byte(s1 >> 8)
+				cb[1] = byte(s1)
+			}
+			pendD8, pendK8 = 0, false
+		}
 		goto n1
 	}
 n1:
@@ -424,17 +439,17 @@ n1:
 	}
 n4:
 	{ // RxEthernet: extract ethernet
-		x1 := (h0 >= 0) // already there: nothing to do
-		if !x1 {
-			x1 = cur >= 0 && cur+14 <= len(data)
-			if x1 {
+		x2 := (h0 >= 0) // already there: nothing to do
+		if !x2 {
+			x2 = cur >= 0 && cur+14 <= len(data)
+			if x2 {
 				h0 = cur
 				cur += 14
 			} else {
 				h0 = -1
 			} // ethernet
 		}
-		if x1 {
+		if x2 {
 			goto n6
 		}
 		goto n5
@@ -445,12 +460,12 @@ n5:
 	}
 n6:
 	{ // RxEtherType: switch ethernet.type
-		b3 := data[h0 : h0+14] // ethernet
-		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
+		b4 := data[h0 : h0+14] // ethernet
+		v3 := (uint64(b4[12])<<8 | uint64(b4[13]))
 		switch {
-		case v2 == 0x800:
+		case v3 == 0x800:
 			goto n7
-		case v2 == 0x86dd:
+		case v3 == 0x86dd:
 			goto n12
 		default:
 			goto n18
@@ -458,43 +473,43 @@ n6:
 	}
 n7:
 	{ // RxIPv4: extract ipv4
-		x4 := (h2 >= 0) // already there: nothing to do
-		if !x4 {
+		x5 := (h2 >= 0) // already there: nothing to do
+		if !x5 {
 			if off := cur; off >= 0 && off+20 <= len(data) {
 				h2, h2len = off, 20
 				if !(h2 >= 0) {
 					return pl.drop(1)
 				}
-				b6 := data[h2 : h2+20] // ipv4
-				ext5 := ((int64((uint64(b6[0]) >> 0 & 0xf)) - 5) * 4)
-				x4 = ext5 >= 0 && ext5 <= int64(len(data)) && off+20+int(ext5) <= len(data)
-				if x4 {
-					h2len += int(ext5)
+				b7 := data[h2 : h2+20] // ipv4
+				ext6 := ((int64((uint64(b7[0]) >> 0 & 0xf)) - 5) * 4)
+				x5 = ext6 >= 0 && ext6 <= int64(len(data)) && off+20+int(ext6) <= len(data)
+				if x5 {
+					h2len += int(ext6)
 					cur = off + h2len
 				}
 			}
-			if !x4 {
+			if !x5 {
 				h2 = -1
 			} // ipv4
 		}
-		if x4 {
+		if x5 {
 			goto n10
 		}
 		goto n8
 	}
 n8:
 	{ // RxIPv4Base: extract ipv4_base
-		x7 := (h9 >= 0) // already there: nothing to do
-		if !x7 {
-			x7 = cur >= 0 && cur+20 <= len(data)
-			if x7 {
+		x8 := (h9 >= 0) // already there: nothing to do
+		if !x8 {
+			x8 = cur >= 0 && cur+20 <= len(data)
+			if x8 {
 				h9 = cur
 				cur += 20
 			} else {
 				h9 = -1
 			} // ipv4_base
 		}
-		if x7 {
+		if x8 {
 			goto n9
 		}
 		pl.edges[0]++
@@ -502,25 +517,55 @@ n8:
 	}
 n9:
 	{ // RxIPv4BaseDst: set meta.ipdst
-		b8 := data[h9 : h9+20] // ipv4_base
-		m0 = (packet.Value{Lo: (uint64(b8[16])<<24 | uint64(b8[17])<<16 | uint64(b8[18])<<8 | uint64(b8[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if pendK8 {
+			if (h8 >= 0) && h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s9 := r
+				cb[0] = byte(s9 >> 8)
+				cb[1] = byte(s9)
+			}
+			pendD8, pendK8 = 0, false
+		}
+		b10 := data[h9 : h9+20] // ipv4_base
+		m0 = (packet.Value{Lo: (uint64(b10[16])<<24 | uint64(b10[17])<<16 | uint64(b10[18])<<8 | uint64(b10[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[1]++
 		goto n18
 	}
 n10:
 	{ // RxIPv4Dst: set meta.ipdst
-		b9 := data[h2 : h2+20] // ipv4
-		m0 = (packet.Value{Lo: (uint64(b9[16])<<24 | uint64(b9[17])<<16 | uint64(b9[18])<<8 | uint64(b9[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if pendK8 {
+			if (h8 >= 0) && h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s11 := r
+				cb[0] = byte(s11 >> 8)
+				cb[1] = byte(s11)
+			}
+			pendD8, pendK8 = 0, false
+		}
+		b12 := data[h2 : h2+20] // ipv4
+		m0 = (packet.Value{Lo: (uint64(b12[16])<<24 | uint64(b12[17])<<16 | uint64(b12[18])<<8 | uint64(b12[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n11
 	}
 n11:
 	{ // RxIPv4UDP: test ipv4.version == 4 && ipv4.proto == 17
-		b11 := data[h2 : h2+20] // ipv4
-		c10 := ((uint64(b11[0]) >> 4 & 0xf) == 0x4)
-		if c10 {
-			c10 = (uint64(b11[9]) == 0x11)
+		b14 := data[h2 : h2+20] // ipv4
+		c13 := ((uint64(b14[0]) >> 4 & 0xf) == 0x4)
+		if c13 {
+			c13 = (uint64(b14[9]) == 0x11)
 		}
-		if c10 {
+		if c13 {
 			goto n15
 		}
 		pl.edges[2]++
@@ -528,17 +573,17 @@ n11:
 	}
 n12:
 	{ // RxIPv6: extract ipv6
-		x12 := (h3 >= 0) // already there: nothing to do
-		if !x12 {
-			x12 = cur >= 0 && cur+40 <= len(data)
-			if x12 {
+		x15 := (h3 >= 0) // already there: nothing to do
+		if !x15 {
+			x15 = cur >= 0 && cur+40 <= len(data)
+			if x15 {
 				h3 = cur
 				cur += 40
 			} else {
 				h3 = -1
 			} // ipv6
 		}
-		if x12 {
+		if x15 {
 			goto n13
 		}
 		pl.edges[3]++
@@ -546,18 +591,33 @@ n12:
 	}
 n13:
 	{ // RxIPv6Dst: set meta.ipdst
-		b13 := data[h3 : h3+40] // ipv6
-		m0 = (packet.Value{Hi: (uint64(b13[24])<<56 | uint64(b13[25])<<48 | uint64(b13[26])<<40 | uint64(b13[27])<<32 | uint64(b13[28])<<24 | uint64(b13[29])<<16 | uint64(b13[30])<<8 | uint64(b13[31])), Lo: (uint64(b13[32])<<56 | uint64(b13[33])<<48 | uint64(b13[34])<<40 | uint64(b13[35])<<32 | uint64(b13[36])<<24 | uint64(b13[37])<<16 | uint64(b13[38])<<8 | uint64(b13[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if pendK8 {
+			if (h8 >= 0) && h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s16 := r
+				cb[0] = byte(s16 >> 8)
+				cb[1] = byte(s16)
+			}
+			pendD8, pendK8 = 0, false
+		}
+		b17 := data[h3 : h3+40] // ipv6
+		m0 = (packet.Value{Hi: (uint64(b17[24])<<56 | uint64(b17[25])<<48 | uint64(b17[26])<<40 | uint64(b17[27])<<32 | uint64(b17[28])<<24 | uint64(b17[29])<<16 | uint64(b17[30])<<8 | uint64(b17[31])), Lo: (uint64(b17[32])<<56 | uint64(b17[33])<<48 | uint64(b17[34])<<40 | uint64(b17[35])<<32 | uint64(b17[36])<<24 | uint64(b17[37])<<16 | uint64(b17[38])<<8 | uint64(b17[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n14
 	}
 n14:
 	{ // RxIPv6UDP: test ipv6.version == 6 && ipv6.next_hdr == 17
-		b15 := data[h3 : h3+40] // ipv6
-		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x6)
-		if c14 {
-			c14 = (uint64(b15[6]) == 0x11)
+		b19 := data[h3 : h3+40] // ipv6
+		c18 := ((uint64(b19[0]) >> 4 & 0xf) == 0x6)
+		if c18 {
+			c18 = (uint64(b19[6]) == 0x11)
 		}
-		if c14 {
+		if c18 {
 			pl.edges[4]++
 			goto n15
 		}
@@ -566,17 +626,17 @@ n14:
 	}
 n15:
 	{ // RxUDP: extract udp
-		x16 := (h8 >= 0) // already there: nothing to do
-		if !x16 {
-			x16 = cur >= 0 && cur+8 <= len(data)
-			if x16 {
+		x20 := (h8 >= 0) // already there: nothing to do
+		if !x20 {
+			x20 = cur >= 0 && cur+8 <= len(data)
+			if x20 {
 				h8 = cur
 				cur += 8
 			} else {
 				h8 = -1
 			} // udp
 		}
-		if x16 {
+		if x20 {
 			goto n16
 		}
 		pl.edges[6]++
@@ -584,8 +644,8 @@ n15:
 	}
 n16:
 	{ // RxLBPort: test udp.dport == 0x4c42
-		b17 := data[h8 : h8+8] // udp
-		if (uint64(b17[2])<<8 | uint64(b17[3])) == 0x4c42 {
+		b21 := data[h8 : h8+8] // udp
+		if (uint64(b21[2])<<8 | uint64(b21[3])) == 0x4c42 {
 			goto n17
 		}
 		pl.edges[7]++
@@ -593,17 +653,17 @@ n16:
 	}
 n17:
 	{ // RxLBHeader: extract lbv1
-		x18 := (h5 >= 0) // already there: nothing to do
-		if !x18 {
-			x18 = cur >= 0 && cur+12 <= len(data)
-			if x18 {
+		x22 := (h5 >= 0) // already there: nothing to do
+		if !x22 {
+			x22 = cur >= 0 && cur+12 <= len(data)
+			if x22 {
 				h5 = cur
 				cur += 12
 			} else {
 				h5 = -1
 			} // lbv1
 		}
-		if x18 {
+		if x22 {
 			pl.edges[8]++
 			goto n18
 		}
@@ -613,9 +673,9 @@ n17:
 n18:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
-		b19 := data[h0 : h0+14] // ethernet
-		pl.keys[0] = packet.Value{Lo: (uint64(b19[0])<<40 | uint64(b19[1])<<32 | uint64(b19[2])<<24 | uint64(b19[3])<<16 | uint64(b19[4])<<8 | uint64(b19[5]))}
-		pl.keys[1] = packet.Value{Lo: (uint64(b19[12])<<8 | uint64(b19[13]))}
+		b23 := data[h0 : h0+14] // ethernet
+		pl.keys[0] = packet.Value{Lo: (uint64(b23[0])<<40 | uint64(b23[1])<<32 | uint64(b23[2])<<24 | uint64(b23[3])<<16 | uint64(b23[4])<<8 | uint64(b23[5]))}
+		pl.keys[1] = packet.Value{Lo: (uint64(b23[12])<<8 | uint64(b23[13]))}
 		pl.keys[2] = m0
 		if e, hit := pl.tables[0].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -642,8 +702,8 @@ n20:
 n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		b20 := data[h5 : h5+12] // lbv1
-		if e, hit := pl.tables[1].LookupWord((uint64(b20[4])<<56 | uint64(b20[5])<<48 | uint64(b20[6])<<40 | uint64(b20[7])<<32 | uint64(b20[8])<<24 | uint64(b20[9])<<16 | uint64(b20[10])<<8 | uint64(b20[11])) << 0); hit {
+		b24 := data[h5 : h5+12] // lbv1
+		if e, hit := pl.tables[1].LookupWord((uint64(b24[4])<<56 | uint64(b24[5])<<48 | uint64(b24[6])<<40 | uint64(b24[7])<<32 | uint64(b24[8])<<24 | uint64(b24[9])<<16 | uint64(b24[10])<<8 | uint64(b24[11])) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -662,8 +722,8 @@ n22:
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		b21 := data[h5 : h5+12] // lbv1
-		if e, hit := pl.tables[2].LookupWord((((uint64(b21[4])<<56|uint64(b21[5])<<48|uint64(b21[6])<<40|uint64(b21[7])<<32|uint64(b21[8])<<24|uint64(b21[9])<<16|uint64(b21[10])<<8|uint64(b21[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
+		b25 := data[h5 : h5+12] // lbv1
+		if e, hit := pl.tables[2].LookupWord((((uint64(b25[4])<<56|uint64(b25[5])<<48|uint64(b25[6])<<40|uint64(b25[7])<<32|uint64(b25[8])<<24|uint64(b25[9])<<16|uint64(b25[10])<<8|uint64(b25[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -682,31 +742,31 @@ n24:
 n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b22 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[3].LookupWord(((m2)&0xffff)<<0 | ((uint64(b22[12])<<8|uint64(b22[13]))&0xffff)<<16); hit {
+		b26 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[3].LookupWord(((m2)&0xffff)<<0 | ((uint64(b26[12])<<8|uint64(b26[13]))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			s23 := params[0].Lo
-			b22[0] = byte(s23 >> 40)
-			b22[1] = byte(s23 >> 32)
-			b22[2] = byte(s23 >> 24)
-			b22[3] = byte(s23 >> 16)
-			b22[4] = byte(s23 >> 8)
-			b22[5] = byte(s23)
+			s27 := params[0].Lo
+			b26[0] = byte(s27 >> 40)
+			b26[1] = byte(s27 >> 32)
+			b26[2] = byte(s27 >> 24)
+			b26[3] = byte(s27 >> 16)
+			b26[4] = byte(s27 >> 8)
+			b26[5] = byte(s27)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n27
 		case 1: // do_ipv6_member_rewrite
-			s24 := params[0].Lo
-			b22[0] = byte(s24 >> 40)
-			b22[1] = byte(s24 >> 32)
-			b22[2] = byte(s24 >> 24)
-			b22[3] = byte(s24 >> 16)
-			b22[4] = byte(s24 >> 8)
-			b22[5] = byte(s24)
+			s28 := params[0].Lo
+			b26[0] = byte(s28 >> 40)
+			b26[1] = byte(s28 >> 32)
+			b26[2] = byte(s28 >> 24)
+			b26[3] = byte(s28 >> 16)
+			b26[4] = byte(s28 >> 8)
+			b26[5] = byte(s28)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n28
@@ -739,210 +799,201 @@ n29:
 	}
 n30:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d25 uint64 // ipv4 checksum
-		var d26 uint64 // udp checksum
-		v27 := m3
-		b28 := data[h2 : h2+20] // ipv4
-		ws30 := uint64((uint64(b28[16])<<24 | uint64(b28[17])<<16 | uint64(b28[18])<<8 | uint64(b28[19])))
-		os29 := uint32(uint16(ws30>>0)) + uint32(uint16(ws30>>16))
-		s31 := v27
-		b28[16] = byte(s31 >> 24)
-		b28[17] = byte(s31 >> 16)
-		b28[18] = byte(s31 >> 8)
-		b28[19] = byte(s31)
-		ws32 := uint64(v27)
-		f34 := uint32(os29)
-		f34 += bits.RotateLeft32(f34, 16)
-		dl33 := uint64(^uint16(f34>>16)) + uint64(uint32(uint16(ws32>>0))+uint32(uint16(ws32>>16)))
-		d25 += dl33
+		var d29 uint64 // ipv4 checksum
+		var d30 uint64 // udp checksum
+		v31 := m3
+		b32 := data[h2 : h2+20] // ipv4
+		ws34 := uint64((uint64(b32[16])<<24 | uint64(b32[17])<<16 | uint64(b32[18])<<8 | uint64(b32[19])))
+		os33 := uint32(uint16(ws34>>0)) + uint32(uint16(ws34>>16))
+		s35 := v31
+		b32[16] = byte(s35 >> 24)
+		b32[17] = byte(s35 >> 16)
+		b32[18] = byte(s35 >> 8)
+		b32[19] = byte(s35)
+		ws36 := uint64(v31)
+		f38 := uint32(os33)
+		f38 += bits.RotateLeft32(f38, 16)
+		dl37 := uint64(^uint16(f38>>16)) + uint64(uint32(uint16(ws36>>0))+uint32(uint16(ws36>>16)))
+		d29 += dl37
 		if h8 >= 0 {
-			d26 += dl33
+			d30 += dl37
 		}
-		v35 := ((uint64(b28[2])<<8 | uint64(b28[3])) - 0xc)
-		os36 := uint32(uint16((uint64(b28[2])<<8 | uint64(b28[3]))))
-		s37 := v35
-		b28[2] = byte(s37 >> 8)
-		b28[3] = byte(s37)
-		f39 := uint32(os36)
-		f39 += bits.RotateLeft32(f39, 16)
-		dl38 := uint64(^uint16(f39>>16)) + uint64(uint32(uint16(v35)))
-		d25 += dl38
+		v39 := ((uint64(b32[2])<<8 | uint64(b32[3])) - 0xc)
+		os40 := uint32(uint16((uint64(b32[2])<<8 | uint64(b32[3]))))
+		s41 := v39
+		b32[2] = byte(s41 >> 8)
+		b32[3] = byte(s41)
+		f43 := uint32(os40)
+		f43 += bits.RotateLeft32(f43, 16)
+		dl42 := uint64(^uint16(f43>>16)) + uint64(uint32(uint16(v39)))
+		d29 += dl42
 		if h8 >= 0 {
-			d26 += dl38
+			d30 += dl42
 		}
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d25
+			x := uint64(^cv) + d29
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s40 := r
-			cb[0] = byte(s40 >> 8)
-			cb[1] = byte(s40)
+			s44 := r
+			cb[0] = byte(s44 >> 8)
+			cb[1] = byte(s44)
 		}
 		if (h8 >= 0) && h8+8 <= len(data) {
-			cb := data[h8+6 : h8+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d26
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s41 := r
-			cb[0] = byte(s41 >> 8)
-			cb[1] = byte(s41)
+			pendD8 += d30
+			pendK8 = true
 		}
 		goto n33
 	}
 n31:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d42 uint64          // udp checksum
-		b43 := data[h3 : h3+40] // ipv6
-		v44 := packet.Value{Hi: (uint64(b43[24])<<56 | uint64(b43[25])<<48 | uint64(b43[26])<<40 | uint64(b43[27])<<32 | uint64(b43[28])<<24 | uint64(b43[29])<<16 | uint64(b43[30])<<8 | uint64(b43[31])), Lo: (uint64(b43[32])<<56 | uint64(b43[33])<<48 | uint64(b43[34])<<40 | uint64(b43[35])<<32 | uint64(b43[36])<<24 | uint64(b43[37])<<16 | uint64(b43[38])<<8 | uint64(b43[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws46 := packet.Value{Hi: (uint64(b43[24])<<56 | uint64(b43[25])<<48 | uint64(b43[26])<<40 | uint64(b43[27])<<32 | uint64(b43[28])<<24 | uint64(b43[29])<<16 | uint64(b43[30])<<8 | uint64(b43[31])), Lo: (uint64(b43[32])<<56 | uint64(b43[33])<<48 | uint64(b43[34])<<40 | uint64(b43[35])<<32 | uint64(b43[36])<<24 | uint64(b43[37])<<16 | uint64(b43[38])<<8 | uint64(b43[39]))}
-		os45 := uint32(uint16(ws46.Hi>>0)) + uint32(uint16(ws46.Hi>>16)) + uint32(uint16(ws46.Hi>>32)) + uint32(uint16(ws46.Hi>>48)) + uint32(uint16(ws46.Lo>>0)) + uint32(uint16(ws46.Lo>>16)) + uint32(uint16(ws46.Lo>>32)) + uint32(uint16(ws46.Lo>>48))
-		v47 := v44
-		s48 := v47.Hi
-		b43[24] = byte(s48 >> 56)
-		b43[25] = byte(s48 >> 48)
-		b43[26] = byte(s48 >> 40)
-		b43[27] = byte(s48 >> 32)
-		b43[28] = byte(s48 >> 24)
-		b43[29] = byte(s48 >> 16)
-		b43[30] = byte(s48 >> 8)
-		b43[31] = byte(s48)
-		s49 := v47.Lo
-		b43[32] = byte(s49 >> 56)
-		b43[33] = byte(s49 >> 48)
-		b43[34] = byte(s49 >> 40)
-		b43[35] = byte(s49 >> 32)
-		b43[36] = byte(s49 >> 24)
-		b43[37] = byte(s49 >> 16)
-		b43[38] = byte(s49 >> 8)
-		b43[39] = byte(s49)
-		ws50 := v44
-		f52 := uint32(os45)
-		f52 += bits.RotateLeft32(f52, 16)
-		dl51 := uint64(^uint16(f52>>16)) + uint64(uint32(uint16(ws50.Hi>>0))+uint32(uint16(ws50.Hi>>16))+uint32(uint16(ws50.Hi>>32))+uint32(uint16(ws50.Hi>>48))+uint32(uint16(ws50.Lo>>0))+uint32(uint16(ws50.Lo>>16))+uint32(uint16(ws50.Lo>>32))+uint32(uint16(ws50.Lo>>48)))
+		var d45 uint64          // udp checksum
+		b46 := data[h3 : h3+40] // ipv6
+		v47 := packet.Value{Hi: (uint64(b46[24])<<56 | uint64(b46[25])<<48 | uint64(b46[26])<<40 | uint64(b46[27])<<32 | uint64(b46[28])<<24 | uint64(b46[29])<<16 | uint64(b46[30])<<8 | uint64(b46[31])), Lo: (uint64(b46[32])<<56 | uint64(b46[33])<<48 | uint64(b46[34])<<40 | uint64(b46[35])<<32 | uint64(b46[36])<<24 | uint64(b46[37])<<16 | uint64(b46[38])<<8 | uint64(b46[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws49 := packet.Value{Hi: (uint64(b46[24])<<56 | uint64(b46[25])<<48 | uint64(b46[26])<<40 | uint64(b46[27])<<32 | uint64(b46[28])<<24 | uint64(b46[29])<<16 | uint64(b46[30])<<8 | uint64(b46[31])), Lo: (uint64(b46[32])<<56 | uint64(b46[33])<<48 | uint64(b46[34])<<40 | uint64(b46[35])<<32 | uint64(b46[36])<<24 | uint64(b46[37])<<16 | uint64(b46[38])<<8 | uint64(b46[39]))}
+		os48 := uint32(uint16(ws49.Hi>>0)) + uint32(uint16(ws49.Hi>>16)) + uint32(uint16(ws49.Hi>>32)) + uint32(uint16(ws49.Hi>>48)) + uint32(uint16(ws49.Lo>>0)) + uint32(uint16(ws49.Lo>>16)) + uint32(uint16(ws49.Lo>>32)) + uint32(uint16(ws49.Lo>>48))
+		v50 := v47
+		s51 := v50.Hi
+		b46[24] = byte(s51 >> 56)
+		b46[25] = byte(s51 >> 48)
+		b46[26] = byte(s51 >> 40)
+		b46[27] = byte(s51 >> 32)
+		b46[28] = byte(s51 >> 24)
+		b46[29] = byte(s51 >> 16)
+		b46[30] = byte(s51 >> 8)
+		b46[31] = byte(s51)
+		s52 := v50.Lo
+		b46[32] = byte(s52 >> 56)
+		b46[33] = byte(s52 >> 48)
+		b46[34] = byte(s52 >> 40)
+		b46[35] = byte(s52 >> 32)
+		b46[36] = byte(s52 >> 24)
+		b46[37] = byte(s52 >> 16)
+		b46[38] = byte(s52 >> 8)
+		b46[39] = byte(s52)
+		ws53 := v47
+		f55 := uint32(os48)
+		f55 += bits.RotateLeft32(f55, 16)
+		dl54 := uint64(^uint16(f55>>16)) + uint64(uint32(uint16(ws53.Hi>>0))+uint32(uint16(ws53.Hi>>16))+uint32(uint16(ws53.Hi>>32))+uint32(uint16(ws53.Hi>>48))+uint32(uint16(ws53.Lo>>0))+uint32(uint16(ws53.Lo>>16))+uint32(uint16(ws53.Lo>>32))+uint32(uint16(ws53.Lo>>48)))
 		if h8 >= 0 {
-			d42 += dl51
+			d45 += dl54
 		}
-		v53 := ((uint64(b43[4])<<8 | uint64(b43[5])) - 0xc)
-		os54 := uint32(uint16((uint64(b43[4])<<8 | uint64(b43[5]))))
-		s55 := v53
-		b43[4] = byte(s55 >> 8)
-		b43[5] = byte(s55)
-		f57 := uint32(os54)
-		f57 += bits.RotateLeft32(f57, 16)
-		dl56 := uint64(^uint16(f57>>16)) + uint64(uint32(uint16(v53)))
+		v56 := ((uint64(b46[4])<<8 | uint64(b46[5])) - 0xc)
+		os57 := uint32(uint16((uint64(b46[4])<<8 | uint64(b46[5]))))
+		s58 := v56
+		b46[4] = byte(s58 >> 8)
+		b46[5] = byte(s58)
+		f60 := uint32(os57)
+		f60 += bits.RotateLeft32(f60, 16)
+		dl59 := uint64(^uint16(f60>>16)) + uint64(uint32(uint16(v56)))
 		if h8 >= 0 {
-			d42 += dl56
+			d45 += dl59
 		}
 		if (h8 >= 0) && h8+8 <= len(data) {
-			cb := data[h8+6 : h8+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d42
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s58 := r
-			cb[0] = byte(s58 >> 8)
-			cb[1] = byte(s58)
+			pendD8 += d45
+			pendK8 = true
 		}
 		goto n32
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b59 := data[h3 : h3+40] // ipv6
-		v60 := m4
-		s61 := v60.Hi
-		b59[24] = byte(s61 >> 56)
-		b59[25] = byte(s61 >> 48)
-		b59[26] = byte(s61 >> 40)
-		b59[27] = byte(s61 >> 32)
-		b59[28] = byte(s61 >> 24)
-		b59[29] = byte(s61 >> 16)
-		b59[30] = byte(s61 >> 8)
-		b59[31] = byte(s61)
-		s62 := v60.Lo
-		b59[32] = byte(s62 >> 56)
-		b59[33] = byte(s62 >> 48)
-		b59[34] = byte(s62 >> 40)
-		b59[35] = byte(s62 >> 32)
-		b59[36] = byte(s62 >> 24)
-		b59[37] = byte(s62 >> 16)
-		b59[38] = byte(s62 >> 8)
-		b59[39] = byte(s62)
+		if pendK8 {
+			if (h8 >= 0) && h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s61 := r
+				cb[0] = byte(s61 >> 8)
+				cb[1] = byte(s61)
+			}
+			pendD8, pendK8 = 0, false
+		}
+		b62 := data[h3 : h3+40] // ipv6
+		v63 := m4
+		s64 := v63.Hi
+		b62[24] = byte(s64 >> 56)
+		b62[25] = byte(s64 >> 48)
+		b62[26] = byte(s64 >> 40)
+		b62[27] = byte(s64 >> 32)
+		b62[28] = byte(s64 >> 24)
+		b62[29] = byte(s64 >> 16)
+		b62[30] = byte(s64 >> 8)
+		b62[31] = byte(s64)
+		s65 := v63.Lo
+		b62[32] = byte(s65 >> 56)
+		b62[33] = byte(s65 >> 48)
+		b62[34] = byte(s65 >> 40)
+		b62[35] = byte(s65 >> 32)
+		b62[36] = byte(s65 >> 24)
+		b62[37] = byte(s65 >> 16)
+		b62[38] = byte(s65 >> 8)
+		b62[39] = byte(s65)
 		pl.edges[10]++
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d63 uint64 // udp checksum
-		v64 := m5
+		var d66 uint64 // udp checksum
+		v67 := m5
 		if !(h8 >= 0) {
 			return pl.drop(7)
 		}
-		b65 := data[h8 : h8+8] // udp
-		os66 := uint32(uint16((uint64(b65[2])<<8 | uint64(b65[3]))))
-		s67 := v64
-		b65[2] = byte(s67 >> 8)
-		b65[3] = byte(s67)
-		f69 := uint32(os66)
-		f69 += bits.RotateLeft32(f69, 16)
-		dl68 := uint64(^uint16(f69>>16)) + uint64(uint32(uint16(v64)))
+		b68 := data[h8 : h8+8] // udp
+		os69 := uint32(uint16((uint64(b68[2])<<8 | uint64(b68[3]))))
+		s70 := v67
+		b68[2] = byte(s70 >> 8)
+		b68[3] = byte(s70)
+		f72 := uint32(os69)
+		f72 += bits.RotateLeft32(f72, 16)
+		dl71 := uint64(^uint16(f72>>16)) + uint64(uint32(uint16(v67)))
 		if h8 >= 0 {
-			d63 += dl68
+			d66 += dl71
 		}
-		v70 := ((uint64(b65[4])<<8 | uint64(b65[5])) - 0xc)
-		os71 := uint32(uint16((uint64(b65[4])<<8 | uint64(b65[5]))))
-		s72 := v70
-		b65[4] = byte(s72 >> 8)
-		b65[5] = byte(s72)
-		f74 := uint32(os71)
-		f74 += bits.RotateLeft32(f74, 16)
-		dl73 := uint64(^uint16(f74>>16)) + uint64(uint32(uint16(v70)))
+		v73 := ((uint64(b68[4])<<8 | uint64(b68[5])) - 0xc)
+		os74 := uint32(uint16((uint64(b68[4])<<8 | uint64(b68[5]))))
+		s75 := v73
+		b68[4] = byte(s75 >> 8)
+		b68[5] = byte(s75)
+		f77 := uint32(os74)
+		f77 += bits.RotateLeft32(f77, 16)
+		dl76 := uint64(^uint16(f77>>16)) + uint64(uint32(uint16(v73)))
 		if h8 >= 0 {
-			d63 += dl73
+			d66 += dl76
 		}
 		if (h8 >= 0) && h8+8 <= len(data) {
-			cb := data[h8+6 : h8+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d63
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s75 := r
-			cb[0] = byte(s75 >> 8)
-			cb[1] = byte(s75)
+			pendD8 += d66
+			pendK8 = true
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
-		po76, pn77 := h5, 12 // lbv1
-		if po76 < 0 || po76+pn77 > len(data) {
+		po78, pn79 := h5, 12 // lbv1
+		if po78 < 0 || po78+pn79 > len(data) {
 			return pl.drop(8)
 		}
-		if (h8 >= 0) && po76 > h8 && (po76-h8)%2 == 0 {
-			pw79 := data[po76 : po76+12]
-			d78 := uint32(uint64(pw79[0])<<8|uint64(pw79[1])) + uint32(uint64(pw79[2])<<8|uint64(pw79[3])) + uint32(uint64(pw79[4])<<8|uint64(pw79[5])) + uint32(uint64(pw79[6])<<8|uint64(pw79[7])) + uint32(uint64(pw79[8])<<8|uint64(pw79[9])) + uint32(uint64(pw79[10])<<8|uint64(pw79[11]))
-			d78 += bits.RotateLeft32(d78, 16)
-			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d78 >> 16))
+		if (h8 >= 0) && po78 > h8 && (po78-h8)%2 == 0 {
+			pw81 := data[po78 : po78+12]
+			d80 := uint32(uint64(pw81[0])<<8|uint64(pw81[1])) + uint32(uint64(pw81[2])<<8|uint64(pw81[3])) + uint32(uint64(pw81[4])<<8|uint64(pw81[5])) + uint32(uint64(pw81[6])<<8|uint64(pw81[7])) + uint32(uint64(pw81[8])<<8|uint64(pw81[9])) + uint32(uint64(pw81[10])<<8|uint64(pw81[11]))
+			d80 += bits.RotateLeft32(d80, 16)
+			if (h8 >= 0) && h8+8 <= len(data) {
+				pendD8 += uint64(^uint16(d80 >> 16))
 				pendK8 = true
 			}
 		}
-		if po76 < len(data)-po76-pn77 {
-			copy(data[pn77:pn77+po76], data[:po76])
-			data = data[pn77:]
+		if po78 < len(data)-po78-pn79 {
+			copy(data[pn79:pn79+po78], data[:po78])
+			data = data[pn79:]
 		} else {
-			copy(data[po76:], data[po76+pn77:])
-			data = data[:len(data)-pn77]
+			copy(data[po78:], data[po78+pn79:])
+			data = data[:len(data)-pn79]
 		}
 		if pendK8 {
 			if (h8 >= 0) && h8+8 <= len(data) {
@@ -953,25 +1004,55 @@ n34:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s80 := r
-				cb[0] = byte(s80 >> 8)
-				cb[1] = byte(s80)
+				s82 := r
+				cb[0] = byte(s82 >> 8)
+				cb[1] = byte(s82)
 			}
 			pendD8, pendK8 = 0, false
 		}
 		h5 = -1
-		if cur > po76 {
-			cur = max(po76, cur-pn77)
+		if cur > po78 {
+			cur = max(po78, cur-pn79)
 		}
 		pl.edges[11]++
 		goto n2
 	}
 n2:
 	{ // TxQueue: input
+		if pendK8 {
+			if (h8 >= 0) && h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s83 := r
+				cb[0] = byte(s83 >> 8)
+				cb[1] = byte(s83)
+			}
+			pendD8, pendK8 = 0, false
+		}
 		goto n3
 	}
 n3:
 	{ // TxWire: emit
+		if pendK8 {
+			if (h8 >= 0) && h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s84 := r
+				cb[0] = byte(s84 >> 8)
+				cb[1] = byte(s84)
+			}
+			pendD8, pendK8 = 0, false
+		}
 		return pl.sink(0, data)
 	}
 }

@@ -430,33 +430,48 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	pendD8, pendK8 := uint64(0), false // udp checksum: a patch left for after a pop's move
 	_, _ = pendD8, pendK8
 	{ // RxWire: input
+		if pendK8 {
+			if (h8 >= 0) && h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s1 := r
+				cb[0] = byte(s1 >> 8)
+				cb[1] = byte(s1)
+			}
+			pendD8, pendK8 = 0, false
+		}
 		goto n1
 	}
 n1:
 	{ // RxEth: extract ethernet
-		x1 := (h0 >= 0) // already there: nothing to do
-		if !x1 {
-			x1 = cur >= 0 && cur+14 <= len(data)
-			if x1 {
+		x2 := (h0 >= 0) // already there: nothing to do
+		if !x2 {
+			x2 = cur >= 0 && cur+14 <= len(data)
+			if x2 {
 				h0 = cur
 				cur += 14
 			} else {
 				h0 = -1
 			} // ethernet
 		}
-		if x1 {
+		if x2 {
 			goto n2
 		}
 		goto n12
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		b3 := data[h0 : h0+14] // ethernet
-		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
+		b4 := data[h0 : h0+14] // ethernet
+		v3 := (uint64(b4[12])<<8 | uint64(b4[13]))
 		switch {
-		case v2 == 0x800:
+		case v3 == 0x800:
 			goto n3
-		case v2 == 0x86dd:
+		case v3 == 0x86dd:
 			goto n6
 		default:
 			pl.edges[7]++
@@ -465,26 +480,26 @@ n2:
 	}
 n3:
 	{ // RxV4: extract ipv4
-		x4 := (h2 >= 0) // already there: nothing to do
-		if !x4 {
+		x5 := (h2 >= 0) // already there: nothing to do
+		if !x5 {
 			if off := cur; off >= 0 && off+20 <= len(data) {
 				h2, h2len = off, 20
 				if !(h2 >= 0) {
 					return pl.drop(0)
 				}
-				b6 := data[h2 : h2+20] // ipv4
-				ext5 := ((int64((uint64(b6[0]) >> 0 & 0xf)) - 5) * 4)
-				x4 = ext5 >= 0 && ext5 <= int64(len(data)) && off+20+int(ext5) <= len(data)
-				if x4 {
-					h2len += int(ext5)
+				b7 := data[h2 : h2+20] // ipv4
+				ext6 := ((int64((uint64(b7[0]) >> 0 & 0xf)) - 5) * 4)
+				x5 = ext6 >= 0 && ext6 <= int64(len(data)) && off+20+int(ext6) <= len(data)
+				if x5 {
+					h2len += int(ext6)
 					cur = off + h2len
 				}
 			}
-			if !x4 {
+			if !x5 {
 				h2 = -1
 			} // ipv4
 		}
-		if x4 {
+		if x5 {
 			goto n4
 		}
 		pl.edges[8]++
@@ -492,16 +507,16 @@ n3:
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		b9 := data[h2 : h2+20] // ipv4
-		c8 := ((uint64(b9[0]) >> 4 & 0xf) == 0x4)
+		b10 := data[h2 : h2+20] // ipv4
+		c9 := ((uint64(b10[0]) >> 4 & 0xf) == 0x4)
+		if c9 {
+			c9 = ((uint64(b10[0]) >> 0 & 0xf) >= 0x5)
+		}
+		c8 := c9
 		if c8 {
-			c8 = ((uint64(b9[0]) >> 0 & 0xf) >= 0x5)
+			c8 = (uint64(b10[9]) == 0x11)
 		}
-		c7 := c8
-		if c7 {
-			c7 = (uint64(b9[9]) == 0x11)
-		}
-		if c7 {
+		if c8 {
 			goto n5
 		}
 		pl.edges[9]++
@@ -509,6 +524,21 @@ n4:
 	}
 n5:
 	{ // RxV4Csum: checksum verify ipv4
+		if pendK8 {
+			if (h8 >= 0) && h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s11 := r
+				cb[0] = byte(s11 >> 8)
+				cb[1] = byte(s11)
+			}
+			pendD8, pendK8 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -559,7 +589,7 @@ n5:
 		p.Meta[4] = m4
 		p.Meta[5] = packet.Value{Lo: m5}
 
-		ok10, wellFormed := p.VerifyChecksum(2)
+		ok12, wellFormed := p.VerifyChecksum(2)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -608,7 +638,7 @@ n5:
 		m4 = p.Meta[4]
 		m5 = p.Meta[5].Lo
 
-		if ok10 && wellFormed {
+		if ok12 && wellFormed {
 			goto n8
 		}
 		pl.edges[10]++
@@ -616,17 +646,17 @@ n5:
 	}
 n6:
 	{ // RxV6: extract ipv6
-		x11 := (h3 >= 0) // already there: nothing to do
-		if !x11 {
-			x11 = cur >= 0 && cur+40 <= len(data)
-			if x11 {
+		x13 := (h3 >= 0) // already there: nothing to do
+		if !x13 {
+			x13 = cur >= 0 && cur+40 <= len(data)
+			if x13 {
 				h3 = cur
 				cur += 40
 			} else {
 				h3 = -1
 			} // ipv6
 		}
-		if x11 {
+		if x13 {
 			goto n7
 		}
 		pl.edges[11]++
@@ -634,12 +664,12 @@ n6:
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		b13 := data[h3 : h3+40] // ipv6
-		c12 := ((uint64(b13[0]) >> 4 & 0xf) == 0x6)
-		if c12 {
-			c12 = (uint64(b13[6]) == 0x11)
+		b15 := data[h3 : h3+40] // ipv6
+		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x6)
+		if c14 {
+			c14 = (uint64(b15[6]) == 0x11)
 		}
-		if c12 {
+		if c14 {
 			pl.edges[0]++
 			goto n8
 		}
@@ -648,17 +678,17 @@ n7:
 	}
 n8:
 	{ // RxUDP: extract udp
-		x14 := (h8 >= 0) // already there: nothing to do
-		if !x14 {
-			x14 = cur >= 0 && cur+8 <= len(data)
-			if x14 {
+		x16 := (h8 >= 0) // already there: nothing to do
+		if !x16 {
+			x16 = cur >= 0 && cur+8 <= len(data)
+			if x16 {
 				h8 = cur
 				cur += 8
 			} else {
 				h8 = -1
 			} // udp
 		}
-		if x14 {
+		if x16 {
 			goto n9
 		}
 		pl.edges[13]++
@@ -666,8 +696,8 @@ n8:
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		b15 := data[h8 : h8+8] // udp
-		if ((uint64(b15[2])<<8 | uint64(b15[3])) & 0xc000) == 0x4000 {
+		b17 := data[h8 : h8+8] // udp
+		if ((uint64(b17[2])<<8 | uint64(b17[3])) & 0xc000) == 0x4000 {
 			goto n10
 		}
 		pl.edges[14]++
@@ -675,18 +705,48 @@ n9:
 	}
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
-		b17 := data[h8 : h8+8] // udp
-		c16 := ((uint64(b17[6])<<8 | uint64(b17[7])) == 0x0)
-		if c16 {
-			c16 = (h2 >= 0)
+		if pendK8 {
+			if h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s18 := r
+				cb[0] = byte(s18 >> 8)
+				cb[1] = byte(s18)
+			}
+			pendD8, pendK8 = 0, false
 		}
-		if c16 {
+		b20 := data[h8 : h8+8] // udp
+		c19 := ((uint64(b20[6])<<8 | uint64(b20[7])) == 0x0)
+		if c19 {
+			c19 = (h2 >= 0)
+		}
+		if c19 {
 			goto n13
 		}
 		goto n11
 	}
 n11:
 	{ // RxUDPVerify: checksum verify udp
+		if pendK8 {
+			if h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s21 := r
+				cb[0] = byte(s21 >> 8)
+				cb[1] = byte(s21)
+			}
+			pendD8, pendK8 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -737,7 +797,7 @@ n11:
 		p.Meta[4] = m4
 		p.Meta[5] = packet.Value{Lo: m5}
 
-		ok18, wellFormed := p.VerifyChecksum(8)
+		ok22, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -786,7 +846,7 @@ n11:
 		m4 = p.Meta[4]
 		m5 = p.Meta[5].Lo
 
-		if ok18 && wellFormed {
+		if ok22 && wellFormed {
 			pl.edges[1]++
 			goto n13
 		}
@@ -803,12 +863,12 @@ n13:
 	}
 n16:
 	{ // RxEtherType: switch ethernet.type
-		b20 := data[h0 : h0+14] // ethernet
-		v19 := (uint64(b20[12])<<8 | uint64(b20[13]))
+		b24 := data[h0 : h0+14] // ethernet
+		v23 := (uint64(b24[12])<<8 | uint64(b24[13]))
 		switch {
-		case v19 == 0x800:
+		case v23 == 0x800:
 			goto n17
-		case v19 == 0x86dd:
+		case v23 == 0x86dd:
 			goto n18
 		default:
 			return pl.drop(2)
@@ -816,44 +876,74 @@ n16:
 	}
 n17:
 	{ // RxIPv4Dst: set meta.ipdst
+		if pendK8 {
+			if h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s25 := r
+				cb[0] = byte(s25 >> 8)
+				cb[1] = byte(s25)
+			}
+			pendD8, pendK8 = 0, false
+		}
 		if !(h2 >= 0) {
 			return pl.drop(3)
 		}
-		b21 := data[h2 : h2+20] // ipv4
-		m0 = (packet.Value{Lo: (uint64(b21[16])<<24 | uint64(b21[17])<<16 | uint64(b21[18])<<8 | uint64(b21[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b26 := data[h2 : h2+20] // ipv4
+		m0 = (packet.Value{Lo: (uint64(b26[16])<<24 | uint64(b26[17])<<16 | uint64(b26[18])<<8 | uint64(b26[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n19
 	}
 n18:
 	{ // RxIPv6Dst: set meta.ipdst
+		if pendK8 {
+			if h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s27 := r
+				cb[0] = byte(s27 >> 8)
+				cb[1] = byte(s27)
+			}
+			pendD8, pendK8 = 0, false
+		}
 		if !(h3 >= 0) {
 			return pl.drop(4)
 		}
-		b22 := data[h3 : h3+40] // ipv6
-		m0 = (packet.Value{Hi: (uint64(b22[24])<<56 | uint64(b22[25])<<48 | uint64(b22[26])<<40 | uint64(b22[27])<<32 | uint64(b22[28])<<24 | uint64(b22[29])<<16 | uint64(b22[30])<<8 | uint64(b22[31])), Lo: (uint64(b22[32])<<56 | uint64(b22[33])<<48 | uint64(b22[34])<<40 | uint64(b22[35])<<32 | uint64(b22[36])<<24 | uint64(b22[37])<<16 | uint64(b22[38])<<8 | uint64(b22[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b28 := data[h3 : h3+40] // ipv6
+		m0 = (packet.Value{Hi: (uint64(b28[24])<<56 | uint64(b28[25])<<48 | uint64(b28[26])<<40 | uint64(b28[27])<<32 | uint64(b28[28])<<24 | uint64(b28[29])<<16 | uint64(b28[30])<<8 | uint64(b28[31])), Lo: (uint64(b28[32])<<56 | uint64(b28[33])<<48 | uint64(b28[34])<<40 | uint64(b28[35])<<32 | uint64(b28[36])<<24 | uint64(b28[37])<<16 | uint64(b28[38])<<8 | uint64(b28[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[2]++
 		goto n19
 	}
 n19:
 	{ // RxLBPort: test udp.dport == 0x4c42
-		b23 := data[h8 : h8+8] // udp
-		if (uint64(b23[2])<<8 | uint64(b23[3])) == 0x4c42 {
+		b29 := data[h8 : h8+8] // udp
+		if (uint64(b29[2])<<8 | uint64(b29[3])) == 0x4c42 {
 			goto n20
 		}
 		goto n21
 	}
 n20:
 	{ // RxLBHeader: extract lbv1
-		x24 := (h5 >= 0) // already there: nothing to do
-		if !x24 {
-			x24 = cur >= 0 && cur+12 <= len(data)
-			if x24 {
+		x30 := (h5 >= 0) // already there: nothing to do
+		if !x30 {
+			x30 = cur >= 0 && cur+12 <= len(data)
+			if x30 {
 				h5 = cur
 				cur += 12
 			} else {
 				h5 = -1
 			} // lbv1
 		}
-		if x24 {
+		if x30 {
 			pl.edges[3]++
 			goto n21
 		}
@@ -863,9 +953,9 @@ n20:
 n21:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
-		b25 := data[h0 : h0+14] // ethernet
-		pl.keys[0] = packet.Value{Lo: (uint64(b25[0])<<40 | uint64(b25[1])<<32 | uint64(b25[2])<<24 | uint64(b25[3])<<16 | uint64(b25[4])<<8 | uint64(b25[5]))}
-		pl.keys[1] = packet.Value{Lo: (uint64(b25[12])<<8 | uint64(b25[13]))}
+		b31 := data[h0 : h0+14] // ethernet
+		pl.keys[0] = packet.Value{Lo: (uint64(b31[0])<<40 | uint64(b31[1])<<32 | uint64(b31[2])<<24 | uint64(b31[3])<<16 | uint64(b31[4])<<8 | uint64(b31[5]))}
+		pl.keys[1] = packet.Value{Lo: (uint64(b31[12])<<8 | uint64(b31[13]))}
 		pl.keys[2] = m0
 		if e, hit := pl.tables[0].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -892,8 +982,8 @@ n23:
 n24:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		b26 := data[h5 : h5+12] // lbv1
-		if e, hit := pl.tables[1].LookupWord((uint64(b26[4])<<56 | uint64(b26[5])<<48 | uint64(b26[6])<<40 | uint64(b26[7])<<32 | uint64(b26[8])<<24 | uint64(b26[9])<<16 | uint64(b26[10])<<8 | uint64(b26[11])) << 0); hit {
+		b32 := data[h5 : h5+12] // lbv1
+		if e, hit := pl.tables[1].LookupWord((uint64(b32[4])<<56 | uint64(b32[5])<<48 | uint64(b32[6])<<40 | uint64(b32[7])<<32 | uint64(b32[8])<<24 | uint64(b32[9])<<16 | uint64(b32[10])<<8 | uint64(b32[11])) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -912,8 +1002,8 @@ n25:
 n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		b27 := data[h5 : h5+12] // lbv1
-		if e, hit := pl.tables[2].LookupWord((((uint64(b27[4])<<56|uint64(b27[5])<<48|uint64(b27[6])<<40|uint64(b27[7])<<32|uint64(b27[8])<<24|uint64(b27[9])<<16|uint64(b27[10])<<8|uint64(b27[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
+		b33 := data[h5 : h5+12] // lbv1
+		if e, hit := pl.tables[2].LookupWord((((uint64(b33[4])<<56|uint64(b33[5])<<48|uint64(b33[6])<<40|uint64(b33[7])<<32|uint64(b33[8])<<24|uint64(b33[9])<<16|uint64(b33[10])<<8|uint64(b33[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -932,31 +1022,31 @@ n27:
 n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b28 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[3].LookupWord(((m2)&0xffff)<<0 | ((uint64(b28[12])<<8|uint64(b28[13]))&0xffff)<<16); hit {
+		b34 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[3].LookupWord(((m2)&0xffff)<<0 | ((uint64(b34[12])<<8|uint64(b34[13]))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			s29 := params[0].Lo
-			b28[0] = byte(s29 >> 40)
-			b28[1] = byte(s29 >> 32)
-			b28[2] = byte(s29 >> 24)
-			b28[3] = byte(s29 >> 16)
-			b28[4] = byte(s29 >> 8)
-			b28[5] = byte(s29)
+			s35 := params[0].Lo
+			b34[0] = byte(s35 >> 40)
+			b34[1] = byte(s35 >> 32)
+			b34[2] = byte(s35 >> 24)
+			b34[3] = byte(s35 >> 16)
+			b34[4] = byte(s35 >> 8)
+			b34[5] = byte(s35)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n30
 		case 1: // do_ipv6_member_rewrite
-			s30 := params[0].Lo
-			b28[0] = byte(s30 >> 40)
-			b28[1] = byte(s30 >> 32)
-			b28[2] = byte(s30 >> 24)
-			b28[3] = byte(s30 >> 16)
-			b28[4] = byte(s30 >> 8)
-			b28[5] = byte(s30)
+			s36 := params[0].Lo
+			b34[0] = byte(s36 >> 40)
+			b34[1] = byte(s36 >> 32)
+			b34[2] = byte(s36 >> 24)
+			b34[3] = byte(s36 >> 16)
+			b34[4] = byte(s36 >> 8)
+			b34[5] = byte(s36)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n31
@@ -989,195 +1079,186 @@ n32:
 	}
 n33:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d31 uint64 // ipv4 checksum
-		var d32 uint64 // udp checksum
-		v33 := m3
-		b34 := data[h2 : h2+20] // ipv4
-		ws36 := uint64((uint64(b34[16])<<24 | uint64(b34[17])<<16 | uint64(b34[18])<<8 | uint64(b34[19])))
-		os35 := uint32(uint16(ws36>>0)) + uint32(uint16(ws36>>16))
-		s37 := v33
-		b34[16] = byte(s37 >> 24)
-		b34[17] = byte(s37 >> 16)
-		b34[18] = byte(s37 >> 8)
-		b34[19] = byte(s37)
-		ws38 := uint64(v33)
-		f40 := uint32(os35)
-		f40 += bits.RotateLeft32(f40, 16)
-		dl39 := uint64(^uint16(f40>>16)) + uint64(uint32(uint16(ws38>>0))+uint32(uint16(ws38>>16)))
-		d31 += dl39
-		d32 += dl39
-		v41 := ((uint64(b34[2])<<8 | uint64(b34[3])) - 0xc)
-		os42 := uint32(uint16((uint64(b34[2])<<8 | uint64(b34[3]))))
-		s43 := v41
-		b34[2] = byte(s43 >> 8)
-		b34[3] = byte(s43)
-		f45 := uint32(os42)
-		f45 += bits.RotateLeft32(f45, 16)
-		dl44 := uint64(^uint16(f45>>16)) + uint64(uint32(uint16(v41)))
-		d31 += dl44
-		d32 += dl44
+		var d37 uint64 // ipv4 checksum
+		var d38 uint64 // udp checksum
+		v39 := m3
+		b40 := data[h2 : h2+20] // ipv4
+		ws42 := uint64((uint64(b40[16])<<24 | uint64(b40[17])<<16 | uint64(b40[18])<<8 | uint64(b40[19])))
+		os41 := uint32(uint16(ws42>>0)) + uint32(uint16(ws42>>16))
+		s43 := v39
+		b40[16] = byte(s43 >> 24)
+		b40[17] = byte(s43 >> 16)
+		b40[18] = byte(s43 >> 8)
+		b40[19] = byte(s43)
+		ws44 := uint64(v39)
+		f46 := uint32(os41)
+		f46 += bits.RotateLeft32(f46, 16)
+		dl45 := uint64(^uint16(f46>>16)) + uint64(uint32(uint16(ws44>>0))+uint32(uint16(ws44>>16)))
+		d37 += dl45
+		d38 += dl45
+		v47 := ((uint64(b40[2])<<8 | uint64(b40[3])) - 0xc)
+		os48 := uint32(uint16((uint64(b40[2])<<8 | uint64(b40[3]))))
+		s49 := v47
+		b40[2] = byte(s49 >> 8)
+		b40[3] = byte(s49)
+		f51 := uint32(os48)
+		f51 += bits.RotateLeft32(f51, 16)
+		dl50 := uint64(^uint16(f51>>16)) + uint64(uint32(uint16(v47)))
+		d37 += dl50
+		d38 += dl50
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d31
+			x := uint64(^cv) + d37
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s46 := r
-			cb[0] = byte(s46 >> 8)
-			cb[1] = byte(s46)
+			s52 := r
+			cb[0] = byte(s52 >> 8)
+			cb[1] = byte(s52)
 		}
 		if h8+8 <= len(data) {
-			cb := data[h8+6 : h8+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d32
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s47 := r
-			cb[0] = byte(s47 >> 8)
-			cb[1] = byte(s47)
+			pendD8 += d38
+			pendK8 = true
 		}
 		goto n36
 	}
 n34:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d48 uint64          // udp checksum
-		b49 := data[h3 : h3+40] // ipv6
-		v50 := packet.Value{Hi: (uint64(b49[24])<<56 | uint64(b49[25])<<48 | uint64(b49[26])<<40 | uint64(b49[27])<<32 | uint64(b49[28])<<24 | uint64(b49[29])<<16 | uint64(b49[30])<<8 | uint64(b49[31])), Lo: (uint64(b49[32])<<56 | uint64(b49[33])<<48 | uint64(b49[34])<<40 | uint64(b49[35])<<32 | uint64(b49[36])<<24 | uint64(b49[37])<<16 | uint64(b49[38])<<8 | uint64(b49[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws52 := packet.Value{Hi: (uint64(b49[24])<<56 | uint64(b49[25])<<48 | uint64(b49[26])<<40 | uint64(b49[27])<<32 | uint64(b49[28])<<24 | uint64(b49[29])<<16 | uint64(b49[30])<<8 | uint64(b49[31])), Lo: (uint64(b49[32])<<56 | uint64(b49[33])<<48 | uint64(b49[34])<<40 | uint64(b49[35])<<32 | uint64(b49[36])<<24 | uint64(b49[37])<<16 | uint64(b49[38])<<8 | uint64(b49[39]))}
-		os51 := uint32(uint16(ws52.Hi>>0)) + uint32(uint16(ws52.Hi>>16)) + uint32(uint16(ws52.Hi>>32)) + uint32(uint16(ws52.Hi>>48)) + uint32(uint16(ws52.Lo>>0)) + uint32(uint16(ws52.Lo>>16)) + uint32(uint16(ws52.Lo>>32)) + uint32(uint16(ws52.Lo>>48))
-		v53 := v50
-		s54 := v53.Hi
-		b49[24] = byte(s54 >> 56)
-		b49[25] = byte(s54 >> 48)
-		b49[26] = byte(s54 >> 40)
-		b49[27] = byte(s54 >> 32)
-		b49[28] = byte(s54 >> 24)
-		b49[29] = byte(s54 >> 16)
-		b49[30] = byte(s54 >> 8)
-		b49[31] = byte(s54)
-		s55 := v53.Lo
-		b49[32] = byte(s55 >> 56)
-		b49[33] = byte(s55 >> 48)
-		b49[34] = byte(s55 >> 40)
-		b49[35] = byte(s55 >> 32)
-		b49[36] = byte(s55 >> 24)
-		b49[37] = byte(s55 >> 16)
-		b49[38] = byte(s55 >> 8)
-		b49[39] = byte(s55)
-		ws56 := v50
-		f58 := uint32(os51)
-		f58 += bits.RotateLeft32(f58, 16)
-		dl57 := uint64(^uint16(f58>>16)) + uint64(uint32(uint16(ws56.Hi>>0))+uint32(uint16(ws56.Hi>>16))+uint32(uint16(ws56.Hi>>32))+uint32(uint16(ws56.Hi>>48))+uint32(uint16(ws56.Lo>>0))+uint32(uint16(ws56.Lo>>16))+uint32(uint16(ws56.Lo>>32))+uint32(uint16(ws56.Lo>>48)))
-		d48 += dl57
-		v59 := ((uint64(b49[4])<<8 | uint64(b49[5])) - 0xc)
-		os60 := uint32(uint16((uint64(b49[4])<<8 | uint64(b49[5]))))
-		s61 := v59
-		b49[4] = byte(s61 >> 8)
-		b49[5] = byte(s61)
-		f63 := uint32(os60)
+		var d53 uint64          // udp checksum
+		b54 := data[h3 : h3+40] // ipv6
+		v55 := packet.Value{Hi: (uint64(b54[24])<<56 | uint64(b54[25])<<48 | uint64(b54[26])<<40 | uint64(b54[27])<<32 | uint64(b54[28])<<24 | uint64(b54[29])<<16 | uint64(b54[30])<<8 | uint64(b54[31])), Lo: (uint64(b54[32])<<56 | uint64(b54[33])<<48 | uint64(b54[34])<<40 | uint64(b54[35])<<32 | uint64(b54[36])<<24 | uint64(b54[37])<<16 | uint64(b54[38])<<8 | uint64(b54[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws57 := packet.Value{Hi: (uint64(b54[24])<<56 | uint64(b54[25])<<48 | uint64(b54[26])<<40 | uint64(b54[27])<<32 | uint64(b54[28])<<24 | uint64(b54[29])<<16 | uint64(b54[30])<<8 | uint64(b54[31])), Lo: (uint64(b54[32])<<56 | uint64(b54[33])<<48 | uint64(b54[34])<<40 | uint64(b54[35])<<32 | uint64(b54[36])<<24 | uint64(b54[37])<<16 | uint64(b54[38])<<8 | uint64(b54[39]))}
+		os56 := uint32(uint16(ws57.Hi>>0)) + uint32(uint16(ws57.Hi>>16)) + uint32(uint16(ws57.Hi>>32)) + uint32(uint16(ws57.Hi>>48)) + uint32(uint16(ws57.Lo>>0)) + uint32(uint16(ws57.Lo>>16)) + uint32(uint16(ws57.Lo>>32)) + uint32(uint16(ws57.Lo>>48))
+		v58 := v55
+		s59 := v58.Hi
+		b54[24] = byte(s59 >> 56)
+		b54[25] = byte(s59 >> 48)
+		b54[26] = byte(s59 >> 40)
+		b54[27] = byte(s59 >> 32)
+		b54[28] = byte(s59 >> 24)
+		b54[29] = byte(s59 >> 16)
+		b54[30] = byte(s59 >> 8)
+		b54[31] = byte(s59)
+		s60 := v58.Lo
+		b54[32] = byte(s60 >> 56)
+		b54[33] = byte(s60 >> 48)
+		b54[34] = byte(s60 >> 40)
+		b54[35] = byte(s60 >> 32)
+		b54[36] = byte(s60 >> 24)
+		b54[37] = byte(s60 >> 16)
+		b54[38] = byte(s60 >> 8)
+		b54[39] = byte(s60)
+		ws61 := v55
+		f63 := uint32(os56)
 		f63 += bits.RotateLeft32(f63, 16)
-		dl62 := uint64(^uint16(f63>>16)) + uint64(uint32(uint16(v59)))
-		d48 += dl62
+		dl62 := uint64(^uint16(f63>>16)) + uint64(uint32(uint16(ws61.Hi>>0))+uint32(uint16(ws61.Hi>>16))+uint32(uint16(ws61.Hi>>32))+uint32(uint16(ws61.Hi>>48))+uint32(uint16(ws61.Lo>>0))+uint32(uint16(ws61.Lo>>16))+uint32(uint16(ws61.Lo>>32))+uint32(uint16(ws61.Lo>>48)))
+		d53 += dl62
+		v64 := ((uint64(b54[4])<<8 | uint64(b54[5])) - 0xc)
+		os65 := uint32(uint16((uint64(b54[4])<<8 | uint64(b54[5]))))
+		s66 := v64
+		b54[4] = byte(s66 >> 8)
+		b54[5] = byte(s66)
+		f68 := uint32(os65)
+		f68 += bits.RotateLeft32(f68, 16)
+		dl67 := uint64(^uint16(f68>>16)) + uint64(uint32(uint16(v64)))
+		d53 += dl67
 		if h8+8 <= len(data) {
-			cb := data[h8+6 : h8+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d48
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s64 := r
-			cb[0] = byte(s64 >> 8)
-			cb[1] = byte(s64)
+			pendD8 += d53
+			pendK8 = true
 		}
 		goto n35
 	}
 n35:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b65 := data[h3 : h3+40] // ipv6
-		v66 := m4
-		s67 := v66.Hi
-		b65[24] = byte(s67 >> 56)
-		b65[25] = byte(s67 >> 48)
-		b65[26] = byte(s67 >> 40)
-		b65[27] = byte(s67 >> 32)
-		b65[28] = byte(s67 >> 24)
-		b65[29] = byte(s67 >> 16)
-		b65[30] = byte(s67 >> 8)
-		b65[31] = byte(s67)
-		s68 := v66.Lo
-		b65[32] = byte(s68 >> 56)
-		b65[33] = byte(s68 >> 48)
-		b65[34] = byte(s68 >> 40)
-		b65[35] = byte(s68 >> 32)
-		b65[36] = byte(s68 >> 24)
-		b65[37] = byte(s68 >> 16)
-		b65[38] = byte(s68 >> 8)
-		b65[39] = byte(s68)
+		if pendK8 {
+			if h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s69 := r
+				cb[0] = byte(s69 >> 8)
+				cb[1] = byte(s69)
+			}
+			pendD8, pendK8 = 0, false
+		}
+		b70 := data[h3 : h3+40] // ipv6
+		v71 := m4
+		s72 := v71.Hi
+		b70[24] = byte(s72 >> 56)
+		b70[25] = byte(s72 >> 48)
+		b70[26] = byte(s72 >> 40)
+		b70[27] = byte(s72 >> 32)
+		b70[28] = byte(s72 >> 24)
+		b70[29] = byte(s72 >> 16)
+		b70[30] = byte(s72 >> 8)
+		b70[31] = byte(s72)
+		s73 := v71.Lo
+		b70[32] = byte(s73 >> 56)
+		b70[33] = byte(s73 >> 48)
+		b70[34] = byte(s73 >> 40)
+		b70[35] = byte(s73 >> 32)
+		b70[36] = byte(s73 >> 24)
+		b70[37] = byte(s73 >> 16)
+		b70[38] = byte(s73 >> 8)
+		b70[39] = byte(s73)
 		pl.edges[5]++
 		goto n36
 	}
 n36:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d69 uint64 // udp checksum
-		v70 := m5
-		b71 := data[h8 : h8+8] // udp
-		os72 := uint32(uint16((uint64(b71[2])<<8 | uint64(b71[3]))))
-		s73 := v70
-		b71[2] = byte(s73 >> 8)
-		b71[3] = byte(s73)
-		f75 := uint32(os72)
-		f75 += bits.RotateLeft32(f75, 16)
-		dl74 := uint64(^uint16(f75>>16)) + uint64(uint32(uint16(v70)))
-		d69 += dl74
-		v76 := ((uint64(b71[4])<<8 | uint64(b71[5])) - 0xc)
-		os77 := uint32(uint16((uint64(b71[4])<<8 | uint64(b71[5]))))
-		s78 := v76
-		b71[4] = byte(s78 >> 8)
-		b71[5] = byte(s78)
+		var d74 uint64 // udp checksum
+		v75 := m5
+		b76 := data[h8 : h8+8] // udp
+		os77 := uint32(uint16((uint64(b76[2])<<8 | uint64(b76[3]))))
+		s78 := v75
+		b76[2] = byte(s78 >> 8)
+		b76[3] = byte(s78)
 		f80 := uint32(os77)
 		f80 += bits.RotateLeft32(f80, 16)
-		dl79 := uint64(^uint16(f80>>16)) + uint64(uint32(uint16(v76)))
-		d69 += dl79
+		dl79 := uint64(^uint16(f80>>16)) + uint64(uint32(uint16(v75)))
+		d74 += dl79
+		v81 := ((uint64(b76[4])<<8 | uint64(b76[5])) - 0xc)
+		os82 := uint32(uint16((uint64(b76[4])<<8 | uint64(b76[5]))))
+		s83 := v81
+		b76[4] = byte(s83 >> 8)
+		b76[5] = byte(s83)
+		f85 := uint32(os82)
+		f85 += bits.RotateLeft32(f85, 16)
+		dl84 := uint64(^uint16(f85>>16)) + uint64(uint32(uint16(v81)))
+		d74 += dl84
 		if h8+8 <= len(data) {
-			cb := data[h8+6 : h8+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d69
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s81 := r
-			cb[0] = byte(s81 >> 8)
-			cb[1] = byte(s81)
+			pendD8 += d74
+			pendK8 = true
 		}
 		goto n37
 	}
 n37:
 	{ // RxStrip: pop lbv1
-		po82, pn83 := h5, 12 // lbv1
-		if po82 < 0 || po82+pn83 > len(data) {
+		po86, pn87 := h5, 12 // lbv1
+		if po86 < 0 || po86+pn87 > len(data) {
 			return pl.drop(10)
 		}
-		if po82 > h8 && (po82-h8)%2 == 0 {
-			pw85 := data[po82 : po82+12]
-			d84 := uint32(uint64(pw85[0])<<8|uint64(pw85[1])) + uint32(uint64(pw85[2])<<8|uint64(pw85[3])) + uint32(uint64(pw85[4])<<8|uint64(pw85[5])) + uint32(uint64(pw85[6])<<8|uint64(pw85[7])) + uint32(uint64(pw85[8])<<8|uint64(pw85[9])) + uint32(uint64(pw85[10])<<8|uint64(pw85[11]))
-			d84 += bits.RotateLeft32(d84, 16)
+		if po86 > h8 && (po86-h8)%2 == 0 {
+			pw89 := data[po86 : po86+12]
+			d88 := uint32(uint64(pw89[0])<<8|uint64(pw89[1])) + uint32(uint64(pw89[2])<<8|uint64(pw89[3])) + uint32(uint64(pw89[4])<<8|uint64(pw89[5])) + uint32(uint64(pw89[6])<<8|uint64(pw89[7])) + uint32(uint64(pw89[8])<<8|uint64(pw89[9])) + uint32(uint64(pw89[10])<<8|uint64(pw89[11]))
+			d88 += bits.RotateLeft32(d88, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d84 >> 16))
+				pendD8 += uint64(^uint16(d88 >> 16))
 				pendK8 = true
 			}
 		}
-		if po82 < len(data)-po82-pn83 {
-			copy(data[pn83:pn83+po82], data[:po82])
-			data = data[pn83:]
+		if po86 < len(data)-po86-pn87 {
+			copy(data[pn87:pn87+po86], data[:po86])
+			data = data[pn87:]
 		} else {
-			copy(data[po82:], data[po82+pn83:])
-			data = data[:len(data)-pn83]
+			copy(data[po86:], data[po86+pn87:])
+			data = data[:len(data)-pn87]
 		}
 		if pendK8 {
 			if h8+8 <= len(data) {
@@ -1188,25 +1269,55 @@ n37:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s86 := r
-				cb[0] = byte(s86 >> 8)
-				cb[1] = byte(s86)
+				s90 := r
+				cb[0] = byte(s90 >> 8)
+				cb[1] = byte(s90)
 			}
 			pendD8, pendK8 = 0, false
 		}
 		h5 = -1
-		if cur > po82 {
-			cur = max(po82, cur-pn83)
+		if cur > po86 {
+			cur = max(po86, cur-pn87)
 		}
 		pl.edges[6]++
 		goto n14
 	}
 n14:
 	{ // TxQueue: input
+		if pendK8 {
+			if h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s91 := r
+				cb[0] = byte(s91 >> 8)
+				cb[1] = byte(s91)
+			}
+			pendD8, pendK8 = 0, false
+		}
 		goto n15
 	}
 n15:
 	{ // TxWire: emit
+		if pendK8 {
+			if h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD8
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s92 := r
+				cb[0] = byte(s92 >> 8)
+				cb[1] = byte(s92)
+			}
+			pendD8, pendK8 = 0, false
+		}
 		return pl.sink(0, data)
 	}
 }

@@ -829,6 +829,21 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	pendD4, pendK4 := uint64(0), false // udp checksum: a patch left for after a pop's move
 	_, _ = pendD4, pendK4
 	{ // RxWire: input
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s1 := r
+				cb[0] = byte(s1 >> 8)
+				cb[1] = byte(s1)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		goto n1
 	}
 n1:
@@ -841,31 +856,31 @@ n4:
 	}
 n5:
 	{ // ParseEth: extract ethernet
-		x1 := (h0 >= 0) // already there: nothing to do
-		if !x1 {
-			x1 = cur >= 0 && cur+14 <= len(data)
-			if x1 {
+		x2 := (h0 >= 0) // already there: nothing to do
+		if !x2 {
+			x2 = cur >= 0 && cur+14 <= len(data)
+			if x2 {
 				h0 = cur
 				cur += 14
 			} else {
 				h0 = -1
 			} // ethernet
 		}
-		if x1 {
+		if x2 {
 			goto n6
 		}
 		goto n35
 	}
 n6:
 	{ // ParseEthType: switch ethernet.type
-		b3 := data[h0 : h0+14] // ethernet
-		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
+		b4 := data[h0 : h0+14] // ethernet
+		v3 := (uint64(b4[12])<<8 | uint64(b4[13]))
 		switch {
-		case v2 == 0x800:
+		case v3 == 0x800:
 			goto n9
-		case v2 == 0x806:
+		case v3 == 0x806:
 			goto n7
-		case v2 == 0x86dd:
+		case v3 == 0x86dd:
 			goto n15
 		default:
 			pl.edges[33]++
@@ -874,17 +889,17 @@ n6:
 	}
 n7:
 	{ // ParseArp: extract arp
-		x4 := (h5 >= 0) // already there: nothing to do
-		if !x4 {
-			x4 = cur >= 0 && cur+28 <= len(data)
-			if x4 {
+		x5 := (h5 >= 0) // already there: nothing to do
+		if !x5 {
+			x5 = cur >= 0 && cur+28 <= len(data)
+			if x5 {
 				h5 = cur
 				cur += 28
 			} else {
 				h5 = -1
 			} // arp
 		}
-		if x4 {
+		if x5 {
 			goto n8
 		}
 		pl.edges[34]++
@@ -892,24 +907,24 @@ n7:
 	}
 n8:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
-		b9 := data[h5 : h5+28] // arp
-		c8 := ((uint64(b9[0])<<8 | uint64(b9[1])) == 0x1)
+		b10 := data[h5 : h5+28] // arp
+		c9 := ((uint64(b10[0])<<8 | uint64(b10[1])) == 0x1)
+		if c9 {
+			c9 = ((uint64(b10[2])<<8 | uint64(b10[3])) == 0x800)
+		}
+		c8 := c9
 		if c8 {
-			c8 = ((uint64(b9[2])<<8 | uint64(b9[3])) == 0x800)
+			c8 = (uint64(b10[4]) == 0x6)
 		}
 		c7 := c8
 		if c7 {
-			c7 = (uint64(b9[4]) == 0x6)
+			c7 = (uint64(b10[5]) == 0x4)
 		}
 		c6 := c7
 		if c6 {
-			c6 = (uint64(b9[5]) == 0x4)
+			c6 = ((uint64(b10[6])<<8 | uint64(b10[7])) == 0x1)
 		}
-		c5 := c6
-		if c5 {
-			c5 = ((uint64(b9[6])<<8 | uint64(b9[7])) == 0x1)
-		}
-		if c5 {
+		if c6 {
 			goto n36
 		}
 		pl.edges[35]++
@@ -917,26 +932,26 @@ n8:
 	}
 n9:
 	{ // ParseIPv4: extract ipv4
-		x10 := (h2 >= 0) // already there: nothing to do
-		if !x10 {
+		x11 := (h2 >= 0) // already there: nothing to do
+		if !x11 {
 			if off := cur; off >= 0 && off+20 <= len(data) {
 				h2, h2len = off, 20
 				if !(h2 >= 0) {
 					return pl.drop(0)
 				}
-				b12 := data[h2 : h2+20] // ipv4
-				ext11 := ((int64((uint64(b12[0]) >> 0 & 0xf)) - 5) * 4)
-				x10 = ext11 >= 0 && ext11 <= int64(len(data)) && off+20+int(ext11) <= len(data)
-				if x10 {
-					h2len += int(ext11)
+				b13 := data[h2 : h2+20] // ipv4
+				ext12 := ((int64((uint64(b13[0]) >> 0 & 0xf)) - 5) * 4)
+				x11 = ext12 >= 0 && ext12 <= int64(len(data)) && off+20+int(ext12) <= len(data)
+				if x11 {
+					h2len += int(ext12)
 					cur = off + h2len
 				}
 			}
-			if !x10 {
+			if !x11 {
 				h2 = -1
 			} // ipv4
 		}
-		if x10 {
+		if x11 {
 			goto n10
 		}
 		pl.edges[36]++
@@ -944,12 +959,12 @@ n9:
 	}
 n10:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
-		b14 := data[h2 : h2+20] // ipv4
-		c13 := ((uint64(b14[0]) >> 4 & 0xf) == 0x4)
-		if c13 {
-			c13 = ((uint64(b14[0]) >> 0 & 0xf) >= 0x5)
+		b15 := data[h2 : h2+20] // ipv4
+		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x4)
+		if c14 {
+			c14 = ((uint64(b15[0]) >> 0 & 0xf) >= 0x5)
 		}
-		if c13 {
+		if c14 {
 			goto n11
 		}
 		pl.edges[37]++
@@ -957,12 +972,12 @@ n10:
 	}
 n11:
 	{ // ParseIPv4Proto: switch ipv4.proto
-		b16 := data[h2 : h2+20] // ipv4
-		v15 := uint64(b16[9])
+		b17 := data[h2 : h2+20] // ipv4
+		v16 := uint64(b17[9])
 		switch {
-		case v15 == 0x1:
+		case v16 == 0x1:
 			goto n12
-		case v15 == 0x11:
+		case v16 == 0x11:
 			goto n28
 		default:
 			pl.edges[38]++
@@ -971,17 +986,17 @@ n11:
 	}
 n12:
 	{ // ParseIcmp: extract icmp
-		x17 := (h6 >= 0) // already there: nothing to do
-		if !x17 {
-			x17 = cur >= 0 && cur+4 <= len(data)
-			if x17 {
+		x18 := (h6 >= 0) // already there: nothing to do
+		if !x18 {
+			x18 = cur >= 0 && cur+4 <= len(data)
+			if x18 {
 				h6 = cur
 				cur += 4
 			} else {
 				h6 = -1
 			} // icmp
 		}
-		if x17 {
+		if x18 {
 			goto n13
 		}
 		pl.edges[39]++
@@ -989,12 +1004,12 @@ n12:
 	}
 n13:
 	{ // ParseIcmpType: test icmp.type == 8 && icmp.code == 0
-		b19 := data[h6 : h6+4] // icmp
-		c18 := (uint64(b19[0]) == 0x8)
-		if c18 {
-			c18 = (uint64(b19[1]) == 0x0)
+		b20 := data[h6 : h6+4] // icmp
+		c19 := (uint64(b20[0]) == 0x8)
+		if c19 {
+			c19 = (uint64(b20[1]) == 0x0)
 		}
-		if c18 {
+		if c19 {
 			goto n14
 		}
 		pl.edges[40]++
@@ -1002,17 +1017,17 @@ n13:
 	}
 n14:
 	{ // ParseEcho4: extract icmp_echo
-		x20 := (h8 >= 0) // already there: nothing to do
-		if !x20 {
-			x20 = cur >= 0 && cur+4 <= len(data)
-			if x20 {
+		x21 := (h8 >= 0) // already there: nothing to do
+		if !x21 {
+			x21 = cur >= 0 && cur+4 <= len(data)
+			if x21 {
 				h8 = cur
 				cur += 4
 			} else {
 				h8 = -1
 			} // icmp_echo
 		}
-		if x20 {
+		if x21 {
 			pl.edges[0]++
 			goto n36
 		}
@@ -1021,17 +1036,17 @@ n14:
 	}
 n15:
 	{ // ParseIPv6: extract ipv6
-		x21 := (h3 >= 0) // already there: nothing to do
-		if !x21 {
-			x21 = cur >= 0 && cur+40 <= len(data)
-			if x21 {
+		x22 := (h3 >= 0) // already there: nothing to do
+		if !x22 {
+			x22 = cur >= 0 && cur+40 <= len(data)
+			if x22 {
 				h3 = cur
 				cur += 40
 			} else {
 				h3 = -1
 			} // ipv6
 		}
-		if x21 {
+		if x22 {
 			goto n16
 		}
 		pl.edges[42]++
@@ -1039,8 +1054,8 @@ n15:
 	}
 n16:
 	{ // ParseIPv6Check: test ipv6.version == 6
-		b22 := data[h3 : h3+40] // ipv6
-		if (uint64(b22[0]) >> 4 & 0xf) == 0x6 {
+		b23 := data[h3 : h3+40] // ipv6
+		if (uint64(b23[0]) >> 4 & 0xf) == 0x6 {
 			goto n17
 		}
 		pl.edges[43]++
@@ -1048,12 +1063,12 @@ n16:
 	}
 n17:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
-		b24 := data[h3 : h3+40] // ipv6
-		v23 := uint64(b24[6])
+		b25 := data[h3 : h3+40] // ipv6
+		v24 := uint64(b25[6])
 		switch {
-		case v23 == 0x3a:
+		case v24 == 0x3a:
 			goto n18
-		case v23 == 0x11:
+		case v24 == 0x11:
 			pl.edges[1]++
 			goto n28
 		default:
@@ -1063,17 +1078,17 @@ n17:
 	}
 n18:
 	{ // ParseIcmp6: extract icmpv6
-		x25 := (h7 >= 0) // already there: nothing to do
-		if !x25 {
-			x25 = cur >= 0 && cur+4 <= len(data)
-			if x25 {
+		x26 := (h7 >= 0) // already there: nothing to do
+		if !x26 {
+			x26 = cur >= 0 && cur+4 <= len(data)
+			if x26 {
 				h7 = cur
 				cur += 4
 			} else {
 				h7 = -1
 			} // icmpv6
 		}
-		if x25 {
+		if x26 {
 			goto n19
 		}
 		pl.edges[45]++
@@ -1081,12 +1096,12 @@ n18:
 	}
 n19:
 	{ // ParseIcmp6Type: switch icmpv6.type
-		b27 := data[h7 : h7+4] // icmpv6
-		v26 := uint64(b27[0])
+		b28 := data[h7 : h7+4] // icmpv6
+		v27 := uint64(b28[0])
 		switch {
-		case v26 == 0x80:
+		case v27 == 0x80:
 			goto n20
-		case v26 == 0x87:
+		case v27 == 0x87:
 			goto n22
 		default:
 			pl.edges[46]++
@@ -1095,8 +1110,8 @@ n19:
 	}
 n20:
 	{ // ParseEcho6Code: test icmpv6.code == 0
-		b28 := data[h7 : h7+4] // icmpv6
-		if uint64(b28[1]) == 0x0 {
+		b29 := data[h7 : h7+4] // icmpv6
+		if uint64(b29[1]) == 0x0 {
 			goto n21
 		}
 		pl.edges[47]++
@@ -1104,17 +1119,17 @@ n20:
 	}
 n21:
 	{ // ParseEcho6: extract icmp_echo
-		x29 := (h8 >= 0) // already there: nothing to do
-		if !x29 {
-			x29 = cur >= 0 && cur+4 <= len(data)
-			if x29 {
+		x30 := (h8 >= 0) // already there: nothing to do
+		if !x30 {
+			x30 = cur >= 0 && cur+4 <= len(data)
+			if x30 {
 				h8 = cur
 				cur += 4
 			} else {
 				h8 = -1
 			} // icmp_echo
 		}
-		if x29 {
+		if x30 {
 			pl.edges[2]++
 			goto n36
 		}
@@ -1123,8 +1138,8 @@ n21:
 	}
 n22:
 	{ // ParseNsCode: test icmpv6.code == 0
-		b30 := data[h7 : h7+4] // icmpv6
-		if uint64(b30[1]) == 0x0 {
+		b31 := data[h7 : h7+4] // icmpv6
+		if uint64(b31[1]) == 0x0 {
 			goto n23
 		}
 		pl.edges[49]++
@@ -1132,17 +1147,17 @@ n22:
 	}
 n23:
 	{ // ParseNs: extract nd_ns
-		x31 := (h12 >= 0) // already there: nothing to do
-		if !x31 {
-			x31 = cur >= 0 && cur+20 <= len(data)
-			if x31 {
+		x32 := (h12 >= 0) // already there: nothing to do
+		if !x32 {
+			x32 = cur >= 0 && cur+20 <= len(data)
+			if x32 {
 				h12 = cur
 				cur += 20
 			} else {
 				h12 = -1
 			} // nd_ns
 		}
-		if x31 {
+		if x32 {
 			goto n24
 		}
 		pl.edges[50]++
@@ -1150,8 +1165,8 @@ n23:
 	}
 n24:
 	{ // ParseNsLen: test ipv6.payload_len == 24
-		b32 := data[h3 : h3+40] // ipv6
-		if (uint64(b32[4])<<8 | uint64(b32[5])) == 0x18 {
+		b33 := data[h3 : h3+40] // ipv6
+		if (uint64(b33[4])<<8 | uint64(b33[5])) == 0x18 {
 			pl.edges[3]++
 			goto n36
 		}
@@ -1159,17 +1174,17 @@ n24:
 	}
 n25:
 	{ // ParseNsOpt: extract nd_opt
-		x33 := (h13 >= 0) // already there: nothing to do
-		if !x33 {
-			x33 = cur >= 0 && cur+2 <= len(data)
-			if x33 {
+		x34 := (h13 >= 0) // already there: nothing to do
+		if !x34 {
+			x34 = cur >= 0 && cur+2 <= len(data)
+			if x34 {
 				h13 = cur
 				cur += 2
 			} else {
 				h13 = -1
 			} // nd_opt
 		}
-		if x33 {
+		if x34 {
 			goto n26
 		}
 		pl.edges[51]++
@@ -1177,8 +1192,8 @@ n25:
 	}
 n26:
 	{ // ParseNsOptType: test nd_opt.type == 1
-		b34 := data[h13 : h13+2] // nd_opt
-		if uint64(b34[0]) == 0x1 {
+		b35 := data[h13 : h13+2] // nd_opt
+		if uint64(b35[0]) == 0x1 {
 			goto n27
 		}
 		pl.edges[4]++
@@ -1186,17 +1201,17 @@ n26:
 	}
 n27:
 	{ // ParseNsMac: extract nd_mac
-		x35 := (h14 >= 0) // already there: nothing to do
-		if !x35 {
-			x35 = cur >= 0 && cur+6 <= len(data)
-			if x35 {
+		x36 := (h14 >= 0) // already there: nothing to do
+		if !x36 {
+			x36 = cur >= 0 && cur+6 <= len(data)
+			if x36 {
 				h14 = cur
 				cur += 6
 			} else {
 				h14 = -1
 			} // nd_mac
 		}
-		if x35 {
+		if x36 {
 			pl.edges[5]++
 			goto n36
 		}
@@ -1205,17 +1220,17 @@ n27:
 	}
 n28:
 	{ // ParseUdp: extract udp
-		x36 := (h4 >= 0) // already there: nothing to do
-		if !x36 {
-			x36 = cur >= 0 && cur+8 <= len(data)
-			if x36 {
+		x37 := (h4 >= 0) // already there: nothing to do
+		if !x37 {
+			x37 = cur >= 0 && cur+8 <= len(data)
+			if x37 {
 				h4 = cur
 				cur += 8
 			} else {
 				h4 = -1
 			} // udp
 		}
-		if x36 {
+		if x37 {
 			goto n29
 		}
 		pl.edges[53]++
@@ -1223,8 +1238,8 @@ n28:
 	}
 n29:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
-		b37 := data[h4 : h4+8] // udp
-		if ((uint64(b37[2])<<8 | uint64(b37[3])) & 0xc000) == 0x4000 {
+		b38 := data[h4 : h4+8] // udp
+		if ((uint64(b38[2])<<8 | uint64(b38[3])) & 0xc000) == 0x4000 {
 			goto n30
 		}
 		pl.edges[54]++
@@ -1232,17 +1247,17 @@ n29:
 	}
 n30:
 	{ // ParseLb: extract lb_common
-		x38 := (h9 >= 0) // already there: nothing to do
-		if !x38 {
-			x38 = cur >= 0 && cur+4 <= len(data)
-			if x38 {
+		x39 := (h9 >= 0) // already there: nothing to do
+		if !x39 {
+			x39 = cur >= 0 && cur+4 <= len(data)
+			if x39 {
 				h9 = cur
 				cur += 4
 			} else {
 				h9 = -1
 			} // lb_common
 		}
-		if x38 {
+		if x39 {
 			goto n31
 		}
 		pl.edges[55]++
@@ -1250,8 +1265,8 @@ n30:
 	}
 n31:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		b39 := data[h9 : h9+4] // lb_common
-		if (uint64(b39[0])<<8 | uint64(b39[1])) == 0x4c42 {
+		b40 := data[h9 : h9+4] // lb_common
+		if (uint64(b40[0])<<8 | uint64(b40[1])) == 0x4c42 {
 			goto n32
 		}
 		pl.edges[56]++
@@ -1259,12 +1274,12 @@ n31:
 	}
 n32:
 	{ // ParseLbVersion: switch lb_common.version
-		b41 := data[h9 : h9+4] // lb_common
-		v40 := uint64(b41[2])
+		b42 := data[h9 : h9+4] // lb_common
+		v41 := uint64(b42[2])
 		switch {
-		case v40 == 0x2:
+		case v41 == 0x2:
 			goto n33
-		case v40 == 0x3:
+		case v41 == 0x3:
 			goto n34
 		default:
 			pl.edges[57]++
@@ -1273,17 +1288,17 @@ n32:
 	}
 n33:
 	{ // ParseLbV2: extract lb_v2
-		x42 := (h10 >= 0) // already there: nothing to do
-		if !x42 {
-			x42 = cur >= 0 && cur+12 <= len(data)
-			if x42 {
+		x43 := (h10 >= 0) // already there: nothing to do
+		if !x43 {
+			x43 = cur >= 0 && cur+12 <= len(data)
+			if x43 {
 				h10 = cur
 				cur += 12
 			} else {
 				h10 = -1
 			} // lb_v2
 		}
-		if x42 {
+		if x43 {
 			pl.edges[6]++
 			goto n36
 		}
@@ -1292,17 +1307,17 @@ n33:
 	}
 n34:
 	{ // ParseLbV3: extract lb_v3
-		x43 := (h11 >= 0) // already there: nothing to do
-		if !x43 {
-			x43 = cur >= 0 && cur+12 <= len(data)
-			if x43 {
+		x44 := (h11 >= 0) // already there: nothing to do
+		if !x44 {
+			x44 = cur >= 0 && cur+12 <= len(data)
+			if x44 {
 				h11 = cur
 				cur += 12
 			} else {
 				h11 = -1
 			} // lb_v3
 		}
-		if x43 {
+		if x44 {
 			pl.edges[7]++
 			goto n36
 		}
@@ -1316,8 +1331,8 @@ n35:
 n36:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b44 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[0].LookupWord(((uint64(b44[0])<<40|uint64(b44[1])<<32|uint64(b44[2])<<24|uint64(b44[3])<<16|uint64(b44[4])<<8|uint64(b44[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48); hit {
+		b45 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[0].LookupWord(((uint64(b45[0])<<40|uint64(b45[1])<<32|uint64(b45[2])<<24|uint64(b45[3])<<16|uint64(b45[4])<<8|uint64(b45[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1354,24 +1369,69 @@ n39:
 	}
 n40:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		b45 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b45[16])<<24 | uint64(b45[17])<<16 | uint64(b45[18])<<8 | uint64(b45[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s46 := r
+				cb[0] = byte(s46 >> 8)
+				cb[1] = byte(s46)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b47 := data[h2 : h2+20] // ipv4
+		m5 = (packet.Value{Lo: (uint64(b47[16])<<24 | uint64(b47[17])<<16 | uint64(b47[18])<<8 | uint64(b47[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n41:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		b46 := data[h3 : h3+40] // ipv6
-		m5 = (packet.Value{Hi: (uint64(b46[24])<<56 | uint64(b46[25])<<48 | uint64(b46[26])<<40 | uint64(b46[27])<<32 | uint64(b46[28])<<24 | uint64(b46[29])<<16 | uint64(b46[30])<<8 | uint64(b46[31])), Lo: (uint64(b46[32])<<56 | uint64(b46[33])<<48 | uint64(b46[34])<<40 | uint64(b46[35])<<32 | uint64(b46[36])<<24 | uint64(b46[37])<<16 | uint64(b46[38])<<8 | uint64(b46[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s48 := r
+				cb[0] = byte(s48 >> 8)
+				cb[1] = byte(s48)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b49 := data[h3 : h3+40] // ipv6
+		m5 = (packet.Value{Hi: (uint64(b49[24])<<56 | uint64(b49[25])<<48 | uint64(b49[26])<<40 | uint64(b49[27])<<32 | uint64(b49[28])<<24 | uint64(b49[29])<<16 | uint64(b49[30])<<8 | uint64(b49[31])), Lo: (uint64(b49[32])<<56 | uint64(b49[33])<<48 | uint64(b49[34])<<40 | uint64(b49[35])<<32 | uint64(b49[36])<<24 | uint64(b49[37])<<16 | uint64(b49[38])<<8 | uint64(b49[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[9]++
 		goto n43
 	}
 n42:
 	{ // L3SetDaArp: set meta.ip_da_key
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s50 := r
+				cb[0] = byte(s50 >> 8)
+				cb[1] = byte(s50)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h5 >= 0) {
 			return pl.drop(3)
 		}
-		b47 := data[h5 : h5+28] // arp
-		m5 = (packet.Value{Lo: (uint64(b47[24])<<24 | uint64(b47[25])<<16 | uint64(b47[26])<<8 | uint64(b47[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b51 := data[h5 : h5+28] // arp
+		m5 = (packet.Value{Lo: (uint64(b51[24])<<24 | uint64(b51[25])<<16 | uint64(b51[26])<<8 | uint64(b51[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[10]++
 		goto n43
 	}
@@ -1379,8 +1439,8 @@ n43:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: m0}
-		b48 := data[h0 : h0+14] // ethernet
-		pl.keys[1] = packet.Value{Lo: (uint64(b48[12])<<8 | uint64(b48[13]))}
+		b52 := data[h0 : h0+14] // ethernet
+		pl.keys[1] = packet.Value{Lo: (uint64(b52[12])<<8 | uint64(b52[13]))}
 		pl.keys[2] = m5
 		if e, hit := pl.tables[1].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -1420,15 +1480,15 @@ n46:
 	}
 n47:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c49 := (h7 >= 0)
-		if c49 {
+		c53 := (h7 >= 0)
+		if c53 {
 			if !(h7 >= 0) {
 				return pl.drop(5)
 			}
-			b50 := data[h7 : h7+4] // icmpv6
-			c49 = (uint64(b50[0]) == 0x80)
+			b54 := data[h7 : h7+4] // icmpv6
+			c53 = (uint64(b54[0]) == 0x80)
 		}
-		if c49 {
+		if c53 {
 			goto n57
 		}
 		goto n48
@@ -1442,8 +1502,8 @@ n48:
 	}
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		b51 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b51[24])<<24 | uint64(b51[25])<<16 | uint64(b51[26])<<8 | uint64(b51[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b55 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b55[24])<<24 | uint64(b55[25])<<16 | uint64(b55[26])<<8 | uint64(b55[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n51
 		}
 		goto n50
@@ -1454,49 +1514,64 @@ n50:
 	}
 n51:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b52 := data[h0 : h0+14] // ethernet
-		s53 := (uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11]))
-		b52[0] = byte(s53 >> 40)
-		b52[1] = byte(s53 >> 32)
-		b52[2] = byte(s53 >> 24)
-		b52[3] = byte(s53 >> 16)
-		b52[4] = byte(s53 >> 8)
-		b52[5] = byte(s53)
-		s54 := m2
-		b52[6] = byte(s54 >> 40)
-		b52[7] = byte(s54 >> 32)
-		b52[8] = byte(s54 >> 24)
-		b52[9] = byte(s54 >> 16)
-		b52[10] = byte(s54 >> 8)
-		b52[11] = byte(s54)
-		b55 := data[h5 : h5+28] // arp
-		s56 := 0x2
-		b55[6] = byte(s56 >> 8)
-		b55[7] = byte(s56)
-		s57 := (uint64(b55[8])<<40 | uint64(b55[9])<<32 | uint64(b55[10])<<24 | uint64(b55[11])<<16 | uint64(b55[12])<<8 | uint64(b55[13]))
-		b55[18] = byte(s57 >> 40)
-		b55[19] = byte(s57 >> 32)
-		b55[20] = byte(s57 >> 24)
-		b55[21] = byte(s57 >> 16)
-		b55[22] = byte(s57 >> 8)
-		b55[23] = byte(s57)
-		s58 := m2
-		b55[8] = byte(s58 >> 40)
-		b55[9] = byte(s58 >> 32)
-		b55[10] = byte(s58 >> 24)
-		b55[11] = byte(s58 >> 16)
-		b55[12] = byte(s58 >> 8)
-		b55[13] = byte(s58)
-		s59 := (uint64(b55[14])<<24 | uint64(b55[15])<<16 | uint64(b55[16])<<8 | uint64(b55[17]))
-		b55[24] = byte(s59 >> 24)
-		b55[25] = byte(s59 >> 16)
-		b55[26] = byte(s59 >> 8)
-		b55[27] = byte(s59)
-		s60 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		b55[14] = byte(s60 >> 24)
-		b55[15] = byte(s60 >> 16)
-		b55[16] = byte(s60 >> 8)
-		b55[17] = byte(s60)
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s56 := r
+				cb[0] = byte(s56 >> 8)
+				cb[1] = byte(s56)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b57 := data[h0 : h0+14] // ethernet
+		s58 := (uint64(b57[6])<<40 | uint64(b57[7])<<32 | uint64(b57[8])<<24 | uint64(b57[9])<<16 | uint64(b57[10])<<8 | uint64(b57[11]))
+		b57[0] = byte(s58 >> 40)
+		b57[1] = byte(s58 >> 32)
+		b57[2] = byte(s58 >> 24)
+		b57[3] = byte(s58 >> 16)
+		b57[4] = byte(s58 >> 8)
+		b57[5] = byte(s58)
+		s59 := m2
+		b57[6] = byte(s59 >> 40)
+		b57[7] = byte(s59 >> 32)
+		b57[8] = byte(s59 >> 24)
+		b57[9] = byte(s59 >> 16)
+		b57[10] = byte(s59 >> 8)
+		b57[11] = byte(s59)
+		b60 := data[h5 : h5+28] // arp
+		s61 := 0x2
+		b60[6] = byte(s61 >> 8)
+		b60[7] = byte(s61)
+		s62 := (uint64(b60[8])<<40 | uint64(b60[9])<<32 | uint64(b60[10])<<24 | uint64(b60[11])<<16 | uint64(b60[12])<<8 | uint64(b60[13]))
+		b60[18] = byte(s62 >> 40)
+		b60[19] = byte(s62 >> 32)
+		b60[20] = byte(s62 >> 24)
+		b60[21] = byte(s62 >> 16)
+		b60[22] = byte(s62 >> 8)
+		b60[23] = byte(s62)
+		s63 := m2
+		b60[8] = byte(s63 >> 40)
+		b60[9] = byte(s63 >> 32)
+		b60[10] = byte(s63 >> 24)
+		b60[11] = byte(s63 >> 16)
+		b60[12] = byte(s63 >> 8)
+		b60[13] = byte(s63)
+		s64 := (uint64(b60[14])<<24 | uint64(b60[15])<<16 | uint64(b60[16])<<8 | uint64(b60[17]))
+		b60[24] = byte(s64 >> 24)
+		b60[25] = byte(s64 >> 16)
+		b60[26] = byte(s64 >> 8)
+		b60[27] = byte(s64)
+		s65 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b60[14] = byte(s65 >> 24)
+		b60[15] = byte(s65 >> 16)
+		b60[16] = byte(s65 >> 8)
+		b60[17] = byte(s65)
 		goto n52
 	}
 n52:
@@ -1508,8 +1583,8 @@ n53:
 		if !(h2 >= 0) {
 			return pl.drop(7)
 		}
-		b61 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b61[16])<<24 | uint64(b61[17])<<16 | uint64(b61[18])<<8 | uint64(b61[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b66 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b66[16])<<24 | uint64(b66[17])<<16 | uint64(b66[18])<<8 | uint64(b66[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n55
 		}
 		goto n54
@@ -1520,59 +1595,59 @@ n54:
 	}
 n55:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d62 uint64          // icmp checksum
-		b63 := data[h0 : h0+14] // ethernet
-		v64 := (uint64(b63[6])<<40 | uint64(b63[7])<<32 | uint64(b63[8])<<24 | uint64(b63[9])<<16 | uint64(b63[10])<<8 | uint64(b63[11]))
-		s65 := v64
-		b63[0] = byte(s65 >> 40)
-		b63[1] = byte(s65 >> 32)
-		b63[2] = byte(s65 >> 24)
-		b63[3] = byte(s65 >> 16)
-		b63[4] = byte(s65 >> 8)
-		b63[5] = byte(s65)
-		v66 := m2
-		s67 := v66
-		b63[6] = byte(s67 >> 40)
-		b63[7] = byte(s67 >> 32)
-		b63[8] = byte(s67 >> 24)
-		b63[9] = byte(s67 >> 16)
-		b63[10] = byte(s67 >> 8)
-		b63[11] = byte(s67)
+		var d67 uint64          // icmp checksum
+		b68 := data[h0 : h0+14] // ethernet
+		v69 := (uint64(b68[6])<<40 | uint64(b68[7])<<32 | uint64(b68[8])<<24 | uint64(b68[9])<<16 | uint64(b68[10])<<8 | uint64(b68[11]))
+		s70 := v69
+		b68[0] = byte(s70 >> 40)
+		b68[1] = byte(s70 >> 32)
+		b68[2] = byte(s70 >> 24)
+		b68[3] = byte(s70 >> 16)
+		b68[4] = byte(s70 >> 8)
+		b68[5] = byte(s70)
+		v71 := m2
+		s72 := v71
+		b68[6] = byte(s72 >> 40)
+		b68[7] = byte(s72 >> 32)
+		b68[8] = byte(s72 >> 24)
+		b68[9] = byte(s72 >> 16)
+		b68[10] = byte(s72 >> 8)
+		b68[11] = byte(s72)
 		if !(h2 >= 0) {
 			return pl.drop(9)
 		}
-		b68 := data[h2 : h2+20] // ipv4
-		v69 := (uint64(b68[12])<<24 | uint64(b68[13])<<16 | uint64(b68[14])<<8 | uint64(b68[15]))
-		s70 := v69
-		b68[16] = byte(s70 >> 24)
-		b68[17] = byte(s70 >> 16)
-		b68[18] = byte(s70 >> 8)
-		b68[19] = byte(s70)
-		v71 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		s72 := v71
-		b68[12] = byte(s72 >> 24)
-		b68[13] = byte(s72 >> 16)
-		b68[14] = byte(s72 >> 8)
-		b68[15] = byte(s72)
-		v73 := 0x0
-		b74 := data[h6 : h6+4] // icmp
-		os75 := uint32(uint64(b74[0])<<8 | uint64(b74[1]))
-		b74[0] = byte(v73)
-		f77 := uint32(os75)
-		f77 += bits.RotateLeft32(f77, 16)
-		dl76 := uint64(^uint16(f77>>16)) + uint64(uint32(uint64(b74[0])<<8|uint64(b74[1])))
-		d62 += dl76
+		b73 := data[h2 : h2+20] // ipv4
+		v74 := (uint64(b73[12])<<24 | uint64(b73[13])<<16 | uint64(b73[14])<<8 | uint64(b73[15]))
+		s75 := v74
+		b73[16] = byte(s75 >> 24)
+		b73[17] = byte(s75 >> 16)
+		b73[18] = byte(s75 >> 8)
+		b73[19] = byte(s75)
+		v76 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s77 := v76
+		b73[12] = byte(s77 >> 24)
+		b73[13] = byte(s77 >> 16)
+		b73[14] = byte(s77 >> 8)
+		b73[15] = byte(s77)
+		v78 := 0x0
+		b79 := data[h6 : h6+4] // icmp
+		os80 := uint32(uint64(b79[0])<<8 | uint64(b79[1]))
+		b79[0] = byte(v78)
+		f82 := uint32(os80)
+		f82 += bits.RotateLeft32(f82, 16)
+		dl81 := uint64(^uint16(f82>>16)) + uint64(uint32(uint64(b79[0])<<8|uint64(b79[1])))
+		d67 += dl81
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d62
+			x := uint64(^cv) + d67
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s78 := r
-			cb[0] = byte(s78 >> 8)
-			cb[1] = byte(s78)
+			s83 := r
+			cb[0] = byte(s83 >> 8)
+			cb[1] = byte(s83)
 		}
 		goto n56
 	}
@@ -1583,101 +1658,101 @@ n56:
 	}
 n57:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d79 uint64          // icmpv6 checksum
-		b80 := data[h0 : h0+14] // ethernet
-		v81 := (uint64(b80[6])<<40 | uint64(b80[7])<<32 | uint64(b80[8])<<24 | uint64(b80[9])<<16 | uint64(b80[10])<<8 | uint64(b80[11]))
-		s82 := v81
-		b80[0] = byte(s82 >> 40)
-		b80[1] = byte(s82 >> 32)
-		b80[2] = byte(s82 >> 24)
-		b80[3] = byte(s82 >> 16)
-		b80[4] = byte(s82 >> 8)
-		b80[5] = byte(s82)
-		v83 := m2
-		s84 := v83
-		b80[6] = byte(s84 >> 40)
-		b80[7] = byte(s84 >> 32)
-		b80[8] = byte(s84 >> 24)
-		b80[9] = byte(s84 >> 16)
-		b80[10] = byte(s84 >> 8)
-		b80[11] = byte(s84)
+		var d84 uint64          // icmpv6 checksum
+		b85 := data[h0 : h0+14] // ethernet
+		v86 := (uint64(b85[6])<<40 | uint64(b85[7])<<32 | uint64(b85[8])<<24 | uint64(b85[9])<<16 | uint64(b85[10])<<8 | uint64(b85[11]))
+		s87 := v86
+		b85[0] = byte(s87 >> 40)
+		b85[1] = byte(s87 >> 32)
+		b85[2] = byte(s87 >> 24)
+		b85[3] = byte(s87 >> 16)
+		b85[4] = byte(s87 >> 8)
+		b85[5] = byte(s87)
+		v88 := m2
+		s89 := v88
+		b85[6] = byte(s89 >> 40)
+		b85[7] = byte(s89 >> 32)
+		b85[8] = byte(s89 >> 24)
+		b85[9] = byte(s89 >> 16)
+		b85[10] = byte(s89 >> 8)
+		b85[11] = byte(s89)
 		if !(h3 >= 0) {
 			return pl.drop(10)
 		}
-		b85 := data[h3 : h3+40] // ipv6
-		v86 := packet.Value{Hi: (uint64(b85[8])<<56 | uint64(b85[9])<<48 | uint64(b85[10])<<40 | uint64(b85[11])<<32 | uint64(b85[12])<<24 | uint64(b85[13])<<16 | uint64(b85[14])<<8 | uint64(b85[15])), Lo: (uint64(b85[16])<<56 | uint64(b85[17])<<48 | uint64(b85[18])<<40 | uint64(b85[19])<<32 | uint64(b85[20])<<24 | uint64(b85[21])<<16 | uint64(b85[22])<<8 | uint64(b85[23]))}
-		ws88 := packet.Value{Hi: (uint64(b85[24])<<56 | uint64(b85[25])<<48 | uint64(b85[26])<<40 | uint64(b85[27])<<32 | uint64(b85[28])<<24 | uint64(b85[29])<<16 | uint64(b85[30])<<8 | uint64(b85[31])), Lo: (uint64(b85[32])<<56 | uint64(b85[33])<<48 | uint64(b85[34])<<40 | uint64(b85[35])<<32 | uint64(b85[36])<<24 | uint64(b85[37])<<16 | uint64(b85[38])<<8 | uint64(b85[39]))}
-		os87 := uint32(uint16(ws88.Hi>>0)) + uint32(uint16(ws88.Hi>>16)) + uint32(uint16(ws88.Hi>>32)) + uint32(uint16(ws88.Hi>>48)) + uint32(uint16(ws88.Lo>>0)) + uint32(uint16(ws88.Lo>>16)) + uint32(uint16(ws88.Lo>>32)) + uint32(uint16(ws88.Lo>>48))
-		v89 := v86
-		s90 := v89.Hi
-		b85[24] = byte(s90 >> 56)
-		b85[25] = byte(s90 >> 48)
-		b85[26] = byte(s90 >> 40)
-		b85[27] = byte(s90 >> 32)
-		b85[28] = byte(s90 >> 24)
-		b85[29] = byte(s90 >> 16)
-		b85[30] = byte(s90 >> 8)
-		b85[31] = byte(s90)
-		s91 := v89.Lo
-		b85[32] = byte(s91 >> 56)
-		b85[33] = byte(s91 >> 48)
-		b85[34] = byte(s91 >> 40)
-		b85[35] = byte(s91 >> 32)
-		b85[36] = byte(s91 >> 24)
-		b85[37] = byte(s91 >> 16)
-		b85[38] = byte(s91 >> 8)
-		b85[39] = byte(s91)
-		ws92 := v86
-		f94 := uint32(os87)
-		f94 += bits.RotateLeft32(f94, 16)
-		dl93 := uint64(^uint16(f94>>16)) + uint64(uint32(uint16(ws92.Hi>>0))+uint32(uint16(ws92.Hi>>16))+uint32(uint16(ws92.Hi>>32))+uint32(uint16(ws92.Hi>>48))+uint32(uint16(ws92.Lo>>0))+uint32(uint16(ws92.Lo>>16))+uint32(uint16(ws92.Lo>>32))+uint32(uint16(ws92.Lo>>48)))
-		d79 += dl93
-		v95 := m3
-		ws97 := packet.Value{Hi: (uint64(b85[8])<<56 | uint64(b85[9])<<48 | uint64(b85[10])<<40 | uint64(b85[11])<<32 | uint64(b85[12])<<24 | uint64(b85[13])<<16 | uint64(b85[14])<<8 | uint64(b85[15])), Lo: (uint64(b85[16])<<56 | uint64(b85[17])<<48 | uint64(b85[18])<<40 | uint64(b85[19])<<32 | uint64(b85[20])<<24 | uint64(b85[21])<<16 | uint64(b85[22])<<8 | uint64(b85[23]))}
-		os96 := uint32(uint16(ws97.Hi>>0)) + uint32(uint16(ws97.Hi>>16)) + uint32(uint16(ws97.Hi>>32)) + uint32(uint16(ws97.Hi>>48)) + uint32(uint16(ws97.Lo>>0)) + uint32(uint16(ws97.Lo>>16)) + uint32(uint16(ws97.Lo>>32)) + uint32(uint16(ws97.Lo>>48))
-		v98 := v95
-		s99 := v98.Hi
-		b85[8] = byte(s99 >> 56)
-		b85[9] = byte(s99 >> 48)
-		b85[10] = byte(s99 >> 40)
-		b85[11] = byte(s99 >> 32)
-		b85[12] = byte(s99 >> 24)
-		b85[13] = byte(s99 >> 16)
-		b85[14] = byte(s99 >> 8)
-		b85[15] = byte(s99)
-		s100 := v98.Lo
-		b85[16] = byte(s100 >> 56)
-		b85[17] = byte(s100 >> 48)
-		b85[18] = byte(s100 >> 40)
-		b85[19] = byte(s100 >> 32)
-		b85[20] = byte(s100 >> 24)
-		b85[21] = byte(s100 >> 16)
-		b85[22] = byte(s100 >> 8)
-		b85[23] = byte(s100)
-		ws101 := v95
-		f103 := uint32(os96)
-		f103 += bits.RotateLeft32(f103, 16)
-		dl102 := uint64(^uint16(f103>>16)) + uint64(uint32(uint16(ws101.Hi>>0))+uint32(uint16(ws101.Hi>>16))+uint32(uint16(ws101.Hi>>32))+uint32(uint16(ws101.Hi>>48))+uint32(uint16(ws101.Lo>>0))+uint32(uint16(ws101.Lo>>16))+uint32(uint16(ws101.Lo>>32))+uint32(uint16(ws101.Lo>>48)))
-		d79 += dl102
-		v104 := 0x81
-		b105 := data[h7 : h7+4] // icmpv6
-		os106 := uint32(uint64(b105[0])<<8 | uint64(b105[1]))
-		b105[0] = byte(v104)
-		f108 := uint32(os106)
+		b90 := data[h3 : h3+40] // ipv6
+		v91 := packet.Value{Hi: (uint64(b90[8])<<56 | uint64(b90[9])<<48 | uint64(b90[10])<<40 | uint64(b90[11])<<32 | uint64(b90[12])<<24 | uint64(b90[13])<<16 | uint64(b90[14])<<8 | uint64(b90[15])), Lo: (uint64(b90[16])<<56 | uint64(b90[17])<<48 | uint64(b90[18])<<40 | uint64(b90[19])<<32 | uint64(b90[20])<<24 | uint64(b90[21])<<16 | uint64(b90[22])<<8 | uint64(b90[23]))}
+		ws93 := packet.Value{Hi: (uint64(b90[24])<<56 | uint64(b90[25])<<48 | uint64(b90[26])<<40 | uint64(b90[27])<<32 | uint64(b90[28])<<24 | uint64(b90[29])<<16 | uint64(b90[30])<<8 | uint64(b90[31])), Lo: (uint64(b90[32])<<56 | uint64(b90[33])<<48 | uint64(b90[34])<<40 | uint64(b90[35])<<32 | uint64(b90[36])<<24 | uint64(b90[37])<<16 | uint64(b90[38])<<8 | uint64(b90[39]))}
+		os92 := uint32(uint16(ws93.Hi>>0)) + uint32(uint16(ws93.Hi>>16)) + uint32(uint16(ws93.Hi>>32)) + uint32(uint16(ws93.Hi>>48)) + uint32(uint16(ws93.Lo>>0)) + uint32(uint16(ws93.Lo>>16)) + uint32(uint16(ws93.Lo>>32)) + uint32(uint16(ws93.Lo>>48))
+		v94 := v91
+		s95 := v94.Hi
+		b90[24] = byte(s95 >> 56)
+		b90[25] = byte(s95 >> 48)
+		b90[26] = byte(s95 >> 40)
+		b90[27] = byte(s95 >> 32)
+		b90[28] = byte(s95 >> 24)
+		b90[29] = byte(s95 >> 16)
+		b90[30] = byte(s95 >> 8)
+		b90[31] = byte(s95)
+		s96 := v94.Lo
+		b90[32] = byte(s96 >> 56)
+		b90[33] = byte(s96 >> 48)
+		b90[34] = byte(s96 >> 40)
+		b90[35] = byte(s96 >> 32)
+		b90[36] = byte(s96 >> 24)
+		b90[37] = byte(s96 >> 16)
+		b90[38] = byte(s96 >> 8)
+		b90[39] = byte(s96)
+		ws97 := v91
+		f99 := uint32(os92)
+		f99 += bits.RotateLeft32(f99, 16)
+		dl98 := uint64(^uint16(f99>>16)) + uint64(uint32(uint16(ws97.Hi>>0))+uint32(uint16(ws97.Hi>>16))+uint32(uint16(ws97.Hi>>32))+uint32(uint16(ws97.Hi>>48))+uint32(uint16(ws97.Lo>>0))+uint32(uint16(ws97.Lo>>16))+uint32(uint16(ws97.Lo>>32))+uint32(uint16(ws97.Lo>>48)))
+		d84 += dl98
+		v100 := m3
+		ws102 := packet.Value{Hi: (uint64(b90[8])<<56 | uint64(b90[9])<<48 | uint64(b90[10])<<40 | uint64(b90[11])<<32 | uint64(b90[12])<<24 | uint64(b90[13])<<16 | uint64(b90[14])<<8 | uint64(b90[15])), Lo: (uint64(b90[16])<<56 | uint64(b90[17])<<48 | uint64(b90[18])<<40 | uint64(b90[19])<<32 | uint64(b90[20])<<24 | uint64(b90[21])<<16 | uint64(b90[22])<<8 | uint64(b90[23]))}
+		os101 := uint32(uint16(ws102.Hi>>0)) + uint32(uint16(ws102.Hi>>16)) + uint32(uint16(ws102.Hi>>32)) + uint32(uint16(ws102.Hi>>48)) + uint32(uint16(ws102.Lo>>0)) + uint32(uint16(ws102.Lo>>16)) + uint32(uint16(ws102.Lo>>32)) + uint32(uint16(ws102.Lo>>48))
+		v103 := v100
+		s104 := v103.Hi
+		b90[8] = byte(s104 >> 56)
+		b90[9] = byte(s104 >> 48)
+		b90[10] = byte(s104 >> 40)
+		b90[11] = byte(s104 >> 32)
+		b90[12] = byte(s104 >> 24)
+		b90[13] = byte(s104 >> 16)
+		b90[14] = byte(s104 >> 8)
+		b90[15] = byte(s104)
+		s105 := v103.Lo
+		b90[16] = byte(s105 >> 56)
+		b90[17] = byte(s105 >> 48)
+		b90[18] = byte(s105 >> 40)
+		b90[19] = byte(s105 >> 32)
+		b90[20] = byte(s105 >> 24)
+		b90[21] = byte(s105 >> 16)
+		b90[22] = byte(s105 >> 8)
+		b90[23] = byte(s105)
+		ws106 := v100
+		f108 := uint32(os101)
 		f108 += bits.RotateLeft32(f108, 16)
-		dl107 := uint64(^uint16(f108>>16)) + uint64(uint32(uint64(b105[0])<<8|uint64(b105[1])))
-		d79 += dl107
+		dl107 := uint64(^uint16(f108>>16)) + uint64(uint32(uint16(ws106.Hi>>0))+uint32(uint16(ws106.Hi>>16))+uint32(uint16(ws106.Hi>>32))+uint32(uint16(ws106.Hi>>48))+uint32(uint16(ws106.Lo>>0))+uint32(uint16(ws106.Lo>>16))+uint32(uint16(ws106.Lo>>32))+uint32(uint16(ws106.Lo>>48)))
+		d84 += dl107
+		v109 := 0x81
+		b110 := data[h7 : h7+4] // icmpv6
+		os111 := uint32(uint64(b110[0])<<8 | uint64(b110[1]))
+		b110[0] = byte(v109)
+		f113 := uint32(os111)
+		f113 += bits.RotateLeft32(f113, 16)
+		dl112 := uint64(^uint16(f113>>16)) + uint64(uint32(uint64(b110[0])<<8|uint64(b110[1])))
+		d84 += dl112
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d79
+			x := uint64(^cv) + d84
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s109 := r
-			cb[0] = byte(s109 >> 8)
-			cb[1] = byte(s109)
+			s114 := r
+			cb[0] = byte(s114 >> 8)
+			cb[1] = byte(s114)
 		}
 		goto n58
 	}
@@ -1688,8 +1763,8 @@ n58:
 	}
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		b110 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b110[4])<<56 | uint64(b110[5])<<48 | uint64(b110[6])<<40 | uint64(b110[7])<<32 | uint64(b110[8])<<24 | uint64(b110[9])<<16 | uint64(b110[10])<<8 | uint64(b110[11])), Lo: (uint64(b110[12])<<56 | uint64(b110[13])<<48 | uint64(b110[14])<<40 | uint64(b110[15])<<32 | uint64(b110[16])<<24 | uint64(b110[17])<<16 | uint64(b110[18])<<8 | uint64(b110[19]))} == m3) {
+		b115 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b115[4])<<56 | uint64(b115[5])<<48 | uint64(b115[6])<<40 | uint64(b115[7])<<32 | uint64(b115[8])<<24 | uint64(b115[9])<<16 | uint64(b115[10])<<8 | uint64(b115[11])), Lo: (uint64(b115[12])<<56 | uint64(b115[13])<<48 | uint64(b115[14])<<40 | uint64(b115[15])<<32 | uint64(b115[16])<<24 | uint64(b115[17])<<16 | uint64(b115[18])<<8 | uint64(b115[19]))} == m3) {
 			goto n61
 		}
 		goto n60
@@ -1703,33 +1778,63 @@ n61:
 		if !(h3 >= 0) {
 			return pl.drop(12)
 		}
-		b111 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b111[8])<<56 | uint64(b111[9])<<48 | uint64(b111[10])<<40 | uint64(b111[11])<<32 | uint64(b111[12])<<24 | uint64(b111[13])<<16 | uint64(b111[14])<<8 | uint64(b111[15])), Lo: (uint64(b111[16])<<56 | uint64(b111[17])<<48 | uint64(b111[18])<<40 | uint64(b111[19])<<32 | uint64(b111[20])<<24 | uint64(b111[21])<<16 | uint64(b111[22])<<8 | uint64(b111[23]))} == packet.Value{Lo: 0x0}) {
+		b116 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b116[8])<<56 | uint64(b116[9])<<48 | uint64(b116[10])<<40 | uint64(b116[11])<<32 | uint64(b116[12])<<24 | uint64(b116[13])<<16 | uint64(b116[14])<<8 | uint64(b116[15])), Lo: (uint64(b116[16])<<56 | uint64(b116[17])<<48 | uint64(b116[18])<<40 | uint64(b116[19])<<32 | uint64(b116[20])<<24 | uint64(b116[21])<<16 | uint64(b116[22])<<8 | uint64(b116[23]))} == packet.Value{Lo: 0x0}) {
 			goto n62
 		}
 		goto n63
 	}
 n62:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s117 := r
+				cb[0] = byte(s117 >> 8)
+				cb[1] = byte(s117)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m23 = (0x333300000001) & 0xffffffffffff
 		m24 = (0x0) & 0x1
-		b112 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b112[4])<<56 | uint64(b112[5])<<48 | uint64(b112[6])<<40 | uint64(b112[7])<<32 | uint64(b112[8])<<24 | uint64(b112[9])<<16 | uint64(b112[10])<<8 | uint64(b112[11])), Lo: (uint64(b112[12])<<56 | uint64(b112[13])<<48 | uint64(b112[14])<<40 | uint64(b112[15])<<32 | uint64(b112[16])<<24 | uint64(b112[17])<<16 | uint64(b112[18])<<8 | uint64(b112[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b118 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b118[4])<<56 | uint64(b118[5])<<48 | uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11])), Lo: (uint64(b118[12])<<56 | uint64(b118[13])<<48 | uint64(b118[14])<<40 | uint64(b118[15])<<32 | uint64(b118[16])<<24 | uint64(b118[17])<<16 | uint64(b118[18])<<8 | uint64(b118[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n66
 	}
 n63:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s119 := r
+				cb[0] = byte(s119 >> 8)
+				cb[1] = byte(s119)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h3 >= 0) {
 			return pl.drop(13)
 		}
-		b113 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b113[8])<<56 | uint64(b113[9])<<48 | uint64(b113[10])<<40 | uint64(b113[11])<<32 | uint64(b113[12])<<24 | uint64(b113[13])<<16 | uint64(b113[14])<<8 | uint64(b113[15])), Lo: (uint64(b113[16])<<56 | uint64(b113[17])<<48 | uint64(b113[18])<<40 | uint64(b113[19])<<32 | uint64(b113[20])<<24 | uint64(b113[21])<<16 | uint64(b113[22])<<8 | uint64(b113[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b114 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b114[6])<<40 | uint64(b114[7])<<32 | uint64(b114[8])<<24 | uint64(b114[9])<<16 | uint64(b114[10])<<8 | uint64(b114[11])) & 0xffffffffffff
+		b120 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b120[8])<<56 | uint64(b120[9])<<48 | uint64(b120[10])<<40 | uint64(b120[11])<<32 | uint64(b120[12])<<24 | uint64(b120[13])<<16 | uint64(b120[14])<<8 | uint64(b120[15])), Lo: (uint64(b120[16])<<56 | uint64(b120[17])<<48 | uint64(b120[18])<<40 | uint64(b120[19])<<32 | uint64(b120[20])<<24 | uint64(b120[21])<<16 | uint64(b120[22])<<8 | uint64(b120[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b121 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b121[6])<<40 | uint64(b121[7])<<32 | uint64(b121[8])<<24 | uint64(b121[9])<<16 | uint64(b121[10])<<8 | uint64(b121[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
-		b115 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b115[4])<<56 | uint64(b115[5])<<48 | uint64(b115[6])<<40 | uint64(b115[7])<<32 | uint64(b115[8])<<24 | uint64(b115[9])<<16 | uint64(b115[10])<<8 | uint64(b115[11])), Lo: (uint64(b115[12])<<56 | uint64(b115[13])<<48 | uint64(b115[14])<<40 | uint64(b115[15])<<32 | uint64(b115[16])<<24 | uint64(b115[17])<<16 | uint64(b115[18])<<8 | uint64(b115[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b122 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b122[4])<<56 | uint64(b122[5])<<48 | uint64(b122[6])<<40 | uint64(b122[7])<<32 | uint64(b122[8])<<24 | uint64(b122[9])<<16 | uint64(b122[10])<<8 | uint64(b122[11])), Lo: (uint64(b122[12])<<56 | uint64(b122[13])<<48 | uint64(b122[14])<<40 | uint64(b122[15])<<32 | uint64(b122[16])<<24 | uint64(b122[17])<<16 | uint64(b122[18])<<8 | uint64(b122[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n64
 	}
 n64:
@@ -1742,8 +1847,23 @@ n64:
 	}
 n65:
 	{ // NsSrcMac: set meta.na_mac
-		b116 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b116[0])<<40 | uint64(b116[1])<<32 | uint64(b116[2])<<24 | uint64(b116[3])<<16 | uint64(b116[4])<<8 | uint64(b116[5])) & 0xffffffffffff
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s123 := r
+				cb[0] = byte(s123 >> 8)
+				cb[1] = byte(s123)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b124 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b124[0])<<40 | uint64(b124[1])<<32 | uint64(b124[2])<<24 | uint64(b124[3])<<16 | uint64(b124[4])<<8 | uint64(b124[5])) & 0xffffffffffff
 		pl.edges[15]++
 		goto n66
 	}
@@ -1763,15 +1883,15 @@ n67:
 	}
 n68:
 	{ // NsPopMac: pop nd_mac
-		po117, pn118 := h14, 6 // nd_mac
-		if po117 < 0 || po117+pn118 > len(data) {
+		po125, pn126 := h14, 6 // nd_mac
+		if po125 < 0 || po125+pn126 > len(data) {
 			return pl.drop(14)
 		}
-		pendOff = po117
-		pendN = pn118
+		pendOff = po125
+		pendN = pn126
 		h14 = -1
-		if cur > po117 {
-			cur = max(po117, cur-pn118)
+		if cur > po125 {
+			cur = max(po125, cur-pn126)
 		}
 		pl.edges[16]++
 		goto n69
@@ -1796,22 +1916,22 @@ n69:
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
 					r := ^uint16(y >> 16)
-					s119 := r
-					cb[0] = byte(s119 >> 8)
-					cb[1] = byte(s119)
+					s127 := r
+					cb[0] = byte(s127 >> 8)
+					cb[1] = byte(s127)
 				}
 				pendD4, pendK4 = 0, false
 			}
 		}
-		po120, pn121 := h13, 2 // nd_opt
-		if po120 < 0 || po120+pn121 > len(data) {
+		po128, pn129 := h13, 2 // nd_opt
+		if po128 < 0 || po128+pn129 > len(data) {
 			return pl.drop(15)
 		}
-		pendOff = po120
-		pendN += pn121
+		pendOff = po128
+		pendN += pn129
 		h13 = -1
-		if cur > po120 {
-			cur = max(po120, cur-pn121)
+		if cur > po128 {
+			cur = max(po128, cur-pn129)
 		}
 		pl.edges[17]++
 		goto n70
@@ -1836,23 +1956,23 @@ n70:
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
 					r := ^uint16(y >> 16)
-					s122 := r
-					cb[0] = byte(s122 >> 8)
-					cb[1] = byte(s122)
+					s130 := r
+					cb[0] = byte(s130 >> 8)
+					cb[1] = byte(s130)
 				}
 				pendD4, pendK4 = 0, false
 			}
 		}
-		po123, pn124 := h12, 20 // nd_ns
-		if po123 < 0 || po123+pn124 > len(data) {
+		po131, pn132 := h12, 20 // nd_ns
+		if po131 < 0 || po131+pn132 > len(data) {
 			return pl.drop(16)
 		}
-		pendN += pn124
-		if po123 < len(data)-po123-pendN {
-			copy(data[pendN:pendN+po123], data[:po123])
+		pendN += pn132
+		if po131 < len(data)-po131-pendN {
+			copy(data[pendN:pendN+po131], data[:po131])
 			data = data[pendN:]
 		} else {
-			copy(data[po123:], data[po123+pendN:])
+			copy(data[po131:], data[po131+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
@@ -1865,23 +1985,38 @@ n70:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s125 := r
-				cb[0] = byte(s125 >> 8)
-				cb[1] = byte(s125)
+				s133 := r
+				cb[0] = byte(s133 >> 8)
+				cb[1] = byte(s133)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		h12 = -1
-		if (h14 >= 0) && h14 > po123 {
-			h14 -= pn124
+		if (h14 >= 0) && h14 > po131 {
+			h14 -= pn132
 		} // nd_mac
-		if cur > po123 {
-			cur = max(po123, cur-pn124)
+		if cur > po131 {
+			cur = max(po131, cur-pn132)
 		}
 		goto n71
 	}
 n71:
 	{ // NsPushNa: push nd_na after icmpv6
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s134 := r
+				cb[0] = byte(s134 >> 8)
+				cb[1] = byte(s134)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h7 >= 0) {
 			return pl.drop(17)
 		}
@@ -2011,7 +2146,7 @@ n71:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt126 := p.Push(15, h7+4, 0)
+		rt135 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2136,13 +2271,28 @@ n71:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt126 {
+		if !rt135 {
 			return pl.drop(17)
 		}
 		goto n72
 	}
 n72:
 	{ // NsPushOpt: push nd_na_opt after nd_na
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s136 := r
+				cb[0] = byte(s136 >> 8)
+				cb[1] = byte(s136)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h15 >= 0) {
 			return pl.drop(18)
 		}
@@ -2272,7 +2422,7 @@ n72:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt127 := p.Push(16, h15+20, 0)
+		rt137 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2397,13 +2547,28 @@ n72:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt127 {
+		if !rt137 {
 			return pl.drop(18)
 		}
 		goto n73
 	}
 n73:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s138 := r
+				cb[0] = byte(s138 >> 8)
+				cb[1] = byte(s138)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h16 >= 0) {
 			return pl.drop(19)
 		}
@@ -2533,7 +2698,7 @@ n73:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt128 := p.Push(17, h16+2, 0)
+		rt139 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2658,116 +2823,146 @@ n73:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt128 {
+		if !rt139 {
 			return pl.drop(19)
 		}
 		goto n74
 	}
 n74:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b129 := data[h0 : h0+14] // ethernet
-		s130 := m23
-		b129[0] = byte(s130 >> 40)
-		b129[1] = byte(s130 >> 32)
-		b129[2] = byte(s130 >> 24)
-		b129[3] = byte(s130 >> 16)
-		b129[4] = byte(s130 >> 8)
-		b129[5] = byte(s130)
-		s131 := m2
-		b129[6] = byte(s131 >> 40)
-		b129[7] = byte(s131 >> 32)
-		b129[8] = byte(s131 >> 24)
-		b129[9] = byte(s131 >> 16)
-		b129[10] = byte(s131 >> 8)
-		b129[11] = byte(s131)
-		if !(h3 >= 0) {
-			return pl.drop(20)
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s140 := r
+				cb[0] = byte(s140 >> 8)
+				cb[1] = byte(s140)
+			}
+			pendD4, pendK4 = 0, false
 		}
-		b132 := data[h3 : h3+40] // ipv6
-		s133 := 0x20
-		b132[4] = byte(s133 >> 8)
-		b132[5] = byte(s133)
-		b132[7] = byte(0xff)
-		v134 := m3
-		s135 := v134.Hi
-		b132[8] = byte(s135 >> 56)
-		b132[9] = byte(s135 >> 48)
-		b132[10] = byte(s135 >> 40)
-		b132[11] = byte(s135 >> 32)
-		b132[12] = byte(s135 >> 24)
-		b132[13] = byte(s135 >> 16)
-		b132[14] = byte(s135 >> 8)
-		b132[15] = byte(s135)
-		s136 := v134.Lo
-		b132[16] = byte(s136 >> 56)
-		b132[17] = byte(s136 >> 48)
-		b132[18] = byte(s136 >> 40)
-		b132[19] = byte(s136 >> 32)
-		b132[20] = byte(s136 >> 24)
-		b132[21] = byte(s136 >> 16)
-		b132[22] = byte(s136 >> 8)
-		b132[23] = byte(s136)
-		v137 := m22
-		s138 := v137.Hi
-		b132[24] = byte(s138 >> 56)
-		b132[25] = byte(s138 >> 48)
-		b132[26] = byte(s138 >> 40)
-		b132[27] = byte(s138 >> 32)
-		b132[28] = byte(s138 >> 24)
-		b132[29] = byte(s138 >> 16)
-		b132[30] = byte(s138 >> 8)
-		b132[31] = byte(s138)
-		s139 := v137.Lo
-		b132[32] = byte(s139 >> 56)
-		b132[33] = byte(s139 >> 48)
-		b132[34] = byte(s139 >> 40)
-		b132[35] = byte(s139 >> 32)
-		b132[36] = byte(s139 >> 24)
-		b132[37] = byte(s139 >> 16)
-		b132[38] = byte(s139 >> 8)
-		b132[39] = byte(s139)
-		if !(h7 >= 0) {
-			return pl.drop(20)
-		}
-		b140 := data[h7 : h7+4] // icmpv6
-		b140[0] = byte(0x88)
-		b140[1] = byte(0x0)
-		b141 := data[h15 : h15+20] // nd_na
-		b141[0] = b141[0]&^0x40 | byte(m24)<<6&0x40
-		v142 := m25
-		s143 := v142.Hi
-		b141[4] = byte(s143 >> 56)
-		b141[5] = byte(s143 >> 48)
+		b141 := data[h0 : h0+14] // ethernet
+		s142 := m23
+		b141[0] = byte(s142 >> 40)
+		b141[1] = byte(s142 >> 32)
+		b141[2] = byte(s142 >> 24)
+		b141[3] = byte(s142 >> 16)
+		b141[4] = byte(s142 >> 8)
+		b141[5] = byte(s142)
+		s143 := m2
 		b141[6] = byte(s143 >> 40)
 		b141[7] = byte(s143 >> 32)
 		b141[8] = byte(s143 >> 24)
 		b141[9] = byte(s143 >> 16)
 		b141[10] = byte(s143 >> 8)
 		b141[11] = byte(s143)
-		s144 := v142.Lo
-		b141[12] = byte(s144 >> 56)
-		b141[13] = byte(s144 >> 48)
-		b141[14] = byte(s144 >> 40)
-		b141[15] = byte(s144 >> 32)
-		b141[16] = byte(s144 >> 24)
-		b141[17] = byte(s144 >> 16)
-		b141[18] = byte(s144 >> 8)
-		b141[19] = byte(s144)
-		b145 := data[h16 : h16+2] // nd_na_opt
-		b145[0] = byte(0x2)
-		b145[1] = byte(0x1)
-		b146 := data[h17 : h17+6] // nd_na_mac
-		s147 := m2
-		b146[0] = byte(s147 >> 40)
-		b146[1] = byte(s147 >> 32)
-		b146[2] = byte(s147 >> 24)
-		b146[3] = byte(s147 >> 16)
-		b146[4] = byte(s147 >> 8)
-		b146[5] = byte(s147)
+		if !(h3 >= 0) {
+			return pl.drop(20)
+		}
+		b144 := data[h3 : h3+40] // ipv6
+		s145 := 0x20
+		b144[4] = byte(s145 >> 8)
+		b144[5] = byte(s145)
+		b144[7] = byte(0xff)
+		v146 := m3
+		s147 := v146.Hi
+		b144[8] = byte(s147 >> 56)
+		b144[9] = byte(s147 >> 48)
+		b144[10] = byte(s147 >> 40)
+		b144[11] = byte(s147 >> 32)
+		b144[12] = byte(s147 >> 24)
+		b144[13] = byte(s147 >> 16)
+		b144[14] = byte(s147 >> 8)
+		b144[15] = byte(s147)
+		s148 := v146.Lo
+		b144[16] = byte(s148 >> 56)
+		b144[17] = byte(s148 >> 48)
+		b144[18] = byte(s148 >> 40)
+		b144[19] = byte(s148 >> 32)
+		b144[20] = byte(s148 >> 24)
+		b144[21] = byte(s148 >> 16)
+		b144[22] = byte(s148 >> 8)
+		b144[23] = byte(s148)
+		v149 := m22
+		s150 := v149.Hi
+		b144[24] = byte(s150 >> 56)
+		b144[25] = byte(s150 >> 48)
+		b144[26] = byte(s150 >> 40)
+		b144[27] = byte(s150 >> 32)
+		b144[28] = byte(s150 >> 24)
+		b144[29] = byte(s150 >> 16)
+		b144[30] = byte(s150 >> 8)
+		b144[31] = byte(s150)
+		s151 := v149.Lo
+		b144[32] = byte(s151 >> 56)
+		b144[33] = byte(s151 >> 48)
+		b144[34] = byte(s151 >> 40)
+		b144[35] = byte(s151 >> 32)
+		b144[36] = byte(s151 >> 24)
+		b144[37] = byte(s151 >> 16)
+		b144[38] = byte(s151 >> 8)
+		b144[39] = byte(s151)
+		if !(h7 >= 0) {
+			return pl.drop(20)
+		}
+		b152 := data[h7 : h7+4] // icmpv6
+		b152[0] = byte(0x88)
+		b152[1] = byte(0x0)
+		b153 := data[h15 : h15+20] // nd_na
+		b153[0] = b153[0]&^0x40 | byte(m24)<<6&0x40
+		v154 := m25
+		s155 := v154.Hi
+		b153[4] = byte(s155 >> 56)
+		b153[5] = byte(s155 >> 48)
+		b153[6] = byte(s155 >> 40)
+		b153[7] = byte(s155 >> 32)
+		b153[8] = byte(s155 >> 24)
+		b153[9] = byte(s155 >> 16)
+		b153[10] = byte(s155 >> 8)
+		b153[11] = byte(s155)
+		s156 := v154.Lo
+		b153[12] = byte(s156 >> 56)
+		b153[13] = byte(s156 >> 48)
+		b153[14] = byte(s156 >> 40)
+		b153[15] = byte(s156 >> 32)
+		b153[16] = byte(s156 >> 24)
+		b153[17] = byte(s156 >> 16)
+		b153[18] = byte(s156 >> 8)
+		b153[19] = byte(s156)
+		b157 := data[h16 : h16+2] // nd_na_opt
+		b157[0] = byte(0x2)
+		b157[1] = byte(0x1)
+		b158 := data[h17 : h17+6] // nd_na_mac
+		s159 := m2
+		b158[0] = byte(s159 >> 40)
+		b158[1] = byte(s159 >> 32)
+		b158[2] = byte(s159 >> 24)
+		b158[3] = byte(s159 >> 16)
+		b158[4] = byte(s159 >> 8)
+		b158[5] = byte(s159)
 		goto n75
 	}
 n75:
 	{ // NsCsum: checksum compute icmpv6
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s160 := r
+				cb[0] = byte(s160 >> 8)
+				cb[1] = byte(s160)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -2894,7 +3089,7 @@ n75:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt148 := p.ComputeChecksum(7)
+		rt161 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3019,7 +3214,7 @@ n75:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt148 {
+		if !rt161 {
 			return pl.drop(21)
 		}
 		goto n76
@@ -3047,8 +3242,8 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b149 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[2].LookupWord(((uint64(b149[12])<<24|uint64(b149[13])<<16|uint64(b149[14])<<8|uint64(b149[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
+		b162 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[2].LookupWord(((uint64(b162[12])<<24|uint64(b162[13])<<16|uint64(b162[14])<<8|uint64(b162[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3070,8 +3265,8 @@ n81:
 		if !(h3 >= 0) {
 			return pl.drop(22)
 		}
-		b150 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b150[8])<<56 | uint64(b150[9])<<48 | uint64(b150[10])<<40 | uint64(b150[11])<<32 | uint64(b150[12])<<24 | uint64(b150[13])<<16 | uint64(b150[14])<<8 | uint64(b150[15])), Lo: (uint64(b150[16])<<56 | uint64(b150[17])<<48 | uint64(b150[18])<<40 | uint64(b150[19])<<32 | uint64(b150[20])<<24 | uint64(b150[21])<<16 | uint64(b150[22])<<8 | uint64(b150[23]))}
+		b163 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b163[8])<<56 | uint64(b163[9])<<48 | uint64(b163[10])<<40 | uint64(b163[11])<<32 | uint64(b163[12])<<24 | uint64(b163[13])<<16 | uint64(b163[14])<<8 | uint64(b163[15])), Lo: (uint64(b163[16])<<56 | uint64(b163[17])<<48 | uint64(b163[18])<<40 | uint64(b163[19])<<32 | uint64(b163[20])<<24 | uint64(b163[21])<<16 | uint64(b163[22])<<8 | uint64(b163[23]))}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -3110,21 +3305,51 @@ n85:
 	}
 n86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b151 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b151[4])<<56 | uint64(b151[5])<<48 | uint64(b151[6])<<40 | uint64(b151[7])<<32 | uint64(b151[8])<<24 | uint64(b151[9])<<16 | uint64(b151[10])<<8 | uint64(b151[11]))
-		m18 = ((uint64(b151[4])<<56 | uint64(b151[5])<<48 | uint64(b151[6])<<40 | uint64(b151[7])<<32 | uint64(b151[8])<<24 | uint64(b151[9])<<16 | uint64(b151[10])<<8 | uint64(b151[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b151[2])<<8 | uint64(b151[3])) & 0xffff
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s164 := r
+				cb[0] = byte(s164 >> 8)
+				cb[1] = byte(s164)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b165 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b165[4])<<56 | uint64(b165[5])<<48 | uint64(b165[6])<<40 | uint64(b165[7])<<32 | uint64(b165[8])<<24 | uint64(b165[9])<<16 | uint64(b165[10])<<8 | uint64(b165[11]))
+		m18 = ((uint64(b165[4])<<56 | uint64(b165[5])<<48 | uint64(b165[6])<<40 | uint64(b165[7])<<32 | uint64(b165[8])<<24 | uint64(b165[9])<<16 | uint64(b165[10])<<8 | uint64(b165[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b165[2])<<8 | uint64(b165[3])) & 0xffff
 		goto n88
 	}
 n87:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s166 := r
+				cb[0] = byte(s166 >> 8)
+				cb[1] = byte(s166)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h11 >= 0) {
 			return pl.drop(24)
 		}
-		b152 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b152[4])<<56 | uint64(b152[5])<<48 | uint64(b152[6])<<40 | uint64(b152[7])<<32 | uint64(b152[8])<<24 | uint64(b152[9])<<16 | uint64(b152[10])<<8 | uint64(b152[11]))
-		m18 = (uint64(b152[0])<<8 | uint64(b152[1])) & 0xffff
-		m19 = (uint64(b152[2])<<8 | uint64(b152[3])) & 0xffff
+		b167 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b167[4])<<56 | uint64(b167[5])<<48 | uint64(b167[6])<<40 | uint64(b167[7])<<32 | uint64(b167[8])<<24 | uint64(b167[9])<<16 | uint64(b167[10])<<8 | uint64(b167[11]))
+		m18 = (uint64(b167[0])<<8 | uint64(b167[1])) & 0xffff
+		m19 = (uint64(b167[2])<<8 | uint64(b167[3])) & 0xffff
 		pl.edges[22]++
 		goto n88
 	}
@@ -3163,6 +3388,21 @@ n89:
 	}
 n90:
 	{ // LbSlot: set meta.calendar_slot
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s168 := r
+				cb[0] = byte(s168 >> 8)
+				cb[1] = byte(s168)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << m7) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n91
 	}
@@ -3192,8 +3432,8 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b153 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b153[12])<<8|uint64(b153[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
+		b169 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b169[12])<<8|uint64(b169[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3227,26 +3467,56 @@ n94:
 	}
 n95:
 	{ // LbPort: set meta.new_port
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s170 := r
+				cb[0] = byte(s170 >> 8)
+				cb[1] = byte(s170)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m21 = ((m13 + ((m19 & ((((0x1 << m14) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n96
 	}
 n96:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b154 := data[h0 : h0+14] // ethernet
-		s155 := m2
-		b154[6] = byte(s155 >> 40)
-		b154[7] = byte(s155 >> 32)
-		b154[8] = byte(s155 >> 24)
-		b154[9] = byte(s155 >> 16)
-		b154[10] = byte(s155 >> 8)
-		b154[11] = byte(s155)
-		s156 := m10
-		b154[0] = byte(s156 >> 40)
-		b154[1] = byte(s156 >> 32)
-		b154[2] = byte(s156 >> 24)
-		b154[3] = byte(s156 >> 16)
-		b154[4] = byte(s156 >> 8)
-		b154[5] = byte(s156)
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s171 := r
+				cb[0] = byte(s171 >> 8)
+				cb[1] = byte(s171)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b172 := data[h0 : h0+14] // ethernet
+		s173 := m2
+		b172[6] = byte(s173 >> 40)
+		b172[7] = byte(s173 >> 32)
+		b172[8] = byte(s173 >> 24)
+		b172[9] = byte(s173 >> 16)
+		b172[10] = byte(s173 >> 8)
+		b172[11] = byte(s173)
+		s174 := m10
+		b172[0] = byte(s174 >> 40)
+		b172[1] = byte(s174 >> 32)
+		b172[2] = byte(s174 >> 24)
+		b172[3] = byte(s174 >> 16)
+		b172[4] = byte(s174 >> 8)
+		b172[5] = byte(s174)
 		goto n97
 	}
 n97:
@@ -3272,376 +3542,344 @@ n99:
 	}
 n100:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d157 uint64 // ipv4 checksum
-		var d158 uint64 // udp checksum
-		v159 := m11
-		b160 := data[h2 : h2+20] // ipv4
-		ws162 := uint64((uint64(b160[16])<<24 | uint64(b160[17])<<16 | uint64(b160[18])<<8 | uint64(b160[19])))
-		os161 := uint32(uint16(ws162>>0)) + uint32(uint16(ws162>>16))
-		s163 := v159
-		b160[16] = byte(s163 >> 24)
-		b160[17] = byte(s163 >> 16)
-		b160[18] = byte(s163 >> 8)
-		b160[19] = byte(s163)
-		ws164 := uint64(v159)
-		f166 := uint32(os161)
-		f166 += bits.RotateLeft32(f166, 16)
-		dl165 := uint64(^uint16(f166>>16)) + uint64(uint32(uint16(ws164>>0))+uint32(uint16(ws164>>16)))
-		d157 += dl165
+		var d175 uint64 // ipv4 checksum
+		var d176 uint64 // udp checksum
+		v177 := m11
+		b178 := data[h2 : h2+20] // ipv4
+		ws180 := uint64((uint64(b178[16])<<24 | uint64(b178[17])<<16 | uint64(b178[18])<<8 | uint64(b178[19])))
+		os179 := uint32(uint16(ws180>>0)) + uint32(uint16(ws180>>16))
+		s181 := v177
+		b178[16] = byte(s181 >> 24)
+		b178[17] = byte(s181 >> 16)
+		b178[18] = byte(s181 >> 8)
+		b178[19] = byte(s181)
+		ws182 := uint64(v177)
+		f184 := uint32(os179)
+		f184 += bits.RotateLeft32(f184, 16)
+		dl183 := uint64(^uint16(f184>>16)) + uint64(uint32(uint16(ws182>>0))+uint32(uint16(ws182>>16)))
+		d175 += dl183
 		if h4 >= 0 {
-			d158 += dl165
+			d176 += dl183
 		}
-		v167 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws169 := uint64((uint64(b160[12])<<24 | uint64(b160[13])<<16 | uint64(b160[14])<<8 | uint64(b160[15])))
-		os168 := uint32(uint16(ws169>>0)) + uint32(uint16(ws169>>16))
-		s170 := v167
-		b160[12] = byte(s170 >> 24)
-		b160[13] = byte(s170 >> 16)
-		b160[14] = byte(s170 >> 8)
-		b160[15] = byte(s170)
-		ws171 := uint64(v167)
-		f173 := uint32(os168)
-		f173 += bits.RotateLeft32(f173, 16)
-		dl172 := uint64(^uint16(f173>>16)) + uint64(uint32(uint16(ws171>>0))+uint32(uint16(ws171>>16)))
-		d157 += dl172
+		v185 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws187 := uint64((uint64(b178[12])<<24 | uint64(b178[13])<<16 | uint64(b178[14])<<8 | uint64(b178[15])))
+		os186 := uint32(uint16(ws187>>0)) + uint32(uint16(ws187>>16))
+		s188 := v185
+		b178[12] = byte(s188 >> 24)
+		b178[13] = byte(s188 >> 16)
+		b178[14] = byte(s188 >> 8)
+		b178[15] = byte(s188)
+		ws189 := uint64(v185)
+		f191 := uint32(os186)
+		f191 += bits.RotateLeft32(f191, 16)
+		dl190 := uint64(^uint16(f191>>16)) + uint64(uint32(uint16(ws189>>0))+uint32(uint16(ws189>>16)))
+		d175 += dl190
 		if h4 >= 0 {
-			d158 += dl172
+			d176 += dl190
 		}
-		v174 := m21
+		v192 := m21
 		if !(h4 >= 0) {
 			return pl.drop(28)
 		}
-		b175 := data[h4 : h4+8] // udp
-		os176 := uint32(uint16((uint64(b175[2])<<8 | uint64(b175[3]))))
-		s177 := v174
-		b175[2] = byte(s177 >> 8)
-		b175[3] = byte(s177)
-		f179 := uint32(os176)
-		f179 += bits.RotateLeft32(f179, 16)
-		dl178 := uint64(^uint16(f179>>16)) + uint64(uint32(uint16(v174)))
+		b193 := data[h4 : h4+8] // udp
+		os194 := uint32(uint16((uint64(b193[2])<<8 | uint64(b193[3]))))
+		s195 := v192
+		b193[2] = byte(s195 >> 8)
+		b193[3] = byte(s195)
+		f197 := uint32(os194)
+		f197 += bits.RotateLeft32(f197, 16)
+		dl196 := uint64(^uint16(f197>>16)) + uint64(uint32(uint16(v192)))
 		if h4 >= 0 {
-			d158 += dl178
+			d176 += dl196
 		}
-		v180 := uint64(b160[8])
-		os181 := uint32(uint64(b160[8])<<8 | uint64(b160[9]))
-		b160[8] = byte(v180)
-		f183 := uint32(os181)
-		f183 += bits.RotateLeft32(f183, 16)
-		dl182 := uint64(^uint16(f183>>16)) + uint64(uint32(uint64(b160[8])<<8|uint64(b160[9])))
-		d157 += dl182
+		v198 := uint64(b178[8])
+		os199 := uint32(uint64(b178[8])<<8 | uint64(b178[9]))
+		b178[8] = byte(v198)
+		f201 := uint32(os199)
+		f201 += bits.RotateLeft32(f201, 16)
+		dl200 := uint64(^uint16(f201>>16)) + uint64(uint32(uint64(b178[8])<<8|uint64(b178[9])))
+		d175 += dl200
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d157
+			x := uint64(^cv) + d175
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s184 := r
-			cb[0] = byte(s184 >> 8)
-			cb[1] = byte(s184)
+			s202 := r
+			cb[0] = byte(s202 >> 8)
+			cb[1] = byte(s202)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d158
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s185 := r
-			cb[0] = byte(s185 >> 8)
-			cb[1] = byte(s185)
+			pendD4 += d176
+			pendK4 = true
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d186 uint64 // ipv4 checksum
-		var d187 uint64 // udp checksum
-		v188 := m11
-		b189 := data[h2 : h2+20] // ipv4
-		ws191 := uint64((uint64(b189[16])<<24 | uint64(b189[17])<<16 | uint64(b189[18])<<8 | uint64(b189[19])))
-		os190 := uint32(uint16(ws191>>0)) + uint32(uint16(ws191>>16))
-		s192 := v188
-		b189[16] = byte(s192 >> 24)
-		b189[17] = byte(s192 >> 16)
-		b189[18] = byte(s192 >> 8)
-		b189[19] = byte(s192)
-		ws193 := uint64(v188)
-		f195 := uint32(os190)
-		f195 += bits.RotateLeft32(f195, 16)
-		dl194 := uint64(^uint16(f195>>16)) + uint64(uint32(uint16(ws193>>0))+uint32(uint16(ws193>>16)))
-		d186 += dl194
+		var d203 uint64 // ipv4 checksum
+		var d204 uint64 // udp checksum
+		v205 := m11
+		b206 := data[h2 : h2+20] // ipv4
+		ws208 := uint64((uint64(b206[16])<<24 | uint64(b206[17])<<16 | uint64(b206[18])<<8 | uint64(b206[19])))
+		os207 := uint32(uint16(ws208>>0)) + uint32(uint16(ws208>>16))
+		s209 := v205
+		b206[16] = byte(s209 >> 24)
+		b206[17] = byte(s209 >> 16)
+		b206[18] = byte(s209 >> 8)
+		b206[19] = byte(s209)
+		ws210 := uint64(v205)
+		f212 := uint32(os207)
+		f212 += bits.RotateLeft32(f212, 16)
+		dl211 := uint64(^uint16(f212>>16)) + uint64(uint32(uint16(ws210>>0))+uint32(uint16(ws210>>16)))
+		d203 += dl211
 		if h4 >= 0 {
-			d187 += dl194
+			d204 += dl211
 		}
-		v196 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws198 := uint64((uint64(b189[12])<<24 | uint64(b189[13])<<16 | uint64(b189[14])<<8 | uint64(b189[15])))
-		os197 := uint32(uint16(ws198>>0)) + uint32(uint16(ws198>>16))
-		s199 := v196
-		b189[12] = byte(s199 >> 24)
-		b189[13] = byte(s199 >> 16)
-		b189[14] = byte(s199 >> 8)
-		b189[15] = byte(s199)
-		ws200 := uint64(v196)
-		f202 := uint32(os197)
-		f202 += bits.RotateLeft32(f202, 16)
-		dl201 := uint64(^uint16(f202>>16)) + uint64(uint32(uint16(ws200>>0))+uint32(uint16(ws200>>16)))
-		d186 += dl201
+		v213 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws215 := uint64((uint64(b206[12])<<24 | uint64(b206[13])<<16 | uint64(b206[14])<<8 | uint64(b206[15])))
+		os214 := uint32(uint16(ws215>>0)) + uint32(uint16(ws215>>16))
+		s216 := v213
+		b206[12] = byte(s216 >> 24)
+		b206[13] = byte(s216 >> 16)
+		b206[14] = byte(s216 >> 8)
+		b206[15] = byte(s216)
+		ws217 := uint64(v213)
+		f219 := uint32(os214)
+		f219 += bits.RotateLeft32(f219, 16)
+		dl218 := uint64(^uint16(f219>>16)) + uint64(uint32(uint16(ws217>>0))+uint32(uint16(ws217>>16)))
+		d203 += dl218
 		if h4 >= 0 {
-			d187 += dl201
+			d204 += dl218
 		}
-		v203 := m21
+		v220 := m21
 		if !(h4 >= 0) {
 			return pl.drop(29)
 		}
-		b204 := data[h4 : h4+8] // udp
-		os205 := uint32(uint16((uint64(b204[2])<<8 | uint64(b204[3]))))
-		s206 := v203
-		b204[2] = byte(s206 >> 8)
-		b204[3] = byte(s206)
-		f208 := uint32(os205)
-		f208 += bits.RotateLeft32(f208, 16)
-		dl207 := uint64(^uint16(f208>>16)) + uint64(uint32(uint16(v203)))
+		b221 := data[h4 : h4+8] // udp
+		os222 := uint32(uint16((uint64(b221[2])<<8 | uint64(b221[3]))))
+		s223 := v220
+		b221[2] = byte(s223 >> 8)
+		b221[3] = byte(s223)
+		f225 := uint32(os222)
+		f225 += bits.RotateLeft32(f225, 16)
+		dl224 := uint64(^uint16(f225>>16)) + uint64(uint32(uint16(v220)))
 		if h4 >= 0 {
-			d187 += dl207
+			d204 += dl224
 		}
-		v209 := ((uint64(b189[2])<<8 | uint64(b189[3])) - 0x10)
-		os210 := uint32(uint16((uint64(b189[2])<<8 | uint64(b189[3]))))
-		s211 := v209
-		b189[2] = byte(s211 >> 8)
-		b189[3] = byte(s211)
-		f213 := uint32(os210)
-		f213 += bits.RotateLeft32(f213, 16)
-		dl212 := uint64(^uint16(f213>>16)) + uint64(uint32(uint16(v209)))
-		d186 += dl212
+		v226 := ((uint64(b206[2])<<8 | uint64(b206[3])) - 0x10)
+		os227 := uint32(uint16((uint64(b206[2])<<8 | uint64(b206[3]))))
+		s228 := v226
+		b206[2] = byte(s228 >> 8)
+		b206[3] = byte(s228)
+		f230 := uint32(os227)
+		f230 += bits.RotateLeft32(f230, 16)
+		dl229 := uint64(^uint16(f230>>16)) + uint64(uint32(uint16(v226)))
+		d203 += dl229
 		if h4 >= 0 {
-			d187 += dl212
+			d204 += dl229
 		}
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d186
+			x := uint64(^cv) + d203
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s214 := r
-			cb[0] = byte(s214 >> 8)
-			cb[1] = byte(s214)
+			s231 := r
+			cb[0] = byte(s231 >> 8)
+			cb[1] = byte(s231)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d187
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s215 := r
-			cb[0] = byte(s215 >> 8)
-			cb[1] = byte(s215)
+			pendD4 += d204
+			pendK4 = true
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d216 uint64 // udp checksum
-		v217 := m12
+		var d232 uint64 // udp checksum
+		v233 := m12
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b218 := data[h3 : h3+40] // ipv6
-		ws220 := packet.Value{Hi: (uint64(b218[24])<<56 | uint64(b218[25])<<48 | uint64(b218[26])<<40 | uint64(b218[27])<<32 | uint64(b218[28])<<24 | uint64(b218[29])<<16 | uint64(b218[30])<<8 | uint64(b218[31])), Lo: (uint64(b218[32])<<56 | uint64(b218[33])<<48 | uint64(b218[34])<<40 | uint64(b218[35])<<32 | uint64(b218[36])<<24 | uint64(b218[37])<<16 | uint64(b218[38])<<8 | uint64(b218[39]))}
-		os219 := uint32(uint16(ws220.Hi>>0)) + uint32(uint16(ws220.Hi>>16)) + uint32(uint16(ws220.Hi>>32)) + uint32(uint16(ws220.Hi>>48)) + uint32(uint16(ws220.Lo>>0)) + uint32(uint16(ws220.Lo>>16)) + uint32(uint16(ws220.Lo>>32)) + uint32(uint16(ws220.Lo>>48))
-		v221 := v217
-		s222 := v221.Hi
-		b218[24] = byte(s222 >> 56)
-		b218[25] = byte(s222 >> 48)
-		b218[26] = byte(s222 >> 40)
-		b218[27] = byte(s222 >> 32)
-		b218[28] = byte(s222 >> 24)
-		b218[29] = byte(s222 >> 16)
-		b218[30] = byte(s222 >> 8)
-		b218[31] = byte(s222)
-		s223 := v221.Lo
-		b218[32] = byte(s223 >> 56)
-		b218[33] = byte(s223 >> 48)
-		b218[34] = byte(s223 >> 40)
-		b218[35] = byte(s223 >> 32)
-		b218[36] = byte(s223 >> 24)
-		b218[37] = byte(s223 >> 16)
-		b218[38] = byte(s223 >> 8)
-		b218[39] = byte(s223)
-		ws224 := v217
-		f226 := uint32(os219)
-		f226 += bits.RotateLeft32(f226, 16)
-		dl225 := uint64(^uint16(f226>>16)) + uint64(uint32(uint16(ws224.Hi>>0))+uint32(uint16(ws224.Hi>>16))+uint32(uint16(ws224.Hi>>32))+uint32(uint16(ws224.Hi>>48))+uint32(uint16(ws224.Lo>>0))+uint32(uint16(ws224.Lo>>16))+uint32(uint16(ws224.Lo>>32))+uint32(uint16(ws224.Lo>>48)))
+		b234 := data[h3 : h3+40] // ipv6
+		ws236 := packet.Value{Hi: (uint64(b234[24])<<56 | uint64(b234[25])<<48 | uint64(b234[26])<<40 | uint64(b234[27])<<32 | uint64(b234[28])<<24 | uint64(b234[29])<<16 | uint64(b234[30])<<8 | uint64(b234[31])), Lo: (uint64(b234[32])<<56 | uint64(b234[33])<<48 | uint64(b234[34])<<40 | uint64(b234[35])<<32 | uint64(b234[36])<<24 | uint64(b234[37])<<16 | uint64(b234[38])<<8 | uint64(b234[39]))}
+		os235 := uint32(uint16(ws236.Hi>>0)) + uint32(uint16(ws236.Hi>>16)) + uint32(uint16(ws236.Hi>>32)) + uint32(uint16(ws236.Hi>>48)) + uint32(uint16(ws236.Lo>>0)) + uint32(uint16(ws236.Lo>>16)) + uint32(uint16(ws236.Lo>>32)) + uint32(uint16(ws236.Lo>>48))
+		v237 := v233
+		s238 := v237.Hi
+		b234[24] = byte(s238 >> 56)
+		b234[25] = byte(s238 >> 48)
+		b234[26] = byte(s238 >> 40)
+		b234[27] = byte(s238 >> 32)
+		b234[28] = byte(s238 >> 24)
+		b234[29] = byte(s238 >> 16)
+		b234[30] = byte(s238 >> 8)
+		b234[31] = byte(s238)
+		s239 := v237.Lo
+		b234[32] = byte(s239 >> 56)
+		b234[33] = byte(s239 >> 48)
+		b234[34] = byte(s239 >> 40)
+		b234[35] = byte(s239 >> 32)
+		b234[36] = byte(s239 >> 24)
+		b234[37] = byte(s239 >> 16)
+		b234[38] = byte(s239 >> 8)
+		b234[39] = byte(s239)
+		ws240 := v233
+		f242 := uint32(os235)
+		f242 += bits.RotateLeft32(f242, 16)
+		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(ws240.Hi>>0))+uint32(uint16(ws240.Hi>>16))+uint32(uint16(ws240.Hi>>32))+uint32(uint16(ws240.Hi>>48))+uint32(uint16(ws240.Lo>>0))+uint32(uint16(ws240.Lo>>16))+uint32(uint16(ws240.Lo>>32))+uint32(uint16(ws240.Lo>>48)))
 		if h4 >= 0 {
-			d216 += dl225
+			d232 += dl241
 		}
-		v227 := m3
-		ws229 := packet.Value{Hi: (uint64(b218[8])<<56 | uint64(b218[9])<<48 | uint64(b218[10])<<40 | uint64(b218[11])<<32 | uint64(b218[12])<<24 | uint64(b218[13])<<16 | uint64(b218[14])<<8 | uint64(b218[15])), Lo: (uint64(b218[16])<<56 | uint64(b218[17])<<48 | uint64(b218[18])<<40 | uint64(b218[19])<<32 | uint64(b218[20])<<24 | uint64(b218[21])<<16 | uint64(b218[22])<<8 | uint64(b218[23]))}
-		os228 := uint32(uint16(ws229.Hi>>0)) + uint32(uint16(ws229.Hi>>16)) + uint32(uint16(ws229.Hi>>32)) + uint32(uint16(ws229.Hi>>48)) + uint32(uint16(ws229.Lo>>0)) + uint32(uint16(ws229.Lo>>16)) + uint32(uint16(ws229.Lo>>32)) + uint32(uint16(ws229.Lo>>48))
-		v230 := v227
-		s231 := v230.Hi
-		b218[8] = byte(s231 >> 56)
-		b218[9] = byte(s231 >> 48)
-		b218[10] = byte(s231 >> 40)
-		b218[11] = byte(s231 >> 32)
-		b218[12] = byte(s231 >> 24)
-		b218[13] = byte(s231 >> 16)
-		b218[14] = byte(s231 >> 8)
-		b218[15] = byte(s231)
-		s232 := v230.Lo
-		b218[16] = byte(s232 >> 56)
-		b218[17] = byte(s232 >> 48)
-		b218[18] = byte(s232 >> 40)
-		b218[19] = byte(s232 >> 32)
-		b218[20] = byte(s232 >> 24)
-		b218[21] = byte(s232 >> 16)
-		b218[22] = byte(s232 >> 8)
-		b218[23] = byte(s232)
-		ws233 := v227
-		f235 := uint32(os228)
-		f235 += bits.RotateLeft32(f235, 16)
-		dl234 := uint64(^uint16(f235>>16)) + uint64(uint32(uint16(ws233.Hi>>0))+uint32(uint16(ws233.Hi>>16))+uint32(uint16(ws233.Hi>>32))+uint32(uint16(ws233.Hi>>48))+uint32(uint16(ws233.Lo>>0))+uint32(uint16(ws233.Lo>>16))+uint32(uint16(ws233.Lo>>32))+uint32(uint16(ws233.Lo>>48)))
+		v243 := m3
+		ws245 := packet.Value{Hi: (uint64(b234[8])<<56 | uint64(b234[9])<<48 | uint64(b234[10])<<40 | uint64(b234[11])<<32 | uint64(b234[12])<<24 | uint64(b234[13])<<16 | uint64(b234[14])<<8 | uint64(b234[15])), Lo: (uint64(b234[16])<<56 | uint64(b234[17])<<48 | uint64(b234[18])<<40 | uint64(b234[19])<<32 | uint64(b234[20])<<24 | uint64(b234[21])<<16 | uint64(b234[22])<<8 | uint64(b234[23]))}
+		os244 := uint32(uint16(ws245.Hi>>0)) + uint32(uint16(ws245.Hi>>16)) + uint32(uint16(ws245.Hi>>32)) + uint32(uint16(ws245.Hi>>48)) + uint32(uint16(ws245.Lo>>0)) + uint32(uint16(ws245.Lo>>16)) + uint32(uint16(ws245.Lo>>32)) + uint32(uint16(ws245.Lo>>48))
+		v246 := v243
+		s247 := v246.Hi
+		b234[8] = byte(s247 >> 56)
+		b234[9] = byte(s247 >> 48)
+		b234[10] = byte(s247 >> 40)
+		b234[11] = byte(s247 >> 32)
+		b234[12] = byte(s247 >> 24)
+		b234[13] = byte(s247 >> 16)
+		b234[14] = byte(s247 >> 8)
+		b234[15] = byte(s247)
+		s248 := v246.Lo
+		b234[16] = byte(s248 >> 56)
+		b234[17] = byte(s248 >> 48)
+		b234[18] = byte(s248 >> 40)
+		b234[19] = byte(s248 >> 32)
+		b234[20] = byte(s248 >> 24)
+		b234[21] = byte(s248 >> 16)
+		b234[22] = byte(s248 >> 8)
+		b234[23] = byte(s248)
+		ws249 := v243
+		f251 := uint32(os244)
+		f251 += bits.RotateLeft32(f251, 16)
+		dl250 := uint64(^uint16(f251>>16)) + uint64(uint32(uint16(ws249.Hi>>0))+uint32(uint16(ws249.Hi>>16))+uint32(uint16(ws249.Hi>>32))+uint32(uint16(ws249.Hi>>48))+uint32(uint16(ws249.Lo>>0))+uint32(uint16(ws249.Lo>>16))+uint32(uint16(ws249.Lo>>32))+uint32(uint16(ws249.Lo>>48)))
 		if h4 >= 0 {
-			d216 += dl234
+			d232 += dl250
 		}
-		v236 := m21
+		v252 := m21
 		if !(h4 >= 0) {
 			return pl.drop(30)
 		}
-		b237 := data[h4 : h4+8] // udp
-		os238 := uint32(uint16((uint64(b237[2])<<8 | uint64(b237[3]))))
-		s239 := v236
-		b237[2] = byte(s239 >> 8)
-		b237[3] = byte(s239)
-		f241 := uint32(os238)
-		f241 += bits.RotateLeft32(f241, 16)
-		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint16(v236)))
+		b253 := data[h4 : h4+8] // udp
+		os254 := uint32(uint16((uint64(b253[2])<<8 | uint64(b253[3]))))
+		s255 := v252
+		b253[2] = byte(s255 >> 8)
+		b253[3] = byte(s255)
+		f257 := uint32(os254)
+		f257 += bits.RotateLeft32(f257, 16)
+		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(v252)))
 		if h4 >= 0 {
-			d216 += dl240
+			d232 += dl256
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d216
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s242 := r
-			cb[0] = byte(s242 >> 8)
-			cb[1] = byte(s242)
+			pendD4 += d232
+			pendK4 = true
 		}
 		pl.edges[28]++
 		goto n109
 	}
 n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d243 uint64 // udp checksum
-		v244 := m12
+		var d258 uint64 // udp checksum
+		v259 := m12
 		if !(h3 >= 0) {
 			return pl.drop(31)
 		}
-		b245 := data[h3 : h3+40] // ipv6
-		ws247 := packet.Value{Hi: (uint64(b245[24])<<56 | uint64(b245[25])<<48 | uint64(b245[26])<<40 | uint64(b245[27])<<32 | uint64(b245[28])<<24 | uint64(b245[29])<<16 | uint64(b245[30])<<8 | uint64(b245[31])), Lo: (uint64(b245[32])<<56 | uint64(b245[33])<<48 | uint64(b245[34])<<40 | uint64(b245[35])<<32 | uint64(b245[36])<<24 | uint64(b245[37])<<16 | uint64(b245[38])<<8 | uint64(b245[39]))}
-		os246 := uint32(uint16(ws247.Hi>>0)) + uint32(uint16(ws247.Hi>>16)) + uint32(uint16(ws247.Hi>>32)) + uint32(uint16(ws247.Hi>>48)) + uint32(uint16(ws247.Lo>>0)) + uint32(uint16(ws247.Lo>>16)) + uint32(uint16(ws247.Lo>>32)) + uint32(uint16(ws247.Lo>>48))
-		v248 := v244
-		s249 := v248.Hi
-		b245[24] = byte(s249 >> 56)
-		b245[25] = byte(s249 >> 48)
-		b245[26] = byte(s249 >> 40)
-		b245[27] = byte(s249 >> 32)
-		b245[28] = byte(s249 >> 24)
-		b245[29] = byte(s249 >> 16)
-		b245[30] = byte(s249 >> 8)
-		b245[31] = byte(s249)
-		s250 := v248.Lo
-		b245[32] = byte(s250 >> 56)
-		b245[33] = byte(s250 >> 48)
-		b245[34] = byte(s250 >> 40)
-		b245[35] = byte(s250 >> 32)
-		b245[36] = byte(s250 >> 24)
-		b245[37] = byte(s250 >> 16)
-		b245[38] = byte(s250 >> 8)
-		b245[39] = byte(s250)
-		ws251 := v244
-		f253 := uint32(os246)
-		f253 += bits.RotateLeft32(f253, 16)
-		dl252 := uint64(^uint16(f253>>16)) + uint64(uint32(uint16(ws251.Hi>>0))+uint32(uint16(ws251.Hi>>16))+uint32(uint16(ws251.Hi>>32))+uint32(uint16(ws251.Hi>>48))+uint32(uint16(ws251.Lo>>0))+uint32(uint16(ws251.Lo>>16))+uint32(uint16(ws251.Lo>>32))+uint32(uint16(ws251.Lo>>48)))
+		b260 := data[h3 : h3+40] // ipv6
+		ws262 := packet.Value{Hi: (uint64(b260[24])<<56 | uint64(b260[25])<<48 | uint64(b260[26])<<40 | uint64(b260[27])<<32 | uint64(b260[28])<<24 | uint64(b260[29])<<16 | uint64(b260[30])<<8 | uint64(b260[31])), Lo: (uint64(b260[32])<<56 | uint64(b260[33])<<48 | uint64(b260[34])<<40 | uint64(b260[35])<<32 | uint64(b260[36])<<24 | uint64(b260[37])<<16 | uint64(b260[38])<<8 | uint64(b260[39]))}
+		os261 := uint32(uint16(ws262.Hi>>0)) + uint32(uint16(ws262.Hi>>16)) + uint32(uint16(ws262.Hi>>32)) + uint32(uint16(ws262.Hi>>48)) + uint32(uint16(ws262.Lo>>0)) + uint32(uint16(ws262.Lo>>16)) + uint32(uint16(ws262.Lo>>32)) + uint32(uint16(ws262.Lo>>48))
+		v263 := v259
+		s264 := v263.Hi
+		b260[24] = byte(s264 >> 56)
+		b260[25] = byte(s264 >> 48)
+		b260[26] = byte(s264 >> 40)
+		b260[27] = byte(s264 >> 32)
+		b260[28] = byte(s264 >> 24)
+		b260[29] = byte(s264 >> 16)
+		b260[30] = byte(s264 >> 8)
+		b260[31] = byte(s264)
+		s265 := v263.Lo
+		b260[32] = byte(s265 >> 56)
+		b260[33] = byte(s265 >> 48)
+		b260[34] = byte(s265 >> 40)
+		b260[35] = byte(s265 >> 32)
+		b260[36] = byte(s265 >> 24)
+		b260[37] = byte(s265 >> 16)
+		b260[38] = byte(s265 >> 8)
+		b260[39] = byte(s265)
+		ws266 := v259
+		f268 := uint32(os261)
+		f268 += bits.RotateLeft32(f268, 16)
+		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(ws266.Hi>>0))+uint32(uint16(ws266.Hi>>16))+uint32(uint16(ws266.Hi>>32))+uint32(uint16(ws266.Hi>>48))+uint32(uint16(ws266.Lo>>0))+uint32(uint16(ws266.Lo>>16))+uint32(uint16(ws266.Lo>>32))+uint32(uint16(ws266.Lo>>48)))
 		if h4 >= 0 {
-			d243 += dl252
+			d258 += dl267
 		}
-		v254 := m3
-		ws256 := packet.Value{Hi: (uint64(b245[8])<<56 | uint64(b245[9])<<48 | uint64(b245[10])<<40 | uint64(b245[11])<<32 | uint64(b245[12])<<24 | uint64(b245[13])<<16 | uint64(b245[14])<<8 | uint64(b245[15])), Lo: (uint64(b245[16])<<56 | uint64(b245[17])<<48 | uint64(b245[18])<<40 | uint64(b245[19])<<32 | uint64(b245[20])<<24 | uint64(b245[21])<<16 | uint64(b245[22])<<8 | uint64(b245[23]))}
-		os255 := uint32(uint16(ws256.Hi>>0)) + uint32(uint16(ws256.Hi>>16)) + uint32(uint16(ws256.Hi>>32)) + uint32(uint16(ws256.Hi>>48)) + uint32(uint16(ws256.Lo>>0)) + uint32(uint16(ws256.Lo>>16)) + uint32(uint16(ws256.Lo>>32)) + uint32(uint16(ws256.Lo>>48))
-		v257 := v254
-		s258 := v257.Hi
-		b245[8] = byte(s258 >> 56)
-		b245[9] = byte(s258 >> 48)
-		b245[10] = byte(s258 >> 40)
-		b245[11] = byte(s258 >> 32)
-		b245[12] = byte(s258 >> 24)
-		b245[13] = byte(s258 >> 16)
-		b245[14] = byte(s258 >> 8)
-		b245[15] = byte(s258)
-		s259 := v257.Lo
-		b245[16] = byte(s259 >> 56)
-		b245[17] = byte(s259 >> 48)
-		b245[18] = byte(s259 >> 40)
-		b245[19] = byte(s259 >> 32)
-		b245[20] = byte(s259 >> 24)
-		b245[21] = byte(s259 >> 16)
-		b245[22] = byte(s259 >> 8)
-		b245[23] = byte(s259)
-		ws260 := v254
-		f262 := uint32(os255)
-		f262 += bits.RotateLeft32(f262, 16)
-		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(ws260.Hi>>0))+uint32(uint16(ws260.Hi>>16))+uint32(uint16(ws260.Hi>>32))+uint32(uint16(ws260.Hi>>48))+uint32(uint16(ws260.Lo>>0))+uint32(uint16(ws260.Lo>>16))+uint32(uint16(ws260.Lo>>32))+uint32(uint16(ws260.Lo>>48)))
+		v269 := m3
+		ws271 := packet.Value{Hi: (uint64(b260[8])<<56 | uint64(b260[9])<<48 | uint64(b260[10])<<40 | uint64(b260[11])<<32 | uint64(b260[12])<<24 | uint64(b260[13])<<16 | uint64(b260[14])<<8 | uint64(b260[15])), Lo: (uint64(b260[16])<<56 | uint64(b260[17])<<48 | uint64(b260[18])<<40 | uint64(b260[19])<<32 | uint64(b260[20])<<24 | uint64(b260[21])<<16 | uint64(b260[22])<<8 | uint64(b260[23]))}
+		os270 := uint32(uint16(ws271.Hi>>0)) + uint32(uint16(ws271.Hi>>16)) + uint32(uint16(ws271.Hi>>32)) + uint32(uint16(ws271.Hi>>48)) + uint32(uint16(ws271.Lo>>0)) + uint32(uint16(ws271.Lo>>16)) + uint32(uint16(ws271.Lo>>32)) + uint32(uint16(ws271.Lo>>48))
+		v272 := v269
+		s273 := v272.Hi
+		b260[8] = byte(s273 >> 56)
+		b260[9] = byte(s273 >> 48)
+		b260[10] = byte(s273 >> 40)
+		b260[11] = byte(s273 >> 32)
+		b260[12] = byte(s273 >> 24)
+		b260[13] = byte(s273 >> 16)
+		b260[14] = byte(s273 >> 8)
+		b260[15] = byte(s273)
+		s274 := v272.Lo
+		b260[16] = byte(s274 >> 56)
+		b260[17] = byte(s274 >> 48)
+		b260[18] = byte(s274 >> 40)
+		b260[19] = byte(s274 >> 32)
+		b260[20] = byte(s274 >> 24)
+		b260[21] = byte(s274 >> 16)
+		b260[22] = byte(s274 >> 8)
+		b260[23] = byte(s274)
+		ws275 := v269
+		f277 := uint32(os270)
+		f277 += bits.RotateLeft32(f277, 16)
+		dl276 := uint64(^uint16(f277>>16)) + uint64(uint32(uint16(ws275.Hi>>0))+uint32(uint16(ws275.Hi>>16))+uint32(uint16(ws275.Hi>>32))+uint32(uint16(ws275.Hi>>48))+uint32(uint16(ws275.Lo>>0))+uint32(uint16(ws275.Lo>>16))+uint32(uint16(ws275.Lo>>32))+uint32(uint16(ws275.Lo>>48)))
 		if h4 >= 0 {
-			d243 += dl261
+			d258 += dl276
 		}
-		v263 := m21
+		v278 := m21
 		if !(h4 >= 0) {
 			return pl.drop(31)
 		}
-		b264 := data[h4 : h4+8] // udp
-		os265 := uint32(uint16((uint64(b264[2])<<8 | uint64(b264[3]))))
-		s266 := v263
-		b264[2] = byte(s266 >> 8)
-		b264[3] = byte(s266)
-		f268 := uint32(os265)
-		f268 += bits.RotateLeft32(f268, 16)
-		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(v263)))
+		b279 := data[h4 : h4+8] // udp
+		os280 := uint32(uint16((uint64(b279[2])<<8 | uint64(b279[3]))))
+		s281 := v278
+		b279[2] = byte(s281 >> 8)
+		b279[3] = byte(s281)
+		f283 := uint32(os280)
+		f283 += bits.RotateLeft32(f283, 16)
+		dl282 := uint64(^uint16(f283>>16)) + uint64(uint32(uint16(v278)))
 		if h4 >= 0 {
-			d243 += dl267
+			d258 += dl282
 		}
-		v269 := ((uint64(b245[4])<<8 | uint64(b245[5])) - 0x10)
-		os270 := uint32(uint16((uint64(b245[4])<<8 | uint64(b245[5]))))
-		s271 := v269
-		b245[4] = byte(s271 >> 8)
-		b245[5] = byte(s271)
-		f273 := uint32(os270)
-		f273 += bits.RotateLeft32(f273, 16)
-		dl272 := uint64(^uint16(f273>>16)) + uint64(uint32(uint16(v269)))
+		v284 := ((uint64(b260[4])<<8 | uint64(b260[5])) - 0x10)
+		os285 := uint32(uint16((uint64(b260[4])<<8 | uint64(b260[5]))))
+		s286 := v284
+		b260[4] = byte(s286 >> 8)
+		b260[5] = byte(s286)
+		f288 := uint32(os285)
+		f288 += bits.RotateLeft32(f288, 16)
+		dl287 := uint64(^uint16(f288>>16)) + uint64(uint32(uint16(v284)))
 		if h4 >= 0 {
-			d243 += dl272
+			d258 += dl287
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d243
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s274 := r
-			cb[0] = byte(s274 >> 8)
-			cb[1] = byte(s274)
+			pendD4 += d258
+			pendK4 = true
 		}
 		pl.edges[29]++
 		goto n104
@@ -3655,24 +3893,24 @@ n104:
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		po275, pn276 := h10, 12 // lb_v2
-		if po275 < 0 || po275+pn276 > len(data) {
+		po289, pn290 := h10, 12 // lb_v2
+		if po289 < 0 || po289+pn290 > len(data) {
 			return pl.drop(32)
 		}
-		if (h4 >= 0) && po275 > h4 && (po275-h4)%2 == 0 {
-			pw278 := data[po275 : po275+12]
-			d277 := uint32(uint64(pw278[0])<<8|uint64(pw278[1])) + uint32(uint64(pw278[2])<<8|uint64(pw278[3])) + uint32(uint64(pw278[4])<<8|uint64(pw278[5])) + uint32(uint64(pw278[6])<<8|uint64(pw278[7])) + uint32(uint64(pw278[8])<<8|uint64(pw278[9])) + uint32(uint64(pw278[10])<<8|uint64(pw278[11]))
-			d277 += bits.RotateLeft32(d277, 16)
-			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d277 >> 16))
+		if (h4 >= 0) && po289 > h4 && (po289-h4)%2 == 0 {
+			pw292 := data[po289 : po289+12]
+			d291 := uint32(uint64(pw292[0])<<8|uint64(pw292[1])) + uint32(uint64(pw292[2])<<8|uint64(pw292[3])) + uint32(uint64(pw292[4])<<8|uint64(pw292[5])) + uint32(uint64(pw292[6])<<8|uint64(pw292[7])) + uint32(uint64(pw292[8])<<8|uint64(pw292[9])) + uint32(uint64(pw292[10])<<8|uint64(pw292[11]))
+			d291 += bits.RotateLeft32(d291, 16)
+			if (h4 >= 0) && h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d291 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po275
-		pendN = pn276
+		pendOff = po289
+		pendN = pn290
 		h10 = -1
-		if cur > po275 {
-			cur = max(po275, cur-pn276)
+		if cur > po289 {
+			cur = max(po289, cur-pn290)
 		}
 		goto n107
 	}
@@ -3681,24 +3919,24 @@ n106:
 		if !(h11 >= 0) {
 			return pl.drop(33)
 		}
-		po279, pn280 := h11, 12 // lb_v3
-		if po279 < 0 || po279+pn280 > len(data) {
+		po293, pn294 := h11, 12 // lb_v3
+		if po293 < 0 || po293+pn294 > len(data) {
 			return pl.drop(33)
 		}
-		if (h4 >= 0) && po279 > h4 && (po279-h4)%2 == 0 {
-			pw282 := data[po279 : po279+12]
-			d281 := uint32(uint64(pw282[0])<<8|uint64(pw282[1])) + uint32(uint64(pw282[2])<<8|uint64(pw282[3])) + uint32(uint64(pw282[4])<<8|uint64(pw282[5])) + uint32(uint64(pw282[6])<<8|uint64(pw282[7])) + uint32(uint64(pw282[8])<<8|uint64(pw282[9])) + uint32(uint64(pw282[10])<<8|uint64(pw282[11]))
-			d281 += bits.RotateLeft32(d281, 16)
-			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d281 >> 16))
+		if (h4 >= 0) && po293 > h4 && (po293-h4)%2 == 0 {
+			pw296 := data[po293 : po293+12]
+			d295 := uint32(uint64(pw296[0])<<8|uint64(pw296[1])) + uint32(uint64(pw296[2])<<8|uint64(pw296[3])) + uint32(uint64(pw296[4])<<8|uint64(pw296[5])) + uint32(uint64(pw296[6])<<8|uint64(pw296[7])) + uint32(uint64(pw296[8])<<8|uint64(pw296[9])) + uint32(uint64(pw296[10])<<8|uint64(pw296[11]))
+			d295 += bits.RotateLeft32(d295, 16)
+			if (h4 >= 0) && h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d295 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po279
-		pendN = pn280
+		pendOff = po293
+		pendN = pn294
 		h11 = -1
-		if cur > po279 {
-			cur = max(po279, cur-pn280)
+		if cur > po293 {
+			cur = max(po293, cur-pn294)
 		}
 		pl.edges[30]++
 		goto n107
@@ -3723,9 +3961,9 @@ n107:
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
 					r := ^uint16(y >> 16)
-					s283 := r
-					cb[0] = byte(s283 >> 8)
-					cb[1] = byte(s283)
+					s297 := r
+					cb[0] = byte(s297 >> 8)
+					cb[1] = byte(s297)
 				}
 				pendD4, pendK4 = 0, false
 			}
@@ -3733,25 +3971,25 @@ n107:
 		if !(h9 >= 0) {
 			return pl.drop(34)
 		}
-		po284, pn285 := h9, 4 // lb_common
-		if po284 < 0 || po284+pn285 > len(data) {
+		po298, pn299 := h9, 4 // lb_common
+		if po298 < 0 || po298+pn299 > len(data) {
 			return pl.drop(34)
 		}
-		if (h4 >= 0) && po284 > h4 && (po284-h4)%2 == 0 {
-			pw287 := data[po284 : po284+4]
-			d286 := uint32(uint64(pw287[0])<<8|uint64(pw287[1])) + uint32(uint64(pw287[2])<<8|uint64(pw287[3]))
-			d286 += bits.RotateLeft32(d286, 16)
-			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d286 >> 16))
+		if (h4 >= 0) && po298 > h4 && (po298-h4)%2 == 0 {
+			pw301 := data[po298 : po298+4]
+			d300 := uint32(uint64(pw301[0])<<8|uint64(pw301[1])) + uint32(uint64(pw301[2])<<8|uint64(pw301[3]))
+			d300 += bits.RotateLeft32(d300, 16)
+			if (h4 >= 0) && h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d300 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn285
-		if po284 < len(data)-po284-pendN {
-			copy(data[pendN:pendN+po284], data[:po284])
+		pendN += pn299
+		if po298 < len(data)-po298-pendN {
+			copy(data[pendN:pendN+po298], data[:po298])
 			data = data[pendN:]
 		} else {
-			copy(data[po284:], data[po284+pendN:])
+			copy(data[po298:], data[po298+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
@@ -3764,50 +4002,42 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s288 := r
-				cb[0] = byte(s288 >> 8)
-				cb[1] = byte(s288)
+				s302 := r
+				cb[0] = byte(s302 >> 8)
+				cb[1] = byte(s302)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		h9 = -1
-		if (h11 >= 0) && h11 > po284 {
-			h11 -= pn285
+		if (h11 >= 0) && h11 > po298 {
+			h11 -= pn299
 		} // lb_v3
-		if cur > po284 {
-			cur = max(po284, cur-pn285)
+		if cur > po298 {
+			cur = max(po298, cur-pn299)
 		}
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d289 uint64 // udp checksum
+		var d303 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(35)
 		}
-		b290 := data[h4 : h4+8] // udp
-		v291 := ((uint64(b290[4])<<8 | uint64(b290[5])) - 0x10)
-		os292 := uint32(uint16((uint64(b290[4])<<8 | uint64(b290[5]))))
-		s293 := v291
-		b290[4] = byte(s293 >> 8)
-		b290[5] = byte(s293)
-		f295 := uint32(os292)
-		f295 += bits.RotateLeft32(f295, 16)
-		dl294 := uint64(^uint16(f295>>16)) + uint64(uint32(uint16(v291)))
+		b304 := data[h4 : h4+8] // udp
+		v305 := ((uint64(b304[4])<<8 | uint64(b304[5])) - 0x10)
+		os306 := uint32(uint16((uint64(b304[4])<<8 | uint64(b304[5]))))
+		s307 := v305
+		b304[4] = byte(s307 >> 8)
+		b304[5] = byte(s307)
+		f309 := uint32(os306)
+		f309 += bits.RotateLeft32(f309, 16)
+		dl308 := uint64(^uint16(f309>>16)) + uint64(uint32(uint16(v305)))
 		if h4 >= 0 {
-			d289 += dl294
+			d303 += dl308
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d289
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s296 := r
-			cb[0] = byte(s296 >> 8)
-			cb[1] = byte(s296)
+			pendD4 += d303
+			pendK4 = true
 		}
 		pl.edges[31]++
 		goto n109
@@ -3826,10 +4056,40 @@ n110:
 	}
 n2:
 	{ // TxQueue: input
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s310 := r
+				cb[0] = byte(s310 >> 8)
+				cb[1] = byte(s310)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		goto n3
 	}
 n3:
 	{ // TxWire: emit
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s311 := r
+				cb[0] = byte(s311 >> 8)
+				cb[1] = byte(s311)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		return pl.sink(0, data)
 	}
 n111:

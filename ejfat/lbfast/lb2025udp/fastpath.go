@@ -782,33 +782,48 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	pendD4, pendK4 := uint64(0), false // udp checksum: a patch left for after a pop's move
 	_, _ = pendD4, pendK4
 	{ // RxWire: input
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s1 := r
+				cb[0] = byte(s1 >> 8)
+				cb[1] = byte(s1)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		goto n1
 	}
 n1:
 	{ // RxEth: extract ethernet
-		x1 := (h0 >= 0) // already there: nothing to do
-		if !x1 {
-			x1 = cur >= 0 && cur+14 <= len(data)
-			if x1 {
+		x2 := (h0 >= 0) // already there: nothing to do
+		if !x2 {
+			x2 = cur >= 0 && cur+14 <= len(data)
+			if x2 {
 				h0 = cur
 				cur += 14
 			} else {
 				h0 = -1
 			} // ethernet
 		}
-		if x1 {
+		if x2 {
 			goto n2
 		}
 		goto n12
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		b3 := data[h0 : h0+14] // ethernet
-		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
+		b4 := data[h0 : h0+14] // ethernet
+		v3 := (uint64(b4[12])<<8 | uint64(b4[13]))
 		switch {
-		case v2 == 0x800:
+		case v3 == 0x800:
 			goto n3
-		case v2 == 0x86dd:
+		case v3 == 0x86dd:
 			goto n6
 		default:
 			pl.edges[28]++
@@ -817,26 +832,26 @@ n2:
 	}
 n3:
 	{ // RxV4: extract ipv4
-		x4 := (h2 >= 0) // already there: nothing to do
-		if !x4 {
+		x5 := (h2 >= 0) // already there: nothing to do
+		if !x5 {
 			if off := cur; off >= 0 && off+20 <= len(data) {
 				h2, h2len = off, 20
 				if !(h2 >= 0) {
 					return pl.drop(0)
 				}
-				b6 := data[h2 : h2+20] // ipv4
-				ext5 := ((int64((uint64(b6[0]) >> 0 & 0xf)) - 5) * 4)
-				x4 = ext5 >= 0 && ext5 <= int64(len(data)) && off+20+int(ext5) <= len(data)
-				if x4 {
-					h2len += int(ext5)
+				b7 := data[h2 : h2+20] // ipv4
+				ext6 := ((int64((uint64(b7[0]) >> 0 & 0xf)) - 5) * 4)
+				x5 = ext6 >= 0 && ext6 <= int64(len(data)) && off+20+int(ext6) <= len(data)
+				if x5 {
+					h2len += int(ext6)
 					cur = off + h2len
 				}
 			}
-			if !x4 {
+			if !x5 {
 				h2 = -1
 			} // ipv4
 		}
-		if x4 {
+		if x5 {
 			goto n4
 		}
 		pl.edges[29]++
@@ -844,16 +859,16 @@ n3:
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		b9 := data[h2 : h2+20] // ipv4
-		c8 := ((uint64(b9[0]) >> 4 & 0xf) == 0x4)
+		b10 := data[h2 : h2+20] // ipv4
+		c9 := ((uint64(b10[0]) >> 4 & 0xf) == 0x4)
+		if c9 {
+			c9 = ((uint64(b10[0]) >> 0 & 0xf) >= 0x5)
+		}
+		c8 := c9
 		if c8 {
-			c8 = ((uint64(b9[0]) >> 0 & 0xf) >= 0x5)
+			c8 = (uint64(b10[9]) == 0x11)
 		}
-		c7 := c8
-		if c7 {
-			c7 = (uint64(b9[9]) == 0x11)
-		}
-		if c7 {
+		if c8 {
 			goto n5
 		}
 		pl.edges[30]++
@@ -861,6 +876,21 @@ n4:
 	}
 n5:
 	{ // RxV4Csum: checksum verify ipv4
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s11 := r
+				cb[0] = byte(s11 >> 8)
+				cb[1] = byte(s11)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -987,7 +1017,7 @@ n5:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		ok10, wellFormed := p.VerifyChecksum(2)
+		ok12, wellFormed := p.VerifyChecksum(2)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1112,7 +1142,7 @@ n5:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if ok10 && wellFormed {
+		if ok12 && wellFormed {
 			goto n8
 		}
 		pl.edges[31]++
@@ -1120,17 +1150,17 @@ n5:
 	}
 n6:
 	{ // RxV6: extract ipv6
-		x11 := (h3 >= 0) // already there: nothing to do
-		if !x11 {
-			x11 = cur >= 0 && cur+40 <= len(data)
-			if x11 {
+		x13 := (h3 >= 0) // already there: nothing to do
+		if !x13 {
+			x13 = cur >= 0 && cur+40 <= len(data)
+			if x13 {
 				h3 = cur
 				cur += 40
 			} else {
 				h3 = -1
 			} // ipv6
 		}
-		if x11 {
+		if x13 {
 			goto n7
 		}
 		pl.edges[32]++
@@ -1138,12 +1168,12 @@ n6:
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		b13 := data[h3 : h3+40] // ipv6
-		c12 := ((uint64(b13[0]) >> 4 & 0xf) == 0x6)
-		if c12 {
-			c12 = (uint64(b13[6]) == 0x11)
+		b15 := data[h3 : h3+40] // ipv6
+		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x6)
+		if c14 {
+			c14 = (uint64(b15[6]) == 0x11)
 		}
-		if c12 {
+		if c14 {
 			pl.edges[0]++
 			goto n8
 		}
@@ -1152,17 +1182,17 @@ n7:
 	}
 n8:
 	{ // RxUDP: extract udp
-		x14 := (h4 >= 0) // already there: nothing to do
-		if !x14 {
-			x14 = cur >= 0 && cur+8 <= len(data)
-			if x14 {
+		x16 := (h4 >= 0) // already there: nothing to do
+		if !x16 {
+			x16 = cur >= 0 && cur+8 <= len(data)
+			if x16 {
 				h4 = cur
 				cur += 8
 			} else {
 				h4 = -1
 			} // udp
 		}
-		if x14 {
+		if x16 {
 			goto n9
 		}
 		pl.edges[34]++
@@ -1170,8 +1200,8 @@ n8:
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		b15 := data[h4 : h4+8] // udp
-		if ((uint64(b15[2])<<8 | uint64(b15[3])) & 0xc000) == 0x4000 {
+		b17 := data[h4 : h4+8] // udp
+		if ((uint64(b17[2])<<8 | uint64(b17[3])) & 0xc000) == 0x4000 {
 			goto n10
 		}
 		pl.edges[35]++
@@ -1179,18 +1209,48 @@ n9:
 	}
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
-		b17 := data[h4 : h4+8] // udp
-		c16 := ((uint64(b17[6])<<8 | uint64(b17[7])) == 0x0)
-		if c16 {
-			c16 = (h2 >= 0)
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s18 := r
+				cb[0] = byte(s18 >> 8)
+				cb[1] = byte(s18)
+			}
+			pendD4, pendK4 = 0, false
 		}
-		if c16 {
+		b20 := data[h4 : h4+8] // udp
+		c19 := ((uint64(b20[6])<<8 | uint64(b20[7])) == 0x0)
+		if c19 {
+			c19 = (h2 >= 0)
+		}
+		if c19 {
 			goto n13
 		}
 		goto n11
 	}
 n11:
 	{ // RxUDPVerify: checksum verify udp
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s21 := r
+				cb[0] = byte(s21 >> 8)
+				cb[1] = byte(s21)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -1317,7 +1377,7 @@ n11:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		ok18, wellFormed := p.VerifyChecksum(4)
+		ok22, wellFormed := p.VerifyChecksum(4)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1442,7 +1502,7 @@ n11:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if ok18 && wellFormed {
+		if ok22 && wellFormed {
 			pl.edges[1]++
 			goto n13
 		}
@@ -1463,14 +1523,14 @@ n16:
 	}
 n17:
 	{ // ParseEthType: switch ethernet.type
-		b20 := data[h0 : h0+14] // ethernet
-		v19 := (uint64(b20[12])<<8 | uint64(b20[13]))
+		b24 := data[h0 : h0+14] // ethernet
+		v23 := (uint64(b24[12])<<8 | uint64(b24[13]))
 		switch {
-		case v19 == 0x800:
+		case v23 == 0x800:
 			goto n18
-		case v19 == 0x806:
+		case v23 == 0x806:
 			return pl.drop(2)
-		case v19 == 0x86dd:
+		case v23 == 0x86dd:
 			pl.edges[2]++
 			goto n18
 		default:
@@ -1479,25 +1539,25 @@ n17:
 	}
 n18:
 	{ // ParseLb: extract lb_common
-		x21 := (h9 >= 0) // already there: nothing to do
-		if !x21 {
-			x21 = cur >= 0 && cur+4 <= len(data)
-			if x21 {
+		x25 := (h9 >= 0) // already there: nothing to do
+		if !x25 {
+			x25 = cur >= 0 && cur+4 <= len(data)
+			if x25 {
 				h9 = cur
 				cur += 4
 			} else {
 				h9 = -1
 			} // lb_common
 		}
-		if x21 {
+		if x25 {
 			goto n19
 		}
 		goto n23
 	}
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		b22 := data[h9 : h9+4] // lb_common
-		if (uint64(b22[0])<<8 | uint64(b22[1])) == 0x4c42 {
+		b26 := data[h9 : h9+4] // lb_common
+		if (uint64(b26[0])<<8 | uint64(b26[1])) == 0x4c42 {
 			goto n20
 		}
 		pl.edges[37]++
@@ -1505,12 +1565,12 @@ n19:
 	}
 n20:
 	{ // ParseLbVersion: switch lb_common.version
-		b24 := data[h9 : h9+4] // lb_common
-		v23 := uint64(b24[2])
+		b28 := data[h9 : h9+4] // lb_common
+		v27 := uint64(b28[2])
 		switch {
-		case v23 == 0x2:
+		case v27 == 0x2:
 			goto n21
-		case v23 == 0x3:
+		case v27 == 0x3:
 			goto n22
 		default:
 			pl.edges[38]++
@@ -1519,17 +1579,17 @@ n20:
 	}
 n21:
 	{ // ParseLbV2: extract lb_v2
-		x25 := (h10 >= 0) // already there: nothing to do
-		if !x25 {
-			x25 = cur >= 0 && cur+12 <= len(data)
-			if x25 {
+		x29 := (h10 >= 0) // already there: nothing to do
+		if !x29 {
+			x29 = cur >= 0 && cur+12 <= len(data)
+			if x29 {
 				h10 = cur
 				cur += 12
 			} else {
 				h10 = -1
 			} // lb_v2
 		}
-		if x25 {
+		if x29 {
 			goto n24
 		}
 		pl.edges[39]++
@@ -1537,17 +1597,17 @@ n21:
 	}
 n22:
 	{ // ParseLbV3: extract lb_v3
-		x26 := (h11 >= 0) // already there: nothing to do
-		if !x26 {
-			x26 = cur >= 0 && cur+12 <= len(data)
-			if x26 {
+		x30 := (h11 >= 0) // already there: nothing to do
+		if !x30 {
+			x30 = cur >= 0 && cur+12 <= len(data)
+			if x30 {
 				h11 = cur
 				cur += 12
 			} else {
 				h11 = -1
 			} // lb_v3
 		}
-		if x26 {
+		if x30 {
 			pl.edges[3]++
 			goto n24
 		}
@@ -1561,8 +1621,8 @@ n23:
 n24:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b27 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[0].LookupWord(((uint64(b27[0])<<40|uint64(b27[1])<<32|uint64(b27[2])<<24|uint64(b27[3])<<16|uint64(b27[4])<<8|uint64(b27[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48); hit {
+		b31 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[0].LookupWord(((uint64(b31[0])<<40|uint64(b31[1])<<32|uint64(b31[2])<<24|uint64(b31[3])<<16|uint64(b31[4])<<8|uint64(b31[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1592,17 +1652,47 @@ n26:
 	}
 n27:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		b28 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b28[16])<<24 | uint64(b28[17])<<16 | uint64(b28[18])<<8 | uint64(b28[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s32 := r
+				cb[0] = byte(s32 >> 8)
+				cb[1] = byte(s32)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b33 := data[h2 : h2+20] // ipv4
+		m5 = (packet.Value{Lo: (uint64(b33[16])<<24 | uint64(b33[17])<<16 | uint64(b33[18])<<8 | uint64(b33[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n29
 	}
 n28:
 	{ // L3SetDaIPv6: set meta.ip_da_key
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s34 := r
+				cb[0] = byte(s34 >> 8)
+				cb[1] = byte(s34)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h3 >= 0) {
 			return pl.drop(6)
 		}
-		b29 := data[h3 : h3+40] // ipv6
-		m5 = (packet.Value{Hi: (uint64(b29[24])<<56 | uint64(b29[25])<<48 | uint64(b29[26])<<40 | uint64(b29[27])<<32 | uint64(b29[28])<<24 | uint64(b29[29])<<16 | uint64(b29[30])<<8 | uint64(b29[31])), Lo: (uint64(b29[32])<<56 | uint64(b29[33])<<48 | uint64(b29[34])<<40 | uint64(b29[35])<<32 | uint64(b29[36])<<24 | uint64(b29[37])<<16 | uint64(b29[38])<<8 | uint64(b29[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b35 := data[h3 : h3+40] // ipv6
+		m5 = (packet.Value{Hi: (uint64(b35[24])<<56 | uint64(b35[25])<<48 | uint64(b35[26])<<40 | uint64(b35[27])<<32 | uint64(b35[28])<<24 | uint64(b35[29])<<16 | uint64(b35[30])<<8 | uint64(b35[31])), Lo: (uint64(b35[32])<<56 | uint64(b35[33])<<48 | uint64(b35[34])<<40 | uint64(b35[35])<<32 | uint64(b35[36])<<24 | uint64(b35[37])<<16 | uint64(b35[38])<<8 | uint64(b35[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[5]++
 		goto n29
 	}
@@ -1610,8 +1700,8 @@ n29:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: m0}
-		b30 := data[h0 : h0+14] // ethernet
-		pl.keys[1] = packet.Value{Lo: (uint64(b30[12])<<8 | uint64(b30[13]))}
+		b36 := data[h0 : h0+14] // ethernet
+		pl.keys[1] = packet.Value{Lo: (uint64(b36[12])<<8 | uint64(b36[13]))}
 		pl.keys[2] = m5
 		if e, hit := pl.tables[1].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -1651,15 +1741,15 @@ n32:
 	}
 n33:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c31 := false
-		if c31 {
+		c37 := false
+		if c37 {
 			if !(h7 >= 0) {
 				return pl.drop(8)
 			}
-			b32 := data[h7 : h7+4] // icmpv6
-			c31 = (uint64(b32[0]) == 0x80)
+			b38 := data[h7 : h7+4] // icmpv6
+			c37 = (uint64(b38[0]) == 0x80)
 		}
-		if c31 {
+		if c37 {
 			goto n43
 		}
 		goto n34
@@ -1673,8 +1763,8 @@ n34:
 	}
 n35:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		b33 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b33[24])<<24 | uint64(b33[25])<<16 | uint64(b33[26])<<8 | uint64(b33[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b39 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b39[24])<<24 | uint64(b39[25])<<16 | uint64(b39[26])<<8 | uint64(b39[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n37
 		}
 		goto n36
@@ -1685,49 +1775,64 @@ n36:
 	}
 n37:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b34 := data[h0 : h0+14] // ethernet
-		s35 := (uint64(b34[6])<<40 | uint64(b34[7])<<32 | uint64(b34[8])<<24 | uint64(b34[9])<<16 | uint64(b34[10])<<8 | uint64(b34[11]))
-		b34[0] = byte(s35 >> 40)
-		b34[1] = byte(s35 >> 32)
-		b34[2] = byte(s35 >> 24)
-		b34[3] = byte(s35 >> 16)
-		b34[4] = byte(s35 >> 8)
-		b34[5] = byte(s35)
-		s36 := m2
-		b34[6] = byte(s36 >> 40)
-		b34[7] = byte(s36 >> 32)
-		b34[8] = byte(s36 >> 24)
-		b34[9] = byte(s36 >> 16)
-		b34[10] = byte(s36 >> 8)
-		b34[11] = byte(s36)
-		b37 := data[h5 : h5+28] // arp
-		s38 := 0x2
-		b37[6] = byte(s38 >> 8)
-		b37[7] = byte(s38)
-		s39 := (uint64(b37[8])<<40 | uint64(b37[9])<<32 | uint64(b37[10])<<24 | uint64(b37[11])<<16 | uint64(b37[12])<<8 | uint64(b37[13]))
-		b37[18] = byte(s39 >> 40)
-		b37[19] = byte(s39 >> 32)
-		b37[20] = byte(s39 >> 24)
-		b37[21] = byte(s39 >> 16)
-		b37[22] = byte(s39 >> 8)
-		b37[23] = byte(s39)
-		s40 := m2
-		b37[8] = byte(s40 >> 40)
-		b37[9] = byte(s40 >> 32)
-		b37[10] = byte(s40 >> 24)
-		b37[11] = byte(s40 >> 16)
-		b37[12] = byte(s40 >> 8)
-		b37[13] = byte(s40)
-		s41 := (uint64(b37[14])<<24 | uint64(b37[15])<<16 | uint64(b37[16])<<8 | uint64(b37[17]))
-		b37[24] = byte(s41 >> 24)
-		b37[25] = byte(s41 >> 16)
-		b37[26] = byte(s41 >> 8)
-		b37[27] = byte(s41)
-		s42 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		b37[14] = byte(s42 >> 24)
-		b37[15] = byte(s42 >> 16)
-		b37[16] = byte(s42 >> 8)
-		b37[17] = byte(s42)
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s40 := r
+				cb[0] = byte(s40 >> 8)
+				cb[1] = byte(s40)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b41 := data[h0 : h0+14] // ethernet
+		s42 := (uint64(b41[6])<<40 | uint64(b41[7])<<32 | uint64(b41[8])<<24 | uint64(b41[9])<<16 | uint64(b41[10])<<8 | uint64(b41[11]))
+		b41[0] = byte(s42 >> 40)
+		b41[1] = byte(s42 >> 32)
+		b41[2] = byte(s42 >> 24)
+		b41[3] = byte(s42 >> 16)
+		b41[4] = byte(s42 >> 8)
+		b41[5] = byte(s42)
+		s43 := m2
+		b41[6] = byte(s43 >> 40)
+		b41[7] = byte(s43 >> 32)
+		b41[8] = byte(s43 >> 24)
+		b41[9] = byte(s43 >> 16)
+		b41[10] = byte(s43 >> 8)
+		b41[11] = byte(s43)
+		b44 := data[h5 : h5+28] // arp
+		s45 := 0x2
+		b44[6] = byte(s45 >> 8)
+		b44[7] = byte(s45)
+		s46 := (uint64(b44[8])<<40 | uint64(b44[9])<<32 | uint64(b44[10])<<24 | uint64(b44[11])<<16 | uint64(b44[12])<<8 | uint64(b44[13]))
+		b44[18] = byte(s46 >> 40)
+		b44[19] = byte(s46 >> 32)
+		b44[20] = byte(s46 >> 24)
+		b44[21] = byte(s46 >> 16)
+		b44[22] = byte(s46 >> 8)
+		b44[23] = byte(s46)
+		s47 := m2
+		b44[8] = byte(s47 >> 40)
+		b44[9] = byte(s47 >> 32)
+		b44[10] = byte(s47 >> 24)
+		b44[11] = byte(s47 >> 16)
+		b44[12] = byte(s47 >> 8)
+		b44[13] = byte(s47)
+		s48 := (uint64(b44[14])<<24 | uint64(b44[15])<<16 | uint64(b44[16])<<8 | uint64(b44[17]))
+		b44[24] = byte(s48 >> 24)
+		b44[25] = byte(s48 >> 16)
+		b44[26] = byte(s48 >> 8)
+		b44[27] = byte(s48)
+		s49 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b44[14] = byte(s49 >> 24)
+		b44[15] = byte(s49 >> 16)
+		b44[16] = byte(s49 >> 8)
+		b44[17] = byte(s49)
 		goto n38
 	}
 n38:
@@ -1739,8 +1844,8 @@ n39:
 		if !(h2 >= 0) {
 			return pl.drop(10)
 		}
-		b43 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b43[16])<<24 | uint64(b43[17])<<16 | uint64(b43[18])<<8 | uint64(b43[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b50 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n41
 		}
 		goto n40
@@ -1751,59 +1856,59 @@ n40:
 	}
 n41:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d44 uint64          // icmp checksum
-		b45 := data[h0 : h0+14] // ethernet
-		v46 := (uint64(b45[6])<<40 | uint64(b45[7])<<32 | uint64(b45[8])<<24 | uint64(b45[9])<<16 | uint64(b45[10])<<8 | uint64(b45[11]))
-		s47 := v46
-		b45[0] = byte(s47 >> 40)
-		b45[1] = byte(s47 >> 32)
-		b45[2] = byte(s47 >> 24)
-		b45[3] = byte(s47 >> 16)
-		b45[4] = byte(s47 >> 8)
-		b45[5] = byte(s47)
-		v48 := m2
-		s49 := v48
-		b45[6] = byte(s49 >> 40)
-		b45[7] = byte(s49 >> 32)
-		b45[8] = byte(s49 >> 24)
-		b45[9] = byte(s49 >> 16)
-		b45[10] = byte(s49 >> 8)
-		b45[11] = byte(s49)
+		var d51 uint64          // icmp checksum
+		b52 := data[h0 : h0+14] // ethernet
+		v53 := (uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11]))
+		s54 := v53
+		b52[0] = byte(s54 >> 40)
+		b52[1] = byte(s54 >> 32)
+		b52[2] = byte(s54 >> 24)
+		b52[3] = byte(s54 >> 16)
+		b52[4] = byte(s54 >> 8)
+		b52[5] = byte(s54)
+		v55 := m2
+		s56 := v55
+		b52[6] = byte(s56 >> 40)
+		b52[7] = byte(s56 >> 32)
+		b52[8] = byte(s56 >> 24)
+		b52[9] = byte(s56 >> 16)
+		b52[10] = byte(s56 >> 8)
+		b52[11] = byte(s56)
 		if !(h2 >= 0) {
 			return pl.drop(12)
 		}
-		b50 := data[h2 : h2+20] // ipv4
-		v51 := (uint64(b50[12])<<24 | uint64(b50[13])<<16 | uint64(b50[14])<<8 | uint64(b50[15]))
-		s52 := v51
-		b50[16] = byte(s52 >> 24)
-		b50[17] = byte(s52 >> 16)
-		b50[18] = byte(s52 >> 8)
-		b50[19] = byte(s52)
-		v53 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		s54 := v53
-		b50[12] = byte(s54 >> 24)
-		b50[13] = byte(s54 >> 16)
-		b50[14] = byte(s54 >> 8)
-		b50[15] = byte(s54)
-		v55 := 0x0
-		b56 := data[h6 : h6+4] // icmp
-		os57 := uint32(uint64(b56[0])<<8 | uint64(b56[1]))
-		b56[0] = byte(v55)
-		f59 := uint32(os57)
-		f59 += bits.RotateLeft32(f59, 16)
-		dl58 := uint64(^uint16(f59>>16)) + uint64(uint32(uint64(b56[0])<<8|uint64(b56[1])))
-		d44 += dl58
+		b57 := data[h2 : h2+20] // ipv4
+		v58 := (uint64(b57[12])<<24 | uint64(b57[13])<<16 | uint64(b57[14])<<8 | uint64(b57[15]))
+		s59 := v58
+		b57[16] = byte(s59 >> 24)
+		b57[17] = byte(s59 >> 16)
+		b57[18] = byte(s59 >> 8)
+		b57[19] = byte(s59)
+		v60 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s61 := v60
+		b57[12] = byte(s61 >> 24)
+		b57[13] = byte(s61 >> 16)
+		b57[14] = byte(s61 >> 8)
+		b57[15] = byte(s61)
+		v62 := 0x0
+		b63 := data[h6 : h6+4] // icmp
+		os64 := uint32(uint64(b63[0])<<8 | uint64(b63[1]))
+		b63[0] = byte(v62)
+		f66 := uint32(os64)
+		f66 += bits.RotateLeft32(f66, 16)
+		dl65 := uint64(^uint16(f66>>16)) + uint64(uint32(uint64(b63[0])<<8|uint64(b63[1])))
+		d51 += dl65
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d44
+			x := uint64(^cv) + d51
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s60 := r
-			cb[0] = byte(s60 >> 8)
-			cb[1] = byte(s60)
+			s67 := r
+			cb[0] = byte(s67 >> 8)
+			cb[1] = byte(s67)
 		}
 		goto n42
 	}
@@ -1814,87 +1919,87 @@ n42:
 	}
 n43:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d61 uint64          // icmpv6 checksum
-		b62 := data[h0 : h0+14] // ethernet
-		v63 := (uint64(b62[6])<<40 | uint64(b62[7])<<32 | uint64(b62[8])<<24 | uint64(b62[9])<<16 | uint64(b62[10])<<8 | uint64(b62[11]))
-		s64 := v63
-		b62[0] = byte(s64 >> 40)
-		b62[1] = byte(s64 >> 32)
-		b62[2] = byte(s64 >> 24)
-		b62[3] = byte(s64 >> 16)
-		b62[4] = byte(s64 >> 8)
-		b62[5] = byte(s64)
-		v65 := m2
-		s66 := v65
-		b62[6] = byte(s66 >> 40)
-		b62[7] = byte(s66 >> 32)
-		b62[8] = byte(s66 >> 24)
-		b62[9] = byte(s66 >> 16)
-		b62[10] = byte(s66 >> 8)
-		b62[11] = byte(s66)
+		var d68 uint64          // icmpv6 checksum
+		b69 := data[h0 : h0+14] // ethernet
+		v70 := (uint64(b69[6])<<40 | uint64(b69[7])<<32 | uint64(b69[8])<<24 | uint64(b69[9])<<16 | uint64(b69[10])<<8 | uint64(b69[11]))
+		s71 := v70
+		b69[0] = byte(s71 >> 40)
+		b69[1] = byte(s71 >> 32)
+		b69[2] = byte(s71 >> 24)
+		b69[3] = byte(s71 >> 16)
+		b69[4] = byte(s71 >> 8)
+		b69[5] = byte(s71)
+		v72 := m2
+		s73 := v72
+		b69[6] = byte(s73 >> 40)
+		b69[7] = byte(s73 >> 32)
+		b69[8] = byte(s73 >> 24)
+		b69[9] = byte(s73 >> 16)
+		b69[10] = byte(s73 >> 8)
+		b69[11] = byte(s73)
 		if !(h3 >= 0) {
 			return pl.drop(13)
 		}
-		b67 := data[h3 : h3+40] // ipv6
-		v68 := packet.Value{Hi: (uint64(b67[8])<<56 | uint64(b67[9])<<48 | uint64(b67[10])<<40 | uint64(b67[11])<<32 | uint64(b67[12])<<24 | uint64(b67[13])<<16 | uint64(b67[14])<<8 | uint64(b67[15])), Lo: (uint64(b67[16])<<56 | uint64(b67[17])<<48 | uint64(b67[18])<<40 | uint64(b67[19])<<32 | uint64(b67[20])<<24 | uint64(b67[21])<<16 | uint64(b67[22])<<8 | uint64(b67[23]))}
-		v69 := v68
-		s70 := v69.Hi
-		b67[24] = byte(s70 >> 56)
-		b67[25] = byte(s70 >> 48)
-		b67[26] = byte(s70 >> 40)
-		b67[27] = byte(s70 >> 32)
-		b67[28] = byte(s70 >> 24)
-		b67[29] = byte(s70 >> 16)
-		b67[30] = byte(s70 >> 8)
-		b67[31] = byte(s70)
-		s71 := v69.Lo
-		b67[32] = byte(s71 >> 56)
-		b67[33] = byte(s71 >> 48)
-		b67[34] = byte(s71 >> 40)
-		b67[35] = byte(s71 >> 32)
-		b67[36] = byte(s71 >> 24)
-		b67[37] = byte(s71 >> 16)
-		b67[38] = byte(s71 >> 8)
-		b67[39] = byte(s71)
-		v72 := m3
-		v73 := v72
-		s74 := v73.Hi
-		b67[8] = byte(s74 >> 56)
-		b67[9] = byte(s74 >> 48)
-		b67[10] = byte(s74 >> 40)
-		b67[11] = byte(s74 >> 32)
-		b67[12] = byte(s74 >> 24)
-		b67[13] = byte(s74 >> 16)
-		b67[14] = byte(s74 >> 8)
-		b67[15] = byte(s74)
-		s75 := v73.Lo
-		b67[16] = byte(s75 >> 56)
-		b67[17] = byte(s75 >> 48)
-		b67[18] = byte(s75 >> 40)
-		b67[19] = byte(s75 >> 32)
-		b67[20] = byte(s75 >> 24)
-		b67[21] = byte(s75 >> 16)
-		b67[22] = byte(s75 >> 8)
-		b67[23] = byte(s75)
-		v76 := 0x81
-		b77 := data[h7 : h7+4] // icmpv6
-		os78 := uint32(uint64(b77[0])<<8 | uint64(b77[1]))
-		b77[0] = byte(v76)
-		f80 := uint32(os78)
-		f80 += bits.RotateLeft32(f80, 16)
-		dl79 := uint64(^uint16(f80>>16)) + uint64(uint32(uint64(b77[0])<<8|uint64(b77[1])))
-		d61 += dl79
+		b74 := data[h3 : h3+40] // ipv6
+		v75 := packet.Value{Hi: (uint64(b74[8])<<56 | uint64(b74[9])<<48 | uint64(b74[10])<<40 | uint64(b74[11])<<32 | uint64(b74[12])<<24 | uint64(b74[13])<<16 | uint64(b74[14])<<8 | uint64(b74[15])), Lo: (uint64(b74[16])<<56 | uint64(b74[17])<<48 | uint64(b74[18])<<40 | uint64(b74[19])<<32 | uint64(b74[20])<<24 | uint64(b74[21])<<16 | uint64(b74[22])<<8 | uint64(b74[23]))}
+		v76 := v75
+		s77 := v76.Hi
+		b74[24] = byte(s77 >> 56)
+		b74[25] = byte(s77 >> 48)
+		b74[26] = byte(s77 >> 40)
+		b74[27] = byte(s77 >> 32)
+		b74[28] = byte(s77 >> 24)
+		b74[29] = byte(s77 >> 16)
+		b74[30] = byte(s77 >> 8)
+		b74[31] = byte(s77)
+		s78 := v76.Lo
+		b74[32] = byte(s78 >> 56)
+		b74[33] = byte(s78 >> 48)
+		b74[34] = byte(s78 >> 40)
+		b74[35] = byte(s78 >> 32)
+		b74[36] = byte(s78 >> 24)
+		b74[37] = byte(s78 >> 16)
+		b74[38] = byte(s78 >> 8)
+		b74[39] = byte(s78)
+		v79 := m3
+		v80 := v79
+		s81 := v80.Hi
+		b74[8] = byte(s81 >> 56)
+		b74[9] = byte(s81 >> 48)
+		b74[10] = byte(s81 >> 40)
+		b74[11] = byte(s81 >> 32)
+		b74[12] = byte(s81 >> 24)
+		b74[13] = byte(s81 >> 16)
+		b74[14] = byte(s81 >> 8)
+		b74[15] = byte(s81)
+		s82 := v80.Lo
+		b74[16] = byte(s82 >> 56)
+		b74[17] = byte(s82 >> 48)
+		b74[18] = byte(s82 >> 40)
+		b74[19] = byte(s82 >> 32)
+		b74[20] = byte(s82 >> 24)
+		b74[21] = byte(s82 >> 16)
+		b74[22] = byte(s82 >> 8)
+		b74[23] = byte(s82)
+		v83 := 0x81
+		b84 := data[h7 : h7+4] // icmpv6
+		os85 := uint32(uint64(b84[0])<<8 | uint64(b84[1]))
+		b84[0] = byte(v83)
+		f87 := uint32(os85)
+		f87 += bits.RotateLeft32(f87, 16)
+		dl86 := uint64(^uint16(f87>>16)) + uint64(uint32(uint64(b84[0])<<8|uint64(b84[1])))
+		d68 += dl86
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d61
+			x := uint64(^cv) + d68
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s81 := r
-			cb[0] = byte(s81 >> 8)
-			cb[1] = byte(s81)
+			s88 := r
+			cb[0] = byte(s88 >> 8)
+			cb[1] = byte(s88)
 		}
 		goto n44
 	}
@@ -1905,8 +2010,8 @@ n44:
 	}
 n45:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		b82 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b82[4])<<56 | uint64(b82[5])<<48 | uint64(b82[6])<<40 | uint64(b82[7])<<32 | uint64(b82[8])<<24 | uint64(b82[9])<<16 | uint64(b82[10])<<8 | uint64(b82[11])), Lo: (uint64(b82[12])<<56 | uint64(b82[13])<<48 | uint64(b82[14])<<40 | uint64(b82[15])<<32 | uint64(b82[16])<<24 | uint64(b82[17])<<16 | uint64(b82[18])<<8 | uint64(b82[19]))} == m3) {
+		b89 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b89[4])<<56 | uint64(b89[5])<<48 | uint64(b89[6])<<40 | uint64(b89[7])<<32 | uint64(b89[8])<<24 | uint64(b89[9])<<16 | uint64(b89[10])<<8 | uint64(b89[11])), Lo: (uint64(b89[12])<<56 | uint64(b89[13])<<48 | uint64(b89[14])<<40 | uint64(b89[15])<<32 | uint64(b89[16])<<24 | uint64(b89[17])<<16 | uint64(b89[18])<<8 | uint64(b89[19]))} == m3) {
 			goto n47
 		}
 		goto n46
@@ -1920,33 +2025,63 @@ n47:
 		if !(h3 >= 0) {
 			return pl.drop(15)
 		}
-		b83 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b83[8])<<56 | uint64(b83[9])<<48 | uint64(b83[10])<<40 | uint64(b83[11])<<32 | uint64(b83[12])<<24 | uint64(b83[13])<<16 | uint64(b83[14])<<8 | uint64(b83[15])), Lo: (uint64(b83[16])<<56 | uint64(b83[17])<<48 | uint64(b83[18])<<40 | uint64(b83[19])<<32 | uint64(b83[20])<<24 | uint64(b83[21])<<16 | uint64(b83[22])<<8 | uint64(b83[23]))} == packet.Value{Lo: 0x0}) {
+		b90 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b90[8])<<56 | uint64(b90[9])<<48 | uint64(b90[10])<<40 | uint64(b90[11])<<32 | uint64(b90[12])<<24 | uint64(b90[13])<<16 | uint64(b90[14])<<8 | uint64(b90[15])), Lo: (uint64(b90[16])<<56 | uint64(b90[17])<<48 | uint64(b90[18])<<40 | uint64(b90[19])<<32 | uint64(b90[20])<<24 | uint64(b90[21])<<16 | uint64(b90[22])<<8 | uint64(b90[23]))} == packet.Value{Lo: 0x0}) {
 			goto n48
 		}
 		goto n49
 	}
 n48:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s91 := r
+				cb[0] = byte(s91 >> 8)
+				cb[1] = byte(s91)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m23 = (0x333300000001) & 0xffffffffffff
 		m24 = (0x0) & 0x1
-		b84 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b84[4])<<56 | uint64(b84[5])<<48 | uint64(b84[6])<<40 | uint64(b84[7])<<32 | uint64(b84[8])<<24 | uint64(b84[9])<<16 | uint64(b84[10])<<8 | uint64(b84[11])), Lo: (uint64(b84[12])<<56 | uint64(b84[13])<<48 | uint64(b84[14])<<40 | uint64(b84[15])<<32 | uint64(b84[16])<<24 | uint64(b84[17])<<16 | uint64(b84[18])<<8 | uint64(b84[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b92 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b92[4])<<56 | uint64(b92[5])<<48 | uint64(b92[6])<<40 | uint64(b92[7])<<32 | uint64(b92[8])<<24 | uint64(b92[9])<<16 | uint64(b92[10])<<8 | uint64(b92[11])), Lo: (uint64(b92[12])<<56 | uint64(b92[13])<<48 | uint64(b92[14])<<40 | uint64(b92[15])<<32 | uint64(b92[16])<<24 | uint64(b92[17])<<16 | uint64(b92[18])<<8 | uint64(b92[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n52
 	}
 n49:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s93 := r
+				cb[0] = byte(s93 >> 8)
+				cb[1] = byte(s93)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h3 >= 0) {
 			return pl.drop(16)
 		}
-		b85 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b85[8])<<56 | uint64(b85[9])<<48 | uint64(b85[10])<<40 | uint64(b85[11])<<32 | uint64(b85[12])<<24 | uint64(b85[13])<<16 | uint64(b85[14])<<8 | uint64(b85[15])), Lo: (uint64(b85[16])<<56 | uint64(b85[17])<<48 | uint64(b85[18])<<40 | uint64(b85[19])<<32 | uint64(b85[20])<<24 | uint64(b85[21])<<16 | uint64(b85[22])<<8 | uint64(b85[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b86 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b86[6])<<40 | uint64(b86[7])<<32 | uint64(b86[8])<<24 | uint64(b86[9])<<16 | uint64(b86[10])<<8 | uint64(b86[11])) & 0xffffffffffff
+		b94 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b94[8])<<56 | uint64(b94[9])<<48 | uint64(b94[10])<<40 | uint64(b94[11])<<32 | uint64(b94[12])<<24 | uint64(b94[13])<<16 | uint64(b94[14])<<8 | uint64(b94[15])), Lo: (uint64(b94[16])<<56 | uint64(b94[17])<<48 | uint64(b94[18])<<40 | uint64(b94[19])<<32 | uint64(b94[20])<<24 | uint64(b94[21])<<16 | uint64(b94[22])<<8 | uint64(b94[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b95 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b95[6])<<40 | uint64(b95[7])<<32 | uint64(b95[8])<<24 | uint64(b95[9])<<16 | uint64(b95[10])<<8 | uint64(b95[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
-		b87 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b87[4])<<56 | uint64(b87[5])<<48 | uint64(b87[6])<<40 | uint64(b87[7])<<32 | uint64(b87[8])<<24 | uint64(b87[9])<<16 | uint64(b87[10])<<8 | uint64(b87[11])), Lo: (uint64(b87[12])<<56 | uint64(b87[13])<<48 | uint64(b87[14])<<40 | uint64(b87[15])<<32 | uint64(b87[16])<<24 | uint64(b87[17])<<16 | uint64(b87[18])<<8 | uint64(b87[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b96 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b96[4])<<56 | uint64(b96[5])<<48 | uint64(b96[6])<<40 | uint64(b96[7])<<32 | uint64(b96[8])<<24 | uint64(b96[9])<<16 | uint64(b96[10])<<8 | uint64(b96[11])), Lo: (uint64(b96[12])<<56 | uint64(b96[13])<<48 | uint64(b96[14])<<40 | uint64(b96[15])<<32 | uint64(b96[16])<<24 | uint64(b96[17])<<16 | uint64(b96[18])<<8 | uint64(b96[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n50
 	}
 n50:
@@ -1959,8 +2094,23 @@ n50:
 	}
 n51:
 	{ // NsSrcMac: set meta.na_mac
-		b88 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b88[0])<<40 | uint64(b88[1])<<32 | uint64(b88[2])<<24 | uint64(b88[3])<<16 | uint64(b88[4])<<8 | uint64(b88[5])) & 0xffffffffffff
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s97 := r
+				cb[0] = byte(s97 >> 8)
+				cb[1] = byte(s97)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b98 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b98[0])<<40 | uint64(b98[1])<<32 | uint64(b98[2])<<24 | uint64(b98[3])<<16 | uint64(b98[4])<<8 | uint64(b98[5])) & 0xffffffffffff
 		pl.edges[10]++
 		goto n52
 	}
@@ -1980,15 +2130,15 @@ n53:
 	}
 n54:
 	{ // NsPopMac: pop nd_mac
-		po89, pn90 := h14, 6 // nd_mac
-		if po89 < 0 || po89+pn90 > len(data) {
+		po99, pn100 := h14, 6 // nd_mac
+		if po99 < 0 || po99+pn100 > len(data) {
 			return pl.drop(17)
 		}
-		pendOff = po89
-		pendN = pn90
+		pendOff = po99
+		pendN = pn100
 		h14 = -1
-		if cur > po89 {
-			cur = max(po89, cur-pn90)
+		if cur > po99 {
+			cur = max(po99, cur-pn100)
 		}
 		pl.edges[11]++
 		goto n55
@@ -2013,22 +2163,22 @@ n55:
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
 					r := ^uint16(y >> 16)
-					s91 := r
-					cb[0] = byte(s91 >> 8)
-					cb[1] = byte(s91)
+					s101 := r
+					cb[0] = byte(s101 >> 8)
+					cb[1] = byte(s101)
 				}
 				pendD4, pendK4 = 0, false
 			}
 		}
-		po92, pn93 := h13, 2 // nd_opt
-		if po92 < 0 || po92+pn93 > len(data) {
+		po102, pn103 := h13, 2 // nd_opt
+		if po102 < 0 || po102+pn103 > len(data) {
 			return pl.drop(18)
 		}
-		pendOff = po92
-		pendN += pn93
+		pendOff = po102
+		pendN += pn103
 		h13 = -1
-		if cur > po92 {
-			cur = max(po92, cur-pn93)
+		if cur > po102 {
+			cur = max(po102, cur-pn103)
 		}
 		pl.edges[12]++
 		goto n56
@@ -2053,23 +2203,23 @@ n56:
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
 					r := ^uint16(y >> 16)
-					s94 := r
-					cb[0] = byte(s94 >> 8)
-					cb[1] = byte(s94)
+					s104 := r
+					cb[0] = byte(s104 >> 8)
+					cb[1] = byte(s104)
 				}
 				pendD4, pendK4 = 0, false
 			}
 		}
-		po95, pn96 := h12, 20 // nd_ns
-		if po95 < 0 || po95+pn96 > len(data) {
+		po105, pn106 := h12, 20 // nd_ns
+		if po105 < 0 || po105+pn106 > len(data) {
 			return pl.drop(19)
 		}
-		pendN += pn96
-		if po95 < len(data)-po95-pendN {
-			copy(data[pendN:pendN+po95], data[:po95])
+		pendN += pn106
+		if po105 < len(data)-po105-pendN {
+			copy(data[pendN:pendN+po105], data[:po105])
 			data = data[pendN:]
 		} else {
-			copy(data[po95:], data[po95+pendN:])
+			copy(data[po105:], data[po105+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
@@ -2082,20 +2232,35 @@ n56:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s97 := r
-				cb[0] = byte(s97 >> 8)
-				cb[1] = byte(s97)
+				s107 := r
+				cb[0] = byte(s107 >> 8)
+				cb[1] = byte(s107)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		h12 = -1
-		if cur > po95 {
-			cur = max(po95, cur-pn96)
+		if cur > po105 {
+			cur = max(po105, cur-pn106)
 		}
 		goto n57
 	}
 n57:
 	{ // NsPushNa: push nd_na after icmpv6
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s108 := r
+				cb[0] = byte(s108 >> 8)
+				cb[1] = byte(s108)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h7 >= 0) {
 			return pl.drop(20)
 		}
@@ -2225,7 +2390,7 @@ n57:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt98 := p.Push(15, h7+4, 0)
+		rt109 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2350,13 +2515,28 @@ n57:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt98 {
+		if !rt109 {
 			return pl.drop(20)
 		}
 		goto n58
 	}
 n58:
 	{ // NsPushOpt: push nd_na_opt after nd_na
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s110 := r
+				cb[0] = byte(s110 >> 8)
+				cb[1] = byte(s110)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h15 >= 0) {
 			return pl.drop(21)
 		}
@@ -2486,7 +2666,7 @@ n58:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt99 := p.Push(16, h15+20, 0)
+		rt111 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2611,13 +2791,28 @@ n58:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt99 {
+		if !rt111 {
 			return pl.drop(21)
 		}
 		goto n59
 	}
 n59:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s112 := r
+				cb[0] = byte(s112 >> 8)
+				cb[1] = byte(s112)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h16 >= 0) {
 			return pl.drop(22)
 		}
@@ -2747,7 +2942,7 @@ n59:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt100 := p.Push(17, h16+2, 0)
+		rt113 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2872,116 +3067,146 @@ n59:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt100 {
+		if !rt113 {
 			return pl.drop(22)
 		}
 		goto n60
 	}
 n60:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b101 := data[h0 : h0+14] // ethernet
-		s102 := m23
-		b101[0] = byte(s102 >> 40)
-		b101[1] = byte(s102 >> 32)
-		b101[2] = byte(s102 >> 24)
-		b101[3] = byte(s102 >> 16)
-		b101[4] = byte(s102 >> 8)
-		b101[5] = byte(s102)
-		s103 := m2
-		b101[6] = byte(s103 >> 40)
-		b101[7] = byte(s103 >> 32)
-		b101[8] = byte(s103 >> 24)
-		b101[9] = byte(s103 >> 16)
-		b101[10] = byte(s103 >> 8)
-		b101[11] = byte(s103)
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s114 := r
+				cb[0] = byte(s114 >> 8)
+				cb[1] = byte(s114)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b115 := data[h0 : h0+14] // ethernet
+		s116 := m23
+		b115[0] = byte(s116 >> 40)
+		b115[1] = byte(s116 >> 32)
+		b115[2] = byte(s116 >> 24)
+		b115[3] = byte(s116 >> 16)
+		b115[4] = byte(s116 >> 8)
+		b115[5] = byte(s116)
+		s117 := m2
+		b115[6] = byte(s117 >> 40)
+		b115[7] = byte(s117 >> 32)
+		b115[8] = byte(s117 >> 24)
+		b115[9] = byte(s117 >> 16)
+		b115[10] = byte(s117 >> 8)
+		b115[11] = byte(s117)
 		if !(h3 >= 0) {
 			return pl.drop(23)
 		}
-		b104 := data[h3 : h3+40] // ipv6
-		s105 := 0x20
-		b104[4] = byte(s105 >> 8)
-		b104[5] = byte(s105)
-		b104[7] = byte(0xff)
-		v106 := m3
-		s107 := v106.Hi
-		b104[8] = byte(s107 >> 56)
-		b104[9] = byte(s107 >> 48)
-		b104[10] = byte(s107 >> 40)
-		b104[11] = byte(s107 >> 32)
-		b104[12] = byte(s107 >> 24)
-		b104[13] = byte(s107 >> 16)
-		b104[14] = byte(s107 >> 8)
-		b104[15] = byte(s107)
-		s108 := v106.Lo
-		b104[16] = byte(s108 >> 56)
-		b104[17] = byte(s108 >> 48)
-		b104[18] = byte(s108 >> 40)
-		b104[19] = byte(s108 >> 32)
-		b104[20] = byte(s108 >> 24)
-		b104[21] = byte(s108 >> 16)
-		b104[22] = byte(s108 >> 8)
-		b104[23] = byte(s108)
-		v109 := m22
-		s110 := v109.Hi
-		b104[24] = byte(s110 >> 56)
-		b104[25] = byte(s110 >> 48)
-		b104[26] = byte(s110 >> 40)
-		b104[27] = byte(s110 >> 32)
-		b104[28] = byte(s110 >> 24)
-		b104[29] = byte(s110 >> 16)
-		b104[30] = byte(s110 >> 8)
-		b104[31] = byte(s110)
-		s111 := v109.Lo
-		b104[32] = byte(s111 >> 56)
-		b104[33] = byte(s111 >> 48)
-		b104[34] = byte(s111 >> 40)
-		b104[35] = byte(s111 >> 32)
-		b104[36] = byte(s111 >> 24)
-		b104[37] = byte(s111 >> 16)
-		b104[38] = byte(s111 >> 8)
-		b104[39] = byte(s111)
+		b118 := data[h3 : h3+40] // ipv6
+		s119 := 0x20
+		b118[4] = byte(s119 >> 8)
+		b118[5] = byte(s119)
+		b118[7] = byte(0xff)
+		v120 := m3
+		s121 := v120.Hi
+		b118[8] = byte(s121 >> 56)
+		b118[9] = byte(s121 >> 48)
+		b118[10] = byte(s121 >> 40)
+		b118[11] = byte(s121 >> 32)
+		b118[12] = byte(s121 >> 24)
+		b118[13] = byte(s121 >> 16)
+		b118[14] = byte(s121 >> 8)
+		b118[15] = byte(s121)
+		s122 := v120.Lo
+		b118[16] = byte(s122 >> 56)
+		b118[17] = byte(s122 >> 48)
+		b118[18] = byte(s122 >> 40)
+		b118[19] = byte(s122 >> 32)
+		b118[20] = byte(s122 >> 24)
+		b118[21] = byte(s122 >> 16)
+		b118[22] = byte(s122 >> 8)
+		b118[23] = byte(s122)
+		v123 := m22
+		s124 := v123.Hi
+		b118[24] = byte(s124 >> 56)
+		b118[25] = byte(s124 >> 48)
+		b118[26] = byte(s124 >> 40)
+		b118[27] = byte(s124 >> 32)
+		b118[28] = byte(s124 >> 24)
+		b118[29] = byte(s124 >> 16)
+		b118[30] = byte(s124 >> 8)
+		b118[31] = byte(s124)
+		s125 := v123.Lo
+		b118[32] = byte(s125 >> 56)
+		b118[33] = byte(s125 >> 48)
+		b118[34] = byte(s125 >> 40)
+		b118[35] = byte(s125 >> 32)
+		b118[36] = byte(s125 >> 24)
+		b118[37] = byte(s125 >> 16)
+		b118[38] = byte(s125 >> 8)
+		b118[39] = byte(s125)
 		if !(h7 >= 0) {
 			return pl.drop(23)
 		}
-		b112 := data[h7 : h7+4] // icmpv6
-		b112[0] = byte(0x88)
-		b112[1] = byte(0x0)
-		b113 := data[h15 : h15+20] // nd_na
-		b113[0] = b113[0]&^0x40 | byte(m24)<<6&0x40
-		v114 := m25
-		s115 := v114.Hi
-		b113[4] = byte(s115 >> 56)
-		b113[5] = byte(s115 >> 48)
-		b113[6] = byte(s115 >> 40)
-		b113[7] = byte(s115 >> 32)
-		b113[8] = byte(s115 >> 24)
-		b113[9] = byte(s115 >> 16)
-		b113[10] = byte(s115 >> 8)
-		b113[11] = byte(s115)
-		s116 := v114.Lo
-		b113[12] = byte(s116 >> 56)
-		b113[13] = byte(s116 >> 48)
-		b113[14] = byte(s116 >> 40)
-		b113[15] = byte(s116 >> 32)
-		b113[16] = byte(s116 >> 24)
-		b113[17] = byte(s116 >> 16)
-		b113[18] = byte(s116 >> 8)
-		b113[19] = byte(s116)
-		b117 := data[h16 : h16+2] // nd_na_opt
-		b117[0] = byte(0x2)
-		b117[1] = byte(0x1)
-		b118 := data[h17 : h17+6] // nd_na_mac
-		s119 := m2
-		b118[0] = byte(s119 >> 40)
-		b118[1] = byte(s119 >> 32)
-		b118[2] = byte(s119 >> 24)
-		b118[3] = byte(s119 >> 16)
-		b118[4] = byte(s119 >> 8)
-		b118[5] = byte(s119)
+		b126 := data[h7 : h7+4] // icmpv6
+		b126[0] = byte(0x88)
+		b126[1] = byte(0x0)
+		b127 := data[h15 : h15+20] // nd_na
+		b127[0] = b127[0]&^0x40 | byte(m24)<<6&0x40
+		v128 := m25
+		s129 := v128.Hi
+		b127[4] = byte(s129 >> 56)
+		b127[5] = byte(s129 >> 48)
+		b127[6] = byte(s129 >> 40)
+		b127[7] = byte(s129 >> 32)
+		b127[8] = byte(s129 >> 24)
+		b127[9] = byte(s129 >> 16)
+		b127[10] = byte(s129 >> 8)
+		b127[11] = byte(s129)
+		s130 := v128.Lo
+		b127[12] = byte(s130 >> 56)
+		b127[13] = byte(s130 >> 48)
+		b127[14] = byte(s130 >> 40)
+		b127[15] = byte(s130 >> 32)
+		b127[16] = byte(s130 >> 24)
+		b127[17] = byte(s130 >> 16)
+		b127[18] = byte(s130 >> 8)
+		b127[19] = byte(s130)
+		b131 := data[h16 : h16+2] // nd_na_opt
+		b131[0] = byte(0x2)
+		b131[1] = byte(0x1)
+		b132 := data[h17 : h17+6] // nd_na_mac
+		s133 := m2
+		b132[0] = byte(s133 >> 40)
+		b132[1] = byte(s133 >> 32)
+		b132[2] = byte(s133 >> 24)
+		b132[3] = byte(s133 >> 16)
+		b132[4] = byte(s133 >> 8)
+		b132[5] = byte(s133)
 		goto n61
 	}
 n61:
 	{ // NsCsum: checksum compute icmpv6
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s134 := r
+				cb[0] = byte(s134 >> 8)
+				cb[1] = byte(s134)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -3108,7 +3333,7 @@ n61:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt120 := p.ComputeChecksum(7)
+		rt135 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3233,7 +3458,7 @@ n61:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt120 {
+		if !rt135 {
 			return pl.drop(24)
 		}
 		goto n62
@@ -3261,8 +3486,8 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b121 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[2].LookupWord(((uint64(b121[12])<<24|uint64(b121[13])<<16|uint64(b121[14])<<8|uint64(b121[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
+		b136 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[2].LookupWord(((uint64(b136[12])<<24|uint64(b136[13])<<16|uint64(b136[14])<<8|uint64(b136[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3284,8 +3509,8 @@ n67:
 		if !(h3 >= 0) {
 			return pl.drop(25)
 		}
-		b122 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}
+		b137 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b137[8])<<56 | uint64(b137[9])<<48 | uint64(b137[10])<<40 | uint64(b137[11])<<32 | uint64(b137[12])<<24 | uint64(b137[13])<<16 | uint64(b137[14])<<8 | uint64(b137[15])), Lo: (uint64(b137[16])<<56 | uint64(b137[17])<<48 | uint64(b137[18])<<40 | uint64(b137[19])<<32 | uint64(b137[20])<<24 | uint64(b137[21])<<16 | uint64(b137[22])<<8 | uint64(b137[23]))}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -3324,21 +3549,51 @@ n71:
 	}
 n72:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b123 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b123[4])<<56 | uint64(b123[5])<<48 | uint64(b123[6])<<40 | uint64(b123[7])<<32 | uint64(b123[8])<<24 | uint64(b123[9])<<16 | uint64(b123[10])<<8 | uint64(b123[11]))
-		m18 = ((uint64(b123[4])<<56 | uint64(b123[5])<<48 | uint64(b123[6])<<40 | uint64(b123[7])<<32 | uint64(b123[8])<<24 | uint64(b123[9])<<16 | uint64(b123[10])<<8 | uint64(b123[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b123[2])<<8 | uint64(b123[3])) & 0xffff
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s138 := r
+				cb[0] = byte(s138 >> 8)
+				cb[1] = byte(s138)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b139 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b139[4])<<56 | uint64(b139[5])<<48 | uint64(b139[6])<<40 | uint64(b139[7])<<32 | uint64(b139[8])<<24 | uint64(b139[9])<<16 | uint64(b139[10])<<8 | uint64(b139[11]))
+		m18 = ((uint64(b139[4])<<56 | uint64(b139[5])<<48 | uint64(b139[6])<<40 | uint64(b139[7])<<32 | uint64(b139[8])<<24 | uint64(b139[9])<<16 | uint64(b139[10])<<8 | uint64(b139[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b139[2])<<8 | uint64(b139[3])) & 0xffff
 		goto n74
 	}
 n73:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s140 := r
+				cb[0] = byte(s140 >> 8)
+				cb[1] = byte(s140)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h11 >= 0) {
 			return pl.drop(27)
 		}
-		b124 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b124[4])<<56 | uint64(b124[5])<<48 | uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11]))
-		m18 = (uint64(b124[0])<<8 | uint64(b124[1])) & 0xffff
-		m19 = (uint64(b124[2])<<8 | uint64(b124[3])) & 0xffff
+		b141 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b141[4])<<56 | uint64(b141[5])<<48 | uint64(b141[6])<<40 | uint64(b141[7])<<32 | uint64(b141[8])<<24 | uint64(b141[9])<<16 | uint64(b141[10])<<8 | uint64(b141[11]))
+		m18 = (uint64(b141[0])<<8 | uint64(b141[1])) & 0xffff
+		m19 = (uint64(b141[2])<<8 | uint64(b141[3])) & 0xffff
 		pl.edges[17]++
 		goto n74
 	}
@@ -3377,6 +3632,21 @@ n75:
 	}
 n76:
 	{ // LbSlot: set meta.calendar_slot
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s142 := r
+				cb[0] = byte(s142 >> 8)
+				cb[1] = byte(s142)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << m7) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n77
 	}
@@ -3406,8 +3676,8 @@ n78:
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b125 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b125[12])<<8|uint64(b125[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
+		b143 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b143[12])<<8|uint64(b143[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3441,26 +3711,56 @@ n80:
 	}
 n81:
 	{ // LbPort: set meta.new_port
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s144 := r
+				cb[0] = byte(s144 >> 8)
+				cb[1] = byte(s144)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m21 = ((m13 + ((m19 & ((((0x1 << m14) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n82
 	}
 n82:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b126 := data[h0 : h0+14] // ethernet
-		s127 := m2
-		b126[6] = byte(s127 >> 40)
-		b126[7] = byte(s127 >> 32)
-		b126[8] = byte(s127 >> 24)
-		b126[9] = byte(s127 >> 16)
-		b126[10] = byte(s127 >> 8)
-		b126[11] = byte(s127)
-		s128 := m10
-		b126[0] = byte(s128 >> 40)
-		b126[1] = byte(s128 >> 32)
-		b126[2] = byte(s128 >> 24)
-		b126[3] = byte(s128 >> 16)
-		b126[4] = byte(s128 >> 8)
-		b126[5] = byte(s128)
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s145 := r
+				cb[0] = byte(s145 >> 8)
+				cb[1] = byte(s145)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b146 := data[h0 : h0+14] // ethernet
+		s147 := m2
+		b146[6] = byte(s147 >> 40)
+		b146[7] = byte(s147 >> 32)
+		b146[8] = byte(s147 >> 24)
+		b146[9] = byte(s147 >> 16)
+		b146[10] = byte(s147 >> 8)
+		b146[11] = byte(s147)
+		s148 := m10
+		b146[0] = byte(s148 >> 40)
+		b146[1] = byte(s148 >> 32)
+		b146[2] = byte(s148 >> 24)
+		b146[3] = byte(s148 >> 16)
+		b146[4] = byte(s148 >> 8)
+		b146[5] = byte(s148)
 		goto n83
 	}
 n83:
@@ -3486,336 +3786,304 @@ n85:
 	}
 n86:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d129 uint64 // ipv4 checksum
-		var d130 uint64 // udp checksum
-		v131 := m11
-		b132 := data[h2 : h2+20] // ipv4
-		ws134 := uint64((uint64(b132[16])<<24 | uint64(b132[17])<<16 | uint64(b132[18])<<8 | uint64(b132[19])))
-		os133 := uint32(uint16(ws134>>0)) + uint32(uint16(ws134>>16))
-		s135 := v131
-		b132[16] = byte(s135 >> 24)
-		b132[17] = byte(s135 >> 16)
-		b132[18] = byte(s135 >> 8)
-		b132[19] = byte(s135)
-		ws136 := uint64(v131)
-		f138 := uint32(os133)
-		f138 += bits.RotateLeft32(f138, 16)
-		dl137 := uint64(^uint16(f138>>16)) + uint64(uint32(uint16(ws136>>0))+uint32(uint16(ws136>>16)))
-		d129 += dl137
-		d130 += dl137
-		v139 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws141 := uint64((uint64(b132[12])<<24 | uint64(b132[13])<<16 | uint64(b132[14])<<8 | uint64(b132[15])))
-		os140 := uint32(uint16(ws141>>0)) + uint32(uint16(ws141>>16))
-		s142 := v139
-		b132[12] = byte(s142 >> 24)
-		b132[13] = byte(s142 >> 16)
-		b132[14] = byte(s142 >> 8)
-		b132[15] = byte(s142)
-		ws143 := uint64(v139)
-		f145 := uint32(os140)
-		f145 += bits.RotateLeft32(f145, 16)
-		dl144 := uint64(^uint16(f145>>16)) + uint64(uint32(uint16(ws143>>0))+uint32(uint16(ws143>>16)))
-		d129 += dl144
-		d130 += dl144
-		v146 := m21
-		b147 := data[h4 : h4+8] // udp
-		os148 := uint32(uint16((uint64(b147[2])<<8 | uint64(b147[3]))))
-		s149 := v146
-		b147[2] = byte(s149 >> 8)
-		b147[3] = byte(s149)
-		f151 := uint32(os148)
-		f151 += bits.RotateLeft32(f151, 16)
-		dl150 := uint64(^uint16(f151>>16)) + uint64(uint32(uint16(v146)))
-		d130 += dl150
-		v152 := uint64(b132[8])
-		os153 := uint32(uint64(b132[8])<<8 | uint64(b132[9]))
-		b132[8] = byte(v152)
-		f155 := uint32(os153)
-		f155 += bits.RotateLeft32(f155, 16)
-		dl154 := uint64(^uint16(f155>>16)) + uint64(uint32(uint64(b132[8])<<8|uint64(b132[9])))
-		d129 += dl154
+		var d149 uint64 // ipv4 checksum
+		var d150 uint64 // udp checksum
+		v151 := m11
+		b152 := data[h2 : h2+20] // ipv4
+		ws154 := uint64((uint64(b152[16])<<24 | uint64(b152[17])<<16 | uint64(b152[18])<<8 | uint64(b152[19])))
+		os153 := uint32(uint16(ws154>>0)) + uint32(uint16(ws154>>16))
+		s155 := v151
+		b152[16] = byte(s155 >> 24)
+		b152[17] = byte(s155 >> 16)
+		b152[18] = byte(s155 >> 8)
+		b152[19] = byte(s155)
+		ws156 := uint64(v151)
+		f158 := uint32(os153)
+		f158 += bits.RotateLeft32(f158, 16)
+		dl157 := uint64(^uint16(f158>>16)) + uint64(uint32(uint16(ws156>>0))+uint32(uint16(ws156>>16)))
+		d149 += dl157
+		d150 += dl157
+		v159 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws161 := uint64((uint64(b152[12])<<24 | uint64(b152[13])<<16 | uint64(b152[14])<<8 | uint64(b152[15])))
+		os160 := uint32(uint16(ws161>>0)) + uint32(uint16(ws161>>16))
+		s162 := v159
+		b152[12] = byte(s162 >> 24)
+		b152[13] = byte(s162 >> 16)
+		b152[14] = byte(s162 >> 8)
+		b152[15] = byte(s162)
+		ws163 := uint64(v159)
+		f165 := uint32(os160)
+		f165 += bits.RotateLeft32(f165, 16)
+		dl164 := uint64(^uint16(f165>>16)) + uint64(uint32(uint16(ws163>>0))+uint32(uint16(ws163>>16)))
+		d149 += dl164
+		d150 += dl164
+		v166 := m21
+		b167 := data[h4 : h4+8] // udp
+		os168 := uint32(uint16((uint64(b167[2])<<8 | uint64(b167[3]))))
+		s169 := v166
+		b167[2] = byte(s169 >> 8)
+		b167[3] = byte(s169)
+		f171 := uint32(os168)
+		f171 += bits.RotateLeft32(f171, 16)
+		dl170 := uint64(^uint16(f171>>16)) + uint64(uint32(uint16(v166)))
+		d150 += dl170
+		v172 := uint64(b152[8])
+		os173 := uint32(uint64(b152[8])<<8 | uint64(b152[9]))
+		b152[8] = byte(v172)
+		f175 := uint32(os173)
+		f175 += bits.RotateLeft32(f175, 16)
+		dl174 := uint64(^uint16(f175>>16)) + uint64(uint32(uint64(b152[8])<<8|uint64(b152[9])))
+		d149 += dl174
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d129
+			x := uint64(^cv) + d149
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s156 := r
-			cb[0] = byte(s156 >> 8)
-			cb[1] = byte(s156)
+			s176 := r
+			cb[0] = byte(s176 >> 8)
+			cb[1] = byte(s176)
 		}
 		if h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d130
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s157 := r
-			cb[0] = byte(s157 >> 8)
-			cb[1] = byte(s157)
+			pendD4 += d150
+			pendK4 = true
 		}
 		goto n95
 	}
 n87:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d158 uint64 // ipv4 checksum
-		var d159 uint64 // udp checksum
-		v160 := m11
-		b161 := data[h2 : h2+20] // ipv4
-		ws163 := uint64((uint64(b161[16])<<24 | uint64(b161[17])<<16 | uint64(b161[18])<<8 | uint64(b161[19])))
-		os162 := uint32(uint16(ws163>>0)) + uint32(uint16(ws163>>16))
-		s164 := v160
-		b161[16] = byte(s164 >> 24)
-		b161[17] = byte(s164 >> 16)
-		b161[18] = byte(s164 >> 8)
-		b161[19] = byte(s164)
-		ws165 := uint64(v160)
-		f167 := uint32(os162)
-		f167 += bits.RotateLeft32(f167, 16)
-		dl166 := uint64(^uint16(f167>>16)) + uint64(uint32(uint16(ws165>>0))+uint32(uint16(ws165>>16)))
-		d158 += dl166
-		d159 += dl166
-		v168 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws170 := uint64((uint64(b161[12])<<24 | uint64(b161[13])<<16 | uint64(b161[14])<<8 | uint64(b161[15])))
-		os169 := uint32(uint16(ws170>>0)) + uint32(uint16(ws170>>16))
-		s171 := v168
-		b161[12] = byte(s171 >> 24)
-		b161[13] = byte(s171 >> 16)
-		b161[14] = byte(s171 >> 8)
-		b161[15] = byte(s171)
-		ws172 := uint64(v168)
-		f174 := uint32(os169)
-		f174 += bits.RotateLeft32(f174, 16)
-		dl173 := uint64(^uint16(f174>>16)) + uint64(uint32(uint16(ws172>>0))+uint32(uint16(ws172>>16)))
-		d158 += dl173
-		d159 += dl173
-		v175 := m21
-		b176 := data[h4 : h4+8] // udp
-		os177 := uint32(uint16((uint64(b176[2])<<8 | uint64(b176[3]))))
-		s178 := v175
-		b176[2] = byte(s178 >> 8)
-		b176[3] = byte(s178)
-		f180 := uint32(os177)
-		f180 += bits.RotateLeft32(f180, 16)
-		dl179 := uint64(^uint16(f180>>16)) + uint64(uint32(uint16(v175)))
-		d159 += dl179
-		v181 := ((uint64(b161[2])<<8 | uint64(b161[3])) - 0x10)
-		os182 := uint32(uint16((uint64(b161[2])<<8 | uint64(b161[3]))))
-		s183 := v181
-		b161[2] = byte(s183 >> 8)
-		b161[3] = byte(s183)
-		f185 := uint32(os182)
-		f185 += bits.RotateLeft32(f185, 16)
-		dl184 := uint64(^uint16(f185>>16)) + uint64(uint32(uint16(v181)))
-		d158 += dl184
-		d159 += dl184
+		var d177 uint64 // ipv4 checksum
+		var d178 uint64 // udp checksum
+		v179 := m11
+		b180 := data[h2 : h2+20] // ipv4
+		ws182 := uint64((uint64(b180[16])<<24 | uint64(b180[17])<<16 | uint64(b180[18])<<8 | uint64(b180[19])))
+		os181 := uint32(uint16(ws182>>0)) + uint32(uint16(ws182>>16))
+		s183 := v179
+		b180[16] = byte(s183 >> 24)
+		b180[17] = byte(s183 >> 16)
+		b180[18] = byte(s183 >> 8)
+		b180[19] = byte(s183)
+		ws184 := uint64(v179)
+		f186 := uint32(os181)
+		f186 += bits.RotateLeft32(f186, 16)
+		dl185 := uint64(^uint16(f186>>16)) + uint64(uint32(uint16(ws184>>0))+uint32(uint16(ws184>>16)))
+		d177 += dl185
+		d178 += dl185
+		v187 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws189 := uint64((uint64(b180[12])<<24 | uint64(b180[13])<<16 | uint64(b180[14])<<8 | uint64(b180[15])))
+		os188 := uint32(uint16(ws189>>0)) + uint32(uint16(ws189>>16))
+		s190 := v187
+		b180[12] = byte(s190 >> 24)
+		b180[13] = byte(s190 >> 16)
+		b180[14] = byte(s190 >> 8)
+		b180[15] = byte(s190)
+		ws191 := uint64(v187)
+		f193 := uint32(os188)
+		f193 += bits.RotateLeft32(f193, 16)
+		dl192 := uint64(^uint16(f193>>16)) + uint64(uint32(uint16(ws191>>0))+uint32(uint16(ws191>>16)))
+		d177 += dl192
+		d178 += dl192
+		v194 := m21
+		b195 := data[h4 : h4+8] // udp
+		os196 := uint32(uint16((uint64(b195[2])<<8 | uint64(b195[3]))))
+		s197 := v194
+		b195[2] = byte(s197 >> 8)
+		b195[3] = byte(s197)
+		f199 := uint32(os196)
+		f199 += bits.RotateLeft32(f199, 16)
+		dl198 := uint64(^uint16(f199>>16)) + uint64(uint32(uint16(v194)))
+		d178 += dl198
+		v200 := ((uint64(b180[2])<<8 | uint64(b180[3])) - 0x10)
+		os201 := uint32(uint16((uint64(b180[2])<<8 | uint64(b180[3]))))
+		s202 := v200
+		b180[2] = byte(s202 >> 8)
+		b180[3] = byte(s202)
+		f204 := uint32(os201)
+		f204 += bits.RotateLeft32(f204, 16)
+		dl203 := uint64(^uint16(f204>>16)) + uint64(uint32(uint16(v200)))
+		d177 += dl203
+		d178 += dl203
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d158
+			x := uint64(^cv) + d177
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s186 := r
-			cb[0] = byte(s186 >> 8)
-			cb[1] = byte(s186)
+			s205 := r
+			cb[0] = byte(s205 >> 8)
+			cb[1] = byte(s205)
 		}
 		if h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d159
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s187 := r
-			cb[0] = byte(s187 >> 8)
-			cb[1] = byte(s187)
+			pendD4 += d178
+			pendK4 = true
 		}
 		goto n90
 	}
 n88:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d188 uint64 // udp checksum
-		v189 := m12
+		var d206 uint64 // udp checksum
+		v207 := m12
 		if !(h3 >= 0) {
 			return pl.drop(31)
 		}
-		b190 := data[h3 : h3+40] // ipv6
-		ws192 := packet.Value{Hi: (uint64(b190[24])<<56 | uint64(b190[25])<<48 | uint64(b190[26])<<40 | uint64(b190[27])<<32 | uint64(b190[28])<<24 | uint64(b190[29])<<16 | uint64(b190[30])<<8 | uint64(b190[31])), Lo: (uint64(b190[32])<<56 | uint64(b190[33])<<48 | uint64(b190[34])<<40 | uint64(b190[35])<<32 | uint64(b190[36])<<24 | uint64(b190[37])<<16 | uint64(b190[38])<<8 | uint64(b190[39]))}
-		os191 := uint32(uint16(ws192.Hi>>0)) + uint32(uint16(ws192.Hi>>16)) + uint32(uint16(ws192.Hi>>32)) + uint32(uint16(ws192.Hi>>48)) + uint32(uint16(ws192.Lo>>0)) + uint32(uint16(ws192.Lo>>16)) + uint32(uint16(ws192.Lo>>32)) + uint32(uint16(ws192.Lo>>48))
-		v193 := v189
-		s194 := v193.Hi
-		b190[24] = byte(s194 >> 56)
-		b190[25] = byte(s194 >> 48)
-		b190[26] = byte(s194 >> 40)
-		b190[27] = byte(s194 >> 32)
-		b190[28] = byte(s194 >> 24)
-		b190[29] = byte(s194 >> 16)
-		b190[30] = byte(s194 >> 8)
-		b190[31] = byte(s194)
-		s195 := v193.Lo
-		b190[32] = byte(s195 >> 56)
-		b190[33] = byte(s195 >> 48)
-		b190[34] = byte(s195 >> 40)
-		b190[35] = byte(s195 >> 32)
-		b190[36] = byte(s195 >> 24)
-		b190[37] = byte(s195 >> 16)
-		b190[38] = byte(s195 >> 8)
-		b190[39] = byte(s195)
-		ws196 := v189
-		f198 := uint32(os191)
-		f198 += bits.RotateLeft32(f198, 16)
-		dl197 := uint64(^uint16(f198>>16)) + uint64(uint32(uint16(ws196.Hi>>0))+uint32(uint16(ws196.Hi>>16))+uint32(uint16(ws196.Hi>>32))+uint32(uint16(ws196.Hi>>48))+uint32(uint16(ws196.Lo>>0))+uint32(uint16(ws196.Lo>>16))+uint32(uint16(ws196.Lo>>32))+uint32(uint16(ws196.Lo>>48)))
-		d188 += dl197
-		v199 := m3
-		ws201 := packet.Value{Hi: (uint64(b190[8])<<56 | uint64(b190[9])<<48 | uint64(b190[10])<<40 | uint64(b190[11])<<32 | uint64(b190[12])<<24 | uint64(b190[13])<<16 | uint64(b190[14])<<8 | uint64(b190[15])), Lo: (uint64(b190[16])<<56 | uint64(b190[17])<<48 | uint64(b190[18])<<40 | uint64(b190[19])<<32 | uint64(b190[20])<<24 | uint64(b190[21])<<16 | uint64(b190[22])<<8 | uint64(b190[23]))}
-		os200 := uint32(uint16(ws201.Hi>>0)) + uint32(uint16(ws201.Hi>>16)) + uint32(uint16(ws201.Hi>>32)) + uint32(uint16(ws201.Hi>>48)) + uint32(uint16(ws201.Lo>>0)) + uint32(uint16(ws201.Lo>>16)) + uint32(uint16(ws201.Lo>>32)) + uint32(uint16(ws201.Lo>>48))
-		v202 := v199
-		s203 := v202.Hi
-		b190[8] = byte(s203 >> 56)
-		b190[9] = byte(s203 >> 48)
-		b190[10] = byte(s203 >> 40)
-		b190[11] = byte(s203 >> 32)
-		b190[12] = byte(s203 >> 24)
-		b190[13] = byte(s203 >> 16)
-		b190[14] = byte(s203 >> 8)
-		b190[15] = byte(s203)
-		s204 := v202.Lo
-		b190[16] = byte(s204 >> 56)
-		b190[17] = byte(s204 >> 48)
-		b190[18] = byte(s204 >> 40)
-		b190[19] = byte(s204 >> 32)
-		b190[20] = byte(s204 >> 24)
-		b190[21] = byte(s204 >> 16)
-		b190[22] = byte(s204 >> 8)
-		b190[23] = byte(s204)
-		ws205 := v199
-		f207 := uint32(os200)
-		f207 += bits.RotateLeft32(f207, 16)
-		dl206 := uint64(^uint16(f207>>16)) + uint64(uint32(uint16(ws205.Hi>>0))+uint32(uint16(ws205.Hi>>16))+uint32(uint16(ws205.Hi>>32))+uint32(uint16(ws205.Hi>>48))+uint32(uint16(ws205.Lo>>0))+uint32(uint16(ws205.Lo>>16))+uint32(uint16(ws205.Lo>>32))+uint32(uint16(ws205.Lo>>48)))
-		d188 += dl206
-		v208 := m21
-		b209 := data[h4 : h4+8] // udp
-		os210 := uint32(uint16((uint64(b209[2])<<8 | uint64(b209[3]))))
-		s211 := v208
-		b209[2] = byte(s211 >> 8)
-		b209[3] = byte(s211)
-		f213 := uint32(os210)
-		f213 += bits.RotateLeft32(f213, 16)
-		dl212 := uint64(^uint16(f213>>16)) + uint64(uint32(uint16(v208)))
-		d188 += dl212
+		b208 := data[h3 : h3+40] // ipv6
+		ws210 := packet.Value{Hi: (uint64(b208[24])<<56 | uint64(b208[25])<<48 | uint64(b208[26])<<40 | uint64(b208[27])<<32 | uint64(b208[28])<<24 | uint64(b208[29])<<16 | uint64(b208[30])<<8 | uint64(b208[31])), Lo: (uint64(b208[32])<<56 | uint64(b208[33])<<48 | uint64(b208[34])<<40 | uint64(b208[35])<<32 | uint64(b208[36])<<24 | uint64(b208[37])<<16 | uint64(b208[38])<<8 | uint64(b208[39]))}
+		os209 := uint32(uint16(ws210.Hi>>0)) + uint32(uint16(ws210.Hi>>16)) + uint32(uint16(ws210.Hi>>32)) + uint32(uint16(ws210.Hi>>48)) + uint32(uint16(ws210.Lo>>0)) + uint32(uint16(ws210.Lo>>16)) + uint32(uint16(ws210.Lo>>32)) + uint32(uint16(ws210.Lo>>48))
+		v211 := v207
+		s212 := v211.Hi
+		b208[24] = byte(s212 >> 56)
+		b208[25] = byte(s212 >> 48)
+		b208[26] = byte(s212 >> 40)
+		b208[27] = byte(s212 >> 32)
+		b208[28] = byte(s212 >> 24)
+		b208[29] = byte(s212 >> 16)
+		b208[30] = byte(s212 >> 8)
+		b208[31] = byte(s212)
+		s213 := v211.Lo
+		b208[32] = byte(s213 >> 56)
+		b208[33] = byte(s213 >> 48)
+		b208[34] = byte(s213 >> 40)
+		b208[35] = byte(s213 >> 32)
+		b208[36] = byte(s213 >> 24)
+		b208[37] = byte(s213 >> 16)
+		b208[38] = byte(s213 >> 8)
+		b208[39] = byte(s213)
+		ws214 := v207
+		f216 := uint32(os209)
+		f216 += bits.RotateLeft32(f216, 16)
+		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint16(ws214.Hi>>0))+uint32(uint16(ws214.Hi>>16))+uint32(uint16(ws214.Hi>>32))+uint32(uint16(ws214.Hi>>48))+uint32(uint16(ws214.Lo>>0))+uint32(uint16(ws214.Lo>>16))+uint32(uint16(ws214.Lo>>32))+uint32(uint16(ws214.Lo>>48)))
+		d206 += dl215
+		v217 := m3
+		ws219 := packet.Value{Hi: (uint64(b208[8])<<56 | uint64(b208[9])<<48 | uint64(b208[10])<<40 | uint64(b208[11])<<32 | uint64(b208[12])<<24 | uint64(b208[13])<<16 | uint64(b208[14])<<8 | uint64(b208[15])), Lo: (uint64(b208[16])<<56 | uint64(b208[17])<<48 | uint64(b208[18])<<40 | uint64(b208[19])<<32 | uint64(b208[20])<<24 | uint64(b208[21])<<16 | uint64(b208[22])<<8 | uint64(b208[23]))}
+		os218 := uint32(uint16(ws219.Hi>>0)) + uint32(uint16(ws219.Hi>>16)) + uint32(uint16(ws219.Hi>>32)) + uint32(uint16(ws219.Hi>>48)) + uint32(uint16(ws219.Lo>>0)) + uint32(uint16(ws219.Lo>>16)) + uint32(uint16(ws219.Lo>>32)) + uint32(uint16(ws219.Lo>>48))
+		v220 := v217
+		s221 := v220.Hi
+		b208[8] = byte(s221 >> 56)
+		b208[9] = byte(s221 >> 48)
+		b208[10] = byte(s221 >> 40)
+		b208[11] = byte(s221 >> 32)
+		b208[12] = byte(s221 >> 24)
+		b208[13] = byte(s221 >> 16)
+		b208[14] = byte(s221 >> 8)
+		b208[15] = byte(s221)
+		s222 := v220.Lo
+		b208[16] = byte(s222 >> 56)
+		b208[17] = byte(s222 >> 48)
+		b208[18] = byte(s222 >> 40)
+		b208[19] = byte(s222 >> 32)
+		b208[20] = byte(s222 >> 24)
+		b208[21] = byte(s222 >> 16)
+		b208[22] = byte(s222 >> 8)
+		b208[23] = byte(s222)
+		ws223 := v217
+		f225 := uint32(os218)
+		f225 += bits.RotateLeft32(f225, 16)
+		dl224 := uint64(^uint16(f225>>16)) + uint64(uint32(uint16(ws223.Hi>>0))+uint32(uint16(ws223.Hi>>16))+uint32(uint16(ws223.Hi>>32))+uint32(uint16(ws223.Hi>>48))+uint32(uint16(ws223.Lo>>0))+uint32(uint16(ws223.Lo>>16))+uint32(uint16(ws223.Lo>>32))+uint32(uint16(ws223.Lo>>48)))
+		d206 += dl224
+		v226 := m21
+		b227 := data[h4 : h4+8] // udp
+		os228 := uint32(uint16((uint64(b227[2])<<8 | uint64(b227[3]))))
+		s229 := v226
+		b227[2] = byte(s229 >> 8)
+		b227[3] = byte(s229)
+		f231 := uint32(os228)
+		f231 += bits.RotateLeft32(f231, 16)
+		dl230 := uint64(^uint16(f231>>16)) + uint64(uint32(uint16(v226)))
+		d206 += dl230
 		if h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d188
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s214 := r
-			cb[0] = byte(s214 >> 8)
-			cb[1] = byte(s214)
+			pendD4 += d206
+			pendK4 = true
 		}
 		pl.edges[23]++
 		goto n95
 	}
 n89:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d215 uint64 // udp checksum
-		v216 := m12
+		var d232 uint64 // udp checksum
+		v233 := m12
 		if !(h3 >= 0) {
 			return pl.drop(32)
 		}
-		b217 := data[h3 : h3+40] // ipv6
-		ws219 := packet.Value{Hi: (uint64(b217[24])<<56 | uint64(b217[25])<<48 | uint64(b217[26])<<40 | uint64(b217[27])<<32 | uint64(b217[28])<<24 | uint64(b217[29])<<16 | uint64(b217[30])<<8 | uint64(b217[31])), Lo: (uint64(b217[32])<<56 | uint64(b217[33])<<48 | uint64(b217[34])<<40 | uint64(b217[35])<<32 | uint64(b217[36])<<24 | uint64(b217[37])<<16 | uint64(b217[38])<<8 | uint64(b217[39]))}
-		os218 := uint32(uint16(ws219.Hi>>0)) + uint32(uint16(ws219.Hi>>16)) + uint32(uint16(ws219.Hi>>32)) + uint32(uint16(ws219.Hi>>48)) + uint32(uint16(ws219.Lo>>0)) + uint32(uint16(ws219.Lo>>16)) + uint32(uint16(ws219.Lo>>32)) + uint32(uint16(ws219.Lo>>48))
-		v220 := v216
-		s221 := v220.Hi
-		b217[24] = byte(s221 >> 56)
-		b217[25] = byte(s221 >> 48)
-		b217[26] = byte(s221 >> 40)
-		b217[27] = byte(s221 >> 32)
-		b217[28] = byte(s221 >> 24)
-		b217[29] = byte(s221 >> 16)
-		b217[30] = byte(s221 >> 8)
-		b217[31] = byte(s221)
-		s222 := v220.Lo
-		b217[32] = byte(s222 >> 56)
-		b217[33] = byte(s222 >> 48)
-		b217[34] = byte(s222 >> 40)
-		b217[35] = byte(s222 >> 32)
-		b217[36] = byte(s222 >> 24)
-		b217[37] = byte(s222 >> 16)
-		b217[38] = byte(s222 >> 8)
-		b217[39] = byte(s222)
-		ws223 := v216
-		f225 := uint32(os218)
-		f225 += bits.RotateLeft32(f225, 16)
-		dl224 := uint64(^uint16(f225>>16)) + uint64(uint32(uint16(ws223.Hi>>0))+uint32(uint16(ws223.Hi>>16))+uint32(uint16(ws223.Hi>>32))+uint32(uint16(ws223.Hi>>48))+uint32(uint16(ws223.Lo>>0))+uint32(uint16(ws223.Lo>>16))+uint32(uint16(ws223.Lo>>32))+uint32(uint16(ws223.Lo>>48)))
-		d215 += dl224
-		v226 := m3
-		ws228 := packet.Value{Hi: (uint64(b217[8])<<56 | uint64(b217[9])<<48 | uint64(b217[10])<<40 | uint64(b217[11])<<32 | uint64(b217[12])<<24 | uint64(b217[13])<<16 | uint64(b217[14])<<8 | uint64(b217[15])), Lo: (uint64(b217[16])<<56 | uint64(b217[17])<<48 | uint64(b217[18])<<40 | uint64(b217[19])<<32 | uint64(b217[20])<<24 | uint64(b217[21])<<16 | uint64(b217[22])<<8 | uint64(b217[23]))}
-		os227 := uint32(uint16(ws228.Hi>>0)) + uint32(uint16(ws228.Hi>>16)) + uint32(uint16(ws228.Hi>>32)) + uint32(uint16(ws228.Hi>>48)) + uint32(uint16(ws228.Lo>>0)) + uint32(uint16(ws228.Lo>>16)) + uint32(uint16(ws228.Lo>>32)) + uint32(uint16(ws228.Lo>>48))
-		v229 := v226
-		s230 := v229.Hi
-		b217[8] = byte(s230 >> 56)
-		b217[9] = byte(s230 >> 48)
-		b217[10] = byte(s230 >> 40)
-		b217[11] = byte(s230 >> 32)
-		b217[12] = byte(s230 >> 24)
-		b217[13] = byte(s230 >> 16)
-		b217[14] = byte(s230 >> 8)
-		b217[15] = byte(s230)
-		s231 := v229.Lo
-		b217[16] = byte(s231 >> 56)
-		b217[17] = byte(s231 >> 48)
-		b217[18] = byte(s231 >> 40)
-		b217[19] = byte(s231 >> 32)
-		b217[20] = byte(s231 >> 24)
-		b217[21] = byte(s231 >> 16)
-		b217[22] = byte(s231 >> 8)
-		b217[23] = byte(s231)
-		ws232 := v226
-		f234 := uint32(os227)
-		f234 += bits.RotateLeft32(f234, 16)
-		dl233 := uint64(^uint16(f234>>16)) + uint64(uint32(uint16(ws232.Hi>>0))+uint32(uint16(ws232.Hi>>16))+uint32(uint16(ws232.Hi>>32))+uint32(uint16(ws232.Hi>>48))+uint32(uint16(ws232.Lo>>0))+uint32(uint16(ws232.Lo>>16))+uint32(uint16(ws232.Lo>>32))+uint32(uint16(ws232.Lo>>48)))
-		d215 += dl233
-		v235 := m21
-		b236 := data[h4 : h4+8] // udp
-		os237 := uint32(uint16((uint64(b236[2])<<8 | uint64(b236[3]))))
-		s238 := v235
-		b236[2] = byte(s238 >> 8)
-		b236[3] = byte(s238)
-		f240 := uint32(os237)
-		f240 += bits.RotateLeft32(f240, 16)
-		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(v235)))
-		d215 += dl239
-		v241 := ((uint64(b217[4])<<8 | uint64(b217[5])) - 0x10)
-		os242 := uint32(uint16((uint64(b217[4])<<8 | uint64(b217[5]))))
-		s243 := v241
-		b217[4] = byte(s243 >> 8)
-		b217[5] = byte(s243)
-		f245 := uint32(os242)
-		f245 += bits.RotateLeft32(f245, 16)
-		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(v241)))
-		d215 += dl244
+		b234 := data[h3 : h3+40] // ipv6
+		ws236 := packet.Value{Hi: (uint64(b234[24])<<56 | uint64(b234[25])<<48 | uint64(b234[26])<<40 | uint64(b234[27])<<32 | uint64(b234[28])<<24 | uint64(b234[29])<<16 | uint64(b234[30])<<8 | uint64(b234[31])), Lo: (uint64(b234[32])<<56 | uint64(b234[33])<<48 | uint64(b234[34])<<40 | uint64(b234[35])<<32 | uint64(b234[36])<<24 | uint64(b234[37])<<16 | uint64(b234[38])<<8 | uint64(b234[39]))}
+		os235 := uint32(uint16(ws236.Hi>>0)) + uint32(uint16(ws236.Hi>>16)) + uint32(uint16(ws236.Hi>>32)) + uint32(uint16(ws236.Hi>>48)) + uint32(uint16(ws236.Lo>>0)) + uint32(uint16(ws236.Lo>>16)) + uint32(uint16(ws236.Lo>>32)) + uint32(uint16(ws236.Lo>>48))
+		v237 := v233
+		s238 := v237.Hi
+		b234[24] = byte(s238 >> 56)
+		b234[25] = byte(s238 >> 48)
+		b234[26] = byte(s238 >> 40)
+		b234[27] = byte(s238 >> 32)
+		b234[28] = byte(s238 >> 24)
+		b234[29] = byte(s238 >> 16)
+		b234[30] = byte(s238 >> 8)
+		b234[31] = byte(s238)
+		s239 := v237.Lo
+		b234[32] = byte(s239 >> 56)
+		b234[33] = byte(s239 >> 48)
+		b234[34] = byte(s239 >> 40)
+		b234[35] = byte(s239 >> 32)
+		b234[36] = byte(s239 >> 24)
+		b234[37] = byte(s239 >> 16)
+		b234[38] = byte(s239 >> 8)
+		b234[39] = byte(s239)
+		ws240 := v233
+		f242 := uint32(os235)
+		f242 += bits.RotateLeft32(f242, 16)
+		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(ws240.Hi>>0))+uint32(uint16(ws240.Hi>>16))+uint32(uint16(ws240.Hi>>32))+uint32(uint16(ws240.Hi>>48))+uint32(uint16(ws240.Lo>>0))+uint32(uint16(ws240.Lo>>16))+uint32(uint16(ws240.Lo>>32))+uint32(uint16(ws240.Lo>>48)))
+		d232 += dl241
+		v243 := m3
+		ws245 := packet.Value{Hi: (uint64(b234[8])<<56 | uint64(b234[9])<<48 | uint64(b234[10])<<40 | uint64(b234[11])<<32 | uint64(b234[12])<<24 | uint64(b234[13])<<16 | uint64(b234[14])<<8 | uint64(b234[15])), Lo: (uint64(b234[16])<<56 | uint64(b234[17])<<48 | uint64(b234[18])<<40 | uint64(b234[19])<<32 | uint64(b234[20])<<24 | uint64(b234[21])<<16 | uint64(b234[22])<<8 | uint64(b234[23]))}
+		os244 := uint32(uint16(ws245.Hi>>0)) + uint32(uint16(ws245.Hi>>16)) + uint32(uint16(ws245.Hi>>32)) + uint32(uint16(ws245.Hi>>48)) + uint32(uint16(ws245.Lo>>0)) + uint32(uint16(ws245.Lo>>16)) + uint32(uint16(ws245.Lo>>32)) + uint32(uint16(ws245.Lo>>48))
+		v246 := v243
+		s247 := v246.Hi
+		b234[8] = byte(s247 >> 56)
+		b234[9] = byte(s247 >> 48)
+		b234[10] = byte(s247 >> 40)
+		b234[11] = byte(s247 >> 32)
+		b234[12] = byte(s247 >> 24)
+		b234[13] = byte(s247 >> 16)
+		b234[14] = byte(s247 >> 8)
+		b234[15] = byte(s247)
+		s248 := v246.Lo
+		b234[16] = byte(s248 >> 56)
+		b234[17] = byte(s248 >> 48)
+		b234[18] = byte(s248 >> 40)
+		b234[19] = byte(s248 >> 32)
+		b234[20] = byte(s248 >> 24)
+		b234[21] = byte(s248 >> 16)
+		b234[22] = byte(s248 >> 8)
+		b234[23] = byte(s248)
+		ws249 := v243
+		f251 := uint32(os244)
+		f251 += bits.RotateLeft32(f251, 16)
+		dl250 := uint64(^uint16(f251>>16)) + uint64(uint32(uint16(ws249.Hi>>0))+uint32(uint16(ws249.Hi>>16))+uint32(uint16(ws249.Hi>>32))+uint32(uint16(ws249.Hi>>48))+uint32(uint16(ws249.Lo>>0))+uint32(uint16(ws249.Lo>>16))+uint32(uint16(ws249.Lo>>32))+uint32(uint16(ws249.Lo>>48)))
+		d232 += dl250
+		v252 := m21
+		b253 := data[h4 : h4+8] // udp
+		os254 := uint32(uint16((uint64(b253[2])<<8 | uint64(b253[3]))))
+		s255 := v252
+		b253[2] = byte(s255 >> 8)
+		b253[3] = byte(s255)
+		f257 := uint32(os254)
+		f257 += bits.RotateLeft32(f257, 16)
+		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(v252)))
+		d232 += dl256
+		v258 := ((uint64(b234[4])<<8 | uint64(b234[5])) - 0x10)
+		os259 := uint32(uint16((uint64(b234[4])<<8 | uint64(b234[5]))))
+		s260 := v258
+		b234[4] = byte(s260 >> 8)
+		b234[5] = byte(s260)
+		f262 := uint32(os259)
+		f262 += bits.RotateLeft32(f262, 16)
+		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(v258)))
+		d232 += dl261
 		if h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d215
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s246 := r
-			cb[0] = byte(s246 >> 8)
-			cb[1] = byte(s246)
+			pendD4 += d232
+			pendK4 = true
 		}
 		pl.edges[24]++
 		goto n90
@@ -3829,24 +4097,24 @@ n90:
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		po247, pn248 := h10, 12 // lb_v2
-		if po247 < 0 || po247+pn248 > len(data) {
+		po263, pn264 := h10, 12 // lb_v2
+		if po263 < 0 || po263+pn264 > len(data) {
 			return pl.drop(33)
 		}
-		if po247 > h4 && (po247-h4)%2 == 0 {
-			pw250 := data[po247 : po247+12]
-			d249 := uint32(uint64(pw250[0])<<8|uint64(pw250[1])) + uint32(uint64(pw250[2])<<8|uint64(pw250[3])) + uint32(uint64(pw250[4])<<8|uint64(pw250[5])) + uint32(uint64(pw250[6])<<8|uint64(pw250[7])) + uint32(uint64(pw250[8])<<8|uint64(pw250[9])) + uint32(uint64(pw250[10])<<8|uint64(pw250[11]))
-			d249 += bits.RotateLeft32(d249, 16)
+		if po263 > h4 && (po263-h4)%2 == 0 {
+			pw266 := data[po263 : po263+12]
+			d265 := uint32(uint64(pw266[0])<<8|uint64(pw266[1])) + uint32(uint64(pw266[2])<<8|uint64(pw266[3])) + uint32(uint64(pw266[4])<<8|uint64(pw266[5])) + uint32(uint64(pw266[6])<<8|uint64(pw266[7])) + uint32(uint64(pw266[8])<<8|uint64(pw266[9])) + uint32(uint64(pw266[10])<<8|uint64(pw266[11]))
+			d265 += bits.RotateLeft32(d265, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d249 >> 16))
+				pendD4 += uint64(^uint16(d265 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po247
-		pendN = pn248
+		pendOff = po263
+		pendN = pn264
 		h10 = -1
-		if cur > po247 {
-			cur = max(po247, cur-pn248)
+		if cur > po263 {
+			cur = max(po263, cur-pn264)
 		}
 		goto n93
 	}
@@ -3855,24 +4123,24 @@ n92:
 		if !(h11 >= 0) {
 			return pl.drop(34)
 		}
-		po251, pn252 := h11, 12 // lb_v3
-		if po251 < 0 || po251+pn252 > len(data) {
+		po267, pn268 := h11, 12 // lb_v3
+		if po267 < 0 || po267+pn268 > len(data) {
 			return pl.drop(34)
 		}
-		if po251 > h4 && (po251-h4)%2 == 0 {
-			pw254 := data[po251 : po251+12]
-			d253 := uint32(uint64(pw254[0])<<8|uint64(pw254[1])) + uint32(uint64(pw254[2])<<8|uint64(pw254[3])) + uint32(uint64(pw254[4])<<8|uint64(pw254[5])) + uint32(uint64(pw254[6])<<8|uint64(pw254[7])) + uint32(uint64(pw254[8])<<8|uint64(pw254[9])) + uint32(uint64(pw254[10])<<8|uint64(pw254[11]))
-			d253 += bits.RotateLeft32(d253, 16)
+		if po267 > h4 && (po267-h4)%2 == 0 {
+			pw270 := data[po267 : po267+12]
+			d269 := uint32(uint64(pw270[0])<<8|uint64(pw270[1])) + uint32(uint64(pw270[2])<<8|uint64(pw270[3])) + uint32(uint64(pw270[4])<<8|uint64(pw270[5])) + uint32(uint64(pw270[6])<<8|uint64(pw270[7])) + uint32(uint64(pw270[8])<<8|uint64(pw270[9])) + uint32(uint64(pw270[10])<<8|uint64(pw270[11]))
+			d269 += bits.RotateLeft32(d269, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d253 >> 16))
+				pendD4 += uint64(^uint16(d269 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po251
-		pendN = pn252
+		pendOff = po267
+		pendN = pn268
 		h11 = -1
-		if cur > po251 {
-			cur = max(po251, cur-pn252)
+		if cur > po267 {
+			cur = max(po267, cur-pn268)
 		}
 		pl.edges[25]++
 		goto n93
@@ -3897,32 +4165,32 @@ n93:
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
 					r := ^uint16(y >> 16)
-					s255 := r
-					cb[0] = byte(s255 >> 8)
-					cb[1] = byte(s255)
+					s271 := r
+					cb[0] = byte(s271 >> 8)
+					cb[1] = byte(s271)
 				}
 				pendD4, pendK4 = 0, false
 			}
 		}
-		po256, pn257 := h9, 4 // lb_common
-		if po256 < 0 || po256+pn257 > len(data) {
+		po272, pn273 := h9, 4 // lb_common
+		if po272 < 0 || po272+pn273 > len(data) {
 			return pl.drop(35)
 		}
-		if po256 > h4 && (po256-h4)%2 == 0 {
-			pw259 := data[po256 : po256+4]
-			d258 := uint32(uint64(pw259[0])<<8|uint64(pw259[1])) + uint32(uint64(pw259[2])<<8|uint64(pw259[3]))
-			d258 += bits.RotateLeft32(d258, 16)
+		if po272 > h4 && (po272-h4)%2 == 0 {
+			pw275 := data[po272 : po272+4]
+			d274 := uint32(uint64(pw275[0])<<8|uint64(pw275[1])) + uint32(uint64(pw275[2])<<8|uint64(pw275[3]))
+			d274 += bits.RotateLeft32(d274, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d258 >> 16))
+				pendD4 += uint64(^uint16(d274 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn257
-		if po256 < len(data)-po256-pendN {
-			copy(data[pendN:pendN+po256], data[:po256])
+		pendN += pn273
+		if po272 < len(data)-po272-pendN {
+			copy(data[pendN:pendN+po272], data[:po272])
 			data = data[pendN:]
 		} else {
-			copy(data[po256:], data[po256+pendN:])
+			copy(data[po272:], data[po272+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
@@ -3935,45 +4203,37 @@ n93:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s260 := r
-				cb[0] = byte(s260 >> 8)
-				cb[1] = byte(s260)
+				s276 := r
+				cb[0] = byte(s276 >> 8)
+				cb[1] = byte(s276)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		h9 = -1
-		if (h11 >= 0) && h11 > po256 {
-			h11 -= pn257
+		if (h11 >= 0) && h11 > po272 {
+			h11 -= pn273
 		} // lb_v3
-		if cur > po256 {
-			cur = max(po256, cur-pn257)
+		if cur > po272 {
+			cur = max(po272, cur-pn273)
 		}
 		goto n94
 	}
 n94:
 	{ // LbUdpLen: set udp.length
-		var d261 uint64         // udp checksum
-		b262 := data[h4 : h4+8] // udp
-		v263 := ((uint64(b262[4])<<8 | uint64(b262[5])) - 0x10)
-		os264 := uint32(uint16((uint64(b262[4])<<8 | uint64(b262[5]))))
-		s265 := v263
-		b262[4] = byte(s265 >> 8)
-		b262[5] = byte(s265)
-		f267 := uint32(os264)
-		f267 += bits.RotateLeft32(f267, 16)
-		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(v263)))
-		d261 += dl266
+		var d277 uint64         // udp checksum
+		b278 := data[h4 : h4+8] // udp
+		v279 := ((uint64(b278[4])<<8 | uint64(b278[5])) - 0x10)
+		os280 := uint32(uint16((uint64(b278[4])<<8 | uint64(b278[5]))))
+		s281 := v279
+		b278[4] = byte(s281 >> 8)
+		b278[5] = byte(s281)
+		f283 := uint32(os280)
+		f283 += bits.RotateLeft32(f283, 16)
+		dl282 := uint64(^uint16(f283>>16)) + uint64(uint32(uint16(v279)))
+		d277 += dl282
 		if h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d261
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s268 := r
-			cb[0] = byte(s268 >> 8)
-			cb[1] = byte(s268)
+			pendD4 += d277
+			pendK4 = true
 		}
 		pl.edges[26]++
 		goto n95
@@ -3992,10 +4252,40 @@ n96:
 	}
 n14:
 	{ // TxQueue: input
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s284 := r
+				cb[0] = byte(s284 >> 8)
+				cb[1] = byte(s284)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		goto n15
 	}
 n15:
 	{ // TxWire: emit
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s285 := r
+				cb[0] = byte(s285 >> 8)
+				cb[1] = byte(s285)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		return pl.sink(0, data)
 	}
 n97:

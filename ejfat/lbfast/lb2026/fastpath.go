@@ -1071,6 +1071,21 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	pendD4, pendK4 := uint64(0), false // udp checksum: a patch left for after a pop's move
 	_, _ = pendD4, pendK4
 	{ // RxWire: input
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s1 := r
+				cb[0] = byte(s1 >> 8)
+				cb[1] = byte(s1)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		goto n1
 	}
 n1:
@@ -1083,37 +1098,37 @@ n4:
 	}
 n5:
 	{ // ParseEth: extract ethernet
-		x1 := (h0 >= 0) // already there: nothing to do
-		if !x1 {
-			x1 = cur >= 0 && cur+14 <= len(data)
-			if x1 {
+		x2 := (h0 >= 0) // already there: nothing to do
+		if !x2 {
+			x2 = cur >= 0 && cur+14 <= len(data)
+			if x2 {
 				h0 = cur
 				cur += 14
 			} else {
 				h0 = -1
 			} // ethernet
 		}
-		if x1 {
+		if x2 {
 			goto n6
 		}
 		goto n47
 	}
 n6:
 	{ // ParseEthType: switch ethernet.type
-		b3 := data[h0 : h0+14] // ethernet
-		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
+		b4 := data[h0 : h0+14] // ethernet
+		v3 := (uint64(b4[12])<<8 | uint64(b4[13]))
 		switch {
-		case v2 == 0x800:
+		case v3 == 0x800:
 			goto n11
-		case v2 == 0x806:
+		case v3 == 0x806:
 			goto n9
-		case v2 == 0x8100:
+		case v3 == 0x8100:
 			goto n7
-		case v2 == 0x86dd:
+		case v3 == 0x86dd:
 			goto n14
-		case v2 == 0x8809:
+		case v3 == 0x8809:
 			goto n36
-		case v2 == 0x88cc:
+		case v3 == 0x88cc:
 			goto n39
 		default:
 			pl.edges[54]++
@@ -1122,17 +1137,17 @@ n6:
 	}
 n7:
 	{ // ParseVlan: extract vlan
-		x4 := (h1 >= 0) // already there: nothing to do
-		if !x4 {
-			x4 = cur >= 0 && cur+4 <= len(data)
-			if x4 {
+		x5 := (h1 >= 0) // already there: nothing to do
+		if !x5 {
+			x5 = cur >= 0 && cur+4 <= len(data)
+			if x5 {
 				h1 = cur
 				cur += 4
 			} else {
 				h1 = -1
 			} // vlan
 		}
-		if x4 {
+		if x5 {
 			goto n8
 		}
 		pl.edges[55]++
@@ -1140,16 +1155,16 @@ n7:
 	}
 n8:
 	{ // ParseVlanType: switch vlan.type
-		b6 := data[h1 : h1+4] // vlan
-		v5 := (uint64(b6[2])<<8 | uint64(b6[3]))
+		b7 := data[h1 : h1+4] // vlan
+		v6 := (uint64(b7[2])<<8 | uint64(b7[3]))
 		switch {
-		case v5 == 0x800:
+		case v6 == 0x800:
 			pl.edges[0]++
 			goto n11
-		case v5 == 0x806:
+		case v6 == 0x806:
 			pl.edges[1]++
 			goto n9
-		case v5 == 0x86dd:
+		case v6 == 0x86dd:
 			pl.edges[2]++
 			goto n14
 		default:
@@ -1159,17 +1174,17 @@ n8:
 	}
 n9:
 	{ // ParseArp: extract arp
-		x7 := (h5 >= 0) // already there: nothing to do
-		if !x7 {
-			x7 = cur >= 0 && cur+28 <= len(data)
-			if x7 {
+		x8 := (h5 >= 0) // already there: nothing to do
+		if !x8 {
+			x8 = cur >= 0 && cur+28 <= len(data)
+			if x8 {
 				h5 = cur
 				cur += 28
 			} else {
 				h5 = -1
 			} // arp
 		}
-		if x7 {
+		if x8 {
 			goto n10
 		}
 		pl.edges[57]++
@@ -1177,24 +1192,24 @@ n9:
 	}
 n10:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
-		b12 := data[h5 : h5+28] // arp
-		c11 := ((uint64(b12[0])<<8 | uint64(b12[1])) == 0x1)
+		b13 := data[h5 : h5+28] // arp
+		c12 := ((uint64(b13[0])<<8 | uint64(b13[1])) == 0x1)
+		if c12 {
+			c12 = ((uint64(b13[2])<<8 | uint64(b13[3])) == 0x800)
+		}
+		c11 := c12
 		if c11 {
-			c11 = ((uint64(b12[2])<<8 | uint64(b12[3])) == 0x800)
+			c11 = (uint64(b13[4]) == 0x6)
 		}
 		c10 := c11
 		if c10 {
-			c10 = (uint64(b12[4]) == 0x6)
+			c10 = (uint64(b13[5]) == 0x4)
 		}
 		c9 := c10
 		if c9 {
-			c9 = (uint64(b12[5]) == 0x4)
+			c9 = ((uint64(b13[6])<<8 | uint64(b13[7])) == 0x1)
 		}
-		c8 := c9
-		if c8 {
-			c8 = ((uint64(b12[6])<<8 | uint64(b12[7])) == 0x1)
-		}
-		if c8 {
+		if c9 {
 			goto n48
 		}
 		pl.edges[58]++
@@ -1202,26 +1217,26 @@ n10:
 	}
 n11:
 	{ // ParseIPv4: extract ipv4
-		x13 := (h2 >= 0) // already there: nothing to do
-		if !x13 {
+		x14 := (h2 >= 0) // already there: nothing to do
+		if !x14 {
 			if off := cur; off >= 0 && off+20 <= len(data) {
 				h2, h2len = off, 20
 				if !(h2 >= 0) {
 					return pl.drop(0)
 				}
-				b15 := data[h2 : h2+20] // ipv4
-				ext14 := ((int64((uint64(b15[0]) >> 0 & 0xf)) - 5) * 4)
-				x13 = ext14 >= 0 && ext14 <= int64(len(data)) && off+20+int(ext14) <= len(data)
-				if x13 {
-					h2len += int(ext14)
+				b16 := data[h2 : h2+20] // ipv4
+				ext15 := ((int64((uint64(b16[0]) >> 0 & 0xf)) - 5) * 4)
+				x14 = ext15 >= 0 && ext15 <= int64(len(data)) && off+20+int(ext15) <= len(data)
+				if x14 {
+					h2len += int(ext15)
 					cur = off + h2len
 				}
 			}
-			if !x13 {
+			if !x14 {
 				h2 = -1
 			} // ipv4
 		}
-		if x13 {
+		if x14 {
 			goto n12
 		}
 		pl.edges[59]++
@@ -1229,12 +1244,12 @@ n11:
 	}
 n12:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
-		b17 := data[h2 : h2+20] // ipv4
-		c16 := ((uint64(b17[0]) >> 4 & 0xf) == 0x4)
-		if c16 {
-			c16 = ((uint64(b17[0]) >> 0 & 0xf) >= 0x5)
+		b18 := data[h2 : h2+20] // ipv4
+		c17 := ((uint64(b18[0]) >> 4 & 0xf) == 0x4)
+		if c17 {
+			c17 = ((uint64(b18[0]) >> 0 & 0xf) >= 0x5)
 		}
-		if c16 {
+		if c17 {
 			goto n13
 		}
 		pl.edges[60]++
@@ -1242,12 +1257,12 @@ n12:
 	}
 n13:
 	{ // ParseIPv4Proto: switch ipv4.proto
-		b19 := data[h2 : h2+20] // ipv4
-		v18 := uint64(b19[9])
+		b20 := data[h2 : h2+20] // ipv4
+		v19 := uint64(b20[9])
 		switch {
-		case v18 == 0x1:
+		case v19 == 0x1:
 			goto n17
-		case v18 == 0x11:
+		case v19 == 0x11:
 			goto n40
 		default:
 			pl.edges[61]++
@@ -1256,17 +1271,17 @@ n13:
 	}
 n14:
 	{ // ParseIPv6: extract ipv6
-		x20 := (h3 >= 0) // already there: nothing to do
-		if !x20 {
-			x20 = cur >= 0 && cur+40 <= len(data)
-			if x20 {
+		x21 := (h3 >= 0) // already there: nothing to do
+		if !x21 {
+			x21 = cur >= 0 && cur+40 <= len(data)
+			if x21 {
 				h3 = cur
 				cur += 40
 			} else {
 				h3 = -1
 			} // ipv6
 		}
-		if x20 {
+		if x21 {
 			goto n15
 		}
 		pl.edges[62]++
@@ -1274,8 +1289,8 @@ n14:
 	}
 n15:
 	{ // ParseIPv6Check: test ipv6.version == 6
-		b21 := data[h3 : h3+40] // ipv6
-		if (uint64(b21[0]) >> 4 & 0xf) == 0x6 {
+		b22 := data[h3 : h3+40] // ipv6
+		if (uint64(b22[0]) >> 4 & 0xf) == 0x6 {
 			goto n16
 		}
 		pl.edges[63]++
@@ -1283,12 +1298,12 @@ n15:
 	}
 n16:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
-		b23 := data[h3 : h3+40] // ipv6
-		v22 := uint64(b23[6])
+		b24 := data[h3 : h3+40] // ipv6
+		v23 := uint64(b24[6])
 		switch {
-		case v22 == 0x3a:
+		case v23 == 0x3a:
 			goto n21
-		case v22 == 0x11:
+		case v23 == 0x11:
 			pl.edges[3]++
 			goto n40
 		default:
@@ -1298,17 +1313,17 @@ n16:
 	}
 n17:
 	{ // ParseIcmp: extract icmp
-		x24 := (h6 >= 0) // already there: nothing to do
-		if !x24 {
-			x24 = cur >= 0 && cur+4 <= len(data)
-			if x24 {
+		x25 := (h6 >= 0) // already there: nothing to do
+		if !x25 {
+			x25 = cur >= 0 && cur+4 <= len(data)
+			if x25 {
 				h6 = cur
 				cur += 4
 			} else {
 				h6 = -1
 			} // icmp
 		}
-		if x24 {
+		if x25 {
 			goto n18
 		}
 		pl.edges[65]++
@@ -1316,12 +1331,12 @@ n17:
 	}
 n18:
 	{ // ParseIcmpType: switch icmp.type
-		b26 := data[h6 : h6+4] // icmp
-		v25 := uint64(b26[0])
+		b27 := data[h6 : h6+4] // icmp
+		v26 := uint64(b27[0])
 		switch {
-		case v25 == 0x3:
+		case v26 == 0x3:
 			goto n25
-		case v25 == 0x8:
+		case v26 == 0x8:
 			goto n19
 		default:
 			pl.edges[4]++
@@ -1330,8 +1345,8 @@ n18:
 	}
 n19:
 	{ // ParseEcho4Code: test icmp.code == 0
-		b27 := data[h6 : h6+4] // icmp
-		if uint64(b27[1]) == 0x0 {
+		b28 := data[h6 : h6+4] // icmp
+		if uint64(b28[1]) == 0x0 {
 			goto n20
 		}
 		pl.edges[5]++
@@ -1339,17 +1354,17 @@ n19:
 	}
 n20:
 	{ // ParseEcho4: extract icmp_echo
-		x28 := (h8 >= 0) // already there: nothing to do
-		if !x28 {
-			x28 = cur >= 0 && cur+4 <= len(data)
-			if x28 {
+		x29 := (h8 >= 0) // already there: nothing to do
+		if !x29 {
+			x29 = cur >= 0 && cur+4 <= len(data)
+			if x29 {
 				h8 = cur
 				cur += 4
 			} else {
 				h8 = -1
 			} // icmp_echo
 		}
-		if x28 {
+		if x29 {
 			pl.edges[6]++
 			goto n48
 		}
@@ -1358,17 +1373,17 @@ n20:
 	}
 n21:
 	{ // ParseIcmp6: extract icmpv6
-		x29 := (h7 >= 0) // already there: nothing to do
-		if !x29 {
-			x29 = cur >= 0 && cur+4 <= len(data)
-			if x29 {
+		x30 := (h7 >= 0) // already there: nothing to do
+		if !x30 {
+			x30 = cur >= 0 && cur+4 <= len(data)
+			if x30 {
 				h7 = cur
 				cur += 4
 			} else {
 				h7 = -1
 			} // icmpv6
 		}
-		if x29 {
+		if x30 {
 			goto n22
 		}
 		pl.edges[67]++
@@ -1376,14 +1391,14 @@ n21:
 	}
 n22:
 	{ // ParseIcmp6Type: switch icmpv6.type
-		b31 := data[h7 : h7+4] // icmpv6
-		v30 := uint64(b31[0])
+		b32 := data[h7 : h7+4] // icmpv6
+		v31 := uint64(b32[0])
 		switch {
-		case v30 == 0x1:
+		case v31 == 0x1:
 			goto n27
-		case v30 == 0x80:
+		case v31 == 0x80:
 			goto n23
-		case v30 == 0x87:
+		case v31 == 0x87:
 			goto n30
 		default:
 			pl.edges[68]++
@@ -1392,8 +1407,8 @@ n22:
 	}
 n23:
 	{ // ParseEcho6Code: test icmpv6.code == 0
-		b32 := data[h7 : h7+4] // icmpv6
-		if uint64(b32[1]) == 0x0 {
+		b33 := data[h7 : h7+4] // icmpv6
+		if uint64(b33[1]) == 0x0 {
 			goto n24
 		}
 		pl.edges[69]++
@@ -1401,17 +1416,17 @@ n23:
 	}
 n24:
 	{ // ParseEcho6: extract icmp_echo
-		x33 := (h8 >= 0) // already there: nothing to do
-		if !x33 {
-			x33 = cur >= 0 && cur+4 <= len(data)
-			if x33 {
+		x34 := (h8 >= 0) // already there: nothing to do
+		if !x34 {
+			x34 = cur >= 0 && cur+4 <= len(data)
+			if x34 {
 				h8 = cur
 				cur += 4
 			} else {
 				h8 = -1
 			} // icmp_echo
 		}
-		if x33 {
+		if x34 {
 			pl.edges[7]++
 			goto n48
 		}
@@ -1420,17 +1435,17 @@ n24:
 	}
 n25:
 	{ // ParseUnreach4: extract icmp_ipv4
-		x34 := (h18 >= 0) // already there: nothing to do
-		if !x34 {
-			x34 = cur >= 0 && cur+20 <= len(data)
-			if x34 {
+		x35 := (h18 >= 0) // already there: nothing to do
+		if !x35 {
+			x35 = cur >= 0 && cur+20 <= len(data)
+			if x35 {
 				h18 = cur
 				cur += 20
 			} else {
 				h18 = -1
 			} // icmp_ipv4
 		}
-		if x34 {
+		if x35 {
 			goto n26
 		}
 		pl.edges[71]++
@@ -1438,8 +1453,8 @@ n25:
 	}
 n26:
 	{ // ParseUnreach4Udp: test icmp_ipv4.proto == 17
-		b35 := data[h18 : h18+20] // icmp_ipv4
-		if uint64(b35[9]) == 0x11 {
+		b36 := data[h18 : h18+20] // icmp_ipv4
+		if uint64(b36[9]) == 0x11 {
 			goto n29
 		}
 		pl.edges[8]++
@@ -1447,17 +1462,17 @@ n26:
 	}
 n27:
 	{ // ParseUnreach6: extract icmp_ipv6
-		x36 := (h19 >= 0) // already there: nothing to do
-		if !x36 {
-			x36 = cur >= 0 && cur+40 <= len(data)
-			if x36 {
+		x37 := (h19 >= 0) // already there: nothing to do
+		if !x37 {
+			x37 = cur >= 0 && cur+40 <= len(data)
+			if x37 {
 				h19 = cur
 				cur += 40
 			} else {
 				h19 = -1
 			} // icmp_ipv6
 		}
-		if x36 {
+		if x37 {
 			goto n28
 		}
 		pl.edges[72]++
@@ -1465,8 +1480,8 @@ n27:
 	}
 n28:
 	{ // ParseUnreach6Udp: test icmp_ipv6.next_hdr == 17
-		b37 := data[h19 : h19+40] // icmp_ipv6
-		if uint64(b37[6]) == 0x11 {
+		b38 := data[h19 : h19+40] // icmp_ipv6
+		if uint64(b38[6]) == 0x11 {
 			pl.edges[9]++
 			goto n29
 		}
@@ -1475,17 +1490,17 @@ n28:
 	}
 n29:
 	{ // ParseUnreachUdp: extract icmp_udp
-		x38 := (h20 >= 0) // already there: nothing to do
-		if !x38 {
-			x38 = cur >= 0 && cur+8 <= len(data)
-			if x38 {
+		x39 := (h20 >= 0) // already there: nothing to do
+		if !x39 {
+			x39 = cur >= 0 && cur+8 <= len(data)
+			if x39 {
 				h20 = cur
 				cur += 8
 			} else {
 				h20 = -1
 			} // icmp_udp
 		}
-		if x38 {
+		if x39 {
 			pl.edges[11]++
 			goto n48
 		}
@@ -1494,8 +1509,8 @@ n29:
 	}
 n30:
 	{ // ParseNsCode: test icmpv6.code == 0
-		b39 := data[h7 : h7+4] // icmpv6
-		if uint64(b39[1]) == 0x0 {
+		b40 := data[h7 : h7+4] // icmpv6
+		if uint64(b40[1]) == 0x0 {
 			goto n31
 		}
 		pl.edges[74]++
@@ -1503,17 +1518,17 @@ n30:
 	}
 n31:
 	{ // ParseNs: extract nd_ns
-		x40 := (h12 >= 0) // already there: nothing to do
-		if !x40 {
-			x40 = cur >= 0 && cur+20 <= len(data)
-			if x40 {
+		x41 := (h12 >= 0) // already there: nothing to do
+		if !x41 {
+			x41 = cur >= 0 && cur+20 <= len(data)
+			if x41 {
 				h12 = cur
 				cur += 20
 			} else {
 				h12 = -1
 			} // nd_ns
 		}
-		if x40 {
+		if x41 {
 			goto n32
 		}
 		pl.edges[75]++
@@ -1521,8 +1536,8 @@ n31:
 	}
 n32:
 	{ // ParseNsLen: test ipv6.payload_len == 24
-		b41 := data[h3 : h3+40] // ipv6
-		if (uint64(b41[4])<<8 | uint64(b41[5])) == 0x18 {
+		b42 := data[h3 : h3+40] // ipv6
+		if (uint64(b42[4])<<8 | uint64(b42[5])) == 0x18 {
 			pl.edges[12]++
 			goto n48
 		}
@@ -1530,17 +1545,17 @@ n32:
 	}
 n33:
 	{ // ParseNsOpt: extract nd_opt
-		x42 := (h13 >= 0) // already there: nothing to do
-		if !x42 {
-			x42 = cur >= 0 && cur+2 <= len(data)
-			if x42 {
+		x43 := (h13 >= 0) // already there: nothing to do
+		if !x43 {
+			x43 = cur >= 0 && cur+2 <= len(data)
+			if x43 {
 				h13 = cur
 				cur += 2
 			} else {
 				h13 = -1
 			} // nd_opt
 		}
-		if x42 {
+		if x43 {
 			goto n34
 		}
 		pl.edges[76]++
@@ -1548,8 +1563,8 @@ n33:
 	}
 n34:
 	{ // ParseNsOptType: test nd_opt.type == 1
-		b43 := data[h13 : h13+2] // nd_opt
-		if uint64(b43[0]) == 0x1 {
+		b44 := data[h13 : h13+2] // nd_opt
+		if uint64(b44[0]) == 0x1 {
 			goto n35
 		}
 		pl.edges[13]++
@@ -1557,17 +1572,17 @@ n34:
 	}
 n35:
 	{ // ParseNsMac: extract nd_mac
-		x44 := (h14 >= 0) // already there: nothing to do
-		if !x44 {
-			x44 = cur >= 0 && cur+6 <= len(data)
-			if x44 {
+		x45 := (h14 >= 0) // already there: nothing to do
+		if !x45 {
+			x45 = cur >= 0 && cur+6 <= len(data)
+			if x45 {
 				h14 = cur
 				cur += 6
 			} else {
 				h14 = -1
 			} // nd_mac
 		}
-		if x44 {
+		if x45 {
 			pl.edges[14]++
 			goto n48
 		}
@@ -1576,17 +1591,17 @@ n35:
 	}
 n36:
 	{ // ParseSlow: extract slow
-		x45 := (h22 >= 0) // already there: nothing to do
-		if !x45 {
-			x45 = cur >= 0 && cur+1 <= len(data)
-			if x45 {
+		x46 := (h22 >= 0) // already there: nothing to do
+		if !x46 {
+			x46 = cur >= 0 && cur+1 <= len(data)
+			if x46 {
 				h22 = cur
 				cur += 1
 			} else {
 				h22 = -1
 			} // slow
 		}
-		if x45 {
+		if x46 {
 			goto n37
 		}
 		pl.edges[78]++
@@ -1594,8 +1609,8 @@ n36:
 	}
 n37:
 	{ // ParseSlowType: test slow.subtype == 1
-		b46 := data[h22 : h22+1] // slow
-		if uint64(b46[0]) == 0x1 {
+		b47 := data[h22 : h22+1] // slow
+		if uint64(b47[0]) == 0x1 {
 			goto n38
 		}
 		pl.edges[15]++
@@ -1603,17 +1618,17 @@ n37:
 	}
 n38:
 	{ // ParseLacp: extract lacp
-		x47 := (h23 >= 0) // already there: nothing to do
-		if !x47 {
-			x47 = cur >= 0 && cur+1 <= len(data)
-			if x47 {
+		x48 := (h23 >= 0) // already there: nothing to do
+		if !x48 {
+			x48 = cur >= 0 && cur+1 <= len(data)
+			if x48 {
 				h23 = cur
 				cur += 1
 			} else {
 				h23 = -1
 			} // lacp
 		}
-		if x47 {
+		if x48 {
 			pl.edges[16]++
 			goto n48
 		}
@@ -1622,17 +1637,17 @@ n38:
 	}
 n39:
 	{ // ParseLldp: extract lldp
-		x48 := (h21 >= 0) // already there: nothing to do
-		if !x48 {
-			x48 = cur >= 0 && cur+2 <= len(data)
-			if x48 {
+		x49 := (h21 >= 0) // already there: nothing to do
+		if !x49 {
+			x49 = cur >= 0 && cur+2 <= len(data)
+			if x49 {
 				h21 = cur
 				cur += 2
 			} else {
 				h21 = -1
 			} // lldp
 		}
-		if x48 {
+		if x49 {
 			pl.edges[17]++
 			goto n48
 		}
@@ -1641,17 +1656,17 @@ n39:
 	}
 n40:
 	{ // ParseUdp: extract udp
-		x49 := (h4 >= 0) // already there: nothing to do
-		if !x49 {
-			x49 = cur >= 0 && cur+8 <= len(data)
-			if x49 {
+		x50 := (h4 >= 0) // already there: nothing to do
+		if !x50 {
+			x50 = cur >= 0 && cur+8 <= len(data)
+			if x50 {
 				h4 = cur
 				cur += 8
 			} else {
 				h4 = -1
 			} // udp
 		}
-		if x49 {
+		if x50 {
 			goto n41
 		}
 		pl.edges[81]++
@@ -1659,8 +1674,8 @@ n40:
 	}
 n41:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
-		b50 := data[h4 : h4+8] // udp
-		if ((uint64(b50[2])<<8 | uint64(b50[3])) & 0xc000) == 0x4000 {
+		b51 := data[h4 : h4+8] // udp
+		if ((uint64(b51[2])<<8 | uint64(b51[3])) & 0xc000) == 0x4000 {
 			goto n42
 		}
 		pl.edges[18]++
@@ -1668,17 +1683,17 @@ n41:
 	}
 n42:
 	{ // ParseLb: extract lb_common
-		x51 := (h9 >= 0) // already there: nothing to do
-		if !x51 {
-			x51 = cur >= 0 && cur+4 <= len(data)
-			if x51 {
+		x52 := (h9 >= 0) // already there: nothing to do
+		if !x52 {
+			x52 = cur >= 0 && cur+4 <= len(data)
+			if x52 {
 				h9 = cur
 				cur += 4
 			} else {
 				h9 = -1
 			} // lb_common
 		}
-		if x51 {
+		if x52 {
 			goto n43
 		}
 		pl.edges[82]++
@@ -1686,8 +1701,8 @@ n42:
 	}
 n43:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		b52 := data[h9 : h9+4] // lb_common
-		if (uint64(b52[0])<<8 | uint64(b52[1])) == 0x4c42 {
+		b53 := data[h9 : h9+4] // lb_common
+		if (uint64(b53[0])<<8 | uint64(b53[1])) == 0x4c42 {
 			goto n44
 		}
 		pl.edges[83]++
@@ -1695,12 +1710,12 @@ n43:
 	}
 n44:
 	{ // ParseLbVersion: switch lb_common.version
-		b54 := data[h9 : h9+4] // lb_common
-		v53 := uint64(b54[2])
+		b55 := data[h9 : h9+4] // lb_common
+		v54 := uint64(b55[2])
 		switch {
-		case v53 == 0x2:
+		case v54 == 0x2:
 			goto n45
-		case v53 == 0x3:
+		case v54 == 0x3:
 			goto n46
 		default:
 			pl.edges[84]++
@@ -1709,17 +1724,17 @@ n44:
 	}
 n45:
 	{ // ParseLbV2: extract lb_v2
-		x55 := (h10 >= 0) // already there: nothing to do
-		if !x55 {
-			x55 = cur >= 0 && cur+12 <= len(data)
-			if x55 {
+		x56 := (h10 >= 0) // already there: nothing to do
+		if !x56 {
+			x56 = cur >= 0 && cur+12 <= len(data)
+			if x56 {
 				h10 = cur
 				cur += 12
 			} else {
 				h10 = -1
 			} // lb_v2
 		}
-		if x55 {
+		if x56 {
 			pl.edges[19]++
 			goto n48
 		}
@@ -1728,17 +1743,17 @@ n45:
 	}
 n46:
 	{ // ParseLbV3: extract lb_v3
-		x56 := (h11 >= 0) // already there: nothing to do
-		if !x56 {
-			x56 = cur >= 0 && cur+12 <= len(data)
-			if x56 {
+		x57 := (h11 >= 0) // already there: nothing to do
+		if !x57 {
+			x57 = cur >= 0 && cur+12 <= len(data)
+			if x57 {
 				h11 = cur
 				cur += 12
 			} else {
 				h11 = -1
 			} // lb_v3
 		}
-		if x56 {
+		if x57 {
 			pl.edges[20]++
 			goto n48
 		}
@@ -1751,17 +1766,32 @@ n47:
 	}
 n48:
 	{ // ParseParsed: set meta.egress_port
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s58 := r
+				cb[0] = byte(s58 >> 8)
+				cb[1] = byte(s58)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m2 = (m1) & 0xf
 		goto n49
 	}
 n49:
 	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
-		c57 := !(h1 >= 0)
-		if c57 {
-			b58 := data[h0 : h0+14] // ethernet
-			c57 = (((uint64(b58[0])<<40 | uint64(b58[1])<<32 | uint64(b58[2])<<24 | uint64(b58[3])<<16 | uint64(b58[4])<<8 | uint64(b58[5])) & 0xfffffffffff0) == 0x180c2000000)
+		c59 := !(h1 >= 0)
+		if c59 {
+			b60 := data[h0 : h0+14] // ethernet
+			c59 = (((uint64(b60[0])<<40 | uint64(b60[1])<<32 | uint64(b60[2])<<24 | uint64(b60[3])<<16 | uint64(b60[4])<<8 | uint64(b60[5])) & 0xfffffffffff0) == 0x180c2000000)
 		}
-		if c57 {
+		if c59 {
 			goto n50
 		}
 		goto n71
@@ -1779,8 +1809,8 @@ n51:
 	}
 n52:
 	{ // PuntIsLacp: test slow.subtype == 1
-		b59 := data[h22 : h22+1] // slow
-		if uint64(b59[0]) == 0x1 {
+		b61 := data[h22 : h22+1] // slow
+		if uint64(b61[0]) == 0x1 {
 			goto n53
 		}
 		goto n54
@@ -1809,29 +1839,6 @@ n56:
 	}
 n57:
 	{ // PuntEgress: set meta.egress_port
-		m2 = ((m1 | 0x2) & 0xf) & 0xf
-		goto n58
-	}
-n58:
-	{ // PuntHasNsMac: test valid(nd_mac)
-		if h14 >= 0 {
-			goto n59
-		}
-		goto n60
-	}
-n59:
-	{ // PuntPopNsMac: pop nd_mac
-		po60, pn61 := h14, 6 // nd_mac
-		if po60 < 0 || po60+pn61 > len(data) {
-			return pl.drop(2)
-		}
-		if po60 < len(data)-po60-pn61 {
-			copy(data[pn61:pn61+po60], data[:po60])
-			data = data[pn61:]
-		} else {
-			copy(data[po60:], data[po60+pn61:])
-			data = data[:len(data)-pn61]
-		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -1847,25 +1854,21 @@ n59:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		h14 = -1
-		if cur > po60 {
-			cur = max(po60, cur-pn61)
+		m2 = ((m1 | 0x2) & 0xf) & 0xf
+		goto n58
+	}
+n58:
+	{ // PuntHasNsMac: test valid(nd_mac)
+		if h14 >= 0 {
+			goto n59
 		}
-		pl.edges[24]++
 		goto n60
 	}
-n60:
-	{ // PuntHasNsOpt: test valid(nd_opt)
-		if h13 >= 0 {
-			goto n61
-		}
-		goto n62
-	}
-n61:
-	{ // PuntPopNsOpt: pop nd_opt
-		po63, pn64 := h13, 2 // nd_opt
+n59:
+	{ // PuntPopNsMac: pop nd_mac
+		po63, pn64 := h14, 6 // nd_mac
 		if po63 < 0 || po63+pn64 > len(data) {
-			return pl.drop(3)
+			return pl.drop(2)
 		}
 		if po63 < len(data)-po63-pn64 {
 			copy(data[pn64:pn64+po63], data[:po63])
@@ -1889,25 +1892,25 @@ n61:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		h13 = -1
+		h14 = -1
 		if cur > po63 {
 			cur = max(po63, cur-pn64)
 		}
-		pl.edges[25]++
+		pl.edges[24]++
+		goto n60
+	}
+n60:
+	{ // PuntHasNsOpt: test valid(nd_opt)
+		if h13 >= 0 {
+			goto n61
+		}
 		goto n62
 	}
-n62:
-	{ // PuntHasNs: test valid(nd_ns)
-		if h12 >= 0 {
-			goto n63
-		}
-		goto n64
-	}
-n63:
-	{ // PuntPopNs: pop nd_ns
-		po66, pn67 := h12, 20 // nd_ns
+n61:
+	{ // PuntPopNsOpt: pop nd_opt
+		po66, pn67 := h13, 2 // nd_opt
 		if po66 < 0 || po66+pn67 > len(data) {
-			return pl.drop(4)
+			return pl.drop(3)
 		}
 		if po66 < len(data)-po66-pn67 {
 			copy(data[pn67:pn67+po66], data[:po66])
@@ -1931,25 +1934,25 @@ n63:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		h12 = -1
+		h13 = -1
 		if cur > po66 {
 			cur = max(po66, cur-pn67)
 		}
-		pl.edges[26]++
+		pl.edges[25]++
+		goto n62
+	}
+n62:
+	{ // PuntHasNs: test valid(nd_ns)
+		if h12 >= 0 {
+			goto n63
+		}
 		goto n64
 	}
-n64:
-	{ // PuntHasUdp: test valid(icmp_udp)
-		if h20 >= 0 {
-			goto n65
-		}
-		goto n66
-	}
-n65:
-	{ // PuntPopUdp: pop icmp_udp
-		po69, pn70 := h20, 8 // icmp_udp
+n63:
+	{ // PuntPopNs: pop nd_ns
+		po69, pn70 := h12, 20 // nd_ns
 		if po69 < 0 || po69+pn70 > len(data) {
-			return pl.drop(5)
+			return pl.drop(4)
 		}
 		if po69 < len(data)-po69-pn70 {
 			copy(data[pn70:pn70+po69], data[:po69])
@@ -1973,25 +1976,25 @@ n65:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		h20 = -1
+		h12 = -1
 		if cur > po69 {
 			cur = max(po69, cur-pn70)
 		}
-		pl.edges[27]++
+		pl.edges[26]++
+		goto n64
+	}
+n64:
+	{ // PuntHasUdp: test valid(icmp_udp)
+		if h20 >= 0 {
+			goto n65
+		}
 		goto n66
 	}
-n66:
-	{ // PuntHasIPv4: test valid(icmp_ipv4)
-		if h18 >= 0 {
-			goto n67
-		}
-		goto n68
-	}
-n67:
-	{ // PuntPopIPv4: pop icmp_ipv4
-		po72, pn73 := h18, 20 // icmp_ipv4
+n65:
+	{ // PuntPopUdp: pop icmp_udp
+		po72, pn73 := h20, 8 // icmp_udp
 		if po72 < 0 || po72+pn73 > len(data) {
-			return pl.drop(6)
+			return pl.drop(5)
 		}
 		if po72 < len(data)-po72-pn73 {
 			copy(data[pn73:pn73+po72], data[:po72])
@@ -2015,25 +2018,25 @@ n67:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		h18 = -1
+		h20 = -1
 		if cur > po72 {
 			cur = max(po72, cur-pn73)
 		}
-		pl.edges[28]++
+		pl.edges[27]++
+		goto n66
+	}
+n66:
+	{ // PuntHasIPv4: test valid(icmp_ipv4)
+		if h18 >= 0 {
+			goto n67
+		}
 		goto n68
 	}
-n68:
-	{ // PuntHasIPv6: test valid(icmp_ipv6)
-		if h19 >= 0 {
-			goto n69
-		}
-		goto n70
-	}
-n69:
-	{ // PuntPopIPv6: pop icmp_ipv6
-		po75, pn76 := h19, 40 // icmp_ipv6
+n67:
+	{ // PuntPopIPv4: pop icmp_ipv4
+		po75, pn76 := h18, 20 // icmp_ipv4
 		if po75 < 0 || po75+pn76 > len(data) {
-			return pl.drop(7)
+			return pl.drop(6)
 		}
 		if po75 < len(data)-po75-pn76 {
 			copy(data[pn76:pn76+po75], data[:po75])
@@ -2057,43 +2060,57 @@ n69:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		h19 = -1
+		h18 = -1
 		if cur > po75 {
 			cur = max(po75, cur-pn76)
+		}
+		pl.edges[28]++
+		goto n68
+	}
+n68:
+	{ // PuntHasIPv6: test valid(icmp_ipv6)
+		if h19 >= 0 {
+			goto n69
+		}
+		goto n70
+	}
+n69:
+	{ // PuntPopIPv6: pop icmp_ipv6
+		po78, pn79 := h19, 40 // icmp_ipv6
+		if po78 < 0 || po78+pn79 > len(data) {
+			return pl.drop(7)
+		}
+		if po78 < len(data)-po78-pn79 {
+			copy(data[pn79:pn79+po78], data[:po78])
+			data = data[pn79:]
+		} else {
+			copy(data[po78:], data[po78+pn79:])
+			data = data[:len(data)-pn79]
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s80 := r
+				cb[0] = byte(s80 >> 8)
+				cb[1] = byte(s80)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		h19 = -1
+		if cur > po78 {
+			cur = max(po78, cur-pn79)
 		}
 		pl.edges[29]++
 		goto n70
 	}
 n70:
 	{ // ToHost: emit
-		return pl.sink(0, data)
-	}
-n71:
-	{ // L2HasVlan: test valid(vlan)
-		if h1 >= 0 {
-			goto n72
-		}
-		goto n74
-	}
-n72:
-	{ // L2VlanId: set meta.vlan_id
-		b78 := data[h1 : h1+4] // vlan
-		m3 = ((uint64(b78[0])<<8 | uint64(b78[1])) >> 0 & 0xfff) & 0xfff
-		goto n73
-	}
-n73:
-	{ // L2PopVlan: pop vlan
-		po79, pn80 := h1, 4 // vlan
-		if po79 < 0 || po79+pn80 > len(data) {
-			return pl.drop(8)
-		}
-		if po79 < len(data)-po79-pn80 {
-			copy(data[pn80:pn80+po79], data[:po79])
-			data = data[pn80:]
-		} else {
-			copy(data[po79:], data[po79+pn80:])
-			data = data[:len(data)-pn80]
-		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -2109,57 +2126,115 @@ n73:
 			}
 			pendD4, pendK4 = 0, false
 		}
+		return pl.sink(0, data)
+	}
+n71:
+	{ // L2HasVlan: test valid(vlan)
+		if h1 >= 0 {
+			goto n72
+		}
+		goto n74
+	}
+n72:
+	{ // L2VlanId: set meta.vlan_id
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s82 := r
+				cb[0] = byte(s82 >> 8)
+				cb[1] = byte(s82)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b83 := data[h1 : h1+4] // vlan
+		m3 = ((uint64(b83[0])<<8 | uint64(b83[1])) >> 0 & 0xfff) & 0xfff
+		goto n73
+	}
+n73:
+	{ // L2PopVlan: pop vlan
+		po84, pn85 := h1, 4 // vlan
+		if po84 < 0 || po84+pn85 > len(data) {
+			return pl.drop(8)
+		}
+		if po84 < len(data)-po84-pn85 {
+			copy(data[pn85:pn85+po84], data[:po84])
+			data = data[pn85:]
+		} else {
+			copy(data[po84:], data[po84+pn85:])
+			data = data[:len(data)-pn85]
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s86 := r
+				cb[0] = byte(s86 >> 8)
+				cb[1] = byte(s86)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		h1 = -1
-		if (h2 >= 0) && h2 > po79 {
-			h2 -= pn80
+		if (h2 >= 0) && h2 > po84 {
+			h2 -= pn85
 		} // ipv4
-		if (h3 >= 0) && h3 > po79 {
-			h3 -= pn80
+		if (h3 >= 0) && h3 > po84 {
+			h3 -= pn85
 		} // ipv6
-		if (h4 >= 0) && h4 > po79 {
-			h4 -= pn80
+		if (h4 >= 0) && h4 > po84 {
+			h4 -= pn85
 		} // udp
-		if (h5 >= 0) && h5 > po79 {
-			h5 -= pn80
+		if (h5 >= 0) && h5 > po84 {
+			h5 -= pn85
 		} // arp
-		if (h6 >= 0) && h6 > po79 {
-			h6 -= pn80
+		if (h6 >= 0) && h6 > po84 {
+			h6 -= pn85
 		} // icmp
-		if (h7 >= 0) && h7 > po79 {
-			h7 -= pn80
+		if (h7 >= 0) && h7 > po84 {
+			h7 -= pn85
 		} // icmpv6
-		if (h8 >= 0) && h8 > po79 {
-			h8 -= pn80
+		if (h8 >= 0) && h8 > po84 {
+			h8 -= pn85
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po79 {
-			h9 -= pn80
+		if (h9 >= 0) && h9 > po84 {
+			h9 -= pn85
 		} // lb_common
-		if (h10 >= 0) && h10 > po79 {
-			h10 -= pn80
+		if (h10 >= 0) && h10 > po84 {
+			h10 -= pn85
 		} // lb_v2
-		if (h11 >= 0) && h11 > po79 {
-			h11 -= pn80
+		if (h11 >= 0) && h11 > po84 {
+			h11 -= pn85
 		} // lb_v3
-		if (h12 >= 0) && h12 > po79 {
-			h12 -= pn80
+		if (h12 >= 0) && h12 > po84 {
+			h12 -= pn85
 		} // nd_ns
-		if (h13 >= 0) && h13 > po79 {
-			h13 -= pn80
+		if (h13 >= 0) && h13 > po84 {
+			h13 -= pn85
 		} // nd_opt
-		if (h14 >= 0) && h14 > po79 {
-			h14 -= pn80
+		if (h14 >= 0) && h14 > po84 {
+			h14 -= pn85
 		} // nd_mac
-		if (h18 >= 0) && h18 > po79 {
-			h18 -= pn80
+		if (h18 >= 0) && h18 > po84 {
+			h18 -= pn85
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po79 {
-			h19 -= pn80
+		if (h19 >= 0) && h19 > po84 {
+			h19 -= pn85
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po79 {
-			h20 -= pn80
+		if (h20 >= 0) && h20 > po84 {
+			h20 -= pn85
 		} // icmp_udp
-		if cur > po79 {
-			cur = max(po79, cur-pn80)
+		if cur > po84 {
+			cur = max(po84, cur-pn85)
 		}
 		pl.edges[30]++
 		goto n74
@@ -2188,8 +2263,8 @@ n75:
 n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b82 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[1].LookupWord(((uint64(b82[0])<<40|uint64(b82[1])<<32|uint64(b82[2])<<24|uint64(b82[3])<<16|uint64(b82[4])<<8|uint64(b82[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
+		b87 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[1].LookupWord(((uint64(b87[0])<<40|uint64(b87[1])<<32|uint64(b87[2])<<24|uint64(b87[3])<<16|uint64(b87[4])<<8|uint64(b87[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2239,21 +2314,66 @@ n82:
 	}
 n83:
 	{ // L3SetDaIPv4: set meta.ip_da
-		b83 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b83[16])<<24 | uint64(b83[17])<<16 | uint64(b83[18])<<8 | uint64(b83[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s88 := r
+				cb[0] = byte(s88 >> 8)
+				cb[1] = byte(s88)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b89 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b89[16])<<24 | uint64(b89[17])<<16 | uint64(b89[18])<<8 | uint64(b89[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n84:
 	{ // L3SetDaIPv6: set meta.ip_da
-		b84 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b84[24])<<56 | uint64(b84[25])<<48 | uint64(b84[26])<<40 | uint64(b84[27])<<32 | uint64(b84[28])<<24 | uint64(b84[29])<<16 | uint64(b84[30])<<8 | uint64(b84[31])), Lo: (uint64(b84[32])<<56 | uint64(b84[33])<<48 | uint64(b84[34])<<40 | uint64(b84[35])<<32 | uint64(b84[36])<<24 | uint64(b84[37])<<16 | uint64(b84[38])<<8 | uint64(b84[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s90 := r
+				cb[0] = byte(s90 >> 8)
+				cb[1] = byte(s90)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b91 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b91[24])<<56 | uint64(b91[25])<<48 | uint64(b91[26])<<40 | uint64(b91[27])<<32 | uint64(b91[28])<<24 | uint64(b91[29])<<16 | uint64(b91[30])<<8 | uint64(b91[31])), Lo: (uint64(b91[32])<<56 | uint64(b91[33])<<48 | uint64(b91[34])<<40 | uint64(b91[35])<<32 | uint64(b91[36])<<24 | uint64(b91[37])<<16 | uint64(b91[38])<<8 | uint64(b91[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[33]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set meta.ip_da
-		b85 := data[h5 : h5+28] // arp
-		m8 = (packet.Value{Lo: (uint64(b85[24])<<24 | uint64(b85[25])<<16 | uint64(b85[26])<<8 | uint64(b85[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s92 := r
+				cb[0] = byte(s92 >> 8)
+				cb[1] = byte(s92)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b93 := data[h5 : h5+28] // arp
+		m8 = (packet.Value{Lo: (uint64(b93[24])<<24 | uint64(b93[25])<<16 | uint64(b93[26])<<8 | uint64(b93[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[34]++
 		goto n86
 	}
@@ -2261,8 +2381,8 @@ n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: m4}
-		b86 := data[h0 : h0+14] // ethernet
-		pl.keys[1] = packet.Value{Lo: (uint64(b86[12])<<8 | uint64(b86[13]))}
+		b94 := data[h0 : h0+14] // ethernet
+		pl.keys[1] = packet.Value{Lo: (uint64(b94[12])<<8 | uint64(b94[13]))}
 		pl.keys[2] = m8
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -2315,10 +2435,10 @@ n92:
 	}
 n93:
 	{ // L3Icmp4Type: switch icmp.type
-		b88 := data[h6 : h6+4] // icmp
-		v87 := uint64(b88[0])
+		b96 := data[h6 : h6+4] // icmp
+		v95 := uint64(b96[0])
 		switch {
-		case v87 == 0x3:
+		case v95 == 0x3:
 			goto n95
 		default:
 			goto n94
@@ -2330,22 +2450,22 @@ n94:
 	}
 n95:
 	{ // L3Unreach4: switch icmp.code
-		b90 := data[h6 : h6+4] // icmp
-		v89 := uint64(b90[1])
+		b98 := data[h6 : h6+4] // icmp
+		v97 := uint64(b98[1])
 		switch {
-		case v89 == 0x0:
+		case v97 == 0x0:
 			goto n96
-		case v89 == 0x1:
+		case v97 == 0x1:
 			goto n97
-		case v89 == 0x3:
+		case v97 == 0x3:
 			goto n98
-		case v89 == 0x4:
+		case v97 == 0x4:
 			goto n99
-		case v89 == 0x6:
+		case v97 == 0x6:
 			goto n100
-		case v89 == 0x7:
+		case v97 == 0x7:
 			goto n101
-		case v89 == 0xa:
+		case v97 == 0xa:
 			goto n102
 		default:
 			goto n103
@@ -2385,14 +2505,14 @@ n103:
 	}
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b92 := data[h7 : h7+4] // icmpv6
-		v91 := uint64(b92[0])
+		b100 := data[h7 : h7+4] // icmpv6
+		v99 := uint64(b100[0])
 		switch {
-		case v91 == 0x1:
+		case v99 == 0x1:
 			goto n106
-		case v91 == 0x80:
+		case v99 == 0x80:
 			goto n120
-		case v91 == 0x87:
+		case v99 == 0x87:
 			goto n122
 		default:
 			goto n105
@@ -2404,16 +2524,16 @@ n105:
 	}
 n106:
 	{ // L3Unreach6: switch icmpv6.code
-		b94 := data[h7 : h7+4] // icmpv6
-		v93 := uint64(b94[1])
+		b102 := data[h7 : h7+4] // icmpv6
+		v101 := uint64(b102[1])
 		switch {
-		case v93 == 0x0:
+		case v101 == 0x0:
 			goto n107
-		case v93 == 0x1:
+		case v101 == 0x1:
 			goto n108
-		case v93 == 0x2:
+		case v101 == 0x2:
 			goto n109
-		case v93 == 0x4:
+		case v101 == 0x4:
 			goto n110
 		default:
 			goto n111
@@ -2441,8 +2561,8 @@ n111:
 	}
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b95 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b95[24])<<24 | uint64(b95[25])<<16 | uint64(b95[26])<<8 | uint64(b95[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b103 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b103[24])<<24 | uint64(b103[25])<<16 | uint64(b103[26])<<8 | uint64(b103[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n114
 		}
 		goto n113
@@ -2454,49 +2574,64 @@ n113:
 	}
 n114:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b96 := data[h0 : h0+14] // ethernet
-		s97 := (uint64(b96[6])<<40 | uint64(b96[7])<<32 | uint64(b96[8])<<24 | uint64(b96[9])<<16 | uint64(b96[10])<<8 | uint64(b96[11]))
-		b96[0] = byte(s97 >> 40)
-		b96[1] = byte(s97 >> 32)
-		b96[2] = byte(s97 >> 24)
-		b96[3] = byte(s97 >> 16)
-		b96[4] = byte(s97 >> 8)
-		b96[5] = byte(s97)
-		s98 := m5
-		b96[6] = byte(s98 >> 40)
-		b96[7] = byte(s98 >> 32)
-		b96[8] = byte(s98 >> 24)
-		b96[9] = byte(s98 >> 16)
-		b96[10] = byte(s98 >> 8)
-		b96[11] = byte(s98)
-		b99 := data[h5 : h5+28] // arp
-		s100 := 0x2
-		b99[6] = byte(s100 >> 8)
-		b99[7] = byte(s100)
-		s101 := (uint64(b99[8])<<40 | uint64(b99[9])<<32 | uint64(b99[10])<<24 | uint64(b99[11])<<16 | uint64(b99[12])<<8 | uint64(b99[13]))
-		b99[18] = byte(s101 >> 40)
-		b99[19] = byte(s101 >> 32)
-		b99[20] = byte(s101 >> 24)
-		b99[21] = byte(s101 >> 16)
-		b99[22] = byte(s101 >> 8)
-		b99[23] = byte(s101)
-		s102 := m5
-		b99[8] = byte(s102 >> 40)
-		b99[9] = byte(s102 >> 32)
-		b99[10] = byte(s102 >> 24)
-		b99[11] = byte(s102 >> 16)
-		b99[12] = byte(s102 >> 8)
-		b99[13] = byte(s102)
-		s103 := (uint64(b99[14])<<24 | uint64(b99[15])<<16 | uint64(b99[16])<<8 | uint64(b99[17]))
-		b99[24] = byte(s103 >> 24)
-		b99[25] = byte(s103 >> 16)
-		b99[26] = byte(s103 >> 8)
-		b99[27] = byte(s103)
-		s104 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b99[14] = byte(s104 >> 24)
-		b99[15] = byte(s104 >> 16)
-		b99[16] = byte(s104 >> 8)
-		b99[17] = byte(s104)
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s104 := r
+				cb[0] = byte(s104 >> 8)
+				cb[1] = byte(s104)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b105 := data[h0 : h0+14] // ethernet
+		s106 := (uint64(b105[6])<<40 | uint64(b105[7])<<32 | uint64(b105[8])<<24 | uint64(b105[9])<<16 | uint64(b105[10])<<8 | uint64(b105[11]))
+		b105[0] = byte(s106 >> 40)
+		b105[1] = byte(s106 >> 32)
+		b105[2] = byte(s106 >> 24)
+		b105[3] = byte(s106 >> 16)
+		b105[4] = byte(s106 >> 8)
+		b105[5] = byte(s106)
+		s107 := m5
+		b105[6] = byte(s107 >> 40)
+		b105[7] = byte(s107 >> 32)
+		b105[8] = byte(s107 >> 24)
+		b105[9] = byte(s107 >> 16)
+		b105[10] = byte(s107 >> 8)
+		b105[11] = byte(s107)
+		b108 := data[h5 : h5+28] // arp
+		s109 := 0x2
+		b108[6] = byte(s109 >> 8)
+		b108[7] = byte(s109)
+		s110 := (uint64(b108[8])<<40 | uint64(b108[9])<<32 | uint64(b108[10])<<24 | uint64(b108[11])<<16 | uint64(b108[12])<<8 | uint64(b108[13]))
+		b108[18] = byte(s110 >> 40)
+		b108[19] = byte(s110 >> 32)
+		b108[20] = byte(s110 >> 24)
+		b108[21] = byte(s110 >> 16)
+		b108[22] = byte(s110 >> 8)
+		b108[23] = byte(s110)
+		s111 := m5
+		b108[8] = byte(s111 >> 40)
+		b108[9] = byte(s111 >> 32)
+		b108[10] = byte(s111 >> 24)
+		b108[11] = byte(s111 >> 16)
+		b108[12] = byte(s111 >> 8)
+		b108[13] = byte(s111)
+		s112 := (uint64(b108[14])<<24 | uint64(b108[15])<<16 | uint64(b108[16])<<8 | uint64(b108[17]))
+		b108[24] = byte(s112 >> 24)
+		b108[25] = byte(s112 >> 16)
+		b108[26] = byte(s112 >> 8)
+		b108[27] = byte(s112)
+		s113 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b108[14] = byte(s113 >> 24)
+		b108[15] = byte(s113 >> 16)
+		b108[16] = byte(s113 >> 8)
+		b108[17] = byte(s113)
 		goto n115
 	}
 n115:
@@ -2508,8 +2643,8 @@ n116:
 		if !(h2 >= 0) {
 			return pl.drop(27)
 		}
-		b105 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b105[16])<<24 | uint64(b105[17])<<16 | uint64(b105[18])<<8 | uint64(b105[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b114 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b114[16])<<24 | uint64(b114[17])<<16 | uint64(b114[18])<<8 | uint64(b114[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n118
 		}
 		goto n117
@@ -2520,59 +2655,59 @@ n117:
 	}
 n118:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d106 uint64          // icmp checksum
-		b107 := data[h0 : h0+14] // ethernet
-		v108 := (uint64(b107[6])<<40 | uint64(b107[7])<<32 | uint64(b107[8])<<24 | uint64(b107[9])<<16 | uint64(b107[10])<<8 | uint64(b107[11]))
-		s109 := v108
-		b107[0] = byte(s109 >> 40)
-		b107[1] = byte(s109 >> 32)
-		b107[2] = byte(s109 >> 24)
-		b107[3] = byte(s109 >> 16)
-		b107[4] = byte(s109 >> 8)
-		b107[5] = byte(s109)
-		v110 := m5
-		s111 := v110
-		b107[6] = byte(s111 >> 40)
-		b107[7] = byte(s111 >> 32)
-		b107[8] = byte(s111 >> 24)
-		b107[9] = byte(s111 >> 16)
-		b107[10] = byte(s111 >> 8)
-		b107[11] = byte(s111)
+		var d115 uint64          // icmp checksum
+		b116 := data[h0 : h0+14] // ethernet
+		v117 := (uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11]))
+		s118 := v117
+		b116[0] = byte(s118 >> 40)
+		b116[1] = byte(s118 >> 32)
+		b116[2] = byte(s118 >> 24)
+		b116[3] = byte(s118 >> 16)
+		b116[4] = byte(s118 >> 8)
+		b116[5] = byte(s118)
+		v119 := m5
+		s120 := v119
+		b116[6] = byte(s120 >> 40)
+		b116[7] = byte(s120 >> 32)
+		b116[8] = byte(s120 >> 24)
+		b116[9] = byte(s120 >> 16)
+		b116[10] = byte(s120 >> 8)
+		b116[11] = byte(s120)
 		if !(h2 >= 0) {
 			return pl.drop(29)
 		}
-		b112 := data[h2 : h2+20] // ipv4
-		v113 := (uint64(b112[12])<<24 | uint64(b112[13])<<16 | uint64(b112[14])<<8 | uint64(b112[15]))
-		s114 := v113
-		b112[16] = byte(s114 >> 24)
-		b112[17] = byte(s114 >> 16)
-		b112[18] = byte(s114 >> 8)
-		b112[19] = byte(s114)
-		v115 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s116 := v115
-		b112[12] = byte(s116 >> 24)
-		b112[13] = byte(s116 >> 16)
-		b112[14] = byte(s116 >> 8)
-		b112[15] = byte(s116)
-		v117 := 0x0
-		b118 := data[h6 : h6+4] // icmp
-		os119 := uint32(uint64(b118[0])<<8 | uint64(b118[1]))
-		b118[0] = byte(v117)
-		f121 := uint32(os119)
-		f121 += bits.RotateLeft32(f121, 16)
-		dl120 := uint64(^uint16(f121>>16)) + uint64(uint32(uint64(b118[0])<<8|uint64(b118[1])))
-		d106 += dl120
+		b121 := data[h2 : h2+20] // ipv4
+		v122 := (uint64(b121[12])<<24 | uint64(b121[13])<<16 | uint64(b121[14])<<8 | uint64(b121[15]))
+		s123 := v122
+		b121[16] = byte(s123 >> 24)
+		b121[17] = byte(s123 >> 16)
+		b121[18] = byte(s123 >> 8)
+		b121[19] = byte(s123)
+		v124 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s125 := v124
+		b121[12] = byte(s125 >> 24)
+		b121[13] = byte(s125 >> 16)
+		b121[14] = byte(s125 >> 8)
+		b121[15] = byte(s125)
+		v126 := 0x0
+		b127 := data[h6 : h6+4] // icmp
+		os128 := uint32(uint64(b127[0])<<8 | uint64(b127[1]))
+		b127[0] = byte(v126)
+		f130 := uint32(os128)
+		f130 += bits.RotateLeft32(f130, 16)
+		dl129 := uint64(^uint16(f130>>16)) + uint64(uint32(uint64(b127[0])<<8|uint64(b127[1])))
+		d115 += dl129
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d106
+			x := uint64(^cv) + d115
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s122 := r
-			cb[0] = byte(s122 >> 8)
-			cb[1] = byte(s122)
+			s131 := r
+			cb[0] = byte(s131 >> 8)
+			cb[1] = byte(s131)
 		}
 		goto n119
 	}
@@ -2583,101 +2718,101 @@ n119:
 	}
 n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d123 uint64          // icmpv6 checksum
-		b124 := data[h0 : h0+14] // ethernet
-		v125 := (uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11]))
-		s126 := v125
-		b124[0] = byte(s126 >> 40)
-		b124[1] = byte(s126 >> 32)
-		b124[2] = byte(s126 >> 24)
-		b124[3] = byte(s126 >> 16)
-		b124[4] = byte(s126 >> 8)
-		b124[5] = byte(s126)
-		v127 := m5
-		s128 := v127
-		b124[6] = byte(s128 >> 40)
-		b124[7] = byte(s128 >> 32)
-		b124[8] = byte(s128 >> 24)
-		b124[9] = byte(s128 >> 16)
-		b124[10] = byte(s128 >> 8)
-		b124[11] = byte(s128)
+		var d132 uint64          // icmpv6 checksum
+		b133 := data[h0 : h0+14] // ethernet
+		v134 := (uint64(b133[6])<<40 | uint64(b133[7])<<32 | uint64(b133[8])<<24 | uint64(b133[9])<<16 | uint64(b133[10])<<8 | uint64(b133[11]))
+		s135 := v134
+		b133[0] = byte(s135 >> 40)
+		b133[1] = byte(s135 >> 32)
+		b133[2] = byte(s135 >> 24)
+		b133[3] = byte(s135 >> 16)
+		b133[4] = byte(s135 >> 8)
+		b133[5] = byte(s135)
+		v136 := m5
+		s137 := v136
+		b133[6] = byte(s137 >> 40)
+		b133[7] = byte(s137 >> 32)
+		b133[8] = byte(s137 >> 24)
+		b133[9] = byte(s137 >> 16)
+		b133[10] = byte(s137 >> 8)
+		b133[11] = byte(s137)
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b129 := data[h3 : h3+40] // ipv6
-		v130 := packet.Value{Hi: (uint64(b129[8])<<56 | uint64(b129[9])<<48 | uint64(b129[10])<<40 | uint64(b129[11])<<32 | uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])), Lo: (uint64(b129[16])<<56 | uint64(b129[17])<<48 | uint64(b129[18])<<40 | uint64(b129[19])<<32 | uint64(b129[20])<<24 | uint64(b129[21])<<16 | uint64(b129[22])<<8 | uint64(b129[23]))}
-		ws132 := packet.Value{Hi: (uint64(b129[24])<<56 | uint64(b129[25])<<48 | uint64(b129[26])<<40 | uint64(b129[27])<<32 | uint64(b129[28])<<24 | uint64(b129[29])<<16 | uint64(b129[30])<<8 | uint64(b129[31])), Lo: (uint64(b129[32])<<56 | uint64(b129[33])<<48 | uint64(b129[34])<<40 | uint64(b129[35])<<32 | uint64(b129[36])<<24 | uint64(b129[37])<<16 | uint64(b129[38])<<8 | uint64(b129[39]))}
-		os131 := uint32(uint16(ws132.Hi>>0)) + uint32(uint16(ws132.Hi>>16)) + uint32(uint16(ws132.Hi>>32)) + uint32(uint16(ws132.Hi>>48)) + uint32(uint16(ws132.Lo>>0)) + uint32(uint16(ws132.Lo>>16)) + uint32(uint16(ws132.Lo>>32)) + uint32(uint16(ws132.Lo>>48))
-		v133 := v130
-		s134 := v133.Hi
-		b129[24] = byte(s134 >> 56)
-		b129[25] = byte(s134 >> 48)
-		b129[26] = byte(s134 >> 40)
-		b129[27] = byte(s134 >> 32)
-		b129[28] = byte(s134 >> 24)
-		b129[29] = byte(s134 >> 16)
-		b129[30] = byte(s134 >> 8)
-		b129[31] = byte(s134)
-		s135 := v133.Lo
-		b129[32] = byte(s135 >> 56)
-		b129[33] = byte(s135 >> 48)
-		b129[34] = byte(s135 >> 40)
-		b129[35] = byte(s135 >> 32)
-		b129[36] = byte(s135 >> 24)
-		b129[37] = byte(s135 >> 16)
-		b129[38] = byte(s135 >> 8)
-		b129[39] = byte(s135)
-		ws136 := v130
-		f138 := uint32(os131)
-		f138 += bits.RotateLeft32(f138, 16)
-		dl137 := uint64(^uint16(f138>>16)) + uint64(uint32(uint16(ws136.Hi>>0))+uint32(uint16(ws136.Hi>>16))+uint32(uint16(ws136.Hi>>32))+uint32(uint16(ws136.Hi>>48))+uint32(uint16(ws136.Lo>>0))+uint32(uint16(ws136.Lo>>16))+uint32(uint16(ws136.Lo>>32))+uint32(uint16(ws136.Lo>>48)))
-		d123 += dl137
-		v139 := m6
-		ws141 := packet.Value{Hi: (uint64(b129[8])<<56 | uint64(b129[9])<<48 | uint64(b129[10])<<40 | uint64(b129[11])<<32 | uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])), Lo: (uint64(b129[16])<<56 | uint64(b129[17])<<48 | uint64(b129[18])<<40 | uint64(b129[19])<<32 | uint64(b129[20])<<24 | uint64(b129[21])<<16 | uint64(b129[22])<<8 | uint64(b129[23]))}
+		b138 := data[h3 : h3+40] // ipv6
+		v139 := packet.Value{Hi: (uint64(b138[8])<<56 | uint64(b138[9])<<48 | uint64(b138[10])<<40 | uint64(b138[11])<<32 | uint64(b138[12])<<24 | uint64(b138[13])<<16 | uint64(b138[14])<<8 | uint64(b138[15])), Lo: (uint64(b138[16])<<56 | uint64(b138[17])<<48 | uint64(b138[18])<<40 | uint64(b138[19])<<32 | uint64(b138[20])<<24 | uint64(b138[21])<<16 | uint64(b138[22])<<8 | uint64(b138[23]))}
+		ws141 := packet.Value{Hi: (uint64(b138[24])<<56 | uint64(b138[25])<<48 | uint64(b138[26])<<40 | uint64(b138[27])<<32 | uint64(b138[28])<<24 | uint64(b138[29])<<16 | uint64(b138[30])<<8 | uint64(b138[31])), Lo: (uint64(b138[32])<<56 | uint64(b138[33])<<48 | uint64(b138[34])<<40 | uint64(b138[35])<<32 | uint64(b138[36])<<24 | uint64(b138[37])<<16 | uint64(b138[38])<<8 | uint64(b138[39]))}
 		os140 := uint32(uint16(ws141.Hi>>0)) + uint32(uint16(ws141.Hi>>16)) + uint32(uint16(ws141.Hi>>32)) + uint32(uint16(ws141.Hi>>48)) + uint32(uint16(ws141.Lo>>0)) + uint32(uint16(ws141.Lo>>16)) + uint32(uint16(ws141.Lo>>32)) + uint32(uint16(ws141.Lo>>48))
 		v142 := v139
 		s143 := v142.Hi
-		b129[8] = byte(s143 >> 56)
-		b129[9] = byte(s143 >> 48)
-		b129[10] = byte(s143 >> 40)
-		b129[11] = byte(s143 >> 32)
-		b129[12] = byte(s143 >> 24)
-		b129[13] = byte(s143 >> 16)
-		b129[14] = byte(s143 >> 8)
-		b129[15] = byte(s143)
+		b138[24] = byte(s143 >> 56)
+		b138[25] = byte(s143 >> 48)
+		b138[26] = byte(s143 >> 40)
+		b138[27] = byte(s143 >> 32)
+		b138[28] = byte(s143 >> 24)
+		b138[29] = byte(s143 >> 16)
+		b138[30] = byte(s143 >> 8)
+		b138[31] = byte(s143)
 		s144 := v142.Lo
-		b129[16] = byte(s144 >> 56)
-		b129[17] = byte(s144 >> 48)
-		b129[18] = byte(s144 >> 40)
-		b129[19] = byte(s144 >> 32)
-		b129[20] = byte(s144 >> 24)
-		b129[21] = byte(s144 >> 16)
-		b129[22] = byte(s144 >> 8)
-		b129[23] = byte(s144)
+		b138[32] = byte(s144 >> 56)
+		b138[33] = byte(s144 >> 48)
+		b138[34] = byte(s144 >> 40)
+		b138[35] = byte(s144 >> 32)
+		b138[36] = byte(s144 >> 24)
+		b138[37] = byte(s144 >> 16)
+		b138[38] = byte(s144 >> 8)
+		b138[39] = byte(s144)
 		ws145 := v139
 		f147 := uint32(os140)
 		f147 += bits.RotateLeft32(f147, 16)
 		dl146 := uint64(^uint16(f147>>16)) + uint64(uint32(uint16(ws145.Hi>>0))+uint32(uint16(ws145.Hi>>16))+uint32(uint16(ws145.Hi>>32))+uint32(uint16(ws145.Hi>>48))+uint32(uint16(ws145.Lo>>0))+uint32(uint16(ws145.Lo>>16))+uint32(uint16(ws145.Lo>>32))+uint32(uint16(ws145.Lo>>48)))
-		d123 += dl146
-		v148 := 0x81
-		b149 := data[h7 : h7+4] // icmpv6
-		os150 := uint32(uint64(b149[0])<<8 | uint64(b149[1]))
-		b149[0] = byte(v148)
-		f152 := uint32(os150)
-		f152 += bits.RotateLeft32(f152, 16)
-		dl151 := uint64(^uint16(f152>>16)) + uint64(uint32(uint64(b149[0])<<8|uint64(b149[1])))
-		d123 += dl151
+		d132 += dl146
+		v148 := m6
+		ws150 := packet.Value{Hi: (uint64(b138[8])<<56 | uint64(b138[9])<<48 | uint64(b138[10])<<40 | uint64(b138[11])<<32 | uint64(b138[12])<<24 | uint64(b138[13])<<16 | uint64(b138[14])<<8 | uint64(b138[15])), Lo: (uint64(b138[16])<<56 | uint64(b138[17])<<48 | uint64(b138[18])<<40 | uint64(b138[19])<<32 | uint64(b138[20])<<24 | uint64(b138[21])<<16 | uint64(b138[22])<<8 | uint64(b138[23]))}
+		os149 := uint32(uint16(ws150.Hi>>0)) + uint32(uint16(ws150.Hi>>16)) + uint32(uint16(ws150.Hi>>32)) + uint32(uint16(ws150.Hi>>48)) + uint32(uint16(ws150.Lo>>0)) + uint32(uint16(ws150.Lo>>16)) + uint32(uint16(ws150.Lo>>32)) + uint32(uint16(ws150.Lo>>48))
+		v151 := v148
+		s152 := v151.Hi
+		b138[8] = byte(s152 >> 56)
+		b138[9] = byte(s152 >> 48)
+		b138[10] = byte(s152 >> 40)
+		b138[11] = byte(s152 >> 32)
+		b138[12] = byte(s152 >> 24)
+		b138[13] = byte(s152 >> 16)
+		b138[14] = byte(s152 >> 8)
+		b138[15] = byte(s152)
+		s153 := v151.Lo
+		b138[16] = byte(s153 >> 56)
+		b138[17] = byte(s153 >> 48)
+		b138[18] = byte(s153 >> 40)
+		b138[19] = byte(s153 >> 32)
+		b138[20] = byte(s153 >> 24)
+		b138[21] = byte(s153 >> 16)
+		b138[22] = byte(s153 >> 8)
+		b138[23] = byte(s153)
+		ws154 := v148
+		f156 := uint32(os149)
+		f156 += bits.RotateLeft32(f156, 16)
+		dl155 := uint64(^uint16(f156>>16)) + uint64(uint32(uint16(ws154.Hi>>0))+uint32(uint16(ws154.Hi>>16))+uint32(uint16(ws154.Hi>>32))+uint32(uint16(ws154.Hi>>48))+uint32(uint16(ws154.Lo>>0))+uint32(uint16(ws154.Lo>>16))+uint32(uint16(ws154.Lo>>32))+uint32(uint16(ws154.Lo>>48)))
+		d132 += dl155
+		v157 := 0x81
+		b158 := data[h7 : h7+4] // icmpv6
+		os159 := uint32(uint64(b158[0])<<8 | uint64(b158[1]))
+		b158[0] = byte(v157)
+		f161 := uint32(os159)
+		f161 += bits.RotateLeft32(f161, 16)
+		dl160 := uint64(^uint16(f161>>16)) + uint64(uint32(uint64(b158[0])<<8|uint64(b158[1])))
+		d132 += dl160
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d123
+			x := uint64(^cv) + d132
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s153 := r
-			cb[0] = byte(s153 >> 8)
-			cb[1] = byte(s153)
+			s162 := r
+			cb[0] = byte(s162 >> 8)
+			cb[1] = byte(s162)
 		}
 		goto n121
 	}
@@ -2691,8 +2826,8 @@ n122:
 		if !(h12 >= 0) {
 			return pl.drop(31)
 		}
-		b154 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b154[4])<<56 | uint64(b154[5])<<48 | uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11])), Lo: (uint64(b154[12])<<56 | uint64(b154[13])<<48 | uint64(b154[14])<<40 | uint64(b154[15])<<32 | uint64(b154[16])<<24 | uint64(b154[17])<<16 | uint64(b154[18])<<8 | uint64(b154[19]))} == m6) {
+		b163 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b163[4])<<56 | uint64(b163[5])<<48 | uint64(b163[6])<<40 | uint64(b163[7])<<32 | uint64(b163[8])<<24 | uint64(b163[9])<<16 | uint64(b163[10])<<8 | uint64(b163[11])), Lo: (uint64(b163[12])<<56 | uint64(b163[13])<<48 | uint64(b163[14])<<40 | uint64(b163[15])<<32 | uint64(b163[16])<<24 | uint64(b163[17])<<16 | uint64(b163[18])<<8 | uint64(b163[19]))} == m6) {
 			goto n124
 		}
 		goto n123
@@ -2706,39 +2841,69 @@ n124:
 		if !(h3 >= 0) {
 			return pl.drop(33)
 		}
-		b155 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b155[8])<<56 | uint64(b155[9])<<48 | uint64(b155[10])<<40 | uint64(b155[11])<<32 | uint64(b155[12])<<24 | uint64(b155[13])<<16 | uint64(b155[14])<<8 | uint64(b155[15])), Lo: (uint64(b155[16])<<56 | uint64(b155[17])<<48 | uint64(b155[18])<<40 | uint64(b155[19])<<32 | uint64(b155[20])<<24 | uint64(b155[21])<<16 | uint64(b155[22])<<8 | uint64(b155[23]))} == packet.Value{Lo: 0x0}) {
+		b164 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b164[8])<<56 | uint64(b164[9])<<48 | uint64(b164[10])<<40 | uint64(b164[11])<<32 | uint64(b164[12])<<24 | uint64(b164[13])<<16 | uint64(b164[14])<<8 | uint64(b164[15])), Lo: (uint64(b164[16])<<56 | uint64(b164[17])<<48 | uint64(b164[18])<<40 | uint64(b164[19])<<32 | uint64(b164[20])<<24 | uint64(b164[21])<<16 | uint64(b164[22])<<8 | uint64(b164[23]))} == packet.Value{Lo: 0x0}) {
 			goto n125
 		}
 		goto n126
 	}
 n125:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s165 := r
+				cb[0] = byte(s165 >> 8)
+				cb[1] = byte(s165)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m24 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m25 = (0x333300000001) & 0xffffffffffff
 		m26 = (0x0) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(34)
 		}
-		b156 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b156[4])<<56 | uint64(b156[5])<<48 | uint64(b156[6])<<40 | uint64(b156[7])<<32 | uint64(b156[8])<<24 | uint64(b156[9])<<16 | uint64(b156[10])<<8 | uint64(b156[11])), Lo: (uint64(b156[12])<<56 | uint64(b156[13])<<48 | uint64(b156[14])<<40 | uint64(b156[15])<<32 | uint64(b156[16])<<24 | uint64(b156[17])<<16 | uint64(b156[18])<<8 | uint64(b156[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b166 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11])), Lo: (uint64(b166[12])<<56 | uint64(b166[13])<<48 | uint64(b166[14])<<40 | uint64(b166[15])<<32 | uint64(b166[16])<<24 | uint64(b166[17])<<16 | uint64(b166[18])<<8 | uint64(b166[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s167 := r
+				cb[0] = byte(s167 >> 8)
+				cb[1] = byte(s167)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h3 >= 0) {
 			return pl.drop(35)
 		}
-		b157 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b157[8])<<56 | uint64(b157[9])<<48 | uint64(b157[10])<<40 | uint64(b157[11])<<32 | uint64(b157[12])<<24 | uint64(b157[13])<<16 | uint64(b157[14])<<8 | uint64(b157[15])), Lo: (uint64(b157[16])<<56 | uint64(b157[17])<<48 | uint64(b157[18])<<40 | uint64(b157[19])<<32 | uint64(b157[20])<<24 | uint64(b157[21])<<16 | uint64(b157[22])<<8 | uint64(b157[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b158 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b158[6])<<40 | uint64(b158[7])<<32 | uint64(b158[8])<<24 | uint64(b158[9])<<16 | uint64(b158[10])<<8 | uint64(b158[11])) & 0xffffffffffff
+		b168 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b168[8])<<56 | uint64(b168[9])<<48 | uint64(b168[10])<<40 | uint64(b168[11])<<32 | uint64(b168[12])<<24 | uint64(b168[13])<<16 | uint64(b168[14])<<8 | uint64(b168[15])), Lo: (uint64(b168[16])<<56 | uint64(b168[17])<<48 | uint64(b168[18])<<40 | uint64(b168[19])<<32 | uint64(b168[20])<<24 | uint64(b168[21])<<16 | uint64(b168[22])<<8 | uint64(b168[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b169 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b169[6])<<40 | uint64(b169[7])<<32 | uint64(b169[8])<<24 | uint64(b169[9])<<16 | uint64(b169[10])<<8 | uint64(b169[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(35)
 		}
-		b159 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11])), Lo: (uint64(b159[12])<<56 | uint64(b159[13])<<48 | uint64(b159[14])<<40 | uint64(b159[15])<<32 | uint64(b159[16])<<24 | uint64(b159[17])<<16 | uint64(b159[18])<<8 | uint64(b159[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b170 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b170[4])<<56 | uint64(b170[5])<<48 | uint64(b170[6])<<40 | uint64(b170[7])<<32 | uint64(b170[8])<<24 | uint64(b170[9])<<16 | uint64(b170[10])<<8 | uint64(b170[11])), Lo: (uint64(b170[12])<<56 | uint64(b170[13])<<48 | uint64(b170[14])<<40 | uint64(b170[15])<<32 | uint64(b170[16])<<24 | uint64(b170[17])<<16 | uint64(b170[18])<<8 | uint64(b170[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
@@ -2751,8 +2916,23 @@ n127:
 	}
 n128:
 	{ // NsSrcMac: set meta.na_mac
-		b160 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b160[0])<<40 | uint64(b160[1])<<32 | uint64(b160[2])<<24 | uint64(b160[3])<<16 | uint64(b160[4])<<8 | uint64(b160[5])) & 0xffffffffffff
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s171 := r
+				cb[0] = byte(s171 >> 8)
+				cb[1] = byte(s171)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b172 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b172[0])<<40 | uint64(b172[1])<<32 | uint64(b172[2])<<24 | uint64(b172[3])<<16 | uint64(b172[4])<<8 | uint64(b172[5])) & 0xffffffffffff
 		pl.edges[39]++
 		goto n129
 	}
@@ -2772,15 +2952,15 @@ n130:
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		po161, pn162 := h14, 6 // nd_mac
-		if po161 < 0 || po161+pn162 > len(data) {
+		po173, pn174 := h14, 6 // nd_mac
+		if po173 < 0 || po173+pn174 > len(data) {
 			return pl.drop(36)
 		}
-		pendOff = po161
-		pendN = pn162
+		pendOff = po173
+		pendN = pn174
 		h14 = -1
-		if cur > po161 {
-			cur = max(po161, cur-pn162)
+		if cur > po173 {
+			cur = max(po173, cur-pn174)
 		}
 		pl.edges[40]++
 		goto n132
@@ -2805,22 +2985,22 @@ n132:
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
 					r := ^uint16(y >> 16)
-					s163 := r
-					cb[0] = byte(s163 >> 8)
-					cb[1] = byte(s163)
+					s175 := r
+					cb[0] = byte(s175 >> 8)
+					cb[1] = byte(s175)
 				}
 				pendD4, pendK4 = 0, false
 			}
 		}
-		po164, pn165 := h13, 2 // nd_opt
-		if po164 < 0 || po164+pn165 > len(data) {
+		po176, pn177 := h13, 2 // nd_opt
+		if po176 < 0 || po176+pn177 > len(data) {
 			return pl.drop(37)
 		}
-		pendOff = po164
-		pendN += pn165
+		pendOff = po176
+		pendN += pn177
 		h13 = -1
-		if cur > po164 {
-			cur = max(po164, cur-pn165)
+		if cur > po176 {
+			cur = max(po176, cur-pn177)
 		}
 		pl.edges[41]++
 		goto n133
@@ -2845,9 +3025,9 @@ n133:
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
 					r := ^uint16(y >> 16)
-					s166 := r
-					cb[0] = byte(s166 >> 8)
-					cb[1] = byte(s166)
+					s178 := r
+					cb[0] = byte(s178 >> 8)
+					cb[1] = byte(s178)
 				}
 				pendD4, pendK4 = 0, false
 			}
@@ -2855,16 +3035,16 @@ n133:
 		if !(h12 >= 0) {
 			return pl.drop(38)
 		}
-		po167, pn168 := h12, 20 // nd_ns
-		if po167 < 0 || po167+pn168 > len(data) {
+		po179, pn180 := h12, 20 // nd_ns
+		if po179 < 0 || po179+pn180 > len(data) {
 			return pl.drop(38)
 		}
-		pendN += pn168
-		if po167 < len(data)-po167-pendN {
-			copy(data[pendN:pendN+po167], data[:po167])
+		pendN += pn180
+		if po179 < len(data)-po179-pendN {
+			copy(data[pendN:pendN+po179], data[:po179])
 			data = data[pendN:]
 		} else {
-			copy(data[po167:], data[po167+pendN:])
+			copy(data[po179:], data[po179+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
@@ -2877,23 +3057,38 @@ n133:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s169 := r
-				cb[0] = byte(s169 >> 8)
-				cb[1] = byte(s169)
+				s181 := r
+				cb[0] = byte(s181 >> 8)
+				cb[1] = byte(s181)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		h12 = -1
-		if (h14 >= 0) && h14 > po167 {
-			h14 -= pn168
+		if (h14 >= 0) && h14 > po179 {
+			h14 -= pn180
 		} // nd_mac
-		if cur > po167 {
-			cur = max(po167, cur-pn168)
+		if cur > po179 {
+			cur = max(po179, cur-pn180)
 		}
 		goto n134
 	}
 n134:
 	{ // NsPushNa: push nd_na after icmpv6
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s182 := r
+				cb[0] = byte(s182 >> 8)
+				cb[1] = byte(s182)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h7 >= 0) {
 			return pl.drop(39)
 		}
@@ -3025,7 +3220,7 @@ n134:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt170 := p.Push(15, h7+4, 0)
+		rt183 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3152,13 +3347,28 @@ n134:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt170 {
+		if !rt183 {
 			return pl.drop(39)
 		}
 		goto n135
 	}
 n135:
 	{ // NsPushOpt: push nd_na_opt after nd_na
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s184 := r
+				cb[0] = byte(s184 >> 8)
+				cb[1] = byte(s184)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h15 >= 0) {
 			return pl.drop(40)
 		}
@@ -3290,7 +3500,7 @@ n135:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt171 := p.Push(16, h15+20, 0)
+		rt185 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3417,13 +3627,28 @@ n135:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt171 {
+		if !rt185 {
 			return pl.drop(40)
 		}
 		goto n136
 	}
 n136:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s186 := r
+				cb[0] = byte(s186 >> 8)
+				cb[1] = byte(s186)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h16 >= 0) {
 			return pl.drop(41)
 		}
@@ -3555,7 +3780,7 @@ n136:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt172 := p.Push(17, h16+2, 0)
+		rt187 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3682,113 +3907,143 @@ n136:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt172 {
+		if !rt187 {
 			return pl.drop(41)
 		}
 		goto n137
 	}
 n137:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b173 := data[h0 : h0+14] // ethernet
-		s174 := m25
-		b173[0] = byte(s174 >> 40)
-		b173[1] = byte(s174 >> 32)
-		b173[2] = byte(s174 >> 24)
-		b173[3] = byte(s174 >> 16)
-		b173[4] = byte(s174 >> 8)
-		b173[5] = byte(s174)
-		s175 := m5
-		b173[6] = byte(s175 >> 40)
-		b173[7] = byte(s175 >> 32)
-		b173[8] = byte(s175 >> 24)
-		b173[9] = byte(s175 >> 16)
-		b173[10] = byte(s175 >> 8)
-		b173[11] = byte(s175)
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s188 := r
+				cb[0] = byte(s188 >> 8)
+				cb[1] = byte(s188)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b189 := data[h0 : h0+14] // ethernet
+		s190 := m25
+		b189[0] = byte(s190 >> 40)
+		b189[1] = byte(s190 >> 32)
+		b189[2] = byte(s190 >> 24)
+		b189[3] = byte(s190 >> 16)
+		b189[4] = byte(s190 >> 8)
+		b189[5] = byte(s190)
+		s191 := m5
+		b189[6] = byte(s191 >> 40)
+		b189[7] = byte(s191 >> 32)
+		b189[8] = byte(s191 >> 24)
+		b189[9] = byte(s191 >> 16)
+		b189[10] = byte(s191 >> 8)
+		b189[11] = byte(s191)
 		if !(h3 >= 0) {
 			return pl.drop(42)
 		}
-		b176 := data[h3 : h3+40] // ipv6
-		s177 := 0x20
-		b176[4] = byte(s177 >> 8)
-		b176[5] = byte(s177)
-		b176[7] = byte(0xff)
-		v178 := m6
-		s179 := v178.Hi
-		b176[8] = byte(s179 >> 56)
-		b176[9] = byte(s179 >> 48)
-		b176[10] = byte(s179 >> 40)
-		b176[11] = byte(s179 >> 32)
-		b176[12] = byte(s179 >> 24)
-		b176[13] = byte(s179 >> 16)
-		b176[14] = byte(s179 >> 8)
-		b176[15] = byte(s179)
-		s180 := v178.Lo
-		b176[16] = byte(s180 >> 56)
-		b176[17] = byte(s180 >> 48)
-		b176[18] = byte(s180 >> 40)
-		b176[19] = byte(s180 >> 32)
-		b176[20] = byte(s180 >> 24)
-		b176[21] = byte(s180 >> 16)
-		b176[22] = byte(s180 >> 8)
-		b176[23] = byte(s180)
-		v181 := m24
-		s182 := v181.Hi
-		b176[24] = byte(s182 >> 56)
-		b176[25] = byte(s182 >> 48)
-		b176[26] = byte(s182 >> 40)
-		b176[27] = byte(s182 >> 32)
-		b176[28] = byte(s182 >> 24)
-		b176[29] = byte(s182 >> 16)
-		b176[30] = byte(s182 >> 8)
-		b176[31] = byte(s182)
-		s183 := v181.Lo
-		b176[32] = byte(s183 >> 56)
-		b176[33] = byte(s183 >> 48)
-		b176[34] = byte(s183 >> 40)
-		b176[35] = byte(s183 >> 32)
-		b176[36] = byte(s183 >> 24)
-		b176[37] = byte(s183 >> 16)
-		b176[38] = byte(s183 >> 8)
-		b176[39] = byte(s183)
-		b184 := data[h7 : h7+4] // icmpv6
-		b184[0] = byte(0x88)
-		b184[1] = byte(0x0)
-		b185 := data[h15 : h15+20] // nd_na
-		b185[0] = b185[0]&^0x40 | byte(m26)<<6&0x40
-		v186 := m27
-		s187 := v186.Hi
-		b185[4] = byte(s187 >> 56)
-		b185[5] = byte(s187 >> 48)
-		b185[6] = byte(s187 >> 40)
-		b185[7] = byte(s187 >> 32)
-		b185[8] = byte(s187 >> 24)
-		b185[9] = byte(s187 >> 16)
-		b185[10] = byte(s187 >> 8)
-		b185[11] = byte(s187)
-		s188 := v186.Lo
-		b185[12] = byte(s188 >> 56)
-		b185[13] = byte(s188 >> 48)
-		b185[14] = byte(s188 >> 40)
-		b185[15] = byte(s188 >> 32)
-		b185[16] = byte(s188 >> 24)
-		b185[17] = byte(s188 >> 16)
-		b185[18] = byte(s188 >> 8)
-		b185[19] = byte(s188)
-		b189 := data[h16 : h16+2] // nd_na_opt
-		b189[0] = byte(0x2)
-		b189[1] = byte(0x1)
-		b190 := data[h17 : h17+6] // nd_na_mac
-		s191 := m5
-		b190[0] = byte(s191 >> 40)
-		b190[1] = byte(s191 >> 32)
-		b190[2] = byte(s191 >> 24)
-		b190[3] = byte(s191 >> 16)
-		b190[4] = byte(s191 >> 8)
-		b190[5] = byte(s191)
+		b192 := data[h3 : h3+40] // ipv6
+		s193 := 0x20
+		b192[4] = byte(s193 >> 8)
+		b192[5] = byte(s193)
+		b192[7] = byte(0xff)
+		v194 := m6
+		s195 := v194.Hi
+		b192[8] = byte(s195 >> 56)
+		b192[9] = byte(s195 >> 48)
+		b192[10] = byte(s195 >> 40)
+		b192[11] = byte(s195 >> 32)
+		b192[12] = byte(s195 >> 24)
+		b192[13] = byte(s195 >> 16)
+		b192[14] = byte(s195 >> 8)
+		b192[15] = byte(s195)
+		s196 := v194.Lo
+		b192[16] = byte(s196 >> 56)
+		b192[17] = byte(s196 >> 48)
+		b192[18] = byte(s196 >> 40)
+		b192[19] = byte(s196 >> 32)
+		b192[20] = byte(s196 >> 24)
+		b192[21] = byte(s196 >> 16)
+		b192[22] = byte(s196 >> 8)
+		b192[23] = byte(s196)
+		v197 := m24
+		s198 := v197.Hi
+		b192[24] = byte(s198 >> 56)
+		b192[25] = byte(s198 >> 48)
+		b192[26] = byte(s198 >> 40)
+		b192[27] = byte(s198 >> 32)
+		b192[28] = byte(s198 >> 24)
+		b192[29] = byte(s198 >> 16)
+		b192[30] = byte(s198 >> 8)
+		b192[31] = byte(s198)
+		s199 := v197.Lo
+		b192[32] = byte(s199 >> 56)
+		b192[33] = byte(s199 >> 48)
+		b192[34] = byte(s199 >> 40)
+		b192[35] = byte(s199 >> 32)
+		b192[36] = byte(s199 >> 24)
+		b192[37] = byte(s199 >> 16)
+		b192[38] = byte(s199 >> 8)
+		b192[39] = byte(s199)
+		b200 := data[h7 : h7+4] // icmpv6
+		b200[0] = byte(0x88)
+		b200[1] = byte(0x0)
+		b201 := data[h15 : h15+20] // nd_na
+		b201[0] = b201[0]&^0x40 | byte(m26)<<6&0x40
+		v202 := m27
+		s203 := v202.Hi
+		b201[4] = byte(s203 >> 56)
+		b201[5] = byte(s203 >> 48)
+		b201[6] = byte(s203 >> 40)
+		b201[7] = byte(s203 >> 32)
+		b201[8] = byte(s203 >> 24)
+		b201[9] = byte(s203 >> 16)
+		b201[10] = byte(s203 >> 8)
+		b201[11] = byte(s203)
+		s204 := v202.Lo
+		b201[12] = byte(s204 >> 56)
+		b201[13] = byte(s204 >> 48)
+		b201[14] = byte(s204 >> 40)
+		b201[15] = byte(s204 >> 32)
+		b201[16] = byte(s204 >> 24)
+		b201[17] = byte(s204 >> 16)
+		b201[18] = byte(s204 >> 8)
+		b201[19] = byte(s204)
+		b205 := data[h16 : h16+2] // nd_na_opt
+		b205[0] = byte(0x2)
+		b205[1] = byte(0x1)
+		b206 := data[h17 : h17+6] // nd_na_mac
+		s207 := m5
+		b206[0] = byte(s207 >> 40)
+		b206[1] = byte(s207 >> 32)
+		b206[2] = byte(s207 >> 24)
+		b206[3] = byte(s207 >> 16)
+		b206[4] = byte(s207 >> 8)
+		b206[5] = byte(s207)
 		goto n138
 	}
 n138:
 	{ // NsCsum: checksum compute icmpv6
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s208 := r
+				cb[0] = byte(s208 >> 8)
+				cb[1] = byte(s208)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -3917,7 +4172,7 @@ n138:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt192 := p.ComputeChecksum(7)
+		rt209 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4044,7 +4299,7 @@ n138:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt192 {
+		if !rt209 {
 			return pl.drop(43)
 		}
 		goto n139
@@ -4079,8 +4334,8 @@ n143:
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b193 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[3].LookupWord(((uint64(b193[12])<<24|uint64(b193[13])<<16|uint64(b193[14])<<8|uint64(b193[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+		b210 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[3].LookupWord(((uint64(b210[12])<<24|uint64(b210[13])<<16|uint64(b210[14])<<8|uint64(b210[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4095,8 +4350,8 @@ n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: m7}
-		b194 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b194[8])<<56 | uint64(b194[9])<<48 | uint64(b194[10])<<40 | uint64(b194[11])<<32 | uint64(b194[12])<<24 | uint64(b194[13])<<16 | uint64(b194[14])<<8 | uint64(b194[15])), Lo: (uint64(b194[16])<<56 | uint64(b194[17])<<48 | uint64(b194[18])<<40 | uint64(b194[19])<<32 | uint64(b194[20])<<24 | uint64(b194[21])<<16 | uint64(b194[22])<<8 | uint64(b194[23]))}
+		b211 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b211[8])<<56 | uint64(b211[9])<<48 | uint64(b211[10])<<40 | uint64(b211[11])<<32 | uint64(b211[12])<<24 | uint64(b211[13])<<16 | uint64(b211[14])<<8 | uint64(b211[15])), Lo: (uint64(b211[16])<<56 | uint64(b211[17])<<48 | uint64(b211[18])<<40 | uint64(b211[19])<<32 | uint64(b211[20])<<24 | uint64(b211[21])<<16 | uint64(b211[22])<<8 | uint64(b211[23]))}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -4153,44 +4408,74 @@ n153:
 	}
 n154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b195 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b195[4])<<56 | uint64(b195[5])<<48 | uint64(b195[6])<<40 | uint64(b195[7])<<32 | uint64(b195[8])<<24 | uint64(b195[9])<<16 | uint64(b195[10])<<8 | uint64(b195[11]))
-		m13 = ((uint64(b195[4])<<56 | uint64(b195[5])<<48 | uint64(b195[6])<<40 | uint64(b195[7])<<32 | uint64(b195[8])<<24 | uint64(b195[9])<<16 | uint64(b195[10])<<8 | uint64(b195[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b195[2])<<8 | uint64(b195[3])) & 0xffff
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s212 := r
+				cb[0] = byte(s212 >> 8)
+				cb[1] = byte(s212)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b213 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b213[4])<<56 | uint64(b213[5])<<48 | uint64(b213[6])<<40 | uint64(b213[7])<<32 | uint64(b213[8])<<24 | uint64(b213[9])<<16 | uint64(b213[10])<<8 | uint64(b213[11]))
+		m13 = ((uint64(b213[4])<<56 | uint64(b213[5])<<48 | uint64(b213[6])<<40 | uint64(b213[7])<<32 | uint64(b213[8])<<24 | uint64(b213[9])<<16 | uint64(b213[10])<<8 | uint64(b213[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b213[2])<<8 | uint64(b213[3])) & 0xffff
 		goto n156
 	}
 n155:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b196 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b196[4])<<56 | uint64(b196[5])<<48 | uint64(b196[6])<<40 | uint64(b196[7])<<32 | uint64(b196[8])<<24 | uint64(b196[9])<<16 | uint64(b196[10])<<8 | uint64(b196[11]))
-		m13 = (uint64(b196[0])<<8 | uint64(b196[1])) & 0xffff
-		m14 = (uint64(b196[2])<<8 | uint64(b196[3])) & 0xffff
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s214 := r
+				cb[0] = byte(s214 >> 8)
+				cb[1] = byte(s214)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b215 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b215[4])<<56 | uint64(b215[5])<<48 | uint64(b215[6])<<40 | uint64(b215[7])<<32 | uint64(b215[8])<<24 | uint64(b215[9])<<16 | uint64(b215[10])<<8 | uint64(b215[11]))
+		m13 = (uint64(b215[0])<<8 | uint64(b215[1])) & 0xffff
+		m14 = (uint64(b215[2])<<8 | uint64(b215[3])) & 0xffff
 		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c198 := (h2 >= 0)
-		if c198 {
+		c217 := (h2 >= 0)
+		if c217 {
 			if !(h2 >= 0) {
 				return pl.drop(48)
 			}
-			b199 := data[h2 : h2+20] // ipv4
-			c198 = (uint64(b199[8]) <= 0x1)
+			b218 := data[h2 : h2+20] // ipv4
+			c217 = (uint64(b218[8]) <= 0x1)
 		}
-		c197 := c198
-		if !c197 {
-			c200 := (h3 >= 0)
-			if c200 {
+		c216 := c217
+		if !c216 {
+			c219 := (h3 >= 0)
+			if c219 {
 				if !(h3 >= 0) {
 					return pl.drop(48)
 				}
-				b201 := data[h3 : h3+40] // ipv6
-				c200 = (uint64(b201[7]) <= 0x1)
+				b220 := data[h3 : h3+40] // ipv6
+				c219 = (uint64(b220[7]) <= 0x1)
 			}
-			c197 = c200
+			c216 = c219
 		}
-		if c197 {
+		if c216 {
 			goto n157
 		}
 		goto n158
@@ -4230,6 +4515,21 @@ n159:
 	}
 n160:
 	{ // LbSlot: set meta.calendar_slot
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s221 := r
+				cb[0] = byte(s221 >> 8)
+				cb[1] = byte(s221)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << m11) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n161
 	}
@@ -4255,8 +4555,8 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b202 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b202[12])<<8|uint64(b202[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+		b222 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b222[12])<<8|uint64(b222[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4298,41 +4598,101 @@ n166:
 	}
 n167:
 	{ // LbPort: set meta.new_port
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s223 := r
+				cb[0] = byte(s223 >> 8)
+				cb[1] = byte(s223)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m23 = ((m20 + ((m14 & ((((0x1 << m21) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n168
 	}
 n168:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b203 := data[h0 : h0+14] // ethernet
-		s204 := m5
-		b203[6] = byte(s204 >> 40)
-		b203[7] = byte(s204 >> 32)
-		b203[8] = byte(s204 >> 24)
-		b203[9] = byte(s204 >> 16)
-		b203[10] = byte(s204 >> 8)
-		b203[11] = byte(s204)
-		s205 := m17
-		b203[0] = byte(s205 >> 40)
-		b203[1] = byte(s205 >> 32)
-		b203[2] = byte(s205 >> 24)
-		b203[3] = byte(s205 >> 16)
-		b203[4] = byte(s205 >> 8)
-		b203[5] = byte(s205)
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s224 := r
+				cb[0] = byte(s224 >> 8)
+				cb[1] = byte(s224)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b225 := data[h0 : h0+14] // ethernet
+		s226 := m5
+		b225[6] = byte(s226 >> 40)
+		b225[7] = byte(s226 >> 32)
+		b225[8] = byte(s226 >> 24)
+		b225[9] = byte(s226 >> 16)
+		b225[10] = byte(s226 >> 8)
+		b225[11] = byte(s226)
+		s227 := m17
+		b225[0] = byte(s227 >> 40)
+		b225[1] = byte(s227 >> 32)
+		b225[2] = byte(s227 >> 24)
+		b225[3] = byte(s227 >> 16)
+		b225[4] = byte(s227 >> 8)
+		b225[5] = byte(s227)
 		goto n169
 	}
 n169:
 	{ // LbCsumZero: test udp.checksum == 0
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s228 := r
+				cb[0] = byte(s228 >> 8)
+				cb[1] = byte(s228)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b206 := data[h4 : h4+8] // udp
-		if (uint64(b206[6])<<8 | uint64(b206[7])) == 0x0 {
+		b229 := data[h4 : h4+8] // udp
+		if (uint64(b229[6])<<8 | uint64(b229[7])) == 0x0 {
 			goto n170
 		}
 		goto n171
 	}
 n170:
 	{ // LbMarkZero: set meta.udp_zero
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s230 := r
+				cb[0] = byte(s230 >> 8)
+				cb[1] = byte(s230)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m0 = (0x1) & 0x1
 		pl.edges[47]++
 		goto n171
@@ -4360,387 +4720,355 @@ n173:
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d207 uint64 // ipv4 checksum
-		var d208 uint64 // udp checksum
-		v209 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b210 := data[h2 : h2+20] // ipv4
-		ws212 := uint64((uint64(b210[12])<<24 | uint64(b210[13])<<16 | uint64(b210[14])<<8 | uint64(b210[15])))
-		os211 := uint32(uint16(ws212>>0)) + uint32(uint16(ws212>>16))
-		s213 := v209
-		b210[12] = byte(s213 >> 24)
-		b210[13] = byte(s213 >> 16)
-		b210[14] = byte(s213 >> 8)
-		b210[15] = byte(s213)
-		ws214 := uint64(v209)
-		f216 := uint32(os211)
-		f216 += bits.RotateLeft32(f216, 16)
-		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint16(ws214>>0))+uint32(uint16(ws214>>16)))
-		d207 += dl215
+		var d231 uint64 // ipv4 checksum
+		var d232 uint64 // udp checksum
+		v233 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b234 := data[h2 : h2+20] // ipv4
+		ws236 := uint64((uint64(b234[12])<<24 | uint64(b234[13])<<16 | uint64(b234[14])<<8 | uint64(b234[15])))
+		os235 := uint32(uint16(ws236>>0)) + uint32(uint16(ws236>>16))
+		s237 := v233
+		b234[12] = byte(s237 >> 24)
+		b234[13] = byte(s237 >> 16)
+		b234[14] = byte(s237 >> 8)
+		b234[15] = byte(s237)
+		ws238 := uint64(v233)
+		f240 := uint32(os235)
+		f240 += bits.RotateLeft32(f240, 16)
+		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(ws238>>0))+uint32(uint16(ws238>>16)))
+		d231 += dl239
 		if h4 >= 0 {
-			d208 += dl215
+			d232 += dl239
 		}
-		v217 := m18
-		ws219 := uint64((uint64(b210[16])<<24 | uint64(b210[17])<<16 | uint64(b210[18])<<8 | uint64(b210[19])))
-		os218 := uint32(uint16(ws219>>0)) + uint32(uint16(ws219>>16))
-		s220 := v217
-		b210[16] = byte(s220 >> 24)
-		b210[17] = byte(s220 >> 16)
-		b210[18] = byte(s220 >> 8)
-		b210[19] = byte(s220)
-		ws221 := uint64(v217)
-		f223 := uint32(os218)
-		f223 += bits.RotateLeft32(f223, 16)
-		dl222 := uint64(^uint16(f223>>16)) + uint64(uint32(uint16(ws221>>0))+uint32(uint16(ws221>>16)))
-		d207 += dl222
+		v241 := m18
+		ws243 := uint64((uint64(b234[16])<<24 | uint64(b234[17])<<16 | uint64(b234[18])<<8 | uint64(b234[19])))
+		os242 := uint32(uint16(ws243>>0)) + uint32(uint16(ws243>>16))
+		s244 := v241
+		b234[16] = byte(s244 >> 24)
+		b234[17] = byte(s244 >> 16)
+		b234[18] = byte(s244 >> 8)
+		b234[19] = byte(s244)
+		ws245 := uint64(v241)
+		f247 := uint32(os242)
+		f247 += bits.RotateLeft32(f247, 16)
+		dl246 := uint64(^uint16(f247>>16)) + uint64(uint32(uint16(ws245>>0))+uint32(uint16(ws245>>16)))
+		d231 += dl246
 		if h4 >= 0 {
-			d208 += dl222
+			d232 += dl246
 		}
-		v224 := m23
+		v248 := m23
 		if !(h4 >= 0) {
 			return pl.drop(56)
 		}
-		b225 := data[h4 : h4+8] // udp
-		os226 := uint32(uint16((uint64(b225[2])<<8 | uint64(b225[3]))))
-		s227 := v224
-		b225[2] = byte(s227 >> 8)
-		b225[3] = byte(s227)
-		f229 := uint32(os226)
-		f229 += bits.RotateLeft32(f229, 16)
-		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(v224)))
+		b249 := data[h4 : h4+8] // udp
+		os250 := uint32(uint16((uint64(b249[2])<<8 | uint64(b249[3]))))
+		s251 := v248
+		b249[2] = byte(s251 >> 8)
+		b249[3] = byte(s251)
+		f253 := uint32(os250)
+		f253 += bits.RotateLeft32(f253, 16)
+		dl252 := uint64(^uint16(f253>>16)) + uint64(uint32(uint16(v248)))
 		if h4 >= 0 {
-			d208 += dl228
+			d232 += dl252
 		}
-		v230 := (uint64(b210[8]) - 0x1)
-		os231 := uint32(uint64(b210[8])<<8 | uint64(b210[9]))
-		b210[8] = byte(v230)
-		f233 := uint32(os231)
-		f233 += bits.RotateLeft32(f233, 16)
-		dl232 := uint64(^uint16(f233>>16)) + uint64(uint32(uint64(b210[8])<<8|uint64(b210[9])))
-		d207 += dl232
+		v254 := (uint64(b234[8]) - 0x1)
+		os255 := uint32(uint64(b234[8])<<8 | uint64(b234[9]))
+		b234[8] = byte(v254)
+		f257 := uint32(os255)
+		f257 += bits.RotateLeft32(f257, 16)
+		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint64(b234[8])<<8|uint64(b234[9])))
+		d231 += dl256
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d207
+			x := uint64(^cv) + d231
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s234 := r
-			cb[0] = byte(s234 >> 8)
-			cb[1] = byte(s234)
+			s258 := r
+			cb[0] = byte(s258 >> 8)
+			cb[1] = byte(s258)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d208
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s235 := r
-			cb[0] = byte(s235 >> 8)
-			cb[1] = byte(s235)
+			pendD4 += d232
+			pendK4 = true
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d236 uint64 // ipv4 checksum
-		var d237 uint64 // udp checksum
-		v238 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b239 := data[h2 : h2+20] // ipv4
-		ws241 := uint64((uint64(b239[12])<<24 | uint64(b239[13])<<16 | uint64(b239[14])<<8 | uint64(b239[15])))
-		os240 := uint32(uint16(ws241>>0)) + uint32(uint16(ws241>>16))
-		s242 := v238
-		b239[12] = byte(s242 >> 24)
-		b239[13] = byte(s242 >> 16)
-		b239[14] = byte(s242 >> 8)
-		b239[15] = byte(s242)
-		ws243 := uint64(v238)
-		f245 := uint32(os240)
-		f245 += bits.RotateLeft32(f245, 16)
-		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(ws243>>0))+uint32(uint16(ws243>>16)))
-		d236 += dl244
+		var d259 uint64 // ipv4 checksum
+		var d260 uint64 // udp checksum
+		v261 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b262 := data[h2 : h2+20] // ipv4
+		ws264 := uint64((uint64(b262[12])<<24 | uint64(b262[13])<<16 | uint64(b262[14])<<8 | uint64(b262[15])))
+		os263 := uint32(uint16(ws264>>0)) + uint32(uint16(ws264>>16))
+		s265 := v261
+		b262[12] = byte(s265 >> 24)
+		b262[13] = byte(s265 >> 16)
+		b262[14] = byte(s265 >> 8)
+		b262[15] = byte(s265)
+		ws266 := uint64(v261)
+		f268 := uint32(os263)
+		f268 += bits.RotateLeft32(f268, 16)
+		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(ws266>>0))+uint32(uint16(ws266>>16)))
+		d259 += dl267
 		if h4 >= 0 {
-			d237 += dl244
+			d260 += dl267
 		}
-		v246 := m18
-		ws248 := uint64((uint64(b239[16])<<24 | uint64(b239[17])<<16 | uint64(b239[18])<<8 | uint64(b239[19])))
-		os247 := uint32(uint16(ws248>>0)) + uint32(uint16(ws248>>16))
-		s249 := v246
-		b239[16] = byte(s249 >> 24)
-		b239[17] = byte(s249 >> 16)
-		b239[18] = byte(s249 >> 8)
-		b239[19] = byte(s249)
-		ws250 := uint64(v246)
-		f252 := uint32(os247)
-		f252 += bits.RotateLeft32(f252, 16)
-		dl251 := uint64(^uint16(f252>>16)) + uint64(uint32(uint16(ws250>>0))+uint32(uint16(ws250>>16)))
-		d236 += dl251
+		v269 := m18
+		ws271 := uint64((uint64(b262[16])<<24 | uint64(b262[17])<<16 | uint64(b262[18])<<8 | uint64(b262[19])))
+		os270 := uint32(uint16(ws271>>0)) + uint32(uint16(ws271>>16))
+		s272 := v269
+		b262[16] = byte(s272 >> 24)
+		b262[17] = byte(s272 >> 16)
+		b262[18] = byte(s272 >> 8)
+		b262[19] = byte(s272)
+		ws273 := uint64(v269)
+		f275 := uint32(os270)
+		f275 += bits.RotateLeft32(f275, 16)
+		dl274 := uint64(^uint16(f275>>16)) + uint64(uint32(uint16(ws273>>0))+uint32(uint16(ws273>>16)))
+		d259 += dl274
 		if h4 >= 0 {
-			d237 += dl251
+			d260 += dl274
 		}
-		v253 := m23
+		v276 := m23
 		if !(h4 >= 0) {
 			return pl.drop(57)
 		}
-		b254 := data[h4 : h4+8] // udp
-		os255 := uint32(uint16((uint64(b254[2])<<8 | uint64(b254[3]))))
-		s256 := v253
-		b254[2] = byte(s256 >> 8)
-		b254[3] = byte(s256)
-		f258 := uint32(os255)
-		f258 += bits.RotateLeft32(f258, 16)
-		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint16(v253)))
+		b277 := data[h4 : h4+8] // udp
+		os278 := uint32(uint16((uint64(b277[2])<<8 | uint64(b277[3]))))
+		s279 := v276
+		b277[2] = byte(s279 >> 8)
+		b277[3] = byte(s279)
+		f281 := uint32(os278)
+		f281 += bits.RotateLeft32(f281, 16)
+		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(uint16(v276)))
 		if h4 >= 0 {
-			d237 += dl257
+			d260 += dl280
 		}
-		v259 := ((uint64(b239[2])<<8 | uint64(b239[3])) - 0x10)
-		os260 := uint32(uint16((uint64(b239[2])<<8 | uint64(b239[3]))))
-		s261 := v259
-		b239[2] = byte(s261 >> 8)
-		b239[3] = byte(s261)
-		f263 := uint32(os260)
-		f263 += bits.RotateLeft32(f263, 16)
-		dl262 := uint64(^uint16(f263>>16)) + uint64(uint32(uint16(v259)))
-		d236 += dl262
+		v282 := ((uint64(b262[2])<<8 | uint64(b262[3])) - 0x10)
+		os283 := uint32(uint16((uint64(b262[2])<<8 | uint64(b262[3]))))
+		s284 := v282
+		b262[2] = byte(s284 >> 8)
+		b262[3] = byte(s284)
+		f286 := uint32(os283)
+		f286 += bits.RotateLeft32(f286, 16)
+		dl285 := uint64(^uint16(f286>>16)) + uint64(uint32(uint16(v282)))
+		d259 += dl285
 		if h4 >= 0 {
-			d237 += dl262
+			d260 += dl285
 		}
-		v264 := (uint64(b239[8]) - 0x1)
-		os265 := uint32(uint64(b239[8])<<8 | uint64(b239[9]))
-		b239[8] = byte(v264)
-		f267 := uint32(os265)
-		f267 += bits.RotateLeft32(f267, 16)
-		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint64(b239[8])<<8|uint64(b239[9])))
-		d236 += dl266
+		v287 := (uint64(b262[8]) - 0x1)
+		os288 := uint32(uint64(b262[8])<<8 | uint64(b262[9]))
+		b262[8] = byte(v287)
+		f290 := uint32(os288)
+		f290 += bits.RotateLeft32(f290, 16)
+		dl289 := uint64(^uint16(f290>>16)) + uint64(uint32(uint64(b262[8])<<8|uint64(b262[9])))
+		d259 += dl289
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d236
+			x := uint64(^cv) + d259
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s268 := r
-			cb[0] = byte(s268 >> 8)
-			cb[1] = byte(s268)
+			s291 := r
+			cb[0] = byte(s291 >> 8)
+			cb[1] = byte(s291)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d237
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s269 := r
-			cb[0] = byte(s269 >> 8)
-			cb[1] = byte(s269)
+			pendD4 += d260
+			pendK4 = true
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d270 uint64 // udp checksum
-		v271 := m6
+		var d292 uint64 // udp checksum
+		v293 := m6
 		if !(h3 >= 0) {
 			return pl.drop(58)
 		}
-		b272 := data[h3 : h3+40] // ipv6
-		ws274 := packet.Value{Hi: (uint64(b272[8])<<56 | uint64(b272[9])<<48 | uint64(b272[10])<<40 | uint64(b272[11])<<32 | uint64(b272[12])<<24 | uint64(b272[13])<<16 | uint64(b272[14])<<8 | uint64(b272[15])), Lo: (uint64(b272[16])<<56 | uint64(b272[17])<<48 | uint64(b272[18])<<40 | uint64(b272[19])<<32 | uint64(b272[20])<<24 | uint64(b272[21])<<16 | uint64(b272[22])<<8 | uint64(b272[23]))}
-		os273 := uint32(uint16(ws274.Hi>>0)) + uint32(uint16(ws274.Hi>>16)) + uint32(uint16(ws274.Hi>>32)) + uint32(uint16(ws274.Hi>>48)) + uint32(uint16(ws274.Lo>>0)) + uint32(uint16(ws274.Lo>>16)) + uint32(uint16(ws274.Lo>>32)) + uint32(uint16(ws274.Lo>>48))
-		v275 := v271
-		s276 := v275.Hi
-		b272[8] = byte(s276 >> 56)
-		b272[9] = byte(s276 >> 48)
-		b272[10] = byte(s276 >> 40)
-		b272[11] = byte(s276 >> 32)
-		b272[12] = byte(s276 >> 24)
-		b272[13] = byte(s276 >> 16)
-		b272[14] = byte(s276 >> 8)
-		b272[15] = byte(s276)
-		s277 := v275.Lo
-		b272[16] = byte(s277 >> 56)
-		b272[17] = byte(s277 >> 48)
-		b272[18] = byte(s277 >> 40)
-		b272[19] = byte(s277 >> 32)
-		b272[20] = byte(s277 >> 24)
-		b272[21] = byte(s277 >> 16)
-		b272[22] = byte(s277 >> 8)
-		b272[23] = byte(s277)
-		ws278 := v271
-		f280 := uint32(os273)
-		f280 += bits.RotateLeft32(f280, 16)
-		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(ws278.Hi>>0))+uint32(uint16(ws278.Hi>>16))+uint32(uint16(ws278.Hi>>32))+uint32(uint16(ws278.Hi>>48))+uint32(uint16(ws278.Lo>>0))+uint32(uint16(ws278.Lo>>16))+uint32(uint16(ws278.Lo>>32))+uint32(uint16(ws278.Lo>>48)))
+		b294 := data[h3 : h3+40] // ipv6
+		ws296 := packet.Value{Hi: (uint64(b294[8])<<56 | uint64(b294[9])<<48 | uint64(b294[10])<<40 | uint64(b294[11])<<32 | uint64(b294[12])<<24 | uint64(b294[13])<<16 | uint64(b294[14])<<8 | uint64(b294[15])), Lo: (uint64(b294[16])<<56 | uint64(b294[17])<<48 | uint64(b294[18])<<40 | uint64(b294[19])<<32 | uint64(b294[20])<<24 | uint64(b294[21])<<16 | uint64(b294[22])<<8 | uint64(b294[23]))}
+		os295 := uint32(uint16(ws296.Hi>>0)) + uint32(uint16(ws296.Hi>>16)) + uint32(uint16(ws296.Hi>>32)) + uint32(uint16(ws296.Hi>>48)) + uint32(uint16(ws296.Lo>>0)) + uint32(uint16(ws296.Lo>>16)) + uint32(uint16(ws296.Lo>>32)) + uint32(uint16(ws296.Lo>>48))
+		v297 := v293
+		s298 := v297.Hi
+		b294[8] = byte(s298 >> 56)
+		b294[9] = byte(s298 >> 48)
+		b294[10] = byte(s298 >> 40)
+		b294[11] = byte(s298 >> 32)
+		b294[12] = byte(s298 >> 24)
+		b294[13] = byte(s298 >> 16)
+		b294[14] = byte(s298 >> 8)
+		b294[15] = byte(s298)
+		s299 := v297.Lo
+		b294[16] = byte(s299 >> 56)
+		b294[17] = byte(s299 >> 48)
+		b294[18] = byte(s299 >> 40)
+		b294[19] = byte(s299 >> 32)
+		b294[20] = byte(s299 >> 24)
+		b294[21] = byte(s299 >> 16)
+		b294[22] = byte(s299 >> 8)
+		b294[23] = byte(s299)
+		ws300 := v293
+		f302 := uint32(os295)
+		f302 += bits.RotateLeft32(f302, 16)
+		dl301 := uint64(^uint16(f302>>16)) + uint64(uint32(uint16(ws300.Hi>>0))+uint32(uint16(ws300.Hi>>16))+uint32(uint16(ws300.Hi>>32))+uint32(uint16(ws300.Hi>>48))+uint32(uint16(ws300.Lo>>0))+uint32(uint16(ws300.Lo>>16))+uint32(uint16(ws300.Lo>>32))+uint32(uint16(ws300.Lo>>48)))
 		if h4 >= 0 {
-			d270 += dl279
+			d292 += dl301
 		}
-		v281 := m19
-		ws283 := packet.Value{Hi: (uint64(b272[24])<<56 | uint64(b272[25])<<48 | uint64(b272[26])<<40 | uint64(b272[27])<<32 | uint64(b272[28])<<24 | uint64(b272[29])<<16 | uint64(b272[30])<<8 | uint64(b272[31])), Lo: (uint64(b272[32])<<56 | uint64(b272[33])<<48 | uint64(b272[34])<<40 | uint64(b272[35])<<32 | uint64(b272[36])<<24 | uint64(b272[37])<<16 | uint64(b272[38])<<8 | uint64(b272[39]))}
-		os282 := uint32(uint16(ws283.Hi>>0)) + uint32(uint16(ws283.Hi>>16)) + uint32(uint16(ws283.Hi>>32)) + uint32(uint16(ws283.Hi>>48)) + uint32(uint16(ws283.Lo>>0)) + uint32(uint16(ws283.Lo>>16)) + uint32(uint16(ws283.Lo>>32)) + uint32(uint16(ws283.Lo>>48))
-		v284 := v281
-		s285 := v284.Hi
-		b272[24] = byte(s285 >> 56)
-		b272[25] = byte(s285 >> 48)
-		b272[26] = byte(s285 >> 40)
-		b272[27] = byte(s285 >> 32)
-		b272[28] = byte(s285 >> 24)
-		b272[29] = byte(s285 >> 16)
-		b272[30] = byte(s285 >> 8)
-		b272[31] = byte(s285)
-		s286 := v284.Lo
-		b272[32] = byte(s286 >> 56)
-		b272[33] = byte(s286 >> 48)
-		b272[34] = byte(s286 >> 40)
-		b272[35] = byte(s286 >> 32)
-		b272[36] = byte(s286 >> 24)
-		b272[37] = byte(s286 >> 16)
-		b272[38] = byte(s286 >> 8)
-		b272[39] = byte(s286)
-		ws287 := v281
-		f289 := uint32(os282)
-		f289 += bits.RotateLeft32(f289, 16)
-		dl288 := uint64(^uint16(f289>>16)) + uint64(uint32(uint16(ws287.Hi>>0))+uint32(uint16(ws287.Hi>>16))+uint32(uint16(ws287.Hi>>32))+uint32(uint16(ws287.Hi>>48))+uint32(uint16(ws287.Lo>>0))+uint32(uint16(ws287.Lo>>16))+uint32(uint16(ws287.Lo>>32))+uint32(uint16(ws287.Lo>>48)))
+		v303 := m19
+		ws305 := packet.Value{Hi: (uint64(b294[24])<<56 | uint64(b294[25])<<48 | uint64(b294[26])<<40 | uint64(b294[27])<<32 | uint64(b294[28])<<24 | uint64(b294[29])<<16 | uint64(b294[30])<<8 | uint64(b294[31])), Lo: (uint64(b294[32])<<56 | uint64(b294[33])<<48 | uint64(b294[34])<<40 | uint64(b294[35])<<32 | uint64(b294[36])<<24 | uint64(b294[37])<<16 | uint64(b294[38])<<8 | uint64(b294[39]))}
+		os304 := uint32(uint16(ws305.Hi>>0)) + uint32(uint16(ws305.Hi>>16)) + uint32(uint16(ws305.Hi>>32)) + uint32(uint16(ws305.Hi>>48)) + uint32(uint16(ws305.Lo>>0)) + uint32(uint16(ws305.Lo>>16)) + uint32(uint16(ws305.Lo>>32)) + uint32(uint16(ws305.Lo>>48))
+		v306 := v303
+		s307 := v306.Hi
+		b294[24] = byte(s307 >> 56)
+		b294[25] = byte(s307 >> 48)
+		b294[26] = byte(s307 >> 40)
+		b294[27] = byte(s307 >> 32)
+		b294[28] = byte(s307 >> 24)
+		b294[29] = byte(s307 >> 16)
+		b294[30] = byte(s307 >> 8)
+		b294[31] = byte(s307)
+		s308 := v306.Lo
+		b294[32] = byte(s308 >> 56)
+		b294[33] = byte(s308 >> 48)
+		b294[34] = byte(s308 >> 40)
+		b294[35] = byte(s308 >> 32)
+		b294[36] = byte(s308 >> 24)
+		b294[37] = byte(s308 >> 16)
+		b294[38] = byte(s308 >> 8)
+		b294[39] = byte(s308)
+		ws309 := v303
+		f311 := uint32(os304)
+		f311 += bits.RotateLeft32(f311, 16)
+		dl310 := uint64(^uint16(f311>>16)) + uint64(uint32(uint16(ws309.Hi>>0))+uint32(uint16(ws309.Hi>>16))+uint32(uint16(ws309.Hi>>32))+uint32(uint16(ws309.Hi>>48))+uint32(uint16(ws309.Lo>>0))+uint32(uint16(ws309.Lo>>16))+uint32(uint16(ws309.Lo>>32))+uint32(uint16(ws309.Lo>>48)))
 		if h4 >= 0 {
-			d270 += dl288
+			d292 += dl310
 		}
-		v290 := m23
+		v312 := m23
 		if !(h4 >= 0) {
 			return pl.drop(58)
 		}
-		b291 := data[h4 : h4+8] // udp
-		os292 := uint32(uint16((uint64(b291[2])<<8 | uint64(b291[3]))))
-		s293 := v290
-		b291[2] = byte(s293 >> 8)
-		b291[3] = byte(s293)
-		f295 := uint32(os292)
-		f295 += bits.RotateLeft32(f295, 16)
-		dl294 := uint64(^uint16(f295>>16)) + uint64(uint32(uint16(v290)))
+		b313 := data[h4 : h4+8] // udp
+		os314 := uint32(uint16((uint64(b313[2])<<8 | uint64(b313[3]))))
+		s315 := v312
+		b313[2] = byte(s315 >> 8)
+		b313[3] = byte(s315)
+		f317 := uint32(os314)
+		f317 += bits.RotateLeft32(f317, 16)
+		dl316 := uint64(^uint16(f317>>16)) + uint64(uint32(uint16(v312)))
 		if h4 >= 0 {
-			d270 += dl294
+			d292 += dl316
 		}
-		v296 := (uint64(b272[7]) - 0x1)
-		b272[7] = byte(v296)
+		v318 := (uint64(b294[7]) - 0x1)
+		b294[7] = byte(v318)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d270
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s297 := r
-			cb[0] = byte(s297 >> 8)
-			cb[1] = byte(s297)
+			pendD4 += d292
+			pendK4 = true
 		}
 		pl.edges[48]++
 		goto n183
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d298 uint64 // udp checksum
-		v299 := m6
+		var d319 uint64 // udp checksum
+		v320 := m6
 		if !(h3 >= 0) {
 			return pl.drop(59)
 		}
-		b300 := data[h3 : h3+40] // ipv6
-		ws302 := packet.Value{Hi: (uint64(b300[8])<<56 | uint64(b300[9])<<48 | uint64(b300[10])<<40 | uint64(b300[11])<<32 | uint64(b300[12])<<24 | uint64(b300[13])<<16 | uint64(b300[14])<<8 | uint64(b300[15])), Lo: (uint64(b300[16])<<56 | uint64(b300[17])<<48 | uint64(b300[18])<<40 | uint64(b300[19])<<32 | uint64(b300[20])<<24 | uint64(b300[21])<<16 | uint64(b300[22])<<8 | uint64(b300[23]))}
-		os301 := uint32(uint16(ws302.Hi>>0)) + uint32(uint16(ws302.Hi>>16)) + uint32(uint16(ws302.Hi>>32)) + uint32(uint16(ws302.Hi>>48)) + uint32(uint16(ws302.Lo>>0)) + uint32(uint16(ws302.Lo>>16)) + uint32(uint16(ws302.Lo>>32)) + uint32(uint16(ws302.Lo>>48))
-		v303 := v299
-		s304 := v303.Hi
-		b300[8] = byte(s304 >> 56)
-		b300[9] = byte(s304 >> 48)
-		b300[10] = byte(s304 >> 40)
-		b300[11] = byte(s304 >> 32)
-		b300[12] = byte(s304 >> 24)
-		b300[13] = byte(s304 >> 16)
-		b300[14] = byte(s304 >> 8)
-		b300[15] = byte(s304)
-		s305 := v303.Lo
-		b300[16] = byte(s305 >> 56)
-		b300[17] = byte(s305 >> 48)
-		b300[18] = byte(s305 >> 40)
-		b300[19] = byte(s305 >> 32)
-		b300[20] = byte(s305 >> 24)
-		b300[21] = byte(s305 >> 16)
-		b300[22] = byte(s305 >> 8)
-		b300[23] = byte(s305)
-		ws306 := v299
-		f308 := uint32(os301)
-		f308 += bits.RotateLeft32(f308, 16)
-		dl307 := uint64(^uint16(f308>>16)) + uint64(uint32(uint16(ws306.Hi>>0))+uint32(uint16(ws306.Hi>>16))+uint32(uint16(ws306.Hi>>32))+uint32(uint16(ws306.Hi>>48))+uint32(uint16(ws306.Lo>>0))+uint32(uint16(ws306.Lo>>16))+uint32(uint16(ws306.Lo>>32))+uint32(uint16(ws306.Lo>>48)))
+		b321 := data[h3 : h3+40] // ipv6
+		ws323 := packet.Value{Hi: (uint64(b321[8])<<56 | uint64(b321[9])<<48 | uint64(b321[10])<<40 | uint64(b321[11])<<32 | uint64(b321[12])<<24 | uint64(b321[13])<<16 | uint64(b321[14])<<8 | uint64(b321[15])), Lo: (uint64(b321[16])<<56 | uint64(b321[17])<<48 | uint64(b321[18])<<40 | uint64(b321[19])<<32 | uint64(b321[20])<<24 | uint64(b321[21])<<16 | uint64(b321[22])<<8 | uint64(b321[23]))}
+		os322 := uint32(uint16(ws323.Hi>>0)) + uint32(uint16(ws323.Hi>>16)) + uint32(uint16(ws323.Hi>>32)) + uint32(uint16(ws323.Hi>>48)) + uint32(uint16(ws323.Lo>>0)) + uint32(uint16(ws323.Lo>>16)) + uint32(uint16(ws323.Lo>>32)) + uint32(uint16(ws323.Lo>>48))
+		v324 := v320
+		s325 := v324.Hi
+		b321[8] = byte(s325 >> 56)
+		b321[9] = byte(s325 >> 48)
+		b321[10] = byte(s325 >> 40)
+		b321[11] = byte(s325 >> 32)
+		b321[12] = byte(s325 >> 24)
+		b321[13] = byte(s325 >> 16)
+		b321[14] = byte(s325 >> 8)
+		b321[15] = byte(s325)
+		s326 := v324.Lo
+		b321[16] = byte(s326 >> 56)
+		b321[17] = byte(s326 >> 48)
+		b321[18] = byte(s326 >> 40)
+		b321[19] = byte(s326 >> 32)
+		b321[20] = byte(s326 >> 24)
+		b321[21] = byte(s326 >> 16)
+		b321[22] = byte(s326 >> 8)
+		b321[23] = byte(s326)
+		ws327 := v320
+		f329 := uint32(os322)
+		f329 += bits.RotateLeft32(f329, 16)
+		dl328 := uint64(^uint16(f329>>16)) + uint64(uint32(uint16(ws327.Hi>>0))+uint32(uint16(ws327.Hi>>16))+uint32(uint16(ws327.Hi>>32))+uint32(uint16(ws327.Hi>>48))+uint32(uint16(ws327.Lo>>0))+uint32(uint16(ws327.Lo>>16))+uint32(uint16(ws327.Lo>>32))+uint32(uint16(ws327.Lo>>48)))
 		if h4 >= 0 {
-			d298 += dl307
+			d319 += dl328
 		}
-		v309 := m19
-		ws311 := packet.Value{Hi: (uint64(b300[24])<<56 | uint64(b300[25])<<48 | uint64(b300[26])<<40 | uint64(b300[27])<<32 | uint64(b300[28])<<24 | uint64(b300[29])<<16 | uint64(b300[30])<<8 | uint64(b300[31])), Lo: (uint64(b300[32])<<56 | uint64(b300[33])<<48 | uint64(b300[34])<<40 | uint64(b300[35])<<32 | uint64(b300[36])<<24 | uint64(b300[37])<<16 | uint64(b300[38])<<8 | uint64(b300[39]))}
-		os310 := uint32(uint16(ws311.Hi>>0)) + uint32(uint16(ws311.Hi>>16)) + uint32(uint16(ws311.Hi>>32)) + uint32(uint16(ws311.Hi>>48)) + uint32(uint16(ws311.Lo>>0)) + uint32(uint16(ws311.Lo>>16)) + uint32(uint16(ws311.Lo>>32)) + uint32(uint16(ws311.Lo>>48))
-		v312 := v309
-		s313 := v312.Hi
-		b300[24] = byte(s313 >> 56)
-		b300[25] = byte(s313 >> 48)
-		b300[26] = byte(s313 >> 40)
-		b300[27] = byte(s313 >> 32)
-		b300[28] = byte(s313 >> 24)
-		b300[29] = byte(s313 >> 16)
-		b300[30] = byte(s313 >> 8)
-		b300[31] = byte(s313)
-		s314 := v312.Lo
-		b300[32] = byte(s314 >> 56)
-		b300[33] = byte(s314 >> 48)
-		b300[34] = byte(s314 >> 40)
-		b300[35] = byte(s314 >> 32)
-		b300[36] = byte(s314 >> 24)
-		b300[37] = byte(s314 >> 16)
-		b300[38] = byte(s314 >> 8)
-		b300[39] = byte(s314)
-		ws315 := v309
-		f317 := uint32(os310)
-		f317 += bits.RotateLeft32(f317, 16)
-		dl316 := uint64(^uint16(f317>>16)) + uint64(uint32(uint16(ws315.Hi>>0))+uint32(uint16(ws315.Hi>>16))+uint32(uint16(ws315.Hi>>32))+uint32(uint16(ws315.Hi>>48))+uint32(uint16(ws315.Lo>>0))+uint32(uint16(ws315.Lo>>16))+uint32(uint16(ws315.Lo>>32))+uint32(uint16(ws315.Lo>>48)))
+		v330 := m19
+		ws332 := packet.Value{Hi: (uint64(b321[24])<<56 | uint64(b321[25])<<48 | uint64(b321[26])<<40 | uint64(b321[27])<<32 | uint64(b321[28])<<24 | uint64(b321[29])<<16 | uint64(b321[30])<<8 | uint64(b321[31])), Lo: (uint64(b321[32])<<56 | uint64(b321[33])<<48 | uint64(b321[34])<<40 | uint64(b321[35])<<32 | uint64(b321[36])<<24 | uint64(b321[37])<<16 | uint64(b321[38])<<8 | uint64(b321[39]))}
+		os331 := uint32(uint16(ws332.Hi>>0)) + uint32(uint16(ws332.Hi>>16)) + uint32(uint16(ws332.Hi>>32)) + uint32(uint16(ws332.Hi>>48)) + uint32(uint16(ws332.Lo>>0)) + uint32(uint16(ws332.Lo>>16)) + uint32(uint16(ws332.Lo>>32)) + uint32(uint16(ws332.Lo>>48))
+		v333 := v330
+		s334 := v333.Hi
+		b321[24] = byte(s334 >> 56)
+		b321[25] = byte(s334 >> 48)
+		b321[26] = byte(s334 >> 40)
+		b321[27] = byte(s334 >> 32)
+		b321[28] = byte(s334 >> 24)
+		b321[29] = byte(s334 >> 16)
+		b321[30] = byte(s334 >> 8)
+		b321[31] = byte(s334)
+		s335 := v333.Lo
+		b321[32] = byte(s335 >> 56)
+		b321[33] = byte(s335 >> 48)
+		b321[34] = byte(s335 >> 40)
+		b321[35] = byte(s335 >> 32)
+		b321[36] = byte(s335 >> 24)
+		b321[37] = byte(s335 >> 16)
+		b321[38] = byte(s335 >> 8)
+		b321[39] = byte(s335)
+		ws336 := v330
+		f338 := uint32(os331)
+		f338 += bits.RotateLeft32(f338, 16)
+		dl337 := uint64(^uint16(f338>>16)) + uint64(uint32(uint16(ws336.Hi>>0))+uint32(uint16(ws336.Hi>>16))+uint32(uint16(ws336.Hi>>32))+uint32(uint16(ws336.Hi>>48))+uint32(uint16(ws336.Lo>>0))+uint32(uint16(ws336.Lo>>16))+uint32(uint16(ws336.Lo>>32))+uint32(uint16(ws336.Lo>>48)))
 		if h4 >= 0 {
-			d298 += dl316
+			d319 += dl337
 		}
-		v318 := m23
+		v339 := m23
 		if !(h4 >= 0) {
 			return pl.drop(59)
 		}
-		b319 := data[h4 : h4+8] // udp
-		os320 := uint32(uint16((uint64(b319[2])<<8 | uint64(b319[3]))))
-		s321 := v318
-		b319[2] = byte(s321 >> 8)
-		b319[3] = byte(s321)
-		f323 := uint32(os320)
-		f323 += bits.RotateLeft32(f323, 16)
-		dl322 := uint64(^uint16(f323>>16)) + uint64(uint32(uint16(v318)))
+		b340 := data[h4 : h4+8] // udp
+		os341 := uint32(uint16((uint64(b340[2])<<8 | uint64(b340[3]))))
+		s342 := v339
+		b340[2] = byte(s342 >> 8)
+		b340[3] = byte(s342)
+		f344 := uint32(os341)
+		f344 += bits.RotateLeft32(f344, 16)
+		dl343 := uint64(^uint16(f344>>16)) + uint64(uint32(uint16(v339)))
 		if h4 >= 0 {
-			d298 += dl322
+			d319 += dl343
 		}
-		v324 := ((uint64(b300[4])<<8 | uint64(b300[5])) - 0x10)
-		os325 := uint32(uint16((uint64(b300[4])<<8 | uint64(b300[5]))))
-		s326 := v324
-		b300[4] = byte(s326 >> 8)
-		b300[5] = byte(s326)
-		f328 := uint32(os325)
-		f328 += bits.RotateLeft32(f328, 16)
-		dl327 := uint64(^uint16(f328>>16)) + uint64(uint32(uint16(v324)))
+		v345 := ((uint64(b321[4])<<8 | uint64(b321[5])) - 0x10)
+		os346 := uint32(uint16((uint64(b321[4])<<8 | uint64(b321[5]))))
+		s347 := v345
+		b321[4] = byte(s347 >> 8)
+		b321[5] = byte(s347)
+		f349 := uint32(os346)
+		f349 += bits.RotateLeft32(f349, 16)
+		dl348 := uint64(^uint16(f349>>16)) + uint64(uint32(uint16(v345)))
 		if h4 >= 0 {
-			d298 += dl327
+			d319 += dl348
 		}
-		v329 := (uint64(b300[7]) - 0x1)
-		b300[7] = byte(v329)
+		v350 := (uint64(b321[7]) - 0x1)
+		b321[7] = byte(v350)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d298
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s330 := r
-			cb[0] = byte(s330 >> 8)
-			cb[1] = byte(s330)
+			pendD4 += d319
+			pendK4 = true
 		}
 		pl.edges[49]++
 		goto n178
@@ -4754,24 +5082,24 @@ n178:
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		po331, pn332 := h10, 12 // lb_v2
-		if po331 < 0 || po331+pn332 > len(data) {
+		po351, pn352 := h10, 12 // lb_v2
+		if po351 < 0 || po351+pn352 > len(data) {
 			return pl.drop(60)
 		}
-		if (h4 >= 0) && po331 > h4 && (po331-h4)%2 == 0 {
-			pw334 := data[po331 : po331+12]
-			d333 := uint32(uint64(pw334[0])<<8|uint64(pw334[1])) + uint32(uint64(pw334[2])<<8|uint64(pw334[3])) + uint32(uint64(pw334[4])<<8|uint64(pw334[5])) + uint32(uint64(pw334[6])<<8|uint64(pw334[7])) + uint32(uint64(pw334[8])<<8|uint64(pw334[9])) + uint32(uint64(pw334[10])<<8|uint64(pw334[11]))
-			d333 += bits.RotateLeft32(d333, 16)
-			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d333 >> 16))
+		if (h4 >= 0) && po351 > h4 && (po351-h4)%2 == 0 {
+			pw354 := data[po351 : po351+12]
+			d353 := uint32(uint64(pw354[0])<<8|uint64(pw354[1])) + uint32(uint64(pw354[2])<<8|uint64(pw354[3])) + uint32(uint64(pw354[4])<<8|uint64(pw354[5])) + uint32(uint64(pw354[6])<<8|uint64(pw354[7])) + uint32(uint64(pw354[8])<<8|uint64(pw354[9])) + uint32(uint64(pw354[10])<<8|uint64(pw354[11]))
+			d353 += bits.RotateLeft32(d353, 16)
+			if (h4 >= 0) && h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d353 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po331
-		pendN = pn332
+		pendOff = po351
+		pendN = pn352
 		h10 = -1
-		if cur > po331 {
-			cur = max(po331, cur-pn332)
+		if cur > po351 {
+			cur = max(po351, cur-pn352)
 		}
 		goto n181
 	}
@@ -4780,24 +5108,24 @@ n180:
 		if !(h11 >= 0) {
 			return pl.drop(61)
 		}
-		po335, pn336 := h11, 12 // lb_v3
-		if po335 < 0 || po335+pn336 > len(data) {
+		po355, pn356 := h11, 12 // lb_v3
+		if po355 < 0 || po355+pn356 > len(data) {
 			return pl.drop(61)
 		}
-		if (h4 >= 0) && po335 > h4 && (po335-h4)%2 == 0 {
-			pw338 := data[po335 : po335+12]
-			d337 := uint32(uint64(pw338[0])<<8|uint64(pw338[1])) + uint32(uint64(pw338[2])<<8|uint64(pw338[3])) + uint32(uint64(pw338[4])<<8|uint64(pw338[5])) + uint32(uint64(pw338[6])<<8|uint64(pw338[7])) + uint32(uint64(pw338[8])<<8|uint64(pw338[9])) + uint32(uint64(pw338[10])<<8|uint64(pw338[11]))
-			d337 += bits.RotateLeft32(d337, 16)
-			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d337 >> 16))
+		if (h4 >= 0) && po355 > h4 && (po355-h4)%2 == 0 {
+			pw358 := data[po355 : po355+12]
+			d357 := uint32(uint64(pw358[0])<<8|uint64(pw358[1])) + uint32(uint64(pw358[2])<<8|uint64(pw358[3])) + uint32(uint64(pw358[4])<<8|uint64(pw358[5])) + uint32(uint64(pw358[6])<<8|uint64(pw358[7])) + uint32(uint64(pw358[8])<<8|uint64(pw358[9])) + uint32(uint64(pw358[10])<<8|uint64(pw358[11]))
+			d357 += bits.RotateLeft32(d357, 16)
+			if (h4 >= 0) && h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d357 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po335
-		pendN = pn336
+		pendOff = po355
+		pendN = pn356
 		h11 = -1
-		if cur > po335 {
-			cur = max(po335, cur-pn336)
+		if cur > po355 {
+			cur = max(po355, cur-pn356)
 		}
 		pl.edges[50]++
 		goto n181
@@ -4822,32 +5150,32 @@ n181:
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
 					r := ^uint16(y >> 16)
-					s339 := r
-					cb[0] = byte(s339 >> 8)
-					cb[1] = byte(s339)
+					s359 := r
+					cb[0] = byte(s359 >> 8)
+					cb[1] = byte(s359)
 				}
 				pendD4, pendK4 = 0, false
 			}
 		}
-		po340, pn341 := h9, 4 // lb_common
-		if po340 < 0 || po340+pn341 > len(data) {
+		po360, pn361 := h9, 4 // lb_common
+		if po360 < 0 || po360+pn361 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po340 > h4 && (po340-h4)%2 == 0 {
-			pw343 := data[po340 : po340+4]
-			d342 := uint32(uint64(pw343[0])<<8|uint64(pw343[1])) + uint32(uint64(pw343[2])<<8|uint64(pw343[3]))
-			d342 += bits.RotateLeft32(d342, 16)
-			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d342 >> 16))
+		if (h4 >= 0) && po360 > h4 && (po360-h4)%2 == 0 {
+			pw363 := data[po360 : po360+4]
+			d362 := uint32(uint64(pw363[0])<<8|uint64(pw363[1])) + uint32(uint64(pw363[2])<<8|uint64(pw363[3]))
+			d362 += bits.RotateLeft32(d362, 16)
+			if (h4 >= 0) && h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d362 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn341
-		if po340 < len(data)-po340-pendN {
-			copy(data[pendN:pendN+po340], data[:po340])
+		pendN += pn361
+		if po360 < len(data)-po360-pendN {
+			copy(data[pendN:pendN+po360], data[:po360])
 			data = data[pendN:]
 		} else {
-			copy(data[po340:], data[po340+pendN:])
+			copy(data[po360:], data[po360+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
@@ -4860,50 +5188,42 @@ n181:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s344 := r
-				cb[0] = byte(s344 >> 8)
-				cb[1] = byte(s344)
+				s364 := r
+				cb[0] = byte(s364 >> 8)
+				cb[1] = byte(s364)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		h9 = -1
-		if (h11 >= 0) && h11 > po340 {
-			h11 -= pn341
+		if (h11 >= 0) && h11 > po360 {
+			h11 -= pn361
 		} // lb_v3
-		if cur > po340 {
-			cur = max(po340, cur-pn341)
+		if cur > po360 {
+			cur = max(po360, cur-pn361)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d345 uint64 // udp checksum
+		var d365 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b346 := data[h4 : h4+8] // udp
-		v347 := ((uint64(b346[4])<<8 | uint64(b346[5])) - 0x10)
-		os348 := uint32(uint16((uint64(b346[4])<<8 | uint64(b346[5]))))
-		s349 := v347
-		b346[4] = byte(s349 >> 8)
-		b346[5] = byte(s349)
-		f351 := uint32(os348)
-		f351 += bits.RotateLeft32(f351, 16)
-		dl350 := uint64(^uint16(f351>>16)) + uint64(uint32(uint16(v347)))
+		b366 := data[h4 : h4+8] // udp
+		v367 := ((uint64(b366[4])<<8 | uint64(b366[5])) - 0x10)
+		os368 := uint32(uint16((uint64(b366[4])<<8 | uint64(b366[5]))))
+		s369 := v367
+		b366[4] = byte(s369 >> 8)
+		b366[5] = byte(s369)
+		f371 := uint32(os368)
+		f371 += bits.RotateLeft32(f371, 16)
+		dl370 := uint64(^uint16(f371>>16)) + uint64(uint32(uint16(v367)))
 		if h4 >= 0 {
-			d345 += dl350
+			d365 += dl370
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d345
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s352 := r
-			cb[0] = byte(s352 >> 8)
-			cb[1] = byte(s352)
+			pendD4 += d365
+			pendK4 = true
 		}
 		pl.edges[51]++
 		goto n183
@@ -4917,13 +5237,28 @@ n183:
 	}
 n184:
 	{ // LbCsumKeepZero: set udp.checksum
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s372 := r
+				cb[0] = byte(s372 >> 8)
+				cb[1] = byte(s372)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h4 >= 0) {
 			return pl.drop(64)
 		}
-		b353 := data[h4 : h4+8] // udp
-		s354 := 0x0
-		b353[6] = byte(s354 >> 8)
-		b353[7] = byte(s354)
+		b373 := data[h4 : h4+8] // udp
+		s374 := 0x0
+		b373[6] = byte(s374 >> 8)
+		b373[7] = byte(s374)
 		pl.edges[52]++
 		goto n185
 	}
@@ -4934,10 +5269,40 @@ n185:
 	}
 n2:
 	{ // TxQueue: input
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s375 := r
+				cb[0] = byte(s375 >> 8)
+				cb[1] = byte(s375)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		goto n3
 	}
 n3:
 	{ // TxWire: emit
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s376 := r
+				cb[0] = byte(s376 >> 8)
+				cb[1] = byte(s376)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		return pl.sink(1, data)
 	}
 }

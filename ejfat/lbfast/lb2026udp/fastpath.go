@@ -965,33 +965,48 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	pendD4, pendK4 := uint64(0), false // udp checksum: a patch left for after a pop's move
 	_, _ = pendD4, pendK4
 	{ // RxWire: input
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s1 := r
+				cb[0] = byte(s1 >> 8)
+				cb[1] = byte(s1)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		goto n1
 	}
 n1:
 	{ // RxEth: extract ethernet
-		x1 := (h0 >= 0) // already there: nothing to do
-		if !x1 {
-			x1 = cur >= 0 && cur+14 <= len(data)
-			if x1 {
+		x2 := (h0 >= 0) // already there: nothing to do
+		if !x2 {
+			x2 = cur >= 0 && cur+14 <= len(data)
+			if x2 {
 				h0 = cur
 				cur += 14
 			} else {
 				h0 = -1
 			} // ethernet
 		}
-		if x1 {
+		if x2 {
 			goto n2
 		}
 		goto n12
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		b3 := data[h0 : h0+14] // ethernet
-		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
+		b4 := data[h0 : h0+14] // ethernet
+		v3 := (uint64(b4[12])<<8 | uint64(b4[13]))
 		switch {
-		case v2 == 0x800:
+		case v3 == 0x800:
 			goto n3
-		case v2 == 0x86dd:
+		case v3 == 0x86dd:
 			goto n6
 		default:
 			pl.edges[36]++
@@ -1000,26 +1015,26 @@ n2:
 	}
 n3:
 	{ // RxV4: extract ipv4
-		x4 := (h2 >= 0) // already there: nothing to do
-		if !x4 {
+		x5 := (h2 >= 0) // already there: nothing to do
+		if !x5 {
 			if off := cur; off >= 0 && off+20 <= len(data) {
 				h2, h2len = off, 20
 				if !(h2 >= 0) {
 					return pl.drop(0)
 				}
-				b6 := data[h2 : h2+20] // ipv4
-				ext5 := ((int64((uint64(b6[0]) >> 0 & 0xf)) - 5) * 4)
-				x4 = ext5 >= 0 && ext5 <= int64(len(data)) && off+20+int(ext5) <= len(data)
-				if x4 {
-					h2len += int(ext5)
+				b7 := data[h2 : h2+20] // ipv4
+				ext6 := ((int64((uint64(b7[0]) >> 0 & 0xf)) - 5) * 4)
+				x5 = ext6 >= 0 && ext6 <= int64(len(data)) && off+20+int(ext6) <= len(data)
+				if x5 {
+					h2len += int(ext6)
 					cur = off + h2len
 				}
 			}
-			if !x4 {
+			if !x5 {
 				h2 = -1
 			} // ipv4
 		}
-		if x4 {
+		if x5 {
 			goto n4
 		}
 		pl.edges[37]++
@@ -1027,16 +1042,16 @@ n3:
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		b9 := data[h2 : h2+20] // ipv4
-		c8 := ((uint64(b9[0]) >> 4 & 0xf) == 0x4)
+		b10 := data[h2 : h2+20] // ipv4
+		c9 := ((uint64(b10[0]) >> 4 & 0xf) == 0x4)
+		if c9 {
+			c9 = ((uint64(b10[0]) >> 0 & 0xf) >= 0x5)
+		}
+		c8 := c9
 		if c8 {
-			c8 = ((uint64(b9[0]) >> 0 & 0xf) >= 0x5)
+			c8 = (uint64(b10[9]) == 0x11)
 		}
-		c7 := c8
-		if c7 {
-			c7 = (uint64(b9[9]) == 0x11)
-		}
-		if c7 {
+		if c8 {
 			goto n5
 		}
 		pl.edges[38]++
@@ -1044,6 +1059,21 @@ n4:
 	}
 n5:
 	{ // RxV4Csum: checksum verify ipv4
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s11 := r
+				cb[0] = byte(s11 >> 8)
+				cb[1] = byte(s11)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -1172,7 +1202,7 @@ n5:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		ok10, wellFormed := p.VerifyChecksum(2)
+		ok12, wellFormed := p.VerifyChecksum(2)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1299,7 +1329,7 @@ n5:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if ok10 && wellFormed {
+		if ok12 && wellFormed {
 			goto n8
 		}
 		pl.edges[39]++
@@ -1307,17 +1337,17 @@ n5:
 	}
 n6:
 	{ // RxV6: extract ipv6
-		x11 := (h3 >= 0) // already there: nothing to do
-		if !x11 {
-			x11 = cur >= 0 && cur+40 <= len(data)
-			if x11 {
+		x13 := (h3 >= 0) // already there: nothing to do
+		if !x13 {
+			x13 = cur >= 0 && cur+40 <= len(data)
+			if x13 {
 				h3 = cur
 				cur += 40
 			} else {
 				h3 = -1
 			} // ipv6
 		}
-		if x11 {
+		if x13 {
 			goto n7
 		}
 		pl.edges[40]++
@@ -1325,12 +1355,12 @@ n6:
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		b13 := data[h3 : h3+40] // ipv6
-		c12 := ((uint64(b13[0]) >> 4 & 0xf) == 0x6)
-		if c12 {
-			c12 = (uint64(b13[6]) == 0x11)
+		b15 := data[h3 : h3+40] // ipv6
+		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x6)
+		if c14 {
+			c14 = (uint64(b15[6]) == 0x11)
 		}
-		if c12 {
+		if c14 {
 			pl.edges[0]++
 			goto n8
 		}
@@ -1339,17 +1369,17 @@ n7:
 	}
 n8:
 	{ // RxUDP: extract udp
-		x14 := (h4 >= 0) // already there: nothing to do
-		if !x14 {
-			x14 = cur >= 0 && cur+8 <= len(data)
-			if x14 {
+		x16 := (h4 >= 0) // already there: nothing to do
+		if !x16 {
+			x16 = cur >= 0 && cur+8 <= len(data)
+			if x16 {
 				h4 = cur
 				cur += 8
 			} else {
 				h4 = -1
 			} // udp
 		}
-		if x14 {
+		if x16 {
 			goto n9
 		}
 		pl.edges[42]++
@@ -1357,8 +1387,8 @@ n8:
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		b15 := data[h4 : h4+8] // udp
-		if ((uint64(b15[2])<<8 | uint64(b15[3])) & 0xc000) == 0x4000 {
+		b17 := data[h4 : h4+8] // udp
+		if ((uint64(b17[2])<<8 | uint64(b17[3])) & 0xc000) == 0x4000 {
 			goto n10
 		}
 		pl.edges[43]++
@@ -1366,18 +1396,48 @@ n9:
 	}
 n10:
 	{ // RxUDPCsum: test udp.checksum == 0 && valid(ipv4)
-		b17 := data[h4 : h4+8] // udp
-		c16 := ((uint64(b17[6])<<8 | uint64(b17[7])) == 0x0)
-		if c16 {
-			c16 = (h2 >= 0)
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s18 := r
+				cb[0] = byte(s18 >> 8)
+				cb[1] = byte(s18)
+			}
+			pendD4, pendK4 = 0, false
 		}
-		if c16 {
+		b20 := data[h4 : h4+8] // udp
+		c19 := ((uint64(b20[6])<<8 | uint64(b20[7])) == 0x0)
+		if c19 {
+			c19 = (h2 >= 0)
+		}
+		if c19 {
 			goto n13
 		}
 		goto n11
 	}
 n11:
 	{ // RxUDPVerify: checksum verify udp
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s21 := r
+				cb[0] = byte(s21 >> 8)
+				cb[1] = byte(s21)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -1506,7 +1566,7 @@ n11:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		ok18, wellFormed := p.VerifyChecksum(4)
+		ok22, wellFormed := p.VerifyChecksum(4)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1633,7 +1693,7 @@ n11:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if ok18 && wellFormed {
+		if ok22 && wellFormed {
 			pl.edges[1]++
 			goto n13
 		}
@@ -1654,21 +1714,21 @@ n16:
 	}
 n17:
 	{ // ParseEthType: switch ethernet.type
-		b20 := data[h0 : h0+14] // ethernet
-		v19 := (uint64(b20[12])<<8 | uint64(b20[13]))
+		b24 := data[h0 : h0+14] // ethernet
+		v23 := (uint64(b24[12])<<8 | uint64(b24[13]))
 		switch {
-		case v19 == 0x800:
+		case v23 == 0x800:
 			goto n18
-		case v19 == 0x806:
+		case v23 == 0x806:
 			return pl.drop(2)
-		case v19 == 0x8100:
+		case v23 == 0x8100:
 			return pl.drop(3)
-		case v19 == 0x86dd:
+		case v23 == 0x86dd:
 			pl.edges[2]++
 			goto n18
-		case v19 == 0x8809:
+		case v23 == 0x8809:
 			return pl.drop(4)
-		case v19 == 0x88cc:
+		case v23 == 0x88cc:
 			return pl.drop(5)
 		default:
 			return pl.drop(6)
@@ -1676,25 +1736,25 @@ n17:
 	}
 n18:
 	{ // ParseLb: extract lb_common
-		x21 := (h9 >= 0) // already there: nothing to do
-		if !x21 {
-			x21 = cur >= 0 && cur+4 <= len(data)
-			if x21 {
+		x25 := (h9 >= 0) // already there: nothing to do
+		if !x25 {
+			x25 = cur >= 0 && cur+4 <= len(data)
+			if x25 {
 				h9 = cur
 				cur += 4
 			} else {
 				h9 = -1
 			} // lb_common
 		}
-		if x21 {
+		if x25 {
 			goto n19
 		}
 		goto n23
 	}
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		b22 := data[h9 : h9+4] // lb_common
-		if (uint64(b22[0])<<8 | uint64(b22[1])) == 0x4c42 {
+		b26 := data[h9 : h9+4] // lb_common
+		if (uint64(b26[0])<<8 | uint64(b26[1])) == 0x4c42 {
 			goto n20
 		}
 		pl.edges[45]++
@@ -1702,12 +1762,12 @@ n19:
 	}
 n20:
 	{ // ParseLbVersion: switch lb_common.version
-		b24 := data[h9 : h9+4] // lb_common
-		v23 := uint64(b24[2])
+		b28 := data[h9 : h9+4] // lb_common
+		v27 := uint64(b28[2])
 		switch {
-		case v23 == 0x2:
+		case v27 == 0x2:
 			goto n21
-		case v23 == 0x3:
+		case v27 == 0x3:
 			goto n22
 		default:
 			pl.edges[46]++
@@ -1716,17 +1776,17 @@ n20:
 	}
 n21:
 	{ // ParseLbV2: extract lb_v2
-		x25 := (h10 >= 0) // already there: nothing to do
-		if !x25 {
-			x25 = cur >= 0 && cur+12 <= len(data)
-			if x25 {
+		x29 := (h10 >= 0) // already there: nothing to do
+		if !x29 {
+			x29 = cur >= 0 && cur+12 <= len(data)
+			if x29 {
 				h10 = cur
 				cur += 12
 			} else {
 				h10 = -1
 			} // lb_v2
 		}
-		if x25 {
+		if x29 {
 			goto n24
 		}
 		pl.edges[47]++
@@ -1734,17 +1794,17 @@ n21:
 	}
 n22:
 	{ // ParseLbV3: extract lb_v3
-		x26 := (h11 >= 0) // already there: nothing to do
-		if !x26 {
-			x26 = cur >= 0 && cur+12 <= len(data)
-			if x26 {
+		x30 := (h11 >= 0) // already there: nothing to do
+		if !x30 {
+			x30 = cur >= 0 && cur+12 <= len(data)
+			if x30 {
 				h11 = cur
 				cur += 12
 			} else {
 				h11 = -1
 			} // lb_v3
 		}
-		if x26 {
+		if x30 {
 			pl.edges[3]++
 			goto n24
 		}
@@ -1757,17 +1817,32 @@ n23:
 	}
 n24:
 	{ // ParseParsed: set meta.egress_port
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s31 := r
+				cb[0] = byte(s31 >> 8)
+				cb[1] = byte(s31)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m2 = (m1) & 0xf
 		goto n25
 	}
 n25:
 	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
-		c27 := !(false)
-		if c27 {
-			b28 := data[h0 : h0+14] // ethernet
-			c27 = (((uint64(b28[0])<<40 | uint64(b28[1])<<32 | uint64(b28[2])<<24 | uint64(b28[3])<<16 | uint64(b28[4])<<8 | uint64(b28[5])) & 0xfffffffffff0) == 0x180c2000000)
+		c32 := !(false)
+		if c32 {
+			b33 := data[h0 : h0+14] // ethernet
+			c32 = (((uint64(b33[0])<<40 | uint64(b33[1])<<32 | uint64(b33[2])<<24 | uint64(b33[3])<<16 | uint64(b33[4])<<8 | uint64(b33[5])) & 0xfffffffffff0) == 0x180c2000000)
 		}
-		if c27 {
+		if c32 {
 			goto n26
 		}
 		goto n47
@@ -1785,8 +1860,8 @@ n27:
 	}
 n28:
 	{ // PuntIsLacp: test slow.subtype == 1
-		b29 := data[h22 : h22+1] // slow
-		if uint64(b29[0]) == 0x1 {
+		b34 := data[h22 : h22+1] // slow
+		if uint64(b34[0]) == 0x1 {
 			goto n29
 		}
 		goto n30
@@ -1815,71 +1890,6 @@ n32:
 	}
 n33:
 	{ // PuntEgress: set meta.egress_port
-		m2 = ((m1 | 0x2) & 0xf) & 0xf
-		goto n34
-	}
-n34:
-	{ // PuntHasNsMac: test valid(nd_mac)
-		if false {
-			goto n35
-		}
-		goto n36
-	}
-n35:
-	{ // PuntPopNsMac: pop nd_mac
-		po30, pn31 := h14, 6 // nd_mac
-		if po30 < 0 || po30+pn31 > len(data) {
-			return pl.drop(8)
-		}
-		if po30 < len(data)-po30-pn31 {
-			copy(data[pn31:pn31+po30], data[:po30])
-			data = data[pn31:]
-		} else {
-			copy(data[po30:], data[po30+pn31:])
-			data = data[:len(data)-pn31]
-		}
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s32 := r
-				cb[0] = byte(s32 >> 8)
-				cb[1] = byte(s32)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		h14 = -1
-		if cur > po30 {
-			cur = max(po30, cur-pn31)
-		}
-		pl.edges[7]++
-		goto n36
-	}
-n36:
-	{ // PuntHasNsOpt: test valid(nd_opt)
-		if false {
-			goto n37
-		}
-		goto n38
-	}
-n37:
-	{ // PuntPopNsOpt: pop nd_opt
-		po33, pn34 := h13, 2 // nd_opt
-		if po33 < 0 || po33+pn34 > len(data) {
-			return pl.drop(9)
-		}
-		if po33 < len(data)-po33-pn34 {
-			copy(data[pn34:pn34+po33], data[:po33])
-			data = data[pn34:]
-		} else {
-			copy(data[po33:], data[po33+pn34:])
-			data = data[:len(data)-pn34]
-		}
 		if pendK4 {
 			if h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -1895,25 +1905,21 @@ n37:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		h13 = -1
-		if cur > po33 {
-			cur = max(po33, cur-pn34)
-		}
-		pl.edges[8]++
-		goto n38
+		m2 = ((m1 | 0x2) & 0xf) & 0xf
+		goto n34
 	}
-n38:
-	{ // PuntHasNs: test valid(nd_ns)
+n34:
+	{ // PuntHasNsMac: test valid(nd_mac)
 		if false {
-			goto n39
+			goto n35
 		}
-		goto n40
+		goto n36
 	}
-n39:
-	{ // PuntPopNs: pop nd_ns
-		po36, pn37 := h12, 20 // nd_ns
+n35:
+	{ // PuntPopNsMac: pop nd_mac
+		po36, pn37 := h14, 6 // nd_mac
 		if po36 < 0 || po36+pn37 > len(data) {
-			return pl.drop(10)
+			return pl.drop(8)
 		}
 		if po36 < len(data)-po36-pn37 {
 			copy(data[pn37:pn37+po36], data[:po36])
@@ -1937,25 +1943,25 @@ n39:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		h12 = -1
+		h14 = -1
 		if cur > po36 {
 			cur = max(po36, cur-pn37)
 		}
-		pl.edges[9]++
-		goto n40
+		pl.edges[7]++
+		goto n36
 	}
-n40:
-	{ // PuntHasUdp: test valid(icmp_udp)
+n36:
+	{ // PuntHasNsOpt: test valid(nd_opt)
 		if false {
-			goto n41
+			goto n37
 		}
-		goto n42
+		goto n38
 	}
-n41:
-	{ // PuntPopUdp: pop icmp_udp
-		po39, pn40 := h20, 8 // icmp_udp
+n37:
+	{ // PuntPopNsOpt: pop nd_opt
+		po39, pn40 := h13, 2 // nd_opt
 		if po39 < 0 || po39+pn40 > len(data) {
-			return pl.drop(11)
+			return pl.drop(9)
 		}
 		if po39 < len(data)-po39-pn40 {
 			copy(data[pn40:pn40+po39], data[:po39])
@@ -1979,25 +1985,25 @@ n41:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		h20 = -1
+		h13 = -1
 		if cur > po39 {
 			cur = max(po39, cur-pn40)
 		}
-		pl.edges[10]++
-		goto n42
+		pl.edges[8]++
+		goto n38
 	}
-n42:
-	{ // PuntHasIPv4: test valid(icmp_ipv4)
+n38:
+	{ // PuntHasNs: test valid(nd_ns)
 		if false {
-			goto n43
+			goto n39
 		}
-		goto n44
+		goto n40
 	}
-n43:
-	{ // PuntPopIPv4: pop icmp_ipv4
-		po42, pn43 := h18, 20 // icmp_ipv4
+n39:
+	{ // PuntPopNs: pop nd_ns
+		po42, pn43 := h12, 20 // nd_ns
 		if po42 < 0 || po42+pn43 > len(data) {
-			return pl.drop(12)
+			return pl.drop(10)
 		}
 		if po42 < len(data)-po42-pn43 {
 			copy(data[pn43:pn43+po42], data[:po42])
@@ -2021,25 +2027,25 @@ n43:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		h18 = -1
+		h12 = -1
 		if cur > po42 {
 			cur = max(po42, cur-pn43)
 		}
-		pl.edges[11]++
-		goto n44
+		pl.edges[9]++
+		goto n40
 	}
-n44:
-	{ // PuntHasIPv6: test valid(icmp_ipv6)
+n40:
+	{ // PuntHasUdp: test valid(icmp_udp)
 		if false {
-			goto n45
+			goto n41
 		}
-		goto n46
+		goto n42
 	}
-n45:
-	{ // PuntPopIPv6: pop icmp_ipv6
-		po45, pn46 := h19, 40 // icmp_ipv6
+n41:
+	{ // PuntPopUdp: pop icmp_udp
+		po45, pn46 := h20, 8 // icmp_udp
 		if po45 < 0 || po45+pn46 > len(data) {
-			return pl.drop(13)
+			return pl.drop(11)
 		}
 		if po45 < len(data)-po45-pn46 {
 			copy(data[pn46:pn46+po45], data[:po45])
@@ -2063,15 +2069,114 @@ n45:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		h19 = -1
+		h20 = -1
 		if cur > po45 {
 			cur = max(po45, cur-pn46)
+		}
+		pl.edges[10]++
+		goto n42
+	}
+n42:
+	{ // PuntHasIPv4: test valid(icmp_ipv4)
+		if false {
+			goto n43
+		}
+		goto n44
+	}
+n43:
+	{ // PuntPopIPv4: pop icmp_ipv4
+		po48, pn49 := h18, 20 // icmp_ipv4
+		if po48 < 0 || po48+pn49 > len(data) {
+			return pl.drop(12)
+		}
+		if po48 < len(data)-po48-pn49 {
+			copy(data[pn49:pn49+po48], data[:po48])
+			data = data[pn49:]
+		} else {
+			copy(data[po48:], data[po48+pn49:])
+			data = data[:len(data)-pn49]
+		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s50 := r
+				cb[0] = byte(s50 >> 8)
+				cb[1] = byte(s50)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		h18 = -1
+		if cur > po48 {
+			cur = max(po48, cur-pn49)
+		}
+		pl.edges[11]++
+		goto n44
+	}
+n44:
+	{ // PuntHasIPv6: test valid(icmp_ipv6)
+		if false {
+			goto n45
+		}
+		goto n46
+	}
+n45:
+	{ // PuntPopIPv6: pop icmp_ipv6
+		po51, pn52 := h19, 40 // icmp_ipv6
+		if po51 < 0 || po51+pn52 > len(data) {
+			return pl.drop(13)
+		}
+		if po51 < len(data)-po51-pn52 {
+			copy(data[pn52:pn52+po51], data[:po51])
+			data = data[pn52:]
+		} else {
+			copy(data[po51:], data[po51+pn52:])
+			data = data[:len(data)-pn52]
+		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s53 := r
+				cb[0] = byte(s53 >> 8)
+				cb[1] = byte(s53)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		h19 = -1
+		if cur > po51 {
+			cur = max(po51, cur-pn52)
 		}
 		pl.edges[12]++
 		goto n46
 	}
 n46:
 	{ // ToHost: emit
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s54 := r
+				cb[0] = byte(s54 >> 8)
+				cb[1] = byte(s54)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		return pl.sink(0, data)
 	}
 n47:
@@ -2083,22 +2188,37 @@ n47:
 	}
 n48:
 	{ // L2VlanId: set meta.vlan_id
-		b48 := data[h1 : h1+4] // vlan
-		m3 = ((uint64(b48[0])<<8 | uint64(b48[1])) >> 0 & 0xfff) & 0xfff
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s55 := r
+				cb[0] = byte(s55 >> 8)
+				cb[1] = byte(s55)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b56 := data[h1 : h1+4] // vlan
+		m3 = ((uint64(b56[0])<<8 | uint64(b56[1])) >> 0 & 0xfff) & 0xfff
 		goto n49
 	}
 n49:
 	{ // L2PopVlan: pop vlan
-		po49, pn50 := h1, 4 // vlan
-		if po49 < 0 || po49+pn50 > len(data) {
+		po57, pn58 := h1, 4 // vlan
+		if po57 < 0 || po57+pn58 > len(data) {
 			return pl.drop(14)
 		}
-		if po49 < len(data)-po49-pn50 {
-			copy(data[pn50:pn50+po49], data[:po49])
-			data = data[pn50:]
+		if po57 < len(data)-po57-pn58 {
+			copy(data[pn58:pn58+po57], data[:po57])
+			data = data[pn58:]
 		} else {
-			copy(data[po49:], data[po49+pn50:])
-			data = data[:len(data)-pn50]
+			copy(data[po57:], data[po57+pn58:])
+			data = data[:len(data)-pn58]
 		}
 		if pendK4 {
 			if h4+8 <= len(data) {
@@ -2109,15 +2229,15 @@ n49:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s51 := r
-				cb[0] = byte(s51 >> 8)
-				cb[1] = byte(s51)
+				s59 := r
+				cb[0] = byte(s59 >> 8)
+				cb[1] = byte(s59)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		h1 = -1
-		if cur > po49 {
-			cur = max(po49, cur-pn50)
+		if cur > po57 {
+			cur = max(po57, cur-pn58)
 		}
 		pl.edges[13]++
 		goto n50
@@ -2146,8 +2266,8 @@ n51:
 n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b52 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[1].LookupWord(((uint64(b52[0])<<40|uint64(b52[1])<<32|uint64(b52[2])<<24|uint64(b52[3])<<16|uint64(b52[4])<<8|uint64(b52[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
+		b60 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[1].LookupWord(((uint64(b60[0])<<40|uint64(b60[1])<<32|uint64(b60[2])<<24|uint64(b60[3])<<16|uint64(b60[4])<<8|uint64(b60[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2179,17 +2299,47 @@ n55:
 	}
 n56:
 	{ // L3SetDaIPv4: set meta.ip_da
-		b53 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b53[16])<<24 | uint64(b53[17])<<16 | uint64(b53[18])<<8 | uint64(b53[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s61 := r
+				cb[0] = byte(s61 >> 8)
+				cb[1] = byte(s61)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b62 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b62[16])<<24 | uint64(b62[17])<<16 | uint64(b62[18])<<8 | uint64(b62[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n58
 	}
 n57:
 	{ // L3SetDaIPv6: set meta.ip_da
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s63 := r
+				cb[0] = byte(s63 >> 8)
+				cb[1] = byte(s63)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h3 >= 0) {
 			return pl.drop(16)
 		}
-		b54 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b54[24])<<56 | uint64(b54[25])<<48 | uint64(b54[26])<<40 | uint64(b54[27])<<32 | uint64(b54[28])<<24 | uint64(b54[29])<<16 | uint64(b54[30])<<8 | uint64(b54[31])), Lo: (uint64(b54[32])<<56 | uint64(b54[33])<<48 | uint64(b54[34])<<40 | uint64(b54[35])<<32 | uint64(b54[36])<<24 | uint64(b54[37])<<16 | uint64(b54[38])<<8 | uint64(b54[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b64 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b64[24])<<56 | uint64(b64[25])<<48 | uint64(b64[26])<<40 | uint64(b64[27])<<32 | uint64(b64[28])<<24 | uint64(b64[29])<<16 | uint64(b64[30])<<8 | uint64(b64[31])), Lo: (uint64(b64[32])<<56 | uint64(b64[33])<<48 | uint64(b64[34])<<40 | uint64(b64[35])<<32 | uint64(b64[36])<<24 | uint64(b64[37])<<16 | uint64(b64[38])<<8 | uint64(b64[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[16]++
 		goto n58
 	}
@@ -2197,8 +2347,8 @@ n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: m4}
-		b55 := data[h0 : h0+14] // ethernet
-		pl.keys[1] = packet.Value{Lo: (uint64(b55[12])<<8 | uint64(b55[13]))}
+		b65 := data[h0 : h0+14] // ethernet
+		pl.keys[1] = packet.Value{Lo: (uint64(b65[12])<<8 | uint64(b65[13]))}
 		pl.keys[2] = m8
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -2251,10 +2401,10 @@ n64:
 	}
 n65:
 	{ // L3Icmp4Type: switch icmp.type
-		b57 := data[h6 : h6+4] // icmp
-		v56 := uint64(b57[0])
+		b67 := data[h6 : h6+4] // icmp
+		v66 := uint64(b67[0])
 		switch {
-		case v56 == 0x3:
+		case v66 == 0x3:
 			goto n67
 		default:
 			goto n66
@@ -2266,22 +2416,22 @@ n66:
 	}
 n67:
 	{ // L3Unreach4: switch icmp.code
-		b59 := data[h6 : h6+4] // icmp
-		v58 := uint64(b59[1])
+		b69 := data[h6 : h6+4] // icmp
+		v68 := uint64(b69[1])
 		switch {
-		case v58 == 0x0:
+		case v68 == 0x0:
 			goto n68
-		case v58 == 0x1:
+		case v68 == 0x1:
 			goto n69
-		case v58 == 0x3:
+		case v68 == 0x3:
 			goto n70
-		case v58 == 0x4:
+		case v68 == 0x4:
 			goto n71
-		case v58 == 0x6:
+		case v68 == 0x6:
 			goto n72
-		case v58 == 0x7:
+		case v68 == 0x7:
 			goto n73
-		case v58 == 0xa:
+		case v68 == 0xa:
 			goto n74
 		default:
 			goto n75
@@ -2321,14 +2471,14 @@ n75:
 	}
 n76:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b61 := data[h7 : h7+4] // icmpv6
-		v60 := uint64(b61[0])
+		b71 := data[h7 : h7+4] // icmpv6
+		v70 := uint64(b71[0])
 		switch {
-		case v60 == 0x1:
+		case v70 == 0x1:
 			goto n78
-		case v60 == 0x80:
+		case v70 == 0x80:
 			goto n92
-		case v60 == 0x87:
+		case v70 == 0x87:
 			goto n94
 		default:
 			goto n77
@@ -2340,16 +2490,16 @@ n77:
 	}
 n78:
 	{ // L3Unreach6: switch icmpv6.code
-		b63 := data[h7 : h7+4] // icmpv6
-		v62 := uint64(b63[1])
+		b73 := data[h7 : h7+4] // icmpv6
+		v72 := uint64(b73[1])
 		switch {
-		case v62 == 0x0:
+		case v72 == 0x0:
 			goto n79
-		case v62 == 0x1:
+		case v72 == 0x1:
 			goto n80
-		case v62 == 0x2:
+		case v72 == 0x2:
 			goto n81
-		case v62 == 0x4:
+		case v72 == 0x4:
 			goto n82
 		default:
 			goto n83
@@ -2377,8 +2527,8 @@ n83:
 	}
 n84:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b64 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b64[24])<<24 | uint64(b64[25])<<16 | uint64(b64[26])<<8 | uint64(b64[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b74 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b74[24])<<24 | uint64(b74[25])<<16 | uint64(b74[26])<<8 | uint64(b74[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n86
 		}
 		goto n85
@@ -2390,49 +2540,64 @@ n85:
 	}
 n86:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b65 := data[h0 : h0+14] // ethernet
-		s66 := (uint64(b65[6])<<40 | uint64(b65[7])<<32 | uint64(b65[8])<<24 | uint64(b65[9])<<16 | uint64(b65[10])<<8 | uint64(b65[11]))
-		b65[0] = byte(s66 >> 40)
-		b65[1] = byte(s66 >> 32)
-		b65[2] = byte(s66 >> 24)
-		b65[3] = byte(s66 >> 16)
-		b65[4] = byte(s66 >> 8)
-		b65[5] = byte(s66)
-		s67 := m5
-		b65[6] = byte(s67 >> 40)
-		b65[7] = byte(s67 >> 32)
-		b65[8] = byte(s67 >> 24)
-		b65[9] = byte(s67 >> 16)
-		b65[10] = byte(s67 >> 8)
-		b65[11] = byte(s67)
-		b68 := data[h5 : h5+28] // arp
-		s69 := 0x2
-		b68[6] = byte(s69 >> 8)
-		b68[7] = byte(s69)
-		s70 := (uint64(b68[8])<<40 | uint64(b68[9])<<32 | uint64(b68[10])<<24 | uint64(b68[11])<<16 | uint64(b68[12])<<8 | uint64(b68[13]))
-		b68[18] = byte(s70 >> 40)
-		b68[19] = byte(s70 >> 32)
-		b68[20] = byte(s70 >> 24)
-		b68[21] = byte(s70 >> 16)
-		b68[22] = byte(s70 >> 8)
-		b68[23] = byte(s70)
-		s71 := m5
-		b68[8] = byte(s71 >> 40)
-		b68[9] = byte(s71 >> 32)
-		b68[10] = byte(s71 >> 24)
-		b68[11] = byte(s71 >> 16)
-		b68[12] = byte(s71 >> 8)
-		b68[13] = byte(s71)
-		s72 := (uint64(b68[14])<<24 | uint64(b68[15])<<16 | uint64(b68[16])<<8 | uint64(b68[17]))
-		b68[24] = byte(s72 >> 24)
-		b68[25] = byte(s72 >> 16)
-		b68[26] = byte(s72 >> 8)
-		b68[27] = byte(s72)
-		s73 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b68[14] = byte(s73 >> 24)
-		b68[15] = byte(s73 >> 16)
-		b68[16] = byte(s73 >> 8)
-		b68[17] = byte(s73)
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s75 := r
+				cb[0] = byte(s75 >> 8)
+				cb[1] = byte(s75)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b76 := data[h0 : h0+14] // ethernet
+		s77 := (uint64(b76[6])<<40 | uint64(b76[7])<<32 | uint64(b76[8])<<24 | uint64(b76[9])<<16 | uint64(b76[10])<<8 | uint64(b76[11]))
+		b76[0] = byte(s77 >> 40)
+		b76[1] = byte(s77 >> 32)
+		b76[2] = byte(s77 >> 24)
+		b76[3] = byte(s77 >> 16)
+		b76[4] = byte(s77 >> 8)
+		b76[5] = byte(s77)
+		s78 := m5
+		b76[6] = byte(s78 >> 40)
+		b76[7] = byte(s78 >> 32)
+		b76[8] = byte(s78 >> 24)
+		b76[9] = byte(s78 >> 16)
+		b76[10] = byte(s78 >> 8)
+		b76[11] = byte(s78)
+		b79 := data[h5 : h5+28] // arp
+		s80 := 0x2
+		b79[6] = byte(s80 >> 8)
+		b79[7] = byte(s80)
+		s81 := (uint64(b79[8])<<40 | uint64(b79[9])<<32 | uint64(b79[10])<<24 | uint64(b79[11])<<16 | uint64(b79[12])<<8 | uint64(b79[13]))
+		b79[18] = byte(s81 >> 40)
+		b79[19] = byte(s81 >> 32)
+		b79[20] = byte(s81 >> 24)
+		b79[21] = byte(s81 >> 16)
+		b79[22] = byte(s81 >> 8)
+		b79[23] = byte(s81)
+		s82 := m5
+		b79[8] = byte(s82 >> 40)
+		b79[9] = byte(s82 >> 32)
+		b79[10] = byte(s82 >> 24)
+		b79[11] = byte(s82 >> 16)
+		b79[12] = byte(s82 >> 8)
+		b79[13] = byte(s82)
+		s83 := (uint64(b79[14])<<24 | uint64(b79[15])<<16 | uint64(b79[16])<<8 | uint64(b79[17]))
+		b79[24] = byte(s83 >> 24)
+		b79[25] = byte(s83 >> 16)
+		b79[26] = byte(s83 >> 8)
+		b79[27] = byte(s83)
+		s84 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b79[14] = byte(s84 >> 24)
+		b79[15] = byte(s84 >> 16)
+		b79[16] = byte(s84 >> 8)
+		b79[17] = byte(s84)
 		goto n87
 	}
 n87:
@@ -2444,8 +2609,8 @@ n88:
 		if !(h2 >= 0) {
 			return pl.drop(33)
 		}
-		b74 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b74[16])<<24 | uint64(b74[17])<<16 | uint64(b74[18])<<8 | uint64(b74[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b85 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b85[16])<<24 | uint64(b85[17])<<16 | uint64(b85[18])<<8 | uint64(b85[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n90
 		}
 		goto n89
@@ -2456,59 +2621,59 @@ n89:
 	}
 n90:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d75 uint64          // icmp checksum
-		b76 := data[h0 : h0+14] // ethernet
-		v77 := (uint64(b76[6])<<40 | uint64(b76[7])<<32 | uint64(b76[8])<<24 | uint64(b76[9])<<16 | uint64(b76[10])<<8 | uint64(b76[11]))
-		s78 := v77
-		b76[0] = byte(s78 >> 40)
-		b76[1] = byte(s78 >> 32)
-		b76[2] = byte(s78 >> 24)
-		b76[3] = byte(s78 >> 16)
-		b76[4] = byte(s78 >> 8)
-		b76[5] = byte(s78)
-		v79 := m5
-		s80 := v79
-		b76[6] = byte(s80 >> 40)
-		b76[7] = byte(s80 >> 32)
-		b76[8] = byte(s80 >> 24)
-		b76[9] = byte(s80 >> 16)
-		b76[10] = byte(s80 >> 8)
-		b76[11] = byte(s80)
+		var d86 uint64          // icmp checksum
+		b87 := data[h0 : h0+14] // ethernet
+		v88 := (uint64(b87[6])<<40 | uint64(b87[7])<<32 | uint64(b87[8])<<24 | uint64(b87[9])<<16 | uint64(b87[10])<<8 | uint64(b87[11]))
+		s89 := v88
+		b87[0] = byte(s89 >> 40)
+		b87[1] = byte(s89 >> 32)
+		b87[2] = byte(s89 >> 24)
+		b87[3] = byte(s89 >> 16)
+		b87[4] = byte(s89 >> 8)
+		b87[5] = byte(s89)
+		v90 := m5
+		s91 := v90
+		b87[6] = byte(s91 >> 40)
+		b87[7] = byte(s91 >> 32)
+		b87[8] = byte(s91 >> 24)
+		b87[9] = byte(s91 >> 16)
+		b87[10] = byte(s91 >> 8)
+		b87[11] = byte(s91)
 		if !(h2 >= 0) {
 			return pl.drop(35)
 		}
-		b81 := data[h2 : h2+20] // ipv4
-		v82 := (uint64(b81[12])<<24 | uint64(b81[13])<<16 | uint64(b81[14])<<8 | uint64(b81[15]))
-		s83 := v82
-		b81[16] = byte(s83 >> 24)
-		b81[17] = byte(s83 >> 16)
-		b81[18] = byte(s83 >> 8)
-		b81[19] = byte(s83)
-		v84 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s85 := v84
-		b81[12] = byte(s85 >> 24)
-		b81[13] = byte(s85 >> 16)
-		b81[14] = byte(s85 >> 8)
-		b81[15] = byte(s85)
-		v86 := 0x0
-		b87 := data[h6 : h6+4] // icmp
-		os88 := uint32(uint64(b87[0])<<8 | uint64(b87[1]))
-		b87[0] = byte(v86)
-		f90 := uint32(os88)
-		f90 += bits.RotateLeft32(f90, 16)
-		dl89 := uint64(^uint16(f90>>16)) + uint64(uint32(uint64(b87[0])<<8|uint64(b87[1])))
-		d75 += dl89
+		b92 := data[h2 : h2+20] // ipv4
+		v93 := (uint64(b92[12])<<24 | uint64(b92[13])<<16 | uint64(b92[14])<<8 | uint64(b92[15]))
+		s94 := v93
+		b92[16] = byte(s94 >> 24)
+		b92[17] = byte(s94 >> 16)
+		b92[18] = byte(s94 >> 8)
+		b92[19] = byte(s94)
+		v95 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s96 := v95
+		b92[12] = byte(s96 >> 24)
+		b92[13] = byte(s96 >> 16)
+		b92[14] = byte(s96 >> 8)
+		b92[15] = byte(s96)
+		v97 := 0x0
+		b98 := data[h6 : h6+4] // icmp
+		os99 := uint32(uint64(b98[0])<<8 | uint64(b98[1]))
+		b98[0] = byte(v97)
+		f101 := uint32(os99)
+		f101 += bits.RotateLeft32(f101, 16)
+		dl100 := uint64(^uint16(f101>>16)) + uint64(uint32(uint64(b98[0])<<8|uint64(b98[1])))
+		d86 += dl100
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d75
+			x := uint64(^cv) + d86
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s91 := r
-			cb[0] = byte(s91 >> 8)
-			cb[1] = byte(s91)
+			s102 := r
+			cb[0] = byte(s102 >> 8)
+			cb[1] = byte(s102)
 		}
 		goto n91
 	}
@@ -2519,87 +2684,87 @@ n91:
 	}
 n92:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d92 uint64          // icmpv6 checksum
-		b93 := data[h0 : h0+14] // ethernet
-		v94 := (uint64(b93[6])<<40 | uint64(b93[7])<<32 | uint64(b93[8])<<24 | uint64(b93[9])<<16 | uint64(b93[10])<<8 | uint64(b93[11]))
-		s95 := v94
-		b93[0] = byte(s95 >> 40)
-		b93[1] = byte(s95 >> 32)
-		b93[2] = byte(s95 >> 24)
-		b93[3] = byte(s95 >> 16)
-		b93[4] = byte(s95 >> 8)
-		b93[5] = byte(s95)
-		v96 := m5
-		s97 := v96
-		b93[6] = byte(s97 >> 40)
-		b93[7] = byte(s97 >> 32)
-		b93[8] = byte(s97 >> 24)
-		b93[9] = byte(s97 >> 16)
-		b93[10] = byte(s97 >> 8)
-		b93[11] = byte(s97)
+		var d103 uint64          // icmpv6 checksum
+		b104 := data[h0 : h0+14] // ethernet
+		v105 := (uint64(b104[6])<<40 | uint64(b104[7])<<32 | uint64(b104[8])<<24 | uint64(b104[9])<<16 | uint64(b104[10])<<8 | uint64(b104[11]))
+		s106 := v105
+		b104[0] = byte(s106 >> 40)
+		b104[1] = byte(s106 >> 32)
+		b104[2] = byte(s106 >> 24)
+		b104[3] = byte(s106 >> 16)
+		b104[4] = byte(s106 >> 8)
+		b104[5] = byte(s106)
+		v107 := m5
+		s108 := v107
+		b104[6] = byte(s108 >> 40)
+		b104[7] = byte(s108 >> 32)
+		b104[8] = byte(s108 >> 24)
+		b104[9] = byte(s108 >> 16)
+		b104[10] = byte(s108 >> 8)
+		b104[11] = byte(s108)
 		if !(h3 >= 0) {
 			return pl.drop(36)
 		}
-		b98 := data[h3 : h3+40] // ipv6
-		v99 := packet.Value{Hi: (uint64(b98[8])<<56 | uint64(b98[9])<<48 | uint64(b98[10])<<40 | uint64(b98[11])<<32 | uint64(b98[12])<<24 | uint64(b98[13])<<16 | uint64(b98[14])<<8 | uint64(b98[15])), Lo: (uint64(b98[16])<<56 | uint64(b98[17])<<48 | uint64(b98[18])<<40 | uint64(b98[19])<<32 | uint64(b98[20])<<24 | uint64(b98[21])<<16 | uint64(b98[22])<<8 | uint64(b98[23]))}
-		v100 := v99
-		s101 := v100.Hi
-		b98[24] = byte(s101 >> 56)
-		b98[25] = byte(s101 >> 48)
-		b98[26] = byte(s101 >> 40)
-		b98[27] = byte(s101 >> 32)
-		b98[28] = byte(s101 >> 24)
-		b98[29] = byte(s101 >> 16)
-		b98[30] = byte(s101 >> 8)
-		b98[31] = byte(s101)
-		s102 := v100.Lo
-		b98[32] = byte(s102 >> 56)
-		b98[33] = byte(s102 >> 48)
-		b98[34] = byte(s102 >> 40)
-		b98[35] = byte(s102 >> 32)
-		b98[36] = byte(s102 >> 24)
-		b98[37] = byte(s102 >> 16)
-		b98[38] = byte(s102 >> 8)
-		b98[39] = byte(s102)
-		v103 := m6
-		v104 := v103
-		s105 := v104.Hi
-		b98[8] = byte(s105 >> 56)
-		b98[9] = byte(s105 >> 48)
-		b98[10] = byte(s105 >> 40)
-		b98[11] = byte(s105 >> 32)
-		b98[12] = byte(s105 >> 24)
-		b98[13] = byte(s105 >> 16)
-		b98[14] = byte(s105 >> 8)
-		b98[15] = byte(s105)
-		s106 := v104.Lo
-		b98[16] = byte(s106 >> 56)
-		b98[17] = byte(s106 >> 48)
-		b98[18] = byte(s106 >> 40)
-		b98[19] = byte(s106 >> 32)
-		b98[20] = byte(s106 >> 24)
-		b98[21] = byte(s106 >> 16)
-		b98[22] = byte(s106 >> 8)
-		b98[23] = byte(s106)
-		v107 := 0x81
-		b108 := data[h7 : h7+4] // icmpv6
-		os109 := uint32(uint64(b108[0])<<8 | uint64(b108[1]))
-		b108[0] = byte(v107)
-		f111 := uint32(os109)
-		f111 += bits.RotateLeft32(f111, 16)
-		dl110 := uint64(^uint16(f111>>16)) + uint64(uint32(uint64(b108[0])<<8|uint64(b108[1])))
-		d92 += dl110
+		b109 := data[h3 : h3+40] // ipv6
+		v110 := packet.Value{Hi: (uint64(b109[8])<<56 | uint64(b109[9])<<48 | uint64(b109[10])<<40 | uint64(b109[11])<<32 | uint64(b109[12])<<24 | uint64(b109[13])<<16 | uint64(b109[14])<<8 | uint64(b109[15])), Lo: (uint64(b109[16])<<56 | uint64(b109[17])<<48 | uint64(b109[18])<<40 | uint64(b109[19])<<32 | uint64(b109[20])<<24 | uint64(b109[21])<<16 | uint64(b109[22])<<8 | uint64(b109[23]))}
+		v111 := v110
+		s112 := v111.Hi
+		b109[24] = byte(s112 >> 56)
+		b109[25] = byte(s112 >> 48)
+		b109[26] = byte(s112 >> 40)
+		b109[27] = byte(s112 >> 32)
+		b109[28] = byte(s112 >> 24)
+		b109[29] = byte(s112 >> 16)
+		b109[30] = byte(s112 >> 8)
+		b109[31] = byte(s112)
+		s113 := v111.Lo
+		b109[32] = byte(s113 >> 56)
+		b109[33] = byte(s113 >> 48)
+		b109[34] = byte(s113 >> 40)
+		b109[35] = byte(s113 >> 32)
+		b109[36] = byte(s113 >> 24)
+		b109[37] = byte(s113 >> 16)
+		b109[38] = byte(s113 >> 8)
+		b109[39] = byte(s113)
+		v114 := m6
+		v115 := v114
+		s116 := v115.Hi
+		b109[8] = byte(s116 >> 56)
+		b109[9] = byte(s116 >> 48)
+		b109[10] = byte(s116 >> 40)
+		b109[11] = byte(s116 >> 32)
+		b109[12] = byte(s116 >> 24)
+		b109[13] = byte(s116 >> 16)
+		b109[14] = byte(s116 >> 8)
+		b109[15] = byte(s116)
+		s117 := v115.Lo
+		b109[16] = byte(s117 >> 56)
+		b109[17] = byte(s117 >> 48)
+		b109[18] = byte(s117 >> 40)
+		b109[19] = byte(s117 >> 32)
+		b109[20] = byte(s117 >> 24)
+		b109[21] = byte(s117 >> 16)
+		b109[22] = byte(s117 >> 8)
+		b109[23] = byte(s117)
+		v118 := 0x81
+		b119 := data[h7 : h7+4] // icmpv6
+		os120 := uint32(uint64(b119[0])<<8 | uint64(b119[1]))
+		b119[0] = byte(v118)
+		f122 := uint32(os120)
+		f122 += bits.RotateLeft32(f122, 16)
+		dl121 := uint64(^uint16(f122>>16)) + uint64(uint32(uint64(b119[0])<<8|uint64(b119[1])))
+		d103 += dl121
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d92
+			x := uint64(^cv) + d103
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s112 := r
-			cb[0] = byte(s112 >> 8)
-			cb[1] = byte(s112)
+			s123 := r
+			cb[0] = byte(s123 >> 8)
+			cb[1] = byte(s123)
 		}
 		goto n93
 	}
@@ -2613,8 +2778,8 @@ n94:
 		if !(h12 >= 0) {
 			return pl.drop(37)
 		}
-		b113 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b113[4])<<56 | uint64(b113[5])<<48 | uint64(b113[6])<<40 | uint64(b113[7])<<32 | uint64(b113[8])<<24 | uint64(b113[9])<<16 | uint64(b113[10])<<8 | uint64(b113[11])), Lo: (uint64(b113[12])<<56 | uint64(b113[13])<<48 | uint64(b113[14])<<40 | uint64(b113[15])<<32 | uint64(b113[16])<<24 | uint64(b113[17])<<16 | uint64(b113[18])<<8 | uint64(b113[19]))} == m6) {
+		b124 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b124[4])<<56 | uint64(b124[5])<<48 | uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11])), Lo: (uint64(b124[12])<<56 | uint64(b124[13])<<48 | uint64(b124[14])<<40 | uint64(b124[15])<<32 | uint64(b124[16])<<24 | uint64(b124[17])<<16 | uint64(b124[18])<<8 | uint64(b124[19]))} == m6) {
 			goto n96
 		}
 		goto n95
@@ -2628,39 +2793,69 @@ n96:
 		if !(h3 >= 0) {
 			return pl.drop(39)
 		}
-		b114 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b114[8])<<56 | uint64(b114[9])<<48 | uint64(b114[10])<<40 | uint64(b114[11])<<32 | uint64(b114[12])<<24 | uint64(b114[13])<<16 | uint64(b114[14])<<8 | uint64(b114[15])), Lo: (uint64(b114[16])<<56 | uint64(b114[17])<<48 | uint64(b114[18])<<40 | uint64(b114[19])<<32 | uint64(b114[20])<<24 | uint64(b114[21])<<16 | uint64(b114[22])<<8 | uint64(b114[23]))} == packet.Value{Lo: 0x0}) {
+		b125 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b125[8])<<56 | uint64(b125[9])<<48 | uint64(b125[10])<<40 | uint64(b125[11])<<32 | uint64(b125[12])<<24 | uint64(b125[13])<<16 | uint64(b125[14])<<8 | uint64(b125[15])), Lo: (uint64(b125[16])<<56 | uint64(b125[17])<<48 | uint64(b125[18])<<40 | uint64(b125[19])<<32 | uint64(b125[20])<<24 | uint64(b125[21])<<16 | uint64(b125[22])<<8 | uint64(b125[23]))} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
 	}
 n97:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s126 := r
+				cb[0] = byte(s126 >> 8)
+				cb[1] = byte(s126)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m24 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m25 = (0x333300000001) & 0xffffffffffff
 		m26 = (0x0) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(40)
 		}
-		b115 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b115[4])<<56 | uint64(b115[5])<<48 | uint64(b115[6])<<40 | uint64(b115[7])<<32 | uint64(b115[8])<<24 | uint64(b115[9])<<16 | uint64(b115[10])<<8 | uint64(b115[11])), Lo: (uint64(b115[12])<<56 | uint64(b115[13])<<48 | uint64(b115[14])<<40 | uint64(b115[15])<<32 | uint64(b115[16])<<24 | uint64(b115[17])<<16 | uint64(b115[18])<<8 | uint64(b115[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b127 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b127[4])<<56 | uint64(b127[5])<<48 | uint64(b127[6])<<40 | uint64(b127[7])<<32 | uint64(b127[8])<<24 | uint64(b127[9])<<16 | uint64(b127[10])<<8 | uint64(b127[11])), Lo: (uint64(b127[12])<<56 | uint64(b127[13])<<48 | uint64(b127[14])<<40 | uint64(b127[15])<<32 | uint64(b127[16])<<24 | uint64(b127[17])<<16 | uint64(b127[18])<<8 | uint64(b127[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s128 := r
+				cb[0] = byte(s128 >> 8)
+				cb[1] = byte(s128)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h3 >= 0) {
 			return pl.drop(41)
 		}
-		b116 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b116[8])<<56 | uint64(b116[9])<<48 | uint64(b116[10])<<40 | uint64(b116[11])<<32 | uint64(b116[12])<<24 | uint64(b116[13])<<16 | uint64(b116[14])<<8 | uint64(b116[15])), Lo: (uint64(b116[16])<<56 | uint64(b116[17])<<48 | uint64(b116[18])<<40 | uint64(b116[19])<<32 | uint64(b116[20])<<24 | uint64(b116[21])<<16 | uint64(b116[22])<<8 | uint64(b116[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b117 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])) & 0xffffffffffff
+		b129 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b129[8])<<56 | uint64(b129[9])<<48 | uint64(b129[10])<<40 | uint64(b129[11])<<32 | uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])), Lo: (uint64(b129[16])<<56 | uint64(b129[17])<<48 | uint64(b129[18])<<40 | uint64(b129[19])<<32 | uint64(b129[20])<<24 | uint64(b129[21])<<16 | uint64(b129[22])<<8 | uint64(b129[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b130 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b130[6])<<40 | uint64(b130[7])<<32 | uint64(b130[8])<<24 | uint64(b130[9])<<16 | uint64(b130[10])<<8 | uint64(b130[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(41)
 		}
-		b118 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b118[4])<<56 | uint64(b118[5])<<48 | uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11])), Lo: (uint64(b118[12])<<56 | uint64(b118[13])<<48 | uint64(b118[14])<<40 | uint64(b118[15])<<32 | uint64(b118[16])<<24 | uint64(b118[17])<<16 | uint64(b118[18])<<8 | uint64(b118[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b131 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b131[4])<<56 | uint64(b131[5])<<48 | uint64(b131[6])<<40 | uint64(b131[7])<<32 | uint64(b131[8])<<24 | uint64(b131[9])<<16 | uint64(b131[10])<<8 | uint64(b131[11])), Lo: (uint64(b131[12])<<56 | uint64(b131[13])<<48 | uint64(b131[14])<<40 | uint64(b131[15])<<32 | uint64(b131[16])<<24 | uint64(b131[17])<<16 | uint64(b131[18])<<8 | uint64(b131[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
@@ -2673,8 +2868,23 @@ n99:
 	}
 n100:
 	{ // NsSrcMac: set meta.na_mac
-		b119 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b119[0])<<40 | uint64(b119[1])<<32 | uint64(b119[2])<<24 | uint64(b119[3])<<16 | uint64(b119[4])<<8 | uint64(b119[5])) & 0xffffffffffff
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s132 := r
+				cb[0] = byte(s132 >> 8)
+				cb[1] = byte(s132)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b133 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b133[0])<<40 | uint64(b133[1])<<32 | uint64(b133[2])<<24 | uint64(b133[3])<<16 | uint64(b133[4])<<8 | uint64(b133[5])) & 0xffffffffffff
 		pl.edges[21]++
 		goto n101
 	}
@@ -2694,15 +2904,15 @@ n102:
 	}
 n103:
 	{ // NsPopMac: pop nd_mac
-		po120, pn121 := h14, 6 // nd_mac
-		if po120 < 0 || po120+pn121 > len(data) {
+		po134, pn135 := h14, 6 // nd_mac
+		if po134 < 0 || po134+pn135 > len(data) {
 			return pl.drop(42)
 		}
-		pendOff = po120
-		pendN = pn121
+		pendOff = po134
+		pendN = pn135
 		h14 = -1
-		if cur > po120 {
-			cur = max(po120, cur-pn121)
+		if cur > po134 {
+			cur = max(po134, cur-pn135)
 		}
 		pl.edges[22]++
 		goto n104
@@ -2727,22 +2937,22 @@ n104:
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
 					r := ^uint16(y >> 16)
-					s122 := r
-					cb[0] = byte(s122 >> 8)
-					cb[1] = byte(s122)
+					s136 := r
+					cb[0] = byte(s136 >> 8)
+					cb[1] = byte(s136)
 				}
 				pendD4, pendK4 = 0, false
 			}
 		}
-		po123, pn124 := h13, 2 // nd_opt
-		if po123 < 0 || po123+pn124 > len(data) {
+		po137, pn138 := h13, 2 // nd_opt
+		if po137 < 0 || po137+pn138 > len(data) {
 			return pl.drop(43)
 		}
-		pendOff = po123
-		pendN += pn124
+		pendOff = po137
+		pendN += pn138
 		h13 = -1
-		if cur > po123 {
-			cur = max(po123, cur-pn124)
+		if cur > po137 {
+			cur = max(po137, cur-pn138)
 		}
 		pl.edges[23]++
 		goto n105
@@ -2767,9 +2977,9 @@ n105:
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
 					r := ^uint16(y >> 16)
-					s125 := r
-					cb[0] = byte(s125 >> 8)
-					cb[1] = byte(s125)
+					s139 := r
+					cb[0] = byte(s139 >> 8)
+					cb[1] = byte(s139)
 				}
 				pendD4, pendK4 = 0, false
 			}
@@ -2777,16 +2987,16 @@ n105:
 		if !(h12 >= 0) {
 			return pl.drop(44)
 		}
-		po126, pn127 := h12, 20 // nd_ns
-		if po126 < 0 || po126+pn127 > len(data) {
+		po140, pn141 := h12, 20 // nd_ns
+		if po140 < 0 || po140+pn141 > len(data) {
 			return pl.drop(44)
 		}
-		pendN += pn127
-		if po126 < len(data)-po126-pendN {
-			copy(data[pendN:pendN+po126], data[:po126])
+		pendN += pn141
+		if po140 < len(data)-po140-pendN {
+			copy(data[pendN:pendN+po140], data[:po140])
 			data = data[pendN:]
 		} else {
-			copy(data[po126:], data[po126+pendN:])
+			copy(data[po140:], data[po140+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
@@ -2799,20 +3009,35 @@ n105:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s128 := r
-				cb[0] = byte(s128 >> 8)
-				cb[1] = byte(s128)
+				s142 := r
+				cb[0] = byte(s142 >> 8)
+				cb[1] = byte(s142)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		h12 = -1
-		if cur > po126 {
-			cur = max(po126, cur-pn127)
+		if cur > po140 {
+			cur = max(po140, cur-pn141)
 		}
 		goto n106
 	}
 n106:
 	{ // NsPushNa: push nd_na after icmpv6
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s143 := r
+				cb[0] = byte(s143 >> 8)
+				cb[1] = byte(s143)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h7 >= 0) {
 			return pl.drop(45)
 		}
@@ -2944,7 +3169,7 @@ n106:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt129 := p.Push(15, h7+4, 0)
+		rt144 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3071,13 +3296,28 @@ n106:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt129 {
+		if !rt144 {
 			return pl.drop(45)
 		}
 		goto n107
 	}
 n107:
 	{ // NsPushOpt: push nd_na_opt after nd_na
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s145 := r
+				cb[0] = byte(s145 >> 8)
+				cb[1] = byte(s145)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h15 >= 0) {
 			return pl.drop(46)
 		}
@@ -3209,7 +3449,7 @@ n107:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt130 := p.Push(16, h15+20, 0)
+		rt146 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3336,13 +3576,28 @@ n107:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt130 {
+		if !rt146 {
 			return pl.drop(46)
 		}
 		goto n108
 	}
 n108:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s147 := r
+				cb[0] = byte(s147 >> 8)
+				cb[1] = byte(s147)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h16 >= 0) {
 			return pl.drop(47)
 		}
@@ -3474,7 +3729,7 @@ n108:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt131 := p.Push(17, h16+2, 0)
+		rt148 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3601,113 +3856,143 @@ n108:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt131 {
+		if !rt148 {
 			return pl.drop(47)
 		}
 		goto n109
 	}
 n109:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b132 := data[h0 : h0+14] // ethernet
-		s133 := m25
-		b132[0] = byte(s133 >> 40)
-		b132[1] = byte(s133 >> 32)
-		b132[2] = byte(s133 >> 24)
-		b132[3] = byte(s133 >> 16)
-		b132[4] = byte(s133 >> 8)
-		b132[5] = byte(s133)
-		s134 := m5
-		b132[6] = byte(s134 >> 40)
-		b132[7] = byte(s134 >> 32)
-		b132[8] = byte(s134 >> 24)
-		b132[9] = byte(s134 >> 16)
-		b132[10] = byte(s134 >> 8)
-		b132[11] = byte(s134)
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s149 := r
+				cb[0] = byte(s149 >> 8)
+				cb[1] = byte(s149)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b150 := data[h0 : h0+14] // ethernet
+		s151 := m25
+		b150[0] = byte(s151 >> 40)
+		b150[1] = byte(s151 >> 32)
+		b150[2] = byte(s151 >> 24)
+		b150[3] = byte(s151 >> 16)
+		b150[4] = byte(s151 >> 8)
+		b150[5] = byte(s151)
+		s152 := m5
+		b150[6] = byte(s152 >> 40)
+		b150[7] = byte(s152 >> 32)
+		b150[8] = byte(s152 >> 24)
+		b150[9] = byte(s152 >> 16)
+		b150[10] = byte(s152 >> 8)
+		b150[11] = byte(s152)
 		if !(h3 >= 0) {
 			return pl.drop(48)
 		}
-		b135 := data[h3 : h3+40] // ipv6
-		s136 := 0x20
-		b135[4] = byte(s136 >> 8)
-		b135[5] = byte(s136)
-		b135[7] = byte(0xff)
-		v137 := m6
-		s138 := v137.Hi
-		b135[8] = byte(s138 >> 56)
-		b135[9] = byte(s138 >> 48)
-		b135[10] = byte(s138 >> 40)
-		b135[11] = byte(s138 >> 32)
-		b135[12] = byte(s138 >> 24)
-		b135[13] = byte(s138 >> 16)
-		b135[14] = byte(s138 >> 8)
-		b135[15] = byte(s138)
-		s139 := v137.Lo
-		b135[16] = byte(s139 >> 56)
-		b135[17] = byte(s139 >> 48)
-		b135[18] = byte(s139 >> 40)
-		b135[19] = byte(s139 >> 32)
-		b135[20] = byte(s139 >> 24)
-		b135[21] = byte(s139 >> 16)
-		b135[22] = byte(s139 >> 8)
-		b135[23] = byte(s139)
-		v140 := m24
-		s141 := v140.Hi
-		b135[24] = byte(s141 >> 56)
-		b135[25] = byte(s141 >> 48)
-		b135[26] = byte(s141 >> 40)
-		b135[27] = byte(s141 >> 32)
-		b135[28] = byte(s141 >> 24)
-		b135[29] = byte(s141 >> 16)
-		b135[30] = byte(s141 >> 8)
-		b135[31] = byte(s141)
-		s142 := v140.Lo
-		b135[32] = byte(s142 >> 56)
-		b135[33] = byte(s142 >> 48)
-		b135[34] = byte(s142 >> 40)
-		b135[35] = byte(s142 >> 32)
-		b135[36] = byte(s142 >> 24)
-		b135[37] = byte(s142 >> 16)
-		b135[38] = byte(s142 >> 8)
-		b135[39] = byte(s142)
-		b143 := data[h7 : h7+4] // icmpv6
-		b143[0] = byte(0x88)
-		b143[1] = byte(0x0)
-		b144 := data[h15 : h15+20] // nd_na
-		b144[0] = b144[0]&^0x40 | byte(m26)<<6&0x40
-		v145 := m27
-		s146 := v145.Hi
-		b144[4] = byte(s146 >> 56)
-		b144[5] = byte(s146 >> 48)
-		b144[6] = byte(s146 >> 40)
-		b144[7] = byte(s146 >> 32)
-		b144[8] = byte(s146 >> 24)
-		b144[9] = byte(s146 >> 16)
-		b144[10] = byte(s146 >> 8)
-		b144[11] = byte(s146)
-		s147 := v145.Lo
-		b144[12] = byte(s147 >> 56)
-		b144[13] = byte(s147 >> 48)
-		b144[14] = byte(s147 >> 40)
-		b144[15] = byte(s147 >> 32)
-		b144[16] = byte(s147 >> 24)
-		b144[17] = byte(s147 >> 16)
-		b144[18] = byte(s147 >> 8)
-		b144[19] = byte(s147)
-		b148 := data[h16 : h16+2] // nd_na_opt
-		b148[0] = byte(0x2)
-		b148[1] = byte(0x1)
-		b149 := data[h17 : h17+6] // nd_na_mac
-		s150 := m5
-		b149[0] = byte(s150 >> 40)
-		b149[1] = byte(s150 >> 32)
-		b149[2] = byte(s150 >> 24)
-		b149[3] = byte(s150 >> 16)
-		b149[4] = byte(s150 >> 8)
-		b149[5] = byte(s150)
+		b153 := data[h3 : h3+40] // ipv6
+		s154 := 0x20
+		b153[4] = byte(s154 >> 8)
+		b153[5] = byte(s154)
+		b153[7] = byte(0xff)
+		v155 := m6
+		s156 := v155.Hi
+		b153[8] = byte(s156 >> 56)
+		b153[9] = byte(s156 >> 48)
+		b153[10] = byte(s156 >> 40)
+		b153[11] = byte(s156 >> 32)
+		b153[12] = byte(s156 >> 24)
+		b153[13] = byte(s156 >> 16)
+		b153[14] = byte(s156 >> 8)
+		b153[15] = byte(s156)
+		s157 := v155.Lo
+		b153[16] = byte(s157 >> 56)
+		b153[17] = byte(s157 >> 48)
+		b153[18] = byte(s157 >> 40)
+		b153[19] = byte(s157 >> 32)
+		b153[20] = byte(s157 >> 24)
+		b153[21] = byte(s157 >> 16)
+		b153[22] = byte(s157 >> 8)
+		b153[23] = byte(s157)
+		v158 := m24
+		s159 := v158.Hi
+		b153[24] = byte(s159 >> 56)
+		b153[25] = byte(s159 >> 48)
+		b153[26] = byte(s159 >> 40)
+		b153[27] = byte(s159 >> 32)
+		b153[28] = byte(s159 >> 24)
+		b153[29] = byte(s159 >> 16)
+		b153[30] = byte(s159 >> 8)
+		b153[31] = byte(s159)
+		s160 := v158.Lo
+		b153[32] = byte(s160 >> 56)
+		b153[33] = byte(s160 >> 48)
+		b153[34] = byte(s160 >> 40)
+		b153[35] = byte(s160 >> 32)
+		b153[36] = byte(s160 >> 24)
+		b153[37] = byte(s160 >> 16)
+		b153[38] = byte(s160 >> 8)
+		b153[39] = byte(s160)
+		b161 := data[h7 : h7+4] // icmpv6
+		b161[0] = byte(0x88)
+		b161[1] = byte(0x0)
+		b162 := data[h15 : h15+20] // nd_na
+		b162[0] = b162[0]&^0x40 | byte(m26)<<6&0x40
+		v163 := m27
+		s164 := v163.Hi
+		b162[4] = byte(s164 >> 56)
+		b162[5] = byte(s164 >> 48)
+		b162[6] = byte(s164 >> 40)
+		b162[7] = byte(s164 >> 32)
+		b162[8] = byte(s164 >> 24)
+		b162[9] = byte(s164 >> 16)
+		b162[10] = byte(s164 >> 8)
+		b162[11] = byte(s164)
+		s165 := v163.Lo
+		b162[12] = byte(s165 >> 56)
+		b162[13] = byte(s165 >> 48)
+		b162[14] = byte(s165 >> 40)
+		b162[15] = byte(s165 >> 32)
+		b162[16] = byte(s165 >> 24)
+		b162[17] = byte(s165 >> 16)
+		b162[18] = byte(s165 >> 8)
+		b162[19] = byte(s165)
+		b166 := data[h16 : h16+2] // nd_na_opt
+		b166[0] = byte(0x2)
+		b166[1] = byte(0x1)
+		b167 := data[h17 : h17+6] // nd_na_mac
+		s168 := m5
+		b167[0] = byte(s168 >> 40)
+		b167[1] = byte(s168 >> 32)
+		b167[2] = byte(s168 >> 24)
+		b167[3] = byte(s168 >> 16)
+		b167[4] = byte(s168 >> 8)
+		b167[5] = byte(s168)
 		goto n110
 	}
 n110:
 	{ // NsCsum: checksum compute icmpv6
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s169 := r
+				cb[0] = byte(s169 >> 8)
+				cb[1] = byte(s169)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -3836,7 +4121,7 @@ n110:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt151 := p.ComputeChecksum(7)
+		rt170 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3963,7 +4248,7 @@ n110:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt151 {
+		if !rt170 {
 			return pl.drop(49)
 		}
 		goto n111
@@ -3987,8 +4272,8 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b152 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[3].LookupWord(((uint64(b152[12])<<24|uint64(b152[13])<<16|uint64(b152[14])<<8|uint64(b152[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+		b171 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[3].LookupWord(((uint64(b171[12])<<24|uint64(b171[13])<<16|uint64(b171[14])<<8|uint64(b171[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4006,8 +4291,8 @@ n115:
 		if !(h3 >= 0) {
 			return pl.drop(50)
 		}
-		b153 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b153[8])<<56 | uint64(b153[9])<<48 | uint64(b153[10])<<40 | uint64(b153[11])<<32 | uint64(b153[12])<<24 | uint64(b153[13])<<16 | uint64(b153[14])<<8 | uint64(b153[15])), Lo: (uint64(b153[16])<<56 | uint64(b153[17])<<48 | uint64(b153[18])<<40 | uint64(b153[19])<<32 | uint64(b153[20])<<24 | uint64(b153[21])<<16 | uint64(b153[22])<<8 | uint64(b153[23]))}
+		b172 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b172[8])<<56 | uint64(b172[9])<<48 | uint64(b172[10])<<40 | uint64(b172[11])<<32 | uint64(b172[12])<<24 | uint64(b172[13])<<16 | uint64(b172[14])<<8 | uint64(b172[15])), Lo: (uint64(b172[16])<<56 | uint64(b172[17])<<48 | uint64(b172[18])<<40 | uint64(b172[19])<<32 | uint64(b172[20])<<24 | uint64(b172[21])<<16 | uint64(b172[22])<<8 | uint64(b172[23]))}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -4042,47 +4327,77 @@ n119:
 	}
 n120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b154 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b154[4])<<56 | uint64(b154[5])<<48 | uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11]))
-		m13 = ((uint64(b154[4])<<56 | uint64(b154[5])<<48 | uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b154[2])<<8 | uint64(b154[3])) & 0xffff
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s173 := r
+				cb[0] = byte(s173 >> 8)
+				cb[1] = byte(s173)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b174 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b174[4])<<56 | uint64(b174[5])<<48 | uint64(b174[6])<<40 | uint64(b174[7])<<32 | uint64(b174[8])<<24 | uint64(b174[9])<<16 | uint64(b174[10])<<8 | uint64(b174[11]))
+		m13 = ((uint64(b174[4])<<56 | uint64(b174[5])<<48 | uint64(b174[6])<<40 | uint64(b174[7])<<32 | uint64(b174[8])<<24 | uint64(b174[9])<<16 | uint64(b174[10])<<8 | uint64(b174[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b174[2])<<8 | uint64(b174[3])) & 0xffff
 		goto n122
 	}
 n121:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s175 := r
+				cb[0] = byte(s175 >> 8)
+				cb[1] = byte(s175)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		if !(h11 >= 0) {
 			return pl.drop(52)
 		}
-		b155 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b155[4])<<56 | uint64(b155[5])<<48 | uint64(b155[6])<<40 | uint64(b155[7])<<32 | uint64(b155[8])<<24 | uint64(b155[9])<<16 | uint64(b155[10])<<8 | uint64(b155[11]))
-		m13 = (uint64(b155[0])<<8 | uint64(b155[1])) & 0xffff
-		m14 = (uint64(b155[2])<<8 | uint64(b155[3])) & 0xffff
+		b176 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b176[4])<<56 | uint64(b176[5])<<48 | uint64(b176[6])<<40 | uint64(b176[7])<<32 | uint64(b176[8])<<24 | uint64(b176[9])<<16 | uint64(b176[10])<<8 | uint64(b176[11]))
+		m13 = (uint64(b176[0])<<8 | uint64(b176[1])) & 0xffff
+		m14 = (uint64(b176[2])<<8 | uint64(b176[3])) & 0xffff
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c157 := (h2 >= 0)
-		if c157 {
+		c178 := (h2 >= 0)
+		if c178 {
 			if !(h2 >= 0) {
 				return pl.drop(53)
 			}
-			b158 := data[h2 : h2+20] // ipv4
-			c157 = (uint64(b158[8]) <= 0x1)
+			b179 := data[h2 : h2+20] // ipv4
+			c178 = (uint64(b179[8]) <= 0x1)
 		}
-		c156 := c157
-		if !c156 {
-			c159 := (h3 >= 0)
-			if c159 {
+		c177 := c178
+		if !c177 {
+			c180 := (h3 >= 0)
+			if c180 {
 				if !(h3 >= 0) {
 					return pl.drop(53)
 				}
-				b160 := data[h3 : h3+40] // ipv6
-				c159 = (uint64(b160[7]) <= 0x1)
+				b181 := data[h3 : h3+40] // ipv6
+				c180 = (uint64(b181[7]) <= 0x1)
 			}
-			c156 = c159
+			c177 = c180
 		}
-		if c156 {
+		if c177 {
 			goto n123
 		}
 		goto n124
@@ -4122,6 +4437,21 @@ n125:
 	}
 n126:
 	{ // LbSlot: set meta.calendar_slot
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s182 := r
+				cb[0] = byte(s182 >> 8)
+				cb[1] = byte(s182)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << m11) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n127
 	}
@@ -4147,8 +4477,8 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b161 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b161[12])<<8|uint64(b161[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+		b183 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b183[12])<<8|uint64(b183[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4190,38 +4520,98 @@ n132:
 	}
 n133:
 	{ // LbPort: set meta.new_port
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s184 := r
+				cb[0] = byte(s184 >> 8)
+				cb[1] = byte(s184)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m23 = ((m20 + ((m14 & ((((0x1 << m21) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n134
 	}
 n134:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b162 := data[h0 : h0+14] // ethernet
-		s163 := m5
-		b162[6] = byte(s163 >> 40)
-		b162[7] = byte(s163 >> 32)
-		b162[8] = byte(s163 >> 24)
-		b162[9] = byte(s163 >> 16)
-		b162[10] = byte(s163 >> 8)
-		b162[11] = byte(s163)
-		s164 := m17
-		b162[0] = byte(s164 >> 40)
-		b162[1] = byte(s164 >> 32)
-		b162[2] = byte(s164 >> 24)
-		b162[3] = byte(s164 >> 16)
-		b162[4] = byte(s164 >> 8)
-		b162[5] = byte(s164)
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s185 := r
+				cb[0] = byte(s185 >> 8)
+				cb[1] = byte(s185)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b186 := data[h0 : h0+14] // ethernet
+		s187 := m5
+		b186[6] = byte(s187 >> 40)
+		b186[7] = byte(s187 >> 32)
+		b186[8] = byte(s187 >> 24)
+		b186[9] = byte(s187 >> 16)
+		b186[10] = byte(s187 >> 8)
+		b186[11] = byte(s187)
+		s188 := m17
+		b186[0] = byte(s188 >> 40)
+		b186[1] = byte(s188 >> 32)
+		b186[2] = byte(s188 >> 24)
+		b186[3] = byte(s188 >> 16)
+		b186[4] = byte(s188 >> 8)
+		b186[5] = byte(s188)
 		goto n135
 	}
 n135:
 	{ // LbCsumZero: test udp.checksum == 0
-		b165 := data[h4 : h4+8] // udp
-		if (uint64(b165[6])<<8 | uint64(b165[7])) == 0x0 {
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s189 := r
+				cb[0] = byte(s189 >> 8)
+				cb[1] = byte(s189)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b190 := data[h4 : h4+8] // udp
+		if (uint64(b190[6])<<8 | uint64(b190[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
 	}
 n136:
 	{ // LbMarkZero: set meta.udp_zero
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s191 := r
+				cb[0] = byte(s191 >> 8)
+				cb[1] = byte(s191)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		m0 = (0x1) & 0x1
 		pl.edges[29]++
 		goto n137
@@ -4249,347 +4639,315 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d166 uint64 // ipv4 checksum
-		var d167 uint64 // udp checksum
-		v168 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b169 := data[h2 : h2+20] // ipv4
-		ws171 := uint64((uint64(b169[12])<<24 | uint64(b169[13])<<16 | uint64(b169[14])<<8 | uint64(b169[15])))
-		os170 := uint32(uint16(ws171>>0)) + uint32(uint16(ws171>>16))
-		s172 := v168
-		b169[12] = byte(s172 >> 24)
-		b169[13] = byte(s172 >> 16)
-		b169[14] = byte(s172 >> 8)
-		b169[15] = byte(s172)
-		ws173 := uint64(v168)
-		f175 := uint32(os170)
-		f175 += bits.RotateLeft32(f175, 16)
-		dl174 := uint64(^uint16(f175>>16)) + uint64(uint32(uint16(ws173>>0))+uint32(uint16(ws173>>16)))
-		d166 += dl174
-		d167 += dl174
-		v176 := m18
-		ws178 := uint64((uint64(b169[16])<<24 | uint64(b169[17])<<16 | uint64(b169[18])<<8 | uint64(b169[19])))
-		os177 := uint32(uint16(ws178>>0)) + uint32(uint16(ws178>>16))
-		s179 := v176
-		b169[16] = byte(s179 >> 24)
-		b169[17] = byte(s179 >> 16)
-		b169[18] = byte(s179 >> 8)
-		b169[19] = byte(s179)
-		ws180 := uint64(v176)
-		f182 := uint32(os177)
-		f182 += bits.RotateLeft32(f182, 16)
-		dl181 := uint64(^uint16(f182>>16)) + uint64(uint32(uint16(ws180>>0))+uint32(uint16(ws180>>16)))
-		d166 += dl181
-		d167 += dl181
-		v183 := m23
-		b184 := data[h4 : h4+8] // udp
-		os185 := uint32(uint16((uint64(b184[2])<<8 | uint64(b184[3]))))
-		s186 := v183
-		b184[2] = byte(s186 >> 8)
-		b184[3] = byte(s186)
-		f188 := uint32(os185)
-		f188 += bits.RotateLeft32(f188, 16)
-		dl187 := uint64(^uint16(f188>>16)) + uint64(uint32(uint16(v183)))
-		d167 += dl187
-		v189 := (uint64(b169[8]) - 0x1)
-		os190 := uint32(uint64(b169[8])<<8 | uint64(b169[9]))
-		b169[8] = byte(v189)
-		f192 := uint32(os190)
-		f192 += bits.RotateLeft32(f192, 16)
-		dl191 := uint64(^uint16(f192>>16)) + uint64(uint32(uint64(b169[8])<<8|uint64(b169[9])))
-		d166 += dl191
+		var d192 uint64 // ipv4 checksum
+		var d193 uint64 // udp checksum
+		v194 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b195 := data[h2 : h2+20] // ipv4
+		ws197 := uint64((uint64(b195[12])<<24 | uint64(b195[13])<<16 | uint64(b195[14])<<8 | uint64(b195[15])))
+		os196 := uint32(uint16(ws197>>0)) + uint32(uint16(ws197>>16))
+		s198 := v194
+		b195[12] = byte(s198 >> 24)
+		b195[13] = byte(s198 >> 16)
+		b195[14] = byte(s198 >> 8)
+		b195[15] = byte(s198)
+		ws199 := uint64(v194)
+		f201 := uint32(os196)
+		f201 += bits.RotateLeft32(f201, 16)
+		dl200 := uint64(^uint16(f201>>16)) + uint64(uint32(uint16(ws199>>0))+uint32(uint16(ws199>>16)))
+		d192 += dl200
+		d193 += dl200
+		v202 := m18
+		ws204 := uint64((uint64(b195[16])<<24 | uint64(b195[17])<<16 | uint64(b195[18])<<8 | uint64(b195[19])))
+		os203 := uint32(uint16(ws204>>0)) + uint32(uint16(ws204>>16))
+		s205 := v202
+		b195[16] = byte(s205 >> 24)
+		b195[17] = byte(s205 >> 16)
+		b195[18] = byte(s205 >> 8)
+		b195[19] = byte(s205)
+		ws206 := uint64(v202)
+		f208 := uint32(os203)
+		f208 += bits.RotateLeft32(f208, 16)
+		dl207 := uint64(^uint16(f208>>16)) + uint64(uint32(uint16(ws206>>0))+uint32(uint16(ws206>>16)))
+		d192 += dl207
+		d193 += dl207
+		v209 := m23
+		b210 := data[h4 : h4+8] // udp
+		os211 := uint32(uint16((uint64(b210[2])<<8 | uint64(b210[3]))))
+		s212 := v209
+		b210[2] = byte(s212 >> 8)
+		b210[3] = byte(s212)
+		f214 := uint32(os211)
+		f214 += bits.RotateLeft32(f214, 16)
+		dl213 := uint64(^uint16(f214>>16)) + uint64(uint32(uint16(v209)))
+		d193 += dl213
+		v215 := (uint64(b195[8]) - 0x1)
+		os216 := uint32(uint64(b195[8])<<8 | uint64(b195[9]))
+		b195[8] = byte(v215)
+		f218 := uint32(os216)
+		f218 += bits.RotateLeft32(f218, 16)
+		dl217 := uint64(^uint16(f218>>16)) + uint64(uint32(uint64(b195[8])<<8|uint64(b195[9])))
+		d192 += dl217
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d166
+			x := uint64(^cv) + d192
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s193 := r
-			cb[0] = byte(s193 >> 8)
-			cb[1] = byte(s193)
+			s219 := r
+			cb[0] = byte(s219 >> 8)
+			cb[1] = byte(s219)
 		}
 		if h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d167
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s194 := r
-			cb[0] = byte(s194 >> 8)
-			cb[1] = byte(s194)
+			pendD4 += d193
+			pendK4 = true
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d195 uint64 // ipv4 checksum
-		var d196 uint64 // udp checksum
-		v197 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b198 := data[h2 : h2+20] // ipv4
-		ws200 := uint64((uint64(b198[12])<<24 | uint64(b198[13])<<16 | uint64(b198[14])<<8 | uint64(b198[15])))
-		os199 := uint32(uint16(ws200>>0)) + uint32(uint16(ws200>>16))
-		s201 := v197
-		b198[12] = byte(s201 >> 24)
-		b198[13] = byte(s201 >> 16)
-		b198[14] = byte(s201 >> 8)
-		b198[15] = byte(s201)
-		ws202 := uint64(v197)
-		f204 := uint32(os199)
-		f204 += bits.RotateLeft32(f204, 16)
-		dl203 := uint64(^uint16(f204>>16)) + uint64(uint32(uint16(ws202>>0))+uint32(uint16(ws202>>16)))
-		d195 += dl203
-		d196 += dl203
-		v205 := m18
-		ws207 := uint64((uint64(b198[16])<<24 | uint64(b198[17])<<16 | uint64(b198[18])<<8 | uint64(b198[19])))
-		os206 := uint32(uint16(ws207>>0)) + uint32(uint16(ws207>>16))
-		s208 := v205
-		b198[16] = byte(s208 >> 24)
-		b198[17] = byte(s208 >> 16)
-		b198[18] = byte(s208 >> 8)
-		b198[19] = byte(s208)
-		ws209 := uint64(v205)
-		f211 := uint32(os206)
-		f211 += bits.RotateLeft32(f211, 16)
-		dl210 := uint64(^uint16(f211>>16)) + uint64(uint32(uint16(ws209>>0))+uint32(uint16(ws209>>16)))
-		d195 += dl210
-		d196 += dl210
-		v212 := m23
-		b213 := data[h4 : h4+8] // udp
-		os214 := uint32(uint16((uint64(b213[2])<<8 | uint64(b213[3]))))
-		s215 := v212
-		b213[2] = byte(s215 >> 8)
-		b213[3] = byte(s215)
-		f217 := uint32(os214)
-		f217 += bits.RotateLeft32(f217, 16)
-		dl216 := uint64(^uint16(f217>>16)) + uint64(uint32(uint16(v212)))
-		d196 += dl216
-		v218 := ((uint64(b198[2])<<8 | uint64(b198[3])) - 0x10)
-		os219 := uint32(uint16((uint64(b198[2])<<8 | uint64(b198[3]))))
-		s220 := v218
-		b198[2] = byte(s220 >> 8)
-		b198[3] = byte(s220)
-		f222 := uint32(os219)
-		f222 += bits.RotateLeft32(f222, 16)
-		dl221 := uint64(^uint16(f222>>16)) + uint64(uint32(uint16(v218)))
-		d195 += dl221
-		d196 += dl221
-		v223 := (uint64(b198[8]) - 0x1)
-		os224 := uint32(uint64(b198[8])<<8 | uint64(b198[9]))
-		b198[8] = byte(v223)
-		f226 := uint32(os224)
-		f226 += bits.RotateLeft32(f226, 16)
-		dl225 := uint64(^uint16(f226>>16)) + uint64(uint32(uint64(b198[8])<<8|uint64(b198[9])))
-		d195 += dl225
+		var d220 uint64 // ipv4 checksum
+		var d221 uint64 // udp checksum
+		v222 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b223 := data[h2 : h2+20] // ipv4
+		ws225 := uint64((uint64(b223[12])<<24 | uint64(b223[13])<<16 | uint64(b223[14])<<8 | uint64(b223[15])))
+		os224 := uint32(uint16(ws225>>0)) + uint32(uint16(ws225>>16))
+		s226 := v222
+		b223[12] = byte(s226 >> 24)
+		b223[13] = byte(s226 >> 16)
+		b223[14] = byte(s226 >> 8)
+		b223[15] = byte(s226)
+		ws227 := uint64(v222)
+		f229 := uint32(os224)
+		f229 += bits.RotateLeft32(f229, 16)
+		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(ws227>>0))+uint32(uint16(ws227>>16)))
+		d220 += dl228
+		d221 += dl228
+		v230 := m18
+		ws232 := uint64((uint64(b223[16])<<24 | uint64(b223[17])<<16 | uint64(b223[18])<<8 | uint64(b223[19])))
+		os231 := uint32(uint16(ws232>>0)) + uint32(uint16(ws232>>16))
+		s233 := v230
+		b223[16] = byte(s233 >> 24)
+		b223[17] = byte(s233 >> 16)
+		b223[18] = byte(s233 >> 8)
+		b223[19] = byte(s233)
+		ws234 := uint64(v230)
+		f236 := uint32(os231)
+		f236 += bits.RotateLeft32(f236, 16)
+		dl235 := uint64(^uint16(f236>>16)) + uint64(uint32(uint16(ws234>>0))+uint32(uint16(ws234>>16)))
+		d220 += dl235
+		d221 += dl235
+		v237 := m23
+		b238 := data[h4 : h4+8] // udp
+		os239 := uint32(uint16((uint64(b238[2])<<8 | uint64(b238[3]))))
+		s240 := v237
+		b238[2] = byte(s240 >> 8)
+		b238[3] = byte(s240)
+		f242 := uint32(os239)
+		f242 += bits.RotateLeft32(f242, 16)
+		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(v237)))
+		d221 += dl241
+		v243 := ((uint64(b223[2])<<8 | uint64(b223[3])) - 0x10)
+		os244 := uint32(uint16((uint64(b223[2])<<8 | uint64(b223[3]))))
+		s245 := v243
+		b223[2] = byte(s245 >> 8)
+		b223[3] = byte(s245)
+		f247 := uint32(os244)
+		f247 += bits.RotateLeft32(f247, 16)
+		dl246 := uint64(^uint16(f247>>16)) + uint64(uint32(uint16(v243)))
+		d220 += dl246
+		d221 += dl246
+		v248 := (uint64(b223[8]) - 0x1)
+		os249 := uint32(uint64(b223[8])<<8 | uint64(b223[9]))
+		b223[8] = byte(v248)
+		f251 := uint32(os249)
+		f251 += bits.RotateLeft32(f251, 16)
+		dl250 := uint64(^uint16(f251>>16)) + uint64(uint32(uint64(b223[8])<<8|uint64(b223[9])))
+		d220 += dl250
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d195
+			x := uint64(^cv) + d220
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s227 := r
-			cb[0] = byte(s227 >> 8)
-			cb[1] = byte(s227)
+			s252 := r
+			cb[0] = byte(s252 >> 8)
+			cb[1] = byte(s252)
 		}
 		if h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d196
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s228 := r
-			cb[0] = byte(s228 >> 8)
-			cb[1] = byte(s228)
+			pendD4 += d221
+			pendK4 = true
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d229 uint64 // udp checksum
-		v230 := m6
+		var d253 uint64 // udp checksum
+		v254 := m6
 		if !(h3 >= 0) {
 			return pl.drop(60)
 		}
-		b231 := data[h3 : h3+40] // ipv6
-		ws233 := packet.Value{Hi: (uint64(b231[8])<<56 | uint64(b231[9])<<48 | uint64(b231[10])<<40 | uint64(b231[11])<<32 | uint64(b231[12])<<24 | uint64(b231[13])<<16 | uint64(b231[14])<<8 | uint64(b231[15])), Lo: (uint64(b231[16])<<56 | uint64(b231[17])<<48 | uint64(b231[18])<<40 | uint64(b231[19])<<32 | uint64(b231[20])<<24 | uint64(b231[21])<<16 | uint64(b231[22])<<8 | uint64(b231[23]))}
-		os232 := uint32(uint16(ws233.Hi>>0)) + uint32(uint16(ws233.Hi>>16)) + uint32(uint16(ws233.Hi>>32)) + uint32(uint16(ws233.Hi>>48)) + uint32(uint16(ws233.Lo>>0)) + uint32(uint16(ws233.Lo>>16)) + uint32(uint16(ws233.Lo>>32)) + uint32(uint16(ws233.Lo>>48))
-		v234 := v230
-		s235 := v234.Hi
-		b231[8] = byte(s235 >> 56)
-		b231[9] = byte(s235 >> 48)
-		b231[10] = byte(s235 >> 40)
-		b231[11] = byte(s235 >> 32)
-		b231[12] = byte(s235 >> 24)
-		b231[13] = byte(s235 >> 16)
-		b231[14] = byte(s235 >> 8)
-		b231[15] = byte(s235)
-		s236 := v234.Lo
-		b231[16] = byte(s236 >> 56)
-		b231[17] = byte(s236 >> 48)
-		b231[18] = byte(s236 >> 40)
-		b231[19] = byte(s236 >> 32)
-		b231[20] = byte(s236 >> 24)
-		b231[21] = byte(s236 >> 16)
-		b231[22] = byte(s236 >> 8)
-		b231[23] = byte(s236)
-		ws237 := v230
-		f239 := uint32(os232)
-		f239 += bits.RotateLeft32(f239, 16)
-		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(ws237.Hi>>0))+uint32(uint16(ws237.Hi>>16))+uint32(uint16(ws237.Hi>>32))+uint32(uint16(ws237.Hi>>48))+uint32(uint16(ws237.Lo>>0))+uint32(uint16(ws237.Lo>>16))+uint32(uint16(ws237.Lo>>32))+uint32(uint16(ws237.Lo>>48)))
-		d229 += dl238
-		v240 := m19
-		ws242 := packet.Value{Hi: (uint64(b231[24])<<56 | uint64(b231[25])<<48 | uint64(b231[26])<<40 | uint64(b231[27])<<32 | uint64(b231[28])<<24 | uint64(b231[29])<<16 | uint64(b231[30])<<8 | uint64(b231[31])), Lo: (uint64(b231[32])<<56 | uint64(b231[33])<<48 | uint64(b231[34])<<40 | uint64(b231[35])<<32 | uint64(b231[36])<<24 | uint64(b231[37])<<16 | uint64(b231[38])<<8 | uint64(b231[39]))}
-		os241 := uint32(uint16(ws242.Hi>>0)) + uint32(uint16(ws242.Hi>>16)) + uint32(uint16(ws242.Hi>>32)) + uint32(uint16(ws242.Hi>>48)) + uint32(uint16(ws242.Lo>>0)) + uint32(uint16(ws242.Lo>>16)) + uint32(uint16(ws242.Lo>>32)) + uint32(uint16(ws242.Lo>>48))
-		v243 := v240
-		s244 := v243.Hi
-		b231[24] = byte(s244 >> 56)
-		b231[25] = byte(s244 >> 48)
-		b231[26] = byte(s244 >> 40)
-		b231[27] = byte(s244 >> 32)
-		b231[28] = byte(s244 >> 24)
-		b231[29] = byte(s244 >> 16)
-		b231[30] = byte(s244 >> 8)
-		b231[31] = byte(s244)
-		s245 := v243.Lo
-		b231[32] = byte(s245 >> 56)
-		b231[33] = byte(s245 >> 48)
-		b231[34] = byte(s245 >> 40)
-		b231[35] = byte(s245 >> 32)
-		b231[36] = byte(s245 >> 24)
-		b231[37] = byte(s245 >> 16)
-		b231[38] = byte(s245 >> 8)
-		b231[39] = byte(s245)
-		ws246 := v240
-		f248 := uint32(os241)
-		f248 += bits.RotateLeft32(f248, 16)
-		dl247 := uint64(^uint16(f248>>16)) + uint64(uint32(uint16(ws246.Hi>>0))+uint32(uint16(ws246.Hi>>16))+uint32(uint16(ws246.Hi>>32))+uint32(uint16(ws246.Hi>>48))+uint32(uint16(ws246.Lo>>0))+uint32(uint16(ws246.Lo>>16))+uint32(uint16(ws246.Lo>>32))+uint32(uint16(ws246.Lo>>48)))
-		d229 += dl247
-		v249 := m23
-		b250 := data[h4 : h4+8] // udp
-		os251 := uint32(uint16((uint64(b250[2])<<8 | uint64(b250[3]))))
-		s252 := v249
-		b250[2] = byte(s252 >> 8)
-		b250[3] = byte(s252)
-		f254 := uint32(os251)
-		f254 += bits.RotateLeft32(f254, 16)
-		dl253 := uint64(^uint16(f254>>16)) + uint64(uint32(uint16(v249)))
-		d229 += dl253
-		v255 := (uint64(b231[7]) - 0x1)
-		b231[7] = byte(v255)
+		b255 := data[h3 : h3+40] // ipv6
+		ws257 := packet.Value{Hi: (uint64(b255[8])<<56 | uint64(b255[9])<<48 | uint64(b255[10])<<40 | uint64(b255[11])<<32 | uint64(b255[12])<<24 | uint64(b255[13])<<16 | uint64(b255[14])<<8 | uint64(b255[15])), Lo: (uint64(b255[16])<<56 | uint64(b255[17])<<48 | uint64(b255[18])<<40 | uint64(b255[19])<<32 | uint64(b255[20])<<24 | uint64(b255[21])<<16 | uint64(b255[22])<<8 | uint64(b255[23]))}
+		os256 := uint32(uint16(ws257.Hi>>0)) + uint32(uint16(ws257.Hi>>16)) + uint32(uint16(ws257.Hi>>32)) + uint32(uint16(ws257.Hi>>48)) + uint32(uint16(ws257.Lo>>0)) + uint32(uint16(ws257.Lo>>16)) + uint32(uint16(ws257.Lo>>32)) + uint32(uint16(ws257.Lo>>48))
+		v258 := v254
+		s259 := v258.Hi
+		b255[8] = byte(s259 >> 56)
+		b255[9] = byte(s259 >> 48)
+		b255[10] = byte(s259 >> 40)
+		b255[11] = byte(s259 >> 32)
+		b255[12] = byte(s259 >> 24)
+		b255[13] = byte(s259 >> 16)
+		b255[14] = byte(s259 >> 8)
+		b255[15] = byte(s259)
+		s260 := v258.Lo
+		b255[16] = byte(s260 >> 56)
+		b255[17] = byte(s260 >> 48)
+		b255[18] = byte(s260 >> 40)
+		b255[19] = byte(s260 >> 32)
+		b255[20] = byte(s260 >> 24)
+		b255[21] = byte(s260 >> 16)
+		b255[22] = byte(s260 >> 8)
+		b255[23] = byte(s260)
+		ws261 := v254
+		f263 := uint32(os256)
+		f263 += bits.RotateLeft32(f263, 16)
+		dl262 := uint64(^uint16(f263>>16)) + uint64(uint32(uint16(ws261.Hi>>0))+uint32(uint16(ws261.Hi>>16))+uint32(uint16(ws261.Hi>>32))+uint32(uint16(ws261.Hi>>48))+uint32(uint16(ws261.Lo>>0))+uint32(uint16(ws261.Lo>>16))+uint32(uint16(ws261.Lo>>32))+uint32(uint16(ws261.Lo>>48)))
+		d253 += dl262
+		v264 := m19
+		ws266 := packet.Value{Hi: (uint64(b255[24])<<56 | uint64(b255[25])<<48 | uint64(b255[26])<<40 | uint64(b255[27])<<32 | uint64(b255[28])<<24 | uint64(b255[29])<<16 | uint64(b255[30])<<8 | uint64(b255[31])), Lo: (uint64(b255[32])<<56 | uint64(b255[33])<<48 | uint64(b255[34])<<40 | uint64(b255[35])<<32 | uint64(b255[36])<<24 | uint64(b255[37])<<16 | uint64(b255[38])<<8 | uint64(b255[39]))}
+		os265 := uint32(uint16(ws266.Hi>>0)) + uint32(uint16(ws266.Hi>>16)) + uint32(uint16(ws266.Hi>>32)) + uint32(uint16(ws266.Hi>>48)) + uint32(uint16(ws266.Lo>>0)) + uint32(uint16(ws266.Lo>>16)) + uint32(uint16(ws266.Lo>>32)) + uint32(uint16(ws266.Lo>>48))
+		v267 := v264
+		s268 := v267.Hi
+		b255[24] = byte(s268 >> 56)
+		b255[25] = byte(s268 >> 48)
+		b255[26] = byte(s268 >> 40)
+		b255[27] = byte(s268 >> 32)
+		b255[28] = byte(s268 >> 24)
+		b255[29] = byte(s268 >> 16)
+		b255[30] = byte(s268 >> 8)
+		b255[31] = byte(s268)
+		s269 := v267.Lo
+		b255[32] = byte(s269 >> 56)
+		b255[33] = byte(s269 >> 48)
+		b255[34] = byte(s269 >> 40)
+		b255[35] = byte(s269 >> 32)
+		b255[36] = byte(s269 >> 24)
+		b255[37] = byte(s269 >> 16)
+		b255[38] = byte(s269 >> 8)
+		b255[39] = byte(s269)
+		ws270 := v264
+		f272 := uint32(os265)
+		f272 += bits.RotateLeft32(f272, 16)
+		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(ws270.Hi>>0))+uint32(uint16(ws270.Hi>>16))+uint32(uint16(ws270.Hi>>32))+uint32(uint16(ws270.Hi>>48))+uint32(uint16(ws270.Lo>>0))+uint32(uint16(ws270.Lo>>16))+uint32(uint16(ws270.Lo>>32))+uint32(uint16(ws270.Lo>>48)))
+		d253 += dl271
+		v273 := m23
+		b274 := data[h4 : h4+8] // udp
+		os275 := uint32(uint16((uint64(b274[2])<<8 | uint64(b274[3]))))
+		s276 := v273
+		b274[2] = byte(s276 >> 8)
+		b274[3] = byte(s276)
+		f278 := uint32(os275)
+		f278 += bits.RotateLeft32(f278, 16)
+		dl277 := uint64(^uint16(f278>>16)) + uint64(uint32(uint16(v273)))
+		d253 += dl277
+		v279 := (uint64(b255[7]) - 0x1)
+		b255[7] = byte(v279)
 		if h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d229
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s256 := r
-			cb[0] = byte(s256 >> 8)
-			cb[1] = byte(s256)
+			pendD4 += d253
+			pendK4 = true
 		}
 		pl.edges[30]++
 		goto n149
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d257 uint64 // udp checksum
-		v258 := m6
+		var d280 uint64 // udp checksum
+		v281 := m6
 		if !(h3 >= 0) {
 			return pl.drop(61)
 		}
-		b259 := data[h3 : h3+40] // ipv6
-		ws261 := packet.Value{Hi: (uint64(b259[8])<<56 | uint64(b259[9])<<48 | uint64(b259[10])<<40 | uint64(b259[11])<<32 | uint64(b259[12])<<24 | uint64(b259[13])<<16 | uint64(b259[14])<<8 | uint64(b259[15])), Lo: (uint64(b259[16])<<56 | uint64(b259[17])<<48 | uint64(b259[18])<<40 | uint64(b259[19])<<32 | uint64(b259[20])<<24 | uint64(b259[21])<<16 | uint64(b259[22])<<8 | uint64(b259[23]))}
-		os260 := uint32(uint16(ws261.Hi>>0)) + uint32(uint16(ws261.Hi>>16)) + uint32(uint16(ws261.Hi>>32)) + uint32(uint16(ws261.Hi>>48)) + uint32(uint16(ws261.Lo>>0)) + uint32(uint16(ws261.Lo>>16)) + uint32(uint16(ws261.Lo>>32)) + uint32(uint16(ws261.Lo>>48))
-		v262 := v258
-		s263 := v262.Hi
-		b259[8] = byte(s263 >> 56)
-		b259[9] = byte(s263 >> 48)
-		b259[10] = byte(s263 >> 40)
-		b259[11] = byte(s263 >> 32)
-		b259[12] = byte(s263 >> 24)
-		b259[13] = byte(s263 >> 16)
-		b259[14] = byte(s263 >> 8)
-		b259[15] = byte(s263)
-		s264 := v262.Lo
-		b259[16] = byte(s264 >> 56)
-		b259[17] = byte(s264 >> 48)
-		b259[18] = byte(s264 >> 40)
-		b259[19] = byte(s264 >> 32)
-		b259[20] = byte(s264 >> 24)
-		b259[21] = byte(s264 >> 16)
-		b259[22] = byte(s264 >> 8)
-		b259[23] = byte(s264)
-		ws265 := v258
-		f267 := uint32(os260)
-		f267 += bits.RotateLeft32(f267, 16)
-		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(ws265.Hi>>0))+uint32(uint16(ws265.Hi>>16))+uint32(uint16(ws265.Hi>>32))+uint32(uint16(ws265.Hi>>48))+uint32(uint16(ws265.Lo>>0))+uint32(uint16(ws265.Lo>>16))+uint32(uint16(ws265.Lo>>32))+uint32(uint16(ws265.Lo>>48)))
-		d257 += dl266
-		v268 := m19
-		ws270 := packet.Value{Hi: (uint64(b259[24])<<56 | uint64(b259[25])<<48 | uint64(b259[26])<<40 | uint64(b259[27])<<32 | uint64(b259[28])<<24 | uint64(b259[29])<<16 | uint64(b259[30])<<8 | uint64(b259[31])), Lo: (uint64(b259[32])<<56 | uint64(b259[33])<<48 | uint64(b259[34])<<40 | uint64(b259[35])<<32 | uint64(b259[36])<<24 | uint64(b259[37])<<16 | uint64(b259[38])<<8 | uint64(b259[39]))}
-		os269 := uint32(uint16(ws270.Hi>>0)) + uint32(uint16(ws270.Hi>>16)) + uint32(uint16(ws270.Hi>>32)) + uint32(uint16(ws270.Hi>>48)) + uint32(uint16(ws270.Lo>>0)) + uint32(uint16(ws270.Lo>>16)) + uint32(uint16(ws270.Lo>>32)) + uint32(uint16(ws270.Lo>>48))
-		v271 := v268
-		s272 := v271.Hi
-		b259[24] = byte(s272 >> 56)
-		b259[25] = byte(s272 >> 48)
-		b259[26] = byte(s272 >> 40)
-		b259[27] = byte(s272 >> 32)
-		b259[28] = byte(s272 >> 24)
-		b259[29] = byte(s272 >> 16)
-		b259[30] = byte(s272 >> 8)
-		b259[31] = byte(s272)
-		s273 := v271.Lo
-		b259[32] = byte(s273 >> 56)
-		b259[33] = byte(s273 >> 48)
-		b259[34] = byte(s273 >> 40)
-		b259[35] = byte(s273 >> 32)
-		b259[36] = byte(s273 >> 24)
-		b259[37] = byte(s273 >> 16)
-		b259[38] = byte(s273 >> 8)
-		b259[39] = byte(s273)
-		ws274 := v268
-		f276 := uint32(os269)
-		f276 += bits.RotateLeft32(f276, 16)
-		dl275 := uint64(^uint16(f276>>16)) + uint64(uint32(uint16(ws274.Hi>>0))+uint32(uint16(ws274.Hi>>16))+uint32(uint16(ws274.Hi>>32))+uint32(uint16(ws274.Hi>>48))+uint32(uint16(ws274.Lo>>0))+uint32(uint16(ws274.Lo>>16))+uint32(uint16(ws274.Lo>>32))+uint32(uint16(ws274.Lo>>48)))
-		d257 += dl275
-		v277 := m23
-		b278 := data[h4 : h4+8] // udp
-		os279 := uint32(uint16((uint64(b278[2])<<8 | uint64(b278[3]))))
-		s280 := v277
-		b278[2] = byte(s280 >> 8)
-		b278[3] = byte(s280)
-		f282 := uint32(os279)
-		f282 += bits.RotateLeft32(f282, 16)
-		dl281 := uint64(^uint16(f282>>16)) + uint64(uint32(uint16(v277)))
-		d257 += dl281
-		v283 := ((uint64(b259[4])<<8 | uint64(b259[5])) - 0x10)
-		os284 := uint32(uint16((uint64(b259[4])<<8 | uint64(b259[5]))))
-		s285 := v283
-		b259[4] = byte(s285 >> 8)
-		b259[5] = byte(s285)
-		f287 := uint32(os284)
-		f287 += bits.RotateLeft32(f287, 16)
-		dl286 := uint64(^uint16(f287>>16)) + uint64(uint32(uint16(v283)))
-		d257 += dl286
-		v288 := (uint64(b259[7]) - 0x1)
-		b259[7] = byte(v288)
+		b282 := data[h3 : h3+40] // ipv6
+		ws284 := packet.Value{Hi: (uint64(b282[8])<<56 | uint64(b282[9])<<48 | uint64(b282[10])<<40 | uint64(b282[11])<<32 | uint64(b282[12])<<24 | uint64(b282[13])<<16 | uint64(b282[14])<<8 | uint64(b282[15])), Lo: (uint64(b282[16])<<56 | uint64(b282[17])<<48 | uint64(b282[18])<<40 | uint64(b282[19])<<32 | uint64(b282[20])<<24 | uint64(b282[21])<<16 | uint64(b282[22])<<8 | uint64(b282[23]))}
+		os283 := uint32(uint16(ws284.Hi>>0)) + uint32(uint16(ws284.Hi>>16)) + uint32(uint16(ws284.Hi>>32)) + uint32(uint16(ws284.Hi>>48)) + uint32(uint16(ws284.Lo>>0)) + uint32(uint16(ws284.Lo>>16)) + uint32(uint16(ws284.Lo>>32)) + uint32(uint16(ws284.Lo>>48))
+		v285 := v281
+		s286 := v285.Hi
+		b282[8] = byte(s286 >> 56)
+		b282[9] = byte(s286 >> 48)
+		b282[10] = byte(s286 >> 40)
+		b282[11] = byte(s286 >> 32)
+		b282[12] = byte(s286 >> 24)
+		b282[13] = byte(s286 >> 16)
+		b282[14] = byte(s286 >> 8)
+		b282[15] = byte(s286)
+		s287 := v285.Lo
+		b282[16] = byte(s287 >> 56)
+		b282[17] = byte(s287 >> 48)
+		b282[18] = byte(s287 >> 40)
+		b282[19] = byte(s287 >> 32)
+		b282[20] = byte(s287 >> 24)
+		b282[21] = byte(s287 >> 16)
+		b282[22] = byte(s287 >> 8)
+		b282[23] = byte(s287)
+		ws288 := v281
+		f290 := uint32(os283)
+		f290 += bits.RotateLeft32(f290, 16)
+		dl289 := uint64(^uint16(f290>>16)) + uint64(uint32(uint16(ws288.Hi>>0))+uint32(uint16(ws288.Hi>>16))+uint32(uint16(ws288.Hi>>32))+uint32(uint16(ws288.Hi>>48))+uint32(uint16(ws288.Lo>>0))+uint32(uint16(ws288.Lo>>16))+uint32(uint16(ws288.Lo>>32))+uint32(uint16(ws288.Lo>>48)))
+		d280 += dl289
+		v291 := m19
+		ws293 := packet.Value{Hi: (uint64(b282[24])<<56 | uint64(b282[25])<<48 | uint64(b282[26])<<40 | uint64(b282[27])<<32 | uint64(b282[28])<<24 | uint64(b282[29])<<16 | uint64(b282[30])<<8 | uint64(b282[31])), Lo: (uint64(b282[32])<<56 | uint64(b282[33])<<48 | uint64(b282[34])<<40 | uint64(b282[35])<<32 | uint64(b282[36])<<24 | uint64(b282[37])<<16 | uint64(b282[38])<<8 | uint64(b282[39]))}
+		os292 := uint32(uint16(ws293.Hi>>0)) + uint32(uint16(ws293.Hi>>16)) + uint32(uint16(ws293.Hi>>32)) + uint32(uint16(ws293.Hi>>48)) + uint32(uint16(ws293.Lo>>0)) + uint32(uint16(ws293.Lo>>16)) + uint32(uint16(ws293.Lo>>32)) + uint32(uint16(ws293.Lo>>48))
+		v294 := v291
+		s295 := v294.Hi
+		b282[24] = byte(s295 >> 56)
+		b282[25] = byte(s295 >> 48)
+		b282[26] = byte(s295 >> 40)
+		b282[27] = byte(s295 >> 32)
+		b282[28] = byte(s295 >> 24)
+		b282[29] = byte(s295 >> 16)
+		b282[30] = byte(s295 >> 8)
+		b282[31] = byte(s295)
+		s296 := v294.Lo
+		b282[32] = byte(s296 >> 56)
+		b282[33] = byte(s296 >> 48)
+		b282[34] = byte(s296 >> 40)
+		b282[35] = byte(s296 >> 32)
+		b282[36] = byte(s296 >> 24)
+		b282[37] = byte(s296 >> 16)
+		b282[38] = byte(s296 >> 8)
+		b282[39] = byte(s296)
+		ws297 := v291
+		f299 := uint32(os292)
+		f299 += bits.RotateLeft32(f299, 16)
+		dl298 := uint64(^uint16(f299>>16)) + uint64(uint32(uint16(ws297.Hi>>0))+uint32(uint16(ws297.Hi>>16))+uint32(uint16(ws297.Hi>>32))+uint32(uint16(ws297.Hi>>48))+uint32(uint16(ws297.Lo>>0))+uint32(uint16(ws297.Lo>>16))+uint32(uint16(ws297.Lo>>32))+uint32(uint16(ws297.Lo>>48)))
+		d280 += dl298
+		v300 := m23
+		b301 := data[h4 : h4+8] // udp
+		os302 := uint32(uint16((uint64(b301[2])<<8 | uint64(b301[3]))))
+		s303 := v300
+		b301[2] = byte(s303 >> 8)
+		b301[3] = byte(s303)
+		f305 := uint32(os302)
+		f305 += bits.RotateLeft32(f305, 16)
+		dl304 := uint64(^uint16(f305>>16)) + uint64(uint32(uint16(v300)))
+		d280 += dl304
+		v306 := ((uint64(b282[4])<<8 | uint64(b282[5])) - 0x10)
+		os307 := uint32(uint16((uint64(b282[4])<<8 | uint64(b282[5]))))
+		s308 := v306
+		b282[4] = byte(s308 >> 8)
+		b282[5] = byte(s308)
+		f310 := uint32(os307)
+		f310 += bits.RotateLeft32(f310, 16)
+		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint16(v306)))
+		d280 += dl309
+		v311 := (uint64(b282[7]) - 0x1)
+		b282[7] = byte(v311)
 		if h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d257
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s289 := r
-			cb[0] = byte(s289 >> 8)
-			cb[1] = byte(s289)
+			pendD4 += d280
+			pendK4 = true
 		}
 		pl.edges[31]++
 		goto n144
@@ -4603,24 +4961,24 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		po290, pn291 := h10, 12 // lb_v2
-		if po290 < 0 || po290+pn291 > len(data) {
+		po312, pn313 := h10, 12 // lb_v2
+		if po312 < 0 || po312+pn313 > len(data) {
 			return pl.drop(62)
 		}
-		if po290 > h4 && (po290-h4)%2 == 0 {
-			pw293 := data[po290 : po290+12]
-			d292 := uint32(uint64(pw293[0])<<8|uint64(pw293[1])) + uint32(uint64(pw293[2])<<8|uint64(pw293[3])) + uint32(uint64(pw293[4])<<8|uint64(pw293[5])) + uint32(uint64(pw293[6])<<8|uint64(pw293[7])) + uint32(uint64(pw293[8])<<8|uint64(pw293[9])) + uint32(uint64(pw293[10])<<8|uint64(pw293[11]))
-			d292 += bits.RotateLeft32(d292, 16)
+		if po312 > h4 && (po312-h4)%2 == 0 {
+			pw315 := data[po312 : po312+12]
+			d314 := uint32(uint64(pw315[0])<<8|uint64(pw315[1])) + uint32(uint64(pw315[2])<<8|uint64(pw315[3])) + uint32(uint64(pw315[4])<<8|uint64(pw315[5])) + uint32(uint64(pw315[6])<<8|uint64(pw315[7])) + uint32(uint64(pw315[8])<<8|uint64(pw315[9])) + uint32(uint64(pw315[10])<<8|uint64(pw315[11]))
+			d314 += bits.RotateLeft32(d314, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d292 >> 16))
+				pendD4 += uint64(^uint16(d314 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po290
-		pendN = pn291
+		pendOff = po312
+		pendN = pn313
 		h10 = -1
-		if cur > po290 {
-			cur = max(po290, cur-pn291)
+		if cur > po312 {
+			cur = max(po312, cur-pn313)
 		}
 		goto n147
 	}
@@ -4629,24 +4987,24 @@ n146:
 		if !(h11 >= 0) {
 			return pl.drop(63)
 		}
-		po294, pn295 := h11, 12 // lb_v3
-		if po294 < 0 || po294+pn295 > len(data) {
+		po316, pn317 := h11, 12 // lb_v3
+		if po316 < 0 || po316+pn317 > len(data) {
 			return pl.drop(63)
 		}
-		if po294 > h4 && (po294-h4)%2 == 0 {
-			pw297 := data[po294 : po294+12]
-			d296 := uint32(uint64(pw297[0])<<8|uint64(pw297[1])) + uint32(uint64(pw297[2])<<8|uint64(pw297[3])) + uint32(uint64(pw297[4])<<8|uint64(pw297[5])) + uint32(uint64(pw297[6])<<8|uint64(pw297[7])) + uint32(uint64(pw297[8])<<8|uint64(pw297[9])) + uint32(uint64(pw297[10])<<8|uint64(pw297[11]))
-			d296 += bits.RotateLeft32(d296, 16)
+		if po316 > h4 && (po316-h4)%2 == 0 {
+			pw319 := data[po316 : po316+12]
+			d318 := uint32(uint64(pw319[0])<<8|uint64(pw319[1])) + uint32(uint64(pw319[2])<<8|uint64(pw319[3])) + uint32(uint64(pw319[4])<<8|uint64(pw319[5])) + uint32(uint64(pw319[6])<<8|uint64(pw319[7])) + uint32(uint64(pw319[8])<<8|uint64(pw319[9])) + uint32(uint64(pw319[10])<<8|uint64(pw319[11]))
+			d318 += bits.RotateLeft32(d318, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d296 >> 16))
+				pendD4 += uint64(^uint16(d318 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po294
-		pendN = pn295
+		pendOff = po316
+		pendN = pn317
 		h11 = -1
-		if cur > po294 {
-			cur = max(po294, cur-pn295)
+		if cur > po316 {
+			cur = max(po316, cur-pn317)
 		}
 		pl.edges[32]++
 		goto n147
@@ -4671,32 +5029,32 @@ n147:
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
 					r := ^uint16(y >> 16)
-					s298 := r
-					cb[0] = byte(s298 >> 8)
-					cb[1] = byte(s298)
+					s320 := r
+					cb[0] = byte(s320 >> 8)
+					cb[1] = byte(s320)
 				}
 				pendD4, pendK4 = 0, false
 			}
 		}
-		po299, pn300 := h9, 4 // lb_common
-		if po299 < 0 || po299+pn300 > len(data) {
+		po321, pn322 := h9, 4 // lb_common
+		if po321 < 0 || po321+pn322 > len(data) {
 			return pl.drop(64)
 		}
-		if po299 > h4 && (po299-h4)%2 == 0 {
-			pw302 := data[po299 : po299+4]
-			d301 := uint32(uint64(pw302[0])<<8|uint64(pw302[1])) + uint32(uint64(pw302[2])<<8|uint64(pw302[3]))
-			d301 += bits.RotateLeft32(d301, 16)
+		if po321 > h4 && (po321-h4)%2 == 0 {
+			pw324 := data[po321 : po321+4]
+			d323 := uint32(uint64(pw324[0])<<8|uint64(pw324[1])) + uint32(uint64(pw324[2])<<8|uint64(pw324[3]))
+			d323 += bits.RotateLeft32(d323, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d301 >> 16))
+				pendD4 += uint64(^uint16(d323 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn300
-		if po299 < len(data)-po299-pendN {
-			copy(data[pendN:pendN+po299], data[:po299])
+		pendN += pn322
+		if po321 < len(data)-po321-pendN {
+			copy(data[pendN:pendN+po321], data[:po321])
 			data = data[pendN:]
 		} else {
-			copy(data[po299:], data[po299+pendN:])
+			copy(data[po321:], data[po321+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
@@ -4709,45 +5067,37 @@ n147:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s303 := r
-				cb[0] = byte(s303 >> 8)
-				cb[1] = byte(s303)
+				s325 := r
+				cb[0] = byte(s325 >> 8)
+				cb[1] = byte(s325)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		h9 = -1
-		if (h11 >= 0) && h11 > po299 {
-			h11 -= pn300
+		if (h11 >= 0) && h11 > po321 {
+			h11 -= pn322
 		} // lb_v3
-		if cur > po299 {
-			cur = max(po299, cur-pn300)
+		if cur > po321 {
+			cur = max(po321, cur-pn322)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d304 uint64         // udp checksum
-		b305 := data[h4 : h4+8] // udp
-		v306 := ((uint64(b305[4])<<8 | uint64(b305[5])) - 0x10)
-		os307 := uint32(uint16((uint64(b305[4])<<8 | uint64(b305[5]))))
-		s308 := v306
-		b305[4] = byte(s308 >> 8)
-		b305[5] = byte(s308)
-		f310 := uint32(os307)
-		f310 += bits.RotateLeft32(f310, 16)
-		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint16(v306)))
-		d304 += dl309
+		var d326 uint64         // udp checksum
+		b327 := data[h4 : h4+8] // udp
+		v328 := ((uint64(b327[4])<<8 | uint64(b327[5])) - 0x10)
+		os329 := uint32(uint16((uint64(b327[4])<<8 | uint64(b327[5]))))
+		s330 := v328
+		b327[4] = byte(s330 >> 8)
+		b327[5] = byte(s330)
+		f332 := uint32(os329)
+		f332 += bits.RotateLeft32(f332, 16)
+		dl331 := uint64(^uint16(f332>>16)) + uint64(uint32(uint16(v328)))
+		d326 += dl331
 		if h4+8 <= len(data) {
-			cb := data[h4+6 : h4+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d304
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s311 := r
-			cb[0] = byte(s311 >> 8)
-			cb[1] = byte(s311)
+			pendD4 += d326
+			pendK4 = true
 		}
 		pl.edges[33]++
 		goto n149
@@ -4761,10 +5111,25 @@ n149:
 	}
 n150:
 	{ // LbCsumKeepZero: set udp.checksum
-		b312 := data[h4 : h4+8] // udp
-		s313 := 0x0
-		b312[6] = byte(s313 >> 8)
-		b312[7] = byte(s313)
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s333 := r
+				cb[0] = byte(s333 >> 8)
+				cb[1] = byte(s333)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b334 := data[h4 : h4+8] // udp
+		s335 := 0x0
+		b334[6] = byte(s335 >> 8)
+		b334[7] = byte(s335)
 		pl.edges[34]++
 		goto n151
 	}
@@ -4775,10 +5140,40 @@ n151:
 	}
 n14:
 	{ // TxQueue: input
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s336 := r
+				cb[0] = byte(s336 >> 8)
+				cb[1] = byte(s336)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		goto n15
 	}
 n15:
 	{ // TxWire: emit
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s337 := r
+				cb[0] = byte(s337 >> 8)
+				cb[1] = byte(s337)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		return pl.sink(1, data)
 	}
 }
