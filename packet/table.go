@@ -292,6 +292,9 @@ type snapshot struct {
 	// next chains entries whose hashes collide: entry index + 1, 0 ends.
 	next   []int32
 	levels []level // modeExact: one, prefix -1; modeLPM: longest prefix first
+	// index finds modeExact and modeLPM entries, and those of the uniform
+	// index, by their key words: what Lookup reads.
+	index *wordIndex
 	// packed indexes modeExact entries whose keys fit 64 bits together by
 	// the packed key (PackKeys), open addressing: LookupPacked.
 	packed []packedSlot
@@ -315,43 +318,8 @@ type wordMatcher struct{ val, mask, lo, hi uint64 }
 // level indexes the entries of one lpm prefix length (or all exact entries).
 type level struct {
 	prefix int
-	mask   Value // the lpm key's prefix mask
-	heads  map[uint64]int32
-	// slots index heads by open addressing (linear probing, a power of two
-	// long, at most half full): what Lookup reads, faster than the map.
-	slots []slot
-}
-
-type slot struct {
-	hash uint64
-	head int32 // entry index + 1; 0 is an empty slot
-}
-
-// index builds lv.slots from lv.heads.
-func (lv *level) index() {
-	n := 4
-	for n < 2*len(lv.heads) {
-		n *= 2
-	}
-	lv.slots = make([]slot, n)
-	for h, head := range lv.heads {
-		i := h & uint64(n-1)
-		for lv.slots[i].head != 0 {
-			i = (i + 1) & uint64(n-1)
-		}
-		lv.slots[i] = slot{h, head}
-	}
-}
-
-// find returns the head of the chain for hash h, 0 if none.
-func (lv *level) find(h uint64) int32 {
-	m := uint64(len(lv.slots) - 1)
-	for i := h & m; ; i = (i + 1) & m {
-		sl := &lv.slots[i]
-		if sl.head == 0 || sl.hash == h {
-			return sl.head
-		}
-	}
+	mask   Value            // the lpm key's prefix mask
+	heads  map[uint64]int32 // hash of the key tuple -> chain (snapshot.next)
 }
 
 // matcher tests k&mask == val && lo <= k <= hi; every kind is a special case.
@@ -525,8 +493,21 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		lv.heads[h] = int32(i + 1)
 	}
 	slices.SortFunc(s.levels, func(a, b level) int { return b.prefix - a.prefix })
-	for i := range s.levels {
-		s.levels[i].index()
+	s.index = newWordIndex(t.keyWidths())
+	for _, lv := range s.levels {
+		masks := slices.Clone(t.masks)
+		if t.lpm >= 0 {
+			masks[t.lpm] = lv.mask
+		}
+		var entries []int32
+		var vals [][]Value
+		for _, head := range lv.heads {
+			for p := head; p != 0; p = s.next[p-1] {
+				entries = append(entries, p-1)
+				vals = append(vals, s.norm[int(p-1)*nk:int(p)*nk])
+			}
+		}
+		s.index.addLevel(masks, entries, vals)
 	}
 	if t.spec.Packable() {
 		n := 4
@@ -558,12 +539,13 @@ type uniformIndex struct {
 	// packed: the keys fit one word; words maps the masked key word to
 	// the best entry (LookupWord).
 	packed []packedSlot
-	word   uint64  // the masks, packed
-	masks  []Value // per key
-	level  level   // hash of the masked tuple -> chain of best entries
-	norm   []Value // per entry in the chain: its masked tuple
-	entry  []int32 // chain element -> entry index
-	next   []int32 // chain element -> next element + 1
+	word   uint64     // the masks, packed
+	masks  []Value    // per key
+	index  *wordIndex // what Lookup reads
+	level  level      // while building: hash of the masked tuple -> chain of best entries
+	norm   []Value    // per entry in the chain: its masked tuple
+	entry  []int32    // chain element -> entry index
+	next   []int32    // chain element -> next element + 1
 }
 
 func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
@@ -604,7 +586,12 @@ func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
 		u.next = append(u.next, u.level.heads[h])
 		u.level.heads[h] = int32(len(u.entry))
 	}
-	u.level.index()
+	u.index = newWordIndex(t.keyWidths())
+	vals := make([][]Value, len(u.entry))
+	for k := range u.entry {
+		vals[k] = u.norm[k*nk : (k+1)*nk]
+	}
+	u.index.addLevel(u.masks, u.entry, vals)
 	if w := t.keyWidth(); w <= 64 {
 		n := 4
 		for n < 2*len(u.entry) {
@@ -622,6 +609,15 @@ func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
 		}
 	}
 	return u
+}
+
+// keyWidths is each key's width.
+func (t *Table) keyWidths() []int {
+	ws := make([]int, len(t.spec.Keys))
+	for j, k := range t.spec.Keys {
+		ws[j] = k.Width
+	}
+	return ws
 }
 
 // keyWidth is the width of all keys together.
@@ -709,29 +705,6 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 	return t.Lookup(keys[:n])
 }
 
-// lookup finds the best entry for keys (already cut to their widths).
-func (u *uniformIndex) lookup(keys []Value) int32 {
-	nk := len(u.masks)
-	h := uint64(hashSeed)
-	for j, k := range keys {
-		h = mixValue(h, k.And(u.masks[j]))
-	}
-	for p := u.level.find(h); p != 0; p = u.next[p-1] {
-		norm := u.norm[int(p-1)*nk : int(p)*nk]
-		match := true
-		for j, k := range keys {
-			if k.And(u.masks[j]) != norm[j] {
-				match = false
-				break
-			}
-		}
-		if match {
-			return u.entry[p-1]
-		}
-	}
-	return -1
-}
-
 // matcher turns key j's match into the uniform test of modePriority.
 func (t *Table) matcher(j int, k *KeyMatch) matcher {
 	w := t.masks[j]
@@ -761,11 +734,17 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 	if len(keys) != len(t.masks) {
 		return t.def, false
 	}
+	if x := s.index; x != nil {
+		if i := x.lookup(keys); i >= 0 {
+			return &s.entries[i], true
+		}
+		return t.def, false
+	}
 	if t.mode == modePriority {
 		if u := s.uniform; u != nil {
 			// The entries' masks lie within the keys' widths, so the keys
 			// need not be cut first.
-			if i := u.lookup(keys); i >= 0 {
+			if i := u.index.lookup(keys); i >= 0 {
 				return &s.entries[i], true
 			}
 			return t.def, false
@@ -800,43 +779,7 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 		}
 		return t.def, false
 	}
-	for li := range s.levels {
-		lv := &s.levels[li]
-		h := t.hashKeys(keys, lv.mask)
-		for p := lv.find(h); p != 0; p = s.next[p-1] {
-			if t.equalKeys(s.norm[int(p-1)*len(keys):int(p)*len(keys)], keys, lv.mask) {
-				return &s.entries[p-1], true
-			}
-		}
-	}
-	return t.def, false
-}
-
-// hashKeys hashes keys as build hashes the stored values: each cut to its
-// width, the lpm key also to the level's prefix.
-func (t *Table) hashKeys(keys []Value, lpmMask Value) uint64 {
-	h := uint64(hashSeed)
-	for j, k := range keys {
-		k = k.And(t.masks[j])
-		if j == t.lpm {
-			k = k.And(lpmMask)
-		}
-		h = mixValue(h, k)
-	}
-	return h
-}
-
-func (t *Table) equalKeys(norm, keys []Value, lpmMask Value) bool {
-	for j, k := range keys {
-		k = k.And(t.masks[j])
-		if j == t.lpm {
-			k = k.And(lpmMask)
-		}
-		if k != norm[j] {
-			return false
-		}
-	}
-	return true
+	return t.def, false // modeExact and modeLPM tables have an index
 }
 
 const hashSeed = 0x243f6a8885a308d3
