@@ -81,15 +81,17 @@ func (x *wordIndex) lookup(keys []Value) int32 {
 	for li := range x.levels {
 		lv := &x.levels[li]
 		mask := lv.mask[:x.words]
-		h, w := uint64(hashSeed), 0
+		var h uint64
+		w := 0
 		for j, v := range keys {
 			if x.wide[j] {
-				h = mixWord(h, v.Hi&mask[w])
+				h ^= mixWord(w, v.Hi&mask[w])
 				w++
 			}
-			h = mixWord(h, v.Lo&mask[w])
+			h ^= mixWord(w, v.Lo&mask[w])
 			w++
 		}
+		h = finishHash(h)
 		n := uint64(len(lv.slots) - 1)
 	probe:
 		for i := h & n; ; i = (i + 1) & n {
@@ -120,15 +122,22 @@ func (x *wordIndex) lookup(keys []Value) int32 {
 	return -1
 }
 
-func mixWord(h, w uint64) uint64 {
-	h = (h ^ w) * 0x9e3779b97f4a7c15
+// mixWord is word w of a key tuple's share of its hash: the words'
+// products are independent, so a lookup's multiplications overlap.
+func mixWord(i int, w uint64) uint64 {
+	return (w + uint64(i)*0x632be59bd9b4e019) * 0x9e3779b97f4a7c15
+}
+
+func finishHash(h uint64) uint64 {
+	h ^= h >> 32
+	h *= 0xbf58476d1ce4e5b9
 	return h ^ h>>29
 }
 
 func hashWords(ws []uint64) uint64 {
-	h := uint64(hashSeed)
-	for _, w := range ws {
-		h = mixWord(h, w)
+	var h uint64
+	for i, w := range ws {
+		h ^= mixWord(i, w)
 	}
-	return h
+	return finishHash(h)
 }
