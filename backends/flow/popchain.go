@@ -10,12 +10,13 @@ import (
 // PopChains says how generated code moves the frame for pops: a pop of a
 // wire header whose one successor is a pop too leaves its bytes in place
 // (Defers) for that pop to move with its own (Receives), one move for the
-// chain when the two headers are adjacent. Every pop patches the checksums
-// in Pending after its move rather than before: the patches of a chain are
-// summed, which for a checksum that is not optional is the same as
-// applying them in turn (packet.ApplyChecksumDelta: ^fold(fold(a) + b) is
-// ^fold(a + b)), and neither the move nor the patch loads bytes the other
-// has just stored.
+// chain when the two headers are adjacent. Pops leave their patches of the
+// checksums in Pending for later instead of applying them before the move
+// (the XDP backend applies them right after it, the Go backend before the
+// next node that could see them): the patches are summed, which for a
+// checksum that is not optional is the same as applying them in turn
+// (packet.ApplyChecksumDelta: ^fold(fold(a) + b) is ^fold(a + b)), and no
+// move loads bytes a patch has just stored, nor a patch bytes a move has.
 type PopChains struct {
 	Defers, Receives map[*dataflow.Node]bool
 	Pending          []int // header indices, sorted

@@ -417,7 +417,6 @@ func (c *gen) pop(o *packet.Op) {
 		c.emit("if pendN != 0 && !(p.Hdr[%d].Valid && p.Hdr[%d].Off+p.Hdr[%d].Len == pendOff) {", h, h, h)
 		c.move("pendOff", "pendN")
 		c.emit("pendN = 0")
-		c.patchPending()
 		c.emit("}")
 	}
 	if slices.Contains(c.pops.Pending, h) {
@@ -468,7 +467,7 @@ func (c *gen) pop(o *packet.Op) {
 			c.emit("%s := packet.PopDelta(p.Data[%s : %s+%s])", d, off, off, n)
 		}
 		if slices.Contains(c.pops.Pending, u) {
-			c.pend(u, d) // patched after the move (flow.PopChains)
+			c.pend(u, d) // patched later (flow.PopChains)
 		} else {
 			c.applyDelta(u, d)
 		}
@@ -487,10 +486,8 @@ func (c *gen) pop(o *packet.Op) {
 		c.emit("pendN += %s", n)
 		c.move(off, "pendN")
 		c.emit("pendN = 0")
-		c.patchPending()
 	default:
 		c.move(off, n)
-		c.patchPending()
 	}
 	c.emit("p.Hdr[%d] = packet.HeaderState{}", h)
 	for i, hs := range c.s.Headers {
@@ -522,9 +519,12 @@ func (c *gen) move(off, n string) {
 	c.emit("}")
 }
 
-// patchPending applies the checksum patches pops have left for after their
-// move (pendDU, pendKU): the checksummed headers lie in front of the popped
-// ones, at the same offsets before and after.
+// patchPending applies the checksum patches left pending (pendDU, pendKU)
+// by pops and summed sets, at the checksum's offset now: a patch does not
+// depend on where the header lies. Pending patches are applied before a
+// node that could see the checksum (flushBefore) and when the header itself
+// is popped, not after each move, so no patch loads bytes a move has just
+// stored.
 func (c *gen) patchPending() {
 	for _, u := range c.pops.Pending {
 		c.emit("if pendK%d {", u)

@@ -995,21 +995,6 @@ n34:
 			copy(data[po78:], data[po78+pn79:])
 			data = data[:len(data)-pn79]
 		}
-		if pendK8 {
-			if (h8 >= 0) && h8+8 <= len(data) {
-				cb := data[h8+6 : h8+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD8
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s82 := r
-				cb[0] = byte(s82 >> 8)
-				cb[1] = byte(s82)
-			}
-			pendD8, pendK8 = 0, false
-		}
 		h5 = -1
 		if cur > po78 {
 			cur = max(po78, cur-pn79)
@@ -1028,9 +1013,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s83 := r
-				cb[0] = byte(s83 >> 8)
-				cb[1] = byte(s83)
+				s82 := r
+				cb[0] = byte(s82 >> 8)
+				cb[1] = byte(s82)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1047,9 +1032,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s84 := r
-				cb[0] = byte(s84 >> 8)
-				cb[1] = byte(s84)
+				s83 := r
+				cb[0] = byte(s83 >> 8)
+				cb[1] = byte(s83)
 			}
 			pendD8, pendK8 = 0, false
 		}

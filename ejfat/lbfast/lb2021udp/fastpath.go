@@ -1260,21 +1260,6 @@ n37:
 			copy(data[po86:], data[po86+pn87:])
 			data = data[:len(data)-pn87]
 		}
-		if pendK8 {
-			if h8+8 <= len(data) {
-				cb := data[h8+6 : h8+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD8
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s90 := r
-				cb[0] = byte(s90 >> 8)
-				cb[1] = byte(s90)
-			}
-			pendD8, pendK8 = 0, false
-		}
 		h5 = -1
 		if cur > po86 {
 			cur = max(po86, cur-pn87)
@@ -1293,9 +1278,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s91 := r
-				cb[0] = byte(s91 >> 8)
-				cb[1] = byte(s91)
+				s90 := r
+				cb[0] = byte(s90 >> 8)
+				cb[1] = byte(s90)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1312,9 +1297,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s92 := r
-				cb[0] = byte(s92 >> 8)
-				cb[1] = byte(s92)
+				s91 := r
+				cb[0] = byte(s91 >> 8)
+				cb[1] = byte(s91)
 			}
 			pendD8, pendK8 = 0, false
 		}

@@ -1907,31 +1907,16 @@ n69:
 				data = data[:len(data)-pendN]
 			}
 			pendN = 0
-			if pendK4 {
-				if (h4 >= 0) && h4+8 <= len(data) {
-					cb := data[h4+6 : h4+8]
-					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-					x := uint64(^cv) + pendD4
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					s127 := r
-					cb[0] = byte(s127 >> 8)
-					cb[1] = byte(s127)
-				}
-				pendD4, pendK4 = 0, false
-			}
 		}
-		po128, pn129 := h13, 2 // nd_opt
-		if po128 < 0 || po128+pn129 > len(data) {
+		po127, pn128 := h13, 2 // nd_opt
+		if po127 < 0 || po127+pn128 > len(data) {
 			return pl.drop(15)
 		}
-		pendOff = po128
-		pendN += pn129
+		pendOff = po127
+		pendN += pn128
 		h13 = -1
-		if cur > po128 {
-			cur = max(po128, cur-pn129)
+		if cur > po127 {
+			cur = max(po127, cur-pn128)
 		}
 		pl.edges[17]++
 		goto n70
@@ -1947,56 +1932,26 @@ n70:
 				data = data[:len(data)-pendN]
 			}
 			pendN = 0
-			if pendK4 {
-				if (h4 >= 0) && h4+8 <= len(data) {
-					cb := data[h4+6 : h4+8]
-					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-					x := uint64(^cv) + pendD4
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					s130 := r
-					cb[0] = byte(s130 >> 8)
-					cb[1] = byte(s130)
-				}
-				pendD4, pendK4 = 0, false
-			}
 		}
-		po131, pn132 := h12, 20 // nd_ns
-		if po131 < 0 || po131+pn132 > len(data) {
+		po129, pn130 := h12, 20 // nd_ns
+		if po129 < 0 || po129+pn130 > len(data) {
 			return pl.drop(16)
 		}
-		pendN += pn132
-		if po131 < len(data)-po131-pendN {
-			copy(data[pendN:pendN+po131], data[:po131])
+		pendN += pn130
+		if po129 < len(data)-po129-pendN {
+			copy(data[pendN:pendN+po129], data[:po129])
 			data = data[pendN:]
 		} else {
-			copy(data[po131:], data[po131+pendN:])
+			copy(data[po129:], data[po129+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s133 := r
-				cb[0] = byte(s133 >> 8)
-				cb[1] = byte(s133)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		h12 = -1
-		if (h14 >= 0) && h14 > po131 {
-			h14 -= pn132
+		if (h14 >= 0) && h14 > po129 {
+			h14 -= pn130
 		} // nd_mac
-		if cur > po131 {
-			cur = max(po131, cur-pn132)
+		if cur > po129 {
+			cur = max(po129, cur-pn130)
 		}
 		goto n71
 	}
@@ -2011,9 +1966,9 @@ n71:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s134 := r
-				cb[0] = byte(s134 >> 8)
-				cb[1] = byte(s134)
+				s131 := r
+				cb[0] = byte(s131 >> 8)
+				cb[1] = byte(s131)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2146,7 +2101,7 @@ n71:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt135 := p.Push(15, h7+4, 0)
+		rt132 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2271,7 +2226,7 @@ n71:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt135 {
+		if !rt132 {
 			return pl.drop(17)
 		}
 		goto n72
@@ -2287,9 +2242,9 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s136 := r
-				cb[0] = byte(s136 >> 8)
-				cb[1] = byte(s136)
+				s133 := r
+				cb[0] = byte(s133 >> 8)
+				cb[1] = byte(s133)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2422,7 +2377,7 @@ n72:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt137 := p.Push(16, h15+20, 0)
+		rt134 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2547,7 +2502,7 @@ n72:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt137 {
+		if !rt134 {
 			return pl.drop(18)
 		}
 		goto n73
@@ -2563,9 +2518,9 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s138 := r
-				cb[0] = byte(s138 >> 8)
-				cb[1] = byte(s138)
+				s135 := r
+				cb[0] = byte(s135 >> 8)
+				cb[1] = byte(s135)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2698,7 +2653,7 @@ n73:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt139 := p.Push(17, h16+2, 0)
+		rt136 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2823,7 +2778,7 @@ n73:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt139 {
+		if !rt136 {
 			return pl.drop(19)
 		}
 		goto n74
@@ -2839,111 +2794,111 @@ n74:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s140 := r
-				cb[0] = byte(s140 >> 8)
-				cb[1] = byte(s140)
+				s137 := r
+				cb[0] = byte(s137 >> 8)
+				cb[1] = byte(s137)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b141 := data[h0 : h0+14] // ethernet
-		s142 := m23
-		b141[0] = byte(s142 >> 40)
-		b141[1] = byte(s142 >> 32)
-		b141[2] = byte(s142 >> 24)
-		b141[3] = byte(s142 >> 16)
-		b141[4] = byte(s142 >> 8)
-		b141[5] = byte(s142)
-		s143 := m2
-		b141[6] = byte(s143 >> 40)
-		b141[7] = byte(s143 >> 32)
-		b141[8] = byte(s143 >> 24)
-		b141[9] = byte(s143 >> 16)
-		b141[10] = byte(s143 >> 8)
-		b141[11] = byte(s143)
+		b138 := data[h0 : h0+14] // ethernet
+		s139 := m23
+		b138[0] = byte(s139 >> 40)
+		b138[1] = byte(s139 >> 32)
+		b138[2] = byte(s139 >> 24)
+		b138[3] = byte(s139 >> 16)
+		b138[4] = byte(s139 >> 8)
+		b138[5] = byte(s139)
+		s140 := m2
+		b138[6] = byte(s140 >> 40)
+		b138[7] = byte(s140 >> 32)
+		b138[8] = byte(s140 >> 24)
+		b138[9] = byte(s140 >> 16)
+		b138[10] = byte(s140 >> 8)
+		b138[11] = byte(s140)
 		if !(h3 >= 0) {
 			return pl.drop(20)
 		}
-		b144 := data[h3 : h3+40] // ipv6
-		s145 := 0x20
-		b144[4] = byte(s145 >> 8)
-		b144[5] = byte(s145)
-		b144[7] = byte(0xff)
-		v146 := m3
+		b141 := data[h3 : h3+40] // ipv6
+		s142 := 0x20
+		b141[4] = byte(s142 >> 8)
+		b141[5] = byte(s142)
+		b141[7] = byte(0xff)
+		v143 := m3
+		s144 := v143.Hi
+		b141[8] = byte(s144 >> 56)
+		b141[9] = byte(s144 >> 48)
+		b141[10] = byte(s144 >> 40)
+		b141[11] = byte(s144 >> 32)
+		b141[12] = byte(s144 >> 24)
+		b141[13] = byte(s144 >> 16)
+		b141[14] = byte(s144 >> 8)
+		b141[15] = byte(s144)
+		s145 := v143.Lo
+		b141[16] = byte(s145 >> 56)
+		b141[17] = byte(s145 >> 48)
+		b141[18] = byte(s145 >> 40)
+		b141[19] = byte(s145 >> 32)
+		b141[20] = byte(s145 >> 24)
+		b141[21] = byte(s145 >> 16)
+		b141[22] = byte(s145 >> 8)
+		b141[23] = byte(s145)
+		v146 := m22
 		s147 := v146.Hi
-		b144[8] = byte(s147 >> 56)
-		b144[9] = byte(s147 >> 48)
-		b144[10] = byte(s147 >> 40)
-		b144[11] = byte(s147 >> 32)
-		b144[12] = byte(s147 >> 24)
-		b144[13] = byte(s147 >> 16)
-		b144[14] = byte(s147 >> 8)
-		b144[15] = byte(s147)
+		b141[24] = byte(s147 >> 56)
+		b141[25] = byte(s147 >> 48)
+		b141[26] = byte(s147 >> 40)
+		b141[27] = byte(s147 >> 32)
+		b141[28] = byte(s147 >> 24)
+		b141[29] = byte(s147 >> 16)
+		b141[30] = byte(s147 >> 8)
+		b141[31] = byte(s147)
 		s148 := v146.Lo
-		b144[16] = byte(s148 >> 56)
-		b144[17] = byte(s148 >> 48)
-		b144[18] = byte(s148 >> 40)
-		b144[19] = byte(s148 >> 32)
-		b144[20] = byte(s148 >> 24)
-		b144[21] = byte(s148 >> 16)
-		b144[22] = byte(s148 >> 8)
-		b144[23] = byte(s148)
-		v149 := m22
-		s150 := v149.Hi
-		b144[24] = byte(s150 >> 56)
-		b144[25] = byte(s150 >> 48)
-		b144[26] = byte(s150 >> 40)
-		b144[27] = byte(s150 >> 32)
-		b144[28] = byte(s150 >> 24)
-		b144[29] = byte(s150 >> 16)
-		b144[30] = byte(s150 >> 8)
-		b144[31] = byte(s150)
-		s151 := v149.Lo
-		b144[32] = byte(s151 >> 56)
-		b144[33] = byte(s151 >> 48)
-		b144[34] = byte(s151 >> 40)
-		b144[35] = byte(s151 >> 32)
-		b144[36] = byte(s151 >> 24)
-		b144[37] = byte(s151 >> 16)
-		b144[38] = byte(s151 >> 8)
-		b144[39] = byte(s151)
+		b141[32] = byte(s148 >> 56)
+		b141[33] = byte(s148 >> 48)
+		b141[34] = byte(s148 >> 40)
+		b141[35] = byte(s148 >> 32)
+		b141[36] = byte(s148 >> 24)
+		b141[37] = byte(s148 >> 16)
+		b141[38] = byte(s148 >> 8)
+		b141[39] = byte(s148)
 		if !(h7 >= 0) {
 			return pl.drop(20)
 		}
-		b152 := data[h7 : h7+4] // icmpv6
-		b152[0] = byte(0x88)
-		b152[1] = byte(0x0)
-		b153 := data[h15 : h15+20] // nd_na
-		b153[0] = b153[0]&^0x40 | byte(m24)<<6&0x40
-		v154 := m25
-		s155 := v154.Hi
-		b153[4] = byte(s155 >> 56)
-		b153[5] = byte(s155 >> 48)
-		b153[6] = byte(s155 >> 40)
-		b153[7] = byte(s155 >> 32)
-		b153[8] = byte(s155 >> 24)
-		b153[9] = byte(s155 >> 16)
-		b153[10] = byte(s155 >> 8)
-		b153[11] = byte(s155)
-		s156 := v154.Lo
-		b153[12] = byte(s156 >> 56)
-		b153[13] = byte(s156 >> 48)
-		b153[14] = byte(s156 >> 40)
-		b153[15] = byte(s156 >> 32)
-		b153[16] = byte(s156 >> 24)
-		b153[17] = byte(s156 >> 16)
-		b153[18] = byte(s156 >> 8)
-		b153[19] = byte(s156)
-		b157 := data[h16 : h16+2] // nd_na_opt
-		b157[0] = byte(0x2)
-		b157[1] = byte(0x1)
-		b158 := data[h17 : h17+6] // nd_na_mac
-		s159 := m2
-		b158[0] = byte(s159 >> 40)
-		b158[1] = byte(s159 >> 32)
-		b158[2] = byte(s159 >> 24)
-		b158[3] = byte(s159 >> 16)
-		b158[4] = byte(s159 >> 8)
-		b158[5] = byte(s159)
+		b149 := data[h7 : h7+4] // icmpv6
+		b149[0] = byte(0x88)
+		b149[1] = byte(0x0)
+		b150 := data[h15 : h15+20] // nd_na
+		b150[0] = b150[0]&^0x40 | byte(m24)<<6&0x40
+		v151 := m25
+		s152 := v151.Hi
+		b150[4] = byte(s152 >> 56)
+		b150[5] = byte(s152 >> 48)
+		b150[6] = byte(s152 >> 40)
+		b150[7] = byte(s152 >> 32)
+		b150[8] = byte(s152 >> 24)
+		b150[9] = byte(s152 >> 16)
+		b150[10] = byte(s152 >> 8)
+		b150[11] = byte(s152)
+		s153 := v151.Lo
+		b150[12] = byte(s153 >> 56)
+		b150[13] = byte(s153 >> 48)
+		b150[14] = byte(s153 >> 40)
+		b150[15] = byte(s153 >> 32)
+		b150[16] = byte(s153 >> 24)
+		b150[17] = byte(s153 >> 16)
+		b150[18] = byte(s153 >> 8)
+		b150[19] = byte(s153)
+		b154 := data[h16 : h16+2] // nd_na_opt
+		b154[0] = byte(0x2)
+		b154[1] = byte(0x1)
+		b155 := data[h17 : h17+6] // nd_na_mac
+		s156 := m2
+		b155[0] = byte(s156 >> 40)
+		b155[1] = byte(s156 >> 32)
+		b155[2] = byte(s156 >> 24)
+		b155[3] = byte(s156 >> 16)
+		b155[4] = byte(s156 >> 8)
+		b155[5] = byte(s156)
 		goto n75
 	}
 n75:
@@ -2957,9 +2912,9 @@ n75:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s160 := r
-				cb[0] = byte(s160 >> 8)
-				cb[1] = byte(s160)
+				s157 := r
+				cb[0] = byte(s157 >> 8)
+				cb[1] = byte(s157)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3089,7 +3044,7 @@ n75:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt161 := p.ComputeChecksum(7)
+		rt158 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3214,7 +3169,7 @@ n75:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt161 {
+		if !rt158 {
 			return pl.drop(21)
 		}
 		goto n76
@@ -3242,8 +3197,8 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b162 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[2].LookupWord(((uint64(b162[12])<<24|uint64(b162[13])<<16|uint64(b162[14])<<8|uint64(b162[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
+		b159 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[2].LookupWord(((uint64(b159[12])<<24|uint64(b159[13])<<16|uint64(b159[14])<<8|uint64(b159[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3265,8 +3220,8 @@ n81:
 		if !(h3 >= 0) {
 			return pl.drop(22)
 		}
-		b163 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b163[8])<<56 | uint64(b163[9])<<48 | uint64(b163[10])<<40 | uint64(b163[11])<<32 | uint64(b163[12])<<24 | uint64(b163[13])<<16 | uint64(b163[14])<<8 | uint64(b163[15])), Lo: (uint64(b163[16])<<56 | uint64(b163[17])<<48 | uint64(b163[18])<<40 | uint64(b163[19])<<32 | uint64(b163[20])<<24 | uint64(b163[21])<<16 | uint64(b163[22])<<8 | uint64(b163[23]))}
+		b160 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b160[8])<<56 | uint64(b160[9])<<48 | uint64(b160[10])<<40 | uint64(b160[11])<<32 | uint64(b160[12])<<24 | uint64(b160[13])<<16 | uint64(b160[14])<<8 | uint64(b160[15])), Lo: (uint64(b160[16])<<56 | uint64(b160[17])<<48 | uint64(b160[18])<<40 | uint64(b160[19])<<32 | uint64(b160[20])<<24 | uint64(b160[21])<<16 | uint64(b160[22])<<8 | uint64(b160[23]))}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -3314,16 +3269,16 @@ n86:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s164 := r
-				cb[0] = byte(s164 >> 8)
-				cb[1] = byte(s164)
+				s161 := r
+				cb[0] = byte(s161 >> 8)
+				cb[1] = byte(s161)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b165 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b165[4])<<56 | uint64(b165[5])<<48 | uint64(b165[6])<<40 | uint64(b165[7])<<32 | uint64(b165[8])<<24 | uint64(b165[9])<<16 | uint64(b165[10])<<8 | uint64(b165[11]))
-		m18 = ((uint64(b165[4])<<56 | uint64(b165[5])<<48 | uint64(b165[6])<<40 | uint64(b165[7])<<32 | uint64(b165[8])<<24 | uint64(b165[9])<<16 | uint64(b165[10])<<8 | uint64(b165[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b165[2])<<8 | uint64(b165[3])) & 0xffff
+		b162 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b162[4])<<56 | uint64(b162[5])<<48 | uint64(b162[6])<<40 | uint64(b162[7])<<32 | uint64(b162[8])<<24 | uint64(b162[9])<<16 | uint64(b162[10])<<8 | uint64(b162[11]))
+		m18 = ((uint64(b162[4])<<56 | uint64(b162[5])<<48 | uint64(b162[6])<<40 | uint64(b162[7])<<32 | uint64(b162[8])<<24 | uint64(b162[9])<<16 | uint64(b162[10])<<8 | uint64(b162[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b162[2])<<8 | uint64(b162[3])) & 0xffff
 		goto n88
 	}
 n87:
@@ -3337,19 +3292,19 @@ n87:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s166 := r
-				cb[0] = byte(s166 >> 8)
-				cb[1] = byte(s166)
+				s163 := r
+				cb[0] = byte(s163 >> 8)
+				cb[1] = byte(s163)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h11 >= 0) {
 			return pl.drop(24)
 		}
-		b167 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b167[4])<<56 | uint64(b167[5])<<48 | uint64(b167[6])<<40 | uint64(b167[7])<<32 | uint64(b167[8])<<24 | uint64(b167[9])<<16 | uint64(b167[10])<<8 | uint64(b167[11]))
-		m18 = (uint64(b167[0])<<8 | uint64(b167[1])) & 0xffff
-		m19 = (uint64(b167[2])<<8 | uint64(b167[3])) & 0xffff
+		b164 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11]))
+		m18 = (uint64(b164[0])<<8 | uint64(b164[1])) & 0xffff
+		m19 = (uint64(b164[2])<<8 | uint64(b164[3])) & 0xffff
 		pl.edges[22]++
 		goto n88
 	}
@@ -3397,9 +3352,9 @@ n90:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s168 := r
-				cb[0] = byte(s168 >> 8)
-				cb[1] = byte(s168)
+				s165 := r
+				cb[0] = byte(s165 >> 8)
+				cb[1] = byte(s165)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3432,8 +3387,8 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b169 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b169[12])<<8|uint64(b169[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
+		b166 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b166[12])<<8|uint64(b166[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3476,9 +3431,9 @@ n95:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s170 := r
-				cb[0] = byte(s170 >> 8)
-				cb[1] = byte(s170)
+				s167 := r
+				cb[0] = byte(s167 >> 8)
+				cb[1] = byte(s167)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3496,27 +3451,27 @@ n96:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s171 := r
-				cb[0] = byte(s171 >> 8)
-				cb[1] = byte(s171)
+				s168 := r
+				cb[0] = byte(s168 >> 8)
+				cb[1] = byte(s168)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b172 := data[h0 : h0+14] // ethernet
-		s173 := m2
-		b172[6] = byte(s173 >> 40)
-		b172[7] = byte(s173 >> 32)
-		b172[8] = byte(s173 >> 24)
-		b172[9] = byte(s173 >> 16)
-		b172[10] = byte(s173 >> 8)
-		b172[11] = byte(s173)
-		s174 := m10
-		b172[0] = byte(s174 >> 40)
-		b172[1] = byte(s174 >> 32)
-		b172[2] = byte(s174 >> 24)
-		b172[3] = byte(s174 >> 16)
-		b172[4] = byte(s174 >> 8)
-		b172[5] = byte(s174)
+		b169 := data[h0 : h0+14] // ethernet
+		s170 := m2
+		b169[6] = byte(s170 >> 40)
+		b169[7] = byte(s170 >> 32)
+		b169[8] = byte(s170 >> 24)
+		b169[9] = byte(s170 >> 16)
+		b169[10] = byte(s170 >> 8)
+		b169[11] = byte(s170)
+		s171 := m10
+		b169[0] = byte(s171 >> 40)
+		b169[1] = byte(s171 >> 32)
+		b169[2] = byte(s171 >> 24)
+		b169[3] = byte(s171 >> 16)
+		b169[4] = byte(s171 >> 8)
+		b169[5] = byte(s171)
 		goto n97
 	}
 n97:
@@ -3542,245 +3497,245 @@ n99:
 	}
 n100:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d175 uint64 // ipv4 checksum
-		var d176 uint64 // udp checksum
-		v177 := m11
-		b178 := data[h2 : h2+20] // ipv4
-		ws180 := uint64((uint64(b178[16])<<24 | uint64(b178[17])<<16 | uint64(b178[18])<<8 | uint64(b178[19])))
-		os179 := uint32(uint16(ws180>>0)) + uint32(uint16(ws180>>16))
-		s181 := v177
-		b178[16] = byte(s181 >> 24)
-		b178[17] = byte(s181 >> 16)
-		b178[18] = byte(s181 >> 8)
-		b178[19] = byte(s181)
-		ws182 := uint64(v177)
-		f184 := uint32(os179)
-		f184 += bits.RotateLeft32(f184, 16)
-		dl183 := uint64(^uint16(f184>>16)) + uint64(uint32(uint16(ws182>>0))+uint32(uint16(ws182>>16)))
-		d175 += dl183
+		var d172 uint64 // ipv4 checksum
+		var d173 uint64 // udp checksum
+		v174 := m11
+		b175 := data[h2 : h2+20] // ipv4
+		ws177 := uint64((uint64(b175[16])<<24 | uint64(b175[17])<<16 | uint64(b175[18])<<8 | uint64(b175[19])))
+		os176 := uint32(uint16(ws177>>0)) + uint32(uint16(ws177>>16))
+		s178 := v174
+		b175[16] = byte(s178 >> 24)
+		b175[17] = byte(s178 >> 16)
+		b175[18] = byte(s178 >> 8)
+		b175[19] = byte(s178)
+		ws179 := uint64(v174)
+		f181 := uint32(os176)
+		f181 += bits.RotateLeft32(f181, 16)
+		dl180 := uint64(^uint16(f181>>16)) + uint64(uint32(uint16(ws179>>0))+uint32(uint16(ws179>>16)))
+		d172 += dl180
 		if h4 >= 0 {
-			d176 += dl183
+			d173 += dl180
 		}
-		v185 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws187 := uint64((uint64(b178[12])<<24 | uint64(b178[13])<<16 | uint64(b178[14])<<8 | uint64(b178[15])))
-		os186 := uint32(uint16(ws187>>0)) + uint32(uint16(ws187>>16))
-		s188 := v185
-		b178[12] = byte(s188 >> 24)
-		b178[13] = byte(s188 >> 16)
-		b178[14] = byte(s188 >> 8)
-		b178[15] = byte(s188)
-		ws189 := uint64(v185)
-		f191 := uint32(os186)
-		f191 += bits.RotateLeft32(f191, 16)
-		dl190 := uint64(^uint16(f191>>16)) + uint64(uint32(uint16(ws189>>0))+uint32(uint16(ws189>>16)))
-		d175 += dl190
+		v182 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws184 := uint64((uint64(b175[12])<<24 | uint64(b175[13])<<16 | uint64(b175[14])<<8 | uint64(b175[15])))
+		os183 := uint32(uint16(ws184>>0)) + uint32(uint16(ws184>>16))
+		s185 := v182
+		b175[12] = byte(s185 >> 24)
+		b175[13] = byte(s185 >> 16)
+		b175[14] = byte(s185 >> 8)
+		b175[15] = byte(s185)
+		ws186 := uint64(v182)
+		f188 := uint32(os183)
+		f188 += bits.RotateLeft32(f188, 16)
+		dl187 := uint64(^uint16(f188>>16)) + uint64(uint32(uint16(ws186>>0))+uint32(uint16(ws186>>16)))
+		d172 += dl187
 		if h4 >= 0 {
-			d176 += dl190
+			d173 += dl187
 		}
-		v192 := m21
+		v189 := m21
 		if !(h4 >= 0) {
 			return pl.drop(28)
 		}
-		b193 := data[h4 : h4+8] // udp
-		os194 := uint32(uint16((uint64(b193[2])<<8 | uint64(b193[3]))))
-		s195 := v192
-		b193[2] = byte(s195 >> 8)
-		b193[3] = byte(s195)
-		f197 := uint32(os194)
-		f197 += bits.RotateLeft32(f197, 16)
-		dl196 := uint64(^uint16(f197>>16)) + uint64(uint32(uint16(v192)))
+		b190 := data[h4 : h4+8] // udp
+		os191 := uint32(uint16((uint64(b190[2])<<8 | uint64(b190[3]))))
+		s192 := v189
+		b190[2] = byte(s192 >> 8)
+		b190[3] = byte(s192)
+		f194 := uint32(os191)
+		f194 += bits.RotateLeft32(f194, 16)
+		dl193 := uint64(^uint16(f194>>16)) + uint64(uint32(uint16(v189)))
 		if h4 >= 0 {
-			d176 += dl196
+			d173 += dl193
 		}
-		v198 := uint64(b178[8])
-		os199 := uint32(uint64(b178[8])<<8 | uint64(b178[9]))
-		b178[8] = byte(v198)
-		f201 := uint32(os199)
-		f201 += bits.RotateLeft32(f201, 16)
-		dl200 := uint64(^uint16(f201>>16)) + uint64(uint32(uint64(b178[8])<<8|uint64(b178[9])))
-		d175 += dl200
+		v195 := uint64(b175[8])
+		os196 := uint32(uint64(b175[8])<<8 | uint64(b175[9]))
+		b175[8] = byte(v195)
+		f198 := uint32(os196)
+		f198 += bits.RotateLeft32(f198, 16)
+		dl197 := uint64(^uint16(f198>>16)) + uint64(uint32(uint64(b175[8])<<8|uint64(b175[9])))
+		d172 += dl197
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d175
+			x := uint64(^cv) + d172
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s202 := r
-			cb[0] = byte(s202 >> 8)
-			cb[1] = byte(s202)
+			s199 := r
+			cb[0] = byte(s199 >> 8)
+			cb[1] = byte(s199)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d176
+			pendD4 += d173
 			pendK4 = true
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d203 uint64 // ipv4 checksum
-		var d204 uint64 // udp checksum
-		v205 := m11
-		b206 := data[h2 : h2+20] // ipv4
-		ws208 := uint64((uint64(b206[16])<<24 | uint64(b206[17])<<16 | uint64(b206[18])<<8 | uint64(b206[19])))
-		os207 := uint32(uint16(ws208>>0)) + uint32(uint16(ws208>>16))
-		s209 := v205
-		b206[16] = byte(s209 >> 24)
-		b206[17] = byte(s209 >> 16)
-		b206[18] = byte(s209 >> 8)
-		b206[19] = byte(s209)
-		ws210 := uint64(v205)
-		f212 := uint32(os207)
-		f212 += bits.RotateLeft32(f212, 16)
-		dl211 := uint64(^uint16(f212>>16)) + uint64(uint32(uint16(ws210>>0))+uint32(uint16(ws210>>16)))
-		d203 += dl211
+		var d200 uint64 // ipv4 checksum
+		var d201 uint64 // udp checksum
+		v202 := m11
+		b203 := data[h2 : h2+20] // ipv4
+		ws205 := uint64((uint64(b203[16])<<24 | uint64(b203[17])<<16 | uint64(b203[18])<<8 | uint64(b203[19])))
+		os204 := uint32(uint16(ws205>>0)) + uint32(uint16(ws205>>16))
+		s206 := v202
+		b203[16] = byte(s206 >> 24)
+		b203[17] = byte(s206 >> 16)
+		b203[18] = byte(s206 >> 8)
+		b203[19] = byte(s206)
+		ws207 := uint64(v202)
+		f209 := uint32(os204)
+		f209 += bits.RotateLeft32(f209, 16)
+		dl208 := uint64(^uint16(f209>>16)) + uint64(uint32(uint16(ws207>>0))+uint32(uint16(ws207>>16)))
+		d200 += dl208
 		if h4 >= 0 {
-			d204 += dl211
+			d201 += dl208
 		}
-		v213 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws215 := uint64((uint64(b206[12])<<24 | uint64(b206[13])<<16 | uint64(b206[14])<<8 | uint64(b206[15])))
-		os214 := uint32(uint16(ws215>>0)) + uint32(uint16(ws215>>16))
-		s216 := v213
-		b206[12] = byte(s216 >> 24)
-		b206[13] = byte(s216 >> 16)
-		b206[14] = byte(s216 >> 8)
-		b206[15] = byte(s216)
-		ws217 := uint64(v213)
-		f219 := uint32(os214)
-		f219 += bits.RotateLeft32(f219, 16)
-		dl218 := uint64(^uint16(f219>>16)) + uint64(uint32(uint16(ws217>>0))+uint32(uint16(ws217>>16)))
-		d203 += dl218
+		v210 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws212 := uint64((uint64(b203[12])<<24 | uint64(b203[13])<<16 | uint64(b203[14])<<8 | uint64(b203[15])))
+		os211 := uint32(uint16(ws212>>0)) + uint32(uint16(ws212>>16))
+		s213 := v210
+		b203[12] = byte(s213 >> 24)
+		b203[13] = byte(s213 >> 16)
+		b203[14] = byte(s213 >> 8)
+		b203[15] = byte(s213)
+		ws214 := uint64(v210)
+		f216 := uint32(os211)
+		f216 += bits.RotateLeft32(f216, 16)
+		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint16(ws214>>0))+uint32(uint16(ws214>>16)))
+		d200 += dl215
 		if h4 >= 0 {
-			d204 += dl218
+			d201 += dl215
 		}
-		v220 := m21
+		v217 := m21
 		if !(h4 >= 0) {
 			return pl.drop(29)
 		}
-		b221 := data[h4 : h4+8] // udp
-		os222 := uint32(uint16((uint64(b221[2])<<8 | uint64(b221[3]))))
-		s223 := v220
-		b221[2] = byte(s223 >> 8)
-		b221[3] = byte(s223)
-		f225 := uint32(os222)
-		f225 += bits.RotateLeft32(f225, 16)
-		dl224 := uint64(^uint16(f225>>16)) + uint64(uint32(uint16(v220)))
+		b218 := data[h4 : h4+8] // udp
+		os219 := uint32(uint16((uint64(b218[2])<<8 | uint64(b218[3]))))
+		s220 := v217
+		b218[2] = byte(s220 >> 8)
+		b218[3] = byte(s220)
+		f222 := uint32(os219)
+		f222 += bits.RotateLeft32(f222, 16)
+		dl221 := uint64(^uint16(f222>>16)) + uint64(uint32(uint16(v217)))
 		if h4 >= 0 {
-			d204 += dl224
+			d201 += dl221
 		}
-		v226 := ((uint64(b206[2])<<8 | uint64(b206[3])) - 0x10)
-		os227 := uint32(uint16((uint64(b206[2])<<8 | uint64(b206[3]))))
-		s228 := v226
-		b206[2] = byte(s228 >> 8)
-		b206[3] = byte(s228)
-		f230 := uint32(os227)
-		f230 += bits.RotateLeft32(f230, 16)
-		dl229 := uint64(^uint16(f230>>16)) + uint64(uint32(uint16(v226)))
-		d203 += dl229
+		v223 := ((uint64(b203[2])<<8 | uint64(b203[3])) - 0x10)
+		os224 := uint32(uint16((uint64(b203[2])<<8 | uint64(b203[3]))))
+		s225 := v223
+		b203[2] = byte(s225 >> 8)
+		b203[3] = byte(s225)
+		f227 := uint32(os224)
+		f227 += bits.RotateLeft32(f227, 16)
+		dl226 := uint64(^uint16(f227>>16)) + uint64(uint32(uint16(v223)))
+		d200 += dl226
 		if h4 >= 0 {
-			d204 += dl229
+			d201 += dl226
 		}
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d203
+			x := uint64(^cv) + d200
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s231 := r
-			cb[0] = byte(s231 >> 8)
-			cb[1] = byte(s231)
+			s228 := r
+			cb[0] = byte(s228 >> 8)
+			cb[1] = byte(s228)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d204
+			pendD4 += d201
 			pendK4 = true
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d232 uint64 // udp checksum
-		v233 := m12
+		var d229 uint64 // udp checksum
+		v230 := m12
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b234 := data[h3 : h3+40] // ipv6
-		ws236 := packet.Value{Hi: (uint64(b234[24])<<56 | uint64(b234[25])<<48 | uint64(b234[26])<<40 | uint64(b234[27])<<32 | uint64(b234[28])<<24 | uint64(b234[29])<<16 | uint64(b234[30])<<8 | uint64(b234[31])), Lo: (uint64(b234[32])<<56 | uint64(b234[33])<<48 | uint64(b234[34])<<40 | uint64(b234[35])<<32 | uint64(b234[36])<<24 | uint64(b234[37])<<16 | uint64(b234[38])<<8 | uint64(b234[39]))}
-		os235 := uint32(uint16(ws236.Hi>>0)) + uint32(uint16(ws236.Hi>>16)) + uint32(uint16(ws236.Hi>>32)) + uint32(uint16(ws236.Hi>>48)) + uint32(uint16(ws236.Lo>>0)) + uint32(uint16(ws236.Lo>>16)) + uint32(uint16(ws236.Lo>>32)) + uint32(uint16(ws236.Lo>>48))
-		v237 := v233
-		s238 := v237.Hi
-		b234[24] = byte(s238 >> 56)
-		b234[25] = byte(s238 >> 48)
-		b234[26] = byte(s238 >> 40)
-		b234[27] = byte(s238 >> 32)
-		b234[28] = byte(s238 >> 24)
-		b234[29] = byte(s238 >> 16)
-		b234[30] = byte(s238 >> 8)
-		b234[31] = byte(s238)
-		s239 := v237.Lo
-		b234[32] = byte(s239 >> 56)
-		b234[33] = byte(s239 >> 48)
-		b234[34] = byte(s239 >> 40)
-		b234[35] = byte(s239 >> 32)
-		b234[36] = byte(s239 >> 24)
-		b234[37] = byte(s239 >> 16)
-		b234[38] = byte(s239 >> 8)
-		b234[39] = byte(s239)
-		ws240 := v233
-		f242 := uint32(os235)
-		f242 += bits.RotateLeft32(f242, 16)
-		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(ws240.Hi>>0))+uint32(uint16(ws240.Hi>>16))+uint32(uint16(ws240.Hi>>32))+uint32(uint16(ws240.Hi>>48))+uint32(uint16(ws240.Lo>>0))+uint32(uint16(ws240.Lo>>16))+uint32(uint16(ws240.Lo>>32))+uint32(uint16(ws240.Lo>>48)))
+		b231 := data[h3 : h3+40] // ipv6
+		ws233 := packet.Value{Hi: (uint64(b231[24])<<56 | uint64(b231[25])<<48 | uint64(b231[26])<<40 | uint64(b231[27])<<32 | uint64(b231[28])<<24 | uint64(b231[29])<<16 | uint64(b231[30])<<8 | uint64(b231[31])), Lo: (uint64(b231[32])<<56 | uint64(b231[33])<<48 | uint64(b231[34])<<40 | uint64(b231[35])<<32 | uint64(b231[36])<<24 | uint64(b231[37])<<16 | uint64(b231[38])<<8 | uint64(b231[39]))}
+		os232 := uint32(uint16(ws233.Hi>>0)) + uint32(uint16(ws233.Hi>>16)) + uint32(uint16(ws233.Hi>>32)) + uint32(uint16(ws233.Hi>>48)) + uint32(uint16(ws233.Lo>>0)) + uint32(uint16(ws233.Lo>>16)) + uint32(uint16(ws233.Lo>>32)) + uint32(uint16(ws233.Lo>>48))
+		v234 := v230
+		s235 := v234.Hi
+		b231[24] = byte(s235 >> 56)
+		b231[25] = byte(s235 >> 48)
+		b231[26] = byte(s235 >> 40)
+		b231[27] = byte(s235 >> 32)
+		b231[28] = byte(s235 >> 24)
+		b231[29] = byte(s235 >> 16)
+		b231[30] = byte(s235 >> 8)
+		b231[31] = byte(s235)
+		s236 := v234.Lo
+		b231[32] = byte(s236 >> 56)
+		b231[33] = byte(s236 >> 48)
+		b231[34] = byte(s236 >> 40)
+		b231[35] = byte(s236 >> 32)
+		b231[36] = byte(s236 >> 24)
+		b231[37] = byte(s236 >> 16)
+		b231[38] = byte(s236 >> 8)
+		b231[39] = byte(s236)
+		ws237 := v230
+		f239 := uint32(os232)
+		f239 += bits.RotateLeft32(f239, 16)
+		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(ws237.Hi>>0))+uint32(uint16(ws237.Hi>>16))+uint32(uint16(ws237.Hi>>32))+uint32(uint16(ws237.Hi>>48))+uint32(uint16(ws237.Lo>>0))+uint32(uint16(ws237.Lo>>16))+uint32(uint16(ws237.Lo>>32))+uint32(uint16(ws237.Lo>>48)))
 		if h4 >= 0 {
-			d232 += dl241
+			d229 += dl238
 		}
-		v243 := m3
-		ws245 := packet.Value{Hi: (uint64(b234[8])<<56 | uint64(b234[9])<<48 | uint64(b234[10])<<40 | uint64(b234[11])<<32 | uint64(b234[12])<<24 | uint64(b234[13])<<16 | uint64(b234[14])<<8 | uint64(b234[15])), Lo: (uint64(b234[16])<<56 | uint64(b234[17])<<48 | uint64(b234[18])<<40 | uint64(b234[19])<<32 | uint64(b234[20])<<24 | uint64(b234[21])<<16 | uint64(b234[22])<<8 | uint64(b234[23]))}
-		os244 := uint32(uint16(ws245.Hi>>0)) + uint32(uint16(ws245.Hi>>16)) + uint32(uint16(ws245.Hi>>32)) + uint32(uint16(ws245.Hi>>48)) + uint32(uint16(ws245.Lo>>0)) + uint32(uint16(ws245.Lo>>16)) + uint32(uint16(ws245.Lo>>32)) + uint32(uint16(ws245.Lo>>48))
-		v246 := v243
-		s247 := v246.Hi
-		b234[8] = byte(s247 >> 56)
-		b234[9] = byte(s247 >> 48)
-		b234[10] = byte(s247 >> 40)
-		b234[11] = byte(s247 >> 32)
-		b234[12] = byte(s247 >> 24)
-		b234[13] = byte(s247 >> 16)
-		b234[14] = byte(s247 >> 8)
-		b234[15] = byte(s247)
-		s248 := v246.Lo
-		b234[16] = byte(s248 >> 56)
-		b234[17] = byte(s248 >> 48)
-		b234[18] = byte(s248 >> 40)
-		b234[19] = byte(s248 >> 32)
-		b234[20] = byte(s248 >> 24)
-		b234[21] = byte(s248 >> 16)
-		b234[22] = byte(s248 >> 8)
-		b234[23] = byte(s248)
-		ws249 := v243
-		f251 := uint32(os244)
-		f251 += bits.RotateLeft32(f251, 16)
-		dl250 := uint64(^uint16(f251>>16)) + uint64(uint32(uint16(ws249.Hi>>0))+uint32(uint16(ws249.Hi>>16))+uint32(uint16(ws249.Hi>>32))+uint32(uint16(ws249.Hi>>48))+uint32(uint16(ws249.Lo>>0))+uint32(uint16(ws249.Lo>>16))+uint32(uint16(ws249.Lo>>32))+uint32(uint16(ws249.Lo>>48)))
+		v240 := m3
+		ws242 := packet.Value{Hi: (uint64(b231[8])<<56 | uint64(b231[9])<<48 | uint64(b231[10])<<40 | uint64(b231[11])<<32 | uint64(b231[12])<<24 | uint64(b231[13])<<16 | uint64(b231[14])<<8 | uint64(b231[15])), Lo: (uint64(b231[16])<<56 | uint64(b231[17])<<48 | uint64(b231[18])<<40 | uint64(b231[19])<<32 | uint64(b231[20])<<24 | uint64(b231[21])<<16 | uint64(b231[22])<<8 | uint64(b231[23]))}
+		os241 := uint32(uint16(ws242.Hi>>0)) + uint32(uint16(ws242.Hi>>16)) + uint32(uint16(ws242.Hi>>32)) + uint32(uint16(ws242.Hi>>48)) + uint32(uint16(ws242.Lo>>0)) + uint32(uint16(ws242.Lo>>16)) + uint32(uint16(ws242.Lo>>32)) + uint32(uint16(ws242.Lo>>48))
+		v243 := v240
+		s244 := v243.Hi
+		b231[8] = byte(s244 >> 56)
+		b231[9] = byte(s244 >> 48)
+		b231[10] = byte(s244 >> 40)
+		b231[11] = byte(s244 >> 32)
+		b231[12] = byte(s244 >> 24)
+		b231[13] = byte(s244 >> 16)
+		b231[14] = byte(s244 >> 8)
+		b231[15] = byte(s244)
+		s245 := v243.Lo
+		b231[16] = byte(s245 >> 56)
+		b231[17] = byte(s245 >> 48)
+		b231[18] = byte(s245 >> 40)
+		b231[19] = byte(s245 >> 32)
+		b231[20] = byte(s245 >> 24)
+		b231[21] = byte(s245 >> 16)
+		b231[22] = byte(s245 >> 8)
+		b231[23] = byte(s245)
+		ws246 := v240
+		f248 := uint32(os241)
+		f248 += bits.RotateLeft32(f248, 16)
+		dl247 := uint64(^uint16(f248>>16)) + uint64(uint32(uint16(ws246.Hi>>0))+uint32(uint16(ws246.Hi>>16))+uint32(uint16(ws246.Hi>>32))+uint32(uint16(ws246.Hi>>48))+uint32(uint16(ws246.Lo>>0))+uint32(uint16(ws246.Lo>>16))+uint32(uint16(ws246.Lo>>32))+uint32(uint16(ws246.Lo>>48)))
 		if h4 >= 0 {
-			d232 += dl250
+			d229 += dl247
 		}
-		v252 := m21
+		v249 := m21
 		if !(h4 >= 0) {
 			return pl.drop(30)
 		}
-		b253 := data[h4 : h4+8] // udp
-		os254 := uint32(uint16((uint64(b253[2])<<8 | uint64(b253[3]))))
-		s255 := v252
-		b253[2] = byte(s255 >> 8)
-		b253[3] = byte(s255)
-		f257 := uint32(os254)
-		f257 += bits.RotateLeft32(f257, 16)
-		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(v252)))
+		b250 := data[h4 : h4+8] // udp
+		os251 := uint32(uint16((uint64(b250[2])<<8 | uint64(b250[3]))))
+		s252 := v249
+		b250[2] = byte(s252 >> 8)
+		b250[3] = byte(s252)
+		f254 := uint32(os251)
+		f254 += bits.RotateLeft32(f254, 16)
+		dl253 := uint64(^uint16(f254>>16)) + uint64(uint32(uint16(v249)))
 		if h4 >= 0 {
-			d232 += dl256
+			d229 += dl253
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d232
+			pendD4 += d229
 			pendK4 = true
 		}
 		pl.edges[28]++
@@ -3788,97 +3743,97 @@ n102:
 	}
 n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d258 uint64 // udp checksum
-		v259 := m12
+		var d255 uint64 // udp checksum
+		v256 := m12
 		if !(h3 >= 0) {
 			return pl.drop(31)
 		}
-		b260 := data[h3 : h3+40] // ipv6
-		ws262 := packet.Value{Hi: (uint64(b260[24])<<56 | uint64(b260[25])<<48 | uint64(b260[26])<<40 | uint64(b260[27])<<32 | uint64(b260[28])<<24 | uint64(b260[29])<<16 | uint64(b260[30])<<8 | uint64(b260[31])), Lo: (uint64(b260[32])<<56 | uint64(b260[33])<<48 | uint64(b260[34])<<40 | uint64(b260[35])<<32 | uint64(b260[36])<<24 | uint64(b260[37])<<16 | uint64(b260[38])<<8 | uint64(b260[39]))}
-		os261 := uint32(uint16(ws262.Hi>>0)) + uint32(uint16(ws262.Hi>>16)) + uint32(uint16(ws262.Hi>>32)) + uint32(uint16(ws262.Hi>>48)) + uint32(uint16(ws262.Lo>>0)) + uint32(uint16(ws262.Lo>>16)) + uint32(uint16(ws262.Lo>>32)) + uint32(uint16(ws262.Lo>>48))
-		v263 := v259
-		s264 := v263.Hi
-		b260[24] = byte(s264 >> 56)
-		b260[25] = byte(s264 >> 48)
-		b260[26] = byte(s264 >> 40)
-		b260[27] = byte(s264 >> 32)
-		b260[28] = byte(s264 >> 24)
-		b260[29] = byte(s264 >> 16)
-		b260[30] = byte(s264 >> 8)
-		b260[31] = byte(s264)
-		s265 := v263.Lo
-		b260[32] = byte(s265 >> 56)
-		b260[33] = byte(s265 >> 48)
-		b260[34] = byte(s265 >> 40)
-		b260[35] = byte(s265 >> 32)
-		b260[36] = byte(s265 >> 24)
-		b260[37] = byte(s265 >> 16)
-		b260[38] = byte(s265 >> 8)
-		b260[39] = byte(s265)
-		ws266 := v259
-		f268 := uint32(os261)
-		f268 += bits.RotateLeft32(f268, 16)
-		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(ws266.Hi>>0))+uint32(uint16(ws266.Hi>>16))+uint32(uint16(ws266.Hi>>32))+uint32(uint16(ws266.Hi>>48))+uint32(uint16(ws266.Lo>>0))+uint32(uint16(ws266.Lo>>16))+uint32(uint16(ws266.Lo>>32))+uint32(uint16(ws266.Lo>>48)))
+		b257 := data[h3 : h3+40] // ipv6
+		ws259 := packet.Value{Hi: (uint64(b257[24])<<56 | uint64(b257[25])<<48 | uint64(b257[26])<<40 | uint64(b257[27])<<32 | uint64(b257[28])<<24 | uint64(b257[29])<<16 | uint64(b257[30])<<8 | uint64(b257[31])), Lo: (uint64(b257[32])<<56 | uint64(b257[33])<<48 | uint64(b257[34])<<40 | uint64(b257[35])<<32 | uint64(b257[36])<<24 | uint64(b257[37])<<16 | uint64(b257[38])<<8 | uint64(b257[39]))}
+		os258 := uint32(uint16(ws259.Hi>>0)) + uint32(uint16(ws259.Hi>>16)) + uint32(uint16(ws259.Hi>>32)) + uint32(uint16(ws259.Hi>>48)) + uint32(uint16(ws259.Lo>>0)) + uint32(uint16(ws259.Lo>>16)) + uint32(uint16(ws259.Lo>>32)) + uint32(uint16(ws259.Lo>>48))
+		v260 := v256
+		s261 := v260.Hi
+		b257[24] = byte(s261 >> 56)
+		b257[25] = byte(s261 >> 48)
+		b257[26] = byte(s261 >> 40)
+		b257[27] = byte(s261 >> 32)
+		b257[28] = byte(s261 >> 24)
+		b257[29] = byte(s261 >> 16)
+		b257[30] = byte(s261 >> 8)
+		b257[31] = byte(s261)
+		s262 := v260.Lo
+		b257[32] = byte(s262 >> 56)
+		b257[33] = byte(s262 >> 48)
+		b257[34] = byte(s262 >> 40)
+		b257[35] = byte(s262 >> 32)
+		b257[36] = byte(s262 >> 24)
+		b257[37] = byte(s262 >> 16)
+		b257[38] = byte(s262 >> 8)
+		b257[39] = byte(s262)
+		ws263 := v256
+		f265 := uint32(os258)
+		f265 += bits.RotateLeft32(f265, 16)
+		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(ws263.Hi>>0))+uint32(uint16(ws263.Hi>>16))+uint32(uint16(ws263.Hi>>32))+uint32(uint16(ws263.Hi>>48))+uint32(uint16(ws263.Lo>>0))+uint32(uint16(ws263.Lo>>16))+uint32(uint16(ws263.Lo>>32))+uint32(uint16(ws263.Lo>>48)))
 		if h4 >= 0 {
-			d258 += dl267
+			d255 += dl264
 		}
-		v269 := m3
-		ws271 := packet.Value{Hi: (uint64(b260[8])<<56 | uint64(b260[9])<<48 | uint64(b260[10])<<40 | uint64(b260[11])<<32 | uint64(b260[12])<<24 | uint64(b260[13])<<16 | uint64(b260[14])<<8 | uint64(b260[15])), Lo: (uint64(b260[16])<<56 | uint64(b260[17])<<48 | uint64(b260[18])<<40 | uint64(b260[19])<<32 | uint64(b260[20])<<24 | uint64(b260[21])<<16 | uint64(b260[22])<<8 | uint64(b260[23]))}
-		os270 := uint32(uint16(ws271.Hi>>0)) + uint32(uint16(ws271.Hi>>16)) + uint32(uint16(ws271.Hi>>32)) + uint32(uint16(ws271.Hi>>48)) + uint32(uint16(ws271.Lo>>0)) + uint32(uint16(ws271.Lo>>16)) + uint32(uint16(ws271.Lo>>32)) + uint32(uint16(ws271.Lo>>48))
-		v272 := v269
-		s273 := v272.Hi
-		b260[8] = byte(s273 >> 56)
-		b260[9] = byte(s273 >> 48)
-		b260[10] = byte(s273 >> 40)
-		b260[11] = byte(s273 >> 32)
-		b260[12] = byte(s273 >> 24)
-		b260[13] = byte(s273 >> 16)
-		b260[14] = byte(s273 >> 8)
-		b260[15] = byte(s273)
-		s274 := v272.Lo
-		b260[16] = byte(s274 >> 56)
-		b260[17] = byte(s274 >> 48)
-		b260[18] = byte(s274 >> 40)
-		b260[19] = byte(s274 >> 32)
-		b260[20] = byte(s274 >> 24)
-		b260[21] = byte(s274 >> 16)
-		b260[22] = byte(s274 >> 8)
-		b260[23] = byte(s274)
-		ws275 := v269
-		f277 := uint32(os270)
-		f277 += bits.RotateLeft32(f277, 16)
-		dl276 := uint64(^uint16(f277>>16)) + uint64(uint32(uint16(ws275.Hi>>0))+uint32(uint16(ws275.Hi>>16))+uint32(uint16(ws275.Hi>>32))+uint32(uint16(ws275.Hi>>48))+uint32(uint16(ws275.Lo>>0))+uint32(uint16(ws275.Lo>>16))+uint32(uint16(ws275.Lo>>32))+uint32(uint16(ws275.Lo>>48)))
+		v266 := m3
+		ws268 := packet.Value{Hi: (uint64(b257[8])<<56 | uint64(b257[9])<<48 | uint64(b257[10])<<40 | uint64(b257[11])<<32 | uint64(b257[12])<<24 | uint64(b257[13])<<16 | uint64(b257[14])<<8 | uint64(b257[15])), Lo: (uint64(b257[16])<<56 | uint64(b257[17])<<48 | uint64(b257[18])<<40 | uint64(b257[19])<<32 | uint64(b257[20])<<24 | uint64(b257[21])<<16 | uint64(b257[22])<<8 | uint64(b257[23]))}
+		os267 := uint32(uint16(ws268.Hi>>0)) + uint32(uint16(ws268.Hi>>16)) + uint32(uint16(ws268.Hi>>32)) + uint32(uint16(ws268.Hi>>48)) + uint32(uint16(ws268.Lo>>0)) + uint32(uint16(ws268.Lo>>16)) + uint32(uint16(ws268.Lo>>32)) + uint32(uint16(ws268.Lo>>48))
+		v269 := v266
+		s270 := v269.Hi
+		b257[8] = byte(s270 >> 56)
+		b257[9] = byte(s270 >> 48)
+		b257[10] = byte(s270 >> 40)
+		b257[11] = byte(s270 >> 32)
+		b257[12] = byte(s270 >> 24)
+		b257[13] = byte(s270 >> 16)
+		b257[14] = byte(s270 >> 8)
+		b257[15] = byte(s270)
+		s271 := v269.Lo
+		b257[16] = byte(s271 >> 56)
+		b257[17] = byte(s271 >> 48)
+		b257[18] = byte(s271 >> 40)
+		b257[19] = byte(s271 >> 32)
+		b257[20] = byte(s271 >> 24)
+		b257[21] = byte(s271 >> 16)
+		b257[22] = byte(s271 >> 8)
+		b257[23] = byte(s271)
+		ws272 := v266
+		f274 := uint32(os267)
+		f274 += bits.RotateLeft32(f274, 16)
+		dl273 := uint64(^uint16(f274>>16)) + uint64(uint32(uint16(ws272.Hi>>0))+uint32(uint16(ws272.Hi>>16))+uint32(uint16(ws272.Hi>>32))+uint32(uint16(ws272.Hi>>48))+uint32(uint16(ws272.Lo>>0))+uint32(uint16(ws272.Lo>>16))+uint32(uint16(ws272.Lo>>32))+uint32(uint16(ws272.Lo>>48)))
 		if h4 >= 0 {
-			d258 += dl276
+			d255 += dl273
 		}
-		v278 := m21
+		v275 := m21
 		if !(h4 >= 0) {
 			return pl.drop(31)
 		}
-		b279 := data[h4 : h4+8] // udp
-		os280 := uint32(uint16((uint64(b279[2])<<8 | uint64(b279[3]))))
-		s281 := v278
-		b279[2] = byte(s281 >> 8)
-		b279[3] = byte(s281)
-		f283 := uint32(os280)
-		f283 += bits.RotateLeft32(f283, 16)
-		dl282 := uint64(^uint16(f283>>16)) + uint64(uint32(uint16(v278)))
+		b276 := data[h4 : h4+8] // udp
+		os277 := uint32(uint16((uint64(b276[2])<<8 | uint64(b276[3]))))
+		s278 := v275
+		b276[2] = byte(s278 >> 8)
+		b276[3] = byte(s278)
+		f280 := uint32(os277)
+		f280 += bits.RotateLeft32(f280, 16)
+		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(v275)))
 		if h4 >= 0 {
-			d258 += dl282
+			d255 += dl279
 		}
-		v284 := ((uint64(b260[4])<<8 | uint64(b260[5])) - 0x10)
-		os285 := uint32(uint16((uint64(b260[4])<<8 | uint64(b260[5]))))
-		s286 := v284
-		b260[4] = byte(s286 >> 8)
-		b260[5] = byte(s286)
-		f288 := uint32(os285)
-		f288 += bits.RotateLeft32(f288, 16)
-		dl287 := uint64(^uint16(f288>>16)) + uint64(uint32(uint16(v284)))
+		v281 := ((uint64(b257[4])<<8 | uint64(b257[5])) - 0x10)
+		os282 := uint32(uint16((uint64(b257[4])<<8 | uint64(b257[5]))))
+		s283 := v281
+		b257[4] = byte(s283 >> 8)
+		b257[5] = byte(s283)
+		f285 := uint32(os282)
+		f285 += bits.RotateLeft32(f285, 16)
+		dl284 := uint64(^uint16(f285>>16)) + uint64(uint32(uint16(v281)))
 		if h4 >= 0 {
-			d258 += dl287
+			d255 += dl284
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d258
+			pendD4 += d255
 			pendK4 = true
 		}
 		pl.edges[29]++
@@ -3893,24 +3848,24 @@ n104:
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		po289, pn290 := h10, 12 // lb_v2
-		if po289 < 0 || po289+pn290 > len(data) {
+		po286, pn287 := h10, 12 // lb_v2
+		if po286 < 0 || po286+pn287 > len(data) {
 			return pl.drop(32)
 		}
-		if (h4 >= 0) && po289 > h4 && (po289-h4)%2 == 0 {
-			pw292 := data[po289 : po289+12]
-			d291 := uint32(uint64(pw292[0])<<8|uint64(pw292[1])) + uint32(uint64(pw292[2])<<8|uint64(pw292[3])) + uint32(uint64(pw292[4])<<8|uint64(pw292[5])) + uint32(uint64(pw292[6])<<8|uint64(pw292[7])) + uint32(uint64(pw292[8])<<8|uint64(pw292[9])) + uint32(uint64(pw292[10])<<8|uint64(pw292[11]))
-			d291 += bits.RotateLeft32(d291, 16)
+		if (h4 >= 0) && po286 > h4 && (po286-h4)%2 == 0 {
+			pw289 := data[po286 : po286+12]
+			d288 := uint32(uint64(pw289[0])<<8|uint64(pw289[1])) + uint32(uint64(pw289[2])<<8|uint64(pw289[3])) + uint32(uint64(pw289[4])<<8|uint64(pw289[5])) + uint32(uint64(pw289[6])<<8|uint64(pw289[7])) + uint32(uint64(pw289[8])<<8|uint64(pw289[9])) + uint32(uint64(pw289[10])<<8|uint64(pw289[11]))
+			d288 += bits.RotateLeft32(d288, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d291 >> 16))
+				pendD4 += uint64(^uint16(d288 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po289
-		pendN = pn290
+		pendOff = po286
+		pendN = pn287
 		h10 = -1
-		if cur > po289 {
-			cur = max(po289, cur-pn290)
+		if cur > po286 {
+			cur = max(po286, cur-pn287)
 		}
 		goto n107
 	}
@@ -3919,24 +3874,24 @@ n106:
 		if !(h11 >= 0) {
 			return pl.drop(33)
 		}
-		po293, pn294 := h11, 12 // lb_v3
-		if po293 < 0 || po293+pn294 > len(data) {
+		po290, pn291 := h11, 12 // lb_v3
+		if po290 < 0 || po290+pn291 > len(data) {
 			return pl.drop(33)
 		}
-		if (h4 >= 0) && po293 > h4 && (po293-h4)%2 == 0 {
-			pw296 := data[po293 : po293+12]
-			d295 := uint32(uint64(pw296[0])<<8|uint64(pw296[1])) + uint32(uint64(pw296[2])<<8|uint64(pw296[3])) + uint32(uint64(pw296[4])<<8|uint64(pw296[5])) + uint32(uint64(pw296[6])<<8|uint64(pw296[7])) + uint32(uint64(pw296[8])<<8|uint64(pw296[9])) + uint32(uint64(pw296[10])<<8|uint64(pw296[11]))
-			d295 += bits.RotateLeft32(d295, 16)
+		if (h4 >= 0) && po290 > h4 && (po290-h4)%2 == 0 {
+			pw293 := data[po290 : po290+12]
+			d292 := uint32(uint64(pw293[0])<<8|uint64(pw293[1])) + uint32(uint64(pw293[2])<<8|uint64(pw293[3])) + uint32(uint64(pw293[4])<<8|uint64(pw293[5])) + uint32(uint64(pw293[6])<<8|uint64(pw293[7])) + uint32(uint64(pw293[8])<<8|uint64(pw293[9])) + uint32(uint64(pw293[10])<<8|uint64(pw293[11]))
+			d292 += bits.RotateLeft32(d292, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d295 >> 16))
+				pendD4 += uint64(^uint16(d292 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po293
-		pendN = pn294
+		pendOff = po290
+		pendN = pn291
 		h11 = -1
-		if cur > po293 {
-			cur = max(po293, cur-pn294)
+		if cur > po290 {
+			cur = max(po290, cur-pn291)
 		}
 		pl.edges[30]++
 		goto n107
@@ -3952,91 +3907,61 @@ n107:
 				data = data[:len(data)-pendN]
 			}
 			pendN = 0
-			if pendK4 {
-				if (h4 >= 0) && h4+8 <= len(data) {
-					cb := data[h4+6 : h4+8]
-					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-					x := uint64(^cv) + pendD4
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					s297 := r
-					cb[0] = byte(s297 >> 8)
-					cb[1] = byte(s297)
-				}
-				pendD4, pendK4 = 0, false
-			}
 		}
 		if !(h9 >= 0) {
 			return pl.drop(34)
 		}
-		po298, pn299 := h9, 4 // lb_common
-		if po298 < 0 || po298+pn299 > len(data) {
+		po294, pn295 := h9, 4 // lb_common
+		if po294 < 0 || po294+pn295 > len(data) {
 			return pl.drop(34)
 		}
-		if (h4 >= 0) && po298 > h4 && (po298-h4)%2 == 0 {
-			pw301 := data[po298 : po298+4]
-			d300 := uint32(uint64(pw301[0])<<8|uint64(pw301[1])) + uint32(uint64(pw301[2])<<8|uint64(pw301[3]))
-			d300 += bits.RotateLeft32(d300, 16)
+		if (h4 >= 0) && po294 > h4 && (po294-h4)%2 == 0 {
+			pw297 := data[po294 : po294+4]
+			d296 := uint32(uint64(pw297[0])<<8|uint64(pw297[1])) + uint32(uint64(pw297[2])<<8|uint64(pw297[3]))
+			d296 += bits.RotateLeft32(d296, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d300 >> 16))
+				pendD4 += uint64(^uint16(d296 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn299
-		if po298 < len(data)-po298-pendN {
-			copy(data[pendN:pendN+po298], data[:po298])
+		pendN += pn295
+		if po294 < len(data)-po294-pendN {
+			copy(data[pendN:pendN+po294], data[:po294])
 			data = data[pendN:]
 		} else {
-			copy(data[po298:], data[po298+pendN:])
+			copy(data[po294:], data[po294+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s302 := r
-				cb[0] = byte(s302 >> 8)
-				cb[1] = byte(s302)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		h9 = -1
-		if (h11 >= 0) && h11 > po298 {
-			h11 -= pn299
+		if (h11 >= 0) && h11 > po294 {
+			h11 -= pn295
 		} // lb_v3
-		if cur > po298 {
-			cur = max(po298, cur-pn299)
+		if cur > po294 {
+			cur = max(po294, cur-pn295)
 		}
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d303 uint64 // udp checksum
+		var d298 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(35)
 		}
-		b304 := data[h4 : h4+8] // udp
-		v305 := ((uint64(b304[4])<<8 | uint64(b304[5])) - 0x10)
-		os306 := uint32(uint16((uint64(b304[4])<<8 | uint64(b304[5]))))
-		s307 := v305
-		b304[4] = byte(s307 >> 8)
-		b304[5] = byte(s307)
-		f309 := uint32(os306)
-		f309 += bits.RotateLeft32(f309, 16)
-		dl308 := uint64(^uint16(f309>>16)) + uint64(uint32(uint16(v305)))
+		b299 := data[h4 : h4+8] // udp
+		v300 := ((uint64(b299[4])<<8 | uint64(b299[5])) - 0x10)
+		os301 := uint32(uint16((uint64(b299[4])<<8 | uint64(b299[5]))))
+		s302 := v300
+		b299[4] = byte(s302 >> 8)
+		b299[5] = byte(s302)
+		f304 := uint32(os301)
+		f304 += bits.RotateLeft32(f304, 16)
+		dl303 := uint64(^uint16(f304>>16)) + uint64(uint32(uint16(v300)))
 		if h4 >= 0 {
-			d303 += dl308
+			d298 += dl303
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d303
+			pendD4 += d298
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -4065,9 +3990,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s310 := r
-				cb[0] = byte(s310 >> 8)
-				cb[1] = byte(s310)
+				s305 := r
+				cb[0] = byte(s305 >> 8)
+				cb[1] = byte(s305)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4084,9 +4009,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s311 := r
-				cb[0] = byte(s311 >> 8)
-				cb[1] = byte(s311)
+				s306 := r
+				cb[0] = byte(s306 >> 8)
+				cb[1] = byte(s306)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -2154,31 +2154,16 @@ n55:
 				data = data[:len(data)-pendN]
 			}
 			pendN = 0
-			if pendK4 {
-				if h4+8 <= len(data) {
-					cb := data[h4+6 : h4+8]
-					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-					x := uint64(^cv) + pendD4
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					s101 := r
-					cb[0] = byte(s101 >> 8)
-					cb[1] = byte(s101)
-				}
-				pendD4, pendK4 = 0, false
-			}
 		}
-		po102, pn103 := h13, 2 // nd_opt
-		if po102 < 0 || po102+pn103 > len(data) {
+		po101, pn102 := h13, 2 // nd_opt
+		if po101 < 0 || po101+pn102 > len(data) {
 			return pl.drop(18)
 		}
-		pendOff = po102
-		pendN += pn103
+		pendOff = po101
+		pendN += pn102
 		h13 = -1
-		if cur > po102 {
-			cur = max(po102, cur-pn103)
+		if cur > po101 {
+			cur = max(po101, cur-pn102)
 		}
 		pl.edges[12]++
 		goto n56
@@ -2194,53 +2179,23 @@ n56:
 				data = data[:len(data)-pendN]
 			}
 			pendN = 0
-			if pendK4 {
-				if h4+8 <= len(data) {
-					cb := data[h4+6 : h4+8]
-					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-					x := uint64(^cv) + pendD4
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					s104 := r
-					cb[0] = byte(s104 >> 8)
-					cb[1] = byte(s104)
-				}
-				pendD4, pendK4 = 0, false
-			}
 		}
-		po105, pn106 := h12, 20 // nd_ns
-		if po105 < 0 || po105+pn106 > len(data) {
+		po103, pn104 := h12, 20 // nd_ns
+		if po103 < 0 || po103+pn104 > len(data) {
 			return pl.drop(19)
 		}
-		pendN += pn106
-		if po105 < len(data)-po105-pendN {
-			copy(data[pendN:pendN+po105], data[:po105])
+		pendN += pn104
+		if po103 < len(data)-po103-pendN {
+			copy(data[pendN:pendN+po103], data[:po103])
 			data = data[pendN:]
 		} else {
-			copy(data[po105:], data[po105+pendN:])
+			copy(data[po103:], data[po103+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s107 := r
-				cb[0] = byte(s107 >> 8)
-				cb[1] = byte(s107)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		h12 = -1
-		if cur > po105 {
-			cur = max(po105, cur-pn106)
+		if cur > po103 {
+			cur = max(po103, cur-pn104)
 		}
 		goto n57
 	}
@@ -2255,9 +2210,9 @@ n57:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s108 := r
-				cb[0] = byte(s108 >> 8)
-				cb[1] = byte(s108)
+				s105 := r
+				cb[0] = byte(s105 >> 8)
+				cb[1] = byte(s105)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2390,7 +2345,7 @@ n57:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt109 := p.Push(15, h7+4, 0)
+		rt106 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2515,7 +2470,7 @@ n57:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt109 {
+		if !rt106 {
 			return pl.drop(20)
 		}
 		goto n58
@@ -2531,9 +2486,9 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s110 := r
-				cb[0] = byte(s110 >> 8)
-				cb[1] = byte(s110)
+				s107 := r
+				cb[0] = byte(s107 >> 8)
+				cb[1] = byte(s107)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2666,7 +2621,7 @@ n58:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt111 := p.Push(16, h15+20, 0)
+		rt108 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2791,7 +2746,7 @@ n58:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt111 {
+		if !rt108 {
 			return pl.drop(21)
 		}
 		goto n59
@@ -2807,9 +2762,9 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s112 := r
-				cb[0] = byte(s112 >> 8)
-				cb[1] = byte(s112)
+				s109 := r
+				cb[0] = byte(s109 >> 8)
+				cb[1] = byte(s109)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2942,7 +2897,7 @@ n59:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt113 := p.Push(17, h16+2, 0)
+		rt110 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3067,7 +3022,7 @@ n59:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt113 {
+		if !rt110 {
 			return pl.drop(22)
 		}
 		goto n60
@@ -3083,111 +3038,111 @@ n60:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s114 := r
-				cb[0] = byte(s114 >> 8)
-				cb[1] = byte(s114)
+				s111 := r
+				cb[0] = byte(s111 >> 8)
+				cb[1] = byte(s111)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b115 := data[h0 : h0+14] // ethernet
-		s116 := m23
-		b115[0] = byte(s116 >> 40)
-		b115[1] = byte(s116 >> 32)
-		b115[2] = byte(s116 >> 24)
-		b115[3] = byte(s116 >> 16)
-		b115[4] = byte(s116 >> 8)
-		b115[5] = byte(s116)
-		s117 := m2
-		b115[6] = byte(s117 >> 40)
-		b115[7] = byte(s117 >> 32)
-		b115[8] = byte(s117 >> 24)
-		b115[9] = byte(s117 >> 16)
-		b115[10] = byte(s117 >> 8)
-		b115[11] = byte(s117)
+		b112 := data[h0 : h0+14] // ethernet
+		s113 := m23
+		b112[0] = byte(s113 >> 40)
+		b112[1] = byte(s113 >> 32)
+		b112[2] = byte(s113 >> 24)
+		b112[3] = byte(s113 >> 16)
+		b112[4] = byte(s113 >> 8)
+		b112[5] = byte(s113)
+		s114 := m2
+		b112[6] = byte(s114 >> 40)
+		b112[7] = byte(s114 >> 32)
+		b112[8] = byte(s114 >> 24)
+		b112[9] = byte(s114 >> 16)
+		b112[10] = byte(s114 >> 8)
+		b112[11] = byte(s114)
 		if !(h3 >= 0) {
 			return pl.drop(23)
 		}
-		b118 := data[h3 : h3+40] // ipv6
-		s119 := 0x20
-		b118[4] = byte(s119 >> 8)
-		b118[5] = byte(s119)
-		b118[7] = byte(0xff)
-		v120 := m3
+		b115 := data[h3 : h3+40] // ipv6
+		s116 := 0x20
+		b115[4] = byte(s116 >> 8)
+		b115[5] = byte(s116)
+		b115[7] = byte(0xff)
+		v117 := m3
+		s118 := v117.Hi
+		b115[8] = byte(s118 >> 56)
+		b115[9] = byte(s118 >> 48)
+		b115[10] = byte(s118 >> 40)
+		b115[11] = byte(s118 >> 32)
+		b115[12] = byte(s118 >> 24)
+		b115[13] = byte(s118 >> 16)
+		b115[14] = byte(s118 >> 8)
+		b115[15] = byte(s118)
+		s119 := v117.Lo
+		b115[16] = byte(s119 >> 56)
+		b115[17] = byte(s119 >> 48)
+		b115[18] = byte(s119 >> 40)
+		b115[19] = byte(s119 >> 32)
+		b115[20] = byte(s119 >> 24)
+		b115[21] = byte(s119 >> 16)
+		b115[22] = byte(s119 >> 8)
+		b115[23] = byte(s119)
+		v120 := m22
 		s121 := v120.Hi
-		b118[8] = byte(s121 >> 56)
-		b118[9] = byte(s121 >> 48)
-		b118[10] = byte(s121 >> 40)
-		b118[11] = byte(s121 >> 32)
-		b118[12] = byte(s121 >> 24)
-		b118[13] = byte(s121 >> 16)
-		b118[14] = byte(s121 >> 8)
-		b118[15] = byte(s121)
+		b115[24] = byte(s121 >> 56)
+		b115[25] = byte(s121 >> 48)
+		b115[26] = byte(s121 >> 40)
+		b115[27] = byte(s121 >> 32)
+		b115[28] = byte(s121 >> 24)
+		b115[29] = byte(s121 >> 16)
+		b115[30] = byte(s121 >> 8)
+		b115[31] = byte(s121)
 		s122 := v120.Lo
-		b118[16] = byte(s122 >> 56)
-		b118[17] = byte(s122 >> 48)
-		b118[18] = byte(s122 >> 40)
-		b118[19] = byte(s122 >> 32)
-		b118[20] = byte(s122 >> 24)
-		b118[21] = byte(s122 >> 16)
-		b118[22] = byte(s122 >> 8)
-		b118[23] = byte(s122)
-		v123 := m22
-		s124 := v123.Hi
-		b118[24] = byte(s124 >> 56)
-		b118[25] = byte(s124 >> 48)
-		b118[26] = byte(s124 >> 40)
-		b118[27] = byte(s124 >> 32)
-		b118[28] = byte(s124 >> 24)
-		b118[29] = byte(s124 >> 16)
-		b118[30] = byte(s124 >> 8)
-		b118[31] = byte(s124)
-		s125 := v123.Lo
-		b118[32] = byte(s125 >> 56)
-		b118[33] = byte(s125 >> 48)
-		b118[34] = byte(s125 >> 40)
-		b118[35] = byte(s125 >> 32)
-		b118[36] = byte(s125 >> 24)
-		b118[37] = byte(s125 >> 16)
-		b118[38] = byte(s125 >> 8)
-		b118[39] = byte(s125)
+		b115[32] = byte(s122 >> 56)
+		b115[33] = byte(s122 >> 48)
+		b115[34] = byte(s122 >> 40)
+		b115[35] = byte(s122 >> 32)
+		b115[36] = byte(s122 >> 24)
+		b115[37] = byte(s122 >> 16)
+		b115[38] = byte(s122 >> 8)
+		b115[39] = byte(s122)
 		if !(h7 >= 0) {
 			return pl.drop(23)
 		}
-		b126 := data[h7 : h7+4] // icmpv6
-		b126[0] = byte(0x88)
-		b126[1] = byte(0x0)
-		b127 := data[h15 : h15+20] // nd_na
-		b127[0] = b127[0]&^0x40 | byte(m24)<<6&0x40
-		v128 := m25
-		s129 := v128.Hi
-		b127[4] = byte(s129 >> 56)
-		b127[5] = byte(s129 >> 48)
-		b127[6] = byte(s129 >> 40)
-		b127[7] = byte(s129 >> 32)
-		b127[8] = byte(s129 >> 24)
-		b127[9] = byte(s129 >> 16)
-		b127[10] = byte(s129 >> 8)
-		b127[11] = byte(s129)
-		s130 := v128.Lo
-		b127[12] = byte(s130 >> 56)
-		b127[13] = byte(s130 >> 48)
-		b127[14] = byte(s130 >> 40)
-		b127[15] = byte(s130 >> 32)
-		b127[16] = byte(s130 >> 24)
-		b127[17] = byte(s130 >> 16)
-		b127[18] = byte(s130 >> 8)
-		b127[19] = byte(s130)
-		b131 := data[h16 : h16+2] // nd_na_opt
-		b131[0] = byte(0x2)
-		b131[1] = byte(0x1)
-		b132 := data[h17 : h17+6] // nd_na_mac
-		s133 := m2
-		b132[0] = byte(s133 >> 40)
-		b132[1] = byte(s133 >> 32)
-		b132[2] = byte(s133 >> 24)
-		b132[3] = byte(s133 >> 16)
-		b132[4] = byte(s133 >> 8)
-		b132[5] = byte(s133)
+		b123 := data[h7 : h7+4] // icmpv6
+		b123[0] = byte(0x88)
+		b123[1] = byte(0x0)
+		b124 := data[h15 : h15+20] // nd_na
+		b124[0] = b124[0]&^0x40 | byte(m24)<<6&0x40
+		v125 := m25
+		s126 := v125.Hi
+		b124[4] = byte(s126 >> 56)
+		b124[5] = byte(s126 >> 48)
+		b124[6] = byte(s126 >> 40)
+		b124[7] = byte(s126 >> 32)
+		b124[8] = byte(s126 >> 24)
+		b124[9] = byte(s126 >> 16)
+		b124[10] = byte(s126 >> 8)
+		b124[11] = byte(s126)
+		s127 := v125.Lo
+		b124[12] = byte(s127 >> 56)
+		b124[13] = byte(s127 >> 48)
+		b124[14] = byte(s127 >> 40)
+		b124[15] = byte(s127 >> 32)
+		b124[16] = byte(s127 >> 24)
+		b124[17] = byte(s127 >> 16)
+		b124[18] = byte(s127 >> 8)
+		b124[19] = byte(s127)
+		b128 := data[h16 : h16+2] // nd_na_opt
+		b128[0] = byte(0x2)
+		b128[1] = byte(0x1)
+		b129 := data[h17 : h17+6] // nd_na_mac
+		s130 := m2
+		b129[0] = byte(s130 >> 40)
+		b129[1] = byte(s130 >> 32)
+		b129[2] = byte(s130 >> 24)
+		b129[3] = byte(s130 >> 16)
+		b129[4] = byte(s130 >> 8)
+		b129[5] = byte(s130)
 		goto n61
 	}
 n61:
@@ -3201,9 +3156,9 @@ n61:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s134 := r
-				cb[0] = byte(s134 >> 8)
-				cb[1] = byte(s134)
+				s131 := r
+				cb[0] = byte(s131 >> 8)
+				cb[1] = byte(s131)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3333,7 +3288,7 @@ n61:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt135 := p.ComputeChecksum(7)
+		rt132 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3458,7 +3413,7 @@ n61:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt135 {
+		if !rt132 {
 			return pl.drop(24)
 		}
 		goto n62
@@ -3486,8 +3441,8 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b136 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[2].LookupWord(((uint64(b136[12])<<24|uint64(b136[13])<<16|uint64(b136[14])<<8|uint64(b136[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
+		b133 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[2].LookupWord(((uint64(b133[12])<<24|uint64(b133[13])<<16|uint64(b133[14])<<8|uint64(b133[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3509,8 +3464,8 @@ n67:
 		if !(h3 >= 0) {
 			return pl.drop(25)
 		}
-		b137 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b137[8])<<56 | uint64(b137[9])<<48 | uint64(b137[10])<<40 | uint64(b137[11])<<32 | uint64(b137[12])<<24 | uint64(b137[13])<<16 | uint64(b137[14])<<8 | uint64(b137[15])), Lo: (uint64(b137[16])<<56 | uint64(b137[17])<<48 | uint64(b137[18])<<40 | uint64(b137[19])<<32 | uint64(b137[20])<<24 | uint64(b137[21])<<16 | uint64(b137[22])<<8 | uint64(b137[23]))}
+		b134 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b134[8])<<56 | uint64(b134[9])<<48 | uint64(b134[10])<<40 | uint64(b134[11])<<32 | uint64(b134[12])<<24 | uint64(b134[13])<<16 | uint64(b134[14])<<8 | uint64(b134[15])), Lo: (uint64(b134[16])<<56 | uint64(b134[17])<<48 | uint64(b134[18])<<40 | uint64(b134[19])<<32 | uint64(b134[20])<<24 | uint64(b134[21])<<16 | uint64(b134[22])<<8 | uint64(b134[23]))}
 		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -3558,16 +3513,16 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s138 := r
-				cb[0] = byte(s138 >> 8)
-				cb[1] = byte(s138)
+				s135 := r
+				cb[0] = byte(s135 >> 8)
+				cb[1] = byte(s135)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b139 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b139[4])<<56 | uint64(b139[5])<<48 | uint64(b139[6])<<40 | uint64(b139[7])<<32 | uint64(b139[8])<<24 | uint64(b139[9])<<16 | uint64(b139[10])<<8 | uint64(b139[11]))
-		m18 = ((uint64(b139[4])<<56 | uint64(b139[5])<<48 | uint64(b139[6])<<40 | uint64(b139[7])<<32 | uint64(b139[8])<<24 | uint64(b139[9])<<16 | uint64(b139[10])<<8 | uint64(b139[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b139[2])<<8 | uint64(b139[3])) & 0xffff
+		b136 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b136[4])<<56 | uint64(b136[5])<<48 | uint64(b136[6])<<40 | uint64(b136[7])<<32 | uint64(b136[8])<<24 | uint64(b136[9])<<16 | uint64(b136[10])<<8 | uint64(b136[11]))
+		m18 = ((uint64(b136[4])<<56 | uint64(b136[5])<<48 | uint64(b136[6])<<40 | uint64(b136[7])<<32 | uint64(b136[8])<<24 | uint64(b136[9])<<16 | uint64(b136[10])<<8 | uint64(b136[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b136[2])<<8 | uint64(b136[3])) & 0xffff
 		goto n74
 	}
 n73:
@@ -3581,19 +3536,19 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s140 := r
-				cb[0] = byte(s140 >> 8)
-				cb[1] = byte(s140)
+				s137 := r
+				cb[0] = byte(s137 >> 8)
+				cb[1] = byte(s137)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h11 >= 0) {
 			return pl.drop(27)
 		}
-		b141 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b141[4])<<56 | uint64(b141[5])<<48 | uint64(b141[6])<<40 | uint64(b141[7])<<32 | uint64(b141[8])<<24 | uint64(b141[9])<<16 | uint64(b141[10])<<8 | uint64(b141[11]))
-		m18 = (uint64(b141[0])<<8 | uint64(b141[1])) & 0xffff
-		m19 = (uint64(b141[2])<<8 | uint64(b141[3])) & 0xffff
+		b138 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b138[4])<<56 | uint64(b138[5])<<48 | uint64(b138[6])<<40 | uint64(b138[7])<<32 | uint64(b138[8])<<24 | uint64(b138[9])<<16 | uint64(b138[10])<<8 | uint64(b138[11]))
+		m18 = (uint64(b138[0])<<8 | uint64(b138[1])) & 0xffff
+		m19 = (uint64(b138[2])<<8 | uint64(b138[3])) & 0xffff
 		pl.edges[17]++
 		goto n74
 	}
@@ -3641,9 +3596,9 @@ n76:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s142 := r
-				cb[0] = byte(s142 >> 8)
-				cb[1] = byte(s142)
+				s139 := r
+				cb[0] = byte(s139 >> 8)
+				cb[1] = byte(s139)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3676,8 +3631,8 @@ n78:
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b143 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b143[12])<<8|uint64(b143[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
+		b140 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b140[12])<<8|uint64(b140[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3720,9 +3675,9 @@ n81:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s144 := r
-				cb[0] = byte(s144 >> 8)
-				cb[1] = byte(s144)
+				s141 := r
+				cb[0] = byte(s141 >> 8)
+				cb[1] = byte(s141)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3740,27 +3695,27 @@ n82:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s145 := r
-				cb[0] = byte(s145 >> 8)
-				cb[1] = byte(s145)
+				s142 := r
+				cb[0] = byte(s142 >> 8)
+				cb[1] = byte(s142)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b146 := data[h0 : h0+14] // ethernet
-		s147 := m2
-		b146[6] = byte(s147 >> 40)
-		b146[7] = byte(s147 >> 32)
-		b146[8] = byte(s147 >> 24)
-		b146[9] = byte(s147 >> 16)
-		b146[10] = byte(s147 >> 8)
-		b146[11] = byte(s147)
-		s148 := m10
-		b146[0] = byte(s148 >> 40)
-		b146[1] = byte(s148 >> 32)
-		b146[2] = byte(s148 >> 24)
-		b146[3] = byte(s148 >> 16)
-		b146[4] = byte(s148 >> 8)
-		b146[5] = byte(s148)
+		b143 := data[h0 : h0+14] // ethernet
+		s144 := m2
+		b143[6] = byte(s144 >> 40)
+		b143[7] = byte(s144 >> 32)
+		b143[8] = byte(s144 >> 24)
+		b143[9] = byte(s144 >> 16)
+		b143[10] = byte(s144 >> 8)
+		b143[11] = byte(s144)
+		s145 := m10
+		b143[0] = byte(s145 >> 40)
+		b143[1] = byte(s145 >> 32)
+		b143[2] = byte(s145 >> 24)
+		b143[3] = byte(s145 >> 16)
+		b143[4] = byte(s145 >> 8)
+		b143[5] = byte(s145)
 		goto n83
 	}
 n83:
@@ -3786,216 +3741,216 @@ n85:
 	}
 n86:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d149 uint64 // ipv4 checksum
-		var d150 uint64 // udp checksum
-		v151 := m11
-		b152 := data[h2 : h2+20] // ipv4
-		ws154 := uint64((uint64(b152[16])<<24 | uint64(b152[17])<<16 | uint64(b152[18])<<8 | uint64(b152[19])))
-		os153 := uint32(uint16(ws154>>0)) + uint32(uint16(ws154>>16))
-		s155 := v151
-		b152[16] = byte(s155 >> 24)
-		b152[17] = byte(s155 >> 16)
-		b152[18] = byte(s155 >> 8)
-		b152[19] = byte(s155)
-		ws156 := uint64(v151)
-		f158 := uint32(os153)
-		f158 += bits.RotateLeft32(f158, 16)
-		dl157 := uint64(^uint16(f158>>16)) + uint64(uint32(uint16(ws156>>0))+uint32(uint16(ws156>>16)))
-		d149 += dl157
-		d150 += dl157
-		v159 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws161 := uint64((uint64(b152[12])<<24 | uint64(b152[13])<<16 | uint64(b152[14])<<8 | uint64(b152[15])))
-		os160 := uint32(uint16(ws161>>0)) + uint32(uint16(ws161>>16))
-		s162 := v159
-		b152[12] = byte(s162 >> 24)
-		b152[13] = byte(s162 >> 16)
-		b152[14] = byte(s162 >> 8)
-		b152[15] = byte(s162)
-		ws163 := uint64(v159)
-		f165 := uint32(os160)
-		f165 += bits.RotateLeft32(f165, 16)
-		dl164 := uint64(^uint16(f165>>16)) + uint64(uint32(uint16(ws163>>0))+uint32(uint16(ws163>>16)))
-		d149 += dl164
-		d150 += dl164
-		v166 := m21
-		b167 := data[h4 : h4+8] // udp
-		os168 := uint32(uint16((uint64(b167[2])<<8 | uint64(b167[3]))))
-		s169 := v166
-		b167[2] = byte(s169 >> 8)
-		b167[3] = byte(s169)
-		f171 := uint32(os168)
-		f171 += bits.RotateLeft32(f171, 16)
-		dl170 := uint64(^uint16(f171>>16)) + uint64(uint32(uint16(v166)))
-		d150 += dl170
-		v172 := uint64(b152[8])
-		os173 := uint32(uint64(b152[8])<<8 | uint64(b152[9]))
-		b152[8] = byte(v172)
-		f175 := uint32(os173)
-		f175 += bits.RotateLeft32(f175, 16)
-		dl174 := uint64(^uint16(f175>>16)) + uint64(uint32(uint64(b152[8])<<8|uint64(b152[9])))
-		d149 += dl174
+		var d146 uint64 // ipv4 checksum
+		var d147 uint64 // udp checksum
+		v148 := m11
+		b149 := data[h2 : h2+20] // ipv4
+		ws151 := uint64((uint64(b149[16])<<24 | uint64(b149[17])<<16 | uint64(b149[18])<<8 | uint64(b149[19])))
+		os150 := uint32(uint16(ws151>>0)) + uint32(uint16(ws151>>16))
+		s152 := v148
+		b149[16] = byte(s152 >> 24)
+		b149[17] = byte(s152 >> 16)
+		b149[18] = byte(s152 >> 8)
+		b149[19] = byte(s152)
+		ws153 := uint64(v148)
+		f155 := uint32(os150)
+		f155 += bits.RotateLeft32(f155, 16)
+		dl154 := uint64(^uint16(f155>>16)) + uint64(uint32(uint16(ws153>>0))+uint32(uint16(ws153>>16)))
+		d146 += dl154
+		d147 += dl154
+		v156 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws158 := uint64((uint64(b149[12])<<24 | uint64(b149[13])<<16 | uint64(b149[14])<<8 | uint64(b149[15])))
+		os157 := uint32(uint16(ws158>>0)) + uint32(uint16(ws158>>16))
+		s159 := v156
+		b149[12] = byte(s159 >> 24)
+		b149[13] = byte(s159 >> 16)
+		b149[14] = byte(s159 >> 8)
+		b149[15] = byte(s159)
+		ws160 := uint64(v156)
+		f162 := uint32(os157)
+		f162 += bits.RotateLeft32(f162, 16)
+		dl161 := uint64(^uint16(f162>>16)) + uint64(uint32(uint16(ws160>>0))+uint32(uint16(ws160>>16)))
+		d146 += dl161
+		d147 += dl161
+		v163 := m21
+		b164 := data[h4 : h4+8] // udp
+		os165 := uint32(uint16((uint64(b164[2])<<8 | uint64(b164[3]))))
+		s166 := v163
+		b164[2] = byte(s166 >> 8)
+		b164[3] = byte(s166)
+		f168 := uint32(os165)
+		f168 += bits.RotateLeft32(f168, 16)
+		dl167 := uint64(^uint16(f168>>16)) + uint64(uint32(uint16(v163)))
+		d147 += dl167
+		v169 := uint64(b149[8])
+		os170 := uint32(uint64(b149[8])<<8 | uint64(b149[9]))
+		b149[8] = byte(v169)
+		f172 := uint32(os170)
+		f172 += bits.RotateLeft32(f172, 16)
+		dl171 := uint64(^uint16(f172>>16)) + uint64(uint32(uint64(b149[8])<<8|uint64(b149[9])))
+		d146 += dl171
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d149
+			x := uint64(^cv) + d146
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s176 := r
-			cb[0] = byte(s176 >> 8)
-			cb[1] = byte(s176)
+			s173 := r
+			cb[0] = byte(s173 >> 8)
+			cb[1] = byte(s173)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d150
+			pendD4 += d147
 			pendK4 = true
 		}
 		goto n95
 	}
 n87:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d177 uint64 // ipv4 checksum
-		var d178 uint64 // udp checksum
-		v179 := m11
-		b180 := data[h2 : h2+20] // ipv4
-		ws182 := uint64((uint64(b180[16])<<24 | uint64(b180[17])<<16 | uint64(b180[18])<<8 | uint64(b180[19])))
-		os181 := uint32(uint16(ws182>>0)) + uint32(uint16(ws182>>16))
-		s183 := v179
-		b180[16] = byte(s183 >> 24)
-		b180[17] = byte(s183 >> 16)
-		b180[18] = byte(s183 >> 8)
-		b180[19] = byte(s183)
-		ws184 := uint64(v179)
-		f186 := uint32(os181)
-		f186 += bits.RotateLeft32(f186, 16)
-		dl185 := uint64(^uint16(f186>>16)) + uint64(uint32(uint16(ws184>>0))+uint32(uint16(ws184>>16)))
-		d177 += dl185
-		d178 += dl185
-		v187 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws189 := uint64((uint64(b180[12])<<24 | uint64(b180[13])<<16 | uint64(b180[14])<<8 | uint64(b180[15])))
-		os188 := uint32(uint16(ws189>>0)) + uint32(uint16(ws189>>16))
-		s190 := v187
-		b180[12] = byte(s190 >> 24)
-		b180[13] = byte(s190 >> 16)
-		b180[14] = byte(s190 >> 8)
-		b180[15] = byte(s190)
-		ws191 := uint64(v187)
-		f193 := uint32(os188)
-		f193 += bits.RotateLeft32(f193, 16)
-		dl192 := uint64(^uint16(f193>>16)) + uint64(uint32(uint16(ws191>>0))+uint32(uint16(ws191>>16)))
-		d177 += dl192
-		d178 += dl192
-		v194 := m21
-		b195 := data[h4 : h4+8] // udp
-		os196 := uint32(uint16((uint64(b195[2])<<8 | uint64(b195[3]))))
-		s197 := v194
-		b195[2] = byte(s197 >> 8)
-		b195[3] = byte(s197)
-		f199 := uint32(os196)
-		f199 += bits.RotateLeft32(f199, 16)
-		dl198 := uint64(^uint16(f199>>16)) + uint64(uint32(uint16(v194)))
-		d178 += dl198
-		v200 := ((uint64(b180[2])<<8 | uint64(b180[3])) - 0x10)
-		os201 := uint32(uint16((uint64(b180[2])<<8 | uint64(b180[3]))))
-		s202 := v200
-		b180[2] = byte(s202 >> 8)
-		b180[3] = byte(s202)
-		f204 := uint32(os201)
-		f204 += bits.RotateLeft32(f204, 16)
-		dl203 := uint64(^uint16(f204>>16)) + uint64(uint32(uint16(v200)))
-		d177 += dl203
-		d178 += dl203
+		var d174 uint64 // ipv4 checksum
+		var d175 uint64 // udp checksum
+		v176 := m11
+		b177 := data[h2 : h2+20] // ipv4
+		ws179 := uint64((uint64(b177[16])<<24 | uint64(b177[17])<<16 | uint64(b177[18])<<8 | uint64(b177[19])))
+		os178 := uint32(uint16(ws179>>0)) + uint32(uint16(ws179>>16))
+		s180 := v176
+		b177[16] = byte(s180 >> 24)
+		b177[17] = byte(s180 >> 16)
+		b177[18] = byte(s180 >> 8)
+		b177[19] = byte(s180)
+		ws181 := uint64(v176)
+		f183 := uint32(os178)
+		f183 += bits.RotateLeft32(f183, 16)
+		dl182 := uint64(^uint16(f183>>16)) + uint64(uint32(uint16(ws181>>0))+uint32(uint16(ws181>>16)))
+		d174 += dl182
+		d175 += dl182
+		v184 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws186 := uint64((uint64(b177[12])<<24 | uint64(b177[13])<<16 | uint64(b177[14])<<8 | uint64(b177[15])))
+		os185 := uint32(uint16(ws186>>0)) + uint32(uint16(ws186>>16))
+		s187 := v184
+		b177[12] = byte(s187 >> 24)
+		b177[13] = byte(s187 >> 16)
+		b177[14] = byte(s187 >> 8)
+		b177[15] = byte(s187)
+		ws188 := uint64(v184)
+		f190 := uint32(os185)
+		f190 += bits.RotateLeft32(f190, 16)
+		dl189 := uint64(^uint16(f190>>16)) + uint64(uint32(uint16(ws188>>0))+uint32(uint16(ws188>>16)))
+		d174 += dl189
+		d175 += dl189
+		v191 := m21
+		b192 := data[h4 : h4+8] // udp
+		os193 := uint32(uint16((uint64(b192[2])<<8 | uint64(b192[3]))))
+		s194 := v191
+		b192[2] = byte(s194 >> 8)
+		b192[3] = byte(s194)
+		f196 := uint32(os193)
+		f196 += bits.RotateLeft32(f196, 16)
+		dl195 := uint64(^uint16(f196>>16)) + uint64(uint32(uint16(v191)))
+		d175 += dl195
+		v197 := ((uint64(b177[2])<<8 | uint64(b177[3])) - 0x10)
+		os198 := uint32(uint16((uint64(b177[2])<<8 | uint64(b177[3]))))
+		s199 := v197
+		b177[2] = byte(s199 >> 8)
+		b177[3] = byte(s199)
+		f201 := uint32(os198)
+		f201 += bits.RotateLeft32(f201, 16)
+		dl200 := uint64(^uint16(f201>>16)) + uint64(uint32(uint16(v197)))
+		d174 += dl200
+		d175 += dl200
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d177
+			x := uint64(^cv) + d174
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s205 := r
-			cb[0] = byte(s205 >> 8)
-			cb[1] = byte(s205)
+			s202 := r
+			cb[0] = byte(s202 >> 8)
+			cb[1] = byte(s202)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d178
+			pendD4 += d175
 			pendK4 = true
 		}
 		goto n90
 	}
 n88:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d206 uint64 // udp checksum
-		v207 := m12
+		var d203 uint64 // udp checksum
+		v204 := m12
 		if !(h3 >= 0) {
 			return pl.drop(31)
 		}
-		b208 := data[h3 : h3+40] // ipv6
-		ws210 := packet.Value{Hi: (uint64(b208[24])<<56 | uint64(b208[25])<<48 | uint64(b208[26])<<40 | uint64(b208[27])<<32 | uint64(b208[28])<<24 | uint64(b208[29])<<16 | uint64(b208[30])<<8 | uint64(b208[31])), Lo: (uint64(b208[32])<<56 | uint64(b208[33])<<48 | uint64(b208[34])<<40 | uint64(b208[35])<<32 | uint64(b208[36])<<24 | uint64(b208[37])<<16 | uint64(b208[38])<<8 | uint64(b208[39]))}
-		os209 := uint32(uint16(ws210.Hi>>0)) + uint32(uint16(ws210.Hi>>16)) + uint32(uint16(ws210.Hi>>32)) + uint32(uint16(ws210.Hi>>48)) + uint32(uint16(ws210.Lo>>0)) + uint32(uint16(ws210.Lo>>16)) + uint32(uint16(ws210.Lo>>32)) + uint32(uint16(ws210.Lo>>48))
-		v211 := v207
-		s212 := v211.Hi
-		b208[24] = byte(s212 >> 56)
-		b208[25] = byte(s212 >> 48)
-		b208[26] = byte(s212 >> 40)
-		b208[27] = byte(s212 >> 32)
-		b208[28] = byte(s212 >> 24)
-		b208[29] = byte(s212 >> 16)
-		b208[30] = byte(s212 >> 8)
-		b208[31] = byte(s212)
-		s213 := v211.Lo
-		b208[32] = byte(s213 >> 56)
-		b208[33] = byte(s213 >> 48)
-		b208[34] = byte(s213 >> 40)
-		b208[35] = byte(s213 >> 32)
-		b208[36] = byte(s213 >> 24)
-		b208[37] = byte(s213 >> 16)
-		b208[38] = byte(s213 >> 8)
-		b208[39] = byte(s213)
-		ws214 := v207
-		f216 := uint32(os209)
-		f216 += bits.RotateLeft32(f216, 16)
-		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint16(ws214.Hi>>0))+uint32(uint16(ws214.Hi>>16))+uint32(uint16(ws214.Hi>>32))+uint32(uint16(ws214.Hi>>48))+uint32(uint16(ws214.Lo>>0))+uint32(uint16(ws214.Lo>>16))+uint32(uint16(ws214.Lo>>32))+uint32(uint16(ws214.Lo>>48)))
-		d206 += dl215
-		v217 := m3
-		ws219 := packet.Value{Hi: (uint64(b208[8])<<56 | uint64(b208[9])<<48 | uint64(b208[10])<<40 | uint64(b208[11])<<32 | uint64(b208[12])<<24 | uint64(b208[13])<<16 | uint64(b208[14])<<8 | uint64(b208[15])), Lo: (uint64(b208[16])<<56 | uint64(b208[17])<<48 | uint64(b208[18])<<40 | uint64(b208[19])<<32 | uint64(b208[20])<<24 | uint64(b208[21])<<16 | uint64(b208[22])<<8 | uint64(b208[23]))}
-		os218 := uint32(uint16(ws219.Hi>>0)) + uint32(uint16(ws219.Hi>>16)) + uint32(uint16(ws219.Hi>>32)) + uint32(uint16(ws219.Hi>>48)) + uint32(uint16(ws219.Lo>>0)) + uint32(uint16(ws219.Lo>>16)) + uint32(uint16(ws219.Lo>>32)) + uint32(uint16(ws219.Lo>>48))
-		v220 := v217
-		s221 := v220.Hi
-		b208[8] = byte(s221 >> 56)
-		b208[9] = byte(s221 >> 48)
-		b208[10] = byte(s221 >> 40)
-		b208[11] = byte(s221 >> 32)
-		b208[12] = byte(s221 >> 24)
-		b208[13] = byte(s221 >> 16)
-		b208[14] = byte(s221 >> 8)
-		b208[15] = byte(s221)
-		s222 := v220.Lo
-		b208[16] = byte(s222 >> 56)
-		b208[17] = byte(s222 >> 48)
-		b208[18] = byte(s222 >> 40)
-		b208[19] = byte(s222 >> 32)
-		b208[20] = byte(s222 >> 24)
-		b208[21] = byte(s222 >> 16)
-		b208[22] = byte(s222 >> 8)
-		b208[23] = byte(s222)
-		ws223 := v217
-		f225 := uint32(os218)
-		f225 += bits.RotateLeft32(f225, 16)
-		dl224 := uint64(^uint16(f225>>16)) + uint64(uint32(uint16(ws223.Hi>>0))+uint32(uint16(ws223.Hi>>16))+uint32(uint16(ws223.Hi>>32))+uint32(uint16(ws223.Hi>>48))+uint32(uint16(ws223.Lo>>0))+uint32(uint16(ws223.Lo>>16))+uint32(uint16(ws223.Lo>>32))+uint32(uint16(ws223.Lo>>48)))
-		d206 += dl224
-		v226 := m21
-		b227 := data[h4 : h4+8] // udp
-		os228 := uint32(uint16((uint64(b227[2])<<8 | uint64(b227[3]))))
-		s229 := v226
-		b227[2] = byte(s229 >> 8)
-		b227[3] = byte(s229)
-		f231 := uint32(os228)
-		f231 += bits.RotateLeft32(f231, 16)
-		dl230 := uint64(^uint16(f231>>16)) + uint64(uint32(uint16(v226)))
-		d206 += dl230
+		b205 := data[h3 : h3+40] // ipv6
+		ws207 := packet.Value{Hi: (uint64(b205[24])<<56 | uint64(b205[25])<<48 | uint64(b205[26])<<40 | uint64(b205[27])<<32 | uint64(b205[28])<<24 | uint64(b205[29])<<16 | uint64(b205[30])<<8 | uint64(b205[31])), Lo: (uint64(b205[32])<<56 | uint64(b205[33])<<48 | uint64(b205[34])<<40 | uint64(b205[35])<<32 | uint64(b205[36])<<24 | uint64(b205[37])<<16 | uint64(b205[38])<<8 | uint64(b205[39]))}
+		os206 := uint32(uint16(ws207.Hi>>0)) + uint32(uint16(ws207.Hi>>16)) + uint32(uint16(ws207.Hi>>32)) + uint32(uint16(ws207.Hi>>48)) + uint32(uint16(ws207.Lo>>0)) + uint32(uint16(ws207.Lo>>16)) + uint32(uint16(ws207.Lo>>32)) + uint32(uint16(ws207.Lo>>48))
+		v208 := v204
+		s209 := v208.Hi
+		b205[24] = byte(s209 >> 56)
+		b205[25] = byte(s209 >> 48)
+		b205[26] = byte(s209 >> 40)
+		b205[27] = byte(s209 >> 32)
+		b205[28] = byte(s209 >> 24)
+		b205[29] = byte(s209 >> 16)
+		b205[30] = byte(s209 >> 8)
+		b205[31] = byte(s209)
+		s210 := v208.Lo
+		b205[32] = byte(s210 >> 56)
+		b205[33] = byte(s210 >> 48)
+		b205[34] = byte(s210 >> 40)
+		b205[35] = byte(s210 >> 32)
+		b205[36] = byte(s210 >> 24)
+		b205[37] = byte(s210 >> 16)
+		b205[38] = byte(s210 >> 8)
+		b205[39] = byte(s210)
+		ws211 := v204
+		f213 := uint32(os206)
+		f213 += bits.RotateLeft32(f213, 16)
+		dl212 := uint64(^uint16(f213>>16)) + uint64(uint32(uint16(ws211.Hi>>0))+uint32(uint16(ws211.Hi>>16))+uint32(uint16(ws211.Hi>>32))+uint32(uint16(ws211.Hi>>48))+uint32(uint16(ws211.Lo>>0))+uint32(uint16(ws211.Lo>>16))+uint32(uint16(ws211.Lo>>32))+uint32(uint16(ws211.Lo>>48)))
+		d203 += dl212
+		v214 := m3
+		ws216 := packet.Value{Hi: (uint64(b205[8])<<56 | uint64(b205[9])<<48 | uint64(b205[10])<<40 | uint64(b205[11])<<32 | uint64(b205[12])<<24 | uint64(b205[13])<<16 | uint64(b205[14])<<8 | uint64(b205[15])), Lo: (uint64(b205[16])<<56 | uint64(b205[17])<<48 | uint64(b205[18])<<40 | uint64(b205[19])<<32 | uint64(b205[20])<<24 | uint64(b205[21])<<16 | uint64(b205[22])<<8 | uint64(b205[23]))}
+		os215 := uint32(uint16(ws216.Hi>>0)) + uint32(uint16(ws216.Hi>>16)) + uint32(uint16(ws216.Hi>>32)) + uint32(uint16(ws216.Hi>>48)) + uint32(uint16(ws216.Lo>>0)) + uint32(uint16(ws216.Lo>>16)) + uint32(uint16(ws216.Lo>>32)) + uint32(uint16(ws216.Lo>>48))
+		v217 := v214
+		s218 := v217.Hi
+		b205[8] = byte(s218 >> 56)
+		b205[9] = byte(s218 >> 48)
+		b205[10] = byte(s218 >> 40)
+		b205[11] = byte(s218 >> 32)
+		b205[12] = byte(s218 >> 24)
+		b205[13] = byte(s218 >> 16)
+		b205[14] = byte(s218 >> 8)
+		b205[15] = byte(s218)
+		s219 := v217.Lo
+		b205[16] = byte(s219 >> 56)
+		b205[17] = byte(s219 >> 48)
+		b205[18] = byte(s219 >> 40)
+		b205[19] = byte(s219 >> 32)
+		b205[20] = byte(s219 >> 24)
+		b205[21] = byte(s219 >> 16)
+		b205[22] = byte(s219 >> 8)
+		b205[23] = byte(s219)
+		ws220 := v214
+		f222 := uint32(os215)
+		f222 += bits.RotateLeft32(f222, 16)
+		dl221 := uint64(^uint16(f222>>16)) + uint64(uint32(uint16(ws220.Hi>>0))+uint32(uint16(ws220.Hi>>16))+uint32(uint16(ws220.Hi>>32))+uint32(uint16(ws220.Hi>>48))+uint32(uint16(ws220.Lo>>0))+uint32(uint16(ws220.Lo>>16))+uint32(uint16(ws220.Lo>>32))+uint32(uint16(ws220.Lo>>48)))
+		d203 += dl221
+		v223 := m21
+		b224 := data[h4 : h4+8] // udp
+		os225 := uint32(uint16((uint64(b224[2])<<8 | uint64(b224[3]))))
+		s226 := v223
+		b224[2] = byte(s226 >> 8)
+		b224[3] = byte(s226)
+		f228 := uint32(os225)
+		f228 += bits.RotateLeft32(f228, 16)
+		dl227 := uint64(^uint16(f228>>16)) + uint64(uint32(uint16(v223)))
+		d203 += dl227
 		if h4+8 <= len(data) {
-			pendD4 += d206
+			pendD4 += d203
 			pendK4 = true
 		}
 		pl.edges[23]++
@@ -4003,86 +3958,86 @@ n88:
 	}
 n89:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d232 uint64 // udp checksum
-		v233 := m12
+		var d229 uint64 // udp checksum
+		v230 := m12
 		if !(h3 >= 0) {
 			return pl.drop(32)
 		}
-		b234 := data[h3 : h3+40] // ipv6
-		ws236 := packet.Value{Hi: (uint64(b234[24])<<56 | uint64(b234[25])<<48 | uint64(b234[26])<<40 | uint64(b234[27])<<32 | uint64(b234[28])<<24 | uint64(b234[29])<<16 | uint64(b234[30])<<8 | uint64(b234[31])), Lo: (uint64(b234[32])<<56 | uint64(b234[33])<<48 | uint64(b234[34])<<40 | uint64(b234[35])<<32 | uint64(b234[36])<<24 | uint64(b234[37])<<16 | uint64(b234[38])<<8 | uint64(b234[39]))}
-		os235 := uint32(uint16(ws236.Hi>>0)) + uint32(uint16(ws236.Hi>>16)) + uint32(uint16(ws236.Hi>>32)) + uint32(uint16(ws236.Hi>>48)) + uint32(uint16(ws236.Lo>>0)) + uint32(uint16(ws236.Lo>>16)) + uint32(uint16(ws236.Lo>>32)) + uint32(uint16(ws236.Lo>>48))
-		v237 := v233
-		s238 := v237.Hi
-		b234[24] = byte(s238 >> 56)
-		b234[25] = byte(s238 >> 48)
-		b234[26] = byte(s238 >> 40)
-		b234[27] = byte(s238 >> 32)
-		b234[28] = byte(s238 >> 24)
-		b234[29] = byte(s238 >> 16)
-		b234[30] = byte(s238 >> 8)
-		b234[31] = byte(s238)
-		s239 := v237.Lo
-		b234[32] = byte(s239 >> 56)
-		b234[33] = byte(s239 >> 48)
-		b234[34] = byte(s239 >> 40)
-		b234[35] = byte(s239 >> 32)
-		b234[36] = byte(s239 >> 24)
-		b234[37] = byte(s239 >> 16)
-		b234[38] = byte(s239 >> 8)
-		b234[39] = byte(s239)
-		ws240 := v233
-		f242 := uint32(os235)
-		f242 += bits.RotateLeft32(f242, 16)
-		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(ws240.Hi>>0))+uint32(uint16(ws240.Hi>>16))+uint32(uint16(ws240.Hi>>32))+uint32(uint16(ws240.Hi>>48))+uint32(uint16(ws240.Lo>>0))+uint32(uint16(ws240.Lo>>16))+uint32(uint16(ws240.Lo>>32))+uint32(uint16(ws240.Lo>>48)))
-		d232 += dl241
-		v243 := m3
-		ws245 := packet.Value{Hi: (uint64(b234[8])<<56 | uint64(b234[9])<<48 | uint64(b234[10])<<40 | uint64(b234[11])<<32 | uint64(b234[12])<<24 | uint64(b234[13])<<16 | uint64(b234[14])<<8 | uint64(b234[15])), Lo: (uint64(b234[16])<<56 | uint64(b234[17])<<48 | uint64(b234[18])<<40 | uint64(b234[19])<<32 | uint64(b234[20])<<24 | uint64(b234[21])<<16 | uint64(b234[22])<<8 | uint64(b234[23]))}
-		os244 := uint32(uint16(ws245.Hi>>0)) + uint32(uint16(ws245.Hi>>16)) + uint32(uint16(ws245.Hi>>32)) + uint32(uint16(ws245.Hi>>48)) + uint32(uint16(ws245.Lo>>0)) + uint32(uint16(ws245.Lo>>16)) + uint32(uint16(ws245.Lo>>32)) + uint32(uint16(ws245.Lo>>48))
-		v246 := v243
-		s247 := v246.Hi
-		b234[8] = byte(s247 >> 56)
-		b234[9] = byte(s247 >> 48)
-		b234[10] = byte(s247 >> 40)
-		b234[11] = byte(s247 >> 32)
-		b234[12] = byte(s247 >> 24)
-		b234[13] = byte(s247 >> 16)
-		b234[14] = byte(s247 >> 8)
-		b234[15] = byte(s247)
-		s248 := v246.Lo
-		b234[16] = byte(s248 >> 56)
-		b234[17] = byte(s248 >> 48)
-		b234[18] = byte(s248 >> 40)
-		b234[19] = byte(s248 >> 32)
-		b234[20] = byte(s248 >> 24)
-		b234[21] = byte(s248 >> 16)
-		b234[22] = byte(s248 >> 8)
-		b234[23] = byte(s248)
-		ws249 := v243
-		f251 := uint32(os244)
-		f251 += bits.RotateLeft32(f251, 16)
-		dl250 := uint64(^uint16(f251>>16)) + uint64(uint32(uint16(ws249.Hi>>0))+uint32(uint16(ws249.Hi>>16))+uint32(uint16(ws249.Hi>>32))+uint32(uint16(ws249.Hi>>48))+uint32(uint16(ws249.Lo>>0))+uint32(uint16(ws249.Lo>>16))+uint32(uint16(ws249.Lo>>32))+uint32(uint16(ws249.Lo>>48)))
-		d232 += dl250
-		v252 := m21
-		b253 := data[h4 : h4+8] // udp
-		os254 := uint32(uint16((uint64(b253[2])<<8 | uint64(b253[3]))))
-		s255 := v252
-		b253[2] = byte(s255 >> 8)
-		b253[3] = byte(s255)
-		f257 := uint32(os254)
-		f257 += bits.RotateLeft32(f257, 16)
-		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(v252)))
-		d232 += dl256
-		v258 := ((uint64(b234[4])<<8 | uint64(b234[5])) - 0x10)
-		os259 := uint32(uint16((uint64(b234[4])<<8 | uint64(b234[5]))))
-		s260 := v258
-		b234[4] = byte(s260 >> 8)
-		b234[5] = byte(s260)
-		f262 := uint32(os259)
-		f262 += bits.RotateLeft32(f262, 16)
-		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(v258)))
-		d232 += dl261
+		b231 := data[h3 : h3+40] // ipv6
+		ws233 := packet.Value{Hi: (uint64(b231[24])<<56 | uint64(b231[25])<<48 | uint64(b231[26])<<40 | uint64(b231[27])<<32 | uint64(b231[28])<<24 | uint64(b231[29])<<16 | uint64(b231[30])<<8 | uint64(b231[31])), Lo: (uint64(b231[32])<<56 | uint64(b231[33])<<48 | uint64(b231[34])<<40 | uint64(b231[35])<<32 | uint64(b231[36])<<24 | uint64(b231[37])<<16 | uint64(b231[38])<<8 | uint64(b231[39]))}
+		os232 := uint32(uint16(ws233.Hi>>0)) + uint32(uint16(ws233.Hi>>16)) + uint32(uint16(ws233.Hi>>32)) + uint32(uint16(ws233.Hi>>48)) + uint32(uint16(ws233.Lo>>0)) + uint32(uint16(ws233.Lo>>16)) + uint32(uint16(ws233.Lo>>32)) + uint32(uint16(ws233.Lo>>48))
+		v234 := v230
+		s235 := v234.Hi
+		b231[24] = byte(s235 >> 56)
+		b231[25] = byte(s235 >> 48)
+		b231[26] = byte(s235 >> 40)
+		b231[27] = byte(s235 >> 32)
+		b231[28] = byte(s235 >> 24)
+		b231[29] = byte(s235 >> 16)
+		b231[30] = byte(s235 >> 8)
+		b231[31] = byte(s235)
+		s236 := v234.Lo
+		b231[32] = byte(s236 >> 56)
+		b231[33] = byte(s236 >> 48)
+		b231[34] = byte(s236 >> 40)
+		b231[35] = byte(s236 >> 32)
+		b231[36] = byte(s236 >> 24)
+		b231[37] = byte(s236 >> 16)
+		b231[38] = byte(s236 >> 8)
+		b231[39] = byte(s236)
+		ws237 := v230
+		f239 := uint32(os232)
+		f239 += bits.RotateLeft32(f239, 16)
+		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(ws237.Hi>>0))+uint32(uint16(ws237.Hi>>16))+uint32(uint16(ws237.Hi>>32))+uint32(uint16(ws237.Hi>>48))+uint32(uint16(ws237.Lo>>0))+uint32(uint16(ws237.Lo>>16))+uint32(uint16(ws237.Lo>>32))+uint32(uint16(ws237.Lo>>48)))
+		d229 += dl238
+		v240 := m3
+		ws242 := packet.Value{Hi: (uint64(b231[8])<<56 | uint64(b231[9])<<48 | uint64(b231[10])<<40 | uint64(b231[11])<<32 | uint64(b231[12])<<24 | uint64(b231[13])<<16 | uint64(b231[14])<<8 | uint64(b231[15])), Lo: (uint64(b231[16])<<56 | uint64(b231[17])<<48 | uint64(b231[18])<<40 | uint64(b231[19])<<32 | uint64(b231[20])<<24 | uint64(b231[21])<<16 | uint64(b231[22])<<8 | uint64(b231[23]))}
+		os241 := uint32(uint16(ws242.Hi>>0)) + uint32(uint16(ws242.Hi>>16)) + uint32(uint16(ws242.Hi>>32)) + uint32(uint16(ws242.Hi>>48)) + uint32(uint16(ws242.Lo>>0)) + uint32(uint16(ws242.Lo>>16)) + uint32(uint16(ws242.Lo>>32)) + uint32(uint16(ws242.Lo>>48))
+		v243 := v240
+		s244 := v243.Hi
+		b231[8] = byte(s244 >> 56)
+		b231[9] = byte(s244 >> 48)
+		b231[10] = byte(s244 >> 40)
+		b231[11] = byte(s244 >> 32)
+		b231[12] = byte(s244 >> 24)
+		b231[13] = byte(s244 >> 16)
+		b231[14] = byte(s244 >> 8)
+		b231[15] = byte(s244)
+		s245 := v243.Lo
+		b231[16] = byte(s245 >> 56)
+		b231[17] = byte(s245 >> 48)
+		b231[18] = byte(s245 >> 40)
+		b231[19] = byte(s245 >> 32)
+		b231[20] = byte(s245 >> 24)
+		b231[21] = byte(s245 >> 16)
+		b231[22] = byte(s245 >> 8)
+		b231[23] = byte(s245)
+		ws246 := v240
+		f248 := uint32(os241)
+		f248 += bits.RotateLeft32(f248, 16)
+		dl247 := uint64(^uint16(f248>>16)) + uint64(uint32(uint16(ws246.Hi>>0))+uint32(uint16(ws246.Hi>>16))+uint32(uint16(ws246.Hi>>32))+uint32(uint16(ws246.Hi>>48))+uint32(uint16(ws246.Lo>>0))+uint32(uint16(ws246.Lo>>16))+uint32(uint16(ws246.Lo>>32))+uint32(uint16(ws246.Lo>>48)))
+		d229 += dl247
+		v249 := m21
+		b250 := data[h4 : h4+8] // udp
+		os251 := uint32(uint16((uint64(b250[2])<<8 | uint64(b250[3]))))
+		s252 := v249
+		b250[2] = byte(s252 >> 8)
+		b250[3] = byte(s252)
+		f254 := uint32(os251)
+		f254 += bits.RotateLeft32(f254, 16)
+		dl253 := uint64(^uint16(f254>>16)) + uint64(uint32(uint16(v249)))
+		d229 += dl253
+		v255 := ((uint64(b231[4])<<8 | uint64(b231[5])) - 0x10)
+		os256 := uint32(uint16((uint64(b231[4])<<8 | uint64(b231[5]))))
+		s257 := v255
+		b231[4] = byte(s257 >> 8)
+		b231[5] = byte(s257)
+		f259 := uint32(os256)
+		f259 += bits.RotateLeft32(f259, 16)
+		dl258 := uint64(^uint16(f259>>16)) + uint64(uint32(uint16(v255)))
+		d229 += dl258
 		if h4+8 <= len(data) {
-			pendD4 += d232
+			pendD4 += d229
 			pendK4 = true
 		}
 		pl.edges[24]++
@@ -4097,24 +4052,24 @@ n90:
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		po263, pn264 := h10, 12 // lb_v2
-		if po263 < 0 || po263+pn264 > len(data) {
+		po260, pn261 := h10, 12 // lb_v2
+		if po260 < 0 || po260+pn261 > len(data) {
 			return pl.drop(33)
 		}
-		if po263 > h4 && (po263-h4)%2 == 0 {
-			pw266 := data[po263 : po263+12]
-			d265 := uint32(uint64(pw266[0])<<8|uint64(pw266[1])) + uint32(uint64(pw266[2])<<8|uint64(pw266[3])) + uint32(uint64(pw266[4])<<8|uint64(pw266[5])) + uint32(uint64(pw266[6])<<8|uint64(pw266[7])) + uint32(uint64(pw266[8])<<8|uint64(pw266[9])) + uint32(uint64(pw266[10])<<8|uint64(pw266[11]))
-			d265 += bits.RotateLeft32(d265, 16)
+		if po260 > h4 && (po260-h4)%2 == 0 {
+			pw263 := data[po260 : po260+12]
+			d262 := uint32(uint64(pw263[0])<<8|uint64(pw263[1])) + uint32(uint64(pw263[2])<<8|uint64(pw263[3])) + uint32(uint64(pw263[4])<<8|uint64(pw263[5])) + uint32(uint64(pw263[6])<<8|uint64(pw263[7])) + uint32(uint64(pw263[8])<<8|uint64(pw263[9])) + uint32(uint64(pw263[10])<<8|uint64(pw263[11]))
+			d262 += bits.RotateLeft32(d262, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d265 >> 16))
+				pendD4 += uint64(^uint16(d262 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po263
-		pendN = pn264
+		pendOff = po260
+		pendN = pn261
 		h10 = -1
-		if cur > po263 {
-			cur = max(po263, cur-pn264)
+		if cur > po260 {
+			cur = max(po260, cur-pn261)
 		}
 		goto n93
 	}
@@ -4123,24 +4078,24 @@ n92:
 		if !(h11 >= 0) {
 			return pl.drop(34)
 		}
-		po267, pn268 := h11, 12 // lb_v3
-		if po267 < 0 || po267+pn268 > len(data) {
+		po264, pn265 := h11, 12 // lb_v3
+		if po264 < 0 || po264+pn265 > len(data) {
 			return pl.drop(34)
 		}
-		if po267 > h4 && (po267-h4)%2 == 0 {
-			pw270 := data[po267 : po267+12]
-			d269 := uint32(uint64(pw270[0])<<8|uint64(pw270[1])) + uint32(uint64(pw270[2])<<8|uint64(pw270[3])) + uint32(uint64(pw270[4])<<8|uint64(pw270[5])) + uint32(uint64(pw270[6])<<8|uint64(pw270[7])) + uint32(uint64(pw270[8])<<8|uint64(pw270[9])) + uint32(uint64(pw270[10])<<8|uint64(pw270[11]))
-			d269 += bits.RotateLeft32(d269, 16)
+		if po264 > h4 && (po264-h4)%2 == 0 {
+			pw267 := data[po264 : po264+12]
+			d266 := uint32(uint64(pw267[0])<<8|uint64(pw267[1])) + uint32(uint64(pw267[2])<<8|uint64(pw267[3])) + uint32(uint64(pw267[4])<<8|uint64(pw267[5])) + uint32(uint64(pw267[6])<<8|uint64(pw267[7])) + uint32(uint64(pw267[8])<<8|uint64(pw267[9])) + uint32(uint64(pw267[10])<<8|uint64(pw267[11]))
+			d266 += bits.RotateLeft32(d266, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d269 >> 16))
+				pendD4 += uint64(^uint16(d266 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po267
-		pendN = pn268
+		pendOff = po264
+		pendN = pn265
 		h11 = -1
-		if cur > po267 {
-			cur = max(po267, cur-pn268)
+		if cur > po264 {
+			cur = max(po264, cur-pn265)
 		}
 		pl.edges[25]++
 		goto n93
@@ -4156,83 +4111,53 @@ n93:
 				data = data[:len(data)-pendN]
 			}
 			pendN = 0
-			if pendK4 {
-				if h4+8 <= len(data) {
-					cb := data[h4+6 : h4+8]
-					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-					x := uint64(^cv) + pendD4
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					s271 := r
-					cb[0] = byte(s271 >> 8)
-					cb[1] = byte(s271)
-				}
-				pendD4, pendK4 = 0, false
-			}
 		}
-		po272, pn273 := h9, 4 // lb_common
-		if po272 < 0 || po272+pn273 > len(data) {
+		po268, pn269 := h9, 4 // lb_common
+		if po268 < 0 || po268+pn269 > len(data) {
 			return pl.drop(35)
 		}
-		if po272 > h4 && (po272-h4)%2 == 0 {
-			pw275 := data[po272 : po272+4]
-			d274 := uint32(uint64(pw275[0])<<8|uint64(pw275[1])) + uint32(uint64(pw275[2])<<8|uint64(pw275[3]))
-			d274 += bits.RotateLeft32(d274, 16)
+		if po268 > h4 && (po268-h4)%2 == 0 {
+			pw271 := data[po268 : po268+4]
+			d270 := uint32(uint64(pw271[0])<<8|uint64(pw271[1])) + uint32(uint64(pw271[2])<<8|uint64(pw271[3]))
+			d270 += bits.RotateLeft32(d270, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d274 >> 16))
+				pendD4 += uint64(^uint16(d270 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn273
-		if po272 < len(data)-po272-pendN {
-			copy(data[pendN:pendN+po272], data[:po272])
+		pendN += pn269
+		if po268 < len(data)-po268-pendN {
+			copy(data[pendN:pendN+po268], data[:po268])
 			data = data[pendN:]
 		} else {
-			copy(data[po272:], data[po272+pendN:])
+			copy(data[po268:], data[po268+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s276 := r
-				cb[0] = byte(s276 >> 8)
-				cb[1] = byte(s276)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		h9 = -1
-		if (h11 >= 0) && h11 > po272 {
-			h11 -= pn273
+		if (h11 >= 0) && h11 > po268 {
+			h11 -= pn269
 		} // lb_v3
-		if cur > po272 {
-			cur = max(po272, cur-pn273)
+		if cur > po268 {
+			cur = max(po268, cur-pn269)
 		}
 		goto n94
 	}
 n94:
 	{ // LbUdpLen: set udp.length
-		var d277 uint64         // udp checksum
-		b278 := data[h4 : h4+8] // udp
-		v279 := ((uint64(b278[4])<<8 | uint64(b278[5])) - 0x10)
-		os280 := uint32(uint16((uint64(b278[4])<<8 | uint64(b278[5]))))
-		s281 := v279
-		b278[4] = byte(s281 >> 8)
-		b278[5] = byte(s281)
-		f283 := uint32(os280)
-		f283 += bits.RotateLeft32(f283, 16)
-		dl282 := uint64(^uint16(f283>>16)) + uint64(uint32(uint16(v279)))
-		d277 += dl282
+		var d272 uint64         // udp checksum
+		b273 := data[h4 : h4+8] // udp
+		v274 := ((uint64(b273[4])<<8 | uint64(b273[5])) - 0x10)
+		os275 := uint32(uint16((uint64(b273[4])<<8 | uint64(b273[5]))))
+		s276 := v274
+		b273[4] = byte(s276 >> 8)
+		b273[5] = byte(s276)
+		f278 := uint32(os275)
+		f278 += bits.RotateLeft32(f278, 16)
+		dl277 := uint64(^uint16(f278>>16)) + uint64(uint32(uint16(v274)))
+		d272 += dl277
 		if h4+8 <= len(data) {
-			pendD4 += d277
+			pendD4 += d272
 			pendK4 = true
 		}
 		pl.edges[26]++
@@ -4261,9 +4186,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s284 := r
-				cb[0] = byte(s284 >> 8)
-				cb[1] = byte(s284)
+				s279 := r
+				cb[0] = byte(s279 >> 8)
+				cb[1] = byte(s279)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4280,9 +4205,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s285 := r
-				cb[0] = byte(s285 >> 8)
-				cb[1] = byte(s285)
+				s280 := r
+				cb[0] = byte(s280 >> 8)
+				cb[1] = byte(s280)
 			}
 			pendD4, pendK4 = 0, false
 		}

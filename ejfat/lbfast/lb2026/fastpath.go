@@ -1877,21 +1877,6 @@ n59:
 			copy(data[po63:], data[po63+pn64:])
 			data = data[:len(data)-pn64]
 		}
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s65 := r
-				cb[0] = byte(s65 >> 8)
-				cb[1] = byte(s65)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		h14 = -1
 		if cur > po63 {
 			cur = max(po63, cur-pn64)
@@ -1908,35 +1893,20 @@ n60:
 	}
 n61:
 	{ // PuntPopNsOpt: pop nd_opt
-		po66, pn67 := h13, 2 // nd_opt
-		if po66 < 0 || po66+pn67 > len(data) {
+		po65, pn66 := h13, 2 // nd_opt
+		if po65 < 0 || po65+pn66 > len(data) {
 			return pl.drop(3)
 		}
-		if po66 < len(data)-po66-pn67 {
-			copy(data[pn67:pn67+po66], data[:po66])
-			data = data[pn67:]
+		if po65 < len(data)-po65-pn66 {
+			copy(data[pn66:pn66+po65], data[:po65])
+			data = data[pn66:]
 		} else {
-			copy(data[po66:], data[po66+pn67:])
-			data = data[:len(data)-pn67]
-		}
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s68 := r
-				cb[0] = byte(s68 >> 8)
-				cb[1] = byte(s68)
-			}
-			pendD4, pendK4 = 0, false
+			copy(data[po65:], data[po65+pn66:])
+			data = data[:len(data)-pn66]
 		}
 		h13 = -1
-		if cur > po66 {
-			cur = max(po66, cur-pn67)
+		if cur > po65 {
+			cur = max(po65, cur-pn66)
 		}
 		pl.edges[25]++
 		goto n62
@@ -1950,35 +1920,20 @@ n62:
 	}
 n63:
 	{ // PuntPopNs: pop nd_ns
-		po69, pn70 := h12, 20 // nd_ns
-		if po69 < 0 || po69+pn70 > len(data) {
+		po67, pn68 := h12, 20 // nd_ns
+		if po67 < 0 || po67+pn68 > len(data) {
 			return pl.drop(4)
 		}
-		if po69 < len(data)-po69-pn70 {
-			copy(data[pn70:pn70+po69], data[:po69])
-			data = data[pn70:]
+		if po67 < len(data)-po67-pn68 {
+			copy(data[pn68:pn68+po67], data[:po67])
+			data = data[pn68:]
 		} else {
-			copy(data[po69:], data[po69+pn70:])
-			data = data[:len(data)-pn70]
-		}
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s71 := r
-				cb[0] = byte(s71 >> 8)
-				cb[1] = byte(s71)
-			}
-			pendD4, pendK4 = 0, false
+			copy(data[po67:], data[po67+pn68:])
+			data = data[:len(data)-pn68]
 		}
 		h12 = -1
-		if cur > po69 {
-			cur = max(po69, cur-pn70)
+		if cur > po67 {
+			cur = max(po67, cur-pn68)
 		}
 		pl.edges[26]++
 		goto n64
@@ -1992,35 +1947,20 @@ n64:
 	}
 n65:
 	{ // PuntPopUdp: pop icmp_udp
-		po72, pn73 := h20, 8 // icmp_udp
-		if po72 < 0 || po72+pn73 > len(data) {
+		po69, pn70 := h20, 8 // icmp_udp
+		if po69 < 0 || po69+pn70 > len(data) {
 			return pl.drop(5)
 		}
-		if po72 < len(data)-po72-pn73 {
-			copy(data[pn73:pn73+po72], data[:po72])
-			data = data[pn73:]
+		if po69 < len(data)-po69-pn70 {
+			copy(data[pn70:pn70+po69], data[:po69])
+			data = data[pn70:]
 		} else {
-			copy(data[po72:], data[po72+pn73:])
-			data = data[:len(data)-pn73]
-		}
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s74 := r
-				cb[0] = byte(s74 >> 8)
-				cb[1] = byte(s74)
-			}
-			pendD4, pendK4 = 0, false
+			copy(data[po69:], data[po69+pn70:])
+			data = data[:len(data)-pn70]
 		}
 		h20 = -1
-		if cur > po72 {
-			cur = max(po72, cur-pn73)
+		if cur > po69 {
+			cur = max(po69, cur-pn70)
 		}
 		pl.edges[27]++
 		goto n66
@@ -2034,35 +1974,20 @@ n66:
 	}
 n67:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		po75, pn76 := h18, 20 // icmp_ipv4
-		if po75 < 0 || po75+pn76 > len(data) {
+		po71, pn72 := h18, 20 // icmp_ipv4
+		if po71 < 0 || po71+pn72 > len(data) {
 			return pl.drop(6)
 		}
-		if po75 < len(data)-po75-pn76 {
-			copy(data[pn76:pn76+po75], data[:po75])
-			data = data[pn76:]
+		if po71 < len(data)-po71-pn72 {
+			copy(data[pn72:pn72+po71], data[:po71])
+			data = data[pn72:]
 		} else {
-			copy(data[po75:], data[po75+pn76:])
-			data = data[:len(data)-pn76]
-		}
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s77 := r
-				cb[0] = byte(s77 >> 8)
-				cb[1] = byte(s77)
-			}
-			pendD4, pendK4 = 0, false
+			copy(data[po71:], data[po71+pn72:])
+			data = data[:len(data)-pn72]
 		}
 		h18 = -1
-		if cur > po75 {
-			cur = max(po75, cur-pn76)
+		if cur > po71 {
+			cur = max(po71, cur-pn72)
 		}
 		pl.edges[28]++
 		goto n68
@@ -2076,35 +2001,20 @@ n68:
 	}
 n69:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		po78, pn79 := h19, 40 // icmp_ipv6
-		if po78 < 0 || po78+pn79 > len(data) {
+		po73, pn74 := h19, 40 // icmp_ipv6
+		if po73 < 0 || po73+pn74 > len(data) {
 			return pl.drop(7)
 		}
-		if po78 < len(data)-po78-pn79 {
-			copy(data[pn79:pn79+po78], data[:po78])
-			data = data[pn79:]
+		if po73 < len(data)-po73-pn74 {
+			copy(data[pn74:pn74+po73], data[:po73])
+			data = data[pn74:]
 		} else {
-			copy(data[po78:], data[po78+pn79:])
-			data = data[:len(data)-pn79]
-		}
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s80 := r
-				cb[0] = byte(s80 >> 8)
-				cb[1] = byte(s80)
-			}
-			pendD4, pendK4 = 0, false
+			copy(data[po73:], data[po73+pn74:])
+			data = data[:len(data)-pn74]
 		}
 		h19 = -1
-		if cur > po78 {
-			cur = max(po78, cur-pn79)
+		if cur > po73 {
+			cur = max(po73, cur-pn74)
 		}
 		pl.edges[29]++
 		goto n70
@@ -2120,9 +2030,9 @@ n70:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s81 := r
-				cb[0] = byte(s81 >> 8)
-				cb[1] = byte(s81)
+				s75 := r
+				cb[0] = byte(s75 >> 8)
+				cb[1] = byte(s75)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2146,95 +2056,80 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s82 := r
-				cb[0] = byte(s82 >> 8)
-				cb[1] = byte(s82)
+				s76 := r
+				cb[0] = byte(s76 >> 8)
+				cb[1] = byte(s76)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b83 := data[h1 : h1+4] // vlan
-		m3 = ((uint64(b83[0])<<8 | uint64(b83[1])) >> 0 & 0xfff) & 0xfff
+		b77 := data[h1 : h1+4] // vlan
+		m3 = ((uint64(b77[0])<<8 | uint64(b77[1])) >> 0 & 0xfff) & 0xfff
 		goto n73
 	}
 n73:
 	{ // L2PopVlan: pop vlan
-		po84, pn85 := h1, 4 // vlan
-		if po84 < 0 || po84+pn85 > len(data) {
+		po78, pn79 := h1, 4 // vlan
+		if po78 < 0 || po78+pn79 > len(data) {
 			return pl.drop(8)
 		}
-		if po84 < len(data)-po84-pn85 {
-			copy(data[pn85:pn85+po84], data[:po84])
-			data = data[pn85:]
+		if po78 < len(data)-po78-pn79 {
+			copy(data[pn79:pn79+po78], data[:po78])
+			data = data[pn79:]
 		} else {
-			copy(data[po84:], data[po84+pn85:])
-			data = data[:len(data)-pn85]
-		}
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s86 := r
-				cb[0] = byte(s86 >> 8)
-				cb[1] = byte(s86)
-			}
-			pendD4, pendK4 = 0, false
+			copy(data[po78:], data[po78+pn79:])
+			data = data[:len(data)-pn79]
 		}
 		h1 = -1
-		if (h2 >= 0) && h2 > po84 {
-			h2 -= pn85
+		if (h2 >= 0) && h2 > po78 {
+			h2 -= pn79
 		} // ipv4
-		if (h3 >= 0) && h3 > po84 {
-			h3 -= pn85
+		if (h3 >= 0) && h3 > po78 {
+			h3 -= pn79
 		} // ipv6
-		if (h4 >= 0) && h4 > po84 {
-			h4 -= pn85
+		if (h4 >= 0) && h4 > po78 {
+			h4 -= pn79
 		} // udp
-		if (h5 >= 0) && h5 > po84 {
-			h5 -= pn85
+		if (h5 >= 0) && h5 > po78 {
+			h5 -= pn79
 		} // arp
-		if (h6 >= 0) && h6 > po84 {
-			h6 -= pn85
+		if (h6 >= 0) && h6 > po78 {
+			h6 -= pn79
 		} // icmp
-		if (h7 >= 0) && h7 > po84 {
-			h7 -= pn85
+		if (h7 >= 0) && h7 > po78 {
+			h7 -= pn79
 		} // icmpv6
-		if (h8 >= 0) && h8 > po84 {
-			h8 -= pn85
+		if (h8 >= 0) && h8 > po78 {
+			h8 -= pn79
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po84 {
-			h9 -= pn85
+		if (h9 >= 0) && h9 > po78 {
+			h9 -= pn79
 		} // lb_common
-		if (h10 >= 0) && h10 > po84 {
-			h10 -= pn85
+		if (h10 >= 0) && h10 > po78 {
+			h10 -= pn79
 		} // lb_v2
-		if (h11 >= 0) && h11 > po84 {
-			h11 -= pn85
+		if (h11 >= 0) && h11 > po78 {
+			h11 -= pn79
 		} // lb_v3
-		if (h12 >= 0) && h12 > po84 {
-			h12 -= pn85
+		if (h12 >= 0) && h12 > po78 {
+			h12 -= pn79
 		} // nd_ns
-		if (h13 >= 0) && h13 > po84 {
-			h13 -= pn85
+		if (h13 >= 0) && h13 > po78 {
+			h13 -= pn79
 		} // nd_opt
-		if (h14 >= 0) && h14 > po84 {
-			h14 -= pn85
+		if (h14 >= 0) && h14 > po78 {
+			h14 -= pn79
 		} // nd_mac
-		if (h18 >= 0) && h18 > po84 {
-			h18 -= pn85
+		if (h18 >= 0) && h18 > po78 {
+			h18 -= pn79
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po84 {
-			h19 -= pn85
+		if (h19 >= 0) && h19 > po78 {
+			h19 -= pn79
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po84 {
-			h20 -= pn85
+		if (h20 >= 0) && h20 > po78 {
+			h20 -= pn79
 		} // icmp_udp
-		if cur > po84 {
-			cur = max(po84, cur-pn85)
+		if cur > po78 {
+			cur = max(po78, cur-pn79)
 		}
 		pl.edges[30]++
 		goto n74
@@ -2263,8 +2158,8 @@ n75:
 n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b87 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[1].LookupWord(((uint64(b87[0])<<40|uint64(b87[1])<<32|uint64(b87[2])<<24|uint64(b87[3])<<16|uint64(b87[4])<<8|uint64(b87[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
+		b80 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[1].LookupWord(((uint64(b80[0])<<40|uint64(b80[1])<<32|uint64(b80[2])<<24|uint64(b80[3])<<16|uint64(b80[4])<<8|uint64(b80[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2323,14 +2218,14 @@ n83:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s88 := r
-				cb[0] = byte(s88 >> 8)
-				cb[1] = byte(s88)
+				s81 := r
+				cb[0] = byte(s81 >> 8)
+				cb[1] = byte(s81)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b89 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b89[16])<<24 | uint64(b89[17])<<16 | uint64(b89[18])<<8 | uint64(b89[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b82 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b82[16])<<24 | uint64(b82[17])<<16 | uint64(b82[18])<<8 | uint64(b82[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n84:
@@ -2344,14 +2239,14 @@ n84:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s90 := r
-				cb[0] = byte(s90 >> 8)
-				cb[1] = byte(s90)
+				s83 := r
+				cb[0] = byte(s83 >> 8)
+				cb[1] = byte(s83)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b91 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b91[24])<<56 | uint64(b91[25])<<48 | uint64(b91[26])<<40 | uint64(b91[27])<<32 | uint64(b91[28])<<24 | uint64(b91[29])<<16 | uint64(b91[30])<<8 | uint64(b91[31])), Lo: (uint64(b91[32])<<56 | uint64(b91[33])<<48 | uint64(b91[34])<<40 | uint64(b91[35])<<32 | uint64(b91[36])<<24 | uint64(b91[37])<<16 | uint64(b91[38])<<8 | uint64(b91[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b84 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b84[24])<<56 | uint64(b84[25])<<48 | uint64(b84[26])<<40 | uint64(b84[27])<<32 | uint64(b84[28])<<24 | uint64(b84[29])<<16 | uint64(b84[30])<<8 | uint64(b84[31])), Lo: (uint64(b84[32])<<56 | uint64(b84[33])<<48 | uint64(b84[34])<<40 | uint64(b84[35])<<32 | uint64(b84[36])<<24 | uint64(b84[37])<<16 | uint64(b84[38])<<8 | uint64(b84[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[33]++
 		goto n86
 	}
@@ -2366,14 +2261,14 @@ n85:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s92 := r
-				cb[0] = byte(s92 >> 8)
-				cb[1] = byte(s92)
+				s85 := r
+				cb[0] = byte(s85 >> 8)
+				cb[1] = byte(s85)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b93 := data[h5 : h5+28] // arp
-		m8 = (packet.Value{Lo: (uint64(b93[24])<<24 | uint64(b93[25])<<16 | uint64(b93[26])<<8 | uint64(b93[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b86 := data[h5 : h5+28] // arp
+		m8 = (packet.Value{Lo: (uint64(b86[24])<<24 | uint64(b86[25])<<16 | uint64(b86[26])<<8 | uint64(b86[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[34]++
 		goto n86
 	}
@@ -2381,8 +2276,8 @@ n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: m4}
-		b94 := data[h0 : h0+14] // ethernet
-		pl.keys[1] = packet.Value{Lo: (uint64(b94[12])<<8 | uint64(b94[13]))}
+		b87 := data[h0 : h0+14] // ethernet
+		pl.keys[1] = packet.Value{Lo: (uint64(b87[12])<<8 | uint64(b87[13]))}
 		pl.keys[2] = m8
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -2435,10 +2330,10 @@ n92:
 	}
 n93:
 	{ // L3Icmp4Type: switch icmp.type
-		b96 := data[h6 : h6+4] // icmp
-		v95 := uint64(b96[0])
+		b89 := data[h6 : h6+4] // icmp
+		v88 := uint64(b89[0])
 		switch {
-		case v95 == 0x3:
+		case v88 == 0x3:
 			goto n95
 		default:
 			goto n94
@@ -2450,22 +2345,22 @@ n94:
 	}
 n95:
 	{ // L3Unreach4: switch icmp.code
-		b98 := data[h6 : h6+4] // icmp
-		v97 := uint64(b98[1])
+		b91 := data[h6 : h6+4] // icmp
+		v90 := uint64(b91[1])
 		switch {
-		case v97 == 0x0:
+		case v90 == 0x0:
 			goto n96
-		case v97 == 0x1:
+		case v90 == 0x1:
 			goto n97
-		case v97 == 0x3:
+		case v90 == 0x3:
 			goto n98
-		case v97 == 0x4:
+		case v90 == 0x4:
 			goto n99
-		case v97 == 0x6:
+		case v90 == 0x6:
 			goto n100
-		case v97 == 0x7:
+		case v90 == 0x7:
 			goto n101
-		case v97 == 0xa:
+		case v90 == 0xa:
 			goto n102
 		default:
 			goto n103
@@ -2505,14 +2400,14 @@ n103:
 	}
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b100 := data[h7 : h7+4] // icmpv6
-		v99 := uint64(b100[0])
+		b93 := data[h7 : h7+4] // icmpv6
+		v92 := uint64(b93[0])
 		switch {
-		case v99 == 0x1:
+		case v92 == 0x1:
 			goto n106
-		case v99 == 0x80:
+		case v92 == 0x80:
 			goto n120
-		case v99 == 0x87:
+		case v92 == 0x87:
 			goto n122
 		default:
 			goto n105
@@ -2524,16 +2419,16 @@ n105:
 	}
 n106:
 	{ // L3Unreach6: switch icmpv6.code
-		b102 := data[h7 : h7+4] // icmpv6
-		v101 := uint64(b102[1])
+		b95 := data[h7 : h7+4] // icmpv6
+		v94 := uint64(b95[1])
 		switch {
-		case v101 == 0x0:
+		case v94 == 0x0:
 			goto n107
-		case v101 == 0x1:
+		case v94 == 0x1:
 			goto n108
-		case v101 == 0x2:
+		case v94 == 0x2:
 			goto n109
-		case v101 == 0x4:
+		case v94 == 0x4:
 			goto n110
 		default:
 			goto n111
@@ -2561,8 +2456,8 @@ n111:
 	}
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b103 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b103[24])<<24 | uint64(b103[25])<<16 | uint64(b103[26])<<8 | uint64(b103[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b96 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b96[24])<<24 | uint64(b96[25])<<16 | uint64(b96[26])<<8 | uint64(b96[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n114
 		}
 		goto n113
@@ -2583,55 +2478,55 @@ n114:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s104 := r
-				cb[0] = byte(s104 >> 8)
-				cb[1] = byte(s104)
+				s97 := r
+				cb[0] = byte(s97 >> 8)
+				cb[1] = byte(s97)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b105 := data[h0 : h0+14] // ethernet
-		s106 := (uint64(b105[6])<<40 | uint64(b105[7])<<32 | uint64(b105[8])<<24 | uint64(b105[9])<<16 | uint64(b105[10])<<8 | uint64(b105[11]))
-		b105[0] = byte(s106 >> 40)
-		b105[1] = byte(s106 >> 32)
-		b105[2] = byte(s106 >> 24)
-		b105[3] = byte(s106 >> 16)
-		b105[4] = byte(s106 >> 8)
-		b105[5] = byte(s106)
-		s107 := m5
-		b105[6] = byte(s107 >> 40)
-		b105[7] = byte(s107 >> 32)
-		b105[8] = byte(s107 >> 24)
-		b105[9] = byte(s107 >> 16)
-		b105[10] = byte(s107 >> 8)
-		b105[11] = byte(s107)
-		b108 := data[h5 : h5+28] // arp
-		s109 := 0x2
-		b108[6] = byte(s109 >> 8)
-		b108[7] = byte(s109)
-		s110 := (uint64(b108[8])<<40 | uint64(b108[9])<<32 | uint64(b108[10])<<24 | uint64(b108[11])<<16 | uint64(b108[12])<<8 | uint64(b108[13]))
-		b108[18] = byte(s110 >> 40)
-		b108[19] = byte(s110 >> 32)
-		b108[20] = byte(s110 >> 24)
-		b108[21] = byte(s110 >> 16)
-		b108[22] = byte(s110 >> 8)
-		b108[23] = byte(s110)
-		s111 := m5
-		b108[8] = byte(s111 >> 40)
-		b108[9] = byte(s111 >> 32)
-		b108[10] = byte(s111 >> 24)
-		b108[11] = byte(s111 >> 16)
-		b108[12] = byte(s111 >> 8)
-		b108[13] = byte(s111)
-		s112 := (uint64(b108[14])<<24 | uint64(b108[15])<<16 | uint64(b108[16])<<8 | uint64(b108[17]))
-		b108[24] = byte(s112 >> 24)
-		b108[25] = byte(s112 >> 16)
-		b108[26] = byte(s112 >> 8)
-		b108[27] = byte(s112)
-		s113 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b108[14] = byte(s113 >> 24)
-		b108[15] = byte(s113 >> 16)
-		b108[16] = byte(s113 >> 8)
-		b108[17] = byte(s113)
+		b98 := data[h0 : h0+14] // ethernet
+		s99 := (uint64(b98[6])<<40 | uint64(b98[7])<<32 | uint64(b98[8])<<24 | uint64(b98[9])<<16 | uint64(b98[10])<<8 | uint64(b98[11]))
+		b98[0] = byte(s99 >> 40)
+		b98[1] = byte(s99 >> 32)
+		b98[2] = byte(s99 >> 24)
+		b98[3] = byte(s99 >> 16)
+		b98[4] = byte(s99 >> 8)
+		b98[5] = byte(s99)
+		s100 := m5
+		b98[6] = byte(s100 >> 40)
+		b98[7] = byte(s100 >> 32)
+		b98[8] = byte(s100 >> 24)
+		b98[9] = byte(s100 >> 16)
+		b98[10] = byte(s100 >> 8)
+		b98[11] = byte(s100)
+		b101 := data[h5 : h5+28] // arp
+		s102 := 0x2
+		b101[6] = byte(s102 >> 8)
+		b101[7] = byte(s102)
+		s103 := (uint64(b101[8])<<40 | uint64(b101[9])<<32 | uint64(b101[10])<<24 | uint64(b101[11])<<16 | uint64(b101[12])<<8 | uint64(b101[13]))
+		b101[18] = byte(s103 >> 40)
+		b101[19] = byte(s103 >> 32)
+		b101[20] = byte(s103 >> 24)
+		b101[21] = byte(s103 >> 16)
+		b101[22] = byte(s103 >> 8)
+		b101[23] = byte(s103)
+		s104 := m5
+		b101[8] = byte(s104 >> 40)
+		b101[9] = byte(s104 >> 32)
+		b101[10] = byte(s104 >> 24)
+		b101[11] = byte(s104 >> 16)
+		b101[12] = byte(s104 >> 8)
+		b101[13] = byte(s104)
+		s105 := (uint64(b101[14])<<24 | uint64(b101[15])<<16 | uint64(b101[16])<<8 | uint64(b101[17]))
+		b101[24] = byte(s105 >> 24)
+		b101[25] = byte(s105 >> 16)
+		b101[26] = byte(s105 >> 8)
+		b101[27] = byte(s105)
+		s106 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b101[14] = byte(s106 >> 24)
+		b101[15] = byte(s106 >> 16)
+		b101[16] = byte(s106 >> 8)
+		b101[17] = byte(s106)
 		goto n115
 	}
 n115:
@@ -2643,8 +2538,8 @@ n116:
 		if !(h2 >= 0) {
 			return pl.drop(27)
 		}
-		b114 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b114[16])<<24 | uint64(b114[17])<<16 | uint64(b114[18])<<8 | uint64(b114[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b107 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b107[16])<<24 | uint64(b107[17])<<16 | uint64(b107[18])<<8 | uint64(b107[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n118
 		}
 		goto n117
@@ -2655,59 +2550,59 @@ n117:
 	}
 n118:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d115 uint64          // icmp checksum
-		b116 := data[h0 : h0+14] // ethernet
-		v117 := (uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11]))
-		s118 := v117
-		b116[0] = byte(s118 >> 40)
-		b116[1] = byte(s118 >> 32)
-		b116[2] = byte(s118 >> 24)
-		b116[3] = byte(s118 >> 16)
-		b116[4] = byte(s118 >> 8)
-		b116[5] = byte(s118)
-		v119 := m5
-		s120 := v119
-		b116[6] = byte(s120 >> 40)
-		b116[7] = byte(s120 >> 32)
-		b116[8] = byte(s120 >> 24)
-		b116[9] = byte(s120 >> 16)
-		b116[10] = byte(s120 >> 8)
-		b116[11] = byte(s120)
+		var d108 uint64          // icmp checksum
+		b109 := data[h0 : h0+14] // ethernet
+		v110 := (uint64(b109[6])<<40 | uint64(b109[7])<<32 | uint64(b109[8])<<24 | uint64(b109[9])<<16 | uint64(b109[10])<<8 | uint64(b109[11]))
+		s111 := v110
+		b109[0] = byte(s111 >> 40)
+		b109[1] = byte(s111 >> 32)
+		b109[2] = byte(s111 >> 24)
+		b109[3] = byte(s111 >> 16)
+		b109[4] = byte(s111 >> 8)
+		b109[5] = byte(s111)
+		v112 := m5
+		s113 := v112
+		b109[6] = byte(s113 >> 40)
+		b109[7] = byte(s113 >> 32)
+		b109[8] = byte(s113 >> 24)
+		b109[9] = byte(s113 >> 16)
+		b109[10] = byte(s113 >> 8)
+		b109[11] = byte(s113)
 		if !(h2 >= 0) {
 			return pl.drop(29)
 		}
-		b121 := data[h2 : h2+20] // ipv4
-		v122 := (uint64(b121[12])<<24 | uint64(b121[13])<<16 | uint64(b121[14])<<8 | uint64(b121[15]))
-		s123 := v122
-		b121[16] = byte(s123 >> 24)
-		b121[17] = byte(s123 >> 16)
-		b121[18] = byte(s123 >> 8)
-		b121[19] = byte(s123)
-		v124 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s125 := v124
-		b121[12] = byte(s125 >> 24)
-		b121[13] = byte(s125 >> 16)
-		b121[14] = byte(s125 >> 8)
-		b121[15] = byte(s125)
-		v126 := 0x0
-		b127 := data[h6 : h6+4] // icmp
-		os128 := uint32(uint64(b127[0])<<8 | uint64(b127[1]))
-		b127[0] = byte(v126)
-		f130 := uint32(os128)
-		f130 += bits.RotateLeft32(f130, 16)
-		dl129 := uint64(^uint16(f130>>16)) + uint64(uint32(uint64(b127[0])<<8|uint64(b127[1])))
-		d115 += dl129
+		b114 := data[h2 : h2+20] // ipv4
+		v115 := (uint64(b114[12])<<24 | uint64(b114[13])<<16 | uint64(b114[14])<<8 | uint64(b114[15]))
+		s116 := v115
+		b114[16] = byte(s116 >> 24)
+		b114[17] = byte(s116 >> 16)
+		b114[18] = byte(s116 >> 8)
+		b114[19] = byte(s116)
+		v117 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s118 := v117
+		b114[12] = byte(s118 >> 24)
+		b114[13] = byte(s118 >> 16)
+		b114[14] = byte(s118 >> 8)
+		b114[15] = byte(s118)
+		v119 := 0x0
+		b120 := data[h6 : h6+4] // icmp
+		os121 := uint32(uint64(b120[0])<<8 | uint64(b120[1]))
+		b120[0] = byte(v119)
+		f123 := uint32(os121)
+		f123 += bits.RotateLeft32(f123, 16)
+		dl122 := uint64(^uint16(f123>>16)) + uint64(uint32(uint64(b120[0])<<8|uint64(b120[1])))
+		d108 += dl122
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d115
+			x := uint64(^cv) + d108
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s131 := r
-			cb[0] = byte(s131 >> 8)
-			cb[1] = byte(s131)
+			s124 := r
+			cb[0] = byte(s124 >> 8)
+			cb[1] = byte(s124)
 		}
 		goto n119
 	}
@@ -2718,101 +2613,101 @@ n119:
 	}
 n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d132 uint64          // icmpv6 checksum
-		b133 := data[h0 : h0+14] // ethernet
-		v134 := (uint64(b133[6])<<40 | uint64(b133[7])<<32 | uint64(b133[8])<<24 | uint64(b133[9])<<16 | uint64(b133[10])<<8 | uint64(b133[11]))
-		s135 := v134
-		b133[0] = byte(s135 >> 40)
-		b133[1] = byte(s135 >> 32)
-		b133[2] = byte(s135 >> 24)
-		b133[3] = byte(s135 >> 16)
-		b133[4] = byte(s135 >> 8)
-		b133[5] = byte(s135)
-		v136 := m5
-		s137 := v136
-		b133[6] = byte(s137 >> 40)
-		b133[7] = byte(s137 >> 32)
-		b133[8] = byte(s137 >> 24)
-		b133[9] = byte(s137 >> 16)
-		b133[10] = byte(s137 >> 8)
-		b133[11] = byte(s137)
+		var d125 uint64          // icmpv6 checksum
+		b126 := data[h0 : h0+14] // ethernet
+		v127 := (uint64(b126[6])<<40 | uint64(b126[7])<<32 | uint64(b126[8])<<24 | uint64(b126[9])<<16 | uint64(b126[10])<<8 | uint64(b126[11]))
+		s128 := v127
+		b126[0] = byte(s128 >> 40)
+		b126[1] = byte(s128 >> 32)
+		b126[2] = byte(s128 >> 24)
+		b126[3] = byte(s128 >> 16)
+		b126[4] = byte(s128 >> 8)
+		b126[5] = byte(s128)
+		v129 := m5
+		s130 := v129
+		b126[6] = byte(s130 >> 40)
+		b126[7] = byte(s130 >> 32)
+		b126[8] = byte(s130 >> 24)
+		b126[9] = byte(s130 >> 16)
+		b126[10] = byte(s130 >> 8)
+		b126[11] = byte(s130)
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b138 := data[h3 : h3+40] // ipv6
-		v139 := packet.Value{Hi: (uint64(b138[8])<<56 | uint64(b138[9])<<48 | uint64(b138[10])<<40 | uint64(b138[11])<<32 | uint64(b138[12])<<24 | uint64(b138[13])<<16 | uint64(b138[14])<<8 | uint64(b138[15])), Lo: (uint64(b138[16])<<56 | uint64(b138[17])<<48 | uint64(b138[18])<<40 | uint64(b138[19])<<32 | uint64(b138[20])<<24 | uint64(b138[21])<<16 | uint64(b138[22])<<8 | uint64(b138[23]))}
-		ws141 := packet.Value{Hi: (uint64(b138[24])<<56 | uint64(b138[25])<<48 | uint64(b138[26])<<40 | uint64(b138[27])<<32 | uint64(b138[28])<<24 | uint64(b138[29])<<16 | uint64(b138[30])<<8 | uint64(b138[31])), Lo: (uint64(b138[32])<<56 | uint64(b138[33])<<48 | uint64(b138[34])<<40 | uint64(b138[35])<<32 | uint64(b138[36])<<24 | uint64(b138[37])<<16 | uint64(b138[38])<<8 | uint64(b138[39]))}
-		os140 := uint32(uint16(ws141.Hi>>0)) + uint32(uint16(ws141.Hi>>16)) + uint32(uint16(ws141.Hi>>32)) + uint32(uint16(ws141.Hi>>48)) + uint32(uint16(ws141.Lo>>0)) + uint32(uint16(ws141.Lo>>16)) + uint32(uint16(ws141.Lo>>32)) + uint32(uint16(ws141.Lo>>48))
-		v142 := v139
-		s143 := v142.Hi
-		b138[24] = byte(s143 >> 56)
-		b138[25] = byte(s143 >> 48)
-		b138[26] = byte(s143 >> 40)
-		b138[27] = byte(s143 >> 32)
-		b138[28] = byte(s143 >> 24)
-		b138[29] = byte(s143 >> 16)
-		b138[30] = byte(s143 >> 8)
-		b138[31] = byte(s143)
-		s144 := v142.Lo
-		b138[32] = byte(s144 >> 56)
-		b138[33] = byte(s144 >> 48)
-		b138[34] = byte(s144 >> 40)
-		b138[35] = byte(s144 >> 32)
-		b138[36] = byte(s144 >> 24)
-		b138[37] = byte(s144 >> 16)
-		b138[38] = byte(s144 >> 8)
-		b138[39] = byte(s144)
-		ws145 := v139
-		f147 := uint32(os140)
-		f147 += bits.RotateLeft32(f147, 16)
-		dl146 := uint64(^uint16(f147>>16)) + uint64(uint32(uint16(ws145.Hi>>0))+uint32(uint16(ws145.Hi>>16))+uint32(uint16(ws145.Hi>>32))+uint32(uint16(ws145.Hi>>48))+uint32(uint16(ws145.Lo>>0))+uint32(uint16(ws145.Lo>>16))+uint32(uint16(ws145.Lo>>32))+uint32(uint16(ws145.Lo>>48)))
-		d132 += dl146
-		v148 := m6
-		ws150 := packet.Value{Hi: (uint64(b138[8])<<56 | uint64(b138[9])<<48 | uint64(b138[10])<<40 | uint64(b138[11])<<32 | uint64(b138[12])<<24 | uint64(b138[13])<<16 | uint64(b138[14])<<8 | uint64(b138[15])), Lo: (uint64(b138[16])<<56 | uint64(b138[17])<<48 | uint64(b138[18])<<40 | uint64(b138[19])<<32 | uint64(b138[20])<<24 | uint64(b138[21])<<16 | uint64(b138[22])<<8 | uint64(b138[23]))}
-		os149 := uint32(uint16(ws150.Hi>>0)) + uint32(uint16(ws150.Hi>>16)) + uint32(uint16(ws150.Hi>>32)) + uint32(uint16(ws150.Hi>>48)) + uint32(uint16(ws150.Lo>>0)) + uint32(uint16(ws150.Lo>>16)) + uint32(uint16(ws150.Lo>>32)) + uint32(uint16(ws150.Lo>>48))
-		v151 := v148
-		s152 := v151.Hi
-		b138[8] = byte(s152 >> 56)
-		b138[9] = byte(s152 >> 48)
-		b138[10] = byte(s152 >> 40)
-		b138[11] = byte(s152 >> 32)
-		b138[12] = byte(s152 >> 24)
-		b138[13] = byte(s152 >> 16)
-		b138[14] = byte(s152 >> 8)
-		b138[15] = byte(s152)
-		s153 := v151.Lo
-		b138[16] = byte(s153 >> 56)
-		b138[17] = byte(s153 >> 48)
-		b138[18] = byte(s153 >> 40)
-		b138[19] = byte(s153 >> 32)
-		b138[20] = byte(s153 >> 24)
-		b138[21] = byte(s153 >> 16)
-		b138[22] = byte(s153 >> 8)
-		b138[23] = byte(s153)
-		ws154 := v148
-		f156 := uint32(os149)
-		f156 += bits.RotateLeft32(f156, 16)
-		dl155 := uint64(^uint16(f156>>16)) + uint64(uint32(uint16(ws154.Hi>>0))+uint32(uint16(ws154.Hi>>16))+uint32(uint16(ws154.Hi>>32))+uint32(uint16(ws154.Hi>>48))+uint32(uint16(ws154.Lo>>0))+uint32(uint16(ws154.Lo>>16))+uint32(uint16(ws154.Lo>>32))+uint32(uint16(ws154.Lo>>48)))
-		d132 += dl155
-		v157 := 0x81
-		b158 := data[h7 : h7+4] // icmpv6
-		os159 := uint32(uint64(b158[0])<<8 | uint64(b158[1]))
-		b158[0] = byte(v157)
-		f161 := uint32(os159)
-		f161 += bits.RotateLeft32(f161, 16)
-		dl160 := uint64(^uint16(f161>>16)) + uint64(uint32(uint64(b158[0])<<8|uint64(b158[1])))
-		d132 += dl160
+		b131 := data[h3 : h3+40] // ipv6
+		v132 := packet.Value{Hi: (uint64(b131[8])<<56 | uint64(b131[9])<<48 | uint64(b131[10])<<40 | uint64(b131[11])<<32 | uint64(b131[12])<<24 | uint64(b131[13])<<16 | uint64(b131[14])<<8 | uint64(b131[15])), Lo: (uint64(b131[16])<<56 | uint64(b131[17])<<48 | uint64(b131[18])<<40 | uint64(b131[19])<<32 | uint64(b131[20])<<24 | uint64(b131[21])<<16 | uint64(b131[22])<<8 | uint64(b131[23]))}
+		ws134 := packet.Value{Hi: (uint64(b131[24])<<56 | uint64(b131[25])<<48 | uint64(b131[26])<<40 | uint64(b131[27])<<32 | uint64(b131[28])<<24 | uint64(b131[29])<<16 | uint64(b131[30])<<8 | uint64(b131[31])), Lo: (uint64(b131[32])<<56 | uint64(b131[33])<<48 | uint64(b131[34])<<40 | uint64(b131[35])<<32 | uint64(b131[36])<<24 | uint64(b131[37])<<16 | uint64(b131[38])<<8 | uint64(b131[39]))}
+		os133 := uint32(uint16(ws134.Hi>>0)) + uint32(uint16(ws134.Hi>>16)) + uint32(uint16(ws134.Hi>>32)) + uint32(uint16(ws134.Hi>>48)) + uint32(uint16(ws134.Lo>>0)) + uint32(uint16(ws134.Lo>>16)) + uint32(uint16(ws134.Lo>>32)) + uint32(uint16(ws134.Lo>>48))
+		v135 := v132
+		s136 := v135.Hi
+		b131[24] = byte(s136 >> 56)
+		b131[25] = byte(s136 >> 48)
+		b131[26] = byte(s136 >> 40)
+		b131[27] = byte(s136 >> 32)
+		b131[28] = byte(s136 >> 24)
+		b131[29] = byte(s136 >> 16)
+		b131[30] = byte(s136 >> 8)
+		b131[31] = byte(s136)
+		s137 := v135.Lo
+		b131[32] = byte(s137 >> 56)
+		b131[33] = byte(s137 >> 48)
+		b131[34] = byte(s137 >> 40)
+		b131[35] = byte(s137 >> 32)
+		b131[36] = byte(s137 >> 24)
+		b131[37] = byte(s137 >> 16)
+		b131[38] = byte(s137 >> 8)
+		b131[39] = byte(s137)
+		ws138 := v132
+		f140 := uint32(os133)
+		f140 += bits.RotateLeft32(f140, 16)
+		dl139 := uint64(^uint16(f140>>16)) + uint64(uint32(uint16(ws138.Hi>>0))+uint32(uint16(ws138.Hi>>16))+uint32(uint16(ws138.Hi>>32))+uint32(uint16(ws138.Hi>>48))+uint32(uint16(ws138.Lo>>0))+uint32(uint16(ws138.Lo>>16))+uint32(uint16(ws138.Lo>>32))+uint32(uint16(ws138.Lo>>48)))
+		d125 += dl139
+		v141 := m6
+		ws143 := packet.Value{Hi: (uint64(b131[8])<<56 | uint64(b131[9])<<48 | uint64(b131[10])<<40 | uint64(b131[11])<<32 | uint64(b131[12])<<24 | uint64(b131[13])<<16 | uint64(b131[14])<<8 | uint64(b131[15])), Lo: (uint64(b131[16])<<56 | uint64(b131[17])<<48 | uint64(b131[18])<<40 | uint64(b131[19])<<32 | uint64(b131[20])<<24 | uint64(b131[21])<<16 | uint64(b131[22])<<8 | uint64(b131[23]))}
+		os142 := uint32(uint16(ws143.Hi>>0)) + uint32(uint16(ws143.Hi>>16)) + uint32(uint16(ws143.Hi>>32)) + uint32(uint16(ws143.Hi>>48)) + uint32(uint16(ws143.Lo>>0)) + uint32(uint16(ws143.Lo>>16)) + uint32(uint16(ws143.Lo>>32)) + uint32(uint16(ws143.Lo>>48))
+		v144 := v141
+		s145 := v144.Hi
+		b131[8] = byte(s145 >> 56)
+		b131[9] = byte(s145 >> 48)
+		b131[10] = byte(s145 >> 40)
+		b131[11] = byte(s145 >> 32)
+		b131[12] = byte(s145 >> 24)
+		b131[13] = byte(s145 >> 16)
+		b131[14] = byte(s145 >> 8)
+		b131[15] = byte(s145)
+		s146 := v144.Lo
+		b131[16] = byte(s146 >> 56)
+		b131[17] = byte(s146 >> 48)
+		b131[18] = byte(s146 >> 40)
+		b131[19] = byte(s146 >> 32)
+		b131[20] = byte(s146 >> 24)
+		b131[21] = byte(s146 >> 16)
+		b131[22] = byte(s146 >> 8)
+		b131[23] = byte(s146)
+		ws147 := v141
+		f149 := uint32(os142)
+		f149 += bits.RotateLeft32(f149, 16)
+		dl148 := uint64(^uint16(f149>>16)) + uint64(uint32(uint16(ws147.Hi>>0))+uint32(uint16(ws147.Hi>>16))+uint32(uint16(ws147.Hi>>32))+uint32(uint16(ws147.Hi>>48))+uint32(uint16(ws147.Lo>>0))+uint32(uint16(ws147.Lo>>16))+uint32(uint16(ws147.Lo>>32))+uint32(uint16(ws147.Lo>>48)))
+		d125 += dl148
+		v150 := 0x81
+		b151 := data[h7 : h7+4] // icmpv6
+		os152 := uint32(uint64(b151[0])<<8 | uint64(b151[1]))
+		b151[0] = byte(v150)
+		f154 := uint32(os152)
+		f154 += bits.RotateLeft32(f154, 16)
+		dl153 := uint64(^uint16(f154>>16)) + uint64(uint32(uint64(b151[0])<<8|uint64(b151[1])))
+		d125 += dl153
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d132
+			x := uint64(^cv) + d125
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s162 := r
-			cb[0] = byte(s162 >> 8)
-			cb[1] = byte(s162)
+			s155 := r
+			cb[0] = byte(s155 >> 8)
+			cb[1] = byte(s155)
 		}
 		goto n121
 	}
@@ -2826,8 +2721,8 @@ n122:
 		if !(h12 >= 0) {
 			return pl.drop(31)
 		}
-		b163 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b163[4])<<56 | uint64(b163[5])<<48 | uint64(b163[6])<<40 | uint64(b163[7])<<32 | uint64(b163[8])<<24 | uint64(b163[9])<<16 | uint64(b163[10])<<8 | uint64(b163[11])), Lo: (uint64(b163[12])<<56 | uint64(b163[13])<<48 | uint64(b163[14])<<40 | uint64(b163[15])<<32 | uint64(b163[16])<<24 | uint64(b163[17])<<16 | uint64(b163[18])<<8 | uint64(b163[19]))} == m6) {
+		b156 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b156[4])<<56 | uint64(b156[5])<<48 | uint64(b156[6])<<40 | uint64(b156[7])<<32 | uint64(b156[8])<<24 | uint64(b156[9])<<16 | uint64(b156[10])<<8 | uint64(b156[11])), Lo: (uint64(b156[12])<<56 | uint64(b156[13])<<48 | uint64(b156[14])<<40 | uint64(b156[15])<<32 | uint64(b156[16])<<24 | uint64(b156[17])<<16 | uint64(b156[18])<<8 | uint64(b156[19]))} == m6) {
 			goto n124
 		}
 		goto n123
@@ -2841,8 +2736,8 @@ n124:
 		if !(h3 >= 0) {
 			return pl.drop(33)
 		}
-		b164 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b164[8])<<56 | uint64(b164[9])<<48 | uint64(b164[10])<<40 | uint64(b164[11])<<32 | uint64(b164[12])<<24 | uint64(b164[13])<<16 | uint64(b164[14])<<8 | uint64(b164[15])), Lo: (uint64(b164[16])<<56 | uint64(b164[17])<<48 | uint64(b164[18])<<40 | uint64(b164[19])<<32 | uint64(b164[20])<<24 | uint64(b164[21])<<16 | uint64(b164[22])<<8 | uint64(b164[23]))} == packet.Value{Lo: 0x0}) {
+		b157 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b157[8])<<56 | uint64(b157[9])<<48 | uint64(b157[10])<<40 | uint64(b157[11])<<32 | uint64(b157[12])<<24 | uint64(b157[13])<<16 | uint64(b157[14])<<8 | uint64(b157[15])), Lo: (uint64(b157[16])<<56 | uint64(b157[17])<<48 | uint64(b157[18])<<40 | uint64(b157[19])<<32 | uint64(b157[20])<<24 | uint64(b157[21])<<16 | uint64(b157[22])<<8 | uint64(b157[23]))} == packet.Value{Lo: 0x0}) {
 			goto n125
 		}
 		goto n126
@@ -2858,9 +2753,9 @@ n125:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s165 := r
-				cb[0] = byte(s165 >> 8)
-				cb[1] = byte(s165)
+				s158 := r
+				cb[0] = byte(s158 >> 8)
+				cb[1] = byte(s158)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2870,8 +2765,8 @@ n125:
 		if !(h12 >= 0) {
 			return pl.drop(34)
 		}
-		b166 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11])), Lo: (uint64(b166[12])<<56 | uint64(b166[13])<<48 | uint64(b166[14])<<40 | uint64(b166[15])<<32 | uint64(b166[16])<<24 | uint64(b166[17])<<16 | uint64(b166[18])<<8 | uint64(b166[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b159 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11])), Lo: (uint64(b159[12])<<56 | uint64(b159[13])<<48 | uint64(b159[14])<<40 | uint64(b159[15])<<32 | uint64(b159[16])<<24 | uint64(b159[17])<<16 | uint64(b159[18])<<8 | uint64(b159[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
@@ -2885,25 +2780,25 @@ n126:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s167 := r
-				cb[0] = byte(s167 >> 8)
-				cb[1] = byte(s167)
+				s160 := r
+				cb[0] = byte(s160 >> 8)
+				cb[1] = byte(s160)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h3 >= 0) {
 			return pl.drop(35)
 		}
-		b168 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b168[8])<<56 | uint64(b168[9])<<48 | uint64(b168[10])<<40 | uint64(b168[11])<<32 | uint64(b168[12])<<24 | uint64(b168[13])<<16 | uint64(b168[14])<<8 | uint64(b168[15])), Lo: (uint64(b168[16])<<56 | uint64(b168[17])<<48 | uint64(b168[18])<<40 | uint64(b168[19])<<32 | uint64(b168[20])<<24 | uint64(b168[21])<<16 | uint64(b168[22])<<8 | uint64(b168[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b169 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b169[6])<<40 | uint64(b169[7])<<32 | uint64(b169[8])<<24 | uint64(b169[9])<<16 | uint64(b169[10])<<8 | uint64(b169[11])) & 0xffffffffffff
+		b161 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b161[8])<<56 | uint64(b161[9])<<48 | uint64(b161[10])<<40 | uint64(b161[11])<<32 | uint64(b161[12])<<24 | uint64(b161[13])<<16 | uint64(b161[14])<<8 | uint64(b161[15])), Lo: (uint64(b161[16])<<56 | uint64(b161[17])<<48 | uint64(b161[18])<<40 | uint64(b161[19])<<32 | uint64(b161[20])<<24 | uint64(b161[21])<<16 | uint64(b161[22])<<8 | uint64(b161[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b162 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b162[6])<<40 | uint64(b162[7])<<32 | uint64(b162[8])<<24 | uint64(b162[9])<<16 | uint64(b162[10])<<8 | uint64(b162[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(35)
 		}
-		b170 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b170[4])<<56 | uint64(b170[5])<<48 | uint64(b170[6])<<40 | uint64(b170[7])<<32 | uint64(b170[8])<<24 | uint64(b170[9])<<16 | uint64(b170[10])<<8 | uint64(b170[11])), Lo: (uint64(b170[12])<<56 | uint64(b170[13])<<48 | uint64(b170[14])<<40 | uint64(b170[15])<<32 | uint64(b170[16])<<24 | uint64(b170[17])<<16 | uint64(b170[18])<<8 | uint64(b170[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b163 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b163[4])<<56 | uint64(b163[5])<<48 | uint64(b163[6])<<40 | uint64(b163[7])<<32 | uint64(b163[8])<<24 | uint64(b163[9])<<16 | uint64(b163[10])<<8 | uint64(b163[11])), Lo: (uint64(b163[12])<<56 | uint64(b163[13])<<48 | uint64(b163[14])<<40 | uint64(b163[15])<<32 | uint64(b163[16])<<24 | uint64(b163[17])<<16 | uint64(b163[18])<<8 | uint64(b163[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
@@ -2925,14 +2820,14 @@ n128:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s171 := r
-				cb[0] = byte(s171 >> 8)
-				cb[1] = byte(s171)
+				s164 := r
+				cb[0] = byte(s164 >> 8)
+				cb[1] = byte(s164)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b172 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b172[0])<<40 | uint64(b172[1])<<32 | uint64(b172[2])<<24 | uint64(b172[3])<<16 | uint64(b172[4])<<8 | uint64(b172[5])) & 0xffffffffffff
+		b165 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b165[0])<<40 | uint64(b165[1])<<32 | uint64(b165[2])<<24 | uint64(b165[3])<<16 | uint64(b165[4])<<8 | uint64(b165[5])) & 0xffffffffffff
 		pl.edges[39]++
 		goto n129
 	}
@@ -2952,15 +2847,15 @@ n130:
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		po173, pn174 := h14, 6 // nd_mac
-		if po173 < 0 || po173+pn174 > len(data) {
+		po166, pn167 := h14, 6 // nd_mac
+		if po166 < 0 || po166+pn167 > len(data) {
 			return pl.drop(36)
 		}
-		pendOff = po173
-		pendN = pn174
+		pendOff = po166
+		pendN = pn167
 		h14 = -1
-		if cur > po173 {
-			cur = max(po173, cur-pn174)
+		if cur > po166 {
+			cur = max(po166, cur-pn167)
 		}
 		pl.edges[40]++
 		goto n132
@@ -2976,31 +2871,16 @@ n132:
 				data = data[:len(data)-pendN]
 			}
 			pendN = 0
-			if pendK4 {
-				if (h4 >= 0) && h4+8 <= len(data) {
-					cb := data[h4+6 : h4+8]
-					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-					x := uint64(^cv) + pendD4
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					s175 := r
-					cb[0] = byte(s175 >> 8)
-					cb[1] = byte(s175)
-				}
-				pendD4, pendK4 = 0, false
-			}
 		}
-		po176, pn177 := h13, 2 // nd_opt
-		if po176 < 0 || po176+pn177 > len(data) {
+		po168, pn169 := h13, 2 // nd_opt
+		if po168 < 0 || po168+pn169 > len(data) {
 			return pl.drop(37)
 		}
-		pendOff = po176
-		pendN += pn177
+		pendOff = po168
+		pendN += pn169
 		h13 = -1
-		if cur > po176 {
-			cur = max(po176, cur-pn177)
+		if cur > po168 {
+			cur = max(po168, cur-pn169)
 		}
 		pl.edges[41]++
 		goto n133
@@ -3016,59 +2896,29 @@ n133:
 				data = data[:len(data)-pendN]
 			}
 			pendN = 0
-			if pendK4 {
-				if (h4 >= 0) && h4+8 <= len(data) {
-					cb := data[h4+6 : h4+8]
-					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-					x := uint64(^cv) + pendD4
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					s178 := r
-					cb[0] = byte(s178 >> 8)
-					cb[1] = byte(s178)
-				}
-				pendD4, pendK4 = 0, false
-			}
 		}
 		if !(h12 >= 0) {
 			return pl.drop(38)
 		}
-		po179, pn180 := h12, 20 // nd_ns
-		if po179 < 0 || po179+pn180 > len(data) {
+		po170, pn171 := h12, 20 // nd_ns
+		if po170 < 0 || po170+pn171 > len(data) {
 			return pl.drop(38)
 		}
-		pendN += pn180
-		if po179 < len(data)-po179-pendN {
-			copy(data[pendN:pendN+po179], data[:po179])
+		pendN += pn171
+		if po170 < len(data)-po170-pendN {
+			copy(data[pendN:pendN+po170], data[:po170])
 			data = data[pendN:]
 		} else {
-			copy(data[po179:], data[po179+pendN:])
+			copy(data[po170:], data[po170+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s181 := r
-				cb[0] = byte(s181 >> 8)
-				cb[1] = byte(s181)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		h12 = -1
-		if (h14 >= 0) && h14 > po179 {
-			h14 -= pn180
+		if (h14 >= 0) && h14 > po170 {
+			h14 -= pn171
 		} // nd_mac
-		if cur > po179 {
-			cur = max(po179, cur-pn180)
+		if cur > po170 {
+			cur = max(po170, cur-pn171)
 		}
 		goto n134
 	}
@@ -3083,9 +2933,9 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s182 := r
-				cb[0] = byte(s182 >> 8)
-				cb[1] = byte(s182)
+				s172 := r
+				cb[0] = byte(s172 >> 8)
+				cb[1] = byte(s172)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3220,7 +3070,7 @@ n134:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt183 := p.Push(15, h7+4, 0)
+		rt173 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3347,7 +3197,7 @@ n134:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt183 {
+		if !rt173 {
 			return pl.drop(39)
 		}
 		goto n135
@@ -3363,9 +3213,9 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s184 := r
-				cb[0] = byte(s184 >> 8)
-				cb[1] = byte(s184)
+				s174 := r
+				cb[0] = byte(s174 >> 8)
+				cb[1] = byte(s174)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3500,7 +3350,7 @@ n135:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt185 := p.Push(16, h15+20, 0)
+		rt175 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3627,7 +3477,7 @@ n135:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt185 {
+		if !rt175 {
 			return pl.drop(40)
 		}
 		goto n136
@@ -3643,9 +3493,9 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s186 := r
-				cb[0] = byte(s186 >> 8)
-				cb[1] = byte(s186)
+				s176 := r
+				cb[0] = byte(s176 >> 8)
+				cb[1] = byte(s176)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3780,7 +3630,7 @@ n136:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt187 := p.Push(17, h16+2, 0)
+		rt177 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3907,7 +3757,7 @@ n136:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt187 {
+		if !rt177 {
 			return pl.drop(41)
 		}
 		goto n137
@@ -3923,108 +3773,108 @@ n137:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s188 := r
-				cb[0] = byte(s188 >> 8)
-				cb[1] = byte(s188)
+				s178 := r
+				cb[0] = byte(s178 >> 8)
+				cb[1] = byte(s178)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b189 := data[h0 : h0+14] // ethernet
-		s190 := m25
-		b189[0] = byte(s190 >> 40)
-		b189[1] = byte(s190 >> 32)
-		b189[2] = byte(s190 >> 24)
-		b189[3] = byte(s190 >> 16)
-		b189[4] = byte(s190 >> 8)
-		b189[5] = byte(s190)
-		s191 := m5
-		b189[6] = byte(s191 >> 40)
-		b189[7] = byte(s191 >> 32)
-		b189[8] = byte(s191 >> 24)
-		b189[9] = byte(s191 >> 16)
-		b189[10] = byte(s191 >> 8)
-		b189[11] = byte(s191)
+		b179 := data[h0 : h0+14] // ethernet
+		s180 := m25
+		b179[0] = byte(s180 >> 40)
+		b179[1] = byte(s180 >> 32)
+		b179[2] = byte(s180 >> 24)
+		b179[3] = byte(s180 >> 16)
+		b179[4] = byte(s180 >> 8)
+		b179[5] = byte(s180)
+		s181 := m5
+		b179[6] = byte(s181 >> 40)
+		b179[7] = byte(s181 >> 32)
+		b179[8] = byte(s181 >> 24)
+		b179[9] = byte(s181 >> 16)
+		b179[10] = byte(s181 >> 8)
+		b179[11] = byte(s181)
 		if !(h3 >= 0) {
 			return pl.drop(42)
 		}
-		b192 := data[h3 : h3+40] // ipv6
-		s193 := 0x20
-		b192[4] = byte(s193 >> 8)
-		b192[5] = byte(s193)
-		b192[7] = byte(0xff)
-		v194 := m6
-		s195 := v194.Hi
-		b192[8] = byte(s195 >> 56)
-		b192[9] = byte(s195 >> 48)
-		b192[10] = byte(s195 >> 40)
-		b192[11] = byte(s195 >> 32)
-		b192[12] = byte(s195 >> 24)
-		b192[13] = byte(s195 >> 16)
-		b192[14] = byte(s195 >> 8)
-		b192[15] = byte(s195)
-		s196 := v194.Lo
-		b192[16] = byte(s196 >> 56)
-		b192[17] = byte(s196 >> 48)
-		b192[18] = byte(s196 >> 40)
-		b192[19] = byte(s196 >> 32)
-		b192[20] = byte(s196 >> 24)
-		b192[21] = byte(s196 >> 16)
-		b192[22] = byte(s196 >> 8)
-		b192[23] = byte(s196)
-		v197 := m24
-		s198 := v197.Hi
-		b192[24] = byte(s198 >> 56)
-		b192[25] = byte(s198 >> 48)
-		b192[26] = byte(s198 >> 40)
-		b192[27] = byte(s198 >> 32)
-		b192[28] = byte(s198 >> 24)
-		b192[29] = byte(s198 >> 16)
-		b192[30] = byte(s198 >> 8)
-		b192[31] = byte(s198)
-		s199 := v197.Lo
-		b192[32] = byte(s199 >> 56)
-		b192[33] = byte(s199 >> 48)
-		b192[34] = byte(s199 >> 40)
-		b192[35] = byte(s199 >> 32)
-		b192[36] = byte(s199 >> 24)
-		b192[37] = byte(s199 >> 16)
-		b192[38] = byte(s199 >> 8)
-		b192[39] = byte(s199)
-		b200 := data[h7 : h7+4] // icmpv6
-		b200[0] = byte(0x88)
-		b200[1] = byte(0x0)
-		b201 := data[h15 : h15+20] // nd_na
-		b201[0] = b201[0]&^0x40 | byte(m26)<<6&0x40
-		v202 := m27
-		s203 := v202.Hi
-		b201[4] = byte(s203 >> 56)
-		b201[5] = byte(s203 >> 48)
-		b201[6] = byte(s203 >> 40)
-		b201[7] = byte(s203 >> 32)
-		b201[8] = byte(s203 >> 24)
-		b201[9] = byte(s203 >> 16)
-		b201[10] = byte(s203 >> 8)
-		b201[11] = byte(s203)
-		s204 := v202.Lo
-		b201[12] = byte(s204 >> 56)
-		b201[13] = byte(s204 >> 48)
-		b201[14] = byte(s204 >> 40)
-		b201[15] = byte(s204 >> 32)
-		b201[16] = byte(s204 >> 24)
-		b201[17] = byte(s204 >> 16)
-		b201[18] = byte(s204 >> 8)
-		b201[19] = byte(s204)
-		b205 := data[h16 : h16+2] // nd_na_opt
-		b205[0] = byte(0x2)
-		b205[1] = byte(0x1)
-		b206 := data[h17 : h17+6] // nd_na_mac
-		s207 := m5
-		b206[0] = byte(s207 >> 40)
-		b206[1] = byte(s207 >> 32)
-		b206[2] = byte(s207 >> 24)
-		b206[3] = byte(s207 >> 16)
-		b206[4] = byte(s207 >> 8)
-		b206[5] = byte(s207)
+		b182 := data[h3 : h3+40] // ipv6
+		s183 := 0x20
+		b182[4] = byte(s183 >> 8)
+		b182[5] = byte(s183)
+		b182[7] = byte(0xff)
+		v184 := m6
+		s185 := v184.Hi
+		b182[8] = byte(s185 >> 56)
+		b182[9] = byte(s185 >> 48)
+		b182[10] = byte(s185 >> 40)
+		b182[11] = byte(s185 >> 32)
+		b182[12] = byte(s185 >> 24)
+		b182[13] = byte(s185 >> 16)
+		b182[14] = byte(s185 >> 8)
+		b182[15] = byte(s185)
+		s186 := v184.Lo
+		b182[16] = byte(s186 >> 56)
+		b182[17] = byte(s186 >> 48)
+		b182[18] = byte(s186 >> 40)
+		b182[19] = byte(s186 >> 32)
+		b182[20] = byte(s186 >> 24)
+		b182[21] = byte(s186 >> 16)
+		b182[22] = byte(s186 >> 8)
+		b182[23] = byte(s186)
+		v187 := m24
+		s188 := v187.Hi
+		b182[24] = byte(s188 >> 56)
+		b182[25] = byte(s188 >> 48)
+		b182[26] = byte(s188 >> 40)
+		b182[27] = byte(s188 >> 32)
+		b182[28] = byte(s188 >> 24)
+		b182[29] = byte(s188 >> 16)
+		b182[30] = byte(s188 >> 8)
+		b182[31] = byte(s188)
+		s189 := v187.Lo
+		b182[32] = byte(s189 >> 56)
+		b182[33] = byte(s189 >> 48)
+		b182[34] = byte(s189 >> 40)
+		b182[35] = byte(s189 >> 32)
+		b182[36] = byte(s189 >> 24)
+		b182[37] = byte(s189 >> 16)
+		b182[38] = byte(s189 >> 8)
+		b182[39] = byte(s189)
+		b190 := data[h7 : h7+4] // icmpv6
+		b190[0] = byte(0x88)
+		b190[1] = byte(0x0)
+		b191 := data[h15 : h15+20] // nd_na
+		b191[0] = b191[0]&^0x40 | byte(m26)<<6&0x40
+		v192 := m27
+		s193 := v192.Hi
+		b191[4] = byte(s193 >> 56)
+		b191[5] = byte(s193 >> 48)
+		b191[6] = byte(s193 >> 40)
+		b191[7] = byte(s193 >> 32)
+		b191[8] = byte(s193 >> 24)
+		b191[9] = byte(s193 >> 16)
+		b191[10] = byte(s193 >> 8)
+		b191[11] = byte(s193)
+		s194 := v192.Lo
+		b191[12] = byte(s194 >> 56)
+		b191[13] = byte(s194 >> 48)
+		b191[14] = byte(s194 >> 40)
+		b191[15] = byte(s194 >> 32)
+		b191[16] = byte(s194 >> 24)
+		b191[17] = byte(s194 >> 16)
+		b191[18] = byte(s194 >> 8)
+		b191[19] = byte(s194)
+		b195 := data[h16 : h16+2] // nd_na_opt
+		b195[0] = byte(0x2)
+		b195[1] = byte(0x1)
+		b196 := data[h17 : h17+6] // nd_na_mac
+		s197 := m5
+		b196[0] = byte(s197 >> 40)
+		b196[1] = byte(s197 >> 32)
+		b196[2] = byte(s197 >> 24)
+		b196[3] = byte(s197 >> 16)
+		b196[4] = byte(s197 >> 8)
+		b196[5] = byte(s197)
 		goto n138
 	}
 n138:
@@ -4038,9 +3888,9 @@ n138:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s208 := r
-				cb[0] = byte(s208 >> 8)
-				cb[1] = byte(s208)
+				s198 := r
+				cb[0] = byte(s198 >> 8)
+				cb[1] = byte(s198)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4172,7 +4022,7 @@ n138:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt209 := p.ComputeChecksum(7)
+		rt199 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4299,7 +4149,7 @@ n138:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt209 {
+		if !rt199 {
 			return pl.drop(43)
 		}
 		goto n139
@@ -4334,8 +4184,8 @@ n143:
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b210 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[3].LookupWord(((uint64(b210[12])<<24|uint64(b210[13])<<16|uint64(b210[14])<<8|uint64(b210[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+		b200 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[3].LookupWord(((uint64(b200[12])<<24|uint64(b200[13])<<16|uint64(b200[14])<<8|uint64(b200[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4350,8 +4200,8 @@ n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: m7}
-		b211 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b211[8])<<56 | uint64(b211[9])<<48 | uint64(b211[10])<<40 | uint64(b211[11])<<32 | uint64(b211[12])<<24 | uint64(b211[13])<<16 | uint64(b211[14])<<8 | uint64(b211[15])), Lo: (uint64(b211[16])<<56 | uint64(b211[17])<<48 | uint64(b211[18])<<40 | uint64(b211[19])<<32 | uint64(b211[20])<<24 | uint64(b211[21])<<16 | uint64(b211[22])<<8 | uint64(b211[23]))}
+		b201 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b201[8])<<56 | uint64(b201[9])<<48 | uint64(b201[10])<<40 | uint64(b201[11])<<32 | uint64(b201[12])<<24 | uint64(b201[13])<<16 | uint64(b201[14])<<8 | uint64(b201[15])), Lo: (uint64(b201[16])<<56 | uint64(b201[17])<<48 | uint64(b201[18])<<40 | uint64(b201[19])<<32 | uint64(b201[20])<<24 | uint64(b201[21])<<16 | uint64(b201[22])<<8 | uint64(b201[23]))}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -4417,16 +4267,16 @@ n154:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s212 := r
-				cb[0] = byte(s212 >> 8)
-				cb[1] = byte(s212)
+				s202 := r
+				cb[0] = byte(s202 >> 8)
+				cb[1] = byte(s202)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b213 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b213[4])<<56 | uint64(b213[5])<<48 | uint64(b213[6])<<40 | uint64(b213[7])<<32 | uint64(b213[8])<<24 | uint64(b213[9])<<16 | uint64(b213[10])<<8 | uint64(b213[11]))
-		m13 = ((uint64(b213[4])<<56 | uint64(b213[5])<<48 | uint64(b213[6])<<40 | uint64(b213[7])<<32 | uint64(b213[8])<<24 | uint64(b213[9])<<16 | uint64(b213[10])<<8 | uint64(b213[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b213[2])<<8 | uint64(b213[3])) & 0xffff
+		b203 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b203[4])<<56 | uint64(b203[5])<<48 | uint64(b203[6])<<40 | uint64(b203[7])<<32 | uint64(b203[8])<<24 | uint64(b203[9])<<16 | uint64(b203[10])<<8 | uint64(b203[11]))
+		m13 = ((uint64(b203[4])<<56 | uint64(b203[5])<<48 | uint64(b203[6])<<40 | uint64(b203[7])<<32 | uint64(b203[8])<<24 | uint64(b203[9])<<16 | uint64(b203[10])<<8 | uint64(b203[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b203[2])<<8 | uint64(b203[3])) & 0xffff
 		goto n156
 	}
 n155:
@@ -4440,42 +4290,42 @@ n155:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s214 := r
-				cb[0] = byte(s214 >> 8)
-				cb[1] = byte(s214)
+				s204 := r
+				cb[0] = byte(s204 >> 8)
+				cb[1] = byte(s204)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b215 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b215[4])<<56 | uint64(b215[5])<<48 | uint64(b215[6])<<40 | uint64(b215[7])<<32 | uint64(b215[8])<<24 | uint64(b215[9])<<16 | uint64(b215[10])<<8 | uint64(b215[11]))
-		m13 = (uint64(b215[0])<<8 | uint64(b215[1])) & 0xffff
-		m14 = (uint64(b215[2])<<8 | uint64(b215[3])) & 0xffff
+		b205 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b205[4])<<56 | uint64(b205[5])<<48 | uint64(b205[6])<<40 | uint64(b205[7])<<32 | uint64(b205[8])<<24 | uint64(b205[9])<<16 | uint64(b205[10])<<8 | uint64(b205[11]))
+		m13 = (uint64(b205[0])<<8 | uint64(b205[1])) & 0xffff
+		m14 = (uint64(b205[2])<<8 | uint64(b205[3])) & 0xffff
 		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c217 := (h2 >= 0)
-		if c217 {
+		c207 := (h2 >= 0)
+		if c207 {
 			if !(h2 >= 0) {
 				return pl.drop(48)
 			}
-			b218 := data[h2 : h2+20] // ipv4
-			c217 = (uint64(b218[8]) <= 0x1)
+			b208 := data[h2 : h2+20] // ipv4
+			c207 = (uint64(b208[8]) <= 0x1)
 		}
-		c216 := c217
-		if !c216 {
-			c219 := (h3 >= 0)
-			if c219 {
+		c206 := c207
+		if !c206 {
+			c209 := (h3 >= 0)
+			if c209 {
 				if !(h3 >= 0) {
 					return pl.drop(48)
 				}
-				b220 := data[h3 : h3+40] // ipv6
-				c219 = (uint64(b220[7]) <= 0x1)
+				b210 := data[h3 : h3+40] // ipv6
+				c209 = (uint64(b210[7]) <= 0x1)
 			}
-			c216 = c219
+			c206 = c209
 		}
-		if c216 {
+		if c206 {
 			goto n157
 		}
 		goto n158
@@ -4524,9 +4374,9 @@ n160:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s221 := r
-				cb[0] = byte(s221 >> 8)
-				cb[1] = byte(s221)
+				s211 := r
+				cb[0] = byte(s211 >> 8)
+				cb[1] = byte(s211)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4555,8 +4405,8 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b222 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b222[12])<<8|uint64(b222[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+		b212 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b212[12])<<8|uint64(b212[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4607,9 +4457,9 @@ n167:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s223 := r
-				cb[0] = byte(s223 >> 8)
-				cb[1] = byte(s223)
+				s213 := r
+				cb[0] = byte(s213 >> 8)
+				cb[1] = byte(s213)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4627,27 +4477,27 @@ n168:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s224 := r
-				cb[0] = byte(s224 >> 8)
-				cb[1] = byte(s224)
+				s214 := r
+				cb[0] = byte(s214 >> 8)
+				cb[1] = byte(s214)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b225 := data[h0 : h0+14] // ethernet
-		s226 := m5
-		b225[6] = byte(s226 >> 40)
-		b225[7] = byte(s226 >> 32)
-		b225[8] = byte(s226 >> 24)
-		b225[9] = byte(s226 >> 16)
-		b225[10] = byte(s226 >> 8)
-		b225[11] = byte(s226)
-		s227 := m17
-		b225[0] = byte(s227 >> 40)
-		b225[1] = byte(s227 >> 32)
-		b225[2] = byte(s227 >> 24)
-		b225[3] = byte(s227 >> 16)
-		b225[4] = byte(s227 >> 8)
-		b225[5] = byte(s227)
+		b215 := data[h0 : h0+14] // ethernet
+		s216 := m5
+		b215[6] = byte(s216 >> 40)
+		b215[7] = byte(s216 >> 32)
+		b215[8] = byte(s216 >> 24)
+		b215[9] = byte(s216 >> 16)
+		b215[10] = byte(s216 >> 8)
+		b215[11] = byte(s216)
+		s217 := m17
+		b215[0] = byte(s217 >> 40)
+		b215[1] = byte(s217 >> 32)
+		b215[2] = byte(s217 >> 24)
+		b215[3] = byte(s217 >> 16)
+		b215[4] = byte(s217 >> 8)
+		b215[5] = byte(s217)
 		goto n169
 	}
 n169:
@@ -4661,17 +4511,17 @@ n169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s228 := r
-				cb[0] = byte(s228 >> 8)
-				cb[1] = byte(s228)
+				s218 := r
+				cb[0] = byte(s218 >> 8)
+				cb[1] = byte(s218)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b229 := data[h4 : h4+8] // udp
-		if (uint64(b229[6])<<8 | uint64(b229[7])) == 0x0 {
+		b219 := data[h4 : h4+8] // udp
+		if (uint64(b219[6])<<8 | uint64(b219[7])) == 0x0 {
 			goto n170
 		}
 		goto n171
@@ -4687,9 +4537,9 @@ n170:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s230 := r
-				cb[0] = byte(s230 >> 8)
-				cb[1] = byte(s230)
+				s220 := r
+				cb[0] = byte(s220 >> 8)
+				cb[1] = byte(s220)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4720,254 +4570,254 @@ n173:
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d231 uint64 // ipv4 checksum
-		var d232 uint64 // udp checksum
-		v233 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b234 := data[h2 : h2+20] // ipv4
-		ws236 := uint64((uint64(b234[12])<<24 | uint64(b234[13])<<16 | uint64(b234[14])<<8 | uint64(b234[15])))
-		os235 := uint32(uint16(ws236>>0)) + uint32(uint16(ws236>>16))
-		s237 := v233
-		b234[12] = byte(s237 >> 24)
-		b234[13] = byte(s237 >> 16)
-		b234[14] = byte(s237 >> 8)
-		b234[15] = byte(s237)
-		ws238 := uint64(v233)
-		f240 := uint32(os235)
-		f240 += bits.RotateLeft32(f240, 16)
-		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(ws238>>0))+uint32(uint16(ws238>>16)))
-		d231 += dl239
+		var d221 uint64 // ipv4 checksum
+		var d222 uint64 // udp checksum
+		v223 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b224 := data[h2 : h2+20] // ipv4
+		ws226 := uint64((uint64(b224[12])<<24 | uint64(b224[13])<<16 | uint64(b224[14])<<8 | uint64(b224[15])))
+		os225 := uint32(uint16(ws226>>0)) + uint32(uint16(ws226>>16))
+		s227 := v223
+		b224[12] = byte(s227 >> 24)
+		b224[13] = byte(s227 >> 16)
+		b224[14] = byte(s227 >> 8)
+		b224[15] = byte(s227)
+		ws228 := uint64(v223)
+		f230 := uint32(os225)
+		f230 += bits.RotateLeft32(f230, 16)
+		dl229 := uint64(^uint16(f230>>16)) + uint64(uint32(uint16(ws228>>0))+uint32(uint16(ws228>>16)))
+		d221 += dl229
 		if h4 >= 0 {
-			d232 += dl239
+			d222 += dl229
 		}
-		v241 := m18
-		ws243 := uint64((uint64(b234[16])<<24 | uint64(b234[17])<<16 | uint64(b234[18])<<8 | uint64(b234[19])))
-		os242 := uint32(uint16(ws243>>0)) + uint32(uint16(ws243>>16))
-		s244 := v241
-		b234[16] = byte(s244 >> 24)
-		b234[17] = byte(s244 >> 16)
-		b234[18] = byte(s244 >> 8)
-		b234[19] = byte(s244)
-		ws245 := uint64(v241)
-		f247 := uint32(os242)
-		f247 += bits.RotateLeft32(f247, 16)
-		dl246 := uint64(^uint16(f247>>16)) + uint64(uint32(uint16(ws245>>0))+uint32(uint16(ws245>>16)))
-		d231 += dl246
+		v231 := m18
+		ws233 := uint64((uint64(b224[16])<<24 | uint64(b224[17])<<16 | uint64(b224[18])<<8 | uint64(b224[19])))
+		os232 := uint32(uint16(ws233>>0)) + uint32(uint16(ws233>>16))
+		s234 := v231
+		b224[16] = byte(s234 >> 24)
+		b224[17] = byte(s234 >> 16)
+		b224[18] = byte(s234 >> 8)
+		b224[19] = byte(s234)
+		ws235 := uint64(v231)
+		f237 := uint32(os232)
+		f237 += bits.RotateLeft32(f237, 16)
+		dl236 := uint64(^uint16(f237>>16)) + uint64(uint32(uint16(ws235>>0))+uint32(uint16(ws235>>16)))
+		d221 += dl236
 		if h4 >= 0 {
-			d232 += dl246
+			d222 += dl236
 		}
-		v248 := m23
+		v238 := m23
 		if !(h4 >= 0) {
 			return pl.drop(56)
 		}
-		b249 := data[h4 : h4+8] // udp
-		os250 := uint32(uint16((uint64(b249[2])<<8 | uint64(b249[3]))))
-		s251 := v248
-		b249[2] = byte(s251 >> 8)
-		b249[3] = byte(s251)
-		f253 := uint32(os250)
-		f253 += bits.RotateLeft32(f253, 16)
-		dl252 := uint64(^uint16(f253>>16)) + uint64(uint32(uint16(v248)))
+		b239 := data[h4 : h4+8] // udp
+		os240 := uint32(uint16((uint64(b239[2])<<8 | uint64(b239[3]))))
+		s241 := v238
+		b239[2] = byte(s241 >> 8)
+		b239[3] = byte(s241)
+		f243 := uint32(os240)
+		f243 += bits.RotateLeft32(f243, 16)
+		dl242 := uint64(^uint16(f243>>16)) + uint64(uint32(uint16(v238)))
 		if h4 >= 0 {
-			d232 += dl252
+			d222 += dl242
 		}
-		v254 := (uint64(b234[8]) - 0x1)
-		os255 := uint32(uint64(b234[8])<<8 | uint64(b234[9]))
-		b234[8] = byte(v254)
-		f257 := uint32(os255)
-		f257 += bits.RotateLeft32(f257, 16)
-		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint64(b234[8])<<8|uint64(b234[9])))
-		d231 += dl256
+		v244 := (uint64(b224[8]) - 0x1)
+		os245 := uint32(uint64(b224[8])<<8 | uint64(b224[9]))
+		b224[8] = byte(v244)
+		f247 := uint32(os245)
+		f247 += bits.RotateLeft32(f247, 16)
+		dl246 := uint64(^uint16(f247>>16)) + uint64(uint32(uint64(b224[8])<<8|uint64(b224[9])))
+		d221 += dl246
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d231
+			x := uint64(^cv) + d221
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s258 := r
-			cb[0] = byte(s258 >> 8)
-			cb[1] = byte(s258)
+			s248 := r
+			cb[0] = byte(s248 >> 8)
+			cb[1] = byte(s248)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d232
+			pendD4 += d222
 			pendK4 = true
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d259 uint64 // ipv4 checksum
-		var d260 uint64 // udp checksum
-		v261 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b262 := data[h2 : h2+20] // ipv4
-		ws264 := uint64((uint64(b262[12])<<24 | uint64(b262[13])<<16 | uint64(b262[14])<<8 | uint64(b262[15])))
-		os263 := uint32(uint16(ws264>>0)) + uint32(uint16(ws264>>16))
-		s265 := v261
-		b262[12] = byte(s265 >> 24)
-		b262[13] = byte(s265 >> 16)
-		b262[14] = byte(s265 >> 8)
-		b262[15] = byte(s265)
-		ws266 := uint64(v261)
-		f268 := uint32(os263)
-		f268 += bits.RotateLeft32(f268, 16)
-		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(ws266>>0))+uint32(uint16(ws266>>16)))
-		d259 += dl267
+		var d249 uint64 // ipv4 checksum
+		var d250 uint64 // udp checksum
+		v251 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b252 := data[h2 : h2+20] // ipv4
+		ws254 := uint64((uint64(b252[12])<<24 | uint64(b252[13])<<16 | uint64(b252[14])<<8 | uint64(b252[15])))
+		os253 := uint32(uint16(ws254>>0)) + uint32(uint16(ws254>>16))
+		s255 := v251
+		b252[12] = byte(s255 >> 24)
+		b252[13] = byte(s255 >> 16)
+		b252[14] = byte(s255 >> 8)
+		b252[15] = byte(s255)
+		ws256 := uint64(v251)
+		f258 := uint32(os253)
+		f258 += bits.RotateLeft32(f258, 16)
+		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint16(ws256>>0))+uint32(uint16(ws256>>16)))
+		d249 += dl257
 		if h4 >= 0 {
-			d260 += dl267
+			d250 += dl257
 		}
-		v269 := m18
-		ws271 := uint64((uint64(b262[16])<<24 | uint64(b262[17])<<16 | uint64(b262[18])<<8 | uint64(b262[19])))
-		os270 := uint32(uint16(ws271>>0)) + uint32(uint16(ws271>>16))
-		s272 := v269
-		b262[16] = byte(s272 >> 24)
-		b262[17] = byte(s272 >> 16)
-		b262[18] = byte(s272 >> 8)
-		b262[19] = byte(s272)
-		ws273 := uint64(v269)
-		f275 := uint32(os270)
-		f275 += bits.RotateLeft32(f275, 16)
-		dl274 := uint64(^uint16(f275>>16)) + uint64(uint32(uint16(ws273>>0))+uint32(uint16(ws273>>16)))
-		d259 += dl274
+		v259 := m18
+		ws261 := uint64((uint64(b252[16])<<24 | uint64(b252[17])<<16 | uint64(b252[18])<<8 | uint64(b252[19])))
+		os260 := uint32(uint16(ws261>>0)) + uint32(uint16(ws261>>16))
+		s262 := v259
+		b252[16] = byte(s262 >> 24)
+		b252[17] = byte(s262 >> 16)
+		b252[18] = byte(s262 >> 8)
+		b252[19] = byte(s262)
+		ws263 := uint64(v259)
+		f265 := uint32(os260)
+		f265 += bits.RotateLeft32(f265, 16)
+		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(ws263>>0))+uint32(uint16(ws263>>16)))
+		d249 += dl264
 		if h4 >= 0 {
-			d260 += dl274
+			d250 += dl264
 		}
-		v276 := m23
+		v266 := m23
 		if !(h4 >= 0) {
 			return pl.drop(57)
 		}
-		b277 := data[h4 : h4+8] // udp
-		os278 := uint32(uint16((uint64(b277[2])<<8 | uint64(b277[3]))))
-		s279 := v276
-		b277[2] = byte(s279 >> 8)
-		b277[3] = byte(s279)
-		f281 := uint32(os278)
-		f281 += bits.RotateLeft32(f281, 16)
-		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(uint16(v276)))
+		b267 := data[h4 : h4+8] // udp
+		os268 := uint32(uint16((uint64(b267[2])<<8 | uint64(b267[3]))))
+		s269 := v266
+		b267[2] = byte(s269 >> 8)
+		b267[3] = byte(s269)
+		f271 := uint32(os268)
+		f271 += bits.RotateLeft32(f271, 16)
+		dl270 := uint64(^uint16(f271>>16)) + uint64(uint32(uint16(v266)))
 		if h4 >= 0 {
-			d260 += dl280
+			d250 += dl270
 		}
-		v282 := ((uint64(b262[2])<<8 | uint64(b262[3])) - 0x10)
-		os283 := uint32(uint16((uint64(b262[2])<<8 | uint64(b262[3]))))
-		s284 := v282
-		b262[2] = byte(s284 >> 8)
-		b262[3] = byte(s284)
-		f286 := uint32(os283)
-		f286 += bits.RotateLeft32(f286, 16)
-		dl285 := uint64(^uint16(f286>>16)) + uint64(uint32(uint16(v282)))
-		d259 += dl285
+		v272 := ((uint64(b252[2])<<8 | uint64(b252[3])) - 0x10)
+		os273 := uint32(uint16((uint64(b252[2])<<8 | uint64(b252[3]))))
+		s274 := v272
+		b252[2] = byte(s274 >> 8)
+		b252[3] = byte(s274)
+		f276 := uint32(os273)
+		f276 += bits.RotateLeft32(f276, 16)
+		dl275 := uint64(^uint16(f276>>16)) + uint64(uint32(uint16(v272)))
+		d249 += dl275
 		if h4 >= 0 {
-			d260 += dl285
+			d250 += dl275
 		}
-		v287 := (uint64(b262[8]) - 0x1)
-		os288 := uint32(uint64(b262[8])<<8 | uint64(b262[9]))
-		b262[8] = byte(v287)
-		f290 := uint32(os288)
-		f290 += bits.RotateLeft32(f290, 16)
-		dl289 := uint64(^uint16(f290>>16)) + uint64(uint32(uint64(b262[8])<<8|uint64(b262[9])))
-		d259 += dl289
+		v277 := (uint64(b252[8]) - 0x1)
+		os278 := uint32(uint64(b252[8])<<8 | uint64(b252[9]))
+		b252[8] = byte(v277)
+		f280 := uint32(os278)
+		f280 += bits.RotateLeft32(f280, 16)
+		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint64(b252[8])<<8|uint64(b252[9])))
+		d249 += dl279
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d259
+			x := uint64(^cv) + d249
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s291 := r
-			cb[0] = byte(s291 >> 8)
-			cb[1] = byte(s291)
+			s281 := r
+			cb[0] = byte(s281 >> 8)
+			cb[1] = byte(s281)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d260
+			pendD4 += d250
 			pendK4 = true
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d292 uint64 // udp checksum
-		v293 := m6
+		var d282 uint64 // udp checksum
+		v283 := m6
 		if !(h3 >= 0) {
 			return pl.drop(58)
 		}
-		b294 := data[h3 : h3+40] // ipv6
-		ws296 := packet.Value{Hi: (uint64(b294[8])<<56 | uint64(b294[9])<<48 | uint64(b294[10])<<40 | uint64(b294[11])<<32 | uint64(b294[12])<<24 | uint64(b294[13])<<16 | uint64(b294[14])<<8 | uint64(b294[15])), Lo: (uint64(b294[16])<<56 | uint64(b294[17])<<48 | uint64(b294[18])<<40 | uint64(b294[19])<<32 | uint64(b294[20])<<24 | uint64(b294[21])<<16 | uint64(b294[22])<<8 | uint64(b294[23]))}
-		os295 := uint32(uint16(ws296.Hi>>0)) + uint32(uint16(ws296.Hi>>16)) + uint32(uint16(ws296.Hi>>32)) + uint32(uint16(ws296.Hi>>48)) + uint32(uint16(ws296.Lo>>0)) + uint32(uint16(ws296.Lo>>16)) + uint32(uint16(ws296.Lo>>32)) + uint32(uint16(ws296.Lo>>48))
-		v297 := v293
-		s298 := v297.Hi
-		b294[8] = byte(s298 >> 56)
-		b294[9] = byte(s298 >> 48)
-		b294[10] = byte(s298 >> 40)
-		b294[11] = byte(s298 >> 32)
-		b294[12] = byte(s298 >> 24)
-		b294[13] = byte(s298 >> 16)
-		b294[14] = byte(s298 >> 8)
-		b294[15] = byte(s298)
-		s299 := v297.Lo
-		b294[16] = byte(s299 >> 56)
-		b294[17] = byte(s299 >> 48)
-		b294[18] = byte(s299 >> 40)
-		b294[19] = byte(s299 >> 32)
-		b294[20] = byte(s299 >> 24)
-		b294[21] = byte(s299 >> 16)
-		b294[22] = byte(s299 >> 8)
-		b294[23] = byte(s299)
-		ws300 := v293
-		f302 := uint32(os295)
-		f302 += bits.RotateLeft32(f302, 16)
-		dl301 := uint64(^uint16(f302>>16)) + uint64(uint32(uint16(ws300.Hi>>0))+uint32(uint16(ws300.Hi>>16))+uint32(uint16(ws300.Hi>>32))+uint32(uint16(ws300.Hi>>48))+uint32(uint16(ws300.Lo>>0))+uint32(uint16(ws300.Lo>>16))+uint32(uint16(ws300.Lo>>32))+uint32(uint16(ws300.Lo>>48)))
+		b284 := data[h3 : h3+40] // ipv6
+		ws286 := packet.Value{Hi: (uint64(b284[8])<<56 | uint64(b284[9])<<48 | uint64(b284[10])<<40 | uint64(b284[11])<<32 | uint64(b284[12])<<24 | uint64(b284[13])<<16 | uint64(b284[14])<<8 | uint64(b284[15])), Lo: (uint64(b284[16])<<56 | uint64(b284[17])<<48 | uint64(b284[18])<<40 | uint64(b284[19])<<32 | uint64(b284[20])<<24 | uint64(b284[21])<<16 | uint64(b284[22])<<8 | uint64(b284[23]))}
+		os285 := uint32(uint16(ws286.Hi>>0)) + uint32(uint16(ws286.Hi>>16)) + uint32(uint16(ws286.Hi>>32)) + uint32(uint16(ws286.Hi>>48)) + uint32(uint16(ws286.Lo>>0)) + uint32(uint16(ws286.Lo>>16)) + uint32(uint16(ws286.Lo>>32)) + uint32(uint16(ws286.Lo>>48))
+		v287 := v283
+		s288 := v287.Hi
+		b284[8] = byte(s288 >> 56)
+		b284[9] = byte(s288 >> 48)
+		b284[10] = byte(s288 >> 40)
+		b284[11] = byte(s288 >> 32)
+		b284[12] = byte(s288 >> 24)
+		b284[13] = byte(s288 >> 16)
+		b284[14] = byte(s288 >> 8)
+		b284[15] = byte(s288)
+		s289 := v287.Lo
+		b284[16] = byte(s289 >> 56)
+		b284[17] = byte(s289 >> 48)
+		b284[18] = byte(s289 >> 40)
+		b284[19] = byte(s289 >> 32)
+		b284[20] = byte(s289 >> 24)
+		b284[21] = byte(s289 >> 16)
+		b284[22] = byte(s289 >> 8)
+		b284[23] = byte(s289)
+		ws290 := v283
+		f292 := uint32(os285)
+		f292 += bits.RotateLeft32(f292, 16)
+		dl291 := uint64(^uint16(f292>>16)) + uint64(uint32(uint16(ws290.Hi>>0))+uint32(uint16(ws290.Hi>>16))+uint32(uint16(ws290.Hi>>32))+uint32(uint16(ws290.Hi>>48))+uint32(uint16(ws290.Lo>>0))+uint32(uint16(ws290.Lo>>16))+uint32(uint16(ws290.Lo>>32))+uint32(uint16(ws290.Lo>>48)))
 		if h4 >= 0 {
-			d292 += dl301
+			d282 += dl291
 		}
-		v303 := m19
-		ws305 := packet.Value{Hi: (uint64(b294[24])<<56 | uint64(b294[25])<<48 | uint64(b294[26])<<40 | uint64(b294[27])<<32 | uint64(b294[28])<<24 | uint64(b294[29])<<16 | uint64(b294[30])<<8 | uint64(b294[31])), Lo: (uint64(b294[32])<<56 | uint64(b294[33])<<48 | uint64(b294[34])<<40 | uint64(b294[35])<<32 | uint64(b294[36])<<24 | uint64(b294[37])<<16 | uint64(b294[38])<<8 | uint64(b294[39]))}
-		os304 := uint32(uint16(ws305.Hi>>0)) + uint32(uint16(ws305.Hi>>16)) + uint32(uint16(ws305.Hi>>32)) + uint32(uint16(ws305.Hi>>48)) + uint32(uint16(ws305.Lo>>0)) + uint32(uint16(ws305.Lo>>16)) + uint32(uint16(ws305.Lo>>32)) + uint32(uint16(ws305.Lo>>48))
-		v306 := v303
-		s307 := v306.Hi
-		b294[24] = byte(s307 >> 56)
-		b294[25] = byte(s307 >> 48)
-		b294[26] = byte(s307 >> 40)
-		b294[27] = byte(s307 >> 32)
-		b294[28] = byte(s307 >> 24)
-		b294[29] = byte(s307 >> 16)
-		b294[30] = byte(s307 >> 8)
-		b294[31] = byte(s307)
-		s308 := v306.Lo
-		b294[32] = byte(s308 >> 56)
-		b294[33] = byte(s308 >> 48)
-		b294[34] = byte(s308 >> 40)
-		b294[35] = byte(s308 >> 32)
-		b294[36] = byte(s308 >> 24)
-		b294[37] = byte(s308 >> 16)
-		b294[38] = byte(s308 >> 8)
-		b294[39] = byte(s308)
-		ws309 := v303
-		f311 := uint32(os304)
-		f311 += bits.RotateLeft32(f311, 16)
-		dl310 := uint64(^uint16(f311>>16)) + uint64(uint32(uint16(ws309.Hi>>0))+uint32(uint16(ws309.Hi>>16))+uint32(uint16(ws309.Hi>>32))+uint32(uint16(ws309.Hi>>48))+uint32(uint16(ws309.Lo>>0))+uint32(uint16(ws309.Lo>>16))+uint32(uint16(ws309.Lo>>32))+uint32(uint16(ws309.Lo>>48)))
+		v293 := m19
+		ws295 := packet.Value{Hi: (uint64(b284[24])<<56 | uint64(b284[25])<<48 | uint64(b284[26])<<40 | uint64(b284[27])<<32 | uint64(b284[28])<<24 | uint64(b284[29])<<16 | uint64(b284[30])<<8 | uint64(b284[31])), Lo: (uint64(b284[32])<<56 | uint64(b284[33])<<48 | uint64(b284[34])<<40 | uint64(b284[35])<<32 | uint64(b284[36])<<24 | uint64(b284[37])<<16 | uint64(b284[38])<<8 | uint64(b284[39]))}
+		os294 := uint32(uint16(ws295.Hi>>0)) + uint32(uint16(ws295.Hi>>16)) + uint32(uint16(ws295.Hi>>32)) + uint32(uint16(ws295.Hi>>48)) + uint32(uint16(ws295.Lo>>0)) + uint32(uint16(ws295.Lo>>16)) + uint32(uint16(ws295.Lo>>32)) + uint32(uint16(ws295.Lo>>48))
+		v296 := v293
+		s297 := v296.Hi
+		b284[24] = byte(s297 >> 56)
+		b284[25] = byte(s297 >> 48)
+		b284[26] = byte(s297 >> 40)
+		b284[27] = byte(s297 >> 32)
+		b284[28] = byte(s297 >> 24)
+		b284[29] = byte(s297 >> 16)
+		b284[30] = byte(s297 >> 8)
+		b284[31] = byte(s297)
+		s298 := v296.Lo
+		b284[32] = byte(s298 >> 56)
+		b284[33] = byte(s298 >> 48)
+		b284[34] = byte(s298 >> 40)
+		b284[35] = byte(s298 >> 32)
+		b284[36] = byte(s298 >> 24)
+		b284[37] = byte(s298 >> 16)
+		b284[38] = byte(s298 >> 8)
+		b284[39] = byte(s298)
+		ws299 := v293
+		f301 := uint32(os294)
+		f301 += bits.RotateLeft32(f301, 16)
+		dl300 := uint64(^uint16(f301>>16)) + uint64(uint32(uint16(ws299.Hi>>0))+uint32(uint16(ws299.Hi>>16))+uint32(uint16(ws299.Hi>>32))+uint32(uint16(ws299.Hi>>48))+uint32(uint16(ws299.Lo>>0))+uint32(uint16(ws299.Lo>>16))+uint32(uint16(ws299.Lo>>32))+uint32(uint16(ws299.Lo>>48)))
 		if h4 >= 0 {
-			d292 += dl310
+			d282 += dl300
 		}
-		v312 := m23
+		v302 := m23
 		if !(h4 >= 0) {
 			return pl.drop(58)
 		}
-		b313 := data[h4 : h4+8] // udp
-		os314 := uint32(uint16((uint64(b313[2])<<8 | uint64(b313[3]))))
-		s315 := v312
-		b313[2] = byte(s315 >> 8)
-		b313[3] = byte(s315)
-		f317 := uint32(os314)
-		f317 += bits.RotateLeft32(f317, 16)
-		dl316 := uint64(^uint16(f317>>16)) + uint64(uint32(uint16(v312)))
+		b303 := data[h4 : h4+8] // udp
+		os304 := uint32(uint16((uint64(b303[2])<<8 | uint64(b303[3]))))
+		s305 := v302
+		b303[2] = byte(s305 >> 8)
+		b303[3] = byte(s305)
+		f307 := uint32(os304)
+		f307 += bits.RotateLeft32(f307, 16)
+		dl306 := uint64(^uint16(f307>>16)) + uint64(uint32(uint16(v302)))
 		if h4 >= 0 {
-			d292 += dl316
+			d282 += dl306
 		}
-		v318 := (uint64(b294[7]) - 0x1)
-		b294[7] = byte(v318)
+		v308 := (uint64(b284[7]) - 0x1)
+		b284[7] = byte(v308)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d292
+			pendD4 += d282
 			pendK4 = true
 		}
 		pl.edges[48]++
@@ -4975,99 +4825,99 @@ n176:
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d319 uint64 // udp checksum
-		v320 := m6
+		var d309 uint64 // udp checksum
+		v310 := m6
 		if !(h3 >= 0) {
 			return pl.drop(59)
 		}
-		b321 := data[h3 : h3+40] // ipv6
-		ws323 := packet.Value{Hi: (uint64(b321[8])<<56 | uint64(b321[9])<<48 | uint64(b321[10])<<40 | uint64(b321[11])<<32 | uint64(b321[12])<<24 | uint64(b321[13])<<16 | uint64(b321[14])<<8 | uint64(b321[15])), Lo: (uint64(b321[16])<<56 | uint64(b321[17])<<48 | uint64(b321[18])<<40 | uint64(b321[19])<<32 | uint64(b321[20])<<24 | uint64(b321[21])<<16 | uint64(b321[22])<<8 | uint64(b321[23]))}
-		os322 := uint32(uint16(ws323.Hi>>0)) + uint32(uint16(ws323.Hi>>16)) + uint32(uint16(ws323.Hi>>32)) + uint32(uint16(ws323.Hi>>48)) + uint32(uint16(ws323.Lo>>0)) + uint32(uint16(ws323.Lo>>16)) + uint32(uint16(ws323.Lo>>32)) + uint32(uint16(ws323.Lo>>48))
-		v324 := v320
-		s325 := v324.Hi
-		b321[8] = byte(s325 >> 56)
-		b321[9] = byte(s325 >> 48)
-		b321[10] = byte(s325 >> 40)
-		b321[11] = byte(s325 >> 32)
-		b321[12] = byte(s325 >> 24)
-		b321[13] = byte(s325 >> 16)
-		b321[14] = byte(s325 >> 8)
-		b321[15] = byte(s325)
-		s326 := v324.Lo
-		b321[16] = byte(s326 >> 56)
-		b321[17] = byte(s326 >> 48)
-		b321[18] = byte(s326 >> 40)
-		b321[19] = byte(s326 >> 32)
-		b321[20] = byte(s326 >> 24)
-		b321[21] = byte(s326 >> 16)
-		b321[22] = byte(s326 >> 8)
-		b321[23] = byte(s326)
-		ws327 := v320
-		f329 := uint32(os322)
-		f329 += bits.RotateLeft32(f329, 16)
-		dl328 := uint64(^uint16(f329>>16)) + uint64(uint32(uint16(ws327.Hi>>0))+uint32(uint16(ws327.Hi>>16))+uint32(uint16(ws327.Hi>>32))+uint32(uint16(ws327.Hi>>48))+uint32(uint16(ws327.Lo>>0))+uint32(uint16(ws327.Lo>>16))+uint32(uint16(ws327.Lo>>32))+uint32(uint16(ws327.Lo>>48)))
+		b311 := data[h3 : h3+40] // ipv6
+		ws313 := packet.Value{Hi: (uint64(b311[8])<<56 | uint64(b311[9])<<48 | uint64(b311[10])<<40 | uint64(b311[11])<<32 | uint64(b311[12])<<24 | uint64(b311[13])<<16 | uint64(b311[14])<<8 | uint64(b311[15])), Lo: (uint64(b311[16])<<56 | uint64(b311[17])<<48 | uint64(b311[18])<<40 | uint64(b311[19])<<32 | uint64(b311[20])<<24 | uint64(b311[21])<<16 | uint64(b311[22])<<8 | uint64(b311[23]))}
+		os312 := uint32(uint16(ws313.Hi>>0)) + uint32(uint16(ws313.Hi>>16)) + uint32(uint16(ws313.Hi>>32)) + uint32(uint16(ws313.Hi>>48)) + uint32(uint16(ws313.Lo>>0)) + uint32(uint16(ws313.Lo>>16)) + uint32(uint16(ws313.Lo>>32)) + uint32(uint16(ws313.Lo>>48))
+		v314 := v310
+		s315 := v314.Hi
+		b311[8] = byte(s315 >> 56)
+		b311[9] = byte(s315 >> 48)
+		b311[10] = byte(s315 >> 40)
+		b311[11] = byte(s315 >> 32)
+		b311[12] = byte(s315 >> 24)
+		b311[13] = byte(s315 >> 16)
+		b311[14] = byte(s315 >> 8)
+		b311[15] = byte(s315)
+		s316 := v314.Lo
+		b311[16] = byte(s316 >> 56)
+		b311[17] = byte(s316 >> 48)
+		b311[18] = byte(s316 >> 40)
+		b311[19] = byte(s316 >> 32)
+		b311[20] = byte(s316 >> 24)
+		b311[21] = byte(s316 >> 16)
+		b311[22] = byte(s316 >> 8)
+		b311[23] = byte(s316)
+		ws317 := v310
+		f319 := uint32(os312)
+		f319 += bits.RotateLeft32(f319, 16)
+		dl318 := uint64(^uint16(f319>>16)) + uint64(uint32(uint16(ws317.Hi>>0))+uint32(uint16(ws317.Hi>>16))+uint32(uint16(ws317.Hi>>32))+uint32(uint16(ws317.Hi>>48))+uint32(uint16(ws317.Lo>>0))+uint32(uint16(ws317.Lo>>16))+uint32(uint16(ws317.Lo>>32))+uint32(uint16(ws317.Lo>>48)))
 		if h4 >= 0 {
-			d319 += dl328
+			d309 += dl318
 		}
-		v330 := m19
-		ws332 := packet.Value{Hi: (uint64(b321[24])<<56 | uint64(b321[25])<<48 | uint64(b321[26])<<40 | uint64(b321[27])<<32 | uint64(b321[28])<<24 | uint64(b321[29])<<16 | uint64(b321[30])<<8 | uint64(b321[31])), Lo: (uint64(b321[32])<<56 | uint64(b321[33])<<48 | uint64(b321[34])<<40 | uint64(b321[35])<<32 | uint64(b321[36])<<24 | uint64(b321[37])<<16 | uint64(b321[38])<<8 | uint64(b321[39]))}
-		os331 := uint32(uint16(ws332.Hi>>0)) + uint32(uint16(ws332.Hi>>16)) + uint32(uint16(ws332.Hi>>32)) + uint32(uint16(ws332.Hi>>48)) + uint32(uint16(ws332.Lo>>0)) + uint32(uint16(ws332.Lo>>16)) + uint32(uint16(ws332.Lo>>32)) + uint32(uint16(ws332.Lo>>48))
-		v333 := v330
-		s334 := v333.Hi
-		b321[24] = byte(s334 >> 56)
-		b321[25] = byte(s334 >> 48)
-		b321[26] = byte(s334 >> 40)
-		b321[27] = byte(s334 >> 32)
-		b321[28] = byte(s334 >> 24)
-		b321[29] = byte(s334 >> 16)
-		b321[30] = byte(s334 >> 8)
-		b321[31] = byte(s334)
-		s335 := v333.Lo
-		b321[32] = byte(s335 >> 56)
-		b321[33] = byte(s335 >> 48)
-		b321[34] = byte(s335 >> 40)
-		b321[35] = byte(s335 >> 32)
-		b321[36] = byte(s335 >> 24)
-		b321[37] = byte(s335 >> 16)
-		b321[38] = byte(s335 >> 8)
-		b321[39] = byte(s335)
-		ws336 := v330
-		f338 := uint32(os331)
-		f338 += bits.RotateLeft32(f338, 16)
-		dl337 := uint64(^uint16(f338>>16)) + uint64(uint32(uint16(ws336.Hi>>0))+uint32(uint16(ws336.Hi>>16))+uint32(uint16(ws336.Hi>>32))+uint32(uint16(ws336.Hi>>48))+uint32(uint16(ws336.Lo>>0))+uint32(uint16(ws336.Lo>>16))+uint32(uint16(ws336.Lo>>32))+uint32(uint16(ws336.Lo>>48)))
+		v320 := m19
+		ws322 := packet.Value{Hi: (uint64(b311[24])<<56 | uint64(b311[25])<<48 | uint64(b311[26])<<40 | uint64(b311[27])<<32 | uint64(b311[28])<<24 | uint64(b311[29])<<16 | uint64(b311[30])<<8 | uint64(b311[31])), Lo: (uint64(b311[32])<<56 | uint64(b311[33])<<48 | uint64(b311[34])<<40 | uint64(b311[35])<<32 | uint64(b311[36])<<24 | uint64(b311[37])<<16 | uint64(b311[38])<<8 | uint64(b311[39]))}
+		os321 := uint32(uint16(ws322.Hi>>0)) + uint32(uint16(ws322.Hi>>16)) + uint32(uint16(ws322.Hi>>32)) + uint32(uint16(ws322.Hi>>48)) + uint32(uint16(ws322.Lo>>0)) + uint32(uint16(ws322.Lo>>16)) + uint32(uint16(ws322.Lo>>32)) + uint32(uint16(ws322.Lo>>48))
+		v323 := v320
+		s324 := v323.Hi
+		b311[24] = byte(s324 >> 56)
+		b311[25] = byte(s324 >> 48)
+		b311[26] = byte(s324 >> 40)
+		b311[27] = byte(s324 >> 32)
+		b311[28] = byte(s324 >> 24)
+		b311[29] = byte(s324 >> 16)
+		b311[30] = byte(s324 >> 8)
+		b311[31] = byte(s324)
+		s325 := v323.Lo
+		b311[32] = byte(s325 >> 56)
+		b311[33] = byte(s325 >> 48)
+		b311[34] = byte(s325 >> 40)
+		b311[35] = byte(s325 >> 32)
+		b311[36] = byte(s325 >> 24)
+		b311[37] = byte(s325 >> 16)
+		b311[38] = byte(s325 >> 8)
+		b311[39] = byte(s325)
+		ws326 := v320
+		f328 := uint32(os321)
+		f328 += bits.RotateLeft32(f328, 16)
+		dl327 := uint64(^uint16(f328>>16)) + uint64(uint32(uint16(ws326.Hi>>0))+uint32(uint16(ws326.Hi>>16))+uint32(uint16(ws326.Hi>>32))+uint32(uint16(ws326.Hi>>48))+uint32(uint16(ws326.Lo>>0))+uint32(uint16(ws326.Lo>>16))+uint32(uint16(ws326.Lo>>32))+uint32(uint16(ws326.Lo>>48)))
 		if h4 >= 0 {
-			d319 += dl337
+			d309 += dl327
 		}
-		v339 := m23
+		v329 := m23
 		if !(h4 >= 0) {
 			return pl.drop(59)
 		}
-		b340 := data[h4 : h4+8] // udp
-		os341 := uint32(uint16((uint64(b340[2])<<8 | uint64(b340[3]))))
-		s342 := v339
-		b340[2] = byte(s342 >> 8)
-		b340[3] = byte(s342)
-		f344 := uint32(os341)
-		f344 += bits.RotateLeft32(f344, 16)
-		dl343 := uint64(^uint16(f344>>16)) + uint64(uint32(uint16(v339)))
+		b330 := data[h4 : h4+8] // udp
+		os331 := uint32(uint16((uint64(b330[2])<<8 | uint64(b330[3]))))
+		s332 := v329
+		b330[2] = byte(s332 >> 8)
+		b330[3] = byte(s332)
+		f334 := uint32(os331)
+		f334 += bits.RotateLeft32(f334, 16)
+		dl333 := uint64(^uint16(f334>>16)) + uint64(uint32(uint16(v329)))
 		if h4 >= 0 {
-			d319 += dl343
+			d309 += dl333
 		}
-		v345 := ((uint64(b321[4])<<8 | uint64(b321[5])) - 0x10)
-		os346 := uint32(uint16((uint64(b321[4])<<8 | uint64(b321[5]))))
-		s347 := v345
-		b321[4] = byte(s347 >> 8)
-		b321[5] = byte(s347)
-		f349 := uint32(os346)
-		f349 += bits.RotateLeft32(f349, 16)
-		dl348 := uint64(^uint16(f349>>16)) + uint64(uint32(uint16(v345)))
+		v335 := ((uint64(b311[4])<<8 | uint64(b311[5])) - 0x10)
+		os336 := uint32(uint16((uint64(b311[4])<<8 | uint64(b311[5]))))
+		s337 := v335
+		b311[4] = byte(s337 >> 8)
+		b311[5] = byte(s337)
+		f339 := uint32(os336)
+		f339 += bits.RotateLeft32(f339, 16)
+		dl338 := uint64(^uint16(f339>>16)) + uint64(uint32(uint16(v335)))
 		if h4 >= 0 {
-			d319 += dl348
+			d309 += dl338
 		}
-		v350 := (uint64(b321[7]) - 0x1)
-		b321[7] = byte(v350)
+		v340 := (uint64(b311[7]) - 0x1)
+		b311[7] = byte(v340)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d319
+			pendD4 += d309
 			pendK4 = true
 		}
 		pl.edges[49]++
@@ -5082,24 +4932,24 @@ n178:
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		po351, pn352 := h10, 12 // lb_v2
-		if po351 < 0 || po351+pn352 > len(data) {
+		po341, pn342 := h10, 12 // lb_v2
+		if po341 < 0 || po341+pn342 > len(data) {
 			return pl.drop(60)
 		}
-		if (h4 >= 0) && po351 > h4 && (po351-h4)%2 == 0 {
-			pw354 := data[po351 : po351+12]
-			d353 := uint32(uint64(pw354[0])<<8|uint64(pw354[1])) + uint32(uint64(pw354[2])<<8|uint64(pw354[3])) + uint32(uint64(pw354[4])<<8|uint64(pw354[5])) + uint32(uint64(pw354[6])<<8|uint64(pw354[7])) + uint32(uint64(pw354[8])<<8|uint64(pw354[9])) + uint32(uint64(pw354[10])<<8|uint64(pw354[11]))
-			d353 += bits.RotateLeft32(d353, 16)
+		if (h4 >= 0) && po341 > h4 && (po341-h4)%2 == 0 {
+			pw344 := data[po341 : po341+12]
+			d343 := uint32(uint64(pw344[0])<<8|uint64(pw344[1])) + uint32(uint64(pw344[2])<<8|uint64(pw344[3])) + uint32(uint64(pw344[4])<<8|uint64(pw344[5])) + uint32(uint64(pw344[6])<<8|uint64(pw344[7])) + uint32(uint64(pw344[8])<<8|uint64(pw344[9])) + uint32(uint64(pw344[10])<<8|uint64(pw344[11]))
+			d343 += bits.RotateLeft32(d343, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d353 >> 16))
+				pendD4 += uint64(^uint16(d343 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po351
-		pendN = pn352
+		pendOff = po341
+		pendN = pn342
 		h10 = -1
-		if cur > po351 {
-			cur = max(po351, cur-pn352)
+		if cur > po341 {
+			cur = max(po341, cur-pn342)
 		}
 		goto n181
 	}
@@ -5108,24 +4958,24 @@ n180:
 		if !(h11 >= 0) {
 			return pl.drop(61)
 		}
-		po355, pn356 := h11, 12 // lb_v3
-		if po355 < 0 || po355+pn356 > len(data) {
+		po345, pn346 := h11, 12 // lb_v3
+		if po345 < 0 || po345+pn346 > len(data) {
 			return pl.drop(61)
 		}
-		if (h4 >= 0) && po355 > h4 && (po355-h4)%2 == 0 {
-			pw358 := data[po355 : po355+12]
-			d357 := uint32(uint64(pw358[0])<<8|uint64(pw358[1])) + uint32(uint64(pw358[2])<<8|uint64(pw358[3])) + uint32(uint64(pw358[4])<<8|uint64(pw358[5])) + uint32(uint64(pw358[6])<<8|uint64(pw358[7])) + uint32(uint64(pw358[8])<<8|uint64(pw358[9])) + uint32(uint64(pw358[10])<<8|uint64(pw358[11]))
-			d357 += bits.RotateLeft32(d357, 16)
+		if (h4 >= 0) && po345 > h4 && (po345-h4)%2 == 0 {
+			pw348 := data[po345 : po345+12]
+			d347 := uint32(uint64(pw348[0])<<8|uint64(pw348[1])) + uint32(uint64(pw348[2])<<8|uint64(pw348[3])) + uint32(uint64(pw348[4])<<8|uint64(pw348[5])) + uint32(uint64(pw348[6])<<8|uint64(pw348[7])) + uint32(uint64(pw348[8])<<8|uint64(pw348[9])) + uint32(uint64(pw348[10])<<8|uint64(pw348[11]))
+			d347 += bits.RotateLeft32(d347, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d357 >> 16))
+				pendD4 += uint64(^uint16(d347 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po355
-		pendN = pn356
+		pendOff = po345
+		pendN = pn346
 		h11 = -1
-		if cur > po355 {
-			cur = max(po355, cur-pn356)
+		if cur > po345 {
+			cur = max(po345, cur-pn346)
 		}
 		pl.edges[50]++
 		goto n181
@@ -5141,88 +4991,58 @@ n181:
 				data = data[:len(data)-pendN]
 			}
 			pendN = 0
-			if pendK4 {
-				if (h4 >= 0) && h4+8 <= len(data) {
-					cb := data[h4+6 : h4+8]
-					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-					x := uint64(^cv) + pendD4
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					s359 := r
-					cb[0] = byte(s359 >> 8)
-					cb[1] = byte(s359)
-				}
-				pendD4, pendK4 = 0, false
-			}
 		}
-		po360, pn361 := h9, 4 // lb_common
-		if po360 < 0 || po360+pn361 > len(data) {
+		po349, pn350 := h9, 4 // lb_common
+		if po349 < 0 || po349+pn350 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po360 > h4 && (po360-h4)%2 == 0 {
-			pw363 := data[po360 : po360+4]
-			d362 := uint32(uint64(pw363[0])<<8|uint64(pw363[1])) + uint32(uint64(pw363[2])<<8|uint64(pw363[3]))
-			d362 += bits.RotateLeft32(d362, 16)
+		if (h4 >= 0) && po349 > h4 && (po349-h4)%2 == 0 {
+			pw352 := data[po349 : po349+4]
+			d351 := uint32(uint64(pw352[0])<<8|uint64(pw352[1])) + uint32(uint64(pw352[2])<<8|uint64(pw352[3]))
+			d351 += bits.RotateLeft32(d351, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d362 >> 16))
+				pendD4 += uint64(^uint16(d351 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn361
-		if po360 < len(data)-po360-pendN {
-			copy(data[pendN:pendN+po360], data[:po360])
+		pendN += pn350
+		if po349 < len(data)-po349-pendN {
+			copy(data[pendN:pendN+po349], data[:po349])
 			data = data[pendN:]
 		} else {
-			copy(data[po360:], data[po360+pendN:])
+			copy(data[po349:], data[po349+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s364 := r
-				cb[0] = byte(s364 >> 8)
-				cb[1] = byte(s364)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		h9 = -1
-		if (h11 >= 0) && h11 > po360 {
-			h11 -= pn361
+		if (h11 >= 0) && h11 > po349 {
+			h11 -= pn350
 		} // lb_v3
-		if cur > po360 {
-			cur = max(po360, cur-pn361)
+		if cur > po349 {
+			cur = max(po349, cur-pn350)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d365 uint64 // udp checksum
+		var d353 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b366 := data[h4 : h4+8] // udp
-		v367 := ((uint64(b366[4])<<8 | uint64(b366[5])) - 0x10)
-		os368 := uint32(uint16((uint64(b366[4])<<8 | uint64(b366[5]))))
-		s369 := v367
-		b366[4] = byte(s369 >> 8)
-		b366[5] = byte(s369)
-		f371 := uint32(os368)
-		f371 += bits.RotateLeft32(f371, 16)
-		dl370 := uint64(^uint16(f371>>16)) + uint64(uint32(uint16(v367)))
+		b354 := data[h4 : h4+8] // udp
+		v355 := ((uint64(b354[4])<<8 | uint64(b354[5])) - 0x10)
+		os356 := uint32(uint16((uint64(b354[4])<<8 | uint64(b354[5]))))
+		s357 := v355
+		b354[4] = byte(s357 >> 8)
+		b354[5] = byte(s357)
+		f359 := uint32(os356)
+		f359 += bits.RotateLeft32(f359, 16)
+		dl358 := uint64(^uint16(f359>>16)) + uint64(uint32(uint16(v355)))
 		if h4 >= 0 {
-			d365 += dl370
+			d353 += dl358
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d365
+			pendD4 += d353
 			pendK4 = true
 		}
 		pl.edges[51]++
@@ -5246,19 +5066,19 @@ n184:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s372 := r
-				cb[0] = byte(s372 >> 8)
-				cb[1] = byte(s372)
+				s360 := r
+				cb[0] = byte(s360 >> 8)
+				cb[1] = byte(s360)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(64)
 		}
-		b373 := data[h4 : h4+8] // udp
-		s374 := 0x0
-		b373[6] = byte(s374 >> 8)
-		b373[7] = byte(s374)
+		b361 := data[h4 : h4+8] // udp
+		s362 := 0x0
+		b361[6] = byte(s362 >> 8)
+		b361[7] = byte(s362)
 		pl.edges[52]++
 		goto n185
 	}
@@ -5278,9 +5098,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s375 := r
-				cb[0] = byte(s375 >> 8)
-				cb[1] = byte(s375)
+				s363 := r
+				cb[0] = byte(s363 >> 8)
+				cb[1] = byte(s363)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5297,9 +5117,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s376 := r
-				cb[0] = byte(s376 >> 8)
-				cb[1] = byte(s376)
+				s364 := r
+				cb[0] = byte(s364 >> 8)
+				cb[1] = byte(s364)
 			}
 			pendD4, pendK4 = 0, false
 		}

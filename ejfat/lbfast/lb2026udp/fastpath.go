@@ -1928,21 +1928,6 @@ n35:
 			copy(data[po36:], data[po36+pn37:])
 			data = data[:len(data)-pn37]
 		}
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s38 := r
-				cb[0] = byte(s38 >> 8)
-				cb[1] = byte(s38)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		h14 = -1
 		if cur > po36 {
 			cur = max(po36, cur-pn37)
@@ -1959,35 +1944,20 @@ n36:
 	}
 n37:
 	{ // PuntPopNsOpt: pop nd_opt
-		po39, pn40 := h13, 2 // nd_opt
-		if po39 < 0 || po39+pn40 > len(data) {
+		po38, pn39 := h13, 2 // nd_opt
+		if po38 < 0 || po38+pn39 > len(data) {
 			return pl.drop(9)
 		}
-		if po39 < len(data)-po39-pn40 {
-			copy(data[pn40:pn40+po39], data[:po39])
-			data = data[pn40:]
+		if po38 < len(data)-po38-pn39 {
+			copy(data[pn39:pn39+po38], data[:po38])
+			data = data[pn39:]
 		} else {
-			copy(data[po39:], data[po39+pn40:])
-			data = data[:len(data)-pn40]
-		}
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s41 := r
-				cb[0] = byte(s41 >> 8)
-				cb[1] = byte(s41)
-			}
-			pendD4, pendK4 = 0, false
+			copy(data[po38:], data[po38+pn39:])
+			data = data[:len(data)-pn39]
 		}
 		h13 = -1
-		if cur > po39 {
-			cur = max(po39, cur-pn40)
+		if cur > po38 {
+			cur = max(po38, cur-pn39)
 		}
 		pl.edges[8]++
 		goto n38
@@ -2001,35 +1971,20 @@ n38:
 	}
 n39:
 	{ // PuntPopNs: pop nd_ns
-		po42, pn43 := h12, 20 // nd_ns
-		if po42 < 0 || po42+pn43 > len(data) {
+		po40, pn41 := h12, 20 // nd_ns
+		if po40 < 0 || po40+pn41 > len(data) {
 			return pl.drop(10)
 		}
-		if po42 < len(data)-po42-pn43 {
-			copy(data[pn43:pn43+po42], data[:po42])
-			data = data[pn43:]
+		if po40 < len(data)-po40-pn41 {
+			copy(data[pn41:pn41+po40], data[:po40])
+			data = data[pn41:]
 		} else {
-			copy(data[po42:], data[po42+pn43:])
-			data = data[:len(data)-pn43]
-		}
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s44 := r
-				cb[0] = byte(s44 >> 8)
-				cb[1] = byte(s44)
-			}
-			pendD4, pendK4 = 0, false
+			copy(data[po40:], data[po40+pn41:])
+			data = data[:len(data)-pn41]
 		}
 		h12 = -1
-		if cur > po42 {
-			cur = max(po42, cur-pn43)
+		if cur > po40 {
+			cur = max(po40, cur-pn41)
 		}
 		pl.edges[9]++
 		goto n40
@@ -2043,35 +1998,20 @@ n40:
 	}
 n41:
 	{ // PuntPopUdp: pop icmp_udp
-		po45, pn46 := h20, 8 // icmp_udp
-		if po45 < 0 || po45+pn46 > len(data) {
+		po42, pn43 := h20, 8 // icmp_udp
+		if po42 < 0 || po42+pn43 > len(data) {
 			return pl.drop(11)
 		}
-		if po45 < len(data)-po45-pn46 {
-			copy(data[pn46:pn46+po45], data[:po45])
-			data = data[pn46:]
+		if po42 < len(data)-po42-pn43 {
+			copy(data[pn43:pn43+po42], data[:po42])
+			data = data[pn43:]
 		} else {
-			copy(data[po45:], data[po45+pn46:])
-			data = data[:len(data)-pn46]
-		}
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s47 := r
-				cb[0] = byte(s47 >> 8)
-				cb[1] = byte(s47)
-			}
-			pendD4, pendK4 = 0, false
+			copy(data[po42:], data[po42+pn43:])
+			data = data[:len(data)-pn43]
 		}
 		h20 = -1
-		if cur > po45 {
-			cur = max(po45, cur-pn46)
+		if cur > po42 {
+			cur = max(po42, cur-pn43)
 		}
 		pl.edges[10]++
 		goto n42
@@ -2085,35 +2025,20 @@ n42:
 	}
 n43:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		po48, pn49 := h18, 20 // icmp_ipv4
-		if po48 < 0 || po48+pn49 > len(data) {
+		po44, pn45 := h18, 20 // icmp_ipv4
+		if po44 < 0 || po44+pn45 > len(data) {
 			return pl.drop(12)
 		}
-		if po48 < len(data)-po48-pn49 {
-			copy(data[pn49:pn49+po48], data[:po48])
-			data = data[pn49:]
+		if po44 < len(data)-po44-pn45 {
+			copy(data[pn45:pn45+po44], data[:po44])
+			data = data[pn45:]
 		} else {
-			copy(data[po48:], data[po48+pn49:])
-			data = data[:len(data)-pn49]
-		}
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s50 := r
-				cb[0] = byte(s50 >> 8)
-				cb[1] = byte(s50)
-			}
-			pendD4, pendK4 = 0, false
+			copy(data[po44:], data[po44+pn45:])
+			data = data[:len(data)-pn45]
 		}
 		h18 = -1
-		if cur > po48 {
-			cur = max(po48, cur-pn49)
+		if cur > po44 {
+			cur = max(po44, cur-pn45)
 		}
 		pl.edges[11]++
 		goto n44
@@ -2127,35 +2052,20 @@ n44:
 	}
 n45:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		po51, pn52 := h19, 40 // icmp_ipv6
-		if po51 < 0 || po51+pn52 > len(data) {
+		po46, pn47 := h19, 40 // icmp_ipv6
+		if po46 < 0 || po46+pn47 > len(data) {
 			return pl.drop(13)
 		}
-		if po51 < len(data)-po51-pn52 {
-			copy(data[pn52:pn52+po51], data[:po51])
-			data = data[pn52:]
+		if po46 < len(data)-po46-pn47 {
+			copy(data[pn47:pn47+po46], data[:po46])
+			data = data[pn47:]
 		} else {
-			copy(data[po51:], data[po51+pn52:])
-			data = data[:len(data)-pn52]
-		}
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s53 := r
-				cb[0] = byte(s53 >> 8)
-				cb[1] = byte(s53)
-			}
-			pendD4, pendK4 = 0, false
+			copy(data[po46:], data[po46+pn47:])
+			data = data[:len(data)-pn47]
 		}
 		h19 = -1
-		if cur > po51 {
-			cur = max(po51, cur-pn52)
+		if cur > po46 {
+			cur = max(po46, cur-pn47)
 		}
 		pl.edges[12]++
 		goto n46
@@ -2171,9 +2081,9 @@ n46:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s54 := r
-				cb[0] = byte(s54 >> 8)
-				cb[1] = byte(s54)
+				s48 := r
+				cb[0] = byte(s48 >> 8)
+				cb[1] = byte(s48)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2197,47 +2107,32 @@ n48:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s55 := r
-				cb[0] = byte(s55 >> 8)
-				cb[1] = byte(s55)
+				s49 := r
+				cb[0] = byte(s49 >> 8)
+				cb[1] = byte(s49)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b56 := data[h1 : h1+4] // vlan
-		m3 = ((uint64(b56[0])<<8 | uint64(b56[1])) >> 0 & 0xfff) & 0xfff
+		b50 := data[h1 : h1+4] // vlan
+		m3 = ((uint64(b50[0])<<8 | uint64(b50[1])) >> 0 & 0xfff) & 0xfff
 		goto n49
 	}
 n49:
 	{ // L2PopVlan: pop vlan
-		po57, pn58 := h1, 4 // vlan
-		if po57 < 0 || po57+pn58 > len(data) {
+		po51, pn52 := h1, 4 // vlan
+		if po51 < 0 || po51+pn52 > len(data) {
 			return pl.drop(14)
 		}
-		if po57 < len(data)-po57-pn58 {
-			copy(data[pn58:pn58+po57], data[:po57])
-			data = data[pn58:]
+		if po51 < len(data)-po51-pn52 {
+			copy(data[pn52:pn52+po51], data[:po51])
+			data = data[pn52:]
 		} else {
-			copy(data[po57:], data[po57+pn58:])
-			data = data[:len(data)-pn58]
-		}
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s59 := r
-				cb[0] = byte(s59 >> 8)
-				cb[1] = byte(s59)
-			}
-			pendD4, pendK4 = 0, false
+			copy(data[po51:], data[po51+pn52:])
+			data = data[:len(data)-pn52]
 		}
 		h1 = -1
-		if cur > po57 {
-			cur = max(po57, cur-pn58)
+		if cur > po51 {
+			cur = max(po51, cur-pn52)
 		}
 		pl.edges[13]++
 		goto n50
@@ -2266,8 +2161,8 @@ n51:
 n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b60 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[1].LookupWord(((uint64(b60[0])<<40|uint64(b60[1])<<32|uint64(b60[2])<<24|uint64(b60[3])<<16|uint64(b60[4])<<8|uint64(b60[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
+		b53 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[1].LookupWord(((uint64(b53[0])<<40|uint64(b53[1])<<32|uint64(b53[2])<<24|uint64(b53[3])<<16|uint64(b53[4])<<8|uint64(b53[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2308,14 +2203,14 @@ n56:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s61 := r
-				cb[0] = byte(s61 >> 8)
-				cb[1] = byte(s61)
+				s54 := r
+				cb[0] = byte(s54 >> 8)
+				cb[1] = byte(s54)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b62 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b62[16])<<24 | uint64(b62[17])<<16 | uint64(b62[18])<<8 | uint64(b62[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b55 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b55[16])<<24 | uint64(b55[17])<<16 | uint64(b55[18])<<8 | uint64(b55[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n58
 	}
 n57:
@@ -2329,17 +2224,17 @@ n57:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s63 := r
-				cb[0] = byte(s63 >> 8)
-				cb[1] = byte(s63)
+				s56 := r
+				cb[0] = byte(s56 >> 8)
+				cb[1] = byte(s56)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h3 >= 0) {
 			return pl.drop(16)
 		}
-		b64 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b64[24])<<56 | uint64(b64[25])<<48 | uint64(b64[26])<<40 | uint64(b64[27])<<32 | uint64(b64[28])<<24 | uint64(b64[29])<<16 | uint64(b64[30])<<8 | uint64(b64[31])), Lo: (uint64(b64[32])<<56 | uint64(b64[33])<<48 | uint64(b64[34])<<40 | uint64(b64[35])<<32 | uint64(b64[36])<<24 | uint64(b64[37])<<16 | uint64(b64[38])<<8 | uint64(b64[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b57 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b57[24])<<56 | uint64(b57[25])<<48 | uint64(b57[26])<<40 | uint64(b57[27])<<32 | uint64(b57[28])<<24 | uint64(b57[29])<<16 | uint64(b57[30])<<8 | uint64(b57[31])), Lo: (uint64(b57[32])<<56 | uint64(b57[33])<<48 | uint64(b57[34])<<40 | uint64(b57[35])<<32 | uint64(b57[36])<<24 | uint64(b57[37])<<16 | uint64(b57[38])<<8 | uint64(b57[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[16]++
 		goto n58
 	}
@@ -2347,8 +2242,8 @@ n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
 		pl.keys[0] = packet.Value{Lo: m4}
-		b65 := data[h0 : h0+14] // ethernet
-		pl.keys[1] = packet.Value{Lo: (uint64(b65[12])<<8 | uint64(b65[13]))}
+		b58 := data[h0 : h0+14] // ethernet
+		pl.keys[1] = packet.Value{Lo: (uint64(b58[12])<<8 | uint64(b58[13]))}
 		pl.keys[2] = m8
 		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
 			act, params = e.Action, e.Params
@@ -2401,10 +2296,10 @@ n64:
 	}
 n65:
 	{ // L3Icmp4Type: switch icmp.type
-		b67 := data[h6 : h6+4] // icmp
-		v66 := uint64(b67[0])
+		b60 := data[h6 : h6+4] // icmp
+		v59 := uint64(b60[0])
 		switch {
-		case v66 == 0x3:
+		case v59 == 0x3:
 			goto n67
 		default:
 			goto n66
@@ -2416,22 +2311,22 @@ n66:
 	}
 n67:
 	{ // L3Unreach4: switch icmp.code
-		b69 := data[h6 : h6+4] // icmp
-		v68 := uint64(b69[1])
+		b62 := data[h6 : h6+4] // icmp
+		v61 := uint64(b62[1])
 		switch {
-		case v68 == 0x0:
+		case v61 == 0x0:
 			goto n68
-		case v68 == 0x1:
+		case v61 == 0x1:
 			goto n69
-		case v68 == 0x3:
+		case v61 == 0x3:
 			goto n70
-		case v68 == 0x4:
+		case v61 == 0x4:
 			goto n71
-		case v68 == 0x6:
+		case v61 == 0x6:
 			goto n72
-		case v68 == 0x7:
+		case v61 == 0x7:
 			goto n73
-		case v68 == 0xa:
+		case v61 == 0xa:
 			goto n74
 		default:
 			goto n75
@@ -2471,14 +2366,14 @@ n75:
 	}
 n76:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b71 := data[h7 : h7+4] // icmpv6
-		v70 := uint64(b71[0])
+		b64 := data[h7 : h7+4] // icmpv6
+		v63 := uint64(b64[0])
 		switch {
-		case v70 == 0x1:
+		case v63 == 0x1:
 			goto n78
-		case v70 == 0x80:
+		case v63 == 0x80:
 			goto n92
-		case v70 == 0x87:
+		case v63 == 0x87:
 			goto n94
 		default:
 			goto n77
@@ -2490,16 +2385,16 @@ n77:
 	}
 n78:
 	{ // L3Unreach6: switch icmpv6.code
-		b73 := data[h7 : h7+4] // icmpv6
-		v72 := uint64(b73[1])
+		b66 := data[h7 : h7+4] // icmpv6
+		v65 := uint64(b66[1])
 		switch {
-		case v72 == 0x0:
+		case v65 == 0x0:
 			goto n79
-		case v72 == 0x1:
+		case v65 == 0x1:
 			goto n80
-		case v72 == 0x2:
+		case v65 == 0x2:
 			goto n81
-		case v72 == 0x4:
+		case v65 == 0x4:
 			goto n82
 		default:
 			goto n83
@@ -2527,8 +2422,8 @@ n83:
 	}
 n84:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b74 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b74[24])<<24 | uint64(b74[25])<<16 | uint64(b74[26])<<8 | uint64(b74[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b67 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b67[24])<<24 | uint64(b67[25])<<16 | uint64(b67[26])<<8 | uint64(b67[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n86
 		}
 		goto n85
@@ -2549,55 +2444,55 @@ n86:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s75 := r
-				cb[0] = byte(s75 >> 8)
-				cb[1] = byte(s75)
+				s68 := r
+				cb[0] = byte(s68 >> 8)
+				cb[1] = byte(s68)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b76 := data[h0 : h0+14] // ethernet
-		s77 := (uint64(b76[6])<<40 | uint64(b76[7])<<32 | uint64(b76[8])<<24 | uint64(b76[9])<<16 | uint64(b76[10])<<8 | uint64(b76[11]))
-		b76[0] = byte(s77 >> 40)
-		b76[1] = byte(s77 >> 32)
-		b76[2] = byte(s77 >> 24)
-		b76[3] = byte(s77 >> 16)
-		b76[4] = byte(s77 >> 8)
-		b76[5] = byte(s77)
-		s78 := m5
-		b76[6] = byte(s78 >> 40)
-		b76[7] = byte(s78 >> 32)
-		b76[8] = byte(s78 >> 24)
-		b76[9] = byte(s78 >> 16)
-		b76[10] = byte(s78 >> 8)
-		b76[11] = byte(s78)
-		b79 := data[h5 : h5+28] // arp
-		s80 := 0x2
-		b79[6] = byte(s80 >> 8)
-		b79[7] = byte(s80)
-		s81 := (uint64(b79[8])<<40 | uint64(b79[9])<<32 | uint64(b79[10])<<24 | uint64(b79[11])<<16 | uint64(b79[12])<<8 | uint64(b79[13]))
-		b79[18] = byte(s81 >> 40)
-		b79[19] = byte(s81 >> 32)
-		b79[20] = byte(s81 >> 24)
-		b79[21] = byte(s81 >> 16)
-		b79[22] = byte(s81 >> 8)
-		b79[23] = byte(s81)
-		s82 := m5
-		b79[8] = byte(s82 >> 40)
-		b79[9] = byte(s82 >> 32)
-		b79[10] = byte(s82 >> 24)
-		b79[11] = byte(s82 >> 16)
-		b79[12] = byte(s82 >> 8)
-		b79[13] = byte(s82)
-		s83 := (uint64(b79[14])<<24 | uint64(b79[15])<<16 | uint64(b79[16])<<8 | uint64(b79[17]))
-		b79[24] = byte(s83 >> 24)
-		b79[25] = byte(s83 >> 16)
-		b79[26] = byte(s83 >> 8)
-		b79[27] = byte(s83)
-		s84 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b79[14] = byte(s84 >> 24)
-		b79[15] = byte(s84 >> 16)
-		b79[16] = byte(s84 >> 8)
-		b79[17] = byte(s84)
+		b69 := data[h0 : h0+14] // ethernet
+		s70 := (uint64(b69[6])<<40 | uint64(b69[7])<<32 | uint64(b69[8])<<24 | uint64(b69[9])<<16 | uint64(b69[10])<<8 | uint64(b69[11]))
+		b69[0] = byte(s70 >> 40)
+		b69[1] = byte(s70 >> 32)
+		b69[2] = byte(s70 >> 24)
+		b69[3] = byte(s70 >> 16)
+		b69[4] = byte(s70 >> 8)
+		b69[5] = byte(s70)
+		s71 := m5
+		b69[6] = byte(s71 >> 40)
+		b69[7] = byte(s71 >> 32)
+		b69[8] = byte(s71 >> 24)
+		b69[9] = byte(s71 >> 16)
+		b69[10] = byte(s71 >> 8)
+		b69[11] = byte(s71)
+		b72 := data[h5 : h5+28] // arp
+		s73 := 0x2
+		b72[6] = byte(s73 >> 8)
+		b72[7] = byte(s73)
+		s74 := (uint64(b72[8])<<40 | uint64(b72[9])<<32 | uint64(b72[10])<<24 | uint64(b72[11])<<16 | uint64(b72[12])<<8 | uint64(b72[13]))
+		b72[18] = byte(s74 >> 40)
+		b72[19] = byte(s74 >> 32)
+		b72[20] = byte(s74 >> 24)
+		b72[21] = byte(s74 >> 16)
+		b72[22] = byte(s74 >> 8)
+		b72[23] = byte(s74)
+		s75 := m5
+		b72[8] = byte(s75 >> 40)
+		b72[9] = byte(s75 >> 32)
+		b72[10] = byte(s75 >> 24)
+		b72[11] = byte(s75 >> 16)
+		b72[12] = byte(s75 >> 8)
+		b72[13] = byte(s75)
+		s76 := (uint64(b72[14])<<24 | uint64(b72[15])<<16 | uint64(b72[16])<<8 | uint64(b72[17]))
+		b72[24] = byte(s76 >> 24)
+		b72[25] = byte(s76 >> 16)
+		b72[26] = byte(s76 >> 8)
+		b72[27] = byte(s76)
+		s77 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b72[14] = byte(s77 >> 24)
+		b72[15] = byte(s77 >> 16)
+		b72[16] = byte(s77 >> 8)
+		b72[17] = byte(s77)
 		goto n87
 	}
 n87:
@@ -2609,8 +2504,8 @@ n88:
 		if !(h2 >= 0) {
 			return pl.drop(33)
 		}
-		b85 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b85[16])<<24 | uint64(b85[17])<<16 | uint64(b85[18])<<8 | uint64(b85[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b78 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b78[16])<<24 | uint64(b78[17])<<16 | uint64(b78[18])<<8 | uint64(b78[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n90
 		}
 		goto n89
@@ -2621,59 +2516,59 @@ n89:
 	}
 n90:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d86 uint64          // icmp checksum
-		b87 := data[h0 : h0+14] // ethernet
-		v88 := (uint64(b87[6])<<40 | uint64(b87[7])<<32 | uint64(b87[8])<<24 | uint64(b87[9])<<16 | uint64(b87[10])<<8 | uint64(b87[11]))
-		s89 := v88
-		b87[0] = byte(s89 >> 40)
-		b87[1] = byte(s89 >> 32)
-		b87[2] = byte(s89 >> 24)
-		b87[3] = byte(s89 >> 16)
-		b87[4] = byte(s89 >> 8)
-		b87[5] = byte(s89)
-		v90 := m5
-		s91 := v90
-		b87[6] = byte(s91 >> 40)
-		b87[7] = byte(s91 >> 32)
-		b87[8] = byte(s91 >> 24)
-		b87[9] = byte(s91 >> 16)
-		b87[10] = byte(s91 >> 8)
-		b87[11] = byte(s91)
+		var d79 uint64          // icmp checksum
+		b80 := data[h0 : h0+14] // ethernet
+		v81 := (uint64(b80[6])<<40 | uint64(b80[7])<<32 | uint64(b80[8])<<24 | uint64(b80[9])<<16 | uint64(b80[10])<<8 | uint64(b80[11]))
+		s82 := v81
+		b80[0] = byte(s82 >> 40)
+		b80[1] = byte(s82 >> 32)
+		b80[2] = byte(s82 >> 24)
+		b80[3] = byte(s82 >> 16)
+		b80[4] = byte(s82 >> 8)
+		b80[5] = byte(s82)
+		v83 := m5
+		s84 := v83
+		b80[6] = byte(s84 >> 40)
+		b80[7] = byte(s84 >> 32)
+		b80[8] = byte(s84 >> 24)
+		b80[9] = byte(s84 >> 16)
+		b80[10] = byte(s84 >> 8)
+		b80[11] = byte(s84)
 		if !(h2 >= 0) {
 			return pl.drop(35)
 		}
-		b92 := data[h2 : h2+20] // ipv4
-		v93 := (uint64(b92[12])<<24 | uint64(b92[13])<<16 | uint64(b92[14])<<8 | uint64(b92[15]))
-		s94 := v93
-		b92[16] = byte(s94 >> 24)
-		b92[17] = byte(s94 >> 16)
-		b92[18] = byte(s94 >> 8)
-		b92[19] = byte(s94)
-		v95 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s96 := v95
-		b92[12] = byte(s96 >> 24)
-		b92[13] = byte(s96 >> 16)
-		b92[14] = byte(s96 >> 8)
-		b92[15] = byte(s96)
-		v97 := 0x0
-		b98 := data[h6 : h6+4] // icmp
-		os99 := uint32(uint64(b98[0])<<8 | uint64(b98[1]))
-		b98[0] = byte(v97)
-		f101 := uint32(os99)
-		f101 += bits.RotateLeft32(f101, 16)
-		dl100 := uint64(^uint16(f101>>16)) + uint64(uint32(uint64(b98[0])<<8|uint64(b98[1])))
-		d86 += dl100
+		b85 := data[h2 : h2+20] // ipv4
+		v86 := (uint64(b85[12])<<24 | uint64(b85[13])<<16 | uint64(b85[14])<<8 | uint64(b85[15]))
+		s87 := v86
+		b85[16] = byte(s87 >> 24)
+		b85[17] = byte(s87 >> 16)
+		b85[18] = byte(s87 >> 8)
+		b85[19] = byte(s87)
+		v88 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s89 := v88
+		b85[12] = byte(s89 >> 24)
+		b85[13] = byte(s89 >> 16)
+		b85[14] = byte(s89 >> 8)
+		b85[15] = byte(s89)
+		v90 := 0x0
+		b91 := data[h6 : h6+4] // icmp
+		os92 := uint32(uint64(b91[0])<<8 | uint64(b91[1]))
+		b91[0] = byte(v90)
+		f94 := uint32(os92)
+		f94 += bits.RotateLeft32(f94, 16)
+		dl93 := uint64(^uint16(f94>>16)) + uint64(uint32(uint64(b91[0])<<8|uint64(b91[1])))
+		d79 += dl93
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d86
+			x := uint64(^cv) + d79
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s102 := r
-			cb[0] = byte(s102 >> 8)
-			cb[1] = byte(s102)
+			s95 := r
+			cb[0] = byte(s95 >> 8)
+			cb[1] = byte(s95)
 		}
 		goto n91
 	}
@@ -2684,87 +2579,87 @@ n91:
 	}
 n92:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d103 uint64          // icmpv6 checksum
-		b104 := data[h0 : h0+14] // ethernet
-		v105 := (uint64(b104[6])<<40 | uint64(b104[7])<<32 | uint64(b104[8])<<24 | uint64(b104[9])<<16 | uint64(b104[10])<<8 | uint64(b104[11]))
-		s106 := v105
-		b104[0] = byte(s106 >> 40)
-		b104[1] = byte(s106 >> 32)
-		b104[2] = byte(s106 >> 24)
-		b104[3] = byte(s106 >> 16)
-		b104[4] = byte(s106 >> 8)
-		b104[5] = byte(s106)
-		v107 := m5
-		s108 := v107
-		b104[6] = byte(s108 >> 40)
-		b104[7] = byte(s108 >> 32)
-		b104[8] = byte(s108 >> 24)
-		b104[9] = byte(s108 >> 16)
-		b104[10] = byte(s108 >> 8)
-		b104[11] = byte(s108)
+		var d96 uint64          // icmpv6 checksum
+		b97 := data[h0 : h0+14] // ethernet
+		v98 := (uint64(b97[6])<<40 | uint64(b97[7])<<32 | uint64(b97[8])<<24 | uint64(b97[9])<<16 | uint64(b97[10])<<8 | uint64(b97[11]))
+		s99 := v98
+		b97[0] = byte(s99 >> 40)
+		b97[1] = byte(s99 >> 32)
+		b97[2] = byte(s99 >> 24)
+		b97[3] = byte(s99 >> 16)
+		b97[4] = byte(s99 >> 8)
+		b97[5] = byte(s99)
+		v100 := m5
+		s101 := v100
+		b97[6] = byte(s101 >> 40)
+		b97[7] = byte(s101 >> 32)
+		b97[8] = byte(s101 >> 24)
+		b97[9] = byte(s101 >> 16)
+		b97[10] = byte(s101 >> 8)
+		b97[11] = byte(s101)
 		if !(h3 >= 0) {
 			return pl.drop(36)
 		}
-		b109 := data[h3 : h3+40] // ipv6
-		v110 := packet.Value{Hi: (uint64(b109[8])<<56 | uint64(b109[9])<<48 | uint64(b109[10])<<40 | uint64(b109[11])<<32 | uint64(b109[12])<<24 | uint64(b109[13])<<16 | uint64(b109[14])<<8 | uint64(b109[15])), Lo: (uint64(b109[16])<<56 | uint64(b109[17])<<48 | uint64(b109[18])<<40 | uint64(b109[19])<<32 | uint64(b109[20])<<24 | uint64(b109[21])<<16 | uint64(b109[22])<<8 | uint64(b109[23]))}
-		v111 := v110
-		s112 := v111.Hi
-		b109[24] = byte(s112 >> 56)
-		b109[25] = byte(s112 >> 48)
-		b109[26] = byte(s112 >> 40)
-		b109[27] = byte(s112 >> 32)
-		b109[28] = byte(s112 >> 24)
-		b109[29] = byte(s112 >> 16)
-		b109[30] = byte(s112 >> 8)
-		b109[31] = byte(s112)
-		s113 := v111.Lo
-		b109[32] = byte(s113 >> 56)
-		b109[33] = byte(s113 >> 48)
-		b109[34] = byte(s113 >> 40)
-		b109[35] = byte(s113 >> 32)
-		b109[36] = byte(s113 >> 24)
-		b109[37] = byte(s113 >> 16)
-		b109[38] = byte(s113 >> 8)
-		b109[39] = byte(s113)
-		v114 := m6
-		v115 := v114
-		s116 := v115.Hi
-		b109[8] = byte(s116 >> 56)
-		b109[9] = byte(s116 >> 48)
-		b109[10] = byte(s116 >> 40)
-		b109[11] = byte(s116 >> 32)
-		b109[12] = byte(s116 >> 24)
-		b109[13] = byte(s116 >> 16)
-		b109[14] = byte(s116 >> 8)
-		b109[15] = byte(s116)
-		s117 := v115.Lo
-		b109[16] = byte(s117 >> 56)
-		b109[17] = byte(s117 >> 48)
-		b109[18] = byte(s117 >> 40)
-		b109[19] = byte(s117 >> 32)
-		b109[20] = byte(s117 >> 24)
-		b109[21] = byte(s117 >> 16)
-		b109[22] = byte(s117 >> 8)
-		b109[23] = byte(s117)
-		v118 := 0x81
-		b119 := data[h7 : h7+4] // icmpv6
-		os120 := uint32(uint64(b119[0])<<8 | uint64(b119[1]))
-		b119[0] = byte(v118)
-		f122 := uint32(os120)
-		f122 += bits.RotateLeft32(f122, 16)
-		dl121 := uint64(^uint16(f122>>16)) + uint64(uint32(uint64(b119[0])<<8|uint64(b119[1])))
-		d103 += dl121
+		b102 := data[h3 : h3+40] // ipv6
+		v103 := packet.Value{Hi: (uint64(b102[8])<<56 | uint64(b102[9])<<48 | uint64(b102[10])<<40 | uint64(b102[11])<<32 | uint64(b102[12])<<24 | uint64(b102[13])<<16 | uint64(b102[14])<<8 | uint64(b102[15])), Lo: (uint64(b102[16])<<56 | uint64(b102[17])<<48 | uint64(b102[18])<<40 | uint64(b102[19])<<32 | uint64(b102[20])<<24 | uint64(b102[21])<<16 | uint64(b102[22])<<8 | uint64(b102[23]))}
+		v104 := v103
+		s105 := v104.Hi
+		b102[24] = byte(s105 >> 56)
+		b102[25] = byte(s105 >> 48)
+		b102[26] = byte(s105 >> 40)
+		b102[27] = byte(s105 >> 32)
+		b102[28] = byte(s105 >> 24)
+		b102[29] = byte(s105 >> 16)
+		b102[30] = byte(s105 >> 8)
+		b102[31] = byte(s105)
+		s106 := v104.Lo
+		b102[32] = byte(s106 >> 56)
+		b102[33] = byte(s106 >> 48)
+		b102[34] = byte(s106 >> 40)
+		b102[35] = byte(s106 >> 32)
+		b102[36] = byte(s106 >> 24)
+		b102[37] = byte(s106 >> 16)
+		b102[38] = byte(s106 >> 8)
+		b102[39] = byte(s106)
+		v107 := m6
+		v108 := v107
+		s109 := v108.Hi
+		b102[8] = byte(s109 >> 56)
+		b102[9] = byte(s109 >> 48)
+		b102[10] = byte(s109 >> 40)
+		b102[11] = byte(s109 >> 32)
+		b102[12] = byte(s109 >> 24)
+		b102[13] = byte(s109 >> 16)
+		b102[14] = byte(s109 >> 8)
+		b102[15] = byte(s109)
+		s110 := v108.Lo
+		b102[16] = byte(s110 >> 56)
+		b102[17] = byte(s110 >> 48)
+		b102[18] = byte(s110 >> 40)
+		b102[19] = byte(s110 >> 32)
+		b102[20] = byte(s110 >> 24)
+		b102[21] = byte(s110 >> 16)
+		b102[22] = byte(s110 >> 8)
+		b102[23] = byte(s110)
+		v111 := 0x81
+		b112 := data[h7 : h7+4] // icmpv6
+		os113 := uint32(uint64(b112[0])<<8 | uint64(b112[1]))
+		b112[0] = byte(v111)
+		f115 := uint32(os113)
+		f115 += bits.RotateLeft32(f115, 16)
+		dl114 := uint64(^uint16(f115>>16)) + uint64(uint32(uint64(b112[0])<<8|uint64(b112[1])))
+		d96 += dl114
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d103
+			x := uint64(^cv) + d96
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s123 := r
-			cb[0] = byte(s123 >> 8)
-			cb[1] = byte(s123)
+			s116 := r
+			cb[0] = byte(s116 >> 8)
+			cb[1] = byte(s116)
 		}
 		goto n93
 	}
@@ -2778,8 +2673,8 @@ n94:
 		if !(h12 >= 0) {
 			return pl.drop(37)
 		}
-		b124 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b124[4])<<56 | uint64(b124[5])<<48 | uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11])), Lo: (uint64(b124[12])<<56 | uint64(b124[13])<<48 | uint64(b124[14])<<40 | uint64(b124[15])<<32 | uint64(b124[16])<<24 | uint64(b124[17])<<16 | uint64(b124[18])<<8 | uint64(b124[19]))} == m6) {
+		b117 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b117[4])<<56 | uint64(b117[5])<<48 | uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])), Lo: (uint64(b117[12])<<56 | uint64(b117[13])<<48 | uint64(b117[14])<<40 | uint64(b117[15])<<32 | uint64(b117[16])<<24 | uint64(b117[17])<<16 | uint64(b117[18])<<8 | uint64(b117[19]))} == m6) {
 			goto n96
 		}
 		goto n95
@@ -2793,8 +2688,8 @@ n96:
 		if !(h3 >= 0) {
 			return pl.drop(39)
 		}
-		b125 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b125[8])<<56 | uint64(b125[9])<<48 | uint64(b125[10])<<40 | uint64(b125[11])<<32 | uint64(b125[12])<<24 | uint64(b125[13])<<16 | uint64(b125[14])<<8 | uint64(b125[15])), Lo: (uint64(b125[16])<<56 | uint64(b125[17])<<48 | uint64(b125[18])<<40 | uint64(b125[19])<<32 | uint64(b125[20])<<24 | uint64(b125[21])<<16 | uint64(b125[22])<<8 | uint64(b125[23]))} == packet.Value{Lo: 0x0}) {
+		b118 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b118[8])<<56 | uint64(b118[9])<<48 | uint64(b118[10])<<40 | uint64(b118[11])<<32 | uint64(b118[12])<<24 | uint64(b118[13])<<16 | uint64(b118[14])<<8 | uint64(b118[15])), Lo: (uint64(b118[16])<<56 | uint64(b118[17])<<48 | uint64(b118[18])<<40 | uint64(b118[19])<<32 | uint64(b118[20])<<24 | uint64(b118[21])<<16 | uint64(b118[22])<<8 | uint64(b118[23]))} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
@@ -2810,9 +2705,9 @@ n97:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s126 := r
-				cb[0] = byte(s126 >> 8)
-				cb[1] = byte(s126)
+				s119 := r
+				cb[0] = byte(s119 >> 8)
+				cb[1] = byte(s119)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2822,8 +2717,8 @@ n97:
 		if !(h12 >= 0) {
 			return pl.drop(40)
 		}
-		b127 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b127[4])<<56 | uint64(b127[5])<<48 | uint64(b127[6])<<40 | uint64(b127[7])<<32 | uint64(b127[8])<<24 | uint64(b127[9])<<16 | uint64(b127[10])<<8 | uint64(b127[11])), Lo: (uint64(b127[12])<<56 | uint64(b127[13])<<48 | uint64(b127[14])<<40 | uint64(b127[15])<<32 | uint64(b127[16])<<24 | uint64(b127[17])<<16 | uint64(b127[18])<<8 | uint64(b127[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b120 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b120[4])<<56 | uint64(b120[5])<<48 | uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11])), Lo: (uint64(b120[12])<<56 | uint64(b120[13])<<48 | uint64(b120[14])<<40 | uint64(b120[15])<<32 | uint64(b120[16])<<24 | uint64(b120[17])<<16 | uint64(b120[18])<<8 | uint64(b120[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
@@ -2837,25 +2732,25 @@ n98:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s128 := r
-				cb[0] = byte(s128 >> 8)
-				cb[1] = byte(s128)
+				s121 := r
+				cb[0] = byte(s121 >> 8)
+				cb[1] = byte(s121)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h3 >= 0) {
 			return pl.drop(41)
 		}
-		b129 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b129[8])<<56 | uint64(b129[9])<<48 | uint64(b129[10])<<40 | uint64(b129[11])<<32 | uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])), Lo: (uint64(b129[16])<<56 | uint64(b129[17])<<48 | uint64(b129[18])<<40 | uint64(b129[19])<<32 | uint64(b129[20])<<24 | uint64(b129[21])<<16 | uint64(b129[22])<<8 | uint64(b129[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b130 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b130[6])<<40 | uint64(b130[7])<<32 | uint64(b130[8])<<24 | uint64(b130[9])<<16 | uint64(b130[10])<<8 | uint64(b130[11])) & 0xffffffffffff
+		b122 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b123 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b123[6])<<40 | uint64(b123[7])<<32 | uint64(b123[8])<<24 | uint64(b123[9])<<16 | uint64(b123[10])<<8 | uint64(b123[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(41)
 		}
-		b131 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b131[4])<<56 | uint64(b131[5])<<48 | uint64(b131[6])<<40 | uint64(b131[7])<<32 | uint64(b131[8])<<24 | uint64(b131[9])<<16 | uint64(b131[10])<<8 | uint64(b131[11])), Lo: (uint64(b131[12])<<56 | uint64(b131[13])<<48 | uint64(b131[14])<<40 | uint64(b131[15])<<32 | uint64(b131[16])<<24 | uint64(b131[17])<<16 | uint64(b131[18])<<8 | uint64(b131[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b124 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b124[4])<<56 | uint64(b124[5])<<48 | uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11])), Lo: (uint64(b124[12])<<56 | uint64(b124[13])<<48 | uint64(b124[14])<<40 | uint64(b124[15])<<32 | uint64(b124[16])<<24 | uint64(b124[17])<<16 | uint64(b124[18])<<8 | uint64(b124[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
@@ -2877,14 +2772,14 @@ n100:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s132 := r
-				cb[0] = byte(s132 >> 8)
-				cb[1] = byte(s132)
+				s125 := r
+				cb[0] = byte(s125 >> 8)
+				cb[1] = byte(s125)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b133 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b133[0])<<40 | uint64(b133[1])<<32 | uint64(b133[2])<<24 | uint64(b133[3])<<16 | uint64(b133[4])<<8 | uint64(b133[5])) & 0xffffffffffff
+		b126 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b126[0])<<40 | uint64(b126[1])<<32 | uint64(b126[2])<<24 | uint64(b126[3])<<16 | uint64(b126[4])<<8 | uint64(b126[5])) & 0xffffffffffff
 		pl.edges[21]++
 		goto n101
 	}
@@ -2904,15 +2799,15 @@ n102:
 	}
 n103:
 	{ // NsPopMac: pop nd_mac
-		po134, pn135 := h14, 6 // nd_mac
-		if po134 < 0 || po134+pn135 > len(data) {
+		po127, pn128 := h14, 6 // nd_mac
+		if po127 < 0 || po127+pn128 > len(data) {
 			return pl.drop(42)
 		}
-		pendOff = po134
-		pendN = pn135
+		pendOff = po127
+		pendN = pn128
 		h14 = -1
-		if cur > po134 {
-			cur = max(po134, cur-pn135)
+		if cur > po127 {
+			cur = max(po127, cur-pn128)
 		}
 		pl.edges[22]++
 		goto n104
@@ -2928,31 +2823,16 @@ n104:
 				data = data[:len(data)-pendN]
 			}
 			pendN = 0
-			if pendK4 {
-				if h4+8 <= len(data) {
-					cb := data[h4+6 : h4+8]
-					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-					x := uint64(^cv) + pendD4
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					s136 := r
-					cb[0] = byte(s136 >> 8)
-					cb[1] = byte(s136)
-				}
-				pendD4, pendK4 = 0, false
-			}
 		}
-		po137, pn138 := h13, 2 // nd_opt
-		if po137 < 0 || po137+pn138 > len(data) {
+		po129, pn130 := h13, 2 // nd_opt
+		if po129 < 0 || po129+pn130 > len(data) {
 			return pl.drop(43)
 		}
-		pendOff = po137
-		pendN += pn138
+		pendOff = po129
+		pendN += pn130
 		h13 = -1
-		if cur > po137 {
-			cur = max(po137, cur-pn138)
+		if cur > po129 {
+			cur = max(po129, cur-pn130)
 		}
 		pl.edges[23]++
 		goto n105
@@ -2968,56 +2848,26 @@ n105:
 				data = data[:len(data)-pendN]
 			}
 			pendN = 0
-			if pendK4 {
-				if h4+8 <= len(data) {
-					cb := data[h4+6 : h4+8]
-					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-					x := uint64(^cv) + pendD4
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					s139 := r
-					cb[0] = byte(s139 >> 8)
-					cb[1] = byte(s139)
-				}
-				pendD4, pendK4 = 0, false
-			}
 		}
 		if !(h12 >= 0) {
 			return pl.drop(44)
 		}
-		po140, pn141 := h12, 20 // nd_ns
-		if po140 < 0 || po140+pn141 > len(data) {
+		po131, pn132 := h12, 20 // nd_ns
+		if po131 < 0 || po131+pn132 > len(data) {
 			return pl.drop(44)
 		}
-		pendN += pn141
-		if po140 < len(data)-po140-pendN {
-			copy(data[pendN:pendN+po140], data[:po140])
+		pendN += pn132
+		if po131 < len(data)-po131-pendN {
+			copy(data[pendN:pendN+po131], data[:po131])
 			data = data[pendN:]
 		} else {
-			copy(data[po140:], data[po140+pendN:])
+			copy(data[po131:], data[po131+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s142 := r
-				cb[0] = byte(s142 >> 8)
-				cb[1] = byte(s142)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		h12 = -1
-		if cur > po140 {
-			cur = max(po140, cur-pn141)
+		if cur > po131 {
+			cur = max(po131, cur-pn132)
 		}
 		goto n106
 	}
@@ -3032,9 +2882,9 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s143 := r
-				cb[0] = byte(s143 >> 8)
-				cb[1] = byte(s143)
+				s133 := r
+				cb[0] = byte(s133 >> 8)
+				cb[1] = byte(s133)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3169,7 +3019,7 @@ n106:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt144 := p.Push(15, h7+4, 0)
+		rt134 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3296,7 +3146,7 @@ n106:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt144 {
+		if !rt134 {
 			return pl.drop(45)
 		}
 		goto n107
@@ -3312,9 +3162,9 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s145 := r
-				cb[0] = byte(s145 >> 8)
-				cb[1] = byte(s145)
+				s135 := r
+				cb[0] = byte(s135 >> 8)
+				cb[1] = byte(s135)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3449,7 +3299,7 @@ n107:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt146 := p.Push(16, h15+20, 0)
+		rt136 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3576,7 +3426,7 @@ n107:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt146 {
+		if !rt136 {
 			return pl.drop(46)
 		}
 		goto n108
@@ -3592,9 +3442,9 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s147 := r
-				cb[0] = byte(s147 >> 8)
-				cb[1] = byte(s147)
+				s137 := r
+				cb[0] = byte(s137 >> 8)
+				cb[1] = byte(s137)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3729,7 +3579,7 @@ n108:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt148 := p.Push(17, h16+2, 0)
+		rt138 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3856,7 +3706,7 @@ n108:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt148 {
+		if !rt138 {
 			return pl.drop(47)
 		}
 		goto n109
@@ -3872,108 +3722,108 @@ n109:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s149 := r
-				cb[0] = byte(s149 >> 8)
-				cb[1] = byte(s149)
+				s139 := r
+				cb[0] = byte(s139 >> 8)
+				cb[1] = byte(s139)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b150 := data[h0 : h0+14] // ethernet
-		s151 := m25
-		b150[0] = byte(s151 >> 40)
-		b150[1] = byte(s151 >> 32)
-		b150[2] = byte(s151 >> 24)
-		b150[3] = byte(s151 >> 16)
-		b150[4] = byte(s151 >> 8)
-		b150[5] = byte(s151)
-		s152 := m5
-		b150[6] = byte(s152 >> 40)
-		b150[7] = byte(s152 >> 32)
-		b150[8] = byte(s152 >> 24)
-		b150[9] = byte(s152 >> 16)
-		b150[10] = byte(s152 >> 8)
-		b150[11] = byte(s152)
+		b140 := data[h0 : h0+14] // ethernet
+		s141 := m25
+		b140[0] = byte(s141 >> 40)
+		b140[1] = byte(s141 >> 32)
+		b140[2] = byte(s141 >> 24)
+		b140[3] = byte(s141 >> 16)
+		b140[4] = byte(s141 >> 8)
+		b140[5] = byte(s141)
+		s142 := m5
+		b140[6] = byte(s142 >> 40)
+		b140[7] = byte(s142 >> 32)
+		b140[8] = byte(s142 >> 24)
+		b140[9] = byte(s142 >> 16)
+		b140[10] = byte(s142 >> 8)
+		b140[11] = byte(s142)
 		if !(h3 >= 0) {
 			return pl.drop(48)
 		}
-		b153 := data[h3 : h3+40] // ipv6
-		s154 := 0x20
-		b153[4] = byte(s154 >> 8)
-		b153[5] = byte(s154)
-		b153[7] = byte(0xff)
-		v155 := m6
-		s156 := v155.Hi
-		b153[8] = byte(s156 >> 56)
-		b153[9] = byte(s156 >> 48)
-		b153[10] = byte(s156 >> 40)
-		b153[11] = byte(s156 >> 32)
-		b153[12] = byte(s156 >> 24)
-		b153[13] = byte(s156 >> 16)
-		b153[14] = byte(s156 >> 8)
-		b153[15] = byte(s156)
-		s157 := v155.Lo
-		b153[16] = byte(s157 >> 56)
-		b153[17] = byte(s157 >> 48)
-		b153[18] = byte(s157 >> 40)
-		b153[19] = byte(s157 >> 32)
-		b153[20] = byte(s157 >> 24)
-		b153[21] = byte(s157 >> 16)
-		b153[22] = byte(s157 >> 8)
-		b153[23] = byte(s157)
-		v158 := m24
-		s159 := v158.Hi
-		b153[24] = byte(s159 >> 56)
-		b153[25] = byte(s159 >> 48)
-		b153[26] = byte(s159 >> 40)
-		b153[27] = byte(s159 >> 32)
-		b153[28] = byte(s159 >> 24)
-		b153[29] = byte(s159 >> 16)
-		b153[30] = byte(s159 >> 8)
-		b153[31] = byte(s159)
-		s160 := v158.Lo
-		b153[32] = byte(s160 >> 56)
-		b153[33] = byte(s160 >> 48)
-		b153[34] = byte(s160 >> 40)
-		b153[35] = byte(s160 >> 32)
-		b153[36] = byte(s160 >> 24)
-		b153[37] = byte(s160 >> 16)
-		b153[38] = byte(s160 >> 8)
-		b153[39] = byte(s160)
-		b161 := data[h7 : h7+4] // icmpv6
-		b161[0] = byte(0x88)
-		b161[1] = byte(0x0)
-		b162 := data[h15 : h15+20] // nd_na
-		b162[0] = b162[0]&^0x40 | byte(m26)<<6&0x40
-		v163 := m27
-		s164 := v163.Hi
-		b162[4] = byte(s164 >> 56)
-		b162[5] = byte(s164 >> 48)
-		b162[6] = byte(s164 >> 40)
-		b162[7] = byte(s164 >> 32)
-		b162[8] = byte(s164 >> 24)
-		b162[9] = byte(s164 >> 16)
-		b162[10] = byte(s164 >> 8)
-		b162[11] = byte(s164)
-		s165 := v163.Lo
-		b162[12] = byte(s165 >> 56)
-		b162[13] = byte(s165 >> 48)
-		b162[14] = byte(s165 >> 40)
-		b162[15] = byte(s165 >> 32)
-		b162[16] = byte(s165 >> 24)
-		b162[17] = byte(s165 >> 16)
-		b162[18] = byte(s165 >> 8)
-		b162[19] = byte(s165)
-		b166 := data[h16 : h16+2] // nd_na_opt
-		b166[0] = byte(0x2)
-		b166[1] = byte(0x1)
-		b167 := data[h17 : h17+6] // nd_na_mac
-		s168 := m5
-		b167[0] = byte(s168 >> 40)
-		b167[1] = byte(s168 >> 32)
-		b167[2] = byte(s168 >> 24)
-		b167[3] = byte(s168 >> 16)
-		b167[4] = byte(s168 >> 8)
-		b167[5] = byte(s168)
+		b143 := data[h3 : h3+40] // ipv6
+		s144 := 0x20
+		b143[4] = byte(s144 >> 8)
+		b143[5] = byte(s144)
+		b143[7] = byte(0xff)
+		v145 := m6
+		s146 := v145.Hi
+		b143[8] = byte(s146 >> 56)
+		b143[9] = byte(s146 >> 48)
+		b143[10] = byte(s146 >> 40)
+		b143[11] = byte(s146 >> 32)
+		b143[12] = byte(s146 >> 24)
+		b143[13] = byte(s146 >> 16)
+		b143[14] = byte(s146 >> 8)
+		b143[15] = byte(s146)
+		s147 := v145.Lo
+		b143[16] = byte(s147 >> 56)
+		b143[17] = byte(s147 >> 48)
+		b143[18] = byte(s147 >> 40)
+		b143[19] = byte(s147 >> 32)
+		b143[20] = byte(s147 >> 24)
+		b143[21] = byte(s147 >> 16)
+		b143[22] = byte(s147 >> 8)
+		b143[23] = byte(s147)
+		v148 := m24
+		s149 := v148.Hi
+		b143[24] = byte(s149 >> 56)
+		b143[25] = byte(s149 >> 48)
+		b143[26] = byte(s149 >> 40)
+		b143[27] = byte(s149 >> 32)
+		b143[28] = byte(s149 >> 24)
+		b143[29] = byte(s149 >> 16)
+		b143[30] = byte(s149 >> 8)
+		b143[31] = byte(s149)
+		s150 := v148.Lo
+		b143[32] = byte(s150 >> 56)
+		b143[33] = byte(s150 >> 48)
+		b143[34] = byte(s150 >> 40)
+		b143[35] = byte(s150 >> 32)
+		b143[36] = byte(s150 >> 24)
+		b143[37] = byte(s150 >> 16)
+		b143[38] = byte(s150 >> 8)
+		b143[39] = byte(s150)
+		b151 := data[h7 : h7+4] // icmpv6
+		b151[0] = byte(0x88)
+		b151[1] = byte(0x0)
+		b152 := data[h15 : h15+20] // nd_na
+		b152[0] = b152[0]&^0x40 | byte(m26)<<6&0x40
+		v153 := m27
+		s154 := v153.Hi
+		b152[4] = byte(s154 >> 56)
+		b152[5] = byte(s154 >> 48)
+		b152[6] = byte(s154 >> 40)
+		b152[7] = byte(s154 >> 32)
+		b152[8] = byte(s154 >> 24)
+		b152[9] = byte(s154 >> 16)
+		b152[10] = byte(s154 >> 8)
+		b152[11] = byte(s154)
+		s155 := v153.Lo
+		b152[12] = byte(s155 >> 56)
+		b152[13] = byte(s155 >> 48)
+		b152[14] = byte(s155 >> 40)
+		b152[15] = byte(s155 >> 32)
+		b152[16] = byte(s155 >> 24)
+		b152[17] = byte(s155 >> 16)
+		b152[18] = byte(s155 >> 8)
+		b152[19] = byte(s155)
+		b156 := data[h16 : h16+2] // nd_na_opt
+		b156[0] = byte(0x2)
+		b156[1] = byte(0x1)
+		b157 := data[h17 : h17+6] // nd_na_mac
+		s158 := m5
+		b157[0] = byte(s158 >> 40)
+		b157[1] = byte(s158 >> 32)
+		b157[2] = byte(s158 >> 24)
+		b157[3] = byte(s158 >> 16)
+		b157[4] = byte(s158 >> 8)
+		b157[5] = byte(s158)
 		goto n110
 	}
 n110:
@@ -3987,9 +3837,9 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s169 := r
-				cb[0] = byte(s169 >> 8)
-				cb[1] = byte(s169)
+				s159 := r
+				cb[0] = byte(s159 >> 8)
+				cb[1] = byte(s159)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4121,7 +3971,7 @@ n110:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt170 := p.ComputeChecksum(7)
+		rt160 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4248,7 +4098,7 @@ n110:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt170 {
+		if !rt160 {
 			return pl.drop(49)
 		}
 		goto n111
@@ -4272,8 +4122,8 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b171 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[3].LookupWord(((uint64(b171[12])<<24|uint64(b171[13])<<16|uint64(b171[14])<<8|uint64(b171[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+		b161 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[3].LookupWord(((uint64(b161[12])<<24|uint64(b161[13])<<16|uint64(b161[14])<<8|uint64(b161[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4291,8 +4141,8 @@ n115:
 		if !(h3 >= 0) {
 			return pl.drop(50)
 		}
-		b172 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b172[8])<<56 | uint64(b172[9])<<48 | uint64(b172[10])<<40 | uint64(b172[11])<<32 | uint64(b172[12])<<24 | uint64(b172[13])<<16 | uint64(b172[14])<<8 | uint64(b172[15])), Lo: (uint64(b172[16])<<56 | uint64(b172[17])<<48 | uint64(b172[18])<<40 | uint64(b172[19])<<32 | uint64(b172[20])<<24 | uint64(b172[21])<<16 | uint64(b172[22])<<8 | uint64(b172[23]))}
+		b162 := data[h3 : h3+40] // ipv6
+		pl.keys[1] = packet.Value{Hi: (uint64(b162[8])<<56 | uint64(b162[9])<<48 | uint64(b162[10])<<40 | uint64(b162[11])<<32 | uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])), Lo: (uint64(b162[16])<<56 | uint64(b162[17])<<48 | uint64(b162[18])<<40 | uint64(b162[19])<<32 | uint64(b162[20])<<24 | uint64(b162[21])<<16 | uint64(b162[22])<<8 | uint64(b162[23]))}
 		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
 			act, params = e.Action, e.Params
 		}
@@ -4336,16 +4186,16 @@ n120:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s173 := r
-				cb[0] = byte(s173 >> 8)
-				cb[1] = byte(s173)
+				s163 := r
+				cb[0] = byte(s163 >> 8)
+				cb[1] = byte(s163)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b174 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b174[4])<<56 | uint64(b174[5])<<48 | uint64(b174[6])<<40 | uint64(b174[7])<<32 | uint64(b174[8])<<24 | uint64(b174[9])<<16 | uint64(b174[10])<<8 | uint64(b174[11]))
-		m13 = ((uint64(b174[4])<<56 | uint64(b174[5])<<48 | uint64(b174[6])<<40 | uint64(b174[7])<<32 | uint64(b174[8])<<24 | uint64(b174[9])<<16 | uint64(b174[10])<<8 | uint64(b174[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b174[2])<<8 | uint64(b174[3])) & 0xffff
+		b164 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11]))
+		m13 = ((uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b164[2])<<8 | uint64(b164[3])) & 0xffff
 		goto n122
 	}
 n121:
@@ -4359,45 +4209,45 @@ n121:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s175 := r
-				cb[0] = byte(s175 >> 8)
-				cb[1] = byte(s175)
+				s165 := r
+				cb[0] = byte(s165 >> 8)
+				cb[1] = byte(s165)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h11 >= 0) {
 			return pl.drop(52)
 		}
-		b176 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b176[4])<<56 | uint64(b176[5])<<48 | uint64(b176[6])<<40 | uint64(b176[7])<<32 | uint64(b176[8])<<24 | uint64(b176[9])<<16 | uint64(b176[10])<<8 | uint64(b176[11]))
-		m13 = (uint64(b176[0])<<8 | uint64(b176[1])) & 0xffff
-		m14 = (uint64(b176[2])<<8 | uint64(b176[3])) & 0xffff
+		b166 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11]))
+		m13 = (uint64(b166[0])<<8 | uint64(b166[1])) & 0xffff
+		m14 = (uint64(b166[2])<<8 | uint64(b166[3])) & 0xffff
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c178 := (h2 >= 0)
-		if c178 {
+		c168 := (h2 >= 0)
+		if c168 {
 			if !(h2 >= 0) {
 				return pl.drop(53)
 			}
-			b179 := data[h2 : h2+20] // ipv4
-			c178 = (uint64(b179[8]) <= 0x1)
+			b169 := data[h2 : h2+20] // ipv4
+			c168 = (uint64(b169[8]) <= 0x1)
 		}
-		c177 := c178
-		if !c177 {
-			c180 := (h3 >= 0)
-			if c180 {
+		c167 := c168
+		if !c167 {
+			c170 := (h3 >= 0)
+			if c170 {
 				if !(h3 >= 0) {
 					return pl.drop(53)
 				}
-				b181 := data[h3 : h3+40] // ipv6
-				c180 = (uint64(b181[7]) <= 0x1)
+				b171 := data[h3 : h3+40] // ipv6
+				c170 = (uint64(b171[7]) <= 0x1)
 			}
-			c177 = c180
+			c167 = c170
 		}
-		if c177 {
+		if c167 {
 			goto n123
 		}
 		goto n124
@@ -4446,9 +4296,9 @@ n126:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s182 := r
-				cb[0] = byte(s182 >> 8)
-				cb[1] = byte(s182)
+				s172 := r
+				cb[0] = byte(s172 >> 8)
+				cb[1] = byte(s172)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4477,8 +4327,8 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b183 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b183[12])<<8|uint64(b183[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+		b173 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b173[12])<<8|uint64(b173[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4529,9 +4379,9 @@ n133:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s184 := r
-				cb[0] = byte(s184 >> 8)
-				cb[1] = byte(s184)
+				s174 := r
+				cb[0] = byte(s174 >> 8)
+				cb[1] = byte(s174)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4549,27 +4399,27 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s185 := r
-				cb[0] = byte(s185 >> 8)
-				cb[1] = byte(s185)
+				s175 := r
+				cb[0] = byte(s175 >> 8)
+				cb[1] = byte(s175)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b186 := data[h0 : h0+14] // ethernet
-		s187 := m5
-		b186[6] = byte(s187 >> 40)
-		b186[7] = byte(s187 >> 32)
-		b186[8] = byte(s187 >> 24)
-		b186[9] = byte(s187 >> 16)
-		b186[10] = byte(s187 >> 8)
-		b186[11] = byte(s187)
-		s188 := m17
-		b186[0] = byte(s188 >> 40)
-		b186[1] = byte(s188 >> 32)
-		b186[2] = byte(s188 >> 24)
-		b186[3] = byte(s188 >> 16)
-		b186[4] = byte(s188 >> 8)
-		b186[5] = byte(s188)
+		b176 := data[h0 : h0+14] // ethernet
+		s177 := m5
+		b176[6] = byte(s177 >> 40)
+		b176[7] = byte(s177 >> 32)
+		b176[8] = byte(s177 >> 24)
+		b176[9] = byte(s177 >> 16)
+		b176[10] = byte(s177 >> 8)
+		b176[11] = byte(s177)
+		s178 := m17
+		b176[0] = byte(s178 >> 40)
+		b176[1] = byte(s178 >> 32)
+		b176[2] = byte(s178 >> 24)
+		b176[3] = byte(s178 >> 16)
+		b176[4] = byte(s178 >> 8)
+		b176[5] = byte(s178)
 		goto n135
 	}
 n135:
@@ -4583,14 +4433,14 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s189 := r
-				cb[0] = byte(s189 >> 8)
-				cb[1] = byte(s189)
+				s179 := r
+				cb[0] = byte(s179 >> 8)
+				cb[1] = byte(s179)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b190 := data[h4 : h4+8] // udp
-		if (uint64(b190[6])<<8 | uint64(b190[7])) == 0x0 {
+		b180 := data[h4 : h4+8] // udp
+		if (uint64(b180[6])<<8 | uint64(b180[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
@@ -4606,9 +4456,9 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s191 := r
-				cb[0] = byte(s191 >> 8)
-				cb[1] = byte(s191)
+				s181 := r
+				cb[0] = byte(s181 >> 8)
+				cb[1] = byte(s181)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4639,225 +4489,225 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d192 uint64 // ipv4 checksum
-		var d193 uint64 // udp checksum
-		v194 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b195 := data[h2 : h2+20] // ipv4
-		ws197 := uint64((uint64(b195[12])<<24 | uint64(b195[13])<<16 | uint64(b195[14])<<8 | uint64(b195[15])))
-		os196 := uint32(uint16(ws197>>0)) + uint32(uint16(ws197>>16))
-		s198 := v194
-		b195[12] = byte(s198 >> 24)
-		b195[13] = byte(s198 >> 16)
-		b195[14] = byte(s198 >> 8)
-		b195[15] = byte(s198)
-		ws199 := uint64(v194)
-		f201 := uint32(os196)
-		f201 += bits.RotateLeft32(f201, 16)
-		dl200 := uint64(^uint16(f201>>16)) + uint64(uint32(uint16(ws199>>0))+uint32(uint16(ws199>>16)))
-		d192 += dl200
-		d193 += dl200
-		v202 := m18
-		ws204 := uint64((uint64(b195[16])<<24 | uint64(b195[17])<<16 | uint64(b195[18])<<8 | uint64(b195[19])))
-		os203 := uint32(uint16(ws204>>0)) + uint32(uint16(ws204>>16))
-		s205 := v202
-		b195[16] = byte(s205 >> 24)
-		b195[17] = byte(s205 >> 16)
-		b195[18] = byte(s205 >> 8)
-		b195[19] = byte(s205)
-		ws206 := uint64(v202)
-		f208 := uint32(os203)
+		var d182 uint64 // ipv4 checksum
+		var d183 uint64 // udp checksum
+		v184 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b185 := data[h2 : h2+20] // ipv4
+		ws187 := uint64((uint64(b185[12])<<24 | uint64(b185[13])<<16 | uint64(b185[14])<<8 | uint64(b185[15])))
+		os186 := uint32(uint16(ws187>>0)) + uint32(uint16(ws187>>16))
+		s188 := v184
+		b185[12] = byte(s188 >> 24)
+		b185[13] = byte(s188 >> 16)
+		b185[14] = byte(s188 >> 8)
+		b185[15] = byte(s188)
+		ws189 := uint64(v184)
+		f191 := uint32(os186)
+		f191 += bits.RotateLeft32(f191, 16)
+		dl190 := uint64(^uint16(f191>>16)) + uint64(uint32(uint16(ws189>>0))+uint32(uint16(ws189>>16)))
+		d182 += dl190
+		d183 += dl190
+		v192 := m18
+		ws194 := uint64((uint64(b185[16])<<24 | uint64(b185[17])<<16 | uint64(b185[18])<<8 | uint64(b185[19])))
+		os193 := uint32(uint16(ws194>>0)) + uint32(uint16(ws194>>16))
+		s195 := v192
+		b185[16] = byte(s195 >> 24)
+		b185[17] = byte(s195 >> 16)
+		b185[18] = byte(s195 >> 8)
+		b185[19] = byte(s195)
+		ws196 := uint64(v192)
+		f198 := uint32(os193)
+		f198 += bits.RotateLeft32(f198, 16)
+		dl197 := uint64(^uint16(f198>>16)) + uint64(uint32(uint16(ws196>>0))+uint32(uint16(ws196>>16)))
+		d182 += dl197
+		d183 += dl197
+		v199 := m23
+		b200 := data[h4 : h4+8] // udp
+		os201 := uint32(uint16((uint64(b200[2])<<8 | uint64(b200[3]))))
+		s202 := v199
+		b200[2] = byte(s202 >> 8)
+		b200[3] = byte(s202)
+		f204 := uint32(os201)
+		f204 += bits.RotateLeft32(f204, 16)
+		dl203 := uint64(^uint16(f204>>16)) + uint64(uint32(uint16(v199)))
+		d183 += dl203
+		v205 := (uint64(b185[8]) - 0x1)
+		os206 := uint32(uint64(b185[8])<<8 | uint64(b185[9]))
+		b185[8] = byte(v205)
+		f208 := uint32(os206)
 		f208 += bits.RotateLeft32(f208, 16)
-		dl207 := uint64(^uint16(f208>>16)) + uint64(uint32(uint16(ws206>>0))+uint32(uint16(ws206>>16)))
-		d192 += dl207
-		d193 += dl207
-		v209 := m23
-		b210 := data[h4 : h4+8] // udp
-		os211 := uint32(uint16((uint64(b210[2])<<8 | uint64(b210[3]))))
-		s212 := v209
-		b210[2] = byte(s212 >> 8)
-		b210[3] = byte(s212)
-		f214 := uint32(os211)
-		f214 += bits.RotateLeft32(f214, 16)
-		dl213 := uint64(^uint16(f214>>16)) + uint64(uint32(uint16(v209)))
-		d193 += dl213
-		v215 := (uint64(b195[8]) - 0x1)
-		os216 := uint32(uint64(b195[8])<<8 | uint64(b195[9]))
-		b195[8] = byte(v215)
-		f218 := uint32(os216)
-		f218 += bits.RotateLeft32(f218, 16)
-		dl217 := uint64(^uint16(f218>>16)) + uint64(uint32(uint64(b195[8])<<8|uint64(b195[9])))
-		d192 += dl217
+		dl207 := uint64(^uint16(f208>>16)) + uint64(uint32(uint64(b185[8])<<8|uint64(b185[9])))
+		d182 += dl207
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d192
+			x := uint64(^cv) + d182
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s219 := r
-			cb[0] = byte(s219 >> 8)
-			cb[1] = byte(s219)
+			s209 := r
+			cb[0] = byte(s209 >> 8)
+			cb[1] = byte(s209)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d193
+			pendD4 += d183
 			pendK4 = true
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d220 uint64 // ipv4 checksum
-		var d221 uint64 // udp checksum
-		v222 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b223 := data[h2 : h2+20] // ipv4
-		ws225 := uint64((uint64(b223[12])<<24 | uint64(b223[13])<<16 | uint64(b223[14])<<8 | uint64(b223[15])))
-		os224 := uint32(uint16(ws225>>0)) + uint32(uint16(ws225>>16))
-		s226 := v222
-		b223[12] = byte(s226 >> 24)
-		b223[13] = byte(s226 >> 16)
-		b223[14] = byte(s226 >> 8)
-		b223[15] = byte(s226)
-		ws227 := uint64(v222)
-		f229 := uint32(os224)
-		f229 += bits.RotateLeft32(f229, 16)
-		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(ws227>>0))+uint32(uint16(ws227>>16)))
-		d220 += dl228
-		d221 += dl228
-		v230 := m18
-		ws232 := uint64((uint64(b223[16])<<24 | uint64(b223[17])<<16 | uint64(b223[18])<<8 | uint64(b223[19])))
-		os231 := uint32(uint16(ws232>>0)) + uint32(uint16(ws232>>16))
-		s233 := v230
-		b223[16] = byte(s233 >> 24)
-		b223[17] = byte(s233 >> 16)
-		b223[18] = byte(s233 >> 8)
-		b223[19] = byte(s233)
-		ws234 := uint64(v230)
-		f236 := uint32(os231)
-		f236 += bits.RotateLeft32(f236, 16)
-		dl235 := uint64(^uint16(f236>>16)) + uint64(uint32(uint16(ws234>>0))+uint32(uint16(ws234>>16)))
-		d220 += dl235
-		d221 += dl235
-		v237 := m23
-		b238 := data[h4 : h4+8] // udp
-		os239 := uint32(uint16((uint64(b238[2])<<8 | uint64(b238[3]))))
-		s240 := v237
-		b238[2] = byte(s240 >> 8)
-		b238[3] = byte(s240)
-		f242 := uint32(os239)
-		f242 += bits.RotateLeft32(f242, 16)
-		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(v237)))
-		d221 += dl241
-		v243 := ((uint64(b223[2])<<8 | uint64(b223[3])) - 0x10)
-		os244 := uint32(uint16((uint64(b223[2])<<8 | uint64(b223[3]))))
-		s245 := v243
-		b223[2] = byte(s245 >> 8)
-		b223[3] = byte(s245)
-		f247 := uint32(os244)
-		f247 += bits.RotateLeft32(f247, 16)
-		dl246 := uint64(^uint16(f247>>16)) + uint64(uint32(uint16(v243)))
-		d220 += dl246
-		d221 += dl246
-		v248 := (uint64(b223[8]) - 0x1)
-		os249 := uint32(uint64(b223[8])<<8 | uint64(b223[9]))
-		b223[8] = byte(v248)
-		f251 := uint32(os249)
-		f251 += bits.RotateLeft32(f251, 16)
-		dl250 := uint64(^uint16(f251>>16)) + uint64(uint32(uint64(b223[8])<<8|uint64(b223[9])))
-		d220 += dl250
+		var d210 uint64 // ipv4 checksum
+		var d211 uint64 // udp checksum
+		v212 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b213 := data[h2 : h2+20] // ipv4
+		ws215 := uint64((uint64(b213[12])<<24 | uint64(b213[13])<<16 | uint64(b213[14])<<8 | uint64(b213[15])))
+		os214 := uint32(uint16(ws215>>0)) + uint32(uint16(ws215>>16))
+		s216 := v212
+		b213[12] = byte(s216 >> 24)
+		b213[13] = byte(s216 >> 16)
+		b213[14] = byte(s216 >> 8)
+		b213[15] = byte(s216)
+		ws217 := uint64(v212)
+		f219 := uint32(os214)
+		f219 += bits.RotateLeft32(f219, 16)
+		dl218 := uint64(^uint16(f219>>16)) + uint64(uint32(uint16(ws217>>0))+uint32(uint16(ws217>>16)))
+		d210 += dl218
+		d211 += dl218
+		v220 := m18
+		ws222 := uint64((uint64(b213[16])<<24 | uint64(b213[17])<<16 | uint64(b213[18])<<8 | uint64(b213[19])))
+		os221 := uint32(uint16(ws222>>0)) + uint32(uint16(ws222>>16))
+		s223 := v220
+		b213[16] = byte(s223 >> 24)
+		b213[17] = byte(s223 >> 16)
+		b213[18] = byte(s223 >> 8)
+		b213[19] = byte(s223)
+		ws224 := uint64(v220)
+		f226 := uint32(os221)
+		f226 += bits.RotateLeft32(f226, 16)
+		dl225 := uint64(^uint16(f226>>16)) + uint64(uint32(uint16(ws224>>0))+uint32(uint16(ws224>>16)))
+		d210 += dl225
+		d211 += dl225
+		v227 := m23
+		b228 := data[h4 : h4+8] // udp
+		os229 := uint32(uint16((uint64(b228[2])<<8 | uint64(b228[3]))))
+		s230 := v227
+		b228[2] = byte(s230 >> 8)
+		b228[3] = byte(s230)
+		f232 := uint32(os229)
+		f232 += bits.RotateLeft32(f232, 16)
+		dl231 := uint64(^uint16(f232>>16)) + uint64(uint32(uint16(v227)))
+		d211 += dl231
+		v233 := ((uint64(b213[2])<<8 | uint64(b213[3])) - 0x10)
+		os234 := uint32(uint16((uint64(b213[2])<<8 | uint64(b213[3]))))
+		s235 := v233
+		b213[2] = byte(s235 >> 8)
+		b213[3] = byte(s235)
+		f237 := uint32(os234)
+		f237 += bits.RotateLeft32(f237, 16)
+		dl236 := uint64(^uint16(f237>>16)) + uint64(uint32(uint16(v233)))
+		d210 += dl236
+		d211 += dl236
+		v238 := (uint64(b213[8]) - 0x1)
+		os239 := uint32(uint64(b213[8])<<8 | uint64(b213[9]))
+		b213[8] = byte(v238)
+		f241 := uint32(os239)
+		f241 += bits.RotateLeft32(f241, 16)
+		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint64(b213[8])<<8|uint64(b213[9])))
+		d210 += dl240
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d220
+			x := uint64(^cv) + d210
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s252 := r
-			cb[0] = byte(s252 >> 8)
-			cb[1] = byte(s252)
+			s242 := r
+			cb[0] = byte(s242 >> 8)
+			cb[1] = byte(s242)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d221
+			pendD4 += d211
 			pendK4 = true
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d253 uint64 // udp checksum
-		v254 := m6
+		var d243 uint64 // udp checksum
+		v244 := m6
 		if !(h3 >= 0) {
 			return pl.drop(60)
 		}
-		b255 := data[h3 : h3+40] // ipv6
-		ws257 := packet.Value{Hi: (uint64(b255[8])<<56 | uint64(b255[9])<<48 | uint64(b255[10])<<40 | uint64(b255[11])<<32 | uint64(b255[12])<<24 | uint64(b255[13])<<16 | uint64(b255[14])<<8 | uint64(b255[15])), Lo: (uint64(b255[16])<<56 | uint64(b255[17])<<48 | uint64(b255[18])<<40 | uint64(b255[19])<<32 | uint64(b255[20])<<24 | uint64(b255[21])<<16 | uint64(b255[22])<<8 | uint64(b255[23]))}
-		os256 := uint32(uint16(ws257.Hi>>0)) + uint32(uint16(ws257.Hi>>16)) + uint32(uint16(ws257.Hi>>32)) + uint32(uint16(ws257.Hi>>48)) + uint32(uint16(ws257.Lo>>0)) + uint32(uint16(ws257.Lo>>16)) + uint32(uint16(ws257.Lo>>32)) + uint32(uint16(ws257.Lo>>48))
-		v258 := v254
-		s259 := v258.Hi
-		b255[8] = byte(s259 >> 56)
-		b255[9] = byte(s259 >> 48)
-		b255[10] = byte(s259 >> 40)
-		b255[11] = byte(s259 >> 32)
-		b255[12] = byte(s259 >> 24)
-		b255[13] = byte(s259 >> 16)
-		b255[14] = byte(s259 >> 8)
-		b255[15] = byte(s259)
-		s260 := v258.Lo
-		b255[16] = byte(s260 >> 56)
-		b255[17] = byte(s260 >> 48)
-		b255[18] = byte(s260 >> 40)
-		b255[19] = byte(s260 >> 32)
-		b255[20] = byte(s260 >> 24)
-		b255[21] = byte(s260 >> 16)
-		b255[22] = byte(s260 >> 8)
-		b255[23] = byte(s260)
-		ws261 := v254
-		f263 := uint32(os256)
-		f263 += bits.RotateLeft32(f263, 16)
-		dl262 := uint64(^uint16(f263>>16)) + uint64(uint32(uint16(ws261.Hi>>0))+uint32(uint16(ws261.Hi>>16))+uint32(uint16(ws261.Hi>>32))+uint32(uint16(ws261.Hi>>48))+uint32(uint16(ws261.Lo>>0))+uint32(uint16(ws261.Lo>>16))+uint32(uint16(ws261.Lo>>32))+uint32(uint16(ws261.Lo>>48)))
-		d253 += dl262
-		v264 := m19
-		ws266 := packet.Value{Hi: (uint64(b255[24])<<56 | uint64(b255[25])<<48 | uint64(b255[26])<<40 | uint64(b255[27])<<32 | uint64(b255[28])<<24 | uint64(b255[29])<<16 | uint64(b255[30])<<8 | uint64(b255[31])), Lo: (uint64(b255[32])<<56 | uint64(b255[33])<<48 | uint64(b255[34])<<40 | uint64(b255[35])<<32 | uint64(b255[36])<<24 | uint64(b255[37])<<16 | uint64(b255[38])<<8 | uint64(b255[39]))}
-		os265 := uint32(uint16(ws266.Hi>>0)) + uint32(uint16(ws266.Hi>>16)) + uint32(uint16(ws266.Hi>>32)) + uint32(uint16(ws266.Hi>>48)) + uint32(uint16(ws266.Lo>>0)) + uint32(uint16(ws266.Lo>>16)) + uint32(uint16(ws266.Lo>>32)) + uint32(uint16(ws266.Lo>>48))
-		v267 := v264
-		s268 := v267.Hi
-		b255[24] = byte(s268 >> 56)
-		b255[25] = byte(s268 >> 48)
-		b255[26] = byte(s268 >> 40)
-		b255[27] = byte(s268 >> 32)
-		b255[28] = byte(s268 >> 24)
-		b255[29] = byte(s268 >> 16)
-		b255[30] = byte(s268 >> 8)
-		b255[31] = byte(s268)
-		s269 := v267.Lo
-		b255[32] = byte(s269 >> 56)
-		b255[33] = byte(s269 >> 48)
-		b255[34] = byte(s269 >> 40)
-		b255[35] = byte(s269 >> 32)
-		b255[36] = byte(s269 >> 24)
-		b255[37] = byte(s269 >> 16)
-		b255[38] = byte(s269 >> 8)
-		b255[39] = byte(s269)
-		ws270 := v264
-		f272 := uint32(os265)
-		f272 += bits.RotateLeft32(f272, 16)
-		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(ws270.Hi>>0))+uint32(uint16(ws270.Hi>>16))+uint32(uint16(ws270.Hi>>32))+uint32(uint16(ws270.Hi>>48))+uint32(uint16(ws270.Lo>>0))+uint32(uint16(ws270.Lo>>16))+uint32(uint16(ws270.Lo>>32))+uint32(uint16(ws270.Lo>>48)))
-		d253 += dl271
-		v273 := m23
-		b274 := data[h4 : h4+8] // udp
-		os275 := uint32(uint16((uint64(b274[2])<<8 | uint64(b274[3]))))
-		s276 := v273
-		b274[2] = byte(s276 >> 8)
-		b274[3] = byte(s276)
-		f278 := uint32(os275)
-		f278 += bits.RotateLeft32(f278, 16)
-		dl277 := uint64(^uint16(f278>>16)) + uint64(uint32(uint16(v273)))
-		d253 += dl277
-		v279 := (uint64(b255[7]) - 0x1)
-		b255[7] = byte(v279)
+		b245 := data[h3 : h3+40] // ipv6
+		ws247 := packet.Value{Hi: (uint64(b245[8])<<56 | uint64(b245[9])<<48 | uint64(b245[10])<<40 | uint64(b245[11])<<32 | uint64(b245[12])<<24 | uint64(b245[13])<<16 | uint64(b245[14])<<8 | uint64(b245[15])), Lo: (uint64(b245[16])<<56 | uint64(b245[17])<<48 | uint64(b245[18])<<40 | uint64(b245[19])<<32 | uint64(b245[20])<<24 | uint64(b245[21])<<16 | uint64(b245[22])<<8 | uint64(b245[23]))}
+		os246 := uint32(uint16(ws247.Hi>>0)) + uint32(uint16(ws247.Hi>>16)) + uint32(uint16(ws247.Hi>>32)) + uint32(uint16(ws247.Hi>>48)) + uint32(uint16(ws247.Lo>>0)) + uint32(uint16(ws247.Lo>>16)) + uint32(uint16(ws247.Lo>>32)) + uint32(uint16(ws247.Lo>>48))
+		v248 := v244
+		s249 := v248.Hi
+		b245[8] = byte(s249 >> 56)
+		b245[9] = byte(s249 >> 48)
+		b245[10] = byte(s249 >> 40)
+		b245[11] = byte(s249 >> 32)
+		b245[12] = byte(s249 >> 24)
+		b245[13] = byte(s249 >> 16)
+		b245[14] = byte(s249 >> 8)
+		b245[15] = byte(s249)
+		s250 := v248.Lo
+		b245[16] = byte(s250 >> 56)
+		b245[17] = byte(s250 >> 48)
+		b245[18] = byte(s250 >> 40)
+		b245[19] = byte(s250 >> 32)
+		b245[20] = byte(s250 >> 24)
+		b245[21] = byte(s250 >> 16)
+		b245[22] = byte(s250 >> 8)
+		b245[23] = byte(s250)
+		ws251 := v244
+		f253 := uint32(os246)
+		f253 += bits.RotateLeft32(f253, 16)
+		dl252 := uint64(^uint16(f253>>16)) + uint64(uint32(uint16(ws251.Hi>>0))+uint32(uint16(ws251.Hi>>16))+uint32(uint16(ws251.Hi>>32))+uint32(uint16(ws251.Hi>>48))+uint32(uint16(ws251.Lo>>0))+uint32(uint16(ws251.Lo>>16))+uint32(uint16(ws251.Lo>>32))+uint32(uint16(ws251.Lo>>48)))
+		d243 += dl252
+		v254 := m19
+		ws256 := packet.Value{Hi: (uint64(b245[24])<<56 | uint64(b245[25])<<48 | uint64(b245[26])<<40 | uint64(b245[27])<<32 | uint64(b245[28])<<24 | uint64(b245[29])<<16 | uint64(b245[30])<<8 | uint64(b245[31])), Lo: (uint64(b245[32])<<56 | uint64(b245[33])<<48 | uint64(b245[34])<<40 | uint64(b245[35])<<32 | uint64(b245[36])<<24 | uint64(b245[37])<<16 | uint64(b245[38])<<8 | uint64(b245[39]))}
+		os255 := uint32(uint16(ws256.Hi>>0)) + uint32(uint16(ws256.Hi>>16)) + uint32(uint16(ws256.Hi>>32)) + uint32(uint16(ws256.Hi>>48)) + uint32(uint16(ws256.Lo>>0)) + uint32(uint16(ws256.Lo>>16)) + uint32(uint16(ws256.Lo>>32)) + uint32(uint16(ws256.Lo>>48))
+		v257 := v254
+		s258 := v257.Hi
+		b245[24] = byte(s258 >> 56)
+		b245[25] = byte(s258 >> 48)
+		b245[26] = byte(s258 >> 40)
+		b245[27] = byte(s258 >> 32)
+		b245[28] = byte(s258 >> 24)
+		b245[29] = byte(s258 >> 16)
+		b245[30] = byte(s258 >> 8)
+		b245[31] = byte(s258)
+		s259 := v257.Lo
+		b245[32] = byte(s259 >> 56)
+		b245[33] = byte(s259 >> 48)
+		b245[34] = byte(s259 >> 40)
+		b245[35] = byte(s259 >> 32)
+		b245[36] = byte(s259 >> 24)
+		b245[37] = byte(s259 >> 16)
+		b245[38] = byte(s259 >> 8)
+		b245[39] = byte(s259)
+		ws260 := v254
+		f262 := uint32(os255)
+		f262 += bits.RotateLeft32(f262, 16)
+		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(ws260.Hi>>0))+uint32(uint16(ws260.Hi>>16))+uint32(uint16(ws260.Hi>>32))+uint32(uint16(ws260.Hi>>48))+uint32(uint16(ws260.Lo>>0))+uint32(uint16(ws260.Lo>>16))+uint32(uint16(ws260.Lo>>32))+uint32(uint16(ws260.Lo>>48)))
+		d243 += dl261
+		v263 := m23
+		b264 := data[h4 : h4+8] // udp
+		os265 := uint32(uint16((uint64(b264[2])<<8 | uint64(b264[3]))))
+		s266 := v263
+		b264[2] = byte(s266 >> 8)
+		b264[3] = byte(s266)
+		f268 := uint32(os265)
+		f268 += bits.RotateLeft32(f268, 16)
+		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(v263)))
+		d243 += dl267
+		v269 := (uint64(b245[7]) - 0x1)
+		b245[7] = byte(v269)
 		if h4+8 <= len(data) {
-			pendD4 += d253
+			pendD4 += d243
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -4865,88 +4715,88 @@ n142:
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d280 uint64 // udp checksum
-		v281 := m6
+		var d270 uint64 // udp checksum
+		v271 := m6
 		if !(h3 >= 0) {
 			return pl.drop(61)
 		}
-		b282 := data[h3 : h3+40] // ipv6
-		ws284 := packet.Value{Hi: (uint64(b282[8])<<56 | uint64(b282[9])<<48 | uint64(b282[10])<<40 | uint64(b282[11])<<32 | uint64(b282[12])<<24 | uint64(b282[13])<<16 | uint64(b282[14])<<8 | uint64(b282[15])), Lo: (uint64(b282[16])<<56 | uint64(b282[17])<<48 | uint64(b282[18])<<40 | uint64(b282[19])<<32 | uint64(b282[20])<<24 | uint64(b282[21])<<16 | uint64(b282[22])<<8 | uint64(b282[23]))}
-		os283 := uint32(uint16(ws284.Hi>>0)) + uint32(uint16(ws284.Hi>>16)) + uint32(uint16(ws284.Hi>>32)) + uint32(uint16(ws284.Hi>>48)) + uint32(uint16(ws284.Lo>>0)) + uint32(uint16(ws284.Lo>>16)) + uint32(uint16(ws284.Lo>>32)) + uint32(uint16(ws284.Lo>>48))
-		v285 := v281
-		s286 := v285.Hi
-		b282[8] = byte(s286 >> 56)
-		b282[9] = byte(s286 >> 48)
-		b282[10] = byte(s286 >> 40)
-		b282[11] = byte(s286 >> 32)
-		b282[12] = byte(s286 >> 24)
-		b282[13] = byte(s286 >> 16)
-		b282[14] = byte(s286 >> 8)
-		b282[15] = byte(s286)
-		s287 := v285.Lo
-		b282[16] = byte(s287 >> 56)
-		b282[17] = byte(s287 >> 48)
-		b282[18] = byte(s287 >> 40)
-		b282[19] = byte(s287 >> 32)
-		b282[20] = byte(s287 >> 24)
-		b282[21] = byte(s287 >> 16)
-		b282[22] = byte(s287 >> 8)
-		b282[23] = byte(s287)
-		ws288 := v281
-		f290 := uint32(os283)
-		f290 += bits.RotateLeft32(f290, 16)
-		dl289 := uint64(^uint16(f290>>16)) + uint64(uint32(uint16(ws288.Hi>>0))+uint32(uint16(ws288.Hi>>16))+uint32(uint16(ws288.Hi>>32))+uint32(uint16(ws288.Hi>>48))+uint32(uint16(ws288.Lo>>0))+uint32(uint16(ws288.Lo>>16))+uint32(uint16(ws288.Lo>>32))+uint32(uint16(ws288.Lo>>48)))
-		d280 += dl289
-		v291 := m19
-		ws293 := packet.Value{Hi: (uint64(b282[24])<<56 | uint64(b282[25])<<48 | uint64(b282[26])<<40 | uint64(b282[27])<<32 | uint64(b282[28])<<24 | uint64(b282[29])<<16 | uint64(b282[30])<<8 | uint64(b282[31])), Lo: (uint64(b282[32])<<56 | uint64(b282[33])<<48 | uint64(b282[34])<<40 | uint64(b282[35])<<32 | uint64(b282[36])<<24 | uint64(b282[37])<<16 | uint64(b282[38])<<8 | uint64(b282[39]))}
-		os292 := uint32(uint16(ws293.Hi>>0)) + uint32(uint16(ws293.Hi>>16)) + uint32(uint16(ws293.Hi>>32)) + uint32(uint16(ws293.Hi>>48)) + uint32(uint16(ws293.Lo>>0)) + uint32(uint16(ws293.Lo>>16)) + uint32(uint16(ws293.Lo>>32)) + uint32(uint16(ws293.Lo>>48))
-		v294 := v291
-		s295 := v294.Hi
-		b282[24] = byte(s295 >> 56)
-		b282[25] = byte(s295 >> 48)
-		b282[26] = byte(s295 >> 40)
-		b282[27] = byte(s295 >> 32)
-		b282[28] = byte(s295 >> 24)
-		b282[29] = byte(s295 >> 16)
-		b282[30] = byte(s295 >> 8)
-		b282[31] = byte(s295)
-		s296 := v294.Lo
-		b282[32] = byte(s296 >> 56)
-		b282[33] = byte(s296 >> 48)
-		b282[34] = byte(s296 >> 40)
-		b282[35] = byte(s296 >> 32)
-		b282[36] = byte(s296 >> 24)
-		b282[37] = byte(s296 >> 16)
-		b282[38] = byte(s296 >> 8)
-		b282[39] = byte(s296)
-		ws297 := v291
-		f299 := uint32(os292)
-		f299 += bits.RotateLeft32(f299, 16)
-		dl298 := uint64(^uint16(f299>>16)) + uint64(uint32(uint16(ws297.Hi>>0))+uint32(uint16(ws297.Hi>>16))+uint32(uint16(ws297.Hi>>32))+uint32(uint16(ws297.Hi>>48))+uint32(uint16(ws297.Lo>>0))+uint32(uint16(ws297.Lo>>16))+uint32(uint16(ws297.Lo>>32))+uint32(uint16(ws297.Lo>>48)))
-		d280 += dl298
-		v300 := m23
-		b301 := data[h4 : h4+8] // udp
-		os302 := uint32(uint16((uint64(b301[2])<<8 | uint64(b301[3]))))
-		s303 := v300
-		b301[2] = byte(s303 >> 8)
-		b301[3] = byte(s303)
-		f305 := uint32(os302)
-		f305 += bits.RotateLeft32(f305, 16)
-		dl304 := uint64(^uint16(f305>>16)) + uint64(uint32(uint16(v300)))
-		d280 += dl304
-		v306 := ((uint64(b282[4])<<8 | uint64(b282[5])) - 0x10)
-		os307 := uint32(uint16((uint64(b282[4])<<8 | uint64(b282[5]))))
-		s308 := v306
-		b282[4] = byte(s308 >> 8)
-		b282[5] = byte(s308)
-		f310 := uint32(os307)
-		f310 += bits.RotateLeft32(f310, 16)
-		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint16(v306)))
-		d280 += dl309
-		v311 := (uint64(b282[7]) - 0x1)
-		b282[7] = byte(v311)
+		b272 := data[h3 : h3+40] // ipv6
+		ws274 := packet.Value{Hi: (uint64(b272[8])<<56 | uint64(b272[9])<<48 | uint64(b272[10])<<40 | uint64(b272[11])<<32 | uint64(b272[12])<<24 | uint64(b272[13])<<16 | uint64(b272[14])<<8 | uint64(b272[15])), Lo: (uint64(b272[16])<<56 | uint64(b272[17])<<48 | uint64(b272[18])<<40 | uint64(b272[19])<<32 | uint64(b272[20])<<24 | uint64(b272[21])<<16 | uint64(b272[22])<<8 | uint64(b272[23]))}
+		os273 := uint32(uint16(ws274.Hi>>0)) + uint32(uint16(ws274.Hi>>16)) + uint32(uint16(ws274.Hi>>32)) + uint32(uint16(ws274.Hi>>48)) + uint32(uint16(ws274.Lo>>0)) + uint32(uint16(ws274.Lo>>16)) + uint32(uint16(ws274.Lo>>32)) + uint32(uint16(ws274.Lo>>48))
+		v275 := v271
+		s276 := v275.Hi
+		b272[8] = byte(s276 >> 56)
+		b272[9] = byte(s276 >> 48)
+		b272[10] = byte(s276 >> 40)
+		b272[11] = byte(s276 >> 32)
+		b272[12] = byte(s276 >> 24)
+		b272[13] = byte(s276 >> 16)
+		b272[14] = byte(s276 >> 8)
+		b272[15] = byte(s276)
+		s277 := v275.Lo
+		b272[16] = byte(s277 >> 56)
+		b272[17] = byte(s277 >> 48)
+		b272[18] = byte(s277 >> 40)
+		b272[19] = byte(s277 >> 32)
+		b272[20] = byte(s277 >> 24)
+		b272[21] = byte(s277 >> 16)
+		b272[22] = byte(s277 >> 8)
+		b272[23] = byte(s277)
+		ws278 := v271
+		f280 := uint32(os273)
+		f280 += bits.RotateLeft32(f280, 16)
+		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(ws278.Hi>>0))+uint32(uint16(ws278.Hi>>16))+uint32(uint16(ws278.Hi>>32))+uint32(uint16(ws278.Hi>>48))+uint32(uint16(ws278.Lo>>0))+uint32(uint16(ws278.Lo>>16))+uint32(uint16(ws278.Lo>>32))+uint32(uint16(ws278.Lo>>48)))
+		d270 += dl279
+		v281 := m19
+		ws283 := packet.Value{Hi: (uint64(b272[24])<<56 | uint64(b272[25])<<48 | uint64(b272[26])<<40 | uint64(b272[27])<<32 | uint64(b272[28])<<24 | uint64(b272[29])<<16 | uint64(b272[30])<<8 | uint64(b272[31])), Lo: (uint64(b272[32])<<56 | uint64(b272[33])<<48 | uint64(b272[34])<<40 | uint64(b272[35])<<32 | uint64(b272[36])<<24 | uint64(b272[37])<<16 | uint64(b272[38])<<8 | uint64(b272[39]))}
+		os282 := uint32(uint16(ws283.Hi>>0)) + uint32(uint16(ws283.Hi>>16)) + uint32(uint16(ws283.Hi>>32)) + uint32(uint16(ws283.Hi>>48)) + uint32(uint16(ws283.Lo>>0)) + uint32(uint16(ws283.Lo>>16)) + uint32(uint16(ws283.Lo>>32)) + uint32(uint16(ws283.Lo>>48))
+		v284 := v281
+		s285 := v284.Hi
+		b272[24] = byte(s285 >> 56)
+		b272[25] = byte(s285 >> 48)
+		b272[26] = byte(s285 >> 40)
+		b272[27] = byte(s285 >> 32)
+		b272[28] = byte(s285 >> 24)
+		b272[29] = byte(s285 >> 16)
+		b272[30] = byte(s285 >> 8)
+		b272[31] = byte(s285)
+		s286 := v284.Lo
+		b272[32] = byte(s286 >> 56)
+		b272[33] = byte(s286 >> 48)
+		b272[34] = byte(s286 >> 40)
+		b272[35] = byte(s286 >> 32)
+		b272[36] = byte(s286 >> 24)
+		b272[37] = byte(s286 >> 16)
+		b272[38] = byte(s286 >> 8)
+		b272[39] = byte(s286)
+		ws287 := v281
+		f289 := uint32(os282)
+		f289 += bits.RotateLeft32(f289, 16)
+		dl288 := uint64(^uint16(f289>>16)) + uint64(uint32(uint16(ws287.Hi>>0))+uint32(uint16(ws287.Hi>>16))+uint32(uint16(ws287.Hi>>32))+uint32(uint16(ws287.Hi>>48))+uint32(uint16(ws287.Lo>>0))+uint32(uint16(ws287.Lo>>16))+uint32(uint16(ws287.Lo>>32))+uint32(uint16(ws287.Lo>>48)))
+		d270 += dl288
+		v290 := m23
+		b291 := data[h4 : h4+8] // udp
+		os292 := uint32(uint16((uint64(b291[2])<<8 | uint64(b291[3]))))
+		s293 := v290
+		b291[2] = byte(s293 >> 8)
+		b291[3] = byte(s293)
+		f295 := uint32(os292)
+		f295 += bits.RotateLeft32(f295, 16)
+		dl294 := uint64(^uint16(f295>>16)) + uint64(uint32(uint16(v290)))
+		d270 += dl294
+		v296 := ((uint64(b272[4])<<8 | uint64(b272[5])) - 0x10)
+		os297 := uint32(uint16((uint64(b272[4])<<8 | uint64(b272[5]))))
+		s298 := v296
+		b272[4] = byte(s298 >> 8)
+		b272[5] = byte(s298)
+		f300 := uint32(os297)
+		f300 += bits.RotateLeft32(f300, 16)
+		dl299 := uint64(^uint16(f300>>16)) + uint64(uint32(uint16(v296)))
+		d270 += dl299
+		v301 := (uint64(b272[7]) - 0x1)
+		b272[7] = byte(v301)
 		if h4+8 <= len(data) {
-			pendD4 += d280
+			pendD4 += d270
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -4961,24 +4811,24 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		po312, pn313 := h10, 12 // lb_v2
-		if po312 < 0 || po312+pn313 > len(data) {
+		po302, pn303 := h10, 12 // lb_v2
+		if po302 < 0 || po302+pn303 > len(data) {
 			return pl.drop(62)
 		}
-		if po312 > h4 && (po312-h4)%2 == 0 {
-			pw315 := data[po312 : po312+12]
-			d314 := uint32(uint64(pw315[0])<<8|uint64(pw315[1])) + uint32(uint64(pw315[2])<<8|uint64(pw315[3])) + uint32(uint64(pw315[4])<<8|uint64(pw315[5])) + uint32(uint64(pw315[6])<<8|uint64(pw315[7])) + uint32(uint64(pw315[8])<<8|uint64(pw315[9])) + uint32(uint64(pw315[10])<<8|uint64(pw315[11]))
-			d314 += bits.RotateLeft32(d314, 16)
+		if po302 > h4 && (po302-h4)%2 == 0 {
+			pw305 := data[po302 : po302+12]
+			d304 := uint32(uint64(pw305[0])<<8|uint64(pw305[1])) + uint32(uint64(pw305[2])<<8|uint64(pw305[3])) + uint32(uint64(pw305[4])<<8|uint64(pw305[5])) + uint32(uint64(pw305[6])<<8|uint64(pw305[7])) + uint32(uint64(pw305[8])<<8|uint64(pw305[9])) + uint32(uint64(pw305[10])<<8|uint64(pw305[11]))
+			d304 += bits.RotateLeft32(d304, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d314 >> 16))
+				pendD4 += uint64(^uint16(d304 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po312
-		pendN = pn313
+		pendOff = po302
+		pendN = pn303
 		h10 = -1
-		if cur > po312 {
-			cur = max(po312, cur-pn313)
+		if cur > po302 {
+			cur = max(po302, cur-pn303)
 		}
 		goto n147
 	}
@@ -4987,24 +4837,24 @@ n146:
 		if !(h11 >= 0) {
 			return pl.drop(63)
 		}
-		po316, pn317 := h11, 12 // lb_v3
-		if po316 < 0 || po316+pn317 > len(data) {
+		po306, pn307 := h11, 12 // lb_v3
+		if po306 < 0 || po306+pn307 > len(data) {
 			return pl.drop(63)
 		}
-		if po316 > h4 && (po316-h4)%2 == 0 {
-			pw319 := data[po316 : po316+12]
-			d318 := uint32(uint64(pw319[0])<<8|uint64(pw319[1])) + uint32(uint64(pw319[2])<<8|uint64(pw319[3])) + uint32(uint64(pw319[4])<<8|uint64(pw319[5])) + uint32(uint64(pw319[6])<<8|uint64(pw319[7])) + uint32(uint64(pw319[8])<<8|uint64(pw319[9])) + uint32(uint64(pw319[10])<<8|uint64(pw319[11]))
-			d318 += bits.RotateLeft32(d318, 16)
+		if po306 > h4 && (po306-h4)%2 == 0 {
+			pw309 := data[po306 : po306+12]
+			d308 := uint32(uint64(pw309[0])<<8|uint64(pw309[1])) + uint32(uint64(pw309[2])<<8|uint64(pw309[3])) + uint32(uint64(pw309[4])<<8|uint64(pw309[5])) + uint32(uint64(pw309[6])<<8|uint64(pw309[7])) + uint32(uint64(pw309[8])<<8|uint64(pw309[9])) + uint32(uint64(pw309[10])<<8|uint64(pw309[11]))
+			d308 += bits.RotateLeft32(d308, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d318 >> 16))
+				pendD4 += uint64(^uint16(d308 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po316
-		pendN = pn317
+		pendOff = po306
+		pendN = pn307
 		h11 = -1
-		if cur > po316 {
-			cur = max(po316, cur-pn317)
+		if cur > po306 {
+			cur = max(po306, cur-pn307)
 		}
 		pl.edges[32]++
 		goto n147
@@ -5020,83 +4870,53 @@ n147:
 				data = data[:len(data)-pendN]
 			}
 			pendN = 0
-			if pendK4 {
-				if h4+8 <= len(data) {
-					cb := data[h4+6 : h4+8]
-					cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-					x := uint64(^cv) + pendD4
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					s320 := r
-					cb[0] = byte(s320 >> 8)
-					cb[1] = byte(s320)
-				}
-				pendD4, pendK4 = 0, false
-			}
 		}
-		po321, pn322 := h9, 4 // lb_common
-		if po321 < 0 || po321+pn322 > len(data) {
+		po310, pn311 := h9, 4 // lb_common
+		if po310 < 0 || po310+pn311 > len(data) {
 			return pl.drop(64)
 		}
-		if po321 > h4 && (po321-h4)%2 == 0 {
-			pw324 := data[po321 : po321+4]
-			d323 := uint32(uint64(pw324[0])<<8|uint64(pw324[1])) + uint32(uint64(pw324[2])<<8|uint64(pw324[3]))
-			d323 += bits.RotateLeft32(d323, 16)
+		if po310 > h4 && (po310-h4)%2 == 0 {
+			pw313 := data[po310 : po310+4]
+			d312 := uint32(uint64(pw313[0])<<8|uint64(pw313[1])) + uint32(uint64(pw313[2])<<8|uint64(pw313[3]))
+			d312 += bits.RotateLeft32(d312, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d323 >> 16))
+				pendD4 += uint64(^uint16(d312 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn322
-		if po321 < len(data)-po321-pendN {
-			copy(data[pendN:pendN+po321], data[:po321])
+		pendN += pn311
+		if po310 < len(data)-po310-pendN {
+			copy(data[pendN:pendN+po310], data[:po310])
 			data = data[pendN:]
 		} else {
-			copy(data[po321:], data[po321+pendN:])
+			copy(data[po310:], data[po310+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s325 := r
-				cb[0] = byte(s325 >> 8)
-				cb[1] = byte(s325)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		h9 = -1
-		if (h11 >= 0) && h11 > po321 {
-			h11 -= pn322
+		if (h11 >= 0) && h11 > po310 {
+			h11 -= pn311
 		} // lb_v3
-		if cur > po321 {
-			cur = max(po321, cur-pn322)
+		if cur > po310 {
+			cur = max(po310, cur-pn311)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d326 uint64         // udp checksum
-		b327 := data[h4 : h4+8] // udp
-		v328 := ((uint64(b327[4])<<8 | uint64(b327[5])) - 0x10)
-		os329 := uint32(uint16((uint64(b327[4])<<8 | uint64(b327[5]))))
-		s330 := v328
-		b327[4] = byte(s330 >> 8)
-		b327[5] = byte(s330)
-		f332 := uint32(os329)
-		f332 += bits.RotateLeft32(f332, 16)
-		dl331 := uint64(^uint16(f332>>16)) + uint64(uint32(uint16(v328)))
-		d326 += dl331
+		var d314 uint64         // udp checksum
+		b315 := data[h4 : h4+8] // udp
+		v316 := ((uint64(b315[4])<<8 | uint64(b315[5])) - 0x10)
+		os317 := uint32(uint16((uint64(b315[4])<<8 | uint64(b315[5]))))
+		s318 := v316
+		b315[4] = byte(s318 >> 8)
+		b315[5] = byte(s318)
+		f320 := uint32(os317)
+		f320 += bits.RotateLeft32(f320, 16)
+		dl319 := uint64(^uint16(f320>>16)) + uint64(uint32(uint16(v316)))
+		d314 += dl319
 		if h4+8 <= len(data) {
-			pendD4 += d326
+			pendD4 += d314
 			pendK4 = true
 		}
 		pl.edges[33]++
@@ -5120,16 +4940,16 @@ n150:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s333 := r
-				cb[0] = byte(s333 >> 8)
-				cb[1] = byte(s333)
+				s321 := r
+				cb[0] = byte(s321 >> 8)
+				cb[1] = byte(s321)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b334 := data[h4 : h4+8] // udp
-		s335 := 0x0
-		b334[6] = byte(s335 >> 8)
-		b334[7] = byte(s335)
+		b322 := data[h4 : h4+8] // udp
+		s323 := 0x0
+		b322[6] = byte(s323 >> 8)
+		b322[7] = byte(s323)
 		pl.edges[34]++
 		goto n151
 	}
@@ -5149,9 +4969,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s336 := r
-				cb[0] = byte(s336 >> 8)
-				cb[1] = byte(s336)
+				s324 := r
+				cb[0] = byte(s324 >> 8)
+				cb[1] = byte(s324)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5168,9 +4988,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s337 := r
-				cb[0] = byte(s337 >> 8)
-				cb[1] = byte(s337)
+				s325 := r
+				cb[0] = byte(s325 >> 8)
+				cb[1] = byte(s325)
 			}
 			pendD4, pendK4 = 0, false
 		}
