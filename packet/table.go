@@ -293,8 +293,10 @@ type snapshot struct {
 	next   []int32
 	levels []level // modeExact: one, prefix -1; modeLPM: longest prefix first
 	// index finds modeExact and modeLPM entries, and those of the uniform
-	// index, by their key words: what Lookup reads.
-	index *wordIndex
+	// index, by their key words (what Lookup reads), if indexed. Inline, a
+	// probe is one load less away from the snapshot.
+	index   wordIndex
+	indexed bool
 	// packed indexes modeExact entries whose keys fit 64 bits together by
 	// the packed key (PackKeys), open addressing: LookupPacked.
 	packed []packedSlot
@@ -493,7 +495,7 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		lv.heads[h] = int32(i + 1)
 	}
 	slices.SortFunc(s.levels, func(a, b level) int { return b.prefix - a.prefix })
-	s.index = newWordIndex(t.keyWidths())
+	s.index, s.indexed = newWordIndex(t.spec), true
 	for _, lv := range s.levels {
 		masks := slices.Clone(t.masks)
 		if t.lpm >= 0 {
@@ -541,7 +543,6 @@ type uniformIndex struct {
 	packed []packedSlot
 	word   uint64     // the masks, packed
 	masks  []Value    // per key
-	index  *wordIndex // what Lookup reads
 	level  level      // while building: hash of the masked tuple -> chain of best entries
 	norm   []Value    // per entry in the chain: its masked tuple
 	entry  []int32    // chain element -> entry index
@@ -586,12 +587,12 @@ func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
 		u.next = append(u.next, u.level.heads[h])
 		u.level.heads[h] = int32(len(u.entry))
 	}
-	u.index = newWordIndex(t.keyWidths())
 	vals := make([][]Value, len(u.entry))
 	for k := range u.entry {
 		vals[k] = u.norm[k*nk : (k+1)*nk]
 	}
-	u.index.addLevel(u.masks, u.entry, vals)
+	s.index, s.indexed = newWordIndex(t.spec), true
+	s.index.addLevel(u.masks, u.entry, vals)
 	if w := t.keyWidth(); w <= 64 {
 		n := 4
 		for n < 2*len(u.entry) {
@@ -609,15 +610,6 @@ func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
 		}
 	}
 	return u
-}
-
-// keyWidths is each key's width.
-func (t *Table) keyWidths() []int {
-	ws := make([]int, len(t.spec.Keys))
-	for j, k := range t.spec.Keys {
-		ws[j] = k.Width
-	}
-	return ws
 }
 
 // keyWidth is the width of all keys together.
@@ -705,6 +697,37 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 	return t.Lookup(keys[:n])
 }
 
+// LookupWords is Lookup with the keys as words, KeyWords of them (at most
+// MaxKeyWords; the rest zero), each cut to its key's width. Exact, lpm and
+// uniform-mask tables probe their word index with them as they are; other
+// tables take them back as Values.
+func (t *Table) LookupWords(k0, k1, k2, k3 uint64) (e *Entry, hit bool) {
+	s := t.snap.Load()
+	if s.indexed && s.index.words <= MaxKeyWords {
+		if i := s.index.lookup4(k0, k1, k2, k3); i >= 0 {
+			return &s.entries[i], true
+		}
+		return t.def, false
+	}
+	if len(t.spec.Keys) > MaxKeyWords {
+		return t.def, false
+	}
+	ks := [MaxKeyWords]uint64{k0, k1, k2, k3}
+	var vs [MaxKeyWords]Value
+	w := 0
+	for j, k := range t.spec.Keys {
+		if k.Width > 64 && w < MaxKeyWords {
+			vs[j].Hi = ks[w]
+			w++
+		}
+		if w < MaxKeyWords {
+			vs[j].Lo = ks[w]
+			w++
+		}
+	}
+	return t.Lookup(vs[:len(t.spec.Keys)])
+}
+
 // matcher turns key j's match into the uniform test of modePriority.
 func (t *Table) matcher(j int, k *KeyMatch) matcher {
 	w := t.masks[j]
@@ -734,21 +757,13 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 	if len(keys) != len(t.masks) {
 		return t.def, false
 	}
-	if x := s.index; x != nil {
-		if i := x.lookup(keys); i >= 0 {
+	if s.indexed {
+		if i := s.index.lookup(keys); i >= 0 {
 			return &s.entries[i], true
 		}
 		return t.def, false
 	}
 	if t.mode == modePriority {
-		if u := s.uniform; u != nil {
-			// The entries' masks lie within the keys' widths, so the keys
-			// need not be cut first.
-			if i := u.index.lookup(keys); i >= 0 {
-				return &s.entries[i], true
-			}
-			return t.def, false
-		}
 		nk := len(keys)
 		if s.words != nil {
 		wscan:

@@ -299,6 +299,7 @@ func TestLookupMatchesReference(t *testing.T) {
 		{Name: "packed", Keys: []KeySpec{{"lb", 3, Exact}, {"epoch", 32, Exact}, {"slot", 16, Exact}}},
 		{Name: "packed64", Keys: []KeySpec{{"tick", 64, Exact}}},
 		{Name: "small ternary", Keys: []KeySpec{{"a", 4, Ternary}, {"b", 12, Exact}}},
+		{Name: "six words", Keys: []KeySpec{{"a", 128, Exact}, {"b", 70, Exact}, {"c", 100, LPM}}},
 	}
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, spec := range specs {
@@ -332,6 +333,22 @@ func TestLookupMatchesReference(t *testing.T) {
 			if spec.KeyWord() {
 				if got, hit := tb.LookupWord(spec.PackKeys(keys)); hit != (want != nil) || hit && got.Line != want.Line {
 					t.Fatalf("%s: LookupWord(%v) = %+v, %v; want %+v", spec.Name, keys, got, hit, want)
+				}
+			}
+			if spec.KeyWords() <= MaxKeyWords {
+				var ws [MaxKeyWords]uint64
+				w := 0
+				for j, k := range keys {
+					k = k.And(Mask(spec.Keys[j].Width))
+					if spec.Keys[j].Width > 64 {
+						ws[w] = k.Hi
+						w++
+					}
+					ws[w] = k.Lo
+					w++
+				}
+				if got, hit := tb.LookupWords(ws[0], ws[1], ws[2], ws[3]); hit != (want != nil) || hit && got.Line != want.Line {
+					t.Fatalf("%s: LookupWords(%x) = %+v, %v; want %+v", spec.Name, ws, got, hit, want)
 				}
 			}
 			if hit {
@@ -582,6 +599,9 @@ func TestUniformMaskLookup(t *testing.T) {
 			}
 			if hit != (want != nil) || hit && got.Line != want.Line {
 				t.Fatalf("mask %#x: Lookup(%v) = %+v, %v; want %+v", mask, keys, got, hit, want)
+			}
+			if got, hit := tb.LookupWords(keys[0].Lo, keys[1].Lo, keys[2].Hi, keys[2].Lo); hit != (want != nil) || hit && got.Line != want.Line {
+				t.Fatalf("mask %#x: LookupWords(%v) = %+v, %v; want %+v", mask, keys, got, hit, want)
 			}
 			if got, hit := small.LookupWord(smallSpec.PackKeys(keys[:2])); hit != (smallWant(keys) != nil) || hit && got.Line != smallWant(keys).Line {
 				t.Fatalf("mask %#x: LookupWord(%v) = %+v, %v; want %+v", mask, keys[:2], got, hit, smallWant(keys))

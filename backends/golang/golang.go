@@ -464,11 +464,16 @@ func (c *gen) lookup(n *dataflow.Node) {
 	o := n.Op
 	def := c.s.Tables[o.Table]
 	c.emit("act, params := %d, []packet.Value(%s)", def.Default, c.defaultParams(o.Table))
-	packable := def.Spec.KeyWord()
-	for _, k := range def.Keys {
-		packable = packable && (!flow.IsWide(k) || flow.LowPreserving(k))
+	// A key of at most 64 bits is computed in 64 when its low bits follow
+	// from its operands'.
+	narrow := true
+	for i, k := range def.Keys {
+		if def.Spec.Keys[i].Width <= 64 {
+			narrow = narrow && (!flow.IsWide(k) || flow.LowPreserving(k))
+		}
 	}
-	if packable {
+	switch {
+	case narrow && def.Spec.KeyWord():
 		// The keys fit one word: packed, one probe for exact tables and for
 		// priority tables whose entries share their masks.
 		var parts []string
@@ -480,7 +485,25 @@ func (c *gen) lookup(n *dataflow.Node) {
 			shift += w
 		}
 		c.emit("if e, hit := pl.tables[%d].LookupWord(%s); hit {", o.Table, strings.Join(parts, " | "))
-	} else {
+	case narrow && def.Spec.KeyWords() <= packet.MaxKeyWords:
+		// The keys as words, a wide key's two: one probe for exact, lpm and
+		// uniform-mask tables.
+		var ws []string
+		for i, k := range def.Keys {
+			w := def.Spec.Keys[i].Width
+			if w <= 64 {
+				ws = append(ws, fmt.Sprintf("(%s)%s", c.low(k), maskSuffix(w)))
+				continue
+			}
+			v := c.newTmp("kv")
+			c.emit("%s := %s", v, c.value(k))
+			ws = append(ws, fmt.Sprintf("%s.Hi%s", v, maskSuffix(w-64)), v+".Lo")
+		}
+		for len(ws) < packet.MaxKeyWords {
+			ws = append(ws, "0")
+		}
+		c.emit("if e, hit := pl.tables[%d].LookupWords(%s); hit {", o.Table, strings.Join(ws, ", "))
+	default:
 		c.keys(def)
 		c.emit("if e, hit := pl.tables[%d].Lookup(pl.keys[:%d]); hit {", o.Table, len(def.Keys))
 	}

@@ -169,7 +169,7 @@ var countOf = [35]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 type Pipeline struct {
 	pkt    *packet.Packet
 	tables []*packet.Table
-	keys   [3]packet.Value
+	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
@@ -674,10 +674,8 @@ n18:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
 		b23 := data[h0 : h0+14] // ethernet
-		pl.keys[0] = packet.Value{Lo: (uint64(b23[0])<<40 | uint64(b23[1])<<32 | uint64(b23[2])<<24 | uint64(b23[3])<<16 | uint64(b23[4])<<8 | uint64(b23[5]))}
-		pl.keys[1] = packet.Value{Lo: (uint64(b23[12])<<8 | uint64(b23[13]))}
-		pl.keys[2] = m0
-		if e, hit := pl.tables[0].Lookup(pl.keys[:3]); hit {
+		kv24 := m0
+		if e, hit := pl.tables[0].LookupWords((uint64(b23[0])<<40|uint64(b23[1])<<32|uint64(b23[2])<<24|uint64(b23[3])<<16|uint64(b23[4])<<8|uint64(b23[5]))&0xffffffffffff, (uint64(b23[12])<<8|uint64(b23[13]))&0xffff, kv24.Hi, kv24.Lo); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -702,8 +700,8 @@ n20:
 n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		b24 := data[h5 : h5+12] // lbv1
-		if e, hit := pl.tables[1].LookupWord((uint64(b24[4])<<56 | uint64(b24[5])<<48 | uint64(b24[6])<<40 | uint64(b24[7])<<32 | uint64(b24[8])<<24 | uint64(b24[9])<<16 | uint64(b24[10])<<8 | uint64(b24[11])) << 0); hit {
+		b25 := data[h5 : h5+12] // lbv1
+		if e, hit := pl.tables[1].LookupWord((uint64(b25[4])<<56 | uint64(b25[5])<<48 | uint64(b25[6])<<40 | uint64(b25[7])<<32 | uint64(b25[8])<<24 | uint64(b25[9])<<16 | uint64(b25[10])<<8 | uint64(b25[11])) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -722,8 +720,8 @@ n22:
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		b25 := data[h5 : h5+12] // lbv1
-		if e, hit := pl.tables[2].LookupWord((((uint64(b25[4])<<56|uint64(b25[5])<<48|uint64(b25[6])<<40|uint64(b25[7])<<32|uint64(b25[8])<<24|uint64(b25[9])<<16|uint64(b25[10])<<8|uint64(b25[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
+		b26 := data[h5 : h5+12] // lbv1
+		if e, hit := pl.tables[2].LookupWord((((uint64(b26[4])<<56|uint64(b26[5])<<48|uint64(b26[6])<<40|uint64(b26[7])<<32|uint64(b26[8])<<24|uint64(b26[9])<<16|uint64(b26[10])<<8|uint64(b26[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -742,31 +740,31 @@ n24:
 n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b26 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[3].LookupWord(((m2)&0xffff)<<0 | ((uint64(b26[12])<<8|uint64(b26[13]))&0xffff)<<16); hit {
+		b27 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[3].LookupWord(((m2)&0xffff)<<0 | ((uint64(b27[12])<<8|uint64(b27[13]))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			s27 := params[0].Lo
-			b26[0] = byte(s27 >> 40)
-			b26[1] = byte(s27 >> 32)
-			b26[2] = byte(s27 >> 24)
-			b26[3] = byte(s27 >> 16)
-			b26[4] = byte(s27 >> 8)
-			b26[5] = byte(s27)
+			s28 := params[0].Lo
+			b27[0] = byte(s28 >> 40)
+			b27[1] = byte(s28 >> 32)
+			b27[2] = byte(s28 >> 24)
+			b27[3] = byte(s28 >> 16)
+			b27[4] = byte(s28 >> 8)
+			b27[5] = byte(s28)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n27
 		case 1: // do_ipv6_member_rewrite
-			s28 := params[0].Lo
-			b26[0] = byte(s28 >> 40)
-			b26[1] = byte(s28 >> 32)
-			b26[2] = byte(s28 >> 24)
-			b26[3] = byte(s28 >> 16)
-			b26[4] = byte(s28 >> 8)
-			b26[5] = byte(s28)
+			s29 := params[0].Lo
+			b27[0] = byte(s29 >> 40)
+			b27[1] = byte(s29 >> 32)
+			b27[2] = byte(s29 >> 24)
+			b27[3] = byte(s29 >> 16)
+			b27[4] = byte(s29 >> 8)
+			b27[5] = byte(s29)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n28
@@ -799,101 +797,101 @@ n29:
 	}
 n30:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d29 uint64 // ipv4 checksum
-		var d30 uint64 // udp checksum
-		v31 := m3
-		b32 := data[h2 : h2+20] // ipv4
-		ws34 := uint64((uint64(b32[16])<<24 | uint64(b32[17])<<16 | uint64(b32[18])<<8 | uint64(b32[19])))
-		os33 := uint32(uint16(ws34>>0)) + uint32(uint16(ws34>>16))
-		s35 := v31
-		b32[16] = byte(s35 >> 24)
-		b32[17] = byte(s35 >> 16)
-		b32[18] = byte(s35 >> 8)
-		b32[19] = byte(s35)
-		ws36 := uint64(v31)
-		f38 := uint32(os33)
-		f38 += bits.RotateLeft32(f38, 16)
-		dl37 := uint64(^uint16(f38>>16)) + uint64(uint32(uint16(ws36>>0))+uint32(uint16(ws36>>16)))
-		d29 += dl37
+		var d30 uint64 // ipv4 checksum
+		var d31 uint64 // udp checksum
+		v32 := m3
+		b33 := data[h2 : h2+20] // ipv4
+		ws35 := uint64((uint64(b33[16])<<24 | uint64(b33[17])<<16 | uint64(b33[18])<<8 | uint64(b33[19])))
+		os34 := uint32(uint16(ws35>>0)) + uint32(uint16(ws35>>16))
+		s36 := v32
+		b33[16] = byte(s36 >> 24)
+		b33[17] = byte(s36 >> 16)
+		b33[18] = byte(s36 >> 8)
+		b33[19] = byte(s36)
+		ws37 := uint64(v32)
+		f39 := uint32(os34)
+		f39 += bits.RotateLeft32(f39, 16)
+		dl38 := uint64(^uint16(f39>>16)) + uint64(uint32(uint16(ws37>>0))+uint32(uint16(ws37>>16)))
+		d30 += dl38
 		if h8 >= 0 {
-			d30 += dl37
+			d31 += dl38
 		}
-		v39 := ((uint64(b32[2])<<8 | uint64(b32[3])) - 0xc)
-		os40 := uint32(uint16((uint64(b32[2])<<8 | uint64(b32[3]))))
-		s41 := v39
-		b32[2] = byte(s41 >> 8)
-		b32[3] = byte(s41)
-		f43 := uint32(os40)
-		f43 += bits.RotateLeft32(f43, 16)
-		dl42 := uint64(^uint16(f43>>16)) + uint64(uint32(uint16(v39)))
-		d29 += dl42
+		v40 := ((uint64(b33[2])<<8 | uint64(b33[3])) - 0xc)
+		os41 := uint32(uint16((uint64(b33[2])<<8 | uint64(b33[3]))))
+		s42 := v40
+		b33[2] = byte(s42 >> 8)
+		b33[3] = byte(s42)
+		f44 := uint32(os41)
+		f44 += bits.RotateLeft32(f44, 16)
+		dl43 := uint64(^uint16(f44>>16)) + uint64(uint32(uint16(v40)))
+		d30 += dl43
 		if h8 >= 0 {
-			d30 += dl42
+			d31 += dl43
 		}
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d29
+			x := uint64(^cv) + d30
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s44 := r
-			cb[0] = byte(s44 >> 8)
-			cb[1] = byte(s44)
+			s45 := r
+			cb[0] = byte(s45 >> 8)
+			cb[1] = byte(s45)
 		}
 		if (h8 >= 0) && h8+8 <= len(data) {
-			pendD8 += d30
+			pendD8 += d31
 			pendK8 = true
 		}
 		goto n33
 	}
 n31:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d45 uint64          // udp checksum
-		b46 := data[h3 : h3+40] // ipv6
-		v47 := packet.Value{Hi: (uint64(b46[24])<<56 | uint64(b46[25])<<48 | uint64(b46[26])<<40 | uint64(b46[27])<<32 | uint64(b46[28])<<24 | uint64(b46[29])<<16 | uint64(b46[30])<<8 | uint64(b46[31])), Lo: (uint64(b46[32])<<56 | uint64(b46[33])<<48 | uint64(b46[34])<<40 | uint64(b46[35])<<32 | uint64(b46[36])<<24 | uint64(b46[37])<<16 | uint64(b46[38])<<8 | uint64(b46[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws49 := packet.Value{Hi: (uint64(b46[24])<<56 | uint64(b46[25])<<48 | uint64(b46[26])<<40 | uint64(b46[27])<<32 | uint64(b46[28])<<24 | uint64(b46[29])<<16 | uint64(b46[30])<<8 | uint64(b46[31])), Lo: (uint64(b46[32])<<56 | uint64(b46[33])<<48 | uint64(b46[34])<<40 | uint64(b46[35])<<32 | uint64(b46[36])<<24 | uint64(b46[37])<<16 | uint64(b46[38])<<8 | uint64(b46[39]))}
-		os48 := uint32(uint16(ws49.Hi>>0)) + uint32(uint16(ws49.Hi>>16)) + uint32(uint16(ws49.Hi>>32)) + uint32(uint16(ws49.Hi>>48)) + uint32(uint16(ws49.Lo>>0)) + uint32(uint16(ws49.Lo>>16)) + uint32(uint16(ws49.Lo>>32)) + uint32(uint16(ws49.Lo>>48))
-		v50 := v47
-		s51 := v50.Hi
-		b46[24] = byte(s51 >> 56)
-		b46[25] = byte(s51 >> 48)
-		b46[26] = byte(s51 >> 40)
-		b46[27] = byte(s51 >> 32)
-		b46[28] = byte(s51 >> 24)
-		b46[29] = byte(s51 >> 16)
-		b46[30] = byte(s51 >> 8)
-		b46[31] = byte(s51)
-		s52 := v50.Lo
-		b46[32] = byte(s52 >> 56)
-		b46[33] = byte(s52 >> 48)
-		b46[34] = byte(s52 >> 40)
-		b46[35] = byte(s52 >> 32)
-		b46[36] = byte(s52 >> 24)
-		b46[37] = byte(s52 >> 16)
-		b46[38] = byte(s52 >> 8)
-		b46[39] = byte(s52)
-		ws53 := v47
-		f55 := uint32(os48)
-		f55 += bits.RotateLeft32(f55, 16)
-		dl54 := uint64(^uint16(f55>>16)) + uint64(uint32(uint16(ws53.Hi>>0))+uint32(uint16(ws53.Hi>>16))+uint32(uint16(ws53.Hi>>32))+uint32(uint16(ws53.Hi>>48))+uint32(uint16(ws53.Lo>>0))+uint32(uint16(ws53.Lo>>16))+uint32(uint16(ws53.Lo>>32))+uint32(uint16(ws53.Lo>>48)))
+		var d46 uint64          // udp checksum
+		b47 := data[h3 : h3+40] // ipv6
+		v48 := packet.Value{Hi: (uint64(b47[24])<<56 | uint64(b47[25])<<48 | uint64(b47[26])<<40 | uint64(b47[27])<<32 | uint64(b47[28])<<24 | uint64(b47[29])<<16 | uint64(b47[30])<<8 | uint64(b47[31])), Lo: (uint64(b47[32])<<56 | uint64(b47[33])<<48 | uint64(b47[34])<<40 | uint64(b47[35])<<32 | uint64(b47[36])<<24 | uint64(b47[37])<<16 | uint64(b47[38])<<8 | uint64(b47[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws50 := packet.Value{Hi: (uint64(b47[24])<<56 | uint64(b47[25])<<48 | uint64(b47[26])<<40 | uint64(b47[27])<<32 | uint64(b47[28])<<24 | uint64(b47[29])<<16 | uint64(b47[30])<<8 | uint64(b47[31])), Lo: (uint64(b47[32])<<56 | uint64(b47[33])<<48 | uint64(b47[34])<<40 | uint64(b47[35])<<32 | uint64(b47[36])<<24 | uint64(b47[37])<<16 | uint64(b47[38])<<8 | uint64(b47[39]))}
+		os49 := uint32(uint16(ws50.Hi>>0)) + uint32(uint16(ws50.Hi>>16)) + uint32(uint16(ws50.Hi>>32)) + uint32(uint16(ws50.Hi>>48)) + uint32(uint16(ws50.Lo>>0)) + uint32(uint16(ws50.Lo>>16)) + uint32(uint16(ws50.Lo>>32)) + uint32(uint16(ws50.Lo>>48))
+		v51 := v48
+		s52 := v51.Hi
+		b47[24] = byte(s52 >> 56)
+		b47[25] = byte(s52 >> 48)
+		b47[26] = byte(s52 >> 40)
+		b47[27] = byte(s52 >> 32)
+		b47[28] = byte(s52 >> 24)
+		b47[29] = byte(s52 >> 16)
+		b47[30] = byte(s52 >> 8)
+		b47[31] = byte(s52)
+		s53 := v51.Lo
+		b47[32] = byte(s53 >> 56)
+		b47[33] = byte(s53 >> 48)
+		b47[34] = byte(s53 >> 40)
+		b47[35] = byte(s53 >> 32)
+		b47[36] = byte(s53 >> 24)
+		b47[37] = byte(s53 >> 16)
+		b47[38] = byte(s53 >> 8)
+		b47[39] = byte(s53)
+		ws54 := v48
+		f56 := uint32(os49)
+		f56 += bits.RotateLeft32(f56, 16)
+		dl55 := uint64(^uint16(f56>>16)) + uint64(uint32(uint16(ws54.Hi>>0))+uint32(uint16(ws54.Hi>>16))+uint32(uint16(ws54.Hi>>32))+uint32(uint16(ws54.Hi>>48))+uint32(uint16(ws54.Lo>>0))+uint32(uint16(ws54.Lo>>16))+uint32(uint16(ws54.Lo>>32))+uint32(uint16(ws54.Lo>>48)))
 		if h8 >= 0 {
-			d45 += dl54
+			d46 += dl55
 		}
-		v56 := ((uint64(b46[4])<<8 | uint64(b46[5])) - 0xc)
-		os57 := uint32(uint16((uint64(b46[4])<<8 | uint64(b46[5]))))
-		s58 := v56
-		b46[4] = byte(s58 >> 8)
-		b46[5] = byte(s58)
-		f60 := uint32(os57)
-		f60 += bits.RotateLeft32(f60, 16)
-		dl59 := uint64(^uint16(f60>>16)) + uint64(uint32(uint16(v56)))
+		v57 := ((uint64(b47[4])<<8 | uint64(b47[5])) - 0xc)
+		os58 := uint32(uint16((uint64(b47[4])<<8 | uint64(b47[5]))))
+		s59 := v57
+		b47[4] = byte(s59 >> 8)
+		b47[5] = byte(s59)
+		f61 := uint32(os58)
+		f61 += bits.RotateLeft32(f61, 16)
+		dl60 := uint64(^uint16(f61>>16)) + uint64(uint32(uint16(v57)))
 		if h8 >= 0 {
-			d45 += dl59
+			d46 += dl60
 		}
 		if (h8 >= 0) && h8+8 <= len(data) {
-			pendD8 += d45
+			pendD8 += d46
 			pendK8 = true
 		}
 		goto n32
@@ -909,95 +907,95 @@ n32:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s61 := r
-				cb[0] = byte(s61 >> 8)
-				cb[1] = byte(s61)
+				s62 := r
+				cb[0] = byte(s62 >> 8)
+				cb[1] = byte(s62)
 			}
 			pendD8, pendK8 = 0, false
 		}
-		b62 := data[h3 : h3+40] // ipv6
-		v63 := m4
-		s64 := v63.Hi
-		b62[24] = byte(s64 >> 56)
-		b62[25] = byte(s64 >> 48)
-		b62[26] = byte(s64 >> 40)
-		b62[27] = byte(s64 >> 32)
-		b62[28] = byte(s64 >> 24)
-		b62[29] = byte(s64 >> 16)
-		b62[30] = byte(s64 >> 8)
-		b62[31] = byte(s64)
-		s65 := v63.Lo
-		b62[32] = byte(s65 >> 56)
-		b62[33] = byte(s65 >> 48)
-		b62[34] = byte(s65 >> 40)
-		b62[35] = byte(s65 >> 32)
-		b62[36] = byte(s65 >> 24)
-		b62[37] = byte(s65 >> 16)
-		b62[38] = byte(s65 >> 8)
-		b62[39] = byte(s65)
+		b63 := data[h3 : h3+40] // ipv6
+		v64 := m4
+		s65 := v64.Hi
+		b63[24] = byte(s65 >> 56)
+		b63[25] = byte(s65 >> 48)
+		b63[26] = byte(s65 >> 40)
+		b63[27] = byte(s65 >> 32)
+		b63[28] = byte(s65 >> 24)
+		b63[29] = byte(s65 >> 16)
+		b63[30] = byte(s65 >> 8)
+		b63[31] = byte(s65)
+		s66 := v64.Lo
+		b63[32] = byte(s66 >> 56)
+		b63[33] = byte(s66 >> 48)
+		b63[34] = byte(s66 >> 40)
+		b63[35] = byte(s66 >> 32)
+		b63[36] = byte(s66 >> 24)
+		b63[37] = byte(s66 >> 16)
+		b63[38] = byte(s66 >> 8)
+		b63[39] = byte(s66)
 		pl.edges[10]++
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d66 uint64 // udp checksum
-		v67 := m5
+		var d67 uint64 // udp checksum
+		v68 := m5
 		if !(h8 >= 0) {
 			return pl.drop(7)
 		}
-		b68 := data[h8 : h8+8] // udp
-		os69 := uint32(uint16((uint64(b68[2])<<8 | uint64(b68[3]))))
-		s70 := v67
-		b68[2] = byte(s70 >> 8)
-		b68[3] = byte(s70)
-		f72 := uint32(os69)
-		f72 += bits.RotateLeft32(f72, 16)
-		dl71 := uint64(^uint16(f72>>16)) + uint64(uint32(uint16(v67)))
+		b69 := data[h8 : h8+8] // udp
+		os70 := uint32(uint16((uint64(b69[2])<<8 | uint64(b69[3]))))
+		s71 := v68
+		b69[2] = byte(s71 >> 8)
+		b69[3] = byte(s71)
+		f73 := uint32(os70)
+		f73 += bits.RotateLeft32(f73, 16)
+		dl72 := uint64(^uint16(f73>>16)) + uint64(uint32(uint16(v68)))
 		if h8 >= 0 {
-			d66 += dl71
+			d67 += dl72
 		}
-		v73 := ((uint64(b68[4])<<8 | uint64(b68[5])) - 0xc)
-		os74 := uint32(uint16((uint64(b68[4])<<8 | uint64(b68[5]))))
-		s75 := v73
-		b68[4] = byte(s75 >> 8)
-		b68[5] = byte(s75)
-		f77 := uint32(os74)
-		f77 += bits.RotateLeft32(f77, 16)
-		dl76 := uint64(^uint16(f77>>16)) + uint64(uint32(uint16(v73)))
+		v74 := ((uint64(b69[4])<<8 | uint64(b69[5])) - 0xc)
+		os75 := uint32(uint16((uint64(b69[4])<<8 | uint64(b69[5]))))
+		s76 := v74
+		b69[4] = byte(s76 >> 8)
+		b69[5] = byte(s76)
+		f78 := uint32(os75)
+		f78 += bits.RotateLeft32(f78, 16)
+		dl77 := uint64(^uint16(f78>>16)) + uint64(uint32(uint16(v74)))
 		if h8 >= 0 {
-			d66 += dl76
+			d67 += dl77
 		}
 		if (h8 >= 0) && h8+8 <= len(data) {
-			pendD8 += d66
+			pendD8 += d67
 			pendK8 = true
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
-		po78, pn79 := h5, 12 // lbv1
-		if po78 < 0 || po78+pn79 > len(data) {
+		po79, pn80 := h5, 12 // lbv1
+		if po79 < 0 || po79+pn80 > len(data) {
 			return pl.drop(8)
 		}
-		if (h8 >= 0) && po78 > h8 && (po78-h8)%2 == 0 {
-			pw81 := data[po78 : po78+12]
-			d80 := uint32(uint64(pw81[0])<<8|uint64(pw81[1])) + uint32(uint64(pw81[2])<<8|uint64(pw81[3])) + uint32(uint64(pw81[4])<<8|uint64(pw81[5])) + uint32(uint64(pw81[6])<<8|uint64(pw81[7])) + uint32(uint64(pw81[8])<<8|uint64(pw81[9])) + uint32(uint64(pw81[10])<<8|uint64(pw81[11]))
-			d80 += bits.RotateLeft32(d80, 16)
+		if (h8 >= 0) && po79 > h8 && (po79-h8)%2 == 0 {
+			pw82 := data[po79 : po79+12]
+			d81 := uint32(uint64(pw82[0])<<8|uint64(pw82[1])) + uint32(uint64(pw82[2])<<8|uint64(pw82[3])) + uint32(uint64(pw82[4])<<8|uint64(pw82[5])) + uint32(uint64(pw82[6])<<8|uint64(pw82[7])) + uint32(uint64(pw82[8])<<8|uint64(pw82[9])) + uint32(uint64(pw82[10])<<8|uint64(pw82[11]))
+			d81 += bits.RotateLeft32(d81, 16)
 			if (h8 >= 0) && h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d80 >> 16))
+				pendD8 += uint64(^uint16(d81 >> 16))
 				pendK8 = true
 			}
 		}
-		if po78 < len(data)-po78-pn79 {
-			copy(data[pn79:pn79+po78], data[:po78])
-			data = data[pn79:]
+		if po79 < len(data)-po79-pn80 {
+			copy(data[pn80:pn80+po79], data[:po79])
+			data = data[pn80:]
 		} else {
-			copy(data[po78:], data[po78+pn79:])
-			data = data[:len(data)-pn79]
+			copy(data[po79:], data[po79+pn80:])
+			data = data[:len(data)-pn80]
 		}
 		h5 = -1
-		if cur > po78 {
-			cur = max(po78, cur-pn79)
+		if cur > po79 {
+			cur = max(po79, cur-pn80)
 		}
 		pl.edges[11]++
 		goto n2
@@ -1013,9 +1011,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s82 := r
-				cb[0] = byte(s82 >> 8)
-				cb[1] = byte(s82)
+				s83 := r
+				cb[0] = byte(s83 >> 8)
+				cb[1] = byte(s83)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1032,9 +1030,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s83 := r
-				cb[0] = byte(s83 >> 8)
-				cb[1] = byte(s83)
+				s84 := r
+				cb[0] = byte(s84 >> 8)
+				cb[1] = byte(s84)
 			}
 			pendD8, pendK8 = 0, false
 		}

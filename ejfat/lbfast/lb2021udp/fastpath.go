@@ -171,7 +171,7 @@ var countOf = [38]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 type Pipeline struct {
 	pkt    *packet.Packet
 	tables []*packet.Table
-	keys   [3]packet.Value
+	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
@@ -954,10 +954,8 @@ n21:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
 		b31 := data[h0 : h0+14] // ethernet
-		pl.keys[0] = packet.Value{Lo: (uint64(b31[0])<<40 | uint64(b31[1])<<32 | uint64(b31[2])<<24 | uint64(b31[3])<<16 | uint64(b31[4])<<8 | uint64(b31[5]))}
-		pl.keys[1] = packet.Value{Lo: (uint64(b31[12])<<8 | uint64(b31[13]))}
-		pl.keys[2] = m0
-		if e, hit := pl.tables[0].Lookup(pl.keys[:3]); hit {
+		kv32 := m0
+		if e, hit := pl.tables[0].LookupWords((uint64(b31[0])<<40|uint64(b31[1])<<32|uint64(b31[2])<<24|uint64(b31[3])<<16|uint64(b31[4])<<8|uint64(b31[5]))&0xffffffffffff, (uint64(b31[12])<<8|uint64(b31[13]))&0xffff, kv32.Hi, kv32.Lo); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -982,8 +980,8 @@ n23:
 n24:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		b32 := data[h5 : h5+12] // lbv1
-		if e, hit := pl.tables[1].LookupWord((uint64(b32[4])<<56 | uint64(b32[5])<<48 | uint64(b32[6])<<40 | uint64(b32[7])<<32 | uint64(b32[8])<<24 | uint64(b32[9])<<16 | uint64(b32[10])<<8 | uint64(b32[11])) << 0); hit {
+		b33 := data[h5 : h5+12] // lbv1
+		if e, hit := pl.tables[1].LookupWord((uint64(b33[4])<<56 | uint64(b33[5])<<48 | uint64(b33[6])<<40 | uint64(b33[7])<<32 | uint64(b33[8])<<24 | uint64(b33[9])<<16 | uint64(b33[10])<<8 | uint64(b33[11])) << 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1002,8 +1000,8 @@ n25:
 n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		b33 := data[h5 : h5+12] // lbv1
-		if e, hit := pl.tables[2].LookupWord((((uint64(b33[4])<<56|uint64(b33[5])<<48|uint64(b33[6])<<40|uint64(b33[7])<<32|uint64(b33[8])<<24|uint64(b33[9])<<16|uint64(b33[10])<<8|uint64(b33[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
+		b34 := data[h5 : h5+12] // lbv1
+		if e, hit := pl.tables[2].LookupWord((((uint64(b34[4])<<56|uint64(b34[5])<<48|uint64(b34[6])<<40|uint64(b34[7])<<32|uint64(b34[8])<<24|uint64(b34[9])<<16|uint64(b34[10])<<8|uint64(b34[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1022,31 +1020,31 @@ n27:
 n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b34 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[3].LookupWord(((m2)&0xffff)<<0 | ((uint64(b34[12])<<8|uint64(b34[13]))&0xffff)<<16); hit {
+		b35 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[3].LookupWord(((m2)&0xffff)<<0 | ((uint64(b35[12])<<8|uint64(b35[13]))&0xffff)<<16); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			s35 := params[0].Lo
-			b34[0] = byte(s35 >> 40)
-			b34[1] = byte(s35 >> 32)
-			b34[2] = byte(s35 >> 24)
-			b34[3] = byte(s35 >> 16)
-			b34[4] = byte(s35 >> 8)
-			b34[5] = byte(s35)
+			s36 := params[0].Lo
+			b35[0] = byte(s36 >> 40)
+			b35[1] = byte(s36 >> 32)
+			b35[2] = byte(s36 >> 24)
+			b35[3] = byte(s36 >> 16)
+			b35[4] = byte(s36 >> 8)
+			b35[5] = byte(s36)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n30
 		case 1: // do_ipv6_member_rewrite
-			s36 := params[0].Lo
-			b34[0] = byte(s36 >> 40)
-			b34[1] = byte(s36 >> 32)
-			b34[2] = byte(s36 >> 24)
-			b34[3] = byte(s36 >> 16)
-			b34[4] = byte(s36 >> 8)
-			b34[5] = byte(s36)
+			s37 := params[0].Lo
+			b35[0] = byte(s37 >> 40)
+			b35[1] = byte(s37 >> 32)
+			b35[2] = byte(s37 >> 24)
+			b35[3] = byte(s37 >> 16)
+			b35[4] = byte(s37 >> 8)
+			b35[5] = byte(s37)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n31
@@ -1079,93 +1077,93 @@ n32:
 	}
 n33:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d37 uint64 // ipv4 checksum
-		var d38 uint64 // udp checksum
-		v39 := m3
-		b40 := data[h2 : h2+20] // ipv4
-		ws42 := uint64((uint64(b40[16])<<24 | uint64(b40[17])<<16 | uint64(b40[18])<<8 | uint64(b40[19])))
-		os41 := uint32(uint16(ws42>>0)) + uint32(uint16(ws42>>16))
-		s43 := v39
-		b40[16] = byte(s43 >> 24)
-		b40[17] = byte(s43 >> 16)
-		b40[18] = byte(s43 >> 8)
-		b40[19] = byte(s43)
-		ws44 := uint64(v39)
-		f46 := uint32(os41)
-		f46 += bits.RotateLeft32(f46, 16)
-		dl45 := uint64(^uint16(f46>>16)) + uint64(uint32(uint16(ws44>>0))+uint32(uint16(ws44>>16)))
-		d37 += dl45
-		d38 += dl45
-		v47 := ((uint64(b40[2])<<8 | uint64(b40[3])) - 0xc)
-		os48 := uint32(uint16((uint64(b40[2])<<8 | uint64(b40[3]))))
-		s49 := v47
-		b40[2] = byte(s49 >> 8)
-		b40[3] = byte(s49)
-		f51 := uint32(os48)
-		f51 += bits.RotateLeft32(f51, 16)
-		dl50 := uint64(^uint16(f51>>16)) + uint64(uint32(uint16(v47)))
-		d37 += dl50
-		d38 += dl50
+		var d38 uint64 // ipv4 checksum
+		var d39 uint64 // udp checksum
+		v40 := m3
+		b41 := data[h2 : h2+20] // ipv4
+		ws43 := uint64((uint64(b41[16])<<24 | uint64(b41[17])<<16 | uint64(b41[18])<<8 | uint64(b41[19])))
+		os42 := uint32(uint16(ws43>>0)) + uint32(uint16(ws43>>16))
+		s44 := v40
+		b41[16] = byte(s44 >> 24)
+		b41[17] = byte(s44 >> 16)
+		b41[18] = byte(s44 >> 8)
+		b41[19] = byte(s44)
+		ws45 := uint64(v40)
+		f47 := uint32(os42)
+		f47 += bits.RotateLeft32(f47, 16)
+		dl46 := uint64(^uint16(f47>>16)) + uint64(uint32(uint16(ws45>>0))+uint32(uint16(ws45>>16)))
+		d38 += dl46
+		d39 += dl46
+		v48 := ((uint64(b41[2])<<8 | uint64(b41[3])) - 0xc)
+		os49 := uint32(uint16((uint64(b41[2])<<8 | uint64(b41[3]))))
+		s50 := v48
+		b41[2] = byte(s50 >> 8)
+		b41[3] = byte(s50)
+		f52 := uint32(os49)
+		f52 += bits.RotateLeft32(f52, 16)
+		dl51 := uint64(^uint16(f52>>16)) + uint64(uint32(uint16(v48)))
+		d38 += dl51
+		d39 += dl51
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d37
+			x := uint64(^cv) + d38
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s52 := r
-			cb[0] = byte(s52 >> 8)
-			cb[1] = byte(s52)
+			s53 := r
+			cb[0] = byte(s53 >> 8)
+			cb[1] = byte(s53)
 		}
 		if h8+8 <= len(data) {
-			pendD8 += d38
+			pendD8 += d39
 			pendK8 = true
 		}
 		goto n36
 	}
 n34:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d53 uint64          // udp checksum
-		b54 := data[h3 : h3+40] // ipv6
-		v55 := packet.Value{Hi: (uint64(b54[24])<<56 | uint64(b54[25])<<48 | uint64(b54[26])<<40 | uint64(b54[27])<<32 | uint64(b54[28])<<24 | uint64(b54[29])<<16 | uint64(b54[30])<<8 | uint64(b54[31])), Lo: (uint64(b54[32])<<56 | uint64(b54[33])<<48 | uint64(b54[34])<<40 | uint64(b54[35])<<32 | uint64(b54[36])<<24 | uint64(b54[37])<<16 | uint64(b54[38])<<8 | uint64(b54[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws57 := packet.Value{Hi: (uint64(b54[24])<<56 | uint64(b54[25])<<48 | uint64(b54[26])<<40 | uint64(b54[27])<<32 | uint64(b54[28])<<24 | uint64(b54[29])<<16 | uint64(b54[30])<<8 | uint64(b54[31])), Lo: (uint64(b54[32])<<56 | uint64(b54[33])<<48 | uint64(b54[34])<<40 | uint64(b54[35])<<32 | uint64(b54[36])<<24 | uint64(b54[37])<<16 | uint64(b54[38])<<8 | uint64(b54[39]))}
-		os56 := uint32(uint16(ws57.Hi>>0)) + uint32(uint16(ws57.Hi>>16)) + uint32(uint16(ws57.Hi>>32)) + uint32(uint16(ws57.Hi>>48)) + uint32(uint16(ws57.Lo>>0)) + uint32(uint16(ws57.Lo>>16)) + uint32(uint16(ws57.Lo>>32)) + uint32(uint16(ws57.Lo>>48))
-		v58 := v55
-		s59 := v58.Hi
-		b54[24] = byte(s59 >> 56)
-		b54[25] = byte(s59 >> 48)
-		b54[26] = byte(s59 >> 40)
-		b54[27] = byte(s59 >> 32)
-		b54[28] = byte(s59 >> 24)
-		b54[29] = byte(s59 >> 16)
-		b54[30] = byte(s59 >> 8)
-		b54[31] = byte(s59)
-		s60 := v58.Lo
-		b54[32] = byte(s60 >> 56)
-		b54[33] = byte(s60 >> 48)
-		b54[34] = byte(s60 >> 40)
-		b54[35] = byte(s60 >> 32)
-		b54[36] = byte(s60 >> 24)
-		b54[37] = byte(s60 >> 16)
-		b54[38] = byte(s60 >> 8)
-		b54[39] = byte(s60)
-		ws61 := v55
-		f63 := uint32(os56)
-		f63 += bits.RotateLeft32(f63, 16)
-		dl62 := uint64(^uint16(f63>>16)) + uint64(uint32(uint16(ws61.Hi>>0))+uint32(uint16(ws61.Hi>>16))+uint32(uint16(ws61.Hi>>32))+uint32(uint16(ws61.Hi>>48))+uint32(uint16(ws61.Lo>>0))+uint32(uint16(ws61.Lo>>16))+uint32(uint16(ws61.Lo>>32))+uint32(uint16(ws61.Lo>>48)))
-		d53 += dl62
-		v64 := ((uint64(b54[4])<<8 | uint64(b54[5])) - 0xc)
-		os65 := uint32(uint16((uint64(b54[4])<<8 | uint64(b54[5]))))
-		s66 := v64
-		b54[4] = byte(s66 >> 8)
-		b54[5] = byte(s66)
-		f68 := uint32(os65)
-		f68 += bits.RotateLeft32(f68, 16)
-		dl67 := uint64(^uint16(f68>>16)) + uint64(uint32(uint16(v64)))
-		d53 += dl67
+		var d54 uint64          // udp checksum
+		b55 := data[h3 : h3+40] // ipv6
+		v56 := packet.Value{Hi: (uint64(b55[24])<<56 | uint64(b55[25])<<48 | uint64(b55[26])<<40 | uint64(b55[27])<<32 | uint64(b55[28])<<24 | uint64(b55[29])<<16 | uint64(b55[30])<<8 | uint64(b55[31])), Lo: (uint64(b55[32])<<56 | uint64(b55[33])<<48 | uint64(b55[34])<<40 | uint64(b55[35])<<32 | uint64(b55[36])<<24 | uint64(b55[37])<<16 | uint64(b55[38])<<8 | uint64(b55[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws58 := packet.Value{Hi: (uint64(b55[24])<<56 | uint64(b55[25])<<48 | uint64(b55[26])<<40 | uint64(b55[27])<<32 | uint64(b55[28])<<24 | uint64(b55[29])<<16 | uint64(b55[30])<<8 | uint64(b55[31])), Lo: (uint64(b55[32])<<56 | uint64(b55[33])<<48 | uint64(b55[34])<<40 | uint64(b55[35])<<32 | uint64(b55[36])<<24 | uint64(b55[37])<<16 | uint64(b55[38])<<8 | uint64(b55[39]))}
+		os57 := uint32(uint16(ws58.Hi>>0)) + uint32(uint16(ws58.Hi>>16)) + uint32(uint16(ws58.Hi>>32)) + uint32(uint16(ws58.Hi>>48)) + uint32(uint16(ws58.Lo>>0)) + uint32(uint16(ws58.Lo>>16)) + uint32(uint16(ws58.Lo>>32)) + uint32(uint16(ws58.Lo>>48))
+		v59 := v56
+		s60 := v59.Hi
+		b55[24] = byte(s60 >> 56)
+		b55[25] = byte(s60 >> 48)
+		b55[26] = byte(s60 >> 40)
+		b55[27] = byte(s60 >> 32)
+		b55[28] = byte(s60 >> 24)
+		b55[29] = byte(s60 >> 16)
+		b55[30] = byte(s60 >> 8)
+		b55[31] = byte(s60)
+		s61 := v59.Lo
+		b55[32] = byte(s61 >> 56)
+		b55[33] = byte(s61 >> 48)
+		b55[34] = byte(s61 >> 40)
+		b55[35] = byte(s61 >> 32)
+		b55[36] = byte(s61 >> 24)
+		b55[37] = byte(s61 >> 16)
+		b55[38] = byte(s61 >> 8)
+		b55[39] = byte(s61)
+		ws62 := v56
+		f64 := uint32(os57)
+		f64 += bits.RotateLeft32(f64, 16)
+		dl63 := uint64(^uint16(f64>>16)) + uint64(uint32(uint16(ws62.Hi>>0))+uint32(uint16(ws62.Hi>>16))+uint32(uint16(ws62.Hi>>32))+uint32(uint16(ws62.Hi>>48))+uint32(uint16(ws62.Lo>>0))+uint32(uint16(ws62.Lo>>16))+uint32(uint16(ws62.Lo>>32))+uint32(uint16(ws62.Lo>>48)))
+		d54 += dl63
+		v65 := ((uint64(b55[4])<<8 | uint64(b55[5])) - 0xc)
+		os66 := uint32(uint16((uint64(b55[4])<<8 | uint64(b55[5]))))
+		s67 := v65
+		b55[4] = byte(s67 >> 8)
+		b55[5] = byte(s67)
+		f69 := uint32(os66)
+		f69 += bits.RotateLeft32(f69, 16)
+		dl68 := uint64(^uint16(f69>>16)) + uint64(uint32(uint16(v65)))
+		d54 += dl68
 		if h8+8 <= len(data) {
-			pendD8 += d53
+			pendD8 += d54
 			pendK8 = true
 		}
 		goto n35
@@ -1181,88 +1179,88 @@ n35:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s69 := r
-				cb[0] = byte(s69 >> 8)
-				cb[1] = byte(s69)
+				s70 := r
+				cb[0] = byte(s70 >> 8)
+				cb[1] = byte(s70)
 			}
 			pendD8, pendK8 = 0, false
 		}
-		b70 := data[h3 : h3+40] // ipv6
-		v71 := m4
-		s72 := v71.Hi
-		b70[24] = byte(s72 >> 56)
-		b70[25] = byte(s72 >> 48)
-		b70[26] = byte(s72 >> 40)
-		b70[27] = byte(s72 >> 32)
-		b70[28] = byte(s72 >> 24)
-		b70[29] = byte(s72 >> 16)
-		b70[30] = byte(s72 >> 8)
-		b70[31] = byte(s72)
-		s73 := v71.Lo
-		b70[32] = byte(s73 >> 56)
-		b70[33] = byte(s73 >> 48)
-		b70[34] = byte(s73 >> 40)
-		b70[35] = byte(s73 >> 32)
-		b70[36] = byte(s73 >> 24)
-		b70[37] = byte(s73 >> 16)
-		b70[38] = byte(s73 >> 8)
-		b70[39] = byte(s73)
+		b71 := data[h3 : h3+40] // ipv6
+		v72 := m4
+		s73 := v72.Hi
+		b71[24] = byte(s73 >> 56)
+		b71[25] = byte(s73 >> 48)
+		b71[26] = byte(s73 >> 40)
+		b71[27] = byte(s73 >> 32)
+		b71[28] = byte(s73 >> 24)
+		b71[29] = byte(s73 >> 16)
+		b71[30] = byte(s73 >> 8)
+		b71[31] = byte(s73)
+		s74 := v72.Lo
+		b71[32] = byte(s74 >> 56)
+		b71[33] = byte(s74 >> 48)
+		b71[34] = byte(s74 >> 40)
+		b71[35] = byte(s74 >> 32)
+		b71[36] = byte(s74 >> 24)
+		b71[37] = byte(s74 >> 16)
+		b71[38] = byte(s74 >> 8)
+		b71[39] = byte(s74)
 		pl.edges[5]++
 		goto n36
 	}
 n36:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d74 uint64 // udp checksum
-		v75 := m5
-		b76 := data[h8 : h8+8] // udp
-		os77 := uint32(uint16((uint64(b76[2])<<8 | uint64(b76[3]))))
-		s78 := v75
-		b76[2] = byte(s78 >> 8)
-		b76[3] = byte(s78)
-		f80 := uint32(os77)
-		f80 += bits.RotateLeft32(f80, 16)
-		dl79 := uint64(^uint16(f80>>16)) + uint64(uint32(uint16(v75)))
-		d74 += dl79
-		v81 := ((uint64(b76[4])<<8 | uint64(b76[5])) - 0xc)
-		os82 := uint32(uint16((uint64(b76[4])<<8 | uint64(b76[5]))))
-		s83 := v81
-		b76[4] = byte(s83 >> 8)
-		b76[5] = byte(s83)
-		f85 := uint32(os82)
-		f85 += bits.RotateLeft32(f85, 16)
-		dl84 := uint64(^uint16(f85>>16)) + uint64(uint32(uint16(v81)))
-		d74 += dl84
+		var d75 uint64 // udp checksum
+		v76 := m5
+		b77 := data[h8 : h8+8] // udp
+		os78 := uint32(uint16((uint64(b77[2])<<8 | uint64(b77[3]))))
+		s79 := v76
+		b77[2] = byte(s79 >> 8)
+		b77[3] = byte(s79)
+		f81 := uint32(os78)
+		f81 += bits.RotateLeft32(f81, 16)
+		dl80 := uint64(^uint16(f81>>16)) + uint64(uint32(uint16(v76)))
+		d75 += dl80
+		v82 := ((uint64(b77[4])<<8 | uint64(b77[5])) - 0xc)
+		os83 := uint32(uint16((uint64(b77[4])<<8 | uint64(b77[5]))))
+		s84 := v82
+		b77[4] = byte(s84 >> 8)
+		b77[5] = byte(s84)
+		f86 := uint32(os83)
+		f86 += bits.RotateLeft32(f86, 16)
+		dl85 := uint64(^uint16(f86>>16)) + uint64(uint32(uint16(v82)))
+		d75 += dl85
 		if h8+8 <= len(data) {
-			pendD8 += d74
+			pendD8 += d75
 			pendK8 = true
 		}
 		goto n37
 	}
 n37:
 	{ // RxStrip: pop lbv1
-		po86, pn87 := h5, 12 // lbv1
-		if po86 < 0 || po86+pn87 > len(data) {
+		po87, pn88 := h5, 12 // lbv1
+		if po87 < 0 || po87+pn88 > len(data) {
 			return pl.drop(10)
 		}
-		if po86 > h8 && (po86-h8)%2 == 0 {
-			pw89 := data[po86 : po86+12]
-			d88 := uint32(uint64(pw89[0])<<8|uint64(pw89[1])) + uint32(uint64(pw89[2])<<8|uint64(pw89[3])) + uint32(uint64(pw89[4])<<8|uint64(pw89[5])) + uint32(uint64(pw89[6])<<8|uint64(pw89[7])) + uint32(uint64(pw89[8])<<8|uint64(pw89[9])) + uint32(uint64(pw89[10])<<8|uint64(pw89[11]))
-			d88 += bits.RotateLeft32(d88, 16)
+		if po87 > h8 && (po87-h8)%2 == 0 {
+			pw90 := data[po87 : po87+12]
+			d89 := uint32(uint64(pw90[0])<<8|uint64(pw90[1])) + uint32(uint64(pw90[2])<<8|uint64(pw90[3])) + uint32(uint64(pw90[4])<<8|uint64(pw90[5])) + uint32(uint64(pw90[6])<<8|uint64(pw90[7])) + uint32(uint64(pw90[8])<<8|uint64(pw90[9])) + uint32(uint64(pw90[10])<<8|uint64(pw90[11]))
+			d89 += bits.RotateLeft32(d89, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d88 >> 16))
+				pendD8 += uint64(^uint16(d89 >> 16))
 				pendK8 = true
 			}
 		}
-		if po86 < len(data)-po86-pn87 {
-			copy(data[pn87:pn87+po86], data[:po86])
-			data = data[pn87:]
+		if po87 < len(data)-po87-pn88 {
+			copy(data[pn88:pn88+po87], data[:po87])
+			data = data[pn88:]
 		} else {
-			copy(data[po86:], data[po86+pn87:])
-			data = data[:len(data)-pn87]
+			copy(data[po87:], data[po87+pn88:])
+			data = data[:len(data)-pn88]
 		}
 		h5 = -1
-		if cur > po86 {
-			cur = max(po86, cur-pn87)
+		if cur > po87 {
+			cur = max(po87, cur-pn88)
 		}
 		pl.edges[6]++
 		goto n14
@@ -1278,9 +1276,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s90 := r
-				cb[0] = byte(s90 >> 8)
-				cb[1] = byte(s90)
+				s91 := r
+				cb[0] = byte(s91 >> 8)
+				cb[1] = byte(s91)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1297,9 +1295,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s91 := r
-				cb[0] = byte(s91 >> 8)
-				cb[1] = byte(s91)
+				s92 := r
+				cb[0] = byte(s92 >> 8)
+				cb[1] = byte(s92)
 			}
 			pendD8, pendK8 = 0, false
 		}

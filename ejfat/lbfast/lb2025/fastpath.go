@@ -282,7 +282,7 @@ var countOf = [112]int{0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 
 type Pipeline struct {
 	pkt    *packet.Packet
 	tables []*packet.Table
-	keys   [3]packet.Value
+	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
@@ -1438,11 +1438,9 @@ n42:
 n43:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m0}
 		b52 := data[h0 : h0+14] // ethernet
-		pl.keys[1] = packet.Value{Lo: (uint64(b52[12])<<8 | uint64(b52[13]))}
-		pl.keys[2] = m5
-		if e, hit := pl.tables[1].Lookup(pl.keys[:3]); hit {
+		kv53 := m5
+		if e, hit := pl.tables[1].LookupWords((m0)&0xf, (uint64(b52[12])<<8|uint64(b52[13]))&0xffff, kv53.Hi, kv53.Lo); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1480,15 +1478,15 @@ n46:
 	}
 n47:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c53 := (h7 >= 0)
-		if c53 {
+		c54 := (h7 >= 0)
+		if c54 {
 			if !(h7 >= 0) {
 				return pl.drop(5)
 			}
-			b54 := data[h7 : h7+4] // icmpv6
-			c53 = (uint64(b54[0]) == 0x80)
+			b55 := data[h7 : h7+4] // icmpv6
+			c54 = (uint64(b55[0]) == 0x80)
 		}
-		if c53 {
+		if c54 {
 			goto n57
 		}
 		goto n48
@@ -1502,8 +1500,8 @@ n48:
 	}
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		b55 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b55[24])<<24 | uint64(b55[25])<<16 | uint64(b55[26])<<8 | uint64(b55[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b56 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b56[24])<<24 | uint64(b56[25])<<16 | uint64(b56[26])<<8 | uint64(b56[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n51
 		}
 		goto n50
@@ -1523,55 +1521,55 @@ n51:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s56 := r
-				cb[0] = byte(s56 >> 8)
-				cb[1] = byte(s56)
+				s57 := r
+				cb[0] = byte(s57 >> 8)
+				cb[1] = byte(s57)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b57 := data[h0 : h0+14] // ethernet
-		s58 := (uint64(b57[6])<<40 | uint64(b57[7])<<32 | uint64(b57[8])<<24 | uint64(b57[9])<<16 | uint64(b57[10])<<8 | uint64(b57[11]))
-		b57[0] = byte(s58 >> 40)
-		b57[1] = byte(s58 >> 32)
-		b57[2] = byte(s58 >> 24)
-		b57[3] = byte(s58 >> 16)
-		b57[4] = byte(s58 >> 8)
-		b57[5] = byte(s58)
-		s59 := m2
-		b57[6] = byte(s59 >> 40)
-		b57[7] = byte(s59 >> 32)
-		b57[8] = byte(s59 >> 24)
-		b57[9] = byte(s59 >> 16)
-		b57[10] = byte(s59 >> 8)
-		b57[11] = byte(s59)
-		b60 := data[h5 : h5+28] // arp
-		s61 := 0x2
-		b60[6] = byte(s61 >> 8)
-		b60[7] = byte(s61)
-		s62 := (uint64(b60[8])<<40 | uint64(b60[9])<<32 | uint64(b60[10])<<24 | uint64(b60[11])<<16 | uint64(b60[12])<<8 | uint64(b60[13]))
-		b60[18] = byte(s62 >> 40)
-		b60[19] = byte(s62 >> 32)
-		b60[20] = byte(s62 >> 24)
-		b60[21] = byte(s62 >> 16)
-		b60[22] = byte(s62 >> 8)
-		b60[23] = byte(s62)
-		s63 := m2
-		b60[8] = byte(s63 >> 40)
-		b60[9] = byte(s63 >> 32)
-		b60[10] = byte(s63 >> 24)
-		b60[11] = byte(s63 >> 16)
-		b60[12] = byte(s63 >> 8)
-		b60[13] = byte(s63)
-		s64 := (uint64(b60[14])<<24 | uint64(b60[15])<<16 | uint64(b60[16])<<8 | uint64(b60[17]))
-		b60[24] = byte(s64 >> 24)
-		b60[25] = byte(s64 >> 16)
-		b60[26] = byte(s64 >> 8)
-		b60[27] = byte(s64)
-		s65 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		b60[14] = byte(s65 >> 24)
-		b60[15] = byte(s65 >> 16)
-		b60[16] = byte(s65 >> 8)
-		b60[17] = byte(s65)
+		b58 := data[h0 : h0+14] // ethernet
+		s59 := (uint64(b58[6])<<40 | uint64(b58[7])<<32 | uint64(b58[8])<<24 | uint64(b58[9])<<16 | uint64(b58[10])<<8 | uint64(b58[11]))
+		b58[0] = byte(s59 >> 40)
+		b58[1] = byte(s59 >> 32)
+		b58[2] = byte(s59 >> 24)
+		b58[3] = byte(s59 >> 16)
+		b58[4] = byte(s59 >> 8)
+		b58[5] = byte(s59)
+		s60 := m2
+		b58[6] = byte(s60 >> 40)
+		b58[7] = byte(s60 >> 32)
+		b58[8] = byte(s60 >> 24)
+		b58[9] = byte(s60 >> 16)
+		b58[10] = byte(s60 >> 8)
+		b58[11] = byte(s60)
+		b61 := data[h5 : h5+28] // arp
+		s62 := 0x2
+		b61[6] = byte(s62 >> 8)
+		b61[7] = byte(s62)
+		s63 := (uint64(b61[8])<<40 | uint64(b61[9])<<32 | uint64(b61[10])<<24 | uint64(b61[11])<<16 | uint64(b61[12])<<8 | uint64(b61[13]))
+		b61[18] = byte(s63 >> 40)
+		b61[19] = byte(s63 >> 32)
+		b61[20] = byte(s63 >> 24)
+		b61[21] = byte(s63 >> 16)
+		b61[22] = byte(s63 >> 8)
+		b61[23] = byte(s63)
+		s64 := m2
+		b61[8] = byte(s64 >> 40)
+		b61[9] = byte(s64 >> 32)
+		b61[10] = byte(s64 >> 24)
+		b61[11] = byte(s64 >> 16)
+		b61[12] = byte(s64 >> 8)
+		b61[13] = byte(s64)
+		s65 := (uint64(b61[14])<<24 | uint64(b61[15])<<16 | uint64(b61[16])<<8 | uint64(b61[17]))
+		b61[24] = byte(s65 >> 24)
+		b61[25] = byte(s65 >> 16)
+		b61[26] = byte(s65 >> 8)
+		b61[27] = byte(s65)
+		s66 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b61[14] = byte(s66 >> 24)
+		b61[15] = byte(s66 >> 16)
+		b61[16] = byte(s66 >> 8)
+		b61[17] = byte(s66)
 		goto n52
 	}
 n52:
@@ -1583,8 +1581,8 @@ n53:
 		if !(h2 >= 0) {
 			return pl.drop(7)
 		}
-		b66 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b66[16])<<24 | uint64(b66[17])<<16 | uint64(b66[18])<<8 | uint64(b66[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b67 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b67[16])<<24 | uint64(b67[17])<<16 | uint64(b67[18])<<8 | uint64(b67[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n55
 		}
 		goto n54
@@ -1595,59 +1593,59 @@ n54:
 	}
 n55:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d67 uint64          // icmp checksum
-		b68 := data[h0 : h0+14] // ethernet
-		v69 := (uint64(b68[6])<<40 | uint64(b68[7])<<32 | uint64(b68[8])<<24 | uint64(b68[9])<<16 | uint64(b68[10])<<8 | uint64(b68[11]))
-		s70 := v69
-		b68[0] = byte(s70 >> 40)
-		b68[1] = byte(s70 >> 32)
-		b68[2] = byte(s70 >> 24)
-		b68[3] = byte(s70 >> 16)
-		b68[4] = byte(s70 >> 8)
-		b68[5] = byte(s70)
-		v71 := m2
-		s72 := v71
-		b68[6] = byte(s72 >> 40)
-		b68[7] = byte(s72 >> 32)
-		b68[8] = byte(s72 >> 24)
-		b68[9] = byte(s72 >> 16)
-		b68[10] = byte(s72 >> 8)
-		b68[11] = byte(s72)
+		var d68 uint64          // icmp checksum
+		b69 := data[h0 : h0+14] // ethernet
+		v70 := (uint64(b69[6])<<40 | uint64(b69[7])<<32 | uint64(b69[8])<<24 | uint64(b69[9])<<16 | uint64(b69[10])<<8 | uint64(b69[11]))
+		s71 := v70
+		b69[0] = byte(s71 >> 40)
+		b69[1] = byte(s71 >> 32)
+		b69[2] = byte(s71 >> 24)
+		b69[3] = byte(s71 >> 16)
+		b69[4] = byte(s71 >> 8)
+		b69[5] = byte(s71)
+		v72 := m2
+		s73 := v72
+		b69[6] = byte(s73 >> 40)
+		b69[7] = byte(s73 >> 32)
+		b69[8] = byte(s73 >> 24)
+		b69[9] = byte(s73 >> 16)
+		b69[10] = byte(s73 >> 8)
+		b69[11] = byte(s73)
 		if !(h2 >= 0) {
 			return pl.drop(9)
 		}
-		b73 := data[h2 : h2+20] // ipv4
-		v74 := (uint64(b73[12])<<24 | uint64(b73[13])<<16 | uint64(b73[14])<<8 | uint64(b73[15]))
-		s75 := v74
-		b73[16] = byte(s75 >> 24)
-		b73[17] = byte(s75 >> 16)
-		b73[18] = byte(s75 >> 8)
-		b73[19] = byte(s75)
-		v76 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		s77 := v76
-		b73[12] = byte(s77 >> 24)
-		b73[13] = byte(s77 >> 16)
-		b73[14] = byte(s77 >> 8)
-		b73[15] = byte(s77)
-		v78 := 0x0
-		b79 := data[h6 : h6+4] // icmp
-		os80 := uint32(uint64(b79[0])<<8 | uint64(b79[1]))
-		b79[0] = byte(v78)
-		f82 := uint32(os80)
-		f82 += bits.RotateLeft32(f82, 16)
-		dl81 := uint64(^uint16(f82>>16)) + uint64(uint32(uint64(b79[0])<<8|uint64(b79[1])))
-		d67 += dl81
+		b74 := data[h2 : h2+20] // ipv4
+		v75 := (uint64(b74[12])<<24 | uint64(b74[13])<<16 | uint64(b74[14])<<8 | uint64(b74[15]))
+		s76 := v75
+		b74[16] = byte(s76 >> 24)
+		b74[17] = byte(s76 >> 16)
+		b74[18] = byte(s76 >> 8)
+		b74[19] = byte(s76)
+		v77 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s78 := v77
+		b74[12] = byte(s78 >> 24)
+		b74[13] = byte(s78 >> 16)
+		b74[14] = byte(s78 >> 8)
+		b74[15] = byte(s78)
+		v79 := 0x0
+		b80 := data[h6 : h6+4] // icmp
+		os81 := uint32(uint64(b80[0])<<8 | uint64(b80[1]))
+		b80[0] = byte(v79)
+		f83 := uint32(os81)
+		f83 += bits.RotateLeft32(f83, 16)
+		dl82 := uint64(^uint16(f83>>16)) + uint64(uint32(uint64(b80[0])<<8|uint64(b80[1])))
+		d68 += dl82
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d67
+			x := uint64(^cv) + d68
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s83 := r
-			cb[0] = byte(s83 >> 8)
-			cb[1] = byte(s83)
+			s84 := r
+			cb[0] = byte(s84 >> 8)
+			cb[1] = byte(s84)
 		}
 		goto n56
 	}
@@ -1658,101 +1656,101 @@ n56:
 	}
 n57:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d84 uint64          // icmpv6 checksum
-		b85 := data[h0 : h0+14] // ethernet
-		v86 := (uint64(b85[6])<<40 | uint64(b85[7])<<32 | uint64(b85[8])<<24 | uint64(b85[9])<<16 | uint64(b85[10])<<8 | uint64(b85[11]))
-		s87 := v86
-		b85[0] = byte(s87 >> 40)
-		b85[1] = byte(s87 >> 32)
-		b85[2] = byte(s87 >> 24)
-		b85[3] = byte(s87 >> 16)
-		b85[4] = byte(s87 >> 8)
-		b85[5] = byte(s87)
-		v88 := m2
-		s89 := v88
-		b85[6] = byte(s89 >> 40)
-		b85[7] = byte(s89 >> 32)
-		b85[8] = byte(s89 >> 24)
-		b85[9] = byte(s89 >> 16)
-		b85[10] = byte(s89 >> 8)
-		b85[11] = byte(s89)
+		var d85 uint64          // icmpv6 checksum
+		b86 := data[h0 : h0+14] // ethernet
+		v87 := (uint64(b86[6])<<40 | uint64(b86[7])<<32 | uint64(b86[8])<<24 | uint64(b86[9])<<16 | uint64(b86[10])<<8 | uint64(b86[11]))
+		s88 := v87
+		b86[0] = byte(s88 >> 40)
+		b86[1] = byte(s88 >> 32)
+		b86[2] = byte(s88 >> 24)
+		b86[3] = byte(s88 >> 16)
+		b86[4] = byte(s88 >> 8)
+		b86[5] = byte(s88)
+		v89 := m2
+		s90 := v89
+		b86[6] = byte(s90 >> 40)
+		b86[7] = byte(s90 >> 32)
+		b86[8] = byte(s90 >> 24)
+		b86[9] = byte(s90 >> 16)
+		b86[10] = byte(s90 >> 8)
+		b86[11] = byte(s90)
 		if !(h3 >= 0) {
 			return pl.drop(10)
 		}
-		b90 := data[h3 : h3+40] // ipv6
-		v91 := packet.Value{Hi: (uint64(b90[8])<<56 | uint64(b90[9])<<48 | uint64(b90[10])<<40 | uint64(b90[11])<<32 | uint64(b90[12])<<24 | uint64(b90[13])<<16 | uint64(b90[14])<<8 | uint64(b90[15])), Lo: (uint64(b90[16])<<56 | uint64(b90[17])<<48 | uint64(b90[18])<<40 | uint64(b90[19])<<32 | uint64(b90[20])<<24 | uint64(b90[21])<<16 | uint64(b90[22])<<8 | uint64(b90[23]))}
-		ws93 := packet.Value{Hi: (uint64(b90[24])<<56 | uint64(b90[25])<<48 | uint64(b90[26])<<40 | uint64(b90[27])<<32 | uint64(b90[28])<<24 | uint64(b90[29])<<16 | uint64(b90[30])<<8 | uint64(b90[31])), Lo: (uint64(b90[32])<<56 | uint64(b90[33])<<48 | uint64(b90[34])<<40 | uint64(b90[35])<<32 | uint64(b90[36])<<24 | uint64(b90[37])<<16 | uint64(b90[38])<<8 | uint64(b90[39]))}
-		os92 := uint32(uint16(ws93.Hi>>0)) + uint32(uint16(ws93.Hi>>16)) + uint32(uint16(ws93.Hi>>32)) + uint32(uint16(ws93.Hi>>48)) + uint32(uint16(ws93.Lo>>0)) + uint32(uint16(ws93.Lo>>16)) + uint32(uint16(ws93.Lo>>32)) + uint32(uint16(ws93.Lo>>48))
-		v94 := v91
-		s95 := v94.Hi
-		b90[24] = byte(s95 >> 56)
-		b90[25] = byte(s95 >> 48)
-		b90[26] = byte(s95 >> 40)
-		b90[27] = byte(s95 >> 32)
-		b90[28] = byte(s95 >> 24)
-		b90[29] = byte(s95 >> 16)
-		b90[30] = byte(s95 >> 8)
-		b90[31] = byte(s95)
-		s96 := v94.Lo
-		b90[32] = byte(s96 >> 56)
-		b90[33] = byte(s96 >> 48)
-		b90[34] = byte(s96 >> 40)
-		b90[35] = byte(s96 >> 32)
-		b90[36] = byte(s96 >> 24)
-		b90[37] = byte(s96 >> 16)
-		b90[38] = byte(s96 >> 8)
-		b90[39] = byte(s96)
-		ws97 := v91
-		f99 := uint32(os92)
-		f99 += bits.RotateLeft32(f99, 16)
-		dl98 := uint64(^uint16(f99>>16)) + uint64(uint32(uint16(ws97.Hi>>0))+uint32(uint16(ws97.Hi>>16))+uint32(uint16(ws97.Hi>>32))+uint32(uint16(ws97.Hi>>48))+uint32(uint16(ws97.Lo>>0))+uint32(uint16(ws97.Lo>>16))+uint32(uint16(ws97.Lo>>32))+uint32(uint16(ws97.Lo>>48)))
-		d84 += dl98
-		v100 := m3
-		ws102 := packet.Value{Hi: (uint64(b90[8])<<56 | uint64(b90[9])<<48 | uint64(b90[10])<<40 | uint64(b90[11])<<32 | uint64(b90[12])<<24 | uint64(b90[13])<<16 | uint64(b90[14])<<8 | uint64(b90[15])), Lo: (uint64(b90[16])<<56 | uint64(b90[17])<<48 | uint64(b90[18])<<40 | uint64(b90[19])<<32 | uint64(b90[20])<<24 | uint64(b90[21])<<16 | uint64(b90[22])<<8 | uint64(b90[23]))}
-		os101 := uint32(uint16(ws102.Hi>>0)) + uint32(uint16(ws102.Hi>>16)) + uint32(uint16(ws102.Hi>>32)) + uint32(uint16(ws102.Hi>>48)) + uint32(uint16(ws102.Lo>>0)) + uint32(uint16(ws102.Lo>>16)) + uint32(uint16(ws102.Lo>>32)) + uint32(uint16(ws102.Lo>>48))
-		v103 := v100
-		s104 := v103.Hi
-		b90[8] = byte(s104 >> 56)
-		b90[9] = byte(s104 >> 48)
-		b90[10] = byte(s104 >> 40)
-		b90[11] = byte(s104 >> 32)
-		b90[12] = byte(s104 >> 24)
-		b90[13] = byte(s104 >> 16)
-		b90[14] = byte(s104 >> 8)
-		b90[15] = byte(s104)
-		s105 := v103.Lo
-		b90[16] = byte(s105 >> 56)
-		b90[17] = byte(s105 >> 48)
-		b90[18] = byte(s105 >> 40)
-		b90[19] = byte(s105 >> 32)
-		b90[20] = byte(s105 >> 24)
-		b90[21] = byte(s105 >> 16)
-		b90[22] = byte(s105 >> 8)
-		b90[23] = byte(s105)
-		ws106 := v100
-		f108 := uint32(os101)
-		f108 += bits.RotateLeft32(f108, 16)
-		dl107 := uint64(^uint16(f108>>16)) + uint64(uint32(uint16(ws106.Hi>>0))+uint32(uint16(ws106.Hi>>16))+uint32(uint16(ws106.Hi>>32))+uint32(uint16(ws106.Hi>>48))+uint32(uint16(ws106.Lo>>0))+uint32(uint16(ws106.Lo>>16))+uint32(uint16(ws106.Lo>>32))+uint32(uint16(ws106.Lo>>48)))
-		d84 += dl107
-		v109 := 0x81
-		b110 := data[h7 : h7+4] // icmpv6
-		os111 := uint32(uint64(b110[0])<<8 | uint64(b110[1]))
-		b110[0] = byte(v109)
-		f113 := uint32(os111)
-		f113 += bits.RotateLeft32(f113, 16)
-		dl112 := uint64(^uint16(f113>>16)) + uint64(uint32(uint64(b110[0])<<8|uint64(b110[1])))
-		d84 += dl112
+		b91 := data[h3 : h3+40] // ipv6
+		v92 := packet.Value{Hi: (uint64(b91[8])<<56 | uint64(b91[9])<<48 | uint64(b91[10])<<40 | uint64(b91[11])<<32 | uint64(b91[12])<<24 | uint64(b91[13])<<16 | uint64(b91[14])<<8 | uint64(b91[15])), Lo: (uint64(b91[16])<<56 | uint64(b91[17])<<48 | uint64(b91[18])<<40 | uint64(b91[19])<<32 | uint64(b91[20])<<24 | uint64(b91[21])<<16 | uint64(b91[22])<<8 | uint64(b91[23]))}
+		ws94 := packet.Value{Hi: (uint64(b91[24])<<56 | uint64(b91[25])<<48 | uint64(b91[26])<<40 | uint64(b91[27])<<32 | uint64(b91[28])<<24 | uint64(b91[29])<<16 | uint64(b91[30])<<8 | uint64(b91[31])), Lo: (uint64(b91[32])<<56 | uint64(b91[33])<<48 | uint64(b91[34])<<40 | uint64(b91[35])<<32 | uint64(b91[36])<<24 | uint64(b91[37])<<16 | uint64(b91[38])<<8 | uint64(b91[39]))}
+		os93 := uint32(uint16(ws94.Hi>>0)) + uint32(uint16(ws94.Hi>>16)) + uint32(uint16(ws94.Hi>>32)) + uint32(uint16(ws94.Hi>>48)) + uint32(uint16(ws94.Lo>>0)) + uint32(uint16(ws94.Lo>>16)) + uint32(uint16(ws94.Lo>>32)) + uint32(uint16(ws94.Lo>>48))
+		v95 := v92
+		s96 := v95.Hi
+		b91[24] = byte(s96 >> 56)
+		b91[25] = byte(s96 >> 48)
+		b91[26] = byte(s96 >> 40)
+		b91[27] = byte(s96 >> 32)
+		b91[28] = byte(s96 >> 24)
+		b91[29] = byte(s96 >> 16)
+		b91[30] = byte(s96 >> 8)
+		b91[31] = byte(s96)
+		s97 := v95.Lo
+		b91[32] = byte(s97 >> 56)
+		b91[33] = byte(s97 >> 48)
+		b91[34] = byte(s97 >> 40)
+		b91[35] = byte(s97 >> 32)
+		b91[36] = byte(s97 >> 24)
+		b91[37] = byte(s97 >> 16)
+		b91[38] = byte(s97 >> 8)
+		b91[39] = byte(s97)
+		ws98 := v92
+		f100 := uint32(os93)
+		f100 += bits.RotateLeft32(f100, 16)
+		dl99 := uint64(^uint16(f100>>16)) + uint64(uint32(uint16(ws98.Hi>>0))+uint32(uint16(ws98.Hi>>16))+uint32(uint16(ws98.Hi>>32))+uint32(uint16(ws98.Hi>>48))+uint32(uint16(ws98.Lo>>0))+uint32(uint16(ws98.Lo>>16))+uint32(uint16(ws98.Lo>>32))+uint32(uint16(ws98.Lo>>48)))
+		d85 += dl99
+		v101 := m3
+		ws103 := packet.Value{Hi: (uint64(b91[8])<<56 | uint64(b91[9])<<48 | uint64(b91[10])<<40 | uint64(b91[11])<<32 | uint64(b91[12])<<24 | uint64(b91[13])<<16 | uint64(b91[14])<<8 | uint64(b91[15])), Lo: (uint64(b91[16])<<56 | uint64(b91[17])<<48 | uint64(b91[18])<<40 | uint64(b91[19])<<32 | uint64(b91[20])<<24 | uint64(b91[21])<<16 | uint64(b91[22])<<8 | uint64(b91[23]))}
+		os102 := uint32(uint16(ws103.Hi>>0)) + uint32(uint16(ws103.Hi>>16)) + uint32(uint16(ws103.Hi>>32)) + uint32(uint16(ws103.Hi>>48)) + uint32(uint16(ws103.Lo>>0)) + uint32(uint16(ws103.Lo>>16)) + uint32(uint16(ws103.Lo>>32)) + uint32(uint16(ws103.Lo>>48))
+		v104 := v101
+		s105 := v104.Hi
+		b91[8] = byte(s105 >> 56)
+		b91[9] = byte(s105 >> 48)
+		b91[10] = byte(s105 >> 40)
+		b91[11] = byte(s105 >> 32)
+		b91[12] = byte(s105 >> 24)
+		b91[13] = byte(s105 >> 16)
+		b91[14] = byte(s105 >> 8)
+		b91[15] = byte(s105)
+		s106 := v104.Lo
+		b91[16] = byte(s106 >> 56)
+		b91[17] = byte(s106 >> 48)
+		b91[18] = byte(s106 >> 40)
+		b91[19] = byte(s106 >> 32)
+		b91[20] = byte(s106 >> 24)
+		b91[21] = byte(s106 >> 16)
+		b91[22] = byte(s106 >> 8)
+		b91[23] = byte(s106)
+		ws107 := v101
+		f109 := uint32(os102)
+		f109 += bits.RotateLeft32(f109, 16)
+		dl108 := uint64(^uint16(f109>>16)) + uint64(uint32(uint16(ws107.Hi>>0))+uint32(uint16(ws107.Hi>>16))+uint32(uint16(ws107.Hi>>32))+uint32(uint16(ws107.Hi>>48))+uint32(uint16(ws107.Lo>>0))+uint32(uint16(ws107.Lo>>16))+uint32(uint16(ws107.Lo>>32))+uint32(uint16(ws107.Lo>>48)))
+		d85 += dl108
+		v110 := 0x81
+		b111 := data[h7 : h7+4] // icmpv6
+		os112 := uint32(uint64(b111[0])<<8 | uint64(b111[1]))
+		b111[0] = byte(v110)
+		f114 := uint32(os112)
+		f114 += bits.RotateLeft32(f114, 16)
+		dl113 := uint64(^uint16(f114>>16)) + uint64(uint32(uint64(b111[0])<<8|uint64(b111[1])))
+		d85 += dl113
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d84
+			x := uint64(^cv) + d85
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s114 := r
-			cb[0] = byte(s114 >> 8)
-			cb[1] = byte(s114)
+			s115 := r
+			cb[0] = byte(s115 >> 8)
+			cb[1] = byte(s115)
 		}
 		goto n58
 	}
@@ -1763,8 +1761,8 @@ n58:
 	}
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		b115 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b115[4])<<56 | uint64(b115[5])<<48 | uint64(b115[6])<<40 | uint64(b115[7])<<32 | uint64(b115[8])<<24 | uint64(b115[9])<<16 | uint64(b115[10])<<8 | uint64(b115[11])), Lo: (uint64(b115[12])<<56 | uint64(b115[13])<<48 | uint64(b115[14])<<40 | uint64(b115[15])<<32 | uint64(b115[16])<<24 | uint64(b115[17])<<16 | uint64(b115[18])<<8 | uint64(b115[19]))} == m3) {
+		b116 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b116[4])<<56 | uint64(b116[5])<<48 | uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11])), Lo: (uint64(b116[12])<<56 | uint64(b116[13])<<48 | uint64(b116[14])<<40 | uint64(b116[15])<<32 | uint64(b116[16])<<24 | uint64(b116[17])<<16 | uint64(b116[18])<<8 | uint64(b116[19]))} == m3) {
 			goto n61
 		}
 		goto n60
@@ -1778,8 +1776,8 @@ n61:
 		if !(h3 >= 0) {
 			return pl.drop(12)
 		}
-		b116 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b116[8])<<56 | uint64(b116[9])<<48 | uint64(b116[10])<<40 | uint64(b116[11])<<32 | uint64(b116[12])<<24 | uint64(b116[13])<<16 | uint64(b116[14])<<8 | uint64(b116[15])), Lo: (uint64(b116[16])<<56 | uint64(b116[17])<<48 | uint64(b116[18])<<40 | uint64(b116[19])<<32 | uint64(b116[20])<<24 | uint64(b116[21])<<16 | uint64(b116[22])<<8 | uint64(b116[23]))} == packet.Value{Lo: 0x0}) {
+		b117 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b117[8])<<56 | uint64(b117[9])<<48 | uint64(b117[10])<<40 | uint64(b117[11])<<32 | uint64(b117[12])<<24 | uint64(b117[13])<<16 | uint64(b117[14])<<8 | uint64(b117[15])), Lo: (uint64(b117[16])<<56 | uint64(b117[17])<<48 | uint64(b117[18])<<40 | uint64(b117[19])<<32 | uint64(b117[20])<<24 | uint64(b117[21])<<16 | uint64(b117[22])<<8 | uint64(b117[23]))} == packet.Value{Lo: 0x0}) {
 			goto n62
 		}
 		goto n63
@@ -1795,17 +1793,17 @@ n62:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s117 := r
-				cb[0] = byte(s117 >> 8)
-				cb[1] = byte(s117)
+				s118 := r
+				cb[0] = byte(s118 >> 8)
+				cb[1] = byte(s118)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m23 = (0x333300000001) & 0xffffffffffff
 		m24 = (0x0) & 0x1
-		b118 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b118[4])<<56 | uint64(b118[5])<<48 | uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11])), Lo: (uint64(b118[12])<<56 | uint64(b118[13])<<48 | uint64(b118[14])<<40 | uint64(b118[15])<<32 | uint64(b118[16])<<24 | uint64(b118[17])<<16 | uint64(b118[18])<<8 | uint64(b118[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b119 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b119[4])<<56 | uint64(b119[5])<<48 | uint64(b119[6])<<40 | uint64(b119[7])<<32 | uint64(b119[8])<<24 | uint64(b119[9])<<16 | uint64(b119[10])<<8 | uint64(b119[11])), Lo: (uint64(b119[12])<<56 | uint64(b119[13])<<48 | uint64(b119[14])<<40 | uint64(b119[15])<<32 | uint64(b119[16])<<24 | uint64(b119[17])<<16 | uint64(b119[18])<<8 | uint64(b119[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n66
 	}
 n63:
@@ -1819,22 +1817,22 @@ n63:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s119 := r
-				cb[0] = byte(s119 >> 8)
-				cb[1] = byte(s119)
+				s120 := r
+				cb[0] = byte(s120 >> 8)
+				cb[1] = byte(s120)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h3 >= 0) {
 			return pl.drop(13)
 		}
-		b120 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b120[8])<<56 | uint64(b120[9])<<48 | uint64(b120[10])<<40 | uint64(b120[11])<<32 | uint64(b120[12])<<24 | uint64(b120[13])<<16 | uint64(b120[14])<<8 | uint64(b120[15])), Lo: (uint64(b120[16])<<56 | uint64(b120[17])<<48 | uint64(b120[18])<<40 | uint64(b120[19])<<32 | uint64(b120[20])<<24 | uint64(b120[21])<<16 | uint64(b120[22])<<8 | uint64(b120[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b121 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b121[6])<<40 | uint64(b121[7])<<32 | uint64(b121[8])<<24 | uint64(b121[9])<<16 | uint64(b121[10])<<8 | uint64(b121[11])) & 0xffffffffffff
+		b121 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b121[8])<<56 | uint64(b121[9])<<48 | uint64(b121[10])<<40 | uint64(b121[11])<<32 | uint64(b121[12])<<24 | uint64(b121[13])<<16 | uint64(b121[14])<<8 | uint64(b121[15])), Lo: (uint64(b121[16])<<56 | uint64(b121[17])<<48 | uint64(b121[18])<<40 | uint64(b121[19])<<32 | uint64(b121[20])<<24 | uint64(b121[21])<<16 | uint64(b121[22])<<8 | uint64(b121[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b122 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b122[6])<<40 | uint64(b122[7])<<32 | uint64(b122[8])<<24 | uint64(b122[9])<<16 | uint64(b122[10])<<8 | uint64(b122[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
-		b122 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b122[4])<<56 | uint64(b122[5])<<48 | uint64(b122[6])<<40 | uint64(b122[7])<<32 | uint64(b122[8])<<24 | uint64(b122[9])<<16 | uint64(b122[10])<<8 | uint64(b122[11])), Lo: (uint64(b122[12])<<56 | uint64(b122[13])<<48 | uint64(b122[14])<<40 | uint64(b122[15])<<32 | uint64(b122[16])<<24 | uint64(b122[17])<<16 | uint64(b122[18])<<8 | uint64(b122[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b123 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b123[4])<<56 | uint64(b123[5])<<48 | uint64(b123[6])<<40 | uint64(b123[7])<<32 | uint64(b123[8])<<24 | uint64(b123[9])<<16 | uint64(b123[10])<<8 | uint64(b123[11])), Lo: (uint64(b123[12])<<56 | uint64(b123[13])<<48 | uint64(b123[14])<<40 | uint64(b123[15])<<32 | uint64(b123[16])<<24 | uint64(b123[17])<<16 | uint64(b123[18])<<8 | uint64(b123[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n64
 	}
 n64:
@@ -1856,14 +1854,14 @@ n65:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s123 := r
-				cb[0] = byte(s123 >> 8)
-				cb[1] = byte(s123)
+				s124 := r
+				cb[0] = byte(s124 >> 8)
+				cb[1] = byte(s124)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b124 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b124[0])<<40 | uint64(b124[1])<<32 | uint64(b124[2])<<24 | uint64(b124[3])<<16 | uint64(b124[4])<<8 | uint64(b124[5])) & 0xffffffffffff
+		b125 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b125[0])<<40 | uint64(b125[1])<<32 | uint64(b125[2])<<24 | uint64(b125[3])<<16 | uint64(b125[4])<<8 | uint64(b125[5])) & 0xffffffffffff
 		pl.edges[15]++
 		goto n66
 	}
@@ -1883,15 +1881,15 @@ n67:
 	}
 n68:
 	{ // NsPopMac: pop nd_mac
-		po125, pn126 := h14, 6 // nd_mac
-		if po125 < 0 || po125+pn126 > len(data) {
+		po126, pn127 := h14, 6 // nd_mac
+		if po126 < 0 || po126+pn127 > len(data) {
 			return pl.drop(14)
 		}
-		pendOff = po125
-		pendN = pn126
+		pendOff = po126
+		pendN = pn127
 		h14 = -1
-		if cur > po125 {
-			cur = max(po125, cur-pn126)
+		if cur > po126 {
+			cur = max(po126, cur-pn127)
 		}
 		pl.edges[16]++
 		goto n69
@@ -1908,15 +1906,15 @@ n69:
 			}
 			pendN = 0
 		}
-		po127, pn128 := h13, 2 // nd_opt
-		if po127 < 0 || po127+pn128 > len(data) {
+		po128, pn129 := h13, 2 // nd_opt
+		if po128 < 0 || po128+pn129 > len(data) {
 			return pl.drop(15)
 		}
-		pendOff = po127
-		pendN += pn128
+		pendOff = po128
+		pendN += pn129
 		h13 = -1
-		if cur > po127 {
-			cur = max(po127, cur-pn128)
+		if cur > po128 {
+			cur = max(po128, cur-pn129)
 		}
 		pl.edges[17]++
 		goto n70
@@ -1933,25 +1931,25 @@ n70:
 			}
 			pendN = 0
 		}
-		po129, pn130 := h12, 20 // nd_ns
-		if po129 < 0 || po129+pn130 > len(data) {
+		po130, pn131 := h12, 20 // nd_ns
+		if po130 < 0 || po130+pn131 > len(data) {
 			return pl.drop(16)
 		}
-		pendN += pn130
-		if po129 < len(data)-po129-pendN {
-			copy(data[pendN:pendN+po129], data[:po129])
+		pendN += pn131
+		if po130 < len(data)-po130-pendN {
+			copy(data[pendN:pendN+po130], data[:po130])
 			data = data[pendN:]
 		} else {
-			copy(data[po129:], data[po129+pendN:])
+			copy(data[po130:], data[po130+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h14 >= 0) && h14 > po129 {
-			h14 -= pn130
+		if (h14 >= 0) && h14 > po130 {
+			h14 -= pn131
 		} // nd_mac
-		if cur > po129 {
-			cur = max(po129, cur-pn130)
+		if cur > po130 {
+			cur = max(po130, cur-pn131)
 		}
 		goto n71
 	}
@@ -1966,9 +1964,9 @@ n71:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s131 := r
-				cb[0] = byte(s131 >> 8)
-				cb[1] = byte(s131)
+				s132 := r
+				cb[0] = byte(s132 >> 8)
+				cb[1] = byte(s132)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2101,7 +2099,7 @@ n71:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt132 := p.Push(15, h7+4, 0)
+		rt133 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2226,7 +2224,7 @@ n71:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt132 {
+		if !rt133 {
 			return pl.drop(17)
 		}
 		goto n72
@@ -2242,9 +2240,9 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s133 := r
-				cb[0] = byte(s133 >> 8)
-				cb[1] = byte(s133)
+				s134 := r
+				cb[0] = byte(s134 >> 8)
+				cb[1] = byte(s134)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2377,7 +2375,7 @@ n72:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt134 := p.Push(16, h15+20, 0)
+		rt135 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2502,7 +2500,7 @@ n72:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt134 {
+		if !rt135 {
 			return pl.drop(18)
 		}
 		goto n73
@@ -2518,9 +2516,9 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s135 := r
-				cb[0] = byte(s135 >> 8)
-				cb[1] = byte(s135)
+				s136 := r
+				cb[0] = byte(s136 >> 8)
+				cb[1] = byte(s136)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2653,7 +2651,7 @@ n73:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt136 := p.Push(17, h16+2, 0)
+		rt137 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2778,7 +2776,7 @@ n73:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt136 {
+		if !rt137 {
 			return pl.drop(19)
 		}
 		goto n74
@@ -2794,111 +2792,111 @@ n74:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s137 := r
-				cb[0] = byte(s137 >> 8)
-				cb[1] = byte(s137)
+				s138 := r
+				cb[0] = byte(s138 >> 8)
+				cb[1] = byte(s138)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b138 := data[h0 : h0+14] // ethernet
-		s139 := m23
-		b138[0] = byte(s139 >> 40)
-		b138[1] = byte(s139 >> 32)
-		b138[2] = byte(s139 >> 24)
-		b138[3] = byte(s139 >> 16)
-		b138[4] = byte(s139 >> 8)
-		b138[5] = byte(s139)
-		s140 := m2
-		b138[6] = byte(s140 >> 40)
-		b138[7] = byte(s140 >> 32)
-		b138[8] = byte(s140 >> 24)
-		b138[9] = byte(s140 >> 16)
-		b138[10] = byte(s140 >> 8)
-		b138[11] = byte(s140)
+		b139 := data[h0 : h0+14] // ethernet
+		s140 := m23
+		b139[0] = byte(s140 >> 40)
+		b139[1] = byte(s140 >> 32)
+		b139[2] = byte(s140 >> 24)
+		b139[3] = byte(s140 >> 16)
+		b139[4] = byte(s140 >> 8)
+		b139[5] = byte(s140)
+		s141 := m2
+		b139[6] = byte(s141 >> 40)
+		b139[7] = byte(s141 >> 32)
+		b139[8] = byte(s141 >> 24)
+		b139[9] = byte(s141 >> 16)
+		b139[10] = byte(s141 >> 8)
+		b139[11] = byte(s141)
 		if !(h3 >= 0) {
 			return pl.drop(20)
 		}
-		b141 := data[h3 : h3+40] // ipv6
-		s142 := 0x20
-		b141[4] = byte(s142 >> 8)
-		b141[5] = byte(s142)
-		b141[7] = byte(0xff)
-		v143 := m3
-		s144 := v143.Hi
-		b141[8] = byte(s144 >> 56)
-		b141[9] = byte(s144 >> 48)
-		b141[10] = byte(s144 >> 40)
-		b141[11] = byte(s144 >> 32)
-		b141[12] = byte(s144 >> 24)
-		b141[13] = byte(s144 >> 16)
-		b141[14] = byte(s144 >> 8)
-		b141[15] = byte(s144)
-		s145 := v143.Lo
-		b141[16] = byte(s145 >> 56)
-		b141[17] = byte(s145 >> 48)
-		b141[18] = byte(s145 >> 40)
-		b141[19] = byte(s145 >> 32)
-		b141[20] = byte(s145 >> 24)
-		b141[21] = byte(s145 >> 16)
-		b141[22] = byte(s145 >> 8)
-		b141[23] = byte(s145)
-		v146 := m22
-		s147 := v146.Hi
-		b141[24] = byte(s147 >> 56)
-		b141[25] = byte(s147 >> 48)
-		b141[26] = byte(s147 >> 40)
-		b141[27] = byte(s147 >> 32)
-		b141[28] = byte(s147 >> 24)
-		b141[29] = byte(s147 >> 16)
-		b141[30] = byte(s147 >> 8)
-		b141[31] = byte(s147)
-		s148 := v146.Lo
-		b141[32] = byte(s148 >> 56)
-		b141[33] = byte(s148 >> 48)
-		b141[34] = byte(s148 >> 40)
-		b141[35] = byte(s148 >> 32)
-		b141[36] = byte(s148 >> 24)
-		b141[37] = byte(s148 >> 16)
-		b141[38] = byte(s148 >> 8)
-		b141[39] = byte(s148)
+		b142 := data[h3 : h3+40] // ipv6
+		s143 := 0x20
+		b142[4] = byte(s143 >> 8)
+		b142[5] = byte(s143)
+		b142[7] = byte(0xff)
+		v144 := m3
+		s145 := v144.Hi
+		b142[8] = byte(s145 >> 56)
+		b142[9] = byte(s145 >> 48)
+		b142[10] = byte(s145 >> 40)
+		b142[11] = byte(s145 >> 32)
+		b142[12] = byte(s145 >> 24)
+		b142[13] = byte(s145 >> 16)
+		b142[14] = byte(s145 >> 8)
+		b142[15] = byte(s145)
+		s146 := v144.Lo
+		b142[16] = byte(s146 >> 56)
+		b142[17] = byte(s146 >> 48)
+		b142[18] = byte(s146 >> 40)
+		b142[19] = byte(s146 >> 32)
+		b142[20] = byte(s146 >> 24)
+		b142[21] = byte(s146 >> 16)
+		b142[22] = byte(s146 >> 8)
+		b142[23] = byte(s146)
+		v147 := m22
+		s148 := v147.Hi
+		b142[24] = byte(s148 >> 56)
+		b142[25] = byte(s148 >> 48)
+		b142[26] = byte(s148 >> 40)
+		b142[27] = byte(s148 >> 32)
+		b142[28] = byte(s148 >> 24)
+		b142[29] = byte(s148 >> 16)
+		b142[30] = byte(s148 >> 8)
+		b142[31] = byte(s148)
+		s149 := v147.Lo
+		b142[32] = byte(s149 >> 56)
+		b142[33] = byte(s149 >> 48)
+		b142[34] = byte(s149 >> 40)
+		b142[35] = byte(s149 >> 32)
+		b142[36] = byte(s149 >> 24)
+		b142[37] = byte(s149 >> 16)
+		b142[38] = byte(s149 >> 8)
+		b142[39] = byte(s149)
 		if !(h7 >= 0) {
 			return pl.drop(20)
 		}
-		b149 := data[h7 : h7+4] // icmpv6
-		b149[0] = byte(0x88)
-		b149[1] = byte(0x0)
-		b150 := data[h15 : h15+20] // nd_na
-		b150[0] = b150[0]&^0x40 | byte(m24)<<6&0x40
-		v151 := m25
-		s152 := v151.Hi
-		b150[4] = byte(s152 >> 56)
-		b150[5] = byte(s152 >> 48)
-		b150[6] = byte(s152 >> 40)
-		b150[7] = byte(s152 >> 32)
-		b150[8] = byte(s152 >> 24)
-		b150[9] = byte(s152 >> 16)
-		b150[10] = byte(s152 >> 8)
-		b150[11] = byte(s152)
-		s153 := v151.Lo
-		b150[12] = byte(s153 >> 56)
-		b150[13] = byte(s153 >> 48)
-		b150[14] = byte(s153 >> 40)
-		b150[15] = byte(s153 >> 32)
-		b150[16] = byte(s153 >> 24)
-		b150[17] = byte(s153 >> 16)
-		b150[18] = byte(s153 >> 8)
-		b150[19] = byte(s153)
-		b154 := data[h16 : h16+2] // nd_na_opt
-		b154[0] = byte(0x2)
-		b154[1] = byte(0x1)
-		b155 := data[h17 : h17+6] // nd_na_mac
-		s156 := m2
-		b155[0] = byte(s156 >> 40)
-		b155[1] = byte(s156 >> 32)
-		b155[2] = byte(s156 >> 24)
-		b155[3] = byte(s156 >> 16)
-		b155[4] = byte(s156 >> 8)
-		b155[5] = byte(s156)
+		b150 := data[h7 : h7+4] // icmpv6
+		b150[0] = byte(0x88)
+		b150[1] = byte(0x0)
+		b151 := data[h15 : h15+20] // nd_na
+		b151[0] = b151[0]&^0x40 | byte(m24)<<6&0x40
+		v152 := m25
+		s153 := v152.Hi
+		b151[4] = byte(s153 >> 56)
+		b151[5] = byte(s153 >> 48)
+		b151[6] = byte(s153 >> 40)
+		b151[7] = byte(s153 >> 32)
+		b151[8] = byte(s153 >> 24)
+		b151[9] = byte(s153 >> 16)
+		b151[10] = byte(s153 >> 8)
+		b151[11] = byte(s153)
+		s154 := v152.Lo
+		b151[12] = byte(s154 >> 56)
+		b151[13] = byte(s154 >> 48)
+		b151[14] = byte(s154 >> 40)
+		b151[15] = byte(s154 >> 32)
+		b151[16] = byte(s154 >> 24)
+		b151[17] = byte(s154 >> 16)
+		b151[18] = byte(s154 >> 8)
+		b151[19] = byte(s154)
+		b155 := data[h16 : h16+2] // nd_na_opt
+		b155[0] = byte(0x2)
+		b155[1] = byte(0x1)
+		b156 := data[h17 : h17+6] // nd_na_mac
+		s157 := m2
+		b156[0] = byte(s157 >> 40)
+		b156[1] = byte(s157 >> 32)
+		b156[2] = byte(s157 >> 24)
+		b156[3] = byte(s157 >> 16)
+		b156[4] = byte(s157 >> 8)
+		b156[5] = byte(s157)
 		goto n75
 	}
 n75:
@@ -2912,9 +2910,9 @@ n75:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s157 := r
-				cb[0] = byte(s157 >> 8)
-				cb[1] = byte(s157)
+				s158 := r
+				cb[0] = byte(s158 >> 8)
+				cb[1] = byte(s158)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3044,7 +3042,7 @@ n75:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt158 := p.ComputeChecksum(7)
+		rt159 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3169,7 +3167,7 @@ n75:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt158 {
+		if !rt159 {
 			return pl.drop(21)
 		}
 		goto n76
@@ -3197,8 +3195,8 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b159 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[2].LookupWord(((uint64(b159[12])<<24|uint64(b159[13])<<16|uint64(b159[14])<<8|uint64(b159[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
+		b160 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[2].LookupWord(((uint64(b160[12])<<24|uint64(b160[13])<<16|uint64(b160[14])<<8|uint64(b160[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3216,13 +3214,12 @@ n80:
 n81:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m4}
 		if !(h3 >= 0) {
 			return pl.drop(22)
 		}
-		b160 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b160[8])<<56 | uint64(b160[9])<<48 | uint64(b160[10])<<40 | uint64(b160[11])<<32 | uint64(b160[12])<<24 | uint64(b160[13])<<16 | uint64(b160[14])<<8 | uint64(b160[15])), Lo: (uint64(b160[16])<<56 | uint64(b160[17])<<48 | uint64(b160[18])<<40 | uint64(b160[19])<<32 | uint64(b160[20])<<24 | uint64(b160[21])<<16 | uint64(b160[22])<<8 | uint64(b160[23]))}
-		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
+		b162 := data[h3 : h3+40] // ipv6
+		kv161 := packet.Value{Hi: (uint64(b162[8])<<56 | uint64(b162[9])<<48 | uint64(b162[10])<<40 | uint64(b162[11])<<32 | uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])), Lo: (uint64(b162[16])<<56 | uint64(b162[17])<<48 | uint64(b162[18])<<40 | uint64(b162[19])<<32 | uint64(b162[20])<<24 | uint64(b162[21])<<16 | uint64(b162[22])<<8 | uint64(b162[23]))}
+		if e, hit := pl.tables[3].LookupWords((m4)&0x7, kv161.Hi, kv161.Lo, 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3269,16 +3266,16 @@ n86:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s161 := r
-				cb[0] = byte(s161 >> 8)
-				cb[1] = byte(s161)
+				s163 := r
+				cb[0] = byte(s163 >> 8)
+				cb[1] = byte(s163)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b162 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b162[4])<<56 | uint64(b162[5])<<48 | uint64(b162[6])<<40 | uint64(b162[7])<<32 | uint64(b162[8])<<24 | uint64(b162[9])<<16 | uint64(b162[10])<<8 | uint64(b162[11]))
-		m18 = ((uint64(b162[4])<<56 | uint64(b162[5])<<48 | uint64(b162[6])<<40 | uint64(b162[7])<<32 | uint64(b162[8])<<24 | uint64(b162[9])<<16 | uint64(b162[10])<<8 | uint64(b162[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b162[2])<<8 | uint64(b162[3])) & 0xffff
+		b164 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11]))
+		m18 = ((uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b164[2])<<8 | uint64(b164[3])) & 0xffff
 		goto n88
 	}
 n87:
@@ -3292,28 +3289,26 @@ n87:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s163 := r
-				cb[0] = byte(s163 >> 8)
-				cb[1] = byte(s163)
+				s165 := r
+				cb[0] = byte(s165 >> 8)
+				cb[1] = byte(s165)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h11 >= 0) {
 			return pl.drop(24)
 		}
-		b164 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11]))
-		m18 = (uint64(b164[0])<<8 | uint64(b164[1])) & 0xffff
-		m19 = (uint64(b164[2])<<8 | uint64(b164[3])) & 0xffff
+		b166 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11]))
+		m18 = (uint64(b166[0])<<8 | uint64(b166[1])) & 0xffff
+		m19 = (uint64(b166[2])<<8 | uint64(b166[3])) & 0xffff
 		pl.edges[22]++
 		goto n88
 	}
 n88:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m4}
-		pl.keys[1] = packet.Value{Lo: m17}
-		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
+		if e, hit := pl.tables[4].LookupWords((m4)&0x7, (m17), 0, 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3352,9 +3347,9 @@ n90:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s165 := r
-				cb[0] = byte(s165 >> 8)
-				cb[1] = byte(s165)
+				s167 := r
+				cb[0] = byte(s167 >> 8)
+				cb[1] = byte(s167)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3387,8 +3382,8 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b166 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b166[12])<<8|uint64(b166[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
+		b168 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b168[12])<<8|uint64(b168[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3431,9 +3426,9 @@ n95:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s167 := r
-				cb[0] = byte(s167 >> 8)
-				cb[1] = byte(s167)
+				s169 := r
+				cb[0] = byte(s169 >> 8)
+				cb[1] = byte(s169)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3451,27 +3446,27 @@ n96:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s168 := r
-				cb[0] = byte(s168 >> 8)
-				cb[1] = byte(s168)
+				s170 := r
+				cb[0] = byte(s170 >> 8)
+				cb[1] = byte(s170)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b169 := data[h0 : h0+14] // ethernet
-		s170 := m2
-		b169[6] = byte(s170 >> 40)
-		b169[7] = byte(s170 >> 32)
-		b169[8] = byte(s170 >> 24)
-		b169[9] = byte(s170 >> 16)
-		b169[10] = byte(s170 >> 8)
-		b169[11] = byte(s170)
-		s171 := m10
-		b169[0] = byte(s171 >> 40)
-		b169[1] = byte(s171 >> 32)
-		b169[2] = byte(s171 >> 24)
-		b169[3] = byte(s171 >> 16)
-		b169[4] = byte(s171 >> 8)
-		b169[5] = byte(s171)
+		b171 := data[h0 : h0+14] // ethernet
+		s172 := m2
+		b171[6] = byte(s172 >> 40)
+		b171[7] = byte(s172 >> 32)
+		b171[8] = byte(s172 >> 24)
+		b171[9] = byte(s172 >> 16)
+		b171[10] = byte(s172 >> 8)
+		b171[11] = byte(s172)
+		s173 := m10
+		b171[0] = byte(s173 >> 40)
+		b171[1] = byte(s173 >> 32)
+		b171[2] = byte(s173 >> 24)
+		b171[3] = byte(s173 >> 16)
+		b171[4] = byte(s173 >> 8)
+		b171[5] = byte(s173)
 		goto n97
 	}
 n97:
@@ -3497,245 +3492,245 @@ n99:
 	}
 n100:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d172 uint64 // ipv4 checksum
-		var d173 uint64 // udp checksum
-		v174 := m11
-		b175 := data[h2 : h2+20] // ipv4
-		ws177 := uint64((uint64(b175[16])<<24 | uint64(b175[17])<<16 | uint64(b175[18])<<8 | uint64(b175[19])))
-		os176 := uint32(uint16(ws177>>0)) + uint32(uint16(ws177>>16))
-		s178 := v174
-		b175[16] = byte(s178 >> 24)
-		b175[17] = byte(s178 >> 16)
-		b175[18] = byte(s178 >> 8)
-		b175[19] = byte(s178)
-		ws179 := uint64(v174)
-		f181 := uint32(os176)
-		f181 += bits.RotateLeft32(f181, 16)
-		dl180 := uint64(^uint16(f181>>16)) + uint64(uint32(uint16(ws179>>0))+uint32(uint16(ws179>>16)))
-		d172 += dl180
+		var d174 uint64 // ipv4 checksum
+		var d175 uint64 // udp checksum
+		v176 := m11
+		b177 := data[h2 : h2+20] // ipv4
+		ws179 := uint64((uint64(b177[16])<<24 | uint64(b177[17])<<16 | uint64(b177[18])<<8 | uint64(b177[19])))
+		os178 := uint32(uint16(ws179>>0)) + uint32(uint16(ws179>>16))
+		s180 := v176
+		b177[16] = byte(s180 >> 24)
+		b177[17] = byte(s180 >> 16)
+		b177[18] = byte(s180 >> 8)
+		b177[19] = byte(s180)
+		ws181 := uint64(v176)
+		f183 := uint32(os178)
+		f183 += bits.RotateLeft32(f183, 16)
+		dl182 := uint64(^uint16(f183>>16)) + uint64(uint32(uint16(ws181>>0))+uint32(uint16(ws181>>16)))
+		d174 += dl182
 		if h4 >= 0 {
-			d173 += dl180
+			d175 += dl182
 		}
-		v182 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws184 := uint64((uint64(b175[12])<<24 | uint64(b175[13])<<16 | uint64(b175[14])<<8 | uint64(b175[15])))
-		os183 := uint32(uint16(ws184>>0)) + uint32(uint16(ws184>>16))
-		s185 := v182
-		b175[12] = byte(s185 >> 24)
-		b175[13] = byte(s185 >> 16)
-		b175[14] = byte(s185 >> 8)
-		b175[15] = byte(s185)
-		ws186 := uint64(v182)
-		f188 := uint32(os183)
-		f188 += bits.RotateLeft32(f188, 16)
-		dl187 := uint64(^uint16(f188>>16)) + uint64(uint32(uint16(ws186>>0))+uint32(uint16(ws186>>16)))
-		d172 += dl187
+		v184 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws186 := uint64((uint64(b177[12])<<24 | uint64(b177[13])<<16 | uint64(b177[14])<<8 | uint64(b177[15])))
+		os185 := uint32(uint16(ws186>>0)) + uint32(uint16(ws186>>16))
+		s187 := v184
+		b177[12] = byte(s187 >> 24)
+		b177[13] = byte(s187 >> 16)
+		b177[14] = byte(s187 >> 8)
+		b177[15] = byte(s187)
+		ws188 := uint64(v184)
+		f190 := uint32(os185)
+		f190 += bits.RotateLeft32(f190, 16)
+		dl189 := uint64(^uint16(f190>>16)) + uint64(uint32(uint16(ws188>>0))+uint32(uint16(ws188>>16)))
+		d174 += dl189
 		if h4 >= 0 {
-			d173 += dl187
+			d175 += dl189
 		}
-		v189 := m21
+		v191 := m21
 		if !(h4 >= 0) {
 			return pl.drop(28)
 		}
-		b190 := data[h4 : h4+8] // udp
-		os191 := uint32(uint16((uint64(b190[2])<<8 | uint64(b190[3]))))
-		s192 := v189
-		b190[2] = byte(s192 >> 8)
-		b190[3] = byte(s192)
-		f194 := uint32(os191)
-		f194 += bits.RotateLeft32(f194, 16)
-		dl193 := uint64(^uint16(f194>>16)) + uint64(uint32(uint16(v189)))
+		b192 := data[h4 : h4+8] // udp
+		os193 := uint32(uint16((uint64(b192[2])<<8 | uint64(b192[3]))))
+		s194 := v191
+		b192[2] = byte(s194 >> 8)
+		b192[3] = byte(s194)
+		f196 := uint32(os193)
+		f196 += bits.RotateLeft32(f196, 16)
+		dl195 := uint64(^uint16(f196>>16)) + uint64(uint32(uint16(v191)))
 		if h4 >= 0 {
-			d173 += dl193
+			d175 += dl195
 		}
-		v195 := uint64(b175[8])
-		os196 := uint32(uint64(b175[8])<<8 | uint64(b175[9]))
-		b175[8] = byte(v195)
-		f198 := uint32(os196)
-		f198 += bits.RotateLeft32(f198, 16)
-		dl197 := uint64(^uint16(f198>>16)) + uint64(uint32(uint64(b175[8])<<8|uint64(b175[9])))
-		d172 += dl197
+		v197 := uint64(b177[8])
+		os198 := uint32(uint64(b177[8])<<8 | uint64(b177[9]))
+		b177[8] = byte(v197)
+		f200 := uint32(os198)
+		f200 += bits.RotateLeft32(f200, 16)
+		dl199 := uint64(^uint16(f200>>16)) + uint64(uint32(uint64(b177[8])<<8|uint64(b177[9])))
+		d174 += dl199
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d172
+			x := uint64(^cv) + d174
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s199 := r
-			cb[0] = byte(s199 >> 8)
-			cb[1] = byte(s199)
+			s201 := r
+			cb[0] = byte(s201 >> 8)
+			cb[1] = byte(s201)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d173
+			pendD4 += d175
 			pendK4 = true
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d200 uint64 // ipv4 checksum
-		var d201 uint64 // udp checksum
-		v202 := m11
-		b203 := data[h2 : h2+20] // ipv4
-		ws205 := uint64((uint64(b203[16])<<24 | uint64(b203[17])<<16 | uint64(b203[18])<<8 | uint64(b203[19])))
-		os204 := uint32(uint16(ws205>>0)) + uint32(uint16(ws205>>16))
-		s206 := v202
-		b203[16] = byte(s206 >> 24)
-		b203[17] = byte(s206 >> 16)
-		b203[18] = byte(s206 >> 8)
-		b203[19] = byte(s206)
-		ws207 := uint64(v202)
-		f209 := uint32(os204)
-		f209 += bits.RotateLeft32(f209, 16)
-		dl208 := uint64(^uint16(f209>>16)) + uint64(uint32(uint16(ws207>>0))+uint32(uint16(ws207>>16)))
-		d200 += dl208
+		var d202 uint64 // ipv4 checksum
+		var d203 uint64 // udp checksum
+		v204 := m11
+		b205 := data[h2 : h2+20] // ipv4
+		ws207 := uint64((uint64(b205[16])<<24 | uint64(b205[17])<<16 | uint64(b205[18])<<8 | uint64(b205[19])))
+		os206 := uint32(uint16(ws207>>0)) + uint32(uint16(ws207>>16))
+		s208 := v204
+		b205[16] = byte(s208 >> 24)
+		b205[17] = byte(s208 >> 16)
+		b205[18] = byte(s208 >> 8)
+		b205[19] = byte(s208)
+		ws209 := uint64(v204)
+		f211 := uint32(os206)
+		f211 += bits.RotateLeft32(f211, 16)
+		dl210 := uint64(^uint16(f211>>16)) + uint64(uint32(uint16(ws209>>0))+uint32(uint16(ws209>>16)))
+		d202 += dl210
 		if h4 >= 0 {
-			d201 += dl208
+			d203 += dl210
 		}
-		v210 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws212 := uint64((uint64(b203[12])<<24 | uint64(b203[13])<<16 | uint64(b203[14])<<8 | uint64(b203[15])))
-		os211 := uint32(uint16(ws212>>0)) + uint32(uint16(ws212>>16))
-		s213 := v210
-		b203[12] = byte(s213 >> 24)
-		b203[13] = byte(s213 >> 16)
-		b203[14] = byte(s213 >> 8)
-		b203[15] = byte(s213)
-		ws214 := uint64(v210)
-		f216 := uint32(os211)
-		f216 += bits.RotateLeft32(f216, 16)
-		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint16(ws214>>0))+uint32(uint16(ws214>>16)))
-		d200 += dl215
+		v212 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws214 := uint64((uint64(b205[12])<<24 | uint64(b205[13])<<16 | uint64(b205[14])<<8 | uint64(b205[15])))
+		os213 := uint32(uint16(ws214>>0)) + uint32(uint16(ws214>>16))
+		s215 := v212
+		b205[12] = byte(s215 >> 24)
+		b205[13] = byte(s215 >> 16)
+		b205[14] = byte(s215 >> 8)
+		b205[15] = byte(s215)
+		ws216 := uint64(v212)
+		f218 := uint32(os213)
+		f218 += bits.RotateLeft32(f218, 16)
+		dl217 := uint64(^uint16(f218>>16)) + uint64(uint32(uint16(ws216>>0))+uint32(uint16(ws216>>16)))
+		d202 += dl217
 		if h4 >= 0 {
-			d201 += dl215
+			d203 += dl217
 		}
-		v217 := m21
+		v219 := m21
 		if !(h4 >= 0) {
 			return pl.drop(29)
 		}
-		b218 := data[h4 : h4+8] // udp
-		os219 := uint32(uint16((uint64(b218[2])<<8 | uint64(b218[3]))))
-		s220 := v217
-		b218[2] = byte(s220 >> 8)
-		b218[3] = byte(s220)
-		f222 := uint32(os219)
-		f222 += bits.RotateLeft32(f222, 16)
-		dl221 := uint64(^uint16(f222>>16)) + uint64(uint32(uint16(v217)))
+		b220 := data[h4 : h4+8] // udp
+		os221 := uint32(uint16((uint64(b220[2])<<8 | uint64(b220[3]))))
+		s222 := v219
+		b220[2] = byte(s222 >> 8)
+		b220[3] = byte(s222)
+		f224 := uint32(os221)
+		f224 += bits.RotateLeft32(f224, 16)
+		dl223 := uint64(^uint16(f224>>16)) + uint64(uint32(uint16(v219)))
 		if h4 >= 0 {
-			d201 += dl221
+			d203 += dl223
 		}
-		v223 := ((uint64(b203[2])<<8 | uint64(b203[3])) - 0x10)
-		os224 := uint32(uint16((uint64(b203[2])<<8 | uint64(b203[3]))))
-		s225 := v223
-		b203[2] = byte(s225 >> 8)
-		b203[3] = byte(s225)
-		f227 := uint32(os224)
-		f227 += bits.RotateLeft32(f227, 16)
-		dl226 := uint64(^uint16(f227>>16)) + uint64(uint32(uint16(v223)))
-		d200 += dl226
+		v225 := ((uint64(b205[2])<<8 | uint64(b205[3])) - 0x10)
+		os226 := uint32(uint16((uint64(b205[2])<<8 | uint64(b205[3]))))
+		s227 := v225
+		b205[2] = byte(s227 >> 8)
+		b205[3] = byte(s227)
+		f229 := uint32(os226)
+		f229 += bits.RotateLeft32(f229, 16)
+		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(v225)))
+		d202 += dl228
 		if h4 >= 0 {
-			d201 += dl226
+			d203 += dl228
 		}
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d200
+			x := uint64(^cv) + d202
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s228 := r
-			cb[0] = byte(s228 >> 8)
-			cb[1] = byte(s228)
+			s230 := r
+			cb[0] = byte(s230 >> 8)
+			cb[1] = byte(s230)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d201
+			pendD4 += d203
 			pendK4 = true
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d229 uint64 // udp checksum
-		v230 := m12
+		var d231 uint64 // udp checksum
+		v232 := m12
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b231 := data[h3 : h3+40] // ipv6
-		ws233 := packet.Value{Hi: (uint64(b231[24])<<56 | uint64(b231[25])<<48 | uint64(b231[26])<<40 | uint64(b231[27])<<32 | uint64(b231[28])<<24 | uint64(b231[29])<<16 | uint64(b231[30])<<8 | uint64(b231[31])), Lo: (uint64(b231[32])<<56 | uint64(b231[33])<<48 | uint64(b231[34])<<40 | uint64(b231[35])<<32 | uint64(b231[36])<<24 | uint64(b231[37])<<16 | uint64(b231[38])<<8 | uint64(b231[39]))}
-		os232 := uint32(uint16(ws233.Hi>>0)) + uint32(uint16(ws233.Hi>>16)) + uint32(uint16(ws233.Hi>>32)) + uint32(uint16(ws233.Hi>>48)) + uint32(uint16(ws233.Lo>>0)) + uint32(uint16(ws233.Lo>>16)) + uint32(uint16(ws233.Lo>>32)) + uint32(uint16(ws233.Lo>>48))
-		v234 := v230
-		s235 := v234.Hi
-		b231[24] = byte(s235 >> 56)
-		b231[25] = byte(s235 >> 48)
-		b231[26] = byte(s235 >> 40)
-		b231[27] = byte(s235 >> 32)
-		b231[28] = byte(s235 >> 24)
-		b231[29] = byte(s235 >> 16)
-		b231[30] = byte(s235 >> 8)
-		b231[31] = byte(s235)
-		s236 := v234.Lo
-		b231[32] = byte(s236 >> 56)
-		b231[33] = byte(s236 >> 48)
-		b231[34] = byte(s236 >> 40)
-		b231[35] = byte(s236 >> 32)
-		b231[36] = byte(s236 >> 24)
-		b231[37] = byte(s236 >> 16)
-		b231[38] = byte(s236 >> 8)
-		b231[39] = byte(s236)
-		ws237 := v230
-		f239 := uint32(os232)
-		f239 += bits.RotateLeft32(f239, 16)
-		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(ws237.Hi>>0))+uint32(uint16(ws237.Hi>>16))+uint32(uint16(ws237.Hi>>32))+uint32(uint16(ws237.Hi>>48))+uint32(uint16(ws237.Lo>>0))+uint32(uint16(ws237.Lo>>16))+uint32(uint16(ws237.Lo>>32))+uint32(uint16(ws237.Lo>>48)))
+		b233 := data[h3 : h3+40] // ipv6
+		ws235 := packet.Value{Hi: (uint64(b233[24])<<56 | uint64(b233[25])<<48 | uint64(b233[26])<<40 | uint64(b233[27])<<32 | uint64(b233[28])<<24 | uint64(b233[29])<<16 | uint64(b233[30])<<8 | uint64(b233[31])), Lo: (uint64(b233[32])<<56 | uint64(b233[33])<<48 | uint64(b233[34])<<40 | uint64(b233[35])<<32 | uint64(b233[36])<<24 | uint64(b233[37])<<16 | uint64(b233[38])<<8 | uint64(b233[39]))}
+		os234 := uint32(uint16(ws235.Hi>>0)) + uint32(uint16(ws235.Hi>>16)) + uint32(uint16(ws235.Hi>>32)) + uint32(uint16(ws235.Hi>>48)) + uint32(uint16(ws235.Lo>>0)) + uint32(uint16(ws235.Lo>>16)) + uint32(uint16(ws235.Lo>>32)) + uint32(uint16(ws235.Lo>>48))
+		v236 := v232
+		s237 := v236.Hi
+		b233[24] = byte(s237 >> 56)
+		b233[25] = byte(s237 >> 48)
+		b233[26] = byte(s237 >> 40)
+		b233[27] = byte(s237 >> 32)
+		b233[28] = byte(s237 >> 24)
+		b233[29] = byte(s237 >> 16)
+		b233[30] = byte(s237 >> 8)
+		b233[31] = byte(s237)
+		s238 := v236.Lo
+		b233[32] = byte(s238 >> 56)
+		b233[33] = byte(s238 >> 48)
+		b233[34] = byte(s238 >> 40)
+		b233[35] = byte(s238 >> 32)
+		b233[36] = byte(s238 >> 24)
+		b233[37] = byte(s238 >> 16)
+		b233[38] = byte(s238 >> 8)
+		b233[39] = byte(s238)
+		ws239 := v232
+		f241 := uint32(os234)
+		f241 += bits.RotateLeft32(f241, 16)
+		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint16(ws239.Hi>>0))+uint32(uint16(ws239.Hi>>16))+uint32(uint16(ws239.Hi>>32))+uint32(uint16(ws239.Hi>>48))+uint32(uint16(ws239.Lo>>0))+uint32(uint16(ws239.Lo>>16))+uint32(uint16(ws239.Lo>>32))+uint32(uint16(ws239.Lo>>48)))
 		if h4 >= 0 {
-			d229 += dl238
+			d231 += dl240
 		}
-		v240 := m3
-		ws242 := packet.Value{Hi: (uint64(b231[8])<<56 | uint64(b231[9])<<48 | uint64(b231[10])<<40 | uint64(b231[11])<<32 | uint64(b231[12])<<24 | uint64(b231[13])<<16 | uint64(b231[14])<<8 | uint64(b231[15])), Lo: (uint64(b231[16])<<56 | uint64(b231[17])<<48 | uint64(b231[18])<<40 | uint64(b231[19])<<32 | uint64(b231[20])<<24 | uint64(b231[21])<<16 | uint64(b231[22])<<8 | uint64(b231[23]))}
-		os241 := uint32(uint16(ws242.Hi>>0)) + uint32(uint16(ws242.Hi>>16)) + uint32(uint16(ws242.Hi>>32)) + uint32(uint16(ws242.Hi>>48)) + uint32(uint16(ws242.Lo>>0)) + uint32(uint16(ws242.Lo>>16)) + uint32(uint16(ws242.Lo>>32)) + uint32(uint16(ws242.Lo>>48))
-		v243 := v240
-		s244 := v243.Hi
-		b231[8] = byte(s244 >> 56)
-		b231[9] = byte(s244 >> 48)
-		b231[10] = byte(s244 >> 40)
-		b231[11] = byte(s244 >> 32)
-		b231[12] = byte(s244 >> 24)
-		b231[13] = byte(s244 >> 16)
-		b231[14] = byte(s244 >> 8)
-		b231[15] = byte(s244)
-		s245 := v243.Lo
-		b231[16] = byte(s245 >> 56)
-		b231[17] = byte(s245 >> 48)
-		b231[18] = byte(s245 >> 40)
-		b231[19] = byte(s245 >> 32)
-		b231[20] = byte(s245 >> 24)
-		b231[21] = byte(s245 >> 16)
-		b231[22] = byte(s245 >> 8)
-		b231[23] = byte(s245)
-		ws246 := v240
-		f248 := uint32(os241)
-		f248 += bits.RotateLeft32(f248, 16)
-		dl247 := uint64(^uint16(f248>>16)) + uint64(uint32(uint16(ws246.Hi>>0))+uint32(uint16(ws246.Hi>>16))+uint32(uint16(ws246.Hi>>32))+uint32(uint16(ws246.Hi>>48))+uint32(uint16(ws246.Lo>>0))+uint32(uint16(ws246.Lo>>16))+uint32(uint16(ws246.Lo>>32))+uint32(uint16(ws246.Lo>>48)))
+		v242 := m3
+		ws244 := packet.Value{Hi: (uint64(b233[8])<<56 | uint64(b233[9])<<48 | uint64(b233[10])<<40 | uint64(b233[11])<<32 | uint64(b233[12])<<24 | uint64(b233[13])<<16 | uint64(b233[14])<<8 | uint64(b233[15])), Lo: (uint64(b233[16])<<56 | uint64(b233[17])<<48 | uint64(b233[18])<<40 | uint64(b233[19])<<32 | uint64(b233[20])<<24 | uint64(b233[21])<<16 | uint64(b233[22])<<8 | uint64(b233[23]))}
+		os243 := uint32(uint16(ws244.Hi>>0)) + uint32(uint16(ws244.Hi>>16)) + uint32(uint16(ws244.Hi>>32)) + uint32(uint16(ws244.Hi>>48)) + uint32(uint16(ws244.Lo>>0)) + uint32(uint16(ws244.Lo>>16)) + uint32(uint16(ws244.Lo>>32)) + uint32(uint16(ws244.Lo>>48))
+		v245 := v242
+		s246 := v245.Hi
+		b233[8] = byte(s246 >> 56)
+		b233[9] = byte(s246 >> 48)
+		b233[10] = byte(s246 >> 40)
+		b233[11] = byte(s246 >> 32)
+		b233[12] = byte(s246 >> 24)
+		b233[13] = byte(s246 >> 16)
+		b233[14] = byte(s246 >> 8)
+		b233[15] = byte(s246)
+		s247 := v245.Lo
+		b233[16] = byte(s247 >> 56)
+		b233[17] = byte(s247 >> 48)
+		b233[18] = byte(s247 >> 40)
+		b233[19] = byte(s247 >> 32)
+		b233[20] = byte(s247 >> 24)
+		b233[21] = byte(s247 >> 16)
+		b233[22] = byte(s247 >> 8)
+		b233[23] = byte(s247)
+		ws248 := v242
+		f250 := uint32(os243)
+		f250 += bits.RotateLeft32(f250, 16)
+		dl249 := uint64(^uint16(f250>>16)) + uint64(uint32(uint16(ws248.Hi>>0))+uint32(uint16(ws248.Hi>>16))+uint32(uint16(ws248.Hi>>32))+uint32(uint16(ws248.Hi>>48))+uint32(uint16(ws248.Lo>>0))+uint32(uint16(ws248.Lo>>16))+uint32(uint16(ws248.Lo>>32))+uint32(uint16(ws248.Lo>>48)))
 		if h4 >= 0 {
-			d229 += dl247
+			d231 += dl249
 		}
-		v249 := m21
+		v251 := m21
 		if !(h4 >= 0) {
 			return pl.drop(30)
 		}
-		b250 := data[h4 : h4+8] // udp
-		os251 := uint32(uint16((uint64(b250[2])<<8 | uint64(b250[3]))))
-		s252 := v249
-		b250[2] = byte(s252 >> 8)
-		b250[3] = byte(s252)
-		f254 := uint32(os251)
-		f254 += bits.RotateLeft32(f254, 16)
-		dl253 := uint64(^uint16(f254>>16)) + uint64(uint32(uint16(v249)))
+		b252 := data[h4 : h4+8] // udp
+		os253 := uint32(uint16((uint64(b252[2])<<8 | uint64(b252[3]))))
+		s254 := v251
+		b252[2] = byte(s254 >> 8)
+		b252[3] = byte(s254)
+		f256 := uint32(os253)
+		f256 += bits.RotateLeft32(f256, 16)
+		dl255 := uint64(^uint16(f256>>16)) + uint64(uint32(uint16(v251)))
 		if h4 >= 0 {
-			d229 += dl253
+			d231 += dl255
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d229
+			pendD4 += d231
 			pendK4 = true
 		}
 		pl.edges[28]++
@@ -3743,97 +3738,97 @@ n102:
 	}
 n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d255 uint64 // udp checksum
-		v256 := m12
+		var d257 uint64 // udp checksum
+		v258 := m12
 		if !(h3 >= 0) {
 			return pl.drop(31)
 		}
-		b257 := data[h3 : h3+40] // ipv6
-		ws259 := packet.Value{Hi: (uint64(b257[24])<<56 | uint64(b257[25])<<48 | uint64(b257[26])<<40 | uint64(b257[27])<<32 | uint64(b257[28])<<24 | uint64(b257[29])<<16 | uint64(b257[30])<<8 | uint64(b257[31])), Lo: (uint64(b257[32])<<56 | uint64(b257[33])<<48 | uint64(b257[34])<<40 | uint64(b257[35])<<32 | uint64(b257[36])<<24 | uint64(b257[37])<<16 | uint64(b257[38])<<8 | uint64(b257[39]))}
-		os258 := uint32(uint16(ws259.Hi>>0)) + uint32(uint16(ws259.Hi>>16)) + uint32(uint16(ws259.Hi>>32)) + uint32(uint16(ws259.Hi>>48)) + uint32(uint16(ws259.Lo>>0)) + uint32(uint16(ws259.Lo>>16)) + uint32(uint16(ws259.Lo>>32)) + uint32(uint16(ws259.Lo>>48))
-		v260 := v256
-		s261 := v260.Hi
-		b257[24] = byte(s261 >> 56)
-		b257[25] = byte(s261 >> 48)
-		b257[26] = byte(s261 >> 40)
-		b257[27] = byte(s261 >> 32)
-		b257[28] = byte(s261 >> 24)
-		b257[29] = byte(s261 >> 16)
-		b257[30] = byte(s261 >> 8)
-		b257[31] = byte(s261)
-		s262 := v260.Lo
-		b257[32] = byte(s262 >> 56)
-		b257[33] = byte(s262 >> 48)
-		b257[34] = byte(s262 >> 40)
-		b257[35] = byte(s262 >> 32)
-		b257[36] = byte(s262 >> 24)
-		b257[37] = byte(s262 >> 16)
-		b257[38] = byte(s262 >> 8)
-		b257[39] = byte(s262)
-		ws263 := v256
-		f265 := uint32(os258)
-		f265 += bits.RotateLeft32(f265, 16)
-		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(ws263.Hi>>0))+uint32(uint16(ws263.Hi>>16))+uint32(uint16(ws263.Hi>>32))+uint32(uint16(ws263.Hi>>48))+uint32(uint16(ws263.Lo>>0))+uint32(uint16(ws263.Lo>>16))+uint32(uint16(ws263.Lo>>32))+uint32(uint16(ws263.Lo>>48)))
+		b259 := data[h3 : h3+40] // ipv6
+		ws261 := packet.Value{Hi: (uint64(b259[24])<<56 | uint64(b259[25])<<48 | uint64(b259[26])<<40 | uint64(b259[27])<<32 | uint64(b259[28])<<24 | uint64(b259[29])<<16 | uint64(b259[30])<<8 | uint64(b259[31])), Lo: (uint64(b259[32])<<56 | uint64(b259[33])<<48 | uint64(b259[34])<<40 | uint64(b259[35])<<32 | uint64(b259[36])<<24 | uint64(b259[37])<<16 | uint64(b259[38])<<8 | uint64(b259[39]))}
+		os260 := uint32(uint16(ws261.Hi>>0)) + uint32(uint16(ws261.Hi>>16)) + uint32(uint16(ws261.Hi>>32)) + uint32(uint16(ws261.Hi>>48)) + uint32(uint16(ws261.Lo>>0)) + uint32(uint16(ws261.Lo>>16)) + uint32(uint16(ws261.Lo>>32)) + uint32(uint16(ws261.Lo>>48))
+		v262 := v258
+		s263 := v262.Hi
+		b259[24] = byte(s263 >> 56)
+		b259[25] = byte(s263 >> 48)
+		b259[26] = byte(s263 >> 40)
+		b259[27] = byte(s263 >> 32)
+		b259[28] = byte(s263 >> 24)
+		b259[29] = byte(s263 >> 16)
+		b259[30] = byte(s263 >> 8)
+		b259[31] = byte(s263)
+		s264 := v262.Lo
+		b259[32] = byte(s264 >> 56)
+		b259[33] = byte(s264 >> 48)
+		b259[34] = byte(s264 >> 40)
+		b259[35] = byte(s264 >> 32)
+		b259[36] = byte(s264 >> 24)
+		b259[37] = byte(s264 >> 16)
+		b259[38] = byte(s264 >> 8)
+		b259[39] = byte(s264)
+		ws265 := v258
+		f267 := uint32(os260)
+		f267 += bits.RotateLeft32(f267, 16)
+		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(ws265.Hi>>0))+uint32(uint16(ws265.Hi>>16))+uint32(uint16(ws265.Hi>>32))+uint32(uint16(ws265.Hi>>48))+uint32(uint16(ws265.Lo>>0))+uint32(uint16(ws265.Lo>>16))+uint32(uint16(ws265.Lo>>32))+uint32(uint16(ws265.Lo>>48)))
 		if h4 >= 0 {
-			d255 += dl264
+			d257 += dl266
 		}
-		v266 := m3
-		ws268 := packet.Value{Hi: (uint64(b257[8])<<56 | uint64(b257[9])<<48 | uint64(b257[10])<<40 | uint64(b257[11])<<32 | uint64(b257[12])<<24 | uint64(b257[13])<<16 | uint64(b257[14])<<8 | uint64(b257[15])), Lo: (uint64(b257[16])<<56 | uint64(b257[17])<<48 | uint64(b257[18])<<40 | uint64(b257[19])<<32 | uint64(b257[20])<<24 | uint64(b257[21])<<16 | uint64(b257[22])<<8 | uint64(b257[23]))}
-		os267 := uint32(uint16(ws268.Hi>>0)) + uint32(uint16(ws268.Hi>>16)) + uint32(uint16(ws268.Hi>>32)) + uint32(uint16(ws268.Hi>>48)) + uint32(uint16(ws268.Lo>>0)) + uint32(uint16(ws268.Lo>>16)) + uint32(uint16(ws268.Lo>>32)) + uint32(uint16(ws268.Lo>>48))
-		v269 := v266
-		s270 := v269.Hi
-		b257[8] = byte(s270 >> 56)
-		b257[9] = byte(s270 >> 48)
-		b257[10] = byte(s270 >> 40)
-		b257[11] = byte(s270 >> 32)
-		b257[12] = byte(s270 >> 24)
-		b257[13] = byte(s270 >> 16)
-		b257[14] = byte(s270 >> 8)
-		b257[15] = byte(s270)
-		s271 := v269.Lo
-		b257[16] = byte(s271 >> 56)
-		b257[17] = byte(s271 >> 48)
-		b257[18] = byte(s271 >> 40)
-		b257[19] = byte(s271 >> 32)
-		b257[20] = byte(s271 >> 24)
-		b257[21] = byte(s271 >> 16)
-		b257[22] = byte(s271 >> 8)
-		b257[23] = byte(s271)
-		ws272 := v266
-		f274 := uint32(os267)
-		f274 += bits.RotateLeft32(f274, 16)
-		dl273 := uint64(^uint16(f274>>16)) + uint64(uint32(uint16(ws272.Hi>>0))+uint32(uint16(ws272.Hi>>16))+uint32(uint16(ws272.Hi>>32))+uint32(uint16(ws272.Hi>>48))+uint32(uint16(ws272.Lo>>0))+uint32(uint16(ws272.Lo>>16))+uint32(uint16(ws272.Lo>>32))+uint32(uint16(ws272.Lo>>48)))
+		v268 := m3
+		ws270 := packet.Value{Hi: (uint64(b259[8])<<56 | uint64(b259[9])<<48 | uint64(b259[10])<<40 | uint64(b259[11])<<32 | uint64(b259[12])<<24 | uint64(b259[13])<<16 | uint64(b259[14])<<8 | uint64(b259[15])), Lo: (uint64(b259[16])<<56 | uint64(b259[17])<<48 | uint64(b259[18])<<40 | uint64(b259[19])<<32 | uint64(b259[20])<<24 | uint64(b259[21])<<16 | uint64(b259[22])<<8 | uint64(b259[23]))}
+		os269 := uint32(uint16(ws270.Hi>>0)) + uint32(uint16(ws270.Hi>>16)) + uint32(uint16(ws270.Hi>>32)) + uint32(uint16(ws270.Hi>>48)) + uint32(uint16(ws270.Lo>>0)) + uint32(uint16(ws270.Lo>>16)) + uint32(uint16(ws270.Lo>>32)) + uint32(uint16(ws270.Lo>>48))
+		v271 := v268
+		s272 := v271.Hi
+		b259[8] = byte(s272 >> 56)
+		b259[9] = byte(s272 >> 48)
+		b259[10] = byte(s272 >> 40)
+		b259[11] = byte(s272 >> 32)
+		b259[12] = byte(s272 >> 24)
+		b259[13] = byte(s272 >> 16)
+		b259[14] = byte(s272 >> 8)
+		b259[15] = byte(s272)
+		s273 := v271.Lo
+		b259[16] = byte(s273 >> 56)
+		b259[17] = byte(s273 >> 48)
+		b259[18] = byte(s273 >> 40)
+		b259[19] = byte(s273 >> 32)
+		b259[20] = byte(s273 >> 24)
+		b259[21] = byte(s273 >> 16)
+		b259[22] = byte(s273 >> 8)
+		b259[23] = byte(s273)
+		ws274 := v268
+		f276 := uint32(os269)
+		f276 += bits.RotateLeft32(f276, 16)
+		dl275 := uint64(^uint16(f276>>16)) + uint64(uint32(uint16(ws274.Hi>>0))+uint32(uint16(ws274.Hi>>16))+uint32(uint16(ws274.Hi>>32))+uint32(uint16(ws274.Hi>>48))+uint32(uint16(ws274.Lo>>0))+uint32(uint16(ws274.Lo>>16))+uint32(uint16(ws274.Lo>>32))+uint32(uint16(ws274.Lo>>48)))
 		if h4 >= 0 {
-			d255 += dl273
+			d257 += dl275
 		}
-		v275 := m21
+		v277 := m21
 		if !(h4 >= 0) {
 			return pl.drop(31)
 		}
-		b276 := data[h4 : h4+8] // udp
-		os277 := uint32(uint16((uint64(b276[2])<<8 | uint64(b276[3]))))
-		s278 := v275
-		b276[2] = byte(s278 >> 8)
-		b276[3] = byte(s278)
-		f280 := uint32(os277)
-		f280 += bits.RotateLeft32(f280, 16)
-		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(v275)))
+		b278 := data[h4 : h4+8] // udp
+		os279 := uint32(uint16((uint64(b278[2])<<8 | uint64(b278[3]))))
+		s280 := v277
+		b278[2] = byte(s280 >> 8)
+		b278[3] = byte(s280)
+		f282 := uint32(os279)
+		f282 += bits.RotateLeft32(f282, 16)
+		dl281 := uint64(^uint16(f282>>16)) + uint64(uint32(uint16(v277)))
 		if h4 >= 0 {
-			d255 += dl279
+			d257 += dl281
 		}
-		v281 := ((uint64(b257[4])<<8 | uint64(b257[5])) - 0x10)
-		os282 := uint32(uint16((uint64(b257[4])<<8 | uint64(b257[5]))))
-		s283 := v281
-		b257[4] = byte(s283 >> 8)
-		b257[5] = byte(s283)
-		f285 := uint32(os282)
-		f285 += bits.RotateLeft32(f285, 16)
-		dl284 := uint64(^uint16(f285>>16)) + uint64(uint32(uint16(v281)))
+		v283 := ((uint64(b259[4])<<8 | uint64(b259[5])) - 0x10)
+		os284 := uint32(uint16((uint64(b259[4])<<8 | uint64(b259[5]))))
+		s285 := v283
+		b259[4] = byte(s285 >> 8)
+		b259[5] = byte(s285)
+		f287 := uint32(os284)
+		f287 += bits.RotateLeft32(f287, 16)
+		dl286 := uint64(^uint16(f287>>16)) + uint64(uint32(uint16(v283)))
 		if h4 >= 0 {
-			d255 += dl284
+			d257 += dl286
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d255
+			pendD4 += d257
 			pendK4 = true
 		}
 		pl.edges[29]++
@@ -3848,24 +3843,24 @@ n104:
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		po286, pn287 := h10, 12 // lb_v2
-		if po286 < 0 || po286+pn287 > len(data) {
+		po288, pn289 := h10, 12 // lb_v2
+		if po288 < 0 || po288+pn289 > len(data) {
 			return pl.drop(32)
 		}
-		if (h4 >= 0) && po286 > h4 && (po286-h4)%2 == 0 {
-			pw289 := data[po286 : po286+12]
-			d288 := uint32(uint64(pw289[0])<<8|uint64(pw289[1])) + uint32(uint64(pw289[2])<<8|uint64(pw289[3])) + uint32(uint64(pw289[4])<<8|uint64(pw289[5])) + uint32(uint64(pw289[6])<<8|uint64(pw289[7])) + uint32(uint64(pw289[8])<<8|uint64(pw289[9])) + uint32(uint64(pw289[10])<<8|uint64(pw289[11]))
-			d288 += bits.RotateLeft32(d288, 16)
+		if (h4 >= 0) && po288 > h4 && (po288-h4)%2 == 0 {
+			pw291 := data[po288 : po288+12]
+			d290 := uint32(uint64(pw291[0])<<8|uint64(pw291[1])) + uint32(uint64(pw291[2])<<8|uint64(pw291[3])) + uint32(uint64(pw291[4])<<8|uint64(pw291[5])) + uint32(uint64(pw291[6])<<8|uint64(pw291[7])) + uint32(uint64(pw291[8])<<8|uint64(pw291[9])) + uint32(uint64(pw291[10])<<8|uint64(pw291[11]))
+			d290 += bits.RotateLeft32(d290, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d288 >> 16))
+				pendD4 += uint64(^uint16(d290 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po286
-		pendN = pn287
+		pendOff = po288
+		pendN = pn289
 		h10 = -1
-		if cur > po286 {
-			cur = max(po286, cur-pn287)
+		if cur > po288 {
+			cur = max(po288, cur-pn289)
 		}
 		goto n107
 	}
@@ -3874,24 +3869,24 @@ n106:
 		if !(h11 >= 0) {
 			return pl.drop(33)
 		}
-		po290, pn291 := h11, 12 // lb_v3
-		if po290 < 0 || po290+pn291 > len(data) {
+		po292, pn293 := h11, 12 // lb_v3
+		if po292 < 0 || po292+pn293 > len(data) {
 			return pl.drop(33)
 		}
-		if (h4 >= 0) && po290 > h4 && (po290-h4)%2 == 0 {
-			pw293 := data[po290 : po290+12]
-			d292 := uint32(uint64(pw293[0])<<8|uint64(pw293[1])) + uint32(uint64(pw293[2])<<8|uint64(pw293[3])) + uint32(uint64(pw293[4])<<8|uint64(pw293[5])) + uint32(uint64(pw293[6])<<8|uint64(pw293[7])) + uint32(uint64(pw293[8])<<8|uint64(pw293[9])) + uint32(uint64(pw293[10])<<8|uint64(pw293[11]))
-			d292 += bits.RotateLeft32(d292, 16)
+		if (h4 >= 0) && po292 > h4 && (po292-h4)%2 == 0 {
+			pw295 := data[po292 : po292+12]
+			d294 := uint32(uint64(pw295[0])<<8|uint64(pw295[1])) + uint32(uint64(pw295[2])<<8|uint64(pw295[3])) + uint32(uint64(pw295[4])<<8|uint64(pw295[5])) + uint32(uint64(pw295[6])<<8|uint64(pw295[7])) + uint32(uint64(pw295[8])<<8|uint64(pw295[9])) + uint32(uint64(pw295[10])<<8|uint64(pw295[11]))
+			d294 += bits.RotateLeft32(d294, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d292 >> 16))
+				pendD4 += uint64(^uint16(d294 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po290
-		pendN = pn291
+		pendOff = po292
+		pendN = pn293
 		h11 = -1
-		if cur > po290 {
-			cur = max(po290, cur-pn291)
+		if cur > po292 {
+			cur = max(po292, cur-pn293)
 		}
 		pl.edges[30]++
 		goto n107
@@ -3911,57 +3906,57 @@ n107:
 		if !(h9 >= 0) {
 			return pl.drop(34)
 		}
-		po294, pn295 := h9, 4 // lb_common
-		if po294 < 0 || po294+pn295 > len(data) {
+		po296, pn297 := h9, 4 // lb_common
+		if po296 < 0 || po296+pn297 > len(data) {
 			return pl.drop(34)
 		}
-		if (h4 >= 0) && po294 > h4 && (po294-h4)%2 == 0 {
-			pw297 := data[po294 : po294+4]
-			d296 := uint32(uint64(pw297[0])<<8|uint64(pw297[1])) + uint32(uint64(pw297[2])<<8|uint64(pw297[3]))
-			d296 += bits.RotateLeft32(d296, 16)
+		if (h4 >= 0) && po296 > h4 && (po296-h4)%2 == 0 {
+			pw299 := data[po296 : po296+4]
+			d298 := uint32(uint64(pw299[0])<<8|uint64(pw299[1])) + uint32(uint64(pw299[2])<<8|uint64(pw299[3]))
+			d298 += bits.RotateLeft32(d298, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d296 >> 16))
+				pendD4 += uint64(^uint16(d298 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn295
-		if po294 < len(data)-po294-pendN {
-			copy(data[pendN:pendN+po294], data[:po294])
+		pendN += pn297
+		if po296 < len(data)-po296-pendN {
+			copy(data[pendN:pendN+po296], data[:po296])
 			data = data[pendN:]
 		} else {
-			copy(data[po294:], data[po294+pendN:])
+			copy(data[po296:], data[po296+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po294 {
-			h11 -= pn295
+		if (h11 >= 0) && h11 > po296 {
+			h11 -= pn297
 		} // lb_v3
-		if cur > po294 {
-			cur = max(po294, cur-pn295)
+		if cur > po296 {
+			cur = max(po296, cur-pn297)
 		}
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d298 uint64 // udp checksum
+		var d300 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(35)
 		}
-		b299 := data[h4 : h4+8] // udp
-		v300 := ((uint64(b299[4])<<8 | uint64(b299[5])) - 0x10)
-		os301 := uint32(uint16((uint64(b299[4])<<8 | uint64(b299[5]))))
-		s302 := v300
-		b299[4] = byte(s302 >> 8)
-		b299[5] = byte(s302)
-		f304 := uint32(os301)
-		f304 += bits.RotateLeft32(f304, 16)
-		dl303 := uint64(^uint16(f304>>16)) + uint64(uint32(uint16(v300)))
+		b301 := data[h4 : h4+8] // udp
+		v302 := ((uint64(b301[4])<<8 | uint64(b301[5])) - 0x10)
+		os303 := uint32(uint16((uint64(b301[4])<<8 | uint64(b301[5]))))
+		s304 := v302
+		b301[4] = byte(s304 >> 8)
+		b301[5] = byte(s304)
+		f306 := uint32(os303)
+		f306 += bits.RotateLeft32(f306, 16)
+		dl305 := uint64(^uint16(f306>>16)) + uint64(uint32(uint16(v302)))
 		if h4 >= 0 {
-			d298 += dl303
+			d300 += dl305
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d298
+			pendD4 += d300
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -3990,9 +3985,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s305 := r
-				cb[0] = byte(s305 >> 8)
-				cb[1] = byte(s305)
+				s307 := r
+				cb[0] = byte(s307 >> 8)
+				cb[1] = byte(s307)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4009,9 +4004,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s306 := r
-				cb[0] = byte(s306 >> 8)
-				cb[1] = byte(s306)
+				s308 := r
+				cb[0] = byte(s308 >> 8)
+				cb[1] = byte(s308)
 			}
 			pendD4, pendK4 = 0, false
 		}

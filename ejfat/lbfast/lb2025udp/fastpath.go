@@ -282,7 +282,7 @@ var countOf = [98]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0
 type Pipeline struct {
 	pkt    *packet.Packet
 	tables []*packet.Table
-	keys   [3]packet.Value
+	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
@@ -1699,11 +1699,9 @@ n28:
 n29:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m0}
 		b36 := data[h0 : h0+14] // ethernet
-		pl.keys[1] = packet.Value{Lo: (uint64(b36[12])<<8 | uint64(b36[13]))}
-		pl.keys[2] = m5
-		if e, hit := pl.tables[1].Lookup(pl.keys[:3]); hit {
+		kv37 := m5
+		if e, hit := pl.tables[1].LookupWords((m0)&0xf, (uint64(b36[12])<<8|uint64(b36[13]))&0xffff, kv37.Hi, kv37.Lo); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -1741,15 +1739,15 @@ n32:
 	}
 n33:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c37 := false
-		if c37 {
+		c38 := false
+		if c38 {
 			if !(h7 >= 0) {
 				return pl.drop(8)
 			}
-			b38 := data[h7 : h7+4] // icmpv6
-			c37 = (uint64(b38[0]) == 0x80)
+			b39 := data[h7 : h7+4] // icmpv6
+			c38 = (uint64(b39[0]) == 0x80)
 		}
-		if c37 {
+		if c38 {
 			goto n43
 		}
 		goto n34
@@ -1763,8 +1761,8 @@ n34:
 	}
 n35:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		b39 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b39[24])<<24 | uint64(b39[25])<<16 | uint64(b39[26])<<8 | uint64(b39[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b40 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b40[24])<<24 | uint64(b40[25])<<16 | uint64(b40[26])<<8 | uint64(b40[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n37
 		}
 		goto n36
@@ -1784,55 +1782,55 @@ n37:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s40 := r
-				cb[0] = byte(s40 >> 8)
-				cb[1] = byte(s40)
+				s41 := r
+				cb[0] = byte(s41 >> 8)
+				cb[1] = byte(s41)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b41 := data[h0 : h0+14] // ethernet
-		s42 := (uint64(b41[6])<<40 | uint64(b41[7])<<32 | uint64(b41[8])<<24 | uint64(b41[9])<<16 | uint64(b41[10])<<8 | uint64(b41[11]))
-		b41[0] = byte(s42 >> 40)
-		b41[1] = byte(s42 >> 32)
-		b41[2] = byte(s42 >> 24)
-		b41[3] = byte(s42 >> 16)
-		b41[4] = byte(s42 >> 8)
-		b41[5] = byte(s42)
-		s43 := m2
-		b41[6] = byte(s43 >> 40)
-		b41[7] = byte(s43 >> 32)
-		b41[8] = byte(s43 >> 24)
-		b41[9] = byte(s43 >> 16)
-		b41[10] = byte(s43 >> 8)
-		b41[11] = byte(s43)
-		b44 := data[h5 : h5+28] // arp
-		s45 := 0x2
-		b44[6] = byte(s45 >> 8)
-		b44[7] = byte(s45)
-		s46 := (uint64(b44[8])<<40 | uint64(b44[9])<<32 | uint64(b44[10])<<24 | uint64(b44[11])<<16 | uint64(b44[12])<<8 | uint64(b44[13]))
-		b44[18] = byte(s46 >> 40)
-		b44[19] = byte(s46 >> 32)
-		b44[20] = byte(s46 >> 24)
-		b44[21] = byte(s46 >> 16)
-		b44[22] = byte(s46 >> 8)
-		b44[23] = byte(s46)
-		s47 := m2
-		b44[8] = byte(s47 >> 40)
-		b44[9] = byte(s47 >> 32)
-		b44[10] = byte(s47 >> 24)
-		b44[11] = byte(s47 >> 16)
-		b44[12] = byte(s47 >> 8)
-		b44[13] = byte(s47)
-		s48 := (uint64(b44[14])<<24 | uint64(b44[15])<<16 | uint64(b44[16])<<8 | uint64(b44[17]))
-		b44[24] = byte(s48 >> 24)
-		b44[25] = byte(s48 >> 16)
-		b44[26] = byte(s48 >> 8)
-		b44[27] = byte(s48)
-		s49 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		b44[14] = byte(s49 >> 24)
-		b44[15] = byte(s49 >> 16)
-		b44[16] = byte(s49 >> 8)
-		b44[17] = byte(s49)
+		b42 := data[h0 : h0+14] // ethernet
+		s43 := (uint64(b42[6])<<40 | uint64(b42[7])<<32 | uint64(b42[8])<<24 | uint64(b42[9])<<16 | uint64(b42[10])<<8 | uint64(b42[11]))
+		b42[0] = byte(s43 >> 40)
+		b42[1] = byte(s43 >> 32)
+		b42[2] = byte(s43 >> 24)
+		b42[3] = byte(s43 >> 16)
+		b42[4] = byte(s43 >> 8)
+		b42[5] = byte(s43)
+		s44 := m2
+		b42[6] = byte(s44 >> 40)
+		b42[7] = byte(s44 >> 32)
+		b42[8] = byte(s44 >> 24)
+		b42[9] = byte(s44 >> 16)
+		b42[10] = byte(s44 >> 8)
+		b42[11] = byte(s44)
+		b45 := data[h5 : h5+28] // arp
+		s46 := 0x2
+		b45[6] = byte(s46 >> 8)
+		b45[7] = byte(s46)
+		s47 := (uint64(b45[8])<<40 | uint64(b45[9])<<32 | uint64(b45[10])<<24 | uint64(b45[11])<<16 | uint64(b45[12])<<8 | uint64(b45[13]))
+		b45[18] = byte(s47 >> 40)
+		b45[19] = byte(s47 >> 32)
+		b45[20] = byte(s47 >> 24)
+		b45[21] = byte(s47 >> 16)
+		b45[22] = byte(s47 >> 8)
+		b45[23] = byte(s47)
+		s48 := m2
+		b45[8] = byte(s48 >> 40)
+		b45[9] = byte(s48 >> 32)
+		b45[10] = byte(s48 >> 24)
+		b45[11] = byte(s48 >> 16)
+		b45[12] = byte(s48 >> 8)
+		b45[13] = byte(s48)
+		s49 := (uint64(b45[14])<<24 | uint64(b45[15])<<16 | uint64(b45[16])<<8 | uint64(b45[17]))
+		b45[24] = byte(s49 >> 24)
+		b45[25] = byte(s49 >> 16)
+		b45[26] = byte(s49 >> 8)
+		b45[27] = byte(s49)
+		s50 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b45[14] = byte(s50 >> 24)
+		b45[15] = byte(s50 >> 16)
+		b45[16] = byte(s50 >> 8)
+		b45[17] = byte(s50)
 		goto n38
 	}
 n38:
@@ -1844,8 +1842,8 @@ n39:
 		if !(h2 >= 0) {
 			return pl.drop(10)
 		}
-		b50 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b51 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b51[16])<<24 | uint64(b51[17])<<16 | uint64(b51[18])<<8 | uint64(b51[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n41
 		}
 		goto n40
@@ -1856,59 +1854,59 @@ n40:
 	}
 n41:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d51 uint64          // icmp checksum
-		b52 := data[h0 : h0+14] // ethernet
-		v53 := (uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11]))
-		s54 := v53
-		b52[0] = byte(s54 >> 40)
-		b52[1] = byte(s54 >> 32)
-		b52[2] = byte(s54 >> 24)
-		b52[3] = byte(s54 >> 16)
-		b52[4] = byte(s54 >> 8)
-		b52[5] = byte(s54)
-		v55 := m2
-		s56 := v55
-		b52[6] = byte(s56 >> 40)
-		b52[7] = byte(s56 >> 32)
-		b52[8] = byte(s56 >> 24)
-		b52[9] = byte(s56 >> 16)
-		b52[10] = byte(s56 >> 8)
-		b52[11] = byte(s56)
+		var d52 uint64          // icmp checksum
+		b53 := data[h0 : h0+14] // ethernet
+		v54 := (uint64(b53[6])<<40 | uint64(b53[7])<<32 | uint64(b53[8])<<24 | uint64(b53[9])<<16 | uint64(b53[10])<<8 | uint64(b53[11]))
+		s55 := v54
+		b53[0] = byte(s55 >> 40)
+		b53[1] = byte(s55 >> 32)
+		b53[2] = byte(s55 >> 24)
+		b53[3] = byte(s55 >> 16)
+		b53[4] = byte(s55 >> 8)
+		b53[5] = byte(s55)
+		v56 := m2
+		s57 := v56
+		b53[6] = byte(s57 >> 40)
+		b53[7] = byte(s57 >> 32)
+		b53[8] = byte(s57 >> 24)
+		b53[9] = byte(s57 >> 16)
+		b53[10] = byte(s57 >> 8)
+		b53[11] = byte(s57)
 		if !(h2 >= 0) {
 			return pl.drop(12)
 		}
-		b57 := data[h2 : h2+20] // ipv4
-		v58 := (uint64(b57[12])<<24 | uint64(b57[13])<<16 | uint64(b57[14])<<8 | uint64(b57[15]))
-		s59 := v58
-		b57[16] = byte(s59 >> 24)
-		b57[17] = byte(s59 >> 16)
-		b57[18] = byte(s59 >> 8)
-		b57[19] = byte(s59)
-		v60 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		s61 := v60
-		b57[12] = byte(s61 >> 24)
-		b57[13] = byte(s61 >> 16)
-		b57[14] = byte(s61 >> 8)
-		b57[15] = byte(s61)
-		v62 := 0x0
-		b63 := data[h6 : h6+4] // icmp
-		os64 := uint32(uint64(b63[0])<<8 | uint64(b63[1]))
-		b63[0] = byte(v62)
-		f66 := uint32(os64)
-		f66 += bits.RotateLeft32(f66, 16)
-		dl65 := uint64(^uint16(f66>>16)) + uint64(uint32(uint64(b63[0])<<8|uint64(b63[1])))
-		d51 += dl65
+		b58 := data[h2 : h2+20] // ipv4
+		v59 := (uint64(b58[12])<<24 | uint64(b58[13])<<16 | uint64(b58[14])<<8 | uint64(b58[15]))
+		s60 := v59
+		b58[16] = byte(s60 >> 24)
+		b58[17] = byte(s60 >> 16)
+		b58[18] = byte(s60 >> 8)
+		b58[19] = byte(s60)
+		v61 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s62 := v61
+		b58[12] = byte(s62 >> 24)
+		b58[13] = byte(s62 >> 16)
+		b58[14] = byte(s62 >> 8)
+		b58[15] = byte(s62)
+		v63 := 0x0
+		b64 := data[h6 : h6+4] // icmp
+		os65 := uint32(uint64(b64[0])<<8 | uint64(b64[1]))
+		b64[0] = byte(v63)
+		f67 := uint32(os65)
+		f67 += bits.RotateLeft32(f67, 16)
+		dl66 := uint64(^uint16(f67>>16)) + uint64(uint32(uint64(b64[0])<<8|uint64(b64[1])))
+		d52 += dl66
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d51
+			x := uint64(^cv) + d52
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s67 := r
-			cb[0] = byte(s67 >> 8)
-			cb[1] = byte(s67)
+			s68 := r
+			cb[0] = byte(s68 >> 8)
+			cb[1] = byte(s68)
 		}
 		goto n42
 	}
@@ -1919,87 +1917,87 @@ n42:
 	}
 n43:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d68 uint64          // icmpv6 checksum
-		b69 := data[h0 : h0+14] // ethernet
-		v70 := (uint64(b69[6])<<40 | uint64(b69[7])<<32 | uint64(b69[8])<<24 | uint64(b69[9])<<16 | uint64(b69[10])<<8 | uint64(b69[11]))
-		s71 := v70
-		b69[0] = byte(s71 >> 40)
-		b69[1] = byte(s71 >> 32)
-		b69[2] = byte(s71 >> 24)
-		b69[3] = byte(s71 >> 16)
-		b69[4] = byte(s71 >> 8)
-		b69[5] = byte(s71)
-		v72 := m2
-		s73 := v72
-		b69[6] = byte(s73 >> 40)
-		b69[7] = byte(s73 >> 32)
-		b69[8] = byte(s73 >> 24)
-		b69[9] = byte(s73 >> 16)
-		b69[10] = byte(s73 >> 8)
-		b69[11] = byte(s73)
+		var d69 uint64          // icmpv6 checksum
+		b70 := data[h0 : h0+14] // ethernet
+		v71 := (uint64(b70[6])<<40 | uint64(b70[7])<<32 | uint64(b70[8])<<24 | uint64(b70[9])<<16 | uint64(b70[10])<<8 | uint64(b70[11]))
+		s72 := v71
+		b70[0] = byte(s72 >> 40)
+		b70[1] = byte(s72 >> 32)
+		b70[2] = byte(s72 >> 24)
+		b70[3] = byte(s72 >> 16)
+		b70[4] = byte(s72 >> 8)
+		b70[5] = byte(s72)
+		v73 := m2
+		s74 := v73
+		b70[6] = byte(s74 >> 40)
+		b70[7] = byte(s74 >> 32)
+		b70[8] = byte(s74 >> 24)
+		b70[9] = byte(s74 >> 16)
+		b70[10] = byte(s74 >> 8)
+		b70[11] = byte(s74)
 		if !(h3 >= 0) {
 			return pl.drop(13)
 		}
-		b74 := data[h3 : h3+40] // ipv6
-		v75 := packet.Value{Hi: (uint64(b74[8])<<56 | uint64(b74[9])<<48 | uint64(b74[10])<<40 | uint64(b74[11])<<32 | uint64(b74[12])<<24 | uint64(b74[13])<<16 | uint64(b74[14])<<8 | uint64(b74[15])), Lo: (uint64(b74[16])<<56 | uint64(b74[17])<<48 | uint64(b74[18])<<40 | uint64(b74[19])<<32 | uint64(b74[20])<<24 | uint64(b74[21])<<16 | uint64(b74[22])<<8 | uint64(b74[23]))}
-		v76 := v75
-		s77 := v76.Hi
-		b74[24] = byte(s77 >> 56)
-		b74[25] = byte(s77 >> 48)
-		b74[26] = byte(s77 >> 40)
-		b74[27] = byte(s77 >> 32)
-		b74[28] = byte(s77 >> 24)
-		b74[29] = byte(s77 >> 16)
-		b74[30] = byte(s77 >> 8)
-		b74[31] = byte(s77)
-		s78 := v76.Lo
-		b74[32] = byte(s78 >> 56)
-		b74[33] = byte(s78 >> 48)
-		b74[34] = byte(s78 >> 40)
-		b74[35] = byte(s78 >> 32)
-		b74[36] = byte(s78 >> 24)
-		b74[37] = byte(s78 >> 16)
-		b74[38] = byte(s78 >> 8)
-		b74[39] = byte(s78)
-		v79 := m3
-		v80 := v79
-		s81 := v80.Hi
-		b74[8] = byte(s81 >> 56)
-		b74[9] = byte(s81 >> 48)
-		b74[10] = byte(s81 >> 40)
-		b74[11] = byte(s81 >> 32)
-		b74[12] = byte(s81 >> 24)
-		b74[13] = byte(s81 >> 16)
-		b74[14] = byte(s81 >> 8)
-		b74[15] = byte(s81)
-		s82 := v80.Lo
-		b74[16] = byte(s82 >> 56)
-		b74[17] = byte(s82 >> 48)
-		b74[18] = byte(s82 >> 40)
-		b74[19] = byte(s82 >> 32)
-		b74[20] = byte(s82 >> 24)
-		b74[21] = byte(s82 >> 16)
-		b74[22] = byte(s82 >> 8)
-		b74[23] = byte(s82)
-		v83 := 0x81
-		b84 := data[h7 : h7+4] // icmpv6
-		os85 := uint32(uint64(b84[0])<<8 | uint64(b84[1]))
-		b84[0] = byte(v83)
-		f87 := uint32(os85)
-		f87 += bits.RotateLeft32(f87, 16)
-		dl86 := uint64(^uint16(f87>>16)) + uint64(uint32(uint64(b84[0])<<8|uint64(b84[1])))
-		d68 += dl86
+		b75 := data[h3 : h3+40] // ipv6
+		v76 := packet.Value{Hi: (uint64(b75[8])<<56 | uint64(b75[9])<<48 | uint64(b75[10])<<40 | uint64(b75[11])<<32 | uint64(b75[12])<<24 | uint64(b75[13])<<16 | uint64(b75[14])<<8 | uint64(b75[15])), Lo: (uint64(b75[16])<<56 | uint64(b75[17])<<48 | uint64(b75[18])<<40 | uint64(b75[19])<<32 | uint64(b75[20])<<24 | uint64(b75[21])<<16 | uint64(b75[22])<<8 | uint64(b75[23]))}
+		v77 := v76
+		s78 := v77.Hi
+		b75[24] = byte(s78 >> 56)
+		b75[25] = byte(s78 >> 48)
+		b75[26] = byte(s78 >> 40)
+		b75[27] = byte(s78 >> 32)
+		b75[28] = byte(s78 >> 24)
+		b75[29] = byte(s78 >> 16)
+		b75[30] = byte(s78 >> 8)
+		b75[31] = byte(s78)
+		s79 := v77.Lo
+		b75[32] = byte(s79 >> 56)
+		b75[33] = byte(s79 >> 48)
+		b75[34] = byte(s79 >> 40)
+		b75[35] = byte(s79 >> 32)
+		b75[36] = byte(s79 >> 24)
+		b75[37] = byte(s79 >> 16)
+		b75[38] = byte(s79 >> 8)
+		b75[39] = byte(s79)
+		v80 := m3
+		v81 := v80
+		s82 := v81.Hi
+		b75[8] = byte(s82 >> 56)
+		b75[9] = byte(s82 >> 48)
+		b75[10] = byte(s82 >> 40)
+		b75[11] = byte(s82 >> 32)
+		b75[12] = byte(s82 >> 24)
+		b75[13] = byte(s82 >> 16)
+		b75[14] = byte(s82 >> 8)
+		b75[15] = byte(s82)
+		s83 := v81.Lo
+		b75[16] = byte(s83 >> 56)
+		b75[17] = byte(s83 >> 48)
+		b75[18] = byte(s83 >> 40)
+		b75[19] = byte(s83 >> 32)
+		b75[20] = byte(s83 >> 24)
+		b75[21] = byte(s83 >> 16)
+		b75[22] = byte(s83 >> 8)
+		b75[23] = byte(s83)
+		v84 := 0x81
+		b85 := data[h7 : h7+4] // icmpv6
+		os86 := uint32(uint64(b85[0])<<8 | uint64(b85[1]))
+		b85[0] = byte(v84)
+		f88 := uint32(os86)
+		f88 += bits.RotateLeft32(f88, 16)
+		dl87 := uint64(^uint16(f88>>16)) + uint64(uint32(uint64(b85[0])<<8|uint64(b85[1])))
+		d69 += dl87
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d68
+			x := uint64(^cv) + d69
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s88 := r
-			cb[0] = byte(s88 >> 8)
-			cb[1] = byte(s88)
+			s89 := r
+			cb[0] = byte(s89 >> 8)
+			cb[1] = byte(s89)
 		}
 		goto n44
 	}
@@ -2010,8 +2008,8 @@ n44:
 	}
 n45:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		b89 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b89[4])<<56 | uint64(b89[5])<<48 | uint64(b89[6])<<40 | uint64(b89[7])<<32 | uint64(b89[8])<<24 | uint64(b89[9])<<16 | uint64(b89[10])<<8 | uint64(b89[11])), Lo: (uint64(b89[12])<<56 | uint64(b89[13])<<48 | uint64(b89[14])<<40 | uint64(b89[15])<<32 | uint64(b89[16])<<24 | uint64(b89[17])<<16 | uint64(b89[18])<<8 | uint64(b89[19]))} == m3) {
+		b90 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b90[4])<<56 | uint64(b90[5])<<48 | uint64(b90[6])<<40 | uint64(b90[7])<<32 | uint64(b90[8])<<24 | uint64(b90[9])<<16 | uint64(b90[10])<<8 | uint64(b90[11])), Lo: (uint64(b90[12])<<56 | uint64(b90[13])<<48 | uint64(b90[14])<<40 | uint64(b90[15])<<32 | uint64(b90[16])<<24 | uint64(b90[17])<<16 | uint64(b90[18])<<8 | uint64(b90[19]))} == m3) {
 			goto n47
 		}
 		goto n46
@@ -2025,8 +2023,8 @@ n47:
 		if !(h3 >= 0) {
 			return pl.drop(15)
 		}
-		b90 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b90[8])<<56 | uint64(b90[9])<<48 | uint64(b90[10])<<40 | uint64(b90[11])<<32 | uint64(b90[12])<<24 | uint64(b90[13])<<16 | uint64(b90[14])<<8 | uint64(b90[15])), Lo: (uint64(b90[16])<<56 | uint64(b90[17])<<48 | uint64(b90[18])<<40 | uint64(b90[19])<<32 | uint64(b90[20])<<24 | uint64(b90[21])<<16 | uint64(b90[22])<<8 | uint64(b90[23]))} == packet.Value{Lo: 0x0}) {
+		b91 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b91[8])<<56 | uint64(b91[9])<<48 | uint64(b91[10])<<40 | uint64(b91[11])<<32 | uint64(b91[12])<<24 | uint64(b91[13])<<16 | uint64(b91[14])<<8 | uint64(b91[15])), Lo: (uint64(b91[16])<<56 | uint64(b91[17])<<48 | uint64(b91[18])<<40 | uint64(b91[19])<<32 | uint64(b91[20])<<24 | uint64(b91[21])<<16 | uint64(b91[22])<<8 | uint64(b91[23]))} == packet.Value{Lo: 0x0}) {
 			goto n48
 		}
 		goto n49
@@ -2042,17 +2040,17 @@ n48:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s91 := r
-				cb[0] = byte(s91 >> 8)
-				cb[1] = byte(s91)
+				s92 := r
+				cb[0] = byte(s92 >> 8)
+				cb[1] = byte(s92)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m23 = (0x333300000001) & 0xffffffffffff
 		m24 = (0x0) & 0x1
-		b92 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b92[4])<<56 | uint64(b92[5])<<48 | uint64(b92[6])<<40 | uint64(b92[7])<<32 | uint64(b92[8])<<24 | uint64(b92[9])<<16 | uint64(b92[10])<<8 | uint64(b92[11])), Lo: (uint64(b92[12])<<56 | uint64(b92[13])<<48 | uint64(b92[14])<<40 | uint64(b92[15])<<32 | uint64(b92[16])<<24 | uint64(b92[17])<<16 | uint64(b92[18])<<8 | uint64(b92[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b93 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b93[4])<<56 | uint64(b93[5])<<48 | uint64(b93[6])<<40 | uint64(b93[7])<<32 | uint64(b93[8])<<24 | uint64(b93[9])<<16 | uint64(b93[10])<<8 | uint64(b93[11])), Lo: (uint64(b93[12])<<56 | uint64(b93[13])<<48 | uint64(b93[14])<<40 | uint64(b93[15])<<32 | uint64(b93[16])<<24 | uint64(b93[17])<<16 | uint64(b93[18])<<8 | uint64(b93[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n52
 	}
 n49:
@@ -2066,22 +2064,22 @@ n49:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s93 := r
-				cb[0] = byte(s93 >> 8)
-				cb[1] = byte(s93)
+				s94 := r
+				cb[0] = byte(s94 >> 8)
+				cb[1] = byte(s94)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h3 >= 0) {
 			return pl.drop(16)
 		}
-		b94 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b94[8])<<56 | uint64(b94[9])<<48 | uint64(b94[10])<<40 | uint64(b94[11])<<32 | uint64(b94[12])<<24 | uint64(b94[13])<<16 | uint64(b94[14])<<8 | uint64(b94[15])), Lo: (uint64(b94[16])<<56 | uint64(b94[17])<<48 | uint64(b94[18])<<40 | uint64(b94[19])<<32 | uint64(b94[20])<<24 | uint64(b94[21])<<16 | uint64(b94[22])<<8 | uint64(b94[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b95 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b95[6])<<40 | uint64(b95[7])<<32 | uint64(b95[8])<<24 | uint64(b95[9])<<16 | uint64(b95[10])<<8 | uint64(b95[11])) & 0xffffffffffff
+		b95 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b95[8])<<56 | uint64(b95[9])<<48 | uint64(b95[10])<<40 | uint64(b95[11])<<32 | uint64(b95[12])<<24 | uint64(b95[13])<<16 | uint64(b95[14])<<8 | uint64(b95[15])), Lo: (uint64(b95[16])<<56 | uint64(b95[17])<<48 | uint64(b95[18])<<40 | uint64(b95[19])<<32 | uint64(b95[20])<<24 | uint64(b95[21])<<16 | uint64(b95[22])<<8 | uint64(b95[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b96 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b96[6])<<40 | uint64(b96[7])<<32 | uint64(b96[8])<<24 | uint64(b96[9])<<16 | uint64(b96[10])<<8 | uint64(b96[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
-		b96 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b96[4])<<56 | uint64(b96[5])<<48 | uint64(b96[6])<<40 | uint64(b96[7])<<32 | uint64(b96[8])<<24 | uint64(b96[9])<<16 | uint64(b96[10])<<8 | uint64(b96[11])), Lo: (uint64(b96[12])<<56 | uint64(b96[13])<<48 | uint64(b96[14])<<40 | uint64(b96[15])<<32 | uint64(b96[16])<<24 | uint64(b96[17])<<16 | uint64(b96[18])<<8 | uint64(b96[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b97 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b97[4])<<56 | uint64(b97[5])<<48 | uint64(b97[6])<<40 | uint64(b97[7])<<32 | uint64(b97[8])<<24 | uint64(b97[9])<<16 | uint64(b97[10])<<8 | uint64(b97[11])), Lo: (uint64(b97[12])<<56 | uint64(b97[13])<<48 | uint64(b97[14])<<40 | uint64(b97[15])<<32 | uint64(b97[16])<<24 | uint64(b97[17])<<16 | uint64(b97[18])<<8 | uint64(b97[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n50
 	}
 n50:
@@ -2103,14 +2101,14 @@ n51:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s97 := r
-				cb[0] = byte(s97 >> 8)
-				cb[1] = byte(s97)
+				s98 := r
+				cb[0] = byte(s98 >> 8)
+				cb[1] = byte(s98)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b98 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b98[0])<<40 | uint64(b98[1])<<32 | uint64(b98[2])<<24 | uint64(b98[3])<<16 | uint64(b98[4])<<8 | uint64(b98[5])) & 0xffffffffffff
+		b99 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b99[0])<<40 | uint64(b99[1])<<32 | uint64(b99[2])<<24 | uint64(b99[3])<<16 | uint64(b99[4])<<8 | uint64(b99[5])) & 0xffffffffffff
 		pl.edges[10]++
 		goto n52
 	}
@@ -2130,15 +2128,15 @@ n53:
 	}
 n54:
 	{ // NsPopMac: pop nd_mac
-		po99, pn100 := h14, 6 // nd_mac
-		if po99 < 0 || po99+pn100 > len(data) {
+		po100, pn101 := h14, 6 // nd_mac
+		if po100 < 0 || po100+pn101 > len(data) {
 			return pl.drop(17)
 		}
-		pendOff = po99
-		pendN = pn100
+		pendOff = po100
+		pendN = pn101
 		h14 = -1
-		if cur > po99 {
-			cur = max(po99, cur-pn100)
+		if cur > po100 {
+			cur = max(po100, cur-pn101)
 		}
 		pl.edges[11]++
 		goto n55
@@ -2155,15 +2153,15 @@ n55:
 			}
 			pendN = 0
 		}
-		po101, pn102 := h13, 2 // nd_opt
-		if po101 < 0 || po101+pn102 > len(data) {
+		po102, pn103 := h13, 2 // nd_opt
+		if po102 < 0 || po102+pn103 > len(data) {
 			return pl.drop(18)
 		}
-		pendOff = po101
-		pendN += pn102
+		pendOff = po102
+		pendN += pn103
 		h13 = -1
-		if cur > po101 {
-			cur = max(po101, cur-pn102)
+		if cur > po102 {
+			cur = max(po102, cur-pn103)
 		}
 		pl.edges[12]++
 		goto n56
@@ -2180,22 +2178,22 @@ n56:
 			}
 			pendN = 0
 		}
-		po103, pn104 := h12, 20 // nd_ns
-		if po103 < 0 || po103+pn104 > len(data) {
+		po104, pn105 := h12, 20 // nd_ns
+		if po104 < 0 || po104+pn105 > len(data) {
 			return pl.drop(19)
 		}
-		pendN += pn104
-		if po103 < len(data)-po103-pendN {
-			copy(data[pendN:pendN+po103], data[:po103])
+		pendN += pn105
+		if po104 < len(data)-po104-pendN {
+			copy(data[pendN:pendN+po104], data[:po104])
 			data = data[pendN:]
 		} else {
-			copy(data[po103:], data[po103+pendN:])
+			copy(data[po104:], data[po104+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if cur > po103 {
-			cur = max(po103, cur-pn104)
+		if cur > po104 {
+			cur = max(po104, cur-pn105)
 		}
 		goto n57
 	}
@@ -2210,9 +2208,9 @@ n57:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s105 := r
-				cb[0] = byte(s105 >> 8)
-				cb[1] = byte(s105)
+				s106 := r
+				cb[0] = byte(s106 >> 8)
+				cb[1] = byte(s106)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2345,7 +2343,7 @@ n57:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt106 := p.Push(15, h7+4, 0)
+		rt107 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2470,7 +2468,7 @@ n57:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt106 {
+		if !rt107 {
 			return pl.drop(20)
 		}
 		goto n58
@@ -2486,9 +2484,9 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s107 := r
-				cb[0] = byte(s107 >> 8)
-				cb[1] = byte(s107)
+				s108 := r
+				cb[0] = byte(s108 >> 8)
+				cb[1] = byte(s108)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2621,7 +2619,7 @@ n58:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt108 := p.Push(16, h15+20, 0)
+		rt109 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2746,7 +2744,7 @@ n58:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt108 {
+		if !rt109 {
 			return pl.drop(21)
 		}
 		goto n59
@@ -2762,9 +2760,9 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s109 := r
-				cb[0] = byte(s109 >> 8)
-				cb[1] = byte(s109)
+				s110 := r
+				cb[0] = byte(s110 >> 8)
+				cb[1] = byte(s110)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2897,7 +2895,7 @@ n59:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt110 := p.Push(17, h16+2, 0)
+		rt111 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3022,7 +3020,7 @@ n59:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt110 {
+		if !rt111 {
 			return pl.drop(22)
 		}
 		goto n60
@@ -3038,111 +3036,111 @@ n60:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s111 := r
-				cb[0] = byte(s111 >> 8)
-				cb[1] = byte(s111)
+				s112 := r
+				cb[0] = byte(s112 >> 8)
+				cb[1] = byte(s112)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b112 := data[h0 : h0+14] // ethernet
-		s113 := m23
-		b112[0] = byte(s113 >> 40)
-		b112[1] = byte(s113 >> 32)
-		b112[2] = byte(s113 >> 24)
-		b112[3] = byte(s113 >> 16)
-		b112[4] = byte(s113 >> 8)
-		b112[5] = byte(s113)
-		s114 := m2
-		b112[6] = byte(s114 >> 40)
-		b112[7] = byte(s114 >> 32)
-		b112[8] = byte(s114 >> 24)
-		b112[9] = byte(s114 >> 16)
-		b112[10] = byte(s114 >> 8)
-		b112[11] = byte(s114)
+		b113 := data[h0 : h0+14] // ethernet
+		s114 := m23
+		b113[0] = byte(s114 >> 40)
+		b113[1] = byte(s114 >> 32)
+		b113[2] = byte(s114 >> 24)
+		b113[3] = byte(s114 >> 16)
+		b113[4] = byte(s114 >> 8)
+		b113[5] = byte(s114)
+		s115 := m2
+		b113[6] = byte(s115 >> 40)
+		b113[7] = byte(s115 >> 32)
+		b113[8] = byte(s115 >> 24)
+		b113[9] = byte(s115 >> 16)
+		b113[10] = byte(s115 >> 8)
+		b113[11] = byte(s115)
 		if !(h3 >= 0) {
 			return pl.drop(23)
 		}
-		b115 := data[h3 : h3+40] // ipv6
-		s116 := 0x20
-		b115[4] = byte(s116 >> 8)
-		b115[5] = byte(s116)
-		b115[7] = byte(0xff)
-		v117 := m3
-		s118 := v117.Hi
-		b115[8] = byte(s118 >> 56)
-		b115[9] = byte(s118 >> 48)
-		b115[10] = byte(s118 >> 40)
-		b115[11] = byte(s118 >> 32)
-		b115[12] = byte(s118 >> 24)
-		b115[13] = byte(s118 >> 16)
-		b115[14] = byte(s118 >> 8)
-		b115[15] = byte(s118)
-		s119 := v117.Lo
-		b115[16] = byte(s119 >> 56)
-		b115[17] = byte(s119 >> 48)
-		b115[18] = byte(s119 >> 40)
-		b115[19] = byte(s119 >> 32)
-		b115[20] = byte(s119 >> 24)
-		b115[21] = byte(s119 >> 16)
-		b115[22] = byte(s119 >> 8)
-		b115[23] = byte(s119)
-		v120 := m22
-		s121 := v120.Hi
-		b115[24] = byte(s121 >> 56)
-		b115[25] = byte(s121 >> 48)
-		b115[26] = byte(s121 >> 40)
-		b115[27] = byte(s121 >> 32)
-		b115[28] = byte(s121 >> 24)
-		b115[29] = byte(s121 >> 16)
-		b115[30] = byte(s121 >> 8)
-		b115[31] = byte(s121)
-		s122 := v120.Lo
-		b115[32] = byte(s122 >> 56)
-		b115[33] = byte(s122 >> 48)
-		b115[34] = byte(s122 >> 40)
-		b115[35] = byte(s122 >> 32)
-		b115[36] = byte(s122 >> 24)
-		b115[37] = byte(s122 >> 16)
-		b115[38] = byte(s122 >> 8)
-		b115[39] = byte(s122)
+		b116 := data[h3 : h3+40] // ipv6
+		s117 := 0x20
+		b116[4] = byte(s117 >> 8)
+		b116[5] = byte(s117)
+		b116[7] = byte(0xff)
+		v118 := m3
+		s119 := v118.Hi
+		b116[8] = byte(s119 >> 56)
+		b116[9] = byte(s119 >> 48)
+		b116[10] = byte(s119 >> 40)
+		b116[11] = byte(s119 >> 32)
+		b116[12] = byte(s119 >> 24)
+		b116[13] = byte(s119 >> 16)
+		b116[14] = byte(s119 >> 8)
+		b116[15] = byte(s119)
+		s120 := v118.Lo
+		b116[16] = byte(s120 >> 56)
+		b116[17] = byte(s120 >> 48)
+		b116[18] = byte(s120 >> 40)
+		b116[19] = byte(s120 >> 32)
+		b116[20] = byte(s120 >> 24)
+		b116[21] = byte(s120 >> 16)
+		b116[22] = byte(s120 >> 8)
+		b116[23] = byte(s120)
+		v121 := m22
+		s122 := v121.Hi
+		b116[24] = byte(s122 >> 56)
+		b116[25] = byte(s122 >> 48)
+		b116[26] = byte(s122 >> 40)
+		b116[27] = byte(s122 >> 32)
+		b116[28] = byte(s122 >> 24)
+		b116[29] = byte(s122 >> 16)
+		b116[30] = byte(s122 >> 8)
+		b116[31] = byte(s122)
+		s123 := v121.Lo
+		b116[32] = byte(s123 >> 56)
+		b116[33] = byte(s123 >> 48)
+		b116[34] = byte(s123 >> 40)
+		b116[35] = byte(s123 >> 32)
+		b116[36] = byte(s123 >> 24)
+		b116[37] = byte(s123 >> 16)
+		b116[38] = byte(s123 >> 8)
+		b116[39] = byte(s123)
 		if !(h7 >= 0) {
 			return pl.drop(23)
 		}
-		b123 := data[h7 : h7+4] // icmpv6
-		b123[0] = byte(0x88)
-		b123[1] = byte(0x0)
-		b124 := data[h15 : h15+20] // nd_na
-		b124[0] = b124[0]&^0x40 | byte(m24)<<6&0x40
-		v125 := m25
-		s126 := v125.Hi
-		b124[4] = byte(s126 >> 56)
-		b124[5] = byte(s126 >> 48)
-		b124[6] = byte(s126 >> 40)
-		b124[7] = byte(s126 >> 32)
-		b124[8] = byte(s126 >> 24)
-		b124[9] = byte(s126 >> 16)
-		b124[10] = byte(s126 >> 8)
-		b124[11] = byte(s126)
-		s127 := v125.Lo
-		b124[12] = byte(s127 >> 56)
-		b124[13] = byte(s127 >> 48)
-		b124[14] = byte(s127 >> 40)
-		b124[15] = byte(s127 >> 32)
-		b124[16] = byte(s127 >> 24)
-		b124[17] = byte(s127 >> 16)
-		b124[18] = byte(s127 >> 8)
-		b124[19] = byte(s127)
-		b128 := data[h16 : h16+2] // nd_na_opt
-		b128[0] = byte(0x2)
-		b128[1] = byte(0x1)
-		b129 := data[h17 : h17+6] // nd_na_mac
-		s130 := m2
-		b129[0] = byte(s130 >> 40)
-		b129[1] = byte(s130 >> 32)
-		b129[2] = byte(s130 >> 24)
-		b129[3] = byte(s130 >> 16)
-		b129[4] = byte(s130 >> 8)
-		b129[5] = byte(s130)
+		b124 := data[h7 : h7+4] // icmpv6
+		b124[0] = byte(0x88)
+		b124[1] = byte(0x0)
+		b125 := data[h15 : h15+20] // nd_na
+		b125[0] = b125[0]&^0x40 | byte(m24)<<6&0x40
+		v126 := m25
+		s127 := v126.Hi
+		b125[4] = byte(s127 >> 56)
+		b125[5] = byte(s127 >> 48)
+		b125[6] = byte(s127 >> 40)
+		b125[7] = byte(s127 >> 32)
+		b125[8] = byte(s127 >> 24)
+		b125[9] = byte(s127 >> 16)
+		b125[10] = byte(s127 >> 8)
+		b125[11] = byte(s127)
+		s128 := v126.Lo
+		b125[12] = byte(s128 >> 56)
+		b125[13] = byte(s128 >> 48)
+		b125[14] = byte(s128 >> 40)
+		b125[15] = byte(s128 >> 32)
+		b125[16] = byte(s128 >> 24)
+		b125[17] = byte(s128 >> 16)
+		b125[18] = byte(s128 >> 8)
+		b125[19] = byte(s128)
+		b129 := data[h16 : h16+2] // nd_na_opt
+		b129[0] = byte(0x2)
+		b129[1] = byte(0x1)
+		b130 := data[h17 : h17+6] // nd_na_mac
+		s131 := m2
+		b130[0] = byte(s131 >> 40)
+		b130[1] = byte(s131 >> 32)
+		b130[2] = byte(s131 >> 24)
+		b130[3] = byte(s131 >> 16)
+		b130[4] = byte(s131 >> 8)
+		b130[5] = byte(s131)
 		goto n61
 	}
 n61:
@@ -3156,9 +3154,9 @@ n61:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s131 := r
-				cb[0] = byte(s131 >> 8)
-				cb[1] = byte(s131)
+				s132 := r
+				cb[0] = byte(s132 >> 8)
+				cb[1] = byte(s132)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3288,7 +3286,7 @@ n61:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt132 := p.ComputeChecksum(7)
+		rt133 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3413,7 +3411,7 @@ n61:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt132 {
+		if !rt133 {
 			return pl.drop(24)
 		}
 		goto n62
@@ -3441,8 +3439,8 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b133 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[2].LookupWord(((uint64(b133[12])<<24|uint64(b133[13])<<16|uint64(b133[14])<<8|uint64(b133[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
+		b134 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[2].LookupWord(((uint64(b134[12])<<24|uint64(b134[13])<<16|uint64(b134[14])<<8|uint64(b134[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3460,13 +3458,12 @@ n66:
 n67:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m4}
 		if !(h3 >= 0) {
 			return pl.drop(25)
 		}
-		b134 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b134[8])<<56 | uint64(b134[9])<<48 | uint64(b134[10])<<40 | uint64(b134[11])<<32 | uint64(b134[12])<<24 | uint64(b134[13])<<16 | uint64(b134[14])<<8 | uint64(b134[15])), Lo: (uint64(b134[16])<<56 | uint64(b134[17])<<48 | uint64(b134[18])<<40 | uint64(b134[19])<<32 | uint64(b134[20])<<24 | uint64(b134[21])<<16 | uint64(b134[22])<<8 | uint64(b134[23]))}
-		if e, hit := pl.tables[3].Lookup(pl.keys[:2]); hit {
+		b136 := data[h3 : h3+40] // ipv6
+		kv135 := packet.Value{Hi: (uint64(b136[8])<<56 | uint64(b136[9])<<48 | uint64(b136[10])<<40 | uint64(b136[11])<<32 | uint64(b136[12])<<24 | uint64(b136[13])<<16 | uint64(b136[14])<<8 | uint64(b136[15])), Lo: (uint64(b136[16])<<56 | uint64(b136[17])<<48 | uint64(b136[18])<<40 | uint64(b136[19])<<32 | uint64(b136[20])<<24 | uint64(b136[21])<<16 | uint64(b136[22])<<8 | uint64(b136[23]))}
+		if e, hit := pl.tables[3].LookupWords((m4)&0x7, kv135.Hi, kv135.Lo, 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3513,16 +3510,16 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s135 := r
-				cb[0] = byte(s135 >> 8)
-				cb[1] = byte(s135)
+				s137 := r
+				cb[0] = byte(s137 >> 8)
+				cb[1] = byte(s137)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b136 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b136[4])<<56 | uint64(b136[5])<<48 | uint64(b136[6])<<40 | uint64(b136[7])<<32 | uint64(b136[8])<<24 | uint64(b136[9])<<16 | uint64(b136[10])<<8 | uint64(b136[11]))
-		m18 = ((uint64(b136[4])<<56 | uint64(b136[5])<<48 | uint64(b136[6])<<40 | uint64(b136[7])<<32 | uint64(b136[8])<<24 | uint64(b136[9])<<16 | uint64(b136[10])<<8 | uint64(b136[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b136[2])<<8 | uint64(b136[3])) & 0xffff
+		b138 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b138[4])<<56 | uint64(b138[5])<<48 | uint64(b138[6])<<40 | uint64(b138[7])<<32 | uint64(b138[8])<<24 | uint64(b138[9])<<16 | uint64(b138[10])<<8 | uint64(b138[11]))
+		m18 = ((uint64(b138[4])<<56 | uint64(b138[5])<<48 | uint64(b138[6])<<40 | uint64(b138[7])<<32 | uint64(b138[8])<<24 | uint64(b138[9])<<16 | uint64(b138[10])<<8 | uint64(b138[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b138[2])<<8 | uint64(b138[3])) & 0xffff
 		goto n74
 	}
 n73:
@@ -3536,28 +3533,26 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s137 := r
-				cb[0] = byte(s137 >> 8)
-				cb[1] = byte(s137)
+				s139 := r
+				cb[0] = byte(s139 >> 8)
+				cb[1] = byte(s139)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h11 >= 0) {
 			return pl.drop(27)
 		}
-		b138 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b138[4])<<56 | uint64(b138[5])<<48 | uint64(b138[6])<<40 | uint64(b138[7])<<32 | uint64(b138[8])<<24 | uint64(b138[9])<<16 | uint64(b138[10])<<8 | uint64(b138[11]))
-		m18 = (uint64(b138[0])<<8 | uint64(b138[1])) & 0xffff
-		m19 = (uint64(b138[2])<<8 | uint64(b138[3])) & 0xffff
+		b140 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b140[4])<<56 | uint64(b140[5])<<48 | uint64(b140[6])<<40 | uint64(b140[7])<<32 | uint64(b140[8])<<24 | uint64(b140[9])<<16 | uint64(b140[10])<<8 | uint64(b140[11]))
+		m18 = (uint64(b140[0])<<8 | uint64(b140[1])) & 0xffff
+		m19 = (uint64(b140[2])<<8 | uint64(b140[3])) & 0xffff
 		pl.edges[17]++
 		goto n74
 	}
 n74:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m4}
-		pl.keys[1] = packet.Value{Lo: m17}
-		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
+		if e, hit := pl.tables[4].LookupWords((m4)&0x7, (m17), 0, 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3596,9 +3591,9 @@ n76:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s139 := r
-				cb[0] = byte(s139 >> 8)
-				cb[1] = byte(s139)
+				s141 := r
+				cb[0] = byte(s141 >> 8)
+				cb[1] = byte(s141)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3631,8 +3626,8 @@ n78:
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b140 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b140[12])<<8|uint64(b140[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
+		b142 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b142[12])<<8|uint64(b142[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -3675,9 +3670,9 @@ n81:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s141 := r
-				cb[0] = byte(s141 >> 8)
-				cb[1] = byte(s141)
+				s143 := r
+				cb[0] = byte(s143 >> 8)
+				cb[1] = byte(s143)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3695,27 +3690,27 @@ n82:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s142 := r
-				cb[0] = byte(s142 >> 8)
-				cb[1] = byte(s142)
+				s144 := r
+				cb[0] = byte(s144 >> 8)
+				cb[1] = byte(s144)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b143 := data[h0 : h0+14] // ethernet
-		s144 := m2
-		b143[6] = byte(s144 >> 40)
-		b143[7] = byte(s144 >> 32)
-		b143[8] = byte(s144 >> 24)
-		b143[9] = byte(s144 >> 16)
-		b143[10] = byte(s144 >> 8)
-		b143[11] = byte(s144)
-		s145 := m10
-		b143[0] = byte(s145 >> 40)
-		b143[1] = byte(s145 >> 32)
-		b143[2] = byte(s145 >> 24)
-		b143[3] = byte(s145 >> 16)
-		b143[4] = byte(s145 >> 8)
-		b143[5] = byte(s145)
+		b145 := data[h0 : h0+14] // ethernet
+		s146 := m2
+		b145[6] = byte(s146 >> 40)
+		b145[7] = byte(s146 >> 32)
+		b145[8] = byte(s146 >> 24)
+		b145[9] = byte(s146 >> 16)
+		b145[10] = byte(s146 >> 8)
+		b145[11] = byte(s146)
+		s147 := m10
+		b145[0] = byte(s147 >> 40)
+		b145[1] = byte(s147 >> 32)
+		b145[2] = byte(s147 >> 24)
+		b145[3] = byte(s147 >> 16)
+		b145[4] = byte(s147 >> 8)
+		b145[5] = byte(s147)
 		goto n83
 	}
 n83:
@@ -3741,216 +3736,216 @@ n85:
 	}
 n86:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d146 uint64 // ipv4 checksum
-		var d147 uint64 // udp checksum
-		v148 := m11
-		b149 := data[h2 : h2+20] // ipv4
-		ws151 := uint64((uint64(b149[16])<<24 | uint64(b149[17])<<16 | uint64(b149[18])<<8 | uint64(b149[19])))
-		os150 := uint32(uint16(ws151>>0)) + uint32(uint16(ws151>>16))
-		s152 := v148
-		b149[16] = byte(s152 >> 24)
-		b149[17] = byte(s152 >> 16)
-		b149[18] = byte(s152 >> 8)
-		b149[19] = byte(s152)
-		ws153 := uint64(v148)
-		f155 := uint32(os150)
-		f155 += bits.RotateLeft32(f155, 16)
-		dl154 := uint64(^uint16(f155>>16)) + uint64(uint32(uint16(ws153>>0))+uint32(uint16(ws153>>16)))
-		d146 += dl154
-		d147 += dl154
-		v156 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws158 := uint64((uint64(b149[12])<<24 | uint64(b149[13])<<16 | uint64(b149[14])<<8 | uint64(b149[15])))
-		os157 := uint32(uint16(ws158>>0)) + uint32(uint16(ws158>>16))
-		s159 := v156
-		b149[12] = byte(s159 >> 24)
-		b149[13] = byte(s159 >> 16)
-		b149[14] = byte(s159 >> 8)
-		b149[15] = byte(s159)
-		ws160 := uint64(v156)
-		f162 := uint32(os157)
-		f162 += bits.RotateLeft32(f162, 16)
-		dl161 := uint64(^uint16(f162>>16)) + uint64(uint32(uint16(ws160>>0))+uint32(uint16(ws160>>16)))
-		d146 += dl161
-		d147 += dl161
-		v163 := m21
-		b164 := data[h4 : h4+8] // udp
-		os165 := uint32(uint16((uint64(b164[2])<<8 | uint64(b164[3]))))
-		s166 := v163
-		b164[2] = byte(s166 >> 8)
-		b164[3] = byte(s166)
-		f168 := uint32(os165)
-		f168 += bits.RotateLeft32(f168, 16)
-		dl167 := uint64(^uint16(f168>>16)) + uint64(uint32(uint16(v163)))
-		d147 += dl167
-		v169 := uint64(b149[8])
-		os170 := uint32(uint64(b149[8])<<8 | uint64(b149[9]))
-		b149[8] = byte(v169)
-		f172 := uint32(os170)
-		f172 += bits.RotateLeft32(f172, 16)
-		dl171 := uint64(^uint16(f172>>16)) + uint64(uint32(uint64(b149[8])<<8|uint64(b149[9])))
-		d146 += dl171
+		var d148 uint64 // ipv4 checksum
+		var d149 uint64 // udp checksum
+		v150 := m11
+		b151 := data[h2 : h2+20] // ipv4
+		ws153 := uint64((uint64(b151[16])<<24 | uint64(b151[17])<<16 | uint64(b151[18])<<8 | uint64(b151[19])))
+		os152 := uint32(uint16(ws153>>0)) + uint32(uint16(ws153>>16))
+		s154 := v150
+		b151[16] = byte(s154 >> 24)
+		b151[17] = byte(s154 >> 16)
+		b151[18] = byte(s154 >> 8)
+		b151[19] = byte(s154)
+		ws155 := uint64(v150)
+		f157 := uint32(os152)
+		f157 += bits.RotateLeft32(f157, 16)
+		dl156 := uint64(^uint16(f157>>16)) + uint64(uint32(uint16(ws155>>0))+uint32(uint16(ws155>>16)))
+		d148 += dl156
+		d149 += dl156
+		v158 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws160 := uint64((uint64(b151[12])<<24 | uint64(b151[13])<<16 | uint64(b151[14])<<8 | uint64(b151[15])))
+		os159 := uint32(uint16(ws160>>0)) + uint32(uint16(ws160>>16))
+		s161 := v158
+		b151[12] = byte(s161 >> 24)
+		b151[13] = byte(s161 >> 16)
+		b151[14] = byte(s161 >> 8)
+		b151[15] = byte(s161)
+		ws162 := uint64(v158)
+		f164 := uint32(os159)
+		f164 += bits.RotateLeft32(f164, 16)
+		dl163 := uint64(^uint16(f164>>16)) + uint64(uint32(uint16(ws162>>0))+uint32(uint16(ws162>>16)))
+		d148 += dl163
+		d149 += dl163
+		v165 := m21
+		b166 := data[h4 : h4+8] // udp
+		os167 := uint32(uint16((uint64(b166[2])<<8 | uint64(b166[3]))))
+		s168 := v165
+		b166[2] = byte(s168 >> 8)
+		b166[3] = byte(s168)
+		f170 := uint32(os167)
+		f170 += bits.RotateLeft32(f170, 16)
+		dl169 := uint64(^uint16(f170>>16)) + uint64(uint32(uint16(v165)))
+		d149 += dl169
+		v171 := uint64(b151[8])
+		os172 := uint32(uint64(b151[8])<<8 | uint64(b151[9]))
+		b151[8] = byte(v171)
+		f174 := uint32(os172)
+		f174 += bits.RotateLeft32(f174, 16)
+		dl173 := uint64(^uint16(f174>>16)) + uint64(uint32(uint64(b151[8])<<8|uint64(b151[9])))
+		d148 += dl173
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d146
+			x := uint64(^cv) + d148
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s173 := r
-			cb[0] = byte(s173 >> 8)
-			cb[1] = byte(s173)
+			s175 := r
+			cb[0] = byte(s175 >> 8)
+			cb[1] = byte(s175)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d147
+			pendD4 += d149
 			pendK4 = true
 		}
 		goto n95
 	}
 n87:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d174 uint64 // ipv4 checksum
-		var d175 uint64 // udp checksum
-		v176 := m11
-		b177 := data[h2 : h2+20] // ipv4
-		ws179 := uint64((uint64(b177[16])<<24 | uint64(b177[17])<<16 | uint64(b177[18])<<8 | uint64(b177[19])))
-		os178 := uint32(uint16(ws179>>0)) + uint32(uint16(ws179>>16))
-		s180 := v176
-		b177[16] = byte(s180 >> 24)
-		b177[17] = byte(s180 >> 16)
-		b177[18] = byte(s180 >> 8)
-		b177[19] = byte(s180)
-		ws181 := uint64(v176)
-		f183 := uint32(os178)
-		f183 += bits.RotateLeft32(f183, 16)
-		dl182 := uint64(^uint16(f183>>16)) + uint64(uint32(uint16(ws181>>0))+uint32(uint16(ws181>>16)))
-		d174 += dl182
-		d175 += dl182
-		v184 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws186 := uint64((uint64(b177[12])<<24 | uint64(b177[13])<<16 | uint64(b177[14])<<8 | uint64(b177[15])))
-		os185 := uint32(uint16(ws186>>0)) + uint32(uint16(ws186>>16))
-		s187 := v184
-		b177[12] = byte(s187 >> 24)
-		b177[13] = byte(s187 >> 16)
-		b177[14] = byte(s187 >> 8)
-		b177[15] = byte(s187)
-		ws188 := uint64(v184)
-		f190 := uint32(os185)
-		f190 += bits.RotateLeft32(f190, 16)
-		dl189 := uint64(^uint16(f190>>16)) + uint64(uint32(uint16(ws188>>0))+uint32(uint16(ws188>>16)))
-		d174 += dl189
-		d175 += dl189
-		v191 := m21
-		b192 := data[h4 : h4+8] // udp
-		os193 := uint32(uint16((uint64(b192[2])<<8 | uint64(b192[3]))))
-		s194 := v191
-		b192[2] = byte(s194 >> 8)
-		b192[3] = byte(s194)
-		f196 := uint32(os193)
-		f196 += bits.RotateLeft32(f196, 16)
-		dl195 := uint64(^uint16(f196>>16)) + uint64(uint32(uint16(v191)))
-		d175 += dl195
-		v197 := ((uint64(b177[2])<<8 | uint64(b177[3])) - 0x10)
-		os198 := uint32(uint16((uint64(b177[2])<<8 | uint64(b177[3]))))
-		s199 := v197
-		b177[2] = byte(s199 >> 8)
-		b177[3] = byte(s199)
-		f201 := uint32(os198)
-		f201 += bits.RotateLeft32(f201, 16)
-		dl200 := uint64(^uint16(f201>>16)) + uint64(uint32(uint16(v197)))
-		d174 += dl200
-		d175 += dl200
+		var d176 uint64 // ipv4 checksum
+		var d177 uint64 // udp checksum
+		v178 := m11
+		b179 := data[h2 : h2+20] // ipv4
+		ws181 := uint64((uint64(b179[16])<<24 | uint64(b179[17])<<16 | uint64(b179[18])<<8 | uint64(b179[19])))
+		os180 := uint32(uint16(ws181>>0)) + uint32(uint16(ws181>>16))
+		s182 := v178
+		b179[16] = byte(s182 >> 24)
+		b179[17] = byte(s182 >> 16)
+		b179[18] = byte(s182 >> 8)
+		b179[19] = byte(s182)
+		ws183 := uint64(v178)
+		f185 := uint32(os180)
+		f185 += bits.RotateLeft32(f185, 16)
+		dl184 := uint64(^uint16(f185>>16)) + uint64(uint32(uint16(ws183>>0))+uint32(uint16(ws183>>16)))
+		d176 += dl184
+		d177 += dl184
+		v186 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws188 := uint64((uint64(b179[12])<<24 | uint64(b179[13])<<16 | uint64(b179[14])<<8 | uint64(b179[15])))
+		os187 := uint32(uint16(ws188>>0)) + uint32(uint16(ws188>>16))
+		s189 := v186
+		b179[12] = byte(s189 >> 24)
+		b179[13] = byte(s189 >> 16)
+		b179[14] = byte(s189 >> 8)
+		b179[15] = byte(s189)
+		ws190 := uint64(v186)
+		f192 := uint32(os187)
+		f192 += bits.RotateLeft32(f192, 16)
+		dl191 := uint64(^uint16(f192>>16)) + uint64(uint32(uint16(ws190>>0))+uint32(uint16(ws190>>16)))
+		d176 += dl191
+		d177 += dl191
+		v193 := m21
+		b194 := data[h4 : h4+8] // udp
+		os195 := uint32(uint16((uint64(b194[2])<<8 | uint64(b194[3]))))
+		s196 := v193
+		b194[2] = byte(s196 >> 8)
+		b194[3] = byte(s196)
+		f198 := uint32(os195)
+		f198 += bits.RotateLeft32(f198, 16)
+		dl197 := uint64(^uint16(f198>>16)) + uint64(uint32(uint16(v193)))
+		d177 += dl197
+		v199 := ((uint64(b179[2])<<8 | uint64(b179[3])) - 0x10)
+		os200 := uint32(uint16((uint64(b179[2])<<8 | uint64(b179[3]))))
+		s201 := v199
+		b179[2] = byte(s201 >> 8)
+		b179[3] = byte(s201)
+		f203 := uint32(os200)
+		f203 += bits.RotateLeft32(f203, 16)
+		dl202 := uint64(^uint16(f203>>16)) + uint64(uint32(uint16(v199)))
+		d176 += dl202
+		d177 += dl202
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d174
+			x := uint64(^cv) + d176
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s202 := r
-			cb[0] = byte(s202 >> 8)
-			cb[1] = byte(s202)
+			s204 := r
+			cb[0] = byte(s204 >> 8)
+			cb[1] = byte(s204)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d175
+			pendD4 += d177
 			pendK4 = true
 		}
 		goto n90
 	}
 n88:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d203 uint64 // udp checksum
-		v204 := m12
+		var d205 uint64 // udp checksum
+		v206 := m12
 		if !(h3 >= 0) {
 			return pl.drop(31)
 		}
-		b205 := data[h3 : h3+40] // ipv6
-		ws207 := packet.Value{Hi: (uint64(b205[24])<<56 | uint64(b205[25])<<48 | uint64(b205[26])<<40 | uint64(b205[27])<<32 | uint64(b205[28])<<24 | uint64(b205[29])<<16 | uint64(b205[30])<<8 | uint64(b205[31])), Lo: (uint64(b205[32])<<56 | uint64(b205[33])<<48 | uint64(b205[34])<<40 | uint64(b205[35])<<32 | uint64(b205[36])<<24 | uint64(b205[37])<<16 | uint64(b205[38])<<8 | uint64(b205[39]))}
-		os206 := uint32(uint16(ws207.Hi>>0)) + uint32(uint16(ws207.Hi>>16)) + uint32(uint16(ws207.Hi>>32)) + uint32(uint16(ws207.Hi>>48)) + uint32(uint16(ws207.Lo>>0)) + uint32(uint16(ws207.Lo>>16)) + uint32(uint16(ws207.Lo>>32)) + uint32(uint16(ws207.Lo>>48))
-		v208 := v204
-		s209 := v208.Hi
-		b205[24] = byte(s209 >> 56)
-		b205[25] = byte(s209 >> 48)
-		b205[26] = byte(s209 >> 40)
-		b205[27] = byte(s209 >> 32)
-		b205[28] = byte(s209 >> 24)
-		b205[29] = byte(s209 >> 16)
-		b205[30] = byte(s209 >> 8)
-		b205[31] = byte(s209)
-		s210 := v208.Lo
-		b205[32] = byte(s210 >> 56)
-		b205[33] = byte(s210 >> 48)
-		b205[34] = byte(s210 >> 40)
-		b205[35] = byte(s210 >> 32)
-		b205[36] = byte(s210 >> 24)
-		b205[37] = byte(s210 >> 16)
-		b205[38] = byte(s210 >> 8)
-		b205[39] = byte(s210)
-		ws211 := v204
-		f213 := uint32(os206)
-		f213 += bits.RotateLeft32(f213, 16)
-		dl212 := uint64(^uint16(f213>>16)) + uint64(uint32(uint16(ws211.Hi>>0))+uint32(uint16(ws211.Hi>>16))+uint32(uint16(ws211.Hi>>32))+uint32(uint16(ws211.Hi>>48))+uint32(uint16(ws211.Lo>>0))+uint32(uint16(ws211.Lo>>16))+uint32(uint16(ws211.Lo>>32))+uint32(uint16(ws211.Lo>>48)))
-		d203 += dl212
-		v214 := m3
-		ws216 := packet.Value{Hi: (uint64(b205[8])<<56 | uint64(b205[9])<<48 | uint64(b205[10])<<40 | uint64(b205[11])<<32 | uint64(b205[12])<<24 | uint64(b205[13])<<16 | uint64(b205[14])<<8 | uint64(b205[15])), Lo: (uint64(b205[16])<<56 | uint64(b205[17])<<48 | uint64(b205[18])<<40 | uint64(b205[19])<<32 | uint64(b205[20])<<24 | uint64(b205[21])<<16 | uint64(b205[22])<<8 | uint64(b205[23]))}
-		os215 := uint32(uint16(ws216.Hi>>0)) + uint32(uint16(ws216.Hi>>16)) + uint32(uint16(ws216.Hi>>32)) + uint32(uint16(ws216.Hi>>48)) + uint32(uint16(ws216.Lo>>0)) + uint32(uint16(ws216.Lo>>16)) + uint32(uint16(ws216.Lo>>32)) + uint32(uint16(ws216.Lo>>48))
-		v217 := v214
-		s218 := v217.Hi
-		b205[8] = byte(s218 >> 56)
-		b205[9] = byte(s218 >> 48)
-		b205[10] = byte(s218 >> 40)
-		b205[11] = byte(s218 >> 32)
-		b205[12] = byte(s218 >> 24)
-		b205[13] = byte(s218 >> 16)
-		b205[14] = byte(s218 >> 8)
-		b205[15] = byte(s218)
-		s219 := v217.Lo
-		b205[16] = byte(s219 >> 56)
-		b205[17] = byte(s219 >> 48)
-		b205[18] = byte(s219 >> 40)
-		b205[19] = byte(s219 >> 32)
-		b205[20] = byte(s219 >> 24)
-		b205[21] = byte(s219 >> 16)
-		b205[22] = byte(s219 >> 8)
-		b205[23] = byte(s219)
-		ws220 := v214
-		f222 := uint32(os215)
-		f222 += bits.RotateLeft32(f222, 16)
-		dl221 := uint64(^uint16(f222>>16)) + uint64(uint32(uint16(ws220.Hi>>0))+uint32(uint16(ws220.Hi>>16))+uint32(uint16(ws220.Hi>>32))+uint32(uint16(ws220.Hi>>48))+uint32(uint16(ws220.Lo>>0))+uint32(uint16(ws220.Lo>>16))+uint32(uint16(ws220.Lo>>32))+uint32(uint16(ws220.Lo>>48)))
-		d203 += dl221
-		v223 := m21
-		b224 := data[h4 : h4+8] // udp
-		os225 := uint32(uint16((uint64(b224[2])<<8 | uint64(b224[3]))))
-		s226 := v223
-		b224[2] = byte(s226 >> 8)
-		b224[3] = byte(s226)
-		f228 := uint32(os225)
-		f228 += bits.RotateLeft32(f228, 16)
-		dl227 := uint64(^uint16(f228>>16)) + uint64(uint32(uint16(v223)))
-		d203 += dl227
+		b207 := data[h3 : h3+40] // ipv6
+		ws209 := packet.Value{Hi: (uint64(b207[24])<<56 | uint64(b207[25])<<48 | uint64(b207[26])<<40 | uint64(b207[27])<<32 | uint64(b207[28])<<24 | uint64(b207[29])<<16 | uint64(b207[30])<<8 | uint64(b207[31])), Lo: (uint64(b207[32])<<56 | uint64(b207[33])<<48 | uint64(b207[34])<<40 | uint64(b207[35])<<32 | uint64(b207[36])<<24 | uint64(b207[37])<<16 | uint64(b207[38])<<8 | uint64(b207[39]))}
+		os208 := uint32(uint16(ws209.Hi>>0)) + uint32(uint16(ws209.Hi>>16)) + uint32(uint16(ws209.Hi>>32)) + uint32(uint16(ws209.Hi>>48)) + uint32(uint16(ws209.Lo>>0)) + uint32(uint16(ws209.Lo>>16)) + uint32(uint16(ws209.Lo>>32)) + uint32(uint16(ws209.Lo>>48))
+		v210 := v206
+		s211 := v210.Hi
+		b207[24] = byte(s211 >> 56)
+		b207[25] = byte(s211 >> 48)
+		b207[26] = byte(s211 >> 40)
+		b207[27] = byte(s211 >> 32)
+		b207[28] = byte(s211 >> 24)
+		b207[29] = byte(s211 >> 16)
+		b207[30] = byte(s211 >> 8)
+		b207[31] = byte(s211)
+		s212 := v210.Lo
+		b207[32] = byte(s212 >> 56)
+		b207[33] = byte(s212 >> 48)
+		b207[34] = byte(s212 >> 40)
+		b207[35] = byte(s212 >> 32)
+		b207[36] = byte(s212 >> 24)
+		b207[37] = byte(s212 >> 16)
+		b207[38] = byte(s212 >> 8)
+		b207[39] = byte(s212)
+		ws213 := v206
+		f215 := uint32(os208)
+		f215 += bits.RotateLeft32(f215, 16)
+		dl214 := uint64(^uint16(f215>>16)) + uint64(uint32(uint16(ws213.Hi>>0))+uint32(uint16(ws213.Hi>>16))+uint32(uint16(ws213.Hi>>32))+uint32(uint16(ws213.Hi>>48))+uint32(uint16(ws213.Lo>>0))+uint32(uint16(ws213.Lo>>16))+uint32(uint16(ws213.Lo>>32))+uint32(uint16(ws213.Lo>>48)))
+		d205 += dl214
+		v216 := m3
+		ws218 := packet.Value{Hi: (uint64(b207[8])<<56 | uint64(b207[9])<<48 | uint64(b207[10])<<40 | uint64(b207[11])<<32 | uint64(b207[12])<<24 | uint64(b207[13])<<16 | uint64(b207[14])<<8 | uint64(b207[15])), Lo: (uint64(b207[16])<<56 | uint64(b207[17])<<48 | uint64(b207[18])<<40 | uint64(b207[19])<<32 | uint64(b207[20])<<24 | uint64(b207[21])<<16 | uint64(b207[22])<<8 | uint64(b207[23]))}
+		os217 := uint32(uint16(ws218.Hi>>0)) + uint32(uint16(ws218.Hi>>16)) + uint32(uint16(ws218.Hi>>32)) + uint32(uint16(ws218.Hi>>48)) + uint32(uint16(ws218.Lo>>0)) + uint32(uint16(ws218.Lo>>16)) + uint32(uint16(ws218.Lo>>32)) + uint32(uint16(ws218.Lo>>48))
+		v219 := v216
+		s220 := v219.Hi
+		b207[8] = byte(s220 >> 56)
+		b207[9] = byte(s220 >> 48)
+		b207[10] = byte(s220 >> 40)
+		b207[11] = byte(s220 >> 32)
+		b207[12] = byte(s220 >> 24)
+		b207[13] = byte(s220 >> 16)
+		b207[14] = byte(s220 >> 8)
+		b207[15] = byte(s220)
+		s221 := v219.Lo
+		b207[16] = byte(s221 >> 56)
+		b207[17] = byte(s221 >> 48)
+		b207[18] = byte(s221 >> 40)
+		b207[19] = byte(s221 >> 32)
+		b207[20] = byte(s221 >> 24)
+		b207[21] = byte(s221 >> 16)
+		b207[22] = byte(s221 >> 8)
+		b207[23] = byte(s221)
+		ws222 := v216
+		f224 := uint32(os217)
+		f224 += bits.RotateLeft32(f224, 16)
+		dl223 := uint64(^uint16(f224>>16)) + uint64(uint32(uint16(ws222.Hi>>0))+uint32(uint16(ws222.Hi>>16))+uint32(uint16(ws222.Hi>>32))+uint32(uint16(ws222.Hi>>48))+uint32(uint16(ws222.Lo>>0))+uint32(uint16(ws222.Lo>>16))+uint32(uint16(ws222.Lo>>32))+uint32(uint16(ws222.Lo>>48)))
+		d205 += dl223
+		v225 := m21
+		b226 := data[h4 : h4+8] // udp
+		os227 := uint32(uint16((uint64(b226[2])<<8 | uint64(b226[3]))))
+		s228 := v225
+		b226[2] = byte(s228 >> 8)
+		b226[3] = byte(s228)
+		f230 := uint32(os227)
+		f230 += bits.RotateLeft32(f230, 16)
+		dl229 := uint64(^uint16(f230>>16)) + uint64(uint32(uint16(v225)))
+		d205 += dl229
 		if h4+8 <= len(data) {
-			pendD4 += d203
+			pendD4 += d205
 			pendK4 = true
 		}
 		pl.edges[23]++
@@ -3958,86 +3953,86 @@ n88:
 	}
 n89:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d229 uint64 // udp checksum
-		v230 := m12
+		var d231 uint64 // udp checksum
+		v232 := m12
 		if !(h3 >= 0) {
 			return pl.drop(32)
 		}
-		b231 := data[h3 : h3+40] // ipv6
-		ws233 := packet.Value{Hi: (uint64(b231[24])<<56 | uint64(b231[25])<<48 | uint64(b231[26])<<40 | uint64(b231[27])<<32 | uint64(b231[28])<<24 | uint64(b231[29])<<16 | uint64(b231[30])<<8 | uint64(b231[31])), Lo: (uint64(b231[32])<<56 | uint64(b231[33])<<48 | uint64(b231[34])<<40 | uint64(b231[35])<<32 | uint64(b231[36])<<24 | uint64(b231[37])<<16 | uint64(b231[38])<<8 | uint64(b231[39]))}
-		os232 := uint32(uint16(ws233.Hi>>0)) + uint32(uint16(ws233.Hi>>16)) + uint32(uint16(ws233.Hi>>32)) + uint32(uint16(ws233.Hi>>48)) + uint32(uint16(ws233.Lo>>0)) + uint32(uint16(ws233.Lo>>16)) + uint32(uint16(ws233.Lo>>32)) + uint32(uint16(ws233.Lo>>48))
-		v234 := v230
-		s235 := v234.Hi
-		b231[24] = byte(s235 >> 56)
-		b231[25] = byte(s235 >> 48)
-		b231[26] = byte(s235 >> 40)
-		b231[27] = byte(s235 >> 32)
-		b231[28] = byte(s235 >> 24)
-		b231[29] = byte(s235 >> 16)
-		b231[30] = byte(s235 >> 8)
-		b231[31] = byte(s235)
-		s236 := v234.Lo
-		b231[32] = byte(s236 >> 56)
-		b231[33] = byte(s236 >> 48)
-		b231[34] = byte(s236 >> 40)
-		b231[35] = byte(s236 >> 32)
-		b231[36] = byte(s236 >> 24)
-		b231[37] = byte(s236 >> 16)
-		b231[38] = byte(s236 >> 8)
-		b231[39] = byte(s236)
-		ws237 := v230
-		f239 := uint32(os232)
-		f239 += bits.RotateLeft32(f239, 16)
-		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(ws237.Hi>>0))+uint32(uint16(ws237.Hi>>16))+uint32(uint16(ws237.Hi>>32))+uint32(uint16(ws237.Hi>>48))+uint32(uint16(ws237.Lo>>0))+uint32(uint16(ws237.Lo>>16))+uint32(uint16(ws237.Lo>>32))+uint32(uint16(ws237.Lo>>48)))
-		d229 += dl238
-		v240 := m3
-		ws242 := packet.Value{Hi: (uint64(b231[8])<<56 | uint64(b231[9])<<48 | uint64(b231[10])<<40 | uint64(b231[11])<<32 | uint64(b231[12])<<24 | uint64(b231[13])<<16 | uint64(b231[14])<<8 | uint64(b231[15])), Lo: (uint64(b231[16])<<56 | uint64(b231[17])<<48 | uint64(b231[18])<<40 | uint64(b231[19])<<32 | uint64(b231[20])<<24 | uint64(b231[21])<<16 | uint64(b231[22])<<8 | uint64(b231[23]))}
-		os241 := uint32(uint16(ws242.Hi>>0)) + uint32(uint16(ws242.Hi>>16)) + uint32(uint16(ws242.Hi>>32)) + uint32(uint16(ws242.Hi>>48)) + uint32(uint16(ws242.Lo>>0)) + uint32(uint16(ws242.Lo>>16)) + uint32(uint16(ws242.Lo>>32)) + uint32(uint16(ws242.Lo>>48))
-		v243 := v240
-		s244 := v243.Hi
-		b231[8] = byte(s244 >> 56)
-		b231[9] = byte(s244 >> 48)
-		b231[10] = byte(s244 >> 40)
-		b231[11] = byte(s244 >> 32)
-		b231[12] = byte(s244 >> 24)
-		b231[13] = byte(s244 >> 16)
-		b231[14] = byte(s244 >> 8)
-		b231[15] = byte(s244)
-		s245 := v243.Lo
-		b231[16] = byte(s245 >> 56)
-		b231[17] = byte(s245 >> 48)
-		b231[18] = byte(s245 >> 40)
-		b231[19] = byte(s245 >> 32)
-		b231[20] = byte(s245 >> 24)
-		b231[21] = byte(s245 >> 16)
-		b231[22] = byte(s245 >> 8)
-		b231[23] = byte(s245)
-		ws246 := v240
-		f248 := uint32(os241)
-		f248 += bits.RotateLeft32(f248, 16)
-		dl247 := uint64(^uint16(f248>>16)) + uint64(uint32(uint16(ws246.Hi>>0))+uint32(uint16(ws246.Hi>>16))+uint32(uint16(ws246.Hi>>32))+uint32(uint16(ws246.Hi>>48))+uint32(uint16(ws246.Lo>>0))+uint32(uint16(ws246.Lo>>16))+uint32(uint16(ws246.Lo>>32))+uint32(uint16(ws246.Lo>>48)))
-		d229 += dl247
-		v249 := m21
-		b250 := data[h4 : h4+8] // udp
-		os251 := uint32(uint16((uint64(b250[2])<<8 | uint64(b250[3]))))
-		s252 := v249
-		b250[2] = byte(s252 >> 8)
-		b250[3] = byte(s252)
-		f254 := uint32(os251)
-		f254 += bits.RotateLeft32(f254, 16)
-		dl253 := uint64(^uint16(f254>>16)) + uint64(uint32(uint16(v249)))
-		d229 += dl253
-		v255 := ((uint64(b231[4])<<8 | uint64(b231[5])) - 0x10)
-		os256 := uint32(uint16((uint64(b231[4])<<8 | uint64(b231[5]))))
-		s257 := v255
-		b231[4] = byte(s257 >> 8)
-		b231[5] = byte(s257)
-		f259 := uint32(os256)
-		f259 += bits.RotateLeft32(f259, 16)
-		dl258 := uint64(^uint16(f259>>16)) + uint64(uint32(uint16(v255)))
-		d229 += dl258
+		b233 := data[h3 : h3+40] // ipv6
+		ws235 := packet.Value{Hi: (uint64(b233[24])<<56 | uint64(b233[25])<<48 | uint64(b233[26])<<40 | uint64(b233[27])<<32 | uint64(b233[28])<<24 | uint64(b233[29])<<16 | uint64(b233[30])<<8 | uint64(b233[31])), Lo: (uint64(b233[32])<<56 | uint64(b233[33])<<48 | uint64(b233[34])<<40 | uint64(b233[35])<<32 | uint64(b233[36])<<24 | uint64(b233[37])<<16 | uint64(b233[38])<<8 | uint64(b233[39]))}
+		os234 := uint32(uint16(ws235.Hi>>0)) + uint32(uint16(ws235.Hi>>16)) + uint32(uint16(ws235.Hi>>32)) + uint32(uint16(ws235.Hi>>48)) + uint32(uint16(ws235.Lo>>0)) + uint32(uint16(ws235.Lo>>16)) + uint32(uint16(ws235.Lo>>32)) + uint32(uint16(ws235.Lo>>48))
+		v236 := v232
+		s237 := v236.Hi
+		b233[24] = byte(s237 >> 56)
+		b233[25] = byte(s237 >> 48)
+		b233[26] = byte(s237 >> 40)
+		b233[27] = byte(s237 >> 32)
+		b233[28] = byte(s237 >> 24)
+		b233[29] = byte(s237 >> 16)
+		b233[30] = byte(s237 >> 8)
+		b233[31] = byte(s237)
+		s238 := v236.Lo
+		b233[32] = byte(s238 >> 56)
+		b233[33] = byte(s238 >> 48)
+		b233[34] = byte(s238 >> 40)
+		b233[35] = byte(s238 >> 32)
+		b233[36] = byte(s238 >> 24)
+		b233[37] = byte(s238 >> 16)
+		b233[38] = byte(s238 >> 8)
+		b233[39] = byte(s238)
+		ws239 := v232
+		f241 := uint32(os234)
+		f241 += bits.RotateLeft32(f241, 16)
+		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint16(ws239.Hi>>0))+uint32(uint16(ws239.Hi>>16))+uint32(uint16(ws239.Hi>>32))+uint32(uint16(ws239.Hi>>48))+uint32(uint16(ws239.Lo>>0))+uint32(uint16(ws239.Lo>>16))+uint32(uint16(ws239.Lo>>32))+uint32(uint16(ws239.Lo>>48)))
+		d231 += dl240
+		v242 := m3
+		ws244 := packet.Value{Hi: (uint64(b233[8])<<56 | uint64(b233[9])<<48 | uint64(b233[10])<<40 | uint64(b233[11])<<32 | uint64(b233[12])<<24 | uint64(b233[13])<<16 | uint64(b233[14])<<8 | uint64(b233[15])), Lo: (uint64(b233[16])<<56 | uint64(b233[17])<<48 | uint64(b233[18])<<40 | uint64(b233[19])<<32 | uint64(b233[20])<<24 | uint64(b233[21])<<16 | uint64(b233[22])<<8 | uint64(b233[23]))}
+		os243 := uint32(uint16(ws244.Hi>>0)) + uint32(uint16(ws244.Hi>>16)) + uint32(uint16(ws244.Hi>>32)) + uint32(uint16(ws244.Hi>>48)) + uint32(uint16(ws244.Lo>>0)) + uint32(uint16(ws244.Lo>>16)) + uint32(uint16(ws244.Lo>>32)) + uint32(uint16(ws244.Lo>>48))
+		v245 := v242
+		s246 := v245.Hi
+		b233[8] = byte(s246 >> 56)
+		b233[9] = byte(s246 >> 48)
+		b233[10] = byte(s246 >> 40)
+		b233[11] = byte(s246 >> 32)
+		b233[12] = byte(s246 >> 24)
+		b233[13] = byte(s246 >> 16)
+		b233[14] = byte(s246 >> 8)
+		b233[15] = byte(s246)
+		s247 := v245.Lo
+		b233[16] = byte(s247 >> 56)
+		b233[17] = byte(s247 >> 48)
+		b233[18] = byte(s247 >> 40)
+		b233[19] = byte(s247 >> 32)
+		b233[20] = byte(s247 >> 24)
+		b233[21] = byte(s247 >> 16)
+		b233[22] = byte(s247 >> 8)
+		b233[23] = byte(s247)
+		ws248 := v242
+		f250 := uint32(os243)
+		f250 += bits.RotateLeft32(f250, 16)
+		dl249 := uint64(^uint16(f250>>16)) + uint64(uint32(uint16(ws248.Hi>>0))+uint32(uint16(ws248.Hi>>16))+uint32(uint16(ws248.Hi>>32))+uint32(uint16(ws248.Hi>>48))+uint32(uint16(ws248.Lo>>0))+uint32(uint16(ws248.Lo>>16))+uint32(uint16(ws248.Lo>>32))+uint32(uint16(ws248.Lo>>48)))
+		d231 += dl249
+		v251 := m21
+		b252 := data[h4 : h4+8] // udp
+		os253 := uint32(uint16((uint64(b252[2])<<8 | uint64(b252[3]))))
+		s254 := v251
+		b252[2] = byte(s254 >> 8)
+		b252[3] = byte(s254)
+		f256 := uint32(os253)
+		f256 += bits.RotateLeft32(f256, 16)
+		dl255 := uint64(^uint16(f256>>16)) + uint64(uint32(uint16(v251)))
+		d231 += dl255
+		v257 := ((uint64(b233[4])<<8 | uint64(b233[5])) - 0x10)
+		os258 := uint32(uint16((uint64(b233[4])<<8 | uint64(b233[5]))))
+		s259 := v257
+		b233[4] = byte(s259 >> 8)
+		b233[5] = byte(s259)
+		f261 := uint32(os258)
+		f261 += bits.RotateLeft32(f261, 16)
+		dl260 := uint64(^uint16(f261>>16)) + uint64(uint32(uint16(v257)))
+		d231 += dl260
 		if h4+8 <= len(data) {
-			pendD4 += d229
+			pendD4 += d231
 			pendK4 = true
 		}
 		pl.edges[24]++
@@ -4052,24 +4047,24 @@ n90:
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		po260, pn261 := h10, 12 // lb_v2
-		if po260 < 0 || po260+pn261 > len(data) {
+		po262, pn263 := h10, 12 // lb_v2
+		if po262 < 0 || po262+pn263 > len(data) {
 			return pl.drop(33)
 		}
-		if po260 > h4 && (po260-h4)%2 == 0 {
-			pw263 := data[po260 : po260+12]
-			d262 := uint32(uint64(pw263[0])<<8|uint64(pw263[1])) + uint32(uint64(pw263[2])<<8|uint64(pw263[3])) + uint32(uint64(pw263[4])<<8|uint64(pw263[5])) + uint32(uint64(pw263[6])<<8|uint64(pw263[7])) + uint32(uint64(pw263[8])<<8|uint64(pw263[9])) + uint32(uint64(pw263[10])<<8|uint64(pw263[11]))
-			d262 += bits.RotateLeft32(d262, 16)
+		if po262 > h4 && (po262-h4)%2 == 0 {
+			pw265 := data[po262 : po262+12]
+			d264 := uint32(uint64(pw265[0])<<8|uint64(pw265[1])) + uint32(uint64(pw265[2])<<8|uint64(pw265[3])) + uint32(uint64(pw265[4])<<8|uint64(pw265[5])) + uint32(uint64(pw265[6])<<8|uint64(pw265[7])) + uint32(uint64(pw265[8])<<8|uint64(pw265[9])) + uint32(uint64(pw265[10])<<8|uint64(pw265[11]))
+			d264 += bits.RotateLeft32(d264, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d262 >> 16))
+				pendD4 += uint64(^uint16(d264 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po260
-		pendN = pn261
+		pendOff = po262
+		pendN = pn263
 		h10 = -1
-		if cur > po260 {
-			cur = max(po260, cur-pn261)
+		if cur > po262 {
+			cur = max(po262, cur-pn263)
 		}
 		goto n93
 	}
@@ -4078,24 +4073,24 @@ n92:
 		if !(h11 >= 0) {
 			return pl.drop(34)
 		}
-		po264, pn265 := h11, 12 // lb_v3
-		if po264 < 0 || po264+pn265 > len(data) {
+		po266, pn267 := h11, 12 // lb_v3
+		if po266 < 0 || po266+pn267 > len(data) {
 			return pl.drop(34)
 		}
-		if po264 > h4 && (po264-h4)%2 == 0 {
-			pw267 := data[po264 : po264+12]
-			d266 := uint32(uint64(pw267[0])<<8|uint64(pw267[1])) + uint32(uint64(pw267[2])<<8|uint64(pw267[3])) + uint32(uint64(pw267[4])<<8|uint64(pw267[5])) + uint32(uint64(pw267[6])<<8|uint64(pw267[7])) + uint32(uint64(pw267[8])<<8|uint64(pw267[9])) + uint32(uint64(pw267[10])<<8|uint64(pw267[11]))
-			d266 += bits.RotateLeft32(d266, 16)
+		if po266 > h4 && (po266-h4)%2 == 0 {
+			pw269 := data[po266 : po266+12]
+			d268 := uint32(uint64(pw269[0])<<8|uint64(pw269[1])) + uint32(uint64(pw269[2])<<8|uint64(pw269[3])) + uint32(uint64(pw269[4])<<8|uint64(pw269[5])) + uint32(uint64(pw269[6])<<8|uint64(pw269[7])) + uint32(uint64(pw269[8])<<8|uint64(pw269[9])) + uint32(uint64(pw269[10])<<8|uint64(pw269[11]))
+			d268 += bits.RotateLeft32(d268, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d266 >> 16))
+				pendD4 += uint64(^uint16(d268 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po264
-		pendN = pn265
+		pendOff = po266
+		pendN = pn267
 		h11 = -1
-		if cur > po264 {
-			cur = max(po264, cur-pn265)
+		if cur > po266 {
+			cur = max(po266, cur-pn267)
 		}
 		pl.edges[25]++
 		goto n93
@@ -4112,52 +4107,52 @@ n93:
 			}
 			pendN = 0
 		}
-		po268, pn269 := h9, 4 // lb_common
-		if po268 < 0 || po268+pn269 > len(data) {
+		po270, pn271 := h9, 4 // lb_common
+		if po270 < 0 || po270+pn271 > len(data) {
 			return pl.drop(35)
 		}
-		if po268 > h4 && (po268-h4)%2 == 0 {
-			pw271 := data[po268 : po268+4]
-			d270 := uint32(uint64(pw271[0])<<8|uint64(pw271[1])) + uint32(uint64(pw271[2])<<8|uint64(pw271[3]))
-			d270 += bits.RotateLeft32(d270, 16)
+		if po270 > h4 && (po270-h4)%2 == 0 {
+			pw273 := data[po270 : po270+4]
+			d272 := uint32(uint64(pw273[0])<<8|uint64(pw273[1])) + uint32(uint64(pw273[2])<<8|uint64(pw273[3]))
+			d272 += bits.RotateLeft32(d272, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d270 >> 16))
+				pendD4 += uint64(^uint16(d272 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn269
-		if po268 < len(data)-po268-pendN {
-			copy(data[pendN:pendN+po268], data[:po268])
+		pendN += pn271
+		if po270 < len(data)-po270-pendN {
+			copy(data[pendN:pendN+po270], data[:po270])
 			data = data[pendN:]
 		} else {
-			copy(data[po268:], data[po268+pendN:])
+			copy(data[po270:], data[po270+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po268 {
-			h11 -= pn269
+		if (h11 >= 0) && h11 > po270 {
+			h11 -= pn271
 		} // lb_v3
-		if cur > po268 {
-			cur = max(po268, cur-pn269)
+		if cur > po270 {
+			cur = max(po270, cur-pn271)
 		}
 		goto n94
 	}
 n94:
 	{ // LbUdpLen: set udp.length
-		var d272 uint64         // udp checksum
-		b273 := data[h4 : h4+8] // udp
-		v274 := ((uint64(b273[4])<<8 | uint64(b273[5])) - 0x10)
-		os275 := uint32(uint16((uint64(b273[4])<<8 | uint64(b273[5]))))
-		s276 := v274
-		b273[4] = byte(s276 >> 8)
-		b273[5] = byte(s276)
-		f278 := uint32(os275)
-		f278 += bits.RotateLeft32(f278, 16)
-		dl277 := uint64(^uint16(f278>>16)) + uint64(uint32(uint16(v274)))
-		d272 += dl277
+		var d274 uint64         // udp checksum
+		b275 := data[h4 : h4+8] // udp
+		v276 := ((uint64(b275[4])<<8 | uint64(b275[5])) - 0x10)
+		os277 := uint32(uint16((uint64(b275[4])<<8 | uint64(b275[5]))))
+		s278 := v276
+		b275[4] = byte(s278 >> 8)
+		b275[5] = byte(s278)
+		f280 := uint32(os277)
+		f280 += bits.RotateLeft32(f280, 16)
+		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(v276)))
+		d274 += dl279
 		if h4+8 <= len(data) {
-			pendD4 += d272
+			pendD4 += d274
 			pendK4 = true
 		}
 		pl.edges[26]++
@@ -4186,9 +4181,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s279 := r
-				cb[0] = byte(s279 >> 8)
-				cb[1] = byte(s279)
+				s281 := r
+				cb[0] = byte(s281 >> 8)
+				cb[1] = byte(s281)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4205,9 +4200,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s280 := r
-				cb[0] = byte(s280 >> 8)
-				cb[1] = byte(s280)
+				s282 := r
+				cb[0] = byte(s282 >> 8)
+				cb[1] = byte(s282)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -316,7 +316,7 @@ var countOf = [186]int{0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 
 type Pipeline struct {
 	pkt    *packet.Packet
 	tables []*packet.Table
-	keys   [3]packet.Value
+	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
@@ -2275,11 +2275,9 @@ n85:
 n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m4}
 		b87 := data[h0 : h0+14] // ethernet
-		pl.keys[1] = packet.Value{Lo: (uint64(b87[12])<<8 | uint64(b87[13]))}
-		pl.keys[2] = m8
-		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
+		kv88 := m8
+		if e, hit := pl.tables[2].LookupWords((m4)&0xf, (uint64(b87[12])<<8|uint64(b87[13]))&0xffff, kv88.Hi, kv88.Lo); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2330,10 +2328,10 @@ n92:
 	}
 n93:
 	{ // L3Icmp4Type: switch icmp.type
-		b89 := data[h6 : h6+4] // icmp
-		v88 := uint64(b89[0])
+		b90 := data[h6 : h6+4] // icmp
+		v89 := uint64(b90[0])
 		switch {
-		case v88 == 0x3:
+		case v89 == 0x3:
 			goto n95
 		default:
 			goto n94
@@ -2345,22 +2343,22 @@ n94:
 	}
 n95:
 	{ // L3Unreach4: switch icmp.code
-		b91 := data[h6 : h6+4] // icmp
-		v90 := uint64(b91[1])
+		b92 := data[h6 : h6+4] // icmp
+		v91 := uint64(b92[1])
 		switch {
-		case v90 == 0x0:
+		case v91 == 0x0:
 			goto n96
-		case v90 == 0x1:
+		case v91 == 0x1:
 			goto n97
-		case v90 == 0x3:
+		case v91 == 0x3:
 			goto n98
-		case v90 == 0x4:
+		case v91 == 0x4:
 			goto n99
-		case v90 == 0x6:
+		case v91 == 0x6:
 			goto n100
-		case v90 == 0x7:
+		case v91 == 0x7:
 			goto n101
-		case v90 == 0xa:
+		case v91 == 0xa:
 			goto n102
 		default:
 			goto n103
@@ -2400,14 +2398,14 @@ n103:
 	}
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b93 := data[h7 : h7+4] // icmpv6
-		v92 := uint64(b93[0])
+		b94 := data[h7 : h7+4] // icmpv6
+		v93 := uint64(b94[0])
 		switch {
-		case v92 == 0x1:
+		case v93 == 0x1:
 			goto n106
-		case v92 == 0x80:
+		case v93 == 0x80:
 			goto n120
-		case v92 == 0x87:
+		case v93 == 0x87:
 			goto n122
 		default:
 			goto n105
@@ -2419,16 +2417,16 @@ n105:
 	}
 n106:
 	{ // L3Unreach6: switch icmpv6.code
-		b95 := data[h7 : h7+4] // icmpv6
-		v94 := uint64(b95[1])
+		b96 := data[h7 : h7+4] // icmpv6
+		v95 := uint64(b96[1])
 		switch {
-		case v94 == 0x0:
+		case v95 == 0x0:
 			goto n107
-		case v94 == 0x1:
+		case v95 == 0x1:
 			goto n108
-		case v94 == 0x2:
+		case v95 == 0x2:
 			goto n109
-		case v94 == 0x4:
+		case v95 == 0x4:
 			goto n110
 		default:
 			goto n111
@@ -2456,8 +2454,8 @@ n111:
 	}
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b96 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b96[24])<<24 | uint64(b96[25])<<16 | uint64(b96[26])<<8 | uint64(b96[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b97 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b97[24])<<24 | uint64(b97[25])<<16 | uint64(b97[26])<<8 | uint64(b97[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n114
 		}
 		goto n113
@@ -2478,55 +2476,55 @@ n114:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s97 := r
-				cb[0] = byte(s97 >> 8)
-				cb[1] = byte(s97)
+				s98 := r
+				cb[0] = byte(s98 >> 8)
+				cb[1] = byte(s98)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b98 := data[h0 : h0+14] // ethernet
-		s99 := (uint64(b98[6])<<40 | uint64(b98[7])<<32 | uint64(b98[8])<<24 | uint64(b98[9])<<16 | uint64(b98[10])<<8 | uint64(b98[11]))
-		b98[0] = byte(s99 >> 40)
-		b98[1] = byte(s99 >> 32)
-		b98[2] = byte(s99 >> 24)
-		b98[3] = byte(s99 >> 16)
-		b98[4] = byte(s99 >> 8)
-		b98[5] = byte(s99)
-		s100 := m5
-		b98[6] = byte(s100 >> 40)
-		b98[7] = byte(s100 >> 32)
-		b98[8] = byte(s100 >> 24)
-		b98[9] = byte(s100 >> 16)
-		b98[10] = byte(s100 >> 8)
-		b98[11] = byte(s100)
-		b101 := data[h5 : h5+28] // arp
-		s102 := 0x2
-		b101[6] = byte(s102 >> 8)
-		b101[7] = byte(s102)
-		s103 := (uint64(b101[8])<<40 | uint64(b101[9])<<32 | uint64(b101[10])<<24 | uint64(b101[11])<<16 | uint64(b101[12])<<8 | uint64(b101[13]))
-		b101[18] = byte(s103 >> 40)
-		b101[19] = byte(s103 >> 32)
-		b101[20] = byte(s103 >> 24)
-		b101[21] = byte(s103 >> 16)
-		b101[22] = byte(s103 >> 8)
-		b101[23] = byte(s103)
-		s104 := m5
-		b101[8] = byte(s104 >> 40)
-		b101[9] = byte(s104 >> 32)
-		b101[10] = byte(s104 >> 24)
-		b101[11] = byte(s104 >> 16)
-		b101[12] = byte(s104 >> 8)
-		b101[13] = byte(s104)
-		s105 := (uint64(b101[14])<<24 | uint64(b101[15])<<16 | uint64(b101[16])<<8 | uint64(b101[17]))
-		b101[24] = byte(s105 >> 24)
-		b101[25] = byte(s105 >> 16)
-		b101[26] = byte(s105 >> 8)
-		b101[27] = byte(s105)
-		s106 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b101[14] = byte(s106 >> 24)
-		b101[15] = byte(s106 >> 16)
-		b101[16] = byte(s106 >> 8)
-		b101[17] = byte(s106)
+		b99 := data[h0 : h0+14] // ethernet
+		s100 := (uint64(b99[6])<<40 | uint64(b99[7])<<32 | uint64(b99[8])<<24 | uint64(b99[9])<<16 | uint64(b99[10])<<8 | uint64(b99[11]))
+		b99[0] = byte(s100 >> 40)
+		b99[1] = byte(s100 >> 32)
+		b99[2] = byte(s100 >> 24)
+		b99[3] = byte(s100 >> 16)
+		b99[4] = byte(s100 >> 8)
+		b99[5] = byte(s100)
+		s101 := m5
+		b99[6] = byte(s101 >> 40)
+		b99[7] = byte(s101 >> 32)
+		b99[8] = byte(s101 >> 24)
+		b99[9] = byte(s101 >> 16)
+		b99[10] = byte(s101 >> 8)
+		b99[11] = byte(s101)
+		b102 := data[h5 : h5+28] // arp
+		s103 := 0x2
+		b102[6] = byte(s103 >> 8)
+		b102[7] = byte(s103)
+		s104 := (uint64(b102[8])<<40 | uint64(b102[9])<<32 | uint64(b102[10])<<24 | uint64(b102[11])<<16 | uint64(b102[12])<<8 | uint64(b102[13]))
+		b102[18] = byte(s104 >> 40)
+		b102[19] = byte(s104 >> 32)
+		b102[20] = byte(s104 >> 24)
+		b102[21] = byte(s104 >> 16)
+		b102[22] = byte(s104 >> 8)
+		b102[23] = byte(s104)
+		s105 := m5
+		b102[8] = byte(s105 >> 40)
+		b102[9] = byte(s105 >> 32)
+		b102[10] = byte(s105 >> 24)
+		b102[11] = byte(s105 >> 16)
+		b102[12] = byte(s105 >> 8)
+		b102[13] = byte(s105)
+		s106 := (uint64(b102[14])<<24 | uint64(b102[15])<<16 | uint64(b102[16])<<8 | uint64(b102[17]))
+		b102[24] = byte(s106 >> 24)
+		b102[25] = byte(s106 >> 16)
+		b102[26] = byte(s106 >> 8)
+		b102[27] = byte(s106)
+		s107 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b102[14] = byte(s107 >> 24)
+		b102[15] = byte(s107 >> 16)
+		b102[16] = byte(s107 >> 8)
+		b102[17] = byte(s107)
 		goto n115
 	}
 n115:
@@ -2538,8 +2536,8 @@ n116:
 		if !(h2 >= 0) {
 			return pl.drop(27)
 		}
-		b107 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b107[16])<<24 | uint64(b107[17])<<16 | uint64(b107[18])<<8 | uint64(b107[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b108 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b108[16])<<24 | uint64(b108[17])<<16 | uint64(b108[18])<<8 | uint64(b108[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n118
 		}
 		goto n117
@@ -2550,59 +2548,59 @@ n117:
 	}
 n118:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d108 uint64          // icmp checksum
-		b109 := data[h0 : h0+14] // ethernet
-		v110 := (uint64(b109[6])<<40 | uint64(b109[7])<<32 | uint64(b109[8])<<24 | uint64(b109[9])<<16 | uint64(b109[10])<<8 | uint64(b109[11]))
-		s111 := v110
-		b109[0] = byte(s111 >> 40)
-		b109[1] = byte(s111 >> 32)
-		b109[2] = byte(s111 >> 24)
-		b109[3] = byte(s111 >> 16)
-		b109[4] = byte(s111 >> 8)
-		b109[5] = byte(s111)
-		v112 := m5
-		s113 := v112
-		b109[6] = byte(s113 >> 40)
-		b109[7] = byte(s113 >> 32)
-		b109[8] = byte(s113 >> 24)
-		b109[9] = byte(s113 >> 16)
-		b109[10] = byte(s113 >> 8)
-		b109[11] = byte(s113)
+		var d109 uint64          // icmp checksum
+		b110 := data[h0 : h0+14] // ethernet
+		v111 := (uint64(b110[6])<<40 | uint64(b110[7])<<32 | uint64(b110[8])<<24 | uint64(b110[9])<<16 | uint64(b110[10])<<8 | uint64(b110[11]))
+		s112 := v111
+		b110[0] = byte(s112 >> 40)
+		b110[1] = byte(s112 >> 32)
+		b110[2] = byte(s112 >> 24)
+		b110[3] = byte(s112 >> 16)
+		b110[4] = byte(s112 >> 8)
+		b110[5] = byte(s112)
+		v113 := m5
+		s114 := v113
+		b110[6] = byte(s114 >> 40)
+		b110[7] = byte(s114 >> 32)
+		b110[8] = byte(s114 >> 24)
+		b110[9] = byte(s114 >> 16)
+		b110[10] = byte(s114 >> 8)
+		b110[11] = byte(s114)
 		if !(h2 >= 0) {
 			return pl.drop(29)
 		}
-		b114 := data[h2 : h2+20] // ipv4
-		v115 := (uint64(b114[12])<<24 | uint64(b114[13])<<16 | uint64(b114[14])<<8 | uint64(b114[15]))
-		s116 := v115
-		b114[16] = byte(s116 >> 24)
-		b114[17] = byte(s116 >> 16)
-		b114[18] = byte(s116 >> 8)
-		b114[19] = byte(s116)
-		v117 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s118 := v117
-		b114[12] = byte(s118 >> 24)
-		b114[13] = byte(s118 >> 16)
-		b114[14] = byte(s118 >> 8)
-		b114[15] = byte(s118)
-		v119 := 0x0
-		b120 := data[h6 : h6+4] // icmp
-		os121 := uint32(uint64(b120[0])<<8 | uint64(b120[1]))
-		b120[0] = byte(v119)
-		f123 := uint32(os121)
-		f123 += bits.RotateLeft32(f123, 16)
-		dl122 := uint64(^uint16(f123>>16)) + uint64(uint32(uint64(b120[0])<<8|uint64(b120[1])))
-		d108 += dl122
+		b115 := data[h2 : h2+20] // ipv4
+		v116 := (uint64(b115[12])<<24 | uint64(b115[13])<<16 | uint64(b115[14])<<8 | uint64(b115[15]))
+		s117 := v116
+		b115[16] = byte(s117 >> 24)
+		b115[17] = byte(s117 >> 16)
+		b115[18] = byte(s117 >> 8)
+		b115[19] = byte(s117)
+		v118 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s119 := v118
+		b115[12] = byte(s119 >> 24)
+		b115[13] = byte(s119 >> 16)
+		b115[14] = byte(s119 >> 8)
+		b115[15] = byte(s119)
+		v120 := 0x0
+		b121 := data[h6 : h6+4] // icmp
+		os122 := uint32(uint64(b121[0])<<8 | uint64(b121[1]))
+		b121[0] = byte(v120)
+		f124 := uint32(os122)
+		f124 += bits.RotateLeft32(f124, 16)
+		dl123 := uint64(^uint16(f124>>16)) + uint64(uint32(uint64(b121[0])<<8|uint64(b121[1])))
+		d109 += dl123
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d108
+			x := uint64(^cv) + d109
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s124 := r
-			cb[0] = byte(s124 >> 8)
-			cb[1] = byte(s124)
+			s125 := r
+			cb[0] = byte(s125 >> 8)
+			cb[1] = byte(s125)
 		}
 		goto n119
 	}
@@ -2613,101 +2611,101 @@ n119:
 	}
 n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d125 uint64          // icmpv6 checksum
-		b126 := data[h0 : h0+14] // ethernet
-		v127 := (uint64(b126[6])<<40 | uint64(b126[7])<<32 | uint64(b126[8])<<24 | uint64(b126[9])<<16 | uint64(b126[10])<<8 | uint64(b126[11]))
-		s128 := v127
-		b126[0] = byte(s128 >> 40)
-		b126[1] = byte(s128 >> 32)
-		b126[2] = byte(s128 >> 24)
-		b126[3] = byte(s128 >> 16)
-		b126[4] = byte(s128 >> 8)
-		b126[5] = byte(s128)
-		v129 := m5
-		s130 := v129
-		b126[6] = byte(s130 >> 40)
-		b126[7] = byte(s130 >> 32)
-		b126[8] = byte(s130 >> 24)
-		b126[9] = byte(s130 >> 16)
-		b126[10] = byte(s130 >> 8)
-		b126[11] = byte(s130)
+		var d126 uint64          // icmpv6 checksum
+		b127 := data[h0 : h0+14] // ethernet
+		v128 := (uint64(b127[6])<<40 | uint64(b127[7])<<32 | uint64(b127[8])<<24 | uint64(b127[9])<<16 | uint64(b127[10])<<8 | uint64(b127[11]))
+		s129 := v128
+		b127[0] = byte(s129 >> 40)
+		b127[1] = byte(s129 >> 32)
+		b127[2] = byte(s129 >> 24)
+		b127[3] = byte(s129 >> 16)
+		b127[4] = byte(s129 >> 8)
+		b127[5] = byte(s129)
+		v130 := m5
+		s131 := v130
+		b127[6] = byte(s131 >> 40)
+		b127[7] = byte(s131 >> 32)
+		b127[8] = byte(s131 >> 24)
+		b127[9] = byte(s131 >> 16)
+		b127[10] = byte(s131 >> 8)
+		b127[11] = byte(s131)
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b131 := data[h3 : h3+40] // ipv6
-		v132 := packet.Value{Hi: (uint64(b131[8])<<56 | uint64(b131[9])<<48 | uint64(b131[10])<<40 | uint64(b131[11])<<32 | uint64(b131[12])<<24 | uint64(b131[13])<<16 | uint64(b131[14])<<8 | uint64(b131[15])), Lo: (uint64(b131[16])<<56 | uint64(b131[17])<<48 | uint64(b131[18])<<40 | uint64(b131[19])<<32 | uint64(b131[20])<<24 | uint64(b131[21])<<16 | uint64(b131[22])<<8 | uint64(b131[23]))}
-		ws134 := packet.Value{Hi: (uint64(b131[24])<<56 | uint64(b131[25])<<48 | uint64(b131[26])<<40 | uint64(b131[27])<<32 | uint64(b131[28])<<24 | uint64(b131[29])<<16 | uint64(b131[30])<<8 | uint64(b131[31])), Lo: (uint64(b131[32])<<56 | uint64(b131[33])<<48 | uint64(b131[34])<<40 | uint64(b131[35])<<32 | uint64(b131[36])<<24 | uint64(b131[37])<<16 | uint64(b131[38])<<8 | uint64(b131[39]))}
-		os133 := uint32(uint16(ws134.Hi>>0)) + uint32(uint16(ws134.Hi>>16)) + uint32(uint16(ws134.Hi>>32)) + uint32(uint16(ws134.Hi>>48)) + uint32(uint16(ws134.Lo>>0)) + uint32(uint16(ws134.Lo>>16)) + uint32(uint16(ws134.Lo>>32)) + uint32(uint16(ws134.Lo>>48))
-		v135 := v132
-		s136 := v135.Hi
-		b131[24] = byte(s136 >> 56)
-		b131[25] = byte(s136 >> 48)
-		b131[26] = byte(s136 >> 40)
-		b131[27] = byte(s136 >> 32)
-		b131[28] = byte(s136 >> 24)
-		b131[29] = byte(s136 >> 16)
-		b131[30] = byte(s136 >> 8)
-		b131[31] = byte(s136)
-		s137 := v135.Lo
-		b131[32] = byte(s137 >> 56)
-		b131[33] = byte(s137 >> 48)
-		b131[34] = byte(s137 >> 40)
-		b131[35] = byte(s137 >> 32)
-		b131[36] = byte(s137 >> 24)
-		b131[37] = byte(s137 >> 16)
-		b131[38] = byte(s137 >> 8)
-		b131[39] = byte(s137)
-		ws138 := v132
-		f140 := uint32(os133)
-		f140 += bits.RotateLeft32(f140, 16)
-		dl139 := uint64(^uint16(f140>>16)) + uint64(uint32(uint16(ws138.Hi>>0))+uint32(uint16(ws138.Hi>>16))+uint32(uint16(ws138.Hi>>32))+uint32(uint16(ws138.Hi>>48))+uint32(uint16(ws138.Lo>>0))+uint32(uint16(ws138.Lo>>16))+uint32(uint16(ws138.Lo>>32))+uint32(uint16(ws138.Lo>>48)))
-		d125 += dl139
-		v141 := m6
-		ws143 := packet.Value{Hi: (uint64(b131[8])<<56 | uint64(b131[9])<<48 | uint64(b131[10])<<40 | uint64(b131[11])<<32 | uint64(b131[12])<<24 | uint64(b131[13])<<16 | uint64(b131[14])<<8 | uint64(b131[15])), Lo: (uint64(b131[16])<<56 | uint64(b131[17])<<48 | uint64(b131[18])<<40 | uint64(b131[19])<<32 | uint64(b131[20])<<24 | uint64(b131[21])<<16 | uint64(b131[22])<<8 | uint64(b131[23]))}
-		os142 := uint32(uint16(ws143.Hi>>0)) + uint32(uint16(ws143.Hi>>16)) + uint32(uint16(ws143.Hi>>32)) + uint32(uint16(ws143.Hi>>48)) + uint32(uint16(ws143.Lo>>0)) + uint32(uint16(ws143.Lo>>16)) + uint32(uint16(ws143.Lo>>32)) + uint32(uint16(ws143.Lo>>48))
-		v144 := v141
-		s145 := v144.Hi
-		b131[8] = byte(s145 >> 56)
-		b131[9] = byte(s145 >> 48)
-		b131[10] = byte(s145 >> 40)
-		b131[11] = byte(s145 >> 32)
-		b131[12] = byte(s145 >> 24)
-		b131[13] = byte(s145 >> 16)
-		b131[14] = byte(s145 >> 8)
-		b131[15] = byte(s145)
-		s146 := v144.Lo
-		b131[16] = byte(s146 >> 56)
-		b131[17] = byte(s146 >> 48)
-		b131[18] = byte(s146 >> 40)
-		b131[19] = byte(s146 >> 32)
-		b131[20] = byte(s146 >> 24)
-		b131[21] = byte(s146 >> 16)
-		b131[22] = byte(s146 >> 8)
-		b131[23] = byte(s146)
-		ws147 := v141
-		f149 := uint32(os142)
-		f149 += bits.RotateLeft32(f149, 16)
-		dl148 := uint64(^uint16(f149>>16)) + uint64(uint32(uint16(ws147.Hi>>0))+uint32(uint16(ws147.Hi>>16))+uint32(uint16(ws147.Hi>>32))+uint32(uint16(ws147.Hi>>48))+uint32(uint16(ws147.Lo>>0))+uint32(uint16(ws147.Lo>>16))+uint32(uint16(ws147.Lo>>32))+uint32(uint16(ws147.Lo>>48)))
-		d125 += dl148
-		v150 := 0x81
-		b151 := data[h7 : h7+4] // icmpv6
-		os152 := uint32(uint64(b151[0])<<8 | uint64(b151[1]))
-		b151[0] = byte(v150)
-		f154 := uint32(os152)
-		f154 += bits.RotateLeft32(f154, 16)
-		dl153 := uint64(^uint16(f154>>16)) + uint64(uint32(uint64(b151[0])<<8|uint64(b151[1])))
-		d125 += dl153
+		b132 := data[h3 : h3+40] // ipv6
+		v133 := packet.Value{Hi: (uint64(b132[8])<<56 | uint64(b132[9])<<48 | uint64(b132[10])<<40 | uint64(b132[11])<<32 | uint64(b132[12])<<24 | uint64(b132[13])<<16 | uint64(b132[14])<<8 | uint64(b132[15])), Lo: (uint64(b132[16])<<56 | uint64(b132[17])<<48 | uint64(b132[18])<<40 | uint64(b132[19])<<32 | uint64(b132[20])<<24 | uint64(b132[21])<<16 | uint64(b132[22])<<8 | uint64(b132[23]))}
+		ws135 := packet.Value{Hi: (uint64(b132[24])<<56 | uint64(b132[25])<<48 | uint64(b132[26])<<40 | uint64(b132[27])<<32 | uint64(b132[28])<<24 | uint64(b132[29])<<16 | uint64(b132[30])<<8 | uint64(b132[31])), Lo: (uint64(b132[32])<<56 | uint64(b132[33])<<48 | uint64(b132[34])<<40 | uint64(b132[35])<<32 | uint64(b132[36])<<24 | uint64(b132[37])<<16 | uint64(b132[38])<<8 | uint64(b132[39]))}
+		os134 := uint32(uint16(ws135.Hi>>0)) + uint32(uint16(ws135.Hi>>16)) + uint32(uint16(ws135.Hi>>32)) + uint32(uint16(ws135.Hi>>48)) + uint32(uint16(ws135.Lo>>0)) + uint32(uint16(ws135.Lo>>16)) + uint32(uint16(ws135.Lo>>32)) + uint32(uint16(ws135.Lo>>48))
+		v136 := v133
+		s137 := v136.Hi
+		b132[24] = byte(s137 >> 56)
+		b132[25] = byte(s137 >> 48)
+		b132[26] = byte(s137 >> 40)
+		b132[27] = byte(s137 >> 32)
+		b132[28] = byte(s137 >> 24)
+		b132[29] = byte(s137 >> 16)
+		b132[30] = byte(s137 >> 8)
+		b132[31] = byte(s137)
+		s138 := v136.Lo
+		b132[32] = byte(s138 >> 56)
+		b132[33] = byte(s138 >> 48)
+		b132[34] = byte(s138 >> 40)
+		b132[35] = byte(s138 >> 32)
+		b132[36] = byte(s138 >> 24)
+		b132[37] = byte(s138 >> 16)
+		b132[38] = byte(s138 >> 8)
+		b132[39] = byte(s138)
+		ws139 := v133
+		f141 := uint32(os134)
+		f141 += bits.RotateLeft32(f141, 16)
+		dl140 := uint64(^uint16(f141>>16)) + uint64(uint32(uint16(ws139.Hi>>0))+uint32(uint16(ws139.Hi>>16))+uint32(uint16(ws139.Hi>>32))+uint32(uint16(ws139.Hi>>48))+uint32(uint16(ws139.Lo>>0))+uint32(uint16(ws139.Lo>>16))+uint32(uint16(ws139.Lo>>32))+uint32(uint16(ws139.Lo>>48)))
+		d126 += dl140
+		v142 := m6
+		ws144 := packet.Value{Hi: (uint64(b132[8])<<56 | uint64(b132[9])<<48 | uint64(b132[10])<<40 | uint64(b132[11])<<32 | uint64(b132[12])<<24 | uint64(b132[13])<<16 | uint64(b132[14])<<8 | uint64(b132[15])), Lo: (uint64(b132[16])<<56 | uint64(b132[17])<<48 | uint64(b132[18])<<40 | uint64(b132[19])<<32 | uint64(b132[20])<<24 | uint64(b132[21])<<16 | uint64(b132[22])<<8 | uint64(b132[23]))}
+		os143 := uint32(uint16(ws144.Hi>>0)) + uint32(uint16(ws144.Hi>>16)) + uint32(uint16(ws144.Hi>>32)) + uint32(uint16(ws144.Hi>>48)) + uint32(uint16(ws144.Lo>>0)) + uint32(uint16(ws144.Lo>>16)) + uint32(uint16(ws144.Lo>>32)) + uint32(uint16(ws144.Lo>>48))
+		v145 := v142
+		s146 := v145.Hi
+		b132[8] = byte(s146 >> 56)
+		b132[9] = byte(s146 >> 48)
+		b132[10] = byte(s146 >> 40)
+		b132[11] = byte(s146 >> 32)
+		b132[12] = byte(s146 >> 24)
+		b132[13] = byte(s146 >> 16)
+		b132[14] = byte(s146 >> 8)
+		b132[15] = byte(s146)
+		s147 := v145.Lo
+		b132[16] = byte(s147 >> 56)
+		b132[17] = byte(s147 >> 48)
+		b132[18] = byte(s147 >> 40)
+		b132[19] = byte(s147 >> 32)
+		b132[20] = byte(s147 >> 24)
+		b132[21] = byte(s147 >> 16)
+		b132[22] = byte(s147 >> 8)
+		b132[23] = byte(s147)
+		ws148 := v142
+		f150 := uint32(os143)
+		f150 += bits.RotateLeft32(f150, 16)
+		dl149 := uint64(^uint16(f150>>16)) + uint64(uint32(uint16(ws148.Hi>>0))+uint32(uint16(ws148.Hi>>16))+uint32(uint16(ws148.Hi>>32))+uint32(uint16(ws148.Hi>>48))+uint32(uint16(ws148.Lo>>0))+uint32(uint16(ws148.Lo>>16))+uint32(uint16(ws148.Lo>>32))+uint32(uint16(ws148.Lo>>48)))
+		d126 += dl149
+		v151 := 0x81
+		b152 := data[h7 : h7+4] // icmpv6
+		os153 := uint32(uint64(b152[0])<<8 | uint64(b152[1]))
+		b152[0] = byte(v151)
+		f155 := uint32(os153)
+		f155 += bits.RotateLeft32(f155, 16)
+		dl154 := uint64(^uint16(f155>>16)) + uint64(uint32(uint64(b152[0])<<8|uint64(b152[1])))
+		d126 += dl154
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d125
+			x := uint64(^cv) + d126
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s155 := r
-			cb[0] = byte(s155 >> 8)
-			cb[1] = byte(s155)
+			s156 := r
+			cb[0] = byte(s156 >> 8)
+			cb[1] = byte(s156)
 		}
 		goto n121
 	}
@@ -2721,8 +2719,8 @@ n122:
 		if !(h12 >= 0) {
 			return pl.drop(31)
 		}
-		b156 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b156[4])<<56 | uint64(b156[5])<<48 | uint64(b156[6])<<40 | uint64(b156[7])<<32 | uint64(b156[8])<<24 | uint64(b156[9])<<16 | uint64(b156[10])<<8 | uint64(b156[11])), Lo: (uint64(b156[12])<<56 | uint64(b156[13])<<48 | uint64(b156[14])<<40 | uint64(b156[15])<<32 | uint64(b156[16])<<24 | uint64(b156[17])<<16 | uint64(b156[18])<<8 | uint64(b156[19]))} == m6) {
+		b157 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b157[4])<<56 | uint64(b157[5])<<48 | uint64(b157[6])<<40 | uint64(b157[7])<<32 | uint64(b157[8])<<24 | uint64(b157[9])<<16 | uint64(b157[10])<<8 | uint64(b157[11])), Lo: (uint64(b157[12])<<56 | uint64(b157[13])<<48 | uint64(b157[14])<<40 | uint64(b157[15])<<32 | uint64(b157[16])<<24 | uint64(b157[17])<<16 | uint64(b157[18])<<8 | uint64(b157[19]))} == m6) {
 			goto n124
 		}
 		goto n123
@@ -2736,8 +2734,8 @@ n124:
 		if !(h3 >= 0) {
 			return pl.drop(33)
 		}
-		b157 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b157[8])<<56 | uint64(b157[9])<<48 | uint64(b157[10])<<40 | uint64(b157[11])<<32 | uint64(b157[12])<<24 | uint64(b157[13])<<16 | uint64(b157[14])<<8 | uint64(b157[15])), Lo: (uint64(b157[16])<<56 | uint64(b157[17])<<48 | uint64(b157[18])<<40 | uint64(b157[19])<<32 | uint64(b157[20])<<24 | uint64(b157[21])<<16 | uint64(b157[22])<<8 | uint64(b157[23]))} == packet.Value{Lo: 0x0}) {
+		b158 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b158[8])<<56 | uint64(b158[9])<<48 | uint64(b158[10])<<40 | uint64(b158[11])<<32 | uint64(b158[12])<<24 | uint64(b158[13])<<16 | uint64(b158[14])<<8 | uint64(b158[15])), Lo: (uint64(b158[16])<<56 | uint64(b158[17])<<48 | uint64(b158[18])<<40 | uint64(b158[19])<<32 | uint64(b158[20])<<24 | uint64(b158[21])<<16 | uint64(b158[22])<<8 | uint64(b158[23]))} == packet.Value{Lo: 0x0}) {
 			goto n125
 		}
 		goto n126
@@ -2753,9 +2751,9 @@ n125:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s158 := r
-				cb[0] = byte(s158 >> 8)
-				cb[1] = byte(s158)
+				s159 := r
+				cb[0] = byte(s159 >> 8)
+				cb[1] = byte(s159)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2765,8 +2763,8 @@ n125:
 		if !(h12 >= 0) {
 			return pl.drop(34)
 		}
-		b159 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11])), Lo: (uint64(b159[12])<<56 | uint64(b159[13])<<48 | uint64(b159[14])<<40 | uint64(b159[15])<<32 | uint64(b159[16])<<24 | uint64(b159[17])<<16 | uint64(b159[18])<<8 | uint64(b159[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b160 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b160[4])<<56 | uint64(b160[5])<<48 | uint64(b160[6])<<40 | uint64(b160[7])<<32 | uint64(b160[8])<<24 | uint64(b160[9])<<16 | uint64(b160[10])<<8 | uint64(b160[11])), Lo: (uint64(b160[12])<<56 | uint64(b160[13])<<48 | uint64(b160[14])<<40 | uint64(b160[15])<<32 | uint64(b160[16])<<24 | uint64(b160[17])<<16 | uint64(b160[18])<<8 | uint64(b160[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
@@ -2780,25 +2778,25 @@ n126:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s160 := r
-				cb[0] = byte(s160 >> 8)
-				cb[1] = byte(s160)
+				s161 := r
+				cb[0] = byte(s161 >> 8)
+				cb[1] = byte(s161)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h3 >= 0) {
 			return pl.drop(35)
 		}
-		b161 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b161[8])<<56 | uint64(b161[9])<<48 | uint64(b161[10])<<40 | uint64(b161[11])<<32 | uint64(b161[12])<<24 | uint64(b161[13])<<16 | uint64(b161[14])<<8 | uint64(b161[15])), Lo: (uint64(b161[16])<<56 | uint64(b161[17])<<48 | uint64(b161[18])<<40 | uint64(b161[19])<<32 | uint64(b161[20])<<24 | uint64(b161[21])<<16 | uint64(b161[22])<<8 | uint64(b161[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b162 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b162[6])<<40 | uint64(b162[7])<<32 | uint64(b162[8])<<24 | uint64(b162[9])<<16 | uint64(b162[10])<<8 | uint64(b162[11])) & 0xffffffffffff
+		b162 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b162[8])<<56 | uint64(b162[9])<<48 | uint64(b162[10])<<40 | uint64(b162[11])<<32 | uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])), Lo: (uint64(b162[16])<<56 | uint64(b162[17])<<48 | uint64(b162[18])<<40 | uint64(b162[19])<<32 | uint64(b162[20])<<24 | uint64(b162[21])<<16 | uint64(b162[22])<<8 | uint64(b162[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b163 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b163[6])<<40 | uint64(b163[7])<<32 | uint64(b163[8])<<24 | uint64(b163[9])<<16 | uint64(b163[10])<<8 | uint64(b163[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(35)
 		}
-		b163 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b163[4])<<56 | uint64(b163[5])<<48 | uint64(b163[6])<<40 | uint64(b163[7])<<32 | uint64(b163[8])<<24 | uint64(b163[9])<<16 | uint64(b163[10])<<8 | uint64(b163[11])), Lo: (uint64(b163[12])<<56 | uint64(b163[13])<<48 | uint64(b163[14])<<40 | uint64(b163[15])<<32 | uint64(b163[16])<<24 | uint64(b163[17])<<16 | uint64(b163[18])<<8 | uint64(b163[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b164 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11])), Lo: (uint64(b164[12])<<56 | uint64(b164[13])<<48 | uint64(b164[14])<<40 | uint64(b164[15])<<32 | uint64(b164[16])<<24 | uint64(b164[17])<<16 | uint64(b164[18])<<8 | uint64(b164[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
@@ -2820,14 +2818,14 @@ n128:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s164 := r
-				cb[0] = byte(s164 >> 8)
-				cb[1] = byte(s164)
+				s165 := r
+				cb[0] = byte(s165 >> 8)
+				cb[1] = byte(s165)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b165 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b165[0])<<40 | uint64(b165[1])<<32 | uint64(b165[2])<<24 | uint64(b165[3])<<16 | uint64(b165[4])<<8 | uint64(b165[5])) & 0xffffffffffff
+		b166 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b166[0])<<40 | uint64(b166[1])<<32 | uint64(b166[2])<<24 | uint64(b166[3])<<16 | uint64(b166[4])<<8 | uint64(b166[5])) & 0xffffffffffff
 		pl.edges[39]++
 		goto n129
 	}
@@ -2847,15 +2845,15 @@ n130:
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		po166, pn167 := h14, 6 // nd_mac
-		if po166 < 0 || po166+pn167 > len(data) {
+		po167, pn168 := h14, 6 // nd_mac
+		if po167 < 0 || po167+pn168 > len(data) {
 			return pl.drop(36)
 		}
-		pendOff = po166
-		pendN = pn167
+		pendOff = po167
+		pendN = pn168
 		h14 = -1
-		if cur > po166 {
-			cur = max(po166, cur-pn167)
+		if cur > po167 {
+			cur = max(po167, cur-pn168)
 		}
 		pl.edges[40]++
 		goto n132
@@ -2872,15 +2870,15 @@ n132:
 			}
 			pendN = 0
 		}
-		po168, pn169 := h13, 2 // nd_opt
-		if po168 < 0 || po168+pn169 > len(data) {
+		po169, pn170 := h13, 2 // nd_opt
+		if po169 < 0 || po169+pn170 > len(data) {
 			return pl.drop(37)
 		}
-		pendOff = po168
-		pendN += pn169
+		pendOff = po169
+		pendN += pn170
 		h13 = -1
-		if cur > po168 {
-			cur = max(po168, cur-pn169)
+		if cur > po169 {
+			cur = max(po169, cur-pn170)
 		}
 		pl.edges[41]++
 		goto n133
@@ -2900,25 +2898,25 @@ n133:
 		if !(h12 >= 0) {
 			return pl.drop(38)
 		}
-		po170, pn171 := h12, 20 // nd_ns
-		if po170 < 0 || po170+pn171 > len(data) {
+		po171, pn172 := h12, 20 // nd_ns
+		if po171 < 0 || po171+pn172 > len(data) {
 			return pl.drop(38)
 		}
-		pendN += pn171
-		if po170 < len(data)-po170-pendN {
-			copy(data[pendN:pendN+po170], data[:po170])
+		pendN += pn172
+		if po171 < len(data)-po171-pendN {
+			copy(data[pendN:pendN+po171], data[:po171])
 			data = data[pendN:]
 		} else {
-			copy(data[po170:], data[po170+pendN:])
+			copy(data[po171:], data[po171+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h14 >= 0) && h14 > po170 {
-			h14 -= pn171
+		if (h14 >= 0) && h14 > po171 {
+			h14 -= pn172
 		} // nd_mac
-		if cur > po170 {
-			cur = max(po170, cur-pn171)
+		if cur > po171 {
+			cur = max(po171, cur-pn172)
 		}
 		goto n134
 	}
@@ -2933,9 +2931,9 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s172 := r
-				cb[0] = byte(s172 >> 8)
-				cb[1] = byte(s172)
+				s173 := r
+				cb[0] = byte(s173 >> 8)
+				cb[1] = byte(s173)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3070,7 +3068,7 @@ n134:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt173 := p.Push(15, h7+4, 0)
+		rt174 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3197,7 +3195,7 @@ n134:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt173 {
+		if !rt174 {
 			return pl.drop(39)
 		}
 		goto n135
@@ -3213,9 +3211,9 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s174 := r
-				cb[0] = byte(s174 >> 8)
-				cb[1] = byte(s174)
+				s175 := r
+				cb[0] = byte(s175 >> 8)
+				cb[1] = byte(s175)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3350,7 +3348,7 @@ n135:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt175 := p.Push(16, h15+20, 0)
+		rt176 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3477,7 +3475,7 @@ n135:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt175 {
+		if !rt176 {
 			return pl.drop(40)
 		}
 		goto n136
@@ -3493,9 +3491,9 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s176 := r
-				cb[0] = byte(s176 >> 8)
-				cb[1] = byte(s176)
+				s177 := r
+				cb[0] = byte(s177 >> 8)
+				cb[1] = byte(s177)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3630,7 +3628,7 @@ n136:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt177 := p.Push(17, h16+2, 0)
+		rt178 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3757,7 +3755,7 @@ n136:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt177 {
+		if !rt178 {
 			return pl.drop(41)
 		}
 		goto n137
@@ -3773,108 +3771,108 @@ n137:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s178 := r
-				cb[0] = byte(s178 >> 8)
-				cb[1] = byte(s178)
+				s179 := r
+				cb[0] = byte(s179 >> 8)
+				cb[1] = byte(s179)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b179 := data[h0 : h0+14] // ethernet
-		s180 := m25
-		b179[0] = byte(s180 >> 40)
-		b179[1] = byte(s180 >> 32)
-		b179[2] = byte(s180 >> 24)
-		b179[3] = byte(s180 >> 16)
-		b179[4] = byte(s180 >> 8)
-		b179[5] = byte(s180)
-		s181 := m5
-		b179[6] = byte(s181 >> 40)
-		b179[7] = byte(s181 >> 32)
-		b179[8] = byte(s181 >> 24)
-		b179[9] = byte(s181 >> 16)
-		b179[10] = byte(s181 >> 8)
-		b179[11] = byte(s181)
+		b180 := data[h0 : h0+14] // ethernet
+		s181 := m25
+		b180[0] = byte(s181 >> 40)
+		b180[1] = byte(s181 >> 32)
+		b180[2] = byte(s181 >> 24)
+		b180[3] = byte(s181 >> 16)
+		b180[4] = byte(s181 >> 8)
+		b180[5] = byte(s181)
+		s182 := m5
+		b180[6] = byte(s182 >> 40)
+		b180[7] = byte(s182 >> 32)
+		b180[8] = byte(s182 >> 24)
+		b180[9] = byte(s182 >> 16)
+		b180[10] = byte(s182 >> 8)
+		b180[11] = byte(s182)
 		if !(h3 >= 0) {
 			return pl.drop(42)
 		}
-		b182 := data[h3 : h3+40] // ipv6
-		s183 := 0x20
-		b182[4] = byte(s183 >> 8)
-		b182[5] = byte(s183)
-		b182[7] = byte(0xff)
-		v184 := m6
-		s185 := v184.Hi
-		b182[8] = byte(s185 >> 56)
-		b182[9] = byte(s185 >> 48)
-		b182[10] = byte(s185 >> 40)
-		b182[11] = byte(s185 >> 32)
-		b182[12] = byte(s185 >> 24)
-		b182[13] = byte(s185 >> 16)
-		b182[14] = byte(s185 >> 8)
-		b182[15] = byte(s185)
-		s186 := v184.Lo
-		b182[16] = byte(s186 >> 56)
-		b182[17] = byte(s186 >> 48)
-		b182[18] = byte(s186 >> 40)
-		b182[19] = byte(s186 >> 32)
-		b182[20] = byte(s186 >> 24)
-		b182[21] = byte(s186 >> 16)
-		b182[22] = byte(s186 >> 8)
-		b182[23] = byte(s186)
-		v187 := m24
-		s188 := v187.Hi
-		b182[24] = byte(s188 >> 56)
-		b182[25] = byte(s188 >> 48)
-		b182[26] = byte(s188 >> 40)
-		b182[27] = byte(s188 >> 32)
-		b182[28] = byte(s188 >> 24)
-		b182[29] = byte(s188 >> 16)
-		b182[30] = byte(s188 >> 8)
-		b182[31] = byte(s188)
-		s189 := v187.Lo
-		b182[32] = byte(s189 >> 56)
-		b182[33] = byte(s189 >> 48)
-		b182[34] = byte(s189 >> 40)
-		b182[35] = byte(s189 >> 32)
-		b182[36] = byte(s189 >> 24)
-		b182[37] = byte(s189 >> 16)
-		b182[38] = byte(s189 >> 8)
-		b182[39] = byte(s189)
-		b190 := data[h7 : h7+4] // icmpv6
-		b190[0] = byte(0x88)
-		b190[1] = byte(0x0)
-		b191 := data[h15 : h15+20] // nd_na
-		b191[0] = b191[0]&^0x40 | byte(m26)<<6&0x40
-		v192 := m27
-		s193 := v192.Hi
-		b191[4] = byte(s193 >> 56)
-		b191[5] = byte(s193 >> 48)
-		b191[6] = byte(s193 >> 40)
-		b191[7] = byte(s193 >> 32)
-		b191[8] = byte(s193 >> 24)
-		b191[9] = byte(s193 >> 16)
-		b191[10] = byte(s193 >> 8)
-		b191[11] = byte(s193)
-		s194 := v192.Lo
-		b191[12] = byte(s194 >> 56)
-		b191[13] = byte(s194 >> 48)
-		b191[14] = byte(s194 >> 40)
-		b191[15] = byte(s194 >> 32)
-		b191[16] = byte(s194 >> 24)
-		b191[17] = byte(s194 >> 16)
-		b191[18] = byte(s194 >> 8)
-		b191[19] = byte(s194)
-		b195 := data[h16 : h16+2] // nd_na_opt
-		b195[0] = byte(0x2)
-		b195[1] = byte(0x1)
-		b196 := data[h17 : h17+6] // nd_na_mac
-		s197 := m5
-		b196[0] = byte(s197 >> 40)
-		b196[1] = byte(s197 >> 32)
-		b196[2] = byte(s197 >> 24)
-		b196[3] = byte(s197 >> 16)
-		b196[4] = byte(s197 >> 8)
-		b196[5] = byte(s197)
+		b183 := data[h3 : h3+40] // ipv6
+		s184 := 0x20
+		b183[4] = byte(s184 >> 8)
+		b183[5] = byte(s184)
+		b183[7] = byte(0xff)
+		v185 := m6
+		s186 := v185.Hi
+		b183[8] = byte(s186 >> 56)
+		b183[9] = byte(s186 >> 48)
+		b183[10] = byte(s186 >> 40)
+		b183[11] = byte(s186 >> 32)
+		b183[12] = byte(s186 >> 24)
+		b183[13] = byte(s186 >> 16)
+		b183[14] = byte(s186 >> 8)
+		b183[15] = byte(s186)
+		s187 := v185.Lo
+		b183[16] = byte(s187 >> 56)
+		b183[17] = byte(s187 >> 48)
+		b183[18] = byte(s187 >> 40)
+		b183[19] = byte(s187 >> 32)
+		b183[20] = byte(s187 >> 24)
+		b183[21] = byte(s187 >> 16)
+		b183[22] = byte(s187 >> 8)
+		b183[23] = byte(s187)
+		v188 := m24
+		s189 := v188.Hi
+		b183[24] = byte(s189 >> 56)
+		b183[25] = byte(s189 >> 48)
+		b183[26] = byte(s189 >> 40)
+		b183[27] = byte(s189 >> 32)
+		b183[28] = byte(s189 >> 24)
+		b183[29] = byte(s189 >> 16)
+		b183[30] = byte(s189 >> 8)
+		b183[31] = byte(s189)
+		s190 := v188.Lo
+		b183[32] = byte(s190 >> 56)
+		b183[33] = byte(s190 >> 48)
+		b183[34] = byte(s190 >> 40)
+		b183[35] = byte(s190 >> 32)
+		b183[36] = byte(s190 >> 24)
+		b183[37] = byte(s190 >> 16)
+		b183[38] = byte(s190 >> 8)
+		b183[39] = byte(s190)
+		b191 := data[h7 : h7+4] // icmpv6
+		b191[0] = byte(0x88)
+		b191[1] = byte(0x0)
+		b192 := data[h15 : h15+20] // nd_na
+		b192[0] = b192[0]&^0x40 | byte(m26)<<6&0x40
+		v193 := m27
+		s194 := v193.Hi
+		b192[4] = byte(s194 >> 56)
+		b192[5] = byte(s194 >> 48)
+		b192[6] = byte(s194 >> 40)
+		b192[7] = byte(s194 >> 32)
+		b192[8] = byte(s194 >> 24)
+		b192[9] = byte(s194 >> 16)
+		b192[10] = byte(s194 >> 8)
+		b192[11] = byte(s194)
+		s195 := v193.Lo
+		b192[12] = byte(s195 >> 56)
+		b192[13] = byte(s195 >> 48)
+		b192[14] = byte(s195 >> 40)
+		b192[15] = byte(s195 >> 32)
+		b192[16] = byte(s195 >> 24)
+		b192[17] = byte(s195 >> 16)
+		b192[18] = byte(s195 >> 8)
+		b192[19] = byte(s195)
+		b196 := data[h16 : h16+2] // nd_na_opt
+		b196[0] = byte(0x2)
+		b196[1] = byte(0x1)
+		b197 := data[h17 : h17+6] // nd_na_mac
+		s198 := m5
+		b197[0] = byte(s198 >> 40)
+		b197[1] = byte(s198 >> 32)
+		b197[2] = byte(s198 >> 24)
+		b197[3] = byte(s198 >> 16)
+		b197[4] = byte(s198 >> 8)
+		b197[5] = byte(s198)
 		goto n138
 	}
 n138:
@@ -3888,9 +3886,9 @@ n138:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s198 := r
-				cb[0] = byte(s198 >> 8)
-				cb[1] = byte(s198)
+				s199 := r
+				cb[0] = byte(s199 >> 8)
+				cb[1] = byte(s199)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4022,7 +4020,7 @@ n138:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt199 := p.ComputeChecksum(7)
+		rt200 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4149,7 +4147,7 @@ n138:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt199 {
+		if !rt200 {
 			return pl.drop(43)
 		}
 		goto n139
@@ -4184,8 +4182,8 @@ n143:
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b200 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[3].LookupWord(((uint64(b200[12])<<24|uint64(b200[13])<<16|uint64(b200[14])<<8|uint64(b200[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+		b201 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[3].LookupWord(((uint64(b201[12])<<24|uint64(b201[13])<<16|uint64(b201[14])<<8|uint64(b201[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4199,10 +4197,9 @@ n144:
 n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m7}
-		b201 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b201[8])<<56 | uint64(b201[9])<<48 | uint64(b201[10])<<40 | uint64(b201[11])<<32 | uint64(b201[12])<<24 | uint64(b201[13])<<16 | uint64(b201[14])<<8 | uint64(b201[15])), Lo: (uint64(b201[16])<<56 | uint64(b201[17])<<48 | uint64(b201[18])<<40 | uint64(b201[19])<<32 | uint64(b201[20])<<24 | uint64(b201[21])<<16 | uint64(b201[22])<<8 | uint64(b201[23]))}
-		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
+		b203 := data[h3 : h3+40] // ipv6
+		kv202 := packet.Value{Hi: (uint64(b203[8])<<56 | uint64(b203[9])<<48 | uint64(b203[10])<<40 | uint64(b203[11])<<32 | uint64(b203[12])<<24 | uint64(b203[13])<<16 | uint64(b203[14])<<8 | uint64(b203[15])), Lo: (uint64(b203[16])<<56 | uint64(b203[17])<<48 | uint64(b203[18])<<40 | uint64(b203[19])<<32 | uint64(b203[20])<<24 | uint64(b203[21])<<16 | uint64(b203[22])<<8 | uint64(b203[23]))}
+		if e, hit := pl.tables[4].LookupWords((m7)&0xff, kv202.Hi, kv202.Lo, 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4267,16 +4264,16 @@ n154:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s202 := r
-				cb[0] = byte(s202 >> 8)
-				cb[1] = byte(s202)
+				s204 := r
+				cb[0] = byte(s204 >> 8)
+				cb[1] = byte(s204)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b203 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b203[4])<<56 | uint64(b203[5])<<48 | uint64(b203[6])<<40 | uint64(b203[7])<<32 | uint64(b203[8])<<24 | uint64(b203[9])<<16 | uint64(b203[10])<<8 | uint64(b203[11]))
-		m13 = ((uint64(b203[4])<<56 | uint64(b203[5])<<48 | uint64(b203[6])<<40 | uint64(b203[7])<<32 | uint64(b203[8])<<24 | uint64(b203[9])<<16 | uint64(b203[10])<<8 | uint64(b203[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b203[2])<<8 | uint64(b203[3])) & 0xffff
+		b205 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b205[4])<<56 | uint64(b205[5])<<48 | uint64(b205[6])<<40 | uint64(b205[7])<<32 | uint64(b205[8])<<24 | uint64(b205[9])<<16 | uint64(b205[10])<<8 | uint64(b205[11]))
+		m13 = ((uint64(b205[4])<<56 | uint64(b205[5])<<48 | uint64(b205[6])<<40 | uint64(b205[7])<<32 | uint64(b205[8])<<24 | uint64(b205[9])<<16 | uint64(b205[10])<<8 | uint64(b205[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b205[2])<<8 | uint64(b205[3])) & 0xffff
 		goto n156
 	}
 n155:
@@ -4290,42 +4287,42 @@ n155:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s204 := r
-				cb[0] = byte(s204 >> 8)
-				cb[1] = byte(s204)
+				s206 := r
+				cb[0] = byte(s206 >> 8)
+				cb[1] = byte(s206)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b205 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b205[4])<<56 | uint64(b205[5])<<48 | uint64(b205[6])<<40 | uint64(b205[7])<<32 | uint64(b205[8])<<24 | uint64(b205[9])<<16 | uint64(b205[10])<<8 | uint64(b205[11]))
-		m13 = (uint64(b205[0])<<8 | uint64(b205[1])) & 0xffff
-		m14 = (uint64(b205[2])<<8 | uint64(b205[3])) & 0xffff
+		b207 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b207[4])<<56 | uint64(b207[5])<<48 | uint64(b207[6])<<40 | uint64(b207[7])<<32 | uint64(b207[8])<<24 | uint64(b207[9])<<16 | uint64(b207[10])<<8 | uint64(b207[11]))
+		m13 = (uint64(b207[0])<<8 | uint64(b207[1])) & 0xffff
+		m14 = (uint64(b207[2])<<8 | uint64(b207[3])) & 0xffff
 		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c207 := (h2 >= 0)
-		if c207 {
+		c209 := (h2 >= 0)
+		if c209 {
 			if !(h2 >= 0) {
 				return pl.drop(48)
 			}
-			b208 := data[h2 : h2+20] // ipv4
-			c207 = (uint64(b208[8]) <= 0x1)
+			b210 := data[h2 : h2+20] // ipv4
+			c209 = (uint64(b210[8]) <= 0x1)
 		}
-		c206 := c207
-		if !c206 {
-			c209 := (h3 >= 0)
-			if c209 {
+		c208 := c209
+		if !c208 {
+			c211 := (h3 >= 0)
+			if c211 {
 				if !(h3 >= 0) {
 					return pl.drop(48)
 				}
-				b210 := data[h3 : h3+40] // ipv6
-				c209 = (uint64(b210[7]) <= 0x1)
+				b212 := data[h3 : h3+40] // ipv6
+				c211 = (uint64(b212[7]) <= 0x1)
 			}
-			c206 = c209
+			c208 = c211
 		}
-		if c206 {
+		if c208 {
 			goto n157
 		}
 		goto n158
@@ -4337,9 +4334,7 @@ n157:
 n158:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m7}
-		pl.keys[1] = packet.Value{Lo: m9}
-		if e, hit := pl.tables[5].Lookup(pl.keys[:2]); hit {
+		if e, hit := pl.tables[5].LookupWords((m7)&0xff, (m9), 0, 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4374,9 +4369,9 @@ n160:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s211 := r
-				cb[0] = byte(s211 >> 8)
-				cb[1] = byte(s211)
+				s213 := r
+				cb[0] = byte(s213 >> 8)
+				cb[1] = byte(s213)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4405,8 +4400,8 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b212 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b212[12])<<8|uint64(b212[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+		b214 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b214[12])<<8|uint64(b214[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4457,9 +4452,9 @@ n167:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s213 := r
-				cb[0] = byte(s213 >> 8)
-				cb[1] = byte(s213)
+				s215 := r
+				cb[0] = byte(s215 >> 8)
+				cb[1] = byte(s215)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4477,27 +4472,27 @@ n168:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s214 := r
-				cb[0] = byte(s214 >> 8)
-				cb[1] = byte(s214)
+				s216 := r
+				cb[0] = byte(s216 >> 8)
+				cb[1] = byte(s216)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b215 := data[h0 : h0+14] // ethernet
-		s216 := m5
-		b215[6] = byte(s216 >> 40)
-		b215[7] = byte(s216 >> 32)
-		b215[8] = byte(s216 >> 24)
-		b215[9] = byte(s216 >> 16)
-		b215[10] = byte(s216 >> 8)
-		b215[11] = byte(s216)
-		s217 := m17
-		b215[0] = byte(s217 >> 40)
-		b215[1] = byte(s217 >> 32)
-		b215[2] = byte(s217 >> 24)
-		b215[3] = byte(s217 >> 16)
-		b215[4] = byte(s217 >> 8)
-		b215[5] = byte(s217)
+		b217 := data[h0 : h0+14] // ethernet
+		s218 := m5
+		b217[6] = byte(s218 >> 40)
+		b217[7] = byte(s218 >> 32)
+		b217[8] = byte(s218 >> 24)
+		b217[9] = byte(s218 >> 16)
+		b217[10] = byte(s218 >> 8)
+		b217[11] = byte(s218)
+		s219 := m17
+		b217[0] = byte(s219 >> 40)
+		b217[1] = byte(s219 >> 32)
+		b217[2] = byte(s219 >> 24)
+		b217[3] = byte(s219 >> 16)
+		b217[4] = byte(s219 >> 8)
+		b217[5] = byte(s219)
 		goto n169
 	}
 n169:
@@ -4511,17 +4506,17 @@ n169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s218 := r
-				cb[0] = byte(s218 >> 8)
-				cb[1] = byte(s218)
+				s220 := r
+				cb[0] = byte(s220 >> 8)
+				cb[1] = byte(s220)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b219 := data[h4 : h4+8] // udp
-		if (uint64(b219[6])<<8 | uint64(b219[7])) == 0x0 {
+		b221 := data[h4 : h4+8] // udp
+		if (uint64(b221[6])<<8 | uint64(b221[7])) == 0x0 {
 			goto n170
 		}
 		goto n171
@@ -4537,9 +4532,9 @@ n170:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s220 := r
-				cb[0] = byte(s220 >> 8)
-				cb[1] = byte(s220)
+				s222 := r
+				cb[0] = byte(s222 >> 8)
+				cb[1] = byte(s222)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4570,254 +4565,254 @@ n173:
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d221 uint64 // ipv4 checksum
-		var d222 uint64 // udp checksum
-		v223 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b224 := data[h2 : h2+20] // ipv4
-		ws226 := uint64((uint64(b224[12])<<24 | uint64(b224[13])<<16 | uint64(b224[14])<<8 | uint64(b224[15])))
-		os225 := uint32(uint16(ws226>>0)) + uint32(uint16(ws226>>16))
-		s227 := v223
-		b224[12] = byte(s227 >> 24)
-		b224[13] = byte(s227 >> 16)
-		b224[14] = byte(s227 >> 8)
-		b224[15] = byte(s227)
-		ws228 := uint64(v223)
-		f230 := uint32(os225)
-		f230 += bits.RotateLeft32(f230, 16)
-		dl229 := uint64(^uint16(f230>>16)) + uint64(uint32(uint16(ws228>>0))+uint32(uint16(ws228>>16)))
-		d221 += dl229
+		var d223 uint64 // ipv4 checksum
+		var d224 uint64 // udp checksum
+		v225 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b226 := data[h2 : h2+20] // ipv4
+		ws228 := uint64((uint64(b226[12])<<24 | uint64(b226[13])<<16 | uint64(b226[14])<<8 | uint64(b226[15])))
+		os227 := uint32(uint16(ws228>>0)) + uint32(uint16(ws228>>16))
+		s229 := v225
+		b226[12] = byte(s229 >> 24)
+		b226[13] = byte(s229 >> 16)
+		b226[14] = byte(s229 >> 8)
+		b226[15] = byte(s229)
+		ws230 := uint64(v225)
+		f232 := uint32(os227)
+		f232 += bits.RotateLeft32(f232, 16)
+		dl231 := uint64(^uint16(f232>>16)) + uint64(uint32(uint16(ws230>>0))+uint32(uint16(ws230>>16)))
+		d223 += dl231
 		if h4 >= 0 {
-			d222 += dl229
+			d224 += dl231
 		}
-		v231 := m18
-		ws233 := uint64((uint64(b224[16])<<24 | uint64(b224[17])<<16 | uint64(b224[18])<<8 | uint64(b224[19])))
-		os232 := uint32(uint16(ws233>>0)) + uint32(uint16(ws233>>16))
-		s234 := v231
-		b224[16] = byte(s234 >> 24)
-		b224[17] = byte(s234 >> 16)
-		b224[18] = byte(s234 >> 8)
-		b224[19] = byte(s234)
-		ws235 := uint64(v231)
-		f237 := uint32(os232)
-		f237 += bits.RotateLeft32(f237, 16)
-		dl236 := uint64(^uint16(f237>>16)) + uint64(uint32(uint16(ws235>>0))+uint32(uint16(ws235>>16)))
-		d221 += dl236
+		v233 := m18
+		ws235 := uint64((uint64(b226[16])<<24 | uint64(b226[17])<<16 | uint64(b226[18])<<8 | uint64(b226[19])))
+		os234 := uint32(uint16(ws235>>0)) + uint32(uint16(ws235>>16))
+		s236 := v233
+		b226[16] = byte(s236 >> 24)
+		b226[17] = byte(s236 >> 16)
+		b226[18] = byte(s236 >> 8)
+		b226[19] = byte(s236)
+		ws237 := uint64(v233)
+		f239 := uint32(os234)
+		f239 += bits.RotateLeft32(f239, 16)
+		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(ws237>>0))+uint32(uint16(ws237>>16)))
+		d223 += dl238
 		if h4 >= 0 {
-			d222 += dl236
+			d224 += dl238
 		}
-		v238 := m23
+		v240 := m23
 		if !(h4 >= 0) {
 			return pl.drop(56)
 		}
-		b239 := data[h4 : h4+8] // udp
-		os240 := uint32(uint16((uint64(b239[2])<<8 | uint64(b239[3]))))
-		s241 := v238
-		b239[2] = byte(s241 >> 8)
-		b239[3] = byte(s241)
-		f243 := uint32(os240)
-		f243 += bits.RotateLeft32(f243, 16)
-		dl242 := uint64(^uint16(f243>>16)) + uint64(uint32(uint16(v238)))
+		b241 := data[h4 : h4+8] // udp
+		os242 := uint32(uint16((uint64(b241[2])<<8 | uint64(b241[3]))))
+		s243 := v240
+		b241[2] = byte(s243 >> 8)
+		b241[3] = byte(s243)
+		f245 := uint32(os242)
+		f245 += bits.RotateLeft32(f245, 16)
+		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(v240)))
 		if h4 >= 0 {
-			d222 += dl242
+			d224 += dl244
 		}
-		v244 := (uint64(b224[8]) - 0x1)
-		os245 := uint32(uint64(b224[8])<<8 | uint64(b224[9]))
-		b224[8] = byte(v244)
-		f247 := uint32(os245)
-		f247 += bits.RotateLeft32(f247, 16)
-		dl246 := uint64(^uint16(f247>>16)) + uint64(uint32(uint64(b224[8])<<8|uint64(b224[9])))
-		d221 += dl246
+		v246 := (uint64(b226[8]) - 0x1)
+		os247 := uint32(uint64(b226[8])<<8 | uint64(b226[9]))
+		b226[8] = byte(v246)
+		f249 := uint32(os247)
+		f249 += bits.RotateLeft32(f249, 16)
+		dl248 := uint64(^uint16(f249>>16)) + uint64(uint32(uint64(b226[8])<<8|uint64(b226[9])))
+		d223 += dl248
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d221
+			x := uint64(^cv) + d223
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s248 := r
-			cb[0] = byte(s248 >> 8)
-			cb[1] = byte(s248)
+			s250 := r
+			cb[0] = byte(s250 >> 8)
+			cb[1] = byte(s250)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d222
+			pendD4 += d224
 			pendK4 = true
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d249 uint64 // ipv4 checksum
-		var d250 uint64 // udp checksum
-		v251 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b252 := data[h2 : h2+20] // ipv4
-		ws254 := uint64((uint64(b252[12])<<24 | uint64(b252[13])<<16 | uint64(b252[14])<<8 | uint64(b252[15])))
-		os253 := uint32(uint16(ws254>>0)) + uint32(uint16(ws254>>16))
-		s255 := v251
-		b252[12] = byte(s255 >> 24)
-		b252[13] = byte(s255 >> 16)
-		b252[14] = byte(s255 >> 8)
-		b252[15] = byte(s255)
-		ws256 := uint64(v251)
-		f258 := uint32(os253)
-		f258 += bits.RotateLeft32(f258, 16)
-		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint16(ws256>>0))+uint32(uint16(ws256>>16)))
-		d249 += dl257
+		var d251 uint64 // ipv4 checksum
+		var d252 uint64 // udp checksum
+		v253 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b254 := data[h2 : h2+20] // ipv4
+		ws256 := uint64((uint64(b254[12])<<24 | uint64(b254[13])<<16 | uint64(b254[14])<<8 | uint64(b254[15])))
+		os255 := uint32(uint16(ws256>>0)) + uint32(uint16(ws256>>16))
+		s257 := v253
+		b254[12] = byte(s257 >> 24)
+		b254[13] = byte(s257 >> 16)
+		b254[14] = byte(s257 >> 8)
+		b254[15] = byte(s257)
+		ws258 := uint64(v253)
+		f260 := uint32(os255)
+		f260 += bits.RotateLeft32(f260, 16)
+		dl259 := uint64(^uint16(f260>>16)) + uint64(uint32(uint16(ws258>>0))+uint32(uint16(ws258>>16)))
+		d251 += dl259
 		if h4 >= 0 {
-			d250 += dl257
+			d252 += dl259
 		}
-		v259 := m18
-		ws261 := uint64((uint64(b252[16])<<24 | uint64(b252[17])<<16 | uint64(b252[18])<<8 | uint64(b252[19])))
-		os260 := uint32(uint16(ws261>>0)) + uint32(uint16(ws261>>16))
-		s262 := v259
-		b252[16] = byte(s262 >> 24)
-		b252[17] = byte(s262 >> 16)
-		b252[18] = byte(s262 >> 8)
-		b252[19] = byte(s262)
-		ws263 := uint64(v259)
-		f265 := uint32(os260)
-		f265 += bits.RotateLeft32(f265, 16)
-		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(ws263>>0))+uint32(uint16(ws263>>16)))
-		d249 += dl264
+		v261 := m18
+		ws263 := uint64((uint64(b254[16])<<24 | uint64(b254[17])<<16 | uint64(b254[18])<<8 | uint64(b254[19])))
+		os262 := uint32(uint16(ws263>>0)) + uint32(uint16(ws263>>16))
+		s264 := v261
+		b254[16] = byte(s264 >> 24)
+		b254[17] = byte(s264 >> 16)
+		b254[18] = byte(s264 >> 8)
+		b254[19] = byte(s264)
+		ws265 := uint64(v261)
+		f267 := uint32(os262)
+		f267 += bits.RotateLeft32(f267, 16)
+		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(ws265>>0))+uint32(uint16(ws265>>16)))
+		d251 += dl266
 		if h4 >= 0 {
-			d250 += dl264
+			d252 += dl266
 		}
-		v266 := m23
+		v268 := m23
 		if !(h4 >= 0) {
 			return pl.drop(57)
 		}
-		b267 := data[h4 : h4+8] // udp
-		os268 := uint32(uint16((uint64(b267[2])<<8 | uint64(b267[3]))))
-		s269 := v266
-		b267[2] = byte(s269 >> 8)
-		b267[3] = byte(s269)
-		f271 := uint32(os268)
-		f271 += bits.RotateLeft32(f271, 16)
-		dl270 := uint64(^uint16(f271>>16)) + uint64(uint32(uint16(v266)))
+		b269 := data[h4 : h4+8] // udp
+		os270 := uint32(uint16((uint64(b269[2])<<8 | uint64(b269[3]))))
+		s271 := v268
+		b269[2] = byte(s271 >> 8)
+		b269[3] = byte(s271)
+		f273 := uint32(os270)
+		f273 += bits.RotateLeft32(f273, 16)
+		dl272 := uint64(^uint16(f273>>16)) + uint64(uint32(uint16(v268)))
 		if h4 >= 0 {
-			d250 += dl270
+			d252 += dl272
 		}
-		v272 := ((uint64(b252[2])<<8 | uint64(b252[3])) - 0x10)
-		os273 := uint32(uint16((uint64(b252[2])<<8 | uint64(b252[3]))))
-		s274 := v272
-		b252[2] = byte(s274 >> 8)
-		b252[3] = byte(s274)
-		f276 := uint32(os273)
-		f276 += bits.RotateLeft32(f276, 16)
-		dl275 := uint64(^uint16(f276>>16)) + uint64(uint32(uint16(v272)))
-		d249 += dl275
+		v274 := ((uint64(b254[2])<<8 | uint64(b254[3])) - 0x10)
+		os275 := uint32(uint16((uint64(b254[2])<<8 | uint64(b254[3]))))
+		s276 := v274
+		b254[2] = byte(s276 >> 8)
+		b254[3] = byte(s276)
+		f278 := uint32(os275)
+		f278 += bits.RotateLeft32(f278, 16)
+		dl277 := uint64(^uint16(f278>>16)) + uint64(uint32(uint16(v274)))
+		d251 += dl277
 		if h4 >= 0 {
-			d250 += dl275
+			d252 += dl277
 		}
-		v277 := (uint64(b252[8]) - 0x1)
-		os278 := uint32(uint64(b252[8])<<8 | uint64(b252[9]))
-		b252[8] = byte(v277)
-		f280 := uint32(os278)
-		f280 += bits.RotateLeft32(f280, 16)
-		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint64(b252[8])<<8|uint64(b252[9])))
-		d249 += dl279
+		v279 := (uint64(b254[8]) - 0x1)
+		os280 := uint32(uint64(b254[8])<<8 | uint64(b254[9]))
+		b254[8] = byte(v279)
+		f282 := uint32(os280)
+		f282 += bits.RotateLeft32(f282, 16)
+		dl281 := uint64(^uint16(f282>>16)) + uint64(uint32(uint64(b254[8])<<8|uint64(b254[9])))
+		d251 += dl281
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d249
+			x := uint64(^cv) + d251
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s281 := r
-			cb[0] = byte(s281 >> 8)
-			cb[1] = byte(s281)
+			s283 := r
+			cb[0] = byte(s283 >> 8)
+			cb[1] = byte(s283)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d250
+			pendD4 += d252
 			pendK4 = true
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d282 uint64 // udp checksum
-		v283 := m6
+		var d284 uint64 // udp checksum
+		v285 := m6
 		if !(h3 >= 0) {
 			return pl.drop(58)
 		}
-		b284 := data[h3 : h3+40] // ipv6
-		ws286 := packet.Value{Hi: (uint64(b284[8])<<56 | uint64(b284[9])<<48 | uint64(b284[10])<<40 | uint64(b284[11])<<32 | uint64(b284[12])<<24 | uint64(b284[13])<<16 | uint64(b284[14])<<8 | uint64(b284[15])), Lo: (uint64(b284[16])<<56 | uint64(b284[17])<<48 | uint64(b284[18])<<40 | uint64(b284[19])<<32 | uint64(b284[20])<<24 | uint64(b284[21])<<16 | uint64(b284[22])<<8 | uint64(b284[23]))}
-		os285 := uint32(uint16(ws286.Hi>>0)) + uint32(uint16(ws286.Hi>>16)) + uint32(uint16(ws286.Hi>>32)) + uint32(uint16(ws286.Hi>>48)) + uint32(uint16(ws286.Lo>>0)) + uint32(uint16(ws286.Lo>>16)) + uint32(uint16(ws286.Lo>>32)) + uint32(uint16(ws286.Lo>>48))
-		v287 := v283
-		s288 := v287.Hi
-		b284[8] = byte(s288 >> 56)
-		b284[9] = byte(s288 >> 48)
-		b284[10] = byte(s288 >> 40)
-		b284[11] = byte(s288 >> 32)
-		b284[12] = byte(s288 >> 24)
-		b284[13] = byte(s288 >> 16)
-		b284[14] = byte(s288 >> 8)
-		b284[15] = byte(s288)
-		s289 := v287.Lo
-		b284[16] = byte(s289 >> 56)
-		b284[17] = byte(s289 >> 48)
-		b284[18] = byte(s289 >> 40)
-		b284[19] = byte(s289 >> 32)
-		b284[20] = byte(s289 >> 24)
-		b284[21] = byte(s289 >> 16)
-		b284[22] = byte(s289 >> 8)
-		b284[23] = byte(s289)
-		ws290 := v283
-		f292 := uint32(os285)
-		f292 += bits.RotateLeft32(f292, 16)
-		dl291 := uint64(^uint16(f292>>16)) + uint64(uint32(uint16(ws290.Hi>>0))+uint32(uint16(ws290.Hi>>16))+uint32(uint16(ws290.Hi>>32))+uint32(uint16(ws290.Hi>>48))+uint32(uint16(ws290.Lo>>0))+uint32(uint16(ws290.Lo>>16))+uint32(uint16(ws290.Lo>>32))+uint32(uint16(ws290.Lo>>48)))
+		b286 := data[h3 : h3+40] // ipv6
+		ws288 := packet.Value{Hi: (uint64(b286[8])<<56 | uint64(b286[9])<<48 | uint64(b286[10])<<40 | uint64(b286[11])<<32 | uint64(b286[12])<<24 | uint64(b286[13])<<16 | uint64(b286[14])<<8 | uint64(b286[15])), Lo: (uint64(b286[16])<<56 | uint64(b286[17])<<48 | uint64(b286[18])<<40 | uint64(b286[19])<<32 | uint64(b286[20])<<24 | uint64(b286[21])<<16 | uint64(b286[22])<<8 | uint64(b286[23]))}
+		os287 := uint32(uint16(ws288.Hi>>0)) + uint32(uint16(ws288.Hi>>16)) + uint32(uint16(ws288.Hi>>32)) + uint32(uint16(ws288.Hi>>48)) + uint32(uint16(ws288.Lo>>0)) + uint32(uint16(ws288.Lo>>16)) + uint32(uint16(ws288.Lo>>32)) + uint32(uint16(ws288.Lo>>48))
+		v289 := v285
+		s290 := v289.Hi
+		b286[8] = byte(s290 >> 56)
+		b286[9] = byte(s290 >> 48)
+		b286[10] = byte(s290 >> 40)
+		b286[11] = byte(s290 >> 32)
+		b286[12] = byte(s290 >> 24)
+		b286[13] = byte(s290 >> 16)
+		b286[14] = byte(s290 >> 8)
+		b286[15] = byte(s290)
+		s291 := v289.Lo
+		b286[16] = byte(s291 >> 56)
+		b286[17] = byte(s291 >> 48)
+		b286[18] = byte(s291 >> 40)
+		b286[19] = byte(s291 >> 32)
+		b286[20] = byte(s291 >> 24)
+		b286[21] = byte(s291 >> 16)
+		b286[22] = byte(s291 >> 8)
+		b286[23] = byte(s291)
+		ws292 := v285
+		f294 := uint32(os287)
+		f294 += bits.RotateLeft32(f294, 16)
+		dl293 := uint64(^uint16(f294>>16)) + uint64(uint32(uint16(ws292.Hi>>0))+uint32(uint16(ws292.Hi>>16))+uint32(uint16(ws292.Hi>>32))+uint32(uint16(ws292.Hi>>48))+uint32(uint16(ws292.Lo>>0))+uint32(uint16(ws292.Lo>>16))+uint32(uint16(ws292.Lo>>32))+uint32(uint16(ws292.Lo>>48)))
 		if h4 >= 0 {
-			d282 += dl291
+			d284 += dl293
 		}
-		v293 := m19
-		ws295 := packet.Value{Hi: (uint64(b284[24])<<56 | uint64(b284[25])<<48 | uint64(b284[26])<<40 | uint64(b284[27])<<32 | uint64(b284[28])<<24 | uint64(b284[29])<<16 | uint64(b284[30])<<8 | uint64(b284[31])), Lo: (uint64(b284[32])<<56 | uint64(b284[33])<<48 | uint64(b284[34])<<40 | uint64(b284[35])<<32 | uint64(b284[36])<<24 | uint64(b284[37])<<16 | uint64(b284[38])<<8 | uint64(b284[39]))}
-		os294 := uint32(uint16(ws295.Hi>>0)) + uint32(uint16(ws295.Hi>>16)) + uint32(uint16(ws295.Hi>>32)) + uint32(uint16(ws295.Hi>>48)) + uint32(uint16(ws295.Lo>>0)) + uint32(uint16(ws295.Lo>>16)) + uint32(uint16(ws295.Lo>>32)) + uint32(uint16(ws295.Lo>>48))
-		v296 := v293
-		s297 := v296.Hi
-		b284[24] = byte(s297 >> 56)
-		b284[25] = byte(s297 >> 48)
-		b284[26] = byte(s297 >> 40)
-		b284[27] = byte(s297 >> 32)
-		b284[28] = byte(s297 >> 24)
-		b284[29] = byte(s297 >> 16)
-		b284[30] = byte(s297 >> 8)
-		b284[31] = byte(s297)
-		s298 := v296.Lo
-		b284[32] = byte(s298 >> 56)
-		b284[33] = byte(s298 >> 48)
-		b284[34] = byte(s298 >> 40)
-		b284[35] = byte(s298 >> 32)
-		b284[36] = byte(s298 >> 24)
-		b284[37] = byte(s298 >> 16)
-		b284[38] = byte(s298 >> 8)
-		b284[39] = byte(s298)
-		ws299 := v293
-		f301 := uint32(os294)
-		f301 += bits.RotateLeft32(f301, 16)
-		dl300 := uint64(^uint16(f301>>16)) + uint64(uint32(uint16(ws299.Hi>>0))+uint32(uint16(ws299.Hi>>16))+uint32(uint16(ws299.Hi>>32))+uint32(uint16(ws299.Hi>>48))+uint32(uint16(ws299.Lo>>0))+uint32(uint16(ws299.Lo>>16))+uint32(uint16(ws299.Lo>>32))+uint32(uint16(ws299.Lo>>48)))
+		v295 := m19
+		ws297 := packet.Value{Hi: (uint64(b286[24])<<56 | uint64(b286[25])<<48 | uint64(b286[26])<<40 | uint64(b286[27])<<32 | uint64(b286[28])<<24 | uint64(b286[29])<<16 | uint64(b286[30])<<8 | uint64(b286[31])), Lo: (uint64(b286[32])<<56 | uint64(b286[33])<<48 | uint64(b286[34])<<40 | uint64(b286[35])<<32 | uint64(b286[36])<<24 | uint64(b286[37])<<16 | uint64(b286[38])<<8 | uint64(b286[39]))}
+		os296 := uint32(uint16(ws297.Hi>>0)) + uint32(uint16(ws297.Hi>>16)) + uint32(uint16(ws297.Hi>>32)) + uint32(uint16(ws297.Hi>>48)) + uint32(uint16(ws297.Lo>>0)) + uint32(uint16(ws297.Lo>>16)) + uint32(uint16(ws297.Lo>>32)) + uint32(uint16(ws297.Lo>>48))
+		v298 := v295
+		s299 := v298.Hi
+		b286[24] = byte(s299 >> 56)
+		b286[25] = byte(s299 >> 48)
+		b286[26] = byte(s299 >> 40)
+		b286[27] = byte(s299 >> 32)
+		b286[28] = byte(s299 >> 24)
+		b286[29] = byte(s299 >> 16)
+		b286[30] = byte(s299 >> 8)
+		b286[31] = byte(s299)
+		s300 := v298.Lo
+		b286[32] = byte(s300 >> 56)
+		b286[33] = byte(s300 >> 48)
+		b286[34] = byte(s300 >> 40)
+		b286[35] = byte(s300 >> 32)
+		b286[36] = byte(s300 >> 24)
+		b286[37] = byte(s300 >> 16)
+		b286[38] = byte(s300 >> 8)
+		b286[39] = byte(s300)
+		ws301 := v295
+		f303 := uint32(os296)
+		f303 += bits.RotateLeft32(f303, 16)
+		dl302 := uint64(^uint16(f303>>16)) + uint64(uint32(uint16(ws301.Hi>>0))+uint32(uint16(ws301.Hi>>16))+uint32(uint16(ws301.Hi>>32))+uint32(uint16(ws301.Hi>>48))+uint32(uint16(ws301.Lo>>0))+uint32(uint16(ws301.Lo>>16))+uint32(uint16(ws301.Lo>>32))+uint32(uint16(ws301.Lo>>48)))
 		if h4 >= 0 {
-			d282 += dl300
+			d284 += dl302
 		}
-		v302 := m23
+		v304 := m23
 		if !(h4 >= 0) {
 			return pl.drop(58)
 		}
-		b303 := data[h4 : h4+8] // udp
-		os304 := uint32(uint16((uint64(b303[2])<<8 | uint64(b303[3]))))
-		s305 := v302
-		b303[2] = byte(s305 >> 8)
-		b303[3] = byte(s305)
-		f307 := uint32(os304)
-		f307 += bits.RotateLeft32(f307, 16)
-		dl306 := uint64(^uint16(f307>>16)) + uint64(uint32(uint16(v302)))
+		b305 := data[h4 : h4+8] // udp
+		os306 := uint32(uint16((uint64(b305[2])<<8 | uint64(b305[3]))))
+		s307 := v304
+		b305[2] = byte(s307 >> 8)
+		b305[3] = byte(s307)
+		f309 := uint32(os306)
+		f309 += bits.RotateLeft32(f309, 16)
+		dl308 := uint64(^uint16(f309>>16)) + uint64(uint32(uint16(v304)))
 		if h4 >= 0 {
-			d282 += dl306
+			d284 += dl308
 		}
-		v308 := (uint64(b284[7]) - 0x1)
-		b284[7] = byte(v308)
+		v310 := (uint64(b286[7]) - 0x1)
+		b286[7] = byte(v310)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d282
+			pendD4 += d284
 			pendK4 = true
 		}
 		pl.edges[48]++
@@ -4825,99 +4820,99 @@ n176:
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d309 uint64 // udp checksum
-		v310 := m6
+		var d311 uint64 // udp checksum
+		v312 := m6
 		if !(h3 >= 0) {
 			return pl.drop(59)
 		}
-		b311 := data[h3 : h3+40] // ipv6
-		ws313 := packet.Value{Hi: (uint64(b311[8])<<56 | uint64(b311[9])<<48 | uint64(b311[10])<<40 | uint64(b311[11])<<32 | uint64(b311[12])<<24 | uint64(b311[13])<<16 | uint64(b311[14])<<8 | uint64(b311[15])), Lo: (uint64(b311[16])<<56 | uint64(b311[17])<<48 | uint64(b311[18])<<40 | uint64(b311[19])<<32 | uint64(b311[20])<<24 | uint64(b311[21])<<16 | uint64(b311[22])<<8 | uint64(b311[23]))}
-		os312 := uint32(uint16(ws313.Hi>>0)) + uint32(uint16(ws313.Hi>>16)) + uint32(uint16(ws313.Hi>>32)) + uint32(uint16(ws313.Hi>>48)) + uint32(uint16(ws313.Lo>>0)) + uint32(uint16(ws313.Lo>>16)) + uint32(uint16(ws313.Lo>>32)) + uint32(uint16(ws313.Lo>>48))
-		v314 := v310
-		s315 := v314.Hi
-		b311[8] = byte(s315 >> 56)
-		b311[9] = byte(s315 >> 48)
-		b311[10] = byte(s315 >> 40)
-		b311[11] = byte(s315 >> 32)
-		b311[12] = byte(s315 >> 24)
-		b311[13] = byte(s315 >> 16)
-		b311[14] = byte(s315 >> 8)
-		b311[15] = byte(s315)
-		s316 := v314.Lo
-		b311[16] = byte(s316 >> 56)
-		b311[17] = byte(s316 >> 48)
-		b311[18] = byte(s316 >> 40)
-		b311[19] = byte(s316 >> 32)
-		b311[20] = byte(s316 >> 24)
-		b311[21] = byte(s316 >> 16)
-		b311[22] = byte(s316 >> 8)
-		b311[23] = byte(s316)
-		ws317 := v310
-		f319 := uint32(os312)
-		f319 += bits.RotateLeft32(f319, 16)
-		dl318 := uint64(^uint16(f319>>16)) + uint64(uint32(uint16(ws317.Hi>>0))+uint32(uint16(ws317.Hi>>16))+uint32(uint16(ws317.Hi>>32))+uint32(uint16(ws317.Hi>>48))+uint32(uint16(ws317.Lo>>0))+uint32(uint16(ws317.Lo>>16))+uint32(uint16(ws317.Lo>>32))+uint32(uint16(ws317.Lo>>48)))
+		b313 := data[h3 : h3+40] // ipv6
+		ws315 := packet.Value{Hi: (uint64(b313[8])<<56 | uint64(b313[9])<<48 | uint64(b313[10])<<40 | uint64(b313[11])<<32 | uint64(b313[12])<<24 | uint64(b313[13])<<16 | uint64(b313[14])<<8 | uint64(b313[15])), Lo: (uint64(b313[16])<<56 | uint64(b313[17])<<48 | uint64(b313[18])<<40 | uint64(b313[19])<<32 | uint64(b313[20])<<24 | uint64(b313[21])<<16 | uint64(b313[22])<<8 | uint64(b313[23]))}
+		os314 := uint32(uint16(ws315.Hi>>0)) + uint32(uint16(ws315.Hi>>16)) + uint32(uint16(ws315.Hi>>32)) + uint32(uint16(ws315.Hi>>48)) + uint32(uint16(ws315.Lo>>0)) + uint32(uint16(ws315.Lo>>16)) + uint32(uint16(ws315.Lo>>32)) + uint32(uint16(ws315.Lo>>48))
+		v316 := v312
+		s317 := v316.Hi
+		b313[8] = byte(s317 >> 56)
+		b313[9] = byte(s317 >> 48)
+		b313[10] = byte(s317 >> 40)
+		b313[11] = byte(s317 >> 32)
+		b313[12] = byte(s317 >> 24)
+		b313[13] = byte(s317 >> 16)
+		b313[14] = byte(s317 >> 8)
+		b313[15] = byte(s317)
+		s318 := v316.Lo
+		b313[16] = byte(s318 >> 56)
+		b313[17] = byte(s318 >> 48)
+		b313[18] = byte(s318 >> 40)
+		b313[19] = byte(s318 >> 32)
+		b313[20] = byte(s318 >> 24)
+		b313[21] = byte(s318 >> 16)
+		b313[22] = byte(s318 >> 8)
+		b313[23] = byte(s318)
+		ws319 := v312
+		f321 := uint32(os314)
+		f321 += bits.RotateLeft32(f321, 16)
+		dl320 := uint64(^uint16(f321>>16)) + uint64(uint32(uint16(ws319.Hi>>0))+uint32(uint16(ws319.Hi>>16))+uint32(uint16(ws319.Hi>>32))+uint32(uint16(ws319.Hi>>48))+uint32(uint16(ws319.Lo>>0))+uint32(uint16(ws319.Lo>>16))+uint32(uint16(ws319.Lo>>32))+uint32(uint16(ws319.Lo>>48)))
 		if h4 >= 0 {
-			d309 += dl318
+			d311 += dl320
 		}
-		v320 := m19
-		ws322 := packet.Value{Hi: (uint64(b311[24])<<56 | uint64(b311[25])<<48 | uint64(b311[26])<<40 | uint64(b311[27])<<32 | uint64(b311[28])<<24 | uint64(b311[29])<<16 | uint64(b311[30])<<8 | uint64(b311[31])), Lo: (uint64(b311[32])<<56 | uint64(b311[33])<<48 | uint64(b311[34])<<40 | uint64(b311[35])<<32 | uint64(b311[36])<<24 | uint64(b311[37])<<16 | uint64(b311[38])<<8 | uint64(b311[39]))}
-		os321 := uint32(uint16(ws322.Hi>>0)) + uint32(uint16(ws322.Hi>>16)) + uint32(uint16(ws322.Hi>>32)) + uint32(uint16(ws322.Hi>>48)) + uint32(uint16(ws322.Lo>>0)) + uint32(uint16(ws322.Lo>>16)) + uint32(uint16(ws322.Lo>>32)) + uint32(uint16(ws322.Lo>>48))
-		v323 := v320
-		s324 := v323.Hi
-		b311[24] = byte(s324 >> 56)
-		b311[25] = byte(s324 >> 48)
-		b311[26] = byte(s324 >> 40)
-		b311[27] = byte(s324 >> 32)
-		b311[28] = byte(s324 >> 24)
-		b311[29] = byte(s324 >> 16)
-		b311[30] = byte(s324 >> 8)
-		b311[31] = byte(s324)
-		s325 := v323.Lo
-		b311[32] = byte(s325 >> 56)
-		b311[33] = byte(s325 >> 48)
-		b311[34] = byte(s325 >> 40)
-		b311[35] = byte(s325 >> 32)
-		b311[36] = byte(s325 >> 24)
-		b311[37] = byte(s325 >> 16)
-		b311[38] = byte(s325 >> 8)
-		b311[39] = byte(s325)
-		ws326 := v320
-		f328 := uint32(os321)
-		f328 += bits.RotateLeft32(f328, 16)
-		dl327 := uint64(^uint16(f328>>16)) + uint64(uint32(uint16(ws326.Hi>>0))+uint32(uint16(ws326.Hi>>16))+uint32(uint16(ws326.Hi>>32))+uint32(uint16(ws326.Hi>>48))+uint32(uint16(ws326.Lo>>0))+uint32(uint16(ws326.Lo>>16))+uint32(uint16(ws326.Lo>>32))+uint32(uint16(ws326.Lo>>48)))
+		v322 := m19
+		ws324 := packet.Value{Hi: (uint64(b313[24])<<56 | uint64(b313[25])<<48 | uint64(b313[26])<<40 | uint64(b313[27])<<32 | uint64(b313[28])<<24 | uint64(b313[29])<<16 | uint64(b313[30])<<8 | uint64(b313[31])), Lo: (uint64(b313[32])<<56 | uint64(b313[33])<<48 | uint64(b313[34])<<40 | uint64(b313[35])<<32 | uint64(b313[36])<<24 | uint64(b313[37])<<16 | uint64(b313[38])<<8 | uint64(b313[39]))}
+		os323 := uint32(uint16(ws324.Hi>>0)) + uint32(uint16(ws324.Hi>>16)) + uint32(uint16(ws324.Hi>>32)) + uint32(uint16(ws324.Hi>>48)) + uint32(uint16(ws324.Lo>>0)) + uint32(uint16(ws324.Lo>>16)) + uint32(uint16(ws324.Lo>>32)) + uint32(uint16(ws324.Lo>>48))
+		v325 := v322
+		s326 := v325.Hi
+		b313[24] = byte(s326 >> 56)
+		b313[25] = byte(s326 >> 48)
+		b313[26] = byte(s326 >> 40)
+		b313[27] = byte(s326 >> 32)
+		b313[28] = byte(s326 >> 24)
+		b313[29] = byte(s326 >> 16)
+		b313[30] = byte(s326 >> 8)
+		b313[31] = byte(s326)
+		s327 := v325.Lo
+		b313[32] = byte(s327 >> 56)
+		b313[33] = byte(s327 >> 48)
+		b313[34] = byte(s327 >> 40)
+		b313[35] = byte(s327 >> 32)
+		b313[36] = byte(s327 >> 24)
+		b313[37] = byte(s327 >> 16)
+		b313[38] = byte(s327 >> 8)
+		b313[39] = byte(s327)
+		ws328 := v322
+		f330 := uint32(os323)
+		f330 += bits.RotateLeft32(f330, 16)
+		dl329 := uint64(^uint16(f330>>16)) + uint64(uint32(uint16(ws328.Hi>>0))+uint32(uint16(ws328.Hi>>16))+uint32(uint16(ws328.Hi>>32))+uint32(uint16(ws328.Hi>>48))+uint32(uint16(ws328.Lo>>0))+uint32(uint16(ws328.Lo>>16))+uint32(uint16(ws328.Lo>>32))+uint32(uint16(ws328.Lo>>48)))
 		if h4 >= 0 {
-			d309 += dl327
+			d311 += dl329
 		}
-		v329 := m23
+		v331 := m23
 		if !(h4 >= 0) {
 			return pl.drop(59)
 		}
-		b330 := data[h4 : h4+8] // udp
-		os331 := uint32(uint16((uint64(b330[2])<<8 | uint64(b330[3]))))
-		s332 := v329
-		b330[2] = byte(s332 >> 8)
-		b330[3] = byte(s332)
-		f334 := uint32(os331)
-		f334 += bits.RotateLeft32(f334, 16)
-		dl333 := uint64(^uint16(f334>>16)) + uint64(uint32(uint16(v329)))
+		b332 := data[h4 : h4+8] // udp
+		os333 := uint32(uint16((uint64(b332[2])<<8 | uint64(b332[3]))))
+		s334 := v331
+		b332[2] = byte(s334 >> 8)
+		b332[3] = byte(s334)
+		f336 := uint32(os333)
+		f336 += bits.RotateLeft32(f336, 16)
+		dl335 := uint64(^uint16(f336>>16)) + uint64(uint32(uint16(v331)))
 		if h4 >= 0 {
-			d309 += dl333
+			d311 += dl335
 		}
-		v335 := ((uint64(b311[4])<<8 | uint64(b311[5])) - 0x10)
-		os336 := uint32(uint16((uint64(b311[4])<<8 | uint64(b311[5]))))
-		s337 := v335
-		b311[4] = byte(s337 >> 8)
-		b311[5] = byte(s337)
-		f339 := uint32(os336)
-		f339 += bits.RotateLeft32(f339, 16)
-		dl338 := uint64(^uint16(f339>>16)) + uint64(uint32(uint16(v335)))
+		v337 := ((uint64(b313[4])<<8 | uint64(b313[5])) - 0x10)
+		os338 := uint32(uint16((uint64(b313[4])<<8 | uint64(b313[5]))))
+		s339 := v337
+		b313[4] = byte(s339 >> 8)
+		b313[5] = byte(s339)
+		f341 := uint32(os338)
+		f341 += bits.RotateLeft32(f341, 16)
+		dl340 := uint64(^uint16(f341>>16)) + uint64(uint32(uint16(v337)))
 		if h4 >= 0 {
-			d309 += dl338
+			d311 += dl340
 		}
-		v340 := (uint64(b311[7]) - 0x1)
-		b311[7] = byte(v340)
+		v342 := (uint64(b313[7]) - 0x1)
+		b313[7] = byte(v342)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d309
+			pendD4 += d311
 			pendK4 = true
 		}
 		pl.edges[49]++
@@ -4932,24 +4927,24 @@ n178:
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		po341, pn342 := h10, 12 // lb_v2
-		if po341 < 0 || po341+pn342 > len(data) {
+		po343, pn344 := h10, 12 // lb_v2
+		if po343 < 0 || po343+pn344 > len(data) {
 			return pl.drop(60)
 		}
-		if (h4 >= 0) && po341 > h4 && (po341-h4)%2 == 0 {
-			pw344 := data[po341 : po341+12]
-			d343 := uint32(uint64(pw344[0])<<8|uint64(pw344[1])) + uint32(uint64(pw344[2])<<8|uint64(pw344[3])) + uint32(uint64(pw344[4])<<8|uint64(pw344[5])) + uint32(uint64(pw344[6])<<8|uint64(pw344[7])) + uint32(uint64(pw344[8])<<8|uint64(pw344[9])) + uint32(uint64(pw344[10])<<8|uint64(pw344[11]))
-			d343 += bits.RotateLeft32(d343, 16)
+		if (h4 >= 0) && po343 > h4 && (po343-h4)%2 == 0 {
+			pw346 := data[po343 : po343+12]
+			d345 := uint32(uint64(pw346[0])<<8|uint64(pw346[1])) + uint32(uint64(pw346[2])<<8|uint64(pw346[3])) + uint32(uint64(pw346[4])<<8|uint64(pw346[5])) + uint32(uint64(pw346[6])<<8|uint64(pw346[7])) + uint32(uint64(pw346[8])<<8|uint64(pw346[9])) + uint32(uint64(pw346[10])<<8|uint64(pw346[11]))
+			d345 += bits.RotateLeft32(d345, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d343 >> 16))
+				pendD4 += uint64(^uint16(d345 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po341
-		pendN = pn342
+		pendOff = po343
+		pendN = pn344
 		h10 = -1
-		if cur > po341 {
-			cur = max(po341, cur-pn342)
+		if cur > po343 {
+			cur = max(po343, cur-pn344)
 		}
 		goto n181
 	}
@@ -4958,24 +4953,24 @@ n180:
 		if !(h11 >= 0) {
 			return pl.drop(61)
 		}
-		po345, pn346 := h11, 12 // lb_v3
-		if po345 < 0 || po345+pn346 > len(data) {
+		po347, pn348 := h11, 12 // lb_v3
+		if po347 < 0 || po347+pn348 > len(data) {
 			return pl.drop(61)
 		}
-		if (h4 >= 0) && po345 > h4 && (po345-h4)%2 == 0 {
-			pw348 := data[po345 : po345+12]
-			d347 := uint32(uint64(pw348[0])<<8|uint64(pw348[1])) + uint32(uint64(pw348[2])<<8|uint64(pw348[3])) + uint32(uint64(pw348[4])<<8|uint64(pw348[5])) + uint32(uint64(pw348[6])<<8|uint64(pw348[7])) + uint32(uint64(pw348[8])<<8|uint64(pw348[9])) + uint32(uint64(pw348[10])<<8|uint64(pw348[11]))
-			d347 += bits.RotateLeft32(d347, 16)
+		if (h4 >= 0) && po347 > h4 && (po347-h4)%2 == 0 {
+			pw350 := data[po347 : po347+12]
+			d349 := uint32(uint64(pw350[0])<<8|uint64(pw350[1])) + uint32(uint64(pw350[2])<<8|uint64(pw350[3])) + uint32(uint64(pw350[4])<<8|uint64(pw350[5])) + uint32(uint64(pw350[6])<<8|uint64(pw350[7])) + uint32(uint64(pw350[8])<<8|uint64(pw350[9])) + uint32(uint64(pw350[10])<<8|uint64(pw350[11]))
+			d349 += bits.RotateLeft32(d349, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d347 >> 16))
+				pendD4 += uint64(^uint16(d349 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po345
-		pendN = pn346
+		pendOff = po347
+		pendN = pn348
 		h11 = -1
-		if cur > po345 {
-			cur = max(po345, cur-pn346)
+		if cur > po347 {
+			cur = max(po347, cur-pn348)
 		}
 		pl.edges[50]++
 		goto n181
@@ -4992,57 +4987,57 @@ n181:
 			}
 			pendN = 0
 		}
-		po349, pn350 := h9, 4 // lb_common
-		if po349 < 0 || po349+pn350 > len(data) {
+		po351, pn352 := h9, 4 // lb_common
+		if po351 < 0 || po351+pn352 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po349 > h4 && (po349-h4)%2 == 0 {
-			pw352 := data[po349 : po349+4]
-			d351 := uint32(uint64(pw352[0])<<8|uint64(pw352[1])) + uint32(uint64(pw352[2])<<8|uint64(pw352[3]))
-			d351 += bits.RotateLeft32(d351, 16)
+		if (h4 >= 0) && po351 > h4 && (po351-h4)%2 == 0 {
+			pw354 := data[po351 : po351+4]
+			d353 := uint32(uint64(pw354[0])<<8|uint64(pw354[1])) + uint32(uint64(pw354[2])<<8|uint64(pw354[3]))
+			d353 += bits.RotateLeft32(d353, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d351 >> 16))
+				pendD4 += uint64(^uint16(d353 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn350
-		if po349 < len(data)-po349-pendN {
-			copy(data[pendN:pendN+po349], data[:po349])
+		pendN += pn352
+		if po351 < len(data)-po351-pendN {
+			copy(data[pendN:pendN+po351], data[:po351])
 			data = data[pendN:]
 		} else {
-			copy(data[po349:], data[po349+pendN:])
+			copy(data[po351:], data[po351+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po349 {
-			h11 -= pn350
+		if (h11 >= 0) && h11 > po351 {
+			h11 -= pn352
 		} // lb_v3
-		if cur > po349 {
-			cur = max(po349, cur-pn350)
+		if cur > po351 {
+			cur = max(po351, cur-pn352)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d353 uint64 // udp checksum
+		var d355 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b354 := data[h4 : h4+8] // udp
-		v355 := ((uint64(b354[4])<<8 | uint64(b354[5])) - 0x10)
-		os356 := uint32(uint16((uint64(b354[4])<<8 | uint64(b354[5]))))
-		s357 := v355
-		b354[4] = byte(s357 >> 8)
-		b354[5] = byte(s357)
-		f359 := uint32(os356)
-		f359 += bits.RotateLeft32(f359, 16)
-		dl358 := uint64(^uint16(f359>>16)) + uint64(uint32(uint16(v355)))
+		b356 := data[h4 : h4+8] // udp
+		v357 := ((uint64(b356[4])<<8 | uint64(b356[5])) - 0x10)
+		os358 := uint32(uint16((uint64(b356[4])<<8 | uint64(b356[5]))))
+		s359 := v357
+		b356[4] = byte(s359 >> 8)
+		b356[5] = byte(s359)
+		f361 := uint32(os358)
+		f361 += bits.RotateLeft32(f361, 16)
+		dl360 := uint64(^uint16(f361>>16)) + uint64(uint32(uint16(v357)))
 		if h4 >= 0 {
-			d353 += dl358
+			d355 += dl360
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d353
+			pendD4 += d355
 			pendK4 = true
 		}
 		pl.edges[51]++
@@ -5066,19 +5061,19 @@ n184:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s360 := r
-				cb[0] = byte(s360 >> 8)
-				cb[1] = byte(s360)
+				s362 := r
+				cb[0] = byte(s362 >> 8)
+				cb[1] = byte(s362)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(64)
 		}
-		b361 := data[h4 : h4+8] // udp
-		s362 := 0x0
-		b361[6] = byte(s362 >> 8)
-		b361[7] = byte(s362)
+		b363 := data[h4 : h4+8] // udp
+		s364 := 0x0
+		b363[6] = byte(s364 >> 8)
+		b363[7] = byte(s364)
 		pl.edges[52]++
 		goto n185
 	}
@@ -5098,9 +5093,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s363 := r
-				cb[0] = byte(s363 >> 8)
-				cb[1] = byte(s363)
+				s365 := r
+				cb[0] = byte(s365 >> 8)
+				cb[1] = byte(s365)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5117,9 +5112,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s364 := r
-				cb[0] = byte(s364 >> 8)
-				cb[1] = byte(s364)
+				s366 := r
+				cb[0] = byte(s366 >> 8)
+				cb[1] = byte(s366)
 			}
 			pendD4, pendK4 = 0, false
 		}

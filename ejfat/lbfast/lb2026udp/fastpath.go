@@ -316,7 +316,7 @@ var countOf = [152]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 
 type Pipeline struct {
 	pkt    *packet.Packet
 	tables []*packet.Table
-	keys   [3]packet.Value
+	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
@@ -2241,11 +2241,9 @@ n57:
 n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m4}
 		b58 := data[h0 : h0+14] // ethernet
-		pl.keys[1] = packet.Value{Lo: (uint64(b58[12])<<8 | uint64(b58[13]))}
-		pl.keys[2] = m8
-		if e, hit := pl.tables[2].Lookup(pl.keys[:3]); hit {
+		kv59 := m8
+		if e, hit := pl.tables[2].LookupWords((m4)&0xf, (uint64(b58[12])<<8|uint64(b58[13]))&0xffff, kv59.Hi, kv59.Lo); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -2296,10 +2294,10 @@ n64:
 	}
 n65:
 	{ // L3Icmp4Type: switch icmp.type
-		b60 := data[h6 : h6+4] // icmp
-		v59 := uint64(b60[0])
+		b61 := data[h6 : h6+4] // icmp
+		v60 := uint64(b61[0])
 		switch {
-		case v59 == 0x3:
+		case v60 == 0x3:
 			goto n67
 		default:
 			goto n66
@@ -2311,22 +2309,22 @@ n66:
 	}
 n67:
 	{ // L3Unreach4: switch icmp.code
-		b62 := data[h6 : h6+4] // icmp
-		v61 := uint64(b62[1])
+		b63 := data[h6 : h6+4] // icmp
+		v62 := uint64(b63[1])
 		switch {
-		case v61 == 0x0:
+		case v62 == 0x0:
 			goto n68
-		case v61 == 0x1:
+		case v62 == 0x1:
 			goto n69
-		case v61 == 0x3:
+		case v62 == 0x3:
 			goto n70
-		case v61 == 0x4:
+		case v62 == 0x4:
 			goto n71
-		case v61 == 0x6:
+		case v62 == 0x6:
 			goto n72
-		case v61 == 0x7:
+		case v62 == 0x7:
 			goto n73
-		case v61 == 0xa:
+		case v62 == 0xa:
 			goto n74
 		default:
 			goto n75
@@ -2366,14 +2364,14 @@ n75:
 	}
 n76:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b64 := data[h7 : h7+4] // icmpv6
-		v63 := uint64(b64[0])
+		b65 := data[h7 : h7+4] // icmpv6
+		v64 := uint64(b65[0])
 		switch {
-		case v63 == 0x1:
+		case v64 == 0x1:
 			goto n78
-		case v63 == 0x80:
+		case v64 == 0x80:
 			goto n92
-		case v63 == 0x87:
+		case v64 == 0x87:
 			goto n94
 		default:
 			goto n77
@@ -2385,16 +2383,16 @@ n77:
 	}
 n78:
 	{ // L3Unreach6: switch icmpv6.code
-		b66 := data[h7 : h7+4] // icmpv6
-		v65 := uint64(b66[1])
+		b67 := data[h7 : h7+4] // icmpv6
+		v66 := uint64(b67[1])
 		switch {
-		case v65 == 0x0:
+		case v66 == 0x0:
 			goto n79
-		case v65 == 0x1:
+		case v66 == 0x1:
 			goto n80
-		case v65 == 0x2:
+		case v66 == 0x2:
 			goto n81
-		case v65 == 0x4:
+		case v66 == 0x4:
 			goto n82
 		default:
 			goto n83
@@ -2422,8 +2420,8 @@ n83:
 	}
 n84:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b67 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b67[24])<<24 | uint64(b67[25])<<16 | uint64(b67[26])<<8 | uint64(b67[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b68 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b68[24])<<24 | uint64(b68[25])<<16 | uint64(b68[26])<<8 | uint64(b68[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n86
 		}
 		goto n85
@@ -2444,55 +2442,55 @@ n86:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s68 := r
-				cb[0] = byte(s68 >> 8)
-				cb[1] = byte(s68)
+				s69 := r
+				cb[0] = byte(s69 >> 8)
+				cb[1] = byte(s69)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b69 := data[h0 : h0+14] // ethernet
-		s70 := (uint64(b69[6])<<40 | uint64(b69[7])<<32 | uint64(b69[8])<<24 | uint64(b69[9])<<16 | uint64(b69[10])<<8 | uint64(b69[11]))
-		b69[0] = byte(s70 >> 40)
-		b69[1] = byte(s70 >> 32)
-		b69[2] = byte(s70 >> 24)
-		b69[3] = byte(s70 >> 16)
-		b69[4] = byte(s70 >> 8)
-		b69[5] = byte(s70)
-		s71 := m5
-		b69[6] = byte(s71 >> 40)
-		b69[7] = byte(s71 >> 32)
-		b69[8] = byte(s71 >> 24)
-		b69[9] = byte(s71 >> 16)
-		b69[10] = byte(s71 >> 8)
-		b69[11] = byte(s71)
-		b72 := data[h5 : h5+28] // arp
-		s73 := 0x2
-		b72[6] = byte(s73 >> 8)
-		b72[7] = byte(s73)
-		s74 := (uint64(b72[8])<<40 | uint64(b72[9])<<32 | uint64(b72[10])<<24 | uint64(b72[11])<<16 | uint64(b72[12])<<8 | uint64(b72[13]))
-		b72[18] = byte(s74 >> 40)
-		b72[19] = byte(s74 >> 32)
-		b72[20] = byte(s74 >> 24)
-		b72[21] = byte(s74 >> 16)
-		b72[22] = byte(s74 >> 8)
-		b72[23] = byte(s74)
-		s75 := m5
-		b72[8] = byte(s75 >> 40)
-		b72[9] = byte(s75 >> 32)
-		b72[10] = byte(s75 >> 24)
-		b72[11] = byte(s75 >> 16)
-		b72[12] = byte(s75 >> 8)
-		b72[13] = byte(s75)
-		s76 := (uint64(b72[14])<<24 | uint64(b72[15])<<16 | uint64(b72[16])<<8 | uint64(b72[17]))
-		b72[24] = byte(s76 >> 24)
-		b72[25] = byte(s76 >> 16)
-		b72[26] = byte(s76 >> 8)
-		b72[27] = byte(s76)
-		s77 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b72[14] = byte(s77 >> 24)
-		b72[15] = byte(s77 >> 16)
-		b72[16] = byte(s77 >> 8)
-		b72[17] = byte(s77)
+		b70 := data[h0 : h0+14] // ethernet
+		s71 := (uint64(b70[6])<<40 | uint64(b70[7])<<32 | uint64(b70[8])<<24 | uint64(b70[9])<<16 | uint64(b70[10])<<8 | uint64(b70[11]))
+		b70[0] = byte(s71 >> 40)
+		b70[1] = byte(s71 >> 32)
+		b70[2] = byte(s71 >> 24)
+		b70[3] = byte(s71 >> 16)
+		b70[4] = byte(s71 >> 8)
+		b70[5] = byte(s71)
+		s72 := m5
+		b70[6] = byte(s72 >> 40)
+		b70[7] = byte(s72 >> 32)
+		b70[8] = byte(s72 >> 24)
+		b70[9] = byte(s72 >> 16)
+		b70[10] = byte(s72 >> 8)
+		b70[11] = byte(s72)
+		b73 := data[h5 : h5+28] // arp
+		s74 := 0x2
+		b73[6] = byte(s74 >> 8)
+		b73[7] = byte(s74)
+		s75 := (uint64(b73[8])<<40 | uint64(b73[9])<<32 | uint64(b73[10])<<24 | uint64(b73[11])<<16 | uint64(b73[12])<<8 | uint64(b73[13]))
+		b73[18] = byte(s75 >> 40)
+		b73[19] = byte(s75 >> 32)
+		b73[20] = byte(s75 >> 24)
+		b73[21] = byte(s75 >> 16)
+		b73[22] = byte(s75 >> 8)
+		b73[23] = byte(s75)
+		s76 := m5
+		b73[8] = byte(s76 >> 40)
+		b73[9] = byte(s76 >> 32)
+		b73[10] = byte(s76 >> 24)
+		b73[11] = byte(s76 >> 16)
+		b73[12] = byte(s76 >> 8)
+		b73[13] = byte(s76)
+		s77 := (uint64(b73[14])<<24 | uint64(b73[15])<<16 | uint64(b73[16])<<8 | uint64(b73[17]))
+		b73[24] = byte(s77 >> 24)
+		b73[25] = byte(s77 >> 16)
+		b73[26] = byte(s77 >> 8)
+		b73[27] = byte(s77)
+		s78 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b73[14] = byte(s78 >> 24)
+		b73[15] = byte(s78 >> 16)
+		b73[16] = byte(s78 >> 8)
+		b73[17] = byte(s78)
 		goto n87
 	}
 n87:
@@ -2504,8 +2502,8 @@ n88:
 		if !(h2 >= 0) {
 			return pl.drop(33)
 		}
-		b78 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b78[16])<<24 | uint64(b78[17])<<16 | uint64(b78[18])<<8 | uint64(b78[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b79 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b79[16])<<24 | uint64(b79[17])<<16 | uint64(b79[18])<<8 | uint64(b79[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n90
 		}
 		goto n89
@@ -2516,59 +2514,59 @@ n89:
 	}
 n90:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d79 uint64          // icmp checksum
-		b80 := data[h0 : h0+14] // ethernet
-		v81 := (uint64(b80[6])<<40 | uint64(b80[7])<<32 | uint64(b80[8])<<24 | uint64(b80[9])<<16 | uint64(b80[10])<<8 | uint64(b80[11]))
-		s82 := v81
-		b80[0] = byte(s82 >> 40)
-		b80[1] = byte(s82 >> 32)
-		b80[2] = byte(s82 >> 24)
-		b80[3] = byte(s82 >> 16)
-		b80[4] = byte(s82 >> 8)
-		b80[5] = byte(s82)
-		v83 := m5
-		s84 := v83
-		b80[6] = byte(s84 >> 40)
-		b80[7] = byte(s84 >> 32)
-		b80[8] = byte(s84 >> 24)
-		b80[9] = byte(s84 >> 16)
-		b80[10] = byte(s84 >> 8)
-		b80[11] = byte(s84)
+		var d80 uint64          // icmp checksum
+		b81 := data[h0 : h0+14] // ethernet
+		v82 := (uint64(b81[6])<<40 | uint64(b81[7])<<32 | uint64(b81[8])<<24 | uint64(b81[9])<<16 | uint64(b81[10])<<8 | uint64(b81[11]))
+		s83 := v82
+		b81[0] = byte(s83 >> 40)
+		b81[1] = byte(s83 >> 32)
+		b81[2] = byte(s83 >> 24)
+		b81[3] = byte(s83 >> 16)
+		b81[4] = byte(s83 >> 8)
+		b81[5] = byte(s83)
+		v84 := m5
+		s85 := v84
+		b81[6] = byte(s85 >> 40)
+		b81[7] = byte(s85 >> 32)
+		b81[8] = byte(s85 >> 24)
+		b81[9] = byte(s85 >> 16)
+		b81[10] = byte(s85 >> 8)
+		b81[11] = byte(s85)
 		if !(h2 >= 0) {
 			return pl.drop(35)
 		}
-		b85 := data[h2 : h2+20] // ipv4
-		v86 := (uint64(b85[12])<<24 | uint64(b85[13])<<16 | uint64(b85[14])<<8 | uint64(b85[15]))
-		s87 := v86
-		b85[16] = byte(s87 >> 24)
-		b85[17] = byte(s87 >> 16)
-		b85[18] = byte(s87 >> 8)
-		b85[19] = byte(s87)
-		v88 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s89 := v88
-		b85[12] = byte(s89 >> 24)
-		b85[13] = byte(s89 >> 16)
-		b85[14] = byte(s89 >> 8)
-		b85[15] = byte(s89)
-		v90 := 0x0
-		b91 := data[h6 : h6+4] // icmp
-		os92 := uint32(uint64(b91[0])<<8 | uint64(b91[1]))
-		b91[0] = byte(v90)
-		f94 := uint32(os92)
-		f94 += bits.RotateLeft32(f94, 16)
-		dl93 := uint64(^uint16(f94>>16)) + uint64(uint32(uint64(b91[0])<<8|uint64(b91[1])))
-		d79 += dl93
+		b86 := data[h2 : h2+20] // ipv4
+		v87 := (uint64(b86[12])<<24 | uint64(b86[13])<<16 | uint64(b86[14])<<8 | uint64(b86[15]))
+		s88 := v87
+		b86[16] = byte(s88 >> 24)
+		b86[17] = byte(s88 >> 16)
+		b86[18] = byte(s88 >> 8)
+		b86[19] = byte(s88)
+		v89 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s90 := v89
+		b86[12] = byte(s90 >> 24)
+		b86[13] = byte(s90 >> 16)
+		b86[14] = byte(s90 >> 8)
+		b86[15] = byte(s90)
+		v91 := 0x0
+		b92 := data[h6 : h6+4] // icmp
+		os93 := uint32(uint64(b92[0])<<8 | uint64(b92[1]))
+		b92[0] = byte(v91)
+		f95 := uint32(os93)
+		f95 += bits.RotateLeft32(f95, 16)
+		dl94 := uint64(^uint16(f95>>16)) + uint64(uint32(uint64(b92[0])<<8|uint64(b92[1])))
+		d80 += dl94
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d79
+			x := uint64(^cv) + d80
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s95 := r
-			cb[0] = byte(s95 >> 8)
-			cb[1] = byte(s95)
+			s96 := r
+			cb[0] = byte(s96 >> 8)
+			cb[1] = byte(s96)
 		}
 		goto n91
 	}
@@ -2579,87 +2577,87 @@ n91:
 	}
 n92:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d96 uint64          // icmpv6 checksum
-		b97 := data[h0 : h0+14] // ethernet
-		v98 := (uint64(b97[6])<<40 | uint64(b97[7])<<32 | uint64(b97[8])<<24 | uint64(b97[9])<<16 | uint64(b97[10])<<8 | uint64(b97[11]))
-		s99 := v98
-		b97[0] = byte(s99 >> 40)
-		b97[1] = byte(s99 >> 32)
-		b97[2] = byte(s99 >> 24)
-		b97[3] = byte(s99 >> 16)
-		b97[4] = byte(s99 >> 8)
-		b97[5] = byte(s99)
-		v100 := m5
-		s101 := v100
-		b97[6] = byte(s101 >> 40)
-		b97[7] = byte(s101 >> 32)
-		b97[8] = byte(s101 >> 24)
-		b97[9] = byte(s101 >> 16)
-		b97[10] = byte(s101 >> 8)
-		b97[11] = byte(s101)
+		var d97 uint64          // icmpv6 checksum
+		b98 := data[h0 : h0+14] // ethernet
+		v99 := (uint64(b98[6])<<40 | uint64(b98[7])<<32 | uint64(b98[8])<<24 | uint64(b98[9])<<16 | uint64(b98[10])<<8 | uint64(b98[11]))
+		s100 := v99
+		b98[0] = byte(s100 >> 40)
+		b98[1] = byte(s100 >> 32)
+		b98[2] = byte(s100 >> 24)
+		b98[3] = byte(s100 >> 16)
+		b98[4] = byte(s100 >> 8)
+		b98[5] = byte(s100)
+		v101 := m5
+		s102 := v101
+		b98[6] = byte(s102 >> 40)
+		b98[7] = byte(s102 >> 32)
+		b98[8] = byte(s102 >> 24)
+		b98[9] = byte(s102 >> 16)
+		b98[10] = byte(s102 >> 8)
+		b98[11] = byte(s102)
 		if !(h3 >= 0) {
 			return pl.drop(36)
 		}
-		b102 := data[h3 : h3+40] // ipv6
-		v103 := packet.Value{Hi: (uint64(b102[8])<<56 | uint64(b102[9])<<48 | uint64(b102[10])<<40 | uint64(b102[11])<<32 | uint64(b102[12])<<24 | uint64(b102[13])<<16 | uint64(b102[14])<<8 | uint64(b102[15])), Lo: (uint64(b102[16])<<56 | uint64(b102[17])<<48 | uint64(b102[18])<<40 | uint64(b102[19])<<32 | uint64(b102[20])<<24 | uint64(b102[21])<<16 | uint64(b102[22])<<8 | uint64(b102[23]))}
-		v104 := v103
-		s105 := v104.Hi
-		b102[24] = byte(s105 >> 56)
-		b102[25] = byte(s105 >> 48)
-		b102[26] = byte(s105 >> 40)
-		b102[27] = byte(s105 >> 32)
-		b102[28] = byte(s105 >> 24)
-		b102[29] = byte(s105 >> 16)
-		b102[30] = byte(s105 >> 8)
-		b102[31] = byte(s105)
-		s106 := v104.Lo
-		b102[32] = byte(s106 >> 56)
-		b102[33] = byte(s106 >> 48)
-		b102[34] = byte(s106 >> 40)
-		b102[35] = byte(s106 >> 32)
-		b102[36] = byte(s106 >> 24)
-		b102[37] = byte(s106 >> 16)
-		b102[38] = byte(s106 >> 8)
-		b102[39] = byte(s106)
-		v107 := m6
-		v108 := v107
-		s109 := v108.Hi
-		b102[8] = byte(s109 >> 56)
-		b102[9] = byte(s109 >> 48)
-		b102[10] = byte(s109 >> 40)
-		b102[11] = byte(s109 >> 32)
-		b102[12] = byte(s109 >> 24)
-		b102[13] = byte(s109 >> 16)
-		b102[14] = byte(s109 >> 8)
-		b102[15] = byte(s109)
-		s110 := v108.Lo
-		b102[16] = byte(s110 >> 56)
-		b102[17] = byte(s110 >> 48)
-		b102[18] = byte(s110 >> 40)
-		b102[19] = byte(s110 >> 32)
-		b102[20] = byte(s110 >> 24)
-		b102[21] = byte(s110 >> 16)
-		b102[22] = byte(s110 >> 8)
-		b102[23] = byte(s110)
-		v111 := 0x81
-		b112 := data[h7 : h7+4] // icmpv6
-		os113 := uint32(uint64(b112[0])<<8 | uint64(b112[1]))
-		b112[0] = byte(v111)
-		f115 := uint32(os113)
-		f115 += bits.RotateLeft32(f115, 16)
-		dl114 := uint64(^uint16(f115>>16)) + uint64(uint32(uint64(b112[0])<<8|uint64(b112[1])))
-		d96 += dl114
+		b103 := data[h3 : h3+40] // ipv6
+		v104 := packet.Value{Hi: (uint64(b103[8])<<56 | uint64(b103[9])<<48 | uint64(b103[10])<<40 | uint64(b103[11])<<32 | uint64(b103[12])<<24 | uint64(b103[13])<<16 | uint64(b103[14])<<8 | uint64(b103[15])), Lo: (uint64(b103[16])<<56 | uint64(b103[17])<<48 | uint64(b103[18])<<40 | uint64(b103[19])<<32 | uint64(b103[20])<<24 | uint64(b103[21])<<16 | uint64(b103[22])<<8 | uint64(b103[23]))}
+		v105 := v104
+		s106 := v105.Hi
+		b103[24] = byte(s106 >> 56)
+		b103[25] = byte(s106 >> 48)
+		b103[26] = byte(s106 >> 40)
+		b103[27] = byte(s106 >> 32)
+		b103[28] = byte(s106 >> 24)
+		b103[29] = byte(s106 >> 16)
+		b103[30] = byte(s106 >> 8)
+		b103[31] = byte(s106)
+		s107 := v105.Lo
+		b103[32] = byte(s107 >> 56)
+		b103[33] = byte(s107 >> 48)
+		b103[34] = byte(s107 >> 40)
+		b103[35] = byte(s107 >> 32)
+		b103[36] = byte(s107 >> 24)
+		b103[37] = byte(s107 >> 16)
+		b103[38] = byte(s107 >> 8)
+		b103[39] = byte(s107)
+		v108 := m6
+		v109 := v108
+		s110 := v109.Hi
+		b103[8] = byte(s110 >> 56)
+		b103[9] = byte(s110 >> 48)
+		b103[10] = byte(s110 >> 40)
+		b103[11] = byte(s110 >> 32)
+		b103[12] = byte(s110 >> 24)
+		b103[13] = byte(s110 >> 16)
+		b103[14] = byte(s110 >> 8)
+		b103[15] = byte(s110)
+		s111 := v109.Lo
+		b103[16] = byte(s111 >> 56)
+		b103[17] = byte(s111 >> 48)
+		b103[18] = byte(s111 >> 40)
+		b103[19] = byte(s111 >> 32)
+		b103[20] = byte(s111 >> 24)
+		b103[21] = byte(s111 >> 16)
+		b103[22] = byte(s111 >> 8)
+		b103[23] = byte(s111)
+		v112 := 0x81
+		b113 := data[h7 : h7+4] // icmpv6
+		os114 := uint32(uint64(b113[0])<<8 | uint64(b113[1]))
+		b113[0] = byte(v112)
+		f116 := uint32(os114)
+		f116 += bits.RotateLeft32(f116, 16)
+		dl115 := uint64(^uint16(f116>>16)) + uint64(uint32(uint64(b113[0])<<8|uint64(b113[1])))
+		d97 += dl115
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d96
+			x := uint64(^cv) + d97
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s116 := r
-			cb[0] = byte(s116 >> 8)
-			cb[1] = byte(s116)
+			s117 := r
+			cb[0] = byte(s117 >> 8)
+			cb[1] = byte(s117)
 		}
 		goto n93
 	}
@@ -2673,8 +2671,8 @@ n94:
 		if !(h12 >= 0) {
 			return pl.drop(37)
 		}
-		b117 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b117[4])<<56 | uint64(b117[5])<<48 | uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])), Lo: (uint64(b117[12])<<56 | uint64(b117[13])<<48 | uint64(b117[14])<<40 | uint64(b117[15])<<32 | uint64(b117[16])<<24 | uint64(b117[17])<<16 | uint64(b117[18])<<8 | uint64(b117[19]))} == m6) {
+		b118 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b118[4])<<56 | uint64(b118[5])<<48 | uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11])), Lo: (uint64(b118[12])<<56 | uint64(b118[13])<<48 | uint64(b118[14])<<40 | uint64(b118[15])<<32 | uint64(b118[16])<<24 | uint64(b118[17])<<16 | uint64(b118[18])<<8 | uint64(b118[19]))} == m6) {
 			goto n96
 		}
 		goto n95
@@ -2688,8 +2686,8 @@ n96:
 		if !(h3 >= 0) {
 			return pl.drop(39)
 		}
-		b118 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b118[8])<<56 | uint64(b118[9])<<48 | uint64(b118[10])<<40 | uint64(b118[11])<<32 | uint64(b118[12])<<24 | uint64(b118[13])<<16 | uint64(b118[14])<<8 | uint64(b118[15])), Lo: (uint64(b118[16])<<56 | uint64(b118[17])<<48 | uint64(b118[18])<<40 | uint64(b118[19])<<32 | uint64(b118[20])<<24 | uint64(b118[21])<<16 | uint64(b118[22])<<8 | uint64(b118[23]))} == packet.Value{Lo: 0x0}) {
+		b119 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b119[8])<<56 | uint64(b119[9])<<48 | uint64(b119[10])<<40 | uint64(b119[11])<<32 | uint64(b119[12])<<24 | uint64(b119[13])<<16 | uint64(b119[14])<<8 | uint64(b119[15])), Lo: (uint64(b119[16])<<56 | uint64(b119[17])<<48 | uint64(b119[18])<<40 | uint64(b119[19])<<32 | uint64(b119[20])<<24 | uint64(b119[21])<<16 | uint64(b119[22])<<8 | uint64(b119[23]))} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
@@ -2705,9 +2703,9 @@ n97:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s119 := r
-				cb[0] = byte(s119 >> 8)
-				cb[1] = byte(s119)
+				s120 := r
+				cb[0] = byte(s120 >> 8)
+				cb[1] = byte(s120)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2717,8 +2715,8 @@ n97:
 		if !(h12 >= 0) {
 			return pl.drop(40)
 		}
-		b120 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b120[4])<<56 | uint64(b120[5])<<48 | uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11])), Lo: (uint64(b120[12])<<56 | uint64(b120[13])<<48 | uint64(b120[14])<<40 | uint64(b120[15])<<32 | uint64(b120[16])<<24 | uint64(b120[17])<<16 | uint64(b120[18])<<8 | uint64(b120[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b121 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b121[4])<<56 | uint64(b121[5])<<48 | uint64(b121[6])<<40 | uint64(b121[7])<<32 | uint64(b121[8])<<24 | uint64(b121[9])<<16 | uint64(b121[10])<<8 | uint64(b121[11])), Lo: (uint64(b121[12])<<56 | uint64(b121[13])<<48 | uint64(b121[14])<<40 | uint64(b121[15])<<32 | uint64(b121[16])<<24 | uint64(b121[17])<<16 | uint64(b121[18])<<8 | uint64(b121[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
@@ -2732,25 +2730,25 @@ n98:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s121 := r
-				cb[0] = byte(s121 >> 8)
-				cb[1] = byte(s121)
+				s122 := r
+				cb[0] = byte(s122 >> 8)
+				cb[1] = byte(s122)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h3 >= 0) {
 			return pl.drop(41)
 		}
-		b122 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b123 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b123[6])<<40 | uint64(b123[7])<<32 | uint64(b123[8])<<24 | uint64(b123[9])<<16 | uint64(b123[10])<<8 | uint64(b123[11])) & 0xffffffffffff
+		b123 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b123[8])<<56 | uint64(b123[9])<<48 | uint64(b123[10])<<40 | uint64(b123[11])<<32 | uint64(b123[12])<<24 | uint64(b123[13])<<16 | uint64(b123[14])<<8 | uint64(b123[15])), Lo: (uint64(b123[16])<<56 | uint64(b123[17])<<48 | uint64(b123[18])<<40 | uint64(b123[19])<<32 | uint64(b123[20])<<24 | uint64(b123[21])<<16 | uint64(b123[22])<<8 | uint64(b123[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b124 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(41)
 		}
-		b124 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b124[4])<<56 | uint64(b124[5])<<48 | uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11])), Lo: (uint64(b124[12])<<56 | uint64(b124[13])<<48 | uint64(b124[14])<<40 | uint64(b124[15])<<32 | uint64(b124[16])<<24 | uint64(b124[17])<<16 | uint64(b124[18])<<8 | uint64(b124[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b125 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b125[4])<<56 | uint64(b125[5])<<48 | uint64(b125[6])<<40 | uint64(b125[7])<<32 | uint64(b125[8])<<24 | uint64(b125[9])<<16 | uint64(b125[10])<<8 | uint64(b125[11])), Lo: (uint64(b125[12])<<56 | uint64(b125[13])<<48 | uint64(b125[14])<<40 | uint64(b125[15])<<32 | uint64(b125[16])<<24 | uint64(b125[17])<<16 | uint64(b125[18])<<8 | uint64(b125[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
@@ -2772,14 +2770,14 @@ n100:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s125 := r
-				cb[0] = byte(s125 >> 8)
-				cb[1] = byte(s125)
+				s126 := r
+				cb[0] = byte(s126 >> 8)
+				cb[1] = byte(s126)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b126 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b126[0])<<40 | uint64(b126[1])<<32 | uint64(b126[2])<<24 | uint64(b126[3])<<16 | uint64(b126[4])<<8 | uint64(b126[5])) & 0xffffffffffff
+		b127 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b127[0])<<40 | uint64(b127[1])<<32 | uint64(b127[2])<<24 | uint64(b127[3])<<16 | uint64(b127[4])<<8 | uint64(b127[5])) & 0xffffffffffff
 		pl.edges[21]++
 		goto n101
 	}
@@ -2799,15 +2797,15 @@ n102:
 	}
 n103:
 	{ // NsPopMac: pop nd_mac
-		po127, pn128 := h14, 6 // nd_mac
-		if po127 < 0 || po127+pn128 > len(data) {
+		po128, pn129 := h14, 6 // nd_mac
+		if po128 < 0 || po128+pn129 > len(data) {
 			return pl.drop(42)
 		}
-		pendOff = po127
-		pendN = pn128
+		pendOff = po128
+		pendN = pn129
 		h14 = -1
-		if cur > po127 {
-			cur = max(po127, cur-pn128)
+		if cur > po128 {
+			cur = max(po128, cur-pn129)
 		}
 		pl.edges[22]++
 		goto n104
@@ -2824,15 +2822,15 @@ n104:
 			}
 			pendN = 0
 		}
-		po129, pn130 := h13, 2 // nd_opt
-		if po129 < 0 || po129+pn130 > len(data) {
+		po130, pn131 := h13, 2 // nd_opt
+		if po130 < 0 || po130+pn131 > len(data) {
 			return pl.drop(43)
 		}
-		pendOff = po129
-		pendN += pn130
+		pendOff = po130
+		pendN += pn131
 		h13 = -1
-		if cur > po129 {
-			cur = max(po129, cur-pn130)
+		if cur > po130 {
+			cur = max(po130, cur-pn131)
 		}
 		pl.edges[23]++
 		goto n105
@@ -2852,22 +2850,22 @@ n105:
 		if !(h12 >= 0) {
 			return pl.drop(44)
 		}
-		po131, pn132 := h12, 20 // nd_ns
-		if po131 < 0 || po131+pn132 > len(data) {
+		po132, pn133 := h12, 20 // nd_ns
+		if po132 < 0 || po132+pn133 > len(data) {
 			return pl.drop(44)
 		}
-		pendN += pn132
-		if po131 < len(data)-po131-pendN {
-			copy(data[pendN:pendN+po131], data[:po131])
+		pendN += pn133
+		if po132 < len(data)-po132-pendN {
+			copy(data[pendN:pendN+po132], data[:po132])
 			data = data[pendN:]
 		} else {
-			copy(data[po131:], data[po131+pendN:])
+			copy(data[po132:], data[po132+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if cur > po131 {
-			cur = max(po131, cur-pn132)
+		if cur > po132 {
+			cur = max(po132, cur-pn133)
 		}
 		goto n106
 	}
@@ -2882,9 +2880,9 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s133 := r
-				cb[0] = byte(s133 >> 8)
-				cb[1] = byte(s133)
+				s134 := r
+				cb[0] = byte(s134 >> 8)
+				cb[1] = byte(s134)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3019,7 +3017,7 @@ n106:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt134 := p.Push(15, h7+4, 0)
+		rt135 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3146,7 +3144,7 @@ n106:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt134 {
+		if !rt135 {
 			return pl.drop(45)
 		}
 		goto n107
@@ -3162,9 +3160,9 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s135 := r
-				cb[0] = byte(s135 >> 8)
-				cb[1] = byte(s135)
+				s136 := r
+				cb[0] = byte(s136 >> 8)
+				cb[1] = byte(s136)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3299,7 +3297,7 @@ n107:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt136 := p.Push(16, h15+20, 0)
+		rt137 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3426,7 +3424,7 @@ n107:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt136 {
+		if !rt137 {
 			return pl.drop(46)
 		}
 		goto n108
@@ -3442,9 +3440,9 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s137 := r
-				cb[0] = byte(s137 >> 8)
-				cb[1] = byte(s137)
+				s138 := r
+				cb[0] = byte(s138 >> 8)
+				cb[1] = byte(s138)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3579,7 +3577,7 @@ n108:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt138 := p.Push(17, h16+2, 0)
+		rt139 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3706,7 +3704,7 @@ n108:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt138 {
+		if !rt139 {
 			return pl.drop(47)
 		}
 		goto n109
@@ -3722,108 +3720,108 @@ n109:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s139 := r
-				cb[0] = byte(s139 >> 8)
-				cb[1] = byte(s139)
+				s140 := r
+				cb[0] = byte(s140 >> 8)
+				cb[1] = byte(s140)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b140 := data[h0 : h0+14] // ethernet
-		s141 := m25
-		b140[0] = byte(s141 >> 40)
-		b140[1] = byte(s141 >> 32)
-		b140[2] = byte(s141 >> 24)
-		b140[3] = byte(s141 >> 16)
-		b140[4] = byte(s141 >> 8)
-		b140[5] = byte(s141)
-		s142 := m5
-		b140[6] = byte(s142 >> 40)
-		b140[7] = byte(s142 >> 32)
-		b140[8] = byte(s142 >> 24)
-		b140[9] = byte(s142 >> 16)
-		b140[10] = byte(s142 >> 8)
-		b140[11] = byte(s142)
+		b141 := data[h0 : h0+14] // ethernet
+		s142 := m25
+		b141[0] = byte(s142 >> 40)
+		b141[1] = byte(s142 >> 32)
+		b141[2] = byte(s142 >> 24)
+		b141[3] = byte(s142 >> 16)
+		b141[4] = byte(s142 >> 8)
+		b141[5] = byte(s142)
+		s143 := m5
+		b141[6] = byte(s143 >> 40)
+		b141[7] = byte(s143 >> 32)
+		b141[8] = byte(s143 >> 24)
+		b141[9] = byte(s143 >> 16)
+		b141[10] = byte(s143 >> 8)
+		b141[11] = byte(s143)
 		if !(h3 >= 0) {
 			return pl.drop(48)
 		}
-		b143 := data[h3 : h3+40] // ipv6
-		s144 := 0x20
-		b143[4] = byte(s144 >> 8)
-		b143[5] = byte(s144)
-		b143[7] = byte(0xff)
-		v145 := m6
-		s146 := v145.Hi
-		b143[8] = byte(s146 >> 56)
-		b143[9] = byte(s146 >> 48)
-		b143[10] = byte(s146 >> 40)
-		b143[11] = byte(s146 >> 32)
-		b143[12] = byte(s146 >> 24)
-		b143[13] = byte(s146 >> 16)
-		b143[14] = byte(s146 >> 8)
-		b143[15] = byte(s146)
-		s147 := v145.Lo
-		b143[16] = byte(s147 >> 56)
-		b143[17] = byte(s147 >> 48)
-		b143[18] = byte(s147 >> 40)
-		b143[19] = byte(s147 >> 32)
-		b143[20] = byte(s147 >> 24)
-		b143[21] = byte(s147 >> 16)
-		b143[22] = byte(s147 >> 8)
-		b143[23] = byte(s147)
-		v148 := m24
-		s149 := v148.Hi
-		b143[24] = byte(s149 >> 56)
-		b143[25] = byte(s149 >> 48)
-		b143[26] = byte(s149 >> 40)
-		b143[27] = byte(s149 >> 32)
-		b143[28] = byte(s149 >> 24)
-		b143[29] = byte(s149 >> 16)
-		b143[30] = byte(s149 >> 8)
-		b143[31] = byte(s149)
-		s150 := v148.Lo
-		b143[32] = byte(s150 >> 56)
-		b143[33] = byte(s150 >> 48)
-		b143[34] = byte(s150 >> 40)
-		b143[35] = byte(s150 >> 32)
-		b143[36] = byte(s150 >> 24)
-		b143[37] = byte(s150 >> 16)
-		b143[38] = byte(s150 >> 8)
-		b143[39] = byte(s150)
-		b151 := data[h7 : h7+4] // icmpv6
-		b151[0] = byte(0x88)
-		b151[1] = byte(0x0)
-		b152 := data[h15 : h15+20] // nd_na
-		b152[0] = b152[0]&^0x40 | byte(m26)<<6&0x40
-		v153 := m27
-		s154 := v153.Hi
-		b152[4] = byte(s154 >> 56)
-		b152[5] = byte(s154 >> 48)
-		b152[6] = byte(s154 >> 40)
-		b152[7] = byte(s154 >> 32)
-		b152[8] = byte(s154 >> 24)
-		b152[9] = byte(s154 >> 16)
-		b152[10] = byte(s154 >> 8)
-		b152[11] = byte(s154)
-		s155 := v153.Lo
-		b152[12] = byte(s155 >> 56)
-		b152[13] = byte(s155 >> 48)
-		b152[14] = byte(s155 >> 40)
-		b152[15] = byte(s155 >> 32)
-		b152[16] = byte(s155 >> 24)
-		b152[17] = byte(s155 >> 16)
-		b152[18] = byte(s155 >> 8)
-		b152[19] = byte(s155)
-		b156 := data[h16 : h16+2] // nd_na_opt
-		b156[0] = byte(0x2)
-		b156[1] = byte(0x1)
-		b157 := data[h17 : h17+6] // nd_na_mac
-		s158 := m5
-		b157[0] = byte(s158 >> 40)
-		b157[1] = byte(s158 >> 32)
-		b157[2] = byte(s158 >> 24)
-		b157[3] = byte(s158 >> 16)
-		b157[4] = byte(s158 >> 8)
-		b157[5] = byte(s158)
+		b144 := data[h3 : h3+40] // ipv6
+		s145 := 0x20
+		b144[4] = byte(s145 >> 8)
+		b144[5] = byte(s145)
+		b144[7] = byte(0xff)
+		v146 := m6
+		s147 := v146.Hi
+		b144[8] = byte(s147 >> 56)
+		b144[9] = byte(s147 >> 48)
+		b144[10] = byte(s147 >> 40)
+		b144[11] = byte(s147 >> 32)
+		b144[12] = byte(s147 >> 24)
+		b144[13] = byte(s147 >> 16)
+		b144[14] = byte(s147 >> 8)
+		b144[15] = byte(s147)
+		s148 := v146.Lo
+		b144[16] = byte(s148 >> 56)
+		b144[17] = byte(s148 >> 48)
+		b144[18] = byte(s148 >> 40)
+		b144[19] = byte(s148 >> 32)
+		b144[20] = byte(s148 >> 24)
+		b144[21] = byte(s148 >> 16)
+		b144[22] = byte(s148 >> 8)
+		b144[23] = byte(s148)
+		v149 := m24
+		s150 := v149.Hi
+		b144[24] = byte(s150 >> 56)
+		b144[25] = byte(s150 >> 48)
+		b144[26] = byte(s150 >> 40)
+		b144[27] = byte(s150 >> 32)
+		b144[28] = byte(s150 >> 24)
+		b144[29] = byte(s150 >> 16)
+		b144[30] = byte(s150 >> 8)
+		b144[31] = byte(s150)
+		s151 := v149.Lo
+		b144[32] = byte(s151 >> 56)
+		b144[33] = byte(s151 >> 48)
+		b144[34] = byte(s151 >> 40)
+		b144[35] = byte(s151 >> 32)
+		b144[36] = byte(s151 >> 24)
+		b144[37] = byte(s151 >> 16)
+		b144[38] = byte(s151 >> 8)
+		b144[39] = byte(s151)
+		b152 := data[h7 : h7+4] // icmpv6
+		b152[0] = byte(0x88)
+		b152[1] = byte(0x0)
+		b153 := data[h15 : h15+20] // nd_na
+		b153[0] = b153[0]&^0x40 | byte(m26)<<6&0x40
+		v154 := m27
+		s155 := v154.Hi
+		b153[4] = byte(s155 >> 56)
+		b153[5] = byte(s155 >> 48)
+		b153[6] = byte(s155 >> 40)
+		b153[7] = byte(s155 >> 32)
+		b153[8] = byte(s155 >> 24)
+		b153[9] = byte(s155 >> 16)
+		b153[10] = byte(s155 >> 8)
+		b153[11] = byte(s155)
+		s156 := v154.Lo
+		b153[12] = byte(s156 >> 56)
+		b153[13] = byte(s156 >> 48)
+		b153[14] = byte(s156 >> 40)
+		b153[15] = byte(s156 >> 32)
+		b153[16] = byte(s156 >> 24)
+		b153[17] = byte(s156 >> 16)
+		b153[18] = byte(s156 >> 8)
+		b153[19] = byte(s156)
+		b157 := data[h16 : h16+2] // nd_na_opt
+		b157[0] = byte(0x2)
+		b157[1] = byte(0x1)
+		b158 := data[h17 : h17+6] // nd_na_mac
+		s159 := m5
+		b158[0] = byte(s159 >> 40)
+		b158[1] = byte(s159 >> 32)
+		b158[2] = byte(s159 >> 24)
+		b158[3] = byte(s159 >> 16)
+		b158[4] = byte(s159 >> 8)
+		b158[5] = byte(s159)
 		goto n110
 	}
 n110:
@@ -3837,9 +3835,9 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s159 := r
-				cb[0] = byte(s159 >> 8)
-				cb[1] = byte(s159)
+				s160 := r
+				cb[0] = byte(s160 >> 8)
+				cb[1] = byte(s160)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3971,7 +3969,7 @@ n110:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt160 := p.ComputeChecksum(7)
+		rt161 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4098,7 +4096,7 @@ n110:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt160 {
+		if !rt161 {
 			return pl.drop(49)
 		}
 		goto n111
@@ -4122,8 +4120,8 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b161 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[3].LookupWord(((uint64(b161[12])<<24|uint64(b161[13])<<16|uint64(b161[14])<<8|uint64(b161[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+		b162 := data[h2 : h2+20] // ipv4
+		if e, hit := pl.tables[3].LookupWord(((uint64(b162[12])<<24|uint64(b162[13])<<16|uint64(b162[14])<<8|uint64(b162[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4137,13 +4135,12 @@ n114:
 n115:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m7}
 		if !(h3 >= 0) {
 			return pl.drop(50)
 		}
-		b162 := data[h3 : h3+40] // ipv6
-		pl.keys[1] = packet.Value{Hi: (uint64(b162[8])<<56 | uint64(b162[9])<<48 | uint64(b162[10])<<40 | uint64(b162[11])<<32 | uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])), Lo: (uint64(b162[16])<<56 | uint64(b162[17])<<48 | uint64(b162[18])<<40 | uint64(b162[19])<<32 | uint64(b162[20])<<24 | uint64(b162[21])<<16 | uint64(b162[22])<<8 | uint64(b162[23]))}
-		if e, hit := pl.tables[4].Lookup(pl.keys[:2]); hit {
+		b164 := data[h3 : h3+40] // ipv6
+		kv163 := packet.Value{Hi: (uint64(b164[8])<<56 | uint64(b164[9])<<48 | uint64(b164[10])<<40 | uint64(b164[11])<<32 | uint64(b164[12])<<24 | uint64(b164[13])<<16 | uint64(b164[14])<<8 | uint64(b164[15])), Lo: (uint64(b164[16])<<56 | uint64(b164[17])<<48 | uint64(b164[18])<<40 | uint64(b164[19])<<32 | uint64(b164[20])<<24 | uint64(b164[21])<<16 | uint64(b164[22])<<8 | uint64(b164[23]))}
+		if e, hit := pl.tables[4].LookupWords((m7)&0xff, kv163.Hi, kv163.Lo, 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4186,16 +4183,16 @@ n120:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s163 := r
-				cb[0] = byte(s163 >> 8)
-				cb[1] = byte(s163)
+				s165 := r
+				cb[0] = byte(s165 >> 8)
+				cb[1] = byte(s165)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b164 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11]))
-		m13 = ((uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b164[2])<<8 | uint64(b164[3])) & 0xffff
+		b166 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11]))
+		m13 = ((uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b166[2])<<8 | uint64(b166[3])) & 0xffff
 		goto n122
 	}
 n121:
@@ -4209,45 +4206,45 @@ n121:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s165 := r
-				cb[0] = byte(s165 >> 8)
-				cb[1] = byte(s165)
+				s167 := r
+				cb[0] = byte(s167 >> 8)
+				cb[1] = byte(s167)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h11 >= 0) {
 			return pl.drop(52)
 		}
-		b166 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11]))
-		m13 = (uint64(b166[0])<<8 | uint64(b166[1])) & 0xffff
-		m14 = (uint64(b166[2])<<8 | uint64(b166[3])) & 0xffff
+		b168 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b168[4])<<56 | uint64(b168[5])<<48 | uint64(b168[6])<<40 | uint64(b168[7])<<32 | uint64(b168[8])<<24 | uint64(b168[9])<<16 | uint64(b168[10])<<8 | uint64(b168[11]))
+		m13 = (uint64(b168[0])<<8 | uint64(b168[1])) & 0xffff
+		m14 = (uint64(b168[2])<<8 | uint64(b168[3])) & 0xffff
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c168 := (h2 >= 0)
-		if c168 {
+		c170 := (h2 >= 0)
+		if c170 {
 			if !(h2 >= 0) {
 				return pl.drop(53)
 			}
-			b169 := data[h2 : h2+20] // ipv4
-			c168 = (uint64(b169[8]) <= 0x1)
+			b171 := data[h2 : h2+20] // ipv4
+			c170 = (uint64(b171[8]) <= 0x1)
 		}
-		c167 := c168
-		if !c167 {
-			c170 := (h3 >= 0)
-			if c170 {
+		c169 := c170
+		if !c169 {
+			c172 := (h3 >= 0)
+			if c172 {
 				if !(h3 >= 0) {
 					return pl.drop(53)
 				}
-				b171 := data[h3 : h3+40] // ipv6
-				c170 = (uint64(b171[7]) <= 0x1)
+				b173 := data[h3 : h3+40] // ipv6
+				c172 = (uint64(b173[7]) <= 0x1)
 			}
-			c167 = c170
+			c169 = c172
 		}
-		if c167 {
+		if c169 {
 			goto n123
 		}
 		goto n124
@@ -4259,9 +4256,7 @@ n123:
 n124:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		pl.keys[0] = packet.Value{Lo: m7}
-		pl.keys[1] = packet.Value{Lo: m9}
-		if e, hit := pl.tables[5].Lookup(pl.keys[:2]); hit {
+		if e, hit := pl.tables[5].LookupWords((m7)&0xff, (m9), 0, 0); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4296,9 +4291,9 @@ n126:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s172 := r
-				cb[0] = byte(s172 >> 8)
-				cb[1] = byte(s172)
+				s174 := r
+				cb[0] = byte(s174 >> 8)
+				cb[1] = byte(s174)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4327,8 +4322,8 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b173 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b173[12])<<8|uint64(b173[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+		b175 := data[h0 : h0+14] // ethernet
+		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b175[12])<<8|uint64(b175[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
 			act, params = e.Action, e.Params
 		}
 		_ = params
@@ -4379,9 +4374,9 @@ n133:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s174 := r
-				cb[0] = byte(s174 >> 8)
-				cb[1] = byte(s174)
+				s176 := r
+				cb[0] = byte(s176 >> 8)
+				cb[1] = byte(s176)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4399,27 +4394,27 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s175 := r
-				cb[0] = byte(s175 >> 8)
-				cb[1] = byte(s175)
+				s177 := r
+				cb[0] = byte(s177 >> 8)
+				cb[1] = byte(s177)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b176 := data[h0 : h0+14] // ethernet
-		s177 := m5
-		b176[6] = byte(s177 >> 40)
-		b176[7] = byte(s177 >> 32)
-		b176[8] = byte(s177 >> 24)
-		b176[9] = byte(s177 >> 16)
-		b176[10] = byte(s177 >> 8)
-		b176[11] = byte(s177)
-		s178 := m17
-		b176[0] = byte(s178 >> 40)
-		b176[1] = byte(s178 >> 32)
-		b176[2] = byte(s178 >> 24)
-		b176[3] = byte(s178 >> 16)
-		b176[4] = byte(s178 >> 8)
-		b176[5] = byte(s178)
+		b178 := data[h0 : h0+14] // ethernet
+		s179 := m5
+		b178[6] = byte(s179 >> 40)
+		b178[7] = byte(s179 >> 32)
+		b178[8] = byte(s179 >> 24)
+		b178[9] = byte(s179 >> 16)
+		b178[10] = byte(s179 >> 8)
+		b178[11] = byte(s179)
+		s180 := m17
+		b178[0] = byte(s180 >> 40)
+		b178[1] = byte(s180 >> 32)
+		b178[2] = byte(s180 >> 24)
+		b178[3] = byte(s180 >> 16)
+		b178[4] = byte(s180 >> 8)
+		b178[5] = byte(s180)
 		goto n135
 	}
 n135:
@@ -4433,14 +4428,14 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s179 := r
-				cb[0] = byte(s179 >> 8)
-				cb[1] = byte(s179)
+				s181 := r
+				cb[0] = byte(s181 >> 8)
+				cb[1] = byte(s181)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b180 := data[h4 : h4+8] // udp
-		if (uint64(b180[6])<<8 | uint64(b180[7])) == 0x0 {
+		b182 := data[h4 : h4+8] // udp
+		if (uint64(b182[6])<<8 | uint64(b182[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
@@ -4456,9 +4451,9 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s181 := r
-				cb[0] = byte(s181 >> 8)
-				cb[1] = byte(s181)
+				s183 := r
+				cb[0] = byte(s183 >> 8)
+				cb[1] = byte(s183)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4489,225 +4484,225 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d182 uint64 // ipv4 checksum
-		var d183 uint64 // udp checksum
-		v184 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b185 := data[h2 : h2+20] // ipv4
-		ws187 := uint64((uint64(b185[12])<<24 | uint64(b185[13])<<16 | uint64(b185[14])<<8 | uint64(b185[15])))
-		os186 := uint32(uint16(ws187>>0)) + uint32(uint16(ws187>>16))
-		s188 := v184
-		b185[12] = byte(s188 >> 24)
-		b185[13] = byte(s188 >> 16)
-		b185[14] = byte(s188 >> 8)
-		b185[15] = byte(s188)
-		ws189 := uint64(v184)
-		f191 := uint32(os186)
-		f191 += bits.RotateLeft32(f191, 16)
-		dl190 := uint64(^uint16(f191>>16)) + uint64(uint32(uint16(ws189>>0))+uint32(uint16(ws189>>16)))
-		d182 += dl190
-		d183 += dl190
-		v192 := m18
-		ws194 := uint64((uint64(b185[16])<<24 | uint64(b185[17])<<16 | uint64(b185[18])<<8 | uint64(b185[19])))
-		os193 := uint32(uint16(ws194>>0)) + uint32(uint16(ws194>>16))
-		s195 := v192
-		b185[16] = byte(s195 >> 24)
-		b185[17] = byte(s195 >> 16)
-		b185[18] = byte(s195 >> 8)
-		b185[19] = byte(s195)
-		ws196 := uint64(v192)
-		f198 := uint32(os193)
-		f198 += bits.RotateLeft32(f198, 16)
-		dl197 := uint64(^uint16(f198>>16)) + uint64(uint32(uint16(ws196>>0))+uint32(uint16(ws196>>16)))
-		d182 += dl197
-		d183 += dl197
-		v199 := m23
-		b200 := data[h4 : h4+8] // udp
-		os201 := uint32(uint16((uint64(b200[2])<<8 | uint64(b200[3]))))
-		s202 := v199
-		b200[2] = byte(s202 >> 8)
-		b200[3] = byte(s202)
-		f204 := uint32(os201)
-		f204 += bits.RotateLeft32(f204, 16)
-		dl203 := uint64(^uint16(f204>>16)) + uint64(uint32(uint16(v199)))
-		d183 += dl203
-		v205 := (uint64(b185[8]) - 0x1)
-		os206 := uint32(uint64(b185[8])<<8 | uint64(b185[9]))
-		b185[8] = byte(v205)
-		f208 := uint32(os206)
-		f208 += bits.RotateLeft32(f208, 16)
-		dl207 := uint64(^uint16(f208>>16)) + uint64(uint32(uint64(b185[8])<<8|uint64(b185[9])))
-		d182 += dl207
+		var d184 uint64 // ipv4 checksum
+		var d185 uint64 // udp checksum
+		v186 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b187 := data[h2 : h2+20] // ipv4
+		ws189 := uint64((uint64(b187[12])<<24 | uint64(b187[13])<<16 | uint64(b187[14])<<8 | uint64(b187[15])))
+		os188 := uint32(uint16(ws189>>0)) + uint32(uint16(ws189>>16))
+		s190 := v186
+		b187[12] = byte(s190 >> 24)
+		b187[13] = byte(s190 >> 16)
+		b187[14] = byte(s190 >> 8)
+		b187[15] = byte(s190)
+		ws191 := uint64(v186)
+		f193 := uint32(os188)
+		f193 += bits.RotateLeft32(f193, 16)
+		dl192 := uint64(^uint16(f193>>16)) + uint64(uint32(uint16(ws191>>0))+uint32(uint16(ws191>>16)))
+		d184 += dl192
+		d185 += dl192
+		v194 := m18
+		ws196 := uint64((uint64(b187[16])<<24 | uint64(b187[17])<<16 | uint64(b187[18])<<8 | uint64(b187[19])))
+		os195 := uint32(uint16(ws196>>0)) + uint32(uint16(ws196>>16))
+		s197 := v194
+		b187[16] = byte(s197 >> 24)
+		b187[17] = byte(s197 >> 16)
+		b187[18] = byte(s197 >> 8)
+		b187[19] = byte(s197)
+		ws198 := uint64(v194)
+		f200 := uint32(os195)
+		f200 += bits.RotateLeft32(f200, 16)
+		dl199 := uint64(^uint16(f200>>16)) + uint64(uint32(uint16(ws198>>0))+uint32(uint16(ws198>>16)))
+		d184 += dl199
+		d185 += dl199
+		v201 := m23
+		b202 := data[h4 : h4+8] // udp
+		os203 := uint32(uint16((uint64(b202[2])<<8 | uint64(b202[3]))))
+		s204 := v201
+		b202[2] = byte(s204 >> 8)
+		b202[3] = byte(s204)
+		f206 := uint32(os203)
+		f206 += bits.RotateLeft32(f206, 16)
+		dl205 := uint64(^uint16(f206>>16)) + uint64(uint32(uint16(v201)))
+		d185 += dl205
+		v207 := (uint64(b187[8]) - 0x1)
+		os208 := uint32(uint64(b187[8])<<8 | uint64(b187[9]))
+		b187[8] = byte(v207)
+		f210 := uint32(os208)
+		f210 += bits.RotateLeft32(f210, 16)
+		dl209 := uint64(^uint16(f210>>16)) + uint64(uint32(uint64(b187[8])<<8|uint64(b187[9])))
+		d184 += dl209
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d182
+			x := uint64(^cv) + d184
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s209 := r
-			cb[0] = byte(s209 >> 8)
-			cb[1] = byte(s209)
+			s211 := r
+			cb[0] = byte(s211 >> 8)
+			cb[1] = byte(s211)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d183
+			pendD4 += d185
 			pendK4 = true
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d210 uint64 // ipv4 checksum
-		var d211 uint64 // udp checksum
-		v212 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b213 := data[h2 : h2+20] // ipv4
-		ws215 := uint64((uint64(b213[12])<<24 | uint64(b213[13])<<16 | uint64(b213[14])<<8 | uint64(b213[15])))
-		os214 := uint32(uint16(ws215>>0)) + uint32(uint16(ws215>>16))
-		s216 := v212
-		b213[12] = byte(s216 >> 24)
-		b213[13] = byte(s216 >> 16)
-		b213[14] = byte(s216 >> 8)
-		b213[15] = byte(s216)
-		ws217 := uint64(v212)
-		f219 := uint32(os214)
-		f219 += bits.RotateLeft32(f219, 16)
-		dl218 := uint64(^uint16(f219>>16)) + uint64(uint32(uint16(ws217>>0))+uint32(uint16(ws217>>16)))
-		d210 += dl218
-		d211 += dl218
-		v220 := m18
-		ws222 := uint64((uint64(b213[16])<<24 | uint64(b213[17])<<16 | uint64(b213[18])<<8 | uint64(b213[19])))
-		os221 := uint32(uint16(ws222>>0)) + uint32(uint16(ws222>>16))
-		s223 := v220
-		b213[16] = byte(s223 >> 24)
-		b213[17] = byte(s223 >> 16)
-		b213[18] = byte(s223 >> 8)
-		b213[19] = byte(s223)
-		ws224 := uint64(v220)
-		f226 := uint32(os221)
-		f226 += bits.RotateLeft32(f226, 16)
-		dl225 := uint64(^uint16(f226>>16)) + uint64(uint32(uint16(ws224>>0))+uint32(uint16(ws224>>16)))
-		d210 += dl225
-		d211 += dl225
-		v227 := m23
-		b228 := data[h4 : h4+8] // udp
-		os229 := uint32(uint16((uint64(b228[2])<<8 | uint64(b228[3]))))
-		s230 := v227
-		b228[2] = byte(s230 >> 8)
-		b228[3] = byte(s230)
-		f232 := uint32(os229)
-		f232 += bits.RotateLeft32(f232, 16)
-		dl231 := uint64(^uint16(f232>>16)) + uint64(uint32(uint16(v227)))
-		d211 += dl231
-		v233 := ((uint64(b213[2])<<8 | uint64(b213[3])) - 0x10)
-		os234 := uint32(uint16((uint64(b213[2])<<8 | uint64(b213[3]))))
-		s235 := v233
-		b213[2] = byte(s235 >> 8)
-		b213[3] = byte(s235)
-		f237 := uint32(os234)
-		f237 += bits.RotateLeft32(f237, 16)
-		dl236 := uint64(^uint16(f237>>16)) + uint64(uint32(uint16(v233)))
-		d210 += dl236
-		d211 += dl236
-		v238 := (uint64(b213[8]) - 0x1)
-		os239 := uint32(uint64(b213[8])<<8 | uint64(b213[9]))
-		b213[8] = byte(v238)
-		f241 := uint32(os239)
-		f241 += bits.RotateLeft32(f241, 16)
-		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint64(b213[8])<<8|uint64(b213[9])))
-		d210 += dl240
+		var d212 uint64 // ipv4 checksum
+		var d213 uint64 // udp checksum
+		v214 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b215 := data[h2 : h2+20] // ipv4
+		ws217 := uint64((uint64(b215[12])<<24 | uint64(b215[13])<<16 | uint64(b215[14])<<8 | uint64(b215[15])))
+		os216 := uint32(uint16(ws217>>0)) + uint32(uint16(ws217>>16))
+		s218 := v214
+		b215[12] = byte(s218 >> 24)
+		b215[13] = byte(s218 >> 16)
+		b215[14] = byte(s218 >> 8)
+		b215[15] = byte(s218)
+		ws219 := uint64(v214)
+		f221 := uint32(os216)
+		f221 += bits.RotateLeft32(f221, 16)
+		dl220 := uint64(^uint16(f221>>16)) + uint64(uint32(uint16(ws219>>0))+uint32(uint16(ws219>>16)))
+		d212 += dl220
+		d213 += dl220
+		v222 := m18
+		ws224 := uint64((uint64(b215[16])<<24 | uint64(b215[17])<<16 | uint64(b215[18])<<8 | uint64(b215[19])))
+		os223 := uint32(uint16(ws224>>0)) + uint32(uint16(ws224>>16))
+		s225 := v222
+		b215[16] = byte(s225 >> 24)
+		b215[17] = byte(s225 >> 16)
+		b215[18] = byte(s225 >> 8)
+		b215[19] = byte(s225)
+		ws226 := uint64(v222)
+		f228 := uint32(os223)
+		f228 += bits.RotateLeft32(f228, 16)
+		dl227 := uint64(^uint16(f228>>16)) + uint64(uint32(uint16(ws226>>0))+uint32(uint16(ws226>>16)))
+		d212 += dl227
+		d213 += dl227
+		v229 := m23
+		b230 := data[h4 : h4+8] // udp
+		os231 := uint32(uint16((uint64(b230[2])<<8 | uint64(b230[3]))))
+		s232 := v229
+		b230[2] = byte(s232 >> 8)
+		b230[3] = byte(s232)
+		f234 := uint32(os231)
+		f234 += bits.RotateLeft32(f234, 16)
+		dl233 := uint64(^uint16(f234>>16)) + uint64(uint32(uint16(v229)))
+		d213 += dl233
+		v235 := ((uint64(b215[2])<<8 | uint64(b215[3])) - 0x10)
+		os236 := uint32(uint16((uint64(b215[2])<<8 | uint64(b215[3]))))
+		s237 := v235
+		b215[2] = byte(s237 >> 8)
+		b215[3] = byte(s237)
+		f239 := uint32(os236)
+		f239 += bits.RotateLeft32(f239, 16)
+		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(v235)))
+		d212 += dl238
+		d213 += dl238
+		v240 := (uint64(b215[8]) - 0x1)
+		os241 := uint32(uint64(b215[8])<<8 | uint64(b215[9]))
+		b215[8] = byte(v240)
+		f243 := uint32(os241)
+		f243 += bits.RotateLeft32(f243, 16)
+		dl242 := uint64(^uint16(f243>>16)) + uint64(uint32(uint64(b215[8])<<8|uint64(b215[9])))
+		d212 += dl242
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d210
+			x := uint64(^cv) + d212
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s242 := r
-			cb[0] = byte(s242 >> 8)
-			cb[1] = byte(s242)
+			s244 := r
+			cb[0] = byte(s244 >> 8)
+			cb[1] = byte(s244)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d211
+			pendD4 += d213
 			pendK4 = true
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d243 uint64 // udp checksum
-		v244 := m6
+		var d245 uint64 // udp checksum
+		v246 := m6
 		if !(h3 >= 0) {
 			return pl.drop(60)
 		}
-		b245 := data[h3 : h3+40] // ipv6
-		ws247 := packet.Value{Hi: (uint64(b245[8])<<56 | uint64(b245[9])<<48 | uint64(b245[10])<<40 | uint64(b245[11])<<32 | uint64(b245[12])<<24 | uint64(b245[13])<<16 | uint64(b245[14])<<8 | uint64(b245[15])), Lo: (uint64(b245[16])<<56 | uint64(b245[17])<<48 | uint64(b245[18])<<40 | uint64(b245[19])<<32 | uint64(b245[20])<<24 | uint64(b245[21])<<16 | uint64(b245[22])<<8 | uint64(b245[23]))}
-		os246 := uint32(uint16(ws247.Hi>>0)) + uint32(uint16(ws247.Hi>>16)) + uint32(uint16(ws247.Hi>>32)) + uint32(uint16(ws247.Hi>>48)) + uint32(uint16(ws247.Lo>>0)) + uint32(uint16(ws247.Lo>>16)) + uint32(uint16(ws247.Lo>>32)) + uint32(uint16(ws247.Lo>>48))
-		v248 := v244
-		s249 := v248.Hi
-		b245[8] = byte(s249 >> 56)
-		b245[9] = byte(s249 >> 48)
-		b245[10] = byte(s249 >> 40)
-		b245[11] = byte(s249 >> 32)
-		b245[12] = byte(s249 >> 24)
-		b245[13] = byte(s249 >> 16)
-		b245[14] = byte(s249 >> 8)
-		b245[15] = byte(s249)
-		s250 := v248.Lo
-		b245[16] = byte(s250 >> 56)
-		b245[17] = byte(s250 >> 48)
-		b245[18] = byte(s250 >> 40)
-		b245[19] = byte(s250 >> 32)
-		b245[20] = byte(s250 >> 24)
-		b245[21] = byte(s250 >> 16)
-		b245[22] = byte(s250 >> 8)
-		b245[23] = byte(s250)
-		ws251 := v244
-		f253 := uint32(os246)
-		f253 += bits.RotateLeft32(f253, 16)
-		dl252 := uint64(^uint16(f253>>16)) + uint64(uint32(uint16(ws251.Hi>>0))+uint32(uint16(ws251.Hi>>16))+uint32(uint16(ws251.Hi>>32))+uint32(uint16(ws251.Hi>>48))+uint32(uint16(ws251.Lo>>0))+uint32(uint16(ws251.Lo>>16))+uint32(uint16(ws251.Lo>>32))+uint32(uint16(ws251.Lo>>48)))
-		d243 += dl252
-		v254 := m19
-		ws256 := packet.Value{Hi: (uint64(b245[24])<<56 | uint64(b245[25])<<48 | uint64(b245[26])<<40 | uint64(b245[27])<<32 | uint64(b245[28])<<24 | uint64(b245[29])<<16 | uint64(b245[30])<<8 | uint64(b245[31])), Lo: (uint64(b245[32])<<56 | uint64(b245[33])<<48 | uint64(b245[34])<<40 | uint64(b245[35])<<32 | uint64(b245[36])<<24 | uint64(b245[37])<<16 | uint64(b245[38])<<8 | uint64(b245[39]))}
-		os255 := uint32(uint16(ws256.Hi>>0)) + uint32(uint16(ws256.Hi>>16)) + uint32(uint16(ws256.Hi>>32)) + uint32(uint16(ws256.Hi>>48)) + uint32(uint16(ws256.Lo>>0)) + uint32(uint16(ws256.Lo>>16)) + uint32(uint16(ws256.Lo>>32)) + uint32(uint16(ws256.Lo>>48))
-		v257 := v254
-		s258 := v257.Hi
-		b245[24] = byte(s258 >> 56)
-		b245[25] = byte(s258 >> 48)
-		b245[26] = byte(s258 >> 40)
-		b245[27] = byte(s258 >> 32)
-		b245[28] = byte(s258 >> 24)
-		b245[29] = byte(s258 >> 16)
-		b245[30] = byte(s258 >> 8)
-		b245[31] = byte(s258)
-		s259 := v257.Lo
-		b245[32] = byte(s259 >> 56)
-		b245[33] = byte(s259 >> 48)
-		b245[34] = byte(s259 >> 40)
-		b245[35] = byte(s259 >> 32)
-		b245[36] = byte(s259 >> 24)
-		b245[37] = byte(s259 >> 16)
-		b245[38] = byte(s259 >> 8)
-		b245[39] = byte(s259)
-		ws260 := v254
-		f262 := uint32(os255)
-		f262 += bits.RotateLeft32(f262, 16)
-		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(ws260.Hi>>0))+uint32(uint16(ws260.Hi>>16))+uint32(uint16(ws260.Hi>>32))+uint32(uint16(ws260.Hi>>48))+uint32(uint16(ws260.Lo>>0))+uint32(uint16(ws260.Lo>>16))+uint32(uint16(ws260.Lo>>32))+uint32(uint16(ws260.Lo>>48)))
-		d243 += dl261
-		v263 := m23
-		b264 := data[h4 : h4+8] // udp
-		os265 := uint32(uint16((uint64(b264[2])<<8 | uint64(b264[3]))))
-		s266 := v263
-		b264[2] = byte(s266 >> 8)
-		b264[3] = byte(s266)
-		f268 := uint32(os265)
-		f268 += bits.RotateLeft32(f268, 16)
-		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(v263)))
-		d243 += dl267
-		v269 := (uint64(b245[7]) - 0x1)
-		b245[7] = byte(v269)
+		b247 := data[h3 : h3+40] // ipv6
+		ws249 := packet.Value{Hi: (uint64(b247[8])<<56 | uint64(b247[9])<<48 | uint64(b247[10])<<40 | uint64(b247[11])<<32 | uint64(b247[12])<<24 | uint64(b247[13])<<16 | uint64(b247[14])<<8 | uint64(b247[15])), Lo: (uint64(b247[16])<<56 | uint64(b247[17])<<48 | uint64(b247[18])<<40 | uint64(b247[19])<<32 | uint64(b247[20])<<24 | uint64(b247[21])<<16 | uint64(b247[22])<<8 | uint64(b247[23]))}
+		os248 := uint32(uint16(ws249.Hi>>0)) + uint32(uint16(ws249.Hi>>16)) + uint32(uint16(ws249.Hi>>32)) + uint32(uint16(ws249.Hi>>48)) + uint32(uint16(ws249.Lo>>0)) + uint32(uint16(ws249.Lo>>16)) + uint32(uint16(ws249.Lo>>32)) + uint32(uint16(ws249.Lo>>48))
+		v250 := v246
+		s251 := v250.Hi
+		b247[8] = byte(s251 >> 56)
+		b247[9] = byte(s251 >> 48)
+		b247[10] = byte(s251 >> 40)
+		b247[11] = byte(s251 >> 32)
+		b247[12] = byte(s251 >> 24)
+		b247[13] = byte(s251 >> 16)
+		b247[14] = byte(s251 >> 8)
+		b247[15] = byte(s251)
+		s252 := v250.Lo
+		b247[16] = byte(s252 >> 56)
+		b247[17] = byte(s252 >> 48)
+		b247[18] = byte(s252 >> 40)
+		b247[19] = byte(s252 >> 32)
+		b247[20] = byte(s252 >> 24)
+		b247[21] = byte(s252 >> 16)
+		b247[22] = byte(s252 >> 8)
+		b247[23] = byte(s252)
+		ws253 := v246
+		f255 := uint32(os248)
+		f255 += bits.RotateLeft32(f255, 16)
+		dl254 := uint64(^uint16(f255>>16)) + uint64(uint32(uint16(ws253.Hi>>0))+uint32(uint16(ws253.Hi>>16))+uint32(uint16(ws253.Hi>>32))+uint32(uint16(ws253.Hi>>48))+uint32(uint16(ws253.Lo>>0))+uint32(uint16(ws253.Lo>>16))+uint32(uint16(ws253.Lo>>32))+uint32(uint16(ws253.Lo>>48)))
+		d245 += dl254
+		v256 := m19
+		ws258 := packet.Value{Hi: (uint64(b247[24])<<56 | uint64(b247[25])<<48 | uint64(b247[26])<<40 | uint64(b247[27])<<32 | uint64(b247[28])<<24 | uint64(b247[29])<<16 | uint64(b247[30])<<8 | uint64(b247[31])), Lo: (uint64(b247[32])<<56 | uint64(b247[33])<<48 | uint64(b247[34])<<40 | uint64(b247[35])<<32 | uint64(b247[36])<<24 | uint64(b247[37])<<16 | uint64(b247[38])<<8 | uint64(b247[39]))}
+		os257 := uint32(uint16(ws258.Hi>>0)) + uint32(uint16(ws258.Hi>>16)) + uint32(uint16(ws258.Hi>>32)) + uint32(uint16(ws258.Hi>>48)) + uint32(uint16(ws258.Lo>>0)) + uint32(uint16(ws258.Lo>>16)) + uint32(uint16(ws258.Lo>>32)) + uint32(uint16(ws258.Lo>>48))
+		v259 := v256
+		s260 := v259.Hi
+		b247[24] = byte(s260 >> 56)
+		b247[25] = byte(s260 >> 48)
+		b247[26] = byte(s260 >> 40)
+		b247[27] = byte(s260 >> 32)
+		b247[28] = byte(s260 >> 24)
+		b247[29] = byte(s260 >> 16)
+		b247[30] = byte(s260 >> 8)
+		b247[31] = byte(s260)
+		s261 := v259.Lo
+		b247[32] = byte(s261 >> 56)
+		b247[33] = byte(s261 >> 48)
+		b247[34] = byte(s261 >> 40)
+		b247[35] = byte(s261 >> 32)
+		b247[36] = byte(s261 >> 24)
+		b247[37] = byte(s261 >> 16)
+		b247[38] = byte(s261 >> 8)
+		b247[39] = byte(s261)
+		ws262 := v256
+		f264 := uint32(os257)
+		f264 += bits.RotateLeft32(f264, 16)
+		dl263 := uint64(^uint16(f264>>16)) + uint64(uint32(uint16(ws262.Hi>>0))+uint32(uint16(ws262.Hi>>16))+uint32(uint16(ws262.Hi>>32))+uint32(uint16(ws262.Hi>>48))+uint32(uint16(ws262.Lo>>0))+uint32(uint16(ws262.Lo>>16))+uint32(uint16(ws262.Lo>>32))+uint32(uint16(ws262.Lo>>48)))
+		d245 += dl263
+		v265 := m23
+		b266 := data[h4 : h4+8] // udp
+		os267 := uint32(uint16((uint64(b266[2])<<8 | uint64(b266[3]))))
+		s268 := v265
+		b266[2] = byte(s268 >> 8)
+		b266[3] = byte(s268)
+		f270 := uint32(os267)
+		f270 += bits.RotateLeft32(f270, 16)
+		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(v265)))
+		d245 += dl269
+		v271 := (uint64(b247[7]) - 0x1)
+		b247[7] = byte(v271)
 		if h4+8 <= len(data) {
-			pendD4 += d243
+			pendD4 += d245
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -4715,88 +4710,88 @@ n142:
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d270 uint64 // udp checksum
-		v271 := m6
+		var d272 uint64 // udp checksum
+		v273 := m6
 		if !(h3 >= 0) {
 			return pl.drop(61)
 		}
-		b272 := data[h3 : h3+40] // ipv6
-		ws274 := packet.Value{Hi: (uint64(b272[8])<<56 | uint64(b272[9])<<48 | uint64(b272[10])<<40 | uint64(b272[11])<<32 | uint64(b272[12])<<24 | uint64(b272[13])<<16 | uint64(b272[14])<<8 | uint64(b272[15])), Lo: (uint64(b272[16])<<56 | uint64(b272[17])<<48 | uint64(b272[18])<<40 | uint64(b272[19])<<32 | uint64(b272[20])<<24 | uint64(b272[21])<<16 | uint64(b272[22])<<8 | uint64(b272[23]))}
-		os273 := uint32(uint16(ws274.Hi>>0)) + uint32(uint16(ws274.Hi>>16)) + uint32(uint16(ws274.Hi>>32)) + uint32(uint16(ws274.Hi>>48)) + uint32(uint16(ws274.Lo>>0)) + uint32(uint16(ws274.Lo>>16)) + uint32(uint16(ws274.Lo>>32)) + uint32(uint16(ws274.Lo>>48))
-		v275 := v271
-		s276 := v275.Hi
-		b272[8] = byte(s276 >> 56)
-		b272[9] = byte(s276 >> 48)
-		b272[10] = byte(s276 >> 40)
-		b272[11] = byte(s276 >> 32)
-		b272[12] = byte(s276 >> 24)
-		b272[13] = byte(s276 >> 16)
-		b272[14] = byte(s276 >> 8)
-		b272[15] = byte(s276)
-		s277 := v275.Lo
-		b272[16] = byte(s277 >> 56)
-		b272[17] = byte(s277 >> 48)
-		b272[18] = byte(s277 >> 40)
-		b272[19] = byte(s277 >> 32)
-		b272[20] = byte(s277 >> 24)
-		b272[21] = byte(s277 >> 16)
-		b272[22] = byte(s277 >> 8)
-		b272[23] = byte(s277)
-		ws278 := v271
-		f280 := uint32(os273)
-		f280 += bits.RotateLeft32(f280, 16)
-		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(ws278.Hi>>0))+uint32(uint16(ws278.Hi>>16))+uint32(uint16(ws278.Hi>>32))+uint32(uint16(ws278.Hi>>48))+uint32(uint16(ws278.Lo>>0))+uint32(uint16(ws278.Lo>>16))+uint32(uint16(ws278.Lo>>32))+uint32(uint16(ws278.Lo>>48)))
-		d270 += dl279
-		v281 := m19
-		ws283 := packet.Value{Hi: (uint64(b272[24])<<56 | uint64(b272[25])<<48 | uint64(b272[26])<<40 | uint64(b272[27])<<32 | uint64(b272[28])<<24 | uint64(b272[29])<<16 | uint64(b272[30])<<8 | uint64(b272[31])), Lo: (uint64(b272[32])<<56 | uint64(b272[33])<<48 | uint64(b272[34])<<40 | uint64(b272[35])<<32 | uint64(b272[36])<<24 | uint64(b272[37])<<16 | uint64(b272[38])<<8 | uint64(b272[39]))}
-		os282 := uint32(uint16(ws283.Hi>>0)) + uint32(uint16(ws283.Hi>>16)) + uint32(uint16(ws283.Hi>>32)) + uint32(uint16(ws283.Hi>>48)) + uint32(uint16(ws283.Lo>>0)) + uint32(uint16(ws283.Lo>>16)) + uint32(uint16(ws283.Lo>>32)) + uint32(uint16(ws283.Lo>>48))
-		v284 := v281
-		s285 := v284.Hi
-		b272[24] = byte(s285 >> 56)
-		b272[25] = byte(s285 >> 48)
-		b272[26] = byte(s285 >> 40)
-		b272[27] = byte(s285 >> 32)
-		b272[28] = byte(s285 >> 24)
-		b272[29] = byte(s285 >> 16)
-		b272[30] = byte(s285 >> 8)
-		b272[31] = byte(s285)
-		s286 := v284.Lo
-		b272[32] = byte(s286 >> 56)
-		b272[33] = byte(s286 >> 48)
-		b272[34] = byte(s286 >> 40)
-		b272[35] = byte(s286 >> 32)
-		b272[36] = byte(s286 >> 24)
-		b272[37] = byte(s286 >> 16)
-		b272[38] = byte(s286 >> 8)
-		b272[39] = byte(s286)
-		ws287 := v281
-		f289 := uint32(os282)
-		f289 += bits.RotateLeft32(f289, 16)
-		dl288 := uint64(^uint16(f289>>16)) + uint64(uint32(uint16(ws287.Hi>>0))+uint32(uint16(ws287.Hi>>16))+uint32(uint16(ws287.Hi>>32))+uint32(uint16(ws287.Hi>>48))+uint32(uint16(ws287.Lo>>0))+uint32(uint16(ws287.Lo>>16))+uint32(uint16(ws287.Lo>>32))+uint32(uint16(ws287.Lo>>48)))
-		d270 += dl288
-		v290 := m23
-		b291 := data[h4 : h4+8] // udp
-		os292 := uint32(uint16((uint64(b291[2])<<8 | uint64(b291[3]))))
-		s293 := v290
-		b291[2] = byte(s293 >> 8)
-		b291[3] = byte(s293)
-		f295 := uint32(os292)
-		f295 += bits.RotateLeft32(f295, 16)
-		dl294 := uint64(^uint16(f295>>16)) + uint64(uint32(uint16(v290)))
-		d270 += dl294
-		v296 := ((uint64(b272[4])<<8 | uint64(b272[5])) - 0x10)
-		os297 := uint32(uint16((uint64(b272[4])<<8 | uint64(b272[5]))))
-		s298 := v296
-		b272[4] = byte(s298 >> 8)
-		b272[5] = byte(s298)
-		f300 := uint32(os297)
-		f300 += bits.RotateLeft32(f300, 16)
-		dl299 := uint64(^uint16(f300>>16)) + uint64(uint32(uint16(v296)))
-		d270 += dl299
-		v301 := (uint64(b272[7]) - 0x1)
-		b272[7] = byte(v301)
+		b274 := data[h3 : h3+40] // ipv6
+		ws276 := packet.Value{Hi: (uint64(b274[8])<<56 | uint64(b274[9])<<48 | uint64(b274[10])<<40 | uint64(b274[11])<<32 | uint64(b274[12])<<24 | uint64(b274[13])<<16 | uint64(b274[14])<<8 | uint64(b274[15])), Lo: (uint64(b274[16])<<56 | uint64(b274[17])<<48 | uint64(b274[18])<<40 | uint64(b274[19])<<32 | uint64(b274[20])<<24 | uint64(b274[21])<<16 | uint64(b274[22])<<8 | uint64(b274[23]))}
+		os275 := uint32(uint16(ws276.Hi>>0)) + uint32(uint16(ws276.Hi>>16)) + uint32(uint16(ws276.Hi>>32)) + uint32(uint16(ws276.Hi>>48)) + uint32(uint16(ws276.Lo>>0)) + uint32(uint16(ws276.Lo>>16)) + uint32(uint16(ws276.Lo>>32)) + uint32(uint16(ws276.Lo>>48))
+		v277 := v273
+		s278 := v277.Hi
+		b274[8] = byte(s278 >> 56)
+		b274[9] = byte(s278 >> 48)
+		b274[10] = byte(s278 >> 40)
+		b274[11] = byte(s278 >> 32)
+		b274[12] = byte(s278 >> 24)
+		b274[13] = byte(s278 >> 16)
+		b274[14] = byte(s278 >> 8)
+		b274[15] = byte(s278)
+		s279 := v277.Lo
+		b274[16] = byte(s279 >> 56)
+		b274[17] = byte(s279 >> 48)
+		b274[18] = byte(s279 >> 40)
+		b274[19] = byte(s279 >> 32)
+		b274[20] = byte(s279 >> 24)
+		b274[21] = byte(s279 >> 16)
+		b274[22] = byte(s279 >> 8)
+		b274[23] = byte(s279)
+		ws280 := v273
+		f282 := uint32(os275)
+		f282 += bits.RotateLeft32(f282, 16)
+		dl281 := uint64(^uint16(f282>>16)) + uint64(uint32(uint16(ws280.Hi>>0))+uint32(uint16(ws280.Hi>>16))+uint32(uint16(ws280.Hi>>32))+uint32(uint16(ws280.Hi>>48))+uint32(uint16(ws280.Lo>>0))+uint32(uint16(ws280.Lo>>16))+uint32(uint16(ws280.Lo>>32))+uint32(uint16(ws280.Lo>>48)))
+		d272 += dl281
+		v283 := m19
+		ws285 := packet.Value{Hi: (uint64(b274[24])<<56 | uint64(b274[25])<<48 | uint64(b274[26])<<40 | uint64(b274[27])<<32 | uint64(b274[28])<<24 | uint64(b274[29])<<16 | uint64(b274[30])<<8 | uint64(b274[31])), Lo: (uint64(b274[32])<<56 | uint64(b274[33])<<48 | uint64(b274[34])<<40 | uint64(b274[35])<<32 | uint64(b274[36])<<24 | uint64(b274[37])<<16 | uint64(b274[38])<<8 | uint64(b274[39]))}
+		os284 := uint32(uint16(ws285.Hi>>0)) + uint32(uint16(ws285.Hi>>16)) + uint32(uint16(ws285.Hi>>32)) + uint32(uint16(ws285.Hi>>48)) + uint32(uint16(ws285.Lo>>0)) + uint32(uint16(ws285.Lo>>16)) + uint32(uint16(ws285.Lo>>32)) + uint32(uint16(ws285.Lo>>48))
+		v286 := v283
+		s287 := v286.Hi
+		b274[24] = byte(s287 >> 56)
+		b274[25] = byte(s287 >> 48)
+		b274[26] = byte(s287 >> 40)
+		b274[27] = byte(s287 >> 32)
+		b274[28] = byte(s287 >> 24)
+		b274[29] = byte(s287 >> 16)
+		b274[30] = byte(s287 >> 8)
+		b274[31] = byte(s287)
+		s288 := v286.Lo
+		b274[32] = byte(s288 >> 56)
+		b274[33] = byte(s288 >> 48)
+		b274[34] = byte(s288 >> 40)
+		b274[35] = byte(s288 >> 32)
+		b274[36] = byte(s288 >> 24)
+		b274[37] = byte(s288 >> 16)
+		b274[38] = byte(s288 >> 8)
+		b274[39] = byte(s288)
+		ws289 := v283
+		f291 := uint32(os284)
+		f291 += bits.RotateLeft32(f291, 16)
+		dl290 := uint64(^uint16(f291>>16)) + uint64(uint32(uint16(ws289.Hi>>0))+uint32(uint16(ws289.Hi>>16))+uint32(uint16(ws289.Hi>>32))+uint32(uint16(ws289.Hi>>48))+uint32(uint16(ws289.Lo>>0))+uint32(uint16(ws289.Lo>>16))+uint32(uint16(ws289.Lo>>32))+uint32(uint16(ws289.Lo>>48)))
+		d272 += dl290
+		v292 := m23
+		b293 := data[h4 : h4+8] // udp
+		os294 := uint32(uint16((uint64(b293[2])<<8 | uint64(b293[3]))))
+		s295 := v292
+		b293[2] = byte(s295 >> 8)
+		b293[3] = byte(s295)
+		f297 := uint32(os294)
+		f297 += bits.RotateLeft32(f297, 16)
+		dl296 := uint64(^uint16(f297>>16)) + uint64(uint32(uint16(v292)))
+		d272 += dl296
+		v298 := ((uint64(b274[4])<<8 | uint64(b274[5])) - 0x10)
+		os299 := uint32(uint16((uint64(b274[4])<<8 | uint64(b274[5]))))
+		s300 := v298
+		b274[4] = byte(s300 >> 8)
+		b274[5] = byte(s300)
+		f302 := uint32(os299)
+		f302 += bits.RotateLeft32(f302, 16)
+		dl301 := uint64(^uint16(f302>>16)) + uint64(uint32(uint16(v298)))
+		d272 += dl301
+		v303 := (uint64(b274[7]) - 0x1)
+		b274[7] = byte(v303)
 		if h4+8 <= len(data) {
-			pendD4 += d270
+			pendD4 += d272
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -4811,24 +4806,24 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		po302, pn303 := h10, 12 // lb_v2
-		if po302 < 0 || po302+pn303 > len(data) {
+		po304, pn305 := h10, 12 // lb_v2
+		if po304 < 0 || po304+pn305 > len(data) {
 			return pl.drop(62)
 		}
-		if po302 > h4 && (po302-h4)%2 == 0 {
-			pw305 := data[po302 : po302+12]
-			d304 := uint32(uint64(pw305[0])<<8|uint64(pw305[1])) + uint32(uint64(pw305[2])<<8|uint64(pw305[3])) + uint32(uint64(pw305[4])<<8|uint64(pw305[5])) + uint32(uint64(pw305[6])<<8|uint64(pw305[7])) + uint32(uint64(pw305[8])<<8|uint64(pw305[9])) + uint32(uint64(pw305[10])<<8|uint64(pw305[11]))
-			d304 += bits.RotateLeft32(d304, 16)
+		if po304 > h4 && (po304-h4)%2 == 0 {
+			pw307 := data[po304 : po304+12]
+			d306 := uint32(uint64(pw307[0])<<8|uint64(pw307[1])) + uint32(uint64(pw307[2])<<8|uint64(pw307[3])) + uint32(uint64(pw307[4])<<8|uint64(pw307[5])) + uint32(uint64(pw307[6])<<8|uint64(pw307[7])) + uint32(uint64(pw307[8])<<8|uint64(pw307[9])) + uint32(uint64(pw307[10])<<8|uint64(pw307[11]))
+			d306 += bits.RotateLeft32(d306, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d304 >> 16))
+				pendD4 += uint64(^uint16(d306 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po302
-		pendN = pn303
+		pendOff = po304
+		pendN = pn305
 		h10 = -1
-		if cur > po302 {
-			cur = max(po302, cur-pn303)
+		if cur > po304 {
+			cur = max(po304, cur-pn305)
 		}
 		goto n147
 	}
@@ -4837,24 +4832,24 @@ n146:
 		if !(h11 >= 0) {
 			return pl.drop(63)
 		}
-		po306, pn307 := h11, 12 // lb_v3
-		if po306 < 0 || po306+pn307 > len(data) {
+		po308, pn309 := h11, 12 // lb_v3
+		if po308 < 0 || po308+pn309 > len(data) {
 			return pl.drop(63)
 		}
-		if po306 > h4 && (po306-h4)%2 == 0 {
-			pw309 := data[po306 : po306+12]
-			d308 := uint32(uint64(pw309[0])<<8|uint64(pw309[1])) + uint32(uint64(pw309[2])<<8|uint64(pw309[3])) + uint32(uint64(pw309[4])<<8|uint64(pw309[5])) + uint32(uint64(pw309[6])<<8|uint64(pw309[7])) + uint32(uint64(pw309[8])<<8|uint64(pw309[9])) + uint32(uint64(pw309[10])<<8|uint64(pw309[11]))
-			d308 += bits.RotateLeft32(d308, 16)
+		if po308 > h4 && (po308-h4)%2 == 0 {
+			pw311 := data[po308 : po308+12]
+			d310 := uint32(uint64(pw311[0])<<8|uint64(pw311[1])) + uint32(uint64(pw311[2])<<8|uint64(pw311[3])) + uint32(uint64(pw311[4])<<8|uint64(pw311[5])) + uint32(uint64(pw311[6])<<8|uint64(pw311[7])) + uint32(uint64(pw311[8])<<8|uint64(pw311[9])) + uint32(uint64(pw311[10])<<8|uint64(pw311[11]))
+			d310 += bits.RotateLeft32(d310, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d308 >> 16))
+				pendD4 += uint64(^uint16(d310 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po306
-		pendN = pn307
+		pendOff = po308
+		pendN = pn309
 		h11 = -1
-		if cur > po306 {
-			cur = max(po306, cur-pn307)
+		if cur > po308 {
+			cur = max(po308, cur-pn309)
 		}
 		pl.edges[32]++
 		goto n147
@@ -4871,52 +4866,52 @@ n147:
 			}
 			pendN = 0
 		}
-		po310, pn311 := h9, 4 // lb_common
-		if po310 < 0 || po310+pn311 > len(data) {
+		po312, pn313 := h9, 4 // lb_common
+		if po312 < 0 || po312+pn313 > len(data) {
 			return pl.drop(64)
 		}
-		if po310 > h4 && (po310-h4)%2 == 0 {
-			pw313 := data[po310 : po310+4]
-			d312 := uint32(uint64(pw313[0])<<8|uint64(pw313[1])) + uint32(uint64(pw313[2])<<8|uint64(pw313[3]))
-			d312 += bits.RotateLeft32(d312, 16)
+		if po312 > h4 && (po312-h4)%2 == 0 {
+			pw315 := data[po312 : po312+4]
+			d314 := uint32(uint64(pw315[0])<<8|uint64(pw315[1])) + uint32(uint64(pw315[2])<<8|uint64(pw315[3]))
+			d314 += bits.RotateLeft32(d314, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d312 >> 16))
+				pendD4 += uint64(^uint16(d314 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn311
-		if po310 < len(data)-po310-pendN {
-			copy(data[pendN:pendN+po310], data[:po310])
+		pendN += pn313
+		if po312 < len(data)-po312-pendN {
+			copy(data[pendN:pendN+po312], data[:po312])
 			data = data[pendN:]
 		} else {
-			copy(data[po310:], data[po310+pendN:])
+			copy(data[po312:], data[po312+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po310 {
-			h11 -= pn311
+		if (h11 >= 0) && h11 > po312 {
+			h11 -= pn313
 		} // lb_v3
-		if cur > po310 {
-			cur = max(po310, cur-pn311)
+		if cur > po312 {
+			cur = max(po312, cur-pn313)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d314 uint64         // udp checksum
-		b315 := data[h4 : h4+8] // udp
-		v316 := ((uint64(b315[4])<<8 | uint64(b315[5])) - 0x10)
-		os317 := uint32(uint16((uint64(b315[4])<<8 | uint64(b315[5]))))
-		s318 := v316
-		b315[4] = byte(s318 >> 8)
-		b315[5] = byte(s318)
-		f320 := uint32(os317)
-		f320 += bits.RotateLeft32(f320, 16)
-		dl319 := uint64(^uint16(f320>>16)) + uint64(uint32(uint16(v316)))
-		d314 += dl319
+		var d316 uint64         // udp checksum
+		b317 := data[h4 : h4+8] // udp
+		v318 := ((uint64(b317[4])<<8 | uint64(b317[5])) - 0x10)
+		os319 := uint32(uint16((uint64(b317[4])<<8 | uint64(b317[5]))))
+		s320 := v318
+		b317[4] = byte(s320 >> 8)
+		b317[5] = byte(s320)
+		f322 := uint32(os319)
+		f322 += bits.RotateLeft32(f322, 16)
+		dl321 := uint64(^uint16(f322>>16)) + uint64(uint32(uint16(v318)))
+		d316 += dl321
 		if h4+8 <= len(data) {
-			pendD4 += d314
+			pendD4 += d316
 			pendK4 = true
 		}
 		pl.edges[33]++
@@ -4940,16 +4935,16 @@ n150:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s321 := r
-				cb[0] = byte(s321 >> 8)
-				cb[1] = byte(s321)
+				s323 := r
+				cb[0] = byte(s323 >> 8)
+				cb[1] = byte(s323)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b322 := data[h4 : h4+8] // udp
-		s323 := 0x0
-		b322[6] = byte(s323 >> 8)
-		b322[7] = byte(s323)
+		b324 := data[h4 : h4+8] // udp
+		s325 := 0x0
+		b324[6] = byte(s325 >> 8)
+		b324[7] = byte(s325)
 		pl.edges[34]++
 		goto n151
 	}
@@ -4969,9 +4964,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s324 := r
-				cb[0] = byte(s324 >> 8)
-				cb[1] = byte(s324)
+				s326 := r
+				cb[0] = byte(s326 >> 8)
+				cb[1] = byte(s326)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4988,9 +4983,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s325 := r
-				cb[0] = byte(s325 >> 8)
-				cb[1] = byte(s325)
+				s327 := r
+				cb[0] = byte(s327 >> 8)
+				cb[1] = byte(s327)
 			}
 			pendD4, pendK4 = 0, false
 		}
