@@ -664,21 +664,12 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 			}
 		}
 	}
-	if s.words != nil && t.shift != nil {
-		nk := len(t.shift)
-	scan:
-		for oi, i := range s.order {
-			ms := s.words[oi*nk : (oi+1)*nk]
-			for j := range ms {
-				m := &ms[j]
-				v := k >> t.shift[j] & t.masks[j].Lo
-				if v&m.mask != m.val || v < m.lo || v > m.hi {
-					continue scan
-				}
-			}
-			return &s.entries[i], true
+	if nk := len(t.shift); s.words != nil && nk > 0 && nk <= maxScanKeys {
+		var ks [maxScanKeys]uint64
+		for j := range nk {
+			ks[j] = k >> t.shift[j] & t.masks[j].Lo
 		}
-		return t.def, false
+		return s.found(t, s.scanWords(ks[:nk]))
 	}
 	var keys [64]Value
 	n := len(t.spec.Keys)
@@ -697,6 +688,35 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 	return t.Lookup(keys[:n])
 }
 
+// maxScanKeys bounds the keys of the priority tables scanned as words.
+const maxScanKeys = 16
+
+// scanWords returns the first entry in priority order whose matchers the
+// keys pass, one word each, cut to its width; -1 if none.
+func (s *snapshot) scanWords(ks []uint64) int32 {
+	nk := len(ks)
+scan:
+	for oi, i := range s.order {
+		ms := s.words[oi*nk : (oi+1)*nk]
+		for j := range ms {
+			m := &ms[j]
+			if v := ks[j]; v&m.mask != m.val || v < m.lo || v > m.hi {
+				continue scan
+			}
+		}
+		return i
+	}
+	return -1
+}
+
+// found returns entry i, or the miss.
+func (s *snapshot) found(t *Table, i int32) (*Entry, bool) {
+	if i < 0 {
+		return t.def, false
+	}
+	return &s.entries[i], true
+}
+
 // LookupWords is Lookup with the keys as words, KeyWords of them (at most
 // MaxKeyWords; the rest zero), each cut to its key's width. Exact, lpm and
 // uniform-mask tables probe their word index with them as they are; other
@@ -713,6 +733,9 @@ func (t *Table) LookupWords(k0, k1, k2, k3 uint64) (e *Entry, hit bool) {
 		return t.def, false
 	}
 	ks := [MaxKeyWords]uint64{k0, k1, k2, k3}
+	if s.words != nil { // narrow keys: a word each
+		return s.found(t, s.scanWords(ks[:len(t.spec.Keys)]))
+	}
 	var vs [MaxKeyWords]Value
 	w := 0
 	for j, k := range t.spec.Keys {
@@ -765,20 +788,12 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 	}
 	if t.mode == modePriority {
 		nk := len(keys)
-		if s.words != nil {
-		wscan:
-			for oi, i := range s.order {
-				ms := s.words[oi*nk : (oi+1)*nk]
-				for j := range ms {
-					m := &ms[j]
-					k := keys[j].Lo & t.masks[j].Lo
-					if k&m.mask != m.val || k < m.lo || k > m.hi {
-						continue wscan
-					}
-				}
-				return &s.entries[i], true
+		if s.words != nil && nk <= maxScanKeys {
+			var ks [maxScanKeys]uint64
+			for j := range nk {
+				ks[j] = keys[j].Lo & t.masks[j].Lo
 			}
-			return t.def, false
+			return s.found(t, s.scanWords(ks[:nk]))
 		}
 	scan:
 		for _, i := range s.order {
