@@ -74,7 +74,9 @@ func BenchmarkLB(b *testing.B) {
 			if r := pl.Process(bufs[i], packet.Headroom, len(frame)); r.Sink < 0 {
 				b.Fatalf("dropped at %v", pl.DropSite(r.Drop))
 			}
-			i = (i + 1) % len(bufs)
+			if i++; i == len(bufs) {
+				i = 0
+			}
 		}
 		gross := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 		const passes = 20000
