@@ -541,12 +541,12 @@ type uniformIndex struct {
 	// packed: the keys fit one word; words maps the masked key word to
 	// the best entry (LookupWord).
 	packed []packedSlot
-	word   uint64     // the masks, packed
-	masks  []Value    // per key
-	level  level      // while building: hash of the masked tuple -> chain of best entries
-	norm   []Value    // per entry in the chain: its masked tuple
-	entry  []int32    // chain element -> entry index
-	next   []int32    // chain element -> next element + 1
+	word   uint64  // the masks, packed
+	masks  []Value // per key
+	level  level   // while building: hash of the masked tuple -> chain of best entries
+	norm   []Value // per entry in the chain: its masked tuple
+	entry  []int32 // chain element -> entry index
+	next   []int32 // chain element -> next element + 1
 }
 
 func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
