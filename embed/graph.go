@@ -40,15 +40,6 @@ func (n *enode) display() string {
 	return n.name
 }
 
-func (n *enode) port(name string) *eport {
-	for _, p := range n.ports {
-		if p.name == name {
-			return p
-		}
-	}
-	return nil
-}
-
 // clone makes an enode from a graph node, ports without edges.
 func clone(n *dataflow.Node, name string, lpg bool) *enode {
 	e := &enode{name: name, tmpl: n, lpg: lpg, op: n.Op,

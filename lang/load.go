@@ -92,11 +92,6 @@ func (ld Loader) Load(files ...string) (*Model, error) {
 	return m, nil
 }
 
-// LoadFiles loads files from disk, with includes also found in library.
-func LoadFiles(library fs.FS, files ...string) (*Model, error) {
-	return Loader{Library: library}.Load(files...)
-}
-
 type loader struct {
 	Loader
 	seen   map[string]bool
