@@ -451,6 +451,7 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 			return es[s.order[a]].Priority < es[s.order[b]].Priority
 		})
 		s.uniform = t.uniformIndex(s)
+		s.index, s.indexed = t.maskGroups(s)
 		if t.narrow && s.uniform == nil {
 			s.words = make([]wordMatcher, len(es)*nk)
 			for oi, i := range s.order {
@@ -587,12 +588,6 @@ func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
 		u.next = append(u.next, u.level.heads[h])
 		u.level.heads[h] = int32(len(u.entry))
 	}
-	vals := make([][]Value, len(u.entry))
-	for k := range u.entry {
-		vals[k] = u.norm[k*nk : (k+1)*nk]
-	}
-	s.index, s.indexed = newWordIndex(t.spec), true
-	s.index.addLevel(u.masks, u.entry, vals)
 	if w := t.keyWidth(); w <= 64 {
 		n := 4
 		for n < 2*len(u.entry) {
@@ -610,6 +605,62 @@ func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
 		}
 	}
 	return u
+}
+
+// maskGroups indexes a priority table's entries by their masks: one level
+// per distinct tuple of masks (an lpm key's prefix, a ternary key's mask),
+// each the best entry per masked key tuple, the levels in priority order of
+// their best entries. A lookup probes the levels until none can beat what
+// it found: a few probes instead of a scan of every entry. It declines
+// (false) a table with range keys, or with more than one mask tuple per
+// four entries, which the scan serves as well.
+func (t *Table) maskGroups(s *snapshot) (wordIndex, bool) {
+	nk := len(t.masks)
+	es := s.entries
+	type group struct {
+		masks   []Value
+		entries []int32
+		vals    [][]Value
+		seen    map[string]bool
+	}
+	var groups []*group
+	byMasks := map[string]*group{}
+	for _, i := range s.order {
+		ms := s.match[int(i)*nk : int(i+1)*nk]
+		masks, vals := make([]Value, nk), make([]Value, nk)
+		for j := range ms {
+			if !ms[j].lo.IsZero() || ms[j].hi != t.masks[j] {
+				return wordIndex{}, false // a range
+			}
+			masks[j], vals[j] = ms[j].mask, ms[j].val
+		}
+		mk := fmt.Sprint(masks)
+		g := byMasks[mk]
+		if g == nil {
+			if len(groups) > 0 && 4*(len(groups)+1) > len(es) {
+				return wordIndex{}, false // a probe costs about four matcher tests
+			}
+			g = &group{masks: masks, seen: map[string]bool{}}
+			byMasks[mk] = g
+			groups = append(groups, g)
+		}
+		if vk := fmt.Sprint(vals); !g.seen[vk] { // else shadowed
+			g.seen[vk] = true
+			g.entries = append(g.entries, i)
+			g.vals = append(g.vals, vals)
+		}
+	}
+	x := newWordIndex(t.spec)
+	if len(groups) > 1 {
+		x.rank = make([]int32, len(es))
+		for r, i := range s.order {
+			x.rank[i] = int32(r)
+		}
+	}
+	for _, g := range groups {
+		x.addLevel(g.masks, g.entries, g.vals)
+	}
+	return x, len(groups) > 0
 }
 
 // keyWidth is the width of all keys together.

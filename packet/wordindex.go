@@ -4,30 +4,38 @@ package packet
 // their keys as 64-bit words (KeyWords: a key of at most 64 bits is one
 // word, a wider one two, high first). Each level holds the entries of one
 // mask (exact and uniform tables have one level, lpm tables one per prefix
-// length, longest first) in an open-addressing table whose slots carry
-// their first MaxKeyWords masked words inline (padded with zeros), so that
-// a probe reads one slot and compares words, not Values; LookupWords
-// hashes and compares a fixed number of them.
+// length, longest first) in an open-addressing table of hashes; the
+// masked words of each slot's entry (padded with zeros to at least
+// MaxKeyWords, so that LookupWords hashes and compares a fixed number of
+// them) lie apart, read only when a hash matches: a probe that misses, as
+// most of an lpm table's do, touches one small slot.
 type wordIndex struct {
 	wide   []bool // per key: two words
 	words  int    // per key tuple
 	stride int    // words per tuple as stored: max(words, MaxKeyWords)
+	pad    uint64 // the hash share of the zero words after words
 	levels []wordLevel
+	// rank, for a priority table, is each entry's place in priority order
+	// (snapshot.order): the best of the levels' hits wins, not the first.
+	// Its levels are sorted by their best entry's rank, so that the search
+	// stops at a level that cannot do better.
+	rank []int32
 	// first is levels[0] again, inline: most tables have one level, and
 	// its slots are then a load less away.
 	first wordLevel
 }
 
 type wordLevel struct {
+	best  int32               // priority tables: the best rank in the level
 	mask4 [MaxKeyWords]uint64 // mask's first words, inline for lookup4
 	mask  []uint64            // per word, padded with zeros to stride
 	slots []wordSlot
-	rest  []uint64 // per slot, the masked words after its first MaxKeyWords
+	keys  []uint64 // per slot, its entry's masked words (stride)
 }
 
 type wordSlot struct {
-	key   [MaxKeyWords]uint64 // the entry's first masked words
-	entry int32               // entry index + 1; 0 is an empty slot
+	hash  uint64
+	entry int32 // entry index + 1; 0 is an empty slot
 }
 
 // MaxKeyWords is the most key words LookupWords takes.
@@ -54,6 +62,9 @@ func newWordIndex(spec *TableSpec) wordIndex {
 		x.wide[j] = k.Width > 64
 	}
 	x.stride = max(x.words, MaxKeyWords)
+	for w := x.words; w < x.stride; w++ {
+		x.pad ^= mixWord(w, 0)
+	}
 	return x
 }
 
@@ -76,6 +87,9 @@ func (x *wordIndex) toWords(out []uint64, vs []Value) {
 // key values already masked), which must be distinct.
 func (x *wordIndex) addLevel(masks []Value, entries []int32, vals [][]Value) {
 	lv := wordLevel{mask: make([]uint64, x.stride)}
+	if x.rank != nil {
+		lv.best = x.rank[entries[0]] // entries come in priority order
+	}
 	x.toWords(lv.mask, masks)
 	copy(lv.mask4[:], lv.mask)
 	n := 4
@@ -83,17 +97,17 @@ func (x *wordIndex) addLevel(masks []Value, entries []int32, vals [][]Value) {
 		n *= 2
 	}
 	lv.slots = make([]wordSlot, n)
-	lv.rest = make([]uint64, n*(x.stride-MaxKeyWords))
+	lv.keys = make([]uint64, n*x.stride)
 	w := make([]uint64, x.stride)
 	for k, i := range entries {
 		x.toWords(w, vals[k])
-		j := hashWords(w) & uint64(n-1)
+		h := hashWords(w)
+		j := h & uint64(n-1)
 		for lv.slots[j].entry != 0 {
 			j = (j + 1) & uint64(n-1)
 		}
-		lv.slots[j] = wordSlot{entry: i + 1}
-		copy(lv.slots[j].key[:], w)
-		copy(lv.rest[int(j)*(x.stride-MaxKeyWords):], w[MaxKeyWords:])
+		lv.slots[j] = wordSlot{hash: h, entry: i + 1}
+		copy(lv.keys[int(j)*x.stride:], w)
 	}
 	x.levels = append(x.levels, lv)
 	x.first = x.levels[0]
@@ -102,11 +116,14 @@ func (x *wordIndex) addLevel(masks []Value, entries []int32, vals [][]Value) {
 // lookup returns the index of the entry keys find, -1 if none. The keys
 // need not be cut to their widths: the masks are.
 func (x *wordIndex) lookup(keys []Value) int32 {
+	found := int32(-1)
 	for li := range x.levels {
 		lv := &x.levels[li]
+		if found >= 0 && lv.best > x.rank[found] {
+			break
+		}
 		mask := lv.mask[:x.stride]
-		var h uint64
-		w := 0
+		h, w := x.pad, 0
 		for j, v := range keys {
 			if x.wide[j] {
 				h ^= mixWord(w, v.Hi&mask[w])
@@ -115,49 +132,53 @@ func (x *wordIndex) lookup(keys []Value) int32 {
 			h ^= mixWord(w, v.Lo&mask[w])
 			w++
 		}
-		for ; w < x.stride; w++ {
-			h ^= mixWord(w, 0)
-		}
 		h = finishHash(h)
 		n := uint64(len(lv.slots) - 1)
-		extra := x.stride - MaxKeyWords
 	probe:
 		for i := h & n; ; i = (i + 1) & n {
 			sl := &lv.slots[i]
 			if sl.entry == 0 {
 				break
 			}
-			stored := func(w int) uint64 {
-				if w < MaxKeyWords {
-					return sl.key[w]
-				}
-				return lv.rest[int(i)*extra+w-MaxKeyWords]
+			if sl.hash != h {
+				continue
 			}
+			stored := lv.keys[int(i)*x.stride : int(i+1)*x.stride]
 			w := 0
 			for j, v := range keys {
 				if x.wide[j] {
-					if stored(w) != v.Hi&mask[w] {
+					if stored[w] != v.Hi&mask[w] {
 						continue probe
 					}
 					w++
 				}
-				if stored(w) != v.Lo&mask[w] {
+				if stored[w] != v.Lo&mask[w] {
 					continue probe
 				}
 				w++
 			}
-			return sl.entry - 1
+			if x.rank == nil {
+				return sl.entry - 1
+			}
+			if found < 0 || x.rank[sl.entry-1] < x.rank[found] {
+				found = sl.entry - 1
+			}
+			break
 		}
 	}
-	return -1
+	return found
 }
 
 // lookup4 is lookup for keys of at most MaxKeyWords words, given as words.
 func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) int32 {
+	found := int32(-1)
 	lv := &x.first
 	for li := 0; li < len(x.levels); li++ {
 		if li > 0 {
 			lv = &x.levels[li]
+			if found >= 0 && lv.best > x.rank[found] {
+				break
+			}
 		}
 		m := &lv.mask4
 		k0, k1, k2, k3 := k0&m[0], k1&m[1], k2&m[2], k3&m[3]
@@ -168,12 +189,18 @@ func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) int32 {
 			if sl.entry == 0 {
 				break
 			}
-			if sl.key == [MaxKeyWords]uint64{k0, k1, k2, k3} {
-				return sl.entry - 1
+			if sl.hash == h && *(*[MaxKeyWords]uint64)(lv.keys[int(i)*MaxKeyWords:]) == [MaxKeyWords]uint64{k0, k1, k2, k3} {
+				if x.rank == nil {
+					return sl.entry - 1
+				}
+				if found < 0 || x.rank[sl.entry-1] < x.rank[found] {
+					found = sl.entry - 1
+				}
+				break
 			}
 		}
 	}
-	return -1
+	return found
 }
 
 // mixWord is word i of a key tuple's share of its hash: the words'
@@ -182,10 +209,12 @@ func mixWord(i int, w uint64) uint64 {
 	return (w + uint64(i)*0x632be59bd9b4e019) * 0x9e3779b97f4a7c15
 }
 
-// finishHash folds the products' well-mixed high bits into the low ones
-// that pick a slot.
+// finishHash mixes the products' bits into the low ones that pick a slot
+// (keys cut to a prefix have their low bits all zero).
 func finishHash(h uint64) uint64 {
-	return h ^ h>>32 ^ h>>47
+	h ^= h >> 32
+	h *= 0xbf58476d1ce4e5b9
+	return h ^ h>>29
 }
 
 func hashWords(ws []uint64) uint64 {
