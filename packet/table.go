@@ -297,9 +297,12 @@ type snapshot struct {
 	// probe is one load less away from the snapshot.
 	index   wordIndex
 	indexed bool
-	// packed indexes modeExact entries whose keys fit 64 bits together by
-	// the packed key (PackKeys), open addressing: LookupPacked.
-	packed []packedSlot
+	// packed indexes entries by their keys packed into one word (PackKeys)
+	// and cut by packMask, open addressing: LookupWord. Exact tables whose
+	// keys fit 64 bits together have it, and uniform-mask ones (packMask
+	// their masks).
+	packed   []packedSlot
+	packMask uint64
 	// uniform indexes modePriority tables whose entries all use the same
 	// mask per key and no range (field_mask and exact keys, as the EJFAT
 	// filters): the masked key tuple finds the best entry, no scan.
@@ -510,22 +513,14 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 				vals = append(vals, s.norm[int(p-1)*nk:int(p)*nk])
 			}
 		}
-		s.index.addLevel(masks, entries, vals)
+		s.index.addLevel(es, masks, entries, vals)
 	}
 	if t.spec.Packable() {
-		n := 4
-		for n < 2*len(es) {
-			n *= 2
-		}
-		s.packed = make([]packedSlot, n)
+		keys, entries := make([]uint64, len(es)), make([]int32, len(es))
 		for i := range es {
-			k := t.pack(s.norm[i*nk : (i+1)*nk])
-			j := packedHash(k) & uint64(n-1)
-			for s.packed[j].entry != 0 {
-				j = (j + 1) & uint64(n-1)
-			}
-			s.packed[j] = packedSlot{k, int32(i + 1)}
+			keys[i], entries[i] = t.spec.PackKeys(s.norm[i*nk:(i+1)*nk]), int32(i)
 		}
+		s.packed, s.packMask = packSlots(es, keys, entries), 1<<t.keyWidth()-1
 	}
 	return s, nil
 }
@@ -539,10 +534,6 @@ func (t *Table) dupError(es []Entry, i, prev int) error {
 // do not. Each distinct masked tuple keeps its best entry: the first in
 // priority order.
 type uniformIndex struct {
-	// packed: the keys fit one word; words maps the masked key word to
-	// the best entry (LookupWord).
-	packed []packedSlot
-	word   uint64  // the masks, packed
 	masks  []Value // per key
 	level  level   // while building: hash of the masked tuple -> chain of best entries
 	norm   []Value // per entry in the chain: its masked tuple
@@ -588,21 +579,12 @@ func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
 		u.next = append(u.next, u.level.heads[h])
 		u.level.heads[h] = int32(len(u.entry))
 	}
-	if w := t.keyWidth(); w <= 64 {
-		n := 4
-		for n < 2*len(u.entry) {
-			n *= 2
+	if t.keyWidth() <= 64 {
+		keys := make([]uint64, len(u.entry))
+		for k := range u.entry {
+			keys[k] = t.spec.PackKeys(u.norm[k*nk : (k+1)*nk])
 		}
-		u.packed = make([]packedSlot, n)
-		u.word = t.spec.PackKeys(u.masks)
-		for k, i := range u.entry {
-			key := t.spec.PackKeys(u.norm[k*nk : (k+1)*nk])
-			j := packedHash(key) & uint64(n-1)
-			for u.packed[j].entry != 0 {
-				j = (j + 1) & uint64(n-1)
-			}
-			u.packed[j] = packedSlot{key, i + 1}
-		}
+		s.packed, s.packMask = packSlots(s.entries, keys, u.entry), t.spec.PackKeys(u.masks)
 	}
 	return u
 }
@@ -658,7 +640,7 @@ func (t *Table) maskGroups(s *snapshot) (wordIndex, bool) {
 		}
 	}
 	for _, g := range groups {
-		x.addLevel(g.masks, g.entries, g.vals)
+		x.addLevel(es, g.masks, g.entries, g.vals)
 	}
 	return x, len(groups) > 0
 }
@@ -694,26 +676,68 @@ func (s *TableSpec) ActionBits() int {
 // that LookupWord can take them packed (PackKeys).
 func (s *TableSpec) KeyWord() bool { return s.KeyBits() <= 64 }
 
+// LookupWordAction is LookupWord for generated code: the entry's action
+// and parameters, read from the probed slot where the table has a packed
+// index (one dependent load less before the parameters are in hand); on a
+// miss, hit is false and the rest means nothing.
+func (t *Table) LookupWordAction(k uint64) (action int, params []Value, hit bool) {
+	s := t.snap.Load()
+	if len(s.packed) > 0 {
+		if sl := s.wordSlot(k); sl != nil {
+			return int(sl.action), sl.params, true
+		}
+		return 0, nil, false
+	}
+	e, hit := t.LookupWord(k)
+	if !hit {
+		return 0, nil, false
+	}
+	return e.Action, e.Params, true
+}
+
+// wordSlot probes the packed index, which the snapshot has, for k: the
+// slot, nil on a miss.
+func (s *snapshot) wordSlot(k uint64) *packedSlot {
+	k &= s.packMask
+	m := uint64(len(s.packed) - 1)
+	for j := packedHash(k) & m; ; j = (j + 1) & m {
+		sl := &s.packed[j]
+		if sl.entry == 0 {
+			return nil
+		}
+		if sl.key == k {
+			return sl
+		}
+	}
+}
+
+// packSlots indexes entries (indices into es) by their packed keys.
+func packSlots(es []Entry, keys []uint64, entries []int32) []packedSlot {
+	n := 4
+	for n < 2*len(entries) {
+		n *= 2
+	}
+	slots := make([]packedSlot, n)
+	for k, i := range entries {
+		j := packedHash(keys[k]) & uint64(n-1)
+		for slots[j].entry != 0 {
+			j = (j + 1) & uint64(n-1)
+		}
+		slots[j] = packedSlot{keys[k], i + 1, int32(es[i].Action), es[i].Params}
+	}
+	return slots
+}
+
 // LookupWord is Lookup with the keys packed into one word by PackKeys, for
 // a table whose spec says KeyWord. Exact tables and priority tables whose
 // entries share their masks probe one hash slot; others unpack the word.
 func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 	s := t.snap.Load()
 	if len(s.packed) > 0 {
-		return s.lookupPacked(t, k)
-	}
-	if u := s.uniform; u != nil && len(u.packed) > 0 {
-		k &= u.word
-		m := uint64(len(u.packed) - 1)
-		for j := packedHash(k) & m; ; j = (j + 1) & m {
-			sl := &u.packed[j]
-			if sl.entry == 0 {
-				return t.def, false
-			}
-			if sl.key == k {
-				return &s.entries[sl.entry-1], true
-			}
+		if sl := s.wordSlot(k); sl != nil {
+			return &s.entries[sl.entry-1], true
 		}
+		return t.def, false
 	}
 	if nk := len(t.shift); s.words != nil && nk > 0 && nk <= maxScanKeys {
 		var ks [maxScanKeys]uint64
@@ -768,6 +792,24 @@ func (s *snapshot) found(t *Table, i int32) (*Entry, bool) {
 	return &s.entries[i], true
 }
 
+// LookupWordsAction is LookupWords for generated code: the entry's action
+// and parameters, read beside the probed slot where the table has a word
+// index; on a miss, hit is false and the rest means nothing.
+func (t *Table) LookupWordsAction(k0, k1, k2, k3 uint64) (action int, params []Value, hit bool) {
+	s := t.snap.Load()
+	if s.indexed && s.index.words <= MaxKeyWords {
+		if _, a := s.index.lookup4(k0, k1, k2, k3); a != nil {
+			return int(a.action), a.params, true
+		}
+		return 0, nil, false
+	}
+	e, hit := t.LookupWords(k0, k1, k2, k3)
+	if !hit {
+		return 0, nil, false
+	}
+	return e.Action, e.Params, true
+}
+
 // LookupWords is Lookup with the keys as words, KeyWords of them (at most
 // MaxKeyWords; the rest zero), each cut to its key's width. Exact, lpm and
 // uniform-mask tables probe their word index with them as they are; other
@@ -775,7 +817,7 @@ func (s *snapshot) found(t *Table, i int32) (*Entry, bool) {
 func (t *Table) LookupWords(k0, k1, k2, k3 uint64) (e *Entry, hit bool) {
 	s := t.snap.Load()
 	if s.indexed && s.index.words <= MaxKeyWords {
-		if i := s.index.lookup4(k0, k1, k2, k3); i >= 0 {
+		if i, _ := s.index.lookup4(k0, k1, k2, k3); i >= 0 {
 			return &s.entries[i], true
 		}
 		return t.def, false
@@ -866,12 +908,15 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 const hashSeed = 0x243f6a8885a308d3
 
 type packedSlot struct {
-	key   uint64
-	entry int32 // entry index + 1; 0 is an empty slot
+	key    uint64
+	entry  int32 // entry index + 1; 0 is an empty slot
+	action int32   // the entry's, for LookupWordAction
+	params []Value // the entry's, for LookupWordAction
 }
 
+
 // Packable reports whether a table's keys are all exact and fit in 64 bits
-// together, so that LookupPacked can find its entries.
+// together, so that LookupWord finds them with one probe.
 func (s *TableSpec) Packable() bool {
 	w := 0
 	for _, k := range s.Keys {
@@ -884,7 +929,7 @@ func (s *TableSpec) Packable() bool {
 }
 
 // PackKeys packs key values (each cut to its width) into one word, the
-// first key in the highest bits: the key LookupPacked takes.
+// first key in the highest bits: the key LookupWord takes.
 func (s *TableSpec) PackKeys(keys []Value) uint64 {
 	var k uint64
 	for i, ks := range s.Keys {
@@ -893,33 +938,9 @@ func (s *TableSpec) PackKeys(keys []Value) uint64 {
 	return k
 }
 
-func (t *Table) pack(keys []Value) uint64 { return t.spec.PackKeys(keys) }
-
 func packedHash(k uint64) uint64 {
 	k *= 0x9e3779b97f4a7c15
 	return k ^ k>>29
-}
-
-// LookupPacked is Lookup for a Packable table, with the keys packed by
-// PackKeys (bits above the total key width are ignored).
-func (t *Table) LookupPacked(k uint64) (e *Entry, hit bool) {
-	return t.snap.Load().lookupPacked(t, k)
-}
-
-func (s *snapshot) lookupPacked(t *Table, k uint64) (e *Entry, hit bool) {
-	if len(s.packed) == 0 {
-		return t.def, false // not Packable
-	}
-	m := uint64(len(s.packed) - 1)
-	for j := packedHash(k) & m; ; j = (j + 1) & m {
-		sl := &s.packed[j]
-		if sl.entry == 0 {
-			return t.def, false
-		}
-		if sl.key == k {
-			return &s.entries[sl.entry-1], true
-		}
-	}
 }
 
 func hashValues(vs []Value) uint64 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -325,14 +326,12 @@ func TestLookupMatchesReference(t *testing.T) {
 			if hit != (want != nil) || hit && got.Line != want.Line {
 				t.Fatalf("%s: Lookup(%v) = %+v, %v; want %+v", spec.Name, keys, got, hit, want)
 			}
-			if spec.Packable() {
-				if got, hit := tb.LookupPacked(spec.PackKeys(keys)); hit != (want != nil) || hit && got.Line != want.Line {
-					t.Fatalf("%s: LookupPacked(%v) = %+v, %v; want %+v", spec.Name, keys, got, hit, want)
-				}
-			}
 			if spec.KeyWord() {
 				if got, hit := tb.LookupWord(spec.PackKeys(keys)); hit != (want != nil) || hit && got.Line != want.Line {
 					t.Fatalf("%s: LookupWord(%v) = %+v, %v; want %+v", spec.Name, keys, got, hit, want)
+				}
+				if act, params, hit := tb.LookupWordAction(spec.PackKeys(keys)); hit != (want != nil) || hit && (act != want.Action || !slices.Equal(params, want.Params)) {
+					t.Fatalf("%s: LookupWordAction(%v) = %d %v, %v; want %+v", spec.Name, keys, act, params, hit, want)
 				}
 			}
 			if spec.KeyWords() <= MaxKeyWords {
@@ -349,6 +348,9 @@ func TestLookupMatchesReference(t *testing.T) {
 				}
 				if got, hit := tb.LookupWords(ws[0], ws[1], ws[2], ws[3]); hit != (want != nil) || hit && got.Line != want.Line {
 					t.Fatalf("%s: LookupWords(%x) = %+v, %v; want %+v", spec.Name, ws, got, hit, want)
+				}
+				if act, params, hit := tb.LookupWordsAction(ws[0], ws[1], ws[2], ws[3]); hit != (want != nil) || hit && (act != want.Action || !slices.Equal(params, want.Params)) {
+					t.Fatalf("%s: LookupWordsAction(%x) = %d %v, %v; want %+v", spec.Name, ws, act, params, hit, want)
 				}
 			}
 			if hit {
@@ -569,7 +571,7 @@ func TestUniformMaskLookup(t *testing.T) {
 				smallEs = append(smallEs, e)
 			}
 		}
-		if u := small.snap.Load().uniform; u == nil || len(u.packed) == 0 {
+		if s := small.snap.Load(); s.uniform == nil || len(s.packed) == 0 {
 			t.Fatalf("mask %#x: no packed uniform index", mask)
 		}
 		smallWant := func(keys []Value) *Entry {

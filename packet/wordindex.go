@@ -30,7 +30,14 @@ type wordLevel struct {
 	mask4 [MaxKeyWords]uint64 // mask's first words, inline for lookup4
 	mask  []uint64            // per word, padded with zeros to stride
 	slots []wordSlot
-	keys  []uint64 // per slot, its entry's masked words (stride)
+	keys  []uint64     // per slot, its entry's masked words (stride)
+	acts  []slotAction // per slot, its entry's action, for LookupWordsAction
+}
+
+// slotAction is an entry's action and parameters, next to its slot.
+type slotAction struct {
+	action int32
+	params []Value
 }
 
 type wordSlot struct {
@@ -85,7 +92,7 @@ func (x *wordIndex) toWords(out []uint64, vs []Value) {
 
 // addLevel adds a level of the given key masks holding entries (index,
 // key values already masked), which must be distinct.
-func (x *wordIndex) addLevel(masks []Value, entries []int32, vals [][]Value) {
+func (x *wordIndex) addLevel(es []Entry, masks []Value, entries []int32, vals [][]Value) {
 	lv := wordLevel{mask: make([]uint64, x.stride)}
 	if x.rank != nil {
 		lv.best = x.rank[entries[0]] // entries come in priority order
@@ -98,6 +105,7 @@ func (x *wordIndex) addLevel(masks []Value, entries []int32, vals [][]Value) {
 	}
 	lv.slots = make([]wordSlot, n)
 	lv.keys = make([]uint64, n*x.stride)
+	lv.acts = make([]slotAction, n)
 	w := make([]uint64, x.stride)
 	for k, i := range entries {
 		x.toWords(w, vals[k])
@@ -107,6 +115,7 @@ func (x *wordIndex) addLevel(masks []Value, entries []int32, vals [][]Value) {
 			j = (j + 1) & uint64(n-1)
 		}
 		lv.slots[j] = wordSlot{hash: h, entry: i + 1}
+		lv.acts[j] = slotAction{int32(es[i].Action), es[i].Params}
 		copy(lv.keys[int(j)*x.stride:], w)
 	}
 	x.levels = append(x.levels, lv)
@@ -169,9 +178,10 @@ func (x *wordIndex) lookup(keys []Value) int32 {
 	return found
 }
 
-// lookup4 is lookup for keys of at most MaxKeyWords words, given as words.
-func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) int32 {
-	found := int32(-1)
+// lookup4 is lookup for keys of at most MaxKeyWords words, given as words;
+// it returns the entry's action too (nil with -1).
+func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) (int32, *slotAction) {
+	found, act := int32(-1), (*slotAction)(nil)
 	lv := &x.first
 	for li := 0; li < len(x.levels); li++ {
 		if li > 0 {
@@ -191,16 +201,16 @@ func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) int32 {
 			}
 			if sl.hash == h && *(*[MaxKeyWords]uint64)(lv.keys[int(i)*MaxKeyWords:]) == [MaxKeyWords]uint64{k0, k1, k2, k3} {
 				if x.rank == nil {
-					return sl.entry - 1
+					return sl.entry - 1, &lv.acts[i]
 				}
 				if found < 0 || x.rank[sl.entry-1] < x.rank[found] {
-					found = sl.entry - 1
+					found, act = sl.entry-1, &lv.acts[i]
 				}
 				break
 			}
 		}
 	}
-	return found
+	return found, act
 }
 
 // mixWord is word i of a key tuple's share of its hash: the words'

@@ -472,6 +472,9 @@ func (c *gen) lookup(n *dataflow.Node) {
 			narrow = narrow && (!flow.IsWide(k) || flow.LowPreserving(k))
 		}
 	}
+	// The call returns the entry's action and parameters, or the entry.
+	var call string
+	entry := false
 	switch {
 	case narrow && def.Spec.KeyWord():
 		// The keys fit one word: packed, one probe for exact tables and for
@@ -484,10 +487,10 @@ func (c *gen) lookup(n *dataflow.Node) {
 			parts = append(parts, fmt.Sprintf("((%s)%s)<<%d", k, maskSuffix(w), shift))
 			shift += w
 		}
-		c.emit("if e, hit := pl.tables[%d].LookupWord(%s); hit {", o.Table, strings.Join(parts, " | "))
+		call = fmt.Sprintf("pl.tables[%d].LookupWordAction(%s)", o.Table, strings.Join(parts, " | "))
 	case narrow && def.Spec.KeyWords() <= packet.MaxKeyWords:
 		// The keys as words, a wide key's two: one probe for exact, lpm and
-		// uniform-mask tables.
+		// uniform-mask tables, a few for other priority tables.
 		var ws []string
 		for i, k := range def.Keys {
 			w := def.Spec.Keys[i].Width
@@ -502,12 +505,18 @@ func (c *gen) lookup(n *dataflow.Node) {
 		for len(ws) < packet.MaxKeyWords {
 			ws = append(ws, "0")
 		}
-		c.emit("if e, hit := pl.tables[%d].LookupWords(%s); hit {", o.Table, strings.Join(ws, ", "))
+		call = fmt.Sprintf("pl.tables[%d].LookupWordsAction(%s)", o.Table, strings.Join(ws, ", "))
 	default:
 		c.keys(def)
-		c.emit("if e, hit := pl.tables[%d].Lookup(pl.keys[:%d]); hit {", o.Table, len(def.Keys))
+		call, entry = fmt.Sprintf("pl.tables[%d].Lookup(pl.keys[:%d])", o.Table, len(def.Keys)), true
 	}
-	c.emit("act, params = e.Action, e.Params")
+	if entry {
+		c.emit("if e, hit := %s; hit {", call)
+		c.emit("act, params = e.Action, e.Params")
+	} else {
+		c.emit("if a, ps, hit := %s; hit {", call)
+		c.emit("act, params = a, ps")
+	}
 	c.emit("}")
 	c.actions(n, def)
 }

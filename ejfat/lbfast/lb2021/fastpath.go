@@ -675,8 +675,8 @@ n18:
 		act, params := 0, []packet.Value(nil)
 		b23 := data[h0 : h0+14] // ethernet
 		kv24 := m0
-		if e, hit := pl.tables[0].LookupWords((uint64(b23[0])<<40|uint64(b23[1])<<32|uint64(b23[2])<<24|uint64(b23[3])<<16|uint64(b23[4])<<8|uint64(b23[5]))&0xffffffffffff, (uint64(b23[12])<<8|uint64(b23[13]))&0xffff, kv24.Hi, kv24.Lo); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[0].LookupWordsAction((uint64(b23[0])<<40|uint64(b23[1])<<32|uint64(b23[2])<<24|uint64(b23[3])<<16|uint64(b23[4])<<8|uint64(b23[5]))&0xffffffffffff, (uint64(b23[12])<<8|uint64(b23[13]))&0xffff, kv24.Hi, kv24.Lo); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -701,8 +701,8 @@ n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
 		b25 := data[h5 : h5+12] // lbv1
-		if e, hit := pl.tables[1].LookupWord((uint64(b25[4])<<56 | uint64(b25[5])<<48 | uint64(b25[6])<<40 | uint64(b25[7])<<32 | uint64(b25[8])<<24 | uint64(b25[9])<<16 | uint64(b25[10])<<8 | uint64(b25[11])) << 0); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[1].LookupWordAction((uint64(b25[4])<<56 | uint64(b25[5])<<48 | uint64(b25[6])<<40 | uint64(b25[7])<<32 | uint64(b25[8])<<24 | uint64(b25[9])<<16 | uint64(b25[10])<<8 | uint64(b25[11])) << 0); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -721,8 +721,8 @@ n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
 		b26 := data[h5 : h5+12] // lbv1
-		if e, hit := pl.tables[2].LookupWord((((uint64(b26[4])<<56|uint64(b26[5])<<48|uint64(b26[6])<<40|uint64(b26[7])<<32|uint64(b26[8])<<24|uint64(b26[9])<<16|uint64(b26[10])<<8|uint64(b26[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[2].LookupWordAction((((uint64(b26[4])<<56|uint64(b26[5])<<48|uint64(b26[6])<<40|uint64(b26[7])<<32|uint64(b26[8])<<24|uint64(b26[9])<<16|uint64(b26[10])<<8|uint64(b26[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -741,8 +741,8 @@ n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
 		b27 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[3].LookupWord(((m2)&0xffff)<<0 | ((uint64(b27[12])<<8|uint64(b27[13]))&0xffff)<<16); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[3].LookupWordAction(((m2)&0xffff)<<0 | ((uint64(b27[12])<<8|uint64(b27[13]))&0xffff)<<16); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {

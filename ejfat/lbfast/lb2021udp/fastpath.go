@@ -955,8 +955,8 @@ n21:
 		act, params := 0, []packet.Value(nil)
 		b31 := data[h0 : h0+14] // ethernet
 		kv32 := m0
-		if e, hit := pl.tables[0].LookupWords((uint64(b31[0])<<40|uint64(b31[1])<<32|uint64(b31[2])<<24|uint64(b31[3])<<16|uint64(b31[4])<<8|uint64(b31[5]))&0xffffffffffff, (uint64(b31[12])<<8|uint64(b31[13]))&0xffff, kv32.Hi, kv32.Lo); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[0].LookupWordsAction((uint64(b31[0])<<40|uint64(b31[1])<<32|uint64(b31[2])<<24|uint64(b31[3])<<16|uint64(b31[4])<<8|uint64(b31[5]))&0xffffffffffff, (uint64(b31[12])<<8|uint64(b31[13]))&0xffff, kv32.Hi, kv32.Lo); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -981,8 +981,8 @@ n24:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
 		b33 := data[h5 : h5+12] // lbv1
-		if e, hit := pl.tables[1].LookupWord((uint64(b33[4])<<56 | uint64(b33[5])<<48 | uint64(b33[6])<<40 | uint64(b33[7])<<32 | uint64(b33[8])<<24 | uint64(b33[9])<<16 | uint64(b33[10])<<8 | uint64(b33[11])) << 0); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[1].LookupWordAction((uint64(b33[4])<<56 | uint64(b33[5])<<48 | uint64(b33[6])<<40 | uint64(b33[7])<<32 | uint64(b33[8])<<24 | uint64(b33[9])<<16 | uint64(b33[10])<<8 | uint64(b33[11])) << 0); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -1001,8 +1001,8 @@ n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
 		b34 := data[h5 : h5+12] // lbv1
-		if e, hit := pl.tables[2].LookupWord((((uint64(b34[4])<<56|uint64(b34[5])<<48|uint64(b34[6])<<40|uint64(b34[7])<<32|uint64(b34[8])<<24|uint64(b34[9])<<16|uint64(b34[10])<<8|uint64(b34[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[2].LookupWordAction((((uint64(b34[4])<<56|uint64(b34[5])<<48|uint64(b34[6])<<40|uint64(b34[7])<<32|uint64(b34[8])<<24|uint64(b34[9])<<16|uint64(b34[10])<<8|uint64(b34[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -1021,8 +1021,8 @@ n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
 		b35 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[3].LookupWord(((m2)&0xffff)<<0 | ((uint64(b35[12])<<8|uint64(b35[13]))&0xffff)<<16); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[3].LookupWordAction(((m2)&0xffff)<<0 | ((uint64(b35[12])<<8|uint64(b35[13]))&0xffff)<<16); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {

@@ -1332,8 +1332,8 @@ n36:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		b45 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[0].LookupWord(((uint64(b45[0])<<40|uint64(b45[1])<<32|uint64(b45[2])<<24|uint64(b45[3])<<16|uint64(b45[4])<<8|uint64(b45[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[0].LookupWordAction(((uint64(b45[0])<<40|uint64(b45[1])<<32|uint64(b45[2])<<24|uint64(b45[3])<<16|uint64(b45[4])<<8|uint64(b45[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -1440,8 +1440,8 @@ n43:
 		act, params := 2, []packet.Value(nil)
 		b52 := data[h0 : h0+14] // ethernet
 		kv53 := m5
-		if e, hit := pl.tables[1].LookupWords((m0)&0xf, (uint64(b52[12])<<8|uint64(b52[13]))&0xffff, kv53.Hi, kv53.Lo); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[1].LookupWordsAction((m0)&0xf, (uint64(b52[12])<<8|uint64(b52[13]))&0xffff, kv53.Hi, kv53.Lo); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -3196,8 +3196,8 @@ n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
 		b160 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[2].LookupWord(((uint64(b160[12])<<24|uint64(b160[13])<<16|uint64(b160[14])<<8|uint64(b160[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[2].LookupWordAction(((uint64(b160[12])<<24|uint64(b160[13])<<16|uint64(b160[14])<<8|uint64(b160[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -3219,8 +3219,8 @@ n81:
 		}
 		b162 := data[h3 : h3+40] // ipv6
 		kv161 := packet.Value{Hi: (uint64(b162[8])<<56 | uint64(b162[9])<<48 | uint64(b162[10])<<40 | uint64(b162[11])<<32 | uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])), Lo: (uint64(b162[16])<<56 | uint64(b162[17])<<48 | uint64(b162[18])<<40 | uint64(b162[19])<<32 | uint64(b162[20])<<24 | uint64(b162[21])<<16 | uint64(b162[22])<<8 | uint64(b162[23]))}
-		if e, hit := pl.tables[3].LookupWords((m4)&0x7, kv161.Hi, kv161.Lo, 0); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[3].LookupWordsAction((m4)&0x7, kv161.Hi, kv161.Lo, 0); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -3308,8 +3308,8 @@ n87:
 n88:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		if e, hit := pl.tables[4].LookupWords((m4)&0x7, (m17), 0, 0); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[4].LookupWordsAction((m4)&0x7, (m17), 0, 0); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -3359,8 +3359,8 @@ n90:
 n91:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		if e, hit := pl.tables[5].LookupWord(((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[5].LookupWordAction(((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -3383,8 +3383,8 @@ n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
 		b168 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b168[12])<<8|uint64(b168[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[6].LookupWordAction(((m9)&0xffff)<<0 | ((uint64(b168[12])<<8|uint64(b168[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {

@@ -1622,8 +1622,8 @@ n24:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		b31 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[0].LookupWord(((uint64(b31[0])<<40|uint64(b31[1])<<32|uint64(b31[2])<<24|uint64(b31[3])<<16|uint64(b31[4])<<8|uint64(b31[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[0].LookupWordAction(((uint64(b31[0])<<40|uint64(b31[1])<<32|uint64(b31[2])<<24|uint64(b31[3])<<16|uint64(b31[4])<<8|uint64(b31[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -1701,8 +1701,8 @@ n29:
 		act, params := 2, []packet.Value(nil)
 		b36 := data[h0 : h0+14] // ethernet
 		kv37 := m5
-		if e, hit := pl.tables[1].LookupWords((m0)&0xf, (uint64(b36[12])<<8|uint64(b36[13]))&0xffff, kv37.Hi, kv37.Lo); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[1].LookupWordsAction((m0)&0xf, (uint64(b36[12])<<8|uint64(b36[13]))&0xffff, kv37.Hi, kv37.Lo); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -3440,8 +3440,8 @@ n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
 		b134 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[2].LookupWord(((uint64(b134[12])<<24|uint64(b134[13])<<16|uint64(b134[14])<<8|uint64(b134[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[2].LookupWordAction(((uint64(b134[12])<<24|uint64(b134[13])<<16|uint64(b134[14])<<8|uint64(b134[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -3463,8 +3463,8 @@ n67:
 		}
 		b136 := data[h3 : h3+40] // ipv6
 		kv135 := packet.Value{Hi: (uint64(b136[8])<<56 | uint64(b136[9])<<48 | uint64(b136[10])<<40 | uint64(b136[11])<<32 | uint64(b136[12])<<24 | uint64(b136[13])<<16 | uint64(b136[14])<<8 | uint64(b136[15])), Lo: (uint64(b136[16])<<56 | uint64(b136[17])<<48 | uint64(b136[18])<<40 | uint64(b136[19])<<32 | uint64(b136[20])<<24 | uint64(b136[21])<<16 | uint64(b136[22])<<8 | uint64(b136[23]))}
-		if e, hit := pl.tables[3].LookupWords((m4)&0x7, kv135.Hi, kv135.Lo, 0); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[3].LookupWordsAction((m4)&0x7, kv135.Hi, kv135.Lo, 0); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -3552,8 +3552,8 @@ n73:
 n74:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		if e, hit := pl.tables[4].LookupWords((m4)&0x7, (m17), 0, 0); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[4].LookupWordsAction((m4)&0x7, (m17), 0, 0); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -3603,8 +3603,8 @@ n76:
 n77:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		if e, hit := pl.tables[5].LookupWord(((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[5].LookupWordAction(((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -3627,8 +3627,8 @@ n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
 		b142 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[6].LookupWord(((m9)&0xffff)<<0 | ((uint64(b142[12])<<8|uint64(b142[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[6].LookupWordAction(((m9)&0xffff)<<0 | ((uint64(b142[12])<<8|uint64(b142[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {

@@ -2137,8 +2137,8 @@ n73:
 n74:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[0].LookupWord(((m3) & 0xfff) << 0); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[0].LookupWordAction(((m3) & 0xfff) << 0); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -2159,8 +2159,8 @@ n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		b80 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[1].LookupWord(((uint64(b80[0])<<40|uint64(b80[1])<<32|uint64(b80[2])<<24|uint64(b80[3])<<16|uint64(b80[4])<<8|uint64(b80[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[1].LookupWordAction(((uint64(b80[0])<<40|uint64(b80[1])<<32|uint64(b80[2])<<24|uint64(b80[3])<<16|uint64(b80[4])<<8|uint64(b80[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -2277,8 +2277,8 @@ n86:
 		act, params := 1, []packet.Value(nil)
 		b87 := data[h0 : h0+14] // ethernet
 		kv88 := m8
-		if e, hit := pl.tables[2].LookupWords((m4)&0xf, (uint64(b87[12])<<8|uint64(b87[13]))&0xffff, kv88.Hi, kv88.Lo); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[2].LookupWordsAction((m4)&0xf, (uint64(b87[12])<<8|uint64(b87[13]))&0xffff, kv88.Hi, kv88.Lo); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -4183,8 +4183,8 @@ n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
 		b201 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[3].LookupWord(((uint64(b201[12])<<24|uint64(b201[13])<<16|uint64(b201[14])<<8|uint64(b201[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[3].LookupWordAction(((uint64(b201[12])<<24|uint64(b201[13])<<16|uint64(b201[14])<<8|uint64(b201[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -4199,8 +4199,8 @@ n145:
 		act, params := 1, []packet.Value(nil)
 		b203 := data[h3 : h3+40] // ipv6
 		kv202 := packet.Value{Hi: (uint64(b203[8])<<56 | uint64(b203[9])<<48 | uint64(b203[10])<<40 | uint64(b203[11])<<32 | uint64(b203[12])<<24 | uint64(b203[13])<<16 | uint64(b203[14])<<8 | uint64(b203[15])), Lo: (uint64(b203[16])<<56 | uint64(b203[17])<<48 | uint64(b203[18])<<40 | uint64(b203[19])<<32 | uint64(b203[20])<<24 | uint64(b203[21])<<16 | uint64(b203[22])<<8 | uint64(b203[23]))}
-		if e, hit := pl.tables[4].LookupWords((m7)&0xff, kv202.Hi, kv202.Lo, 0); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv202.Hi, kv202.Lo, 0); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -4334,8 +4334,8 @@ n157:
 n158:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		if e, hit := pl.tables[5].LookupWords((m7)&0xff, (m9), 0, 0); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[5].LookupWordsAction((m7)&0xff, (m9), 0, 0); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -4381,8 +4381,8 @@ n160:
 n161:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[6].LookupWord(((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[6].LookupWordAction(((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -4401,8 +4401,8 @@ n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
 		b214 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b214[12])<<8|uint64(b214[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[7].LookupWordAction(((m16)&0xffff)<<0 | ((uint64(b214[12])<<8|uint64(b214[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {

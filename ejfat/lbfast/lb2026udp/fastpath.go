@@ -2140,8 +2140,8 @@ n49:
 n50:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[0].LookupWord(((m3) & 0xfff) << 0); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[0].LookupWordAction(((m3) & 0xfff) << 0); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -2162,8 +2162,8 @@ n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		b53 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[1].LookupWord(((uint64(b53[0])<<40|uint64(b53[1])<<32|uint64(b53[2])<<24|uint64(b53[3])<<16|uint64(b53[4])<<8|uint64(b53[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[1].LookupWordAction(((uint64(b53[0])<<40|uint64(b53[1])<<32|uint64(b53[2])<<24|uint64(b53[3])<<16|uint64(b53[4])<<8|uint64(b53[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -2243,8 +2243,8 @@ n58:
 		act, params := 1, []packet.Value(nil)
 		b58 := data[h0 : h0+14] // ethernet
 		kv59 := m8
-		if e, hit := pl.tables[2].LookupWords((m4)&0xf, (uint64(b58[12])<<8|uint64(b58[13]))&0xffff, kv59.Hi, kv59.Lo); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[2].LookupWordsAction((m4)&0xf, (uint64(b58[12])<<8|uint64(b58[13]))&0xffff, kv59.Hi, kv59.Lo); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -4121,8 +4121,8 @@ n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
 		b162 := data[h2 : h2+20] // ipv4
-		if e, hit := pl.tables[3].LookupWord(((uint64(b162[12])<<24|uint64(b162[13])<<16|uint64(b162[14])<<8|uint64(b162[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[3].LookupWordAction(((uint64(b162[12])<<24|uint64(b162[13])<<16|uint64(b162[14])<<8|uint64(b162[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -4140,8 +4140,8 @@ n115:
 		}
 		b164 := data[h3 : h3+40] // ipv6
 		kv163 := packet.Value{Hi: (uint64(b164[8])<<56 | uint64(b164[9])<<48 | uint64(b164[10])<<40 | uint64(b164[11])<<32 | uint64(b164[12])<<24 | uint64(b164[13])<<16 | uint64(b164[14])<<8 | uint64(b164[15])), Lo: (uint64(b164[16])<<56 | uint64(b164[17])<<48 | uint64(b164[18])<<40 | uint64(b164[19])<<32 | uint64(b164[20])<<24 | uint64(b164[21])<<16 | uint64(b164[22])<<8 | uint64(b164[23]))}
-		if e, hit := pl.tables[4].LookupWords((m7)&0xff, kv163.Hi, kv163.Lo, 0); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv163.Hi, kv163.Lo, 0); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -4256,8 +4256,8 @@ n123:
 n124:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		if e, hit := pl.tables[5].LookupWords((m7)&0xff, (m9), 0, 0); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[5].LookupWordsAction((m7)&0xff, (m9), 0, 0); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -4303,8 +4303,8 @@ n126:
 n127:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		if e, hit := pl.tables[6].LookupWord(((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[6].LookupWordAction(((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
@@ -4323,8 +4323,8 @@ n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
 		b175 := data[h0 : h0+14] // ethernet
-		if e, hit := pl.tables[7].LookupWord(((m16)&0xffff)<<0 | ((uint64(b175[12])<<8|uint64(b175[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
-			act, params = e.Action, e.Params
+		if a, ps, hit := pl.tables[7].LookupWordAction(((m16)&0xffff)<<0 | ((uint64(b175[12])<<8|uint64(b175[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+			act, params = a, ps
 		}
 		_ = params
 		switch act {
