@@ -534,11 +534,11 @@ func (t *Table) dupError(es []Entry, i, prev int) error {
 // do not. Each distinct masked tuple keeps its best entry: the first in
 // priority order.
 type uniformIndex struct {
-	masks  []Value // per key
-	level  level   // while building: hash of the masked tuple -> chain of best entries
-	norm   []Value // per entry in the chain: its masked tuple
-	entry  []int32 // chain element -> entry index
-	next   []int32 // chain element -> next element + 1
+	masks []Value // per key
+	level level   // while building: hash of the masked tuple -> chain of best entries
+	norm  []Value // per entry in the chain: its masked tuple
+	entry []int32 // chain element -> entry index
+	next  []int32 // chain element -> next element + 1
 }
 
 func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
@@ -909,11 +909,10 @@ const hashSeed = 0x243f6a8885a308d3
 
 type packedSlot struct {
 	key    uint64
-	entry  int32 // entry index + 1; 0 is an empty slot
+	entry  int32   // entry index + 1; 0 is an empty slot
 	action int32   // the entry's, for LookupWordAction
 	params []Value // the entry's, for LookupWordAction
 }
-
 
 // Packable reports whether a table's keys are all exact and fit in 64 bits
 // together, so that LookupWord finds them with one probe.
