@@ -156,8 +156,16 @@ func (c *gen) flushBefore(n *dataflow.Node) bool {
 		}
 		return false
 	case packet.OpSet:
-		if !flow.CanSumUpdates(c.s, o) || c.assignsPending(o.Assign) {
+		if c.assignsPending(o.Assign) {
 			return true
+		}
+		if len(o.Update) == 0 {
+			// A patch does not depend on the bytes around the checksum, so
+			// writing others first changes nothing.
+			return false
+		}
+		if !flow.CanSumUpdates(c.s, o) {
+			return true // the runtime patches as it goes
 		}
 		for _, a := range o.Assign {
 			h := c.s.Headers[a.Dst.Header]

@@ -207,6 +207,7 @@ const (
 // variable holding its bool result.
 func (c *gen) call(expr string) string {
 	v := c.newTmp("rt")
+	c.patchPending() // the runtime sees the packet as it is
 	c.emit(syncMark)
 	c.emit("%s := %s", v, expr)
 	c.emit(reloadMark)

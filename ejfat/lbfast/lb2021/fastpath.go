@@ -517,55 +517,25 @@ n8:
 	}
 n9:
 	{ // RxIPv4BaseDst: set meta.ipdst
-		if pendK8 {
-			if (h8 >= 0) && h8+8 <= len(data) {
-				cb := data[h8+6 : h8+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD8
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s9 := r
-				cb[0] = byte(s9 >> 8)
-				cb[1] = byte(s9)
-			}
-			pendD8, pendK8 = 0, false
-		}
-		b10 := data[h9 : h9+20] // ipv4_base
-		m0 = (packet.Value{Lo: (uint64(b10[16])<<24 | uint64(b10[17])<<16 | uint64(b10[18])<<8 | uint64(b10[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b9 := data[h9 : h9+20] // ipv4_base
+		m0 = (packet.Value{Lo: (uint64(b9[16])<<24 | uint64(b9[17])<<16 | uint64(b9[18])<<8 | uint64(b9[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[1]++
 		goto n18
 	}
 n10:
 	{ // RxIPv4Dst: set meta.ipdst
-		if pendK8 {
-			if (h8 >= 0) && h8+8 <= len(data) {
-				cb := data[h8+6 : h8+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD8
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s11 := r
-				cb[0] = byte(s11 >> 8)
-				cb[1] = byte(s11)
-			}
-			pendD8, pendK8 = 0, false
-		}
-		b12 := data[h2 : h2+20] // ipv4
-		m0 = (packet.Value{Lo: (uint64(b12[16])<<24 | uint64(b12[17])<<16 | uint64(b12[18])<<8 | uint64(b12[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b10 := data[h2 : h2+20] // ipv4
+		m0 = (packet.Value{Lo: (uint64(b10[16])<<24 | uint64(b10[17])<<16 | uint64(b10[18])<<8 | uint64(b10[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n11
 	}
 n11:
 	{ // RxIPv4UDP: test ipv4.version == 4 && ipv4.proto == 17
-		b14 := data[h2 : h2+20] // ipv4
-		c13 := ((uint64(b14[0]) >> 4 & 0xf) == 0x4)
-		if c13 {
-			c13 = (uint64(b14[9]) == 0x11)
+		b12 := data[h2 : h2+20] // ipv4
+		c11 := ((uint64(b12[0]) >> 4 & 0xf) == 0x4)
+		if c11 {
+			c11 = (uint64(b12[9]) == 0x11)
 		}
-		if c13 {
+		if c11 {
 			goto n15
 		}
 		pl.edges[2]++
@@ -573,17 +543,17 @@ n11:
 	}
 n12:
 	{ // RxIPv6: extract ipv6
-		x15 := (h3 >= 0) // already there: nothing to do
-		if !x15 {
-			x15 = cur >= 0 && cur+40 <= len(data)
-			if x15 {
+		x13 := (h3 >= 0) // already there: nothing to do
+		if !x13 {
+			x13 = cur >= 0 && cur+40 <= len(data)
+			if x13 {
 				h3 = cur
 				cur += 40
 			} else {
 				h3 = -1
 			} // ipv6
 		}
-		if x15 {
+		if x13 {
 			goto n13
 		}
 		pl.edges[3]++
@@ -591,33 +561,18 @@ n12:
 	}
 n13:
 	{ // RxIPv6Dst: set meta.ipdst
-		if pendK8 {
-			if (h8 >= 0) && h8+8 <= len(data) {
-				cb := data[h8+6 : h8+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD8
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s16 := r
-				cb[0] = byte(s16 >> 8)
-				cb[1] = byte(s16)
-			}
-			pendD8, pendK8 = 0, false
-		}
-		b17 := data[h3 : h3+40] // ipv6
-		m0 = (packet.Value{Hi: (uint64(b17[24])<<56 | uint64(b17[25])<<48 | uint64(b17[26])<<40 | uint64(b17[27])<<32 | uint64(b17[28])<<24 | uint64(b17[29])<<16 | uint64(b17[30])<<8 | uint64(b17[31])), Lo: (uint64(b17[32])<<56 | uint64(b17[33])<<48 | uint64(b17[34])<<40 | uint64(b17[35])<<32 | uint64(b17[36])<<24 | uint64(b17[37])<<16 | uint64(b17[38])<<8 | uint64(b17[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b14 := data[h3 : h3+40] // ipv6
+		m0 = (packet.Value{Hi: (uint64(b14[24])<<56 | uint64(b14[25])<<48 | uint64(b14[26])<<40 | uint64(b14[27])<<32 | uint64(b14[28])<<24 | uint64(b14[29])<<16 | uint64(b14[30])<<8 | uint64(b14[31])), Lo: (uint64(b14[32])<<56 | uint64(b14[33])<<48 | uint64(b14[34])<<40 | uint64(b14[35])<<32 | uint64(b14[36])<<24 | uint64(b14[37])<<16 | uint64(b14[38])<<8 | uint64(b14[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n14
 	}
 n14:
 	{ // RxIPv6UDP: test ipv6.version == 6 && ipv6.next_hdr == 17
-		b19 := data[h3 : h3+40] // ipv6
-		c18 := ((uint64(b19[0]) >> 4 & 0xf) == 0x6)
-		if c18 {
-			c18 = (uint64(b19[6]) == 0x11)
+		b16 := data[h3 : h3+40] // ipv6
+		c15 := ((uint64(b16[0]) >> 4 & 0xf) == 0x6)
+		if c15 {
+			c15 = (uint64(b16[6]) == 0x11)
 		}
-		if c18 {
+		if c15 {
 			pl.edges[4]++
 			goto n15
 		}
@@ -626,17 +581,17 @@ n14:
 	}
 n15:
 	{ // RxUDP: extract udp
-		x20 := (h8 >= 0) // already there: nothing to do
-		if !x20 {
-			x20 = cur >= 0 && cur+8 <= len(data)
-			if x20 {
+		x17 := (h8 >= 0) // already there: nothing to do
+		if !x17 {
+			x17 = cur >= 0 && cur+8 <= len(data)
+			if x17 {
 				h8 = cur
 				cur += 8
 			} else {
 				h8 = -1
 			} // udp
 		}
-		if x20 {
+		if x17 {
 			goto n16
 		}
 		pl.edges[6]++
@@ -644,8 +599,8 @@ n15:
 	}
 n16:
 	{ // RxLBPort: test udp.dport == 0x4c42
-		b21 := data[h8 : h8+8] // udp
-		if (uint64(b21[2])<<8 | uint64(b21[3])) == 0x4c42 {
+		b18 := data[h8 : h8+8] // udp
+		if (uint64(b18[2])<<8 | uint64(b18[3])) == 0x4c42 {
 			goto n17
 		}
 		pl.edges[7]++
@@ -653,17 +608,17 @@ n16:
 	}
 n17:
 	{ // RxLBHeader: extract lbv1
-		x22 := (h5 >= 0) // already there: nothing to do
-		if !x22 {
-			x22 = cur >= 0 && cur+12 <= len(data)
-			if x22 {
+		x19 := (h5 >= 0) // already there: nothing to do
+		if !x19 {
+			x19 = cur >= 0 && cur+12 <= len(data)
+			if x19 {
 				h5 = cur
 				cur += 12
 			} else {
 				h5 = -1
 			} // lbv1
 		}
-		if x22 {
+		if x19 {
 			pl.edges[8]++
 			goto n18
 		}
@@ -673,9 +628,9 @@ n17:
 n18:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
-		b23 := data[h0 : h0+14] // ethernet
-		kv24 := m0
-		if a, ps, hit := pl.tables[0].LookupWordsAction((uint64(b23[0])<<40|uint64(b23[1])<<32|uint64(b23[2])<<24|uint64(b23[3])<<16|uint64(b23[4])<<8|uint64(b23[5]))&0xffffffffffff, (uint64(b23[12])<<8|uint64(b23[13]))&0xffff, kv24.Hi, kv24.Lo); hit {
+		b20 := data[h0 : h0+14] // ethernet
+		kv21 := m0
+		if a, ps, hit := pl.tables[0].LookupWordsAction((uint64(b20[0])<<40|uint64(b20[1])<<32|uint64(b20[2])<<24|uint64(b20[3])<<16|uint64(b20[4])<<8|uint64(b20[5]))&0xffffffffffff, (uint64(b20[12])<<8|uint64(b20[13]))&0xffff, kv21.Hi, kv21.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -700,8 +655,8 @@ n20:
 n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		b25 := data[h5 : h5+12] // lbv1
-		if a, ps, hit := pl.tables[1].LookupWordAction((uint64(b25[4])<<56 | uint64(b25[5])<<48 | uint64(b25[6])<<40 | uint64(b25[7])<<32 | uint64(b25[8])<<24 | uint64(b25[9])<<16 | uint64(b25[10])<<8 | uint64(b25[11])) << 0); hit {
+		b22 := data[h5 : h5+12] // lbv1
+		if a, ps, hit := pl.tables[1].LookupWordAction((uint64(b22[4])<<56 | uint64(b22[5])<<48 | uint64(b22[6])<<40 | uint64(b22[7])<<32 | uint64(b22[8])<<24 | uint64(b22[9])<<16 | uint64(b22[10])<<8 | uint64(b22[11])) << 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -720,8 +675,8 @@ n22:
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		b26 := data[h5 : h5+12] // lbv1
-		if a, ps, hit := pl.tables[2].LookupWordAction((((uint64(b26[4])<<56|uint64(b26[5])<<48|uint64(b26[6])<<40|uint64(b26[7])<<32|uint64(b26[8])<<24|uint64(b26[9])<<16|uint64(b26[10])<<8|uint64(b26[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
+		b23 := data[h5 : h5+12] // lbv1
+		if a, ps, hit := pl.tables[2].LookupWordAction((((uint64(b23[4])<<56|uint64(b23[5])<<48|uint64(b23[6])<<40|uint64(b23[7])<<32|uint64(b23[8])<<24|uint64(b23[9])<<16|uint64(b23[10])<<8|uint64(b23[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -740,31 +695,31 @@ n24:
 n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b27 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[3].LookupWordAction(((m2)&0xffff)<<0 | ((uint64(b27[12])<<8|uint64(b27[13]))&0xffff)<<16); hit {
+		b24 := data[h0 : h0+14] // ethernet
+		if a, ps, hit := pl.tables[3].LookupWordAction(((m2)&0xffff)<<0 | ((uint64(b24[12])<<8|uint64(b24[13]))&0xffff)<<16); hit {
 			act, params = a, ps
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			s28 := params[0].Lo
-			b27[0] = byte(s28 >> 40)
-			b27[1] = byte(s28 >> 32)
-			b27[2] = byte(s28 >> 24)
-			b27[3] = byte(s28 >> 16)
-			b27[4] = byte(s28 >> 8)
-			b27[5] = byte(s28)
+			s25 := params[0].Lo
+			b24[0] = byte(s25 >> 40)
+			b24[1] = byte(s25 >> 32)
+			b24[2] = byte(s25 >> 24)
+			b24[3] = byte(s25 >> 16)
+			b24[4] = byte(s25 >> 8)
+			b24[5] = byte(s25)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n27
 		case 1: // do_ipv6_member_rewrite
-			s29 := params[0].Lo
-			b27[0] = byte(s29 >> 40)
-			b27[1] = byte(s29 >> 32)
-			b27[2] = byte(s29 >> 24)
-			b27[3] = byte(s29 >> 16)
-			b27[4] = byte(s29 >> 8)
-			b27[5] = byte(s29)
+			s26 := params[0].Lo
+			b24[0] = byte(s26 >> 40)
+			b24[1] = byte(s26 >> 32)
+			b24[2] = byte(s26 >> 24)
+			b24[3] = byte(s26 >> 16)
+			b24[4] = byte(s26 >> 8)
+			b24[5] = byte(s26)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n28
@@ -797,205 +752,190 @@ n29:
 	}
 n30:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d30 uint64 // ipv4 checksum
-		var d31 uint64 // udp checksum
-		v32 := m3
-		b33 := data[h2 : h2+20] // ipv4
-		ws35 := uint64((uint64(b33[16])<<24 | uint64(b33[17])<<16 | uint64(b33[18])<<8 | uint64(b33[19])))
-		os34 := uint32(uint16(ws35>>0)) + uint32(uint16(ws35>>16))
-		s36 := v32
-		b33[16] = byte(s36 >> 24)
-		b33[17] = byte(s36 >> 16)
-		b33[18] = byte(s36 >> 8)
-		b33[19] = byte(s36)
-		ws37 := uint64(v32)
-		f39 := uint32(os34)
-		f39 += bits.RotateLeft32(f39, 16)
-		dl38 := uint64(^uint16(f39>>16)) + uint64(uint32(uint16(ws37>>0))+uint32(uint16(ws37>>16)))
-		d30 += dl38
+		var d27 uint64 // ipv4 checksum
+		var d28 uint64 // udp checksum
+		v29 := m3
+		b30 := data[h2 : h2+20] // ipv4
+		ws32 := uint64((uint64(b30[16])<<24 | uint64(b30[17])<<16 | uint64(b30[18])<<8 | uint64(b30[19])))
+		os31 := uint32(uint16(ws32>>0)) + uint32(uint16(ws32>>16))
+		s33 := v29
+		b30[16] = byte(s33 >> 24)
+		b30[17] = byte(s33 >> 16)
+		b30[18] = byte(s33 >> 8)
+		b30[19] = byte(s33)
+		ws34 := uint64(v29)
+		f36 := uint32(os31)
+		f36 += bits.RotateLeft32(f36, 16)
+		dl35 := uint64(^uint16(f36>>16)) + uint64(uint32(uint16(ws34>>0))+uint32(uint16(ws34>>16)))
+		d27 += dl35
 		if h8 >= 0 {
-			d31 += dl38
+			d28 += dl35
 		}
-		v40 := ((uint64(b33[2])<<8 | uint64(b33[3])) - 0xc)
-		os41 := uint32(uint16((uint64(b33[2])<<8 | uint64(b33[3]))))
-		s42 := v40
-		b33[2] = byte(s42 >> 8)
-		b33[3] = byte(s42)
-		f44 := uint32(os41)
-		f44 += bits.RotateLeft32(f44, 16)
-		dl43 := uint64(^uint16(f44>>16)) + uint64(uint32(uint16(v40)))
-		d30 += dl43
+		v37 := ((uint64(b30[2])<<8 | uint64(b30[3])) - 0xc)
+		os38 := uint32(uint16((uint64(b30[2])<<8 | uint64(b30[3]))))
+		s39 := v37
+		b30[2] = byte(s39 >> 8)
+		b30[3] = byte(s39)
+		f41 := uint32(os38)
+		f41 += bits.RotateLeft32(f41, 16)
+		dl40 := uint64(^uint16(f41>>16)) + uint64(uint32(uint16(v37)))
+		d27 += dl40
 		if h8 >= 0 {
-			d31 += dl43
+			d28 += dl40
 		}
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d30
+			x := uint64(^cv) + d27
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s45 := r
-			cb[0] = byte(s45 >> 8)
-			cb[1] = byte(s45)
+			s42 := r
+			cb[0] = byte(s42 >> 8)
+			cb[1] = byte(s42)
 		}
 		if (h8 >= 0) && h8+8 <= len(data) {
-			pendD8 += d31
+			pendD8 += d28
 			pendK8 = true
 		}
 		goto n33
 	}
 n31:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d46 uint64          // udp checksum
-		b47 := data[h3 : h3+40] // ipv6
-		v48 := packet.Value{Hi: (uint64(b47[24])<<56 | uint64(b47[25])<<48 | uint64(b47[26])<<40 | uint64(b47[27])<<32 | uint64(b47[28])<<24 | uint64(b47[29])<<16 | uint64(b47[30])<<8 | uint64(b47[31])), Lo: (uint64(b47[32])<<56 | uint64(b47[33])<<48 | uint64(b47[34])<<40 | uint64(b47[35])<<32 | uint64(b47[36])<<24 | uint64(b47[37])<<16 | uint64(b47[38])<<8 | uint64(b47[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws50 := packet.Value{Hi: (uint64(b47[24])<<56 | uint64(b47[25])<<48 | uint64(b47[26])<<40 | uint64(b47[27])<<32 | uint64(b47[28])<<24 | uint64(b47[29])<<16 | uint64(b47[30])<<8 | uint64(b47[31])), Lo: (uint64(b47[32])<<56 | uint64(b47[33])<<48 | uint64(b47[34])<<40 | uint64(b47[35])<<32 | uint64(b47[36])<<24 | uint64(b47[37])<<16 | uint64(b47[38])<<8 | uint64(b47[39]))}
-		os49 := uint32(uint16(ws50.Hi>>0)) + uint32(uint16(ws50.Hi>>16)) + uint32(uint16(ws50.Hi>>32)) + uint32(uint16(ws50.Hi>>48)) + uint32(uint16(ws50.Lo>>0)) + uint32(uint16(ws50.Lo>>16)) + uint32(uint16(ws50.Lo>>32)) + uint32(uint16(ws50.Lo>>48))
-		v51 := v48
-		s52 := v51.Hi
-		b47[24] = byte(s52 >> 56)
-		b47[25] = byte(s52 >> 48)
-		b47[26] = byte(s52 >> 40)
-		b47[27] = byte(s52 >> 32)
-		b47[28] = byte(s52 >> 24)
-		b47[29] = byte(s52 >> 16)
-		b47[30] = byte(s52 >> 8)
-		b47[31] = byte(s52)
-		s53 := v51.Lo
-		b47[32] = byte(s53 >> 56)
-		b47[33] = byte(s53 >> 48)
-		b47[34] = byte(s53 >> 40)
-		b47[35] = byte(s53 >> 32)
-		b47[36] = byte(s53 >> 24)
-		b47[37] = byte(s53 >> 16)
-		b47[38] = byte(s53 >> 8)
-		b47[39] = byte(s53)
-		ws54 := v48
-		f56 := uint32(os49)
-		f56 += bits.RotateLeft32(f56, 16)
-		dl55 := uint64(^uint16(f56>>16)) + uint64(uint32(uint16(ws54.Hi>>0))+uint32(uint16(ws54.Hi>>16))+uint32(uint16(ws54.Hi>>32))+uint32(uint16(ws54.Hi>>48))+uint32(uint16(ws54.Lo>>0))+uint32(uint16(ws54.Lo>>16))+uint32(uint16(ws54.Lo>>32))+uint32(uint16(ws54.Lo>>48)))
+		var d43 uint64          // udp checksum
+		b44 := data[h3 : h3+40] // ipv6
+		v45 := packet.Value{Hi: (uint64(b44[24])<<56 | uint64(b44[25])<<48 | uint64(b44[26])<<40 | uint64(b44[27])<<32 | uint64(b44[28])<<24 | uint64(b44[29])<<16 | uint64(b44[30])<<8 | uint64(b44[31])), Lo: (uint64(b44[32])<<56 | uint64(b44[33])<<48 | uint64(b44[34])<<40 | uint64(b44[35])<<32 | uint64(b44[36])<<24 | uint64(b44[37])<<16 | uint64(b44[38])<<8 | uint64(b44[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws47 := packet.Value{Hi: (uint64(b44[24])<<56 | uint64(b44[25])<<48 | uint64(b44[26])<<40 | uint64(b44[27])<<32 | uint64(b44[28])<<24 | uint64(b44[29])<<16 | uint64(b44[30])<<8 | uint64(b44[31])), Lo: (uint64(b44[32])<<56 | uint64(b44[33])<<48 | uint64(b44[34])<<40 | uint64(b44[35])<<32 | uint64(b44[36])<<24 | uint64(b44[37])<<16 | uint64(b44[38])<<8 | uint64(b44[39]))}
+		os46 := uint32(uint16(ws47.Hi>>0)) + uint32(uint16(ws47.Hi>>16)) + uint32(uint16(ws47.Hi>>32)) + uint32(uint16(ws47.Hi>>48)) + uint32(uint16(ws47.Lo>>0)) + uint32(uint16(ws47.Lo>>16)) + uint32(uint16(ws47.Lo>>32)) + uint32(uint16(ws47.Lo>>48))
+		v48 := v45
+		s49 := v48.Hi
+		b44[24] = byte(s49 >> 56)
+		b44[25] = byte(s49 >> 48)
+		b44[26] = byte(s49 >> 40)
+		b44[27] = byte(s49 >> 32)
+		b44[28] = byte(s49 >> 24)
+		b44[29] = byte(s49 >> 16)
+		b44[30] = byte(s49 >> 8)
+		b44[31] = byte(s49)
+		s50 := v48.Lo
+		b44[32] = byte(s50 >> 56)
+		b44[33] = byte(s50 >> 48)
+		b44[34] = byte(s50 >> 40)
+		b44[35] = byte(s50 >> 32)
+		b44[36] = byte(s50 >> 24)
+		b44[37] = byte(s50 >> 16)
+		b44[38] = byte(s50 >> 8)
+		b44[39] = byte(s50)
+		ws51 := v45
+		f53 := uint32(os46)
+		f53 += bits.RotateLeft32(f53, 16)
+		dl52 := uint64(^uint16(f53>>16)) + uint64(uint32(uint16(ws51.Hi>>0))+uint32(uint16(ws51.Hi>>16))+uint32(uint16(ws51.Hi>>32))+uint32(uint16(ws51.Hi>>48))+uint32(uint16(ws51.Lo>>0))+uint32(uint16(ws51.Lo>>16))+uint32(uint16(ws51.Lo>>32))+uint32(uint16(ws51.Lo>>48)))
 		if h8 >= 0 {
-			d46 += dl55
+			d43 += dl52
 		}
-		v57 := ((uint64(b47[4])<<8 | uint64(b47[5])) - 0xc)
-		os58 := uint32(uint16((uint64(b47[4])<<8 | uint64(b47[5]))))
-		s59 := v57
-		b47[4] = byte(s59 >> 8)
-		b47[5] = byte(s59)
-		f61 := uint32(os58)
-		f61 += bits.RotateLeft32(f61, 16)
-		dl60 := uint64(^uint16(f61>>16)) + uint64(uint32(uint16(v57)))
+		v54 := ((uint64(b44[4])<<8 | uint64(b44[5])) - 0xc)
+		os55 := uint32(uint16((uint64(b44[4])<<8 | uint64(b44[5]))))
+		s56 := v54
+		b44[4] = byte(s56 >> 8)
+		b44[5] = byte(s56)
+		f58 := uint32(os55)
+		f58 += bits.RotateLeft32(f58, 16)
+		dl57 := uint64(^uint16(f58>>16)) + uint64(uint32(uint16(v54)))
 		if h8 >= 0 {
-			d46 += dl60
+			d43 += dl57
 		}
 		if (h8 >= 0) && h8+8 <= len(data) {
-			pendD8 += d46
+			pendD8 += d43
 			pendK8 = true
 		}
 		goto n32
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		if pendK8 {
-			if (h8 >= 0) && h8+8 <= len(data) {
-				cb := data[h8+6 : h8+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD8
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s62 := r
-				cb[0] = byte(s62 >> 8)
-				cb[1] = byte(s62)
-			}
-			pendD8, pendK8 = 0, false
-		}
-		b63 := data[h3 : h3+40] // ipv6
-		v64 := m4
-		s65 := v64.Hi
-		b63[24] = byte(s65 >> 56)
-		b63[25] = byte(s65 >> 48)
-		b63[26] = byte(s65 >> 40)
-		b63[27] = byte(s65 >> 32)
-		b63[28] = byte(s65 >> 24)
-		b63[29] = byte(s65 >> 16)
-		b63[30] = byte(s65 >> 8)
-		b63[31] = byte(s65)
-		s66 := v64.Lo
-		b63[32] = byte(s66 >> 56)
-		b63[33] = byte(s66 >> 48)
-		b63[34] = byte(s66 >> 40)
-		b63[35] = byte(s66 >> 32)
-		b63[36] = byte(s66 >> 24)
-		b63[37] = byte(s66 >> 16)
-		b63[38] = byte(s66 >> 8)
-		b63[39] = byte(s66)
+		b59 := data[h3 : h3+40] // ipv6
+		v60 := m4
+		s61 := v60.Hi
+		b59[24] = byte(s61 >> 56)
+		b59[25] = byte(s61 >> 48)
+		b59[26] = byte(s61 >> 40)
+		b59[27] = byte(s61 >> 32)
+		b59[28] = byte(s61 >> 24)
+		b59[29] = byte(s61 >> 16)
+		b59[30] = byte(s61 >> 8)
+		b59[31] = byte(s61)
+		s62 := v60.Lo
+		b59[32] = byte(s62 >> 56)
+		b59[33] = byte(s62 >> 48)
+		b59[34] = byte(s62 >> 40)
+		b59[35] = byte(s62 >> 32)
+		b59[36] = byte(s62 >> 24)
+		b59[37] = byte(s62 >> 16)
+		b59[38] = byte(s62 >> 8)
+		b59[39] = byte(s62)
 		pl.edges[10]++
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d67 uint64 // udp checksum
-		v68 := m5
+		var d63 uint64 // udp checksum
+		v64 := m5
 		if !(h8 >= 0) {
 			return pl.drop(7)
 		}
-		b69 := data[h8 : h8+8] // udp
-		os70 := uint32(uint16((uint64(b69[2])<<8 | uint64(b69[3]))))
-		s71 := v68
-		b69[2] = byte(s71 >> 8)
-		b69[3] = byte(s71)
-		f73 := uint32(os70)
-		f73 += bits.RotateLeft32(f73, 16)
-		dl72 := uint64(^uint16(f73>>16)) + uint64(uint32(uint16(v68)))
+		b65 := data[h8 : h8+8] // udp
+		os66 := uint32(uint16((uint64(b65[2])<<8 | uint64(b65[3]))))
+		s67 := v64
+		b65[2] = byte(s67 >> 8)
+		b65[3] = byte(s67)
+		f69 := uint32(os66)
+		f69 += bits.RotateLeft32(f69, 16)
+		dl68 := uint64(^uint16(f69>>16)) + uint64(uint32(uint16(v64)))
 		if h8 >= 0 {
-			d67 += dl72
+			d63 += dl68
 		}
-		v74 := ((uint64(b69[4])<<8 | uint64(b69[5])) - 0xc)
-		os75 := uint32(uint16((uint64(b69[4])<<8 | uint64(b69[5]))))
-		s76 := v74
-		b69[4] = byte(s76 >> 8)
-		b69[5] = byte(s76)
-		f78 := uint32(os75)
-		f78 += bits.RotateLeft32(f78, 16)
-		dl77 := uint64(^uint16(f78>>16)) + uint64(uint32(uint16(v74)))
+		v70 := ((uint64(b65[4])<<8 | uint64(b65[5])) - 0xc)
+		os71 := uint32(uint16((uint64(b65[4])<<8 | uint64(b65[5]))))
+		s72 := v70
+		b65[4] = byte(s72 >> 8)
+		b65[5] = byte(s72)
+		f74 := uint32(os71)
+		f74 += bits.RotateLeft32(f74, 16)
+		dl73 := uint64(^uint16(f74>>16)) + uint64(uint32(uint16(v70)))
 		if h8 >= 0 {
-			d67 += dl77
+			d63 += dl73
 		}
 		if (h8 >= 0) && h8+8 <= len(data) {
-			pendD8 += d67
+			pendD8 += d63
 			pendK8 = true
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
-		po79, pn80 := h5, 12 // lbv1
-		if po79 < 0 || po79+pn80 > len(data) {
+		po75, pn76 := h5, 12 // lbv1
+		if po75 < 0 || po75+pn76 > len(data) {
 			return pl.drop(8)
 		}
-		if (h8 >= 0) && po79 > h8 && (po79-h8)%2 == 0 {
-			pw82 := data[po79 : po79+12]
-			d81 := uint32(uint64(pw82[0])<<8|uint64(pw82[1])) + uint32(uint64(pw82[2])<<8|uint64(pw82[3])) + uint32(uint64(pw82[4])<<8|uint64(pw82[5])) + uint32(uint64(pw82[6])<<8|uint64(pw82[7])) + uint32(uint64(pw82[8])<<8|uint64(pw82[9])) + uint32(uint64(pw82[10])<<8|uint64(pw82[11]))
-			d81 += bits.RotateLeft32(d81, 16)
+		if (h8 >= 0) && po75 > h8 && (po75-h8)%2 == 0 {
+			pw78 := data[po75 : po75+12]
+			d77 := uint32(uint64(pw78[0])<<8|uint64(pw78[1])) + uint32(uint64(pw78[2])<<8|uint64(pw78[3])) + uint32(uint64(pw78[4])<<8|uint64(pw78[5])) + uint32(uint64(pw78[6])<<8|uint64(pw78[7])) + uint32(uint64(pw78[8])<<8|uint64(pw78[9])) + uint32(uint64(pw78[10])<<8|uint64(pw78[11]))
+			d77 += bits.RotateLeft32(d77, 16)
 			if (h8 >= 0) && h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d81 >> 16))
+				pendD8 += uint64(^uint16(d77 >> 16))
 				pendK8 = true
 			}
 		}
-		if po79 < len(data)-po79-pn80 {
-			copy(data[pn80:pn80+po79], data[:po79])
-			data = data[pn80:]
+		if po75 < len(data)-po75-pn76 {
+			copy(data[pn76:pn76+po75], data[:po75])
+			data = data[pn76:]
 		} else {
-			copy(data[po79:], data[po79+pn80:])
-			data = data[:len(data)-pn80]
+			copy(data[po75:], data[po75+pn76:])
+			data = data[:len(data)-pn76]
 		}
 		h5 = -1
-		if cur > po79 {
-			cur = max(po79, cur-pn80)
+		if cur > po75 {
+			cur = max(po75, cur-pn76)
 		}
 		pl.edges[11]++
 		goto n2
@@ -1011,9 +951,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s83 := r
-				cb[0] = byte(s83 >> 8)
-				cb[1] = byte(s83)
+				s79 := r
+				cb[0] = byte(s79 >> 8)
+				cb[1] = byte(s79)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1030,9 +970,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s84 := r
-				cb[0] = byte(s84 >> 8)
-				cb[1] = byte(s84)
+				s80 := r
+				cb[0] = byte(s80 >> 8)
+				cb[1] = byte(s80)
 			}
 			pendD8, pendK8 = 0, false
 		}

@@ -876,74 +876,44 @@ n16:
 	}
 n17:
 	{ // RxIPv4Dst: set meta.ipdst
-		if pendK8 {
-			if h8+8 <= len(data) {
-				cb := data[h8+6 : h8+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD8
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s25 := r
-				cb[0] = byte(s25 >> 8)
-				cb[1] = byte(s25)
-			}
-			pendD8, pendK8 = 0, false
-		}
 		if !(h2 >= 0) {
 			return pl.drop(3)
 		}
-		b26 := data[h2 : h2+20] // ipv4
-		m0 = (packet.Value{Lo: (uint64(b26[16])<<24 | uint64(b26[17])<<16 | uint64(b26[18])<<8 | uint64(b26[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b25 := data[h2 : h2+20] // ipv4
+		m0 = (packet.Value{Lo: (uint64(b25[16])<<24 | uint64(b25[17])<<16 | uint64(b25[18])<<8 | uint64(b25[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n19
 	}
 n18:
 	{ // RxIPv6Dst: set meta.ipdst
-		if pendK8 {
-			if h8+8 <= len(data) {
-				cb := data[h8+6 : h8+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD8
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s27 := r
-				cb[0] = byte(s27 >> 8)
-				cb[1] = byte(s27)
-			}
-			pendD8, pendK8 = 0, false
-		}
 		if !(h3 >= 0) {
 			return pl.drop(4)
 		}
-		b28 := data[h3 : h3+40] // ipv6
-		m0 = (packet.Value{Hi: (uint64(b28[24])<<56 | uint64(b28[25])<<48 | uint64(b28[26])<<40 | uint64(b28[27])<<32 | uint64(b28[28])<<24 | uint64(b28[29])<<16 | uint64(b28[30])<<8 | uint64(b28[31])), Lo: (uint64(b28[32])<<56 | uint64(b28[33])<<48 | uint64(b28[34])<<40 | uint64(b28[35])<<32 | uint64(b28[36])<<24 | uint64(b28[37])<<16 | uint64(b28[38])<<8 | uint64(b28[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b26 := data[h3 : h3+40] // ipv6
+		m0 = (packet.Value{Hi: (uint64(b26[24])<<56 | uint64(b26[25])<<48 | uint64(b26[26])<<40 | uint64(b26[27])<<32 | uint64(b26[28])<<24 | uint64(b26[29])<<16 | uint64(b26[30])<<8 | uint64(b26[31])), Lo: (uint64(b26[32])<<56 | uint64(b26[33])<<48 | uint64(b26[34])<<40 | uint64(b26[35])<<32 | uint64(b26[36])<<24 | uint64(b26[37])<<16 | uint64(b26[38])<<8 | uint64(b26[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[2]++
 		goto n19
 	}
 n19:
 	{ // RxLBPort: test udp.dport == 0x4c42
-		b29 := data[h8 : h8+8] // udp
-		if (uint64(b29[2])<<8 | uint64(b29[3])) == 0x4c42 {
+		b27 := data[h8 : h8+8] // udp
+		if (uint64(b27[2])<<8 | uint64(b27[3])) == 0x4c42 {
 			goto n20
 		}
 		goto n21
 	}
 n20:
 	{ // RxLBHeader: extract lbv1
-		x30 := (h5 >= 0) // already there: nothing to do
-		if !x30 {
-			x30 = cur >= 0 && cur+12 <= len(data)
-			if x30 {
+		x28 := (h5 >= 0) // already there: nothing to do
+		if !x28 {
+			x28 = cur >= 0 && cur+12 <= len(data)
+			if x28 {
 				h5 = cur
 				cur += 12
 			} else {
 				h5 = -1
 			} // lbv1
 		}
-		if x30 {
+		if x28 {
 			pl.edges[3]++
 			goto n21
 		}
@@ -953,9 +923,9 @@ n20:
 n21:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
-		b31 := data[h0 : h0+14] // ethernet
-		kv32 := m0
-		if a, ps, hit := pl.tables[0].LookupWordsAction((uint64(b31[0])<<40|uint64(b31[1])<<32|uint64(b31[2])<<24|uint64(b31[3])<<16|uint64(b31[4])<<8|uint64(b31[5]))&0xffffffffffff, (uint64(b31[12])<<8|uint64(b31[13]))&0xffff, kv32.Hi, kv32.Lo); hit {
+		b29 := data[h0 : h0+14] // ethernet
+		kv30 := m0
+		if a, ps, hit := pl.tables[0].LookupWordsAction((uint64(b29[0])<<40|uint64(b29[1])<<32|uint64(b29[2])<<24|uint64(b29[3])<<16|uint64(b29[4])<<8|uint64(b29[5]))&0xffffffffffff, (uint64(b29[12])<<8|uint64(b29[13]))&0xffff, kv30.Hi, kv30.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -980,8 +950,8 @@ n23:
 n24:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		b33 := data[h5 : h5+12] // lbv1
-		if a, ps, hit := pl.tables[1].LookupWordAction((uint64(b33[4])<<56 | uint64(b33[5])<<48 | uint64(b33[6])<<40 | uint64(b33[7])<<32 | uint64(b33[8])<<24 | uint64(b33[9])<<16 | uint64(b33[10])<<8 | uint64(b33[11])) << 0); hit {
+		b31 := data[h5 : h5+12] // lbv1
+		if a, ps, hit := pl.tables[1].LookupWordAction((uint64(b31[4])<<56 | uint64(b31[5])<<48 | uint64(b31[6])<<40 | uint64(b31[7])<<32 | uint64(b31[8])<<24 | uint64(b31[9])<<16 | uint64(b31[10])<<8 | uint64(b31[11])) << 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1000,8 +970,8 @@ n25:
 n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		b34 := data[h5 : h5+12] // lbv1
-		if a, ps, hit := pl.tables[2].LookupWordAction((((uint64(b34[4])<<56|uint64(b34[5])<<48|uint64(b34[6])<<40|uint64(b34[7])<<32|uint64(b34[8])<<24|uint64(b34[9])<<16|uint64(b34[10])<<8|uint64(b34[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
+		b32 := data[h5 : h5+12] // lbv1
+		if a, ps, hit := pl.tables[2].LookupWordAction((((uint64(b32[4])<<56|uint64(b32[5])<<48|uint64(b32[6])<<40|uint64(b32[7])<<32|uint64(b32[8])<<24|uint64(b32[9])<<16|uint64(b32[10])<<8|uint64(b32[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1020,31 +990,31 @@ n27:
 n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b35 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[3].LookupWordAction(((m2)&0xffff)<<0 | ((uint64(b35[12])<<8|uint64(b35[13]))&0xffff)<<16); hit {
+		b33 := data[h0 : h0+14] // ethernet
+		if a, ps, hit := pl.tables[3].LookupWordAction(((m2)&0xffff)<<0 | ((uint64(b33[12])<<8|uint64(b33[13]))&0xffff)<<16); hit {
 			act, params = a, ps
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			s36 := params[0].Lo
-			b35[0] = byte(s36 >> 40)
-			b35[1] = byte(s36 >> 32)
-			b35[2] = byte(s36 >> 24)
-			b35[3] = byte(s36 >> 16)
-			b35[4] = byte(s36 >> 8)
-			b35[5] = byte(s36)
+			s34 := params[0].Lo
+			b33[0] = byte(s34 >> 40)
+			b33[1] = byte(s34 >> 32)
+			b33[2] = byte(s34 >> 24)
+			b33[3] = byte(s34 >> 16)
+			b33[4] = byte(s34 >> 8)
+			b33[5] = byte(s34)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n30
 		case 1: // do_ipv6_member_rewrite
-			s37 := params[0].Lo
-			b35[0] = byte(s37 >> 40)
-			b35[1] = byte(s37 >> 32)
-			b35[2] = byte(s37 >> 24)
-			b35[3] = byte(s37 >> 16)
-			b35[4] = byte(s37 >> 8)
-			b35[5] = byte(s37)
+			s35 := params[0].Lo
+			b33[0] = byte(s35 >> 40)
+			b33[1] = byte(s35 >> 32)
+			b33[2] = byte(s35 >> 24)
+			b33[3] = byte(s35 >> 16)
+			b33[4] = byte(s35 >> 8)
+			b33[5] = byte(s35)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n31
@@ -1077,190 +1047,175 @@ n32:
 	}
 n33:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d38 uint64 // ipv4 checksum
-		var d39 uint64 // udp checksum
-		v40 := m3
-		b41 := data[h2 : h2+20] // ipv4
-		ws43 := uint64((uint64(b41[16])<<24 | uint64(b41[17])<<16 | uint64(b41[18])<<8 | uint64(b41[19])))
-		os42 := uint32(uint16(ws43>>0)) + uint32(uint16(ws43>>16))
-		s44 := v40
-		b41[16] = byte(s44 >> 24)
-		b41[17] = byte(s44 >> 16)
-		b41[18] = byte(s44 >> 8)
-		b41[19] = byte(s44)
-		ws45 := uint64(v40)
-		f47 := uint32(os42)
-		f47 += bits.RotateLeft32(f47, 16)
-		dl46 := uint64(^uint16(f47>>16)) + uint64(uint32(uint16(ws45>>0))+uint32(uint16(ws45>>16)))
-		d38 += dl46
-		d39 += dl46
-		v48 := ((uint64(b41[2])<<8 | uint64(b41[3])) - 0xc)
-		os49 := uint32(uint16((uint64(b41[2])<<8 | uint64(b41[3]))))
-		s50 := v48
-		b41[2] = byte(s50 >> 8)
-		b41[3] = byte(s50)
-		f52 := uint32(os49)
-		f52 += bits.RotateLeft32(f52, 16)
-		dl51 := uint64(^uint16(f52>>16)) + uint64(uint32(uint16(v48)))
-		d38 += dl51
-		d39 += dl51
+		var d36 uint64 // ipv4 checksum
+		var d37 uint64 // udp checksum
+		v38 := m3
+		b39 := data[h2 : h2+20] // ipv4
+		ws41 := uint64((uint64(b39[16])<<24 | uint64(b39[17])<<16 | uint64(b39[18])<<8 | uint64(b39[19])))
+		os40 := uint32(uint16(ws41>>0)) + uint32(uint16(ws41>>16))
+		s42 := v38
+		b39[16] = byte(s42 >> 24)
+		b39[17] = byte(s42 >> 16)
+		b39[18] = byte(s42 >> 8)
+		b39[19] = byte(s42)
+		ws43 := uint64(v38)
+		f45 := uint32(os40)
+		f45 += bits.RotateLeft32(f45, 16)
+		dl44 := uint64(^uint16(f45>>16)) + uint64(uint32(uint16(ws43>>0))+uint32(uint16(ws43>>16)))
+		d36 += dl44
+		d37 += dl44
+		v46 := ((uint64(b39[2])<<8 | uint64(b39[3])) - 0xc)
+		os47 := uint32(uint16((uint64(b39[2])<<8 | uint64(b39[3]))))
+		s48 := v46
+		b39[2] = byte(s48 >> 8)
+		b39[3] = byte(s48)
+		f50 := uint32(os47)
+		f50 += bits.RotateLeft32(f50, 16)
+		dl49 := uint64(^uint16(f50>>16)) + uint64(uint32(uint16(v46)))
+		d36 += dl49
+		d37 += dl49
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d38
+			x := uint64(^cv) + d36
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s53 := r
-			cb[0] = byte(s53 >> 8)
-			cb[1] = byte(s53)
+			s51 := r
+			cb[0] = byte(s51 >> 8)
+			cb[1] = byte(s51)
 		}
 		if h8+8 <= len(data) {
-			pendD8 += d39
+			pendD8 += d37
 			pendK8 = true
 		}
 		goto n36
 	}
 n34:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d54 uint64          // udp checksum
-		b55 := data[h3 : h3+40] // ipv6
-		v56 := packet.Value{Hi: (uint64(b55[24])<<56 | uint64(b55[25])<<48 | uint64(b55[26])<<40 | uint64(b55[27])<<32 | uint64(b55[28])<<24 | uint64(b55[29])<<16 | uint64(b55[30])<<8 | uint64(b55[31])), Lo: (uint64(b55[32])<<56 | uint64(b55[33])<<48 | uint64(b55[34])<<40 | uint64(b55[35])<<32 | uint64(b55[36])<<24 | uint64(b55[37])<<16 | uint64(b55[38])<<8 | uint64(b55[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws58 := packet.Value{Hi: (uint64(b55[24])<<56 | uint64(b55[25])<<48 | uint64(b55[26])<<40 | uint64(b55[27])<<32 | uint64(b55[28])<<24 | uint64(b55[29])<<16 | uint64(b55[30])<<8 | uint64(b55[31])), Lo: (uint64(b55[32])<<56 | uint64(b55[33])<<48 | uint64(b55[34])<<40 | uint64(b55[35])<<32 | uint64(b55[36])<<24 | uint64(b55[37])<<16 | uint64(b55[38])<<8 | uint64(b55[39]))}
-		os57 := uint32(uint16(ws58.Hi>>0)) + uint32(uint16(ws58.Hi>>16)) + uint32(uint16(ws58.Hi>>32)) + uint32(uint16(ws58.Hi>>48)) + uint32(uint16(ws58.Lo>>0)) + uint32(uint16(ws58.Lo>>16)) + uint32(uint16(ws58.Lo>>32)) + uint32(uint16(ws58.Lo>>48))
-		v59 := v56
-		s60 := v59.Hi
-		b55[24] = byte(s60 >> 56)
-		b55[25] = byte(s60 >> 48)
-		b55[26] = byte(s60 >> 40)
-		b55[27] = byte(s60 >> 32)
-		b55[28] = byte(s60 >> 24)
-		b55[29] = byte(s60 >> 16)
-		b55[30] = byte(s60 >> 8)
-		b55[31] = byte(s60)
-		s61 := v59.Lo
-		b55[32] = byte(s61 >> 56)
-		b55[33] = byte(s61 >> 48)
-		b55[34] = byte(s61 >> 40)
-		b55[35] = byte(s61 >> 32)
-		b55[36] = byte(s61 >> 24)
-		b55[37] = byte(s61 >> 16)
-		b55[38] = byte(s61 >> 8)
-		b55[39] = byte(s61)
-		ws62 := v56
-		f64 := uint32(os57)
-		f64 += bits.RotateLeft32(f64, 16)
-		dl63 := uint64(^uint16(f64>>16)) + uint64(uint32(uint16(ws62.Hi>>0))+uint32(uint16(ws62.Hi>>16))+uint32(uint16(ws62.Hi>>32))+uint32(uint16(ws62.Hi>>48))+uint32(uint16(ws62.Lo>>0))+uint32(uint16(ws62.Lo>>16))+uint32(uint16(ws62.Lo>>32))+uint32(uint16(ws62.Lo>>48)))
-		d54 += dl63
-		v65 := ((uint64(b55[4])<<8 | uint64(b55[5])) - 0xc)
-		os66 := uint32(uint16((uint64(b55[4])<<8 | uint64(b55[5]))))
-		s67 := v65
-		b55[4] = byte(s67 >> 8)
-		b55[5] = byte(s67)
-		f69 := uint32(os66)
-		f69 += bits.RotateLeft32(f69, 16)
-		dl68 := uint64(^uint16(f69>>16)) + uint64(uint32(uint16(v65)))
-		d54 += dl68
+		var d52 uint64          // udp checksum
+		b53 := data[h3 : h3+40] // ipv6
+		v54 := packet.Value{Hi: (uint64(b53[24])<<56 | uint64(b53[25])<<48 | uint64(b53[26])<<40 | uint64(b53[27])<<32 | uint64(b53[28])<<24 | uint64(b53[29])<<16 | uint64(b53[30])<<8 | uint64(b53[31])), Lo: (uint64(b53[32])<<56 | uint64(b53[33])<<48 | uint64(b53[34])<<40 | uint64(b53[35])<<32 | uint64(b53[36])<<24 | uint64(b53[37])<<16 | uint64(b53[38])<<8 | uint64(b53[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws56 := packet.Value{Hi: (uint64(b53[24])<<56 | uint64(b53[25])<<48 | uint64(b53[26])<<40 | uint64(b53[27])<<32 | uint64(b53[28])<<24 | uint64(b53[29])<<16 | uint64(b53[30])<<8 | uint64(b53[31])), Lo: (uint64(b53[32])<<56 | uint64(b53[33])<<48 | uint64(b53[34])<<40 | uint64(b53[35])<<32 | uint64(b53[36])<<24 | uint64(b53[37])<<16 | uint64(b53[38])<<8 | uint64(b53[39]))}
+		os55 := uint32(uint16(ws56.Hi>>0)) + uint32(uint16(ws56.Hi>>16)) + uint32(uint16(ws56.Hi>>32)) + uint32(uint16(ws56.Hi>>48)) + uint32(uint16(ws56.Lo>>0)) + uint32(uint16(ws56.Lo>>16)) + uint32(uint16(ws56.Lo>>32)) + uint32(uint16(ws56.Lo>>48))
+		v57 := v54
+		s58 := v57.Hi
+		b53[24] = byte(s58 >> 56)
+		b53[25] = byte(s58 >> 48)
+		b53[26] = byte(s58 >> 40)
+		b53[27] = byte(s58 >> 32)
+		b53[28] = byte(s58 >> 24)
+		b53[29] = byte(s58 >> 16)
+		b53[30] = byte(s58 >> 8)
+		b53[31] = byte(s58)
+		s59 := v57.Lo
+		b53[32] = byte(s59 >> 56)
+		b53[33] = byte(s59 >> 48)
+		b53[34] = byte(s59 >> 40)
+		b53[35] = byte(s59 >> 32)
+		b53[36] = byte(s59 >> 24)
+		b53[37] = byte(s59 >> 16)
+		b53[38] = byte(s59 >> 8)
+		b53[39] = byte(s59)
+		ws60 := v54
+		f62 := uint32(os55)
+		f62 += bits.RotateLeft32(f62, 16)
+		dl61 := uint64(^uint16(f62>>16)) + uint64(uint32(uint16(ws60.Hi>>0))+uint32(uint16(ws60.Hi>>16))+uint32(uint16(ws60.Hi>>32))+uint32(uint16(ws60.Hi>>48))+uint32(uint16(ws60.Lo>>0))+uint32(uint16(ws60.Lo>>16))+uint32(uint16(ws60.Lo>>32))+uint32(uint16(ws60.Lo>>48)))
+		d52 += dl61
+		v63 := ((uint64(b53[4])<<8 | uint64(b53[5])) - 0xc)
+		os64 := uint32(uint16((uint64(b53[4])<<8 | uint64(b53[5]))))
+		s65 := v63
+		b53[4] = byte(s65 >> 8)
+		b53[5] = byte(s65)
+		f67 := uint32(os64)
+		f67 += bits.RotateLeft32(f67, 16)
+		dl66 := uint64(^uint16(f67>>16)) + uint64(uint32(uint16(v63)))
+		d52 += dl66
 		if h8+8 <= len(data) {
-			pendD8 += d54
+			pendD8 += d52
 			pendK8 = true
 		}
 		goto n35
 	}
 n35:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		if pendK8 {
-			if h8+8 <= len(data) {
-				cb := data[h8+6 : h8+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD8
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s70 := r
-				cb[0] = byte(s70 >> 8)
-				cb[1] = byte(s70)
-			}
-			pendD8, pendK8 = 0, false
-		}
-		b71 := data[h3 : h3+40] // ipv6
-		v72 := m4
-		s73 := v72.Hi
-		b71[24] = byte(s73 >> 56)
-		b71[25] = byte(s73 >> 48)
-		b71[26] = byte(s73 >> 40)
-		b71[27] = byte(s73 >> 32)
-		b71[28] = byte(s73 >> 24)
-		b71[29] = byte(s73 >> 16)
-		b71[30] = byte(s73 >> 8)
-		b71[31] = byte(s73)
-		s74 := v72.Lo
-		b71[32] = byte(s74 >> 56)
-		b71[33] = byte(s74 >> 48)
-		b71[34] = byte(s74 >> 40)
-		b71[35] = byte(s74 >> 32)
-		b71[36] = byte(s74 >> 24)
-		b71[37] = byte(s74 >> 16)
-		b71[38] = byte(s74 >> 8)
-		b71[39] = byte(s74)
+		b68 := data[h3 : h3+40] // ipv6
+		v69 := m4
+		s70 := v69.Hi
+		b68[24] = byte(s70 >> 56)
+		b68[25] = byte(s70 >> 48)
+		b68[26] = byte(s70 >> 40)
+		b68[27] = byte(s70 >> 32)
+		b68[28] = byte(s70 >> 24)
+		b68[29] = byte(s70 >> 16)
+		b68[30] = byte(s70 >> 8)
+		b68[31] = byte(s70)
+		s71 := v69.Lo
+		b68[32] = byte(s71 >> 56)
+		b68[33] = byte(s71 >> 48)
+		b68[34] = byte(s71 >> 40)
+		b68[35] = byte(s71 >> 32)
+		b68[36] = byte(s71 >> 24)
+		b68[37] = byte(s71 >> 16)
+		b68[38] = byte(s71 >> 8)
+		b68[39] = byte(s71)
 		pl.edges[5]++
 		goto n36
 	}
 n36:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d75 uint64 // udp checksum
-		v76 := m5
-		b77 := data[h8 : h8+8] // udp
-		os78 := uint32(uint16((uint64(b77[2])<<8 | uint64(b77[3]))))
-		s79 := v76
-		b77[2] = byte(s79 >> 8)
-		b77[3] = byte(s79)
-		f81 := uint32(os78)
-		f81 += bits.RotateLeft32(f81, 16)
-		dl80 := uint64(^uint16(f81>>16)) + uint64(uint32(uint16(v76)))
-		d75 += dl80
-		v82 := ((uint64(b77[4])<<8 | uint64(b77[5])) - 0xc)
-		os83 := uint32(uint16((uint64(b77[4])<<8 | uint64(b77[5]))))
-		s84 := v82
-		b77[4] = byte(s84 >> 8)
-		b77[5] = byte(s84)
-		f86 := uint32(os83)
-		f86 += bits.RotateLeft32(f86, 16)
-		dl85 := uint64(^uint16(f86>>16)) + uint64(uint32(uint16(v82)))
-		d75 += dl85
+		var d72 uint64 // udp checksum
+		v73 := m5
+		b74 := data[h8 : h8+8] // udp
+		os75 := uint32(uint16((uint64(b74[2])<<8 | uint64(b74[3]))))
+		s76 := v73
+		b74[2] = byte(s76 >> 8)
+		b74[3] = byte(s76)
+		f78 := uint32(os75)
+		f78 += bits.RotateLeft32(f78, 16)
+		dl77 := uint64(^uint16(f78>>16)) + uint64(uint32(uint16(v73)))
+		d72 += dl77
+		v79 := ((uint64(b74[4])<<8 | uint64(b74[5])) - 0xc)
+		os80 := uint32(uint16((uint64(b74[4])<<8 | uint64(b74[5]))))
+		s81 := v79
+		b74[4] = byte(s81 >> 8)
+		b74[5] = byte(s81)
+		f83 := uint32(os80)
+		f83 += bits.RotateLeft32(f83, 16)
+		dl82 := uint64(^uint16(f83>>16)) + uint64(uint32(uint16(v79)))
+		d72 += dl82
 		if h8+8 <= len(data) {
-			pendD8 += d75
+			pendD8 += d72
 			pendK8 = true
 		}
 		goto n37
 	}
 n37:
 	{ // RxStrip: pop lbv1
-		po87, pn88 := h5, 12 // lbv1
-		if po87 < 0 || po87+pn88 > len(data) {
+		po84, pn85 := h5, 12 // lbv1
+		if po84 < 0 || po84+pn85 > len(data) {
 			return pl.drop(10)
 		}
-		if po87 > h8 && (po87-h8)%2 == 0 {
-			pw90 := data[po87 : po87+12]
-			d89 := uint32(uint64(pw90[0])<<8|uint64(pw90[1])) + uint32(uint64(pw90[2])<<8|uint64(pw90[3])) + uint32(uint64(pw90[4])<<8|uint64(pw90[5])) + uint32(uint64(pw90[6])<<8|uint64(pw90[7])) + uint32(uint64(pw90[8])<<8|uint64(pw90[9])) + uint32(uint64(pw90[10])<<8|uint64(pw90[11]))
-			d89 += bits.RotateLeft32(d89, 16)
+		if po84 > h8 && (po84-h8)%2 == 0 {
+			pw87 := data[po84 : po84+12]
+			d86 := uint32(uint64(pw87[0])<<8|uint64(pw87[1])) + uint32(uint64(pw87[2])<<8|uint64(pw87[3])) + uint32(uint64(pw87[4])<<8|uint64(pw87[5])) + uint32(uint64(pw87[6])<<8|uint64(pw87[7])) + uint32(uint64(pw87[8])<<8|uint64(pw87[9])) + uint32(uint64(pw87[10])<<8|uint64(pw87[11]))
+			d86 += bits.RotateLeft32(d86, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d89 >> 16))
+				pendD8 += uint64(^uint16(d86 >> 16))
 				pendK8 = true
 			}
 		}
-		if po87 < len(data)-po87-pn88 {
-			copy(data[pn88:pn88+po87], data[:po87])
-			data = data[pn88:]
+		if po84 < len(data)-po84-pn85 {
+			copy(data[pn85:pn85+po84], data[:po84])
+			data = data[pn85:]
 		} else {
-			copy(data[po87:], data[po87+pn88:])
-			data = data[:len(data)-pn88]
+			copy(data[po84:], data[po84+pn85:])
+			data = data[:len(data)-pn85]
 		}
 		h5 = -1
-		if cur > po87 {
-			cur = max(po87, cur-pn88)
+		if cur > po84 {
+			cur = max(po84, cur-pn85)
 		}
 		pl.edges[6]++
 		goto n14
@@ -1276,9 +1231,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s91 := r
-				cb[0] = byte(s91 >> 8)
-				cb[1] = byte(s91)
+				s88 := r
+				cb[0] = byte(s88 >> 8)
+				cb[1] = byte(s88)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1295,9 +1250,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s92 := r
-				cb[0] = byte(s92 >> 8)
-				cb[1] = byte(s92)
+				s89 := r
+				cb[0] = byte(s89 >> 8)
+				cb[1] = byte(s89)
 			}
 			pendD8, pendK8 = 0, false
 		}

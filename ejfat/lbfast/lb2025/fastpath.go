@@ -1369,78 +1369,33 @@ n39:
 	}
 n40:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s46 := r
-				cb[0] = byte(s46 >> 8)
-				cb[1] = byte(s46)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b47 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b47[16])<<24 | uint64(b47[17])<<16 | uint64(b47[18])<<8 | uint64(b47[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b46 := data[h2 : h2+20] // ipv4
+		m5 = (packet.Value{Lo: (uint64(b46[16])<<24 | uint64(b46[17])<<16 | uint64(b46[18])<<8 | uint64(b46[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n41:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s48 := r
-				cb[0] = byte(s48 >> 8)
-				cb[1] = byte(s48)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b49 := data[h3 : h3+40] // ipv6
-		m5 = (packet.Value{Hi: (uint64(b49[24])<<56 | uint64(b49[25])<<48 | uint64(b49[26])<<40 | uint64(b49[27])<<32 | uint64(b49[28])<<24 | uint64(b49[29])<<16 | uint64(b49[30])<<8 | uint64(b49[31])), Lo: (uint64(b49[32])<<56 | uint64(b49[33])<<48 | uint64(b49[34])<<40 | uint64(b49[35])<<32 | uint64(b49[36])<<24 | uint64(b49[37])<<16 | uint64(b49[38])<<8 | uint64(b49[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b47 := data[h3 : h3+40] // ipv6
+		m5 = (packet.Value{Hi: (uint64(b47[24])<<56 | uint64(b47[25])<<48 | uint64(b47[26])<<40 | uint64(b47[27])<<32 | uint64(b47[28])<<24 | uint64(b47[29])<<16 | uint64(b47[30])<<8 | uint64(b47[31])), Lo: (uint64(b47[32])<<56 | uint64(b47[33])<<48 | uint64(b47[34])<<40 | uint64(b47[35])<<32 | uint64(b47[36])<<24 | uint64(b47[37])<<16 | uint64(b47[38])<<8 | uint64(b47[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[9]++
 		goto n43
 	}
 n42:
 	{ // L3SetDaArp: set meta.ip_da_key
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s50 := r
-				cb[0] = byte(s50 >> 8)
-				cb[1] = byte(s50)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		if !(h5 >= 0) {
 			return pl.drop(3)
 		}
-		b51 := data[h5 : h5+28] // arp
-		m5 = (packet.Value{Lo: (uint64(b51[24])<<24 | uint64(b51[25])<<16 | uint64(b51[26])<<8 | uint64(b51[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b48 := data[h5 : h5+28] // arp
+		m5 = (packet.Value{Lo: (uint64(b48[24])<<24 | uint64(b48[25])<<16 | uint64(b48[26])<<8 | uint64(b48[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[10]++
 		goto n43
 	}
 n43:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b52 := data[h0 : h0+14] // ethernet
-		kv53 := m5
-		if a, ps, hit := pl.tables[1].LookupWordsAction((m0)&0xf, (uint64(b52[12])<<8|uint64(b52[13]))&0xffff, kv53.Hi, kv53.Lo); hit {
+		b49 := data[h0 : h0+14] // ethernet
+		kv50 := m5
+		if a, ps, hit := pl.tables[1].LookupWordsAction((m0)&0xf, (uint64(b49[12])<<8|uint64(b49[13]))&0xffff, kv50.Hi, kv50.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1478,15 +1433,15 @@ n46:
 	}
 n47:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c54 := (h7 >= 0)
-		if c54 {
+		c51 := (h7 >= 0)
+		if c51 {
 			if !(h7 >= 0) {
 				return pl.drop(5)
 			}
-			b55 := data[h7 : h7+4] // icmpv6
-			c54 = (uint64(b55[0]) == 0x80)
+			b52 := data[h7 : h7+4] // icmpv6
+			c51 = (uint64(b52[0]) == 0x80)
 		}
-		if c54 {
+		if c51 {
 			goto n57
 		}
 		goto n48
@@ -1500,8 +1455,8 @@ n48:
 	}
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		b56 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b56[24])<<24 | uint64(b56[25])<<16 | uint64(b56[26])<<8 | uint64(b56[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b53 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b53[24])<<24 | uint64(b53[25])<<16 | uint64(b53[26])<<8 | uint64(b53[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n51
 		}
 		goto n50
@@ -1512,64 +1467,49 @@ n50:
 	}
 n51:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s57 := r
-				cb[0] = byte(s57 >> 8)
-				cb[1] = byte(s57)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b58 := data[h0 : h0+14] // ethernet
-		s59 := (uint64(b58[6])<<40 | uint64(b58[7])<<32 | uint64(b58[8])<<24 | uint64(b58[9])<<16 | uint64(b58[10])<<8 | uint64(b58[11]))
-		b58[0] = byte(s59 >> 40)
-		b58[1] = byte(s59 >> 32)
-		b58[2] = byte(s59 >> 24)
-		b58[3] = byte(s59 >> 16)
-		b58[4] = byte(s59 >> 8)
-		b58[5] = byte(s59)
+		b54 := data[h0 : h0+14] // ethernet
+		s55 := (uint64(b54[6])<<40 | uint64(b54[7])<<32 | uint64(b54[8])<<24 | uint64(b54[9])<<16 | uint64(b54[10])<<8 | uint64(b54[11]))
+		b54[0] = byte(s55 >> 40)
+		b54[1] = byte(s55 >> 32)
+		b54[2] = byte(s55 >> 24)
+		b54[3] = byte(s55 >> 16)
+		b54[4] = byte(s55 >> 8)
+		b54[5] = byte(s55)
+		s56 := m2
+		b54[6] = byte(s56 >> 40)
+		b54[7] = byte(s56 >> 32)
+		b54[8] = byte(s56 >> 24)
+		b54[9] = byte(s56 >> 16)
+		b54[10] = byte(s56 >> 8)
+		b54[11] = byte(s56)
+		b57 := data[h5 : h5+28] // arp
+		s58 := 0x2
+		b57[6] = byte(s58 >> 8)
+		b57[7] = byte(s58)
+		s59 := (uint64(b57[8])<<40 | uint64(b57[9])<<32 | uint64(b57[10])<<24 | uint64(b57[11])<<16 | uint64(b57[12])<<8 | uint64(b57[13]))
+		b57[18] = byte(s59 >> 40)
+		b57[19] = byte(s59 >> 32)
+		b57[20] = byte(s59 >> 24)
+		b57[21] = byte(s59 >> 16)
+		b57[22] = byte(s59 >> 8)
+		b57[23] = byte(s59)
 		s60 := m2
-		b58[6] = byte(s60 >> 40)
-		b58[7] = byte(s60 >> 32)
-		b58[8] = byte(s60 >> 24)
-		b58[9] = byte(s60 >> 16)
-		b58[10] = byte(s60 >> 8)
-		b58[11] = byte(s60)
-		b61 := data[h5 : h5+28] // arp
-		s62 := 0x2
-		b61[6] = byte(s62 >> 8)
-		b61[7] = byte(s62)
-		s63 := (uint64(b61[8])<<40 | uint64(b61[9])<<32 | uint64(b61[10])<<24 | uint64(b61[11])<<16 | uint64(b61[12])<<8 | uint64(b61[13]))
-		b61[18] = byte(s63 >> 40)
-		b61[19] = byte(s63 >> 32)
-		b61[20] = byte(s63 >> 24)
-		b61[21] = byte(s63 >> 16)
-		b61[22] = byte(s63 >> 8)
-		b61[23] = byte(s63)
-		s64 := m2
-		b61[8] = byte(s64 >> 40)
-		b61[9] = byte(s64 >> 32)
-		b61[10] = byte(s64 >> 24)
-		b61[11] = byte(s64 >> 16)
-		b61[12] = byte(s64 >> 8)
-		b61[13] = byte(s64)
-		s65 := (uint64(b61[14])<<24 | uint64(b61[15])<<16 | uint64(b61[16])<<8 | uint64(b61[17]))
-		b61[24] = byte(s65 >> 24)
-		b61[25] = byte(s65 >> 16)
-		b61[26] = byte(s65 >> 8)
-		b61[27] = byte(s65)
-		s66 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		b61[14] = byte(s66 >> 24)
-		b61[15] = byte(s66 >> 16)
-		b61[16] = byte(s66 >> 8)
-		b61[17] = byte(s66)
+		b57[8] = byte(s60 >> 40)
+		b57[9] = byte(s60 >> 32)
+		b57[10] = byte(s60 >> 24)
+		b57[11] = byte(s60 >> 16)
+		b57[12] = byte(s60 >> 8)
+		b57[13] = byte(s60)
+		s61 := (uint64(b57[14])<<24 | uint64(b57[15])<<16 | uint64(b57[16])<<8 | uint64(b57[17]))
+		b57[24] = byte(s61 >> 24)
+		b57[25] = byte(s61 >> 16)
+		b57[26] = byte(s61 >> 8)
+		b57[27] = byte(s61)
+		s62 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b57[14] = byte(s62 >> 24)
+		b57[15] = byte(s62 >> 16)
+		b57[16] = byte(s62 >> 8)
+		b57[17] = byte(s62)
 		goto n52
 	}
 n52:
@@ -1581,8 +1521,8 @@ n53:
 		if !(h2 >= 0) {
 			return pl.drop(7)
 		}
-		b67 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b67[16])<<24 | uint64(b67[17])<<16 | uint64(b67[18])<<8 | uint64(b67[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b63 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b63[16])<<24 | uint64(b63[17])<<16 | uint64(b63[18])<<8 | uint64(b63[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n55
 		}
 		goto n54
@@ -1593,59 +1533,59 @@ n54:
 	}
 n55:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d68 uint64          // icmp checksum
-		b69 := data[h0 : h0+14] // ethernet
-		v70 := (uint64(b69[6])<<40 | uint64(b69[7])<<32 | uint64(b69[8])<<24 | uint64(b69[9])<<16 | uint64(b69[10])<<8 | uint64(b69[11]))
-		s71 := v70
-		b69[0] = byte(s71 >> 40)
-		b69[1] = byte(s71 >> 32)
-		b69[2] = byte(s71 >> 24)
-		b69[3] = byte(s71 >> 16)
-		b69[4] = byte(s71 >> 8)
-		b69[5] = byte(s71)
-		v72 := m2
-		s73 := v72
-		b69[6] = byte(s73 >> 40)
-		b69[7] = byte(s73 >> 32)
-		b69[8] = byte(s73 >> 24)
-		b69[9] = byte(s73 >> 16)
-		b69[10] = byte(s73 >> 8)
-		b69[11] = byte(s73)
+		var d64 uint64          // icmp checksum
+		b65 := data[h0 : h0+14] // ethernet
+		v66 := (uint64(b65[6])<<40 | uint64(b65[7])<<32 | uint64(b65[8])<<24 | uint64(b65[9])<<16 | uint64(b65[10])<<8 | uint64(b65[11]))
+		s67 := v66
+		b65[0] = byte(s67 >> 40)
+		b65[1] = byte(s67 >> 32)
+		b65[2] = byte(s67 >> 24)
+		b65[3] = byte(s67 >> 16)
+		b65[4] = byte(s67 >> 8)
+		b65[5] = byte(s67)
+		v68 := m2
+		s69 := v68
+		b65[6] = byte(s69 >> 40)
+		b65[7] = byte(s69 >> 32)
+		b65[8] = byte(s69 >> 24)
+		b65[9] = byte(s69 >> 16)
+		b65[10] = byte(s69 >> 8)
+		b65[11] = byte(s69)
 		if !(h2 >= 0) {
 			return pl.drop(9)
 		}
-		b74 := data[h2 : h2+20] // ipv4
-		v75 := (uint64(b74[12])<<24 | uint64(b74[13])<<16 | uint64(b74[14])<<8 | uint64(b74[15]))
-		s76 := v75
-		b74[16] = byte(s76 >> 24)
-		b74[17] = byte(s76 >> 16)
-		b74[18] = byte(s76 >> 8)
-		b74[19] = byte(s76)
-		v77 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		s78 := v77
-		b74[12] = byte(s78 >> 24)
-		b74[13] = byte(s78 >> 16)
-		b74[14] = byte(s78 >> 8)
-		b74[15] = byte(s78)
-		v79 := 0x0
-		b80 := data[h6 : h6+4] // icmp
-		os81 := uint32(uint64(b80[0])<<8 | uint64(b80[1]))
-		b80[0] = byte(v79)
-		f83 := uint32(os81)
-		f83 += bits.RotateLeft32(f83, 16)
-		dl82 := uint64(^uint16(f83>>16)) + uint64(uint32(uint64(b80[0])<<8|uint64(b80[1])))
-		d68 += dl82
+		b70 := data[h2 : h2+20] // ipv4
+		v71 := (uint64(b70[12])<<24 | uint64(b70[13])<<16 | uint64(b70[14])<<8 | uint64(b70[15]))
+		s72 := v71
+		b70[16] = byte(s72 >> 24)
+		b70[17] = byte(s72 >> 16)
+		b70[18] = byte(s72 >> 8)
+		b70[19] = byte(s72)
+		v73 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s74 := v73
+		b70[12] = byte(s74 >> 24)
+		b70[13] = byte(s74 >> 16)
+		b70[14] = byte(s74 >> 8)
+		b70[15] = byte(s74)
+		v75 := 0x0
+		b76 := data[h6 : h6+4] // icmp
+		os77 := uint32(uint64(b76[0])<<8 | uint64(b76[1]))
+		b76[0] = byte(v75)
+		f79 := uint32(os77)
+		f79 += bits.RotateLeft32(f79, 16)
+		dl78 := uint64(^uint16(f79>>16)) + uint64(uint32(uint64(b76[0])<<8|uint64(b76[1])))
+		d64 += dl78
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d68
+			x := uint64(^cv) + d64
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s84 := r
-			cb[0] = byte(s84 >> 8)
-			cb[1] = byte(s84)
+			s80 := r
+			cb[0] = byte(s80 >> 8)
+			cb[1] = byte(s80)
 		}
 		goto n56
 	}
@@ -1656,101 +1596,101 @@ n56:
 	}
 n57:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d85 uint64          // icmpv6 checksum
-		b86 := data[h0 : h0+14] // ethernet
-		v87 := (uint64(b86[6])<<40 | uint64(b86[7])<<32 | uint64(b86[8])<<24 | uint64(b86[9])<<16 | uint64(b86[10])<<8 | uint64(b86[11]))
-		s88 := v87
-		b86[0] = byte(s88 >> 40)
-		b86[1] = byte(s88 >> 32)
-		b86[2] = byte(s88 >> 24)
-		b86[3] = byte(s88 >> 16)
-		b86[4] = byte(s88 >> 8)
-		b86[5] = byte(s88)
-		v89 := m2
-		s90 := v89
-		b86[6] = byte(s90 >> 40)
-		b86[7] = byte(s90 >> 32)
-		b86[8] = byte(s90 >> 24)
-		b86[9] = byte(s90 >> 16)
-		b86[10] = byte(s90 >> 8)
-		b86[11] = byte(s90)
+		var d81 uint64          // icmpv6 checksum
+		b82 := data[h0 : h0+14] // ethernet
+		v83 := (uint64(b82[6])<<40 | uint64(b82[7])<<32 | uint64(b82[8])<<24 | uint64(b82[9])<<16 | uint64(b82[10])<<8 | uint64(b82[11]))
+		s84 := v83
+		b82[0] = byte(s84 >> 40)
+		b82[1] = byte(s84 >> 32)
+		b82[2] = byte(s84 >> 24)
+		b82[3] = byte(s84 >> 16)
+		b82[4] = byte(s84 >> 8)
+		b82[5] = byte(s84)
+		v85 := m2
+		s86 := v85
+		b82[6] = byte(s86 >> 40)
+		b82[7] = byte(s86 >> 32)
+		b82[8] = byte(s86 >> 24)
+		b82[9] = byte(s86 >> 16)
+		b82[10] = byte(s86 >> 8)
+		b82[11] = byte(s86)
 		if !(h3 >= 0) {
 			return pl.drop(10)
 		}
-		b91 := data[h3 : h3+40] // ipv6
-		v92 := packet.Value{Hi: (uint64(b91[8])<<56 | uint64(b91[9])<<48 | uint64(b91[10])<<40 | uint64(b91[11])<<32 | uint64(b91[12])<<24 | uint64(b91[13])<<16 | uint64(b91[14])<<8 | uint64(b91[15])), Lo: (uint64(b91[16])<<56 | uint64(b91[17])<<48 | uint64(b91[18])<<40 | uint64(b91[19])<<32 | uint64(b91[20])<<24 | uint64(b91[21])<<16 | uint64(b91[22])<<8 | uint64(b91[23]))}
-		ws94 := packet.Value{Hi: (uint64(b91[24])<<56 | uint64(b91[25])<<48 | uint64(b91[26])<<40 | uint64(b91[27])<<32 | uint64(b91[28])<<24 | uint64(b91[29])<<16 | uint64(b91[30])<<8 | uint64(b91[31])), Lo: (uint64(b91[32])<<56 | uint64(b91[33])<<48 | uint64(b91[34])<<40 | uint64(b91[35])<<32 | uint64(b91[36])<<24 | uint64(b91[37])<<16 | uint64(b91[38])<<8 | uint64(b91[39]))}
-		os93 := uint32(uint16(ws94.Hi>>0)) + uint32(uint16(ws94.Hi>>16)) + uint32(uint16(ws94.Hi>>32)) + uint32(uint16(ws94.Hi>>48)) + uint32(uint16(ws94.Lo>>0)) + uint32(uint16(ws94.Lo>>16)) + uint32(uint16(ws94.Lo>>32)) + uint32(uint16(ws94.Lo>>48))
-		v95 := v92
-		s96 := v95.Hi
-		b91[24] = byte(s96 >> 56)
-		b91[25] = byte(s96 >> 48)
-		b91[26] = byte(s96 >> 40)
-		b91[27] = byte(s96 >> 32)
-		b91[28] = byte(s96 >> 24)
-		b91[29] = byte(s96 >> 16)
-		b91[30] = byte(s96 >> 8)
-		b91[31] = byte(s96)
-		s97 := v95.Lo
-		b91[32] = byte(s97 >> 56)
-		b91[33] = byte(s97 >> 48)
-		b91[34] = byte(s97 >> 40)
-		b91[35] = byte(s97 >> 32)
-		b91[36] = byte(s97 >> 24)
-		b91[37] = byte(s97 >> 16)
-		b91[38] = byte(s97 >> 8)
-		b91[39] = byte(s97)
-		ws98 := v92
-		f100 := uint32(os93)
-		f100 += bits.RotateLeft32(f100, 16)
-		dl99 := uint64(^uint16(f100>>16)) + uint64(uint32(uint16(ws98.Hi>>0))+uint32(uint16(ws98.Hi>>16))+uint32(uint16(ws98.Hi>>32))+uint32(uint16(ws98.Hi>>48))+uint32(uint16(ws98.Lo>>0))+uint32(uint16(ws98.Lo>>16))+uint32(uint16(ws98.Lo>>32))+uint32(uint16(ws98.Lo>>48)))
-		d85 += dl99
-		v101 := m3
-		ws103 := packet.Value{Hi: (uint64(b91[8])<<56 | uint64(b91[9])<<48 | uint64(b91[10])<<40 | uint64(b91[11])<<32 | uint64(b91[12])<<24 | uint64(b91[13])<<16 | uint64(b91[14])<<8 | uint64(b91[15])), Lo: (uint64(b91[16])<<56 | uint64(b91[17])<<48 | uint64(b91[18])<<40 | uint64(b91[19])<<32 | uint64(b91[20])<<24 | uint64(b91[21])<<16 | uint64(b91[22])<<8 | uint64(b91[23]))}
-		os102 := uint32(uint16(ws103.Hi>>0)) + uint32(uint16(ws103.Hi>>16)) + uint32(uint16(ws103.Hi>>32)) + uint32(uint16(ws103.Hi>>48)) + uint32(uint16(ws103.Lo>>0)) + uint32(uint16(ws103.Lo>>16)) + uint32(uint16(ws103.Lo>>32)) + uint32(uint16(ws103.Lo>>48))
-		v104 := v101
-		s105 := v104.Hi
-		b91[8] = byte(s105 >> 56)
-		b91[9] = byte(s105 >> 48)
-		b91[10] = byte(s105 >> 40)
-		b91[11] = byte(s105 >> 32)
-		b91[12] = byte(s105 >> 24)
-		b91[13] = byte(s105 >> 16)
-		b91[14] = byte(s105 >> 8)
-		b91[15] = byte(s105)
-		s106 := v104.Lo
-		b91[16] = byte(s106 >> 56)
-		b91[17] = byte(s106 >> 48)
-		b91[18] = byte(s106 >> 40)
-		b91[19] = byte(s106 >> 32)
-		b91[20] = byte(s106 >> 24)
-		b91[21] = byte(s106 >> 16)
-		b91[22] = byte(s106 >> 8)
-		b91[23] = byte(s106)
-		ws107 := v101
-		f109 := uint32(os102)
-		f109 += bits.RotateLeft32(f109, 16)
-		dl108 := uint64(^uint16(f109>>16)) + uint64(uint32(uint16(ws107.Hi>>0))+uint32(uint16(ws107.Hi>>16))+uint32(uint16(ws107.Hi>>32))+uint32(uint16(ws107.Hi>>48))+uint32(uint16(ws107.Lo>>0))+uint32(uint16(ws107.Lo>>16))+uint32(uint16(ws107.Lo>>32))+uint32(uint16(ws107.Lo>>48)))
-		d85 += dl108
-		v110 := 0x81
-		b111 := data[h7 : h7+4] // icmpv6
-		os112 := uint32(uint64(b111[0])<<8 | uint64(b111[1]))
-		b111[0] = byte(v110)
-		f114 := uint32(os112)
-		f114 += bits.RotateLeft32(f114, 16)
-		dl113 := uint64(^uint16(f114>>16)) + uint64(uint32(uint64(b111[0])<<8|uint64(b111[1])))
-		d85 += dl113
+		b87 := data[h3 : h3+40] // ipv6
+		v88 := packet.Value{Hi: (uint64(b87[8])<<56 | uint64(b87[9])<<48 | uint64(b87[10])<<40 | uint64(b87[11])<<32 | uint64(b87[12])<<24 | uint64(b87[13])<<16 | uint64(b87[14])<<8 | uint64(b87[15])), Lo: (uint64(b87[16])<<56 | uint64(b87[17])<<48 | uint64(b87[18])<<40 | uint64(b87[19])<<32 | uint64(b87[20])<<24 | uint64(b87[21])<<16 | uint64(b87[22])<<8 | uint64(b87[23]))}
+		ws90 := packet.Value{Hi: (uint64(b87[24])<<56 | uint64(b87[25])<<48 | uint64(b87[26])<<40 | uint64(b87[27])<<32 | uint64(b87[28])<<24 | uint64(b87[29])<<16 | uint64(b87[30])<<8 | uint64(b87[31])), Lo: (uint64(b87[32])<<56 | uint64(b87[33])<<48 | uint64(b87[34])<<40 | uint64(b87[35])<<32 | uint64(b87[36])<<24 | uint64(b87[37])<<16 | uint64(b87[38])<<8 | uint64(b87[39]))}
+		os89 := uint32(uint16(ws90.Hi>>0)) + uint32(uint16(ws90.Hi>>16)) + uint32(uint16(ws90.Hi>>32)) + uint32(uint16(ws90.Hi>>48)) + uint32(uint16(ws90.Lo>>0)) + uint32(uint16(ws90.Lo>>16)) + uint32(uint16(ws90.Lo>>32)) + uint32(uint16(ws90.Lo>>48))
+		v91 := v88
+		s92 := v91.Hi
+		b87[24] = byte(s92 >> 56)
+		b87[25] = byte(s92 >> 48)
+		b87[26] = byte(s92 >> 40)
+		b87[27] = byte(s92 >> 32)
+		b87[28] = byte(s92 >> 24)
+		b87[29] = byte(s92 >> 16)
+		b87[30] = byte(s92 >> 8)
+		b87[31] = byte(s92)
+		s93 := v91.Lo
+		b87[32] = byte(s93 >> 56)
+		b87[33] = byte(s93 >> 48)
+		b87[34] = byte(s93 >> 40)
+		b87[35] = byte(s93 >> 32)
+		b87[36] = byte(s93 >> 24)
+		b87[37] = byte(s93 >> 16)
+		b87[38] = byte(s93 >> 8)
+		b87[39] = byte(s93)
+		ws94 := v88
+		f96 := uint32(os89)
+		f96 += bits.RotateLeft32(f96, 16)
+		dl95 := uint64(^uint16(f96>>16)) + uint64(uint32(uint16(ws94.Hi>>0))+uint32(uint16(ws94.Hi>>16))+uint32(uint16(ws94.Hi>>32))+uint32(uint16(ws94.Hi>>48))+uint32(uint16(ws94.Lo>>0))+uint32(uint16(ws94.Lo>>16))+uint32(uint16(ws94.Lo>>32))+uint32(uint16(ws94.Lo>>48)))
+		d81 += dl95
+		v97 := m3
+		ws99 := packet.Value{Hi: (uint64(b87[8])<<56 | uint64(b87[9])<<48 | uint64(b87[10])<<40 | uint64(b87[11])<<32 | uint64(b87[12])<<24 | uint64(b87[13])<<16 | uint64(b87[14])<<8 | uint64(b87[15])), Lo: (uint64(b87[16])<<56 | uint64(b87[17])<<48 | uint64(b87[18])<<40 | uint64(b87[19])<<32 | uint64(b87[20])<<24 | uint64(b87[21])<<16 | uint64(b87[22])<<8 | uint64(b87[23]))}
+		os98 := uint32(uint16(ws99.Hi>>0)) + uint32(uint16(ws99.Hi>>16)) + uint32(uint16(ws99.Hi>>32)) + uint32(uint16(ws99.Hi>>48)) + uint32(uint16(ws99.Lo>>0)) + uint32(uint16(ws99.Lo>>16)) + uint32(uint16(ws99.Lo>>32)) + uint32(uint16(ws99.Lo>>48))
+		v100 := v97
+		s101 := v100.Hi
+		b87[8] = byte(s101 >> 56)
+		b87[9] = byte(s101 >> 48)
+		b87[10] = byte(s101 >> 40)
+		b87[11] = byte(s101 >> 32)
+		b87[12] = byte(s101 >> 24)
+		b87[13] = byte(s101 >> 16)
+		b87[14] = byte(s101 >> 8)
+		b87[15] = byte(s101)
+		s102 := v100.Lo
+		b87[16] = byte(s102 >> 56)
+		b87[17] = byte(s102 >> 48)
+		b87[18] = byte(s102 >> 40)
+		b87[19] = byte(s102 >> 32)
+		b87[20] = byte(s102 >> 24)
+		b87[21] = byte(s102 >> 16)
+		b87[22] = byte(s102 >> 8)
+		b87[23] = byte(s102)
+		ws103 := v97
+		f105 := uint32(os98)
+		f105 += bits.RotateLeft32(f105, 16)
+		dl104 := uint64(^uint16(f105>>16)) + uint64(uint32(uint16(ws103.Hi>>0))+uint32(uint16(ws103.Hi>>16))+uint32(uint16(ws103.Hi>>32))+uint32(uint16(ws103.Hi>>48))+uint32(uint16(ws103.Lo>>0))+uint32(uint16(ws103.Lo>>16))+uint32(uint16(ws103.Lo>>32))+uint32(uint16(ws103.Lo>>48)))
+		d81 += dl104
+		v106 := 0x81
+		b107 := data[h7 : h7+4] // icmpv6
+		os108 := uint32(uint64(b107[0])<<8 | uint64(b107[1]))
+		b107[0] = byte(v106)
+		f110 := uint32(os108)
+		f110 += bits.RotateLeft32(f110, 16)
+		dl109 := uint64(^uint16(f110>>16)) + uint64(uint32(uint64(b107[0])<<8|uint64(b107[1])))
+		d81 += dl109
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d85
+			x := uint64(^cv) + d81
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s115 := r
-			cb[0] = byte(s115 >> 8)
-			cb[1] = byte(s115)
+			s111 := r
+			cb[0] = byte(s111 >> 8)
+			cb[1] = byte(s111)
 		}
 		goto n58
 	}
@@ -1761,8 +1701,8 @@ n58:
 	}
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		b116 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b116[4])<<56 | uint64(b116[5])<<48 | uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11])), Lo: (uint64(b116[12])<<56 | uint64(b116[13])<<48 | uint64(b116[14])<<40 | uint64(b116[15])<<32 | uint64(b116[16])<<24 | uint64(b116[17])<<16 | uint64(b116[18])<<8 | uint64(b116[19]))} == m3) {
+		b112 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b112[4])<<56 | uint64(b112[5])<<48 | uint64(b112[6])<<40 | uint64(b112[7])<<32 | uint64(b112[8])<<24 | uint64(b112[9])<<16 | uint64(b112[10])<<8 | uint64(b112[11])), Lo: (uint64(b112[12])<<56 | uint64(b112[13])<<48 | uint64(b112[14])<<40 | uint64(b112[15])<<32 | uint64(b112[16])<<24 | uint64(b112[17])<<16 | uint64(b112[18])<<8 | uint64(b112[19]))} == m3) {
 			goto n61
 		}
 		goto n60
@@ -1776,63 +1716,33 @@ n61:
 		if !(h3 >= 0) {
 			return pl.drop(12)
 		}
-		b117 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b117[8])<<56 | uint64(b117[9])<<48 | uint64(b117[10])<<40 | uint64(b117[11])<<32 | uint64(b117[12])<<24 | uint64(b117[13])<<16 | uint64(b117[14])<<8 | uint64(b117[15])), Lo: (uint64(b117[16])<<56 | uint64(b117[17])<<48 | uint64(b117[18])<<40 | uint64(b117[19])<<32 | uint64(b117[20])<<24 | uint64(b117[21])<<16 | uint64(b117[22])<<8 | uint64(b117[23]))} == packet.Value{Lo: 0x0}) {
+		b113 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b113[8])<<56 | uint64(b113[9])<<48 | uint64(b113[10])<<40 | uint64(b113[11])<<32 | uint64(b113[12])<<24 | uint64(b113[13])<<16 | uint64(b113[14])<<8 | uint64(b113[15])), Lo: (uint64(b113[16])<<56 | uint64(b113[17])<<48 | uint64(b113[18])<<40 | uint64(b113[19])<<32 | uint64(b113[20])<<24 | uint64(b113[21])<<16 | uint64(b113[22])<<8 | uint64(b113[23]))} == packet.Value{Lo: 0x0}) {
 			goto n62
 		}
 		goto n63
 	}
 n62:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s118 := r
-				cb[0] = byte(s118 >> 8)
-				cb[1] = byte(s118)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m23 = (0x333300000001) & 0xffffffffffff
 		m24 = (0x0) & 0x1
-		b119 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b119[4])<<56 | uint64(b119[5])<<48 | uint64(b119[6])<<40 | uint64(b119[7])<<32 | uint64(b119[8])<<24 | uint64(b119[9])<<16 | uint64(b119[10])<<8 | uint64(b119[11])), Lo: (uint64(b119[12])<<56 | uint64(b119[13])<<48 | uint64(b119[14])<<40 | uint64(b119[15])<<32 | uint64(b119[16])<<24 | uint64(b119[17])<<16 | uint64(b119[18])<<8 | uint64(b119[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b114 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b114[4])<<56 | uint64(b114[5])<<48 | uint64(b114[6])<<40 | uint64(b114[7])<<32 | uint64(b114[8])<<24 | uint64(b114[9])<<16 | uint64(b114[10])<<8 | uint64(b114[11])), Lo: (uint64(b114[12])<<56 | uint64(b114[13])<<48 | uint64(b114[14])<<40 | uint64(b114[15])<<32 | uint64(b114[16])<<24 | uint64(b114[17])<<16 | uint64(b114[18])<<8 | uint64(b114[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n66
 	}
 n63:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s120 := r
-				cb[0] = byte(s120 >> 8)
-				cb[1] = byte(s120)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		if !(h3 >= 0) {
 			return pl.drop(13)
 		}
-		b121 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b121[8])<<56 | uint64(b121[9])<<48 | uint64(b121[10])<<40 | uint64(b121[11])<<32 | uint64(b121[12])<<24 | uint64(b121[13])<<16 | uint64(b121[14])<<8 | uint64(b121[15])), Lo: (uint64(b121[16])<<56 | uint64(b121[17])<<48 | uint64(b121[18])<<40 | uint64(b121[19])<<32 | uint64(b121[20])<<24 | uint64(b121[21])<<16 | uint64(b121[22])<<8 | uint64(b121[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b122 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b122[6])<<40 | uint64(b122[7])<<32 | uint64(b122[8])<<24 | uint64(b122[9])<<16 | uint64(b122[10])<<8 | uint64(b122[11])) & 0xffffffffffff
+		b115 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b115[8])<<56 | uint64(b115[9])<<48 | uint64(b115[10])<<40 | uint64(b115[11])<<32 | uint64(b115[12])<<24 | uint64(b115[13])<<16 | uint64(b115[14])<<8 | uint64(b115[15])), Lo: (uint64(b115[16])<<56 | uint64(b115[17])<<48 | uint64(b115[18])<<40 | uint64(b115[19])<<32 | uint64(b115[20])<<24 | uint64(b115[21])<<16 | uint64(b115[22])<<8 | uint64(b115[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b116 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
-		b123 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b123[4])<<56 | uint64(b123[5])<<48 | uint64(b123[6])<<40 | uint64(b123[7])<<32 | uint64(b123[8])<<24 | uint64(b123[9])<<16 | uint64(b123[10])<<8 | uint64(b123[11])), Lo: (uint64(b123[12])<<56 | uint64(b123[13])<<48 | uint64(b123[14])<<40 | uint64(b123[15])<<32 | uint64(b123[16])<<24 | uint64(b123[17])<<16 | uint64(b123[18])<<8 | uint64(b123[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b117 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b117[4])<<56 | uint64(b117[5])<<48 | uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])), Lo: (uint64(b117[12])<<56 | uint64(b117[13])<<48 | uint64(b117[14])<<40 | uint64(b117[15])<<32 | uint64(b117[16])<<24 | uint64(b117[17])<<16 | uint64(b117[18])<<8 | uint64(b117[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n64
 	}
 n64:
@@ -1845,23 +1755,8 @@ n64:
 	}
 n65:
 	{ // NsSrcMac: set meta.na_mac
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s124 := r
-				cb[0] = byte(s124 >> 8)
-				cb[1] = byte(s124)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b125 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b125[0])<<40 | uint64(b125[1])<<32 | uint64(b125[2])<<24 | uint64(b125[3])<<16 | uint64(b125[4])<<8 | uint64(b125[5])) & 0xffffffffffff
+		b118 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b118[0])<<40 | uint64(b118[1])<<32 | uint64(b118[2])<<24 | uint64(b118[3])<<16 | uint64(b118[4])<<8 | uint64(b118[5])) & 0xffffffffffff
 		pl.edges[15]++
 		goto n66
 	}
@@ -1881,15 +1776,15 @@ n67:
 	}
 n68:
 	{ // NsPopMac: pop nd_mac
-		po126, pn127 := h14, 6 // nd_mac
-		if po126 < 0 || po126+pn127 > len(data) {
+		po119, pn120 := h14, 6 // nd_mac
+		if po119 < 0 || po119+pn120 > len(data) {
 			return pl.drop(14)
 		}
-		pendOff = po126
-		pendN = pn127
+		pendOff = po119
+		pendN = pn120
 		h14 = -1
-		if cur > po126 {
-			cur = max(po126, cur-pn127)
+		if cur > po119 {
+			cur = max(po119, cur-pn120)
 		}
 		pl.edges[16]++
 		goto n69
@@ -1906,15 +1801,15 @@ n69:
 			}
 			pendN = 0
 		}
-		po128, pn129 := h13, 2 // nd_opt
-		if po128 < 0 || po128+pn129 > len(data) {
+		po121, pn122 := h13, 2 // nd_opt
+		if po121 < 0 || po121+pn122 > len(data) {
 			return pl.drop(15)
 		}
-		pendOff = po128
-		pendN += pn129
+		pendOff = po121
+		pendN += pn122
 		h13 = -1
-		if cur > po128 {
-			cur = max(po128, cur-pn129)
+		if cur > po121 {
+			cur = max(po121, cur-pn122)
 		}
 		pl.edges[17]++
 		goto n70
@@ -1931,25 +1826,25 @@ n70:
 			}
 			pendN = 0
 		}
-		po130, pn131 := h12, 20 // nd_ns
-		if po130 < 0 || po130+pn131 > len(data) {
+		po123, pn124 := h12, 20 // nd_ns
+		if po123 < 0 || po123+pn124 > len(data) {
 			return pl.drop(16)
 		}
-		pendN += pn131
-		if po130 < len(data)-po130-pendN {
-			copy(data[pendN:pendN+po130], data[:po130])
+		pendN += pn124
+		if po123 < len(data)-po123-pendN {
+			copy(data[pendN:pendN+po123], data[:po123])
 			data = data[pendN:]
 		} else {
-			copy(data[po130:], data[po130+pendN:])
+			copy(data[po123:], data[po123+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h14 >= 0) && h14 > po130 {
-			h14 -= pn131
+		if (h14 >= 0) && h14 > po123 {
+			h14 -= pn124
 		} // nd_mac
-		if cur > po130 {
-			cur = max(po130, cur-pn131)
+		if cur > po123 {
+			cur = max(po123, cur-pn124)
 		}
 		goto n71
 	}
@@ -1964,14 +1859,29 @@ n71:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s132 := r
-				cb[0] = byte(s132 >> 8)
-				cb[1] = byte(s132)
+				s125 := r
+				cb[0] = byte(s125 >> 8)
+				cb[1] = byte(s125)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h7 >= 0) {
 			return pl.drop(17)
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s127 := r
+				cb[0] = byte(s127 >> 8)
+				cb[1] = byte(s127)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
@@ -2099,7 +2009,7 @@ n71:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt133 := p.Push(15, h7+4, 0)
+		rt126 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2224,7 +2134,7 @@ n71:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt133 {
+		if !rt126 {
 			return pl.drop(17)
 		}
 		goto n72
@@ -2240,14 +2150,29 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s134 := r
-				cb[0] = byte(s134 >> 8)
-				cb[1] = byte(s134)
+				s128 := r
+				cb[0] = byte(s128 >> 8)
+				cb[1] = byte(s128)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h15 >= 0) {
 			return pl.drop(18)
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s130 := r
+				cb[0] = byte(s130 >> 8)
+				cb[1] = byte(s130)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
@@ -2375,7 +2300,7 @@ n72:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt135 := p.Push(16, h15+20, 0)
+		rt129 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2500,7 +2425,7 @@ n72:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt135 {
+		if !rt129 {
 			return pl.drop(18)
 		}
 		goto n73
@@ -2516,14 +2441,29 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s136 := r
-				cb[0] = byte(s136 >> 8)
-				cb[1] = byte(s136)
+				s131 := r
+				cb[0] = byte(s131 >> 8)
+				cb[1] = byte(s131)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h16 >= 0) {
 			return pl.drop(19)
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s133 := r
+				cb[0] = byte(s133 >> 8)
+				cb[1] = byte(s133)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
@@ -2651,7 +2591,7 @@ n73:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt137 := p.Push(17, h16+2, 0)
+		rt132 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2776,127 +2716,112 @@ n73:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt137 {
+		if !rt132 {
 			return pl.drop(19)
 		}
 		goto n74
 	}
 n74:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s138 := r
-				cb[0] = byte(s138 >> 8)
-				cb[1] = byte(s138)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b139 := data[h0 : h0+14] // ethernet
-		s140 := m23
-		b139[0] = byte(s140 >> 40)
-		b139[1] = byte(s140 >> 32)
-		b139[2] = byte(s140 >> 24)
-		b139[3] = byte(s140 >> 16)
-		b139[4] = byte(s140 >> 8)
-		b139[5] = byte(s140)
-		s141 := m2
-		b139[6] = byte(s141 >> 40)
-		b139[7] = byte(s141 >> 32)
-		b139[8] = byte(s141 >> 24)
-		b139[9] = byte(s141 >> 16)
-		b139[10] = byte(s141 >> 8)
-		b139[11] = byte(s141)
+		b134 := data[h0 : h0+14] // ethernet
+		s135 := m23
+		b134[0] = byte(s135 >> 40)
+		b134[1] = byte(s135 >> 32)
+		b134[2] = byte(s135 >> 24)
+		b134[3] = byte(s135 >> 16)
+		b134[4] = byte(s135 >> 8)
+		b134[5] = byte(s135)
+		s136 := m2
+		b134[6] = byte(s136 >> 40)
+		b134[7] = byte(s136 >> 32)
+		b134[8] = byte(s136 >> 24)
+		b134[9] = byte(s136 >> 16)
+		b134[10] = byte(s136 >> 8)
+		b134[11] = byte(s136)
 		if !(h3 >= 0) {
 			return pl.drop(20)
 		}
-		b142 := data[h3 : h3+40] // ipv6
-		s143 := 0x20
-		b142[4] = byte(s143 >> 8)
-		b142[5] = byte(s143)
-		b142[7] = byte(0xff)
-		v144 := m3
-		s145 := v144.Hi
-		b142[8] = byte(s145 >> 56)
-		b142[9] = byte(s145 >> 48)
-		b142[10] = byte(s145 >> 40)
-		b142[11] = byte(s145 >> 32)
-		b142[12] = byte(s145 >> 24)
-		b142[13] = byte(s145 >> 16)
-		b142[14] = byte(s145 >> 8)
-		b142[15] = byte(s145)
-		s146 := v144.Lo
-		b142[16] = byte(s146 >> 56)
-		b142[17] = byte(s146 >> 48)
-		b142[18] = byte(s146 >> 40)
-		b142[19] = byte(s146 >> 32)
-		b142[20] = byte(s146 >> 24)
-		b142[21] = byte(s146 >> 16)
-		b142[22] = byte(s146 >> 8)
-		b142[23] = byte(s146)
-		v147 := m22
-		s148 := v147.Hi
-		b142[24] = byte(s148 >> 56)
-		b142[25] = byte(s148 >> 48)
-		b142[26] = byte(s148 >> 40)
-		b142[27] = byte(s148 >> 32)
-		b142[28] = byte(s148 >> 24)
-		b142[29] = byte(s148 >> 16)
-		b142[30] = byte(s148 >> 8)
-		b142[31] = byte(s148)
-		s149 := v147.Lo
-		b142[32] = byte(s149 >> 56)
-		b142[33] = byte(s149 >> 48)
-		b142[34] = byte(s149 >> 40)
-		b142[35] = byte(s149 >> 32)
-		b142[36] = byte(s149 >> 24)
-		b142[37] = byte(s149 >> 16)
-		b142[38] = byte(s149 >> 8)
-		b142[39] = byte(s149)
+		b137 := data[h3 : h3+40] // ipv6
+		s138 := 0x20
+		b137[4] = byte(s138 >> 8)
+		b137[5] = byte(s138)
+		b137[7] = byte(0xff)
+		v139 := m3
+		s140 := v139.Hi
+		b137[8] = byte(s140 >> 56)
+		b137[9] = byte(s140 >> 48)
+		b137[10] = byte(s140 >> 40)
+		b137[11] = byte(s140 >> 32)
+		b137[12] = byte(s140 >> 24)
+		b137[13] = byte(s140 >> 16)
+		b137[14] = byte(s140 >> 8)
+		b137[15] = byte(s140)
+		s141 := v139.Lo
+		b137[16] = byte(s141 >> 56)
+		b137[17] = byte(s141 >> 48)
+		b137[18] = byte(s141 >> 40)
+		b137[19] = byte(s141 >> 32)
+		b137[20] = byte(s141 >> 24)
+		b137[21] = byte(s141 >> 16)
+		b137[22] = byte(s141 >> 8)
+		b137[23] = byte(s141)
+		v142 := m22
+		s143 := v142.Hi
+		b137[24] = byte(s143 >> 56)
+		b137[25] = byte(s143 >> 48)
+		b137[26] = byte(s143 >> 40)
+		b137[27] = byte(s143 >> 32)
+		b137[28] = byte(s143 >> 24)
+		b137[29] = byte(s143 >> 16)
+		b137[30] = byte(s143 >> 8)
+		b137[31] = byte(s143)
+		s144 := v142.Lo
+		b137[32] = byte(s144 >> 56)
+		b137[33] = byte(s144 >> 48)
+		b137[34] = byte(s144 >> 40)
+		b137[35] = byte(s144 >> 32)
+		b137[36] = byte(s144 >> 24)
+		b137[37] = byte(s144 >> 16)
+		b137[38] = byte(s144 >> 8)
+		b137[39] = byte(s144)
 		if !(h7 >= 0) {
 			return pl.drop(20)
 		}
-		b150 := data[h7 : h7+4] // icmpv6
-		b150[0] = byte(0x88)
-		b150[1] = byte(0x0)
-		b151 := data[h15 : h15+20] // nd_na
-		b151[0] = b151[0]&^0x40 | byte(m24)<<6&0x40
-		v152 := m25
-		s153 := v152.Hi
-		b151[4] = byte(s153 >> 56)
-		b151[5] = byte(s153 >> 48)
-		b151[6] = byte(s153 >> 40)
-		b151[7] = byte(s153 >> 32)
-		b151[8] = byte(s153 >> 24)
-		b151[9] = byte(s153 >> 16)
-		b151[10] = byte(s153 >> 8)
-		b151[11] = byte(s153)
-		s154 := v152.Lo
-		b151[12] = byte(s154 >> 56)
-		b151[13] = byte(s154 >> 48)
-		b151[14] = byte(s154 >> 40)
-		b151[15] = byte(s154 >> 32)
-		b151[16] = byte(s154 >> 24)
-		b151[17] = byte(s154 >> 16)
-		b151[18] = byte(s154 >> 8)
-		b151[19] = byte(s154)
-		b155 := data[h16 : h16+2] // nd_na_opt
-		b155[0] = byte(0x2)
-		b155[1] = byte(0x1)
-		b156 := data[h17 : h17+6] // nd_na_mac
-		s157 := m2
-		b156[0] = byte(s157 >> 40)
-		b156[1] = byte(s157 >> 32)
-		b156[2] = byte(s157 >> 24)
-		b156[3] = byte(s157 >> 16)
-		b156[4] = byte(s157 >> 8)
-		b156[5] = byte(s157)
+		b145 := data[h7 : h7+4] // icmpv6
+		b145[0] = byte(0x88)
+		b145[1] = byte(0x0)
+		b146 := data[h15 : h15+20] // nd_na
+		b146[0] = b146[0]&^0x40 | byte(m24)<<6&0x40
+		v147 := m25
+		s148 := v147.Hi
+		b146[4] = byte(s148 >> 56)
+		b146[5] = byte(s148 >> 48)
+		b146[6] = byte(s148 >> 40)
+		b146[7] = byte(s148 >> 32)
+		b146[8] = byte(s148 >> 24)
+		b146[9] = byte(s148 >> 16)
+		b146[10] = byte(s148 >> 8)
+		b146[11] = byte(s148)
+		s149 := v147.Lo
+		b146[12] = byte(s149 >> 56)
+		b146[13] = byte(s149 >> 48)
+		b146[14] = byte(s149 >> 40)
+		b146[15] = byte(s149 >> 32)
+		b146[16] = byte(s149 >> 24)
+		b146[17] = byte(s149 >> 16)
+		b146[18] = byte(s149 >> 8)
+		b146[19] = byte(s149)
+		b150 := data[h16 : h16+2] // nd_na_opt
+		b150[0] = byte(0x2)
+		b150[1] = byte(0x1)
+		b151 := data[h17 : h17+6] // nd_na_mac
+		s152 := m2
+		b151[0] = byte(s152 >> 40)
+		b151[1] = byte(s152 >> 32)
+		b151[2] = byte(s152 >> 24)
+		b151[3] = byte(s152 >> 16)
+		b151[4] = byte(s152 >> 8)
+		b151[5] = byte(s152)
 		goto n75
 	}
 n75:
@@ -2910,9 +2835,24 @@ n75:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s158 := r
-				cb[0] = byte(s158 >> 8)
-				cb[1] = byte(s158)
+				s153 := r
+				cb[0] = byte(s153 >> 8)
+				cb[1] = byte(s153)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s155 := r
+				cb[0] = byte(s155 >> 8)
+				cb[1] = byte(s155)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3042,7 +2982,7 @@ n75:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt159 := p.ComputeChecksum(7)
+		rt154 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3167,7 +3107,7 @@ n75:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt159 {
+		if !rt154 {
 			return pl.drop(21)
 		}
 		goto n76
@@ -3195,8 +3135,8 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b160 := data[h2 : h2+20] // ipv4
-		if a, ps, hit := pl.tables[2].LookupWordAction(((uint64(b160[12])<<24|uint64(b160[13])<<16|uint64(b160[14])<<8|uint64(b160[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
+		b156 := data[h2 : h2+20] // ipv4
+		if a, ps, hit := pl.tables[2].LookupWordAction(((uint64(b156[12])<<24|uint64(b156[13])<<16|uint64(b156[14])<<8|uint64(b156[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3217,9 +3157,9 @@ n81:
 		if !(h3 >= 0) {
 			return pl.drop(22)
 		}
-		b162 := data[h3 : h3+40] // ipv6
-		kv161 := packet.Value{Hi: (uint64(b162[8])<<56 | uint64(b162[9])<<48 | uint64(b162[10])<<40 | uint64(b162[11])<<32 | uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])), Lo: (uint64(b162[16])<<56 | uint64(b162[17])<<48 | uint64(b162[18])<<40 | uint64(b162[19])<<32 | uint64(b162[20])<<24 | uint64(b162[21])<<16 | uint64(b162[22])<<8 | uint64(b162[23]))}
-		if a, ps, hit := pl.tables[3].LookupWordsAction((m4)&0x7, kv161.Hi, kv161.Lo, 0); hit {
+		b158 := data[h3 : h3+40] // ipv6
+		kv157 := packet.Value{Hi: (uint64(b158[8])<<56 | uint64(b158[9])<<48 | uint64(b158[10])<<40 | uint64(b158[11])<<32 | uint64(b158[12])<<24 | uint64(b158[13])<<16 | uint64(b158[14])<<8 | uint64(b158[15])), Lo: (uint64(b158[16])<<56 | uint64(b158[17])<<48 | uint64(b158[18])<<40 | uint64(b158[19])<<32 | uint64(b158[20])<<24 | uint64(b158[21])<<16 | uint64(b158[22])<<8 | uint64(b158[23]))}
+		if a, ps, hit := pl.tables[3].LookupWordsAction((m4)&0x7, kv157.Hi, kv157.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3257,51 +3197,21 @@ n85:
 	}
 n86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s163 := r
-				cb[0] = byte(s163 >> 8)
-				cb[1] = byte(s163)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b164 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11]))
-		m18 = ((uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b164[2])<<8 | uint64(b164[3])) & 0xffff
+		b159 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11]))
+		m18 = ((uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b159[2])<<8 | uint64(b159[3])) & 0xffff
 		goto n88
 	}
 n87:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s165 := r
-				cb[0] = byte(s165 >> 8)
-				cb[1] = byte(s165)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		if !(h11 >= 0) {
 			return pl.drop(24)
 		}
-		b166 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11]))
-		m18 = (uint64(b166[0])<<8 | uint64(b166[1])) & 0xffff
-		m19 = (uint64(b166[2])<<8 | uint64(b166[3])) & 0xffff
+		b160 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b160[4])<<56 | uint64(b160[5])<<48 | uint64(b160[6])<<40 | uint64(b160[7])<<32 | uint64(b160[8])<<24 | uint64(b160[9])<<16 | uint64(b160[10])<<8 | uint64(b160[11]))
+		m18 = (uint64(b160[0])<<8 | uint64(b160[1])) & 0xffff
+		m19 = (uint64(b160[2])<<8 | uint64(b160[3])) & 0xffff
 		pl.edges[22]++
 		goto n88
 	}
@@ -3338,21 +3248,6 @@ n89:
 	}
 n90:
 	{ // LbSlot: set meta.calendar_slot
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s167 := r
-				cb[0] = byte(s167 >> 8)
-				cb[1] = byte(s167)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << m7) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n91
 	}
@@ -3382,8 +3277,8 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b168 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[6].LookupWordAction(((m9)&0xffff)<<0 | ((uint64(b168[12])<<8|uint64(b168[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
+		b161 := data[h0 : h0+14] // ethernet
+		if a, ps, hit := pl.tables[6].LookupWordAction(((m9)&0xffff)<<0 | ((uint64(b161[12])<<8|uint64(b161[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3417,56 +3312,26 @@ n94:
 	}
 n95:
 	{ // LbPort: set meta.new_port
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s169 := r
-				cb[0] = byte(s169 >> 8)
-				cb[1] = byte(s169)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m21 = ((m13 + ((m19 & ((((0x1 << m14) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n96
 	}
 n96:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s170 := r
-				cb[0] = byte(s170 >> 8)
-				cb[1] = byte(s170)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b171 := data[h0 : h0+14] // ethernet
-		s172 := m2
-		b171[6] = byte(s172 >> 40)
-		b171[7] = byte(s172 >> 32)
-		b171[8] = byte(s172 >> 24)
-		b171[9] = byte(s172 >> 16)
-		b171[10] = byte(s172 >> 8)
-		b171[11] = byte(s172)
-		s173 := m10
-		b171[0] = byte(s173 >> 40)
-		b171[1] = byte(s173 >> 32)
-		b171[2] = byte(s173 >> 24)
-		b171[3] = byte(s173 >> 16)
-		b171[4] = byte(s173 >> 8)
-		b171[5] = byte(s173)
+		b162 := data[h0 : h0+14] // ethernet
+		s163 := m2
+		b162[6] = byte(s163 >> 40)
+		b162[7] = byte(s163 >> 32)
+		b162[8] = byte(s163 >> 24)
+		b162[9] = byte(s163 >> 16)
+		b162[10] = byte(s163 >> 8)
+		b162[11] = byte(s163)
+		s164 := m10
+		b162[0] = byte(s164 >> 40)
+		b162[1] = byte(s164 >> 32)
+		b162[2] = byte(s164 >> 24)
+		b162[3] = byte(s164 >> 16)
+		b162[4] = byte(s164 >> 8)
+		b162[5] = byte(s164)
 		goto n97
 	}
 n97:
@@ -3492,245 +3357,245 @@ n99:
 	}
 n100:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d174 uint64 // ipv4 checksum
-		var d175 uint64 // udp checksum
-		v176 := m11
-		b177 := data[h2 : h2+20] // ipv4
-		ws179 := uint64((uint64(b177[16])<<24 | uint64(b177[17])<<16 | uint64(b177[18])<<8 | uint64(b177[19])))
-		os178 := uint32(uint16(ws179>>0)) + uint32(uint16(ws179>>16))
-		s180 := v176
-		b177[16] = byte(s180 >> 24)
-		b177[17] = byte(s180 >> 16)
-		b177[18] = byte(s180 >> 8)
-		b177[19] = byte(s180)
-		ws181 := uint64(v176)
-		f183 := uint32(os178)
-		f183 += bits.RotateLeft32(f183, 16)
-		dl182 := uint64(^uint16(f183>>16)) + uint64(uint32(uint16(ws181>>0))+uint32(uint16(ws181>>16)))
-		d174 += dl182
+		var d165 uint64 // ipv4 checksum
+		var d166 uint64 // udp checksum
+		v167 := m11
+		b168 := data[h2 : h2+20] // ipv4
+		ws170 := uint64((uint64(b168[16])<<24 | uint64(b168[17])<<16 | uint64(b168[18])<<8 | uint64(b168[19])))
+		os169 := uint32(uint16(ws170>>0)) + uint32(uint16(ws170>>16))
+		s171 := v167
+		b168[16] = byte(s171 >> 24)
+		b168[17] = byte(s171 >> 16)
+		b168[18] = byte(s171 >> 8)
+		b168[19] = byte(s171)
+		ws172 := uint64(v167)
+		f174 := uint32(os169)
+		f174 += bits.RotateLeft32(f174, 16)
+		dl173 := uint64(^uint16(f174>>16)) + uint64(uint32(uint16(ws172>>0))+uint32(uint16(ws172>>16)))
+		d165 += dl173
 		if h4 >= 0 {
-			d175 += dl182
+			d166 += dl173
 		}
-		v184 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws186 := uint64((uint64(b177[12])<<24 | uint64(b177[13])<<16 | uint64(b177[14])<<8 | uint64(b177[15])))
-		os185 := uint32(uint16(ws186>>0)) + uint32(uint16(ws186>>16))
-		s187 := v184
-		b177[12] = byte(s187 >> 24)
-		b177[13] = byte(s187 >> 16)
-		b177[14] = byte(s187 >> 8)
-		b177[15] = byte(s187)
-		ws188 := uint64(v184)
-		f190 := uint32(os185)
-		f190 += bits.RotateLeft32(f190, 16)
-		dl189 := uint64(^uint16(f190>>16)) + uint64(uint32(uint16(ws188>>0))+uint32(uint16(ws188>>16)))
-		d174 += dl189
+		v175 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws177 := uint64((uint64(b168[12])<<24 | uint64(b168[13])<<16 | uint64(b168[14])<<8 | uint64(b168[15])))
+		os176 := uint32(uint16(ws177>>0)) + uint32(uint16(ws177>>16))
+		s178 := v175
+		b168[12] = byte(s178 >> 24)
+		b168[13] = byte(s178 >> 16)
+		b168[14] = byte(s178 >> 8)
+		b168[15] = byte(s178)
+		ws179 := uint64(v175)
+		f181 := uint32(os176)
+		f181 += bits.RotateLeft32(f181, 16)
+		dl180 := uint64(^uint16(f181>>16)) + uint64(uint32(uint16(ws179>>0))+uint32(uint16(ws179>>16)))
+		d165 += dl180
 		if h4 >= 0 {
-			d175 += dl189
+			d166 += dl180
 		}
-		v191 := m21
+		v182 := m21
 		if !(h4 >= 0) {
 			return pl.drop(28)
 		}
-		b192 := data[h4 : h4+8] // udp
-		os193 := uint32(uint16((uint64(b192[2])<<8 | uint64(b192[3]))))
-		s194 := v191
-		b192[2] = byte(s194 >> 8)
-		b192[3] = byte(s194)
-		f196 := uint32(os193)
-		f196 += bits.RotateLeft32(f196, 16)
-		dl195 := uint64(^uint16(f196>>16)) + uint64(uint32(uint16(v191)))
+		b183 := data[h4 : h4+8] // udp
+		os184 := uint32(uint16((uint64(b183[2])<<8 | uint64(b183[3]))))
+		s185 := v182
+		b183[2] = byte(s185 >> 8)
+		b183[3] = byte(s185)
+		f187 := uint32(os184)
+		f187 += bits.RotateLeft32(f187, 16)
+		dl186 := uint64(^uint16(f187>>16)) + uint64(uint32(uint16(v182)))
 		if h4 >= 0 {
-			d175 += dl195
+			d166 += dl186
 		}
-		v197 := uint64(b177[8])
-		os198 := uint32(uint64(b177[8])<<8 | uint64(b177[9]))
-		b177[8] = byte(v197)
-		f200 := uint32(os198)
-		f200 += bits.RotateLeft32(f200, 16)
-		dl199 := uint64(^uint16(f200>>16)) + uint64(uint32(uint64(b177[8])<<8|uint64(b177[9])))
-		d174 += dl199
+		v188 := uint64(b168[8])
+		os189 := uint32(uint64(b168[8])<<8 | uint64(b168[9]))
+		b168[8] = byte(v188)
+		f191 := uint32(os189)
+		f191 += bits.RotateLeft32(f191, 16)
+		dl190 := uint64(^uint16(f191>>16)) + uint64(uint32(uint64(b168[8])<<8|uint64(b168[9])))
+		d165 += dl190
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d174
+			x := uint64(^cv) + d165
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s201 := r
-			cb[0] = byte(s201 >> 8)
-			cb[1] = byte(s201)
+			s192 := r
+			cb[0] = byte(s192 >> 8)
+			cb[1] = byte(s192)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d175
+			pendD4 += d166
 			pendK4 = true
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d202 uint64 // ipv4 checksum
-		var d203 uint64 // udp checksum
-		v204 := m11
-		b205 := data[h2 : h2+20] // ipv4
-		ws207 := uint64((uint64(b205[16])<<24 | uint64(b205[17])<<16 | uint64(b205[18])<<8 | uint64(b205[19])))
-		os206 := uint32(uint16(ws207>>0)) + uint32(uint16(ws207>>16))
-		s208 := v204
-		b205[16] = byte(s208 >> 24)
-		b205[17] = byte(s208 >> 16)
-		b205[18] = byte(s208 >> 8)
-		b205[19] = byte(s208)
-		ws209 := uint64(v204)
-		f211 := uint32(os206)
-		f211 += bits.RotateLeft32(f211, 16)
-		dl210 := uint64(^uint16(f211>>16)) + uint64(uint32(uint16(ws209>>0))+uint32(uint16(ws209>>16)))
-		d202 += dl210
+		var d193 uint64 // ipv4 checksum
+		var d194 uint64 // udp checksum
+		v195 := m11
+		b196 := data[h2 : h2+20] // ipv4
+		ws198 := uint64((uint64(b196[16])<<24 | uint64(b196[17])<<16 | uint64(b196[18])<<8 | uint64(b196[19])))
+		os197 := uint32(uint16(ws198>>0)) + uint32(uint16(ws198>>16))
+		s199 := v195
+		b196[16] = byte(s199 >> 24)
+		b196[17] = byte(s199 >> 16)
+		b196[18] = byte(s199 >> 8)
+		b196[19] = byte(s199)
+		ws200 := uint64(v195)
+		f202 := uint32(os197)
+		f202 += bits.RotateLeft32(f202, 16)
+		dl201 := uint64(^uint16(f202>>16)) + uint64(uint32(uint16(ws200>>0))+uint32(uint16(ws200>>16)))
+		d193 += dl201
 		if h4 >= 0 {
-			d203 += dl210
+			d194 += dl201
 		}
-		v212 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws214 := uint64((uint64(b205[12])<<24 | uint64(b205[13])<<16 | uint64(b205[14])<<8 | uint64(b205[15])))
-		os213 := uint32(uint16(ws214>>0)) + uint32(uint16(ws214>>16))
-		s215 := v212
-		b205[12] = byte(s215 >> 24)
-		b205[13] = byte(s215 >> 16)
-		b205[14] = byte(s215 >> 8)
-		b205[15] = byte(s215)
-		ws216 := uint64(v212)
-		f218 := uint32(os213)
-		f218 += bits.RotateLeft32(f218, 16)
-		dl217 := uint64(^uint16(f218>>16)) + uint64(uint32(uint16(ws216>>0))+uint32(uint16(ws216>>16)))
-		d202 += dl217
+		v203 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws205 := uint64((uint64(b196[12])<<24 | uint64(b196[13])<<16 | uint64(b196[14])<<8 | uint64(b196[15])))
+		os204 := uint32(uint16(ws205>>0)) + uint32(uint16(ws205>>16))
+		s206 := v203
+		b196[12] = byte(s206 >> 24)
+		b196[13] = byte(s206 >> 16)
+		b196[14] = byte(s206 >> 8)
+		b196[15] = byte(s206)
+		ws207 := uint64(v203)
+		f209 := uint32(os204)
+		f209 += bits.RotateLeft32(f209, 16)
+		dl208 := uint64(^uint16(f209>>16)) + uint64(uint32(uint16(ws207>>0))+uint32(uint16(ws207>>16)))
+		d193 += dl208
 		if h4 >= 0 {
-			d203 += dl217
+			d194 += dl208
 		}
-		v219 := m21
+		v210 := m21
 		if !(h4 >= 0) {
 			return pl.drop(29)
 		}
-		b220 := data[h4 : h4+8] // udp
-		os221 := uint32(uint16((uint64(b220[2])<<8 | uint64(b220[3]))))
-		s222 := v219
-		b220[2] = byte(s222 >> 8)
-		b220[3] = byte(s222)
-		f224 := uint32(os221)
-		f224 += bits.RotateLeft32(f224, 16)
-		dl223 := uint64(^uint16(f224>>16)) + uint64(uint32(uint16(v219)))
+		b211 := data[h4 : h4+8] // udp
+		os212 := uint32(uint16((uint64(b211[2])<<8 | uint64(b211[3]))))
+		s213 := v210
+		b211[2] = byte(s213 >> 8)
+		b211[3] = byte(s213)
+		f215 := uint32(os212)
+		f215 += bits.RotateLeft32(f215, 16)
+		dl214 := uint64(^uint16(f215>>16)) + uint64(uint32(uint16(v210)))
 		if h4 >= 0 {
-			d203 += dl223
+			d194 += dl214
 		}
-		v225 := ((uint64(b205[2])<<8 | uint64(b205[3])) - 0x10)
-		os226 := uint32(uint16((uint64(b205[2])<<8 | uint64(b205[3]))))
-		s227 := v225
-		b205[2] = byte(s227 >> 8)
-		b205[3] = byte(s227)
-		f229 := uint32(os226)
-		f229 += bits.RotateLeft32(f229, 16)
-		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(v225)))
-		d202 += dl228
+		v216 := ((uint64(b196[2])<<8 | uint64(b196[3])) - 0x10)
+		os217 := uint32(uint16((uint64(b196[2])<<8 | uint64(b196[3]))))
+		s218 := v216
+		b196[2] = byte(s218 >> 8)
+		b196[3] = byte(s218)
+		f220 := uint32(os217)
+		f220 += bits.RotateLeft32(f220, 16)
+		dl219 := uint64(^uint16(f220>>16)) + uint64(uint32(uint16(v216)))
+		d193 += dl219
 		if h4 >= 0 {
-			d203 += dl228
+			d194 += dl219
 		}
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d202
+			x := uint64(^cv) + d193
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s230 := r
-			cb[0] = byte(s230 >> 8)
-			cb[1] = byte(s230)
+			s221 := r
+			cb[0] = byte(s221 >> 8)
+			cb[1] = byte(s221)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d203
+			pendD4 += d194
 			pendK4 = true
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d231 uint64 // udp checksum
-		v232 := m12
+		var d222 uint64 // udp checksum
+		v223 := m12
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b233 := data[h3 : h3+40] // ipv6
-		ws235 := packet.Value{Hi: (uint64(b233[24])<<56 | uint64(b233[25])<<48 | uint64(b233[26])<<40 | uint64(b233[27])<<32 | uint64(b233[28])<<24 | uint64(b233[29])<<16 | uint64(b233[30])<<8 | uint64(b233[31])), Lo: (uint64(b233[32])<<56 | uint64(b233[33])<<48 | uint64(b233[34])<<40 | uint64(b233[35])<<32 | uint64(b233[36])<<24 | uint64(b233[37])<<16 | uint64(b233[38])<<8 | uint64(b233[39]))}
+		b224 := data[h3 : h3+40] // ipv6
+		ws226 := packet.Value{Hi: (uint64(b224[24])<<56 | uint64(b224[25])<<48 | uint64(b224[26])<<40 | uint64(b224[27])<<32 | uint64(b224[28])<<24 | uint64(b224[29])<<16 | uint64(b224[30])<<8 | uint64(b224[31])), Lo: (uint64(b224[32])<<56 | uint64(b224[33])<<48 | uint64(b224[34])<<40 | uint64(b224[35])<<32 | uint64(b224[36])<<24 | uint64(b224[37])<<16 | uint64(b224[38])<<8 | uint64(b224[39]))}
+		os225 := uint32(uint16(ws226.Hi>>0)) + uint32(uint16(ws226.Hi>>16)) + uint32(uint16(ws226.Hi>>32)) + uint32(uint16(ws226.Hi>>48)) + uint32(uint16(ws226.Lo>>0)) + uint32(uint16(ws226.Lo>>16)) + uint32(uint16(ws226.Lo>>32)) + uint32(uint16(ws226.Lo>>48))
+		v227 := v223
+		s228 := v227.Hi
+		b224[24] = byte(s228 >> 56)
+		b224[25] = byte(s228 >> 48)
+		b224[26] = byte(s228 >> 40)
+		b224[27] = byte(s228 >> 32)
+		b224[28] = byte(s228 >> 24)
+		b224[29] = byte(s228 >> 16)
+		b224[30] = byte(s228 >> 8)
+		b224[31] = byte(s228)
+		s229 := v227.Lo
+		b224[32] = byte(s229 >> 56)
+		b224[33] = byte(s229 >> 48)
+		b224[34] = byte(s229 >> 40)
+		b224[35] = byte(s229 >> 32)
+		b224[36] = byte(s229 >> 24)
+		b224[37] = byte(s229 >> 16)
+		b224[38] = byte(s229 >> 8)
+		b224[39] = byte(s229)
+		ws230 := v223
+		f232 := uint32(os225)
+		f232 += bits.RotateLeft32(f232, 16)
+		dl231 := uint64(^uint16(f232>>16)) + uint64(uint32(uint16(ws230.Hi>>0))+uint32(uint16(ws230.Hi>>16))+uint32(uint16(ws230.Hi>>32))+uint32(uint16(ws230.Hi>>48))+uint32(uint16(ws230.Lo>>0))+uint32(uint16(ws230.Lo>>16))+uint32(uint16(ws230.Lo>>32))+uint32(uint16(ws230.Lo>>48)))
+		if h4 >= 0 {
+			d222 += dl231
+		}
+		v233 := m3
+		ws235 := packet.Value{Hi: (uint64(b224[8])<<56 | uint64(b224[9])<<48 | uint64(b224[10])<<40 | uint64(b224[11])<<32 | uint64(b224[12])<<24 | uint64(b224[13])<<16 | uint64(b224[14])<<8 | uint64(b224[15])), Lo: (uint64(b224[16])<<56 | uint64(b224[17])<<48 | uint64(b224[18])<<40 | uint64(b224[19])<<32 | uint64(b224[20])<<24 | uint64(b224[21])<<16 | uint64(b224[22])<<8 | uint64(b224[23]))}
 		os234 := uint32(uint16(ws235.Hi>>0)) + uint32(uint16(ws235.Hi>>16)) + uint32(uint16(ws235.Hi>>32)) + uint32(uint16(ws235.Hi>>48)) + uint32(uint16(ws235.Lo>>0)) + uint32(uint16(ws235.Lo>>16)) + uint32(uint16(ws235.Lo>>32)) + uint32(uint16(ws235.Lo>>48))
-		v236 := v232
+		v236 := v233
 		s237 := v236.Hi
-		b233[24] = byte(s237 >> 56)
-		b233[25] = byte(s237 >> 48)
-		b233[26] = byte(s237 >> 40)
-		b233[27] = byte(s237 >> 32)
-		b233[28] = byte(s237 >> 24)
-		b233[29] = byte(s237 >> 16)
-		b233[30] = byte(s237 >> 8)
-		b233[31] = byte(s237)
+		b224[8] = byte(s237 >> 56)
+		b224[9] = byte(s237 >> 48)
+		b224[10] = byte(s237 >> 40)
+		b224[11] = byte(s237 >> 32)
+		b224[12] = byte(s237 >> 24)
+		b224[13] = byte(s237 >> 16)
+		b224[14] = byte(s237 >> 8)
+		b224[15] = byte(s237)
 		s238 := v236.Lo
-		b233[32] = byte(s238 >> 56)
-		b233[33] = byte(s238 >> 48)
-		b233[34] = byte(s238 >> 40)
-		b233[35] = byte(s238 >> 32)
-		b233[36] = byte(s238 >> 24)
-		b233[37] = byte(s238 >> 16)
-		b233[38] = byte(s238 >> 8)
-		b233[39] = byte(s238)
-		ws239 := v232
+		b224[16] = byte(s238 >> 56)
+		b224[17] = byte(s238 >> 48)
+		b224[18] = byte(s238 >> 40)
+		b224[19] = byte(s238 >> 32)
+		b224[20] = byte(s238 >> 24)
+		b224[21] = byte(s238 >> 16)
+		b224[22] = byte(s238 >> 8)
+		b224[23] = byte(s238)
+		ws239 := v233
 		f241 := uint32(os234)
 		f241 += bits.RotateLeft32(f241, 16)
 		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint16(ws239.Hi>>0))+uint32(uint16(ws239.Hi>>16))+uint32(uint16(ws239.Hi>>32))+uint32(uint16(ws239.Hi>>48))+uint32(uint16(ws239.Lo>>0))+uint32(uint16(ws239.Lo>>16))+uint32(uint16(ws239.Lo>>32))+uint32(uint16(ws239.Lo>>48)))
 		if h4 >= 0 {
-			d231 += dl240
+			d222 += dl240
 		}
-		v242 := m3
-		ws244 := packet.Value{Hi: (uint64(b233[8])<<56 | uint64(b233[9])<<48 | uint64(b233[10])<<40 | uint64(b233[11])<<32 | uint64(b233[12])<<24 | uint64(b233[13])<<16 | uint64(b233[14])<<8 | uint64(b233[15])), Lo: (uint64(b233[16])<<56 | uint64(b233[17])<<48 | uint64(b233[18])<<40 | uint64(b233[19])<<32 | uint64(b233[20])<<24 | uint64(b233[21])<<16 | uint64(b233[22])<<8 | uint64(b233[23]))}
-		os243 := uint32(uint16(ws244.Hi>>0)) + uint32(uint16(ws244.Hi>>16)) + uint32(uint16(ws244.Hi>>32)) + uint32(uint16(ws244.Hi>>48)) + uint32(uint16(ws244.Lo>>0)) + uint32(uint16(ws244.Lo>>16)) + uint32(uint16(ws244.Lo>>32)) + uint32(uint16(ws244.Lo>>48))
-		v245 := v242
-		s246 := v245.Hi
-		b233[8] = byte(s246 >> 56)
-		b233[9] = byte(s246 >> 48)
-		b233[10] = byte(s246 >> 40)
-		b233[11] = byte(s246 >> 32)
-		b233[12] = byte(s246 >> 24)
-		b233[13] = byte(s246 >> 16)
-		b233[14] = byte(s246 >> 8)
-		b233[15] = byte(s246)
-		s247 := v245.Lo
-		b233[16] = byte(s247 >> 56)
-		b233[17] = byte(s247 >> 48)
-		b233[18] = byte(s247 >> 40)
-		b233[19] = byte(s247 >> 32)
-		b233[20] = byte(s247 >> 24)
-		b233[21] = byte(s247 >> 16)
-		b233[22] = byte(s247 >> 8)
-		b233[23] = byte(s247)
-		ws248 := v242
-		f250 := uint32(os243)
-		f250 += bits.RotateLeft32(f250, 16)
-		dl249 := uint64(^uint16(f250>>16)) + uint64(uint32(uint16(ws248.Hi>>0))+uint32(uint16(ws248.Hi>>16))+uint32(uint16(ws248.Hi>>32))+uint32(uint16(ws248.Hi>>48))+uint32(uint16(ws248.Lo>>0))+uint32(uint16(ws248.Lo>>16))+uint32(uint16(ws248.Lo>>32))+uint32(uint16(ws248.Lo>>48)))
-		if h4 >= 0 {
-			d231 += dl249
-		}
-		v251 := m21
+		v242 := m21
 		if !(h4 >= 0) {
 			return pl.drop(30)
 		}
-		b252 := data[h4 : h4+8] // udp
-		os253 := uint32(uint16((uint64(b252[2])<<8 | uint64(b252[3]))))
-		s254 := v251
-		b252[2] = byte(s254 >> 8)
-		b252[3] = byte(s254)
-		f256 := uint32(os253)
-		f256 += bits.RotateLeft32(f256, 16)
-		dl255 := uint64(^uint16(f256>>16)) + uint64(uint32(uint16(v251)))
+		b243 := data[h4 : h4+8] // udp
+		os244 := uint32(uint16((uint64(b243[2])<<8 | uint64(b243[3]))))
+		s245 := v242
+		b243[2] = byte(s245 >> 8)
+		b243[3] = byte(s245)
+		f247 := uint32(os244)
+		f247 += bits.RotateLeft32(f247, 16)
+		dl246 := uint64(^uint16(f247>>16)) + uint64(uint32(uint16(v242)))
 		if h4 >= 0 {
-			d231 += dl255
+			d222 += dl246
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d231
+			pendD4 += d222
 			pendK4 = true
 		}
 		pl.edges[28]++
@@ -3738,97 +3603,97 @@ n102:
 	}
 n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d257 uint64 // udp checksum
-		v258 := m12
+		var d248 uint64 // udp checksum
+		v249 := m12
 		if !(h3 >= 0) {
 			return pl.drop(31)
 		}
-		b259 := data[h3 : h3+40] // ipv6
-		ws261 := packet.Value{Hi: (uint64(b259[24])<<56 | uint64(b259[25])<<48 | uint64(b259[26])<<40 | uint64(b259[27])<<32 | uint64(b259[28])<<24 | uint64(b259[29])<<16 | uint64(b259[30])<<8 | uint64(b259[31])), Lo: (uint64(b259[32])<<56 | uint64(b259[33])<<48 | uint64(b259[34])<<40 | uint64(b259[35])<<32 | uint64(b259[36])<<24 | uint64(b259[37])<<16 | uint64(b259[38])<<8 | uint64(b259[39]))}
+		b250 := data[h3 : h3+40] // ipv6
+		ws252 := packet.Value{Hi: (uint64(b250[24])<<56 | uint64(b250[25])<<48 | uint64(b250[26])<<40 | uint64(b250[27])<<32 | uint64(b250[28])<<24 | uint64(b250[29])<<16 | uint64(b250[30])<<8 | uint64(b250[31])), Lo: (uint64(b250[32])<<56 | uint64(b250[33])<<48 | uint64(b250[34])<<40 | uint64(b250[35])<<32 | uint64(b250[36])<<24 | uint64(b250[37])<<16 | uint64(b250[38])<<8 | uint64(b250[39]))}
+		os251 := uint32(uint16(ws252.Hi>>0)) + uint32(uint16(ws252.Hi>>16)) + uint32(uint16(ws252.Hi>>32)) + uint32(uint16(ws252.Hi>>48)) + uint32(uint16(ws252.Lo>>0)) + uint32(uint16(ws252.Lo>>16)) + uint32(uint16(ws252.Lo>>32)) + uint32(uint16(ws252.Lo>>48))
+		v253 := v249
+		s254 := v253.Hi
+		b250[24] = byte(s254 >> 56)
+		b250[25] = byte(s254 >> 48)
+		b250[26] = byte(s254 >> 40)
+		b250[27] = byte(s254 >> 32)
+		b250[28] = byte(s254 >> 24)
+		b250[29] = byte(s254 >> 16)
+		b250[30] = byte(s254 >> 8)
+		b250[31] = byte(s254)
+		s255 := v253.Lo
+		b250[32] = byte(s255 >> 56)
+		b250[33] = byte(s255 >> 48)
+		b250[34] = byte(s255 >> 40)
+		b250[35] = byte(s255 >> 32)
+		b250[36] = byte(s255 >> 24)
+		b250[37] = byte(s255 >> 16)
+		b250[38] = byte(s255 >> 8)
+		b250[39] = byte(s255)
+		ws256 := v249
+		f258 := uint32(os251)
+		f258 += bits.RotateLeft32(f258, 16)
+		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint16(ws256.Hi>>0))+uint32(uint16(ws256.Hi>>16))+uint32(uint16(ws256.Hi>>32))+uint32(uint16(ws256.Hi>>48))+uint32(uint16(ws256.Lo>>0))+uint32(uint16(ws256.Lo>>16))+uint32(uint16(ws256.Lo>>32))+uint32(uint16(ws256.Lo>>48)))
+		if h4 >= 0 {
+			d248 += dl257
+		}
+		v259 := m3
+		ws261 := packet.Value{Hi: (uint64(b250[8])<<56 | uint64(b250[9])<<48 | uint64(b250[10])<<40 | uint64(b250[11])<<32 | uint64(b250[12])<<24 | uint64(b250[13])<<16 | uint64(b250[14])<<8 | uint64(b250[15])), Lo: (uint64(b250[16])<<56 | uint64(b250[17])<<48 | uint64(b250[18])<<40 | uint64(b250[19])<<32 | uint64(b250[20])<<24 | uint64(b250[21])<<16 | uint64(b250[22])<<8 | uint64(b250[23]))}
 		os260 := uint32(uint16(ws261.Hi>>0)) + uint32(uint16(ws261.Hi>>16)) + uint32(uint16(ws261.Hi>>32)) + uint32(uint16(ws261.Hi>>48)) + uint32(uint16(ws261.Lo>>0)) + uint32(uint16(ws261.Lo>>16)) + uint32(uint16(ws261.Lo>>32)) + uint32(uint16(ws261.Lo>>48))
-		v262 := v258
+		v262 := v259
 		s263 := v262.Hi
-		b259[24] = byte(s263 >> 56)
-		b259[25] = byte(s263 >> 48)
-		b259[26] = byte(s263 >> 40)
-		b259[27] = byte(s263 >> 32)
-		b259[28] = byte(s263 >> 24)
-		b259[29] = byte(s263 >> 16)
-		b259[30] = byte(s263 >> 8)
-		b259[31] = byte(s263)
+		b250[8] = byte(s263 >> 56)
+		b250[9] = byte(s263 >> 48)
+		b250[10] = byte(s263 >> 40)
+		b250[11] = byte(s263 >> 32)
+		b250[12] = byte(s263 >> 24)
+		b250[13] = byte(s263 >> 16)
+		b250[14] = byte(s263 >> 8)
+		b250[15] = byte(s263)
 		s264 := v262.Lo
-		b259[32] = byte(s264 >> 56)
-		b259[33] = byte(s264 >> 48)
-		b259[34] = byte(s264 >> 40)
-		b259[35] = byte(s264 >> 32)
-		b259[36] = byte(s264 >> 24)
-		b259[37] = byte(s264 >> 16)
-		b259[38] = byte(s264 >> 8)
-		b259[39] = byte(s264)
-		ws265 := v258
+		b250[16] = byte(s264 >> 56)
+		b250[17] = byte(s264 >> 48)
+		b250[18] = byte(s264 >> 40)
+		b250[19] = byte(s264 >> 32)
+		b250[20] = byte(s264 >> 24)
+		b250[21] = byte(s264 >> 16)
+		b250[22] = byte(s264 >> 8)
+		b250[23] = byte(s264)
+		ws265 := v259
 		f267 := uint32(os260)
 		f267 += bits.RotateLeft32(f267, 16)
 		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(ws265.Hi>>0))+uint32(uint16(ws265.Hi>>16))+uint32(uint16(ws265.Hi>>32))+uint32(uint16(ws265.Hi>>48))+uint32(uint16(ws265.Lo>>0))+uint32(uint16(ws265.Lo>>16))+uint32(uint16(ws265.Lo>>32))+uint32(uint16(ws265.Lo>>48)))
 		if h4 >= 0 {
-			d257 += dl266
+			d248 += dl266
 		}
-		v268 := m3
-		ws270 := packet.Value{Hi: (uint64(b259[8])<<56 | uint64(b259[9])<<48 | uint64(b259[10])<<40 | uint64(b259[11])<<32 | uint64(b259[12])<<24 | uint64(b259[13])<<16 | uint64(b259[14])<<8 | uint64(b259[15])), Lo: (uint64(b259[16])<<56 | uint64(b259[17])<<48 | uint64(b259[18])<<40 | uint64(b259[19])<<32 | uint64(b259[20])<<24 | uint64(b259[21])<<16 | uint64(b259[22])<<8 | uint64(b259[23]))}
-		os269 := uint32(uint16(ws270.Hi>>0)) + uint32(uint16(ws270.Hi>>16)) + uint32(uint16(ws270.Hi>>32)) + uint32(uint16(ws270.Hi>>48)) + uint32(uint16(ws270.Lo>>0)) + uint32(uint16(ws270.Lo>>16)) + uint32(uint16(ws270.Lo>>32)) + uint32(uint16(ws270.Lo>>48))
-		v271 := v268
-		s272 := v271.Hi
-		b259[8] = byte(s272 >> 56)
-		b259[9] = byte(s272 >> 48)
-		b259[10] = byte(s272 >> 40)
-		b259[11] = byte(s272 >> 32)
-		b259[12] = byte(s272 >> 24)
-		b259[13] = byte(s272 >> 16)
-		b259[14] = byte(s272 >> 8)
-		b259[15] = byte(s272)
-		s273 := v271.Lo
-		b259[16] = byte(s273 >> 56)
-		b259[17] = byte(s273 >> 48)
-		b259[18] = byte(s273 >> 40)
-		b259[19] = byte(s273 >> 32)
-		b259[20] = byte(s273 >> 24)
-		b259[21] = byte(s273 >> 16)
-		b259[22] = byte(s273 >> 8)
-		b259[23] = byte(s273)
-		ws274 := v268
-		f276 := uint32(os269)
-		f276 += bits.RotateLeft32(f276, 16)
-		dl275 := uint64(^uint16(f276>>16)) + uint64(uint32(uint16(ws274.Hi>>0))+uint32(uint16(ws274.Hi>>16))+uint32(uint16(ws274.Hi>>32))+uint32(uint16(ws274.Hi>>48))+uint32(uint16(ws274.Lo>>0))+uint32(uint16(ws274.Lo>>16))+uint32(uint16(ws274.Lo>>32))+uint32(uint16(ws274.Lo>>48)))
-		if h4 >= 0 {
-			d257 += dl275
-		}
-		v277 := m21
+		v268 := m21
 		if !(h4 >= 0) {
 			return pl.drop(31)
 		}
-		b278 := data[h4 : h4+8] // udp
-		os279 := uint32(uint16((uint64(b278[2])<<8 | uint64(b278[3]))))
-		s280 := v277
-		b278[2] = byte(s280 >> 8)
-		b278[3] = byte(s280)
-		f282 := uint32(os279)
-		f282 += bits.RotateLeft32(f282, 16)
-		dl281 := uint64(^uint16(f282>>16)) + uint64(uint32(uint16(v277)))
+		b269 := data[h4 : h4+8] // udp
+		os270 := uint32(uint16((uint64(b269[2])<<8 | uint64(b269[3]))))
+		s271 := v268
+		b269[2] = byte(s271 >> 8)
+		b269[3] = byte(s271)
+		f273 := uint32(os270)
+		f273 += bits.RotateLeft32(f273, 16)
+		dl272 := uint64(^uint16(f273>>16)) + uint64(uint32(uint16(v268)))
 		if h4 >= 0 {
-			d257 += dl281
+			d248 += dl272
 		}
-		v283 := ((uint64(b259[4])<<8 | uint64(b259[5])) - 0x10)
-		os284 := uint32(uint16((uint64(b259[4])<<8 | uint64(b259[5]))))
-		s285 := v283
-		b259[4] = byte(s285 >> 8)
-		b259[5] = byte(s285)
-		f287 := uint32(os284)
-		f287 += bits.RotateLeft32(f287, 16)
-		dl286 := uint64(^uint16(f287>>16)) + uint64(uint32(uint16(v283)))
+		v274 := ((uint64(b250[4])<<8 | uint64(b250[5])) - 0x10)
+		os275 := uint32(uint16((uint64(b250[4])<<8 | uint64(b250[5]))))
+		s276 := v274
+		b250[4] = byte(s276 >> 8)
+		b250[5] = byte(s276)
+		f278 := uint32(os275)
+		f278 += bits.RotateLeft32(f278, 16)
+		dl277 := uint64(^uint16(f278>>16)) + uint64(uint32(uint16(v274)))
 		if h4 >= 0 {
-			d257 += dl286
+			d248 += dl277
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d257
+			pendD4 += d248
 			pendK4 = true
 		}
 		pl.edges[29]++
@@ -3843,24 +3708,24 @@ n104:
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		po288, pn289 := h10, 12 // lb_v2
-		if po288 < 0 || po288+pn289 > len(data) {
+		po279, pn280 := h10, 12 // lb_v2
+		if po279 < 0 || po279+pn280 > len(data) {
 			return pl.drop(32)
 		}
-		if (h4 >= 0) && po288 > h4 && (po288-h4)%2 == 0 {
-			pw291 := data[po288 : po288+12]
-			d290 := uint32(uint64(pw291[0])<<8|uint64(pw291[1])) + uint32(uint64(pw291[2])<<8|uint64(pw291[3])) + uint32(uint64(pw291[4])<<8|uint64(pw291[5])) + uint32(uint64(pw291[6])<<8|uint64(pw291[7])) + uint32(uint64(pw291[8])<<8|uint64(pw291[9])) + uint32(uint64(pw291[10])<<8|uint64(pw291[11]))
-			d290 += bits.RotateLeft32(d290, 16)
+		if (h4 >= 0) && po279 > h4 && (po279-h4)%2 == 0 {
+			pw282 := data[po279 : po279+12]
+			d281 := uint32(uint64(pw282[0])<<8|uint64(pw282[1])) + uint32(uint64(pw282[2])<<8|uint64(pw282[3])) + uint32(uint64(pw282[4])<<8|uint64(pw282[5])) + uint32(uint64(pw282[6])<<8|uint64(pw282[7])) + uint32(uint64(pw282[8])<<8|uint64(pw282[9])) + uint32(uint64(pw282[10])<<8|uint64(pw282[11]))
+			d281 += bits.RotateLeft32(d281, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d290 >> 16))
+				pendD4 += uint64(^uint16(d281 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po288
-		pendN = pn289
+		pendOff = po279
+		pendN = pn280
 		h10 = -1
-		if cur > po288 {
-			cur = max(po288, cur-pn289)
+		if cur > po279 {
+			cur = max(po279, cur-pn280)
 		}
 		goto n107
 	}
@@ -3869,24 +3734,24 @@ n106:
 		if !(h11 >= 0) {
 			return pl.drop(33)
 		}
-		po292, pn293 := h11, 12 // lb_v3
-		if po292 < 0 || po292+pn293 > len(data) {
+		po283, pn284 := h11, 12 // lb_v3
+		if po283 < 0 || po283+pn284 > len(data) {
 			return pl.drop(33)
 		}
-		if (h4 >= 0) && po292 > h4 && (po292-h4)%2 == 0 {
-			pw295 := data[po292 : po292+12]
-			d294 := uint32(uint64(pw295[0])<<8|uint64(pw295[1])) + uint32(uint64(pw295[2])<<8|uint64(pw295[3])) + uint32(uint64(pw295[4])<<8|uint64(pw295[5])) + uint32(uint64(pw295[6])<<8|uint64(pw295[7])) + uint32(uint64(pw295[8])<<8|uint64(pw295[9])) + uint32(uint64(pw295[10])<<8|uint64(pw295[11]))
-			d294 += bits.RotateLeft32(d294, 16)
+		if (h4 >= 0) && po283 > h4 && (po283-h4)%2 == 0 {
+			pw286 := data[po283 : po283+12]
+			d285 := uint32(uint64(pw286[0])<<8|uint64(pw286[1])) + uint32(uint64(pw286[2])<<8|uint64(pw286[3])) + uint32(uint64(pw286[4])<<8|uint64(pw286[5])) + uint32(uint64(pw286[6])<<8|uint64(pw286[7])) + uint32(uint64(pw286[8])<<8|uint64(pw286[9])) + uint32(uint64(pw286[10])<<8|uint64(pw286[11]))
+			d285 += bits.RotateLeft32(d285, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d294 >> 16))
+				pendD4 += uint64(^uint16(d285 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po292
-		pendN = pn293
+		pendOff = po283
+		pendN = pn284
 		h11 = -1
-		if cur > po292 {
-			cur = max(po292, cur-pn293)
+		if cur > po283 {
+			cur = max(po283, cur-pn284)
 		}
 		pl.edges[30]++
 		goto n107
@@ -3906,57 +3771,57 @@ n107:
 		if !(h9 >= 0) {
 			return pl.drop(34)
 		}
-		po296, pn297 := h9, 4 // lb_common
-		if po296 < 0 || po296+pn297 > len(data) {
+		po287, pn288 := h9, 4 // lb_common
+		if po287 < 0 || po287+pn288 > len(data) {
 			return pl.drop(34)
 		}
-		if (h4 >= 0) && po296 > h4 && (po296-h4)%2 == 0 {
-			pw299 := data[po296 : po296+4]
-			d298 := uint32(uint64(pw299[0])<<8|uint64(pw299[1])) + uint32(uint64(pw299[2])<<8|uint64(pw299[3]))
-			d298 += bits.RotateLeft32(d298, 16)
+		if (h4 >= 0) && po287 > h4 && (po287-h4)%2 == 0 {
+			pw290 := data[po287 : po287+4]
+			d289 := uint32(uint64(pw290[0])<<8|uint64(pw290[1])) + uint32(uint64(pw290[2])<<8|uint64(pw290[3]))
+			d289 += bits.RotateLeft32(d289, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d298 >> 16))
+				pendD4 += uint64(^uint16(d289 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn297
-		if po296 < len(data)-po296-pendN {
-			copy(data[pendN:pendN+po296], data[:po296])
+		pendN += pn288
+		if po287 < len(data)-po287-pendN {
+			copy(data[pendN:pendN+po287], data[:po287])
 			data = data[pendN:]
 		} else {
-			copy(data[po296:], data[po296+pendN:])
+			copy(data[po287:], data[po287+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po296 {
-			h11 -= pn297
+		if (h11 >= 0) && h11 > po287 {
+			h11 -= pn288
 		} // lb_v3
-		if cur > po296 {
-			cur = max(po296, cur-pn297)
+		if cur > po287 {
+			cur = max(po287, cur-pn288)
 		}
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d300 uint64 // udp checksum
+		var d291 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(35)
 		}
-		b301 := data[h4 : h4+8] // udp
-		v302 := ((uint64(b301[4])<<8 | uint64(b301[5])) - 0x10)
-		os303 := uint32(uint16((uint64(b301[4])<<8 | uint64(b301[5]))))
-		s304 := v302
-		b301[4] = byte(s304 >> 8)
-		b301[5] = byte(s304)
-		f306 := uint32(os303)
-		f306 += bits.RotateLeft32(f306, 16)
-		dl305 := uint64(^uint16(f306>>16)) + uint64(uint32(uint16(v302)))
+		b292 := data[h4 : h4+8] // udp
+		v293 := ((uint64(b292[4])<<8 | uint64(b292[5])) - 0x10)
+		os294 := uint32(uint16((uint64(b292[4])<<8 | uint64(b292[5]))))
+		s295 := v293
+		b292[4] = byte(s295 >> 8)
+		b292[5] = byte(s295)
+		f297 := uint32(os294)
+		f297 += bits.RotateLeft32(f297, 16)
+		dl296 := uint64(^uint16(f297>>16)) + uint64(uint32(uint16(v293)))
 		if h4 >= 0 {
-			d300 += dl305
+			d291 += dl296
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d300
+			pendD4 += d291
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -3985,9 +3850,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s307 := r
-				cb[0] = byte(s307 >> 8)
-				cb[1] = byte(s307)
+				s298 := r
+				cb[0] = byte(s298 >> 8)
+				cb[1] = byte(s298)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4004,9 +3869,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s308 := r
-				cb[0] = byte(s308 >> 8)
-				cb[1] = byte(s308)
+				s299 := r
+				cb[0] = byte(s299 >> 8)
+				cb[1] = byte(s299)
 			}
 			pendD4, pendK4 = 0, false
 		}

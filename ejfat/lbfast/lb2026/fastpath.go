@@ -1766,32 +1766,17 @@ n47:
 	}
 n48:
 	{ // ParseParsed: set meta.egress_port
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s58 := r
-				cb[0] = byte(s58 >> 8)
-				cb[1] = byte(s58)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m2 = (m1) & 0xf
 		goto n49
 	}
 n49:
 	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
-		c59 := !(h1 >= 0)
-		if c59 {
-			b60 := data[h0 : h0+14] // ethernet
-			c59 = (((uint64(b60[0])<<40 | uint64(b60[1])<<32 | uint64(b60[2])<<24 | uint64(b60[3])<<16 | uint64(b60[4])<<8 | uint64(b60[5])) & 0xfffffffffff0) == 0x180c2000000)
+		c58 := !(h1 >= 0)
+		if c58 {
+			b59 := data[h0 : h0+14] // ethernet
+			c58 = (((uint64(b59[0])<<40 | uint64(b59[1])<<32 | uint64(b59[2])<<24 | uint64(b59[3])<<16 | uint64(b59[4])<<8 | uint64(b59[5])) & 0xfffffffffff0) == 0x180c2000000)
 		}
-		if c59 {
+		if c58 {
 			goto n50
 		}
 		goto n71
@@ -1809,8 +1794,8 @@ n51:
 	}
 n52:
 	{ // PuntIsLacp: test slow.subtype == 1
-		b61 := data[h22 : h22+1] // slow
-		if uint64(b61[0]) == 0x1 {
+		b60 := data[h22 : h22+1] // slow
+		if uint64(b60[0]) == 0x1 {
 			goto n53
 		}
 		goto n54
@@ -1839,21 +1824,6 @@ n56:
 	}
 n57:
 	{ // PuntEgress: set meta.egress_port
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s62 := r
-				cb[0] = byte(s62 >> 8)
-				cb[1] = byte(s62)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m2 = ((m1 | 0x2) & 0xf) & 0xf
 		goto n58
 	}
@@ -1866,20 +1836,20 @@ n58:
 	}
 n59:
 	{ // PuntPopNsMac: pop nd_mac
-		po63, pn64 := h14, 6 // nd_mac
-		if po63 < 0 || po63+pn64 > len(data) {
+		po61, pn62 := h14, 6 // nd_mac
+		if po61 < 0 || po61+pn62 > len(data) {
 			return pl.drop(2)
 		}
-		if po63 < len(data)-po63-pn64 {
-			copy(data[pn64:pn64+po63], data[:po63])
-			data = data[pn64:]
+		if po61 < len(data)-po61-pn62 {
+			copy(data[pn62:pn62+po61], data[:po61])
+			data = data[pn62:]
 		} else {
-			copy(data[po63:], data[po63+pn64:])
-			data = data[:len(data)-pn64]
+			copy(data[po61:], data[po61+pn62:])
+			data = data[:len(data)-pn62]
 		}
 		h14 = -1
-		if cur > po63 {
-			cur = max(po63, cur-pn64)
+		if cur > po61 {
+			cur = max(po61, cur-pn62)
 		}
 		pl.edges[24]++
 		goto n60
@@ -1893,20 +1863,20 @@ n60:
 	}
 n61:
 	{ // PuntPopNsOpt: pop nd_opt
-		po65, pn66 := h13, 2 // nd_opt
-		if po65 < 0 || po65+pn66 > len(data) {
+		po63, pn64 := h13, 2 // nd_opt
+		if po63 < 0 || po63+pn64 > len(data) {
 			return pl.drop(3)
 		}
-		if po65 < len(data)-po65-pn66 {
-			copy(data[pn66:pn66+po65], data[:po65])
-			data = data[pn66:]
+		if po63 < len(data)-po63-pn64 {
+			copy(data[pn64:pn64+po63], data[:po63])
+			data = data[pn64:]
 		} else {
-			copy(data[po65:], data[po65+pn66:])
-			data = data[:len(data)-pn66]
+			copy(data[po63:], data[po63+pn64:])
+			data = data[:len(data)-pn64]
 		}
 		h13 = -1
-		if cur > po65 {
-			cur = max(po65, cur-pn66)
+		if cur > po63 {
+			cur = max(po63, cur-pn64)
 		}
 		pl.edges[25]++
 		goto n62
@@ -1920,20 +1890,20 @@ n62:
 	}
 n63:
 	{ // PuntPopNs: pop nd_ns
-		po67, pn68 := h12, 20 // nd_ns
-		if po67 < 0 || po67+pn68 > len(data) {
+		po65, pn66 := h12, 20 // nd_ns
+		if po65 < 0 || po65+pn66 > len(data) {
 			return pl.drop(4)
 		}
-		if po67 < len(data)-po67-pn68 {
-			copy(data[pn68:pn68+po67], data[:po67])
-			data = data[pn68:]
+		if po65 < len(data)-po65-pn66 {
+			copy(data[pn66:pn66+po65], data[:po65])
+			data = data[pn66:]
 		} else {
-			copy(data[po67:], data[po67+pn68:])
-			data = data[:len(data)-pn68]
+			copy(data[po65:], data[po65+pn66:])
+			data = data[:len(data)-pn66]
 		}
 		h12 = -1
-		if cur > po67 {
-			cur = max(po67, cur-pn68)
+		if cur > po65 {
+			cur = max(po65, cur-pn66)
 		}
 		pl.edges[26]++
 		goto n64
@@ -1947,20 +1917,20 @@ n64:
 	}
 n65:
 	{ // PuntPopUdp: pop icmp_udp
-		po69, pn70 := h20, 8 // icmp_udp
-		if po69 < 0 || po69+pn70 > len(data) {
+		po67, pn68 := h20, 8 // icmp_udp
+		if po67 < 0 || po67+pn68 > len(data) {
 			return pl.drop(5)
 		}
-		if po69 < len(data)-po69-pn70 {
-			copy(data[pn70:pn70+po69], data[:po69])
-			data = data[pn70:]
+		if po67 < len(data)-po67-pn68 {
+			copy(data[pn68:pn68+po67], data[:po67])
+			data = data[pn68:]
 		} else {
-			copy(data[po69:], data[po69+pn70:])
-			data = data[:len(data)-pn70]
+			copy(data[po67:], data[po67+pn68:])
+			data = data[:len(data)-pn68]
 		}
 		h20 = -1
-		if cur > po69 {
-			cur = max(po69, cur-pn70)
+		if cur > po67 {
+			cur = max(po67, cur-pn68)
 		}
 		pl.edges[27]++
 		goto n66
@@ -1974,20 +1944,20 @@ n66:
 	}
 n67:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		po71, pn72 := h18, 20 // icmp_ipv4
-		if po71 < 0 || po71+pn72 > len(data) {
+		po69, pn70 := h18, 20 // icmp_ipv4
+		if po69 < 0 || po69+pn70 > len(data) {
 			return pl.drop(6)
 		}
-		if po71 < len(data)-po71-pn72 {
-			copy(data[pn72:pn72+po71], data[:po71])
-			data = data[pn72:]
+		if po69 < len(data)-po69-pn70 {
+			copy(data[pn70:pn70+po69], data[:po69])
+			data = data[pn70:]
 		} else {
-			copy(data[po71:], data[po71+pn72:])
-			data = data[:len(data)-pn72]
+			copy(data[po69:], data[po69+pn70:])
+			data = data[:len(data)-pn70]
 		}
 		h18 = -1
-		if cur > po71 {
-			cur = max(po71, cur-pn72)
+		if cur > po69 {
+			cur = max(po69, cur-pn70)
 		}
 		pl.edges[28]++
 		goto n68
@@ -2001,20 +1971,20 @@ n68:
 	}
 n69:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		po73, pn74 := h19, 40 // icmp_ipv6
-		if po73 < 0 || po73+pn74 > len(data) {
+		po71, pn72 := h19, 40 // icmp_ipv6
+		if po71 < 0 || po71+pn72 > len(data) {
 			return pl.drop(7)
 		}
-		if po73 < len(data)-po73-pn74 {
-			copy(data[pn74:pn74+po73], data[:po73])
-			data = data[pn74:]
+		if po71 < len(data)-po71-pn72 {
+			copy(data[pn72:pn72+po71], data[:po71])
+			data = data[pn72:]
 		} else {
-			copy(data[po73:], data[po73+pn74:])
-			data = data[:len(data)-pn74]
+			copy(data[po71:], data[po71+pn72:])
+			data = data[:len(data)-pn72]
 		}
 		h19 = -1
-		if cur > po73 {
-			cur = max(po73, cur-pn74)
+		if cur > po71 {
+			cur = max(po71, cur-pn72)
 		}
 		pl.edges[29]++
 		goto n70
@@ -2030,9 +2000,9 @@ n70:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s75 := r
-				cb[0] = byte(s75 >> 8)
-				cb[1] = byte(s75)
+				s73 := r
+				cb[0] = byte(s73 >> 8)
+				cb[1] = byte(s73)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2047,89 +2017,74 @@ n71:
 	}
 n72:
 	{ // L2VlanId: set meta.vlan_id
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s76 := r
-				cb[0] = byte(s76 >> 8)
-				cb[1] = byte(s76)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b77 := data[h1 : h1+4] // vlan
-		m3 = ((uint64(b77[0])<<8 | uint64(b77[1])) >> 0 & 0xfff) & 0xfff
+		b74 := data[h1 : h1+4] // vlan
+		m3 = ((uint64(b74[0])<<8 | uint64(b74[1])) >> 0 & 0xfff) & 0xfff
 		goto n73
 	}
 n73:
 	{ // L2PopVlan: pop vlan
-		po78, pn79 := h1, 4 // vlan
-		if po78 < 0 || po78+pn79 > len(data) {
+		po75, pn76 := h1, 4 // vlan
+		if po75 < 0 || po75+pn76 > len(data) {
 			return pl.drop(8)
 		}
-		if po78 < len(data)-po78-pn79 {
-			copy(data[pn79:pn79+po78], data[:po78])
-			data = data[pn79:]
+		if po75 < len(data)-po75-pn76 {
+			copy(data[pn76:pn76+po75], data[:po75])
+			data = data[pn76:]
 		} else {
-			copy(data[po78:], data[po78+pn79:])
-			data = data[:len(data)-pn79]
+			copy(data[po75:], data[po75+pn76:])
+			data = data[:len(data)-pn76]
 		}
 		h1 = -1
-		if (h2 >= 0) && h2 > po78 {
-			h2 -= pn79
+		if (h2 >= 0) && h2 > po75 {
+			h2 -= pn76
 		} // ipv4
-		if (h3 >= 0) && h3 > po78 {
-			h3 -= pn79
+		if (h3 >= 0) && h3 > po75 {
+			h3 -= pn76
 		} // ipv6
-		if (h4 >= 0) && h4 > po78 {
-			h4 -= pn79
+		if (h4 >= 0) && h4 > po75 {
+			h4 -= pn76
 		} // udp
-		if (h5 >= 0) && h5 > po78 {
-			h5 -= pn79
+		if (h5 >= 0) && h5 > po75 {
+			h5 -= pn76
 		} // arp
-		if (h6 >= 0) && h6 > po78 {
-			h6 -= pn79
+		if (h6 >= 0) && h6 > po75 {
+			h6 -= pn76
 		} // icmp
-		if (h7 >= 0) && h7 > po78 {
-			h7 -= pn79
+		if (h7 >= 0) && h7 > po75 {
+			h7 -= pn76
 		} // icmpv6
-		if (h8 >= 0) && h8 > po78 {
-			h8 -= pn79
+		if (h8 >= 0) && h8 > po75 {
+			h8 -= pn76
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po78 {
-			h9 -= pn79
+		if (h9 >= 0) && h9 > po75 {
+			h9 -= pn76
 		} // lb_common
-		if (h10 >= 0) && h10 > po78 {
-			h10 -= pn79
+		if (h10 >= 0) && h10 > po75 {
+			h10 -= pn76
 		} // lb_v2
-		if (h11 >= 0) && h11 > po78 {
-			h11 -= pn79
+		if (h11 >= 0) && h11 > po75 {
+			h11 -= pn76
 		} // lb_v3
-		if (h12 >= 0) && h12 > po78 {
-			h12 -= pn79
+		if (h12 >= 0) && h12 > po75 {
+			h12 -= pn76
 		} // nd_ns
-		if (h13 >= 0) && h13 > po78 {
-			h13 -= pn79
+		if (h13 >= 0) && h13 > po75 {
+			h13 -= pn76
 		} // nd_opt
-		if (h14 >= 0) && h14 > po78 {
-			h14 -= pn79
+		if (h14 >= 0) && h14 > po75 {
+			h14 -= pn76
 		} // nd_mac
-		if (h18 >= 0) && h18 > po78 {
-			h18 -= pn79
+		if (h18 >= 0) && h18 > po75 {
+			h18 -= pn76
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po78 {
-			h19 -= pn79
+		if (h19 >= 0) && h19 > po75 {
+			h19 -= pn76
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po78 {
-			h20 -= pn79
+		if (h20 >= 0) && h20 > po75 {
+			h20 -= pn76
 		} // icmp_udp
-		if cur > po78 {
-			cur = max(po78, cur-pn79)
+		if cur > po75 {
+			cur = max(po75, cur-pn76)
 		}
 		pl.edges[30]++
 		goto n74
@@ -2158,8 +2113,8 @@ n75:
 n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b80 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[1].LookupWordAction(((uint64(b80[0])<<40|uint64(b80[1])<<32|uint64(b80[2])<<24|uint64(b80[3])<<16|uint64(b80[4])<<8|uint64(b80[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
+		b77 := data[h0 : h0+14] // ethernet
+		if a, ps, hit := pl.tables[1].LookupWordAction(((uint64(b77[0])<<40|uint64(b77[1])<<32|uint64(b77[2])<<24|uint64(b77[3])<<16|uint64(b77[4])<<8|uint64(b77[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2209,75 +2164,30 @@ n82:
 	}
 n83:
 	{ // L3SetDaIPv4: set meta.ip_da
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s81 := r
-				cb[0] = byte(s81 >> 8)
-				cb[1] = byte(s81)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b82 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b82[16])<<24 | uint64(b82[17])<<16 | uint64(b82[18])<<8 | uint64(b82[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b78 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b78[16])<<24 | uint64(b78[17])<<16 | uint64(b78[18])<<8 | uint64(b78[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n84:
 	{ // L3SetDaIPv6: set meta.ip_da
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s83 := r
-				cb[0] = byte(s83 >> 8)
-				cb[1] = byte(s83)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b84 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b84[24])<<56 | uint64(b84[25])<<48 | uint64(b84[26])<<40 | uint64(b84[27])<<32 | uint64(b84[28])<<24 | uint64(b84[29])<<16 | uint64(b84[30])<<8 | uint64(b84[31])), Lo: (uint64(b84[32])<<56 | uint64(b84[33])<<48 | uint64(b84[34])<<40 | uint64(b84[35])<<32 | uint64(b84[36])<<24 | uint64(b84[37])<<16 | uint64(b84[38])<<8 | uint64(b84[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b79 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b79[24])<<56 | uint64(b79[25])<<48 | uint64(b79[26])<<40 | uint64(b79[27])<<32 | uint64(b79[28])<<24 | uint64(b79[29])<<16 | uint64(b79[30])<<8 | uint64(b79[31])), Lo: (uint64(b79[32])<<56 | uint64(b79[33])<<48 | uint64(b79[34])<<40 | uint64(b79[35])<<32 | uint64(b79[36])<<24 | uint64(b79[37])<<16 | uint64(b79[38])<<8 | uint64(b79[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[33]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set meta.ip_da
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s85 := r
-				cb[0] = byte(s85 >> 8)
-				cb[1] = byte(s85)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b86 := data[h5 : h5+28] // arp
-		m8 = (packet.Value{Lo: (uint64(b86[24])<<24 | uint64(b86[25])<<16 | uint64(b86[26])<<8 | uint64(b86[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b80 := data[h5 : h5+28] // arp
+		m8 = (packet.Value{Lo: (uint64(b80[24])<<24 | uint64(b80[25])<<16 | uint64(b80[26])<<8 | uint64(b80[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[34]++
 		goto n86
 	}
 n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		b87 := data[h0 : h0+14] // ethernet
-		kv88 := m8
-		if a, ps, hit := pl.tables[2].LookupWordsAction((m4)&0xf, (uint64(b87[12])<<8|uint64(b87[13]))&0xffff, kv88.Hi, kv88.Lo); hit {
+		b81 := data[h0 : h0+14] // ethernet
+		kv82 := m8
+		if a, ps, hit := pl.tables[2].LookupWordsAction((m4)&0xf, (uint64(b81[12])<<8|uint64(b81[13]))&0xffff, kv82.Hi, kv82.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2328,10 +2238,10 @@ n92:
 	}
 n93:
 	{ // L3Icmp4Type: switch icmp.type
-		b90 := data[h6 : h6+4] // icmp
-		v89 := uint64(b90[0])
+		b84 := data[h6 : h6+4] // icmp
+		v83 := uint64(b84[0])
 		switch {
-		case v89 == 0x3:
+		case v83 == 0x3:
 			goto n95
 		default:
 			goto n94
@@ -2343,22 +2253,22 @@ n94:
 	}
 n95:
 	{ // L3Unreach4: switch icmp.code
-		b92 := data[h6 : h6+4] // icmp
-		v91 := uint64(b92[1])
+		b86 := data[h6 : h6+4] // icmp
+		v85 := uint64(b86[1])
 		switch {
-		case v91 == 0x0:
+		case v85 == 0x0:
 			goto n96
-		case v91 == 0x1:
+		case v85 == 0x1:
 			goto n97
-		case v91 == 0x3:
+		case v85 == 0x3:
 			goto n98
-		case v91 == 0x4:
+		case v85 == 0x4:
 			goto n99
-		case v91 == 0x6:
+		case v85 == 0x6:
 			goto n100
-		case v91 == 0x7:
+		case v85 == 0x7:
 			goto n101
-		case v91 == 0xa:
+		case v85 == 0xa:
 			goto n102
 		default:
 			goto n103
@@ -2398,14 +2308,14 @@ n103:
 	}
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b94 := data[h7 : h7+4] // icmpv6
-		v93 := uint64(b94[0])
+		b88 := data[h7 : h7+4] // icmpv6
+		v87 := uint64(b88[0])
 		switch {
-		case v93 == 0x1:
+		case v87 == 0x1:
 			goto n106
-		case v93 == 0x80:
+		case v87 == 0x80:
 			goto n120
-		case v93 == 0x87:
+		case v87 == 0x87:
 			goto n122
 		default:
 			goto n105
@@ -2417,16 +2327,16 @@ n105:
 	}
 n106:
 	{ // L3Unreach6: switch icmpv6.code
-		b96 := data[h7 : h7+4] // icmpv6
-		v95 := uint64(b96[1])
+		b90 := data[h7 : h7+4] // icmpv6
+		v89 := uint64(b90[1])
 		switch {
-		case v95 == 0x0:
+		case v89 == 0x0:
 			goto n107
-		case v95 == 0x1:
+		case v89 == 0x1:
 			goto n108
-		case v95 == 0x2:
+		case v89 == 0x2:
 			goto n109
-		case v95 == 0x4:
+		case v89 == 0x4:
 			goto n110
 		default:
 			goto n111
@@ -2454,8 +2364,8 @@ n111:
 	}
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b97 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b97[24])<<24 | uint64(b97[25])<<16 | uint64(b97[26])<<8 | uint64(b97[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b91 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b91[24])<<24 | uint64(b91[25])<<16 | uint64(b91[26])<<8 | uint64(b91[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n114
 		}
 		goto n113
@@ -2467,64 +2377,49 @@ n113:
 	}
 n114:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s98 := r
-				cb[0] = byte(s98 >> 8)
-				cb[1] = byte(s98)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b99 := data[h0 : h0+14] // ethernet
-		s100 := (uint64(b99[6])<<40 | uint64(b99[7])<<32 | uint64(b99[8])<<24 | uint64(b99[9])<<16 | uint64(b99[10])<<8 | uint64(b99[11]))
-		b99[0] = byte(s100 >> 40)
-		b99[1] = byte(s100 >> 32)
-		b99[2] = byte(s100 >> 24)
-		b99[3] = byte(s100 >> 16)
-		b99[4] = byte(s100 >> 8)
-		b99[5] = byte(s100)
-		s101 := m5
-		b99[6] = byte(s101 >> 40)
-		b99[7] = byte(s101 >> 32)
-		b99[8] = byte(s101 >> 24)
-		b99[9] = byte(s101 >> 16)
-		b99[10] = byte(s101 >> 8)
-		b99[11] = byte(s101)
-		b102 := data[h5 : h5+28] // arp
-		s103 := 0x2
-		b102[6] = byte(s103 >> 8)
-		b102[7] = byte(s103)
-		s104 := (uint64(b102[8])<<40 | uint64(b102[9])<<32 | uint64(b102[10])<<24 | uint64(b102[11])<<16 | uint64(b102[12])<<8 | uint64(b102[13]))
-		b102[18] = byte(s104 >> 40)
-		b102[19] = byte(s104 >> 32)
-		b102[20] = byte(s104 >> 24)
-		b102[21] = byte(s104 >> 16)
-		b102[22] = byte(s104 >> 8)
-		b102[23] = byte(s104)
-		s105 := m5
-		b102[8] = byte(s105 >> 40)
-		b102[9] = byte(s105 >> 32)
-		b102[10] = byte(s105 >> 24)
-		b102[11] = byte(s105 >> 16)
-		b102[12] = byte(s105 >> 8)
-		b102[13] = byte(s105)
-		s106 := (uint64(b102[14])<<24 | uint64(b102[15])<<16 | uint64(b102[16])<<8 | uint64(b102[17]))
-		b102[24] = byte(s106 >> 24)
-		b102[25] = byte(s106 >> 16)
-		b102[26] = byte(s106 >> 8)
-		b102[27] = byte(s106)
-		s107 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b102[14] = byte(s107 >> 24)
-		b102[15] = byte(s107 >> 16)
-		b102[16] = byte(s107 >> 8)
-		b102[17] = byte(s107)
+		b92 := data[h0 : h0+14] // ethernet
+		s93 := (uint64(b92[6])<<40 | uint64(b92[7])<<32 | uint64(b92[8])<<24 | uint64(b92[9])<<16 | uint64(b92[10])<<8 | uint64(b92[11]))
+		b92[0] = byte(s93 >> 40)
+		b92[1] = byte(s93 >> 32)
+		b92[2] = byte(s93 >> 24)
+		b92[3] = byte(s93 >> 16)
+		b92[4] = byte(s93 >> 8)
+		b92[5] = byte(s93)
+		s94 := m5
+		b92[6] = byte(s94 >> 40)
+		b92[7] = byte(s94 >> 32)
+		b92[8] = byte(s94 >> 24)
+		b92[9] = byte(s94 >> 16)
+		b92[10] = byte(s94 >> 8)
+		b92[11] = byte(s94)
+		b95 := data[h5 : h5+28] // arp
+		s96 := 0x2
+		b95[6] = byte(s96 >> 8)
+		b95[7] = byte(s96)
+		s97 := (uint64(b95[8])<<40 | uint64(b95[9])<<32 | uint64(b95[10])<<24 | uint64(b95[11])<<16 | uint64(b95[12])<<8 | uint64(b95[13]))
+		b95[18] = byte(s97 >> 40)
+		b95[19] = byte(s97 >> 32)
+		b95[20] = byte(s97 >> 24)
+		b95[21] = byte(s97 >> 16)
+		b95[22] = byte(s97 >> 8)
+		b95[23] = byte(s97)
+		s98 := m5
+		b95[8] = byte(s98 >> 40)
+		b95[9] = byte(s98 >> 32)
+		b95[10] = byte(s98 >> 24)
+		b95[11] = byte(s98 >> 16)
+		b95[12] = byte(s98 >> 8)
+		b95[13] = byte(s98)
+		s99 := (uint64(b95[14])<<24 | uint64(b95[15])<<16 | uint64(b95[16])<<8 | uint64(b95[17]))
+		b95[24] = byte(s99 >> 24)
+		b95[25] = byte(s99 >> 16)
+		b95[26] = byte(s99 >> 8)
+		b95[27] = byte(s99)
+		s100 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b95[14] = byte(s100 >> 24)
+		b95[15] = byte(s100 >> 16)
+		b95[16] = byte(s100 >> 8)
+		b95[17] = byte(s100)
 		goto n115
 	}
 n115:
@@ -2536,8 +2431,8 @@ n116:
 		if !(h2 >= 0) {
 			return pl.drop(27)
 		}
-		b108 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b108[16])<<24 | uint64(b108[17])<<16 | uint64(b108[18])<<8 | uint64(b108[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b101 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b101[16])<<24 | uint64(b101[17])<<16 | uint64(b101[18])<<8 | uint64(b101[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n118
 		}
 		goto n117
@@ -2548,59 +2443,59 @@ n117:
 	}
 n118:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d109 uint64          // icmp checksum
-		b110 := data[h0 : h0+14] // ethernet
-		v111 := (uint64(b110[6])<<40 | uint64(b110[7])<<32 | uint64(b110[8])<<24 | uint64(b110[9])<<16 | uint64(b110[10])<<8 | uint64(b110[11]))
-		s112 := v111
-		b110[0] = byte(s112 >> 40)
-		b110[1] = byte(s112 >> 32)
-		b110[2] = byte(s112 >> 24)
-		b110[3] = byte(s112 >> 16)
-		b110[4] = byte(s112 >> 8)
-		b110[5] = byte(s112)
-		v113 := m5
-		s114 := v113
-		b110[6] = byte(s114 >> 40)
-		b110[7] = byte(s114 >> 32)
-		b110[8] = byte(s114 >> 24)
-		b110[9] = byte(s114 >> 16)
-		b110[10] = byte(s114 >> 8)
-		b110[11] = byte(s114)
+		var d102 uint64          // icmp checksum
+		b103 := data[h0 : h0+14] // ethernet
+		v104 := (uint64(b103[6])<<40 | uint64(b103[7])<<32 | uint64(b103[8])<<24 | uint64(b103[9])<<16 | uint64(b103[10])<<8 | uint64(b103[11]))
+		s105 := v104
+		b103[0] = byte(s105 >> 40)
+		b103[1] = byte(s105 >> 32)
+		b103[2] = byte(s105 >> 24)
+		b103[3] = byte(s105 >> 16)
+		b103[4] = byte(s105 >> 8)
+		b103[5] = byte(s105)
+		v106 := m5
+		s107 := v106
+		b103[6] = byte(s107 >> 40)
+		b103[7] = byte(s107 >> 32)
+		b103[8] = byte(s107 >> 24)
+		b103[9] = byte(s107 >> 16)
+		b103[10] = byte(s107 >> 8)
+		b103[11] = byte(s107)
 		if !(h2 >= 0) {
 			return pl.drop(29)
 		}
-		b115 := data[h2 : h2+20] // ipv4
-		v116 := (uint64(b115[12])<<24 | uint64(b115[13])<<16 | uint64(b115[14])<<8 | uint64(b115[15]))
-		s117 := v116
-		b115[16] = byte(s117 >> 24)
-		b115[17] = byte(s117 >> 16)
-		b115[18] = byte(s117 >> 8)
-		b115[19] = byte(s117)
-		v118 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s119 := v118
-		b115[12] = byte(s119 >> 24)
-		b115[13] = byte(s119 >> 16)
-		b115[14] = byte(s119 >> 8)
-		b115[15] = byte(s119)
-		v120 := 0x0
-		b121 := data[h6 : h6+4] // icmp
-		os122 := uint32(uint64(b121[0])<<8 | uint64(b121[1]))
-		b121[0] = byte(v120)
-		f124 := uint32(os122)
-		f124 += bits.RotateLeft32(f124, 16)
-		dl123 := uint64(^uint16(f124>>16)) + uint64(uint32(uint64(b121[0])<<8|uint64(b121[1])))
-		d109 += dl123
+		b108 := data[h2 : h2+20] // ipv4
+		v109 := (uint64(b108[12])<<24 | uint64(b108[13])<<16 | uint64(b108[14])<<8 | uint64(b108[15]))
+		s110 := v109
+		b108[16] = byte(s110 >> 24)
+		b108[17] = byte(s110 >> 16)
+		b108[18] = byte(s110 >> 8)
+		b108[19] = byte(s110)
+		v111 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s112 := v111
+		b108[12] = byte(s112 >> 24)
+		b108[13] = byte(s112 >> 16)
+		b108[14] = byte(s112 >> 8)
+		b108[15] = byte(s112)
+		v113 := 0x0
+		b114 := data[h6 : h6+4] // icmp
+		os115 := uint32(uint64(b114[0])<<8 | uint64(b114[1]))
+		b114[0] = byte(v113)
+		f117 := uint32(os115)
+		f117 += bits.RotateLeft32(f117, 16)
+		dl116 := uint64(^uint16(f117>>16)) + uint64(uint32(uint64(b114[0])<<8|uint64(b114[1])))
+		d102 += dl116
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d109
+			x := uint64(^cv) + d102
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s125 := r
-			cb[0] = byte(s125 >> 8)
-			cb[1] = byte(s125)
+			s118 := r
+			cb[0] = byte(s118 >> 8)
+			cb[1] = byte(s118)
 		}
 		goto n119
 	}
@@ -2611,101 +2506,101 @@ n119:
 	}
 n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d126 uint64          // icmpv6 checksum
-		b127 := data[h0 : h0+14] // ethernet
-		v128 := (uint64(b127[6])<<40 | uint64(b127[7])<<32 | uint64(b127[8])<<24 | uint64(b127[9])<<16 | uint64(b127[10])<<8 | uint64(b127[11]))
-		s129 := v128
-		b127[0] = byte(s129 >> 40)
-		b127[1] = byte(s129 >> 32)
-		b127[2] = byte(s129 >> 24)
-		b127[3] = byte(s129 >> 16)
-		b127[4] = byte(s129 >> 8)
-		b127[5] = byte(s129)
-		v130 := m5
-		s131 := v130
-		b127[6] = byte(s131 >> 40)
-		b127[7] = byte(s131 >> 32)
-		b127[8] = byte(s131 >> 24)
-		b127[9] = byte(s131 >> 16)
-		b127[10] = byte(s131 >> 8)
-		b127[11] = byte(s131)
+		var d119 uint64          // icmpv6 checksum
+		b120 := data[h0 : h0+14] // ethernet
+		v121 := (uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11]))
+		s122 := v121
+		b120[0] = byte(s122 >> 40)
+		b120[1] = byte(s122 >> 32)
+		b120[2] = byte(s122 >> 24)
+		b120[3] = byte(s122 >> 16)
+		b120[4] = byte(s122 >> 8)
+		b120[5] = byte(s122)
+		v123 := m5
+		s124 := v123
+		b120[6] = byte(s124 >> 40)
+		b120[7] = byte(s124 >> 32)
+		b120[8] = byte(s124 >> 24)
+		b120[9] = byte(s124 >> 16)
+		b120[10] = byte(s124 >> 8)
+		b120[11] = byte(s124)
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b132 := data[h3 : h3+40] // ipv6
-		v133 := packet.Value{Hi: (uint64(b132[8])<<56 | uint64(b132[9])<<48 | uint64(b132[10])<<40 | uint64(b132[11])<<32 | uint64(b132[12])<<24 | uint64(b132[13])<<16 | uint64(b132[14])<<8 | uint64(b132[15])), Lo: (uint64(b132[16])<<56 | uint64(b132[17])<<48 | uint64(b132[18])<<40 | uint64(b132[19])<<32 | uint64(b132[20])<<24 | uint64(b132[21])<<16 | uint64(b132[22])<<8 | uint64(b132[23]))}
-		ws135 := packet.Value{Hi: (uint64(b132[24])<<56 | uint64(b132[25])<<48 | uint64(b132[26])<<40 | uint64(b132[27])<<32 | uint64(b132[28])<<24 | uint64(b132[29])<<16 | uint64(b132[30])<<8 | uint64(b132[31])), Lo: (uint64(b132[32])<<56 | uint64(b132[33])<<48 | uint64(b132[34])<<40 | uint64(b132[35])<<32 | uint64(b132[36])<<24 | uint64(b132[37])<<16 | uint64(b132[38])<<8 | uint64(b132[39]))}
-		os134 := uint32(uint16(ws135.Hi>>0)) + uint32(uint16(ws135.Hi>>16)) + uint32(uint16(ws135.Hi>>32)) + uint32(uint16(ws135.Hi>>48)) + uint32(uint16(ws135.Lo>>0)) + uint32(uint16(ws135.Lo>>16)) + uint32(uint16(ws135.Lo>>32)) + uint32(uint16(ws135.Lo>>48))
-		v136 := v133
-		s137 := v136.Hi
-		b132[24] = byte(s137 >> 56)
-		b132[25] = byte(s137 >> 48)
-		b132[26] = byte(s137 >> 40)
-		b132[27] = byte(s137 >> 32)
-		b132[28] = byte(s137 >> 24)
-		b132[29] = byte(s137 >> 16)
-		b132[30] = byte(s137 >> 8)
-		b132[31] = byte(s137)
-		s138 := v136.Lo
-		b132[32] = byte(s138 >> 56)
-		b132[33] = byte(s138 >> 48)
-		b132[34] = byte(s138 >> 40)
-		b132[35] = byte(s138 >> 32)
-		b132[36] = byte(s138 >> 24)
-		b132[37] = byte(s138 >> 16)
-		b132[38] = byte(s138 >> 8)
-		b132[39] = byte(s138)
-		ws139 := v133
-		f141 := uint32(os134)
-		f141 += bits.RotateLeft32(f141, 16)
-		dl140 := uint64(^uint16(f141>>16)) + uint64(uint32(uint16(ws139.Hi>>0))+uint32(uint16(ws139.Hi>>16))+uint32(uint16(ws139.Hi>>32))+uint32(uint16(ws139.Hi>>48))+uint32(uint16(ws139.Lo>>0))+uint32(uint16(ws139.Lo>>16))+uint32(uint16(ws139.Lo>>32))+uint32(uint16(ws139.Lo>>48)))
-		d126 += dl140
-		v142 := m6
-		ws144 := packet.Value{Hi: (uint64(b132[8])<<56 | uint64(b132[9])<<48 | uint64(b132[10])<<40 | uint64(b132[11])<<32 | uint64(b132[12])<<24 | uint64(b132[13])<<16 | uint64(b132[14])<<8 | uint64(b132[15])), Lo: (uint64(b132[16])<<56 | uint64(b132[17])<<48 | uint64(b132[18])<<40 | uint64(b132[19])<<32 | uint64(b132[20])<<24 | uint64(b132[21])<<16 | uint64(b132[22])<<8 | uint64(b132[23]))}
-		os143 := uint32(uint16(ws144.Hi>>0)) + uint32(uint16(ws144.Hi>>16)) + uint32(uint16(ws144.Hi>>32)) + uint32(uint16(ws144.Hi>>48)) + uint32(uint16(ws144.Lo>>0)) + uint32(uint16(ws144.Lo>>16)) + uint32(uint16(ws144.Lo>>32)) + uint32(uint16(ws144.Lo>>48))
-		v145 := v142
-		s146 := v145.Hi
-		b132[8] = byte(s146 >> 56)
-		b132[9] = byte(s146 >> 48)
-		b132[10] = byte(s146 >> 40)
-		b132[11] = byte(s146 >> 32)
-		b132[12] = byte(s146 >> 24)
-		b132[13] = byte(s146 >> 16)
-		b132[14] = byte(s146 >> 8)
-		b132[15] = byte(s146)
-		s147 := v145.Lo
-		b132[16] = byte(s147 >> 56)
-		b132[17] = byte(s147 >> 48)
-		b132[18] = byte(s147 >> 40)
-		b132[19] = byte(s147 >> 32)
-		b132[20] = byte(s147 >> 24)
-		b132[21] = byte(s147 >> 16)
-		b132[22] = byte(s147 >> 8)
-		b132[23] = byte(s147)
-		ws148 := v142
-		f150 := uint32(os143)
-		f150 += bits.RotateLeft32(f150, 16)
-		dl149 := uint64(^uint16(f150>>16)) + uint64(uint32(uint16(ws148.Hi>>0))+uint32(uint16(ws148.Hi>>16))+uint32(uint16(ws148.Hi>>32))+uint32(uint16(ws148.Hi>>48))+uint32(uint16(ws148.Lo>>0))+uint32(uint16(ws148.Lo>>16))+uint32(uint16(ws148.Lo>>32))+uint32(uint16(ws148.Lo>>48)))
-		d126 += dl149
-		v151 := 0x81
-		b152 := data[h7 : h7+4] // icmpv6
-		os153 := uint32(uint64(b152[0])<<8 | uint64(b152[1]))
-		b152[0] = byte(v151)
-		f155 := uint32(os153)
-		f155 += bits.RotateLeft32(f155, 16)
-		dl154 := uint64(^uint16(f155>>16)) + uint64(uint32(uint64(b152[0])<<8|uint64(b152[1])))
-		d126 += dl154
+		b125 := data[h3 : h3+40] // ipv6
+		v126 := packet.Value{Hi: (uint64(b125[8])<<56 | uint64(b125[9])<<48 | uint64(b125[10])<<40 | uint64(b125[11])<<32 | uint64(b125[12])<<24 | uint64(b125[13])<<16 | uint64(b125[14])<<8 | uint64(b125[15])), Lo: (uint64(b125[16])<<56 | uint64(b125[17])<<48 | uint64(b125[18])<<40 | uint64(b125[19])<<32 | uint64(b125[20])<<24 | uint64(b125[21])<<16 | uint64(b125[22])<<8 | uint64(b125[23]))}
+		ws128 := packet.Value{Hi: (uint64(b125[24])<<56 | uint64(b125[25])<<48 | uint64(b125[26])<<40 | uint64(b125[27])<<32 | uint64(b125[28])<<24 | uint64(b125[29])<<16 | uint64(b125[30])<<8 | uint64(b125[31])), Lo: (uint64(b125[32])<<56 | uint64(b125[33])<<48 | uint64(b125[34])<<40 | uint64(b125[35])<<32 | uint64(b125[36])<<24 | uint64(b125[37])<<16 | uint64(b125[38])<<8 | uint64(b125[39]))}
+		os127 := uint32(uint16(ws128.Hi>>0)) + uint32(uint16(ws128.Hi>>16)) + uint32(uint16(ws128.Hi>>32)) + uint32(uint16(ws128.Hi>>48)) + uint32(uint16(ws128.Lo>>0)) + uint32(uint16(ws128.Lo>>16)) + uint32(uint16(ws128.Lo>>32)) + uint32(uint16(ws128.Lo>>48))
+		v129 := v126
+		s130 := v129.Hi
+		b125[24] = byte(s130 >> 56)
+		b125[25] = byte(s130 >> 48)
+		b125[26] = byte(s130 >> 40)
+		b125[27] = byte(s130 >> 32)
+		b125[28] = byte(s130 >> 24)
+		b125[29] = byte(s130 >> 16)
+		b125[30] = byte(s130 >> 8)
+		b125[31] = byte(s130)
+		s131 := v129.Lo
+		b125[32] = byte(s131 >> 56)
+		b125[33] = byte(s131 >> 48)
+		b125[34] = byte(s131 >> 40)
+		b125[35] = byte(s131 >> 32)
+		b125[36] = byte(s131 >> 24)
+		b125[37] = byte(s131 >> 16)
+		b125[38] = byte(s131 >> 8)
+		b125[39] = byte(s131)
+		ws132 := v126
+		f134 := uint32(os127)
+		f134 += bits.RotateLeft32(f134, 16)
+		dl133 := uint64(^uint16(f134>>16)) + uint64(uint32(uint16(ws132.Hi>>0))+uint32(uint16(ws132.Hi>>16))+uint32(uint16(ws132.Hi>>32))+uint32(uint16(ws132.Hi>>48))+uint32(uint16(ws132.Lo>>0))+uint32(uint16(ws132.Lo>>16))+uint32(uint16(ws132.Lo>>32))+uint32(uint16(ws132.Lo>>48)))
+		d119 += dl133
+		v135 := m6
+		ws137 := packet.Value{Hi: (uint64(b125[8])<<56 | uint64(b125[9])<<48 | uint64(b125[10])<<40 | uint64(b125[11])<<32 | uint64(b125[12])<<24 | uint64(b125[13])<<16 | uint64(b125[14])<<8 | uint64(b125[15])), Lo: (uint64(b125[16])<<56 | uint64(b125[17])<<48 | uint64(b125[18])<<40 | uint64(b125[19])<<32 | uint64(b125[20])<<24 | uint64(b125[21])<<16 | uint64(b125[22])<<8 | uint64(b125[23]))}
+		os136 := uint32(uint16(ws137.Hi>>0)) + uint32(uint16(ws137.Hi>>16)) + uint32(uint16(ws137.Hi>>32)) + uint32(uint16(ws137.Hi>>48)) + uint32(uint16(ws137.Lo>>0)) + uint32(uint16(ws137.Lo>>16)) + uint32(uint16(ws137.Lo>>32)) + uint32(uint16(ws137.Lo>>48))
+		v138 := v135
+		s139 := v138.Hi
+		b125[8] = byte(s139 >> 56)
+		b125[9] = byte(s139 >> 48)
+		b125[10] = byte(s139 >> 40)
+		b125[11] = byte(s139 >> 32)
+		b125[12] = byte(s139 >> 24)
+		b125[13] = byte(s139 >> 16)
+		b125[14] = byte(s139 >> 8)
+		b125[15] = byte(s139)
+		s140 := v138.Lo
+		b125[16] = byte(s140 >> 56)
+		b125[17] = byte(s140 >> 48)
+		b125[18] = byte(s140 >> 40)
+		b125[19] = byte(s140 >> 32)
+		b125[20] = byte(s140 >> 24)
+		b125[21] = byte(s140 >> 16)
+		b125[22] = byte(s140 >> 8)
+		b125[23] = byte(s140)
+		ws141 := v135
+		f143 := uint32(os136)
+		f143 += bits.RotateLeft32(f143, 16)
+		dl142 := uint64(^uint16(f143>>16)) + uint64(uint32(uint16(ws141.Hi>>0))+uint32(uint16(ws141.Hi>>16))+uint32(uint16(ws141.Hi>>32))+uint32(uint16(ws141.Hi>>48))+uint32(uint16(ws141.Lo>>0))+uint32(uint16(ws141.Lo>>16))+uint32(uint16(ws141.Lo>>32))+uint32(uint16(ws141.Lo>>48)))
+		d119 += dl142
+		v144 := 0x81
+		b145 := data[h7 : h7+4] // icmpv6
+		os146 := uint32(uint64(b145[0])<<8 | uint64(b145[1]))
+		b145[0] = byte(v144)
+		f148 := uint32(os146)
+		f148 += bits.RotateLeft32(f148, 16)
+		dl147 := uint64(^uint16(f148>>16)) + uint64(uint32(uint64(b145[0])<<8|uint64(b145[1])))
+		d119 += dl147
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d126
+			x := uint64(^cv) + d119
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s156 := r
-			cb[0] = byte(s156 >> 8)
-			cb[1] = byte(s156)
+			s149 := r
+			cb[0] = byte(s149 >> 8)
+			cb[1] = byte(s149)
 		}
 		goto n121
 	}
@@ -2719,8 +2614,8 @@ n122:
 		if !(h12 >= 0) {
 			return pl.drop(31)
 		}
-		b157 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b157[4])<<56 | uint64(b157[5])<<48 | uint64(b157[6])<<40 | uint64(b157[7])<<32 | uint64(b157[8])<<24 | uint64(b157[9])<<16 | uint64(b157[10])<<8 | uint64(b157[11])), Lo: (uint64(b157[12])<<56 | uint64(b157[13])<<48 | uint64(b157[14])<<40 | uint64(b157[15])<<32 | uint64(b157[16])<<24 | uint64(b157[17])<<16 | uint64(b157[18])<<8 | uint64(b157[19]))} == m6) {
+		b150 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b150[4])<<56 | uint64(b150[5])<<48 | uint64(b150[6])<<40 | uint64(b150[7])<<32 | uint64(b150[8])<<24 | uint64(b150[9])<<16 | uint64(b150[10])<<8 | uint64(b150[11])), Lo: (uint64(b150[12])<<56 | uint64(b150[13])<<48 | uint64(b150[14])<<40 | uint64(b150[15])<<32 | uint64(b150[16])<<24 | uint64(b150[17])<<16 | uint64(b150[18])<<8 | uint64(b150[19]))} == m6) {
 			goto n124
 		}
 		goto n123
@@ -2734,69 +2629,39 @@ n124:
 		if !(h3 >= 0) {
 			return pl.drop(33)
 		}
-		b158 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b158[8])<<56 | uint64(b158[9])<<48 | uint64(b158[10])<<40 | uint64(b158[11])<<32 | uint64(b158[12])<<24 | uint64(b158[13])<<16 | uint64(b158[14])<<8 | uint64(b158[15])), Lo: (uint64(b158[16])<<56 | uint64(b158[17])<<48 | uint64(b158[18])<<40 | uint64(b158[19])<<32 | uint64(b158[20])<<24 | uint64(b158[21])<<16 | uint64(b158[22])<<8 | uint64(b158[23]))} == packet.Value{Lo: 0x0}) {
+		b151 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b151[8])<<56 | uint64(b151[9])<<48 | uint64(b151[10])<<40 | uint64(b151[11])<<32 | uint64(b151[12])<<24 | uint64(b151[13])<<16 | uint64(b151[14])<<8 | uint64(b151[15])), Lo: (uint64(b151[16])<<56 | uint64(b151[17])<<48 | uint64(b151[18])<<40 | uint64(b151[19])<<32 | uint64(b151[20])<<24 | uint64(b151[21])<<16 | uint64(b151[22])<<8 | uint64(b151[23]))} == packet.Value{Lo: 0x0}) {
 			goto n125
 		}
 		goto n126
 	}
 n125:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s159 := r
-				cb[0] = byte(s159 >> 8)
-				cb[1] = byte(s159)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m24 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m25 = (0x333300000001) & 0xffffffffffff
 		m26 = (0x0) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(34)
 		}
-		b160 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b160[4])<<56 | uint64(b160[5])<<48 | uint64(b160[6])<<40 | uint64(b160[7])<<32 | uint64(b160[8])<<24 | uint64(b160[9])<<16 | uint64(b160[10])<<8 | uint64(b160[11])), Lo: (uint64(b160[12])<<56 | uint64(b160[13])<<48 | uint64(b160[14])<<40 | uint64(b160[15])<<32 | uint64(b160[16])<<24 | uint64(b160[17])<<16 | uint64(b160[18])<<8 | uint64(b160[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b152 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b152[4])<<56 | uint64(b152[5])<<48 | uint64(b152[6])<<40 | uint64(b152[7])<<32 | uint64(b152[8])<<24 | uint64(b152[9])<<16 | uint64(b152[10])<<8 | uint64(b152[11])), Lo: (uint64(b152[12])<<56 | uint64(b152[13])<<48 | uint64(b152[14])<<40 | uint64(b152[15])<<32 | uint64(b152[16])<<24 | uint64(b152[17])<<16 | uint64(b152[18])<<8 | uint64(b152[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s161 := r
-				cb[0] = byte(s161 >> 8)
-				cb[1] = byte(s161)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		if !(h3 >= 0) {
 			return pl.drop(35)
 		}
-		b162 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b162[8])<<56 | uint64(b162[9])<<48 | uint64(b162[10])<<40 | uint64(b162[11])<<32 | uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])), Lo: (uint64(b162[16])<<56 | uint64(b162[17])<<48 | uint64(b162[18])<<40 | uint64(b162[19])<<32 | uint64(b162[20])<<24 | uint64(b162[21])<<16 | uint64(b162[22])<<8 | uint64(b162[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b163 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b163[6])<<40 | uint64(b163[7])<<32 | uint64(b163[8])<<24 | uint64(b163[9])<<16 | uint64(b163[10])<<8 | uint64(b163[11])) & 0xffffffffffff
+		b153 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b153[8])<<56 | uint64(b153[9])<<48 | uint64(b153[10])<<40 | uint64(b153[11])<<32 | uint64(b153[12])<<24 | uint64(b153[13])<<16 | uint64(b153[14])<<8 | uint64(b153[15])), Lo: (uint64(b153[16])<<56 | uint64(b153[17])<<48 | uint64(b153[18])<<40 | uint64(b153[19])<<32 | uint64(b153[20])<<24 | uint64(b153[21])<<16 | uint64(b153[22])<<8 | uint64(b153[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b154 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(35)
 		}
-		b164 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11])), Lo: (uint64(b164[12])<<56 | uint64(b164[13])<<48 | uint64(b164[14])<<40 | uint64(b164[15])<<32 | uint64(b164[16])<<24 | uint64(b164[17])<<16 | uint64(b164[18])<<8 | uint64(b164[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b155 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b155[4])<<56 | uint64(b155[5])<<48 | uint64(b155[6])<<40 | uint64(b155[7])<<32 | uint64(b155[8])<<24 | uint64(b155[9])<<16 | uint64(b155[10])<<8 | uint64(b155[11])), Lo: (uint64(b155[12])<<56 | uint64(b155[13])<<48 | uint64(b155[14])<<40 | uint64(b155[15])<<32 | uint64(b155[16])<<24 | uint64(b155[17])<<16 | uint64(b155[18])<<8 | uint64(b155[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
@@ -2809,23 +2674,8 @@ n127:
 	}
 n128:
 	{ // NsSrcMac: set meta.na_mac
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s165 := r
-				cb[0] = byte(s165 >> 8)
-				cb[1] = byte(s165)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b166 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b166[0])<<40 | uint64(b166[1])<<32 | uint64(b166[2])<<24 | uint64(b166[3])<<16 | uint64(b166[4])<<8 | uint64(b166[5])) & 0xffffffffffff
+		b156 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b156[0])<<40 | uint64(b156[1])<<32 | uint64(b156[2])<<24 | uint64(b156[3])<<16 | uint64(b156[4])<<8 | uint64(b156[5])) & 0xffffffffffff
 		pl.edges[39]++
 		goto n129
 	}
@@ -2845,15 +2695,15 @@ n130:
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		po167, pn168 := h14, 6 // nd_mac
-		if po167 < 0 || po167+pn168 > len(data) {
+		po157, pn158 := h14, 6 // nd_mac
+		if po157 < 0 || po157+pn158 > len(data) {
 			return pl.drop(36)
 		}
-		pendOff = po167
-		pendN = pn168
+		pendOff = po157
+		pendN = pn158
 		h14 = -1
-		if cur > po167 {
-			cur = max(po167, cur-pn168)
+		if cur > po157 {
+			cur = max(po157, cur-pn158)
 		}
 		pl.edges[40]++
 		goto n132
@@ -2870,15 +2720,15 @@ n132:
 			}
 			pendN = 0
 		}
-		po169, pn170 := h13, 2 // nd_opt
-		if po169 < 0 || po169+pn170 > len(data) {
+		po159, pn160 := h13, 2 // nd_opt
+		if po159 < 0 || po159+pn160 > len(data) {
 			return pl.drop(37)
 		}
-		pendOff = po169
-		pendN += pn170
+		pendOff = po159
+		pendN += pn160
 		h13 = -1
-		if cur > po169 {
-			cur = max(po169, cur-pn170)
+		if cur > po159 {
+			cur = max(po159, cur-pn160)
 		}
 		pl.edges[41]++
 		goto n133
@@ -2898,25 +2748,25 @@ n133:
 		if !(h12 >= 0) {
 			return pl.drop(38)
 		}
-		po171, pn172 := h12, 20 // nd_ns
-		if po171 < 0 || po171+pn172 > len(data) {
+		po161, pn162 := h12, 20 // nd_ns
+		if po161 < 0 || po161+pn162 > len(data) {
 			return pl.drop(38)
 		}
-		pendN += pn172
-		if po171 < len(data)-po171-pendN {
-			copy(data[pendN:pendN+po171], data[:po171])
+		pendN += pn162
+		if po161 < len(data)-po161-pendN {
+			copy(data[pendN:pendN+po161], data[:po161])
 			data = data[pendN:]
 		} else {
-			copy(data[po171:], data[po171+pendN:])
+			copy(data[po161:], data[po161+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h14 >= 0) && h14 > po171 {
-			h14 -= pn172
+		if (h14 >= 0) && h14 > po161 {
+			h14 -= pn162
 		} // nd_mac
-		if cur > po171 {
-			cur = max(po171, cur-pn172)
+		if cur > po161 {
+			cur = max(po161, cur-pn162)
 		}
 		goto n134
 	}
@@ -2931,14 +2781,29 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s173 := r
-				cb[0] = byte(s173 >> 8)
-				cb[1] = byte(s173)
+				s163 := r
+				cb[0] = byte(s163 >> 8)
+				cb[1] = byte(s163)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h7 >= 0) {
 			return pl.drop(39)
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s165 := r
+				cb[0] = byte(s165 >> 8)
+				cb[1] = byte(s165)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
@@ -3068,7 +2933,7 @@ n134:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt174 := p.Push(15, h7+4, 0)
+		rt164 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3195,7 +3060,7 @@ n134:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt174 {
+		if !rt164 {
 			return pl.drop(39)
 		}
 		goto n135
@@ -3211,14 +3076,29 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s175 := r
-				cb[0] = byte(s175 >> 8)
-				cb[1] = byte(s175)
+				s166 := r
+				cb[0] = byte(s166 >> 8)
+				cb[1] = byte(s166)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h15 >= 0) {
 			return pl.drop(40)
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s168 := r
+				cb[0] = byte(s168 >> 8)
+				cb[1] = byte(s168)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
@@ -3348,7 +3228,7 @@ n135:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt176 := p.Push(16, h15+20, 0)
+		rt167 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3475,7 +3355,7 @@ n135:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt176 {
+		if !rt167 {
 			return pl.drop(40)
 		}
 		goto n136
@@ -3491,14 +3371,29 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s177 := r
-				cb[0] = byte(s177 >> 8)
-				cb[1] = byte(s177)
+				s169 := r
+				cb[0] = byte(s169 >> 8)
+				cb[1] = byte(s169)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h16 >= 0) {
 			return pl.drop(41)
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s171 := r
+				cb[0] = byte(s171 >> 8)
+				cb[1] = byte(s171)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
@@ -3628,7 +3523,7 @@ n136:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt178 := p.Push(17, h16+2, 0)
+		rt170 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3755,124 +3650,109 @@ n136:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt178 {
+		if !rt170 {
 			return pl.drop(41)
 		}
 		goto n137
 	}
 n137:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s179 := r
-				cb[0] = byte(s179 >> 8)
-				cb[1] = byte(s179)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b180 := data[h0 : h0+14] // ethernet
-		s181 := m25
-		b180[0] = byte(s181 >> 40)
-		b180[1] = byte(s181 >> 32)
-		b180[2] = byte(s181 >> 24)
-		b180[3] = byte(s181 >> 16)
-		b180[4] = byte(s181 >> 8)
-		b180[5] = byte(s181)
-		s182 := m5
-		b180[6] = byte(s182 >> 40)
-		b180[7] = byte(s182 >> 32)
-		b180[8] = byte(s182 >> 24)
-		b180[9] = byte(s182 >> 16)
-		b180[10] = byte(s182 >> 8)
-		b180[11] = byte(s182)
+		b172 := data[h0 : h0+14] // ethernet
+		s173 := m25
+		b172[0] = byte(s173 >> 40)
+		b172[1] = byte(s173 >> 32)
+		b172[2] = byte(s173 >> 24)
+		b172[3] = byte(s173 >> 16)
+		b172[4] = byte(s173 >> 8)
+		b172[5] = byte(s173)
+		s174 := m5
+		b172[6] = byte(s174 >> 40)
+		b172[7] = byte(s174 >> 32)
+		b172[8] = byte(s174 >> 24)
+		b172[9] = byte(s174 >> 16)
+		b172[10] = byte(s174 >> 8)
+		b172[11] = byte(s174)
 		if !(h3 >= 0) {
 			return pl.drop(42)
 		}
-		b183 := data[h3 : h3+40] // ipv6
-		s184 := 0x20
-		b183[4] = byte(s184 >> 8)
-		b183[5] = byte(s184)
-		b183[7] = byte(0xff)
-		v185 := m6
+		b175 := data[h3 : h3+40] // ipv6
+		s176 := 0x20
+		b175[4] = byte(s176 >> 8)
+		b175[5] = byte(s176)
+		b175[7] = byte(0xff)
+		v177 := m6
+		s178 := v177.Hi
+		b175[8] = byte(s178 >> 56)
+		b175[9] = byte(s178 >> 48)
+		b175[10] = byte(s178 >> 40)
+		b175[11] = byte(s178 >> 32)
+		b175[12] = byte(s178 >> 24)
+		b175[13] = byte(s178 >> 16)
+		b175[14] = byte(s178 >> 8)
+		b175[15] = byte(s178)
+		s179 := v177.Lo
+		b175[16] = byte(s179 >> 56)
+		b175[17] = byte(s179 >> 48)
+		b175[18] = byte(s179 >> 40)
+		b175[19] = byte(s179 >> 32)
+		b175[20] = byte(s179 >> 24)
+		b175[21] = byte(s179 >> 16)
+		b175[22] = byte(s179 >> 8)
+		b175[23] = byte(s179)
+		v180 := m24
+		s181 := v180.Hi
+		b175[24] = byte(s181 >> 56)
+		b175[25] = byte(s181 >> 48)
+		b175[26] = byte(s181 >> 40)
+		b175[27] = byte(s181 >> 32)
+		b175[28] = byte(s181 >> 24)
+		b175[29] = byte(s181 >> 16)
+		b175[30] = byte(s181 >> 8)
+		b175[31] = byte(s181)
+		s182 := v180.Lo
+		b175[32] = byte(s182 >> 56)
+		b175[33] = byte(s182 >> 48)
+		b175[34] = byte(s182 >> 40)
+		b175[35] = byte(s182 >> 32)
+		b175[36] = byte(s182 >> 24)
+		b175[37] = byte(s182 >> 16)
+		b175[38] = byte(s182 >> 8)
+		b175[39] = byte(s182)
+		b183 := data[h7 : h7+4] // icmpv6
+		b183[0] = byte(0x88)
+		b183[1] = byte(0x0)
+		b184 := data[h15 : h15+20] // nd_na
+		b184[0] = b184[0]&^0x40 | byte(m26)<<6&0x40
+		v185 := m27
 		s186 := v185.Hi
-		b183[8] = byte(s186 >> 56)
-		b183[9] = byte(s186 >> 48)
-		b183[10] = byte(s186 >> 40)
-		b183[11] = byte(s186 >> 32)
-		b183[12] = byte(s186 >> 24)
-		b183[13] = byte(s186 >> 16)
-		b183[14] = byte(s186 >> 8)
-		b183[15] = byte(s186)
+		b184[4] = byte(s186 >> 56)
+		b184[5] = byte(s186 >> 48)
+		b184[6] = byte(s186 >> 40)
+		b184[7] = byte(s186 >> 32)
+		b184[8] = byte(s186 >> 24)
+		b184[9] = byte(s186 >> 16)
+		b184[10] = byte(s186 >> 8)
+		b184[11] = byte(s186)
 		s187 := v185.Lo
-		b183[16] = byte(s187 >> 56)
-		b183[17] = byte(s187 >> 48)
-		b183[18] = byte(s187 >> 40)
-		b183[19] = byte(s187 >> 32)
-		b183[20] = byte(s187 >> 24)
-		b183[21] = byte(s187 >> 16)
-		b183[22] = byte(s187 >> 8)
-		b183[23] = byte(s187)
-		v188 := m24
-		s189 := v188.Hi
-		b183[24] = byte(s189 >> 56)
-		b183[25] = byte(s189 >> 48)
-		b183[26] = byte(s189 >> 40)
-		b183[27] = byte(s189 >> 32)
-		b183[28] = byte(s189 >> 24)
-		b183[29] = byte(s189 >> 16)
-		b183[30] = byte(s189 >> 8)
-		b183[31] = byte(s189)
-		s190 := v188.Lo
-		b183[32] = byte(s190 >> 56)
-		b183[33] = byte(s190 >> 48)
-		b183[34] = byte(s190 >> 40)
-		b183[35] = byte(s190 >> 32)
-		b183[36] = byte(s190 >> 24)
-		b183[37] = byte(s190 >> 16)
-		b183[38] = byte(s190 >> 8)
-		b183[39] = byte(s190)
-		b191 := data[h7 : h7+4] // icmpv6
-		b191[0] = byte(0x88)
-		b191[1] = byte(0x0)
-		b192 := data[h15 : h15+20] // nd_na
-		b192[0] = b192[0]&^0x40 | byte(m26)<<6&0x40
-		v193 := m27
-		s194 := v193.Hi
-		b192[4] = byte(s194 >> 56)
-		b192[5] = byte(s194 >> 48)
-		b192[6] = byte(s194 >> 40)
-		b192[7] = byte(s194 >> 32)
-		b192[8] = byte(s194 >> 24)
-		b192[9] = byte(s194 >> 16)
-		b192[10] = byte(s194 >> 8)
-		b192[11] = byte(s194)
-		s195 := v193.Lo
-		b192[12] = byte(s195 >> 56)
-		b192[13] = byte(s195 >> 48)
-		b192[14] = byte(s195 >> 40)
-		b192[15] = byte(s195 >> 32)
-		b192[16] = byte(s195 >> 24)
-		b192[17] = byte(s195 >> 16)
-		b192[18] = byte(s195 >> 8)
-		b192[19] = byte(s195)
-		b196 := data[h16 : h16+2] // nd_na_opt
-		b196[0] = byte(0x2)
-		b196[1] = byte(0x1)
-		b197 := data[h17 : h17+6] // nd_na_mac
-		s198 := m5
-		b197[0] = byte(s198 >> 40)
-		b197[1] = byte(s198 >> 32)
-		b197[2] = byte(s198 >> 24)
-		b197[3] = byte(s198 >> 16)
-		b197[4] = byte(s198 >> 8)
-		b197[5] = byte(s198)
+		b184[12] = byte(s187 >> 56)
+		b184[13] = byte(s187 >> 48)
+		b184[14] = byte(s187 >> 40)
+		b184[15] = byte(s187 >> 32)
+		b184[16] = byte(s187 >> 24)
+		b184[17] = byte(s187 >> 16)
+		b184[18] = byte(s187 >> 8)
+		b184[19] = byte(s187)
+		b188 := data[h16 : h16+2] // nd_na_opt
+		b188[0] = byte(0x2)
+		b188[1] = byte(0x1)
+		b189 := data[h17 : h17+6] // nd_na_mac
+		s190 := m5
+		b189[0] = byte(s190 >> 40)
+		b189[1] = byte(s190 >> 32)
+		b189[2] = byte(s190 >> 24)
+		b189[3] = byte(s190 >> 16)
+		b189[4] = byte(s190 >> 8)
+		b189[5] = byte(s190)
 		goto n138
 	}
 n138:
@@ -3886,9 +3766,24 @@ n138:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s199 := r
-				cb[0] = byte(s199 >> 8)
-				cb[1] = byte(s199)
+				s191 := r
+				cb[0] = byte(s191 >> 8)
+				cb[1] = byte(s191)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s193 := r
+				cb[0] = byte(s193 >> 8)
+				cb[1] = byte(s193)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4020,7 +3915,7 @@ n138:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt200 := p.ComputeChecksum(7)
+		rt192 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4147,7 +4042,7 @@ n138:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt200 {
+		if !rt192 {
 			return pl.drop(43)
 		}
 		goto n139
@@ -4182,8 +4077,8 @@ n143:
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b201 := data[h2 : h2+20] // ipv4
-		if a, ps, hit := pl.tables[3].LookupWordAction(((uint64(b201[12])<<24|uint64(b201[13])<<16|uint64(b201[14])<<8|uint64(b201[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+		b194 := data[h2 : h2+20] // ipv4
+		if a, ps, hit := pl.tables[3].LookupWordAction(((uint64(b194[12])<<24|uint64(b194[13])<<16|uint64(b194[14])<<8|uint64(b194[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4197,9 +4092,9 @@ n144:
 n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b203 := data[h3 : h3+40] // ipv6
-		kv202 := packet.Value{Hi: (uint64(b203[8])<<56 | uint64(b203[9])<<48 | uint64(b203[10])<<40 | uint64(b203[11])<<32 | uint64(b203[12])<<24 | uint64(b203[13])<<16 | uint64(b203[14])<<8 | uint64(b203[15])), Lo: (uint64(b203[16])<<56 | uint64(b203[17])<<48 | uint64(b203[18])<<40 | uint64(b203[19])<<32 | uint64(b203[20])<<24 | uint64(b203[21])<<16 | uint64(b203[22])<<8 | uint64(b203[23]))}
-		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv202.Hi, kv202.Lo, 0); hit {
+		b196 := data[h3 : h3+40] // ipv6
+		kv195 := packet.Value{Hi: (uint64(b196[8])<<56 | uint64(b196[9])<<48 | uint64(b196[10])<<40 | uint64(b196[11])<<32 | uint64(b196[12])<<24 | uint64(b196[13])<<16 | uint64(b196[14])<<8 | uint64(b196[15])), Lo: (uint64(b196[16])<<56 | uint64(b196[17])<<48 | uint64(b196[18])<<40 | uint64(b196[19])<<32 | uint64(b196[20])<<24 | uint64(b196[21])<<16 | uint64(b196[22])<<8 | uint64(b196[23]))}
+		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv195.Hi, kv195.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4255,74 +4150,44 @@ n153:
 	}
 n154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s204 := r
-				cb[0] = byte(s204 >> 8)
-				cb[1] = byte(s204)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b205 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b205[4])<<56 | uint64(b205[5])<<48 | uint64(b205[6])<<40 | uint64(b205[7])<<32 | uint64(b205[8])<<24 | uint64(b205[9])<<16 | uint64(b205[10])<<8 | uint64(b205[11]))
-		m13 = ((uint64(b205[4])<<56 | uint64(b205[5])<<48 | uint64(b205[6])<<40 | uint64(b205[7])<<32 | uint64(b205[8])<<24 | uint64(b205[9])<<16 | uint64(b205[10])<<8 | uint64(b205[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b205[2])<<8 | uint64(b205[3])) & 0xffff
+		b197 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b197[4])<<56 | uint64(b197[5])<<48 | uint64(b197[6])<<40 | uint64(b197[7])<<32 | uint64(b197[8])<<24 | uint64(b197[9])<<16 | uint64(b197[10])<<8 | uint64(b197[11]))
+		m13 = ((uint64(b197[4])<<56 | uint64(b197[5])<<48 | uint64(b197[6])<<40 | uint64(b197[7])<<32 | uint64(b197[8])<<24 | uint64(b197[9])<<16 | uint64(b197[10])<<8 | uint64(b197[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b197[2])<<8 | uint64(b197[3])) & 0xffff
 		goto n156
 	}
 n155:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s206 := r
-				cb[0] = byte(s206 >> 8)
-				cb[1] = byte(s206)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b207 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b207[4])<<56 | uint64(b207[5])<<48 | uint64(b207[6])<<40 | uint64(b207[7])<<32 | uint64(b207[8])<<24 | uint64(b207[9])<<16 | uint64(b207[10])<<8 | uint64(b207[11]))
-		m13 = (uint64(b207[0])<<8 | uint64(b207[1])) & 0xffff
-		m14 = (uint64(b207[2])<<8 | uint64(b207[3])) & 0xffff
+		b198 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b198[4])<<56 | uint64(b198[5])<<48 | uint64(b198[6])<<40 | uint64(b198[7])<<32 | uint64(b198[8])<<24 | uint64(b198[9])<<16 | uint64(b198[10])<<8 | uint64(b198[11]))
+		m13 = (uint64(b198[0])<<8 | uint64(b198[1])) & 0xffff
+		m14 = (uint64(b198[2])<<8 | uint64(b198[3])) & 0xffff
 		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c209 := (h2 >= 0)
-		if c209 {
+		c200 := (h2 >= 0)
+		if c200 {
 			if !(h2 >= 0) {
 				return pl.drop(48)
 			}
-			b210 := data[h2 : h2+20] // ipv4
-			c209 = (uint64(b210[8]) <= 0x1)
+			b201 := data[h2 : h2+20] // ipv4
+			c200 = (uint64(b201[8]) <= 0x1)
 		}
-		c208 := c209
-		if !c208 {
-			c211 := (h3 >= 0)
-			if c211 {
+		c199 := c200
+		if !c199 {
+			c202 := (h3 >= 0)
+			if c202 {
 				if !(h3 >= 0) {
 					return pl.drop(48)
 				}
-				b212 := data[h3 : h3+40] // ipv6
-				c211 = (uint64(b212[7]) <= 0x1)
+				b203 := data[h3 : h3+40] // ipv6
+				c202 = (uint64(b203[7]) <= 0x1)
 			}
-			c208 = c211
+			c199 = c202
 		}
-		if c208 {
+		if c199 {
 			goto n157
 		}
 		goto n158
@@ -4360,21 +4225,6 @@ n159:
 	}
 n160:
 	{ // LbSlot: set meta.calendar_slot
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s213 := r
-				cb[0] = byte(s213 >> 8)
-				cb[1] = byte(s213)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << m11) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n161
 	}
@@ -4400,8 +4250,8 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b214 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[7].LookupWordAction(((m16)&0xffff)<<0 | ((uint64(b214[12])<<8|uint64(b214[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+		b204 := data[h0 : h0+14] // ethernet
+		if a, ps, hit := pl.tables[7].LookupWordAction(((m16)&0xffff)<<0 | ((uint64(b204[12])<<8|uint64(b204[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4443,56 +4293,26 @@ n166:
 	}
 n167:
 	{ // LbPort: set meta.new_port
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s215 := r
-				cb[0] = byte(s215 >> 8)
-				cb[1] = byte(s215)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m23 = ((m20 + ((m14 & ((((0x1 << m21) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n168
 	}
 n168:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s216 := r
-				cb[0] = byte(s216 >> 8)
-				cb[1] = byte(s216)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b217 := data[h0 : h0+14] // ethernet
-		s218 := m5
-		b217[6] = byte(s218 >> 40)
-		b217[7] = byte(s218 >> 32)
-		b217[8] = byte(s218 >> 24)
-		b217[9] = byte(s218 >> 16)
-		b217[10] = byte(s218 >> 8)
-		b217[11] = byte(s218)
-		s219 := m17
-		b217[0] = byte(s219 >> 40)
-		b217[1] = byte(s219 >> 32)
-		b217[2] = byte(s219 >> 24)
-		b217[3] = byte(s219 >> 16)
-		b217[4] = byte(s219 >> 8)
-		b217[5] = byte(s219)
+		b205 := data[h0 : h0+14] // ethernet
+		s206 := m5
+		b205[6] = byte(s206 >> 40)
+		b205[7] = byte(s206 >> 32)
+		b205[8] = byte(s206 >> 24)
+		b205[9] = byte(s206 >> 16)
+		b205[10] = byte(s206 >> 8)
+		b205[11] = byte(s206)
+		s207 := m17
+		b205[0] = byte(s207 >> 40)
+		b205[1] = byte(s207 >> 32)
+		b205[2] = byte(s207 >> 24)
+		b205[3] = byte(s207 >> 16)
+		b205[4] = byte(s207 >> 8)
+		b205[5] = byte(s207)
 		goto n169
 	}
 n169:
@@ -4506,38 +4326,23 @@ n169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s220 := r
-				cb[0] = byte(s220 >> 8)
-				cb[1] = byte(s220)
+				s208 := r
+				cb[0] = byte(s208 >> 8)
+				cb[1] = byte(s208)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b221 := data[h4 : h4+8] // udp
-		if (uint64(b221[6])<<8 | uint64(b221[7])) == 0x0 {
+		b209 := data[h4 : h4+8] // udp
+		if (uint64(b209[6])<<8 | uint64(b209[7])) == 0x0 {
 			goto n170
 		}
 		goto n171
 	}
 n170:
 	{ // LbMarkZero: set meta.udp_zero
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s222 := r
-				cb[0] = byte(s222 >> 8)
-				cb[1] = byte(s222)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m0 = (0x1) & 0x1
 		pl.edges[47]++
 		goto n171
@@ -4565,254 +4370,254 @@ n173:
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d223 uint64 // ipv4 checksum
-		var d224 uint64 // udp checksum
-		v225 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b226 := data[h2 : h2+20] // ipv4
-		ws228 := uint64((uint64(b226[12])<<24 | uint64(b226[13])<<16 | uint64(b226[14])<<8 | uint64(b226[15])))
-		os227 := uint32(uint16(ws228>>0)) + uint32(uint16(ws228>>16))
-		s229 := v225
-		b226[12] = byte(s229 >> 24)
-		b226[13] = byte(s229 >> 16)
-		b226[14] = byte(s229 >> 8)
-		b226[15] = byte(s229)
-		ws230 := uint64(v225)
-		f232 := uint32(os227)
-		f232 += bits.RotateLeft32(f232, 16)
-		dl231 := uint64(^uint16(f232>>16)) + uint64(uint32(uint16(ws230>>0))+uint32(uint16(ws230>>16)))
-		d223 += dl231
+		var d210 uint64 // ipv4 checksum
+		var d211 uint64 // udp checksum
+		v212 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b213 := data[h2 : h2+20] // ipv4
+		ws215 := uint64((uint64(b213[12])<<24 | uint64(b213[13])<<16 | uint64(b213[14])<<8 | uint64(b213[15])))
+		os214 := uint32(uint16(ws215>>0)) + uint32(uint16(ws215>>16))
+		s216 := v212
+		b213[12] = byte(s216 >> 24)
+		b213[13] = byte(s216 >> 16)
+		b213[14] = byte(s216 >> 8)
+		b213[15] = byte(s216)
+		ws217 := uint64(v212)
+		f219 := uint32(os214)
+		f219 += bits.RotateLeft32(f219, 16)
+		dl218 := uint64(^uint16(f219>>16)) + uint64(uint32(uint16(ws217>>0))+uint32(uint16(ws217>>16)))
+		d210 += dl218
 		if h4 >= 0 {
-			d224 += dl231
+			d211 += dl218
 		}
-		v233 := m18
-		ws235 := uint64((uint64(b226[16])<<24 | uint64(b226[17])<<16 | uint64(b226[18])<<8 | uint64(b226[19])))
-		os234 := uint32(uint16(ws235>>0)) + uint32(uint16(ws235>>16))
-		s236 := v233
-		b226[16] = byte(s236 >> 24)
-		b226[17] = byte(s236 >> 16)
-		b226[18] = byte(s236 >> 8)
-		b226[19] = byte(s236)
-		ws237 := uint64(v233)
-		f239 := uint32(os234)
-		f239 += bits.RotateLeft32(f239, 16)
-		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(ws237>>0))+uint32(uint16(ws237>>16)))
-		d223 += dl238
+		v220 := m18
+		ws222 := uint64((uint64(b213[16])<<24 | uint64(b213[17])<<16 | uint64(b213[18])<<8 | uint64(b213[19])))
+		os221 := uint32(uint16(ws222>>0)) + uint32(uint16(ws222>>16))
+		s223 := v220
+		b213[16] = byte(s223 >> 24)
+		b213[17] = byte(s223 >> 16)
+		b213[18] = byte(s223 >> 8)
+		b213[19] = byte(s223)
+		ws224 := uint64(v220)
+		f226 := uint32(os221)
+		f226 += bits.RotateLeft32(f226, 16)
+		dl225 := uint64(^uint16(f226>>16)) + uint64(uint32(uint16(ws224>>0))+uint32(uint16(ws224>>16)))
+		d210 += dl225
 		if h4 >= 0 {
-			d224 += dl238
+			d211 += dl225
 		}
-		v240 := m23
+		v227 := m23
 		if !(h4 >= 0) {
 			return pl.drop(56)
 		}
-		b241 := data[h4 : h4+8] // udp
-		os242 := uint32(uint16((uint64(b241[2])<<8 | uint64(b241[3]))))
-		s243 := v240
-		b241[2] = byte(s243 >> 8)
-		b241[3] = byte(s243)
-		f245 := uint32(os242)
-		f245 += bits.RotateLeft32(f245, 16)
-		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(v240)))
+		b228 := data[h4 : h4+8] // udp
+		os229 := uint32(uint16((uint64(b228[2])<<8 | uint64(b228[3]))))
+		s230 := v227
+		b228[2] = byte(s230 >> 8)
+		b228[3] = byte(s230)
+		f232 := uint32(os229)
+		f232 += bits.RotateLeft32(f232, 16)
+		dl231 := uint64(^uint16(f232>>16)) + uint64(uint32(uint16(v227)))
 		if h4 >= 0 {
-			d224 += dl244
+			d211 += dl231
 		}
-		v246 := (uint64(b226[8]) - 0x1)
-		os247 := uint32(uint64(b226[8])<<8 | uint64(b226[9]))
-		b226[8] = byte(v246)
-		f249 := uint32(os247)
-		f249 += bits.RotateLeft32(f249, 16)
-		dl248 := uint64(^uint16(f249>>16)) + uint64(uint32(uint64(b226[8])<<8|uint64(b226[9])))
-		d223 += dl248
+		v233 := (uint64(b213[8]) - 0x1)
+		os234 := uint32(uint64(b213[8])<<8 | uint64(b213[9]))
+		b213[8] = byte(v233)
+		f236 := uint32(os234)
+		f236 += bits.RotateLeft32(f236, 16)
+		dl235 := uint64(^uint16(f236>>16)) + uint64(uint32(uint64(b213[8])<<8|uint64(b213[9])))
+		d210 += dl235
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d223
+			x := uint64(^cv) + d210
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s250 := r
-			cb[0] = byte(s250 >> 8)
-			cb[1] = byte(s250)
+			s237 := r
+			cb[0] = byte(s237 >> 8)
+			cb[1] = byte(s237)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d224
+			pendD4 += d211
 			pendK4 = true
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d251 uint64 // ipv4 checksum
-		var d252 uint64 // udp checksum
-		v253 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b254 := data[h2 : h2+20] // ipv4
-		ws256 := uint64((uint64(b254[12])<<24 | uint64(b254[13])<<16 | uint64(b254[14])<<8 | uint64(b254[15])))
-		os255 := uint32(uint16(ws256>>0)) + uint32(uint16(ws256>>16))
-		s257 := v253
-		b254[12] = byte(s257 >> 24)
-		b254[13] = byte(s257 >> 16)
-		b254[14] = byte(s257 >> 8)
-		b254[15] = byte(s257)
-		ws258 := uint64(v253)
-		f260 := uint32(os255)
-		f260 += bits.RotateLeft32(f260, 16)
-		dl259 := uint64(^uint16(f260>>16)) + uint64(uint32(uint16(ws258>>0))+uint32(uint16(ws258>>16)))
-		d251 += dl259
+		var d238 uint64 // ipv4 checksum
+		var d239 uint64 // udp checksum
+		v240 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b241 := data[h2 : h2+20] // ipv4
+		ws243 := uint64((uint64(b241[12])<<24 | uint64(b241[13])<<16 | uint64(b241[14])<<8 | uint64(b241[15])))
+		os242 := uint32(uint16(ws243>>0)) + uint32(uint16(ws243>>16))
+		s244 := v240
+		b241[12] = byte(s244 >> 24)
+		b241[13] = byte(s244 >> 16)
+		b241[14] = byte(s244 >> 8)
+		b241[15] = byte(s244)
+		ws245 := uint64(v240)
+		f247 := uint32(os242)
+		f247 += bits.RotateLeft32(f247, 16)
+		dl246 := uint64(^uint16(f247>>16)) + uint64(uint32(uint16(ws245>>0))+uint32(uint16(ws245>>16)))
+		d238 += dl246
 		if h4 >= 0 {
-			d252 += dl259
+			d239 += dl246
 		}
-		v261 := m18
-		ws263 := uint64((uint64(b254[16])<<24 | uint64(b254[17])<<16 | uint64(b254[18])<<8 | uint64(b254[19])))
-		os262 := uint32(uint16(ws263>>0)) + uint32(uint16(ws263>>16))
-		s264 := v261
-		b254[16] = byte(s264 >> 24)
-		b254[17] = byte(s264 >> 16)
-		b254[18] = byte(s264 >> 8)
-		b254[19] = byte(s264)
-		ws265 := uint64(v261)
-		f267 := uint32(os262)
-		f267 += bits.RotateLeft32(f267, 16)
-		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(ws265>>0))+uint32(uint16(ws265>>16)))
-		d251 += dl266
+		v248 := m18
+		ws250 := uint64((uint64(b241[16])<<24 | uint64(b241[17])<<16 | uint64(b241[18])<<8 | uint64(b241[19])))
+		os249 := uint32(uint16(ws250>>0)) + uint32(uint16(ws250>>16))
+		s251 := v248
+		b241[16] = byte(s251 >> 24)
+		b241[17] = byte(s251 >> 16)
+		b241[18] = byte(s251 >> 8)
+		b241[19] = byte(s251)
+		ws252 := uint64(v248)
+		f254 := uint32(os249)
+		f254 += bits.RotateLeft32(f254, 16)
+		dl253 := uint64(^uint16(f254>>16)) + uint64(uint32(uint16(ws252>>0))+uint32(uint16(ws252>>16)))
+		d238 += dl253
 		if h4 >= 0 {
-			d252 += dl266
+			d239 += dl253
 		}
-		v268 := m23
+		v255 := m23
 		if !(h4 >= 0) {
 			return pl.drop(57)
 		}
-		b269 := data[h4 : h4+8] // udp
-		os270 := uint32(uint16((uint64(b269[2])<<8 | uint64(b269[3]))))
-		s271 := v268
-		b269[2] = byte(s271 >> 8)
-		b269[3] = byte(s271)
-		f273 := uint32(os270)
-		f273 += bits.RotateLeft32(f273, 16)
-		dl272 := uint64(^uint16(f273>>16)) + uint64(uint32(uint16(v268)))
+		b256 := data[h4 : h4+8] // udp
+		os257 := uint32(uint16((uint64(b256[2])<<8 | uint64(b256[3]))))
+		s258 := v255
+		b256[2] = byte(s258 >> 8)
+		b256[3] = byte(s258)
+		f260 := uint32(os257)
+		f260 += bits.RotateLeft32(f260, 16)
+		dl259 := uint64(^uint16(f260>>16)) + uint64(uint32(uint16(v255)))
 		if h4 >= 0 {
-			d252 += dl272
+			d239 += dl259
 		}
-		v274 := ((uint64(b254[2])<<8 | uint64(b254[3])) - 0x10)
-		os275 := uint32(uint16((uint64(b254[2])<<8 | uint64(b254[3]))))
-		s276 := v274
-		b254[2] = byte(s276 >> 8)
-		b254[3] = byte(s276)
-		f278 := uint32(os275)
-		f278 += bits.RotateLeft32(f278, 16)
-		dl277 := uint64(^uint16(f278>>16)) + uint64(uint32(uint16(v274)))
-		d251 += dl277
+		v261 := ((uint64(b241[2])<<8 | uint64(b241[3])) - 0x10)
+		os262 := uint32(uint16((uint64(b241[2])<<8 | uint64(b241[3]))))
+		s263 := v261
+		b241[2] = byte(s263 >> 8)
+		b241[3] = byte(s263)
+		f265 := uint32(os262)
+		f265 += bits.RotateLeft32(f265, 16)
+		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(v261)))
+		d238 += dl264
 		if h4 >= 0 {
-			d252 += dl277
+			d239 += dl264
 		}
-		v279 := (uint64(b254[8]) - 0x1)
-		os280 := uint32(uint64(b254[8])<<8 | uint64(b254[9]))
-		b254[8] = byte(v279)
-		f282 := uint32(os280)
-		f282 += bits.RotateLeft32(f282, 16)
-		dl281 := uint64(^uint16(f282>>16)) + uint64(uint32(uint64(b254[8])<<8|uint64(b254[9])))
-		d251 += dl281
+		v266 := (uint64(b241[8]) - 0x1)
+		os267 := uint32(uint64(b241[8])<<8 | uint64(b241[9]))
+		b241[8] = byte(v266)
+		f269 := uint32(os267)
+		f269 += bits.RotateLeft32(f269, 16)
+		dl268 := uint64(^uint16(f269>>16)) + uint64(uint32(uint64(b241[8])<<8|uint64(b241[9])))
+		d238 += dl268
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d251
+			x := uint64(^cv) + d238
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s283 := r
-			cb[0] = byte(s283 >> 8)
-			cb[1] = byte(s283)
+			s270 := r
+			cb[0] = byte(s270 >> 8)
+			cb[1] = byte(s270)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d252
+			pendD4 += d239
 			pendK4 = true
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d284 uint64 // udp checksum
-		v285 := m6
+		var d271 uint64 // udp checksum
+		v272 := m6
 		if !(h3 >= 0) {
 			return pl.drop(58)
 		}
-		b286 := data[h3 : h3+40] // ipv6
-		ws288 := packet.Value{Hi: (uint64(b286[8])<<56 | uint64(b286[9])<<48 | uint64(b286[10])<<40 | uint64(b286[11])<<32 | uint64(b286[12])<<24 | uint64(b286[13])<<16 | uint64(b286[14])<<8 | uint64(b286[15])), Lo: (uint64(b286[16])<<56 | uint64(b286[17])<<48 | uint64(b286[18])<<40 | uint64(b286[19])<<32 | uint64(b286[20])<<24 | uint64(b286[21])<<16 | uint64(b286[22])<<8 | uint64(b286[23]))}
-		os287 := uint32(uint16(ws288.Hi>>0)) + uint32(uint16(ws288.Hi>>16)) + uint32(uint16(ws288.Hi>>32)) + uint32(uint16(ws288.Hi>>48)) + uint32(uint16(ws288.Lo>>0)) + uint32(uint16(ws288.Lo>>16)) + uint32(uint16(ws288.Lo>>32)) + uint32(uint16(ws288.Lo>>48))
-		v289 := v285
-		s290 := v289.Hi
-		b286[8] = byte(s290 >> 56)
-		b286[9] = byte(s290 >> 48)
-		b286[10] = byte(s290 >> 40)
-		b286[11] = byte(s290 >> 32)
-		b286[12] = byte(s290 >> 24)
-		b286[13] = byte(s290 >> 16)
-		b286[14] = byte(s290 >> 8)
-		b286[15] = byte(s290)
-		s291 := v289.Lo
-		b286[16] = byte(s291 >> 56)
-		b286[17] = byte(s291 >> 48)
-		b286[18] = byte(s291 >> 40)
-		b286[19] = byte(s291 >> 32)
-		b286[20] = byte(s291 >> 24)
-		b286[21] = byte(s291 >> 16)
-		b286[22] = byte(s291 >> 8)
-		b286[23] = byte(s291)
-		ws292 := v285
-		f294 := uint32(os287)
-		f294 += bits.RotateLeft32(f294, 16)
-		dl293 := uint64(^uint16(f294>>16)) + uint64(uint32(uint16(ws292.Hi>>0))+uint32(uint16(ws292.Hi>>16))+uint32(uint16(ws292.Hi>>32))+uint32(uint16(ws292.Hi>>48))+uint32(uint16(ws292.Lo>>0))+uint32(uint16(ws292.Lo>>16))+uint32(uint16(ws292.Lo>>32))+uint32(uint16(ws292.Lo>>48)))
+		b273 := data[h3 : h3+40] // ipv6
+		ws275 := packet.Value{Hi: (uint64(b273[8])<<56 | uint64(b273[9])<<48 | uint64(b273[10])<<40 | uint64(b273[11])<<32 | uint64(b273[12])<<24 | uint64(b273[13])<<16 | uint64(b273[14])<<8 | uint64(b273[15])), Lo: (uint64(b273[16])<<56 | uint64(b273[17])<<48 | uint64(b273[18])<<40 | uint64(b273[19])<<32 | uint64(b273[20])<<24 | uint64(b273[21])<<16 | uint64(b273[22])<<8 | uint64(b273[23]))}
+		os274 := uint32(uint16(ws275.Hi>>0)) + uint32(uint16(ws275.Hi>>16)) + uint32(uint16(ws275.Hi>>32)) + uint32(uint16(ws275.Hi>>48)) + uint32(uint16(ws275.Lo>>0)) + uint32(uint16(ws275.Lo>>16)) + uint32(uint16(ws275.Lo>>32)) + uint32(uint16(ws275.Lo>>48))
+		v276 := v272
+		s277 := v276.Hi
+		b273[8] = byte(s277 >> 56)
+		b273[9] = byte(s277 >> 48)
+		b273[10] = byte(s277 >> 40)
+		b273[11] = byte(s277 >> 32)
+		b273[12] = byte(s277 >> 24)
+		b273[13] = byte(s277 >> 16)
+		b273[14] = byte(s277 >> 8)
+		b273[15] = byte(s277)
+		s278 := v276.Lo
+		b273[16] = byte(s278 >> 56)
+		b273[17] = byte(s278 >> 48)
+		b273[18] = byte(s278 >> 40)
+		b273[19] = byte(s278 >> 32)
+		b273[20] = byte(s278 >> 24)
+		b273[21] = byte(s278 >> 16)
+		b273[22] = byte(s278 >> 8)
+		b273[23] = byte(s278)
+		ws279 := v272
+		f281 := uint32(os274)
+		f281 += bits.RotateLeft32(f281, 16)
+		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(uint16(ws279.Hi>>0))+uint32(uint16(ws279.Hi>>16))+uint32(uint16(ws279.Hi>>32))+uint32(uint16(ws279.Hi>>48))+uint32(uint16(ws279.Lo>>0))+uint32(uint16(ws279.Lo>>16))+uint32(uint16(ws279.Lo>>32))+uint32(uint16(ws279.Lo>>48)))
 		if h4 >= 0 {
-			d284 += dl293
+			d271 += dl280
 		}
-		v295 := m19
-		ws297 := packet.Value{Hi: (uint64(b286[24])<<56 | uint64(b286[25])<<48 | uint64(b286[26])<<40 | uint64(b286[27])<<32 | uint64(b286[28])<<24 | uint64(b286[29])<<16 | uint64(b286[30])<<8 | uint64(b286[31])), Lo: (uint64(b286[32])<<56 | uint64(b286[33])<<48 | uint64(b286[34])<<40 | uint64(b286[35])<<32 | uint64(b286[36])<<24 | uint64(b286[37])<<16 | uint64(b286[38])<<8 | uint64(b286[39]))}
-		os296 := uint32(uint16(ws297.Hi>>0)) + uint32(uint16(ws297.Hi>>16)) + uint32(uint16(ws297.Hi>>32)) + uint32(uint16(ws297.Hi>>48)) + uint32(uint16(ws297.Lo>>0)) + uint32(uint16(ws297.Lo>>16)) + uint32(uint16(ws297.Lo>>32)) + uint32(uint16(ws297.Lo>>48))
-		v298 := v295
-		s299 := v298.Hi
-		b286[24] = byte(s299 >> 56)
-		b286[25] = byte(s299 >> 48)
-		b286[26] = byte(s299 >> 40)
-		b286[27] = byte(s299 >> 32)
-		b286[28] = byte(s299 >> 24)
-		b286[29] = byte(s299 >> 16)
-		b286[30] = byte(s299 >> 8)
-		b286[31] = byte(s299)
-		s300 := v298.Lo
-		b286[32] = byte(s300 >> 56)
-		b286[33] = byte(s300 >> 48)
-		b286[34] = byte(s300 >> 40)
-		b286[35] = byte(s300 >> 32)
-		b286[36] = byte(s300 >> 24)
-		b286[37] = byte(s300 >> 16)
-		b286[38] = byte(s300 >> 8)
-		b286[39] = byte(s300)
-		ws301 := v295
-		f303 := uint32(os296)
-		f303 += bits.RotateLeft32(f303, 16)
-		dl302 := uint64(^uint16(f303>>16)) + uint64(uint32(uint16(ws301.Hi>>0))+uint32(uint16(ws301.Hi>>16))+uint32(uint16(ws301.Hi>>32))+uint32(uint16(ws301.Hi>>48))+uint32(uint16(ws301.Lo>>0))+uint32(uint16(ws301.Lo>>16))+uint32(uint16(ws301.Lo>>32))+uint32(uint16(ws301.Lo>>48)))
+		v282 := m19
+		ws284 := packet.Value{Hi: (uint64(b273[24])<<56 | uint64(b273[25])<<48 | uint64(b273[26])<<40 | uint64(b273[27])<<32 | uint64(b273[28])<<24 | uint64(b273[29])<<16 | uint64(b273[30])<<8 | uint64(b273[31])), Lo: (uint64(b273[32])<<56 | uint64(b273[33])<<48 | uint64(b273[34])<<40 | uint64(b273[35])<<32 | uint64(b273[36])<<24 | uint64(b273[37])<<16 | uint64(b273[38])<<8 | uint64(b273[39]))}
+		os283 := uint32(uint16(ws284.Hi>>0)) + uint32(uint16(ws284.Hi>>16)) + uint32(uint16(ws284.Hi>>32)) + uint32(uint16(ws284.Hi>>48)) + uint32(uint16(ws284.Lo>>0)) + uint32(uint16(ws284.Lo>>16)) + uint32(uint16(ws284.Lo>>32)) + uint32(uint16(ws284.Lo>>48))
+		v285 := v282
+		s286 := v285.Hi
+		b273[24] = byte(s286 >> 56)
+		b273[25] = byte(s286 >> 48)
+		b273[26] = byte(s286 >> 40)
+		b273[27] = byte(s286 >> 32)
+		b273[28] = byte(s286 >> 24)
+		b273[29] = byte(s286 >> 16)
+		b273[30] = byte(s286 >> 8)
+		b273[31] = byte(s286)
+		s287 := v285.Lo
+		b273[32] = byte(s287 >> 56)
+		b273[33] = byte(s287 >> 48)
+		b273[34] = byte(s287 >> 40)
+		b273[35] = byte(s287 >> 32)
+		b273[36] = byte(s287 >> 24)
+		b273[37] = byte(s287 >> 16)
+		b273[38] = byte(s287 >> 8)
+		b273[39] = byte(s287)
+		ws288 := v282
+		f290 := uint32(os283)
+		f290 += bits.RotateLeft32(f290, 16)
+		dl289 := uint64(^uint16(f290>>16)) + uint64(uint32(uint16(ws288.Hi>>0))+uint32(uint16(ws288.Hi>>16))+uint32(uint16(ws288.Hi>>32))+uint32(uint16(ws288.Hi>>48))+uint32(uint16(ws288.Lo>>0))+uint32(uint16(ws288.Lo>>16))+uint32(uint16(ws288.Lo>>32))+uint32(uint16(ws288.Lo>>48)))
 		if h4 >= 0 {
-			d284 += dl302
+			d271 += dl289
 		}
-		v304 := m23
+		v291 := m23
 		if !(h4 >= 0) {
 			return pl.drop(58)
 		}
-		b305 := data[h4 : h4+8] // udp
-		os306 := uint32(uint16((uint64(b305[2])<<8 | uint64(b305[3]))))
-		s307 := v304
-		b305[2] = byte(s307 >> 8)
-		b305[3] = byte(s307)
-		f309 := uint32(os306)
-		f309 += bits.RotateLeft32(f309, 16)
-		dl308 := uint64(^uint16(f309>>16)) + uint64(uint32(uint16(v304)))
+		b292 := data[h4 : h4+8] // udp
+		os293 := uint32(uint16((uint64(b292[2])<<8 | uint64(b292[3]))))
+		s294 := v291
+		b292[2] = byte(s294 >> 8)
+		b292[3] = byte(s294)
+		f296 := uint32(os293)
+		f296 += bits.RotateLeft32(f296, 16)
+		dl295 := uint64(^uint16(f296>>16)) + uint64(uint32(uint16(v291)))
 		if h4 >= 0 {
-			d284 += dl308
+			d271 += dl295
 		}
-		v310 := (uint64(b286[7]) - 0x1)
-		b286[7] = byte(v310)
+		v297 := (uint64(b273[7]) - 0x1)
+		b273[7] = byte(v297)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d284
+			pendD4 += d271
 			pendK4 = true
 		}
 		pl.edges[48]++
@@ -4820,99 +4625,99 @@ n176:
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d311 uint64 // udp checksum
-		v312 := m6
+		var d298 uint64 // udp checksum
+		v299 := m6
 		if !(h3 >= 0) {
 			return pl.drop(59)
 		}
-		b313 := data[h3 : h3+40] // ipv6
-		ws315 := packet.Value{Hi: (uint64(b313[8])<<56 | uint64(b313[9])<<48 | uint64(b313[10])<<40 | uint64(b313[11])<<32 | uint64(b313[12])<<24 | uint64(b313[13])<<16 | uint64(b313[14])<<8 | uint64(b313[15])), Lo: (uint64(b313[16])<<56 | uint64(b313[17])<<48 | uint64(b313[18])<<40 | uint64(b313[19])<<32 | uint64(b313[20])<<24 | uint64(b313[21])<<16 | uint64(b313[22])<<8 | uint64(b313[23]))}
-		os314 := uint32(uint16(ws315.Hi>>0)) + uint32(uint16(ws315.Hi>>16)) + uint32(uint16(ws315.Hi>>32)) + uint32(uint16(ws315.Hi>>48)) + uint32(uint16(ws315.Lo>>0)) + uint32(uint16(ws315.Lo>>16)) + uint32(uint16(ws315.Lo>>32)) + uint32(uint16(ws315.Lo>>48))
-		v316 := v312
-		s317 := v316.Hi
-		b313[8] = byte(s317 >> 56)
-		b313[9] = byte(s317 >> 48)
-		b313[10] = byte(s317 >> 40)
-		b313[11] = byte(s317 >> 32)
-		b313[12] = byte(s317 >> 24)
-		b313[13] = byte(s317 >> 16)
-		b313[14] = byte(s317 >> 8)
-		b313[15] = byte(s317)
-		s318 := v316.Lo
-		b313[16] = byte(s318 >> 56)
-		b313[17] = byte(s318 >> 48)
-		b313[18] = byte(s318 >> 40)
-		b313[19] = byte(s318 >> 32)
-		b313[20] = byte(s318 >> 24)
-		b313[21] = byte(s318 >> 16)
-		b313[22] = byte(s318 >> 8)
-		b313[23] = byte(s318)
-		ws319 := v312
-		f321 := uint32(os314)
-		f321 += bits.RotateLeft32(f321, 16)
-		dl320 := uint64(^uint16(f321>>16)) + uint64(uint32(uint16(ws319.Hi>>0))+uint32(uint16(ws319.Hi>>16))+uint32(uint16(ws319.Hi>>32))+uint32(uint16(ws319.Hi>>48))+uint32(uint16(ws319.Lo>>0))+uint32(uint16(ws319.Lo>>16))+uint32(uint16(ws319.Lo>>32))+uint32(uint16(ws319.Lo>>48)))
+		b300 := data[h3 : h3+40] // ipv6
+		ws302 := packet.Value{Hi: (uint64(b300[8])<<56 | uint64(b300[9])<<48 | uint64(b300[10])<<40 | uint64(b300[11])<<32 | uint64(b300[12])<<24 | uint64(b300[13])<<16 | uint64(b300[14])<<8 | uint64(b300[15])), Lo: (uint64(b300[16])<<56 | uint64(b300[17])<<48 | uint64(b300[18])<<40 | uint64(b300[19])<<32 | uint64(b300[20])<<24 | uint64(b300[21])<<16 | uint64(b300[22])<<8 | uint64(b300[23]))}
+		os301 := uint32(uint16(ws302.Hi>>0)) + uint32(uint16(ws302.Hi>>16)) + uint32(uint16(ws302.Hi>>32)) + uint32(uint16(ws302.Hi>>48)) + uint32(uint16(ws302.Lo>>0)) + uint32(uint16(ws302.Lo>>16)) + uint32(uint16(ws302.Lo>>32)) + uint32(uint16(ws302.Lo>>48))
+		v303 := v299
+		s304 := v303.Hi
+		b300[8] = byte(s304 >> 56)
+		b300[9] = byte(s304 >> 48)
+		b300[10] = byte(s304 >> 40)
+		b300[11] = byte(s304 >> 32)
+		b300[12] = byte(s304 >> 24)
+		b300[13] = byte(s304 >> 16)
+		b300[14] = byte(s304 >> 8)
+		b300[15] = byte(s304)
+		s305 := v303.Lo
+		b300[16] = byte(s305 >> 56)
+		b300[17] = byte(s305 >> 48)
+		b300[18] = byte(s305 >> 40)
+		b300[19] = byte(s305 >> 32)
+		b300[20] = byte(s305 >> 24)
+		b300[21] = byte(s305 >> 16)
+		b300[22] = byte(s305 >> 8)
+		b300[23] = byte(s305)
+		ws306 := v299
+		f308 := uint32(os301)
+		f308 += bits.RotateLeft32(f308, 16)
+		dl307 := uint64(^uint16(f308>>16)) + uint64(uint32(uint16(ws306.Hi>>0))+uint32(uint16(ws306.Hi>>16))+uint32(uint16(ws306.Hi>>32))+uint32(uint16(ws306.Hi>>48))+uint32(uint16(ws306.Lo>>0))+uint32(uint16(ws306.Lo>>16))+uint32(uint16(ws306.Lo>>32))+uint32(uint16(ws306.Lo>>48)))
 		if h4 >= 0 {
-			d311 += dl320
+			d298 += dl307
 		}
-		v322 := m19
-		ws324 := packet.Value{Hi: (uint64(b313[24])<<56 | uint64(b313[25])<<48 | uint64(b313[26])<<40 | uint64(b313[27])<<32 | uint64(b313[28])<<24 | uint64(b313[29])<<16 | uint64(b313[30])<<8 | uint64(b313[31])), Lo: (uint64(b313[32])<<56 | uint64(b313[33])<<48 | uint64(b313[34])<<40 | uint64(b313[35])<<32 | uint64(b313[36])<<24 | uint64(b313[37])<<16 | uint64(b313[38])<<8 | uint64(b313[39]))}
-		os323 := uint32(uint16(ws324.Hi>>0)) + uint32(uint16(ws324.Hi>>16)) + uint32(uint16(ws324.Hi>>32)) + uint32(uint16(ws324.Hi>>48)) + uint32(uint16(ws324.Lo>>0)) + uint32(uint16(ws324.Lo>>16)) + uint32(uint16(ws324.Lo>>32)) + uint32(uint16(ws324.Lo>>48))
-		v325 := v322
-		s326 := v325.Hi
-		b313[24] = byte(s326 >> 56)
-		b313[25] = byte(s326 >> 48)
-		b313[26] = byte(s326 >> 40)
-		b313[27] = byte(s326 >> 32)
-		b313[28] = byte(s326 >> 24)
-		b313[29] = byte(s326 >> 16)
-		b313[30] = byte(s326 >> 8)
-		b313[31] = byte(s326)
-		s327 := v325.Lo
-		b313[32] = byte(s327 >> 56)
-		b313[33] = byte(s327 >> 48)
-		b313[34] = byte(s327 >> 40)
-		b313[35] = byte(s327 >> 32)
-		b313[36] = byte(s327 >> 24)
-		b313[37] = byte(s327 >> 16)
-		b313[38] = byte(s327 >> 8)
-		b313[39] = byte(s327)
-		ws328 := v322
-		f330 := uint32(os323)
-		f330 += bits.RotateLeft32(f330, 16)
-		dl329 := uint64(^uint16(f330>>16)) + uint64(uint32(uint16(ws328.Hi>>0))+uint32(uint16(ws328.Hi>>16))+uint32(uint16(ws328.Hi>>32))+uint32(uint16(ws328.Hi>>48))+uint32(uint16(ws328.Lo>>0))+uint32(uint16(ws328.Lo>>16))+uint32(uint16(ws328.Lo>>32))+uint32(uint16(ws328.Lo>>48)))
+		v309 := m19
+		ws311 := packet.Value{Hi: (uint64(b300[24])<<56 | uint64(b300[25])<<48 | uint64(b300[26])<<40 | uint64(b300[27])<<32 | uint64(b300[28])<<24 | uint64(b300[29])<<16 | uint64(b300[30])<<8 | uint64(b300[31])), Lo: (uint64(b300[32])<<56 | uint64(b300[33])<<48 | uint64(b300[34])<<40 | uint64(b300[35])<<32 | uint64(b300[36])<<24 | uint64(b300[37])<<16 | uint64(b300[38])<<8 | uint64(b300[39]))}
+		os310 := uint32(uint16(ws311.Hi>>0)) + uint32(uint16(ws311.Hi>>16)) + uint32(uint16(ws311.Hi>>32)) + uint32(uint16(ws311.Hi>>48)) + uint32(uint16(ws311.Lo>>0)) + uint32(uint16(ws311.Lo>>16)) + uint32(uint16(ws311.Lo>>32)) + uint32(uint16(ws311.Lo>>48))
+		v312 := v309
+		s313 := v312.Hi
+		b300[24] = byte(s313 >> 56)
+		b300[25] = byte(s313 >> 48)
+		b300[26] = byte(s313 >> 40)
+		b300[27] = byte(s313 >> 32)
+		b300[28] = byte(s313 >> 24)
+		b300[29] = byte(s313 >> 16)
+		b300[30] = byte(s313 >> 8)
+		b300[31] = byte(s313)
+		s314 := v312.Lo
+		b300[32] = byte(s314 >> 56)
+		b300[33] = byte(s314 >> 48)
+		b300[34] = byte(s314 >> 40)
+		b300[35] = byte(s314 >> 32)
+		b300[36] = byte(s314 >> 24)
+		b300[37] = byte(s314 >> 16)
+		b300[38] = byte(s314 >> 8)
+		b300[39] = byte(s314)
+		ws315 := v309
+		f317 := uint32(os310)
+		f317 += bits.RotateLeft32(f317, 16)
+		dl316 := uint64(^uint16(f317>>16)) + uint64(uint32(uint16(ws315.Hi>>0))+uint32(uint16(ws315.Hi>>16))+uint32(uint16(ws315.Hi>>32))+uint32(uint16(ws315.Hi>>48))+uint32(uint16(ws315.Lo>>0))+uint32(uint16(ws315.Lo>>16))+uint32(uint16(ws315.Lo>>32))+uint32(uint16(ws315.Lo>>48)))
 		if h4 >= 0 {
-			d311 += dl329
+			d298 += dl316
 		}
-		v331 := m23
+		v318 := m23
 		if !(h4 >= 0) {
 			return pl.drop(59)
 		}
-		b332 := data[h4 : h4+8] // udp
-		os333 := uint32(uint16((uint64(b332[2])<<8 | uint64(b332[3]))))
-		s334 := v331
-		b332[2] = byte(s334 >> 8)
-		b332[3] = byte(s334)
-		f336 := uint32(os333)
-		f336 += bits.RotateLeft32(f336, 16)
-		dl335 := uint64(^uint16(f336>>16)) + uint64(uint32(uint16(v331)))
+		b319 := data[h4 : h4+8] // udp
+		os320 := uint32(uint16((uint64(b319[2])<<8 | uint64(b319[3]))))
+		s321 := v318
+		b319[2] = byte(s321 >> 8)
+		b319[3] = byte(s321)
+		f323 := uint32(os320)
+		f323 += bits.RotateLeft32(f323, 16)
+		dl322 := uint64(^uint16(f323>>16)) + uint64(uint32(uint16(v318)))
 		if h4 >= 0 {
-			d311 += dl335
+			d298 += dl322
 		}
-		v337 := ((uint64(b313[4])<<8 | uint64(b313[5])) - 0x10)
-		os338 := uint32(uint16((uint64(b313[4])<<8 | uint64(b313[5]))))
-		s339 := v337
-		b313[4] = byte(s339 >> 8)
-		b313[5] = byte(s339)
-		f341 := uint32(os338)
-		f341 += bits.RotateLeft32(f341, 16)
-		dl340 := uint64(^uint16(f341>>16)) + uint64(uint32(uint16(v337)))
+		v324 := ((uint64(b300[4])<<8 | uint64(b300[5])) - 0x10)
+		os325 := uint32(uint16((uint64(b300[4])<<8 | uint64(b300[5]))))
+		s326 := v324
+		b300[4] = byte(s326 >> 8)
+		b300[5] = byte(s326)
+		f328 := uint32(os325)
+		f328 += bits.RotateLeft32(f328, 16)
+		dl327 := uint64(^uint16(f328>>16)) + uint64(uint32(uint16(v324)))
 		if h4 >= 0 {
-			d311 += dl340
+			d298 += dl327
 		}
-		v342 := (uint64(b313[7]) - 0x1)
-		b313[7] = byte(v342)
+		v329 := (uint64(b300[7]) - 0x1)
+		b300[7] = byte(v329)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d311
+			pendD4 += d298
 			pendK4 = true
 		}
 		pl.edges[49]++
@@ -4927,24 +4732,24 @@ n178:
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		po343, pn344 := h10, 12 // lb_v2
-		if po343 < 0 || po343+pn344 > len(data) {
+		po330, pn331 := h10, 12 // lb_v2
+		if po330 < 0 || po330+pn331 > len(data) {
 			return pl.drop(60)
 		}
-		if (h4 >= 0) && po343 > h4 && (po343-h4)%2 == 0 {
-			pw346 := data[po343 : po343+12]
-			d345 := uint32(uint64(pw346[0])<<8|uint64(pw346[1])) + uint32(uint64(pw346[2])<<8|uint64(pw346[3])) + uint32(uint64(pw346[4])<<8|uint64(pw346[5])) + uint32(uint64(pw346[6])<<8|uint64(pw346[7])) + uint32(uint64(pw346[8])<<8|uint64(pw346[9])) + uint32(uint64(pw346[10])<<8|uint64(pw346[11]))
-			d345 += bits.RotateLeft32(d345, 16)
+		if (h4 >= 0) && po330 > h4 && (po330-h4)%2 == 0 {
+			pw333 := data[po330 : po330+12]
+			d332 := uint32(uint64(pw333[0])<<8|uint64(pw333[1])) + uint32(uint64(pw333[2])<<8|uint64(pw333[3])) + uint32(uint64(pw333[4])<<8|uint64(pw333[5])) + uint32(uint64(pw333[6])<<8|uint64(pw333[7])) + uint32(uint64(pw333[8])<<8|uint64(pw333[9])) + uint32(uint64(pw333[10])<<8|uint64(pw333[11]))
+			d332 += bits.RotateLeft32(d332, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d345 >> 16))
+				pendD4 += uint64(^uint16(d332 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po343
-		pendN = pn344
+		pendOff = po330
+		pendN = pn331
 		h10 = -1
-		if cur > po343 {
-			cur = max(po343, cur-pn344)
+		if cur > po330 {
+			cur = max(po330, cur-pn331)
 		}
 		goto n181
 	}
@@ -4953,24 +4758,24 @@ n180:
 		if !(h11 >= 0) {
 			return pl.drop(61)
 		}
-		po347, pn348 := h11, 12 // lb_v3
-		if po347 < 0 || po347+pn348 > len(data) {
+		po334, pn335 := h11, 12 // lb_v3
+		if po334 < 0 || po334+pn335 > len(data) {
 			return pl.drop(61)
 		}
-		if (h4 >= 0) && po347 > h4 && (po347-h4)%2 == 0 {
-			pw350 := data[po347 : po347+12]
-			d349 := uint32(uint64(pw350[0])<<8|uint64(pw350[1])) + uint32(uint64(pw350[2])<<8|uint64(pw350[3])) + uint32(uint64(pw350[4])<<8|uint64(pw350[5])) + uint32(uint64(pw350[6])<<8|uint64(pw350[7])) + uint32(uint64(pw350[8])<<8|uint64(pw350[9])) + uint32(uint64(pw350[10])<<8|uint64(pw350[11]))
-			d349 += bits.RotateLeft32(d349, 16)
+		if (h4 >= 0) && po334 > h4 && (po334-h4)%2 == 0 {
+			pw337 := data[po334 : po334+12]
+			d336 := uint32(uint64(pw337[0])<<8|uint64(pw337[1])) + uint32(uint64(pw337[2])<<8|uint64(pw337[3])) + uint32(uint64(pw337[4])<<8|uint64(pw337[5])) + uint32(uint64(pw337[6])<<8|uint64(pw337[7])) + uint32(uint64(pw337[8])<<8|uint64(pw337[9])) + uint32(uint64(pw337[10])<<8|uint64(pw337[11]))
+			d336 += bits.RotateLeft32(d336, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d349 >> 16))
+				pendD4 += uint64(^uint16(d336 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po347
-		pendN = pn348
+		pendOff = po334
+		pendN = pn335
 		h11 = -1
-		if cur > po347 {
-			cur = max(po347, cur-pn348)
+		if cur > po334 {
+			cur = max(po334, cur-pn335)
 		}
 		pl.edges[50]++
 		goto n181
@@ -4987,57 +4792,57 @@ n181:
 			}
 			pendN = 0
 		}
-		po351, pn352 := h9, 4 // lb_common
-		if po351 < 0 || po351+pn352 > len(data) {
+		po338, pn339 := h9, 4 // lb_common
+		if po338 < 0 || po338+pn339 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po351 > h4 && (po351-h4)%2 == 0 {
-			pw354 := data[po351 : po351+4]
-			d353 := uint32(uint64(pw354[0])<<8|uint64(pw354[1])) + uint32(uint64(pw354[2])<<8|uint64(pw354[3]))
-			d353 += bits.RotateLeft32(d353, 16)
+		if (h4 >= 0) && po338 > h4 && (po338-h4)%2 == 0 {
+			pw341 := data[po338 : po338+4]
+			d340 := uint32(uint64(pw341[0])<<8|uint64(pw341[1])) + uint32(uint64(pw341[2])<<8|uint64(pw341[3]))
+			d340 += bits.RotateLeft32(d340, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d353 >> 16))
+				pendD4 += uint64(^uint16(d340 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn352
-		if po351 < len(data)-po351-pendN {
-			copy(data[pendN:pendN+po351], data[:po351])
+		pendN += pn339
+		if po338 < len(data)-po338-pendN {
+			copy(data[pendN:pendN+po338], data[:po338])
 			data = data[pendN:]
 		} else {
-			copy(data[po351:], data[po351+pendN:])
+			copy(data[po338:], data[po338+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po351 {
-			h11 -= pn352
+		if (h11 >= 0) && h11 > po338 {
+			h11 -= pn339
 		} // lb_v3
-		if cur > po351 {
-			cur = max(po351, cur-pn352)
+		if cur > po338 {
+			cur = max(po338, cur-pn339)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d355 uint64 // udp checksum
+		var d342 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b356 := data[h4 : h4+8] // udp
-		v357 := ((uint64(b356[4])<<8 | uint64(b356[5])) - 0x10)
-		os358 := uint32(uint16((uint64(b356[4])<<8 | uint64(b356[5]))))
-		s359 := v357
-		b356[4] = byte(s359 >> 8)
-		b356[5] = byte(s359)
-		f361 := uint32(os358)
-		f361 += bits.RotateLeft32(f361, 16)
-		dl360 := uint64(^uint16(f361>>16)) + uint64(uint32(uint16(v357)))
+		b343 := data[h4 : h4+8] // udp
+		v344 := ((uint64(b343[4])<<8 | uint64(b343[5])) - 0x10)
+		os345 := uint32(uint16((uint64(b343[4])<<8 | uint64(b343[5]))))
+		s346 := v344
+		b343[4] = byte(s346 >> 8)
+		b343[5] = byte(s346)
+		f348 := uint32(os345)
+		f348 += bits.RotateLeft32(f348, 16)
+		dl347 := uint64(^uint16(f348>>16)) + uint64(uint32(uint16(v344)))
 		if h4 >= 0 {
-			d355 += dl360
+			d342 += dl347
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d355
+			pendD4 += d342
 			pendK4 = true
 		}
 		pl.edges[51]++
@@ -5061,19 +4866,19 @@ n184:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s362 := r
-				cb[0] = byte(s362 >> 8)
-				cb[1] = byte(s362)
+				s349 := r
+				cb[0] = byte(s349 >> 8)
+				cb[1] = byte(s349)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(64)
 		}
-		b363 := data[h4 : h4+8] // udp
-		s364 := 0x0
-		b363[6] = byte(s364 >> 8)
-		b363[7] = byte(s364)
+		b350 := data[h4 : h4+8] // udp
+		s351 := 0x0
+		b350[6] = byte(s351 >> 8)
+		b350[7] = byte(s351)
 		pl.edges[52]++
 		goto n185
 	}
@@ -5093,9 +4898,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s365 := r
-				cb[0] = byte(s365 >> 8)
-				cb[1] = byte(s365)
+				s352 := r
+				cb[0] = byte(s352 >> 8)
+				cb[1] = byte(s352)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5112,9 +4917,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s366 := r
-				cb[0] = byte(s366 >> 8)
-				cb[1] = byte(s366)
+				s353 := r
+				cb[0] = byte(s353 >> 8)
+				cb[1] = byte(s353)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -1817,32 +1817,17 @@ n23:
 	}
 n24:
 	{ // ParseParsed: set meta.egress_port
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s31 := r
-				cb[0] = byte(s31 >> 8)
-				cb[1] = byte(s31)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m2 = (m1) & 0xf
 		goto n25
 	}
 n25:
 	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
-		c32 := !(false)
-		if c32 {
-			b33 := data[h0 : h0+14] // ethernet
-			c32 = (((uint64(b33[0])<<40 | uint64(b33[1])<<32 | uint64(b33[2])<<24 | uint64(b33[3])<<16 | uint64(b33[4])<<8 | uint64(b33[5])) & 0xfffffffffff0) == 0x180c2000000)
+		c31 := !(false)
+		if c31 {
+			b32 := data[h0 : h0+14] // ethernet
+			c31 = (((uint64(b32[0])<<40 | uint64(b32[1])<<32 | uint64(b32[2])<<24 | uint64(b32[3])<<16 | uint64(b32[4])<<8 | uint64(b32[5])) & 0xfffffffffff0) == 0x180c2000000)
 		}
-		if c32 {
+		if c31 {
 			goto n26
 		}
 		goto n47
@@ -1860,8 +1845,8 @@ n27:
 	}
 n28:
 	{ // PuntIsLacp: test slow.subtype == 1
-		b34 := data[h22 : h22+1] // slow
-		if uint64(b34[0]) == 0x1 {
+		b33 := data[h22 : h22+1] // slow
+		if uint64(b33[0]) == 0x1 {
 			goto n29
 		}
 		goto n30
@@ -1890,21 +1875,6 @@ n32:
 	}
 n33:
 	{ // PuntEgress: set meta.egress_port
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s35 := r
-				cb[0] = byte(s35 >> 8)
-				cb[1] = byte(s35)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m2 = ((m1 | 0x2) & 0xf) & 0xf
 		goto n34
 	}
@@ -1917,20 +1887,20 @@ n34:
 	}
 n35:
 	{ // PuntPopNsMac: pop nd_mac
-		po36, pn37 := h14, 6 // nd_mac
-		if po36 < 0 || po36+pn37 > len(data) {
+		po34, pn35 := h14, 6 // nd_mac
+		if po34 < 0 || po34+pn35 > len(data) {
 			return pl.drop(8)
 		}
-		if po36 < len(data)-po36-pn37 {
-			copy(data[pn37:pn37+po36], data[:po36])
-			data = data[pn37:]
+		if po34 < len(data)-po34-pn35 {
+			copy(data[pn35:pn35+po34], data[:po34])
+			data = data[pn35:]
 		} else {
-			copy(data[po36:], data[po36+pn37:])
-			data = data[:len(data)-pn37]
+			copy(data[po34:], data[po34+pn35:])
+			data = data[:len(data)-pn35]
 		}
 		h14 = -1
-		if cur > po36 {
-			cur = max(po36, cur-pn37)
+		if cur > po34 {
+			cur = max(po34, cur-pn35)
 		}
 		pl.edges[7]++
 		goto n36
@@ -1944,20 +1914,20 @@ n36:
 	}
 n37:
 	{ // PuntPopNsOpt: pop nd_opt
-		po38, pn39 := h13, 2 // nd_opt
-		if po38 < 0 || po38+pn39 > len(data) {
+		po36, pn37 := h13, 2 // nd_opt
+		if po36 < 0 || po36+pn37 > len(data) {
 			return pl.drop(9)
 		}
-		if po38 < len(data)-po38-pn39 {
-			copy(data[pn39:pn39+po38], data[:po38])
-			data = data[pn39:]
+		if po36 < len(data)-po36-pn37 {
+			copy(data[pn37:pn37+po36], data[:po36])
+			data = data[pn37:]
 		} else {
-			copy(data[po38:], data[po38+pn39:])
-			data = data[:len(data)-pn39]
+			copy(data[po36:], data[po36+pn37:])
+			data = data[:len(data)-pn37]
 		}
 		h13 = -1
-		if cur > po38 {
-			cur = max(po38, cur-pn39)
+		if cur > po36 {
+			cur = max(po36, cur-pn37)
 		}
 		pl.edges[8]++
 		goto n38
@@ -1971,20 +1941,20 @@ n38:
 	}
 n39:
 	{ // PuntPopNs: pop nd_ns
-		po40, pn41 := h12, 20 // nd_ns
-		if po40 < 0 || po40+pn41 > len(data) {
+		po38, pn39 := h12, 20 // nd_ns
+		if po38 < 0 || po38+pn39 > len(data) {
 			return pl.drop(10)
 		}
-		if po40 < len(data)-po40-pn41 {
-			copy(data[pn41:pn41+po40], data[:po40])
-			data = data[pn41:]
+		if po38 < len(data)-po38-pn39 {
+			copy(data[pn39:pn39+po38], data[:po38])
+			data = data[pn39:]
 		} else {
-			copy(data[po40:], data[po40+pn41:])
-			data = data[:len(data)-pn41]
+			copy(data[po38:], data[po38+pn39:])
+			data = data[:len(data)-pn39]
 		}
 		h12 = -1
-		if cur > po40 {
-			cur = max(po40, cur-pn41)
+		if cur > po38 {
+			cur = max(po38, cur-pn39)
 		}
 		pl.edges[9]++
 		goto n40
@@ -1998,20 +1968,20 @@ n40:
 	}
 n41:
 	{ // PuntPopUdp: pop icmp_udp
-		po42, pn43 := h20, 8 // icmp_udp
-		if po42 < 0 || po42+pn43 > len(data) {
+		po40, pn41 := h20, 8 // icmp_udp
+		if po40 < 0 || po40+pn41 > len(data) {
 			return pl.drop(11)
 		}
-		if po42 < len(data)-po42-pn43 {
-			copy(data[pn43:pn43+po42], data[:po42])
-			data = data[pn43:]
+		if po40 < len(data)-po40-pn41 {
+			copy(data[pn41:pn41+po40], data[:po40])
+			data = data[pn41:]
 		} else {
-			copy(data[po42:], data[po42+pn43:])
-			data = data[:len(data)-pn43]
+			copy(data[po40:], data[po40+pn41:])
+			data = data[:len(data)-pn41]
 		}
 		h20 = -1
-		if cur > po42 {
-			cur = max(po42, cur-pn43)
+		if cur > po40 {
+			cur = max(po40, cur-pn41)
 		}
 		pl.edges[10]++
 		goto n42
@@ -2025,20 +1995,20 @@ n42:
 	}
 n43:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		po44, pn45 := h18, 20 // icmp_ipv4
-		if po44 < 0 || po44+pn45 > len(data) {
+		po42, pn43 := h18, 20 // icmp_ipv4
+		if po42 < 0 || po42+pn43 > len(data) {
 			return pl.drop(12)
 		}
-		if po44 < len(data)-po44-pn45 {
-			copy(data[pn45:pn45+po44], data[:po44])
-			data = data[pn45:]
+		if po42 < len(data)-po42-pn43 {
+			copy(data[pn43:pn43+po42], data[:po42])
+			data = data[pn43:]
 		} else {
-			copy(data[po44:], data[po44+pn45:])
-			data = data[:len(data)-pn45]
+			copy(data[po42:], data[po42+pn43:])
+			data = data[:len(data)-pn43]
 		}
 		h18 = -1
-		if cur > po44 {
-			cur = max(po44, cur-pn45)
+		if cur > po42 {
+			cur = max(po42, cur-pn43)
 		}
 		pl.edges[11]++
 		goto n44
@@ -2052,20 +2022,20 @@ n44:
 	}
 n45:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		po46, pn47 := h19, 40 // icmp_ipv6
-		if po46 < 0 || po46+pn47 > len(data) {
+		po44, pn45 := h19, 40 // icmp_ipv6
+		if po44 < 0 || po44+pn45 > len(data) {
 			return pl.drop(13)
 		}
-		if po46 < len(data)-po46-pn47 {
-			copy(data[pn47:pn47+po46], data[:po46])
-			data = data[pn47:]
+		if po44 < len(data)-po44-pn45 {
+			copy(data[pn45:pn45+po44], data[:po44])
+			data = data[pn45:]
 		} else {
-			copy(data[po46:], data[po46+pn47:])
-			data = data[:len(data)-pn47]
+			copy(data[po44:], data[po44+pn45:])
+			data = data[:len(data)-pn45]
 		}
 		h19 = -1
-		if cur > po46 {
-			cur = max(po46, cur-pn47)
+		if cur > po44 {
+			cur = max(po44, cur-pn45)
 		}
 		pl.edges[12]++
 		goto n46
@@ -2081,9 +2051,9 @@ n46:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s48 := r
-				cb[0] = byte(s48 >> 8)
-				cb[1] = byte(s48)
+				s46 := r
+				cb[0] = byte(s46 >> 8)
+				cb[1] = byte(s46)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2098,41 +2068,26 @@ n47:
 	}
 n48:
 	{ // L2VlanId: set meta.vlan_id
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s49 := r
-				cb[0] = byte(s49 >> 8)
-				cb[1] = byte(s49)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b50 := data[h1 : h1+4] // vlan
-		m3 = ((uint64(b50[0])<<8 | uint64(b50[1])) >> 0 & 0xfff) & 0xfff
+		b47 := data[h1 : h1+4] // vlan
+		m3 = ((uint64(b47[0])<<8 | uint64(b47[1])) >> 0 & 0xfff) & 0xfff
 		goto n49
 	}
 n49:
 	{ // L2PopVlan: pop vlan
-		po51, pn52 := h1, 4 // vlan
-		if po51 < 0 || po51+pn52 > len(data) {
+		po48, pn49 := h1, 4 // vlan
+		if po48 < 0 || po48+pn49 > len(data) {
 			return pl.drop(14)
 		}
-		if po51 < len(data)-po51-pn52 {
-			copy(data[pn52:pn52+po51], data[:po51])
-			data = data[pn52:]
+		if po48 < len(data)-po48-pn49 {
+			copy(data[pn49:pn49+po48], data[:po48])
+			data = data[pn49:]
 		} else {
-			copy(data[po51:], data[po51+pn52:])
-			data = data[:len(data)-pn52]
+			copy(data[po48:], data[po48+pn49:])
+			data = data[:len(data)-pn49]
 		}
 		h1 = -1
-		if cur > po51 {
-			cur = max(po51, cur-pn52)
+		if cur > po48 {
+			cur = max(po48, cur-pn49)
 		}
 		pl.edges[13]++
 		goto n50
@@ -2161,8 +2116,8 @@ n51:
 n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b53 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[1].LookupWordAction(((uint64(b53[0])<<40|uint64(b53[1])<<32|uint64(b53[2])<<24|uint64(b53[3])<<16|uint64(b53[4])<<8|uint64(b53[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
+		b50 := data[h0 : h0+14] // ethernet
+		if a, ps, hit := pl.tables[1].LookupWordAction(((uint64(b50[0])<<40|uint64(b50[1])<<32|uint64(b50[2])<<24|uint64(b50[3])<<16|uint64(b50[4])<<8|uint64(b50[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2194,56 +2149,26 @@ n55:
 	}
 n56:
 	{ // L3SetDaIPv4: set meta.ip_da
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s54 := r
-				cb[0] = byte(s54 >> 8)
-				cb[1] = byte(s54)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b55 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b55[16])<<24 | uint64(b55[17])<<16 | uint64(b55[18])<<8 | uint64(b55[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b51 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b51[16])<<24 | uint64(b51[17])<<16 | uint64(b51[18])<<8 | uint64(b51[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n58
 	}
 n57:
 	{ // L3SetDaIPv6: set meta.ip_da
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s56 := r
-				cb[0] = byte(s56 >> 8)
-				cb[1] = byte(s56)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		if !(h3 >= 0) {
 			return pl.drop(16)
 		}
-		b57 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b57[24])<<56 | uint64(b57[25])<<48 | uint64(b57[26])<<40 | uint64(b57[27])<<32 | uint64(b57[28])<<24 | uint64(b57[29])<<16 | uint64(b57[30])<<8 | uint64(b57[31])), Lo: (uint64(b57[32])<<56 | uint64(b57[33])<<48 | uint64(b57[34])<<40 | uint64(b57[35])<<32 | uint64(b57[36])<<24 | uint64(b57[37])<<16 | uint64(b57[38])<<8 | uint64(b57[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b52 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b52[24])<<56 | uint64(b52[25])<<48 | uint64(b52[26])<<40 | uint64(b52[27])<<32 | uint64(b52[28])<<24 | uint64(b52[29])<<16 | uint64(b52[30])<<8 | uint64(b52[31])), Lo: (uint64(b52[32])<<56 | uint64(b52[33])<<48 | uint64(b52[34])<<40 | uint64(b52[35])<<32 | uint64(b52[36])<<24 | uint64(b52[37])<<16 | uint64(b52[38])<<8 | uint64(b52[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[16]++
 		goto n58
 	}
 n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		b58 := data[h0 : h0+14] // ethernet
-		kv59 := m8
-		if a, ps, hit := pl.tables[2].LookupWordsAction((m4)&0xf, (uint64(b58[12])<<8|uint64(b58[13]))&0xffff, kv59.Hi, kv59.Lo); hit {
+		b53 := data[h0 : h0+14] // ethernet
+		kv54 := m8
+		if a, ps, hit := pl.tables[2].LookupWordsAction((m4)&0xf, (uint64(b53[12])<<8|uint64(b53[13]))&0xffff, kv54.Hi, kv54.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2294,10 +2219,10 @@ n64:
 	}
 n65:
 	{ // L3Icmp4Type: switch icmp.type
-		b61 := data[h6 : h6+4] // icmp
-		v60 := uint64(b61[0])
+		b56 := data[h6 : h6+4] // icmp
+		v55 := uint64(b56[0])
 		switch {
-		case v60 == 0x3:
+		case v55 == 0x3:
 			goto n67
 		default:
 			goto n66
@@ -2309,22 +2234,22 @@ n66:
 	}
 n67:
 	{ // L3Unreach4: switch icmp.code
-		b63 := data[h6 : h6+4] // icmp
-		v62 := uint64(b63[1])
+		b58 := data[h6 : h6+4] // icmp
+		v57 := uint64(b58[1])
 		switch {
-		case v62 == 0x0:
+		case v57 == 0x0:
 			goto n68
-		case v62 == 0x1:
+		case v57 == 0x1:
 			goto n69
-		case v62 == 0x3:
+		case v57 == 0x3:
 			goto n70
-		case v62 == 0x4:
+		case v57 == 0x4:
 			goto n71
-		case v62 == 0x6:
+		case v57 == 0x6:
 			goto n72
-		case v62 == 0x7:
+		case v57 == 0x7:
 			goto n73
-		case v62 == 0xa:
+		case v57 == 0xa:
 			goto n74
 		default:
 			goto n75
@@ -2364,14 +2289,14 @@ n75:
 	}
 n76:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b65 := data[h7 : h7+4] // icmpv6
-		v64 := uint64(b65[0])
+		b60 := data[h7 : h7+4] // icmpv6
+		v59 := uint64(b60[0])
 		switch {
-		case v64 == 0x1:
+		case v59 == 0x1:
 			goto n78
-		case v64 == 0x80:
+		case v59 == 0x80:
 			goto n92
-		case v64 == 0x87:
+		case v59 == 0x87:
 			goto n94
 		default:
 			goto n77
@@ -2383,16 +2308,16 @@ n77:
 	}
 n78:
 	{ // L3Unreach6: switch icmpv6.code
-		b67 := data[h7 : h7+4] // icmpv6
-		v66 := uint64(b67[1])
+		b62 := data[h7 : h7+4] // icmpv6
+		v61 := uint64(b62[1])
 		switch {
-		case v66 == 0x0:
+		case v61 == 0x0:
 			goto n79
-		case v66 == 0x1:
+		case v61 == 0x1:
 			goto n80
-		case v66 == 0x2:
+		case v61 == 0x2:
 			goto n81
-		case v66 == 0x4:
+		case v61 == 0x4:
 			goto n82
 		default:
 			goto n83
@@ -2420,8 +2345,8 @@ n83:
 	}
 n84:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b68 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b68[24])<<24 | uint64(b68[25])<<16 | uint64(b68[26])<<8 | uint64(b68[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b63 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b63[24])<<24 | uint64(b63[25])<<16 | uint64(b63[26])<<8 | uint64(b63[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n86
 		}
 		goto n85
@@ -2433,64 +2358,49 @@ n85:
 	}
 n86:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s69 := r
-				cb[0] = byte(s69 >> 8)
-				cb[1] = byte(s69)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b70 := data[h0 : h0+14] // ethernet
-		s71 := (uint64(b70[6])<<40 | uint64(b70[7])<<32 | uint64(b70[8])<<24 | uint64(b70[9])<<16 | uint64(b70[10])<<8 | uint64(b70[11]))
-		b70[0] = byte(s71 >> 40)
-		b70[1] = byte(s71 >> 32)
-		b70[2] = byte(s71 >> 24)
-		b70[3] = byte(s71 >> 16)
-		b70[4] = byte(s71 >> 8)
-		b70[5] = byte(s71)
-		s72 := m5
-		b70[6] = byte(s72 >> 40)
-		b70[7] = byte(s72 >> 32)
-		b70[8] = byte(s72 >> 24)
-		b70[9] = byte(s72 >> 16)
-		b70[10] = byte(s72 >> 8)
-		b70[11] = byte(s72)
-		b73 := data[h5 : h5+28] // arp
-		s74 := 0x2
-		b73[6] = byte(s74 >> 8)
-		b73[7] = byte(s74)
-		s75 := (uint64(b73[8])<<40 | uint64(b73[9])<<32 | uint64(b73[10])<<24 | uint64(b73[11])<<16 | uint64(b73[12])<<8 | uint64(b73[13]))
-		b73[18] = byte(s75 >> 40)
-		b73[19] = byte(s75 >> 32)
-		b73[20] = byte(s75 >> 24)
-		b73[21] = byte(s75 >> 16)
-		b73[22] = byte(s75 >> 8)
-		b73[23] = byte(s75)
-		s76 := m5
-		b73[8] = byte(s76 >> 40)
-		b73[9] = byte(s76 >> 32)
-		b73[10] = byte(s76 >> 24)
-		b73[11] = byte(s76 >> 16)
-		b73[12] = byte(s76 >> 8)
-		b73[13] = byte(s76)
-		s77 := (uint64(b73[14])<<24 | uint64(b73[15])<<16 | uint64(b73[16])<<8 | uint64(b73[17]))
-		b73[24] = byte(s77 >> 24)
-		b73[25] = byte(s77 >> 16)
-		b73[26] = byte(s77 >> 8)
-		b73[27] = byte(s77)
-		s78 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b73[14] = byte(s78 >> 24)
-		b73[15] = byte(s78 >> 16)
-		b73[16] = byte(s78 >> 8)
-		b73[17] = byte(s78)
+		b64 := data[h0 : h0+14] // ethernet
+		s65 := (uint64(b64[6])<<40 | uint64(b64[7])<<32 | uint64(b64[8])<<24 | uint64(b64[9])<<16 | uint64(b64[10])<<8 | uint64(b64[11]))
+		b64[0] = byte(s65 >> 40)
+		b64[1] = byte(s65 >> 32)
+		b64[2] = byte(s65 >> 24)
+		b64[3] = byte(s65 >> 16)
+		b64[4] = byte(s65 >> 8)
+		b64[5] = byte(s65)
+		s66 := m5
+		b64[6] = byte(s66 >> 40)
+		b64[7] = byte(s66 >> 32)
+		b64[8] = byte(s66 >> 24)
+		b64[9] = byte(s66 >> 16)
+		b64[10] = byte(s66 >> 8)
+		b64[11] = byte(s66)
+		b67 := data[h5 : h5+28] // arp
+		s68 := 0x2
+		b67[6] = byte(s68 >> 8)
+		b67[7] = byte(s68)
+		s69 := (uint64(b67[8])<<40 | uint64(b67[9])<<32 | uint64(b67[10])<<24 | uint64(b67[11])<<16 | uint64(b67[12])<<8 | uint64(b67[13]))
+		b67[18] = byte(s69 >> 40)
+		b67[19] = byte(s69 >> 32)
+		b67[20] = byte(s69 >> 24)
+		b67[21] = byte(s69 >> 16)
+		b67[22] = byte(s69 >> 8)
+		b67[23] = byte(s69)
+		s70 := m5
+		b67[8] = byte(s70 >> 40)
+		b67[9] = byte(s70 >> 32)
+		b67[10] = byte(s70 >> 24)
+		b67[11] = byte(s70 >> 16)
+		b67[12] = byte(s70 >> 8)
+		b67[13] = byte(s70)
+		s71 := (uint64(b67[14])<<24 | uint64(b67[15])<<16 | uint64(b67[16])<<8 | uint64(b67[17]))
+		b67[24] = byte(s71 >> 24)
+		b67[25] = byte(s71 >> 16)
+		b67[26] = byte(s71 >> 8)
+		b67[27] = byte(s71)
+		s72 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b67[14] = byte(s72 >> 24)
+		b67[15] = byte(s72 >> 16)
+		b67[16] = byte(s72 >> 8)
+		b67[17] = byte(s72)
 		goto n87
 	}
 n87:
@@ -2502,8 +2412,8 @@ n88:
 		if !(h2 >= 0) {
 			return pl.drop(33)
 		}
-		b79 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b79[16])<<24 | uint64(b79[17])<<16 | uint64(b79[18])<<8 | uint64(b79[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b73 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b73[16])<<24 | uint64(b73[17])<<16 | uint64(b73[18])<<8 | uint64(b73[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n90
 		}
 		goto n89
@@ -2514,59 +2424,59 @@ n89:
 	}
 n90:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d80 uint64          // icmp checksum
-		b81 := data[h0 : h0+14] // ethernet
-		v82 := (uint64(b81[6])<<40 | uint64(b81[7])<<32 | uint64(b81[8])<<24 | uint64(b81[9])<<16 | uint64(b81[10])<<8 | uint64(b81[11]))
-		s83 := v82
-		b81[0] = byte(s83 >> 40)
-		b81[1] = byte(s83 >> 32)
-		b81[2] = byte(s83 >> 24)
-		b81[3] = byte(s83 >> 16)
-		b81[4] = byte(s83 >> 8)
-		b81[5] = byte(s83)
-		v84 := m5
-		s85 := v84
-		b81[6] = byte(s85 >> 40)
-		b81[7] = byte(s85 >> 32)
-		b81[8] = byte(s85 >> 24)
-		b81[9] = byte(s85 >> 16)
-		b81[10] = byte(s85 >> 8)
-		b81[11] = byte(s85)
+		var d74 uint64          // icmp checksum
+		b75 := data[h0 : h0+14] // ethernet
+		v76 := (uint64(b75[6])<<40 | uint64(b75[7])<<32 | uint64(b75[8])<<24 | uint64(b75[9])<<16 | uint64(b75[10])<<8 | uint64(b75[11]))
+		s77 := v76
+		b75[0] = byte(s77 >> 40)
+		b75[1] = byte(s77 >> 32)
+		b75[2] = byte(s77 >> 24)
+		b75[3] = byte(s77 >> 16)
+		b75[4] = byte(s77 >> 8)
+		b75[5] = byte(s77)
+		v78 := m5
+		s79 := v78
+		b75[6] = byte(s79 >> 40)
+		b75[7] = byte(s79 >> 32)
+		b75[8] = byte(s79 >> 24)
+		b75[9] = byte(s79 >> 16)
+		b75[10] = byte(s79 >> 8)
+		b75[11] = byte(s79)
 		if !(h2 >= 0) {
 			return pl.drop(35)
 		}
-		b86 := data[h2 : h2+20] // ipv4
-		v87 := (uint64(b86[12])<<24 | uint64(b86[13])<<16 | uint64(b86[14])<<8 | uint64(b86[15]))
-		s88 := v87
-		b86[16] = byte(s88 >> 24)
-		b86[17] = byte(s88 >> 16)
-		b86[18] = byte(s88 >> 8)
-		b86[19] = byte(s88)
-		v89 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s90 := v89
-		b86[12] = byte(s90 >> 24)
-		b86[13] = byte(s90 >> 16)
-		b86[14] = byte(s90 >> 8)
-		b86[15] = byte(s90)
-		v91 := 0x0
-		b92 := data[h6 : h6+4] // icmp
-		os93 := uint32(uint64(b92[0])<<8 | uint64(b92[1]))
-		b92[0] = byte(v91)
-		f95 := uint32(os93)
-		f95 += bits.RotateLeft32(f95, 16)
-		dl94 := uint64(^uint16(f95>>16)) + uint64(uint32(uint64(b92[0])<<8|uint64(b92[1])))
-		d80 += dl94
+		b80 := data[h2 : h2+20] // ipv4
+		v81 := (uint64(b80[12])<<24 | uint64(b80[13])<<16 | uint64(b80[14])<<8 | uint64(b80[15]))
+		s82 := v81
+		b80[16] = byte(s82 >> 24)
+		b80[17] = byte(s82 >> 16)
+		b80[18] = byte(s82 >> 8)
+		b80[19] = byte(s82)
+		v83 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s84 := v83
+		b80[12] = byte(s84 >> 24)
+		b80[13] = byte(s84 >> 16)
+		b80[14] = byte(s84 >> 8)
+		b80[15] = byte(s84)
+		v85 := 0x0
+		b86 := data[h6 : h6+4] // icmp
+		os87 := uint32(uint64(b86[0])<<8 | uint64(b86[1]))
+		b86[0] = byte(v85)
+		f89 := uint32(os87)
+		f89 += bits.RotateLeft32(f89, 16)
+		dl88 := uint64(^uint16(f89>>16)) + uint64(uint32(uint64(b86[0])<<8|uint64(b86[1])))
+		d74 += dl88
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d80
+			x := uint64(^cv) + d74
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s96 := r
-			cb[0] = byte(s96 >> 8)
-			cb[1] = byte(s96)
+			s90 := r
+			cb[0] = byte(s90 >> 8)
+			cb[1] = byte(s90)
 		}
 		goto n91
 	}
@@ -2577,87 +2487,87 @@ n91:
 	}
 n92:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d97 uint64          // icmpv6 checksum
-		b98 := data[h0 : h0+14] // ethernet
-		v99 := (uint64(b98[6])<<40 | uint64(b98[7])<<32 | uint64(b98[8])<<24 | uint64(b98[9])<<16 | uint64(b98[10])<<8 | uint64(b98[11]))
-		s100 := v99
-		b98[0] = byte(s100 >> 40)
-		b98[1] = byte(s100 >> 32)
-		b98[2] = byte(s100 >> 24)
-		b98[3] = byte(s100 >> 16)
-		b98[4] = byte(s100 >> 8)
-		b98[5] = byte(s100)
-		v101 := m5
-		s102 := v101
-		b98[6] = byte(s102 >> 40)
-		b98[7] = byte(s102 >> 32)
-		b98[8] = byte(s102 >> 24)
-		b98[9] = byte(s102 >> 16)
-		b98[10] = byte(s102 >> 8)
-		b98[11] = byte(s102)
+		var d91 uint64          // icmpv6 checksum
+		b92 := data[h0 : h0+14] // ethernet
+		v93 := (uint64(b92[6])<<40 | uint64(b92[7])<<32 | uint64(b92[8])<<24 | uint64(b92[9])<<16 | uint64(b92[10])<<8 | uint64(b92[11]))
+		s94 := v93
+		b92[0] = byte(s94 >> 40)
+		b92[1] = byte(s94 >> 32)
+		b92[2] = byte(s94 >> 24)
+		b92[3] = byte(s94 >> 16)
+		b92[4] = byte(s94 >> 8)
+		b92[5] = byte(s94)
+		v95 := m5
+		s96 := v95
+		b92[6] = byte(s96 >> 40)
+		b92[7] = byte(s96 >> 32)
+		b92[8] = byte(s96 >> 24)
+		b92[9] = byte(s96 >> 16)
+		b92[10] = byte(s96 >> 8)
+		b92[11] = byte(s96)
 		if !(h3 >= 0) {
 			return pl.drop(36)
 		}
-		b103 := data[h3 : h3+40] // ipv6
-		v104 := packet.Value{Hi: (uint64(b103[8])<<56 | uint64(b103[9])<<48 | uint64(b103[10])<<40 | uint64(b103[11])<<32 | uint64(b103[12])<<24 | uint64(b103[13])<<16 | uint64(b103[14])<<8 | uint64(b103[15])), Lo: (uint64(b103[16])<<56 | uint64(b103[17])<<48 | uint64(b103[18])<<40 | uint64(b103[19])<<32 | uint64(b103[20])<<24 | uint64(b103[21])<<16 | uint64(b103[22])<<8 | uint64(b103[23]))}
-		v105 := v104
-		s106 := v105.Hi
-		b103[24] = byte(s106 >> 56)
-		b103[25] = byte(s106 >> 48)
-		b103[26] = byte(s106 >> 40)
-		b103[27] = byte(s106 >> 32)
-		b103[28] = byte(s106 >> 24)
-		b103[29] = byte(s106 >> 16)
-		b103[30] = byte(s106 >> 8)
-		b103[31] = byte(s106)
-		s107 := v105.Lo
-		b103[32] = byte(s107 >> 56)
-		b103[33] = byte(s107 >> 48)
-		b103[34] = byte(s107 >> 40)
-		b103[35] = byte(s107 >> 32)
-		b103[36] = byte(s107 >> 24)
-		b103[37] = byte(s107 >> 16)
-		b103[38] = byte(s107 >> 8)
-		b103[39] = byte(s107)
-		v108 := m6
-		v109 := v108
-		s110 := v109.Hi
-		b103[8] = byte(s110 >> 56)
-		b103[9] = byte(s110 >> 48)
-		b103[10] = byte(s110 >> 40)
-		b103[11] = byte(s110 >> 32)
-		b103[12] = byte(s110 >> 24)
-		b103[13] = byte(s110 >> 16)
-		b103[14] = byte(s110 >> 8)
-		b103[15] = byte(s110)
-		s111 := v109.Lo
-		b103[16] = byte(s111 >> 56)
-		b103[17] = byte(s111 >> 48)
-		b103[18] = byte(s111 >> 40)
-		b103[19] = byte(s111 >> 32)
-		b103[20] = byte(s111 >> 24)
-		b103[21] = byte(s111 >> 16)
-		b103[22] = byte(s111 >> 8)
-		b103[23] = byte(s111)
-		v112 := 0x81
-		b113 := data[h7 : h7+4] // icmpv6
-		os114 := uint32(uint64(b113[0])<<8 | uint64(b113[1]))
-		b113[0] = byte(v112)
-		f116 := uint32(os114)
-		f116 += bits.RotateLeft32(f116, 16)
-		dl115 := uint64(^uint16(f116>>16)) + uint64(uint32(uint64(b113[0])<<8|uint64(b113[1])))
-		d97 += dl115
+		b97 := data[h3 : h3+40] // ipv6
+		v98 := packet.Value{Hi: (uint64(b97[8])<<56 | uint64(b97[9])<<48 | uint64(b97[10])<<40 | uint64(b97[11])<<32 | uint64(b97[12])<<24 | uint64(b97[13])<<16 | uint64(b97[14])<<8 | uint64(b97[15])), Lo: (uint64(b97[16])<<56 | uint64(b97[17])<<48 | uint64(b97[18])<<40 | uint64(b97[19])<<32 | uint64(b97[20])<<24 | uint64(b97[21])<<16 | uint64(b97[22])<<8 | uint64(b97[23]))}
+		v99 := v98
+		s100 := v99.Hi
+		b97[24] = byte(s100 >> 56)
+		b97[25] = byte(s100 >> 48)
+		b97[26] = byte(s100 >> 40)
+		b97[27] = byte(s100 >> 32)
+		b97[28] = byte(s100 >> 24)
+		b97[29] = byte(s100 >> 16)
+		b97[30] = byte(s100 >> 8)
+		b97[31] = byte(s100)
+		s101 := v99.Lo
+		b97[32] = byte(s101 >> 56)
+		b97[33] = byte(s101 >> 48)
+		b97[34] = byte(s101 >> 40)
+		b97[35] = byte(s101 >> 32)
+		b97[36] = byte(s101 >> 24)
+		b97[37] = byte(s101 >> 16)
+		b97[38] = byte(s101 >> 8)
+		b97[39] = byte(s101)
+		v102 := m6
+		v103 := v102
+		s104 := v103.Hi
+		b97[8] = byte(s104 >> 56)
+		b97[9] = byte(s104 >> 48)
+		b97[10] = byte(s104 >> 40)
+		b97[11] = byte(s104 >> 32)
+		b97[12] = byte(s104 >> 24)
+		b97[13] = byte(s104 >> 16)
+		b97[14] = byte(s104 >> 8)
+		b97[15] = byte(s104)
+		s105 := v103.Lo
+		b97[16] = byte(s105 >> 56)
+		b97[17] = byte(s105 >> 48)
+		b97[18] = byte(s105 >> 40)
+		b97[19] = byte(s105 >> 32)
+		b97[20] = byte(s105 >> 24)
+		b97[21] = byte(s105 >> 16)
+		b97[22] = byte(s105 >> 8)
+		b97[23] = byte(s105)
+		v106 := 0x81
+		b107 := data[h7 : h7+4] // icmpv6
+		os108 := uint32(uint64(b107[0])<<8 | uint64(b107[1]))
+		b107[0] = byte(v106)
+		f110 := uint32(os108)
+		f110 += bits.RotateLeft32(f110, 16)
+		dl109 := uint64(^uint16(f110>>16)) + uint64(uint32(uint64(b107[0])<<8|uint64(b107[1])))
+		d91 += dl109
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d97
+			x := uint64(^cv) + d91
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s117 := r
-			cb[0] = byte(s117 >> 8)
-			cb[1] = byte(s117)
+			s111 := r
+			cb[0] = byte(s111 >> 8)
+			cb[1] = byte(s111)
 		}
 		goto n93
 	}
@@ -2671,8 +2581,8 @@ n94:
 		if !(h12 >= 0) {
 			return pl.drop(37)
 		}
-		b118 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b118[4])<<56 | uint64(b118[5])<<48 | uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11])), Lo: (uint64(b118[12])<<56 | uint64(b118[13])<<48 | uint64(b118[14])<<40 | uint64(b118[15])<<32 | uint64(b118[16])<<24 | uint64(b118[17])<<16 | uint64(b118[18])<<8 | uint64(b118[19]))} == m6) {
+		b112 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b112[4])<<56 | uint64(b112[5])<<48 | uint64(b112[6])<<40 | uint64(b112[7])<<32 | uint64(b112[8])<<24 | uint64(b112[9])<<16 | uint64(b112[10])<<8 | uint64(b112[11])), Lo: (uint64(b112[12])<<56 | uint64(b112[13])<<48 | uint64(b112[14])<<40 | uint64(b112[15])<<32 | uint64(b112[16])<<24 | uint64(b112[17])<<16 | uint64(b112[18])<<8 | uint64(b112[19]))} == m6) {
 			goto n96
 		}
 		goto n95
@@ -2686,69 +2596,39 @@ n96:
 		if !(h3 >= 0) {
 			return pl.drop(39)
 		}
-		b119 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b119[8])<<56 | uint64(b119[9])<<48 | uint64(b119[10])<<40 | uint64(b119[11])<<32 | uint64(b119[12])<<24 | uint64(b119[13])<<16 | uint64(b119[14])<<8 | uint64(b119[15])), Lo: (uint64(b119[16])<<56 | uint64(b119[17])<<48 | uint64(b119[18])<<40 | uint64(b119[19])<<32 | uint64(b119[20])<<24 | uint64(b119[21])<<16 | uint64(b119[22])<<8 | uint64(b119[23]))} == packet.Value{Lo: 0x0}) {
+		b113 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b113[8])<<56 | uint64(b113[9])<<48 | uint64(b113[10])<<40 | uint64(b113[11])<<32 | uint64(b113[12])<<24 | uint64(b113[13])<<16 | uint64(b113[14])<<8 | uint64(b113[15])), Lo: (uint64(b113[16])<<56 | uint64(b113[17])<<48 | uint64(b113[18])<<40 | uint64(b113[19])<<32 | uint64(b113[20])<<24 | uint64(b113[21])<<16 | uint64(b113[22])<<8 | uint64(b113[23]))} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
 	}
 n97:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s120 := r
-				cb[0] = byte(s120 >> 8)
-				cb[1] = byte(s120)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m24 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m25 = (0x333300000001) & 0xffffffffffff
 		m26 = (0x0) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(40)
 		}
-		b121 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b121[4])<<56 | uint64(b121[5])<<48 | uint64(b121[6])<<40 | uint64(b121[7])<<32 | uint64(b121[8])<<24 | uint64(b121[9])<<16 | uint64(b121[10])<<8 | uint64(b121[11])), Lo: (uint64(b121[12])<<56 | uint64(b121[13])<<48 | uint64(b121[14])<<40 | uint64(b121[15])<<32 | uint64(b121[16])<<24 | uint64(b121[17])<<16 | uint64(b121[18])<<8 | uint64(b121[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b114 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b114[4])<<56 | uint64(b114[5])<<48 | uint64(b114[6])<<40 | uint64(b114[7])<<32 | uint64(b114[8])<<24 | uint64(b114[9])<<16 | uint64(b114[10])<<8 | uint64(b114[11])), Lo: (uint64(b114[12])<<56 | uint64(b114[13])<<48 | uint64(b114[14])<<40 | uint64(b114[15])<<32 | uint64(b114[16])<<24 | uint64(b114[17])<<16 | uint64(b114[18])<<8 | uint64(b114[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s122 := r
-				cb[0] = byte(s122 >> 8)
-				cb[1] = byte(s122)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		if !(h3 >= 0) {
 			return pl.drop(41)
 		}
-		b123 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b123[8])<<56 | uint64(b123[9])<<48 | uint64(b123[10])<<40 | uint64(b123[11])<<32 | uint64(b123[12])<<24 | uint64(b123[13])<<16 | uint64(b123[14])<<8 | uint64(b123[15])), Lo: (uint64(b123[16])<<56 | uint64(b123[17])<<48 | uint64(b123[18])<<40 | uint64(b123[19])<<32 | uint64(b123[20])<<24 | uint64(b123[21])<<16 | uint64(b123[22])<<8 | uint64(b123[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b124 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11])) & 0xffffffffffff
+		b115 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b115[8])<<56 | uint64(b115[9])<<48 | uint64(b115[10])<<40 | uint64(b115[11])<<32 | uint64(b115[12])<<24 | uint64(b115[13])<<16 | uint64(b115[14])<<8 | uint64(b115[15])), Lo: (uint64(b115[16])<<56 | uint64(b115[17])<<48 | uint64(b115[18])<<40 | uint64(b115[19])<<32 | uint64(b115[20])<<24 | uint64(b115[21])<<16 | uint64(b115[22])<<8 | uint64(b115[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b116 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(41)
 		}
-		b125 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b125[4])<<56 | uint64(b125[5])<<48 | uint64(b125[6])<<40 | uint64(b125[7])<<32 | uint64(b125[8])<<24 | uint64(b125[9])<<16 | uint64(b125[10])<<8 | uint64(b125[11])), Lo: (uint64(b125[12])<<56 | uint64(b125[13])<<48 | uint64(b125[14])<<40 | uint64(b125[15])<<32 | uint64(b125[16])<<24 | uint64(b125[17])<<16 | uint64(b125[18])<<8 | uint64(b125[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b117 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b117[4])<<56 | uint64(b117[5])<<48 | uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])), Lo: (uint64(b117[12])<<56 | uint64(b117[13])<<48 | uint64(b117[14])<<40 | uint64(b117[15])<<32 | uint64(b117[16])<<24 | uint64(b117[17])<<16 | uint64(b117[18])<<8 | uint64(b117[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
@@ -2761,23 +2641,8 @@ n99:
 	}
 n100:
 	{ // NsSrcMac: set meta.na_mac
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s126 := r
-				cb[0] = byte(s126 >> 8)
-				cb[1] = byte(s126)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b127 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b127[0])<<40 | uint64(b127[1])<<32 | uint64(b127[2])<<24 | uint64(b127[3])<<16 | uint64(b127[4])<<8 | uint64(b127[5])) & 0xffffffffffff
+		b118 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b118[0])<<40 | uint64(b118[1])<<32 | uint64(b118[2])<<24 | uint64(b118[3])<<16 | uint64(b118[4])<<8 | uint64(b118[5])) & 0xffffffffffff
 		pl.edges[21]++
 		goto n101
 	}
@@ -2797,15 +2662,15 @@ n102:
 	}
 n103:
 	{ // NsPopMac: pop nd_mac
-		po128, pn129 := h14, 6 // nd_mac
-		if po128 < 0 || po128+pn129 > len(data) {
+		po119, pn120 := h14, 6 // nd_mac
+		if po119 < 0 || po119+pn120 > len(data) {
 			return pl.drop(42)
 		}
-		pendOff = po128
-		pendN = pn129
+		pendOff = po119
+		pendN = pn120
 		h14 = -1
-		if cur > po128 {
-			cur = max(po128, cur-pn129)
+		if cur > po119 {
+			cur = max(po119, cur-pn120)
 		}
 		pl.edges[22]++
 		goto n104
@@ -2822,15 +2687,15 @@ n104:
 			}
 			pendN = 0
 		}
-		po130, pn131 := h13, 2 // nd_opt
-		if po130 < 0 || po130+pn131 > len(data) {
+		po121, pn122 := h13, 2 // nd_opt
+		if po121 < 0 || po121+pn122 > len(data) {
 			return pl.drop(43)
 		}
-		pendOff = po130
-		pendN += pn131
+		pendOff = po121
+		pendN += pn122
 		h13 = -1
-		if cur > po130 {
-			cur = max(po130, cur-pn131)
+		if cur > po121 {
+			cur = max(po121, cur-pn122)
 		}
 		pl.edges[23]++
 		goto n105
@@ -2850,22 +2715,22 @@ n105:
 		if !(h12 >= 0) {
 			return pl.drop(44)
 		}
-		po132, pn133 := h12, 20 // nd_ns
-		if po132 < 0 || po132+pn133 > len(data) {
+		po123, pn124 := h12, 20 // nd_ns
+		if po123 < 0 || po123+pn124 > len(data) {
 			return pl.drop(44)
 		}
-		pendN += pn133
-		if po132 < len(data)-po132-pendN {
-			copy(data[pendN:pendN+po132], data[:po132])
+		pendN += pn124
+		if po123 < len(data)-po123-pendN {
+			copy(data[pendN:pendN+po123], data[:po123])
 			data = data[pendN:]
 		} else {
-			copy(data[po132:], data[po132+pendN:])
+			copy(data[po123:], data[po123+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if cur > po132 {
-			cur = max(po132, cur-pn133)
+		if cur > po123 {
+			cur = max(po123, cur-pn124)
 		}
 		goto n106
 	}
@@ -2880,14 +2745,29 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s134 := r
-				cb[0] = byte(s134 >> 8)
-				cb[1] = byte(s134)
+				s125 := r
+				cb[0] = byte(s125 >> 8)
+				cb[1] = byte(s125)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h7 >= 0) {
 			return pl.drop(45)
+		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s127 := r
+				cb[0] = byte(s127 >> 8)
+				cb[1] = byte(s127)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
@@ -3017,7 +2897,7 @@ n106:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt135 := p.Push(15, h7+4, 0)
+		rt126 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3144,7 +3024,7 @@ n106:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt135 {
+		if !rt126 {
 			return pl.drop(45)
 		}
 		goto n107
@@ -3160,14 +3040,29 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s136 := r
-				cb[0] = byte(s136 >> 8)
-				cb[1] = byte(s136)
+				s128 := r
+				cb[0] = byte(s128 >> 8)
+				cb[1] = byte(s128)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h15 >= 0) {
 			return pl.drop(46)
+		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s130 := r
+				cb[0] = byte(s130 >> 8)
+				cb[1] = byte(s130)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
@@ -3297,7 +3192,7 @@ n107:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt137 := p.Push(16, h15+20, 0)
+		rt129 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3424,7 +3319,7 @@ n107:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt137 {
+		if !rt129 {
 			return pl.drop(46)
 		}
 		goto n108
@@ -3440,14 +3335,29 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s138 := r
-				cb[0] = byte(s138 >> 8)
-				cb[1] = byte(s138)
+				s131 := r
+				cb[0] = byte(s131 >> 8)
+				cb[1] = byte(s131)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h16 >= 0) {
 			return pl.drop(47)
+		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s133 := r
+				cb[0] = byte(s133 >> 8)
+				cb[1] = byte(s133)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
@@ -3577,7 +3487,7 @@ n108:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt139 := p.Push(17, h16+2, 0)
+		rt132 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3704,124 +3614,109 @@ n108:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt139 {
+		if !rt132 {
 			return pl.drop(47)
 		}
 		goto n109
 	}
 n109:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s140 := r
-				cb[0] = byte(s140 >> 8)
-				cb[1] = byte(s140)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b141 := data[h0 : h0+14] // ethernet
-		s142 := m25
-		b141[0] = byte(s142 >> 40)
-		b141[1] = byte(s142 >> 32)
-		b141[2] = byte(s142 >> 24)
-		b141[3] = byte(s142 >> 16)
-		b141[4] = byte(s142 >> 8)
-		b141[5] = byte(s142)
-		s143 := m5
-		b141[6] = byte(s143 >> 40)
-		b141[7] = byte(s143 >> 32)
-		b141[8] = byte(s143 >> 24)
-		b141[9] = byte(s143 >> 16)
-		b141[10] = byte(s143 >> 8)
-		b141[11] = byte(s143)
+		b134 := data[h0 : h0+14] // ethernet
+		s135 := m25
+		b134[0] = byte(s135 >> 40)
+		b134[1] = byte(s135 >> 32)
+		b134[2] = byte(s135 >> 24)
+		b134[3] = byte(s135 >> 16)
+		b134[4] = byte(s135 >> 8)
+		b134[5] = byte(s135)
+		s136 := m5
+		b134[6] = byte(s136 >> 40)
+		b134[7] = byte(s136 >> 32)
+		b134[8] = byte(s136 >> 24)
+		b134[9] = byte(s136 >> 16)
+		b134[10] = byte(s136 >> 8)
+		b134[11] = byte(s136)
 		if !(h3 >= 0) {
 			return pl.drop(48)
 		}
-		b144 := data[h3 : h3+40] // ipv6
-		s145 := 0x20
-		b144[4] = byte(s145 >> 8)
-		b144[5] = byte(s145)
-		b144[7] = byte(0xff)
-		v146 := m6
-		s147 := v146.Hi
-		b144[8] = byte(s147 >> 56)
-		b144[9] = byte(s147 >> 48)
-		b144[10] = byte(s147 >> 40)
-		b144[11] = byte(s147 >> 32)
-		b144[12] = byte(s147 >> 24)
-		b144[13] = byte(s147 >> 16)
-		b144[14] = byte(s147 >> 8)
-		b144[15] = byte(s147)
-		s148 := v146.Lo
-		b144[16] = byte(s148 >> 56)
-		b144[17] = byte(s148 >> 48)
-		b144[18] = byte(s148 >> 40)
-		b144[19] = byte(s148 >> 32)
-		b144[20] = byte(s148 >> 24)
-		b144[21] = byte(s148 >> 16)
-		b144[22] = byte(s148 >> 8)
-		b144[23] = byte(s148)
-		v149 := m24
-		s150 := v149.Hi
-		b144[24] = byte(s150 >> 56)
-		b144[25] = byte(s150 >> 48)
-		b144[26] = byte(s150 >> 40)
-		b144[27] = byte(s150 >> 32)
-		b144[28] = byte(s150 >> 24)
-		b144[29] = byte(s150 >> 16)
-		b144[30] = byte(s150 >> 8)
-		b144[31] = byte(s150)
-		s151 := v149.Lo
-		b144[32] = byte(s151 >> 56)
-		b144[33] = byte(s151 >> 48)
-		b144[34] = byte(s151 >> 40)
-		b144[35] = byte(s151 >> 32)
-		b144[36] = byte(s151 >> 24)
-		b144[37] = byte(s151 >> 16)
-		b144[38] = byte(s151 >> 8)
-		b144[39] = byte(s151)
-		b152 := data[h7 : h7+4] // icmpv6
-		b152[0] = byte(0x88)
-		b152[1] = byte(0x0)
-		b153 := data[h15 : h15+20] // nd_na
-		b153[0] = b153[0]&^0x40 | byte(m26)<<6&0x40
-		v154 := m27
-		s155 := v154.Hi
-		b153[4] = byte(s155 >> 56)
-		b153[5] = byte(s155 >> 48)
-		b153[6] = byte(s155 >> 40)
-		b153[7] = byte(s155 >> 32)
-		b153[8] = byte(s155 >> 24)
-		b153[9] = byte(s155 >> 16)
-		b153[10] = byte(s155 >> 8)
-		b153[11] = byte(s155)
-		s156 := v154.Lo
-		b153[12] = byte(s156 >> 56)
-		b153[13] = byte(s156 >> 48)
-		b153[14] = byte(s156 >> 40)
-		b153[15] = byte(s156 >> 32)
-		b153[16] = byte(s156 >> 24)
-		b153[17] = byte(s156 >> 16)
-		b153[18] = byte(s156 >> 8)
-		b153[19] = byte(s156)
-		b157 := data[h16 : h16+2] // nd_na_opt
-		b157[0] = byte(0x2)
-		b157[1] = byte(0x1)
-		b158 := data[h17 : h17+6] // nd_na_mac
-		s159 := m5
-		b158[0] = byte(s159 >> 40)
-		b158[1] = byte(s159 >> 32)
-		b158[2] = byte(s159 >> 24)
-		b158[3] = byte(s159 >> 16)
-		b158[4] = byte(s159 >> 8)
-		b158[5] = byte(s159)
+		b137 := data[h3 : h3+40] // ipv6
+		s138 := 0x20
+		b137[4] = byte(s138 >> 8)
+		b137[5] = byte(s138)
+		b137[7] = byte(0xff)
+		v139 := m6
+		s140 := v139.Hi
+		b137[8] = byte(s140 >> 56)
+		b137[9] = byte(s140 >> 48)
+		b137[10] = byte(s140 >> 40)
+		b137[11] = byte(s140 >> 32)
+		b137[12] = byte(s140 >> 24)
+		b137[13] = byte(s140 >> 16)
+		b137[14] = byte(s140 >> 8)
+		b137[15] = byte(s140)
+		s141 := v139.Lo
+		b137[16] = byte(s141 >> 56)
+		b137[17] = byte(s141 >> 48)
+		b137[18] = byte(s141 >> 40)
+		b137[19] = byte(s141 >> 32)
+		b137[20] = byte(s141 >> 24)
+		b137[21] = byte(s141 >> 16)
+		b137[22] = byte(s141 >> 8)
+		b137[23] = byte(s141)
+		v142 := m24
+		s143 := v142.Hi
+		b137[24] = byte(s143 >> 56)
+		b137[25] = byte(s143 >> 48)
+		b137[26] = byte(s143 >> 40)
+		b137[27] = byte(s143 >> 32)
+		b137[28] = byte(s143 >> 24)
+		b137[29] = byte(s143 >> 16)
+		b137[30] = byte(s143 >> 8)
+		b137[31] = byte(s143)
+		s144 := v142.Lo
+		b137[32] = byte(s144 >> 56)
+		b137[33] = byte(s144 >> 48)
+		b137[34] = byte(s144 >> 40)
+		b137[35] = byte(s144 >> 32)
+		b137[36] = byte(s144 >> 24)
+		b137[37] = byte(s144 >> 16)
+		b137[38] = byte(s144 >> 8)
+		b137[39] = byte(s144)
+		b145 := data[h7 : h7+4] // icmpv6
+		b145[0] = byte(0x88)
+		b145[1] = byte(0x0)
+		b146 := data[h15 : h15+20] // nd_na
+		b146[0] = b146[0]&^0x40 | byte(m26)<<6&0x40
+		v147 := m27
+		s148 := v147.Hi
+		b146[4] = byte(s148 >> 56)
+		b146[5] = byte(s148 >> 48)
+		b146[6] = byte(s148 >> 40)
+		b146[7] = byte(s148 >> 32)
+		b146[8] = byte(s148 >> 24)
+		b146[9] = byte(s148 >> 16)
+		b146[10] = byte(s148 >> 8)
+		b146[11] = byte(s148)
+		s149 := v147.Lo
+		b146[12] = byte(s149 >> 56)
+		b146[13] = byte(s149 >> 48)
+		b146[14] = byte(s149 >> 40)
+		b146[15] = byte(s149 >> 32)
+		b146[16] = byte(s149 >> 24)
+		b146[17] = byte(s149 >> 16)
+		b146[18] = byte(s149 >> 8)
+		b146[19] = byte(s149)
+		b150 := data[h16 : h16+2] // nd_na_opt
+		b150[0] = byte(0x2)
+		b150[1] = byte(0x1)
+		b151 := data[h17 : h17+6] // nd_na_mac
+		s152 := m5
+		b151[0] = byte(s152 >> 40)
+		b151[1] = byte(s152 >> 32)
+		b151[2] = byte(s152 >> 24)
+		b151[3] = byte(s152 >> 16)
+		b151[4] = byte(s152 >> 8)
+		b151[5] = byte(s152)
 		goto n110
 	}
 n110:
@@ -3835,9 +3730,24 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s160 := r
-				cb[0] = byte(s160 >> 8)
-				cb[1] = byte(s160)
+				s153 := r
+				cb[0] = byte(s153 >> 8)
+				cb[1] = byte(s153)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s155 := r
+				cb[0] = byte(s155 >> 8)
+				cb[1] = byte(s155)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3969,7 +3879,7 @@ n110:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt161 := p.ComputeChecksum(7)
+		rt154 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4096,7 +4006,7 @@ n110:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt161 {
+		if !rt154 {
 			return pl.drop(49)
 		}
 		goto n111
@@ -4120,8 +4030,8 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b162 := data[h2 : h2+20] // ipv4
-		if a, ps, hit := pl.tables[3].LookupWordAction(((uint64(b162[12])<<24|uint64(b162[13])<<16|uint64(b162[14])<<8|uint64(b162[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+		b156 := data[h2 : h2+20] // ipv4
+		if a, ps, hit := pl.tables[3].LookupWordAction(((uint64(b156[12])<<24|uint64(b156[13])<<16|uint64(b156[14])<<8|uint64(b156[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4138,9 +4048,9 @@ n115:
 		if !(h3 >= 0) {
 			return pl.drop(50)
 		}
-		b164 := data[h3 : h3+40] // ipv6
-		kv163 := packet.Value{Hi: (uint64(b164[8])<<56 | uint64(b164[9])<<48 | uint64(b164[10])<<40 | uint64(b164[11])<<32 | uint64(b164[12])<<24 | uint64(b164[13])<<16 | uint64(b164[14])<<8 | uint64(b164[15])), Lo: (uint64(b164[16])<<56 | uint64(b164[17])<<48 | uint64(b164[18])<<40 | uint64(b164[19])<<32 | uint64(b164[20])<<24 | uint64(b164[21])<<16 | uint64(b164[22])<<8 | uint64(b164[23]))}
-		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv163.Hi, kv163.Lo, 0); hit {
+		b158 := data[h3 : h3+40] // ipv6
+		kv157 := packet.Value{Hi: (uint64(b158[8])<<56 | uint64(b158[9])<<48 | uint64(b158[10])<<40 | uint64(b158[11])<<32 | uint64(b158[12])<<24 | uint64(b158[13])<<16 | uint64(b158[14])<<8 | uint64(b158[15])), Lo: (uint64(b158[16])<<56 | uint64(b158[17])<<48 | uint64(b158[18])<<40 | uint64(b158[19])<<32 | uint64(b158[20])<<24 | uint64(b158[21])<<16 | uint64(b158[22])<<8 | uint64(b158[23]))}
+		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv157.Hi, kv157.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4174,77 +4084,47 @@ n119:
 	}
 n120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s165 := r
-				cb[0] = byte(s165 >> 8)
-				cb[1] = byte(s165)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b166 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11]))
-		m13 = ((uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b166[2])<<8 | uint64(b166[3])) & 0xffff
+		b159 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11]))
+		m13 = ((uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b159[2])<<8 | uint64(b159[3])) & 0xffff
 		goto n122
 	}
 n121:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s167 := r
-				cb[0] = byte(s167 >> 8)
-				cb[1] = byte(s167)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		if !(h11 >= 0) {
 			return pl.drop(52)
 		}
-		b168 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b168[4])<<56 | uint64(b168[5])<<48 | uint64(b168[6])<<40 | uint64(b168[7])<<32 | uint64(b168[8])<<24 | uint64(b168[9])<<16 | uint64(b168[10])<<8 | uint64(b168[11]))
-		m13 = (uint64(b168[0])<<8 | uint64(b168[1])) & 0xffff
-		m14 = (uint64(b168[2])<<8 | uint64(b168[3])) & 0xffff
+		b160 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b160[4])<<56 | uint64(b160[5])<<48 | uint64(b160[6])<<40 | uint64(b160[7])<<32 | uint64(b160[8])<<24 | uint64(b160[9])<<16 | uint64(b160[10])<<8 | uint64(b160[11]))
+		m13 = (uint64(b160[0])<<8 | uint64(b160[1])) & 0xffff
+		m14 = (uint64(b160[2])<<8 | uint64(b160[3])) & 0xffff
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c170 := (h2 >= 0)
-		if c170 {
+		c162 := (h2 >= 0)
+		if c162 {
 			if !(h2 >= 0) {
 				return pl.drop(53)
 			}
-			b171 := data[h2 : h2+20] // ipv4
-			c170 = (uint64(b171[8]) <= 0x1)
+			b163 := data[h2 : h2+20] // ipv4
+			c162 = (uint64(b163[8]) <= 0x1)
 		}
-		c169 := c170
-		if !c169 {
-			c172 := (h3 >= 0)
-			if c172 {
+		c161 := c162
+		if !c161 {
+			c164 := (h3 >= 0)
+			if c164 {
 				if !(h3 >= 0) {
 					return pl.drop(53)
 				}
-				b173 := data[h3 : h3+40] // ipv6
-				c172 = (uint64(b173[7]) <= 0x1)
+				b165 := data[h3 : h3+40] // ipv6
+				c164 = (uint64(b165[7]) <= 0x1)
 			}
-			c169 = c172
+			c161 = c164
 		}
-		if c169 {
+		if c161 {
 			goto n123
 		}
 		goto n124
@@ -4282,21 +4162,6 @@ n125:
 	}
 n126:
 	{ // LbSlot: set meta.calendar_slot
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s174 := r
-				cb[0] = byte(s174 >> 8)
-				cb[1] = byte(s174)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << m11) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n127
 	}
@@ -4322,8 +4187,8 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b175 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[7].LookupWordAction(((m16)&0xffff)<<0 | ((uint64(b175[12])<<8|uint64(b175[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+		b166 := data[h0 : h0+14] // ethernet
+		if a, ps, hit := pl.tables[7].LookupWordAction(((m16)&0xffff)<<0 | ((uint64(b166[12])<<8|uint64(b166[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4365,56 +4230,26 @@ n132:
 	}
 n133:
 	{ // LbPort: set meta.new_port
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s176 := r
-				cb[0] = byte(s176 >> 8)
-				cb[1] = byte(s176)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m23 = ((m20 + ((m14 & ((((0x1 << m21) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n134
 	}
 n134:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s177 := r
-				cb[0] = byte(s177 >> 8)
-				cb[1] = byte(s177)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		b178 := data[h0 : h0+14] // ethernet
-		s179 := m5
-		b178[6] = byte(s179 >> 40)
-		b178[7] = byte(s179 >> 32)
-		b178[8] = byte(s179 >> 24)
-		b178[9] = byte(s179 >> 16)
-		b178[10] = byte(s179 >> 8)
-		b178[11] = byte(s179)
-		s180 := m17
-		b178[0] = byte(s180 >> 40)
-		b178[1] = byte(s180 >> 32)
-		b178[2] = byte(s180 >> 24)
-		b178[3] = byte(s180 >> 16)
-		b178[4] = byte(s180 >> 8)
-		b178[5] = byte(s180)
+		b167 := data[h0 : h0+14] // ethernet
+		s168 := m5
+		b167[6] = byte(s168 >> 40)
+		b167[7] = byte(s168 >> 32)
+		b167[8] = byte(s168 >> 24)
+		b167[9] = byte(s168 >> 16)
+		b167[10] = byte(s168 >> 8)
+		b167[11] = byte(s168)
+		s169 := m17
+		b167[0] = byte(s169 >> 40)
+		b167[1] = byte(s169 >> 32)
+		b167[2] = byte(s169 >> 24)
+		b167[3] = byte(s169 >> 16)
+		b167[4] = byte(s169 >> 8)
+		b167[5] = byte(s169)
 		goto n135
 	}
 n135:
@@ -4428,35 +4263,20 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s181 := r
-				cb[0] = byte(s181 >> 8)
-				cb[1] = byte(s181)
+				s170 := r
+				cb[0] = byte(s170 >> 8)
+				cb[1] = byte(s170)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b182 := data[h4 : h4+8] // udp
-		if (uint64(b182[6])<<8 | uint64(b182[7])) == 0x0 {
+		b171 := data[h4 : h4+8] // udp
+		if (uint64(b171[6])<<8 | uint64(b171[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
 	}
 n136:
 	{ // LbMarkZero: set meta.udp_zero
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s183 := r
-				cb[0] = byte(s183 >> 8)
-				cb[1] = byte(s183)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		m0 = (0x1) & 0x1
 		pl.edges[29]++
 		goto n137
@@ -4484,225 +4304,225 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d184 uint64 // ipv4 checksum
-		var d185 uint64 // udp checksum
-		v186 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b187 := data[h2 : h2+20] // ipv4
-		ws189 := uint64((uint64(b187[12])<<24 | uint64(b187[13])<<16 | uint64(b187[14])<<8 | uint64(b187[15])))
-		os188 := uint32(uint16(ws189>>0)) + uint32(uint16(ws189>>16))
-		s190 := v186
-		b187[12] = byte(s190 >> 24)
-		b187[13] = byte(s190 >> 16)
-		b187[14] = byte(s190 >> 8)
-		b187[15] = byte(s190)
-		ws191 := uint64(v186)
-		f193 := uint32(os188)
-		f193 += bits.RotateLeft32(f193, 16)
-		dl192 := uint64(^uint16(f193>>16)) + uint64(uint32(uint16(ws191>>0))+uint32(uint16(ws191>>16)))
-		d184 += dl192
-		d185 += dl192
-		v194 := m18
-		ws196 := uint64((uint64(b187[16])<<24 | uint64(b187[17])<<16 | uint64(b187[18])<<8 | uint64(b187[19])))
-		os195 := uint32(uint16(ws196>>0)) + uint32(uint16(ws196>>16))
-		s197 := v194
-		b187[16] = byte(s197 >> 24)
-		b187[17] = byte(s197 >> 16)
-		b187[18] = byte(s197 >> 8)
-		b187[19] = byte(s197)
-		ws198 := uint64(v194)
-		f200 := uint32(os195)
-		f200 += bits.RotateLeft32(f200, 16)
-		dl199 := uint64(^uint16(f200>>16)) + uint64(uint32(uint16(ws198>>0))+uint32(uint16(ws198>>16)))
-		d184 += dl199
-		d185 += dl199
-		v201 := m23
-		b202 := data[h4 : h4+8] // udp
-		os203 := uint32(uint16((uint64(b202[2])<<8 | uint64(b202[3]))))
-		s204 := v201
-		b202[2] = byte(s204 >> 8)
-		b202[3] = byte(s204)
-		f206 := uint32(os203)
-		f206 += bits.RotateLeft32(f206, 16)
-		dl205 := uint64(^uint16(f206>>16)) + uint64(uint32(uint16(v201)))
-		d185 += dl205
-		v207 := (uint64(b187[8]) - 0x1)
-		os208 := uint32(uint64(b187[8])<<8 | uint64(b187[9]))
-		b187[8] = byte(v207)
-		f210 := uint32(os208)
-		f210 += bits.RotateLeft32(f210, 16)
-		dl209 := uint64(^uint16(f210>>16)) + uint64(uint32(uint64(b187[8])<<8|uint64(b187[9])))
-		d184 += dl209
+		var d172 uint64 // ipv4 checksum
+		var d173 uint64 // udp checksum
+		v174 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b175 := data[h2 : h2+20] // ipv4
+		ws177 := uint64((uint64(b175[12])<<24 | uint64(b175[13])<<16 | uint64(b175[14])<<8 | uint64(b175[15])))
+		os176 := uint32(uint16(ws177>>0)) + uint32(uint16(ws177>>16))
+		s178 := v174
+		b175[12] = byte(s178 >> 24)
+		b175[13] = byte(s178 >> 16)
+		b175[14] = byte(s178 >> 8)
+		b175[15] = byte(s178)
+		ws179 := uint64(v174)
+		f181 := uint32(os176)
+		f181 += bits.RotateLeft32(f181, 16)
+		dl180 := uint64(^uint16(f181>>16)) + uint64(uint32(uint16(ws179>>0))+uint32(uint16(ws179>>16)))
+		d172 += dl180
+		d173 += dl180
+		v182 := m18
+		ws184 := uint64((uint64(b175[16])<<24 | uint64(b175[17])<<16 | uint64(b175[18])<<8 | uint64(b175[19])))
+		os183 := uint32(uint16(ws184>>0)) + uint32(uint16(ws184>>16))
+		s185 := v182
+		b175[16] = byte(s185 >> 24)
+		b175[17] = byte(s185 >> 16)
+		b175[18] = byte(s185 >> 8)
+		b175[19] = byte(s185)
+		ws186 := uint64(v182)
+		f188 := uint32(os183)
+		f188 += bits.RotateLeft32(f188, 16)
+		dl187 := uint64(^uint16(f188>>16)) + uint64(uint32(uint16(ws186>>0))+uint32(uint16(ws186>>16)))
+		d172 += dl187
+		d173 += dl187
+		v189 := m23
+		b190 := data[h4 : h4+8] // udp
+		os191 := uint32(uint16((uint64(b190[2])<<8 | uint64(b190[3]))))
+		s192 := v189
+		b190[2] = byte(s192 >> 8)
+		b190[3] = byte(s192)
+		f194 := uint32(os191)
+		f194 += bits.RotateLeft32(f194, 16)
+		dl193 := uint64(^uint16(f194>>16)) + uint64(uint32(uint16(v189)))
+		d173 += dl193
+		v195 := (uint64(b175[8]) - 0x1)
+		os196 := uint32(uint64(b175[8])<<8 | uint64(b175[9]))
+		b175[8] = byte(v195)
+		f198 := uint32(os196)
+		f198 += bits.RotateLeft32(f198, 16)
+		dl197 := uint64(^uint16(f198>>16)) + uint64(uint32(uint64(b175[8])<<8|uint64(b175[9])))
+		d172 += dl197
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d184
+			x := uint64(^cv) + d172
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s211 := r
-			cb[0] = byte(s211 >> 8)
-			cb[1] = byte(s211)
+			s199 := r
+			cb[0] = byte(s199 >> 8)
+			cb[1] = byte(s199)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d185
+			pendD4 += d173
 			pendK4 = true
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d212 uint64 // ipv4 checksum
-		var d213 uint64 // udp checksum
-		v214 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b215 := data[h2 : h2+20] // ipv4
-		ws217 := uint64((uint64(b215[12])<<24 | uint64(b215[13])<<16 | uint64(b215[14])<<8 | uint64(b215[15])))
-		os216 := uint32(uint16(ws217>>0)) + uint32(uint16(ws217>>16))
-		s218 := v214
-		b215[12] = byte(s218 >> 24)
-		b215[13] = byte(s218 >> 16)
-		b215[14] = byte(s218 >> 8)
-		b215[15] = byte(s218)
-		ws219 := uint64(v214)
-		f221 := uint32(os216)
-		f221 += bits.RotateLeft32(f221, 16)
-		dl220 := uint64(^uint16(f221>>16)) + uint64(uint32(uint16(ws219>>0))+uint32(uint16(ws219>>16)))
-		d212 += dl220
-		d213 += dl220
-		v222 := m18
-		ws224 := uint64((uint64(b215[16])<<24 | uint64(b215[17])<<16 | uint64(b215[18])<<8 | uint64(b215[19])))
-		os223 := uint32(uint16(ws224>>0)) + uint32(uint16(ws224>>16))
-		s225 := v222
-		b215[16] = byte(s225 >> 24)
-		b215[17] = byte(s225 >> 16)
-		b215[18] = byte(s225 >> 8)
-		b215[19] = byte(s225)
-		ws226 := uint64(v222)
-		f228 := uint32(os223)
-		f228 += bits.RotateLeft32(f228, 16)
-		dl227 := uint64(^uint16(f228>>16)) + uint64(uint32(uint16(ws226>>0))+uint32(uint16(ws226>>16)))
-		d212 += dl227
-		d213 += dl227
-		v229 := m23
-		b230 := data[h4 : h4+8] // udp
-		os231 := uint32(uint16((uint64(b230[2])<<8 | uint64(b230[3]))))
-		s232 := v229
-		b230[2] = byte(s232 >> 8)
-		b230[3] = byte(s232)
-		f234 := uint32(os231)
-		f234 += bits.RotateLeft32(f234, 16)
-		dl233 := uint64(^uint16(f234>>16)) + uint64(uint32(uint16(v229)))
-		d213 += dl233
-		v235 := ((uint64(b215[2])<<8 | uint64(b215[3])) - 0x10)
-		os236 := uint32(uint16((uint64(b215[2])<<8 | uint64(b215[3]))))
-		s237 := v235
-		b215[2] = byte(s237 >> 8)
-		b215[3] = byte(s237)
-		f239 := uint32(os236)
-		f239 += bits.RotateLeft32(f239, 16)
-		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(v235)))
-		d212 += dl238
-		d213 += dl238
-		v240 := (uint64(b215[8]) - 0x1)
-		os241 := uint32(uint64(b215[8])<<8 | uint64(b215[9]))
-		b215[8] = byte(v240)
-		f243 := uint32(os241)
-		f243 += bits.RotateLeft32(f243, 16)
-		dl242 := uint64(^uint16(f243>>16)) + uint64(uint32(uint64(b215[8])<<8|uint64(b215[9])))
-		d212 += dl242
+		var d200 uint64 // ipv4 checksum
+		var d201 uint64 // udp checksum
+		v202 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b203 := data[h2 : h2+20] // ipv4
+		ws205 := uint64((uint64(b203[12])<<24 | uint64(b203[13])<<16 | uint64(b203[14])<<8 | uint64(b203[15])))
+		os204 := uint32(uint16(ws205>>0)) + uint32(uint16(ws205>>16))
+		s206 := v202
+		b203[12] = byte(s206 >> 24)
+		b203[13] = byte(s206 >> 16)
+		b203[14] = byte(s206 >> 8)
+		b203[15] = byte(s206)
+		ws207 := uint64(v202)
+		f209 := uint32(os204)
+		f209 += bits.RotateLeft32(f209, 16)
+		dl208 := uint64(^uint16(f209>>16)) + uint64(uint32(uint16(ws207>>0))+uint32(uint16(ws207>>16)))
+		d200 += dl208
+		d201 += dl208
+		v210 := m18
+		ws212 := uint64((uint64(b203[16])<<24 | uint64(b203[17])<<16 | uint64(b203[18])<<8 | uint64(b203[19])))
+		os211 := uint32(uint16(ws212>>0)) + uint32(uint16(ws212>>16))
+		s213 := v210
+		b203[16] = byte(s213 >> 24)
+		b203[17] = byte(s213 >> 16)
+		b203[18] = byte(s213 >> 8)
+		b203[19] = byte(s213)
+		ws214 := uint64(v210)
+		f216 := uint32(os211)
+		f216 += bits.RotateLeft32(f216, 16)
+		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint16(ws214>>0))+uint32(uint16(ws214>>16)))
+		d200 += dl215
+		d201 += dl215
+		v217 := m23
+		b218 := data[h4 : h4+8] // udp
+		os219 := uint32(uint16((uint64(b218[2])<<8 | uint64(b218[3]))))
+		s220 := v217
+		b218[2] = byte(s220 >> 8)
+		b218[3] = byte(s220)
+		f222 := uint32(os219)
+		f222 += bits.RotateLeft32(f222, 16)
+		dl221 := uint64(^uint16(f222>>16)) + uint64(uint32(uint16(v217)))
+		d201 += dl221
+		v223 := ((uint64(b203[2])<<8 | uint64(b203[3])) - 0x10)
+		os224 := uint32(uint16((uint64(b203[2])<<8 | uint64(b203[3]))))
+		s225 := v223
+		b203[2] = byte(s225 >> 8)
+		b203[3] = byte(s225)
+		f227 := uint32(os224)
+		f227 += bits.RotateLeft32(f227, 16)
+		dl226 := uint64(^uint16(f227>>16)) + uint64(uint32(uint16(v223)))
+		d200 += dl226
+		d201 += dl226
+		v228 := (uint64(b203[8]) - 0x1)
+		os229 := uint32(uint64(b203[8])<<8 | uint64(b203[9]))
+		b203[8] = byte(v228)
+		f231 := uint32(os229)
+		f231 += bits.RotateLeft32(f231, 16)
+		dl230 := uint64(^uint16(f231>>16)) + uint64(uint32(uint64(b203[8])<<8|uint64(b203[9])))
+		d200 += dl230
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d212
+			x := uint64(^cv) + d200
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s244 := r
-			cb[0] = byte(s244 >> 8)
-			cb[1] = byte(s244)
+			s232 := r
+			cb[0] = byte(s232 >> 8)
+			cb[1] = byte(s232)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d213
+			pendD4 += d201
 			pendK4 = true
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d245 uint64 // udp checksum
-		v246 := m6
+		var d233 uint64 // udp checksum
+		v234 := m6
 		if !(h3 >= 0) {
 			return pl.drop(60)
 		}
-		b247 := data[h3 : h3+40] // ipv6
-		ws249 := packet.Value{Hi: (uint64(b247[8])<<56 | uint64(b247[9])<<48 | uint64(b247[10])<<40 | uint64(b247[11])<<32 | uint64(b247[12])<<24 | uint64(b247[13])<<16 | uint64(b247[14])<<8 | uint64(b247[15])), Lo: (uint64(b247[16])<<56 | uint64(b247[17])<<48 | uint64(b247[18])<<40 | uint64(b247[19])<<32 | uint64(b247[20])<<24 | uint64(b247[21])<<16 | uint64(b247[22])<<8 | uint64(b247[23]))}
-		os248 := uint32(uint16(ws249.Hi>>0)) + uint32(uint16(ws249.Hi>>16)) + uint32(uint16(ws249.Hi>>32)) + uint32(uint16(ws249.Hi>>48)) + uint32(uint16(ws249.Lo>>0)) + uint32(uint16(ws249.Lo>>16)) + uint32(uint16(ws249.Lo>>32)) + uint32(uint16(ws249.Lo>>48))
-		v250 := v246
-		s251 := v250.Hi
-		b247[8] = byte(s251 >> 56)
-		b247[9] = byte(s251 >> 48)
-		b247[10] = byte(s251 >> 40)
-		b247[11] = byte(s251 >> 32)
-		b247[12] = byte(s251 >> 24)
-		b247[13] = byte(s251 >> 16)
-		b247[14] = byte(s251 >> 8)
-		b247[15] = byte(s251)
-		s252 := v250.Lo
-		b247[16] = byte(s252 >> 56)
-		b247[17] = byte(s252 >> 48)
-		b247[18] = byte(s252 >> 40)
-		b247[19] = byte(s252 >> 32)
-		b247[20] = byte(s252 >> 24)
-		b247[21] = byte(s252 >> 16)
-		b247[22] = byte(s252 >> 8)
-		b247[23] = byte(s252)
-		ws253 := v246
-		f255 := uint32(os248)
-		f255 += bits.RotateLeft32(f255, 16)
-		dl254 := uint64(^uint16(f255>>16)) + uint64(uint32(uint16(ws253.Hi>>0))+uint32(uint16(ws253.Hi>>16))+uint32(uint16(ws253.Hi>>32))+uint32(uint16(ws253.Hi>>48))+uint32(uint16(ws253.Lo>>0))+uint32(uint16(ws253.Lo>>16))+uint32(uint16(ws253.Lo>>32))+uint32(uint16(ws253.Lo>>48)))
-		d245 += dl254
-		v256 := m19
-		ws258 := packet.Value{Hi: (uint64(b247[24])<<56 | uint64(b247[25])<<48 | uint64(b247[26])<<40 | uint64(b247[27])<<32 | uint64(b247[28])<<24 | uint64(b247[29])<<16 | uint64(b247[30])<<8 | uint64(b247[31])), Lo: (uint64(b247[32])<<56 | uint64(b247[33])<<48 | uint64(b247[34])<<40 | uint64(b247[35])<<32 | uint64(b247[36])<<24 | uint64(b247[37])<<16 | uint64(b247[38])<<8 | uint64(b247[39]))}
-		os257 := uint32(uint16(ws258.Hi>>0)) + uint32(uint16(ws258.Hi>>16)) + uint32(uint16(ws258.Hi>>32)) + uint32(uint16(ws258.Hi>>48)) + uint32(uint16(ws258.Lo>>0)) + uint32(uint16(ws258.Lo>>16)) + uint32(uint16(ws258.Lo>>32)) + uint32(uint16(ws258.Lo>>48))
-		v259 := v256
-		s260 := v259.Hi
-		b247[24] = byte(s260 >> 56)
-		b247[25] = byte(s260 >> 48)
-		b247[26] = byte(s260 >> 40)
-		b247[27] = byte(s260 >> 32)
-		b247[28] = byte(s260 >> 24)
-		b247[29] = byte(s260 >> 16)
-		b247[30] = byte(s260 >> 8)
-		b247[31] = byte(s260)
-		s261 := v259.Lo
-		b247[32] = byte(s261 >> 56)
-		b247[33] = byte(s261 >> 48)
-		b247[34] = byte(s261 >> 40)
-		b247[35] = byte(s261 >> 32)
-		b247[36] = byte(s261 >> 24)
-		b247[37] = byte(s261 >> 16)
-		b247[38] = byte(s261 >> 8)
-		b247[39] = byte(s261)
-		ws262 := v256
-		f264 := uint32(os257)
-		f264 += bits.RotateLeft32(f264, 16)
-		dl263 := uint64(^uint16(f264>>16)) + uint64(uint32(uint16(ws262.Hi>>0))+uint32(uint16(ws262.Hi>>16))+uint32(uint16(ws262.Hi>>32))+uint32(uint16(ws262.Hi>>48))+uint32(uint16(ws262.Lo>>0))+uint32(uint16(ws262.Lo>>16))+uint32(uint16(ws262.Lo>>32))+uint32(uint16(ws262.Lo>>48)))
-		d245 += dl263
-		v265 := m23
-		b266 := data[h4 : h4+8] // udp
-		os267 := uint32(uint16((uint64(b266[2])<<8 | uint64(b266[3]))))
-		s268 := v265
-		b266[2] = byte(s268 >> 8)
-		b266[3] = byte(s268)
-		f270 := uint32(os267)
-		f270 += bits.RotateLeft32(f270, 16)
-		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(v265)))
-		d245 += dl269
-		v271 := (uint64(b247[7]) - 0x1)
-		b247[7] = byte(v271)
+		b235 := data[h3 : h3+40] // ipv6
+		ws237 := packet.Value{Hi: (uint64(b235[8])<<56 | uint64(b235[9])<<48 | uint64(b235[10])<<40 | uint64(b235[11])<<32 | uint64(b235[12])<<24 | uint64(b235[13])<<16 | uint64(b235[14])<<8 | uint64(b235[15])), Lo: (uint64(b235[16])<<56 | uint64(b235[17])<<48 | uint64(b235[18])<<40 | uint64(b235[19])<<32 | uint64(b235[20])<<24 | uint64(b235[21])<<16 | uint64(b235[22])<<8 | uint64(b235[23]))}
+		os236 := uint32(uint16(ws237.Hi>>0)) + uint32(uint16(ws237.Hi>>16)) + uint32(uint16(ws237.Hi>>32)) + uint32(uint16(ws237.Hi>>48)) + uint32(uint16(ws237.Lo>>0)) + uint32(uint16(ws237.Lo>>16)) + uint32(uint16(ws237.Lo>>32)) + uint32(uint16(ws237.Lo>>48))
+		v238 := v234
+		s239 := v238.Hi
+		b235[8] = byte(s239 >> 56)
+		b235[9] = byte(s239 >> 48)
+		b235[10] = byte(s239 >> 40)
+		b235[11] = byte(s239 >> 32)
+		b235[12] = byte(s239 >> 24)
+		b235[13] = byte(s239 >> 16)
+		b235[14] = byte(s239 >> 8)
+		b235[15] = byte(s239)
+		s240 := v238.Lo
+		b235[16] = byte(s240 >> 56)
+		b235[17] = byte(s240 >> 48)
+		b235[18] = byte(s240 >> 40)
+		b235[19] = byte(s240 >> 32)
+		b235[20] = byte(s240 >> 24)
+		b235[21] = byte(s240 >> 16)
+		b235[22] = byte(s240 >> 8)
+		b235[23] = byte(s240)
+		ws241 := v234
+		f243 := uint32(os236)
+		f243 += bits.RotateLeft32(f243, 16)
+		dl242 := uint64(^uint16(f243>>16)) + uint64(uint32(uint16(ws241.Hi>>0))+uint32(uint16(ws241.Hi>>16))+uint32(uint16(ws241.Hi>>32))+uint32(uint16(ws241.Hi>>48))+uint32(uint16(ws241.Lo>>0))+uint32(uint16(ws241.Lo>>16))+uint32(uint16(ws241.Lo>>32))+uint32(uint16(ws241.Lo>>48)))
+		d233 += dl242
+		v244 := m19
+		ws246 := packet.Value{Hi: (uint64(b235[24])<<56 | uint64(b235[25])<<48 | uint64(b235[26])<<40 | uint64(b235[27])<<32 | uint64(b235[28])<<24 | uint64(b235[29])<<16 | uint64(b235[30])<<8 | uint64(b235[31])), Lo: (uint64(b235[32])<<56 | uint64(b235[33])<<48 | uint64(b235[34])<<40 | uint64(b235[35])<<32 | uint64(b235[36])<<24 | uint64(b235[37])<<16 | uint64(b235[38])<<8 | uint64(b235[39]))}
+		os245 := uint32(uint16(ws246.Hi>>0)) + uint32(uint16(ws246.Hi>>16)) + uint32(uint16(ws246.Hi>>32)) + uint32(uint16(ws246.Hi>>48)) + uint32(uint16(ws246.Lo>>0)) + uint32(uint16(ws246.Lo>>16)) + uint32(uint16(ws246.Lo>>32)) + uint32(uint16(ws246.Lo>>48))
+		v247 := v244
+		s248 := v247.Hi
+		b235[24] = byte(s248 >> 56)
+		b235[25] = byte(s248 >> 48)
+		b235[26] = byte(s248 >> 40)
+		b235[27] = byte(s248 >> 32)
+		b235[28] = byte(s248 >> 24)
+		b235[29] = byte(s248 >> 16)
+		b235[30] = byte(s248 >> 8)
+		b235[31] = byte(s248)
+		s249 := v247.Lo
+		b235[32] = byte(s249 >> 56)
+		b235[33] = byte(s249 >> 48)
+		b235[34] = byte(s249 >> 40)
+		b235[35] = byte(s249 >> 32)
+		b235[36] = byte(s249 >> 24)
+		b235[37] = byte(s249 >> 16)
+		b235[38] = byte(s249 >> 8)
+		b235[39] = byte(s249)
+		ws250 := v244
+		f252 := uint32(os245)
+		f252 += bits.RotateLeft32(f252, 16)
+		dl251 := uint64(^uint16(f252>>16)) + uint64(uint32(uint16(ws250.Hi>>0))+uint32(uint16(ws250.Hi>>16))+uint32(uint16(ws250.Hi>>32))+uint32(uint16(ws250.Hi>>48))+uint32(uint16(ws250.Lo>>0))+uint32(uint16(ws250.Lo>>16))+uint32(uint16(ws250.Lo>>32))+uint32(uint16(ws250.Lo>>48)))
+		d233 += dl251
+		v253 := m23
+		b254 := data[h4 : h4+8] // udp
+		os255 := uint32(uint16((uint64(b254[2])<<8 | uint64(b254[3]))))
+		s256 := v253
+		b254[2] = byte(s256 >> 8)
+		b254[3] = byte(s256)
+		f258 := uint32(os255)
+		f258 += bits.RotateLeft32(f258, 16)
+		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint16(v253)))
+		d233 += dl257
+		v259 := (uint64(b235[7]) - 0x1)
+		b235[7] = byte(v259)
 		if h4+8 <= len(data) {
-			pendD4 += d245
+			pendD4 += d233
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -4710,88 +4530,88 @@ n142:
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d272 uint64 // udp checksum
-		v273 := m6
+		var d260 uint64 // udp checksum
+		v261 := m6
 		if !(h3 >= 0) {
 			return pl.drop(61)
 		}
-		b274 := data[h3 : h3+40] // ipv6
-		ws276 := packet.Value{Hi: (uint64(b274[8])<<56 | uint64(b274[9])<<48 | uint64(b274[10])<<40 | uint64(b274[11])<<32 | uint64(b274[12])<<24 | uint64(b274[13])<<16 | uint64(b274[14])<<8 | uint64(b274[15])), Lo: (uint64(b274[16])<<56 | uint64(b274[17])<<48 | uint64(b274[18])<<40 | uint64(b274[19])<<32 | uint64(b274[20])<<24 | uint64(b274[21])<<16 | uint64(b274[22])<<8 | uint64(b274[23]))}
-		os275 := uint32(uint16(ws276.Hi>>0)) + uint32(uint16(ws276.Hi>>16)) + uint32(uint16(ws276.Hi>>32)) + uint32(uint16(ws276.Hi>>48)) + uint32(uint16(ws276.Lo>>0)) + uint32(uint16(ws276.Lo>>16)) + uint32(uint16(ws276.Lo>>32)) + uint32(uint16(ws276.Lo>>48))
-		v277 := v273
-		s278 := v277.Hi
-		b274[8] = byte(s278 >> 56)
-		b274[9] = byte(s278 >> 48)
-		b274[10] = byte(s278 >> 40)
-		b274[11] = byte(s278 >> 32)
-		b274[12] = byte(s278 >> 24)
-		b274[13] = byte(s278 >> 16)
-		b274[14] = byte(s278 >> 8)
-		b274[15] = byte(s278)
-		s279 := v277.Lo
-		b274[16] = byte(s279 >> 56)
-		b274[17] = byte(s279 >> 48)
-		b274[18] = byte(s279 >> 40)
-		b274[19] = byte(s279 >> 32)
-		b274[20] = byte(s279 >> 24)
-		b274[21] = byte(s279 >> 16)
-		b274[22] = byte(s279 >> 8)
-		b274[23] = byte(s279)
-		ws280 := v273
-		f282 := uint32(os275)
-		f282 += bits.RotateLeft32(f282, 16)
-		dl281 := uint64(^uint16(f282>>16)) + uint64(uint32(uint16(ws280.Hi>>0))+uint32(uint16(ws280.Hi>>16))+uint32(uint16(ws280.Hi>>32))+uint32(uint16(ws280.Hi>>48))+uint32(uint16(ws280.Lo>>0))+uint32(uint16(ws280.Lo>>16))+uint32(uint16(ws280.Lo>>32))+uint32(uint16(ws280.Lo>>48)))
-		d272 += dl281
-		v283 := m19
-		ws285 := packet.Value{Hi: (uint64(b274[24])<<56 | uint64(b274[25])<<48 | uint64(b274[26])<<40 | uint64(b274[27])<<32 | uint64(b274[28])<<24 | uint64(b274[29])<<16 | uint64(b274[30])<<8 | uint64(b274[31])), Lo: (uint64(b274[32])<<56 | uint64(b274[33])<<48 | uint64(b274[34])<<40 | uint64(b274[35])<<32 | uint64(b274[36])<<24 | uint64(b274[37])<<16 | uint64(b274[38])<<8 | uint64(b274[39]))}
-		os284 := uint32(uint16(ws285.Hi>>0)) + uint32(uint16(ws285.Hi>>16)) + uint32(uint16(ws285.Hi>>32)) + uint32(uint16(ws285.Hi>>48)) + uint32(uint16(ws285.Lo>>0)) + uint32(uint16(ws285.Lo>>16)) + uint32(uint16(ws285.Lo>>32)) + uint32(uint16(ws285.Lo>>48))
-		v286 := v283
-		s287 := v286.Hi
-		b274[24] = byte(s287 >> 56)
-		b274[25] = byte(s287 >> 48)
-		b274[26] = byte(s287 >> 40)
-		b274[27] = byte(s287 >> 32)
-		b274[28] = byte(s287 >> 24)
-		b274[29] = byte(s287 >> 16)
-		b274[30] = byte(s287 >> 8)
-		b274[31] = byte(s287)
-		s288 := v286.Lo
-		b274[32] = byte(s288 >> 56)
-		b274[33] = byte(s288 >> 48)
-		b274[34] = byte(s288 >> 40)
-		b274[35] = byte(s288 >> 32)
-		b274[36] = byte(s288 >> 24)
-		b274[37] = byte(s288 >> 16)
-		b274[38] = byte(s288 >> 8)
-		b274[39] = byte(s288)
-		ws289 := v283
-		f291 := uint32(os284)
-		f291 += bits.RotateLeft32(f291, 16)
-		dl290 := uint64(^uint16(f291>>16)) + uint64(uint32(uint16(ws289.Hi>>0))+uint32(uint16(ws289.Hi>>16))+uint32(uint16(ws289.Hi>>32))+uint32(uint16(ws289.Hi>>48))+uint32(uint16(ws289.Lo>>0))+uint32(uint16(ws289.Lo>>16))+uint32(uint16(ws289.Lo>>32))+uint32(uint16(ws289.Lo>>48)))
-		d272 += dl290
-		v292 := m23
-		b293 := data[h4 : h4+8] // udp
-		os294 := uint32(uint16((uint64(b293[2])<<8 | uint64(b293[3]))))
-		s295 := v292
-		b293[2] = byte(s295 >> 8)
-		b293[3] = byte(s295)
-		f297 := uint32(os294)
-		f297 += bits.RotateLeft32(f297, 16)
-		dl296 := uint64(^uint16(f297>>16)) + uint64(uint32(uint16(v292)))
-		d272 += dl296
-		v298 := ((uint64(b274[4])<<8 | uint64(b274[5])) - 0x10)
-		os299 := uint32(uint16((uint64(b274[4])<<8 | uint64(b274[5]))))
-		s300 := v298
-		b274[4] = byte(s300 >> 8)
-		b274[5] = byte(s300)
-		f302 := uint32(os299)
-		f302 += bits.RotateLeft32(f302, 16)
-		dl301 := uint64(^uint16(f302>>16)) + uint64(uint32(uint16(v298)))
-		d272 += dl301
-		v303 := (uint64(b274[7]) - 0x1)
-		b274[7] = byte(v303)
+		b262 := data[h3 : h3+40] // ipv6
+		ws264 := packet.Value{Hi: (uint64(b262[8])<<56 | uint64(b262[9])<<48 | uint64(b262[10])<<40 | uint64(b262[11])<<32 | uint64(b262[12])<<24 | uint64(b262[13])<<16 | uint64(b262[14])<<8 | uint64(b262[15])), Lo: (uint64(b262[16])<<56 | uint64(b262[17])<<48 | uint64(b262[18])<<40 | uint64(b262[19])<<32 | uint64(b262[20])<<24 | uint64(b262[21])<<16 | uint64(b262[22])<<8 | uint64(b262[23]))}
+		os263 := uint32(uint16(ws264.Hi>>0)) + uint32(uint16(ws264.Hi>>16)) + uint32(uint16(ws264.Hi>>32)) + uint32(uint16(ws264.Hi>>48)) + uint32(uint16(ws264.Lo>>0)) + uint32(uint16(ws264.Lo>>16)) + uint32(uint16(ws264.Lo>>32)) + uint32(uint16(ws264.Lo>>48))
+		v265 := v261
+		s266 := v265.Hi
+		b262[8] = byte(s266 >> 56)
+		b262[9] = byte(s266 >> 48)
+		b262[10] = byte(s266 >> 40)
+		b262[11] = byte(s266 >> 32)
+		b262[12] = byte(s266 >> 24)
+		b262[13] = byte(s266 >> 16)
+		b262[14] = byte(s266 >> 8)
+		b262[15] = byte(s266)
+		s267 := v265.Lo
+		b262[16] = byte(s267 >> 56)
+		b262[17] = byte(s267 >> 48)
+		b262[18] = byte(s267 >> 40)
+		b262[19] = byte(s267 >> 32)
+		b262[20] = byte(s267 >> 24)
+		b262[21] = byte(s267 >> 16)
+		b262[22] = byte(s267 >> 8)
+		b262[23] = byte(s267)
+		ws268 := v261
+		f270 := uint32(os263)
+		f270 += bits.RotateLeft32(f270, 16)
+		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(ws268.Hi>>0))+uint32(uint16(ws268.Hi>>16))+uint32(uint16(ws268.Hi>>32))+uint32(uint16(ws268.Hi>>48))+uint32(uint16(ws268.Lo>>0))+uint32(uint16(ws268.Lo>>16))+uint32(uint16(ws268.Lo>>32))+uint32(uint16(ws268.Lo>>48)))
+		d260 += dl269
+		v271 := m19
+		ws273 := packet.Value{Hi: (uint64(b262[24])<<56 | uint64(b262[25])<<48 | uint64(b262[26])<<40 | uint64(b262[27])<<32 | uint64(b262[28])<<24 | uint64(b262[29])<<16 | uint64(b262[30])<<8 | uint64(b262[31])), Lo: (uint64(b262[32])<<56 | uint64(b262[33])<<48 | uint64(b262[34])<<40 | uint64(b262[35])<<32 | uint64(b262[36])<<24 | uint64(b262[37])<<16 | uint64(b262[38])<<8 | uint64(b262[39]))}
+		os272 := uint32(uint16(ws273.Hi>>0)) + uint32(uint16(ws273.Hi>>16)) + uint32(uint16(ws273.Hi>>32)) + uint32(uint16(ws273.Hi>>48)) + uint32(uint16(ws273.Lo>>0)) + uint32(uint16(ws273.Lo>>16)) + uint32(uint16(ws273.Lo>>32)) + uint32(uint16(ws273.Lo>>48))
+		v274 := v271
+		s275 := v274.Hi
+		b262[24] = byte(s275 >> 56)
+		b262[25] = byte(s275 >> 48)
+		b262[26] = byte(s275 >> 40)
+		b262[27] = byte(s275 >> 32)
+		b262[28] = byte(s275 >> 24)
+		b262[29] = byte(s275 >> 16)
+		b262[30] = byte(s275 >> 8)
+		b262[31] = byte(s275)
+		s276 := v274.Lo
+		b262[32] = byte(s276 >> 56)
+		b262[33] = byte(s276 >> 48)
+		b262[34] = byte(s276 >> 40)
+		b262[35] = byte(s276 >> 32)
+		b262[36] = byte(s276 >> 24)
+		b262[37] = byte(s276 >> 16)
+		b262[38] = byte(s276 >> 8)
+		b262[39] = byte(s276)
+		ws277 := v271
+		f279 := uint32(os272)
+		f279 += bits.RotateLeft32(f279, 16)
+		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint16(ws277.Hi>>0))+uint32(uint16(ws277.Hi>>16))+uint32(uint16(ws277.Hi>>32))+uint32(uint16(ws277.Hi>>48))+uint32(uint16(ws277.Lo>>0))+uint32(uint16(ws277.Lo>>16))+uint32(uint16(ws277.Lo>>32))+uint32(uint16(ws277.Lo>>48)))
+		d260 += dl278
+		v280 := m23
+		b281 := data[h4 : h4+8] // udp
+		os282 := uint32(uint16((uint64(b281[2])<<8 | uint64(b281[3]))))
+		s283 := v280
+		b281[2] = byte(s283 >> 8)
+		b281[3] = byte(s283)
+		f285 := uint32(os282)
+		f285 += bits.RotateLeft32(f285, 16)
+		dl284 := uint64(^uint16(f285>>16)) + uint64(uint32(uint16(v280)))
+		d260 += dl284
+		v286 := ((uint64(b262[4])<<8 | uint64(b262[5])) - 0x10)
+		os287 := uint32(uint16((uint64(b262[4])<<8 | uint64(b262[5]))))
+		s288 := v286
+		b262[4] = byte(s288 >> 8)
+		b262[5] = byte(s288)
+		f290 := uint32(os287)
+		f290 += bits.RotateLeft32(f290, 16)
+		dl289 := uint64(^uint16(f290>>16)) + uint64(uint32(uint16(v286)))
+		d260 += dl289
+		v291 := (uint64(b262[7]) - 0x1)
+		b262[7] = byte(v291)
 		if h4+8 <= len(data) {
-			pendD4 += d272
+			pendD4 += d260
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -4806,24 +4626,24 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		po304, pn305 := h10, 12 // lb_v2
-		if po304 < 0 || po304+pn305 > len(data) {
+		po292, pn293 := h10, 12 // lb_v2
+		if po292 < 0 || po292+pn293 > len(data) {
 			return pl.drop(62)
 		}
-		if po304 > h4 && (po304-h4)%2 == 0 {
-			pw307 := data[po304 : po304+12]
-			d306 := uint32(uint64(pw307[0])<<8|uint64(pw307[1])) + uint32(uint64(pw307[2])<<8|uint64(pw307[3])) + uint32(uint64(pw307[4])<<8|uint64(pw307[5])) + uint32(uint64(pw307[6])<<8|uint64(pw307[7])) + uint32(uint64(pw307[8])<<8|uint64(pw307[9])) + uint32(uint64(pw307[10])<<8|uint64(pw307[11]))
-			d306 += bits.RotateLeft32(d306, 16)
+		if po292 > h4 && (po292-h4)%2 == 0 {
+			pw295 := data[po292 : po292+12]
+			d294 := uint32(uint64(pw295[0])<<8|uint64(pw295[1])) + uint32(uint64(pw295[2])<<8|uint64(pw295[3])) + uint32(uint64(pw295[4])<<8|uint64(pw295[5])) + uint32(uint64(pw295[6])<<8|uint64(pw295[7])) + uint32(uint64(pw295[8])<<8|uint64(pw295[9])) + uint32(uint64(pw295[10])<<8|uint64(pw295[11]))
+			d294 += bits.RotateLeft32(d294, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d306 >> 16))
+				pendD4 += uint64(^uint16(d294 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po304
-		pendN = pn305
+		pendOff = po292
+		pendN = pn293
 		h10 = -1
-		if cur > po304 {
-			cur = max(po304, cur-pn305)
+		if cur > po292 {
+			cur = max(po292, cur-pn293)
 		}
 		goto n147
 	}
@@ -4832,24 +4652,24 @@ n146:
 		if !(h11 >= 0) {
 			return pl.drop(63)
 		}
-		po308, pn309 := h11, 12 // lb_v3
-		if po308 < 0 || po308+pn309 > len(data) {
+		po296, pn297 := h11, 12 // lb_v3
+		if po296 < 0 || po296+pn297 > len(data) {
 			return pl.drop(63)
 		}
-		if po308 > h4 && (po308-h4)%2 == 0 {
-			pw311 := data[po308 : po308+12]
-			d310 := uint32(uint64(pw311[0])<<8|uint64(pw311[1])) + uint32(uint64(pw311[2])<<8|uint64(pw311[3])) + uint32(uint64(pw311[4])<<8|uint64(pw311[5])) + uint32(uint64(pw311[6])<<8|uint64(pw311[7])) + uint32(uint64(pw311[8])<<8|uint64(pw311[9])) + uint32(uint64(pw311[10])<<8|uint64(pw311[11]))
-			d310 += bits.RotateLeft32(d310, 16)
+		if po296 > h4 && (po296-h4)%2 == 0 {
+			pw299 := data[po296 : po296+12]
+			d298 := uint32(uint64(pw299[0])<<8|uint64(pw299[1])) + uint32(uint64(pw299[2])<<8|uint64(pw299[3])) + uint32(uint64(pw299[4])<<8|uint64(pw299[5])) + uint32(uint64(pw299[6])<<8|uint64(pw299[7])) + uint32(uint64(pw299[8])<<8|uint64(pw299[9])) + uint32(uint64(pw299[10])<<8|uint64(pw299[11]))
+			d298 += bits.RotateLeft32(d298, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d310 >> 16))
+				pendD4 += uint64(^uint16(d298 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po308
-		pendN = pn309
+		pendOff = po296
+		pendN = pn297
 		h11 = -1
-		if cur > po308 {
-			cur = max(po308, cur-pn309)
+		if cur > po296 {
+			cur = max(po296, cur-pn297)
 		}
 		pl.edges[32]++
 		goto n147
@@ -4866,52 +4686,52 @@ n147:
 			}
 			pendN = 0
 		}
-		po312, pn313 := h9, 4 // lb_common
-		if po312 < 0 || po312+pn313 > len(data) {
+		po300, pn301 := h9, 4 // lb_common
+		if po300 < 0 || po300+pn301 > len(data) {
 			return pl.drop(64)
 		}
-		if po312 > h4 && (po312-h4)%2 == 0 {
-			pw315 := data[po312 : po312+4]
-			d314 := uint32(uint64(pw315[0])<<8|uint64(pw315[1])) + uint32(uint64(pw315[2])<<8|uint64(pw315[3]))
-			d314 += bits.RotateLeft32(d314, 16)
+		if po300 > h4 && (po300-h4)%2 == 0 {
+			pw303 := data[po300 : po300+4]
+			d302 := uint32(uint64(pw303[0])<<8|uint64(pw303[1])) + uint32(uint64(pw303[2])<<8|uint64(pw303[3]))
+			d302 += bits.RotateLeft32(d302, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d314 >> 16))
+				pendD4 += uint64(^uint16(d302 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn313
-		if po312 < len(data)-po312-pendN {
-			copy(data[pendN:pendN+po312], data[:po312])
+		pendN += pn301
+		if po300 < len(data)-po300-pendN {
+			copy(data[pendN:pendN+po300], data[:po300])
 			data = data[pendN:]
 		} else {
-			copy(data[po312:], data[po312+pendN:])
+			copy(data[po300:], data[po300+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po312 {
-			h11 -= pn313
+		if (h11 >= 0) && h11 > po300 {
+			h11 -= pn301
 		} // lb_v3
-		if cur > po312 {
-			cur = max(po312, cur-pn313)
+		if cur > po300 {
+			cur = max(po300, cur-pn301)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d316 uint64         // udp checksum
-		b317 := data[h4 : h4+8] // udp
-		v318 := ((uint64(b317[4])<<8 | uint64(b317[5])) - 0x10)
-		os319 := uint32(uint16((uint64(b317[4])<<8 | uint64(b317[5]))))
-		s320 := v318
-		b317[4] = byte(s320 >> 8)
-		b317[5] = byte(s320)
-		f322 := uint32(os319)
-		f322 += bits.RotateLeft32(f322, 16)
-		dl321 := uint64(^uint16(f322>>16)) + uint64(uint32(uint16(v318)))
-		d316 += dl321
+		var d304 uint64         // udp checksum
+		b305 := data[h4 : h4+8] // udp
+		v306 := ((uint64(b305[4])<<8 | uint64(b305[5])) - 0x10)
+		os307 := uint32(uint16((uint64(b305[4])<<8 | uint64(b305[5]))))
+		s308 := v306
+		b305[4] = byte(s308 >> 8)
+		b305[5] = byte(s308)
+		f310 := uint32(os307)
+		f310 += bits.RotateLeft32(f310, 16)
+		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint16(v306)))
+		d304 += dl309
 		if h4+8 <= len(data) {
-			pendD4 += d316
+			pendD4 += d304
 			pendK4 = true
 		}
 		pl.edges[33]++
@@ -4935,16 +4755,16 @@ n150:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s323 := r
-				cb[0] = byte(s323 >> 8)
-				cb[1] = byte(s323)
+				s311 := r
+				cb[0] = byte(s311 >> 8)
+				cb[1] = byte(s311)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b324 := data[h4 : h4+8] // udp
-		s325 := 0x0
-		b324[6] = byte(s325 >> 8)
-		b324[7] = byte(s325)
+		b312 := data[h4 : h4+8] // udp
+		s313 := 0x0
+		b312[6] = byte(s313 >> 8)
+		b312[7] = byte(s313)
 		pl.edges[34]++
 		goto n151
 	}
@@ -4964,9 +4784,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s326 := r
-				cb[0] = byte(s326 >> 8)
-				cb[1] = byte(s326)
+				s314 := r
+				cb[0] = byte(s314 >> 8)
+				cb[1] = byte(s314)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4983,9 +4803,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s327 := r
-				cb[0] = byte(s327 >> 8)
-				cb[1] = byte(s327)
+				s315 := r
+				cb[0] = byte(s315 >> 8)
+				cb[1] = byte(s315)
 			}
 			pendD4, pendK4 = 0, false
 		}
