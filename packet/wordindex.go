@@ -1,10 +1,11 @@
 package packet
 
-// wordIndex finds the entries of exact, lpm and uniform-mask tables by
-// their keys as 64-bit words (KeyWords: a key of at most 64 bits is one
-// word, a wider one two, high first). Each level holds the entries of one
-// mask (exact and uniform tables have one level, lpm tables one per prefix
-// length, longest first) in an open-addressing table of hashes; the
+// wordIndex finds the entries of exact, lpm and priority tables by their
+// keys as 64-bit words (KeyWords: a key of at most 64 bits is one word, a
+// wider one two, high first). Each level holds the entries of one mask
+// (exact tables have one level, lpm tables one per prefix length, longest
+// first, priority tables one per tuple of masks: Table.maskGroups) in an
+// open-addressing table of hashes; the
 // masked words of each slot's entry (padded with zeros to at least
 // MaxKeyWords, so that LookupWords hashes and compares a fixed number of
 // them) lie apart, read only when a hash matches: a probe that misses, as
