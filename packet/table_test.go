@@ -286,81 +286,101 @@ func refLookup(spec *TableSpec, es []Entry, keys []Value) *Entry {
 	return best
 }
 
+var refSpecs = []*TableSpec{
+	{Name: "exact", Keys: []KeySpec{{"a", 6, Exact}, {"b", 128, Exact}}},
+	{Name: "lpm", Keys: []KeySpec{{"dst", 32, LPM}}},
+	{Name: "lpm128+exact", Keys: []KeySpec{{"vrf", 4, Exact}, {"dst", 128, LPM}}},
+	{Name: "lpm prio", Keys: []KeySpec{{"tick", 64, LPM}}, Priorities: true},
+	{Name: "exact+lpm prio", Keys: []KeySpec{{"lb", 3, Exact}, {"tick", 64, LPM}}, Priorities: true},
+	{Name: "ternary", Keys: []KeySpec{{"a", 8, Ternary}, {"b", 70, Ternary}}},
+	{Name: "mixed", Keys: []KeySpec{{"a", 16, Exact}, {"b", 24, LPM}, {"c", 9, Range}, {"d", 6, Ternary}}},
+	{Name: "two lpm", Keys: []KeySpec{{"a", 8, LPM}, {"b", 8, LPM}}},
+	{Name: "exact prio", Keys: []KeySpec{{"a", 3, Exact}}, Priorities: true},
+	{Name: "packed", Keys: []KeySpec{{"lb", 3, Exact}, {"epoch", 32, Exact}, {"slot", 16, Exact}}},
+	{Name: "packed64", Keys: []KeySpec{{"tick", 64, Exact}}},
+	{Name: "small ternary", Keys: []KeySpec{{"a", 4, Ternary}, {"b", 12, Exact}}},
+	{Name: "six words", Keys: []KeySpec{{"a", 128, Exact}, {"b", 70, Exact}, {"c", 100, LPM}}},
+}
+
 func TestLookupMatchesReference(t *testing.T) {
-	specs := []*TableSpec{
-		{Name: "exact", Keys: []KeySpec{{"a", 6, Exact}, {"b", 128, Exact}}},
-		{Name: "lpm", Keys: []KeySpec{{"dst", 32, LPM}}},
-		{Name: "lpm128+exact", Keys: []KeySpec{{"vrf", 4, Exact}, {"dst", 128, LPM}}},
-		{Name: "lpm prio", Keys: []KeySpec{{"tick", 64, LPM}}, Priorities: true},
-		{Name: "exact+lpm prio", Keys: []KeySpec{{"lb", 3, Exact}, {"tick", 64, LPM}}, Priorities: true},
-		{Name: "ternary", Keys: []KeySpec{{"a", 8, Ternary}, {"b", 70, Ternary}}},
-		{Name: "mixed", Keys: []KeySpec{{"a", 16, Exact}, {"b", 24, LPM}, {"c", 9, Range}, {"d", 6, Ternary}}},
-		{Name: "two lpm", Keys: []KeySpec{{"a", 8, LPM}, {"b", 8, LPM}}},
-		{Name: "exact prio", Keys: []KeySpec{{"a", 3, Exact}}, Priorities: true},
-		{Name: "packed", Keys: []KeySpec{{"lb", 3, Exact}, {"epoch", 32, Exact}, {"slot", 16, Exact}}},
-		{Name: "packed64", Keys: []KeySpec{{"tick", 64, Exact}}},
-		{Name: "small ternary", Keys: []KeySpec{{"a", 4, Ternary}, {"b", 12, Exact}}},
-		{Name: "six words", Keys: []KeySpec{{"a", 128, Exact}, {"b", 70, Exact}, {"c", 100, LPM}}},
-	}
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, spec := range specs {
-		spec.Actions = []ActionSpec{{"NoAction", nil}, {"set", []Param{{"id", 32}}}}
-		tb := NewTable(spec)
-		var es []Entry
-		for line := 1; len(es) < 300 && line < 3000; line++ {
-			e := randEntry(r, spec, line)
-			err := tb.Insert(e)
-			switch {
-			case errors.Is(err, ErrDuplicateEntry):
-				continue
-			case err != nil:
-				t.Fatalf("%s: Insert: %v", spec.Name, err)
-			}
-			es = append(es, e)
-		}
-		hits := 0
-		for range 5000 {
-			keys := randKeys(r, spec)
-			got, hit := tb.Lookup(keys)
-			want := refLookup(spec, es, keys)
-			if hit != (want != nil) || hit && got.Line != want.Line {
-				t.Fatalf("%s: Lookup(%v) = %+v, %v; want %+v", spec.Name, keys, got, hit, want)
-			}
-			if spec.KeyWord() {
-				if got, hit := tb.LookupWord(spec.PackKeys(keys)); hit != (want != nil) || hit && got.Line != want.Line {
-					t.Fatalf("%s: LookupWord(%v) = %+v, %v; want %+v", spec.Name, keys, got, hit, want)
-				}
-				if act, params, hit := tb.LookupWordAction(spec.PackKeys(keys)); hit != (want != nil) || hit && (act != want.Action || !slices.Equal(params, want.Params)) {
-					t.Fatalf("%s: LookupWordAction(%v) = %d %v, %v; want %+v", spec.Name, keys, act, params, hit, want)
-				}
-			}
-			if spec.KeyWords() <= MaxKeyWords {
-				var ws [MaxKeyWords]uint64
-				w := 0
-				for j, k := range keys {
-					k = k.And(Mask(spec.Keys[j].Width))
-					if spec.Keys[j].Width > 64 {
-						ws[w] = k.Hi
-						w++
-					}
-					ws[w] = k.Lo
-					w++
-				}
-				if got, hit := tb.LookupWords(ws[0], ws[1], ws[2], ws[3]); hit != (want != nil) || hit && got.Line != want.Line {
-					t.Fatalf("%s: LookupWords(%x) = %+v, %v; want %+v", spec.Name, ws, got, hit, want)
-				}
-				if act, params, hit := tb.LookupWordsAction(ws[0], ws[1], ws[2], ws[3]); hit != (want != nil) || hit && (act != want.Action || !slices.Equal(params, want.Params)) {
-					t.Fatalf("%s: LookupWordsAction(%x) = %d %v, %v; want %+v", spec.Name, ws, act, params, hit, want)
-				}
-			}
-			if hit {
-				hits++
-			}
-		}
-		if hits == 0 {
+	for _, spec := range refSpecs {
+		if hits := checkAgainstReference(t, r, spec, 300, 5000); hits == 0 {
 			t.Errorf("%s: no lookup hit; the test tests nothing", spec.Name)
 		}
 	}
+}
+
+// FuzzLookup: tables of each reference spec, their entries and keys drawn
+// from the fuzzer's seed, against the reference.
+func FuzzLookup(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint16(40))
+	f.Add(uint64(2), uint8(4), uint16(300))
+	f.Fuzz(func(t *testing.T, seed uint64, which uint8, n uint16) {
+		spec := refSpecs[int(which)%len(refSpecs)]
+		checkAgainstReference(t, rand.New(rand.NewPCG(seed, 3)), spec, int(n%512), 200)
+	})
+}
+
+// checkAgainstReference fills a table of spec with up to n random entries
+// and looks up random keys every way there is, against refLookup; it
+// returns the hits.
+func checkAgainstReference(t *testing.T, r *rand.Rand, spec *TableSpec, n, lookups int) int {
+	t.Helper()
+	spec.Actions = []ActionSpec{{"NoAction", nil}, {"set", []Param{{"id", 32}}}}
+	tb := NewTable(spec)
+	var es []Entry
+	for line := 1; len(es) < n && line < 10*n+10; line++ {
+		e := randEntry(r, spec, line)
+		err := tb.Insert(e)
+		switch {
+		case errors.Is(err, ErrDuplicateEntry):
+			continue
+		case err != nil:
+			t.Fatalf("%s: Insert: %v", spec.Name, err)
+		}
+		es = append(es, e)
+	}
+	hits := 0
+	for range lookups {
+		keys := randKeys(r, spec)
+		got, hit := tb.Lookup(keys)
+		want := refLookup(spec, es, keys)
+		if hit != (want != nil) || hit && got.Line != want.Line {
+			t.Fatalf("%s: Lookup(%v) = %+v, %v; want %+v", spec.Name, keys, got, hit, want)
+		}
+		if spec.KeyWord() {
+			if got, hit := tb.LookupWord(spec.PackKeys(keys)); hit != (want != nil) || hit && got.Line != want.Line {
+				t.Fatalf("%s: LookupWord(%v) = %+v, %v; want %+v", spec.Name, keys, got, hit, want)
+			}
+			if act, params, hit := tb.LookupWordAction(spec.PackKeys(keys)); hit != (want != nil) || hit && (act != want.Action || !slices.Equal(params, want.Params)) {
+				t.Fatalf("%s: LookupWordAction(%v) = %d %v, %v; want %+v", spec.Name, keys, act, params, hit, want)
+			}
+		}
+		if spec.KeyWords() <= MaxKeyWords {
+			var ws [MaxKeyWords]uint64
+			w := 0
+			for j, k := range keys {
+				k = k.And(Mask(spec.Keys[j].Width))
+				if spec.Keys[j].Width > 64 {
+					ws[w] = k.Hi
+					w++
+				}
+				ws[w] = k.Lo
+				w++
+			}
+			if got, hit := tb.LookupWords(ws[0], ws[1], ws[2], ws[3]); hit != (want != nil) || hit && got.Line != want.Line {
+				t.Fatalf("%s: LookupWords(%x) = %+v, %v; want %+v", spec.Name, ws, got, hit, want)
+			}
+			if act, params, hit := tb.LookupWordsAction(ws[0], ws[1], ws[2], ws[3]); hit != (want != nil) || hit && (act != want.Action || !slices.Equal(params, want.Params)) {
+				t.Fatalf("%s: LookupWordsAction(%x) = %d %v, %v; want %+v", spec.Name, ws, act, params, hit, want)
+			}
+		}
+		if hit {
+			hits++
+		}
+	}
+	return hits
 }
 
 func TestPriorityTies(t *testing.T) {
