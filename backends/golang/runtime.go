@@ -1,14 +1,15 @@
 package golang
 
 // runtimeSrc is the part of every generated package that does not depend
-// on the graph. MAXKEYS is replaced by the most keys a table has.
+// on the graph. MAXKEYS is replaced by the most keys a table has, TABLES by
+// the number of tables, EDGES by the number of edge counters.
 const runtimeSrc = `// Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
 // Pipeline itself is for one goroutine: give each worker its own, sharing
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables []*packet.Table
+	tables [TABLES]*packet.Table // an array: one load less to a table
 	keys   [MAXKEYS]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
@@ -44,11 +45,13 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 			return nil, fmt.Errorf("table %d is %s, want %s", i, t.Spec().Name, Schema.Tables[i].Spec.Name)
 		}
 	}
-	return &Pipeline{pkt: packet.NewPacket(Schema), tables: tables}, nil
+	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
+	copy(pl.tables[:], tables)
+	return pl, nil
 }
 
 // Tables are the pipeline's runtime tables.
-func (pl *Pipeline) Tables() []*packet.Table { return pl.tables }
+func (pl *Pipeline) Tables() []*packet.Table { return pl.tables[:] }
 
 // SinkName names Result.Sink.
 func (pl *Pipeline) SinkName(i int) string { return SinkNames[i] }

@@ -315,7 +315,7 @@ var countOf = [152]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables []*packet.Table
+	tables [8]*packet.Table // an array: one load less to a table
 	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
@@ -351,11 +351,13 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 			return nil, fmt.Errorf("table %d is %s, want %s", i, t.Spec().Name, Schema.Tables[i].Spec.Name)
 		}
 	}
-	return &Pipeline{pkt: packet.NewPacket(Schema), tables: tables}, nil
+	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
+	copy(pl.tables[:], tables)
+	return pl, nil
 }
 
 // Tables are the pipeline's runtime tables.
-func (pl *Pipeline) Tables() []*packet.Table { return pl.tables }
+func (pl *Pipeline) Tables() []*packet.Table { return pl.tables[:] }
 
 // SinkName names Result.Sink.
 func (pl *Pipeline) SinkName(i int) string { return SinkNames[i] }
