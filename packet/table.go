@@ -796,18 +796,14 @@ func (s *snapshot) found(t *Table, i int32) (*Entry, bool) {
 // and parameters, read beside the probed slot where the table has a word
 // index; on a miss, hit is false and the rest means nothing.
 func (t *Table) LookupWordsAction(k0, k1, k2, k3 uint64) (action int, params []Value, hit bool) {
-	s := t.snap.Load()
-	if s.indexed && s.index.words <= MaxKeyWords {
-		if _, a := s.index.lookup4(k0, k1, k2, k3); a != nil {
-			return int(a.action), a.params, true
-		}
-		return 0, nil, false
+	e, a := t.lookupWords(k0, k1, k2, k3)
+	switch {
+	case a != nil:
+		return int(a.action), a.params, true
+	case e != nil:
+		return e.Action, e.Params, true
 	}
-	e, hit := t.LookupWords(k0, k1, k2, k3)
-	if !hit {
-		return 0, nil, false
-	}
-	return e.Action, e.Params, true
+	return 0, nil, false
 }
 
 // LookupWords is Lookup with the keys as words, KeyWords of them (at most
@@ -815,19 +811,31 @@ func (t *Table) LookupWordsAction(k0, k1, k2, k3 uint64) (action int, params []V
 // uniform-mask tables probe their word index with them as they are; other
 // tables take them back as Values.
 func (t *Table) LookupWords(k0, k1, k2, k3 uint64) (e *Entry, hit bool) {
+	if e, _ := t.lookupWords(k0, k1, k2, k3); e != nil {
+		return e, true
+	}
+	return t.def, false
+}
+
+// lookupWords finds the entry of LookupWords, nil if none, and its action
+// beside its slot if the word index found it.
+func (t *Table) lookupWords(k0, k1, k2, k3 uint64) (*Entry, *slotAction) {
 	s := t.snap.Load()
 	if s.indexed && s.index.words <= MaxKeyWords {
-		if i, _ := s.index.lookup4(k0, k1, k2, k3); i >= 0 {
-			return &s.entries[i], true
+		if i, a := s.index.lookup4(k0, k1, k2, k3); i >= 0 {
+			return &s.entries[i], a
 		}
-		return t.def, false
+		return nil, nil
 	}
 	if len(t.spec.Keys) > MaxKeyWords {
-		return t.def, false
+		return nil, nil
 	}
 	ks := [MaxKeyWords]uint64{k0, k1, k2, k3}
 	if s.words != nil { // narrow keys: a word each
-		return s.found(t, s.scanWords(ks[:len(t.spec.Keys)]))
+		if i := s.scanWords(ks[:len(t.spec.Keys)]); i >= 0 {
+			return &s.entries[i], nil
+		}
+		return nil, nil
 	}
 	var vs [MaxKeyWords]Value
 	w := 0
@@ -841,7 +849,10 @@ func (t *Table) LookupWords(k0, k1, k2, k3 uint64) (e *Entry, hit bool) {
 			w++
 		}
 	}
-	return t.Lookup(vs[:len(t.spec.Keys)])
+	if e, hit := t.Lookup(vs[:len(t.spec.Keys)]); hit {
+		return e, nil
+	}
+	return nil, nil
 }
 
 // matcher turns key j's match into the uniform test of modePriority.
