@@ -193,8 +193,8 @@ func (c *gen) body() {
 
 // The generated code keeps the packet's state in locals: header states in
 // hN, metadata fields in mN, the frame in data, the parse cursor in cur
-// (localState rewrites the p.Hdr[N], p.Meta[N], p.Data and p.Cursor the
-// generator writes). The packet runtime's calls read and write the
+// (the generator writes the mN itself, and p.Hdr[N], p.Data and p.Cursor,
+// which localState rewrites). The packet runtime's calls read and write the
 // packet.Packet, so the locals are written back before one and read again
 // after it (syncMark, reloadMark).
 const (
@@ -297,7 +297,7 @@ func (c *gen) localState(body []byte) (decls, out []byte) {
 		d.WriteString("pendOff, pendN := 0, 0 // bytes a pop left for the next pop to move\n_, _ = pendOff, pendN\n")
 	}
 	for _, u := range c.pops.Pending {
-		fmt.Fprintf(&d, "pendD%d, pendK%d := uint64(0), false // %s checksum: a patch left for after a pop's move\n_, _ = pendD%d, pendK%d\n", u, u, c.s.Headers[u].Name, u, u)
+		fmt.Fprintf(&d, "pendD%d, pendK%d := uint64(0), false // %s checksum: a patch left pending\n_, _ = pendD%d, pendK%d\n", u, u, c.s.Headers[u].Name, u, u)
 	}
 	body = bytes.ReplaceAll(body, []byte(syncMark), sync.Bytes())
 	body = bytes.ReplaceAll(body, []byte(reloadMark), reload.Bytes())

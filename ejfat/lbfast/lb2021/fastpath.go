@@ -415,7 +415,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m4
 	var m5 uint64 // meta.udp_dst
 	_ = m5
-	pendD8, pendK8 := uint64(0), false // udp checksum: a patch left for after a pop's move
+	pendD8, pendK8 := uint64(0), false // udp checksum: a patch left pending
 	_, _ = pendD8, pendK8
 	{ // RxWire: input
 		if pendK8 {

@@ -1070,7 +1070,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m27
 	pendOff, pendN := 0, 0 // bytes a pop left for the next pop to move
 	_, _ = pendOff, pendN
-	pendD4, pendK4 := uint64(0), false // udp checksum: a patch left for after a pop's move
+	pendD4, pendK4 := uint64(0), false // udp checksum: a patch left pending
 	_, _ = pendD4, pendK4
 	{ // RxWire: input
 		if pendK4 {
