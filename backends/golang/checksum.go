@@ -143,7 +143,7 @@ func (c *gen) flushBefore(n *dataflow.Node) bool {
 		return c.touchesPending(o.Expr)
 	case packet.OpExtract:
 		fs := c.s.Headers[o.Header].Fields
-		return c.touchesPending(fs[len(fs)-1].Length)
+		return len(fs) > 0 && c.touchesPending(fs[len(fs)-1].Length)
 	case packet.OpLookup:
 		def := c.s.Tables[o.Table]
 		if c.touchesPending(def.Keys...) {
