@@ -318,7 +318,8 @@ type snapshot struct {
 }
 
 // wordMatcher is a matcher of a key at most 64 bits wide.
-type wordMatcher struct{ val, mask, lo, hi uint64 }
+// span is hi - lo: one unsigned comparison, v-lo <= span, tests the range.
+type wordMatcher struct{ val, mask, lo, span uint64 }
 
 // level indexes the entries of one lpm prefix length (or all exact entries).
 type level struct {
@@ -460,7 +461,7 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 			for oi, i := range s.order {
 				for j := range nk {
 					m := &s.match[int(i)*nk+j]
-					s.words[oi*nk+j] = wordMatcher{m.val.Lo, m.mask.Lo, m.lo.Lo, m.hi.Lo}
+					s.words[oi*nk+j] = wordMatcher{m.val.Lo, m.mask.Lo, m.lo.Lo, m.hi.Lo - m.lo.Lo}
 				}
 			}
 		}
@@ -770,12 +771,23 @@ const maxScanKeys = 16
 // keys pass, one word each, cut to its width; -1 if none.
 func (s *snapshot) scanWords(ks []uint64) int32 {
 	nk := len(ks)
+	if nk == 2 { // the common shape (an instance and a key), unrolled
+		k0, k1 := ks[0], ks[1]
+		for oi, i := range s.order {
+			ms := s.words[2*oi : 2*oi+2]
+			if k0&ms[0].mask == ms[0].val && k0-ms[0].lo <= ms[0].span &&
+				k1&ms[1].mask == ms[1].val && k1-ms[1].lo <= ms[1].span {
+				return i
+			}
+		}
+		return -1
+	}
 scan:
 	for oi, i := range s.order {
 		ms := s.words[oi*nk : (oi+1)*nk]
 		for j := range ms {
 			m := &ms[j]
-			if v := ks[j]; v&m.mask != m.val || v < m.lo || v > m.hi {
+			if v := ks[j]; v&m.mask != m.val || v-m.lo > m.span {
 				continue scan
 			}
 		}
