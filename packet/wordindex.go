@@ -1,5 +1,7 @@
 package packet
 
+import "math/bits"
+
 // wordIndex finds the entries of exact, lpm and priority tables by their
 // keys as 64-bit words (KeyWords: a key of at most 64 bits is one word, a
 // wider one two, high first). Each level holds the entries of one mask
@@ -28,6 +30,7 @@ type wordIndex struct {
 
 type wordLevel struct {
 	best  int32               // priority tables: the best rank in the level
+	shift uint8               // a hash's top bits pick its first slot: h >> shift
 	mask4 [MaxKeyWords]uint64 // mask's first words, inline for lookup4
 	mask  []uint64            // per word, padded with zeros to stride
 	slots []wordSlot
@@ -105,13 +108,14 @@ func (x *wordIndex) addLevel(es []Entry, masks []Value, entries []int32, vals []
 		n *= 2
 	}
 	lv.slots = make([]wordSlot, n)
+	lv.shift = uint8(64 - bits.TrailingZeros(uint(n)))
 	lv.keys = make([]uint64, n*x.stride)
 	lv.acts = make([]slotAction, n)
 	w := make([]uint64, x.stride)
 	for k, i := range entries {
 		x.toWords(w, vals[k])
 		h := hashWords(w)
-		j := h & uint64(n-1)
+		j := h >> lv.shift
 		for lv.slots[j].entry != 0 {
 			j = (j + 1) & uint64(n-1)
 		}
@@ -142,10 +146,9 @@ func (x *wordIndex) lookup(keys []Value) int32 {
 			h ^= mixWord(w, v.Lo&mask[w])
 			w++
 		}
-		h = finishHash(h)
 		n := uint64(len(lv.slots) - 1)
 	probe:
-		for i := h & n; ; i = (i + 1) & n {
+		for i := h >> lv.shift; ; i = (i + 1) & n {
 			sl := &lv.slots[i]
 			if sl.entry == 0 {
 				break
@@ -193,9 +196,9 @@ func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) (int32, *slotAction) {
 		}
 		m := &lv.mask4
 		k0, k1, k2, k3 := k0&m[0], k1&m[1], k2&m[2], k3&m[3]
-		h := finishHash(mixWord(0, k0) ^ mixWord(1, k1) ^ mixWord(2, k2) ^ mixWord(3, k3))
+		h := mixWord(0, k0) ^ mixWord(1, k1) ^ mixWord(2, k2) ^ mixWord(3, k3)
 		n := uint64(len(lv.slots) - 1)
-		for i := h & n; ; i = (i + 1) & n {
+		for i := h >> lv.shift; ; i = (i + 1) & n {
 			sl := &lv.slots[i]
 			if sl.entry == 0 {
 				break
@@ -215,17 +218,11 @@ func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) (int32, *slotAction) {
 }
 
 // mixWord is word i of a key tuple's share of its hash: the words'
-// products are independent, so a lookup's multiplications overlap.
+// products are independent, so a lookup's multiplications overlap, and
+// their top bits, which pick the slot, depend on every bit of the word
+// (keys cut to a prefix have their low bits all zero).
 func mixWord(i int, w uint64) uint64 {
 	return (w + uint64(i)*0x632be59bd9b4e019) * 0x9e3779b97f4a7c15
-}
-
-// finishHash mixes the products' bits into the low ones that pick a slot
-// (keys cut to a prefix have their low bits all zero).
-func finishHash(h uint64) uint64 {
-	h ^= h >> 32
-	h *= 0xbf58476d1ce4e5b9
-	return h ^ h>>29
 }
 
 func hashWords(ws []uint64) uint64 {
@@ -233,5 +230,5 @@ func hashWords(ws []uint64) uint64 {
 	for i, w := range ws {
 		h ^= mixWord(i, w)
 	}
-	return finishHash(h)
+	return h
 }
