@@ -297,12 +297,9 @@ type snapshot struct {
 	// probe is one load less away from the snapshot.
 	index   wordIndex
 	indexed bool
-	// packed indexes entries by their keys packed into one word (PackKeys)
-	// and cut by packMask, open addressing: LookupWord. Exact tables whose
-	// keys fit 64 bits together have it, and uniform-mask ones (packMask
-	// their masks).
-	packed   []packedSlot
-	packMask uint64
+	// packed indexes entries by their keys packed into one word (PackKeys):
+	// LookupWord, and generated code through Table.Packed.
+	packed PackedIndex
 	// uniform indexes modePriority tables whose entries all use the same
 	// mask per key and no range (field_mask and exact keys, as the EJFAT
 	// filters): the masked key tuple finds the best entry, no scan.
@@ -521,7 +518,7 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		for i := range es {
 			keys[i], entries[i] = t.spec.PackKeys(s.norm[i*nk:(i+1)*nk]), int32(i)
 		}
-		s.packed, s.packMask = packSlots(es, keys, entries), 1<<t.keyWidth()-1
+		s.packed = PackedIndex{packSlots(es, keys, entries), 1<<t.keyWidth() - 1}
 	}
 	return s, nil
 }
@@ -585,7 +582,7 @@ func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
 		for k := range u.entry {
 			keys[k] = t.spec.PackKeys(u.norm[k*nk : (k+1)*nk])
 		}
-		s.packed, s.packMask = packSlots(s.entries, keys, u.entry), t.spec.PackKeys(u.masks)
+		s.packed = PackedIndex{packSlots(s.entries, keys, u.entry), t.spec.PackKeys(u.masks)}
 	}
 	return u
 }
@@ -683,9 +680,9 @@ func (s *TableSpec) KeyWord() bool { return s.KeyBits() <= 64 }
 // miss, hit is false and the rest means nothing.
 func (t *Table) LookupWordAction(k uint64) (action int, params []Value, hit bool) {
 	s := t.snap.Load()
-	if len(s.packed) > 0 {
+	if len(s.packed.Slots) > 0 {
 		if sl := s.wordSlot(k); sl != nil {
-			return int(sl.action), sl.params, true
+			return int(sl.Action), sl.Params, true
 		}
 		return 0, nil, false
 	}
@@ -698,33 +695,33 @@ func (t *Table) LookupWordAction(k uint64) (action int, params []Value, hit bool
 
 // wordSlot probes the packed index, which the snapshot has, for k: the
 // slot, nil on a miss.
-func (s *snapshot) wordSlot(k uint64) *packedSlot {
-	k &= s.packMask
-	m := uint64(len(s.packed) - 1)
-	for j := packedHash(k) & m; ; j = (j + 1) & m {
-		sl := &s.packed[j]
-		if sl.entry == 0 {
+func (s *snapshot) wordSlot(k uint64) *PackedSlot {
+	k &= s.packed.Mask
+	m := uint64(len(s.packed.Slots) - 1)
+	for j := PackedHash(k) & m; ; j = (j + 1) & m {
+		sl := &s.packed.Slots[j]
+		if sl.Entry == 0 {
 			return nil
 		}
-		if sl.key == k {
+		if sl.Key == k {
 			return sl
 		}
 	}
 }
 
 // packSlots indexes entries (indices into es) by their packed keys.
-func packSlots(es []Entry, keys []uint64, entries []int32) []packedSlot {
+func packSlots(es []Entry, keys []uint64, entries []int32) []PackedSlot {
 	n := 4
 	for n < 2*len(entries) {
 		n *= 2
 	}
-	slots := make([]packedSlot, n)
+	slots := make([]PackedSlot, n)
 	for k, i := range entries {
-		j := packedHash(keys[k]) & uint64(n-1)
-		for slots[j].entry != 0 {
+		j := PackedHash(keys[k]) & uint64(n-1)
+		for slots[j].Entry != 0 {
 			j = (j + 1) & uint64(n-1)
 		}
-		slots[j] = packedSlot{keys[k], i + 1, int32(es[i].Action), es[i].Params}
+		slots[j] = PackedSlot{keys[k], i + 1, int32(es[i].Action), es[i].Params}
 	}
 	return slots
 }
@@ -734,9 +731,9 @@ func packSlots(es []Entry, keys []uint64, entries []int32) []packedSlot {
 // entries share their masks probe one hash slot; others unpack the word.
 func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 	s := t.snap.Load()
-	if len(s.packed) > 0 {
+	if len(s.packed.Slots) > 0 {
 		if sl := s.wordSlot(k); sl != nil {
-			return &s.entries[sl.entry-1], true
+			return &s.entries[sl.Entry-1], true
 		}
 		return t.def, false
 	}
@@ -930,12 +927,29 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 
 const hashSeed = 0x243f6a8885a308d3
 
-type packedSlot struct {
-	key    uint64
-	entry  int32   // entry index + 1; 0 is an empty slot
-	action int32   // the entry's, for LookupWordAction
-	params []Value // the entry's, for LookupWordAction
+// PackedIndex is the index of a table whose keys fit one word together
+// (exact tables, and priority tables whose entries share their masks):
+// open addressing over the packed keys (PackKeys) cut by Mask, each slot
+// with its entry's action and parameters. Generated code probes it inline
+// (Table.Packed): a key k's probe starts at PackedHash(k) and steps by one,
+// modulo the power-of-two length, to its slot or an empty one. Slots is
+// empty when the table has no such index.
+type PackedIndex struct {
+	Slots []PackedSlot
+	Mask  uint64
 }
+
+// PackedSlot is one slot of a PackedIndex.
+type PackedSlot struct {
+	Key    uint64
+	Entry  int32 // entry index + 1; 0 is an empty slot
+	Action int32
+	Params []Value
+}
+
+// Packed returns the packed index of the table's entries now: what one
+// lookup reads (a later update makes a new one).
+func (t *Table) Packed() *PackedIndex { return &t.snap.Load().packed }
 
 // Packable reports whether a table's keys are all exact and fit in 64 bits
 // together, so that LookupWord finds them with one probe.
@@ -960,7 +974,8 @@ func (s *TableSpec) PackKeys(keys []Value) uint64 {
 	return k
 }
 
-func packedHash(k uint64) uint64 {
+// PackedHash is where a packed key's probe starts (before the modulo).
+func PackedHash(k uint64) uint64 {
 	k *= 0x9e3779b97f4a7c15
 	return k ^ k>>29
 }

@@ -591,7 +591,7 @@ func TestUniformMaskLookup(t *testing.T) {
 				smallEs = append(smallEs, e)
 			}
 		}
-		if s := small.snap.Load(); s.uniform == nil || len(s.packed) == 0 {
+		if s := small.snap.Load(); s.uniform == nil || len(s.packed.Slots) == 0 {
 			t.Fatalf("mask %#x: no packed uniform index", mask)
 		}
 		smallWant := func(keys []Value) *Entry {

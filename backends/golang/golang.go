@@ -488,7 +488,22 @@ func (c *gen) lookup(n *dataflow.Node) {
 			parts = append(parts, fmt.Sprintf("((%s)%s)<<%d", k, maskSuffix(w), shift))
 			shift += w
 		}
-		call = fmt.Sprintf("pl.tables[%d].LookupWordAction(%s)", o.Table, strings.Join(parts, " | "))
+		// A packed index is probed inline (packet.PackedIndex: Packed and
+		// PackedHash are small enough to be inlined even here).
+		k, pi := c.newTmp("k"), c.newTmp("pi")
+		c.emit("%s := %s", k, strings.Join(parts, " | "))
+		c.emit("if %s := pl.tables[%d].Packed(); len(%s.Slots) > 0 {", pi, o.Table, pi)
+		c.emit("%s &= %s.Mask", k, pi)
+		c.emit("for m, j := uint64(len(%s.Slots)-1), packet.PackedHash(%s); ; j++ {", pi, k)
+		c.emit("sl := &%s.Slots[j&m]", pi)
+		c.emit("if sl.Entry == 0 { break }")
+		c.emit("if sl.Key == %s { act, params = int(sl.Action), sl.Params; break }", k)
+		c.emit("}")
+		c.emit("} else if a, ps, hit := pl.tables[%d].LookupWordAction(%s); hit {", o.Table, k)
+		c.emit("act, params = a, ps")
+		c.emit("}")
+		c.actions(n, def)
+		return
 	case narrow && def.Spec.KeyWords() <= packet.MaxKeyWords:
 		// The keys as words, a wide key's two: one probe for exact, lpm and
 		// uniform-mask tables, a few for other priority tables.

@@ -658,7 +658,20 @@ n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
 		b22 := data[h5 : h5+12] // lbv1
-		if a, ps, hit := pl.tables[1].LookupWordAction((uint64(b22[4])<<56 | uint64(b22[5])<<48 | uint64(b22[6])<<40 | uint64(b22[7])<<32 | uint64(b22[8])<<24 | uint64(b22[9])<<16 | uint64(b22[10])<<8 | uint64(b22[11])) << 0); hit {
+		k23 := (uint64(b22[4])<<56 | uint64(b22[5])<<48 | uint64(b22[6])<<40 | uint64(b22[7])<<32 | uint64(b22[8])<<24 | uint64(b22[9])<<16 | uint64(b22[10])<<8 | uint64(b22[11])) << 0
+		if pi24 := pl.tables[1].Packed(); len(pi24.Slots) > 0 {
+			k23 &= pi24.Mask
+			for m, j := uint64(len(pi24.Slots)-1), packet.PackedHash(k23); ; j++ {
+				sl := &pi24.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k23 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k23); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -677,8 +690,21 @@ n22:
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		b23 := data[h5 : h5+12] // lbv1
-		if a, ps, hit := pl.tables[2].LookupWordAction((((uint64(b23[4])<<56|uint64(b23[5])<<48|uint64(b23[6])<<40|uint64(b23[7])<<32|uint64(b23[8])<<24|uint64(b23[9])<<16|uint64(b23[10])<<8|uint64(b23[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
+		b25 := data[h5 : h5+12] // lbv1
+		k26 := (((uint64(b25[4])<<56|uint64(b25[5])<<48|uint64(b25[6])<<40|uint64(b25[7])<<32|uint64(b25[8])<<24|uint64(b25[9])<<16|uint64(b25[10])<<8|uint64(b25[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12
+		if pi27 := pl.tables[2].Packed(); len(pi27.Slots) > 0 {
+			k26 &= pi27.Mask
+			for m, j := uint64(len(pi27.Slots)-1), packet.PackedHash(k26); ; j++ {
+				sl := &pi27.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k26 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k26); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -697,31 +723,44 @@ n24:
 n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b24 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[3].LookupWordAction(((m2)&0xffff)<<0 | ((uint64(b24[12])<<8|uint64(b24[13]))&0xffff)<<16); hit {
+		b28 := data[h0 : h0+14] // ethernet
+		k29 := ((m2)&0xffff)<<0 | ((uint64(b28[12])<<8|uint64(b28[13]))&0xffff)<<16
+		if pi30 := pl.tables[3].Packed(); len(pi30.Slots) > 0 {
+			k29 &= pi30.Mask
+			for m, j := uint64(len(pi30.Slots)-1), packet.PackedHash(k29); ; j++ {
+				sl := &pi30.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k29 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k29); hit {
 			act, params = a, ps
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			s25 := params[0].Lo
-			b24[0] = byte(s25 >> 40)
-			b24[1] = byte(s25 >> 32)
-			b24[2] = byte(s25 >> 24)
-			b24[3] = byte(s25 >> 16)
-			b24[4] = byte(s25 >> 8)
-			b24[5] = byte(s25)
+			s31 := params[0].Lo
+			b28[0] = byte(s31 >> 40)
+			b28[1] = byte(s31 >> 32)
+			b28[2] = byte(s31 >> 24)
+			b28[3] = byte(s31 >> 16)
+			b28[4] = byte(s31 >> 8)
+			b28[5] = byte(s31)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n27
 		case 1: // do_ipv6_member_rewrite
-			s26 := params[0].Lo
-			b24[0] = byte(s26 >> 40)
-			b24[1] = byte(s26 >> 32)
-			b24[2] = byte(s26 >> 24)
-			b24[3] = byte(s26 >> 16)
-			b24[4] = byte(s26 >> 8)
-			b24[5] = byte(s26)
+			s32 := params[0].Lo
+			b28[0] = byte(s32 >> 40)
+			b28[1] = byte(s32 >> 32)
+			b28[2] = byte(s32 >> 24)
+			b28[3] = byte(s32 >> 16)
+			b28[4] = byte(s32 >> 8)
+			b28[5] = byte(s32)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n28
@@ -754,190 +793,190 @@ n29:
 	}
 n30:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d27 uint64 // ipv4 checksum
-		var d28 uint64 // udp checksum
-		v29 := m3
-		b30 := data[h2 : h2+20] // ipv4
-		ws32 := uint64((uint64(b30[16])<<24 | uint64(b30[17])<<16 | uint64(b30[18])<<8 | uint64(b30[19])))
-		os31 := uint32(uint16(ws32>>0)) + uint32(uint16(ws32>>16))
-		s33 := v29
-		b30[16] = byte(s33 >> 24)
-		b30[17] = byte(s33 >> 16)
-		b30[18] = byte(s33 >> 8)
-		b30[19] = byte(s33)
-		ws34 := uint64(v29)
-		f36 := uint32(os31)
-		f36 += bits.RotateLeft32(f36, 16)
-		dl35 := uint64(^uint16(f36>>16)) + uint64(uint32(uint16(ws34>>0))+uint32(uint16(ws34>>16)))
-		d27 += dl35
+		var d33 uint64 // ipv4 checksum
+		var d34 uint64 // udp checksum
+		v35 := m3
+		b36 := data[h2 : h2+20] // ipv4
+		ws38 := uint64((uint64(b36[16])<<24 | uint64(b36[17])<<16 | uint64(b36[18])<<8 | uint64(b36[19])))
+		os37 := uint32(uint16(ws38>>0)) + uint32(uint16(ws38>>16))
+		s39 := v35
+		b36[16] = byte(s39 >> 24)
+		b36[17] = byte(s39 >> 16)
+		b36[18] = byte(s39 >> 8)
+		b36[19] = byte(s39)
+		ws40 := uint64(v35)
+		f42 := uint32(os37)
+		f42 += bits.RotateLeft32(f42, 16)
+		dl41 := uint64(^uint16(f42>>16)) + uint64(uint32(uint16(ws40>>0))+uint32(uint16(ws40>>16)))
+		d33 += dl41
 		if h8 >= 0 {
-			d28 += dl35
+			d34 += dl41
 		}
-		v37 := ((uint64(b30[2])<<8 | uint64(b30[3])) - 0xc)
-		os38 := uint32(uint16((uint64(b30[2])<<8 | uint64(b30[3]))))
-		s39 := v37
-		b30[2] = byte(s39 >> 8)
-		b30[3] = byte(s39)
-		f41 := uint32(os38)
-		f41 += bits.RotateLeft32(f41, 16)
-		dl40 := uint64(^uint16(f41>>16)) + uint64(uint32(uint16(v37)))
-		d27 += dl40
+		v43 := ((uint64(b36[2])<<8 | uint64(b36[3])) - 0xc)
+		os44 := uint32(uint16((uint64(b36[2])<<8 | uint64(b36[3]))))
+		s45 := v43
+		b36[2] = byte(s45 >> 8)
+		b36[3] = byte(s45)
+		f47 := uint32(os44)
+		f47 += bits.RotateLeft32(f47, 16)
+		dl46 := uint64(^uint16(f47>>16)) + uint64(uint32(uint16(v43)))
+		d33 += dl46
 		if h8 >= 0 {
-			d28 += dl40
+			d34 += dl46
 		}
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d27
+			x := uint64(^cv) + d33
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s42 := r
-			cb[0] = byte(s42 >> 8)
-			cb[1] = byte(s42)
+			s48 := r
+			cb[0] = byte(s48 >> 8)
+			cb[1] = byte(s48)
 		}
 		if (h8 >= 0) && h8+8 <= len(data) {
-			pendD8 += d28
+			pendD8 += d34
 			pendK8 = true
 		}
 		goto n33
 	}
 n31:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d43 uint64          // udp checksum
-		b44 := data[h3 : h3+40] // ipv6
-		v45 := packet.Value{Hi: (uint64(b44[24])<<56 | uint64(b44[25])<<48 | uint64(b44[26])<<40 | uint64(b44[27])<<32 | uint64(b44[28])<<24 | uint64(b44[29])<<16 | uint64(b44[30])<<8 | uint64(b44[31])), Lo: (uint64(b44[32])<<56 | uint64(b44[33])<<48 | uint64(b44[34])<<40 | uint64(b44[35])<<32 | uint64(b44[36])<<24 | uint64(b44[37])<<16 | uint64(b44[38])<<8 | uint64(b44[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws47 := packet.Value{Hi: (uint64(b44[24])<<56 | uint64(b44[25])<<48 | uint64(b44[26])<<40 | uint64(b44[27])<<32 | uint64(b44[28])<<24 | uint64(b44[29])<<16 | uint64(b44[30])<<8 | uint64(b44[31])), Lo: (uint64(b44[32])<<56 | uint64(b44[33])<<48 | uint64(b44[34])<<40 | uint64(b44[35])<<32 | uint64(b44[36])<<24 | uint64(b44[37])<<16 | uint64(b44[38])<<8 | uint64(b44[39]))}
-		os46 := uint32(uint16(ws47.Hi>>0)) + uint32(uint16(ws47.Hi>>16)) + uint32(uint16(ws47.Hi>>32)) + uint32(uint16(ws47.Hi>>48)) + uint32(uint16(ws47.Lo>>0)) + uint32(uint16(ws47.Lo>>16)) + uint32(uint16(ws47.Lo>>32)) + uint32(uint16(ws47.Lo>>48))
-		v48 := v45
-		s49 := v48.Hi
-		b44[24] = byte(s49 >> 56)
-		b44[25] = byte(s49 >> 48)
-		b44[26] = byte(s49 >> 40)
-		b44[27] = byte(s49 >> 32)
-		b44[28] = byte(s49 >> 24)
-		b44[29] = byte(s49 >> 16)
-		b44[30] = byte(s49 >> 8)
-		b44[31] = byte(s49)
-		s50 := v48.Lo
-		b44[32] = byte(s50 >> 56)
-		b44[33] = byte(s50 >> 48)
-		b44[34] = byte(s50 >> 40)
-		b44[35] = byte(s50 >> 32)
-		b44[36] = byte(s50 >> 24)
-		b44[37] = byte(s50 >> 16)
-		b44[38] = byte(s50 >> 8)
-		b44[39] = byte(s50)
-		ws51 := v45
-		f53 := uint32(os46)
-		f53 += bits.RotateLeft32(f53, 16)
-		dl52 := uint64(^uint16(f53>>16)) + uint64(uint32(uint16(ws51.Hi>>0))+uint32(uint16(ws51.Hi>>16))+uint32(uint16(ws51.Hi>>32))+uint32(uint16(ws51.Hi>>48))+uint32(uint16(ws51.Lo>>0))+uint32(uint16(ws51.Lo>>16))+uint32(uint16(ws51.Lo>>32))+uint32(uint16(ws51.Lo>>48)))
+		var d49 uint64          // udp checksum
+		b50 := data[h3 : h3+40] // ipv6
+		v51 := packet.Value{Hi: (uint64(b50[24])<<56 | uint64(b50[25])<<48 | uint64(b50[26])<<40 | uint64(b50[27])<<32 | uint64(b50[28])<<24 | uint64(b50[29])<<16 | uint64(b50[30])<<8 | uint64(b50[31])), Lo: (uint64(b50[32])<<56 | uint64(b50[33])<<48 | uint64(b50[34])<<40 | uint64(b50[35])<<32 | uint64(b50[36])<<24 | uint64(b50[37])<<16 | uint64(b50[38])<<8 | uint64(b50[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws53 := packet.Value{Hi: (uint64(b50[24])<<56 | uint64(b50[25])<<48 | uint64(b50[26])<<40 | uint64(b50[27])<<32 | uint64(b50[28])<<24 | uint64(b50[29])<<16 | uint64(b50[30])<<8 | uint64(b50[31])), Lo: (uint64(b50[32])<<56 | uint64(b50[33])<<48 | uint64(b50[34])<<40 | uint64(b50[35])<<32 | uint64(b50[36])<<24 | uint64(b50[37])<<16 | uint64(b50[38])<<8 | uint64(b50[39]))}
+		os52 := uint32(uint16(ws53.Hi>>0)) + uint32(uint16(ws53.Hi>>16)) + uint32(uint16(ws53.Hi>>32)) + uint32(uint16(ws53.Hi>>48)) + uint32(uint16(ws53.Lo>>0)) + uint32(uint16(ws53.Lo>>16)) + uint32(uint16(ws53.Lo>>32)) + uint32(uint16(ws53.Lo>>48))
+		v54 := v51
+		s55 := v54.Hi
+		b50[24] = byte(s55 >> 56)
+		b50[25] = byte(s55 >> 48)
+		b50[26] = byte(s55 >> 40)
+		b50[27] = byte(s55 >> 32)
+		b50[28] = byte(s55 >> 24)
+		b50[29] = byte(s55 >> 16)
+		b50[30] = byte(s55 >> 8)
+		b50[31] = byte(s55)
+		s56 := v54.Lo
+		b50[32] = byte(s56 >> 56)
+		b50[33] = byte(s56 >> 48)
+		b50[34] = byte(s56 >> 40)
+		b50[35] = byte(s56 >> 32)
+		b50[36] = byte(s56 >> 24)
+		b50[37] = byte(s56 >> 16)
+		b50[38] = byte(s56 >> 8)
+		b50[39] = byte(s56)
+		ws57 := v51
+		f59 := uint32(os52)
+		f59 += bits.RotateLeft32(f59, 16)
+		dl58 := uint64(^uint16(f59>>16)) + uint64(uint32(uint16(ws57.Hi>>0))+uint32(uint16(ws57.Hi>>16))+uint32(uint16(ws57.Hi>>32))+uint32(uint16(ws57.Hi>>48))+uint32(uint16(ws57.Lo>>0))+uint32(uint16(ws57.Lo>>16))+uint32(uint16(ws57.Lo>>32))+uint32(uint16(ws57.Lo>>48)))
 		if h8 >= 0 {
-			d43 += dl52
+			d49 += dl58
 		}
-		v54 := ((uint64(b44[4])<<8 | uint64(b44[5])) - 0xc)
-		os55 := uint32(uint16((uint64(b44[4])<<8 | uint64(b44[5]))))
-		s56 := v54
-		b44[4] = byte(s56 >> 8)
-		b44[5] = byte(s56)
-		f58 := uint32(os55)
-		f58 += bits.RotateLeft32(f58, 16)
-		dl57 := uint64(^uint16(f58>>16)) + uint64(uint32(uint16(v54)))
+		v60 := ((uint64(b50[4])<<8 | uint64(b50[5])) - 0xc)
+		os61 := uint32(uint16((uint64(b50[4])<<8 | uint64(b50[5]))))
+		s62 := v60
+		b50[4] = byte(s62 >> 8)
+		b50[5] = byte(s62)
+		f64 := uint32(os61)
+		f64 += bits.RotateLeft32(f64, 16)
+		dl63 := uint64(^uint16(f64>>16)) + uint64(uint32(uint16(v60)))
 		if h8 >= 0 {
-			d43 += dl57
+			d49 += dl63
 		}
 		if (h8 >= 0) && h8+8 <= len(data) {
-			pendD8 += d43
+			pendD8 += d49
 			pendK8 = true
 		}
 		goto n32
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b59 := data[h3 : h3+40] // ipv6
-		v60 := m4
-		s61 := v60.Hi
-		b59[24] = byte(s61 >> 56)
-		b59[25] = byte(s61 >> 48)
-		b59[26] = byte(s61 >> 40)
-		b59[27] = byte(s61 >> 32)
-		b59[28] = byte(s61 >> 24)
-		b59[29] = byte(s61 >> 16)
-		b59[30] = byte(s61 >> 8)
-		b59[31] = byte(s61)
-		s62 := v60.Lo
-		b59[32] = byte(s62 >> 56)
-		b59[33] = byte(s62 >> 48)
-		b59[34] = byte(s62 >> 40)
-		b59[35] = byte(s62 >> 32)
-		b59[36] = byte(s62 >> 24)
-		b59[37] = byte(s62 >> 16)
-		b59[38] = byte(s62 >> 8)
-		b59[39] = byte(s62)
+		b65 := data[h3 : h3+40] // ipv6
+		v66 := m4
+		s67 := v66.Hi
+		b65[24] = byte(s67 >> 56)
+		b65[25] = byte(s67 >> 48)
+		b65[26] = byte(s67 >> 40)
+		b65[27] = byte(s67 >> 32)
+		b65[28] = byte(s67 >> 24)
+		b65[29] = byte(s67 >> 16)
+		b65[30] = byte(s67 >> 8)
+		b65[31] = byte(s67)
+		s68 := v66.Lo
+		b65[32] = byte(s68 >> 56)
+		b65[33] = byte(s68 >> 48)
+		b65[34] = byte(s68 >> 40)
+		b65[35] = byte(s68 >> 32)
+		b65[36] = byte(s68 >> 24)
+		b65[37] = byte(s68 >> 16)
+		b65[38] = byte(s68 >> 8)
+		b65[39] = byte(s68)
 		pl.edges[10]++
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d63 uint64 // udp checksum
-		v64 := m5
+		var d69 uint64 // udp checksum
+		v70 := m5
 		if !(h8 >= 0) {
 			return pl.drop(7)
 		}
-		b65 := data[h8 : h8+8] // udp
-		os66 := uint32(uint16((uint64(b65[2])<<8 | uint64(b65[3]))))
-		s67 := v64
-		b65[2] = byte(s67 >> 8)
-		b65[3] = byte(s67)
-		f69 := uint32(os66)
-		f69 += bits.RotateLeft32(f69, 16)
-		dl68 := uint64(^uint16(f69>>16)) + uint64(uint32(uint16(v64)))
+		b71 := data[h8 : h8+8] // udp
+		os72 := uint32(uint16((uint64(b71[2])<<8 | uint64(b71[3]))))
+		s73 := v70
+		b71[2] = byte(s73 >> 8)
+		b71[3] = byte(s73)
+		f75 := uint32(os72)
+		f75 += bits.RotateLeft32(f75, 16)
+		dl74 := uint64(^uint16(f75>>16)) + uint64(uint32(uint16(v70)))
 		if h8 >= 0 {
-			d63 += dl68
+			d69 += dl74
 		}
-		v70 := ((uint64(b65[4])<<8 | uint64(b65[5])) - 0xc)
-		os71 := uint32(uint16((uint64(b65[4])<<8 | uint64(b65[5]))))
-		s72 := v70
-		b65[4] = byte(s72 >> 8)
-		b65[5] = byte(s72)
-		f74 := uint32(os71)
-		f74 += bits.RotateLeft32(f74, 16)
-		dl73 := uint64(^uint16(f74>>16)) + uint64(uint32(uint16(v70)))
+		v76 := ((uint64(b71[4])<<8 | uint64(b71[5])) - 0xc)
+		os77 := uint32(uint16((uint64(b71[4])<<8 | uint64(b71[5]))))
+		s78 := v76
+		b71[4] = byte(s78 >> 8)
+		b71[5] = byte(s78)
+		f80 := uint32(os77)
+		f80 += bits.RotateLeft32(f80, 16)
+		dl79 := uint64(^uint16(f80>>16)) + uint64(uint32(uint16(v76)))
 		if h8 >= 0 {
-			d63 += dl73
+			d69 += dl79
 		}
 		if (h8 >= 0) && h8+8 <= len(data) {
-			pendD8 += d63
+			pendD8 += d69
 			pendK8 = true
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
-		po75, pn76 := h5, 12 // lbv1
-		if po75 < 0 || po75+pn76 > len(data) {
+		po81, pn82 := h5, 12 // lbv1
+		if po81 < 0 || po81+pn82 > len(data) {
 			return pl.drop(8)
 		}
-		if (h8 >= 0) && po75 > h8 && (po75-h8)%2 == 0 {
-			pw78 := data[po75 : po75+12]
-			d77 := uint32(uint64(pw78[0])<<8|uint64(pw78[1])) + uint32(uint64(pw78[2])<<8|uint64(pw78[3])) + uint32(uint64(pw78[4])<<8|uint64(pw78[5])) + uint32(uint64(pw78[6])<<8|uint64(pw78[7])) + uint32(uint64(pw78[8])<<8|uint64(pw78[9])) + uint32(uint64(pw78[10])<<8|uint64(pw78[11]))
-			d77 += bits.RotateLeft32(d77, 16)
+		if (h8 >= 0) && po81 > h8 && (po81-h8)%2 == 0 {
+			pw84 := data[po81 : po81+12]
+			d83 := uint32(uint64(pw84[0])<<8|uint64(pw84[1])) + uint32(uint64(pw84[2])<<8|uint64(pw84[3])) + uint32(uint64(pw84[4])<<8|uint64(pw84[5])) + uint32(uint64(pw84[6])<<8|uint64(pw84[7])) + uint32(uint64(pw84[8])<<8|uint64(pw84[9])) + uint32(uint64(pw84[10])<<8|uint64(pw84[11]))
+			d83 += bits.RotateLeft32(d83, 16)
 			if (h8 >= 0) && h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d77 >> 16))
+				pendD8 += uint64(^uint16(d83 >> 16))
 				pendK8 = true
 			}
 		}
-		if po75 < len(data)-po75-pn76 {
-			copy(data[pn76:pn76+po75], data[:po75])
-			data = data[pn76:]
+		if po81 < len(data)-po81-pn82 {
+			copy(data[pn82:pn82+po81], data[:po81])
+			data = data[pn82:]
 		} else {
-			copy(data[po75:], data[po75+pn76:])
-			data = data[:len(data)-pn76]
+			copy(data[po81:], data[po81+pn82:])
+			data = data[:len(data)-pn82]
 		}
 		h5 = -1
-		if cur > po75 {
-			cur = max(po75, cur-pn76)
+		if cur > po81 {
+			cur = max(po81, cur-pn82)
 		}
 		pl.edges[11]++
 		goto n2
@@ -953,9 +992,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s79 := r
-				cb[0] = byte(s79 >> 8)
-				cb[1] = byte(s79)
+				s85 := r
+				cb[0] = byte(s85 >> 8)
+				cb[1] = byte(s85)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -972,9 +1011,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s80 := r
-				cb[0] = byte(s80 >> 8)
-				cb[1] = byte(s80)
+				s86 := r
+				cb[0] = byte(s86 >> 8)
+				cb[1] = byte(s86)
 			}
 			pendD8, pendK8 = 0, false
 		}

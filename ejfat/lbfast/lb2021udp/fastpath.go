@@ -953,7 +953,20 @@ n24:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
 		b31 := data[h5 : h5+12] // lbv1
-		if a, ps, hit := pl.tables[1].LookupWordAction((uint64(b31[4])<<56 | uint64(b31[5])<<48 | uint64(b31[6])<<40 | uint64(b31[7])<<32 | uint64(b31[8])<<24 | uint64(b31[9])<<16 | uint64(b31[10])<<8 | uint64(b31[11])) << 0); hit {
+		k32 := (uint64(b31[4])<<56 | uint64(b31[5])<<48 | uint64(b31[6])<<40 | uint64(b31[7])<<32 | uint64(b31[8])<<24 | uint64(b31[9])<<16 | uint64(b31[10])<<8 | uint64(b31[11])) << 0
+		if pi33 := pl.tables[1].Packed(); len(pi33.Slots) > 0 {
+			k32 &= pi33.Mask
+			for m, j := uint64(len(pi33.Slots)-1), packet.PackedHash(k32); ; j++ {
+				sl := &pi33.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k32 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k32); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -972,8 +985,21 @@ n25:
 n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		b32 := data[h5 : h5+12] // lbv1
-		if a, ps, hit := pl.tables[2].LookupWordAction((((uint64(b32[4])<<56|uint64(b32[5])<<48|uint64(b32[6])<<40|uint64(b32[7])<<32|uint64(b32[8])<<24|uint64(b32[9])<<16|uint64(b32[10])<<8|uint64(b32[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12); hit {
+		b34 := data[h5 : h5+12] // lbv1
+		k35 := (((uint64(b34[4])<<56|uint64(b34[5])<<48|uint64(b34[6])<<40|uint64(b34[7])<<32|uint64(b34[8])<<24|uint64(b34[9])<<16|uint64(b34[10])<<8|uint64(b34[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12
+		if pi36 := pl.tables[2].Packed(); len(pi36.Slots) > 0 {
+			k35 &= pi36.Mask
+			for m, j := uint64(len(pi36.Slots)-1), packet.PackedHash(k35); ; j++ {
+				sl := &pi36.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k35 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k35); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -992,31 +1018,44 @@ n27:
 n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b33 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[3].LookupWordAction(((m2)&0xffff)<<0 | ((uint64(b33[12])<<8|uint64(b33[13]))&0xffff)<<16); hit {
+		b37 := data[h0 : h0+14] // ethernet
+		k38 := ((m2)&0xffff)<<0 | ((uint64(b37[12])<<8|uint64(b37[13]))&0xffff)<<16
+		if pi39 := pl.tables[3].Packed(); len(pi39.Slots) > 0 {
+			k38 &= pi39.Mask
+			for m, j := uint64(len(pi39.Slots)-1), packet.PackedHash(k38); ; j++ {
+				sl := &pi39.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k38 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k38); hit {
 			act, params = a, ps
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			s34 := params[0].Lo
-			b33[0] = byte(s34 >> 40)
-			b33[1] = byte(s34 >> 32)
-			b33[2] = byte(s34 >> 24)
-			b33[3] = byte(s34 >> 16)
-			b33[4] = byte(s34 >> 8)
-			b33[5] = byte(s34)
+			s40 := params[0].Lo
+			b37[0] = byte(s40 >> 40)
+			b37[1] = byte(s40 >> 32)
+			b37[2] = byte(s40 >> 24)
+			b37[3] = byte(s40 >> 16)
+			b37[4] = byte(s40 >> 8)
+			b37[5] = byte(s40)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n30
 		case 1: // do_ipv6_member_rewrite
-			s35 := params[0].Lo
-			b33[0] = byte(s35 >> 40)
-			b33[1] = byte(s35 >> 32)
-			b33[2] = byte(s35 >> 24)
-			b33[3] = byte(s35 >> 16)
-			b33[4] = byte(s35 >> 8)
-			b33[5] = byte(s35)
+			s41 := params[0].Lo
+			b37[0] = byte(s41 >> 40)
+			b37[1] = byte(s41 >> 32)
+			b37[2] = byte(s41 >> 24)
+			b37[3] = byte(s41 >> 16)
+			b37[4] = byte(s41 >> 8)
+			b37[5] = byte(s41)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n31
@@ -1049,175 +1088,175 @@ n32:
 	}
 n33:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d36 uint64 // ipv4 checksum
-		var d37 uint64 // udp checksum
-		v38 := m3
-		b39 := data[h2 : h2+20] // ipv4
-		ws41 := uint64((uint64(b39[16])<<24 | uint64(b39[17])<<16 | uint64(b39[18])<<8 | uint64(b39[19])))
-		os40 := uint32(uint16(ws41>>0)) + uint32(uint16(ws41>>16))
-		s42 := v38
-		b39[16] = byte(s42 >> 24)
-		b39[17] = byte(s42 >> 16)
-		b39[18] = byte(s42 >> 8)
-		b39[19] = byte(s42)
-		ws43 := uint64(v38)
-		f45 := uint32(os40)
-		f45 += bits.RotateLeft32(f45, 16)
-		dl44 := uint64(^uint16(f45>>16)) + uint64(uint32(uint16(ws43>>0))+uint32(uint16(ws43>>16)))
-		d36 += dl44
-		d37 += dl44
-		v46 := ((uint64(b39[2])<<8 | uint64(b39[3])) - 0xc)
-		os47 := uint32(uint16((uint64(b39[2])<<8 | uint64(b39[3]))))
-		s48 := v46
-		b39[2] = byte(s48 >> 8)
-		b39[3] = byte(s48)
-		f50 := uint32(os47)
-		f50 += bits.RotateLeft32(f50, 16)
-		dl49 := uint64(^uint16(f50>>16)) + uint64(uint32(uint16(v46)))
-		d36 += dl49
-		d37 += dl49
+		var d42 uint64 // ipv4 checksum
+		var d43 uint64 // udp checksum
+		v44 := m3
+		b45 := data[h2 : h2+20] // ipv4
+		ws47 := uint64((uint64(b45[16])<<24 | uint64(b45[17])<<16 | uint64(b45[18])<<8 | uint64(b45[19])))
+		os46 := uint32(uint16(ws47>>0)) + uint32(uint16(ws47>>16))
+		s48 := v44
+		b45[16] = byte(s48 >> 24)
+		b45[17] = byte(s48 >> 16)
+		b45[18] = byte(s48 >> 8)
+		b45[19] = byte(s48)
+		ws49 := uint64(v44)
+		f51 := uint32(os46)
+		f51 += bits.RotateLeft32(f51, 16)
+		dl50 := uint64(^uint16(f51>>16)) + uint64(uint32(uint16(ws49>>0))+uint32(uint16(ws49>>16)))
+		d42 += dl50
+		d43 += dl50
+		v52 := ((uint64(b45[2])<<8 | uint64(b45[3])) - 0xc)
+		os53 := uint32(uint16((uint64(b45[2])<<8 | uint64(b45[3]))))
+		s54 := v52
+		b45[2] = byte(s54 >> 8)
+		b45[3] = byte(s54)
+		f56 := uint32(os53)
+		f56 += bits.RotateLeft32(f56, 16)
+		dl55 := uint64(^uint16(f56>>16)) + uint64(uint32(uint16(v52)))
+		d42 += dl55
+		d43 += dl55
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d36
+			x := uint64(^cv) + d42
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s51 := r
-			cb[0] = byte(s51 >> 8)
-			cb[1] = byte(s51)
+			s57 := r
+			cb[0] = byte(s57 >> 8)
+			cb[1] = byte(s57)
 		}
 		if h8+8 <= len(data) {
-			pendD8 += d37
+			pendD8 += d43
 			pendK8 = true
 		}
 		goto n36
 	}
 n34:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d52 uint64          // udp checksum
-		b53 := data[h3 : h3+40] // ipv6
-		v54 := packet.Value{Hi: (uint64(b53[24])<<56 | uint64(b53[25])<<48 | uint64(b53[26])<<40 | uint64(b53[27])<<32 | uint64(b53[28])<<24 | uint64(b53[29])<<16 | uint64(b53[30])<<8 | uint64(b53[31])), Lo: (uint64(b53[32])<<56 | uint64(b53[33])<<48 | uint64(b53[34])<<40 | uint64(b53[35])<<32 | uint64(b53[36])<<24 | uint64(b53[37])<<16 | uint64(b53[38])<<8 | uint64(b53[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws56 := packet.Value{Hi: (uint64(b53[24])<<56 | uint64(b53[25])<<48 | uint64(b53[26])<<40 | uint64(b53[27])<<32 | uint64(b53[28])<<24 | uint64(b53[29])<<16 | uint64(b53[30])<<8 | uint64(b53[31])), Lo: (uint64(b53[32])<<56 | uint64(b53[33])<<48 | uint64(b53[34])<<40 | uint64(b53[35])<<32 | uint64(b53[36])<<24 | uint64(b53[37])<<16 | uint64(b53[38])<<8 | uint64(b53[39]))}
-		os55 := uint32(uint16(ws56.Hi>>0)) + uint32(uint16(ws56.Hi>>16)) + uint32(uint16(ws56.Hi>>32)) + uint32(uint16(ws56.Hi>>48)) + uint32(uint16(ws56.Lo>>0)) + uint32(uint16(ws56.Lo>>16)) + uint32(uint16(ws56.Lo>>32)) + uint32(uint16(ws56.Lo>>48))
-		v57 := v54
-		s58 := v57.Hi
-		b53[24] = byte(s58 >> 56)
-		b53[25] = byte(s58 >> 48)
-		b53[26] = byte(s58 >> 40)
-		b53[27] = byte(s58 >> 32)
-		b53[28] = byte(s58 >> 24)
-		b53[29] = byte(s58 >> 16)
-		b53[30] = byte(s58 >> 8)
-		b53[31] = byte(s58)
-		s59 := v57.Lo
-		b53[32] = byte(s59 >> 56)
-		b53[33] = byte(s59 >> 48)
-		b53[34] = byte(s59 >> 40)
-		b53[35] = byte(s59 >> 32)
-		b53[36] = byte(s59 >> 24)
-		b53[37] = byte(s59 >> 16)
-		b53[38] = byte(s59 >> 8)
-		b53[39] = byte(s59)
-		ws60 := v54
-		f62 := uint32(os55)
-		f62 += bits.RotateLeft32(f62, 16)
-		dl61 := uint64(^uint16(f62>>16)) + uint64(uint32(uint16(ws60.Hi>>0))+uint32(uint16(ws60.Hi>>16))+uint32(uint16(ws60.Hi>>32))+uint32(uint16(ws60.Hi>>48))+uint32(uint16(ws60.Lo>>0))+uint32(uint16(ws60.Lo>>16))+uint32(uint16(ws60.Lo>>32))+uint32(uint16(ws60.Lo>>48)))
-		d52 += dl61
-		v63 := ((uint64(b53[4])<<8 | uint64(b53[5])) - 0xc)
-		os64 := uint32(uint16((uint64(b53[4])<<8 | uint64(b53[5]))))
-		s65 := v63
-		b53[4] = byte(s65 >> 8)
-		b53[5] = byte(s65)
-		f67 := uint32(os64)
-		f67 += bits.RotateLeft32(f67, 16)
-		dl66 := uint64(^uint16(f67>>16)) + uint64(uint32(uint16(v63)))
-		d52 += dl66
+		var d58 uint64          // udp checksum
+		b59 := data[h3 : h3+40] // ipv6
+		v60 := packet.Value{Hi: (uint64(b59[24])<<56 | uint64(b59[25])<<48 | uint64(b59[26])<<40 | uint64(b59[27])<<32 | uint64(b59[28])<<24 | uint64(b59[29])<<16 | uint64(b59[30])<<8 | uint64(b59[31])), Lo: (uint64(b59[32])<<56 | uint64(b59[33])<<48 | uint64(b59[34])<<40 | uint64(b59[35])<<32 | uint64(b59[36])<<24 | uint64(b59[37])<<16 | uint64(b59[38])<<8 | uint64(b59[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws62 := packet.Value{Hi: (uint64(b59[24])<<56 | uint64(b59[25])<<48 | uint64(b59[26])<<40 | uint64(b59[27])<<32 | uint64(b59[28])<<24 | uint64(b59[29])<<16 | uint64(b59[30])<<8 | uint64(b59[31])), Lo: (uint64(b59[32])<<56 | uint64(b59[33])<<48 | uint64(b59[34])<<40 | uint64(b59[35])<<32 | uint64(b59[36])<<24 | uint64(b59[37])<<16 | uint64(b59[38])<<8 | uint64(b59[39]))}
+		os61 := uint32(uint16(ws62.Hi>>0)) + uint32(uint16(ws62.Hi>>16)) + uint32(uint16(ws62.Hi>>32)) + uint32(uint16(ws62.Hi>>48)) + uint32(uint16(ws62.Lo>>0)) + uint32(uint16(ws62.Lo>>16)) + uint32(uint16(ws62.Lo>>32)) + uint32(uint16(ws62.Lo>>48))
+		v63 := v60
+		s64 := v63.Hi
+		b59[24] = byte(s64 >> 56)
+		b59[25] = byte(s64 >> 48)
+		b59[26] = byte(s64 >> 40)
+		b59[27] = byte(s64 >> 32)
+		b59[28] = byte(s64 >> 24)
+		b59[29] = byte(s64 >> 16)
+		b59[30] = byte(s64 >> 8)
+		b59[31] = byte(s64)
+		s65 := v63.Lo
+		b59[32] = byte(s65 >> 56)
+		b59[33] = byte(s65 >> 48)
+		b59[34] = byte(s65 >> 40)
+		b59[35] = byte(s65 >> 32)
+		b59[36] = byte(s65 >> 24)
+		b59[37] = byte(s65 >> 16)
+		b59[38] = byte(s65 >> 8)
+		b59[39] = byte(s65)
+		ws66 := v60
+		f68 := uint32(os61)
+		f68 += bits.RotateLeft32(f68, 16)
+		dl67 := uint64(^uint16(f68>>16)) + uint64(uint32(uint16(ws66.Hi>>0))+uint32(uint16(ws66.Hi>>16))+uint32(uint16(ws66.Hi>>32))+uint32(uint16(ws66.Hi>>48))+uint32(uint16(ws66.Lo>>0))+uint32(uint16(ws66.Lo>>16))+uint32(uint16(ws66.Lo>>32))+uint32(uint16(ws66.Lo>>48)))
+		d58 += dl67
+		v69 := ((uint64(b59[4])<<8 | uint64(b59[5])) - 0xc)
+		os70 := uint32(uint16((uint64(b59[4])<<8 | uint64(b59[5]))))
+		s71 := v69
+		b59[4] = byte(s71 >> 8)
+		b59[5] = byte(s71)
+		f73 := uint32(os70)
+		f73 += bits.RotateLeft32(f73, 16)
+		dl72 := uint64(^uint16(f73>>16)) + uint64(uint32(uint16(v69)))
+		d58 += dl72
 		if h8+8 <= len(data) {
-			pendD8 += d52
+			pendD8 += d58
 			pendK8 = true
 		}
 		goto n35
 	}
 n35:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b68 := data[h3 : h3+40] // ipv6
-		v69 := m4
-		s70 := v69.Hi
-		b68[24] = byte(s70 >> 56)
-		b68[25] = byte(s70 >> 48)
-		b68[26] = byte(s70 >> 40)
-		b68[27] = byte(s70 >> 32)
-		b68[28] = byte(s70 >> 24)
-		b68[29] = byte(s70 >> 16)
-		b68[30] = byte(s70 >> 8)
-		b68[31] = byte(s70)
-		s71 := v69.Lo
-		b68[32] = byte(s71 >> 56)
-		b68[33] = byte(s71 >> 48)
-		b68[34] = byte(s71 >> 40)
-		b68[35] = byte(s71 >> 32)
-		b68[36] = byte(s71 >> 24)
-		b68[37] = byte(s71 >> 16)
-		b68[38] = byte(s71 >> 8)
-		b68[39] = byte(s71)
+		b74 := data[h3 : h3+40] // ipv6
+		v75 := m4
+		s76 := v75.Hi
+		b74[24] = byte(s76 >> 56)
+		b74[25] = byte(s76 >> 48)
+		b74[26] = byte(s76 >> 40)
+		b74[27] = byte(s76 >> 32)
+		b74[28] = byte(s76 >> 24)
+		b74[29] = byte(s76 >> 16)
+		b74[30] = byte(s76 >> 8)
+		b74[31] = byte(s76)
+		s77 := v75.Lo
+		b74[32] = byte(s77 >> 56)
+		b74[33] = byte(s77 >> 48)
+		b74[34] = byte(s77 >> 40)
+		b74[35] = byte(s77 >> 32)
+		b74[36] = byte(s77 >> 24)
+		b74[37] = byte(s77 >> 16)
+		b74[38] = byte(s77 >> 8)
+		b74[39] = byte(s77)
 		pl.edges[5]++
 		goto n36
 	}
 n36:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d72 uint64 // udp checksum
-		v73 := m5
-		b74 := data[h8 : h8+8] // udp
-		os75 := uint32(uint16((uint64(b74[2])<<8 | uint64(b74[3]))))
-		s76 := v73
-		b74[2] = byte(s76 >> 8)
-		b74[3] = byte(s76)
-		f78 := uint32(os75)
-		f78 += bits.RotateLeft32(f78, 16)
-		dl77 := uint64(^uint16(f78>>16)) + uint64(uint32(uint16(v73)))
-		d72 += dl77
-		v79 := ((uint64(b74[4])<<8 | uint64(b74[5])) - 0xc)
-		os80 := uint32(uint16((uint64(b74[4])<<8 | uint64(b74[5]))))
-		s81 := v79
-		b74[4] = byte(s81 >> 8)
-		b74[5] = byte(s81)
-		f83 := uint32(os80)
-		f83 += bits.RotateLeft32(f83, 16)
-		dl82 := uint64(^uint16(f83>>16)) + uint64(uint32(uint16(v79)))
-		d72 += dl82
+		var d78 uint64 // udp checksum
+		v79 := m5
+		b80 := data[h8 : h8+8] // udp
+		os81 := uint32(uint16((uint64(b80[2])<<8 | uint64(b80[3]))))
+		s82 := v79
+		b80[2] = byte(s82 >> 8)
+		b80[3] = byte(s82)
+		f84 := uint32(os81)
+		f84 += bits.RotateLeft32(f84, 16)
+		dl83 := uint64(^uint16(f84>>16)) + uint64(uint32(uint16(v79)))
+		d78 += dl83
+		v85 := ((uint64(b80[4])<<8 | uint64(b80[5])) - 0xc)
+		os86 := uint32(uint16((uint64(b80[4])<<8 | uint64(b80[5]))))
+		s87 := v85
+		b80[4] = byte(s87 >> 8)
+		b80[5] = byte(s87)
+		f89 := uint32(os86)
+		f89 += bits.RotateLeft32(f89, 16)
+		dl88 := uint64(^uint16(f89>>16)) + uint64(uint32(uint16(v85)))
+		d78 += dl88
 		if h8+8 <= len(data) {
-			pendD8 += d72
+			pendD8 += d78
 			pendK8 = true
 		}
 		goto n37
 	}
 n37:
 	{ // RxStrip: pop lbv1
-		po84, pn85 := h5, 12 // lbv1
-		if po84 < 0 || po84+pn85 > len(data) {
+		po90, pn91 := h5, 12 // lbv1
+		if po90 < 0 || po90+pn91 > len(data) {
 			return pl.drop(10)
 		}
-		if po84 > h8 && (po84-h8)%2 == 0 {
-			pw87 := data[po84 : po84+12]
-			d86 := uint32(uint64(pw87[0])<<8|uint64(pw87[1])) + uint32(uint64(pw87[2])<<8|uint64(pw87[3])) + uint32(uint64(pw87[4])<<8|uint64(pw87[5])) + uint32(uint64(pw87[6])<<8|uint64(pw87[7])) + uint32(uint64(pw87[8])<<8|uint64(pw87[9])) + uint32(uint64(pw87[10])<<8|uint64(pw87[11]))
-			d86 += bits.RotateLeft32(d86, 16)
+		if po90 > h8 && (po90-h8)%2 == 0 {
+			pw93 := data[po90 : po90+12]
+			d92 := uint32(uint64(pw93[0])<<8|uint64(pw93[1])) + uint32(uint64(pw93[2])<<8|uint64(pw93[3])) + uint32(uint64(pw93[4])<<8|uint64(pw93[5])) + uint32(uint64(pw93[6])<<8|uint64(pw93[7])) + uint32(uint64(pw93[8])<<8|uint64(pw93[9])) + uint32(uint64(pw93[10])<<8|uint64(pw93[11]))
+			d92 += bits.RotateLeft32(d92, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d86 >> 16))
+				pendD8 += uint64(^uint16(d92 >> 16))
 				pendK8 = true
 			}
 		}
-		if po84 < len(data)-po84-pn85 {
-			copy(data[pn85:pn85+po84], data[:po84])
-			data = data[pn85:]
+		if po90 < len(data)-po90-pn91 {
+			copy(data[pn91:pn91+po90], data[:po90])
+			data = data[pn91:]
 		} else {
-			copy(data[po84:], data[po84+pn85:])
-			data = data[:len(data)-pn85]
+			copy(data[po90:], data[po90+pn91:])
+			data = data[:len(data)-pn91]
 		}
 		h5 = -1
-		if cur > po84 {
-			cur = max(po84, cur-pn85)
+		if cur > po90 {
+			cur = max(po90, cur-pn91)
 		}
 		pl.edges[6]++
 		goto n14
@@ -1233,9 +1272,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s88 := r
-				cb[0] = byte(s88 >> 8)
-				cb[1] = byte(s88)
+				s94 := r
+				cb[0] = byte(s94 >> 8)
+				cb[1] = byte(s94)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1252,9 +1291,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s89 := r
-				cb[0] = byte(s89 >> 8)
-				cb[1] = byte(s89)
+				s95 := r
+				cb[0] = byte(s95 >> 8)
+				cb[1] = byte(s95)
 			}
 			pendD8, pendK8 = 0, false
 		}

@@ -1334,7 +1334,20 @@ n36:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		b45 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[0].LookupWordAction(((uint64(b45[0])<<40|uint64(b45[1])<<32|uint64(b45[2])<<24|uint64(b45[3])<<16|uint64(b45[4])<<8|uint64(b45[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48); hit {
+		k46 := ((uint64(b45[0])<<40|uint64(b45[1])<<32|uint64(b45[2])<<24|uint64(b45[3])<<16|uint64(b45[4])<<8|uint64(b45[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48
+		if pi47 := pl.tables[0].Packed(); len(pi47.Slots) > 0 {
+			k46 &= pi47.Mask
+			for m, j := uint64(len(pi47.Slots)-1), packet.PackedHash(k46); ; j++ {
+				sl := &pi47.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k46 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k46); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1371,14 +1384,14 @@ n39:
 	}
 n40:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		b46 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b46[16])<<24 | uint64(b46[17])<<16 | uint64(b46[18])<<8 | uint64(b46[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b48 := data[h2 : h2+20] // ipv4
+		m5 = (packet.Value{Lo: (uint64(b48[16])<<24 | uint64(b48[17])<<16 | uint64(b48[18])<<8 | uint64(b48[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n41:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		b47 := data[h3 : h3+40] // ipv6
-		m5 = (packet.Value{Hi: (uint64(b47[24])<<56 | uint64(b47[25])<<48 | uint64(b47[26])<<40 | uint64(b47[27])<<32 | uint64(b47[28])<<24 | uint64(b47[29])<<16 | uint64(b47[30])<<8 | uint64(b47[31])), Lo: (uint64(b47[32])<<56 | uint64(b47[33])<<48 | uint64(b47[34])<<40 | uint64(b47[35])<<32 | uint64(b47[36])<<24 | uint64(b47[37])<<16 | uint64(b47[38])<<8 | uint64(b47[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b49 := data[h3 : h3+40] // ipv6
+		m5 = (packet.Value{Hi: (uint64(b49[24])<<56 | uint64(b49[25])<<48 | uint64(b49[26])<<40 | uint64(b49[27])<<32 | uint64(b49[28])<<24 | uint64(b49[29])<<16 | uint64(b49[30])<<8 | uint64(b49[31])), Lo: (uint64(b49[32])<<56 | uint64(b49[33])<<48 | uint64(b49[34])<<40 | uint64(b49[35])<<32 | uint64(b49[36])<<24 | uint64(b49[37])<<16 | uint64(b49[38])<<8 | uint64(b49[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[9]++
 		goto n43
 	}
@@ -1387,17 +1400,17 @@ n42:
 		if !(h5 >= 0) {
 			return pl.drop(3)
 		}
-		b48 := data[h5 : h5+28] // arp
-		m5 = (packet.Value{Lo: (uint64(b48[24])<<24 | uint64(b48[25])<<16 | uint64(b48[26])<<8 | uint64(b48[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b50 := data[h5 : h5+28] // arp
+		m5 = (packet.Value{Lo: (uint64(b50[24])<<24 | uint64(b50[25])<<16 | uint64(b50[26])<<8 | uint64(b50[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[10]++
 		goto n43
 	}
 n43:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b49 := data[h0 : h0+14] // ethernet
-		kv50 := m5
-		if a, ps, hit := pl.tables[1].LookupWordsAction((m0)&0xf, (uint64(b49[12])<<8|uint64(b49[13]))&0xffff, kv50.Hi, kv50.Lo); hit {
+		b51 := data[h0 : h0+14] // ethernet
+		kv52 := m5
+		if a, ps, hit := pl.tables[1].LookupWordsAction((m0)&0xf, (uint64(b51[12])<<8|uint64(b51[13]))&0xffff, kv52.Hi, kv52.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1435,15 +1448,15 @@ n46:
 	}
 n47:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c51 := (h7 >= 0)
-		if c51 {
+		c53 := (h7 >= 0)
+		if c53 {
 			if !(h7 >= 0) {
 				return pl.drop(5)
 			}
-			b52 := data[h7 : h7+4] // icmpv6
-			c51 = (uint64(b52[0]) == 0x80)
+			b54 := data[h7 : h7+4] // icmpv6
+			c53 = (uint64(b54[0]) == 0x80)
 		}
-		if c51 {
+		if c53 {
 			goto n57
 		}
 		goto n48
@@ -1457,8 +1470,8 @@ n48:
 	}
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		b53 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b53[24])<<24 | uint64(b53[25])<<16 | uint64(b53[26])<<8 | uint64(b53[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b55 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b55[24])<<24 | uint64(b55[25])<<16 | uint64(b55[26])<<8 | uint64(b55[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n51
 		}
 		goto n50
@@ -1469,49 +1482,49 @@ n50:
 	}
 n51:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b54 := data[h0 : h0+14] // ethernet
-		s55 := (uint64(b54[6])<<40 | uint64(b54[7])<<32 | uint64(b54[8])<<24 | uint64(b54[9])<<16 | uint64(b54[10])<<8 | uint64(b54[11]))
-		b54[0] = byte(s55 >> 40)
-		b54[1] = byte(s55 >> 32)
-		b54[2] = byte(s55 >> 24)
-		b54[3] = byte(s55 >> 16)
-		b54[4] = byte(s55 >> 8)
-		b54[5] = byte(s55)
-		s56 := m2
-		b54[6] = byte(s56 >> 40)
-		b54[7] = byte(s56 >> 32)
-		b54[8] = byte(s56 >> 24)
-		b54[9] = byte(s56 >> 16)
-		b54[10] = byte(s56 >> 8)
-		b54[11] = byte(s56)
-		b57 := data[h5 : h5+28] // arp
-		s58 := 0x2
-		b57[6] = byte(s58 >> 8)
-		b57[7] = byte(s58)
-		s59 := (uint64(b57[8])<<40 | uint64(b57[9])<<32 | uint64(b57[10])<<24 | uint64(b57[11])<<16 | uint64(b57[12])<<8 | uint64(b57[13]))
-		b57[18] = byte(s59 >> 40)
-		b57[19] = byte(s59 >> 32)
-		b57[20] = byte(s59 >> 24)
-		b57[21] = byte(s59 >> 16)
-		b57[22] = byte(s59 >> 8)
-		b57[23] = byte(s59)
-		s60 := m2
-		b57[8] = byte(s60 >> 40)
-		b57[9] = byte(s60 >> 32)
-		b57[10] = byte(s60 >> 24)
-		b57[11] = byte(s60 >> 16)
-		b57[12] = byte(s60 >> 8)
-		b57[13] = byte(s60)
-		s61 := (uint64(b57[14])<<24 | uint64(b57[15])<<16 | uint64(b57[16])<<8 | uint64(b57[17]))
-		b57[24] = byte(s61 >> 24)
-		b57[25] = byte(s61 >> 16)
-		b57[26] = byte(s61 >> 8)
-		b57[27] = byte(s61)
-		s62 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		b57[14] = byte(s62 >> 24)
-		b57[15] = byte(s62 >> 16)
-		b57[16] = byte(s62 >> 8)
-		b57[17] = byte(s62)
+		b56 := data[h0 : h0+14] // ethernet
+		s57 := (uint64(b56[6])<<40 | uint64(b56[7])<<32 | uint64(b56[8])<<24 | uint64(b56[9])<<16 | uint64(b56[10])<<8 | uint64(b56[11]))
+		b56[0] = byte(s57 >> 40)
+		b56[1] = byte(s57 >> 32)
+		b56[2] = byte(s57 >> 24)
+		b56[3] = byte(s57 >> 16)
+		b56[4] = byte(s57 >> 8)
+		b56[5] = byte(s57)
+		s58 := m2
+		b56[6] = byte(s58 >> 40)
+		b56[7] = byte(s58 >> 32)
+		b56[8] = byte(s58 >> 24)
+		b56[9] = byte(s58 >> 16)
+		b56[10] = byte(s58 >> 8)
+		b56[11] = byte(s58)
+		b59 := data[h5 : h5+28] // arp
+		s60 := 0x2
+		b59[6] = byte(s60 >> 8)
+		b59[7] = byte(s60)
+		s61 := (uint64(b59[8])<<40 | uint64(b59[9])<<32 | uint64(b59[10])<<24 | uint64(b59[11])<<16 | uint64(b59[12])<<8 | uint64(b59[13]))
+		b59[18] = byte(s61 >> 40)
+		b59[19] = byte(s61 >> 32)
+		b59[20] = byte(s61 >> 24)
+		b59[21] = byte(s61 >> 16)
+		b59[22] = byte(s61 >> 8)
+		b59[23] = byte(s61)
+		s62 := m2
+		b59[8] = byte(s62 >> 40)
+		b59[9] = byte(s62 >> 32)
+		b59[10] = byte(s62 >> 24)
+		b59[11] = byte(s62 >> 16)
+		b59[12] = byte(s62 >> 8)
+		b59[13] = byte(s62)
+		s63 := (uint64(b59[14])<<24 | uint64(b59[15])<<16 | uint64(b59[16])<<8 | uint64(b59[17]))
+		b59[24] = byte(s63 >> 24)
+		b59[25] = byte(s63 >> 16)
+		b59[26] = byte(s63 >> 8)
+		b59[27] = byte(s63)
+		s64 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b59[14] = byte(s64 >> 24)
+		b59[15] = byte(s64 >> 16)
+		b59[16] = byte(s64 >> 8)
+		b59[17] = byte(s64)
 		goto n52
 	}
 n52:
@@ -1523,8 +1536,8 @@ n53:
 		if !(h2 >= 0) {
 			return pl.drop(7)
 		}
-		b63 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b63[16])<<24 | uint64(b63[17])<<16 | uint64(b63[18])<<8 | uint64(b63[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b65 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b65[16])<<24 | uint64(b65[17])<<16 | uint64(b65[18])<<8 | uint64(b65[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n55
 		}
 		goto n54
@@ -1535,59 +1548,59 @@ n54:
 	}
 n55:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d64 uint64          // icmp checksum
-		b65 := data[h0 : h0+14] // ethernet
-		v66 := (uint64(b65[6])<<40 | uint64(b65[7])<<32 | uint64(b65[8])<<24 | uint64(b65[9])<<16 | uint64(b65[10])<<8 | uint64(b65[11]))
-		s67 := v66
-		b65[0] = byte(s67 >> 40)
-		b65[1] = byte(s67 >> 32)
-		b65[2] = byte(s67 >> 24)
-		b65[3] = byte(s67 >> 16)
-		b65[4] = byte(s67 >> 8)
-		b65[5] = byte(s67)
-		v68 := m2
+		var d66 uint64          // icmp checksum
+		b67 := data[h0 : h0+14] // ethernet
+		v68 := (uint64(b67[6])<<40 | uint64(b67[7])<<32 | uint64(b67[8])<<24 | uint64(b67[9])<<16 | uint64(b67[10])<<8 | uint64(b67[11]))
 		s69 := v68
-		b65[6] = byte(s69 >> 40)
-		b65[7] = byte(s69 >> 32)
-		b65[8] = byte(s69 >> 24)
-		b65[9] = byte(s69 >> 16)
-		b65[10] = byte(s69 >> 8)
-		b65[11] = byte(s69)
+		b67[0] = byte(s69 >> 40)
+		b67[1] = byte(s69 >> 32)
+		b67[2] = byte(s69 >> 24)
+		b67[3] = byte(s69 >> 16)
+		b67[4] = byte(s69 >> 8)
+		b67[5] = byte(s69)
+		v70 := m2
+		s71 := v70
+		b67[6] = byte(s71 >> 40)
+		b67[7] = byte(s71 >> 32)
+		b67[8] = byte(s71 >> 24)
+		b67[9] = byte(s71 >> 16)
+		b67[10] = byte(s71 >> 8)
+		b67[11] = byte(s71)
 		if !(h2 >= 0) {
 			return pl.drop(9)
 		}
-		b70 := data[h2 : h2+20] // ipv4
-		v71 := (uint64(b70[12])<<24 | uint64(b70[13])<<16 | uint64(b70[14])<<8 | uint64(b70[15]))
-		s72 := v71
-		b70[16] = byte(s72 >> 24)
-		b70[17] = byte(s72 >> 16)
-		b70[18] = byte(s72 >> 8)
-		b70[19] = byte(s72)
-		v73 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b72 := data[h2 : h2+20] // ipv4
+		v73 := (uint64(b72[12])<<24 | uint64(b72[13])<<16 | uint64(b72[14])<<8 | uint64(b72[15]))
 		s74 := v73
-		b70[12] = byte(s74 >> 24)
-		b70[13] = byte(s74 >> 16)
-		b70[14] = byte(s74 >> 8)
-		b70[15] = byte(s74)
-		v75 := 0x0
-		b76 := data[h6 : h6+4] // icmp
-		os77 := uint32(uint64(b76[0])<<8 | uint64(b76[1]))
-		b76[0] = byte(v75)
-		f79 := uint32(os77)
-		f79 += bits.RotateLeft32(f79, 16)
-		dl78 := uint64(^uint16(f79>>16)) + uint64(uint32(uint64(b76[0])<<8|uint64(b76[1])))
-		d64 += dl78
+		b72[16] = byte(s74 >> 24)
+		b72[17] = byte(s74 >> 16)
+		b72[18] = byte(s74 >> 8)
+		b72[19] = byte(s74)
+		v75 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s76 := v75
+		b72[12] = byte(s76 >> 24)
+		b72[13] = byte(s76 >> 16)
+		b72[14] = byte(s76 >> 8)
+		b72[15] = byte(s76)
+		v77 := 0x0
+		b78 := data[h6 : h6+4] // icmp
+		os79 := uint32(uint64(b78[0])<<8 | uint64(b78[1]))
+		b78[0] = byte(v77)
+		f81 := uint32(os79)
+		f81 += bits.RotateLeft32(f81, 16)
+		dl80 := uint64(^uint16(f81>>16)) + uint64(uint32(uint64(b78[0])<<8|uint64(b78[1])))
+		d66 += dl80
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d64
+			x := uint64(^cv) + d66
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s80 := r
-			cb[0] = byte(s80 >> 8)
-			cb[1] = byte(s80)
+			s82 := r
+			cb[0] = byte(s82 >> 8)
+			cb[1] = byte(s82)
 		}
 		goto n56
 	}
@@ -1598,101 +1611,101 @@ n56:
 	}
 n57:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d81 uint64          // icmpv6 checksum
-		b82 := data[h0 : h0+14] // ethernet
-		v83 := (uint64(b82[6])<<40 | uint64(b82[7])<<32 | uint64(b82[8])<<24 | uint64(b82[9])<<16 | uint64(b82[10])<<8 | uint64(b82[11]))
-		s84 := v83
-		b82[0] = byte(s84 >> 40)
-		b82[1] = byte(s84 >> 32)
-		b82[2] = byte(s84 >> 24)
-		b82[3] = byte(s84 >> 16)
-		b82[4] = byte(s84 >> 8)
-		b82[5] = byte(s84)
-		v85 := m2
+		var d83 uint64          // icmpv6 checksum
+		b84 := data[h0 : h0+14] // ethernet
+		v85 := (uint64(b84[6])<<40 | uint64(b84[7])<<32 | uint64(b84[8])<<24 | uint64(b84[9])<<16 | uint64(b84[10])<<8 | uint64(b84[11]))
 		s86 := v85
-		b82[6] = byte(s86 >> 40)
-		b82[7] = byte(s86 >> 32)
-		b82[8] = byte(s86 >> 24)
-		b82[9] = byte(s86 >> 16)
-		b82[10] = byte(s86 >> 8)
-		b82[11] = byte(s86)
+		b84[0] = byte(s86 >> 40)
+		b84[1] = byte(s86 >> 32)
+		b84[2] = byte(s86 >> 24)
+		b84[3] = byte(s86 >> 16)
+		b84[4] = byte(s86 >> 8)
+		b84[5] = byte(s86)
+		v87 := m2
+		s88 := v87
+		b84[6] = byte(s88 >> 40)
+		b84[7] = byte(s88 >> 32)
+		b84[8] = byte(s88 >> 24)
+		b84[9] = byte(s88 >> 16)
+		b84[10] = byte(s88 >> 8)
+		b84[11] = byte(s88)
 		if !(h3 >= 0) {
 			return pl.drop(10)
 		}
-		b87 := data[h3 : h3+40] // ipv6
-		v88 := packet.Value{Hi: (uint64(b87[8])<<56 | uint64(b87[9])<<48 | uint64(b87[10])<<40 | uint64(b87[11])<<32 | uint64(b87[12])<<24 | uint64(b87[13])<<16 | uint64(b87[14])<<8 | uint64(b87[15])), Lo: (uint64(b87[16])<<56 | uint64(b87[17])<<48 | uint64(b87[18])<<40 | uint64(b87[19])<<32 | uint64(b87[20])<<24 | uint64(b87[21])<<16 | uint64(b87[22])<<8 | uint64(b87[23]))}
-		ws90 := packet.Value{Hi: (uint64(b87[24])<<56 | uint64(b87[25])<<48 | uint64(b87[26])<<40 | uint64(b87[27])<<32 | uint64(b87[28])<<24 | uint64(b87[29])<<16 | uint64(b87[30])<<8 | uint64(b87[31])), Lo: (uint64(b87[32])<<56 | uint64(b87[33])<<48 | uint64(b87[34])<<40 | uint64(b87[35])<<32 | uint64(b87[36])<<24 | uint64(b87[37])<<16 | uint64(b87[38])<<8 | uint64(b87[39]))}
-		os89 := uint32(uint16(ws90.Hi>>0)) + uint32(uint16(ws90.Hi>>16)) + uint32(uint16(ws90.Hi>>32)) + uint32(uint16(ws90.Hi>>48)) + uint32(uint16(ws90.Lo>>0)) + uint32(uint16(ws90.Lo>>16)) + uint32(uint16(ws90.Lo>>32)) + uint32(uint16(ws90.Lo>>48))
-		v91 := v88
-		s92 := v91.Hi
-		b87[24] = byte(s92 >> 56)
-		b87[25] = byte(s92 >> 48)
-		b87[26] = byte(s92 >> 40)
-		b87[27] = byte(s92 >> 32)
-		b87[28] = byte(s92 >> 24)
-		b87[29] = byte(s92 >> 16)
-		b87[30] = byte(s92 >> 8)
-		b87[31] = byte(s92)
-		s93 := v91.Lo
-		b87[32] = byte(s93 >> 56)
-		b87[33] = byte(s93 >> 48)
-		b87[34] = byte(s93 >> 40)
-		b87[35] = byte(s93 >> 32)
-		b87[36] = byte(s93 >> 24)
-		b87[37] = byte(s93 >> 16)
-		b87[38] = byte(s93 >> 8)
-		b87[39] = byte(s93)
-		ws94 := v88
-		f96 := uint32(os89)
-		f96 += bits.RotateLeft32(f96, 16)
-		dl95 := uint64(^uint16(f96>>16)) + uint64(uint32(uint16(ws94.Hi>>0))+uint32(uint16(ws94.Hi>>16))+uint32(uint16(ws94.Hi>>32))+uint32(uint16(ws94.Hi>>48))+uint32(uint16(ws94.Lo>>0))+uint32(uint16(ws94.Lo>>16))+uint32(uint16(ws94.Lo>>32))+uint32(uint16(ws94.Lo>>48)))
-		d81 += dl95
-		v97 := m3
-		ws99 := packet.Value{Hi: (uint64(b87[8])<<56 | uint64(b87[9])<<48 | uint64(b87[10])<<40 | uint64(b87[11])<<32 | uint64(b87[12])<<24 | uint64(b87[13])<<16 | uint64(b87[14])<<8 | uint64(b87[15])), Lo: (uint64(b87[16])<<56 | uint64(b87[17])<<48 | uint64(b87[18])<<40 | uint64(b87[19])<<32 | uint64(b87[20])<<24 | uint64(b87[21])<<16 | uint64(b87[22])<<8 | uint64(b87[23]))}
-		os98 := uint32(uint16(ws99.Hi>>0)) + uint32(uint16(ws99.Hi>>16)) + uint32(uint16(ws99.Hi>>32)) + uint32(uint16(ws99.Hi>>48)) + uint32(uint16(ws99.Lo>>0)) + uint32(uint16(ws99.Lo>>16)) + uint32(uint16(ws99.Lo>>32)) + uint32(uint16(ws99.Lo>>48))
-		v100 := v97
-		s101 := v100.Hi
-		b87[8] = byte(s101 >> 56)
-		b87[9] = byte(s101 >> 48)
-		b87[10] = byte(s101 >> 40)
-		b87[11] = byte(s101 >> 32)
-		b87[12] = byte(s101 >> 24)
-		b87[13] = byte(s101 >> 16)
-		b87[14] = byte(s101 >> 8)
-		b87[15] = byte(s101)
-		s102 := v100.Lo
-		b87[16] = byte(s102 >> 56)
-		b87[17] = byte(s102 >> 48)
-		b87[18] = byte(s102 >> 40)
-		b87[19] = byte(s102 >> 32)
-		b87[20] = byte(s102 >> 24)
-		b87[21] = byte(s102 >> 16)
-		b87[22] = byte(s102 >> 8)
-		b87[23] = byte(s102)
-		ws103 := v97
-		f105 := uint32(os98)
-		f105 += bits.RotateLeft32(f105, 16)
-		dl104 := uint64(^uint16(f105>>16)) + uint64(uint32(uint16(ws103.Hi>>0))+uint32(uint16(ws103.Hi>>16))+uint32(uint16(ws103.Hi>>32))+uint32(uint16(ws103.Hi>>48))+uint32(uint16(ws103.Lo>>0))+uint32(uint16(ws103.Lo>>16))+uint32(uint16(ws103.Lo>>32))+uint32(uint16(ws103.Lo>>48)))
-		d81 += dl104
-		v106 := 0x81
-		b107 := data[h7 : h7+4] // icmpv6
-		os108 := uint32(uint64(b107[0])<<8 | uint64(b107[1]))
-		b107[0] = byte(v106)
-		f110 := uint32(os108)
-		f110 += bits.RotateLeft32(f110, 16)
-		dl109 := uint64(^uint16(f110>>16)) + uint64(uint32(uint64(b107[0])<<8|uint64(b107[1])))
-		d81 += dl109
+		b89 := data[h3 : h3+40] // ipv6
+		v90 := packet.Value{Hi: (uint64(b89[8])<<56 | uint64(b89[9])<<48 | uint64(b89[10])<<40 | uint64(b89[11])<<32 | uint64(b89[12])<<24 | uint64(b89[13])<<16 | uint64(b89[14])<<8 | uint64(b89[15])), Lo: (uint64(b89[16])<<56 | uint64(b89[17])<<48 | uint64(b89[18])<<40 | uint64(b89[19])<<32 | uint64(b89[20])<<24 | uint64(b89[21])<<16 | uint64(b89[22])<<8 | uint64(b89[23]))}
+		ws92 := packet.Value{Hi: (uint64(b89[24])<<56 | uint64(b89[25])<<48 | uint64(b89[26])<<40 | uint64(b89[27])<<32 | uint64(b89[28])<<24 | uint64(b89[29])<<16 | uint64(b89[30])<<8 | uint64(b89[31])), Lo: (uint64(b89[32])<<56 | uint64(b89[33])<<48 | uint64(b89[34])<<40 | uint64(b89[35])<<32 | uint64(b89[36])<<24 | uint64(b89[37])<<16 | uint64(b89[38])<<8 | uint64(b89[39]))}
+		os91 := uint32(uint16(ws92.Hi>>0)) + uint32(uint16(ws92.Hi>>16)) + uint32(uint16(ws92.Hi>>32)) + uint32(uint16(ws92.Hi>>48)) + uint32(uint16(ws92.Lo>>0)) + uint32(uint16(ws92.Lo>>16)) + uint32(uint16(ws92.Lo>>32)) + uint32(uint16(ws92.Lo>>48))
+		v93 := v90
+		s94 := v93.Hi
+		b89[24] = byte(s94 >> 56)
+		b89[25] = byte(s94 >> 48)
+		b89[26] = byte(s94 >> 40)
+		b89[27] = byte(s94 >> 32)
+		b89[28] = byte(s94 >> 24)
+		b89[29] = byte(s94 >> 16)
+		b89[30] = byte(s94 >> 8)
+		b89[31] = byte(s94)
+		s95 := v93.Lo
+		b89[32] = byte(s95 >> 56)
+		b89[33] = byte(s95 >> 48)
+		b89[34] = byte(s95 >> 40)
+		b89[35] = byte(s95 >> 32)
+		b89[36] = byte(s95 >> 24)
+		b89[37] = byte(s95 >> 16)
+		b89[38] = byte(s95 >> 8)
+		b89[39] = byte(s95)
+		ws96 := v90
+		f98 := uint32(os91)
+		f98 += bits.RotateLeft32(f98, 16)
+		dl97 := uint64(^uint16(f98>>16)) + uint64(uint32(uint16(ws96.Hi>>0))+uint32(uint16(ws96.Hi>>16))+uint32(uint16(ws96.Hi>>32))+uint32(uint16(ws96.Hi>>48))+uint32(uint16(ws96.Lo>>0))+uint32(uint16(ws96.Lo>>16))+uint32(uint16(ws96.Lo>>32))+uint32(uint16(ws96.Lo>>48)))
+		d83 += dl97
+		v99 := m3
+		ws101 := packet.Value{Hi: (uint64(b89[8])<<56 | uint64(b89[9])<<48 | uint64(b89[10])<<40 | uint64(b89[11])<<32 | uint64(b89[12])<<24 | uint64(b89[13])<<16 | uint64(b89[14])<<8 | uint64(b89[15])), Lo: (uint64(b89[16])<<56 | uint64(b89[17])<<48 | uint64(b89[18])<<40 | uint64(b89[19])<<32 | uint64(b89[20])<<24 | uint64(b89[21])<<16 | uint64(b89[22])<<8 | uint64(b89[23]))}
+		os100 := uint32(uint16(ws101.Hi>>0)) + uint32(uint16(ws101.Hi>>16)) + uint32(uint16(ws101.Hi>>32)) + uint32(uint16(ws101.Hi>>48)) + uint32(uint16(ws101.Lo>>0)) + uint32(uint16(ws101.Lo>>16)) + uint32(uint16(ws101.Lo>>32)) + uint32(uint16(ws101.Lo>>48))
+		v102 := v99
+		s103 := v102.Hi
+		b89[8] = byte(s103 >> 56)
+		b89[9] = byte(s103 >> 48)
+		b89[10] = byte(s103 >> 40)
+		b89[11] = byte(s103 >> 32)
+		b89[12] = byte(s103 >> 24)
+		b89[13] = byte(s103 >> 16)
+		b89[14] = byte(s103 >> 8)
+		b89[15] = byte(s103)
+		s104 := v102.Lo
+		b89[16] = byte(s104 >> 56)
+		b89[17] = byte(s104 >> 48)
+		b89[18] = byte(s104 >> 40)
+		b89[19] = byte(s104 >> 32)
+		b89[20] = byte(s104 >> 24)
+		b89[21] = byte(s104 >> 16)
+		b89[22] = byte(s104 >> 8)
+		b89[23] = byte(s104)
+		ws105 := v99
+		f107 := uint32(os100)
+		f107 += bits.RotateLeft32(f107, 16)
+		dl106 := uint64(^uint16(f107>>16)) + uint64(uint32(uint16(ws105.Hi>>0))+uint32(uint16(ws105.Hi>>16))+uint32(uint16(ws105.Hi>>32))+uint32(uint16(ws105.Hi>>48))+uint32(uint16(ws105.Lo>>0))+uint32(uint16(ws105.Lo>>16))+uint32(uint16(ws105.Lo>>32))+uint32(uint16(ws105.Lo>>48)))
+		d83 += dl106
+		v108 := 0x81
+		b109 := data[h7 : h7+4] // icmpv6
+		os110 := uint32(uint64(b109[0])<<8 | uint64(b109[1]))
+		b109[0] = byte(v108)
+		f112 := uint32(os110)
+		f112 += bits.RotateLeft32(f112, 16)
+		dl111 := uint64(^uint16(f112>>16)) + uint64(uint32(uint64(b109[0])<<8|uint64(b109[1])))
+		d83 += dl111
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d81
+			x := uint64(^cv) + d83
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s111 := r
-			cb[0] = byte(s111 >> 8)
-			cb[1] = byte(s111)
+			s113 := r
+			cb[0] = byte(s113 >> 8)
+			cb[1] = byte(s113)
 		}
 		goto n58
 	}
@@ -1703,8 +1716,8 @@ n58:
 	}
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		b112 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b112[4])<<56 | uint64(b112[5])<<48 | uint64(b112[6])<<40 | uint64(b112[7])<<32 | uint64(b112[8])<<24 | uint64(b112[9])<<16 | uint64(b112[10])<<8 | uint64(b112[11])), Lo: (uint64(b112[12])<<56 | uint64(b112[13])<<48 | uint64(b112[14])<<40 | uint64(b112[15])<<32 | uint64(b112[16])<<24 | uint64(b112[17])<<16 | uint64(b112[18])<<8 | uint64(b112[19]))} == m3) {
+		b114 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b114[4])<<56 | uint64(b114[5])<<48 | uint64(b114[6])<<40 | uint64(b114[7])<<32 | uint64(b114[8])<<24 | uint64(b114[9])<<16 | uint64(b114[10])<<8 | uint64(b114[11])), Lo: (uint64(b114[12])<<56 | uint64(b114[13])<<48 | uint64(b114[14])<<40 | uint64(b114[15])<<32 | uint64(b114[16])<<24 | uint64(b114[17])<<16 | uint64(b114[18])<<8 | uint64(b114[19]))} == m3) {
 			goto n61
 		}
 		goto n60
@@ -1718,8 +1731,8 @@ n61:
 		if !(h3 >= 0) {
 			return pl.drop(12)
 		}
-		b113 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b113[8])<<56 | uint64(b113[9])<<48 | uint64(b113[10])<<40 | uint64(b113[11])<<32 | uint64(b113[12])<<24 | uint64(b113[13])<<16 | uint64(b113[14])<<8 | uint64(b113[15])), Lo: (uint64(b113[16])<<56 | uint64(b113[17])<<48 | uint64(b113[18])<<40 | uint64(b113[19])<<32 | uint64(b113[20])<<24 | uint64(b113[21])<<16 | uint64(b113[22])<<8 | uint64(b113[23]))} == packet.Value{Lo: 0x0}) {
+		b115 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b115[8])<<56 | uint64(b115[9])<<48 | uint64(b115[10])<<40 | uint64(b115[11])<<32 | uint64(b115[12])<<24 | uint64(b115[13])<<16 | uint64(b115[14])<<8 | uint64(b115[15])), Lo: (uint64(b115[16])<<56 | uint64(b115[17])<<48 | uint64(b115[18])<<40 | uint64(b115[19])<<32 | uint64(b115[20])<<24 | uint64(b115[21])<<16 | uint64(b115[22])<<8 | uint64(b115[23]))} == packet.Value{Lo: 0x0}) {
 			goto n62
 		}
 		goto n63
@@ -1729,8 +1742,8 @@ n62:
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m23 = (0x333300000001) & 0xffffffffffff
 		m24 = (0x0) & 0x1
-		b114 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b114[4])<<56 | uint64(b114[5])<<48 | uint64(b114[6])<<40 | uint64(b114[7])<<32 | uint64(b114[8])<<24 | uint64(b114[9])<<16 | uint64(b114[10])<<8 | uint64(b114[11])), Lo: (uint64(b114[12])<<56 | uint64(b114[13])<<48 | uint64(b114[14])<<40 | uint64(b114[15])<<32 | uint64(b114[16])<<24 | uint64(b114[17])<<16 | uint64(b114[18])<<8 | uint64(b114[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b116 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b116[4])<<56 | uint64(b116[5])<<48 | uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11])), Lo: (uint64(b116[12])<<56 | uint64(b116[13])<<48 | uint64(b116[14])<<40 | uint64(b116[15])<<32 | uint64(b116[16])<<24 | uint64(b116[17])<<16 | uint64(b116[18])<<8 | uint64(b116[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n66
 	}
 n63:
@@ -1738,13 +1751,13 @@ n63:
 		if !(h3 >= 0) {
 			return pl.drop(13)
 		}
-		b115 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b115[8])<<56 | uint64(b115[9])<<48 | uint64(b115[10])<<40 | uint64(b115[11])<<32 | uint64(b115[12])<<24 | uint64(b115[13])<<16 | uint64(b115[14])<<8 | uint64(b115[15])), Lo: (uint64(b115[16])<<56 | uint64(b115[17])<<48 | uint64(b115[18])<<40 | uint64(b115[19])<<32 | uint64(b115[20])<<24 | uint64(b115[21])<<16 | uint64(b115[22])<<8 | uint64(b115[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b116 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11])) & 0xffffffffffff
+		b117 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b117[8])<<56 | uint64(b117[9])<<48 | uint64(b117[10])<<40 | uint64(b117[11])<<32 | uint64(b117[12])<<24 | uint64(b117[13])<<16 | uint64(b117[14])<<8 | uint64(b117[15])), Lo: (uint64(b117[16])<<56 | uint64(b117[17])<<48 | uint64(b117[18])<<40 | uint64(b117[19])<<32 | uint64(b117[20])<<24 | uint64(b117[21])<<16 | uint64(b117[22])<<8 | uint64(b117[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b118 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
-		b117 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b117[4])<<56 | uint64(b117[5])<<48 | uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])), Lo: (uint64(b117[12])<<56 | uint64(b117[13])<<48 | uint64(b117[14])<<40 | uint64(b117[15])<<32 | uint64(b117[16])<<24 | uint64(b117[17])<<16 | uint64(b117[18])<<8 | uint64(b117[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b119 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b119[4])<<56 | uint64(b119[5])<<48 | uint64(b119[6])<<40 | uint64(b119[7])<<32 | uint64(b119[8])<<24 | uint64(b119[9])<<16 | uint64(b119[10])<<8 | uint64(b119[11])), Lo: (uint64(b119[12])<<56 | uint64(b119[13])<<48 | uint64(b119[14])<<40 | uint64(b119[15])<<32 | uint64(b119[16])<<24 | uint64(b119[17])<<16 | uint64(b119[18])<<8 | uint64(b119[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n64
 	}
 n64:
@@ -1757,8 +1770,8 @@ n64:
 	}
 n65:
 	{ // NsSrcMac: set meta.na_mac
-		b118 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b118[0])<<40 | uint64(b118[1])<<32 | uint64(b118[2])<<24 | uint64(b118[3])<<16 | uint64(b118[4])<<8 | uint64(b118[5])) & 0xffffffffffff
+		b120 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b120[0])<<40 | uint64(b120[1])<<32 | uint64(b120[2])<<24 | uint64(b120[3])<<16 | uint64(b120[4])<<8 | uint64(b120[5])) & 0xffffffffffff
 		pl.edges[15]++
 		goto n66
 	}
@@ -1778,15 +1791,15 @@ n67:
 	}
 n68:
 	{ // NsPopMac: pop nd_mac
-		po119, pn120 := h14, 6 // nd_mac
-		if po119 < 0 || po119+pn120 > len(data) {
+		po121, pn122 := h14, 6 // nd_mac
+		if po121 < 0 || po121+pn122 > len(data) {
 			return pl.drop(14)
 		}
-		pendOff = po119
-		pendN = pn120
+		pendOff = po121
+		pendN = pn122
 		h14 = -1
-		if cur > po119 {
-			cur = max(po119, cur-pn120)
+		if cur > po121 {
+			cur = max(po121, cur-pn122)
 		}
 		pl.edges[16]++
 		goto n69
@@ -1803,15 +1816,15 @@ n69:
 			}
 			pendN = 0
 		}
-		po121, pn122 := h13, 2 // nd_opt
-		if po121 < 0 || po121+pn122 > len(data) {
+		po123, pn124 := h13, 2 // nd_opt
+		if po123 < 0 || po123+pn124 > len(data) {
 			return pl.drop(15)
 		}
-		pendOff = po121
-		pendN += pn122
+		pendOff = po123
+		pendN += pn124
 		h13 = -1
-		if cur > po121 {
-			cur = max(po121, cur-pn122)
+		if cur > po123 {
+			cur = max(po123, cur-pn124)
 		}
 		pl.edges[17]++
 		goto n70
@@ -1828,48 +1841,30 @@ n70:
 			}
 			pendN = 0
 		}
-		po123, pn124 := h12, 20 // nd_ns
-		if po123 < 0 || po123+pn124 > len(data) {
+		po125, pn126 := h12, 20 // nd_ns
+		if po125 < 0 || po125+pn126 > len(data) {
 			return pl.drop(16)
 		}
-		pendN += pn124
-		if po123 < len(data)-po123-pendN {
-			copy(data[pendN:pendN+po123], data[:po123])
+		pendN += pn126
+		if po125 < len(data)-po125-pendN {
+			copy(data[pendN:pendN+po125], data[:po125])
 			data = data[pendN:]
 		} else {
-			copy(data[po123:], data[po123+pendN:])
+			copy(data[po125:], data[po125+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h14 >= 0) && h14 > po123 {
-			h14 -= pn124
+		if (h14 >= 0) && h14 > po125 {
+			h14 -= pn126
 		} // nd_mac
-		if cur > po123 {
-			cur = max(po123, cur-pn124)
+		if cur > po125 {
+			cur = max(po125, cur-pn126)
 		}
 		goto n71
 	}
 n71:
 	{ // NsPushNa: push nd_na after icmpv6
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s125 := r
-				cb[0] = byte(s125 >> 8)
-				cb[1] = byte(s125)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		if !(h7 >= 0) {
-			return pl.drop(17)
-		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -1885,6 +1880,24 @@ n71:
 			}
 			pendD4, pendK4 = 0, false
 		}
+		if !(h7 >= 0) {
+			return pl.drop(17)
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s129 := r
+				cb[0] = byte(s129 >> 8)
+				cb[1] = byte(s129)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -2011,7 +2024,7 @@ n71:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt126 := p.Push(15, h7+4, 0)
+		rt128 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2136,7 +2149,7 @@ n71:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt126 {
+		if !rt128 {
 			return pl.drop(17)
 		}
 		goto n72
@@ -2152,9 +2165,9 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s128 := r
-				cb[0] = byte(s128 >> 8)
-				cb[1] = byte(s128)
+				s130 := r
+				cb[0] = byte(s130 >> 8)
+				cb[1] = byte(s130)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2170,9 +2183,9 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s130 := r
-				cb[0] = byte(s130 >> 8)
-				cb[1] = byte(s130)
+				s132 := r
+				cb[0] = byte(s132 >> 8)
+				cb[1] = byte(s132)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2302,7 +2315,7 @@ n72:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt129 := p.Push(16, h15+20, 0)
+		rt131 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2427,7 +2440,7 @@ n72:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt129 {
+		if !rt131 {
 			return pl.drop(18)
 		}
 		goto n73
@@ -2443,9 +2456,9 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s131 := r
-				cb[0] = byte(s131 >> 8)
-				cb[1] = byte(s131)
+				s133 := r
+				cb[0] = byte(s133 >> 8)
+				cb[1] = byte(s133)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2461,9 +2474,9 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s133 := r
-				cb[0] = byte(s133 >> 8)
-				cb[1] = byte(s133)
+				s135 := r
+				cb[0] = byte(s135 >> 8)
+				cb[1] = byte(s135)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2593,7 +2606,7 @@ n73:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt132 := p.Push(17, h16+2, 0)
+		rt134 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2718,131 +2731,116 @@ n73:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt132 {
+		if !rt134 {
 			return pl.drop(19)
 		}
 		goto n74
 	}
 n74:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b134 := data[h0 : h0+14] // ethernet
-		s135 := m23
-		b134[0] = byte(s135 >> 40)
-		b134[1] = byte(s135 >> 32)
-		b134[2] = byte(s135 >> 24)
-		b134[3] = byte(s135 >> 16)
-		b134[4] = byte(s135 >> 8)
-		b134[5] = byte(s135)
-		s136 := m2
-		b134[6] = byte(s136 >> 40)
-		b134[7] = byte(s136 >> 32)
-		b134[8] = byte(s136 >> 24)
-		b134[9] = byte(s136 >> 16)
-		b134[10] = byte(s136 >> 8)
-		b134[11] = byte(s136)
+		b136 := data[h0 : h0+14] // ethernet
+		s137 := m23
+		b136[0] = byte(s137 >> 40)
+		b136[1] = byte(s137 >> 32)
+		b136[2] = byte(s137 >> 24)
+		b136[3] = byte(s137 >> 16)
+		b136[4] = byte(s137 >> 8)
+		b136[5] = byte(s137)
+		s138 := m2
+		b136[6] = byte(s138 >> 40)
+		b136[7] = byte(s138 >> 32)
+		b136[8] = byte(s138 >> 24)
+		b136[9] = byte(s138 >> 16)
+		b136[10] = byte(s138 >> 8)
+		b136[11] = byte(s138)
 		if !(h3 >= 0) {
 			return pl.drop(20)
 		}
-		b137 := data[h3 : h3+40] // ipv6
-		s138 := 0x20
-		b137[4] = byte(s138 >> 8)
-		b137[5] = byte(s138)
-		b137[7] = byte(0xff)
-		v139 := m3
-		s140 := v139.Hi
-		b137[8] = byte(s140 >> 56)
-		b137[9] = byte(s140 >> 48)
-		b137[10] = byte(s140 >> 40)
-		b137[11] = byte(s140 >> 32)
-		b137[12] = byte(s140 >> 24)
-		b137[13] = byte(s140 >> 16)
-		b137[14] = byte(s140 >> 8)
-		b137[15] = byte(s140)
-		s141 := v139.Lo
-		b137[16] = byte(s141 >> 56)
-		b137[17] = byte(s141 >> 48)
-		b137[18] = byte(s141 >> 40)
-		b137[19] = byte(s141 >> 32)
-		b137[20] = byte(s141 >> 24)
-		b137[21] = byte(s141 >> 16)
-		b137[22] = byte(s141 >> 8)
-		b137[23] = byte(s141)
-		v142 := m22
-		s143 := v142.Hi
-		b137[24] = byte(s143 >> 56)
-		b137[25] = byte(s143 >> 48)
-		b137[26] = byte(s143 >> 40)
-		b137[27] = byte(s143 >> 32)
-		b137[28] = byte(s143 >> 24)
-		b137[29] = byte(s143 >> 16)
-		b137[30] = byte(s143 >> 8)
-		b137[31] = byte(s143)
-		s144 := v142.Lo
-		b137[32] = byte(s144 >> 56)
-		b137[33] = byte(s144 >> 48)
-		b137[34] = byte(s144 >> 40)
-		b137[35] = byte(s144 >> 32)
-		b137[36] = byte(s144 >> 24)
-		b137[37] = byte(s144 >> 16)
-		b137[38] = byte(s144 >> 8)
-		b137[39] = byte(s144)
+		b139 := data[h3 : h3+40] // ipv6
+		s140 := 0x20
+		b139[4] = byte(s140 >> 8)
+		b139[5] = byte(s140)
+		b139[7] = byte(0xff)
+		v141 := m3
+		s142 := v141.Hi
+		b139[8] = byte(s142 >> 56)
+		b139[9] = byte(s142 >> 48)
+		b139[10] = byte(s142 >> 40)
+		b139[11] = byte(s142 >> 32)
+		b139[12] = byte(s142 >> 24)
+		b139[13] = byte(s142 >> 16)
+		b139[14] = byte(s142 >> 8)
+		b139[15] = byte(s142)
+		s143 := v141.Lo
+		b139[16] = byte(s143 >> 56)
+		b139[17] = byte(s143 >> 48)
+		b139[18] = byte(s143 >> 40)
+		b139[19] = byte(s143 >> 32)
+		b139[20] = byte(s143 >> 24)
+		b139[21] = byte(s143 >> 16)
+		b139[22] = byte(s143 >> 8)
+		b139[23] = byte(s143)
+		v144 := m22
+		s145 := v144.Hi
+		b139[24] = byte(s145 >> 56)
+		b139[25] = byte(s145 >> 48)
+		b139[26] = byte(s145 >> 40)
+		b139[27] = byte(s145 >> 32)
+		b139[28] = byte(s145 >> 24)
+		b139[29] = byte(s145 >> 16)
+		b139[30] = byte(s145 >> 8)
+		b139[31] = byte(s145)
+		s146 := v144.Lo
+		b139[32] = byte(s146 >> 56)
+		b139[33] = byte(s146 >> 48)
+		b139[34] = byte(s146 >> 40)
+		b139[35] = byte(s146 >> 32)
+		b139[36] = byte(s146 >> 24)
+		b139[37] = byte(s146 >> 16)
+		b139[38] = byte(s146 >> 8)
+		b139[39] = byte(s146)
 		if !(h7 >= 0) {
 			return pl.drop(20)
 		}
-		b145 := data[h7 : h7+4] // icmpv6
-		b145[0] = byte(0x88)
-		b145[1] = byte(0x0)
-		b146 := data[h15 : h15+20] // nd_na
-		b146[0] = b146[0]&^0x40 | byte(m24)<<6&0x40
-		v147 := m25
-		s148 := v147.Hi
-		b146[4] = byte(s148 >> 56)
-		b146[5] = byte(s148 >> 48)
-		b146[6] = byte(s148 >> 40)
-		b146[7] = byte(s148 >> 32)
-		b146[8] = byte(s148 >> 24)
-		b146[9] = byte(s148 >> 16)
-		b146[10] = byte(s148 >> 8)
-		b146[11] = byte(s148)
-		s149 := v147.Lo
-		b146[12] = byte(s149 >> 56)
-		b146[13] = byte(s149 >> 48)
-		b146[14] = byte(s149 >> 40)
-		b146[15] = byte(s149 >> 32)
-		b146[16] = byte(s149 >> 24)
-		b146[17] = byte(s149 >> 16)
-		b146[18] = byte(s149 >> 8)
-		b146[19] = byte(s149)
-		b150 := data[h16 : h16+2] // nd_na_opt
-		b150[0] = byte(0x2)
-		b150[1] = byte(0x1)
-		b151 := data[h17 : h17+6] // nd_na_mac
-		s152 := m2
-		b151[0] = byte(s152 >> 40)
-		b151[1] = byte(s152 >> 32)
-		b151[2] = byte(s152 >> 24)
-		b151[3] = byte(s152 >> 16)
-		b151[4] = byte(s152 >> 8)
-		b151[5] = byte(s152)
+		b147 := data[h7 : h7+4] // icmpv6
+		b147[0] = byte(0x88)
+		b147[1] = byte(0x0)
+		b148 := data[h15 : h15+20] // nd_na
+		b148[0] = b148[0]&^0x40 | byte(m24)<<6&0x40
+		v149 := m25
+		s150 := v149.Hi
+		b148[4] = byte(s150 >> 56)
+		b148[5] = byte(s150 >> 48)
+		b148[6] = byte(s150 >> 40)
+		b148[7] = byte(s150 >> 32)
+		b148[8] = byte(s150 >> 24)
+		b148[9] = byte(s150 >> 16)
+		b148[10] = byte(s150 >> 8)
+		b148[11] = byte(s150)
+		s151 := v149.Lo
+		b148[12] = byte(s151 >> 56)
+		b148[13] = byte(s151 >> 48)
+		b148[14] = byte(s151 >> 40)
+		b148[15] = byte(s151 >> 32)
+		b148[16] = byte(s151 >> 24)
+		b148[17] = byte(s151 >> 16)
+		b148[18] = byte(s151 >> 8)
+		b148[19] = byte(s151)
+		b152 := data[h16 : h16+2] // nd_na_opt
+		b152[0] = byte(0x2)
+		b152[1] = byte(0x1)
+		b153 := data[h17 : h17+6] // nd_na_mac
+		s154 := m2
+		b153[0] = byte(s154 >> 40)
+		b153[1] = byte(s154 >> 32)
+		b153[2] = byte(s154 >> 24)
+		b153[3] = byte(s154 >> 16)
+		b153[4] = byte(s154 >> 8)
+		b153[5] = byte(s154)
 		goto n75
 	}
 n75:
 	{ // NsCsum: checksum compute icmpv6
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s153 := r
-				cb[0] = byte(s153 >> 8)
-				cb[1] = byte(s153)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -2858,6 +2856,21 @@ n75:
 			}
 			pendD4, pendK4 = 0, false
 		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s157 := r
+				cb[0] = byte(s157 >> 8)
+				cb[1] = byte(s157)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -2984,7 +2997,7 @@ n75:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt154 := p.ComputeChecksum(7)
+		rt156 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3109,7 +3122,7 @@ n75:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt154 {
+		if !rt156 {
 			return pl.drop(21)
 		}
 		goto n76
@@ -3137,8 +3150,21 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b156 := data[h2 : h2+20] // ipv4
-		if a, ps, hit := pl.tables[2].LookupWordAction(((uint64(b156[12])<<24|uint64(b156[13])<<16|uint64(b156[14])<<8|uint64(b156[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
+		b158 := data[h2 : h2+20] // ipv4
+		k159 := ((uint64(b158[12])<<24|uint64(b158[13])<<16|uint64(b158[14])<<8|uint64(b158[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32
+		if pi160 := pl.tables[2].Packed(); len(pi160.Slots) > 0 {
+			k159 &= pi160.Mask
+			for m, j := uint64(len(pi160.Slots)-1), packet.PackedHash(k159); ; j++ {
+				sl := &pi160.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k159 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k159); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3159,9 +3185,9 @@ n81:
 		if !(h3 >= 0) {
 			return pl.drop(22)
 		}
-		b158 := data[h3 : h3+40] // ipv6
-		kv157 := packet.Value{Hi: (uint64(b158[8])<<56 | uint64(b158[9])<<48 | uint64(b158[10])<<40 | uint64(b158[11])<<32 | uint64(b158[12])<<24 | uint64(b158[13])<<16 | uint64(b158[14])<<8 | uint64(b158[15])), Lo: (uint64(b158[16])<<56 | uint64(b158[17])<<48 | uint64(b158[18])<<40 | uint64(b158[19])<<32 | uint64(b158[20])<<24 | uint64(b158[21])<<16 | uint64(b158[22])<<8 | uint64(b158[23]))}
-		if a, ps, hit := pl.tables[3].LookupWordsAction((m4)&0x7, kv157.Hi, kv157.Lo, 0); hit {
+		b162 := data[h3 : h3+40] // ipv6
+		kv161 := packet.Value{Hi: (uint64(b162[8])<<56 | uint64(b162[9])<<48 | uint64(b162[10])<<40 | uint64(b162[11])<<32 | uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])), Lo: (uint64(b162[16])<<56 | uint64(b162[17])<<48 | uint64(b162[18])<<40 | uint64(b162[19])<<32 | uint64(b162[20])<<24 | uint64(b162[21])<<16 | uint64(b162[22])<<8 | uint64(b162[23]))}
+		if a, ps, hit := pl.tables[3].LookupWordsAction((m4)&0x7, kv161.Hi, kv161.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3199,10 +3225,10 @@ n85:
 	}
 n86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b159 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11]))
-		m18 = ((uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b159[2])<<8 | uint64(b159[3])) & 0xffff
+		b163 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b163[4])<<56 | uint64(b163[5])<<48 | uint64(b163[6])<<40 | uint64(b163[7])<<32 | uint64(b163[8])<<24 | uint64(b163[9])<<16 | uint64(b163[10])<<8 | uint64(b163[11]))
+		m18 = ((uint64(b163[4])<<56 | uint64(b163[5])<<48 | uint64(b163[6])<<40 | uint64(b163[7])<<32 | uint64(b163[8])<<24 | uint64(b163[9])<<16 | uint64(b163[10])<<8 | uint64(b163[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b163[2])<<8 | uint64(b163[3])) & 0xffff
 		goto n88
 	}
 n87:
@@ -3210,10 +3236,10 @@ n87:
 		if !(h11 >= 0) {
 			return pl.drop(24)
 		}
-		b160 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b160[4])<<56 | uint64(b160[5])<<48 | uint64(b160[6])<<40 | uint64(b160[7])<<32 | uint64(b160[8])<<24 | uint64(b160[9])<<16 | uint64(b160[10])<<8 | uint64(b160[11]))
-		m18 = (uint64(b160[0])<<8 | uint64(b160[1])) & 0xffff
-		m19 = (uint64(b160[2])<<8 | uint64(b160[3])) & 0xffff
+		b164 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11]))
+		m18 = (uint64(b164[0])<<8 | uint64(b164[1])) & 0xffff
+		m19 = (uint64(b164[2])<<8 | uint64(b164[3])) & 0xffff
 		pl.edges[22]++
 		goto n88
 	}
@@ -3256,7 +3282,20 @@ n90:
 n91:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		if a, ps, hit := pl.tables[5].LookupWordAction(((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48); hit {
+		k165 := ((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48
+		if pi166 := pl.tables[5].Packed(); len(pi166.Slots) > 0 {
+			k165 &= pi166.Mask
+			for m, j := uint64(len(pi166.Slots)-1), packet.PackedHash(k165); ; j++ {
+				sl := &pi166.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k165 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k165); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3279,8 +3318,21 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b161 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[6].LookupWordAction(((m9)&0xffff)<<0 | ((uint64(b161[12])<<8|uint64(b161[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
+		b167 := data[h0 : h0+14] // ethernet
+		k168 := ((m9)&0xffff)<<0 | ((uint64(b167[12])<<8|uint64(b167[13]))&0xffff)<<16 | ((m4)&0x7)<<32
+		if pi169 := pl.tables[6].Packed(); len(pi169.Slots) > 0 {
+			k168 &= pi169.Mask
+			for m, j := uint64(len(pi169.Slots)-1), packet.PackedHash(k168); ; j++ {
+				sl := &pi169.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k168 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k168); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3319,21 +3371,21 @@ n95:
 	}
 n96:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b162 := data[h0 : h0+14] // ethernet
-		s163 := m2
-		b162[6] = byte(s163 >> 40)
-		b162[7] = byte(s163 >> 32)
-		b162[8] = byte(s163 >> 24)
-		b162[9] = byte(s163 >> 16)
-		b162[10] = byte(s163 >> 8)
-		b162[11] = byte(s163)
-		s164 := m10
-		b162[0] = byte(s164 >> 40)
-		b162[1] = byte(s164 >> 32)
-		b162[2] = byte(s164 >> 24)
-		b162[3] = byte(s164 >> 16)
-		b162[4] = byte(s164 >> 8)
-		b162[5] = byte(s164)
+		b170 := data[h0 : h0+14] // ethernet
+		s171 := m2
+		b170[6] = byte(s171 >> 40)
+		b170[7] = byte(s171 >> 32)
+		b170[8] = byte(s171 >> 24)
+		b170[9] = byte(s171 >> 16)
+		b170[10] = byte(s171 >> 8)
+		b170[11] = byte(s171)
+		s172 := m10
+		b170[0] = byte(s172 >> 40)
+		b170[1] = byte(s172 >> 32)
+		b170[2] = byte(s172 >> 24)
+		b170[3] = byte(s172 >> 16)
+		b170[4] = byte(s172 >> 8)
+		b170[5] = byte(s172)
 		goto n97
 	}
 n97:
@@ -3359,245 +3411,245 @@ n99:
 	}
 n100:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d165 uint64 // ipv4 checksum
-		var d166 uint64 // udp checksum
-		v167 := m11
-		b168 := data[h2 : h2+20] // ipv4
-		ws170 := uint64((uint64(b168[16])<<24 | uint64(b168[17])<<16 | uint64(b168[18])<<8 | uint64(b168[19])))
-		os169 := uint32(uint16(ws170>>0)) + uint32(uint16(ws170>>16))
-		s171 := v167
-		b168[16] = byte(s171 >> 24)
-		b168[17] = byte(s171 >> 16)
-		b168[18] = byte(s171 >> 8)
-		b168[19] = byte(s171)
-		ws172 := uint64(v167)
-		f174 := uint32(os169)
-		f174 += bits.RotateLeft32(f174, 16)
-		dl173 := uint64(^uint16(f174>>16)) + uint64(uint32(uint16(ws172>>0))+uint32(uint16(ws172>>16)))
-		d165 += dl173
+		var d173 uint64 // ipv4 checksum
+		var d174 uint64 // udp checksum
+		v175 := m11
+		b176 := data[h2 : h2+20] // ipv4
+		ws178 := uint64((uint64(b176[16])<<24 | uint64(b176[17])<<16 | uint64(b176[18])<<8 | uint64(b176[19])))
+		os177 := uint32(uint16(ws178>>0)) + uint32(uint16(ws178>>16))
+		s179 := v175
+		b176[16] = byte(s179 >> 24)
+		b176[17] = byte(s179 >> 16)
+		b176[18] = byte(s179 >> 8)
+		b176[19] = byte(s179)
+		ws180 := uint64(v175)
+		f182 := uint32(os177)
+		f182 += bits.RotateLeft32(f182, 16)
+		dl181 := uint64(^uint16(f182>>16)) + uint64(uint32(uint16(ws180>>0))+uint32(uint16(ws180>>16)))
+		d173 += dl181
 		if h4 >= 0 {
-			d166 += dl173
+			d174 += dl181
 		}
-		v175 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws177 := uint64((uint64(b168[12])<<24 | uint64(b168[13])<<16 | uint64(b168[14])<<8 | uint64(b168[15])))
-		os176 := uint32(uint16(ws177>>0)) + uint32(uint16(ws177>>16))
-		s178 := v175
-		b168[12] = byte(s178 >> 24)
-		b168[13] = byte(s178 >> 16)
-		b168[14] = byte(s178 >> 8)
-		b168[15] = byte(s178)
-		ws179 := uint64(v175)
-		f181 := uint32(os176)
-		f181 += bits.RotateLeft32(f181, 16)
-		dl180 := uint64(^uint16(f181>>16)) + uint64(uint32(uint16(ws179>>0))+uint32(uint16(ws179>>16)))
-		d165 += dl180
+		v183 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws185 := uint64((uint64(b176[12])<<24 | uint64(b176[13])<<16 | uint64(b176[14])<<8 | uint64(b176[15])))
+		os184 := uint32(uint16(ws185>>0)) + uint32(uint16(ws185>>16))
+		s186 := v183
+		b176[12] = byte(s186 >> 24)
+		b176[13] = byte(s186 >> 16)
+		b176[14] = byte(s186 >> 8)
+		b176[15] = byte(s186)
+		ws187 := uint64(v183)
+		f189 := uint32(os184)
+		f189 += bits.RotateLeft32(f189, 16)
+		dl188 := uint64(^uint16(f189>>16)) + uint64(uint32(uint16(ws187>>0))+uint32(uint16(ws187>>16)))
+		d173 += dl188
 		if h4 >= 0 {
-			d166 += dl180
+			d174 += dl188
 		}
-		v182 := m21
+		v190 := m21
 		if !(h4 >= 0) {
 			return pl.drop(28)
 		}
-		b183 := data[h4 : h4+8] // udp
-		os184 := uint32(uint16((uint64(b183[2])<<8 | uint64(b183[3]))))
-		s185 := v182
-		b183[2] = byte(s185 >> 8)
-		b183[3] = byte(s185)
-		f187 := uint32(os184)
-		f187 += bits.RotateLeft32(f187, 16)
-		dl186 := uint64(^uint16(f187>>16)) + uint64(uint32(uint16(v182)))
+		b191 := data[h4 : h4+8] // udp
+		os192 := uint32(uint16((uint64(b191[2])<<8 | uint64(b191[3]))))
+		s193 := v190
+		b191[2] = byte(s193 >> 8)
+		b191[3] = byte(s193)
+		f195 := uint32(os192)
+		f195 += bits.RotateLeft32(f195, 16)
+		dl194 := uint64(^uint16(f195>>16)) + uint64(uint32(uint16(v190)))
 		if h4 >= 0 {
-			d166 += dl186
+			d174 += dl194
 		}
-		v188 := uint64(b168[8])
-		os189 := uint32(uint64(b168[8])<<8 | uint64(b168[9]))
-		b168[8] = byte(v188)
-		f191 := uint32(os189)
-		f191 += bits.RotateLeft32(f191, 16)
-		dl190 := uint64(^uint16(f191>>16)) + uint64(uint32(uint64(b168[8])<<8|uint64(b168[9])))
-		d165 += dl190
+		v196 := uint64(b176[8])
+		os197 := uint32(uint64(b176[8])<<8 | uint64(b176[9]))
+		b176[8] = byte(v196)
+		f199 := uint32(os197)
+		f199 += bits.RotateLeft32(f199, 16)
+		dl198 := uint64(^uint16(f199>>16)) + uint64(uint32(uint64(b176[8])<<8|uint64(b176[9])))
+		d173 += dl198
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d165
+			x := uint64(^cv) + d173
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s192 := r
-			cb[0] = byte(s192 >> 8)
-			cb[1] = byte(s192)
+			s200 := r
+			cb[0] = byte(s200 >> 8)
+			cb[1] = byte(s200)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d166
+			pendD4 += d174
 			pendK4 = true
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d193 uint64 // ipv4 checksum
-		var d194 uint64 // udp checksum
-		v195 := m11
-		b196 := data[h2 : h2+20] // ipv4
-		ws198 := uint64((uint64(b196[16])<<24 | uint64(b196[17])<<16 | uint64(b196[18])<<8 | uint64(b196[19])))
-		os197 := uint32(uint16(ws198>>0)) + uint32(uint16(ws198>>16))
-		s199 := v195
-		b196[16] = byte(s199 >> 24)
-		b196[17] = byte(s199 >> 16)
-		b196[18] = byte(s199 >> 8)
-		b196[19] = byte(s199)
-		ws200 := uint64(v195)
-		f202 := uint32(os197)
-		f202 += bits.RotateLeft32(f202, 16)
-		dl201 := uint64(^uint16(f202>>16)) + uint64(uint32(uint16(ws200>>0))+uint32(uint16(ws200>>16)))
-		d193 += dl201
+		var d201 uint64 // ipv4 checksum
+		var d202 uint64 // udp checksum
+		v203 := m11
+		b204 := data[h2 : h2+20] // ipv4
+		ws206 := uint64((uint64(b204[16])<<24 | uint64(b204[17])<<16 | uint64(b204[18])<<8 | uint64(b204[19])))
+		os205 := uint32(uint16(ws206>>0)) + uint32(uint16(ws206>>16))
+		s207 := v203
+		b204[16] = byte(s207 >> 24)
+		b204[17] = byte(s207 >> 16)
+		b204[18] = byte(s207 >> 8)
+		b204[19] = byte(s207)
+		ws208 := uint64(v203)
+		f210 := uint32(os205)
+		f210 += bits.RotateLeft32(f210, 16)
+		dl209 := uint64(^uint16(f210>>16)) + uint64(uint32(uint16(ws208>>0))+uint32(uint16(ws208>>16)))
+		d201 += dl209
 		if h4 >= 0 {
-			d194 += dl201
+			d202 += dl209
 		}
-		v203 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws205 := uint64((uint64(b196[12])<<24 | uint64(b196[13])<<16 | uint64(b196[14])<<8 | uint64(b196[15])))
-		os204 := uint32(uint16(ws205>>0)) + uint32(uint16(ws205>>16))
-		s206 := v203
-		b196[12] = byte(s206 >> 24)
-		b196[13] = byte(s206 >> 16)
-		b196[14] = byte(s206 >> 8)
-		b196[15] = byte(s206)
-		ws207 := uint64(v203)
-		f209 := uint32(os204)
-		f209 += bits.RotateLeft32(f209, 16)
-		dl208 := uint64(^uint16(f209>>16)) + uint64(uint32(uint16(ws207>>0))+uint32(uint16(ws207>>16)))
-		d193 += dl208
+		v211 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws213 := uint64((uint64(b204[12])<<24 | uint64(b204[13])<<16 | uint64(b204[14])<<8 | uint64(b204[15])))
+		os212 := uint32(uint16(ws213>>0)) + uint32(uint16(ws213>>16))
+		s214 := v211
+		b204[12] = byte(s214 >> 24)
+		b204[13] = byte(s214 >> 16)
+		b204[14] = byte(s214 >> 8)
+		b204[15] = byte(s214)
+		ws215 := uint64(v211)
+		f217 := uint32(os212)
+		f217 += bits.RotateLeft32(f217, 16)
+		dl216 := uint64(^uint16(f217>>16)) + uint64(uint32(uint16(ws215>>0))+uint32(uint16(ws215>>16)))
+		d201 += dl216
 		if h4 >= 0 {
-			d194 += dl208
+			d202 += dl216
 		}
-		v210 := m21
+		v218 := m21
 		if !(h4 >= 0) {
 			return pl.drop(29)
 		}
-		b211 := data[h4 : h4+8] // udp
-		os212 := uint32(uint16((uint64(b211[2])<<8 | uint64(b211[3]))))
-		s213 := v210
-		b211[2] = byte(s213 >> 8)
-		b211[3] = byte(s213)
-		f215 := uint32(os212)
-		f215 += bits.RotateLeft32(f215, 16)
-		dl214 := uint64(^uint16(f215>>16)) + uint64(uint32(uint16(v210)))
+		b219 := data[h4 : h4+8] // udp
+		os220 := uint32(uint16((uint64(b219[2])<<8 | uint64(b219[3]))))
+		s221 := v218
+		b219[2] = byte(s221 >> 8)
+		b219[3] = byte(s221)
+		f223 := uint32(os220)
+		f223 += bits.RotateLeft32(f223, 16)
+		dl222 := uint64(^uint16(f223>>16)) + uint64(uint32(uint16(v218)))
 		if h4 >= 0 {
-			d194 += dl214
+			d202 += dl222
 		}
-		v216 := ((uint64(b196[2])<<8 | uint64(b196[3])) - 0x10)
-		os217 := uint32(uint16((uint64(b196[2])<<8 | uint64(b196[3]))))
-		s218 := v216
-		b196[2] = byte(s218 >> 8)
-		b196[3] = byte(s218)
-		f220 := uint32(os217)
-		f220 += bits.RotateLeft32(f220, 16)
-		dl219 := uint64(^uint16(f220>>16)) + uint64(uint32(uint16(v216)))
-		d193 += dl219
+		v224 := ((uint64(b204[2])<<8 | uint64(b204[3])) - 0x10)
+		os225 := uint32(uint16((uint64(b204[2])<<8 | uint64(b204[3]))))
+		s226 := v224
+		b204[2] = byte(s226 >> 8)
+		b204[3] = byte(s226)
+		f228 := uint32(os225)
+		f228 += bits.RotateLeft32(f228, 16)
+		dl227 := uint64(^uint16(f228>>16)) + uint64(uint32(uint16(v224)))
+		d201 += dl227
 		if h4 >= 0 {
-			d194 += dl219
+			d202 += dl227
 		}
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d193
+			x := uint64(^cv) + d201
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s221 := r
-			cb[0] = byte(s221 >> 8)
-			cb[1] = byte(s221)
+			s229 := r
+			cb[0] = byte(s229 >> 8)
+			cb[1] = byte(s229)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d194
+			pendD4 += d202
 			pendK4 = true
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d222 uint64 // udp checksum
-		v223 := m12
+		var d230 uint64 // udp checksum
+		v231 := m12
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b224 := data[h3 : h3+40] // ipv6
-		ws226 := packet.Value{Hi: (uint64(b224[24])<<56 | uint64(b224[25])<<48 | uint64(b224[26])<<40 | uint64(b224[27])<<32 | uint64(b224[28])<<24 | uint64(b224[29])<<16 | uint64(b224[30])<<8 | uint64(b224[31])), Lo: (uint64(b224[32])<<56 | uint64(b224[33])<<48 | uint64(b224[34])<<40 | uint64(b224[35])<<32 | uint64(b224[36])<<24 | uint64(b224[37])<<16 | uint64(b224[38])<<8 | uint64(b224[39]))}
-		os225 := uint32(uint16(ws226.Hi>>0)) + uint32(uint16(ws226.Hi>>16)) + uint32(uint16(ws226.Hi>>32)) + uint32(uint16(ws226.Hi>>48)) + uint32(uint16(ws226.Lo>>0)) + uint32(uint16(ws226.Lo>>16)) + uint32(uint16(ws226.Lo>>32)) + uint32(uint16(ws226.Lo>>48))
-		v227 := v223
-		s228 := v227.Hi
-		b224[24] = byte(s228 >> 56)
-		b224[25] = byte(s228 >> 48)
-		b224[26] = byte(s228 >> 40)
-		b224[27] = byte(s228 >> 32)
-		b224[28] = byte(s228 >> 24)
-		b224[29] = byte(s228 >> 16)
-		b224[30] = byte(s228 >> 8)
-		b224[31] = byte(s228)
-		s229 := v227.Lo
-		b224[32] = byte(s229 >> 56)
-		b224[33] = byte(s229 >> 48)
-		b224[34] = byte(s229 >> 40)
-		b224[35] = byte(s229 >> 32)
-		b224[36] = byte(s229 >> 24)
-		b224[37] = byte(s229 >> 16)
-		b224[38] = byte(s229 >> 8)
-		b224[39] = byte(s229)
-		ws230 := v223
-		f232 := uint32(os225)
-		f232 += bits.RotateLeft32(f232, 16)
-		dl231 := uint64(^uint16(f232>>16)) + uint64(uint32(uint16(ws230.Hi>>0))+uint32(uint16(ws230.Hi>>16))+uint32(uint16(ws230.Hi>>32))+uint32(uint16(ws230.Hi>>48))+uint32(uint16(ws230.Lo>>0))+uint32(uint16(ws230.Lo>>16))+uint32(uint16(ws230.Lo>>32))+uint32(uint16(ws230.Lo>>48)))
+		b232 := data[h3 : h3+40] // ipv6
+		ws234 := packet.Value{Hi: (uint64(b232[24])<<56 | uint64(b232[25])<<48 | uint64(b232[26])<<40 | uint64(b232[27])<<32 | uint64(b232[28])<<24 | uint64(b232[29])<<16 | uint64(b232[30])<<8 | uint64(b232[31])), Lo: (uint64(b232[32])<<56 | uint64(b232[33])<<48 | uint64(b232[34])<<40 | uint64(b232[35])<<32 | uint64(b232[36])<<24 | uint64(b232[37])<<16 | uint64(b232[38])<<8 | uint64(b232[39]))}
+		os233 := uint32(uint16(ws234.Hi>>0)) + uint32(uint16(ws234.Hi>>16)) + uint32(uint16(ws234.Hi>>32)) + uint32(uint16(ws234.Hi>>48)) + uint32(uint16(ws234.Lo>>0)) + uint32(uint16(ws234.Lo>>16)) + uint32(uint16(ws234.Lo>>32)) + uint32(uint16(ws234.Lo>>48))
+		v235 := v231
+		s236 := v235.Hi
+		b232[24] = byte(s236 >> 56)
+		b232[25] = byte(s236 >> 48)
+		b232[26] = byte(s236 >> 40)
+		b232[27] = byte(s236 >> 32)
+		b232[28] = byte(s236 >> 24)
+		b232[29] = byte(s236 >> 16)
+		b232[30] = byte(s236 >> 8)
+		b232[31] = byte(s236)
+		s237 := v235.Lo
+		b232[32] = byte(s237 >> 56)
+		b232[33] = byte(s237 >> 48)
+		b232[34] = byte(s237 >> 40)
+		b232[35] = byte(s237 >> 32)
+		b232[36] = byte(s237 >> 24)
+		b232[37] = byte(s237 >> 16)
+		b232[38] = byte(s237 >> 8)
+		b232[39] = byte(s237)
+		ws238 := v231
+		f240 := uint32(os233)
+		f240 += bits.RotateLeft32(f240, 16)
+		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(ws238.Hi>>0))+uint32(uint16(ws238.Hi>>16))+uint32(uint16(ws238.Hi>>32))+uint32(uint16(ws238.Hi>>48))+uint32(uint16(ws238.Lo>>0))+uint32(uint16(ws238.Lo>>16))+uint32(uint16(ws238.Lo>>32))+uint32(uint16(ws238.Lo>>48)))
 		if h4 >= 0 {
-			d222 += dl231
+			d230 += dl239
 		}
-		v233 := m3
-		ws235 := packet.Value{Hi: (uint64(b224[8])<<56 | uint64(b224[9])<<48 | uint64(b224[10])<<40 | uint64(b224[11])<<32 | uint64(b224[12])<<24 | uint64(b224[13])<<16 | uint64(b224[14])<<8 | uint64(b224[15])), Lo: (uint64(b224[16])<<56 | uint64(b224[17])<<48 | uint64(b224[18])<<40 | uint64(b224[19])<<32 | uint64(b224[20])<<24 | uint64(b224[21])<<16 | uint64(b224[22])<<8 | uint64(b224[23]))}
-		os234 := uint32(uint16(ws235.Hi>>0)) + uint32(uint16(ws235.Hi>>16)) + uint32(uint16(ws235.Hi>>32)) + uint32(uint16(ws235.Hi>>48)) + uint32(uint16(ws235.Lo>>0)) + uint32(uint16(ws235.Lo>>16)) + uint32(uint16(ws235.Lo>>32)) + uint32(uint16(ws235.Lo>>48))
-		v236 := v233
-		s237 := v236.Hi
-		b224[8] = byte(s237 >> 56)
-		b224[9] = byte(s237 >> 48)
-		b224[10] = byte(s237 >> 40)
-		b224[11] = byte(s237 >> 32)
-		b224[12] = byte(s237 >> 24)
-		b224[13] = byte(s237 >> 16)
-		b224[14] = byte(s237 >> 8)
-		b224[15] = byte(s237)
-		s238 := v236.Lo
-		b224[16] = byte(s238 >> 56)
-		b224[17] = byte(s238 >> 48)
-		b224[18] = byte(s238 >> 40)
-		b224[19] = byte(s238 >> 32)
-		b224[20] = byte(s238 >> 24)
-		b224[21] = byte(s238 >> 16)
-		b224[22] = byte(s238 >> 8)
-		b224[23] = byte(s238)
-		ws239 := v233
-		f241 := uint32(os234)
-		f241 += bits.RotateLeft32(f241, 16)
-		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint16(ws239.Hi>>0))+uint32(uint16(ws239.Hi>>16))+uint32(uint16(ws239.Hi>>32))+uint32(uint16(ws239.Hi>>48))+uint32(uint16(ws239.Lo>>0))+uint32(uint16(ws239.Lo>>16))+uint32(uint16(ws239.Lo>>32))+uint32(uint16(ws239.Lo>>48)))
+		v241 := m3
+		ws243 := packet.Value{Hi: (uint64(b232[8])<<56 | uint64(b232[9])<<48 | uint64(b232[10])<<40 | uint64(b232[11])<<32 | uint64(b232[12])<<24 | uint64(b232[13])<<16 | uint64(b232[14])<<8 | uint64(b232[15])), Lo: (uint64(b232[16])<<56 | uint64(b232[17])<<48 | uint64(b232[18])<<40 | uint64(b232[19])<<32 | uint64(b232[20])<<24 | uint64(b232[21])<<16 | uint64(b232[22])<<8 | uint64(b232[23]))}
+		os242 := uint32(uint16(ws243.Hi>>0)) + uint32(uint16(ws243.Hi>>16)) + uint32(uint16(ws243.Hi>>32)) + uint32(uint16(ws243.Hi>>48)) + uint32(uint16(ws243.Lo>>0)) + uint32(uint16(ws243.Lo>>16)) + uint32(uint16(ws243.Lo>>32)) + uint32(uint16(ws243.Lo>>48))
+		v244 := v241
+		s245 := v244.Hi
+		b232[8] = byte(s245 >> 56)
+		b232[9] = byte(s245 >> 48)
+		b232[10] = byte(s245 >> 40)
+		b232[11] = byte(s245 >> 32)
+		b232[12] = byte(s245 >> 24)
+		b232[13] = byte(s245 >> 16)
+		b232[14] = byte(s245 >> 8)
+		b232[15] = byte(s245)
+		s246 := v244.Lo
+		b232[16] = byte(s246 >> 56)
+		b232[17] = byte(s246 >> 48)
+		b232[18] = byte(s246 >> 40)
+		b232[19] = byte(s246 >> 32)
+		b232[20] = byte(s246 >> 24)
+		b232[21] = byte(s246 >> 16)
+		b232[22] = byte(s246 >> 8)
+		b232[23] = byte(s246)
+		ws247 := v241
+		f249 := uint32(os242)
+		f249 += bits.RotateLeft32(f249, 16)
+		dl248 := uint64(^uint16(f249>>16)) + uint64(uint32(uint16(ws247.Hi>>0))+uint32(uint16(ws247.Hi>>16))+uint32(uint16(ws247.Hi>>32))+uint32(uint16(ws247.Hi>>48))+uint32(uint16(ws247.Lo>>0))+uint32(uint16(ws247.Lo>>16))+uint32(uint16(ws247.Lo>>32))+uint32(uint16(ws247.Lo>>48)))
 		if h4 >= 0 {
-			d222 += dl240
+			d230 += dl248
 		}
-		v242 := m21
+		v250 := m21
 		if !(h4 >= 0) {
 			return pl.drop(30)
 		}
-		b243 := data[h4 : h4+8] // udp
-		os244 := uint32(uint16((uint64(b243[2])<<8 | uint64(b243[3]))))
-		s245 := v242
-		b243[2] = byte(s245 >> 8)
-		b243[3] = byte(s245)
-		f247 := uint32(os244)
-		f247 += bits.RotateLeft32(f247, 16)
-		dl246 := uint64(^uint16(f247>>16)) + uint64(uint32(uint16(v242)))
+		b251 := data[h4 : h4+8] // udp
+		os252 := uint32(uint16((uint64(b251[2])<<8 | uint64(b251[3]))))
+		s253 := v250
+		b251[2] = byte(s253 >> 8)
+		b251[3] = byte(s253)
+		f255 := uint32(os252)
+		f255 += bits.RotateLeft32(f255, 16)
+		dl254 := uint64(^uint16(f255>>16)) + uint64(uint32(uint16(v250)))
 		if h4 >= 0 {
-			d222 += dl246
+			d230 += dl254
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d222
+			pendD4 += d230
 			pendK4 = true
 		}
 		pl.edges[28]++
@@ -3605,97 +3657,97 @@ n102:
 	}
 n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d248 uint64 // udp checksum
-		v249 := m12
+		var d256 uint64 // udp checksum
+		v257 := m12
 		if !(h3 >= 0) {
 			return pl.drop(31)
 		}
-		b250 := data[h3 : h3+40] // ipv6
-		ws252 := packet.Value{Hi: (uint64(b250[24])<<56 | uint64(b250[25])<<48 | uint64(b250[26])<<40 | uint64(b250[27])<<32 | uint64(b250[28])<<24 | uint64(b250[29])<<16 | uint64(b250[30])<<8 | uint64(b250[31])), Lo: (uint64(b250[32])<<56 | uint64(b250[33])<<48 | uint64(b250[34])<<40 | uint64(b250[35])<<32 | uint64(b250[36])<<24 | uint64(b250[37])<<16 | uint64(b250[38])<<8 | uint64(b250[39]))}
-		os251 := uint32(uint16(ws252.Hi>>0)) + uint32(uint16(ws252.Hi>>16)) + uint32(uint16(ws252.Hi>>32)) + uint32(uint16(ws252.Hi>>48)) + uint32(uint16(ws252.Lo>>0)) + uint32(uint16(ws252.Lo>>16)) + uint32(uint16(ws252.Lo>>32)) + uint32(uint16(ws252.Lo>>48))
-		v253 := v249
-		s254 := v253.Hi
-		b250[24] = byte(s254 >> 56)
-		b250[25] = byte(s254 >> 48)
-		b250[26] = byte(s254 >> 40)
-		b250[27] = byte(s254 >> 32)
-		b250[28] = byte(s254 >> 24)
-		b250[29] = byte(s254 >> 16)
-		b250[30] = byte(s254 >> 8)
-		b250[31] = byte(s254)
-		s255 := v253.Lo
-		b250[32] = byte(s255 >> 56)
-		b250[33] = byte(s255 >> 48)
-		b250[34] = byte(s255 >> 40)
-		b250[35] = byte(s255 >> 32)
-		b250[36] = byte(s255 >> 24)
-		b250[37] = byte(s255 >> 16)
-		b250[38] = byte(s255 >> 8)
-		b250[39] = byte(s255)
-		ws256 := v249
-		f258 := uint32(os251)
-		f258 += bits.RotateLeft32(f258, 16)
-		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint16(ws256.Hi>>0))+uint32(uint16(ws256.Hi>>16))+uint32(uint16(ws256.Hi>>32))+uint32(uint16(ws256.Hi>>48))+uint32(uint16(ws256.Lo>>0))+uint32(uint16(ws256.Lo>>16))+uint32(uint16(ws256.Lo>>32))+uint32(uint16(ws256.Lo>>48)))
+		b258 := data[h3 : h3+40] // ipv6
+		ws260 := packet.Value{Hi: (uint64(b258[24])<<56 | uint64(b258[25])<<48 | uint64(b258[26])<<40 | uint64(b258[27])<<32 | uint64(b258[28])<<24 | uint64(b258[29])<<16 | uint64(b258[30])<<8 | uint64(b258[31])), Lo: (uint64(b258[32])<<56 | uint64(b258[33])<<48 | uint64(b258[34])<<40 | uint64(b258[35])<<32 | uint64(b258[36])<<24 | uint64(b258[37])<<16 | uint64(b258[38])<<8 | uint64(b258[39]))}
+		os259 := uint32(uint16(ws260.Hi>>0)) + uint32(uint16(ws260.Hi>>16)) + uint32(uint16(ws260.Hi>>32)) + uint32(uint16(ws260.Hi>>48)) + uint32(uint16(ws260.Lo>>0)) + uint32(uint16(ws260.Lo>>16)) + uint32(uint16(ws260.Lo>>32)) + uint32(uint16(ws260.Lo>>48))
+		v261 := v257
+		s262 := v261.Hi
+		b258[24] = byte(s262 >> 56)
+		b258[25] = byte(s262 >> 48)
+		b258[26] = byte(s262 >> 40)
+		b258[27] = byte(s262 >> 32)
+		b258[28] = byte(s262 >> 24)
+		b258[29] = byte(s262 >> 16)
+		b258[30] = byte(s262 >> 8)
+		b258[31] = byte(s262)
+		s263 := v261.Lo
+		b258[32] = byte(s263 >> 56)
+		b258[33] = byte(s263 >> 48)
+		b258[34] = byte(s263 >> 40)
+		b258[35] = byte(s263 >> 32)
+		b258[36] = byte(s263 >> 24)
+		b258[37] = byte(s263 >> 16)
+		b258[38] = byte(s263 >> 8)
+		b258[39] = byte(s263)
+		ws264 := v257
+		f266 := uint32(os259)
+		f266 += bits.RotateLeft32(f266, 16)
+		dl265 := uint64(^uint16(f266>>16)) + uint64(uint32(uint16(ws264.Hi>>0))+uint32(uint16(ws264.Hi>>16))+uint32(uint16(ws264.Hi>>32))+uint32(uint16(ws264.Hi>>48))+uint32(uint16(ws264.Lo>>0))+uint32(uint16(ws264.Lo>>16))+uint32(uint16(ws264.Lo>>32))+uint32(uint16(ws264.Lo>>48)))
 		if h4 >= 0 {
-			d248 += dl257
+			d256 += dl265
 		}
-		v259 := m3
-		ws261 := packet.Value{Hi: (uint64(b250[8])<<56 | uint64(b250[9])<<48 | uint64(b250[10])<<40 | uint64(b250[11])<<32 | uint64(b250[12])<<24 | uint64(b250[13])<<16 | uint64(b250[14])<<8 | uint64(b250[15])), Lo: (uint64(b250[16])<<56 | uint64(b250[17])<<48 | uint64(b250[18])<<40 | uint64(b250[19])<<32 | uint64(b250[20])<<24 | uint64(b250[21])<<16 | uint64(b250[22])<<8 | uint64(b250[23]))}
-		os260 := uint32(uint16(ws261.Hi>>0)) + uint32(uint16(ws261.Hi>>16)) + uint32(uint16(ws261.Hi>>32)) + uint32(uint16(ws261.Hi>>48)) + uint32(uint16(ws261.Lo>>0)) + uint32(uint16(ws261.Lo>>16)) + uint32(uint16(ws261.Lo>>32)) + uint32(uint16(ws261.Lo>>48))
-		v262 := v259
-		s263 := v262.Hi
-		b250[8] = byte(s263 >> 56)
-		b250[9] = byte(s263 >> 48)
-		b250[10] = byte(s263 >> 40)
-		b250[11] = byte(s263 >> 32)
-		b250[12] = byte(s263 >> 24)
-		b250[13] = byte(s263 >> 16)
-		b250[14] = byte(s263 >> 8)
-		b250[15] = byte(s263)
-		s264 := v262.Lo
-		b250[16] = byte(s264 >> 56)
-		b250[17] = byte(s264 >> 48)
-		b250[18] = byte(s264 >> 40)
-		b250[19] = byte(s264 >> 32)
-		b250[20] = byte(s264 >> 24)
-		b250[21] = byte(s264 >> 16)
-		b250[22] = byte(s264 >> 8)
-		b250[23] = byte(s264)
-		ws265 := v259
-		f267 := uint32(os260)
-		f267 += bits.RotateLeft32(f267, 16)
-		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(ws265.Hi>>0))+uint32(uint16(ws265.Hi>>16))+uint32(uint16(ws265.Hi>>32))+uint32(uint16(ws265.Hi>>48))+uint32(uint16(ws265.Lo>>0))+uint32(uint16(ws265.Lo>>16))+uint32(uint16(ws265.Lo>>32))+uint32(uint16(ws265.Lo>>48)))
+		v267 := m3
+		ws269 := packet.Value{Hi: (uint64(b258[8])<<56 | uint64(b258[9])<<48 | uint64(b258[10])<<40 | uint64(b258[11])<<32 | uint64(b258[12])<<24 | uint64(b258[13])<<16 | uint64(b258[14])<<8 | uint64(b258[15])), Lo: (uint64(b258[16])<<56 | uint64(b258[17])<<48 | uint64(b258[18])<<40 | uint64(b258[19])<<32 | uint64(b258[20])<<24 | uint64(b258[21])<<16 | uint64(b258[22])<<8 | uint64(b258[23]))}
+		os268 := uint32(uint16(ws269.Hi>>0)) + uint32(uint16(ws269.Hi>>16)) + uint32(uint16(ws269.Hi>>32)) + uint32(uint16(ws269.Hi>>48)) + uint32(uint16(ws269.Lo>>0)) + uint32(uint16(ws269.Lo>>16)) + uint32(uint16(ws269.Lo>>32)) + uint32(uint16(ws269.Lo>>48))
+		v270 := v267
+		s271 := v270.Hi
+		b258[8] = byte(s271 >> 56)
+		b258[9] = byte(s271 >> 48)
+		b258[10] = byte(s271 >> 40)
+		b258[11] = byte(s271 >> 32)
+		b258[12] = byte(s271 >> 24)
+		b258[13] = byte(s271 >> 16)
+		b258[14] = byte(s271 >> 8)
+		b258[15] = byte(s271)
+		s272 := v270.Lo
+		b258[16] = byte(s272 >> 56)
+		b258[17] = byte(s272 >> 48)
+		b258[18] = byte(s272 >> 40)
+		b258[19] = byte(s272 >> 32)
+		b258[20] = byte(s272 >> 24)
+		b258[21] = byte(s272 >> 16)
+		b258[22] = byte(s272 >> 8)
+		b258[23] = byte(s272)
+		ws273 := v267
+		f275 := uint32(os268)
+		f275 += bits.RotateLeft32(f275, 16)
+		dl274 := uint64(^uint16(f275>>16)) + uint64(uint32(uint16(ws273.Hi>>0))+uint32(uint16(ws273.Hi>>16))+uint32(uint16(ws273.Hi>>32))+uint32(uint16(ws273.Hi>>48))+uint32(uint16(ws273.Lo>>0))+uint32(uint16(ws273.Lo>>16))+uint32(uint16(ws273.Lo>>32))+uint32(uint16(ws273.Lo>>48)))
 		if h4 >= 0 {
-			d248 += dl266
+			d256 += dl274
 		}
-		v268 := m21
+		v276 := m21
 		if !(h4 >= 0) {
 			return pl.drop(31)
 		}
-		b269 := data[h4 : h4+8] // udp
-		os270 := uint32(uint16((uint64(b269[2])<<8 | uint64(b269[3]))))
-		s271 := v268
-		b269[2] = byte(s271 >> 8)
-		b269[3] = byte(s271)
-		f273 := uint32(os270)
-		f273 += bits.RotateLeft32(f273, 16)
-		dl272 := uint64(^uint16(f273>>16)) + uint64(uint32(uint16(v268)))
+		b277 := data[h4 : h4+8] // udp
+		os278 := uint32(uint16((uint64(b277[2])<<8 | uint64(b277[3]))))
+		s279 := v276
+		b277[2] = byte(s279 >> 8)
+		b277[3] = byte(s279)
+		f281 := uint32(os278)
+		f281 += bits.RotateLeft32(f281, 16)
+		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(uint16(v276)))
 		if h4 >= 0 {
-			d248 += dl272
+			d256 += dl280
 		}
-		v274 := ((uint64(b250[4])<<8 | uint64(b250[5])) - 0x10)
-		os275 := uint32(uint16((uint64(b250[4])<<8 | uint64(b250[5]))))
-		s276 := v274
-		b250[4] = byte(s276 >> 8)
-		b250[5] = byte(s276)
-		f278 := uint32(os275)
-		f278 += bits.RotateLeft32(f278, 16)
-		dl277 := uint64(^uint16(f278>>16)) + uint64(uint32(uint16(v274)))
+		v282 := ((uint64(b258[4])<<8 | uint64(b258[5])) - 0x10)
+		os283 := uint32(uint16((uint64(b258[4])<<8 | uint64(b258[5]))))
+		s284 := v282
+		b258[4] = byte(s284 >> 8)
+		b258[5] = byte(s284)
+		f286 := uint32(os283)
+		f286 += bits.RotateLeft32(f286, 16)
+		dl285 := uint64(^uint16(f286>>16)) + uint64(uint32(uint16(v282)))
 		if h4 >= 0 {
-			d248 += dl277
+			d256 += dl285
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d248
+			pendD4 += d256
 			pendK4 = true
 		}
 		pl.edges[29]++
@@ -3710,24 +3762,24 @@ n104:
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		po279, pn280 := h10, 12 // lb_v2
-		if po279 < 0 || po279+pn280 > len(data) {
+		po287, pn288 := h10, 12 // lb_v2
+		if po287 < 0 || po287+pn288 > len(data) {
 			return pl.drop(32)
 		}
-		if (h4 >= 0) && po279 > h4 && (po279-h4)%2 == 0 {
-			pw282 := data[po279 : po279+12]
-			d281 := uint32(uint64(pw282[0])<<8|uint64(pw282[1])) + uint32(uint64(pw282[2])<<8|uint64(pw282[3])) + uint32(uint64(pw282[4])<<8|uint64(pw282[5])) + uint32(uint64(pw282[6])<<8|uint64(pw282[7])) + uint32(uint64(pw282[8])<<8|uint64(pw282[9])) + uint32(uint64(pw282[10])<<8|uint64(pw282[11]))
-			d281 += bits.RotateLeft32(d281, 16)
+		if (h4 >= 0) && po287 > h4 && (po287-h4)%2 == 0 {
+			pw290 := data[po287 : po287+12]
+			d289 := uint32(uint64(pw290[0])<<8|uint64(pw290[1])) + uint32(uint64(pw290[2])<<8|uint64(pw290[3])) + uint32(uint64(pw290[4])<<8|uint64(pw290[5])) + uint32(uint64(pw290[6])<<8|uint64(pw290[7])) + uint32(uint64(pw290[8])<<8|uint64(pw290[9])) + uint32(uint64(pw290[10])<<8|uint64(pw290[11]))
+			d289 += bits.RotateLeft32(d289, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d281 >> 16))
+				pendD4 += uint64(^uint16(d289 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po279
-		pendN = pn280
+		pendOff = po287
+		pendN = pn288
 		h10 = -1
-		if cur > po279 {
-			cur = max(po279, cur-pn280)
+		if cur > po287 {
+			cur = max(po287, cur-pn288)
 		}
 		goto n107
 	}
@@ -3736,24 +3788,24 @@ n106:
 		if !(h11 >= 0) {
 			return pl.drop(33)
 		}
-		po283, pn284 := h11, 12 // lb_v3
-		if po283 < 0 || po283+pn284 > len(data) {
+		po291, pn292 := h11, 12 // lb_v3
+		if po291 < 0 || po291+pn292 > len(data) {
 			return pl.drop(33)
 		}
-		if (h4 >= 0) && po283 > h4 && (po283-h4)%2 == 0 {
-			pw286 := data[po283 : po283+12]
-			d285 := uint32(uint64(pw286[0])<<8|uint64(pw286[1])) + uint32(uint64(pw286[2])<<8|uint64(pw286[3])) + uint32(uint64(pw286[4])<<8|uint64(pw286[5])) + uint32(uint64(pw286[6])<<8|uint64(pw286[7])) + uint32(uint64(pw286[8])<<8|uint64(pw286[9])) + uint32(uint64(pw286[10])<<8|uint64(pw286[11]))
-			d285 += bits.RotateLeft32(d285, 16)
+		if (h4 >= 0) && po291 > h4 && (po291-h4)%2 == 0 {
+			pw294 := data[po291 : po291+12]
+			d293 := uint32(uint64(pw294[0])<<8|uint64(pw294[1])) + uint32(uint64(pw294[2])<<8|uint64(pw294[3])) + uint32(uint64(pw294[4])<<8|uint64(pw294[5])) + uint32(uint64(pw294[6])<<8|uint64(pw294[7])) + uint32(uint64(pw294[8])<<8|uint64(pw294[9])) + uint32(uint64(pw294[10])<<8|uint64(pw294[11]))
+			d293 += bits.RotateLeft32(d293, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d285 >> 16))
+				pendD4 += uint64(^uint16(d293 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po283
-		pendN = pn284
+		pendOff = po291
+		pendN = pn292
 		h11 = -1
-		if cur > po283 {
-			cur = max(po283, cur-pn284)
+		if cur > po291 {
+			cur = max(po291, cur-pn292)
 		}
 		pl.edges[30]++
 		goto n107
@@ -3773,57 +3825,57 @@ n107:
 		if !(h9 >= 0) {
 			return pl.drop(34)
 		}
-		po287, pn288 := h9, 4 // lb_common
-		if po287 < 0 || po287+pn288 > len(data) {
+		po295, pn296 := h9, 4 // lb_common
+		if po295 < 0 || po295+pn296 > len(data) {
 			return pl.drop(34)
 		}
-		if (h4 >= 0) && po287 > h4 && (po287-h4)%2 == 0 {
-			pw290 := data[po287 : po287+4]
-			d289 := uint32(uint64(pw290[0])<<8|uint64(pw290[1])) + uint32(uint64(pw290[2])<<8|uint64(pw290[3]))
-			d289 += bits.RotateLeft32(d289, 16)
+		if (h4 >= 0) && po295 > h4 && (po295-h4)%2 == 0 {
+			pw298 := data[po295 : po295+4]
+			d297 := uint32(uint64(pw298[0])<<8|uint64(pw298[1])) + uint32(uint64(pw298[2])<<8|uint64(pw298[3]))
+			d297 += bits.RotateLeft32(d297, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d289 >> 16))
+				pendD4 += uint64(^uint16(d297 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn288
-		if po287 < len(data)-po287-pendN {
-			copy(data[pendN:pendN+po287], data[:po287])
+		pendN += pn296
+		if po295 < len(data)-po295-pendN {
+			copy(data[pendN:pendN+po295], data[:po295])
 			data = data[pendN:]
 		} else {
-			copy(data[po287:], data[po287+pendN:])
+			copy(data[po295:], data[po295+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po287 {
-			h11 -= pn288
+		if (h11 >= 0) && h11 > po295 {
+			h11 -= pn296
 		} // lb_v3
-		if cur > po287 {
-			cur = max(po287, cur-pn288)
+		if cur > po295 {
+			cur = max(po295, cur-pn296)
 		}
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d291 uint64 // udp checksum
+		var d299 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(35)
 		}
-		b292 := data[h4 : h4+8] // udp
-		v293 := ((uint64(b292[4])<<8 | uint64(b292[5])) - 0x10)
-		os294 := uint32(uint16((uint64(b292[4])<<8 | uint64(b292[5]))))
-		s295 := v293
-		b292[4] = byte(s295 >> 8)
-		b292[5] = byte(s295)
-		f297 := uint32(os294)
-		f297 += bits.RotateLeft32(f297, 16)
-		dl296 := uint64(^uint16(f297>>16)) + uint64(uint32(uint16(v293)))
+		b300 := data[h4 : h4+8] // udp
+		v301 := ((uint64(b300[4])<<8 | uint64(b300[5])) - 0x10)
+		os302 := uint32(uint16((uint64(b300[4])<<8 | uint64(b300[5]))))
+		s303 := v301
+		b300[4] = byte(s303 >> 8)
+		b300[5] = byte(s303)
+		f305 := uint32(os302)
+		f305 += bits.RotateLeft32(f305, 16)
+		dl304 := uint64(^uint16(f305>>16)) + uint64(uint32(uint16(v301)))
 		if h4 >= 0 {
-			d291 += dl296
+			d299 += dl304
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d291
+			pendD4 += d299
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -3852,9 +3904,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s298 := r
-				cb[0] = byte(s298 >> 8)
-				cb[1] = byte(s298)
+				s306 := r
+				cb[0] = byte(s306 >> 8)
+				cb[1] = byte(s306)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3871,9 +3923,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s299 := r
-				cb[0] = byte(s299 >> 8)
-				cb[1] = byte(s299)
+				s307 := r
+				cb[0] = byte(s307 >> 8)
+				cb[1] = byte(s307)
 			}
 			pendD4, pendK4 = 0, false
 		}

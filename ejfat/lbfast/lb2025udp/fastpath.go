@@ -1624,7 +1624,20 @@ n24:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
 		b31 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[0].LookupWordAction(((uint64(b31[0])<<40|uint64(b31[1])<<32|uint64(b31[2])<<24|uint64(b31[3])<<16|uint64(b31[4])<<8|uint64(b31[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48); hit {
+		k32 := ((uint64(b31[0])<<40|uint64(b31[1])<<32|uint64(b31[2])<<24|uint64(b31[3])<<16|uint64(b31[4])<<8|uint64(b31[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48
+		if pi33 := pl.tables[0].Packed(); len(pi33.Slots) > 0 {
+			k32 &= pi33.Mask
+			for m, j := uint64(len(pi33.Slots)-1), packet.PackedHash(k32); ; j++ {
+				sl := &pi33.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k32 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k32); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1654,8 +1667,8 @@ n26:
 	}
 n27:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		b32 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b32[16])<<24 | uint64(b32[17])<<16 | uint64(b32[18])<<8 | uint64(b32[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b34 := data[h2 : h2+20] // ipv4
+		m5 = (packet.Value{Lo: (uint64(b34[16])<<24 | uint64(b34[17])<<16 | uint64(b34[18])<<8 | uint64(b34[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n29
 	}
 n28:
@@ -1663,17 +1676,17 @@ n28:
 		if !(h3 >= 0) {
 			return pl.drop(6)
 		}
-		b33 := data[h3 : h3+40] // ipv6
-		m5 = (packet.Value{Hi: (uint64(b33[24])<<56 | uint64(b33[25])<<48 | uint64(b33[26])<<40 | uint64(b33[27])<<32 | uint64(b33[28])<<24 | uint64(b33[29])<<16 | uint64(b33[30])<<8 | uint64(b33[31])), Lo: (uint64(b33[32])<<56 | uint64(b33[33])<<48 | uint64(b33[34])<<40 | uint64(b33[35])<<32 | uint64(b33[36])<<24 | uint64(b33[37])<<16 | uint64(b33[38])<<8 | uint64(b33[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b35 := data[h3 : h3+40] // ipv6
+		m5 = (packet.Value{Hi: (uint64(b35[24])<<56 | uint64(b35[25])<<48 | uint64(b35[26])<<40 | uint64(b35[27])<<32 | uint64(b35[28])<<24 | uint64(b35[29])<<16 | uint64(b35[30])<<8 | uint64(b35[31])), Lo: (uint64(b35[32])<<56 | uint64(b35[33])<<48 | uint64(b35[34])<<40 | uint64(b35[35])<<32 | uint64(b35[36])<<24 | uint64(b35[37])<<16 | uint64(b35[38])<<8 | uint64(b35[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[5]++
 		goto n29
 	}
 n29:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b34 := data[h0 : h0+14] // ethernet
-		kv35 := m5
-		if a, ps, hit := pl.tables[1].LookupWordsAction((m0)&0xf, (uint64(b34[12])<<8|uint64(b34[13]))&0xffff, kv35.Hi, kv35.Lo); hit {
+		b36 := data[h0 : h0+14] // ethernet
+		kv37 := m5
+		if a, ps, hit := pl.tables[1].LookupWordsAction((m0)&0xf, (uint64(b36[12])<<8|uint64(b36[13]))&0xffff, kv37.Hi, kv37.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1711,15 +1724,15 @@ n32:
 	}
 n33:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c36 := false
-		if c36 {
+		c38 := false
+		if c38 {
 			if !(h7 >= 0) {
 				return pl.drop(8)
 			}
-			b37 := data[h7 : h7+4] // icmpv6
-			c36 = (uint64(b37[0]) == 0x80)
+			b39 := data[h7 : h7+4] // icmpv6
+			c38 = (uint64(b39[0]) == 0x80)
 		}
-		if c36 {
+		if c38 {
 			goto n43
 		}
 		goto n34
@@ -1733,8 +1746,8 @@ n34:
 	}
 n35:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		b38 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b38[24])<<24 | uint64(b38[25])<<16 | uint64(b38[26])<<8 | uint64(b38[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b40 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b40[24])<<24 | uint64(b40[25])<<16 | uint64(b40[26])<<8 | uint64(b40[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n37
 		}
 		goto n36
@@ -1745,49 +1758,49 @@ n36:
 	}
 n37:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b39 := data[h0 : h0+14] // ethernet
-		s40 := (uint64(b39[6])<<40 | uint64(b39[7])<<32 | uint64(b39[8])<<24 | uint64(b39[9])<<16 | uint64(b39[10])<<8 | uint64(b39[11]))
-		b39[0] = byte(s40 >> 40)
-		b39[1] = byte(s40 >> 32)
-		b39[2] = byte(s40 >> 24)
-		b39[3] = byte(s40 >> 16)
-		b39[4] = byte(s40 >> 8)
-		b39[5] = byte(s40)
-		s41 := m2
-		b39[6] = byte(s41 >> 40)
-		b39[7] = byte(s41 >> 32)
-		b39[8] = byte(s41 >> 24)
-		b39[9] = byte(s41 >> 16)
-		b39[10] = byte(s41 >> 8)
-		b39[11] = byte(s41)
-		b42 := data[h5 : h5+28] // arp
-		s43 := 0x2
-		b42[6] = byte(s43 >> 8)
-		b42[7] = byte(s43)
-		s44 := (uint64(b42[8])<<40 | uint64(b42[9])<<32 | uint64(b42[10])<<24 | uint64(b42[11])<<16 | uint64(b42[12])<<8 | uint64(b42[13]))
-		b42[18] = byte(s44 >> 40)
-		b42[19] = byte(s44 >> 32)
-		b42[20] = byte(s44 >> 24)
-		b42[21] = byte(s44 >> 16)
-		b42[22] = byte(s44 >> 8)
-		b42[23] = byte(s44)
-		s45 := m2
-		b42[8] = byte(s45 >> 40)
-		b42[9] = byte(s45 >> 32)
-		b42[10] = byte(s45 >> 24)
-		b42[11] = byte(s45 >> 16)
-		b42[12] = byte(s45 >> 8)
-		b42[13] = byte(s45)
-		s46 := (uint64(b42[14])<<24 | uint64(b42[15])<<16 | uint64(b42[16])<<8 | uint64(b42[17]))
-		b42[24] = byte(s46 >> 24)
-		b42[25] = byte(s46 >> 16)
-		b42[26] = byte(s46 >> 8)
-		b42[27] = byte(s46)
-		s47 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		b42[14] = byte(s47 >> 24)
-		b42[15] = byte(s47 >> 16)
-		b42[16] = byte(s47 >> 8)
-		b42[17] = byte(s47)
+		b41 := data[h0 : h0+14] // ethernet
+		s42 := (uint64(b41[6])<<40 | uint64(b41[7])<<32 | uint64(b41[8])<<24 | uint64(b41[9])<<16 | uint64(b41[10])<<8 | uint64(b41[11]))
+		b41[0] = byte(s42 >> 40)
+		b41[1] = byte(s42 >> 32)
+		b41[2] = byte(s42 >> 24)
+		b41[3] = byte(s42 >> 16)
+		b41[4] = byte(s42 >> 8)
+		b41[5] = byte(s42)
+		s43 := m2
+		b41[6] = byte(s43 >> 40)
+		b41[7] = byte(s43 >> 32)
+		b41[8] = byte(s43 >> 24)
+		b41[9] = byte(s43 >> 16)
+		b41[10] = byte(s43 >> 8)
+		b41[11] = byte(s43)
+		b44 := data[h5 : h5+28] // arp
+		s45 := 0x2
+		b44[6] = byte(s45 >> 8)
+		b44[7] = byte(s45)
+		s46 := (uint64(b44[8])<<40 | uint64(b44[9])<<32 | uint64(b44[10])<<24 | uint64(b44[11])<<16 | uint64(b44[12])<<8 | uint64(b44[13]))
+		b44[18] = byte(s46 >> 40)
+		b44[19] = byte(s46 >> 32)
+		b44[20] = byte(s46 >> 24)
+		b44[21] = byte(s46 >> 16)
+		b44[22] = byte(s46 >> 8)
+		b44[23] = byte(s46)
+		s47 := m2
+		b44[8] = byte(s47 >> 40)
+		b44[9] = byte(s47 >> 32)
+		b44[10] = byte(s47 >> 24)
+		b44[11] = byte(s47 >> 16)
+		b44[12] = byte(s47 >> 8)
+		b44[13] = byte(s47)
+		s48 := (uint64(b44[14])<<24 | uint64(b44[15])<<16 | uint64(b44[16])<<8 | uint64(b44[17]))
+		b44[24] = byte(s48 >> 24)
+		b44[25] = byte(s48 >> 16)
+		b44[26] = byte(s48 >> 8)
+		b44[27] = byte(s48)
+		s49 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b44[14] = byte(s49 >> 24)
+		b44[15] = byte(s49 >> 16)
+		b44[16] = byte(s49 >> 8)
+		b44[17] = byte(s49)
 		goto n38
 	}
 n38:
@@ -1799,8 +1812,8 @@ n39:
 		if !(h2 >= 0) {
 			return pl.drop(10)
 		}
-		b48 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b48[16])<<24 | uint64(b48[17])<<16 | uint64(b48[18])<<8 | uint64(b48[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b50 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n41
 		}
 		goto n40
@@ -1811,59 +1824,59 @@ n40:
 	}
 n41:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d49 uint64          // icmp checksum
-		b50 := data[h0 : h0+14] // ethernet
-		v51 := (uint64(b50[6])<<40 | uint64(b50[7])<<32 | uint64(b50[8])<<24 | uint64(b50[9])<<16 | uint64(b50[10])<<8 | uint64(b50[11]))
-		s52 := v51
-		b50[0] = byte(s52 >> 40)
-		b50[1] = byte(s52 >> 32)
-		b50[2] = byte(s52 >> 24)
-		b50[3] = byte(s52 >> 16)
-		b50[4] = byte(s52 >> 8)
-		b50[5] = byte(s52)
-		v53 := m2
+		var d51 uint64          // icmp checksum
+		b52 := data[h0 : h0+14] // ethernet
+		v53 := (uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11]))
 		s54 := v53
-		b50[6] = byte(s54 >> 40)
-		b50[7] = byte(s54 >> 32)
-		b50[8] = byte(s54 >> 24)
-		b50[9] = byte(s54 >> 16)
-		b50[10] = byte(s54 >> 8)
-		b50[11] = byte(s54)
+		b52[0] = byte(s54 >> 40)
+		b52[1] = byte(s54 >> 32)
+		b52[2] = byte(s54 >> 24)
+		b52[3] = byte(s54 >> 16)
+		b52[4] = byte(s54 >> 8)
+		b52[5] = byte(s54)
+		v55 := m2
+		s56 := v55
+		b52[6] = byte(s56 >> 40)
+		b52[7] = byte(s56 >> 32)
+		b52[8] = byte(s56 >> 24)
+		b52[9] = byte(s56 >> 16)
+		b52[10] = byte(s56 >> 8)
+		b52[11] = byte(s56)
 		if !(h2 >= 0) {
 			return pl.drop(12)
 		}
-		b55 := data[h2 : h2+20] // ipv4
-		v56 := (uint64(b55[12])<<24 | uint64(b55[13])<<16 | uint64(b55[14])<<8 | uint64(b55[15]))
-		s57 := v56
-		b55[16] = byte(s57 >> 24)
-		b55[17] = byte(s57 >> 16)
-		b55[18] = byte(s57 >> 8)
-		b55[19] = byte(s57)
-		v58 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b57 := data[h2 : h2+20] // ipv4
+		v58 := (uint64(b57[12])<<24 | uint64(b57[13])<<16 | uint64(b57[14])<<8 | uint64(b57[15]))
 		s59 := v58
-		b55[12] = byte(s59 >> 24)
-		b55[13] = byte(s59 >> 16)
-		b55[14] = byte(s59 >> 8)
-		b55[15] = byte(s59)
-		v60 := 0x0
-		b61 := data[h6 : h6+4] // icmp
-		os62 := uint32(uint64(b61[0])<<8 | uint64(b61[1]))
-		b61[0] = byte(v60)
-		f64 := uint32(os62)
-		f64 += bits.RotateLeft32(f64, 16)
-		dl63 := uint64(^uint16(f64>>16)) + uint64(uint32(uint64(b61[0])<<8|uint64(b61[1])))
-		d49 += dl63
+		b57[16] = byte(s59 >> 24)
+		b57[17] = byte(s59 >> 16)
+		b57[18] = byte(s59 >> 8)
+		b57[19] = byte(s59)
+		v60 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s61 := v60
+		b57[12] = byte(s61 >> 24)
+		b57[13] = byte(s61 >> 16)
+		b57[14] = byte(s61 >> 8)
+		b57[15] = byte(s61)
+		v62 := 0x0
+		b63 := data[h6 : h6+4] // icmp
+		os64 := uint32(uint64(b63[0])<<8 | uint64(b63[1]))
+		b63[0] = byte(v62)
+		f66 := uint32(os64)
+		f66 += bits.RotateLeft32(f66, 16)
+		dl65 := uint64(^uint16(f66>>16)) + uint64(uint32(uint64(b63[0])<<8|uint64(b63[1])))
+		d51 += dl65
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d49
+			x := uint64(^cv) + d51
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s65 := r
-			cb[0] = byte(s65 >> 8)
-			cb[1] = byte(s65)
+			s67 := r
+			cb[0] = byte(s67 >> 8)
+			cb[1] = byte(s67)
 		}
 		goto n42
 	}
@@ -1874,87 +1887,87 @@ n42:
 	}
 n43:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d66 uint64          // icmpv6 checksum
-		b67 := data[h0 : h0+14] // ethernet
-		v68 := (uint64(b67[6])<<40 | uint64(b67[7])<<32 | uint64(b67[8])<<24 | uint64(b67[9])<<16 | uint64(b67[10])<<8 | uint64(b67[11]))
-		s69 := v68
-		b67[0] = byte(s69 >> 40)
-		b67[1] = byte(s69 >> 32)
-		b67[2] = byte(s69 >> 24)
-		b67[3] = byte(s69 >> 16)
-		b67[4] = byte(s69 >> 8)
-		b67[5] = byte(s69)
-		v70 := m2
+		var d68 uint64          // icmpv6 checksum
+		b69 := data[h0 : h0+14] // ethernet
+		v70 := (uint64(b69[6])<<40 | uint64(b69[7])<<32 | uint64(b69[8])<<24 | uint64(b69[9])<<16 | uint64(b69[10])<<8 | uint64(b69[11]))
 		s71 := v70
-		b67[6] = byte(s71 >> 40)
-		b67[7] = byte(s71 >> 32)
-		b67[8] = byte(s71 >> 24)
-		b67[9] = byte(s71 >> 16)
-		b67[10] = byte(s71 >> 8)
-		b67[11] = byte(s71)
+		b69[0] = byte(s71 >> 40)
+		b69[1] = byte(s71 >> 32)
+		b69[2] = byte(s71 >> 24)
+		b69[3] = byte(s71 >> 16)
+		b69[4] = byte(s71 >> 8)
+		b69[5] = byte(s71)
+		v72 := m2
+		s73 := v72
+		b69[6] = byte(s73 >> 40)
+		b69[7] = byte(s73 >> 32)
+		b69[8] = byte(s73 >> 24)
+		b69[9] = byte(s73 >> 16)
+		b69[10] = byte(s73 >> 8)
+		b69[11] = byte(s73)
 		if !(h3 >= 0) {
 			return pl.drop(13)
 		}
-		b72 := data[h3 : h3+40] // ipv6
-		v73 := packet.Value{Hi: (uint64(b72[8])<<56 | uint64(b72[9])<<48 | uint64(b72[10])<<40 | uint64(b72[11])<<32 | uint64(b72[12])<<24 | uint64(b72[13])<<16 | uint64(b72[14])<<8 | uint64(b72[15])), Lo: (uint64(b72[16])<<56 | uint64(b72[17])<<48 | uint64(b72[18])<<40 | uint64(b72[19])<<32 | uint64(b72[20])<<24 | uint64(b72[21])<<16 | uint64(b72[22])<<8 | uint64(b72[23]))}
-		v74 := v73
-		s75 := v74.Hi
-		b72[24] = byte(s75 >> 56)
-		b72[25] = byte(s75 >> 48)
-		b72[26] = byte(s75 >> 40)
-		b72[27] = byte(s75 >> 32)
-		b72[28] = byte(s75 >> 24)
-		b72[29] = byte(s75 >> 16)
-		b72[30] = byte(s75 >> 8)
-		b72[31] = byte(s75)
-		s76 := v74.Lo
-		b72[32] = byte(s76 >> 56)
-		b72[33] = byte(s76 >> 48)
-		b72[34] = byte(s76 >> 40)
-		b72[35] = byte(s76 >> 32)
-		b72[36] = byte(s76 >> 24)
-		b72[37] = byte(s76 >> 16)
-		b72[38] = byte(s76 >> 8)
-		b72[39] = byte(s76)
-		v77 := m3
-		v78 := v77
-		s79 := v78.Hi
-		b72[8] = byte(s79 >> 56)
-		b72[9] = byte(s79 >> 48)
-		b72[10] = byte(s79 >> 40)
-		b72[11] = byte(s79 >> 32)
-		b72[12] = byte(s79 >> 24)
-		b72[13] = byte(s79 >> 16)
-		b72[14] = byte(s79 >> 8)
-		b72[15] = byte(s79)
-		s80 := v78.Lo
-		b72[16] = byte(s80 >> 56)
-		b72[17] = byte(s80 >> 48)
-		b72[18] = byte(s80 >> 40)
-		b72[19] = byte(s80 >> 32)
-		b72[20] = byte(s80 >> 24)
-		b72[21] = byte(s80 >> 16)
-		b72[22] = byte(s80 >> 8)
-		b72[23] = byte(s80)
-		v81 := 0x81
-		b82 := data[h7 : h7+4] // icmpv6
-		os83 := uint32(uint64(b82[0])<<8 | uint64(b82[1]))
-		b82[0] = byte(v81)
-		f85 := uint32(os83)
-		f85 += bits.RotateLeft32(f85, 16)
-		dl84 := uint64(^uint16(f85>>16)) + uint64(uint32(uint64(b82[0])<<8|uint64(b82[1])))
-		d66 += dl84
+		b74 := data[h3 : h3+40] // ipv6
+		v75 := packet.Value{Hi: (uint64(b74[8])<<56 | uint64(b74[9])<<48 | uint64(b74[10])<<40 | uint64(b74[11])<<32 | uint64(b74[12])<<24 | uint64(b74[13])<<16 | uint64(b74[14])<<8 | uint64(b74[15])), Lo: (uint64(b74[16])<<56 | uint64(b74[17])<<48 | uint64(b74[18])<<40 | uint64(b74[19])<<32 | uint64(b74[20])<<24 | uint64(b74[21])<<16 | uint64(b74[22])<<8 | uint64(b74[23]))}
+		v76 := v75
+		s77 := v76.Hi
+		b74[24] = byte(s77 >> 56)
+		b74[25] = byte(s77 >> 48)
+		b74[26] = byte(s77 >> 40)
+		b74[27] = byte(s77 >> 32)
+		b74[28] = byte(s77 >> 24)
+		b74[29] = byte(s77 >> 16)
+		b74[30] = byte(s77 >> 8)
+		b74[31] = byte(s77)
+		s78 := v76.Lo
+		b74[32] = byte(s78 >> 56)
+		b74[33] = byte(s78 >> 48)
+		b74[34] = byte(s78 >> 40)
+		b74[35] = byte(s78 >> 32)
+		b74[36] = byte(s78 >> 24)
+		b74[37] = byte(s78 >> 16)
+		b74[38] = byte(s78 >> 8)
+		b74[39] = byte(s78)
+		v79 := m3
+		v80 := v79
+		s81 := v80.Hi
+		b74[8] = byte(s81 >> 56)
+		b74[9] = byte(s81 >> 48)
+		b74[10] = byte(s81 >> 40)
+		b74[11] = byte(s81 >> 32)
+		b74[12] = byte(s81 >> 24)
+		b74[13] = byte(s81 >> 16)
+		b74[14] = byte(s81 >> 8)
+		b74[15] = byte(s81)
+		s82 := v80.Lo
+		b74[16] = byte(s82 >> 56)
+		b74[17] = byte(s82 >> 48)
+		b74[18] = byte(s82 >> 40)
+		b74[19] = byte(s82 >> 32)
+		b74[20] = byte(s82 >> 24)
+		b74[21] = byte(s82 >> 16)
+		b74[22] = byte(s82 >> 8)
+		b74[23] = byte(s82)
+		v83 := 0x81
+		b84 := data[h7 : h7+4] // icmpv6
+		os85 := uint32(uint64(b84[0])<<8 | uint64(b84[1]))
+		b84[0] = byte(v83)
+		f87 := uint32(os85)
+		f87 += bits.RotateLeft32(f87, 16)
+		dl86 := uint64(^uint16(f87>>16)) + uint64(uint32(uint64(b84[0])<<8|uint64(b84[1])))
+		d68 += dl86
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d66
+			x := uint64(^cv) + d68
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s86 := r
-			cb[0] = byte(s86 >> 8)
-			cb[1] = byte(s86)
+			s88 := r
+			cb[0] = byte(s88 >> 8)
+			cb[1] = byte(s88)
 		}
 		goto n44
 	}
@@ -1965,8 +1978,8 @@ n44:
 	}
 n45:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		b87 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b87[4])<<56 | uint64(b87[5])<<48 | uint64(b87[6])<<40 | uint64(b87[7])<<32 | uint64(b87[8])<<24 | uint64(b87[9])<<16 | uint64(b87[10])<<8 | uint64(b87[11])), Lo: (uint64(b87[12])<<56 | uint64(b87[13])<<48 | uint64(b87[14])<<40 | uint64(b87[15])<<32 | uint64(b87[16])<<24 | uint64(b87[17])<<16 | uint64(b87[18])<<8 | uint64(b87[19]))} == m3) {
+		b89 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b89[4])<<56 | uint64(b89[5])<<48 | uint64(b89[6])<<40 | uint64(b89[7])<<32 | uint64(b89[8])<<24 | uint64(b89[9])<<16 | uint64(b89[10])<<8 | uint64(b89[11])), Lo: (uint64(b89[12])<<56 | uint64(b89[13])<<48 | uint64(b89[14])<<40 | uint64(b89[15])<<32 | uint64(b89[16])<<24 | uint64(b89[17])<<16 | uint64(b89[18])<<8 | uint64(b89[19]))} == m3) {
 			goto n47
 		}
 		goto n46
@@ -1980,8 +1993,8 @@ n47:
 		if !(h3 >= 0) {
 			return pl.drop(15)
 		}
-		b88 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b88[8])<<56 | uint64(b88[9])<<48 | uint64(b88[10])<<40 | uint64(b88[11])<<32 | uint64(b88[12])<<24 | uint64(b88[13])<<16 | uint64(b88[14])<<8 | uint64(b88[15])), Lo: (uint64(b88[16])<<56 | uint64(b88[17])<<48 | uint64(b88[18])<<40 | uint64(b88[19])<<32 | uint64(b88[20])<<24 | uint64(b88[21])<<16 | uint64(b88[22])<<8 | uint64(b88[23]))} == packet.Value{Lo: 0x0}) {
+		b90 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b90[8])<<56 | uint64(b90[9])<<48 | uint64(b90[10])<<40 | uint64(b90[11])<<32 | uint64(b90[12])<<24 | uint64(b90[13])<<16 | uint64(b90[14])<<8 | uint64(b90[15])), Lo: (uint64(b90[16])<<56 | uint64(b90[17])<<48 | uint64(b90[18])<<40 | uint64(b90[19])<<32 | uint64(b90[20])<<24 | uint64(b90[21])<<16 | uint64(b90[22])<<8 | uint64(b90[23]))} == packet.Value{Lo: 0x0}) {
 			goto n48
 		}
 		goto n49
@@ -1991,8 +2004,8 @@ n48:
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m23 = (0x333300000001) & 0xffffffffffff
 		m24 = (0x0) & 0x1
-		b89 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b89[4])<<56 | uint64(b89[5])<<48 | uint64(b89[6])<<40 | uint64(b89[7])<<32 | uint64(b89[8])<<24 | uint64(b89[9])<<16 | uint64(b89[10])<<8 | uint64(b89[11])), Lo: (uint64(b89[12])<<56 | uint64(b89[13])<<48 | uint64(b89[14])<<40 | uint64(b89[15])<<32 | uint64(b89[16])<<24 | uint64(b89[17])<<16 | uint64(b89[18])<<8 | uint64(b89[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b91 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b91[4])<<56 | uint64(b91[5])<<48 | uint64(b91[6])<<40 | uint64(b91[7])<<32 | uint64(b91[8])<<24 | uint64(b91[9])<<16 | uint64(b91[10])<<8 | uint64(b91[11])), Lo: (uint64(b91[12])<<56 | uint64(b91[13])<<48 | uint64(b91[14])<<40 | uint64(b91[15])<<32 | uint64(b91[16])<<24 | uint64(b91[17])<<16 | uint64(b91[18])<<8 | uint64(b91[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n52
 	}
 n49:
@@ -2000,13 +2013,13 @@ n49:
 		if !(h3 >= 0) {
 			return pl.drop(16)
 		}
-		b90 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b90[8])<<56 | uint64(b90[9])<<48 | uint64(b90[10])<<40 | uint64(b90[11])<<32 | uint64(b90[12])<<24 | uint64(b90[13])<<16 | uint64(b90[14])<<8 | uint64(b90[15])), Lo: (uint64(b90[16])<<56 | uint64(b90[17])<<48 | uint64(b90[18])<<40 | uint64(b90[19])<<32 | uint64(b90[20])<<24 | uint64(b90[21])<<16 | uint64(b90[22])<<8 | uint64(b90[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b91 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b91[6])<<40 | uint64(b91[7])<<32 | uint64(b91[8])<<24 | uint64(b91[9])<<16 | uint64(b91[10])<<8 | uint64(b91[11])) & 0xffffffffffff
+		b92 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b92[8])<<56 | uint64(b92[9])<<48 | uint64(b92[10])<<40 | uint64(b92[11])<<32 | uint64(b92[12])<<24 | uint64(b92[13])<<16 | uint64(b92[14])<<8 | uint64(b92[15])), Lo: (uint64(b92[16])<<56 | uint64(b92[17])<<48 | uint64(b92[18])<<40 | uint64(b92[19])<<32 | uint64(b92[20])<<24 | uint64(b92[21])<<16 | uint64(b92[22])<<8 | uint64(b92[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b93 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b93[6])<<40 | uint64(b93[7])<<32 | uint64(b93[8])<<24 | uint64(b93[9])<<16 | uint64(b93[10])<<8 | uint64(b93[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
-		b92 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b92[4])<<56 | uint64(b92[5])<<48 | uint64(b92[6])<<40 | uint64(b92[7])<<32 | uint64(b92[8])<<24 | uint64(b92[9])<<16 | uint64(b92[10])<<8 | uint64(b92[11])), Lo: (uint64(b92[12])<<56 | uint64(b92[13])<<48 | uint64(b92[14])<<40 | uint64(b92[15])<<32 | uint64(b92[16])<<24 | uint64(b92[17])<<16 | uint64(b92[18])<<8 | uint64(b92[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b94 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b94[4])<<56 | uint64(b94[5])<<48 | uint64(b94[6])<<40 | uint64(b94[7])<<32 | uint64(b94[8])<<24 | uint64(b94[9])<<16 | uint64(b94[10])<<8 | uint64(b94[11])), Lo: (uint64(b94[12])<<56 | uint64(b94[13])<<48 | uint64(b94[14])<<40 | uint64(b94[15])<<32 | uint64(b94[16])<<24 | uint64(b94[17])<<16 | uint64(b94[18])<<8 | uint64(b94[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n50
 	}
 n50:
@@ -2019,8 +2032,8 @@ n50:
 	}
 n51:
 	{ // NsSrcMac: set meta.na_mac
-		b93 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b93[0])<<40 | uint64(b93[1])<<32 | uint64(b93[2])<<24 | uint64(b93[3])<<16 | uint64(b93[4])<<8 | uint64(b93[5])) & 0xffffffffffff
+		b95 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b95[0])<<40 | uint64(b95[1])<<32 | uint64(b95[2])<<24 | uint64(b95[3])<<16 | uint64(b95[4])<<8 | uint64(b95[5])) & 0xffffffffffff
 		pl.edges[10]++
 		goto n52
 	}
@@ -2040,15 +2053,15 @@ n53:
 	}
 n54:
 	{ // NsPopMac: pop nd_mac
-		po94, pn95 := h14, 6 // nd_mac
-		if po94 < 0 || po94+pn95 > len(data) {
+		po96, pn97 := h14, 6 // nd_mac
+		if po96 < 0 || po96+pn97 > len(data) {
 			return pl.drop(17)
 		}
-		pendOff = po94
-		pendN = pn95
+		pendOff = po96
+		pendN = pn97
 		h14 = -1
-		if cur > po94 {
-			cur = max(po94, cur-pn95)
+		if cur > po96 {
+			cur = max(po96, cur-pn97)
 		}
 		pl.edges[11]++
 		goto n55
@@ -2065,15 +2078,15 @@ n55:
 			}
 			pendN = 0
 		}
-		po96, pn97 := h13, 2 // nd_opt
-		if po96 < 0 || po96+pn97 > len(data) {
+		po98, pn99 := h13, 2 // nd_opt
+		if po98 < 0 || po98+pn99 > len(data) {
 			return pl.drop(18)
 		}
-		pendOff = po96
-		pendN += pn97
+		pendOff = po98
+		pendN += pn99
 		h13 = -1
-		if cur > po96 {
-			cur = max(po96, cur-pn97)
+		if cur > po98 {
+			cur = max(po98, cur-pn99)
 		}
 		pl.edges[12]++
 		goto n56
@@ -2090,45 +2103,27 @@ n56:
 			}
 			pendN = 0
 		}
-		po98, pn99 := h12, 20 // nd_ns
-		if po98 < 0 || po98+pn99 > len(data) {
+		po100, pn101 := h12, 20 // nd_ns
+		if po100 < 0 || po100+pn101 > len(data) {
 			return pl.drop(19)
 		}
-		pendN += pn99
-		if po98 < len(data)-po98-pendN {
-			copy(data[pendN:pendN+po98], data[:po98])
+		pendN += pn101
+		if po100 < len(data)-po100-pendN {
+			copy(data[pendN:pendN+po100], data[:po100])
 			data = data[pendN:]
 		} else {
-			copy(data[po98:], data[po98+pendN:])
+			copy(data[po100:], data[po100+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if cur > po98 {
-			cur = max(po98, cur-pn99)
+		if cur > po100 {
+			cur = max(po100, cur-pn101)
 		}
 		goto n57
 	}
 n57:
 	{ // NsPushNa: push nd_na after icmpv6
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s100 := r
-				cb[0] = byte(s100 >> 8)
-				cb[1] = byte(s100)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		if !(h7 >= 0) {
-			return pl.drop(20)
-		}
 		if pendK4 {
 			if h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -2144,6 +2139,24 @@ n57:
 			}
 			pendD4, pendK4 = 0, false
 		}
+		if !(h7 >= 0) {
+			return pl.drop(20)
+		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s104 := r
+				cb[0] = byte(s104 >> 8)
+				cb[1] = byte(s104)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -2270,7 +2283,7 @@ n57:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt101 := p.Push(15, h7+4, 0)
+		rt103 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2395,7 +2408,7 @@ n57:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt101 {
+		if !rt103 {
 			return pl.drop(20)
 		}
 		goto n58
@@ -2411,9 +2424,9 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s103 := r
-				cb[0] = byte(s103 >> 8)
-				cb[1] = byte(s103)
+				s105 := r
+				cb[0] = byte(s105 >> 8)
+				cb[1] = byte(s105)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2429,9 +2442,9 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s105 := r
-				cb[0] = byte(s105 >> 8)
-				cb[1] = byte(s105)
+				s107 := r
+				cb[0] = byte(s107 >> 8)
+				cb[1] = byte(s107)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2561,7 +2574,7 @@ n58:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt104 := p.Push(16, h15+20, 0)
+		rt106 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2686,7 +2699,7 @@ n58:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt104 {
+		if !rt106 {
 			return pl.drop(21)
 		}
 		goto n59
@@ -2702,9 +2715,9 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s106 := r
-				cb[0] = byte(s106 >> 8)
-				cb[1] = byte(s106)
+				s108 := r
+				cb[0] = byte(s108 >> 8)
+				cb[1] = byte(s108)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2720,9 +2733,9 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s108 := r
-				cb[0] = byte(s108 >> 8)
-				cb[1] = byte(s108)
+				s110 := r
+				cb[0] = byte(s110 >> 8)
+				cb[1] = byte(s110)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2852,7 +2865,7 @@ n59:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt107 := p.Push(17, h16+2, 0)
+		rt109 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2977,131 +2990,116 @@ n59:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt107 {
+		if !rt109 {
 			return pl.drop(22)
 		}
 		goto n60
 	}
 n60:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b109 := data[h0 : h0+14] // ethernet
-		s110 := m23
-		b109[0] = byte(s110 >> 40)
-		b109[1] = byte(s110 >> 32)
-		b109[2] = byte(s110 >> 24)
-		b109[3] = byte(s110 >> 16)
-		b109[4] = byte(s110 >> 8)
-		b109[5] = byte(s110)
-		s111 := m2
-		b109[6] = byte(s111 >> 40)
-		b109[7] = byte(s111 >> 32)
-		b109[8] = byte(s111 >> 24)
-		b109[9] = byte(s111 >> 16)
-		b109[10] = byte(s111 >> 8)
-		b109[11] = byte(s111)
+		b111 := data[h0 : h0+14] // ethernet
+		s112 := m23
+		b111[0] = byte(s112 >> 40)
+		b111[1] = byte(s112 >> 32)
+		b111[2] = byte(s112 >> 24)
+		b111[3] = byte(s112 >> 16)
+		b111[4] = byte(s112 >> 8)
+		b111[5] = byte(s112)
+		s113 := m2
+		b111[6] = byte(s113 >> 40)
+		b111[7] = byte(s113 >> 32)
+		b111[8] = byte(s113 >> 24)
+		b111[9] = byte(s113 >> 16)
+		b111[10] = byte(s113 >> 8)
+		b111[11] = byte(s113)
 		if !(h3 >= 0) {
 			return pl.drop(23)
 		}
-		b112 := data[h3 : h3+40] // ipv6
-		s113 := 0x20
-		b112[4] = byte(s113 >> 8)
-		b112[5] = byte(s113)
-		b112[7] = byte(0xff)
-		v114 := m3
-		s115 := v114.Hi
-		b112[8] = byte(s115 >> 56)
-		b112[9] = byte(s115 >> 48)
-		b112[10] = byte(s115 >> 40)
-		b112[11] = byte(s115 >> 32)
-		b112[12] = byte(s115 >> 24)
-		b112[13] = byte(s115 >> 16)
-		b112[14] = byte(s115 >> 8)
-		b112[15] = byte(s115)
-		s116 := v114.Lo
-		b112[16] = byte(s116 >> 56)
-		b112[17] = byte(s116 >> 48)
-		b112[18] = byte(s116 >> 40)
-		b112[19] = byte(s116 >> 32)
-		b112[20] = byte(s116 >> 24)
-		b112[21] = byte(s116 >> 16)
-		b112[22] = byte(s116 >> 8)
-		b112[23] = byte(s116)
-		v117 := m22
-		s118 := v117.Hi
-		b112[24] = byte(s118 >> 56)
-		b112[25] = byte(s118 >> 48)
-		b112[26] = byte(s118 >> 40)
-		b112[27] = byte(s118 >> 32)
-		b112[28] = byte(s118 >> 24)
-		b112[29] = byte(s118 >> 16)
-		b112[30] = byte(s118 >> 8)
-		b112[31] = byte(s118)
-		s119 := v117.Lo
-		b112[32] = byte(s119 >> 56)
-		b112[33] = byte(s119 >> 48)
-		b112[34] = byte(s119 >> 40)
-		b112[35] = byte(s119 >> 32)
-		b112[36] = byte(s119 >> 24)
-		b112[37] = byte(s119 >> 16)
-		b112[38] = byte(s119 >> 8)
-		b112[39] = byte(s119)
+		b114 := data[h3 : h3+40] // ipv6
+		s115 := 0x20
+		b114[4] = byte(s115 >> 8)
+		b114[5] = byte(s115)
+		b114[7] = byte(0xff)
+		v116 := m3
+		s117 := v116.Hi
+		b114[8] = byte(s117 >> 56)
+		b114[9] = byte(s117 >> 48)
+		b114[10] = byte(s117 >> 40)
+		b114[11] = byte(s117 >> 32)
+		b114[12] = byte(s117 >> 24)
+		b114[13] = byte(s117 >> 16)
+		b114[14] = byte(s117 >> 8)
+		b114[15] = byte(s117)
+		s118 := v116.Lo
+		b114[16] = byte(s118 >> 56)
+		b114[17] = byte(s118 >> 48)
+		b114[18] = byte(s118 >> 40)
+		b114[19] = byte(s118 >> 32)
+		b114[20] = byte(s118 >> 24)
+		b114[21] = byte(s118 >> 16)
+		b114[22] = byte(s118 >> 8)
+		b114[23] = byte(s118)
+		v119 := m22
+		s120 := v119.Hi
+		b114[24] = byte(s120 >> 56)
+		b114[25] = byte(s120 >> 48)
+		b114[26] = byte(s120 >> 40)
+		b114[27] = byte(s120 >> 32)
+		b114[28] = byte(s120 >> 24)
+		b114[29] = byte(s120 >> 16)
+		b114[30] = byte(s120 >> 8)
+		b114[31] = byte(s120)
+		s121 := v119.Lo
+		b114[32] = byte(s121 >> 56)
+		b114[33] = byte(s121 >> 48)
+		b114[34] = byte(s121 >> 40)
+		b114[35] = byte(s121 >> 32)
+		b114[36] = byte(s121 >> 24)
+		b114[37] = byte(s121 >> 16)
+		b114[38] = byte(s121 >> 8)
+		b114[39] = byte(s121)
 		if !(h7 >= 0) {
 			return pl.drop(23)
 		}
-		b120 := data[h7 : h7+4] // icmpv6
-		b120[0] = byte(0x88)
-		b120[1] = byte(0x0)
-		b121 := data[h15 : h15+20] // nd_na
-		b121[0] = b121[0]&^0x40 | byte(m24)<<6&0x40
-		v122 := m25
-		s123 := v122.Hi
-		b121[4] = byte(s123 >> 56)
-		b121[5] = byte(s123 >> 48)
-		b121[6] = byte(s123 >> 40)
-		b121[7] = byte(s123 >> 32)
-		b121[8] = byte(s123 >> 24)
-		b121[9] = byte(s123 >> 16)
-		b121[10] = byte(s123 >> 8)
-		b121[11] = byte(s123)
-		s124 := v122.Lo
-		b121[12] = byte(s124 >> 56)
-		b121[13] = byte(s124 >> 48)
-		b121[14] = byte(s124 >> 40)
-		b121[15] = byte(s124 >> 32)
-		b121[16] = byte(s124 >> 24)
-		b121[17] = byte(s124 >> 16)
-		b121[18] = byte(s124 >> 8)
-		b121[19] = byte(s124)
-		b125 := data[h16 : h16+2] // nd_na_opt
-		b125[0] = byte(0x2)
-		b125[1] = byte(0x1)
-		b126 := data[h17 : h17+6] // nd_na_mac
-		s127 := m2
-		b126[0] = byte(s127 >> 40)
-		b126[1] = byte(s127 >> 32)
-		b126[2] = byte(s127 >> 24)
-		b126[3] = byte(s127 >> 16)
-		b126[4] = byte(s127 >> 8)
-		b126[5] = byte(s127)
+		b122 := data[h7 : h7+4] // icmpv6
+		b122[0] = byte(0x88)
+		b122[1] = byte(0x0)
+		b123 := data[h15 : h15+20] // nd_na
+		b123[0] = b123[0]&^0x40 | byte(m24)<<6&0x40
+		v124 := m25
+		s125 := v124.Hi
+		b123[4] = byte(s125 >> 56)
+		b123[5] = byte(s125 >> 48)
+		b123[6] = byte(s125 >> 40)
+		b123[7] = byte(s125 >> 32)
+		b123[8] = byte(s125 >> 24)
+		b123[9] = byte(s125 >> 16)
+		b123[10] = byte(s125 >> 8)
+		b123[11] = byte(s125)
+		s126 := v124.Lo
+		b123[12] = byte(s126 >> 56)
+		b123[13] = byte(s126 >> 48)
+		b123[14] = byte(s126 >> 40)
+		b123[15] = byte(s126 >> 32)
+		b123[16] = byte(s126 >> 24)
+		b123[17] = byte(s126 >> 16)
+		b123[18] = byte(s126 >> 8)
+		b123[19] = byte(s126)
+		b127 := data[h16 : h16+2] // nd_na_opt
+		b127[0] = byte(0x2)
+		b127[1] = byte(0x1)
+		b128 := data[h17 : h17+6] // nd_na_mac
+		s129 := m2
+		b128[0] = byte(s129 >> 40)
+		b128[1] = byte(s129 >> 32)
+		b128[2] = byte(s129 >> 24)
+		b128[3] = byte(s129 >> 16)
+		b128[4] = byte(s129 >> 8)
+		b128[5] = byte(s129)
 		goto n61
 	}
 n61:
 	{ // NsCsum: checksum compute icmpv6
-		if pendK4 {
-			if h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s128 := r
-				cb[0] = byte(s128 >> 8)
-				cb[1] = byte(s128)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		if pendK4 {
 			if h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -3117,6 +3115,21 @@ n61:
 			}
 			pendD4, pendK4 = 0, false
 		}
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s132 := r
+				cb[0] = byte(s132 >> 8)
+				cb[1] = byte(s132)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -3243,7 +3256,7 @@ n61:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt129 := p.ComputeChecksum(7)
+		rt131 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3368,7 +3381,7 @@ n61:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt129 {
+		if !rt131 {
 			return pl.drop(24)
 		}
 		goto n62
@@ -3396,8 +3409,21 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b131 := data[h2 : h2+20] // ipv4
-		if a, ps, hit := pl.tables[2].LookupWordAction(((uint64(b131[12])<<24|uint64(b131[13])<<16|uint64(b131[14])<<8|uint64(b131[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32); hit {
+		b133 := data[h2 : h2+20] // ipv4
+		k134 := ((uint64(b133[12])<<24|uint64(b133[13])<<16|uint64(b133[14])<<8|uint64(b133[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32
+		if pi135 := pl.tables[2].Packed(); len(pi135.Slots) > 0 {
+			k134 &= pi135.Mask
+			for m, j := uint64(len(pi135.Slots)-1), packet.PackedHash(k134); ; j++ {
+				sl := &pi135.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k134 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k134); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3418,9 +3444,9 @@ n67:
 		if !(h3 >= 0) {
 			return pl.drop(25)
 		}
-		b133 := data[h3 : h3+40] // ipv6
-		kv132 := packet.Value{Hi: (uint64(b133[8])<<56 | uint64(b133[9])<<48 | uint64(b133[10])<<40 | uint64(b133[11])<<32 | uint64(b133[12])<<24 | uint64(b133[13])<<16 | uint64(b133[14])<<8 | uint64(b133[15])), Lo: (uint64(b133[16])<<56 | uint64(b133[17])<<48 | uint64(b133[18])<<40 | uint64(b133[19])<<32 | uint64(b133[20])<<24 | uint64(b133[21])<<16 | uint64(b133[22])<<8 | uint64(b133[23]))}
-		if a, ps, hit := pl.tables[3].LookupWordsAction((m4)&0x7, kv132.Hi, kv132.Lo, 0); hit {
+		b137 := data[h3 : h3+40] // ipv6
+		kv136 := packet.Value{Hi: (uint64(b137[8])<<56 | uint64(b137[9])<<48 | uint64(b137[10])<<40 | uint64(b137[11])<<32 | uint64(b137[12])<<24 | uint64(b137[13])<<16 | uint64(b137[14])<<8 | uint64(b137[15])), Lo: (uint64(b137[16])<<56 | uint64(b137[17])<<48 | uint64(b137[18])<<40 | uint64(b137[19])<<32 | uint64(b137[20])<<24 | uint64(b137[21])<<16 | uint64(b137[22])<<8 | uint64(b137[23]))}
+		if a, ps, hit := pl.tables[3].LookupWordsAction((m4)&0x7, kv136.Hi, kv136.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3458,10 +3484,10 @@ n71:
 	}
 n72:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b134 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b134[4])<<56 | uint64(b134[5])<<48 | uint64(b134[6])<<40 | uint64(b134[7])<<32 | uint64(b134[8])<<24 | uint64(b134[9])<<16 | uint64(b134[10])<<8 | uint64(b134[11]))
-		m18 = ((uint64(b134[4])<<56 | uint64(b134[5])<<48 | uint64(b134[6])<<40 | uint64(b134[7])<<32 | uint64(b134[8])<<24 | uint64(b134[9])<<16 | uint64(b134[10])<<8 | uint64(b134[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b134[2])<<8 | uint64(b134[3])) & 0xffff
+		b138 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b138[4])<<56 | uint64(b138[5])<<48 | uint64(b138[6])<<40 | uint64(b138[7])<<32 | uint64(b138[8])<<24 | uint64(b138[9])<<16 | uint64(b138[10])<<8 | uint64(b138[11]))
+		m18 = ((uint64(b138[4])<<56 | uint64(b138[5])<<48 | uint64(b138[6])<<40 | uint64(b138[7])<<32 | uint64(b138[8])<<24 | uint64(b138[9])<<16 | uint64(b138[10])<<8 | uint64(b138[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b138[2])<<8 | uint64(b138[3])) & 0xffff
 		goto n74
 	}
 n73:
@@ -3469,10 +3495,10 @@ n73:
 		if !(h11 >= 0) {
 			return pl.drop(27)
 		}
-		b135 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b135[4])<<56 | uint64(b135[5])<<48 | uint64(b135[6])<<40 | uint64(b135[7])<<32 | uint64(b135[8])<<24 | uint64(b135[9])<<16 | uint64(b135[10])<<8 | uint64(b135[11]))
-		m18 = (uint64(b135[0])<<8 | uint64(b135[1])) & 0xffff
-		m19 = (uint64(b135[2])<<8 | uint64(b135[3])) & 0xffff
+		b139 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b139[4])<<56 | uint64(b139[5])<<48 | uint64(b139[6])<<40 | uint64(b139[7])<<32 | uint64(b139[8])<<24 | uint64(b139[9])<<16 | uint64(b139[10])<<8 | uint64(b139[11]))
+		m18 = (uint64(b139[0])<<8 | uint64(b139[1])) & 0xffff
+		m19 = (uint64(b139[2])<<8 | uint64(b139[3])) & 0xffff
 		pl.edges[17]++
 		goto n74
 	}
@@ -3515,7 +3541,20 @@ n76:
 n77:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		if a, ps, hit := pl.tables[5].LookupWordAction(((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48); hit {
+		k140 := ((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48
+		if pi141 := pl.tables[5].Packed(); len(pi141.Slots) > 0 {
+			k140 &= pi141.Mask
+			for m, j := uint64(len(pi141.Slots)-1), packet.PackedHash(k140); ; j++ {
+				sl := &pi141.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k140 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k140); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3538,8 +3577,21 @@ n78:
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b136 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[6].LookupWordAction(((m9)&0xffff)<<0 | ((uint64(b136[12])<<8|uint64(b136[13]))&0xffff)<<16 | ((m4)&0x7)<<32); hit {
+		b142 := data[h0 : h0+14] // ethernet
+		k143 := ((m9)&0xffff)<<0 | ((uint64(b142[12])<<8|uint64(b142[13]))&0xffff)<<16 | ((m4)&0x7)<<32
+		if pi144 := pl.tables[6].Packed(); len(pi144.Slots) > 0 {
+			k143 &= pi144.Mask
+			for m, j := uint64(len(pi144.Slots)-1), packet.PackedHash(k143); ; j++ {
+				sl := &pi144.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k143 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k143); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3578,21 +3630,21 @@ n81:
 	}
 n82:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b137 := data[h0 : h0+14] // ethernet
-		s138 := m2
-		b137[6] = byte(s138 >> 40)
-		b137[7] = byte(s138 >> 32)
-		b137[8] = byte(s138 >> 24)
-		b137[9] = byte(s138 >> 16)
-		b137[10] = byte(s138 >> 8)
-		b137[11] = byte(s138)
-		s139 := m10
-		b137[0] = byte(s139 >> 40)
-		b137[1] = byte(s139 >> 32)
-		b137[2] = byte(s139 >> 24)
-		b137[3] = byte(s139 >> 16)
-		b137[4] = byte(s139 >> 8)
-		b137[5] = byte(s139)
+		b145 := data[h0 : h0+14] // ethernet
+		s146 := m2
+		b145[6] = byte(s146 >> 40)
+		b145[7] = byte(s146 >> 32)
+		b145[8] = byte(s146 >> 24)
+		b145[9] = byte(s146 >> 16)
+		b145[10] = byte(s146 >> 8)
+		b145[11] = byte(s146)
+		s147 := m10
+		b145[0] = byte(s147 >> 40)
+		b145[1] = byte(s147 >> 32)
+		b145[2] = byte(s147 >> 24)
+		b145[3] = byte(s147 >> 16)
+		b145[4] = byte(s147 >> 8)
+		b145[5] = byte(s147)
 		goto n83
 	}
 n83:
@@ -3618,216 +3670,216 @@ n85:
 	}
 n86:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d140 uint64 // ipv4 checksum
-		var d141 uint64 // udp checksum
-		v142 := m11
-		b143 := data[h2 : h2+20] // ipv4
-		ws145 := uint64((uint64(b143[16])<<24 | uint64(b143[17])<<16 | uint64(b143[18])<<8 | uint64(b143[19])))
-		os144 := uint32(uint16(ws145>>0)) + uint32(uint16(ws145>>16))
-		s146 := v142
-		b143[16] = byte(s146 >> 24)
-		b143[17] = byte(s146 >> 16)
-		b143[18] = byte(s146 >> 8)
-		b143[19] = byte(s146)
-		ws147 := uint64(v142)
-		f149 := uint32(os144)
-		f149 += bits.RotateLeft32(f149, 16)
-		dl148 := uint64(^uint16(f149>>16)) + uint64(uint32(uint16(ws147>>0))+uint32(uint16(ws147>>16)))
-		d140 += dl148
-		d141 += dl148
-		v150 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws152 := uint64((uint64(b143[12])<<24 | uint64(b143[13])<<16 | uint64(b143[14])<<8 | uint64(b143[15])))
-		os151 := uint32(uint16(ws152>>0)) + uint32(uint16(ws152>>16))
-		s153 := v150
-		b143[12] = byte(s153 >> 24)
-		b143[13] = byte(s153 >> 16)
-		b143[14] = byte(s153 >> 8)
-		b143[15] = byte(s153)
-		ws154 := uint64(v150)
-		f156 := uint32(os151)
-		f156 += bits.RotateLeft32(f156, 16)
-		dl155 := uint64(^uint16(f156>>16)) + uint64(uint32(uint16(ws154>>0))+uint32(uint16(ws154>>16)))
-		d140 += dl155
-		d141 += dl155
-		v157 := m21
-		b158 := data[h4 : h4+8] // udp
-		os159 := uint32(uint16((uint64(b158[2])<<8 | uint64(b158[3]))))
-		s160 := v157
-		b158[2] = byte(s160 >> 8)
-		b158[3] = byte(s160)
-		f162 := uint32(os159)
-		f162 += bits.RotateLeft32(f162, 16)
-		dl161 := uint64(^uint16(f162>>16)) + uint64(uint32(uint16(v157)))
-		d141 += dl161
-		v163 := uint64(b143[8])
-		os164 := uint32(uint64(b143[8])<<8 | uint64(b143[9]))
-		b143[8] = byte(v163)
-		f166 := uint32(os164)
-		f166 += bits.RotateLeft32(f166, 16)
-		dl165 := uint64(^uint16(f166>>16)) + uint64(uint32(uint64(b143[8])<<8|uint64(b143[9])))
-		d140 += dl165
+		var d148 uint64 // ipv4 checksum
+		var d149 uint64 // udp checksum
+		v150 := m11
+		b151 := data[h2 : h2+20] // ipv4
+		ws153 := uint64((uint64(b151[16])<<24 | uint64(b151[17])<<16 | uint64(b151[18])<<8 | uint64(b151[19])))
+		os152 := uint32(uint16(ws153>>0)) + uint32(uint16(ws153>>16))
+		s154 := v150
+		b151[16] = byte(s154 >> 24)
+		b151[17] = byte(s154 >> 16)
+		b151[18] = byte(s154 >> 8)
+		b151[19] = byte(s154)
+		ws155 := uint64(v150)
+		f157 := uint32(os152)
+		f157 += bits.RotateLeft32(f157, 16)
+		dl156 := uint64(^uint16(f157>>16)) + uint64(uint32(uint16(ws155>>0))+uint32(uint16(ws155>>16)))
+		d148 += dl156
+		d149 += dl156
+		v158 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws160 := uint64((uint64(b151[12])<<24 | uint64(b151[13])<<16 | uint64(b151[14])<<8 | uint64(b151[15])))
+		os159 := uint32(uint16(ws160>>0)) + uint32(uint16(ws160>>16))
+		s161 := v158
+		b151[12] = byte(s161 >> 24)
+		b151[13] = byte(s161 >> 16)
+		b151[14] = byte(s161 >> 8)
+		b151[15] = byte(s161)
+		ws162 := uint64(v158)
+		f164 := uint32(os159)
+		f164 += bits.RotateLeft32(f164, 16)
+		dl163 := uint64(^uint16(f164>>16)) + uint64(uint32(uint16(ws162>>0))+uint32(uint16(ws162>>16)))
+		d148 += dl163
+		d149 += dl163
+		v165 := m21
+		b166 := data[h4 : h4+8] // udp
+		os167 := uint32(uint16((uint64(b166[2])<<8 | uint64(b166[3]))))
+		s168 := v165
+		b166[2] = byte(s168 >> 8)
+		b166[3] = byte(s168)
+		f170 := uint32(os167)
+		f170 += bits.RotateLeft32(f170, 16)
+		dl169 := uint64(^uint16(f170>>16)) + uint64(uint32(uint16(v165)))
+		d149 += dl169
+		v171 := uint64(b151[8])
+		os172 := uint32(uint64(b151[8])<<8 | uint64(b151[9]))
+		b151[8] = byte(v171)
+		f174 := uint32(os172)
+		f174 += bits.RotateLeft32(f174, 16)
+		dl173 := uint64(^uint16(f174>>16)) + uint64(uint32(uint64(b151[8])<<8|uint64(b151[9])))
+		d148 += dl173
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d140
+			x := uint64(^cv) + d148
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s167 := r
-			cb[0] = byte(s167 >> 8)
-			cb[1] = byte(s167)
+			s175 := r
+			cb[0] = byte(s175 >> 8)
+			cb[1] = byte(s175)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d141
+			pendD4 += d149
 			pendK4 = true
 		}
 		goto n95
 	}
 n87:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d168 uint64 // ipv4 checksum
-		var d169 uint64 // udp checksum
-		v170 := m11
-		b171 := data[h2 : h2+20] // ipv4
-		ws173 := uint64((uint64(b171[16])<<24 | uint64(b171[17])<<16 | uint64(b171[18])<<8 | uint64(b171[19])))
-		os172 := uint32(uint16(ws173>>0)) + uint32(uint16(ws173>>16))
-		s174 := v170
-		b171[16] = byte(s174 >> 24)
-		b171[17] = byte(s174 >> 16)
-		b171[18] = byte(s174 >> 8)
-		b171[19] = byte(s174)
-		ws175 := uint64(v170)
-		f177 := uint32(os172)
-		f177 += bits.RotateLeft32(f177, 16)
-		dl176 := uint64(^uint16(f177>>16)) + uint64(uint32(uint16(ws175>>0))+uint32(uint16(ws175>>16)))
-		d168 += dl176
-		d169 += dl176
-		v178 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws180 := uint64((uint64(b171[12])<<24 | uint64(b171[13])<<16 | uint64(b171[14])<<8 | uint64(b171[15])))
-		os179 := uint32(uint16(ws180>>0)) + uint32(uint16(ws180>>16))
-		s181 := v178
-		b171[12] = byte(s181 >> 24)
-		b171[13] = byte(s181 >> 16)
-		b171[14] = byte(s181 >> 8)
-		b171[15] = byte(s181)
-		ws182 := uint64(v178)
-		f184 := uint32(os179)
-		f184 += bits.RotateLeft32(f184, 16)
-		dl183 := uint64(^uint16(f184>>16)) + uint64(uint32(uint16(ws182>>0))+uint32(uint16(ws182>>16)))
-		d168 += dl183
-		d169 += dl183
-		v185 := m21
-		b186 := data[h4 : h4+8] // udp
-		os187 := uint32(uint16((uint64(b186[2])<<8 | uint64(b186[3]))))
-		s188 := v185
-		b186[2] = byte(s188 >> 8)
-		b186[3] = byte(s188)
-		f190 := uint32(os187)
-		f190 += bits.RotateLeft32(f190, 16)
-		dl189 := uint64(^uint16(f190>>16)) + uint64(uint32(uint16(v185)))
-		d169 += dl189
-		v191 := ((uint64(b171[2])<<8 | uint64(b171[3])) - 0x10)
-		os192 := uint32(uint16((uint64(b171[2])<<8 | uint64(b171[3]))))
-		s193 := v191
-		b171[2] = byte(s193 >> 8)
-		b171[3] = byte(s193)
-		f195 := uint32(os192)
-		f195 += bits.RotateLeft32(f195, 16)
-		dl194 := uint64(^uint16(f195>>16)) + uint64(uint32(uint16(v191)))
-		d168 += dl194
-		d169 += dl194
+		var d176 uint64 // ipv4 checksum
+		var d177 uint64 // udp checksum
+		v178 := m11
+		b179 := data[h2 : h2+20] // ipv4
+		ws181 := uint64((uint64(b179[16])<<24 | uint64(b179[17])<<16 | uint64(b179[18])<<8 | uint64(b179[19])))
+		os180 := uint32(uint16(ws181>>0)) + uint32(uint16(ws181>>16))
+		s182 := v178
+		b179[16] = byte(s182 >> 24)
+		b179[17] = byte(s182 >> 16)
+		b179[18] = byte(s182 >> 8)
+		b179[19] = byte(s182)
+		ws183 := uint64(v178)
+		f185 := uint32(os180)
+		f185 += bits.RotateLeft32(f185, 16)
+		dl184 := uint64(^uint16(f185>>16)) + uint64(uint32(uint16(ws183>>0))+uint32(uint16(ws183>>16)))
+		d176 += dl184
+		d177 += dl184
+		v186 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws188 := uint64((uint64(b179[12])<<24 | uint64(b179[13])<<16 | uint64(b179[14])<<8 | uint64(b179[15])))
+		os187 := uint32(uint16(ws188>>0)) + uint32(uint16(ws188>>16))
+		s189 := v186
+		b179[12] = byte(s189 >> 24)
+		b179[13] = byte(s189 >> 16)
+		b179[14] = byte(s189 >> 8)
+		b179[15] = byte(s189)
+		ws190 := uint64(v186)
+		f192 := uint32(os187)
+		f192 += bits.RotateLeft32(f192, 16)
+		dl191 := uint64(^uint16(f192>>16)) + uint64(uint32(uint16(ws190>>0))+uint32(uint16(ws190>>16)))
+		d176 += dl191
+		d177 += dl191
+		v193 := m21
+		b194 := data[h4 : h4+8] // udp
+		os195 := uint32(uint16((uint64(b194[2])<<8 | uint64(b194[3]))))
+		s196 := v193
+		b194[2] = byte(s196 >> 8)
+		b194[3] = byte(s196)
+		f198 := uint32(os195)
+		f198 += bits.RotateLeft32(f198, 16)
+		dl197 := uint64(^uint16(f198>>16)) + uint64(uint32(uint16(v193)))
+		d177 += dl197
+		v199 := ((uint64(b179[2])<<8 | uint64(b179[3])) - 0x10)
+		os200 := uint32(uint16((uint64(b179[2])<<8 | uint64(b179[3]))))
+		s201 := v199
+		b179[2] = byte(s201 >> 8)
+		b179[3] = byte(s201)
+		f203 := uint32(os200)
+		f203 += bits.RotateLeft32(f203, 16)
+		dl202 := uint64(^uint16(f203>>16)) + uint64(uint32(uint16(v199)))
+		d176 += dl202
+		d177 += dl202
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d168
+			x := uint64(^cv) + d176
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s196 := r
-			cb[0] = byte(s196 >> 8)
-			cb[1] = byte(s196)
+			s204 := r
+			cb[0] = byte(s204 >> 8)
+			cb[1] = byte(s204)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d169
+			pendD4 += d177
 			pendK4 = true
 		}
 		goto n90
 	}
 n88:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d197 uint64 // udp checksum
-		v198 := m12
+		var d205 uint64 // udp checksum
+		v206 := m12
 		if !(h3 >= 0) {
 			return pl.drop(31)
 		}
-		b199 := data[h3 : h3+40] // ipv6
-		ws201 := packet.Value{Hi: (uint64(b199[24])<<56 | uint64(b199[25])<<48 | uint64(b199[26])<<40 | uint64(b199[27])<<32 | uint64(b199[28])<<24 | uint64(b199[29])<<16 | uint64(b199[30])<<8 | uint64(b199[31])), Lo: (uint64(b199[32])<<56 | uint64(b199[33])<<48 | uint64(b199[34])<<40 | uint64(b199[35])<<32 | uint64(b199[36])<<24 | uint64(b199[37])<<16 | uint64(b199[38])<<8 | uint64(b199[39]))}
-		os200 := uint32(uint16(ws201.Hi>>0)) + uint32(uint16(ws201.Hi>>16)) + uint32(uint16(ws201.Hi>>32)) + uint32(uint16(ws201.Hi>>48)) + uint32(uint16(ws201.Lo>>0)) + uint32(uint16(ws201.Lo>>16)) + uint32(uint16(ws201.Lo>>32)) + uint32(uint16(ws201.Lo>>48))
-		v202 := v198
-		s203 := v202.Hi
-		b199[24] = byte(s203 >> 56)
-		b199[25] = byte(s203 >> 48)
-		b199[26] = byte(s203 >> 40)
-		b199[27] = byte(s203 >> 32)
-		b199[28] = byte(s203 >> 24)
-		b199[29] = byte(s203 >> 16)
-		b199[30] = byte(s203 >> 8)
-		b199[31] = byte(s203)
-		s204 := v202.Lo
-		b199[32] = byte(s204 >> 56)
-		b199[33] = byte(s204 >> 48)
-		b199[34] = byte(s204 >> 40)
-		b199[35] = byte(s204 >> 32)
-		b199[36] = byte(s204 >> 24)
-		b199[37] = byte(s204 >> 16)
-		b199[38] = byte(s204 >> 8)
-		b199[39] = byte(s204)
-		ws205 := v198
-		f207 := uint32(os200)
-		f207 += bits.RotateLeft32(f207, 16)
-		dl206 := uint64(^uint16(f207>>16)) + uint64(uint32(uint16(ws205.Hi>>0))+uint32(uint16(ws205.Hi>>16))+uint32(uint16(ws205.Hi>>32))+uint32(uint16(ws205.Hi>>48))+uint32(uint16(ws205.Lo>>0))+uint32(uint16(ws205.Lo>>16))+uint32(uint16(ws205.Lo>>32))+uint32(uint16(ws205.Lo>>48)))
-		d197 += dl206
-		v208 := m3
-		ws210 := packet.Value{Hi: (uint64(b199[8])<<56 | uint64(b199[9])<<48 | uint64(b199[10])<<40 | uint64(b199[11])<<32 | uint64(b199[12])<<24 | uint64(b199[13])<<16 | uint64(b199[14])<<8 | uint64(b199[15])), Lo: (uint64(b199[16])<<56 | uint64(b199[17])<<48 | uint64(b199[18])<<40 | uint64(b199[19])<<32 | uint64(b199[20])<<24 | uint64(b199[21])<<16 | uint64(b199[22])<<8 | uint64(b199[23]))}
-		os209 := uint32(uint16(ws210.Hi>>0)) + uint32(uint16(ws210.Hi>>16)) + uint32(uint16(ws210.Hi>>32)) + uint32(uint16(ws210.Hi>>48)) + uint32(uint16(ws210.Lo>>0)) + uint32(uint16(ws210.Lo>>16)) + uint32(uint16(ws210.Lo>>32)) + uint32(uint16(ws210.Lo>>48))
-		v211 := v208
-		s212 := v211.Hi
-		b199[8] = byte(s212 >> 56)
-		b199[9] = byte(s212 >> 48)
-		b199[10] = byte(s212 >> 40)
-		b199[11] = byte(s212 >> 32)
-		b199[12] = byte(s212 >> 24)
-		b199[13] = byte(s212 >> 16)
-		b199[14] = byte(s212 >> 8)
-		b199[15] = byte(s212)
-		s213 := v211.Lo
-		b199[16] = byte(s213 >> 56)
-		b199[17] = byte(s213 >> 48)
-		b199[18] = byte(s213 >> 40)
-		b199[19] = byte(s213 >> 32)
-		b199[20] = byte(s213 >> 24)
-		b199[21] = byte(s213 >> 16)
-		b199[22] = byte(s213 >> 8)
-		b199[23] = byte(s213)
-		ws214 := v208
-		f216 := uint32(os209)
-		f216 += bits.RotateLeft32(f216, 16)
-		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint16(ws214.Hi>>0))+uint32(uint16(ws214.Hi>>16))+uint32(uint16(ws214.Hi>>32))+uint32(uint16(ws214.Hi>>48))+uint32(uint16(ws214.Lo>>0))+uint32(uint16(ws214.Lo>>16))+uint32(uint16(ws214.Lo>>32))+uint32(uint16(ws214.Lo>>48)))
-		d197 += dl215
-		v217 := m21
-		b218 := data[h4 : h4+8] // udp
-		os219 := uint32(uint16((uint64(b218[2])<<8 | uint64(b218[3]))))
-		s220 := v217
-		b218[2] = byte(s220 >> 8)
-		b218[3] = byte(s220)
-		f222 := uint32(os219)
-		f222 += bits.RotateLeft32(f222, 16)
-		dl221 := uint64(^uint16(f222>>16)) + uint64(uint32(uint16(v217)))
-		d197 += dl221
+		b207 := data[h3 : h3+40] // ipv6
+		ws209 := packet.Value{Hi: (uint64(b207[24])<<56 | uint64(b207[25])<<48 | uint64(b207[26])<<40 | uint64(b207[27])<<32 | uint64(b207[28])<<24 | uint64(b207[29])<<16 | uint64(b207[30])<<8 | uint64(b207[31])), Lo: (uint64(b207[32])<<56 | uint64(b207[33])<<48 | uint64(b207[34])<<40 | uint64(b207[35])<<32 | uint64(b207[36])<<24 | uint64(b207[37])<<16 | uint64(b207[38])<<8 | uint64(b207[39]))}
+		os208 := uint32(uint16(ws209.Hi>>0)) + uint32(uint16(ws209.Hi>>16)) + uint32(uint16(ws209.Hi>>32)) + uint32(uint16(ws209.Hi>>48)) + uint32(uint16(ws209.Lo>>0)) + uint32(uint16(ws209.Lo>>16)) + uint32(uint16(ws209.Lo>>32)) + uint32(uint16(ws209.Lo>>48))
+		v210 := v206
+		s211 := v210.Hi
+		b207[24] = byte(s211 >> 56)
+		b207[25] = byte(s211 >> 48)
+		b207[26] = byte(s211 >> 40)
+		b207[27] = byte(s211 >> 32)
+		b207[28] = byte(s211 >> 24)
+		b207[29] = byte(s211 >> 16)
+		b207[30] = byte(s211 >> 8)
+		b207[31] = byte(s211)
+		s212 := v210.Lo
+		b207[32] = byte(s212 >> 56)
+		b207[33] = byte(s212 >> 48)
+		b207[34] = byte(s212 >> 40)
+		b207[35] = byte(s212 >> 32)
+		b207[36] = byte(s212 >> 24)
+		b207[37] = byte(s212 >> 16)
+		b207[38] = byte(s212 >> 8)
+		b207[39] = byte(s212)
+		ws213 := v206
+		f215 := uint32(os208)
+		f215 += bits.RotateLeft32(f215, 16)
+		dl214 := uint64(^uint16(f215>>16)) + uint64(uint32(uint16(ws213.Hi>>0))+uint32(uint16(ws213.Hi>>16))+uint32(uint16(ws213.Hi>>32))+uint32(uint16(ws213.Hi>>48))+uint32(uint16(ws213.Lo>>0))+uint32(uint16(ws213.Lo>>16))+uint32(uint16(ws213.Lo>>32))+uint32(uint16(ws213.Lo>>48)))
+		d205 += dl214
+		v216 := m3
+		ws218 := packet.Value{Hi: (uint64(b207[8])<<56 | uint64(b207[9])<<48 | uint64(b207[10])<<40 | uint64(b207[11])<<32 | uint64(b207[12])<<24 | uint64(b207[13])<<16 | uint64(b207[14])<<8 | uint64(b207[15])), Lo: (uint64(b207[16])<<56 | uint64(b207[17])<<48 | uint64(b207[18])<<40 | uint64(b207[19])<<32 | uint64(b207[20])<<24 | uint64(b207[21])<<16 | uint64(b207[22])<<8 | uint64(b207[23]))}
+		os217 := uint32(uint16(ws218.Hi>>0)) + uint32(uint16(ws218.Hi>>16)) + uint32(uint16(ws218.Hi>>32)) + uint32(uint16(ws218.Hi>>48)) + uint32(uint16(ws218.Lo>>0)) + uint32(uint16(ws218.Lo>>16)) + uint32(uint16(ws218.Lo>>32)) + uint32(uint16(ws218.Lo>>48))
+		v219 := v216
+		s220 := v219.Hi
+		b207[8] = byte(s220 >> 56)
+		b207[9] = byte(s220 >> 48)
+		b207[10] = byte(s220 >> 40)
+		b207[11] = byte(s220 >> 32)
+		b207[12] = byte(s220 >> 24)
+		b207[13] = byte(s220 >> 16)
+		b207[14] = byte(s220 >> 8)
+		b207[15] = byte(s220)
+		s221 := v219.Lo
+		b207[16] = byte(s221 >> 56)
+		b207[17] = byte(s221 >> 48)
+		b207[18] = byte(s221 >> 40)
+		b207[19] = byte(s221 >> 32)
+		b207[20] = byte(s221 >> 24)
+		b207[21] = byte(s221 >> 16)
+		b207[22] = byte(s221 >> 8)
+		b207[23] = byte(s221)
+		ws222 := v216
+		f224 := uint32(os217)
+		f224 += bits.RotateLeft32(f224, 16)
+		dl223 := uint64(^uint16(f224>>16)) + uint64(uint32(uint16(ws222.Hi>>0))+uint32(uint16(ws222.Hi>>16))+uint32(uint16(ws222.Hi>>32))+uint32(uint16(ws222.Hi>>48))+uint32(uint16(ws222.Lo>>0))+uint32(uint16(ws222.Lo>>16))+uint32(uint16(ws222.Lo>>32))+uint32(uint16(ws222.Lo>>48)))
+		d205 += dl223
+		v225 := m21
+		b226 := data[h4 : h4+8] // udp
+		os227 := uint32(uint16((uint64(b226[2])<<8 | uint64(b226[3]))))
+		s228 := v225
+		b226[2] = byte(s228 >> 8)
+		b226[3] = byte(s228)
+		f230 := uint32(os227)
+		f230 += bits.RotateLeft32(f230, 16)
+		dl229 := uint64(^uint16(f230>>16)) + uint64(uint32(uint16(v225)))
+		d205 += dl229
 		if h4+8 <= len(data) {
-			pendD4 += d197
+			pendD4 += d205
 			pendK4 = true
 		}
 		pl.edges[23]++
@@ -3835,86 +3887,86 @@ n88:
 	}
 n89:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d223 uint64 // udp checksum
-		v224 := m12
+		var d231 uint64 // udp checksum
+		v232 := m12
 		if !(h3 >= 0) {
 			return pl.drop(32)
 		}
-		b225 := data[h3 : h3+40] // ipv6
-		ws227 := packet.Value{Hi: (uint64(b225[24])<<56 | uint64(b225[25])<<48 | uint64(b225[26])<<40 | uint64(b225[27])<<32 | uint64(b225[28])<<24 | uint64(b225[29])<<16 | uint64(b225[30])<<8 | uint64(b225[31])), Lo: (uint64(b225[32])<<56 | uint64(b225[33])<<48 | uint64(b225[34])<<40 | uint64(b225[35])<<32 | uint64(b225[36])<<24 | uint64(b225[37])<<16 | uint64(b225[38])<<8 | uint64(b225[39]))}
-		os226 := uint32(uint16(ws227.Hi>>0)) + uint32(uint16(ws227.Hi>>16)) + uint32(uint16(ws227.Hi>>32)) + uint32(uint16(ws227.Hi>>48)) + uint32(uint16(ws227.Lo>>0)) + uint32(uint16(ws227.Lo>>16)) + uint32(uint16(ws227.Lo>>32)) + uint32(uint16(ws227.Lo>>48))
-		v228 := v224
-		s229 := v228.Hi
-		b225[24] = byte(s229 >> 56)
-		b225[25] = byte(s229 >> 48)
-		b225[26] = byte(s229 >> 40)
-		b225[27] = byte(s229 >> 32)
-		b225[28] = byte(s229 >> 24)
-		b225[29] = byte(s229 >> 16)
-		b225[30] = byte(s229 >> 8)
-		b225[31] = byte(s229)
-		s230 := v228.Lo
-		b225[32] = byte(s230 >> 56)
-		b225[33] = byte(s230 >> 48)
-		b225[34] = byte(s230 >> 40)
-		b225[35] = byte(s230 >> 32)
-		b225[36] = byte(s230 >> 24)
-		b225[37] = byte(s230 >> 16)
-		b225[38] = byte(s230 >> 8)
-		b225[39] = byte(s230)
-		ws231 := v224
-		f233 := uint32(os226)
-		f233 += bits.RotateLeft32(f233, 16)
-		dl232 := uint64(^uint16(f233>>16)) + uint64(uint32(uint16(ws231.Hi>>0))+uint32(uint16(ws231.Hi>>16))+uint32(uint16(ws231.Hi>>32))+uint32(uint16(ws231.Hi>>48))+uint32(uint16(ws231.Lo>>0))+uint32(uint16(ws231.Lo>>16))+uint32(uint16(ws231.Lo>>32))+uint32(uint16(ws231.Lo>>48)))
-		d223 += dl232
-		v234 := m3
-		ws236 := packet.Value{Hi: (uint64(b225[8])<<56 | uint64(b225[9])<<48 | uint64(b225[10])<<40 | uint64(b225[11])<<32 | uint64(b225[12])<<24 | uint64(b225[13])<<16 | uint64(b225[14])<<8 | uint64(b225[15])), Lo: (uint64(b225[16])<<56 | uint64(b225[17])<<48 | uint64(b225[18])<<40 | uint64(b225[19])<<32 | uint64(b225[20])<<24 | uint64(b225[21])<<16 | uint64(b225[22])<<8 | uint64(b225[23]))}
-		os235 := uint32(uint16(ws236.Hi>>0)) + uint32(uint16(ws236.Hi>>16)) + uint32(uint16(ws236.Hi>>32)) + uint32(uint16(ws236.Hi>>48)) + uint32(uint16(ws236.Lo>>0)) + uint32(uint16(ws236.Lo>>16)) + uint32(uint16(ws236.Lo>>32)) + uint32(uint16(ws236.Lo>>48))
-		v237 := v234
-		s238 := v237.Hi
-		b225[8] = byte(s238 >> 56)
-		b225[9] = byte(s238 >> 48)
-		b225[10] = byte(s238 >> 40)
-		b225[11] = byte(s238 >> 32)
-		b225[12] = byte(s238 >> 24)
-		b225[13] = byte(s238 >> 16)
-		b225[14] = byte(s238 >> 8)
-		b225[15] = byte(s238)
-		s239 := v237.Lo
-		b225[16] = byte(s239 >> 56)
-		b225[17] = byte(s239 >> 48)
-		b225[18] = byte(s239 >> 40)
-		b225[19] = byte(s239 >> 32)
-		b225[20] = byte(s239 >> 24)
-		b225[21] = byte(s239 >> 16)
-		b225[22] = byte(s239 >> 8)
-		b225[23] = byte(s239)
-		ws240 := v234
-		f242 := uint32(os235)
-		f242 += bits.RotateLeft32(f242, 16)
-		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(ws240.Hi>>0))+uint32(uint16(ws240.Hi>>16))+uint32(uint16(ws240.Hi>>32))+uint32(uint16(ws240.Hi>>48))+uint32(uint16(ws240.Lo>>0))+uint32(uint16(ws240.Lo>>16))+uint32(uint16(ws240.Lo>>32))+uint32(uint16(ws240.Lo>>48)))
-		d223 += dl241
-		v243 := m21
-		b244 := data[h4 : h4+8] // udp
-		os245 := uint32(uint16((uint64(b244[2])<<8 | uint64(b244[3]))))
-		s246 := v243
-		b244[2] = byte(s246 >> 8)
-		b244[3] = byte(s246)
-		f248 := uint32(os245)
-		f248 += bits.RotateLeft32(f248, 16)
-		dl247 := uint64(^uint16(f248>>16)) + uint64(uint32(uint16(v243)))
-		d223 += dl247
-		v249 := ((uint64(b225[4])<<8 | uint64(b225[5])) - 0x10)
-		os250 := uint32(uint16((uint64(b225[4])<<8 | uint64(b225[5]))))
-		s251 := v249
-		b225[4] = byte(s251 >> 8)
-		b225[5] = byte(s251)
-		f253 := uint32(os250)
-		f253 += bits.RotateLeft32(f253, 16)
-		dl252 := uint64(^uint16(f253>>16)) + uint64(uint32(uint16(v249)))
-		d223 += dl252
+		b233 := data[h3 : h3+40] // ipv6
+		ws235 := packet.Value{Hi: (uint64(b233[24])<<56 | uint64(b233[25])<<48 | uint64(b233[26])<<40 | uint64(b233[27])<<32 | uint64(b233[28])<<24 | uint64(b233[29])<<16 | uint64(b233[30])<<8 | uint64(b233[31])), Lo: (uint64(b233[32])<<56 | uint64(b233[33])<<48 | uint64(b233[34])<<40 | uint64(b233[35])<<32 | uint64(b233[36])<<24 | uint64(b233[37])<<16 | uint64(b233[38])<<8 | uint64(b233[39]))}
+		os234 := uint32(uint16(ws235.Hi>>0)) + uint32(uint16(ws235.Hi>>16)) + uint32(uint16(ws235.Hi>>32)) + uint32(uint16(ws235.Hi>>48)) + uint32(uint16(ws235.Lo>>0)) + uint32(uint16(ws235.Lo>>16)) + uint32(uint16(ws235.Lo>>32)) + uint32(uint16(ws235.Lo>>48))
+		v236 := v232
+		s237 := v236.Hi
+		b233[24] = byte(s237 >> 56)
+		b233[25] = byte(s237 >> 48)
+		b233[26] = byte(s237 >> 40)
+		b233[27] = byte(s237 >> 32)
+		b233[28] = byte(s237 >> 24)
+		b233[29] = byte(s237 >> 16)
+		b233[30] = byte(s237 >> 8)
+		b233[31] = byte(s237)
+		s238 := v236.Lo
+		b233[32] = byte(s238 >> 56)
+		b233[33] = byte(s238 >> 48)
+		b233[34] = byte(s238 >> 40)
+		b233[35] = byte(s238 >> 32)
+		b233[36] = byte(s238 >> 24)
+		b233[37] = byte(s238 >> 16)
+		b233[38] = byte(s238 >> 8)
+		b233[39] = byte(s238)
+		ws239 := v232
+		f241 := uint32(os234)
+		f241 += bits.RotateLeft32(f241, 16)
+		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint16(ws239.Hi>>0))+uint32(uint16(ws239.Hi>>16))+uint32(uint16(ws239.Hi>>32))+uint32(uint16(ws239.Hi>>48))+uint32(uint16(ws239.Lo>>0))+uint32(uint16(ws239.Lo>>16))+uint32(uint16(ws239.Lo>>32))+uint32(uint16(ws239.Lo>>48)))
+		d231 += dl240
+		v242 := m3
+		ws244 := packet.Value{Hi: (uint64(b233[8])<<56 | uint64(b233[9])<<48 | uint64(b233[10])<<40 | uint64(b233[11])<<32 | uint64(b233[12])<<24 | uint64(b233[13])<<16 | uint64(b233[14])<<8 | uint64(b233[15])), Lo: (uint64(b233[16])<<56 | uint64(b233[17])<<48 | uint64(b233[18])<<40 | uint64(b233[19])<<32 | uint64(b233[20])<<24 | uint64(b233[21])<<16 | uint64(b233[22])<<8 | uint64(b233[23]))}
+		os243 := uint32(uint16(ws244.Hi>>0)) + uint32(uint16(ws244.Hi>>16)) + uint32(uint16(ws244.Hi>>32)) + uint32(uint16(ws244.Hi>>48)) + uint32(uint16(ws244.Lo>>0)) + uint32(uint16(ws244.Lo>>16)) + uint32(uint16(ws244.Lo>>32)) + uint32(uint16(ws244.Lo>>48))
+		v245 := v242
+		s246 := v245.Hi
+		b233[8] = byte(s246 >> 56)
+		b233[9] = byte(s246 >> 48)
+		b233[10] = byte(s246 >> 40)
+		b233[11] = byte(s246 >> 32)
+		b233[12] = byte(s246 >> 24)
+		b233[13] = byte(s246 >> 16)
+		b233[14] = byte(s246 >> 8)
+		b233[15] = byte(s246)
+		s247 := v245.Lo
+		b233[16] = byte(s247 >> 56)
+		b233[17] = byte(s247 >> 48)
+		b233[18] = byte(s247 >> 40)
+		b233[19] = byte(s247 >> 32)
+		b233[20] = byte(s247 >> 24)
+		b233[21] = byte(s247 >> 16)
+		b233[22] = byte(s247 >> 8)
+		b233[23] = byte(s247)
+		ws248 := v242
+		f250 := uint32(os243)
+		f250 += bits.RotateLeft32(f250, 16)
+		dl249 := uint64(^uint16(f250>>16)) + uint64(uint32(uint16(ws248.Hi>>0))+uint32(uint16(ws248.Hi>>16))+uint32(uint16(ws248.Hi>>32))+uint32(uint16(ws248.Hi>>48))+uint32(uint16(ws248.Lo>>0))+uint32(uint16(ws248.Lo>>16))+uint32(uint16(ws248.Lo>>32))+uint32(uint16(ws248.Lo>>48)))
+		d231 += dl249
+		v251 := m21
+		b252 := data[h4 : h4+8] // udp
+		os253 := uint32(uint16((uint64(b252[2])<<8 | uint64(b252[3]))))
+		s254 := v251
+		b252[2] = byte(s254 >> 8)
+		b252[3] = byte(s254)
+		f256 := uint32(os253)
+		f256 += bits.RotateLeft32(f256, 16)
+		dl255 := uint64(^uint16(f256>>16)) + uint64(uint32(uint16(v251)))
+		d231 += dl255
+		v257 := ((uint64(b233[4])<<8 | uint64(b233[5])) - 0x10)
+		os258 := uint32(uint16((uint64(b233[4])<<8 | uint64(b233[5]))))
+		s259 := v257
+		b233[4] = byte(s259 >> 8)
+		b233[5] = byte(s259)
+		f261 := uint32(os258)
+		f261 += bits.RotateLeft32(f261, 16)
+		dl260 := uint64(^uint16(f261>>16)) + uint64(uint32(uint16(v257)))
+		d231 += dl260
 		if h4+8 <= len(data) {
-			pendD4 += d223
+			pendD4 += d231
 			pendK4 = true
 		}
 		pl.edges[24]++
@@ -3929,24 +3981,24 @@ n90:
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		po254, pn255 := h10, 12 // lb_v2
-		if po254 < 0 || po254+pn255 > len(data) {
+		po262, pn263 := h10, 12 // lb_v2
+		if po262 < 0 || po262+pn263 > len(data) {
 			return pl.drop(33)
 		}
-		if po254 > h4 && (po254-h4)%2 == 0 {
-			pw257 := data[po254 : po254+12]
-			d256 := uint32(uint64(pw257[0])<<8|uint64(pw257[1])) + uint32(uint64(pw257[2])<<8|uint64(pw257[3])) + uint32(uint64(pw257[4])<<8|uint64(pw257[5])) + uint32(uint64(pw257[6])<<8|uint64(pw257[7])) + uint32(uint64(pw257[8])<<8|uint64(pw257[9])) + uint32(uint64(pw257[10])<<8|uint64(pw257[11]))
-			d256 += bits.RotateLeft32(d256, 16)
+		if po262 > h4 && (po262-h4)%2 == 0 {
+			pw265 := data[po262 : po262+12]
+			d264 := uint32(uint64(pw265[0])<<8|uint64(pw265[1])) + uint32(uint64(pw265[2])<<8|uint64(pw265[3])) + uint32(uint64(pw265[4])<<8|uint64(pw265[5])) + uint32(uint64(pw265[6])<<8|uint64(pw265[7])) + uint32(uint64(pw265[8])<<8|uint64(pw265[9])) + uint32(uint64(pw265[10])<<8|uint64(pw265[11]))
+			d264 += bits.RotateLeft32(d264, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d256 >> 16))
+				pendD4 += uint64(^uint16(d264 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po254
-		pendN = pn255
+		pendOff = po262
+		pendN = pn263
 		h10 = -1
-		if cur > po254 {
-			cur = max(po254, cur-pn255)
+		if cur > po262 {
+			cur = max(po262, cur-pn263)
 		}
 		goto n93
 	}
@@ -3955,24 +4007,24 @@ n92:
 		if !(h11 >= 0) {
 			return pl.drop(34)
 		}
-		po258, pn259 := h11, 12 // lb_v3
-		if po258 < 0 || po258+pn259 > len(data) {
+		po266, pn267 := h11, 12 // lb_v3
+		if po266 < 0 || po266+pn267 > len(data) {
 			return pl.drop(34)
 		}
-		if po258 > h4 && (po258-h4)%2 == 0 {
-			pw261 := data[po258 : po258+12]
-			d260 := uint32(uint64(pw261[0])<<8|uint64(pw261[1])) + uint32(uint64(pw261[2])<<8|uint64(pw261[3])) + uint32(uint64(pw261[4])<<8|uint64(pw261[5])) + uint32(uint64(pw261[6])<<8|uint64(pw261[7])) + uint32(uint64(pw261[8])<<8|uint64(pw261[9])) + uint32(uint64(pw261[10])<<8|uint64(pw261[11]))
-			d260 += bits.RotateLeft32(d260, 16)
+		if po266 > h4 && (po266-h4)%2 == 0 {
+			pw269 := data[po266 : po266+12]
+			d268 := uint32(uint64(pw269[0])<<8|uint64(pw269[1])) + uint32(uint64(pw269[2])<<8|uint64(pw269[3])) + uint32(uint64(pw269[4])<<8|uint64(pw269[5])) + uint32(uint64(pw269[6])<<8|uint64(pw269[7])) + uint32(uint64(pw269[8])<<8|uint64(pw269[9])) + uint32(uint64(pw269[10])<<8|uint64(pw269[11]))
+			d268 += bits.RotateLeft32(d268, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d260 >> 16))
+				pendD4 += uint64(^uint16(d268 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po258
-		pendN = pn259
+		pendOff = po266
+		pendN = pn267
 		h11 = -1
-		if cur > po258 {
-			cur = max(po258, cur-pn259)
+		if cur > po266 {
+			cur = max(po266, cur-pn267)
 		}
 		pl.edges[25]++
 		goto n93
@@ -3989,52 +4041,52 @@ n93:
 			}
 			pendN = 0
 		}
-		po262, pn263 := h9, 4 // lb_common
-		if po262 < 0 || po262+pn263 > len(data) {
+		po270, pn271 := h9, 4 // lb_common
+		if po270 < 0 || po270+pn271 > len(data) {
 			return pl.drop(35)
 		}
-		if po262 > h4 && (po262-h4)%2 == 0 {
-			pw265 := data[po262 : po262+4]
-			d264 := uint32(uint64(pw265[0])<<8|uint64(pw265[1])) + uint32(uint64(pw265[2])<<8|uint64(pw265[3]))
-			d264 += bits.RotateLeft32(d264, 16)
+		if po270 > h4 && (po270-h4)%2 == 0 {
+			pw273 := data[po270 : po270+4]
+			d272 := uint32(uint64(pw273[0])<<8|uint64(pw273[1])) + uint32(uint64(pw273[2])<<8|uint64(pw273[3]))
+			d272 += bits.RotateLeft32(d272, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d264 >> 16))
+				pendD4 += uint64(^uint16(d272 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn263
-		if po262 < len(data)-po262-pendN {
-			copy(data[pendN:pendN+po262], data[:po262])
+		pendN += pn271
+		if po270 < len(data)-po270-pendN {
+			copy(data[pendN:pendN+po270], data[:po270])
 			data = data[pendN:]
 		} else {
-			copy(data[po262:], data[po262+pendN:])
+			copy(data[po270:], data[po270+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po262 {
-			h11 -= pn263
+		if (h11 >= 0) && h11 > po270 {
+			h11 -= pn271
 		} // lb_v3
-		if cur > po262 {
-			cur = max(po262, cur-pn263)
+		if cur > po270 {
+			cur = max(po270, cur-pn271)
 		}
 		goto n94
 	}
 n94:
 	{ // LbUdpLen: set udp.length
-		var d266 uint64         // udp checksum
-		b267 := data[h4 : h4+8] // udp
-		v268 := ((uint64(b267[4])<<8 | uint64(b267[5])) - 0x10)
-		os269 := uint32(uint16((uint64(b267[4])<<8 | uint64(b267[5]))))
-		s270 := v268
-		b267[4] = byte(s270 >> 8)
-		b267[5] = byte(s270)
-		f272 := uint32(os269)
-		f272 += bits.RotateLeft32(f272, 16)
-		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(v268)))
-		d266 += dl271
+		var d274 uint64         // udp checksum
+		b275 := data[h4 : h4+8] // udp
+		v276 := ((uint64(b275[4])<<8 | uint64(b275[5])) - 0x10)
+		os277 := uint32(uint16((uint64(b275[4])<<8 | uint64(b275[5]))))
+		s278 := v276
+		b275[4] = byte(s278 >> 8)
+		b275[5] = byte(s278)
+		f280 := uint32(os277)
+		f280 += bits.RotateLeft32(f280, 16)
+		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(v276)))
+		d274 += dl279
 		if h4+8 <= len(data) {
-			pendD4 += d266
+			pendD4 += d274
 			pendK4 = true
 		}
 		pl.edges[26]++
@@ -4063,9 +4115,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s273 := r
-				cb[0] = byte(s273 >> 8)
-				cb[1] = byte(s273)
+				s281 := r
+				cb[0] = byte(s281 >> 8)
+				cb[1] = byte(s281)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4082,9 +4134,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s274 := r
-				cb[0] = byte(s274 >> 8)
-				cb[1] = byte(s274)
+				s282 := r
+				cb[0] = byte(s282 >> 8)
+				cb[1] = byte(s282)
 			}
 			pendD4, pendK4 = 0, false
 		}

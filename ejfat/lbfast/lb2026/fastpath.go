@@ -2094,7 +2094,20 @@ n73:
 n74:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		if a, ps, hit := pl.tables[0].LookupWordAction(((m3) & 0xfff) << 0); hit {
+		k77 := ((m3) & 0xfff) << 0
+		if pi78 := pl.tables[0].Packed(); len(pi78.Slots) > 0 {
+			k77 &= pi78.Mask
+			for m, j := uint64(len(pi78.Slots)-1), packet.PackedHash(k77); ; j++ {
+				sl := &pi78.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k77 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k77); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2115,8 +2128,21 @@ n75:
 n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b77 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[1].LookupWordAction(((uint64(b77[0])<<40|uint64(b77[1])<<32|uint64(b77[2])<<24|uint64(b77[3])<<16|uint64(b77[4])<<8|uint64(b77[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
+		b79 := data[h0 : h0+14] // ethernet
+		k80 := ((uint64(b79[0])<<40|uint64(b79[1])<<32|uint64(b79[2])<<24|uint64(b79[3])<<16|uint64(b79[4])<<8|uint64(b79[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48
+		if pi81 := pl.tables[1].Packed(); len(pi81.Slots) > 0 {
+			k80 &= pi81.Mask
+			for m, j := uint64(len(pi81.Slots)-1), packet.PackedHash(k80); ; j++ {
+				sl := &pi81.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k80 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k80); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2166,30 +2192,30 @@ n82:
 	}
 n83:
 	{ // L3SetDaIPv4: set meta.ip_da
-		b78 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b78[16])<<24 | uint64(b78[17])<<16 | uint64(b78[18])<<8 | uint64(b78[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b82 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b82[16])<<24 | uint64(b82[17])<<16 | uint64(b82[18])<<8 | uint64(b82[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n84:
 	{ // L3SetDaIPv6: set meta.ip_da
-		b79 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b79[24])<<56 | uint64(b79[25])<<48 | uint64(b79[26])<<40 | uint64(b79[27])<<32 | uint64(b79[28])<<24 | uint64(b79[29])<<16 | uint64(b79[30])<<8 | uint64(b79[31])), Lo: (uint64(b79[32])<<56 | uint64(b79[33])<<48 | uint64(b79[34])<<40 | uint64(b79[35])<<32 | uint64(b79[36])<<24 | uint64(b79[37])<<16 | uint64(b79[38])<<8 | uint64(b79[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b83 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b83[24])<<56 | uint64(b83[25])<<48 | uint64(b83[26])<<40 | uint64(b83[27])<<32 | uint64(b83[28])<<24 | uint64(b83[29])<<16 | uint64(b83[30])<<8 | uint64(b83[31])), Lo: (uint64(b83[32])<<56 | uint64(b83[33])<<48 | uint64(b83[34])<<40 | uint64(b83[35])<<32 | uint64(b83[36])<<24 | uint64(b83[37])<<16 | uint64(b83[38])<<8 | uint64(b83[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[33]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set meta.ip_da
-		b80 := data[h5 : h5+28] // arp
-		m8 = (packet.Value{Lo: (uint64(b80[24])<<24 | uint64(b80[25])<<16 | uint64(b80[26])<<8 | uint64(b80[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b84 := data[h5 : h5+28] // arp
+		m8 = (packet.Value{Lo: (uint64(b84[24])<<24 | uint64(b84[25])<<16 | uint64(b84[26])<<8 | uint64(b84[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[34]++
 		goto n86
 	}
 n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		b81 := data[h0 : h0+14] // ethernet
-		kv82 := m8
-		if a, ps, hit := pl.tables[2].LookupWordsAction((m4)&0xf, (uint64(b81[12])<<8|uint64(b81[13]))&0xffff, kv82.Hi, kv82.Lo); hit {
+		b85 := data[h0 : h0+14] // ethernet
+		kv86 := m8
+		if a, ps, hit := pl.tables[2].LookupWordsAction((m4)&0xf, (uint64(b85[12])<<8|uint64(b85[13]))&0xffff, kv86.Hi, kv86.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2240,10 +2266,10 @@ n92:
 	}
 n93:
 	{ // L3Icmp4Type: switch icmp.type
-		b84 := data[h6 : h6+4] // icmp
-		v83 := uint64(b84[0])
+		b88 := data[h6 : h6+4] // icmp
+		v87 := uint64(b88[0])
 		switch {
-		case v83 == 0x3:
+		case v87 == 0x3:
 			goto n95
 		default:
 			goto n94
@@ -2255,22 +2281,22 @@ n94:
 	}
 n95:
 	{ // L3Unreach4: switch icmp.code
-		b86 := data[h6 : h6+4] // icmp
-		v85 := uint64(b86[1])
+		b90 := data[h6 : h6+4] // icmp
+		v89 := uint64(b90[1])
 		switch {
-		case v85 == 0x0:
+		case v89 == 0x0:
 			goto n96
-		case v85 == 0x1:
+		case v89 == 0x1:
 			goto n97
-		case v85 == 0x3:
+		case v89 == 0x3:
 			goto n98
-		case v85 == 0x4:
+		case v89 == 0x4:
 			goto n99
-		case v85 == 0x6:
+		case v89 == 0x6:
 			goto n100
-		case v85 == 0x7:
+		case v89 == 0x7:
 			goto n101
-		case v85 == 0xa:
+		case v89 == 0xa:
 			goto n102
 		default:
 			goto n103
@@ -2310,14 +2336,14 @@ n103:
 	}
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b88 := data[h7 : h7+4] // icmpv6
-		v87 := uint64(b88[0])
+		b92 := data[h7 : h7+4] // icmpv6
+		v91 := uint64(b92[0])
 		switch {
-		case v87 == 0x1:
+		case v91 == 0x1:
 			goto n106
-		case v87 == 0x80:
+		case v91 == 0x80:
 			goto n120
-		case v87 == 0x87:
+		case v91 == 0x87:
 			goto n122
 		default:
 			goto n105
@@ -2329,16 +2355,16 @@ n105:
 	}
 n106:
 	{ // L3Unreach6: switch icmpv6.code
-		b90 := data[h7 : h7+4] // icmpv6
-		v89 := uint64(b90[1])
+		b94 := data[h7 : h7+4] // icmpv6
+		v93 := uint64(b94[1])
 		switch {
-		case v89 == 0x0:
+		case v93 == 0x0:
 			goto n107
-		case v89 == 0x1:
+		case v93 == 0x1:
 			goto n108
-		case v89 == 0x2:
+		case v93 == 0x2:
 			goto n109
-		case v89 == 0x4:
+		case v93 == 0x4:
 			goto n110
 		default:
 			goto n111
@@ -2366,8 +2392,8 @@ n111:
 	}
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b91 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b91[24])<<24 | uint64(b91[25])<<16 | uint64(b91[26])<<8 | uint64(b91[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b95 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b95[24])<<24 | uint64(b95[25])<<16 | uint64(b95[26])<<8 | uint64(b95[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n114
 		}
 		goto n113
@@ -2379,49 +2405,49 @@ n113:
 	}
 n114:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b92 := data[h0 : h0+14] // ethernet
-		s93 := (uint64(b92[6])<<40 | uint64(b92[7])<<32 | uint64(b92[8])<<24 | uint64(b92[9])<<16 | uint64(b92[10])<<8 | uint64(b92[11]))
-		b92[0] = byte(s93 >> 40)
-		b92[1] = byte(s93 >> 32)
-		b92[2] = byte(s93 >> 24)
-		b92[3] = byte(s93 >> 16)
-		b92[4] = byte(s93 >> 8)
-		b92[5] = byte(s93)
-		s94 := m5
-		b92[6] = byte(s94 >> 40)
-		b92[7] = byte(s94 >> 32)
-		b92[8] = byte(s94 >> 24)
-		b92[9] = byte(s94 >> 16)
-		b92[10] = byte(s94 >> 8)
-		b92[11] = byte(s94)
-		b95 := data[h5 : h5+28] // arp
-		s96 := 0x2
-		b95[6] = byte(s96 >> 8)
-		b95[7] = byte(s96)
-		s97 := (uint64(b95[8])<<40 | uint64(b95[9])<<32 | uint64(b95[10])<<24 | uint64(b95[11])<<16 | uint64(b95[12])<<8 | uint64(b95[13]))
-		b95[18] = byte(s97 >> 40)
-		b95[19] = byte(s97 >> 32)
-		b95[20] = byte(s97 >> 24)
-		b95[21] = byte(s97 >> 16)
-		b95[22] = byte(s97 >> 8)
-		b95[23] = byte(s97)
+		b96 := data[h0 : h0+14] // ethernet
+		s97 := (uint64(b96[6])<<40 | uint64(b96[7])<<32 | uint64(b96[8])<<24 | uint64(b96[9])<<16 | uint64(b96[10])<<8 | uint64(b96[11]))
+		b96[0] = byte(s97 >> 40)
+		b96[1] = byte(s97 >> 32)
+		b96[2] = byte(s97 >> 24)
+		b96[3] = byte(s97 >> 16)
+		b96[4] = byte(s97 >> 8)
+		b96[5] = byte(s97)
 		s98 := m5
-		b95[8] = byte(s98 >> 40)
-		b95[9] = byte(s98 >> 32)
-		b95[10] = byte(s98 >> 24)
-		b95[11] = byte(s98 >> 16)
-		b95[12] = byte(s98 >> 8)
-		b95[13] = byte(s98)
-		s99 := (uint64(b95[14])<<24 | uint64(b95[15])<<16 | uint64(b95[16])<<8 | uint64(b95[17]))
-		b95[24] = byte(s99 >> 24)
-		b95[25] = byte(s99 >> 16)
-		b95[26] = byte(s99 >> 8)
-		b95[27] = byte(s99)
-		s100 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b95[14] = byte(s100 >> 24)
-		b95[15] = byte(s100 >> 16)
-		b95[16] = byte(s100 >> 8)
-		b95[17] = byte(s100)
+		b96[6] = byte(s98 >> 40)
+		b96[7] = byte(s98 >> 32)
+		b96[8] = byte(s98 >> 24)
+		b96[9] = byte(s98 >> 16)
+		b96[10] = byte(s98 >> 8)
+		b96[11] = byte(s98)
+		b99 := data[h5 : h5+28] // arp
+		s100 := 0x2
+		b99[6] = byte(s100 >> 8)
+		b99[7] = byte(s100)
+		s101 := (uint64(b99[8])<<40 | uint64(b99[9])<<32 | uint64(b99[10])<<24 | uint64(b99[11])<<16 | uint64(b99[12])<<8 | uint64(b99[13]))
+		b99[18] = byte(s101 >> 40)
+		b99[19] = byte(s101 >> 32)
+		b99[20] = byte(s101 >> 24)
+		b99[21] = byte(s101 >> 16)
+		b99[22] = byte(s101 >> 8)
+		b99[23] = byte(s101)
+		s102 := m5
+		b99[8] = byte(s102 >> 40)
+		b99[9] = byte(s102 >> 32)
+		b99[10] = byte(s102 >> 24)
+		b99[11] = byte(s102 >> 16)
+		b99[12] = byte(s102 >> 8)
+		b99[13] = byte(s102)
+		s103 := (uint64(b99[14])<<24 | uint64(b99[15])<<16 | uint64(b99[16])<<8 | uint64(b99[17]))
+		b99[24] = byte(s103 >> 24)
+		b99[25] = byte(s103 >> 16)
+		b99[26] = byte(s103 >> 8)
+		b99[27] = byte(s103)
+		s104 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b99[14] = byte(s104 >> 24)
+		b99[15] = byte(s104 >> 16)
+		b99[16] = byte(s104 >> 8)
+		b99[17] = byte(s104)
 		goto n115
 	}
 n115:
@@ -2433,8 +2459,8 @@ n116:
 		if !(h2 >= 0) {
 			return pl.drop(27)
 		}
-		b101 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b101[16])<<24 | uint64(b101[17])<<16 | uint64(b101[18])<<8 | uint64(b101[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b105 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b105[16])<<24 | uint64(b105[17])<<16 | uint64(b105[18])<<8 | uint64(b105[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n118
 		}
 		goto n117
@@ -2445,59 +2471,59 @@ n117:
 	}
 n118:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d102 uint64          // icmp checksum
-		b103 := data[h0 : h0+14] // ethernet
-		v104 := (uint64(b103[6])<<40 | uint64(b103[7])<<32 | uint64(b103[8])<<24 | uint64(b103[9])<<16 | uint64(b103[10])<<8 | uint64(b103[11]))
-		s105 := v104
-		b103[0] = byte(s105 >> 40)
-		b103[1] = byte(s105 >> 32)
-		b103[2] = byte(s105 >> 24)
-		b103[3] = byte(s105 >> 16)
-		b103[4] = byte(s105 >> 8)
-		b103[5] = byte(s105)
-		v106 := m5
-		s107 := v106
-		b103[6] = byte(s107 >> 40)
-		b103[7] = byte(s107 >> 32)
-		b103[8] = byte(s107 >> 24)
-		b103[9] = byte(s107 >> 16)
-		b103[10] = byte(s107 >> 8)
-		b103[11] = byte(s107)
+		var d106 uint64          // icmp checksum
+		b107 := data[h0 : h0+14] // ethernet
+		v108 := (uint64(b107[6])<<40 | uint64(b107[7])<<32 | uint64(b107[8])<<24 | uint64(b107[9])<<16 | uint64(b107[10])<<8 | uint64(b107[11]))
+		s109 := v108
+		b107[0] = byte(s109 >> 40)
+		b107[1] = byte(s109 >> 32)
+		b107[2] = byte(s109 >> 24)
+		b107[3] = byte(s109 >> 16)
+		b107[4] = byte(s109 >> 8)
+		b107[5] = byte(s109)
+		v110 := m5
+		s111 := v110
+		b107[6] = byte(s111 >> 40)
+		b107[7] = byte(s111 >> 32)
+		b107[8] = byte(s111 >> 24)
+		b107[9] = byte(s111 >> 16)
+		b107[10] = byte(s111 >> 8)
+		b107[11] = byte(s111)
 		if !(h2 >= 0) {
 			return pl.drop(29)
 		}
-		b108 := data[h2 : h2+20] // ipv4
-		v109 := (uint64(b108[12])<<24 | uint64(b108[13])<<16 | uint64(b108[14])<<8 | uint64(b108[15]))
-		s110 := v109
-		b108[16] = byte(s110 >> 24)
-		b108[17] = byte(s110 >> 16)
-		b108[18] = byte(s110 >> 8)
-		b108[19] = byte(s110)
-		v111 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s112 := v111
-		b108[12] = byte(s112 >> 24)
-		b108[13] = byte(s112 >> 16)
-		b108[14] = byte(s112 >> 8)
-		b108[15] = byte(s112)
-		v113 := 0x0
-		b114 := data[h6 : h6+4] // icmp
-		os115 := uint32(uint64(b114[0])<<8 | uint64(b114[1]))
-		b114[0] = byte(v113)
-		f117 := uint32(os115)
-		f117 += bits.RotateLeft32(f117, 16)
-		dl116 := uint64(^uint16(f117>>16)) + uint64(uint32(uint64(b114[0])<<8|uint64(b114[1])))
-		d102 += dl116
+		b112 := data[h2 : h2+20] // ipv4
+		v113 := (uint64(b112[12])<<24 | uint64(b112[13])<<16 | uint64(b112[14])<<8 | uint64(b112[15]))
+		s114 := v113
+		b112[16] = byte(s114 >> 24)
+		b112[17] = byte(s114 >> 16)
+		b112[18] = byte(s114 >> 8)
+		b112[19] = byte(s114)
+		v115 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s116 := v115
+		b112[12] = byte(s116 >> 24)
+		b112[13] = byte(s116 >> 16)
+		b112[14] = byte(s116 >> 8)
+		b112[15] = byte(s116)
+		v117 := 0x0
+		b118 := data[h6 : h6+4] // icmp
+		os119 := uint32(uint64(b118[0])<<8 | uint64(b118[1]))
+		b118[0] = byte(v117)
+		f121 := uint32(os119)
+		f121 += bits.RotateLeft32(f121, 16)
+		dl120 := uint64(^uint16(f121>>16)) + uint64(uint32(uint64(b118[0])<<8|uint64(b118[1])))
+		d106 += dl120
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d102
+			x := uint64(^cv) + d106
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s118 := r
-			cb[0] = byte(s118 >> 8)
-			cb[1] = byte(s118)
+			s122 := r
+			cb[0] = byte(s122 >> 8)
+			cb[1] = byte(s122)
 		}
 		goto n119
 	}
@@ -2508,101 +2534,101 @@ n119:
 	}
 n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d119 uint64          // icmpv6 checksum
-		b120 := data[h0 : h0+14] // ethernet
-		v121 := (uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11]))
-		s122 := v121
-		b120[0] = byte(s122 >> 40)
-		b120[1] = byte(s122 >> 32)
-		b120[2] = byte(s122 >> 24)
-		b120[3] = byte(s122 >> 16)
-		b120[4] = byte(s122 >> 8)
-		b120[5] = byte(s122)
-		v123 := m5
-		s124 := v123
-		b120[6] = byte(s124 >> 40)
-		b120[7] = byte(s124 >> 32)
-		b120[8] = byte(s124 >> 24)
-		b120[9] = byte(s124 >> 16)
-		b120[10] = byte(s124 >> 8)
-		b120[11] = byte(s124)
+		var d123 uint64          // icmpv6 checksum
+		b124 := data[h0 : h0+14] // ethernet
+		v125 := (uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11]))
+		s126 := v125
+		b124[0] = byte(s126 >> 40)
+		b124[1] = byte(s126 >> 32)
+		b124[2] = byte(s126 >> 24)
+		b124[3] = byte(s126 >> 16)
+		b124[4] = byte(s126 >> 8)
+		b124[5] = byte(s126)
+		v127 := m5
+		s128 := v127
+		b124[6] = byte(s128 >> 40)
+		b124[7] = byte(s128 >> 32)
+		b124[8] = byte(s128 >> 24)
+		b124[9] = byte(s128 >> 16)
+		b124[10] = byte(s128 >> 8)
+		b124[11] = byte(s128)
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b125 := data[h3 : h3+40] // ipv6
-		v126 := packet.Value{Hi: (uint64(b125[8])<<56 | uint64(b125[9])<<48 | uint64(b125[10])<<40 | uint64(b125[11])<<32 | uint64(b125[12])<<24 | uint64(b125[13])<<16 | uint64(b125[14])<<8 | uint64(b125[15])), Lo: (uint64(b125[16])<<56 | uint64(b125[17])<<48 | uint64(b125[18])<<40 | uint64(b125[19])<<32 | uint64(b125[20])<<24 | uint64(b125[21])<<16 | uint64(b125[22])<<8 | uint64(b125[23]))}
-		ws128 := packet.Value{Hi: (uint64(b125[24])<<56 | uint64(b125[25])<<48 | uint64(b125[26])<<40 | uint64(b125[27])<<32 | uint64(b125[28])<<24 | uint64(b125[29])<<16 | uint64(b125[30])<<8 | uint64(b125[31])), Lo: (uint64(b125[32])<<56 | uint64(b125[33])<<48 | uint64(b125[34])<<40 | uint64(b125[35])<<32 | uint64(b125[36])<<24 | uint64(b125[37])<<16 | uint64(b125[38])<<8 | uint64(b125[39]))}
-		os127 := uint32(uint16(ws128.Hi>>0)) + uint32(uint16(ws128.Hi>>16)) + uint32(uint16(ws128.Hi>>32)) + uint32(uint16(ws128.Hi>>48)) + uint32(uint16(ws128.Lo>>0)) + uint32(uint16(ws128.Lo>>16)) + uint32(uint16(ws128.Lo>>32)) + uint32(uint16(ws128.Lo>>48))
-		v129 := v126
-		s130 := v129.Hi
-		b125[24] = byte(s130 >> 56)
-		b125[25] = byte(s130 >> 48)
-		b125[26] = byte(s130 >> 40)
-		b125[27] = byte(s130 >> 32)
-		b125[28] = byte(s130 >> 24)
-		b125[29] = byte(s130 >> 16)
-		b125[30] = byte(s130 >> 8)
-		b125[31] = byte(s130)
-		s131 := v129.Lo
-		b125[32] = byte(s131 >> 56)
-		b125[33] = byte(s131 >> 48)
-		b125[34] = byte(s131 >> 40)
-		b125[35] = byte(s131 >> 32)
-		b125[36] = byte(s131 >> 24)
-		b125[37] = byte(s131 >> 16)
-		b125[38] = byte(s131 >> 8)
-		b125[39] = byte(s131)
-		ws132 := v126
-		f134 := uint32(os127)
-		f134 += bits.RotateLeft32(f134, 16)
-		dl133 := uint64(^uint16(f134>>16)) + uint64(uint32(uint16(ws132.Hi>>0))+uint32(uint16(ws132.Hi>>16))+uint32(uint16(ws132.Hi>>32))+uint32(uint16(ws132.Hi>>48))+uint32(uint16(ws132.Lo>>0))+uint32(uint16(ws132.Lo>>16))+uint32(uint16(ws132.Lo>>32))+uint32(uint16(ws132.Lo>>48)))
-		d119 += dl133
-		v135 := m6
-		ws137 := packet.Value{Hi: (uint64(b125[8])<<56 | uint64(b125[9])<<48 | uint64(b125[10])<<40 | uint64(b125[11])<<32 | uint64(b125[12])<<24 | uint64(b125[13])<<16 | uint64(b125[14])<<8 | uint64(b125[15])), Lo: (uint64(b125[16])<<56 | uint64(b125[17])<<48 | uint64(b125[18])<<40 | uint64(b125[19])<<32 | uint64(b125[20])<<24 | uint64(b125[21])<<16 | uint64(b125[22])<<8 | uint64(b125[23]))}
-		os136 := uint32(uint16(ws137.Hi>>0)) + uint32(uint16(ws137.Hi>>16)) + uint32(uint16(ws137.Hi>>32)) + uint32(uint16(ws137.Hi>>48)) + uint32(uint16(ws137.Lo>>0)) + uint32(uint16(ws137.Lo>>16)) + uint32(uint16(ws137.Lo>>32)) + uint32(uint16(ws137.Lo>>48))
-		v138 := v135
-		s139 := v138.Hi
-		b125[8] = byte(s139 >> 56)
-		b125[9] = byte(s139 >> 48)
-		b125[10] = byte(s139 >> 40)
-		b125[11] = byte(s139 >> 32)
-		b125[12] = byte(s139 >> 24)
-		b125[13] = byte(s139 >> 16)
-		b125[14] = byte(s139 >> 8)
-		b125[15] = byte(s139)
-		s140 := v138.Lo
-		b125[16] = byte(s140 >> 56)
-		b125[17] = byte(s140 >> 48)
-		b125[18] = byte(s140 >> 40)
-		b125[19] = byte(s140 >> 32)
-		b125[20] = byte(s140 >> 24)
-		b125[21] = byte(s140 >> 16)
-		b125[22] = byte(s140 >> 8)
-		b125[23] = byte(s140)
-		ws141 := v135
-		f143 := uint32(os136)
-		f143 += bits.RotateLeft32(f143, 16)
-		dl142 := uint64(^uint16(f143>>16)) + uint64(uint32(uint16(ws141.Hi>>0))+uint32(uint16(ws141.Hi>>16))+uint32(uint16(ws141.Hi>>32))+uint32(uint16(ws141.Hi>>48))+uint32(uint16(ws141.Lo>>0))+uint32(uint16(ws141.Lo>>16))+uint32(uint16(ws141.Lo>>32))+uint32(uint16(ws141.Lo>>48)))
-		d119 += dl142
-		v144 := 0x81
-		b145 := data[h7 : h7+4] // icmpv6
-		os146 := uint32(uint64(b145[0])<<8 | uint64(b145[1]))
-		b145[0] = byte(v144)
-		f148 := uint32(os146)
-		f148 += bits.RotateLeft32(f148, 16)
-		dl147 := uint64(^uint16(f148>>16)) + uint64(uint32(uint64(b145[0])<<8|uint64(b145[1])))
-		d119 += dl147
+		b129 := data[h3 : h3+40] // ipv6
+		v130 := packet.Value{Hi: (uint64(b129[8])<<56 | uint64(b129[9])<<48 | uint64(b129[10])<<40 | uint64(b129[11])<<32 | uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])), Lo: (uint64(b129[16])<<56 | uint64(b129[17])<<48 | uint64(b129[18])<<40 | uint64(b129[19])<<32 | uint64(b129[20])<<24 | uint64(b129[21])<<16 | uint64(b129[22])<<8 | uint64(b129[23]))}
+		ws132 := packet.Value{Hi: (uint64(b129[24])<<56 | uint64(b129[25])<<48 | uint64(b129[26])<<40 | uint64(b129[27])<<32 | uint64(b129[28])<<24 | uint64(b129[29])<<16 | uint64(b129[30])<<8 | uint64(b129[31])), Lo: (uint64(b129[32])<<56 | uint64(b129[33])<<48 | uint64(b129[34])<<40 | uint64(b129[35])<<32 | uint64(b129[36])<<24 | uint64(b129[37])<<16 | uint64(b129[38])<<8 | uint64(b129[39]))}
+		os131 := uint32(uint16(ws132.Hi>>0)) + uint32(uint16(ws132.Hi>>16)) + uint32(uint16(ws132.Hi>>32)) + uint32(uint16(ws132.Hi>>48)) + uint32(uint16(ws132.Lo>>0)) + uint32(uint16(ws132.Lo>>16)) + uint32(uint16(ws132.Lo>>32)) + uint32(uint16(ws132.Lo>>48))
+		v133 := v130
+		s134 := v133.Hi
+		b129[24] = byte(s134 >> 56)
+		b129[25] = byte(s134 >> 48)
+		b129[26] = byte(s134 >> 40)
+		b129[27] = byte(s134 >> 32)
+		b129[28] = byte(s134 >> 24)
+		b129[29] = byte(s134 >> 16)
+		b129[30] = byte(s134 >> 8)
+		b129[31] = byte(s134)
+		s135 := v133.Lo
+		b129[32] = byte(s135 >> 56)
+		b129[33] = byte(s135 >> 48)
+		b129[34] = byte(s135 >> 40)
+		b129[35] = byte(s135 >> 32)
+		b129[36] = byte(s135 >> 24)
+		b129[37] = byte(s135 >> 16)
+		b129[38] = byte(s135 >> 8)
+		b129[39] = byte(s135)
+		ws136 := v130
+		f138 := uint32(os131)
+		f138 += bits.RotateLeft32(f138, 16)
+		dl137 := uint64(^uint16(f138>>16)) + uint64(uint32(uint16(ws136.Hi>>0))+uint32(uint16(ws136.Hi>>16))+uint32(uint16(ws136.Hi>>32))+uint32(uint16(ws136.Hi>>48))+uint32(uint16(ws136.Lo>>0))+uint32(uint16(ws136.Lo>>16))+uint32(uint16(ws136.Lo>>32))+uint32(uint16(ws136.Lo>>48)))
+		d123 += dl137
+		v139 := m6
+		ws141 := packet.Value{Hi: (uint64(b129[8])<<56 | uint64(b129[9])<<48 | uint64(b129[10])<<40 | uint64(b129[11])<<32 | uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])), Lo: (uint64(b129[16])<<56 | uint64(b129[17])<<48 | uint64(b129[18])<<40 | uint64(b129[19])<<32 | uint64(b129[20])<<24 | uint64(b129[21])<<16 | uint64(b129[22])<<8 | uint64(b129[23]))}
+		os140 := uint32(uint16(ws141.Hi>>0)) + uint32(uint16(ws141.Hi>>16)) + uint32(uint16(ws141.Hi>>32)) + uint32(uint16(ws141.Hi>>48)) + uint32(uint16(ws141.Lo>>0)) + uint32(uint16(ws141.Lo>>16)) + uint32(uint16(ws141.Lo>>32)) + uint32(uint16(ws141.Lo>>48))
+		v142 := v139
+		s143 := v142.Hi
+		b129[8] = byte(s143 >> 56)
+		b129[9] = byte(s143 >> 48)
+		b129[10] = byte(s143 >> 40)
+		b129[11] = byte(s143 >> 32)
+		b129[12] = byte(s143 >> 24)
+		b129[13] = byte(s143 >> 16)
+		b129[14] = byte(s143 >> 8)
+		b129[15] = byte(s143)
+		s144 := v142.Lo
+		b129[16] = byte(s144 >> 56)
+		b129[17] = byte(s144 >> 48)
+		b129[18] = byte(s144 >> 40)
+		b129[19] = byte(s144 >> 32)
+		b129[20] = byte(s144 >> 24)
+		b129[21] = byte(s144 >> 16)
+		b129[22] = byte(s144 >> 8)
+		b129[23] = byte(s144)
+		ws145 := v139
+		f147 := uint32(os140)
+		f147 += bits.RotateLeft32(f147, 16)
+		dl146 := uint64(^uint16(f147>>16)) + uint64(uint32(uint16(ws145.Hi>>0))+uint32(uint16(ws145.Hi>>16))+uint32(uint16(ws145.Hi>>32))+uint32(uint16(ws145.Hi>>48))+uint32(uint16(ws145.Lo>>0))+uint32(uint16(ws145.Lo>>16))+uint32(uint16(ws145.Lo>>32))+uint32(uint16(ws145.Lo>>48)))
+		d123 += dl146
+		v148 := 0x81
+		b149 := data[h7 : h7+4] // icmpv6
+		os150 := uint32(uint64(b149[0])<<8 | uint64(b149[1]))
+		b149[0] = byte(v148)
+		f152 := uint32(os150)
+		f152 += bits.RotateLeft32(f152, 16)
+		dl151 := uint64(^uint16(f152>>16)) + uint64(uint32(uint64(b149[0])<<8|uint64(b149[1])))
+		d123 += dl151
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d119
+			x := uint64(^cv) + d123
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s149 := r
-			cb[0] = byte(s149 >> 8)
-			cb[1] = byte(s149)
+			s153 := r
+			cb[0] = byte(s153 >> 8)
+			cb[1] = byte(s153)
 		}
 		goto n121
 	}
@@ -2616,8 +2642,8 @@ n122:
 		if !(h12 >= 0) {
 			return pl.drop(31)
 		}
-		b150 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b150[4])<<56 | uint64(b150[5])<<48 | uint64(b150[6])<<40 | uint64(b150[7])<<32 | uint64(b150[8])<<24 | uint64(b150[9])<<16 | uint64(b150[10])<<8 | uint64(b150[11])), Lo: (uint64(b150[12])<<56 | uint64(b150[13])<<48 | uint64(b150[14])<<40 | uint64(b150[15])<<32 | uint64(b150[16])<<24 | uint64(b150[17])<<16 | uint64(b150[18])<<8 | uint64(b150[19]))} == m6) {
+		b154 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b154[4])<<56 | uint64(b154[5])<<48 | uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11])), Lo: (uint64(b154[12])<<56 | uint64(b154[13])<<48 | uint64(b154[14])<<40 | uint64(b154[15])<<32 | uint64(b154[16])<<24 | uint64(b154[17])<<16 | uint64(b154[18])<<8 | uint64(b154[19]))} == m6) {
 			goto n124
 		}
 		goto n123
@@ -2631,8 +2657,8 @@ n124:
 		if !(h3 >= 0) {
 			return pl.drop(33)
 		}
-		b151 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b151[8])<<56 | uint64(b151[9])<<48 | uint64(b151[10])<<40 | uint64(b151[11])<<32 | uint64(b151[12])<<24 | uint64(b151[13])<<16 | uint64(b151[14])<<8 | uint64(b151[15])), Lo: (uint64(b151[16])<<56 | uint64(b151[17])<<48 | uint64(b151[18])<<40 | uint64(b151[19])<<32 | uint64(b151[20])<<24 | uint64(b151[21])<<16 | uint64(b151[22])<<8 | uint64(b151[23]))} == packet.Value{Lo: 0x0}) {
+		b155 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b155[8])<<56 | uint64(b155[9])<<48 | uint64(b155[10])<<40 | uint64(b155[11])<<32 | uint64(b155[12])<<24 | uint64(b155[13])<<16 | uint64(b155[14])<<8 | uint64(b155[15])), Lo: (uint64(b155[16])<<56 | uint64(b155[17])<<48 | uint64(b155[18])<<40 | uint64(b155[19])<<32 | uint64(b155[20])<<24 | uint64(b155[21])<<16 | uint64(b155[22])<<8 | uint64(b155[23]))} == packet.Value{Lo: 0x0}) {
 			goto n125
 		}
 		goto n126
@@ -2645,8 +2671,8 @@ n125:
 		if !(h12 >= 0) {
 			return pl.drop(34)
 		}
-		b152 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b152[4])<<56 | uint64(b152[5])<<48 | uint64(b152[6])<<40 | uint64(b152[7])<<32 | uint64(b152[8])<<24 | uint64(b152[9])<<16 | uint64(b152[10])<<8 | uint64(b152[11])), Lo: (uint64(b152[12])<<56 | uint64(b152[13])<<48 | uint64(b152[14])<<40 | uint64(b152[15])<<32 | uint64(b152[16])<<24 | uint64(b152[17])<<16 | uint64(b152[18])<<8 | uint64(b152[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b156 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b156[4])<<56 | uint64(b156[5])<<48 | uint64(b156[6])<<40 | uint64(b156[7])<<32 | uint64(b156[8])<<24 | uint64(b156[9])<<16 | uint64(b156[10])<<8 | uint64(b156[11])), Lo: (uint64(b156[12])<<56 | uint64(b156[13])<<48 | uint64(b156[14])<<40 | uint64(b156[15])<<32 | uint64(b156[16])<<24 | uint64(b156[17])<<16 | uint64(b156[18])<<8 | uint64(b156[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
@@ -2654,16 +2680,16 @@ n126:
 		if !(h3 >= 0) {
 			return pl.drop(35)
 		}
-		b153 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b153[8])<<56 | uint64(b153[9])<<48 | uint64(b153[10])<<40 | uint64(b153[11])<<32 | uint64(b153[12])<<24 | uint64(b153[13])<<16 | uint64(b153[14])<<8 | uint64(b153[15])), Lo: (uint64(b153[16])<<56 | uint64(b153[17])<<48 | uint64(b153[18])<<40 | uint64(b153[19])<<32 | uint64(b153[20])<<24 | uint64(b153[21])<<16 | uint64(b153[22])<<8 | uint64(b153[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b154 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11])) & 0xffffffffffff
+		b157 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b157[8])<<56 | uint64(b157[9])<<48 | uint64(b157[10])<<40 | uint64(b157[11])<<32 | uint64(b157[12])<<24 | uint64(b157[13])<<16 | uint64(b157[14])<<8 | uint64(b157[15])), Lo: (uint64(b157[16])<<56 | uint64(b157[17])<<48 | uint64(b157[18])<<40 | uint64(b157[19])<<32 | uint64(b157[20])<<24 | uint64(b157[21])<<16 | uint64(b157[22])<<8 | uint64(b157[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b158 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b158[6])<<40 | uint64(b158[7])<<32 | uint64(b158[8])<<24 | uint64(b158[9])<<16 | uint64(b158[10])<<8 | uint64(b158[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(35)
 		}
-		b155 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b155[4])<<56 | uint64(b155[5])<<48 | uint64(b155[6])<<40 | uint64(b155[7])<<32 | uint64(b155[8])<<24 | uint64(b155[9])<<16 | uint64(b155[10])<<8 | uint64(b155[11])), Lo: (uint64(b155[12])<<56 | uint64(b155[13])<<48 | uint64(b155[14])<<40 | uint64(b155[15])<<32 | uint64(b155[16])<<24 | uint64(b155[17])<<16 | uint64(b155[18])<<8 | uint64(b155[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b159 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11])), Lo: (uint64(b159[12])<<56 | uint64(b159[13])<<48 | uint64(b159[14])<<40 | uint64(b159[15])<<32 | uint64(b159[16])<<24 | uint64(b159[17])<<16 | uint64(b159[18])<<8 | uint64(b159[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
@@ -2676,8 +2702,8 @@ n127:
 	}
 n128:
 	{ // NsSrcMac: set meta.na_mac
-		b156 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b156[0])<<40 | uint64(b156[1])<<32 | uint64(b156[2])<<24 | uint64(b156[3])<<16 | uint64(b156[4])<<8 | uint64(b156[5])) & 0xffffffffffff
+		b160 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b160[0])<<40 | uint64(b160[1])<<32 | uint64(b160[2])<<24 | uint64(b160[3])<<16 | uint64(b160[4])<<8 | uint64(b160[5])) & 0xffffffffffff
 		pl.edges[39]++
 		goto n129
 	}
@@ -2697,15 +2723,15 @@ n130:
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		po157, pn158 := h14, 6 // nd_mac
-		if po157 < 0 || po157+pn158 > len(data) {
+		po161, pn162 := h14, 6 // nd_mac
+		if po161 < 0 || po161+pn162 > len(data) {
 			return pl.drop(36)
 		}
-		pendOff = po157
-		pendN = pn158
+		pendOff = po161
+		pendN = pn162
 		h14 = -1
-		if cur > po157 {
-			cur = max(po157, cur-pn158)
+		if cur > po161 {
+			cur = max(po161, cur-pn162)
 		}
 		pl.edges[40]++
 		goto n132
@@ -2722,15 +2748,15 @@ n132:
 			}
 			pendN = 0
 		}
-		po159, pn160 := h13, 2 // nd_opt
-		if po159 < 0 || po159+pn160 > len(data) {
+		po163, pn164 := h13, 2 // nd_opt
+		if po163 < 0 || po163+pn164 > len(data) {
 			return pl.drop(37)
 		}
-		pendOff = po159
-		pendN += pn160
+		pendOff = po163
+		pendN += pn164
 		h13 = -1
-		if cur > po159 {
-			cur = max(po159, cur-pn160)
+		if cur > po163 {
+			cur = max(po163, cur-pn164)
 		}
 		pl.edges[41]++
 		goto n133
@@ -2750,25 +2776,25 @@ n133:
 		if !(h12 >= 0) {
 			return pl.drop(38)
 		}
-		po161, pn162 := h12, 20 // nd_ns
-		if po161 < 0 || po161+pn162 > len(data) {
+		po165, pn166 := h12, 20 // nd_ns
+		if po165 < 0 || po165+pn166 > len(data) {
 			return pl.drop(38)
 		}
-		pendN += pn162
-		if po161 < len(data)-po161-pendN {
-			copy(data[pendN:pendN+po161], data[:po161])
+		pendN += pn166
+		if po165 < len(data)-po165-pendN {
+			copy(data[pendN:pendN+po165], data[:po165])
 			data = data[pendN:]
 		} else {
-			copy(data[po161:], data[po161+pendN:])
+			copy(data[po165:], data[po165+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h14 >= 0) && h14 > po161 {
-			h14 -= pn162
+		if (h14 >= 0) && h14 > po165 {
+			h14 -= pn166
 		} // nd_mac
-		if cur > po161 {
-			cur = max(po161, cur-pn162)
+		if cur > po165 {
+			cur = max(po165, cur-pn166)
 		}
 		goto n134
 	}
@@ -2783,9 +2809,9 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s163 := r
-				cb[0] = byte(s163 >> 8)
-				cb[1] = byte(s163)
+				s167 := r
+				cb[0] = byte(s167 >> 8)
+				cb[1] = byte(s167)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2801,9 +2827,9 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s165 := r
-				cb[0] = byte(s165 >> 8)
-				cb[1] = byte(s165)
+				s169 := r
+				cb[0] = byte(s169 >> 8)
+				cb[1] = byte(s169)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2935,7 +2961,7 @@ n134:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt164 := p.Push(15, h7+4, 0)
+		rt168 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3062,7 +3088,7 @@ n134:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt164 {
+		if !rt168 {
 			return pl.drop(39)
 		}
 		goto n135
@@ -3078,9 +3104,9 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s166 := r
-				cb[0] = byte(s166 >> 8)
-				cb[1] = byte(s166)
+				s170 := r
+				cb[0] = byte(s170 >> 8)
+				cb[1] = byte(s170)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3096,9 +3122,9 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s168 := r
-				cb[0] = byte(s168 >> 8)
-				cb[1] = byte(s168)
+				s172 := r
+				cb[0] = byte(s172 >> 8)
+				cb[1] = byte(s172)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3230,7 +3256,7 @@ n135:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt167 := p.Push(16, h15+20, 0)
+		rt171 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3357,7 +3383,7 @@ n135:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt167 {
+		if !rt171 {
 			return pl.drop(40)
 		}
 		goto n136
@@ -3373,9 +3399,9 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s169 := r
-				cb[0] = byte(s169 >> 8)
-				cb[1] = byte(s169)
+				s173 := r
+				cb[0] = byte(s173 >> 8)
+				cb[1] = byte(s173)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3391,9 +3417,9 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s171 := r
-				cb[0] = byte(s171 >> 8)
-				cb[1] = byte(s171)
+				s175 := r
+				cb[0] = byte(s175 >> 8)
+				cb[1] = byte(s175)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3525,7 +3551,7 @@ n136:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt170 := p.Push(17, h16+2, 0)
+		rt174 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3652,109 +3678,109 @@ n136:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt170 {
+		if !rt174 {
 			return pl.drop(41)
 		}
 		goto n137
 	}
 n137:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b172 := data[h0 : h0+14] // ethernet
-		s173 := m25
-		b172[0] = byte(s173 >> 40)
-		b172[1] = byte(s173 >> 32)
-		b172[2] = byte(s173 >> 24)
-		b172[3] = byte(s173 >> 16)
-		b172[4] = byte(s173 >> 8)
-		b172[5] = byte(s173)
-		s174 := m5
-		b172[6] = byte(s174 >> 40)
-		b172[7] = byte(s174 >> 32)
-		b172[8] = byte(s174 >> 24)
-		b172[9] = byte(s174 >> 16)
-		b172[10] = byte(s174 >> 8)
-		b172[11] = byte(s174)
+		b176 := data[h0 : h0+14] // ethernet
+		s177 := m25
+		b176[0] = byte(s177 >> 40)
+		b176[1] = byte(s177 >> 32)
+		b176[2] = byte(s177 >> 24)
+		b176[3] = byte(s177 >> 16)
+		b176[4] = byte(s177 >> 8)
+		b176[5] = byte(s177)
+		s178 := m5
+		b176[6] = byte(s178 >> 40)
+		b176[7] = byte(s178 >> 32)
+		b176[8] = byte(s178 >> 24)
+		b176[9] = byte(s178 >> 16)
+		b176[10] = byte(s178 >> 8)
+		b176[11] = byte(s178)
 		if !(h3 >= 0) {
 			return pl.drop(42)
 		}
-		b175 := data[h3 : h3+40] // ipv6
-		s176 := 0x20
-		b175[4] = byte(s176 >> 8)
-		b175[5] = byte(s176)
-		b175[7] = byte(0xff)
-		v177 := m6
-		s178 := v177.Hi
-		b175[8] = byte(s178 >> 56)
-		b175[9] = byte(s178 >> 48)
-		b175[10] = byte(s178 >> 40)
-		b175[11] = byte(s178 >> 32)
-		b175[12] = byte(s178 >> 24)
-		b175[13] = byte(s178 >> 16)
-		b175[14] = byte(s178 >> 8)
-		b175[15] = byte(s178)
-		s179 := v177.Lo
-		b175[16] = byte(s179 >> 56)
-		b175[17] = byte(s179 >> 48)
-		b175[18] = byte(s179 >> 40)
-		b175[19] = byte(s179 >> 32)
-		b175[20] = byte(s179 >> 24)
-		b175[21] = byte(s179 >> 16)
-		b175[22] = byte(s179 >> 8)
-		b175[23] = byte(s179)
-		v180 := m24
-		s181 := v180.Hi
-		b175[24] = byte(s181 >> 56)
-		b175[25] = byte(s181 >> 48)
-		b175[26] = byte(s181 >> 40)
-		b175[27] = byte(s181 >> 32)
-		b175[28] = byte(s181 >> 24)
-		b175[29] = byte(s181 >> 16)
-		b175[30] = byte(s181 >> 8)
-		b175[31] = byte(s181)
-		s182 := v180.Lo
-		b175[32] = byte(s182 >> 56)
-		b175[33] = byte(s182 >> 48)
-		b175[34] = byte(s182 >> 40)
-		b175[35] = byte(s182 >> 32)
-		b175[36] = byte(s182 >> 24)
-		b175[37] = byte(s182 >> 16)
-		b175[38] = byte(s182 >> 8)
-		b175[39] = byte(s182)
-		b183 := data[h7 : h7+4] // icmpv6
-		b183[0] = byte(0x88)
-		b183[1] = byte(0x0)
-		b184 := data[h15 : h15+20] // nd_na
-		b184[0] = b184[0]&^0x40 | byte(m26)<<6&0x40
-		v185 := m27
-		s186 := v185.Hi
-		b184[4] = byte(s186 >> 56)
-		b184[5] = byte(s186 >> 48)
-		b184[6] = byte(s186 >> 40)
-		b184[7] = byte(s186 >> 32)
-		b184[8] = byte(s186 >> 24)
-		b184[9] = byte(s186 >> 16)
-		b184[10] = byte(s186 >> 8)
-		b184[11] = byte(s186)
-		s187 := v185.Lo
-		b184[12] = byte(s187 >> 56)
-		b184[13] = byte(s187 >> 48)
-		b184[14] = byte(s187 >> 40)
-		b184[15] = byte(s187 >> 32)
-		b184[16] = byte(s187 >> 24)
-		b184[17] = byte(s187 >> 16)
-		b184[18] = byte(s187 >> 8)
-		b184[19] = byte(s187)
-		b188 := data[h16 : h16+2] // nd_na_opt
-		b188[0] = byte(0x2)
-		b188[1] = byte(0x1)
-		b189 := data[h17 : h17+6] // nd_na_mac
-		s190 := m5
-		b189[0] = byte(s190 >> 40)
-		b189[1] = byte(s190 >> 32)
-		b189[2] = byte(s190 >> 24)
-		b189[3] = byte(s190 >> 16)
-		b189[4] = byte(s190 >> 8)
-		b189[5] = byte(s190)
+		b179 := data[h3 : h3+40] // ipv6
+		s180 := 0x20
+		b179[4] = byte(s180 >> 8)
+		b179[5] = byte(s180)
+		b179[7] = byte(0xff)
+		v181 := m6
+		s182 := v181.Hi
+		b179[8] = byte(s182 >> 56)
+		b179[9] = byte(s182 >> 48)
+		b179[10] = byte(s182 >> 40)
+		b179[11] = byte(s182 >> 32)
+		b179[12] = byte(s182 >> 24)
+		b179[13] = byte(s182 >> 16)
+		b179[14] = byte(s182 >> 8)
+		b179[15] = byte(s182)
+		s183 := v181.Lo
+		b179[16] = byte(s183 >> 56)
+		b179[17] = byte(s183 >> 48)
+		b179[18] = byte(s183 >> 40)
+		b179[19] = byte(s183 >> 32)
+		b179[20] = byte(s183 >> 24)
+		b179[21] = byte(s183 >> 16)
+		b179[22] = byte(s183 >> 8)
+		b179[23] = byte(s183)
+		v184 := m24
+		s185 := v184.Hi
+		b179[24] = byte(s185 >> 56)
+		b179[25] = byte(s185 >> 48)
+		b179[26] = byte(s185 >> 40)
+		b179[27] = byte(s185 >> 32)
+		b179[28] = byte(s185 >> 24)
+		b179[29] = byte(s185 >> 16)
+		b179[30] = byte(s185 >> 8)
+		b179[31] = byte(s185)
+		s186 := v184.Lo
+		b179[32] = byte(s186 >> 56)
+		b179[33] = byte(s186 >> 48)
+		b179[34] = byte(s186 >> 40)
+		b179[35] = byte(s186 >> 32)
+		b179[36] = byte(s186 >> 24)
+		b179[37] = byte(s186 >> 16)
+		b179[38] = byte(s186 >> 8)
+		b179[39] = byte(s186)
+		b187 := data[h7 : h7+4] // icmpv6
+		b187[0] = byte(0x88)
+		b187[1] = byte(0x0)
+		b188 := data[h15 : h15+20] // nd_na
+		b188[0] = b188[0]&^0x40 | byte(m26)<<6&0x40
+		v189 := m27
+		s190 := v189.Hi
+		b188[4] = byte(s190 >> 56)
+		b188[5] = byte(s190 >> 48)
+		b188[6] = byte(s190 >> 40)
+		b188[7] = byte(s190 >> 32)
+		b188[8] = byte(s190 >> 24)
+		b188[9] = byte(s190 >> 16)
+		b188[10] = byte(s190 >> 8)
+		b188[11] = byte(s190)
+		s191 := v189.Lo
+		b188[12] = byte(s191 >> 56)
+		b188[13] = byte(s191 >> 48)
+		b188[14] = byte(s191 >> 40)
+		b188[15] = byte(s191 >> 32)
+		b188[16] = byte(s191 >> 24)
+		b188[17] = byte(s191 >> 16)
+		b188[18] = byte(s191 >> 8)
+		b188[19] = byte(s191)
+		b192 := data[h16 : h16+2] // nd_na_opt
+		b192[0] = byte(0x2)
+		b192[1] = byte(0x1)
+		b193 := data[h17 : h17+6] // nd_na_mac
+		s194 := m5
+		b193[0] = byte(s194 >> 40)
+		b193[1] = byte(s194 >> 32)
+		b193[2] = byte(s194 >> 24)
+		b193[3] = byte(s194 >> 16)
+		b193[4] = byte(s194 >> 8)
+		b193[5] = byte(s194)
 		goto n138
 	}
 n138:
@@ -3768,9 +3794,9 @@ n138:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s191 := r
-				cb[0] = byte(s191 >> 8)
-				cb[1] = byte(s191)
+				s195 := r
+				cb[0] = byte(s195 >> 8)
+				cb[1] = byte(s195)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3783,9 +3809,9 @@ n138:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s193 := r
-				cb[0] = byte(s193 >> 8)
-				cb[1] = byte(s193)
+				s197 := r
+				cb[0] = byte(s197 >> 8)
+				cb[1] = byte(s197)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3917,7 +3943,7 @@ n138:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt192 := p.ComputeChecksum(7)
+		rt196 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4044,7 +4070,7 @@ n138:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt192 {
+		if !rt196 {
 			return pl.drop(43)
 		}
 		goto n139
@@ -4079,8 +4105,21 @@ n143:
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b194 := data[h2 : h2+20] // ipv4
-		if a, ps, hit := pl.tables[3].LookupWordAction(((uint64(b194[12])<<24|uint64(b194[13])<<16|uint64(b194[14])<<8|uint64(b194[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+		b198 := data[h2 : h2+20] // ipv4
+		k199 := ((uint64(b198[12])<<24|uint64(b198[13])<<16|uint64(b198[14])<<8|uint64(b198[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32
+		if pi200 := pl.tables[3].Packed(); len(pi200.Slots) > 0 {
+			k199 &= pi200.Mask
+			for m, j := uint64(len(pi200.Slots)-1), packet.PackedHash(k199); ; j++ {
+				sl := &pi200.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k199 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k199); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4094,9 +4133,9 @@ n144:
 n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b196 := data[h3 : h3+40] // ipv6
-		kv195 := packet.Value{Hi: (uint64(b196[8])<<56 | uint64(b196[9])<<48 | uint64(b196[10])<<40 | uint64(b196[11])<<32 | uint64(b196[12])<<24 | uint64(b196[13])<<16 | uint64(b196[14])<<8 | uint64(b196[15])), Lo: (uint64(b196[16])<<56 | uint64(b196[17])<<48 | uint64(b196[18])<<40 | uint64(b196[19])<<32 | uint64(b196[20])<<24 | uint64(b196[21])<<16 | uint64(b196[22])<<8 | uint64(b196[23]))}
-		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv195.Hi, kv195.Lo, 0); hit {
+		b202 := data[h3 : h3+40] // ipv6
+		kv201 := packet.Value{Hi: (uint64(b202[8])<<56 | uint64(b202[9])<<48 | uint64(b202[10])<<40 | uint64(b202[11])<<32 | uint64(b202[12])<<24 | uint64(b202[13])<<16 | uint64(b202[14])<<8 | uint64(b202[15])), Lo: (uint64(b202[16])<<56 | uint64(b202[17])<<48 | uint64(b202[18])<<40 | uint64(b202[19])<<32 | uint64(b202[20])<<24 | uint64(b202[21])<<16 | uint64(b202[22])<<8 | uint64(b202[23]))}
+		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv201.Hi, kv201.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4152,44 +4191,44 @@ n153:
 	}
 n154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b197 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b197[4])<<56 | uint64(b197[5])<<48 | uint64(b197[6])<<40 | uint64(b197[7])<<32 | uint64(b197[8])<<24 | uint64(b197[9])<<16 | uint64(b197[10])<<8 | uint64(b197[11]))
-		m13 = ((uint64(b197[4])<<56 | uint64(b197[5])<<48 | uint64(b197[6])<<40 | uint64(b197[7])<<32 | uint64(b197[8])<<24 | uint64(b197[9])<<16 | uint64(b197[10])<<8 | uint64(b197[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b197[2])<<8 | uint64(b197[3])) & 0xffff
+		b203 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b203[4])<<56 | uint64(b203[5])<<48 | uint64(b203[6])<<40 | uint64(b203[7])<<32 | uint64(b203[8])<<24 | uint64(b203[9])<<16 | uint64(b203[10])<<8 | uint64(b203[11]))
+		m13 = ((uint64(b203[4])<<56 | uint64(b203[5])<<48 | uint64(b203[6])<<40 | uint64(b203[7])<<32 | uint64(b203[8])<<24 | uint64(b203[9])<<16 | uint64(b203[10])<<8 | uint64(b203[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b203[2])<<8 | uint64(b203[3])) & 0xffff
 		goto n156
 	}
 n155:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b198 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b198[4])<<56 | uint64(b198[5])<<48 | uint64(b198[6])<<40 | uint64(b198[7])<<32 | uint64(b198[8])<<24 | uint64(b198[9])<<16 | uint64(b198[10])<<8 | uint64(b198[11]))
-		m13 = (uint64(b198[0])<<8 | uint64(b198[1])) & 0xffff
-		m14 = (uint64(b198[2])<<8 | uint64(b198[3])) & 0xffff
+		b204 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b204[4])<<56 | uint64(b204[5])<<48 | uint64(b204[6])<<40 | uint64(b204[7])<<32 | uint64(b204[8])<<24 | uint64(b204[9])<<16 | uint64(b204[10])<<8 | uint64(b204[11]))
+		m13 = (uint64(b204[0])<<8 | uint64(b204[1])) & 0xffff
+		m14 = (uint64(b204[2])<<8 | uint64(b204[3])) & 0xffff
 		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c200 := (h2 >= 0)
-		if c200 {
+		c206 := (h2 >= 0)
+		if c206 {
 			if !(h2 >= 0) {
 				return pl.drop(48)
 			}
-			b201 := data[h2 : h2+20] // ipv4
-			c200 = (uint64(b201[8]) <= 0x1)
+			b207 := data[h2 : h2+20] // ipv4
+			c206 = (uint64(b207[8]) <= 0x1)
 		}
-		c199 := c200
-		if !c199 {
-			c202 := (h3 >= 0)
-			if c202 {
+		c205 := c206
+		if !c205 {
+			c208 := (h3 >= 0)
+			if c208 {
 				if !(h3 >= 0) {
 					return pl.drop(48)
 				}
-				b203 := data[h3 : h3+40] // ipv6
-				c202 = (uint64(b203[7]) <= 0x1)
+				b209 := data[h3 : h3+40] // ipv6
+				c208 = (uint64(b209[7]) <= 0x1)
 			}
-			c199 = c202
+			c205 = c208
 		}
-		if c199 {
+		if c205 {
 			goto n157
 		}
 		goto n158
@@ -4233,7 +4272,20 @@ n160:
 n161:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		if a, ps, hit := pl.tables[6].LookupWordAction(((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48); hit {
+		k210 := ((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48
+		if pi211 := pl.tables[6].Packed(); len(pi211.Slots) > 0 {
+			k210 &= pi211.Mask
+			for m, j := uint64(len(pi211.Slots)-1), packet.PackedHash(k210); ; j++ {
+				sl := &pi211.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k210 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k210); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4252,8 +4304,21 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b204 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[7].LookupWordAction(((m16)&0xffff)<<0 | ((uint64(b204[12])<<8|uint64(b204[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+		b212 := data[h0 : h0+14] // ethernet
+		k213 := ((m16)&0xffff)<<0 | ((uint64(b212[12])<<8|uint64(b212[13]))&0xffff)<<16 | ((m7)&0xff)<<32
+		if pi214 := pl.tables[7].Packed(); len(pi214.Slots) > 0 {
+			k213 &= pi214.Mask
+			for m, j := uint64(len(pi214.Slots)-1), packet.PackedHash(k213); ; j++ {
+				sl := &pi214.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k213 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k213); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4300,21 +4365,21 @@ n167:
 	}
 n168:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b205 := data[h0 : h0+14] // ethernet
-		s206 := m5
-		b205[6] = byte(s206 >> 40)
-		b205[7] = byte(s206 >> 32)
-		b205[8] = byte(s206 >> 24)
-		b205[9] = byte(s206 >> 16)
-		b205[10] = byte(s206 >> 8)
-		b205[11] = byte(s206)
-		s207 := m17
-		b205[0] = byte(s207 >> 40)
-		b205[1] = byte(s207 >> 32)
-		b205[2] = byte(s207 >> 24)
-		b205[3] = byte(s207 >> 16)
-		b205[4] = byte(s207 >> 8)
-		b205[5] = byte(s207)
+		b215 := data[h0 : h0+14] // ethernet
+		s216 := m5
+		b215[6] = byte(s216 >> 40)
+		b215[7] = byte(s216 >> 32)
+		b215[8] = byte(s216 >> 24)
+		b215[9] = byte(s216 >> 16)
+		b215[10] = byte(s216 >> 8)
+		b215[11] = byte(s216)
+		s217 := m17
+		b215[0] = byte(s217 >> 40)
+		b215[1] = byte(s217 >> 32)
+		b215[2] = byte(s217 >> 24)
+		b215[3] = byte(s217 >> 16)
+		b215[4] = byte(s217 >> 8)
+		b215[5] = byte(s217)
 		goto n169
 	}
 n169:
@@ -4328,17 +4393,17 @@ n169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s208 := r
-				cb[0] = byte(s208 >> 8)
-				cb[1] = byte(s208)
+				s218 := r
+				cb[0] = byte(s218 >> 8)
+				cb[1] = byte(s218)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b209 := data[h4 : h4+8] // udp
-		if (uint64(b209[6])<<8 | uint64(b209[7])) == 0x0 {
+		b219 := data[h4 : h4+8] // udp
+		if (uint64(b219[6])<<8 | uint64(b219[7])) == 0x0 {
 			goto n170
 		}
 		goto n171
@@ -4372,254 +4437,254 @@ n173:
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d210 uint64 // ipv4 checksum
-		var d211 uint64 // udp checksum
-		v212 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b213 := data[h2 : h2+20] // ipv4
-		ws215 := uint64((uint64(b213[12])<<24 | uint64(b213[13])<<16 | uint64(b213[14])<<8 | uint64(b213[15])))
-		os214 := uint32(uint16(ws215>>0)) + uint32(uint16(ws215>>16))
-		s216 := v212
-		b213[12] = byte(s216 >> 24)
-		b213[13] = byte(s216 >> 16)
-		b213[14] = byte(s216 >> 8)
-		b213[15] = byte(s216)
-		ws217 := uint64(v212)
-		f219 := uint32(os214)
-		f219 += bits.RotateLeft32(f219, 16)
-		dl218 := uint64(^uint16(f219>>16)) + uint64(uint32(uint16(ws217>>0))+uint32(uint16(ws217>>16)))
-		d210 += dl218
+		var d220 uint64 // ipv4 checksum
+		var d221 uint64 // udp checksum
+		v222 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b223 := data[h2 : h2+20] // ipv4
+		ws225 := uint64((uint64(b223[12])<<24 | uint64(b223[13])<<16 | uint64(b223[14])<<8 | uint64(b223[15])))
+		os224 := uint32(uint16(ws225>>0)) + uint32(uint16(ws225>>16))
+		s226 := v222
+		b223[12] = byte(s226 >> 24)
+		b223[13] = byte(s226 >> 16)
+		b223[14] = byte(s226 >> 8)
+		b223[15] = byte(s226)
+		ws227 := uint64(v222)
+		f229 := uint32(os224)
+		f229 += bits.RotateLeft32(f229, 16)
+		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(ws227>>0))+uint32(uint16(ws227>>16)))
+		d220 += dl228
 		if h4 >= 0 {
-			d211 += dl218
+			d221 += dl228
 		}
-		v220 := m18
-		ws222 := uint64((uint64(b213[16])<<24 | uint64(b213[17])<<16 | uint64(b213[18])<<8 | uint64(b213[19])))
-		os221 := uint32(uint16(ws222>>0)) + uint32(uint16(ws222>>16))
-		s223 := v220
-		b213[16] = byte(s223 >> 24)
-		b213[17] = byte(s223 >> 16)
-		b213[18] = byte(s223 >> 8)
-		b213[19] = byte(s223)
-		ws224 := uint64(v220)
-		f226 := uint32(os221)
-		f226 += bits.RotateLeft32(f226, 16)
-		dl225 := uint64(^uint16(f226>>16)) + uint64(uint32(uint16(ws224>>0))+uint32(uint16(ws224>>16)))
-		d210 += dl225
+		v230 := m18
+		ws232 := uint64((uint64(b223[16])<<24 | uint64(b223[17])<<16 | uint64(b223[18])<<8 | uint64(b223[19])))
+		os231 := uint32(uint16(ws232>>0)) + uint32(uint16(ws232>>16))
+		s233 := v230
+		b223[16] = byte(s233 >> 24)
+		b223[17] = byte(s233 >> 16)
+		b223[18] = byte(s233 >> 8)
+		b223[19] = byte(s233)
+		ws234 := uint64(v230)
+		f236 := uint32(os231)
+		f236 += bits.RotateLeft32(f236, 16)
+		dl235 := uint64(^uint16(f236>>16)) + uint64(uint32(uint16(ws234>>0))+uint32(uint16(ws234>>16)))
+		d220 += dl235
 		if h4 >= 0 {
-			d211 += dl225
+			d221 += dl235
 		}
-		v227 := m23
+		v237 := m23
 		if !(h4 >= 0) {
 			return pl.drop(56)
 		}
-		b228 := data[h4 : h4+8] // udp
-		os229 := uint32(uint16((uint64(b228[2])<<8 | uint64(b228[3]))))
-		s230 := v227
-		b228[2] = byte(s230 >> 8)
-		b228[3] = byte(s230)
-		f232 := uint32(os229)
-		f232 += bits.RotateLeft32(f232, 16)
-		dl231 := uint64(^uint16(f232>>16)) + uint64(uint32(uint16(v227)))
+		b238 := data[h4 : h4+8] // udp
+		os239 := uint32(uint16((uint64(b238[2])<<8 | uint64(b238[3]))))
+		s240 := v237
+		b238[2] = byte(s240 >> 8)
+		b238[3] = byte(s240)
+		f242 := uint32(os239)
+		f242 += bits.RotateLeft32(f242, 16)
+		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(v237)))
 		if h4 >= 0 {
-			d211 += dl231
+			d221 += dl241
 		}
-		v233 := (uint64(b213[8]) - 0x1)
-		os234 := uint32(uint64(b213[8])<<8 | uint64(b213[9]))
-		b213[8] = byte(v233)
-		f236 := uint32(os234)
-		f236 += bits.RotateLeft32(f236, 16)
-		dl235 := uint64(^uint16(f236>>16)) + uint64(uint32(uint64(b213[8])<<8|uint64(b213[9])))
-		d210 += dl235
+		v243 := (uint64(b223[8]) - 0x1)
+		os244 := uint32(uint64(b223[8])<<8 | uint64(b223[9]))
+		b223[8] = byte(v243)
+		f246 := uint32(os244)
+		f246 += bits.RotateLeft32(f246, 16)
+		dl245 := uint64(^uint16(f246>>16)) + uint64(uint32(uint64(b223[8])<<8|uint64(b223[9])))
+		d220 += dl245
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d210
+			x := uint64(^cv) + d220
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s237 := r
-			cb[0] = byte(s237 >> 8)
-			cb[1] = byte(s237)
+			s247 := r
+			cb[0] = byte(s247 >> 8)
+			cb[1] = byte(s247)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d211
+			pendD4 += d221
 			pendK4 = true
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d238 uint64 // ipv4 checksum
-		var d239 uint64 // udp checksum
-		v240 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b241 := data[h2 : h2+20] // ipv4
-		ws243 := uint64((uint64(b241[12])<<24 | uint64(b241[13])<<16 | uint64(b241[14])<<8 | uint64(b241[15])))
-		os242 := uint32(uint16(ws243>>0)) + uint32(uint16(ws243>>16))
-		s244 := v240
-		b241[12] = byte(s244 >> 24)
-		b241[13] = byte(s244 >> 16)
-		b241[14] = byte(s244 >> 8)
-		b241[15] = byte(s244)
-		ws245 := uint64(v240)
-		f247 := uint32(os242)
-		f247 += bits.RotateLeft32(f247, 16)
-		dl246 := uint64(^uint16(f247>>16)) + uint64(uint32(uint16(ws245>>0))+uint32(uint16(ws245>>16)))
-		d238 += dl246
+		var d248 uint64 // ipv4 checksum
+		var d249 uint64 // udp checksum
+		v250 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b251 := data[h2 : h2+20] // ipv4
+		ws253 := uint64((uint64(b251[12])<<24 | uint64(b251[13])<<16 | uint64(b251[14])<<8 | uint64(b251[15])))
+		os252 := uint32(uint16(ws253>>0)) + uint32(uint16(ws253>>16))
+		s254 := v250
+		b251[12] = byte(s254 >> 24)
+		b251[13] = byte(s254 >> 16)
+		b251[14] = byte(s254 >> 8)
+		b251[15] = byte(s254)
+		ws255 := uint64(v250)
+		f257 := uint32(os252)
+		f257 += bits.RotateLeft32(f257, 16)
+		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(ws255>>0))+uint32(uint16(ws255>>16)))
+		d248 += dl256
 		if h4 >= 0 {
-			d239 += dl246
+			d249 += dl256
 		}
-		v248 := m18
-		ws250 := uint64((uint64(b241[16])<<24 | uint64(b241[17])<<16 | uint64(b241[18])<<8 | uint64(b241[19])))
-		os249 := uint32(uint16(ws250>>0)) + uint32(uint16(ws250>>16))
-		s251 := v248
-		b241[16] = byte(s251 >> 24)
-		b241[17] = byte(s251 >> 16)
-		b241[18] = byte(s251 >> 8)
-		b241[19] = byte(s251)
-		ws252 := uint64(v248)
-		f254 := uint32(os249)
-		f254 += bits.RotateLeft32(f254, 16)
-		dl253 := uint64(^uint16(f254>>16)) + uint64(uint32(uint16(ws252>>0))+uint32(uint16(ws252>>16)))
-		d238 += dl253
+		v258 := m18
+		ws260 := uint64((uint64(b251[16])<<24 | uint64(b251[17])<<16 | uint64(b251[18])<<8 | uint64(b251[19])))
+		os259 := uint32(uint16(ws260>>0)) + uint32(uint16(ws260>>16))
+		s261 := v258
+		b251[16] = byte(s261 >> 24)
+		b251[17] = byte(s261 >> 16)
+		b251[18] = byte(s261 >> 8)
+		b251[19] = byte(s261)
+		ws262 := uint64(v258)
+		f264 := uint32(os259)
+		f264 += bits.RotateLeft32(f264, 16)
+		dl263 := uint64(^uint16(f264>>16)) + uint64(uint32(uint16(ws262>>0))+uint32(uint16(ws262>>16)))
+		d248 += dl263
 		if h4 >= 0 {
-			d239 += dl253
+			d249 += dl263
 		}
-		v255 := m23
+		v265 := m23
 		if !(h4 >= 0) {
 			return pl.drop(57)
 		}
-		b256 := data[h4 : h4+8] // udp
-		os257 := uint32(uint16((uint64(b256[2])<<8 | uint64(b256[3]))))
-		s258 := v255
-		b256[2] = byte(s258 >> 8)
-		b256[3] = byte(s258)
-		f260 := uint32(os257)
-		f260 += bits.RotateLeft32(f260, 16)
-		dl259 := uint64(^uint16(f260>>16)) + uint64(uint32(uint16(v255)))
+		b266 := data[h4 : h4+8] // udp
+		os267 := uint32(uint16((uint64(b266[2])<<8 | uint64(b266[3]))))
+		s268 := v265
+		b266[2] = byte(s268 >> 8)
+		b266[3] = byte(s268)
+		f270 := uint32(os267)
+		f270 += bits.RotateLeft32(f270, 16)
+		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(v265)))
 		if h4 >= 0 {
-			d239 += dl259
+			d249 += dl269
 		}
-		v261 := ((uint64(b241[2])<<8 | uint64(b241[3])) - 0x10)
-		os262 := uint32(uint16((uint64(b241[2])<<8 | uint64(b241[3]))))
-		s263 := v261
-		b241[2] = byte(s263 >> 8)
-		b241[3] = byte(s263)
-		f265 := uint32(os262)
-		f265 += bits.RotateLeft32(f265, 16)
-		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(v261)))
-		d238 += dl264
+		v271 := ((uint64(b251[2])<<8 | uint64(b251[3])) - 0x10)
+		os272 := uint32(uint16((uint64(b251[2])<<8 | uint64(b251[3]))))
+		s273 := v271
+		b251[2] = byte(s273 >> 8)
+		b251[3] = byte(s273)
+		f275 := uint32(os272)
+		f275 += bits.RotateLeft32(f275, 16)
+		dl274 := uint64(^uint16(f275>>16)) + uint64(uint32(uint16(v271)))
+		d248 += dl274
 		if h4 >= 0 {
-			d239 += dl264
+			d249 += dl274
 		}
-		v266 := (uint64(b241[8]) - 0x1)
-		os267 := uint32(uint64(b241[8])<<8 | uint64(b241[9]))
-		b241[8] = byte(v266)
-		f269 := uint32(os267)
-		f269 += bits.RotateLeft32(f269, 16)
-		dl268 := uint64(^uint16(f269>>16)) + uint64(uint32(uint64(b241[8])<<8|uint64(b241[9])))
-		d238 += dl268
+		v276 := (uint64(b251[8]) - 0x1)
+		os277 := uint32(uint64(b251[8])<<8 | uint64(b251[9]))
+		b251[8] = byte(v276)
+		f279 := uint32(os277)
+		f279 += bits.RotateLeft32(f279, 16)
+		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint64(b251[8])<<8|uint64(b251[9])))
+		d248 += dl278
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d238
+			x := uint64(^cv) + d248
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s270 := r
-			cb[0] = byte(s270 >> 8)
-			cb[1] = byte(s270)
+			s280 := r
+			cb[0] = byte(s280 >> 8)
+			cb[1] = byte(s280)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d239
+			pendD4 += d249
 			pendK4 = true
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d271 uint64 // udp checksum
-		v272 := m6
+		var d281 uint64 // udp checksum
+		v282 := m6
 		if !(h3 >= 0) {
 			return pl.drop(58)
 		}
-		b273 := data[h3 : h3+40] // ipv6
-		ws275 := packet.Value{Hi: (uint64(b273[8])<<56 | uint64(b273[9])<<48 | uint64(b273[10])<<40 | uint64(b273[11])<<32 | uint64(b273[12])<<24 | uint64(b273[13])<<16 | uint64(b273[14])<<8 | uint64(b273[15])), Lo: (uint64(b273[16])<<56 | uint64(b273[17])<<48 | uint64(b273[18])<<40 | uint64(b273[19])<<32 | uint64(b273[20])<<24 | uint64(b273[21])<<16 | uint64(b273[22])<<8 | uint64(b273[23]))}
-		os274 := uint32(uint16(ws275.Hi>>0)) + uint32(uint16(ws275.Hi>>16)) + uint32(uint16(ws275.Hi>>32)) + uint32(uint16(ws275.Hi>>48)) + uint32(uint16(ws275.Lo>>0)) + uint32(uint16(ws275.Lo>>16)) + uint32(uint16(ws275.Lo>>32)) + uint32(uint16(ws275.Lo>>48))
-		v276 := v272
-		s277 := v276.Hi
-		b273[8] = byte(s277 >> 56)
-		b273[9] = byte(s277 >> 48)
-		b273[10] = byte(s277 >> 40)
-		b273[11] = byte(s277 >> 32)
-		b273[12] = byte(s277 >> 24)
-		b273[13] = byte(s277 >> 16)
-		b273[14] = byte(s277 >> 8)
-		b273[15] = byte(s277)
-		s278 := v276.Lo
-		b273[16] = byte(s278 >> 56)
-		b273[17] = byte(s278 >> 48)
-		b273[18] = byte(s278 >> 40)
-		b273[19] = byte(s278 >> 32)
-		b273[20] = byte(s278 >> 24)
-		b273[21] = byte(s278 >> 16)
-		b273[22] = byte(s278 >> 8)
-		b273[23] = byte(s278)
-		ws279 := v272
-		f281 := uint32(os274)
-		f281 += bits.RotateLeft32(f281, 16)
-		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(uint16(ws279.Hi>>0))+uint32(uint16(ws279.Hi>>16))+uint32(uint16(ws279.Hi>>32))+uint32(uint16(ws279.Hi>>48))+uint32(uint16(ws279.Lo>>0))+uint32(uint16(ws279.Lo>>16))+uint32(uint16(ws279.Lo>>32))+uint32(uint16(ws279.Lo>>48)))
+		b283 := data[h3 : h3+40] // ipv6
+		ws285 := packet.Value{Hi: (uint64(b283[8])<<56 | uint64(b283[9])<<48 | uint64(b283[10])<<40 | uint64(b283[11])<<32 | uint64(b283[12])<<24 | uint64(b283[13])<<16 | uint64(b283[14])<<8 | uint64(b283[15])), Lo: (uint64(b283[16])<<56 | uint64(b283[17])<<48 | uint64(b283[18])<<40 | uint64(b283[19])<<32 | uint64(b283[20])<<24 | uint64(b283[21])<<16 | uint64(b283[22])<<8 | uint64(b283[23]))}
+		os284 := uint32(uint16(ws285.Hi>>0)) + uint32(uint16(ws285.Hi>>16)) + uint32(uint16(ws285.Hi>>32)) + uint32(uint16(ws285.Hi>>48)) + uint32(uint16(ws285.Lo>>0)) + uint32(uint16(ws285.Lo>>16)) + uint32(uint16(ws285.Lo>>32)) + uint32(uint16(ws285.Lo>>48))
+		v286 := v282
+		s287 := v286.Hi
+		b283[8] = byte(s287 >> 56)
+		b283[9] = byte(s287 >> 48)
+		b283[10] = byte(s287 >> 40)
+		b283[11] = byte(s287 >> 32)
+		b283[12] = byte(s287 >> 24)
+		b283[13] = byte(s287 >> 16)
+		b283[14] = byte(s287 >> 8)
+		b283[15] = byte(s287)
+		s288 := v286.Lo
+		b283[16] = byte(s288 >> 56)
+		b283[17] = byte(s288 >> 48)
+		b283[18] = byte(s288 >> 40)
+		b283[19] = byte(s288 >> 32)
+		b283[20] = byte(s288 >> 24)
+		b283[21] = byte(s288 >> 16)
+		b283[22] = byte(s288 >> 8)
+		b283[23] = byte(s288)
+		ws289 := v282
+		f291 := uint32(os284)
+		f291 += bits.RotateLeft32(f291, 16)
+		dl290 := uint64(^uint16(f291>>16)) + uint64(uint32(uint16(ws289.Hi>>0))+uint32(uint16(ws289.Hi>>16))+uint32(uint16(ws289.Hi>>32))+uint32(uint16(ws289.Hi>>48))+uint32(uint16(ws289.Lo>>0))+uint32(uint16(ws289.Lo>>16))+uint32(uint16(ws289.Lo>>32))+uint32(uint16(ws289.Lo>>48)))
 		if h4 >= 0 {
-			d271 += dl280
+			d281 += dl290
 		}
-		v282 := m19
-		ws284 := packet.Value{Hi: (uint64(b273[24])<<56 | uint64(b273[25])<<48 | uint64(b273[26])<<40 | uint64(b273[27])<<32 | uint64(b273[28])<<24 | uint64(b273[29])<<16 | uint64(b273[30])<<8 | uint64(b273[31])), Lo: (uint64(b273[32])<<56 | uint64(b273[33])<<48 | uint64(b273[34])<<40 | uint64(b273[35])<<32 | uint64(b273[36])<<24 | uint64(b273[37])<<16 | uint64(b273[38])<<8 | uint64(b273[39]))}
-		os283 := uint32(uint16(ws284.Hi>>0)) + uint32(uint16(ws284.Hi>>16)) + uint32(uint16(ws284.Hi>>32)) + uint32(uint16(ws284.Hi>>48)) + uint32(uint16(ws284.Lo>>0)) + uint32(uint16(ws284.Lo>>16)) + uint32(uint16(ws284.Lo>>32)) + uint32(uint16(ws284.Lo>>48))
-		v285 := v282
-		s286 := v285.Hi
-		b273[24] = byte(s286 >> 56)
-		b273[25] = byte(s286 >> 48)
-		b273[26] = byte(s286 >> 40)
-		b273[27] = byte(s286 >> 32)
-		b273[28] = byte(s286 >> 24)
-		b273[29] = byte(s286 >> 16)
-		b273[30] = byte(s286 >> 8)
-		b273[31] = byte(s286)
-		s287 := v285.Lo
-		b273[32] = byte(s287 >> 56)
-		b273[33] = byte(s287 >> 48)
-		b273[34] = byte(s287 >> 40)
-		b273[35] = byte(s287 >> 32)
-		b273[36] = byte(s287 >> 24)
-		b273[37] = byte(s287 >> 16)
-		b273[38] = byte(s287 >> 8)
-		b273[39] = byte(s287)
-		ws288 := v282
-		f290 := uint32(os283)
-		f290 += bits.RotateLeft32(f290, 16)
-		dl289 := uint64(^uint16(f290>>16)) + uint64(uint32(uint16(ws288.Hi>>0))+uint32(uint16(ws288.Hi>>16))+uint32(uint16(ws288.Hi>>32))+uint32(uint16(ws288.Hi>>48))+uint32(uint16(ws288.Lo>>0))+uint32(uint16(ws288.Lo>>16))+uint32(uint16(ws288.Lo>>32))+uint32(uint16(ws288.Lo>>48)))
+		v292 := m19
+		ws294 := packet.Value{Hi: (uint64(b283[24])<<56 | uint64(b283[25])<<48 | uint64(b283[26])<<40 | uint64(b283[27])<<32 | uint64(b283[28])<<24 | uint64(b283[29])<<16 | uint64(b283[30])<<8 | uint64(b283[31])), Lo: (uint64(b283[32])<<56 | uint64(b283[33])<<48 | uint64(b283[34])<<40 | uint64(b283[35])<<32 | uint64(b283[36])<<24 | uint64(b283[37])<<16 | uint64(b283[38])<<8 | uint64(b283[39]))}
+		os293 := uint32(uint16(ws294.Hi>>0)) + uint32(uint16(ws294.Hi>>16)) + uint32(uint16(ws294.Hi>>32)) + uint32(uint16(ws294.Hi>>48)) + uint32(uint16(ws294.Lo>>0)) + uint32(uint16(ws294.Lo>>16)) + uint32(uint16(ws294.Lo>>32)) + uint32(uint16(ws294.Lo>>48))
+		v295 := v292
+		s296 := v295.Hi
+		b283[24] = byte(s296 >> 56)
+		b283[25] = byte(s296 >> 48)
+		b283[26] = byte(s296 >> 40)
+		b283[27] = byte(s296 >> 32)
+		b283[28] = byte(s296 >> 24)
+		b283[29] = byte(s296 >> 16)
+		b283[30] = byte(s296 >> 8)
+		b283[31] = byte(s296)
+		s297 := v295.Lo
+		b283[32] = byte(s297 >> 56)
+		b283[33] = byte(s297 >> 48)
+		b283[34] = byte(s297 >> 40)
+		b283[35] = byte(s297 >> 32)
+		b283[36] = byte(s297 >> 24)
+		b283[37] = byte(s297 >> 16)
+		b283[38] = byte(s297 >> 8)
+		b283[39] = byte(s297)
+		ws298 := v292
+		f300 := uint32(os293)
+		f300 += bits.RotateLeft32(f300, 16)
+		dl299 := uint64(^uint16(f300>>16)) + uint64(uint32(uint16(ws298.Hi>>0))+uint32(uint16(ws298.Hi>>16))+uint32(uint16(ws298.Hi>>32))+uint32(uint16(ws298.Hi>>48))+uint32(uint16(ws298.Lo>>0))+uint32(uint16(ws298.Lo>>16))+uint32(uint16(ws298.Lo>>32))+uint32(uint16(ws298.Lo>>48)))
 		if h4 >= 0 {
-			d271 += dl289
+			d281 += dl299
 		}
-		v291 := m23
+		v301 := m23
 		if !(h4 >= 0) {
 			return pl.drop(58)
 		}
-		b292 := data[h4 : h4+8] // udp
-		os293 := uint32(uint16((uint64(b292[2])<<8 | uint64(b292[3]))))
-		s294 := v291
-		b292[2] = byte(s294 >> 8)
-		b292[3] = byte(s294)
-		f296 := uint32(os293)
-		f296 += bits.RotateLeft32(f296, 16)
-		dl295 := uint64(^uint16(f296>>16)) + uint64(uint32(uint16(v291)))
+		b302 := data[h4 : h4+8] // udp
+		os303 := uint32(uint16((uint64(b302[2])<<8 | uint64(b302[3]))))
+		s304 := v301
+		b302[2] = byte(s304 >> 8)
+		b302[3] = byte(s304)
+		f306 := uint32(os303)
+		f306 += bits.RotateLeft32(f306, 16)
+		dl305 := uint64(^uint16(f306>>16)) + uint64(uint32(uint16(v301)))
 		if h4 >= 0 {
-			d271 += dl295
+			d281 += dl305
 		}
-		v297 := (uint64(b273[7]) - 0x1)
-		b273[7] = byte(v297)
+		v307 := (uint64(b283[7]) - 0x1)
+		b283[7] = byte(v307)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d271
+			pendD4 += d281
 			pendK4 = true
 		}
 		pl.edges[48]++
@@ -4627,99 +4692,99 @@ n176:
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d298 uint64 // udp checksum
-		v299 := m6
+		var d308 uint64 // udp checksum
+		v309 := m6
 		if !(h3 >= 0) {
 			return pl.drop(59)
 		}
-		b300 := data[h3 : h3+40] // ipv6
-		ws302 := packet.Value{Hi: (uint64(b300[8])<<56 | uint64(b300[9])<<48 | uint64(b300[10])<<40 | uint64(b300[11])<<32 | uint64(b300[12])<<24 | uint64(b300[13])<<16 | uint64(b300[14])<<8 | uint64(b300[15])), Lo: (uint64(b300[16])<<56 | uint64(b300[17])<<48 | uint64(b300[18])<<40 | uint64(b300[19])<<32 | uint64(b300[20])<<24 | uint64(b300[21])<<16 | uint64(b300[22])<<8 | uint64(b300[23]))}
-		os301 := uint32(uint16(ws302.Hi>>0)) + uint32(uint16(ws302.Hi>>16)) + uint32(uint16(ws302.Hi>>32)) + uint32(uint16(ws302.Hi>>48)) + uint32(uint16(ws302.Lo>>0)) + uint32(uint16(ws302.Lo>>16)) + uint32(uint16(ws302.Lo>>32)) + uint32(uint16(ws302.Lo>>48))
-		v303 := v299
-		s304 := v303.Hi
-		b300[8] = byte(s304 >> 56)
-		b300[9] = byte(s304 >> 48)
-		b300[10] = byte(s304 >> 40)
-		b300[11] = byte(s304 >> 32)
-		b300[12] = byte(s304 >> 24)
-		b300[13] = byte(s304 >> 16)
-		b300[14] = byte(s304 >> 8)
-		b300[15] = byte(s304)
-		s305 := v303.Lo
-		b300[16] = byte(s305 >> 56)
-		b300[17] = byte(s305 >> 48)
-		b300[18] = byte(s305 >> 40)
-		b300[19] = byte(s305 >> 32)
-		b300[20] = byte(s305 >> 24)
-		b300[21] = byte(s305 >> 16)
-		b300[22] = byte(s305 >> 8)
-		b300[23] = byte(s305)
-		ws306 := v299
-		f308 := uint32(os301)
-		f308 += bits.RotateLeft32(f308, 16)
-		dl307 := uint64(^uint16(f308>>16)) + uint64(uint32(uint16(ws306.Hi>>0))+uint32(uint16(ws306.Hi>>16))+uint32(uint16(ws306.Hi>>32))+uint32(uint16(ws306.Hi>>48))+uint32(uint16(ws306.Lo>>0))+uint32(uint16(ws306.Lo>>16))+uint32(uint16(ws306.Lo>>32))+uint32(uint16(ws306.Lo>>48)))
+		b310 := data[h3 : h3+40] // ipv6
+		ws312 := packet.Value{Hi: (uint64(b310[8])<<56 | uint64(b310[9])<<48 | uint64(b310[10])<<40 | uint64(b310[11])<<32 | uint64(b310[12])<<24 | uint64(b310[13])<<16 | uint64(b310[14])<<8 | uint64(b310[15])), Lo: (uint64(b310[16])<<56 | uint64(b310[17])<<48 | uint64(b310[18])<<40 | uint64(b310[19])<<32 | uint64(b310[20])<<24 | uint64(b310[21])<<16 | uint64(b310[22])<<8 | uint64(b310[23]))}
+		os311 := uint32(uint16(ws312.Hi>>0)) + uint32(uint16(ws312.Hi>>16)) + uint32(uint16(ws312.Hi>>32)) + uint32(uint16(ws312.Hi>>48)) + uint32(uint16(ws312.Lo>>0)) + uint32(uint16(ws312.Lo>>16)) + uint32(uint16(ws312.Lo>>32)) + uint32(uint16(ws312.Lo>>48))
+		v313 := v309
+		s314 := v313.Hi
+		b310[8] = byte(s314 >> 56)
+		b310[9] = byte(s314 >> 48)
+		b310[10] = byte(s314 >> 40)
+		b310[11] = byte(s314 >> 32)
+		b310[12] = byte(s314 >> 24)
+		b310[13] = byte(s314 >> 16)
+		b310[14] = byte(s314 >> 8)
+		b310[15] = byte(s314)
+		s315 := v313.Lo
+		b310[16] = byte(s315 >> 56)
+		b310[17] = byte(s315 >> 48)
+		b310[18] = byte(s315 >> 40)
+		b310[19] = byte(s315 >> 32)
+		b310[20] = byte(s315 >> 24)
+		b310[21] = byte(s315 >> 16)
+		b310[22] = byte(s315 >> 8)
+		b310[23] = byte(s315)
+		ws316 := v309
+		f318 := uint32(os311)
+		f318 += bits.RotateLeft32(f318, 16)
+		dl317 := uint64(^uint16(f318>>16)) + uint64(uint32(uint16(ws316.Hi>>0))+uint32(uint16(ws316.Hi>>16))+uint32(uint16(ws316.Hi>>32))+uint32(uint16(ws316.Hi>>48))+uint32(uint16(ws316.Lo>>0))+uint32(uint16(ws316.Lo>>16))+uint32(uint16(ws316.Lo>>32))+uint32(uint16(ws316.Lo>>48)))
 		if h4 >= 0 {
-			d298 += dl307
+			d308 += dl317
 		}
-		v309 := m19
-		ws311 := packet.Value{Hi: (uint64(b300[24])<<56 | uint64(b300[25])<<48 | uint64(b300[26])<<40 | uint64(b300[27])<<32 | uint64(b300[28])<<24 | uint64(b300[29])<<16 | uint64(b300[30])<<8 | uint64(b300[31])), Lo: (uint64(b300[32])<<56 | uint64(b300[33])<<48 | uint64(b300[34])<<40 | uint64(b300[35])<<32 | uint64(b300[36])<<24 | uint64(b300[37])<<16 | uint64(b300[38])<<8 | uint64(b300[39]))}
-		os310 := uint32(uint16(ws311.Hi>>0)) + uint32(uint16(ws311.Hi>>16)) + uint32(uint16(ws311.Hi>>32)) + uint32(uint16(ws311.Hi>>48)) + uint32(uint16(ws311.Lo>>0)) + uint32(uint16(ws311.Lo>>16)) + uint32(uint16(ws311.Lo>>32)) + uint32(uint16(ws311.Lo>>48))
-		v312 := v309
-		s313 := v312.Hi
-		b300[24] = byte(s313 >> 56)
-		b300[25] = byte(s313 >> 48)
-		b300[26] = byte(s313 >> 40)
-		b300[27] = byte(s313 >> 32)
-		b300[28] = byte(s313 >> 24)
-		b300[29] = byte(s313 >> 16)
-		b300[30] = byte(s313 >> 8)
-		b300[31] = byte(s313)
-		s314 := v312.Lo
-		b300[32] = byte(s314 >> 56)
-		b300[33] = byte(s314 >> 48)
-		b300[34] = byte(s314 >> 40)
-		b300[35] = byte(s314 >> 32)
-		b300[36] = byte(s314 >> 24)
-		b300[37] = byte(s314 >> 16)
-		b300[38] = byte(s314 >> 8)
-		b300[39] = byte(s314)
-		ws315 := v309
-		f317 := uint32(os310)
-		f317 += bits.RotateLeft32(f317, 16)
-		dl316 := uint64(^uint16(f317>>16)) + uint64(uint32(uint16(ws315.Hi>>0))+uint32(uint16(ws315.Hi>>16))+uint32(uint16(ws315.Hi>>32))+uint32(uint16(ws315.Hi>>48))+uint32(uint16(ws315.Lo>>0))+uint32(uint16(ws315.Lo>>16))+uint32(uint16(ws315.Lo>>32))+uint32(uint16(ws315.Lo>>48)))
+		v319 := m19
+		ws321 := packet.Value{Hi: (uint64(b310[24])<<56 | uint64(b310[25])<<48 | uint64(b310[26])<<40 | uint64(b310[27])<<32 | uint64(b310[28])<<24 | uint64(b310[29])<<16 | uint64(b310[30])<<8 | uint64(b310[31])), Lo: (uint64(b310[32])<<56 | uint64(b310[33])<<48 | uint64(b310[34])<<40 | uint64(b310[35])<<32 | uint64(b310[36])<<24 | uint64(b310[37])<<16 | uint64(b310[38])<<8 | uint64(b310[39]))}
+		os320 := uint32(uint16(ws321.Hi>>0)) + uint32(uint16(ws321.Hi>>16)) + uint32(uint16(ws321.Hi>>32)) + uint32(uint16(ws321.Hi>>48)) + uint32(uint16(ws321.Lo>>0)) + uint32(uint16(ws321.Lo>>16)) + uint32(uint16(ws321.Lo>>32)) + uint32(uint16(ws321.Lo>>48))
+		v322 := v319
+		s323 := v322.Hi
+		b310[24] = byte(s323 >> 56)
+		b310[25] = byte(s323 >> 48)
+		b310[26] = byte(s323 >> 40)
+		b310[27] = byte(s323 >> 32)
+		b310[28] = byte(s323 >> 24)
+		b310[29] = byte(s323 >> 16)
+		b310[30] = byte(s323 >> 8)
+		b310[31] = byte(s323)
+		s324 := v322.Lo
+		b310[32] = byte(s324 >> 56)
+		b310[33] = byte(s324 >> 48)
+		b310[34] = byte(s324 >> 40)
+		b310[35] = byte(s324 >> 32)
+		b310[36] = byte(s324 >> 24)
+		b310[37] = byte(s324 >> 16)
+		b310[38] = byte(s324 >> 8)
+		b310[39] = byte(s324)
+		ws325 := v319
+		f327 := uint32(os320)
+		f327 += bits.RotateLeft32(f327, 16)
+		dl326 := uint64(^uint16(f327>>16)) + uint64(uint32(uint16(ws325.Hi>>0))+uint32(uint16(ws325.Hi>>16))+uint32(uint16(ws325.Hi>>32))+uint32(uint16(ws325.Hi>>48))+uint32(uint16(ws325.Lo>>0))+uint32(uint16(ws325.Lo>>16))+uint32(uint16(ws325.Lo>>32))+uint32(uint16(ws325.Lo>>48)))
 		if h4 >= 0 {
-			d298 += dl316
+			d308 += dl326
 		}
-		v318 := m23
+		v328 := m23
 		if !(h4 >= 0) {
 			return pl.drop(59)
 		}
-		b319 := data[h4 : h4+8] // udp
-		os320 := uint32(uint16((uint64(b319[2])<<8 | uint64(b319[3]))))
-		s321 := v318
-		b319[2] = byte(s321 >> 8)
-		b319[3] = byte(s321)
-		f323 := uint32(os320)
-		f323 += bits.RotateLeft32(f323, 16)
-		dl322 := uint64(^uint16(f323>>16)) + uint64(uint32(uint16(v318)))
+		b329 := data[h4 : h4+8] // udp
+		os330 := uint32(uint16((uint64(b329[2])<<8 | uint64(b329[3]))))
+		s331 := v328
+		b329[2] = byte(s331 >> 8)
+		b329[3] = byte(s331)
+		f333 := uint32(os330)
+		f333 += bits.RotateLeft32(f333, 16)
+		dl332 := uint64(^uint16(f333>>16)) + uint64(uint32(uint16(v328)))
 		if h4 >= 0 {
-			d298 += dl322
+			d308 += dl332
 		}
-		v324 := ((uint64(b300[4])<<8 | uint64(b300[5])) - 0x10)
-		os325 := uint32(uint16((uint64(b300[4])<<8 | uint64(b300[5]))))
-		s326 := v324
-		b300[4] = byte(s326 >> 8)
-		b300[5] = byte(s326)
-		f328 := uint32(os325)
-		f328 += bits.RotateLeft32(f328, 16)
-		dl327 := uint64(^uint16(f328>>16)) + uint64(uint32(uint16(v324)))
+		v334 := ((uint64(b310[4])<<8 | uint64(b310[5])) - 0x10)
+		os335 := uint32(uint16((uint64(b310[4])<<8 | uint64(b310[5]))))
+		s336 := v334
+		b310[4] = byte(s336 >> 8)
+		b310[5] = byte(s336)
+		f338 := uint32(os335)
+		f338 += bits.RotateLeft32(f338, 16)
+		dl337 := uint64(^uint16(f338>>16)) + uint64(uint32(uint16(v334)))
 		if h4 >= 0 {
-			d298 += dl327
+			d308 += dl337
 		}
-		v329 := (uint64(b300[7]) - 0x1)
-		b300[7] = byte(v329)
+		v339 := (uint64(b310[7]) - 0x1)
+		b310[7] = byte(v339)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d298
+			pendD4 += d308
 			pendK4 = true
 		}
 		pl.edges[49]++
@@ -4734,24 +4799,24 @@ n178:
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		po330, pn331 := h10, 12 // lb_v2
-		if po330 < 0 || po330+pn331 > len(data) {
+		po340, pn341 := h10, 12 // lb_v2
+		if po340 < 0 || po340+pn341 > len(data) {
 			return pl.drop(60)
 		}
-		if (h4 >= 0) && po330 > h4 && (po330-h4)%2 == 0 {
-			pw333 := data[po330 : po330+12]
-			d332 := uint32(uint64(pw333[0])<<8|uint64(pw333[1])) + uint32(uint64(pw333[2])<<8|uint64(pw333[3])) + uint32(uint64(pw333[4])<<8|uint64(pw333[5])) + uint32(uint64(pw333[6])<<8|uint64(pw333[7])) + uint32(uint64(pw333[8])<<8|uint64(pw333[9])) + uint32(uint64(pw333[10])<<8|uint64(pw333[11]))
-			d332 += bits.RotateLeft32(d332, 16)
+		if (h4 >= 0) && po340 > h4 && (po340-h4)%2 == 0 {
+			pw343 := data[po340 : po340+12]
+			d342 := uint32(uint64(pw343[0])<<8|uint64(pw343[1])) + uint32(uint64(pw343[2])<<8|uint64(pw343[3])) + uint32(uint64(pw343[4])<<8|uint64(pw343[5])) + uint32(uint64(pw343[6])<<8|uint64(pw343[7])) + uint32(uint64(pw343[8])<<8|uint64(pw343[9])) + uint32(uint64(pw343[10])<<8|uint64(pw343[11]))
+			d342 += bits.RotateLeft32(d342, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d332 >> 16))
+				pendD4 += uint64(^uint16(d342 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po330
-		pendN = pn331
+		pendOff = po340
+		pendN = pn341
 		h10 = -1
-		if cur > po330 {
-			cur = max(po330, cur-pn331)
+		if cur > po340 {
+			cur = max(po340, cur-pn341)
 		}
 		goto n181
 	}
@@ -4760,24 +4825,24 @@ n180:
 		if !(h11 >= 0) {
 			return pl.drop(61)
 		}
-		po334, pn335 := h11, 12 // lb_v3
-		if po334 < 0 || po334+pn335 > len(data) {
+		po344, pn345 := h11, 12 // lb_v3
+		if po344 < 0 || po344+pn345 > len(data) {
 			return pl.drop(61)
 		}
-		if (h4 >= 0) && po334 > h4 && (po334-h4)%2 == 0 {
-			pw337 := data[po334 : po334+12]
-			d336 := uint32(uint64(pw337[0])<<8|uint64(pw337[1])) + uint32(uint64(pw337[2])<<8|uint64(pw337[3])) + uint32(uint64(pw337[4])<<8|uint64(pw337[5])) + uint32(uint64(pw337[6])<<8|uint64(pw337[7])) + uint32(uint64(pw337[8])<<8|uint64(pw337[9])) + uint32(uint64(pw337[10])<<8|uint64(pw337[11]))
-			d336 += bits.RotateLeft32(d336, 16)
+		if (h4 >= 0) && po344 > h4 && (po344-h4)%2 == 0 {
+			pw347 := data[po344 : po344+12]
+			d346 := uint32(uint64(pw347[0])<<8|uint64(pw347[1])) + uint32(uint64(pw347[2])<<8|uint64(pw347[3])) + uint32(uint64(pw347[4])<<8|uint64(pw347[5])) + uint32(uint64(pw347[6])<<8|uint64(pw347[7])) + uint32(uint64(pw347[8])<<8|uint64(pw347[9])) + uint32(uint64(pw347[10])<<8|uint64(pw347[11]))
+			d346 += bits.RotateLeft32(d346, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d336 >> 16))
+				pendD4 += uint64(^uint16(d346 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po334
-		pendN = pn335
+		pendOff = po344
+		pendN = pn345
 		h11 = -1
-		if cur > po334 {
-			cur = max(po334, cur-pn335)
+		if cur > po344 {
+			cur = max(po344, cur-pn345)
 		}
 		pl.edges[50]++
 		goto n181
@@ -4794,57 +4859,57 @@ n181:
 			}
 			pendN = 0
 		}
-		po338, pn339 := h9, 4 // lb_common
-		if po338 < 0 || po338+pn339 > len(data) {
+		po348, pn349 := h9, 4 // lb_common
+		if po348 < 0 || po348+pn349 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po338 > h4 && (po338-h4)%2 == 0 {
-			pw341 := data[po338 : po338+4]
-			d340 := uint32(uint64(pw341[0])<<8|uint64(pw341[1])) + uint32(uint64(pw341[2])<<8|uint64(pw341[3]))
-			d340 += bits.RotateLeft32(d340, 16)
+		if (h4 >= 0) && po348 > h4 && (po348-h4)%2 == 0 {
+			pw351 := data[po348 : po348+4]
+			d350 := uint32(uint64(pw351[0])<<8|uint64(pw351[1])) + uint32(uint64(pw351[2])<<8|uint64(pw351[3]))
+			d350 += bits.RotateLeft32(d350, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d340 >> 16))
+				pendD4 += uint64(^uint16(d350 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn339
-		if po338 < len(data)-po338-pendN {
-			copy(data[pendN:pendN+po338], data[:po338])
+		pendN += pn349
+		if po348 < len(data)-po348-pendN {
+			copy(data[pendN:pendN+po348], data[:po348])
 			data = data[pendN:]
 		} else {
-			copy(data[po338:], data[po338+pendN:])
+			copy(data[po348:], data[po348+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po338 {
-			h11 -= pn339
+		if (h11 >= 0) && h11 > po348 {
+			h11 -= pn349
 		} // lb_v3
-		if cur > po338 {
-			cur = max(po338, cur-pn339)
+		if cur > po348 {
+			cur = max(po348, cur-pn349)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d342 uint64 // udp checksum
+		var d352 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b343 := data[h4 : h4+8] // udp
-		v344 := ((uint64(b343[4])<<8 | uint64(b343[5])) - 0x10)
-		os345 := uint32(uint16((uint64(b343[4])<<8 | uint64(b343[5]))))
-		s346 := v344
-		b343[4] = byte(s346 >> 8)
-		b343[5] = byte(s346)
-		f348 := uint32(os345)
-		f348 += bits.RotateLeft32(f348, 16)
-		dl347 := uint64(^uint16(f348>>16)) + uint64(uint32(uint16(v344)))
+		b353 := data[h4 : h4+8] // udp
+		v354 := ((uint64(b353[4])<<8 | uint64(b353[5])) - 0x10)
+		os355 := uint32(uint16((uint64(b353[4])<<8 | uint64(b353[5]))))
+		s356 := v354
+		b353[4] = byte(s356 >> 8)
+		b353[5] = byte(s356)
+		f358 := uint32(os355)
+		f358 += bits.RotateLeft32(f358, 16)
+		dl357 := uint64(^uint16(f358>>16)) + uint64(uint32(uint16(v354)))
 		if h4 >= 0 {
-			d342 += dl347
+			d352 += dl357
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d342
+			pendD4 += d352
 			pendK4 = true
 		}
 		pl.edges[51]++
@@ -4868,19 +4933,19 @@ n184:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s349 := r
-				cb[0] = byte(s349 >> 8)
-				cb[1] = byte(s349)
+				s359 := r
+				cb[0] = byte(s359 >> 8)
+				cb[1] = byte(s359)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(64)
 		}
-		b350 := data[h4 : h4+8] // udp
-		s351 := 0x0
-		b350[6] = byte(s351 >> 8)
-		b350[7] = byte(s351)
+		b360 := data[h4 : h4+8] // udp
+		s361 := 0x0
+		b360[6] = byte(s361 >> 8)
+		b360[7] = byte(s361)
 		pl.edges[52]++
 		goto n185
 	}
@@ -4900,9 +4965,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s352 := r
-				cb[0] = byte(s352 >> 8)
-				cb[1] = byte(s352)
+				s362 := r
+				cb[0] = byte(s362 >> 8)
+				cb[1] = byte(s362)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4919,9 +4984,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s353 := r
-				cb[0] = byte(s353 >> 8)
-				cb[1] = byte(s353)
+				s363 := r
+				cb[0] = byte(s363 >> 8)
+				cb[1] = byte(s363)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -2097,7 +2097,20 @@ n49:
 n50:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		if a, ps, hit := pl.tables[0].LookupWordAction(((m3) & 0xfff) << 0); hit {
+		k50 := ((m3) & 0xfff) << 0
+		if pi51 := pl.tables[0].Packed(); len(pi51.Slots) > 0 {
+			k50 &= pi51.Mask
+			for m, j := uint64(len(pi51.Slots)-1), packet.PackedHash(k50); ; j++ {
+				sl := &pi51.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k50 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k50); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2118,8 +2131,21 @@ n51:
 n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b50 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[1].LookupWordAction(((uint64(b50[0])<<40|uint64(b50[1])<<32|uint64(b50[2])<<24|uint64(b50[3])<<16|uint64(b50[4])<<8|uint64(b50[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48); hit {
+		b52 := data[h0 : h0+14] // ethernet
+		k53 := ((uint64(b52[0])<<40|uint64(b52[1])<<32|uint64(b52[2])<<24|uint64(b52[3])<<16|uint64(b52[4])<<8|uint64(b52[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48
+		if pi54 := pl.tables[1].Packed(); len(pi54.Slots) > 0 {
+			k53 &= pi54.Mask
+			for m, j := uint64(len(pi54.Slots)-1), packet.PackedHash(k53); ; j++ {
+				sl := &pi54.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k53 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k53); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2151,8 +2177,8 @@ n55:
 	}
 n56:
 	{ // L3SetDaIPv4: set meta.ip_da
-		b51 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b51[16])<<24 | uint64(b51[17])<<16 | uint64(b51[18])<<8 | uint64(b51[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b55 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b55[16])<<24 | uint64(b55[17])<<16 | uint64(b55[18])<<8 | uint64(b55[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n58
 	}
 n57:
@@ -2160,17 +2186,17 @@ n57:
 		if !(h3 >= 0) {
 			return pl.drop(16)
 		}
-		b52 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b52[24])<<56 | uint64(b52[25])<<48 | uint64(b52[26])<<40 | uint64(b52[27])<<32 | uint64(b52[28])<<24 | uint64(b52[29])<<16 | uint64(b52[30])<<8 | uint64(b52[31])), Lo: (uint64(b52[32])<<56 | uint64(b52[33])<<48 | uint64(b52[34])<<40 | uint64(b52[35])<<32 | uint64(b52[36])<<24 | uint64(b52[37])<<16 | uint64(b52[38])<<8 | uint64(b52[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b56 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b56[24])<<56 | uint64(b56[25])<<48 | uint64(b56[26])<<40 | uint64(b56[27])<<32 | uint64(b56[28])<<24 | uint64(b56[29])<<16 | uint64(b56[30])<<8 | uint64(b56[31])), Lo: (uint64(b56[32])<<56 | uint64(b56[33])<<48 | uint64(b56[34])<<40 | uint64(b56[35])<<32 | uint64(b56[36])<<24 | uint64(b56[37])<<16 | uint64(b56[38])<<8 | uint64(b56[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[16]++
 		goto n58
 	}
 n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		b53 := data[h0 : h0+14] // ethernet
-		kv54 := m8
-		if a, ps, hit := pl.tables[2].LookupWordsAction((m4)&0xf, (uint64(b53[12])<<8|uint64(b53[13]))&0xffff, kv54.Hi, kv54.Lo); hit {
+		b57 := data[h0 : h0+14] // ethernet
+		kv58 := m8
+		if a, ps, hit := pl.tables[2].LookupWordsAction((m4)&0xf, (uint64(b57[12])<<8|uint64(b57[13]))&0xffff, kv58.Hi, kv58.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2221,10 +2247,10 @@ n64:
 	}
 n65:
 	{ // L3Icmp4Type: switch icmp.type
-		b56 := data[h6 : h6+4] // icmp
-		v55 := uint64(b56[0])
+		b60 := data[h6 : h6+4] // icmp
+		v59 := uint64(b60[0])
 		switch {
-		case v55 == 0x3:
+		case v59 == 0x3:
 			goto n67
 		default:
 			goto n66
@@ -2236,22 +2262,22 @@ n66:
 	}
 n67:
 	{ // L3Unreach4: switch icmp.code
-		b58 := data[h6 : h6+4] // icmp
-		v57 := uint64(b58[1])
+		b62 := data[h6 : h6+4] // icmp
+		v61 := uint64(b62[1])
 		switch {
-		case v57 == 0x0:
+		case v61 == 0x0:
 			goto n68
-		case v57 == 0x1:
+		case v61 == 0x1:
 			goto n69
-		case v57 == 0x3:
+		case v61 == 0x3:
 			goto n70
-		case v57 == 0x4:
+		case v61 == 0x4:
 			goto n71
-		case v57 == 0x6:
+		case v61 == 0x6:
 			goto n72
-		case v57 == 0x7:
+		case v61 == 0x7:
 			goto n73
-		case v57 == 0xa:
+		case v61 == 0xa:
 			goto n74
 		default:
 			goto n75
@@ -2291,14 +2317,14 @@ n75:
 	}
 n76:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b60 := data[h7 : h7+4] // icmpv6
-		v59 := uint64(b60[0])
+		b64 := data[h7 : h7+4] // icmpv6
+		v63 := uint64(b64[0])
 		switch {
-		case v59 == 0x1:
+		case v63 == 0x1:
 			goto n78
-		case v59 == 0x80:
+		case v63 == 0x80:
 			goto n92
-		case v59 == 0x87:
+		case v63 == 0x87:
 			goto n94
 		default:
 			goto n77
@@ -2310,16 +2336,16 @@ n77:
 	}
 n78:
 	{ // L3Unreach6: switch icmpv6.code
-		b62 := data[h7 : h7+4] // icmpv6
-		v61 := uint64(b62[1])
+		b66 := data[h7 : h7+4] // icmpv6
+		v65 := uint64(b66[1])
 		switch {
-		case v61 == 0x0:
+		case v65 == 0x0:
 			goto n79
-		case v61 == 0x1:
+		case v65 == 0x1:
 			goto n80
-		case v61 == 0x2:
+		case v65 == 0x2:
 			goto n81
-		case v61 == 0x4:
+		case v65 == 0x4:
 			goto n82
 		default:
 			goto n83
@@ -2347,8 +2373,8 @@ n83:
 	}
 n84:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b63 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b63[24])<<24 | uint64(b63[25])<<16 | uint64(b63[26])<<8 | uint64(b63[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b67 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b67[24])<<24 | uint64(b67[25])<<16 | uint64(b67[26])<<8 | uint64(b67[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n86
 		}
 		goto n85
@@ -2360,49 +2386,49 @@ n85:
 	}
 n86:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b64 := data[h0 : h0+14] // ethernet
-		s65 := (uint64(b64[6])<<40 | uint64(b64[7])<<32 | uint64(b64[8])<<24 | uint64(b64[9])<<16 | uint64(b64[10])<<8 | uint64(b64[11]))
-		b64[0] = byte(s65 >> 40)
-		b64[1] = byte(s65 >> 32)
-		b64[2] = byte(s65 >> 24)
-		b64[3] = byte(s65 >> 16)
-		b64[4] = byte(s65 >> 8)
-		b64[5] = byte(s65)
-		s66 := m5
-		b64[6] = byte(s66 >> 40)
-		b64[7] = byte(s66 >> 32)
-		b64[8] = byte(s66 >> 24)
-		b64[9] = byte(s66 >> 16)
-		b64[10] = byte(s66 >> 8)
-		b64[11] = byte(s66)
-		b67 := data[h5 : h5+28] // arp
-		s68 := 0x2
-		b67[6] = byte(s68 >> 8)
-		b67[7] = byte(s68)
-		s69 := (uint64(b67[8])<<40 | uint64(b67[9])<<32 | uint64(b67[10])<<24 | uint64(b67[11])<<16 | uint64(b67[12])<<8 | uint64(b67[13]))
-		b67[18] = byte(s69 >> 40)
-		b67[19] = byte(s69 >> 32)
-		b67[20] = byte(s69 >> 24)
-		b67[21] = byte(s69 >> 16)
-		b67[22] = byte(s69 >> 8)
-		b67[23] = byte(s69)
+		b68 := data[h0 : h0+14] // ethernet
+		s69 := (uint64(b68[6])<<40 | uint64(b68[7])<<32 | uint64(b68[8])<<24 | uint64(b68[9])<<16 | uint64(b68[10])<<8 | uint64(b68[11]))
+		b68[0] = byte(s69 >> 40)
+		b68[1] = byte(s69 >> 32)
+		b68[2] = byte(s69 >> 24)
+		b68[3] = byte(s69 >> 16)
+		b68[4] = byte(s69 >> 8)
+		b68[5] = byte(s69)
 		s70 := m5
-		b67[8] = byte(s70 >> 40)
-		b67[9] = byte(s70 >> 32)
-		b67[10] = byte(s70 >> 24)
-		b67[11] = byte(s70 >> 16)
-		b67[12] = byte(s70 >> 8)
-		b67[13] = byte(s70)
-		s71 := (uint64(b67[14])<<24 | uint64(b67[15])<<16 | uint64(b67[16])<<8 | uint64(b67[17]))
-		b67[24] = byte(s71 >> 24)
-		b67[25] = byte(s71 >> 16)
-		b67[26] = byte(s71 >> 8)
-		b67[27] = byte(s71)
-		s72 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b67[14] = byte(s72 >> 24)
-		b67[15] = byte(s72 >> 16)
-		b67[16] = byte(s72 >> 8)
-		b67[17] = byte(s72)
+		b68[6] = byte(s70 >> 40)
+		b68[7] = byte(s70 >> 32)
+		b68[8] = byte(s70 >> 24)
+		b68[9] = byte(s70 >> 16)
+		b68[10] = byte(s70 >> 8)
+		b68[11] = byte(s70)
+		b71 := data[h5 : h5+28] // arp
+		s72 := 0x2
+		b71[6] = byte(s72 >> 8)
+		b71[7] = byte(s72)
+		s73 := (uint64(b71[8])<<40 | uint64(b71[9])<<32 | uint64(b71[10])<<24 | uint64(b71[11])<<16 | uint64(b71[12])<<8 | uint64(b71[13]))
+		b71[18] = byte(s73 >> 40)
+		b71[19] = byte(s73 >> 32)
+		b71[20] = byte(s73 >> 24)
+		b71[21] = byte(s73 >> 16)
+		b71[22] = byte(s73 >> 8)
+		b71[23] = byte(s73)
+		s74 := m5
+		b71[8] = byte(s74 >> 40)
+		b71[9] = byte(s74 >> 32)
+		b71[10] = byte(s74 >> 24)
+		b71[11] = byte(s74 >> 16)
+		b71[12] = byte(s74 >> 8)
+		b71[13] = byte(s74)
+		s75 := (uint64(b71[14])<<24 | uint64(b71[15])<<16 | uint64(b71[16])<<8 | uint64(b71[17]))
+		b71[24] = byte(s75 >> 24)
+		b71[25] = byte(s75 >> 16)
+		b71[26] = byte(s75 >> 8)
+		b71[27] = byte(s75)
+		s76 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b71[14] = byte(s76 >> 24)
+		b71[15] = byte(s76 >> 16)
+		b71[16] = byte(s76 >> 8)
+		b71[17] = byte(s76)
 		goto n87
 	}
 n87:
@@ -2414,8 +2440,8 @@ n88:
 		if !(h2 >= 0) {
 			return pl.drop(33)
 		}
-		b73 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b73[16])<<24 | uint64(b73[17])<<16 | uint64(b73[18])<<8 | uint64(b73[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b77 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b77[16])<<24 | uint64(b77[17])<<16 | uint64(b77[18])<<8 | uint64(b77[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n90
 		}
 		goto n89
@@ -2426,59 +2452,59 @@ n89:
 	}
 n90:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d74 uint64          // icmp checksum
-		b75 := data[h0 : h0+14] // ethernet
-		v76 := (uint64(b75[6])<<40 | uint64(b75[7])<<32 | uint64(b75[8])<<24 | uint64(b75[9])<<16 | uint64(b75[10])<<8 | uint64(b75[11]))
-		s77 := v76
-		b75[0] = byte(s77 >> 40)
-		b75[1] = byte(s77 >> 32)
-		b75[2] = byte(s77 >> 24)
-		b75[3] = byte(s77 >> 16)
-		b75[4] = byte(s77 >> 8)
-		b75[5] = byte(s77)
-		v78 := m5
-		s79 := v78
-		b75[6] = byte(s79 >> 40)
-		b75[7] = byte(s79 >> 32)
-		b75[8] = byte(s79 >> 24)
-		b75[9] = byte(s79 >> 16)
-		b75[10] = byte(s79 >> 8)
-		b75[11] = byte(s79)
+		var d78 uint64          // icmp checksum
+		b79 := data[h0 : h0+14] // ethernet
+		v80 := (uint64(b79[6])<<40 | uint64(b79[7])<<32 | uint64(b79[8])<<24 | uint64(b79[9])<<16 | uint64(b79[10])<<8 | uint64(b79[11]))
+		s81 := v80
+		b79[0] = byte(s81 >> 40)
+		b79[1] = byte(s81 >> 32)
+		b79[2] = byte(s81 >> 24)
+		b79[3] = byte(s81 >> 16)
+		b79[4] = byte(s81 >> 8)
+		b79[5] = byte(s81)
+		v82 := m5
+		s83 := v82
+		b79[6] = byte(s83 >> 40)
+		b79[7] = byte(s83 >> 32)
+		b79[8] = byte(s83 >> 24)
+		b79[9] = byte(s83 >> 16)
+		b79[10] = byte(s83 >> 8)
+		b79[11] = byte(s83)
 		if !(h2 >= 0) {
 			return pl.drop(35)
 		}
-		b80 := data[h2 : h2+20] // ipv4
-		v81 := (uint64(b80[12])<<24 | uint64(b80[13])<<16 | uint64(b80[14])<<8 | uint64(b80[15]))
-		s82 := v81
-		b80[16] = byte(s82 >> 24)
-		b80[17] = byte(s82 >> 16)
-		b80[18] = byte(s82 >> 8)
-		b80[19] = byte(s82)
-		v83 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s84 := v83
-		b80[12] = byte(s84 >> 24)
-		b80[13] = byte(s84 >> 16)
-		b80[14] = byte(s84 >> 8)
-		b80[15] = byte(s84)
-		v85 := 0x0
-		b86 := data[h6 : h6+4] // icmp
-		os87 := uint32(uint64(b86[0])<<8 | uint64(b86[1]))
-		b86[0] = byte(v85)
-		f89 := uint32(os87)
-		f89 += bits.RotateLeft32(f89, 16)
-		dl88 := uint64(^uint16(f89>>16)) + uint64(uint32(uint64(b86[0])<<8|uint64(b86[1])))
-		d74 += dl88
+		b84 := data[h2 : h2+20] // ipv4
+		v85 := (uint64(b84[12])<<24 | uint64(b84[13])<<16 | uint64(b84[14])<<8 | uint64(b84[15]))
+		s86 := v85
+		b84[16] = byte(s86 >> 24)
+		b84[17] = byte(s86 >> 16)
+		b84[18] = byte(s86 >> 8)
+		b84[19] = byte(s86)
+		v87 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s88 := v87
+		b84[12] = byte(s88 >> 24)
+		b84[13] = byte(s88 >> 16)
+		b84[14] = byte(s88 >> 8)
+		b84[15] = byte(s88)
+		v89 := 0x0
+		b90 := data[h6 : h6+4] // icmp
+		os91 := uint32(uint64(b90[0])<<8 | uint64(b90[1]))
+		b90[0] = byte(v89)
+		f93 := uint32(os91)
+		f93 += bits.RotateLeft32(f93, 16)
+		dl92 := uint64(^uint16(f93>>16)) + uint64(uint32(uint64(b90[0])<<8|uint64(b90[1])))
+		d78 += dl92
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d74
+			x := uint64(^cv) + d78
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s90 := r
-			cb[0] = byte(s90 >> 8)
-			cb[1] = byte(s90)
+			s94 := r
+			cb[0] = byte(s94 >> 8)
+			cb[1] = byte(s94)
 		}
 		goto n91
 	}
@@ -2489,87 +2515,87 @@ n91:
 	}
 n92:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d91 uint64          // icmpv6 checksum
-		b92 := data[h0 : h0+14] // ethernet
-		v93 := (uint64(b92[6])<<40 | uint64(b92[7])<<32 | uint64(b92[8])<<24 | uint64(b92[9])<<16 | uint64(b92[10])<<8 | uint64(b92[11]))
-		s94 := v93
-		b92[0] = byte(s94 >> 40)
-		b92[1] = byte(s94 >> 32)
-		b92[2] = byte(s94 >> 24)
-		b92[3] = byte(s94 >> 16)
-		b92[4] = byte(s94 >> 8)
-		b92[5] = byte(s94)
-		v95 := m5
-		s96 := v95
-		b92[6] = byte(s96 >> 40)
-		b92[7] = byte(s96 >> 32)
-		b92[8] = byte(s96 >> 24)
-		b92[9] = byte(s96 >> 16)
-		b92[10] = byte(s96 >> 8)
-		b92[11] = byte(s96)
+		var d95 uint64          // icmpv6 checksum
+		b96 := data[h0 : h0+14] // ethernet
+		v97 := (uint64(b96[6])<<40 | uint64(b96[7])<<32 | uint64(b96[8])<<24 | uint64(b96[9])<<16 | uint64(b96[10])<<8 | uint64(b96[11]))
+		s98 := v97
+		b96[0] = byte(s98 >> 40)
+		b96[1] = byte(s98 >> 32)
+		b96[2] = byte(s98 >> 24)
+		b96[3] = byte(s98 >> 16)
+		b96[4] = byte(s98 >> 8)
+		b96[5] = byte(s98)
+		v99 := m5
+		s100 := v99
+		b96[6] = byte(s100 >> 40)
+		b96[7] = byte(s100 >> 32)
+		b96[8] = byte(s100 >> 24)
+		b96[9] = byte(s100 >> 16)
+		b96[10] = byte(s100 >> 8)
+		b96[11] = byte(s100)
 		if !(h3 >= 0) {
 			return pl.drop(36)
 		}
-		b97 := data[h3 : h3+40] // ipv6
-		v98 := packet.Value{Hi: (uint64(b97[8])<<56 | uint64(b97[9])<<48 | uint64(b97[10])<<40 | uint64(b97[11])<<32 | uint64(b97[12])<<24 | uint64(b97[13])<<16 | uint64(b97[14])<<8 | uint64(b97[15])), Lo: (uint64(b97[16])<<56 | uint64(b97[17])<<48 | uint64(b97[18])<<40 | uint64(b97[19])<<32 | uint64(b97[20])<<24 | uint64(b97[21])<<16 | uint64(b97[22])<<8 | uint64(b97[23]))}
-		v99 := v98
-		s100 := v99.Hi
-		b97[24] = byte(s100 >> 56)
-		b97[25] = byte(s100 >> 48)
-		b97[26] = byte(s100 >> 40)
-		b97[27] = byte(s100 >> 32)
-		b97[28] = byte(s100 >> 24)
-		b97[29] = byte(s100 >> 16)
-		b97[30] = byte(s100 >> 8)
-		b97[31] = byte(s100)
-		s101 := v99.Lo
-		b97[32] = byte(s101 >> 56)
-		b97[33] = byte(s101 >> 48)
-		b97[34] = byte(s101 >> 40)
-		b97[35] = byte(s101 >> 32)
-		b97[36] = byte(s101 >> 24)
-		b97[37] = byte(s101 >> 16)
-		b97[38] = byte(s101 >> 8)
-		b97[39] = byte(s101)
-		v102 := m6
+		b101 := data[h3 : h3+40] // ipv6
+		v102 := packet.Value{Hi: (uint64(b101[8])<<56 | uint64(b101[9])<<48 | uint64(b101[10])<<40 | uint64(b101[11])<<32 | uint64(b101[12])<<24 | uint64(b101[13])<<16 | uint64(b101[14])<<8 | uint64(b101[15])), Lo: (uint64(b101[16])<<56 | uint64(b101[17])<<48 | uint64(b101[18])<<40 | uint64(b101[19])<<32 | uint64(b101[20])<<24 | uint64(b101[21])<<16 | uint64(b101[22])<<8 | uint64(b101[23]))}
 		v103 := v102
 		s104 := v103.Hi
-		b97[8] = byte(s104 >> 56)
-		b97[9] = byte(s104 >> 48)
-		b97[10] = byte(s104 >> 40)
-		b97[11] = byte(s104 >> 32)
-		b97[12] = byte(s104 >> 24)
-		b97[13] = byte(s104 >> 16)
-		b97[14] = byte(s104 >> 8)
-		b97[15] = byte(s104)
+		b101[24] = byte(s104 >> 56)
+		b101[25] = byte(s104 >> 48)
+		b101[26] = byte(s104 >> 40)
+		b101[27] = byte(s104 >> 32)
+		b101[28] = byte(s104 >> 24)
+		b101[29] = byte(s104 >> 16)
+		b101[30] = byte(s104 >> 8)
+		b101[31] = byte(s104)
 		s105 := v103.Lo
-		b97[16] = byte(s105 >> 56)
-		b97[17] = byte(s105 >> 48)
-		b97[18] = byte(s105 >> 40)
-		b97[19] = byte(s105 >> 32)
-		b97[20] = byte(s105 >> 24)
-		b97[21] = byte(s105 >> 16)
-		b97[22] = byte(s105 >> 8)
-		b97[23] = byte(s105)
-		v106 := 0x81
-		b107 := data[h7 : h7+4] // icmpv6
-		os108 := uint32(uint64(b107[0])<<8 | uint64(b107[1]))
-		b107[0] = byte(v106)
-		f110 := uint32(os108)
-		f110 += bits.RotateLeft32(f110, 16)
-		dl109 := uint64(^uint16(f110>>16)) + uint64(uint32(uint64(b107[0])<<8|uint64(b107[1])))
-		d91 += dl109
+		b101[32] = byte(s105 >> 56)
+		b101[33] = byte(s105 >> 48)
+		b101[34] = byte(s105 >> 40)
+		b101[35] = byte(s105 >> 32)
+		b101[36] = byte(s105 >> 24)
+		b101[37] = byte(s105 >> 16)
+		b101[38] = byte(s105 >> 8)
+		b101[39] = byte(s105)
+		v106 := m6
+		v107 := v106
+		s108 := v107.Hi
+		b101[8] = byte(s108 >> 56)
+		b101[9] = byte(s108 >> 48)
+		b101[10] = byte(s108 >> 40)
+		b101[11] = byte(s108 >> 32)
+		b101[12] = byte(s108 >> 24)
+		b101[13] = byte(s108 >> 16)
+		b101[14] = byte(s108 >> 8)
+		b101[15] = byte(s108)
+		s109 := v107.Lo
+		b101[16] = byte(s109 >> 56)
+		b101[17] = byte(s109 >> 48)
+		b101[18] = byte(s109 >> 40)
+		b101[19] = byte(s109 >> 32)
+		b101[20] = byte(s109 >> 24)
+		b101[21] = byte(s109 >> 16)
+		b101[22] = byte(s109 >> 8)
+		b101[23] = byte(s109)
+		v110 := 0x81
+		b111 := data[h7 : h7+4] // icmpv6
+		os112 := uint32(uint64(b111[0])<<8 | uint64(b111[1]))
+		b111[0] = byte(v110)
+		f114 := uint32(os112)
+		f114 += bits.RotateLeft32(f114, 16)
+		dl113 := uint64(^uint16(f114>>16)) + uint64(uint32(uint64(b111[0])<<8|uint64(b111[1])))
+		d95 += dl113
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d91
+			x := uint64(^cv) + d95
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s111 := r
-			cb[0] = byte(s111 >> 8)
-			cb[1] = byte(s111)
+			s115 := r
+			cb[0] = byte(s115 >> 8)
+			cb[1] = byte(s115)
 		}
 		goto n93
 	}
@@ -2583,8 +2609,8 @@ n94:
 		if !(h12 >= 0) {
 			return pl.drop(37)
 		}
-		b112 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b112[4])<<56 | uint64(b112[5])<<48 | uint64(b112[6])<<40 | uint64(b112[7])<<32 | uint64(b112[8])<<24 | uint64(b112[9])<<16 | uint64(b112[10])<<8 | uint64(b112[11])), Lo: (uint64(b112[12])<<56 | uint64(b112[13])<<48 | uint64(b112[14])<<40 | uint64(b112[15])<<32 | uint64(b112[16])<<24 | uint64(b112[17])<<16 | uint64(b112[18])<<8 | uint64(b112[19]))} == m6) {
+		b116 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b116[4])<<56 | uint64(b116[5])<<48 | uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11])), Lo: (uint64(b116[12])<<56 | uint64(b116[13])<<48 | uint64(b116[14])<<40 | uint64(b116[15])<<32 | uint64(b116[16])<<24 | uint64(b116[17])<<16 | uint64(b116[18])<<8 | uint64(b116[19]))} == m6) {
 			goto n96
 		}
 		goto n95
@@ -2598,8 +2624,8 @@ n96:
 		if !(h3 >= 0) {
 			return pl.drop(39)
 		}
-		b113 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b113[8])<<56 | uint64(b113[9])<<48 | uint64(b113[10])<<40 | uint64(b113[11])<<32 | uint64(b113[12])<<24 | uint64(b113[13])<<16 | uint64(b113[14])<<8 | uint64(b113[15])), Lo: (uint64(b113[16])<<56 | uint64(b113[17])<<48 | uint64(b113[18])<<40 | uint64(b113[19])<<32 | uint64(b113[20])<<24 | uint64(b113[21])<<16 | uint64(b113[22])<<8 | uint64(b113[23]))} == packet.Value{Lo: 0x0}) {
+		b117 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b117[8])<<56 | uint64(b117[9])<<48 | uint64(b117[10])<<40 | uint64(b117[11])<<32 | uint64(b117[12])<<24 | uint64(b117[13])<<16 | uint64(b117[14])<<8 | uint64(b117[15])), Lo: (uint64(b117[16])<<56 | uint64(b117[17])<<48 | uint64(b117[18])<<40 | uint64(b117[19])<<32 | uint64(b117[20])<<24 | uint64(b117[21])<<16 | uint64(b117[22])<<8 | uint64(b117[23]))} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
@@ -2612,8 +2638,8 @@ n97:
 		if !(h12 >= 0) {
 			return pl.drop(40)
 		}
-		b114 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b114[4])<<56 | uint64(b114[5])<<48 | uint64(b114[6])<<40 | uint64(b114[7])<<32 | uint64(b114[8])<<24 | uint64(b114[9])<<16 | uint64(b114[10])<<8 | uint64(b114[11])), Lo: (uint64(b114[12])<<56 | uint64(b114[13])<<48 | uint64(b114[14])<<40 | uint64(b114[15])<<32 | uint64(b114[16])<<24 | uint64(b114[17])<<16 | uint64(b114[18])<<8 | uint64(b114[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b118 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b118[4])<<56 | uint64(b118[5])<<48 | uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11])), Lo: (uint64(b118[12])<<56 | uint64(b118[13])<<48 | uint64(b118[14])<<40 | uint64(b118[15])<<32 | uint64(b118[16])<<24 | uint64(b118[17])<<16 | uint64(b118[18])<<8 | uint64(b118[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
@@ -2621,16 +2647,16 @@ n98:
 		if !(h3 >= 0) {
 			return pl.drop(41)
 		}
-		b115 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b115[8])<<56 | uint64(b115[9])<<48 | uint64(b115[10])<<40 | uint64(b115[11])<<32 | uint64(b115[12])<<24 | uint64(b115[13])<<16 | uint64(b115[14])<<8 | uint64(b115[15])), Lo: (uint64(b115[16])<<56 | uint64(b115[17])<<48 | uint64(b115[18])<<40 | uint64(b115[19])<<32 | uint64(b115[20])<<24 | uint64(b115[21])<<16 | uint64(b115[22])<<8 | uint64(b115[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b116 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11])) & 0xffffffffffff
+		b119 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b119[8])<<56 | uint64(b119[9])<<48 | uint64(b119[10])<<40 | uint64(b119[11])<<32 | uint64(b119[12])<<24 | uint64(b119[13])<<16 | uint64(b119[14])<<8 | uint64(b119[15])), Lo: (uint64(b119[16])<<56 | uint64(b119[17])<<48 | uint64(b119[18])<<40 | uint64(b119[19])<<32 | uint64(b119[20])<<24 | uint64(b119[21])<<16 | uint64(b119[22])<<8 | uint64(b119[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b120 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(41)
 		}
-		b117 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b117[4])<<56 | uint64(b117[5])<<48 | uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])), Lo: (uint64(b117[12])<<56 | uint64(b117[13])<<48 | uint64(b117[14])<<40 | uint64(b117[15])<<32 | uint64(b117[16])<<24 | uint64(b117[17])<<16 | uint64(b117[18])<<8 | uint64(b117[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b121 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b121[4])<<56 | uint64(b121[5])<<48 | uint64(b121[6])<<40 | uint64(b121[7])<<32 | uint64(b121[8])<<24 | uint64(b121[9])<<16 | uint64(b121[10])<<8 | uint64(b121[11])), Lo: (uint64(b121[12])<<56 | uint64(b121[13])<<48 | uint64(b121[14])<<40 | uint64(b121[15])<<32 | uint64(b121[16])<<24 | uint64(b121[17])<<16 | uint64(b121[18])<<8 | uint64(b121[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
@@ -2643,8 +2669,8 @@ n99:
 	}
 n100:
 	{ // NsSrcMac: set meta.na_mac
-		b118 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b118[0])<<40 | uint64(b118[1])<<32 | uint64(b118[2])<<24 | uint64(b118[3])<<16 | uint64(b118[4])<<8 | uint64(b118[5])) & 0xffffffffffff
+		b122 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b122[0])<<40 | uint64(b122[1])<<32 | uint64(b122[2])<<24 | uint64(b122[3])<<16 | uint64(b122[4])<<8 | uint64(b122[5])) & 0xffffffffffff
 		pl.edges[21]++
 		goto n101
 	}
@@ -2664,15 +2690,15 @@ n102:
 	}
 n103:
 	{ // NsPopMac: pop nd_mac
-		po119, pn120 := h14, 6 // nd_mac
-		if po119 < 0 || po119+pn120 > len(data) {
+		po123, pn124 := h14, 6 // nd_mac
+		if po123 < 0 || po123+pn124 > len(data) {
 			return pl.drop(42)
 		}
-		pendOff = po119
-		pendN = pn120
+		pendOff = po123
+		pendN = pn124
 		h14 = -1
-		if cur > po119 {
-			cur = max(po119, cur-pn120)
+		if cur > po123 {
+			cur = max(po123, cur-pn124)
 		}
 		pl.edges[22]++
 		goto n104
@@ -2689,15 +2715,15 @@ n104:
 			}
 			pendN = 0
 		}
-		po121, pn122 := h13, 2 // nd_opt
-		if po121 < 0 || po121+pn122 > len(data) {
+		po125, pn126 := h13, 2 // nd_opt
+		if po125 < 0 || po125+pn126 > len(data) {
 			return pl.drop(43)
 		}
-		pendOff = po121
-		pendN += pn122
+		pendOff = po125
+		pendN += pn126
 		h13 = -1
-		if cur > po121 {
-			cur = max(po121, cur-pn122)
+		if cur > po125 {
+			cur = max(po125, cur-pn126)
 		}
 		pl.edges[23]++
 		goto n105
@@ -2717,22 +2743,22 @@ n105:
 		if !(h12 >= 0) {
 			return pl.drop(44)
 		}
-		po123, pn124 := h12, 20 // nd_ns
-		if po123 < 0 || po123+pn124 > len(data) {
+		po127, pn128 := h12, 20 // nd_ns
+		if po127 < 0 || po127+pn128 > len(data) {
 			return pl.drop(44)
 		}
-		pendN += pn124
-		if po123 < len(data)-po123-pendN {
-			copy(data[pendN:pendN+po123], data[:po123])
+		pendN += pn128
+		if po127 < len(data)-po127-pendN {
+			copy(data[pendN:pendN+po127], data[:po127])
 			data = data[pendN:]
 		} else {
-			copy(data[po123:], data[po123+pendN:])
+			copy(data[po127:], data[po127+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if cur > po123 {
-			cur = max(po123, cur-pn124)
+		if cur > po127 {
+			cur = max(po127, cur-pn128)
 		}
 		goto n106
 	}
@@ -2747,9 +2773,9 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s125 := r
-				cb[0] = byte(s125 >> 8)
-				cb[1] = byte(s125)
+				s129 := r
+				cb[0] = byte(s129 >> 8)
+				cb[1] = byte(s129)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2765,9 +2791,9 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s127 := r
-				cb[0] = byte(s127 >> 8)
-				cb[1] = byte(s127)
+				s131 := r
+				cb[0] = byte(s131 >> 8)
+				cb[1] = byte(s131)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2899,7 +2925,7 @@ n106:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt126 := p.Push(15, h7+4, 0)
+		rt130 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3026,7 +3052,7 @@ n106:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt126 {
+		if !rt130 {
 			return pl.drop(45)
 		}
 		goto n107
@@ -3042,9 +3068,9 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s128 := r
-				cb[0] = byte(s128 >> 8)
-				cb[1] = byte(s128)
+				s132 := r
+				cb[0] = byte(s132 >> 8)
+				cb[1] = byte(s132)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3060,9 +3086,9 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s130 := r
-				cb[0] = byte(s130 >> 8)
-				cb[1] = byte(s130)
+				s134 := r
+				cb[0] = byte(s134 >> 8)
+				cb[1] = byte(s134)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3194,7 +3220,7 @@ n107:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt129 := p.Push(16, h15+20, 0)
+		rt133 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3321,7 +3347,7 @@ n107:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt129 {
+		if !rt133 {
 			return pl.drop(46)
 		}
 		goto n108
@@ -3337,9 +3363,9 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s131 := r
-				cb[0] = byte(s131 >> 8)
-				cb[1] = byte(s131)
+				s135 := r
+				cb[0] = byte(s135 >> 8)
+				cb[1] = byte(s135)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3355,9 +3381,9 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s133 := r
-				cb[0] = byte(s133 >> 8)
-				cb[1] = byte(s133)
+				s137 := r
+				cb[0] = byte(s137 >> 8)
+				cb[1] = byte(s137)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3489,7 +3515,7 @@ n108:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt132 := p.Push(17, h16+2, 0)
+		rt136 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3616,109 +3642,109 @@ n108:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt132 {
+		if !rt136 {
 			return pl.drop(47)
 		}
 		goto n109
 	}
 n109:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b134 := data[h0 : h0+14] // ethernet
-		s135 := m25
-		b134[0] = byte(s135 >> 40)
-		b134[1] = byte(s135 >> 32)
-		b134[2] = byte(s135 >> 24)
-		b134[3] = byte(s135 >> 16)
-		b134[4] = byte(s135 >> 8)
-		b134[5] = byte(s135)
-		s136 := m5
-		b134[6] = byte(s136 >> 40)
-		b134[7] = byte(s136 >> 32)
-		b134[8] = byte(s136 >> 24)
-		b134[9] = byte(s136 >> 16)
-		b134[10] = byte(s136 >> 8)
-		b134[11] = byte(s136)
+		b138 := data[h0 : h0+14] // ethernet
+		s139 := m25
+		b138[0] = byte(s139 >> 40)
+		b138[1] = byte(s139 >> 32)
+		b138[2] = byte(s139 >> 24)
+		b138[3] = byte(s139 >> 16)
+		b138[4] = byte(s139 >> 8)
+		b138[5] = byte(s139)
+		s140 := m5
+		b138[6] = byte(s140 >> 40)
+		b138[7] = byte(s140 >> 32)
+		b138[8] = byte(s140 >> 24)
+		b138[9] = byte(s140 >> 16)
+		b138[10] = byte(s140 >> 8)
+		b138[11] = byte(s140)
 		if !(h3 >= 0) {
 			return pl.drop(48)
 		}
-		b137 := data[h3 : h3+40] // ipv6
-		s138 := 0x20
-		b137[4] = byte(s138 >> 8)
-		b137[5] = byte(s138)
-		b137[7] = byte(0xff)
-		v139 := m6
-		s140 := v139.Hi
-		b137[8] = byte(s140 >> 56)
-		b137[9] = byte(s140 >> 48)
-		b137[10] = byte(s140 >> 40)
-		b137[11] = byte(s140 >> 32)
-		b137[12] = byte(s140 >> 24)
-		b137[13] = byte(s140 >> 16)
-		b137[14] = byte(s140 >> 8)
-		b137[15] = byte(s140)
-		s141 := v139.Lo
-		b137[16] = byte(s141 >> 56)
-		b137[17] = byte(s141 >> 48)
-		b137[18] = byte(s141 >> 40)
-		b137[19] = byte(s141 >> 32)
-		b137[20] = byte(s141 >> 24)
-		b137[21] = byte(s141 >> 16)
-		b137[22] = byte(s141 >> 8)
-		b137[23] = byte(s141)
-		v142 := m24
-		s143 := v142.Hi
-		b137[24] = byte(s143 >> 56)
-		b137[25] = byte(s143 >> 48)
-		b137[26] = byte(s143 >> 40)
-		b137[27] = byte(s143 >> 32)
-		b137[28] = byte(s143 >> 24)
-		b137[29] = byte(s143 >> 16)
-		b137[30] = byte(s143 >> 8)
-		b137[31] = byte(s143)
-		s144 := v142.Lo
-		b137[32] = byte(s144 >> 56)
-		b137[33] = byte(s144 >> 48)
-		b137[34] = byte(s144 >> 40)
-		b137[35] = byte(s144 >> 32)
-		b137[36] = byte(s144 >> 24)
-		b137[37] = byte(s144 >> 16)
-		b137[38] = byte(s144 >> 8)
-		b137[39] = byte(s144)
-		b145 := data[h7 : h7+4] // icmpv6
-		b145[0] = byte(0x88)
-		b145[1] = byte(0x0)
-		b146 := data[h15 : h15+20] // nd_na
-		b146[0] = b146[0]&^0x40 | byte(m26)<<6&0x40
-		v147 := m27
-		s148 := v147.Hi
-		b146[4] = byte(s148 >> 56)
-		b146[5] = byte(s148 >> 48)
-		b146[6] = byte(s148 >> 40)
-		b146[7] = byte(s148 >> 32)
-		b146[8] = byte(s148 >> 24)
-		b146[9] = byte(s148 >> 16)
-		b146[10] = byte(s148 >> 8)
-		b146[11] = byte(s148)
-		s149 := v147.Lo
-		b146[12] = byte(s149 >> 56)
-		b146[13] = byte(s149 >> 48)
-		b146[14] = byte(s149 >> 40)
-		b146[15] = byte(s149 >> 32)
-		b146[16] = byte(s149 >> 24)
-		b146[17] = byte(s149 >> 16)
-		b146[18] = byte(s149 >> 8)
-		b146[19] = byte(s149)
-		b150 := data[h16 : h16+2] // nd_na_opt
-		b150[0] = byte(0x2)
-		b150[1] = byte(0x1)
-		b151 := data[h17 : h17+6] // nd_na_mac
-		s152 := m5
-		b151[0] = byte(s152 >> 40)
-		b151[1] = byte(s152 >> 32)
-		b151[2] = byte(s152 >> 24)
-		b151[3] = byte(s152 >> 16)
-		b151[4] = byte(s152 >> 8)
-		b151[5] = byte(s152)
+		b141 := data[h3 : h3+40] // ipv6
+		s142 := 0x20
+		b141[4] = byte(s142 >> 8)
+		b141[5] = byte(s142)
+		b141[7] = byte(0xff)
+		v143 := m6
+		s144 := v143.Hi
+		b141[8] = byte(s144 >> 56)
+		b141[9] = byte(s144 >> 48)
+		b141[10] = byte(s144 >> 40)
+		b141[11] = byte(s144 >> 32)
+		b141[12] = byte(s144 >> 24)
+		b141[13] = byte(s144 >> 16)
+		b141[14] = byte(s144 >> 8)
+		b141[15] = byte(s144)
+		s145 := v143.Lo
+		b141[16] = byte(s145 >> 56)
+		b141[17] = byte(s145 >> 48)
+		b141[18] = byte(s145 >> 40)
+		b141[19] = byte(s145 >> 32)
+		b141[20] = byte(s145 >> 24)
+		b141[21] = byte(s145 >> 16)
+		b141[22] = byte(s145 >> 8)
+		b141[23] = byte(s145)
+		v146 := m24
+		s147 := v146.Hi
+		b141[24] = byte(s147 >> 56)
+		b141[25] = byte(s147 >> 48)
+		b141[26] = byte(s147 >> 40)
+		b141[27] = byte(s147 >> 32)
+		b141[28] = byte(s147 >> 24)
+		b141[29] = byte(s147 >> 16)
+		b141[30] = byte(s147 >> 8)
+		b141[31] = byte(s147)
+		s148 := v146.Lo
+		b141[32] = byte(s148 >> 56)
+		b141[33] = byte(s148 >> 48)
+		b141[34] = byte(s148 >> 40)
+		b141[35] = byte(s148 >> 32)
+		b141[36] = byte(s148 >> 24)
+		b141[37] = byte(s148 >> 16)
+		b141[38] = byte(s148 >> 8)
+		b141[39] = byte(s148)
+		b149 := data[h7 : h7+4] // icmpv6
+		b149[0] = byte(0x88)
+		b149[1] = byte(0x0)
+		b150 := data[h15 : h15+20] // nd_na
+		b150[0] = b150[0]&^0x40 | byte(m26)<<6&0x40
+		v151 := m27
+		s152 := v151.Hi
+		b150[4] = byte(s152 >> 56)
+		b150[5] = byte(s152 >> 48)
+		b150[6] = byte(s152 >> 40)
+		b150[7] = byte(s152 >> 32)
+		b150[8] = byte(s152 >> 24)
+		b150[9] = byte(s152 >> 16)
+		b150[10] = byte(s152 >> 8)
+		b150[11] = byte(s152)
+		s153 := v151.Lo
+		b150[12] = byte(s153 >> 56)
+		b150[13] = byte(s153 >> 48)
+		b150[14] = byte(s153 >> 40)
+		b150[15] = byte(s153 >> 32)
+		b150[16] = byte(s153 >> 24)
+		b150[17] = byte(s153 >> 16)
+		b150[18] = byte(s153 >> 8)
+		b150[19] = byte(s153)
+		b154 := data[h16 : h16+2] // nd_na_opt
+		b154[0] = byte(0x2)
+		b154[1] = byte(0x1)
+		b155 := data[h17 : h17+6] // nd_na_mac
+		s156 := m5
+		b155[0] = byte(s156 >> 40)
+		b155[1] = byte(s156 >> 32)
+		b155[2] = byte(s156 >> 24)
+		b155[3] = byte(s156 >> 16)
+		b155[4] = byte(s156 >> 8)
+		b155[5] = byte(s156)
 		goto n110
 	}
 n110:
@@ -3732,9 +3758,9 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s153 := r
-				cb[0] = byte(s153 >> 8)
-				cb[1] = byte(s153)
+				s157 := r
+				cb[0] = byte(s157 >> 8)
+				cb[1] = byte(s157)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3747,9 +3773,9 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s155 := r
-				cb[0] = byte(s155 >> 8)
-				cb[1] = byte(s155)
+				s159 := r
+				cb[0] = byte(s159 >> 8)
+				cb[1] = byte(s159)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3881,7 +3907,7 @@ n110:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt154 := p.ComputeChecksum(7)
+		rt158 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4008,7 +4034,7 @@ n110:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt154 {
+		if !rt158 {
 			return pl.drop(49)
 		}
 		goto n111
@@ -4032,8 +4058,21 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b156 := data[h2 : h2+20] // ipv4
-		if a, ps, hit := pl.tables[3].LookupWordAction(((uint64(b156[12])<<24|uint64(b156[13])<<16|uint64(b156[14])<<8|uint64(b156[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32); hit {
+		b160 := data[h2 : h2+20] // ipv4
+		k161 := ((uint64(b160[12])<<24|uint64(b160[13])<<16|uint64(b160[14])<<8|uint64(b160[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32
+		if pi162 := pl.tables[3].Packed(); len(pi162.Slots) > 0 {
+			k161 &= pi162.Mask
+			for m, j := uint64(len(pi162.Slots)-1), packet.PackedHash(k161); ; j++ {
+				sl := &pi162.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k161 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k161); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4050,9 +4089,9 @@ n115:
 		if !(h3 >= 0) {
 			return pl.drop(50)
 		}
-		b158 := data[h3 : h3+40] // ipv6
-		kv157 := packet.Value{Hi: (uint64(b158[8])<<56 | uint64(b158[9])<<48 | uint64(b158[10])<<40 | uint64(b158[11])<<32 | uint64(b158[12])<<24 | uint64(b158[13])<<16 | uint64(b158[14])<<8 | uint64(b158[15])), Lo: (uint64(b158[16])<<56 | uint64(b158[17])<<48 | uint64(b158[18])<<40 | uint64(b158[19])<<32 | uint64(b158[20])<<24 | uint64(b158[21])<<16 | uint64(b158[22])<<8 | uint64(b158[23]))}
-		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv157.Hi, kv157.Lo, 0); hit {
+		b164 := data[h3 : h3+40] // ipv6
+		kv163 := packet.Value{Hi: (uint64(b164[8])<<56 | uint64(b164[9])<<48 | uint64(b164[10])<<40 | uint64(b164[11])<<32 | uint64(b164[12])<<24 | uint64(b164[13])<<16 | uint64(b164[14])<<8 | uint64(b164[15])), Lo: (uint64(b164[16])<<56 | uint64(b164[17])<<48 | uint64(b164[18])<<40 | uint64(b164[19])<<32 | uint64(b164[20])<<24 | uint64(b164[21])<<16 | uint64(b164[22])<<8 | uint64(b164[23]))}
+		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv163.Hi, kv163.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4086,10 +4125,10 @@ n119:
 	}
 n120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b159 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11]))
-		m13 = ((uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b159[2])<<8 | uint64(b159[3])) & 0xffff
+		b165 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b165[4])<<56 | uint64(b165[5])<<48 | uint64(b165[6])<<40 | uint64(b165[7])<<32 | uint64(b165[8])<<24 | uint64(b165[9])<<16 | uint64(b165[10])<<8 | uint64(b165[11]))
+		m13 = ((uint64(b165[4])<<56 | uint64(b165[5])<<48 | uint64(b165[6])<<40 | uint64(b165[7])<<32 | uint64(b165[8])<<24 | uint64(b165[9])<<16 | uint64(b165[10])<<8 | uint64(b165[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b165[2])<<8 | uint64(b165[3])) & 0xffff
 		goto n122
 	}
 n121:
@@ -4097,36 +4136,36 @@ n121:
 		if !(h11 >= 0) {
 			return pl.drop(52)
 		}
-		b160 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b160[4])<<56 | uint64(b160[5])<<48 | uint64(b160[6])<<40 | uint64(b160[7])<<32 | uint64(b160[8])<<24 | uint64(b160[9])<<16 | uint64(b160[10])<<8 | uint64(b160[11]))
-		m13 = (uint64(b160[0])<<8 | uint64(b160[1])) & 0xffff
-		m14 = (uint64(b160[2])<<8 | uint64(b160[3])) & 0xffff
+		b166 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11]))
+		m13 = (uint64(b166[0])<<8 | uint64(b166[1])) & 0xffff
+		m14 = (uint64(b166[2])<<8 | uint64(b166[3])) & 0xffff
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c162 := (h2 >= 0)
-		if c162 {
+		c168 := (h2 >= 0)
+		if c168 {
 			if !(h2 >= 0) {
 				return pl.drop(53)
 			}
-			b163 := data[h2 : h2+20] // ipv4
-			c162 = (uint64(b163[8]) <= 0x1)
+			b169 := data[h2 : h2+20] // ipv4
+			c168 = (uint64(b169[8]) <= 0x1)
 		}
-		c161 := c162
-		if !c161 {
-			c164 := (h3 >= 0)
-			if c164 {
+		c167 := c168
+		if !c167 {
+			c170 := (h3 >= 0)
+			if c170 {
 				if !(h3 >= 0) {
 					return pl.drop(53)
 				}
-				b165 := data[h3 : h3+40] // ipv6
-				c164 = (uint64(b165[7]) <= 0x1)
+				b171 := data[h3 : h3+40] // ipv6
+				c170 = (uint64(b171[7]) <= 0x1)
 			}
-			c161 = c164
+			c167 = c170
 		}
-		if c161 {
+		if c167 {
 			goto n123
 		}
 		goto n124
@@ -4170,7 +4209,20 @@ n126:
 n127:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		if a, ps, hit := pl.tables[6].LookupWordAction(((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48); hit {
+		k172 := ((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48
+		if pi173 := pl.tables[6].Packed(); len(pi173.Slots) > 0 {
+			k172 &= pi173.Mask
+			for m, j := uint64(len(pi173.Slots)-1), packet.PackedHash(k172); ; j++ {
+				sl := &pi173.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k172 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k172); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4189,8 +4241,21 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b166 := data[h0 : h0+14] // ethernet
-		if a, ps, hit := pl.tables[7].LookupWordAction(((m16)&0xffff)<<0 | ((uint64(b166[12])<<8|uint64(b166[13]))&0xffff)<<16 | ((m7)&0xff)<<32); hit {
+		b174 := data[h0 : h0+14] // ethernet
+		k175 := ((m16)&0xffff)<<0 | ((uint64(b174[12])<<8|uint64(b174[13]))&0xffff)<<16 | ((m7)&0xff)<<32
+		if pi176 := pl.tables[7].Packed(); len(pi176.Slots) > 0 {
+			k175 &= pi176.Mask
+			for m, j := uint64(len(pi176.Slots)-1), packet.PackedHash(k175); ; j++ {
+				sl := &pi176.Slots[j&m]
+				if sl.Entry == 0 {
+					break
+				}
+				if sl.Key == k175 {
+					act, params = int(sl.Action), sl.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k175); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4237,21 +4302,21 @@ n133:
 	}
 n134:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b167 := data[h0 : h0+14] // ethernet
-		s168 := m5
-		b167[6] = byte(s168 >> 40)
-		b167[7] = byte(s168 >> 32)
-		b167[8] = byte(s168 >> 24)
-		b167[9] = byte(s168 >> 16)
-		b167[10] = byte(s168 >> 8)
-		b167[11] = byte(s168)
-		s169 := m17
-		b167[0] = byte(s169 >> 40)
-		b167[1] = byte(s169 >> 32)
-		b167[2] = byte(s169 >> 24)
-		b167[3] = byte(s169 >> 16)
-		b167[4] = byte(s169 >> 8)
-		b167[5] = byte(s169)
+		b177 := data[h0 : h0+14] // ethernet
+		s178 := m5
+		b177[6] = byte(s178 >> 40)
+		b177[7] = byte(s178 >> 32)
+		b177[8] = byte(s178 >> 24)
+		b177[9] = byte(s178 >> 16)
+		b177[10] = byte(s178 >> 8)
+		b177[11] = byte(s178)
+		s179 := m17
+		b177[0] = byte(s179 >> 40)
+		b177[1] = byte(s179 >> 32)
+		b177[2] = byte(s179 >> 24)
+		b177[3] = byte(s179 >> 16)
+		b177[4] = byte(s179 >> 8)
+		b177[5] = byte(s179)
 		goto n135
 	}
 n135:
@@ -4265,14 +4330,14 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s170 := r
-				cb[0] = byte(s170 >> 8)
-				cb[1] = byte(s170)
+				s180 := r
+				cb[0] = byte(s180 >> 8)
+				cb[1] = byte(s180)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b171 := data[h4 : h4+8] // udp
-		if (uint64(b171[6])<<8 | uint64(b171[7])) == 0x0 {
+		b181 := data[h4 : h4+8] // udp
+		if (uint64(b181[6])<<8 | uint64(b181[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
@@ -4306,225 +4371,225 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d172 uint64 // ipv4 checksum
-		var d173 uint64 // udp checksum
-		v174 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b175 := data[h2 : h2+20] // ipv4
-		ws177 := uint64((uint64(b175[12])<<24 | uint64(b175[13])<<16 | uint64(b175[14])<<8 | uint64(b175[15])))
-		os176 := uint32(uint16(ws177>>0)) + uint32(uint16(ws177>>16))
-		s178 := v174
-		b175[12] = byte(s178 >> 24)
-		b175[13] = byte(s178 >> 16)
-		b175[14] = byte(s178 >> 8)
-		b175[15] = byte(s178)
-		ws179 := uint64(v174)
-		f181 := uint32(os176)
-		f181 += bits.RotateLeft32(f181, 16)
-		dl180 := uint64(^uint16(f181>>16)) + uint64(uint32(uint16(ws179>>0))+uint32(uint16(ws179>>16)))
-		d172 += dl180
-		d173 += dl180
-		v182 := m18
-		ws184 := uint64((uint64(b175[16])<<24 | uint64(b175[17])<<16 | uint64(b175[18])<<8 | uint64(b175[19])))
-		os183 := uint32(uint16(ws184>>0)) + uint32(uint16(ws184>>16))
-		s185 := v182
-		b175[16] = byte(s185 >> 24)
-		b175[17] = byte(s185 >> 16)
-		b175[18] = byte(s185 >> 8)
-		b175[19] = byte(s185)
-		ws186 := uint64(v182)
-		f188 := uint32(os183)
-		f188 += bits.RotateLeft32(f188, 16)
-		dl187 := uint64(^uint16(f188>>16)) + uint64(uint32(uint16(ws186>>0))+uint32(uint16(ws186>>16)))
-		d172 += dl187
-		d173 += dl187
-		v189 := m23
-		b190 := data[h4 : h4+8] // udp
-		os191 := uint32(uint16((uint64(b190[2])<<8 | uint64(b190[3]))))
-		s192 := v189
-		b190[2] = byte(s192 >> 8)
-		b190[3] = byte(s192)
-		f194 := uint32(os191)
-		f194 += bits.RotateLeft32(f194, 16)
-		dl193 := uint64(^uint16(f194>>16)) + uint64(uint32(uint16(v189)))
-		d173 += dl193
-		v195 := (uint64(b175[8]) - 0x1)
-		os196 := uint32(uint64(b175[8])<<8 | uint64(b175[9]))
-		b175[8] = byte(v195)
-		f198 := uint32(os196)
+		var d182 uint64 // ipv4 checksum
+		var d183 uint64 // udp checksum
+		v184 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b185 := data[h2 : h2+20] // ipv4
+		ws187 := uint64((uint64(b185[12])<<24 | uint64(b185[13])<<16 | uint64(b185[14])<<8 | uint64(b185[15])))
+		os186 := uint32(uint16(ws187>>0)) + uint32(uint16(ws187>>16))
+		s188 := v184
+		b185[12] = byte(s188 >> 24)
+		b185[13] = byte(s188 >> 16)
+		b185[14] = byte(s188 >> 8)
+		b185[15] = byte(s188)
+		ws189 := uint64(v184)
+		f191 := uint32(os186)
+		f191 += bits.RotateLeft32(f191, 16)
+		dl190 := uint64(^uint16(f191>>16)) + uint64(uint32(uint16(ws189>>0))+uint32(uint16(ws189>>16)))
+		d182 += dl190
+		d183 += dl190
+		v192 := m18
+		ws194 := uint64((uint64(b185[16])<<24 | uint64(b185[17])<<16 | uint64(b185[18])<<8 | uint64(b185[19])))
+		os193 := uint32(uint16(ws194>>0)) + uint32(uint16(ws194>>16))
+		s195 := v192
+		b185[16] = byte(s195 >> 24)
+		b185[17] = byte(s195 >> 16)
+		b185[18] = byte(s195 >> 8)
+		b185[19] = byte(s195)
+		ws196 := uint64(v192)
+		f198 := uint32(os193)
 		f198 += bits.RotateLeft32(f198, 16)
-		dl197 := uint64(^uint16(f198>>16)) + uint64(uint32(uint64(b175[8])<<8|uint64(b175[9])))
-		d172 += dl197
+		dl197 := uint64(^uint16(f198>>16)) + uint64(uint32(uint16(ws196>>0))+uint32(uint16(ws196>>16)))
+		d182 += dl197
+		d183 += dl197
+		v199 := m23
+		b200 := data[h4 : h4+8] // udp
+		os201 := uint32(uint16((uint64(b200[2])<<8 | uint64(b200[3]))))
+		s202 := v199
+		b200[2] = byte(s202 >> 8)
+		b200[3] = byte(s202)
+		f204 := uint32(os201)
+		f204 += bits.RotateLeft32(f204, 16)
+		dl203 := uint64(^uint16(f204>>16)) + uint64(uint32(uint16(v199)))
+		d183 += dl203
+		v205 := (uint64(b185[8]) - 0x1)
+		os206 := uint32(uint64(b185[8])<<8 | uint64(b185[9]))
+		b185[8] = byte(v205)
+		f208 := uint32(os206)
+		f208 += bits.RotateLeft32(f208, 16)
+		dl207 := uint64(^uint16(f208>>16)) + uint64(uint32(uint64(b185[8])<<8|uint64(b185[9])))
+		d182 += dl207
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d172
+			x := uint64(^cv) + d182
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s199 := r
-			cb[0] = byte(s199 >> 8)
-			cb[1] = byte(s199)
+			s209 := r
+			cb[0] = byte(s209 >> 8)
+			cb[1] = byte(s209)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d173
+			pendD4 += d183
 			pendK4 = true
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d200 uint64 // ipv4 checksum
-		var d201 uint64 // udp checksum
-		v202 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b203 := data[h2 : h2+20] // ipv4
-		ws205 := uint64((uint64(b203[12])<<24 | uint64(b203[13])<<16 | uint64(b203[14])<<8 | uint64(b203[15])))
-		os204 := uint32(uint16(ws205>>0)) + uint32(uint16(ws205>>16))
-		s206 := v202
-		b203[12] = byte(s206 >> 24)
-		b203[13] = byte(s206 >> 16)
-		b203[14] = byte(s206 >> 8)
-		b203[15] = byte(s206)
-		ws207 := uint64(v202)
-		f209 := uint32(os204)
-		f209 += bits.RotateLeft32(f209, 16)
-		dl208 := uint64(^uint16(f209>>16)) + uint64(uint32(uint16(ws207>>0))+uint32(uint16(ws207>>16)))
-		d200 += dl208
-		d201 += dl208
-		v210 := m18
-		ws212 := uint64((uint64(b203[16])<<24 | uint64(b203[17])<<16 | uint64(b203[18])<<8 | uint64(b203[19])))
-		os211 := uint32(uint16(ws212>>0)) + uint32(uint16(ws212>>16))
-		s213 := v210
-		b203[16] = byte(s213 >> 24)
-		b203[17] = byte(s213 >> 16)
-		b203[18] = byte(s213 >> 8)
-		b203[19] = byte(s213)
-		ws214 := uint64(v210)
-		f216 := uint32(os211)
-		f216 += bits.RotateLeft32(f216, 16)
-		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint16(ws214>>0))+uint32(uint16(ws214>>16)))
-		d200 += dl215
-		d201 += dl215
-		v217 := m23
-		b218 := data[h4 : h4+8] // udp
-		os219 := uint32(uint16((uint64(b218[2])<<8 | uint64(b218[3]))))
-		s220 := v217
-		b218[2] = byte(s220 >> 8)
-		b218[3] = byte(s220)
-		f222 := uint32(os219)
-		f222 += bits.RotateLeft32(f222, 16)
-		dl221 := uint64(^uint16(f222>>16)) + uint64(uint32(uint16(v217)))
-		d201 += dl221
-		v223 := ((uint64(b203[2])<<8 | uint64(b203[3])) - 0x10)
-		os224 := uint32(uint16((uint64(b203[2])<<8 | uint64(b203[3]))))
-		s225 := v223
-		b203[2] = byte(s225 >> 8)
-		b203[3] = byte(s225)
-		f227 := uint32(os224)
-		f227 += bits.RotateLeft32(f227, 16)
-		dl226 := uint64(^uint16(f227>>16)) + uint64(uint32(uint16(v223)))
-		d200 += dl226
-		d201 += dl226
-		v228 := (uint64(b203[8]) - 0x1)
-		os229 := uint32(uint64(b203[8])<<8 | uint64(b203[9]))
-		b203[8] = byte(v228)
-		f231 := uint32(os229)
-		f231 += bits.RotateLeft32(f231, 16)
-		dl230 := uint64(^uint16(f231>>16)) + uint64(uint32(uint64(b203[8])<<8|uint64(b203[9])))
-		d200 += dl230
+		var d210 uint64 // ipv4 checksum
+		var d211 uint64 // udp checksum
+		v212 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b213 := data[h2 : h2+20] // ipv4
+		ws215 := uint64((uint64(b213[12])<<24 | uint64(b213[13])<<16 | uint64(b213[14])<<8 | uint64(b213[15])))
+		os214 := uint32(uint16(ws215>>0)) + uint32(uint16(ws215>>16))
+		s216 := v212
+		b213[12] = byte(s216 >> 24)
+		b213[13] = byte(s216 >> 16)
+		b213[14] = byte(s216 >> 8)
+		b213[15] = byte(s216)
+		ws217 := uint64(v212)
+		f219 := uint32(os214)
+		f219 += bits.RotateLeft32(f219, 16)
+		dl218 := uint64(^uint16(f219>>16)) + uint64(uint32(uint16(ws217>>0))+uint32(uint16(ws217>>16)))
+		d210 += dl218
+		d211 += dl218
+		v220 := m18
+		ws222 := uint64((uint64(b213[16])<<24 | uint64(b213[17])<<16 | uint64(b213[18])<<8 | uint64(b213[19])))
+		os221 := uint32(uint16(ws222>>0)) + uint32(uint16(ws222>>16))
+		s223 := v220
+		b213[16] = byte(s223 >> 24)
+		b213[17] = byte(s223 >> 16)
+		b213[18] = byte(s223 >> 8)
+		b213[19] = byte(s223)
+		ws224 := uint64(v220)
+		f226 := uint32(os221)
+		f226 += bits.RotateLeft32(f226, 16)
+		dl225 := uint64(^uint16(f226>>16)) + uint64(uint32(uint16(ws224>>0))+uint32(uint16(ws224>>16)))
+		d210 += dl225
+		d211 += dl225
+		v227 := m23
+		b228 := data[h4 : h4+8] // udp
+		os229 := uint32(uint16((uint64(b228[2])<<8 | uint64(b228[3]))))
+		s230 := v227
+		b228[2] = byte(s230 >> 8)
+		b228[3] = byte(s230)
+		f232 := uint32(os229)
+		f232 += bits.RotateLeft32(f232, 16)
+		dl231 := uint64(^uint16(f232>>16)) + uint64(uint32(uint16(v227)))
+		d211 += dl231
+		v233 := ((uint64(b213[2])<<8 | uint64(b213[3])) - 0x10)
+		os234 := uint32(uint16((uint64(b213[2])<<8 | uint64(b213[3]))))
+		s235 := v233
+		b213[2] = byte(s235 >> 8)
+		b213[3] = byte(s235)
+		f237 := uint32(os234)
+		f237 += bits.RotateLeft32(f237, 16)
+		dl236 := uint64(^uint16(f237>>16)) + uint64(uint32(uint16(v233)))
+		d210 += dl236
+		d211 += dl236
+		v238 := (uint64(b213[8]) - 0x1)
+		os239 := uint32(uint64(b213[8])<<8 | uint64(b213[9]))
+		b213[8] = byte(v238)
+		f241 := uint32(os239)
+		f241 += bits.RotateLeft32(f241, 16)
+		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint64(b213[8])<<8|uint64(b213[9])))
+		d210 += dl240
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d200
+			x := uint64(^cv) + d210
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s232 := r
-			cb[0] = byte(s232 >> 8)
-			cb[1] = byte(s232)
+			s242 := r
+			cb[0] = byte(s242 >> 8)
+			cb[1] = byte(s242)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d201
+			pendD4 += d211
 			pendK4 = true
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d233 uint64 // udp checksum
-		v234 := m6
+		var d243 uint64 // udp checksum
+		v244 := m6
 		if !(h3 >= 0) {
 			return pl.drop(60)
 		}
-		b235 := data[h3 : h3+40] // ipv6
-		ws237 := packet.Value{Hi: (uint64(b235[8])<<56 | uint64(b235[9])<<48 | uint64(b235[10])<<40 | uint64(b235[11])<<32 | uint64(b235[12])<<24 | uint64(b235[13])<<16 | uint64(b235[14])<<8 | uint64(b235[15])), Lo: (uint64(b235[16])<<56 | uint64(b235[17])<<48 | uint64(b235[18])<<40 | uint64(b235[19])<<32 | uint64(b235[20])<<24 | uint64(b235[21])<<16 | uint64(b235[22])<<8 | uint64(b235[23]))}
-		os236 := uint32(uint16(ws237.Hi>>0)) + uint32(uint16(ws237.Hi>>16)) + uint32(uint16(ws237.Hi>>32)) + uint32(uint16(ws237.Hi>>48)) + uint32(uint16(ws237.Lo>>0)) + uint32(uint16(ws237.Lo>>16)) + uint32(uint16(ws237.Lo>>32)) + uint32(uint16(ws237.Lo>>48))
-		v238 := v234
-		s239 := v238.Hi
-		b235[8] = byte(s239 >> 56)
-		b235[9] = byte(s239 >> 48)
-		b235[10] = byte(s239 >> 40)
-		b235[11] = byte(s239 >> 32)
-		b235[12] = byte(s239 >> 24)
-		b235[13] = byte(s239 >> 16)
-		b235[14] = byte(s239 >> 8)
-		b235[15] = byte(s239)
-		s240 := v238.Lo
-		b235[16] = byte(s240 >> 56)
-		b235[17] = byte(s240 >> 48)
-		b235[18] = byte(s240 >> 40)
-		b235[19] = byte(s240 >> 32)
-		b235[20] = byte(s240 >> 24)
-		b235[21] = byte(s240 >> 16)
-		b235[22] = byte(s240 >> 8)
-		b235[23] = byte(s240)
-		ws241 := v234
-		f243 := uint32(os236)
-		f243 += bits.RotateLeft32(f243, 16)
-		dl242 := uint64(^uint16(f243>>16)) + uint64(uint32(uint16(ws241.Hi>>0))+uint32(uint16(ws241.Hi>>16))+uint32(uint16(ws241.Hi>>32))+uint32(uint16(ws241.Hi>>48))+uint32(uint16(ws241.Lo>>0))+uint32(uint16(ws241.Lo>>16))+uint32(uint16(ws241.Lo>>32))+uint32(uint16(ws241.Lo>>48)))
-		d233 += dl242
-		v244 := m19
-		ws246 := packet.Value{Hi: (uint64(b235[24])<<56 | uint64(b235[25])<<48 | uint64(b235[26])<<40 | uint64(b235[27])<<32 | uint64(b235[28])<<24 | uint64(b235[29])<<16 | uint64(b235[30])<<8 | uint64(b235[31])), Lo: (uint64(b235[32])<<56 | uint64(b235[33])<<48 | uint64(b235[34])<<40 | uint64(b235[35])<<32 | uint64(b235[36])<<24 | uint64(b235[37])<<16 | uint64(b235[38])<<8 | uint64(b235[39]))}
-		os245 := uint32(uint16(ws246.Hi>>0)) + uint32(uint16(ws246.Hi>>16)) + uint32(uint16(ws246.Hi>>32)) + uint32(uint16(ws246.Hi>>48)) + uint32(uint16(ws246.Lo>>0)) + uint32(uint16(ws246.Lo>>16)) + uint32(uint16(ws246.Lo>>32)) + uint32(uint16(ws246.Lo>>48))
-		v247 := v244
-		s248 := v247.Hi
-		b235[24] = byte(s248 >> 56)
-		b235[25] = byte(s248 >> 48)
-		b235[26] = byte(s248 >> 40)
-		b235[27] = byte(s248 >> 32)
-		b235[28] = byte(s248 >> 24)
-		b235[29] = byte(s248 >> 16)
-		b235[30] = byte(s248 >> 8)
-		b235[31] = byte(s248)
-		s249 := v247.Lo
-		b235[32] = byte(s249 >> 56)
-		b235[33] = byte(s249 >> 48)
-		b235[34] = byte(s249 >> 40)
-		b235[35] = byte(s249 >> 32)
-		b235[36] = byte(s249 >> 24)
-		b235[37] = byte(s249 >> 16)
-		b235[38] = byte(s249 >> 8)
-		b235[39] = byte(s249)
-		ws250 := v244
-		f252 := uint32(os245)
-		f252 += bits.RotateLeft32(f252, 16)
-		dl251 := uint64(^uint16(f252>>16)) + uint64(uint32(uint16(ws250.Hi>>0))+uint32(uint16(ws250.Hi>>16))+uint32(uint16(ws250.Hi>>32))+uint32(uint16(ws250.Hi>>48))+uint32(uint16(ws250.Lo>>0))+uint32(uint16(ws250.Lo>>16))+uint32(uint16(ws250.Lo>>32))+uint32(uint16(ws250.Lo>>48)))
-		d233 += dl251
-		v253 := m23
-		b254 := data[h4 : h4+8] // udp
-		os255 := uint32(uint16((uint64(b254[2])<<8 | uint64(b254[3]))))
-		s256 := v253
-		b254[2] = byte(s256 >> 8)
-		b254[3] = byte(s256)
-		f258 := uint32(os255)
-		f258 += bits.RotateLeft32(f258, 16)
-		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint16(v253)))
-		d233 += dl257
-		v259 := (uint64(b235[7]) - 0x1)
-		b235[7] = byte(v259)
+		b245 := data[h3 : h3+40] // ipv6
+		ws247 := packet.Value{Hi: (uint64(b245[8])<<56 | uint64(b245[9])<<48 | uint64(b245[10])<<40 | uint64(b245[11])<<32 | uint64(b245[12])<<24 | uint64(b245[13])<<16 | uint64(b245[14])<<8 | uint64(b245[15])), Lo: (uint64(b245[16])<<56 | uint64(b245[17])<<48 | uint64(b245[18])<<40 | uint64(b245[19])<<32 | uint64(b245[20])<<24 | uint64(b245[21])<<16 | uint64(b245[22])<<8 | uint64(b245[23]))}
+		os246 := uint32(uint16(ws247.Hi>>0)) + uint32(uint16(ws247.Hi>>16)) + uint32(uint16(ws247.Hi>>32)) + uint32(uint16(ws247.Hi>>48)) + uint32(uint16(ws247.Lo>>0)) + uint32(uint16(ws247.Lo>>16)) + uint32(uint16(ws247.Lo>>32)) + uint32(uint16(ws247.Lo>>48))
+		v248 := v244
+		s249 := v248.Hi
+		b245[8] = byte(s249 >> 56)
+		b245[9] = byte(s249 >> 48)
+		b245[10] = byte(s249 >> 40)
+		b245[11] = byte(s249 >> 32)
+		b245[12] = byte(s249 >> 24)
+		b245[13] = byte(s249 >> 16)
+		b245[14] = byte(s249 >> 8)
+		b245[15] = byte(s249)
+		s250 := v248.Lo
+		b245[16] = byte(s250 >> 56)
+		b245[17] = byte(s250 >> 48)
+		b245[18] = byte(s250 >> 40)
+		b245[19] = byte(s250 >> 32)
+		b245[20] = byte(s250 >> 24)
+		b245[21] = byte(s250 >> 16)
+		b245[22] = byte(s250 >> 8)
+		b245[23] = byte(s250)
+		ws251 := v244
+		f253 := uint32(os246)
+		f253 += bits.RotateLeft32(f253, 16)
+		dl252 := uint64(^uint16(f253>>16)) + uint64(uint32(uint16(ws251.Hi>>0))+uint32(uint16(ws251.Hi>>16))+uint32(uint16(ws251.Hi>>32))+uint32(uint16(ws251.Hi>>48))+uint32(uint16(ws251.Lo>>0))+uint32(uint16(ws251.Lo>>16))+uint32(uint16(ws251.Lo>>32))+uint32(uint16(ws251.Lo>>48)))
+		d243 += dl252
+		v254 := m19
+		ws256 := packet.Value{Hi: (uint64(b245[24])<<56 | uint64(b245[25])<<48 | uint64(b245[26])<<40 | uint64(b245[27])<<32 | uint64(b245[28])<<24 | uint64(b245[29])<<16 | uint64(b245[30])<<8 | uint64(b245[31])), Lo: (uint64(b245[32])<<56 | uint64(b245[33])<<48 | uint64(b245[34])<<40 | uint64(b245[35])<<32 | uint64(b245[36])<<24 | uint64(b245[37])<<16 | uint64(b245[38])<<8 | uint64(b245[39]))}
+		os255 := uint32(uint16(ws256.Hi>>0)) + uint32(uint16(ws256.Hi>>16)) + uint32(uint16(ws256.Hi>>32)) + uint32(uint16(ws256.Hi>>48)) + uint32(uint16(ws256.Lo>>0)) + uint32(uint16(ws256.Lo>>16)) + uint32(uint16(ws256.Lo>>32)) + uint32(uint16(ws256.Lo>>48))
+		v257 := v254
+		s258 := v257.Hi
+		b245[24] = byte(s258 >> 56)
+		b245[25] = byte(s258 >> 48)
+		b245[26] = byte(s258 >> 40)
+		b245[27] = byte(s258 >> 32)
+		b245[28] = byte(s258 >> 24)
+		b245[29] = byte(s258 >> 16)
+		b245[30] = byte(s258 >> 8)
+		b245[31] = byte(s258)
+		s259 := v257.Lo
+		b245[32] = byte(s259 >> 56)
+		b245[33] = byte(s259 >> 48)
+		b245[34] = byte(s259 >> 40)
+		b245[35] = byte(s259 >> 32)
+		b245[36] = byte(s259 >> 24)
+		b245[37] = byte(s259 >> 16)
+		b245[38] = byte(s259 >> 8)
+		b245[39] = byte(s259)
+		ws260 := v254
+		f262 := uint32(os255)
+		f262 += bits.RotateLeft32(f262, 16)
+		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(ws260.Hi>>0))+uint32(uint16(ws260.Hi>>16))+uint32(uint16(ws260.Hi>>32))+uint32(uint16(ws260.Hi>>48))+uint32(uint16(ws260.Lo>>0))+uint32(uint16(ws260.Lo>>16))+uint32(uint16(ws260.Lo>>32))+uint32(uint16(ws260.Lo>>48)))
+		d243 += dl261
+		v263 := m23
+		b264 := data[h4 : h4+8] // udp
+		os265 := uint32(uint16((uint64(b264[2])<<8 | uint64(b264[3]))))
+		s266 := v263
+		b264[2] = byte(s266 >> 8)
+		b264[3] = byte(s266)
+		f268 := uint32(os265)
+		f268 += bits.RotateLeft32(f268, 16)
+		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(v263)))
+		d243 += dl267
+		v269 := (uint64(b245[7]) - 0x1)
+		b245[7] = byte(v269)
 		if h4+8 <= len(data) {
-			pendD4 += d233
+			pendD4 += d243
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -4532,88 +4597,88 @@ n142:
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d260 uint64 // udp checksum
-		v261 := m6
+		var d270 uint64 // udp checksum
+		v271 := m6
 		if !(h3 >= 0) {
 			return pl.drop(61)
 		}
-		b262 := data[h3 : h3+40] // ipv6
-		ws264 := packet.Value{Hi: (uint64(b262[8])<<56 | uint64(b262[9])<<48 | uint64(b262[10])<<40 | uint64(b262[11])<<32 | uint64(b262[12])<<24 | uint64(b262[13])<<16 | uint64(b262[14])<<8 | uint64(b262[15])), Lo: (uint64(b262[16])<<56 | uint64(b262[17])<<48 | uint64(b262[18])<<40 | uint64(b262[19])<<32 | uint64(b262[20])<<24 | uint64(b262[21])<<16 | uint64(b262[22])<<8 | uint64(b262[23]))}
-		os263 := uint32(uint16(ws264.Hi>>0)) + uint32(uint16(ws264.Hi>>16)) + uint32(uint16(ws264.Hi>>32)) + uint32(uint16(ws264.Hi>>48)) + uint32(uint16(ws264.Lo>>0)) + uint32(uint16(ws264.Lo>>16)) + uint32(uint16(ws264.Lo>>32)) + uint32(uint16(ws264.Lo>>48))
-		v265 := v261
-		s266 := v265.Hi
-		b262[8] = byte(s266 >> 56)
-		b262[9] = byte(s266 >> 48)
-		b262[10] = byte(s266 >> 40)
-		b262[11] = byte(s266 >> 32)
-		b262[12] = byte(s266 >> 24)
-		b262[13] = byte(s266 >> 16)
-		b262[14] = byte(s266 >> 8)
-		b262[15] = byte(s266)
-		s267 := v265.Lo
-		b262[16] = byte(s267 >> 56)
-		b262[17] = byte(s267 >> 48)
-		b262[18] = byte(s267 >> 40)
-		b262[19] = byte(s267 >> 32)
-		b262[20] = byte(s267 >> 24)
-		b262[21] = byte(s267 >> 16)
-		b262[22] = byte(s267 >> 8)
-		b262[23] = byte(s267)
-		ws268 := v261
-		f270 := uint32(os263)
-		f270 += bits.RotateLeft32(f270, 16)
-		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(ws268.Hi>>0))+uint32(uint16(ws268.Hi>>16))+uint32(uint16(ws268.Hi>>32))+uint32(uint16(ws268.Hi>>48))+uint32(uint16(ws268.Lo>>0))+uint32(uint16(ws268.Lo>>16))+uint32(uint16(ws268.Lo>>32))+uint32(uint16(ws268.Lo>>48)))
-		d260 += dl269
-		v271 := m19
-		ws273 := packet.Value{Hi: (uint64(b262[24])<<56 | uint64(b262[25])<<48 | uint64(b262[26])<<40 | uint64(b262[27])<<32 | uint64(b262[28])<<24 | uint64(b262[29])<<16 | uint64(b262[30])<<8 | uint64(b262[31])), Lo: (uint64(b262[32])<<56 | uint64(b262[33])<<48 | uint64(b262[34])<<40 | uint64(b262[35])<<32 | uint64(b262[36])<<24 | uint64(b262[37])<<16 | uint64(b262[38])<<8 | uint64(b262[39]))}
-		os272 := uint32(uint16(ws273.Hi>>0)) + uint32(uint16(ws273.Hi>>16)) + uint32(uint16(ws273.Hi>>32)) + uint32(uint16(ws273.Hi>>48)) + uint32(uint16(ws273.Lo>>0)) + uint32(uint16(ws273.Lo>>16)) + uint32(uint16(ws273.Lo>>32)) + uint32(uint16(ws273.Lo>>48))
-		v274 := v271
-		s275 := v274.Hi
-		b262[24] = byte(s275 >> 56)
-		b262[25] = byte(s275 >> 48)
-		b262[26] = byte(s275 >> 40)
-		b262[27] = byte(s275 >> 32)
-		b262[28] = byte(s275 >> 24)
-		b262[29] = byte(s275 >> 16)
-		b262[30] = byte(s275 >> 8)
-		b262[31] = byte(s275)
-		s276 := v274.Lo
-		b262[32] = byte(s276 >> 56)
-		b262[33] = byte(s276 >> 48)
-		b262[34] = byte(s276 >> 40)
-		b262[35] = byte(s276 >> 32)
-		b262[36] = byte(s276 >> 24)
-		b262[37] = byte(s276 >> 16)
-		b262[38] = byte(s276 >> 8)
-		b262[39] = byte(s276)
-		ws277 := v271
-		f279 := uint32(os272)
-		f279 += bits.RotateLeft32(f279, 16)
-		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint16(ws277.Hi>>0))+uint32(uint16(ws277.Hi>>16))+uint32(uint16(ws277.Hi>>32))+uint32(uint16(ws277.Hi>>48))+uint32(uint16(ws277.Lo>>0))+uint32(uint16(ws277.Lo>>16))+uint32(uint16(ws277.Lo>>32))+uint32(uint16(ws277.Lo>>48)))
-		d260 += dl278
-		v280 := m23
-		b281 := data[h4 : h4+8] // udp
-		os282 := uint32(uint16((uint64(b281[2])<<8 | uint64(b281[3]))))
-		s283 := v280
-		b281[2] = byte(s283 >> 8)
-		b281[3] = byte(s283)
-		f285 := uint32(os282)
-		f285 += bits.RotateLeft32(f285, 16)
-		dl284 := uint64(^uint16(f285>>16)) + uint64(uint32(uint16(v280)))
-		d260 += dl284
-		v286 := ((uint64(b262[4])<<8 | uint64(b262[5])) - 0x10)
-		os287 := uint32(uint16((uint64(b262[4])<<8 | uint64(b262[5]))))
-		s288 := v286
-		b262[4] = byte(s288 >> 8)
-		b262[5] = byte(s288)
-		f290 := uint32(os287)
-		f290 += bits.RotateLeft32(f290, 16)
-		dl289 := uint64(^uint16(f290>>16)) + uint64(uint32(uint16(v286)))
-		d260 += dl289
-		v291 := (uint64(b262[7]) - 0x1)
-		b262[7] = byte(v291)
+		b272 := data[h3 : h3+40] // ipv6
+		ws274 := packet.Value{Hi: (uint64(b272[8])<<56 | uint64(b272[9])<<48 | uint64(b272[10])<<40 | uint64(b272[11])<<32 | uint64(b272[12])<<24 | uint64(b272[13])<<16 | uint64(b272[14])<<8 | uint64(b272[15])), Lo: (uint64(b272[16])<<56 | uint64(b272[17])<<48 | uint64(b272[18])<<40 | uint64(b272[19])<<32 | uint64(b272[20])<<24 | uint64(b272[21])<<16 | uint64(b272[22])<<8 | uint64(b272[23]))}
+		os273 := uint32(uint16(ws274.Hi>>0)) + uint32(uint16(ws274.Hi>>16)) + uint32(uint16(ws274.Hi>>32)) + uint32(uint16(ws274.Hi>>48)) + uint32(uint16(ws274.Lo>>0)) + uint32(uint16(ws274.Lo>>16)) + uint32(uint16(ws274.Lo>>32)) + uint32(uint16(ws274.Lo>>48))
+		v275 := v271
+		s276 := v275.Hi
+		b272[8] = byte(s276 >> 56)
+		b272[9] = byte(s276 >> 48)
+		b272[10] = byte(s276 >> 40)
+		b272[11] = byte(s276 >> 32)
+		b272[12] = byte(s276 >> 24)
+		b272[13] = byte(s276 >> 16)
+		b272[14] = byte(s276 >> 8)
+		b272[15] = byte(s276)
+		s277 := v275.Lo
+		b272[16] = byte(s277 >> 56)
+		b272[17] = byte(s277 >> 48)
+		b272[18] = byte(s277 >> 40)
+		b272[19] = byte(s277 >> 32)
+		b272[20] = byte(s277 >> 24)
+		b272[21] = byte(s277 >> 16)
+		b272[22] = byte(s277 >> 8)
+		b272[23] = byte(s277)
+		ws278 := v271
+		f280 := uint32(os273)
+		f280 += bits.RotateLeft32(f280, 16)
+		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(ws278.Hi>>0))+uint32(uint16(ws278.Hi>>16))+uint32(uint16(ws278.Hi>>32))+uint32(uint16(ws278.Hi>>48))+uint32(uint16(ws278.Lo>>0))+uint32(uint16(ws278.Lo>>16))+uint32(uint16(ws278.Lo>>32))+uint32(uint16(ws278.Lo>>48)))
+		d270 += dl279
+		v281 := m19
+		ws283 := packet.Value{Hi: (uint64(b272[24])<<56 | uint64(b272[25])<<48 | uint64(b272[26])<<40 | uint64(b272[27])<<32 | uint64(b272[28])<<24 | uint64(b272[29])<<16 | uint64(b272[30])<<8 | uint64(b272[31])), Lo: (uint64(b272[32])<<56 | uint64(b272[33])<<48 | uint64(b272[34])<<40 | uint64(b272[35])<<32 | uint64(b272[36])<<24 | uint64(b272[37])<<16 | uint64(b272[38])<<8 | uint64(b272[39]))}
+		os282 := uint32(uint16(ws283.Hi>>0)) + uint32(uint16(ws283.Hi>>16)) + uint32(uint16(ws283.Hi>>32)) + uint32(uint16(ws283.Hi>>48)) + uint32(uint16(ws283.Lo>>0)) + uint32(uint16(ws283.Lo>>16)) + uint32(uint16(ws283.Lo>>32)) + uint32(uint16(ws283.Lo>>48))
+		v284 := v281
+		s285 := v284.Hi
+		b272[24] = byte(s285 >> 56)
+		b272[25] = byte(s285 >> 48)
+		b272[26] = byte(s285 >> 40)
+		b272[27] = byte(s285 >> 32)
+		b272[28] = byte(s285 >> 24)
+		b272[29] = byte(s285 >> 16)
+		b272[30] = byte(s285 >> 8)
+		b272[31] = byte(s285)
+		s286 := v284.Lo
+		b272[32] = byte(s286 >> 56)
+		b272[33] = byte(s286 >> 48)
+		b272[34] = byte(s286 >> 40)
+		b272[35] = byte(s286 >> 32)
+		b272[36] = byte(s286 >> 24)
+		b272[37] = byte(s286 >> 16)
+		b272[38] = byte(s286 >> 8)
+		b272[39] = byte(s286)
+		ws287 := v281
+		f289 := uint32(os282)
+		f289 += bits.RotateLeft32(f289, 16)
+		dl288 := uint64(^uint16(f289>>16)) + uint64(uint32(uint16(ws287.Hi>>0))+uint32(uint16(ws287.Hi>>16))+uint32(uint16(ws287.Hi>>32))+uint32(uint16(ws287.Hi>>48))+uint32(uint16(ws287.Lo>>0))+uint32(uint16(ws287.Lo>>16))+uint32(uint16(ws287.Lo>>32))+uint32(uint16(ws287.Lo>>48)))
+		d270 += dl288
+		v290 := m23
+		b291 := data[h4 : h4+8] // udp
+		os292 := uint32(uint16((uint64(b291[2])<<8 | uint64(b291[3]))))
+		s293 := v290
+		b291[2] = byte(s293 >> 8)
+		b291[3] = byte(s293)
+		f295 := uint32(os292)
+		f295 += bits.RotateLeft32(f295, 16)
+		dl294 := uint64(^uint16(f295>>16)) + uint64(uint32(uint16(v290)))
+		d270 += dl294
+		v296 := ((uint64(b272[4])<<8 | uint64(b272[5])) - 0x10)
+		os297 := uint32(uint16((uint64(b272[4])<<8 | uint64(b272[5]))))
+		s298 := v296
+		b272[4] = byte(s298 >> 8)
+		b272[5] = byte(s298)
+		f300 := uint32(os297)
+		f300 += bits.RotateLeft32(f300, 16)
+		dl299 := uint64(^uint16(f300>>16)) + uint64(uint32(uint16(v296)))
+		d270 += dl299
+		v301 := (uint64(b272[7]) - 0x1)
+		b272[7] = byte(v301)
 		if h4+8 <= len(data) {
-			pendD4 += d260
+			pendD4 += d270
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -4628,24 +4693,24 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		po292, pn293 := h10, 12 // lb_v2
-		if po292 < 0 || po292+pn293 > len(data) {
+		po302, pn303 := h10, 12 // lb_v2
+		if po302 < 0 || po302+pn303 > len(data) {
 			return pl.drop(62)
 		}
-		if po292 > h4 && (po292-h4)%2 == 0 {
-			pw295 := data[po292 : po292+12]
-			d294 := uint32(uint64(pw295[0])<<8|uint64(pw295[1])) + uint32(uint64(pw295[2])<<8|uint64(pw295[3])) + uint32(uint64(pw295[4])<<8|uint64(pw295[5])) + uint32(uint64(pw295[6])<<8|uint64(pw295[7])) + uint32(uint64(pw295[8])<<8|uint64(pw295[9])) + uint32(uint64(pw295[10])<<8|uint64(pw295[11]))
-			d294 += bits.RotateLeft32(d294, 16)
+		if po302 > h4 && (po302-h4)%2 == 0 {
+			pw305 := data[po302 : po302+12]
+			d304 := uint32(uint64(pw305[0])<<8|uint64(pw305[1])) + uint32(uint64(pw305[2])<<8|uint64(pw305[3])) + uint32(uint64(pw305[4])<<8|uint64(pw305[5])) + uint32(uint64(pw305[6])<<8|uint64(pw305[7])) + uint32(uint64(pw305[8])<<8|uint64(pw305[9])) + uint32(uint64(pw305[10])<<8|uint64(pw305[11]))
+			d304 += bits.RotateLeft32(d304, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d294 >> 16))
+				pendD4 += uint64(^uint16(d304 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po292
-		pendN = pn293
+		pendOff = po302
+		pendN = pn303
 		h10 = -1
-		if cur > po292 {
-			cur = max(po292, cur-pn293)
+		if cur > po302 {
+			cur = max(po302, cur-pn303)
 		}
 		goto n147
 	}
@@ -4654,24 +4719,24 @@ n146:
 		if !(h11 >= 0) {
 			return pl.drop(63)
 		}
-		po296, pn297 := h11, 12 // lb_v3
-		if po296 < 0 || po296+pn297 > len(data) {
+		po306, pn307 := h11, 12 // lb_v3
+		if po306 < 0 || po306+pn307 > len(data) {
 			return pl.drop(63)
 		}
-		if po296 > h4 && (po296-h4)%2 == 0 {
-			pw299 := data[po296 : po296+12]
-			d298 := uint32(uint64(pw299[0])<<8|uint64(pw299[1])) + uint32(uint64(pw299[2])<<8|uint64(pw299[3])) + uint32(uint64(pw299[4])<<8|uint64(pw299[5])) + uint32(uint64(pw299[6])<<8|uint64(pw299[7])) + uint32(uint64(pw299[8])<<8|uint64(pw299[9])) + uint32(uint64(pw299[10])<<8|uint64(pw299[11]))
-			d298 += bits.RotateLeft32(d298, 16)
+		if po306 > h4 && (po306-h4)%2 == 0 {
+			pw309 := data[po306 : po306+12]
+			d308 := uint32(uint64(pw309[0])<<8|uint64(pw309[1])) + uint32(uint64(pw309[2])<<8|uint64(pw309[3])) + uint32(uint64(pw309[4])<<8|uint64(pw309[5])) + uint32(uint64(pw309[6])<<8|uint64(pw309[7])) + uint32(uint64(pw309[8])<<8|uint64(pw309[9])) + uint32(uint64(pw309[10])<<8|uint64(pw309[11]))
+			d308 += bits.RotateLeft32(d308, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d298 >> 16))
+				pendD4 += uint64(^uint16(d308 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po296
-		pendN = pn297
+		pendOff = po306
+		pendN = pn307
 		h11 = -1
-		if cur > po296 {
-			cur = max(po296, cur-pn297)
+		if cur > po306 {
+			cur = max(po306, cur-pn307)
 		}
 		pl.edges[32]++
 		goto n147
@@ -4688,52 +4753,52 @@ n147:
 			}
 			pendN = 0
 		}
-		po300, pn301 := h9, 4 // lb_common
-		if po300 < 0 || po300+pn301 > len(data) {
+		po310, pn311 := h9, 4 // lb_common
+		if po310 < 0 || po310+pn311 > len(data) {
 			return pl.drop(64)
 		}
-		if po300 > h4 && (po300-h4)%2 == 0 {
-			pw303 := data[po300 : po300+4]
-			d302 := uint32(uint64(pw303[0])<<8|uint64(pw303[1])) + uint32(uint64(pw303[2])<<8|uint64(pw303[3]))
-			d302 += bits.RotateLeft32(d302, 16)
+		if po310 > h4 && (po310-h4)%2 == 0 {
+			pw313 := data[po310 : po310+4]
+			d312 := uint32(uint64(pw313[0])<<8|uint64(pw313[1])) + uint32(uint64(pw313[2])<<8|uint64(pw313[3]))
+			d312 += bits.RotateLeft32(d312, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d302 >> 16))
+				pendD4 += uint64(^uint16(d312 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn301
-		if po300 < len(data)-po300-pendN {
-			copy(data[pendN:pendN+po300], data[:po300])
+		pendN += pn311
+		if po310 < len(data)-po310-pendN {
+			copy(data[pendN:pendN+po310], data[:po310])
 			data = data[pendN:]
 		} else {
-			copy(data[po300:], data[po300+pendN:])
+			copy(data[po310:], data[po310+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po300 {
-			h11 -= pn301
+		if (h11 >= 0) && h11 > po310 {
+			h11 -= pn311
 		} // lb_v3
-		if cur > po300 {
-			cur = max(po300, cur-pn301)
+		if cur > po310 {
+			cur = max(po310, cur-pn311)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d304 uint64         // udp checksum
-		b305 := data[h4 : h4+8] // udp
-		v306 := ((uint64(b305[4])<<8 | uint64(b305[5])) - 0x10)
-		os307 := uint32(uint16((uint64(b305[4])<<8 | uint64(b305[5]))))
-		s308 := v306
-		b305[4] = byte(s308 >> 8)
-		b305[5] = byte(s308)
-		f310 := uint32(os307)
-		f310 += bits.RotateLeft32(f310, 16)
-		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint16(v306)))
-		d304 += dl309
+		var d314 uint64         // udp checksum
+		b315 := data[h4 : h4+8] // udp
+		v316 := ((uint64(b315[4])<<8 | uint64(b315[5])) - 0x10)
+		os317 := uint32(uint16((uint64(b315[4])<<8 | uint64(b315[5]))))
+		s318 := v316
+		b315[4] = byte(s318 >> 8)
+		b315[5] = byte(s318)
+		f320 := uint32(os317)
+		f320 += bits.RotateLeft32(f320, 16)
+		dl319 := uint64(^uint16(f320>>16)) + uint64(uint32(uint16(v316)))
+		d314 += dl319
 		if h4+8 <= len(data) {
-			pendD4 += d304
+			pendD4 += d314
 			pendK4 = true
 		}
 		pl.edges[33]++
@@ -4757,16 +4822,16 @@ n150:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s311 := r
-				cb[0] = byte(s311 >> 8)
-				cb[1] = byte(s311)
+				s321 := r
+				cb[0] = byte(s321 >> 8)
+				cb[1] = byte(s321)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b312 := data[h4 : h4+8] // udp
-		s313 := 0x0
-		b312[6] = byte(s313 >> 8)
-		b312[7] = byte(s313)
+		b322 := data[h4 : h4+8] // udp
+		s323 := 0x0
+		b322[6] = byte(s323 >> 8)
+		b322[7] = byte(s323)
 		pl.edges[34]++
 		goto n151
 	}
@@ -4786,9 +4851,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s314 := r
-				cb[0] = byte(s314 >> 8)
-				cb[1] = byte(s314)
+				s324 := r
+				cb[0] = byte(s324 >> 8)
+				cb[1] = byte(s324)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4805,9 +4870,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s315 := r
-				cb[0] = byte(s315 >> 8)
-				cb[1] = byte(s315)
+				s325 := r
+				cb[0] = byte(s325 >> 8)
+				cb[1] = byte(s325)
 			}
 			pendD4, pendK4 = 0, false
 		}
