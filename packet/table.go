@@ -805,6 +805,12 @@ func (s *snapshot) found(t *Table, i int32) (*Entry, bool) {
 // and parameters, read beside the probed slot where the table has a word
 // index; on a miss, hit is false and the rest means nothing.
 func (t *Table) LookupWordsAction(k0, k1, k2, k3 uint64) (action int, params []Value, hit bool) {
+	if s := t.snap.Load(); s.indexed && s.index.words <= MaxKeyWords { // as lookupWords, a call less
+		if _, a := s.index.lookup4(k0, k1, k2, k3); a != nil {
+			return int(a.action), a.params, true
+		}
+		return 0, nil, false
+	}
 	e, a := t.lookupWords(k0, k1, k2, k3)
 	switch {
 	case a != nil:
