@@ -1,6 +1,9 @@
 package flow
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )
@@ -50,11 +53,15 @@ func (s HSet) With(h, n int) HSet {
 type VState struct {
 	May, Must HSet
 	Behind    []HSet
+	// Known holds field values a switch case or an equality test fixed on
+	// the way here (and nothing wrote since): they let feasible rule out a
+	// test's port, as a field value already switched on does.
+	Known map[packet.FieldRef]uint64
 }
 
 // Clone copies the state.
 func (v VState) Clone() VState {
-	out := VState{May: v.May.Clone(), Must: v.Must.Clone(), Behind: make([]HSet, len(v.Behind))}
+	out := VState{May: v.May.Clone(), Must: v.Must.Clone(), Behind: make([]HSet, len(v.Behind)), Known: maps.Clone(v.Known)}
 	for i, b := range v.Behind {
 		out.Behind[i] = b.Clone()
 	}
@@ -78,43 +85,203 @@ type Validity struct {
 }
 
 // AnalyzeValid computes, per node reached from start, the headers that may
-// and must be valid when it runs, and which may lie behind which.
-func AnalyzeValid(g *dataflow.Graph, start *dataflow.Node) *Validity {
+// and must be valid when it runs, and which may lie behind which. It keeps
+// the states of up to paths different paths to a node apart (those with
+// the same may and must sets joined; with more, all are joined) so that a
+// test can rule some out: behind the LB parser's join, `valid(arp)` false,
+// `valid(icmp)` false and an ICMPv6 type already switched on leave only
+// the paths on which the UDP and LB headers were extracted, and there they
+// must be valid. With paths 1 every join merges, as a plain may/must
+// analysis does.
+func AnalyzeValid(g *dataflow.Graph, start *dataflow.Node, paths int) *Validity {
 	va := &Validity{s: g.Schema, In: map[*dataflow.Node]*VState{}}
 	nh := len(g.Schema.Headers)
-	in := va.In
+	states := map[*dataflow.Node][]VState{}
 	merge := func(n *dataflow.Node, st VState) {
-		cur, ok := in[n]
-		if !ok {
-			v := st.Clone()
-			in[n] = &v
-			return
-		}
-		for i := range cur.May {
-			cur.May[i] |= st.May[i]
-			cur.Must[i] &= st.Must[i]
-		}
-		for h, b := range st.Behind {
-			for i := range b {
-				cur.Behind[h][i] |= b[i]
+		sts := states[n]
+		for i := range sts {
+			if slices.Equal(sts[i].May, st.May) && slices.Equal(sts[i].Must, st.Must) {
+				sts[i].join(st)
+				return
 			}
 		}
+		if len(sts) >= max(paths, 1) {
+			for _, o := range sts[1:] {
+				sts[0].join(o)
+			}
+			sts[0].join(st)
+			states[n] = sts[:1]
+			return
+		}
+		states[n] = append(sts, st.Clone())
 	}
-	v := NewVState(nh)
-	in[start] = &v
+	states[start] = []VState{NewVState(nh)}
 	for _, n := range g.Order() {
-		st, ok := in[n]
-		if !ok {
+		sts := states[n]
+		if len(sts) == 0 {
 			continue // not reached from the start
 		}
-		for _, p := range n.Ports {
-			out := va.Transfer(n, p, *st)
-			for _, e := range p.Out {
-				merge(e.To, out)
+		all := sts[0].Clone()
+		for _, st := range sts[1:] {
+			all.join(st)
+		}
+		va.In[n] = &all
+		for _, st := range sts {
+			for _, p := range n.Ports {
+				if !va.feasible(n, p, st) {
+					continue
+				}
+				out := va.Transfer(n, p, st)
+				for _, e := range p.Out {
+					merge(e.To, out)
+				}
 			}
 		}
 	}
 	return va
+}
+
+// join makes v the state either v or o can be: may-valid if valid in
+// either, must-valid if in both.
+func (v *VState) join(o VState) {
+	for i := range v.May {
+		v.May[i] |= o.May[i]
+		v.Must[i] &= o.Must[i]
+	}
+	for h, b := range o.Behind {
+		for i := range b {
+			v.Behind[h][i] |= b[i]
+		}
+	}
+	maps.DeleteFunc(v.Known, func(f packet.FieldRef, x uint64) bool {
+		y, ok := o.Known[f]
+		return !ok || x != y
+	})
+}
+
+// feasible reports whether a frame in state st can leave node n by port
+// p: a test's port is ruled out when its condition would need a header
+// valid that cannot be, or invalid that must be.
+func (va *Validity) feasible(n *dataflow.Node, p *dataflow.Port, st VState) bool {
+	if n.Kind != dataflow.FNode || n.Op.Kind != packet.OpTest {
+		return true
+	}
+	truth, known := st.eval(n.Op.Cond)
+	return !known || truth == (p.Name == packet.PortTrue)
+}
+
+// eval is condition e's truth in state v, if v decides it: validity that
+// must or cannot hold, and equalities of known field values.
+func (v *VState) eval(e *packet.Expr) (truth, known bool) {
+	if e == nil {
+		return false, false
+	}
+	switch e.Kind {
+	case packet.EValid:
+		switch {
+		case v.Must.Has(e.Header):
+			return true, true
+		case !v.May.Has(e.Header):
+			return false, true
+		}
+	case packet.ENot:
+		t, k := v.eval(e.A)
+		return !t, k
+	case packet.EAnd, packet.EOr:
+		a, ka := v.eval(e.A)
+		b, kb := v.eval(e.B)
+		and := e.Kind == packet.EAnd
+		switch {
+		case ka && kb:
+			if and {
+				return a && b, true
+			}
+			return a || b, true
+		case ka && a != and, kb && b != and: // false && _, true || _
+			return !and, true
+		}
+	case packet.EEq, packet.ENe:
+		if f, c, ok := fieldConst(e); ok {
+			if x, ok := v.Known[f]; ok {
+				return (x == c) == (e.Kind == packet.EEq), true
+			}
+		}
+	}
+	return false, false
+}
+
+// fieldConst matches field == constant (either way round) of at most 64
+// bits.
+func fieldConst(e *packet.Expr) (packet.FieldRef, uint64, bool) {
+	a, b := e.A, e.B
+	if a.Kind == packet.EConst {
+		a, b = b, a
+	}
+	if a.Kind != packet.EField || b.Kind != packet.EConst || b.Const.Hi != 0 || a.Width > 64 {
+		return packet.FieldRef{}, 0, false
+	}
+	return a.Field, b.Const.Lo, true
+}
+
+// know records the field values a test's port or a switch case fixes.
+func (v *VState) know(n *dataflow.Node, p *dataflow.Port) {
+	o := n.Op
+	set := func(f packet.FieldRef, x uint64) {
+		if v.Known == nil {
+			v.Known = map[packet.FieldRef]uint64{}
+		}
+		v.Known[f] = x
+	}
+	switch o.Kind {
+	case packet.OpTest:
+		var walk func(e *packet.Expr)
+		walk = func(e *packet.Expr) {
+			switch {
+			case e == nil:
+			case e.Kind == packet.EAnd:
+				walk(e.A)
+				walk(e.B)
+			case e.Kind == packet.EEq:
+				if f, c, ok := fieldConst(e); ok {
+					set(f, c)
+				}
+			}
+		}
+		if p.Name == packet.PortTrue {
+			walk(o.Cond)
+		}
+	case packet.OpSwitch:
+		if o.Expr == nil || o.Expr.Kind != packet.EField || o.Expr.Width > 64 {
+			return
+		}
+		var only *packet.Case
+		for i, c := range o.Cases {
+			if c.Port == p.Name {
+				if only != nil {
+					return // two values lead here
+				}
+				only = &o.Cases[i]
+			}
+		}
+		if only != nil && only.Value.Hi == 0 {
+			set(o.Expr.Field, only.Value.Lo)
+		}
+	}
+}
+
+// forgetChecksums drops the known values of the checksums of headers us,
+// which an update patches.
+func (v *VState) forgetChecksums(s *packet.Schema, us []int) {
+	for _, u := range us {
+		if c := s.Headers[u].Checksum; c >= 0 {
+			delete(v.Known, packet.FieldRef{Header: u, Field: c})
+		}
+	}
+}
+
+// forget drops the known values of header h's fields.
+func (v *VState) forget(h int) {
+	maps.DeleteFunc(v.Known, func(f packet.FieldRef, _ uint64) bool { return f.Header == h })
 }
 
 // Must reports whether header h is valid whenever node n runs (false when
@@ -149,6 +316,9 @@ func (va *Validity) Transfer(n *dataflow.Node, p *dataflow.Port, st VState) VSta
 	nh := len(s.Headers)
 	switch o.Kind {
 	case packet.OpExtract:
+		if !st.Must.Has(o.Header) {
+			out.forget(o.Header) // new bytes, unless it was there already
+		}
 		if p.Name == packet.PortTrue {
 			// At the cursor: behind every header valid before.
 			for x := 0; x < nh; x++ {
@@ -195,7 +365,24 @@ func (va *Validity) Transfer(n *dataflow.Node, p *dataflow.Port, st VState) VSta
 			out.May.Del(h)
 			out.Must.Del(h)
 		}
+		out.know(n, p)
+	case packet.OpSwitch:
+		out.know(n, p)
+	case packet.OpSet:
+		for _, a := range o.Assign {
+			delete(out.Known, a.Dst)
+		}
+		out.forgetChecksums(s, o.Update)
+	case packet.OpLookup:
+		for _, ai := range s.Tables[o.Table].Actions {
+			for _, a := range s.Actions[ai].Body {
+				delete(out.Known, a.Dst)
+			}
+		}
+	case packet.OpChecksumCompute:
+		out.forget(o.Header)
 	case packet.OpPush:
+		out.forget(o.Header)
 		for x := 0; x < nh; x++ {
 			if x != o.Header && st.May.Has(x) {
 				out.Behind[x].Add(o.Header)
@@ -205,6 +392,8 @@ func (va *Validity) Transfer(n *dataflow.Node, p *dataflow.Port, st VState) VSta
 		out.May.Add(o.Header)
 		out.Must.Add(o.Header)
 	case packet.OpPop:
+		out.forget(o.Header)
+		out.forgetChecksums(s, o.Update)
 		out.May.Del(o.Header)
 		out.Must.Del(o.Header)
 	}

@@ -44,7 +44,7 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 		return nil, fmt.Errorf("go backend: graph %s has no source", g.Name)
 	}
 	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: srcs[0]}
-	c.valid = flow.AnalyzeValid(g, c.start)
+	c.valid = flow.AnalyzeValid(g, c.start, 16) // paths kept apart: fewer checks
 	c.pops = flow.FindPopChains(g, c.s)
 	c.body()
 	return c.file(opt)

@@ -145,14 +145,13 @@ var NodeNames = [35]string{"RxWire", "RxFrames", "TxQueue", "TxWire", "RxEtherne
 var SinkNames = [1]string{"TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [9]fastpath.DropSite{{Node: "RxRunt", Reason: "runt frame"},
+var DropSites = [8]fastpath.DropSite{{Node: "RxRunt", Reason: "runt frame"},
 	{Node: "RxIPv4", Reason: "malformed"},
 	{Node: "RxDstFilterMiss", Reason: "dst_filter miss"},
 	{Node: "RxEpochMiss", Reason: "epoch_assign miss"},
 	{Node: "RxCalendarMiss", Reason: "calendar miss"},
 	{Node: "RxMemberMiss", Reason: "member miss"},
 	{Node: "RxMismatch", Reason: "member rewrite mismatch"},
-	{Node: "RxUDPRewrite", Reason: "malformed"},
 	{Node: "RxStrip", Reason: "malformed"},
 }
 
@@ -275,8 +274,8 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
-	var f [58]uint64
-	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Sunk[0]
+	var f [57]uint64
+	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Sunk[0]
 	f[4] = pl.Dropped[0]
 	f[8] = pl.Dropped[1]
 	f[12] = pl.edges[0]
@@ -296,14 +295,13 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[46] = pl.edges[12]
 	f[47] = pl.Dropped[6]
 	f[50] = pl.edges[10]
-	f[51] = pl.Dropped[7]
-	f[53] = pl.Dropped[8]
-	f[54] = pl.edges[11]
-	f[56] = pl.Sunk[0]
-	f[57] = total
-	f[0] = 0 + f[57]
+	f[52] = pl.Dropped[7]
+	f[53] = pl.edges[11]
+	f[55] = pl.Sunk[0]
+	f[56] = total
+	f[0] = 0 + f[56]
 	f[1] = 0 + f[0]
-	f[55] = 0 + f[56]
+	f[54] = 0 + f[55]
 	f[3] = 0 + f[4]
 	f[11] = 0 + f[13]
 	f[19] = 0 + f[20] + f[21]
@@ -314,14 +312,14 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[41] = 0 + f[42]
 	f[44] = 0 + f[47] - f[46]
 	f[49] = 0 + f[50]
-	f[52] = 0 + f[53] + f[54]
-	f[32] = 0 + f[55] - f[54]
+	f[51] = 0 + f[52] + f[53]
+	f[32] = 0 + f[54] - f[53]
 	f[2] = 0 + f[1] - f[3]
 	f[10] = 0 + f[11] + f[12]
 	f[17] = 0 + f[19]
 	f[22] = 0 + f[24] + f[25]
 	f[45] = 0 + f[49]
-	f[48] = 0 + f[51] + f[52] - f[50]
+	f[48] = 0 + f[51] - f[50]
 	f[6] = 0 + f[17] + f[18]
 	f[15] = 0 + f[22] + f[23] - f[20]
 	f[40] = 0 + f[45] + f[46]
@@ -335,10 +333,10 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[7] = 0 + f[2] - f[5] - f[6]
 	f[29] = 0 + f[7] + f[12] + f[13] + f[16] + f[18] + f[21] + f[23] + f[25] + f[26] + f[27] - f[28]
 	f[31] = 0 + f[29] - f[32]
-	r[0] = 0 + f[57]
+	r[0] = 0 + f[56]
 	r[1] = 0 + f[0]
-	r[2] = 0 + f[32] + f[54]
-	r[3] = 0 + f[55]
+	r[2] = 0 + f[32] + f[53]
+	r[3] = 0 + f[54]
 	r[4] = 0 + f[1]
 	r[5] = 0 + f[3]
 	r[6] = 0 + f[2]
@@ -369,7 +367,7 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[31] = 0 + f[45]
 	r[32] = 0 + f[49]
 	r[33] = 0 + f[48] + f[50]
-	r[34] = 0 + f[52]
+	r[34] = 0 + f[51]
 	return r
 }
 
@@ -809,9 +807,7 @@ n30:
 		f42 += bits.RotateLeft32(f42, 16)
 		dl41 := uint64(^uint16(f42>>16)) + uint64(uint32(uint16(ws40>>0))+uint32(uint16(ws40>>16)))
 		d33 += dl41
-		if h8 >= 0 {
-			d34 += dl41
-		}
+		d34 += dl41
 		v43 := ((uint64(b36[2])<<8 | uint64(b36[3])) - 0xc)
 		os44 := uint32(uint16((uint64(b36[2])<<8 | uint64(b36[3]))))
 		s45 := v43
@@ -821,9 +817,7 @@ n30:
 		f47 += bits.RotateLeft32(f47, 16)
 		dl46 := uint64(^uint16(f47>>16)) + uint64(uint32(uint16(v43)))
 		d33 += dl46
-		if h8 >= 0 {
-			d34 += dl46
-		}
+		d34 += dl46
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
@@ -836,7 +830,7 @@ n30:
 			cb[0] = byte(s48 >> 8)
 			cb[1] = byte(s48)
 		}
-		if (h8 >= 0) && h8+8 <= len(data) {
+		if h8+8 <= len(data) {
 			pendD8 += d34
 			pendK8 = true
 		}
@@ -872,9 +866,7 @@ n31:
 		f59 := uint32(os52)
 		f59 += bits.RotateLeft32(f59, 16)
 		dl58 := uint64(^uint16(f59>>16)) + uint64(uint32(uint16(ws57.Hi>>0))+uint32(uint16(ws57.Hi>>16))+uint32(uint16(ws57.Hi>>32))+uint32(uint16(ws57.Hi>>48))+uint32(uint16(ws57.Lo>>0))+uint32(uint16(ws57.Lo>>16))+uint32(uint16(ws57.Lo>>32))+uint32(uint16(ws57.Lo>>48)))
-		if h8 >= 0 {
-			d49 += dl58
-		}
+		d49 += dl58
 		v60 := ((uint64(b50[4])<<8 | uint64(b50[5])) - 0xc)
 		os61 := uint32(uint16((uint64(b50[4])<<8 | uint64(b50[5]))))
 		s62 := v60
@@ -883,10 +875,8 @@ n31:
 		f64 := uint32(os61)
 		f64 += bits.RotateLeft32(f64, 16)
 		dl63 := uint64(^uint16(f64>>16)) + uint64(uint32(uint16(v60)))
-		if h8 >= 0 {
-			d49 += dl63
-		}
-		if (h8 >= 0) && h8+8 <= len(data) {
+		d49 += dl63
+		if h8+8 <= len(data) {
 			pendD8 += d49
 			pendK8 = true
 		}
@@ -921,9 +911,6 @@ n33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
 		var d69 uint64 // udp checksum
 		v70 := m5
-		if !(h8 >= 0) {
-			return pl.drop(7)
-		}
 		b71 := data[h8 : h8+8] // udp
 		os72 := uint32(uint16((uint64(b71[2])<<8 | uint64(b71[3]))))
 		s73 := v70
@@ -932,9 +919,7 @@ n33:
 		f75 := uint32(os72)
 		f75 += bits.RotateLeft32(f75, 16)
 		dl74 := uint64(^uint16(f75>>16)) + uint64(uint32(uint16(v70)))
-		if h8 >= 0 {
-			d69 += dl74
-		}
+		d69 += dl74
 		v76 := ((uint64(b71[4])<<8 | uint64(b71[5])) - 0xc)
 		os77 := uint32(uint16((uint64(b71[4])<<8 | uint64(b71[5]))))
 		s78 := v76
@@ -943,10 +928,8 @@ n33:
 		f80 := uint32(os77)
 		f80 += bits.RotateLeft32(f80, 16)
 		dl79 := uint64(^uint16(f80>>16)) + uint64(uint32(uint16(v76)))
-		if h8 >= 0 {
-			d69 += dl79
-		}
-		if (h8 >= 0) && h8+8 <= len(data) {
+		d69 += dl79
+		if h8+8 <= len(data) {
 			pendD8 += d69
 			pendK8 = true
 		}
@@ -956,13 +939,13 @@ n34:
 	{ // RxStrip: pop lbv1
 		po81, pn82 := h5, 12 // lbv1
 		if po81 < 0 || po81+pn82 > len(data) {
-			return pl.drop(8)
+			return pl.drop(7)
 		}
-		if (h8 >= 0) && po81 > h8 && (po81-h8)%2 == 0 {
+		if po81 > h8 && (po81-h8)%2 == 0 {
 			pw84 := data[po81 : po81+12]
 			d83 := uint32(uint64(pw84[0])<<8|uint64(pw84[1])) + uint32(uint64(pw84[2])<<8|uint64(pw84[3])) + uint32(uint64(pw84[4])<<8|uint64(pw84[5])) + uint32(uint64(pw84[6])<<8|uint64(pw84[7])) + uint32(uint64(pw84[8])<<8|uint64(pw84[9])) + uint32(uint64(pw84[10])<<8|uint64(pw84[11]))
 			d83 += bits.RotateLeft32(d83, 16)
-			if (h8 >= 0) && h8+8 <= len(data) {
+			if h8+8 <= len(data) {
 				pendD8 += uint64(^uint16(d83 >> 16))
 				pendK8 = true
 			}

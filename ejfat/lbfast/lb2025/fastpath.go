@@ -230,42 +230,28 @@ var NodeNames = [112]string{"RxWire", "RxFrames", "TxQueue", "TxWire", "RxCount"
 var SinkNames = [1]string{"TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [37]fastpath.DropSite{{Node: "ParseIPv4", Reason: "malformed"},
+var DropSites = [23]fastpath.DropSite{{Node: "ParseIPv4", Reason: "malformed"},
 	{Node: "ParseFail", Reason: "rx_rslt[0] parse fail"},
 	{Node: "L2MacMiss", Reason: "rx_rslt[1] MAC miss"},
-	{Node: "L3SetDaArp", Reason: "malformed"},
 	{Node: "L3IPMiss", Reason: "rx_rslt[3] IP dst miss"},
 	{Node: "L3IsEcho6", Reason: "malformed"},
 	{Node: "ArpNotUs", Reason: "rx_rslt[4] ARP tpa != own"},
-	{Node: "Echo4ForUs", Reason: "malformed"},
 	{Node: "Echo4NotUs", Reason: "rx_rslt[5] ICMPv4 echo dst != own"},
-	{Node: "Echo4Reply", Reason: "malformed"},
-	{Node: "Echo6Reply", Reason: "malformed"},
 	{Node: "NsNotUs", Reason: "rx_rslt[7] NS target != own"},
-	{Node: "NsUnspecified", Reason: "malformed"},
-	{Node: "NsToSender", Reason: "malformed"},
 	{Node: "NsPopMac", Reason: "malformed"},
 	{Node: "NsPopOpt", Reason: "malformed"},
 	{Node: "NsPopBody", Reason: "malformed"},
 	{Node: "NsPushNa", Reason: "malformed"},
 	{Node: "NsPushOpt", Reason: "malformed"},
 	{Node: "NsPushMac", Reason: "malformed"},
-	{Node: "NsFill", Reason: "malformed"},
 	{Node: "NsCsum", Reason: "malformed"},
-	{Node: "LbSrc6", Reason: "malformed"},
 	{Node: "LbBlocked", Reason: "lb_ctx_drop_blocked_src_pkt_counter"},
-	{Node: "LbSelV3", Reason: "malformed"},
 	{Node: "LbEpochMiss", Reason: "lb_ctx_drop_epoch_assign_miss_pkt_counter"},
 	{Node: "LbCalendarMiss", Reason: "lb_ctx_drop_lb_calendar_miss_pkt_counter"},
 	{Node: "LbMemberMiss", Reason: "lb_ctx_drop_mbr_info_miss_pkt_counter"},
-	{Node: "LbIPv4Keep", Reason: "malformed"},
-	{Node: "LbIPv4Strip", Reason: "malformed"},
-	{Node: "LbIPv6Keep", Reason: "malformed"},
-	{Node: "LbIPv6Strip", Reason: "malformed"},
 	{Node: "LbPopV2Body", Reason: "malformed"},
 	{Node: "LbPopV3Body", Reason: "malformed"},
 	{Node: "LbPopCommon", Reason: "malformed"},
-	{Node: "LbUdpLen", Reason: "malformed"},
 	{Node: "TxDropped", Reason: "drop flag"},
 }
 
@@ -388,8 +374,8 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
-	var f [211]uint64
-	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24] + pl.Dropped[25] + pl.Dropped[26] + pl.Dropped[27] + pl.Dropped[28] + pl.Dropped[29] + pl.Dropped[30] + pl.Dropped[31] + pl.Dropped[32] + pl.Dropped[33] + pl.Dropped[34] + pl.Dropped[35] + pl.Sunk[0] + pl.Dropped[36]
+	var f [197]uint64
+	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Sunk[0] + pl.Dropped[22]
 	f[8] = pl.edges[33]
 	f[10] = pl.edges[34]
 	f[12] = pl.edges[35]
@@ -430,69 +416,55 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[72] = pl.edges[8]
 	f[74] = pl.Dropped[2]
 	f[80] = pl.edges[9]
-	f[81] = pl.Dropped[3]
-	f[82] = pl.edges[10]
-	f[84] = pl.edges[11]
-	f[86] = pl.Dropped[4]
-	f[91] = pl.Dropped[5]
-	f[98] = pl.Dropped[6]
-	f[101] = pl.Dropped[7]
-	f[104] = pl.Dropped[8]
-	f[105] = pl.Dropped[9]
-	f[107] = pl.edges[12]
-	f[108] = pl.Dropped[10]
-	f[110] = pl.edges[13]
-	f[113] = pl.Dropped[11]
-	f[114] = pl.Dropped[12]
-	f[118] = pl.Dropped[13]
-	f[121] = pl.edges[14]
-	f[122] = pl.edges[15]
-	f[127] = pl.Dropped[14]
-	f[128] = pl.edges[16]
-	f[129] = pl.Dropped[15]
-	f[130] = pl.edges[17]
-	f[131] = pl.Dropped[16]
-	f[133] = pl.Dropped[17]
-	f[135] = pl.Dropped[18]
-	f[137] = pl.Dropped[19]
-	f[139] = pl.Dropped[20]
-	f[141] = pl.Dropped[21]
-	f[143] = pl.edges[18]
-	f[149] = pl.edges[19]
-	f[151] = pl.Dropped[22]
-	f[152] = pl.edges[20]
-	f[153] = pl.edges[21]
-	f[154] = pl.edges[60]
-	f[155] = pl.Dropped[23]
-	f[161] = pl.Dropped[24]
-	f[162] = pl.edges[22]
-	f[164] = pl.edges[23]
-	f[165] = pl.edges[24]
-	f[167] = pl.Dropped[25]
-	f[170] = pl.edges[25]
-	f[172] = pl.Dropped[26]
-	f[174] = pl.edges[26]
-	f[175] = pl.edges[27]
-	f[177] = pl.Dropped[27]
-	f[186] = pl.Dropped[28]
-	f[188] = pl.Dropped[29]
-	f[190] = pl.Dropped[30]
-	f[191] = pl.edges[28]
-	f[192] = pl.Dropped[31]
-	f[193] = pl.edges[29]
-	f[196] = pl.Dropped[32]
-	f[198] = pl.Dropped[33]
-	f[199] = pl.edges[30]
-	f[200] = pl.Dropped[34]
-	f[202] = pl.Dropped[35]
-	f[203] = pl.edges[31]
-	f[204] = pl.edges[32]
-	f[208] = pl.Sunk[0]
-	f[209] = pl.Dropped[36]
-	f[210] = total
-	f[0] = 0 + f[210]
+	f[81] = pl.edges[10]
+	f[83] = pl.edges[11]
+	f[85] = pl.Dropped[3]
+	f[90] = pl.Dropped[4]
+	f[97] = pl.Dropped[5]
+	f[102] = pl.Dropped[6]
+	f[104] = pl.edges[12]
+	f[106] = pl.edges[13]
+	f[109] = pl.Dropped[7]
+	f[115] = pl.edges[14]
+	f[116] = pl.edges[15]
+	f[121] = pl.Dropped[8]
+	f[122] = pl.edges[16]
+	f[123] = pl.Dropped[9]
+	f[124] = pl.edges[17]
+	f[125] = pl.Dropped[10]
+	f[127] = pl.Dropped[11]
+	f[129] = pl.Dropped[12]
+	f[131] = pl.Dropped[13]
+	f[134] = pl.Dropped[14]
+	f[136] = pl.edges[18]
+	f[142] = pl.edges[19]
+	f[144] = pl.edges[20]
+	f[145] = pl.edges[21]
+	f[146] = pl.edges[60]
+	f[147] = pl.Dropped[15]
+	f[153] = pl.edges[22]
+	f[155] = pl.edges[23]
+	f[156] = pl.edges[24]
+	f[158] = pl.Dropped[16]
+	f[161] = pl.edges[25]
+	f[163] = pl.Dropped[17]
+	f[165] = pl.edges[26]
+	f[166] = pl.edges[27]
+	f[168] = pl.Dropped[18]
+	f[179] = pl.edges[28]
+	f[180] = pl.edges[29]
+	f[183] = pl.Dropped[19]
+	f[185] = pl.Dropped[20]
+	f[186] = pl.edges[30]
+	f[187] = pl.Dropped[21]
+	f[189] = pl.edges[31]
+	f[190] = pl.edges[32]
+	f[194] = pl.Sunk[0]
+	f[195] = pl.Dropped[22]
+	f[196] = total
+	f[0] = 0 + f[196]
 	f[1] = 0 + f[0]
-	f[207] = 0 + f[208]
+	f[193] = 0 + f[194]
 	f[2] = 0 + f[1]
 	f[23] = 0 + f[25] + f[26]
 	f[39] = 0 + f[41] + f[42]
@@ -502,109 +474,109 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[4] = 0 + f[70] - f[8] - f[10] - f[12] - f[15] - f[17] - f[20] - f[22] - f[24] - f[26] - f[28] - f[30] - f[33] - f[35] - f[38] - f[40] - f[42] - f[44] - f[46] - f[50] - f[54] - f[56] - f[58] - f[60] - f[62] - f[65] - f[67] - f[69]
 	f[73] = 0 + f[74]
 	f[77] = 0 + f[80]
-	f[78] = 0 + f[81] + f[82]
-	f[85] = 0 + f[86]
-	f[97] = 0 + f[98]
+	f[78] = 0 + f[81]
+	f[84] = 0 + f[85]
+	f[96] = 0 + f[97]
+	f[101] = 0 + f[102]
 	f[103] = 0 + f[104]
-	f[106] = 0 + f[107]
-	f[109] = 0 + f[110]
-	f[112] = 0 + f[113]
-	f[120] = 0 + f[122]
-	f[125] = 0 + f[127] + f[128]
-	f[126] = 0 + f[129] + f[130] - f[128]
-	f[142] = 0 + f[143]
-	f[147] = 0 + f[151] + f[152] + f[153] + f[154]
-	f[150] = 0 + f[155] - f[154]
-	f[159] = 0 + f[161] + f[162]
-	f[166] = 0 + f[167]
-	f[171] = 0 + f[172]
-	f[176] = 0 + f[177]
-	f[184] = 0 + f[190] + f[191]
-	f[185] = 0 + f[192] + f[193]
-	f[195] = 0 + f[198] + f[199]
-	f[201] = 0 + f[202] + f[203]
-	f[187] = 0 + f[204] - f[191] - f[203]
-	f[205] = 0 + f[209]
-	f[206] = 0 + f[207]
+	f[105] = 0 + f[106]
+	f[108] = 0 + f[109]
+	f[114] = 0 + f[116]
+	f[119] = 0 + f[121] + f[122]
+	f[120] = 0 + f[123] + f[124] - f[122]
+	f[135] = 0 + f[136]
+	f[140] = 0 + f[144] + f[145] + f[146]
+	f[143] = 0 + f[147] - f[146]
+	f[151] = 0 + f[153]
+	f[157] = 0 + f[158]
+	f[162] = 0 + f[163]
+	f[167] = 0 + f[168]
+	f[175] = 0 + f[179]
+	f[176] = 0 + f[180]
+	f[182] = 0 + f[185] + f[186]
+	f[188] = 0 + f[189]
+	f[177] = 0 + f[190] - f[179] - f[189]
+	f[191] = 0 + f[195]
+	f[192] = 0 + f[193]
 	f[3] = 0 + f[2] - f[4]
 	f[21] = 0 + f[23] + f[24]
 	f[36] = 0 + f[39] + f[40]
 	f[49] = 0 + f[51] + f[52]
 	f[61] = 0 + f[63] + f[64] + f[65]
 	f[76] = 0 + f[77] + f[78]
-	f[102] = 0 + f[105] + f[106]
-	f[92] = 0 + f[108] + f[109]
-	f[119] = 0 + f[120] + f[121]
-	f[123] = 0 + f[125] + f[126]
-	f[140] = 0 + f[141] + f[142]
-	f[157] = 0 + f[159]
-	f[181] = 0 + f[184] + f[185]
-	f[182] = 0 + f[186] + f[187]
-	f[197] = 0 + f[200] + f[201] - f[199]
-	f[100] = 0 + f[205] + f[206] - f[107] - f[110] - f[143] - f[204]
+	f[100] = 0 + f[103]
+	f[91] = 0 + f[105]
+	f[113] = 0 + f[114] + f[115]
+	f[117] = 0 + f[119] + f[120]
+	f[133] = 0 + f[134] + f[135]
+	f[149] = 0 + f[151]
+	f[172] = 0 + f[175] + f[176]
+	f[173] = 0 + f[177]
+	f[184] = 0 + f[187] + f[188] - f[186]
+	f[99] = 0 + f[191] + f[192] - f[104] - f[106] - f[136] - f[190]
 	f[18] = 0 + f[21] + f[22]
 	f[48] = 0 + f[49] + f[50]
 	f[59] = 0 + f[61] + f[62]
-	f[99] = 0 + f[100]
-	f[89] = 0 + f[101] + f[102] + f[103]
-	f[116] = 0 + f[118] + f[119]
-	f[138] = 0 + f[139] + f[140]
-	f[194] = 0 + f[196] + f[197]
+	f[98] = 0 + f[99]
+	f[88] = 0 + f[100] + f[101]
+	f[111] = 0 + f[113]
+	f[132] = 0 + f[133]
+	f[181] = 0 + f[183] + f[184]
 	f[45] = 0 + f[47] + f[48]
 	f[57] = 0 + f[59] + f[60]
-	f[96] = 0 + f[99]
-	f[136] = 0 + f[137] + f[138]
-	f[189] = 0 + f[194] + f[195] - f[193]
+	f[95] = 0 + f[98]
+	f[130] = 0 + f[131] + f[132]
+	f[178] = 0 + f[181] + f[182] - f[180]
 	f[43] = 0 + f[45] + f[46]
 	f[55] = 0 + f[57] + f[58]
-	f[87] = 0 + f[96] + f[97]
-	f[134] = 0 + f[135] + f[136]
-	f[183] = 0 + f[188] + f[189]
+	f[86] = 0 + f[95] + f[96]
+	f[128] = 0 + f[129] + f[130]
+	f[174] = 0 + f[178]
 	f[37] = 0 + f[43] + f[44]
 	f[19] = 0 + f[55] + f[56] - f[32]
-	f[132] = 0 + f[133] + f[134]
-	f[180] = 0 + f[182] + f[183]
+	f[126] = 0 + f[127] + f[128]
+	f[171] = 0 + f[173] + f[174]
 	f[16] = 0 + f[18] + f[19] + f[20]
 	f[34] = 0 + f[36] + f[37] + f[38]
-	f[124] = 0 + f[131] + f[132] - f[130]
-	f[179] = 0 + f[180] + f[181]
+	f[118] = 0 + f[125] + f[126] - f[124]
+	f[170] = 0 + f[171] + f[172]
 	f[14] = 0 + f[16] + f[17]
 	f[31] = 0 + f[34] + f[35]
-	f[117] = 0 + f[123] + f[124] - f[121] - f[122]
-	f[178] = 0 + f[179]
+	f[112] = 0 + f[117] + f[118] - f[115] - f[116]
+	f[169] = 0 + f[170]
 	f[5] = 0 + f[13] + f[14] + f[15]
 	f[29] = 0 + f[31] + f[32] + f[33]
-	f[115] = 0 + f[117]
-	f[173] = 0 + f[178] - f[174] - f[175]
+	f[110] = 0 + f[112]
+	f[164] = 0 + f[169] - f[165] - f[166]
 	f[27] = 0 + f[29] + f[30]
-	f[111] = 0 + f[114] + f[115] + f[116]
-	f[169] = 0 + f[173] + f[174] + f[175] + f[176] - f[170]
+	f[107] = 0 + f[110] + f[111]
+	f[160] = 0 + f[164] + f[165] + f[166] + f[167] - f[161]
 	f[7] = 0 + f[27] + f[28]
-	f[94] = 0 + f[111] + f[112]
-	f[168] = 0 + f[169] + f[170] + f[171]
+	f[93] = 0 + f[107] + f[108]
+	f[159] = 0 + f[160] + f[161] + f[162]
 	f[6] = 0 + f[3] - f[5] - f[7] - f[8]
 	f[9] = 0 + f[6] - f[10]
 	f[11] = 0 + f[9] - f[12]
 	f[71] = 0 + f[11] + f[25] + f[41] + f[47] + f[52] + f[53] + f[66] + f[68] - f[72] - f[73]
 	f[75] = 0 + f[71] + f[72] - f[76]
 	f[79] = 0 + f[75]
-	f[83] = 0 + f[79] + f[80] + f[82] - f[84] - f[85]
-	f[88] = 0 + f[83] + f[84] - f[87]
-	f[90] = 0 + f[88] - f[89]
-	f[93] = 0 + f[90] - f[91] - f[92]
-	f[95] = 0 + f[93] - f[94]
-	f[144] = 0 + f[95]
-	f[145] = 0 + f[144]
-	f[146] = 0 + f[145] - f[147]
-	f[148] = 0 + f[146] - f[149] - f[150]
-	f[156] = 0 + f[148] + f[149] + f[152] + f[153] - f[157]
-	f[158] = 0 + f[156]
-	f[160] = 0 + f[158]
-	f[163] = 0 + f[160] + f[162] - f[164] - f[165] - f[166]
-	r[0] = 0 + f[210]
+	f[82] = 0 + f[79] + f[80] + f[81] - f[83] - f[84]
+	f[87] = 0 + f[82] + f[83] - f[86]
+	f[89] = 0 + f[87] - f[88]
+	f[92] = 0 + f[89] - f[90] - f[91]
+	f[94] = 0 + f[92] - f[93]
+	f[137] = 0 + f[94]
+	f[138] = 0 + f[137]
+	f[139] = 0 + f[138] - f[140]
+	f[141] = 0 + f[139] - f[142] - f[143]
+	f[148] = 0 + f[141] + f[142] + f[144] + f[145] - f[149]
+	f[150] = 0 + f[148]
+	f[152] = 0 + f[150]
+	f[154] = 0 + f[152] + f[153] - f[155] - f[156] - f[157]
+	r[0] = 0 + f[196]
 	r[1] = 0 + f[0]
-	r[2] = 0 + f[206]
-	r[3] = 0 + f[207]
+	r[2] = 0 + f[192]
+	r[3] = 0 + f[193]
 	r[4] = 0 + f[1]
 	r[5] = 0 + f[2]
 	r[6] = 0 + f[3]
@@ -644,75 +616,75 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[40] = 0 + f[75]
 	r[41] = 0 + f[77]
 	r[42] = 0 + f[78]
-	r[43] = 0 + f[79] + f[80] + f[82]
-	r[44] = 0 + f[85]
-	r[45] = 0 + f[83] + f[84]
-	r[46] = 0 + f[88]
-	r[47] = 0 + f[90]
-	r[48] = 0 + f[93]
-	r[49] = 0 + f[87]
-	r[50] = 0 + f[97]
-	r[51] = 0 + f[96]
-	r[52] = 0 + f[99]
-	r[53] = 0 + f[89]
-	r[54] = 0 + f[103]
-	r[55] = 0 + f[102]
-	r[56] = 0 + f[106]
-	r[57] = 0 + f[92]
-	r[58] = 0 + f[109]
-	r[59] = 0 + f[94]
-	r[60] = 0 + f[112]
-	r[61] = 0 + f[111]
-	r[62] = 0 + f[115]
-	r[63] = 0 + f[116]
-	r[64] = 0 + f[119]
-	r[65] = 0 + f[120]
-	r[66] = 0 + f[117] + f[121] + f[122]
-	r[67] = 0 + f[123]
-	r[68] = 0 + f[125]
-	r[69] = 0 + f[126] + f[128]
-	r[70] = 0 + f[124] + f[130]
-	r[71] = 0 + f[132]
-	r[72] = 0 + f[134]
-	r[73] = 0 + f[136]
-	r[74] = 0 + f[138]
-	r[75] = 0 + f[140]
-	r[76] = 0 + f[142]
-	r[77] = 0 + f[95]
-	r[78] = 0 + f[144]
-	r[79] = 0 + f[145]
-	r[80] = 0 + f[146]
-	r[81] = 0 + f[147]
-	r[82] = 0 + f[150] + f[154]
-	r[83] = 0 + f[148] + f[149] + f[152] + f[153]
-	r[84] = 0 + f[156]
-	r[85] = 0 + f[157]
-	r[86] = 0 + f[158]
-	r[87] = 0 + f[159]
-	r[88] = 0 + f[160] + f[162]
-	r[89] = 0 + f[166]
-	r[90] = 0 + f[163] + f[164] + f[165]
-	r[91] = 0 + f[168]
-	r[92] = 0 + f[171]
-	r[93] = 0 + f[169] + f[170]
-	r[94] = 0 + f[176]
-	r[95] = 0 + f[173] + f[174] + f[175]
-	r[96] = 0 + f[178]
-	r[97] = 0 + f[179]
-	r[98] = 0 + f[180]
-	r[99] = 0 + f[181]
-	r[100] = 0 + f[182]
-	r[101] = 0 + f[183]
-	r[102] = 0 + f[184]
-	r[103] = 0 + f[185]
-	r[104] = 0 + f[189] + f[193]
-	r[105] = 0 + f[194]
-	r[106] = 0 + f[195]
-	r[107] = 0 + f[197] + f[199]
-	r[108] = 0 + f[201]
-	r[109] = 0 + f[187] + f[191] + f[203]
-	r[110] = 0 + f[100] + f[107] + f[110] + f[143] + f[204]
-	r[111] = 0 + f[205]
+	r[43] = 0 + f[79] + f[80] + f[81]
+	r[44] = 0 + f[84]
+	r[45] = 0 + f[82] + f[83]
+	r[46] = 0 + f[87]
+	r[47] = 0 + f[89]
+	r[48] = 0 + f[92]
+	r[49] = 0 + f[86]
+	r[50] = 0 + f[96]
+	r[51] = 0 + f[95]
+	r[52] = 0 + f[98]
+	r[53] = 0 + f[88]
+	r[54] = 0 + f[101]
+	r[55] = 0 + f[100]
+	r[56] = 0 + f[103]
+	r[57] = 0 + f[91]
+	r[58] = 0 + f[105]
+	r[59] = 0 + f[93]
+	r[60] = 0 + f[108]
+	r[61] = 0 + f[107]
+	r[62] = 0 + f[110]
+	r[63] = 0 + f[111]
+	r[64] = 0 + f[113]
+	r[65] = 0 + f[114]
+	r[66] = 0 + f[112] + f[115] + f[116]
+	r[67] = 0 + f[117]
+	r[68] = 0 + f[119]
+	r[69] = 0 + f[120] + f[122]
+	r[70] = 0 + f[118] + f[124]
+	r[71] = 0 + f[126]
+	r[72] = 0 + f[128]
+	r[73] = 0 + f[130]
+	r[74] = 0 + f[132]
+	r[75] = 0 + f[133]
+	r[76] = 0 + f[135]
+	r[77] = 0 + f[94]
+	r[78] = 0 + f[137]
+	r[79] = 0 + f[138]
+	r[80] = 0 + f[139]
+	r[81] = 0 + f[140]
+	r[82] = 0 + f[143] + f[146]
+	r[83] = 0 + f[141] + f[142] + f[144] + f[145]
+	r[84] = 0 + f[148]
+	r[85] = 0 + f[149]
+	r[86] = 0 + f[150]
+	r[87] = 0 + f[151]
+	r[88] = 0 + f[152] + f[153]
+	r[89] = 0 + f[157]
+	r[90] = 0 + f[154] + f[155] + f[156]
+	r[91] = 0 + f[159]
+	r[92] = 0 + f[162]
+	r[93] = 0 + f[160] + f[161]
+	r[94] = 0 + f[167]
+	r[95] = 0 + f[164] + f[165] + f[166]
+	r[96] = 0 + f[169]
+	r[97] = 0 + f[170]
+	r[98] = 0 + f[171]
+	r[99] = 0 + f[172]
+	r[100] = 0 + f[173]
+	r[101] = 0 + f[174]
+	r[102] = 0 + f[175]
+	r[103] = 0 + f[176]
+	r[104] = 0 + f[178] + f[180]
+	r[105] = 0 + f[181]
+	r[106] = 0 + f[182]
+	r[107] = 0 + f[184] + f[186]
+	r[108] = 0 + f[188]
+	r[109] = 0 + f[177] + f[179] + f[189]
+	r[110] = 0 + f[99] + f[104] + f[106] + f[136] + f[190]
+	r[111] = 0 + f[191]
 	return r
 }
 
@@ -1397,9 +1369,6 @@ n41:
 	}
 n42:
 	{ // L3SetDaArp: set meta.ip_da_key
-		if !(h5 >= 0) {
-			return pl.drop(3)
-		}
 		b50 := data[h5 : h5+28] // arp
 		m5 = (packet.Value{Lo: (uint64(b50[24])<<24 | uint64(b50[25])<<16 | uint64(b50[26])<<8 | uint64(b50[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[10]++
@@ -1430,7 +1399,7 @@ n43:
 	}
 n44:
 	{ // L3IPMiss: drop rx_rslt[3] IP dst miss
-		return pl.drop(4)
+		return pl.drop(3)
 	}
 n45:
 	{ // L3IsArp: test valid(arp)
@@ -1451,7 +1420,7 @@ n47:
 		c53 := (h7 >= 0)
 		if c53 {
 			if !(h7 >= 0) {
-				return pl.drop(5)
+				return pl.drop(4)
 			}
 			b54 := data[h7 : h7+4] // icmpv6
 			c53 = (uint64(b54[0]) == 0x80)
@@ -1478,7 +1447,7 @@ n49:
 	}
 n50:
 	{ // ArpNotUs: drop rx_rslt[4] ARP tpa != own
-		return pl.drop(6)
+		return pl.drop(5)
 	}
 n51:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
@@ -1533,9 +1502,6 @@ n52:
 	}
 n53:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
-		if !(h2 >= 0) {
-			return pl.drop(7)
-		}
 		b65 := data[h2 : h2+20] // ipv4
 		if (packet.Value{Lo: (uint64(b65[16])<<24 | uint64(b65[17])<<16 | uint64(b65[18])<<8 | uint64(b65[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n55
@@ -1544,7 +1510,7 @@ n53:
 	}
 n54:
 	{ // Echo4NotUs: drop rx_rslt[5] ICMPv4 echo dst != own
-		return pl.drop(8)
+		return pl.drop(6)
 	}
 n55:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
@@ -1566,9 +1532,6 @@ n55:
 		b67[9] = byte(s71 >> 16)
 		b67[10] = byte(s71 >> 8)
 		b67[11] = byte(s71)
-		if !(h2 >= 0) {
-			return pl.drop(9)
-		}
 		b72 := data[h2 : h2+20] // ipv4
 		v73 := (uint64(b72[12])<<24 | uint64(b72[13])<<16 | uint64(b72[14])<<8 | uint64(b72[15]))
 		s74 := v73
@@ -1629,9 +1592,6 @@ n57:
 		b84[9] = byte(s88 >> 16)
 		b84[10] = byte(s88 >> 8)
 		b84[11] = byte(s88)
-		if !(h3 >= 0) {
-			return pl.drop(10)
-		}
 		b89 := data[h3 : h3+40] // ipv6
 		v90 := packet.Value{Hi: (uint64(b89[8])<<56 | uint64(b89[9])<<48 | uint64(b89[10])<<40 | uint64(b89[11])<<32 | uint64(b89[12])<<24 | uint64(b89[13])<<16 | uint64(b89[14])<<8 | uint64(b89[15])), Lo: (uint64(b89[16])<<56 | uint64(b89[17])<<48 | uint64(b89[18])<<40 | uint64(b89[19])<<32 | uint64(b89[20])<<24 | uint64(b89[21])<<16 | uint64(b89[22])<<8 | uint64(b89[23]))}
 		ws92 := packet.Value{Hi: (uint64(b89[24])<<56 | uint64(b89[25])<<48 | uint64(b89[26])<<40 | uint64(b89[27])<<32 | uint64(b89[28])<<24 | uint64(b89[29])<<16 | uint64(b89[30])<<8 | uint64(b89[31])), Lo: (uint64(b89[32])<<56 | uint64(b89[33])<<48 | uint64(b89[34])<<40 | uint64(b89[35])<<32 | uint64(b89[36])<<24 | uint64(b89[37])<<16 | uint64(b89[38])<<8 | uint64(b89[39]))}
@@ -1724,13 +1684,10 @@ n59:
 	}
 n60:
 	{ // NsNotUs: drop rx_rslt[7] NS target != own
-		return pl.drop(11)
+		return pl.drop(7)
 	}
 n61:
 	{ // NsUnspecified: test ipv6.src == 0
-		if !(h3 >= 0) {
-			return pl.drop(12)
-		}
 		b115 := data[h3 : h3+40] // ipv6
 		if (packet.Value{Hi: (uint64(b115[8])<<56 | uint64(b115[9])<<48 | uint64(b115[10])<<40 | uint64(b115[11])<<32 | uint64(b115[12])<<24 | uint64(b115[13])<<16 | uint64(b115[14])<<8 | uint64(b115[15])), Lo: (uint64(b115[16])<<56 | uint64(b115[17])<<48 | uint64(b115[18])<<40 | uint64(b115[19])<<32 | uint64(b115[20])<<24 | uint64(b115[21])<<16 | uint64(b115[22])<<8 | uint64(b115[23]))} == packet.Value{Lo: 0x0}) {
 			goto n62
@@ -1748,9 +1705,6 @@ n62:
 	}
 n63:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		if !(h3 >= 0) {
-			return pl.drop(13)
-		}
 		b117 := data[h3 : h3+40] // ipv6
 		m22 = (packet.Value{Hi: (uint64(b117[8])<<56 | uint64(b117[9])<<48 | uint64(b117[10])<<40 | uint64(b117[11])<<32 | uint64(b117[12])<<24 | uint64(b117[13])<<16 | uint64(b117[14])<<8 | uint64(b117[15])), Lo: (uint64(b117[16])<<56 | uint64(b117[17])<<48 | uint64(b117[18])<<40 | uint64(b117[19])<<32 | uint64(b117[20])<<24 | uint64(b117[21])<<16 | uint64(b117[22])<<8 | uint64(b117[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		b118 := data[h0 : h0+14] // ethernet
@@ -1793,7 +1747,7 @@ n68:
 	{ // NsPopMac: pop nd_mac
 		po121, pn122 := h14, 6 // nd_mac
 		if po121 < 0 || po121+pn122 > len(data) {
-			return pl.drop(14)
+			return pl.drop(8)
 		}
 		pendOff = po121
 		pendN = pn122
@@ -1818,7 +1772,7 @@ n69:
 		}
 		po123, pn124 := h13, 2 // nd_opt
 		if po123 < 0 || po123+pn124 > len(data) {
-			return pl.drop(15)
+			return pl.drop(9)
 		}
 		pendOff = po123
 		pendN += pn124
@@ -1843,7 +1797,7 @@ n70:
 		}
 		po125, pn126 := h12, 20 // nd_ns
 		if po125 < 0 || po125+pn126 > len(data) {
-			return pl.drop(16)
+			return pl.drop(10)
 		}
 		pendN += pn126
 		if po125 < len(data)-po125-pendN {
@@ -1855,9 +1809,6 @@ n70:
 		}
 		pendN = 0
 		h12 = -1
-		if (h14 >= 0) && h14 > po125 {
-			h14 -= pn126
-		} // nd_mac
 		if cur > po125 {
 			cur = max(po125, cur-pn126)
 		}
@@ -1881,7 +1832,7 @@ n71:
 			pendD4, pendK4 = 0, false
 		}
 		if !(h7 >= 0) {
-			return pl.drop(17)
+			return pl.drop(11)
 		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
@@ -2150,7 +2101,7 @@ n71:
 		m25 = p.Meta[25]
 
 		if !rt128 {
-			return pl.drop(17)
+			return pl.drop(11)
 		}
 		goto n72
 	}
@@ -2172,7 +2123,7 @@ n72:
 			pendD4, pendK4 = 0, false
 		}
 		if !(h15 >= 0) {
-			return pl.drop(18)
+			return pl.drop(12)
 		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
@@ -2441,7 +2392,7 @@ n72:
 		m25 = p.Meta[25]
 
 		if !rt131 {
-			return pl.drop(18)
+			return pl.drop(12)
 		}
 		goto n73
 	}
@@ -2463,7 +2414,7 @@ n73:
 			pendD4, pendK4 = 0, false
 		}
 		if !(h16 >= 0) {
-			return pl.drop(19)
+			return pl.drop(13)
 		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
@@ -2732,7 +2683,7 @@ n73:
 		m25 = p.Meta[25]
 
 		if !rt134 {
-			return pl.drop(19)
+			return pl.drop(13)
 		}
 		goto n74
 	}
@@ -2753,9 +2704,6 @@ n74:
 		b136[9] = byte(s138 >> 16)
 		b136[10] = byte(s138 >> 8)
 		b136[11] = byte(s138)
-		if !(h3 >= 0) {
-			return pl.drop(20)
-		}
 		b139 := data[h3 : h3+40] // ipv6
 		s140 := 0x20
 		b139[4] = byte(s140 >> 8)
@@ -2799,9 +2747,6 @@ n74:
 		b139[37] = byte(s146 >> 16)
 		b139[38] = byte(s146 >> 8)
 		b139[39] = byte(s146)
-		if !(h7 >= 0) {
-			return pl.drop(20)
-		}
 		b147 := data[h7 : h7+4] // icmpv6
 		b147[0] = byte(0x88)
 		b147[1] = byte(0x0)
@@ -3123,7 +3068,7 @@ n75:
 		m25 = p.Meta[25]
 
 		if !rt156 {
-			return pl.drop(21)
+			return pl.drop(14)
 		}
 		goto n76
 	}
@@ -3182,9 +3127,6 @@ n80:
 n81:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		if !(h3 >= 0) {
-			return pl.drop(22)
-		}
 		b162 := data[h3 : h3+40] // ipv6
 		kv161 := packet.Value{Hi: (uint64(b162[8])<<56 | uint64(b162[9])<<48 | uint64(b162[10])<<40 | uint64(b162[11])<<32 | uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])), Lo: (uint64(b162[16])<<56 | uint64(b162[17])<<48 | uint64(b162[18])<<40 | uint64(b162[19])<<32 | uint64(b162[20])<<24 | uint64(b162[21])<<16 | uint64(b162[22])<<8 | uint64(b162[23]))}
 		if a, ps, hit := pl.tables[3].LookupWordsAction((m4)&0x7, kv161.Hi, kv161.Lo, 0); hit {
@@ -3206,7 +3148,7 @@ n81:
 	}
 n82:
 	{ // LbBlocked: drop lb_ctx_drop_blocked_src_pkt_counter
-		return pl.drop(23)
+		return pl.drop(15)
 	}
 n83:
 	{ // LbIsV2: test valid(lb_v2)
@@ -3233,9 +3175,6 @@ n86:
 	}
 n87:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		if !(h11 >= 0) {
-			return pl.drop(24)
-		}
 		b164 := data[h11 : h11+12] // lb_v3
 		m17 = (uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11]))
 		m18 = (uint64(b164[0])<<8 | uint64(b164[1])) & 0xffff
@@ -3272,7 +3211,7 @@ n88:
 	}
 n89:
 	{ // LbEpochMiss: drop lb_ctx_drop_epoch_assign_miss_pkt_counter
-		return pl.drop(25)
+		return pl.drop(16)
 	}
 n90:
 	{ // LbSlot: set meta.calendar_slot
@@ -3313,7 +3252,7 @@ n91:
 	}
 n92:
 	{ // LbCalendarMiss: drop lb_ctx_drop_lb_calendar_miss_pkt_counter
-		return pl.drop(26)
+		return pl.drop(17)
 	}
 n93:
 	{ // LbMember: lookup member_info_lookup_table
@@ -3362,7 +3301,7 @@ n93:
 	}
 n94:
 	{ // LbMemberMiss: drop lb_ctx_drop_mbr_info_miss_pkt_counter
-		return pl.drop(27)
+		return pl.drop(18)
 	}
 n95:
 	{ // LbPort: set meta.new_port
@@ -3427,9 +3366,7 @@ n100:
 		f182 += bits.RotateLeft32(f182, 16)
 		dl181 := uint64(^uint16(f182>>16)) + uint64(uint32(uint16(ws180>>0))+uint32(uint16(ws180>>16)))
 		d173 += dl181
-		if h4 >= 0 {
-			d174 += dl181
-		}
+		d174 += dl181
 		v183 := ((m3.Lo & 0xffffffff) & 0xffffffff)
 		ws185 := uint64((uint64(b176[12])<<24 | uint64(b176[13])<<16 | uint64(b176[14])<<8 | uint64(b176[15])))
 		os184 := uint32(uint16(ws185>>0)) + uint32(uint16(ws185>>16))
@@ -3443,13 +3380,8 @@ n100:
 		f189 += bits.RotateLeft32(f189, 16)
 		dl188 := uint64(^uint16(f189>>16)) + uint64(uint32(uint16(ws187>>0))+uint32(uint16(ws187>>16)))
 		d173 += dl188
-		if h4 >= 0 {
-			d174 += dl188
-		}
+		d174 += dl188
 		v190 := m21
-		if !(h4 >= 0) {
-			return pl.drop(28)
-		}
 		b191 := data[h4 : h4+8] // udp
 		os192 := uint32(uint16((uint64(b191[2])<<8 | uint64(b191[3]))))
 		s193 := v190
@@ -3458,9 +3390,7 @@ n100:
 		f195 := uint32(os192)
 		f195 += bits.RotateLeft32(f195, 16)
 		dl194 := uint64(^uint16(f195>>16)) + uint64(uint32(uint16(v190)))
-		if h4 >= 0 {
-			d174 += dl194
-		}
+		d174 += dl194
 		v196 := uint64(b176[8])
 		os197 := uint32(uint64(b176[8])<<8 | uint64(b176[9]))
 		b176[8] = byte(v196)
@@ -3480,7 +3410,7 @@ n100:
 			cb[0] = byte(s200 >> 8)
 			cb[1] = byte(s200)
 		}
-		if (h4 >= 0) && h4+8 <= len(data) {
+		if h4+8 <= len(data) {
 			pendD4 += d174
 			pendK4 = true
 		}
@@ -3504,9 +3434,7 @@ n101:
 		f210 += bits.RotateLeft32(f210, 16)
 		dl209 := uint64(^uint16(f210>>16)) + uint64(uint32(uint16(ws208>>0))+uint32(uint16(ws208>>16)))
 		d201 += dl209
-		if h4 >= 0 {
-			d202 += dl209
-		}
+		d202 += dl209
 		v211 := ((m3.Lo & 0xffffffff) & 0xffffffff)
 		ws213 := uint64((uint64(b204[12])<<24 | uint64(b204[13])<<16 | uint64(b204[14])<<8 | uint64(b204[15])))
 		os212 := uint32(uint16(ws213>>0)) + uint32(uint16(ws213>>16))
@@ -3520,13 +3448,8 @@ n101:
 		f217 += bits.RotateLeft32(f217, 16)
 		dl216 := uint64(^uint16(f217>>16)) + uint64(uint32(uint16(ws215>>0))+uint32(uint16(ws215>>16)))
 		d201 += dl216
-		if h4 >= 0 {
-			d202 += dl216
-		}
+		d202 += dl216
 		v218 := m21
-		if !(h4 >= 0) {
-			return pl.drop(29)
-		}
 		b219 := data[h4 : h4+8] // udp
 		os220 := uint32(uint16((uint64(b219[2])<<8 | uint64(b219[3]))))
 		s221 := v218
@@ -3535,9 +3458,7 @@ n101:
 		f223 := uint32(os220)
 		f223 += bits.RotateLeft32(f223, 16)
 		dl222 := uint64(^uint16(f223>>16)) + uint64(uint32(uint16(v218)))
-		if h4 >= 0 {
-			d202 += dl222
-		}
+		d202 += dl222
 		v224 := ((uint64(b204[2])<<8 | uint64(b204[3])) - 0x10)
 		os225 := uint32(uint16((uint64(b204[2])<<8 | uint64(b204[3]))))
 		s226 := v224
@@ -3547,9 +3468,7 @@ n101:
 		f228 += bits.RotateLeft32(f228, 16)
 		dl227 := uint64(^uint16(f228>>16)) + uint64(uint32(uint16(v224)))
 		d201 += dl227
-		if h4 >= 0 {
-			d202 += dl227
-		}
+		d202 += dl227
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
@@ -3562,7 +3481,7 @@ n101:
 			cb[0] = byte(s229 >> 8)
 			cb[1] = byte(s229)
 		}
-		if (h4 >= 0) && h4+8 <= len(data) {
+		if h4+8 <= len(data) {
 			pendD4 += d202
 			pendK4 = true
 		}
@@ -3572,9 +3491,6 @@ n102:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
 		var d230 uint64 // udp checksum
 		v231 := m12
-		if !(h3 >= 0) {
-			return pl.drop(30)
-		}
 		b232 := data[h3 : h3+40] // ipv6
 		ws234 := packet.Value{Hi: (uint64(b232[24])<<56 | uint64(b232[25])<<48 | uint64(b232[26])<<40 | uint64(b232[27])<<32 | uint64(b232[28])<<24 | uint64(b232[29])<<16 | uint64(b232[30])<<8 | uint64(b232[31])), Lo: (uint64(b232[32])<<56 | uint64(b232[33])<<48 | uint64(b232[34])<<40 | uint64(b232[35])<<32 | uint64(b232[36])<<24 | uint64(b232[37])<<16 | uint64(b232[38])<<8 | uint64(b232[39]))}
 		os233 := uint32(uint16(ws234.Hi>>0)) + uint32(uint16(ws234.Hi>>16)) + uint32(uint16(ws234.Hi>>32)) + uint32(uint16(ws234.Hi>>48)) + uint32(uint16(ws234.Lo>>0)) + uint32(uint16(ws234.Lo>>16)) + uint32(uint16(ws234.Lo>>32)) + uint32(uint16(ws234.Lo>>48))
@@ -3601,9 +3517,7 @@ n102:
 		f240 := uint32(os233)
 		f240 += bits.RotateLeft32(f240, 16)
 		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(ws238.Hi>>0))+uint32(uint16(ws238.Hi>>16))+uint32(uint16(ws238.Hi>>32))+uint32(uint16(ws238.Hi>>48))+uint32(uint16(ws238.Lo>>0))+uint32(uint16(ws238.Lo>>16))+uint32(uint16(ws238.Lo>>32))+uint32(uint16(ws238.Lo>>48)))
-		if h4 >= 0 {
-			d230 += dl239
-		}
+		d230 += dl239
 		v241 := m3
 		ws243 := packet.Value{Hi: (uint64(b232[8])<<56 | uint64(b232[9])<<48 | uint64(b232[10])<<40 | uint64(b232[11])<<32 | uint64(b232[12])<<24 | uint64(b232[13])<<16 | uint64(b232[14])<<8 | uint64(b232[15])), Lo: (uint64(b232[16])<<56 | uint64(b232[17])<<48 | uint64(b232[18])<<40 | uint64(b232[19])<<32 | uint64(b232[20])<<24 | uint64(b232[21])<<16 | uint64(b232[22])<<8 | uint64(b232[23]))}
 		os242 := uint32(uint16(ws243.Hi>>0)) + uint32(uint16(ws243.Hi>>16)) + uint32(uint16(ws243.Hi>>32)) + uint32(uint16(ws243.Hi>>48)) + uint32(uint16(ws243.Lo>>0)) + uint32(uint16(ws243.Lo>>16)) + uint32(uint16(ws243.Lo>>32)) + uint32(uint16(ws243.Lo>>48))
@@ -3630,13 +3544,8 @@ n102:
 		f249 := uint32(os242)
 		f249 += bits.RotateLeft32(f249, 16)
 		dl248 := uint64(^uint16(f249>>16)) + uint64(uint32(uint16(ws247.Hi>>0))+uint32(uint16(ws247.Hi>>16))+uint32(uint16(ws247.Hi>>32))+uint32(uint16(ws247.Hi>>48))+uint32(uint16(ws247.Lo>>0))+uint32(uint16(ws247.Lo>>16))+uint32(uint16(ws247.Lo>>32))+uint32(uint16(ws247.Lo>>48)))
-		if h4 >= 0 {
-			d230 += dl248
-		}
+		d230 += dl248
 		v250 := m21
-		if !(h4 >= 0) {
-			return pl.drop(30)
-		}
 		b251 := data[h4 : h4+8] // udp
 		os252 := uint32(uint16((uint64(b251[2])<<8 | uint64(b251[3]))))
 		s253 := v250
@@ -3645,10 +3554,8 @@ n102:
 		f255 := uint32(os252)
 		f255 += bits.RotateLeft32(f255, 16)
 		dl254 := uint64(^uint16(f255>>16)) + uint64(uint32(uint16(v250)))
-		if h4 >= 0 {
-			d230 += dl254
-		}
-		if (h4 >= 0) && h4+8 <= len(data) {
+		d230 += dl254
+		if h4+8 <= len(data) {
 			pendD4 += d230
 			pendK4 = true
 		}
@@ -3659,9 +3566,6 @@ n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
 		var d256 uint64 // udp checksum
 		v257 := m12
-		if !(h3 >= 0) {
-			return pl.drop(31)
-		}
 		b258 := data[h3 : h3+40] // ipv6
 		ws260 := packet.Value{Hi: (uint64(b258[24])<<56 | uint64(b258[25])<<48 | uint64(b258[26])<<40 | uint64(b258[27])<<32 | uint64(b258[28])<<24 | uint64(b258[29])<<16 | uint64(b258[30])<<8 | uint64(b258[31])), Lo: (uint64(b258[32])<<56 | uint64(b258[33])<<48 | uint64(b258[34])<<40 | uint64(b258[35])<<32 | uint64(b258[36])<<24 | uint64(b258[37])<<16 | uint64(b258[38])<<8 | uint64(b258[39]))}
 		os259 := uint32(uint16(ws260.Hi>>0)) + uint32(uint16(ws260.Hi>>16)) + uint32(uint16(ws260.Hi>>32)) + uint32(uint16(ws260.Hi>>48)) + uint32(uint16(ws260.Lo>>0)) + uint32(uint16(ws260.Lo>>16)) + uint32(uint16(ws260.Lo>>32)) + uint32(uint16(ws260.Lo>>48))
@@ -3688,9 +3592,7 @@ n103:
 		f266 := uint32(os259)
 		f266 += bits.RotateLeft32(f266, 16)
 		dl265 := uint64(^uint16(f266>>16)) + uint64(uint32(uint16(ws264.Hi>>0))+uint32(uint16(ws264.Hi>>16))+uint32(uint16(ws264.Hi>>32))+uint32(uint16(ws264.Hi>>48))+uint32(uint16(ws264.Lo>>0))+uint32(uint16(ws264.Lo>>16))+uint32(uint16(ws264.Lo>>32))+uint32(uint16(ws264.Lo>>48)))
-		if h4 >= 0 {
-			d256 += dl265
-		}
+		d256 += dl265
 		v267 := m3
 		ws269 := packet.Value{Hi: (uint64(b258[8])<<56 | uint64(b258[9])<<48 | uint64(b258[10])<<40 | uint64(b258[11])<<32 | uint64(b258[12])<<24 | uint64(b258[13])<<16 | uint64(b258[14])<<8 | uint64(b258[15])), Lo: (uint64(b258[16])<<56 | uint64(b258[17])<<48 | uint64(b258[18])<<40 | uint64(b258[19])<<32 | uint64(b258[20])<<24 | uint64(b258[21])<<16 | uint64(b258[22])<<8 | uint64(b258[23]))}
 		os268 := uint32(uint16(ws269.Hi>>0)) + uint32(uint16(ws269.Hi>>16)) + uint32(uint16(ws269.Hi>>32)) + uint32(uint16(ws269.Hi>>48)) + uint32(uint16(ws269.Lo>>0)) + uint32(uint16(ws269.Lo>>16)) + uint32(uint16(ws269.Lo>>32)) + uint32(uint16(ws269.Lo>>48))
@@ -3717,13 +3619,8 @@ n103:
 		f275 := uint32(os268)
 		f275 += bits.RotateLeft32(f275, 16)
 		dl274 := uint64(^uint16(f275>>16)) + uint64(uint32(uint16(ws273.Hi>>0))+uint32(uint16(ws273.Hi>>16))+uint32(uint16(ws273.Hi>>32))+uint32(uint16(ws273.Hi>>48))+uint32(uint16(ws273.Lo>>0))+uint32(uint16(ws273.Lo>>16))+uint32(uint16(ws273.Lo>>32))+uint32(uint16(ws273.Lo>>48)))
-		if h4 >= 0 {
-			d256 += dl274
-		}
+		d256 += dl274
 		v276 := m21
-		if !(h4 >= 0) {
-			return pl.drop(31)
-		}
 		b277 := data[h4 : h4+8] // udp
 		os278 := uint32(uint16((uint64(b277[2])<<8 | uint64(b277[3]))))
 		s279 := v276
@@ -3732,9 +3629,7 @@ n103:
 		f281 := uint32(os278)
 		f281 += bits.RotateLeft32(f281, 16)
 		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(uint16(v276)))
-		if h4 >= 0 {
-			d256 += dl280
-		}
+		d256 += dl280
 		v282 := ((uint64(b258[4])<<8 | uint64(b258[5])) - 0x10)
 		os283 := uint32(uint16((uint64(b258[4])<<8 | uint64(b258[5]))))
 		s284 := v282
@@ -3743,10 +3638,8 @@ n103:
 		f286 := uint32(os283)
 		f286 += bits.RotateLeft32(f286, 16)
 		dl285 := uint64(^uint16(f286>>16)) + uint64(uint32(uint16(v282)))
-		if h4 >= 0 {
-			d256 += dl285
-		}
-		if (h4 >= 0) && h4+8 <= len(data) {
+		d256 += dl285
+		if h4+8 <= len(data) {
 			pendD4 += d256
 			pendK4 = true
 		}
@@ -3764,13 +3657,13 @@ n105:
 	{ // LbPopV2Body: pop lb_v2
 		po287, pn288 := h10, 12 // lb_v2
 		if po287 < 0 || po287+pn288 > len(data) {
-			return pl.drop(32)
+			return pl.drop(19)
 		}
-		if (h4 >= 0) && po287 > h4 && (po287-h4)%2 == 0 {
+		if po287 > h4 && (po287-h4)%2 == 0 {
 			pw290 := data[po287 : po287+12]
 			d289 := uint32(uint64(pw290[0])<<8|uint64(pw290[1])) + uint32(uint64(pw290[2])<<8|uint64(pw290[3])) + uint32(uint64(pw290[4])<<8|uint64(pw290[5])) + uint32(uint64(pw290[6])<<8|uint64(pw290[7])) + uint32(uint64(pw290[8])<<8|uint64(pw290[9])) + uint32(uint64(pw290[10])<<8|uint64(pw290[11]))
 			d289 += bits.RotateLeft32(d289, 16)
-			if (h4 >= 0) && h4+8 <= len(data) {
+			if h4+8 <= len(data) {
 				pendD4 += uint64(^uint16(d289 >> 16))
 				pendK4 = true
 			}
@@ -3785,18 +3678,15 @@ n105:
 	}
 n106:
 	{ // LbPopV3Body: pop lb_v3
-		if !(h11 >= 0) {
-			return pl.drop(33)
-		}
 		po291, pn292 := h11, 12 // lb_v3
 		if po291 < 0 || po291+pn292 > len(data) {
-			return pl.drop(33)
+			return pl.drop(20)
 		}
-		if (h4 >= 0) && po291 > h4 && (po291-h4)%2 == 0 {
+		if po291 > h4 && (po291-h4)%2 == 0 {
 			pw294 := data[po291 : po291+12]
 			d293 := uint32(uint64(pw294[0])<<8|uint64(pw294[1])) + uint32(uint64(pw294[2])<<8|uint64(pw294[3])) + uint32(uint64(pw294[4])<<8|uint64(pw294[5])) + uint32(uint64(pw294[6])<<8|uint64(pw294[7])) + uint32(uint64(pw294[8])<<8|uint64(pw294[9])) + uint32(uint64(pw294[10])<<8|uint64(pw294[11]))
 			d293 += bits.RotateLeft32(d293, 16)
-			if (h4 >= 0) && h4+8 <= len(data) {
+			if h4+8 <= len(data) {
 				pendD4 += uint64(^uint16(d293 >> 16))
 				pendK4 = true
 			}
@@ -3822,18 +3712,15 @@ n107:
 			}
 			pendN = 0
 		}
-		if !(h9 >= 0) {
-			return pl.drop(34)
-		}
 		po295, pn296 := h9, 4 // lb_common
 		if po295 < 0 || po295+pn296 > len(data) {
-			return pl.drop(34)
+			return pl.drop(21)
 		}
-		if (h4 >= 0) && po295 > h4 && (po295-h4)%2 == 0 {
+		if po295 > h4 && (po295-h4)%2 == 0 {
 			pw298 := data[po295 : po295+4]
 			d297 := uint32(uint64(pw298[0])<<8|uint64(pw298[1])) + uint32(uint64(pw298[2])<<8|uint64(pw298[3]))
 			d297 += bits.RotateLeft32(d297, 16)
-			if (h4 >= 0) && h4+8 <= len(data) {
+			if h4+8 <= len(data) {
 				pendD4 += uint64(^uint16(d297 >> 16))
 				pendK4 = true
 			}
@@ -3848,9 +3735,6 @@ n107:
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po295 {
-			h11 -= pn296
-		} // lb_v3
 		if cur > po295 {
 			cur = max(po295, cur-pn296)
 		}
@@ -3858,10 +3742,7 @@ n107:
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d299 uint64 // udp checksum
-		if !(h4 >= 0) {
-			return pl.drop(35)
-		}
+		var d299 uint64         // udp checksum
 		b300 := data[h4 : h4+8] // udp
 		v301 := ((uint64(b300[4])<<8 | uint64(b300[5])) - 0x10)
 		os302 := uint32(uint16((uint64(b300[4])<<8 | uint64(b300[5]))))
@@ -3871,10 +3752,8 @@ n108:
 		f305 := uint32(os302)
 		f305 += bits.RotateLeft32(f305, 16)
 		dl304 := uint64(^uint16(f305>>16)) + uint64(uint32(uint16(v301)))
-		if h4 >= 0 {
-			d299 += dl304
-		}
-		if (h4 >= 0) && h4+8 <= len(data) {
+		d299 += dl304
+		if h4+8 <= len(data) {
 			pendD4 += d299
 			pendK4 = true
 		}
@@ -3933,6 +3812,6 @@ n3:
 	}
 n111:
 	{ // TxDropped: drop drop flag
-		return pl.drop(36)
+		return pl.drop(22)
 	}
 }

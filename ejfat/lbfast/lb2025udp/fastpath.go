@@ -236,17 +236,21 @@ var DropSites = [37]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 	{Node: "ParseEthType.other", Reason: "unconnected"},
 	{Node: "ParseFail", Reason: "rx_rslt[0] parse fail"},
 	{Node: "L2MacMiss", Reason: "rx_rslt[1] MAC miss"},
-	{Node: "L3SetDaIPv6", Reason: "malformed"},
 	{Node: "L3IPMiss", Reason: "rx_rslt[3] IP dst miss"},
 	{Node: "L3IsEcho6", Reason: "malformed"},
+	{Node: "ArpForUs", Reason: "malformed"},
 	{Node: "ArpNotUs", Reason: "rx_rslt[4] ARP tpa != own"},
+	{Node: "ArpReply", Reason: "malformed"},
 	{Node: "Echo4ForUs", Reason: "malformed"},
 	{Node: "Echo4NotUs", Reason: "rx_rslt[5] ICMPv4 echo dst != own"},
 	{Node: "Echo4Reply", Reason: "malformed"},
 	{Node: "Echo6Reply", Reason: "malformed"},
+	{Node: "NsForUs", Reason: "malformed"},
 	{Node: "NsNotUs", Reason: "rx_rslt[7] NS target != own"},
 	{Node: "NsUnspecified", Reason: "malformed"},
+	{Node: "NsToAllNodes", Reason: "malformed"},
 	{Node: "NsToSender", Reason: "malformed"},
+	{Node: "NsSrcMac", Reason: "malformed"},
 	{Node: "NsPopMac", Reason: "malformed"},
 	{Node: "NsPopOpt", Reason: "malformed"},
 	{Node: "NsPopBody", Reason: "malformed"},
@@ -255,14 +259,10 @@ var DropSites = [37]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 	{Node: "NsPushMac", Reason: "malformed"},
 	{Node: "NsFill", Reason: "malformed"},
 	{Node: "NsCsum", Reason: "malformed"},
-	{Node: "LbSrc6", Reason: "malformed"},
 	{Node: "LbBlocked", Reason: "lb_ctx_drop_blocked_src_pkt_counter"},
-	{Node: "LbSelV3", Reason: "malformed"},
 	{Node: "LbEpochMiss", Reason: "lb_ctx_drop_epoch_assign_miss_pkt_counter"},
 	{Node: "LbCalendarMiss", Reason: "lb_ctx_drop_lb_calendar_miss_pkt_counter"},
 	{Node: "LbMemberMiss", Reason: "lb_ctx_drop_mbr_info_miss_pkt_counter"},
-	{Node: "LbIPv6Keep", Reason: "malformed"},
-	{Node: "LbIPv6Strip", Reason: "malformed"},
 	{Node: "LbPopV2Body", Reason: "malformed"},
 	{Node: "LbPopV3Body", Reason: "malformed"},
 	{Node: "LbPopCommon", Reason: "malformed"},
@@ -414,53 +414,53 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[43] = pl.Dropped[4]
 	f[45] = pl.edges[4]
 	f[47] = pl.Dropped[5]
-	f[51] = pl.Dropped[6]
-	f[52] = pl.edges[5]
-	f[54] = pl.edges[6]
-	f[56] = pl.Dropped[7]
-	f[61] = pl.Dropped[8]
+	f[51] = pl.edges[5]
+	f[53] = pl.edges[6]
+	f[55] = pl.Dropped[6]
+	f[60] = pl.Dropped[7]
+	f[65] = pl.Dropped[8]
 	f[68] = pl.Dropped[9]
-	f[71] = pl.Dropped[10]
-	f[74] = pl.Dropped[11]
+	f[69] = pl.Dropped[10]
+	f[72] = pl.Dropped[11]
 	f[75] = pl.Dropped[12]
-	f[77] = pl.edges[7]
-	f[78] = pl.Dropped[13]
-	f[80] = pl.edges[8]
-	f[83] = pl.Dropped[14]
-	f[84] = pl.Dropped[15]
-	f[88] = pl.Dropped[16]
-	f[91] = pl.edges[9]
-	f[92] = pl.edges[10]
-	f[97] = pl.Dropped[17]
-	f[98] = pl.edges[11]
-	f[99] = pl.Dropped[18]
-	f[100] = pl.edges[12]
-	f[101] = pl.Dropped[19]
-	f[103] = pl.Dropped[20]
-	f[105] = pl.Dropped[21]
-	f[107] = pl.Dropped[22]
-	f[109] = pl.Dropped[23]
-	f[111] = pl.Dropped[24]
-	f[113] = pl.edges[13]
-	f[119] = pl.edges[14]
-	f[121] = pl.Dropped[25]
-	f[122] = pl.edges[15]
-	f[123] = pl.edges[16]
-	f[124] = pl.edges[41]
-	f[125] = pl.Dropped[26]
-	f[131] = pl.Dropped[27]
-	f[132] = pl.edges[17]
-	f[134] = pl.edges[18]
-	f[135] = pl.edges[19]
-	f[137] = pl.Dropped[28]
-	f[140] = pl.edges[20]
-	f[142] = pl.Dropped[29]
-	f[144] = pl.edges[21]
-	f[145] = pl.edges[22]
-	f[147] = pl.Dropped[30]
-	f[158] = pl.Dropped[31]
-	f[159] = pl.edges[23]
-	f[160] = pl.Dropped[32]
+	f[76] = pl.Dropped[13]
+	f[78] = pl.edges[7]
+	f[79] = pl.Dropped[14]
+	f[81] = pl.edges[8]
+	f[82] = pl.Dropped[15]
+	f[85] = pl.Dropped[16]
+	f[86] = pl.Dropped[17]
+	f[89] = pl.Dropped[18]
+	f[91] = pl.Dropped[19]
+	f[94] = pl.edges[9]
+	f[95] = pl.Dropped[20]
+	f[96] = pl.edges[10]
+	f[101] = pl.Dropped[21]
+	f[102] = pl.edges[11]
+	f[103] = pl.Dropped[22]
+	f[104] = pl.edges[12]
+	f[105] = pl.Dropped[23]
+	f[107] = pl.Dropped[24]
+	f[109] = pl.Dropped[25]
+	f[111] = pl.Dropped[26]
+	f[113] = pl.Dropped[27]
+	f[115] = pl.Dropped[28]
+	f[117] = pl.edges[13]
+	f[123] = pl.edges[14]
+	f[125] = pl.edges[15]
+	f[126] = pl.edges[16]
+	f[127] = pl.edges[41]
+	f[128] = pl.Dropped[29]
+	f[134] = pl.edges[17]
+	f[136] = pl.edges[18]
+	f[137] = pl.edges[19]
+	f[139] = pl.Dropped[30]
+	f[142] = pl.edges[20]
+	f[144] = pl.Dropped[31]
+	f[146] = pl.edges[21]
+	f[147] = pl.edges[22]
+	f[149] = pl.Dropped[32]
+	f[160] = pl.edges[23]
 	f[161] = pl.edges[24]
 	f[164] = pl.Dropped[33]
 	f[166] = pl.Dropped[34]
@@ -479,42 +479,42 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[37] = 0 + f[41] + f[42]
 	f[33] = 0 + f[43] - f[35] - f[38] - f[40] - f[42]
 	f[46] = 0 + f[47]
-	f[49] = 0 + f[51] + f[52]
-	f[55] = 0 + f[56]
+	f[49] = 0 + f[51]
+	f[54] = 0 + f[55]
 	f[67] = 0 + f[68]
-	f[73] = 0 + f[74]
-	f[76] = 0 + f[77]
-	f[79] = 0 + f[80]
-	f[82] = 0 + f[83]
-	f[90] = 0 + f[92]
-	f[95] = 0 + f[97] + f[98]
-	f[96] = 0 + f[99] + f[100] - f[98]
-	f[112] = 0 + f[113]
-	f[117] = 0 + f[121] + f[122] + f[123] + f[124]
-	f[120] = 0 + f[125] - f[124]
-	f[129] = 0 + f[131] + f[132]
-	f[136] = 0 + f[137]
-	f[141] = 0 + f[142]
-	f[146] = 0 + f[147]
-	f[154] = 0 + f[158] + f[159]
-	f[155] = 0 + f[160] + f[161]
+	f[74] = 0 + f[75]
+	f[77] = 0 + f[78]
+	f[80] = 0 + f[81]
+	f[84] = 0 + f[85]
+	f[93] = 0 + f[95] + f[96]
+	f[99] = 0 + f[101] + f[102]
+	f[100] = 0 + f[103] + f[104] - f[102]
+	f[116] = 0 + f[117]
+	f[121] = 0 + f[125] + f[126] + f[127]
+	f[124] = 0 + f[128] - f[127]
+	f[132] = 0 + f[134]
+	f[138] = 0 + f[139]
+	f[143] = 0 + f[144]
+	f[148] = 0 + f[149]
+	f[156] = 0 + f[160]
+	f[157] = 0 + f[161]
 	f[163] = 0 + f[166] + f[167]
 	f[169] = 0 + f[170]
-	f[156] = 0 + f[171] - f[159] - f[170]
+	f[158] = 0 + f[171] - f[160] - f[170]
 	f[172] = 0 + f[176]
 	f[1] = 0 + f[0] - f[2]
 	f[4] = 0 + f[13] + f[14]
 	f[173] = 0 + f[174]
-	f[72] = 0 + f[75] + f[76]
-	f[62] = 0 + f[78] + f[79]
-	f[89] = 0 + f[90] + f[91]
-	f[93] = 0 + f[95] + f[96]
-	f[110] = 0 + f[111] + f[112]
-	f[127] = 0 + f[129]
-	f[151] = 0 + f[154] + f[155]
-	f[152] = 0 + f[156]
+	f[73] = 0 + f[76] + f[77]
+	f[61] = 0 + f[79] + f[80]
+	f[92] = 0 + f[93] + f[94]
+	f[97] = 0 + f[99] + f[100]
+	f[114] = 0 + f[115] + f[116]
+	f[130] = 0 + f[132]
+	f[153] = 0 + f[156] + f[157]
+	f[154] = 0 + f[158]
 	f[165] = 0 + f[168] + f[169] - f[167]
-	f[70] = 0 + f[172] + f[173] - f[77] - f[80] - f[113] - f[171]
+	f[71] = 0 + f[172] + f[173] - f[78] - f[81] - f[117] - f[171]
 	f[3] = 0 + f[1] - f[4] - f[5]
 	f[7] = 0 + f[3] - f[6] - f[8]
 	f[9] = 0 + f[7] - f[10]
@@ -532,42 +532,42 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[44] = 0 + f[39] + f[41] - f[45] - f[46]
 	f[48] = 0 + f[44] + f[45] - f[49]
 	f[50] = 0 + f[48]
-	f[53] = 0 + f[50] + f[52] - f[54] - f[55]
-	f[69] = 0 + f[70]
-	f[59] = 0 + f[71] + f[72] + f[73]
-	f[86] = 0 + f[88] + f[89]
-	f[108] = 0 + f[109] + f[110]
+	f[52] = 0 + f[50] + f[51] - f[53] - f[54]
+	f[70] = 0 + f[71]
+	f[58] = 0 + f[72] + f[73] + f[74]
+	f[88] = 0 + f[91] + f[92]
+	f[112] = 0 + f[113] + f[114]
 	f[162] = 0 + f[164] + f[165]
-	f[66] = 0 + f[69]
+	f[66] = 0 + f[69] + f[70]
+	f[110] = 0 + f[111] + f[112]
+	f[159] = 0 + f[162] + f[163] - f[161]
+	f[56] = 0 + f[65] + f[66] + f[67]
+	f[108] = 0 + f[109] + f[110]
+	f[155] = 0 + f[159]
+	f[57] = 0 + f[52] + f[53] - f[56]
+	f[59] = 0 + f[57] - f[58]
+	f[62] = 0 + f[59] - f[60] - f[61]
 	f[106] = 0 + f[107] + f[108]
-	f[157] = 0 + f[162] + f[163] - f[161]
-	f[57] = 0 + f[66] + f[67]
-	f[104] = 0 + f[105] + f[106]
-	f[153] = 0 + f[157]
-	f[58] = 0 + f[53] + f[54] - f[57]
-	f[60] = 0 + f[58] - f[59]
-	f[63] = 0 + f[60] - f[61] - f[62]
-	f[102] = 0 + f[103] + f[104]
-	f[150] = 0 + f[152] + f[153]
-	f[94] = 0 + f[101] + f[102] - f[100]
-	f[149] = 0 + f[150] + f[151]
-	f[87] = 0 + f[93] + f[94] - f[91] - f[92]
-	f[148] = 0 + f[149]
-	f[85] = 0 + f[87]
-	f[143] = 0 + f[148] - f[144] - f[145]
-	f[81] = 0 + f[84] + f[85] + f[86]
-	f[139] = 0 + f[143] + f[144] + f[145] + f[146] - f[140]
-	f[64] = 0 + f[81] + f[82]
-	f[138] = 0 + f[139] + f[140] + f[141]
-	f[65] = 0 + f[63] - f[64]
-	f[114] = 0 + f[65]
-	f[115] = 0 + f[114]
-	f[116] = 0 + f[115] - f[117]
-	f[118] = 0 + f[116] - f[119] - f[120]
-	f[126] = 0 + f[118] + f[119] + f[122] + f[123] - f[127]
-	f[128] = 0 + f[126]
-	f[130] = 0 + f[128]
-	f[133] = 0 + f[130] + f[132] - f[134] - f[135] - f[136]
+	f[152] = 0 + f[154] + f[155]
+	f[98] = 0 + f[105] + f[106] - f[104]
+	f[151] = 0 + f[152] + f[153]
+	f[90] = 0 + f[97] + f[98] - f[94] - f[96]
+	f[150] = 0 + f[151]
+	f[87] = 0 + f[89] + f[90]
+	f[145] = 0 + f[150] - f[146] - f[147]
+	f[83] = 0 + f[86] + f[87] + f[88]
+	f[141] = 0 + f[145] + f[146] + f[147] + f[148] - f[142]
+	f[63] = 0 + f[82] + f[83] + f[84]
+	f[140] = 0 + f[141] + f[142] + f[143]
+	f[64] = 0 + f[62] - f[63]
+	f[118] = 0 + f[64]
+	f[119] = 0 + f[118]
+	f[120] = 0 + f[119] - f[121]
+	f[122] = 0 + f[120] - f[123] - f[124]
+	f[129] = 0 + f[122] + f[123] + f[125] + f[126] - f[130]
+	f[131] = 0 + f[129]
+	f[133] = 0 + f[131]
+	f[135] = 0 + f[133] + f[134] - f[136] - f[137] - f[138]
 	r[0] = 0 + f[177]
 	r[1] = 0 + f[0]
 	r[2] = 0 + f[1]
@@ -597,74 +597,74 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[26] = 0 + f[44] + f[45]
 	r[27] = 0 + f[48]
 	r[28] = 0 + f[49]
-	r[29] = 0 + f[50] + f[52]
-	r[30] = 0 + f[55]
-	r[31] = 0 + f[53] + f[54]
-	r[32] = 0 + f[58]
-	r[33] = 0 + f[60]
-	r[34] = 0 + f[63]
-	r[35] = 0 + f[57]
+	r[29] = 0 + f[50] + f[51]
+	r[30] = 0 + f[54]
+	r[31] = 0 + f[52] + f[53]
+	r[32] = 0 + f[57]
+	r[33] = 0 + f[59]
+	r[34] = 0 + f[62]
+	r[35] = 0 + f[56]
 	r[36] = 0 + f[67]
 	r[37] = 0 + f[66]
-	r[38] = 0 + f[69]
-	r[39] = 0 + f[59]
-	r[40] = 0 + f[73]
-	r[41] = 0 + f[72]
-	r[42] = 0 + f[76]
-	r[43] = 0 + f[62]
-	r[44] = 0 + f[79]
-	r[45] = 0 + f[64]
-	r[46] = 0 + f[82]
-	r[47] = 0 + f[81]
-	r[48] = 0 + f[85]
-	r[49] = 0 + f[86]
-	r[50] = 0 + f[89]
-	r[51] = 0 + f[90]
-	r[52] = 0 + f[87] + f[91] + f[92]
-	r[53] = 0 + f[93]
-	r[54] = 0 + f[95]
-	r[55] = 0 + f[96] + f[98]
-	r[56] = 0 + f[94] + f[100]
-	r[57] = 0 + f[102]
-	r[58] = 0 + f[104]
-	r[59] = 0 + f[106]
-	r[60] = 0 + f[108]
-	r[61] = 0 + f[110]
-	r[62] = 0 + f[112]
-	r[63] = 0 + f[65]
-	r[64] = 0 + f[114]
-	r[65] = 0 + f[115]
-	r[66] = 0 + f[116]
-	r[67] = 0 + f[117]
-	r[68] = 0 + f[120] + f[124]
-	r[69] = 0 + f[118] + f[119] + f[122] + f[123]
-	r[70] = 0 + f[126]
-	r[71] = 0 + f[127]
-	r[72] = 0 + f[128]
-	r[73] = 0 + f[129]
-	r[74] = 0 + f[130] + f[132]
-	r[75] = 0 + f[136]
-	r[76] = 0 + f[133] + f[134] + f[135]
-	r[77] = 0 + f[138]
-	r[78] = 0 + f[141]
-	r[79] = 0 + f[139] + f[140]
-	r[80] = 0 + f[146]
-	r[81] = 0 + f[143] + f[144] + f[145]
-	r[82] = 0 + f[148]
-	r[83] = 0 + f[149]
-	r[84] = 0 + f[150]
-	r[85] = 0 + f[151]
-	r[86] = 0 + f[152]
-	r[87] = 0 + f[153]
-	r[88] = 0 + f[154]
-	r[89] = 0 + f[155]
-	r[90] = 0 + f[157] + f[161]
+	r[38] = 0 + f[70]
+	r[39] = 0 + f[58]
+	r[40] = 0 + f[74]
+	r[41] = 0 + f[73]
+	r[42] = 0 + f[77]
+	r[43] = 0 + f[61]
+	r[44] = 0 + f[80]
+	r[45] = 0 + f[63]
+	r[46] = 0 + f[84]
+	r[47] = 0 + f[83]
+	r[48] = 0 + f[87]
+	r[49] = 0 + f[88]
+	r[50] = 0 + f[92]
+	r[51] = 0 + f[93]
+	r[52] = 0 + f[90] + f[94] + f[96]
+	r[53] = 0 + f[97]
+	r[54] = 0 + f[99]
+	r[55] = 0 + f[100] + f[102]
+	r[56] = 0 + f[98] + f[104]
+	r[57] = 0 + f[106]
+	r[58] = 0 + f[108]
+	r[59] = 0 + f[110]
+	r[60] = 0 + f[112]
+	r[61] = 0 + f[114]
+	r[62] = 0 + f[116]
+	r[63] = 0 + f[64]
+	r[64] = 0 + f[118]
+	r[65] = 0 + f[119]
+	r[66] = 0 + f[120]
+	r[67] = 0 + f[121]
+	r[68] = 0 + f[124] + f[127]
+	r[69] = 0 + f[122] + f[123] + f[125] + f[126]
+	r[70] = 0 + f[129]
+	r[71] = 0 + f[130]
+	r[72] = 0 + f[131]
+	r[73] = 0 + f[132]
+	r[74] = 0 + f[133] + f[134]
+	r[75] = 0 + f[138]
+	r[76] = 0 + f[135] + f[136] + f[137]
+	r[77] = 0 + f[140]
+	r[78] = 0 + f[143]
+	r[79] = 0 + f[141] + f[142]
+	r[80] = 0 + f[148]
+	r[81] = 0 + f[145] + f[146] + f[147]
+	r[82] = 0 + f[150]
+	r[83] = 0 + f[151]
+	r[84] = 0 + f[152]
+	r[85] = 0 + f[153]
+	r[86] = 0 + f[154]
+	r[87] = 0 + f[155]
+	r[88] = 0 + f[156]
+	r[89] = 0 + f[157]
+	r[90] = 0 + f[159] + f[161]
 	r[91] = 0 + f[162]
 	r[92] = 0 + f[163]
 	r[93] = 0 + f[165] + f[167]
 	r[94] = 0 + f[169]
-	r[95] = 0 + f[156] + f[159] + f[170]
-	r[96] = 0 + f[70] + f[77] + f[80] + f[113] + f[171]
+	r[95] = 0 + f[158] + f[160] + f[170]
+	r[96] = 0 + f[71] + f[78] + f[81] + f[117] + f[171]
 	r[97] = 0 + f[172]
 	return r
 }
@@ -1673,9 +1673,6 @@ n27:
 	}
 n28:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		if !(h3 >= 0) {
-			return pl.drop(6)
-		}
 		b35 := data[h3 : h3+40] // ipv6
 		m5 = (packet.Value{Hi: (uint64(b35[24])<<56 | uint64(b35[25])<<48 | uint64(b35[26])<<40 | uint64(b35[27])<<32 | uint64(b35[28])<<24 | uint64(b35[29])<<16 | uint64(b35[30])<<8 | uint64(b35[31])), Lo: (uint64(b35[32])<<56 | uint64(b35[33])<<48 | uint64(b35[34])<<40 | uint64(b35[35])<<32 | uint64(b35[36])<<24 | uint64(b35[37])<<16 | uint64(b35[38])<<8 | uint64(b35[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[5]++
@@ -1706,7 +1703,7 @@ n29:
 	}
 n30:
 	{ // L3IPMiss: drop rx_rslt[3] IP dst miss
-		return pl.drop(7)
+		return pl.drop(6)
 	}
 n31:
 	{ // L3IsArp: test valid(arp)
@@ -1727,7 +1724,7 @@ n33:
 		c38 := false
 		if c38 {
 			if !(h7 >= 0) {
-				return pl.drop(8)
+				return pl.drop(7)
 			}
 			b39 := data[h7 : h7+4] // icmpv6
 			c38 = (uint64(b39[0]) == 0x80)
@@ -1746,6 +1743,9 @@ n34:
 	}
 n35:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
+		if !(h5 >= 0) {
+			return pl.drop(8)
+		}
 		b40 := data[h5 : h5+28] // arp
 		if (packet.Value{Lo: (uint64(b40[24])<<24 | uint64(b40[25])<<16 | uint64(b40[26])<<8 | uint64(b40[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n37
@@ -1758,6 +1758,9 @@ n36:
 	}
 n37:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
+		if !(h0 >= 0) {
+			return pl.drop(10)
+		}
 		b41 := data[h0 : h0+14] // ethernet
 		s42 := (uint64(b41[6])<<40 | uint64(b41[7])<<32 | uint64(b41[8])<<24 | uint64(b41[9])<<16 | uint64(b41[10])<<8 | uint64(b41[11]))
 		b41[0] = byte(s42 >> 40)
@@ -1773,6 +1776,9 @@ n37:
 		b41[9] = byte(s43 >> 16)
 		b41[10] = byte(s43 >> 8)
 		b41[11] = byte(s43)
+		if !(h5 >= 0) {
+			return pl.drop(10)
+		}
 		b44 := data[h5 : h5+28] // arp
 		s45 := 0x2
 		b44[6] = byte(s45 >> 8)
@@ -1810,7 +1816,7 @@ n38:
 n39:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
 		if !(h2 >= 0) {
-			return pl.drop(10)
+			return pl.drop(11)
 		}
 		b50 := data[h2 : h2+20] // ipv4
 		if (packet.Value{Lo: (uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
@@ -1820,63 +1826,150 @@ n39:
 	}
 n40:
 	{ // Echo4NotUs: drop rx_rslt[5] ICMPv4 echo dst != own
-		return pl.drop(11)
+		return pl.drop(12)
 	}
 n41:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d51 uint64          // icmp checksum
-		b52 := data[h0 : h0+14] // ethernet
-		v53 := (uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11]))
-		s54 := v53
-		b52[0] = byte(s54 >> 40)
-		b52[1] = byte(s54 >> 32)
-		b52[2] = byte(s54 >> 24)
-		b52[3] = byte(s54 >> 16)
-		b52[4] = byte(s54 >> 8)
-		b52[5] = byte(s54)
-		v55 := m2
-		s56 := v55
-		b52[6] = byte(s56 >> 40)
-		b52[7] = byte(s56 >> 32)
-		b52[8] = byte(s56 >> 24)
-		b52[9] = byte(s56 >> 16)
-		b52[10] = byte(s56 >> 8)
-		b52[11] = byte(s56)
-		if !(h2 >= 0) {
-			return pl.drop(12)
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s51 := r
+				cb[0] = byte(s51 >> 8)
+				cb[1] = byte(s51)
+			}
+			pendD4, pendK4 = 0, false
 		}
-		b57 := data[h2 : h2+20] // ipv4
-		v58 := (uint64(b57[12])<<24 | uint64(b57[13])<<16 | uint64(b57[14])<<8 | uint64(b57[15]))
-		s59 := v58
-		b57[16] = byte(s59 >> 24)
-		b57[17] = byte(s59 >> 16)
-		b57[18] = byte(s59 >> 8)
-		b57[19] = byte(s59)
-		v60 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		s61 := v60
-		b57[12] = byte(s61 >> 24)
-		b57[13] = byte(s61 >> 16)
-		b57[14] = byte(s61 >> 8)
-		b57[15] = byte(s61)
-		v62 := 0x0
-		b63 := data[h6 : h6+4] // icmp
-		os64 := uint32(uint64(b63[0])<<8 | uint64(b63[1]))
-		b63[0] = byte(v62)
-		f66 := uint32(os64)
-		f66 += bits.RotateLeft32(f66, 16)
-		dl65 := uint64(^uint16(f66>>16)) + uint64(uint32(uint64(b63[0])<<8|uint64(b63[1])))
-		d51 += dl65
-		if h6+4 <= len(data) {
+		var d52 uint64 // icmp checksum
+		if !(h0 >= 0) {
+			return pl.drop(13)
+		}
+		b53 := data[h0 : h0+14] // ethernet
+		v54 := (uint64(b53[6])<<40 | uint64(b53[7])<<32 | uint64(b53[8])<<24 | uint64(b53[9])<<16 | uint64(b53[10])<<8 | uint64(b53[11]))
+		w55, lo56, hi57 := false, 0, 0
+		if (h6 >= 0) && h0 > h6 {
+			rs := h6
+			l, h := h0+0, h0+6
+			lo56, hi57 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w55 = hi57 <= len(data) && hi57-lo56 <= 20
+		}
+		var o58 uint32
+		if w55 {
+			o58 = packet.SumWords(data[lo56:hi57])
+		}
+		s59 := v54
+		b53[0] = byte(s59 >> 40)
+		b53[1] = byte(s59 >> 32)
+		b53[2] = byte(s59 >> 24)
+		b53[3] = byte(s59 >> 16)
+		b53[4] = byte(s59 >> 8)
+		b53[5] = byte(s59)
+		f60 := uint32(o58)
+		f60 += bits.RotateLeft32(f60, 16)
+		if w55 {
+			d52 += uint64(^uint16(f60>>16)) + uint64(packet.SumWords(data[lo56:hi57]))
+		}
+		v61 := m2
+		w62, lo63, hi64 := false, 0, 0
+		if (h6 >= 0) && h0 > h6 {
+			rs := h6
+			l, h := h0+6, h0+12
+			lo63, hi64 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w62 = hi64 <= len(data) && hi64-lo63 <= 20
+		}
+		var o65 uint32
+		if w62 {
+			o65 = packet.SumWords(data[lo63:hi64])
+		}
+		s66 := v61
+		b53[6] = byte(s66 >> 40)
+		b53[7] = byte(s66 >> 32)
+		b53[8] = byte(s66 >> 24)
+		b53[9] = byte(s66 >> 16)
+		b53[10] = byte(s66 >> 8)
+		b53[11] = byte(s66)
+		f67 := uint32(o65)
+		f67 += bits.RotateLeft32(f67, 16)
+		if w62 {
+			d52 += uint64(^uint16(f67>>16)) + uint64(packet.SumWords(data[lo63:hi64]))
+		}
+		if !(h2 >= 0) {
+			return pl.drop(13)
+		}
+		b68 := data[h2 : h2+20] // ipv4
+		v69 := (uint64(b68[12])<<24 | uint64(b68[13])<<16 | uint64(b68[14])<<8 | uint64(b68[15]))
+		w70, lo71, hi72 := false, 0, 0
+		if (h6 >= 0) && h2 > h6 {
+			rs := h6
+			l, h := h2+16, h2+20
+			lo71, hi72 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w70 = hi72 <= len(data) && hi72-lo71 <= 20
+		}
+		var o73 uint32
+		if w70 {
+			o73 = packet.SumWords(data[lo71:hi72])
+		}
+		s74 := v69
+		b68[16] = byte(s74 >> 24)
+		b68[17] = byte(s74 >> 16)
+		b68[18] = byte(s74 >> 8)
+		b68[19] = byte(s74)
+		f75 := uint32(o73)
+		f75 += bits.RotateLeft32(f75, 16)
+		if w70 {
+			d52 += uint64(^uint16(f75>>16)) + uint64(packet.SumWords(data[lo71:hi72]))
+		}
+		v76 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		w77, lo78, hi79 := false, 0, 0
+		if (h6 >= 0) && h2 > h6 {
+			rs := h6
+			l, h := h2+12, h2+16
+			lo78, hi79 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w77 = hi79 <= len(data) && hi79-lo78 <= 20
+		}
+		var o80 uint32
+		if w77 {
+			o80 = packet.SumWords(data[lo78:hi79])
+		}
+		s81 := v76
+		b68[12] = byte(s81 >> 24)
+		b68[13] = byte(s81 >> 16)
+		b68[14] = byte(s81 >> 8)
+		b68[15] = byte(s81)
+		f82 := uint32(o80)
+		f82 += bits.RotateLeft32(f82, 16)
+		if w77 {
+			d52 += uint64(^uint16(f82>>16)) + uint64(packet.SumWords(data[lo78:hi79]))
+		}
+		v83 := 0x0
+		if !(h6 >= 0) {
+			return pl.drop(13)
+		}
+		b84 := data[h6 : h6+4] // icmp
+		os85 := uint32(uint64(b84[0])<<8 | uint64(b84[1]))
+		b84[0] = byte(v83)
+		f87 := uint32(os85)
+		f87 += bits.RotateLeft32(f87, 16)
+		dl86 := uint64(^uint16(f87>>16)) + uint64(uint32(uint64(b84[0])<<8|uint64(b84[1])))
+		if h6 >= 0 {
+			d52 += dl86
+		}
+		if (h6 >= 0) && h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d51
+			x := uint64(^cv) + d52
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s67 := r
-			cb[0] = byte(s67 >> 8)
-			cb[1] = byte(s67)
+			s88 := r
+			cb[0] = byte(s88 >> 8)
+			cb[1] = byte(s88)
 		}
 		goto n42
 	}
@@ -1887,87 +1980,180 @@ n42:
 	}
 n43:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d68 uint64          // icmpv6 checksum
-		b69 := data[h0 : h0+14] // ethernet
-		v70 := (uint64(b69[6])<<40 | uint64(b69[7])<<32 | uint64(b69[8])<<24 | uint64(b69[9])<<16 | uint64(b69[10])<<8 | uint64(b69[11]))
-		s71 := v70
-		b69[0] = byte(s71 >> 40)
-		b69[1] = byte(s71 >> 32)
-		b69[2] = byte(s71 >> 24)
-		b69[3] = byte(s71 >> 16)
-		b69[4] = byte(s71 >> 8)
-		b69[5] = byte(s71)
-		v72 := m2
-		s73 := v72
-		b69[6] = byte(s73 >> 40)
-		b69[7] = byte(s73 >> 32)
-		b69[8] = byte(s73 >> 24)
-		b69[9] = byte(s73 >> 16)
-		b69[10] = byte(s73 >> 8)
-		b69[11] = byte(s73)
-		if !(h3 >= 0) {
-			return pl.drop(13)
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s89 := r
+				cb[0] = byte(s89 >> 8)
+				cb[1] = byte(s89)
+			}
+			pendD4, pendK4 = 0, false
 		}
-		b74 := data[h3 : h3+40] // ipv6
-		v75 := packet.Value{Hi: (uint64(b74[8])<<56 | uint64(b74[9])<<48 | uint64(b74[10])<<40 | uint64(b74[11])<<32 | uint64(b74[12])<<24 | uint64(b74[13])<<16 | uint64(b74[14])<<8 | uint64(b74[15])), Lo: (uint64(b74[16])<<56 | uint64(b74[17])<<48 | uint64(b74[18])<<40 | uint64(b74[19])<<32 | uint64(b74[20])<<24 | uint64(b74[21])<<16 | uint64(b74[22])<<8 | uint64(b74[23]))}
-		v76 := v75
-		s77 := v76.Hi
-		b74[24] = byte(s77 >> 56)
-		b74[25] = byte(s77 >> 48)
-		b74[26] = byte(s77 >> 40)
-		b74[27] = byte(s77 >> 32)
-		b74[28] = byte(s77 >> 24)
-		b74[29] = byte(s77 >> 16)
-		b74[30] = byte(s77 >> 8)
-		b74[31] = byte(s77)
-		s78 := v76.Lo
-		b74[32] = byte(s78 >> 56)
-		b74[33] = byte(s78 >> 48)
-		b74[34] = byte(s78 >> 40)
-		b74[35] = byte(s78 >> 32)
-		b74[36] = byte(s78 >> 24)
-		b74[37] = byte(s78 >> 16)
-		b74[38] = byte(s78 >> 8)
-		b74[39] = byte(s78)
-		v79 := m3
-		v80 := v79
-		s81 := v80.Hi
-		b74[8] = byte(s81 >> 56)
-		b74[9] = byte(s81 >> 48)
-		b74[10] = byte(s81 >> 40)
-		b74[11] = byte(s81 >> 32)
-		b74[12] = byte(s81 >> 24)
-		b74[13] = byte(s81 >> 16)
-		b74[14] = byte(s81 >> 8)
-		b74[15] = byte(s81)
-		s82 := v80.Lo
-		b74[16] = byte(s82 >> 56)
-		b74[17] = byte(s82 >> 48)
-		b74[18] = byte(s82 >> 40)
-		b74[19] = byte(s82 >> 32)
-		b74[20] = byte(s82 >> 24)
-		b74[21] = byte(s82 >> 16)
-		b74[22] = byte(s82 >> 8)
-		b74[23] = byte(s82)
-		v83 := 0x81
-		b84 := data[h7 : h7+4] // icmpv6
-		os85 := uint32(uint64(b84[0])<<8 | uint64(b84[1]))
-		b84[0] = byte(v83)
-		f87 := uint32(os85)
-		f87 += bits.RotateLeft32(f87, 16)
-		dl86 := uint64(^uint16(f87>>16)) + uint64(uint32(uint64(b84[0])<<8|uint64(b84[1])))
-		d68 += dl86
-		if h7+4 <= len(data) {
+		var d90 uint64 // icmpv6 checksum
+		if !(h0 >= 0) {
+			return pl.drop(14)
+		}
+		b91 := data[h0 : h0+14] // ethernet
+		v92 := (uint64(b91[6])<<40 | uint64(b91[7])<<32 | uint64(b91[8])<<24 | uint64(b91[9])<<16 | uint64(b91[10])<<8 | uint64(b91[11]))
+		w93, lo94, hi95 := false, 0, 0
+		if (h7 >= 0) && h0 > h7 {
+			rs := h7
+			l, h := h0+0, h0+6
+			lo94, hi95 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w93 = hi95 <= len(data) && hi95-lo94 <= 20
+		}
+		var o96 uint32
+		if w93 {
+			o96 = packet.SumWords(data[lo94:hi95])
+		}
+		s97 := v92
+		b91[0] = byte(s97 >> 40)
+		b91[1] = byte(s97 >> 32)
+		b91[2] = byte(s97 >> 24)
+		b91[3] = byte(s97 >> 16)
+		b91[4] = byte(s97 >> 8)
+		b91[5] = byte(s97)
+		f98 := uint32(o96)
+		f98 += bits.RotateLeft32(f98, 16)
+		if w93 {
+			d90 += uint64(^uint16(f98>>16)) + uint64(packet.SumWords(data[lo94:hi95]))
+		}
+		v99 := m2
+		w100, lo101, hi102 := false, 0, 0
+		if (h7 >= 0) && h0 > h7 {
+			rs := h7
+			l, h := h0+6, h0+12
+			lo101, hi102 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w100 = hi102 <= len(data) && hi102-lo101 <= 20
+		}
+		var o103 uint32
+		if w100 {
+			o103 = packet.SumWords(data[lo101:hi102])
+		}
+		s104 := v99
+		b91[6] = byte(s104 >> 40)
+		b91[7] = byte(s104 >> 32)
+		b91[8] = byte(s104 >> 24)
+		b91[9] = byte(s104 >> 16)
+		b91[10] = byte(s104 >> 8)
+		b91[11] = byte(s104)
+		f105 := uint32(o103)
+		f105 += bits.RotateLeft32(f105, 16)
+		if w100 {
+			d90 += uint64(^uint16(f105>>16)) + uint64(packet.SumWords(data[lo101:hi102]))
+		}
+		if !(h3 >= 0) {
+			return pl.drop(14)
+		}
+		b106 := data[h3 : h3+40] // ipv6
+		v107 := packet.Value{Hi: (uint64(b106[8])<<56 | uint64(b106[9])<<48 | uint64(b106[10])<<40 | uint64(b106[11])<<32 | uint64(b106[12])<<24 | uint64(b106[13])<<16 | uint64(b106[14])<<8 | uint64(b106[15])), Lo: (uint64(b106[16])<<56 | uint64(b106[17])<<48 | uint64(b106[18])<<40 | uint64(b106[19])<<32 | uint64(b106[20])<<24 | uint64(b106[21])<<16 | uint64(b106[22])<<8 | uint64(b106[23]))}
+		w108, lo109, hi110 := false, 0, 0
+		if (h7 >= 0) && h3 > h7 {
+			rs := h7
+			l, h := h3+24, h3+40
+			lo109, hi110 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w108 = hi110 <= len(data) && hi110-lo109 <= 20
+		} else if h7 >= 0 {
+			lo109, hi110 = h3+24, h3+40
+			w108 = hi110 <= len(data) && hi110-lo109 <= 20
+		}
+		var o111 uint32
+		if w108 {
+			o111 = packet.SumWords(data[lo109:hi110])
+		}
+		v112 := v107
+		s113 := v112.Hi
+		b106[24] = byte(s113 >> 56)
+		b106[25] = byte(s113 >> 48)
+		b106[26] = byte(s113 >> 40)
+		b106[27] = byte(s113 >> 32)
+		b106[28] = byte(s113 >> 24)
+		b106[29] = byte(s113 >> 16)
+		b106[30] = byte(s113 >> 8)
+		b106[31] = byte(s113)
+		s114 := v112.Lo
+		b106[32] = byte(s114 >> 56)
+		b106[33] = byte(s114 >> 48)
+		b106[34] = byte(s114 >> 40)
+		b106[35] = byte(s114 >> 32)
+		b106[36] = byte(s114 >> 24)
+		b106[37] = byte(s114 >> 16)
+		b106[38] = byte(s114 >> 8)
+		b106[39] = byte(s114)
+		f115 := uint32(o111)
+		f115 += bits.RotateLeft32(f115, 16)
+		if w108 {
+			d90 += uint64(^uint16(f115>>16)) + uint64(packet.SumWords(data[lo109:hi110]))
+		}
+		v116 := m3
+		w117, lo118, hi119 := false, 0, 0
+		if (h7 >= 0) && h3 > h7 {
+			rs := h7
+			l, h := h3+8, h3+24
+			lo118, hi119 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w117 = hi119 <= len(data) && hi119-lo118 <= 20
+		} else if h7 >= 0 {
+			lo118, hi119 = h3+8, h3+24
+			w117 = hi119 <= len(data) && hi119-lo118 <= 20
+		}
+		var o120 uint32
+		if w117 {
+			o120 = packet.SumWords(data[lo118:hi119])
+		}
+		v121 := v116
+		s122 := v121.Hi
+		b106[8] = byte(s122 >> 56)
+		b106[9] = byte(s122 >> 48)
+		b106[10] = byte(s122 >> 40)
+		b106[11] = byte(s122 >> 32)
+		b106[12] = byte(s122 >> 24)
+		b106[13] = byte(s122 >> 16)
+		b106[14] = byte(s122 >> 8)
+		b106[15] = byte(s122)
+		s123 := v121.Lo
+		b106[16] = byte(s123 >> 56)
+		b106[17] = byte(s123 >> 48)
+		b106[18] = byte(s123 >> 40)
+		b106[19] = byte(s123 >> 32)
+		b106[20] = byte(s123 >> 24)
+		b106[21] = byte(s123 >> 16)
+		b106[22] = byte(s123 >> 8)
+		b106[23] = byte(s123)
+		f124 := uint32(o120)
+		f124 += bits.RotateLeft32(f124, 16)
+		if w117 {
+			d90 += uint64(^uint16(f124>>16)) + uint64(packet.SumWords(data[lo118:hi119]))
+		}
+		v125 := 0x81
+		if !(h7 >= 0) {
+			return pl.drop(14)
+		}
+		b126 := data[h7 : h7+4] // icmpv6
+		os127 := uint32(uint64(b126[0])<<8 | uint64(b126[1]))
+		b126[0] = byte(v125)
+		f129 := uint32(os127)
+		f129 += bits.RotateLeft32(f129, 16)
+		dl128 := uint64(^uint16(f129>>16)) + uint64(uint32(uint64(b126[0])<<8|uint64(b126[1])))
+		if h7 >= 0 {
+			d90 += dl128
+		}
+		if (h7 >= 0) && h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d68
+			x := uint64(^cv) + d90
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s88 := r
-			cb[0] = byte(s88 >> 8)
-			cb[1] = byte(s88)
+			s130 := r
+			cb[0] = byte(s130 >> 8)
+			cb[1] = byte(s130)
 		}
 		goto n44
 	}
@@ -1978,23 +2164,26 @@ n44:
 	}
 n45:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		b89 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b89[4])<<56 | uint64(b89[5])<<48 | uint64(b89[6])<<40 | uint64(b89[7])<<32 | uint64(b89[8])<<24 | uint64(b89[9])<<16 | uint64(b89[10])<<8 | uint64(b89[11])), Lo: (uint64(b89[12])<<56 | uint64(b89[13])<<48 | uint64(b89[14])<<40 | uint64(b89[15])<<32 | uint64(b89[16])<<24 | uint64(b89[17])<<16 | uint64(b89[18])<<8 | uint64(b89[19]))} == m3) {
+		if !(h12 >= 0) {
+			return pl.drop(15)
+		}
+		b131 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b131[4])<<56 | uint64(b131[5])<<48 | uint64(b131[6])<<40 | uint64(b131[7])<<32 | uint64(b131[8])<<24 | uint64(b131[9])<<16 | uint64(b131[10])<<8 | uint64(b131[11])), Lo: (uint64(b131[12])<<56 | uint64(b131[13])<<48 | uint64(b131[14])<<40 | uint64(b131[15])<<32 | uint64(b131[16])<<24 | uint64(b131[17])<<16 | uint64(b131[18])<<8 | uint64(b131[19]))} == m3) {
 			goto n47
 		}
 		goto n46
 	}
 n46:
 	{ // NsNotUs: drop rx_rslt[7] NS target != own
-		return pl.drop(14)
+		return pl.drop(16)
 	}
 n47:
 	{ // NsUnspecified: test ipv6.src == 0
 		if !(h3 >= 0) {
-			return pl.drop(15)
+			return pl.drop(17)
 		}
-		b90 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b90[8])<<56 | uint64(b90[9])<<48 | uint64(b90[10])<<40 | uint64(b90[11])<<32 | uint64(b90[12])<<24 | uint64(b90[13])<<16 | uint64(b90[14])<<8 | uint64(b90[15])), Lo: (uint64(b90[16])<<56 | uint64(b90[17])<<48 | uint64(b90[18])<<40 | uint64(b90[19])<<32 | uint64(b90[20])<<24 | uint64(b90[21])<<16 | uint64(b90[22])<<8 | uint64(b90[23]))} == packet.Value{Lo: 0x0}) {
+		b132 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b132[8])<<56 | uint64(b132[9])<<48 | uint64(b132[10])<<40 | uint64(b132[11])<<32 | uint64(b132[12])<<24 | uint64(b132[13])<<16 | uint64(b132[14])<<8 | uint64(b132[15])), Lo: (uint64(b132[16])<<56 | uint64(b132[17])<<48 | uint64(b132[18])<<40 | uint64(b132[19])<<32 | uint64(b132[20])<<24 | uint64(b132[21])<<16 | uint64(b132[22])<<8 | uint64(b132[23]))} == packet.Value{Lo: 0x0}) {
 			goto n48
 		}
 		goto n49
@@ -2004,27 +2193,36 @@ n48:
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m23 = (0x333300000001) & 0xffffffffffff
 		m24 = (0x0) & 0x1
-		b91 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b91[4])<<56 | uint64(b91[5])<<48 | uint64(b91[6])<<40 | uint64(b91[7])<<32 | uint64(b91[8])<<24 | uint64(b91[9])<<16 | uint64(b91[10])<<8 | uint64(b91[11])), Lo: (uint64(b91[12])<<56 | uint64(b91[13])<<48 | uint64(b91[14])<<40 | uint64(b91[15])<<32 | uint64(b91[16])<<24 | uint64(b91[17])<<16 | uint64(b91[18])<<8 | uint64(b91[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if !(h12 >= 0) {
+			return pl.drop(18)
+		}
+		b133 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b133[4])<<56 | uint64(b133[5])<<48 | uint64(b133[6])<<40 | uint64(b133[7])<<32 | uint64(b133[8])<<24 | uint64(b133[9])<<16 | uint64(b133[10])<<8 | uint64(b133[11])), Lo: (uint64(b133[12])<<56 | uint64(b133[13])<<48 | uint64(b133[14])<<40 | uint64(b133[15])<<32 | uint64(b133[16])<<24 | uint64(b133[17])<<16 | uint64(b133[18])<<8 | uint64(b133[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n52
 	}
 n49:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		if !(h3 >= 0) {
-			return pl.drop(16)
+			return pl.drop(19)
 		}
-		b92 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b92[8])<<56 | uint64(b92[9])<<48 | uint64(b92[10])<<40 | uint64(b92[11])<<32 | uint64(b92[12])<<24 | uint64(b92[13])<<16 | uint64(b92[14])<<8 | uint64(b92[15])), Lo: (uint64(b92[16])<<56 | uint64(b92[17])<<48 | uint64(b92[18])<<40 | uint64(b92[19])<<32 | uint64(b92[20])<<24 | uint64(b92[21])<<16 | uint64(b92[22])<<8 | uint64(b92[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b93 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b93[6])<<40 | uint64(b93[7])<<32 | uint64(b93[8])<<24 | uint64(b93[9])<<16 | uint64(b93[10])<<8 | uint64(b93[11])) & 0xffffffffffff
+		b134 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b134[8])<<56 | uint64(b134[9])<<48 | uint64(b134[10])<<40 | uint64(b134[11])<<32 | uint64(b134[12])<<24 | uint64(b134[13])<<16 | uint64(b134[14])<<8 | uint64(b134[15])), Lo: (uint64(b134[16])<<56 | uint64(b134[17])<<48 | uint64(b134[18])<<40 | uint64(b134[19])<<32 | uint64(b134[20])<<24 | uint64(b134[21])<<16 | uint64(b134[22])<<8 | uint64(b134[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if !(h0 >= 0) {
+			return pl.drop(19)
+		}
+		b135 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b135[6])<<40 | uint64(b135[7])<<32 | uint64(b135[8])<<24 | uint64(b135[9])<<16 | uint64(b135[10])<<8 | uint64(b135[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
-		b94 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b94[4])<<56 | uint64(b94[5])<<48 | uint64(b94[6])<<40 | uint64(b94[7])<<32 | uint64(b94[8])<<24 | uint64(b94[9])<<16 | uint64(b94[10])<<8 | uint64(b94[11])), Lo: (uint64(b94[12])<<56 | uint64(b94[13])<<48 | uint64(b94[14])<<40 | uint64(b94[15])<<32 | uint64(b94[16])<<24 | uint64(b94[17])<<16 | uint64(b94[18])<<8 | uint64(b94[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if !(h12 >= 0) {
+			return pl.drop(19)
+		}
+		b136 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b136[4])<<56 | uint64(b136[5])<<48 | uint64(b136[6])<<40 | uint64(b136[7])<<32 | uint64(b136[8])<<24 | uint64(b136[9])<<16 | uint64(b136[10])<<8 | uint64(b136[11])), Lo: (uint64(b136[12])<<56 | uint64(b136[13])<<48 | uint64(b136[14])<<40 | uint64(b136[15])<<32 | uint64(b136[16])<<24 | uint64(b136[17])<<16 | uint64(b136[18])<<8 | uint64(b136[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n50
 	}
 n50:
 	{ // NsHasSrcMac: test valid(nd_mac)
-		if false {
+		if h14 >= 0 {
 			goto n51
 		}
 		pl.edges[9]++
@@ -2032,36 +2230,111 @@ n50:
 	}
 n51:
 	{ // NsSrcMac: set meta.na_mac
-		b95 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b95[0])<<40 | uint64(b95[1])<<32 | uint64(b95[2])<<24 | uint64(b95[3])<<16 | uint64(b95[4])<<8 | uint64(b95[5])) & 0xffffffffffff
+		if !(h14 >= 0) {
+			return pl.drop(20)
+		}
+		b137 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b137[0])<<40 | uint64(b137[1])<<32 | uint64(b137[2])<<24 | uint64(b137[3])<<16 | uint64(b137[4])<<8 | uint64(b137[5])) & 0xffffffffffff
 		pl.edges[10]++
 		goto n52
 	}
 n52:
 	{ // NsHasOpt: test valid(nd_opt)
-		if false {
+		if h13 >= 0 {
 			goto n53
 		}
 		goto n56
 	}
 n53:
 	{ // NsHasMac: test valid(nd_mac)
-		if false {
+		if h14 >= 0 {
 			goto n54
 		}
 		goto n55
 	}
 n54:
 	{ // NsPopMac: pop nd_mac
-		po96, pn97 := h14, 6 // nd_mac
-		if po96 < 0 || po96+pn97 > len(data) {
-			return pl.drop(17)
+		if !(h14 >= 0) {
+			return pl.drop(21)
 		}
-		pendOff = po96
-		pendN = pn97
+		po138, pn139 := h14, 6 // nd_mac
+		if po138 < 0 || po138+pn139 > len(data) {
+			return pl.drop(21)
+		}
+		pendOff = po138
+		pendN = pn139
 		h14 = -1
-		if cur > po96 {
-			cur = max(po96, cur-pn97)
+		if (h0 >= 0) && h0 > po138 {
+			h0 -= pn139
+		} // ethernet
+		if (h1 >= 0) && h1 > po138 {
+			h1 -= pn139
+		} // vlan
+		if (h2 >= 0) && h2 > po138 {
+			h2 -= pn139
+		} // ipv4
+		if (h3 >= 0) && h3 > po138 {
+			h3 -= pn139
+		} // ipv6
+		if (h4 >= 0) && h4 > po138 {
+			h4 -= pn139
+		} // udp
+		if (h5 >= 0) && h5 > po138 {
+			h5 -= pn139
+		} // arp
+		if (h6 >= 0) && h6 > po138 {
+			h6 -= pn139
+		} // icmp
+		if (h7 >= 0) && h7 > po138 {
+			h7 -= pn139
+		} // icmpv6
+		if (h8 >= 0) && h8 > po138 {
+			h8 -= pn139
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po138 {
+			h9 -= pn139
+		} // lb_common
+		if (h10 >= 0) && h10 > po138 {
+			h10 -= pn139
+		} // lb_v2
+		if (h11 >= 0) && h11 > po138 {
+			h11 -= pn139
+		} // lb_v3
+		if (h12 >= 0) && h12 > po138 {
+			h12 -= pn139
+		} // nd_ns
+		if (h13 >= 0) && h13 > po138 {
+			h13 -= pn139
+		} // nd_opt
+		if (h15 >= 0) && h15 > po138 {
+			h15 -= pn139
+		} // nd_na
+		if (h16 >= 0) && h16 > po138 {
+			h16 -= pn139
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po138 {
+			h17 -= pn139
+		} // nd_na_mac
+		if (h18 >= 0) && h18 > po138 {
+			h18 -= pn139
+		} // icmp_ipv4
+		if (h19 >= 0) && h19 > po138 {
+			h19 -= pn139
+		} // icmp_ipv6
+		if (h20 >= 0) && h20 > po138 {
+			h20 -= pn139
+		} // icmp_udp
+		if (h21 >= 0) && h21 > po138 {
+			h21 -= pn139
+		} // lldp
+		if (h22 >= 0) && h22 > po138 {
+			h22 -= pn139
+		} // slow
+		if (h23 >= 0) && h23 > po138 {
+			h23 -= pn139
+		} // lacp
+		if cur > po138 {
+			cur = max(po138, cur-pn139)
 		}
 		pl.edges[11]++
 		goto n55
@@ -2078,15 +2351,87 @@ n55:
 			}
 			pendN = 0
 		}
-		po98, pn99 := h13, 2 // nd_opt
-		if po98 < 0 || po98+pn99 > len(data) {
-			return pl.drop(18)
+		if !(h13 >= 0) {
+			return pl.drop(22)
 		}
-		pendOff = po98
-		pendN += pn99
+		po140, pn141 := h13, 2 // nd_opt
+		if po140 < 0 || po140+pn141 > len(data) {
+			return pl.drop(22)
+		}
+		pendOff = po140
+		pendN += pn141
 		h13 = -1
-		if cur > po98 {
-			cur = max(po98, cur-pn99)
+		if (h0 >= 0) && h0 > po140 {
+			h0 -= pn141
+		} // ethernet
+		if (h1 >= 0) && h1 > po140 {
+			h1 -= pn141
+		} // vlan
+		if (h2 >= 0) && h2 > po140 {
+			h2 -= pn141
+		} // ipv4
+		if (h3 >= 0) && h3 > po140 {
+			h3 -= pn141
+		} // ipv6
+		if (h4 >= 0) && h4 > po140 {
+			h4 -= pn141
+		} // udp
+		if (h5 >= 0) && h5 > po140 {
+			h5 -= pn141
+		} // arp
+		if (h6 >= 0) && h6 > po140 {
+			h6 -= pn141
+		} // icmp
+		if (h7 >= 0) && h7 > po140 {
+			h7 -= pn141
+		} // icmpv6
+		if (h8 >= 0) && h8 > po140 {
+			h8 -= pn141
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po140 {
+			h9 -= pn141
+		} // lb_common
+		if (h10 >= 0) && h10 > po140 {
+			h10 -= pn141
+		} // lb_v2
+		if (h11 >= 0) && h11 > po140 {
+			h11 -= pn141
+		} // lb_v3
+		if (h12 >= 0) && h12 > po140 {
+			h12 -= pn141
+		} // nd_ns
+		if (h14 >= 0) && h14 > po140 {
+			h14 -= pn141
+		} // nd_mac
+		if (h15 >= 0) && h15 > po140 {
+			h15 -= pn141
+		} // nd_na
+		if (h16 >= 0) && h16 > po140 {
+			h16 -= pn141
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po140 {
+			h17 -= pn141
+		} // nd_na_mac
+		if (h18 >= 0) && h18 > po140 {
+			h18 -= pn141
+		} // icmp_ipv4
+		if (h19 >= 0) && h19 > po140 {
+			h19 -= pn141
+		} // icmp_ipv6
+		if (h20 >= 0) && h20 > po140 {
+			h20 -= pn141
+		} // icmp_udp
+		if (h21 >= 0) && h21 > po140 {
+			h21 -= pn141
+		} // lldp
+		if (h22 >= 0) && h22 > po140 {
+			h22 -= pn141
+		} // slow
+		if (h23 >= 0) && h23 > po140 {
+			h23 -= pn141
+		} // lacp
+		if cur > po140 {
+			cur = max(po140, cur-pn141)
 		}
 		pl.edges[12]++
 		goto n56
@@ -2103,29 +2448,101 @@ n56:
 			}
 			pendN = 0
 		}
-		po100, pn101 := h12, 20 // nd_ns
-		if po100 < 0 || po100+pn101 > len(data) {
-			return pl.drop(19)
+		if !(h12 >= 0) {
+			return pl.drop(23)
 		}
-		pendN += pn101
-		if po100 < len(data)-po100-pendN {
-			copy(data[pendN:pendN+po100], data[:po100])
+		po142, pn143 := h12, 20 // nd_ns
+		if po142 < 0 || po142+pn143 > len(data) {
+			return pl.drop(23)
+		}
+		pendN += pn143
+		if po142 < len(data)-po142-pendN {
+			copy(data[pendN:pendN+po142], data[:po142])
 			data = data[pendN:]
 		} else {
-			copy(data[po100:], data[po100+pendN:])
+			copy(data[po142:], data[po142+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if cur > po100 {
-			cur = max(po100, cur-pn101)
+		if (h0 >= 0) && h0 > po142 {
+			h0 -= pn143
+		} // ethernet
+		if (h1 >= 0) && h1 > po142 {
+			h1 -= pn143
+		} // vlan
+		if (h2 >= 0) && h2 > po142 {
+			h2 -= pn143
+		} // ipv4
+		if (h3 >= 0) && h3 > po142 {
+			h3 -= pn143
+		} // ipv6
+		if (h4 >= 0) && h4 > po142 {
+			h4 -= pn143
+		} // udp
+		if (h5 >= 0) && h5 > po142 {
+			h5 -= pn143
+		} // arp
+		if (h6 >= 0) && h6 > po142 {
+			h6 -= pn143
+		} // icmp
+		if (h7 >= 0) && h7 > po142 {
+			h7 -= pn143
+		} // icmpv6
+		if (h8 >= 0) && h8 > po142 {
+			h8 -= pn143
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po142 {
+			h9 -= pn143
+		} // lb_common
+		if (h10 >= 0) && h10 > po142 {
+			h10 -= pn143
+		} // lb_v2
+		if (h11 >= 0) && h11 > po142 {
+			h11 -= pn143
+		} // lb_v3
+		if (h13 >= 0) && h13 > po142 {
+			h13 -= pn143
+		} // nd_opt
+		if (h14 >= 0) && h14 > po142 {
+			h14 -= pn143
+		} // nd_mac
+		if (h15 >= 0) && h15 > po142 {
+			h15 -= pn143
+		} // nd_na
+		if (h16 >= 0) && h16 > po142 {
+			h16 -= pn143
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po142 {
+			h17 -= pn143
+		} // nd_na_mac
+		if (h18 >= 0) && h18 > po142 {
+			h18 -= pn143
+		} // icmp_ipv4
+		if (h19 >= 0) && h19 > po142 {
+			h19 -= pn143
+		} // icmp_ipv6
+		if (h20 >= 0) && h20 > po142 {
+			h20 -= pn143
+		} // icmp_udp
+		if (h21 >= 0) && h21 > po142 {
+			h21 -= pn143
+		} // lldp
+		if (h22 >= 0) && h22 > po142 {
+			h22 -= pn143
+		} // slow
+		if (h23 >= 0) && h23 > po142 {
+			h23 -= pn143
+		} // lacp
+		if cur > po142 {
+			cur = max(po142, cur-pn143)
 		}
 		goto n57
 	}
 n57:
 	{ // NsPushNa: push nd_na after icmpv6
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -2133,17 +2550,17 @@ n57:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s102 := r
-				cb[0] = byte(s102 >> 8)
-				cb[1] = byte(s102)
+				s144 := r
+				cb[0] = byte(s144 >> 8)
+				cb[1] = byte(s144)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h7 >= 0) {
-			return pl.drop(20)
+			return pl.drop(24)
 		}
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -2151,9 +2568,9 @@ n57:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s104 := r
-				cb[0] = byte(s104 >> 8)
-				cb[1] = byte(s104)
+				s146 := r
+				cb[0] = byte(s146 >> 8)
+				cb[1] = byte(s146)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2283,7 +2700,7 @@ n57:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt103 := p.Push(15, h7+4, 0)
+		rt145 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2408,15 +2825,15 @@ n57:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt103 {
-			return pl.drop(20)
+		if !rt145 {
+			return pl.drop(24)
 		}
 		goto n58
 	}
 n58:
 	{ // NsPushOpt: push nd_na_opt after nd_na
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -2424,17 +2841,17 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s105 := r
-				cb[0] = byte(s105 >> 8)
-				cb[1] = byte(s105)
+				s147 := r
+				cb[0] = byte(s147 >> 8)
+				cb[1] = byte(s147)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h15 >= 0) {
-			return pl.drop(21)
+			return pl.drop(25)
 		}
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -2442,9 +2859,9 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s107 := r
-				cb[0] = byte(s107 >> 8)
-				cb[1] = byte(s107)
+				s149 := r
+				cb[0] = byte(s149 >> 8)
+				cb[1] = byte(s149)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2574,7 +2991,7 @@ n58:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt106 := p.Push(16, h15+20, 0)
+		rt148 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2699,15 +3116,15 @@ n58:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt106 {
-			return pl.drop(21)
+		if !rt148 {
+			return pl.drop(25)
 		}
 		goto n59
 	}
 n59:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -2715,17 +3132,17 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s108 := r
-				cb[0] = byte(s108 >> 8)
-				cb[1] = byte(s108)
+				s150 := r
+				cb[0] = byte(s150 >> 8)
+				cb[1] = byte(s150)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h16 >= 0) {
-			return pl.drop(22)
+			return pl.drop(26)
 		}
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -2733,9 +3150,9 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s110 := r
-				cb[0] = byte(s110 >> 8)
-				cb[1] = byte(s110)
+				s152 := r
+				cb[0] = byte(s152 >> 8)
+				cb[1] = byte(s152)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2865,7 +3282,7 @@ n59:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt109 := p.Push(17, h16+2, 0)
+		rt151 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2990,118 +3407,130 @@ n59:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt109 {
-			return pl.drop(22)
+		if !rt151 {
+			return pl.drop(26)
 		}
 		goto n60
 	}
 n60:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b111 := data[h0 : h0+14] // ethernet
-		s112 := m23
-		b111[0] = byte(s112 >> 40)
-		b111[1] = byte(s112 >> 32)
-		b111[2] = byte(s112 >> 24)
-		b111[3] = byte(s112 >> 16)
-		b111[4] = byte(s112 >> 8)
-		b111[5] = byte(s112)
-		s113 := m2
-		b111[6] = byte(s113 >> 40)
-		b111[7] = byte(s113 >> 32)
-		b111[8] = byte(s113 >> 24)
-		b111[9] = byte(s113 >> 16)
-		b111[10] = byte(s113 >> 8)
-		b111[11] = byte(s113)
+		if !(h0 >= 0) {
+			return pl.drop(27)
+		}
+		b153 := data[h0 : h0+14] // ethernet
+		s154 := m23
+		b153[0] = byte(s154 >> 40)
+		b153[1] = byte(s154 >> 32)
+		b153[2] = byte(s154 >> 24)
+		b153[3] = byte(s154 >> 16)
+		b153[4] = byte(s154 >> 8)
+		b153[5] = byte(s154)
+		s155 := m2
+		b153[6] = byte(s155 >> 40)
+		b153[7] = byte(s155 >> 32)
+		b153[8] = byte(s155 >> 24)
+		b153[9] = byte(s155 >> 16)
+		b153[10] = byte(s155 >> 8)
+		b153[11] = byte(s155)
 		if !(h3 >= 0) {
-			return pl.drop(23)
+			return pl.drop(27)
 		}
-		b114 := data[h3 : h3+40] // ipv6
-		s115 := 0x20
-		b114[4] = byte(s115 >> 8)
-		b114[5] = byte(s115)
-		b114[7] = byte(0xff)
-		v116 := m3
-		s117 := v116.Hi
-		b114[8] = byte(s117 >> 56)
-		b114[9] = byte(s117 >> 48)
-		b114[10] = byte(s117 >> 40)
-		b114[11] = byte(s117 >> 32)
-		b114[12] = byte(s117 >> 24)
-		b114[13] = byte(s117 >> 16)
-		b114[14] = byte(s117 >> 8)
-		b114[15] = byte(s117)
-		s118 := v116.Lo
-		b114[16] = byte(s118 >> 56)
-		b114[17] = byte(s118 >> 48)
-		b114[18] = byte(s118 >> 40)
-		b114[19] = byte(s118 >> 32)
-		b114[20] = byte(s118 >> 24)
-		b114[21] = byte(s118 >> 16)
-		b114[22] = byte(s118 >> 8)
-		b114[23] = byte(s118)
-		v119 := m22
-		s120 := v119.Hi
-		b114[24] = byte(s120 >> 56)
-		b114[25] = byte(s120 >> 48)
-		b114[26] = byte(s120 >> 40)
-		b114[27] = byte(s120 >> 32)
-		b114[28] = byte(s120 >> 24)
-		b114[29] = byte(s120 >> 16)
-		b114[30] = byte(s120 >> 8)
-		b114[31] = byte(s120)
-		s121 := v119.Lo
-		b114[32] = byte(s121 >> 56)
-		b114[33] = byte(s121 >> 48)
-		b114[34] = byte(s121 >> 40)
-		b114[35] = byte(s121 >> 32)
-		b114[36] = byte(s121 >> 24)
-		b114[37] = byte(s121 >> 16)
-		b114[38] = byte(s121 >> 8)
-		b114[39] = byte(s121)
+		b156 := data[h3 : h3+40] // ipv6
+		s157 := 0x20
+		b156[4] = byte(s157 >> 8)
+		b156[5] = byte(s157)
+		b156[7] = byte(0xff)
+		v158 := m3
+		s159 := v158.Hi
+		b156[8] = byte(s159 >> 56)
+		b156[9] = byte(s159 >> 48)
+		b156[10] = byte(s159 >> 40)
+		b156[11] = byte(s159 >> 32)
+		b156[12] = byte(s159 >> 24)
+		b156[13] = byte(s159 >> 16)
+		b156[14] = byte(s159 >> 8)
+		b156[15] = byte(s159)
+		s160 := v158.Lo
+		b156[16] = byte(s160 >> 56)
+		b156[17] = byte(s160 >> 48)
+		b156[18] = byte(s160 >> 40)
+		b156[19] = byte(s160 >> 32)
+		b156[20] = byte(s160 >> 24)
+		b156[21] = byte(s160 >> 16)
+		b156[22] = byte(s160 >> 8)
+		b156[23] = byte(s160)
+		v161 := m22
+		s162 := v161.Hi
+		b156[24] = byte(s162 >> 56)
+		b156[25] = byte(s162 >> 48)
+		b156[26] = byte(s162 >> 40)
+		b156[27] = byte(s162 >> 32)
+		b156[28] = byte(s162 >> 24)
+		b156[29] = byte(s162 >> 16)
+		b156[30] = byte(s162 >> 8)
+		b156[31] = byte(s162)
+		s163 := v161.Lo
+		b156[32] = byte(s163 >> 56)
+		b156[33] = byte(s163 >> 48)
+		b156[34] = byte(s163 >> 40)
+		b156[35] = byte(s163 >> 32)
+		b156[36] = byte(s163 >> 24)
+		b156[37] = byte(s163 >> 16)
+		b156[38] = byte(s163 >> 8)
+		b156[39] = byte(s163)
 		if !(h7 >= 0) {
-			return pl.drop(23)
+			return pl.drop(27)
 		}
-		b122 := data[h7 : h7+4] // icmpv6
-		b122[0] = byte(0x88)
-		b122[1] = byte(0x0)
-		b123 := data[h15 : h15+20] // nd_na
-		b123[0] = b123[0]&^0x40 | byte(m24)<<6&0x40
-		v124 := m25
-		s125 := v124.Hi
-		b123[4] = byte(s125 >> 56)
-		b123[5] = byte(s125 >> 48)
-		b123[6] = byte(s125 >> 40)
-		b123[7] = byte(s125 >> 32)
-		b123[8] = byte(s125 >> 24)
-		b123[9] = byte(s125 >> 16)
-		b123[10] = byte(s125 >> 8)
-		b123[11] = byte(s125)
-		s126 := v124.Lo
-		b123[12] = byte(s126 >> 56)
-		b123[13] = byte(s126 >> 48)
-		b123[14] = byte(s126 >> 40)
-		b123[15] = byte(s126 >> 32)
-		b123[16] = byte(s126 >> 24)
-		b123[17] = byte(s126 >> 16)
-		b123[18] = byte(s126 >> 8)
-		b123[19] = byte(s126)
-		b127 := data[h16 : h16+2] // nd_na_opt
-		b127[0] = byte(0x2)
-		b127[1] = byte(0x1)
-		b128 := data[h17 : h17+6] // nd_na_mac
-		s129 := m2
-		b128[0] = byte(s129 >> 40)
-		b128[1] = byte(s129 >> 32)
-		b128[2] = byte(s129 >> 24)
-		b128[3] = byte(s129 >> 16)
-		b128[4] = byte(s129 >> 8)
-		b128[5] = byte(s129)
+		b164 := data[h7 : h7+4] // icmpv6
+		b164[0] = byte(0x88)
+		b164[1] = byte(0x0)
+		if !(h15 >= 0) {
+			return pl.drop(27)
+		}
+		b165 := data[h15 : h15+20] // nd_na
+		b165[0] = b165[0]&^0x40 | byte(m24)<<6&0x40
+		v166 := m25
+		s167 := v166.Hi
+		b165[4] = byte(s167 >> 56)
+		b165[5] = byte(s167 >> 48)
+		b165[6] = byte(s167 >> 40)
+		b165[7] = byte(s167 >> 32)
+		b165[8] = byte(s167 >> 24)
+		b165[9] = byte(s167 >> 16)
+		b165[10] = byte(s167 >> 8)
+		b165[11] = byte(s167)
+		s168 := v166.Lo
+		b165[12] = byte(s168 >> 56)
+		b165[13] = byte(s168 >> 48)
+		b165[14] = byte(s168 >> 40)
+		b165[15] = byte(s168 >> 32)
+		b165[16] = byte(s168 >> 24)
+		b165[17] = byte(s168 >> 16)
+		b165[18] = byte(s168 >> 8)
+		b165[19] = byte(s168)
+		if !(h16 >= 0) {
+			return pl.drop(27)
+		}
+		b169 := data[h16 : h16+2] // nd_na_opt
+		b169[0] = byte(0x2)
+		b169[1] = byte(0x1)
+		if !(h17 >= 0) {
+			return pl.drop(27)
+		}
+		b170 := data[h17 : h17+6] // nd_na_mac
+		s171 := m2
+		b170[0] = byte(s171 >> 40)
+		b170[1] = byte(s171 >> 32)
+		b170[2] = byte(s171 >> 24)
+		b170[3] = byte(s171 >> 16)
+		b170[4] = byte(s171 >> 8)
+		b170[5] = byte(s171)
 		goto n61
 	}
 n61:
 	{ // NsCsum: checksum compute icmpv6
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -3109,14 +3538,14 @@ n61:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s130 := r
-				cb[0] = byte(s130 >> 8)
-				cb[1] = byte(s130)
+				s172 := r
+				cb[0] = byte(s172 >> 8)
+				cb[1] = byte(s172)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -3124,9 +3553,9 @@ n61:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s132 := r
-				cb[0] = byte(s132 >> 8)
-				cb[1] = byte(s132)
+				s174 := r
+				cb[0] = byte(s174 >> 8)
+				cb[1] = byte(s174)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3256,7 +3685,7 @@ n61:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt131 := p.ComputeChecksum(7)
+		rt173 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3381,8 +3810,8 @@ n61:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt131 {
-			return pl.drop(24)
+		if !rt173 {
+			return pl.drop(28)
 		}
 		goto n62
 	}
@@ -3409,21 +3838,21 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b133 := data[h2 : h2+20] // ipv4
-		k134 := ((uint64(b133[12])<<24|uint64(b133[13])<<16|uint64(b133[14])<<8|uint64(b133[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32
-		if pi135 := pl.tables[2].Packed(); len(pi135.Slots) > 0 {
-			k134 &= pi135.Mask
-			for m, j := uint64(len(pi135.Slots)-1), packet.PackedHash(k134); ; j++ {
-				sl := &pi135.Slots[j&m]
+		b175 := data[h2 : h2+20] // ipv4
+		k176 := ((uint64(b175[12])<<24|uint64(b175[13])<<16|uint64(b175[14])<<8|uint64(b175[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32
+		if pi177 := pl.tables[2].Packed(); len(pi177.Slots) > 0 {
+			k176 &= pi177.Mask
+			for m, j := uint64(len(pi177.Slots)-1), packet.PackedHash(k176); ; j++ {
+				sl := &pi177.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k134 {
+				if sl.Key == k176 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k134); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k176); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3441,12 +3870,9 @@ n66:
 n67:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		if !(h3 >= 0) {
-			return pl.drop(25)
-		}
-		b137 := data[h3 : h3+40] // ipv6
-		kv136 := packet.Value{Hi: (uint64(b137[8])<<56 | uint64(b137[9])<<48 | uint64(b137[10])<<40 | uint64(b137[11])<<32 | uint64(b137[12])<<24 | uint64(b137[13])<<16 | uint64(b137[14])<<8 | uint64(b137[15])), Lo: (uint64(b137[16])<<56 | uint64(b137[17])<<48 | uint64(b137[18])<<40 | uint64(b137[19])<<32 | uint64(b137[20])<<24 | uint64(b137[21])<<16 | uint64(b137[22])<<8 | uint64(b137[23]))}
-		if a, ps, hit := pl.tables[3].LookupWordsAction((m4)&0x7, kv136.Hi, kv136.Lo, 0); hit {
+		b179 := data[h3 : h3+40] // ipv6
+		kv178 := packet.Value{Hi: (uint64(b179[8])<<56 | uint64(b179[9])<<48 | uint64(b179[10])<<40 | uint64(b179[11])<<32 | uint64(b179[12])<<24 | uint64(b179[13])<<16 | uint64(b179[14])<<8 | uint64(b179[15])), Lo: (uint64(b179[16])<<56 | uint64(b179[17])<<48 | uint64(b179[18])<<40 | uint64(b179[19])<<32 | uint64(b179[20])<<24 | uint64(b179[21])<<16 | uint64(b179[22])<<8 | uint64(b179[23]))}
+		if a, ps, hit := pl.tables[3].LookupWordsAction((m4)&0x7, kv178.Hi, kv178.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3465,7 +3891,7 @@ n67:
 	}
 n68:
 	{ // LbBlocked: drop lb_ctx_drop_blocked_src_pkt_counter
-		return pl.drop(26)
+		return pl.drop(29)
 	}
 n69:
 	{ // LbIsV2: test valid(lb_v2)
@@ -3484,21 +3910,18 @@ n71:
 	}
 n72:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b138 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b138[4])<<56 | uint64(b138[5])<<48 | uint64(b138[6])<<40 | uint64(b138[7])<<32 | uint64(b138[8])<<24 | uint64(b138[9])<<16 | uint64(b138[10])<<8 | uint64(b138[11]))
-		m18 = ((uint64(b138[4])<<56 | uint64(b138[5])<<48 | uint64(b138[6])<<40 | uint64(b138[7])<<32 | uint64(b138[8])<<24 | uint64(b138[9])<<16 | uint64(b138[10])<<8 | uint64(b138[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b138[2])<<8 | uint64(b138[3])) & 0xffff
+		b180 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b180[4])<<56 | uint64(b180[5])<<48 | uint64(b180[6])<<40 | uint64(b180[7])<<32 | uint64(b180[8])<<24 | uint64(b180[9])<<16 | uint64(b180[10])<<8 | uint64(b180[11]))
+		m18 = ((uint64(b180[4])<<56 | uint64(b180[5])<<48 | uint64(b180[6])<<40 | uint64(b180[7])<<32 | uint64(b180[8])<<24 | uint64(b180[9])<<16 | uint64(b180[10])<<8 | uint64(b180[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b180[2])<<8 | uint64(b180[3])) & 0xffff
 		goto n74
 	}
 n73:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		if !(h11 >= 0) {
-			return pl.drop(27)
-		}
-		b139 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b139[4])<<56 | uint64(b139[5])<<48 | uint64(b139[6])<<40 | uint64(b139[7])<<32 | uint64(b139[8])<<24 | uint64(b139[9])<<16 | uint64(b139[10])<<8 | uint64(b139[11]))
-		m18 = (uint64(b139[0])<<8 | uint64(b139[1])) & 0xffff
-		m19 = (uint64(b139[2])<<8 | uint64(b139[3])) & 0xffff
+		b181 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b181[4])<<56 | uint64(b181[5])<<48 | uint64(b181[6])<<40 | uint64(b181[7])<<32 | uint64(b181[8])<<24 | uint64(b181[9])<<16 | uint64(b181[10])<<8 | uint64(b181[11]))
+		m18 = (uint64(b181[0])<<8 | uint64(b181[1])) & 0xffff
+		m19 = (uint64(b181[2])<<8 | uint64(b181[3])) & 0xffff
 		pl.edges[17]++
 		goto n74
 	}
@@ -3531,7 +3954,7 @@ n74:
 	}
 n75:
 	{ // LbEpochMiss: drop lb_ctx_drop_epoch_assign_miss_pkt_counter
-		return pl.drop(28)
+		return pl.drop(30)
 	}
 n76:
 	{ // LbSlot: set meta.calendar_slot
@@ -3541,20 +3964,20 @@ n76:
 n77:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		k140 := ((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48
-		if pi141 := pl.tables[5].Packed(); len(pi141.Slots) > 0 {
-			k140 &= pi141.Mask
-			for m, j := uint64(len(pi141.Slots)-1), packet.PackedHash(k140); ; j++ {
-				sl := &pi141.Slots[j&m]
+		k182 := ((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48
+		if pi183 := pl.tables[5].Packed(); len(pi183.Slots) > 0 {
+			k182 &= pi183.Mask
+			for m, j := uint64(len(pi183.Slots)-1), packet.PackedHash(k182); ; j++ {
+				sl := &pi183.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k140 {
+				if sl.Key == k182 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k140); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k182); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3572,26 +3995,26 @@ n77:
 	}
 n78:
 	{ // LbCalendarMiss: drop lb_ctx_drop_lb_calendar_miss_pkt_counter
-		return pl.drop(29)
+		return pl.drop(31)
 	}
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b142 := data[h0 : h0+14] // ethernet
-		k143 := ((m9)&0xffff)<<0 | ((uint64(b142[12])<<8|uint64(b142[13]))&0xffff)<<16 | ((m4)&0x7)<<32
-		if pi144 := pl.tables[6].Packed(); len(pi144.Slots) > 0 {
-			k143 &= pi144.Mask
-			for m, j := uint64(len(pi144.Slots)-1), packet.PackedHash(k143); ; j++ {
-				sl := &pi144.Slots[j&m]
+		b184 := data[h0 : h0+14] // ethernet
+		k185 := ((m9)&0xffff)<<0 | ((uint64(b184[12])<<8|uint64(b184[13]))&0xffff)<<16 | ((m4)&0x7)<<32
+		if pi186 := pl.tables[6].Packed(); len(pi186.Slots) > 0 {
+			k185 &= pi186.Mask
+			for m, j := uint64(len(pi186.Slots)-1), packet.PackedHash(k185); ; j++ {
+				sl := &pi186.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k143 {
+				if sl.Key == k185 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k143); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k185); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3621,7 +4044,7 @@ n79:
 	}
 n80:
 	{ // LbMemberMiss: drop lb_ctx_drop_mbr_info_miss_pkt_counter
-		return pl.drop(30)
+		return pl.drop(32)
 	}
 n81:
 	{ // LbPort: set meta.new_port
@@ -3630,21 +4053,21 @@ n81:
 	}
 n82:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b145 := data[h0 : h0+14] // ethernet
-		s146 := m2
-		b145[6] = byte(s146 >> 40)
-		b145[7] = byte(s146 >> 32)
-		b145[8] = byte(s146 >> 24)
-		b145[9] = byte(s146 >> 16)
-		b145[10] = byte(s146 >> 8)
-		b145[11] = byte(s146)
-		s147 := m10
-		b145[0] = byte(s147 >> 40)
-		b145[1] = byte(s147 >> 32)
-		b145[2] = byte(s147 >> 24)
-		b145[3] = byte(s147 >> 16)
-		b145[4] = byte(s147 >> 8)
-		b145[5] = byte(s147)
+		b187 := data[h0 : h0+14] // ethernet
+		s188 := m2
+		b187[6] = byte(s188 >> 40)
+		b187[7] = byte(s188 >> 32)
+		b187[8] = byte(s188 >> 24)
+		b187[9] = byte(s188 >> 16)
+		b187[10] = byte(s188 >> 8)
+		b187[11] = byte(s188)
+		s189 := m10
+		b187[0] = byte(s189 >> 40)
+		b187[1] = byte(s189 >> 32)
+		b187[2] = byte(s189 >> 24)
+		b187[3] = byte(s189 >> 16)
+		b187[4] = byte(s189 >> 8)
+		b187[5] = byte(s189)
 		goto n83
 	}
 n83:
@@ -3670,216 +4093,213 @@ n85:
 	}
 n86:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d148 uint64 // ipv4 checksum
-		var d149 uint64 // udp checksum
-		v150 := m11
-		b151 := data[h2 : h2+20] // ipv4
-		ws153 := uint64((uint64(b151[16])<<24 | uint64(b151[17])<<16 | uint64(b151[18])<<8 | uint64(b151[19])))
-		os152 := uint32(uint16(ws153>>0)) + uint32(uint16(ws153>>16))
-		s154 := v150
-		b151[16] = byte(s154 >> 24)
-		b151[17] = byte(s154 >> 16)
-		b151[18] = byte(s154 >> 8)
-		b151[19] = byte(s154)
-		ws155 := uint64(v150)
-		f157 := uint32(os152)
-		f157 += bits.RotateLeft32(f157, 16)
-		dl156 := uint64(^uint16(f157>>16)) + uint64(uint32(uint16(ws155>>0))+uint32(uint16(ws155>>16)))
-		d148 += dl156
-		d149 += dl156
-		v158 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws160 := uint64((uint64(b151[12])<<24 | uint64(b151[13])<<16 | uint64(b151[14])<<8 | uint64(b151[15])))
-		os159 := uint32(uint16(ws160>>0)) + uint32(uint16(ws160>>16))
-		s161 := v158
-		b151[12] = byte(s161 >> 24)
-		b151[13] = byte(s161 >> 16)
-		b151[14] = byte(s161 >> 8)
-		b151[15] = byte(s161)
-		ws162 := uint64(v158)
-		f164 := uint32(os159)
-		f164 += bits.RotateLeft32(f164, 16)
-		dl163 := uint64(^uint16(f164>>16)) + uint64(uint32(uint16(ws162>>0))+uint32(uint16(ws162>>16)))
-		d148 += dl163
-		d149 += dl163
-		v165 := m21
-		b166 := data[h4 : h4+8] // udp
-		os167 := uint32(uint16((uint64(b166[2])<<8 | uint64(b166[3]))))
-		s168 := v165
-		b166[2] = byte(s168 >> 8)
-		b166[3] = byte(s168)
-		f170 := uint32(os167)
-		f170 += bits.RotateLeft32(f170, 16)
-		dl169 := uint64(^uint16(f170>>16)) + uint64(uint32(uint16(v165)))
-		d149 += dl169
-		v171 := uint64(b151[8])
-		os172 := uint32(uint64(b151[8])<<8 | uint64(b151[9]))
-		b151[8] = byte(v171)
-		f174 := uint32(os172)
-		f174 += bits.RotateLeft32(f174, 16)
-		dl173 := uint64(^uint16(f174>>16)) + uint64(uint32(uint64(b151[8])<<8|uint64(b151[9])))
-		d148 += dl173
+		var d190 uint64 // ipv4 checksum
+		var d191 uint64 // udp checksum
+		v192 := m11
+		b193 := data[h2 : h2+20] // ipv4
+		ws195 := uint64((uint64(b193[16])<<24 | uint64(b193[17])<<16 | uint64(b193[18])<<8 | uint64(b193[19])))
+		os194 := uint32(uint16(ws195>>0)) + uint32(uint16(ws195>>16))
+		s196 := v192
+		b193[16] = byte(s196 >> 24)
+		b193[17] = byte(s196 >> 16)
+		b193[18] = byte(s196 >> 8)
+		b193[19] = byte(s196)
+		ws197 := uint64(v192)
+		f199 := uint32(os194)
+		f199 += bits.RotateLeft32(f199, 16)
+		dl198 := uint64(^uint16(f199>>16)) + uint64(uint32(uint16(ws197>>0))+uint32(uint16(ws197>>16)))
+		d190 += dl198
+		d191 += dl198
+		v200 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws202 := uint64((uint64(b193[12])<<24 | uint64(b193[13])<<16 | uint64(b193[14])<<8 | uint64(b193[15])))
+		os201 := uint32(uint16(ws202>>0)) + uint32(uint16(ws202>>16))
+		s203 := v200
+		b193[12] = byte(s203 >> 24)
+		b193[13] = byte(s203 >> 16)
+		b193[14] = byte(s203 >> 8)
+		b193[15] = byte(s203)
+		ws204 := uint64(v200)
+		f206 := uint32(os201)
+		f206 += bits.RotateLeft32(f206, 16)
+		dl205 := uint64(^uint16(f206>>16)) + uint64(uint32(uint16(ws204>>0))+uint32(uint16(ws204>>16)))
+		d190 += dl205
+		d191 += dl205
+		v207 := m21
+		b208 := data[h4 : h4+8] // udp
+		os209 := uint32(uint16((uint64(b208[2])<<8 | uint64(b208[3]))))
+		s210 := v207
+		b208[2] = byte(s210 >> 8)
+		b208[3] = byte(s210)
+		f212 := uint32(os209)
+		f212 += bits.RotateLeft32(f212, 16)
+		dl211 := uint64(^uint16(f212>>16)) + uint64(uint32(uint16(v207)))
+		d191 += dl211
+		v213 := uint64(b193[8])
+		os214 := uint32(uint64(b193[8])<<8 | uint64(b193[9]))
+		b193[8] = byte(v213)
+		f216 := uint32(os214)
+		f216 += bits.RotateLeft32(f216, 16)
+		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint64(b193[8])<<8|uint64(b193[9])))
+		d190 += dl215
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d148
+			x := uint64(^cv) + d190
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s175 := r
-			cb[0] = byte(s175 >> 8)
-			cb[1] = byte(s175)
+			s217 := r
+			cb[0] = byte(s217 >> 8)
+			cb[1] = byte(s217)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d149
+			pendD4 += d191
 			pendK4 = true
 		}
 		goto n95
 	}
 n87:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d176 uint64 // ipv4 checksum
-		var d177 uint64 // udp checksum
-		v178 := m11
-		b179 := data[h2 : h2+20] // ipv4
-		ws181 := uint64((uint64(b179[16])<<24 | uint64(b179[17])<<16 | uint64(b179[18])<<8 | uint64(b179[19])))
-		os180 := uint32(uint16(ws181>>0)) + uint32(uint16(ws181>>16))
-		s182 := v178
-		b179[16] = byte(s182 >> 24)
-		b179[17] = byte(s182 >> 16)
-		b179[18] = byte(s182 >> 8)
-		b179[19] = byte(s182)
-		ws183 := uint64(v178)
-		f185 := uint32(os180)
-		f185 += bits.RotateLeft32(f185, 16)
-		dl184 := uint64(^uint16(f185>>16)) + uint64(uint32(uint16(ws183>>0))+uint32(uint16(ws183>>16)))
-		d176 += dl184
-		d177 += dl184
-		v186 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws188 := uint64((uint64(b179[12])<<24 | uint64(b179[13])<<16 | uint64(b179[14])<<8 | uint64(b179[15])))
-		os187 := uint32(uint16(ws188>>0)) + uint32(uint16(ws188>>16))
-		s189 := v186
-		b179[12] = byte(s189 >> 24)
-		b179[13] = byte(s189 >> 16)
-		b179[14] = byte(s189 >> 8)
-		b179[15] = byte(s189)
-		ws190 := uint64(v186)
-		f192 := uint32(os187)
-		f192 += bits.RotateLeft32(f192, 16)
-		dl191 := uint64(^uint16(f192>>16)) + uint64(uint32(uint16(ws190>>0))+uint32(uint16(ws190>>16)))
-		d176 += dl191
-		d177 += dl191
-		v193 := m21
-		b194 := data[h4 : h4+8] // udp
-		os195 := uint32(uint16((uint64(b194[2])<<8 | uint64(b194[3]))))
-		s196 := v193
-		b194[2] = byte(s196 >> 8)
-		b194[3] = byte(s196)
-		f198 := uint32(os195)
-		f198 += bits.RotateLeft32(f198, 16)
-		dl197 := uint64(^uint16(f198>>16)) + uint64(uint32(uint16(v193)))
-		d177 += dl197
-		v199 := ((uint64(b179[2])<<8 | uint64(b179[3])) - 0x10)
-		os200 := uint32(uint16((uint64(b179[2])<<8 | uint64(b179[3]))))
-		s201 := v199
-		b179[2] = byte(s201 >> 8)
-		b179[3] = byte(s201)
-		f203 := uint32(os200)
-		f203 += bits.RotateLeft32(f203, 16)
-		dl202 := uint64(^uint16(f203>>16)) + uint64(uint32(uint16(v199)))
-		d176 += dl202
-		d177 += dl202
+		var d218 uint64 // ipv4 checksum
+		var d219 uint64 // udp checksum
+		v220 := m11
+		b221 := data[h2 : h2+20] // ipv4
+		ws223 := uint64((uint64(b221[16])<<24 | uint64(b221[17])<<16 | uint64(b221[18])<<8 | uint64(b221[19])))
+		os222 := uint32(uint16(ws223>>0)) + uint32(uint16(ws223>>16))
+		s224 := v220
+		b221[16] = byte(s224 >> 24)
+		b221[17] = byte(s224 >> 16)
+		b221[18] = byte(s224 >> 8)
+		b221[19] = byte(s224)
+		ws225 := uint64(v220)
+		f227 := uint32(os222)
+		f227 += bits.RotateLeft32(f227, 16)
+		dl226 := uint64(^uint16(f227>>16)) + uint64(uint32(uint16(ws225>>0))+uint32(uint16(ws225>>16)))
+		d218 += dl226
+		d219 += dl226
+		v228 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws230 := uint64((uint64(b221[12])<<24 | uint64(b221[13])<<16 | uint64(b221[14])<<8 | uint64(b221[15])))
+		os229 := uint32(uint16(ws230>>0)) + uint32(uint16(ws230>>16))
+		s231 := v228
+		b221[12] = byte(s231 >> 24)
+		b221[13] = byte(s231 >> 16)
+		b221[14] = byte(s231 >> 8)
+		b221[15] = byte(s231)
+		ws232 := uint64(v228)
+		f234 := uint32(os229)
+		f234 += bits.RotateLeft32(f234, 16)
+		dl233 := uint64(^uint16(f234>>16)) + uint64(uint32(uint16(ws232>>0))+uint32(uint16(ws232>>16)))
+		d218 += dl233
+		d219 += dl233
+		v235 := m21
+		b236 := data[h4 : h4+8] // udp
+		os237 := uint32(uint16((uint64(b236[2])<<8 | uint64(b236[3]))))
+		s238 := v235
+		b236[2] = byte(s238 >> 8)
+		b236[3] = byte(s238)
+		f240 := uint32(os237)
+		f240 += bits.RotateLeft32(f240, 16)
+		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(v235)))
+		d219 += dl239
+		v241 := ((uint64(b221[2])<<8 | uint64(b221[3])) - 0x10)
+		os242 := uint32(uint16((uint64(b221[2])<<8 | uint64(b221[3]))))
+		s243 := v241
+		b221[2] = byte(s243 >> 8)
+		b221[3] = byte(s243)
+		f245 := uint32(os242)
+		f245 += bits.RotateLeft32(f245, 16)
+		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(v241)))
+		d218 += dl244
+		d219 += dl244
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d176
+			x := uint64(^cv) + d218
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s204 := r
-			cb[0] = byte(s204 >> 8)
-			cb[1] = byte(s204)
+			s246 := r
+			cb[0] = byte(s246 >> 8)
+			cb[1] = byte(s246)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d177
+			pendD4 += d219
 			pendK4 = true
 		}
 		goto n90
 	}
 n88:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d205 uint64 // udp checksum
-		v206 := m12
-		if !(h3 >= 0) {
-			return pl.drop(31)
-		}
-		b207 := data[h3 : h3+40] // ipv6
-		ws209 := packet.Value{Hi: (uint64(b207[24])<<56 | uint64(b207[25])<<48 | uint64(b207[26])<<40 | uint64(b207[27])<<32 | uint64(b207[28])<<24 | uint64(b207[29])<<16 | uint64(b207[30])<<8 | uint64(b207[31])), Lo: (uint64(b207[32])<<56 | uint64(b207[33])<<48 | uint64(b207[34])<<40 | uint64(b207[35])<<32 | uint64(b207[36])<<24 | uint64(b207[37])<<16 | uint64(b207[38])<<8 | uint64(b207[39]))}
-		os208 := uint32(uint16(ws209.Hi>>0)) + uint32(uint16(ws209.Hi>>16)) + uint32(uint16(ws209.Hi>>32)) + uint32(uint16(ws209.Hi>>48)) + uint32(uint16(ws209.Lo>>0)) + uint32(uint16(ws209.Lo>>16)) + uint32(uint16(ws209.Lo>>32)) + uint32(uint16(ws209.Lo>>48))
-		v210 := v206
-		s211 := v210.Hi
-		b207[24] = byte(s211 >> 56)
-		b207[25] = byte(s211 >> 48)
-		b207[26] = byte(s211 >> 40)
-		b207[27] = byte(s211 >> 32)
-		b207[28] = byte(s211 >> 24)
-		b207[29] = byte(s211 >> 16)
-		b207[30] = byte(s211 >> 8)
-		b207[31] = byte(s211)
-		s212 := v210.Lo
-		b207[32] = byte(s212 >> 56)
-		b207[33] = byte(s212 >> 48)
-		b207[34] = byte(s212 >> 40)
-		b207[35] = byte(s212 >> 32)
-		b207[36] = byte(s212 >> 24)
-		b207[37] = byte(s212 >> 16)
-		b207[38] = byte(s212 >> 8)
-		b207[39] = byte(s212)
-		ws213 := v206
-		f215 := uint32(os208)
-		f215 += bits.RotateLeft32(f215, 16)
-		dl214 := uint64(^uint16(f215>>16)) + uint64(uint32(uint16(ws213.Hi>>0))+uint32(uint16(ws213.Hi>>16))+uint32(uint16(ws213.Hi>>32))+uint32(uint16(ws213.Hi>>48))+uint32(uint16(ws213.Lo>>0))+uint32(uint16(ws213.Lo>>16))+uint32(uint16(ws213.Lo>>32))+uint32(uint16(ws213.Lo>>48)))
-		d205 += dl214
-		v216 := m3
-		ws218 := packet.Value{Hi: (uint64(b207[8])<<56 | uint64(b207[9])<<48 | uint64(b207[10])<<40 | uint64(b207[11])<<32 | uint64(b207[12])<<24 | uint64(b207[13])<<16 | uint64(b207[14])<<8 | uint64(b207[15])), Lo: (uint64(b207[16])<<56 | uint64(b207[17])<<48 | uint64(b207[18])<<40 | uint64(b207[19])<<32 | uint64(b207[20])<<24 | uint64(b207[21])<<16 | uint64(b207[22])<<8 | uint64(b207[23]))}
-		os217 := uint32(uint16(ws218.Hi>>0)) + uint32(uint16(ws218.Hi>>16)) + uint32(uint16(ws218.Hi>>32)) + uint32(uint16(ws218.Hi>>48)) + uint32(uint16(ws218.Lo>>0)) + uint32(uint16(ws218.Lo>>16)) + uint32(uint16(ws218.Lo>>32)) + uint32(uint16(ws218.Lo>>48))
-		v219 := v216
-		s220 := v219.Hi
-		b207[8] = byte(s220 >> 56)
-		b207[9] = byte(s220 >> 48)
-		b207[10] = byte(s220 >> 40)
-		b207[11] = byte(s220 >> 32)
-		b207[12] = byte(s220 >> 24)
-		b207[13] = byte(s220 >> 16)
-		b207[14] = byte(s220 >> 8)
-		b207[15] = byte(s220)
-		s221 := v219.Lo
-		b207[16] = byte(s221 >> 56)
-		b207[17] = byte(s221 >> 48)
-		b207[18] = byte(s221 >> 40)
-		b207[19] = byte(s221 >> 32)
-		b207[20] = byte(s221 >> 24)
-		b207[21] = byte(s221 >> 16)
-		b207[22] = byte(s221 >> 8)
-		b207[23] = byte(s221)
-		ws222 := v216
-		f224 := uint32(os217)
-		f224 += bits.RotateLeft32(f224, 16)
-		dl223 := uint64(^uint16(f224>>16)) + uint64(uint32(uint16(ws222.Hi>>0))+uint32(uint16(ws222.Hi>>16))+uint32(uint16(ws222.Hi>>32))+uint32(uint16(ws222.Hi>>48))+uint32(uint16(ws222.Lo>>0))+uint32(uint16(ws222.Lo>>16))+uint32(uint16(ws222.Lo>>32))+uint32(uint16(ws222.Lo>>48)))
-		d205 += dl223
-		v225 := m21
-		b226 := data[h4 : h4+8] // udp
-		os227 := uint32(uint16((uint64(b226[2])<<8 | uint64(b226[3]))))
-		s228 := v225
-		b226[2] = byte(s228 >> 8)
-		b226[3] = byte(s228)
-		f230 := uint32(os227)
-		f230 += bits.RotateLeft32(f230, 16)
-		dl229 := uint64(^uint16(f230>>16)) + uint64(uint32(uint16(v225)))
-		d205 += dl229
+		var d247 uint64 // udp checksum
+		v248 := m12
+		b249 := data[h3 : h3+40] // ipv6
+		ws251 := packet.Value{Hi: (uint64(b249[24])<<56 | uint64(b249[25])<<48 | uint64(b249[26])<<40 | uint64(b249[27])<<32 | uint64(b249[28])<<24 | uint64(b249[29])<<16 | uint64(b249[30])<<8 | uint64(b249[31])), Lo: (uint64(b249[32])<<56 | uint64(b249[33])<<48 | uint64(b249[34])<<40 | uint64(b249[35])<<32 | uint64(b249[36])<<24 | uint64(b249[37])<<16 | uint64(b249[38])<<8 | uint64(b249[39]))}
+		os250 := uint32(uint16(ws251.Hi>>0)) + uint32(uint16(ws251.Hi>>16)) + uint32(uint16(ws251.Hi>>32)) + uint32(uint16(ws251.Hi>>48)) + uint32(uint16(ws251.Lo>>0)) + uint32(uint16(ws251.Lo>>16)) + uint32(uint16(ws251.Lo>>32)) + uint32(uint16(ws251.Lo>>48))
+		v252 := v248
+		s253 := v252.Hi
+		b249[24] = byte(s253 >> 56)
+		b249[25] = byte(s253 >> 48)
+		b249[26] = byte(s253 >> 40)
+		b249[27] = byte(s253 >> 32)
+		b249[28] = byte(s253 >> 24)
+		b249[29] = byte(s253 >> 16)
+		b249[30] = byte(s253 >> 8)
+		b249[31] = byte(s253)
+		s254 := v252.Lo
+		b249[32] = byte(s254 >> 56)
+		b249[33] = byte(s254 >> 48)
+		b249[34] = byte(s254 >> 40)
+		b249[35] = byte(s254 >> 32)
+		b249[36] = byte(s254 >> 24)
+		b249[37] = byte(s254 >> 16)
+		b249[38] = byte(s254 >> 8)
+		b249[39] = byte(s254)
+		ws255 := v248
+		f257 := uint32(os250)
+		f257 += bits.RotateLeft32(f257, 16)
+		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(ws255.Hi>>0))+uint32(uint16(ws255.Hi>>16))+uint32(uint16(ws255.Hi>>32))+uint32(uint16(ws255.Hi>>48))+uint32(uint16(ws255.Lo>>0))+uint32(uint16(ws255.Lo>>16))+uint32(uint16(ws255.Lo>>32))+uint32(uint16(ws255.Lo>>48)))
+		d247 += dl256
+		v258 := m3
+		ws260 := packet.Value{Hi: (uint64(b249[8])<<56 | uint64(b249[9])<<48 | uint64(b249[10])<<40 | uint64(b249[11])<<32 | uint64(b249[12])<<24 | uint64(b249[13])<<16 | uint64(b249[14])<<8 | uint64(b249[15])), Lo: (uint64(b249[16])<<56 | uint64(b249[17])<<48 | uint64(b249[18])<<40 | uint64(b249[19])<<32 | uint64(b249[20])<<24 | uint64(b249[21])<<16 | uint64(b249[22])<<8 | uint64(b249[23]))}
+		os259 := uint32(uint16(ws260.Hi>>0)) + uint32(uint16(ws260.Hi>>16)) + uint32(uint16(ws260.Hi>>32)) + uint32(uint16(ws260.Hi>>48)) + uint32(uint16(ws260.Lo>>0)) + uint32(uint16(ws260.Lo>>16)) + uint32(uint16(ws260.Lo>>32)) + uint32(uint16(ws260.Lo>>48))
+		v261 := v258
+		s262 := v261.Hi
+		b249[8] = byte(s262 >> 56)
+		b249[9] = byte(s262 >> 48)
+		b249[10] = byte(s262 >> 40)
+		b249[11] = byte(s262 >> 32)
+		b249[12] = byte(s262 >> 24)
+		b249[13] = byte(s262 >> 16)
+		b249[14] = byte(s262 >> 8)
+		b249[15] = byte(s262)
+		s263 := v261.Lo
+		b249[16] = byte(s263 >> 56)
+		b249[17] = byte(s263 >> 48)
+		b249[18] = byte(s263 >> 40)
+		b249[19] = byte(s263 >> 32)
+		b249[20] = byte(s263 >> 24)
+		b249[21] = byte(s263 >> 16)
+		b249[22] = byte(s263 >> 8)
+		b249[23] = byte(s263)
+		ws264 := v258
+		f266 := uint32(os259)
+		f266 += bits.RotateLeft32(f266, 16)
+		dl265 := uint64(^uint16(f266>>16)) + uint64(uint32(uint16(ws264.Hi>>0))+uint32(uint16(ws264.Hi>>16))+uint32(uint16(ws264.Hi>>32))+uint32(uint16(ws264.Hi>>48))+uint32(uint16(ws264.Lo>>0))+uint32(uint16(ws264.Lo>>16))+uint32(uint16(ws264.Lo>>32))+uint32(uint16(ws264.Lo>>48)))
+		d247 += dl265
+		v267 := m21
+		b268 := data[h4 : h4+8] // udp
+		os269 := uint32(uint16((uint64(b268[2])<<8 | uint64(b268[3]))))
+		s270 := v267
+		b268[2] = byte(s270 >> 8)
+		b268[3] = byte(s270)
+		f272 := uint32(os269)
+		f272 += bits.RotateLeft32(f272, 16)
+		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(v267)))
+		d247 += dl271
 		if h4+8 <= len(data) {
-			pendD4 += d205
+			pendD4 += d247
 			pendK4 = true
 		}
 		pl.edges[23]++
@@ -3887,86 +4307,83 @@ n88:
 	}
 n89:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d231 uint64 // udp checksum
-		v232 := m12
-		if !(h3 >= 0) {
-			return pl.drop(32)
-		}
-		b233 := data[h3 : h3+40] // ipv6
-		ws235 := packet.Value{Hi: (uint64(b233[24])<<56 | uint64(b233[25])<<48 | uint64(b233[26])<<40 | uint64(b233[27])<<32 | uint64(b233[28])<<24 | uint64(b233[29])<<16 | uint64(b233[30])<<8 | uint64(b233[31])), Lo: (uint64(b233[32])<<56 | uint64(b233[33])<<48 | uint64(b233[34])<<40 | uint64(b233[35])<<32 | uint64(b233[36])<<24 | uint64(b233[37])<<16 | uint64(b233[38])<<8 | uint64(b233[39]))}
-		os234 := uint32(uint16(ws235.Hi>>0)) + uint32(uint16(ws235.Hi>>16)) + uint32(uint16(ws235.Hi>>32)) + uint32(uint16(ws235.Hi>>48)) + uint32(uint16(ws235.Lo>>0)) + uint32(uint16(ws235.Lo>>16)) + uint32(uint16(ws235.Lo>>32)) + uint32(uint16(ws235.Lo>>48))
-		v236 := v232
-		s237 := v236.Hi
-		b233[24] = byte(s237 >> 56)
-		b233[25] = byte(s237 >> 48)
-		b233[26] = byte(s237 >> 40)
-		b233[27] = byte(s237 >> 32)
-		b233[28] = byte(s237 >> 24)
-		b233[29] = byte(s237 >> 16)
-		b233[30] = byte(s237 >> 8)
-		b233[31] = byte(s237)
-		s238 := v236.Lo
-		b233[32] = byte(s238 >> 56)
-		b233[33] = byte(s238 >> 48)
-		b233[34] = byte(s238 >> 40)
-		b233[35] = byte(s238 >> 32)
-		b233[36] = byte(s238 >> 24)
-		b233[37] = byte(s238 >> 16)
-		b233[38] = byte(s238 >> 8)
-		b233[39] = byte(s238)
-		ws239 := v232
-		f241 := uint32(os234)
-		f241 += bits.RotateLeft32(f241, 16)
-		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint16(ws239.Hi>>0))+uint32(uint16(ws239.Hi>>16))+uint32(uint16(ws239.Hi>>32))+uint32(uint16(ws239.Hi>>48))+uint32(uint16(ws239.Lo>>0))+uint32(uint16(ws239.Lo>>16))+uint32(uint16(ws239.Lo>>32))+uint32(uint16(ws239.Lo>>48)))
-		d231 += dl240
-		v242 := m3
-		ws244 := packet.Value{Hi: (uint64(b233[8])<<56 | uint64(b233[9])<<48 | uint64(b233[10])<<40 | uint64(b233[11])<<32 | uint64(b233[12])<<24 | uint64(b233[13])<<16 | uint64(b233[14])<<8 | uint64(b233[15])), Lo: (uint64(b233[16])<<56 | uint64(b233[17])<<48 | uint64(b233[18])<<40 | uint64(b233[19])<<32 | uint64(b233[20])<<24 | uint64(b233[21])<<16 | uint64(b233[22])<<8 | uint64(b233[23]))}
-		os243 := uint32(uint16(ws244.Hi>>0)) + uint32(uint16(ws244.Hi>>16)) + uint32(uint16(ws244.Hi>>32)) + uint32(uint16(ws244.Hi>>48)) + uint32(uint16(ws244.Lo>>0)) + uint32(uint16(ws244.Lo>>16)) + uint32(uint16(ws244.Lo>>32)) + uint32(uint16(ws244.Lo>>48))
-		v245 := v242
-		s246 := v245.Hi
-		b233[8] = byte(s246 >> 56)
-		b233[9] = byte(s246 >> 48)
-		b233[10] = byte(s246 >> 40)
-		b233[11] = byte(s246 >> 32)
-		b233[12] = byte(s246 >> 24)
-		b233[13] = byte(s246 >> 16)
-		b233[14] = byte(s246 >> 8)
-		b233[15] = byte(s246)
-		s247 := v245.Lo
-		b233[16] = byte(s247 >> 56)
-		b233[17] = byte(s247 >> 48)
-		b233[18] = byte(s247 >> 40)
-		b233[19] = byte(s247 >> 32)
-		b233[20] = byte(s247 >> 24)
-		b233[21] = byte(s247 >> 16)
-		b233[22] = byte(s247 >> 8)
-		b233[23] = byte(s247)
-		ws248 := v242
-		f250 := uint32(os243)
-		f250 += bits.RotateLeft32(f250, 16)
-		dl249 := uint64(^uint16(f250>>16)) + uint64(uint32(uint16(ws248.Hi>>0))+uint32(uint16(ws248.Hi>>16))+uint32(uint16(ws248.Hi>>32))+uint32(uint16(ws248.Hi>>48))+uint32(uint16(ws248.Lo>>0))+uint32(uint16(ws248.Lo>>16))+uint32(uint16(ws248.Lo>>32))+uint32(uint16(ws248.Lo>>48)))
-		d231 += dl249
-		v251 := m21
-		b252 := data[h4 : h4+8] // udp
-		os253 := uint32(uint16((uint64(b252[2])<<8 | uint64(b252[3]))))
-		s254 := v251
-		b252[2] = byte(s254 >> 8)
-		b252[3] = byte(s254)
-		f256 := uint32(os253)
-		f256 += bits.RotateLeft32(f256, 16)
-		dl255 := uint64(^uint16(f256>>16)) + uint64(uint32(uint16(v251)))
-		d231 += dl255
-		v257 := ((uint64(b233[4])<<8 | uint64(b233[5])) - 0x10)
-		os258 := uint32(uint16((uint64(b233[4])<<8 | uint64(b233[5]))))
-		s259 := v257
-		b233[4] = byte(s259 >> 8)
-		b233[5] = byte(s259)
-		f261 := uint32(os258)
-		f261 += bits.RotateLeft32(f261, 16)
-		dl260 := uint64(^uint16(f261>>16)) + uint64(uint32(uint16(v257)))
-		d231 += dl260
+		var d273 uint64 // udp checksum
+		v274 := m12
+		b275 := data[h3 : h3+40] // ipv6
+		ws277 := packet.Value{Hi: (uint64(b275[24])<<56 | uint64(b275[25])<<48 | uint64(b275[26])<<40 | uint64(b275[27])<<32 | uint64(b275[28])<<24 | uint64(b275[29])<<16 | uint64(b275[30])<<8 | uint64(b275[31])), Lo: (uint64(b275[32])<<56 | uint64(b275[33])<<48 | uint64(b275[34])<<40 | uint64(b275[35])<<32 | uint64(b275[36])<<24 | uint64(b275[37])<<16 | uint64(b275[38])<<8 | uint64(b275[39]))}
+		os276 := uint32(uint16(ws277.Hi>>0)) + uint32(uint16(ws277.Hi>>16)) + uint32(uint16(ws277.Hi>>32)) + uint32(uint16(ws277.Hi>>48)) + uint32(uint16(ws277.Lo>>0)) + uint32(uint16(ws277.Lo>>16)) + uint32(uint16(ws277.Lo>>32)) + uint32(uint16(ws277.Lo>>48))
+		v278 := v274
+		s279 := v278.Hi
+		b275[24] = byte(s279 >> 56)
+		b275[25] = byte(s279 >> 48)
+		b275[26] = byte(s279 >> 40)
+		b275[27] = byte(s279 >> 32)
+		b275[28] = byte(s279 >> 24)
+		b275[29] = byte(s279 >> 16)
+		b275[30] = byte(s279 >> 8)
+		b275[31] = byte(s279)
+		s280 := v278.Lo
+		b275[32] = byte(s280 >> 56)
+		b275[33] = byte(s280 >> 48)
+		b275[34] = byte(s280 >> 40)
+		b275[35] = byte(s280 >> 32)
+		b275[36] = byte(s280 >> 24)
+		b275[37] = byte(s280 >> 16)
+		b275[38] = byte(s280 >> 8)
+		b275[39] = byte(s280)
+		ws281 := v274
+		f283 := uint32(os276)
+		f283 += bits.RotateLeft32(f283, 16)
+		dl282 := uint64(^uint16(f283>>16)) + uint64(uint32(uint16(ws281.Hi>>0))+uint32(uint16(ws281.Hi>>16))+uint32(uint16(ws281.Hi>>32))+uint32(uint16(ws281.Hi>>48))+uint32(uint16(ws281.Lo>>0))+uint32(uint16(ws281.Lo>>16))+uint32(uint16(ws281.Lo>>32))+uint32(uint16(ws281.Lo>>48)))
+		d273 += dl282
+		v284 := m3
+		ws286 := packet.Value{Hi: (uint64(b275[8])<<56 | uint64(b275[9])<<48 | uint64(b275[10])<<40 | uint64(b275[11])<<32 | uint64(b275[12])<<24 | uint64(b275[13])<<16 | uint64(b275[14])<<8 | uint64(b275[15])), Lo: (uint64(b275[16])<<56 | uint64(b275[17])<<48 | uint64(b275[18])<<40 | uint64(b275[19])<<32 | uint64(b275[20])<<24 | uint64(b275[21])<<16 | uint64(b275[22])<<8 | uint64(b275[23]))}
+		os285 := uint32(uint16(ws286.Hi>>0)) + uint32(uint16(ws286.Hi>>16)) + uint32(uint16(ws286.Hi>>32)) + uint32(uint16(ws286.Hi>>48)) + uint32(uint16(ws286.Lo>>0)) + uint32(uint16(ws286.Lo>>16)) + uint32(uint16(ws286.Lo>>32)) + uint32(uint16(ws286.Lo>>48))
+		v287 := v284
+		s288 := v287.Hi
+		b275[8] = byte(s288 >> 56)
+		b275[9] = byte(s288 >> 48)
+		b275[10] = byte(s288 >> 40)
+		b275[11] = byte(s288 >> 32)
+		b275[12] = byte(s288 >> 24)
+		b275[13] = byte(s288 >> 16)
+		b275[14] = byte(s288 >> 8)
+		b275[15] = byte(s288)
+		s289 := v287.Lo
+		b275[16] = byte(s289 >> 56)
+		b275[17] = byte(s289 >> 48)
+		b275[18] = byte(s289 >> 40)
+		b275[19] = byte(s289 >> 32)
+		b275[20] = byte(s289 >> 24)
+		b275[21] = byte(s289 >> 16)
+		b275[22] = byte(s289 >> 8)
+		b275[23] = byte(s289)
+		ws290 := v284
+		f292 := uint32(os285)
+		f292 += bits.RotateLeft32(f292, 16)
+		dl291 := uint64(^uint16(f292>>16)) + uint64(uint32(uint16(ws290.Hi>>0))+uint32(uint16(ws290.Hi>>16))+uint32(uint16(ws290.Hi>>32))+uint32(uint16(ws290.Hi>>48))+uint32(uint16(ws290.Lo>>0))+uint32(uint16(ws290.Lo>>16))+uint32(uint16(ws290.Lo>>32))+uint32(uint16(ws290.Lo>>48)))
+		d273 += dl291
+		v293 := m21
+		b294 := data[h4 : h4+8] // udp
+		os295 := uint32(uint16((uint64(b294[2])<<8 | uint64(b294[3]))))
+		s296 := v293
+		b294[2] = byte(s296 >> 8)
+		b294[3] = byte(s296)
+		f298 := uint32(os295)
+		f298 += bits.RotateLeft32(f298, 16)
+		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(v293)))
+		d273 += dl297
+		v299 := ((uint64(b275[4])<<8 | uint64(b275[5])) - 0x10)
+		os300 := uint32(uint16((uint64(b275[4])<<8 | uint64(b275[5]))))
+		s301 := v299
+		b275[4] = byte(s301 >> 8)
+		b275[5] = byte(s301)
+		f303 := uint32(os300)
+		f303 += bits.RotateLeft32(f303, 16)
+		dl302 := uint64(^uint16(f303>>16)) + uint64(uint32(uint16(v299)))
+		d273 += dl302
 		if h4+8 <= len(data) {
-			pendD4 += d231
+			pendD4 += d273
 			pendK4 = true
 		}
 		pl.edges[24]++
@@ -3981,50 +4398,47 @@ n90:
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		po262, pn263 := h10, 12 // lb_v2
-		if po262 < 0 || po262+pn263 > len(data) {
+		po304, pn305 := h10, 12 // lb_v2
+		if po304 < 0 || po304+pn305 > len(data) {
 			return pl.drop(33)
 		}
-		if po262 > h4 && (po262-h4)%2 == 0 {
-			pw265 := data[po262 : po262+12]
-			d264 := uint32(uint64(pw265[0])<<8|uint64(pw265[1])) + uint32(uint64(pw265[2])<<8|uint64(pw265[3])) + uint32(uint64(pw265[4])<<8|uint64(pw265[5])) + uint32(uint64(pw265[6])<<8|uint64(pw265[7])) + uint32(uint64(pw265[8])<<8|uint64(pw265[9])) + uint32(uint64(pw265[10])<<8|uint64(pw265[11]))
-			d264 += bits.RotateLeft32(d264, 16)
+		if po304 > h4 && (po304-h4)%2 == 0 {
+			pw307 := data[po304 : po304+12]
+			d306 := uint32(uint64(pw307[0])<<8|uint64(pw307[1])) + uint32(uint64(pw307[2])<<8|uint64(pw307[3])) + uint32(uint64(pw307[4])<<8|uint64(pw307[5])) + uint32(uint64(pw307[6])<<8|uint64(pw307[7])) + uint32(uint64(pw307[8])<<8|uint64(pw307[9])) + uint32(uint64(pw307[10])<<8|uint64(pw307[11]))
+			d306 += bits.RotateLeft32(d306, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d264 >> 16))
+				pendD4 += uint64(^uint16(d306 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po262
-		pendN = pn263
+		pendOff = po304
+		pendN = pn305
 		h10 = -1
-		if cur > po262 {
-			cur = max(po262, cur-pn263)
+		if cur > po304 {
+			cur = max(po304, cur-pn305)
 		}
 		goto n93
 	}
 n92:
 	{ // LbPopV3Body: pop lb_v3
-		if !(h11 >= 0) {
+		po308, pn309 := h11, 12 // lb_v3
+		if po308 < 0 || po308+pn309 > len(data) {
 			return pl.drop(34)
 		}
-		po266, pn267 := h11, 12 // lb_v3
-		if po266 < 0 || po266+pn267 > len(data) {
-			return pl.drop(34)
-		}
-		if po266 > h4 && (po266-h4)%2 == 0 {
-			pw269 := data[po266 : po266+12]
-			d268 := uint32(uint64(pw269[0])<<8|uint64(pw269[1])) + uint32(uint64(pw269[2])<<8|uint64(pw269[3])) + uint32(uint64(pw269[4])<<8|uint64(pw269[5])) + uint32(uint64(pw269[6])<<8|uint64(pw269[7])) + uint32(uint64(pw269[8])<<8|uint64(pw269[9])) + uint32(uint64(pw269[10])<<8|uint64(pw269[11]))
-			d268 += bits.RotateLeft32(d268, 16)
+		if po308 > h4 && (po308-h4)%2 == 0 {
+			pw311 := data[po308 : po308+12]
+			d310 := uint32(uint64(pw311[0])<<8|uint64(pw311[1])) + uint32(uint64(pw311[2])<<8|uint64(pw311[3])) + uint32(uint64(pw311[4])<<8|uint64(pw311[5])) + uint32(uint64(pw311[6])<<8|uint64(pw311[7])) + uint32(uint64(pw311[8])<<8|uint64(pw311[9])) + uint32(uint64(pw311[10])<<8|uint64(pw311[11]))
+			d310 += bits.RotateLeft32(d310, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d268 >> 16))
+				pendD4 += uint64(^uint16(d310 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po266
-		pendN = pn267
+		pendOff = po308
+		pendN = pn309
 		h11 = -1
-		if cur > po266 {
-			cur = max(po266, cur-pn267)
+		if cur > po308 {
+			cur = max(po308, cur-pn309)
 		}
 		pl.edges[25]++
 		goto n93
@@ -4041,52 +4455,49 @@ n93:
 			}
 			pendN = 0
 		}
-		po270, pn271 := h9, 4 // lb_common
-		if po270 < 0 || po270+pn271 > len(data) {
+		po312, pn313 := h9, 4 // lb_common
+		if po312 < 0 || po312+pn313 > len(data) {
 			return pl.drop(35)
 		}
-		if po270 > h4 && (po270-h4)%2 == 0 {
-			pw273 := data[po270 : po270+4]
-			d272 := uint32(uint64(pw273[0])<<8|uint64(pw273[1])) + uint32(uint64(pw273[2])<<8|uint64(pw273[3]))
-			d272 += bits.RotateLeft32(d272, 16)
+		if po312 > h4 && (po312-h4)%2 == 0 {
+			pw315 := data[po312 : po312+4]
+			d314 := uint32(uint64(pw315[0])<<8|uint64(pw315[1])) + uint32(uint64(pw315[2])<<8|uint64(pw315[3]))
+			d314 += bits.RotateLeft32(d314, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d272 >> 16))
+				pendD4 += uint64(^uint16(d314 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn271
-		if po270 < len(data)-po270-pendN {
-			copy(data[pendN:pendN+po270], data[:po270])
+		pendN += pn313
+		if po312 < len(data)-po312-pendN {
+			copy(data[pendN:pendN+po312], data[:po312])
 			data = data[pendN:]
 		} else {
-			copy(data[po270:], data[po270+pendN:])
+			copy(data[po312:], data[po312+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po270 {
-			h11 -= pn271
-		} // lb_v3
-		if cur > po270 {
-			cur = max(po270, cur-pn271)
+		if cur > po312 {
+			cur = max(po312, cur-pn313)
 		}
 		goto n94
 	}
 n94:
 	{ // LbUdpLen: set udp.length
-		var d274 uint64         // udp checksum
-		b275 := data[h4 : h4+8] // udp
-		v276 := ((uint64(b275[4])<<8 | uint64(b275[5])) - 0x10)
-		os277 := uint32(uint16((uint64(b275[4])<<8 | uint64(b275[5]))))
-		s278 := v276
-		b275[4] = byte(s278 >> 8)
-		b275[5] = byte(s278)
-		f280 := uint32(os277)
-		f280 += bits.RotateLeft32(f280, 16)
-		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(v276)))
-		d274 += dl279
+		var d316 uint64         // udp checksum
+		b317 := data[h4 : h4+8] // udp
+		v318 := ((uint64(b317[4])<<8 | uint64(b317[5])) - 0x10)
+		os319 := uint32(uint16((uint64(b317[4])<<8 | uint64(b317[5]))))
+		s320 := v318
+		b317[4] = byte(s320 >> 8)
+		b317[5] = byte(s320)
+		f322 := uint32(os319)
+		f322 += bits.RotateLeft32(f322, 16)
+		dl321 := uint64(^uint16(f322>>16)) + uint64(uint32(uint16(v318)))
+		d316 += dl321
 		if h4+8 <= len(data) {
-			pendD4 += d274
+			pendD4 += d316
 			pendK4 = true
 		}
 		pl.edges[26]++
@@ -4115,9 +4526,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s281 := r
-				cb[0] = byte(s281 >> 8)
-				cb[1] = byte(s281)
+				s323 := r
+				cb[0] = byte(s323 >> 8)
+				cb[1] = byte(s323)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4134,9 +4545,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s282 := r
-				cb[0] = byte(s282 >> 8)
-				cb[1] = byte(s282)
+				s324 := r
+				cb[0] = byte(s324 >> 8)
+				cb[1] = byte(s324)
 			}
 			pendD4, pendK4 = 0, false
 		}

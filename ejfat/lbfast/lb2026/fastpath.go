@@ -4605,9 +4605,6 @@ n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
 		var d281 uint64 // udp checksum
 		v282 := m6
-		if !(h3 >= 0) {
-			return pl.drop(58)
-		}
 		b283 := data[h3 : h3+40] // ipv6
 		ws285 := packet.Value{Hi: (uint64(b283[8])<<56 | uint64(b283[9])<<48 | uint64(b283[10])<<40 | uint64(b283[11])<<32 | uint64(b283[12])<<24 | uint64(b283[13])<<16 | uint64(b283[14])<<8 | uint64(b283[15])), Lo: (uint64(b283[16])<<56 | uint64(b283[17])<<48 | uint64(b283[18])<<40 | uint64(b283[19])<<32 | uint64(b283[20])<<24 | uint64(b283[21])<<16 | uint64(b283[22])<<8 | uint64(b283[23]))}
 		os284 := uint32(uint16(ws285.Hi>>0)) + uint32(uint16(ws285.Hi>>16)) + uint32(uint16(ws285.Hi>>32)) + uint32(uint16(ws285.Hi>>48)) + uint32(uint16(ws285.Lo>>0)) + uint32(uint16(ws285.Lo>>16)) + uint32(uint16(ws285.Lo>>32)) + uint32(uint16(ws285.Lo>>48))
@@ -4694,9 +4691,6 @@ n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
 		var d308 uint64 // udp checksum
 		v309 := m6
-		if !(h3 >= 0) {
-			return pl.drop(59)
-		}
 		b310 := data[h3 : h3+40] // ipv6
 		ws312 := packet.Value{Hi: (uint64(b310[8])<<56 | uint64(b310[9])<<48 | uint64(b310[10])<<40 | uint64(b310[11])<<32 | uint64(b310[12])<<24 | uint64(b310[13])<<16 | uint64(b310[14])<<8 | uint64(b310[15])), Lo: (uint64(b310[16])<<56 | uint64(b310[17])<<48 | uint64(b310[18])<<40 | uint64(b310[19])<<32 | uint64(b310[20])<<24 | uint64(b310[21])<<16 | uint64(b310[22])<<8 | uint64(b310[23]))}
 		os311 := uint32(uint16(ws312.Hi>>0)) + uint32(uint16(ws312.Hi>>16)) + uint32(uint16(ws312.Hi>>32)) + uint32(uint16(ws312.Hi>>48)) + uint32(uint16(ws312.Lo>>0)) + uint32(uint16(ws312.Lo>>16)) + uint32(uint16(ws312.Lo>>32)) + uint32(uint16(ws312.Lo>>48))
@@ -4822,18 +4816,15 @@ n179:
 	}
 n180:
 	{ // LbPopV3Body: pop lb_v3
-		if !(h11 >= 0) {
-			return pl.drop(61)
-		}
 		po344, pn345 := h11, 12 // lb_v3
 		if po344 < 0 || po344+pn345 > len(data) {
 			return pl.drop(61)
 		}
-		if (h4 >= 0) && po344 > h4 && (po344-h4)%2 == 0 {
+		if po344 > h4 && (po344-h4)%2 == 0 {
 			pw347 := data[po344 : po344+12]
 			d346 := uint32(uint64(pw347[0])<<8|uint64(pw347[1])) + uint32(uint64(pw347[2])<<8|uint64(pw347[3])) + uint32(uint64(pw347[4])<<8|uint64(pw347[5])) + uint32(uint64(pw347[6])<<8|uint64(pw347[7])) + uint32(uint64(pw347[8])<<8|uint64(pw347[9])) + uint32(uint64(pw347[10])<<8|uint64(pw347[11]))
 			d346 += bits.RotateLeft32(d346, 16)
-			if (h4 >= 0) && h4+8 <= len(data) {
+			if h4+8 <= len(data) {
 				pendD4 += uint64(^uint16(d346 >> 16))
 				pendK4 = true
 			}
@@ -4882,9 +4873,6 @@ n181:
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po348 {
-			h11 -= pn349
-		} // lb_v3
 		if cur > po348 {
 			cur = max(po348, cur-pn349)
 		}

@@ -236,7 +236,7 @@ var NodeNames = [152]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "R
 var SinkNames = [2]string{"ToHost", "TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [65]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
+var DropSites = [69]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 	{Node: "RxNotForUs", Reason: "not a datagram for the socket"},
 	{Node: "ParseEthType.arp", Reason: "unconnected"},
 	{Node: "ParseEthType.vlan", Reason: "unconnected"},
@@ -244,17 +244,20 @@ var DropSites = [65]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 	{Node: "ParseEthType.lldp", Reason: "unconnected"},
 	{Node: "ParseEthType.other", Reason: "unconnected"},
 	{Node: "ParseFail", Reason: "phys_parsefail_counter"},
+	{Node: "PuntIsLacp", Reason: "malformed"},
 	{Node: "PuntPopNsMac", Reason: "malformed"},
 	{Node: "PuntPopNsOpt", Reason: "malformed"},
 	{Node: "PuntPopNs", Reason: "malformed"},
 	{Node: "PuntPopUdp", Reason: "malformed"},
 	{Node: "PuntPopIPv4", Reason: "malformed"},
 	{Node: "PuntPopIPv6", Reason: "malformed"},
+	{Node: "L2VlanId", Reason: "malformed"},
 	{Node: "L2PopVlan", Reason: "malformed"},
 	{Node: "L2DstDrop", Reason: "l2_dst_drop_counter"},
-	{Node: "L3SetDaIPv6", Reason: "malformed"},
 	{Node: "L3BadIP", Reason: "l2_iface_drop_badip_counter"},
+	{Node: "L3Icmp4Type", Reason: "malformed"},
 	{Node: "L3Icmp4Unhandled", Reason: "l3_icmpv4_unhandled"},
+	{Node: "L3Unreach4", Reason: "malformed"},
 	{Node: "L3Unreach4Net", Reason: "l3_icmpv4_dest_unreach_net"},
 	{Node: "L3Unreach4Host", Reason: "l3_icmpv4_dest_unreach_host"},
 	{Node: "L3Unreach4Port", Reason: "l3_icmpv4_dest_unreach_port"},
@@ -263,12 +266,16 @@ var DropSites = [65]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 	{Node: "L3Unreach4HostUnknown", Reason: "l3_icmpv4_dest_unreach_host_unknown"},
 	{Node: "L3Unreach4HostProhibited", Reason: "l3_icmpv4_dest_unreach_host_prohibited"},
 	{Node: "L3Unreach4Other", Reason: "l3_icmpv4_dest_unreach_other"},
+	{Node: "L3Icmp6Type", Reason: "malformed"},
 	{Node: "L3Icmp6Unhandled", Reason: "l3_icmpv6_unhandled"},
+	{Node: "L3Unreach6", Reason: "malformed"},
 	{Node: "L3Unreach6Net", Reason: "l3_icmpv6_dest_unreach_net"},
 	{Node: "L3Unreach6HostProhibited", Reason: "l3_icmpv6_dest_unreach_host_prohibited"},
 	{Node: "L3Unreach6Host", Reason: "l3_icmpv6_dest_unreach_host"},
 	{Node: "L3Unreach6Port", Reason: "l3_icmpv6_dest_unreach_port"},
 	{Node: "L3Unreach6Other", Reason: "l3_icmpv6_dest_unreach_other"},
+	{Node: "ArpForUs", Reason: "malformed"},
+	{Node: "ArpReply", Reason: "malformed"},
 	{Node: "Echo4ForUs", Reason: "malformed"},
 	{Node: "Echo4NoMatch", Reason: "l3_icmpv4_echo_dst_nomatch"},
 	{Node: "Echo4Reply", Reason: "malformed"},
@@ -278,6 +285,7 @@ var DropSites = [65]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 	{Node: "NsUnspecified", Reason: "malformed"},
 	{Node: "NsToAllNodes", Reason: "malformed"},
 	{Node: "NsToSender", Reason: "malformed"},
+	{Node: "NsSrcMac", Reason: "malformed"},
 	{Node: "NsPopMac", Reason: "malformed"},
 	{Node: "NsPopOpt", Reason: "malformed"},
 	{Node: "NsPopBody", Reason: "malformed"},
@@ -286,9 +294,7 @@ var DropSites = [65]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 	{Node: "NsPushMac", Reason: "malformed"},
 	{Node: "NsFill", Reason: "malformed"},
 	{Node: "NsCsum", Reason: "malformed"},
-	{Node: "LbSrc6", Reason: "malformed"},
 	{Node: "LbBlocked", Reason: "lb_drop_blocked_src_pkt_counter"},
-	{Node: "LbSelV3", Reason: "malformed"},
 	{Node: "LbTtl", Reason: "malformed"},
 	{Node: "LbTtlExpired", Reason: "lb_drop_ttl_expired_pkt_counter"},
 	{Node: "LbEpochMiss", Reason: "lb_drop_epoch_assign_miss_pkt_counter"},
@@ -296,8 +302,6 @@ var DropSites = [65]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 	{Node: "LbMemberMiss", Reason: "lb_drop_mbr_info_miss_pkt_counter"},
 	{Node: "LbSoftEvicted", Reason: "mbr_drop_soft_evicted_counter"},
 	{Node: "LbDeregistered", Reason: "mbr_drop_deregistered_counter"},
-	{Node: "LbIPv6Keep", Reason: "malformed"},
-	{Node: "LbIPv6Strip", Reason: "malformed"},
 	{Node: "LbPopV2Body", Reason: "malformed"},
 	{Node: "LbPopV3Body", Reason: "malformed"},
 	{Node: "LbPopCommon", Reason: "malformed"},
@@ -422,8 +426,8 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
-	var f [269]uint64
-	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Sunk[0] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24] + pl.Dropped[25] + pl.Dropped[26] + pl.Dropped[27] + pl.Dropped[28] + pl.Dropped[29] + pl.Dropped[30] + pl.Dropped[31] + pl.Dropped[32] + pl.Dropped[33] + pl.Dropped[34] + pl.Dropped[35] + pl.Dropped[36] + pl.Dropped[37] + pl.Dropped[38] + pl.Dropped[39] + pl.Dropped[40] + pl.Dropped[41] + pl.Dropped[42] + pl.Dropped[43] + pl.Dropped[44] + pl.Dropped[45] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[48] + pl.Dropped[49] + pl.Dropped[50] + pl.Dropped[51] + pl.Dropped[52] + pl.Dropped[53] + pl.Dropped[54] + pl.Dropped[55] + pl.Dropped[56] + pl.Dropped[57] + pl.Dropped[58] + pl.Dropped[59] + pl.Dropped[60] + pl.Dropped[61] + pl.Dropped[62] + pl.Dropped[63] + pl.Dropped[64] + pl.Sunk[1]
+	var f [273]uint64
+	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Sunk[0] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24] + pl.Dropped[25] + pl.Dropped[26] + pl.Dropped[27] + pl.Dropped[28] + pl.Dropped[29] + pl.Dropped[30] + pl.Dropped[31] + pl.Dropped[32] + pl.Dropped[33] + pl.Dropped[34] + pl.Dropped[35] + pl.Dropped[36] + pl.Dropped[37] + pl.Dropped[38] + pl.Dropped[39] + pl.Dropped[40] + pl.Dropped[41] + pl.Dropped[42] + pl.Dropped[43] + pl.Dropped[44] + pl.Dropped[45] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[48] + pl.Dropped[49] + pl.Dropped[50] + pl.Dropped[51] + pl.Dropped[52] + pl.Dropped[53] + pl.Dropped[54] + pl.Dropped[55] + pl.Dropped[56] + pl.Dropped[57] + pl.Dropped[58] + pl.Dropped[59] + pl.Dropped[60] + pl.Dropped[61] + pl.Dropped[62] + pl.Dropped[63] + pl.Dropped[64] + pl.Dropped[65] + pl.Dropped[66] + pl.Dropped[67] + pl.Dropped[68] + pl.Sunk[1]
 	f[5] = pl.edges[36]
 	f[6] = pl.Dropped[0]
 	f[8] = pl.edges[37]
@@ -449,177 +453,181 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[44] = pl.edges[3]
 	f[45] = pl.edges[48]
 	f[46] = pl.Dropped[7]
-	f[56] = pl.edges[4]
-	f[58] = pl.edges[5]
-	f[59] = pl.edges[6]
-	f[63] = pl.Dropped[8]
-	f[64] = pl.edges[7]
-	f[67] = pl.Dropped[9]
-	f[68] = pl.edges[8]
-	f[71] = pl.Dropped[10]
-	f[72] = pl.edges[9]
-	f[75] = pl.Dropped[11]
-	f[76] = pl.edges[10]
-	f[79] = pl.Dropped[12]
-	f[80] = pl.edges[11]
-	f[83] = pl.Dropped[13]
-	f[84] = pl.edges[12]
-	f[85] = pl.Sunk[0]
-	f[89] = pl.Dropped[14]
-	f[90] = pl.edges[13]
-	f[92] = pl.edges[14]
-	f[95] = pl.edges[15]
-	f[97] = pl.Dropped[15]
-	f[102] = pl.Dropped[16]
-	f[103] = pl.edges[16]
-	f[106] = pl.Dropped[17]
-	f[118] = pl.Dropped[18]
-	f[127] = pl.Dropped[19]
-	f[128] = pl.Dropped[20]
-	f[129] = pl.Dropped[21]
+	f[53] = pl.Dropped[8]
+	f[57] = pl.edges[4]
+	f[59] = pl.edges[5]
+	f[60] = pl.edges[6]
+	f[64] = pl.Dropped[9]
+	f[65] = pl.edges[7]
+	f[68] = pl.Dropped[10]
+	f[69] = pl.edges[8]
+	f[72] = pl.Dropped[11]
+	f[73] = pl.edges[9]
+	f[76] = pl.Dropped[12]
+	f[77] = pl.edges[10]
+	f[80] = pl.Dropped[13]
+	f[81] = pl.edges[11]
+	f[84] = pl.Dropped[14]
+	f[85] = pl.edges[12]
+	f[86] = pl.Sunk[0]
+	f[89] = pl.Dropped[15]
+	f[91] = pl.Dropped[16]
+	f[92] = pl.edges[13]
+	f[94] = pl.edges[14]
+	f[97] = pl.edges[15]
+	f[99] = pl.Dropped[17]
+	f[104] = pl.edges[16]
+	f[107] = pl.Dropped[18]
+	f[117] = pl.Dropped[19]
+	f[120] = pl.Dropped[20]
+	f[121] = pl.Dropped[21]
 	f[130] = pl.Dropped[22]
 	f[131] = pl.Dropped[23]
 	f[132] = pl.Dropped[24]
 	f[133] = pl.Dropped[25]
 	f[134] = pl.Dropped[26]
-	f[139] = pl.Dropped[27]
-	f[145] = pl.Dropped[28]
-	f[146] = pl.Dropped[29]
-	f[147] = pl.Dropped[30]
-	f[148] = pl.Dropped[31]
-	f[149] = pl.Dropped[32]
-	f[152] = pl.edges[17]
-	f[155] = pl.Dropped[33]
-	f[158] = pl.Dropped[34]
-	f[159] = pl.Dropped[35]
-	f[161] = pl.edges[18]
-	f[162] = pl.Dropped[36]
-	f[164] = pl.edges[19]
-	f[165] = pl.Dropped[37]
-	f[168] = pl.Dropped[38]
-	f[169] = pl.Dropped[39]
-	f[172] = pl.Dropped[40]
-	f[174] = pl.Dropped[41]
-	f[177] = pl.edges[20]
-	f[178] = pl.edges[21]
-	f[183] = pl.Dropped[42]
-	f[184] = pl.edges[22]
-	f[185] = pl.Dropped[43]
-	f[186] = pl.edges[23]
-	f[187] = pl.Dropped[44]
-	f[189] = pl.Dropped[45]
-	f[191] = pl.Dropped[46]
-	f[193] = pl.Dropped[47]
-	f[195] = pl.Dropped[48]
-	f[197] = pl.Dropped[49]
-	f[199] = pl.edges[24]
-	f[205] = pl.Dropped[50]
-	f[206] = pl.edges[25]
-	f[207] = pl.edges[49]
-	f[208] = pl.Dropped[51]
-	f[214] = pl.Dropped[52]
-	f[215] = pl.edges[26]
-	f[216] = pl.Dropped[53]
-	f[219] = pl.Dropped[54]
-	f[221] = pl.edges[27]
-	f[223] = pl.Dropped[55]
-	f[227] = pl.Dropped[56]
-	f[229] = pl.edges[28]
-	f[233] = pl.Dropped[57]
-	f[234] = pl.Dropped[58]
-	f[235] = pl.Dropped[59]
-	f[240] = pl.edges[29]
-	f[249] = pl.Dropped[60]
-	f[250] = pl.edges[30]
-	f[251] = pl.Dropped[61]
-	f[252] = pl.edges[31]
-	f[255] = pl.Dropped[62]
-	f[257] = pl.Dropped[63]
-	f[258] = pl.edges[32]
-	f[259] = pl.Dropped[64]
-	f[261] = pl.edges[33]
-	f[264] = pl.edges[34]
-	f[265] = pl.edges[35]
-	f[267] = pl.Sunk[1]
-	f[268] = total
-	f[0] = 0 + f[268]
+	f[135] = pl.Dropped[27]
+	f[136] = pl.Dropped[28]
+	f[137] = pl.Dropped[29]
+	f[138] = pl.Dropped[30]
+	f[143] = pl.Dropped[31]
+	f[144] = pl.Dropped[32]
+	f[150] = pl.Dropped[33]
+	f[151] = pl.Dropped[34]
+	f[152] = pl.Dropped[35]
+	f[153] = pl.Dropped[36]
+	f[154] = pl.Dropped[37]
+	f[155] = pl.Dropped[38]
+	f[158] = pl.edges[17]
+	f[159] = pl.Dropped[39]
+	f[162] = pl.Dropped[40]
+	f[165] = pl.Dropped[41]
+	f[166] = pl.Dropped[42]
+	f[168] = pl.edges[18]
+	f[169] = pl.Dropped[43]
+	f[171] = pl.edges[19]
+	f[172] = pl.Dropped[44]
+	f[175] = pl.Dropped[45]
+	f[176] = pl.Dropped[46]
+	f[179] = pl.Dropped[47]
+	f[181] = pl.Dropped[48]
+	f[184] = pl.edges[20]
+	f[185] = pl.Dropped[49]
+	f[186] = pl.edges[21]
+	f[191] = pl.Dropped[50]
+	f[192] = pl.edges[22]
+	f[193] = pl.Dropped[51]
+	f[194] = pl.edges[23]
+	f[195] = pl.Dropped[52]
+	f[197] = pl.Dropped[53]
+	f[199] = pl.Dropped[54]
+	f[201] = pl.Dropped[55]
+	f[203] = pl.Dropped[56]
+	f[205] = pl.Dropped[57]
+	f[207] = pl.edges[24]
+	f[213] = pl.edges[25]
+	f[214] = pl.edges[49]
+	f[215] = pl.Dropped[58]
+	f[221] = pl.edges[26]
+	f[222] = pl.Dropped[59]
+	f[225] = pl.Dropped[60]
+	f[227] = pl.edges[27]
+	f[229] = pl.Dropped[61]
+	f[233] = pl.Dropped[62]
+	f[235] = pl.edges[28]
+	f[239] = pl.Dropped[63]
+	f[240] = pl.Dropped[64]
+	f[241] = pl.Dropped[65]
+	f[246] = pl.edges[29]
+	f[255] = pl.edges[30]
+	f[256] = pl.edges[31]
+	f[259] = pl.Dropped[66]
+	f[261] = pl.Dropped[67]
+	f[262] = pl.edges[32]
+	f[263] = pl.Dropped[68]
+	f[265] = pl.edges[33]
+	f[268] = pl.edges[34]
+	f[269] = pl.edges[35]
+	f[271] = pl.Sunk[1]
+	f[272] = total
+	f[0] = 0 + f[272]
 	f[13] = 0 + f[15] + f[16]
 	f[22] = 0 + f[23] + f[24]
 	f[2] = 0 + f[25] - f[5] - f[8] - f[10] - f[12] - f[14] - f[16] - f[18] - f[20] - f[24]
-	f[266] = 0 + f[267]
+	f[270] = 0 + f[271]
 	f[40] = 0 + f[44] + f[45]
 	f[36] = 0 + f[46] - f[38] - f[41] - f[43] - f[45]
-	f[54] = 0 + f[56]
-	f[57] = 0 + f[59]
-	f[61] = 0 + f[63] + f[64]
-	f[65] = 0 + f[67] + f[68]
-	f[69] = 0 + f[71] + f[72]
-	f[73] = 0 + f[75] + f[76]
-	f[77] = 0 + f[79] + f[80]
-	f[81] = 0 + f[83] + f[84]
-	f[82] = 0 + f[85] - f[84]
-	f[88] = 0 + f[89] + f[90]
-	f[96] = 0 + f[97]
-	f[100] = 0 + f[102] + f[103]
-	f[105] = 0 + f[106]
-	f[117] = 0 + f[118]
-	f[119] = 0 + f[127]
-	f[120] = 0 + f[128]
-	f[121] = 0 + f[129]
+	f[55] = 0 + f[57]
+	f[58] = 0 + f[60]
+	f[62] = 0 + f[64] + f[65]
+	f[66] = 0 + f[68] + f[69]
+	f[70] = 0 + f[72] + f[73]
+	f[74] = 0 + f[76] + f[77]
+	f[78] = 0 + f[80] + f[81]
+	f[82] = 0 + f[84] + f[85]
+	f[83] = 0 + f[86] - f[85]
+	f[90] = 0 + f[91] + f[92]
+	f[98] = 0 + f[99]
+	f[102] = 0 + f[104]
+	f[106] = 0 + f[107]
+	f[119] = 0 + f[120]
 	f[122] = 0 + f[130]
 	f[123] = 0 + f[131]
 	f[124] = 0 + f[132]
 	f[125] = 0 + f[133]
 	f[126] = 0 + f[134]
-	f[138] = 0 + f[139]
-	f[140] = 0 + f[145]
-	f[141] = 0 + f[146]
-	f[142] = 0 + f[147]
-	f[143] = 0 + f[148]
-	f[144] = 0 + f[149]
-	f[151] = 0 + f[152]
+	f[127] = 0 + f[135]
+	f[128] = 0 + f[136]
+	f[129] = 0 + f[137]
+	f[142] = 0 + f[143]
+	f[145] = 0 + f[150]
+	f[146] = 0 + f[151]
+	f[147] = 0 + f[152]
+	f[148] = 0 + f[153]
+	f[149] = 0 + f[154]
 	f[157] = 0 + f[158]
-	f[160] = 0 + f[161]
-	f[163] = 0 + f[164]
+	f[164] = 0 + f[165]
 	f[167] = 0 + f[168]
-	f[176] = 0 + f[178]
-	f[181] = 0 + f[183] + f[184]
-	f[182] = 0 + f[185] + f[186] - f[184]
-	f[198] = 0 + f[199]
-	f[202] = 0 + f[205] + f[206] + f[207]
-	f[204] = 0 + f[208] - f[207]
-	f[212] = 0 + f[214] + f[215]
-	f[217] = 0 + f[219]
-	f[222] = 0 + f[223]
-	f[226] = 0 + f[227]
+	f[170] = 0 + f[171]
+	f[174] = 0 + f[175]
+	f[183] = 0 + f[185] + f[186]
+	f[189] = 0 + f[191] + f[192]
+	f[190] = 0 + f[193] + f[194] - f[192]
+	f[206] = 0 + f[207]
+	f[210] = 0 + f[213] + f[214]
+	f[212] = 0 + f[215] - f[214]
+	f[219] = 0 + f[221]
+	f[223] = 0 + f[225]
+	f[228] = 0 + f[229]
 	f[232] = 0 + f[233]
-	f[230] = 0 + f[234]
-	f[231] = 0 + f[235]
-	f[238] = 0 + f[240]
-	f[245] = 0 + f[249] + f[250]
-	f[246] = 0 + f[251] + f[252]
-	f[254] = 0 + f[257] + f[258]
-	f[260] = 0 + f[261]
-	f[262] = 0 + f[264]
-	f[263] = 0 + f[265] - f[264]
+	f[238] = 0 + f[239]
+	f[236] = 0 + f[240]
+	f[237] = 0 + f[241]
+	f[244] = 0 + f[246]
+	f[251] = 0 + f[255]
+	f[252] = 0 + f[256]
+	f[258] = 0 + f[261] + f[262]
+	f[264] = 0 + f[265]
+	f[266] = 0 + f[268]
+	f[267] = 0 + f[269] - f[268]
 	f[1] = 0 + f[0] - f[2]
 	f[4] = 0 + f[13] + f[14]
-	f[154] = 0 + f[266] - f[161] - f[164] - f[199] - f[265]
-	f[52] = 0 + f[57] + f[58]
-	f[78] = 0 + f[81] + f[82] - f[80]
-	f[86] = 0 + f[88]
-	f[116] = 0 + f[119] + f[120] + f[121] + f[122] + f[123] + f[124] + f[125] + f[126]
-	f[135] = 0 + f[140] + f[141] + f[142] + f[143] + f[144]
-	f[153] = 0 + f[154]
-	f[156] = 0 + f[159] + f[160]
-	f[136] = 0 + f[162] + f[163]
-	f[175] = 0 + f[176] + f[177]
-	f[179] = 0 + f[181] + f[182]
-	f[196] = 0 + f[197] + f[198]
-	f[210] = 0 + f[212]
-	f[242] = 0 + f[245] + f[246]
-	f[256] = 0 + f[259] + f[260] - f[258]
-	f[247] = 0 + f[262] + f[263] - f[250] - f[261]
+	f[161] = 0 + f[270] - f[168] - f[171] - f[207] - f[269]
+	f[52] = 0 + f[58] + f[59]
+	f[79] = 0 + f[82] + f[83] - f[81]
+	f[87] = 0 + f[89] + f[90]
+	f[118] = 0 + f[121] + f[122] + f[123] + f[124] + f[125] + f[126] + f[127] + f[128] + f[129]
+	f[139] = 0 + f[144] + f[145] + f[146] + f[147] + f[148] + f[149]
+	f[160] = 0 + f[161]
+	f[163] = 0 + f[166] + f[167]
+	f[140] = 0 + f[169] + f[170]
+	f[182] = 0 + f[183] + f[184]
+	f[187] = 0 + f[189] + f[190]
+	f[204] = 0 + f[205] + f[206]
+	f[217] = 0 + f[219]
+	f[248] = 0 + f[251] + f[252]
+	f[260] = 0 + f[263] + f[264] - f[262]
+	f[253] = 0 + f[266] + f[267] - f[255] - f[265]
 	f[3] = 0 + f[1] - f[4] - f[5]
 	f[7] = 0 + f[3] - f[6] - f[8]
 	f[9] = 0 + f[7] - f[10]
@@ -635,65 +643,65 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[39] = 0 + f[37] - f[40] - f[41]
 	f[42] = 0 + f[39] - f[43]
 	f[47] = 0 + f[42] + f[44]
-	f[74] = 0 + f[77] + f[78] - f[76]
-	f[115] = 0 + f[116] + f[117]
-	f[150] = 0 + f[153]
-	f[114] = 0 + f[155] + f[156] + f[157]
-	f[171] = 0 + f[174] + f[175]
-	f[194] = 0 + f[195] + f[196]
-	f[243] = 0 + f[247]
-	f[253] = 0 + f[255] + f[256]
-	f[70] = 0 + f[73] + f[74] - f[72]
-	f[110] = 0 + f[114] + f[115]
-	f[108] = 0 + f[150] + f[151]
-	f[192] = 0 + f[193] + f[194]
-	f[248] = 0 + f[253] + f[254] - f[252]
-	f[66] = 0 + f[69] + f[70] - f[68]
-	f[190] = 0 + f[191] + f[192]
-	f[244] = 0 + f[248]
-	f[62] = 0 + f[65] + f[66] - f[64]
-	f[188] = 0 + f[189] + f[190]
-	f[241] = 0 + f[243] + f[244]
-	f[60] = 0 + f[61] + f[62]
-	f[180] = 0 + f[187] + f[188] - f[186]
-	f[239] = 0 + f[241] + f[242] - f[240]
-	f[55] = 0 + f[60] - f[56] - f[58] - f[59]
-	f[173] = 0 + f[179] + f[180] - f[177] - f[178]
-	f[237] = 0 + f[238] + f[239]
-	f[53] = 0 + f[55]
-	f[170] = 0 + f[172] + f[173]
-	f[236] = 0 + f[237]
-	f[51] = 0 + f[53] + f[54]
-	f[166] = 0 + f[169] + f[170] + f[171]
-	f[228] = 0 + f[236] - f[229]
+	f[75] = 0 + f[78] + f[79] - f[77]
+	f[116] = 0 + f[117] + f[118] + f[119]
+	f[156] = 0 + f[159] + f[160]
+	f[115] = 0 + f[162] + f[163] + f[164]
+	f[178] = 0 + f[181] + f[182]
+	f[202] = 0 + f[203] + f[204]
+	f[249] = 0 + f[253]
+	f[257] = 0 + f[259] + f[260]
+	f[71] = 0 + f[74] + f[75] - f[73]
+	f[111] = 0 + f[115] + f[116]
+	f[109] = 0 + f[155] + f[156] + f[157]
+	f[200] = 0 + f[201] + f[202]
+	f[254] = 0 + f[257] + f[258] - f[256]
+	f[67] = 0 + f[70] + f[71] - f[69]
+	f[198] = 0 + f[199] + f[200]
+	f[250] = 0 + f[254]
+	f[63] = 0 + f[66] + f[67] - f[65]
+	f[196] = 0 + f[197] + f[198]
+	f[247] = 0 + f[249] + f[250]
+	f[61] = 0 + f[62] + f[63]
+	f[188] = 0 + f[195] + f[196] - f[194]
+	f[245] = 0 + f[247] + f[248] - f[246]
+	f[56] = 0 + f[61] - f[57] - f[59] - f[60]
+	f[180] = 0 + f[187] + f[188] - f[184] - f[186]
+	f[243] = 0 + f[244] + f[245]
+	f[54] = 0 + f[56]
+	f[177] = 0 + f[179] + f[180]
+	f[242] = 0 + f[243]
+	f[51] = 0 + f[53] + f[54] + f[55]
+	f[173] = 0 + f[176] + f[177] + f[178]
+	f[234] = 0 + f[242] - f[235]
 	f[50] = 0 + f[51] + f[52]
-	f[137] = 0 + f[165] + f[166] + f[167]
-	f[225] = 0 + f[228] + f[229] + f[230] + f[231] + f[232]
+	f[141] = 0 + f[172] + f[173] + f[174]
+	f[231] = 0 + f[234] + f[235] + f[236] + f[237] + f[238]
 	f[48] = 0 + f[50]
-	f[112] = 0 + f[135] + f[136] + f[137] + f[138]
-	f[224] = 0 + f[225] + f[226]
+	f[113] = 0 + f[138] + f[139] + f[140] + f[141] + f[142]
+	f[230] = 0 + f[231] + f[232]
 	f[49] = 0 + f[47] - f[48]
-	f[87] = 0 + f[49] - f[86]
-	f[91] = 0 + f[87] + f[90] - f[92]
-	f[93] = 0 + f[91] + f[92]
-	f[94] = 0 + f[93] - f[95] - f[96]
-	f[98] = 0 + f[94] + f[95]
-	f[99] = 0 + f[98] - f[100]
-	f[101] = 0 + f[99]
-	f[104] = 0 + f[101] + f[103] - f[105]
-	f[107] = 0 + f[104]
-	f[109] = 0 + f[107] - f[108]
-	f[111] = 0 + f[109] - f[110]
-	f[113] = 0 + f[111] - f[112]
-	f[200] = 0 + f[113] + f[152]
-	f[201] = 0 + f[200] - f[202]
-	f[203] = 0 + f[201] - f[204]
-	f[209] = 0 + f[203] + f[206] - f[210]
-	f[211] = 0 + f[209]
-	f[213] = 0 + f[211]
-	f[218] = 0 + f[213] + f[215] - f[216] - f[217]
-	f[220] = 0 + f[218] - f[221] - f[222]
-	r[0] = 0 + f[268]
+	f[88] = 0 + f[49] - f[87]
+	f[93] = 0 + f[88] + f[92] - f[94]
+	f[95] = 0 + f[93] + f[94]
+	f[96] = 0 + f[95] - f[97] - f[98]
+	f[100] = 0 + f[96] + f[97]
+	f[101] = 0 + f[100] - f[102]
+	f[103] = 0 + f[101]
+	f[105] = 0 + f[103] + f[104] - f[106]
+	f[108] = 0 + f[105]
+	f[110] = 0 + f[108] - f[109]
+	f[112] = 0 + f[110] - f[111]
+	f[114] = 0 + f[112] - f[113]
+	f[208] = 0 + f[114] + f[158]
+	f[209] = 0 + f[208] - f[210]
+	f[211] = 0 + f[209] - f[212]
+	f[216] = 0 + f[211] + f[213] - f[217]
+	f[218] = 0 + f[216]
+	f[220] = 0 + f[218]
+	f[224] = 0 + f[220] + f[221] - f[222] - f[223]
+	f[226] = 0 + f[224] - f[227] - f[228]
+	r[0] = 0 + f[272]
 	r[1] = 0 + f[0]
 	r[2] = 0 + f[1]
 	r[3] = 0 + f[3]
@@ -707,8 +715,8 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[11] = 0 + f[22]
 	r[12] = 0 + f[2] + f[5] + f[8] + f[10] + f[12] + f[14] + f[16] + f[18] + f[20] + f[24]
 	r[13] = 0 + f[21] + f[23]
-	r[14] = 0 + f[154] + f[161] + f[164] + f[199] + f[265]
-	r[15] = 0 + f[266]
+	r[14] = 0 + f[161] + f[168] + f[171] + f[207] + f[269]
+	r[15] = 0 + f[270]
 	r[16] = 0 + f[26]
 	r[17] = 0 + f[27]
 	r[18] = 0 + f[28] + f[31]
@@ -722,129 +730,129 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[26] = 0 + f[48]
 	r[27] = 0 + f[50]
 	r[28] = 0 + f[51]
-	r[29] = 0 + f[53]
-	r[30] = 0 + f[54]
+	r[29] = 0 + f[54]
+	r[30] = 0 + f[55]
 	r[31] = 0 + f[52]
-	r[32] = 0 + f[57]
-	r[33] = 0 + f[55] + f[56] + f[58] + f[59]
-	r[34] = 0 + f[60]
-	r[35] = 0 + f[61]
-	r[36] = 0 + f[62] + f[64]
-	r[37] = 0 + f[65]
-	r[38] = 0 + f[66] + f[68]
-	r[39] = 0 + f[69]
-	r[40] = 0 + f[70] + f[72]
-	r[41] = 0 + f[73]
-	r[42] = 0 + f[74] + f[76]
-	r[43] = 0 + f[77]
-	r[44] = 0 + f[78] + f[80]
-	r[45] = 0 + f[81]
-	r[46] = 0 + f[82] + f[84]
+	r[32] = 0 + f[58]
+	r[33] = 0 + f[56] + f[57] + f[59] + f[60]
+	r[34] = 0 + f[61]
+	r[35] = 0 + f[62]
+	r[36] = 0 + f[63] + f[65]
+	r[37] = 0 + f[66]
+	r[38] = 0 + f[67] + f[69]
+	r[39] = 0 + f[70]
+	r[40] = 0 + f[71] + f[73]
+	r[41] = 0 + f[74]
+	r[42] = 0 + f[75] + f[77]
+	r[43] = 0 + f[78]
+	r[44] = 0 + f[79] + f[81]
+	r[45] = 0 + f[82]
+	r[46] = 0 + f[83] + f[85]
 	r[47] = 0 + f[49]
-	r[48] = 0 + f[86]
-	r[49] = 0 + f[88]
-	r[50] = 0 + f[87] + f[90]
-	r[51] = 0 + f[91] + f[92]
-	r[52] = 0 + f[93]
-	r[53] = 0 + f[96]
-	r[54] = 0 + f[94] + f[95]
-	r[55] = 0 + f[98]
-	r[56] = 0 + f[99]
-	r[57] = 0 + f[100]
-	r[58] = 0 + f[101] + f[103]
-	r[59] = 0 + f[105]
-	r[60] = 0 + f[104]
-	r[61] = 0 + f[107]
-	r[62] = 0 + f[109]
-	r[63] = 0 + f[111]
-	r[64] = 0 + f[110]
-	r[65] = 0 + f[115]
-	r[66] = 0 + f[117]
-	r[67] = 0 + f[116]
-	r[68] = 0 + f[119]
-	r[69] = 0 + f[120]
-	r[70] = 0 + f[121]
-	r[71] = 0 + f[122]
-	r[72] = 0 + f[123]
-	r[73] = 0 + f[124]
-	r[74] = 0 + f[125]
-	r[75] = 0 + f[126]
-	r[76] = 0 + f[112]
-	r[77] = 0 + f[138]
-	r[78] = 0 + f[135]
-	r[79] = 0 + f[140]
-	r[80] = 0 + f[141]
-	r[81] = 0 + f[142]
-	r[82] = 0 + f[143]
-	r[83] = 0 + f[144]
-	r[84] = 0 + f[108]
-	r[85] = 0 + f[151]
-	r[86] = 0 + f[150]
-	r[87] = 0 + f[153]
-	r[88] = 0 + f[114]
-	r[89] = 0 + f[157]
-	r[90] = 0 + f[156]
-	r[91] = 0 + f[160]
-	r[92] = 0 + f[136]
-	r[93] = 0 + f[163]
-	r[94] = 0 + f[137]
-	r[95] = 0 + f[167]
-	r[96] = 0 + f[166]
-	r[97] = 0 + f[170]
-	r[98] = 0 + f[171]
-	r[99] = 0 + f[175]
-	r[100] = 0 + f[176]
-	r[101] = 0 + f[173] + f[177] + f[178]
-	r[102] = 0 + f[179]
-	r[103] = 0 + f[181]
-	r[104] = 0 + f[182] + f[184]
-	r[105] = 0 + f[180] + f[186]
-	r[106] = 0 + f[188]
-	r[107] = 0 + f[190]
-	r[108] = 0 + f[192]
-	r[109] = 0 + f[194]
-	r[110] = 0 + f[196]
-	r[111] = 0 + f[198]
-	r[112] = 0 + f[113] + f[152]
-	r[113] = 0 + f[200]
-	r[114] = 0 + f[201]
-	r[115] = 0 + f[202]
-	r[116] = 0 + f[204] + f[207]
-	r[117] = 0 + f[203] + f[206]
-	r[118] = 0 + f[209]
-	r[119] = 0 + f[210]
-	r[120] = 0 + f[211]
-	r[121] = 0 + f[212]
-	r[122] = 0 + f[213] + f[215]
-	r[123] = 0 + f[217]
-	r[124] = 0 + f[218]
-	r[125] = 0 + f[222]
-	r[126] = 0 + f[220] + f[221]
-	r[127] = 0 + f[224]
-	r[128] = 0 + f[226]
-	r[129] = 0 + f[225]
-	r[130] = 0 + f[232]
-	r[131] = 0 + f[230]
-	r[132] = 0 + f[231]
-	r[133] = 0 + f[228] + f[229]
-	r[134] = 0 + f[236]
-	r[135] = 0 + f[237]
-	r[136] = 0 + f[238]
-	r[137] = 0 + f[239] + f[240]
-	r[138] = 0 + f[241]
-	r[139] = 0 + f[242]
-	r[140] = 0 + f[243]
-	r[141] = 0 + f[244]
-	r[142] = 0 + f[245]
-	r[143] = 0 + f[246]
-	r[144] = 0 + f[248] + f[252]
-	r[145] = 0 + f[253]
-	r[146] = 0 + f[254]
-	r[147] = 0 + f[256] + f[258]
-	r[148] = 0 + f[260]
-	r[149] = 0 + f[247] + f[250] + f[261]
-	r[150] = 0 + f[262]
-	r[151] = 0 + f[263] + f[264]
+	r[48] = 0 + f[87]
+	r[49] = 0 + f[90]
+	r[50] = 0 + f[88] + f[92]
+	r[51] = 0 + f[93] + f[94]
+	r[52] = 0 + f[95]
+	r[53] = 0 + f[98]
+	r[54] = 0 + f[96] + f[97]
+	r[55] = 0 + f[100]
+	r[56] = 0 + f[101]
+	r[57] = 0 + f[102]
+	r[58] = 0 + f[103] + f[104]
+	r[59] = 0 + f[106]
+	r[60] = 0 + f[105]
+	r[61] = 0 + f[108]
+	r[62] = 0 + f[110]
+	r[63] = 0 + f[112]
+	r[64] = 0 + f[111]
+	r[65] = 0 + f[116]
+	r[66] = 0 + f[119]
+	r[67] = 0 + f[118]
+	r[68] = 0 + f[122]
+	r[69] = 0 + f[123]
+	r[70] = 0 + f[124]
+	r[71] = 0 + f[125]
+	r[72] = 0 + f[126]
+	r[73] = 0 + f[127]
+	r[74] = 0 + f[128]
+	r[75] = 0 + f[129]
+	r[76] = 0 + f[113]
+	r[77] = 0 + f[142]
+	r[78] = 0 + f[139]
+	r[79] = 0 + f[145]
+	r[80] = 0 + f[146]
+	r[81] = 0 + f[147]
+	r[82] = 0 + f[148]
+	r[83] = 0 + f[149]
+	r[84] = 0 + f[109]
+	r[85] = 0 + f[157]
+	r[86] = 0 + f[156]
+	r[87] = 0 + f[160]
+	r[88] = 0 + f[115]
+	r[89] = 0 + f[164]
+	r[90] = 0 + f[163]
+	r[91] = 0 + f[167]
+	r[92] = 0 + f[140]
+	r[93] = 0 + f[170]
+	r[94] = 0 + f[141]
+	r[95] = 0 + f[174]
+	r[96] = 0 + f[173]
+	r[97] = 0 + f[177]
+	r[98] = 0 + f[178]
+	r[99] = 0 + f[182]
+	r[100] = 0 + f[183]
+	r[101] = 0 + f[180] + f[184] + f[186]
+	r[102] = 0 + f[187]
+	r[103] = 0 + f[189]
+	r[104] = 0 + f[190] + f[192]
+	r[105] = 0 + f[188] + f[194]
+	r[106] = 0 + f[196]
+	r[107] = 0 + f[198]
+	r[108] = 0 + f[200]
+	r[109] = 0 + f[202]
+	r[110] = 0 + f[204]
+	r[111] = 0 + f[206]
+	r[112] = 0 + f[114] + f[158]
+	r[113] = 0 + f[208]
+	r[114] = 0 + f[209]
+	r[115] = 0 + f[210]
+	r[116] = 0 + f[212] + f[214]
+	r[117] = 0 + f[211] + f[213]
+	r[118] = 0 + f[216]
+	r[119] = 0 + f[217]
+	r[120] = 0 + f[218]
+	r[121] = 0 + f[219]
+	r[122] = 0 + f[220] + f[221]
+	r[123] = 0 + f[223]
+	r[124] = 0 + f[224]
+	r[125] = 0 + f[228]
+	r[126] = 0 + f[226] + f[227]
+	r[127] = 0 + f[230]
+	r[128] = 0 + f[232]
+	r[129] = 0 + f[231]
+	r[130] = 0 + f[238]
+	r[131] = 0 + f[236]
+	r[132] = 0 + f[237]
+	r[133] = 0 + f[234] + f[235]
+	r[134] = 0 + f[242]
+	r[135] = 0 + f[243]
+	r[136] = 0 + f[244]
+	r[137] = 0 + f[245] + f[246]
+	r[138] = 0 + f[247]
+	r[139] = 0 + f[248]
+	r[140] = 0 + f[249]
+	r[141] = 0 + f[250]
+	r[142] = 0 + f[251]
+	r[143] = 0 + f[252]
+	r[144] = 0 + f[254] + f[256]
+	r[145] = 0 + f[257]
+	r[146] = 0 + f[258]
+	r[147] = 0 + f[260] + f[262]
+	r[148] = 0 + f[264]
+	r[149] = 0 + f[253] + f[255] + f[265]
+	r[150] = 0 + f[266]
+	r[151] = 0 + f[267] + f[268]
 	return r
 }
 
@@ -1847,6 +1855,9 @@ n27:
 	}
 n28:
 	{ // PuntIsLacp: test slow.subtype == 1
+		if !(h22 >= 0) {
+			return pl.drop(8)
+		}
 		b33 := data[h22 : h22+1] // slow
 		if uint64(b33[0]) == 0x1 {
 			goto n29
@@ -1889,9 +1900,12 @@ n34:
 	}
 n35:
 	{ // PuntPopNsMac: pop nd_mac
+		if !(h14 >= 0) {
+			return pl.drop(9)
+		}
 		po34, pn35 := h14, 6 // nd_mac
 		if po34 < 0 || po34+pn35 > len(data) {
-			return pl.drop(8)
+			return pl.drop(9)
 		}
 		if po34 < len(data)-po34-pn35 {
 			copy(data[pn35:pn35+po34], data[:po34])
@@ -1901,6 +1915,75 @@ n35:
 			data = data[:len(data)-pn35]
 		}
 		h14 = -1
+		if (h0 >= 0) && h0 > po34 {
+			h0 -= pn35
+		} // ethernet
+		if (h1 >= 0) && h1 > po34 {
+			h1 -= pn35
+		} // vlan
+		if (h2 >= 0) && h2 > po34 {
+			h2 -= pn35
+		} // ipv4
+		if (h3 >= 0) && h3 > po34 {
+			h3 -= pn35
+		} // ipv6
+		if (h4 >= 0) && h4 > po34 {
+			h4 -= pn35
+		} // udp
+		if (h5 >= 0) && h5 > po34 {
+			h5 -= pn35
+		} // arp
+		if (h6 >= 0) && h6 > po34 {
+			h6 -= pn35
+		} // icmp
+		if (h7 >= 0) && h7 > po34 {
+			h7 -= pn35
+		} // icmpv6
+		if (h8 >= 0) && h8 > po34 {
+			h8 -= pn35
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po34 {
+			h9 -= pn35
+		} // lb_common
+		if (h10 >= 0) && h10 > po34 {
+			h10 -= pn35
+		} // lb_v2
+		if (h11 >= 0) && h11 > po34 {
+			h11 -= pn35
+		} // lb_v3
+		if (h12 >= 0) && h12 > po34 {
+			h12 -= pn35
+		} // nd_ns
+		if (h13 >= 0) && h13 > po34 {
+			h13 -= pn35
+		} // nd_opt
+		if (h15 >= 0) && h15 > po34 {
+			h15 -= pn35
+		} // nd_na
+		if (h16 >= 0) && h16 > po34 {
+			h16 -= pn35
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po34 {
+			h17 -= pn35
+		} // nd_na_mac
+		if (h18 >= 0) && h18 > po34 {
+			h18 -= pn35
+		} // icmp_ipv4
+		if (h19 >= 0) && h19 > po34 {
+			h19 -= pn35
+		} // icmp_ipv6
+		if (h20 >= 0) && h20 > po34 {
+			h20 -= pn35
+		} // icmp_udp
+		if (h21 >= 0) && h21 > po34 {
+			h21 -= pn35
+		} // lldp
+		if (h22 >= 0) && h22 > po34 {
+			h22 -= pn35
+		} // slow
+		if (h23 >= 0) && h23 > po34 {
+			h23 -= pn35
+		} // lacp
 		if cur > po34 {
 			cur = max(po34, cur-pn35)
 		}
@@ -1916,9 +1999,12 @@ n36:
 	}
 n37:
 	{ // PuntPopNsOpt: pop nd_opt
+		if !(h13 >= 0) {
+			return pl.drop(10)
+		}
 		po36, pn37 := h13, 2 // nd_opt
 		if po36 < 0 || po36+pn37 > len(data) {
-			return pl.drop(9)
+			return pl.drop(10)
 		}
 		if po36 < len(data)-po36-pn37 {
 			copy(data[pn37:pn37+po36], data[:po36])
@@ -1928,6 +2014,75 @@ n37:
 			data = data[:len(data)-pn37]
 		}
 		h13 = -1
+		if (h0 >= 0) && h0 > po36 {
+			h0 -= pn37
+		} // ethernet
+		if (h1 >= 0) && h1 > po36 {
+			h1 -= pn37
+		} // vlan
+		if (h2 >= 0) && h2 > po36 {
+			h2 -= pn37
+		} // ipv4
+		if (h3 >= 0) && h3 > po36 {
+			h3 -= pn37
+		} // ipv6
+		if (h4 >= 0) && h4 > po36 {
+			h4 -= pn37
+		} // udp
+		if (h5 >= 0) && h5 > po36 {
+			h5 -= pn37
+		} // arp
+		if (h6 >= 0) && h6 > po36 {
+			h6 -= pn37
+		} // icmp
+		if (h7 >= 0) && h7 > po36 {
+			h7 -= pn37
+		} // icmpv6
+		if (h8 >= 0) && h8 > po36 {
+			h8 -= pn37
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po36 {
+			h9 -= pn37
+		} // lb_common
+		if (h10 >= 0) && h10 > po36 {
+			h10 -= pn37
+		} // lb_v2
+		if (h11 >= 0) && h11 > po36 {
+			h11 -= pn37
+		} // lb_v3
+		if (h12 >= 0) && h12 > po36 {
+			h12 -= pn37
+		} // nd_ns
+		if (h14 >= 0) && h14 > po36 {
+			h14 -= pn37
+		} // nd_mac
+		if (h15 >= 0) && h15 > po36 {
+			h15 -= pn37
+		} // nd_na
+		if (h16 >= 0) && h16 > po36 {
+			h16 -= pn37
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po36 {
+			h17 -= pn37
+		} // nd_na_mac
+		if (h18 >= 0) && h18 > po36 {
+			h18 -= pn37
+		} // icmp_ipv4
+		if (h19 >= 0) && h19 > po36 {
+			h19 -= pn37
+		} // icmp_ipv6
+		if (h20 >= 0) && h20 > po36 {
+			h20 -= pn37
+		} // icmp_udp
+		if (h21 >= 0) && h21 > po36 {
+			h21 -= pn37
+		} // lldp
+		if (h22 >= 0) && h22 > po36 {
+			h22 -= pn37
+		} // slow
+		if (h23 >= 0) && h23 > po36 {
+			h23 -= pn37
+		} // lacp
 		if cur > po36 {
 			cur = max(po36, cur-pn37)
 		}
@@ -1943,9 +2098,12 @@ n38:
 	}
 n39:
 	{ // PuntPopNs: pop nd_ns
+		if !(h12 >= 0) {
+			return pl.drop(11)
+		}
 		po38, pn39 := h12, 20 // nd_ns
 		if po38 < 0 || po38+pn39 > len(data) {
-			return pl.drop(10)
+			return pl.drop(11)
 		}
 		if po38 < len(data)-po38-pn39 {
 			copy(data[pn39:pn39+po38], data[:po38])
@@ -1955,6 +2113,75 @@ n39:
 			data = data[:len(data)-pn39]
 		}
 		h12 = -1
+		if (h0 >= 0) && h0 > po38 {
+			h0 -= pn39
+		} // ethernet
+		if (h1 >= 0) && h1 > po38 {
+			h1 -= pn39
+		} // vlan
+		if (h2 >= 0) && h2 > po38 {
+			h2 -= pn39
+		} // ipv4
+		if (h3 >= 0) && h3 > po38 {
+			h3 -= pn39
+		} // ipv6
+		if (h4 >= 0) && h4 > po38 {
+			h4 -= pn39
+		} // udp
+		if (h5 >= 0) && h5 > po38 {
+			h5 -= pn39
+		} // arp
+		if (h6 >= 0) && h6 > po38 {
+			h6 -= pn39
+		} // icmp
+		if (h7 >= 0) && h7 > po38 {
+			h7 -= pn39
+		} // icmpv6
+		if (h8 >= 0) && h8 > po38 {
+			h8 -= pn39
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po38 {
+			h9 -= pn39
+		} // lb_common
+		if (h10 >= 0) && h10 > po38 {
+			h10 -= pn39
+		} // lb_v2
+		if (h11 >= 0) && h11 > po38 {
+			h11 -= pn39
+		} // lb_v3
+		if (h13 >= 0) && h13 > po38 {
+			h13 -= pn39
+		} // nd_opt
+		if (h14 >= 0) && h14 > po38 {
+			h14 -= pn39
+		} // nd_mac
+		if (h15 >= 0) && h15 > po38 {
+			h15 -= pn39
+		} // nd_na
+		if (h16 >= 0) && h16 > po38 {
+			h16 -= pn39
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po38 {
+			h17 -= pn39
+		} // nd_na_mac
+		if (h18 >= 0) && h18 > po38 {
+			h18 -= pn39
+		} // icmp_ipv4
+		if (h19 >= 0) && h19 > po38 {
+			h19 -= pn39
+		} // icmp_ipv6
+		if (h20 >= 0) && h20 > po38 {
+			h20 -= pn39
+		} // icmp_udp
+		if (h21 >= 0) && h21 > po38 {
+			h21 -= pn39
+		} // lldp
+		if (h22 >= 0) && h22 > po38 {
+			h22 -= pn39
+		} // slow
+		if (h23 >= 0) && h23 > po38 {
+			h23 -= pn39
+		} // lacp
 		if cur > po38 {
 			cur = max(po38, cur-pn39)
 		}
@@ -1970,9 +2197,12 @@ n40:
 	}
 n41:
 	{ // PuntPopUdp: pop icmp_udp
+		if !(h20 >= 0) {
+			return pl.drop(12)
+		}
 		po40, pn41 := h20, 8 // icmp_udp
 		if po40 < 0 || po40+pn41 > len(data) {
-			return pl.drop(11)
+			return pl.drop(12)
 		}
 		if po40 < len(data)-po40-pn41 {
 			copy(data[pn41:pn41+po40], data[:po40])
@@ -1982,6 +2212,75 @@ n41:
 			data = data[:len(data)-pn41]
 		}
 		h20 = -1
+		if (h0 >= 0) && h0 > po40 {
+			h0 -= pn41
+		} // ethernet
+		if (h1 >= 0) && h1 > po40 {
+			h1 -= pn41
+		} // vlan
+		if (h2 >= 0) && h2 > po40 {
+			h2 -= pn41
+		} // ipv4
+		if (h3 >= 0) && h3 > po40 {
+			h3 -= pn41
+		} // ipv6
+		if (h4 >= 0) && h4 > po40 {
+			h4 -= pn41
+		} // udp
+		if (h5 >= 0) && h5 > po40 {
+			h5 -= pn41
+		} // arp
+		if (h6 >= 0) && h6 > po40 {
+			h6 -= pn41
+		} // icmp
+		if (h7 >= 0) && h7 > po40 {
+			h7 -= pn41
+		} // icmpv6
+		if (h8 >= 0) && h8 > po40 {
+			h8 -= pn41
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po40 {
+			h9 -= pn41
+		} // lb_common
+		if (h10 >= 0) && h10 > po40 {
+			h10 -= pn41
+		} // lb_v2
+		if (h11 >= 0) && h11 > po40 {
+			h11 -= pn41
+		} // lb_v3
+		if (h12 >= 0) && h12 > po40 {
+			h12 -= pn41
+		} // nd_ns
+		if (h13 >= 0) && h13 > po40 {
+			h13 -= pn41
+		} // nd_opt
+		if (h14 >= 0) && h14 > po40 {
+			h14 -= pn41
+		} // nd_mac
+		if (h15 >= 0) && h15 > po40 {
+			h15 -= pn41
+		} // nd_na
+		if (h16 >= 0) && h16 > po40 {
+			h16 -= pn41
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po40 {
+			h17 -= pn41
+		} // nd_na_mac
+		if (h18 >= 0) && h18 > po40 {
+			h18 -= pn41
+		} // icmp_ipv4
+		if (h19 >= 0) && h19 > po40 {
+			h19 -= pn41
+		} // icmp_ipv6
+		if (h21 >= 0) && h21 > po40 {
+			h21 -= pn41
+		} // lldp
+		if (h22 >= 0) && h22 > po40 {
+			h22 -= pn41
+		} // slow
+		if (h23 >= 0) && h23 > po40 {
+			h23 -= pn41
+		} // lacp
 		if cur > po40 {
 			cur = max(po40, cur-pn41)
 		}
@@ -1997,9 +2296,12 @@ n42:
 	}
 n43:
 	{ // PuntPopIPv4: pop icmp_ipv4
+		if !(h18 >= 0) {
+			return pl.drop(13)
+		}
 		po42, pn43 := h18, 20 // icmp_ipv4
 		if po42 < 0 || po42+pn43 > len(data) {
-			return pl.drop(12)
+			return pl.drop(13)
 		}
 		if po42 < len(data)-po42-pn43 {
 			copy(data[pn43:pn43+po42], data[:po42])
@@ -2009,6 +2311,75 @@ n43:
 			data = data[:len(data)-pn43]
 		}
 		h18 = -1
+		if (h0 >= 0) && h0 > po42 {
+			h0 -= pn43
+		} // ethernet
+		if (h1 >= 0) && h1 > po42 {
+			h1 -= pn43
+		} // vlan
+		if (h2 >= 0) && h2 > po42 {
+			h2 -= pn43
+		} // ipv4
+		if (h3 >= 0) && h3 > po42 {
+			h3 -= pn43
+		} // ipv6
+		if (h4 >= 0) && h4 > po42 {
+			h4 -= pn43
+		} // udp
+		if (h5 >= 0) && h5 > po42 {
+			h5 -= pn43
+		} // arp
+		if (h6 >= 0) && h6 > po42 {
+			h6 -= pn43
+		} // icmp
+		if (h7 >= 0) && h7 > po42 {
+			h7 -= pn43
+		} // icmpv6
+		if (h8 >= 0) && h8 > po42 {
+			h8 -= pn43
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po42 {
+			h9 -= pn43
+		} // lb_common
+		if (h10 >= 0) && h10 > po42 {
+			h10 -= pn43
+		} // lb_v2
+		if (h11 >= 0) && h11 > po42 {
+			h11 -= pn43
+		} // lb_v3
+		if (h12 >= 0) && h12 > po42 {
+			h12 -= pn43
+		} // nd_ns
+		if (h13 >= 0) && h13 > po42 {
+			h13 -= pn43
+		} // nd_opt
+		if (h14 >= 0) && h14 > po42 {
+			h14 -= pn43
+		} // nd_mac
+		if (h15 >= 0) && h15 > po42 {
+			h15 -= pn43
+		} // nd_na
+		if (h16 >= 0) && h16 > po42 {
+			h16 -= pn43
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po42 {
+			h17 -= pn43
+		} // nd_na_mac
+		if (h19 >= 0) && h19 > po42 {
+			h19 -= pn43
+		} // icmp_ipv6
+		if (h20 >= 0) && h20 > po42 {
+			h20 -= pn43
+		} // icmp_udp
+		if (h21 >= 0) && h21 > po42 {
+			h21 -= pn43
+		} // lldp
+		if (h22 >= 0) && h22 > po42 {
+			h22 -= pn43
+		} // slow
+		if (h23 >= 0) && h23 > po42 {
+			h23 -= pn43
+		} // lacp
 		if cur > po42 {
 			cur = max(po42, cur-pn43)
 		}
@@ -2024,9 +2395,12 @@ n44:
 	}
 n45:
 	{ // PuntPopIPv6: pop icmp_ipv6
+		if !(h19 >= 0) {
+			return pl.drop(14)
+		}
 		po44, pn45 := h19, 40 // icmp_ipv6
 		if po44 < 0 || po44+pn45 > len(data) {
-			return pl.drop(13)
+			return pl.drop(14)
 		}
 		if po44 < len(data)-po44-pn45 {
 			copy(data[pn45:pn45+po44], data[:po44])
@@ -2036,6 +2410,75 @@ n45:
 			data = data[:len(data)-pn45]
 		}
 		h19 = -1
+		if (h0 >= 0) && h0 > po44 {
+			h0 -= pn45
+		} // ethernet
+		if (h1 >= 0) && h1 > po44 {
+			h1 -= pn45
+		} // vlan
+		if (h2 >= 0) && h2 > po44 {
+			h2 -= pn45
+		} // ipv4
+		if (h3 >= 0) && h3 > po44 {
+			h3 -= pn45
+		} // ipv6
+		if (h4 >= 0) && h4 > po44 {
+			h4 -= pn45
+		} // udp
+		if (h5 >= 0) && h5 > po44 {
+			h5 -= pn45
+		} // arp
+		if (h6 >= 0) && h6 > po44 {
+			h6 -= pn45
+		} // icmp
+		if (h7 >= 0) && h7 > po44 {
+			h7 -= pn45
+		} // icmpv6
+		if (h8 >= 0) && h8 > po44 {
+			h8 -= pn45
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po44 {
+			h9 -= pn45
+		} // lb_common
+		if (h10 >= 0) && h10 > po44 {
+			h10 -= pn45
+		} // lb_v2
+		if (h11 >= 0) && h11 > po44 {
+			h11 -= pn45
+		} // lb_v3
+		if (h12 >= 0) && h12 > po44 {
+			h12 -= pn45
+		} // nd_ns
+		if (h13 >= 0) && h13 > po44 {
+			h13 -= pn45
+		} // nd_opt
+		if (h14 >= 0) && h14 > po44 {
+			h14 -= pn45
+		} // nd_mac
+		if (h15 >= 0) && h15 > po44 {
+			h15 -= pn45
+		} // nd_na
+		if (h16 >= 0) && h16 > po44 {
+			h16 -= pn45
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po44 {
+			h17 -= pn45
+		} // nd_na_mac
+		if (h18 >= 0) && h18 > po44 {
+			h18 -= pn45
+		} // icmp_ipv4
+		if (h20 >= 0) && h20 > po44 {
+			h20 -= pn45
+		} // icmp_udp
+		if (h21 >= 0) && h21 > po44 {
+			h21 -= pn45
+		} // lldp
+		if (h22 >= 0) && h22 > po44 {
+			h22 -= pn45
+		} // slow
+		if (h23 >= 0) && h23 > po44 {
+			h23 -= pn45
+		} // lacp
 		if cur > po44 {
 			cur = max(po44, cur-pn45)
 		}
@@ -2070,15 +2513,21 @@ n47:
 	}
 n48:
 	{ // L2VlanId: set meta.vlan_id
+		if !(h1 >= 0) {
+			return pl.drop(15)
+		}
 		b47 := data[h1 : h1+4] // vlan
 		m3 = ((uint64(b47[0])<<8 | uint64(b47[1])) >> 0 & 0xfff) & 0xfff
 		goto n49
 	}
 n49:
 	{ // L2PopVlan: pop vlan
+		if !(h1 >= 0) {
+			return pl.drop(16)
+		}
 		po48, pn49 := h1, 4 // vlan
 		if po48 < 0 || po48+pn49 > len(data) {
-			return pl.drop(14)
+			return pl.drop(16)
 		}
 		if po48 < len(data)-po48-pn49 {
 			copy(data[pn49:pn49+po48], data[:po48])
@@ -2088,6 +2537,75 @@ n49:
 			data = data[:len(data)-pn49]
 		}
 		h1 = -1
+		if (h0 >= 0) && h0 > po48 {
+			h0 -= pn49
+		} // ethernet
+		if (h2 >= 0) && h2 > po48 {
+			h2 -= pn49
+		} // ipv4
+		if (h3 >= 0) && h3 > po48 {
+			h3 -= pn49
+		} // ipv6
+		if (h4 >= 0) && h4 > po48 {
+			h4 -= pn49
+		} // udp
+		if (h5 >= 0) && h5 > po48 {
+			h5 -= pn49
+		} // arp
+		if (h6 >= 0) && h6 > po48 {
+			h6 -= pn49
+		} // icmp
+		if (h7 >= 0) && h7 > po48 {
+			h7 -= pn49
+		} // icmpv6
+		if (h8 >= 0) && h8 > po48 {
+			h8 -= pn49
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po48 {
+			h9 -= pn49
+		} // lb_common
+		if (h10 >= 0) && h10 > po48 {
+			h10 -= pn49
+		} // lb_v2
+		if (h11 >= 0) && h11 > po48 {
+			h11 -= pn49
+		} // lb_v3
+		if (h12 >= 0) && h12 > po48 {
+			h12 -= pn49
+		} // nd_ns
+		if (h13 >= 0) && h13 > po48 {
+			h13 -= pn49
+		} // nd_opt
+		if (h14 >= 0) && h14 > po48 {
+			h14 -= pn49
+		} // nd_mac
+		if (h15 >= 0) && h15 > po48 {
+			h15 -= pn49
+		} // nd_na
+		if (h16 >= 0) && h16 > po48 {
+			h16 -= pn49
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po48 {
+			h17 -= pn49
+		} // nd_na_mac
+		if (h18 >= 0) && h18 > po48 {
+			h18 -= pn49
+		} // icmp_ipv4
+		if (h19 >= 0) && h19 > po48 {
+			h19 -= pn49
+		} // icmp_ipv6
+		if (h20 >= 0) && h20 > po48 {
+			h20 -= pn49
+		} // icmp_udp
+		if (h21 >= 0) && h21 > po48 {
+			h21 -= pn49
+		} // lldp
+		if (h22 >= 0) && h22 > po48 {
+			h22 -= pn49
+		} // slow
+		if (h23 >= 0) && h23 > po48 {
+			h23 -= pn49
+		} // lacp
 		if cur > po48 {
 			cur = max(po48, cur-pn49)
 		}
@@ -2162,7 +2680,7 @@ n52:
 	}
 n53:
 	{ // L2DstDrop: drop l2_dst_drop_counter
-		return pl.drop(15)
+		return pl.drop(17)
 	}
 n54:
 	{ // L2DstAllow: count l2_dst_allow_counter
@@ -2183,9 +2701,6 @@ n56:
 	}
 n57:
 	{ // L3SetDaIPv6: set meta.ip_da
-		if !(h3 >= 0) {
-			return pl.drop(16)
-		}
 		b56 := data[h3 : h3+40] // ipv6
 		m8 = (packet.Value{Hi: (uint64(b56[24])<<56 | uint64(b56[25])<<48 | uint64(b56[26])<<40 | uint64(b56[27])<<32 | uint64(b56[28])<<24 | uint64(b56[29])<<16 | uint64(b56[30])<<8 | uint64(b56[31])), Lo: (uint64(b56[32])<<56 | uint64(b56[33])<<48 | uint64(b56[34])<<40 | uint64(b56[35])<<32 | uint64(b56[36])<<24 | uint64(b56[37])<<16 | uint64(b56[38])<<8 | uint64(b56[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[16]++
@@ -2211,7 +2726,7 @@ n58:
 	}
 n59:
 	{ // L3BadIP: drop l2_iface_drop_badip_counter
-		return pl.drop(17)
+		return pl.drop(18)
 	}
 n60:
 	{ // L3Allow: count l3_allow_counter
@@ -2240,13 +2755,16 @@ n63:
 	}
 n64:
 	{ // L3IsEcho4: test valid(icmp_echo)
-		if false {
+		if h8 >= 0 {
 			goto n88
 		}
 		goto n65
 	}
 n65:
 	{ // L3Icmp4Type: switch icmp.type
+		if !(h6 >= 0) {
+			return pl.drop(19)
+		}
 		b60 := data[h6 : h6+4] // icmp
 		v59 := uint64(b60[0])
 		switch {
@@ -2258,10 +2776,13 @@ n65:
 	}
 n66:
 	{ // L3Icmp4Unhandled: drop l3_icmpv4_unhandled
-		return pl.drop(18)
+		return pl.drop(20)
 	}
 n67:
 	{ // L3Unreach4: switch icmp.code
+		if !(h6 >= 0) {
+			return pl.drop(21)
+		}
 		b62 := data[h6 : h6+4] // icmp
 		v61 := uint64(b62[1])
 		switch {
@@ -2285,38 +2806,41 @@ n67:
 	}
 n68:
 	{ // L3Unreach4Net: drop l3_icmpv4_dest_unreach_net
-		return pl.drop(19)
+		return pl.drop(22)
 	}
 n69:
 	{ // L3Unreach4Host: drop l3_icmpv4_dest_unreach_host
-		return pl.drop(20)
+		return pl.drop(23)
 	}
 n70:
 	{ // L3Unreach4Port: drop l3_icmpv4_dest_unreach_port
-		return pl.drop(21)
+		return pl.drop(24)
 	}
 n71:
 	{ // L3Unreach4FragNeeded: drop l3_icmpv4_dest_unreach_frag_needed
-		return pl.drop(22)
+		return pl.drop(25)
 	}
 n72:
 	{ // L3Unreach4NetUnknown: drop l3_icmpv4_dest_unreach_net_unknown
-		return pl.drop(23)
+		return pl.drop(26)
 	}
 n73:
 	{ // L3Unreach4HostUnknown: drop l3_icmpv4_dest_unreach_host_unknown
-		return pl.drop(24)
+		return pl.drop(27)
 	}
 n74:
 	{ // L3Unreach4HostProhibited: drop l3_icmpv4_dest_unreach_host_prohibited
-		return pl.drop(25)
+		return pl.drop(28)
 	}
 n75:
 	{ // L3Unreach4Other: drop l3_icmpv4_dest_unreach_other
-		return pl.drop(26)
+		return pl.drop(29)
 	}
 n76:
 	{ // L3Icmp6Type: switch icmpv6.type
+		if !(h7 >= 0) {
+			return pl.drop(30)
+		}
 		b64 := data[h7 : h7+4] // icmpv6
 		v63 := uint64(b64[0])
 		switch {
@@ -2332,10 +2856,13 @@ n76:
 	}
 n77:
 	{ // L3Icmp6Unhandled: drop l3_icmpv6_unhandled
-		return pl.drop(27)
+		return pl.drop(31)
 	}
 n78:
 	{ // L3Unreach6: switch icmpv6.code
+		if !(h7 >= 0) {
+			return pl.drop(32)
+		}
 		b66 := data[h7 : h7+4] // icmpv6
 		v65 := uint64(b66[1])
 		switch {
@@ -2353,26 +2880,29 @@ n78:
 	}
 n79:
 	{ // L3Unreach6Net: drop l3_icmpv6_dest_unreach_net
-		return pl.drop(28)
+		return pl.drop(33)
 	}
 n80:
 	{ // L3Unreach6HostProhibited: drop l3_icmpv6_dest_unreach_host_prohibited
-		return pl.drop(29)
+		return pl.drop(34)
 	}
 n81:
 	{ // L3Unreach6Host: drop l3_icmpv6_dest_unreach_host
-		return pl.drop(30)
+		return pl.drop(35)
 	}
 n82:
 	{ // L3Unreach6Port: drop l3_icmpv6_dest_unreach_port
-		return pl.drop(31)
+		return pl.drop(36)
 	}
 n83:
 	{ // L3Unreach6Other: drop l3_icmpv6_dest_unreach_other
-		return pl.drop(32)
+		return pl.drop(37)
 	}
 n84:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
+		if !(h5 >= 0) {
+			return pl.drop(38)
+		}
 		b67 := data[h5 : h5+28] // arp
 		if (packet.Value{Lo: (uint64(b67[24])<<24 | uint64(b67[25])<<16 | uint64(b67[26])<<8 | uint64(b67[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n86
@@ -2386,6 +2916,9 @@ n85:
 	}
 n86:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
+		if !(h0 >= 0) {
+			return pl.drop(39)
+		}
 		b68 := data[h0 : h0+14] // ethernet
 		s69 := (uint64(b68[6])<<40 | uint64(b68[7])<<32 | uint64(b68[8])<<24 | uint64(b68[9])<<16 | uint64(b68[10])<<8 | uint64(b68[11]))
 		b68[0] = byte(s69 >> 40)
@@ -2401,6 +2934,9 @@ n86:
 		b68[9] = byte(s70 >> 16)
 		b68[10] = byte(s70 >> 8)
 		b68[11] = byte(s70)
+		if !(h5 >= 0) {
+			return pl.drop(39)
+		}
 		b71 := data[h5 : h5+28] // arp
 		s72 := 0x2
 		b71[6] = byte(s72 >> 8)
@@ -2438,7 +2974,7 @@ n87:
 n88:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip)
 		if !(h2 >= 0) {
-			return pl.drop(33)
+			return pl.drop(40)
 		}
 		b77 := data[h2 : h2+20] // ipv4
 		if (packet.Value{Lo: (uint64(b77[16])<<24 | uint64(b77[17])<<16 | uint64(b77[18])<<8 | uint64(b77[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
@@ -2448,63 +2984,150 @@ n88:
 	}
 n89:
 	{ // Echo4NoMatch: drop l3_icmpv4_echo_dst_nomatch
-		return pl.drop(34)
+		return pl.drop(41)
 	}
 n90:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d78 uint64          // icmp checksum
-		b79 := data[h0 : h0+14] // ethernet
-		v80 := (uint64(b79[6])<<40 | uint64(b79[7])<<32 | uint64(b79[8])<<24 | uint64(b79[9])<<16 | uint64(b79[10])<<8 | uint64(b79[11]))
-		s81 := v80
-		b79[0] = byte(s81 >> 40)
-		b79[1] = byte(s81 >> 32)
-		b79[2] = byte(s81 >> 24)
-		b79[3] = byte(s81 >> 16)
-		b79[4] = byte(s81 >> 8)
-		b79[5] = byte(s81)
-		v82 := m5
-		s83 := v82
-		b79[6] = byte(s83 >> 40)
-		b79[7] = byte(s83 >> 32)
-		b79[8] = byte(s83 >> 24)
-		b79[9] = byte(s83 >> 16)
-		b79[10] = byte(s83 >> 8)
-		b79[11] = byte(s83)
-		if !(h2 >= 0) {
-			return pl.drop(35)
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s78 := r
+				cb[0] = byte(s78 >> 8)
+				cb[1] = byte(s78)
+			}
+			pendD4, pendK4 = 0, false
 		}
-		b84 := data[h2 : h2+20] // ipv4
-		v85 := (uint64(b84[12])<<24 | uint64(b84[13])<<16 | uint64(b84[14])<<8 | uint64(b84[15]))
-		s86 := v85
-		b84[16] = byte(s86 >> 24)
-		b84[17] = byte(s86 >> 16)
-		b84[18] = byte(s86 >> 8)
-		b84[19] = byte(s86)
-		v87 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s88 := v87
-		b84[12] = byte(s88 >> 24)
-		b84[13] = byte(s88 >> 16)
-		b84[14] = byte(s88 >> 8)
-		b84[15] = byte(s88)
-		v89 := 0x0
-		b90 := data[h6 : h6+4] // icmp
-		os91 := uint32(uint64(b90[0])<<8 | uint64(b90[1]))
-		b90[0] = byte(v89)
-		f93 := uint32(os91)
-		f93 += bits.RotateLeft32(f93, 16)
-		dl92 := uint64(^uint16(f93>>16)) + uint64(uint32(uint64(b90[0])<<8|uint64(b90[1])))
-		d78 += dl92
-		if h6+4 <= len(data) {
+		var d79 uint64 // icmp checksum
+		if !(h0 >= 0) {
+			return pl.drop(42)
+		}
+		b80 := data[h0 : h0+14] // ethernet
+		v81 := (uint64(b80[6])<<40 | uint64(b80[7])<<32 | uint64(b80[8])<<24 | uint64(b80[9])<<16 | uint64(b80[10])<<8 | uint64(b80[11]))
+		w82, lo83, hi84 := false, 0, 0
+		if (h6 >= 0) && h0 > h6 {
+			rs := h6
+			l, h := h0+0, h0+6
+			lo83, hi84 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w82 = hi84 <= len(data) && hi84-lo83 <= 20
+		}
+		var o85 uint32
+		if w82 {
+			o85 = packet.SumWords(data[lo83:hi84])
+		}
+		s86 := v81
+		b80[0] = byte(s86 >> 40)
+		b80[1] = byte(s86 >> 32)
+		b80[2] = byte(s86 >> 24)
+		b80[3] = byte(s86 >> 16)
+		b80[4] = byte(s86 >> 8)
+		b80[5] = byte(s86)
+		f87 := uint32(o85)
+		f87 += bits.RotateLeft32(f87, 16)
+		if w82 {
+			d79 += uint64(^uint16(f87>>16)) + uint64(packet.SumWords(data[lo83:hi84]))
+		}
+		v88 := m5
+		w89, lo90, hi91 := false, 0, 0
+		if (h6 >= 0) && h0 > h6 {
+			rs := h6
+			l, h := h0+6, h0+12
+			lo90, hi91 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w89 = hi91 <= len(data) && hi91-lo90 <= 20
+		}
+		var o92 uint32
+		if w89 {
+			o92 = packet.SumWords(data[lo90:hi91])
+		}
+		s93 := v88
+		b80[6] = byte(s93 >> 40)
+		b80[7] = byte(s93 >> 32)
+		b80[8] = byte(s93 >> 24)
+		b80[9] = byte(s93 >> 16)
+		b80[10] = byte(s93 >> 8)
+		b80[11] = byte(s93)
+		f94 := uint32(o92)
+		f94 += bits.RotateLeft32(f94, 16)
+		if w89 {
+			d79 += uint64(^uint16(f94>>16)) + uint64(packet.SumWords(data[lo90:hi91]))
+		}
+		if !(h2 >= 0) {
+			return pl.drop(42)
+		}
+		b95 := data[h2 : h2+20] // ipv4
+		v96 := (uint64(b95[12])<<24 | uint64(b95[13])<<16 | uint64(b95[14])<<8 | uint64(b95[15]))
+		w97, lo98, hi99 := false, 0, 0
+		if (h6 >= 0) && h2 > h6 {
+			rs := h6
+			l, h := h2+16, h2+20
+			lo98, hi99 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w97 = hi99 <= len(data) && hi99-lo98 <= 20
+		}
+		var o100 uint32
+		if w97 {
+			o100 = packet.SumWords(data[lo98:hi99])
+		}
+		s101 := v96
+		b95[16] = byte(s101 >> 24)
+		b95[17] = byte(s101 >> 16)
+		b95[18] = byte(s101 >> 8)
+		b95[19] = byte(s101)
+		f102 := uint32(o100)
+		f102 += bits.RotateLeft32(f102, 16)
+		if w97 {
+			d79 += uint64(^uint16(f102>>16)) + uint64(packet.SumWords(data[lo98:hi99]))
+		}
+		v103 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		w104, lo105, hi106 := false, 0, 0
+		if (h6 >= 0) && h2 > h6 {
+			rs := h6
+			l, h := h2+12, h2+16
+			lo105, hi106 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w104 = hi106 <= len(data) && hi106-lo105 <= 20
+		}
+		var o107 uint32
+		if w104 {
+			o107 = packet.SumWords(data[lo105:hi106])
+		}
+		s108 := v103
+		b95[12] = byte(s108 >> 24)
+		b95[13] = byte(s108 >> 16)
+		b95[14] = byte(s108 >> 8)
+		b95[15] = byte(s108)
+		f109 := uint32(o107)
+		f109 += bits.RotateLeft32(f109, 16)
+		if w104 {
+			d79 += uint64(^uint16(f109>>16)) + uint64(packet.SumWords(data[lo105:hi106]))
+		}
+		v110 := 0x0
+		if !(h6 >= 0) {
+			return pl.drop(42)
+		}
+		b111 := data[h6 : h6+4] // icmp
+		os112 := uint32(uint64(b111[0])<<8 | uint64(b111[1]))
+		b111[0] = byte(v110)
+		f114 := uint32(os112)
+		f114 += bits.RotateLeft32(f114, 16)
+		dl113 := uint64(^uint16(f114>>16)) + uint64(uint32(uint64(b111[0])<<8|uint64(b111[1])))
+		if h6 >= 0 {
+			d79 += dl113
+		}
+		if (h6 >= 0) && h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d78
+			x := uint64(^cv) + d79
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s94 := r
-			cb[0] = byte(s94 >> 8)
-			cb[1] = byte(s94)
+			s115 := r
+			cb[0] = byte(s115 >> 8)
+			cb[1] = byte(s115)
 		}
 		goto n91
 	}
@@ -2515,87 +3138,180 @@ n91:
 	}
 n92:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d95 uint64          // icmpv6 checksum
-		b96 := data[h0 : h0+14] // ethernet
-		v97 := (uint64(b96[6])<<40 | uint64(b96[7])<<32 | uint64(b96[8])<<24 | uint64(b96[9])<<16 | uint64(b96[10])<<8 | uint64(b96[11]))
-		s98 := v97
-		b96[0] = byte(s98 >> 40)
-		b96[1] = byte(s98 >> 32)
-		b96[2] = byte(s98 >> 24)
-		b96[3] = byte(s98 >> 16)
-		b96[4] = byte(s98 >> 8)
-		b96[5] = byte(s98)
-		v99 := m5
-		s100 := v99
-		b96[6] = byte(s100 >> 40)
-		b96[7] = byte(s100 >> 32)
-		b96[8] = byte(s100 >> 24)
-		b96[9] = byte(s100 >> 16)
-		b96[10] = byte(s100 >> 8)
-		b96[11] = byte(s100)
-		if !(h3 >= 0) {
-			return pl.drop(36)
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s116 := r
+				cb[0] = byte(s116 >> 8)
+				cb[1] = byte(s116)
+			}
+			pendD4, pendK4 = 0, false
 		}
-		b101 := data[h3 : h3+40] // ipv6
-		v102 := packet.Value{Hi: (uint64(b101[8])<<56 | uint64(b101[9])<<48 | uint64(b101[10])<<40 | uint64(b101[11])<<32 | uint64(b101[12])<<24 | uint64(b101[13])<<16 | uint64(b101[14])<<8 | uint64(b101[15])), Lo: (uint64(b101[16])<<56 | uint64(b101[17])<<48 | uint64(b101[18])<<40 | uint64(b101[19])<<32 | uint64(b101[20])<<24 | uint64(b101[21])<<16 | uint64(b101[22])<<8 | uint64(b101[23]))}
-		v103 := v102
-		s104 := v103.Hi
-		b101[24] = byte(s104 >> 56)
-		b101[25] = byte(s104 >> 48)
-		b101[26] = byte(s104 >> 40)
-		b101[27] = byte(s104 >> 32)
-		b101[28] = byte(s104 >> 24)
-		b101[29] = byte(s104 >> 16)
-		b101[30] = byte(s104 >> 8)
-		b101[31] = byte(s104)
-		s105 := v103.Lo
-		b101[32] = byte(s105 >> 56)
-		b101[33] = byte(s105 >> 48)
-		b101[34] = byte(s105 >> 40)
-		b101[35] = byte(s105 >> 32)
-		b101[36] = byte(s105 >> 24)
-		b101[37] = byte(s105 >> 16)
-		b101[38] = byte(s105 >> 8)
-		b101[39] = byte(s105)
-		v106 := m6
-		v107 := v106
-		s108 := v107.Hi
-		b101[8] = byte(s108 >> 56)
-		b101[9] = byte(s108 >> 48)
-		b101[10] = byte(s108 >> 40)
-		b101[11] = byte(s108 >> 32)
-		b101[12] = byte(s108 >> 24)
-		b101[13] = byte(s108 >> 16)
-		b101[14] = byte(s108 >> 8)
-		b101[15] = byte(s108)
-		s109 := v107.Lo
-		b101[16] = byte(s109 >> 56)
-		b101[17] = byte(s109 >> 48)
-		b101[18] = byte(s109 >> 40)
-		b101[19] = byte(s109 >> 32)
-		b101[20] = byte(s109 >> 24)
-		b101[21] = byte(s109 >> 16)
-		b101[22] = byte(s109 >> 8)
-		b101[23] = byte(s109)
-		v110 := 0x81
-		b111 := data[h7 : h7+4] // icmpv6
-		os112 := uint32(uint64(b111[0])<<8 | uint64(b111[1]))
-		b111[0] = byte(v110)
-		f114 := uint32(os112)
-		f114 += bits.RotateLeft32(f114, 16)
-		dl113 := uint64(^uint16(f114>>16)) + uint64(uint32(uint64(b111[0])<<8|uint64(b111[1])))
-		d95 += dl113
-		if h7+4 <= len(data) {
+		var d117 uint64 // icmpv6 checksum
+		if !(h0 >= 0) {
+			return pl.drop(43)
+		}
+		b118 := data[h0 : h0+14] // ethernet
+		v119 := (uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11]))
+		w120, lo121, hi122 := false, 0, 0
+		if (h7 >= 0) && h0 > h7 {
+			rs := h7
+			l, h := h0+0, h0+6
+			lo121, hi122 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w120 = hi122 <= len(data) && hi122-lo121 <= 20
+		}
+		var o123 uint32
+		if w120 {
+			o123 = packet.SumWords(data[lo121:hi122])
+		}
+		s124 := v119
+		b118[0] = byte(s124 >> 40)
+		b118[1] = byte(s124 >> 32)
+		b118[2] = byte(s124 >> 24)
+		b118[3] = byte(s124 >> 16)
+		b118[4] = byte(s124 >> 8)
+		b118[5] = byte(s124)
+		f125 := uint32(o123)
+		f125 += bits.RotateLeft32(f125, 16)
+		if w120 {
+			d117 += uint64(^uint16(f125>>16)) + uint64(packet.SumWords(data[lo121:hi122]))
+		}
+		v126 := m5
+		w127, lo128, hi129 := false, 0, 0
+		if (h7 >= 0) && h0 > h7 {
+			rs := h7
+			l, h := h0+6, h0+12
+			lo128, hi129 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w127 = hi129 <= len(data) && hi129-lo128 <= 20
+		}
+		var o130 uint32
+		if w127 {
+			o130 = packet.SumWords(data[lo128:hi129])
+		}
+		s131 := v126
+		b118[6] = byte(s131 >> 40)
+		b118[7] = byte(s131 >> 32)
+		b118[8] = byte(s131 >> 24)
+		b118[9] = byte(s131 >> 16)
+		b118[10] = byte(s131 >> 8)
+		b118[11] = byte(s131)
+		f132 := uint32(o130)
+		f132 += bits.RotateLeft32(f132, 16)
+		if w127 {
+			d117 += uint64(^uint16(f132>>16)) + uint64(packet.SumWords(data[lo128:hi129]))
+		}
+		if !(h3 >= 0) {
+			return pl.drop(43)
+		}
+		b133 := data[h3 : h3+40] // ipv6
+		v134 := packet.Value{Hi: (uint64(b133[8])<<56 | uint64(b133[9])<<48 | uint64(b133[10])<<40 | uint64(b133[11])<<32 | uint64(b133[12])<<24 | uint64(b133[13])<<16 | uint64(b133[14])<<8 | uint64(b133[15])), Lo: (uint64(b133[16])<<56 | uint64(b133[17])<<48 | uint64(b133[18])<<40 | uint64(b133[19])<<32 | uint64(b133[20])<<24 | uint64(b133[21])<<16 | uint64(b133[22])<<8 | uint64(b133[23]))}
+		w135, lo136, hi137 := false, 0, 0
+		if (h7 >= 0) && h3 > h7 {
+			rs := h7
+			l, h := h3+24, h3+40
+			lo136, hi137 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w135 = hi137 <= len(data) && hi137-lo136 <= 20
+		} else if h7 >= 0 {
+			lo136, hi137 = h3+24, h3+40
+			w135 = hi137 <= len(data) && hi137-lo136 <= 20
+		}
+		var o138 uint32
+		if w135 {
+			o138 = packet.SumWords(data[lo136:hi137])
+		}
+		v139 := v134
+		s140 := v139.Hi
+		b133[24] = byte(s140 >> 56)
+		b133[25] = byte(s140 >> 48)
+		b133[26] = byte(s140 >> 40)
+		b133[27] = byte(s140 >> 32)
+		b133[28] = byte(s140 >> 24)
+		b133[29] = byte(s140 >> 16)
+		b133[30] = byte(s140 >> 8)
+		b133[31] = byte(s140)
+		s141 := v139.Lo
+		b133[32] = byte(s141 >> 56)
+		b133[33] = byte(s141 >> 48)
+		b133[34] = byte(s141 >> 40)
+		b133[35] = byte(s141 >> 32)
+		b133[36] = byte(s141 >> 24)
+		b133[37] = byte(s141 >> 16)
+		b133[38] = byte(s141 >> 8)
+		b133[39] = byte(s141)
+		f142 := uint32(o138)
+		f142 += bits.RotateLeft32(f142, 16)
+		if w135 {
+			d117 += uint64(^uint16(f142>>16)) + uint64(packet.SumWords(data[lo136:hi137]))
+		}
+		v143 := m6
+		w144, lo145, hi146 := false, 0, 0
+		if (h7 >= 0) && h3 > h7 {
+			rs := h7
+			l, h := h3+8, h3+24
+			lo145, hi146 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w144 = hi146 <= len(data) && hi146-lo145 <= 20
+		} else if h7 >= 0 {
+			lo145, hi146 = h3+8, h3+24
+			w144 = hi146 <= len(data) && hi146-lo145 <= 20
+		}
+		var o147 uint32
+		if w144 {
+			o147 = packet.SumWords(data[lo145:hi146])
+		}
+		v148 := v143
+		s149 := v148.Hi
+		b133[8] = byte(s149 >> 56)
+		b133[9] = byte(s149 >> 48)
+		b133[10] = byte(s149 >> 40)
+		b133[11] = byte(s149 >> 32)
+		b133[12] = byte(s149 >> 24)
+		b133[13] = byte(s149 >> 16)
+		b133[14] = byte(s149 >> 8)
+		b133[15] = byte(s149)
+		s150 := v148.Lo
+		b133[16] = byte(s150 >> 56)
+		b133[17] = byte(s150 >> 48)
+		b133[18] = byte(s150 >> 40)
+		b133[19] = byte(s150 >> 32)
+		b133[20] = byte(s150 >> 24)
+		b133[21] = byte(s150 >> 16)
+		b133[22] = byte(s150 >> 8)
+		b133[23] = byte(s150)
+		f151 := uint32(o147)
+		f151 += bits.RotateLeft32(f151, 16)
+		if w144 {
+			d117 += uint64(^uint16(f151>>16)) + uint64(packet.SumWords(data[lo145:hi146]))
+		}
+		v152 := 0x81
+		if !(h7 >= 0) {
+			return pl.drop(43)
+		}
+		b153 := data[h7 : h7+4] // icmpv6
+		os154 := uint32(uint64(b153[0])<<8 | uint64(b153[1]))
+		b153[0] = byte(v152)
+		f156 := uint32(os154)
+		f156 += bits.RotateLeft32(f156, 16)
+		dl155 := uint64(^uint16(f156>>16)) + uint64(uint32(uint64(b153[0])<<8|uint64(b153[1])))
+		if h7 >= 0 {
+			d117 += dl155
+		}
+		if (h7 >= 0) && h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d95
+			x := uint64(^cv) + d117
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s115 := r
-			cb[0] = byte(s115 >> 8)
-			cb[1] = byte(s115)
+			s157 := r
+			cb[0] = byte(s157 >> 8)
+			cb[1] = byte(s157)
 		}
 		goto n93
 	}
@@ -2607,25 +3323,25 @@ n93:
 n94:
 	{ // NsForUs: test nd_ns.target == meta.own_ip
 		if !(h12 >= 0) {
-			return pl.drop(37)
+			return pl.drop(44)
 		}
-		b116 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b116[4])<<56 | uint64(b116[5])<<48 | uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11])), Lo: (uint64(b116[12])<<56 | uint64(b116[13])<<48 | uint64(b116[14])<<40 | uint64(b116[15])<<32 | uint64(b116[16])<<24 | uint64(b116[17])<<16 | uint64(b116[18])<<8 | uint64(b116[19]))} == m6) {
+		b158 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b158[4])<<56 | uint64(b158[5])<<48 | uint64(b158[6])<<40 | uint64(b158[7])<<32 | uint64(b158[8])<<24 | uint64(b158[9])<<16 | uint64(b158[10])<<8 | uint64(b158[11])), Lo: (uint64(b158[12])<<56 | uint64(b158[13])<<48 | uint64(b158[14])<<40 | uint64(b158[15])<<32 | uint64(b158[16])<<24 | uint64(b158[17])<<16 | uint64(b158[18])<<8 | uint64(b158[19]))} == m6) {
 			goto n96
 		}
 		goto n95
 	}
 n95:
 	{ // NsNoMatch: drop l3_ipv6nd_neigh_sol_target_nomatch
-		return pl.drop(38)
+		return pl.drop(45)
 	}
 n96:
 	{ // NsUnspecified: test ipv6.src == 0
 		if !(h3 >= 0) {
-			return pl.drop(39)
+			return pl.drop(46)
 		}
-		b117 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b117[8])<<56 | uint64(b117[9])<<48 | uint64(b117[10])<<40 | uint64(b117[11])<<32 | uint64(b117[12])<<24 | uint64(b117[13])<<16 | uint64(b117[14])<<8 | uint64(b117[15])), Lo: (uint64(b117[16])<<56 | uint64(b117[17])<<48 | uint64(b117[18])<<40 | uint64(b117[19])<<32 | uint64(b117[20])<<24 | uint64(b117[21])<<16 | uint64(b117[22])<<8 | uint64(b117[23]))} == packet.Value{Lo: 0x0}) {
+		b159 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b159[8])<<56 | uint64(b159[9])<<48 | uint64(b159[10])<<40 | uint64(b159[11])<<32 | uint64(b159[12])<<24 | uint64(b159[13])<<16 | uint64(b159[14])<<8 | uint64(b159[15])), Lo: (uint64(b159[16])<<56 | uint64(b159[17])<<48 | uint64(b159[18])<<40 | uint64(b159[19])<<32 | uint64(b159[20])<<24 | uint64(b159[21])<<16 | uint64(b159[22])<<8 | uint64(b159[23]))} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
@@ -2636,32 +3352,35 @@ n97:
 		m25 = (0x333300000001) & 0xffffffffffff
 		m26 = (0x0) & 0x1
 		if !(h12 >= 0) {
-			return pl.drop(40)
+			return pl.drop(47)
 		}
-		b118 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b118[4])<<56 | uint64(b118[5])<<48 | uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11])), Lo: (uint64(b118[12])<<56 | uint64(b118[13])<<48 | uint64(b118[14])<<40 | uint64(b118[15])<<32 | uint64(b118[16])<<24 | uint64(b118[17])<<16 | uint64(b118[18])<<8 | uint64(b118[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b160 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b160[4])<<56 | uint64(b160[5])<<48 | uint64(b160[6])<<40 | uint64(b160[7])<<32 | uint64(b160[8])<<24 | uint64(b160[9])<<16 | uint64(b160[10])<<8 | uint64(b160[11])), Lo: (uint64(b160[12])<<56 | uint64(b160[13])<<48 | uint64(b160[14])<<40 | uint64(b160[15])<<32 | uint64(b160[16])<<24 | uint64(b160[17])<<16 | uint64(b160[18])<<8 | uint64(b160[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		if !(h3 >= 0) {
-			return pl.drop(41)
+			return pl.drop(48)
 		}
-		b119 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b119[8])<<56 | uint64(b119[9])<<48 | uint64(b119[10])<<40 | uint64(b119[11])<<32 | uint64(b119[12])<<24 | uint64(b119[13])<<16 | uint64(b119[14])<<8 | uint64(b119[15])), Lo: (uint64(b119[16])<<56 | uint64(b119[17])<<48 | uint64(b119[18])<<40 | uint64(b119[19])<<32 | uint64(b119[20])<<24 | uint64(b119[21])<<16 | uint64(b119[22])<<8 | uint64(b119[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b120 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11])) & 0xffffffffffff
+		b161 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b161[8])<<56 | uint64(b161[9])<<48 | uint64(b161[10])<<40 | uint64(b161[11])<<32 | uint64(b161[12])<<24 | uint64(b161[13])<<16 | uint64(b161[14])<<8 | uint64(b161[15])), Lo: (uint64(b161[16])<<56 | uint64(b161[17])<<48 | uint64(b161[18])<<40 | uint64(b161[19])<<32 | uint64(b161[20])<<24 | uint64(b161[21])<<16 | uint64(b161[22])<<8 | uint64(b161[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		if !(h0 >= 0) {
+			return pl.drop(48)
+		}
+		b162 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b162[6])<<40 | uint64(b162[7])<<32 | uint64(b162[8])<<24 | uint64(b162[9])<<16 | uint64(b162[10])<<8 | uint64(b162[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
-			return pl.drop(41)
+			return pl.drop(48)
 		}
-		b121 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b121[4])<<56 | uint64(b121[5])<<48 | uint64(b121[6])<<40 | uint64(b121[7])<<32 | uint64(b121[8])<<24 | uint64(b121[9])<<16 | uint64(b121[10])<<8 | uint64(b121[11])), Lo: (uint64(b121[12])<<56 | uint64(b121[13])<<48 | uint64(b121[14])<<40 | uint64(b121[15])<<32 | uint64(b121[16])<<24 | uint64(b121[17])<<16 | uint64(b121[18])<<8 | uint64(b121[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b163 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b163[4])<<56 | uint64(b163[5])<<48 | uint64(b163[6])<<40 | uint64(b163[7])<<32 | uint64(b163[8])<<24 | uint64(b163[9])<<16 | uint64(b163[10])<<8 | uint64(b163[11])), Lo: (uint64(b163[12])<<56 | uint64(b163[13])<<48 | uint64(b163[14])<<40 | uint64(b163[15])<<32 | uint64(b163[16])<<24 | uint64(b163[17])<<16 | uint64(b163[18])<<8 | uint64(b163[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
 	{ // NsHasSrcMac: test valid(nd_mac)
-		if false {
+		if h14 >= 0 {
 			goto n100
 		}
 		pl.edges[20]++
@@ -2669,36 +3388,111 @@ n99:
 	}
 n100:
 	{ // NsSrcMac: set meta.na_mac
-		b122 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b122[0])<<40 | uint64(b122[1])<<32 | uint64(b122[2])<<24 | uint64(b122[3])<<16 | uint64(b122[4])<<8 | uint64(b122[5])) & 0xffffffffffff
+		if !(h14 >= 0) {
+			return pl.drop(49)
+		}
+		b164 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b164[0])<<40 | uint64(b164[1])<<32 | uint64(b164[2])<<24 | uint64(b164[3])<<16 | uint64(b164[4])<<8 | uint64(b164[5])) & 0xffffffffffff
 		pl.edges[21]++
 		goto n101
 	}
 n101:
 	{ // NsHasOpt: test valid(nd_opt)
-		if false {
+		if h13 >= 0 {
 			goto n102
 		}
 		goto n105
 	}
 n102:
 	{ // NsHasMac: test valid(nd_mac)
-		if false {
+		if h14 >= 0 {
 			goto n103
 		}
 		goto n104
 	}
 n103:
 	{ // NsPopMac: pop nd_mac
-		po123, pn124 := h14, 6 // nd_mac
-		if po123 < 0 || po123+pn124 > len(data) {
-			return pl.drop(42)
+		if !(h14 >= 0) {
+			return pl.drop(50)
 		}
-		pendOff = po123
-		pendN = pn124
+		po165, pn166 := h14, 6 // nd_mac
+		if po165 < 0 || po165+pn166 > len(data) {
+			return pl.drop(50)
+		}
+		pendOff = po165
+		pendN = pn166
 		h14 = -1
-		if cur > po123 {
-			cur = max(po123, cur-pn124)
+		if (h0 >= 0) && h0 > po165 {
+			h0 -= pn166
+		} // ethernet
+		if (h1 >= 0) && h1 > po165 {
+			h1 -= pn166
+		} // vlan
+		if (h2 >= 0) && h2 > po165 {
+			h2 -= pn166
+		} // ipv4
+		if (h3 >= 0) && h3 > po165 {
+			h3 -= pn166
+		} // ipv6
+		if (h4 >= 0) && h4 > po165 {
+			h4 -= pn166
+		} // udp
+		if (h5 >= 0) && h5 > po165 {
+			h5 -= pn166
+		} // arp
+		if (h6 >= 0) && h6 > po165 {
+			h6 -= pn166
+		} // icmp
+		if (h7 >= 0) && h7 > po165 {
+			h7 -= pn166
+		} // icmpv6
+		if (h8 >= 0) && h8 > po165 {
+			h8 -= pn166
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po165 {
+			h9 -= pn166
+		} // lb_common
+		if (h10 >= 0) && h10 > po165 {
+			h10 -= pn166
+		} // lb_v2
+		if (h11 >= 0) && h11 > po165 {
+			h11 -= pn166
+		} // lb_v3
+		if (h12 >= 0) && h12 > po165 {
+			h12 -= pn166
+		} // nd_ns
+		if (h13 >= 0) && h13 > po165 {
+			h13 -= pn166
+		} // nd_opt
+		if (h15 >= 0) && h15 > po165 {
+			h15 -= pn166
+		} // nd_na
+		if (h16 >= 0) && h16 > po165 {
+			h16 -= pn166
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po165 {
+			h17 -= pn166
+		} // nd_na_mac
+		if (h18 >= 0) && h18 > po165 {
+			h18 -= pn166
+		} // icmp_ipv4
+		if (h19 >= 0) && h19 > po165 {
+			h19 -= pn166
+		} // icmp_ipv6
+		if (h20 >= 0) && h20 > po165 {
+			h20 -= pn166
+		} // icmp_udp
+		if (h21 >= 0) && h21 > po165 {
+			h21 -= pn166
+		} // lldp
+		if (h22 >= 0) && h22 > po165 {
+			h22 -= pn166
+		} // slow
+		if (h23 >= 0) && h23 > po165 {
+			h23 -= pn166
+		} // lacp
+		if cur > po165 {
+			cur = max(po165, cur-pn166)
 		}
 		pl.edges[22]++
 		goto n104
@@ -2715,15 +3509,87 @@ n104:
 			}
 			pendN = 0
 		}
-		po125, pn126 := h13, 2 // nd_opt
-		if po125 < 0 || po125+pn126 > len(data) {
-			return pl.drop(43)
+		if !(h13 >= 0) {
+			return pl.drop(51)
 		}
-		pendOff = po125
-		pendN += pn126
+		po167, pn168 := h13, 2 // nd_opt
+		if po167 < 0 || po167+pn168 > len(data) {
+			return pl.drop(51)
+		}
+		pendOff = po167
+		pendN += pn168
 		h13 = -1
-		if cur > po125 {
-			cur = max(po125, cur-pn126)
+		if (h0 >= 0) && h0 > po167 {
+			h0 -= pn168
+		} // ethernet
+		if (h1 >= 0) && h1 > po167 {
+			h1 -= pn168
+		} // vlan
+		if (h2 >= 0) && h2 > po167 {
+			h2 -= pn168
+		} // ipv4
+		if (h3 >= 0) && h3 > po167 {
+			h3 -= pn168
+		} // ipv6
+		if (h4 >= 0) && h4 > po167 {
+			h4 -= pn168
+		} // udp
+		if (h5 >= 0) && h5 > po167 {
+			h5 -= pn168
+		} // arp
+		if (h6 >= 0) && h6 > po167 {
+			h6 -= pn168
+		} // icmp
+		if (h7 >= 0) && h7 > po167 {
+			h7 -= pn168
+		} // icmpv6
+		if (h8 >= 0) && h8 > po167 {
+			h8 -= pn168
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po167 {
+			h9 -= pn168
+		} // lb_common
+		if (h10 >= 0) && h10 > po167 {
+			h10 -= pn168
+		} // lb_v2
+		if (h11 >= 0) && h11 > po167 {
+			h11 -= pn168
+		} // lb_v3
+		if (h12 >= 0) && h12 > po167 {
+			h12 -= pn168
+		} // nd_ns
+		if (h14 >= 0) && h14 > po167 {
+			h14 -= pn168
+		} // nd_mac
+		if (h15 >= 0) && h15 > po167 {
+			h15 -= pn168
+		} // nd_na
+		if (h16 >= 0) && h16 > po167 {
+			h16 -= pn168
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po167 {
+			h17 -= pn168
+		} // nd_na_mac
+		if (h18 >= 0) && h18 > po167 {
+			h18 -= pn168
+		} // icmp_ipv4
+		if (h19 >= 0) && h19 > po167 {
+			h19 -= pn168
+		} // icmp_ipv6
+		if (h20 >= 0) && h20 > po167 {
+			h20 -= pn168
+		} // icmp_udp
+		if (h21 >= 0) && h21 > po167 {
+			h21 -= pn168
+		} // lldp
+		if (h22 >= 0) && h22 > po167 {
+			h22 -= pn168
+		} // slow
+		if (h23 >= 0) && h23 > po167 {
+			h23 -= pn168
+		} // lacp
+		if cur > po167 {
+			cur = max(po167, cur-pn168)
 		}
 		pl.edges[23]++
 		goto n105
@@ -2741,31 +3607,100 @@ n105:
 			pendN = 0
 		}
 		if !(h12 >= 0) {
-			return pl.drop(44)
+			return pl.drop(52)
 		}
-		po127, pn128 := h12, 20 // nd_ns
-		if po127 < 0 || po127+pn128 > len(data) {
-			return pl.drop(44)
+		po169, pn170 := h12, 20 // nd_ns
+		if po169 < 0 || po169+pn170 > len(data) {
+			return pl.drop(52)
 		}
-		pendN += pn128
-		if po127 < len(data)-po127-pendN {
-			copy(data[pendN:pendN+po127], data[:po127])
+		pendN += pn170
+		if po169 < len(data)-po169-pendN {
+			copy(data[pendN:pendN+po169], data[:po169])
 			data = data[pendN:]
 		} else {
-			copy(data[po127:], data[po127+pendN:])
+			copy(data[po169:], data[po169+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if cur > po127 {
-			cur = max(po127, cur-pn128)
+		if (h0 >= 0) && h0 > po169 {
+			h0 -= pn170
+		} // ethernet
+		if (h1 >= 0) && h1 > po169 {
+			h1 -= pn170
+		} // vlan
+		if (h2 >= 0) && h2 > po169 {
+			h2 -= pn170
+		} // ipv4
+		if (h3 >= 0) && h3 > po169 {
+			h3 -= pn170
+		} // ipv6
+		if (h4 >= 0) && h4 > po169 {
+			h4 -= pn170
+		} // udp
+		if (h5 >= 0) && h5 > po169 {
+			h5 -= pn170
+		} // arp
+		if (h6 >= 0) && h6 > po169 {
+			h6 -= pn170
+		} // icmp
+		if (h7 >= 0) && h7 > po169 {
+			h7 -= pn170
+		} // icmpv6
+		if (h8 >= 0) && h8 > po169 {
+			h8 -= pn170
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po169 {
+			h9 -= pn170
+		} // lb_common
+		if (h10 >= 0) && h10 > po169 {
+			h10 -= pn170
+		} // lb_v2
+		if (h11 >= 0) && h11 > po169 {
+			h11 -= pn170
+		} // lb_v3
+		if (h13 >= 0) && h13 > po169 {
+			h13 -= pn170
+		} // nd_opt
+		if (h14 >= 0) && h14 > po169 {
+			h14 -= pn170
+		} // nd_mac
+		if (h15 >= 0) && h15 > po169 {
+			h15 -= pn170
+		} // nd_na
+		if (h16 >= 0) && h16 > po169 {
+			h16 -= pn170
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po169 {
+			h17 -= pn170
+		} // nd_na_mac
+		if (h18 >= 0) && h18 > po169 {
+			h18 -= pn170
+		} // icmp_ipv4
+		if (h19 >= 0) && h19 > po169 {
+			h19 -= pn170
+		} // icmp_ipv6
+		if (h20 >= 0) && h20 > po169 {
+			h20 -= pn170
+		} // icmp_udp
+		if (h21 >= 0) && h21 > po169 {
+			h21 -= pn170
+		} // lldp
+		if (h22 >= 0) && h22 > po169 {
+			h22 -= pn170
+		} // slow
+		if (h23 >= 0) && h23 > po169 {
+			h23 -= pn170
+		} // lacp
+		if cur > po169 {
+			cur = max(po169, cur-pn170)
 		}
 		goto n106
 	}
 n106:
 	{ // NsPushNa: push nd_na after icmpv6
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -2773,17 +3708,17 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s129 := r
-				cb[0] = byte(s129 >> 8)
-				cb[1] = byte(s129)
+				s171 := r
+				cb[0] = byte(s171 >> 8)
+				cb[1] = byte(s171)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h7 >= 0) {
-			return pl.drop(45)
+			return pl.drop(53)
 		}
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -2791,9 +3726,9 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s131 := r
-				cb[0] = byte(s131 >> 8)
-				cb[1] = byte(s131)
+				s173 := r
+				cb[0] = byte(s173 >> 8)
+				cb[1] = byte(s173)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2925,7 +3860,7 @@ n106:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt130 := p.Push(15, h7+4, 0)
+		rt172 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3052,15 +3987,15 @@ n106:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt130 {
-			return pl.drop(45)
+		if !rt172 {
+			return pl.drop(53)
 		}
 		goto n107
 	}
 n107:
 	{ // NsPushOpt: push nd_na_opt after nd_na
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -3068,17 +4003,17 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s132 := r
-				cb[0] = byte(s132 >> 8)
-				cb[1] = byte(s132)
+				s174 := r
+				cb[0] = byte(s174 >> 8)
+				cb[1] = byte(s174)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h15 >= 0) {
-			return pl.drop(46)
+			return pl.drop(54)
 		}
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -3086,9 +4021,9 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s134 := r
-				cb[0] = byte(s134 >> 8)
-				cb[1] = byte(s134)
+				s176 := r
+				cb[0] = byte(s176 >> 8)
+				cb[1] = byte(s176)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3220,7 +4155,7 @@ n107:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt133 := p.Push(16, h15+20, 0)
+		rt175 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3347,15 +4282,15 @@ n107:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt133 {
-			return pl.drop(46)
+		if !rt175 {
+			return pl.drop(54)
 		}
 		goto n108
 	}
 n108:
 	{ // NsPushMac: push nd_na_mac after nd_na_opt
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -3363,17 +4298,17 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s135 := r
-				cb[0] = byte(s135 >> 8)
-				cb[1] = byte(s135)
+				s177 := r
+				cb[0] = byte(s177 >> 8)
+				cb[1] = byte(s177)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h16 >= 0) {
-			return pl.drop(47)
+			return pl.drop(55)
 		}
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -3381,9 +4316,9 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s137 := r
-				cb[0] = byte(s137 >> 8)
-				cb[1] = byte(s137)
+				s179 := r
+				cb[0] = byte(s179 >> 8)
+				cb[1] = byte(s179)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3515,7 +4450,7 @@ n108:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt136 := p.Push(17, h16+2, 0)
+		rt178 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3642,115 +4577,130 @@ n108:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt136 {
-			return pl.drop(47)
+		if !rt178 {
+			return pl.drop(55)
 		}
 		goto n109
 	}
 n109:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b138 := data[h0 : h0+14] // ethernet
-		s139 := m25
-		b138[0] = byte(s139 >> 40)
-		b138[1] = byte(s139 >> 32)
-		b138[2] = byte(s139 >> 24)
-		b138[3] = byte(s139 >> 16)
-		b138[4] = byte(s139 >> 8)
-		b138[5] = byte(s139)
-		s140 := m5
-		b138[6] = byte(s140 >> 40)
-		b138[7] = byte(s140 >> 32)
-		b138[8] = byte(s140 >> 24)
-		b138[9] = byte(s140 >> 16)
-		b138[10] = byte(s140 >> 8)
-		b138[11] = byte(s140)
-		if !(h3 >= 0) {
-			return pl.drop(48)
+		if !(h0 >= 0) {
+			return pl.drop(56)
 		}
-		b141 := data[h3 : h3+40] // ipv6
-		s142 := 0x20
-		b141[4] = byte(s142 >> 8)
-		b141[5] = byte(s142)
-		b141[7] = byte(0xff)
-		v143 := m6
-		s144 := v143.Hi
-		b141[8] = byte(s144 >> 56)
-		b141[9] = byte(s144 >> 48)
-		b141[10] = byte(s144 >> 40)
-		b141[11] = byte(s144 >> 32)
-		b141[12] = byte(s144 >> 24)
-		b141[13] = byte(s144 >> 16)
-		b141[14] = byte(s144 >> 8)
-		b141[15] = byte(s144)
-		s145 := v143.Lo
-		b141[16] = byte(s145 >> 56)
-		b141[17] = byte(s145 >> 48)
-		b141[18] = byte(s145 >> 40)
-		b141[19] = byte(s145 >> 32)
-		b141[20] = byte(s145 >> 24)
-		b141[21] = byte(s145 >> 16)
-		b141[22] = byte(s145 >> 8)
-		b141[23] = byte(s145)
-		v146 := m24
-		s147 := v146.Hi
-		b141[24] = byte(s147 >> 56)
-		b141[25] = byte(s147 >> 48)
-		b141[26] = byte(s147 >> 40)
-		b141[27] = byte(s147 >> 32)
-		b141[28] = byte(s147 >> 24)
-		b141[29] = byte(s147 >> 16)
-		b141[30] = byte(s147 >> 8)
-		b141[31] = byte(s147)
-		s148 := v146.Lo
-		b141[32] = byte(s148 >> 56)
-		b141[33] = byte(s148 >> 48)
-		b141[34] = byte(s148 >> 40)
-		b141[35] = byte(s148 >> 32)
-		b141[36] = byte(s148 >> 24)
-		b141[37] = byte(s148 >> 16)
-		b141[38] = byte(s148 >> 8)
-		b141[39] = byte(s148)
-		b149 := data[h7 : h7+4] // icmpv6
-		b149[0] = byte(0x88)
-		b149[1] = byte(0x0)
-		b150 := data[h15 : h15+20] // nd_na
-		b150[0] = b150[0]&^0x40 | byte(m26)<<6&0x40
-		v151 := m27
-		s152 := v151.Hi
-		b150[4] = byte(s152 >> 56)
-		b150[5] = byte(s152 >> 48)
-		b150[6] = byte(s152 >> 40)
-		b150[7] = byte(s152 >> 32)
-		b150[8] = byte(s152 >> 24)
-		b150[9] = byte(s152 >> 16)
-		b150[10] = byte(s152 >> 8)
-		b150[11] = byte(s152)
-		s153 := v151.Lo
-		b150[12] = byte(s153 >> 56)
-		b150[13] = byte(s153 >> 48)
-		b150[14] = byte(s153 >> 40)
-		b150[15] = byte(s153 >> 32)
-		b150[16] = byte(s153 >> 24)
-		b150[17] = byte(s153 >> 16)
-		b150[18] = byte(s153 >> 8)
-		b150[19] = byte(s153)
-		b154 := data[h16 : h16+2] // nd_na_opt
-		b154[0] = byte(0x2)
-		b154[1] = byte(0x1)
-		b155 := data[h17 : h17+6] // nd_na_mac
-		s156 := m5
-		b155[0] = byte(s156 >> 40)
-		b155[1] = byte(s156 >> 32)
-		b155[2] = byte(s156 >> 24)
-		b155[3] = byte(s156 >> 16)
-		b155[4] = byte(s156 >> 8)
-		b155[5] = byte(s156)
+		b180 := data[h0 : h0+14] // ethernet
+		s181 := m25
+		b180[0] = byte(s181 >> 40)
+		b180[1] = byte(s181 >> 32)
+		b180[2] = byte(s181 >> 24)
+		b180[3] = byte(s181 >> 16)
+		b180[4] = byte(s181 >> 8)
+		b180[5] = byte(s181)
+		s182 := m5
+		b180[6] = byte(s182 >> 40)
+		b180[7] = byte(s182 >> 32)
+		b180[8] = byte(s182 >> 24)
+		b180[9] = byte(s182 >> 16)
+		b180[10] = byte(s182 >> 8)
+		b180[11] = byte(s182)
+		if !(h3 >= 0) {
+			return pl.drop(56)
+		}
+		b183 := data[h3 : h3+40] // ipv6
+		s184 := 0x20
+		b183[4] = byte(s184 >> 8)
+		b183[5] = byte(s184)
+		b183[7] = byte(0xff)
+		v185 := m6
+		s186 := v185.Hi
+		b183[8] = byte(s186 >> 56)
+		b183[9] = byte(s186 >> 48)
+		b183[10] = byte(s186 >> 40)
+		b183[11] = byte(s186 >> 32)
+		b183[12] = byte(s186 >> 24)
+		b183[13] = byte(s186 >> 16)
+		b183[14] = byte(s186 >> 8)
+		b183[15] = byte(s186)
+		s187 := v185.Lo
+		b183[16] = byte(s187 >> 56)
+		b183[17] = byte(s187 >> 48)
+		b183[18] = byte(s187 >> 40)
+		b183[19] = byte(s187 >> 32)
+		b183[20] = byte(s187 >> 24)
+		b183[21] = byte(s187 >> 16)
+		b183[22] = byte(s187 >> 8)
+		b183[23] = byte(s187)
+		v188 := m24
+		s189 := v188.Hi
+		b183[24] = byte(s189 >> 56)
+		b183[25] = byte(s189 >> 48)
+		b183[26] = byte(s189 >> 40)
+		b183[27] = byte(s189 >> 32)
+		b183[28] = byte(s189 >> 24)
+		b183[29] = byte(s189 >> 16)
+		b183[30] = byte(s189 >> 8)
+		b183[31] = byte(s189)
+		s190 := v188.Lo
+		b183[32] = byte(s190 >> 56)
+		b183[33] = byte(s190 >> 48)
+		b183[34] = byte(s190 >> 40)
+		b183[35] = byte(s190 >> 32)
+		b183[36] = byte(s190 >> 24)
+		b183[37] = byte(s190 >> 16)
+		b183[38] = byte(s190 >> 8)
+		b183[39] = byte(s190)
+		if !(h7 >= 0) {
+			return pl.drop(56)
+		}
+		b191 := data[h7 : h7+4] // icmpv6
+		b191[0] = byte(0x88)
+		b191[1] = byte(0x0)
+		if !(h15 >= 0) {
+			return pl.drop(56)
+		}
+		b192 := data[h15 : h15+20] // nd_na
+		b192[0] = b192[0]&^0x40 | byte(m26)<<6&0x40
+		v193 := m27
+		s194 := v193.Hi
+		b192[4] = byte(s194 >> 56)
+		b192[5] = byte(s194 >> 48)
+		b192[6] = byte(s194 >> 40)
+		b192[7] = byte(s194 >> 32)
+		b192[8] = byte(s194 >> 24)
+		b192[9] = byte(s194 >> 16)
+		b192[10] = byte(s194 >> 8)
+		b192[11] = byte(s194)
+		s195 := v193.Lo
+		b192[12] = byte(s195 >> 56)
+		b192[13] = byte(s195 >> 48)
+		b192[14] = byte(s195 >> 40)
+		b192[15] = byte(s195 >> 32)
+		b192[16] = byte(s195 >> 24)
+		b192[17] = byte(s195 >> 16)
+		b192[18] = byte(s195 >> 8)
+		b192[19] = byte(s195)
+		if !(h16 >= 0) {
+			return pl.drop(56)
+		}
+		b196 := data[h16 : h16+2] // nd_na_opt
+		b196[0] = byte(0x2)
+		b196[1] = byte(0x1)
+		if !(h17 >= 0) {
+			return pl.drop(56)
+		}
+		b197 := data[h17 : h17+6] // nd_na_mac
+		s198 := m5
+		b197[0] = byte(s198 >> 40)
+		b197[1] = byte(s198 >> 32)
+		b197[2] = byte(s198 >> 24)
+		b197[3] = byte(s198 >> 16)
+		b197[4] = byte(s198 >> 8)
+		b197[5] = byte(s198)
 		goto n110
 	}
 n110:
 	{ // NsCsum: checksum compute icmpv6
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -3758,14 +4708,14 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s157 := r
-				cb[0] = byte(s157 >> 8)
-				cb[1] = byte(s157)
+				s199 := r
+				cb[0] = byte(s199 >> 8)
+				cb[1] = byte(s199)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if pendK4 {
-			if h4+8 <= len(data) {
+			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				x := uint64(^cv) + pendD4
@@ -3773,9 +4723,9 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s159 := r
-				cb[0] = byte(s159 >> 8)
-				cb[1] = byte(s159)
+				s201 := r
+				cb[0] = byte(s201 >> 8)
+				cb[1] = byte(s201)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3907,7 +4857,7 @@ n110:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt158 := p.ComputeChecksum(7)
+		rt200 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4034,8 +4984,8 @@ n110:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt158 {
-			return pl.drop(49)
+		if !rt200 {
+			return pl.drop(57)
 		}
 		goto n111
 	}
@@ -4058,21 +5008,21 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b160 := data[h2 : h2+20] // ipv4
-		k161 := ((uint64(b160[12])<<24|uint64(b160[13])<<16|uint64(b160[14])<<8|uint64(b160[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32
-		if pi162 := pl.tables[3].Packed(); len(pi162.Slots) > 0 {
-			k161 &= pi162.Mask
-			for m, j := uint64(len(pi162.Slots)-1), packet.PackedHash(k161); ; j++ {
-				sl := &pi162.Slots[j&m]
+		b202 := data[h2 : h2+20] // ipv4
+		k203 := ((uint64(b202[12])<<24|uint64(b202[13])<<16|uint64(b202[14])<<8|uint64(b202[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32
+		if pi204 := pl.tables[3].Packed(); len(pi204.Slots) > 0 {
+			k203 &= pi204.Mask
+			for m, j := uint64(len(pi204.Slots)-1), packet.PackedHash(k203); ; j++ {
+				sl := &pi204.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k161 {
+				if sl.Key == k203 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k161); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k203); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4086,12 +5036,9 @@ n114:
 n115:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		if !(h3 >= 0) {
-			return pl.drop(50)
-		}
-		b164 := data[h3 : h3+40] // ipv6
-		kv163 := packet.Value{Hi: (uint64(b164[8])<<56 | uint64(b164[9])<<48 | uint64(b164[10])<<40 | uint64(b164[11])<<32 | uint64(b164[12])<<24 | uint64(b164[13])<<16 | uint64(b164[14])<<8 | uint64(b164[15])), Lo: (uint64(b164[16])<<56 | uint64(b164[17])<<48 | uint64(b164[18])<<40 | uint64(b164[19])<<32 | uint64(b164[20])<<24 | uint64(b164[21])<<16 | uint64(b164[22])<<8 | uint64(b164[23]))}
-		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv163.Hi, kv163.Lo, 0); hit {
+		b206 := data[h3 : h3+40] // ipv6
+		kv205 := packet.Value{Hi: (uint64(b206[8])<<56 | uint64(b206[9])<<48 | uint64(b206[10])<<40 | uint64(b206[11])<<32 | uint64(b206[12])<<24 | uint64(b206[13])<<16 | uint64(b206[14])<<8 | uint64(b206[15])), Lo: (uint64(b206[16])<<56 | uint64(b206[17])<<48 | uint64(b206[18])<<40 | uint64(b206[19])<<32 | uint64(b206[20])<<24 | uint64(b206[21])<<16 | uint64(b206[22])<<8 | uint64(b206[23]))}
+		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv205.Hi, kv205.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4106,7 +5053,7 @@ n115:
 	}
 n116:
 	{ // LbBlocked: drop lb_drop_blocked_src_pkt_counter
-		return pl.drop(51)
+		return pl.drop(58)
 	}
 n117:
 	{ // LbIsV2: test valid(lb_v2)
@@ -4125,54 +5072,51 @@ n119:
 	}
 n120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b165 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b165[4])<<56 | uint64(b165[5])<<48 | uint64(b165[6])<<40 | uint64(b165[7])<<32 | uint64(b165[8])<<24 | uint64(b165[9])<<16 | uint64(b165[10])<<8 | uint64(b165[11]))
-		m13 = ((uint64(b165[4])<<56 | uint64(b165[5])<<48 | uint64(b165[6])<<40 | uint64(b165[7])<<32 | uint64(b165[8])<<24 | uint64(b165[9])<<16 | uint64(b165[10])<<8 | uint64(b165[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b165[2])<<8 | uint64(b165[3])) & 0xffff
+		b207 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b207[4])<<56 | uint64(b207[5])<<48 | uint64(b207[6])<<40 | uint64(b207[7])<<32 | uint64(b207[8])<<24 | uint64(b207[9])<<16 | uint64(b207[10])<<8 | uint64(b207[11]))
+		m13 = ((uint64(b207[4])<<56 | uint64(b207[5])<<48 | uint64(b207[6])<<40 | uint64(b207[7])<<32 | uint64(b207[8])<<24 | uint64(b207[9])<<16 | uint64(b207[10])<<8 | uint64(b207[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b207[2])<<8 | uint64(b207[3])) & 0xffff
 		goto n122
 	}
 n121:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		if !(h11 >= 0) {
-			return pl.drop(52)
-		}
-		b166 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11]))
-		m13 = (uint64(b166[0])<<8 | uint64(b166[1])) & 0xffff
-		m14 = (uint64(b166[2])<<8 | uint64(b166[3])) & 0xffff
+		b208 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b208[4])<<56 | uint64(b208[5])<<48 | uint64(b208[6])<<40 | uint64(b208[7])<<32 | uint64(b208[8])<<24 | uint64(b208[9])<<16 | uint64(b208[10])<<8 | uint64(b208[11]))
+		m13 = (uint64(b208[0])<<8 | uint64(b208[1])) & 0xffff
+		m14 = (uint64(b208[2])<<8 | uint64(b208[3])) & 0xffff
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c168 := (h2 >= 0)
-		if c168 {
+		c210 := (h2 >= 0)
+		if c210 {
 			if !(h2 >= 0) {
-				return pl.drop(53)
+				return pl.drop(59)
 			}
-			b169 := data[h2 : h2+20] // ipv4
-			c168 = (uint64(b169[8]) <= 0x1)
+			b211 := data[h2 : h2+20] // ipv4
+			c210 = (uint64(b211[8]) <= 0x1)
 		}
-		c167 := c168
-		if !c167 {
-			c170 := (h3 >= 0)
-			if c170 {
+		c209 := c210
+		if !c209 {
+			c212 := (h3 >= 0)
+			if c212 {
 				if !(h3 >= 0) {
-					return pl.drop(53)
+					return pl.drop(59)
 				}
-				b171 := data[h3 : h3+40] // ipv6
-				c170 = (uint64(b171[7]) <= 0x1)
+				b213 := data[h3 : h3+40] // ipv6
+				c212 = (uint64(b213[7]) <= 0x1)
 			}
-			c167 = c170
+			c209 = c212
 		}
-		if c167 {
+		if c209 {
 			goto n123
 		}
 		goto n124
 	}
 n123:
 	{ // LbTtlExpired: drop lb_drop_ttl_expired_pkt_counter
-		return pl.drop(54)
+		return pl.drop(60)
 	}
 n124:
 	{ // LbEpoch: lookup epoch_assign_table
@@ -4199,7 +5143,7 @@ n124:
 	}
 n125:
 	{ // LbEpochMiss: drop lb_drop_epoch_assign_miss_pkt_counter
-		return pl.drop(55)
+		return pl.drop(61)
 	}
 n126:
 	{ // LbSlot: set meta.calendar_slot
@@ -4209,20 +5153,20 @@ n126:
 n127:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		k172 := ((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48
-		if pi173 := pl.tables[6].Packed(); len(pi173.Slots) > 0 {
-			k172 &= pi173.Mask
-			for m, j := uint64(len(pi173.Slots)-1), packet.PackedHash(k172); ; j++ {
-				sl := &pi173.Slots[j&m]
+		k214 := ((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48
+		if pi215 := pl.tables[6].Packed(); len(pi215.Slots) > 0 {
+			k214 &= pi215.Mask
+			for m, j := uint64(len(pi215.Slots)-1), packet.PackedHash(k214); ; j++ {
+				sl := &pi215.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k172 {
+				if sl.Key == k214 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k172); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k214); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4236,26 +5180,26 @@ n127:
 	}
 n128:
 	{ // LbCalendarMiss: drop lb_drop_lb_calendar_miss_pkt_counter
-		return pl.drop(56)
+		return pl.drop(62)
 	}
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b174 := data[h0 : h0+14] // ethernet
-		k175 := ((m16)&0xffff)<<0 | ((uint64(b174[12])<<8|uint64(b174[13]))&0xffff)<<16 | ((m7)&0xff)<<32
-		if pi176 := pl.tables[7].Packed(); len(pi176.Slots) > 0 {
-			k175 &= pi176.Mask
-			for m, j := uint64(len(pi176.Slots)-1), packet.PackedHash(k175); ; j++ {
-				sl := &pi176.Slots[j&m]
+		b216 := data[h0 : h0+14] // ethernet
+		k217 := ((m16)&0xffff)<<0 | ((uint64(b216[12])<<8|uint64(b216[13]))&0xffff)<<16 | ((m7)&0xff)<<32
+		if pi218 := pl.tables[7].Packed(); len(pi218.Slots) > 0 {
+			k217 &= pi218.Mask
+			for m, j := uint64(len(pi218.Slots)-1), packet.PackedHash(k217); ; j++ {
+				sl := &pi218.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k175 {
+				if sl.Key == k217 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k175); hit {
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k217); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4285,15 +5229,15 @@ n129:
 	}
 n130:
 	{ // LbMemberMiss: drop lb_drop_mbr_info_miss_pkt_counter
-		return pl.drop(57)
+		return pl.drop(63)
 	}
 n131:
 	{ // LbSoftEvicted: drop mbr_drop_soft_evicted_counter
-		return pl.drop(58)
+		return pl.drop(64)
 	}
 n132:
 	{ // LbDeregistered: drop mbr_drop_deregistered_counter
-		return pl.drop(59)
+		return pl.drop(65)
 	}
 n133:
 	{ // LbPort: set meta.new_port
@@ -4302,21 +5246,21 @@ n133:
 	}
 n134:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b177 := data[h0 : h0+14] // ethernet
-		s178 := m5
-		b177[6] = byte(s178 >> 40)
-		b177[7] = byte(s178 >> 32)
-		b177[8] = byte(s178 >> 24)
-		b177[9] = byte(s178 >> 16)
-		b177[10] = byte(s178 >> 8)
-		b177[11] = byte(s178)
-		s179 := m17
-		b177[0] = byte(s179 >> 40)
-		b177[1] = byte(s179 >> 32)
-		b177[2] = byte(s179 >> 24)
-		b177[3] = byte(s179 >> 16)
-		b177[4] = byte(s179 >> 8)
-		b177[5] = byte(s179)
+		b219 := data[h0 : h0+14] // ethernet
+		s220 := m5
+		b219[6] = byte(s220 >> 40)
+		b219[7] = byte(s220 >> 32)
+		b219[8] = byte(s220 >> 24)
+		b219[9] = byte(s220 >> 16)
+		b219[10] = byte(s220 >> 8)
+		b219[11] = byte(s220)
+		s221 := m17
+		b219[0] = byte(s221 >> 40)
+		b219[1] = byte(s221 >> 32)
+		b219[2] = byte(s221 >> 24)
+		b219[3] = byte(s221 >> 16)
+		b219[4] = byte(s221 >> 8)
+		b219[5] = byte(s221)
 		goto n135
 	}
 n135:
@@ -4330,14 +5274,14 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s180 := r
-				cb[0] = byte(s180 >> 8)
-				cb[1] = byte(s180)
+				s222 := r
+				cb[0] = byte(s222 >> 8)
+				cb[1] = byte(s222)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b181 := data[h4 : h4+8] // udp
-		if (uint64(b181[6])<<8 | uint64(b181[7])) == 0x0 {
+		b223 := data[h4 : h4+8] // udp
+		if (uint64(b223[6])<<8 | uint64(b223[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
@@ -4371,225 +5315,222 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d182 uint64 // ipv4 checksum
-		var d183 uint64 // udp checksum
-		v184 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b185 := data[h2 : h2+20] // ipv4
-		ws187 := uint64((uint64(b185[12])<<24 | uint64(b185[13])<<16 | uint64(b185[14])<<8 | uint64(b185[15])))
-		os186 := uint32(uint16(ws187>>0)) + uint32(uint16(ws187>>16))
-		s188 := v184
-		b185[12] = byte(s188 >> 24)
-		b185[13] = byte(s188 >> 16)
-		b185[14] = byte(s188 >> 8)
-		b185[15] = byte(s188)
-		ws189 := uint64(v184)
-		f191 := uint32(os186)
-		f191 += bits.RotateLeft32(f191, 16)
-		dl190 := uint64(^uint16(f191>>16)) + uint64(uint32(uint16(ws189>>0))+uint32(uint16(ws189>>16)))
-		d182 += dl190
-		d183 += dl190
-		v192 := m18
-		ws194 := uint64((uint64(b185[16])<<24 | uint64(b185[17])<<16 | uint64(b185[18])<<8 | uint64(b185[19])))
-		os193 := uint32(uint16(ws194>>0)) + uint32(uint16(ws194>>16))
-		s195 := v192
-		b185[16] = byte(s195 >> 24)
-		b185[17] = byte(s195 >> 16)
-		b185[18] = byte(s195 >> 8)
-		b185[19] = byte(s195)
-		ws196 := uint64(v192)
-		f198 := uint32(os193)
-		f198 += bits.RotateLeft32(f198, 16)
-		dl197 := uint64(^uint16(f198>>16)) + uint64(uint32(uint16(ws196>>0))+uint32(uint16(ws196>>16)))
-		d182 += dl197
-		d183 += dl197
-		v199 := m23
-		b200 := data[h4 : h4+8] // udp
-		os201 := uint32(uint16((uint64(b200[2])<<8 | uint64(b200[3]))))
-		s202 := v199
-		b200[2] = byte(s202 >> 8)
-		b200[3] = byte(s202)
-		f204 := uint32(os201)
-		f204 += bits.RotateLeft32(f204, 16)
-		dl203 := uint64(^uint16(f204>>16)) + uint64(uint32(uint16(v199)))
-		d183 += dl203
-		v205 := (uint64(b185[8]) - 0x1)
-		os206 := uint32(uint64(b185[8])<<8 | uint64(b185[9]))
-		b185[8] = byte(v205)
-		f208 := uint32(os206)
-		f208 += bits.RotateLeft32(f208, 16)
-		dl207 := uint64(^uint16(f208>>16)) + uint64(uint32(uint64(b185[8])<<8|uint64(b185[9])))
-		d182 += dl207
+		var d224 uint64 // ipv4 checksum
+		var d225 uint64 // udp checksum
+		v226 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b227 := data[h2 : h2+20] // ipv4
+		ws229 := uint64((uint64(b227[12])<<24 | uint64(b227[13])<<16 | uint64(b227[14])<<8 | uint64(b227[15])))
+		os228 := uint32(uint16(ws229>>0)) + uint32(uint16(ws229>>16))
+		s230 := v226
+		b227[12] = byte(s230 >> 24)
+		b227[13] = byte(s230 >> 16)
+		b227[14] = byte(s230 >> 8)
+		b227[15] = byte(s230)
+		ws231 := uint64(v226)
+		f233 := uint32(os228)
+		f233 += bits.RotateLeft32(f233, 16)
+		dl232 := uint64(^uint16(f233>>16)) + uint64(uint32(uint16(ws231>>0))+uint32(uint16(ws231>>16)))
+		d224 += dl232
+		d225 += dl232
+		v234 := m18
+		ws236 := uint64((uint64(b227[16])<<24 | uint64(b227[17])<<16 | uint64(b227[18])<<8 | uint64(b227[19])))
+		os235 := uint32(uint16(ws236>>0)) + uint32(uint16(ws236>>16))
+		s237 := v234
+		b227[16] = byte(s237 >> 24)
+		b227[17] = byte(s237 >> 16)
+		b227[18] = byte(s237 >> 8)
+		b227[19] = byte(s237)
+		ws238 := uint64(v234)
+		f240 := uint32(os235)
+		f240 += bits.RotateLeft32(f240, 16)
+		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(ws238>>0))+uint32(uint16(ws238>>16)))
+		d224 += dl239
+		d225 += dl239
+		v241 := m23
+		b242 := data[h4 : h4+8] // udp
+		os243 := uint32(uint16((uint64(b242[2])<<8 | uint64(b242[3]))))
+		s244 := v241
+		b242[2] = byte(s244 >> 8)
+		b242[3] = byte(s244)
+		f246 := uint32(os243)
+		f246 += bits.RotateLeft32(f246, 16)
+		dl245 := uint64(^uint16(f246>>16)) + uint64(uint32(uint16(v241)))
+		d225 += dl245
+		v247 := (uint64(b227[8]) - 0x1)
+		os248 := uint32(uint64(b227[8])<<8 | uint64(b227[9]))
+		b227[8] = byte(v247)
+		f250 := uint32(os248)
+		f250 += bits.RotateLeft32(f250, 16)
+		dl249 := uint64(^uint16(f250>>16)) + uint64(uint32(uint64(b227[8])<<8|uint64(b227[9])))
+		d224 += dl249
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d182
+			x := uint64(^cv) + d224
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s209 := r
-			cb[0] = byte(s209 >> 8)
-			cb[1] = byte(s209)
+			s251 := r
+			cb[0] = byte(s251 >> 8)
+			cb[1] = byte(s251)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d183
+			pendD4 += d225
 			pendK4 = true
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d210 uint64 // ipv4 checksum
-		var d211 uint64 // udp checksum
-		v212 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b213 := data[h2 : h2+20] // ipv4
-		ws215 := uint64((uint64(b213[12])<<24 | uint64(b213[13])<<16 | uint64(b213[14])<<8 | uint64(b213[15])))
-		os214 := uint32(uint16(ws215>>0)) + uint32(uint16(ws215>>16))
-		s216 := v212
-		b213[12] = byte(s216 >> 24)
-		b213[13] = byte(s216 >> 16)
-		b213[14] = byte(s216 >> 8)
-		b213[15] = byte(s216)
-		ws217 := uint64(v212)
-		f219 := uint32(os214)
-		f219 += bits.RotateLeft32(f219, 16)
-		dl218 := uint64(^uint16(f219>>16)) + uint64(uint32(uint16(ws217>>0))+uint32(uint16(ws217>>16)))
-		d210 += dl218
-		d211 += dl218
-		v220 := m18
-		ws222 := uint64((uint64(b213[16])<<24 | uint64(b213[17])<<16 | uint64(b213[18])<<8 | uint64(b213[19])))
-		os221 := uint32(uint16(ws222>>0)) + uint32(uint16(ws222>>16))
-		s223 := v220
-		b213[16] = byte(s223 >> 24)
-		b213[17] = byte(s223 >> 16)
-		b213[18] = byte(s223 >> 8)
-		b213[19] = byte(s223)
-		ws224 := uint64(v220)
-		f226 := uint32(os221)
-		f226 += bits.RotateLeft32(f226, 16)
-		dl225 := uint64(^uint16(f226>>16)) + uint64(uint32(uint16(ws224>>0))+uint32(uint16(ws224>>16)))
-		d210 += dl225
-		d211 += dl225
-		v227 := m23
-		b228 := data[h4 : h4+8] // udp
-		os229 := uint32(uint16((uint64(b228[2])<<8 | uint64(b228[3]))))
-		s230 := v227
-		b228[2] = byte(s230 >> 8)
-		b228[3] = byte(s230)
-		f232 := uint32(os229)
-		f232 += bits.RotateLeft32(f232, 16)
-		dl231 := uint64(^uint16(f232>>16)) + uint64(uint32(uint16(v227)))
-		d211 += dl231
-		v233 := ((uint64(b213[2])<<8 | uint64(b213[3])) - 0x10)
-		os234 := uint32(uint16((uint64(b213[2])<<8 | uint64(b213[3]))))
-		s235 := v233
-		b213[2] = byte(s235 >> 8)
-		b213[3] = byte(s235)
-		f237 := uint32(os234)
-		f237 += bits.RotateLeft32(f237, 16)
-		dl236 := uint64(^uint16(f237>>16)) + uint64(uint32(uint16(v233)))
-		d210 += dl236
-		d211 += dl236
-		v238 := (uint64(b213[8]) - 0x1)
-		os239 := uint32(uint64(b213[8])<<8 | uint64(b213[9]))
-		b213[8] = byte(v238)
-		f241 := uint32(os239)
-		f241 += bits.RotateLeft32(f241, 16)
-		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint64(b213[8])<<8|uint64(b213[9])))
-		d210 += dl240
+		var d252 uint64 // ipv4 checksum
+		var d253 uint64 // udp checksum
+		v254 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b255 := data[h2 : h2+20] // ipv4
+		ws257 := uint64((uint64(b255[12])<<24 | uint64(b255[13])<<16 | uint64(b255[14])<<8 | uint64(b255[15])))
+		os256 := uint32(uint16(ws257>>0)) + uint32(uint16(ws257>>16))
+		s258 := v254
+		b255[12] = byte(s258 >> 24)
+		b255[13] = byte(s258 >> 16)
+		b255[14] = byte(s258 >> 8)
+		b255[15] = byte(s258)
+		ws259 := uint64(v254)
+		f261 := uint32(os256)
+		f261 += bits.RotateLeft32(f261, 16)
+		dl260 := uint64(^uint16(f261>>16)) + uint64(uint32(uint16(ws259>>0))+uint32(uint16(ws259>>16)))
+		d252 += dl260
+		d253 += dl260
+		v262 := m18
+		ws264 := uint64((uint64(b255[16])<<24 | uint64(b255[17])<<16 | uint64(b255[18])<<8 | uint64(b255[19])))
+		os263 := uint32(uint16(ws264>>0)) + uint32(uint16(ws264>>16))
+		s265 := v262
+		b255[16] = byte(s265 >> 24)
+		b255[17] = byte(s265 >> 16)
+		b255[18] = byte(s265 >> 8)
+		b255[19] = byte(s265)
+		ws266 := uint64(v262)
+		f268 := uint32(os263)
+		f268 += bits.RotateLeft32(f268, 16)
+		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(ws266>>0))+uint32(uint16(ws266>>16)))
+		d252 += dl267
+		d253 += dl267
+		v269 := m23
+		b270 := data[h4 : h4+8] // udp
+		os271 := uint32(uint16((uint64(b270[2])<<8 | uint64(b270[3]))))
+		s272 := v269
+		b270[2] = byte(s272 >> 8)
+		b270[3] = byte(s272)
+		f274 := uint32(os271)
+		f274 += bits.RotateLeft32(f274, 16)
+		dl273 := uint64(^uint16(f274>>16)) + uint64(uint32(uint16(v269)))
+		d253 += dl273
+		v275 := ((uint64(b255[2])<<8 | uint64(b255[3])) - 0x10)
+		os276 := uint32(uint16((uint64(b255[2])<<8 | uint64(b255[3]))))
+		s277 := v275
+		b255[2] = byte(s277 >> 8)
+		b255[3] = byte(s277)
+		f279 := uint32(os276)
+		f279 += bits.RotateLeft32(f279, 16)
+		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint16(v275)))
+		d252 += dl278
+		d253 += dl278
+		v280 := (uint64(b255[8]) - 0x1)
+		os281 := uint32(uint64(b255[8])<<8 | uint64(b255[9]))
+		b255[8] = byte(v280)
+		f283 := uint32(os281)
+		f283 += bits.RotateLeft32(f283, 16)
+		dl282 := uint64(^uint16(f283>>16)) + uint64(uint32(uint64(b255[8])<<8|uint64(b255[9])))
+		d252 += dl282
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d210
+			x := uint64(^cv) + d252
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s242 := r
-			cb[0] = byte(s242 >> 8)
-			cb[1] = byte(s242)
+			s284 := r
+			cb[0] = byte(s284 >> 8)
+			cb[1] = byte(s284)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d211
+			pendD4 += d253
 			pendK4 = true
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d243 uint64 // udp checksum
-		v244 := m6
-		if !(h3 >= 0) {
-			return pl.drop(60)
-		}
-		b245 := data[h3 : h3+40] // ipv6
-		ws247 := packet.Value{Hi: (uint64(b245[8])<<56 | uint64(b245[9])<<48 | uint64(b245[10])<<40 | uint64(b245[11])<<32 | uint64(b245[12])<<24 | uint64(b245[13])<<16 | uint64(b245[14])<<8 | uint64(b245[15])), Lo: (uint64(b245[16])<<56 | uint64(b245[17])<<48 | uint64(b245[18])<<40 | uint64(b245[19])<<32 | uint64(b245[20])<<24 | uint64(b245[21])<<16 | uint64(b245[22])<<8 | uint64(b245[23]))}
-		os246 := uint32(uint16(ws247.Hi>>0)) + uint32(uint16(ws247.Hi>>16)) + uint32(uint16(ws247.Hi>>32)) + uint32(uint16(ws247.Hi>>48)) + uint32(uint16(ws247.Lo>>0)) + uint32(uint16(ws247.Lo>>16)) + uint32(uint16(ws247.Lo>>32)) + uint32(uint16(ws247.Lo>>48))
-		v248 := v244
-		s249 := v248.Hi
-		b245[8] = byte(s249 >> 56)
-		b245[9] = byte(s249 >> 48)
-		b245[10] = byte(s249 >> 40)
-		b245[11] = byte(s249 >> 32)
-		b245[12] = byte(s249 >> 24)
-		b245[13] = byte(s249 >> 16)
-		b245[14] = byte(s249 >> 8)
-		b245[15] = byte(s249)
-		s250 := v248.Lo
-		b245[16] = byte(s250 >> 56)
-		b245[17] = byte(s250 >> 48)
-		b245[18] = byte(s250 >> 40)
-		b245[19] = byte(s250 >> 32)
-		b245[20] = byte(s250 >> 24)
-		b245[21] = byte(s250 >> 16)
-		b245[22] = byte(s250 >> 8)
-		b245[23] = byte(s250)
-		ws251 := v244
-		f253 := uint32(os246)
-		f253 += bits.RotateLeft32(f253, 16)
-		dl252 := uint64(^uint16(f253>>16)) + uint64(uint32(uint16(ws251.Hi>>0))+uint32(uint16(ws251.Hi>>16))+uint32(uint16(ws251.Hi>>32))+uint32(uint16(ws251.Hi>>48))+uint32(uint16(ws251.Lo>>0))+uint32(uint16(ws251.Lo>>16))+uint32(uint16(ws251.Lo>>32))+uint32(uint16(ws251.Lo>>48)))
-		d243 += dl252
-		v254 := m19
-		ws256 := packet.Value{Hi: (uint64(b245[24])<<56 | uint64(b245[25])<<48 | uint64(b245[26])<<40 | uint64(b245[27])<<32 | uint64(b245[28])<<24 | uint64(b245[29])<<16 | uint64(b245[30])<<8 | uint64(b245[31])), Lo: (uint64(b245[32])<<56 | uint64(b245[33])<<48 | uint64(b245[34])<<40 | uint64(b245[35])<<32 | uint64(b245[36])<<24 | uint64(b245[37])<<16 | uint64(b245[38])<<8 | uint64(b245[39]))}
-		os255 := uint32(uint16(ws256.Hi>>0)) + uint32(uint16(ws256.Hi>>16)) + uint32(uint16(ws256.Hi>>32)) + uint32(uint16(ws256.Hi>>48)) + uint32(uint16(ws256.Lo>>0)) + uint32(uint16(ws256.Lo>>16)) + uint32(uint16(ws256.Lo>>32)) + uint32(uint16(ws256.Lo>>48))
-		v257 := v254
-		s258 := v257.Hi
-		b245[24] = byte(s258 >> 56)
-		b245[25] = byte(s258 >> 48)
-		b245[26] = byte(s258 >> 40)
-		b245[27] = byte(s258 >> 32)
-		b245[28] = byte(s258 >> 24)
-		b245[29] = byte(s258 >> 16)
-		b245[30] = byte(s258 >> 8)
-		b245[31] = byte(s258)
-		s259 := v257.Lo
-		b245[32] = byte(s259 >> 56)
-		b245[33] = byte(s259 >> 48)
-		b245[34] = byte(s259 >> 40)
-		b245[35] = byte(s259 >> 32)
-		b245[36] = byte(s259 >> 24)
-		b245[37] = byte(s259 >> 16)
-		b245[38] = byte(s259 >> 8)
-		b245[39] = byte(s259)
-		ws260 := v254
-		f262 := uint32(os255)
-		f262 += bits.RotateLeft32(f262, 16)
-		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(ws260.Hi>>0))+uint32(uint16(ws260.Hi>>16))+uint32(uint16(ws260.Hi>>32))+uint32(uint16(ws260.Hi>>48))+uint32(uint16(ws260.Lo>>0))+uint32(uint16(ws260.Lo>>16))+uint32(uint16(ws260.Lo>>32))+uint32(uint16(ws260.Lo>>48)))
-		d243 += dl261
-		v263 := m23
-		b264 := data[h4 : h4+8] // udp
-		os265 := uint32(uint16((uint64(b264[2])<<8 | uint64(b264[3]))))
-		s266 := v263
-		b264[2] = byte(s266 >> 8)
-		b264[3] = byte(s266)
-		f268 := uint32(os265)
-		f268 += bits.RotateLeft32(f268, 16)
-		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(v263)))
-		d243 += dl267
-		v269 := (uint64(b245[7]) - 0x1)
-		b245[7] = byte(v269)
+		var d285 uint64 // udp checksum
+		v286 := m6
+		b287 := data[h3 : h3+40] // ipv6
+		ws289 := packet.Value{Hi: (uint64(b287[8])<<56 | uint64(b287[9])<<48 | uint64(b287[10])<<40 | uint64(b287[11])<<32 | uint64(b287[12])<<24 | uint64(b287[13])<<16 | uint64(b287[14])<<8 | uint64(b287[15])), Lo: (uint64(b287[16])<<56 | uint64(b287[17])<<48 | uint64(b287[18])<<40 | uint64(b287[19])<<32 | uint64(b287[20])<<24 | uint64(b287[21])<<16 | uint64(b287[22])<<8 | uint64(b287[23]))}
+		os288 := uint32(uint16(ws289.Hi>>0)) + uint32(uint16(ws289.Hi>>16)) + uint32(uint16(ws289.Hi>>32)) + uint32(uint16(ws289.Hi>>48)) + uint32(uint16(ws289.Lo>>0)) + uint32(uint16(ws289.Lo>>16)) + uint32(uint16(ws289.Lo>>32)) + uint32(uint16(ws289.Lo>>48))
+		v290 := v286
+		s291 := v290.Hi
+		b287[8] = byte(s291 >> 56)
+		b287[9] = byte(s291 >> 48)
+		b287[10] = byte(s291 >> 40)
+		b287[11] = byte(s291 >> 32)
+		b287[12] = byte(s291 >> 24)
+		b287[13] = byte(s291 >> 16)
+		b287[14] = byte(s291 >> 8)
+		b287[15] = byte(s291)
+		s292 := v290.Lo
+		b287[16] = byte(s292 >> 56)
+		b287[17] = byte(s292 >> 48)
+		b287[18] = byte(s292 >> 40)
+		b287[19] = byte(s292 >> 32)
+		b287[20] = byte(s292 >> 24)
+		b287[21] = byte(s292 >> 16)
+		b287[22] = byte(s292 >> 8)
+		b287[23] = byte(s292)
+		ws293 := v286
+		f295 := uint32(os288)
+		f295 += bits.RotateLeft32(f295, 16)
+		dl294 := uint64(^uint16(f295>>16)) + uint64(uint32(uint16(ws293.Hi>>0))+uint32(uint16(ws293.Hi>>16))+uint32(uint16(ws293.Hi>>32))+uint32(uint16(ws293.Hi>>48))+uint32(uint16(ws293.Lo>>0))+uint32(uint16(ws293.Lo>>16))+uint32(uint16(ws293.Lo>>32))+uint32(uint16(ws293.Lo>>48)))
+		d285 += dl294
+		v296 := m19
+		ws298 := packet.Value{Hi: (uint64(b287[24])<<56 | uint64(b287[25])<<48 | uint64(b287[26])<<40 | uint64(b287[27])<<32 | uint64(b287[28])<<24 | uint64(b287[29])<<16 | uint64(b287[30])<<8 | uint64(b287[31])), Lo: (uint64(b287[32])<<56 | uint64(b287[33])<<48 | uint64(b287[34])<<40 | uint64(b287[35])<<32 | uint64(b287[36])<<24 | uint64(b287[37])<<16 | uint64(b287[38])<<8 | uint64(b287[39]))}
+		os297 := uint32(uint16(ws298.Hi>>0)) + uint32(uint16(ws298.Hi>>16)) + uint32(uint16(ws298.Hi>>32)) + uint32(uint16(ws298.Hi>>48)) + uint32(uint16(ws298.Lo>>0)) + uint32(uint16(ws298.Lo>>16)) + uint32(uint16(ws298.Lo>>32)) + uint32(uint16(ws298.Lo>>48))
+		v299 := v296
+		s300 := v299.Hi
+		b287[24] = byte(s300 >> 56)
+		b287[25] = byte(s300 >> 48)
+		b287[26] = byte(s300 >> 40)
+		b287[27] = byte(s300 >> 32)
+		b287[28] = byte(s300 >> 24)
+		b287[29] = byte(s300 >> 16)
+		b287[30] = byte(s300 >> 8)
+		b287[31] = byte(s300)
+		s301 := v299.Lo
+		b287[32] = byte(s301 >> 56)
+		b287[33] = byte(s301 >> 48)
+		b287[34] = byte(s301 >> 40)
+		b287[35] = byte(s301 >> 32)
+		b287[36] = byte(s301 >> 24)
+		b287[37] = byte(s301 >> 16)
+		b287[38] = byte(s301 >> 8)
+		b287[39] = byte(s301)
+		ws302 := v296
+		f304 := uint32(os297)
+		f304 += bits.RotateLeft32(f304, 16)
+		dl303 := uint64(^uint16(f304>>16)) + uint64(uint32(uint16(ws302.Hi>>0))+uint32(uint16(ws302.Hi>>16))+uint32(uint16(ws302.Hi>>32))+uint32(uint16(ws302.Hi>>48))+uint32(uint16(ws302.Lo>>0))+uint32(uint16(ws302.Lo>>16))+uint32(uint16(ws302.Lo>>32))+uint32(uint16(ws302.Lo>>48)))
+		d285 += dl303
+		v305 := m23
+		b306 := data[h4 : h4+8] // udp
+		os307 := uint32(uint16((uint64(b306[2])<<8 | uint64(b306[3]))))
+		s308 := v305
+		b306[2] = byte(s308 >> 8)
+		b306[3] = byte(s308)
+		f310 := uint32(os307)
+		f310 += bits.RotateLeft32(f310, 16)
+		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint16(v305)))
+		d285 += dl309
+		v311 := (uint64(b287[7]) - 0x1)
+		b287[7] = byte(v311)
 		if h4+8 <= len(data) {
-			pendD4 += d243
+			pendD4 += d285
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -4597,88 +5538,85 @@ n142:
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d270 uint64 // udp checksum
-		v271 := m6
-		if !(h3 >= 0) {
-			return pl.drop(61)
-		}
-		b272 := data[h3 : h3+40] // ipv6
-		ws274 := packet.Value{Hi: (uint64(b272[8])<<56 | uint64(b272[9])<<48 | uint64(b272[10])<<40 | uint64(b272[11])<<32 | uint64(b272[12])<<24 | uint64(b272[13])<<16 | uint64(b272[14])<<8 | uint64(b272[15])), Lo: (uint64(b272[16])<<56 | uint64(b272[17])<<48 | uint64(b272[18])<<40 | uint64(b272[19])<<32 | uint64(b272[20])<<24 | uint64(b272[21])<<16 | uint64(b272[22])<<8 | uint64(b272[23]))}
-		os273 := uint32(uint16(ws274.Hi>>0)) + uint32(uint16(ws274.Hi>>16)) + uint32(uint16(ws274.Hi>>32)) + uint32(uint16(ws274.Hi>>48)) + uint32(uint16(ws274.Lo>>0)) + uint32(uint16(ws274.Lo>>16)) + uint32(uint16(ws274.Lo>>32)) + uint32(uint16(ws274.Lo>>48))
-		v275 := v271
-		s276 := v275.Hi
-		b272[8] = byte(s276 >> 56)
-		b272[9] = byte(s276 >> 48)
-		b272[10] = byte(s276 >> 40)
-		b272[11] = byte(s276 >> 32)
-		b272[12] = byte(s276 >> 24)
-		b272[13] = byte(s276 >> 16)
-		b272[14] = byte(s276 >> 8)
-		b272[15] = byte(s276)
-		s277 := v275.Lo
-		b272[16] = byte(s277 >> 56)
-		b272[17] = byte(s277 >> 48)
-		b272[18] = byte(s277 >> 40)
-		b272[19] = byte(s277 >> 32)
-		b272[20] = byte(s277 >> 24)
-		b272[21] = byte(s277 >> 16)
-		b272[22] = byte(s277 >> 8)
-		b272[23] = byte(s277)
-		ws278 := v271
-		f280 := uint32(os273)
-		f280 += bits.RotateLeft32(f280, 16)
-		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(ws278.Hi>>0))+uint32(uint16(ws278.Hi>>16))+uint32(uint16(ws278.Hi>>32))+uint32(uint16(ws278.Hi>>48))+uint32(uint16(ws278.Lo>>0))+uint32(uint16(ws278.Lo>>16))+uint32(uint16(ws278.Lo>>32))+uint32(uint16(ws278.Lo>>48)))
-		d270 += dl279
-		v281 := m19
-		ws283 := packet.Value{Hi: (uint64(b272[24])<<56 | uint64(b272[25])<<48 | uint64(b272[26])<<40 | uint64(b272[27])<<32 | uint64(b272[28])<<24 | uint64(b272[29])<<16 | uint64(b272[30])<<8 | uint64(b272[31])), Lo: (uint64(b272[32])<<56 | uint64(b272[33])<<48 | uint64(b272[34])<<40 | uint64(b272[35])<<32 | uint64(b272[36])<<24 | uint64(b272[37])<<16 | uint64(b272[38])<<8 | uint64(b272[39]))}
-		os282 := uint32(uint16(ws283.Hi>>0)) + uint32(uint16(ws283.Hi>>16)) + uint32(uint16(ws283.Hi>>32)) + uint32(uint16(ws283.Hi>>48)) + uint32(uint16(ws283.Lo>>0)) + uint32(uint16(ws283.Lo>>16)) + uint32(uint16(ws283.Lo>>32)) + uint32(uint16(ws283.Lo>>48))
-		v284 := v281
-		s285 := v284.Hi
-		b272[24] = byte(s285 >> 56)
-		b272[25] = byte(s285 >> 48)
-		b272[26] = byte(s285 >> 40)
-		b272[27] = byte(s285 >> 32)
-		b272[28] = byte(s285 >> 24)
-		b272[29] = byte(s285 >> 16)
-		b272[30] = byte(s285 >> 8)
-		b272[31] = byte(s285)
-		s286 := v284.Lo
-		b272[32] = byte(s286 >> 56)
-		b272[33] = byte(s286 >> 48)
-		b272[34] = byte(s286 >> 40)
-		b272[35] = byte(s286 >> 32)
-		b272[36] = byte(s286 >> 24)
-		b272[37] = byte(s286 >> 16)
-		b272[38] = byte(s286 >> 8)
-		b272[39] = byte(s286)
-		ws287 := v281
-		f289 := uint32(os282)
-		f289 += bits.RotateLeft32(f289, 16)
-		dl288 := uint64(^uint16(f289>>16)) + uint64(uint32(uint16(ws287.Hi>>0))+uint32(uint16(ws287.Hi>>16))+uint32(uint16(ws287.Hi>>32))+uint32(uint16(ws287.Hi>>48))+uint32(uint16(ws287.Lo>>0))+uint32(uint16(ws287.Lo>>16))+uint32(uint16(ws287.Lo>>32))+uint32(uint16(ws287.Lo>>48)))
-		d270 += dl288
-		v290 := m23
-		b291 := data[h4 : h4+8] // udp
-		os292 := uint32(uint16((uint64(b291[2])<<8 | uint64(b291[3]))))
-		s293 := v290
-		b291[2] = byte(s293 >> 8)
-		b291[3] = byte(s293)
-		f295 := uint32(os292)
-		f295 += bits.RotateLeft32(f295, 16)
-		dl294 := uint64(^uint16(f295>>16)) + uint64(uint32(uint16(v290)))
-		d270 += dl294
-		v296 := ((uint64(b272[4])<<8 | uint64(b272[5])) - 0x10)
-		os297 := uint32(uint16((uint64(b272[4])<<8 | uint64(b272[5]))))
-		s298 := v296
-		b272[4] = byte(s298 >> 8)
-		b272[5] = byte(s298)
-		f300 := uint32(os297)
-		f300 += bits.RotateLeft32(f300, 16)
-		dl299 := uint64(^uint16(f300>>16)) + uint64(uint32(uint16(v296)))
-		d270 += dl299
-		v301 := (uint64(b272[7]) - 0x1)
-		b272[7] = byte(v301)
+		var d312 uint64 // udp checksum
+		v313 := m6
+		b314 := data[h3 : h3+40] // ipv6
+		ws316 := packet.Value{Hi: (uint64(b314[8])<<56 | uint64(b314[9])<<48 | uint64(b314[10])<<40 | uint64(b314[11])<<32 | uint64(b314[12])<<24 | uint64(b314[13])<<16 | uint64(b314[14])<<8 | uint64(b314[15])), Lo: (uint64(b314[16])<<56 | uint64(b314[17])<<48 | uint64(b314[18])<<40 | uint64(b314[19])<<32 | uint64(b314[20])<<24 | uint64(b314[21])<<16 | uint64(b314[22])<<8 | uint64(b314[23]))}
+		os315 := uint32(uint16(ws316.Hi>>0)) + uint32(uint16(ws316.Hi>>16)) + uint32(uint16(ws316.Hi>>32)) + uint32(uint16(ws316.Hi>>48)) + uint32(uint16(ws316.Lo>>0)) + uint32(uint16(ws316.Lo>>16)) + uint32(uint16(ws316.Lo>>32)) + uint32(uint16(ws316.Lo>>48))
+		v317 := v313
+		s318 := v317.Hi
+		b314[8] = byte(s318 >> 56)
+		b314[9] = byte(s318 >> 48)
+		b314[10] = byte(s318 >> 40)
+		b314[11] = byte(s318 >> 32)
+		b314[12] = byte(s318 >> 24)
+		b314[13] = byte(s318 >> 16)
+		b314[14] = byte(s318 >> 8)
+		b314[15] = byte(s318)
+		s319 := v317.Lo
+		b314[16] = byte(s319 >> 56)
+		b314[17] = byte(s319 >> 48)
+		b314[18] = byte(s319 >> 40)
+		b314[19] = byte(s319 >> 32)
+		b314[20] = byte(s319 >> 24)
+		b314[21] = byte(s319 >> 16)
+		b314[22] = byte(s319 >> 8)
+		b314[23] = byte(s319)
+		ws320 := v313
+		f322 := uint32(os315)
+		f322 += bits.RotateLeft32(f322, 16)
+		dl321 := uint64(^uint16(f322>>16)) + uint64(uint32(uint16(ws320.Hi>>0))+uint32(uint16(ws320.Hi>>16))+uint32(uint16(ws320.Hi>>32))+uint32(uint16(ws320.Hi>>48))+uint32(uint16(ws320.Lo>>0))+uint32(uint16(ws320.Lo>>16))+uint32(uint16(ws320.Lo>>32))+uint32(uint16(ws320.Lo>>48)))
+		d312 += dl321
+		v323 := m19
+		ws325 := packet.Value{Hi: (uint64(b314[24])<<56 | uint64(b314[25])<<48 | uint64(b314[26])<<40 | uint64(b314[27])<<32 | uint64(b314[28])<<24 | uint64(b314[29])<<16 | uint64(b314[30])<<8 | uint64(b314[31])), Lo: (uint64(b314[32])<<56 | uint64(b314[33])<<48 | uint64(b314[34])<<40 | uint64(b314[35])<<32 | uint64(b314[36])<<24 | uint64(b314[37])<<16 | uint64(b314[38])<<8 | uint64(b314[39]))}
+		os324 := uint32(uint16(ws325.Hi>>0)) + uint32(uint16(ws325.Hi>>16)) + uint32(uint16(ws325.Hi>>32)) + uint32(uint16(ws325.Hi>>48)) + uint32(uint16(ws325.Lo>>0)) + uint32(uint16(ws325.Lo>>16)) + uint32(uint16(ws325.Lo>>32)) + uint32(uint16(ws325.Lo>>48))
+		v326 := v323
+		s327 := v326.Hi
+		b314[24] = byte(s327 >> 56)
+		b314[25] = byte(s327 >> 48)
+		b314[26] = byte(s327 >> 40)
+		b314[27] = byte(s327 >> 32)
+		b314[28] = byte(s327 >> 24)
+		b314[29] = byte(s327 >> 16)
+		b314[30] = byte(s327 >> 8)
+		b314[31] = byte(s327)
+		s328 := v326.Lo
+		b314[32] = byte(s328 >> 56)
+		b314[33] = byte(s328 >> 48)
+		b314[34] = byte(s328 >> 40)
+		b314[35] = byte(s328 >> 32)
+		b314[36] = byte(s328 >> 24)
+		b314[37] = byte(s328 >> 16)
+		b314[38] = byte(s328 >> 8)
+		b314[39] = byte(s328)
+		ws329 := v323
+		f331 := uint32(os324)
+		f331 += bits.RotateLeft32(f331, 16)
+		dl330 := uint64(^uint16(f331>>16)) + uint64(uint32(uint16(ws329.Hi>>0))+uint32(uint16(ws329.Hi>>16))+uint32(uint16(ws329.Hi>>32))+uint32(uint16(ws329.Hi>>48))+uint32(uint16(ws329.Lo>>0))+uint32(uint16(ws329.Lo>>16))+uint32(uint16(ws329.Lo>>32))+uint32(uint16(ws329.Lo>>48)))
+		d312 += dl330
+		v332 := m23
+		b333 := data[h4 : h4+8] // udp
+		os334 := uint32(uint16((uint64(b333[2])<<8 | uint64(b333[3]))))
+		s335 := v332
+		b333[2] = byte(s335 >> 8)
+		b333[3] = byte(s335)
+		f337 := uint32(os334)
+		f337 += bits.RotateLeft32(f337, 16)
+		dl336 := uint64(^uint16(f337>>16)) + uint64(uint32(uint16(v332)))
+		d312 += dl336
+		v338 := ((uint64(b314[4])<<8 | uint64(b314[5])) - 0x10)
+		os339 := uint32(uint16((uint64(b314[4])<<8 | uint64(b314[5]))))
+		s340 := v338
+		b314[4] = byte(s340 >> 8)
+		b314[5] = byte(s340)
+		f342 := uint32(os339)
+		f342 += bits.RotateLeft32(f342, 16)
+		dl341 := uint64(^uint16(f342>>16)) + uint64(uint32(uint16(v338)))
+		d312 += dl341
+		v343 := (uint64(b314[7]) - 0x1)
+		b314[7] = byte(v343)
 		if h4+8 <= len(data) {
-			pendD4 += d270
+			pendD4 += d312
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -4693,50 +5631,47 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		po302, pn303 := h10, 12 // lb_v2
-		if po302 < 0 || po302+pn303 > len(data) {
-			return pl.drop(62)
+		po344, pn345 := h10, 12 // lb_v2
+		if po344 < 0 || po344+pn345 > len(data) {
+			return pl.drop(66)
 		}
-		if po302 > h4 && (po302-h4)%2 == 0 {
-			pw305 := data[po302 : po302+12]
-			d304 := uint32(uint64(pw305[0])<<8|uint64(pw305[1])) + uint32(uint64(pw305[2])<<8|uint64(pw305[3])) + uint32(uint64(pw305[4])<<8|uint64(pw305[5])) + uint32(uint64(pw305[6])<<8|uint64(pw305[7])) + uint32(uint64(pw305[8])<<8|uint64(pw305[9])) + uint32(uint64(pw305[10])<<8|uint64(pw305[11]))
-			d304 += bits.RotateLeft32(d304, 16)
+		if po344 > h4 && (po344-h4)%2 == 0 {
+			pw347 := data[po344 : po344+12]
+			d346 := uint32(uint64(pw347[0])<<8|uint64(pw347[1])) + uint32(uint64(pw347[2])<<8|uint64(pw347[3])) + uint32(uint64(pw347[4])<<8|uint64(pw347[5])) + uint32(uint64(pw347[6])<<8|uint64(pw347[7])) + uint32(uint64(pw347[8])<<8|uint64(pw347[9])) + uint32(uint64(pw347[10])<<8|uint64(pw347[11]))
+			d346 += bits.RotateLeft32(d346, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d304 >> 16))
+				pendD4 += uint64(^uint16(d346 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po302
-		pendN = pn303
+		pendOff = po344
+		pendN = pn345
 		h10 = -1
-		if cur > po302 {
-			cur = max(po302, cur-pn303)
+		if cur > po344 {
+			cur = max(po344, cur-pn345)
 		}
 		goto n147
 	}
 n146:
 	{ // LbPopV3Body: pop lb_v3
-		if !(h11 >= 0) {
-			return pl.drop(63)
+		po348, pn349 := h11, 12 // lb_v3
+		if po348 < 0 || po348+pn349 > len(data) {
+			return pl.drop(67)
 		}
-		po306, pn307 := h11, 12 // lb_v3
-		if po306 < 0 || po306+pn307 > len(data) {
-			return pl.drop(63)
-		}
-		if po306 > h4 && (po306-h4)%2 == 0 {
-			pw309 := data[po306 : po306+12]
-			d308 := uint32(uint64(pw309[0])<<8|uint64(pw309[1])) + uint32(uint64(pw309[2])<<8|uint64(pw309[3])) + uint32(uint64(pw309[4])<<8|uint64(pw309[5])) + uint32(uint64(pw309[6])<<8|uint64(pw309[7])) + uint32(uint64(pw309[8])<<8|uint64(pw309[9])) + uint32(uint64(pw309[10])<<8|uint64(pw309[11]))
-			d308 += bits.RotateLeft32(d308, 16)
+		if po348 > h4 && (po348-h4)%2 == 0 {
+			pw351 := data[po348 : po348+12]
+			d350 := uint32(uint64(pw351[0])<<8|uint64(pw351[1])) + uint32(uint64(pw351[2])<<8|uint64(pw351[3])) + uint32(uint64(pw351[4])<<8|uint64(pw351[5])) + uint32(uint64(pw351[6])<<8|uint64(pw351[7])) + uint32(uint64(pw351[8])<<8|uint64(pw351[9])) + uint32(uint64(pw351[10])<<8|uint64(pw351[11]))
+			d350 += bits.RotateLeft32(d350, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d308 >> 16))
+				pendD4 += uint64(^uint16(d350 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po306
-		pendN = pn307
+		pendOff = po348
+		pendN = pn349
 		h11 = -1
-		if cur > po306 {
-			cur = max(po306, cur-pn307)
+		if cur > po348 {
+			cur = max(po348, cur-pn349)
 		}
 		pl.edges[32]++
 		goto n147
@@ -4753,52 +5688,49 @@ n147:
 			}
 			pendN = 0
 		}
-		po310, pn311 := h9, 4 // lb_common
-		if po310 < 0 || po310+pn311 > len(data) {
-			return pl.drop(64)
+		po352, pn353 := h9, 4 // lb_common
+		if po352 < 0 || po352+pn353 > len(data) {
+			return pl.drop(68)
 		}
-		if po310 > h4 && (po310-h4)%2 == 0 {
-			pw313 := data[po310 : po310+4]
-			d312 := uint32(uint64(pw313[0])<<8|uint64(pw313[1])) + uint32(uint64(pw313[2])<<8|uint64(pw313[3]))
-			d312 += bits.RotateLeft32(d312, 16)
+		if po352 > h4 && (po352-h4)%2 == 0 {
+			pw355 := data[po352 : po352+4]
+			d354 := uint32(uint64(pw355[0])<<8|uint64(pw355[1])) + uint32(uint64(pw355[2])<<8|uint64(pw355[3]))
+			d354 += bits.RotateLeft32(d354, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d312 >> 16))
+				pendD4 += uint64(^uint16(d354 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn311
-		if po310 < len(data)-po310-pendN {
-			copy(data[pendN:pendN+po310], data[:po310])
+		pendN += pn353
+		if po352 < len(data)-po352-pendN {
+			copy(data[pendN:pendN+po352], data[:po352])
 			data = data[pendN:]
 		} else {
-			copy(data[po310:], data[po310+pendN:])
+			copy(data[po352:], data[po352+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if (h11 >= 0) && h11 > po310 {
-			h11 -= pn311
-		} // lb_v3
-		if cur > po310 {
-			cur = max(po310, cur-pn311)
+		if cur > po352 {
+			cur = max(po352, cur-pn353)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d314 uint64         // udp checksum
-		b315 := data[h4 : h4+8] // udp
-		v316 := ((uint64(b315[4])<<8 | uint64(b315[5])) - 0x10)
-		os317 := uint32(uint16((uint64(b315[4])<<8 | uint64(b315[5]))))
-		s318 := v316
-		b315[4] = byte(s318 >> 8)
-		b315[5] = byte(s318)
-		f320 := uint32(os317)
-		f320 += bits.RotateLeft32(f320, 16)
-		dl319 := uint64(^uint16(f320>>16)) + uint64(uint32(uint16(v316)))
-		d314 += dl319
+		var d356 uint64         // udp checksum
+		b357 := data[h4 : h4+8] // udp
+		v358 := ((uint64(b357[4])<<8 | uint64(b357[5])) - 0x10)
+		os359 := uint32(uint16((uint64(b357[4])<<8 | uint64(b357[5]))))
+		s360 := v358
+		b357[4] = byte(s360 >> 8)
+		b357[5] = byte(s360)
+		f362 := uint32(os359)
+		f362 += bits.RotateLeft32(f362, 16)
+		dl361 := uint64(^uint16(f362>>16)) + uint64(uint32(uint16(v358)))
+		d356 += dl361
 		if h4+8 <= len(data) {
-			pendD4 += d314
+			pendD4 += d356
 			pendK4 = true
 		}
 		pl.edges[33]++
@@ -4822,16 +5754,16 @@ n150:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s321 := r
-				cb[0] = byte(s321 >> 8)
-				cb[1] = byte(s321)
+				s363 := r
+				cb[0] = byte(s363 >> 8)
+				cb[1] = byte(s363)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b322 := data[h4 : h4+8] // udp
-		s323 := 0x0
-		b322[6] = byte(s323 >> 8)
-		b322[7] = byte(s323)
+		b364 := data[h4 : h4+8] // udp
+		s365 := 0x0
+		b364[6] = byte(s365 >> 8)
+		b364[7] = byte(s365)
 		pl.edges[34]++
 		goto n151
 	}
@@ -4851,9 +5783,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s324 := r
-				cb[0] = byte(s324 >> 8)
-				cb[1] = byte(s324)
+				s366 := r
+				cb[0] = byte(s366 >> 8)
+				cb[1] = byte(s366)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4870,9 +5802,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s325 := r
-				cb[0] = byte(s325 >> 8)
-				cb[1] = byte(s325)
+				s367 := r
+				cb[0] = byte(s367 >> 8)
+				cb[1] = byte(s367)
 			}
 			pendD4, pendK4 = 0, false
 		}
