@@ -78,6 +78,9 @@ type Node struct {
 	In      []*Edge
 
 	Software, Hardware, Source, Sink bool
+	// Program marks a hardware sink of a programmable device (a P4
+	// pipeline): the graph behind it is compiled into the device's program.
+	Program bool
 	// Pos is where the node is declared, "file:line:col".
 	Pos string
 }

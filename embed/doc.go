@@ -13,6 +13,9 @@
 //     (unreachable) or decides its outcome, so it is folded away; O-nodes
 //     are folded by BDD implication too;
 //   - software: it runs on the host, behind the sinks it serves;
+//   - program: it runs behind program sinks only (a programmable
+//     device's pipeline, such as P4's): the target's backend compiles it
+//     into the device's program;
 //   - hardware X: removing it leaves the predicate at every PRG output
 //     BDD-equivalent, because hardware node X establishes what it did (a
 //     checksum, a field value) for every packet class, and no software node

@@ -137,6 +137,25 @@ func TestUDPOn82599(t *testing.T) {
 	}
 }
 
+// TestProgramSinks: behind a P4 pipeline's program sink the LB's nodes are
+// placed in the program, not in software; behind a host's sink, in
+// software.
+func TestProgramSinks(t *testing.T) {
+	for prg, want := range map[string]embed.Kind{"U280": embed.Program, "BMv2": embed.Program, "HostRaw": embed.Software} {
+		em := embedOf(t, "ejfat/lb-2025.nsc", "LB2025", prg)
+		for _, n := range []string{"RxCount", "L2MacDst", "LbMember", "LbPopCommon"} {
+			if p := place(t, em, n); p.Kind != want {
+				t.Errorf("%s on %s: %+v, want %s", n, prg, p, want)
+			}
+		}
+	}
+	var report bytes.Buffer
+	embedOf(t, "ejfat/lb-2025.nsc", "LB2025", "U280").WriteReport(&report)
+	if !strings.Contains(report.String(), "LbMember        program   in the program behind RxPipeline") {
+		t.Errorf("report:\n%s", report.String())
+	}
+}
+
 func TestDifferentModels(t *testing.T) {
 	l := testutil.Graph(t, "IPStack", "dragonet/stack.nsc")
 	p := testutil.Graph(t, "IPNicRx", "dragonet/nic.nsc")

@@ -20,8 +20,8 @@ type enode struct {
 	// serves lists the PRG Rx sinks behind which the node runs.
 	serves []string
 
-	software, hardware, source, isSink bool
-	removed                            bool
+	software, hardware, source, isSink, program bool
+	removed                                     bool
 	// guardOf names the LPG node a residual guard stands in front of.
 	guardOf string
 }
@@ -43,7 +43,7 @@ func (n *enode) display() string {
 // clone makes an enode from a graph node, ports without edges.
 func clone(n *dataflow.Node, name string, lpg bool) *enode {
 	e := &enode{name: name, tmpl: n, lpg: lpg, op: n.Op,
-		software: n.Software, hardware: n.Hardware, source: n.Source, isSink: n.Sink}
+		software: n.Software, hardware: n.Hardware, source: n.Source, isSink: n.Sink, program: n.Program}
 	for _, p := range n.Ports {
 		e.ports = append(e.ports, &eport{name: p.Name, pred: p.Pred})
 	}
@@ -60,7 +60,7 @@ func materialize(name string, kind dataflow.Kind, schema *packet.Schema, ns []*e
 			continue
 		}
 		n := &dataflow.Node{Name: e.name, Cluster: e.tmpl.Cluster, Kind: e.tmpl.Kind, Op: e.op, Logic: e.tmpl.Logic,
-			Config: e.tmpl.Config, Software: e.software, Hardware: e.hardware, Source: e.source, Sink: e.isSink, Pos: e.tmpl.Pos}
+			Config: e.tmpl.Config, Software: e.software, Hardware: e.hardware, Source: e.source, Sink: e.isSink, Program: e.program, Pos: e.tmpl.Pos}
 		if err := g.AddNode(n); err != nil {
 			return nil, nil, fmt.Errorf("embedded graph: %w", err)
 		}

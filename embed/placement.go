@@ -17,9 +17,12 @@ const (
 	Hardware
 	Split
 	Pruned
+	// Program: the node runs behind program sinks only (a P4 pipeline):
+	// the target's backend compiles it into the device's program.
+	Program
 )
 
-var kindNames = [...]string{"software", "hardware", "split", "pruned"}
+var kindNames = [...]string{"software", "hardware", "split", "pruned", "program"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -80,11 +83,15 @@ func (b *builder) placement(n *dataflow.Node) Placement {
 		p.Kind, p.Reason = Software, b.unattached[n]
 	case p.Reason == "":
 		p.Kind = Software
+		runs := "runs behind "
+		if b.programSinks(p.Serves) {
+			p.Kind, runs = Program, "in the program behind "
+		}
 		switch {
 		case len(p.Serves) > 0 && notes != "":
-			p.Reason = "runs behind " + b.joinSinks(p.Serves) + "; " + notes
+			p.Reason = runs + b.joinSinks(p.Serves) + "; " + notes
 		case len(p.Serves) > 0:
-			p.Reason = "runs behind " + b.joinSinks(p.Serves)
+			p.Reason = runs + b.joinSinks(p.Serves)
 		case notes != "":
 			p.Reason = notes
 		default:
@@ -92,6 +99,26 @@ func (b *builder) placement(n *dataflow.Node) Placement {
 		}
 	}
 	return p
+}
+
+// programSinks reports whether the named PRG Rx sinks are all program
+// sinks (and there are some).
+func (b *builder) programSinks(serves []string) bool {
+	if len(serves) == 0 {
+		return false
+	}
+	for _, name := range serves {
+		found := false
+		for _, s := range b.rxSinks {
+			if s.Name == name {
+				found = s.Program
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 func names(ns []*dataflow.Node) []string {

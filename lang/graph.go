@@ -182,12 +182,17 @@ func (l *loader) attrs(n *dataflow.Node, a *Attrs) {
 			n.Source = true
 		case "sink":
 			n.Sink = true
+		case "program":
+			n.Program = true
 		default:
-			l.errorf(a.Pos, "node %s: unknown attribute %s (want software, hardware, source or sink)", n.Name, name)
+			l.errorf(a.Pos, "node %s: unknown attribute %s (want software, hardware, source, sink or program)", n.Name, name)
 		}
 	}
 	if n.Software && n.Hardware {
 		l.errorf(a.Pos, "node %s is both software and hardware", n.Name)
+	}
+	if n.Program && (!n.Hardware || !n.Sink) {
+		l.errorf(a.Pos, "node %s: program marks a hardware sink", n.Name)
 	}
 }
 
