@@ -286,24 +286,18 @@ type Table struct {
 // snapshot is one immutable generation of a table's entries and index.
 type snapshot struct {
 	entries []Entry
-	// norm holds, per entry, each key's value as compared: exact values and
-	// lpm values cut to their prefix (modeExact, modeLPM).
-	norm []Value
-	// next chains entries whose hashes collide: entry index + 1, 0 ends.
-	next   []int32
-	levels []level // modeExact: one, prefix -1; modeLPM: longest prefix first
-	// index finds modeExact and modeLPM entries, and those of the uniform
-	// index, by their key words (what Lookup reads), if indexed. Inline, a
-	// probe is one load less away from the snapshot.
+	// index finds entries by their key words (what Lookup reads), if
+	// indexed: every modeExact and modeLPM table, and modePriority tables
+	// with few tuples of masks (maskGroups). Inline, a probe is one load
+	// less away from the snapshot.
 	index   wordIndex
 	indexed bool
 	// packed indexes entries by their keys packed into one word (PackKeys):
-	// LookupWord, and generated code through Table.Packed.
+	// LookupWord, and generated code through Table.Packed. Exact tables
+	// whose keys fit 64 bits together have it, and priority tables whose
+	// entries share one mask per key and no range (field_mask and exact
+	// keys, as the EJFAT filters).
 	packed PackedIndex
-	// uniform indexes modePriority tables whose entries all use the same
-	// mask per key and no range (field_mask and exact keys, as the EJFAT
-	// filters): the masked key tuple finds the best entry, no scan.
-	uniform *uniformIndex
 	// modePriority: entry indices by (priority, insertion), and per entry
 	// and key the matcher to test.
 	order []int32
@@ -318,11 +312,12 @@ type snapshot struct {
 // span is hi - lo: one unsigned comparison, v-lo <= span, tests the range.
 type wordMatcher struct{ val, mask, lo, span uint64 }
 
-// level indexes the entries of one lpm prefix length (or all exact entries).
+// level gathers, while a table is built, the entries of one lpm prefix
+// length (or all exact entries).
 type level struct {
 	prefix int
 	mask   Value            // the lpm key's prefix mask
-	heads  map[uint64]int32 // hash of the key tuple -> chain (snapshot.next)
+	heads  map[uint64]int32 // hash of the key tuple -> chain (build's next)
 }
 
 // matcher tests k&mask == val && lo <= k <= hi; every kind is a special case.
@@ -451,9 +446,8 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		sort.SliceStable(s.order, func(a, b int) bool {
 			return es[s.order[a]].Priority < es[s.order[b]].Priority
 		})
-		s.uniform = t.uniformIndex(s)
-		s.index, s.indexed = t.maskGroups(s)
-		if t.narrow && s.uniform == nil {
+		t.maskGroups(s)
+		if t.narrow && len(s.packed.Slots) == 0 {
 			s.words = make([]wordMatcher, len(es)*nk)
 			for oi, i := range s.order {
 				for j := range nk {
@@ -465,9 +459,12 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		return s, nil
 	}
 
-	s.norm = make([]Value, len(es)*nk)
-	s.next = make([]int32, len(es))
-	byPrefix := map[int]int{} // prefix length -> index in s.levels
+	// norm holds, per entry, each key's value as compared (lpm values cut
+	// to their prefix); next chains entries whose hashes collide (entry
+	// index + 1, 0 ends): what finds duplicates.
+	norm, next := make([]Value, len(es)*nk), make([]int32, len(es))
+	var levels []level        // modeExact: one, prefix -1; modeLPM: one per prefix
+	byPrefix := map[int]int{} // prefix length -> index in levels
 	for i := range es {
 		prefix, mask := -1, Value{}
 		for j := range nk {
@@ -478,27 +475,27 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 				mask = PrefixMask(t.spec.Keys[j].Width, prefix)
 				v = v.And(mask)
 			}
-			s.norm[i*nk+j] = v
+			norm[i*nk+j] = v
 		}
 		li, ok := byPrefix[prefix]
 		if !ok {
-			li = len(s.levels)
+			li = len(levels)
 			byPrefix[prefix] = li
-			s.levels = append(s.levels, level{prefix: prefix, mask: mask, heads: map[uint64]int32{}})
+			levels = append(levels, level{prefix: prefix, mask: mask, heads: map[uint64]int32{}})
 		}
-		lv := &s.levels[li]
-		h := hashValues(s.norm[i*nk : (i+1)*nk])
-		for p := lv.heads[h]; p != 0; p = s.next[p-1] {
-			if slices.Equal(s.norm[int(p-1)*nk:int(p)*nk], s.norm[i*nk:(i+1)*nk]) {
+		lv := &levels[li]
+		h := hashValues(norm[i*nk : (i+1)*nk])
+		for p := lv.heads[h]; p != 0; p = next[p-1] {
+			if slices.Equal(norm[int(p-1)*nk:int(p)*nk], norm[i*nk:(i+1)*nk]) {
 				return nil, t.dupError(es, i, int(p-1))
 			}
 		}
-		s.next[i] = lv.heads[h]
+		next[i] = lv.heads[h]
 		lv.heads[h] = int32(i + 1)
 	}
-	slices.SortFunc(s.levels, func(a, b level) int { return b.prefix - a.prefix })
+	slices.SortFunc(levels, func(a, b level) int { return b.prefix - a.prefix })
 	s.index, s.indexed = newWordIndex(t.spec), true
-	for _, lv := range s.levels {
+	for _, lv := range levels {
 		masks := slices.Clone(t.masks)
 		if t.lpm >= 0 {
 			masks[t.lpm] = lv.mask
@@ -506,9 +503,9 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		var entries []int32
 		var vals [][]Value
 		for _, head := range lv.heads {
-			for p := head; p != 0; p = s.next[p-1] {
+			for p := head; p != 0; p = next[p-1] {
 				entries = append(entries, p-1)
-				vals = append(vals, s.norm[int(p-1)*nk:int(p)*nk])
+				vals = append(vals, norm[int(p-1)*nk:int(p)*nk])
 			}
 		}
 		s.index.addLevel(es, masks, entries, vals)
@@ -516,7 +513,7 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 	if t.spec.Packable() {
 		keys, entries := make([]uint64, len(es)), make([]int32, len(es))
 		for i := range es {
-			keys[i], entries[i] = t.spec.PackKeys(s.norm[i*nk:(i+1)*nk]), int32(i)
+			keys[i], entries[i] = t.spec.PackKeys(norm[i*nk:(i+1)*nk]), int32(i)
 		}
 		s.packed = PackedIndex{packSlots(es, keys, entries), 1<<t.keyWidth() - 1}
 	}
@@ -527,74 +524,16 @@ func (t *Table) dupError(es []Entry, i, prev int) error {
 	return fmt.Errorf("table %s: %s: %w of %s", t.spec.Name, entryName(&es[i], i), ErrDuplicateEntry, entryName(&es[prev], prev))
 }
 
-// uniformIndex is a hash index over the masked keys of a priority table
-// whose entries all have the same mask per key and no range; nil if they
-// do not. Each distinct masked tuple keeps its best entry: the first in
-// priority order.
-type uniformIndex struct {
-	masks []Value // per key
-	level level   // while building: hash of the masked tuple -> chain of best entries
-	norm  []Value // per entry in the chain: its masked tuple
-	entry []int32 // chain element -> entry index
-	next  []int32 // chain element -> next element + 1
-}
-
-func (t *Table) uniformIndex(s *snapshot) *uniformIndex {
-	nk := len(t.masks)
-	if len(s.entries) == 0 {
-		return nil
-	}
-	u := &uniformIndex{masks: make([]Value, nk), level: level{heads: map[uint64]int32{}}}
-	for j := range nk {
-		u.masks[j] = s.match[j].mask
-	}
-	for i := range s.entries {
-		for j := range nk {
-			m := &s.match[i*nk+j]
-			if m.mask != u.masks[j] || !m.lo.IsZero() || m.hi != t.masks[j] {
-				return nil
-			}
-		}
-	}
-	for _, i := range s.order { // best first: a tuple seen again is shadowed
-		vals := make([]Value, nk)
-		for j := range nk {
-			vals[j] = s.match[int(i)*nk+j].val
-		}
-		h := hashValues(vals)
-		shadowed := false
-		for p := u.level.heads[h]; p != 0; p = u.next[p-1] {
-			if slices.Equal(u.norm[int(p-1)*nk:int(p)*nk], vals) {
-				shadowed = true
-				break
-			}
-		}
-		if shadowed {
-			continue
-		}
-		u.norm = append(u.norm, vals...)
-		u.entry = append(u.entry, i)
-		u.next = append(u.next, u.level.heads[h])
-		u.level.heads[h] = int32(len(u.entry))
-	}
-	if t.keyWidth() <= 64 {
-		keys := make([]uint64, len(u.entry))
-		for k := range u.entry {
-			keys[k] = t.spec.PackKeys(u.norm[k*nk : (k+1)*nk])
-		}
-		s.packed = PackedIndex{packSlots(s.entries, keys, u.entry), t.spec.PackKeys(u.masks)}
-	}
-	return u
-}
-
-// maskGroups indexes a priority table's entries by their masks: one level
-// per distinct tuple of masks (an lpm key's prefix, a ternary key's mask),
-// each the best entry per masked key tuple, the levels in priority order of
-// their best entries. A lookup probes the levels until none can beat what
-// it found: a few probes instead of a scan of every entry. It declines
-// (false) a table with range keys, or with more than one mask tuple per
-// four entries, which the scan serves as well.
-func (t *Table) maskGroups(s *snapshot) (wordIndex, bool) {
+// maskGroups indexes a priority table's entries by their masks (s.index):
+// one level per distinct tuple of masks (an lpm key's prefix, a ternary
+// key's mask), each the best entry per masked key tuple, the levels in
+// priority order of their best entries. A lookup probes the levels until
+// none can beat what it found: a few probes instead of a scan of every
+// entry. It declines a table with range keys, or with more than one mask
+// tuple per four entries, which the scan serves as well. A table whose
+// entries share one tuple of masks and whose keys fit a word gets the
+// packed index too (s.packed).
+func (t *Table) maskGroups(s *snapshot) {
 	nk := len(t.masks)
 	es := s.entries
 	type group struct {
@@ -610,7 +549,7 @@ func (t *Table) maskGroups(s *snapshot) (wordIndex, bool) {
 		masks, vals := make([]Value, nk), make([]Value, nk)
 		for j := range ms {
 			if !ms[j].lo.IsZero() || ms[j].hi != t.masks[j] {
-				return wordIndex{}, false // a range
+				return // a range
 			}
 			masks[j], vals[j] = ms[j].mask, ms[j].val
 		}
@@ -618,7 +557,7 @@ func (t *Table) maskGroups(s *snapshot) (wordIndex, bool) {
 		g := byMasks[mk]
 		if g == nil {
 			if len(groups) > 0 && 4*(len(groups)+1) > len(es) {
-				return wordIndex{}, false // a probe costs about four matcher tests
+				return // a probe costs about four matcher tests
 			}
 			g = &group{masks: masks, seen: map[string]bool{}}
 			byMasks[mk] = g
@@ -640,7 +579,14 @@ func (t *Table) maskGroups(s *snapshot) (wordIndex, bool) {
 	for _, g := range groups {
 		x.addLevel(es, g.masks, g.entries, g.vals)
 	}
-	return x, len(groups) > 0
+	s.index, s.indexed = x, len(groups) > 0
+	if g := groups; len(g) == 1 && t.keyWidth() <= 64 {
+		keys := make([]uint64, len(g[0].entries))
+		for k, vals := range g[0].vals {
+			keys[k] = t.spec.PackKeys(vals)
+		}
+		s.packed = PackedIndex{packSlots(es, keys, g[0].entries), t.spec.PackKeys(g[0].masks)}
+	}
 }
 
 // keyWidth is the width of all keys together.

@@ -578,8 +578,8 @@ func TestUniformMaskLookup(t *testing.T) {
 			}
 			es = append(es, e)
 		}
-		if tb.snap.Load().uniform == nil {
-			t.Fatalf("mask %#x: no uniform index", mask)
+		if s := tb.snap.Load(); !s.indexed || len(s.index.levels) != 1 {
+			t.Fatalf("mask %#x: no one-level index", mask)
 		}
 		// The same entries without the 128-bit key: one word, LookupWord.
 		smallSpec := &TableSpec{Name: "small", Keys: spec.Keys[:2], Actions: spec.Actions}
@@ -591,7 +591,7 @@ func TestUniformMaskLookup(t *testing.T) {
 				smallEs = append(smallEs, e)
 			}
 		}
-		if s := small.snap.Load(); s.uniform == nil || len(s.packed.Slots) == 0 {
+		if s := small.snap.Load(); len(s.packed.Slots) == 0 {
 			t.Fatalf("mask %#x: no packed uniform index", mask)
 		}
 		smallWant := func(keys []Value) *Entry {
