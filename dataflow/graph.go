@@ -184,17 +184,6 @@ func (g *Graph) Sources() []*Node {
 	return out
 }
 
-// Sinks are the nodes packets leave by, in declaration order.
-func (g *Graph) Sinks() []*Node {
-	var out []*Node
-	for _, n := range g.Nodes {
-		if n.Sink {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // directed is the graph of normal edges for gonum.
 func (g *Graph) directed() *simple.DirectedGraph {
 	d := simple.NewDirectedGraph()

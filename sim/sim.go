@@ -126,9 +126,6 @@ func New(g *dataflow.Graph, tables []*packet.Table) (*Machine, error) {
 // Graph is the graph the machine runs.
 func (m *Machine) Graph() *dataflow.Graph { return m.g }
 
-// Tables are the runtime tables, in Schema.Tables order.
-func (m *Machine) Tables() []*packet.Table { return m.env.Tables }
-
 // Run runs frame through the graph from its first source.
 func (m *Machine) Run(frame []byte, emit Emit) {
 	if m.source == nil {
