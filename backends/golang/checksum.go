@@ -439,7 +439,7 @@ func (c *gen) pop(o *packet.Op) {
 		fixed = spec.FixedBytes()
 	}
 	c.emit("%s, %s := p.Hdr[%d].Off, p.Hdr[%d].Len // %s", off, n, h, h, spec.Name)
-	c.emit("if %s < 0 || %s+%s > len(p.Data) { %s }", off, off, n, c.malformed())
+	c.emit("if %s+%s > len(p.Data) { %s }", off, n, c.malformed()) // a valid header's offset is not negative
 	for _, u := range o.Update {
 		us := c.s.Headers[u]
 		if us.Metadata || us.ChecksumKind == packet.ChecksumHeader || us.Checksum < 0 || !c.mayValid(u) {

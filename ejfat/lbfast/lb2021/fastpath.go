@@ -938,7 +938,7 @@ n33:
 n34:
 	{ // RxStrip: pop lbv1
 		po81, pn82 := h5, 12 // lbv1
-		if po81 < 0 || po81+pn82 > len(data) {
+		if po81+pn82 > len(data) {
 			return pl.drop(7)
 		}
 		if po81 > h8 && (po81-h8)%2 == 0 {

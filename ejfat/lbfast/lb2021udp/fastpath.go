@@ -1235,7 +1235,7 @@ n36:
 n37:
 	{ // RxStrip: pop lbv1
 		po90, pn91 := h5, 12 // lbv1
-		if po90 < 0 || po90+pn91 > len(data) {
+		if po90+pn91 > len(data) {
 			return pl.drop(10)
 		}
 		if po90 > h8 && (po90-h8)%2 == 0 {

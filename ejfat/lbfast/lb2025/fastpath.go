@@ -1746,7 +1746,7 @@ n67:
 n68:
 	{ // NsPopMac: pop nd_mac
 		po121, pn122 := h14, 6 // nd_mac
-		if po121 < 0 || po121+pn122 > len(data) {
+		if po121+pn122 > len(data) {
 			return pl.drop(8)
 		}
 		pendOff = po121
@@ -1771,7 +1771,7 @@ n69:
 			pendN = 0
 		}
 		po123, pn124 := h13, 2 // nd_opt
-		if po123 < 0 || po123+pn124 > len(data) {
+		if po123+pn124 > len(data) {
 			return pl.drop(9)
 		}
 		pendOff = po123
@@ -1796,7 +1796,7 @@ n70:
 			pendN = 0
 		}
 		po125, pn126 := h12, 20 // nd_ns
-		if po125 < 0 || po125+pn126 > len(data) {
+		if po125+pn126 > len(data) {
 			return pl.drop(10)
 		}
 		pendN += pn126
@@ -3656,7 +3656,7 @@ n104:
 n105:
 	{ // LbPopV2Body: pop lb_v2
 		po287, pn288 := h10, 12 // lb_v2
-		if po287 < 0 || po287+pn288 > len(data) {
+		if po287+pn288 > len(data) {
 			return pl.drop(19)
 		}
 		if po287 > h4 && (po287-h4)%2 == 0 {
@@ -3679,7 +3679,7 @@ n105:
 n106:
 	{ // LbPopV3Body: pop lb_v3
 		po291, pn292 := h11, 12 // lb_v3
-		if po291 < 0 || po291+pn292 > len(data) {
+		if po291+pn292 > len(data) {
 			return pl.drop(20)
 		}
 		if po291 > h4 && (po291-h4)%2 == 0 {
@@ -3713,7 +3713,7 @@ n107:
 			pendN = 0
 		}
 		po295, pn296 := h9, 4 // lb_common
-		if po295 < 0 || po295+pn296 > len(data) {
+		if po295+pn296 > len(data) {
 			return pl.drop(21)
 		}
 		if po295 > h4 && (po295-h4)%2 == 0 {

@@ -2258,7 +2258,7 @@ n54:
 			return pl.drop(21)
 		}
 		po138, pn139 := h14, 6 // nd_mac
-		if po138 < 0 || po138+pn139 > len(data) {
+		if po138+pn139 > len(data) {
 			return pl.drop(21)
 		}
 		pendOff = po138
@@ -2355,7 +2355,7 @@ n55:
 			return pl.drop(22)
 		}
 		po140, pn141 := h13, 2 // nd_opt
-		if po140 < 0 || po140+pn141 > len(data) {
+		if po140+pn141 > len(data) {
 			return pl.drop(22)
 		}
 		pendOff = po140
@@ -2452,7 +2452,7 @@ n56:
 			return pl.drop(23)
 		}
 		po142, pn143 := h12, 20 // nd_ns
-		if po142 < 0 || po142+pn143 > len(data) {
+		if po142+pn143 > len(data) {
 			return pl.drop(23)
 		}
 		pendN += pn143
@@ -4399,7 +4399,7 @@ n90:
 n91:
 	{ // LbPopV2Body: pop lb_v2
 		po304, pn305 := h10, 12 // lb_v2
-		if po304 < 0 || po304+pn305 > len(data) {
+		if po304+pn305 > len(data) {
 			return pl.drop(33)
 		}
 		if po304 > h4 && (po304-h4)%2 == 0 {
@@ -4422,7 +4422,7 @@ n91:
 n92:
 	{ // LbPopV3Body: pop lb_v3
 		po308, pn309 := h11, 12 // lb_v3
-		if po308 < 0 || po308+pn309 > len(data) {
+		if po308+pn309 > len(data) {
 			return pl.drop(34)
 		}
 		if po308 > h4 && (po308-h4)%2 == 0 {
@@ -4456,7 +4456,7 @@ n93:
 			pendN = 0
 		}
 		po312, pn313 := h9, 4 // lb_common
-		if po312 < 0 || po312+pn313 > len(data) {
+		if po312+pn313 > len(data) {
 			return pl.drop(35)
 		}
 		if po312 > h4 && (po312-h4)%2 == 0 {

@@ -1839,7 +1839,7 @@ n58:
 n59:
 	{ // PuntPopNsMac: pop nd_mac
 		po61, pn62 := h14, 6 // nd_mac
-		if po61 < 0 || po61+pn62 > len(data) {
+		if po61+pn62 > len(data) {
 			return pl.drop(2)
 		}
 		if po61 < len(data)-po61-pn62 {
@@ -1866,7 +1866,7 @@ n60:
 n61:
 	{ // PuntPopNsOpt: pop nd_opt
 		po63, pn64 := h13, 2 // nd_opt
-		if po63 < 0 || po63+pn64 > len(data) {
+		if po63+pn64 > len(data) {
 			return pl.drop(3)
 		}
 		if po63 < len(data)-po63-pn64 {
@@ -1893,7 +1893,7 @@ n62:
 n63:
 	{ // PuntPopNs: pop nd_ns
 		po65, pn66 := h12, 20 // nd_ns
-		if po65 < 0 || po65+pn66 > len(data) {
+		if po65+pn66 > len(data) {
 			return pl.drop(4)
 		}
 		if po65 < len(data)-po65-pn66 {
@@ -1920,7 +1920,7 @@ n64:
 n65:
 	{ // PuntPopUdp: pop icmp_udp
 		po67, pn68 := h20, 8 // icmp_udp
-		if po67 < 0 || po67+pn68 > len(data) {
+		if po67+pn68 > len(data) {
 			return pl.drop(5)
 		}
 		if po67 < len(data)-po67-pn68 {
@@ -1947,7 +1947,7 @@ n66:
 n67:
 	{ // PuntPopIPv4: pop icmp_ipv4
 		po69, pn70 := h18, 20 // icmp_ipv4
-		if po69 < 0 || po69+pn70 > len(data) {
+		if po69+pn70 > len(data) {
 			return pl.drop(6)
 		}
 		if po69 < len(data)-po69-pn70 {
@@ -1974,7 +1974,7 @@ n68:
 n69:
 	{ // PuntPopIPv6: pop icmp_ipv6
 		po71, pn72 := h19, 40 // icmp_ipv6
-		if po71 < 0 || po71+pn72 > len(data) {
+		if po71+pn72 > len(data) {
 			return pl.drop(7)
 		}
 		if po71 < len(data)-po71-pn72 {
@@ -2026,7 +2026,7 @@ n72:
 n73:
 	{ // L2PopVlan: pop vlan
 		po75, pn76 := h1, 4 // vlan
-		if po75 < 0 || po75+pn76 > len(data) {
+		if po75+pn76 > len(data) {
 			return pl.drop(8)
 		}
 		if po75 < len(data)-po75-pn76 {
@@ -2724,7 +2724,7 @@ n130:
 n131:
 	{ // NsPopMac: pop nd_mac
 		po161, pn162 := h14, 6 // nd_mac
-		if po161 < 0 || po161+pn162 > len(data) {
+		if po161+pn162 > len(data) {
 			return pl.drop(36)
 		}
 		pendOff = po161
@@ -2749,7 +2749,7 @@ n132:
 			pendN = 0
 		}
 		po163, pn164 := h13, 2 // nd_opt
-		if po163 < 0 || po163+pn164 > len(data) {
+		if po163+pn164 > len(data) {
 			return pl.drop(37)
 		}
 		pendOff = po163
@@ -2777,7 +2777,7 @@ n133:
 			return pl.drop(38)
 		}
 		po165, pn166 := h12, 20 // nd_ns
-		if po165 < 0 || po165+pn166 > len(data) {
+		if po165+pn166 > len(data) {
 			return pl.drop(38)
 		}
 		pendN += pn166
@@ -4794,7 +4794,7 @@ n178:
 n179:
 	{ // LbPopV2Body: pop lb_v2
 		po340, pn341 := h10, 12 // lb_v2
-		if po340 < 0 || po340+pn341 > len(data) {
+		if po340+pn341 > len(data) {
 			return pl.drop(60)
 		}
 		if (h4 >= 0) && po340 > h4 && (po340-h4)%2 == 0 {
@@ -4817,7 +4817,7 @@ n179:
 n180:
 	{ // LbPopV3Body: pop lb_v3
 		po344, pn345 := h11, 12 // lb_v3
-		if po344 < 0 || po344+pn345 > len(data) {
+		if po344+pn345 > len(data) {
 			return pl.drop(61)
 		}
 		if po344 > h4 && (po344-h4)%2 == 0 {
@@ -4851,7 +4851,7 @@ n181:
 			pendN = 0
 		}
 		po348, pn349 := h9, 4 // lb_common
-		if po348 < 0 || po348+pn349 > len(data) {
+		if po348+pn349 > len(data) {
 			return pl.drop(62)
 		}
 		if (h4 >= 0) && po348 > h4 && (po348-h4)%2 == 0 {

@@ -1904,7 +1904,7 @@ n35:
 			return pl.drop(9)
 		}
 		po34, pn35 := h14, 6 // nd_mac
-		if po34 < 0 || po34+pn35 > len(data) {
+		if po34+pn35 > len(data) {
 			return pl.drop(9)
 		}
 		if po34 < len(data)-po34-pn35 {
@@ -2003,7 +2003,7 @@ n37:
 			return pl.drop(10)
 		}
 		po36, pn37 := h13, 2 // nd_opt
-		if po36 < 0 || po36+pn37 > len(data) {
+		if po36+pn37 > len(data) {
 			return pl.drop(10)
 		}
 		if po36 < len(data)-po36-pn37 {
@@ -2102,7 +2102,7 @@ n39:
 			return pl.drop(11)
 		}
 		po38, pn39 := h12, 20 // nd_ns
-		if po38 < 0 || po38+pn39 > len(data) {
+		if po38+pn39 > len(data) {
 			return pl.drop(11)
 		}
 		if po38 < len(data)-po38-pn39 {
@@ -2201,7 +2201,7 @@ n41:
 			return pl.drop(12)
 		}
 		po40, pn41 := h20, 8 // icmp_udp
-		if po40 < 0 || po40+pn41 > len(data) {
+		if po40+pn41 > len(data) {
 			return pl.drop(12)
 		}
 		if po40 < len(data)-po40-pn41 {
@@ -2300,7 +2300,7 @@ n43:
 			return pl.drop(13)
 		}
 		po42, pn43 := h18, 20 // icmp_ipv4
-		if po42 < 0 || po42+pn43 > len(data) {
+		if po42+pn43 > len(data) {
 			return pl.drop(13)
 		}
 		if po42 < len(data)-po42-pn43 {
@@ -2399,7 +2399,7 @@ n45:
 			return pl.drop(14)
 		}
 		po44, pn45 := h19, 40 // icmp_ipv6
-		if po44 < 0 || po44+pn45 > len(data) {
+		if po44+pn45 > len(data) {
 			return pl.drop(14)
 		}
 		if po44 < len(data)-po44-pn45 {
@@ -2526,7 +2526,7 @@ n49:
 			return pl.drop(16)
 		}
 		po48, pn49 := h1, 4 // vlan
-		if po48 < 0 || po48+pn49 > len(data) {
+		if po48+pn49 > len(data) {
 			return pl.drop(16)
 		}
 		if po48 < len(data)-po48-pn49 {
@@ -3416,7 +3416,7 @@ n103:
 			return pl.drop(50)
 		}
 		po165, pn166 := h14, 6 // nd_mac
-		if po165 < 0 || po165+pn166 > len(data) {
+		if po165+pn166 > len(data) {
 			return pl.drop(50)
 		}
 		pendOff = po165
@@ -3513,7 +3513,7 @@ n104:
 			return pl.drop(51)
 		}
 		po167, pn168 := h13, 2 // nd_opt
-		if po167 < 0 || po167+pn168 > len(data) {
+		if po167+pn168 > len(data) {
 			return pl.drop(51)
 		}
 		pendOff = po167
@@ -3610,7 +3610,7 @@ n105:
 			return pl.drop(52)
 		}
 		po169, pn170 := h12, 20 // nd_ns
-		if po169 < 0 || po169+pn170 > len(data) {
+		if po169+pn170 > len(data) {
 			return pl.drop(52)
 		}
 		pendN += pn170
@@ -5632,7 +5632,7 @@ n144:
 n145:
 	{ // LbPopV2Body: pop lb_v2
 		po344, pn345 := h10, 12 // lb_v2
-		if po344 < 0 || po344+pn345 > len(data) {
+		if po344+pn345 > len(data) {
 			return pl.drop(66)
 		}
 		if po344 > h4 && (po344-h4)%2 == 0 {
@@ -5655,7 +5655,7 @@ n145:
 n146:
 	{ // LbPopV3Body: pop lb_v3
 		po348, pn349 := h11, 12 // lb_v3
-		if po348 < 0 || po348+pn349 > len(data) {
+		if po348+pn349 > len(data) {
 			return pl.drop(67)
 		}
 		if po348 > h4 && (po348-h4)%2 == 0 {
@@ -5689,7 +5689,7 @@ n147:
 			pendN = 0
 		}
 		po352, pn353 := h9, 4 // lb_common
-		if po352 < 0 || po352+pn353 > len(data) {
+		if po352+pn353 > len(data) {
 			return pl.drop(68)
 		}
 		if po352 > h4 && (po352-h4)%2 == 0 {

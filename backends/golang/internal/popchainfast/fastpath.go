@@ -516,7 +516,7 @@ n6:
 n7:
 	{ // Pop1: pop tag1
 		po6, pn7 := h9, 4 // tag1
-		if po6 < 0 || po6+pn7 > len(data) {
+		if po6+pn7 > len(data) {
 			return pl.drop(3)
 		}
 		if po6 > h8 && (po6-h8)%2 == 0 {
@@ -565,7 +565,7 @@ n8:
 			pendN = 0
 		}
 		po11, pn12 := h10, 4 // tag2
-		if po11 < 0 || po11+pn12 > len(data) {
+		if po11+pn12 > len(data) {
 			return pl.drop(4)
 		}
 		if po11 > h8 && (po11-h8)%2 == 0 {
@@ -608,7 +608,7 @@ n8:
 n9:
 	{ // ApartPop2: pop tag2
 		po16, pn17 := h10, 4 // tag2
-		if po16 < 0 || po16+pn17 > len(data) {
+		if po16+pn17 > len(data) {
 			return pl.drop(5)
 		}
 		if po16 > h8 && (po16-h8)%2 == 0 {
@@ -656,7 +656,7 @@ n10:
 n11:
 	{ // PopVLAN: pop vlan
 		po21, pn22 := h1, 4 // vlan
-		if po21 < 0 || po21+pn22 > len(data) {
+		if po21+pn22 > len(data) {
 			return pl.drop(6)
 		}
 		if po21 < len(data)-po21-pn22 {
@@ -728,7 +728,7 @@ n12:
 n13:
 	{ // GonePop1: pop tag1
 		po30, pn31 := h9, 4 // tag1
-		if po30 < 0 || po30+pn31 > len(data) {
+		if po30+pn31 > len(data) {
 			return pl.drop(8)
 		}
 		if po30 > h8 && (po30-h8)%2 == 0 {
@@ -777,7 +777,7 @@ n14:
 			pendN = 0
 		}
 		po35, pn36 := h8, 8 // udp
-		if po35 < 0 || po35+pn36 > len(data) {
+		if po35+pn36 > len(data) {
 			return pl.drop(9)
 		}
 		pendN += pn36
@@ -801,7 +801,7 @@ n14:
 n15:
 	{ // RevPop2: pop tag2
 		po37, pn38 := h10, 4 // tag2
-		if po37 < 0 || po37+pn38 > len(data) {
+		if po37+pn38 > len(data) {
 			return pl.drop(10)
 		}
 		if po37 > h8 && (po37-h8)%2 == 0 {
@@ -847,7 +847,7 @@ n16:
 			pendN = 0
 		}
 		po42, pn43 := h9, 4 // tag1
-		if po42 < 0 || po42+pn43 > len(data) {
+		if po42+pn43 > len(data) {
 			return pl.drop(11)
 		}
 		if po42 > h8 && (po42-h8)%2 == 0 {
