@@ -767,27 +767,21 @@ func (c *gen) u64(e *packet.Expr) string {
 	case packet.EBitNot:
 		return fmt.Sprintf("(^%s%s)", c.u64(e.A), maskSuffix(e.Width))
 	}
-	a := c.u64(e.A)
-	b := c.u64(e.B)
-	switch e.Kind {
-	case packet.EAdd:
-		return fmt.Sprintf("((%s + %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.ESub:
-		return fmt.Sprintf("((%s - %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EMul:
-		return fmt.Sprintf("((%s * %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EBitAnd:
-		return fmt.Sprintf("(%s & %s)", a, b)
-	case packet.EBitOr:
-		return fmt.Sprintf("((%s | %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EBitXor:
-		return fmt.Sprintf("((%s ^ %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EShl:
-		return fmt.Sprintf("((%s << %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EShr:
-		return fmt.Sprintf("(%s >> %s)", a, b)
+	op, ok := binOps[e.Kind]
+	if !ok {
+		panic(fmt.Sprintf("go backend: expression kind %d", e.Kind))
 	}
-	panic(fmt.Sprintf("go backend: expression kind %d", e.Kind))
+	x := fmt.Sprintf("(%s %s %s)", c.u64(e.A), op, c.u64(e.B))
+	if e.Kind == packet.EBitAnd || e.Kind == packet.EShr {
+		return x // cannot carry past the width
+	}
+	return "(" + x + maskSuffix(e.Width) + ")"
+}
+
+// binOps are Go's operators for the binary expression kinds.
+var binOps = map[packet.ExprKind]string{
+	packet.EAdd: "+", packet.ESub: "-", packet.EMul: "*", packet.EBitAnd: "&",
+	packet.EBitOr: "|", packet.EBitXor: "^", packet.EShl: "<<", packet.EShr: ">>",
 }
 
 // i64 is e in signed 64-bit arithmetic, for an expression flow.SmallRange
@@ -799,8 +793,7 @@ func (c *gen) i64(e *packet.Expr) string {
 	case packet.EField:
 		return "int64(" + c.readField(e.Field, false) + ")"
 	}
-	op := map[packet.ExprKind]string{packet.EAdd: "+", packet.ESub: "-", packet.EMul: "*"}[e.Kind]
-	return fmt.Sprintf("(%s %s %s)", c.i64(e.A), op, c.i64(e.B))
+	return fmt.Sprintf("(%s %s %s)", c.i64(e.A), binOps[e.Kind], c.i64(e.B)) // +, - or *
 }
 
 func (c *gen) low(e *packet.Expr) string {
