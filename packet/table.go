@@ -302,15 +302,26 @@ type snapshot struct {
 	// and key the matcher to test.
 	order []int32
 	match []matcher
-	// words: for modePriority tables whose keys are each at most 64 bits
-	// wide, the matchers again in priority order (entry order[i]'s keys
-	// at i*keys), as words: what Lookup and LookupWord scan.
-	words []wordMatcher
+	// scan: for modePriority tables without an index whose keys are each
+	// at most 64 bits wide, the matchers again, as words.
+	scan WordScan
+	// probe is the index's level if it has only one and its keys take at
+	// most MaxKeyWords words: what Table.Words gives generated code.
+	probe WordLevel
 }
 
-// wordMatcher is a matcher of a key at most 64 bits wide.
-// span is hi - lo: one unsigned comparison, v-lo <= span, tests the range.
-type wordMatcher struct{ val, mask, lo, span uint64 }
+// WordScan is a priority table's entries in priority order as word
+// matchers: entry i (in that order) tests its keys' words against
+// Match[i*keys:], the first entry all of whose matchers pass is the hit,
+// and Acts[i] is its action. Generated code scans it inline (Table.Scan).
+type WordScan struct {
+	Match []WordMatch
+	Acts  []SlotAction
+}
+
+// WordMatch tests a key word k: k&Mask == Val && k-Lo <= Span (Span is hi
+// - lo: one unsigned comparison tests the range).
+type WordMatch struct{ Val, Mask, Lo, Span uint64 }
 
 // level gathers, while a table is built, the entries of one lpm prefix
 // length (or all exact entries).
@@ -447,15 +458,18 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 			return es[s.order[a]].Priority < es[s.order[b]].Priority
 		})
 		t.maskGroups(s)
-		if t.narrow && len(s.packed.Slots) == 0 {
-			s.words = make([]wordMatcher, len(es)*nk)
+		if t.narrow && !s.indexed {
+			s.scan.Match = make([]WordMatch, len(es)*nk)
+			s.scan.Acts = make([]SlotAction, len(es))
 			for oi, i := range s.order {
 				for j := range nk {
 					m := &s.match[int(i)*nk+j]
-					s.words[oi*nk+j] = wordMatcher{m.val.Lo, m.mask.Lo, m.lo.Lo, m.hi.Lo - m.lo.Lo}
+					s.scan.Match[oi*nk+j] = WordMatch{m.val.Lo, m.mask.Lo, m.lo.Lo, m.hi.Lo - m.lo.Lo}
 				}
+				s.scan.Acts[oi] = SlotAction{int32(es[i].Action), es[i].Params}
 			}
 		}
+		s.setProbe()
 		return s, nil
 	}
 
@@ -517,7 +531,16 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		}
 		s.packed = PackedIndex{packSlots(es, keys, entries), 1<<t.keyWidth() - 1}
 	}
+	s.setProbe()
 	return s, nil
+}
+
+// setProbe exports the index's level to generated code if it is the only
+// one and its keys take at most MaxKeyWords words.
+func (s *snapshot) setProbe() {
+	if x := &s.index; s.indexed && len(x.levels) == 1 && x.stride == MaxKeyWords {
+		s.probe = x.levels[0]
+	}
 }
 
 func (t *Table) dupError(es []Entry, i, prev int) error {
@@ -683,10 +706,14 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 		}
 		return t.def, false
 	}
-	if nk := len(t.shift); s.words != nil && nk > 0 && nk <= maxScanKeys {
+	if nk := len(t.shift); nk > 0 && nk <= maxScanKeys && (len(s.scan.Match) > 0 || s.indexed && nk <= MaxKeyWords) {
 		var ks [maxScanKeys]uint64
 		for j := range nk {
 			ks[j] = k >> t.shift[j] & t.masks[j].Lo
+		}
+		if s.indexed { // keys each a word
+			i, _ := s.index.lookup4(ks[0], ks[1], ks[2], ks[3])
+			return s.found(t, i)
 		}
 		return s.found(t, s.scanWords(ks[:nk]))
 	}
@@ -714,23 +741,12 @@ const maxScanKeys = 16
 // keys pass, one word each, cut to its width; -1 if none.
 func (s *snapshot) scanWords(ks []uint64) int32 {
 	nk := len(ks)
-	if nk == 2 { // the common shape (an instance and a key), unrolled
-		k0, k1 := ks[0], ks[1]
-		for oi, i := range s.order {
-			ms := s.words[2*oi : 2*oi+2]
-			if k0&ms[0].mask == ms[0].val && k0-ms[0].lo <= ms[0].span &&
-				k1&ms[1].mask == ms[1].val && k1-ms[1].lo <= ms[1].span {
-				return i
-			}
-		}
-		return -1
-	}
 scan:
 	for oi, i := range s.order {
-		ms := s.words[oi*nk : (oi+1)*nk]
+		ms := s.scan.Match[oi*nk : (oi+1)*nk]
 		for j := range ms {
 			m := &ms[j]
-			if v := ks[j]; v&m.mask != m.val || v-m.lo > m.span {
+			if v := ks[j]; v&m.Mask != m.Val || v-m.Lo > m.Span {
 				continue scan
 			}
 		}
@@ -753,14 +769,14 @@ func (s *snapshot) found(t *Table, i int32) (*Entry, bool) {
 func (t *Table) LookupWordsAction(k0, k1, k2, k3 uint64) (action int, params []Value, hit bool) {
 	if s := t.snap.Load(); s.indexed && s.index.words <= MaxKeyWords { // as lookupWords, a call less
 		if _, a := s.index.lookup4(k0, k1, k2, k3); a != nil {
-			return int(a.action), a.params, true
+			return int(a.Action), a.Params, true
 		}
 		return 0, nil, false
 	}
 	e, a := t.lookupWords(k0, k1, k2, k3)
 	switch {
 	case a != nil:
-		return int(a.action), a.params, true
+		return int(a.Action), a.Params, true
 	case e != nil:
 		return e.Action, e.Params, true
 	}
@@ -780,7 +796,7 @@ func (t *Table) LookupWords(k0, k1, k2, k3 uint64) (e *Entry, hit bool) {
 
 // lookupWords finds the entry of LookupWords, nil if none, and its action
 // beside its slot if the word index found it.
-func (t *Table) lookupWords(k0, k1, k2, k3 uint64) (*Entry, *slotAction) {
+func (t *Table) lookupWords(k0, k1, k2, k3 uint64) (*Entry, *SlotAction) {
 	s := t.snap.Load()
 	if s.indexed && s.index.words <= MaxKeyWords {
 		if i, a := s.index.lookup4(k0, k1, k2, k3); i >= 0 {
@@ -792,7 +808,7 @@ func (t *Table) lookupWords(k0, k1, k2, k3 uint64) (*Entry, *slotAction) {
 		return nil, nil
 	}
 	ks := [MaxKeyWords]uint64{k0, k1, k2, k3}
-	if s.words != nil { // narrow keys: a word each
+	if len(s.scan.Match) > 0 { // narrow keys: a word each
 		if i := s.scanWords(ks[:len(t.spec.Keys)]); i >= 0 {
 			return &s.entries[i], nil
 		}
@@ -853,7 +869,7 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 	}
 	if t.mode == modePriority {
 		nk := len(keys)
-		if s.words != nil && nk <= maxScanKeys {
+		if len(s.scan.Match) > 0 && nk <= maxScanKeys {
 			var ks [maxScanKeys]uint64
 			for j := range nk {
 				ks[j] = keys[j].Lo & t.masks[j].Lo
@@ -902,6 +918,17 @@ type PackedSlot struct {
 // Packed returns the packed index of the table's entries now: what one
 // lookup reads (a later update makes a new one).
 func (t *Table) Packed() *PackedIndex { return &t.snap.Load().packed }
+
+// Words returns the word index of the table's entries now if it has one
+// level and keys of at most MaxKeyWords words (exact tables, lpm tables
+// with one prefix length, priority tables whose entries share one tuple of
+// masks); its Slots are empty otherwise.
+func (t *Table) Words() *WordLevel { return &t.snap.Load().probe }
+
+// Scan returns the table's entries now as word matchers if it is a
+// priority table scanned entry by entry (each key at most 64 bits wide, and
+// too many tuples of masks for an index); its Match is empty otherwise.
+func (t *Table) Scan() *WordScan { return &t.snap.Load().scan }
 
 // Packable reports whether a table's keys are all exact and fit in 64 bits
 // together, so that LookupWord finds them with one probe.

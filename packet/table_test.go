@@ -375,12 +375,54 @@ func checkAgainstReference(t *testing.T, r *rand.Rand, spec *TableSpec, n, looku
 			if act, params, hit := tb.LookupWordsAction(ws[0], ws[1], ws[2], ws[3]); hit != (want != nil) || hit && (act != want.Action || !slices.Equal(params, want.Params)) {
 				t.Fatalf("%s: LookupWordsAction(%x) = %d %v, %v; want %+v", spec.Name, ws, act, params, hit, want)
 			}
+			// What generated code reads inline.
+			if wl := tb.Words(); len(wl.Slots) > 0 {
+				if a := probeWords(wl, ws); (a != nil) != (want != nil) || a != nil && (int(a.Action) != want.Action || !slices.Equal(a.Params, want.Params)) {
+					t.Fatalf("%s: probe of Words(%x) = %+v; want %+v", spec.Name, ws, a, want)
+				}
+			}
+			if sc := tb.Scan(); len(sc.Match) > 0 {
+				if a := scanWords(sc, ws[:len(keys)]); (a != nil) != (want != nil) || a != nil && (int(a.Action) != want.Action || !slices.Equal(a.Params, want.Params)) {
+					t.Fatalf("%s: scan of Scan(%x) = %+v; want %+v", spec.Name, ws, a, want)
+				}
+			}
 		}
 		if hit {
 			hits++
 		}
 	}
 	return hits
+}
+
+// probeWords probes a WordLevel as its doc says generated code does.
+func probeWords(wl *WordLevel, ws [MaxKeyWords]uint64) *SlotAction {
+	for i := range ws {
+		ws[i] &= wl.Mask[i]
+	}
+	h := WordsHash(ws[0], ws[1], ws[2], ws[3])
+	for m, j := uint64(len(wl.Slots)-1), h>>wl.Shift; ; j = (j + 1) & m {
+		sl := &wl.Slots[j]
+		if sl.Entry == 0 {
+			return nil
+		}
+		if sl.Hash == h && [MaxKeyWords]uint64(wl.Keys[j*MaxKeyWords:]) == ws {
+			return &wl.Acts[j]
+		}
+	}
+}
+
+// scanWords scans a WordScan as its doc says generated code does.
+func scanWords(sc *WordScan, ks []uint64) *SlotAction {
+next:
+	for i := range sc.Acts {
+		for j, k := range ks {
+			if m := &sc.Match[i*len(ks)+j]; k&m.Mask != m.Val || k-m.Lo > m.Span {
+				continue next
+			}
+		}
+		return &sc.Acts[i]
+	}
+	return nil
 }
 
 func TestPriorityTies(t *testing.T) {

@@ -16,8 +16,7 @@ type wordIndex struct {
 	wide   []bool // per key: two words
 	words  int    // per key tuple
 	stride int    // words per tuple as stored: max(words, MaxKeyWords)
-	pad    uint64 // the hash share of the zero words after words
-	levels []wordLevel
+	levels []WordLevel
 	// rank, for a priority table, is each entry's place in priority order
 	// (snapshot.order): the best of the levels' hits wins, not the first.
 	// Its levels are sorted by their best entry's rank, so that the search
@@ -25,28 +24,35 @@ type wordIndex struct {
 	rank []int32
 	// first is levels[0] again, inline: most tables have one level, and
 	// its slots are then a load less away.
-	first wordLevel
+	first WordLevel
 }
 
-type wordLevel struct {
-	best  int32               // priority tables: the best rank in the level
-	shift uint8               // a hash's top bits pick its first slot: h >> shift
-	mask4 [MaxKeyWords]uint64 // mask's first words, inline for lookup4
-	mask  []uint64            // per word, padded with zeros to stride
-	slots []wordSlot
-	keys  []uint64     // per slot, its entry's masked words (stride)
-	acts  []slotAction // per slot, its entry's action, for LookupWordsAction
+// WordLevel is one level of a word index: open addressing over the
+// hashes of its entries' masked key words. Generated code probes the level
+// of a table that has only one inline (Table.Words): a key's words, cut by
+// Mask, hash (WordsHash) to their first slot, h >> Shift; the probe steps
+// by one, modulo the power-of-two length, to a slot whose hash and key
+// words match or to an empty one.
+type WordLevel struct {
+	Slots []WordSlot
+	Keys  []uint64            // per slot, its entry's masked words (stride of them)
+	Acts  []SlotAction        // per slot, its entry's action and parameters
+	Mask  [MaxKeyWords]uint64 // the mask's first MaxKeyWords words
+	Shift uint8
+	best  int32    // priority tables: the best rank in the level
+	mask  []uint64 // per word, padded with zeros to stride
 }
 
-// slotAction is an entry's action and parameters, next to its slot.
-type slotAction struct {
-	action int32
-	params []Value
+// SlotAction is an entry's action and parameters, next to its slot.
+type SlotAction struct {
+	Action int32
+	Params []Value
 }
 
-type wordSlot struct {
-	hash  uint64
-	entry int32 // entry index + 1; 0 is an empty slot
+// WordSlot is one slot of a WordLevel.
+type WordSlot struct {
+	Hash  uint64
+	Entry int32 // entry index + 1; 0 is an empty slot
 }
 
 // MaxKeyWords is the most key words LookupWords takes.
@@ -73,9 +79,6 @@ func newWordIndex(spec *TableSpec) wordIndex {
 		x.wide[j] = k.Width > 64
 	}
 	x.stride = max(x.words, MaxKeyWords)
-	for w := x.words; w < x.stride; w++ {
-		x.pad ^= mixWord(w, 0)
-	}
 	return x
 }
 
@@ -97,31 +100,31 @@ func (x *wordIndex) toWords(out []uint64, vs []Value) {
 // addLevel adds a level of the given key masks holding entries (index,
 // key values already masked), which must be distinct.
 func (x *wordIndex) addLevel(es []Entry, masks []Value, entries []int32, vals [][]Value) {
-	lv := wordLevel{mask: make([]uint64, x.stride)}
+	lv := WordLevel{mask: make([]uint64, x.stride)}
 	if x.rank != nil {
 		lv.best = x.rank[entries[0]] // entries come in priority order
 	}
 	x.toWords(lv.mask, masks)
-	copy(lv.mask4[:], lv.mask)
+	copy(lv.Mask[:], lv.mask)
 	n := 4
 	for n < 2*len(entries) {
 		n *= 2
 	}
-	lv.slots = make([]wordSlot, n)
-	lv.shift = uint8(64 - bits.TrailingZeros(uint(n)))
-	lv.keys = make([]uint64, n*x.stride)
-	lv.acts = make([]slotAction, n)
+	lv.Slots = make([]WordSlot, n)
+	lv.Shift = uint8(64 - bits.TrailingZeros(uint(n)))
+	lv.Keys = make([]uint64, n*x.stride)
+	lv.Acts = make([]SlotAction, n)
 	w := make([]uint64, x.stride)
 	for k, i := range entries {
 		x.toWords(w, vals[k])
 		h := hashWords(w)
-		j := h >> lv.shift
-		for lv.slots[j].entry != 0 {
+		j := h >> lv.Shift
+		for lv.Slots[j].Entry != 0 {
 			j = (j + 1) & uint64(n-1)
 		}
-		lv.slots[j] = wordSlot{hash: h, entry: i + 1}
-		lv.acts[j] = slotAction{int32(es[i].Action), es[i].Params}
-		copy(lv.keys[int(j)*x.stride:], w)
+		lv.Slots[j] = WordSlot{Hash: h, Entry: i + 1}
+		lv.Acts[j] = SlotAction{int32(es[i].Action), es[i].Params}
+		copy(lv.Keys[int(j)*x.stride:], w)
 	}
 	x.levels = append(x.levels, lv)
 	x.first = x.levels[0]
@@ -137,26 +140,26 @@ func (x *wordIndex) lookup(keys []Value) int32 {
 			break
 		}
 		mask := lv.mask[:x.stride]
-		h, w := x.pad, 0
+		h, w := uint64(0), 0
 		for j, v := range keys {
 			if x.wide[j] {
-				h ^= mixWord(w, v.Hi&mask[w])
+				h += mixWord(w, v.Hi&mask[w])
 				w++
 			}
-			h ^= mixWord(w, v.Lo&mask[w])
+			h += mixWord(w, v.Lo&mask[w])
 			w++
 		}
-		n := uint64(len(lv.slots) - 1)
+		n := uint64(len(lv.Slots) - 1)
 	probe:
-		for i := h >> lv.shift; ; i = (i + 1) & n {
-			sl := &lv.slots[i]
-			if sl.entry == 0 {
+		for i := h >> lv.Shift; ; i = (i + 1) & n {
+			sl := &lv.Slots[i]
+			if sl.Entry == 0 {
 				break
 			}
-			if sl.hash != h {
+			if sl.Hash != h {
 				continue
 			}
-			stored := lv.keys[int(i)*x.stride : int(i+1)*x.stride]
+			stored := lv.Keys[int(i)*x.stride : int(i+1)*x.stride]
 			w := 0
 			for j, v := range keys {
 				if x.wide[j] {
@@ -171,10 +174,10 @@ func (x *wordIndex) lookup(keys []Value) int32 {
 				w++
 			}
 			if x.rank == nil {
-				return sl.entry - 1
+				return sl.Entry - 1
 			}
-			if found < 0 || x.rank[sl.entry-1] < x.rank[found] {
-				found = sl.entry - 1
+			if found < 0 || x.rank[sl.Entry-1] < x.rank[found] {
+				found = sl.Entry - 1
 			}
 			break
 		}
@@ -184,8 +187,8 @@ func (x *wordIndex) lookup(keys []Value) int32 {
 
 // lookup4 is lookup for keys of at most MaxKeyWords words, given as words;
 // it returns the entry's action too (nil with -1).
-func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) (int32, *slotAction) {
-	found, act := int32(-1), (*slotAction)(nil)
+func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) (int32, *SlotAction) {
+	found, act := int32(-1), (*SlotAction)(nil)
 	lv := &x.first
 	for li := 0; li < len(x.levels); li++ {
 		if li > 0 {
@@ -194,21 +197,21 @@ func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) (int32, *slotAction) {
 				break
 			}
 		}
-		m := &lv.mask4
+		m := &lv.Mask
 		k0, k1, k2, k3 := k0&m[0], k1&m[1], k2&m[2], k3&m[3]
-		h := mixWord(0, k0) ^ mixWord(1, k1) ^ mixWord(2, k2) ^ mixWord(3, k3)
-		n := uint64(len(lv.slots) - 1)
-		for i := h >> lv.shift; ; i = (i + 1) & n {
-			sl := &lv.slots[i]
-			if sl.entry == 0 {
+		h := WordsHash(k0, k1, k2, k3)
+		n := uint64(len(lv.Slots) - 1)
+		for i := h >> lv.Shift; ; i = (i + 1) & n {
+			sl := &lv.Slots[i]
+			if sl.Entry == 0 {
 				break
 			}
-			if sl.hash == h && *(*[MaxKeyWords]uint64)(lv.keys[int(i)*MaxKeyWords:]) == [MaxKeyWords]uint64{k0, k1, k2, k3} {
+			if sl.Hash == h && *(*[MaxKeyWords]uint64)(lv.Keys[int(i)*MaxKeyWords:]) == [MaxKeyWords]uint64{k0, k1, k2, k3} {
 				if x.rank == nil {
-					return sl.entry - 1, &lv.acts[i]
+					return sl.Entry - 1, &lv.Acts[i]
 				}
-				if found < 0 || x.rank[sl.entry-1] < x.rank[found] {
-					found, act = sl.entry-1, &lv.acts[i]
+				if found < 0 || x.rank[sl.Entry-1] < x.rank[found] {
+					found, act = sl.Entry-1, &lv.Acts[i]
 				}
 				break
 			}
@@ -217,18 +220,31 @@ func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) (int32, *slotAction) {
 	return found, act
 }
 
-// mixWord is word i of a key tuple's share of its hash: the words'
-// products are independent, so a lookup's multiplications overlap, and
-// their top bits, which pick the slot, depend on every bit of the word
-// (keys cut to a prefix have their low bits all zero).
+// A key tuple's hash is the sum of its words' products with constants
+// (mixWord): the products are independent, so a lookup's multiplications
+// overlap, and their top bits, which pick the slot, depend on every bit of
+// the word (keys cut to a prefix have their low bits all zero). Zero words
+// add nothing, so a key padded with zeros hashes as it is.
+const (
+	wordMul  = 0x9e3779b97f4a7c15
+	wordStep = 0x1d8e4e27c47d124e // even: every multiplier is odd
+)
+
+// mixWord is word i's share of a key tuple's hash.
 func mixWord(i int, w uint64) uint64 {
-	return (w + uint64(i)*0x632be59bd9b4e019) * 0x9e3779b97f4a7c15
+	return w * (wordMul + uint64(i)*wordStep)
+}
+
+// WordsHash is the hash of a key's words as a WordLevel stores it (zeros
+// after the key's own words); small enough for Go to inline anywhere.
+func WordsHash(k0, k1, k2, k3 uint64) uint64 {
+	return k0*wordMul + k1*(wordMul+wordStep) + k2*(wordMul+2*wordStep) + k3*(wordMul+3*wordStep)
 }
 
 func hashWords(ws []uint64) uint64 {
 	var h uint64
 	for i, w := range ws {
-		h ^= mixWord(i, w)
+		h += mixWord(i, w)
 	}
 	return h
 }

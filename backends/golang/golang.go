@@ -473,66 +473,115 @@ func (c *gen) lookup(n *dataflow.Node) {
 			narrow = narrow && (!flow.IsWide(k) || flow.LowPreserving(k))
 		}
 	}
-	// The call returns the entry's action and parameters, or the entry.
-	var call string
-	entry := false
-	switch {
-	case narrow && def.Spec.KeyWord():
-		// The keys fit one word: packed, one probe for exact tables and for
+	if narrow && (def.Spec.KeyWord() || def.Spec.KeyWords() <= packet.MaxKeyWords) {
+		c.lookupWords(n, def)
+		return
+	}
+	c.keys(def)
+	c.emit("if e, hit := pl.tables[%d].Lookup(pl.keys[:%d]); hit {", o.Table, len(def.Keys))
+	c.emit("act, params = e.Action, e.Params")
+	c.emit("}")
+	c.actions(n, def)
+}
+
+// lookupWords looks a table's keys up as 64-bit words, a wide key's two
+// (high first), probing the table's structures inline where it has one
+// generated code can read (packet: Table.Packed, Words and Scan; the
+// probes are small enough for Go to inline their accessors even here) and
+// calling the table's word lookup where it has not.
+func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
+	t := n.Op.Table
+	var ws []string
+	scannable := def.Spec.NeedsPriority()
+	for i, k := range def.Keys {
+		w := def.Spec.Keys[i].Width
+		v := c.newTmp("kw")
+		if w <= 64 {
+			c.emit("%s := (%s)%s", v, c.low(k), maskSuffix(w))
+			ws = append(ws, v)
+			continue
+		}
+		scannable = false
+		c.emit("%s := %s", v, c.value(k))
+		ws = append(ws, fmt.Sprintf("%s.Hi%s", v, maskSuffix(w-64)), v+".Lo")
+	}
+	var fallback string
+	if def.Spec.KeyWord() {
+		// All keys packed in one word: one probe for exact tables and for
 		// priority tables whose entries share their masks.
 		var parts []string
 		shift := 0
-		for i := len(def.Keys) - 1; i >= 0; i-- {
-			w := def.Spec.Keys[i].Width
-			k := c.low(def.Keys[i])
-			parts = append(parts, fmt.Sprintf("((%s)%s)<<%d", k, maskSuffix(w), shift))
-			shift += w
+		for i := len(ws) - 1; i >= 0; i-- {
+			parts = append(parts, fmt.Sprintf("%s<<%d", ws[i], shift))
+			shift += def.Spec.Keys[i].Width
 		}
-		// A packed index is probed inline (packet.PackedIndex: Packed and
-		// PackedHash are small enough to be inlined even here).
 		k, pi := c.newTmp("k"), c.newTmp("pi")
 		c.emit("%s := %s", k, strings.Join(parts, " | "))
-		c.emit("if %s := pl.tables[%d].Packed(); len(%s.Slots) > 0 {", pi, o.Table, pi)
+		c.emit("if %s := pl.tables[%d].Packed(); len(%s.Slots) > 0 {", pi, t, pi)
 		c.emit("%s &= %s.Mask", k, pi)
 		c.emit("for m, j := uint64(len(%s.Slots)-1), packet.PackedHash(%s); ; j++ {", pi, k)
 		c.emit("sl := &%s.Slots[j&m]", pi)
 		c.emit("if sl.Entry == 0 { break }")
 		c.emit("if sl.Key == %s { act, params = int(sl.Action), sl.Params; break }", k)
 		c.emit("}")
-		c.emit("} else if a, ps, hit := pl.tables[%d].LookupWordAction(%s); hit {", o.Table, k)
-		c.emit("act, params = a, ps")
-		c.emit("}")
-		c.actions(n, def)
-		return
-	case narrow && def.Spec.KeyWords() <= packet.MaxKeyWords:
-		// The keys as words, a wide key's two: one probe for exact, lpm and
-		// uniform-mask tables, a few for other priority tables.
-		var ws []string
-		for i, k := range def.Keys {
-			w := def.Spec.Keys[i].Width
-			if w <= 64 {
-				ws = append(ws, fmt.Sprintf("(%s)%s", c.low(k), maskSuffix(w)))
-				continue
+		fallback = fmt.Sprintf("pl.tables[%d].LookupWordAction(%s)", t, k)
+	} else {
+		// At most MaxKeyWords words: one probe for exact tables, lpm tables
+		// of one prefix length and priority tables whose entries share
+		// their masks.
+		wl, h := c.newTmp("wl"), c.newTmp("h")
+		masked := make([]string, packet.MaxKeyWords)
+		c.emit("if %s := pl.tables[%d].Words(); len(%s.Slots) > 0 {", wl, t, wl)
+		for i := range masked {
+			masked[i] = "0" // past the key's words
+			if i < len(ws) {
+				masked[i] = c.newTmp("x")
+				c.emit("%s := %s & %s.Mask[%d]", masked[i], ws[i], wl, i)
 			}
-			v := c.newTmp("kv")
-			c.emit("%s := %s", v, c.value(k))
-			ws = append(ws, fmt.Sprintf("%s.Hi%s", v, maskSuffix(w-64)), v+".Lo")
 		}
+		all := strings.Join(masked, ", ")
+		c.emit("%s := packet.WordsHash(%s)", h, all)
+		// Shift is below 64; saying so spares Go's test for a wider one.
+		c.emit("for m, j := uint64(len(%s.Slots)-1), %s>>(%s.Shift&63); ; j = (j + 1) & m {", wl, h, wl)
+		c.emit("sl := &%s.Slots[j]", wl)
+		c.emit("if sl.Entry == 0 { break }")
+		// The words past the key's are zero in every slot.
+		same := []string{"sl.Hash == " + h}
+		for i := range ws {
+			same = append(same, fmt.Sprintf("ks[%d] == %s", i, masked[i]))
+		}
+		c.emit("if ks := %s.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; %s {", wl, strings.Join(same, " && "))
+		c.emit("a := &%s.Acts[j]", wl)
+		c.emit("act, params = int(a.Action), a.Params")
+		c.emit("break")
+		c.emit("}")
+		c.emit("}")
 		for len(ws) < packet.MaxKeyWords {
 			ws = append(ws, "0")
 		}
-		call = fmt.Sprintf("pl.tables[%d].LookupWordsAction(%s)", o.Table, strings.Join(ws, ", "))
-	default:
-		c.keys(def)
-		call, entry = fmt.Sprintf("pl.tables[%d].Lookup(pl.keys[:%d])", o.Table, len(def.Keys)), true
+		fallback = fmt.Sprintf("pl.tables[%d].LookupWordsAction(%s)", t, strings.Join(ws, ", "))
 	}
-	if entry {
-		c.emit("if e, hit := %s; hit {", call)
-		c.emit("act, params = e.Action, e.Params")
-	} else {
-		c.emit("if a, ps, hit := %s; hit {", call)
-		c.emit("act, params = a, ps")
+	if scannable {
+		// A priority table of narrow keys with too many tuples of masks
+		// for an index: its entries in priority order, a word each key.
+		sc := c.newTmp("sc")
+		nk := len(def.Keys)
+		c.emit("} else if %s := pl.tables[%d].Scan(); len(%s.Match) > 0 {", sc, t, sc)
+		// Stepping through Match, the matchers of an entry need no bounds
+		// checks.
+		c.emit("for i, ms := 0, %s.Match; len(ms) >= %d; i, ms = i+1, ms[%d:] {", sc, nk, nk)
+		var tests []string
+		for j, w := range ws[:nk] {
+			tests = append(tests, fmt.Sprintf("%s&ms[%d].Mask == ms[%d].Val && %s-ms[%d].Lo <= ms[%d].Span", w, j, j, w, j, j))
+		}
+		c.emit("if %s {", strings.Join(tests, " && "))
+		c.emit("act, params = int(%s.Acts[i].Action), %s.Acts[i].Params", sc, sc)
+		c.emit("break")
+		c.emit("}")
+		c.emit("}")
 	}
+	c.emit("} else if a, ps, hit := %s; hit {", fallback)
+	c.emit("act, params = a, ps")
 	c.emit("}")
 	c.actions(n, def)
 }

@@ -2,6 +2,7 @@ package lbfast_test
 
 import (
 	"encoding/hex"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -100,11 +101,20 @@ func TestFastPathAgainstInterpreter(t *testing.T) {
 	}
 }
 
-// TestFastPathTablesWithoutPackedIndex: lookups that find no packed index
-// to probe inline (empty tables; a filter whose entries' masks differ, which
-// the table scans) go through the table's own lookup and still agree with
-// the interpreter.
-func TestFastPathTablesWithoutPackedIndex(t *testing.T) {
+// TestFastPathTableShapes: whether the generated code probes a table's
+// packed index, word index or scan inline or calls the table's lookup
+// depends on the entries (empty tables; filters whose entries' masks
+// differ; epochs in few tuples of masks); every way agrees with the
+// interpreter.
+func TestFastPathTableShapes(t *testing.T) {
+	// Per case, the tables with entries the generated code probes inline
+	// (the rest it leaves to the table's lookup).
+	inline := map[string]map[string]bool{
+		"mixed masks": {"mac_dst_filter_table": true, "ipv4_src_filter_table": true, "ipv6_src_filter_table": true,
+			"epoch_assign_table": true, "load_balance_calendar_table": true, "member_info_lookup_table": true},
+		"indexed epochs": {"mac_dst_filter_table": true, "ip_dst_filter_table": true, "ipv4_src_filter_table": true,
+			"ipv6_src_filter_table": true, "load_balance_calendar_table": true, "member_info_lookup_table": true},
+	}
 	for _, v := range ejfat.Versions {
 		script, err := os.ReadFile(tablesFile[v])
 		if err != nil {
@@ -112,12 +122,28 @@ func TestFastPathTablesWithoutPackedIndex(t *testing.T) {
 		}
 		cases := []struct{ name, script string }{{"empty", ""}}
 		if v != "lb-2021" {
-			cases = append(cases, struct{ name, script string }{"mixed masks",
-				string(script) + "table_add mac_dst_filter_table set_mac_sa 0x1&&&0xf 0x0000000000f1 => 0x00aabbccddee 1\n"})
+			// Filters of mixed masks: the mac filter is scanned, the ip
+			// filter (a 128-bit key) looked up by the table; epochs of
+			// twelve entries in two tuples of masks are indexed in levels.
+			epochs := ""
+			for lb := 2; lb <= 5; lb++ {
+				epochs += fmt.Sprintf("table_add epoch_assign_table do_assign_epoch %d 0x0/0 => 0 63\n", lb)
+				epochs += fmt.Sprintf("table_add epoch_assign_table do_assign_epoch %d 0x10/60 => 1 5\n", lb)
+			}
+			cases = append(cases, struct{ name, script string }{"mixed masks", string(script) +
+				"table_add mac_dst_filter_table set_mac_sa 0x1&&&0xf 0x0000000000f1 => 0x00aabbccddee 1\n" +
+				"table_add ip_dst_filter_table set_ip_sa 0x1&&&0xf 0x0800 0x0a0102ff => 0x0a0102ff 0 1\n"},
+				struct{ name, script string }{"indexed epochs", string(script) + epochs})
 		}
 		for _, tc := range cases {
 			t.Run(v+"/"+tc.name, func(t *testing.T) {
 				pl, m := pairScript(t, v, ejfat.HostPRG, tc.name, tc.script)
+				for _, tb := range pl.Tables() {
+					probed := len(tb.Packed().Slots) > 0 || len(tb.Words().Slots) > 0 || len(tb.Scan().Match) > 0
+					if name := tb.Spec().Name; tb.Len() > 0 && probed != inline[tc.name][name] {
+						t.Errorf("%s: probed inline %v", name, probed)
+					}
+				}
 				s := seeds(t)
 				where := difftest.Compare(t, pl, m, append(s, difftest.Mutate(s, 5000, 2)...))
 				if tc.script != "" && where["sink TxWire"] < 100 {

@@ -628,9 +628,28 @@ n17:
 n18:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
-		b20 := data[h0 : h0+14] // ethernet
-		kv21 := m0
-		if a, ps, hit := pl.tables[0].LookupWordsAction((uint64(b20[0])<<40|uint64(b20[1])<<32|uint64(b20[2])<<24|uint64(b20[3])<<16|uint64(b20[4])<<8|uint64(b20[5]))&0xffffffffffff, (uint64(b20[12])<<8|uint64(b20[13]))&0xffff, kv21.Hi, kv21.Lo); hit {
+		b21 := data[h0 : h0+14] // ethernet
+		kw20 := (uint64(b21[0])<<40 | uint64(b21[1])<<32 | uint64(b21[2])<<24 | uint64(b21[3])<<16 | uint64(b21[4])<<8 | uint64(b21[5])) & 0xffffffffffff
+		kw22 := (uint64(b21[12])<<8 | uint64(b21[13])) & 0xffff
+		kw23 := m0
+		if wl24 := pl.tables[0].Words(); len(wl24.Slots) > 0 {
+			x26 := kw20 & wl24.Mask[0]
+			x27 := kw22 & wl24.Mask[1]
+			x28 := kw23.Hi & wl24.Mask[2]
+			x29 := kw23.Lo & wl24.Mask[3]
+			h25 := packet.WordsHash(x26, x27, x28, x29)
+			for m, j := uint64(len(wl24.Slots)-1), h25>>(wl24.Shift&63); ; j = (j + 1) & m {
+				sl := &wl24.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl24.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h25 && ks[0] == x26 && ks[1] == x27 && ks[2] == x28 && ks[3] == x29 {
+					a := &wl24.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw20, kw22, kw23.Hi, kw23.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -655,21 +674,29 @@ n20:
 n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		b22 := data[h5 : h5+12] // lbv1
-		k23 := (uint64(b22[4])<<56 | uint64(b22[5])<<48 | uint64(b22[6])<<40 | uint64(b22[7])<<32 | uint64(b22[8])<<24 | uint64(b22[9])<<16 | uint64(b22[10])<<8 | uint64(b22[11])) << 0
-		if pi24 := pl.tables[1].Packed(); len(pi24.Slots) > 0 {
-			k23 &= pi24.Mask
-			for m, j := uint64(len(pi24.Slots)-1), packet.PackedHash(k23); ; j++ {
-				sl := &pi24.Slots[j&m]
+		b31 := data[h5 : h5+12] // lbv1
+		kw30 := (uint64(b31[4])<<56 | uint64(b31[5])<<48 | uint64(b31[6])<<40 | uint64(b31[7])<<32 | uint64(b31[8])<<24 | uint64(b31[9])<<16 | uint64(b31[10])<<8 | uint64(b31[11]))
+		k32 := kw30 << 0
+		if pi33 := pl.tables[1].Packed(); len(pi33.Slots) > 0 {
+			k32 &= pi33.Mask
+			for m, j := uint64(len(pi33.Slots)-1), packet.PackedHash(k32); ; j++ {
+				sl := &pi33.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k23 {
+				if sl.Key == k32 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k23); hit {
+		} else if sc34 := pl.tables[1].Scan(); len(sc34.Match) > 0 {
+			for i, ms := 0, sc34.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
+				if kw30&ms[0].Mask == ms[0].Val && kw30-ms[0].Lo <= ms[0].Span {
+					act, params = int(sc34.Acts[i].Action), sc34.Acts[i].Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k32); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -688,21 +715,23 @@ n22:
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		b25 := data[h5 : h5+12] // lbv1
-		k26 := (((uint64(b25[4])<<56|uint64(b25[5])<<48|uint64(b25[6])<<40|uint64(b25[7])<<32|uint64(b25[8])<<24|uint64(b25[9])<<16|uint64(b25[10])<<8|uint64(b25[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12
-		if pi27 := pl.tables[2].Packed(); len(pi27.Slots) > 0 {
-			k26 &= pi27.Mask
-			for m, j := uint64(len(pi27.Slots)-1), packet.PackedHash(k26); ; j++ {
-				sl := &pi27.Slots[j&m]
+		kw35 := (m1) & 0xffffffff
+		b37 := data[h5 : h5+12] // lbv1
+		kw36 := ((uint64(b37[4])<<56 | uint64(b37[5])<<48 | uint64(b37[6])<<40 | uint64(b37[7])<<32 | uint64(b37[8])<<24 | uint64(b37[9])<<16 | uint64(b37[10])<<8 | uint64(b37[11])) & 0x1ff) & 0xfff
+		k38 := kw36<<0 | kw35<<12
+		if pi39 := pl.tables[2].Packed(); len(pi39.Slots) > 0 {
+			k38 &= pi39.Mask
+			for m, j := uint64(len(pi39.Slots)-1), packet.PackedHash(k38); ; j++ {
+				sl := &pi39.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k26 {
+				if sl.Key == k38 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k26); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k38); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -721,44 +750,46 @@ n24:
 n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b28 := data[h0 : h0+14] // ethernet
-		k29 := ((m2)&0xffff)<<0 | ((uint64(b28[12])<<8|uint64(b28[13]))&0xffff)<<16
-		if pi30 := pl.tables[3].Packed(); len(pi30.Slots) > 0 {
-			k29 &= pi30.Mask
-			for m, j := uint64(len(pi30.Slots)-1), packet.PackedHash(k29); ; j++ {
-				sl := &pi30.Slots[j&m]
+		b41 := data[h0 : h0+14] // ethernet
+		kw40 := (uint64(b41[12])<<8 | uint64(b41[13])) & 0xffff
+		kw42 := (m2) & 0xffff
+		k43 := kw42<<0 | kw40<<16
+		if pi44 := pl.tables[3].Packed(); len(pi44.Slots) > 0 {
+			k43 &= pi44.Mask
+			for m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43); ; j++ {
+				sl := &pi44.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k29 {
+				if sl.Key == k43 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k29); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k43); hit {
 			act, params = a, ps
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			s31 := params[0].Lo
-			b28[0] = byte(s31 >> 40)
-			b28[1] = byte(s31 >> 32)
-			b28[2] = byte(s31 >> 24)
-			b28[3] = byte(s31 >> 16)
-			b28[4] = byte(s31 >> 8)
-			b28[5] = byte(s31)
+			s45 := params[0].Lo
+			b41[0] = byte(s45 >> 40)
+			b41[1] = byte(s45 >> 32)
+			b41[2] = byte(s45 >> 24)
+			b41[3] = byte(s45 >> 16)
+			b41[4] = byte(s45 >> 8)
+			b41[5] = byte(s45)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n27
 		case 1: // do_ipv6_member_rewrite
-			s32 := params[0].Lo
-			b28[0] = byte(s32 >> 40)
-			b28[1] = byte(s32 >> 32)
-			b28[2] = byte(s32 >> 24)
-			b28[3] = byte(s32 >> 16)
-			b28[4] = byte(s32 >> 8)
-			b28[5] = byte(s32)
+			s46 := params[0].Lo
+			b41[0] = byte(s46 >> 40)
+			b41[1] = byte(s46 >> 32)
+			b41[2] = byte(s46 >> 24)
+			b41[3] = byte(s46 >> 16)
+			b41[4] = byte(s46 >> 8)
+			b41[5] = byte(s46)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n28
@@ -791,175 +822,175 @@ n29:
 	}
 n30:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d33 uint64 // ipv4 checksum
-		var d34 uint64 // udp checksum
-		v35 := m3
-		b36 := data[h2 : h2+20] // ipv4
-		ws38 := uint64((uint64(b36[16])<<24 | uint64(b36[17])<<16 | uint64(b36[18])<<8 | uint64(b36[19])))
-		os37 := uint32(uint16(ws38>>0)) + uint32(uint16(ws38>>16))
-		s39 := v35
-		b36[16] = byte(s39 >> 24)
-		b36[17] = byte(s39 >> 16)
-		b36[18] = byte(s39 >> 8)
-		b36[19] = byte(s39)
-		ws40 := uint64(v35)
-		f42 := uint32(os37)
-		f42 += bits.RotateLeft32(f42, 16)
-		dl41 := uint64(^uint16(f42>>16)) + uint64(uint32(uint16(ws40>>0))+uint32(uint16(ws40>>16)))
-		d33 += dl41
-		d34 += dl41
-		v43 := ((uint64(b36[2])<<8 | uint64(b36[3])) - 0xc)
-		os44 := uint32(uint16((uint64(b36[2])<<8 | uint64(b36[3]))))
-		s45 := v43
-		b36[2] = byte(s45 >> 8)
-		b36[3] = byte(s45)
-		f47 := uint32(os44)
-		f47 += bits.RotateLeft32(f47, 16)
-		dl46 := uint64(^uint16(f47>>16)) + uint64(uint32(uint16(v43)))
-		d33 += dl46
-		d34 += dl46
+		var d47 uint64 // ipv4 checksum
+		var d48 uint64 // udp checksum
+		v49 := m3
+		b50 := data[h2 : h2+20] // ipv4
+		ws52 := uint64((uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19])))
+		os51 := uint32(uint16(ws52>>0)) + uint32(uint16(ws52>>16))
+		s53 := v49
+		b50[16] = byte(s53 >> 24)
+		b50[17] = byte(s53 >> 16)
+		b50[18] = byte(s53 >> 8)
+		b50[19] = byte(s53)
+		ws54 := uint64(v49)
+		f56 := uint32(os51)
+		f56 += bits.RotateLeft32(f56, 16)
+		dl55 := uint64(^uint16(f56>>16)) + uint64(uint32(uint16(ws54>>0))+uint32(uint16(ws54>>16)))
+		d47 += dl55
+		d48 += dl55
+		v57 := ((uint64(b50[2])<<8 | uint64(b50[3])) - 0xc)
+		os58 := uint32(uint16((uint64(b50[2])<<8 | uint64(b50[3]))))
+		s59 := v57
+		b50[2] = byte(s59 >> 8)
+		b50[3] = byte(s59)
+		f61 := uint32(os58)
+		f61 += bits.RotateLeft32(f61, 16)
+		dl60 := uint64(^uint16(f61>>16)) + uint64(uint32(uint16(v57)))
+		d47 += dl60
+		d48 += dl60
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d33
+			x := uint64(^cv) + d47
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s48 := r
-			cb[0] = byte(s48 >> 8)
-			cb[1] = byte(s48)
+			s62 := r
+			cb[0] = byte(s62 >> 8)
+			cb[1] = byte(s62)
 		}
 		if h8+8 <= len(data) {
-			pendD8 += d34
+			pendD8 += d48
 			pendK8 = true
 		}
 		goto n33
 	}
 n31:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d49 uint64          // udp checksum
-		b50 := data[h3 : h3+40] // ipv6
-		v51 := packet.Value{Hi: (uint64(b50[24])<<56 | uint64(b50[25])<<48 | uint64(b50[26])<<40 | uint64(b50[27])<<32 | uint64(b50[28])<<24 | uint64(b50[29])<<16 | uint64(b50[30])<<8 | uint64(b50[31])), Lo: (uint64(b50[32])<<56 | uint64(b50[33])<<48 | uint64(b50[34])<<40 | uint64(b50[35])<<32 | uint64(b50[36])<<24 | uint64(b50[37])<<16 | uint64(b50[38])<<8 | uint64(b50[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws53 := packet.Value{Hi: (uint64(b50[24])<<56 | uint64(b50[25])<<48 | uint64(b50[26])<<40 | uint64(b50[27])<<32 | uint64(b50[28])<<24 | uint64(b50[29])<<16 | uint64(b50[30])<<8 | uint64(b50[31])), Lo: (uint64(b50[32])<<56 | uint64(b50[33])<<48 | uint64(b50[34])<<40 | uint64(b50[35])<<32 | uint64(b50[36])<<24 | uint64(b50[37])<<16 | uint64(b50[38])<<8 | uint64(b50[39]))}
-		os52 := uint32(uint16(ws53.Hi>>0)) + uint32(uint16(ws53.Hi>>16)) + uint32(uint16(ws53.Hi>>32)) + uint32(uint16(ws53.Hi>>48)) + uint32(uint16(ws53.Lo>>0)) + uint32(uint16(ws53.Lo>>16)) + uint32(uint16(ws53.Lo>>32)) + uint32(uint16(ws53.Lo>>48))
-		v54 := v51
-		s55 := v54.Hi
-		b50[24] = byte(s55 >> 56)
-		b50[25] = byte(s55 >> 48)
-		b50[26] = byte(s55 >> 40)
-		b50[27] = byte(s55 >> 32)
-		b50[28] = byte(s55 >> 24)
-		b50[29] = byte(s55 >> 16)
-		b50[30] = byte(s55 >> 8)
-		b50[31] = byte(s55)
-		s56 := v54.Lo
-		b50[32] = byte(s56 >> 56)
-		b50[33] = byte(s56 >> 48)
-		b50[34] = byte(s56 >> 40)
-		b50[35] = byte(s56 >> 32)
-		b50[36] = byte(s56 >> 24)
-		b50[37] = byte(s56 >> 16)
-		b50[38] = byte(s56 >> 8)
-		b50[39] = byte(s56)
-		ws57 := v51
-		f59 := uint32(os52)
-		f59 += bits.RotateLeft32(f59, 16)
-		dl58 := uint64(^uint16(f59>>16)) + uint64(uint32(uint16(ws57.Hi>>0))+uint32(uint16(ws57.Hi>>16))+uint32(uint16(ws57.Hi>>32))+uint32(uint16(ws57.Hi>>48))+uint32(uint16(ws57.Lo>>0))+uint32(uint16(ws57.Lo>>16))+uint32(uint16(ws57.Lo>>32))+uint32(uint16(ws57.Lo>>48)))
-		d49 += dl58
-		v60 := ((uint64(b50[4])<<8 | uint64(b50[5])) - 0xc)
-		os61 := uint32(uint16((uint64(b50[4])<<8 | uint64(b50[5]))))
-		s62 := v60
-		b50[4] = byte(s62 >> 8)
-		b50[5] = byte(s62)
-		f64 := uint32(os61)
-		f64 += bits.RotateLeft32(f64, 16)
-		dl63 := uint64(^uint16(f64>>16)) + uint64(uint32(uint16(v60)))
-		d49 += dl63
+		var d63 uint64          // udp checksum
+		b64 := data[h3 : h3+40] // ipv6
+		v65 := packet.Value{Hi: (uint64(b64[24])<<56 | uint64(b64[25])<<48 | uint64(b64[26])<<40 | uint64(b64[27])<<32 | uint64(b64[28])<<24 | uint64(b64[29])<<16 | uint64(b64[30])<<8 | uint64(b64[31])), Lo: (uint64(b64[32])<<56 | uint64(b64[33])<<48 | uint64(b64[34])<<40 | uint64(b64[35])<<32 | uint64(b64[36])<<24 | uint64(b64[37])<<16 | uint64(b64[38])<<8 | uint64(b64[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws67 := packet.Value{Hi: (uint64(b64[24])<<56 | uint64(b64[25])<<48 | uint64(b64[26])<<40 | uint64(b64[27])<<32 | uint64(b64[28])<<24 | uint64(b64[29])<<16 | uint64(b64[30])<<8 | uint64(b64[31])), Lo: (uint64(b64[32])<<56 | uint64(b64[33])<<48 | uint64(b64[34])<<40 | uint64(b64[35])<<32 | uint64(b64[36])<<24 | uint64(b64[37])<<16 | uint64(b64[38])<<8 | uint64(b64[39]))}
+		os66 := uint32(uint16(ws67.Hi>>0)) + uint32(uint16(ws67.Hi>>16)) + uint32(uint16(ws67.Hi>>32)) + uint32(uint16(ws67.Hi>>48)) + uint32(uint16(ws67.Lo>>0)) + uint32(uint16(ws67.Lo>>16)) + uint32(uint16(ws67.Lo>>32)) + uint32(uint16(ws67.Lo>>48))
+		v68 := v65
+		s69 := v68.Hi
+		b64[24] = byte(s69 >> 56)
+		b64[25] = byte(s69 >> 48)
+		b64[26] = byte(s69 >> 40)
+		b64[27] = byte(s69 >> 32)
+		b64[28] = byte(s69 >> 24)
+		b64[29] = byte(s69 >> 16)
+		b64[30] = byte(s69 >> 8)
+		b64[31] = byte(s69)
+		s70 := v68.Lo
+		b64[32] = byte(s70 >> 56)
+		b64[33] = byte(s70 >> 48)
+		b64[34] = byte(s70 >> 40)
+		b64[35] = byte(s70 >> 32)
+		b64[36] = byte(s70 >> 24)
+		b64[37] = byte(s70 >> 16)
+		b64[38] = byte(s70 >> 8)
+		b64[39] = byte(s70)
+		ws71 := v65
+		f73 := uint32(os66)
+		f73 += bits.RotateLeft32(f73, 16)
+		dl72 := uint64(^uint16(f73>>16)) + uint64(uint32(uint16(ws71.Hi>>0))+uint32(uint16(ws71.Hi>>16))+uint32(uint16(ws71.Hi>>32))+uint32(uint16(ws71.Hi>>48))+uint32(uint16(ws71.Lo>>0))+uint32(uint16(ws71.Lo>>16))+uint32(uint16(ws71.Lo>>32))+uint32(uint16(ws71.Lo>>48)))
+		d63 += dl72
+		v74 := ((uint64(b64[4])<<8 | uint64(b64[5])) - 0xc)
+		os75 := uint32(uint16((uint64(b64[4])<<8 | uint64(b64[5]))))
+		s76 := v74
+		b64[4] = byte(s76 >> 8)
+		b64[5] = byte(s76)
+		f78 := uint32(os75)
+		f78 += bits.RotateLeft32(f78, 16)
+		dl77 := uint64(^uint16(f78>>16)) + uint64(uint32(uint16(v74)))
+		d63 += dl77
 		if h8+8 <= len(data) {
-			pendD8 += d49
+			pendD8 += d63
 			pendK8 = true
 		}
 		goto n32
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b65 := data[h3 : h3+40] // ipv6
-		v66 := m4
-		s67 := v66.Hi
-		b65[24] = byte(s67 >> 56)
-		b65[25] = byte(s67 >> 48)
-		b65[26] = byte(s67 >> 40)
-		b65[27] = byte(s67 >> 32)
-		b65[28] = byte(s67 >> 24)
-		b65[29] = byte(s67 >> 16)
-		b65[30] = byte(s67 >> 8)
-		b65[31] = byte(s67)
-		s68 := v66.Lo
-		b65[32] = byte(s68 >> 56)
-		b65[33] = byte(s68 >> 48)
-		b65[34] = byte(s68 >> 40)
-		b65[35] = byte(s68 >> 32)
-		b65[36] = byte(s68 >> 24)
-		b65[37] = byte(s68 >> 16)
-		b65[38] = byte(s68 >> 8)
-		b65[39] = byte(s68)
+		b79 := data[h3 : h3+40] // ipv6
+		v80 := m4
+		s81 := v80.Hi
+		b79[24] = byte(s81 >> 56)
+		b79[25] = byte(s81 >> 48)
+		b79[26] = byte(s81 >> 40)
+		b79[27] = byte(s81 >> 32)
+		b79[28] = byte(s81 >> 24)
+		b79[29] = byte(s81 >> 16)
+		b79[30] = byte(s81 >> 8)
+		b79[31] = byte(s81)
+		s82 := v80.Lo
+		b79[32] = byte(s82 >> 56)
+		b79[33] = byte(s82 >> 48)
+		b79[34] = byte(s82 >> 40)
+		b79[35] = byte(s82 >> 32)
+		b79[36] = byte(s82 >> 24)
+		b79[37] = byte(s82 >> 16)
+		b79[38] = byte(s82 >> 8)
+		b79[39] = byte(s82)
 		pl.edges[10]++
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d69 uint64 // udp checksum
-		v70 := m5
-		b71 := data[h8 : h8+8] // udp
-		os72 := uint32(uint16((uint64(b71[2])<<8 | uint64(b71[3]))))
-		s73 := v70
-		b71[2] = byte(s73 >> 8)
-		b71[3] = byte(s73)
-		f75 := uint32(os72)
-		f75 += bits.RotateLeft32(f75, 16)
-		dl74 := uint64(^uint16(f75>>16)) + uint64(uint32(uint16(v70)))
-		d69 += dl74
-		v76 := ((uint64(b71[4])<<8 | uint64(b71[5])) - 0xc)
-		os77 := uint32(uint16((uint64(b71[4])<<8 | uint64(b71[5]))))
-		s78 := v76
-		b71[4] = byte(s78 >> 8)
-		b71[5] = byte(s78)
-		f80 := uint32(os77)
-		f80 += bits.RotateLeft32(f80, 16)
-		dl79 := uint64(^uint16(f80>>16)) + uint64(uint32(uint16(v76)))
-		d69 += dl79
+		var d83 uint64 // udp checksum
+		v84 := m5
+		b85 := data[h8 : h8+8] // udp
+		os86 := uint32(uint16((uint64(b85[2])<<8 | uint64(b85[3]))))
+		s87 := v84
+		b85[2] = byte(s87 >> 8)
+		b85[3] = byte(s87)
+		f89 := uint32(os86)
+		f89 += bits.RotateLeft32(f89, 16)
+		dl88 := uint64(^uint16(f89>>16)) + uint64(uint32(uint16(v84)))
+		d83 += dl88
+		v90 := ((uint64(b85[4])<<8 | uint64(b85[5])) - 0xc)
+		os91 := uint32(uint16((uint64(b85[4])<<8 | uint64(b85[5]))))
+		s92 := v90
+		b85[4] = byte(s92 >> 8)
+		b85[5] = byte(s92)
+		f94 := uint32(os91)
+		f94 += bits.RotateLeft32(f94, 16)
+		dl93 := uint64(^uint16(f94>>16)) + uint64(uint32(uint16(v90)))
+		d83 += dl93
 		if h8+8 <= len(data) {
-			pendD8 += d69
+			pendD8 += d83
 			pendK8 = true
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
-		po81, pn82 := h5, 12 // lbv1
-		if po81+pn82 > len(data) {
+		po95, pn96 := h5, 12 // lbv1
+		if po95+pn96 > len(data) {
 			return pl.drop(7)
 		}
-		if po81 > h8 && (po81-h8)%2 == 0 {
-			pw84 := data[po81 : po81+12]
-			d83 := uint32(uint64(pw84[0])<<8|uint64(pw84[1])) + uint32(uint64(pw84[2])<<8|uint64(pw84[3])) + uint32(uint64(pw84[4])<<8|uint64(pw84[5])) + uint32(uint64(pw84[6])<<8|uint64(pw84[7])) + uint32(uint64(pw84[8])<<8|uint64(pw84[9])) + uint32(uint64(pw84[10])<<8|uint64(pw84[11]))
-			d83 += bits.RotateLeft32(d83, 16)
+		if po95 > h8 && (po95-h8)%2 == 0 {
+			pw98 := data[po95 : po95+12]
+			d97 := uint32(uint64(pw98[0])<<8|uint64(pw98[1])) + uint32(uint64(pw98[2])<<8|uint64(pw98[3])) + uint32(uint64(pw98[4])<<8|uint64(pw98[5])) + uint32(uint64(pw98[6])<<8|uint64(pw98[7])) + uint32(uint64(pw98[8])<<8|uint64(pw98[9])) + uint32(uint64(pw98[10])<<8|uint64(pw98[11]))
+			d97 += bits.RotateLeft32(d97, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d83 >> 16))
+				pendD8 += uint64(^uint16(d97 >> 16))
 				pendK8 = true
 			}
 		}
-		if po81 < len(data)-po81-pn82 {
-			copy(data[pn82:pn82+po81], data[:po81])
-			data = data[pn82:]
+		if po95 < len(data)-po95-pn96 {
+			copy(data[pn96:pn96+po95], data[:po95])
+			data = data[pn96:]
 		} else {
-			copy(data[po81:], data[po81+pn82:])
-			data = data[:len(data)-pn82]
+			copy(data[po95:], data[po95+pn96:])
+			data = data[:len(data)-pn96]
 		}
 		h5 = -1
-		if cur > po81 {
-			cur = max(po81, cur-pn82)
+		if cur > po95 {
+			cur = max(po95, cur-pn96)
 		}
 		pl.edges[11]++
 		goto n2
@@ -975,9 +1006,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s85 := r
-				cb[0] = byte(s85 >> 8)
-				cb[1] = byte(s85)
+				s99 := r
+				cb[0] = byte(s99 >> 8)
+				cb[1] = byte(s99)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -994,9 +1025,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s86 := r
-				cb[0] = byte(s86 >> 8)
-				cb[1] = byte(s86)
+				s100 := r
+				cb[0] = byte(s100 >> 8)
+				cb[1] = byte(s100)
 			}
 			pendD8, pendK8 = 0, false
 		}

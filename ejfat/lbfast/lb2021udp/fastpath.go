@@ -925,9 +925,28 @@ n20:
 n21:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
-		b29 := data[h0 : h0+14] // ethernet
-		kv30 := m0
-		if a, ps, hit := pl.tables[0].LookupWordsAction((uint64(b29[0])<<40|uint64(b29[1])<<32|uint64(b29[2])<<24|uint64(b29[3])<<16|uint64(b29[4])<<8|uint64(b29[5]))&0xffffffffffff, (uint64(b29[12])<<8|uint64(b29[13]))&0xffff, kv30.Hi, kv30.Lo); hit {
+		b30 := data[h0 : h0+14] // ethernet
+		kw29 := (uint64(b30[0])<<40 | uint64(b30[1])<<32 | uint64(b30[2])<<24 | uint64(b30[3])<<16 | uint64(b30[4])<<8 | uint64(b30[5])) & 0xffffffffffff
+		kw31 := (uint64(b30[12])<<8 | uint64(b30[13])) & 0xffff
+		kw32 := m0
+		if wl33 := pl.tables[0].Words(); len(wl33.Slots) > 0 {
+			x35 := kw29 & wl33.Mask[0]
+			x36 := kw31 & wl33.Mask[1]
+			x37 := kw32.Hi & wl33.Mask[2]
+			x38 := kw32.Lo & wl33.Mask[3]
+			h34 := packet.WordsHash(x35, x36, x37, x38)
+			for m, j := uint64(len(wl33.Slots)-1), h34>>(wl33.Shift&63); ; j = (j + 1) & m {
+				sl := &wl33.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl33.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h34 && ks[0] == x35 && ks[1] == x36 && ks[2] == x37 && ks[3] == x38 {
+					a := &wl33.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw29, kw31, kw32.Hi, kw32.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -952,21 +971,29 @@ n23:
 n24:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		b31 := data[h5 : h5+12] // lbv1
-		k32 := (uint64(b31[4])<<56 | uint64(b31[5])<<48 | uint64(b31[6])<<40 | uint64(b31[7])<<32 | uint64(b31[8])<<24 | uint64(b31[9])<<16 | uint64(b31[10])<<8 | uint64(b31[11])) << 0
-		if pi33 := pl.tables[1].Packed(); len(pi33.Slots) > 0 {
-			k32 &= pi33.Mask
-			for m, j := uint64(len(pi33.Slots)-1), packet.PackedHash(k32); ; j++ {
-				sl := &pi33.Slots[j&m]
+		b40 := data[h5 : h5+12] // lbv1
+		kw39 := (uint64(b40[4])<<56 | uint64(b40[5])<<48 | uint64(b40[6])<<40 | uint64(b40[7])<<32 | uint64(b40[8])<<24 | uint64(b40[9])<<16 | uint64(b40[10])<<8 | uint64(b40[11]))
+		k41 := kw39 << 0
+		if pi42 := pl.tables[1].Packed(); len(pi42.Slots) > 0 {
+			k41 &= pi42.Mask
+			for m, j := uint64(len(pi42.Slots)-1), packet.PackedHash(k41); ; j++ {
+				sl := &pi42.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k32 {
+				if sl.Key == k41 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k32); hit {
+		} else if sc43 := pl.tables[1].Scan(); len(sc43.Match) > 0 {
+			for i, ms := 0, sc43.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
+				if kw39&ms[0].Mask == ms[0].Val && kw39-ms[0].Lo <= ms[0].Span {
+					act, params = int(sc43.Acts[i].Action), sc43.Acts[i].Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k41); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -985,21 +1012,23 @@ n25:
 n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		b34 := data[h5 : h5+12] // lbv1
-		k35 := (((uint64(b34[4])<<56|uint64(b34[5])<<48|uint64(b34[6])<<40|uint64(b34[7])<<32|uint64(b34[8])<<24|uint64(b34[9])<<16|uint64(b34[10])<<8|uint64(b34[11]))&0x1ff)&0xfff)<<0 | ((m1)&0xffffffff)<<12
-		if pi36 := pl.tables[2].Packed(); len(pi36.Slots) > 0 {
-			k35 &= pi36.Mask
-			for m, j := uint64(len(pi36.Slots)-1), packet.PackedHash(k35); ; j++ {
-				sl := &pi36.Slots[j&m]
+		kw44 := (m1) & 0xffffffff
+		b46 := data[h5 : h5+12] // lbv1
+		kw45 := ((uint64(b46[4])<<56 | uint64(b46[5])<<48 | uint64(b46[6])<<40 | uint64(b46[7])<<32 | uint64(b46[8])<<24 | uint64(b46[9])<<16 | uint64(b46[10])<<8 | uint64(b46[11])) & 0x1ff) & 0xfff
+		k47 := kw45<<0 | kw44<<12
+		if pi48 := pl.tables[2].Packed(); len(pi48.Slots) > 0 {
+			k47 &= pi48.Mask
+			for m, j := uint64(len(pi48.Slots)-1), packet.PackedHash(k47); ; j++ {
+				sl := &pi48.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k35 {
+				if sl.Key == k47 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k35); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k47); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1018,44 +1047,46 @@ n27:
 n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b37 := data[h0 : h0+14] // ethernet
-		k38 := ((m2)&0xffff)<<0 | ((uint64(b37[12])<<8|uint64(b37[13]))&0xffff)<<16
-		if pi39 := pl.tables[3].Packed(); len(pi39.Slots) > 0 {
-			k38 &= pi39.Mask
-			for m, j := uint64(len(pi39.Slots)-1), packet.PackedHash(k38); ; j++ {
-				sl := &pi39.Slots[j&m]
+		b50 := data[h0 : h0+14] // ethernet
+		kw49 := (uint64(b50[12])<<8 | uint64(b50[13])) & 0xffff
+		kw51 := (m2) & 0xffff
+		k52 := kw51<<0 | kw49<<16
+		if pi53 := pl.tables[3].Packed(); len(pi53.Slots) > 0 {
+			k52 &= pi53.Mask
+			for m, j := uint64(len(pi53.Slots)-1), packet.PackedHash(k52); ; j++ {
+				sl := &pi53.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k38 {
+				if sl.Key == k52 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k38); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k52); hit {
 			act, params = a, ps
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			s40 := params[0].Lo
-			b37[0] = byte(s40 >> 40)
-			b37[1] = byte(s40 >> 32)
-			b37[2] = byte(s40 >> 24)
-			b37[3] = byte(s40 >> 16)
-			b37[4] = byte(s40 >> 8)
-			b37[5] = byte(s40)
+			s54 := params[0].Lo
+			b50[0] = byte(s54 >> 40)
+			b50[1] = byte(s54 >> 32)
+			b50[2] = byte(s54 >> 24)
+			b50[3] = byte(s54 >> 16)
+			b50[4] = byte(s54 >> 8)
+			b50[5] = byte(s54)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n30
 		case 1: // do_ipv6_member_rewrite
-			s41 := params[0].Lo
-			b37[0] = byte(s41 >> 40)
-			b37[1] = byte(s41 >> 32)
-			b37[2] = byte(s41 >> 24)
-			b37[3] = byte(s41 >> 16)
-			b37[4] = byte(s41 >> 8)
-			b37[5] = byte(s41)
+			s55 := params[0].Lo
+			b50[0] = byte(s55 >> 40)
+			b50[1] = byte(s55 >> 32)
+			b50[2] = byte(s55 >> 24)
+			b50[3] = byte(s55 >> 16)
+			b50[4] = byte(s55 >> 8)
+			b50[5] = byte(s55)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n31
@@ -1088,175 +1119,175 @@ n32:
 	}
 n33:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d42 uint64 // ipv4 checksum
-		var d43 uint64 // udp checksum
-		v44 := m3
-		b45 := data[h2 : h2+20] // ipv4
-		ws47 := uint64((uint64(b45[16])<<24 | uint64(b45[17])<<16 | uint64(b45[18])<<8 | uint64(b45[19])))
-		os46 := uint32(uint16(ws47>>0)) + uint32(uint16(ws47>>16))
-		s48 := v44
-		b45[16] = byte(s48 >> 24)
-		b45[17] = byte(s48 >> 16)
-		b45[18] = byte(s48 >> 8)
-		b45[19] = byte(s48)
-		ws49 := uint64(v44)
-		f51 := uint32(os46)
-		f51 += bits.RotateLeft32(f51, 16)
-		dl50 := uint64(^uint16(f51>>16)) + uint64(uint32(uint16(ws49>>0))+uint32(uint16(ws49>>16)))
-		d42 += dl50
-		d43 += dl50
-		v52 := ((uint64(b45[2])<<8 | uint64(b45[3])) - 0xc)
-		os53 := uint32(uint16((uint64(b45[2])<<8 | uint64(b45[3]))))
-		s54 := v52
-		b45[2] = byte(s54 >> 8)
-		b45[3] = byte(s54)
-		f56 := uint32(os53)
-		f56 += bits.RotateLeft32(f56, 16)
-		dl55 := uint64(^uint16(f56>>16)) + uint64(uint32(uint16(v52)))
-		d42 += dl55
-		d43 += dl55
+		var d56 uint64 // ipv4 checksum
+		var d57 uint64 // udp checksum
+		v58 := m3
+		b59 := data[h2 : h2+20] // ipv4
+		ws61 := uint64((uint64(b59[16])<<24 | uint64(b59[17])<<16 | uint64(b59[18])<<8 | uint64(b59[19])))
+		os60 := uint32(uint16(ws61>>0)) + uint32(uint16(ws61>>16))
+		s62 := v58
+		b59[16] = byte(s62 >> 24)
+		b59[17] = byte(s62 >> 16)
+		b59[18] = byte(s62 >> 8)
+		b59[19] = byte(s62)
+		ws63 := uint64(v58)
+		f65 := uint32(os60)
+		f65 += bits.RotateLeft32(f65, 16)
+		dl64 := uint64(^uint16(f65>>16)) + uint64(uint32(uint16(ws63>>0))+uint32(uint16(ws63>>16)))
+		d56 += dl64
+		d57 += dl64
+		v66 := ((uint64(b59[2])<<8 | uint64(b59[3])) - 0xc)
+		os67 := uint32(uint16((uint64(b59[2])<<8 | uint64(b59[3]))))
+		s68 := v66
+		b59[2] = byte(s68 >> 8)
+		b59[3] = byte(s68)
+		f70 := uint32(os67)
+		f70 += bits.RotateLeft32(f70, 16)
+		dl69 := uint64(^uint16(f70>>16)) + uint64(uint32(uint16(v66)))
+		d56 += dl69
+		d57 += dl69
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d42
+			x := uint64(^cv) + d56
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s57 := r
-			cb[0] = byte(s57 >> 8)
-			cb[1] = byte(s57)
+			s71 := r
+			cb[0] = byte(s71 >> 8)
+			cb[1] = byte(s71)
 		}
 		if h8+8 <= len(data) {
-			pendD8 += d43
+			pendD8 += d57
 			pendK8 = true
 		}
 		goto n36
 	}
 n34:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d58 uint64          // udp checksum
-		b59 := data[h3 : h3+40] // ipv6
-		v60 := packet.Value{Hi: (uint64(b59[24])<<56 | uint64(b59[25])<<48 | uint64(b59[26])<<40 | uint64(b59[27])<<32 | uint64(b59[28])<<24 | uint64(b59[29])<<16 | uint64(b59[30])<<8 | uint64(b59[31])), Lo: (uint64(b59[32])<<56 | uint64(b59[33])<<48 | uint64(b59[34])<<40 | uint64(b59[35])<<32 | uint64(b59[36])<<24 | uint64(b59[37])<<16 | uint64(b59[38])<<8 | uint64(b59[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws62 := packet.Value{Hi: (uint64(b59[24])<<56 | uint64(b59[25])<<48 | uint64(b59[26])<<40 | uint64(b59[27])<<32 | uint64(b59[28])<<24 | uint64(b59[29])<<16 | uint64(b59[30])<<8 | uint64(b59[31])), Lo: (uint64(b59[32])<<56 | uint64(b59[33])<<48 | uint64(b59[34])<<40 | uint64(b59[35])<<32 | uint64(b59[36])<<24 | uint64(b59[37])<<16 | uint64(b59[38])<<8 | uint64(b59[39]))}
-		os61 := uint32(uint16(ws62.Hi>>0)) + uint32(uint16(ws62.Hi>>16)) + uint32(uint16(ws62.Hi>>32)) + uint32(uint16(ws62.Hi>>48)) + uint32(uint16(ws62.Lo>>0)) + uint32(uint16(ws62.Lo>>16)) + uint32(uint16(ws62.Lo>>32)) + uint32(uint16(ws62.Lo>>48))
-		v63 := v60
-		s64 := v63.Hi
-		b59[24] = byte(s64 >> 56)
-		b59[25] = byte(s64 >> 48)
-		b59[26] = byte(s64 >> 40)
-		b59[27] = byte(s64 >> 32)
-		b59[28] = byte(s64 >> 24)
-		b59[29] = byte(s64 >> 16)
-		b59[30] = byte(s64 >> 8)
-		b59[31] = byte(s64)
-		s65 := v63.Lo
-		b59[32] = byte(s65 >> 56)
-		b59[33] = byte(s65 >> 48)
-		b59[34] = byte(s65 >> 40)
-		b59[35] = byte(s65 >> 32)
-		b59[36] = byte(s65 >> 24)
-		b59[37] = byte(s65 >> 16)
-		b59[38] = byte(s65 >> 8)
-		b59[39] = byte(s65)
-		ws66 := v60
-		f68 := uint32(os61)
-		f68 += bits.RotateLeft32(f68, 16)
-		dl67 := uint64(^uint16(f68>>16)) + uint64(uint32(uint16(ws66.Hi>>0))+uint32(uint16(ws66.Hi>>16))+uint32(uint16(ws66.Hi>>32))+uint32(uint16(ws66.Hi>>48))+uint32(uint16(ws66.Lo>>0))+uint32(uint16(ws66.Lo>>16))+uint32(uint16(ws66.Lo>>32))+uint32(uint16(ws66.Lo>>48)))
-		d58 += dl67
-		v69 := ((uint64(b59[4])<<8 | uint64(b59[5])) - 0xc)
-		os70 := uint32(uint16((uint64(b59[4])<<8 | uint64(b59[5]))))
-		s71 := v69
-		b59[4] = byte(s71 >> 8)
-		b59[5] = byte(s71)
-		f73 := uint32(os70)
-		f73 += bits.RotateLeft32(f73, 16)
-		dl72 := uint64(^uint16(f73>>16)) + uint64(uint32(uint16(v69)))
-		d58 += dl72
+		var d72 uint64          // udp checksum
+		b73 := data[h3 : h3+40] // ipv6
+		v74 := packet.Value{Hi: (uint64(b73[24])<<56 | uint64(b73[25])<<48 | uint64(b73[26])<<40 | uint64(b73[27])<<32 | uint64(b73[28])<<24 | uint64(b73[29])<<16 | uint64(b73[30])<<8 | uint64(b73[31])), Lo: (uint64(b73[32])<<56 | uint64(b73[33])<<48 | uint64(b73[34])<<40 | uint64(b73[35])<<32 | uint64(b73[36])<<24 | uint64(b73[37])<<16 | uint64(b73[38])<<8 | uint64(b73[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws76 := packet.Value{Hi: (uint64(b73[24])<<56 | uint64(b73[25])<<48 | uint64(b73[26])<<40 | uint64(b73[27])<<32 | uint64(b73[28])<<24 | uint64(b73[29])<<16 | uint64(b73[30])<<8 | uint64(b73[31])), Lo: (uint64(b73[32])<<56 | uint64(b73[33])<<48 | uint64(b73[34])<<40 | uint64(b73[35])<<32 | uint64(b73[36])<<24 | uint64(b73[37])<<16 | uint64(b73[38])<<8 | uint64(b73[39]))}
+		os75 := uint32(uint16(ws76.Hi>>0)) + uint32(uint16(ws76.Hi>>16)) + uint32(uint16(ws76.Hi>>32)) + uint32(uint16(ws76.Hi>>48)) + uint32(uint16(ws76.Lo>>0)) + uint32(uint16(ws76.Lo>>16)) + uint32(uint16(ws76.Lo>>32)) + uint32(uint16(ws76.Lo>>48))
+		v77 := v74
+		s78 := v77.Hi
+		b73[24] = byte(s78 >> 56)
+		b73[25] = byte(s78 >> 48)
+		b73[26] = byte(s78 >> 40)
+		b73[27] = byte(s78 >> 32)
+		b73[28] = byte(s78 >> 24)
+		b73[29] = byte(s78 >> 16)
+		b73[30] = byte(s78 >> 8)
+		b73[31] = byte(s78)
+		s79 := v77.Lo
+		b73[32] = byte(s79 >> 56)
+		b73[33] = byte(s79 >> 48)
+		b73[34] = byte(s79 >> 40)
+		b73[35] = byte(s79 >> 32)
+		b73[36] = byte(s79 >> 24)
+		b73[37] = byte(s79 >> 16)
+		b73[38] = byte(s79 >> 8)
+		b73[39] = byte(s79)
+		ws80 := v74
+		f82 := uint32(os75)
+		f82 += bits.RotateLeft32(f82, 16)
+		dl81 := uint64(^uint16(f82>>16)) + uint64(uint32(uint16(ws80.Hi>>0))+uint32(uint16(ws80.Hi>>16))+uint32(uint16(ws80.Hi>>32))+uint32(uint16(ws80.Hi>>48))+uint32(uint16(ws80.Lo>>0))+uint32(uint16(ws80.Lo>>16))+uint32(uint16(ws80.Lo>>32))+uint32(uint16(ws80.Lo>>48)))
+		d72 += dl81
+		v83 := ((uint64(b73[4])<<8 | uint64(b73[5])) - 0xc)
+		os84 := uint32(uint16((uint64(b73[4])<<8 | uint64(b73[5]))))
+		s85 := v83
+		b73[4] = byte(s85 >> 8)
+		b73[5] = byte(s85)
+		f87 := uint32(os84)
+		f87 += bits.RotateLeft32(f87, 16)
+		dl86 := uint64(^uint16(f87>>16)) + uint64(uint32(uint16(v83)))
+		d72 += dl86
 		if h8+8 <= len(data) {
-			pendD8 += d58
+			pendD8 += d72
 			pendK8 = true
 		}
 		goto n35
 	}
 n35:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b74 := data[h3 : h3+40] // ipv6
-		v75 := m4
-		s76 := v75.Hi
-		b74[24] = byte(s76 >> 56)
-		b74[25] = byte(s76 >> 48)
-		b74[26] = byte(s76 >> 40)
-		b74[27] = byte(s76 >> 32)
-		b74[28] = byte(s76 >> 24)
-		b74[29] = byte(s76 >> 16)
-		b74[30] = byte(s76 >> 8)
-		b74[31] = byte(s76)
-		s77 := v75.Lo
-		b74[32] = byte(s77 >> 56)
-		b74[33] = byte(s77 >> 48)
-		b74[34] = byte(s77 >> 40)
-		b74[35] = byte(s77 >> 32)
-		b74[36] = byte(s77 >> 24)
-		b74[37] = byte(s77 >> 16)
-		b74[38] = byte(s77 >> 8)
-		b74[39] = byte(s77)
+		b88 := data[h3 : h3+40] // ipv6
+		v89 := m4
+		s90 := v89.Hi
+		b88[24] = byte(s90 >> 56)
+		b88[25] = byte(s90 >> 48)
+		b88[26] = byte(s90 >> 40)
+		b88[27] = byte(s90 >> 32)
+		b88[28] = byte(s90 >> 24)
+		b88[29] = byte(s90 >> 16)
+		b88[30] = byte(s90 >> 8)
+		b88[31] = byte(s90)
+		s91 := v89.Lo
+		b88[32] = byte(s91 >> 56)
+		b88[33] = byte(s91 >> 48)
+		b88[34] = byte(s91 >> 40)
+		b88[35] = byte(s91 >> 32)
+		b88[36] = byte(s91 >> 24)
+		b88[37] = byte(s91 >> 16)
+		b88[38] = byte(s91 >> 8)
+		b88[39] = byte(s91)
 		pl.edges[5]++
 		goto n36
 	}
 n36:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d78 uint64 // udp checksum
-		v79 := m5
-		b80 := data[h8 : h8+8] // udp
-		os81 := uint32(uint16((uint64(b80[2])<<8 | uint64(b80[3]))))
-		s82 := v79
-		b80[2] = byte(s82 >> 8)
-		b80[3] = byte(s82)
-		f84 := uint32(os81)
-		f84 += bits.RotateLeft32(f84, 16)
-		dl83 := uint64(^uint16(f84>>16)) + uint64(uint32(uint16(v79)))
-		d78 += dl83
-		v85 := ((uint64(b80[4])<<8 | uint64(b80[5])) - 0xc)
-		os86 := uint32(uint16((uint64(b80[4])<<8 | uint64(b80[5]))))
-		s87 := v85
-		b80[4] = byte(s87 >> 8)
-		b80[5] = byte(s87)
-		f89 := uint32(os86)
-		f89 += bits.RotateLeft32(f89, 16)
-		dl88 := uint64(^uint16(f89>>16)) + uint64(uint32(uint16(v85)))
-		d78 += dl88
+		var d92 uint64 // udp checksum
+		v93 := m5
+		b94 := data[h8 : h8+8] // udp
+		os95 := uint32(uint16((uint64(b94[2])<<8 | uint64(b94[3]))))
+		s96 := v93
+		b94[2] = byte(s96 >> 8)
+		b94[3] = byte(s96)
+		f98 := uint32(os95)
+		f98 += bits.RotateLeft32(f98, 16)
+		dl97 := uint64(^uint16(f98>>16)) + uint64(uint32(uint16(v93)))
+		d92 += dl97
+		v99 := ((uint64(b94[4])<<8 | uint64(b94[5])) - 0xc)
+		os100 := uint32(uint16((uint64(b94[4])<<8 | uint64(b94[5]))))
+		s101 := v99
+		b94[4] = byte(s101 >> 8)
+		b94[5] = byte(s101)
+		f103 := uint32(os100)
+		f103 += bits.RotateLeft32(f103, 16)
+		dl102 := uint64(^uint16(f103>>16)) + uint64(uint32(uint16(v99)))
+		d92 += dl102
 		if h8+8 <= len(data) {
-			pendD8 += d78
+			pendD8 += d92
 			pendK8 = true
 		}
 		goto n37
 	}
 n37:
 	{ // RxStrip: pop lbv1
-		po90, pn91 := h5, 12 // lbv1
-		if po90+pn91 > len(data) {
+		po104, pn105 := h5, 12 // lbv1
+		if po104+pn105 > len(data) {
 			return pl.drop(10)
 		}
-		if po90 > h8 && (po90-h8)%2 == 0 {
-			pw93 := data[po90 : po90+12]
-			d92 := uint32(uint64(pw93[0])<<8|uint64(pw93[1])) + uint32(uint64(pw93[2])<<8|uint64(pw93[3])) + uint32(uint64(pw93[4])<<8|uint64(pw93[5])) + uint32(uint64(pw93[6])<<8|uint64(pw93[7])) + uint32(uint64(pw93[8])<<8|uint64(pw93[9])) + uint32(uint64(pw93[10])<<8|uint64(pw93[11]))
-			d92 += bits.RotateLeft32(d92, 16)
+		if po104 > h8 && (po104-h8)%2 == 0 {
+			pw107 := data[po104 : po104+12]
+			d106 := uint32(uint64(pw107[0])<<8|uint64(pw107[1])) + uint32(uint64(pw107[2])<<8|uint64(pw107[3])) + uint32(uint64(pw107[4])<<8|uint64(pw107[5])) + uint32(uint64(pw107[6])<<8|uint64(pw107[7])) + uint32(uint64(pw107[8])<<8|uint64(pw107[9])) + uint32(uint64(pw107[10])<<8|uint64(pw107[11]))
+			d106 += bits.RotateLeft32(d106, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d92 >> 16))
+				pendD8 += uint64(^uint16(d106 >> 16))
 				pendK8 = true
 			}
 		}
-		if po90 < len(data)-po90-pn91 {
-			copy(data[pn91:pn91+po90], data[:po90])
-			data = data[pn91:]
+		if po104 < len(data)-po104-pn105 {
+			copy(data[pn105:pn105+po104], data[:po104])
+			data = data[pn105:]
 		} else {
-			copy(data[po90:], data[po90+pn91:])
-			data = data[:len(data)-pn91]
+			copy(data[po104:], data[po104+pn105:])
+			data = data[:len(data)-pn105]
 		}
 		h5 = -1
-		if cur > po90 {
-			cur = max(po90, cur-pn91)
+		if cur > po104 {
+			cur = max(po104, cur-pn105)
 		}
 		pl.edges[6]++
 		goto n14
@@ -1272,9 +1303,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s94 := r
-				cb[0] = byte(s94 >> 8)
-				cb[1] = byte(s94)
+				s108 := r
+				cb[0] = byte(s108 >> 8)
+				cb[1] = byte(s108)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1291,9 +1322,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s95 := r
-				cb[0] = byte(s95 >> 8)
-				cb[1] = byte(s95)
+				s109 := r
+				cb[0] = byte(s109 >> 8)
+				cb[1] = byte(s109)
 			}
 			pendD8, pendK8 = 0, false
 		}

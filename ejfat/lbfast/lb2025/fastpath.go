@@ -1305,21 +1305,30 @@ n35:
 n36:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b45 := data[h0 : h0+14] // ethernet
-		k46 := ((uint64(b45[0])<<40|uint64(b45[1])<<32|uint64(b45[2])<<24|uint64(b45[3])<<16|uint64(b45[4])<<8|uint64(b45[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48
-		if pi47 := pl.tables[0].Packed(); len(pi47.Slots) > 0 {
-			k46 &= pi47.Mask
-			for m, j := uint64(len(pi47.Slots)-1), packet.PackedHash(k46); ; j++ {
-				sl := &pi47.Slots[j&m]
+		kw45 := (m0) & 0xf
+		b47 := data[h0 : h0+14] // ethernet
+		kw46 := (uint64(b47[0])<<40 | uint64(b47[1])<<32 | uint64(b47[2])<<24 | uint64(b47[3])<<16 | uint64(b47[4])<<8 | uint64(b47[5])) & 0xffffffffffff
+		k48 := kw46<<0 | kw45<<48
+		if pi49 := pl.tables[0].Packed(); len(pi49.Slots) > 0 {
+			k48 &= pi49.Mask
+			for m, j := uint64(len(pi49.Slots)-1), packet.PackedHash(k48); ; j++ {
+				sl := &pi49.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k46 {
+				if sl.Key == k48 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k46); hit {
+		} else if sc50 := pl.tables[0].Scan(); len(sc50.Match) > 0 {
+			for i, ms := 0, sc50.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw45&ms[0].Mask == ms[0].Val && kw45-ms[0].Lo <= ms[0].Span && kw46&ms[1].Mask == ms[1].Val && kw46-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc50.Acts[i].Action), sc50.Acts[i].Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k48); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1356,30 +1365,49 @@ n39:
 	}
 n40:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		b48 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b48[16])<<24 | uint64(b48[17])<<16 | uint64(b48[18])<<8 | uint64(b48[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b51 := data[h2 : h2+20] // ipv4
+		m5 = (packet.Value{Lo: (uint64(b51[16])<<24 | uint64(b51[17])<<16 | uint64(b51[18])<<8 | uint64(b51[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n41:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		b49 := data[h3 : h3+40] // ipv6
-		m5 = (packet.Value{Hi: (uint64(b49[24])<<56 | uint64(b49[25])<<48 | uint64(b49[26])<<40 | uint64(b49[27])<<32 | uint64(b49[28])<<24 | uint64(b49[29])<<16 | uint64(b49[30])<<8 | uint64(b49[31])), Lo: (uint64(b49[32])<<56 | uint64(b49[33])<<48 | uint64(b49[34])<<40 | uint64(b49[35])<<32 | uint64(b49[36])<<24 | uint64(b49[37])<<16 | uint64(b49[38])<<8 | uint64(b49[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b52 := data[h3 : h3+40] // ipv6
+		m5 = (packet.Value{Hi: (uint64(b52[24])<<56 | uint64(b52[25])<<48 | uint64(b52[26])<<40 | uint64(b52[27])<<32 | uint64(b52[28])<<24 | uint64(b52[29])<<16 | uint64(b52[30])<<8 | uint64(b52[31])), Lo: (uint64(b52[32])<<56 | uint64(b52[33])<<48 | uint64(b52[34])<<40 | uint64(b52[35])<<32 | uint64(b52[36])<<24 | uint64(b52[37])<<16 | uint64(b52[38])<<8 | uint64(b52[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[9]++
 		goto n43
 	}
 n42:
 	{ // L3SetDaArp: set meta.ip_da_key
-		b50 := data[h5 : h5+28] // arp
-		m5 = (packet.Value{Lo: (uint64(b50[24])<<24 | uint64(b50[25])<<16 | uint64(b50[26])<<8 | uint64(b50[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b53 := data[h5 : h5+28] // arp
+		m5 = (packet.Value{Lo: (uint64(b53[24])<<24 | uint64(b53[25])<<16 | uint64(b53[26])<<8 | uint64(b53[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[10]++
 		goto n43
 	}
 n43:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b51 := data[h0 : h0+14] // ethernet
-		kv52 := m5
-		if a, ps, hit := pl.tables[1].LookupWordsAction((m0)&0xf, (uint64(b51[12])<<8|uint64(b51[13]))&0xffff, kv52.Hi, kv52.Lo); hit {
+		kw54 := (m0) & 0xf
+		b56 := data[h0 : h0+14] // ethernet
+		kw55 := (uint64(b56[12])<<8 | uint64(b56[13])) & 0xffff
+		kw57 := m5
+		if wl58 := pl.tables[1].Words(); len(wl58.Slots) > 0 {
+			x60 := kw54 & wl58.Mask[0]
+			x61 := kw55 & wl58.Mask[1]
+			x62 := kw57.Hi & wl58.Mask[2]
+			x63 := kw57.Lo & wl58.Mask[3]
+			h59 := packet.WordsHash(x60, x61, x62, x63)
+			for m, j := uint64(len(wl58.Slots)-1), h59>>(wl58.Shift&63); ; j = (j + 1) & m {
+				sl := &wl58.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl58.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h59 && ks[0] == x60 && ks[1] == x61 && ks[2] == x62 && ks[3] == x63 {
+					a := &wl58.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw54, kw55, kw57.Hi, kw57.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1417,15 +1445,15 @@ n46:
 	}
 n47:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c53 := (h7 >= 0)
-		if c53 {
+		c64 := (h7 >= 0)
+		if c64 {
 			if !(h7 >= 0) {
 				return pl.drop(4)
 			}
-			b54 := data[h7 : h7+4] // icmpv6
-			c53 = (uint64(b54[0]) == 0x80)
+			b65 := data[h7 : h7+4] // icmpv6
+			c64 = (uint64(b65[0]) == 0x80)
 		}
-		if c53 {
+		if c64 {
 			goto n57
 		}
 		goto n48
@@ -1439,8 +1467,8 @@ n48:
 	}
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		b55 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b55[24])<<24 | uint64(b55[25])<<16 | uint64(b55[26])<<8 | uint64(b55[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b66 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b66[24])<<24 | uint64(b66[25])<<16 | uint64(b66[26])<<8 | uint64(b66[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n51
 		}
 		goto n50
@@ -1451,49 +1479,49 @@ n50:
 	}
 n51:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b56 := data[h0 : h0+14] // ethernet
-		s57 := (uint64(b56[6])<<40 | uint64(b56[7])<<32 | uint64(b56[8])<<24 | uint64(b56[9])<<16 | uint64(b56[10])<<8 | uint64(b56[11]))
-		b56[0] = byte(s57 >> 40)
-		b56[1] = byte(s57 >> 32)
-		b56[2] = byte(s57 >> 24)
-		b56[3] = byte(s57 >> 16)
-		b56[4] = byte(s57 >> 8)
-		b56[5] = byte(s57)
-		s58 := m2
-		b56[6] = byte(s58 >> 40)
-		b56[7] = byte(s58 >> 32)
-		b56[8] = byte(s58 >> 24)
-		b56[9] = byte(s58 >> 16)
-		b56[10] = byte(s58 >> 8)
-		b56[11] = byte(s58)
-		b59 := data[h5 : h5+28] // arp
-		s60 := 0x2
-		b59[6] = byte(s60 >> 8)
-		b59[7] = byte(s60)
-		s61 := (uint64(b59[8])<<40 | uint64(b59[9])<<32 | uint64(b59[10])<<24 | uint64(b59[11])<<16 | uint64(b59[12])<<8 | uint64(b59[13]))
-		b59[18] = byte(s61 >> 40)
-		b59[19] = byte(s61 >> 32)
-		b59[20] = byte(s61 >> 24)
-		b59[21] = byte(s61 >> 16)
-		b59[22] = byte(s61 >> 8)
-		b59[23] = byte(s61)
-		s62 := m2
-		b59[8] = byte(s62 >> 40)
-		b59[9] = byte(s62 >> 32)
-		b59[10] = byte(s62 >> 24)
-		b59[11] = byte(s62 >> 16)
-		b59[12] = byte(s62 >> 8)
-		b59[13] = byte(s62)
-		s63 := (uint64(b59[14])<<24 | uint64(b59[15])<<16 | uint64(b59[16])<<8 | uint64(b59[17]))
-		b59[24] = byte(s63 >> 24)
-		b59[25] = byte(s63 >> 16)
-		b59[26] = byte(s63 >> 8)
-		b59[27] = byte(s63)
-		s64 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		b59[14] = byte(s64 >> 24)
-		b59[15] = byte(s64 >> 16)
-		b59[16] = byte(s64 >> 8)
-		b59[17] = byte(s64)
+		b67 := data[h0 : h0+14] // ethernet
+		s68 := (uint64(b67[6])<<40 | uint64(b67[7])<<32 | uint64(b67[8])<<24 | uint64(b67[9])<<16 | uint64(b67[10])<<8 | uint64(b67[11]))
+		b67[0] = byte(s68 >> 40)
+		b67[1] = byte(s68 >> 32)
+		b67[2] = byte(s68 >> 24)
+		b67[3] = byte(s68 >> 16)
+		b67[4] = byte(s68 >> 8)
+		b67[5] = byte(s68)
+		s69 := m2
+		b67[6] = byte(s69 >> 40)
+		b67[7] = byte(s69 >> 32)
+		b67[8] = byte(s69 >> 24)
+		b67[9] = byte(s69 >> 16)
+		b67[10] = byte(s69 >> 8)
+		b67[11] = byte(s69)
+		b70 := data[h5 : h5+28] // arp
+		s71 := 0x2
+		b70[6] = byte(s71 >> 8)
+		b70[7] = byte(s71)
+		s72 := (uint64(b70[8])<<40 | uint64(b70[9])<<32 | uint64(b70[10])<<24 | uint64(b70[11])<<16 | uint64(b70[12])<<8 | uint64(b70[13]))
+		b70[18] = byte(s72 >> 40)
+		b70[19] = byte(s72 >> 32)
+		b70[20] = byte(s72 >> 24)
+		b70[21] = byte(s72 >> 16)
+		b70[22] = byte(s72 >> 8)
+		b70[23] = byte(s72)
+		s73 := m2
+		b70[8] = byte(s73 >> 40)
+		b70[9] = byte(s73 >> 32)
+		b70[10] = byte(s73 >> 24)
+		b70[11] = byte(s73 >> 16)
+		b70[12] = byte(s73 >> 8)
+		b70[13] = byte(s73)
+		s74 := (uint64(b70[14])<<24 | uint64(b70[15])<<16 | uint64(b70[16])<<8 | uint64(b70[17]))
+		b70[24] = byte(s74 >> 24)
+		b70[25] = byte(s74 >> 16)
+		b70[26] = byte(s74 >> 8)
+		b70[27] = byte(s74)
+		s75 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b70[14] = byte(s75 >> 24)
+		b70[15] = byte(s75 >> 16)
+		b70[16] = byte(s75 >> 8)
+		b70[17] = byte(s75)
 		goto n52
 	}
 n52:
@@ -1502,8 +1530,8 @@ n52:
 	}
 n53:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
-		b65 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b65[16])<<24 | uint64(b65[17])<<16 | uint64(b65[18])<<8 | uint64(b65[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b76 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b76[16])<<24 | uint64(b76[17])<<16 | uint64(b76[18])<<8 | uint64(b76[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n55
 		}
 		goto n54
@@ -1514,56 +1542,56 @@ n54:
 	}
 n55:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d66 uint64          // icmp checksum
-		b67 := data[h0 : h0+14] // ethernet
-		v68 := (uint64(b67[6])<<40 | uint64(b67[7])<<32 | uint64(b67[8])<<24 | uint64(b67[9])<<16 | uint64(b67[10])<<8 | uint64(b67[11]))
-		s69 := v68
-		b67[0] = byte(s69 >> 40)
-		b67[1] = byte(s69 >> 32)
-		b67[2] = byte(s69 >> 24)
-		b67[3] = byte(s69 >> 16)
-		b67[4] = byte(s69 >> 8)
-		b67[5] = byte(s69)
-		v70 := m2
-		s71 := v70
-		b67[6] = byte(s71 >> 40)
-		b67[7] = byte(s71 >> 32)
-		b67[8] = byte(s71 >> 24)
-		b67[9] = byte(s71 >> 16)
-		b67[10] = byte(s71 >> 8)
-		b67[11] = byte(s71)
-		b72 := data[h2 : h2+20] // ipv4
-		v73 := (uint64(b72[12])<<24 | uint64(b72[13])<<16 | uint64(b72[14])<<8 | uint64(b72[15]))
-		s74 := v73
-		b72[16] = byte(s74 >> 24)
-		b72[17] = byte(s74 >> 16)
-		b72[18] = byte(s74 >> 8)
-		b72[19] = byte(s74)
-		v75 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		s76 := v75
-		b72[12] = byte(s76 >> 24)
-		b72[13] = byte(s76 >> 16)
-		b72[14] = byte(s76 >> 8)
-		b72[15] = byte(s76)
-		v77 := 0x0
-		b78 := data[h6 : h6+4] // icmp
-		os79 := uint32(uint64(b78[0])<<8 | uint64(b78[1]))
-		b78[0] = byte(v77)
-		f81 := uint32(os79)
-		f81 += bits.RotateLeft32(f81, 16)
-		dl80 := uint64(^uint16(f81>>16)) + uint64(uint32(uint64(b78[0])<<8|uint64(b78[1])))
-		d66 += dl80
+		var d77 uint64          // icmp checksum
+		b78 := data[h0 : h0+14] // ethernet
+		v79 := (uint64(b78[6])<<40 | uint64(b78[7])<<32 | uint64(b78[8])<<24 | uint64(b78[9])<<16 | uint64(b78[10])<<8 | uint64(b78[11]))
+		s80 := v79
+		b78[0] = byte(s80 >> 40)
+		b78[1] = byte(s80 >> 32)
+		b78[2] = byte(s80 >> 24)
+		b78[3] = byte(s80 >> 16)
+		b78[4] = byte(s80 >> 8)
+		b78[5] = byte(s80)
+		v81 := m2
+		s82 := v81
+		b78[6] = byte(s82 >> 40)
+		b78[7] = byte(s82 >> 32)
+		b78[8] = byte(s82 >> 24)
+		b78[9] = byte(s82 >> 16)
+		b78[10] = byte(s82 >> 8)
+		b78[11] = byte(s82)
+		b83 := data[h2 : h2+20] // ipv4
+		v84 := (uint64(b83[12])<<24 | uint64(b83[13])<<16 | uint64(b83[14])<<8 | uint64(b83[15]))
+		s85 := v84
+		b83[16] = byte(s85 >> 24)
+		b83[17] = byte(s85 >> 16)
+		b83[18] = byte(s85 >> 8)
+		b83[19] = byte(s85)
+		v86 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s87 := v86
+		b83[12] = byte(s87 >> 24)
+		b83[13] = byte(s87 >> 16)
+		b83[14] = byte(s87 >> 8)
+		b83[15] = byte(s87)
+		v88 := 0x0
+		b89 := data[h6 : h6+4] // icmp
+		os90 := uint32(uint64(b89[0])<<8 | uint64(b89[1]))
+		b89[0] = byte(v88)
+		f92 := uint32(os90)
+		f92 += bits.RotateLeft32(f92, 16)
+		dl91 := uint64(^uint16(f92>>16)) + uint64(uint32(uint64(b89[0])<<8|uint64(b89[1])))
+		d77 += dl91
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d66
+			x := uint64(^cv) + d77
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s82 := r
-			cb[0] = byte(s82 >> 8)
-			cb[1] = byte(s82)
+			s93 := r
+			cb[0] = byte(s93 >> 8)
+			cb[1] = byte(s93)
 		}
 		goto n56
 	}
@@ -1574,98 +1602,98 @@ n56:
 	}
 n57:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d83 uint64          // icmpv6 checksum
-		b84 := data[h0 : h0+14] // ethernet
-		v85 := (uint64(b84[6])<<40 | uint64(b84[7])<<32 | uint64(b84[8])<<24 | uint64(b84[9])<<16 | uint64(b84[10])<<8 | uint64(b84[11]))
-		s86 := v85
-		b84[0] = byte(s86 >> 40)
-		b84[1] = byte(s86 >> 32)
-		b84[2] = byte(s86 >> 24)
-		b84[3] = byte(s86 >> 16)
-		b84[4] = byte(s86 >> 8)
-		b84[5] = byte(s86)
-		v87 := m2
-		s88 := v87
-		b84[6] = byte(s88 >> 40)
-		b84[7] = byte(s88 >> 32)
-		b84[8] = byte(s88 >> 24)
-		b84[9] = byte(s88 >> 16)
-		b84[10] = byte(s88 >> 8)
-		b84[11] = byte(s88)
-		b89 := data[h3 : h3+40] // ipv6
-		v90 := packet.Value{Hi: (uint64(b89[8])<<56 | uint64(b89[9])<<48 | uint64(b89[10])<<40 | uint64(b89[11])<<32 | uint64(b89[12])<<24 | uint64(b89[13])<<16 | uint64(b89[14])<<8 | uint64(b89[15])), Lo: (uint64(b89[16])<<56 | uint64(b89[17])<<48 | uint64(b89[18])<<40 | uint64(b89[19])<<32 | uint64(b89[20])<<24 | uint64(b89[21])<<16 | uint64(b89[22])<<8 | uint64(b89[23]))}
-		ws92 := packet.Value{Hi: (uint64(b89[24])<<56 | uint64(b89[25])<<48 | uint64(b89[26])<<40 | uint64(b89[27])<<32 | uint64(b89[28])<<24 | uint64(b89[29])<<16 | uint64(b89[30])<<8 | uint64(b89[31])), Lo: (uint64(b89[32])<<56 | uint64(b89[33])<<48 | uint64(b89[34])<<40 | uint64(b89[35])<<32 | uint64(b89[36])<<24 | uint64(b89[37])<<16 | uint64(b89[38])<<8 | uint64(b89[39]))}
-		os91 := uint32(uint16(ws92.Hi>>0)) + uint32(uint16(ws92.Hi>>16)) + uint32(uint16(ws92.Hi>>32)) + uint32(uint16(ws92.Hi>>48)) + uint32(uint16(ws92.Lo>>0)) + uint32(uint16(ws92.Lo>>16)) + uint32(uint16(ws92.Lo>>32)) + uint32(uint16(ws92.Lo>>48))
-		v93 := v90
-		s94 := v93.Hi
-		b89[24] = byte(s94 >> 56)
-		b89[25] = byte(s94 >> 48)
-		b89[26] = byte(s94 >> 40)
-		b89[27] = byte(s94 >> 32)
-		b89[28] = byte(s94 >> 24)
-		b89[29] = byte(s94 >> 16)
-		b89[30] = byte(s94 >> 8)
-		b89[31] = byte(s94)
-		s95 := v93.Lo
-		b89[32] = byte(s95 >> 56)
-		b89[33] = byte(s95 >> 48)
-		b89[34] = byte(s95 >> 40)
-		b89[35] = byte(s95 >> 32)
-		b89[36] = byte(s95 >> 24)
-		b89[37] = byte(s95 >> 16)
-		b89[38] = byte(s95 >> 8)
-		b89[39] = byte(s95)
-		ws96 := v90
-		f98 := uint32(os91)
-		f98 += bits.RotateLeft32(f98, 16)
-		dl97 := uint64(^uint16(f98>>16)) + uint64(uint32(uint16(ws96.Hi>>0))+uint32(uint16(ws96.Hi>>16))+uint32(uint16(ws96.Hi>>32))+uint32(uint16(ws96.Hi>>48))+uint32(uint16(ws96.Lo>>0))+uint32(uint16(ws96.Lo>>16))+uint32(uint16(ws96.Lo>>32))+uint32(uint16(ws96.Lo>>48)))
-		d83 += dl97
-		v99 := m3
-		ws101 := packet.Value{Hi: (uint64(b89[8])<<56 | uint64(b89[9])<<48 | uint64(b89[10])<<40 | uint64(b89[11])<<32 | uint64(b89[12])<<24 | uint64(b89[13])<<16 | uint64(b89[14])<<8 | uint64(b89[15])), Lo: (uint64(b89[16])<<56 | uint64(b89[17])<<48 | uint64(b89[18])<<40 | uint64(b89[19])<<32 | uint64(b89[20])<<24 | uint64(b89[21])<<16 | uint64(b89[22])<<8 | uint64(b89[23]))}
-		os100 := uint32(uint16(ws101.Hi>>0)) + uint32(uint16(ws101.Hi>>16)) + uint32(uint16(ws101.Hi>>32)) + uint32(uint16(ws101.Hi>>48)) + uint32(uint16(ws101.Lo>>0)) + uint32(uint16(ws101.Lo>>16)) + uint32(uint16(ws101.Lo>>32)) + uint32(uint16(ws101.Lo>>48))
-		v102 := v99
-		s103 := v102.Hi
-		b89[8] = byte(s103 >> 56)
-		b89[9] = byte(s103 >> 48)
-		b89[10] = byte(s103 >> 40)
-		b89[11] = byte(s103 >> 32)
-		b89[12] = byte(s103 >> 24)
-		b89[13] = byte(s103 >> 16)
-		b89[14] = byte(s103 >> 8)
-		b89[15] = byte(s103)
-		s104 := v102.Lo
-		b89[16] = byte(s104 >> 56)
-		b89[17] = byte(s104 >> 48)
-		b89[18] = byte(s104 >> 40)
-		b89[19] = byte(s104 >> 32)
-		b89[20] = byte(s104 >> 24)
-		b89[21] = byte(s104 >> 16)
-		b89[22] = byte(s104 >> 8)
-		b89[23] = byte(s104)
-		ws105 := v99
-		f107 := uint32(os100)
-		f107 += bits.RotateLeft32(f107, 16)
-		dl106 := uint64(^uint16(f107>>16)) + uint64(uint32(uint16(ws105.Hi>>0))+uint32(uint16(ws105.Hi>>16))+uint32(uint16(ws105.Hi>>32))+uint32(uint16(ws105.Hi>>48))+uint32(uint16(ws105.Lo>>0))+uint32(uint16(ws105.Lo>>16))+uint32(uint16(ws105.Lo>>32))+uint32(uint16(ws105.Lo>>48)))
-		d83 += dl106
-		v108 := 0x81
-		b109 := data[h7 : h7+4] // icmpv6
-		os110 := uint32(uint64(b109[0])<<8 | uint64(b109[1]))
-		b109[0] = byte(v108)
-		f112 := uint32(os110)
-		f112 += bits.RotateLeft32(f112, 16)
-		dl111 := uint64(^uint16(f112>>16)) + uint64(uint32(uint64(b109[0])<<8|uint64(b109[1])))
-		d83 += dl111
+		var d94 uint64          // icmpv6 checksum
+		b95 := data[h0 : h0+14] // ethernet
+		v96 := (uint64(b95[6])<<40 | uint64(b95[7])<<32 | uint64(b95[8])<<24 | uint64(b95[9])<<16 | uint64(b95[10])<<8 | uint64(b95[11]))
+		s97 := v96
+		b95[0] = byte(s97 >> 40)
+		b95[1] = byte(s97 >> 32)
+		b95[2] = byte(s97 >> 24)
+		b95[3] = byte(s97 >> 16)
+		b95[4] = byte(s97 >> 8)
+		b95[5] = byte(s97)
+		v98 := m2
+		s99 := v98
+		b95[6] = byte(s99 >> 40)
+		b95[7] = byte(s99 >> 32)
+		b95[8] = byte(s99 >> 24)
+		b95[9] = byte(s99 >> 16)
+		b95[10] = byte(s99 >> 8)
+		b95[11] = byte(s99)
+		b100 := data[h3 : h3+40] // ipv6
+		v101 := packet.Value{Hi: (uint64(b100[8])<<56 | uint64(b100[9])<<48 | uint64(b100[10])<<40 | uint64(b100[11])<<32 | uint64(b100[12])<<24 | uint64(b100[13])<<16 | uint64(b100[14])<<8 | uint64(b100[15])), Lo: (uint64(b100[16])<<56 | uint64(b100[17])<<48 | uint64(b100[18])<<40 | uint64(b100[19])<<32 | uint64(b100[20])<<24 | uint64(b100[21])<<16 | uint64(b100[22])<<8 | uint64(b100[23]))}
+		ws103 := packet.Value{Hi: (uint64(b100[24])<<56 | uint64(b100[25])<<48 | uint64(b100[26])<<40 | uint64(b100[27])<<32 | uint64(b100[28])<<24 | uint64(b100[29])<<16 | uint64(b100[30])<<8 | uint64(b100[31])), Lo: (uint64(b100[32])<<56 | uint64(b100[33])<<48 | uint64(b100[34])<<40 | uint64(b100[35])<<32 | uint64(b100[36])<<24 | uint64(b100[37])<<16 | uint64(b100[38])<<8 | uint64(b100[39]))}
+		os102 := uint32(uint16(ws103.Hi>>0)) + uint32(uint16(ws103.Hi>>16)) + uint32(uint16(ws103.Hi>>32)) + uint32(uint16(ws103.Hi>>48)) + uint32(uint16(ws103.Lo>>0)) + uint32(uint16(ws103.Lo>>16)) + uint32(uint16(ws103.Lo>>32)) + uint32(uint16(ws103.Lo>>48))
+		v104 := v101
+		s105 := v104.Hi
+		b100[24] = byte(s105 >> 56)
+		b100[25] = byte(s105 >> 48)
+		b100[26] = byte(s105 >> 40)
+		b100[27] = byte(s105 >> 32)
+		b100[28] = byte(s105 >> 24)
+		b100[29] = byte(s105 >> 16)
+		b100[30] = byte(s105 >> 8)
+		b100[31] = byte(s105)
+		s106 := v104.Lo
+		b100[32] = byte(s106 >> 56)
+		b100[33] = byte(s106 >> 48)
+		b100[34] = byte(s106 >> 40)
+		b100[35] = byte(s106 >> 32)
+		b100[36] = byte(s106 >> 24)
+		b100[37] = byte(s106 >> 16)
+		b100[38] = byte(s106 >> 8)
+		b100[39] = byte(s106)
+		ws107 := v101
+		f109 := uint32(os102)
+		f109 += bits.RotateLeft32(f109, 16)
+		dl108 := uint64(^uint16(f109>>16)) + uint64(uint32(uint16(ws107.Hi>>0))+uint32(uint16(ws107.Hi>>16))+uint32(uint16(ws107.Hi>>32))+uint32(uint16(ws107.Hi>>48))+uint32(uint16(ws107.Lo>>0))+uint32(uint16(ws107.Lo>>16))+uint32(uint16(ws107.Lo>>32))+uint32(uint16(ws107.Lo>>48)))
+		d94 += dl108
+		v110 := m3
+		ws112 := packet.Value{Hi: (uint64(b100[8])<<56 | uint64(b100[9])<<48 | uint64(b100[10])<<40 | uint64(b100[11])<<32 | uint64(b100[12])<<24 | uint64(b100[13])<<16 | uint64(b100[14])<<8 | uint64(b100[15])), Lo: (uint64(b100[16])<<56 | uint64(b100[17])<<48 | uint64(b100[18])<<40 | uint64(b100[19])<<32 | uint64(b100[20])<<24 | uint64(b100[21])<<16 | uint64(b100[22])<<8 | uint64(b100[23]))}
+		os111 := uint32(uint16(ws112.Hi>>0)) + uint32(uint16(ws112.Hi>>16)) + uint32(uint16(ws112.Hi>>32)) + uint32(uint16(ws112.Hi>>48)) + uint32(uint16(ws112.Lo>>0)) + uint32(uint16(ws112.Lo>>16)) + uint32(uint16(ws112.Lo>>32)) + uint32(uint16(ws112.Lo>>48))
+		v113 := v110
+		s114 := v113.Hi
+		b100[8] = byte(s114 >> 56)
+		b100[9] = byte(s114 >> 48)
+		b100[10] = byte(s114 >> 40)
+		b100[11] = byte(s114 >> 32)
+		b100[12] = byte(s114 >> 24)
+		b100[13] = byte(s114 >> 16)
+		b100[14] = byte(s114 >> 8)
+		b100[15] = byte(s114)
+		s115 := v113.Lo
+		b100[16] = byte(s115 >> 56)
+		b100[17] = byte(s115 >> 48)
+		b100[18] = byte(s115 >> 40)
+		b100[19] = byte(s115 >> 32)
+		b100[20] = byte(s115 >> 24)
+		b100[21] = byte(s115 >> 16)
+		b100[22] = byte(s115 >> 8)
+		b100[23] = byte(s115)
+		ws116 := v110
+		f118 := uint32(os111)
+		f118 += bits.RotateLeft32(f118, 16)
+		dl117 := uint64(^uint16(f118>>16)) + uint64(uint32(uint16(ws116.Hi>>0))+uint32(uint16(ws116.Hi>>16))+uint32(uint16(ws116.Hi>>32))+uint32(uint16(ws116.Hi>>48))+uint32(uint16(ws116.Lo>>0))+uint32(uint16(ws116.Lo>>16))+uint32(uint16(ws116.Lo>>32))+uint32(uint16(ws116.Lo>>48)))
+		d94 += dl117
+		v119 := 0x81
+		b120 := data[h7 : h7+4] // icmpv6
+		os121 := uint32(uint64(b120[0])<<8 | uint64(b120[1]))
+		b120[0] = byte(v119)
+		f123 := uint32(os121)
+		f123 += bits.RotateLeft32(f123, 16)
+		dl122 := uint64(^uint16(f123>>16)) + uint64(uint32(uint64(b120[0])<<8|uint64(b120[1])))
+		d94 += dl122
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d83
+			x := uint64(^cv) + d94
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s113 := r
-			cb[0] = byte(s113 >> 8)
-			cb[1] = byte(s113)
+			s124 := r
+			cb[0] = byte(s124 >> 8)
+			cb[1] = byte(s124)
 		}
 		goto n58
 	}
@@ -1676,8 +1704,8 @@ n58:
 	}
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		b114 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b114[4])<<56 | uint64(b114[5])<<48 | uint64(b114[6])<<40 | uint64(b114[7])<<32 | uint64(b114[8])<<24 | uint64(b114[9])<<16 | uint64(b114[10])<<8 | uint64(b114[11])), Lo: (uint64(b114[12])<<56 | uint64(b114[13])<<48 | uint64(b114[14])<<40 | uint64(b114[15])<<32 | uint64(b114[16])<<24 | uint64(b114[17])<<16 | uint64(b114[18])<<8 | uint64(b114[19]))} == m3) {
+		b125 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b125[4])<<56 | uint64(b125[5])<<48 | uint64(b125[6])<<40 | uint64(b125[7])<<32 | uint64(b125[8])<<24 | uint64(b125[9])<<16 | uint64(b125[10])<<8 | uint64(b125[11])), Lo: (uint64(b125[12])<<56 | uint64(b125[13])<<48 | uint64(b125[14])<<40 | uint64(b125[15])<<32 | uint64(b125[16])<<24 | uint64(b125[17])<<16 | uint64(b125[18])<<8 | uint64(b125[19]))} == m3) {
 			goto n61
 		}
 		goto n60
@@ -1688,8 +1716,8 @@ n60:
 	}
 n61:
 	{ // NsUnspecified: test ipv6.src == 0
-		b115 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b115[8])<<56 | uint64(b115[9])<<48 | uint64(b115[10])<<40 | uint64(b115[11])<<32 | uint64(b115[12])<<24 | uint64(b115[13])<<16 | uint64(b115[14])<<8 | uint64(b115[15])), Lo: (uint64(b115[16])<<56 | uint64(b115[17])<<48 | uint64(b115[18])<<40 | uint64(b115[19])<<32 | uint64(b115[20])<<24 | uint64(b115[21])<<16 | uint64(b115[22])<<8 | uint64(b115[23]))} == packet.Value{Lo: 0x0}) {
+		b126 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b126[8])<<56 | uint64(b126[9])<<48 | uint64(b126[10])<<40 | uint64(b126[11])<<32 | uint64(b126[12])<<24 | uint64(b126[13])<<16 | uint64(b126[14])<<8 | uint64(b126[15])), Lo: (uint64(b126[16])<<56 | uint64(b126[17])<<48 | uint64(b126[18])<<40 | uint64(b126[19])<<32 | uint64(b126[20])<<24 | uint64(b126[21])<<16 | uint64(b126[22])<<8 | uint64(b126[23]))} == packet.Value{Lo: 0x0}) {
 			goto n62
 		}
 		goto n63
@@ -1699,19 +1727,19 @@ n62:
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m23 = (0x333300000001) & 0xffffffffffff
 		m24 = (0x0) & 0x1
-		b116 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b116[4])<<56 | uint64(b116[5])<<48 | uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11])), Lo: (uint64(b116[12])<<56 | uint64(b116[13])<<48 | uint64(b116[14])<<40 | uint64(b116[15])<<32 | uint64(b116[16])<<24 | uint64(b116[17])<<16 | uint64(b116[18])<<8 | uint64(b116[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b127 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b127[4])<<56 | uint64(b127[5])<<48 | uint64(b127[6])<<40 | uint64(b127[7])<<32 | uint64(b127[8])<<24 | uint64(b127[9])<<16 | uint64(b127[10])<<8 | uint64(b127[11])), Lo: (uint64(b127[12])<<56 | uint64(b127[13])<<48 | uint64(b127[14])<<40 | uint64(b127[15])<<32 | uint64(b127[16])<<24 | uint64(b127[17])<<16 | uint64(b127[18])<<8 | uint64(b127[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n66
 	}
 n63:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		b117 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b117[8])<<56 | uint64(b117[9])<<48 | uint64(b117[10])<<40 | uint64(b117[11])<<32 | uint64(b117[12])<<24 | uint64(b117[13])<<16 | uint64(b117[14])<<8 | uint64(b117[15])), Lo: (uint64(b117[16])<<56 | uint64(b117[17])<<48 | uint64(b117[18])<<40 | uint64(b117[19])<<32 | uint64(b117[20])<<24 | uint64(b117[21])<<16 | uint64(b117[22])<<8 | uint64(b117[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b118 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11])) & 0xffffffffffff
+		b128 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b128[8])<<56 | uint64(b128[9])<<48 | uint64(b128[10])<<40 | uint64(b128[11])<<32 | uint64(b128[12])<<24 | uint64(b128[13])<<16 | uint64(b128[14])<<8 | uint64(b128[15])), Lo: (uint64(b128[16])<<56 | uint64(b128[17])<<48 | uint64(b128[18])<<40 | uint64(b128[19])<<32 | uint64(b128[20])<<24 | uint64(b128[21])<<16 | uint64(b128[22])<<8 | uint64(b128[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b129 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b129[6])<<40 | uint64(b129[7])<<32 | uint64(b129[8])<<24 | uint64(b129[9])<<16 | uint64(b129[10])<<8 | uint64(b129[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
-		b119 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b119[4])<<56 | uint64(b119[5])<<48 | uint64(b119[6])<<40 | uint64(b119[7])<<32 | uint64(b119[8])<<24 | uint64(b119[9])<<16 | uint64(b119[10])<<8 | uint64(b119[11])), Lo: (uint64(b119[12])<<56 | uint64(b119[13])<<48 | uint64(b119[14])<<40 | uint64(b119[15])<<32 | uint64(b119[16])<<24 | uint64(b119[17])<<16 | uint64(b119[18])<<8 | uint64(b119[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b130 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b130[4])<<56 | uint64(b130[5])<<48 | uint64(b130[6])<<40 | uint64(b130[7])<<32 | uint64(b130[8])<<24 | uint64(b130[9])<<16 | uint64(b130[10])<<8 | uint64(b130[11])), Lo: (uint64(b130[12])<<56 | uint64(b130[13])<<48 | uint64(b130[14])<<40 | uint64(b130[15])<<32 | uint64(b130[16])<<24 | uint64(b130[17])<<16 | uint64(b130[18])<<8 | uint64(b130[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n64
 	}
 n64:
@@ -1724,8 +1752,8 @@ n64:
 	}
 n65:
 	{ // NsSrcMac: set meta.na_mac
-		b120 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b120[0])<<40 | uint64(b120[1])<<32 | uint64(b120[2])<<24 | uint64(b120[3])<<16 | uint64(b120[4])<<8 | uint64(b120[5])) & 0xffffffffffff
+		b131 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b131[0])<<40 | uint64(b131[1])<<32 | uint64(b131[2])<<24 | uint64(b131[3])<<16 | uint64(b131[4])<<8 | uint64(b131[5])) & 0xffffffffffff
 		pl.edges[15]++
 		goto n66
 	}
@@ -1745,15 +1773,15 @@ n67:
 	}
 n68:
 	{ // NsPopMac: pop nd_mac
-		po121, pn122 := h14, 6 // nd_mac
-		if po121+pn122 > len(data) {
+		po132, pn133 := h14, 6 // nd_mac
+		if po132+pn133 > len(data) {
 			return pl.drop(8)
 		}
-		pendOff = po121
-		pendN = pn122
+		pendOff = po132
+		pendN = pn133
 		h14 = -1
-		if cur > po121 {
-			cur = max(po121, cur-pn122)
+		if cur > po132 {
+			cur = max(po132, cur-pn133)
 		}
 		pl.edges[16]++
 		goto n69
@@ -1770,15 +1798,15 @@ n69:
 			}
 			pendN = 0
 		}
-		po123, pn124 := h13, 2 // nd_opt
-		if po123+pn124 > len(data) {
+		po134, pn135 := h13, 2 // nd_opt
+		if po134+pn135 > len(data) {
 			return pl.drop(9)
 		}
-		pendOff = po123
-		pendN += pn124
+		pendOff = po134
+		pendN += pn135
 		h13 = -1
-		if cur > po123 {
-			cur = max(po123, cur-pn124)
+		if cur > po134 {
+			cur = max(po134, cur-pn135)
 		}
 		pl.edges[17]++
 		goto n70
@@ -1795,22 +1823,22 @@ n70:
 			}
 			pendN = 0
 		}
-		po125, pn126 := h12, 20 // nd_ns
-		if po125+pn126 > len(data) {
+		po136, pn137 := h12, 20 // nd_ns
+		if po136+pn137 > len(data) {
 			return pl.drop(10)
 		}
-		pendN += pn126
-		if po125 < len(data)-po125-pendN {
-			copy(data[pendN:pendN+po125], data[:po125])
+		pendN += pn137
+		if po136 < len(data)-po136-pendN {
+			copy(data[pendN:pendN+po136], data[:po136])
 			data = data[pendN:]
 		} else {
-			copy(data[po125:], data[po125+pendN:])
+			copy(data[po136:], data[po136+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if cur > po125 {
-			cur = max(po125, cur-pn126)
+		if cur > po136 {
+			cur = max(po136, cur-pn137)
 		}
 		goto n71
 	}
@@ -1825,9 +1853,9 @@ n71:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s127 := r
-				cb[0] = byte(s127 >> 8)
-				cb[1] = byte(s127)
+				s138 := r
+				cb[0] = byte(s138 >> 8)
+				cb[1] = byte(s138)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -1843,9 +1871,9 @@ n71:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s129 := r
-				cb[0] = byte(s129 >> 8)
-				cb[1] = byte(s129)
+				s140 := r
+				cb[0] = byte(s140 >> 8)
+				cb[1] = byte(s140)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -1975,7 +2003,7 @@ n71:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt128 := p.Push(15, h7+4, 0)
+		rt139 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2100,7 +2128,7 @@ n71:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt128 {
+		if !rt139 {
 			return pl.drop(11)
 		}
 		goto n72
@@ -2116,9 +2144,9 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s130 := r
-				cb[0] = byte(s130 >> 8)
-				cb[1] = byte(s130)
+				s141 := r
+				cb[0] = byte(s141 >> 8)
+				cb[1] = byte(s141)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2134,9 +2162,9 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s132 := r
-				cb[0] = byte(s132 >> 8)
-				cb[1] = byte(s132)
+				s143 := r
+				cb[0] = byte(s143 >> 8)
+				cb[1] = byte(s143)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2266,7 +2294,7 @@ n72:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt131 := p.Push(16, h15+20, 0)
+		rt142 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2391,7 +2419,7 @@ n72:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt131 {
+		if !rt142 {
 			return pl.drop(12)
 		}
 		goto n73
@@ -2407,9 +2435,9 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s133 := r
-				cb[0] = byte(s133 >> 8)
-				cb[1] = byte(s133)
+				s144 := r
+				cb[0] = byte(s144 >> 8)
+				cb[1] = byte(s144)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2425,9 +2453,9 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s135 := r
-				cb[0] = byte(s135 >> 8)
-				cb[1] = byte(s135)
+				s146 := r
+				cb[0] = byte(s146 >> 8)
+				cb[1] = byte(s146)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2557,7 +2585,7 @@ n73:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt134 := p.Push(17, h16+2, 0)
+		rt145 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2682,106 +2710,106 @@ n73:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt134 {
+		if !rt145 {
 			return pl.drop(13)
 		}
 		goto n74
 	}
 n74:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b136 := data[h0 : h0+14] // ethernet
-		s137 := m23
-		b136[0] = byte(s137 >> 40)
-		b136[1] = byte(s137 >> 32)
-		b136[2] = byte(s137 >> 24)
-		b136[3] = byte(s137 >> 16)
-		b136[4] = byte(s137 >> 8)
-		b136[5] = byte(s137)
-		s138 := m2
-		b136[6] = byte(s138 >> 40)
-		b136[7] = byte(s138 >> 32)
-		b136[8] = byte(s138 >> 24)
-		b136[9] = byte(s138 >> 16)
-		b136[10] = byte(s138 >> 8)
-		b136[11] = byte(s138)
-		b139 := data[h3 : h3+40] // ipv6
-		s140 := 0x20
-		b139[4] = byte(s140 >> 8)
-		b139[5] = byte(s140)
-		b139[7] = byte(0xff)
-		v141 := m3
-		s142 := v141.Hi
-		b139[8] = byte(s142 >> 56)
-		b139[9] = byte(s142 >> 48)
-		b139[10] = byte(s142 >> 40)
-		b139[11] = byte(s142 >> 32)
-		b139[12] = byte(s142 >> 24)
-		b139[13] = byte(s142 >> 16)
-		b139[14] = byte(s142 >> 8)
-		b139[15] = byte(s142)
-		s143 := v141.Lo
-		b139[16] = byte(s143 >> 56)
-		b139[17] = byte(s143 >> 48)
-		b139[18] = byte(s143 >> 40)
-		b139[19] = byte(s143 >> 32)
-		b139[20] = byte(s143 >> 24)
-		b139[21] = byte(s143 >> 16)
-		b139[22] = byte(s143 >> 8)
-		b139[23] = byte(s143)
-		v144 := m22
-		s145 := v144.Hi
-		b139[24] = byte(s145 >> 56)
-		b139[25] = byte(s145 >> 48)
-		b139[26] = byte(s145 >> 40)
-		b139[27] = byte(s145 >> 32)
-		b139[28] = byte(s145 >> 24)
-		b139[29] = byte(s145 >> 16)
-		b139[30] = byte(s145 >> 8)
-		b139[31] = byte(s145)
-		s146 := v144.Lo
-		b139[32] = byte(s146 >> 56)
-		b139[33] = byte(s146 >> 48)
-		b139[34] = byte(s146 >> 40)
-		b139[35] = byte(s146 >> 32)
-		b139[36] = byte(s146 >> 24)
-		b139[37] = byte(s146 >> 16)
-		b139[38] = byte(s146 >> 8)
-		b139[39] = byte(s146)
-		b147 := data[h7 : h7+4] // icmpv6
-		b147[0] = byte(0x88)
-		b147[1] = byte(0x0)
-		b148 := data[h15 : h15+20] // nd_na
-		b148[0] = b148[0]&^0x40 | byte(m24)<<6&0x40
-		v149 := m25
-		s150 := v149.Hi
-		b148[4] = byte(s150 >> 56)
-		b148[5] = byte(s150 >> 48)
-		b148[6] = byte(s150 >> 40)
-		b148[7] = byte(s150 >> 32)
-		b148[8] = byte(s150 >> 24)
-		b148[9] = byte(s150 >> 16)
-		b148[10] = byte(s150 >> 8)
-		b148[11] = byte(s150)
-		s151 := v149.Lo
-		b148[12] = byte(s151 >> 56)
-		b148[13] = byte(s151 >> 48)
-		b148[14] = byte(s151 >> 40)
-		b148[15] = byte(s151 >> 32)
-		b148[16] = byte(s151 >> 24)
-		b148[17] = byte(s151 >> 16)
-		b148[18] = byte(s151 >> 8)
-		b148[19] = byte(s151)
-		b152 := data[h16 : h16+2] // nd_na_opt
-		b152[0] = byte(0x2)
-		b152[1] = byte(0x1)
-		b153 := data[h17 : h17+6] // nd_na_mac
-		s154 := m2
-		b153[0] = byte(s154 >> 40)
-		b153[1] = byte(s154 >> 32)
-		b153[2] = byte(s154 >> 24)
-		b153[3] = byte(s154 >> 16)
-		b153[4] = byte(s154 >> 8)
-		b153[5] = byte(s154)
+		b147 := data[h0 : h0+14] // ethernet
+		s148 := m23
+		b147[0] = byte(s148 >> 40)
+		b147[1] = byte(s148 >> 32)
+		b147[2] = byte(s148 >> 24)
+		b147[3] = byte(s148 >> 16)
+		b147[4] = byte(s148 >> 8)
+		b147[5] = byte(s148)
+		s149 := m2
+		b147[6] = byte(s149 >> 40)
+		b147[7] = byte(s149 >> 32)
+		b147[8] = byte(s149 >> 24)
+		b147[9] = byte(s149 >> 16)
+		b147[10] = byte(s149 >> 8)
+		b147[11] = byte(s149)
+		b150 := data[h3 : h3+40] // ipv6
+		s151 := 0x20
+		b150[4] = byte(s151 >> 8)
+		b150[5] = byte(s151)
+		b150[7] = byte(0xff)
+		v152 := m3
+		s153 := v152.Hi
+		b150[8] = byte(s153 >> 56)
+		b150[9] = byte(s153 >> 48)
+		b150[10] = byte(s153 >> 40)
+		b150[11] = byte(s153 >> 32)
+		b150[12] = byte(s153 >> 24)
+		b150[13] = byte(s153 >> 16)
+		b150[14] = byte(s153 >> 8)
+		b150[15] = byte(s153)
+		s154 := v152.Lo
+		b150[16] = byte(s154 >> 56)
+		b150[17] = byte(s154 >> 48)
+		b150[18] = byte(s154 >> 40)
+		b150[19] = byte(s154 >> 32)
+		b150[20] = byte(s154 >> 24)
+		b150[21] = byte(s154 >> 16)
+		b150[22] = byte(s154 >> 8)
+		b150[23] = byte(s154)
+		v155 := m22
+		s156 := v155.Hi
+		b150[24] = byte(s156 >> 56)
+		b150[25] = byte(s156 >> 48)
+		b150[26] = byte(s156 >> 40)
+		b150[27] = byte(s156 >> 32)
+		b150[28] = byte(s156 >> 24)
+		b150[29] = byte(s156 >> 16)
+		b150[30] = byte(s156 >> 8)
+		b150[31] = byte(s156)
+		s157 := v155.Lo
+		b150[32] = byte(s157 >> 56)
+		b150[33] = byte(s157 >> 48)
+		b150[34] = byte(s157 >> 40)
+		b150[35] = byte(s157 >> 32)
+		b150[36] = byte(s157 >> 24)
+		b150[37] = byte(s157 >> 16)
+		b150[38] = byte(s157 >> 8)
+		b150[39] = byte(s157)
+		b158 := data[h7 : h7+4] // icmpv6
+		b158[0] = byte(0x88)
+		b158[1] = byte(0x0)
+		b159 := data[h15 : h15+20] // nd_na
+		b159[0] = b159[0]&^0x40 | byte(m24)<<6&0x40
+		v160 := m25
+		s161 := v160.Hi
+		b159[4] = byte(s161 >> 56)
+		b159[5] = byte(s161 >> 48)
+		b159[6] = byte(s161 >> 40)
+		b159[7] = byte(s161 >> 32)
+		b159[8] = byte(s161 >> 24)
+		b159[9] = byte(s161 >> 16)
+		b159[10] = byte(s161 >> 8)
+		b159[11] = byte(s161)
+		s162 := v160.Lo
+		b159[12] = byte(s162 >> 56)
+		b159[13] = byte(s162 >> 48)
+		b159[14] = byte(s162 >> 40)
+		b159[15] = byte(s162 >> 32)
+		b159[16] = byte(s162 >> 24)
+		b159[17] = byte(s162 >> 16)
+		b159[18] = byte(s162 >> 8)
+		b159[19] = byte(s162)
+		b163 := data[h16 : h16+2] // nd_na_opt
+		b163[0] = byte(0x2)
+		b163[1] = byte(0x1)
+		b164 := data[h17 : h17+6] // nd_na_mac
+		s165 := m2
+		b164[0] = byte(s165 >> 40)
+		b164[1] = byte(s165 >> 32)
+		b164[2] = byte(s165 >> 24)
+		b164[3] = byte(s165 >> 16)
+		b164[4] = byte(s165 >> 8)
+		b164[5] = byte(s165)
 		goto n75
 	}
 n75:
@@ -2795,9 +2823,9 @@ n75:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s155 := r
-				cb[0] = byte(s155 >> 8)
-				cb[1] = byte(s155)
+				s166 := r
+				cb[0] = byte(s166 >> 8)
+				cb[1] = byte(s166)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2810,9 +2838,9 @@ n75:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s157 := r
-				cb[0] = byte(s157 >> 8)
-				cb[1] = byte(s157)
+				s168 := r
+				cb[0] = byte(s168 >> 8)
+				cb[1] = byte(s168)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2942,7 +2970,7 @@ n75:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt156 := p.ComputeChecksum(7)
+		rt167 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3067,7 +3095,7 @@ n75:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt156 {
+		if !rt167 {
 			return pl.drop(14)
 		}
 		goto n76
@@ -3095,21 +3123,23 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b158 := data[h2 : h2+20] // ipv4
-		k159 := ((uint64(b158[12])<<24|uint64(b158[13])<<16|uint64(b158[14])<<8|uint64(b158[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32
-		if pi160 := pl.tables[2].Packed(); len(pi160.Slots) > 0 {
-			k159 &= pi160.Mask
-			for m, j := uint64(len(pi160.Slots)-1), packet.PackedHash(k159); ; j++ {
-				sl := &pi160.Slots[j&m]
+		kw169 := (m4) & 0x7
+		b171 := data[h2 : h2+20] // ipv4
+		kw170 := (uint64(b171[12])<<24 | uint64(b171[13])<<16 | uint64(b171[14])<<8 | uint64(b171[15])) & 0xffffffff
+		k172 := kw170<<0 | kw169<<32
+		if pi173 := pl.tables[2].Packed(); len(pi173.Slots) > 0 {
+			k172 &= pi173.Mask
+			for m, j := uint64(len(pi173.Slots)-1), packet.PackedHash(k172); ; j++ {
+				sl := &pi173.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k159 {
+				if sl.Key == k172 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k159); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k172); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3127,9 +3157,26 @@ n80:
 n81:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b162 := data[h3 : h3+40] // ipv6
-		kv161 := packet.Value{Hi: (uint64(b162[8])<<56 | uint64(b162[9])<<48 | uint64(b162[10])<<40 | uint64(b162[11])<<32 | uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])), Lo: (uint64(b162[16])<<56 | uint64(b162[17])<<48 | uint64(b162[18])<<40 | uint64(b162[19])<<32 | uint64(b162[20])<<24 | uint64(b162[21])<<16 | uint64(b162[22])<<8 | uint64(b162[23]))}
-		if a, ps, hit := pl.tables[3].LookupWordsAction((m4)&0x7, kv161.Hi, kv161.Lo, 0); hit {
+		kw174 := (m4) & 0x7
+		b176 := data[h3 : h3+40] // ipv6
+		kw175 := packet.Value{Hi: (uint64(b176[8])<<56 | uint64(b176[9])<<48 | uint64(b176[10])<<40 | uint64(b176[11])<<32 | uint64(b176[12])<<24 | uint64(b176[13])<<16 | uint64(b176[14])<<8 | uint64(b176[15])), Lo: (uint64(b176[16])<<56 | uint64(b176[17])<<48 | uint64(b176[18])<<40 | uint64(b176[19])<<32 | uint64(b176[20])<<24 | uint64(b176[21])<<16 | uint64(b176[22])<<8 | uint64(b176[23]))}
+		if wl177 := pl.tables[3].Words(); len(wl177.Slots) > 0 {
+			x179 := kw174 & wl177.Mask[0]
+			x180 := kw175.Hi & wl177.Mask[1]
+			x181 := kw175.Lo & wl177.Mask[2]
+			h178 := packet.WordsHash(x179, x180, x181, 0)
+			for m, j := uint64(len(wl177.Slots)-1), h178>>(wl177.Shift&63); ; j = (j + 1) & m {
+				sl := &wl177.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl177.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h178 && ks[0] == x179 && ks[1] == x180 && ks[2] == x181 {
+					a := &wl177.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw174, kw175.Hi, kw175.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3167,25 +3214,49 @@ n85:
 	}
 n86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b163 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b163[4])<<56 | uint64(b163[5])<<48 | uint64(b163[6])<<40 | uint64(b163[7])<<32 | uint64(b163[8])<<24 | uint64(b163[9])<<16 | uint64(b163[10])<<8 | uint64(b163[11]))
-		m18 = ((uint64(b163[4])<<56 | uint64(b163[5])<<48 | uint64(b163[6])<<40 | uint64(b163[7])<<32 | uint64(b163[8])<<24 | uint64(b163[9])<<16 | uint64(b163[10])<<8 | uint64(b163[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b163[2])<<8 | uint64(b163[3])) & 0xffff
+		b182 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b182[4])<<56 | uint64(b182[5])<<48 | uint64(b182[6])<<40 | uint64(b182[7])<<32 | uint64(b182[8])<<24 | uint64(b182[9])<<16 | uint64(b182[10])<<8 | uint64(b182[11]))
+		m18 = ((uint64(b182[4])<<56 | uint64(b182[5])<<48 | uint64(b182[6])<<40 | uint64(b182[7])<<32 | uint64(b182[8])<<24 | uint64(b182[9])<<16 | uint64(b182[10])<<8 | uint64(b182[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b182[2])<<8 | uint64(b182[3])) & 0xffff
 		goto n88
 	}
 n87:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b164 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11]))
-		m18 = (uint64(b164[0])<<8 | uint64(b164[1])) & 0xffff
-		m19 = (uint64(b164[2])<<8 | uint64(b164[3])) & 0xffff
+		b183 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b183[4])<<56 | uint64(b183[5])<<48 | uint64(b183[6])<<40 | uint64(b183[7])<<32 | uint64(b183[8])<<24 | uint64(b183[9])<<16 | uint64(b183[10])<<8 | uint64(b183[11]))
+		m18 = (uint64(b183[0])<<8 | uint64(b183[1])) & 0xffff
+		m19 = (uint64(b183[2])<<8 | uint64(b183[3])) & 0xffff
 		pl.edges[22]++
 		goto n88
 	}
 n88:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		if a, ps, hit := pl.tables[4].LookupWordsAction((m4)&0x7, (m17), 0, 0); hit {
+		kw184 := (m4) & 0x7
+		kw185 := (m17)
+		if wl186 := pl.tables[4].Words(); len(wl186.Slots) > 0 {
+			x188 := kw184 & wl186.Mask[0]
+			x189 := kw185 & wl186.Mask[1]
+			h187 := packet.WordsHash(x188, x189, 0, 0)
+			for m, j := uint64(len(wl186.Slots)-1), h187>>(wl186.Shift&63); ; j = (j + 1) & m {
+				sl := &wl186.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl186.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h187 && ks[0] == x188 && ks[1] == x189 {
+					a := &wl186.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if sc190 := pl.tables[4].Scan(); len(sc190.Match) > 0 {
+			for i, ms := 0, sc190.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw184&ms[0].Mask == ms[0].Val && kw184-ms[0].Lo <= ms[0].Span && kw185&ms[1].Mask == ms[1].Val && kw185-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc190.Acts[i].Action), sc190.Acts[i].Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw184, kw185, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3221,20 +3292,23 @@ n90:
 n91:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		k165 := ((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48
-		if pi166 := pl.tables[5].Packed(); len(pi166.Slots) > 0 {
-			k165 &= pi166.Mask
-			for m, j := uint64(len(pi166.Slots)-1), packet.PackedHash(k165); ; j++ {
-				sl := &pi166.Slots[j&m]
+		kw191 := (m4) & 0x7
+		kw192 := (m6) & 0xffffffff
+		kw193 := (m20) & 0xffff
+		k194 := kw193<<0 | kw192<<16 | kw191<<48
+		if pi195 := pl.tables[5].Packed(); len(pi195.Slots) > 0 {
+			k194 &= pi195.Mask
+			for m, j := uint64(len(pi195.Slots)-1), packet.PackedHash(k194); ; j++ {
+				sl := &pi195.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k165 {
+				if sl.Key == k194 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k165); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k194); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3257,21 +3331,24 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b167 := data[h0 : h0+14] // ethernet
-		k168 := ((m9)&0xffff)<<0 | ((uint64(b167[12])<<8|uint64(b167[13]))&0xffff)<<16 | ((m4)&0x7)<<32
-		if pi169 := pl.tables[6].Packed(); len(pi169.Slots) > 0 {
-			k168 &= pi169.Mask
-			for m, j := uint64(len(pi169.Slots)-1), packet.PackedHash(k168); ; j++ {
-				sl := &pi169.Slots[j&m]
+		kw196 := (m4) & 0x7
+		b198 := data[h0 : h0+14] // ethernet
+		kw197 := (uint64(b198[12])<<8 | uint64(b198[13])) & 0xffff
+		kw199 := (m9) & 0xffff
+		k200 := kw199<<0 | kw197<<16 | kw196<<32
+		if pi201 := pl.tables[6].Packed(); len(pi201.Slots) > 0 {
+			k200 &= pi201.Mask
+			for m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200); ; j++ {
+				sl := &pi201.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k168 {
+				if sl.Key == k200 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k168); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k200); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3310,21 +3387,21 @@ n95:
 	}
 n96:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b170 := data[h0 : h0+14] // ethernet
-		s171 := m2
-		b170[6] = byte(s171 >> 40)
-		b170[7] = byte(s171 >> 32)
-		b170[8] = byte(s171 >> 24)
-		b170[9] = byte(s171 >> 16)
-		b170[10] = byte(s171 >> 8)
-		b170[11] = byte(s171)
-		s172 := m10
-		b170[0] = byte(s172 >> 40)
-		b170[1] = byte(s172 >> 32)
-		b170[2] = byte(s172 >> 24)
-		b170[3] = byte(s172 >> 16)
-		b170[4] = byte(s172 >> 8)
-		b170[5] = byte(s172)
+		b202 := data[h0 : h0+14] // ethernet
+		s203 := m2
+		b202[6] = byte(s203 >> 40)
+		b202[7] = byte(s203 >> 32)
+		b202[8] = byte(s203 >> 24)
+		b202[9] = byte(s203 >> 16)
+		b202[10] = byte(s203 >> 8)
+		b202[11] = byte(s203)
+		s204 := m10
+		b202[0] = byte(s204 >> 40)
+		b202[1] = byte(s204 >> 32)
+		b202[2] = byte(s204 >> 24)
+		b202[3] = byte(s204 >> 16)
+		b202[4] = byte(s204 >> 8)
+		b202[5] = byte(s204)
 		goto n97
 	}
 n97:
@@ -3350,201 +3427,105 @@ n99:
 	}
 n100:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d173 uint64 // ipv4 checksum
-		var d174 uint64 // udp checksum
-		v175 := m11
-		b176 := data[h2 : h2+20] // ipv4
-		ws178 := uint64((uint64(b176[16])<<24 | uint64(b176[17])<<16 | uint64(b176[18])<<8 | uint64(b176[19])))
-		os177 := uint32(uint16(ws178>>0)) + uint32(uint16(ws178>>16))
-		s179 := v175
-		b176[16] = byte(s179 >> 24)
-		b176[17] = byte(s179 >> 16)
-		b176[18] = byte(s179 >> 8)
-		b176[19] = byte(s179)
-		ws180 := uint64(v175)
-		f182 := uint32(os177)
-		f182 += bits.RotateLeft32(f182, 16)
-		dl181 := uint64(^uint16(f182>>16)) + uint64(uint32(uint16(ws180>>0))+uint32(uint16(ws180>>16)))
-		d173 += dl181
-		d174 += dl181
-		v183 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws185 := uint64((uint64(b176[12])<<24 | uint64(b176[13])<<16 | uint64(b176[14])<<8 | uint64(b176[15])))
-		os184 := uint32(uint16(ws185>>0)) + uint32(uint16(ws185>>16))
-		s186 := v183
-		b176[12] = byte(s186 >> 24)
-		b176[13] = byte(s186 >> 16)
-		b176[14] = byte(s186 >> 8)
-		b176[15] = byte(s186)
-		ws187 := uint64(v183)
-		f189 := uint32(os184)
-		f189 += bits.RotateLeft32(f189, 16)
-		dl188 := uint64(^uint16(f189>>16)) + uint64(uint32(uint16(ws187>>0))+uint32(uint16(ws187>>16)))
-		d173 += dl188
-		d174 += dl188
-		v190 := m21
-		b191 := data[h4 : h4+8] // udp
-		os192 := uint32(uint16((uint64(b191[2])<<8 | uint64(b191[3]))))
-		s193 := v190
-		b191[2] = byte(s193 >> 8)
-		b191[3] = byte(s193)
-		f195 := uint32(os192)
-		f195 += bits.RotateLeft32(f195, 16)
-		dl194 := uint64(^uint16(f195>>16)) + uint64(uint32(uint16(v190)))
-		d174 += dl194
-		v196 := uint64(b176[8])
-		os197 := uint32(uint64(b176[8])<<8 | uint64(b176[9]))
-		b176[8] = byte(v196)
-		f199 := uint32(os197)
-		f199 += bits.RotateLeft32(f199, 16)
-		dl198 := uint64(^uint16(f199>>16)) + uint64(uint32(uint64(b176[8])<<8|uint64(b176[9])))
-		d173 += dl198
+		var d205 uint64 // ipv4 checksum
+		var d206 uint64 // udp checksum
+		v207 := m11
+		b208 := data[h2 : h2+20] // ipv4
+		ws210 := uint64((uint64(b208[16])<<24 | uint64(b208[17])<<16 | uint64(b208[18])<<8 | uint64(b208[19])))
+		os209 := uint32(uint16(ws210>>0)) + uint32(uint16(ws210>>16))
+		s211 := v207
+		b208[16] = byte(s211 >> 24)
+		b208[17] = byte(s211 >> 16)
+		b208[18] = byte(s211 >> 8)
+		b208[19] = byte(s211)
+		ws212 := uint64(v207)
+		f214 := uint32(os209)
+		f214 += bits.RotateLeft32(f214, 16)
+		dl213 := uint64(^uint16(f214>>16)) + uint64(uint32(uint16(ws212>>0))+uint32(uint16(ws212>>16)))
+		d205 += dl213
+		d206 += dl213
+		v215 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws217 := uint64((uint64(b208[12])<<24 | uint64(b208[13])<<16 | uint64(b208[14])<<8 | uint64(b208[15])))
+		os216 := uint32(uint16(ws217>>0)) + uint32(uint16(ws217>>16))
+		s218 := v215
+		b208[12] = byte(s218 >> 24)
+		b208[13] = byte(s218 >> 16)
+		b208[14] = byte(s218 >> 8)
+		b208[15] = byte(s218)
+		ws219 := uint64(v215)
+		f221 := uint32(os216)
+		f221 += bits.RotateLeft32(f221, 16)
+		dl220 := uint64(^uint16(f221>>16)) + uint64(uint32(uint16(ws219>>0))+uint32(uint16(ws219>>16)))
+		d205 += dl220
+		d206 += dl220
+		v222 := m21
+		b223 := data[h4 : h4+8] // udp
+		os224 := uint32(uint16((uint64(b223[2])<<8 | uint64(b223[3]))))
+		s225 := v222
+		b223[2] = byte(s225 >> 8)
+		b223[3] = byte(s225)
+		f227 := uint32(os224)
+		f227 += bits.RotateLeft32(f227, 16)
+		dl226 := uint64(^uint16(f227>>16)) + uint64(uint32(uint16(v222)))
+		d206 += dl226
+		v228 := uint64(b208[8])
+		os229 := uint32(uint64(b208[8])<<8 | uint64(b208[9]))
+		b208[8] = byte(v228)
+		f231 := uint32(os229)
+		f231 += bits.RotateLeft32(f231, 16)
+		dl230 := uint64(^uint16(f231>>16)) + uint64(uint32(uint64(b208[8])<<8|uint64(b208[9])))
+		d205 += dl230
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d173
+			x := uint64(^cv) + d205
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s200 := r
-			cb[0] = byte(s200 >> 8)
-			cb[1] = byte(s200)
+			s232 := r
+			cb[0] = byte(s232 >> 8)
+			cb[1] = byte(s232)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d174
+			pendD4 += d206
 			pendK4 = true
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d201 uint64 // ipv4 checksum
-		var d202 uint64 // udp checksum
-		v203 := m11
-		b204 := data[h2 : h2+20] // ipv4
-		ws206 := uint64((uint64(b204[16])<<24 | uint64(b204[17])<<16 | uint64(b204[18])<<8 | uint64(b204[19])))
-		os205 := uint32(uint16(ws206>>0)) + uint32(uint16(ws206>>16))
-		s207 := v203
-		b204[16] = byte(s207 >> 24)
-		b204[17] = byte(s207 >> 16)
-		b204[18] = byte(s207 >> 8)
-		b204[19] = byte(s207)
-		ws208 := uint64(v203)
-		f210 := uint32(os205)
-		f210 += bits.RotateLeft32(f210, 16)
-		dl209 := uint64(^uint16(f210>>16)) + uint64(uint32(uint16(ws208>>0))+uint32(uint16(ws208>>16)))
-		d201 += dl209
-		d202 += dl209
-		v211 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws213 := uint64((uint64(b204[12])<<24 | uint64(b204[13])<<16 | uint64(b204[14])<<8 | uint64(b204[15])))
-		os212 := uint32(uint16(ws213>>0)) + uint32(uint16(ws213>>16))
-		s214 := v211
-		b204[12] = byte(s214 >> 24)
-		b204[13] = byte(s214 >> 16)
-		b204[14] = byte(s214 >> 8)
-		b204[15] = byte(s214)
-		ws215 := uint64(v211)
-		f217 := uint32(os212)
-		f217 += bits.RotateLeft32(f217, 16)
-		dl216 := uint64(^uint16(f217>>16)) + uint64(uint32(uint16(ws215>>0))+uint32(uint16(ws215>>16)))
-		d201 += dl216
-		d202 += dl216
-		v218 := m21
-		b219 := data[h4 : h4+8] // udp
-		os220 := uint32(uint16((uint64(b219[2])<<8 | uint64(b219[3]))))
-		s221 := v218
-		b219[2] = byte(s221 >> 8)
-		b219[3] = byte(s221)
-		f223 := uint32(os220)
-		f223 += bits.RotateLeft32(f223, 16)
-		dl222 := uint64(^uint16(f223>>16)) + uint64(uint32(uint16(v218)))
-		d202 += dl222
-		v224 := ((uint64(b204[2])<<8 | uint64(b204[3])) - 0x10)
-		os225 := uint32(uint16((uint64(b204[2])<<8 | uint64(b204[3]))))
-		s226 := v224
-		b204[2] = byte(s226 >> 8)
-		b204[3] = byte(s226)
-		f228 := uint32(os225)
-		f228 += bits.RotateLeft32(f228, 16)
-		dl227 := uint64(^uint16(f228>>16)) + uint64(uint32(uint16(v224)))
-		d201 += dl227
-		d202 += dl227
-		if h2+h2len <= len(data) {
-			cb := data[h2+10 : h2+12]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d201
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s229 := r
-			cb[0] = byte(s229 >> 8)
-			cb[1] = byte(s229)
-		}
-		if h4+8 <= len(data) {
-			pendD4 += d202
-			pendK4 = true
-		}
-		goto n104
-	}
-n102:
-	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d230 uint64 // udp checksum
-		v231 := m12
-		b232 := data[h3 : h3+40] // ipv6
-		ws234 := packet.Value{Hi: (uint64(b232[24])<<56 | uint64(b232[25])<<48 | uint64(b232[26])<<40 | uint64(b232[27])<<32 | uint64(b232[28])<<24 | uint64(b232[29])<<16 | uint64(b232[30])<<8 | uint64(b232[31])), Lo: (uint64(b232[32])<<56 | uint64(b232[33])<<48 | uint64(b232[34])<<40 | uint64(b232[35])<<32 | uint64(b232[36])<<24 | uint64(b232[37])<<16 | uint64(b232[38])<<8 | uint64(b232[39]))}
-		os233 := uint32(uint16(ws234.Hi>>0)) + uint32(uint16(ws234.Hi>>16)) + uint32(uint16(ws234.Hi>>32)) + uint32(uint16(ws234.Hi>>48)) + uint32(uint16(ws234.Lo>>0)) + uint32(uint16(ws234.Lo>>16)) + uint32(uint16(ws234.Lo>>32)) + uint32(uint16(ws234.Lo>>48))
-		v235 := v231
-		s236 := v235.Hi
-		b232[24] = byte(s236 >> 56)
-		b232[25] = byte(s236 >> 48)
-		b232[26] = byte(s236 >> 40)
-		b232[27] = byte(s236 >> 32)
-		b232[28] = byte(s236 >> 24)
-		b232[29] = byte(s236 >> 16)
-		b232[30] = byte(s236 >> 8)
-		b232[31] = byte(s236)
-		s237 := v235.Lo
-		b232[32] = byte(s237 >> 56)
-		b232[33] = byte(s237 >> 48)
-		b232[34] = byte(s237 >> 40)
-		b232[35] = byte(s237 >> 32)
-		b232[36] = byte(s237 >> 24)
-		b232[37] = byte(s237 >> 16)
-		b232[38] = byte(s237 >> 8)
-		b232[39] = byte(s237)
-		ws238 := v231
-		f240 := uint32(os233)
-		f240 += bits.RotateLeft32(f240, 16)
-		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(ws238.Hi>>0))+uint32(uint16(ws238.Hi>>16))+uint32(uint16(ws238.Hi>>32))+uint32(uint16(ws238.Hi>>48))+uint32(uint16(ws238.Lo>>0))+uint32(uint16(ws238.Lo>>16))+uint32(uint16(ws238.Lo>>32))+uint32(uint16(ws238.Lo>>48)))
-		d230 += dl239
-		v241 := m3
-		ws243 := packet.Value{Hi: (uint64(b232[8])<<56 | uint64(b232[9])<<48 | uint64(b232[10])<<40 | uint64(b232[11])<<32 | uint64(b232[12])<<24 | uint64(b232[13])<<16 | uint64(b232[14])<<8 | uint64(b232[15])), Lo: (uint64(b232[16])<<56 | uint64(b232[17])<<48 | uint64(b232[18])<<40 | uint64(b232[19])<<32 | uint64(b232[20])<<24 | uint64(b232[21])<<16 | uint64(b232[22])<<8 | uint64(b232[23]))}
-		os242 := uint32(uint16(ws243.Hi>>0)) + uint32(uint16(ws243.Hi>>16)) + uint32(uint16(ws243.Hi>>32)) + uint32(uint16(ws243.Hi>>48)) + uint32(uint16(ws243.Lo>>0)) + uint32(uint16(ws243.Lo>>16)) + uint32(uint16(ws243.Lo>>32)) + uint32(uint16(ws243.Lo>>48))
-		v244 := v241
-		s245 := v244.Hi
-		b232[8] = byte(s245 >> 56)
-		b232[9] = byte(s245 >> 48)
-		b232[10] = byte(s245 >> 40)
-		b232[11] = byte(s245 >> 32)
-		b232[12] = byte(s245 >> 24)
-		b232[13] = byte(s245 >> 16)
-		b232[14] = byte(s245 >> 8)
-		b232[15] = byte(s245)
-		s246 := v244.Lo
-		b232[16] = byte(s246 >> 56)
-		b232[17] = byte(s246 >> 48)
-		b232[18] = byte(s246 >> 40)
-		b232[19] = byte(s246 >> 32)
-		b232[20] = byte(s246 >> 24)
-		b232[21] = byte(s246 >> 16)
-		b232[22] = byte(s246 >> 8)
-		b232[23] = byte(s246)
-		ws247 := v241
-		f249 := uint32(os242)
+		var d233 uint64 // ipv4 checksum
+		var d234 uint64 // udp checksum
+		v235 := m11
+		b236 := data[h2 : h2+20] // ipv4
+		ws238 := uint64((uint64(b236[16])<<24 | uint64(b236[17])<<16 | uint64(b236[18])<<8 | uint64(b236[19])))
+		os237 := uint32(uint16(ws238>>0)) + uint32(uint16(ws238>>16))
+		s239 := v235
+		b236[16] = byte(s239 >> 24)
+		b236[17] = byte(s239 >> 16)
+		b236[18] = byte(s239 >> 8)
+		b236[19] = byte(s239)
+		ws240 := uint64(v235)
+		f242 := uint32(os237)
+		f242 += bits.RotateLeft32(f242, 16)
+		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(ws240>>0))+uint32(uint16(ws240>>16)))
+		d233 += dl241
+		d234 += dl241
+		v243 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws245 := uint64((uint64(b236[12])<<24 | uint64(b236[13])<<16 | uint64(b236[14])<<8 | uint64(b236[15])))
+		os244 := uint32(uint16(ws245>>0)) + uint32(uint16(ws245>>16))
+		s246 := v243
+		b236[12] = byte(s246 >> 24)
+		b236[13] = byte(s246 >> 16)
+		b236[14] = byte(s246 >> 8)
+		b236[15] = byte(s246)
+		ws247 := uint64(v243)
+		f249 := uint32(os244)
 		f249 += bits.RotateLeft32(f249, 16)
-		dl248 := uint64(^uint16(f249>>16)) + uint64(uint32(uint16(ws247.Hi>>0))+uint32(uint16(ws247.Hi>>16))+uint32(uint16(ws247.Hi>>32))+uint32(uint16(ws247.Hi>>48))+uint32(uint16(ws247.Lo>>0))+uint32(uint16(ws247.Lo>>16))+uint32(uint16(ws247.Lo>>32))+uint32(uint16(ws247.Lo>>48)))
-		d230 += dl248
+		dl248 := uint64(^uint16(f249>>16)) + uint64(uint32(uint16(ws247>>0))+uint32(uint16(ws247>>16)))
+		d233 += dl248
+		d234 += dl248
 		v250 := m21
 		b251 := data[h4 : h4+8] // udp
 		os252 := uint32(uint16((uint64(b251[2])<<8 | uint64(b251[3]))))
@@ -3554,9 +3535,105 @@ n102:
 		f255 := uint32(os252)
 		f255 += bits.RotateLeft32(f255, 16)
 		dl254 := uint64(^uint16(f255>>16)) + uint64(uint32(uint16(v250)))
-		d230 += dl254
+		d234 += dl254
+		v256 := ((uint64(b236[2])<<8 | uint64(b236[3])) - 0x10)
+		os257 := uint32(uint16((uint64(b236[2])<<8 | uint64(b236[3]))))
+		s258 := v256
+		b236[2] = byte(s258 >> 8)
+		b236[3] = byte(s258)
+		f260 := uint32(os257)
+		f260 += bits.RotateLeft32(f260, 16)
+		dl259 := uint64(^uint16(f260>>16)) + uint64(uint32(uint16(v256)))
+		d233 += dl259
+		d234 += dl259
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d233
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			s261 := r
+			cb[0] = byte(s261 >> 8)
+			cb[1] = byte(s261)
+		}
 		if h4+8 <= len(data) {
-			pendD4 += d230
+			pendD4 += d234
+			pendK4 = true
+		}
+		goto n104
+	}
+n102:
+	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
+		var d262 uint64 // udp checksum
+		v263 := m12
+		b264 := data[h3 : h3+40] // ipv6
+		ws266 := packet.Value{Hi: (uint64(b264[24])<<56 | uint64(b264[25])<<48 | uint64(b264[26])<<40 | uint64(b264[27])<<32 | uint64(b264[28])<<24 | uint64(b264[29])<<16 | uint64(b264[30])<<8 | uint64(b264[31])), Lo: (uint64(b264[32])<<56 | uint64(b264[33])<<48 | uint64(b264[34])<<40 | uint64(b264[35])<<32 | uint64(b264[36])<<24 | uint64(b264[37])<<16 | uint64(b264[38])<<8 | uint64(b264[39]))}
+		os265 := uint32(uint16(ws266.Hi>>0)) + uint32(uint16(ws266.Hi>>16)) + uint32(uint16(ws266.Hi>>32)) + uint32(uint16(ws266.Hi>>48)) + uint32(uint16(ws266.Lo>>0)) + uint32(uint16(ws266.Lo>>16)) + uint32(uint16(ws266.Lo>>32)) + uint32(uint16(ws266.Lo>>48))
+		v267 := v263
+		s268 := v267.Hi
+		b264[24] = byte(s268 >> 56)
+		b264[25] = byte(s268 >> 48)
+		b264[26] = byte(s268 >> 40)
+		b264[27] = byte(s268 >> 32)
+		b264[28] = byte(s268 >> 24)
+		b264[29] = byte(s268 >> 16)
+		b264[30] = byte(s268 >> 8)
+		b264[31] = byte(s268)
+		s269 := v267.Lo
+		b264[32] = byte(s269 >> 56)
+		b264[33] = byte(s269 >> 48)
+		b264[34] = byte(s269 >> 40)
+		b264[35] = byte(s269 >> 32)
+		b264[36] = byte(s269 >> 24)
+		b264[37] = byte(s269 >> 16)
+		b264[38] = byte(s269 >> 8)
+		b264[39] = byte(s269)
+		ws270 := v263
+		f272 := uint32(os265)
+		f272 += bits.RotateLeft32(f272, 16)
+		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(ws270.Hi>>0))+uint32(uint16(ws270.Hi>>16))+uint32(uint16(ws270.Hi>>32))+uint32(uint16(ws270.Hi>>48))+uint32(uint16(ws270.Lo>>0))+uint32(uint16(ws270.Lo>>16))+uint32(uint16(ws270.Lo>>32))+uint32(uint16(ws270.Lo>>48)))
+		d262 += dl271
+		v273 := m3
+		ws275 := packet.Value{Hi: (uint64(b264[8])<<56 | uint64(b264[9])<<48 | uint64(b264[10])<<40 | uint64(b264[11])<<32 | uint64(b264[12])<<24 | uint64(b264[13])<<16 | uint64(b264[14])<<8 | uint64(b264[15])), Lo: (uint64(b264[16])<<56 | uint64(b264[17])<<48 | uint64(b264[18])<<40 | uint64(b264[19])<<32 | uint64(b264[20])<<24 | uint64(b264[21])<<16 | uint64(b264[22])<<8 | uint64(b264[23]))}
+		os274 := uint32(uint16(ws275.Hi>>0)) + uint32(uint16(ws275.Hi>>16)) + uint32(uint16(ws275.Hi>>32)) + uint32(uint16(ws275.Hi>>48)) + uint32(uint16(ws275.Lo>>0)) + uint32(uint16(ws275.Lo>>16)) + uint32(uint16(ws275.Lo>>32)) + uint32(uint16(ws275.Lo>>48))
+		v276 := v273
+		s277 := v276.Hi
+		b264[8] = byte(s277 >> 56)
+		b264[9] = byte(s277 >> 48)
+		b264[10] = byte(s277 >> 40)
+		b264[11] = byte(s277 >> 32)
+		b264[12] = byte(s277 >> 24)
+		b264[13] = byte(s277 >> 16)
+		b264[14] = byte(s277 >> 8)
+		b264[15] = byte(s277)
+		s278 := v276.Lo
+		b264[16] = byte(s278 >> 56)
+		b264[17] = byte(s278 >> 48)
+		b264[18] = byte(s278 >> 40)
+		b264[19] = byte(s278 >> 32)
+		b264[20] = byte(s278 >> 24)
+		b264[21] = byte(s278 >> 16)
+		b264[22] = byte(s278 >> 8)
+		b264[23] = byte(s278)
+		ws279 := v273
+		f281 := uint32(os274)
+		f281 += bits.RotateLeft32(f281, 16)
+		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(uint16(ws279.Hi>>0))+uint32(uint16(ws279.Hi>>16))+uint32(uint16(ws279.Hi>>32))+uint32(uint16(ws279.Hi>>48))+uint32(uint16(ws279.Lo>>0))+uint32(uint16(ws279.Lo>>16))+uint32(uint16(ws279.Lo>>32))+uint32(uint16(ws279.Lo>>48)))
+		d262 += dl280
+		v282 := m21
+		b283 := data[h4 : h4+8] // udp
+		os284 := uint32(uint16((uint64(b283[2])<<8 | uint64(b283[3]))))
+		s285 := v282
+		b283[2] = byte(s285 >> 8)
+		b283[3] = byte(s285)
+		f287 := uint32(os284)
+		f287 += bits.RotateLeft32(f287, 16)
+		dl286 := uint64(^uint16(f287>>16)) + uint64(uint32(uint16(v282)))
+		d262 += dl286
+		if h4+8 <= len(data) {
+			pendD4 += d262
 			pendK4 = true
 		}
 		pl.edges[28]++
@@ -3564,83 +3641,83 @@ n102:
 	}
 n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d256 uint64 // udp checksum
-		v257 := m12
-		b258 := data[h3 : h3+40] // ipv6
-		ws260 := packet.Value{Hi: (uint64(b258[24])<<56 | uint64(b258[25])<<48 | uint64(b258[26])<<40 | uint64(b258[27])<<32 | uint64(b258[28])<<24 | uint64(b258[29])<<16 | uint64(b258[30])<<8 | uint64(b258[31])), Lo: (uint64(b258[32])<<56 | uint64(b258[33])<<48 | uint64(b258[34])<<40 | uint64(b258[35])<<32 | uint64(b258[36])<<24 | uint64(b258[37])<<16 | uint64(b258[38])<<8 | uint64(b258[39]))}
-		os259 := uint32(uint16(ws260.Hi>>0)) + uint32(uint16(ws260.Hi>>16)) + uint32(uint16(ws260.Hi>>32)) + uint32(uint16(ws260.Hi>>48)) + uint32(uint16(ws260.Lo>>0)) + uint32(uint16(ws260.Lo>>16)) + uint32(uint16(ws260.Lo>>32)) + uint32(uint16(ws260.Lo>>48))
-		v261 := v257
-		s262 := v261.Hi
-		b258[24] = byte(s262 >> 56)
-		b258[25] = byte(s262 >> 48)
-		b258[26] = byte(s262 >> 40)
-		b258[27] = byte(s262 >> 32)
-		b258[28] = byte(s262 >> 24)
-		b258[29] = byte(s262 >> 16)
-		b258[30] = byte(s262 >> 8)
-		b258[31] = byte(s262)
-		s263 := v261.Lo
-		b258[32] = byte(s263 >> 56)
-		b258[33] = byte(s263 >> 48)
-		b258[34] = byte(s263 >> 40)
-		b258[35] = byte(s263 >> 32)
-		b258[36] = byte(s263 >> 24)
-		b258[37] = byte(s263 >> 16)
-		b258[38] = byte(s263 >> 8)
-		b258[39] = byte(s263)
-		ws264 := v257
-		f266 := uint32(os259)
-		f266 += bits.RotateLeft32(f266, 16)
-		dl265 := uint64(^uint16(f266>>16)) + uint64(uint32(uint16(ws264.Hi>>0))+uint32(uint16(ws264.Hi>>16))+uint32(uint16(ws264.Hi>>32))+uint32(uint16(ws264.Hi>>48))+uint32(uint16(ws264.Lo>>0))+uint32(uint16(ws264.Lo>>16))+uint32(uint16(ws264.Lo>>32))+uint32(uint16(ws264.Lo>>48)))
-		d256 += dl265
-		v267 := m3
-		ws269 := packet.Value{Hi: (uint64(b258[8])<<56 | uint64(b258[9])<<48 | uint64(b258[10])<<40 | uint64(b258[11])<<32 | uint64(b258[12])<<24 | uint64(b258[13])<<16 | uint64(b258[14])<<8 | uint64(b258[15])), Lo: (uint64(b258[16])<<56 | uint64(b258[17])<<48 | uint64(b258[18])<<40 | uint64(b258[19])<<32 | uint64(b258[20])<<24 | uint64(b258[21])<<16 | uint64(b258[22])<<8 | uint64(b258[23]))}
-		os268 := uint32(uint16(ws269.Hi>>0)) + uint32(uint16(ws269.Hi>>16)) + uint32(uint16(ws269.Hi>>32)) + uint32(uint16(ws269.Hi>>48)) + uint32(uint16(ws269.Lo>>0)) + uint32(uint16(ws269.Lo>>16)) + uint32(uint16(ws269.Lo>>32)) + uint32(uint16(ws269.Lo>>48))
-		v270 := v267
-		s271 := v270.Hi
-		b258[8] = byte(s271 >> 56)
-		b258[9] = byte(s271 >> 48)
-		b258[10] = byte(s271 >> 40)
-		b258[11] = byte(s271 >> 32)
-		b258[12] = byte(s271 >> 24)
-		b258[13] = byte(s271 >> 16)
-		b258[14] = byte(s271 >> 8)
-		b258[15] = byte(s271)
-		s272 := v270.Lo
-		b258[16] = byte(s272 >> 56)
-		b258[17] = byte(s272 >> 48)
-		b258[18] = byte(s272 >> 40)
-		b258[19] = byte(s272 >> 32)
-		b258[20] = byte(s272 >> 24)
-		b258[21] = byte(s272 >> 16)
-		b258[22] = byte(s272 >> 8)
-		b258[23] = byte(s272)
-		ws273 := v267
-		f275 := uint32(os268)
-		f275 += bits.RotateLeft32(f275, 16)
-		dl274 := uint64(^uint16(f275>>16)) + uint64(uint32(uint16(ws273.Hi>>0))+uint32(uint16(ws273.Hi>>16))+uint32(uint16(ws273.Hi>>32))+uint32(uint16(ws273.Hi>>48))+uint32(uint16(ws273.Lo>>0))+uint32(uint16(ws273.Lo>>16))+uint32(uint16(ws273.Lo>>32))+uint32(uint16(ws273.Lo>>48)))
-		d256 += dl274
-		v276 := m21
-		b277 := data[h4 : h4+8] // udp
-		os278 := uint32(uint16((uint64(b277[2])<<8 | uint64(b277[3]))))
-		s279 := v276
-		b277[2] = byte(s279 >> 8)
-		b277[3] = byte(s279)
-		f281 := uint32(os278)
-		f281 += bits.RotateLeft32(f281, 16)
-		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(uint16(v276)))
-		d256 += dl280
-		v282 := ((uint64(b258[4])<<8 | uint64(b258[5])) - 0x10)
-		os283 := uint32(uint16((uint64(b258[4])<<8 | uint64(b258[5]))))
-		s284 := v282
-		b258[4] = byte(s284 >> 8)
-		b258[5] = byte(s284)
-		f286 := uint32(os283)
-		f286 += bits.RotateLeft32(f286, 16)
-		dl285 := uint64(^uint16(f286>>16)) + uint64(uint32(uint16(v282)))
-		d256 += dl285
+		var d288 uint64 // udp checksum
+		v289 := m12
+		b290 := data[h3 : h3+40] // ipv6
+		ws292 := packet.Value{Hi: (uint64(b290[24])<<56 | uint64(b290[25])<<48 | uint64(b290[26])<<40 | uint64(b290[27])<<32 | uint64(b290[28])<<24 | uint64(b290[29])<<16 | uint64(b290[30])<<8 | uint64(b290[31])), Lo: (uint64(b290[32])<<56 | uint64(b290[33])<<48 | uint64(b290[34])<<40 | uint64(b290[35])<<32 | uint64(b290[36])<<24 | uint64(b290[37])<<16 | uint64(b290[38])<<8 | uint64(b290[39]))}
+		os291 := uint32(uint16(ws292.Hi>>0)) + uint32(uint16(ws292.Hi>>16)) + uint32(uint16(ws292.Hi>>32)) + uint32(uint16(ws292.Hi>>48)) + uint32(uint16(ws292.Lo>>0)) + uint32(uint16(ws292.Lo>>16)) + uint32(uint16(ws292.Lo>>32)) + uint32(uint16(ws292.Lo>>48))
+		v293 := v289
+		s294 := v293.Hi
+		b290[24] = byte(s294 >> 56)
+		b290[25] = byte(s294 >> 48)
+		b290[26] = byte(s294 >> 40)
+		b290[27] = byte(s294 >> 32)
+		b290[28] = byte(s294 >> 24)
+		b290[29] = byte(s294 >> 16)
+		b290[30] = byte(s294 >> 8)
+		b290[31] = byte(s294)
+		s295 := v293.Lo
+		b290[32] = byte(s295 >> 56)
+		b290[33] = byte(s295 >> 48)
+		b290[34] = byte(s295 >> 40)
+		b290[35] = byte(s295 >> 32)
+		b290[36] = byte(s295 >> 24)
+		b290[37] = byte(s295 >> 16)
+		b290[38] = byte(s295 >> 8)
+		b290[39] = byte(s295)
+		ws296 := v289
+		f298 := uint32(os291)
+		f298 += bits.RotateLeft32(f298, 16)
+		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(ws296.Hi>>0))+uint32(uint16(ws296.Hi>>16))+uint32(uint16(ws296.Hi>>32))+uint32(uint16(ws296.Hi>>48))+uint32(uint16(ws296.Lo>>0))+uint32(uint16(ws296.Lo>>16))+uint32(uint16(ws296.Lo>>32))+uint32(uint16(ws296.Lo>>48)))
+		d288 += dl297
+		v299 := m3
+		ws301 := packet.Value{Hi: (uint64(b290[8])<<56 | uint64(b290[9])<<48 | uint64(b290[10])<<40 | uint64(b290[11])<<32 | uint64(b290[12])<<24 | uint64(b290[13])<<16 | uint64(b290[14])<<8 | uint64(b290[15])), Lo: (uint64(b290[16])<<56 | uint64(b290[17])<<48 | uint64(b290[18])<<40 | uint64(b290[19])<<32 | uint64(b290[20])<<24 | uint64(b290[21])<<16 | uint64(b290[22])<<8 | uint64(b290[23]))}
+		os300 := uint32(uint16(ws301.Hi>>0)) + uint32(uint16(ws301.Hi>>16)) + uint32(uint16(ws301.Hi>>32)) + uint32(uint16(ws301.Hi>>48)) + uint32(uint16(ws301.Lo>>0)) + uint32(uint16(ws301.Lo>>16)) + uint32(uint16(ws301.Lo>>32)) + uint32(uint16(ws301.Lo>>48))
+		v302 := v299
+		s303 := v302.Hi
+		b290[8] = byte(s303 >> 56)
+		b290[9] = byte(s303 >> 48)
+		b290[10] = byte(s303 >> 40)
+		b290[11] = byte(s303 >> 32)
+		b290[12] = byte(s303 >> 24)
+		b290[13] = byte(s303 >> 16)
+		b290[14] = byte(s303 >> 8)
+		b290[15] = byte(s303)
+		s304 := v302.Lo
+		b290[16] = byte(s304 >> 56)
+		b290[17] = byte(s304 >> 48)
+		b290[18] = byte(s304 >> 40)
+		b290[19] = byte(s304 >> 32)
+		b290[20] = byte(s304 >> 24)
+		b290[21] = byte(s304 >> 16)
+		b290[22] = byte(s304 >> 8)
+		b290[23] = byte(s304)
+		ws305 := v299
+		f307 := uint32(os300)
+		f307 += bits.RotateLeft32(f307, 16)
+		dl306 := uint64(^uint16(f307>>16)) + uint64(uint32(uint16(ws305.Hi>>0))+uint32(uint16(ws305.Hi>>16))+uint32(uint16(ws305.Hi>>32))+uint32(uint16(ws305.Hi>>48))+uint32(uint16(ws305.Lo>>0))+uint32(uint16(ws305.Lo>>16))+uint32(uint16(ws305.Lo>>32))+uint32(uint16(ws305.Lo>>48)))
+		d288 += dl306
+		v308 := m21
+		b309 := data[h4 : h4+8] // udp
+		os310 := uint32(uint16((uint64(b309[2])<<8 | uint64(b309[3]))))
+		s311 := v308
+		b309[2] = byte(s311 >> 8)
+		b309[3] = byte(s311)
+		f313 := uint32(os310)
+		f313 += bits.RotateLeft32(f313, 16)
+		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(uint16(v308)))
+		d288 += dl312
+		v314 := ((uint64(b290[4])<<8 | uint64(b290[5])) - 0x10)
+		os315 := uint32(uint16((uint64(b290[4])<<8 | uint64(b290[5]))))
+		s316 := v314
+		b290[4] = byte(s316 >> 8)
+		b290[5] = byte(s316)
+		f318 := uint32(os315)
+		f318 += bits.RotateLeft32(f318, 16)
+		dl317 := uint64(^uint16(f318>>16)) + uint64(uint32(uint16(v314)))
+		d288 += dl317
 		if h4+8 <= len(data) {
-			pendD4 += d256
+			pendD4 += d288
 			pendK4 = true
 		}
 		pl.edges[29]++
@@ -3655,47 +3732,47 @@ n104:
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		po287, pn288 := h10, 12 // lb_v2
-		if po287+pn288 > len(data) {
+		po319, pn320 := h10, 12 // lb_v2
+		if po319+pn320 > len(data) {
 			return pl.drop(19)
 		}
-		if po287 > h4 && (po287-h4)%2 == 0 {
-			pw290 := data[po287 : po287+12]
-			d289 := uint32(uint64(pw290[0])<<8|uint64(pw290[1])) + uint32(uint64(pw290[2])<<8|uint64(pw290[3])) + uint32(uint64(pw290[4])<<8|uint64(pw290[5])) + uint32(uint64(pw290[6])<<8|uint64(pw290[7])) + uint32(uint64(pw290[8])<<8|uint64(pw290[9])) + uint32(uint64(pw290[10])<<8|uint64(pw290[11]))
-			d289 += bits.RotateLeft32(d289, 16)
+		if po319 > h4 && (po319-h4)%2 == 0 {
+			pw322 := data[po319 : po319+12]
+			d321 := uint32(uint64(pw322[0])<<8|uint64(pw322[1])) + uint32(uint64(pw322[2])<<8|uint64(pw322[3])) + uint32(uint64(pw322[4])<<8|uint64(pw322[5])) + uint32(uint64(pw322[6])<<8|uint64(pw322[7])) + uint32(uint64(pw322[8])<<8|uint64(pw322[9])) + uint32(uint64(pw322[10])<<8|uint64(pw322[11]))
+			d321 += bits.RotateLeft32(d321, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d289 >> 16))
+				pendD4 += uint64(^uint16(d321 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po287
-		pendN = pn288
+		pendOff = po319
+		pendN = pn320
 		h10 = -1
-		if cur > po287 {
-			cur = max(po287, cur-pn288)
+		if cur > po319 {
+			cur = max(po319, cur-pn320)
 		}
 		goto n107
 	}
 n106:
 	{ // LbPopV3Body: pop lb_v3
-		po291, pn292 := h11, 12 // lb_v3
-		if po291+pn292 > len(data) {
+		po323, pn324 := h11, 12 // lb_v3
+		if po323+pn324 > len(data) {
 			return pl.drop(20)
 		}
-		if po291 > h4 && (po291-h4)%2 == 0 {
-			pw294 := data[po291 : po291+12]
-			d293 := uint32(uint64(pw294[0])<<8|uint64(pw294[1])) + uint32(uint64(pw294[2])<<8|uint64(pw294[3])) + uint32(uint64(pw294[4])<<8|uint64(pw294[5])) + uint32(uint64(pw294[6])<<8|uint64(pw294[7])) + uint32(uint64(pw294[8])<<8|uint64(pw294[9])) + uint32(uint64(pw294[10])<<8|uint64(pw294[11]))
-			d293 += bits.RotateLeft32(d293, 16)
+		if po323 > h4 && (po323-h4)%2 == 0 {
+			pw326 := data[po323 : po323+12]
+			d325 := uint32(uint64(pw326[0])<<8|uint64(pw326[1])) + uint32(uint64(pw326[2])<<8|uint64(pw326[3])) + uint32(uint64(pw326[4])<<8|uint64(pw326[5])) + uint32(uint64(pw326[6])<<8|uint64(pw326[7])) + uint32(uint64(pw326[8])<<8|uint64(pw326[9])) + uint32(uint64(pw326[10])<<8|uint64(pw326[11]))
+			d325 += bits.RotateLeft32(d325, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d293 >> 16))
+				pendD4 += uint64(^uint16(d325 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po291
-		pendN = pn292
+		pendOff = po323
+		pendN = pn324
 		h11 = -1
-		if cur > po291 {
-			cur = max(po291, cur-pn292)
+		if cur > po323 {
+			cur = max(po323, cur-pn324)
 		}
 		pl.edges[30]++
 		goto n107
@@ -3712,49 +3789,49 @@ n107:
 			}
 			pendN = 0
 		}
-		po295, pn296 := h9, 4 // lb_common
-		if po295+pn296 > len(data) {
+		po327, pn328 := h9, 4 // lb_common
+		if po327+pn328 > len(data) {
 			return pl.drop(21)
 		}
-		if po295 > h4 && (po295-h4)%2 == 0 {
-			pw298 := data[po295 : po295+4]
-			d297 := uint32(uint64(pw298[0])<<8|uint64(pw298[1])) + uint32(uint64(pw298[2])<<8|uint64(pw298[3]))
-			d297 += bits.RotateLeft32(d297, 16)
+		if po327 > h4 && (po327-h4)%2 == 0 {
+			pw330 := data[po327 : po327+4]
+			d329 := uint32(uint64(pw330[0])<<8|uint64(pw330[1])) + uint32(uint64(pw330[2])<<8|uint64(pw330[3]))
+			d329 += bits.RotateLeft32(d329, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d297 >> 16))
+				pendD4 += uint64(^uint16(d329 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn296
-		if po295 < len(data)-po295-pendN {
-			copy(data[pendN:pendN+po295], data[:po295])
+		pendN += pn328
+		if po327 < len(data)-po327-pendN {
+			copy(data[pendN:pendN+po327], data[:po327])
 			data = data[pendN:]
 		} else {
-			copy(data[po295:], data[po295+pendN:])
+			copy(data[po327:], data[po327+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po295 {
-			cur = max(po295, cur-pn296)
+		if cur > po327 {
+			cur = max(po327, cur-pn328)
 		}
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d299 uint64         // udp checksum
-		b300 := data[h4 : h4+8] // udp
-		v301 := ((uint64(b300[4])<<8 | uint64(b300[5])) - 0x10)
-		os302 := uint32(uint16((uint64(b300[4])<<8 | uint64(b300[5]))))
-		s303 := v301
-		b300[4] = byte(s303 >> 8)
-		b300[5] = byte(s303)
-		f305 := uint32(os302)
-		f305 += bits.RotateLeft32(f305, 16)
-		dl304 := uint64(^uint16(f305>>16)) + uint64(uint32(uint16(v301)))
-		d299 += dl304
+		var d331 uint64         // udp checksum
+		b332 := data[h4 : h4+8] // udp
+		v333 := ((uint64(b332[4])<<8 | uint64(b332[5])) - 0x10)
+		os334 := uint32(uint16((uint64(b332[4])<<8 | uint64(b332[5]))))
+		s335 := v333
+		b332[4] = byte(s335 >> 8)
+		b332[5] = byte(s335)
+		f337 := uint32(os334)
+		f337 += bits.RotateLeft32(f337, 16)
+		dl336 := uint64(^uint16(f337>>16)) + uint64(uint32(uint16(v333)))
+		d331 += dl336
 		if h4+8 <= len(data) {
-			pendD4 += d299
+			pendD4 += d331
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -3783,9 +3860,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s306 := r
-				cb[0] = byte(s306 >> 8)
-				cb[1] = byte(s306)
+				s338 := r
+				cb[0] = byte(s338 >> 8)
+				cb[1] = byte(s338)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3802,9 +3879,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s307 := r
-				cb[0] = byte(s307 >> 8)
-				cb[1] = byte(s307)
+				s339 := r
+				cb[0] = byte(s339 >> 8)
+				cb[1] = byte(s339)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -1623,21 +1623,30 @@ n23:
 n24:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b31 := data[h0 : h0+14] // ethernet
-		k32 := ((uint64(b31[0])<<40|uint64(b31[1])<<32|uint64(b31[2])<<24|uint64(b31[3])<<16|uint64(b31[4])<<8|uint64(b31[5]))&0xffffffffffff)<<0 | ((m0)&0xf)<<48
-		if pi33 := pl.tables[0].Packed(); len(pi33.Slots) > 0 {
-			k32 &= pi33.Mask
-			for m, j := uint64(len(pi33.Slots)-1), packet.PackedHash(k32); ; j++ {
-				sl := &pi33.Slots[j&m]
+		kw31 := (m0) & 0xf
+		b33 := data[h0 : h0+14] // ethernet
+		kw32 := (uint64(b33[0])<<40 | uint64(b33[1])<<32 | uint64(b33[2])<<24 | uint64(b33[3])<<16 | uint64(b33[4])<<8 | uint64(b33[5])) & 0xffffffffffff
+		k34 := kw32<<0 | kw31<<48
+		if pi35 := pl.tables[0].Packed(); len(pi35.Slots) > 0 {
+			k34 &= pi35.Mask
+			for m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34); ; j++ {
+				sl := &pi35.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k32 {
+				if sl.Key == k34 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k32); hit {
+		} else if sc36 := pl.tables[0].Scan(); len(sc36.Match) > 0 {
+			for i, ms := 0, sc36.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw31&ms[0].Mask == ms[0].Val && kw31-ms[0].Lo <= ms[0].Span && kw32&ms[1].Mask == ms[1].Val && kw32-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc36.Acts[i].Action), sc36.Acts[i].Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k34); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1667,23 +1676,42 @@ n26:
 	}
 n27:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		b34 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b34[16])<<24 | uint64(b34[17])<<16 | uint64(b34[18])<<8 | uint64(b34[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b37 := data[h2 : h2+20] // ipv4
+		m5 = (packet.Value{Lo: (uint64(b37[16])<<24 | uint64(b37[17])<<16 | uint64(b37[18])<<8 | uint64(b37[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n29
 	}
 n28:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		b35 := data[h3 : h3+40] // ipv6
-		m5 = (packet.Value{Hi: (uint64(b35[24])<<56 | uint64(b35[25])<<48 | uint64(b35[26])<<40 | uint64(b35[27])<<32 | uint64(b35[28])<<24 | uint64(b35[29])<<16 | uint64(b35[30])<<8 | uint64(b35[31])), Lo: (uint64(b35[32])<<56 | uint64(b35[33])<<48 | uint64(b35[34])<<40 | uint64(b35[35])<<32 | uint64(b35[36])<<24 | uint64(b35[37])<<16 | uint64(b35[38])<<8 | uint64(b35[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b38 := data[h3 : h3+40] // ipv6
+		m5 = (packet.Value{Hi: (uint64(b38[24])<<56 | uint64(b38[25])<<48 | uint64(b38[26])<<40 | uint64(b38[27])<<32 | uint64(b38[28])<<24 | uint64(b38[29])<<16 | uint64(b38[30])<<8 | uint64(b38[31])), Lo: (uint64(b38[32])<<56 | uint64(b38[33])<<48 | uint64(b38[34])<<40 | uint64(b38[35])<<32 | uint64(b38[36])<<24 | uint64(b38[37])<<16 | uint64(b38[38])<<8 | uint64(b38[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[5]++
 		goto n29
 	}
 n29:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b36 := data[h0 : h0+14] // ethernet
-		kv37 := m5
-		if a, ps, hit := pl.tables[1].LookupWordsAction((m0)&0xf, (uint64(b36[12])<<8|uint64(b36[13]))&0xffff, kv37.Hi, kv37.Lo); hit {
+		kw39 := (m0) & 0xf
+		b41 := data[h0 : h0+14] // ethernet
+		kw40 := (uint64(b41[12])<<8 | uint64(b41[13])) & 0xffff
+		kw42 := m5
+		if wl43 := pl.tables[1].Words(); len(wl43.Slots) > 0 {
+			x45 := kw39 & wl43.Mask[0]
+			x46 := kw40 & wl43.Mask[1]
+			x47 := kw42.Hi & wl43.Mask[2]
+			x48 := kw42.Lo & wl43.Mask[3]
+			h44 := packet.WordsHash(x45, x46, x47, x48)
+			for m, j := uint64(len(wl43.Slots)-1), h44>>(wl43.Shift&63); ; j = (j + 1) & m {
+				sl := &wl43.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl43.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h44 && ks[0] == x45 && ks[1] == x46 && ks[2] == x47 && ks[3] == x48 {
+					a := &wl43.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw39, kw40, kw42.Hi, kw42.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1721,15 +1749,15 @@ n32:
 	}
 n33:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c38 := false
-		if c38 {
+		c49 := false
+		if c49 {
 			if !(h7 >= 0) {
 				return pl.drop(7)
 			}
-			b39 := data[h7 : h7+4] // icmpv6
-			c38 = (uint64(b39[0]) == 0x80)
+			b50 := data[h7 : h7+4] // icmpv6
+			c49 = (uint64(b50[0]) == 0x80)
 		}
-		if c38 {
+		if c49 {
 			goto n43
 		}
 		goto n34
@@ -1746,8 +1774,8 @@ n35:
 		if !(h5 >= 0) {
 			return pl.drop(8)
 		}
-		b40 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b40[24])<<24 | uint64(b40[25])<<16 | uint64(b40[26])<<8 | uint64(b40[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b51 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b51[24])<<24 | uint64(b51[25])<<16 | uint64(b51[26])<<8 | uint64(b51[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n37
 		}
 		goto n36
@@ -1761,52 +1789,52 @@ n37:
 		if !(h0 >= 0) {
 			return pl.drop(10)
 		}
-		b41 := data[h0 : h0+14] // ethernet
-		s42 := (uint64(b41[6])<<40 | uint64(b41[7])<<32 | uint64(b41[8])<<24 | uint64(b41[9])<<16 | uint64(b41[10])<<8 | uint64(b41[11]))
-		b41[0] = byte(s42 >> 40)
-		b41[1] = byte(s42 >> 32)
-		b41[2] = byte(s42 >> 24)
-		b41[3] = byte(s42 >> 16)
-		b41[4] = byte(s42 >> 8)
-		b41[5] = byte(s42)
-		s43 := m2
-		b41[6] = byte(s43 >> 40)
-		b41[7] = byte(s43 >> 32)
-		b41[8] = byte(s43 >> 24)
-		b41[9] = byte(s43 >> 16)
-		b41[10] = byte(s43 >> 8)
-		b41[11] = byte(s43)
+		b52 := data[h0 : h0+14] // ethernet
+		s53 := (uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11]))
+		b52[0] = byte(s53 >> 40)
+		b52[1] = byte(s53 >> 32)
+		b52[2] = byte(s53 >> 24)
+		b52[3] = byte(s53 >> 16)
+		b52[4] = byte(s53 >> 8)
+		b52[5] = byte(s53)
+		s54 := m2
+		b52[6] = byte(s54 >> 40)
+		b52[7] = byte(s54 >> 32)
+		b52[8] = byte(s54 >> 24)
+		b52[9] = byte(s54 >> 16)
+		b52[10] = byte(s54 >> 8)
+		b52[11] = byte(s54)
 		if !(h5 >= 0) {
 			return pl.drop(10)
 		}
-		b44 := data[h5 : h5+28] // arp
-		s45 := 0x2
-		b44[6] = byte(s45 >> 8)
-		b44[7] = byte(s45)
-		s46 := (uint64(b44[8])<<40 | uint64(b44[9])<<32 | uint64(b44[10])<<24 | uint64(b44[11])<<16 | uint64(b44[12])<<8 | uint64(b44[13]))
-		b44[18] = byte(s46 >> 40)
-		b44[19] = byte(s46 >> 32)
-		b44[20] = byte(s46 >> 24)
-		b44[21] = byte(s46 >> 16)
-		b44[22] = byte(s46 >> 8)
-		b44[23] = byte(s46)
-		s47 := m2
-		b44[8] = byte(s47 >> 40)
-		b44[9] = byte(s47 >> 32)
-		b44[10] = byte(s47 >> 24)
-		b44[11] = byte(s47 >> 16)
-		b44[12] = byte(s47 >> 8)
-		b44[13] = byte(s47)
-		s48 := (uint64(b44[14])<<24 | uint64(b44[15])<<16 | uint64(b44[16])<<8 | uint64(b44[17]))
-		b44[24] = byte(s48 >> 24)
-		b44[25] = byte(s48 >> 16)
-		b44[26] = byte(s48 >> 8)
-		b44[27] = byte(s48)
-		s49 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		b44[14] = byte(s49 >> 24)
-		b44[15] = byte(s49 >> 16)
-		b44[16] = byte(s49 >> 8)
-		b44[17] = byte(s49)
+		b55 := data[h5 : h5+28] // arp
+		s56 := 0x2
+		b55[6] = byte(s56 >> 8)
+		b55[7] = byte(s56)
+		s57 := (uint64(b55[8])<<40 | uint64(b55[9])<<32 | uint64(b55[10])<<24 | uint64(b55[11])<<16 | uint64(b55[12])<<8 | uint64(b55[13]))
+		b55[18] = byte(s57 >> 40)
+		b55[19] = byte(s57 >> 32)
+		b55[20] = byte(s57 >> 24)
+		b55[21] = byte(s57 >> 16)
+		b55[22] = byte(s57 >> 8)
+		b55[23] = byte(s57)
+		s58 := m2
+		b55[8] = byte(s58 >> 40)
+		b55[9] = byte(s58 >> 32)
+		b55[10] = byte(s58 >> 24)
+		b55[11] = byte(s58 >> 16)
+		b55[12] = byte(s58 >> 8)
+		b55[13] = byte(s58)
+		s59 := (uint64(b55[14])<<24 | uint64(b55[15])<<16 | uint64(b55[16])<<8 | uint64(b55[17]))
+		b55[24] = byte(s59 >> 24)
+		b55[25] = byte(s59 >> 16)
+		b55[26] = byte(s59 >> 8)
+		b55[27] = byte(s59)
+		s60 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b55[14] = byte(s60 >> 24)
+		b55[15] = byte(s60 >> 16)
+		b55[16] = byte(s60 >> 8)
+		b55[17] = byte(s60)
 		goto n38
 	}
 n38:
@@ -1818,8 +1846,8 @@ n39:
 		if !(h2 >= 0) {
 			return pl.drop(11)
 		}
-		b50 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b61 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b61[16])<<24 | uint64(b61[17])<<16 | uint64(b61[18])<<8 | uint64(b61[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n41
 		}
 		goto n40
@@ -1839,137 +1867,137 @@ n41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s51 := r
-				cb[0] = byte(s51 >> 8)
-				cb[1] = byte(s51)
+				s62 := r
+				cb[0] = byte(s62 >> 8)
+				cb[1] = byte(s62)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d52 uint64 // icmp checksum
+		var d63 uint64 // icmp checksum
 		if !(h0 >= 0) {
 			return pl.drop(13)
 		}
-		b53 := data[h0 : h0+14] // ethernet
-		v54 := (uint64(b53[6])<<40 | uint64(b53[7])<<32 | uint64(b53[8])<<24 | uint64(b53[9])<<16 | uint64(b53[10])<<8 | uint64(b53[11]))
-		w55, lo56, hi57 := false, 0, 0
+		b64 := data[h0 : h0+14] // ethernet
+		v65 := (uint64(b64[6])<<40 | uint64(b64[7])<<32 | uint64(b64[8])<<24 | uint64(b64[9])<<16 | uint64(b64[10])<<8 | uint64(b64[11]))
+		w66, lo67, hi68 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
 			l, h := h0+0, h0+6
-			lo56, hi57 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w55 = hi57 <= len(data) && hi57-lo56 <= 20
+			lo67, hi68 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w66 = hi68 <= len(data) && hi68-lo67 <= 20
 		}
-		var o58 uint32
-		if w55 {
-			o58 = packet.SumWords(data[lo56:hi57])
+		var o69 uint32
+		if w66 {
+			o69 = packet.SumWords(data[lo67:hi68])
 		}
-		s59 := v54
-		b53[0] = byte(s59 >> 40)
-		b53[1] = byte(s59 >> 32)
-		b53[2] = byte(s59 >> 24)
-		b53[3] = byte(s59 >> 16)
-		b53[4] = byte(s59 >> 8)
-		b53[5] = byte(s59)
-		f60 := uint32(o58)
-		f60 += bits.RotateLeft32(f60, 16)
-		if w55 {
-			d52 += uint64(^uint16(f60>>16)) + uint64(packet.SumWords(data[lo56:hi57]))
+		s70 := v65
+		b64[0] = byte(s70 >> 40)
+		b64[1] = byte(s70 >> 32)
+		b64[2] = byte(s70 >> 24)
+		b64[3] = byte(s70 >> 16)
+		b64[4] = byte(s70 >> 8)
+		b64[5] = byte(s70)
+		f71 := uint32(o69)
+		f71 += bits.RotateLeft32(f71, 16)
+		if w66 {
+			d63 += uint64(^uint16(f71>>16)) + uint64(packet.SumWords(data[lo67:hi68]))
 		}
-		v61 := m2
-		w62, lo63, hi64 := false, 0, 0
+		v72 := m2
+		w73, lo74, hi75 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
 			l, h := h0+6, h0+12
-			lo63, hi64 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w62 = hi64 <= len(data) && hi64-lo63 <= 20
+			lo74, hi75 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w73 = hi75 <= len(data) && hi75-lo74 <= 20
 		}
-		var o65 uint32
-		if w62 {
-			o65 = packet.SumWords(data[lo63:hi64])
+		var o76 uint32
+		if w73 {
+			o76 = packet.SumWords(data[lo74:hi75])
 		}
-		s66 := v61
-		b53[6] = byte(s66 >> 40)
-		b53[7] = byte(s66 >> 32)
-		b53[8] = byte(s66 >> 24)
-		b53[9] = byte(s66 >> 16)
-		b53[10] = byte(s66 >> 8)
-		b53[11] = byte(s66)
-		f67 := uint32(o65)
-		f67 += bits.RotateLeft32(f67, 16)
-		if w62 {
-			d52 += uint64(^uint16(f67>>16)) + uint64(packet.SumWords(data[lo63:hi64]))
+		s77 := v72
+		b64[6] = byte(s77 >> 40)
+		b64[7] = byte(s77 >> 32)
+		b64[8] = byte(s77 >> 24)
+		b64[9] = byte(s77 >> 16)
+		b64[10] = byte(s77 >> 8)
+		b64[11] = byte(s77)
+		f78 := uint32(o76)
+		f78 += bits.RotateLeft32(f78, 16)
+		if w73 {
+			d63 += uint64(^uint16(f78>>16)) + uint64(packet.SumWords(data[lo74:hi75]))
 		}
 		if !(h2 >= 0) {
 			return pl.drop(13)
 		}
-		b68 := data[h2 : h2+20] // ipv4
-		v69 := (uint64(b68[12])<<24 | uint64(b68[13])<<16 | uint64(b68[14])<<8 | uint64(b68[15]))
-		w70, lo71, hi72 := false, 0, 0
+		b79 := data[h2 : h2+20] // ipv4
+		v80 := (uint64(b79[12])<<24 | uint64(b79[13])<<16 | uint64(b79[14])<<8 | uint64(b79[15]))
+		w81, lo82, hi83 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+16, h2+20
-			lo71, hi72 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w70 = hi72 <= len(data) && hi72-lo71 <= 20
+			lo82, hi83 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w81 = hi83 <= len(data) && hi83-lo82 <= 20
 		}
-		var o73 uint32
-		if w70 {
-			o73 = packet.SumWords(data[lo71:hi72])
+		var o84 uint32
+		if w81 {
+			o84 = packet.SumWords(data[lo82:hi83])
 		}
-		s74 := v69
-		b68[16] = byte(s74 >> 24)
-		b68[17] = byte(s74 >> 16)
-		b68[18] = byte(s74 >> 8)
-		b68[19] = byte(s74)
-		f75 := uint32(o73)
-		f75 += bits.RotateLeft32(f75, 16)
-		if w70 {
-			d52 += uint64(^uint16(f75>>16)) + uint64(packet.SumWords(data[lo71:hi72]))
+		s85 := v80
+		b79[16] = byte(s85 >> 24)
+		b79[17] = byte(s85 >> 16)
+		b79[18] = byte(s85 >> 8)
+		b79[19] = byte(s85)
+		f86 := uint32(o84)
+		f86 += bits.RotateLeft32(f86, 16)
+		if w81 {
+			d63 += uint64(^uint16(f86>>16)) + uint64(packet.SumWords(data[lo82:hi83]))
 		}
-		v76 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		w77, lo78, hi79 := false, 0, 0
+		v87 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		w88, lo89, hi90 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+12, h2+16
-			lo78, hi79 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w77 = hi79 <= len(data) && hi79-lo78 <= 20
+			lo89, hi90 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w88 = hi90 <= len(data) && hi90-lo89 <= 20
 		}
-		var o80 uint32
-		if w77 {
-			o80 = packet.SumWords(data[lo78:hi79])
+		var o91 uint32
+		if w88 {
+			o91 = packet.SumWords(data[lo89:hi90])
 		}
-		s81 := v76
-		b68[12] = byte(s81 >> 24)
-		b68[13] = byte(s81 >> 16)
-		b68[14] = byte(s81 >> 8)
-		b68[15] = byte(s81)
-		f82 := uint32(o80)
-		f82 += bits.RotateLeft32(f82, 16)
-		if w77 {
-			d52 += uint64(^uint16(f82>>16)) + uint64(packet.SumWords(data[lo78:hi79]))
+		s92 := v87
+		b79[12] = byte(s92 >> 24)
+		b79[13] = byte(s92 >> 16)
+		b79[14] = byte(s92 >> 8)
+		b79[15] = byte(s92)
+		f93 := uint32(o91)
+		f93 += bits.RotateLeft32(f93, 16)
+		if w88 {
+			d63 += uint64(^uint16(f93>>16)) + uint64(packet.SumWords(data[lo89:hi90]))
 		}
-		v83 := 0x0
+		v94 := 0x0
 		if !(h6 >= 0) {
 			return pl.drop(13)
 		}
-		b84 := data[h6 : h6+4] // icmp
-		os85 := uint32(uint64(b84[0])<<8 | uint64(b84[1]))
-		b84[0] = byte(v83)
-		f87 := uint32(os85)
-		f87 += bits.RotateLeft32(f87, 16)
-		dl86 := uint64(^uint16(f87>>16)) + uint64(uint32(uint64(b84[0])<<8|uint64(b84[1])))
+		b95 := data[h6 : h6+4] // icmp
+		os96 := uint32(uint64(b95[0])<<8 | uint64(b95[1]))
+		b95[0] = byte(v94)
+		f98 := uint32(os96)
+		f98 += bits.RotateLeft32(f98, 16)
+		dl97 := uint64(^uint16(f98>>16)) + uint64(uint32(uint64(b95[0])<<8|uint64(b95[1])))
 		if h6 >= 0 {
-			d52 += dl86
+			d63 += dl97
 		}
 		if (h6 >= 0) && h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d52
+			x := uint64(^cv) + d63
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s88 := r
-			cb[0] = byte(s88 >> 8)
-			cb[1] = byte(s88)
+			s99 := r
+			cb[0] = byte(s99 >> 8)
+			cb[1] = byte(s99)
 		}
 		goto n42
 	}
@@ -1989,171 +2017,171 @@ n43:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s89 := r
-				cb[0] = byte(s89 >> 8)
-				cb[1] = byte(s89)
+				s100 := r
+				cb[0] = byte(s100 >> 8)
+				cb[1] = byte(s100)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d90 uint64 // icmpv6 checksum
+		var d101 uint64 // icmpv6 checksum
 		if !(h0 >= 0) {
 			return pl.drop(14)
 		}
-		b91 := data[h0 : h0+14] // ethernet
-		v92 := (uint64(b91[6])<<40 | uint64(b91[7])<<32 | uint64(b91[8])<<24 | uint64(b91[9])<<16 | uint64(b91[10])<<8 | uint64(b91[11]))
-		w93, lo94, hi95 := false, 0, 0
+		b102 := data[h0 : h0+14] // ethernet
+		v103 := (uint64(b102[6])<<40 | uint64(b102[7])<<32 | uint64(b102[8])<<24 | uint64(b102[9])<<16 | uint64(b102[10])<<8 | uint64(b102[11]))
+		w104, lo105, hi106 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+0, h0+6
-			lo94, hi95 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w93 = hi95 <= len(data) && hi95-lo94 <= 20
+			lo105, hi106 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w104 = hi106 <= len(data) && hi106-lo105 <= 20
 		}
-		var o96 uint32
-		if w93 {
-			o96 = packet.SumWords(data[lo94:hi95])
+		var o107 uint32
+		if w104 {
+			o107 = packet.SumWords(data[lo105:hi106])
 		}
-		s97 := v92
-		b91[0] = byte(s97 >> 40)
-		b91[1] = byte(s97 >> 32)
-		b91[2] = byte(s97 >> 24)
-		b91[3] = byte(s97 >> 16)
-		b91[4] = byte(s97 >> 8)
-		b91[5] = byte(s97)
-		f98 := uint32(o96)
-		f98 += bits.RotateLeft32(f98, 16)
-		if w93 {
-			d90 += uint64(^uint16(f98>>16)) + uint64(packet.SumWords(data[lo94:hi95]))
+		s108 := v103
+		b102[0] = byte(s108 >> 40)
+		b102[1] = byte(s108 >> 32)
+		b102[2] = byte(s108 >> 24)
+		b102[3] = byte(s108 >> 16)
+		b102[4] = byte(s108 >> 8)
+		b102[5] = byte(s108)
+		f109 := uint32(o107)
+		f109 += bits.RotateLeft32(f109, 16)
+		if w104 {
+			d101 += uint64(^uint16(f109>>16)) + uint64(packet.SumWords(data[lo105:hi106]))
 		}
-		v99 := m2
-		w100, lo101, hi102 := false, 0, 0
+		v110 := m2
+		w111, lo112, hi113 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+6, h0+12
-			lo101, hi102 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w100 = hi102 <= len(data) && hi102-lo101 <= 20
+			lo112, hi113 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w111 = hi113 <= len(data) && hi113-lo112 <= 20
 		}
-		var o103 uint32
-		if w100 {
-			o103 = packet.SumWords(data[lo101:hi102])
+		var o114 uint32
+		if w111 {
+			o114 = packet.SumWords(data[lo112:hi113])
 		}
-		s104 := v99
-		b91[6] = byte(s104 >> 40)
-		b91[7] = byte(s104 >> 32)
-		b91[8] = byte(s104 >> 24)
-		b91[9] = byte(s104 >> 16)
-		b91[10] = byte(s104 >> 8)
-		b91[11] = byte(s104)
-		f105 := uint32(o103)
-		f105 += bits.RotateLeft32(f105, 16)
-		if w100 {
-			d90 += uint64(^uint16(f105>>16)) + uint64(packet.SumWords(data[lo101:hi102]))
+		s115 := v110
+		b102[6] = byte(s115 >> 40)
+		b102[7] = byte(s115 >> 32)
+		b102[8] = byte(s115 >> 24)
+		b102[9] = byte(s115 >> 16)
+		b102[10] = byte(s115 >> 8)
+		b102[11] = byte(s115)
+		f116 := uint32(o114)
+		f116 += bits.RotateLeft32(f116, 16)
+		if w111 {
+			d101 += uint64(^uint16(f116>>16)) + uint64(packet.SumWords(data[lo112:hi113]))
 		}
 		if !(h3 >= 0) {
 			return pl.drop(14)
 		}
-		b106 := data[h3 : h3+40] // ipv6
-		v107 := packet.Value{Hi: (uint64(b106[8])<<56 | uint64(b106[9])<<48 | uint64(b106[10])<<40 | uint64(b106[11])<<32 | uint64(b106[12])<<24 | uint64(b106[13])<<16 | uint64(b106[14])<<8 | uint64(b106[15])), Lo: (uint64(b106[16])<<56 | uint64(b106[17])<<48 | uint64(b106[18])<<40 | uint64(b106[19])<<32 | uint64(b106[20])<<24 | uint64(b106[21])<<16 | uint64(b106[22])<<8 | uint64(b106[23]))}
-		w108, lo109, hi110 := false, 0, 0
+		b117 := data[h3 : h3+40] // ipv6
+		v118 := packet.Value{Hi: (uint64(b117[8])<<56 | uint64(b117[9])<<48 | uint64(b117[10])<<40 | uint64(b117[11])<<32 | uint64(b117[12])<<24 | uint64(b117[13])<<16 | uint64(b117[14])<<8 | uint64(b117[15])), Lo: (uint64(b117[16])<<56 | uint64(b117[17])<<48 | uint64(b117[18])<<40 | uint64(b117[19])<<32 | uint64(b117[20])<<24 | uint64(b117[21])<<16 | uint64(b117[22])<<8 | uint64(b117[23]))}
+		w119, lo120, hi121 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+24, h3+40
-			lo109, hi110 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w108 = hi110 <= len(data) && hi110-lo109 <= 20
+			lo120, hi121 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w119 = hi121 <= len(data) && hi121-lo120 <= 20
 		} else if h7 >= 0 {
-			lo109, hi110 = h3+24, h3+40
-			w108 = hi110 <= len(data) && hi110-lo109 <= 20
+			lo120, hi121 = h3+24, h3+40
+			w119 = hi121 <= len(data) && hi121-lo120 <= 20
 		}
-		var o111 uint32
-		if w108 {
-			o111 = packet.SumWords(data[lo109:hi110])
+		var o122 uint32
+		if w119 {
+			o122 = packet.SumWords(data[lo120:hi121])
 		}
-		v112 := v107
-		s113 := v112.Hi
-		b106[24] = byte(s113 >> 56)
-		b106[25] = byte(s113 >> 48)
-		b106[26] = byte(s113 >> 40)
-		b106[27] = byte(s113 >> 32)
-		b106[28] = byte(s113 >> 24)
-		b106[29] = byte(s113 >> 16)
-		b106[30] = byte(s113 >> 8)
-		b106[31] = byte(s113)
-		s114 := v112.Lo
-		b106[32] = byte(s114 >> 56)
-		b106[33] = byte(s114 >> 48)
-		b106[34] = byte(s114 >> 40)
-		b106[35] = byte(s114 >> 32)
-		b106[36] = byte(s114 >> 24)
-		b106[37] = byte(s114 >> 16)
-		b106[38] = byte(s114 >> 8)
-		b106[39] = byte(s114)
-		f115 := uint32(o111)
-		f115 += bits.RotateLeft32(f115, 16)
-		if w108 {
-			d90 += uint64(^uint16(f115>>16)) + uint64(packet.SumWords(data[lo109:hi110]))
+		v123 := v118
+		s124 := v123.Hi
+		b117[24] = byte(s124 >> 56)
+		b117[25] = byte(s124 >> 48)
+		b117[26] = byte(s124 >> 40)
+		b117[27] = byte(s124 >> 32)
+		b117[28] = byte(s124 >> 24)
+		b117[29] = byte(s124 >> 16)
+		b117[30] = byte(s124 >> 8)
+		b117[31] = byte(s124)
+		s125 := v123.Lo
+		b117[32] = byte(s125 >> 56)
+		b117[33] = byte(s125 >> 48)
+		b117[34] = byte(s125 >> 40)
+		b117[35] = byte(s125 >> 32)
+		b117[36] = byte(s125 >> 24)
+		b117[37] = byte(s125 >> 16)
+		b117[38] = byte(s125 >> 8)
+		b117[39] = byte(s125)
+		f126 := uint32(o122)
+		f126 += bits.RotateLeft32(f126, 16)
+		if w119 {
+			d101 += uint64(^uint16(f126>>16)) + uint64(packet.SumWords(data[lo120:hi121]))
 		}
-		v116 := m3
-		w117, lo118, hi119 := false, 0, 0
+		v127 := m3
+		w128, lo129, hi130 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+8, h3+24
-			lo118, hi119 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w117 = hi119 <= len(data) && hi119-lo118 <= 20
+			lo129, hi130 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w128 = hi130 <= len(data) && hi130-lo129 <= 20
 		} else if h7 >= 0 {
-			lo118, hi119 = h3+8, h3+24
-			w117 = hi119 <= len(data) && hi119-lo118 <= 20
+			lo129, hi130 = h3+8, h3+24
+			w128 = hi130 <= len(data) && hi130-lo129 <= 20
 		}
-		var o120 uint32
-		if w117 {
-			o120 = packet.SumWords(data[lo118:hi119])
+		var o131 uint32
+		if w128 {
+			o131 = packet.SumWords(data[lo129:hi130])
 		}
-		v121 := v116
-		s122 := v121.Hi
-		b106[8] = byte(s122 >> 56)
-		b106[9] = byte(s122 >> 48)
-		b106[10] = byte(s122 >> 40)
-		b106[11] = byte(s122 >> 32)
-		b106[12] = byte(s122 >> 24)
-		b106[13] = byte(s122 >> 16)
-		b106[14] = byte(s122 >> 8)
-		b106[15] = byte(s122)
-		s123 := v121.Lo
-		b106[16] = byte(s123 >> 56)
-		b106[17] = byte(s123 >> 48)
-		b106[18] = byte(s123 >> 40)
-		b106[19] = byte(s123 >> 32)
-		b106[20] = byte(s123 >> 24)
-		b106[21] = byte(s123 >> 16)
-		b106[22] = byte(s123 >> 8)
-		b106[23] = byte(s123)
-		f124 := uint32(o120)
-		f124 += bits.RotateLeft32(f124, 16)
-		if w117 {
-			d90 += uint64(^uint16(f124>>16)) + uint64(packet.SumWords(data[lo118:hi119]))
+		v132 := v127
+		s133 := v132.Hi
+		b117[8] = byte(s133 >> 56)
+		b117[9] = byte(s133 >> 48)
+		b117[10] = byte(s133 >> 40)
+		b117[11] = byte(s133 >> 32)
+		b117[12] = byte(s133 >> 24)
+		b117[13] = byte(s133 >> 16)
+		b117[14] = byte(s133 >> 8)
+		b117[15] = byte(s133)
+		s134 := v132.Lo
+		b117[16] = byte(s134 >> 56)
+		b117[17] = byte(s134 >> 48)
+		b117[18] = byte(s134 >> 40)
+		b117[19] = byte(s134 >> 32)
+		b117[20] = byte(s134 >> 24)
+		b117[21] = byte(s134 >> 16)
+		b117[22] = byte(s134 >> 8)
+		b117[23] = byte(s134)
+		f135 := uint32(o131)
+		f135 += bits.RotateLeft32(f135, 16)
+		if w128 {
+			d101 += uint64(^uint16(f135>>16)) + uint64(packet.SumWords(data[lo129:hi130]))
 		}
-		v125 := 0x81
+		v136 := 0x81
 		if !(h7 >= 0) {
 			return pl.drop(14)
 		}
-		b126 := data[h7 : h7+4] // icmpv6
-		os127 := uint32(uint64(b126[0])<<8 | uint64(b126[1]))
-		b126[0] = byte(v125)
-		f129 := uint32(os127)
-		f129 += bits.RotateLeft32(f129, 16)
-		dl128 := uint64(^uint16(f129>>16)) + uint64(uint32(uint64(b126[0])<<8|uint64(b126[1])))
+		b137 := data[h7 : h7+4] // icmpv6
+		os138 := uint32(uint64(b137[0])<<8 | uint64(b137[1]))
+		b137[0] = byte(v136)
+		f140 := uint32(os138)
+		f140 += bits.RotateLeft32(f140, 16)
+		dl139 := uint64(^uint16(f140>>16)) + uint64(uint32(uint64(b137[0])<<8|uint64(b137[1])))
 		if h7 >= 0 {
-			d90 += dl128
+			d101 += dl139
 		}
 		if (h7 >= 0) && h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d90
+			x := uint64(^cv) + d101
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s130 := r
-			cb[0] = byte(s130 >> 8)
-			cb[1] = byte(s130)
+			s141 := r
+			cb[0] = byte(s141 >> 8)
+			cb[1] = byte(s141)
 		}
 		goto n44
 	}
@@ -2167,8 +2195,8 @@ n45:
 		if !(h12 >= 0) {
 			return pl.drop(15)
 		}
-		b131 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b131[4])<<56 | uint64(b131[5])<<48 | uint64(b131[6])<<40 | uint64(b131[7])<<32 | uint64(b131[8])<<24 | uint64(b131[9])<<16 | uint64(b131[10])<<8 | uint64(b131[11])), Lo: (uint64(b131[12])<<56 | uint64(b131[13])<<48 | uint64(b131[14])<<40 | uint64(b131[15])<<32 | uint64(b131[16])<<24 | uint64(b131[17])<<16 | uint64(b131[18])<<8 | uint64(b131[19]))} == m3) {
+		b142 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b142[4])<<56 | uint64(b142[5])<<48 | uint64(b142[6])<<40 | uint64(b142[7])<<32 | uint64(b142[8])<<24 | uint64(b142[9])<<16 | uint64(b142[10])<<8 | uint64(b142[11])), Lo: (uint64(b142[12])<<56 | uint64(b142[13])<<48 | uint64(b142[14])<<40 | uint64(b142[15])<<32 | uint64(b142[16])<<24 | uint64(b142[17])<<16 | uint64(b142[18])<<8 | uint64(b142[19]))} == m3) {
 			goto n47
 		}
 		goto n46
@@ -2182,8 +2210,8 @@ n47:
 		if !(h3 >= 0) {
 			return pl.drop(17)
 		}
-		b132 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b132[8])<<56 | uint64(b132[9])<<48 | uint64(b132[10])<<40 | uint64(b132[11])<<32 | uint64(b132[12])<<24 | uint64(b132[13])<<16 | uint64(b132[14])<<8 | uint64(b132[15])), Lo: (uint64(b132[16])<<56 | uint64(b132[17])<<48 | uint64(b132[18])<<40 | uint64(b132[19])<<32 | uint64(b132[20])<<24 | uint64(b132[21])<<16 | uint64(b132[22])<<8 | uint64(b132[23]))} == packet.Value{Lo: 0x0}) {
+		b143 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b143[8])<<56 | uint64(b143[9])<<48 | uint64(b143[10])<<40 | uint64(b143[11])<<32 | uint64(b143[12])<<24 | uint64(b143[13])<<16 | uint64(b143[14])<<8 | uint64(b143[15])), Lo: (uint64(b143[16])<<56 | uint64(b143[17])<<48 | uint64(b143[18])<<40 | uint64(b143[19])<<32 | uint64(b143[20])<<24 | uint64(b143[21])<<16 | uint64(b143[22])<<8 | uint64(b143[23]))} == packet.Value{Lo: 0x0}) {
 			goto n48
 		}
 		goto n49
@@ -2196,8 +2224,8 @@ n48:
 		if !(h12 >= 0) {
 			return pl.drop(18)
 		}
-		b133 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b133[4])<<56 | uint64(b133[5])<<48 | uint64(b133[6])<<40 | uint64(b133[7])<<32 | uint64(b133[8])<<24 | uint64(b133[9])<<16 | uint64(b133[10])<<8 | uint64(b133[11])), Lo: (uint64(b133[12])<<56 | uint64(b133[13])<<48 | uint64(b133[14])<<40 | uint64(b133[15])<<32 | uint64(b133[16])<<24 | uint64(b133[17])<<16 | uint64(b133[18])<<8 | uint64(b133[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b144 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b144[4])<<56 | uint64(b144[5])<<48 | uint64(b144[6])<<40 | uint64(b144[7])<<32 | uint64(b144[8])<<24 | uint64(b144[9])<<16 | uint64(b144[10])<<8 | uint64(b144[11])), Lo: (uint64(b144[12])<<56 | uint64(b144[13])<<48 | uint64(b144[14])<<40 | uint64(b144[15])<<32 | uint64(b144[16])<<24 | uint64(b144[17])<<16 | uint64(b144[18])<<8 | uint64(b144[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n52
 	}
 n49:
@@ -2205,19 +2233,19 @@ n49:
 		if !(h3 >= 0) {
 			return pl.drop(19)
 		}
-		b134 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b134[8])<<56 | uint64(b134[9])<<48 | uint64(b134[10])<<40 | uint64(b134[11])<<32 | uint64(b134[12])<<24 | uint64(b134[13])<<16 | uint64(b134[14])<<8 | uint64(b134[15])), Lo: (uint64(b134[16])<<56 | uint64(b134[17])<<48 | uint64(b134[18])<<40 | uint64(b134[19])<<32 | uint64(b134[20])<<24 | uint64(b134[21])<<16 | uint64(b134[22])<<8 | uint64(b134[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b145 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b145[8])<<56 | uint64(b145[9])<<48 | uint64(b145[10])<<40 | uint64(b145[11])<<32 | uint64(b145[12])<<24 | uint64(b145[13])<<16 | uint64(b145[14])<<8 | uint64(b145[15])), Lo: (uint64(b145[16])<<56 | uint64(b145[17])<<48 | uint64(b145[18])<<40 | uint64(b145[19])<<32 | uint64(b145[20])<<24 | uint64(b145[21])<<16 | uint64(b145[22])<<8 | uint64(b145[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		if !(h0 >= 0) {
 			return pl.drop(19)
 		}
-		b135 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b135[6])<<40 | uint64(b135[7])<<32 | uint64(b135[8])<<24 | uint64(b135[9])<<16 | uint64(b135[10])<<8 | uint64(b135[11])) & 0xffffffffffff
+		b146 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b146[6])<<40 | uint64(b146[7])<<32 | uint64(b146[8])<<24 | uint64(b146[9])<<16 | uint64(b146[10])<<8 | uint64(b146[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(19)
 		}
-		b136 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b136[4])<<56 | uint64(b136[5])<<48 | uint64(b136[6])<<40 | uint64(b136[7])<<32 | uint64(b136[8])<<24 | uint64(b136[9])<<16 | uint64(b136[10])<<8 | uint64(b136[11])), Lo: (uint64(b136[12])<<56 | uint64(b136[13])<<48 | uint64(b136[14])<<40 | uint64(b136[15])<<32 | uint64(b136[16])<<24 | uint64(b136[17])<<16 | uint64(b136[18])<<8 | uint64(b136[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b147 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b147[4])<<56 | uint64(b147[5])<<48 | uint64(b147[6])<<40 | uint64(b147[7])<<32 | uint64(b147[8])<<24 | uint64(b147[9])<<16 | uint64(b147[10])<<8 | uint64(b147[11])), Lo: (uint64(b147[12])<<56 | uint64(b147[13])<<48 | uint64(b147[14])<<40 | uint64(b147[15])<<32 | uint64(b147[16])<<24 | uint64(b147[17])<<16 | uint64(b147[18])<<8 | uint64(b147[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n50
 	}
 n50:
@@ -2233,8 +2261,8 @@ n51:
 		if !(h14 >= 0) {
 			return pl.drop(20)
 		}
-		b137 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b137[0])<<40 | uint64(b137[1])<<32 | uint64(b137[2])<<24 | uint64(b137[3])<<16 | uint64(b137[4])<<8 | uint64(b137[5])) & 0xffffffffffff
+		b148 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b148[0])<<40 | uint64(b148[1])<<32 | uint64(b148[2])<<24 | uint64(b148[3])<<16 | uint64(b148[4])<<8 | uint64(b148[5])) & 0xffffffffffff
 		pl.edges[10]++
 		goto n52
 	}
@@ -2257,84 +2285,84 @@ n54:
 		if !(h14 >= 0) {
 			return pl.drop(21)
 		}
-		po138, pn139 := h14, 6 // nd_mac
-		if po138+pn139 > len(data) {
+		po149, pn150 := h14, 6 // nd_mac
+		if po149+pn150 > len(data) {
 			return pl.drop(21)
 		}
-		pendOff = po138
-		pendN = pn139
+		pendOff = po149
+		pendN = pn150
 		h14 = -1
-		if (h0 >= 0) && h0 > po138 {
-			h0 -= pn139
+		if (h0 >= 0) && h0 > po149 {
+			h0 -= pn150
 		} // ethernet
-		if (h1 >= 0) && h1 > po138 {
-			h1 -= pn139
+		if (h1 >= 0) && h1 > po149 {
+			h1 -= pn150
 		} // vlan
-		if (h2 >= 0) && h2 > po138 {
-			h2 -= pn139
+		if (h2 >= 0) && h2 > po149 {
+			h2 -= pn150
 		} // ipv4
-		if (h3 >= 0) && h3 > po138 {
-			h3 -= pn139
+		if (h3 >= 0) && h3 > po149 {
+			h3 -= pn150
 		} // ipv6
-		if (h4 >= 0) && h4 > po138 {
-			h4 -= pn139
+		if (h4 >= 0) && h4 > po149 {
+			h4 -= pn150
 		} // udp
-		if (h5 >= 0) && h5 > po138 {
-			h5 -= pn139
+		if (h5 >= 0) && h5 > po149 {
+			h5 -= pn150
 		} // arp
-		if (h6 >= 0) && h6 > po138 {
-			h6 -= pn139
+		if (h6 >= 0) && h6 > po149 {
+			h6 -= pn150
 		} // icmp
-		if (h7 >= 0) && h7 > po138 {
-			h7 -= pn139
+		if (h7 >= 0) && h7 > po149 {
+			h7 -= pn150
 		} // icmpv6
-		if (h8 >= 0) && h8 > po138 {
-			h8 -= pn139
+		if (h8 >= 0) && h8 > po149 {
+			h8 -= pn150
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po138 {
-			h9 -= pn139
+		if (h9 >= 0) && h9 > po149 {
+			h9 -= pn150
 		} // lb_common
-		if (h10 >= 0) && h10 > po138 {
-			h10 -= pn139
+		if (h10 >= 0) && h10 > po149 {
+			h10 -= pn150
 		} // lb_v2
-		if (h11 >= 0) && h11 > po138 {
-			h11 -= pn139
+		if (h11 >= 0) && h11 > po149 {
+			h11 -= pn150
 		} // lb_v3
-		if (h12 >= 0) && h12 > po138 {
-			h12 -= pn139
+		if (h12 >= 0) && h12 > po149 {
+			h12 -= pn150
 		} // nd_ns
-		if (h13 >= 0) && h13 > po138 {
-			h13 -= pn139
+		if (h13 >= 0) && h13 > po149 {
+			h13 -= pn150
 		} // nd_opt
-		if (h15 >= 0) && h15 > po138 {
-			h15 -= pn139
+		if (h15 >= 0) && h15 > po149 {
+			h15 -= pn150
 		} // nd_na
-		if (h16 >= 0) && h16 > po138 {
-			h16 -= pn139
+		if (h16 >= 0) && h16 > po149 {
+			h16 -= pn150
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po138 {
-			h17 -= pn139
+		if (h17 >= 0) && h17 > po149 {
+			h17 -= pn150
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po138 {
-			h18 -= pn139
+		if (h18 >= 0) && h18 > po149 {
+			h18 -= pn150
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po138 {
-			h19 -= pn139
+		if (h19 >= 0) && h19 > po149 {
+			h19 -= pn150
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po138 {
-			h20 -= pn139
+		if (h20 >= 0) && h20 > po149 {
+			h20 -= pn150
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po138 {
-			h21 -= pn139
+		if (h21 >= 0) && h21 > po149 {
+			h21 -= pn150
 		} // lldp
-		if (h22 >= 0) && h22 > po138 {
-			h22 -= pn139
+		if (h22 >= 0) && h22 > po149 {
+			h22 -= pn150
 		} // slow
-		if (h23 >= 0) && h23 > po138 {
-			h23 -= pn139
+		if (h23 >= 0) && h23 > po149 {
+			h23 -= pn150
 		} // lacp
-		if cur > po138 {
-			cur = max(po138, cur-pn139)
+		if cur > po149 {
+			cur = max(po149, cur-pn150)
 		}
 		pl.edges[11]++
 		goto n55
@@ -2354,84 +2382,84 @@ n55:
 		if !(h13 >= 0) {
 			return pl.drop(22)
 		}
-		po140, pn141 := h13, 2 // nd_opt
-		if po140+pn141 > len(data) {
+		po151, pn152 := h13, 2 // nd_opt
+		if po151+pn152 > len(data) {
 			return pl.drop(22)
 		}
-		pendOff = po140
-		pendN += pn141
+		pendOff = po151
+		pendN += pn152
 		h13 = -1
-		if (h0 >= 0) && h0 > po140 {
-			h0 -= pn141
+		if (h0 >= 0) && h0 > po151 {
+			h0 -= pn152
 		} // ethernet
-		if (h1 >= 0) && h1 > po140 {
-			h1 -= pn141
+		if (h1 >= 0) && h1 > po151 {
+			h1 -= pn152
 		} // vlan
-		if (h2 >= 0) && h2 > po140 {
-			h2 -= pn141
+		if (h2 >= 0) && h2 > po151 {
+			h2 -= pn152
 		} // ipv4
-		if (h3 >= 0) && h3 > po140 {
-			h3 -= pn141
+		if (h3 >= 0) && h3 > po151 {
+			h3 -= pn152
 		} // ipv6
-		if (h4 >= 0) && h4 > po140 {
-			h4 -= pn141
+		if (h4 >= 0) && h4 > po151 {
+			h4 -= pn152
 		} // udp
-		if (h5 >= 0) && h5 > po140 {
-			h5 -= pn141
+		if (h5 >= 0) && h5 > po151 {
+			h5 -= pn152
 		} // arp
-		if (h6 >= 0) && h6 > po140 {
-			h6 -= pn141
+		if (h6 >= 0) && h6 > po151 {
+			h6 -= pn152
 		} // icmp
-		if (h7 >= 0) && h7 > po140 {
-			h7 -= pn141
+		if (h7 >= 0) && h7 > po151 {
+			h7 -= pn152
 		} // icmpv6
-		if (h8 >= 0) && h8 > po140 {
-			h8 -= pn141
+		if (h8 >= 0) && h8 > po151 {
+			h8 -= pn152
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po140 {
-			h9 -= pn141
+		if (h9 >= 0) && h9 > po151 {
+			h9 -= pn152
 		} // lb_common
-		if (h10 >= 0) && h10 > po140 {
-			h10 -= pn141
+		if (h10 >= 0) && h10 > po151 {
+			h10 -= pn152
 		} // lb_v2
-		if (h11 >= 0) && h11 > po140 {
-			h11 -= pn141
+		if (h11 >= 0) && h11 > po151 {
+			h11 -= pn152
 		} // lb_v3
-		if (h12 >= 0) && h12 > po140 {
-			h12 -= pn141
+		if (h12 >= 0) && h12 > po151 {
+			h12 -= pn152
 		} // nd_ns
-		if (h14 >= 0) && h14 > po140 {
-			h14 -= pn141
+		if (h14 >= 0) && h14 > po151 {
+			h14 -= pn152
 		} // nd_mac
-		if (h15 >= 0) && h15 > po140 {
-			h15 -= pn141
+		if (h15 >= 0) && h15 > po151 {
+			h15 -= pn152
 		} // nd_na
-		if (h16 >= 0) && h16 > po140 {
-			h16 -= pn141
+		if (h16 >= 0) && h16 > po151 {
+			h16 -= pn152
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po140 {
-			h17 -= pn141
+		if (h17 >= 0) && h17 > po151 {
+			h17 -= pn152
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po140 {
-			h18 -= pn141
+		if (h18 >= 0) && h18 > po151 {
+			h18 -= pn152
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po140 {
-			h19 -= pn141
+		if (h19 >= 0) && h19 > po151 {
+			h19 -= pn152
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po140 {
-			h20 -= pn141
+		if (h20 >= 0) && h20 > po151 {
+			h20 -= pn152
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po140 {
-			h21 -= pn141
+		if (h21 >= 0) && h21 > po151 {
+			h21 -= pn152
 		} // lldp
-		if (h22 >= 0) && h22 > po140 {
-			h22 -= pn141
+		if (h22 >= 0) && h22 > po151 {
+			h22 -= pn152
 		} // slow
-		if (h23 >= 0) && h23 > po140 {
-			h23 -= pn141
+		if (h23 >= 0) && h23 > po151 {
+			h23 -= pn152
 		} // lacp
-		if cur > po140 {
-			cur = max(po140, cur-pn141)
+		if cur > po151 {
+			cur = max(po151, cur-pn152)
 		}
 		pl.edges[12]++
 		goto n56
@@ -2451,91 +2479,91 @@ n56:
 		if !(h12 >= 0) {
 			return pl.drop(23)
 		}
-		po142, pn143 := h12, 20 // nd_ns
-		if po142+pn143 > len(data) {
+		po153, pn154 := h12, 20 // nd_ns
+		if po153+pn154 > len(data) {
 			return pl.drop(23)
 		}
-		pendN += pn143
-		if po142 < len(data)-po142-pendN {
-			copy(data[pendN:pendN+po142], data[:po142])
+		pendN += pn154
+		if po153 < len(data)-po153-pendN {
+			copy(data[pendN:pendN+po153], data[:po153])
 			data = data[pendN:]
 		} else {
-			copy(data[po142:], data[po142+pendN:])
+			copy(data[po153:], data[po153+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h0 >= 0) && h0 > po142 {
-			h0 -= pn143
+		if (h0 >= 0) && h0 > po153 {
+			h0 -= pn154
 		} // ethernet
-		if (h1 >= 0) && h1 > po142 {
-			h1 -= pn143
+		if (h1 >= 0) && h1 > po153 {
+			h1 -= pn154
 		} // vlan
-		if (h2 >= 0) && h2 > po142 {
-			h2 -= pn143
+		if (h2 >= 0) && h2 > po153 {
+			h2 -= pn154
 		} // ipv4
-		if (h3 >= 0) && h3 > po142 {
-			h3 -= pn143
+		if (h3 >= 0) && h3 > po153 {
+			h3 -= pn154
 		} // ipv6
-		if (h4 >= 0) && h4 > po142 {
-			h4 -= pn143
+		if (h4 >= 0) && h4 > po153 {
+			h4 -= pn154
 		} // udp
-		if (h5 >= 0) && h5 > po142 {
-			h5 -= pn143
+		if (h5 >= 0) && h5 > po153 {
+			h5 -= pn154
 		} // arp
-		if (h6 >= 0) && h6 > po142 {
-			h6 -= pn143
+		if (h6 >= 0) && h6 > po153 {
+			h6 -= pn154
 		} // icmp
-		if (h7 >= 0) && h7 > po142 {
-			h7 -= pn143
+		if (h7 >= 0) && h7 > po153 {
+			h7 -= pn154
 		} // icmpv6
-		if (h8 >= 0) && h8 > po142 {
-			h8 -= pn143
+		if (h8 >= 0) && h8 > po153 {
+			h8 -= pn154
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po142 {
-			h9 -= pn143
+		if (h9 >= 0) && h9 > po153 {
+			h9 -= pn154
 		} // lb_common
-		if (h10 >= 0) && h10 > po142 {
-			h10 -= pn143
+		if (h10 >= 0) && h10 > po153 {
+			h10 -= pn154
 		} // lb_v2
-		if (h11 >= 0) && h11 > po142 {
-			h11 -= pn143
+		if (h11 >= 0) && h11 > po153 {
+			h11 -= pn154
 		} // lb_v3
-		if (h13 >= 0) && h13 > po142 {
-			h13 -= pn143
+		if (h13 >= 0) && h13 > po153 {
+			h13 -= pn154
 		} // nd_opt
-		if (h14 >= 0) && h14 > po142 {
-			h14 -= pn143
+		if (h14 >= 0) && h14 > po153 {
+			h14 -= pn154
 		} // nd_mac
-		if (h15 >= 0) && h15 > po142 {
-			h15 -= pn143
+		if (h15 >= 0) && h15 > po153 {
+			h15 -= pn154
 		} // nd_na
-		if (h16 >= 0) && h16 > po142 {
-			h16 -= pn143
+		if (h16 >= 0) && h16 > po153 {
+			h16 -= pn154
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po142 {
-			h17 -= pn143
+		if (h17 >= 0) && h17 > po153 {
+			h17 -= pn154
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po142 {
-			h18 -= pn143
+		if (h18 >= 0) && h18 > po153 {
+			h18 -= pn154
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po142 {
-			h19 -= pn143
+		if (h19 >= 0) && h19 > po153 {
+			h19 -= pn154
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po142 {
-			h20 -= pn143
+		if (h20 >= 0) && h20 > po153 {
+			h20 -= pn154
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po142 {
-			h21 -= pn143
+		if (h21 >= 0) && h21 > po153 {
+			h21 -= pn154
 		} // lldp
-		if (h22 >= 0) && h22 > po142 {
-			h22 -= pn143
+		if (h22 >= 0) && h22 > po153 {
+			h22 -= pn154
 		} // slow
-		if (h23 >= 0) && h23 > po142 {
-			h23 -= pn143
+		if (h23 >= 0) && h23 > po153 {
+			h23 -= pn154
 		} // lacp
-		if cur > po142 {
-			cur = max(po142, cur-pn143)
+		if cur > po153 {
+			cur = max(po153, cur-pn154)
 		}
 		goto n57
 	}
@@ -2550,9 +2578,9 @@ n57:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s144 := r
-				cb[0] = byte(s144 >> 8)
-				cb[1] = byte(s144)
+				s155 := r
+				cb[0] = byte(s155 >> 8)
+				cb[1] = byte(s155)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2568,9 +2596,9 @@ n57:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s146 := r
-				cb[0] = byte(s146 >> 8)
-				cb[1] = byte(s146)
+				s157 := r
+				cb[0] = byte(s157 >> 8)
+				cb[1] = byte(s157)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2700,7 +2728,7 @@ n57:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt145 := p.Push(15, h7+4, 0)
+		rt156 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2825,7 +2853,7 @@ n57:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt145 {
+		if !rt156 {
 			return pl.drop(24)
 		}
 		goto n58
@@ -2841,9 +2869,9 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s147 := r
-				cb[0] = byte(s147 >> 8)
-				cb[1] = byte(s147)
+				s158 := r
+				cb[0] = byte(s158 >> 8)
+				cb[1] = byte(s158)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2859,9 +2887,9 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s149 := r
-				cb[0] = byte(s149 >> 8)
-				cb[1] = byte(s149)
+				s160 := r
+				cb[0] = byte(s160 >> 8)
+				cb[1] = byte(s160)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2991,7 +3019,7 @@ n58:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt148 := p.Push(16, h15+20, 0)
+		rt159 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3116,7 +3144,7 @@ n58:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt148 {
+		if !rt159 {
 			return pl.drop(25)
 		}
 		goto n59
@@ -3132,9 +3160,9 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s150 := r
-				cb[0] = byte(s150 >> 8)
-				cb[1] = byte(s150)
+				s161 := r
+				cb[0] = byte(s161 >> 8)
+				cb[1] = byte(s161)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3150,9 +3178,9 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s152 := r
-				cb[0] = byte(s152 >> 8)
-				cb[1] = byte(s152)
+				s163 := r
+				cb[0] = byte(s163 >> 8)
+				cb[1] = byte(s163)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3282,7 +3310,7 @@ n59:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt151 := p.Push(17, h16+2, 0)
+		rt162 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3407,7 +3435,7 @@ n59:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt151 {
+		if !rt162 {
 			return pl.drop(26)
 		}
 		goto n60
@@ -3417,114 +3445,114 @@ n60:
 		if !(h0 >= 0) {
 			return pl.drop(27)
 		}
-		b153 := data[h0 : h0+14] // ethernet
-		s154 := m23
-		b153[0] = byte(s154 >> 40)
-		b153[1] = byte(s154 >> 32)
-		b153[2] = byte(s154 >> 24)
-		b153[3] = byte(s154 >> 16)
-		b153[4] = byte(s154 >> 8)
-		b153[5] = byte(s154)
-		s155 := m2
-		b153[6] = byte(s155 >> 40)
-		b153[7] = byte(s155 >> 32)
-		b153[8] = byte(s155 >> 24)
-		b153[9] = byte(s155 >> 16)
-		b153[10] = byte(s155 >> 8)
-		b153[11] = byte(s155)
+		b164 := data[h0 : h0+14] // ethernet
+		s165 := m23
+		b164[0] = byte(s165 >> 40)
+		b164[1] = byte(s165 >> 32)
+		b164[2] = byte(s165 >> 24)
+		b164[3] = byte(s165 >> 16)
+		b164[4] = byte(s165 >> 8)
+		b164[5] = byte(s165)
+		s166 := m2
+		b164[6] = byte(s166 >> 40)
+		b164[7] = byte(s166 >> 32)
+		b164[8] = byte(s166 >> 24)
+		b164[9] = byte(s166 >> 16)
+		b164[10] = byte(s166 >> 8)
+		b164[11] = byte(s166)
 		if !(h3 >= 0) {
 			return pl.drop(27)
 		}
-		b156 := data[h3 : h3+40] // ipv6
-		s157 := 0x20
-		b156[4] = byte(s157 >> 8)
-		b156[5] = byte(s157)
-		b156[7] = byte(0xff)
-		v158 := m3
-		s159 := v158.Hi
-		b156[8] = byte(s159 >> 56)
-		b156[9] = byte(s159 >> 48)
-		b156[10] = byte(s159 >> 40)
-		b156[11] = byte(s159 >> 32)
-		b156[12] = byte(s159 >> 24)
-		b156[13] = byte(s159 >> 16)
-		b156[14] = byte(s159 >> 8)
-		b156[15] = byte(s159)
-		s160 := v158.Lo
-		b156[16] = byte(s160 >> 56)
-		b156[17] = byte(s160 >> 48)
-		b156[18] = byte(s160 >> 40)
-		b156[19] = byte(s160 >> 32)
-		b156[20] = byte(s160 >> 24)
-		b156[21] = byte(s160 >> 16)
-		b156[22] = byte(s160 >> 8)
-		b156[23] = byte(s160)
-		v161 := m22
-		s162 := v161.Hi
-		b156[24] = byte(s162 >> 56)
-		b156[25] = byte(s162 >> 48)
-		b156[26] = byte(s162 >> 40)
-		b156[27] = byte(s162 >> 32)
-		b156[28] = byte(s162 >> 24)
-		b156[29] = byte(s162 >> 16)
-		b156[30] = byte(s162 >> 8)
-		b156[31] = byte(s162)
-		s163 := v161.Lo
-		b156[32] = byte(s163 >> 56)
-		b156[33] = byte(s163 >> 48)
-		b156[34] = byte(s163 >> 40)
-		b156[35] = byte(s163 >> 32)
-		b156[36] = byte(s163 >> 24)
-		b156[37] = byte(s163 >> 16)
-		b156[38] = byte(s163 >> 8)
-		b156[39] = byte(s163)
+		b167 := data[h3 : h3+40] // ipv6
+		s168 := 0x20
+		b167[4] = byte(s168 >> 8)
+		b167[5] = byte(s168)
+		b167[7] = byte(0xff)
+		v169 := m3
+		s170 := v169.Hi
+		b167[8] = byte(s170 >> 56)
+		b167[9] = byte(s170 >> 48)
+		b167[10] = byte(s170 >> 40)
+		b167[11] = byte(s170 >> 32)
+		b167[12] = byte(s170 >> 24)
+		b167[13] = byte(s170 >> 16)
+		b167[14] = byte(s170 >> 8)
+		b167[15] = byte(s170)
+		s171 := v169.Lo
+		b167[16] = byte(s171 >> 56)
+		b167[17] = byte(s171 >> 48)
+		b167[18] = byte(s171 >> 40)
+		b167[19] = byte(s171 >> 32)
+		b167[20] = byte(s171 >> 24)
+		b167[21] = byte(s171 >> 16)
+		b167[22] = byte(s171 >> 8)
+		b167[23] = byte(s171)
+		v172 := m22
+		s173 := v172.Hi
+		b167[24] = byte(s173 >> 56)
+		b167[25] = byte(s173 >> 48)
+		b167[26] = byte(s173 >> 40)
+		b167[27] = byte(s173 >> 32)
+		b167[28] = byte(s173 >> 24)
+		b167[29] = byte(s173 >> 16)
+		b167[30] = byte(s173 >> 8)
+		b167[31] = byte(s173)
+		s174 := v172.Lo
+		b167[32] = byte(s174 >> 56)
+		b167[33] = byte(s174 >> 48)
+		b167[34] = byte(s174 >> 40)
+		b167[35] = byte(s174 >> 32)
+		b167[36] = byte(s174 >> 24)
+		b167[37] = byte(s174 >> 16)
+		b167[38] = byte(s174 >> 8)
+		b167[39] = byte(s174)
 		if !(h7 >= 0) {
 			return pl.drop(27)
 		}
-		b164 := data[h7 : h7+4] // icmpv6
-		b164[0] = byte(0x88)
-		b164[1] = byte(0x0)
+		b175 := data[h7 : h7+4] // icmpv6
+		b175[0] = byte(0x88)
+		b175[1] = byte(0x0)
 		if !(h15 >= 0) {
 			return pl.drop(27)
 		}
-		b165 := data[h15 : h15+20] // nd_na
-		b165[0] = b165[0]&^0x40 | byte(m24)<<6&0x40
-		v166 := m25
-		s167 := v166.Hi
-		b165[4] = byte(s167 >> 56)
-		b165[5] = byte(s167 >> 48)
-		b165[6] = byte(s167 >> 40)
-		b165[7] = byte(s167 >> 32)
-		b165[8] = byte(s167 >> 24)
-		b165[9] = byte(s167 >> 16)
-		b165[10] = byte(s167 >> 8)
-		b165[11] = byte(s167)
-		s168 := v166.Lo
-		b165[12] = byte(s168 >> 56)
-		b165[13] = byte(s168 >> 48)
-		b165[14] = byte(s168 >> 40)
-		b165[15] = byte(s168 >> 32)
-		b165[16] = byte(s168 >> 24)
-		b165[17] = byte(s168 >> 16)
-		b165[18] = byte(s168 >> 8)
-		b165[19] = byte(s168)
+		b176 := data[h15 : h15+20] // nd_na
+		b176[0] = b176[0]&^0x40 | byte(m24)<<6&0x40
+		v177 := m25
+		s178 := v177.Hi
+		b176[4] = byte(s178 >> 56)
+		b176[5] = byte(s178 >> 48)
+		b176[6] = byte(s178 >> 40)
+		b176[7] = byte(s178 >> 32)
+		b176[8] = byte(s178 >> 24)
+		b176[9] = byte(s178 >> 16)
+		b176[10] = byte(s178 >> 8)
+		b176[11] = byte(s178)
+		s179 := v177.Lo
+		b176[12] = byte(s179 >> 56)
+		b176[13] = byte(s179 >> 48)
+		b176[14] = byte(s179 >> 40)
+		b176[15] = byte(s179 >> 32)
+		b176[16] = byte(s179 >> 24)
+		b176[17] = byte(s179 >> 16)
+		b176[18] = byte(s179 >> 8)
+		b176[19] = byte(s179)
 		if !(h16 >= 0) {
 			return pl.drop(27)
 		}
-		b169 := data[h16 : h16+2] // nd_na_opt
-		b169[0] = byte(0x2)
-		b169[1] = byte(0x1)
+		b180 := data[h16 : h16+2] // nd_na_opt
+		b180[0] = byte(0x2)
+		b180[1] = byte(0x1)
 		if !(h17 >= 0) {
 			return pl.drop(27)
 		}
-		b170 := data[h17 : h17+6] // nd_na_mac
-		s171 := m2
-		b170[0] = byte(s171 >> 40)
-		b170[1] = byte(s171 >> 32)
-		b170[2] = byte(s171 >> 24)
-		b170[3] = byte(s171 >> 16)
-		b170[4] = byte(s171 >> 8)
-		b170[5] = byte(s171)
+		b181 := data[h17 : h17+6] // nd_na_mac
+		s182 := m2
+		b181[0] = byte(s182 >> 40)
+		b181[1] = byte(s182 >> 32)
+		b181[2] = byte(s182 >> 24)
+		b181[3] = byte(s182 >> 16)
+		b181[4] = byte(s182 >> 8)
+		b181[5] = byte(s182)
 		goto n61
 	}
 n61:
@@ -3538,9 +3566,9 @@ n61:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s172 := r
-				cb[0] = byte(s172 >> 8)
-				cb[1] = byte(s172)
+				s183 := r
+				cb[0] = byte(s183 >> 8)
+				cb[1] = byte(s183)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3553,9 +3581,9 @@ n61:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s174 := r
-				cb[0] = byte(s174 >> 8)
-				cb[1] = byte(s174)
+				s185 := r
+				cb[0] = byte(s185 >> 8)
+				cb[1] = byte(s185)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3685,7 +3713,7 @@ n61:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt173 := p.ComputeChecksum(7)
+		rt184 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3810,7 +3838,7 @@ n61:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt173 {
+		if !rt184 {
 			return pl.drop(28)
 		}
 		goto n62
@@ -3838,21 +3866,23 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b175 := data[h2 : h2+20] // ipv4
-		k176 := ((uint64(b175[12])<<24|uint64(b175[13])<<16|uint64(b175[14])<<8|uint64(b175[15]))&0xffffffff)<<0 | ((m4)&0x7)<<32
-		if pi177 := pl.tables[2].Packed(); len(pi177.Slots) > 0 {
-			k176 &= pi177.Mask
-			for m, j := uint64(len(pi177.Slots)-1), packet.PackedHash(k176); ; j++ {
-				sl := &pi177.Slots[j&m]
+		kw186 := (m4) & 0x7
+		b188 := data[h2 : h2+20] // ipv4
+		kw187 := (uint64(b188[12])<<24 | uint64(b188[13])<<16 | uint64(b188[14])<<8 | uint64(b188[15])) & 0xffffffff
+		k189 := kw187<<0 | kw186<<32
+		if pi190 := pl.tables[2].Packed(); len(pi190.Slots) > 0 {
+			k189 &= pi190.Mask
+			for m, j := uint64(len(pi190.Slots)-1), packet.PackedHash(k189); ; j++ {
+				sl := &pi190.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k176 {
+				if sl.Key == k189 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k176); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k189); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3870,9 +3900,26 @@ n66:
 n67:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		b179 := data[h3 : h3+40] // ipv6
-		kv178 := packet.Value{Hi: (uint64(b179[8])<<56 | uint64(b179[9])<<48 | uint64(b179[10])<<40 | uint64(b179[11])<<32 | uint64(b179[12])<<24 | uint64(b179[13])<<16 | uint64(b179[14])<<8 | uint64(b179[15])), Lo: (uint64(b179[16])<<56 | uint64(b179[17])<<48 | uint64(b179[18])<<40 | uint64(b179[19])<<32 | uint64(b179[20])<<24 | uint64(b179[21])<<16 | uint64(b179[22])<<8 | uint64(b179[23]))}
-		if a, ps, hit := pl.tables[3].LookupWordsAction((m4)&0x7, kv178.Hi, kv178.Lo, 0); hit {
+		kw191 := (m4) & 0x7
+		b193 := data[h3 : h3+40] // ipv6
+		kw192 := packet.Value{Hi: (uint64(b193[8])<<56 | uint64(b193[9])<<48 | uint64(b193[10])<<40 | uint64(b193[11])<<32 | uint64(b193[12])<<24 | uint64(b193[13])<<16 | uint64(b193[14])<<8 | uint64(b193[15])), Lo: (uint64(b193[16])<<56 | uint64(b193[17])<<48 | uint64(b193[18])<<40 | uint64(b193[19])<<32 | uint64(b193[20])<<24 | uint64(b193[21])<<16 | uint64(b193[22])<<8 | uint64(b193[23]))}
+		if wl194 := pl.tables[3].Words(); len(wl194.Slots) > 0 {
+			x196 := kw191 & wl194.Mask[0]
+			x197 := kw192.Hi & wl194.Mask[1]
+			x198 := kw192.Lo & wl194.Mask[2]
+			h195 := packet.WordsHash(x196, x197, x198, 0)
+			for m, j := uint64(len(wl194.Slots)-1), h195>>(wl194.Shift&63); ; j = (j + 1) & m {
+				sl := &wl194.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl194.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h195 && ks[0] == x196 && ks[1] == x197 && ks[2] == x198 {
+					a := &wl194.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw191, kw192.Hi, kw192.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3910,25 +3957,49 @@ n71:
 	}
 n72:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b180 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b180[4])<<56 | uint64(b180[5])<<48 | uint64(b180[6])<<40 | uint64(b180[7])<<32 | uint64(b180[8])<<24 | uint64(b180[9])<<16 | uint64(b180[10])<<8 | uint64(b180[11]))
-		m18 = ((uint64(b180[4])<<56 | uint64(b180[5])<<48 | uint64(b180[6])<<40 | uint64(b180[7])<<32 | uint64(b180[8])<<24 | uint64(b180[9])<<16 | uint64(b180[10])<<8 | uint64(b180[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b180[2])<<8 | uint64(b180[3])) & 0xffff
+		b199 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b199[4])<<56 | uint64(b199[5])<<48 | uint64(b199[6])<<40 | uint64(b199[7])<<32 | uint64(b199[8])<<24 | uint64(b199[9])<<16 | uint64(b199[10])<<8 | uint64(b199[11]))
+		m18 = ((uint64(b199[4])<<56 | uint64(b199[5])<<48 | uint64(b199[6])<<40 | uint64(b199[7])<<32 | uint64(b199[8])<<24 | uint64(b199[9])<<16 | uint64(b199[10])<<8 | uint64(b199[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b199[2])<<8 | uint64(b199[3])) & 0xffff
 		goto n74
 	}
 n73:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b181 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b181[4])<<56 | uint64(b181[5])<<48 | uint64(b181[6])<<40 | uint64(b181[7])<<32 | uint64(b181[8])<<24 | uint64(b181[9])<<16 | uint64(b181[10])<<8 | uint64(b181[11]))
-		m18 = (uint64(b181[0])<<8 | uint64(b181[1])) & 0xffff
-		m19 = (uint64(b181[2])<<8 | uint64(b181[3])) & 0xffff
+		b200 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b200[4])<<56 | uint64(b200[5])<<48 | uint64(b200[6])<<40 | uint64(b200[7])<<32 | uint64(b200[8])<<24 | uint64(b200[9])<<16 | uint64(b200[10])<<8 | uint64(b200[11]))
+		m18 = (uint64(b200[0])<<8 | uint64(b200[1])) & 0xffff
+		m19 = (uint64(b200[2])<<8 | uint64(b200[3])) & 0xffff
 		pl.edges[17]++
 		goto n74
 	}
 n74:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		if a, ps, hit := pl.tables[4].LookupWordsAction((m4)&0x7, (m17), 0, 0); hit {
+		kw201 := (m4) & 0x7
+		kw202 := (m17)
+		if wl203 := pl.tables[4].Words(); len(wl203.Slots) > 0 {
+			x205 := kw201 & wl203.Mask[0]
+			x206 := kw202 & wl203.Mask[1]
+			h204 := packet.WordsHash(x205, x206, 0, 0)
+			for m, j := uint64(len(wl203.Slots)-1), h204>>(wl203.Shift&63); ; j = (j + 1) & m {
+				sl := &wl203.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl203.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h204 && ks[0] == x205 && ks[1] == x206 {
+					a := &wl203.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if sc207 := pl.tables[4].Scan(); len(sc207.Match) > 0 {
+			for i, ms := 0, sc207.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw201&ms[0].Mask == ms[0].Val && kw201-ms[0].Lo <= ms[0].Span && kw202&ms[1].Mask == ms[1].Val && kw202-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc207.Acts[i].Action), sc207.Acts[i].Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw201, kw202, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3964,20 +4035,23 @@ n76:
 n77:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		k182 := ((m20)&0xffff)<<0 | ((m6)&0xffffffff)<<16 | ((m4)&0x7)<<48
-		if pi183 := pl.tables[5].Packed(); len(pi183.Slots) > 0 {
-			k182 &= pi183.Mask
-			for m, j := uint64(len(pi183.Slots)-1), packet.PackedHash(k182); ; j++ {
-				sl := &pi183.Slots[j&m]
+		kw208 := (m4) & 0x7
+		kw209 := (m6) & 0xffffffff
+		kw210 := (m20) & 0xffff
+		k211 := kw210<<0 | kw209<<16 | kw208<<48
+		if pi212 := pl.tables[5].Packed(); len(pi212.Slots) > 0 {
+			k211 &= pi212.Mask
+			for m, j := uint64(len(pi212.Slots)-1), packet.PackedHash(k211); ; j++ {
+				sl := &pi212.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k182 {
+				if sl.Key == k211 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k182); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k211); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4000,21 +4074,24 @@ n78:
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		b184 := data[h0 : h0+14] // ethernet
-		k185 := ((m9)&0xffff)<<0 | ((uint64(b184[12])<<8|uint64(b184[13]))&0xffff)<<16 | ((m4)&0x7)<<32
-		if pi186 := pl.tables[6].Packed(); len(pi186.Slots) > 0 {
-			k185 &= pi186.Mask
-			for m, j := uint64(len(pi186.Slots)-1), packet.PackedHash(k185); ; j++ {
-				sl := &pi186.Slots[j&m]
+		kw213 := (m4) & 0x7
+		b215 := data[h0 : h0+14] // ethernet
+		kw214 := (uint64(b215[12])<<8 | uint64(b215[13])) & 0xffff
+		kw216 := (m9) & 0xffff
+		k217 := kw216<<0 | kw214<<16 | kw213<<32
+		if pi218 := pl.tables[6].Packed(); len(pi218.Slots) > 0 {
+			k217 &= pi218.Mask
+			for m, j := uint64(len(pi218.Slots)-1), packet.PackedHash(k217); ; j++ {
+				sl := &pi218.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k185 {
+				if sl.Key == k217 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k185); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k217); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4053,21 +4130,21 @@ n81:
 	}
 n82:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b187 := data[h0 : h0+14] // ethernet
-		s188 := m2
-		b187[6] = byte(s188 >> 40)
-		b187[7] = byte(s188 >> 32)
-		b187[8] = byte(s188 >> 24)
-		b187[9] = byte(s188 >> 16)
-		b187[10] = byte(s188 >> 8)
-		b187[11] = byte(s188)
-		s189 := m10
-		b187[0] = byte(s189 >> 40)
-		b187[1] = byte(s189 >> 32)
-		b187[2] = byte(s189 >> 24)
-		b187[3] = byte(s189 >> 16)
-		b187[4] = byte(s189 >> 8)
-		b187[5] = byte(s189)
+		b219 := data[h0 : h0+14] // ethernet
+		s220 := m2
+		b219[6] = byte(s220 >> 40)
+		b219[7] = byte(s220 >> 32)
+		b219[8] = byte(s220 >> 24)
+		b219[9] = byte(s220 >> 16)
+		b219[10] = byte(s220 >> 8)
+		b219[11] = byte(s220)
+		s221 := m10
+		b219[0] = byte(s221 >> 40)
+		b219[1] = byte(s221 >> 32)
+		b219[2] = byte(s221 >> 24)
+		b219[3] = byte(s221 >> 16)
+		b219[4] = byte(s221 >> 8)
+		b219[5] = byte(s221)
 		goto n83
 	}
 n83:
@@ -4093,201 +4170,105 @@ n85:
 	}
 n86:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d190 uint64 // ipv4 checksum
-		var d191 uint64 // udp checksum
-		v192 := m11
-		b193 := data[h2 : h2+20] // ipv4
-		ws195 := uint64((uint64(b193[16])<<24 | uint64(b193[17])<<16 | uint64(b193[18])<<8 | uint64(b193[19])))
-		os194 := uint32(uint16(ws195>>0)) + uint32(uint16(ws195>>16))
-		s196 := v192
-		b193[16] = byte(s196 >> 24)
-		b193[17] = byte(s196 >> 16)
-		b193[18] = byte(s196 >> 8)
-		b193[19] = byte(s196)
-		ws197 := uint64(v192)
-		f199 := uint32(os194)
-		f199 += bits.RotateLeft32(f199, 16)
-		dl198 := uint64(^uint16(f199>>16)) + uint64(uint32(uint16(ws197>>0))+uint32(uint16(ws197>>16)))
-		d190 += dl198
-		d191 += dl198
-		v200 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws202 := uint64((uint64(b193[12])<<24 | uint64(b193[13])<<16 | uint64(b193[14])<<8 | uint64(b193[15])))
-		os201 := uint32(uint16(ws202>>0)) + uint32(uint16(ws202>>16))
-		s203 := v200
-		b193[12] = byte(s203 >> 24)
-		b193[13] = byte(s203 >> 16)
-		b193[14] = byte(s203 >> 8)
-		b193[15] = byte(s203)
-		ws204 := uint64(v200)
-		f206 := uint32(os201)
-		f206 += bits.RotateLeft32(f206, 16)
-		dl205 := uint64(^uint16(f206>>16)) + uint64(uint32(uint16(ws204>>0))+uint32(uint16(ws204>>16)))
-		d190 += dl205
-		d191 += dl205
-		v207 := m21
-		b208 := data[h4 : h4+8] // udp
-		os209 := uint32(uint16((uint64(b208[2])<<8 | uint64(b208[3]))))
-		s210 := v207
-		b208[2] = byte(s210 >> 8)
-		b208[3] = byte(s210)
-		f212 := uint32(os209)
-		f212 += bits.RotateLeft32(f212, 16)
-		dl211 := uint64(^uint16(f212>>16)) + uint64(uint32(uint16(v207)))
-		d191 += dl211
-		v213 := uint64(b193[8])
-		os214 := uint32(uint64(b193[8])<<8 | uint64(b193[9]))
-		b193[8] = byte(v213)
-		f216 := uint32(os214)
-		f216 += bits.RotateLeft32(f216, 16)
-		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint64(b193[8])<<8|uint64(b193[9])))
-		d190 += dl215
+		var d222 uint64 // ipv4 checksum
+		var d223 uint64 // udp checksum
+		v224 := m11
+		b225 := data[h2 : h2+20] // ipv4
+		ws227 := uint64((uint64(b225[16])<<24 | uint64(b225[17])<<16 | uint64(b225[18])<<8 | uint64(b225[19])))
+		os226 := uint32(uint16(ws227>>0)) + uint32(uint16(ws227>>16))
+		s228 := v224
+		b225[16] = byte(s228 >> 24)
+		b225[17] = byte(s228 >> 16)
+		b225[18] = byte(s228 >> 8)
+		b225[19] = byte(s228)
+		ws229 := uint64(v224)
+		f231 := uint32(os226)
+		f231 += bits.RotateLeft32(f231, 16)
+		dl230 := uint64(^uint16(f231>>16)) + uint64(uint32(uint16(ws229>>0))+uint32(uint16(ws229>>16)))
+		d222 += dl230
+		d223 += dl230
+		v232 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws234 := uint64((uint64(b225[12])<<24 | uint64(b225[13])<<16 | uint64(b225[14])<<8 | uint64(b225[15])))
+		os233 := uint32(uint16(ws234>>0)) + uint32(uint16(ws234>>16))
+		s235 := v232
+		b225[12] = byte(s235 >> 24)
+		b225[13] = byte(s235 >> 16)
+		b225[14] = byte(s235 >> 8)
+		b225[15] = byte(s235)
+		ws236 := uint64(v232)
+		f238 := uint32(os233)
+		f238 += bits.RotateLeft32(f238, 16)
+		dl237 := uint64(^uint16(f238>>16)) + uint64(uint32(uint16(ws236>>0))+uint32(uint16(ws236>>16)))
+		d222 += dl237
+		d223 += dl237
+		v239 := m21
+		b240 := data[h4 : h4+8] // udp
+		os241 := uint32(uint16((uint64(b240[2])<<8 | uint64(b240[3]))))
+		s242 := v239
+		b240[2] = byte(s242 >> 8)
+		b240[3] = byte(s242)
+		f244 := uint32(os241)
+		f244 += bits.RotateLeft32(f244, 16)
+		dl243 := uint64(^uint16(f244>>16)) + uint64(uint32(uint16(v239)))
+		d223 += dl243
+		v245 := uint64(b225[8])
+		os246 := uint32(uint64(b225[8])<<8 | uint64(b225[9]))
+		b225[8] = byte(v245)
+		f248 := uint32(os246)
+		f248 += bits.RotateLeft32(f248, 16)
+		dl247 := uint64(^uint16(f248>>16)) + uint64(uint32(uint64(b225[8])<<8|uint64(b225[9])))
+		d222 += dl247
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d190
+			x := uint64(^cv) + d222
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s217 := r
-			cb[0] = byte(s217 >> 8)
-			cb[1] = byte(s217)
+			s249 := r
+			cb[0] = byte(s249 >> 8)
+			cb[1] = byte(s249)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d191
+			pendD4 += d223
 			pendK4 = true
 		}
 		goto n95
 	}
 n87:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d218 uint64 // ipv4 checksum
-		var d219 uint64 // udp checksum
-		v220 := m11
-		b221 := data[h2 : h2+20] // ipv4
-		ws223 := uint64((uint64(b221[16])<<24 | uint64(b221[17])<<16 | uint64(b221[18])<<8 | uint64(b221[19])))
-		os222 := uint32(uint16(ws223>>0)) + uint32(uint16(ws223>>16))
-		s224 := v220
-		b221[16] = byte(s224 >> 24)
-		b221[17] = byte(s224 >> 16)
-		b221[18] = byte(s224 >> 8)
-		b221[19] = byte(s224)
-		ws225 := uint64(v220)
-		f227 := uint32(os222)
-		f227 += bits.RotateLeft32(f227, 16)
-		dl226 := uint64(^uint16(f227>>16)) + uint64(uint32(uint16(ws225>>0))+uint32(uint16(ws225>>16)))
-		d218 += dl226
-		d219 += dl226
-		v228 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws230 := uint64((uint64(b221[12])<<24 | uint64(b221[13])<<16 | uint64(b221[14])<<8 | uint64(b221[15])))
-		os229 := uint32(uint16(ws230>>0)) + uint32(uint16(ws230>>16))
-		s231 := v228
-		b221[12] = byte(s231 >> 24)
-		b221[13] = byte(s231 >> 16)
-		b221[14] = byte(s231 >> 8)
-		b221[15] = byte(s231)
-		ws232 := uint64(v228)
-		f234 := uint32(os229)
-		f234 += bits.RotateLeft32(f234, 16)
-		dl233 := uint64(^uint16(f234>>16)) + uint64(uint32(uint16(ws232>>0))+uint32(uint16(ws232>>16)))
-		d218 += dl233
-		d219 += dl233
-		v235 := m21
-		b236 := data[h4 : h4+8] // udp
-		os237 := uint32(uint16((uint64(b236[2])<<8 | uint64(b236[3]))))
-		s238 := v235
-		b236[2] = byte(s238 >> 8)
-		b236[3] = byte(s238)
-		f240 := uint32(os237)
-		f240 += bits.RotateLeft32(f240, 16)
-		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(v235)))
-		d219 += dl239
-		v241 := ((uint64(b221[2])<<8 | uint64(b221[3])) - 0x10)
-		os242 := uint32(uint16((uint64(b221[2])<<8 | uint64(b221[3]))))
-		s243 := v241
-		b221[2] = byte(s243 >> 8)
-		b221[3] = byte(s243)
-		f245 := uint32(os242)
-		f245 += bits.RotateLeft32(f245, 16)
-		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(v241)))
-		d218 += dl244
-		d219 += dl244
-		if h2+h2len <= len(data) {
-			cb := data[h2+10 : h2+12]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d218
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s246 := r
-			cb[0] = byte(s246 >> 8)
-			cb[1] = byte(s246)
-		}
-		if h4+8 <= len(data) {
-			pendD4 += d219
-			pendK4 = true
-		}
-		goto n90
-	}
-n88:
-	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d247 uint64 // udp checksum
-		v248 := m12
-		b249 := data[h3 : h3+40] // ipv6
-		ws251 := packet.Value{Hi: (uint64(b249[24])<<56 | uint64(b249[25])<<48 | uint64(b249[26])<<40 | uint64(b249[27])<<32 | uint64(b249[28])<<24 | uint64(b249[29])<<16 | uint64(b249[30])<<8 | uint64(b249[31])), Lo: (uint64(b249[32])<<56 | uint64(b249[33])<<48 | uint64(b249[34])<<40 | uint64(b249[35])<<32 | uint64(b249[36])<<24 | uint64(b249[37])<<16 | uint64(b249[38])<<8 | uint64(b249[39]))}
-		os250 := uint32(uint16(ws251.Hi>>0)) + uint32(uint16(ws251.Hi>>16)) + uint32(uint16(ws251.Hi>>32)) + uint32(uint16(ws251.Hi>>48)) + uint32(uint16(ws251.Lo>>0)) + uint32(uint16(ws251.Lo>>16)) + uint32(uint16(ws251.Lo>>32)) + uint32(uint16(ws251.Lo>>48))
-		v252 := v248
-		s253 := v252.Hi
-		b249[24] = byte(s253 >> 56)
-		b249[25] = byte(s253 >> 48)
-		b249[26] = byte(s253 >> 40)
-		b249[27] = byte(s253 >> 32)
-		b249[28] = byte(s253 >> 24)
-		b249[29] = byte(s253 >> 16)
-		b249[30] = byte(s253 >> 8)
-		b249[31] = byte(s253)
-		s254 := v252.Lo
-		b249[32] = byte(s254 >> 56)
-		b249[33] = byte(s254 >> 48)
-		b249[34] = byte(s254 >> 40)
-		b249[35] = byte(s254 >> 32)
-		b249[36] = byte(s254 >> 24)
-		b249[37] = byte(s254 >> 16)
-		b249[38] = byte(s254 >> 8)
-		b249[39] = byte(s254)
-		ws255 := v248
-		f257 := uint32(os250)
-		f257 += bits.RotateLeft32(f257, 16)
-		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(ws255.Hi>>0))+uint32(uint16(ws255.Hi>>16))+uint32(uint16(ws255.Hi>>32))+uint32(uint16(ws255.Hi>>48))+uint32(uint16(ws255.Lo>>0))+uint32(uint16(ws255.Lo>>16))+uint32(uint16(ws255.Lo>>32))+uint32(uint16(ws255.Lo>>48)))
-		d247 += dl256
-		v258 := m3
-		ws260 := packet.Value{Hi: (uint64(b249[8])<<56 | uint64(b249[9])<<48 | uint64(b249[10])<<40 | uint64(b249[11])<<32 | uint64(b249[12])<<24 | uint64(b249[13])<<16 | uint64(b249[14])<<8 | uint64(b249[15])), Lo: (uint64(b249[16])<<56 | uint64(b249[17])<<48 | uint64(b249[18])<<40 | uint64(b249[19])<<32 | uint64(b249[20])<<24 | uint64(b249[21])<<16 | uint64(b249[22])<<8 | uint64(b249[23]))}
-		os259 := uint32(uint16(ws260.Hi>>0)) + uint32(uint16(ws260.Hi>>16)) + uint32(uint16(ws260.Hi>>32)) + uint32(uint16(ws260.Hi>>48)) + uint32(uint16(ws260.Lo>>0)) + uint32(uint16(ws260.Lo>>16)) + uint32(uint16(ws260.Lo>>32)) + uint32(uint16(ws260.Lo>>48))
-		v261 := v258
-		s262 := v261.Hi
-		b249[8] = byte(s262 >> 56)
-		b249[9] = byte(s262 >> 48)
-		b249[10] = byte(s262 >> 40)
-		b249[11] = byte(s262 >> 32)
-		b249[12] = byte(s262 >> 24)
-		b249[13] = byte(s262 >> 16)
-		b249[14] = byte(s262 >> 8)
-		b249[15] = byte(s262)
-		s263 := v261.Lo
-		b249[16] = byte(s263 >> 56)
-		b249[17] = byte(s263 >> 48)
-		b249[18] = byte(s263 >> 40)
-		b249[19] = byte(s263 >> 32)
-		b249[20] = byte(s263 >> 24)
-		b249[21] = byte(s263 >> 16)
-		b249[22] = byte(s263 >> 8)
-		b249[23] = byte(s263)
-		ws264 := v258
-		f266 := uint32(os259)
+		var d250 uint64 // ipv4 checksum
+		var d251 uint64 // udp checksum
+		v252 := m11
+		b253 := data[h2 : h2+20] // ipv4
+		ws255 := uint64((uint64(b253[16])<<24 | uint64(b253[17])<<16 | uint64(b253[18])<<8 | uint64(b253[19])))
+		os254 := uint32(uint16(ws255>>0)) + uint32(uint16(ws255>>16))
+		s256 := v252
+		b253[16] = byte(s256 >> 24)
+		b253[17] = byte(s256 >> 16)
+		b253[18] = byte(s256 >> 8)
+		b253[19] = byte(s256)
+		ws257 := uint64(v252)
+		f259 := uint32(os254)
+		f259 += bits.RotateLeft32(f259, 16)
+		dl258 := uint64(^uint16(f259>>16)) + uint64(uint32(uint16(ws257>>0))+uint32(uint16(ws257>>16)))
+		d250 += dl258
+		d251 += dl258
+		v260 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws262 := uint64((uint64(b253[12])<<24 | uint64(b253[13])<<16 | uint64(b253[14])<<8 | uint64(b253[15])))
+		os261 := uint32(uint16(ws262>>0)) + uint32(uint16(ws262>>16))
+		s263 := v260
+		b253[12] = byte(s263 >> 24)
+		b253[13] = byte(s263 >> 16)
+		b253[14] = byte(s263 >> 8)
+		b253[15] = byte(s263)
+		ws264 := uint64(v260)
+		f266 := uint32(os261)
 		f266 += bits.RotateLeft32(f266, 16)
-		dl265 := uint64(^uint16(f266>>16)) + uint64(uint32(uint16(ws264.Hi>>0))+uint32(uint16(ws264.Hi>>16))+uint32(uint16(ws264.Hi>>32))+uint32(uint16(ws264.Hi>>48))+uint32(uint16(ws264.Lo>>0))+uint32(uint16(ws264.Lo>>16))+uint32(uint16(ws264.Lo>>32))+uint32(uint16(ws264.Lo>>48)))
-		d247 += dl265
+		dl265 := uint64(^uint16(f266>>16)) + uint64(uint32(uint16(ws264>>0))+uint32(uint16(ws264>>16)))
+		d250 += dl265
+		d251 += dl265
 		v267 := m21
 		b268 := data[h4 : h4+8] // udp
 		os269 := uint32(uint16((uint64(b268[2])<<8 | uint64(b268[3]))))
@@ -4297,9 +4278,105 @@ n88:
 		f272 := uint32(os269)
 		f272 += bits.RotateLeft32(f272, 16)
 		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(v267)))
-		d247 += dl271
+		d251 += dl271
+		v273 := ((uint64(b253[2])<<8 | uint64(b253[3])) - 0x10)
+		os274 := uint32(uint16((uint64(b253[2])<<8 | uint64(b253[3]))))
+		s275 := v273
+		b253[2] = byte(s275 >> 8)
+		b253[3] = byte(s275)
+		f277 := uint32(os274)
+		f277 += bits.RotateLeft32(f277, 16)
+		dl276 := uint64(^uint16(f277>>16)) + uint64(uint32(uint16(v273)))
+		d250 += dl276
+		d251 += dl276
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d250
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			s278 := r
+			cb[0] = byte(s278 >> 8)
+			cb[1] = byte(s278)
+		}
 		if h4+8 <= len(data) {
-			pendD4 += d247
+			pendD4 += d251
+			pendK4 = true
+		}
+		goto n90
+	}
+n88:
+	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
+		var d279 uint64 // udp checksum
+		v280 := m12
+		b281 := data[h3 : h3+40] // ipv6
+		ws283 := packet.Value{Hi: (uint64(b281[24])<<56 | uint64(b281[25])<<48 | uint64(b281[26])<<40 | uint64(b281[27])<<32 | uint64(b281[28])<<24 | uint64(b281[29])<<16 | uint64(b281[30])<<8 | uint64(b281[31])), Lo: (uint64(b281[32])<<56 | uint64(b281[33])<<48 | uint64(b281[34])<<40 | uint64(b281[35])<<32 | uint64(b281[36])<<24 | uint64(b281[37])<<16 | uint64(b281[38])<<8 | uint64(b281[39]))}
+		os282 := uint32(uint16(ws283.Hi>>0)) + uint32(uint16(ws283.Hi>>16)) + uint32(uint16(ws283.Hi>>32)) + uint32(uint16(ws283.Hi>>48)) + uint32(uint16(ws283.Lo>>0)) + uint32(uint16(ws283.Lo>>16)) + uint32(uint16(ws283.Lo>>32)) + uint32(uint16(ws283.Lo>>48))
+		v284 := v280
+		s285 := v284.Hi
+		b281[24] = byte(s285 >> 56)
+		b281[25] = byte(s285 >> 48)
+		b281[26] = byte(s285 >> 40)
+		b281[27] = byte(s285 >> 32)
+		b281[28] = byte(s285 >> 24)
+		b281[29] = byte(s285 >> 16)
+		b281[30] = byte(s285 >> 8)
+		b281[31] = byte(s285)
+		s286 := v284.Lo
+		b281[32] = byte(s286 >> 56)
+		b281[33] = byte(s286 >> 48)
+		b281[34] = byte(s286 >> 40)
+		b281[35] = byte(s286 >> 32)
+		b281[36] = byte(s286 >> 24)
+		b281[37] = byte(s286 >> 16)
+		b281[38] = byte(s286 >> 8)
+		b281[39] = byte(s286)
+		ws287 := v280
+		f289 := uint32(os282)
+		f289 += bits.RotateLeft32(f289, 16)
+		dl288 := uint64(^uint16(f289>>16)) + uint64(uint32(uint16(ws287.Hi>>0))+uint32(uint16(ws287.Hi>>16))+uint32(uint16(ws287.Hi>>32))+uint32(uint16(ws287.Hi>>48))+uint32(uint16(ws287.Lo>>0))+uint32(uint16(ws287.Lo>>16))+uint32(uint16(ws287.Lo>>32))+uint32(uint16(ws287.Lo>>48)))
+		d279 += dl288
+		v290 := m3
+		ws292 := packet.Value{Hi: (uint64(b281[8])<<56 | uint64(b281[9])<<48 | uint64(b281[10])<<40 | uint64(b281[11])<<32 | uint64(b281[12])<<24 | uint64(b281[13])<<16 | uint64(b281[14])<<8 | uint64(b281[15])), Lo: (uint64(b281[16])<<56 | uint64(b281[17])<<48 | uint64(b281[18])<<40 | uint64(b281[19])<<32 | uint64(b281[20])<<24 | uint64(b281[21])<<16 | uint64(b281[22])<<8 | uint64(b281[23]))}
+		os291 := uint32(uint16(ws292.Hi>>0)) + uint32(uint16(ws292.Hi>>16)) + uint32(uint16(ws292.Hi>>32)) + uint32(uint16(ws292.Hi>>48)) + uint32(uint16(ws292.Lo>>0)) + uint32(uint16(ws292.Lo>>16)) + uint32(uint16(ws292.Lo>>32)) + uint32(uint16(ws292.Lo>>48))
+		v293 := v290
+		s294 := v293.Hi
+		b281[8] = byte(s294 >> 56)
+		b281[9] = byte(s294 >> 48)
+		b281[10] = byte(s294 >> 40)
+		b281[11] = byte(s294 >> 32)
+		b281[12] = byte(s294 >> 24)
+		b281[13] = byte(s294 >> 16)
+		b281[14] = byte(s294 >> 8)
+		b281[15] = byte(s294)
+		s295 := v293.Lo
+		b281[16] = byte(s295 >> 56)
+		b281[17] = byte(s295 >> 48)
+		b281[18] = byte(s295 >> 40)
+		b281[19] = byte(s295 >> 32)
+		b281[20] = byte(s295 >> 24)
+		b281[21] = byte(s295 >> 16)
+		b281[22] = byte(s295 >> 8)
+		b281[23] = byte(s295)
+		ws296 := v290
+		f298 := uint32(os291)
+		f298 += bits.RotateLeft32(f298, 16)
+		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(ws296.Hi>>0))+uint32(uint16(ws296.Hi>>16))+uint32(uint16(ws296.Hi>>32))+uint32(uint16(ws296.Hi>>48))+uint32(uint16(ws296.Lo>>0))+uint32(uint16(ws296.Lo>>16))+uint32(uint16(ws296.Lo>>32))+uint32(uint16(ws296.Lo>>48)))
+		d279 += dl297
+		v299 := m21
+		b300 := data[h4 : h4+8] // udp
+		os301 := uint32(uint16((uint64(b300[2])<<8 | uint64(b300[3]))))
+		s302 := v299
+		b300[2] = byte(s302 >> 8)
+		b300[3] = byte(s302)
+		f304 := uint32(os301)
+		f304 += bits.RotateLeft32(f304, 16)
+		dl303 := uint64(^uint16(f304>>16)) + uint64(uint32(uint16(v299)))
+		d279 += dl303
+		if h4+8 <= len(data) {
+			pendD4 += d279
 			pendK4 = true
 		}
 		pl.edges[23]++
@@ -4307,83 +4384,83 @@ n88:
 	}
 n89:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d273 uint64 // udp checksum
-		v274 := m12
-		b275 := data[h3 : h3+40] // ipv6
-		ws277 := packet.Value{Hi: (uint64(b275[24])<<56 | uint64(b275[25])<<48 | uint64(b275[26])<<40 | uint64(b275[27])<<32 | uint64(b275[28])<<24 | uint64(b275[29])<<16 | uint64(b275[30])<<8 | uint64(b275[31])), Lo: (uint64(b275[32])<<56 | uint64(b275[33])<<48 | uint64(b275[34])<<40 | uint64(b275[35])<<32 | uint64(b275[36])<<24 | uint64(b275[37])<<16 | uint64(b275[38])<<8 | uint64(b275[39]))}
-		os276 := uint32(uint16(ws277.Hi>>0)) + uint32(uint16(ws277.Hi>>16)) + uint32(uint16(ws277.Hi>>32)) + uint32(uint16(ws277.Hi>>48)) + uint32(uint16(ws277.Lo>>0)) + uint32(uint16(ws277.Lo>>16)) + uint32(uint16(ws277.Lo>>32)) + uint32(uint16(ws277.Lo>>48))
-		v278 := v274
-		s279 := v278.Hi
-		b275[24] = byte(s279 >> 56)
-		b275[25] = byte(s279 >> 48)
-		b275[26] = byte(s279 >> 40)
-		b275[27] = byte(s279 >> 32)
-		b275[28] = byte(s279 >> 24)
-		b275[29] = byte(s279 >> 16)
-		b275[30] = byte(s279 >> 8)
-		b275[31] = byte(s279)
-		s280 := v278.Lo
-		b275[32] = byte(s280 >> 56)
-		b275[33] = byte(s280 >> 48)
-		b275[34] = byte(s280 >> 40)
-		b275[35] = byte(s280 >> 32)
-		b275[36] = byte(s280 >> 24)
-		b275[37] = byte(s280 >> 16)
-		b275[38] = byte(s280 >> 8)
-		b275[39] = byte(s280)
-		ws281 := v274
-		f283 := uint32(os276)
-		f283 += bits.RotateLeft32(f283, 16)
-		dl282 := uint64(^uint16(f283>>16)) + uint64(uint32(uint16(ws281.Hi>>0))+uint32(uint16(ws281.Hi>>16))+uint32(uint16(ws281.Hi>>32))+uint32(uint16(ws281.Hi>>48))+uint32(uint16(ws281.Lo>>0))+uint32(uint16(ws281.Lo>>16))+uint32(uint16(ws281.Lo>>32))+uint32(uint16(ws281.Lo>>48)))
-		d273 += dl282
-		v284 := m3
-		ws286 := packet.Value{Hi: (uint64(b275[8])<<56 | uint64(b275[9])<<48 | uint64(b275[10])<<40 | uint64(b275[11])<<32 | uint64(b275[12])<<24 | uint64(b275[13])<<16 | uint64(b275[14])<<8 | uint64(b275[15])), Lo: (uint64(b275[16])<<56 | uint64(b275[17])<<48 | uint64(b275[18])<<40 | uint64(b275[19])<<32 | uint64(b275[20])<<24 | uint64(b275[21])<<16 | uint64(b275[22])<<8 | uint64(b275[23]))}
-		os285 := uint32(uint16(ws286.Hi>>0)) + uint32(uint16(ws286.Hi>>16)) + uint32(uint16(ws286.Hi>>32)) + uint32(uint16(ws286.Hi>>48)) + uint32(uint16(ws286.Lo>>0)) + uint32(uint16(ws286.Lo>>16)) + uint32(uint16(ws286.Lo>>32)) + uint32(uint16(ws286.Lo>>48))
-		v287 := v284
-		s288 := v287.Hi
-		b275[8] = byte(s288 >> 56)
-		b275[9] = byte(s288 >> 48)
-		b275[10] = byte(s288 >> 40)
-		b275[11] = byte(s288 >> 32)
-		b275[12] = byte(s288 >> 24)
-		b275[13] = byte(s288 >> 16)
-		b275[14] = byte(s288 >> 8)
-		b275[15] = byte(s288)
-		s289 := v287.Lo
-		b275[16] = byte(s289 >> 56)
-		b275[17] = byte(s289 >> 48)
-		b275[18] = byte(s289 >> 40)
-		b275[19] = byte(s289 >> 32)
-		b275[20] = byte(s289 >> 24)
-		b275[21] = byte(s289 >> 16)
-		b275[22] = byte(s289 >> 8)
-		b275[23] = byte(s289)
-		ws290 := v284
-		f292 := uint32(os285)
-		f292 += bits.RotateLeft32(f292, 16)
-		dl291 := uint64(^uint16(f292>>16)) + uint64(uint32(uint16(ws290.Hi>>0))+uint32(uint16(ws290.Hi>>16))+uint32(uint16(ws290.Hi>>32))+uint32(uint16(ws290.Hi>>48))+uint32(uint16(ws290.Lo>>0))+uint32(uint16(ws290.Lo>>16))+uint32(uint16(ws290.Lo>>32))+uint32(uint16(ws290.Lo>>48)))
-		d273 += dl291
-		v293 := m21
-		b294 := data[h4 : h4+8] // udp
-		os295 := uint32(uint16((uint64(b294[2])<<8 | uint64(b294[3]))))
-		s296 := v293
-		b294[2] = byte(s296 >> 8)
-		b294[3] = byte(s296)
-		f298 := uint32(os295)
-		f298 += bits.RotateLeft32(f298, 16)
-		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(v293)))
-		d273 += dl297
-		v299 := ((uint64(b275[4])<<8 | uint64(b275[5])) - 0x10)
-		os300 := uint32(uint16((uint64(b275[4])<<8 | uint64(b275[5]))))
-		s301 := v299
-		b275[4] = byte(s301 >> 8)
-		b275[5] = byte(s301)
-		f303 := uint32(os300)
-		f303 += bits.RotateLeft32(f303, 16)
-		dl302 := uint64(^uint16(f303>>16)) + uint64(uint32(uint16(v299)))
-		d273 += dl302
+		var d305 uint64 // udp checksum
+		v306 := m12
+		b307 := data[h3 : h3+40] // ipv6
+		ws309 := packet.Value{Hi: (uint64(b307[24])<<56 | uint64(b307[25])<<48 | uint64(b307[26])<<40 | uint64(b307[27])<<32 | uint64(b307[28])<<24 | uint64(b307[29])<<16 | uint64(b307[30])<<8 | uint64(b307[31])), Lo: (uint64(b307[32])<<56 | uint64(b307[33])<<48 | uint64(b307[34])<<40 | uint64(b307[35])<<32 | uint64(b307[36])<<24 | uint64(b307[37])<<16 | uint64(b307[38])<<8 | uint64(b307[39]))}
+		os308 := uint32(uint16(ws309.Hi>>0)) + uint32(uint16(ws309.Hi>>16)) + uint32(uint16(ws309.Hi>>32)) + uint32(uint16(ws309.Hi>>48)) + uint32(uint16(ws309.Lo>>0)) + uint32(uint16(ws309.Lo>>16)) + uint32(uint16(ws309.Lo>>32)) + uint32(uint16(ws309.Lo>>48))
+		v310 := v306
+		s311 := v310.Hi
+		b307[24] = byte(s311 >> 56)
+		b307[25] = byte(s311 >> 48)
+		b307[26] = byte(s311 >> 40)
+		b307[27] = byte(s311 >> 32)
+		b307[28] = byte(s311 >> 24)
+		b307[29] = byte(s311 >> 16)
+		b307[30] = byte(s311 >> 8)
+		b307[31] = byte(s311)
+		s312 := v310.Lo
+		b307[32] = byte(s312 >> 56)
+		b307[33] = byte(s312 >> 48)
+		b307[34] = byte(s312 >> 40)
+		b307[35] = byte(s312 >> 32)
+		b307[36] = byte(s312 >> 24)
+		b307[37] = byte(s312 >> 16)
+		b307[38] = byte(s312 >> 8)
+		b307[39] = byte(s312)
+		ws313 := v306
+		f315 := uint32(os308)
+		f315 += bits.RotateLeft32(f315, 16)
+		dl314 := uint64(^uint16(f315>>16)) + uint64(uint32(uint16(ws313.Hi>>0))+uint32(uint16(ws313.Hi>>16))+uint32(uint16(ws313.Hi>>32))+uint32(uint16(ws313.Hi>>48))+uint32(uint16(ws313.Lo>>0))+uint32(uint16(ws313.Lo>>16))+uint32(uint16(ws313.Lo>>32))+uint32(uint16(ws313.Lo>>48)))
+		d305 += dl314
+		v316 := m3
+		ws318 := packet.Value{Hi: (uint64(b307[8])<<56 | uint64(b307[9])<<48 | uint64(b307[10])<<40 | uint64(b307[11])<<32 | uint64(b307[12])<<24 | uint64(b307[13])<<16 | uint64(b307[14])<<8 | uint64(b307[15])), Lo: (uint64(b307[16])<<56 | uint64(b307[17])<<48 | uint64(b307[18])<<40 | uint64(b307[19])<<32 | uint64(b307[20])<<24 | uint64(b307[21])<<16 | uint64(b307[22])<<8 | uint64(b307[23]))}
+		os317 := uint32(uint16(ws318.Hi>>0)) + uint32(uint16(ws318.Hi>>16)) + uint32(uint16(ws318.Hi>>32)) + uint32(uint16(ws318.Hi>>48)) + uint32(uint16(ws318.Lo>>0)) + uint32(uint16(ws318.Lo>>16)) + uint32(uint16(ws318.Lo>>32)) + uint32(uint16(ws318.Lo>>48))
+		v319 := v316
+		s320 := v319.Hi
+		b307[8] = byte(s320 >> 56)
+		b307[9] = byte(s320 >> 48)
+		b307[10] = byte(s320 >> 40)
+		b307[11] = byte(s320 >> 32)
+		b307[12] = byte(s320 >> 24)
+		b307[13] = byte(s320 >> 16)
+		b307[14] = byte(s320 >> 8)
+		b307[15] = byte(s320)
+		s321 := v319.Lo
+		b307[16] = byte(s321 >> 56)
+		b307[17] = byte(s321 >> 48)
+		b307[18] = byte(s321 >> 40)
+		b307[19] = byte(s321 >> 32)
+		b307[20] = byte(s321 >> 24)
+		b307[21] = byte(s321 >> 16)
+		b307[22] = byte(s321 >> 8)
+		b307[23] = byte(s321)
+		ws322 := v316
+		f324 := uint32(os317)
+		f324 += bits.RotateLeft32(f324, 16)
+		dl323 := uint64(^uint16(f324>>16)) + uint64(uint32(uint16(ws322.Hi>>0))+uint32(uint16(ws322.Hi>>16))+uint32(uint16(ws322.Hi>>32))+uint32(uint16(ws322.Hi>>48))+uint32(uint16(ws322.Lo>>0))+uint32(uint16(ws322.Lo>>16))+uint32(uint16(ws322.Lo>>32))+uint32(uint16(ws322.Lo>>48)))
+		d305 += dl323
+		v325 := m21
+		b326 := data[h4 : h4+8] // udp
+		os327 := uint32(uint16((uint64(b326[2])<<8 | uint64(b326[3]))))
+		s328 := v325
+		b326[2] = byte(s328 >> 8)
+		b326[3] = byte(s328)
+		f330 := uint32(os327)
+		f330 += bits.RotateLeft32(f330, 16)
+		dl329 := uint64(^uint16(f330>>16)) + uint64(uint32(uint16(v325)))
+		d305 += dl329
+		v331 := ((uint64(b307[4])<<8 | uint64(b307[5])) - 0x10)
+		os332 := uint32(uint16((uint64(b307[4])<<8 | uint64(b307[5]))))
+		s333 := v331
+		b307[4] = byte(s333 >> 8)
+		b307[5] = byte(s333)
+		f335 := uint32(os332)
+		f335 += bits.RotateLeft32(f335, 16)
+		dl334 := uint64(^uint16(f335>>16)) + uint64(uint32(uint16(v331)))
+		d305 += dl334
 		if h4+8 <= len(data) {
-			pendD4 += d273
+			pendD4 += d305
 			pendK4 = true
 		}
 		pl.edges[24]++
@@ -4398,47 +4475,47 @@ n90:
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		po304, pn305 := h10, 12 // lb_v2
-		if po304+pn305 > len(data) {
+		po336, pn337 := h10, 12 // lb_v2
+		if po336+pn337 > len(data) {
 			return pl.drop(33)
 		}
-		if po304 > h4 && (po304-h4)%2 == 0 {
-			pw307 := data[po304 : po304+12]
-			d306 := uint32(uint64(pw307[0])<<8|uint64(pw307[1])) + uint32(uint64(pw307[2])<<8|uint64(pw307[3])) + uint32(uint64(pw307[4])<<8|uint64(pw307[5])) + uint32(uint64(pw307[6])<<8|uint64(pw307[7])) + uint32(uint64(pw307[8])<<8|uint64(pw307[9])) + uint32(uint64(pw307[10])<<8|uint64(pw307[11]))
-			d306 += bits.RotateLeft32(d306, 16)
+		if po336 > h4 && (po336-h4)%2 == 0 {
+			pw339 := data[po336 : po336+12]
+			d338 := uint32(uint64(pw339[0])<<8|uint64(pw339[1])) + uint32(uint64(pw339[2])<<8|uint64(pw339[3])) + uint32(uint64(pw339[4])<<8|uint64(pw339[5])) + uint32(uint64(pw339[6])<<8|uint64(pw339[7])) + uint32(uint64(pw339[8])<<8|uint64(pw339[9])) + uint32(uint64(pw339[10])<<8|uint64(pw339[11]))
+			d338 += bits.RotateLeft32(d338, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d306 >> 16))
+				pendD4 += uint64(^uint16(d338 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po304
-		pendN = pn305
+		pendOff = po336
+		pendN = pn337
 		h10 = -1
-		if cur > po304 {
-			cur = max(po304, cur-pn305)
+		if cur > po336 {
+			cur = max(po336, cur-pn337)
 		}
 		goto n93
 	}
 n92:
 	{ // LbPopV3Body: pop lb_v3
-		po308, pn309 := h11, 12 // lb_v3
-		if po308+pn309 > len(data) {
+		po340, pn341 := h11, 12 // lb_v3
+		if po340+pn341 > len(data) {
 			return pl.drop(34)
 		}
-		if po308 > h4 && (po308-h4)%2 == 0 {
-			pw311 := data[po308 : po308+12]
-			d310 := uint32(uint64(pw311[0])<<8|uint64(pw311[1])) + uint32(uint64(pw311[2])<<8|uint64(pw311[3])) + uint32(uint64(pw311[4])<<8|uint64(pw311[5])) + uint32(uint64(pw311[6])<<8|uint64(pw311[7])) + uint32(uint64(pw311[8])<<8|uint64(pw311[9])) + uint32(uint64(pw311[10])<<8|uint64(pw311[11]))
-			d310 += bits.RotateLeft32(d310, 16)
+		if po340 > h4 && (po340-h4)%2 == 0 {
+			pw343 := data[po340 : po340+12]
+			d342 := uint32(uint64(pw343[0])<<8|uint64(pw343[1])) + uint32(uint64(pw343[2])<<8|uint64(pw343[3])) + uint32(uint64(pw343[4])<<8|uint64(pw343[5])) + uint32(uint64(pw343[6])<<8|uint64(pw343[7])) + uint32(uint64(pw343[8])<<8|uint64(pw343[9])) + uint32(uint64(pw343[10])<<8|uint64(pw343[11]))
+			d342 += bits.RotateLeft32(d342, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d310 >> 16))
+				pendD4 += uint64(^uint16(d342 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po308
-		pendN = pn309
+		pendOff = po340
+		pendN = pn341
 		h11 = -1
-		if cur > po308 {
-			cur = max(po308, cur-pn309)
+		if cur > po340 {
+			cur = max(po340, cur-pn341)
 		}
 		pl.edges[25]++
 		goto n93
@@ -4455,49 +4532,49 @@ n93:
 			}
 			pendN = 0
 		}
-		po312, pn313 := h9, 4 // lb_common
-		if po312+pn313 > len(data) {
+		po344, pn345 := h9, 4 // lb_common
+		if po344+pn345 > len(data) {
 			return pl.drop(35)
 		}
-		if po312 > h4 && (po312-h4)%2 == 0 {
-			pw315 := data[po312 : po312+4]
-			d314 := uint32(uint64(pw315[0])<<8|uint64(pw315[1])) + uint32(uint64(pw315[2])<<8|uint64(pw315[3]))
-			d314 += bits.RotateLeft32(d314, 16)
+		if po344 > h4 && (po344-h4)%2 == 0 {
+			pw347 := data[po344 : po344+4]
+			d346 := uint32(uint64(pw347[0])<<8|uint64(pw347[1])) + uint32(uint64(pw347[2])<<8|uint64(pw347[3]))
+			d346 += bits.RotateLeft32(d346, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d314 >> 16))
+				pendD4 += uint64(^uint16(d346 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn313
-		if po312 < len(data)-po312-pendN {
-			copy(data[pendN:pendN+po312], data[:po312])
+		pendN += pn345
+		if po344 < len(data)-po344-pendN {
+			copy(data[pendN:pendN+po344], data[:po344])
 			data = data[pendN:]
 		} else {
-			copy(data[po312:], data[po312+pendN:])
+			copy(data[po344:], data[po344+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po312 {
-			cur = max(po312, cur-pn313)
+		if cur > po344 {
+			cur = max(po344, cur-pn345)
 		}
 		goto n94
 	}
 n94:
 	{ // LbUdpLen: set udp.length
-		var d316 uint64         // udp checksum
-		b317 := data[h4 : h4+8] // udp
-		v318 := ((uint64(b317[4])<<8 | uint64(b317[5])) - 0x10)
-		os319 := uint32(uint16((uint64(b317[4])<<8 | uint64(b317[5]))))
-		s320 := v318
-		b317[4] = byte(s320 >> 8)
-		b317[5] = byte(s320)
-		f322 := uint32(os319)
-		f322 += bits.RotateLeft32(f322, 16)
-		dl321 := uint64(^uint16(f322>>16)) + uint64(uint32(uint16(v318)))
-		d316 += dl321
+		var d348 uint64         // udp checksum
+		b349 := data[h4 : h4+8] // udp
+		v350 := ((uint64(b349[4])<<8 | uint64(b349[5])) - 0x10)
+		os351 := uint32(uint16((uint64(b349[4])<<8 | uint64(b349[5]))))
+		s352 := v350
+		b349[4] = byte(s352 >> 8)
+		b349[5] = byte(s352)
+		f354 := uint32(os351)
+		f354 += bits.RotateLeft32(f354, 16)
+		dl353 := uint64(^uint16(f354>>16)) + uint64(uint32(uint16(v350)))
+		d348 += dl353
 		if h4+8 <= len(data) {
-			pendD4 += d316
+			pendD4 += d348
 			pendK4 = true
 		}
 		pl.edges[26]++
@@ -4526,9 +4603,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s323 := r
-				cb[0] = byte(s323 >> 8)
-				cb[1] = byte(s323)
+				s355 := r
+				cb[0] = byte(s355 >> 8)
+				cb[1] = byte(s355)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4545,9 +4622,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s324 := r
-				cb[0] = byte(s324 >> 8)
-				cb[1] = byte(s324)
+				s356 := r
+				cb[0] = byte(s356 >> 8)
+				cb[1] = byte(s356)
 			}
 			pendD4, pendK4 = 0, false
 		}

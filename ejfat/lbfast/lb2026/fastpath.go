@@ -2094,20 +2094,28 @@ n73:
 n74:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		k77 := ((m3) & 0xfff) << 0
-		if pi78 := pl.tables[0].Packed(); len(pi78.Slots) > 0 {
-			k77 &= pi78.Mask
-			for m, j := uint64(len(pi78.Slots)-1), packet.PackedHash(k77); ; j++ {
-				sl := &pi78.Slots[j&m]
+		kw77 := (m3) & 0xfff
+		k78 := kw77 << 0
+		if pi79 := pl.tables[0].Packed(); len(pi79.Slots) > 0 {
+			k78 &= pi79.Mask
+			for m, j := uint64(len(pi79.Slots)-1), packet.PackedHash(k78); ; j++ {
+				sl := &pi79.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k77 {
+				if sl.Key == k78 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k77); hit {
+		} else if sc80 := pl.tables[0].Scan(); len(sc80.Match) > 0 {
+			for i, ms := 0, sc80.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
+				if kw77&ms[0].Mask == ms[0].Val && kw77-ms[0].Lo <= ms[0].Span {
+					act, params = int(sc80.Acts[i].Action), sc80.Acts[i].Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k78); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2128,21 +2136,30 @@ n75:
 n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b79 := data[h0 : h0+14] // ethernet
-		k80 := ((uint64(b79[0])<<40|uint64(b79[1])<<32|uint64(b79[2])<<24|uint64(b79[3])<<16|uint64(b79[4])<<8|uint64(b79[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48
-		if pi81 := pl.tables[1].Packed(); len(pi81.Slots) > 0 {
-			k80 &= pi81.Mask
-			for m, j := uint64(len(pi81.Slots)-1), packet.PackedHash(k80); ; j++ {
-				sl := &pi81.Slots[j&m]
+		kw81 := (m4) & 0xf
+		b83 := data[h0 : h0+14] // ethernet
+		kw82 := (uint64(b83[0])<<40 | uint64(b83[1])<<32 | uint64(b83[2])<<24 | uint64(b83[3])<<16 | uint64(b83[4])<<8 | uint64(b83[5])) & 0xffffffffffff
+		k84 := kw82<<0 | kw81<<48
+		if pi85 := pl.tables[1].Packed(); len(pi85.Slots) > 0 {
+			k84 &= pi85.Mask
+			for m, j := uint64(len(pi85.Slots)-1), packet.PackedHash(k84); ; j++ {
+				sl := &pi85.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k80 {
+				if sl.Key == k84 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k80); hit {
+		} else if sc86 := pl.tables[1].Scan(); len(sc86.Match) > 0 {
+			for i, ms := 0, sc86.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw81&ms[0].Mask == ms[0].Val && kw81-ms[0].Lo <= ms[0].Span && kw82&ms[1].Mask == ms[1].Val && kw82-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc86.Acts[i].Action), sc86.Acts[i].Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k84); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2192,30 +2209,49 @@ n82:
 	}
 n83:
 	{ // L3SetDaIPv4: set meta.ip_da
-		b82 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b82[16])<<24 | uint64(b82[17])<<16 | uint64(b82[18])<<8 | uint64(b82[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b87 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b87[16])<<24 | uint64(b87[17])<<16 | uint64(b87[18])<<8 | uint64(b87[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n84:
 	{ // L3SetDaIPv6: set meta.ip_da
-		b83 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b83[24])<<56 | uint64(b83[25])<<48 | uint64(b83[26])<<40 | uint64(b83[27])<<32 | uint64(b83[28])<<24 | uint64(b83[29])<<16 | uint64(b83[30])<<8 | uint64(b83[31])), Lo: (uint64(b83[32])<<56 | uint64(b83[33])<<48 | uint64(b83[34])<<40 | uint64(b83[35])<<32 | uint64(b83[36])<<24 | uint64(b83[37])<<16 | uint64(b83[38])<<8 | uint64(b83[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b88 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b88[24])<<56 | uint64(b88[25])<<48 | uint64(b88[26])<<40 | uint64(b88[27])<<32 | uint64(b88[28])<<24 | uint64(b88[29])<<16 | uint64(b88[30])<<8 | uint64(b88[31])), Lo: (uint64(b88[32])<<56 | uint64(b88[33])<<48 | uint64(b88[34])<<40 | uint64(b88[35])<<32 | uint64(b88[36])<<24 | uint64(b88[37])<<16 | uint64(b88[38])<<8 | uint64(b88[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[33]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set meta.ip_da
-		b84 := data[h5 : h5+28] // arp
-		m8 = (packet.Value{Lo: (uint64(b84[24])<<24 | uint64(b84[25])<<16 | uint64(b84[26])<<8 | uint64(b84[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b89 := data[h5 : h5+28] // arp
+		m8 = (packet.Value{Lo: (uint64(b89[24])<<24 | uint64(b89[25])<<16 | uint64(b89[26])<<8 | uint64(b89[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[34]++
 		goto n86
 	}
 n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		b85 := data[h0 : h0+14] // ethernet
-		kv86 := m8
-		if a, ps, hit := pl.tables[2].LookupWordsAction((m4)&0xf, (uint64(b85[12])<<8|uint64(b85[13]))&0xffff, kv86.Hi, kv86.Lo); hit {
+		kw90 := (m4) & 0xf
+		b92 := data[h0 : h0+14] // ethernet
+		kw91 := (uint64(b92[12])<<8 | uint64(b92[13])) & 0xffff
+		kw93 := m8
+		if wl94 := pl.tables[2].Words(); len(wl94.Slots) > 0 {
+			x96 := kw90 & wl94.Mask[0]
+			x97 := kw91 & wl94.Mask[1]
+			x98 := kw93.Hi & wl94.Mask[2]
+			x99 := kw93.Lo & wl94.Mask[3]
+			h95 := packet.WordsHash(x96, x97, x98, x99)
+			for m, j := uint64(len(wl94.Slots)-1), h95>>(wl94.Shift&63); ; j = (j + 1) & m {
+				sl := &wl94.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl94.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h95 && ks[0] == x96 && ks[1] == x97 && ks[2] == x98 && ks[3] == x99 {
+					a := &wl94.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw90, kw91, kw93.Hi, kw93.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2266,10 +2302,10 @@ n92:
 	}
 n93:
 	{ // L3Icmp4Type: switch icmp.type
-		b88 := data[h6 : h6+4] // icmp
-		v87 := uint64(b88[0])
+		b101 := data[h6 : h6+4] // icmp
+		v100 := uint64(b101[0])
 		switch {
-		case v87 == 0x3:
+		case v100 == 0x3:
 			goto n95
 		default:
 			goto n94
@@ -2281,22 +2317,22 @@ n94:
 	}
 n95:
 	{ // L3Unreach4: switch icmp.code
-		b90 := data[h6 : h6+4] // icmp
-		v89 := uint64(b90[1])
+		b103 := data[h6 : h6+4] // icmp
+		v102 := uint64(b103[1])
 		switch {
-		case v89 == 0x0:
+		case v102 == 0x0:
 			goto n96
-		case v89 == 0x1:
+		case v102 == 0x1:
 			goto n97
-		case v89 == 0x3:
+		case v102 == 0x3:
 			goto n98
-		case v89 == 0x4:
+		case v102 == 0x4:
 			goto n99
-		case v89 == 0x6:
+		case v102 == 0x6:
 			goto n100
-		case v89 == 0x7:
+		case v102 == 0x7:
 			goto n101
-		case v89 == 0xa:
+		case v102 == 0xa:
 			goto n102
 		default:
 			goto n103
@@ -2336,14 +2372,14 @@ n103:
 	}
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b92 := data[h7 : h7+4] // icmpv6
-		v91 := uint64(b92[0])
+		b105 := data[h7 : h7+4] // icmpv6
+		v104 := uint64(b105[0])
 		switch {
-		case v91 == 0x1:
+		case v104 == 0x1:
 			goto n106
-		case v91 == 0x80:
+		case v104 == 0x80:
 			goto n120
-		case v91 == 0x87:
+		case v104 == 0x87:
 			goto n122
 		default:
 			goto n105
@@ -2355,16 +2391,16 @@ n105:
 	}
 n106:
 	{ // L3Unreach6: switch icmpv6.code
-		b94 := data[h7 : h7+4] // icmpv6
-		v93 := uint64(b94[1])
+		b107 := data[h7 : h7+4] // icmpv6
+		v106 := uint64(b107[1])
 		switch {
-		case v93 == 0x0:
+		case v106 == 0x0:
 			goto n107
-		case v93 == 0x1:
+		case v106 == 0x1:
 			goto n108
-		case v93 == 0x2:
+		case v106 == 0x2:
 			goto n109
-		case v93 == 0x4:
+		case v106 == 0x4:
 			goto n110
 		default:
 			goto n111
@@ -2392,8 +2428,8 @@ n111:
 	}
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b95 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b95[24])<<24 | uint64(b95[25])<<16 | uint64(b95[26])<<8 | uint64(b95[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b108 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b108[24])<<24 | uint64(b108[25])<<16 | uint64(b108[26])<<8 | uint64(b108[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n114
 		}
 		goto n113
@@ -2405,49 +2441,49 @@ n113:
 	}
 n114:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b96 := data[h0 : h0+14] // ethernet
-		s97 := (uint64(b96[6])<<40 | uint64(b96[7])<<32 | uint64(b96[8])<<24 | uint64(b96[9])<<16 | uint64(b96[10])<<8 | uint64(b96[11]))
-		b96[0] = byte(s97 >> 40)
-		b96[1] = byte(s97 >> 32)
-		b96[2] = byte(s97 >> 24)
-		b96[3] = byte(s97 >> 16)
-		b96[4] = byte(s97 >> 8)
-		b96[5] = byte(s97)
-		s98 := m5
-		b96[6] = byte(s98 >> 40)
-		b96[7] = byte(s98 >> 32)
-		b96[8] = byte(s98 >> 24)
-		b96[9] = byte(s98 >> 16)
-		b96[10] = byte(s98 >> 8)
-		b96[11] = byte(s98)
-		b99 := data[h5 : h5+28] // arp
-		s100 := 0x2
-		b99[6] = byte(s100 >> 8)
-		b99[7] = byte(s100)
-		s101 := (uint64(b99[8])<<40 | uint64(b99[9])<<32 | uint64(b99[10])<<24 | uint64(b99[11])<<16 | uint64(b99[12])<<8 | uint64(b99[13]))
-		b99[18] = byte(s101 >> 40)
-		b99[19] = byte(s101 >> 32)
-		b99[20] = byte(s101 >> 24)
-		b99[21] = byte(s101 >> 16)
-		b99[22] = byte(s101 >> 8)
-		b99[23] = byte(s101)
-		s102 := m5
-		b99[8] = byte(s102 >> 40)
-		b99[9] = byte(s102 >> 32)
-		b99[10] = byte(s102 >> 24)
-		b99[11] = byte(s102 >> 16)
-		b99[12] = byte(s102 >> 8)
-		b99[13] = byte(s102)
-		s103 := (uint64(b99[14])<<24 | uint64(b99[15])<<16 | uint64(b99[16])<<8 | uint64(b99[17]))
-		b99[24] = byte(s103 >> 24)
-		b99[25] = byte(s103 >> 16)
-		b99[26] = byte(s103 >> 8)
-		b99[27] = byte(s103)
-		s104 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b99[14] = byte(s104 >> 24)
-		b99[15] = byte(s104 >> 16)
-		b99[16] = byte(s104 >> 8)
-		b99[17] = byte(s104)
+		b109 := data[h0 : h0+14] // ethernet
+		s110 := (uint64(b109[6])<<40 | uint64(b109[7])<<32 | uint64(b109[8])<<24 | uint64(b109[9])<<16 | uint64(b109[10])<<8 | uint64(b109[11]))
+		b109[0] = byte(s110 >> 40)
+		b109[1] = byte(s110 >> 32)
+		b109[2] = byte(s110 >> 24)
+		b109[3] = byte(s110 >> 16)
+		b109[4] = byte(s110 >> 8)
+		b109[5] = byte(s110)
+		s111 := m5
+		b109[6] = byte(s111 >> 40)
+		b109[7] = byte(s111 >> 32)
+		b109[8] = byte(s111 >> 24)
+		b109[9] = byte(s111 >> 16)
+		b109[10] = byte(s111 >> 8)
+		b109[11] = byte(s111)
+		b112 := data[h5 : h5+28] // arp
+		s113 := 0x2
+		b112[6] = byte(s113 >> 8)
+		b112[7] = byte(s113)
+		s114 := (uint64(b112[8])<<40 | uint64(b112[9])<<32 | uint64(b112[10])<<24 | uint64(b112[11])<<16 | uint64(b112[12])<<8 | uint64(b112[13]))
+		b112[18] = byte(s114 >> 40)
+		b112[19] = byte(s114 >> 32)
+		b112[20] = byte(s114 >> 24)
+		b112[21] = byte(s114 >> 16)
+		b112[22] = byte(s114 >> 8)
+		b112[23] = byte(s114)
+		s115 := m5
+		b112[8] = byte(s115 >> 40)
+		b112[9] = byte(s115 >> 32)
+		b112[10] = byte(s115 >> 24)
+		b112[11] = byte(s115 >> 16)
+		b112[12] = byte(s115 >> 8)
+		b112[13] = byte(s115)
+		s116 := (uint64(b112[14])<<24 | uint64(b112[15])<<16 | uint64(b112[16])<<8 | uint64(b112[17]))
+		b112[24] = byte(s116 >> 24)
+		b112[25] = byte(s116 >> 16)
+		b112[26] = byte(s116 >> 8)
+		b112[27] = byte(s116)
+		s117 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b112[14] = byte(s117 >> 24)
+		b112[15] = byte(s117 >> 16)
+		b112[16] = byte(s117 >> 8)
+		b112[17] = byte(s117)
 		goto n115
 	}
 n115:
@@ -2459,8 +2495,8 @@ n116:
 		if !(h2 >= 0) {
 			return pl.drop(27)
 		}
-		b105 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b105[16])<<24 | uint64(b105[17])<<16 | uint64(b105[18])<<8 | uint64(b105[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b118 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b118[16])<<24 | uint64(b118[17])<<16 | uint64(b118[18])<<8 | uint64(b118[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n118
 		}
 		goto n117
@@ -2471,59 +2507,59 @@ n117:
 	}
 n118:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d106 uint64          // icmp checksum
-		b107 := data[h0 : h0+14] // ethernet
-		v108 := (uint64(b107[6])<<40 | uint64(b107[7])<<32 | uint64(b107[8])<<24 | uint64(b107[9])<<16 | uint64(b107[10])<<8 | uint64(b107[11]))
-		s109 := v108
-		b107[0] = byte(s109 >> 40)
-		b107[1] = byte(s109 >> 32)
-		b107[2] = byte(s109 >> 24)
-		b107[3] = byte(s109 >> 16)
-		b107[4] = byte(s109 >> 8)
-		b107[5] = byte(s109)
-		v110 := m5
-		s111 := v110
-		b107[6] = byte(s111 >> 40)
-		b107[7] = byte(s111 >> 32)
-		b107[8] = byte(s111 >> 24)
-		b107[9] = byte(s111 >> 16)
-		b107[10] = byte(s111 >> 8)
-		b107[11] = byte(s111)
+		var d119 uint64          // icmp checksum
+		b120 := data[h0 : h0+14] // ethernet
+		v121 := (uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11]))
+		s122 := v121
+		b120[0] = byte(s122 >> 40)
+		b120[1] = byte(s122 >> 32)
+		b120[2] = byte(s122 >> 24)
+		b120[3] = byte(s122 >> 16)
+		b120[4] = byte(s122 >> 8)
+		b120[5] = byte(s122)
+		v123 := m5
+		s124 := v123
+		b120[6] = byte(s124 >> 40)
+		b120[7] = byte(s124 >> 32)
+		b120[8] = byte(s124 >> 24)
+		b120[9] = byte(s124 >> 16)
+		b120[10] = byte(s124 >> 8)
+		b120[11] = byte(s124)
 		if !(h2 >= 0) {
 			return pl.drop(29)
 		}
-		b112 := data[h2 : h2+20] // ipv4
-		v113 := (uint64(b112[12])<<24 | uint64(b112[13])<<16 | uint64(b112[14])<<8 | uint64(b112[15]))
-		s114 := v113
-		b112[16] = byte(s114 >> 24)
-		b112[17] = byte(s114 >> 16)
-		b112[18] = byte(s114 >> 8)
-		b112[19] = byte(s114)
-		v115 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s116 := v115
-		b112[12] = byte(s116 >> 24)
-		b112[13] = byte(s116 >> 16)
-		b112[14] = byte(s116 >> 8)
-		b112[15] = byte(s116)
-		v117 := 0x0
-		b118 := data[h6 : h6+4] // icmp
-		os119 := uint32(uint64(b118[0])<<8 | uint64(b118[1]))
-		b118[0] = byte(v117)
-		f121 := uint32(os119)
-		f121 += bits.RotateLeft32(f121, 16)
-		dl120 := uint64(^uint16(f121>>16)) + uint64(uint32(uint64(b118[0])<<8|uint64(b118[1])))
-		d106 += dl120
+		b125 := data[h2 : h2+20] // ipv4
+		v126 := (uint64(b125[12])<<24 | uint64(b125[13])<<16 | uint64(b125[14])<<8 | uint64(b125[15]))
+		s127 := v126
+		b125[16] = byte(s127 >> 24)
+		b125[17] = byte(s127 >> 16)
+		b125[18] = byte(s127 >> 8)
+		b125[19] = byte(s127)
+		v128 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s129 := v128
+		b125[12] = byte(s129 >> 24)
+		b125[13] = byte(s129 >> 16)
+		b125[14] = byte(s129 >> 8)
+		b125[15] = byte(s129)
+		v130 := 0x0
+		b131 := data[h6 : h6+4] // icmp
+		os132 := uint32(uint64(b131[0])<<8 | uint64(b131[1]))
+		b131[0] = byte(v130)
+		f134 := uint32(os132)
+		f134 += bits.RotateLeft32(f134, 16)
+		dl133 := uint64(^uint16(f134>>16)) + uint64(uint32(uint64(b131[0])<<8|uint64(b131[1])))
+		d119 += dl133
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d106
+			x := uint64(^cv) + d119
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s122 := r
-			cb[0] = byte(s122 >> 8)
-			cb[1] = byte(s122)
+			s135 := r
+			cb[0] = byte(s135 >> 8)
+			cb[1] = byte(s135)
 		}
 		goto n119
 	}
@@ -2534,101 +2570,101 @@ n119:
 	}
 n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d123 uint64          // icmpv6 checksum
-		b124 := data[h0 : h0+14] // ethernet
-		v125 := (uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11]))
-		s126 := v125
-		b124[0] = byte(s126 >> 40)
-		b124[1] = byte(s126 >> 32)
-		b124[2] = byte(s126 >> 24)
-		b124[3] = byte(s126 >> 16)
-		b124[4] = byte(s126 >> 8)
-		b124[5] = byte(s126)
-		v127 := m5
-		s128 := v127
-		b124[6] = byte(s128 >> 40)
-		b124[7] = byte(s128 >> 32)
-		b124[8] = byte(s128 >> 24)
-		b124[9] = byte(s128 >> 16)
-		b124[10] = byte(s128 >> 8)
-		b124[11] = byte(s128)
+		var d136 uint64          // icmpv6 checksum
+		b137 := data[h0 : h0+14] // ethernet
+		v138 := (uint64(b137[6])<<40 | uint64(b137[7])<<32 | uint64(b137[8])<<24 | uint64(b137[9])<<16 | uint64(b137[10])<<8 | uint64(b137[11]))
+		s139 := v138
+		b137[0] = byte(s139 >> 40)
+		b137[1] = byte(s139 >> 32)
+		b137[2] = byte(s139 >> 24)
+		b137[3] = byte(s139 >> 16)
+		b137[4] = byte(s139 >> 8)
+		b137[5] = byte(s139)
+		v140 := m5
+		s141 := v140
+		b137[6] = byte(s141 >> 40)
+		b137[7] = byte(s141 >> 32)
+		b137[8] = byte(s141 >> 24)
+		b137[9] = byte(s141 >> 16)
+		b137[10] = byte(s141 >> 8)
+		b137[11] = byte(s141)
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b129 := data[h3 : h3+40] // ipv6
-		v130 := packet.Value{Hi: (uint64(b129[8])<<56 | uint64(b129[9])<<48 | uint64(b129[10])<<40 | uint64(b129[11])<<32 | uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])), Lo: (uint64(b129[16])<<56 | uint64(b129[17])<<48 | uint64(b129[18])<<40 | uint64(b129[19])<<32 | uint64(b129[20])<<24 | uint64(b129[21])<<16 | uint64(b129[22])<<8 | uint64(b129[23]))}
-		ws132 := packet.Value{Hi: (uint64(b129[24])<<56 | uint64(b129[25])<<48 | uint64(b129[26])<<40 | uint64(b129[27])<<32 | uint64(b129[28])<<24 | uint64(b129[29])<<16 | uint64(b129[30])<<8 | uint64(b129[31])), Lo: (uint64(b129[32])<<56 | uint64(b129[33])<<48 | uint64(b129[34])<<40 | uint64(b129[35])<<32 | uint64(b129[36])<<24 | uint64(b129[37])<<16 | uint64(b129[38])<<8 | uint64(b129[39]))}
-		os131 := uint32(uint16(ws132.Hi>>0)) + uint32(uint16(ws132.Hi>>16)) + uint32(uint16(ws132.Hi>>32)) + uint32(uint16(ws132.Hi>>48)) + uint32(uint16(ws132.Lo>>0)) + uint32(uint16(ws132.Lo>>16)) + uint32(uint16(ws132.Lo>>32)) + uint32(uint16(ws132.Lo>>48))
-		v133 := v130
-		s134 := v133.Hi
-		b129[24] = byte(s134 >> 56)
-		b129[25] = byte(s134 >> 48)
-		b129[26] = byte(s134 >> 40)
-		b129[27] = byte(s134 >> 32)
-		b129[28] = byte(s134 >> 24)
-		b129[29] = byte(s134 >> 16)
-		b129[30] = byte(s134 >> 8)
-		b129[31] = byte(s134)
-		s135 := v133.Lo
-		b129[32] = byte(s135 >> 56)
-		b129[33] = byte(s135 >> 48)
-		b129[34] = byte(s135 >> 40)
-		b129[35] = byte(s135 >> 32)
-		b129[36] = byte(s135 >> 24)
-		b129[37] = byte(s135 >> 16)
-		b129[38] = byte(s135 >> 8)
-		b129[39] = byte(s135)
-		ws136 := v130
-		f138 := uint32(os131)
-		f138 += bits.RotateLeft32(f138, 16)
-		dl137 := uint64(^uint16(f138>>16)) + uint64(uint32(uint16(ws136.Hi>>0))+uint32(uint16(ws136.Hi>>16))+uint32(uint16(ws136.Hi>>32))+uint32(uint16(ws136.Hi>>48))+uint32(uint16(ws136.Lo>>0))+uint32(uint16(ws136.Lo>>16))+uint32(uint16(ws136.Lo>>32))+uint32(uint16(ws136.Lo>>48)))
-		d123 += dl137
-		v139 := m6
-		ws141 := packet.Value{Hi: (uint64(b129[8])<<56 | uint64(b129[9])<<48 | uint64(b129[10])<<40 | uint64(b129[11])<<32 | uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])), Lo: (uint64(b129[16])<<56 | uint64(b129[17])<<48 | uint64(b129[18])<<40 | uint64(b129[19])<<32 | uint64(b129[20])<<24 | uint64(b129[21])<<16 | uint64(b129[22])<<8 | uint64(b129[23]))}
-		os140 := uint32(uint16(ws141.Hi>>0)) + uint32(uint16(ws141.Hi>>16)) + uint32(uint16(ws141.Hi>>32)) + uint32(uint16(ws141.Hi>>48)) + uint32(uint16(ws141.Lo>>0)) + uint32(uint16(ws141.Lo>>16)) + uint32(uint16(ws141.Lo>>32)) + uint32(uint16(ws141.Lo>>48))
-		v142 := v139
-		s143 := v142.Hi
-		b129[8] = byte(s143 >> 56)
-		b129[9] = byte(s143 >> 48)
-		b129[10] = byte(s143 >> 40)
-		b129[11] = byte(s143 >> 32)
-		b129[12] = byte(s143 >> 24)
-		b129[13] = byte(s143 >> 16)
-		b129[14] = byte(s143 >> 8)
-		b129[15] = byte(s143)
-		s144 := v142.Lo
-		b129[16] = byte(s144 >> 56)
-		b129[17] = byte(s144 >> 48)
-		b129[18] = byte(s144 >> 40)
-		b129[19] = byte(s144 >> 32)
-		b129[20] = byte(s144 >> 24)
-		b129[21] = byte(s144 >> 16)
-		b129[22] = byte(s144 >> 8)
-		b129[23] = byte(s144)
-		ws145 := v139
-		f147 := uint32(os140)
-		f147 += bits.RotateLeft32(f147, 16)
-		dl146 := uint64(^uint16(f147>>16)) + uint64(uint32(uint16(ws145.Hi>>0))+uint32(uint16(ws145.Hi>>16))+uint32(uint16(ws145.Hi>>32))+uint32(uint16(ws145.Hi>>48))+uint32(uint16(ws145.Lo>>0))+uint32(uint16(ws145.Lo>>16))+uint32(uint16(ws145.Lo>>32))+uint32(uint16(ws145.Lo>>48)))
-		d123 += dl146
-		v148 := 0x81
-		b149 := data[h7 : h7+4] // icmpv6
-		os150 := uint32(uint64(b149[0])<<8 | uint64(b149[1]))
-		b149[0] = byte(v148)
-		f152 := uint32(os150)
-		f152 += bits.RotateLeft32(f152, 16)
-		dl151 := uint64(^uint16(f152>>16)) + uint64(uint32(uint64(b149[0])<<8|uint64(b149[1])))
-		d123 += dl151
+		b142 := data[h3 : h3+40] // ipv6
+		v143 := packet.Value{Hi: (uint64(b142[8])<<56 | uint64(b142[9])<<48 | uint64(b142[10])<<40 | uint64(b142[11])<<32 | uint64(b142[12])<<24 | uint64(b142[13])<<16 | uint64(b142[14])<<8 | uint64(b142[15])), Lo: (uint64(b142[16])<<56 | uint64(b142[17])<<48 | uint64(b142[18])<<40 | uint64(b142[19])<<32 | uint64(b142[20])<<24 | uint64(b142[21])<<16 | uint64(b142[22])<<8 | uint64(b142[23]))}
+		ws145 := packet.Value{Hi: (uint64(b142[24])<<56 | uint64(b142[25])<<48 | uint64(b142[26])<<40 | uint64(b142[27])<<32 | uint64(b142[28])<<24 | uint64(b142[29])<<16 | uint64(b142[30])<<8 | uint64(b142[31])), Lo: (uint64(b142[32])<<56 | uint64(b142[33])<<48 | uint64(b142[34])<<40 | uint64(b142[35])<<32 | uint64(b142[36])<<24 | uint64(b142[37])<<16 | uint64(b142[38])<<8 | uint64(b142[39]))}
+		os144 := uint32(uint16(ws145.Hi>>0)) + uint32(uint16(ws145.Hi>>16)) + uint32(uint16(ws145.Hi>>32)) + uint32(uint16(ws145.Hi>>48)) + uint32(uint16(ws145.Lo>>0)) + uint32(uint16(ws145.Lo>>16)) + uint32(uint16(ws145.Lo>>32)) + uint32(uint16(ws145.Lo>>48))
+		v146 := v143
+		s147 := v146.Hi
+		b142[24] = byte(s147 >> 56)
+		b142[25] = byte(s147 >> 48)
+		b142[26] = byte(s147 >> 40)
+		b142[27] = byte(s147 >> 32)
+		b142[28] = byte(s147 >> 24)
+		b142[29] = byte(s147 >> 16)
+		b142[30] = byte(s147 >> 8)
+		b142[31] = byte(s147)
+		s148 := v146.Lo
+		b142[32] = byte(s148 >> 56)
+		b142[33] = byte(s148 >> 48)
+		b142[34] = byte(s148 >> 40)
+		b142[35] = byte(s148 >> 32)
+		b142[36] = byte(s148 >> 24)
+		b142[37] = byte(s148 >> 16)
+		b142[38] = byte(s148 >> 8)
+		b142[39] = byte(s148)
+		ws149 := v143
+		f151 := uint32(os144)
+		f151 += bits.RotateLeft32(f151, 16)
+		dl150 := uint64(^uint16(f151>>16)) + uint64(uint32(uint16(ws149.Hi>>0))+uint32(uint16(ws149.Hi>>16))+uint32(uint16(ws149.Hi>>32))+uint32(uint16(ws149.Hi>>48))+uint32(uint16(ws149.Lo>>0))+uint32(uint16(ws149.Lo>>16))+uint32(uint16(ws149.Lo>>32))+uint32(uint16(ws149.Lo>>48)))
+		d136 += dl150
+		v152 := m6
+		ws154 := packet.Value{Hi: (uint64(b142[8])<<56 | uint64(b142[9])<<48 | uint64(b142[10])<<40 | uint64(b142[11])<<32 | uint64(b142[12])<<24 | uint64(b142[13])<<16 | uint64(b142[14])<<8 | uint64(b142[15])), Lo: (uint64(b142[16])<<56 | uint64(b142[17])<<48 | uint64(b142[18])<<40 | uint64(b142[19])<<32 | uint64(b142[20])<<24 | uint64(b142[21])<<16 | uint64(b142[22])<<8 | uint64(b142[23]))}
+		os153 := uint32(uint16(ws154.Hi>>0)) + uint32(uint16(ws154.Hi>>16)) + uint32(uint16(ws154.Hi>>32)) + uint32(uint16(ws154.Hi>>48)) + uint32(uint16(ws154.Lo>>0)) + uint32(uint16(ws154.Lo>>16)) + uint32(uint16(ws154.Lo>>32)) + uint32(uint16(ws154.Lo>>48))
+		v155 := v152
+		s156 := v155.Hi
+		b142[8] = byte(s156 >> 56)
+		b142[9] = byte(s156 >> 48)
+		b142[10] = byte(s156 >> 40)
+		b142[11] = byte(s156 >> 32)
+		b142[12] = byte(s156 >> 24)
+		b142[13] = byte(s156 >> 16)
+		b142[14] = byte(s156 >> 8)
+		b142[15] = byte(s156)
+		s157 := v155.Lo
+		b142[16] = byte(s157 >> 56)
+		b142[17] = byte(s157 >> 48)
+		b142[18] = byte(s157 >> 40)
+		b142[19] = byte(s157 >> 32)
+		b142[20] = byte(s157 >> 24)
+		b142[21] = byte(s157 >> 16)
+		b142[22] = byte(s157 >> 8)
+		b142[23] = byte(s157)
+		ws158 := v152
+		f160 := uint32(os153)
+		f160 += bits.RotateLeft32(f160, 16)
+		dl159 := uint64(^uint16(f160>>16)) + uint64(uint32(uint16(ws158.Hi>>0))+uint32(uint16(ws158.Hi>>16))+uint32(uint16(ws158.Hi>>32))+uint32(uint16(ws158.Hi>>48))+uint32(uint16(ws158.Lo>>0))+uint32(uint16(ws158.Lo>>16))+uint32(uint16(ws158.Lo>>32))+uint32(uint16(ws158.Lo>>48)))
+		d136 += dl159
+		v161 := 0x81
+		b162 := data[h7 : h7+4] // icmpv6
+		os163 := uint32(uint64(b162[0])<<8 | uint64(b162[1]))
+		b162[0] = byte(v161)
+		f165 := uint32(os163)
+		f165 += bits.RotateLeft32(f165, 16)
+		dl164 := uint64(^uint16(f165>>16)) + uint64(uint32(uint64(b162[0])<<8|uint64(b162[1])))
+		d136 += dl164
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d123
+			x := uint64(^cv) + d136
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s153 := r
-			cb[0] = byte(s153 >> 8)
-			cb[1] = byte(s153)
+			s166 := r
+			cb[0] = byte(s166 >> 8)
+			cb[1] = byte(s166)
 		}
 		goto n121
 	}
@@ -2642,8 +2678,8 @@ n122:
 		if !(h12 >= 0) {
 			return pl.drop(31)
 		}
-		b154 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b154[4])<<56 | uint64(b154[5])<<48 | uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11])), Lo: (uint64(b154[12])<<56 | uint64(b154[13])<<48 | uint64(b154[14])<<40 | uint64(b154[15])<<32 | uint64(b154[16])<<24 | uint64(b154[17])<<16 | uint64(b154[18])<<8 | uint64(b154[19]))} == m6) {
+		b167 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b167[4])<<56 | uint64(b167[5])<<48 | uint64(b167[6])<<40 | uint64(b167[7])<<32 | uint64(b167[8])<<24 | uint64(b167[9])<<16 | uint64(b167[10])<<8 | uint64(b167[11])), Lo: (uint64(b167[12])<<56 | uint64(b167[13])<<48 | uint64(b167[14])<<40 | uint64(b167[15])<<32 | uint64(b167[16])<<24 | uint64(b167[17])<<16 | uint64(b167[18])<<8 | uint64(b167[19]))} == m6) {
 			goto n124
 		}
 		goto n123
@@ -2657,8 +2693,8 @@ n124:
 		if !(h3 >= 0) {
 			return pl.drop(33)
 		}
-		b155 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b155[8])<<56 | uint64(b155[9])<<48 | uint64(b155[10])<<40 | uint64(b155[11])<<32 | uint64(b155[12])<<24 | uint64(b155[13])<<16 | uint64(b155[14])<<8 | uint64(b155[15])), Lo: (uint64(b155[16])<<56 | uint64(b155[17])<<48 | uint64(b155[18])<<40 | uint64(b155[19])<<32 | uint64(b155[20])<<24 | uint64(b155[21])<<16 | uint64(b155[22])<<8 | uint64(b155[23]))} == packet.Value{Lo: 0x0}) {
+		b168 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b168[8])<<56 | uint64(b168[9])<<48 | uint64(b168[10])<<40 | uint64(b168[11])<<32 | uint64(b168[12])<<24 | uint64(b168[13])<<16 | uint64(b168[14])<<8 | uint64(b168[15])), Lo: (uint64(b168[16])<<56 | uint64(b168[17])<<48 | uint64(b168[18])<<40 | uint64(b168[19])<<32 | uint64(b168[20])<<24 | uint64(b168[21])<<16 | uint64(b168[22])<<8 | uint64(b168[23]))} == packet.Value{Lo: 0x0}) {
 			goto n125
 		}
 		goto n126
@@ -2671,8 +2707,8 @@ n125:
 		if !(h12 >= 0) {
 			return pl.drop(34)
 		}
-		b156 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b156[4])<<56 | uint64(b156[5])<<48 | uint64(b156[6])<<40 | uint64(b156[7])<<32 | uint64(b156[8])<<24 | uint64(b156[9])<<16 | uint64(b156[10])<<8 | uint64(b156[11])), Lo: (uint64(b156[12])<<56 | uint64(b156[13])<<48 | uint64(b156[14])<<40 | uint64(b156[15])<<32 | uint64(b156[16])<<24 | uint64(b156[17])<<16 | uint64(b156[18])<<8 | uint64(b156[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b169 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b169[4])<<56 | uint64(b169[5])<<48 | uint64(b169[6])<<40 | uint64(b169[7])<<32 | uint64(b169[8])<<24 | uint64(b169[9])<<16 | uint64(b169[10])<<8 | uint64(b169[11])), Lo: (uint64(b169[12])<<56 | uint64(b169[13])<<48 | uint64(b169[14])<<40 | uint64(b169[15])<<32 | uint64(b169[16])<<24 | uint64(b169[17])<<16 | uint64(b169[18])<<8 | uint64(b169[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
@@ -2680,16 +2716,16 @@ n126:
 		if !(h3 >= 0) {
 			return pl.drop(35)
 		}
-		b157 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b157[8])<<56 | uint64(b157[9])<<48 | uint64(b157[10])<<40 | uint64(b157[11])<<32 | uint64(b157[12])<<24 | uint64(b157[13])<<16 | uint64(b157[14])<<8 | uint64(b157[15])), Lo: (uint64(b157[16])<<56 | uint64(b157[17])<<48 | uint64(b157[18])<<40 | uint64(b157[19])<<32 | uint64(b157[20])<<24 | uint64(b157[21])<<16 | uint64(b157[22])<<8 | uint64(b157[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b158 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b158[6])<<40 | uint64(b158[7])<<32 | uint64(b158[8])<<24 | uint64(b158[9])<<16 | uint64(b158[10])<<8 | uint64(b158[11])) & 0xffffffffffff
+		b170 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b170[8])<<56 | uint64(b170[9])<<48 | uint64(b170[10])<<40 | uint64(b170[11])<<32 | uint64(b170[12])<<24 | uint64(b170[13])<<16 | uint64(b170[14])<<8 | uint64(b170[15])), Lo: (uint64(b170[16])<<56 | uint64(b170[17])<<48 | uint64(b170[18])<<40 | uint64(b170[19])<<32 | uint64(b170[20])<<24 | uint64(b170[21])<<16 | uint64(b170[22])<<8 | uint64(b170[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b171 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b171[6])<<40 | uint64(b171[7])<<32 | uint64(b171[8])<<24 | uint64(b171[9])<<16 | uint64(b171[10])<<8 | uint64(b171[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(35)
 		}
-		b159 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11])), Lo: (uint64(b159[12])<<56 | uint64(b159[13])<<48 | uint64(b159[14])<<40 | uint64(b159[15])<<32 | uint64(b159[16])<<24 | uint64(b159[17])<<16 | uint64(b159[18])<<8 | uint64(b159[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b172 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b172[4])<<56 | uint64(b172[5])<<48 | uint64(b172[6])<<40 | uint64(b172[7])<<32 | uint64(b172[8])<<24 | uint64(b172[9])<<16 | uint64(b172[10])<<8 | uint64(b172[11])), Lo: (uint64(b172[12])<<56 | uint64(b172[13])<<48 | uint64(b172[14])<<40 | uint64(b172[15])<<32 | uint64(b172[16])<<24 | uint64(b172[17])<<16 | uint64(b172[18])<<8 | uint64(b172[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
@@ -2702,8 +2738,8 @@ n127:
 	}
 n128:
 	{ // NsSrcMac: set meta.na_mac
-		b160 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b160[0])<<40 | uint64(b160[1])<<32 | uint64(b160[2])<<24 | uint64(b160[3])<<16 | uint64(b160[4])<<8 | uint64(b160[5])) & 0xffffffffffff
+		b173 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b173[0])<<40 | uint64(b173[1])<<32 | uint64(b173[2])<<24 | uint64(b173[3])<<16 | uint64(b173[4])<<8 | uint64(b173[5])) & 0xffffffffffff
 		pl.edges[39]++
 		goto n129
 	}
@@ -2723,15 +2759,15 @@ n130:
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		po161, pn162 := h14, 6 // nd_mac
-		if po161+pn162 > len(data) {
+		po174, pn175 := h14, 6 // nd_mac
+		if po174+pn175 > len(data) {
 			return pl.drop(36)
 		}
-		pendOff = po161
-		pendN = pn162
+		pendOff = po174
+		pendN = pn175
 		h14 = -1
-		if cur > po161 {
-			cur = max(po161, cur-pn162)
+		if cur > po174 {
+			cur = max(po174, cur-pn175)
 		}
 		pl.edges[40]++
 		goto n132
@@ -2748,15 +2784,15 @@ n132:
 			}
 			pendN = 0
 		}
-		po163, pn164 := h13, 2 // nd_opt
-		if po163+pn164 > len(data) {
+		po176, pn177 := h13, 2 // nd_opt
+		if po176+pn177 > len(data) {
 			return pl.drop(37)
 		}
-		pendOff = po163
-		pendN += pn164
+		pendOff = po176
+		pendN += pn177
 		h13 = -1
-		if cur > po163 {
-			cur = max(po163, cur-pn164)
+		if cur > po176 {
+			cur = max(po176, cur-pn177)
 		}
 		pl.edges[41]++
 		goto n133
@@ -2776,25 +2812,25 @@ n133:
 		if !(h12 >= 0) {
 			return pl.drop(38)
 		}
-		po165, pn166 := h12, 20 // nd_ns
-		if po165+pn166 > len(data) {
+		po178, pn179 := h12, 20 // nd_ns
+		if po178+pn179 > len(data) {
 			return pl.drop(38)
 		}
-		pendN += pn166
-		if po165 < len(data)-po165-pendN {
-			copy(data[pendN:pendN+po165], data[:po165])
+		pendN += pn179
+		if po178 < len(data)-po178-pendN {
+			copy(data[pendN:pendN+po178], data[:po178])
 			data = data[pendN:]
 		} else {
-			copy(data[po165:], data[po165+pendN:])
+			copy(data[po178:], data[po178+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h14 >= 0) && h14 > po165 {
-			h14 -= pn166
+		if (h14 >= 0) && h14 > po178 {
+			h14 -= pn179
 		} // nd_mac
-		if cur > po165 {
-			cur = max(po165, cur-pn166)
+		if cur > po178 {
+			cur = max(po178, cur-pn179)
 		}
 		goto n134
 	}
@@ -2809,9 +2845,9 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s167 := r
-				cb[0] = byte(s167 >> 8)
-				cb[1] = byte(s167)
+				s180 := r
+				cb[0] = byte(s180 >> 8)
+				cb[1] = byte(s180)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2827,9 +2863,9 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s169 := r
-				cb[0] = byte(s169 >> 8)
-				cb[1] = byte(s169)
+				s182 := r
+				cb[0] = byte(s182 >> 8)
+				cb[1] = byte(s182)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2961,7 +2997,7 @@ n134:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt168 := p.Push(15, h7+4, 0)
+		rt181 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3088,7 +3124,7 @@ n134:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt168 {
+		if !rt181 {
 			return pl.drop(39)
 		}
 		goto n135
@@ -3104,9 +3140,9 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s170 := r
-				cb[0] = byte(s170 >> 8)
-				cb[1] = byte(s170)
+				s183 := r
+				cb[0] = byte(s183 >> 8)
+				cb[1] = byte(s183)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3122,9 +3158,9 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s172 := r
-				cb[0] = byte(s172 >> 8)
-				cb[1] = byte(s172)
+				s185 := r
+				cb[0] = byte(s185 >> 8)
+				cb[1] = byte(s185)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3256,7 +3292,7 @@ n135:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt171 := p.Push(16, h15+20, 0)
+		rt184 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3383,7 +3419,7 @@ n135:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt171 {
+		if !rt184 {
 			return pl.drop(40)
 		}
 		goto n136
@@ -3399,9 +3435,9 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s173 := r
-				cb[0] = byte(s173 >> 8)
-				cb[1] = byte(s173)
+				s186 := r
+				cb[0] = byte(s186 >> 8)
+				cb[1] = byte(s186)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3417,9 +3453,9 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s175 := r
-				cb[0] = byte(s175 >> 8)
-				cb[1] = byte(s175)
+				s188 := r
+				cb[0] = byte(s188 >> 8)
+				cb[1] = byte(s188)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3551,7 +3587,7 @@ n136:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt174 := p.Push(17, h16+2, 0)
+		rt187 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3678,109 +3714,109 @@ n136:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt174 {
+		if !rt187 {
 			return pl.drop(41)
 		}
 		goto n137
 	}
 n137:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b176 := data[h0 : h0+14] // ethernet
-		s177 := m25
-		b176[0] = byte(s177 >> 40)
-		b176[1] = byte(s177 >> 32)
-		b176[2] = byte(s177 >> 24)
-		b176[3] = byte(s177 >> 16)
-		b176[4] = byte(s177 >> 8)
-		b176[5] = byte(s177)
-		s178 := m5
-		b176[6] = byte(s178 >> 40)
-		b176[7] = byte(s178 >> 32)
-		b176[8] = byte(s178 >> 24)
-		b176[9] = byte(s178 >> 16)
-		b176[10] = byte(s178 >> 8)
-		b176[11] = byte(s178)
+		b189 := data[h0 : h0+14] // ethernet
+		s190 := m25
+		b189[0] = byte(s190 >> 40)
+		b189[1] = byte(s190 >> 32)
+		b189[2] = byte(s190 >> 24)
+		b189[3] = byte(s190 >> 16)
+		b189[4] = byte(s190 >> 8)
+		b189[5] = byte(s190)
+		s191 := m5
+		b189[6] = byte(s191 >> 40)
+		b189[7] = byte(s191 >> 32)
+		b189[8] = byte(s191 >> 24)
+		b189[9] = byte(s191 >> 16)
+		b189[10] = byte(s191 >> 8)
+		b189[11] = byte(s191)
 		if !(h3 >= 0) {
 			return pl.drop(42)
 		}
-		b179 := data[h3 : h3+40] // ipv6
-		s180 := 0x20
-		b179[4] = byte(s180 >> 8)
-		b179[5] = byte(s180)
-		b179[7] = byte(0xff)
-		v181 := m6
-		s182 := v181.Hi
-		b179[8] = byte(s182 >> 56)
-		b179[9] = byte(s182 >> 48)
-		b179[10] = byte(s182 >> 40)
-		b179[11] = byte(s182 >> 32)
-		b179[12] = byte(s182 >> 24)
-		b179[13] = byte(s182 >> 16)
-		b179[14] = byte(s182 >> 8)
-		b179[15] = byte(s182)
-		s183 := v181.Lo
-		b179[16] = byte(s183 >> 56)
-		b179[17] = byte(s183 >> 48)
-		b179[18] = byte(s183 >> 40)
-		b179[19] = byte(s183 >> 32)
-		b179[20] = byte(s183 >> 24)
-		b179[21] = byte(s183 >> 16)
-		b179[22] = byte(s183 >> 8)
-		b179[23] = byte(s183)
-		v184 := m24
-		s185 := v184.Hi
-		b179[24] = byte(s185 >> 56)
-		b179[25] = byte(s185 >> 48)
-		b179[26] = byte(s185 >> 40)
-		b179[27] = byte(s185 >> 32)
-		b179[28] = byte(s185 >> 24)
-		b179[29] = byte(s185 >> 16)
-		b179[30] = byte(s185 >> 8)
-		b179[31] = byte(s185)
-		s186 := v184.Lo
-		b179[32] = byte(s186 >> 56)
-		b179[33] = byte(s186 >> 48)
-		b179[34] = byte(s186 >> 40)
-		b179[35] = byte(s186 >> 32)
-		b179[36] = byte(s186 >> 24)
-		b179[37] = byte(s186 >> 16)
-		b179[38] = byte(s186 >> 8)
-		b179[39] = byte(s186)
-		b187 := data[h7 : h7+4] // icmpv6
-		b187[0] = byte(0x88)
-		b187[1] = byte(0x0)
-		b188 := data[h15 : h15+20] // nd_na
-		b188[0] = b188[0]&^0x40 | byte(m26)<<6&0x40
-		v189 := m27
-		s190 := v189.Hi
-		b188[4] = byte(s190 >> 56)
-		b188[5] = byte(s190 >> 48)
-		b188[6] = byte(s190 >> 40)
-		b188[7] = byte(s190 >> 32)
-		b188[8] = byte(s190 >> 24)
-		b188[9] = byte(s190 >> 16)
-		b188[10] = byte(s190 >> 8)
-		b188[11] = byte(s190)
-		s191 := v189.Lo
-		b188[12] = byte(s191 >> 56)
-		b188[13] = byte(s191 >> 48)
-		b188[14] = byte(s191 >> 40)
-		b188[15] = byte(s191 >> 32)
-		b188[16] = byte(s191 >> 24)
-		b188[17] = byte(s191 >> 16)
-		b188[18] = byte(s191 >> 8)
-		b188[19] = byte(s191)
-		b192 := data[h16 : h16+2] // nd_na_opt
-		b192[0] = byte(0x2)
-		b192[1] = byte(0x1)
-		b193 := data[h17 : h17+6] // nd_na_mac
-		s194 := m5
-		b193[0] = byte(s194 >> 40)
-		b193[1] = byte(s194 >> 32)
-		b193[2] = byte(s194 >> 24)
-		b193[3] = byte(s194 >> 16)
-		b193[4] = byte(s194 >> 8)
-		b193[5] = byte(s194)
+		b192 := data[h3 : h3+40] // ipv6
+		s193 := 0x20
+		b192[4] = byte(s193 >> 8)
+		b192[5] = byte(s193)
+		b192[7] = byte(0xff)
+		v194 := m6
+		s195 := v194.Hi
+		b192[8] = byte(s195 >> 56)
+		b192[9] = byte(s195 >> 48)
+		b192[10] = byte(s195 >> 40)
+		b192[11] = byte(s195 >> 32)
+		b192[12] = byte(s195 >> 24)
+		b192[13] = byte(s195 >> 16)
+		b192[14] = byte(s195 >> 8)
+		b192[15] = byte(s195)
+		s196 := v194.Lo
+		b192[16] = byte(s196 >> 56)
+		b192[17] = byte(s196 >> 48)
+		b192[18] = byte(s196 >> 40)
+		b192[19] = byte(s196 >> 32)
+		b192[20] = byte(s196 >> 24)
+		b192[21] = byte(s196 >> 16)
+		b192[22] = byte(s196 >> 8)
+		b192[23] = byte(s196)
+		v197 := m24
+		s198 := v197.Hi
+		b192[24] = byte(s198 >> 56)
+		b192[25] = byte(s198 >> 48)
+		b192[26] = byte(s198 >> 40)
+		b192[27] = byte(s198 >> 32)
+		b192[28] = byte(s198 >> 24)
+		b192[29] = byte(s198 >> 16)
+		b192[30] = byte(s198 >> 8)
+		b192[31] = byte(s198)
+		s199 := v197.Lo
+		b192[32] = byte(s199 >> 56)
+		b192[33] = byte(s199 >> 48)
+		b192[34] = byte(s199 >> 40)
+		b192[35] = byte(s199 >> 32)
+		b192[36] = byte(s199 >> 24)
+		b192[37] = byte(s199 >> 16)
+		b192[38] = byte(s199 >> 8)
+		b192[39] = byte(s199)
+		b200 := data[h7 : h7+4] // icmpv6
+		b200[0] = byte(0x88)
+		b200[1] = byte(0x0)
+		b201 := data[h15 : h15+20] // nd_na
+		b201[0] = b201[0]&^0x40 | byte(m26)<<6&0x40
+		v202 := m27
+		s203 := v202.Hi
+		b201[4] = byte(s203 >> 56)
+		b201[5] = byte(s203 >> 48)
+		b201[6] = byte(s203 >> 40)
+		b201[7] = byte(s203 >> 32)
+		b201[8] = byte(s203 >> 24)
+		b201[9] = byte(s203 >> 16)
+		b201[10] = byte(s203 >> 8)
+		b201[11] = byte(s203)
+		s204 := v202.Lo
+		b201[12] = byte(s204 >> 56)
+		b201[13] = byte(s204 >> 48)
+		b201[14] = byte(s204 >> 40)
+		b201[15] = byte(s204 >> 32)
+		b201[16] = byte(s204 >> 24)
+		b201[17] = byte(s204 >> 16)
+		b201[18] = byte(s204 >> 8)
+		b201[19] = byte(s204)
+		b205 := data[h16 : h16+2] // nd_na_opt
+		b205[0] = byte(0x2)
+		b205[1] = byte(0x1)
+		b206 := data[h17 : h17+6] // nd_na_mac
+		s207 := m5
+		b206[0] = byte(s207 >> 40)
+		b206[1] = byte(s207 >> 32)
+		b206[2] = byte(s207 >> 24)
+		b206[3] = byte(s207 >> 16)
+		b206[4] = byte(s207 >> 8)
+		b206[5] = byte(s207)
 		goto n138
 	}
 n138:
@@ -3794,9 +3830,9 @@ n138:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s195 := r
-				cb[0] = byte(s195 >> 8)
-				cb[1] = byte(s195)
+				s208 := r
+				cb[0] = byte(s208 >> 8)
+				cb[1] = byte(s208)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3809,9 +3845,9 @@ n138:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s197 := r
-				cb[0] = byte(s197 >> 8)
-				cb[1] = byte(s197)
+				s210 := r
+				cb[0] = byte(s210 >> 8)
+				cb[1] = byte(s210)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3943,7 +3979,7 @@ n138:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt196 := p.ComputeChecksum(7)
+		rt209 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4070,7 +4106,7 @@ n138:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt196 {
+		if !rt209 {
 			return pl.drop(43)
 		}
 		goto n139
@@ -4105,21 +4141,23 @@ n143:
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b198 := data[h2 : h2+20] // ipv4
-		k199 := ((uint64(b198[12])<<24|uint64(b198[13])<<16|uint64(b198[14])<<8|uint64(b198[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32
-		if pi200 := pl.tables[3].Packed(); len(pi200.Slots) > 0 {
-			k199 &= pi200.Mask
-			for m, j := uint64(len(pi200.Slots)-1), packet.PackedHash(k199); ; j++ {
-				sl := &pi200.Slots[j&m]
+		kw211 := (m7) & 0xff
+		b213 := data[h2 : h2+20] // ipv4
+		kw212 := (uint64(b213[12])<<24 | uint64(b213[13])<<16 | uint64(b213[14])<<8 | uint64(b213[15])) & 0xffffffff
+		k214 := kw212<<0 | kw211<<32
+		if pi215 := pl.tables[3].Packed(); len(pi215.Slots) > 0 {
+			k214 &= pi215.Mask
+			for m, j := uint64(len(pi215.Slots)-1), packet.PackedHash(k214); ; j++ {
+				sl := &pi215.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k199 {
+				if sl.Key == k214 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k199); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k214); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4133,9 +4171,26 @@ n144:
 n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b202 := data[h3 : h3+40] // ipv6
-		kv201 := packet.Value{Hi: (uint64(b202[8])<<56 | uint64(b202[9])<<48 | uint64(b202[10])<<40 | uint64(b202[11])<<32 | uint64(b202[12])<<24 | uint64(b202[13])<<16 | uint64(b202[14])<<8 | uint64(b202[15])), Lo: (uint64(b202[16])<<56 | uint64(b202[17])<<48 | uint64(b202[18])<<40 | uint64(b202[19])<<32 | uint64(b202[20])<<24 | uint64(b202[21])<<16 | uint64(b202[22])<<8 | uint64(b202[23]))}
-		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv201.Hi, kv201.Lo, 0); hit {
+		kw216 := (m7) & 0xff
+		b218 := data[h3 : h3+40] // ipv6
+		kw217 := packet.Value{Hi: (uint64(b218[8])<<56 | uint64(b218[9])<<48 | uint64(b218[10])<<40 | uint64(b218[11])<<32 | uint64(b218[12])<<24 | uint64(b218[13])<<16 | uint64(b218[14])<<8 | uint64(b218[15])), Lo: (uint64(b218[16])<<56 | uint64(b218[17])<<48 | uint64(b218[18])<<40 | uint64(b218[19])<<32 | uint64(b218[20])<<24 | uint64(b218[21])<<16 | uint64(b218[22])<<8 | uint64(b218[23]))}
+		if wl219 := pl.tables[4].Words(); len(wl219.Slots) > 0 {
+			x221 := kw216 & wl219.Mask[0]
+			x222 := kw217.Hi & wl219.Mask[1]
+			x223 := kw217.Lo & wl219.Mask[2]
+			h220 := packet.WordsHash(x221, x222, x223, 0)
+			for m, j := uint64(len(wl219.Slots)-1), h220>>(wl219.Shift&63); ; j = (j + 1) & m {
+				sl := &wl219.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl219.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h220 && ks[0] == x221 && ks[1] == x222 && ks[2] == x223 {
+					a := &wl219.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw216, kw217.Hi, kw217.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4191,44 +4246,44 @@ n153:
 	}
 n154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b203 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b203[4])<<56 | uint64(b203[5])<<48 | uint64(b203[6])<<40 | uint64(b203[7])<<32 | uint64(b203[8])<<24 | uint64(b203[9])<<16 | uint64(b203[10])<<8 | uint64(b203[11]))
-		m13 = ((uint64(b203[4])<<56 | uint64(b203[5])<<48 | uint64(b203[6])<<40 | uint64(b203[7])<<32 | uint64(b203[8])<<24 | uint64(b203[9])<<16 | uint64(b203[10])<<8 | uint64(b203[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b203[2])<<8 | uint64(b203[3])) & 0xffff
+		b224 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b224[4])<<56 | uint64(b224[5])<<48 | uint64(b224[6])<<40 | uint64(b224[7])<<32 | uint64(b224[8])<<24 | uint64(b224[9])<<16 | uint64(b224[10])<<8 | uint64(b224[11]))
+		m13 = ((uint64(b224[4])<<56 | uint64(b224[5])<<48 | uint64(b224[6])<<40 | uint64(b224[7])<<32 | uint64(b224[8])<<24 | uint64(b224[9])<<16 | uint64(b224[10])<<8 | uint64(b224[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b224[2])<<8 | uint64(b224[3])) & 0xffff
 		goto n156
 	}
 n155:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b204 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b204[4])<<56 | uint64(b204[5])<<48 | uint64(b204[6])<<40 | uint64(b204[7])<<32 | uint64(b204[8])<<24 | uint64(b204[9])<<16 | uint64(b204[10])<<8 | uint64(b204[11]))
-		m13 = (uint64(b204[0])<<8 | uint64(b204[1])) & 0xffff
-		m14 = (uint64(b204[2])<<8 | uint64(b204[3])) & 0xffff
+		b225 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b225[4])<<56 | uint64(b225[5])<<48 | uint64(b225[6])<<40 | uint64(b225[7])<<32 | uint64(b225[8])<<24 | uint64(b225[9])<<16 | uint64(b225[10])<<8 | uint64(b225[11]))
+		m13 = (uint64(b225[0])<<8 | uint64(b225[1])) & 0xffff
+		m14 = (uint64(b225[2])<<8 | uint64(b225[3])) & 0xffff
 		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c206 := (h2 >= 0)
-		if c206 {
+		c227 := (h2 >= 0)
+		if c227 {
 			if !(h2 >= 0) {
 				return pl.drop(48)
 			}
-			b207 := data[h2 : h2+20] // ipv4
-			c206 = (uint64(b207[8]) <= 0x1)
+			b228 := data[h2 : h2+20] // ipv4
+			c227 = (uint64(b228[8]) <= 0x1)
 		}
-		c205 := c206
-		if !c205 {
-			c208 := (h3 >= 0)
-			if c208 {
+		c226 := c227
+		if !c226 {
+			c229 := (h3 >= 0)
+			if c229 {
 				if !(h3 >= 0) {
 					return pl.drop(48)
 				}
-				b209 := data[h3 : h3+40] // ipv6
-				c208 = (uint64(b209[7]) <= 0x1)
+				b230 := data[h3 : h3+40] // ipv6
+				c229 = (uint64(b230[7]) <= 0x1)
 			}
-			c205 = c208
+			c226 = c229
 		}
-		if c205 {
+		if c226 {
 			goto n157
 		}
 		goto n158
@@ -4240,7 +4295,31 @@ n157:
 n158:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		if a, ps, hit := pl.tables[5].LookupWordsAction((m7)&0xff, (m9), 0, 0); hit {
+		kw231 := (m7) & 0xff
+		kw232 := (m9)
+		if wl233 := pl.tables[5].Words(); len(wl233.Slots) > 0 {
+			x235 := kw231 & wl233.Mask[0]
+			x236 := kw232 & wl233.Mask[1]
+			h234 := packet.WordsHash(x235, x236, 0, 0)
+			for m, j := uint64(len(wl233.Slots)-1), h234>>(wl233.Shift&63); ; j = (j + 1) & m {
+				sl := &wl233.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl233.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h234 && ks[0] == x235 && ks[1] == x236 {
+					a := &wl233.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if sc237 := pl.tables[5].Scan(); len(sc237.Match) > 0 {
+			for i, ms := 0, sc237.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw231&ms[0].Mask == ms[0].Val && kw231-ms[0].Lo <= ms[0].Span && kw232&ms[1].Mask == ms[1].Val && kw232-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc237.Acts[i].Action), sc237.Acts[i].Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw231, kw232, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4272,20 +4351,23 @@ n160:
 n161:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		k210 := ((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48
-		if pi211 := pl.tables[6].Packed(); len(pi211.Slots) > 0 {
-			k210 &= pi211.Mask
-			for m, j := uint64(len(pi211.Slots)-1), packet.PackedHash(k210); ; j++ {
-				sl := &pi211.Slots[j&m]
+		kw238 := (m7) & 0xff
+		kw239 := (m10) & 0xffffffff
+		kw240 := (m15) & 0xffff
+		k241 := kw240<<0 | kw239<<16 | kw238<<48
+		if pi242 := pl.tables[6].Packed(); len(pi242.Slots) > 0 {
+			k241 &= pi242.Mask
+			for m, j := uint64(len(pi242.Slots)-1), packet.PackedHash(k241); ; j++ {
+				sl := &pi242.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k210 {
+				if sl.Key == k241 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k210); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k241); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4304,21 +4386,24 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b212 := data[h0 : h0+14] // ethernet
-		k213 := ((m16)&0xffff)<<0 | ((uint64(b212[12])<<8|uint64(b212[13]))&0xffff)<<16 | ((m7)&0xff)<<32
-		if pi214 := pl.tables[7].Packed(); len(pi214.Slots) > 0 {
-			k213 &= pi214.Mask
-			for m, j := uint64(len(pi214.Slots)-1), packet.PackedHash(k213); ; j++ {
-				sl := &pi214.Slots[j&m]
+		kw243 := (m7) & 0xff
+		b245 := data[h0 : h0+14] // ethernet
+		kw244 := (uint64(b245[12])<<8 | uint64(b245[13])) & 0xffff
+		kw246 := (m16) & 0xffff
+		k247 := kw246<<0 | kw244<<16 | kw243<<32
+		if pi248 := pl.tables[7].Packed(); len(pi248.Slots) > 0 {
+			k247 &= pi248.Mask
+			for m, j := uint64(len(pi248.Slots)-1), packet.PackedHash(k247); ; j++ {
+				sl := &pi248.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k213 {
+				if sl.Key == k247 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k213); hit {
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k247); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4365,21 +4450,21 @@ n167:
 	}
 n168:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b215 := data[h0 : h0+14] // ethernet
-		s216 := m5
-		b215[6] = byte(s216 >> 40)
-		b215[7] = byte(s216 >> 32)
-		b215[8] = byte(s216 >> 24)
-		b215[9] = byte(s216 >> 16)
-		b215[10] = byte(s216 >> 8)
-		b215[11] = byte(s216)
-		s217 := m17
-		b215[0] = byte(s217 >> 40)
-		b215[1] = byte(s217 >> 32)
-		b215[2] = byte(s217 >> 24)
-		b215[3] = byte(s217 >> 16)
-		b215[4] = byte(s217 >> 8)
-		b215[5] = byte(s217)
+		b249 := data[h0 : h0+14] // ethernet
+		s250 := m5
+		b249[6] = byte(s250 >> 40)
+		b249[7] = byte(s250 >> 32)
+		b249[8] = byte(s250 >> 24)
+		b249[9] = byte(s250 >> 16)
+		b249[10] = byte(s250 >> 8)
+		b249[11] = byte(s250)
+		s251 := m17
+		b249[0] = byte(s251 >> 40)
+		b249[1] = byte(s251 >> 32)
+		b249[2] = byte(s251 >> 24)
+		b249[3] = byte(s251 >> 16)
+		b249[4] = byte(s251 >> 8)
+		b249[5] = byte(s251)
 		goto n169
 	}
 n169:
@@ -4393,17 +4478,17 @@ n169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s218 := r
-				cb[0] = byte(s218 >> 8)
-				cb[1] = byte(s218)
+				s252 := r
+				cb[0] = byte(s252 >> 8)
+				cb[1] = byte(s252)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b219 := data[h4 : h4+8] // udp
-		if (uint64(b219[6])<<8 | uint64(b219[7])) == 0x0 {
+		b253 := data[h4 : h4+8] // udp
+		if (uint64(b253[6])<<8 | uint64(b253[7])) == 0x0 {
 			goto n170
 		}
 		goto n171
@@ -4437,251 +4522,251 @@ n173:
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d220 uint64 // ipv4 checksum
-		var d221 uint64 // udp checksum
-		v222 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b223 := data[h2 : h2+20] // ipv4
-		ws225 := uint64((uint64(b223[12])<<24 | uint64(b223[13])<<16 | uint64(b223[14])<<8 | uint64(b223[15])))
-		os224 := uint32(uint16(ws225>>0)) + uint32(uint16(ws225>>16))
-		s226 := v222
-		b223[12] = byte(s226 >> 24)
-		b223[13] = byte(s226 >> 16)
-		b223[14] = byte(s226 >> 8)
-		b223[15] = byte(s226)
-		ws227 := uint64(v222)
-		f229 := uint32(os224)
-		f229 += bits.RotateLeft32(f229, 16)
-		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(ws227>>0))+uint32(uint16(ws227>>16)))
-		d220 += dl228
+		var d254 uint64 // ipv4 checksum
+		var d255 uint64 // udp checksum
+		v256 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b257 := data[h2 : h2+20] // ipv4
+		ws259 := uint64((uint64(b257[12])<<24 | uint64(b257[13])<<16 | uint64(b257[14])<<8 | uint64(b257[15])))
+		os258 := uint32(uint16(ws259>>0)) + uint32(uint16(ws259>>16))
+		s260 := v256
+		b257[12] = byte(s260 >> 24)
+		b257[13] = byte(s260 >> 16)
+		b257[14] = byte(s260 >> 8)
+		b257[15] = byte(s260)
+		ws261 := uint64(v256)
+		f263 := uint32(os258)
+		f263 += bits.RotateLeft32(f263, 16)
+		dl262 := uint64(^uint16(f263>>16)) + uint64(uint32(uint16(ws261>>0))+uint32(uint16(ws261>>16)))
+		d254 += dl262
 		if h4 >= 0 {
-			d221 += dl228
+			d255 += dl262
 		}
-		v230 := m18
-		ws232 := uint64((uint64(b223[16])<<24 | uint64(b223[17])<<16 | uint64(b223[18])<<8 | uint64(b223[19])))
-		os231 := uint32(uint16(ws232>>0)) + uint32(uint16(ws232>>16))
-		s233 := v230
-		b223[16] = byte(s233 >> 24)
-		b223[17] = byte(s233 >> 16)
-		b223[18] = byte(s233 >> 8)
-		b223[19] = byte(s233)
-		ws234 := uint64(v230)
-		f236 := uint32(os231)
-		f236 += bits.RotateLeft32(f236, 16)
-		dl235 := uint64(^uint16(f236>>16)) + uint64(uint32(uint16(ws234>>0))+uint32(uint16(ws234>>16)))
-		d220 += dl235
+		v264 := m18
+		ws266 := uint64((uint64(b257[16])<<24 | uint64(b257[17])<<16 | uint64(b257[18])<<8 | uint64(b257[19])))
+		os265 := uint32(uint16(ws266>>0)) + uint32(uint16(ws266>>16))
+		s267 := v264
+		b257[16] = byte(s267 >> 24)
+		b257[17] = byte(s267 >> 16)
+		b257[18] = byte(s267 >> 8)
+		b257[19] = byte(s267)
+		ws268 := uint64(v264)
+		f270 := uint32(os265)
+		f270 += bits.RotateLeft32(f270, 16)
+		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(ws268>>0))+uint32(uint16(ws268>>16)))
+		d254 += dl269
 		if h4 >= 0 {
-			d221 += dl235
+			d255 += dl269
 		}
-		v237 := m23
+		v271 := m23
 		if !(h4 >= 0) {
 			return pl.drop(56)
 		}
-		b238 := data[h4 : h4+8] // udp
-		os239 := uint32(uint16((uint64(b238[2])<<8 | uint64(b238[3]))))
-		s240 := v237
-		b238[2] = byte(s240 >> 8)
-		b238[3] = byte(s240)
-		f242 := uint32(os239)
-		f242 += bits.RotateLeft32(f242, 16)
-		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(v237)))
+		b272 := data[h4 : h4+8] // udp
+		os273 := uint32(uint16((uint64(b272[2])<<8 | uint64(b272[3]))))
+		s274 := v271
+		b272[2] = byte(s274 >> 8)
+		b272[3] = byte(s274)
+		f276 := uint32(os273)
+		f276 += bits.RotateLeft32(f276, 16)
+		dl275 := uint64(^uint16(f276>>16)) + uint64(uint32(uint16(v271)))
 		if h4 >= 0 {
-			d221 += dl241
+			d255 += dl275
 		}
-		v243 := (uint64(b223[8]) - 0x1)
-		os244 := uint32(uint64(b223[8])<<8 | uint64(b223[9]))
-		b223[8] = byte(v243)
-		f246 := uint32(os244)
-		f246 += bits.RotateLeft32(f246, 16)
-		dl245 := uint64(^uint16(f246>>16)) + uint64(uint32(uint64(b223[8])<<8|uint64(b223[9])))
-		d220 += dl245
+		v277 := (uint64(b257[8]) - 0x1)
+		os278 := uint32(uint64(b257[8])<<8 | uint64(b257[9]))
+		b257[8] = byte(v277)
+		f280 := uint32(os278)
+		f280 += bits.RotateLeft32(f280, 16)
+		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint64(b257[8])<<8|uint64(b257[9])))
+		d254 += dl279
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d220
+			x := uint64(^cv) + d254
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s247 := r
-			cb[0] = byte(s247 >> 8)
-			cb[1] = byte(s247)
+			s281 := r
+			cb[0] = byte(s281 >> 8)
+			cb[1] = byte(s281)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d221
+			pendD4 += d255
 			pendK4 = true
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d248 uint64 // ipv4 checksum
-		var d249 uint64 // udp checksum
-		v250 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b251 := data[h2 : h2+20] // ipv4
-		ws253 := uint64((uint64(b251[12])<<24 | uint64(b251[13])<<16 | uint64(b251[14])<<8 | uint64(b251[15])))
-		os252 := uint32(uint16(ws253>>0)) + uint32(uint16(ws253>>16))
-		s254 := v250
-		b251[12] = byte(s254 >> 24)
-		b251[13] = byte(s254 >> 16)
-		b251[14] = byte(s254 >> 8)
-		b251[15] = byte(s254)
-		ws255 := uint64(v250)
-		f257 := uint32(os252)
-		f257 += bits.RotateLeft32(f257, 16)
-		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(ws255>>0))+uint32(uint16(ws255>>16)))
-		d248 += dl256
+		var d282 uint64 // ipv4 checksum
+		var d283 uint64 // udp checksum
+		v284 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b285 := data[h2 : h2+20] // ipv4
+		ws287 := uint64((uint64(b285[12])<<24 | uint64(b285[13])<<16 | uint64(b285[14])<<8 | uint64(b285[15])))
+		os286 := uint32(uint16(ws287>>0)) + uint32(uint16(ws287>>16))
+		s288 := v284
+		b285[12] = byte(s288 >> 24)
+		b285[13] = byte(s288 >> 16)
+		b285[14] = byte(s288 >> 8)
+		b285[15] = byte(s288)
+		ws289 := uint64(v284)
+		f291 := uint32(os286)
+		f291 += bits.RotateLeft32(f291, 16)
+		dl290 := uint64(^uint16(f291>>16)) + uint64(uint32(uint16(ws289>>0))+uint32(uint16(ws289>>16)))
+		d282 += dl290
 		if h4 >= 0 {
-			d249 += dl256
+			d283 += dl290
 		}
-		v258 := m18
-		ws260 := uint64((uint64(b251[16])<<24 | uint64(b251[17])<<16 | uint64(b251[18])<<8 | uint64(b251[19])))
-		os259 := uint32(uint16(ws260>>0)) + uint32(uint16(ws260>>16))
-		s261 := v258
-		b251[16] = byte(s261 >> 24)
-		b251[17] = byte(s261 >> 16)
-		b251[18] = byte(s261 >> 8)
-		b251[19] = byte(s261)
-		ws262 := uint64(v258)
-		f264 := uint32(os259)
-		f264 += bits.RotateLeft32(f264, 16)
-		dl263 := uint64(^uint16(f264>>16)) + uint64(uint32(uint16(ws262>>0))+uint32(uint16(ws262>>16)))
-		d248 += dl263
+		v292 := m18
+		ws294 := uint64((uint64(b285[16])<<24 | uint64(b285[17])<<16 | uint64(b285[18])<<8 | uint64(b285[19])))
+		os293 := uint32(uint16(ws294>>0)) + uint32(uint16(ws294>>16))
+		s295 := v292
+		b285[16] = byte(s295 >> 24)
+		b285[17] = byte(s295 >> 16)
+		b285[18] = byte(s295 >> 8)
+		b285[19] = byte(s295)
+		ws296 := uint64(v292)
+		f298 := uint32(os293)
+		f298 += bits.RotateLeft32(f298, 16)
+		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(ws296>>0))+uint32(uint16(ws296>>16)))
+		d282 += dl297
 		if h4 >= 0 {
-			d249 += dl263
+			d283 += dl297
 		}
-		v265 := m23
+		v299 := m23
 		if !(h4 >= 0) {
 			return pl.drop(57)
 		}
-		b266 := data[h4 : h4+8] // udp
-		os267 := uint32(uint16((uint64(b266[2])<<8 | uint64(b266[3]))))
-		s268 := v265
-		b266[2] = byte(s268 >> 8)
-		b266[3] = byte(s268)
-		f270 := uint32(os267)
-		f270 += bits.RotateLeft32(f270, 16)
-		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(v265)))
+		b300 := data[h4 : h4+8] // udp
+		os301 := uint32(uint16((uint64(b300[2])<<8 | uint64(b300[3]))))
+		s302 := v299
+		b300[2] = byte(s302 >> 8)
+		b300[3] = byte(s302)
+		f304 := uint32(os301)
+		f304 += bits.RotateLeft32(f304, 16)
+		dl303 := uint64(^uint16(f304>>16)) + uint64(uint32(uint16(v299)))
 		if h4 >= 0 {
-			d249 += dl269
+			d283 += dl303
 		}
-		v271 := ((uint64(b251[2])<<8 | uint64(b251[3])) - 0x10)
-		os272 := uint32(uint16((uint64(b251[2])<<8 | uint64(b251[3]))))
-		s273 := v271
-		b251[2] = byte(s273 >> 8)
-		b251[3] = byte(s273)
-		f275 := uint32(os272)
-		f275 += bits.RotateLeft32(f275, 16)
-		dl274 := uint64(^uint16(f275>>16)) + uint64(uint32(uint16(v271)))
-		d248 += dl274
+		v305 := ((uint64(b285[2])<<8 | uint64(b285[3])) - 0x10)
+		os306 := uint32(uint16((uint64(b285[2])<<8 | uint64(b285[3]))))
+		s307 := v305
+		b285[2] = byte(s307 >> 8)
+		b285[3] = byte(s307)
+		f309 := uint32(os306)
+		f309 += bits.RotateLeft32(f309, 16)
+		dl308 := uint64(^uint16(f309>>16)) + uint64(uint32(uint16(v305)))
+		d282 += dl308
 		if h4 >= 0 {
-			d249 += dl274
+			d283 += dl308
 		}
-		v276 := (uint64(b251[8]) - 0x1)
-		os277 := uint32(uint64(b251[8])<<8 | uint64(b251[9]))
-		b251[8] = byte(v276)
-		f279 := uint32(os277)
-		f279 += bits.RotateLeft32(f279, 16)
-		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint64(b251[8])<<8|uint64(b251[9])))
-		d248 += dl278
+		v310 := (uint64(b285[8]) - 0x1)
+		os311 := uint32(uint64(b285[8])<<8 | uint64(b285[9]))
+		b285[8] = byte(v310)
+		f313 := uint32(os311)
+		f313 += bits.RotateLeft32(f313, 16)
+		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(uint64(b285[8])<<8|uint64(b285[9])))
+		d282 += dl312
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d248
+			x := uint64(^cv) + d282
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s280 := r
-			cb[0] = byte(s280 >> 8)
-			cb[1] = byte(s280)
+			s314 := r
+			cb[0] = byte(s314 >> 8)
+			cb[1] = byte(s314)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d249
+			pendD4 += d283
 			pendK4 = true
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d281 uint64 // udp checksum
-		v282 := m6
-		b283 := data[h3 : h3+40] // ipv6
-		ws285 := packet.Value{Hi: (uint64(b283[8])<<56 | uint64(b283[9])<<48 | uint64(b283[10])<<40 | uint64(b283[11])<<32 | uint64(b283[12])<<24 | uint64(b283[13])<<16 | uint64(b283[14])<<8 | uint64(b283[15])), Lo: (uint64(b283[16])<<56 | uint64(b283[17])<<48 | uint64(b283[18])<<40 | uint64(b283[19])<<32 | uint64(b283[20])<<24 | uint64(b283[21])<<16 | uint64(b283[22])<<8 | uint64(b283[23]))}
-		os284 := uint32(uint16(ws285.Hi>>0)) + uint32(uint16(ws285.Hi>>16)) + uint32(uint16(ws285.Hi>>32)) + uint32(uint16(ws285.Hi>>48)) + uint32(uint16(ws285.Lo>>0)) + uint32(uint16(ws285.Lo>>16)) + uint32(uint16(ws285.Lo>>32)) + uint32(uint16(ws285.Lo>>48))
-		v286 := v282
-		s287 := v286.Hi
-		b283[8] = byte(s287 >> 56)
-		b283[9] = byte(s287 >> 48)
-		b283[10] = byte(s287 >> 40)
-		b283[11] = byte(s287 >> 32)
-		b283[12] = byte(s287 >> 24)
-		b283[13] = byte(s287 >> 16)
-		b283[14] = byte(s287 >> 8)
-		b283[15] = byte(s287)
-		s288 := v286.Lo
-		b283[16] = byte(s288 >> 56)
-		b283[17] = byte(s288 >> 48)
-		b283[18] = byte(s288 >> 40)
-		b283[19] = byte(s288 >> 32)
-		b283[20] = byte(s288 >> 24)
-		b283[21] = byte(s288 >> 16)
-		b283[22] = byte(s288 >> 8)
-		b283[23] = byte(s288)
-		ws289 := v282
-		f291 := uint32(os284)
-		f291 += bits.RotateLeft32(f291, 16)
-		dl290 := uint64(^uint16(f291>>16)) + uint64(uint32(uint16(ws289.Hi>>0))+uint32(uint16(ws289.Hi>>16))+uint32(uint16(ws289.Hi>>32))+uint32(uint16(ws289.Hi>>48))+uint32(uint16(ws289.Lo>>0))+uint32(uint16(ws289.Lo>>16))+uint32(uint16(ws289.Lo>>32))+uint32(uint16(ws289.Lo>>48)))
+		var d315 uint64 // udp checksum
+		v316 := m6
+		b317 := data[h3 : h3+40] // ipv6
+		ws319 := packet.Value{Hi: (uint64(b317[8])<<56 | uint64(b317[9])<<48 | uint64(b317[10])<<40 | uint64(b317[11])<<32 | uint64(b317[12])<<24 | uint64(b317[13])<<16 | uint64(b317[14])<<8 | uint64(b317[15])), Lo: (uint64(b317[16])<<56 | uint64(b317[17])<<48 | uint64(b317[18])<<40 | uint64(b317[19])<<32 | uint64(b317[20])<<24 | uint64(b317[21])<<16 | uint64(b317[22])<<8 | uint64(b317[23]))}
+		os318 := uint32(uint16(ws319.Hi>>0)) + uint32(uint16(ws319.Hi>>16)) + uint32(uint16(ws319.Hi>>32)) + uint32(uint16(ws319.Hi>>48)) + uint32(uint16(ws319.Lo>>0)) + uint32(uint16(ws319.Lo>>16)) + uint32(uint16(ws319.Lo>>32)) + uint32(uint16(ws319.Lo>>48))
+		v320 := v316
+		s321 := v320.Hi
+		b317[8] = byte(s321 >> 56)
+		b317[9] = byte(s321 >> 48)
+		b317[10] = byte(s321 >> 40)
+		b317[11] = byte(s321 >> 32)
+		b317[12] = byte(s321 >> 24)
+		b317[13] = byte(s321 >> 16)
+		b317[14] = byte(s321 >> 8)
+		b317[15] = byte(s321)
+		s322 := v320.Lo
+		b317[16] = byte(s322 >> 56)
+		b317[17] = byte(s322 >> 48)
+		b317[18] = byte(s322 >> 40)
+		b317[19] = byte(s322 >> 32)
+		b317[20] = byte(s322 >> 24)
+		b317[21] = byte(s322 >> 16)
+		b317[22] = byte(s322 >> 8)
+		b317[23] = byte(s322)
+		ws323 := v316
+		f325 := uint32(os318)
+		f325 += bits.RotateLeft32(f325, 16)
+		dl324 := uint64(^uint16(f325>>16)) + uint64(uint32(uint16(ws323.Hi>>0))+uint32(uint16(ws323.Hi>>16))+uint32(uint16(ws323.Hi>>32))+uint32(uint16(ws323.Hi>>48))+uint32(uint16(ws323.Lo>>0))+uint32(uint16(ws323.Lo>>16))+uint32(uint16(ws323.Lo>>32))+uint32(uint16(ws323.Lo>>48)))
 		if h4 >= 0 {
-			d281 += dl290
+			d315 += dl324
 		}
-		v292 := m19
-		ws294 := packet.Value{Hi: (uint64(b283[24])<<56 | uint64(b283[25])<<48 | uint64(b283[26])<<40 | uint64(b283[27])<<32 | uint64(b283[28])<<24 | uint64(b283[29])<<16 | uint64(b283[30])<<8 | uint64(b283[31])), Lo: (uint64(b283[32])<<56 | uint64(b283[33])<<48 | uint64(b283[34])<<40 | uint64(b283[35])<<32 | uint64(b283[36])<<24 | uint64(b283[37])<<16 | uint64(b283[38])<<8 | uint64(b283[39]))}
-		os293 := uint32(uint16(ws294.Hi>>0)) + uint32(uint16(ws294.Hi>>16)) + uint32(uint16(ws294.Hi>>32)) + uint32(uint16(ws294.Hi>>48)) + uint32(uint16(ws294.Lo>>0)) + uint32(uint16(ws294.Lo>>16)) + uint32(uint16(ws294.Lo>>32)) + uint32(uint16(ws294.Lo>>48))
-		v295 := v292
-		s296 := v295.Hi
-		b283[24] = byte(s296 >> 56)
-		b283[25] = byte(s296 >> 48)
-		b283[26] = byte(s296 >> 40)
-		b283[27] = byte(s296 >> 32)
-		b283[28] = byte(s296 >> 24)
-		b283[29] = byte(s296 >> 16)
-		b283[30] = byte(s296 >> 8)
-		b283[31] = byte(s296)
-		s297 := v295.Lo
-		b283[32] = byte(s297 >> 56)
-		b283[33] = byte(s297 >> 48)
-		b283[34] = byte(s297 >> 40)
-		b283[35] = byte(s297 >> 32)
-		b283[36] = byte(s297 >> 24)
-		b283[37] = byte(s297 >> 16)
-		b283[38] = byte(s297 >> 8)
-		b283[39] = byte(s297)
-		ws298 := v292
-		f300 := uint32(os293)
-		f300 += bits.RotateLeft32(f300, 16)
-		dl299 := uint64(^uint16(f300>>16)) + uint64(uint32(uint16(ws298.Hi>>0))+uint32(uint16(ws298.Hi>>16))+uint32(uint16(ws298.Hi>>32))+uint32(uint16(ws298.Hi>>48))+uint32(uint16(ws298.Lo>>0))+uint32(uint16(ws298.Lo>>16))+uint32(uint16(ws298.Lo>>32))+uint32(uint16(ws298.Lo>>48)))
+		v326 := m19
+		ws328 := packet.Value{Hi: (uint64(b317[24])<<56 | uint64(b317[25])<<48 | uint64(b317[26])<<40 | uint64(b317[27])<<32 | uint64(b317[28])<<24 | uint64(b317[29])<<16 | uint64(b317[30])<<8 | uint64(b317[31])), Lo: (uint64(b317[32])<<56 | uint64(b317[33])<<48 | uint64(b317[34])<<40 | uint64(b317[35])<<32 | uint64(b317[36])<<24 | uint64(b317[37])<<16 | uint64(b317[38])<<8 | uint64(b317[39]))}
+		os327 := uint32(uint16(ws328.Hi>>0)) + uint32(uint16(ws328.Hi>>16)) + uint32(uint16(ws328.Hi>>32)) + uint32(uint16(ws328.Hi>>48)) + uint32(uint16(ws328.Lo>>0)) + uint32(uint16(ws328.Lo>>16)) + uint32(uint16(ws328.Lo>>32)) + uint32(uint16(ws328.Lo>>48))
+		v329 := v326
+		s330 := v329.Hi
+		b317[24] = byte(s330 >> 56)
+		b317[25] = byte(s330 >> 48)
+		b317[26] = byte(s330 >> 40)
+		b317[27] = byte(s330 >> 32)
+		b317[28] = byte(s330 >> 24)
+		b317[29] = byte(s330 >> 16)
+		b317[30] = byte(s330 >> 8)
+		b317[31] = byte(s330)
+		s331 := v329.Lo
+		b317[32] = byte(s331 >> 56)
+		b317[33] = byte(s331 >> 48)
+		b317[34] = byte(s331 >> 40)
+		b317[35] = byte(s331 >> 32)
+		b317[36] = byte(s331 >> 24)
+		b317[37] = byte(s331 >> 16)
+		b317[38] = byte(s331 >> 8)
+		b317[39] = byte(s331)
+		ws332 := v326
+		f334 := uint32(os327)
+		f334 += bits.RotateLeft32(f334, 16)
+		dl333 := uint64(^uint16(f334>>16)) + uint64(uint32(uint16(ws332.Hi>>0))+uint32(uint16(ws332.Hi>>16))+uint32(uint16(ws332.Hi>>32))+uint32(uint16(ws332.Hi>>48))+uint32(uint16(ws332.Lo>>0))+uint32(uint16(ws332.Lo>>16))+uint32(uint16(ws332.Lo>>32))+uint32(uint16(ws332.Lo>>48)))
 		if h4 >= 0 {
-			d281 += dl299
+			d315 += dl333
 		}
-		v301 := m23
+		v335 := m23
 		if !(h4 >= 0) {
 			return pl.drop(58)
 		}
-		b302 := data[h4 : h4+8] // udp
-		os303 := uint32(uint16((uint64(b302[2])<<8 | uint64(b302[3]))))
-		s304 := v301
-		b302[2] = byte(s304 >> 8)
-		b302[3] = byte(s304)
-		f306 := uint32(os303)
-		f306 += bits.RotateLeft32(f306, 16)
-		dl305 := uint64(^uint16(f306>>16)) + uint64(uint32(uint16(v301)))
+		b336 := data[h4 : h4+8] // udp
+		os337 := uint32(uint16((uint64(b336[2])<<8 | uint64(b336[3]))))
+		s338 := v335
+		b336[2] = byte(s338 >> 8)
+		b336[3] = byte(s338)
+		f340 := uint32(os337)
+		f340 += bits.RotateLeft32(f340, 16)
+		dl339 := uint64(^uint16(f340>>16)) + uint64(uint32(uint16(v335)))
 		if h4 >= 0 {
-			d281 += dl305
+			d315 += dl339
 		}
-		v307 := (uint64(b283[7]) - 0x1)
-		b283[7] = byte(v307)
+		v341 := (uint64(b317[7]) - 0x1)
+		b317[7] = byte(v341)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d281
+			pendD4 += d315
 			pendK4 = true
 		}
 		pl.edges[48]++
@@ -4689,96 +4774,96 @@ n176:
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d308 uint64 // udp checksum
-		v309 := m6
-		b310 := data[h3 : h3+40] // ipv6
-		ws312 := packet.Value{Hi: (uint64(b310[8])<<56 | uint64(b310[9])<<48 | uint64(b310[10])<<40 | uint64(b310[11])<<32 | uint64(b310[12])<<24 | uint64(b310[13])<<16 | uint64(b310[14])<<8 | uint64(b310[15])), Lo: (uint64(b310[16])<<56 | uint64(b310[17])<<48 | uint64(b310[18])<<40 | uint64(b310[19])<<32 | uint64(b310[20])<<24 | uint64(b310[21])<<16 | uint64(b310[22])<<8 | uint64(b310[23]))}
-		os311 := uint32(uint16(ws312.Hi>>0)) + uint32(uint16(ws312.Hi>>16)) + uint32(uint16(ws312.Hi>>32)) + uint32(uint16(ws312.Hi>>48)) + uint32(uint16(ws312.Lo>>0)) + uint32(uint16(ws312.Lo>>16)) + uint32(uint16(ws312.Lo>>32)) + uint32(uint16(ws312.Lo>>48))
-		v313 := v309
-		s314 := v313.Hi
-		b310[8] = byte(s314 >> 56)
-		b310[9] = byte(s314 >> 48)
-		b310[10] = byte(s314 >> 40)
-		b310[11] = byte(s314 >> 32)
-		b310[12] = byte(s314 >> 24)
-		b310[13] = byte(s314 >> 16)
-		b310[14] = byte(s314 >> 8)
-		b310[15] = byte(s314)
-		s315 := v313.Lo
-		b310[16] = byte(s315 >> 56)
-		b310[17] = byte(s315 >> 48)
-		b310[18] = byte(s315 >> 40)
-		b310[19] = byte(s315 >> 32)
-		b310[20] = byte(s315 >> 24)
-		b310[21] = byte(s315 >> 16)
-		b310[22] = byte(s315 >> 8)
-		b310[23] = byte(s315)
-		ws316 := v309
-		f318 := uint32(os311)
-		f318 += bits.RotateLeft32(f318, 16)
-		dl317 := uint64(^uint16(f318>>16)) + uint64(uint32(uint16(ws316.Hi>>0))+uint32(uint16(ws316.Hi>>16))+uint32(uint16(ws316.Hi>>32))+uint32(uint16(ws316.Hi>>48))+uint32(uint16(ws316.Lo>>0))+uint32(uint16(ws316.Lo>>16))+uint32(uint16(ws316.Lo>>32))+uint32(uint16(ws316.Lo>>48)))
+		var d342 uint64 // udp checksum
+		v343 := m6
+		b344 := data[h3 : h3+40] // ipv6
+		ws346 := packet.Value{Hi: (uint64(b344[8])<<56 | uint64(b344[9])<<48 | uint64(b344[10])<<40 | uint64(b344[11])<<32 | uint64(b344[12])<<24 | uint64(b344[13])<<16 | uint64(b344[14])<<8 | uint64(b344[15])), Lo: (uint64(b344[16])<<56 | uint64(b344[17])<<48 | uint64(b344[18])<<40 | uint64(b344[19])<<32 | uint64(b344[20])<<24 | uint64(b344[21])<<16 | uint64(b344[22])<<8 | uint64(b344[23]))}
+		os345 := uint32(uint16(ws346.Hi>>0)) + uint32(uint16(ws346.Hi>>16)) + uint32(uint16(ws346.Hi>>32)) + uint32(uint16(ws346.Hi>>48)) + uint32(uint16(ws346.Lo>>0)) + uint32(uint16(ws346.Lo>>16)) + uint32(uint16(ws346.Lo>>32)) + uint32(uint16(ws346.Lo>>48))
+		v347 := v343
+		s348 := v347.Hi
+		b344[8] = byte(s348 >> 56)
+		b344[9] = byte(s348 >> 48)
+		b344[10] = byte(s348 >> 40)
+		b344[11] = byte(s348 >> 32)
+		b344[12] = byte(s348 >> 24)
+		b344[13] = byte(s348 >> 16)
+		b344[14] = byte(s348 >> 8)
+		b344[15] = byte(s348)
+		s349 := v347.Lo
+		b344[16] = byte(s349 >> 56)
+		b344[17] = byte(s349 >> 48)
+		b344[18] = byte(s349 >> 40)
+		b344[19] = byte(s349 >> 32)
+		b344[20] = byte(s349 >> 24)
+		b344[21] = byte(s349 >> 16)
+		b344[22] = byte(s349 >> 8)
+		b344[23] = byte(s349)
+		ws350 := v343
+		f352 := uint32(os345)
+		f352 += bits.RotateLeft32(f352, 16)
+		dl351 := uint64(^uint16(f352>>16)) + uint64(uint32(uint16(ws350.Hi>>0))+uint32(uint16(ws350.Hi>>16))+uint32(uint16(ws350.Hi>>32))+uint32(uint16(ws350.Hi>>48))+uint32(uint16(ws350.Lo>>0))+uint32(uint16(ws350.Lo>>16))+uint32(uint16(ws350.Lo>>32))+uint32(uint16(ws350.Lo>>48)))
 		if h4 >= 0 {
-			d308 += dl317
+			d342 += dl351
 		}
-		v319 := m19
-		ws321 := packet.Value{Hi: (uint64(b310[24])<<56 | uint64(b310[25])<<48 | uint64(b310[26])<<40 | uint64(b310[27])<<32 | uint64(b310[28])<<24 | uint64(b310[29])<<16 | uint64(b310[30])<<8 | uint64(b310[31])), Lo: (uint64(b310[32])<<56 | uint64(b310[33])<<48 | uint64(b310[34])<<40 | uint64(b310[35])<<32 | uint64(b310[36])<<24 | uint64(b310[37])<<16 | uint64(b310[38])<<8 | uint64(b310[39]))}
-		os320 := uint32(uint16(ws321.Hi>>0)) + uint32(uint16(ws321.Hi>>16)) + uint32(uint16(ws321.Hi>>32)) + uint32(uint16(ws321.Hi>>48)) + uint32(uint16(ws321.Lo>>0)) + uint32(uint16(ws321.Lo>>16)) + uint32(uint16(ws321.Lo>>32)) + uint32(uint16(ws321.Lo>>48))
-		v322 := v319
-		s323 := v322.Hi
-		b310[24] = byte(s323 >> 56)
-		b310[25] = byte(s323 >> 48)
-		b310[26] = byte(s323 >> 40)
-		b310[27] = byte(s323 >> 32)
-		b310[28] = byte(s323 >> 24)
-		b310[29] = byte(s323 >> 16)
-		b310[30] = byte(s323 >> 8)
-		b310[31] = byte(s323)
-		s324 := v322.Lo
-		b310[32] = byte(s324 >> 56)
-		b310[33] = byte(s324 >> 48)
-		b310[34] = byte(s324 >> 40)
-		b310[35] = byte(s324 >> 32)
-		b310[36] = byte(s324 >> 24)
-		b310[37] = byte(s324 >> 16)
-		b310[38] = byte(s324 >> 8)
-		b310[39] = byte(s324)
-		ws325 := v319
-		f327 := uint32(os320)
-		f327 += bits.RotateLeft32(f327, 16)
-		dl326 := uint64(^uint16(f327>>16)) + uint64(uint32(uint16(ws325.Hi>>0))+uint32(uint16(ws325.Hi>>16))+uint32(uint16(ws325.Hi>>32))+uint32(uint16(ws325.Hi>>48))+uint32(uint16(ws325.Lo>>0))+uint32(uint16(ws325.Lo>>16))+uint32(uint16(ws325.Lo>>32))+uint32(uint16(ws325.Lo>>48)))
+		v353 := m19
+		ws355 := packet.Value{Hi: (uint64(b344[24])<<56 | uint64(b344[25])<<48 | uint64(b344[26])<<40 | uint64(b344[27])<<32 | uint64(b344[28])<<24 | uint64(b344[29])<<16 | uint64(b344[30])<<8 | uint64(b344[31])), Lo: (uint64(b344[32])<<56 | uint64(b344[33])<<48 | uint64(b344[34])<<40 | uint64(b344[35])<<32 | uint64(b344[36])<<24 | uint64(b344[37])<<16 | uint64(b344[38])<<8 | uint64(b344[39]))}
+		os354 := uint32(uint16(ws355.Hi>>0)) + uint32(uint16(ws355.Hi>>16)) + uint32(uint16(ws355.Hi>>32)) + uint32(uint16(ws355.Hi>>48)) + uint32(uint16(ws355.Lo>>0)) + uint32(uint16(ws355.Lo>>16)) + uint32(uint16(ws355.Lo>>32)) + uint32(uint16(ws355.Lo>>48))
+		v356 := v353
+		s357 := v356.Hi
+		b344[24] = byte(s357 >> 56)
+		b344[25] = byte(s357 >> 48)
+		b344[26] = byte(s357 >> 40)
+		b344[27] = byte(s357 >> 32)
+		b344[28] = byte(s357 >> 24)
+		b344[29] = byte(s357 >> 16)
+		b344[30] = byte(s357 >> 8)
+		b344[31] = byte(s357)
+		s358 := v356.Lo
+		b344[32] = byte(s358 >> 56)
+		b344[33] = byte(s358 >> 48)
+		b344[34] = byte(s358 >> 40)
+		b344[35] = byte(s358 >> 32)
+		b344[36] = byte(s358 >> 24)
+		b344[37] = byte(s358 >> 16)
+		b344[38] = byte(s358 >> 8)
+		b344[39] = byte(s358)
+		ws359 := v353
+		f361 := uint32(os354)
+		f361 += bits.RotateLeft32(f361, 16)
+		dl360 := uint64(^uint16(f361>>16)) + uint64(uint32(uint16(ws359.Hi>>0))+uint32(uint16(ws359.Hi>>16))+uint32(uint16(ws359.Hi>>32))+uint32(uint16(ws359.Hi>>48))+uint32(uint16(ws359.Lo>>0))+uint32(uint16(ws359.Lo>>16))+uint32(uint16(ws359.Lo>>32))+uint32(uint16(ws359.Lo>>48)))
 		if h4 >= 0 {
-			d308 += dl326
+			d342 += dl360
 		}
-		v328 := m23
+		v362 := m23
 		if !(h4 >= 0) {
 			return pl.drop(59)
 		}
-		b329 := data[h4 : h4+8] // udp
-		os330 := uint32(uint16((uint64(b329[2])<<8 | uint64(b329[3]))))
-		s331 := v328
-		b329[2] = byte(s331 >> 8)
-		b329[3] = byte(s331)
-		f333 := uint32(os330)
-		f333 += bits.RotateLeft32(f333, 16)
-		dl332 := uint64(^uint16(f333>>16)) + uint64(uint32(uint16(v328)))
+		b363 := data[h4 : h4+8] // udp
+		os364 := uint32(uint16((uint64(b363[2])<<8 | uint64(b363[3]))))
+		s365 := v362
+		b363[2] = byte(s365 >> 8)
+		b363[3] = byte(s365)
+		f367 := uint32(os364)
+		f367 += bits.RotateLeft32(f367, 16)
+		dl366 := uint64(^uint16(f367>>16)) + uint64(uint32(uint16(v362)))
 		if h4 >= 0 {
-			d308 += dl332
+			d342 += dl366
 		}
-		v334 := ((uint64(b310[4])<<8 | uint64(b310[5])) - 0x10)
-		os335 := uint32(uint16((uint64(b310[4])<<8 | uint64(b310[5]))))
-		s336 := v334
-		b310[4] = byte(s336 >> 8)
-		b310[5] = byte(s336)
-		f338 := uint32(os335)
-		f338 += bits.RotateLeft32(f338, 16)
-		dl337 := uint64(^uint16(f338>>16)) + uint64(uint32(uint16(v334)))
+		v368 := ((uint64(b344[4])<<8 | uint64(b344[5])) - 0x10)
+		os369 := uint32(uint16((uint64(b344[4])<<8 | uint64(b344[5]))))
+		s370 := v368
+		b344[4] = byte(s370 >> 8)
+		b344[5] = byte(s370)
+		f372 := uint32(os369)
+		f372 += bits.RotateLeft32(f372, 16)
+		dl371 := uint64(^uint16(f372>>16)) + uint64(uint32(uint16(v368)))
 		if h4 >= 0 {
-			d308 += dl337
+			d342 += dl371
 		}
-		v339 := (uint64(b310[7]) - 0x1)
-		b310[7] = byte(v339)
+		v373 := (uint64(b344[7]) - 0x1)
+		b344[7] = byte(v373)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d308
+			pendD4 += d342
 			pendK4 = true
 		}
 		pl.edges[49]++
@@ -4793,47 +4878,47 @@ n178:
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		po340, pn341 := h10, 12 // lb_v2
-		if po340+pn341 > len(data) {
+		po374, pn375 := h10, 12 // lb_v2
+		if po374+pn375 > len(data) {
 			return pl.drop(60)
 		}
-		if (h4 >= 0) && po340 > h4 && (po340-h4)%2 == 0 {
-			pw343 := data[po340 : po340+12]
-			d342 := uint32(uint64(pw343[0])<<8|uint64(pw343[1])) + uint32(uint64(pw343[2])<<8|uint64(pw343[3])) + uint32(uint64(pw343[4])<<8|uint64(pw343[5])) + uint32(uint64(pw343[6])<<8|uint64(pw343[7])) + uint32(uint64(pw343[8])<<8|uint64(pw343[9])) + uint32(uint64(pw343[10])<<8|uint64(pw343[11]))
-			d342 += bits.RotateLeft32(d342, 16)
+		if (h4 >= 0) && po374 > h4 && (po374-h4)%2 == 0 {
+			pw377 := data[po374 : po374+12]
+			d376 := uint32(uint64(pw377[0])<<8|uint64(pw377[1])) + uint32(uint64(pw377[2])<<8|uint64(pw377[3])) + uint32(uint64(pw377[4])<<8|uint64(pw377[5])) + uint32(uint64(pw377[6])<<8|uint64(pw377[7])) + uint32(uint64(pw377[8])<<8|uint64(pw377[9])) + uint32(uint64(pw377[10])<<8|uint64(pw377[11]))
+			d376 += bits.RotateLeft32(d376, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d342 >> 16))
+				pendD4 += uint64(^uint16(d376 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po340
-		pendN = pn341
+		pendOff = po374
+		pendN = pn375
 		h10 = -1
-		if cur > po340 {
-			cur = max(po340, cur-pn341)
+		if cur > po374 {
+			cur = max(po374, cur-pn375)
 		}
 		goto n181
 	}
 n180:
 	{ // LbPopV3Body: pop lb_v3
-		po344, pn345 := h11, 12 // lb_v3
-		if po344+pn345 > len(data) {
+		po378, pn379 := h11, 12 // lb_v3
+		if po378+pn379 > len(data) {
 			return pl.drop(61)
 		}
-		if po344 > h4 && (po344-h4)%2 == 0 {
-			pw347 := data[po344 : po344+12]
-			d346 := uint32(uint64(pw347[0])<<8|uint64(pw347[1])) + uint32(uint64(pw347[2])<<8|uint64(pw347[3])) + uint32(uint64(pw347[4])<<8|uint64(pw347[5])) + uint32(uint64(pw347[6])<<8|uint64(pw347[7])) + uint32(uint64(pw347[8])<<8|uint64(pw347[9])) + uint32(uint64(pw347[10])<<8|uint64(pw347[11]))
-			d346 += bits.RotateLeft32(d346, 16)
+		if po378 > h4 && (po378-h4)%2 == 0 {
+			pw381 := data[po378 : po378+12]
+			d380 := uint32(uint64(pw381[0])<<8|uint64(pw381[1])) + uint32(uint64(pw381[2])<<8|uint64(pw381[3])) + uint32(uint64(pw381[4])<<8|uint64(pw381[5])) + uint32(uint64(pw381[6])<<8|uint64(pw381[7])) + uint32(uint64(pw381[8])<<8|uint64(pw381[9])) + uint32(uint64(pw381[10])<<8|uint64(pw381[11]))
+			d380 += bits.RotateLeft32(d380, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d346 >> 16))
+				pendD4 += uint64(^uint16(d380 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po344
-		pendN = pn345
+		pendOff = po378
+		pendN = pn379
 		h11 = -1
-		if cur > po344 {
-			cur = max(po344, cur-pn345)
+		if cur > po378 {
+			cur = max(po378, cur-pn379)
 		}
 		pl.edges[50]++
 		goto n181
@@ -4850,54 +4935,54 @@ n181:
 			}
 			pendN = 0
 		}
-		po348, pn349 := h9, 4 // lb_common
-		if po348+pn349 > len(data) {
+		po382, pn383 := h9, 4 // lb_common
+		if po382+pn383 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po348 > h4 && (po348-h4)%2 == 0 {
-			pw351 := data[po348 : po348+4]
-			d350 := uint32(uint64(pw351[0])<<8|uint64(pw351[1])) + uint32(uint64(pw351[2])<<8|uint64(pw351[3]))
-			d350 += bits.RotateLeft32(d350, 16)
+		if (h4 >= 0) && po382 > h4 && (po382-h4)%2 == 0 {
+			pw385 := data[po382 : po382+4]
+			d384 := uint32(uint64(pw385[0])<<8|uint64(pw385[1])) + uint32(uint64(pw385[2])<<8|uint64(pw385[3]))
+			d384 += bits.RotateLeft32(d384, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d350 >> 16))
+				pendD4 += uint64(^uint16(d384 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn349
-		if po348 < len(data)-po348-pendN {
-			copy(data[pendN:pendN+po348], data[:po348])
+		pendN += pn383
+		if po382 < len(data)-po382-pendN {
+			copy(data[pendN:pendN+po382], data[:po382])
 			data = data[pendN:]
 		} else {
-			copy(data[po348:], data[po348+pendN:])
+			copy(data[po382:], data[po382+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po348 {
-			cur = max(po348, cur-pn349)
+		if cur > po382 {
+			cur = max(po382, cur-pn383)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d352 uint64 // udp checksum
+		var d386 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b353 := data[h4 : h4+8] // udp
-		v354 := ((uint64(b353[4])<<8 | uint64(b353[5])) - 0x10)
-		os355 := uint32(uint16((uint64(b353[4])<<8 | uint64(b353[5]))))
-		s356 := v354
-		b353[4] = byte(s356 >> 8)
-		b353[5] = byte(s356)
-		f358 := uint32(os355)
-		f358 += bits.RotateLeft32(f358, 16)
-		dl357 := uint64(^uint16(f358>>16)) + uint64(uint32(uint16(v354)))
+		b387 := data[h4 : h4+8] // udp
+		v388 := ((uint64(b387[4])<<8 | uint64(b387[5])) - 0x10)
+		os389 := uint32(uint16((uint64(b387[4])<<8 | uint64(b387[5]))))
+		s390 := v388
+		b387[4] = byte(s390 >> 8)
+		b387[5] = byte(s390)
+		f392 := uint32(os389)
+		f392 += bits.RotateLeft32(f392, 16)
+		dl391 := uint64(^uint16(f392>>16)) + uint64(uint32(uint16(v388)))
 		if h4 >= 0 {
-			d352 += dl357
+			d386 += dl391
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d352
+			pendD4 += d386
 			pendK4 = true
 		}
 		pl.edges[51]++
@@ -4921,19 +5006,19 @@ n184:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s359 := r
-				cb[0] = byte(s359 >> 8)
-				cb[1] = byte(s359)
+				s393 := r
+				cb[0] = byte(s393 >> 8)
+				cb[1] = byte(s393)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(64)
 		}
-		b360 := data[h4 : h4+8] // udp
-		s361 := 0x0
-		b360[6] = byte(s361 >> 8)
-		b360[7] = byte(s361)
+		b394 := data[h4 : h4+8] // udp
+		s395 := 0x0
+		b394[6] = byte(s395 >> 8)
+		b394[7] = byte(s395)
 		pl.edges[52]++
 		goto n185
 	}
@@ -4953,9 +5038,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s362 := r
-				cb[0] = byte(s362 >> 8)
-				cb[1] = byte(s362)
+				s396 := r
+				cb[0] = byte(s396 >> 8)
+				cb[1] = byte(s396)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4972,9 +5057,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s363 := r
-				cb[0] = byte(s363 >> 8)
-				cb[1] = byte(s363)
+				s397 := r
+				cb[0] = byte(s397 >> 8)
+				cb[1] = byte(s397)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -2615,20 +2615,28 @@ n49:
 n50:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		k50 := ((m3) & 0xfff) << 0
-		if pi51 := pl.tables[0].Packed(); len(pi51.Slots) > 0 {
-			k50 &= pi51.Mask
-			for m, j := uint64(len(pi51.Slots)-1), packet.PackedHash(k50); ; j++ {
-				sl := &pi51.Slots[j&m]
+		kw50 := (m3) & 0xfff
+		k51 := kw50 << 0
+		if pi52 := pl.tables[0].Packed(); len(pi52.Slots) > 0 {
+			k51 &= pi52.Mask
+			for m, j := uint64(len(pi52.Slots)-1), packet.PackedHash(k51); ; j++ {
+				sl := &pi52.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k50 {
+				if sl.Key == k51 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k50); hit {
+		} else if sc53 := pl.tables[0].Scan(); len(sc53.Match) > 0 {
+			for i, ms := 0, sc53.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
+				if kw50&ms[0].Mask == ms[0].Val && kw50-ms[0].Lo <= ms[0].Span {
+					act, params = int(sc53.Acts[i].Action), sc53.Acts[i].Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k51); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2649,21 +2657,30 @@ n51:
 n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		b52 := data[h0 : h0+14] // ethernet
-		k53 := ((uint64(b52[0])<<40|uint64(b52[1])<<32|uint64(b52[2])<<24|uint64(b52[3])<<16|uint64(b52[4])<<8|uint64(b52[5]))&0xffffffffffff)<<0 | ((m4)&0xf)<<48
-		if pi54 := pl.tables[1].Packed(); len(pi54.Slots) > 0 {
-			k53 &= pi54.Mask
-			for m, j := uint64(len(pi54.Slots)-1), packet.PackedHash(k53); ; j++ {
-				sl := &pi54.Slots[j&m]
+		kw54 := (m4) & 0xf
+		b56 := data[h0 : h0+14] // ethernet
+		kw55 := (uint64(b56[0])<<40 | uint64(b56[1])<<32 | uint64(b56[2])<<24 | uint64(b56[3])<<16 | uint64(b56[4])<<8 | uint64(b56[5])) & 0xffffffffffff
+		k57 := kw55<<0 | kw54<<48
+		if pi58 := pl.tables[1].Packed(); len(pi58.Slots) > 0 {
+			k57 &= pi58.Mask
+			for m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57); ; j++ {
+				sl := &pi58.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k53 {
+				if sl.Key == k57 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k53); hit {
+		} else if sc59 := pl.tables[1].Scan(); len(sc59.Match) > 0 {
+			for i, ms := 0, sc59.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw54&ms[0].Mask == ms[0].Val && kw54-ms[0].Lo <= ms[0].Span && kw55&ms[1].Mask == ms[1].Val && kw55-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc59.Acts[i].Action), sc59.Acts[i].Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k57); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2695,23 +2712,42 @@ n55:
 	}
 n56:
 	{ // L3SetDaIPv4: set meta.ip_da
-		b55 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b55[16])<<24 | uint64(b55[17])<<16 | uint64(b55[18])<<8 | uint64(b55[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b60 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b60[16])<<24 | uint64(b60[17])<<16 | uint64(b60[18])<<8 | uint64(b60[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n58
 	}
 n57:
 	{ // L3SetDaIPv6: set meta.ip_da
-		b56 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b56[24])<<56 | uint64(b56[25])<<48 | uint64(b56[26])<<40 | uint64(b56[27])<<32 | uint64(b56[28])<<24 | uint64(b56[29])<<16 | uint64(b56[30])<<8 | uint64(b56[31])), Lo: (uint64(b56[32])<<56 | uint64(b56[33])<<48 | uint64(b56[34])<<40 | uint64(b56[35])<<32 | uint64(b56[36])<<24 | uint64(b56[37])<<16 | uint64(b56[38])<<8 | uint64(b56[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b61 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b61[24])<<56 | uint64(b61[25])<<48 | uint64(b61[26])<<40 | uint64(b61[27])<<32 | uint64(b61[28])<<24 | uint64(b61[29])<<16 | uint64(b61[30])<<8 | uint64(b61[31])), Lo: (uint64(b61[32])<<56 | uint64(b61[33])<<48 | uint64(b61[34])<<40 | uint64(b61[35])<<32 | uint64(b61[36])<<24 | uint64(b61[37])<<16 | uint64(b61[38])<<8 | uint64(b61[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[16]++
 		goto n58
 	}
 n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		b57 := data[h0 : h0+14] // ethernet
-		kv58 := m8
-		if a, ps, hit := pl.tables[2].LookupWordsAction((m4)&0xf, (uint64(b57[12])<<8|uint64(b57[13]))&0xffff, kv58.Hi, kv58.Lo); hit {
+		kw62 := (m4) & 0xf
+		b64 := data[h0 : h0+14] // ethernet
+		kw63 := (uint64(b64[12])<<8 | uint64(b64[13])) & 0xffff
+		kw65 := m8
+		if wl66 := pl.tables[2].Words(); len(wl66.Slots) > 0 {
+			x68 := kw62 & wl66.Mask[0]
+			x69 := kw63 & wl66.Mask[1]
+			x70 := kw65.Hi & wl66.Mask[2]
+			x71 := kw65.Lo & wl66.Mask[3]
+			h67 := packet.WordsHash(x68, x69, x70, x71)
+			for m, j := uint64(len(wl66.Slots)-1), h67>>(wl66.Shift&63); ; j = (j + 1) & m {
+				sl := &wl66.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl66.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h67 && ks[0] == x68 && ks[1] == x69 && ks[2] == x70 && ks[3] == x71 {
+					a := &wl66.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw62, kw63, kw65.Hi, kw65.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2765,10 +2801,10 @@ n65:
 		if !(h6 >= 0) {
 			return pl.drop(19)
 		}
-		b60 := data[h6 : h6+4] // icmp
-		v59 := uint64(b60[0])
+		b73 := data[h6 : h6+4] // icmp
+		v72 := uint64(b73[0])
 		switch {
-		case v59 == 0x3:
+		case v72 == 0x3:
 			goto n67
 		default:
 			goto n66
@@ -2783,22 +2819,22 @@ n67:
 		if !(h6 >= 0) {
 			return pl.drop(21)
 		}
-		b62 := data[h6 : h6+4] // icmp
-		v61 := uint64(b62[1])
+		b75 := data[h6 : h6+4] // icmp
+		v74 := uint64(b75[1])
 		switch {
-		case v61 == 0x0:
+		case v74 == 0x0:
 			goto n68
-		case v61 == 0x1:
+		case v74 == 0x1:
 			goto n69
-		case v61 == 0x3:
+		case v74 == 0x3:
 			goto n70
-		case v61 == 0x4:
+		case v74 == 0x4:
 			goto n71
-		case v61 == 0x6:
+		case v74 == 0x6:
 			goto n72
-		case v61 == 0x7:
+		case v74 == 0x7:
 			goto n73
-		case v61 == 0xa:
+		case v74 == 0xa:
 			goto n74
 		default:
 			goto n75
@@ -2841,14 +2877,14 @@ n76:
 		if !(h7 >= 0) {
 			return pl.drop(30)
 		}
-		b64 := data[h7 : h7+4] // icmpv6
-		v63 := uint64(b64[0])
+		b77 := data[h7 : h7+4] // icmpv6
+		v76 := uint64(b77[0])
 		switch {
-		case v63 == 0x1:
+		case v76 == 0x1:
 			goto n78
-		case v63 == 0x80:
+		case v76 == 0x80:
 			goto n92
-		case v63 == 0x87:
+		case v76 == 0x87:
 			goto n94
 		default:
 			goto n77
@@ -2863,16 +2899,16 @@ n78:
 		if !(h7 >= 0) {
 			return pl.drop(32)
 		}
-		b66 := data[h7 : h7+4] // icmpv6
-		v65 := uint64(b66[1])
+		b79 := data[h7 : h7+4] // icmpv6
+		v78 := uint64(b79[1])
 		switch {
-		case v65 == 0x0:
+		case v78 == 0x0:
 			goto n79
-		case v65 == 0x1:
+		case v78 == 0x1:
 			goto n80
-		case v65 == 0x2:
+		case v78 == 0x2:
 			goto n81
-		case v65 == 0x4:
+		case v78 == 0x4:
 			goto n82
 		default:
 			goto n83
@@ -2903,8 +2939,8 @@ n84:
 		if !(h5 >= 0) {
 			return pl.drop(38)
 		}
-		b67 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b67[24])<<24 | uint64(b67[25])<<16 | uint64(b67[26])<<8 | uint64(b67[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b80 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b80[24])<<24 | uint64(b80[25])<<16 | uint64(b80[26])<<8 | uint64(b80[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n86
 		}
 		goto n85
@@ -2919,52 +2955,52 @@ n86:
 		if !(h0 >= 0) {
 			return pl.drop(39)
 		}
-		b68 := data[h0 : h0+14] // ethernet
-		s69 := (uint64(b68[6])<<40 | uint64(b68[7])<<32 | uint64(b68[8])<<24 | uint64(b68[9])<<16 | uint64(b68[10])<<8 | uint64(b68[11]))
-		b68[0] = byte(s69 >> 40)
-		b68[1] = byte(s69 >> 32)
-		b68[2] = byte(s69 >> 24)
-		b68[3] = byte(s69 >> 16)
-		b68[4] = byte(s69 >> 8)
-		b68[5] = byte(s69)
-		s70 := m5
-		b68[6] = byte(s70 >> 40)
-		b68[7] = byte(s70 >> 32)
-		b68[8] = byte(s70 >> 24)
-		b68[9] = byte(s70 >> 16)
-		b68[10] = byte(s70 >> 8)
-		b68[11] = byte(s70)
+		b81 := data[h0 : h0+14] // ethernet
+		s82 := (uint64(b81[6])<<40 | uint64(b81[7])<<32 | uint64(b81[8])<<24 | uint64(b81[9])<<16 | uint64(b81[10])<<8 | uint64(b81[11]))
+		b81[0] = byte(s82 >> 40)
+		b81[1] = byte(s82 >> 32)
+		b81[2] = byte(s82 >> 24)
+		b81[3] = byte(s82 >> 16)
+		b81[4] = byte(s82 >> 8)
+		b81[5] = byte(s82)
+		s83 := m5
+		b81[6] = byte(s83 >> 40)
+		b81[7] = byte(s83 >> 32)
+		b81[8] = byte(s83 >> 24)
+		b81[9] = byte(s83 >> 16)
+		b81[10] = byte(s83 >> 8)
+		b81[11] = byte(s83)
 		if !(h5 >= 0) {
 			return pl.drop(39)
 		}
-		b71 := data[h5 : h5+28] // arp
-		s72 := 0x2
-		b71[6] = byte(s72 >> 8)
-		b71[7] = byte(s72)
-		s73 := (uint64(b71[8])<<40 | uint64(b71[9])<<32 | uint64(b71[10])<<24 | uint64(b71[11])<<16 | uint64(b71[12])<<8 | uint64(b71[13]))
-		b71[18] = byte(s73 >> 40)
-		b71[19] = byte(s73 >> 32)
-		b71[20] = byte(s73 >> 24)
-		b71[21] = byte(s73 >> 16)
-		b71[22] = byte(s73 >> 8)
-		b71[23] = byte(s73)
-		s74 := m5
-		b71[8] = byte(s74 >> 40)
-		b71[9] = byte(s74 >> 32)
-		b71[10] = byte(s74 >> 24)
-		b71[11] = byte(s74 >> 16)
-		b71[12] = byte(s74 >> 8)
-		b71[13] = byte(s74)
-		s75 := (uint64(b71[14])<<24 | uint64(b71[15])<<16 | uint64(b71[16])<<8 | uint64(b71[17]))
-		b71[24] = byte(s75 >> 24)
-		b71[25] = byte(s75 >> 16)
-		b71[26] = byte(s75 >> 8)
-		b71[27] = byte(s75)
-		s76 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b71[14] = byte(s76 >> 24)
-		b71[15] = byte(s76 >> 16)
-		b71[16] = byte(s76 >> 8)
-		b71[17] = byte(s76)
+		b84 := data[h5 : h5+28] // arp
+		s85 := 0x2
+		b84[6] = byte(s85 >> 8)
+		b84[7] = byte(s85)
+		s86 := (uint64(b84[8])<<40 | uint64(b84[9])<<32 | uint64(b84[10])<<24 | uint64(b84[11])<<16 | uint64(b84[12])<<8 | uint64(b84[13]))
+		b84[18] = byte(s86 >> 40)
+		b84[19] = byte(s86 >> 32)
+		b84[20] = byte(s86 >> 24)
+		b84[21] = byte(s86 >> 16)
+		b84[22] = byte(s86 >> 8)
+		b84[23] = byte(s86)
+		s87 := m5
+		b84[8] = byte(s87 >> 40)
+		b84[9] = byte(s87 >> 32)
+		b84[10] = byte(s87 >> 24)
+		b84[11] = byte(s87 >> 16)
+		b84[12] = byte(s87 >> 8)
+		b84[13] = byte(s87)
+		s88 := (uint64(b84[14])<<24 | uint64(b84[15])<<16 | uint64(b84[16])<<8 | uint64(b84[17]))
+		b84[24] = byte(s88 >> 24)
+		b84[25] = byte(s88 >> 16)
+		b84[26] = byte(s88 >> 8)
+		b84[27] = byte(s88)
+		s89 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b84[14] = byte(s89 >> 24)
+		b84[15] = byte(s89 >> 16)
+		b84[16] = byte(s89 >> 8)
+		b84[17] = byte(s89)
 		goto n87
 	}
 n87:
@@ -2976,8 +3012,8 @@ n88:
 		if !(h2 >= 0) {
 			return pl.drop(40)
 		}
-		b77 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b77[16])<<24 | uint64(b77[17])<<16 | uint64(b77[18])<<8 | uint64(b77[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b90 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b90[16])<<24 | uint64(b90[17])<<16 | uint64(b90[18])<<8 | uint64(b90[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n90
 		}
 		goto n89
@@ -2997,137 +3033,137 @@ n90:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s78 := r
-				cb[0] = byte(s78 >> 8)
-				cb[1] = byte(s78)
+				s91 := r
+				cb[0] = byte(s91 >> 8)
+				cb[1] = byte(s91)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d79 uint64 // icmp checksum
+		var d92 uint64 // icmp checksum
 		if !(h0 >= 0) {
 			return pl.drop(42)
 		}
-		b80 := data[h0 : h0+14] // ethernet
-		v81 := (uint64(b80[6])<<40 | uint64(b80[7])<<32 | uint64(b80[8])<<24 | uint64(b80[9])<<16 | uint64(b80[10])<<8 | uint64(b80[11]))
-		w82, lo83, hi84 := false, 0, 0
+		b93 := data[h0 : h0+14] // ethernet
+		v94 := (uint64(b93[6])<<40 | uint64(b93[7])<<32 | uint64(b93[8])<<24 | uint64(b93[9])<<16 | uint64(b93[10])<<8 | uint64(b93[11]))
+		w95, lo96, hi97 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
 			l, h := h0+0, h0+6
-			lo83, hi84 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w82 = hi84 <= len(data) && hi84-lo83 <= 20
+			lo96, hi97 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w95 = hi97 <= len(data) && hi97-lo96 <= 20
 		}
-		var o85 uint32
-		if w82 {
-			o85 = packet.SumWords(data[lo83:hi84])
+		var o98 uint32
+		if w95 {
+			o98 = packet.SumWords(data[lo96:hi97])
 		}
-		s86 := v81
-		b80[0] = byte(s86 >> 40)
-		b80[1] = byte(s86 >> 32)
-		b80[2] = byte(s86 >> 24)
-		b80[3] = byte(s86 >> 16)
-		b80[4] = byte(s86 >> 8)
-		b80[5] = byte(s86)
-		f87 := uint32(o85)
-		f87 += bits.RotateLeft32(f87, 16)
-		if w82 {
-			d79 += uint64(^uint16(f87>>16)) + uint64(packet.SumWords(data[lo83:hi84]))
+		s99 := v94
+		b93[0] = byte(s99 >> 40)
+		b93[1] = byte(s99 >> 32)
+		b93[2] = byte(s99 >> 24)
+		b93[3] = byte(s99 >> 16)
+		b93[4] = byte(s99 >> 8)
+		b93[5] = byte(s99)
+		f100 := uint32(o98)
+		f100 += bits.RotateLeft32(f100, 16)
+		if w95 {
+			d92 += uint64(^uint16(f100>>16)) + uint64(packet.SumWords(data[lo96:hi97]))
 		}
-		v88 := m5
-		w89, lo90, hi91 := false, 0, 0
+		v101 := m5
+		w102, lo103, hi104 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
 			l, h := h0+6, h0+12
-			lo90, hi91 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w89 = hi91 <= len(data) && hi91-lo90 <= 20
+			lo103, hi104 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w102 = hi104 <= len(data) && hi104-lo103 <= 20
 		}
-		var o92 uint32
-		if w89 {
-			o92 = packet.SumWords(data[lo90:hi91])
+		var o105 uint32
+		if w102 {
+			o105 = packet.SumWords(data[lo103:hi104])
 		}
-		s93 := v88
-		b80[6] = byte(s93 >> 40)
-		b80[7] = byte(s93 >> 32)
-		b80[8] = byte(s93 >> 24)
-		b80[9] = byte(s93 >> 16)
-		b80[10] = byte(s93 >> 8)
-		b80[11] = byte(s93)
-		f94 := uint32(o92)
-		f94 += bits.RotateLeft32(f94, 16)
-		if w89 {
-			d79 += uint64(^uint16(f94>>16)) + uint64(packet.SumWords(data[lo90:hi91]))
+		s106 := v101
+		b93[6] = byte(s106 >> 40)
+		b93[7] = byte(s106 >> 32)
+		b93[8] = byte(s106 >> 24)
+		b93[9] = byte(s106 >> 16)
+		b93[10] = byte(s106 >> 8)
+		b93[11] = byte(s106)
+		f107 := uint32(o105)
+		f107 += bits.RotateLeft32(f107, 16)
+		if w102 {
+			d92 += uint64(^uint16(f107>>16)) + uint64(packet.SumWords(data[lo103:hi104]))
 		}
 		if !(h2 >= 0) {
 			return pl.drop(42)
 		}
-		b95 := data[h2 : h2+20] // ipv4
-		v96 := (uint64(b95[12])<<24 | uint64(b95[13])<<16 | uint64(b95[14])<<8 | uint64(b95[15]))
-		w97, lo98, hi99 := false, 0, 0
+		b108 := data[h2 : h2+20] // ipv4
+		v109 := (uint64(b108[12])<<24 | uint64(b108[13])<<16 | uint64(b108[14])<<8 | uint64(b108[15]))
+		w110, lo111, hi112 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+16, h2+20
-			lo98, hi99 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w97 = hi99 <= len(data) && hi99-lo98 <= 20
+			lo111, hi112 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w110 = hi112 <= len(data) && hi112-lo111 <= 20
 		}
-		var o100 uint32
-		if w97 {
-			o100 = packet.SumWords(data[lo98:hi99])
+		var o113 uint32
+		if w110 {
+			o113 = packet.SumWords(data[lo111:hi112])
 		}
-		s101 := v96
-		b95[16] = byte(s101 >> 24)
-		b95[17] = byte(s101 >> 16)
-		b95[18] = byte(s101 >> 8)
-		b95[19] = byte(s101)
-		f102 := uint32(o100)
-		f102 += bits.RotateLeft32(f102, 16)
-		if w97 {
-			d79 += uint64(^uint16(f102>>16)) + uint64(packet.SumWords(data[lo98:hi99]))
+		s114 := v109
+		b108[16] = byte(s114 >> 24)
+		b108[17] = byte(s114 >> 16)
+		b108[18] = byte(s114 >> 8)
+		b108[19] = byte(s114)
+		f115 := uint32(o113)
+		f115 += bits.RotateLeft32(f115, 16)
+		if w110 {
+			d92 += uint64(^uint16(f115>>16)) + uint64(packet.SumWords(data[lo111:hi112]))
 		}
-		v103 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		w104, lo105, hi106 := false, 0, 0
+		v116 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		w117, lo118, hi119 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+12, h2+16
-			lo105, hi106 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w104 = hi106 <= len(data) && hi106-lo105 <= 20
+			lo118, hi119 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w117 = hi119 <= len(data) && hi119-lo118 <= 20
 		}
-		var o107 uint32
-		if w104 {
-			o107 = packet.SumWords(data[lo105:hi106])
+		var o120 uint32
+		if w117 {
+			o120 = packet.SumWords(data[lo118:hi119])
 		}
-		s108 := v103
-		b95[12] = byte(s108 >> 24)
-		b95[13] = byte(s108 >> 16)
-		b95[14] = byte(s108 >> 8)
-		b95[15] = byte(s108)
-		f109 := uint32(o107)
-		f109 += bits.RotateLeft32(f109, 16)
-		if w104 {
-			d79 += uint64(^uint16(f109>>16)) + uint64(packet.SumWords(data[lo105:hi106]))
+		s121 := v116
+		b108[12] = byte(s121 >> 24)
+		b108[13] = byte(s121 >> 16)
+		b108[14] = byte(s121 >> 8)
+		b108[15] = byte(s121)
+		f122 := uint32(o120)
+		f122 += bits.RotateLeft32(f122, 16)
+		if w117 {
+			d92 += uint64(^uint16(f122>>16)) + uint64(packet.SumWords(data[lo118:hi119]))
 		}
-		v110 := 0x0
+		v123 := 0x0
 		if !(h6 >= 0) {
 			return pl.drop(42)
 		}
-		b111 := data[h6 : h6+4] // icmp
-		os112 := uint32(uint64(b111[0])<<8 | uint64(b111[1]))
-		b111[0] = byte(v110)
-		f114 := uint32(os112)
-		f114 += bits.RotateLeft32(f114, 16)
-		dl113 := uint64(^uint16(f114>>16)) + uint64(uint32(uint64(b111[0])<<8|uint64(b111[1])))
+		b124 := data[h6 : h6+4] // icmp
+		os125 := uint32(uint64(b124[0])<<8 | uint64(b124[1]))
+		b124[0] = byte(v123)
+		f127 := uint32(os125)
+		f127 += bits.RotateLeft32(f127, 16)
+		dl126 := uint64(^uint16(f127>>16)) + uint64(uint32(uint64(b124[0])<<8|uint64(b124[1])))
 		if h6 >= 0 {
-			d79 += dl113
+			d92 += dl126
 		}
 		if (h6 >= 0) && h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d79
+			x := uint64(^cv) + d92
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s115 := r
-			cb[0] = byte(s115 >> 8)
-			cb[1] = byte(s115)
+			s128 := r
+			cb[0] = byte(s128 >> 8)
+			cb[1] = byte(s128)
 		}
 		goto n91
 	}
@@ -3147,171 +3183,171 @@ n92:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s116 := r
-				cb[0] = byte(s116 >> 8)
-				cb[1] = byte(s116)
+				s129 := r
+				cb[0] = byte(s129 >> 8)
+				cb[1] = byte(s129)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d117 uint64 // icmpv6 checksum
+		var d130 uint64 // icmpv6 checksum
 		if !(h0 >= 0) {
 			return pl.drop(43)
 		}
-		b118 := data[h0 : h0+14] // ethernet
-		v119 := (uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11]))
-		w120, lo121, hi122 := false, 0, 0
+		b131 := data[h0 : h0+14] // ethernet
+		v132 := (uint64(b131[6])<<40 | uint64(b131[7])<<32 | uint64(b131[8])<<24 | uint64(b131[9])<<16 | uint64(b131[10])<<8 | uint64(b131[11]))
+		w133, lo134, hi135 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+0, h0+6
-			lo121, hi122 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w120 = hi122 <= len(data) && hi122-lo121 <= 20
+			lo134, hi135 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w133 = hi135 <= len(data) && hi135-lo134 <= 20
 		}
-		var o123 uint32
-		if w120 {
-			o123 = packet.SumWords(data[lo121:hi122])
+		var o136 uint32
+		if w133 {
+			o136 = packet.SumWords(data[lo134:hi135])
 		}
-		s124 := v119
-		b118[0] = byte(s124 >> 40)
-		b118[1] = byte(s124 >> 32)
-		b118[2] = byte(s124 >> 24)
-		b118[3] = byte(s124 >> 16)
-		b118[4] = byte(s124 >> 8)
-		b118[5] = byte(s124)
-		f125 := uint32(o123)
-		f125 += bits.RotateLeft32(f125, 16)
-		if w120 {
-			d117 += uint64(^uint16(f125>>16)) + uint64(packet.SumWords(data[lo121:hi122]))
+		s137 := v132
+		b131[0] = byte(s137 >> 40)
+		b131[1] = byte(s137 >> 32)
+		b131[2] = byte(s137 >> 24)
+		b131[3] = byte(s137 >> 16)
+		b131[4] = byte(s137 >> 8)
+		b131[5] = byte(s137)
+		f138 := uint32(o136)
+		f138 += bits.RotateLeft32(f138, 16)
+		if w133 {
+			d130 += uint64(^uint16(f138>>16)) + uint64(packet.SumWords(data[lo134:hi135]))
 		}
-		v126 := m5
-		w127, lo128, hi129 := false, 0, 0
+		v139 := m5
+		w140, lo141, hi142 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+6, h0+12
-			lo128, hi129 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w127 = hi129 <= len(data) && hi129-lo128 <= 20
+			lo141, hi142 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w140 = hi142 <= len(data) && hi142-lo141 <= 20
 		}
-		var o130 uint32
-		if w127 {
-			o130 = packet.SumWords(data[lo128:hi129])
+		var o143 uint32
+		if w140 {
+			o143 = packet.SumWords(data[lo141:hi142])
 		}
-		s131 := v126
-		b118[6] = byte(s131 >> 40)
-		b118[7] = byte(s131 >> 32)
-		b118[8] = byte(s131 >> 24)
-		b118[9] = byte(s131 >> 16)
-		b118[10] = byte(s131 >> 8)
-		b118[11] = byte(s131)
-		f132 := uint32(o130)
-		f132 += bits.RotateLeft32(f132, 16)
-		if w127 {
-			d117 += uint64(^uint16(f132>>16)) + uint64(packet.SumWords(data[lo128:hi129]))
+		s144 := v139
+		b131[6] = byte(s144 >> 40)
+		b131[7] = byte(s144 >> 32)
+		b131[8] = byte(s144 >> 24)
+		b131[9] = byte(s144 >> 16)
+		b131[10] = byte(s144 >> 8)
+		b131[11] = byte(s144)
+		f145 := uint32(o143)
+		f145 += bits.RotateLeft32(f145, 16)
+		if w140 {
+			d130 += uint64(^uint16(f145>>16)) + uint64(packet.SumWords(data[lo141:hi142]))
 		}
 		if !(h3 >= 0) {
 			return pl.drop(43)
 		}
-		b133 := data[h3 : h3+40] // ipv6
-		v134 := packet.Value{Hi: (uint64(b133[8])<<56 | uint64(b133[9])<<48 | uint64(b133[10])<<40 | uint64(b133[11])<<32 | uint64(b133[12])<<24 | uint64(b133[13])<<16 | uint64(b133[14])<<8 | uint64(b133[15])), Lo: (uint64(b133[16])<<56 | uint64(b133[17])<<48 | uint64(b133[18])<<40 | uint64(b133[19])<<32 | uint64(b133[20])<<24 | uint64(b133[21])<<16 | uint64(b133[22])<<8 | uint64(b133[23]))}
-		w135, lo136, hi137 := false, 0, 0
+		b146 := data[h3 : h3+40] // ipv6
+		v147 := packet.Value{Hi: (uint64(b146[8])<<56 | uint64(b146[9])<<48 | uint64(b146[10])<<40 | uint64(b146[11])<<32 | uint64(b146[12])<<24 | uint64(b146[13])<<16 | uint64(b146[14])<<8 | uint64(b146[15])), Lo: (uint64(b146[16])<<56 | uint64(b146[17])<<48 | uint64(b146[18])<<40 | uint64(b146[19])<<32 | uint64(b146[20])<<24 | uint64(b146[21])<<16 | uint64(b146[22])<<8 | uint64(b146[23]))}
+		w148, lo149, hi150 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+24, h3+40
-			lo136, hi137 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w135 = hi137 <= len(data) && hi137-lo136 <= 20
+			lo149, hi150 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w148 = hi150 <= len(data) && hi150-lo149 <= 20
 		} else if h7 >= 0 {
-			lo136, hi137 = h3+24, h3+40
-			w135 = hi137 <= len(data) && hi137-lo136 <= 20
+			lo149, hi150 = h3+24, h3+40
+			w148 = hi150 <= len(data) && hi150-lo149 <= 20
 		}
-		var o138 uint32
-		if w135 {
-			o138 = packet.SumWords(data[lo136:hi137])
+		var o151 uint32
+		if w148 {
+			o151 = packet.SumWords(data[lo149:hi150])
 		}
-		v139 := v134
-		s140 := v139.Hi
-		b133[24] = byte(s140 >> 56)
-		b133[25] = byte(s140 >> 48)
-		b133[26] = byte(s140 >> 40)
-		b133[27] = byte(s140 >> 32)
-		b133[28] = byte(s140 >> 24)
-		b133[29] = byte(s140 >> 16)
-		b133[30] = byte(s140 >> 8)
-		b133[31] = byte(s140)
-		s141 := v139.Lo
-		b133[32] = byte(s141 >> 56)
-		b133[33] = byte(s141 >> 48)
-		b133[34] = byte(s141 >> 40)
-		b133[35] = byte(s141 >> 32)
-		b133[36] = byte(s141 >> 24)
-		b133[37] = byte(s141 >> 16)
-		b133[38] = byte(s141 >> 8)
-		b133[39] = byte(s141)
-		f142 := uint32(o138)
-		f142 += bits.RotateLeft32(f142, 16)
-		if w135 {
-			d117 += uint64(^uint16(f142>>16)) + uint64(packet.SumWords(data[lo136:hi137]))
+		v152 := v147
+		s153 := v152.Hi
+		b146[24] = byte(s153 >> 56)
+		b146[25] = byte(s153 >> 48)
+		b146[26] = byte(s153 >> 40)
+		b146[27] = byte(s153 >> 32)
+		b146[28] = byte(s153 >> 24)
+		b146[29] = byte(s153 >> 16)
+		b146[30] = byte(s153 >> 8)
+		b146[31] = byte(s153)
+		s154 := v152.Lo
+		b146[32] = byte(s154 >> 56)
+		b146[33] = byte(s154 >> 48)
+		b146[34] = byte(s154 >> 40)
+		b146[35] = byte(s154 >> 32)
+		b146[36] = byte(s154 >> 24)
+		b146[37] = byte(s154 >> 16)
+		b146[38] = byte(s154 >> 8)
+		b146[39] = byte(s154)
+		f155 := uint32(o151)
+		f155 += bits.RotateLeft32(f155, 16)
+		if w148 {
+			d130 += uint64(^uint16(f155>>16)) + uint64(packet.SumWords(data[lo149:hi150]))
 		}
-		v143 := m6
-		w144, lo145, hi146 := false, 0, 0
+		v156 := m6
+		w157, lo158, hi159 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+8, h3+24
-			lo145, hi146 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w144 = hi146 <= len(data) && hi146-lo145 <= 20
+			lo158, hi159 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w157 = hi159 <= len(data) && hi159-lo158 <= 20
 		} else if h7 >= 0 {
-			lo145, hi146 = h3+8, h3+24
-			w144 = hi146 <= len(data) && hi146-lo145 <= 20
+			lo158, hi159 = h3+8, h3+24
+			w157 = hi159 <= len(data) && hi159-lo158 <= 20
 		}
-		var o147 uint32
-		if w144 {
-			o147 = packet.SumWords(data[lo145:hi146])
+		var o160 uint32
+		if w157 {
+			o160 = packet.SumWords(data[lo158:hi159])
 		}
-		v148 := v143
-		s149 := v148.Hi
-		b133[8] = byte(s149 >> 56)
-		b133[9] = byte(s149 >> 48)
-		b133[10] = byte(s149 >> 40)
-		b133[11] = byte(s149 >> 32)
-		b133[12] = byte(s149 >> 24)
-		b133[13] = byte(s149 >> 16)
-		b133[14] = byte(s149 >> 8)
-		b133[15] = byte(s149)
-		s150 := v148.Lo
-		b133[16] = byte(s150 >> 56)
-		b133[17] = byte(s150 >> 48)
-		b133[18] = byte(s150 >> 40)
-		b133[19] = byte(s150 >> 32)
-		b133[20] = byte(s150 >> 24)
-		b133[21] = byte(s150 >> 16)
-		b133[22] = byte(s150 >> 8)
-		b133[23] = byte(s150)
-		f151 := uint32(o147)
-		f151 += bits.RotateLeft32(f151, 16)
-		if w144 {
-			d117 += uint64(^uint16(f151>>16)) + uint64(packet.SumWords(data[lo145:hi146]))
+		v161 := v156
+		s162 := v161.Hi
+		b146[8] = byte(s162 >> 56)
+		b146[9] = byte(s162 >> 48)
+		b146[10] = byte(s162 >> 40)
+		b146[11] = byte(s162 >> 32)
+		b146[12] = byte(s162 >> 24)
+		b146[13] = byte(s162 >> 16)
+		b146[14] = byte(s162 >> 8)
+		b146[15] = byte(s162)
+		s163 := v161.Lo
+		b146[16] = byte(s163 >> 56)
+		b146[17] = byte(s163 >> 48)
+		b146[18] = byte(s163 >> 40)
+		b146[19] = byte(s163 >> 32)
+		b146[20] = byte(s163 >> 24)
+		b146[21] = byte(s163 >> 16)
+		b146[22] = byte(s163 >> 8)
+		b146[23] = byte(s163)
+		f164 := uint32(o160)
+		f164 += bits.RotateLeft32(f164, 16)
+		if w157 {
+			d130 += uint64(^uint16(f164>>16)) + uint64(packet.SumWords(data[lo158:hi159]))
 		}
-		v152 := 0x81
+		v165 := 0x81
 		if !(h7 >= 0) {
 			return pl.drop(43)
 		}
-		b153 := data[h7 : h7+4] // icmpv6
-		os154 := uint32(uint64(b153[0])<<8 | uint64(b153[1]))
-		b153[0] = byte(v152)
-		f156 := uint32(os154)
-		f156 += bits.RotateLeft32(f156, 16)
-		dl155 := uint64(^uint16(f156>>16)) + uint64(uint32(uint64(b153[0])<<8|uint64(b153[1])))
+		b166 := data[h7 : h7+4] // icmpv6
+		os167 := uint32(uint64(b166[0])<<8 | uint64(b166[1]))
+		b166[0] = byte(v165)
+		f169 := uint32(os167)
+		f169 += bits.RotateLeft32(f169, 16)
+		dl168 := uint64(^uint16(f169>>16)) + uint64(uint32(uint64(b166[0])<<8|uint64(b166[1])))
 		if h7 >= 0 {
-			d117 += dl155
+			d130 += dl168
 		}
 		if (h7 >= 0) && h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d117
+			x := uint64(^cv) + d130
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s157 := r
-			cb[0] = byte(s157 >> 8)
-			cb[1] = byte(s157)
+			s170 := r
+			cb[0] = byte(s170 >> 8)
+			cb[1] = byte(s170)
 		}
 		goto n93
 	}
@@ -3325,8 +3361,8 @@ n94:
 		if !(h12 >= 0) {
 			return pl.drop(44)
 		}
-		b158 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b158[4])<<56 | uint64(b158[5])<<48 | uint64(b158[6])<<40 | uint64(b158[7])<<32 | uint64(b158[8])<<24 | uint64(b158[9])<<16 | uint64(b158[10])<<8 | uint64(b158[11])), Lo: (uint64(b158[12])<<56 | uint64(b158[13])<<48 | uint64(b158[14])<<40 | uint64(b158[15])<<32 | uint64(b158[16])<<24 | uint64(b158[17])<<16 | uint64(b158[18])<<8 | uint64(b158[19]))} == m6) {
+		b171 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b171[4])<<56 | uint64(b171[5])<<48 | uint64(b171[6])<<40 | uint64(b171[7])<<32 | uint64(b171[8])<<24 | uint64(b171[9])<<16 | uint64(b171[10])<<8 | uint64(b171[11])), Lo: (uint64(b171[12])<<56 | uint64(b171[13])<<48 | uint64(b171[14])<<40 | uint64(b171[15])<<32 | uint64(b171[16])<<24 | uint64(b171[17])<<16 | uint64(b171[18])<<8 | uint64(b171[19]))} == m6) {
 			goto n96
 		}
 		goto n95
@@ -3340,8 +3376,8 @@ n96:
 		if !(h3 >= 0) {
 			return pl.drop(46)
 		}
-		b159 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b159[8])<<56 | uint64(b159[9])<<48 | uint64(b159[10])<<40 | uint64(b159[11])<<32 | uint64(b159[12])<<24 | uint64(b159[13])<<16 | uint64(b159[14])<<8 | uint64(b159[15])), Lo: (uint64(b159[16])<<56 | uint64(b159[17])<<48 | uint64(b159[18])<<40 | uint64(b159[19])<<32 | uint64(b159[20])<<24 | uint64(b159[21])<<16 | uint64(b159[22])<<8 | uint64(b159[23]))} == packet.Value{Lo: 0x0}) {
+		b172 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b172[8])<<56 | uint64(b172[9])<<48 | uint64(b172[10])<<40 | uint64(b172[11])<<32 | uint64(b172[12])<<24 | uint64(b172[13])<<16 | uint64(b172[14])<<8 | uint64(b172[15])), Lo: (uint64(b172[16])<<56 | uint64(b172[17])<<48 | uint64(b172[18])<<40 | uint64(b172[19])<<32 | uint64(b172[20])<<24 | uint64(b172[21])<<16 | uint64(b172[22])<<8 | uint64(b172[23]))} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
@@ -3354,8 +3390,8 @@ n97:
 		if !(h12 >= 0) {
 			return pl.drop(47)
 		}
-		b160 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b160[4])<<56 | uint64(b160[5])<<48 | uint64(b160[6])<<40 | uint64(b160[7])<<32 | uint64(b160[8])<<24 | uint64(b160[9])<<16 | uint64(b160[10])<<8 | uint64(b160[11])), Lo: (uint64(b160[12])<<56 | uint64(b160[13])<<48 | uint64(b160[14])<<40 | uint64(b160[15])<<32 | uint64(b160[16])<<24 | uint64(b160[17])<<16 | uint64(b160[18])<<8 | uint64(b160[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b173 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b173[4])<<56 | uint64(b173[5])<<48 | uint64(b173[6])<<40 | uint64(b173[7])<<32 | uint64(b173[8])<<24 | uint64(b173[9])<<16 | uint64(b173[10])<<8 | uint64(b173[11])), Lo: (uint64(b173[12])<<56 | uint64(b173[13])<<48 | uint64(b173[14])<<40 | uint64(b173[15])<<32 | uint64(b173[16])<<24 | uint64(b173[17])<<16 | uint64(b173[18])<<8 | uint64(b173[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
@@ -3363,19 +3399,19 @@ n98:
 		if !(h3 >= 0) {
 			return pl.drop(48)
 		}
-		b161 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b161[8])<<56 | uint64(b161[9])<<48 | uint64(b161[10])<<40 | uint64(b161[11])<<32 | uint64(b161[12])<<24 | uint64(b161[13])<<16 | uint64(b161[14])<<8 | uint64(b161[15])), Lo: (uint64(b161[16])<<56 | uint64(b161[17])<<48 | uint64(b161[18])<<40 | uint64(b161[19])<<32 | uint64(b161[20])<<24 | uint64(b161[21])<<16 | uint64(b161[22])<<8 | uint64(b161[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b174 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b174[8])<<56 | uint64(b174[9])<<48 | uint64(b174[10])<<40 | uint64(b174[11])<<32 | uint64(b174[12])<<24 | uint64(b174[13])<<16 | uint64(b174[14])<<8 | uint64(b174[15])), Lo: (uint64(b174[16])<<56 | uint64(b174[17])<<48 | uint64(b174[18])<<40 | uint64(b174[19])<<32 | uint64(b174[20])<<24 | uint64(b174[21])<<16 | uint64(b174[22])<<8 | uint64(b174[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		if !(h0 >= 0) {
 			return pl.drop(48)
 		}
-		b162 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b162[6])<<40 | uint64(b162[7])<<32 | uint64(b162[8])<<24 | uint64(b162[9])<<16 | uint64(b162[10])<<8 | uint64(b162[11])) & 0xffffffffffff
+		b175 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b175[6])<<40 | uint64(b175[7])<<32 | uint64(b175[8])<<24 | uint64(b175[9])<<16 | uint64(b175[10])<<8 | uint64(b175[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(48)
 		}
-		b163 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b163[4])<<56 | uint64(b163[5])<<48 | uint64(b163[6])<<40 | uint64(b163[7])<<32 | uint64(b163[8])<<24 | uint64(b163[9])<<16 | uint64(b163[10])<<8 | uint64(b163[11])), Lo: (uint64(b163[12])<<56 | uint64(b163[13])<<48 | uint64(b163[14])<<40 | uint64(b163[15])<<32 | uint64(b163[16])<<24 | uint64(b163[17])<<16 | uint64(b163[18])<<8 | uint64(b163[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b176 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b176[4])<<56 | uint64(b176[5])<<48 | uint64(b176[6])<<40 | uint64(b176[7])<<32 | uint64(b176[8])<<24 | uint64(b176[9])<<16 | uint64(b176[10])<<8 | uint64(b176[11])), Lo: (uint64(b176[12])<<56 | uint64(b176[13])<<48 | uint64(b176[14])<<40 | uint64(b176[15])<<32 | uint64(b176[16])<<24 | uint64(b176[17])<<16 | uint64(b176[18])<<8 | uint64(b176[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
@@ -3391,8 +3427,8 @@ n100:
 		if !(h14 >= 0) {
 			return pl.drop(49)
 		}
-		b164 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b164[0])<<40 | uint64(b164[1])<<32 | uint64(b164[2])<<24 | uint64(b164[3])<<16 | uint64(b164[4])<<8 | uint64(b164[5])) & 0xffffffffffff
+		b177 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b177[0])<<40 | uint64(b177[1])<<32 | uint64(b177[2])<<24 | uint64(b177[3])<<16 | uint64(b177[4])<<8 | uint64(b177[5])) & 0xffffffffffff
 		pl.edges[21]++
 		goto n101
 	}
@@ -3415,84 +3451,84 @@ n103:
 		if !(h14 >= 0) {
 			return pl.drop(50)
 		}
-		po165, pn166 := h14, 6 // nd_mac
-		if po165+pn166 > len(data) {
+		po178, pn179 := h14, 6 // nd_mac
+		if po178+pn179 > len(data) {
 			return pl.drop(50)
 		}
-		pendOff = po165
-		pendN = pn166
+		pendOff = po178
+		pendN = pn179
 		h14 = -1
-		if (h0 >= 0) && h0 > po165 {
-			h0 -= pn166
+		if (h0 >= 0) && h0 > po178 {
+			h0 -= pn179
 		} // ethernet
-		if (h1 >= 0) && h1 > po165 {
-			h1 -= pn166
+		if (h1 >= 0) && h1 > po178 {
+			h1 -= pn179
 		} // vlan
-		if (h2 >= 0) && h2 > po165 {
-			h2 -= pn166
+		if (h2 >= 0) && h2 > po178 {
+			h2 -= pn179
 		} // ipv4
-		if (h3 >= 0) && h3 > po165 {
-			h3 -= pn166
+		if (h3 >= 0) && h3 > po178 {
+			h3 -= pn179
 		} // ipv6
-		if (h4 >= 0) && h4 > po165 {
-			h4 -= pn166
+		if (h4 >= 0) && h4 > po178 {
+			h4 -= pn179
 		} // udp
-		if (h5 >= 0) && h5 > po165 {
-			h5 -= pn166
+		if (h5 >= 0) && h5 > po178 {
+			h5 -= pn179
 		} // arp
-		if (h6 >= 0) && h6 > po165 {
-			h6 -= pn166
+		if (h6 >= 0) && h6 > po178 {
+			h6 -= pn179
 		} // icmp
-		if (h7 >= 0) && h7 > po165 {
-			h7 -= pn166
+		if (h7 >= 0) && h7 > po178 {
+			h7 -= pn179
 		} // icmpv6
-		if (h8 >= 0) && h8 > po165 {
-			h8 -= pn166
+		if (h8 >= 0) && h8 > po178 {
+			h8 -= pn179
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po165 {
-			h9 -= pn166
+		if (h9 >= 0) && h9 > po178 {
+			h9 -= pn179
 		} // lb_common
-		if (h10 >= 0) && h10 > po165 {
-			h10 -= pn166
+		if (h10 >= 0) && h10 > po178 {
+			h10 -= pn179
 		} // lb_v2
-		if (h11 >= 0) && h11 > po165 {
-			h11 -= pn166
+		if (h11 >= 0) && h11 > po178 {
+			h11 -= pn179
 		} // lb_v3
-		if (h12 >= 0) && h12 > po165 {
-			h12 -= pn166
+		if (h12 >= 0) && h12 > po178 {
+			h12 -= pn179
 		} // nd_ns
-		if (h13 >= 0) && h13 > po165 {
-			h13 -= pn166
+		if (h13 >= 0) && h13 > po178 {
+			h13 -= pn179
 		} // nd_opt
-		if (h15 >= 0) && h15 > po165 {
-			h15 -= pn166
+		if (h15 >= 0) && h15 > po178 {
+			h15 -= pn179
 		} // nd_na
-		if (h16 >= 0) && h16 > po165 {
-			h16 -= pn166
+		if (h16 >= 0) && h16 > po178 {
+			h16 -= pn179
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po165 {
-			h17 -= pn166
+		if (h17 >= 0) && h17 > po178 {
+			h17 -= pn179
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po165 {
-			h18 -= pn166
+		if (h18 >= 0) && h18 > po178 {
+			h18 -= pn179
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po165 {
-			h19 -= pn166
+		if (h19 >= 0) && h19 > po178 {
+			h19 -= pn179
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po165 {
-			h20 -= pn166
+		if (h20 >= 0) && h20 > po178 {
+			h20 -= pn179
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po165 {
-			h21 -= pn166
+		if (h21 >= 0) && h21 > po178 {
+			h21 -= pn179
 		} // lldp
-		if (h22 >= 0) && h22 > po165 {
-			h22 -= pn166
+		if (h22 >= 0) && h22 > po178 {
+			h22 -= pn179
 		} // slow
-		if (h23 >= 0) && h23 > po165 {
-			h23 -= pn166
+		if (h23 >= 0) && h23 > po178 {
+			h23 -= pn179
 		} // lacp
-		if cur > po165 {
-			cur = max(po165, cur-pn166)
+		if cur > po178 {
+			cur = max(po178, cur-pn179)
 		}
 		pl.edges[22]++
 		goto n104
@@ -3512,84 +3548,84 @@ n104:
 		if !(h13 >= 0) {
 			return pl.drop(51)
 		}
-		po167, pn168 := h13, 2 // nd_opt
-		if po167+pn168 > len(data) {
+		po180, pn181 := h13, 2 // nd_opt
+		if po180+pn181 > len(data) {
 			return pl.drop(51)
 		}
-		pendOff = po167
-		pendN += pn168
+		pendOff = po180
+		pendN += pn181
 		h13 = -1
-		if (h0 >= 0) && h0 > po167 {
-			h0 -= pn168
+		if (h0 >= 0) && h0 > po180 {
+			h0 -= pn181
 		} // ethernet
-		if (h1 >= 0) && h1 > po167 {
-			h1 -= pn168
+		if (h1 >= 0) && h1 > po180 {
+			h1 -= pn181
 		} // vlan
-		if (h2 >= 0) && h2 > po167 {
-			h2 -= pn168
+		if (h2 >= 0) && h2 > po180 {
+			h2 -= pn181
 		} // ipv4
-		if (h3 >= 0) && h3 > po167 {
-			h3 -= pn168
+		if (h3 >= 0) && h3 > po180 {
+			h3 -= pn181
 		} // ipv6
-		if (h4 >= 0) && h4 > po167 {
-			h4 -= pn168
+		if (h4 >= 0) && h4 > po180 {
+			h4 -= pn181
 		} // udp
-		if (h5 >= 0) && h5 > po167 {
-			h5 -= pn168
+		if (h5 >= 0) && h5 > po180 {
+			h5 -= pn181
 		} // arp
-		if (h6 >= 0) && h6 > po167 {
-			h6 -= pn168
+		if (h6 >= 0) && h6 > po180 {
+			h6 -= pn181
 		} // icmp
-		if (h7 >= 0) && h7 > po167 {
-			h7 -= pn168
+		if (h7 >= 0) && h7 > po180 {
+			h7 -= pn181
 		} // icmpv6
-		if (h8 >= 0) && h8 > po167 {
-			h8 -= pn168
+		if (h8 >= 0) && h8 > po180 {
+			h8 -= pn181
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po167 {
-			h9 -= pn168
+		if (h9 >= 0) && h9 > po180 {
+			h9 -= pn181
 		} // lb_common
-		if (h10 >= 0) && h10 > po167 {
-			h10 -= pn168
+		if (h10 >= 0) && h10 > po180 {
+			h10 -= pn181
 		} // lb_v2
-		if (h11 >= 0) && h11 > po167 {
-			h11 -= pn168
+		if (h11 >= 0) && h11 > po180 {
+			h11 -= pn181
 		} // lb_v3
-		if (h12 >= 0) && h12 > po167 {
-			h12 -= pn168
+		if (h12 >= 0) && h12 > po180 {
+			h12 -= pn181
 		} // nd_ns
-		if (h14 >= 0) && h14 > po167 {
-			h14 -= pn168
+		if (h14 >= 0) && h14 > po180 {
+			h14 -= pn181
 		} // nd_mac
-		if (h15 >= 0) && h15 > po167 {
-			h15 -= pn168
+		if (h15 >= 0) && h15 > po180 {
+			h15 -= pn181
 		} // nd_na
-		if (h16 >= 0) && h16 > po167 {
-			h16 -= pn168
+		if (h16 >= 0) && h16 > po180 {
+			h16 -= pn181
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po167 {
-			h17 -= pn168
+		if (h17 >= 0) && h17 > po180 {
+			h17 -= pn181
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po167 {
-			h18 -= pn168
+		if (h18 >= 0) && h18 > po180 {
+			h18 -= pn181
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po167 {
-			h19 -= pn168
+		if (h19 >= 0) && h19 > po180 {
+			h19 -= pn181
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po167 {
-			h20 -= pn168
+		if (h20 >= 0) && h20 > po180 {
+			h20 -= pn181
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po167 {
-			h21 -= pn168
+		if (h21 >= 0) && h21 > po180 {
+			h21 -= pn181
 		} // lldp
-		if (h22 >= 0) && h22 > po167 {
-			h22 -= pn168
+		if (h22 >= 0) && h22 > po180 {
+			h22 -= pn181
 		} // slow
-		if (h23 >= 0) && h23 > po167 {
-			h23 -= pn168
+		if (h23 >= 0) && h23 > po180 {
+			h23 -= pn181
 		} // lacp
-		if cur > po167 {
-			cur = max(po167, cur-pn168)
+		if cur > po180 {
+			cur = max(po180, cur-pn181)
 		}
 		pl.edges[23]++
 		goto n105
@@ -3609,91 +3645,91 @@ n105:
 		if !(h12 >= 0) {
 			return pl.drop(52)
 		}
-		po169, pn170 := h12, 20 // nd_ns
-		if po169+pn170 > len(data) {
+		po182, pn183 := h12, 20 // nd_ns
+		if po182+pn183 > len(data) {
 			return pl.drop(52)
 		}
-		pendN += pn170
-		if po169 < len(data)-po169-pendN {
-			copy(data[pendN:pendN+po169], data[:po169])
+		pendN += pn183
+		if po182 < len(data)-po182-pendN {
+			copy(data[pendN:pendN+po182], data[:po182])
 			data = data[pendN:]
 		} else {
-			copy(data[po169:], data[po169+pendN:])
+			copy(data[po182:], data[po182+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h0 >= 0) && h0 > po169 {
-			h0 -= pn170
+		if (h0 >= 0) && h0 > po182 {
+			h0 -= pn183
 		} // ethernet
-		if (h1 >= 0) && h1 > po169 {
-			h1 -= pn170
+		if (h1 >= 0) && h1 > po182 {
+			h1 -= pn183
 		} // vlan
-		if (h2 >= 0) && h2 > po169 {
-			h2 -= pn170
+		if (h2 >= 0) && h2 > po182 {
+			h2 -= pn183
 		} // ipv4
-		if (h3 >= 0) && h3 > po169 {
-			h3 -= pn170
+		if (h3 >= 0) && h3 > po182 {
+			h3 -= pn183
 		} // ipv6
-		if (h4 >= 0) && h4 > po169 {
-			h4 -= pn170
+		if (h4 >= 0) && h4 > po182 {
+			h4 -= pn183
 		} // udp
-		if (h5 >= 0) && h5 > po169 {
-			h5 -= pn170
+		if (h5 >= 0) && h5 > po182 {
+			h5 -= pn183
 		} // arp
-		if (h6 >= 0) && h6 > po169 {
-			h6 -= pn170
+		if (h6 >= 0) && h6 > po182 {
+			h6 -= pn183
 		} // icmp
-		if (h7 >= 0) && h7 > po169 {
-			h7 -= pn170
+		if (h7 >= 0) && h7 > po182 {
+			h7 -= pn183
 		} // icmpv6
-		if (h8 >= 0) && h8 > po169 {
-			h8 -= pn170
+		if (h8 >= 0) && h8 > po182 {
+			h8 -= pn183
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po169 {
-			h9 -= pn170
+		if (h9 >= 0) && h9 > po182 {
+			h9 -= pn183
 		} // lb_common
-		if (h10 >= 0) && h10 > po169 {
-			h10 -= pn170
+		if (h10 >= 0) && h10 > po182 {
+			h10 -= pn183
 		} // lb_v2
-		if (h11 >= 0) && h11 > po169 {
-			h11 -= pn170
+		if (h11 >= 0) && h11 > po182 {
+			h11 -= pn183
 		} // lb_v3
-		if (h13 >= 0) && h13 > po169 {
-			h13 -= pn170
+		if (h13 >= 0) && h13 > po182 {
+			h13 -= pn183
 		} // nd_opt
-		if (h14 >= 0) && h14 > po169 {
-			h14 -= pn170
+		if (h14 >= 0) && h14 > po182 {
+			h14 -= pn183
 		} // nd_mac
-		if (h15 >= 0) && h15 > po169 {
-			h15 -= pn170
+		if (h15 >= 0) && h15 > po182 {
+			h15 -= pn183
 		} // nd_na
-		if (h16 >= 0) && h16 > po169 {
-			h16 -= pn170
+		if (h16 >= 0) && h16 > po182 {
+			h16 -= pn183
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po169 {
-			h17 -= pn170
+		if (h17 >= 0) && h17 > po182 {
+			h17 -= pn183
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po169 {
-			h18 -= pn170
+		if (h18 >= 0) && h18 > po182 {
+			h18 -= pn183
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po169 {
-			h19 -= pn170
+		if (h19 >= 0) && h19 > po182 {
+			h19 -= pn183
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po169 {
-			h20 -= pn170
+		if (h20 >= 0) && h20 > po182 {
+			h20 -= pn183
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po169 {
-			h21 -= pn170
+		if (h21 >= 0) && h21 > po182 {
+			h21 -= pn183
 		} // lldp
-		if (h22 >= 0) && h22 > po169 {
-			h22 -= pn170
+		if (h22 >= 0) && h22 > po182 {
+			h22 -= pn183
 		} // slow
-		if (h23 >= 0) && h23 > po169 {
-			h23 -= pn170
+		if (h23 >= 0) && h23 > po182 {
+			h23 -= pn183
 		} // lacp
-		if cur > po169 {
-			cur = max(po169, cur-pn170)
+		if cur > po182 {
+			cur = max(po182, cur-pn183)
 		}
 		goto n106
 	}
@@ -3708,9 +3744,9 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s171 := r
-				cb[0] = byte(s171 >> 8)
-				cb[1] = byte(s171)
+				s184 := r
+				cb[0] = byte(s184 >> 8)
+				cb[1] = byte(s184)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3726,9 +3762,9 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s173 := r
-				cb[0] = byte(s173 >> 8)
-				cb[1] = byte(s173)
+				s186 := r
+				cb[0] = byte(s186 >> 8)
+				cb[1] = byte(s186)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3860,7 +3896,7 @@ n106:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt172 := p.Push(15, h7+4, 0)
+		rt185 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3987,7 +4023,7 @@ n106:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt172 {
+		if !rt185 {
 			return pl.drop(53)
 		}
 		goto n107
@@ -4003,9 +4039,9 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s174 := r
-				cb[0] = byte(s174 >> 8)
-				cb[1] = byte(s174)
+				s187 := r
+				cb[0] = byte(s187 >> 8)
+				cb[1] = byte(s187)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4021,9 +4057,9 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s176 := r
-				cb[0] = byte(s176 >> 8)
-				cb[1] = byte(s176)
+				s189 := r
+				cb[0] = byte(s189 >> 8)
+				cb[1] = byte(s189)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4155,7 +4191,7 @@ n107:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt175 := p.Push(16, h15+20, 0)
+		rt188 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4282,7 +4318,7 @@ n107:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt175 {
+		if !rt188 {
 			return pl.drop(54)
 		}
 		goto n108
@@ -4298,9 +4334,9 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s177 := r
-				cb[0] = byte(s177 >> 8)
-				cb[1] = byte(s177)
+				s190 := r
+				cb[0] = byte(s190 >> 8)
+				cb[1] = byte(s190)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4316,9 +4352,9 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s179 := r
-				cb[0] = byte(s179 >> 8)
-				cb[1] = byte(s179)
+				s192 := r
+				cb[0] = byte(s192 >> 8)
+				cb[1] = byte(s192)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4450,7 +4486,7 @@ n108:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt178 := p.Push(17, h16+2, 0)
+		rt191 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4577,7 +4613,7 @@ n108:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt178 {
+		if !rt191 {
 			return pl.drop(55)
 		}
 		goto n109
@@ -4587,114 +4623,114 @@ n109:
 		if !(h0 >= 0) {
 			return pl.drop(56)
 		}
-		b180 := data[h0 : h0+14] // ethernet
-		s181 := m25
-		b180[0] = byte(s181 >> 40)
-		b180[1] = byte(s181 >> 32)
-		b180[2] = byte(s181 >> 24)
-		b180[3] = byte(s181 >> 16)
-		b180[4] = byte(s181 >> 8)
-		b180[5] = byte(s181)
-		s182 := m5
-		b180[6] = byte(s182 >> 40)
-		b180[7] = byte(s182 >> 32)
-		b180[8] = byte(s182 >> 24)
-		b180[9] = byte(s182 >> 16)
-		b180[10] = byte(s182 >> 8)
-		b180[11] = byte(s182)
+		b193 := data[h0 : h0+14] // ethernet
+		s194 := m25
+		b193[0] = byte(s194 >> 40)
+		b193[1] = byte(s194 >> 32)
+		b193[2] = byte(s194 >> 24)
+		b193[3] = byte(s194 >> 16)
+		b193[4] = byte(s194 >> 8)
+		b193[5] = byte(s194)
+		s195 := m5
+		b193[6] = byte(s195 >> 40)
+		b193[7] = byte(s195 >> 32)
+		b193[8] = byte(s195 >> 24)
+		b193[9] = byte(s195 >> 16)
+		b193[10] = byte(s195 >> 8)
+		b193[11] = byte(s195)
 		if !(h3 >= 0) {
 			return pl.drop(56)
 		}
-		b183 := data[h3 : h3+40] // ipv6
-		s184 := 0x20
-		b183[4] = byte(s184 >> 8)
-		b183[5] = byte(s184)
-		b183[7] = byte(0xff)
-		v185 := m6
-		s186 := v185.Hi
-		b183[8] = byte(s186 >> 56)
-		b183[9] = byte(s186 >> 48)
-		b183[10] = byte(s186 >> 40)
-		b183[11] = byte(s186 >> 32)
-		b183[12] = byte(s186 >> 24)
-		b183[13] = byte(s186 >> 16)
-		b183[14] = byte(s186 >> 8)
-		b183[15] = byte(s186)
-		s187 := v185.Lo
-		b183[16] = byte(s187 >> 56)
-		b183[17] = byte(s187 >> 48)
-		b183[18] = byte(s187 >> 40)
-		b183[19] = byte(s187 >> 32)
-		b183[20] = byte(s187 >> 24)
-		b183[21] = byte(s187 >> 16)
-		b183[22] = byte(s187 >> 8)
-		b183[23] = byte(s187)
-		v188 := m24
-		s189 := v188.Hi
-		b183[24] = byte(s189 >> 56)
-		b183[25] = byte(s189 >> 48)
-		b183[26] = byte(s189 >> 40)
-		b183[27] = byte(s189 >> 32)
-		b183[28] = byte(s189 >> 24)
-		b183[29] = byte(s189 >> 16)
-		b183[30] = byte(s189 >> 8)
-		b183[31] = byte(s189)
-		s190 := v188.Lo
-		b183[32] = byte(s190 >> 56)
-		b183[33] = byte(s190 >> 48)
-		b183[34] = byte(s190 >> 40)
-		b183[35] = byte(s190 >> 32)
-		b183[36] = byte(s190 >> 24)
-		b183[37] = byte(s190 >> 16)
-		b183[38] = byte(s190 >> 8)
-		b183[39] = byte(s190)
+		b196 := data[h3 : h3+40] // ipv6
+		s197 := 0x20
+		b196[4] = byte(s197 >> 8)
+		b196[5] = byte(s197)
+		b196[7] = byte(0xff)
+		v198 := m6
+		s199 := v198.Hi
+		b196[8] = byte(s199 >> 56)
+		b196[9] = byte(s199 >> 48)
+		b196[10] = byte(s199 >> 40)
+		b196[11] = byte(s199 >> 32)
+		b196[12] = byte(s199 >> 24)
+		b196[13] = byte(s199 >> 16)
+		b196[14] = byte(s199 >> 8)
+		b196[15] = byte(s199)
+		s200 := v198.Lo
+		b196[16] = byte(s200 >> 56)
+		b196[17] = byte(s200 >> 48)
+		b196[18] = byte(s200 >> 40)
+		b196[19] = byte(s200 >> 32)
+		b196[20] = byte(s200 >> 24)
+		b196[21] = byte(s200 >> 16)
+		b196[22] = byte(s200 >> 8)
+		b196[23] = byte(s200)
+		v201 := m24
+		s202 := v201.Hi
+		b196[24] = byte(s202 >> 56)
+		b196[25] = byte(s202 >> 48)
+		b196[26] = byte(s202 >> 40)
+		b196[27] = byte(s202 >> 32)
+		b196[28] = byte(s202 >> 24)
+		b196[29] = byte(s202 >> 16)
+		b196[30] = byte(s202 >> 8)
+		b196[31] = byte(s202)
+		s203 := v201.Lo
+		b196[32] = byte(s203 >> 56)
+		b196[33] = byte(s203 >> 48)
+		b196[34] = byte(s203 >> 40)
+		b196[35] = byte(s203 >> 32)
+		b196[36] = byte(s203 >> 24)
+		b196[37] = byte(s203 >> 16)
+		b196[38] = byte(s203 >> 8)
+		b196[39] = byte(s203)
 		if !(h7 >= 0) {
 			return pl.drop(56)
 		}
-		b191 := data[h7 : h7+4] // icmpv6
-		b191[0] = byte(0x88)
-		b191[1] = byte(0x0)
+		b204 := data[h7 : h7+4] // icmpv6
+		b204[0] = byte(0x88)
+		b204[1] = byte(0x0)
 		if !(h15 >= 0) {
 			return pl.drop(56)
 		}
-		b192 := data[h15 : h15+20] // nd_na
-		b192[0] = b192[0]&^0x40 | byte(m26)<<6&0x40
-		v193 := m27
-		s194 := v193.Hi
-		b192[4] = byte(s194 >> 56)
-		b192[5] = byte(s194 >> 48)
-		b192[6] = byte(s194 >> 40)
-		b192[7] = byte(s194 >> 32)
-		b192[8] = byte(s194 >> 24)
-		b192[9] = byte(s194 >> 16)
-		b192[10] = byte(s194 >> 8)
-		b192[11] = byte(s194)
-		s195 := v193.Lo
-		b192[12] = byte(s195 >> 56)
-		b192[13] = byte(s195 >> 48)
-		b192[14] = byte(s195 >> 40)
-		b192[15] = byte(s195 >> 32)
-		b192[16] = byte(s195 >> 24)
-		b192[17] = byte(s195 >> 16)
-		b192[18] = byte(s195 >> 8)
-		b192[19] = byte(s195)
+		b205 := data[h15 : h15+20] // nd_na
+		b205[0] = b205[0]&^0x40 | byte(m26)<<6&0x40
+		v206 := m27
+		s207 := v206.Hi
+		b205[4] = byte(s207 >> 56)
+		b205[5] = byte(s207 >> 48)
+		b205[6] = byte(s207 >> 40)
+		b205[7] = byte(s207 >> 32)
+		b205[8] = byte(s207 >> 24)
+		b205[9] = byte(s207 >> 16)
+		b205[10] = byte(s207 >> 8)
+		b205[11] = byte(s207)
+		s208 := v206.Lo
+		b205[12] = byte(s208 >> 56)
+		b205[13] = byte(s208 >> 48)
+		b205[14] = byte(s208 >> 40)
+		b205[15] = byte(s208 >> 32)
+		b205[16] = byte(s208 >> 24)
+		b205[17] = byte(s208 >> 16)
+		b205[18] = byte(s208 >> 8)
+		b205[19] = byte(s208)
 		if !(h16 >= 0) {
 			return pl.drop(56)
 		}
-		b196 := data[h16 : h16+2] // nd_na_opt
-		b196[0] = byte(0x2)
-		b196[1] = byte(0x1)
+		b209 := data[h16 : h16+2] // nd_na_opt
+		b209[0] = byte(0x2)
+		b209[1] = byte(0x1)
 		if !(h17 >= 0) {
 			return pl.drop(56)
 		}
-		b197 := data[h17 : h17+6] // nd_na_mac
-		s198 := m5
-		b197[0] = byte(s198 >> 40)
-		b197[1] = byte(s198 >> 32)
-		b197[2] = byte(s198 >> 24)
-		b197[3] = byte(s198 >> 16)
-		b197[4] = byte(s198 >> 8)
-		b197[5] = byte(s198)
+		b210 := data[h17 : h17+6] // nd_na_mac
+		s211 := m5
+		b210[0] = byte(s211 >> 40)
+		b210[1] = byte(s211 >> 32)
+		b210[2] = byte(s211 >> 24)
+		b210[3] = byte(s211 >> 16)
+		b210[4] = byte(s211 >> 8)
+		b210[5] = byte(s211)
 		goto n110
 	}
 n110:
@@ -4708,9 +4744,9 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s199 := r
-				cb[0] = byte(s199 >> 8)
-				cb[1] = byte(s199)
+				s212 := r
+				cb[0] = byte(s212 >> 8)
+				cb[1] = byte(s212)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4723,9 +4759,9 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s201 := r
-				cb[0] = byte(s201 >> 8)
-				cb[1] = byte(s201)
+				s214 := r
+				cb[0] = byte(s214 >> 8)
+				cb[1] = byte(s214)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4857,7 +4893,7 @@ n110:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt200 := p.ComputeChecksum(7)
+		rt213 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4984,7 +5020,7 @@ n110:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt200 {
+		if !rt213 {
 			return pl.drop(57)
 		}
 		goto n111
@@ -5008,21 +5044,23 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b202 := data[h2 : h2+20] // ipv4
-		k203 := ((uint64(b202[12])<<24|uint64(b202[13])<<16|uint64(b202[14])<<8|uint64(b202[15]))&0xffffffff)<<0 | ((m7)&0xff)<<32
-		if pi204 := pl.tables[3].Packed(); len(pi204.Slots) > 0 {
-			k203 &= pi204.Mask
-			for m, j := uint64(len(pi204.Slots)-1), packet.PackedHash(k203); ; j++ {
-				sl := &pi204.Slots[j&m]
+		kw215 := (m7) & 0xff
+		b217 := data[h2 : h2+20] // ipv4
+		kw216 := (uint64(b217[12])<<24 | uint64(b217[13])<<16 | uint64(b217[14])<<8 | uint64(b217[15])) & 0xffffffff
+		k218 := kw216<<0 | kw215<<32
+		if pi219 := pl.tables[3].Packed(); len(pi219.Slots) > 0 {
+			k218 &= pi219.Mask
+			for m, j := uint64(len(pi219.Slots)-1), packet.PackedHash(k218); ; j++ {
+				sl := &pi219.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k203 {
+				if sl.Key == k218 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k203); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k218); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5036,9 +5074,26 @@ n114:
 n115:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		b206 := data[h3 : h3+40] // ipv6
-		kv205 := packet.Value{Hi: (uint64(b206[8])<<56 | uint64(b206[9])<<48 | uint64(b206[10])<<40 | uint64(b206[11])<<32 | uint64(b206[12])<<24 | uint64(b206[13])<<16 | uint64(b206[14])<<8 | uint64(b206[15])), Lo: (uint64(b206[16])<<56 | uint64(b206[17])<<48 | uint64(b206[18])<<40 | uint64(b206[19])<<32 | uint64(b206[20])<<24 | uint64(b206[21])<<16 | uint64(b206[22])<<8 | uint64(b206[23]))}
-		if a, ps, hit := pl.tables[4].LookupWordsAction((m7)&0xff, kv205.Hi, kv205.Lo, 0); hit {
+		kw220 := (m7) & 0xff
+		b222 := data[h3 : h3+40] // ipv6
+		kw221 := packet.Value{Hi: (uint64(b222[8])<<56 | uint64(b222[9])<<48 | uint64(b222[10])<<40 | uint64(b222[11])<<32 | uint64(b222[12])<<24 | uint64(b222[13])<<16 | uint64(b222[14])<<8 | uint64(b222[15])), Lo: (uint64(b222[16])<<56 | uint64(b222[17])<<48 | uint64(b222[18])<<40 | uint64(b222[19])<<32 | uint64(b222[20])<<24 | uint64(b222[21])<<16 | uint64(b222[22])<<8 | uint64(b222[23]))}
+		if wl223 := pl.tables[4].Words(); len(wl223.Slots) > 0 {
+			x225 := kw220 & wl223.Mask[0]
+			x226 := kw221.Hi & wl223.Mask[1]
+			x227 := kw221.Lo & wl223.Mask[2]
+			h224 := packet.WordsHash(x225, x226, x227, 0)
+			for m, j := uint64(len(wl223.Slots)-1), h224>>(wl223.Shift&63); ; j = (j + 1) & m {
+				sl := &wl223.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl223.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h224 && ks[0] == x225 && ks[1] == x226 && ks[2] == x227 {
+					a := &wl223.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw220, kw221.Hi, kw221.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5072,44 +5127,44 @@ n119:
 	}
 n120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b207 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b207[4])<<56 | uint64(b207[5])<<48 | uint64(b207[6])<<40 | uint64(b207[7])<<32 | uint64(b207[8])<<24 | uint64(b207[9])<<16 | uint64(b207[10])<<8 | uint64(b207[11]))
-		m13 = ((uint64(b207[4])<<56 | uint64(b207[5])<<48 | uint64(b207[6])<<40 | uint64(b207[7])<<32 | uint64(b207[8])<<24 | uint64(b207[9])<<16 | uint64(b207[10])<<8 | uint64(b207[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b207[2])<<8 | uint64(b207[3])) & 0xffff
+		b228 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b228[4])<<56 | uint64(b228[5])<<48 | uint64(b228[6])<<40 | uint64(b228[7])<<32 | uint64(b228[8])<<24 | uint64(b228[9])<<16 | uint64(b228[10])<<8 | uint64(b228[11]))
+		m13 = ((uint64(b228[4])<<56 | uint64(b228[5])<<48 | uint64(b228[6])<<40 | uint64(b228[7])<<32 | uint64(b228[8])<<24 | uint64(b228[9])<<16 | uint64(b228[10])<<8 | uint64(b228[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b228[2])<<8 | uint64(b228[3])) & 0xffff
 		goto n122
 	}
 n121:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b208 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b208[4])<<56 | uint64(b208[5])<<48 | uint64(b208[6])<<40 | uint64(b208[7])<<32 | uint64(b208[8])<<24 | uint64(b208[9])<<16 | uint64(b208[10])<<8 | uint64(b208[11]))
-		m13 = (uint64(b208[0])<<8 | uint64(b208[1])) & 0xffff
-		m14 = (uint64(b208[2])<<8 | uint64(b208[3])) & 0xffff
+		b229 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b229[4])<<56 | uint64(b229[5])<<48 | uint64(b229[6])<<40 | uint64(b229[7])<<32 | uint64(b229[8])<<24 | uint64(b229[9])<<16 | uint64(b229[10])<<8 | uint64(b229[11]))
+		m13 = (uint64(b229[0])<<8 | uint64(b229[1])) & 0xffff
+		m14 = (uint64(b229[2])<<8 | uint64(b229[3])) & 0xffff
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c210 := (h2 >= 0)
-		if c210 {
+		c231 := (h2 >= 0)
+		if c231 {
 			if !(h2 >= 0) {
 				return pl.drop(59)
 			}
-			b211 := data[h2 : h2+20] // ipv4
-			c210 = (uint64(b211[8]) <= 0x1)
+			b232 := data[h2 : h2+20] // ipv4
+			c231 = (uint64(b232[8]) <= 0x1)
 		}
-		c209 := c210
-		if !c209 {
-			c212 := (h3 >= 0)
-			if c212 {
+		c230 := c231
+		if !c230 {
+			c233 := (h3 >= 0)
+			if c233 {
 				if !(h3 >= 0) {
 					return pl.drop(59)
 				}
-				b213 := data[h3 : h3+40] // ipv6
-				c212 = (uint64(b213[7]) <= 0x1)
+				b234 := data[h3 : h3+40] // ipv6
+				c233 = (uint64(b234[7]) <= 0x1)
 			}
-			c209 = c212
+			c230 = c233
 		}
-		if c209 {
+		if c230 {
 			goto n123
 		}
 		goto n124
@@ -5121,7 +5176,31 @@ n123:
 n124:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		if a, ps, hit := pl.tables[5].LookupWordsAction((m7)&0xff, (m9), 0, 0); hit {
+		kw235 := (m7) & 0xff
+		kw236 := (m9)
+		if wl237 := pl.tables[5].Words(); len(wl237.Slots) > 0 {
+			x239 := kw235 & wl237.Mask[0]
+			x240 := kw236 & wl237.Mask[1]
+			h238 := packet.WordsHash(x239, x240, 0, 0)
+			for m, j := uint64(len(wl237.Slots)-1), h238>>(wl237.Shift&63); ; j = (j + 1) & m {
+				sl := &wl237.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl237.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h238 && ks[0] == x239 && ks[1] == x240 {
+					a := &wl237.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if sc241 := pl.tables[5].Scan(); len(sc241.Match) > 0 {
+			for i, ms := 0, sc241.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw235&ms[0].Mask == ms[0].Val && kw235-ms[0].Lo <= ms[0].Span && kw236&ms[1].Mask == ms[1].Val && kw236-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc241.Acts[i].Action), sc241.Acts[i].Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw235, kw236, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5153,20 +5232,23 @@ n126:
 n127:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		k214 := ((m15)&0xffff)<<0 | ((m10)&0xffffffff)<<16 | ((m7)&0xff)<<48
-		if pi215 := pl.tables[6].Packed(); len(pi215.Slots) > 0 {
-			k214 &= pi215.Mask
-			for m, j := uint64(len(pi215.Slots)-1), packet.PackedHash(k214); ; j++ {
-				sl := &pi215.Slots[j&m]
+		kw242 := (m7) & 0xff
+		kw243 := (m10) & 0xffffffff
+		kw244 := (m15) & 0xffff
+		k245 := kw244<<0 | kw243<<16 | kw242<<48
+		if pi246 := pl.tables[6].Packed(); len(pi246.Slots) > 0 {
+			k245 &= pi246.Mask
+			for m, j := uint64(len(pi246.Slots)-1), packet.PackedHash(k245); ; j++ {
+				sl := &pi246.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k214 {
+				if sl.Key == k245 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k214); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k245); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5185,21 +5267,24 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		b216 := data[h0 : h0+14] // ethernet
-		k217 := ((m16)&0xffff)<<0 | ((uint64(b216[12])<<8|uint64(b216[13]))&0xffff)<<16 | ((m7)&0xff)<<32
-		if pi218 := pl.tables[7].Packed(); len(pi218.Slots) > 0 {
-			k217 &= pi218.Mask
-			for m, j := uint64(len(pi218.Slots)-1), packet.PackedHash(k217); ; j++ {
-				sl := &pi218.Slots[j&m]
+		kw247 := (m7) & 0xff
+		b249 := data[h0 : h0+14] // ethernet
+		kw248 := (uint64(b249[12])<<8 | uint64(b249[13])) & 0xffff
+		kw250 := (m16) & 0xffff
+		k251 := kw250<<0 | kw248<<16 | kw247<<32
+		if pi252 := pl.tables[7].Packed(); len(pi252.Slots) > 0 {
+			k251 &= pi252.Mask
+			for m, j := uint64(len(pi252.Slots)-1), packet.PackedHash(k251); ; j++ {
+				sl := &pi252.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k217 {
+				if sl.Key == k251 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k217); hit {
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k251); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5246,21 +5331,21 @@ n133:
 	}
 n134:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b219 := data[h0 : h0+14] // ethernet
-		s220 := m5
-		b219[6] = byte(s220 >> 40)
-		b219[7] = byte(s220 >> 32)
-		b219[8] = byte(s220 >> 24)
-		b219[9] = byte(s220 >> 16)
-		b219[10] = byte(s220 >> 8)
-		b219[11] = byte(s220)
-		s221 := m17
-		b219[0] = byte(s221 >> 40)
-		b219[1] = byte(s221 >> 32)
-		b219[2] = byte(s221 >> 24)
-		b219[3] = byte(s221 >> 16)
-		b219[4] = byte(s221 >> 8)
-		b219[5] = byte(s221)
+		b253 := data[h0 : h0+14] // ethernet
+		s254 := m5
+		b253[6] = byte(s254 >> 40)
+		b253[7] = byte(s254 >> 32)
+		b253[8] = byte(s254 >> 24)
+		b253[9] = byte(s254 >> 16)
+		b253[10] = byte(s254 >> 8)
+		b253[11] = byte(s254)
+		s255 := m17
+		b253[0] = byte(s255 >> 40)
+		b253[1] = byte(s255 >> 32)
+		b253[2] = byte(s255 >> 24)
+		b253[3] = byte(s255 >> 16)
+		b253[4] = byte(s255 >> 8)
+		b253[5] = byte(s255)
 		goto n135
 	}
 n135:
@@ -5274,14 +5359,14 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s222 := r
-				cb[0] = byte(s222 >> 8)
-				cb[1] = byte(s222)
+				s256 := r
+				cb[0] = byte(s256 >> 8)
+				cb[1] = byte(s256)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b223 := data[h4 : h4+8] // udp
-		if (uint64(b223[6])<<8 | uint64(b223[7])) == 0x0 {
+		b257 := data[h4 : h4+8] // udp
+		if (uint64(b257[6])<<8 | uint64(b257[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
@@ -5315,222 +5400,222 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d224 uint64 // ipv4 checksum
-		var d225 uint64 // udp checksum
-		v226 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b227 := data[h2 : h2+20] // ipv4
-		ws229 := uint64((uint64(b227[12])<<24 | uint64(b227[13])<<16 | uint64(b227[14])<<8 | uint64(b227[15])))
-		os228 := uint32(uint16(ws229>>0)) + uint32(uint16(ws229>>16))
-		s230 := v226
-		b227[12] = byte(s230 >> 24)
-		b227[13] = byte(s230 >> 16)
-		b227[14] = byte(s230 >> 8)
-		b227[15] = byte(s230)
-		ws231 := uint64(v226)
-		f233 := uint32(os228)
-		f233 += bits.RotateLeft32(f233, 16)
-		dl232 := uint64(^uint16(f233>>16)) + uint64(uint32(uint16(ws231>>0))+uint32(uint16(ws231>>16)))
-		d224 += dl232
-		d225 += dl232
-		v234 := m18
-		ws236 := uint64((uint64(b227[16])<<24 | uint64(b227[17])<<16 | uint64(b227[18])<<8 | uint64(b227[19])))
-		os235 := uint32(uint16(ws236>>0)) + uint32(uint16(ws236>>16))
-		s237 := v234
-		b227[16] = byte(s237 >> 24)
-		b227[17] = byte(s237 >> 16)
-		b227[18] = byte(s237 >> 8)
-		b227[19] = byte(s237)
-		ws238 := uint64(v234)
-		f240 := uint32(os235)
-		f240 += bits.RotateLeft32(f240, 16)
-		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(ws238>>0))+uint32(uint16(ws238>>16)))
-		d224 += dl239
-		d225 += dl239
-		v241 := m23
-		b242 := data[h4 : h4+8] // udp
-		os243 := uint32(uint16((uint64(b242[2])<<8 | uint64(b242[3]))))
-		s244 := v241
-		b242[2] = byte(s244 >> 8)
-		b242[3] = byte(s244)
-		f246 := uint32(os243)
-		f246 += bits.RotateLeft32(f246, 16)
-		dl245 := uint64(^uint16(f246>>16)) + uint64(uint32(uint16(v241)))
-		d225 += dl245
-		v247 := (uint64(b227[8]) - 0x1)
-		os248 := uint32(uint64(b227[8])<<8 | uint64(b227[9]))
-		b227[8] = byte(v247)
-		f250 := uint32(os248)
-		f250 += bits.RotateLeft32(f250, 16)
-		dl249 := uint64(^uint16(f250>>16)) + uint64(uint32(uint64(b227[8])<<8|uint64(b227[9])))
-		d224 += dl249
+		var d258 uint64 // ipv4 checksum
+		var d259 uint64 // udp checksum
+		v260 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b261 := data[h2 : h2+20] // ipv4
+		ws263 := uint64((uint64(b261[12])<<24 | uint64(b261[13])<<16 | uint64(b261[14])<<8 | uint64(b261[15])))
+		os262 := uint32(uint16(ws263>>0)) + uint32(uint16(ws263>>16))
+		s264 := v260
+		b261[12] = byte(s264 >> 24)
+		b261[13] = byte(s264 >> 16)
+		b261[14] = byte(s264 >> 8)
+		b261[15] = byte(s264)
+		ws265 := uint64(v260)
+		f267 := uint32(os262)
+		f267 += bits.RotateLeft32(f267, 16)
+		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(ws265>>0))+uint32(uint16(ws265>>16)))
+		d258 += dl266
+		d259 += dl266
+		v268 := m18
+		ws270 := uint64((uint64(b261[16])<<24 | uint64(b261[17])<<16 | uint64(b261[18])<<8 | uint64(b261[19])))
+		os269 := uint32(uint16(ws270>>0)) + uint32(uint16(ws270>>16))
+		s271 := v268
+		b261[16] = byte(s271 >> 24)
+		b261[17] = byte(s271 >> 16)
+		b261[18] = byte(s271 >> 8)
+		b261[19] = byte(s271)
+		ws272 := uint64(v268)
+		f274 := uint32(os269)
+		f274 += bits.RotateLeft32(f274, 16)
+		dl273 := uint64(^uint16(f274>>16)) + uint64(uint32(uint16(ws272>>0))+uint32(uint16(ws272>>16)))
+		d258 += dl273
+		d259 += dl273
+		v275 := m23
+		b276 := data[h4 : h4+8] // udp
+		os277 := uint32(uint16((uint64(b276[2])<<8 | uint64(b276[3]))))
+		s278 := v275
+		b276[2] = byte(s278 >> 8)
+		b276[3] = byte(s278)
+		f280 := uint32(os277)
+		f280 += bits.RotateLeft32(f280, 16)
+		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(v275)))
+		d259 += dl279
+		v281 := (uint64(b261[8]) - 0x1)
+		os282 := uint32(uint64(b261[8])<<8 | uint64(b261[9]))
+		b261[8] = byte(v281)
+		f284 := uint32(os282)
+		f284 += bits.RotateLeft32(f284, 16)
+		dl283 := uint64(^uint16(f284>>16)) + uint64(uint32(uint64(b261[8])<<8|uint64(b261[9])))
+		d258 += dl283
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d224
+			x := uint64(^cv) + d258
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s251 := r
-			cb[0] = byte(s251 >> 8)
-			cb[1] = byte(s251)
+			s285 := r
+			cb[0] = byte(s285 >> 8)
+			cb[1] = byte(s285)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d225
+			pendD4 += d259
 			pendK4 = true
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d252 uint64 // ipv4 checksum
-		var d253 uint64 // udp checksum
-		v254 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b255 := data[h2 : h2+20] // ipv4
-		ws257 := uint64((uint64(b255[12])<<24 | uint64(b255[13])<<16 | uint64(b255[14])<<8 | uint64(b255[15])))
-		os256 := uint32(uint16(ws257>>0)) + uint32(uint16(ws257>>16))
-		s258 := v254
-		b255[12] = byte(s258 >> 24)
-		b255[13] = byte(s258 >> 16)
-		b255[14] = byte(s258 >> 8)
-		b255[15] = byte(s258)
-		ws259 := uint64(v254)
-		f261 := uint32(os256)
-		f261 += bits.RotateLeft32(f261, 16)
-		dl260 := uint64(^uint16(f261>>16)) + uint64(uint32(uint16(ws259>>0))+uint32(uint16(ws259>>16)))
-		d252 += dl260
-		d253 += dl260
-		v262 := m18
-		ws264 := uint64((uint64(b255[16])<<24 | uint64(b255[17])<<16 | uint64(b255[18])<<8 | uint64(b255[19])))
-		os263 := uint32(uint16(ws264>>0)) + uint32(uint16(ws264>>16))
-		s265 := v262
-		b255[16] = byte(s265 >> 24)
-		b255[17] = byte(s265 >> 16)
-		b255[18] = byte(s265 >> 8)
-		b255[19] = byte(s265)
-		ws266 := uint64(v262)
-		f268 := uint32(os263)
-		f268 += bits.RotateLeft32(f268, 16)
-		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(ws266>>0))+uint32(uint16(ws266>>16)))
-		d252 += dl267
-		d253 += dl267
-		v269 := m23
-		b270 := data[h4 : h4+8] // udp
-		os271 := uint32(uint16((uint64(b270[2])<<8 | uint64(b270[3]))))
-		s272 := v269
-		b270[2] = byte(s272 >> 8)
-		b270[3] = byte(s272)
-		f274 := uint32(os271)
-		f274 += bits.RotateLeft32(f274, 16)
-		dl273 := uint64(^uint16(f274>>16)) + uint64(uint32(uint16(v269)))
-		d253 += dl273
-		v275 := ((uint64(b255[2])<<8 | uint64(b255[3])) - 0x10)
-		os276 := uint32(uint16((uint64(b255[2])<<8 | uint64(b255[3]))))
-		s277 := v275
-		b255[2] = byte(s277 >> 8)
-		b255[3] = byte(s277)
-		f279 := uint32(os276)
-		f279 += bits.RotateLeft32(f279, 16)
-		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint16(v275)))
-		d252 += dl278
-		d253 += dl278
-		v280 := (uint64(b255[8]) - 0x1)
-		os281 := uint32(uint64(b255[8])<<8 | uint64(b255[9]))
-		b255[8] = byte(v280)
-		f283 := uint32(os281)
-		f283 += bits.RotateLeft32(f283, 16)
-		dl282 := uint64(^uint16(f283>>16)) + uint64(uint32(uint64(b255[8])<<8|uint64(b255[9])))
-		d252 += dl282
+		var d286 uint64 // ipv4 checksum
+		var d287 uint64 // udp checksum
+		v288 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b289 := data[h2 : h2+20] // ipv4
+		ws291 := uint64((uint64(b289[12])<<24 | uint64(b289[13])<<16 | uint64(b289[14])<<8 | uint64(b289[15])))
+		os290 := uint32(uint16(ws291>>0)) + uint32(uint16(ws291>>16))
+		s292 := v288
+		b289[12] = byte(s292 >> 24)
+		b289[13] = byte(s292 >> 16)
+		b289[14] = byte(s292 >> 8)
+		b289[15] = byte(s292)
+		ws293 := uint64(v288)
+		f295 := uint32(os290)
+		f295 += bits.RotateLeft32(f295, 16)
+		dl294 := uint64(^uint16(f295>>16)) + uint64(uint32(uint16(ws293>>0))+uint32(uint16(ws293>>16)))
+		d286 += dl294
+		d287 += dl294
+		v296 := m18
+		ws298 := uint64((uint64(b289[16])<<24 | uint64(b289[17])<<16 | uint64(b289[18])<<8 | uint64(b289[19])))
+		os297 := uint32(uint16(ws298>>0)) + uint32(uint16(ws298>>16))
+		s299 := v296
+		b289[16] = byte(s299 >> 24)
+		b289[17] = byte(s299 >> 16)
+		b289[18] = byte(s299 >> 8)
+		b289[19] = byte(s299)
+		ws300 := uint64(v296)
+		f302 := uint32(os297)
+		f302 += bits.RotateLeft32(f302, 16)
+		dl301 := uint64(^uint16(f302>>16)) + uint64(uint32(uint16(ws300>>0))+uint32(uint16(ws300>>16)))
+		d286 += dl301
+		d287 += dl301
+		v303 := m23
+		b304 := data[h4 : h4+8] // udp
+		os305 := uint32(uint16((uint64(b304[2])<<8 | uint64(b304[3]))))
+		s306 := v303
+		b304[2] = byte(s306 >> 8)
+		b304[3] = byte(s306)
+		f308 := uint32(os305)
+		f308 += bits.RotateLeft32(f308, 16)
+		dl307 := uint64(^uint16(f308>>16)) + uint64(uint32(uint16(v303)))
+		d287 += dl307
+		v309 := ((uint64(b289[2])<<8 | uint64(b289[3])) - 0x10)
+		os310 := uint32(uint16((uint64(b289[2])<<8 | uint64(b289[3]))))
+		s311 := v309
+		b289[2] = byte(s311 >> 8)
+		b289[3] = byte(s311)
+		f313 := uint32(os310)
+		f313 += bits.RotateLeft32(f313, 16)
+		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(uint16(v309)))
+		d286 += dl312
+		d287 += dl312
+		v314 := (uint64(b289[8]) - 0x1)
+		os315 := uint32(uint64(b289[8])<<8 | uint64(b289[9]))
+		b289[8] = byte(v314)
+		f317 := uint32(os315)
+		f317 += bits.RotateLeft32(f317, 16)
+		dl316 := uint64(^uint16(f317>>16)) + uint64(uint32(uint64(b289[8])<<8|uint64(b289[9])))
+		d286 += dl316
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d252
+			x := uint64(^cv) + d286
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s284 := r
-			cb[0] = byte(s284 >> 8)
-			cb[1] = byte(s284)
+			s318 := r
+			cb[0] = byte(s318 >> 8)
+			cb[1] = byte(s318)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d253
+			pendD4 += d287
 			pendK4 = true
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d285 uint64 // udp checksum
-		v286 := m6
-		b287 := data[h3 : h3+40] // ipv6
-		ws289 := packet.Value{Hi: (uint64(b287[8])<<56 | uint64(b287[9])<<48 | uint64(b287[10])<<40 | uint64(b287[11])<<32 | uint64(b287[12])<<24 | uint64(b287[13])<<16 | uint64(b287[14])<<8 | uint64(b287[15])), Lo: (uint64(b287[16])<<56 | uint64(b287[17])<<48 | uint64(b287[18])<<40 | uint64(b287[19])<<32 | uint64(b287[20])<<24 | uint64(b287[21])<<16 | uint64(b287[22])<<8 | uint64(b287[23]))}
-		os288 := uint32(uint16(ws289.Hi>>0)) + uint32(uint16(ws289.Hi>>16)) + uint32(uint16(ws289.Hi>>32)) + uint32(uint16(ws289.Hi>>48)) + uint32(uint16(ws289.Lo>>0)) + uint32(uint16(ws289.Lo>>16)) + uint32(uint16(ws289.Lo>>32)) + uint32(uint16(ws289.Lo>>48))
-		v290 := v286
-		s291 := v290.Hi
-		b287[8] = byte(s291 >> 56)
-		b287[9] = byte(s291 >> 48)
-		b287[10] = byte(s291 >> 40)
-		b287[11] = byte(s291 >> 32)
-		b287[12] = byte(s291 >> 24)
-		b287[13] = byte(s291 >> 16)
-		b287[14] = byte(s291 >> 8)
-		b287[15] = byte(s291)
-		s292 := v290.Lo
-		b287[16] = byte(s292 >> 56)
-		b287[17] = byte(s292 >> 48)
-		b287[18] = byte(s292 >> 40)
-		b287[19] = byte(s292 >> 32)
-		b287[20] = byte(s292 >> 24)
-		b287[21] = byte(s292 >> 16)
-		b287[22] = byte(s292 >> 8)
-		b287[23] = byte(s292)
-		ws293 := v286
-		f295 := uint32(os288)
-		f295 += bits.RotateLeft32(f295, 16)
-		dl294 := uint64(^uint16(f295>>16)) + uint64(uint32(uint16(ws293.Hi>>0))+uint32(uint16(ws293.Hi>>16))+uint32(uint16(ws293.Hi>>32))+uint32(uint16(ws293.Hi>>48))+uint32(uint16(ws293.Lo>>0))+uint32(uint16(ws293.Lo>>16))+uint32(uint16(ws293.Lo>>32))+uint32(uint16(ws293.Lo>>48)))
-		d285 += dl294
-		v296 := m19
-		ws298 := packet.Value{Hi: (uint64(b287[24])<<56 | uint64(b287[25])<<48 | uint64(b287[26])<<40 | uint64(b287[27])<<32 | uint64(b287[28])<<24 | uint64(b287[29])<<16 | uint64(b287[30])<<8 | uint64(b287[31])), Lo: (uint64(b287[32])<<56 | uint64(b287[33])<<48 | uint64(b287[34])<<40 | uint64(b287[35])<<32 | uint64(b287[36])<<24 | uint64(b287[37])<<16 | uint64(b287[38])<<8 | uint64(b287[39]))}
-		os297 := uint32(uint16(ws298.Hi>>0)) + uint32(uint16(ws298.Hi>>16)) + uint32(uint16(ws298.Hi>>32)) + uint32(uint16(ws298.Hi>>48)) + uint32(uint16(ws298.Lo>>0)) + uint32(uint16(ws298.Lo>>16)) + uint32(uint16(ws298.Lo>>32)) + uint32(uint16(ws298.Lo>>48))
-		v299 := v296
-		s300 := v299.Hi
-		b287[24] = byte(s300 >> 56)
-		b287[25] = byte(s300 >> 48)
-		b287[26] = byte(s300 >> 40)
-		b287[27] = byte(s300 >> 32)
-		b287[28] = byte(s300 >> 24)
-		b287[29] = byte(s300 >> 16)
-		b287[30] = byte(s300 >> 8)
-		b287[31] = byte(s300)
-		s301 := v299.Lo
-		b287[32] = byte(s301 >> 56)
-		b287[33] = byte(s301 >> 48)
-		b287[34] = byte(s301 >> 40)
-		b287[35] = byte(s301 >> 32)
-		b287[36] = byte(s301 >> 24)
-		b287[37] = byte(s301 >> 16)
-		b287[38] = byte(s301 >> 8)
-		b287[39] = byte(s301)
-		ws302 := v296
-		f304 := uint32(os297)
-		f304 += bits.RotateLeft32(f304, 16)
-		dl303 := uint64(^uint16(f304>>16)) + uint64(uint32(uint16(ws302.Hi>>0))+uint32(uint16(ws302.Hi>>16))+uint32(uint16(ws302.Hi>>32))+uint32(uint16(ws302.Hi>>48))+uint32(uint16(ws302.Lo>>0))+uint32(uint16(ws302.Lo>>16))+uint32(uint16(ws302.Lo>>32))+uint32(uint16(ws302.Lo>>48)))
-		d285 += dl303
-		v305 := m23
-		b306 := data[h4 : h4+8] // udp
-		os307 := uint32(uint16((uint64(b306[2])<<8 | uint64(b306[3]))))
-		s308 := v305
-		b306[2] = byte(s308 >> 8)
-		b306[3] = byte(s308)
-		f310 := uint32(os307)
-		f310 += bits.RotateLeft32(f310, 16)
-		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint16(v305)))
-		d285 += dl309
-		v311 := (uint64(b287[7]) - 0x1)
-		b287[7] = byte(v311)
+		var d319 uint64 // udp checksum
+		v320 := m6
+		b321 := data[h3 : h3+40] // ipv6
+		ws323 := packet.Value{Hi: (uint64(b321[8])<<56 | uint64(b321[9])<<48 | uint64(b321[10])<<40 | uint64(b321[11])<<32 | uint64(b321[12])<<24 | uint64(b321[13])<<16 | uint64(b321[14])<<8 | uint64(b321[15])), Lo: (uint64(b321[16])<<56 | uint64(b321[17])<<48 | uint64(b321[18])<<40 | uint64(b321[19])<<32 | uint64(b321[20])<<24 | uint64(b321[21])<<16 | uint64(b321[22])<<8 | uint64(b321[23]))}
+		os322 := uint32(uint16(ws323.Hi>>0)) + uint32(uint16(ws323.Hi>>16)) + uint32(uint16(ws323.Hi>>32)) + uint32(uint16(ws323.Hi>>48)) + uint32(uint16(ws323.Lo>>0)) + uint32(uint16(ws323.Lo>>16)) + uint32(uint16(ws323.Lo>>32)) + uint32(uint16(ws323.Lo>>48))
+		v324 := v320
+		s325 := v324.Hi
+		b321[8] = byte(s325 >> 56)
+		b321[9] = byte(s325 >> 48)
+		b321[10] = byte(s325 >> 40)
+		b321[11] = byte(s325 >> 32)
+		b321[12] = byte(s325 >> 24)
+		b321[13] = byte(s325 >> 16)
+		b321[14] = byte(s325 >> 8)
+		b321[15] = byte(s325)
+		s326 := v324.Lo
+		b321[16] = byte(s326 >> 56)
+		b321[17] = byte(s326 >> 48)
+		b321[18] = byte(s326 >> 40)
+		b321[19] = byte(s326 >> 32)
+		b321[20] = byte(s326 >> 24)
+		b321[21] = byte(s326 >> 16)
+		b321[22] = byte(s326 >> 8)
+		b321[23] = byte(s326)
+		ws327 := v320
+		f329 := uint32(os322)
+		f329 += bits.RotateLeft32(f329, 16)
+		dl328 := uint64(^uint16(f329>>16)) + uint64(uint32(uint16(ws327.Hi>>0))+uint32(uint16(ws327.Hi>>16))+uint32(uint16(ws327.Hi>>32))+uint32(uint16(ws327.Hi>>48))+uint32(uint16(ws327.Lo>>0))+uint32(uint16(ws327.Lo>>16))+uint32(uint16(ws327.Lo>>32))+uint32(uint16(ws327.Lo>>48)))
+		d319 += dl328
+		v330 := m19
+		ws332 := packet.Value{Hi: (uint64(b321[24])<<56 | uint64(b321[25])<<48 | uint64(b321[26])<<40 | uint64(b321[27])<<32 | uint64(b321[28])<<24 | uint64(b321[29])<<16 | uint64(b321[30])<<8 | uint64(b321[31])), Lo: (uint64(b321[32])<<56 | uint64(b321[33])<<48 | uint64(b321[34])<<40 | uint64(b321[35])<<32 | uint64(b321[36])<<24 | uint64(b321[37])<<16 | uint64(b321[38])<<8 | uint64(b321[39]))}
+		os331 := uint32(uint16(ws332.Hi>>0)) + uint32(uint16(ws332.Hi>>16)) + uint32(uint16(ws332.Hi>>32)) + uint32(uint16(ws332.Hi>>48)) + uint32(uint16(ws332.Lo>>0)) + uint32(uint16(ws332.Lo>>16)) + uint32(uint16(ws332.Lo>>32)) + uint32(uint16(ws332.Lo>>48))
+		v333 := v330
+		s334 := v333.Hi
+		b321[24] = byte(s334 >> 56)
+		b321[25] = byte(s334 >> 48)
+		b321[26] = byte(s334 >> 40)
+		b321[27] = byte(s334 >> 32)
+		b321[28] = byte(s334 >> 24)
+		b321[29] = byte(s334 >> 16)
+		b321[30] = byte(s334 >> 8)
+		b321[31] = byte(s334)
+		s335 := v333.Lo
+		b321[32] = byte(s335 >> 56)
+		b321[33] = byte(s335 >> 48)
+		b321[34] = byte(s335 >> 40)
+		b321[35] = byte(s335 >> 32)
+		b321[36] = byte(s335 >> 24)
+		b321[37] = byte(s335 >> 16)
+		b321[38] = byte(s335 >> 8)
+		b321[39] = byte(s335)
+		ws336 := v330
+		f338 := uint32(os331)
+		f338 += bits.RotateLeft32(f338, 16)
+		dl337 := uint64(^uint16(f338>>16)) + uint64(uint32(uint16(ws336.Hi>>0))+uint32(uint16(ws336.Hi>>16))+uint32(uint16(ws336.Hi>>32))+uint32(uint16(ws336.Hi>>48))+uint32(uint16(ws336.Lo>>0))+uint32(uint16(ws336.Lo>>16))+uint32(uint16(ws336.Lo>>32))+uint32(uint16(ws336.Lo>>48)))
+		d319 += dl337
+		v339 := m23
+		b340 := data[h4 : h4+8] // udp
+		os341 := uint32(uint16((uint64(b340[2])<<8 | uint64(b340[3]))))
+		s342 := v339
+		b340[2] = byte(s342 >> 8)
+		b340[3] = byte(s342)
+		f344 := uint32(os341)
+		f344 += bits.RotateLeft32(f344, 16)
+		dl343 := uint64(^uint16(f344>>16)) + uint64(uint32(uint16(v339)))
+		d319 += dl343
+		v345 := (uint64(b321[7]) - 0x1)
+		b321[7] = byte(v345)
 		if h4+8 <= len(data) {
-			pendD4 += d285
+			pendD4 += d319
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -5538,85 +5623,85 @@ n142:
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d312 uint64 // udp checksum
-		v313 := m6
-		b314 := data[h3 : h3+40] // ipv6
-		ws316 := packet.Value{Hi: (uint64(b314[8])<<56 | uint64(b314[9])<<48 | uint64(b314[10])<<40 | uint64(b314[11])<<32 | uint64(b314[12])<<24 | uint64(b314[13])<<16 | uint64(b314[14])<<8 | uint64(b314[15])), Lo: (uint64(b314[16])<<56 | uint64(b314[17])<<48 | uint64(b314[18])<<40 | uint64(b314[19])<<32 | uint64(b314[20])<<24 | uint64(b314[21])<<16 | uint64(b314[22])<<8 | uint64(b314[23]))}
-		os315 := uint32(uint16(ws316.Hi>>0)) + uint32(uint16(ws316.Hi>>16)) + uint32(uint16(ws316.Hi>>32)) + uint32(uint16(ws316.Hi>>48)) + uint32(uint16(ws316.Lo>>0)) + uint32(uint16(ws316.Lo>>16)) + uint32(uint16(ws316.Lo>>32)) + uint32(uint16(ws316.Lo>>48))
-		v317 := v313
-		s318 := v317.Hi
-		b314[8] = byte(s318 >> 56)
-		b314[9] = byte(s318 >> 48)
-		b314[10] = byte(s318 >> 40)
-		b314[11] = byte(s318 >> 32)
-		b314[12] = byte(s318 >> 24)
-		b314[13] = byte(s318 >> 16)
-		b314[14] = byte(s318 >> 8)
-		b314[15] = byte(s318)
-		s319 := v317.Lo
-		b314[16] = byte(s319 >> 56)
-		b314[17] = byte(s319 >> 48)
-		b314[18] = byte(s319 >> 40)
-		b314[19] = byte(s319 >> 32)
-		b314[20] = byte(s319 >> 24)
-		b314[21] = byte(s319 >> 16)
-		b314[22] = byte(s319 >> 8)
-		b314[23] = byte(s319)
-		ws320 := v313
-		f322 := uint32(os315)
-		f322 += bits.RotateLeft32(f322, 16)
-		dl321 := uint64(^uint16(f322>>16)) + uint64(uint32(uint16(ws320.Hi>>0))+uint32(uint16(ws320.Hi>>16))+uint32(uint16(ws320.Hi>>32))+uint32(uint16(ws320.Hi>>48))+uint32(uint16(ws320.Lo>>0))+uint32(uint16(ws320.Lo>>16))+uint32(uint16(ws320.Lo>>32))+uint32(uint16(ws320.Lo>>48)))
-		d312 += dl321
-		v323 := m19
-		ws325 := packet.Value{Hi: (uint64(b314[24])<<56 | uint64(b314[25])<<48 | uint64(b314[26])<<40 | uint64(b314[27])<<32 | uint64(b314[28])<<24 | uint64(b314[29])<<16 | uint64(b314[30])<<8 | uint64(b314[31])), Lo: (uint64(b314[32])<<56 | uint64(b314[33])<<48 | uint64(b314[34])<<40 | uint64(b314[35])<<32 | uint64(b314[36])<<24 | uint64(b314[37])<<16 | uint64(b314[38])<<8 | uint64(b314[39]))}
-		os324 := uint32(uint16(ws325.Hi>>0)) + uint32(uint16(ws325.Hi>>16)) + uint32(uint16(ws325.Hi>>32)) + uint32(uint16(ws325.Hi>>48)) + uint32(uint16(ws325.Lo>>0)) + uint32(uint16(ws325.Lo>>16)) + uint32(uint16(ws325.Lo>>32)) + uint32(uint16(ws325.Lo>>48))
-		v326 := v323
-		s327 := v326.Hi
-		b314[24] = byte(s327 >> 56)
-		b314[25] = byte(s327 >> 48)
-		b314[26] = byte(s327 >> 40)
-		b314[27] = byte(s327 >> 32)
-		b314[28] = byte(s327 >> 24)
-		b314[29] = byte(s327 >> 16)
-		b314[30] = byte(s327 >> 8)
-		b314[31] = byte(s327)
-		s328 := v326.Lo
-		b314[32] = byte(s328 >> 56)
-		b314[33] = byte(s328 >> 48)
-		b314[34] = byte(s328 >> 40)
-		b314[35] = byte(s328 >> 32)
-		b314[36] = byte(s328 >> 24)
-		b314[37] = byte(s328 >> 16)
-		b314[38] = byte(s328 >> 8)
-		b314[39] = byte(s328)
-		ws329 := v323
-		f331 := uint32(os324)
-		f331 += bits.RotateLeft32(f331, 16)
-		dl330 := uint64(^uint16(f331>>16)) + uint64(uint32(uint16(ws329.Hi>>0))+uint32(uint16(ws329.Hi>>16))+uint32(uint16(ws329.Hi>>32))+uint32(uint16(ws329.Hi>>48))+uint32(uint16(ws329.Lo>>0))+uint32(uint16(ws329.Lo>>16))+uint32(uint16(ws329.Lo>>32))+uint32(uint16(ws329.Lo>>48)))
-		d312 += dl330
-		v332 := m23
-		b333 := data[h4 : h4+8] // udp
-		os334 := uint32(uint16((uint64(b333[2])<<8 | uint64(b333[3]))))
-		s335 := v332
-		b333[2] = byte(s335 >> 8)
-		b333[3] = byte(s335)
-		f337 := uint32(os334)
-		f337 += bits.RotateLeft32(f337, 16)
-		dl336 := uint64(^uint16(f337>>16)) + uint64(uint32(uint16(v332)))
-		d312 += dl336
-		v338 := ((uint64(b314[4])<<8 | uint64(b314[5])) - 0x10)
-		os339 := uint32(uint16((uint64(b314[4])<<8 | uint64(b314[5]))))
-		s340 := v338
-		b314[4] = byte(s340 >> 8)
-		b314[5] = byte(s340)
-		f342 := uint32(os339)
-		f342 += bits.RotateLeft32(f342, 16)
-		dl341 := uint64(^uint16(f342>>16)) + uint64(uint32(uint16(v338)))
-		d312 += dl341
-		v343 := (uint64(b314[7]) - 0x1)
-		b314[7] = byte(v343)
+		var d346 uint64 // udp checksum
+		v347 := m6
+		b348 := data[h3 : h3+40] // ipv6
+		ws350 := packet.Value{Hi: (uint64(b348[8])<<56 | uint64(b348[9])<<48 | uint64(b348[10])<<40 | uint64(b348[11])<<32 | uint64(b348[12])<<24 | uint64(b348[13])<<16 | uint64(b348[14])<<8 | uint64(b348[15])), Lo: (uint64(b348[16])<<56 | uint64(b348[17])<<48 | uint64(b348[18])<<40 | uint64(b348[19])<<32 | uint64(b348[20])<<24 | uint64(b348[21])<<16 | uint64(b348[22])<<8 | uint64(b348[23]))}
+		os349 := uint32(uint16(ws350.Hi>>0)) + uint32(uint16(ws350.Hi>>16)) + uint32(uint16(ws350.Hi>>32)) + uint32(uint16(ws350.Hi>>48)) + uint32(uint16(ws350.Lo>>0)) + uint32(uint16(ws350.Lo>>16)) + uint32(uint16(ws350.Lo>>32)) + uint32(uint16(ws350.Lo>>48))
+		v351 := v347
+		s352 := v351.Hi
+		b348[8] = byte(s352 >> 56)
+		b348[9] = byte(s352 >> 48)
+		b348[10] = byte(s352 >> 40)
+		b348[11] = byte(s352 >> 32)
+		b348[12] = byte(s352 >> 24)
+		b348[13] = byte(s352 >> 16)
+		b348[14] = byte(s352 >> 8)
+		b348[15] = byte(s352)
+		s353 := v351.Lo
+		b348[16] = byte(s353 >> 56)
+		b348[17] = byte(s353 >> 48)
+		b348[18] = byte(s353 >> 40)
+		b348[19] = byte(s353 >> 32)
+		b348[20] = byte(s353 >> 24)
+		b348[21] = byte(s353 >> 16)
+		b348[22] = byte(s353 >> 8)
+		b348[23] = byte(s353)
+		ws354 := v347
+		f356 := uint32(os349)
+		f356 += bits.RotateLeft32(f356, 16)
+		dl355 := uint64(^uint16(f356>>16)) + uint64(uint32(uint16(ws354.Hi>>0))+uint32(uint16(ws354.Hi>>16))+uint32(uint16(ws354.Hi>>32))+uint32(uint16(ws354.Hi>>48))+uint32(uint16(ws354.Lo>>0))+uint32(uint16(ws354.Lo>>16))+uint32(uint16(ws354.Lo>>32))+uint32(uint16(ws354.Lo>>48)))
+		d346 += dl355
+		v357 := m19
+		ws359 := packet.Value{Hi: (uint64(b348[24])<<56 | uint64(b348[25])<<48 | uint64(b348[26])<<40 | uint64(b348[27])<<32 | uint64(b348[28])<<24 | uint64(b348[29])<<16 | uint64(b348[30])<<8 | uint64(b348[31])), Lo: (uint64(b348[32])<<56 | uint64(b348[33])<<48 | uint64(b348[34])<<40 | uint64(b348[35])<<32 | uint64(b348[36])<<24 | uint64(b348[37])<<16 | uint64(b348[38])<<8 | uint64(b348[39]))}
+		os358 := uint32(uint16(ws359.Hi>>0)) + uint32(uint16(ws359.Hi>>16)) + uint32(uint16(ws359.Hi>>32)) + uint32(uint16(ws359.Hi>>48)) + uint32(uint16(ws359.Lo>>0)) + uint32(uint16(ws359.Lo>>16)) + uint32(uint16(ws359.Lo>>32)) + uint32(uint16(ws359.Lo>>48))
+		v360 := v357
+		s361 := v360.Hi
+		b348[24] = byte(s361 >> 56)
+		b348[25] = byte(s361 >> 48)
+		b348[26] = byte(s361 >> 40)
+		b348[27] = byte(s361 >> 32)
+		b348[28] = byte(s361 >> 24)
+		b348[29] = byte(s361 >> 16)
+		b348[30] = byte(s361 >> 8)
+		b348[31] = byte(s361)
+		s362 := v360.Lo
+		b348[32] = byte(s362 >> 56)
+		b348[33] = byte(s362 >> 48)
+		b348[34] = byte(s362 >> 40)
+		b348[35] = byte(s362 >> 32)
+		b348[36] = byte(s362 >> 24)
+		b348[37] = byte(s362 >> 16)
+		b348[38] = byte(s362 >> 8)
+		b348[39] = byte(s362)
+		ws363 := v357
+		f365 := uint32(os358)
+		f365 += bits.RotateLeft32(f365, 16)
+		dl364 := uint64(^uint16(f365>>16)) + uint64(uint32(uint16(ws363.Hi>>0))+uint32(uint16(ws363.Hi>>16))+uint32(uint16(ws363.Hi>>32))+uint32(uint16(ws363.Hi>>48))+uint32(uint16(ws363.Lo>>0))+uint32(uint16(ws363.Lo>>16))+uint32(uint16(ws363.Lo>>32))+uint32(uint16(ws363.Lo>>48)))
+		d346 += dl364
+		v366 := m23
+		b367 := data[h4 : h4+8] // udp
+		os368 := uint32(uint16((uint64(b367[2])<<8 | uint64(b367[3]))))
+		s369 := v366
+		b367[2] = byte(s369 >> 8)
+		b367[3] = byte(s369)
+		f371 := uint32(os368)
+		f371 += bits.RotateLeft32(f371, 16)
+		dl370 := uint64(^uint16(f371>>16)) + uint64(uint32(uint16(v366)))
+		d346 += dl370
+		v372 := ((uint64(b348[4])<<8 | uint64(b348[5])) - 0x10)
+		os373 := uint32(uint16((uint64(b348[4])<<8 | uint64(b348[5]))))
+		s374 := v372
+		b348[4] = byte(s374 >> 8)
+		b348[5] = byte(s374)
+		f376 := uint32(os373)
+		f376 += bits.RotateLeft32(f376, 16)
+		dl375 := uint64(^uint16(f376>>16)) + uint64(uint32(uint16(v372)))
+		d346 += dl375
+		v377 := (uint64(b348[7]) - 0x1)
+		b348[7] = byte(v377)
 		if h4+8 <= len(data) {
-			pendD4 += d312
+			pendD4 += d346
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -5631,47 +5716,47 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		po344, pn345 := h10, 12 // lb_v2
-		if po344+pn345 > len(data) {
+		po378, pn379 := h10, 12 // lb_v2
+		if po378+pn379 > len(data) {
 			return pl.drop(66)
 		}
-		if po344 > h4 && (po344-h4)%2 == 0 {
-			pw347 := data[po344 : po344+12]
-			d346 := uint32(uint64(pw347[0])<<8|uint64(pw347[1])) + uint32(uint64(pw347[2])<<8|uint64(pw347[3])) + uint32(uint64(pw347[4])<<8|uint64(pw347[5])) + uint32(uint64(pw347[6])<<8|uint64(pw347[7])) + uint32(uint64(pw347[8])<<8|uint64(pw347[9])) + uint32(uint64(pw347[10])<<8|uint64(pw347[11]))
-			d346 += bits.RotateLeft32(d346, 16)
+		if po378 > h4 && (po378-h4)%2 == 0 {
+			pw381 := data[po378 : po378+12]
+			d380 := uint32(uint64(pw381[0])<<8|uint64(pw381[1])) + uint32(uint64(pw381[2])<<8|uint64(pw381[3])) + uint32(uint64(pw381[4])<<8|uint64(pw381[5])) + uint32(uint64(pw381[6])<<8|uint64(pw381[7])) + uint32(uint64(pw381[8])<<8|uint64(pw381[9])) + uint32(uint64(pw381[10])<<8|uint64(pw381[11]))
+			d380 += bits.RotateLeft32(d380, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d346 >> 16))
+				pendD4 += uint64(^uint16(d380 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po344
-		pendN = pn345
+		pendOff = po378
+		pendN = pn379
 		h10 = -1
-		if cur > po344 {
-			cur = max(po344, cur-pn345)
+		if cur > po378 {
+			cur = max(po378, cur-pn379)
 		}
 		goto n147
 	}
 n146:
 	{ // LbPopV3Body: pop lb_v3
-		po348, pn349 := h11, 12 // lb_v3
-		if po348+pn349 > len(data) {
+		po382, pn383 := h11, 12 // lb_v3
+		if po382+pn383 > len(data) {
 			return pl.drop(67)
 		}
-		if po348 > h4 && (po348-h4)%2 == 0 {
-			pw351 := data[po348 : po348+12]
-			d350 := uint32(uint64(pw351[0])<<8|uint64(pw351[1])) + uint32(uint64(pw351[2])<<8|uint64(pw351[3])) + uint32(uint64(pw351[4])<<8|uint64(pw351[5])) + uint32(uint64(pw351[6])<<8|uint64(pw351[7])) + uint32(uint64(pw351[8])<<8|uint64(pw351[9])) + uint32(uint64(pw351[10])<<8|uint64(pw351[11]))
-			d350 += bits.RotateLeft32(d350, 16)
+		if po382 > h4 && (po382-h4)%2 == 0 {
+			pw385 := data[po382 : po382+12]
+			d384 := uint32(uint64(pw385[0])<<8|uint64(pw385[1])) + uint32(uint64(pw385[2])<<8|uint64(pw385[3])) + uint32(uint64(pw385[4])<<8|uint64(pw385[5])) + uint32(uint64(pw385[6])<<8|uint64(pw385[7])) + uint32(uint64(pw385[8])<<8|uint64(pw385[9])) + uint32(uint64(pw385[10])<<8|uint64(pw385[11]))
+			d384 += bits.RotateLeft32(d384, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d350 >> 16))
+				pendD4 += uint64(^uint16(d384 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po348
-		pendN = pn349
+		pendOff = po382
+		pendN = pn383
 		h11 = -1
-		if cur > po348 {
-			cur = max(po348, cur-pn349)
+		if cur > po382 {
+			cur = max(po382, cur-pn383)
 		}
 		pl.edges[32]++
 		goto n147
@@ -5688,49 +5773,49 @@ n147:
 			}
 			pendN = 0
 		}
-		po352, pn353 := h9, 4 // lb_common
-		if po352+pn353 > len(data) {
+		po386, pn387 := h9, 4 // lb_common
+		if po386+pn387 > len(data) {
 			return pl.drop(68)
 		}
-		if po352 > h4 && (po352-h4)%2 == 0 {
-			pw355 := data[po352 : po352+4]
-			d354 := uint32(uint64(pw355[0])<<8|uint64(pw355[1])) + uint32(uint64(pw355[2])<<8|uint64(pw355[3]))
-			d354 += bits.RotateLeft32(d354, 16)
+		if po386 > h4 && (po386-h4)%2 == 0 {
+			pw389 := data[po386 : po386+4]
+			d388 := uint32(uint64(pw389[0])<<8|uint64(pw389[1])) + uint32(uint64(pw389[2])<<8|uint64(pw389[3]))
+			d388 += bits.RotateLeft32(d388, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d354 >> 16))
+				pendD4 += uint64(^uint16(d388 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn353
-		if po352 < len(data)-po352-pendN {
-			copy(data[pendN:pendN+po352], data[:po352])
+		pendN += pn387
+		if po386 < len(data)-po386-pendN {
+			copy(data[pendN:pendN+po386], data[:po386])
 			data = data[pendN:]
 		} else {
-			copy(data[po352:], data[po352+pendN:])
+			copy(data[po386:], data[po386+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po352 {
-			cur = max(po352, cur-pn353)
+		if cur > po386 {
+			cur = max(po386, cur-pn387)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d356 uint64         // udp checksum
-		b357 := data[h4 : h4+8] // udp
-		v358 := ((uint64(b357[4])<<8 | uint64(b357[5])) - 0x10)
-		os359 := uint32(uint16((uint64(b357[4])<<8 | uint64(b357[5]))))
-		s360 := v358
-		b357[4] = byte(s360 >> 8)
-		b357[5] = byte(s360)
-		f362 := uint32(os359)
-		f362 += bits.RotateLeft32(f362, 16)
-		dl361 := uint64(^uint16(f362>>16)) + uint64(uint32(uint16(v358)))
-		d356 += dl361
+		var d390 uint64         // udp checksum
+		b391 := data[h4 : h4+8] // udp
+		v392 := ((uint64(b391[4])<<8 | uint64(b391[5])) - 0x10)
+		os393 := uint32(uint16((uint64(b391[4])<<8 | uint64(b391[5]))))
+		s394 := v392
+		b391[4] = byte(s394 >> 8)
+		b391[5] = byte(s394)
+		f396 := uint32(os393)
+		f396 += bits.RotateLeft32(f396, 16)
+		dl395 := uint64(^uint16(f396>>16)) + uint64(uint32(uint16(v392)))
+		d390 += dl395
 		if h4+8 <= len(data) {
-			pendD4 += d356
+			pendD4 += d390
 			pendK4 = true
 		}
 		pl.edges[33]++
@@ -5754,16 +5839,16 @@ n150:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s363 := r
-				cb[0] = byte(s363 >> 8)
-				cb[1] = byte(s363)
+				s397 := r
+				cb[0] = byte(s397 >> 8)
+				cb[1] = byte(s397)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b364 := data[h4 : h4+8] // udp
-		s365 := 0x0
-		b364[6] = byte(s365 >> 8)
-		b364[7] = byte(s365)
+		b398 := data[h4 : h4+8] // udp
+		s399 := 0x0
+		b398[6] = byte(s399 >> 8)
+		b398[7] = byte(s399)
 		pl.edges[34]++
 		goto n151
 	}
@@ -5783,9 +5868,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s366 := r
-				cb[0] = byte(s366 >> 8)
-				cb[1] = byte(s366)
+				s400 := r
+				cb[0] = byte(s400 >> 8)
+				cb[1] = byte(s400)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5802,9 +5887,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s367 := r
-				cb[0] = byte(s367 >> 8)
-				cb[1] = byte(s367)
+				s401 := r
+				cb[0] = byte(s401 >> 8)
+				cb[1] = byte(s401)
 			}
 			pendD4, pendK4 = 0, false
 		}
