@@ -542,12 +542,67 @@ func (c *gen) patchPending() {
 	}
 }
 
+// extractAbsent generates `extract H` at node n if the validity analysis
+// says H is not there yet, and reports whether it did. The header's state
+// changes only on the way that extracts it, so no flag is carried to the
+// branch.
+func (c *gen) extractAbsent(n *dataflow.Node) bool {
+	h := n.Op.Header
+	spec := c.s.Headers[h]
+	if spec.Metadata || c.mayValid(h) {
+		return false
+	}
+	fixed := spec.FixedBytes()
+	last := spec.Fields[len(spec.Fields)-1]
+	if !last.Variable() {
+		c.emit("if p.Cursor >= 0 && p.Cursor+%d <= len(p.Data) {", fixed)
+		c.emit("p.Hdr[%d] = packet.HeaderState{Off: p.Cursor, Len: %d, Valid: true}; p.Cursor += %d // %s", h, fixed, fixed, spec.Name)
+		c.fire(n, 0)
+		c.emit("}")
+		c.fire(n, 1)
+		return true
+	}
+	c.emit("if off := p.Cursor; off >= 0 && off+%d <= len(p.Data) {", fixed)
+	ext, fits := c.extLength(h)
+	c.emit("if %s {", fits)
+	c.emit("p.Hdr[%d].Len += int(%s); p.Cursor = off + p.Hdr[%d].Len", h, ext, h)
+	c.fire(n, 0)
+	c.emit("}")
+	c.emit("p.Hdr[%d] = packet.HeaderState{} // %s", h, spec.Name)
+	c.emit("}")
+	c.fire(n, 1)
+	return true
+}
+
+// extLength places variable-size header h provisionally at off (its fixed
+// part; the length is read with the header there, as packet.Packet.Extract
+// does) and evaluates the length of its variable part: the length as an
+// int expression and whether the whole header fits.
+func (c *gen) extLength(h int) (ext, fits string) {
+	spec := c.s.Headers[h]
+	n, length := spec.FixedBytes(), spec.Fields[len(spec.Fields)-1].Length
+	c.emit("p.Hdr[%d] = packet.HeaderState{Off: off, Len: %d, Valid: true}", h, n)
+	c.hdrs = append(c.hdrs, map[int]string{})
+	defer func() { c.hdrs = c.hdrs[:len(c.hdrs)-1] }()
+	ext = c.newTmp("ext")
+	if _, _, small := flow.SmallRange(c.s, length); small {
+		c.emit("%s := %s", ext, c.i64(length))
+		return ext, fmt.Sprintf("%s >= 0 && %s <= int64(len(p.Data)) && off+%d+int(%s) <= len(p.Data)", ext, ext, n, ext)
+	}
+	if flow.IsWide(length) {
+		c.emit("%s := %s", ext, c.value(length))
+		return ext + ".Lo", fmt.Sprintf("%s.Hi == 0 && %s.Lo <= uint64(len(p.Data)) && off+%d+int(%s.Lo) <= len(p.Data)", ext, ext, n, ext)
+	}
+	c.emit("%s := %s", ext, c.u64(length))
+	return ext, fmt.Sprintf("%s <= uint64(len(p.Data)) && off+%d+int(%s) <= len(p.Data)", ext, n, ext)
+}
+
 // extract generates `extract H` as a condition; a fixed-size header is
 // extracted inline.
 func (c *gen) extract(h int) string {
 	spec := c.s.Headers[h]
-	if spec.Metadata {
-		return "true"
+	if spec.Metadata || c.mustValid(h) {
+		return "true" // already there: nothing to do
 	}
 	last := spec.Fields[len(spec.Fields)-1]
 	n := spec.FixedBytes()
@@ -556,24 +611,9 @@ func (c *gen) extract(h int) string {
 	c.emit("if !%s {", ok)
 	defer c.emit("}")
 	if last.Variable() {
-		// The length is read with the header provisionally in place, as
-		// packet.Packet.Extract does.
 		c.emit("if off := p.Cursor; off >= 0 && off+%d <= len(p.Data) {", n)
-		c.emit("p.Hdr[%d] = packet.HeaderState{Off: off, Len: %d, Valid: true}", h, n)
-		c.hdrs = append(c.hdrs, map[int]string{})
-		ext := c.newTmp("ext")
-		if _, _, small := flow.SmallRange(c.s, last.Length); small {
-			c.emit("%s := %s", ext, c.i64(last.Length))
-			c.emit("%s = %s >= 0 && %s <= int64(len(p.Data)) && off+%d+int(%s) <= len(p.Data)", ok, ext, ext, n, ext)
-		} else if flow.IsWide(last.Length) {
-			c.emit("%s := %s", ext, c.value(last.Length))
-			c.emit("%s = %s.Hi == 0 && %s.Lo <= uint64(len(p.Data)) && off+%d+int(%s.Lo) <= len(p.Data)", ok, ext, ext, n, ext)
-			ext += ".Lo"
-		} else {
-			c.emit("%s := %s", ext, c.u64(last.Length))
-			c.emit("%s = %s <= uint64(len(p.Data)) && off+%d+int(%s) <= len(p.Data)", ok, ext, n, ext)
-		}
-		c.hdrs = c.hdrs[:len(c.hdrs)-1]
+		ext, fits := c.extLength(h)
+		c.emit("%s = %s", ok, fits)
 		c.emit("if %s { p.Hdr[%d].Len += int(%s); p.Cursor = off + p.Hdr[%d].Len }", ok, h, ext, h)
 		c.emit("}")
 		c.emit("if !%s { p.Hdr[%d] = packet.HeaderState{} } // %s", ok, h, spec.Name)

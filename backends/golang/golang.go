@@ -328,7 +328,9 @@ func (c *gen) node(n *dataflow.Node) {
 	case packet.OpParse:
 		c.branch(n, c.call(fmt.Sprintf("p.ParseFrame(%d)", o.Header)))
 	case packet.OpExtract:
-		c.branch(n, c.extract(o.Header))
+		if !c.extractAbsent(n) {
+			c.branch(n, c.extract(o.Header))
+		}
 	case packet.OpTest:
 		c.branch(n, c.cond(o.Cond))
 	case packet.OpSwitch:

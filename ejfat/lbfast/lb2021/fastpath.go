@@ -439,17 +439,9 @@ n1:
 	}
 n4:
 	{ // RxEthernet: extract ethernet
-		x2 := (h0 >= 0) // already there: nothing to do
-		if !x2 {
-			x2 = cur >= 0 && cur+14 <= len(data)
-			if x2 {
-				h0 = cur
-				cur += 14
-			} else {
-				h0 = -1
-			} // ethernet
-		}
-		if x2 {
+		if cur >= 0 && cur+14 <= len(data) {
+			h0 = cur
+			cur += 14 // ethernet
 			goto n6
 		}
 		goto n5
@@ -460,12 +452,12 @@ n5:
 	}
 n6:
 	{ // RxEtherType: switch ethernet.type
-		b4 := data[h0 : h0+14] // ethernet
-		v3 := (uint64(b4[12])<<8 | uint64(b4[13]))
+		b3 := data[h0 : h0+14] // ethernet
+		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
 		switch {
-		case v3 == 0x800:
+		case v2 == 0x800:
 			goto n7
-		case v3 == 0x86dd:
+		case v2 == 0x86dd:
 			goto n12
 		default:
 			goto n18
@@ -473,43 +465,27 @@ n6:
 	}
 n7:
 	{ // RxIPv4: extract ipv4
-		x5 := (h2 >= 0) // already there: nothing to do
-		if !x5 {
-			if off := cur; off >= 0 && off+20 <= len(data) {
-				h2, h2len = off, 20
-				if !(h2 >= 0) {
-					return pl.drop(1)
-				}
-				b7 := data[h2 : h2+20] // ipv4
-				ext6 := ((int64((uint64(b7[0]) >> 0 & 0xf)) - 5) * 4)
-				x5 = ext6 >= 0 && ext6 <= int64(len(data)) && off+20+int(ext6) <= len(data)
-				if x5 {
-					h2len += int(ext6)
-					cur = off + h2len
-				}
+		if off := cur; off >= 0 && off+20 <= len(data) {
+			h2, h2len = off, 20
+			if !(h2 >= 0) {
+				return pl.drop(1)
 			}
-			if !x5 {
-				h2 = -1
-			} // ipv4
-		}
-		if x5 {
-			goto n10
+			b5 := data[h2 : h2+20] // ipv4
+			ext4 := ((int64((uint64(b5[0]) >> 0 & 0xf)) - 5) * 4)
+			if ext4 >= 0 && ext4 <= int64(len(data)) && off+20+int(ext4) <= len(data) {
+				h2len += int(ext4)
+				cur = off + h2len
+				goto n10
+			}
+			h2 = -1 // ipv4
 		}
 		goto n8
 	}
 n8:
 	{ // RxIPv4Base: extract ipv4_base
-		x8 := (h9 >= 0) // already there: nothing to do
-		if !x8 {
-			x8 = cur >= 0 && cur+20 <= len(data)
-			if x8 {
-				h9 = cur
-				cur += 20
-			} else {
-				h9 = -1
-			} // ipv4_base
-		}
-		if x8 {
+		if cur >= 0 && cur+20 <= len(data) {
+			h9 = cur
+			cur += 20 // ipv4_base
 			goto n9
 		}
 		pl.edges[0]++
@@ -517,25 +493,25 @@ n8:
 	}
 n9:
 	{ // RxIPv4BaseDst: set meta.ipdst
-		b9 := data[h9 : h9+20] // ipv4_base
-		m0 = (packet.Value{Lo: (uint64(b9[16])<<24 | uint64(b9[17])<<16 | uint64(b9[18])<<8 | uint64(b9[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b6 := data[h9 : h9+20] // ipv4_base
+		m0 = (packet.Value{Lo: (uint64(b6[16])<<24 | uint64(b6[17])<<16 | uint64(b6[18])<<8 | uint64(b6[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[1]++
 		goto n18
 	}
 n10:
 	{ // RxIPv4Dst: set meta.ipdst
-		b10 := data[h2 : h2+20] // ipv4
-		m0 = (packet.Value{Lo: (uint64(b10[16])<<24 | uint64(b10[17])<<16 | uint64(b10[18])<<8 | uint64(b10[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b7 := data[h2 : h2+20] // ipv4
+		m0 = (packet.Value{Lo: (uint64(b7[16])<<24 | uint64(b7[17])<<16 | uint64(b7[18])<<8 | uint64(b7[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n11
 	}
 n11:
 	{ // RxIPv4UDP: test ipv4.version == 4 && ipv4.proto == 17
-		b12 := data[h2 : h2+20] // ipv4
-		c11 := ((uint64(b12[0]) >> 4 & 0xf) == 0x4)
-		if c11 {
-			c11 = (uint64(b12[9]) == 0x11)
+		b9 := data[h2 : h2+20] // ipv4
+		c8 := ((uint64(b9[0]) >> 4 & 0xf) == 0x4)
+		if c8 {
+			c8 = (uint64(b9[9]) == 0x11)
 		}
-		if c11 {
+		if c8 {
 			goto n15
 		}
 		pl.edges[2]++
@@ -543,17 +519,9 @@ n11:
 	}
 n12:
 	{ // RxIPv6: extract ipv6
-		x13 := (h3 >= 0) // already there: nothing to do
-		if !x13 {
-			x13 = cur >= 0 && cur+40 <= len(data)
-			if x13 {
-				h3 = cur
-				cur += 40
-			} else {
-				h3 = -1
-			} // ipv6
-		}
-		if x13 {
+		if cur >= 0 && cur+40 <= len(data) {
+			h3 = cur
+			cur += 40 // ipv6
 			goto n13
 		}
 		pl.edges[3]++
@@ -561,18 +529,18 @@ n12:
 	}
 n13:
 	{ // RxIPv6Dst: set meta.ipdst
-		b14 := data[h3 : h3+40] // ipv6
-		m0 = (packet.Value{Hi: (uint64(b14[24])<<56 | uint64(b14[25])<<48 | uint64(b14[26])<<40 | uint64(b14[27])<<32 | uint64(b14[28])<<24 | uint64(b14[29])<<16 | uint64(b14[30])<<8 | uint64(b14[31])), Lo: (uint64(b14[32])<<56 | uint64(b14[33])<<48 | uint64(b14[34])<<40 | uint64(b14[35])<<32 | uint64(b14[36])<<24 | uint64(b14[37])<<16 | uint64(b14[38])<<8 | uint64(b14[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b10 := data[h3 : h3+40] // ipv6
+		m0 = (packet.Value{Hi: (uint64(b10[24])<<56 | uint64(b10[25])<<48 | uint64(b10[26])<<40 | uint64(b10[27])<<32 | uint64(b10[28])<<24 | uint64(b10[29])<<16 | uint64(b10[30])<<8 | uint64(b10[31])), Lo: (uint64(b10[32])<<56 | uint64(b10[33])<<48 | uint64(b10[34])<<40 | uint64(b10[35])<<32 | uint64(b10[36])<<24 | uint64(b10[37])<<16 | uint64(b10[38])<<8 | uint64(b10[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n14
 	}
 n14:
 	{ // RxIPv6UDP: test ipv6.version == 6 && ipv6.next_hdr == 17
-		b16 := data[h3 : h3+40] // ipv6
-		c15 := ((uint64(b16[0]) >> 4 & 0xf) == 0x6)
-		if c15 {
-			c15 = (uint64(b16[6]) == 0x11)
+		b12 := data[h3 : h3+40] // ipv6
+		c11 := ((uint64(b12[0]) >> 4 & 0xf) == 0x6)
+		if c11 {
+			c11 = (uint64(b12[6]) == 0x11)
 		}
-		if c15 {
+		if c11 {
 			pl.edges[4]++
 			goto n15
 		}
@@ -581,17 +549,9 @@ n14:
 	}
 n15:
 	{ // RxUDP: extract udp
-		x17 := (h8 >= 0) // already there: nothing to do
-		if !x17 {
-			x17 = cur >= 0 && cur+8 <= len(data)
-			if x17 {
-				h8 = cur
-				cur += 8
-			} else {
-				h8 = -1
-			} // udp
-		}
-		if x17 {
+		if cur >= 0 && cur+8 <= len(data) {
+			h8 = cur
+			cur += 8 // udp
 			goto n16
 		}
 		pl.edges[6]++
@@ -599,8 +559,8 @@ n15:
 	}
 n16:
 	{ // RxLBPort: test udp.dport == 0x4c42
-		b18 := data[h8 : h8+8] // udp
-		if (uint64(b18[2])<<8 | uint64(b18[3])) == 0x4c42 {
+		b13 := data[h8 : h8+8] // udp
+		if (uint64(b13[2])<<8 | uint64(b13[3])) == 0x4c42 {
 			goto n17
 		}
 		pl.edges[7]++
@@ -608,17 +568,9 @@ n16:
 	}
 n17:
 	{ // RxLBHeader: extract lbv1
-		x19 := (h5 >= 0) // already there: nothing to do
-		if !x19 {
-			x19 = cur >= 0 && cur+12 <= len(data)
-			if x19 {
-				h5 = cur
-				cur += 12
-			} else {
-				h5 = -1
-			} // lbv1
-		}
-		if x19 {
+		if cur >= 0 && cur+12 <= len(data) {
+			h5 = cur
+			cur += 12 // lbv1
 			pl.edges[8]++
 			goto n18
 		}
@@ -628,28 +580,28 @@ n17:
 n18:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
-		b21 := data[h0 : h0+14] // ethernet
-		kw20 := (uint64(b21[0])<<40 | uint64(b21[1])<<32 | uint64(b21[2])<<24 | uint64(b21[3])<<16 | uint64(b21[4])<<8 | uint64(b21[5])) & 0xffffffffffff
-		kw22 := (uint64(b21[12])<<8 | uint64(b21[13])) & 0xffff
-		kw23 := m0
-		if wl24 := pl.tables[0].Words(); len(wl24.Slots) > 0 {
-			x26 := kw20 & wl24.Mask[0]
-			x27 := kw22 & wl24.Mask[1]
-			x28 := kw23.Hi & wl24.Mask[2]
-			x29 := kw23.Lo & wl24.Mask[3]
-			h25 := packet.WordsHash(x26, x27, x28, x29)
-			for m, j := uint64(len(wl24.Slots)-1), h25>>(wl24.Shift&63); ; j = (j + 1) & m {
-				sl := &wl24.Slots[j]
+		b15 := data[h0 : h0+14] // ethernet
+		kw14 := (uint64(b15[0])<<40 | uint64(b15[1])<<32 | uint64(b15[2])<<24 | uint64(b15[3])<<16 | uint64(b15[4])<<8 | uint64(b15[5])) & 0xffffffffffff
+		kw16 := (uint64(b15[12])<<8 | uint64(b15[13])) & 0xffff
+		kw17 := m0
+		if wl18 := pl.tables[0].Words(); len(wl18.Slots) > 0 {
+			x20 := kw14 & wl18.Mask[0]
+			x21 := kw16 & wl18.Mask[1]
+			x22 := kw17.Hi & wl18.Mask[2]
+			x23 := kw17.Lo & wl18.Mask[3]
+			h19 := packet.WordsHash(x20, x21, x22, x23)
+			for m, j := uint64(len(wl18.Slots)-1), h19>>(wl18.Shift&63); ; j = (j + 1) & m {
+				sl := &wl18.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl24.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h25 && ks[0] == x26 && ks[1] == x27 && ks[2] == x28 && ks[3] == x29 {
-					a := &wl24.Acts[j]
+				if ks := wl18.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h19 && ks[0] == x20 && ks[1] == x21 && ks[2] == x22 && ks[3] == x23 {
+					a := &wl18.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw20, kw22, kw23.Hi, kw23.Lo); hit {
+		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw14, kw16, kw17.Hi, kw17.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -674,29 +626,29 @@ n20:
 n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		b31 := data[h5 : h5+12] // lbv1
-		kw30 := (uint64(b31[4])<<56 | uint64(b31[5])<<48 | uint64(b31[6])<<40 | uint64(b31[7])<<32 | uint64(b31[8])<<24 | uint64(b31[9])<<16 | uint64(b31[10])<<8 | uint64(b31[11]))
-		k32 := kw30 << 0
-		if pi33 := pl.tables[1].Packed(); len(pi33.Slots) > 0 {
-			k32 &= pi33.Mask
-			for m, j := uint64(len(pi33.Slots)-1), packet.PackedHash(k32); ; j++ {
-				sl := &pi33.Slots[j&m]
+		b25 := data[h5 : h5+12] // lbv1
+		kw24 := (uint64(b25[4])<<56 | uint64(b25[5])<<48 | uint64(b25[6])<<40 | uint64(b25[7])<<32 | uint64(b25[8])<<24 | uint64(b25[9])<<16 | uint64(b25[10])<<8 | uint64(b25[11]))
+		k26 := kw24 << 0
+		if pi27 := pl.tables[1].Packed(); len(pi27.Slots) > 0 {
+			k26 &= pi27.Mask
+			for m, j := uint64(len(pi27.Slots)-1), packet.PackedHash(k26); ; j++ {
+				sl := &pi27.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k32 {
+				if sl.Key == k26 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc34 := pl.tables[1].Scan(); len(sc34.Match) > 0 {
-			for i, ms := 0, sc34.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw30&ms[0].Mask == ms[0].Val && kw30-ms[0].Lo <= ms[0].Span {
-					act, params = int(sc34.Acts[i].Action), sc34.Acts[i].Params
+		} else if sc28 := pl.tables[1].Scan(); len(sc28.Match) > 0 {
+			for i, ms := 0, sc28.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
+				if kw24&ms[0].Mask == ms[0].Val && kw24-ms[0].Lo <= ms[0].Span {
+					act, params = int(sc28.Acts[i].Action), sc28.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k32); hit {
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k26); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -715,23 +667,23 @@ n22:
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw35 := (m1) & 0xffffffff
-		b37 := data[h5 : h5+12] // lbv1
-		kw36 := ((uint64(b37[4])<<56 | uint64(b37[5])<<48 | uint64(b37[6])<<40 | uint64(b37[7])<<32 | uint64(b37[8])<<24 | uint64(b37[9])<<16 | uint64(b37[10])<<8 | uint64(b37[11])) & 0x1ff) & 0xfff
-		k38 := kw36<<0 | kw35<<12
-		if pi39 := pl.tables[2].Packed(); len(pi39.Slots) > 0 {
-			k38 &= pi39.Mask
-			for m, j := uint64(len(pi39.Slots)-1), packet.PackedHash(k38); ; j++ {
-				sl := &pi39.Slots[j&m]
+		kw29 := (m1) & 0xffffffff
+		b31 := data[h5 : h5+12] // lbv1
+		kw30 := ((uint64(b31[4])<<56 | uint64(b31[5])<<48 | uint64(b31[6])<<40 | uint64(b31[7])<<32 | uint64(b31[8])<<24 | uint64(b31[9])<<16 | uint64(b31[10])<<8 | uint64(b31[11])) & 0x1ff) & 0xfff
+		k32 := kw30<<0 | kw29<<12
+		if pi33 := pl.tables[2].Packed(); len(pi33.Slots) > 0 {
+			k32 &= pi33.Mask
+			for m, j := uint64(len(pi33.Slots)-1), packet.PackedHash(k32); ; j++ {
+				sl := &pi33.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k38 {
+				if sl.Key == k32 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k38); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k32); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -750,46 +702,46 @@ n24:
 n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b41 := data[h0 : h0+14] // ethernet
-		kw40 := (uint64(b41[12])<<8 | uint64(b41[13])) & 0xffff
-		kw42 := (m2) & 0xffff
-		k43 := kw42<<0 | kw40<<16
-		if pi44 := pl.tables[3].Packed(); len(pi44.Slots) > 0 {
-			k43 &= pi44.Mask
-			for m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43); ; j++ {
-				sl := &pi44.Slots[j&m]
+		b35 := data[h0 : h0+14] // ethernet
+		kw34 := (uint64(b35[12])<<8 | uint64(b35[13])) & 0xffff
+		kw36 := (m2) & 0xffff
+		k37 := kw36<<0 | kw34<<16
+		if pi38 := pl.tables[3].Packed(); len(pi38.Slots) > 0 {
+			k37 &= pi38.Mask
+			for m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37); ; j++ {
+				sl := &pi38.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k43 {
+				if sl.Key == k37 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k43); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k37); hit {
 			act, params = a, ps
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			s45 := params[0].Lo
-			b41[0] = byte(s45 >> 40)
-			b41[1] = byte(s45 >> 32)
-			b41[2] = byte(s45 >> 24)
-			b41[3] = byte(s45 >> 16)
-			b41[4] = byte(s45 >> 8)
-			b41[5] = byte(s45)
+			s39 := params[0].Lo
+			b35[0] = byte(s39 >> 40)
+			b35[1] = byte(s39 >> 32)
+			b35[2] = byte(s39 >> 24)
+			b35[3] = byte(s39 >> 16)
+			b35[4] = byte(s39 >> 8)
+			b35[5] = byte(s39)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n27
 		case 1: // do_ipv6_member_rewrite
-			s46 := params[0].Lo
-			b41[0] = byte(s46 >> 40)
-			b41[1] = byte(s46 >> 32)
-			b41[2] = byte(s46 >> 24)
-			b41[3] = byte(s46 >> 16)
-			b41[4] = byte(s46 >> 8)
-			b41[5] = byte(s46)
+			s40 := params[0].Lo
+			b35[0] = byte(s40 >> 40)
+			b35[1] = byte(s40 >> 32)
+			b35[2] = byte(s40 >> 24)
+			b35[3] = byte(s40 >> 16)
+			b35[4] = byte(s40 >> 8)
+			b35[5] = byte(s40)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n28
@@ -822,175 +774,175 @@ n29:
 	}
 n30:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d47 uint64 // ipv4 checksum
-		var d48 uint64 // udp checksum
-		v49 := m3
-		b50 := data[h2 : h2+20] // ipv4
-		ws52 := uint64((uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19])))
-		os51 := uint32(uint16(ws52>>0)) + uint32(uint16(ws52>>16))
-		s53 := v49
-		b50[16] = byte(s53 >> 24)
-		b50[17] = byte(s53 >> 16)
-		b50[18] = byte(s53 >> 8)
-		b50[19] = byte(s53)
-		ws54 := uint64(v49)
-		f56 := uint32(os51)
-		f56 += bits.RotateLeft32(f56, 16)
-		dl55 := uint64(^uint16(f56>>16)) + uint64(uint32(uint16(ws54>>0))+uint32(uint16(ws54>>16)))
-		d47 += dl55
-		d48 += dl55
-		v57 := ((uint64(b50[2])<<8 | uint64(b50[3])) - 0xc)
-		os58 := uint32(uint16((uint64(b50[2])<<8 | uint64(b50[3]))))
-		s59 := v57
-		b50[2] = byte(s59 >> 8)
-		b50[3] = byte(s59)
-		f61 := uint32(os58)
-		f61 += bits.RotateLeft32(f61, 16)
-		dl60 := uint64(^uint16(f61>>16)) + uint64(uint32(uint16(v57)))
-		d47 += dl60
-		d48 += dl60
+		var d41 uint64 // ipv4 checksum
+		var d42 uint64 // udp checksum
+		v43 := m3
+		b44 := data[h2 : h2+20] // ipv4
+		ws46 := uint64((uint64(b44[16])<<24 | uint64(b44[17])<<16 | uint64(b44[18])<<8 | uint64(b44[19])))
+		os45 := uint32(uint16(ws46>>0)) + uint32(uint16(ws46>>16))
+		s47 := v43
+		b44[16] = byte(s47 >> 24)
+		b44[17] = byte(s47 >> 16)
+		b44[18] = byte(s47 >> 8)
+		b44[19] = byte(s47)
+		ws48 := uint64(v43)
+		f50 := uint32(os45)
+		f50 += bits.RotateLeft32(f50, 16)
+		dl49 := uint64(^uint16(f50>>16)) + uint64(uint32(uint16(ws48>>0))+uint32(uint16(ws48>>16)))
+		d41 += dl49
+		d42 += dl49
+		v51 := ((uint64(b44[2])<<8 | uint64(b44[3])) - 0xc)
+		os52 := uint32(uint16((uint64(b44[2])<<8 | uint64(b44[3]))))
+		s53 := v51
+		b44[2] = byte(s53 >> 8)
+		b44[3] = byte(s53)
+		f55 := uint32(os52)
+		f55 += bits.RotateLeft32(f55, 16)
+		dl54 := uint64(^uint16(f55>>16)) + uint64(uint32(uint16(v51)))
+		d41 += dl54
+		d42 += dl54
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d47
+			x := uint64(^cv) + d41
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s62 := r
-			cb[0] = byte(s62 >> 8)
-			cb[1] = byte(s62)
+			s56 := r
+			cb[0] = byte(s56 >> 8)
+			cb[1] = byte(s56)
 		}
 		if h8+8 <= len(data) {
-			pendD8 += d48
+			pendD8 += d42
 			pendK8 = true
 		}
 		goto n33
 	}
 n31:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d63 uint64          // udp checksum
-		b64 := data[h3 : h3+40] // ipv6
-		v65 := packet.Value{Hi: (uint64(b64[24])<<56 | uint64(b64[25])<<48 | uint64(b64[26])<<40 | uint64(b64[27])<<32 | uint64(b64[28])<<24 | uint64(b64[29])<<16 | uint64(b64[30])<<8 | uint64(b64[31])), Lo: (uint64(b64[32])<<56 | uint64(b64[33])<<48 | uint64(b64[34])<<40 | uint64(b64[35])<<32 | uint64(b64[36])<<24 | uint64(b64[37])<<16 | uint64(b64[38])<<8 | uint64(b64[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws67 := packet.Value{Hi: (uint64(b64[24])<<56 | uint64(b64[25])<<48 | uint64(b64[26])<<40 | uint64(b64[27])<<32 | uint64(b64[28])<<24 | uint64(b64[29])<<16 | uint64(b64[30])<<8 | uint64(b64[31])), Lo: (uint64(b64[32])<<56 | uint64(b64[33])<<48 | uint64(b64[34])<<40 | uint64(b64[35])<<32 | uint64(b64[36])<<24 | uint64(b64[37])<<16 | uint64(b64[38])<<8 | uint64(b64[39]))}
-		os66 := uint32(uint16(ws67.Hi>>0)) + uint32(uint16(ws67.Hi>>16)) + uint32(uint16(ws67.Hi>>32)) + uint32(uint16(ws67.Hi>>48)) + uint32(uint16(ws67.Lo>>0)) + uint32(uint16(ws67.Lo>>16)) + uint32(uint16(ws67.Lo>>32)) + uint32(uint16(ws67.Lo>>48))
-		v68 := v65
-		s69 := v68.Hi
-		b64[24] = byte(s69 >> 56)
-		b64[25] = byte(s69 >> 48)
-		b64[26] = byte(s69 >> 40)
-		b64[27] = byte(s69 >> 32)
-		b64[28] = byte(s69 >> 24)
-		b64[29] = byte(s69 >> 16)
-		b64[30] = byte(s69 >> 8)
-		b64[31] = byte(s69)
-		s70 := v68.Lo
-		b64[32] = byte(s70 >> 56)
-		b64[33] = byte(s70 >> 48)
-		b64[34] = byte(s70 >> 40)
-		b64[35] = byte(s70 >> 32)
-		b64[36] = byte(s70 >> 24)
-		b64[37] = byte(s70 >> 16)
-		b64[38] = byte(s70 >> 8)
-		b64[39] = byte(s70)
-		ws71 := v65
-		f73 := uint32(os66)
-		f73 += bits.RotateLeft32(f73, 16)
-		dl72 := uint64(^uint16(f73>>16)) + uint64(uint32(uint16(ws71.Hi>>0))+uint32(uint16(ws71.Hi>>16))+uint32(uint16(ws71.Hi>>32))+uint32(uint16(ws71.Hi>>48))+uint32(uint16(ws71.Lo>>0))+uint32(uint16(ws71.Lo>>16))+uint32(uint16(ws71.Lo>>32))+uint32(uint16(ws71.Lo>>48)))
-		d63 += dl72
-		v74 := ((uint64(b64[4])<<8 | uint64(b64[5])) - 0xc)
-		os75 := uint32(uint16((uint64(b64[4])<<8 | uint64(b64[5]))))
-		s76 := v74
-		b64[4] = byte(s76 >> 8)
-		b64[5] = byte(s76)
-		f78 := uint32(os75)
-		f78 += bits.RotateLeft32(f78, 16)
-		dl77 := uint64(^uint16(f78>>16)) + uint64(uint32(uint16(v74)))
-		d63 += dl77
+		var d57 uint64          // udp checksum
+		b58 := data[h3 : h3+40] // ipv6
+		v59 := packet.Value{Hi: (uint64(b58[24])<<56 | uint64(b58[25])<<48 | uint64(b58[26])<<40 | uint64(b58[27])<<32 | uint64(b58[28])<<24 | uint64(b58[29])<<16 | uint64(b58[30])<<8 | uint64(b58[31])), Lo: (uint64(b58[32])<<56 | uint64(b58[33])<<48 | uint64(b58[34])<<40 | uint64(b58[35])<<32 | uint64(b58[36])<<24 | uint64(b58[37])<<16 | uint64(b58[38])<<8 | uint64(b58[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws61 := packet.Value{Hi: (uint64(b58[24])<<56 | uint64(b58[25])<<48 | uint64(b58[26])<<40 | uint64(b58[27])<<32 | uint64(b58[28])<<24 | uint64(b58[29])<<16 | uint64(b58[30])<<8 | uint64(b58[31])), Lo: (uint64(b58[32])<<56 | uint64(b58[33])<<48 | uint64(b58[34])<<40 | uint64(b58[35])<<32 | uint64(b58[36])<<24 | uint64(b58[37])<<16 | uint64(b58[38])<<8 | uint64(b58[39]))}
+		os60 := uint32(uint16(ws61.Hi>>0)) + uint32(uint16(ws61.Hi>>16)) + uint32(uint16(ws61.Hi>>32)) + uint32(uint16(ws61.Hi>>48)) + uint32(uint16(ws61.Lo>>0)) + uint32(uint16(ws61.Lo>>16)) + uint32(uint16(ws61.Lo>>32)) + uint32(uint16(ws61.Lo>>48))
+		v62 := v59
+		s63 := v62.Hi
+		b58[24] = byte(s63 >> 56)
+		b58[25] = byte(s63 >> 48)
+		b58[26] = byte(s63 >> 40)
+		b58[27] = byte(s63 >> 32)
+		b58[28] = byte(s63 >> 24)
+		b58[29] = byte(s63 >> 16)
+		b58[30] = byte(s63 >> 8)
+		b58[31] = byte(s63)
+		s64 := v62.Lo
+		b58[32] = byte(s64 >> 56)
+		b58[33] = byte(s64 >> 48)
+		b58[34] = byte(s64 >> 40)
+		b58[35] = byte(s64 >> 32)
+		b58[36] = byte(s64 >> 24)
+		b58[37] = byte(s64 >> 16)
+		b58[38] = byte(s64 >> 8)
+		b58[39] = byte(s64)
+		ws65 := v59
+		f67 := uint32(os60)
+		f67 += bits.RotateLeft32(f67, 16)
+		dl66 := uint64(^uint16(f67>>16)) + uint64(uint32(uint16(ws65.Hi>>0))+uint32(uint16(ws65.Hi>>16))+uint32(uint16(ws65.Hi>>32))+uint32(uint16(ws65.Hi>>48))+uint32(uint16(ws65.Lo>>0))+uint32(uint16(ws65.Lo>>16))+uint32(uint16(ws65.Lo>>32))+uint32(uint16(ws65.Lo>>48)))
+		d57 += dl66
+		v68 := ((uint64(b58[4])<<8 | uint64(b58[5])) - 0xc)
+		os69 := uint32(uint16((uint64(b58[4])<<8 | uint64(b58[5]))))
+		s70 := v68
+		b58[4] = byte(s70 >> 8)
+		b58[5] = byte(s70)
+		f72 := uint32(os69)
+		f72 += bits.RotateLeft32(f72, 16)
+		dl71 := uint64(^uint16(f72>>16)) + uint64(uint32(uint16(v68)))
+		d57 += dl71
 		if h8+8 <= len(data) {
-			pendD8 += d63
+			pendD8 += d57
 			pendK8 = true
 		}
 		goto n32
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b79 := data[h3 : h3+40] // ipv6
-		v80 := m4
-		s81 := v80.Hi
-		b79[24] = byte(s81 >> 56)
-		b79[25] = byte(s81 >> 48)
-		b79[26] = byte(s81 >> 40)
-		b79[27] = byte(s81 >> 32)
-		b79[28] = byte(s81 >> 24)
-		b79[29] = byte(s81 >> 16)
-		b79[30] = byte(s81 >> 8)
-		b79[31] = byte(s81)
-		s82 := v80.Lo
-		b79[32] = byte(s82 >> 56)
-		b79[33] = byte(s82 >> 48)
-		b79[34] = byte(s82 >> 40)
-		b79[35] = byte(s82 >> 32)
-		b79[36] = byte(s82 >> 24)
-		b79[37] = byte(s82 >> 16)
-		b79[38] = byte(s82 >> 8)
-		b79[39] = byte(s82)
+		b73 := data[h3 : h3+40] // ipv6
+		v74 := m4
+		s75 := v74.Hi
+		b73[24] = byte(s75 >> 56)
+		b73[25] = byte(s75 >> 48)
+		b73[26] = byte(s75 >> 40)
+		b73[27] = byte(s75 >> 32)
+		b73[28] = byte(s75 >> 24)
+		b73[29] = byte(s75 >> 16)
+		b73[30] = byte(s75 >> 8)
+		b73[31] = byte(s75)
+		s76 := v74.Lo
+		b73[32] = byte(s76 >> 56)
+		b73[33] = byte(s76 >> 48)
+		b73[34] = byte(s76 >> 40)
+		b73[35] = byte(s76 >> 32)
+		b73[36] = byte(s76 >> 24)
+		b73[37] = byte(s76 >> 16)
+		b73[38] = byte(s76 >> 8)
+		b73[39] = byte(s76)
 		pl.edges[10]++
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d83 uint64 // udp checksum
-		v84 := m5
-		b85 := data[h8 : h8+8] // udp
-		os86 := uint32(uint16((uint64(b85[2])<<8 | uint64(b85[3]))))
-		s87 := v84
-		b85[2] = byte(s87 >> 8)
-		b85[3] = byte(s87)
-		f89 := uint32(os86)
-		f89 += bits.RotateLeft32(f89, 16)
-		dl88 := uint64(^uint16(f89>>16)) + uint64(uint32(uint16(v84)))
-		d83 += dl88
-		v90 := ((uint64(b85[4])<<8 | uint64(b85[5])) - 0xc)
-		os91 := uint32(uint16((uint64(b85[4])<<8 | uint64(b85[5]))))
-		s92 := v90
-		b85[4] = byte(s92 >> 8)
-		b85[5] = byte(s92)
-		f94 := uint32(os91)
-		f94 += bits.RotateLeft32(f94, 16)
-		dl93 := uint64(^uint16(f94>>16)) + uint64(uint32(uint16(v90)))
-		d83 += dl93
+		var d77 uint64 // udp checksum
+		v78 := m5
+		b79 := data[h8 : h8+8] // udp
+		os80 := uint32(uint16((uint64(b79[2])<<8 | uint64(b79[3]))))
+		s81 := v78
+		b79[2] = byte(s81 >> 8)
+		b79[3] = byte(s81)
+		f83 := uint32(os80)
+		f83 += bits.RotateLeft32(f83, 16)
+		dl82 := uint64(^uint16(f83>>16)) + uint64(uint32(uint16(v78)))
+		d77 += dl82
+		v84 := ((uint64(b79[4])<<8 | uint64(b79[5])) - 0xc)
+		os85 := uint32(uint16((uint64(b79[4])<<8 | uint64(b79[5]))))
+		s86 := v84
+		b79[4] = byte(s86 >> 8)
+		b79[5] = byte(s86)
+		f88 := uint32(os85)
+		f88 += bits.RotateLeft32(f88, 16)
+		dl87 := uint64(^uint16(f88>>16)) + uint64(uint32(uint16(v84)))
+		d77 += dl87
 		if h8+8 <= len(data) {
-			pendD8 += d83
+			pendD8 += d77
 			pendK8 = true
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
-		po95, pn96 := h5, 12 // lbv1
-		if po95+pn96 > len(data) {
+		po89, pn90 := h5, 12 // lbv1
+		if po89+pn90 > len(data) {
 			return pl.drop(7)
 		}
-		if po95 > h8 && (po95-h8)%2 == 0 {
-			pw98 := data[po95 : po95+12]
-			d97 := uint32(uint64(pw98[0])<<8|uint64(pw98[1])) + uint32(uint64(pw98[2])<<8|uint64(pw98[3])) + uint32(uint64(pw98[4])<<8|uint64(pw98[5])) + uint32(uint64(pw98[6])<<8|uint64(pw98[7])) + uint32(uint64(pw98[8])<<8|uint64(pw98[9])) + uint32(uint64(pw98[10])<<8|uint64(pw98[11]))
-			d97 += bits.RotateLeft32(d97, 16)
+		if po89 > h8 && (po89-h8)%2 == 0 {
+			pw92 := data[po89 : po89+12]
+			d91 := uint32(uint64(pw92[0])<<8|uint64(pw92[1])) + uint32(uint64(pw92[2])<<8|uint64(pw92[3])) + uint32(uint64(pw92[4])<<8|uint64(pw92[5])) + uint32(uint64(pw92[6])<<8|uint64(pw92[7])) + uint32(uint64(pw92[8])<<8|uint64(pw92[9])) + uint32(uint64(pw92[10])<<8|uint64(pw92[11]))
+			d91 += bits.RotateLeft32(d91, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d97 >> 16))
+				pendD8 += uint64(^uint16(d91 >> 16))
 				pendK8 = true
 			}
 		}
-		if po95 < len(data)-po95-pn96 {
-			copy(data[pn96:pn96+po95], data[:po95])
-			data = data[pn96:]
+		if po89 < len(data)-po89-pn90 {
+			copy(data[pn90:pn90+po89], data[:po89])
+			data = data[pn90:]
 		} else {
-			copy(data[po95:], data[po95+pn96:])
-			data = data[:len(data)-pn96]
+			copy(data[po89:], data[po89+pn90:])
+			data = data[:len(data)-pn90]
 		}
 		h5 = -1
-		if cur > po95 {
-			cur = max(po95, cur-pn96)
+		if cur > po89 {
+			cur = max(po89, cur-pn90)
 		}
 		pl.edges[11]++
 		goto n2
@@ -1006,9 +958,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s99 := r
-				cb[0] = byte(s99 >> 8)
-				cb[1] = byte(s99)
+				s93 := r
+				cb[0] = byte(s93 >> 8)
+				cb[1] = byte(s93)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1025,9 +977,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s100 := r
-				cb[0] = byte(s100 >> 8)
-				cb[1] = byte(s100)
+				s94 := r
+				cb[0] = byte(s94 >> 8)
+				cb[1] = byte(s94)
 			}
 			pendD8, pendK8 = 0, false
 		}

@@ -451,29 +451,21 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	}
 n1:
 	{ // RxEth: extract ethernet
-		x2 := (h0 >= 0) // already there: nothing to do
-		if !x2 {
-			x2 = cur >= 0 && cur+14 <= len(data)
-			if x2 {
-				h0 = cur
-				cur += 14
-			} else {
-				h0 = -1
-			} // ethernet
-		}
-		if x2 {
+		if cur >= 0 && cur+14 <= len(data) {
+			h0 = cur
+			cur += 14 // ethernet
 			goto n2
 		}
 		goto n12
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		b4 := data[h0 : h0+14] // ethernet
-		v3 := (uint64(b4[12])<<8 | uint64(b4[13]))
+		b3 := data[h0 : h0+14] // ethernet
+		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
 		switch {
-		case v3 == 0x800:
+		case v2 == 0x800:
 			goto n3
-		case v3 == 0x86dd:
+		case v2 == 0x86dd:
 			goto n6
 		default:
 			pl.edges[7]++
@@ -482,43 +474,35 @@ n2:
 	}
 n3:
 	{ // RxV4: extract ipv4
-		x5 := (h2 >= 0) // already there: nothing to do
-		if !x5 {
-			if off := cur; off >= 0 && off+20 <= len(data) {
-				h2, h2len = off, 20
-				if !(h2 >= 0) {
-					return pl.drop(0)
-				}
-				b7 := data[h2 : h2+20] // ipv4
-				ext6 := ((int64((uint64(b7[0]) >> 0 & 0xf)) - 5) * 4)
-				x5 = ext6 >= 0 && ext6 <= int64(len(data)) && off+20+int(ext6) <= len(data)
-				if x5 {
-					h2len += int(ext6)
-					cur = off + h2len
-				}
+		if off := cur; off >= 0 && off+20 <= len(data) {
+			h2, h2len = off, 20
+			if !(h2 >= 0) {
+				return pl.drop(0)
 			}
-			if !x5 {
-				h2 = -1
-			} // ipv4
-		}
-		if x5 {
-			goto n4
+			b5 := data[h2 : h2+20] // ipv4
+			ext4 := ((int64((uint64(b5[0]) >> 0 & 0xf)) - 5) * 4)
+			if ext4 >= 0 && ext4 <= int64(len(data)) && off+20+int(ext4) <= len(data) {
+				h2len += int(ext4)
+				cur = off + h2len
+				goto n4
+			}
+			h2 = -1 // ipv4
 		}
 		pl.edges[8]++
 		goto n12
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		b10 := data[h2 : h2+20] // ipv4
-		c9 := ((uint64(b10[0]) >> 4 & 0xf) == 0x4)
-		if c9 {
-			c9 = ((uint64(b10[0]) >> 0 & 0xf) >= 0x5)
+		b8 := data[h2 : h2+20] // ipv4
+		c7 := ((uint64(b8[0]) >> 4 & 0xf) == 0x4)
+		if c7 {
+			c7 = ((uint64(b8[0]) >> 0 & 0xf) >= 0x5)
 		}
-		c8 := c9
-		if c8 {
-			c8 = (uint64(b10[9]) == 0x11)
+		c6 := c7
+		if c6 {
+			c6 = (uint64(b8[9]) == 0x11)
 		}
-		if c8 {
+		if c6 {
 			goto n5
 		}
 		pl.edges[9]++
@@ -535,9 +519,9 @@ n5:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s11 := r
-				cb[0] = byte(s11 >> 8)
-				cb[1] = byte(s11)
+				s9 := r
+				cb[0] = byte(s9 >> 8)
+				cb[1] = byte(s9)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -591,7 +575,7 @@ n5:
 		p.Meta[4] = m4
 		p.Meta[5] = packet.Value{Lo: m5}
 
-		ok12, wellFormed := p.VerifyChecksum(2)
+		ok10, wellFormed := p.VerifyChecksum(2)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -640,7 +624,7 @@ n5:
 		m4 = p.Meta[4]
 		m5 = p.Meta[5].Lo
 
-		if ok12 && wellFormed {
+		if ok10 && wellFormed {
 			goto n8
 		}
 		pl.edges[10]++
@@ -648,17 +632,9 @@ n5:
 	}
 n6:
 	{ // RxV6: extract ipv6
-		x13 := (h3 >= 0) // already there: nothing to do
-		if !x13 {
-			x13 = cur >= 0 && cur+40 <= len(data)
-			if x13 {
-				h3 = cur
-				cur += 40
-			} else {
-				h3 = -1
-			} // ipv6
-		}
-		if x13 {
+		if cur >= 0 && cur+40 <= len(data) {
+			h3 = cur
+			cur += 40 // ipv6
 			goto n7
 		}
 		pl.edges[11]++
@@ -666,12 +642,12 @@ n6:
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		b15 := data[h3 : h3+40] // ipv6
-		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x6)
-		if c14 {
-			c14 = (uint64(b15[6]) == 0x11)
+		b12 := data[h3 : h3+40] // ipv6
+		c11 := ((uint64(b12[0]) >> 4 & 0xf) == 0x6)
+		if c11 {
+			c11 = (uint64(b12[6]) == 0x11)
 		}
-		if c14 {
+		if c11 {
 			pl.edges[0]++
 			goto n8
 		}
@@ -680,17 +656,9 @@ n7:
 	}
 n8:
 	{ // RxUDP: extract udp
-		x16 := (h8 >= 0) // already there: nothing to do
-		if !x16 {
-			x16 = cur >= 0 && cur+8 <= len(data)
-			if x16 {
-				h8 = cur
-				cur += 8
-			} else {
-				h8 = -1
-			} // udp
-		}
-		if x16 {
+		if cur >= 0 && cur+8 <= len(data) {
+			h8 = cur
+			cur += 8 // udp
 			goto n9
 		}
 		pl.edges[13]++
@@ -698,8 +666,8 @@ n8:
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		b17 := data[h8 : h8+8] // udp
-		if ((uint64(b17[2])<<8 | uint64(b17[3])) & 0xc000) == 0x4000 {
+		b13 := data[h8 : h8+8] // udp
+		if ((uint64(b13[2])<<8 | uint64(b13[3])) & 0xc000) == 0x4000 {
 			goto n10
 		}
 		pl.edges[14]++
@@ -716,18 +684,18 @@ n10:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s18 := r
-				cb[0] = byte(s18 >> 8)
-				cb[1] = byte(s18)
+				s14 := r
+				cb[0] = byte(s14 >> 8)
+				cb[1] = byte(s14)
 			}
 			pendD8, pendK8 = 0, false
 		}
-		b20 := data[h8 : h8+8] // udp
-		c19 := ((uint64(b20[6])<<8 | uint64(b20[7])) == 0x0)
-		if c19 {
-			c19 = (h2 >= 0)
+		b16 := data[h8 : h8+8] // udp
+		c15 := ((uint64(b16[6])<<8 | uint64(b16[7])) == 0x0)
+		if c15 {
+			c15 = (h2 >= 0)
 		}
-		if c19 {
+		if c15 {
 			goto n13
 		}
 		goto n11
@@ -743,9 +711,9 @@ n11:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s21 := r
-				cb[0] = byte(s21 >> 8)
-				cb[1] = byte(s21)
+				s17 := r
+				cb[0] = byte(s17 >> 8)
+				cb[1] = byte(s17)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -799,7 +767,7 @@ n11:
 		p.Meta[4] = m4
 		p.Meta[5] = packet.Value{Lo: m5}
 
-		ok22, wellFormed := p.VerifyChecksum(8)
+		ok18, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -848,7 +816,7 @@ n11:
 		m4 = p.Meta[4]
 		m5 = p.Meta[5].Lo
 
-		if ok22 && wellFormed {
+		if ok18 && wellFormed {
 			pl.edges[1]++
 			goto n13
 		}
@@ -865,12 +833,12 @@ n13:
 	}
 n16:
 	{ // RxEtherType: switch ethernet.type
-		b24 := data[h0 : h0+14] // ethernet
-		v23 := (uint64(b24[12])<<8 | uint64(b24[13]))
+		b20 := data[h0 : h0+14] // ethernet
+		v19 := (uint64(b20[12])<<8 | uint64(b20[13]))
 		switch {
-		case v23 == 0x800:
+		case v19 == 0x800:
 			goto n17
-		case v23 == 0x86dd:
+		case v19 == 0x86dd:
 			goto n18
 		default:
 			return pl.drop(2)
@@ -881,8 +849,8 @@ n17:
 		if !(h2 >= 0) {
 			return pl.drop(3)
 		}
-		b25 := data[h2 : h2+20] // ipv4
-		m0 = (packet.Value{Lo: (uint64(b25[16])<<24 | uint64(b25[17])<<16 | uint64(b25[18])<<8 | uint64(b25[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b21 := data[h2 : h2+20] // ipv4
+		m0 = (packet.Value{Lo: (uint64(b21[16])<<24 | uint64(b21[17])<<16 | uint64(b21[18])<<8 | uint64(b21[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n19
 	}
 n18:
@@ -890,32 +858,24 @@ n18:
 		if !(h3 >= 0) {
 			return pl.drop(4)
 		}
-		b26 := data[h3 : h3+40] // ipv6
-		m0 = (packet.Value{Hi: (uint64(b26[24])<<56 | uint64(b26[25])<<48 | uint64(b26[26])<<40 | uint64(b26[27])<<32 | uint64(b26[28])<<24 | uint64(b26[29])<<16 | uint64(b26[30])<<8 | uint64(b26[31])), Lo: (uint64(b26[32])<<56 | uint64(b26[33])<<48 | uint64(b26[34])<<40 | uint64(b26[35])<<32 | uint64(b26[36])<<24 | uint64(b26[37])<<16 | uint64(b26[38])<<8 | uint64(b26[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b22 := data[h3 : h3+40] // ipv6
+		m0 = (packet.Value{Hi: (uint64(b22[24])<<56 | uint64(b22[25])<<48 | uint64(b22[26])<<40 | uint64(b22[27])<<32 | uint64(b22[28])<<24 | uint64(b22[29])<<16 | uint64(b22[30])<<8 | uint64(b22[31])), Lo: (uint64(b22[32])<<56 | uint64(b22[33])<<48 | uint64(b22[34])<<40 | uint64(b22[35])<<32 | uint64(b22[36])<<24 | uint64(b22[37])<<16 | uint64(b22[38])<<8 | uint64(b22[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[2]++
 		goto n19
 	}
 n19:
 	{ // RxLBPort: test udp.dport == 0x4c42
-		b27 := data[h8 : h8+8] // udp
-		if (uint64(b27[2])<<8 | uint64(b27[3])) == 0x4c42 {
+		b23 := data[h8 : h8+8] // udp
+		if (uint64(b23[2])<<8 | uint64(b23[3])) == 0x4c42 {
 			goto n20
 		}
 		goto n21
 	}
 n20:
 	{ // RxLBHeader: extract lbv1
-		x28 := (h5 >= 0) // already there: nothing to do
-		if !x28 {
-			x28 = cur >= 0 && cur+12 <= len(data)
-			if x28 {
-				h5 = cur
-				cur += 12
-			} else {
-				h5 = -1
-			} // lbv1
-		}
-		if x28 {
+		if cur >= 0 && cur+12 <= len(data) {
+			h5 = cur
+			cur += 12 // lbv1
 			pl.edges[3]++
 			goto n21
 		}
@@ -925,28 +885,28 @@ n20:
 n21:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
-		b30 := data[h0 : h0+14] // ethernet
-		kw29 := (uint64(b30[0])<<40 | uint64(b30[1])<<32 | uint64(b30[2])<<24 | uint64(b30[3])<<16 | uint64(b30[4])<<8 | uint64(b30[5])) & 0xffffffffffff
-		kw31 := (uint64(b30[12])<<8 | uint64(b30[13])) & 0xffff
-		kw32 := m0
-		if wl33 := pl.tables[0].Words(); len(wl33.Slots) > 0 {
-			x35 := kw29 & wl33.Mask[0]
-			x36 := kw31 & wl33.Mask[1]
-			x37 := kw32.Hi & wl33.Mask[2]
-			x38 := kw32.Lo & wl33.Mask[3]
-			h34 := packet.WordsHash(x35, x36, x37, x38)
-			for m, j := uint64(len(wl33.Slots)-1), h34>>(wl33.Shift&63); ; j = (j + 1) & m {
-				sl := &wl33.Slots[j]
+		b25 := data[h0 : h0+14] // ethernet
+		kw24 := (uint64(b25[0])<<40 | uint64(b25[1])<<32 | uint64(b25[2])<<24 | uint64(b25[3])<<16 | uint64(b25[4])<<8 | uint64(b25[5])) & 0xffffffffffff
+		kw26 := (uint64(b25[12])<<8 | uint64(b25[13])) & 0xffff
+		kw27 := m0
+		if wl28 := pl.tables[0].Words(); len(wl28.Slots) > 0 {
+			x30 := kw24 & wl28.Mask[0]
+			x31 := kw26 & wl28.Mask[1]
+			x32 := kw27.Hi & wl28.Mask[2]
+			x33 := kw27.Lo & wl28.Mask[3]
+			h29 := packet.WordsHash(x30, x31, x32, x33)
+			for m, j := uint64(len(wl28.Slots)-1), h29>>(wl28.Shift&63); ; j = (j + 1) & m {
+				sl := &wl28.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl33.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h34 && ks[0] == x35 && ks[1] == x36 && ks[2] == x37 && ks[3] == x38 {
-					a := &wl33.Acts[j]
+				if ks := wl28.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h29 && ks[0] == x30 && ks[1] == x31 && ks[2] == x32 && ks[3] == x33 {
+					a := &wl28.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw29, kw31, kw32.Hi, kw32.Lo); hit {
+		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw24, kw26, kw27.Hi, kw27.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -971,29 +931,29 @@ n23:
 n24:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		b40 := data[h5 : h5+12] // lbv1
-		kw39 := (uint64(b40[4])<<56 | uint64(b40[5])<<48 | uint64(b40[6])<<40 | uint64(b40[7])<<32 | uint64(b40[8])<<24 | uint64(b40[9])<<16 | uint64(b40[10])<<8 | uint64(b40[11]))
-		k41 := kw39 << 0
-		if pi42 := pl.tables[1].Packed(); len(pi42.Slots) > 0 {
-			k41 &= pi42.Mask
-			for m, j := uint64(len(pi42.Slots)-1), packet.PackedHash(k41); ; j++ {
-				sl := &pi42.Slots[j&m]
+		b35 := data[h5 : h5+12] // lbv1
+		kw34 := (uint64(b35[4])<<56 | uint64(b35[5])<<48 | uint64(b35[6])<<40 | uint64(b35[7])<<32 | uint64(b35[8])<<24 | uint64(b35[9])<<16 | uint64(b35[10])<<8 | uint64(b35[11]))
+		k36 := kw34 << 0
+		if pi37 := pl.tables[1].Packed(); len(pi37.Slots) > 0 {
+			k36 &= pi37.Mask
+			for m, j := uint64(len(pi37.Slots)-1), packet.PackedHash(k36); ; j++ {
+				sl := &pi37.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k41 {
+				if sl.Key == k36 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc43 := pl.tables[1].Scan(); len(sc43.Match) > 0 {
-			for i, ms := 0, sc43.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw39&ms[0].Mask == ms[0].Val && kw39-ms[0].Lo <= ms[0].Span {
-					act, params = int(sc43.Acts[i].Action), sc43.Acts[i].Params
+		} else if sc38 := pl.tables[1].Scan(); len(sc38.Match) > 0 {
+			for i, ms := 0, sc38.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
+				if kw34&ms[0].Mask == ms[0].Val && kw34-ms[0].Lo <= ms[0].Span {
+					act, params = int(sc38.Acts[i].Action), sc38.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k41); hit {
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k36); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1012,23 +972,23 @@ n25:
 n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw44 := (m1) & 0xffffffff
-		b46 := data[h5 : h5+12] // lbv1
-		kw45 := ((uint64(b46[4])<<56 | uint64(b46[5])<<48 | uint64(b46[6])<<40 | uint64(b46[7])<<32 | uint64(b46[8])<<24 | uint64(b46[9])<<16 | uint64(b46[10])<<8 | uint64(b46[11])) & 0x1ff) & 0xfff
-		k47 := kw45<<0 | kw44<<12
-		if pi48 := pl.tables[2].Packed(); len(pi48.Slots) > 0 {
-			k47 &= pi48.Mask
-			for m, j := uint64(len(pi48.Slots)-1), packet.PackedHash(k47); ; j++ {
-				sl := &pi48.Slots[j&m]
+		kw39 := (m1) & 0xffffffff
+		b41 := data[h5 : h5+12] // lbv1
+		kw40 := ((uint64(b41[4])<<56 | uint64(b41[5])<<48 | uint64(b41[6])<<40 | uint64(b41[7])<<32 | uint64(b41[8])<<24 | uint64(b41[9])<<16 | uint64(b41[10])<<8 | uint64(b41[11])) & 0x1ff) & 0xfff
+		k42 := kw40<<0 | kw39<<12
+		if pi43 := pl.tables[2].Packed(); len(pi43.Slots) > 0 {
+			k42 &= pi43.Mask
+			for m, j := uint64(len(pi43.Slots)-1), packet.PackedHash(k42); ; j++ {
+				sl := &pi43.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k47 {
+				if sl.Key == k42 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k47); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k42); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1047,46 +1007,46 @@ n27:
 n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b50 := data[h0 : h0+14] // ethernet
-		kw49 := (uint64(b50[12])<<8 | uint64(b50[13])) & 0xffff
-		kw51 := (m2) & 0xffff
-		k52 := kw51<<0 | kw49<<16
-		if pi53 := pl.tables[3].Packed(); len(pi53.Slots) > 0 {
-			k52 &= pi53.Mask
-			for m, j := uint64(len(pi53.Slots)-1), packet.PackedHash(k52); ; j++ {
-				sl := &pi53.Slots[j&m]
+		b45 := data[h0 : h0+14] // ethernet
+		kw44 := (uint64(b45[12])<<8 | uint64(b45[13])) & 0xffff
+		kw46 := (m2) & 0xffff
+		k47 := kw46<<0 | kw44<<16
+		if pi48 := pl.tables[3].Packed(); len(pi48.Slots) > 0 {
+			k47 &= pi48.Mask
+			for m, j := uint64(len(pi48.Slots)-1), packet.PackedHash(k47); ; j++ {
+				sl := &pi48.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k52 {
+				if sl.Key == k47 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k52); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k47); hit {
 			act, params = a, ps
 		}
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
-			s54 := params[0].Lo
-			b50[0] = byte(s54 >> 40)
-			b50[1] = byte(s54 >> 32)
-			b50[2] = byte(s54 >> 24)
-			b50[3] = byte(s54 >> 16)
-			b50[4] = byte(s54 >> 8)
-			b50[5] = byte(s54)
+			s49 := params[0].Lo
+			b45[0] = byte(s49 >> 40)
+			b45[1] = byte(s49 >> 32)
+			b45[2] = byte(s49 >> 24)
+			b45[3] = byte(s49 >> 16)
+			b45[4] = byte(s49 >> 8)
+			b45[5] = byte(s49)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n30
 		case 1: // do_ipv6_member_rewrite
-			s55 := params[0].Lo
-			b50[0] = byte(s55 >> 40)
-			b50[1] = byte(s55 >> 32)
-			b50[2] = byte(s55 >> 24)
-			b50[3] = byte(s55 >> 16)
-			b50[4] = byte(s55 >> 8)
-			b50[5] = byte(s55)
+			s50 := params[0].Lo
+			b45[0] = byte(s50 >> 40)
+			b45[1] = byte(s50 >> 32)
+			b45[2] = byte(s50 >> 24)
+			b45[3] = byte(s50 >> 16)
+			b45[4] = byte(s50 >> 8)
+			b45[5] = byte(s50)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n31
@@ -1119,175 +1079,175 @@ n32:
 	}
 n33:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d56 uint64 // ipv4 checksum
-		var d57 uint64 // udp checksum
-		v58 := m3
-		b59 := data[h2 : h2+20] // ipv4
-		ws61 := uint64((uint64(b59[16])<<24 | uint64(b59[17])<<16 | uint64(b59[18])<<8 | uint64(b59[19])))
-		os60 := uint32(uint16(ws61>>0)) + uint32(uint16(ws61>>16))
-		s62 := v58
-		b59[16] = byte(s62 >> 24)
-		b59[17] = byte(s62 >> 16)
-		b59[18] = byte(s62 >> 8)
-		b59[19] = byte(s62)
-		ws63 := uint64(v58)
-		f65 := uint32(os60)
+		var d51 uint64 // ipv4 checksum
+		var d52 uint64 // udp checksum
+		v53 := m3
+		b54 := data[h2 : h2+20] // ipv4
+		ws56 := uint64((uint64(b54[16])<<24 | uint64(b54[17])<<16 | uint64(b54[18])<<8 | uint64(b54[19])))
+		os55 := uint32(uint16(ws56>>0)) + uint32(uint16(ws56>>16))
+		s57 := v53
+		b54[16] = byte(s57 >> 24)
+		b54[17] = byte(s57 >> 16)
+		b54[18] = byte(s57 >> 8)
+		b54[19] = byte(s57)
+		ws58 := uint64(v53)
+		f60 := uint32(os55)
+		f60 += bits.RotateLeft32(f60, 16)
+		dl59 := uint64(^uint16(f60>>16)) + uint64(uint32(uint16(ws58>>0))+uint32(uint16(ws58>>16)))
+		d51 += dl59
+		d52 += dl59
+		v61 := ((uint64(b54[2])<<8 | uint64(b54[3])) - 0xc)
+		os62 := uint32(uint16((uint64(b54[2])<<8 | uint64(b54[3]))))
+		s63 := v61
+		b54[2] = byte(s63 >> 8)
+		b54[3] = byte(s63)
+		f65 := uint32(os62)
 		f65 += bits.RotateLeft32(f65, 16)
-		dl64 := uint64(^uint16(f65>>16)) + uint64(uint32(uint16(ws63>>0))+uint32(uint16(ws63>>16)))
-		d56 += dl64
-		d57 += dl64
-		v66 := ((uint64(b59[2])<<8 | uint64(b59[3])) - 0xc)
-		os67 := uint32(uint16((uint64(b59[2])<<8 | uint64(b59[3]))))
-		s68 := v66
-		b59[2] = byte(s68 >> 8)
-		b59[3] = byte(s68)
-		f70 := uint32(os67)
-		f70 += bits.RotateLeft32(f70, 16)
-		dl69 := uint64(^uint16(f70>>16)) + uint64(uint32(uint16(v66)))
-		d56 += dl69
-		d57 += dl69
+		dl64 := uint64(^uint16(f65>>16)) + uint64(uint32(uint16(v61)))
+		d51 += dl64
+		d52 += dl64
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d56
+			x := uint64(^cv) + d51
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s71 := r
-			cb[0] = byte(s71 >> 8)
-			cb[1] = byte(s71)
+			s66 := r
+			cb[0] = byte(s66 >> 8)
+			cb[1] = byte(s66)
 		}
 		if h8+8 <= len(data) {
-			pendD8 += d57
+			pendD8 += d52
 			pendK8 = true
 		}
 		goto n36
 	}
 n34:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d72 uint64          // udp checksum
-		b73 := data[h3 : h3+40] // ipv6
-		v74 := packet.Value{Hi: (uint64(b73[24])<<56 | uint64(b73[25])<<48 | uint64(b73[26])<<40 | uint64(b73[27])<<32 | uint64(b73[28])<<24 | uint64(b73[29])<<16 | uint64(b73[30])<<8 | uint64(b73[31])), Lo: (uint64(b73[32])<<56 | uint64(b73[33])<<48 | uint64(b73[34])<<40 | uint64(b73[35])<<32 | uint64(b73[36])<<24 | uint64(b73[37])<<16 | uint64(b73[38])<<8 | uint64(b73[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws76 := packet.Value{Hi: (uint64(b73[24])<<56 | uint64(b73[25])<<48 | uint64(b73[26])<<40 | uint64(b73[27])<<32 | uint64(b73[28])<<24 | uint64(b73[29])<<16 | uint64(b73[30])<<8 | uint64(b73[31])), Lo: (uint64(b73[32])<<56 | uint64(b73[33])<<48 | uint64(b73[34])<<40 | uint64(b73[35])<<32 | uint64(b73[36])<<24 | uint64(b73[37])<<16 | uint64(b73[38])<<8 | uint64(b73[39]))}
-		os75 := uint32(uint16(ws76.Hi>>0)) + uint32(uint16(ws76.Hi>>16)) + uint32(uint16(ws76.Hi>>32)) + uint32(uint16(ws76.Hi>>48)) + uint32(uint16(ws76.Lo>>0)) + uint32(uint16(ws76.Lo>>16)) + uint32(uint16(ws76.Lo>>32)) + uint32(uint16(ws76.Lo>>48))
-		v77 := v74
-		s78 := v77.Hi
-		b73[24] = byte(s78 >> 56)
-		b73[25] = byte(s78 >> 48)
-		b73[26] = byte(s78 >> 40)
-		b73[27] = byte(s78 >> 32)
-		b73[28] = byte(s78 >> 24)
-		b73[29] = byte(s78 >> 16)
-		b73[30] = byte(s78 >> 8)
-		b73[31] = byte(s78)
-		s79 := v77.Lo
-		b73[32] = byte(s79 >> 56)
-		b73[33] = byte(s79 >> 48)
-		b73[34] = byte(s79 >> 40)
-		b73[35] = byte(s79 >> 32)
-		b73[36] = byte(s79 >> 24)
-		b73[37] = byte(s79 >> 16)
-		b73[38] = byte(s79 >> 8)
-		b73[39] = byte(s79)
-		ws80 := v74
-		f82 := uint32(os75)
+		var d67 uint64          // udp checksum
+		b68 := data[h3 : h3+40] // ipv6
+		v69 := packet.Value{Hi: (uint64(b68[24])<<56 | uint64(b68[25])<<48 | uint64(b68[26])<<40 | uint64(b68[27])<<32 | uint64(b68[28])<<24 | uint64(b68[29])<<16 | uint64(b68[30])<<8 | uint64(b68[31])), Lo: (uint64(b68[32])<<56 | uint64(b68[33])<<48 | uint64(b68[34])<<40 | uint64(b68[35])<<32 | uint64(b68[36])<<24 | uint64(b68[37])<<16 | uint64(b68[38])<<8 | uint64(b68[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws71 := packet.Value{Hi: (uint64(b68[24])<<56 | uint64(b68[25])<<48 | uint64(b68[26])<<40 | uint64(b68[27])<<32 | uint64(b68[28])<<24 | uint64(b68[29])<<16 | uint64(b68[30])<<8 | uint64(b68[31])), Lo: (uint64(b68[32])<<56 | uint64(b68[33])<<48 | uint64(b68[34])<<40 | uint64(b68[35])<<32 | uint64(b68[36])<<24 | uint64(b68[37])<<16 | uint64(b68[38])<<8 | uint64(b68[39]))}
+		os70 := uint32(uint16(ws71.Hi>>0)) + uint32(uint16(ws71.Hi>>16)) + uint32(uint16(ws71.Hi>>32)) + uint32(uint16(ws71.Hi>>48)) + uint32(uint16(ws71.Lo>>0)) + uint32(uint16(ws71.Lo>>16)) + uint32(uint16(ws71.Lo>>32)) + uint32(uint16(ws71.Lo>>48))
+		v72 := v69
+		s73 := v72.Hi
+		b68[24] = byte(s73 >> 56)
+		b68[25] = byte(s73 >> 48)
+		b68[26] = byte(s73 >> 40)
+		b68[27] = byte(s73 >> 32)
+		b68[28] = byte(s73 >> 24)
+		b68[29] = byte(s73 >> 16)
+		b68[30] = byte(s73 >> 8)
+		b68[31] = byte(s73)
+		s74 := v72.Lo
+		b68[32] = byte(s74 >> 56)
+		b68[33] = byte(s74 >> 48)
+		b68[34] = byte(s74 >> 40)
+		b68[35] = byte(s74 >> 32)
+		b68[36] = byte(s74 >> 24)
+		b68[37] = byte(s74 >> 16)
+		b68[38] = byte(s74 >> 8)
+		b68[39] = byte(s74)
+		ws75 := v69
+		f77 := uint32(os70)
+		f77 += bits.RotateLeft32(f77, 16)
+		dl76 := uint64(^uint16(f77>>16)) + uint64(uint32(uint16(ws75.Hi>>0))+uint32(uint16(ws75.Hi>>16))+uint32(uint16(ws75.Hi>>32))+uint32(uint16(ws75.Hi>>48))+uint32(uint16(ws75.Lo>>0))+uint32(uint16(ws75.Lo>>16))+uint32(uint16(ws75.Lo>>32))+uint32(uint16(ws75.Lo>>48)))
+		d67 += dl76
+		v78 := ((uint64(b68[4])<<8 | uint64(b68[5])) - 0xc)
+		os79 := uint32(uint16((uint64(b68[4])<<8 | uint64(b68[5]))))
+		s80 := v78
+		b68[4] = byte(s80 >> 8)
+		b68[5] = byte(s80)
+		f82 := uint32(os79)
 		f82 += bits.RotateLeft32(f82, 16)
-		dl81 := uint64(^uint16(f82>>16)) + uint64(uint32(uint16(ws80.Hi>>0))+uint32(uint16(ws80.Hi>>16))+uint32(uint16(ws80.Hi>>32))+uint32(uint16(ws80.Hi>>48))+uint32(uint16(ws80.Lo>>0))+uint32(uint16(ws80.Lo>>16))+uint32(uint16(ws80.Lo>>32))+uint32(uint16(ws80.Lo>>48)))
-		d72 += dl81
-		v83 := ((uint64(b73[4])<<8 | uint64(b73[5])) - 0xc)
-		os84 := uint32(uint16((uint64(b73[4])<<8 | uint64(b73[5]))))
-		s85 := v83
-		b73[4] = byte(s85 >> 8)
-		b73[5] = byte(s85)
-		f87 := uint32(os84)
-		f87 += bits.RotateLeft32(f87, 16)
-		dl86 := uint64(^uint16(f87>>16)) + uint64(uint32(uint16(v83)))
-		d72 += dl86
+		dl81 := uint64(^uint16(f82>>16)) + uint64(uint32(uint16(v78)))
+		d67 += dl81
 		if h8+8 <= len(data) {
-			pendD8 += d72
+			pendD8 += d67
 			pendK8 = true
 		}
 		goto n35
 	}
 n35:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b88 := data[h3 : h3+40] // ipv6
-		v89 := m4
-		s90 := v89.Hi
-		b88[24] = byte(s90 >> 56)
-		b88[25] = byte(s90 >> 48)
-		b88[26] = byte(s90 >> 40)
-		b88[27] = byte(s90 >> 32)
-		b88[28] = byte(s90 >> 24)
-		b88[29] = byte(s90 >> 16)
-		b88[30] = byte(s90 >> 8)
-		b88[31] = byte(s90)
-		s91 := v89.Lo
-		b88[32] = byte(s91 >> 56)
-		b88[33] = byte(s91 >> 48)
-		b88[34] = byte(s91 >> 40)
-		b88[35] = byte(s91 >> 32)
-		b88[36] = byte(s91 >> 24)
-		b88[37] = byte(s91 >> 16)
-		b88[38] = byte(s91 >> 8)
-		b88[39] = byte(s91)
+		b83 := data[h3 : h3+40] // ipv6
+		v84 := m4
+		s85 := v84.Hi
+		b83[24] = byte(s85 >> 56)
+		b83[25] = byte(s85 >> 48)
+		b83[26] = byte(s85 >> 40)
+		b83[27] = byte(s85 >> 32)
+		b83[28] = byte(s85 >> 24)
+		b83[29] = byte(s85 >> 16)
+		b83[30] = byte(s85 >> 8)
+		b83[31] = byte(s85)
+		s86 := v84.Lo
+		b83[32] = byte(s86 >> 56)
+		b83[33] = byte(s86 >> 48)
+		b83[34] = byte(s86 >> 40)
+		b83[35] = byte(s86 >> 32)
+		b83[36] = byte(s86 >> 24)
+		b83[37] = byte(s86 >> 16)
+		b83[38] = byte(s86 >> 8)
+		b83[39] = byte(s86)
 		pl.edges[5]++
 		goto n36
 	}
 n36:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d92 uint64 // udp checksum
-		v93 := m5
-		b94 := data[h8 : h8+8] // udp
-		os95 := uint32(uint16((uint64(b94[2])<<8 | uint64(b94[3]))))
-		s96 := v93
-		b94[2] = byte(s96 >> 8)
-		b94[3] = byte(s96)
+		var d87 uint64 // udp checksum
+		v88 := m5
+		b89 := data[h8 : h8+8] // udp
+		os90 := uint32(uint16((uint64(b89[2])<<8 | uint64(b89[3]))))
+		s91 := v88
+		b89[2] = byte(s91 >> 8)
+		b89[3] = byte(s91)
+		f93 := uint32(os90)
+		f93 += bits.RotateLeft32(f93, 16)
+		dl92 := uint64(^uint16(f93>>16)) + uint64(uint32(uint16(v88)))
+		d87 += dl92
+		v94 := ((uint64(b89[4])<<8 | uint64(b89[5])) - 0xc)
+		os95 := uint32(uint16((uint64(b89[4])<<8 | uint64(b89[5]))))
+		s96 := v94
+		b89[4] = byte(s96 >> 8)
+		b89[5] = byte(s96)
 		f98 := uint32(os95)
 		f98 += bits.RotateLeft32(f98, 16)
-		dl97 := uint64(^uint16(f98>>16)) + uint64(uint32(uint16(v93)))
-		d92 += dl97
-		v99 := ((uint64(b94[4])<<8 | uint64(b94[5])) - 0xc)
-		os100 := uint32(uint16((uint64(b94[4])<<8 | uint64(b94[5]))))
-		s101 := v99
-		b94[4] = byte(s101 >> 8)
-		b94[5] = byte(s101)
-		f103 := uint32(os100)
-		f103 += bits.RotateLeft32(f103, 16)
-		dl102 := uint64(^uint16(f103>>16)) + uint64(uint32(uint16(v99)))
-		d92 += dl102
+		dl97 := uint64(^uint16(f98>>16)) + uint64(uint32(uint16(v94)))
+		d87 += dl97
 		if h8+8 <= len(data) {
-			pendD8 += d92
+			pendD8 += d87
 			pendK8 = true
 		}
 		goto n37
 	}
 n37:
 	{ // RxStrip: pop lbv1
-		po104, pn105 := h5, 12 // lbv1
-		if po104+pn105 > len(data) {
+		po99, pn100 := h5, 12 // lbv1
+		if po99+pn100 > len(data) {
 			return pl.drop(10)
 		}
-		if po104 > h8 && (po104-h8)%2 == 0 {
-			pw107 := data[po104 : po104+12]
-			d106 := uint32(uint64(pw107[0])<<8|uint64(pw107[1])) + uint32(uint64(pw107[2])<<8|uint64(pw107[3])) + uint32(uint64(pw107[4])<<8|uint64(pw107[5])) + uint32(uint64(pw107[6])<<8|uint64(pw107[7])) + uint32(uint64(pw107[8])<<8|uint64(pw107[9])) + uint32(uint64(pw107[10])<<8|uint64(pw107[11]))
-			d106 += bits.RotateLeft32(d106, 16)
+		if po99 > h8 && (po99-h8)%2 == 0 {
+			pw102 := data[po99 : po99+12]
+			d101 := uint32(uint64(pw102[0])<<8|uint64(pw102[1])) + uint32(uint64(pw102[2])<<8|uint64(pw102[3])) + uint32(uint64(pw102[4])<<8|uint64(pw102[5])) + uint32(uint64(pw102[6])<<8|uint64(pw102[7])) + uint32(uint64(pw102[8])<<8|uint64(pw102[9])) + uint32(uint64(pw102[10])<<8|uint64(pw102[11]))
+			d101 += bits.RotateLeft32(d101, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d106 >> 16))
+				pendD8 += uint64(^uint16(d101 >> 16))
 				pendK8 = true
 			}
 		}
-		if po104 < len(data)-po104-pn105 {
-			copy(data[pn105:pn105+po104], data[:po104])
-			data = data[pn105:]
+		if po99 < len(data)-po99-pn100 {
+			copy(data[pn100:pn100+po99], data[:po99])
+			data = data[pn100:]
 		} else {
-			copy(data[po104:], data[po104+pn105:])
-			data = data[:len(data)-pn105]
+			copy(data[po99:], data[po99+pn100:])
+			data = data[:len(data)-pn100]
 		}
 		h5 = -1
-		if cur > po104 {
-			cur = max(po104, cur-pn105)
+		if cur > po99 {
+			cur = max(po99, cur-pn100)
 		}
 		pl.edges[6]++
 		goto n14
@@ -1303,9 +1263,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s108 := r
-				cb[0] = byte(s108 >> 8)
-				cb[1] = byte(s108)
+				s103 := r
+				cb[0] = byte(s103 >> 8)
+				cb[1] = byte(s103)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1322,9 +1282,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s109 := r
-				cb[0] = byte(s109 >> 8)
-				cb[1] = byte(s109)
+				s104 := r
+				cb[0] = byte(s104 >> 8)
+				cb[1] = byte(s104)
 			}
 			pendD8, pendK8 = 0, false
 		}

@@ -830,31 +830,23 @@ n4:
 	}
 n5:
 	{ // ParseEth: extract ethernet
-		x2 := (h0 >= 0) // already there: nothing to do
-		if !x2 {
-			x2 = cur >= 0 && cur+14 <= len(data)
-			if x2 {
-				h0 = cur
-				cur += 14
-			} else {
-				h0 = -1
-			} // ethernet
-		}
-		if x2 {
+		if cur >= 0 && cur+14 <= len(data) {
+			h0 = cur
+			cur += 14 // ethernet
 			goto n6
 		}
 		goto n35
 	}
 n6:
 	{ // ParseEthType: switch ethernet.type
-		b4 := data[h0 : h0+14] // ethernet
-		v3 := (uint64(b4[12])<<8 | uint64(b4[13]))
+		b3 := data[h0 : h0+14] // ethernet
+		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
 		switch {
-		case v3 == 0x800:
+		case v2 == 0x800:
 			goto n9
-		case v3 == 0x806:
+		case v2 == 0x806:
 			goto n7
-		case v3 == 0x86dd:
+		case v2 == 0x86dd:
 			goto n15
 		default:
 			pl.edges[33]++
@@ -863,17 +855,9 @@ n6:
 	}
 n7:
 	{ // ParseArp: extract arp
-		x5 := (h5 >= 0) // already there: nothing to do
-		if !x5 {
-			x5 = cur >= 0 && cur+28 <= len(data)
-			if x5 {
-				h5 = cur
-				cur += 28
-			} else {
-				h5 = -1
-			} // arp
-		}
-		if x5 {
+		if cur >= 0 && cur+28 <= len(data) {
+			h5 = cur
+			cur += 28 // arp
 			goto n8
 		}
 		pl.edges[34]++
@@ -881,24 +865,24 @@ n7:
 	}
 n8:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
-		b10 := data[h5 : h5+28] // arp
-		c9 := ((uint64(b10[0])<<8 | uint64(b10[1])) == 0x1)
-		if c9 {
-			c9 = ((uint64(b10[2])<<8 | uint64(b10[3])) == 0x800)
-		}
-		c8 := c9
-		if c8 {
-			c8 = (uint64(b10[4]) == 0x6)
-		}
-		c7 := c8
+		b8 := data[h5 : h5+28] // arp
+		c7 := ((uint64(b8[0])<<8 | uint64(b8[1])) == 0x1)
 		if c7 {
-			c7 = (uint64(b10[5]) == 0x4)
+			c7 = ((uint64(b8[2])<<8 | uint64(b8[3])) == 0x800)
 		}
 		c6 := c7
 		if c6 {
-			c6 = ((uint64(b10[6])<<8 | uint64(b10[7])) == 0x1)
+			c6 = (uint64(b8[4]) == 0x6)
 		}
-		if c6 {
+		c5 := c6
+		if c5 {
+			c5 = (uint64(b8[5]) == 0x4)
+		}
+		c4 := c5
+		if c4 {
+			c4 = ((uint64(b8[6])<<8 | uint64(b8[7])) == 0x1)
+		}
+		if c4 {
 			goto n36
 		}
 		pl.edges[35]++
@@ -906,39 +890,31 @@ n8:
 	}
 n9:
 	{ // ParseIPv4: extract ipv4
-		x11 := (h2 >= 0) // already there: nothing to do
-		if !x11 {
-			if off := cur; off >= 0 && off+20 <= len(data) {
-				h2, h2len = off, 20
-				if !(h2 >= 0) {
-					return pl.drop(0)
-				}
-				b13 := data[h2 : h2+20] // ipv4
-				ext12 := ((int64((uint64(b13[0]) >> 0 & 0xf)) - 5) * 4)
-				x11 = ext12 >= 0 && ext12 <= int64(len(data)) && off+20+int(ext12) <= len(data)
-				if x11 {
-					h2len += int(ext12)
-					cur = off + h2len
-				}
+		if off := cur; off >= 0 && off+20 <= len(data) {
+			h2, h2len = off, 20
+			if !(h2 >= 0) {
+				return pl.drop(0)
 			}
-			if !x11 {
-				h2 = -1
-			} // ipv4
-		}
-		if x11 {
-			goto n10
+			b10 := data[h2 : h2+20] // ipv4
+			ext9 := ((int64((uint64(b10[0]) >> 0 & 0xf)) - 5) * 4)
+			if ext9 >= 0 && ext9 <= int64(len(data)) && off+20+int(ext9) <= len(data) {
+				h2len += int(ext9)
+				cur = off + h2len
+				goto n10
+			}
+			h2 = -1 // ipv4
 		}
 		pl.edges[36]++
 		goto n35
 	}
 n10:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
-		b15 := data[h2 : h2+20] // ipv4
-		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x4)
-		if c14 {
-			c14 = ((uint64(b15[0]) >> 0 & 0xf) >= 0x5)
+		b12 := data[h2 : h2+20] // ipv4
+		c11 := ((uint64(b12[0]) >> 4 & 0xf) == 0x4)
+		if c11 {
+			c11 = ((uint64(b12[0]) >> 0 & 0xf) >= 0x5)
 		}
-		if c14 {
+		if c11 {
 			goto n11
 		}
 		pl.edges[37]++
@@ -946,12 +922,12 @@ n10:
 	}
 n11:
 	{ // ParseIPv4Proto: switch ipv4.proto
-		b17 := data[h2 : h2+20] // ipv4
-		v16 := uint64(b17[9])
+		b14 := data[h2 : h2+20] // ipv4
+		v13 := uint64(b14[9])
 		switch {
-		case v16 == 0x1:
+		case v13 == 0x1:
 			goto n12
-		case v16 == 0x11:
+		case v13 == 0x11:
 			goto n28
 		default:
 			pl.edges[38]++
@@ -960,17 +936,9 @@ n11:
 	}
 n12:
 	{ // ParseIcmp: extract icmp
-		x18 := (h6 >= 0) // already there: nothing to do
-		if !x18 {
-			x18 = cur >= 0 && cur+4 <= len(data)
-			if x18 {
-				h6 = cur
-				cur += 4
-			} else {
-				h6 = -1
-			} // icmp
-		}
-		if x18 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h6 = cur
+			cur += 4 // icmp
 			goto n13
 		}
 		pl.edges[39]++
@@ -978,12 +946,12 @@ n12:
 	}
 n13:
 	{ // ParseIcmpType: test icmp.type == 8 && icmp.code == 0
-		b20 := data[h6 : h6+4] // icmp
-		c19 := (uint64(b20[0]) == 0x8)
-		if c19 {
-			c19 = (uint64(b20[1]) == 0x0)
+		b16 := data[h6 : h6+4] // icmp
+		c15 := (uint64(b16[0]) == 0x8)
+		if c15 {
+			c15 = (uint64(b16[1]) == 0x0)
 		}
-		if c19 {
+		if c15 {
 			goto n14
 		}
 		pl.edges[40]++
@@ -991,17 +959,9 @@ n13:
 	}
 n14:
 	{ // ParseEcho4: extract icmp_echo
-		x21 := (h8 >= 0) // already there: nothing to do
-		if !x21 {
-			x21 = cur >= 0 && cur+4 <= len(data)
-			if x21 {
-				h8 = cur
-				cur += 4
-			} else {
-				h8 = -1
-			} // icmp_echo
-		}
-		if x21 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h8 = cur
+			cur += 4 // icmp_echo
 			pl.edges[0]++
 			goto n36
 		}
@@ -1010,17 +970,9 @@ n14:
 	}
 n15:
 	{ // ParseIPv6: extract ipv6
-		x22 := (h3 >= 0) // already there: nothing to do
-		if !x22 {
-			x22 = cur >= 0 && cur+40 <= len(data)
-			if x22 {
-				h3 = cur
-				cur += 40
-			} else {
-				h3 = -1
-			} // ipv6
-		}
-		if x22 {
+		if cur >= 0 && cur+40 <= len(data) {
+			h3 = cur
+			cur += 40 // ipv6
 			goto n16
 		}
 		pl.edges[42]++
@@ -1028,8 +980,8 @@ n15:
 	}
 n16:
 	{ // ParseIPv6Check: test ipv6.version == 6
-		b23 := data[h3 : h3+40] // ipv6
-		if (uint64(b23[0]) >> 4 & 0xf) == 0x6 {
+		b17 := data[h3 : h3+40] // ipv6
+		if (uint64(b17[0]) >> 4 & 0xf) == 0x6 {
 			goto n17
 		}
 		pl.edges[43]++
@@ -1037,12 +989,12 @@ n16:
 	}
 n17:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
-		b25 := data[h3 : h3+40] // ipv6
-		v24 := uint64(b25[6])
+		b19 := data[h3 : h3+40] // ipv6
+		v18 := uint64(b19[6])
 		switch {
-		case v24 == 0x3a:
+		case v18 == 0x3a:
 			goto n18
-		case v24 == 0x11:
+		case v18 == 0x11:
 			pl.edges[1]++
 			goto n28
 		default:
@@ -1052,17 +1004,9 @@ n17:
 	}
 n18:
 	{ // ParseIcmp6: extract icmpv6
-		x26 := (h7 >= 0) // already there: nothing to do
-		if !x26 {
-			x26 = cur >= 0 && cur+4 <= len(data)
-			if x26 {
-				h7 = cur
-				cur += 4
-			} else {
-				h7 = -1
-			} // icmpv6
-		}
-		if x26 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h7 = cur
+			cur += 4 // icmpv6
 			goto n19
 		}
 		pl.edges[45]++
@@ -1070,12 +1014,12 @@ n18:
 	}
 n19:
 	{ // ParseIcmp6Type: switch icmpv6.type
-		b28 := data[h7 : h7+4] // icmpv6
-		v27 := uint64(b28[0])
+		b21 := data[h7 : h7+4] // icmpv6
+		v20 := uint64(b21[0])
 		switch {
-		case v27 == 0x80:
+		case v20 == 0x80:
 			goto n20
-		case v27 == 0x87:
+		case v20 == 0x87:
 			goto n22
 		default:
 			pl.edges[46]++
@@ -1084,8 +1028,8 @@ n19:
 	}
 n20:
 	{ // ParseEcho6Code: test icmpv6.code == 0
-		b29 := data[h7 : h7+4] // icmpv6
-		if uint64(b29[1]) == 0x0 {
+		b22 := data[h7 : h7+4] // icmpv6
+		if uint64(b22[1]) == 0x0 {
 			goto n21
 		}
 		pl.edges[47]++
@@ -1093,17 +1037,9 @@ n20:
 	}
 n21:
 	{ // ParseEcho6: extract icmp_echo
-		x30 := (h8 >= 0) // already there: nothing to do
-		if !x30 {
-			x30 = cur >= 0 && cur+4 <= len(data)
-			if x30 {
-				h8 = cur
-				cur += 4
-			} else {
-				h8 = -1
-			} // icmp_echo
-		}
-		if x30 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h8 = cur
+			cur += 4 // icmp_echo
 			pl.edges[2]++
 			goto n36
 		}
@@ -1112,8 +1048,8 @@ n21:
 	}
 n22:
 	{ // ParseNsCode: test icmpv6.code == 0
-		b31 := data[h7 : h7+4] // icmpv6
-		if uint64(b31[1]) == 0x0 {
+		b23 := data[h7 : h7+4] // icmpv6
+		if uint64(b23[1]) == 0x0 {
 			goto n23
 		}
 		pl.edges[49]++
@@ -1121,17 +1057,9 @@ n22:
 	}
 n23:
 	{ // ParseNs: extract nd_ns
-		x32 := (h12 >= 0) // already there: nothing to do
-		if !x32 {
-			x32 = cur >= 0 && cur+20 <= len(data)
-			if x32 {
-				h12 = cur
-				cur += 20
-			} else {
-				h12 = -1
-			} // nd_ns
-		}
-		if x32 {
+		if cur >= 0 && cur+20 <= len(data) {
+			h12 = cur
+			cur += 20 // nd_ns
 			goto n24
 		}
 		pl.edges[50]++
@@ -1139,8 +1067,8 @@ n23:
 	}
 n24:
 	{ // ParseNsLen: test ipv6.payload_len == 24
-		b33 := data[h3 : h3+40] // ipv6
-		if (uint64(b33[4])<<8 | uint64(b33[5])) == 0x18 {
+		b24 := data[h3 : h3+40] // ipv6
+		if (uint64(b24[4])<<8 | uint64(b24[5])) == 0x18 {
 			pl.edges[3]++
 			goto n36
 		}
@@ -1148,17 +1076,9 @@ n24:
 	}
 n25:
 	{ // ParseNsOpt: extract nd_opt
-		x34 := (h13 >= 0) // already there: nothing to do
-		if !x34 {
-			x34 = cur >= 0 && cur+2 <= len(data)
-			if x34 {
-				h13 = cur
-				cur += 2
-			} else {
-				h13 = -1
-			} // nd_opt
-		}
-		if x34 {
+		if cur >= 0 && cur+2 <= len(data) {
+			h13 = cur
+			cur += 2 // nd_opt
 			goto n26
 		}
 		pl.edges[51]++
@@ -1166,8 +1086,8 @@ n25:
 	}
 n26:
 	{ // ParseNsOptType: test nd_opt.type == 1
-		b35 := data[h13 : h13+2] // nd_opt
-		if uint64(b35[0]) == 0x1 {
+		b25 := data[h13 : h13+2] // nd_opt
+		if uint64(b25[0]) == 0x1 {
 			goto n27
 		}
 		pl.edges[4]++
@@ -1175,17 +1095,9 @@ n26:
 	}
 n27:
 	{ // ParseNsMac: extract nd_mac
-		x36 := (h14 >= 0) // already there: nothing to do
-		if !x36 {
-			x36 = cur >= 0 && cur+6 <= len(data)
-			if x36 {
-				h14 = cur
-				cur += 6
-			} else {
-				h14 = -1
-			} // nd_mac
-		}
-		if x36 {
+		if cur >= 0 && cur+6 <= len(data) {
+			h14 = cur
+			cur += 6 // nd_mac
 			pl.edges[5]++
 			goto n36
 		}
@@ -1194,17 +1106,9 @@ n27:
 	}
 n28:
 	{ // ParseUdp: extract udp
-		x37 := (h4 >= 0) // already there: nothing to do
-		if !x37 {
-			x37 = cur >= 0 && cur+8 <= len(data)
-			if x37 {
-				h4 = cur
-				cur += 8
-			} else {
-				h4 = -1
-			} // udp
-		}
-		if x37 {
+		if cur >= 0 && cur+8 <= len(data) {
+			h4 = cur
+			cur += 8 // udp
 			goto n29
 		}
 		pl.edges[53]++
@@ -1212,8 +1116,8 @@ n28:
 	}
 n29:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
-		b38 := data[h4 : h4+8] // udp
-		if ((uint64(b38[2])<<8 | uint64(b38[3])) & 0xc000) == 0x4000 {
+		b26 := data[h4 : h4+8] // udp
+		if ((uint64(b26[2])<<8 | uint64(b26[3])) & 0xc000) == 0x4000 {
 			goto n30
 		}
 		pl.edges[54]++
@@ -1221,17 +1125,9 @@ n29:
 	}
 n30:
 	{ // ParseLb: extract lb_common
-		x39 := (h9 >= 0) // already there: nothing to do
-		if !x39 {
-			x39 = cur >= 0 && cur+4 <= len(data)
-			if x39 {
-				h9 = cur
-				cur += 4
-			} else {
-				h9 = -1
-			} // lb_common
-		}
-		if x39 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h9 = cur
+			cur += 4 // lb_common
 			goto n31
 		}
 		pl.edges[55]++
@@ -1239,8 +1135,8 @@ n30:
 	}
 n31:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		b40 := data[h9 : h9+4] // lb_common
-		if (uint64(b40[0])<<8 | uint64(b40[1])) == 0x4c42 {
+		b27 := data[h9 : h9+4] // lb_common
+		if (uint64(b27[0])<<8 | uint64(b27[1])) == 0x4c42 {
 			goto n32
 		}
 		pl.edges[56]++
@@ -1248,12 +1144,12 @@ n31:
 	}
 n32:
 	{ // ParseLbVersion: switch lb_common.version
-		b42 := data[h9 : h9+4] // lb_common
-		v41 := uint64(b42[2])
+		b29 := data[h9 : h9+4] // lb_common
+		v28 := uint64(b29[2])
 		switch {
-		case v41 == 0x2:
+		case v28 == 0x2:
 			goto n33
-		case v41 == 0x3:
+		case v28 == 0x3:
 			goto n34
 		default:
 			pl.edges[57]++
@@ -1262,17 +1158,9 @@ n32:
 	}
 n33:
 	{ // ParseLbV2: extract lb_v2
-		x43 := (h10 >= 0) // already there: nothing to do
-		if !x43 {
-			x43 = cur >= 0 && cur+12 <= len(data)
-			if x43 {
-				h10 = cur
-				cur += 12
-			} else {
-				h10 = -1
-			} // lb_v2
-		}
-		if x43 {
+		if cur >= 0 && cur+12 <= len(data) {
+			h10 = cur
+			cur += 12 // lb_v2
 			pl.edges[6]++
 			goto n36
 		}
@@ -1281,17 +1169,9 @@ n33:
 	}
 n34:
 	{ // ParseLbV3: extract lb_v3
-		x44 := (h11 >= 0) // already there: nothing to do
-		if !x44 {
-			x44 = cur >= 0 && cur+12 <= len(data)
-			if x44 {
-				h11 = cur
-				cur += 12
-			} else {
-				h11 = -1
-			} // lb_v3
-		}
-		if x44 {
+		if cur >= 0 && cur+12 <= len(data) {
+			h11 = cur
+			cur += 12 // lb_v3
 			pl.edges[7]++
 			goto n36
 		}
@@ -1305,30 +1185,30 @@ n35:
 n36:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw45 := (m0) & 0xf
-		b47 := data[h0 : h0+14] // ethernet
-		kw46 := (uint64(b47[0])<<40 | uint64(b47[1])<<32 | uint64(b47[2])<<24 | uint64(b47[3])<<16 | uint64(b47[4])<<8 | uint64(b47[5])) & 0xffffffffffff
-		k48 := kw46<<0 | kw45<<48
-		if pi49 := pl.tables[0].Packed(); len(pi49.Slots) > 0 {
-			k48 &= pi49.Mask
-			for m, j := uint64(len(pi49.Slots)-1), packet.PackedHash(k48); ; j++ {
-				sl := &pi49.Slots[j&m]
+		kw30 := (m0) & 0xf
+		b32 := data[h0 : h0+14] // ethernet
+		kw31 := (uint64(b32[0])<<40 | uint64(b32[1])<<32 | uint64(b32[2])<<24 | uint64(b32[3])<<16 | uint64(b32[4])<<8 | uint64(b32[5])) & 0xffffffffffff
+		k33 := kw31<<0 | kw30<<48
+		if pi34 := pl.tables[0].Packed(); len(pi34.Slots) > 0 {
+			k33 &= pi34.Mask
+			for m, j := uint64(len(pi34.Slots)-1), packet.PackedHash(k33); ; j++ {
+				sl := &pi34.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k48 {
+				if sl.Key == k33 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc50 := pl.tables[0].Scan(); len(sc50.Match) > 0 {
-			for i, ms := 0, sc50.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw45&ms[0].Mask == ms[0].Val && kw45-ms[0].Lo <= ms[0].Span && kw46&ms[1].Mask == ms[1].Val && kw46-ms[1].Lo <= ms[1].Span {
-					act, params = int(sc50.Acts[i].Action), sc50.Acts[i].Params
+		} else if sc35 := pl.tables[0].Scan(); len(sc35.Match) > 0 {
+			for i, ms := 0, sc35.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw30&ms[0].Mask == ms[0].Val && kw30-ms[0].Lo <= ms[0].Span && kw31&ms[1].Mask == ms[1].Val && kw31-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc35.Acts[i].Action), sc35.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k48); hit {
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k33); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1365,49 +1245,49 @@ n39:
 	}
 n40:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		b51 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b51[16])<<24 | uint64(b51[17])<<16 | uint64(b51[18])<<8 | uint64(b51[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b36 := data[h2 : h2+20] // ipv4
+		m5 = (packet.Value{Lo: (uint64(b36[16])<<24 | uint64(b36[17])<<16 | uint64(b36[18])<<8 | uint64(b36[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n41:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		b52 := data[h3 : h3+40] // ipv6
-		m5 = (packet.Value{Hi: (uint64(b52[24])<<56 | uint64(b52[25])<<48 | uint64(b52[26])<<40 | uint64(b52[27])<<32 | uint64(b52[28])<<24 | uint64(b52[29])<<16 | uint64(b52[30])<<8 | uint64(b52[31])), Lo: (uint64(b52[32])<<56 | uint64(b52[33])<<48 | uint64(b52[34])<<40 | uint64(b52[35])<<32 | uint64(b52[36])<<24 | uint64(b52[37])<<16 | uint64(b52[38])<<8 | uint64(b52[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b37 := data[h3 : h3+40] // ipv6
+		m5 = (packet.Value{Hi: (uint64(b37[24])<<56 | uint64(b37[25])<<48 | uint64(b37[26])<<40 | uint64(b37[27])<<32 | uint64(b37[28])<<24 | uint64(b37[29])<<16 | uint64(b37[30])<<8 | uint64(b37[31])), Lo: (uint64(b37[32])<<56 | uint64(b37[33])<<48 | uint64(b37[34])<<40 | uint64(b37[35])<<32 | uint64(b37[36])<<24 | uint64(b37[37])<<16 | uint64(b37[38])<<8 | uint64(b37[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[9]++
 		goto n43
 	}
 n42:
 	{ // L3SetDaArp: set meta.ip_da_key
-		b53 := data[h5 : h5+28] // arp
-		m5 = (packet.Value{Lo: (uint64(b53[24])<<24 | uint64(b53[25])<<16 | uint64(b53[26])<<8 | uint64(b53[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b38 := data[h5 : h5+28] // arp
+		m5 = (packet.Value{Lo: (uint64(b38[24])<<24 | uint64(b38[25])<<16 | uint64(b38[26])<<8 | uint64(b38[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[10]++
 		goto n43
 	}
 n43:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw54 := (m0) & 0xf
-		b56 := data[h0 : h0+14] // ethernet
-		kw55 := (uint64(b56[12])<<8 | uint64(b56[13])) & 0xffff
-		kw57 := m5
-		if wl58 := pl.tables[1].Words(); len(wl58.Slots) > 0 {
-			x60 := kw54 & wl58.Mask[0]
-			x61 := kw55 & wl58.Mask[1]
-			x62 := kw57.Hi & wl58.Mask[2]
-			x63 := kw57.Lo & wl58.Mask[3]
-			h59 := packet.WordsHash(x60, x61, x62, x63)
-			for m, j := uint64(len(wl58.Slots)-1), h59>>(wl58.Shift&63); ; j = (j + 1) & m {
-				sl := &wl58.Slots[j]
+		kw39 := (m0) & 0xf
+		b41 := data[h0 : h0+14] // ethernet
+		kw40 := (uint64(b41[12])<<8 | uint64(b41[13])) & 0xffff
+		kw42 := m5
+		if wl43 := pl.tables[1].Words(); len(wl43.Slots) > 0 {
+			x45 := kw39 & wl43.Mask[0]
+			x46 := kw40 & wl43.Mask[1]
+			x47 := kw42.Hi & wl43.Mask[2]
+			x48 := kw42.Lo & wl43.Mask[3]
+			h44 := packet.WordsHash(x45, x46, x47, x48)
+			for m, j := uint64(len(wl43.Slots)-1), h44>>(wl43.Shift&63); ; j = (j + 1) & m {
+				sl := &wl43.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl58.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h59 && ks[0] == x60 && ks[1] == x61 && ks[2] == x62 && ks[3] == x63 {
-					a := &wl58.Acts[j]
+				if ks := wl43.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h44 && ks[0] == x45 && ks[1] == x46 && ks[2] == x47 && ks[3] == x48 {
+					a := &wl43.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw54, kw55, kw57.Hi, kw57.Lo); hit {
+		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw39, kw40, kw42.Hi, kw42.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1445,15 +1325,15 @@ n46:
 	}
 n47:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c64 := (h7 >= 0)
-		if c64 {
+		c49 := (h7 >= 0)
+		if c49 {
 			if !(h7 >= 0) {
 				return pl.drop(4)
 			}
-			b65 := data[h7 : h7+4] // icmpv6
-			c64 = (uint64(b65[0]) == 0x80)
+			b50 := data[h7 : h7+4] // icmpv6
+			c49 = (uint64(b50[0]) == 0x80)
 		}
-		if c64 {
+		if c49 {
 			goto n57
 		}
 		goto n48
@@ -1467,8 +1347,8 @@ n48:
 	}
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		b66 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b66[24])<<24 | uint64(b66[25])<<16 | uint64(b66[26])<<8 | uint64(b66[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b51 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b51[24])<<24 | uint64(b51[25])<<16 | uint64(b51[26])<<8 | uint64(b51[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n51
 		}
 		goto n50
@@ -1479,49 +1359,49 @@ n50:
 	}
 n51:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b67 := data[h0 : h0+14] // ethernet
-		s68 := (uint64(b67[6])<<40 | uint64(b67[7])<<32 | uint64(b67[8])<<24 | uint64(b67[9])<<16 | uint64(b67[10])<<8 | uint64(b67[11]))
-		b67[0] = byte(s68 >> 40)
-		b67[1] = byte(s68 >> 32)
-		b67[2] = byte(s68 >> 24)
-		b67[3] = byte(s68 >> 16)
-		b67[4] = byte(s68 >> 8)
-		b67[5] = byte(s68)
-		s69 := m2
-		b67[6] = byte(s69 >> 40)
-		b67[7] = byte(s69 >> 32)
-		b67[8] = byte(s69 >> 24)
-		b67[9] = byte(s69 >> 16)
-		b67[10] = byte(s69 >> 8)
-		b67[11] = byte(s69)
-		b70 := data[h5 : h5+28] // arp
-		s71 := 0x2
-		b70[6] = byte(s71 >> 8)
-		b70[7] = byte(s71)
-		s72 := (uint64(b70[8])<<40 | uint64(b70[9])<<32 | uint64(b70[10])<<24 | uint64(b70[11])<<16 | uint64(b70[12])<<8 | uint64(b70[13]))
-		b70[18] = byte(s72 >> 40)
-		b70[19] = byte(s72 >> 32)
-		b70[20] = byte(s72 >> 24)
-		b70[21] = byte(s72 >> 16)
-		b70[22] = byte(s72 >> 8)
-		b70[23] = byte(s72)
-		s73 := m2
-		b70[8] = byte(s73 >> 40)
-		b70[9] = byte(s73 >> 32)
-		b70[10] = byte(s73 >> 24)
-		b70[11] = byte(s73 >> 16)
-		b70[12] = byte(s73 >> 8)
-		b70[13] = byte(s73)
-		s74 := (uint64(b70[14])<<24 | uint64(b70[15])<<16 | uint64(b70[16])<<8 | uint64(b70[17]))
-		b70[24] = byte(s74 >> 24)
-		b70[25] = byte(s74 >> 16)
-		b70[26] = byte(s74 >> 8)
-		b70[27] = byte(s74)
-		s75 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		b70[14] = byte(s75 >> 24)
-		b70[15] = byte(s75 >> 16)
-		b70[16] = byte(s75 >> 8)
-		b70[17] = byte(s75)
+		b52 := data[h0 : h0+14] // ethernet
+		s53 := (uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11]))
+		b52[0] = byte(s53 >> 40)
+		b52[1] = byte(s53 >> 32)
+		b52[2] = byte(s53 >> 24)
+		b52[3] = byte(s53 >> 16)
+		b52[4] = byte(s53 >> 8)
+		b52[5] = byte(s53)
+		s54 := m2
+		b52[6] = byte(s54 >> 40)
+		b52[7] = byte(s54 >> 32)
+		b52[8] = byte(s54 >> 24)
+		b52[9] = byte(s54 >> 16)
+		b52[10] = byte(s54 >> 8)
+		b52[11] = byte(s54)
+		b55 := data[h5 : h5+28] // arp
+		s56 := 0x2
+		b55[6] = byte(s56 >> 8)
+		b55[7] = byte(s56)
+		s57 := (uint64(b55[8])<<40 | uint64(b55[9])<<32 | uint64(b55[10])<<24 | uint64(b55[11])<<16 | uint64(b55[12])<<8 | uint64(b55[13]))
+		b55[18] = byte(s57 >> 40)
+		b55[19] = byte(s57 >> 32)
+		b55[20] = byte(s57 >> 24)
+		b55[21] = byte(s57 >> 16)
+		b55[22] = byte(s57 >> 8)
+		b55[23] = byte(s57)
+		s58 := m2
+		b55[8] = byte(s58 >> 40)
+		b55[9] = byte(s58 >> 32)
+		b55[10] = byte(s58 >> 24)
+		b55[11] = byte(s58 >> 16)
+		b55[12] = byte(s58 >> 8)
+		b55[13] = byte(s58)
+		s59 := (uint64(b55[14])<<24 | uint64(b55[15])<<16 | uint64(b55[16])<<8 | uint64(b55[17]))
+		b55[24] = byte(s59 >> 24)
+		b55[25] = byte(s59 >> 16)
+		b55[26] = byte(s59 >> 8)
+		b55[27] = byte(s59)
+		s60 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b55[14] = byte(s60 >> 24)
+		b55[15] = byte(s60 >> 16)
+		b55[16] = byte(s60 >> 8)
+		b55[17] = byte(s60)
 		goto n52
 	}
 n52:
@@ -1530,8 +1410,8 @@ n52:
 	}
 n53:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
-		b76 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b76[16])<<24 | uint64(b76[17])<<16 | uint64(b76[18])<<8 | uint64(b76[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b61 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b61[16])<<24 | uint64(b61[17])<<16 | uint64(b61[18])<<8 | uint64(b61[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n55
 		}
 		goto n54
@@ -1542,56 +1422,56 @@ n54:
 	}
 n55:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d77 uint64          // icmp checksum
-		b78 := data[h0 : h0+14] // ethernet
-		v79 := (uint64(b78[6])<<40 | uint64(b78[7])<<32 | uint64(b78[8])<<24 | uint64(b78[9])<<16 | uint64(b78[10])<<8 | uint64(b78[11]))
-		s80 := v79
-		b78[0] = byte(s80 >> 40)
-		b78[1] = byte(s80 >> 32)
-		b78[2] = byte(s80 >> 24)
-		b78[3] = byte(s80 >> 16)
-		b78[4] = byte(s80 >> 8)
-		b78[5] = byte(s80)
-		v81 := m2
-		s82 := v81
-		b78[6] = byte(s82 >> 40)
-		b78[7] = byte(s82 >> 32)
-		b78[8] = byte(s82 >> 24)
-		b78[9] = byte(s82 >> 16)
-		b78[10] = byte(s82 >> 8)
-		b78[11] = byte(s82)
-		b83 := data[h2 : h2+20] // ipv4
-		v84 := (uint64(b83[12])<<24 | uint64(b83[13])<<16 | uint64(b83[14])<<8 | uint64(b83[15]))
-		s85 := v84
-		b83[16] = byte(s85 >> 24)
-		b83[17] = byte(s85 >> 16)
-		b83[18] = byte(s85 >> 8)
-		b83[19] = byte(s85)
-		v86 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		s87 := v86
-		b83[12] = byte(s87 >> 24)
-		b83[13] = byte(s87 >> 16)
-		b83[14] = byte(s87 >> 8)
-		b83[15] = byte(s87)
-		v88 := 0x0
-		b89 := data[h6 : h6+4] // icmp
-		os90 := uint32(uint64(b89[0])<<8 | uint64(b89[1]))
-		b89[0] = byte(v88)
-		f92 := uint32(os90)
-		f92 += bits.RotateLeft32(f92, 16)
-		dl91 := uint64(^uint16(f92>>16)) + uint64(uint32(uint64(b89[0])<<8|uint64(b89[1])))
-		d77 += dl91
+		var d62 uint64          // icmp checksum
+		b63 := data[h0 : h0+14] // ethernet
+		v64 := (uint64(b63[6])<<40 | uint64(b63[7])<<32 | uint64(b63[8])<<24 | uint64(b63[9])<<16 | uint64(b63[10])<<8 | uint64(b63[11]))
+		s65 := v64
+		b63[0] = byte(s65 >> 40)
+		b63[1] = byte(s65 >> 32)
+		b63[2] = byte(s65 >> 24)
+		b63[3] = byte(s65 >> 16)
+		b63[4] = byte(s65 >> 8)
+		b63[5] = byte(s65)
+		v66 := m2
+		s67 := v66
+		b63[6] = byte(s67 >> 40)
+		b63[7] = byte(s67 >> 32)
+		b63[8] = byte(s67 >> 24)
+		b63[9] = byte(s67 >> 16)
+		b63[10] = byte(s67 >> 8)
+		b63[11] = byte(s67)
+		b68 := data[h2 : h2+20] // ipv4
+		v69 := (uint64(b68[12])<<24 | uint64(b68[13])<<16 | uint64(b68[14])<<8 | uint64(b68[15]))
+		s70 := v69
+		b68[16] = byte(s70 >> 24)
+		b68[17] = byte(s70 >> 16)
+		b68[18] = byte(s70 >> 8)
+		b68[19] = byte(s70)
+		v71 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s72 := v71
+		b68[12] = byte(s72 >> 24)
+		b68[13] = byte(s72 >> 16)
+		b68[14] = byte(s72 >> 8)
+		b68[15] = byte(s72)
+		v73 := 0x0
+		b74 := data[h6 : h6+4] // icmp
+		os75 := uint32(uint64(b74[0])<<8 | uint64(b74[1]))
+		b74[0] = byte(v73)
+		f77 := uint32(os75)
+		f77 += bits.RotateLeft32(f77, 16)
+		dl76 := uint64(^uint16(f77>>16)) + uint64(uint32(uint64(b74[0])<<8|uint64(b74[1])))
+		d62 += dl76
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d77
+			x := uint64(^cv) + d62
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s93 := r
-			cb[0] = byte(s93 >> 8)
-			cb[1] = byte(s93)
+			s78 := r
+			cb[0] = byte(s78 >> 8)
+			cb[1] = byte(s78)
 		}
 		goto n56
 	}
@@ -1602,98 +1482,98 @@ n56:
 	}
 n57:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d94 uint64          // icmpv6 checksum
-		b95 := data[h0 : h0+14] // ethernet
-		v96 := (uint64(b95[6])<<40 | uint64(b95[7])<<32 | uint64(b95[8])<<24 | uint64(b95[9])<<16 | uint64(b95[10])<<8 | uint64(b95[11]))
-		s97 := v96
-		b95[0] = byte(s97 >> 40)
-		b95[1] = byte(s97 >> 32)
-		b95[2] = byte(s97 >> 24)
-		b95[3] = byte(s97 >> 16)
-		b95[4] = byte(s97 >> 8)
-		b95[5] = byte(s97)
-		v98 := m2
-		s99 := v98
-		b95[6] = byte(s99 >> 40)
-		b95[7] = byte(s99 >> 32)
-		b95[8] = byte(s99 >> 24)
-		b95[9] = byte(s99 >> 16)
-		b95[10] = byte(s99 >> 8)
-		b95[11] = byte(s99)
-		b100 := data[h3 : h3+40] // ipv6
-		v101 := packet.Value{Hi: (uint64(b100[8])<<56 | uint64(b100[9])<<48 | uint64(b100[10])<<40 | uint64(b100[11])<<32 | uint64(b100[12])<<24 | uint64(b100[13])<<16 | uint64(b100[14])<<8 | uint64(b100[15])), Lo: (uint64(b100[16])<<56 | uint64(b100[17])<<48 | uint64(b100[18])<<40 | uint64(b100[19])<<32 | uint64(b100[20])<<24 | uint64(b100[21])<<16 | uint64(b100[22])<<8 | uint64(b100[23]))}
-		ws103 := packet.Value{Hi: (uint64(b100[24])<<56 | uint64(b100[25])<<48 | uint64(b100[26])<<40 | uint64(b100[27])<<32 | uint64(b100[28])<<24 | uint64(b100[29])<<16 | uint64(b100[30])<<8 | uint64(b100[31])), Lo: (uint64(b100[32])<<56 | uint64(b100[33])<<48 | uint64(b100[34])<<40 | uint64(b100[35])<<32 | uint64(b100[36])<<24 | uint64(b100[37])<<16 | uint64(b100[38])<<8 | uint64(b100[39]))}
-		os102 := uint32(uint16(ws103.Hi>>0)) + uint32(uint16(ws103.Hi>>16)) + uint32(uint16(ws103.Hi>>32)) + uint32(uint16(ws103.Hi>>48)) + uint32(uint16(ws103.Lo>>0)) + uint32(uint16(ws103.Lo>>16)) + uint32(uint16(ws103.Lo>>32)) + uint32(uint16(ws103.Lo>>48))
-		v104 := v101
-		s105 := v104.Hi
-		b100[24] = byte(s105 >> 56)
-		b100[25] = byte(s105 >> 48)
-		b100[26] = byte(s105 >> 40)
-		b100[27] = byte(s105 >> 32)
-		b100[28] = byte(s105 >> 24)
-		b100[29] = byte(s105 >> 16)
-		b100[30] = byte(s105 >> 8)
-		b100[31] = byte(s105)
-		s106 := v104.Lo
-		b100[32] = byte(s106 >> 56)
-		b100[33] = byte(s106 >> 48)
-		b100[34] = byte(s106 >> 40)
-		b100[35] = byte(s106 >> 32)
-		b100[36] = byte(s106 >> 24)
-		b100[37] = byte(s106 >> 16)
-		b100[38] = byte(s106 >> 8)
-		b100[39] = byte(s106)
-		ws107 := v101
-		f109 := uint32(os102)
-		f109 += bits.RotateLeft32(f109, 16)
-		dl108 := uint64(^uint16(f109>>16)) + uint64(uint32(uint16(ws107.Hi>>0))+uint32(uint16(ws107.Hi>>16))+uint32(uint16(ws107.Hi>>32))+uint32(uint16(ws107.Hi>>48))+uint32(uint16(ws107.Lo>>0))+uint32(uint16(ws107.Lo>>16))+uint32(uint16(ws107.Lo>>32))+uint32(uint16(ws107.Lo>>48)))
-		d94 += dl108
-		v110 := m3
-		ws112 := packet.Value{Hi: (uint64(b100[8])<<56 | uint64(b100[9])<<48 | uint64(b100[10])<<40 | uint64(b100[11])<<32 | uint64(b100[12])<<24 | uint64(b100[13])<<16 | uint64(b100[14])<<8 | uint64(b100[15])), Lo: (uint64(b100[16])<<56 | uint64(b100[17])<<48 | uint64(b100[18])<<40 | uint64(b100[19])<<32 | uint64(b100[20])<<24 | uint64(b100[21])<<16 | uint64(b100[22])<<8 | uint64(b100[23]))}
-		os111 := uint32(uint16(ws112.Hi>>0)) + uint32(uint16(ws112.Hi>>16)) + uint32(uint16(ws112.Hi>>32)) + uint32(uint16(ws112.Hi>>48)) + uint32(uint16(ws112.Lo>>0)) + uint32(uint16(ws112.Lo>>16)) + uint32(uint16(ws112.Lo>>32)) + uint32(uint16(ws112.Lo>>48))
-		v113 := v110
-		s114 := v113.Hi
-		b100[8] = byte(s114 >> 56)
-		b100[9] = byte(s114 >> 48)
-		b100[10] = byte(s114 >> 40)
-		b100[11] = byte(s114 >> 32)
-		b100[12] = byte(s114 >> 24)
-		b100[13] = byte(s114 >> 16)
-		b100[14] = byte(s114 >> 8)
-		b100[15] = byte(s114)
-		s115 := v113.Lo
-		b100[16] = byte(s115 >> 56)
-		b100[17] = byte(s115 >> 48)
-		b100[18] = byte(s115 >> 40)
-		b100[19] = byte(s115 >> 32)
-		b100[20] = byte(s115 >> 24)
-		b100[21] = byte(s115 >> 16)
-		b100[22] = byte(s115 >> 8)
-		b100[23] = byte(s115)
-		ws116 := v110
-		f118 := uint32(os111)
-		f118 += bits.RotateLeft32(f118, 16)
-		dl117 := uint64(^uint16(f118>>16)) + uint64(uint32(uint16(ws116.Hi>>0))+uint32(uint16(ws116.Hi>>16))+uint32(uint16(ws116.Hi>>32))+uint32(uint16(ws116.Hi>>48))+uint32(uint16(ws116.Lo>>0))+uint32(uint16(ws116.Lo>>16))+uint32(uint16(ws116.Lo>>32))+uint32(uint16(ws116.Lo>>48)))
-		d94 += dl117
-		v119 := 0x81
-		b120 := data[h7 : h7+4] // icmpv6
-		os121 := uint32(uint64(b120[0])<<8 | uint64(b120[1]))
-		b120[0] = byte(v119)
-		f123 := uint32(os121)
-		f123 += bits.RotateLeft32(f123, 16)
-		dl122 := uint64(^uint16(f123>>16)) + uint64(uint32(uint64(b120[0])<<8|uint64(b120[1])))
-		d94 += dl122
+		var d79 uint64          // icmpv6 checksum
+		b80 := data[h0 : h0+14] // ethernet
+		v81 := (uint64(b80[6])<<40 | uint64(b80[7])<<32 | uint64(b80[8])<<24 | uint64(b80[9])<<16 | uint64(b80[10])<<8 | uint64(b80[11]))
+		s82 := v81
+		b80[0] = byte(s82 >> 40)
+		b80[1] = byte(s82 >> 32)
+		b80[2] = byte(s82 >> 24)
+		b80[3] = byte(s82 >> 16)
+		b80[4] = byte(s82 >> 8)
+		b80[5] = byte(s82)
+		v83 := m2
+		s84 := v83
+		b80[6] = byte(s84 >> 40)
+		b80[7] = byte(s84 >> 32)
+		b80[8] = byte(s84 >> 24)
+		b80[9] = byte(s84 >> 16)
+		b80[10] = byte(s84 >> 8)
+		b80[11] = byte(s84)
+		b85 := data[h3 : h3+40] // ipv6
+		v86 := packet.Value{Hi: (uint64(b85[8])<<56 | uint64(b85[9])<<48 | uint64(b85[10])<<40 | uint64(b85[11])<<32 | uint64(b85[12])<<24 | uint64(b85[13])<<16 | uint64(b85[14])<<8 | uint64(b85[15])), Lo: (uint64(b85[16])<<56 | uint64(b85[17])<<48 | uint64(b85[18])<<40 | uint64(b85[19])<<32 | uint64(b85[20])<<24 | uint64(b85[21])<<16 | uint64(b85[22])<<8 | uint64(b85[23]))}
+		ws88 := packet.Value{Hi: (uint64(b85[24])<<56 | uint64(b85[25])<<48 | uint64(b85[26])<<40 | uint64(b85[27])<<32 | uint64(b85[28])<<24 | uint64(b85[29])<<16 | uint64(b85[30])<<8 | uint64(b85[31])), Lo: (uint64(b85[32])<<56 | uint64(b85[33])<<48 | uint64(b85[34])<<40 | uint64(b85[35])<<32 | uint64(b85[36])<<24 | uint64(b85[37])<<16 | uint64(b85[38])<<8 | uint64(b85[39]))}
+		os87 := uint32(uint16(ws88.Hi>>0)) + uint32(uint16(ws88.Hi>>16)) + uint32(uint16(ws88.Hi>>32)) + uint32(uint16(ws88.Hi>>48)) + uint32(uint16(ws88.Lo>>0)) + uint32(uint16(ws88.Lo>>16)) + uint32(uint16(ws88.Lo>>32)) + uint32(uint16(ws88.Lo>>48))
+		v89 := v86
+		s90 := v89.Hi
+		b85[24] = byte(s90 >> 56)
+		b85[25] = byte(s90 >> 48)
+		b85[26] = byte(s90 >> 40)
+		b85[27] = byte(s90 >> 32)
+		b85[28] = byte(s90 >> 24)
+		b85[29] = byte(s90 >> 16)
+		b85[30] = byte(s90 >> 8)
+		b85[31] = byte(s90)
+		s91 := v89.Lo
+		b85[32] = byte(s91 >> 56)
+		b85[33] = byte(s91 >> 48)
+		b85[34] = byte(s91 >> 40)
+		b85[35] = byte(s91 >> 32)
+		b85[36] = byte(s91 >> 24)
+		b85[37] = byte(s91 >> 16)
+		b85[38] = byte(s91 >> 8)
+		b85[39] = byte(s91)
+		ws92 := v86
+		f94 := uint32(os87)
+		f94 += bits.RotateLeft32(f94, 16)
+		dl93 := uint64(^uint16(f94>>16)) + uint64(uint32(uint16(ws92.Hi>>0))+uint32(uint16(ws92.Hi>>16))+uint32(uint16(ws92.Hi>>32))+uint32(uint16(ws92.Hi>>48))+uint32(uint16(ws92.Lo>>0))+uint32(uint16(ws92.Lo>>16))+uint32(uint16(ws92.Lo>>32))+uint32(uint16(ws92.Lo>>48)))
+		d79 += dl93
+		v95 := m3
+		ws97 := packet.Value{Hi: (uint64(b85[8])<<56 | uint64(b85[9])<<48 | uint64(b85[10])<<40 | uint64(b85[11])<<32 | uint64(b85[12])<<24 | uint64(b85[13])<<16 | uint64(b85[14])<<8 | uint64(b85[15])), Lo: (uint64(b85[16])<<56 | uint64(b85[17])<<48 | uint64(b85[18])<<40 | uint64(b85[19])<<32 | uint64(b85[20])<<24 | uint64(b85[21])<<16 | uint64(b85[22])<<8 | uint64(b85[23]))}
+		os96 := uint32(uint16(ws97.Hi>>0)) + uint32(uint16(ws97.Hi>>16)) + uint32(uint16(ws97.Hi>>32)) + uint32(uint16(ws97.Hi>>48)) + uint32(uint16(ws97.Lo>>0)) + uint32(uint16(ws97.Lo>>16)) + uint32(uint16(ws97.Lo>>32)) + uint32(uint16(ws97.Lo>>48))
+		v98 := v95
+		s99 := v98.Hi
+		b85[8] = byte(s99 >> 56)
+		b85[9] = byte(s99 >> 48)
+		b85[10] = byte(s99 >> 40)
+		b85[11] = byte(s99 >> 32)
+		b85[12] = byte(s99 >> 24)
+		b85[13] = byte(s99 >> 16)
+		b85[14] = byte(s99 >> 8)
+		b85[15] = byte(s99)
+		s100 := v98.Lo
+		b85[16] = byte(s100 >> 56)
+		b85[17] = byte(s100 >> 48)
+		b85[18] = byte(s100 >> 40)
+		b85[19] = byte(s100 >> 32)
+		b85[20] = byte(s100 >> 24)
+		b85[21] = byte(s100 >> 16)
+		b85[22] = byte(s100 >> 8)
+		b85[23] = byte(s100)
+		ws101 := v95
+		f103 := uint32(os96)
+		f103 += bits.RotateLeft32(f103, 16)
+		dl102 := uint64(^uint16(f103>>16)) + uint64(uint32(uint16(ws101.Hi>>0))+uint32(uint16(ws101.Hi>>16))+uint32(uint16(ws101.Hi>>32))+uint32(uint16(ws101.Hi>>48))+uint32(uint16(ws101.Lo>>0))+uint32(uint16(ws101.Lo>>16))+uint32(uint16(ws101.Lo>>32))+uint32(uint16(ws101.Lo>>48)))
+		d79 += dl102
+		v104 := 0x81
+		b105 := data[h7 : h7+4] // icmpv6
+		os106 := uint32(uint64(b105[0])<<8 | uint64(b105[1]))
+		b105[0] = byte(v104)
+		f108 := uint32(os106)
+		f108 += bits.RotateLeft32(f108, 16)
+		dl107 := uint64(^uint16(f108>>16)) + uint64(uint32(uint64(b105[0])<<8|uint64(b105[1])))
+		d79 += dl107
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d94
+			x := uint64(^cv) + d79
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s124 := r
-			cb[0] = byte(s124 >> 8)
-			cb[1] = byte(s124)
+			s109 := r
+			cb[0] = byte(s109 >> 8)
+			cb[1] = byte(s109)
 		}
 		goto n58
 	}
@@ -1704,8 +1584,8 @@ n58:
 	}
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		b125 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b125[4])<<56 | uint64(b125[5])<<48 | uint64(b125[6])<<40 | uint64(b125[7])<<32 | uint64(b125[8])<<24 | uint64(b125[9])<<16 | uint64(b125[10])<<8 | uint64(b125[11])), Lo: (uint64(b125[12])<<56 | uint64(b125[13])<<48 | uint64(b125[14])<<40 | uint64(b125[15])<<32 | uint64(b125[16])<<24 | uint64(b125[17])<<16 | uint64(b125[18])<<8 | uint64(b125[19]))} == m3) {
+		b110 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b110[4])<<56 | uint64(b110[5])<<48 | uint64(b110[6])<<40 | uint64(b110[7])<<32 | uint64(b110[8])<<24 | uint64(b110[9])<<16 | uint64(b110[10])<<8 | uint64(b110[11])), Lo: (uint64(b110[12])<<56 | uint64(b110[13])<<48 | uint64(b110[14])<<40 | uint64(b110[15])<<32 | uint64(b110[16])<<24 | uint64(b110[17])<<16 | uint64(b110[18])<<8 | uint64(b110[19]))} == m3) {
 			goto n61
 		}
 		goto n60
@@ -1716,8 +1596,8 @@ n60:
 	}
 n61:
 	{ // NsUnspecified: test ipv6.src == 0
-		b126 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b126[8])<<56 | uint64(b126[9])<<48 | uint64(b126[10])<<40 | uint64(b126[11])<<32 | uint64(b126[12])<<24 | uint64(b126[13])<<16 | uint64(b126[14])<<8 | uint64(b126[15])), Lo: (uint64(b126[16])<<56 | uint64(b126[17])<<48 | uint64(b126[18])<<40 | uint64(b126[19])<<32 | uint64(b126[20])<<24 | uint64(b126[21])<<16 | uint64(b126[22])<<8 | uint64(b126[23]))} == packet.Value{Lo: 0x0}) {
+		b111 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b111[8])<<56 | uint64(b111[9])<<48 | uint64(b111[10])<<40 | uint64(b111[11])<<32 | uint64(b111[12])<<24 | uint64(b111[13])<<16 | uint64(b111[14])<<8 | uint64(b111[15])), Lo: (uint64(b111[16])<<56 | uint64(b111[17])<<48 | uint64(b111[18])<<40 | uint64(b111[19])<<32 | uint64(b111[20])<<24 | uint64(b111[21])<<16 | uint64(b111[22])<<8 | uint64(b111[23]))} == packet.Value{Lo: 0x0}) {
 			goto n62
 		}
 		goto n63
@@ -1727,19 +1607,19 @@ n62:
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m23 = (0x333300000001) & 0xffffffffffff
 		m24 = (0x0) & 0x1
-		b127 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b127[4])<<56 | uint64(b127[5])<<48 | uint64(b127[6])<<40 | uint64(b127[7])<<32 | uint64(b127[8])<<24 | uint64(b127[9])<<16 | uint64(b127[10])<<8 | uint64(b127[11])), Lo: (uint64(b127[12])<<56 | uint64(b127[13])<<48 | uint64(b127[14])<<40 | uint64(b127[15])<<32 | uint64(b127[16])<<24 | uint64(b127[17])<<16 | uint64(b127[18])<<8 | uint64(b127[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b112 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b112[4])<<56 | uint64(b112[5])<<48 | uint64(b112[6])<<40 | uint64(b112[7])<<32 | uint64(b112[8])<<24 | uint64(b112[9])<<16 | uint64(b112[10])<<8 | uint64(b112[11])), Lo: (uint64(b112[12])<<56 | uint64(b112[13])<<48 | uint64(b112[14])<<40 | uint64(b112[15])<<32 | uint64(b112[16])<<24 | uint64(b112[17])<<16 | uint64(b112[18])<<8 | uint64(b112[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n66
 	}
 n63:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		b128 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b128[8])<<56 | uint64(b128[9])<<48 | uint64(b128[10])<<40 | uint64(b128[11])<<32 | uint64(b128[12])<<24 | uint64(b128[13])<<16 | uint64(b128[14])<<8 | uint64(b128[15])), Lo: (uint64(b128[16])<<56 | uint64(b128[17])<<48 | uint64(b128[18])<<40 | uint64(b128[19])<<32 | uint64(b128[20])<<24 | uint64(b128[21])<<16 | uint64(b128[22])<<8 | uint64(b128[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b129 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b129[6])<<40 | uint64(b129[7])<<32 | uint64(b129[8])<<24 | uint64(b129[9])<<16 | uint64(b129[10])<<8 | uint64(b129[11])) & 0xffffffffffff
+		b113 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b113[8])<<56 | uint64(b113[9])<<48 | uint64(b113[10])<<40 | uint64(b113[11])<<32 | uint64(b113[12])<<24 | uint64(b113[13])<<16 | uint64(b113[14])<<8 | uint64(b113[15])), Lo: (uint64(b113[16])<<56 | uint64(b113[17])<<48 | uint64(b113[18])<<40 | uint64(b113[19])<<32 | uint64(b113[20])<<24 | uint64(b113[21])<<16 | uint64(b113[22])<<8 | uint64(b113[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b114 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b114[6])<<40 | uint64(b114[7])<<32 | uint64(b114[8])<<24 | uint64(b114[9])<<16 | uint64(b114[10])<<8 | uint64(b114[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
-		b130 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b130[4])<<56 | uint64(b130[5])<<48 | uint64(b130[6])<<40 | uint64(b130[7])<<32 | uint64(b130[8])<<24 | uint64(b130[9])<<16 | uint64(b130[10])<<8 | uint64(b130[11])), Lo: (uint64(b130[12])<<56 | uint64(b130[13])<<48 | uint64(b130[14])<<40 | uint64(b130[15])<<32 | uint64(b130[16])<<24 | uint64(b130[17])<<16 | uint64(b130[18])<<8 | uint64(b130[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b115 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b115[4])<<56 | uint64(b115[5])<<48 | uint64(b115[6])<<40 | uint64(b115[7])<<32 | uint64(b115[8])<<24 | uint64(b115[9])<<16 | uint64(b115[10])<<8 | uint64(b115[11])), Lo: (uint64(b115[12])<<56 | uint64(b115[13])<<48 | uint64(b115[14])<<40 | uint64(b115[15])<<32 | uint64(b115[16])<<24 | uint64(b115[17])<<16 | uint64(b115[18])<<8 | uint64(b115[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n64
 	}
 n64:
@@ -1752,8 +1632,8 @@ n64:
 	}
 n65:
 	{ // NsSrcMac: set meta.na_mac
-		b131 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b131[0])<<40 | uint64(b131[1])<<32 | uint64(b131[2])<<24 | uint64(b131[3])<<16 | uint64(b131[4])<<8 | uint64(b131[5])) & 0xffffffffffff
+		b116 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b116[0])<<40 | uint64(b116[1])<<32 | uint64(b116[2])<<24 | uint64(b116[3])<<16 | uint64(b116[4])<<8 | uint64(b116[5])) & 0xffffffffffff
 		pl.edges[15]++
 		goto n66
 	}
@@ -1773,15 +1653,15 @@ n67:
 	}
 n68:
 	{ // NsPopMac: pop nd_mac
-		po132, pn133 := h14, 6 // nd_mac
-		if po132+pn133 > len(data) {
+		po117, pn118 := h14, 6 // nd_mac
+		if po117+pn118 > len(data) {
 			return pl.drop(8)
 		}
-		pendOff = po132
-		pendN = pn133
+		pendOff = po117
+		pendN = pn118
 		h14 = -1
-		if cur > po132 {
-			cur = max(po132, cur-pn133)
+		if cur > po117 {
+			cur = max(po117, cur-pn118)
 		}
 		pl.edges[16]++
 		goto n69
@@ -1798,15 +1678,15 @@ n69:
 			}
 			pendN = 0
 		}
-		po134, pn135 := h13, 2 // nd_opt
-		if po134+pn135 > len(data) {
+		po119, pn120 := h13, 2 // nd_opt
+		if po119+pn120 > len(data) {
 			return pl.drop(9)
 		}
-		pendOff = po134
-		pendN += pn135
+		pendOff = po119
+		pendN += pn120
 		h13 = -1
-		if cur > po134 {
-			cur = max(po134, cur-pn135)
+		if cur > po119 {
+			cur = max(po119, cur-pn120)
 		}
 		pl.edges[17]++
 		goto n70
@@ -1823,22 +1703,22 @@ n70:
 			}
 			pendN = 0
 		}
-		po136, pn137 := h12, 20 // nd_ns
-		if po136+pn137 > len(data) {
+		po121, pn122 := h12, 20 // nd_ns
+		if po121+pn122 > len(data) {
 			return pl.drop(10)
 		}
-		pendN += pn137
-		if po136 < len(data)-po136-pendN {
-			copy(data[pendN:pendN+po136], data[:po136])
+		pendN += pn122
+		if po121 < len(data)-po121-pendN {
+			copy(data[pendN:pendN+po121], data[:po121])
 			data = data[pendN:]
 		} else {
-			copy(data[po136:], data[po136+pendN:])
+			copy(data[po121:], data[po121+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if cur > po136 {
-			cur = max(po136, cur-pn137)
+		if cur > po121 {
+			cur = max(po121, cur-pn122)
 		}
 		goto n71
 	}
@@ -1853,9 +1733,9 @@ n71:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s138 := r
-				cb[0] = byte(s138 >> 8)
-				cb[1] = byte(s138)
+				s123 := r
+				cb[0] = byte(s123 >> 8)
+				cb[1] = byte(s123)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -1871,9 +1751,9 @@ n71:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s140 := r
-				cb[0] = byte(s140 >> 8)
-				cb[1] = byte(s140)
+				s125 := r
+				cb[0] = byte(s125 >> 8)
+				cb[1] = byte(s125)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2003,7 +1883,7 @@ n71:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt139 := p.Push(15, h7+4, 0)
+		rt124 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2128,7 +2008,7 @@ n71:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt139 {
+		if !rt124 {
 			return pl.drop(11)
 		}
 		goto n72
@@ -2144,9 +2024,9 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s141 := r
-				cb[0] = byte(s141 >> 8)
-				cb[1] = byte(s141)
+				s126 := r
+				cb[0] = byte(s126 >> 8)
+				cb[1] = byte(s126)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2162,9 +2042,9 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s143 := r
-				cb[0] = byte(s143 >> 8)
-				cb[1] = byte(s143)
+				s128 := r
+				cb[0] = byte(s128 >> 8)
+				cb[1] = byte(s128)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2294,7 +2174,7 @@ n72:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt142 := p.Push(16, h15+20, 0)
+		rt127 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2419,7 +2299,7 @@ n72:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt142 {
+		if !rt127 {
 			return pl.drop(12)
 		}
 		goto n73
@@ -2435,9 +2315,9 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s144 := r
-				cb[0] = byte(s144 >> 8)
-				cb[1] = byte(s144)
+				s129 := r
+				cb[0] = byte(s129 >> 8)
+				cb[1] = byte(s129)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2453,9 +2333,9 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s146 := r
-				cb[0] = byte(s146 >> 8)
-				cb[1] = byte(s146)
+				s131 := r
+				cb[0] = byte(s131 >> 8)
+				cb[1] = byte(s131)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2585,7 +2465,7 @@ n73:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt145 := p.Push(17, h16+2, 0)
+		rt130 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2710,106 +2590,106 @@ n73:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt145 {
+		if !rt130 {
 			return pl.drop(13)
 		}
 		goto n74
 	}
 n74:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b147 := data[h0 : h0+14] // ethernet
-		s148 := m23
-		b147[0] = byte(s148 >> 40)
-		b147[1] = byte(s148 >> 32)
-		b147[2] = byte(s148 >> 24)
-		b147[3] = byte(s148 >> 16)
-		b147[4] = byte(s148 >> 8)
-		b147[5] = byte(s148)
-		s149 := m2
-		b147[6] = byte(s149 >> 40)
-		b147[7] = byte(s149 >> 32)
-		b147[8] = byte(s149 >> 24)
-		b147[9] = byte(s149 >> 16)
-		b147[10] = byte(s149 >> 8)
-		b147[11] = byte(s149)
-		b150 := data[h3 : h3+40] // ipv6
-		s151 := 0x20
-		b150[4] = byte(s151 >> 8)
-		b150[5] = byte(s151)
-		b150[7] = byte(0xff)
-		v152 := m3
-		s153 := v152.Hi
-		b150[8] = byte(s153 >> 56)
-		b150[9] = byte(s153 >> 48)
-		b150[10] = byte(s153 >> 40)
-		b150[11] = byte(s153 >> 32)
-		b150[12] = byte(s153 >> 24)
-		b150[13] = byte(s153 >> 16)
-		b150[14] = byte(s153 >> 8)
-		b150[15] = byte(s153)
-		s154 := v152.Lo
-		b150[16] = byte(s154 >> 56)
-		b150[17] = byte(s154 >> 48)
-		b150[18] = byte(s154 >> 40)
-		b150[19] = byte(s154 >> 32)
-		b150[20] = byte(s154 >> 24)
-		b150[21] = byte(s154 >> 16)
-		b150[22] = byte(s154 >> 8)
-		b150[23] = byte(s154)
-		v155 := m22
-		s156 := v155.Hi
-		b150[24] = byte(s156 >> 56)
-		b150[25] = byte(s156 >> 48)
-		b150[26] = byte(s156 >> 40)
-		b150[27] = byte(s156 >> 32)
-		b150[28] = byte(s156 >> 24)
-		b150[29] = byte(s156 >> 16)
-		b150[30] = byte(s156 >> 8)
-		b150[31] = byte(s156)
-		s157 := v155.Lo
-		b150[32] = byte(s157 >> 56)
-		b150[33] = byte(s157 >> 48)
-		b150[34] = byte(s157 >> 40)
-		b150[35] = byte(s157 >> 32)
-		b150[36] = byte(s157 >> 24)
-		b150[37] = byte(s157 >> 16)
-		b150[38] = byte(s157 >> 8)
-		b150[39] = byte(s157)
-		b158 := data[h7 : h7+4] // icmpv6
-		b158[0] = byte(0x88)
-		b158[1] = byte(0x0)
-		b159 := data[h15 : h15+20] // nd_na
-		b159[0] = b159[0]&^0x40 | byte(m24)<<6&0x40
-		v160 := m25
-		s161 := v160.Hi
-		b159[4] = byte(s161 >> 56)
-		b159[5] = byte(s161 >> 48)
-		b159[6] = byte(s161 >> 40)
-		b159[7] = byte(s161 >> 32)
-		b159[8] = byte(s161 >> 24)
-		b159[9] = byte(s161 >> 16)
-		b159[10] = byte(s161 >> 8)
-		b159[11] = byte(s161)
-		s162 := v160.Lo
-		b159[12] = byte(s162 >> 56)
-		b159[13] = byte(s162 >> 48)
-		b159[14] = byte(s162 >> 40)
-		b159[15] = byte(s162 >> 32)
-		b159[16] = byte(s162 >> 24)
-		b159[17] = byte(s162 >> 16)
-		b159[18] = byte(s162 >> 8)
-		b159[19] = byte(s162)
-		b163 := data[h16 : h16+2] // nd_na_opt
-		b163[0] = byte(0x2)
-		b163[1] = byte(0x1)
-		b164 := data[h17 : h17+6] // nd_na_mac
-		s165 := m2
-		b164[0] = byte(s165 >> 40)
-		b164[1] = byte(s165 >> 32)
-		b164[2] = byte(s165 >> 24)
-		b164[3] = byte(s165 >> 16)
-		b164[4] = byte(s165 >> 8)
-		b164[5] = byte(s165)
+		b132 := data[h0 : h0+14] // ethernet
+		s133 := m23
+		b132[0] = byte(s133 >> 40)
+		b132[1] = byte(s133 >> 32)
+		b132[2] = byte(s133 >> 24)
+		b132[3] = byte(s133 >> 16)
+		b132[4] = byte(s133 >> 8)
+		b132[5] = byte(s133)
+		s134 := m2
+		b132[6] = byte(s134 >> 40)
+		b132[7] = byte(s134 >> 32)
+		b132[8] = byte(s134 >> 24)
+		b132[9] = byte(s134 >> 16)
+		b132[10] = byte(s134 >> 8)
+		b132[11] = byte(s134)
+		b135 := data[h3 : h3+40] // ipv6
+		s136 := 0x20
+		b135[4] = byte(s136 >> 8)
+		b135[5] = byte(s136)
+		b135[7] = byte(0xff)
+		v137 := m3
+		s138 := v137.Hi
+		b135[8] = byte(s138 >> 56)
+		b135[9] = byte(s138 >> 48)
+		b135[10] = byte(s138 >> 40)
+		b135[11] = byte(s138 >> 32)
+		b135[12] = byte(s138 >> 24)
+		b135[13] = byte(s138 >> 16)
+		b135[14] = byte(s138 >> 8)
+		b135[15] = byte(s138)
+		s139 := v137.Lo
+		b135[16] = byte(s139 >> 56)
+		b135[17] = byte(s139 >> 48)
+		b135[18] = byte(s139 >> 40)
+		b135[19] = byte(s139 >> 32)
+		b135[20] = byte(s139 >> 24)
+		b135[21] = byte(s139 >> 16)
+		b135[22] = byte(s139 >> 8)
+		b135[23] = byte(s139)
+		v140 := m22
+		s141 := v140.Hi
+		b135[24] = byte(s141 >> 56)
+		b135[25] = byte(s141 >> 48)
+		b135[26] = byte(s141 >> 40)
+		b135[27] = byte(s141 >> 32)
+		b135[28] = byte(s141 >> 24)
+		b135[29] = byte(s141 >> 16)
+		b135[30] = byte(s141 >> 8)
+		b135[31] = byte(s141)
+		s142 := v140.Lo
+		b135[32] = byte(s142 >> 56)
+		b135[33] = byte(s142 >> 48)
+		b135[34] = byte(s142 >> 40)
+		b135[35] = byte(s142 >> 32)
+		b135[36] = byte(s142 >> 24)
+		b135[37] = byte(s142 >> 16)
+		b135[38] = byte(s142 >> 8)
+		b135[39] = byte(s142)
+		b143 := data[h7 : h7+4] // icmpv6
+		b143[0] = byte(0x88)
+		b143[1] = byte(0x0)
+		b144 := data[h15 : h15+20] // nd_na
+		b144[0] = b144[0]&^0x40 | byte(m24)<<6&0x40
+		v145 := m25
+		s146 := v145.Hi
+		b144[4] = byte(s146 >> 56)
+		b144[5] = byte(s146 >> 48)
+		b144[6] = byte(s146 >> 40)
+		b144[7] = byte(s146 >> 32)
+		b144[8] = byte(s146 >> 24)
+		b144[9] = byte(s146 >> 16)
+		b144[10] = byte(s146 >> 8)
+		b144[11] = byte(s146)
+		s147 := v145.Lo
+		b144[12] = byte(s147 >> 56)
+		b144[13] = byte(s147 >> 48)
+		b144[14] = byte(s147 >> 40)
+		b144[15] = byte(s147 >> 32)
+		b144[16] = byte(s147 >> 24)
+		b144[17] = byte(s147 >> 16)
+		b144[18] = byte(s147 >> 8)
+		b144[19] = byte(s147)
+		b148 := data[h16 : h16+2] // nd_na_opt
+		b148[0] = byte(0x2)
+		b148[1] = byte(0x1)
+		b149 := data[h17 : h17+6] // nd_na_mac
+		s150 := m2
+		b149[0] = byte(s150 >> 40)
+		b149[1] = byte(s150 >> 32)
+		b149[2] = byte(s150 >> 24)
+		b149[3] = byte(s150 >> 16)
+		b149[4] = byte(s150 >> 8)
+		b149[5] = byte(s150)
 		goto n75
 	}
 n75:
@@ -2823,9 +2703,9 @@ n75:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s166 := r
-				cb[0] = byte(s166 >> 8)
-				cb[1] = byte(s166)
+				s151 := r
+				cb[0] = byte(s151 >> 8)
+				cb[1] = byte(s151)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2838,9 +2718,9 @@ n75:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s168 := r
-				cb[0] = byte(s168 >> 8)
-				cb[1] = byte(s168)
+				s153 := r
+				cb[0] = byte(s153 >> 8)
+				cb[1] = byte(s153)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2970,7 +2850,7 @@ n75:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt167 := p.ComputeChecksum(7)
+		rt152 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3095,7 +2975,7 @@ n75:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt167 {
+		if !rt152 {
 			return pl.drop(14)
 		}
 		goto n76
@@ -3123,23 +3003,23 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw169 := (m4) & 0x7
-		b171 := data[h2 : h2+20] // ipv4
-		kw170 := (uint64(b171[12])<<24 | uint64(b171[13])<<16 | uint64(b171[14])<<8 | uint64(b171[15])) & 0xffffffff
-		k172 := kw170<<0 | kw169<<32
-		if pi173 := pl.tables[2].Packed(); len(pi173.Slots) > 0 {
-			k172 &= pi173.Mask
-			for m, j := uint64(len(pi173.Slots)-1), packet.PackedHash(k172); ; j++ {
-				sl := &pi173.Slots[j&m]
+		kw154 := (m4) & 0x7
+		b156 := data[h2 : h2+20] // ipv4
+		kw155 := (uint64(b156[12])<<24 | uint64(b156[13])<<16 | uint64(b156[14])<<8 | uint64(b156[15])) & 0xffffffff
+		k157 := kw155<<0 | kw154<<32
+		if pi158 := pl.tables[2].Packed(); len(pi158.Slots) > 0 {
+			k157 &= pi158.Mask
+			for m, j := uint64(len(pi158.Slots)-1), packet.PackedHash(k157); ; j++ {
+				sl := &pi158.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k172 {
+				if sl.Key == k157 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k172); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k157); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3157,26 +3037,26 @@ n80:
 n81:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw174 := (m4) & 0x7
-		b176 := data[h3 : h3+40] // ipv6
-		kw175 := packet.Value{Hi: (uint64(b176[8])<<56 | uint64(b176[9])<<48 | uint64(b176[10])<<40 | uint64(b176[11])<<32 | uint64(b176[12])<<24 | uint64(b176[13])<<16 | uint64(b176[14])<<8 | uint64(b176[15])), Lo: (uint64(b176[16])<<56 | uint64(b176[17])<<48 | uint64(b176[18])<<40 | uint64(b176[19])<<32 | uint64(b176[20])<<24 | uint64(b176[21])<<16 | uint64(b176[22])<<8 | uint64(b176[23]))}
-		if wl177 := pl.tables[3].Words(); len(wl177.Slots) > 0 {
-			x179 := kw174 & wl177.Mask[0]
-			x180 := kw175.Hi & wl177.Mask[1]
-			x181 := kw175.Lo & wl177.Mask[2]
-			h178 := packet.WordsHash(x179, x180, x181, 0)
-			for m, j := uint64(len(wl177.Slots)-1), h178>>(wl177.Shift&63); ; j = (j + 1) & m {
-				sl := &wl177.Slots[j]
+		kw159 := (m4) & 0x7
+		b161 := data[h3 : h3+40] // ipv6
+		kw160 := packet.Value{Hi: (uint64(b161[8])<<56 | uint64(b161[9])<<48 | uint64(b161[10])<<40 | uint64(b161[11])<<32 | uint64(b161[12])<<24 | uint64(b161[13])<<16 | uint64(b161[14])<<8 | uint64(b161[15])), Lo: (uint64(b161[16])<<56 | uint64(b161[17])<<48 | uint64(b161[18])<<40 | uint64(b161[19])<<32 | uint64(b161[20])<<24 | uint64(b161[21])<<16 | uint64(b161[22])<<8 | uint64(b161[23]))}
+		if wl162 := pl.tables[3].Words(); len(wl162.Slots) > 0 {
+			x164 := kw159 & wl162.Mask[0]
+			x165 := kw160.Hi & wl162.Mask[1]
+			x166 := kw160.Lo & wl162.Mask[2]
+			h163 := packet.WordsHash(x164, x165, x166, 0)
+			for m, j := uint64(len(wl162.Slots)-1), h163>>(wl162.Shift&63); ; j = (j + 1) & m {
+				sl := &wl162.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl177.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h178 && ks[0] == x179 && ks[1] == x180 && ks[2] == x181 {
-					a := &wl177.Acts[j]
+				if ks := wl162.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h163 && ks[0] == x164 && ks[1] == x165 && ks[2] == x166 {
+					a := &wl162.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw174, kw175.Hi, kw175.Lo, 0); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw159, kw160.Hi, kw160.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3214,49 +3094,49 @@ n85:
 	}
 n86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b182 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b182[4])<<56 | uint64(b182[5])<<48 | uint64(b182[6])<<40 | uint64(b182[7])<<32 | uint64(b182[8])<<24 | uint64(b182[9])<<16 | uint64(b182[10])<<8 | uint64(b182[11]))
-		m18 = ((uint64(b182[4])<<56 | uint64(b182[5])<<48 | uint64(b182[6])<<40 | uint64(b182[7])<<32 | uint64(b182[8])<<24 | uint64(b182[9])<<16 | uint64(b182[10])<<8 | uint64(b182[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b182[2])<<8 | uint64(b182[3])) & 0xffff
+		b167 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b167[4])<<56 | uint64(b167[5])<<48 | uint64(b167[6])<<40 | uint64(b167[7])<<32 | uint64(b167[8])<<24 | uint64(b167[9])<<16 | uint64(b167[10])<<8 | uint64(b167[11]))
+		m18 = ((uint64(b167[4])<<56 | uint64(b167[5])<<48 | uint64(b167[6])<<40 | uint64(b167[7])<<32 | uint64(b167[8])<<24 | uint64(b167[9])<<16 | uint64(b167[10])<<8 | uint64(b167[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b167[2])<<8 | uint64(b167[3])) & 0xffff
 		goto n88
 	}
 n87:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b183 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b183[4])<<56 | uint64(b183[5])<<48 | uint64(b183[6])<<40 | uint64(b183[7])<<32 | uint64(b183[8])<<24 | uint64(b183[9])<<16 | uint64(b183[10])<<8 | uint64(b183[11]))
-		m18 = (uint64(b183[0])<<8 | uint64(b183[1])) & 0xffff
-		m19 = (uint64(b183[2])<<8 | uint64(b183[3])) & 0xffff
+		b168 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b168[4])<<56 | uint64(b168[5])<<48 | uint64(b168[6])<<40 | uint64(b168[7])<<32 | uint64(b168[8])<<24 | uint64(b168[9])<<16 | uint64(b168[10])<<8 | uint64(b168[11]))
+		m18 = (uint64(b168[0])<<8 | uint64(b168[1])) & 0xffff
+		m19 = (uint64(b168[2])<<8 | uint64(b168[3])) & 0xffff
 		pl.edges[22]++
 		goto n88
 	}
 n88:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		kw184 := (m4) & 0x7
-		kw185 := (m17)
-		if wl186 := pl.tables[4].Words(); len(wl186.Slots) > 0 {
-			x188 := kw184 & wl186.Mask[0]
-			x189 := kw185 & wl186.Mask[1]
-			h187 := packet.WordsHash(x188, x189, 0, 0)
-			for m, j := uint64(len(wl186.Slots)-1), h187>>(wl186.Shift&63); ; j = (j + 1) & m {
-				sl := &wl186.Slots[j]
+		kw169 := (m4) & 0x7
+		kw170 := (m17)
+		if wl171 := pl.tables[4].Words(); len(wl171.Slots) > 0 {
+			x173 := kw169 & wl171.Mask[0]
+			x174 := kw170 & wl171.Mask[1]
+			h172 := packet.WordsHash(x173, x174, 0, 0)
+			for m, j := uint64(len(wl171.Slots)-1), h172>>(wl171.Shift&63); ; j = (j + 1) & m {
+				sl := &wl171.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl186.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h187 && ks[0] == x188 && ks[1] == x189 {
-					a := &wl186.Acts[j]
+				if ks := wl171.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h172 && ks[0] == x173 && ks[1] == x174 {
+					a := &wl171.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc190 := pl.tables[4].Scan(); len(sc190.Match) > 0 {
-			for i, ms := 0, sc190.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw184&ms[0].Mask == ms[0].Val && kw184-ms[0].Lo <= ms[0].Span && kw185&ms[1].Mask == ms[1].Val && kw185-ms[1].Lo <= ms[1].Span {
-					act, params = int(sc190.Acts[i].Action), sc190.Acts[i].Params
+		} else if sc175 := pl.tables[4].Scan(); len(sc175.Match) > 0 {
+			for i, ms := 0, sc175.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw169&ms[0].Mask == ms[0].Val && kw169-ms[0].Lo <= ms[0].Span && kw170&ms[1].Mask == ms[1].Val && kw170-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc175.Acts[i].Action), sc175.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw184, kw185, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw169, kw170, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3292,23 +3172,23 @@ n90:
 n91:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		kw191 := (m4) & 0x7
-		kw192 := (m6) & 0xffffffff
-		kw193 := (m20) & 0xffff
-		k194 := kw193<<0 | kw192<<16 | kw191<<48
-		if pi195 := pl.tables[5].Packed(); len(pi195.Slots) > 0 {
-			k194 &= pi195.Mask
-			for m, j := uint64(len(pi195.Slots)-1), packet.PackedHash(k194); ; j++ {
-				sl := &pi195.Slots[j&m]
+		kw176 := (m4) & 0x7
+		kw177 := (m6) & 0xffffffff
+		kw178 := (m20) & 0xffff
+		k179 := kw178<<0 | kw177<<16 | kw176<<48
+		if pi180 := pl.tables[5].Packed(); len(pi180.Slots) > 0 {
+			k179 &= pi180.Mask
+			for m, j := uint64(len(pi180.Slots)-1), packet.PackedHash(k179); ; j++ {
+				sl := &pi180.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k194 {
+				if sl.Key == k179 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k194); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k179); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3331,24 +3211,24 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		kw196 := (m4) & 0x7
-		b198 := data[h0 : h0+14] // ethernet
-		kw197 := (uint64(b198[12])<<8 | uint64(b198[13])) & 0xffff
-		kw199 := (m9) & 0xffff
-		k200 := kw199<<0 | kw197<<16 | kw196<<32
-		if pi201 := pl.tables[6].Packed(); len(pi201.Slots) > 0 {
-			k200 &= pi201.Mask
-			for m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200); ; j++ {
-				sl := &pi201.Slots[j&m]
+		kw181 := (m4) & 0x7
+		b183 := data[h0 : h0+14] // ethernet
+		kw182 := (uint64(b183[12])<<8 | uint64(b183[13])) & 0xffff
+		kw184 := (m9) & 0xffff
+		k185 := kw184<<0 | kw182<<16 | kw181<<32
+		if pi186 := pl.tables[6].Packed(); len(pi186.Slots) > 0 {
+			k185 &= pi186.Mask
+			for m, j := uint64(len(pi186.Slots)-1), packet.PackedHash(k185); ; j++ {
+				sl := &pi186.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k200 {
+				if sl.Key == k185 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k200); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k185); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3387,21 +3267,21 @@ n95:
 	}
 n96:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b202 := data[h0 : h0+14] // ethernet
-		s203 := m2
-		b202[6] = byte(s203 >> 40)
-		b202[7] = byte(s203 >> 32)
-		b202[8] = byte(s203 >> 24)
-		b202[9] = byte(s203 >> 16)
-		b202[10] = byte(s203 >> 8)
-		b202[11] = byte(s203)
-		s204 := m10
-		b202[0] = byte(s204 >> 40)
-		b202[1] = byte(s204 >> 32)
-		b202[2] = byte(s204 >> 24)
-		b202[3] = byte(s204 >> 16)
-		b202[4] = byte(s204 >> 8)
-		b202[5] = byte(s204)
+		b187 := data[h0 : h0+14] // ethernet
+		s188 := m2
+		b187[6] = byte(s188 >> 40)
+		b187[7] = byte(s188 >> 32)
+		b187[8] = byte(s188 >> 24)
+		b187[9] = byte(s188 >> 16)
+		b187[10] = byte(s188 >> 8)
+		b187[11] = byte(s188)
+		s189 := m10
+		b187[0] = byte(s189 >> 40)
+		b187[1] = byte(s189 >> 32)
+		b187[2] = byte(s189 >> 24)
+		b187[3] = byte(s189 >> 16)
+		b187[4] = byte(s189 >> 8)
+		b187[5] = byte(s189)
 		goto n97
 	}
 n97:
@@ -3427,213 +3307,213 @@ n99:
 	}
 n100:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d205 uint64 // ipv4 checksum
-		var d206 uint64 // udp checksum
-		v207 := m11
-		b208 := data[h2 : h2+20] // ipv4
-		ws210 := uint64((uint64(b208[16])<<24 | uint64(b208[17])<<16 | uint64(b208[18])<<8 | uint64(b208[19])))
-		os209 := uint32(uint16(ws210>>0)) + uint32(uint16(ws210>>16))
-		s211 := v207
-		b208[16] = byte(s211 >> 24)
-		b208[17] = byte(s211 >> 16)
-		b208[18] = byte(s211 >> 8)
-		b208[19] = byte(s211)
-		ws212 := uint64(v207)
-		f214 := uint32(os209)
-		f214 += bits.RotateLeft32(f214, 16)
-		dl213 := uint64(^uint16(f214>>16)) + uint64(uint32(uint16(ws212>>0))+uint32(uint16(ws212>>16)))
-		d205 += dl213
-		d206 += dl213
-		v215 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws217 := uint64((uint64(b208[12])<<24 | uint64(b208[13])<<16 | uint64(b208[14])<<8 | uint64(b208[15])))
-		os216 := uint32(uint16(ws217>>0)) + uint32(uint16(ws217>>16))
-		s218 := v215
-		b208[12] = byte(s218 >> 24)
-		b208[13] = byte(s218 >> 16)
-		b208[14] = byte(s218 >> 8)
-		b208[15] = byte(s218)
-		ws219 := uint64(v215)
-		f221 := uint32(os216)
-		f221 += bits.RotateLeft32(f221, 16)
-		dl220 := uint64(^uint16(f221>>16)) + uint64(uint32(uint16(ws219>>0))+uint32(uint16(ws219>>16)))
-		d205 += dl220
-		d206 += dl220
-		v222 := m21
-		b223 := data[h4 : h4+8] // udp
-		os224 := uint32(uint16((uint64(b223[2])<<8 | uint64(b223[3]))))
-		s225 := v222
-		b223[2] = byte(s225 >> 8)
-		b223[3] = byte(s225)
-		f227 := uint32(os224)
-		f227 += bits.RotateLeft32(f227, 16)
-		dl226 := uint64(^uint16(f227>>16)) + uint64(uint32(uint16(v222)))
-		d206 += dl226
-		v228 := uint64(b208[8])
-		os229 := uint32(uint64(b208[8])<<8 | uint64(b208[9]))
-		b208[8] = byte(v228)
-		f231 := uint32(os229)
-		f231 += bits.RotateLeft32(f231, 16)
-		dl230 := uint64(^uint16(f231>>16)) + uint64(uint32(uint64(b208[8])<<8|uint64(b208[9])))
-		d205 += dl230
+		var d190 uint64 // ipv4 checksum
+		var d191 uint64 // udp checksum
+		v192 := m11
+		b193 := data[h2 : h2+20] // ipv4
+		ws195 := uint64((uint64(b193[16])<<24 | uint64(b193[17])<<16 | uint64(b193[18])<<8 | uint64(b193[19])))
+		os194 := uint32(uint16(ws195>>0)) + uint32(uint16(ws195>>16))
+		s196 := v192
+		b193[16] = byte(s196 >> 24)
+		b193[17] = byte(s196 >> 16)
+		b193[18] = byte(s196 >> 8)
+		b193[19] = byte(s196)
+		ws197 := uint64(v192)
+		f199 := uint32(os194)
+		f199 += bits.RotateLeft32(f199, 16)
+		dl198 := uint64(^uint16(f199>>16)) + uint64(uint32(uint16(ws197>>0))+uint32(uint16(ws197>>16)))
+		d190 += dl198
+		d191 += dl198
+		v200 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws202 := uint64((uint64(b193[12])<<24 | uint64(b193[13])<<16 | uint64(b193[14])<<8 | uint64(b193[15])))
+		os201 := uint32(uint16(ws202>>0)) + uint32(uint16(ws202>>16))
+		s203 := v200
+		b193[12] = byte(s203 >> 24)
+		b193[13] = byte(s203 >> 16)
+		b193[14] = byte(s203 >> 8)
+		b193[15] = byte(s203)
+		ws204 := uint64(v200)
+		f206 := uint32(os201)
+		f206 += bits.RotateLeft32(f206, 16)
+		dl205 := uint64(^uint16(f206>>16)) + uint64(uint32(uint16(ws204>>0))+uint32(uint16(ws204>>16)))
+		d190 += dl205
+		d191 += dl205
+		v207 := m21
+		b208 := data[h4 : h4+8] // udp
+		os209 := uint32(uint16((uint64(b208[2])<<8 | uint64(b208[3]))))
+		s210 := v207
+		b208[2] = byte(s210 >> 8)
+		b208[3] = byte(s210)
+		f212 := uint32(os209)
+		f212 += bits.RotateLeft32(f212, 16)
+		dl211 := uint64(^uint16(f212>>16)) + uint64(uint32(uint16(v207)))
+		d191 += dl211
+		v213 := uint64(b193[8])
+		os214 := uint32(uint64(b193[8])<<8 | uint64(b193[9]))
+		b193[8] = byte(v213)
+		f216 := uint32(os214)
+		f216 += bits.RotateLeft32(f216, 16)
+		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint64(b193[8])<<8|uint64(b193[9])))
+		d190 += dl215
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d205
+			x := uint64(^cv) + d190
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s232 := r
-			cb[0] = byte(s232 >> 8)
-			cb[1] = byte(s232)
+			s217 := r
+			cb[0] = byte(s217 >> 8)
+			cb[1] = byte(s217)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d206
+			pendD4 += d191
 			pendK4 = true
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d233 uint64 // ipv4 checksum
-		var d234 uint64 // udp checksum
-		v235 := m11
-		b236 := data[h2 : h2+20] // ipv4
-		ws238 := uint64((uint64(b236[16])<<24 | uint64(b236[17])<<16 | uint64(b236[18])<<8 | uint64(b236[19])))
-		os237 := uint32(uint16(ws238>>0)) + uint32(uint16(ws238>>16))
-		s239 := v235
-		b236[16] = byte(s239 >> 24)
-		b236[17] = byte(s239 >> 16)
-		b236[18] = byte(s239 >> 8)
-		b236[19] = byte(s239)
-		ws240 := uint64(v235)
-		f242 := uint32(os237)
-		f242 += bits.RotateLeft32(f242, 16)
-		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(ws240>>0))+uint32(uint16(ws240>>16)))
-		d233 += dl241
-		d234 += dl241
-		v243 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws245 := uint64((uint64(b236[12])<<24 | uint64(b236[13])<<16 | uint64(b236[14])<<8 | uint64(b236[15])))
-		os244 := uint32(uint16(ws245>>0)) + uint32(uint16(ws245>>16))
-		s246 := v243
-		b236[12] = byte(s246 >> 24)
-		b236[13] = byte(s246 >> 16)
-		b236[14] = byte(s246 >> 8)
-		b236[15] = byte(s246)
-		ws247 := uint64(v243)
-		f249 := uint32(os244)
-		f249 += bits.RotateLeft32(f249, 16)
-		dl248 := uint64(^uint16(f249>>16)) + uint64(uint32(uint16(ws247>>0))+uint32(uint16(ws247>>16)))
-		d233 += dl248
-		d234 += dl248
-		v250 := m21
-		b251 := data[h4 : h4+8] // udp
-		os252 := uint32(uint16((uint64(b251[2])<<8 | uint64(b251[3]))))
-		s253 := v250
-		b251[2] = byte(s253 >> 8)
-		b251[3] = byte(s253)
-		f255 := uint32(os252)
-		f255 += bits.RotateLeft32(f255, 16)
-		dl254 := uint64(^uint16(f255>>16)) + uint64(uint32(uint16(v250)))
-		d234 += dl254
-		v256 := ((uint64(b236[2])<<8 | uint64(b236[3])) - 0x10)
-		os257 := uint32(uint16((uint64(b236[2])<<8 | uint64(b236[3]))))
-		s258 := v256
-		b236[2] = byte(s258 >> 8)
-		b236[3] = byte(s258)
-		f260 := uint32(os257)
-		f260 += bits.RotateLeft32(f260, 16)
-		dl259 := uint64(^uint16(f260>>16)) + uint64(uint32(uint16(v256)))
-		d233 += dl259
-		d234 += dl259
+		var d218 uint64 // ipv4 checksum
+		var d219 uint64 // udp checksum
+		v220 := m11
+		b221 := data[h2 : h2+20] // ipv4
+		ws223 := uint64((uint64(b221[16])<<24 | uint64(b221[17])<<16 | uint64(b221[18])<<8 | uint64(b221[19])))
+		os222 := uint32(uint16(ws223>>0)) + uint32(uint16(ws223>>16))
+		s224 := v220
+		b221[16] = byte(s224 >> 24)
+		b221[17] = byte(s224 >> 16)
+		b221[18] = byte(s224 >> 8)
+		b221[19] = byte(s224)
+		ws225 := uint64(v220)
+		f227 := uint32(os222)
+		f227 += bits.RotateLeft32(f227, 16)
+		dl226 := uint64(^uint16(f227>>16)) + uint64(uint32(uint16(ws225>>0))+uint32(uint16(ws225>>16)))
+		d218 += dl226
+		d219 += dl226
+		v228 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws230 := uint64((uint64(b221[12])<<24 | uint64(b221[13])<<16 | uint64(b221[14])<<8 | uint64(b221[15])))
+		os229 := uint32(uint16(ws230>>0)) + uint32(uint16(ws230>>16))
+		s231 := v228
+		b221[12] = byte(s231 >> 24)
+		b221[13] = byte(s231 >> 16)
+		b221[14] = byte(s231 >> 8)
+		b221[15] = byte(s231)
+		ws232 := uint64(v228)
+		f234 := uint32(os229)
+		f234 += bits.RotateLeft32(f234, 16)
+		dl233 := uint64(^uint16(f234>>16)) + uint64(uint32(uint16(ws232>>0))+uint32(uint16(ws232>>16)))
+		d218 += dl233
+		d219 += dl233
+		v235 := m21
+		b236 := data[h4 : h4+8] // udp
+		os237 := uint32(uint16((uint64(b236[2])<<8 | uint64(b236[3]))))
+		s238 := v235
+		b236[2] = byte(s238 >> 8)
+		b236[3] = byte(s238)
+		f240 := uint32(os237)
+		f240 += bits.RotateLeft32(f240, 16)
+		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(v235)))
+		d219 += dl239
+		v241 := ((uint64(b221[2])<<8 | uint64(b221[3])) - 0x10)
+		os242 := uint32(uint16((uint64(b221[2])<<8 | uint64(b221[3]))))
+		s243 := v241
+		b221[2] = byte(s243 >> 8)
+		b221[3] = byte(s243)
+		f245 := uint32(os242)
+		f245 += bits.RotateLeft32(f245, 16)
+		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(v241)))
+		d218 += dl244
+		d219 += dl244
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d233
+			x := uint64(^cv) + d218
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s261 := r
-			cb[0] = byte(s261 >> 8)
-			cb[1] = byte(s261)
+			s246 := r
+			cb[0] = byte(s246 >> 8)
+			cb[1] = byte(s246)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d234
+			pendD4 += d219
 			pendK4 = true
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d262 uint64 // udp checksum
-		v263 := m12
-		b264 := data[h3 : h3+40] // ipv6
-		ws266 := packet.Value{Hi: (uint64(b264[24])<<56 | uint64(b264[25])<<48 | uint64(b264[26])<<40 | uint64(b264[27])<<32 | uint64(b264[28])<<24 | uint64(b264[29])<<16 | uint64(b264[30])<<8 | uint64(b264[31])), Lo: (uint64(b264[32])<<56 | uint64(b264[33])<<48 | uint64(b264[34])<<40 | uint64(b264[35])<<32 | uint64(b264[36])<<24 | uint64(b264[37])<<16 | uint64(b264[38])<<8 | uint64(b264[39]))}
-		os265 := uint32(uint16(ws266.Hi>>0)) + uint32(uint16(ws266.Hi>>16)) + uint32(uint16(ws266.Hi>>32)) + uint32(uint16(ws266.Hi>>48)) + uint32(uint16(ws266.Lo>>0)) + uint32(uint16(ws266.Lo>>16)) + uint32(uint16(ws266.Lo>>32)) + uint32(uint16(ws266.Lo>>48))
-		v267 := v263
-		s268 := v267.Hi
-		b264[24] = byte(s268 >> 56)
-		b264[25] = byte(s268 >> 48)
-		b264[26] = byte(s268 >> 40)
-		b264[27] = byte(s268 >> 32)
-		b264[28] = byte(s268 >> 24)
-		b264[29] = byte(s268 >> 16)
-		b264[30] = byte(s268 >> 8)
-		b264[31] = byte(s268)
-		s269 := v267.Lo
-		b264[32] = byte(s269 >> 56)
-		b264[33] = byte(s269 >> 48)
-		b264[34] = byte(s269 >> 40)
-		b264[35] = byte(s269 >> 32)
-		b264[36] = byte(s269 >> 24)
-		b264[37] = byte(s269 >> 16)
-		b264[38] = byte(s269 >> 8)
-		b264[39] = byte(s269)
-		ws270 := v263
-		f272 := uint32(os265)
+		var d247 uint64 // udp checksum
+		v248 := m12
+		b249 := data[h3 : h3+40] // ipv6
+		ws251 := packet.Value{Hi: (uint64(b249[24])<<56 | uint64(b249[25])<<48 | uint64(b249[26])<<40 | uint64(b249[27])<<32 | uint64(b249[28])<<24 | uint64(b249[29])<<16 | uint64(b249[30])<<8 | uint64(b249[31])), Lo: (uint64(b249[32])<<56 | uint64(b249[33])<<48 | uint64(b249[34])<<40 | uint64(b249[35])<<32 | uint64(b249[36])<<24 | uint64(b249[37])<<16 | uint64(b249[38])<<8 | uint64(b249[39]))}
+		os250 := uint32(uint16(ws251.Hi>>0)) + uint32(uint16(ws251.Hi>>16)) + uint32(uint16(ws251.Hi>>32)) + uint32(uint16(ws251.Hi>>48)) + uint32(uint16(ws251.Lo>>0)) + uint32(uint16(ws251.Lo>>16)) + uint32(uint16(ws251.Lo>>32)) + uint32(uint16(ws251.Lo>>48))
+		v252 := v248
+		s253 := v252.Hi
+		b249[24] = byte(s253 >> 56)
+		b249[25] = byte(s253 >> 48)
+		b249[26] = byte(s253 >> 40)
+		b249[27] = byte(s253 >> 32)
+		b249[28] = byte(s253 >> 24)
+		b249[29] = byte(s253 >> 16)
+		b249[30] = byte(s253 >> 8)
+		b249[31] = byte(s253)
+		s254 := v252.Lo
+		b249[32] = byte(s254 >> 56)
+		b249[33] = byte(s254 >> 48)
+		b249[34] = byte(s254 >> 40)
+		b249[35] = byte(s254 >> 32)
+		b249[36] = byte(s254 >> 24)
+		b249[37] = byte(s254 >> 16)
+		b249[38] = byte(s254 >> 8)
+		b249[39] = byte(s254)
+		ws255 := v248
+		f257 := uint32(os250)
+		f257 += bits.RotateLeft32(f257, 16)
+		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(ws255.Hi>>0))+uint32(uint16(ws255.Hi>>16))+uint32(uint16(ws255.Hi>>32))+uint32(uint16(ws255.Hi>>48))+uint32(uint16(ws255.Lo>>0))+uint32(uint16(ws255.Lo>>16))+uint32(uint16(ws255.Lo>>32))+uint32(uint16(ws255.Lo>>48)))
+		d247 += dl256
+		v258 := m3
+		ws260 := packet.Value{Hi: (uint64(b249[8])<<56 | uint64(b249[9])<<48 | uint64(b249[10])<<40 | uint64(b249[11])<<32 | uint64(b249[12])<<24 | uint64(b249[13])<<16 | uint64(b249[14])<<8 | uint64(b249[15])), Lo: (uint64(b249[16])<<56 | uint64(b249[17])<<48 | uint64(b249[18])<<40 | uint64(b249[19])<<32 | uint64(b249[20])<<24 | uint64(b249[21])<<16 | uint64(b249[22])<<8 | uint64(b249[23]))}
+		os259 := uint32(uint16(ws260.Hi>>0)) + uint32(uint16(ws260.Hi>>16)) + uint32(uint16(ws260.Hi>>32)) + uint32(uint16(ws260.Hi>>48)) + uint32(uint16(ws260.Lo>>0)) + uint32(uint16(ws260.Lo>>16)) + uint32(uint16(ws260.Lo>>32)) + uint32(uint16(ws260.Lo>>48))
+		v261 := v258
+		s262 := v261.Hi
+		b249[8] = byte(s262 >> 56)
+		b249[9] = byte(s262 >> 48)
+		b249[10] = byte(s262 >> 40)
+		b249[11] = byte(s262 >> 32)
+		b249[12] = byte(s262 >> 24)
+		b249[13] = byte(s262 >> 16)
+		b249[14] = byte(s262 >> 8)
+		b249[15] = byte(s262)
+		s263 := v261.Lo
+		b249[16] = byte(s263 >> 56)
+		b249[17] = byte(s263 >> 48)
+		b249[18] = byte(s263 >> 40)
+		b249[19] = byte(s263 >> 32)
+		b249[20] = byte(s263 >> 24)
+		b249[21] = byte(s263 >> 16)
+		b249[22] = byte(s263 >> 8)
+		b249[23] = byte(s263)
+		ws264 := v258
+		f266 := uint32(os259)
+		f266 += bits.RotateLeft32(f266, 16)
+		dl265 := uint64(^uint16(f266>>16)) + uint64(uint32(uint16(ws264.Hi>>0))+uint32(uint16(ws264.Hi>>16))+uint32(uint16(ws264.Hi>>32))+uint32(uint16(ws264.Hi>>48))+uint32(uint16(ws264.Lo>>0))+uint32(uint16(ws264.Lo>>16))+uint32(uint16(ws264.Lo>>32))+uint32(uint16(ws264.Lo>>48)))
+		d247 += dl265
+		v267 := m21
+		b268 := data[h4 : h4+8] // udp
+		os269 := uint32(uint16((uint64(b268[2])<<8 | uint64(b268[3]))))
+		s270 := v267
+		b268[2] = byte(s270 >> 8)
+		b268[3] = byte(s270)
+		f272 := uint32(os269)
 		f272 += bits.RotateLeft32(f272, 16)
-		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(ws270.Hi>>0))+uint32(uint16(ws270.Hi>>16))+uint32(uint16(ws270.Hi>>32))+uint32(uint16(ws270.Hi>>48))+uint32(uint16(ws270.Lo>>0))+uint32(uint16(ws270.Lo>>16))+uint32(uint16(ws270.Lo>>32))+uint32(uint16(ws270.Lo>>48)))
-		d262 += dl271
-		v273 := m3
-		ws275 := packet.Value{Hi: (uint64(b264[8])<<56 | uint64(b264[9])<<48 | uint64(b264[10])<<40 | uint64(b264[11])<<32 | uint64(b264[12])<<24 | uint64(b264[13])<<16 | uint64(b264[14])<<8 | uint64(b264[15])), Lo: (uint64(b264[16])<<56 | uint64(b264[17])<<48 | uint64(b264[18])<<40 | uint64(b264[19])<<32 | uint64(b264[20])<<24 | uint64(b264[21])<<16 | uint64(b264[22])<<8 | uint64(b264[23]))}
-		os274 := uint32(uint16(ws275.Hi>>0)) + uint32(uint16(ws275.Hi>>16)) + uint32(uint16(ws275.Hi>>32)) + uint32(uint16(ws275.Hi>>48)) + uint32(uint16(ws275.Lo>>0)) + uint32(uint16(ws275.Lo>>16)) + uint32(uint16(ws275.Lo>>32)) + uint32(uint16(ws275.Lo>>48))
-		v276 := v273
-		s277 := v276.Hi
-		b264[8] = byte(s277 >> 56)
-		b264[9] = byte(s277 >> 48)
-		b264[10] = byte(s277 >> 40)
-		b264[11] = byte(s277 >> 32)
-		b264[12] = byte(s277 >> 24)
-		b264[13] = byte(s277 >> 16)
-		b264[14] = byte(s277 >> 8)
-		b264[15] = byte(s277)
-		s278 := v276.Lo
-		b264[16] = byte(s278 >> 56)
-		b264[17] = byte(s278 >> 48)
-		b264[18] = byte(s278 >> 40)
-		b264[19] = byte(s278 >> 32)
-		b264[20] = byte(s278 >> 24)
-		b264[21] = byte(s278 >> 16)
-		b264[22] = byte(s278 >> 8)
-		b264[23] = byte(s278)
-		ws279 := v273
-		f281 := uint32(os274)
-		f281 += bits.RotateLeft32(f281, 16)
-		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(uint16(ws279.Hi>>0))+uint32(uint16(ws279.Hi>>16))+uint32(uint16(ws279.Hi>>32))+uint32(uint16(ws279.Hi>>48))+uint32(uint16(ws279.Lo>>0))+uint32(uint16(ws279.Lo>>16))+uint32(uint16(ws279.Lo>>32))+uint32(uint16(ws279.Lo>>48)))
-		d262 += dl280
-		v282 := m21
-		b283 := data[h4 : h4+8] // udp
-		os284 := uint32(uint16((uint64(b283[2])<<8 | uint64(b283[3]))))
-		s285 := v282
-		b283[2] = byte(s285 >> 8)
-		b283[3] = byte(s285)
-		f287 := uint32(os284)
-		f287 += bits.RotateLeft32(f287, 16)
-		dl286 := uint64(^uint16(f287>>16)) + uint64(uint32(uint16(v282)))
-		d262 += dl286
+		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(v267)))
+		d247 += dl271
 		if h4+8 <= len(data) {
-			pendD4 += d262
+			pendD4 += d247
 			pendK4 = true
 		}
 		pl.edges[28]++
@@ -3641,83 +3521,83 @@ n102:
 	}
 n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d288 uint64 // udp checksum
-		v289 := m12
-		b290 := data[h3 : h3+40] // ipv6
-		ws292 := packet.Value{Hi: (uint64(b290[24])<<56 | uint64(b290[25])<<48 | uint64(b290[26])<<40 | uint64(b290[27])<<32 | uint64(b290[28])<<24 | uint64(b290[29])<<16 | uint64(b290[30])<<8 | uint64(b290[31])), Lo: (uint64(b290[32])<<56 | uint64(b290[33])<<48 | uint64(b290[34])<<40 | uint64(b290[35])<<32 | uint64(b290[36])<<24 | uint64(b290[37])<<16 | uint64(b290[38])<<8 | uint64(b290[39]))}
-		os291 := uint32(uint16(ws292.Hi>>0)) + uint32(uint16(ws292.Hi>>16)) + uint32(uint16(ws292.Hi>>32)) + uint32(uint16(ws292.Hi>>48)) + uint32(uint16(ws292.Lo>>0)) + uint32(uint16(ws292.Lo>>16)) + uint32(uint16(ws292.Lo>>32)) + uint32(uint16(ws292.Lo>>48))
-		v293 := v289
-		s294 := v293.Hi
-		b290[24] = byte(s294 >> 56)
-		b290[25] = byte(s294 >> 48)
-		b290[26] = byte(s294 >> 40)
-		b290[27] = byte(s294 >> 32)
-		b290[28] = byte(s294 >> 24)
-		b290[29] = byte(s294 >> 16)
-		b290[30] = byte(s294 >> 8)
-		b290[31] = byte(s294)
-		s295 := v293.Lo
-		b290[32] = byte(s295 >> 56)
-		b290[33] = byte(s295 >> 48)
-		b290[34] = byte(s295 >> 40)
-		b290[35] = byte(s295 >> 32)
-		b290[36] = byte(s295 >> 24)
-		b290[37] = byte(s295 >> 16)
-		b290[38] = byte(s295 >> 8)
-		b290[39] = byte(s295)
-		ws296 := v289
-		f298 := uint32(os291)
+		var d273 uint64 // udp checksum
+		v274 := m12
+		b275 := data[h3 : h3+40] // ipv6
+		ws277 := packet.Value{Hi: (uint64(b275[24])<<56 | uint64(b275[25])<<48 | uint64(b275[26])<<40 | uint64(b275[27])<<32 | uint64(b275[28])<<24 | uint64(b275[29])<<16 | uint64(b275[30])<<8 | uint64(b275[31])), Lo: (uint64(b275[32])<<56 | uint64(b275[33])<<48 | uint64(b275[34])<<40 | uint64(b275[35])<<32 | uint64(b275[36])<<24 | uint64(b275[37])<<16 | uint64(b275[38])<<8 | uint64(b275[39]))}
+		os276 := uint32(uint16(ws277.Hi>>0)) + uint32(uint16(ws277.Hi>>16)) + uint32(uint16(ws277.Hi>>32)) + uint32(uint16(ws277.Hi>>48)) + uint32(uint16(ws277.Lo>>0)) + uint32(uint16(ws277.Lo>>16)) + uint32(uint16(ws277.Lo>>32)) + uint32(uint16(ws277.Lo>>48))
+		v278 := v274
+		s279 := v278.Hi
+		b275[24] = byte(s279 >> 56)
+		b275[25] = byte(s279 >> 48)
+		b275[26] = byte(s279 >> 40)
+		b275[27] = byte(s279 >> 32)
+		b275[28] = byte(s279 >> 24)
+		b275[29] = byte(s279 >> 16)
+		b275[30] = byte(s279 >> 8)
+		b275[31] = byte(s279)
+		s280 := v278.Lo
+		b275[32] = byte(s280 >> 56)
+		b275[33] = byte(s280 >> 48)
+		b275[34] = byte(s280 >> 40)
+		b275[35] = byte(s280 >> 32)
+		b275[36] = byte(s280 >> 24)
+		b275[37] = byte(s280 >> 16)
+		b275[38] = byte(s280 >> 8)
+		b275[39] = byte(s280)
+		ws281 := v274
+		f283 := uint32(os276)
+		f283 += bits.RotateLeft32(f283, 16)
+		dl282 := uint64(^uint16(f283>>16)) + uint64(uint32(uint16(ws281.Hi>>0))+uint32(uint16(ws281.Hi>>16))+uint32(uint16(ws281.Hi>>32))+uint32(uint16(ws281.Hi>>48))+uint32(uint16(ws281.Lo>>0))+uint32(uint16(ws281.Lo>>16))+uint32(uint16(ws281.Lo>>32))+uint32(uint16(ws281.Lo>>48)))
+		d273 += dl282
+		v284 := m3
+		ws286 := packet.Value{Hi: (uint64(b275[8])<<56 | uint64(b275[9])<<48 | uint64(b275[10])<<40 | uint64(b275[11])<<32 | uint64(b275[12])<<24 | uint64(b275[13])<<16 | uint64(b275[14])<<8 | uint64(b275[15])), Lo: (uint64(b275[16])<<56 | uint64(b275[17])<<48 | uint64(b275[18])<<40 | uint64(b275[19])<<32 | uint64(b275[20])<<24 | uint64(b275[21])<<16 | uint64(b275[22])<<8 | uint64(b275[23]))}
+		os285 := uint32(uint16(ws286.Hi>>0)) + uint32(uint16(ws286.Hi>>16)) + uint32(uint16(ws286.Hi>>32)) + uint32(uint16(ws286.Hi>>48)) + uint32(uint16(ws286.Lo>>0)) + uint32(uint16(ws286.Lo>>16)) + uint32(uint16(ws286.Lo>>32)) + uint32(uint16(ws286.Lo>>48))
+		v287 := v284
+		s288 := v287.Hi
+		b275[8] = byte(s288 >> 56)
+		b275[9] = byte(s288 >> 48)
+		b275[10] = byte(s288 >> 40)
+		b275[11] = byte(s288 >> 32)
+		b275[12] = byte(s288 >> 24)
+		b275[13] = byte(s288 >> 16)
+		b275[14] = byte(s288 >> 8)
+		b275[15] = byte(s288)
+		s289 := v287.Lo
+		b275[16] = byte(s289 >> 56)
+		b275[17] = byte(s289 >> 48)
+		b275[18] = byte(s289 >> 40)
+		b275[19] = byte(s289 >> 32)
+		b275[20] = byte(s289 >> 24)
+		b275[21] = byte(s289 >> 16)
+		b275[22] = byte(s289 >> 8)
+		b275[23] = byte(s289)
+		ws290 := v284
+		f292 := uint32(os285)
+		f292 += bits.RotateLeft32(f292, 16)
+		dl291 := uint64(^uint16(f292>>16)) + uint64(uint32(uint16(ws290.Hi>>0))+uint32(uint16(ws290.Hi>>16))+uint32(uint16(ws290.Hi>>32))+uint32(uint16(ws290.Hi>>48))+uint32(uint16(ws290.Lo>>0))+uint32(uint16(ws290.Lo>>16))+uint32(uint16(ws290.Lo>>32))+uint32(uint16(ws290.Lo>>48)))
+		d273 += dl291
+		v293 := m21
+		b294 := data[h4 : h4+8] // udp
+		os295 := uint32(uint16((uint64(b294[2])<<8 | uint64(b294[3]))))
+		s296 := v293
+		b294[2] = byte(s296 >> 8)
+		b294[3] = byte(s296)
+		f298 := uint32(os295)
 		f298 += bits.RotateLeft32(f298, 16)
-		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(ws296.Hi>>0))+uint32(uint16(ws296.Hi>>16))+uint32(uint16(ws296.Hi>>32))+uint32(uint16(ws296.Hi>>48))+uint32(uint16(ws296.Lo>>0))+uint32(uint16(ws296.Lo>>16))+uint32(uint16(ws296.Lo>>32))+uint32(uint16(ws296.Lo>>48)))
-		d288 += dl297
-		v299 := m3
-		ws301 := packet.Value{Hi: (uint64(b290[8])<<56 | uint64(b290[9])<<48 | uint64(b290[10])<<40 | uint64(b290[11])<<32 | uint64(b290[12])<<24 | uint64(b290[13])<<16 | uint64(b290[14])<<8 | uint64(b290[15])), Lo: (uint64(b290[16])<<56 | uint64(b290[17])<<48 | uint64(b290[18])<<40 | uint64(b290[19])<<32 | uint64(b290[20])<<24 | uint64(b290[21])<<16 | uint64(b290[22])<<8 | uint64(b290[23]))}
-		os300 := uint32(uint16(ws301.Hi>>0)) + uint32(uint16(ws301.Hi>>16)) + uint32(uint16(ws301.Hi>>32)) + uint32(uint16(ws301.Hi>>48)) + uint32(uint16(ws301.Lo>>0)) + uint32(uint16(ws301.Lo>>16)) + uint32(uint16(ws301.Lo>>32)) + uint32(uint16(ws301.Lo>>48))
-		v302 := v299
-		s303 := v302.Hi
-		b290[8] = byte(s303 >> 56)
-		b290[9] = byte(s303 >> 48)
-		b290[10] = byte(s303 >> 40)
-		b290[11] = byte(s303 >> 32)
-		b290[12] = byte(s303 >> 24)
-		b290[13] = byte(s303 >> 16)
-		b290[14] = byte(s303 >> 8)
-		b290[15] = byte(s303)
-		s304 := v302.Lo
-		b290[16] = byte(s304 >> 56)
-		b290[17] = byte(s304 >> 48)
-		b290[18] = byte(s304 >> 40)
-		b290[19] = byte(s304 >> 32)
-		b290[20] = byte(s304 >> 24)
-		b290[21] = byte(s304 >> 16)
-		b290[22] = byte(s304 >> 8)
-		b290[23] = byte(s304)
-		ws305 := v299
-		f307 := uint32(os300)
-		f307 += bits.RotateLeft32(f307, 16)
-		dl306 := uint64(^uint16(f307>>16)) + uint64(uint32(uint16(ws305.Hi>>0))+uint32(uint16(ws305.Hi>>16))+uint32(uint16(ws305.Hi>>32))+uint32(uint16(ws305.Hi>>48))+uint32(uint16(ws305.Lo>>0))+uint32(uint16(ws305.Lo>>16))+uint32(uint16(ws305.Lo>>32))+uint32(uint16(ws305.Lo>>48)))
-		d288 += dl306
-		v308 := m21
-		b309 := data[h4 : h4+8] // udp
-		os310 := uint32(uint16((uint64(b309[2])<<8 | uint64(b309[3]))))
-		s311 := v308
-		b309[2] = byte(s311 >> 8)
-		b309[3] = byte(s311)
-		f313 := uint32(os310)
-		f313 += bits.RotateLeft32(f313, 16)
-		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(uint16(v308)))
-		d288 += dl312
-		v314 := ((uint64(b290[4])<<8 | uint64(b290[5])) - 0x10)
-		os315 := uint32(uint16((uint64(b290[4])<<8 | uint64(b290[5]))))
-		s316 := v314
-		b290[4] = byte(s316 >> 8)
-		b290[5] = byte(s316)
-		f318 := uint32(os315)
-		f318 += bits.RotateLeft32(f318, 16)
-		dl317 := uint64(^uint16(f318>>16)) + uint64(uint32(uint16(v314)))
-		d288 += dl317
+		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(v293)))
+		d273 += dl297
+		v299 := ((uint64(b275[4])<<8 | uint64(b275[5])) - 0x10)
+		os300 := uint32(uint16((uint64(b275[4])<<8 | uint64(b275[5]))))
+		s301 := v299
+		b275[4] = byte(s301 >> 8)
+		b275[5] = byte(s301)
+		f303 := uint32(os300)
+		f303 += bits.RotateLeft32(f303, 16)
+		dl302 := uint64(^uint16(f303>>16)) + uint64(uint32(uint16(v299)))
+		d273 += dl302
 		if h4+8 <= len(data) {
-			pendD4 += d288
+			pendD4 += d273
 			pendK4 = true
 		}
 		pl.edges[29]++
@@ -3732,47 +3612,47 @@ n104:
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		po319, pn320 := h10, 12 // lb_v2
-		if po319+pn320 > len(data) {
+		po304, pn305 := h10, 12 // lb_v2
+		if po304+pn305 > len(data) {
 			return pl.drop(19)
 		}
-		if po319 > h4 && (po319-h4)%2 == 0 {
-			pw322 := data[po319 : po319+12]
-			d321 := uint32(uint64(pw322[0])<<8|uint64(pw322[1])) + uint32(uint64(pw322[2])<<8|uint64(pw322[3])) + uint32(uint64(pw322[4])<<8|uint64(pw322[5])) + uint32(uint64(pw322[6])<<8|uint64(pw322[7])) + uint32(uint64(pw322[8])<<8|uint64(pw322[9])) + uint32(uint64(pw322[10])<<8|uint64(pw322[11]))
-			d321 += bits.RotateLeft32(d321, 16)
+		if po304 > h4 && (po304-h4)%2 == 0 {
+			pw307 := data[po304 : po304+12]
+			d306 := uint32(uint64(pw307[0])<<8|uint64(pw307[1])) + uint32(uint64(pw307[2])<<8|uint64(pw307[3])) + uint32(uint64(pw307[4])<<8|uint64(pw307[5])) + uint32(uint64(pw307[6])<<8|uint64(pw307[7])) + uint32(uint64(pw307[8])<<8|uint64(pw307[9])) + uint32(uint64(pw307[10])<<8|uint64(pw307[11]))
+			d306 += bits.RotateLeft32(d306, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d321 >> 16))
+				pendD4 += uint64(^uint16(d306 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po319
-		pendN = pn320
+		pendOff = po304
+		pendN = pn305
 		h10 = -1
-		if cur > po319 {
-			cur = max(po319, cur-pn320)
+		if cur > po304 {
+			cur = max(po304, cur-pn305)
 		}
 		goto n107
 	}
 n106:
 	{ // LbPopV3Body: pop lb_v3
-		po323, pn324 := h11, 12 // lb_v3
-		if po323+pn324 > len(data) {
+		po308, pn309 := h11, 12 // lb_v3
+		if po308+pn309 > len(data) {
 			return pl.drop(20)
 		}
-		if po323 > h4 && (po323-h4)%2 == 0 {
-			pw326 := data[po323 : po323+12]
-			d325 := uint32(uint64(pw326[0])<<8|uint64(pw326[1])) + uint32(uint64(pw326[2])<<8|uint64(pw326[3])) + uint32(uint64(pw326[4])<<8|uint64(pw326[5])) + uint32(uint64(pw326[6])<<8|uint64(pw326[7])) + uint32(uint64(pw326[8])<<8|uint64(pw326[9])) + uint32(uint64(pw326[10])<<8|uint64(pw326[11]))
-			d325 += bits.RotateLeft32(d325, 16)
+		if po308 > h4 && (po308-h4)%2 == 0 {
+			pw311 := data[po308 : po308+12]
+			d310 := uint32(uint64(pw311[0])<<8|uint64(pw311[1])) + uint32(uint64(pw311[2])<<8|uint64(pw311[3])) + uint32(uint64(pw311[4])<<8|uint64(pw311[5])) + uint32(uint64(pw311[6])<<8|uint64(pw311[7])) + uint32(uint64(pw311[8])<<8|uint64(pw311[9])) + uint32(uint64(pw311[10])<<8|uint64(pw311[11]))
+			d310 += bits.RotateLeft32(d310, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d325 >> 16))
+				pendD4 += uint64(^uint16(d310 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po323
-		pendN = pn324
+		pendOff = po308
+		pendN = pn309
 		h11 = -1
-		if cur > po323 {
-			cur = max(po323, cur-pn324)
+		if cur > po308 {
+			cur = max(po308, cur-pn309)
 		}
 		pl.edges[30]++
 		goto n107
@@ -3789,49 +3669,49 @@ n107:
 			}
 			pendN = 0
 		}
-		po327, pn328 := h9, 4 // lb_common
-		if po327+pn328 > len(data) {
+		po312, pn313 := h9, 4 // lb_common
+		if po312+pn313 > len(data) {
 			return pl.drop(21)
 		}
-		if po327 > h4 && (po327-h4)%2 == 0 {
-			pw330 := data[po327 : po327+4]
-			d329 := uint32(uint64(pw330[0])<<8|uint64(pw330[1])) + uint32(uint64(pw330[2])<<8|uint64(pw330[3]))
-			d329 += bits.RotateLeft32(d329, 16)
+		if po312 > h4 && (po312-h4)%2 == 0 {
+			pw315 := data[po312 : po312+4]
+			d314 := uint32(uint64(pw315[0])<<8|uint64(pw315[1])) + uint32(uint64(pw315[2])<<8|uint64(pw315[3]))
+			d314 += bits.RotateLeft32(d314, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d329 >> 16))
+				pendD4 += uint64(^uint16(d314 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn328
-		if po327 < len(data)-po327-pendN {
-			copy(data[pendN:pendN+po327], data[:po327])
+		pendN += pn313
+		if po312 < len(data)-po312-pendN {
+			copy(data[pendN:pendN+po312], data[:po312])
 			data = data[pendN:]
 		} else {
-			copy(data[po327:], data[po327+pendN:])
+			copy(data[po312:], data[po312+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po327 {
-			cur = max(po327, cur-pn328)
+		if cur > po312 {
+			cur = max(po312, cur-pn313)
 		}
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d331 uint64         // udp checksum
-		b332 := data[h4 : h4+8] // udp
-		v333 := ((uint64(b332[4])<<8 | uint64(b332[5])) - 0x10)
-		os334 := uint32(uint16((uint64(b332[4])<<8 | uint64(b332[5]))))
-		s335 := v333
-		b332[4] = byte(s335 >> 8)
-		b332[5] = byte(s335)
-		f337 := uint32(os334)
-		f337 += bits.RotateLeft32(f337, 16)
-		dl336 := uint64(^uint16(f337>>16)) + uint64(uint32(uint16(v333)))
-		d331 += dl336
+		var d316 uint64         // udp checksum
+		b317 := data[h4 : h4+8] // udp
+		v318 := ((uint64(b317[4])<<8 | uint64(b317[5])) - 0x10)
+		os319 := uint32(uint16((uint64(b317[4])<<8 | uint64(b317[5]))))
+		s320 := v318
+		b317[4] = byte(s320 >> 8)
+		b317[5] = byte(s320)
+		f322 := uint32(os319)
+		f322 += bits.RotateLeft32(f322, 16)
+		dl321 := uint64(^uint16(f322>>16)) + uint64(uint32(uint16(v318)))
+		d316 += dl321
 		if h4+8 <= len(data) {
-			pendD4 += d331
+			pendD4 += d316
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -3860,9 +3740,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s338 := r
-				cb[0] = byte(s338 >> 8)
-				cb[1] = byte(s338)
+				s323 := r
+				cb[0] = byte(s323 >> 8)
+				cb[1] = byte(s323)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3879,9 +3759,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s339 := r
-				cb[0] = byte(s339 >> 8)
-				cb[1] = byte(s339)
+				s324 := r
+				cb[0] = byte(s324 >> 8)
+				cb[1] = byte(s324)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -803,29 +803,21 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	}
 n1:
 	{ // RxEth: extract ethernet
-		x2 := (h0 >= 0) // already there: nothing to do
-		if !x2 {
-			x2 = cur >= 0 && cur+14 <= len(data)
-			if x2 {
-				h0 = cur
-				cur += 14
-			} else {
-				h0 = -1
-			} // ethernet
-		}
-		if x2 {
+		if cur >= 0 && cur+14 <= len(data) {
+			h0 = cur
+			cur += 14 // ethernet
 			goto n2
 		}
 		goto n12
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		b4 := data[h0 : h0+14] // ethernet
-		v3 := (uint64(b4[12])<<8 | uint64(b4[13]))
+		b3 := data[h0 : h0+14] // ethernet
+		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
 		switch {
-		case v3 == 0x800:
+		case v2 == 0x800:
 			goto n3
-		case v3 == 0x86dd:
+		case v2 == 0x86dd:
 			goto n6
 		default:
 			pl.edges[28]++
@@ -834,43 +826,35 @@ n2:
 	}
 n3:
 	{ // RxV4: extract ipv4
-		x5 := (h2 >= 0) // already there: nothing to do
-		if !x5 {
-			if off := cur; off >= 0 && off+20 <= len(data) {
-				h2, h2len = off, 20
-				if !(h2 >= 0) {
-					return pl.drop(0)
-				}
-				b7 := data[h2 : h2+20] // ipv4
-				ext6 := ((int64((uint64(b7[0]) >> 0 & 0xf)) - 5) * 4)
-				x5 = ext6 >= 0 && ext6 <= int64(len(data)) && off+20+int(ext6) <= len(data)
-				if x5 {
-					h2len += int(ext6)
-					cur = off + h2len
-				}
+		if off := cur; off >= 0 && off+20 <= len(data) {
+			h2, h2len = off, 20
+			if !(h2 >= 0) {
+				return pl.drop(0)
 			}
-			if !x5 {
-				h2 = -1
-			} // ipv4
-		}
-		if x5 {
-			goto n4
+			b5 := data[h2 : h2+20] // ipv4
+			ext4 := ((int64((uint64(b5[0]) >> 0 & 0xf)) - 5) * 4)
+			if ext4 >= 0 && ext4 <= int64(len(data)) && off+20+int(ext4) <= len(data) {
+				h2len += int(ext4)
+				cur = off + h2len
+				goto n4
+			}
+			h2 = -1 // ipv4
 		}
 		pl.edges[29]++
 		goto n12
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		b10 := data[h2 : h2+20] // ipv4
-		c9 := ((uint64(b10[0]) >> 4 & 0xf) == 0x4)
-		if c9 {
-			c9 = ((uint64(b10[0]) >> 0 & 0xf) >= 0x5)
+		b8 := data[h2 : h2+20] // ipv4
+		c7 := ((uint64(b8[0]) >> 4 & 0xf) == 0x4)
+		if c7 {
+			c7 = ((uint64(b8[0]) >> 0 & 0xf) >= 0x5)
 		}
-		c8 := c9
-		if c8 {
-			c8 = (uint64(b10[9]) == 0x11)
+		c6 := c7
+		if c6 {
+			c6 = (uint64(b8[9]) == 0x11)
 		}
-		if c8 {
+		if c6 {
 			goto n5
 		}
 		pl.edges[30]++
@@ -887,9 +871,9 @@ n5:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s11 := r
-				cb[0] = byte(s11 >> 8)
-				cb[1] = byte(s11)
+				s9 := r
+				cb[0] = byte(s9 >> 8)
+				cb[1] = byte(s9)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -1019,7 +1003,7 @@ n5:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		ok12, wellFormed := p.VerifyChecksum(2)
+		ok10, wellFormed := p.VerifyChecksum(2)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1144,7 +1128,7 @@ n5:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if ok12 && wellFormed {
+		if ok10 && wellFormed {
 			goto n8
 		}
 		pl.edges[31]++
@@ -1152,17 +1136,9 @@ n5:
 	}
 n6:
 	{ // RxV6: extract ipv6
-		x13 := (h3 >= 0) // already there: nothing to do
-		if !x13 {
-			x13 = cur >= 0 && cur+40 <= len(data)
-			if x13 {
-				h3 = cur
-				cur += 40
-			} else {
-				h3 = -1
-			} // ipv6
-		}
-		if x13 {
+		if cur >= 0 && cur+40 <= len(data) {
+			h3 = cur
+			cur += 40 // ipv6
 			goto n7
 		}
 		pl.edges[32]++
@@ -1170,12 +1146,12 @@ n6:
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		b15 := data[h3 : h3+40] // ipv6
-		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x6)
-		if c14 {
-			c14 = (uint64(b15[6]) == 0x11)
+		b12 := data[h3 : h3+40] // ipv6
+		c11 := ((uint64(b12[0]) >> 4 & 0xf) == 0x6)
+		if c11 {
+			c11 = (uint64(b12[6]) == 0x11)
 		}
-		if c14 {
+		if c11 {
 			pl.edges[0]++
 			goto n8
 		}
@@ -1184,17 +1160,9 @@ n7:
 	}
 n8:
 	{ // RxUDP: extract udp
-		x16 := (h4 >= 0) // already there: nothing to do
-		if !x16 {
-			x16 = cur >= 0 && cur+8 <= len(data)
-			if x16 {
-				h4 = cur
-				cur += 8
-			} else {
-				h4 = -1
-			} // udp
-		}
-		if x16 {
+		if cur >= 0 && cur+8 <= len(data) {
+			h4 = cur
+			cur += 8 // udp
 			goto n9
 		}
 		pl.edges[34]++
@@ -1202,8 +1170,8 @@ n8:
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		b17 := data[h4 : h4+8] // udp
-		if ((uint64(b17[2])<<8 | uint64(b17[3])) & 0xc000) == 0x4000 {
+		b13 := data[h4 : h4+8] // udp
+		if ((uint64(b13[2])<<8 | uint64(b13[3])) & 0xc000) == 0x4000 {
 			goto n10
 		}
 		pl.edges[35]++
@@ -1220,18 +1188,18 @@ n10:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s18 := r
-				cb[0] = byte(s18 >> 8)
-				cb[1] = byte(s18)
+				s14 := r
+				cb[0] = byte(s14 >> 8)
+				cb[1] = byte(s14)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b20 := data[h4 : h4+8] // udp
-		c19 := ((uint64(b20[6])<<8 | uint64(b20[7])) == 0x0)
-		if c19 {
-			c19 = (h2 >= 0)
+		b16 := data[h4 : h4+8] // udp
+		c15 := ((uint64(b16[6])<<8 | uint64(b16[7])) == 0x0)
+		if c15 {
+			c15 = (h2 >= 0)
 		}
-		if c19 {
+		if c15 {
 			goto n13
 		}
 		goto n11
@@ -1247,9 +1215,9 @@ n11:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s21 := r
-				cb[0] = byte(s21 >> 8)
-				cb[1] = byte(s21)
+				s17 := r
+				cb[0] = byte(s17 >> 8)
+				cb[1] = byte(s17)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -1379,7 +1347,7 @@ n11:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		ok22, wellFormed := p.VerifyChecksum(4)
+		ok18, wellFormed := p.VerifyChecksum(4)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1504,7 +1472,7 @@ n11:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if ok22 && wellFormed {
+		if ok18 && wellFormed {
 			pl.edges[1]++
 			goto n13
 		}
@@ -1525,14 +1493,14 @@ n16:
 	}
 n17:
 	{ // ParseEthType: switch ethernet.type
-		b24 := data[h0 : h0+14] // ethernet
-		v23 := (uint64(b24[12])<<8 | uint64(b24[13]))
+		b20 := data[h0 : h0+14] // ethernet
+		v19 := (uint64(b20[12])<<8 | uint64(b20[13]))
 		switch {
-		case v23 == 0x800:
+		case v19 == 0x800:
 			goto n18
-		case v23 == 0x806:
+		case v19 == 0x806:
 			return pl.drop(2)
-		case v23 == 0x86dd:
+		case v19 == 0x86dd:
 			pl.edges[2]++
 			goto n18
 		default:
@@ -1541,25 +1509,17 @@ n17:
 	}
 n18:
 	{ // ParseLb: extract lb_common
-		x25 := (h9 >= 0) // already there: nothing to do
-		if !x25 {
-			x25 = cur >= 0 && cur+4 <= len(data)
-			if x25 {
-				h9 = cur
-				cur += 4
-			} else {
-				h9 = -1
-			} // lb_common
-		}
-		if x25 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h9 = cur
+			cur += 4 // lb_common
 			goto n19
 		}
 		goto n23
 	}
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		b26 := data[h9 : h9+4] // lb_common
-		if (uint64(b26[0])<<8 | uint64(b26[1])) == 0x4c42 {
+		b21 := data[h9 : h9+4] // lb_common
+		if (uint64(b21[0])<<8 | uint64(b21[1])) == 0x4c42 {
 			goto n20
 		}
 		pl.edges[37]++
@@ -1567,12 +1527,12 @@ n19:
 	}
 n20:
 	{ // ParseLbVersion: switch lb_common.version
-		b28 := data[h9 : h9+4] // lb_common
-		v27 := uint64(b28[2])
+		b23 := data[h9 : h9+4] // lb_common
+		v22 := uint64(b23[2])
 		switch {
-		case v27 == 0x2:
+		case v22 == 0x2:
 			goto n21
-		case v27 == 0x3:
+		case v22 == 0x3:
 			goto n22
 		default:
 			pl.edges[38]++
@@ -1581,17 +1541,9 @@ n20:
 	}
 n21:
 	{ // ParseLbV2: extract lb_v2
-		x29 := (h10 >= 0) // already there: nothing to do
-		if !x29 {
-			x29 = cur >= 0 && cur+12 <= len(data)
-			if x29 {
-				h10 = cur
-				cur += 12
-			} else {
-				h10 = -1
-			} // lb_v2
-		}
-		if x29 {
+		if cur >= 0 && cur+12 <= len(data) {
+			h10 = cur
+			cur += 12 // lb_v2
 			goto n24
 		}
 		pl.edges[39]++
@@ -1599,17 +1551,9 @@ n21:
 	}
 n22:
 	{ // ParseLbV3: extract lb_v3
-		x30 := (h11 >= 0) // already there: nothing to do
-		if !x30 {
-			x30 = cur >= 0 && cur+12 <= len(data)
-			if x30 {
-				h11 = cur
-				cur += 12
-			} else {
-				h11 = -1
-			} // lb_v3
-		}
-		if x30 {
+		if cur >= 0 && cur+12 <= len(data) {
+			h11 = cur
+			cur += 12 // lb_v3
 			pl.edges[3]++
 			goto n24
 		}
@@ -1623,30 +1567,30 @@ n23:
 n24:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw31 := (m0) & 0xf
-		b33 := data[h0 : h0+14] // ethernet
-		kw32 := (uint64(b33[0])<<40 | uint64(b33[1])<<32 | uint64(b33[2])<<24 | uint64(b33[3])<<16 | uint64(b33[4])<<8 | uint64(b33[5])) & 0xffffffffffff
-		k34 := kw32<<0 | kw31<<48
-		if pi35 := pl.tables[0].Packed(); len(pi35.Slots) > 0 {
-			k34 &= pi35.Mask
-			for m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34); ; j++ {
-				sl := &pi35.Slots[j&m]
+		kw24 := (m0) & 0xf
+		b26 := data[h0 : h0+14] // ethernet
+		kw25 := (uint64(b26[0])<<40 | uint64(b26[1])<<32 | uint64(b26[2])<<24 | uint64(b26[3])<<16 | uint64(b26[4])<<8 | uint64(b26[5])) & 0xffffffffffff
+		k27 := kw25<<0 | kw24<<48
+		if pi28 := pl.tables[0].Packed(); len(pi28.Slots) > 0 {
+			k27 &= pi28.Mask
+			for m, j := uint64(len(pi28.Slots)-1), packet.PackedHash(k27); ; j++ {
+				sl := &pi28.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k34 {
+				if sl.Key == k27 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc36 := pl.tables[0].Scan(); len(sc36.Match) > 0 {
-			for i, ms := 0, sc36.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw31&ms[0].Mask == ms[0].Val && kw31-ms[0].Lo <= ms[0].Span && kw32&ms[1].Mask == ms[1].Val && kw32-ms[1].Lo <= ms[1].Span {
-					act, params = int(sc36.Acts[i].Action), sc36.Acts[i].Params
+		} else if sc29 := pl.tables[0].Scan(); len(sc29.Match) > 0 {
+			for i, ms := 0, sc29.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw24&ms[0].Mask == ms[0].Val && kw24-ms[0].Lo <= ms[0].Span && kw25&ms[1].Mask == ms[1].Val && kw25-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc29.Acts[i].Action), sc29.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k34); hit {
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k27); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1676,42 +1620,42 @@ n26:
 	}
 n27:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		b37 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b37[16])<<24 | uint64(b37[17])<<16 | uint64(b37[18])<<8 | uint64(b37[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b30 := data[h2 : h2+20] // ipv4
+		m5 = (packet.Value{Lo: (uint64(b30[16])<<24 | uint64(b30[17])<<16 | uint64(b30[18])<<8 | uint64(b30[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n29
 	}
 n28:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		b38 := data[h3 : h3+40] // ipv6
-		m5 = (packet.Value{Hi: (uint64(b38[24])<<56 | uint64(b38[25])<<48 | uint64(b38[26])<<40 | uint64(b38[27])<<32 | uint64(b38[28])<<24 | uint64(b38[29])<<16 | uint64(b38[30])<<8 | uint64(b38[31])), Lo: (uint64(b38[32])<<56 | uint64(b38[33])<<48 | uint64(b38[34])<<40 | uint64(b38[35])<<32 | uint64(b38[36])<<24 | uint64(b38[37])<<16 | uint64(b38[38])<<8 | uint64(b38[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b31 := data[h3 : h3+40] // ipv6
+		m5 = (packet.Value{Hi: (uint64(b31[24])<<56 | uint64(b31[25])<<48 | uint64(b31[26])<<40 | uint64(b31[27])<<32 | uint64(b31[28])<<24 | uint64(b31[29])<<16 | uint64(b31[30])<<8 | uint64(b31[31])), Lo: (uint64(b31[32])<<56 | uint64(b31[33])<<48 | uint64(b31[34])<<40 | uint64(b31[35])<<32 | uint64(b31[36])<<24 | uint64(b31[37])<<16 | uint64(b31[38])<<8 | uint64(b31[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[5]++
 		goto n29
 	}
 n29:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw39 := (m0) & 0xf
-		b41 := data[h0 : h0+14] // ethernet
-		kw40 := (uint64(b41[12])<<8 | uint64(b41[13])) & 0xffff
-		kw42 := m5
-		if wl43 := pl.tables[1].Words(); len(wl43.Slots) > 0 {
-			x45 := kw39 & wl43.Mask[0]
-			x46 := kw40 & wl43.Mask[1]
-			x47 := kw42.Hi & wl43.Mask[2]
-			x48 := kw42.Lo & wl43.Mask[3]
-			h44 := packet.WordsHash(x45, x46, x47, x48)
-			for m, j := uint64(len(wl43.Slots)-1), h44>>(wl43.Shift&63); ; j = (j + 1) & m {
-				sl := &wl43.Slots[j]
+		kw32 := (m0) & 0xf
+		b34 := data[h0 : h0+14] // ethernet
+		kw33 := (uint64(b34[12])<<8 | uint64(b34[13])) & 0xffff
+		kw35 := m5
+		if wl36 := pl.tables[1].Words(); len(wl36.Slots) > 0 {
+			x38 := kw32 & wl36.Mask[0]
+			x39 := kw33 & wl36.Mask[1]
+			x40 := kw35.Hi & wl36.Mask[2]
+			x41 := kw35.Lo & wl36.Mask[3]
+			h37 := packet.WordsHash(x38, x39, x40, x41)
+			for m, j := uint64(len(wl36.Slots)-1), h37>>(wl36.Shift&63); ; j = (j + 1) & m {
+				sl := &wl36.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl43.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h44 && ks[0] == x45 && ks[1] == x46 && ks[2] == x47 && ks[3] == x48 {
-					a := &wl43.Acts[j]
+				if ks := wl36.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h37 && ks[0] == x38 && ks[1] == x39 && ks[2] == x40 && ks[3] == x41 {
+					a := &wl36.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw39, kw40, kw42.Hi, kw42.Lo); hit {
+		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw32, kw33, kw35.Hi, kw35.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1749,15 +1693,15 @@ n32:
 	}
 n33:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c49 := false
-		if c49 {
+		c42 := false
+		if c42 {
 			if !(h7 >= 0) {
 				return pl.drop(7)
 			}
-			b50 := data[h7 : h7+4] // icmpv6
-			c49 = (uint64(b50[0]) == 0x80)
+			b43 := data[h7 : h7+4] // icmpv6
+			c42 = (uint64(b43[0]) == 0x80)
 		}
-		if c49 {
+		if c42 {
 			goto n43
 		}
 		goto n34
@@ -1774,8 +1718,8 @@ n35:
 		if !(h5 >= 0) {
 			return pl.drop(8)
 		}
-		b51 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b51[24])<<24 | uint64(b51[25])<<16 | uint64(b51[26])<<8 | uint64(b51[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b44 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b44[24])<<24 | uint64(b44[25])<<16 | uint64(b44[26])<<8 | uint64(b44[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n37
 		}
 		goto n36
@@ -1789,52 +1733,52 @@ n37:
 		if !(h0 >= 0) {
 			return pl.drop(10)
 		}
-		b52 := data[h0 : h0+14] // ethernet
-		s53 := (uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11]))
-		b52[0] = byte(s53 >> 40)
-		b52[1] = byte(s53 >> 32)
-		b52[2] = byte(s53 >> 24)
-		b52[3] = byte(s53 >> 16)
-		b52[4] = byte(s53 >> 8)
-		b52[5] = byte(s53)
-		s54 := m2
-		b52[6] = byte(s54 >> 40)
-		b52[7] = byte(s54 >> 32)
-		b52[8] = byte(s54 >> 24)
-		b52[9] = byte(s54 >> 16)
-		b52[10] = byte(s54 >> 8)
-		b52[11] = byte(s54)
+		b45 := data[h0 : h0+14] // ethernet
+		s46 := (uint64(b45[6])<<40 | uint64(b45[7])<<32 | uint64(b45[8])<<24 | uint64(b45[9])<<16 | uint64(b45[10])<<8 | uint64(b45[11]))
+		b45[0] = byte(s46 >> 40)
+		b45[1] = byte(s46 >> 32)
+		b45[2] = byte(s46 >> 24)
+		b45[3] = byte(s46 >> 16)
+		b45[4] = byte(s46 >> 8)
+		b45[5] = byte(s46)
+		s47 := m2
+		b45[6] = byte(s47 >> 40)
+		b45[7] = byte(s47 >> 32)
+		b45[8] = byte(s47 >> 24)
+		b45[9] = byte(s47 >> 16)
+		b45[10] = byte(s47 >> 8)
+		b45[11] = byte(s47)
 		if !(h5 >= 0) {
 			return pl.drop(10)
 		}
-		b55 := data[h5 : h5+28] // arp
-		s56 := 0x2
-		b55[6] = byte(s56 >> 8)
-		b55[7] = byte(s56)
-		s57 := (uint64(b55[8])<<40 | uint64(b55[9])<<32 | uint64(b55[10])<<24 | uint64(b55[11])<<16 | uint64(b55[12])<<8 | uint64(b55[13]))
-		b55[18] = byte(s57 >> 40)
-		b55[19] = byte(s57 >> 32)
-		b55[20] = byte(s57 >> 24)
-		b55[21] = byte(s57 >> 16)
-		b55[22] = byte(s57 >> 8)
-		b55[23] = byte(s57)
-		s58 := m2
-		b55[8] = byte(s58 >> 40)
-		b55[9] = byte(s58 >> 32)
-		b55[10] = byte(s58 >> 24)
-		b55[11] = byte(s58 >> 16)
-		b55[12] = byte(s58 >> 8)
-		b55[13] = byte(s58)
-		s59 := (uint64(b55[14])<<24 | uint64(b55[15])<<16 | uint64(b55[16])<<8 | uint64(b55[17]))
-		b55[24] = byte(s59 >> 24)
-		b55[25] = byte(s59 >> 16)
-		b55[26] = byte(s59 >> 8)
-		b55[27] = byte(s59)
-		s60 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		b55[14] = byte(s60 >> 24)
-		b55[15] = byte(s60 >> 16)
-		b55[16] = byte(s60 >> 8)
-		b55[17] = byte(s60)
+		b48 := data[h5 : h5+28] // arp
+		s49 := 0x2
+		b48[6] = byte(s49 >> 8)
+		b48[7] = byte(s49)
+		s50 := (uint64(b48[8])<<40 | uint64(b48[9])<<32 | uint64(b48[10])<<24 | uint64(b48[11])<<16 | uint64(b48[12])<<8 | uint64(b48[13]))
+		b48[18] = byte(s50 >> 40)
+		b48[19] = byte(s50 >> 32)
+		b48[20] = byte(s50 >> 24)
+		b48[21] = byte(s50 >> 16)
+		b48[22] = byte(s50 >> 8)
+		b48[23] = byte(s50)
+		s51 := m2
+		b48[8] = byte(s51 >> 40)
+		b48[9] = byte(s51 >> 32)
+		b48[10] = byte(s51 >> 24)
+		b48[11] = byte(s51 >> 16)
+		b48[12] = byte(s51 >> 8)
+		b48[13] = byte(s51)
+		s52 := (uint64(b48[14])<<24 | uint64(b48[15])<<16 | uint64(b48[16])<<8 | uint64(b48[17]))
+		b48[24] = byte(s52 >> 24)
+		b48[25] = byte(s52 >> 16)
+		b48[26] = byte(s52 >> 8)
+		b48[27] = byte(s52)
+		s53 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b48[14] = byte(s53 >> 24)
+		b48[15] = byte(s53 >> 16)
+		b48[16] = byte(s53 >> 8)
+		b48[17] = byte(s53)
 		goto n38
 	}
 n38:
@@ -1846,8 +1790,8 @@ n39:
 		if !(h2 >= 0) {
 			return pl.drop(11)
 		}
-		b61 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b61[16])<<24 | uint64(b61[17])<<16 | uint64(b61[18])<<8 | uint64(b61[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b54 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b54[16])<<24 | uint64(b54[17])<<16 | uint64(b54[18])<<8 | uint64(b54[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n41
 		}
 		goto n40
@@ -1867,22 +1811,46 @@ n41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s62 := r
-				cb[0] = byte(s62 >> 8)
-				cb[1] = byte(s62)
+				s55 := r
+				cb[0] = byte(s55 >> 8)
+				cb[1] = byte(s55)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d63 uint64 // icmp checksum
+		var d56 uint64 // icmp checksum
 		if !(h0 >= 0) {
 			return pl.drop(13)
 		}
-		b64 := data[h0 : h0+14] // ethernet
-		v65 := (uint64(b64[6])<<40 | uint64(b64[7])<<32 | uint64(b64[8])<<24 | uint64(b64[9])<<16 | uint64(b64[10])<<8 | uint64(b64[11]))
-		w66, lo67, hi68 := false, 0, 0
+		b57 := data[h0 : h0+14] // ethernet
+		v58 := (uint64(b57[6])<<40 | uint64(b57[7])<<32 | uint64(b57[8])<<24 | uint64(b57[9])<<16 | uint64(b57[10])<<8 | uint64(b57[11]))
+		w59, lo60, hi61 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
 			l, h := h0+0, h0+6
+			lo60, hi61 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w59 = hi61 <= len(data) && hi61-lo60 <= 20
+		}
+		var o62 uint32
+		if w59 {
+			o62 = packet.SumWords(data[lo60:hi61])
+		}
+		s63 := v58
+		b57[0] = byte(s63 >> 40)
+		b57[1] = byte(s63 >> 32)
+		b57[2] = byte(s63 >> 24)
+		b57[3] = byte(s63 >> 16)
+		b57[4] = byte(s63 >> 8)
+		b57[5] = byte(s63)
+		f64 := uint32(o62)
+		f64 += bits.RotateLeft32(f64, 16)
+		if w59 {
+			d56 += uint64(^uint16(f64>>16)) + uint64(packet.SumWords(data[lo60:hi61]))
+		}
+		v65 := m2
+		w66, lo67, hi68 := false, 0, 0
+		if (h6 >= 0) && h0 > h6 {
+			rs := h6
+			l, h := h0+6, h0+12
 			lo67, hi68 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w66 = hi68 <= len(data) && hi68-lo67 <= 20
 		}
@@ -1891,50 +1859,48 @@ n41:
 			o69 = packet.SumWords(data[lo67:hi68])
 		}
 		s70 := v65
-		b64[0] = byte(s70 >> 40)
-		b64[1] = byte(s70 >> 32)
-		b64[2] = byte(s70 >> 24)
-		b64[3] = byte(s70 >> 16)
-		b64[4] = byte(s70 >> 8)
-		b64[5] = byte(s70)
+		b57[6] = byte(s70 >> 40)
+		b57[7] = byte(s70 >> 32)
+		b57[8] = byte(s70 >> 24)
+		b57[9] = byte(s70 >> 16)
+		b57[10] = byte(s70 >> 8)
+		b57[11] = byte(s70)
 		f71 := uint32(o69)
 		f71 += bits.RotateLeft32(f71, 16)
 		if w66 {
-			d63 += uint64(^uint16(f71>>16)) + uint64(packet.SumWords(data[lo67:hi68]))
-		}
-		v72 := m2
-		w73, lo74, hi75 := false, 0, 0
-		if (h6 >= 0) && h0 > h6 {
-			rs := h6
-			l, h := h0+6, h0+12
-			lo74, hi75 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w73 = hi75 <= len(data) && hi75-lo74 <= 20
-		}
-		var o76 uint32
-		if w73 {
-			o76 = packet.SumWords(data[lo74:hi75])
-		}
-		s77 := v72
-		b64[6] = byte(s77 >> 40)
-		b64[7] = byte(s77 >> 32)
-		b64[8] = byte(s77 >> 24)
-		b64[9] = byte(s77 >> 16)
-		b64[10] = byte(s77 >> 8)
-		b64[11] = byte(s77)
-		f78 := uint32(o76)
-		f78 += bits.RotateLeft32(f78, 16)
-		if w73 {
-			d63 += uint64(^uint16(f78>>16)) + uint64(packet.SumWords(data[lo74:hi75]))
+			d56 += uint64(^uint16(f71>>16)) + uint64(packet.SumWords(data[lo67:hi68]))
 		}
 		if !(h2 >= 0) {
 			return pl.drop(13)
 		}
-		b79 := data[h2 : h2+20] // ipv4
-		v80 := (uint64(b79[12])<<24 | uint64(b79[13])<<16 | uint64(b79[14])<<8 | uint64(b79[15]))
-		w81, lo82, hi83 := false, 0, 0
+		b72 := data[h2 : h2+20] // ipv4
+		v73 := (uint64(b72[12])<<24 | uint64(b72[13])<<16 | uint64(b72[14])<<8 | uint64(b72[15]))
+		w74, lo75, hi76 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+16, h2+20
+			lo75, hi76 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w74 = hi76 <= len(data) && hi76-lo75 <= 20
+		}
+		var o77 uint32
+		if w74 {
+			o77 = packet.SumWords(data[lo75:hi76])
+		}
+		s78 := v73
+		b72[16] = byte(s78 >> 24)
+		b72[17] = byte(s78 >> 16)
+		b72[18] = byte(s78 >> 8)
+		b72[19] = byte(s78)
+		f79 := uint32(o77)
+		f79 += bits.RotateLeft32(f79, 16)
+		if w74 {
+			d56 += uint64(^uint16(f79>>16)) + uint64(packet.SumWords(data[lo75:hi76]))
+		}
+		v80 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		w81, lo82, hi83 := false, 0, 0
+		if (h6 >= 0) && h2 > h6 {
+			rs := h6
+			l, h := h2+12, h2+16
 			lo82, hi83 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w81 = hi83 <= len(data) && hi83-lo82 <= 20
 		}
@@ -1943,61 +1909,39 @@ n41:
 			o84 = packet.SumWords(data[lo82:hi83])
 		}
 		s85 := v80
-		b79[16] = byte(s85 >> 24)
-		b79[17] = byte(s85 >> 16)
-		b79[18] = byte(s85 >> 8)
-		b79[19] = byte(s85)
+		b72[12] = byte(s85 >> 24)
+		b72[13] = byte(s85 >> 16)
+		b72[14] = byte(s85 >> 8)
+		b72[15] = byte(s85)
 		f86 := uint32(o84)
 		f86 += bits.RotateLeft32(f86, 16)
 		if w81 {
-			d63 += uint64(^uint16(f86>>16)) + uint64(packet.SumWords(data[lo82:hi83]))
+			d56 += uint64(^uint16(f86>>16)) + uint64(packet.SumWords(data[lo82:hi83]))
 		}
-		v87 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		w88, lo89, hi90 := false, 0, 0
-		if (h6 >= 0) && h2 > h6 {
-			rs := h6
-			l, h := h2+12, h2+16
-			lo89, hi90 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w88 = hi90 <= len(data) && hi90-lo89 <= 20
-		}
-		var o91 uint32
-		if w88 {
-			o91 = packet.SumWords(data[lo89:hi90])
-		}
-		s92 := v87
-		b79[12] = byte(s92 >> 24)
-		b79[13] = byte(s92 >> 16)
-		b79[14] = byte(s92 >> 8)
-		b79[15] = byte(s92)
-		f93 := uint32(o91)
-		f93 += bits.RotateLeft32(f93, 16)
-		if w88 {
-			d63 += uint64(^uint16(f93>>16)) + uint64(packet.SumWords(data[lo89:hi90]))
-		}
-		v94 := 0x0
+		v87 := 0x0
 		if !(h6 >= 0) {
 			return pl.drop(13)
 		}
-		b95 := data[h6 : h6+4] // icmp
-		os96 := uint32(uint64(b95[0])<<8 | uint64(b95[1]))
-		b95[0] = byte(v94)
-		f98 := uint32(os96)
-		f98 += bits.RotateLeft32(f98, 16)
-		dl97 := uint64(^uint16(f98>>16)) + uint64(uint32(uint64(b95[0])<<8|uint64(b95[1])))
+		b88 := data[h6 : h6+4] // icmp
+		os89 := uint32(uint64(b88[0])<<8 | uint64(b88[1]))
+		b88[0] = byte(v87)
+		f91 := uint32(os89)
+		f91 += bits.RotateLeft32(f91, 16)
+		dl90 := uint64(^uint16(f91>>16)) + uint64(uint32(uint64(b88[0])<<8|uint64(b88[1])))
 		if h6 >= 0 {
-			d63 += dl97
+			d56 += dl90
 		}
 		if (h6 >= 0) && h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d63
+			x := uint64(^cv) + d56
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s99 := r
-			cb[0] = byte(s99 >> 8)
-			cb[1] = byte(s99)
+			s92 := r
+			cb[0] = byte(s92 >> 8)
+			cb[1] = byte(s92)
 		}
 		goto n42
 	}
@@ -2017,22 +1961,46 @@ n43:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s100 := r
-				cb[0] = byte(s100 >> 8)
-				cb[1] = byte(s100)
+				s93 := r
+				cb[0] = byte(s93 >> 8)
+				cb[1] = byte(s93)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d101 uint64 // icmpv6 checksum
+		var d94 uint64 // icmpv6 checksum
 		if !(h0 >= 0) {
 			return pl.drop(14)
 		}
-		b102 := data[h0 : h0+14] // ethernet
-		v103 := (uint64(b102[6])<<40 | uint64(b102[7])<<32 | uint64(b102[8])<<24 | uint64(b102[9])<<16 | uint64(b102[10])<<8 | uint64(b102[11]))
-		w104, lo105, hi106 := false, 0, 0
+		b95 := data[h0 : h0+14] // ethernet
+		v96 := (uint64(b95[6])<<40 | uint64(b95[7])<<32 | uint64(b95[8])<<24 | uint64(b95[9])<<16 | uint64(b95[10])<<8 | uint64(b95[11]))
+		w97, lo98, hi99 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+0, h0+6
+			lo98, hi99 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w97 = hi99 <= len(data) && hi99-lo98 <= 20
+		}
+		var o100 uint32
+		if w97 {
+			o100 = packet.SumWords(data[lo98:hi99])
+		}
+		s101 := v96
+		b95[0] = byte(s101 >> 40)
+		b95[1] = byte(s101 >> 32)
+		b95[2] = byte(s101 >> 24)
+		b95[3] = byte(s101 >> 16)
+		b95[4] = byte(s101 >> 8)
+		b95[5] = byte(s101)
+		f102 := uint32(o100)
+		f102 += bits.RotateLeft32(f102, 16)
+		if w97 {
+			d94 += uint64(^uint16(f102>>16)) + uint64(packet.SumWords(data[lo98:hi99]))
+		}
+		v103 := m2
+		w104, lo105, hi106 := false, 0, 0
+		if (h7 >= 0) && h0 > h7 {
+			rs := h7
+			l, h := h0+6, h0+12
 			lo105, hi106 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w104 = hi106 <= len(data) && hi106-lo105 <= 20
 		}
@@ -2041,147 +2009,123 @@ n43:
 			o107 = packet.SumWords(data[lo105:hi106])
 		}
 		s108 := v103
-		b102[0] = byte(s108 >> 40)
-		b102[1] = byte(s108 >> 32)
-		b102[2] = byte(s108 >> 24)
-		b102[3] = byte(s108 >> 16)
-		b102[4] = byte(s108 >> 8)
-		b102[5] = byte(s108)
+		b95[6] = byte(s108 >> 40)
+		b95[7] = byte(s108 >> 32)
+		b95[8] = byte(s108 >> 24)
+		b95[9] = byte(s108 >> 16)
+		b95[10] = byte(s108 >> 8)
+		b95[11] = byte(s108)
 		f109 := uint32(o107)
 		f109 += bits.RotateLeft32(f109, 16)
 		if w104 {
-			d101 += uint64(^uint16(f109>>16)) + uint64(packet.SumWords(data[lo105:hi106]))
-		}
-		v110 := m2
-		w111, lo112, hi113 := false, 0, 0
-		if (h7 >= 0) && h0 > h7 {
-			rs := h7
-			l, h := h0+6, h0+12
-			lo112, hi113 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w111 = hi113 <= len(data) && hi113-lo112 <= 20
-		}
-		var o114 uint32
-		if w111 {
-			o114 = packet.SumWords(data[lo112:hi113])
-		}
-		s115 := v110
-		b102[6] = byte(s115 >> 40)
-		b102[7] = byte(s115 >> 32)
-		b102[8] = byte(s115 >> 24)
-		b102[9] = byte(s115 >> 16)
-		b102[10] = byte(s115 >> 8)
-		b102[11] = byte(s115)
-		f116 := uint32(o114)
-		f116 += bits.RotateLeft32(f116, 16)
-		if w111 {
-			d101 += uint64(^uint16(f116>>16)) + uint64(packet.SumWords(data[lo112:hi113]))
+			d94 += uint64(^uint16(f109>>16)) + uint64(packet.SumWords(data[lo105:hi106]))
 		}
 		if !(h3 >= 0) {
 			return pl.drop(14)
 		}
-		b117 := data[h3 : h3+40] // ipv6
-		v118 := packet.Value{Hi: (uint64(b117[8])<<56 | uint64(b117[9])<<48 | uint64(b117[10])<<40 | uint64(b117[11])<<32 | uint64(b117[12])<<24 | uint64(b117[13])<<16 | uint64(b117[14])<<8 | uint64(b117[15])), Lo: (uint64(b117[16])<<56 | uint64(b117[17])<<48 | uint64(b117[18])<<40 | uint64(b117[19])<<32 | uint64(b117[20])<<24 | uint64(b117[21])<<16 | uint64(b117[22])<<8 | uint64(b117[23]))}
-		w119, lo120, hi121 := false, 0, 0
+		b110 := data[h3 : h3+40] // ipv6
+		v111 := packet.Value{Hi: (uint64(b110[8])<<56 | uint64(b110[9])<<48 | uint64(b110[10])<<40 | uint64(b110[11])<<32 | uint64(b110[12])<<24 | uint64(b110[13])<<16 | uint64(b110[14])<<8 | uint64(b110[15])), Lo: (uint64(b110[16])<<56 | uint64(b110[17])<<48 | uint64(b110[18])<<40 | uint64(b110[19])<<32 | uint64(b110[20])<<24 | uint64(b110[21])<<16 | uint64(b110[22])<<8 | uint64(b110[23]))}
+		w112, lo113, hi114 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+24, h3+40
-			lo120, hi121 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w119 = hi121 <= len(data) && hi121-lo120 <= 20
+			lo113, hi114 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w112 = hi114 <= len(data) && hi114-lo113 <= 20
 		} else if h7 >= 0 {
-			lo120, hi121 = h3+24, h3+40
-			w119 = hi121 <= len(data) && hi121-lo120 <= 20
+			lo113, hi114 = h3+24, h3+40
+			w112 = hi114 <= len(data) && hi114-lo113 <= 20
 		}
-		var o122 uint32
-		if w119 {
-			o122 = packet.SumWords(data[lo120:hi121])
+		var o115 uint32
+		if w112 {
+			o115 = packet.SumWords(data[lo113:hi114])
 		}
-		v123 := v118
-		s124 := v123.Hi
-		b117[24] = byte(s124 >> 56)
-		b117[25] = byte(s124 >> 48)
-		b117[26] = byte(s124 >> 40)
-		b117[27] = byte(s124 >> 32)
-		b117[28] = byte(s124 >> 24)
-		b117[29] = byte(s124 >> 16)
-		b117[30] = byte(s124 >> 8)
-		b117[31] = byte(s124)
-		s125 := v123.Lo
-		b117[32] = byte(s125 >> 56)
-		b117[33] = byte(s125 >> 48)
-		b117[34] = byte(s125 >> 40)
-		b117[35] = byte(s125 >> 32)
-		b117[36] = byte(s125 >> 24)
-		b117[37] = byte(s125 >> 16)
-		b117[38] = byte(s125 >> 8)
-		b117[39] = byte(s125)
-		f126 := uint32(o122)
-		f126 += bits.RotateLeft32(f126, 16)
-		if w119 {
-			d101 += uint64(^uint16(f126>>16)) + uint64(packet.SumWords(data[lo120:hi121]))
+		v116 := v111
+		s117 := v116.Hi
+		b110[24] = byte(s117 >> 56)
+		b110[25] = byte(s117 >> 48)
+		b110[26] = byte(s117 >> 40)
+		b110[27] = byte(s117 >> 32)
+		b110[28] = byte(s117 >> 24)
+		b110[29] = byte(s117 >> 16)
+		b110[30] = byte(s117 >> 8)
+		b110[31] = byte(s117)
+		s118 := v116.Lo
+		b110[32] = byte(s118 >> 56)
+		b110[33] = byte(s118 >> 48)
+		b110[34] = byte(s118 >> 40)
+		b110[35] = byte(s118 >> 32)
+		b110[36] = byte(s118 >> 24)
+		b110[37] = byte(s118 >> 16)
+		b110[38] = byte(s118 >> 8)
+		b110[39] = byte(s118)
+		f119 := uint32(o115)
+		f119 += bits.RotateLeft32(f119, 16)
+		if w112 {
+			d94 += uint64(^uint16(f119>>16)) + uint64(packet.SumWords(data[lo113:hi114]))
 		}
-		v127 := m3
-		w128, lo129, hi130 := false, 0, 0
+		v120 := m3
+		w121, lo122, hi123 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+8, h3+24
-			lo129, hi130 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w128 = hi130 <= len(data) && hi130-lo129 <= 20
+			lo122, hi123 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w121 = hi123 <= len(data) && hi123-lo122 <= 20
 		} else if h7 >= 0 {
-			lo129, hi130 = h3+8, h3+24
-			w128 = hi130 <= len(data) && hi130-lo129 <= 20
+			lo122, hi123 = h3+8, h3+24
+			w121 = hi123 <= len(data) && hi123-lo122 <= 20
 		}
-		var o131 uint32
-		if w128 {
-			o131 = packet.SumWords(data[lo129:hi130])
+		var o124 uint32
+		if w121 {
+			o124 = packet.SumWords(data[lo122:hi123])
 		}
-		v132 := v127
-		s133 := v132.Hi
-		b117[8] = byte(s133 >> 56)
-		b117[9] = byte(s133 >> 48)
-		b117[10] = byte(s133 >> 40)
-		b117[11] = byte(s133 >> 32)
-		b117[12] = byte(s133 >> 24)
-		b117[13] = byte(s133 >> 16)
-		b117[14] = byte(s133 >> 8)
-		b117[15] = byte(s133)
-		s134 := v132.Lo
-		b117[16] = byte(s134 >> 56)
-		b117[17] = byte(s134 >> 48)
-		b117[18] = byte(s134 >> 40)
-		b117[19] = byte(s134 >> 32)
-		b117[20] = byte(s134 >> 24)
-		b117[21] = byte(s134 >> 16)
-		b117[22] = byte(s134 >> 8)
-		b117[23] = byte(s134)
-		f135 := uint32(o131)
-		f135 += bits.RotateLeft32(f135, 16)
-		if w128 {
-			d101 += uint64(^uint16(f135>>16)) + uint64(packet.SumWords(data[lo129:hi130]))
+		v125 := v120
+		s126 := v125.Hi
+		b110[8] = byte(s126 >> 56)
+		b110[9] = byte(s126 >> 48)
+		b110[10] = byte(s126 >> 40)
+		b110[11] = byte(s126 >> 32)
+		b110[12] = byte(s126 >> 24)
+		b110[13] = byte(s126 >> 16)
+		b110[14] = byte(s126 >> 8)
+		b110[15] = byte(s126)
+		s127 := v125.Lo
+		b110[16] = byte(s127 >> 56)
+		b110[17] = byte(s127 >> 48)
+		b110[18] = byte(s127 >> 40)
+		b110[19] = byte(s127 >> 32)
+		b110[20] = byte(s127 >> 24)
+		b110[21] = byte(s127 >> 16)
+		b110[22] = byte(s127 >> 8)
+		b110[23] = byte(s127)
+		f128 := uint32(o124)
+		f128 += bits.RotateLeft32(f128, 16)
+		if w121 {
+			d94 += uint64(^uint16(f128>>16)) + uint64(packet.SumWords(data[lo122:hi123]))
 		}
-		v136 := 0x81
+		v129 := 0x81
 		if !(h7 >= 0) {
 			return pl.drop(14)
 		}
-		b137 := data[h7 : h7+4] // icmpv6
-		os138 := uint32(uint64(b137[0])<<8 | uint64(b137[1]))
-		b137[0] = byte(v136)
-		f140 := uint32(os138)
-		f140 += bits.RotateLeft32(f140, 16)
-		dl139 := uint64(^uint16(f140>>16)) + uint64(uint32(uint64(b137[0])<<8|uint64(b137[1])))
+		b130 := data[h7 : h7+4] // icmpv6
+		os131 := uint32(uint64(b130[0])<<8 | uint64(b130[1]))
+		b130[0] = byte(v129)
+		f133 := uint32(os131)
+		f133 += bits.RotateLeft32(f133, 16)
+		dl132 := uint64(^uint16(f133>>16)) + uint64(uint32(uint64(b130[0])<<8|uint64(b130[1])))
 		if h7 >= 0 {
-			d101 += dl139
+			d94 += dl132
 		}
 		if (h7 >= 0) && h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d101
+			x := uint64(^cv) + d94
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s141 := r
-			cb[0] = byte(s141 >> 8)
-			cb[1] = byte(s141)
+			s134 := r
+			cb[0] = byte(s134 >> 8)
+			cb[1] = byte(s134)
 		}
 		goto n44
 	}
@@ -2195,8 +2139,8 @@ n45:
 		if !(h12 >= 0) {
 			return pl.drop(15)
 		}
-		b142 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b142[4])<<56 | uint64(b142[5])<<48 | uint64(b142[6])<<40 | uint64(b142[7])<<32 | uint64(b142[8])<<24 | uint64(b142[9])<<16 | uint64(b142[10])<<8 | uint64(b142[11])), Lo: (uint64(b142[12])<<56 | uint64(b142[13])<<48 | uint64(b142[14])<<40 | uint64(b142[15])<<32 | uint64(b142[16])<<24 | uint64(b142[17])<<16 | uint64(b142[18])<<8 | uint64(b142[19]))} == m3) {
+		b135 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b135[4])<<56 | uint64(b135[5])<<48 | uint64(b135[6])<<40 | uint64(b135[7])<<32 | uint64(b135[8])<<24 | uint64(b135[9])<<16 | uint64(b135[10])<<8 | uint64(b135[11])), Lo: (uint64(b135[12])<<56 | uint64(b135[13])<<48 | uint64(b135[14])<<40 | uint64(b135[15])<<32 | uint64(b135[16])<<24 | uint64(b135[17])<<16 | uint64(b135[18])<<8 | uint64(b135[19]))} == m3) {
 			goto n47
 		}
 		goto n46
@@ -2210,8 +2154,8 @@ n47:
 		if !(h3 >= 0) {
 			return pl.drop(17)
 		}
-		b143 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b143[8])<<56 | uint64(b143[9])<<48 | uint64(b143[10])<<40 | uint64(b143[11])<<32 | uint64(b143[12])<<24 | uint64(b143[13])<<16 | uint64(b143[14])<<8 | uint64(b143[15])), Lo: (uint64(b143[16])<<56 | uint64(b143[17])<<48 | uint64(b143[18])<<40 | uint64(b143[19])<<32 | uint64(b143[20])<<24 | uint64(b143[21])<<16 | uint64(b143[22])<<8 | uint64(b143[23]))} == packet.Value{Lo: 0x0}) {
+		b136 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b136[8])<<56 | uint64(b136[9])<<48 | uint64(b136[10])<<40 | uint64(b136[11])<<32 | uint64(b136[12])<<24 | uint64(b136[13])<<16 | uint64(b136[14])<<8 | uint64(b136[15])), Lo: (uint64(b136[16])<<56 | uint64(b136[17])<<48 | uint64(b136[18])<<40 | uint64(b136[19])<<32 | uint64(b136[20])<<24 | uint64(b136[21])<<16 | uint64(b136[22])<<8 | uint64(b136[23]))} == packet.Value{Lo: 0x0}) {
 			goto n48
 		}
 		goto n49
@@ -2224,8 +2168,8 @@ n48:
 		if !(h12 >= 0) {
 			return pl.drop(18)
 		}
-		b144 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b144[4])<<56 | uint64(b144[5])<<48 | uint64(b144[6])<<40 | uint64(b144[7])<<32 | uint64(b144[8])<<24 | uint64(b144[9])<<16 | uint64(b144[10])<<8 | uint64(b144[11])), Lo: (uint64(b144[12])<<56 | uint64(b144[13])<<48 | uint64(b144[14])<<40 | uint64(b144[15])<<32 | uint64(b144[16])<<24 | uint64(b144[17])<<16 | uint64(b144[18])<<8 | uint64(b144[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b137 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b137[4])<<56 | uint64(b137[5])<<48 | uint64(b137[6])<<40 | uint64(b137[7])<<32 | uint64(b137[8])<<24 | uint64(b137[9])<<16 | uint64(b137[10])<<8 | uint64(b137[11])), Lo: (uint64(b137[12])<<56 | uint64(b137[13])<<48 | uint64(b137[14])<<40 | uint64(b137[15])<<32 | uint64(b137[16])<<24 | uint64(b137[17])<<16 | uint64(b137[18])<<8 | uint64(b137[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n52
 	}
 n49:
@@ -2233,19 +2177,19 @@ n49:
 		if !(h3 >= 0) {
 			return pl.drop(19)
 		}
-		b145 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b145[8])<<56 | uint64(b145[9])<<48 | uint64(b145[10])<<40 | uint64(b145[11])<<32 | uint64(b145[12])<<24 | uint64(b145[13])<<16 | uint64(b145[14])<<8 | uint64(b145[15])), Lo: (uint64(b145[16])<<56 | uint64(b145[17])<<48 | uint64(b145[18])<<40 | uint64(b145[19])<<32 | uint64(b145[20])<<24 | uint64(b145[21])<<16 | uint64(b145[22])<<8 | uint64(b145[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b138 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b138[8])<<56 | uint64(b138[9])<<48 | uint64(b138[10])<<40 | uint64(b138[11])<<32 | uint64(b138[12])<<24 | uint64(b138[13])<<16 | uint64(b138[14])<<8 | uint64(b138[15])), Lo: (uint64(b138[16])<<56 | uint64(b138[17])<<48 | uint64(b138[18])<<40 | uint64(b138[19])<<32 | uint64(b138[20])<<24 | uint64(b138[21])<<16 | uint64(b138[22])<<8 | uint64(b138[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		if !(h0 >= 0) {
 			return pl.drop(19)
 		}
-		b146 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b146[6])<<40 | uint64(b146[7])<<32 | uint64(b146[8])<<24 | uint64(b146[9])<<16 | uint64(b146[10])<<8 | uint64(b146[11])) & 0xffffffffffff
+		b139 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b139[6])<<40 | uint64(b139[7])<<32 | uint64(b139[8])<<24 | uint64(b139[9])<<16 | uint64(b139[10])<<8 | uint64(b139[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(19)
 		}
-		b147 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b147[4])<<56 | uint64(b147[5])<<48 | uint64(b147[6])<<40 | uint64(b147[7])<<32 | uint64(b147[8])<<24 | uint64(b147[9])<<16 | uint64(b147[10])<<8 | uint64(b147[11])), Lo: (uint64(b147[12])<<56 | uint64(b147[13])<<48 | uint64(b147[14])<<40 | uint64(b147[15])<<32 | uint64(b147[16])<<24 | uint64(b147[17])<<16 | uint64(b147[18])<<8 | uint64(b147[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b140 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b140[4])<<56 | uint64(b140[5])<<48 | uint64(b140[6])<<40 | uint64(b140[7])<<32 | uint64(b140[8])<<24 | uint64(b140[9])<<16 | uint64(b140[10])<<8 | uint64(b140[11])), Lo: (uint64(b140[12])<<56 | uint64(b140[13])<<48 | uint64(b140[14])<<40 | uint64(b140[15])<<32 | uint64(b140[16])<<24 | uint64(b140[17])<<16 | uint64(b140[18])<<8 | uint64(b140[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n50
 	}
 n50:
@@ -2261,8 +2205,8 @@ n51:
 		if !(h14 >= 0) {
 			return pl.drop(20)
 		}
-		b148 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b148[0])<<40 | uint64(b148[1])<<32 | uint64(b148[2])<<24 | uint64(b148[3])<<16 | uint64(b148[4])<<8 | uint64(b148[5])) & 0xffffffffffff
+		b141 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b141[0])<<40 | uint64(b141[1])<<32 | uint64(b141[2])<<24 | uint64(b141[3])<<16 | uint64(b141[4])<<8 | uint64(b141[5])) & 0xffffffffffff
 		pl.edges[10]++
 		goto n52
 	}
@@ -2285,84 +2229,84 @@ n54:
 		if !(h14 >= 0) {
 			return pl.drop(21)
 		}
-		po149, pn150 := h14, 6 // nd_mac
-		if po149+pn150 > len(data) {
+		po142, pn143 := h14, 6 // nd_mac
+		if po142+pn143 > len(data) {
 			return pl.drop(21)
 		}
-		pendOff = po149
-		pendN = pn150
+		pendOff = po142
+		pendN = pn143
 		h14 = -1
-		if (h0 >= 0) && h0 > po149 {
-			h0 -= pn150
+		if (h0 >= 0) && h0 > po142 {
+			h0 -= pn143
 		} // ethernet
-		if (h1 >= 0) && h1 > po149 {
-			h1 -= pn150
+		if (h1 >= 0) && h1 > po142 {
+			h1 -= pn143
 		} // vlan
-		if (h2 >= 0) && h2 > po149 {
-			h2 -= pn150
+		if (h2 >= 0) && h2 > po142 {
+			h2 -= pn143
 		} // ipv4
-		if (h3 >= 0) && h3 > po149 {
-			h3 -= pn150
+		if (h3 >= 0) && h3 > po142 {
+			h3 -= pn143
 		} // ipv6
-		if (h4 >= 0) && h4 > po149 {
-			h4 -= pn150
+		if (h4 >= 0) && h4 > po142 {
+			h4 -= pn143
 		} // udp
-		if (h5 >= 0) && h5 > po149 {
-			h5 -= pn150
+		if (h5 >= 0) && h5 > po142 {
+			h5 -= pn143
 		} // arp
-		if (h6 >= 0) && h6 > po149 {
-			h6 -= pn150
+		if (h6 >= 0) && h6 > po142 {
+			h6 -= pn143
 		} // icmp
-		if (h7 >= 0) && h7 > po149 {
-			h7 -= pn150
+		if (h7 >= 0) && h7 > po142 {
+			h7 -= pn143
 		} // icmpv6
-		if (h8 >= 0) && h8 > po149 {
-			h8 -= pn150
+		if (h8 >= 0) && h8 > po142 {
+			h8 -= pn143
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po149 {
-			h9 -= pn150
+		if (h9 >= 0) && h9 > po142 {
+			h9 -= pn143
 		} // lb_common
-		if (h10 >= 0) && h10 > po149 {
-			h10 -= pn150
+		if (h10 >= 0) && h10 > po142 {
+			h10 -= pn143
 		} // lb_v2
-		if (h11 >= 0) && h11 > po149 {
-			h11 -= pn150
+		if (h11 >= 0) && h11 > po142 {
+			h11 -= pn143
 		} // lb_v3
-		if (h12 >= 0) && h12 > po149 {
-			h12 -= pn150
+		if (h12 >= 0) && h12 > po142 {
+			h12 -= pn143
 		} // nd_ns
-		if (h13 >= 0) && h13 > po149 {
-			h13 -= pn150
+		if (h13 >= 0) && h13 > po142 {
+			h13 -= pn143
 		} // nd_opt
-		if (h15 >= 0) && h15 > po149 {
-			h15 -= pn150
+		if (h15 >= 0) && h15 > po142 {
+			h15 -= pn143
 		} // nd_na
-		if (h16 >= 0) && h16 > po149 {
-			h16 -= pn150
+		if (h16 >= 0) && h16 > po142 {
+			h16 -= pn143
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po149 {
-			h17 -= pn150
+		if (h17 >= 0) && h17 > po142 {
+			h17 -= pn143
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po149 {
-			h18 -= pn150
+		if (h18 >= 0) && h18 > po142 {
+			h18 -= pn143
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po149 {
-			h19 -= pn150
+		if (h19 >= 0) && h19 > po142 {
+			h19 -= pn143
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po149 {
-			h20 -= pn150
+		if (h20 >= 0) && h20 > po142 {
+			h20 -= pn143
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po149 {
-			h21 -= pn150
+		if (h21 >= 0) && h21 > po142 {
+			h21 -= pn143
 		} // lldp
-		if (h22 >= 0) && h22 > po149 {
-			h22 -= pn150
+		if (h22 >= 0) && h22 > po142 {
+			h22 -= pn143
 		} // slow
-		if (h23 >= 0) && h23 > po149 {
-			h23 -= pn150
+		if (h23 >= 0) && h23 > po142 {
+			h23 -= pn143
 		} // lacp
-		if cur > po149 {
-			cur = max(po149, cur-pn150)
+		if cur > po142 {
+			cur = max(po142, cur-pn143)
 		}
 		pl.edges[11]++
 		goto n55
@@ -2382,84 +2326,84 @@ n55:
 		if !(h13 >= 0) {
 			return pl.drop(22)
 		}
-		po151, pn152 := h13, 2 // nd_opt
-		if po151+pn152 > len(data) {
+		po144, pn145 := h13, 2 // nd_opt
+		if po144+pn145 > len(data) {
 			return pl.drop(22)
 		}
-		pendOff = po151
-		pendN += pn152
+		pendOff = po144
+		pendN += pn145
 		h13 = -1
-		if (h0 >= 0) && h0 > po151 {
-			h0 -= pn152
+		if (h0 >= 0) && h0 > po144 {
+			h0 -= pn145
 		} // ethernet
-		if (h1 >= 0) && h1 > po151 {
-			h1 -= pn152
+		if (h1 >= 0) && h1 > po144 {
+			h1 -= pn145
 		} // vlan
-		if (h2 >= 0) && h2 > po151 {
-			h2 -= pn152
+		if (h2 >= 0) && h2 > po144 {
+			h2 -= pn145
 		} // ipv4
-		if (h3 >= 0) && h3 > po151 {
-			h3 -= pn152
+		if (h3 >= 0) && h3 > po144 {
+			h3 -= pn145
 		} // ipv6
-		if (h4 >= 0) && h4 > po151 {
-			h4 -= pn152
+		if (h4 >= 0) && h4 > po144 {
+			h4 -= pn145
 		} // udp
-		if (h5 >= 0) && h5 > po151 {
-			h5 -= pn152
+		if (h5 >= 0) && h5 > po144 {
+			h5 -= pn145
 		} // arp
-		if (h6 >= 0) && h6 > po151 {
-			h6 -= pn152
+		if (h6 >= 0) && h6 > po144 {
+			h6 -= pn145
 		} // icmp
-		if (h7 >= 0) && h7 > po151 {
-			h7 -= pn152
+		if (h7 >= 0) && h7 > po144 {
+			h7 -= pn145
 		} // icmpv6
-		if (h8 >= 0) && h8 > po151 {
-			h8 -= pn152
+		if (h8 >= 0) && h8 > po144 {
+			h8 -= pn145
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po151 {
-			h9 -= pn152
+		if (h9 >= 0) && h9 > po144 {
+			h9 -= pn145
 		} // lb_common
-		if (h10 >= 0) && h10 > po151 {
-			h10 -= pn152
+		if (h10 >= 0) && h10 > po144 {
+			h10 -= pn145
 		} // lb_v2
-		if (h11 >= 0) && h11 > po151 {
-			h11 -= pn152
+		if (h11 >= 0) && h11 > po144 {
+			h11 -= pn145
 		} // lb_v3
-		if (h12 >= 0) && h12 > po151 {
-			h12 -= pn152
+		if (h12 >= 0) && h12 > po144 {
+			h12 -= pn145
 		} // nd_ns
-		if (h14 >= 0) && h14 > po151 {
-			h14 -= pn152
+		if (h14 >= 0) && h14 > po144 {
+			h14 -= pn145
 		} // nd_mac
-		if (h15 >= 0) && h15 > po151 {
-			h15 -= pn152
+		if (h15 >= 0) && h15 > po144 {
+			h15 -= pn145
 		} // nd_na
-		if (h16 >= 0) && h16 > po151 {
-			h16 -= pn152
+		if (h16 >= 0) && h16 > po144 {
+			h16 -= pn145
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po151 {
-			h17 -= pn152
+		if (h17 >= 0) && h17 > po144 {
+			h17 -= pn145
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po151 {
-			h18 -= pn152
+		if (h18 >= 0) && h18 > po144 {
+			h18 -= pn145
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po151 {
-			h19 -= pn152
+		if (h19 >= 0) && h19 > po144 {
+			h19 -= pn145
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po151 {
-			h20 -= pn152
+		if (h20 >= 0) && h20 > po144 {
+			h20 -= pn145
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po151 {
-			h21 -= pn152
+		if (h21 >= 0) && h21 > po144 {
+			h21 -= pn145
 		} // lldp
-		if (h22 >= 0) && h22 > po151 {
-			h22 -= pn152
+		if (h22 >= 0) && h22 > po144 {
+			h22 -= pn145
 		} // slow
-		if (h23 >= 0) && h23 > po151 {
-			h23 -= pn152
+		if (h23 >= 0) && h23 > po144 {
+			h23 -= pn145
 		} // lacp
-		if cur > po151 {
-			cur = max(po151, cur-pn152)
+		if cur > po144 {
+			cur = max(po144, cur-pn145)
 		}
 		pl.edges[12]++
 		goto n56
@@ -2479,91 +2423,91 @@ n56:
 		if !(h12 >= 0) {
 			return pl.drop(23)
 		}
-		po153, pn154 := h12, 20 // nd_ns
-		if po153+pn154 > len(data) {
+		po146, pn147 := h12, 20 // nd_ns
+		if po146+pn147 > len(data) {
 			return pl.drop(23)
 		}
-		pendN += pn154
-		if po153 < len(data)-po153-pendN {
-			copy(data[pendN:pendN+po153], data[:po153])
+		pendN += pn147
+		if po146 < len(data)-po146-pendN {
+			copy(data[pendN:pendN+po146], data[:po146])
 			data = data[pendN:]
 		} else {
-			copy(data[po153:], data[po153+pendN:])
+			copy(data[po146:], data[po146+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h0 >= 0) && h0 > po153 {
-			h0 -= pn154
+		if (h0 >= 0) && h0 > po146 {
+			h0 -= pn147
 		} // ethernet
-		if (h1 >= 0) && h1 > po153 {
-			h1 -= pn154
+		if (h1 >= 0) && h1 > po146 {
+			h1 -= pn147
 		} // vlan
-		if (h2 >= 0) && h2 > po153 {
-			h2 -= pn154
+		if (h2 >= 0) && h2 > po146 {
+			h2 -= pn147
 		} // ipv4
-		if (h3 >= 0) && h3 > po153 {
-			h3 -= pn154
+		if (h3 >= 0) && h3 > po146 {
+			h3 -= pn147
 		} // ipv6
-		if (h4 >= 0) && h4 > po153 {
-			h4 -= pn154
+		if (h4 >= 0) && h4 > po146 {
+			h4 -= pn147
 		} // udp
-		if (h5 >= 0) && h5 > po153 {
-			h5 -= pn154
+		if (h5 >= 0) && h5 > po146 {
+			h5 -= pn147
 		} // arp
-		if (h6 >= 0) && h6 > po153 {
-			h6 -= pn154
+		if (h6 >= 0) && h6 > po146 {
+			h6 -= pn147
 		} // icmp
-		if (h7 >= 0) && h7 > po153 {
-			h7 -= pn154
+		if (h7 >= 0) && h7 > po146 {
+			h7 -= pn147
 		} // icmpv6
-		if (h8 >= 0) && h8 > po153 {
-			h8 -= pn154
+		if (h8 >= 0) && h8 > po146 {
+			h8 -= pn147
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po153 {
-			h9 -= pn154
+		if (h9 >= 0) && h9 > po146 {
+			h9 -= pn147
 		} // lb_common
-		if (h10 >= 0) && h10 > po153 {
-			h10 -= pn154
+		if (h10 >= 0) && h10 > po146 {
+			h10 -= pn147
 		} // lb_v2
-		if (h11 >= 0) && h11 > po153 {
-			h11 -= pn154
+		if (h11 >= 0) && h11 > po146 {
+			h11 -= pn147
 		} // lb_v3
-		if (h13 >= 0) && h13 > po153 {
-			h13 -= pn154
+		if (h13 >= 0) && h13 > po146 {
+			h13 -= pn147
 		} // nd_opt
-		if (h14 >= 0) && h14 > po153 {
-			h14 -= pn154
+		if (h14 >= 0) && h14 > po146 {
+			h14 -= pn147
 		} // nd_mac
-		if (h15 >= 0) && h15 > po153 {
-			h15 -= pn154
+		if (h15 >= 0) && h15 > po146 {
+			h15 -= pn147
 		} // nd_na
-		if (h16 >= 0) && h16 > po153 {
-			h16 -= pn154
+		if (h16 >= 0) && h16 > po146 {
+			h16 -= pn147
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po153 {
-			h17 -= pn154
+		if (h17 >= 0) && h17 > po146 {
+			h17 -= pn147
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po153 {
-			h18 -= pn154
+		if (h18 >= 0) && h18 > po146 {
+			h18 -= pn147
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po153 {
-			h19 -= pn154
+		if (h19 >= 0) && h19 > po146 {
+			h19 -= pn147
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po153 {
-			h20 -= pn154
+		if (h20 >= 0) && h20 > po146 {
+			h20 -= pn147
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po153 {
-			h21 -= pn154
+		if (h21 >= 0) && h21 > po146 {
+			h21 -= pn147
 		} // lldp
-		if (h22 >= 0) && h22 > po153 {
-			h22 -= pn154
+		if (h22 >= 0) && h22 > po146 {
+			h22 -= pn147
 		} // slow
-		if (h23 >= 0) && h23 > po153 {
-			h23 -= pn154
+		if (h23 >= 0) && h23 > po146 {
+			h23 -= pn147
 		} // lacp
-		if cur > po153 {
-			cur = max(po153, cur-pn154)
+		if cur > po146 {
+			cur = max(po146, cur-pn147)
 		}
 		goto n57
 	}
@@ -2578,9 +2522,9 @@ n57:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s155 := r
-				cb[0] = byte(s155 >> 8)
-				cb[1] = byte(s155)
+				s148 := r
+				cb[0] = byte(s148 >> 8)
+				cb[1] = byte(s148)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2596,9 +2540,9 @@ n57:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s157 := r
-				cb[0] = byte(s157 >> 8)
-				cb[1] = byte(s157)
+				s150 := r
+				cb[0] = byte(s150 >> 8)
+				cb[1] = byte(s150)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2728,7 +2672,7 @@ n57:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt156 := p.Push(15, h7+4, 0)
+		rt149 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2853,7 +2797,7 @@ n57:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt156 {
+		if !rt149 {
 			return pl.drop(24)
 		}
 		goto n58
@@ -2869,9 +2813,9 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s158 := r
-				cb[0] = byte(s158 >> 8)
-				cb[1] = byte(s158)
+				s151 := r
+				cb[0] = byte(s151 >> 8)
+				cb[1] = byte(s151)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2887,9 +2831,9 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s160 := r
-				cb[0] = byte(s160 >> 8)
-				cb[1] = byte(s160)
+				s153 := r
+				cb[0] = byte(s153 >> 8)
+				cb[1] = byte(s153)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3019,7 +2963,7 @@ n58:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt159 := p.Push(16, h15+20, 0)
+		rt152 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3144,7 +3088,7 @@ n58:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt159 {
+		if !rt152 {
 			return pl.drop(25)
 		}
 		goto n59
@@ -3160,9 +3104,9 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s161 := r
-				cb[0] = byte(s161 >> 8)
-				cb[1] = byte(s161)
+				s154 := r
+				cb[0] = byte(s154 >> 8)
+				cb[1] = byte(s154)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3178,9 +3122,9 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s163 := r
-				cb[0] = byte(s163 >> 8)
-				cb[1] = byte(s163)
+				s156 := r
+				cb[0] = byte(s156 >> 8)
+				cb[1] = byte(s156)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3310,7 +3254,7 @@ n59:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt162 := p.Push(17, h16+2, 0)
+		rt155 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3435,7 +3379,7 @@ n59:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt162 {
+		if !rt155 {
 			return pl.drop(26)
 		}
 		goto n60
@@ -3445,114 +3389,114 @@ n60:
 		if !(h0 >= 0) {
 			return pl.drop(27)
 		}
-		b164 := data[h0 : h0+14] // ethernet
-		s165 := m23
-		b164[0] = byte(s165 >> 40)
-		b164[1] = byte(s165 >> 32)
-		b164[2] = byte(s165 >> 24)
-		b164[3] = byte(s165 >> 16)
-		b164[4] = byte(s165 >> 8)
-		b164[5] = byte(s165)
-		s166 := m2
-		b164[6] = byte(s166 >> 40)
-		b164[7] = byte(s166 >> 32)
-		b164[8] = byte(s166 >> 24)
-		b164[9] = byte(s166 >> 16)
-		b164[10] = byte(s166 >> 8)
-		b164[11] = byte(s166)
+		b157 := data[h0 : h0+14] // ethernet
+		s158 := m23
+		b157[0] = byte(s158 >> 40)
+		b157[1] = byte(s158 >> 32)
+		b157[2] = byte(s158 >> 24)
+		b157[3] = byte(s158 >> 16)
+		b157[4] = byte(s158 >> 8)
+		b157[5] = byte(s158)
+		s159 := m2
+		b157[6] = byte(s159 >> 40)
+		b157[7] = byte(s159 >> 32)
+		b157[8] = byte(s159 >> 24)
+		b157[9] = byte(s159 >> 16)
+		b157[10] = byte(s159 >> 8)
+		b157[11] = byte(s159)
 		if !(h3 >= 0) {
 			return pl.drop(27)
 		}
-		b167 := data[h3 : h3+40] // ipv6
-		s168 := 0x20
-		b167[4] = byte(s168 >> 8)
-		b167[5] = byte(s168)
-		b167[7] = byte(0xff)
-		v169 := m3
-		s170 := v169.Hi
-		b167[8] = byte(s170 >> 56)
-		b167[9] = byte(s170 >> 48)
-		b167[10] = byte(s170 >> 40)
-		b167[11] = byte(s170 >> 32)
-		b167[12] = byte(s170 >> 24)
-		b167[13] = byte(s170 >> 16)
-		b167[14] = byte(s170 >> 8)
-		b167[15] = byte(s170)
-		s171 := v169.Lo
-		b167[16] = byte(s171 >> 56)
-		b167[17] = byte(s171 >> 48)
-		b167[18] = byte(s171 >> 40)
-		b167[19] = byte(s171 >> 32)
-		b167[20] = byte(s171 >> 24)
-		b167[21] = byte(s171 >> 16)
-		b167[22] = byte(s171 >> 8)
-		b167[23] = byte(s171)
-		v172 := m22
-		s173 := v172.Hi
-		b167[24] = byte(s173 >> 56)
-		b167[25] = byte(s173 >> 48)
-		b167[26] = byte(s173 >> 40)
-		b167[27] = byte(s173 >> 32)
-		b167[28] = byte(s173 >> 24)
-		b167[29] = byte(s173 >> 16)
-		b167[30] = byte(s173 >> 8)
-		b167[31] = byte(s173)
-		s174 := v172.Lo
-		b167[32] = byte(s174 >> 56)
-		b167[33] = byte(s174 >> 48)
-		b167[34] = byte(s174 >> 40)
-		b167[35] = byte(s174 >> 32)
-		b167[36] = byte(s174 >> 24)
-		b167[37] = byte(s174 >> 16)
-		b167[38] = byte(s174 >> 8)
-		b167[39] = byte(s174)
+		b160 := data[h3 : h3+40] // ipv6
+		s161 := 0x20
+		b160[4] = byte(s161 >> 8)
+		b160[5] = byte(s161)
+		b160[7] = byte(0xff)
+		v162 := m3
+		s163 := v162.Hi
+		b160[8] = byte(s163 >> 56)
+		b160[9] = byte(s163 >> 48)
+		b160[10] = byte(s163 >> 40)
+		b160[11] = byte(s163 >> 32)
+		b160[12] = byte(s163 >> 24)
+		b160[13] = byte(s163 >> 16)
+		b160[14] = byte(s163 >> 8)
+		b160[15] = byte(s163)
+		s164 := v162.Lo
+		b160[16] = byte(s164 >> 56)
+		b160[17] = byte(s164 >> 48)
+		b160[18] = byte(s164 >> 40)
+		b160[19] = byte(s164 >> 32)
+		b160[20] = byte(s164 >> 24)
+		b160[21] = byte(s164 >> 16)
+		b160[22] = byte(s164 >> 8)
+		b160[23] = byte(s164)
+		v165 := m22
+		s166 := v165.Hi
+		b160[24] = byte(s166 >> 56)
+		b160[25] = byte(s166 >> 48)
+		b160[26] = byte(s166 >> 40)
+		b160[27] = byte(s166 >> 32)
+		b160[28] = byte(s166 >> 24)
+		b160[29] = byte(s166 >> 16)
+		b160[30] = byte(s166 >> 8)
+		b160[31] = byte(s166)
+		s167 := v165.Lo
+		b160[32] = byte(s167 >> 56)
+		b160[33] = byte(s167 >> 48)
+		b160[34] = byte(s167 >> 40)
+		b160[35] = byte(s167 >> 32)
+		b160[36] = byte(s167 >> 24)
+		b160[37] = byte(s167 >> 16)
+		b160[38] = byte(s167 >> 8)
+		b160[39] = byte(s167)
 		if !(h7 >= 0) {
 			return pl.drop(27)
 		}
-		b175 := data[h7 : h7+4] // icmpv6
-		b175[0] = byte(0x88)
-		b175[1] = byte(0x0)
+		b168 := data[h7 : h7+4] // icmpv6
+		b168[0] = byte(0x88)
+		b168[1] = byte(0x0)
 		if !(h15 >= 0) {
 			return pl.drop(27)
 		}
-		b176 := data[h15 : h15+20] // nd_na
-		b176[0] = b176[0]&^0x40 | byte(m24)<<6&0x40
-		v177 := m25
-		s178 := v177.Hi
-		b176[4] = byte(s178 >> 56)
-		b176[5] = byte(s178 >> 48)
-		b176[6] = byte(s178 >> 40)
-		b176[7] = byte(s178 >> 32)
-		b176[8] = byte(s178 >> 24)
-		b176[9] = byte(s178 >> 16)
-		b176[10] = byte(s178 >> 8)
-		b176[11] = byte(s178)
-		s179 := v177.Lo
-		b176[12] = byte(s179 >> 56)
-		b176[13] = byte(s179 >> 48)
-		b176[14] = byte(s179 >> 40)
-		b176[15] = byte(s179 >> 32)
-		b176[16] = byte(s179 >> 24)
-		b176[17] = byte(s179 >> 16)
-		b176[18] = byte(s179 >> 8)
-		b176[19] = byte(s179)
+		b169 := data[h15 : h15+20] // nd_na
+		b169[0] = b169[0]&^0x40 | byte(m24)<<6&0x40
+		v170 := m25
+		s171 := v170.Hi
+		b169[4] = byte(s171 >> 56)
+		b169[5] = byte(s171 >> 48)
+		b169[6] = byte(s171 >> 40)
+		b169[7] = byte(s171 >> 32)
+		b169[8] = byte(s171 >> 24)
+		b169[9] = byte(s171 >> 16)
+		b169[10] = byte(s171 >> 8)
+		b169[11] = byte(s171)
+		s172 := v170.Lo
+		b169[12] = byte(s172 >> 56)
+		b169[13] = byte(s172 >> 48)
+		b169[14] = byte(s172 >> 40)
+		b169[15] = byte(s172 >> 32)
+		b169[16] = byte(s172 >> 24)
+		b169[17] = byte(s172 >> 16)
+		b169[18] = byte(s172 >> 8)
+		b169[19] = byte(s172)
 		if !(h16 >= 0) {
 			return pl.drop(27)
 		}
-		b180 := data[h16 : h16+2] // nd_na_opt
-		b180[0] = byte(0x2)
-		b180[1] = byte(0x1)
+		b173 := data[h16 : h16+2] // nd_na_opt
+		b173[0] = byte(0x2)
+		b173[1] = byte(0x1)
 		if !(h17 >= 0) {
 			return pl.drop(27)
 		}
-		b181 := data[h17 : h17+6] // nd_na_mac
-		s182 := m2
-		b181[0] = byte(s182 >> 40)
-		b181[1] = byte(s182 >> 32)
-		b181[2] = byte(s182 >> 24)
-		b181[3] = byte(s182 >> 16)
-		b181[4] = byte(s182 >> 8)
-		b181[5] = byte(s182)
+		b174 := data[h17 : h17+6] // nd_na_mac
+		s175 := m2
+		b174[0] = byte(s175 >> 40)
+		b174[1] = byte(s175 >> 32)
+		b174[2] = byte(s175 >> 24)
+		b174[3] = byte(s175 >> 16)
+		b174[4] = byte(s175 >> 8)
+		b174[5] = byte(s175)
 		goto n61
 	}
 n61:
@@ -3566,9 +3510,9 @@ n61:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s183 := r
-				cb[0] = byte(s183 >> 8)
-				cb[1] = byte(s183)
+				s176 := r
+				cb[0] = byte(s176 >> 8)
+				cb[1] = byte(s176)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3581,9 +3525,9 @@ n61:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s185 := r
-				cb[0] = byte(s185 >> 8)
-				cb[1] = byte(s185)
+				s178 := r
+				cb[0] = byte(s178 >> 8)
+				cb[1] = byte(s178)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3713,7 +3657,7 @@ n61:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt184 := p.ComputeChecksum(7)
+		rt177 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3838,7 +3782,7 @@ n61:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt184 {
+		if !rt177 {
 			return pl.drop(28)
 		}
 		goto n62
@@ -3866,23 +3810,23 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw186 := (m4) & 0x7
-		b188 := data[h2 : h2+20] // ipv4
-		kw187 := (uint64(b188[12])<<24 | uint64(b188[13])<<16 | uint64(b188[14])<<8 | uint64(b188[15])) & 0xffffffff
-		k189 := kw187<<0 | kw186<<32
-		if pi190 := pl.tables[2].Packed(); len(pi190.Slots) > 0 {
-			k189 &= pi190.Mask
-			for m, j := uint64(len(pi190.Slots)-1), packet.PackedHash(k189); ; j++ {
-				sl := &pi190.Slots[j&m]
+		kw179 := (m4) & 0x7
+		b181 := data[h2 : h2+20] // ipv4
+		kw180 := (uint64(b181[12])<<24 | uint64(b181[13])<<16 | uint64(b181[14])<<8 | uint64(b181[15])) & 0xffffffff
+		k182 := kw180<<0 | kw179<<32
+		if pi183 := pl.tables[2].Packed(); len(pi183.Slots) > 0 {
+			k182 &= pi183.Mask
+			for m, j := uint64(len(pi183.Slots)-1), packet.PackedHash(k182); ; j++ {
+				sl := &pi183.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k189 {
+				if sl.Key == k182 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k189); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k182); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3900,26 +3844,26 @@ n66:
 n67:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw191 := (m4) & 0x7
-		b193 := data[h3 : h3+40] // ipv6
-		kw192 := packet.Value{Hi: (uint64(b193[8])<<56 | uint64(b193[9])<<48 | uint64(b193[10])<<40 | uint64(b193[11])<<32 | uint64(b193[12])<<24 | uint64(b193[13])<<16 | uint64(b193[14])<<8 | uint64(b193[15])), Lo: (uint64(b193[16])<<56 | uint64(b193[17])<<48 | uint64(b193[18])<<40 | uint64(b193[19])<<32 | uint64(b193[20])<<24 | uint64(b193[21])<<16 | uint64(b193[22])<<8 | uint64(b193[23]))}
-		if wl194 := pl.tables[3].Words(); len(wl194.Slots) > 0 {
-			x196 := kw191 & wl194.Mask[0]
-			x197 := kw192.Hi & wl194.Mask[1]
-			x198 := kw192.Lo & wl194.Mask[2]
-			h195 := packet.WordsHash(x196, x197, x198, 0)
-			for m, j := uint64(len(wl194.Slots)-1), h195>>(wl194.Shift&63); ; j = (j + 1) & m {
-				sl := &wl194.Slots[j]
+		kw184 := (m4) & 0x7
+		b186 := data[h3 : h3+40] // ipv6
+		kw185 := packet.Value{Hi: (uint64(b186[8])<<56 | uint64(b186[9])<<48 | uint64(b186[10])<<40 | uint64(b186[11])<<32 | uint64(b186[12])<<24 | uint64(b186[13])<<16 | uint64(b186[14])<<8 | uint64(b186[15])), Lo: (uint64(b186[16])<<56 | uint64(b186[17])<<48 | uint64(b186[18])<<40 | uint64(b186[19])<<32 | uint64(b186[20])<<24 | uint64(b186[21])<<16 | uint64(b186[22])<<8 | uint64(b186[23]))}
+		if wl187 := pl.tables[3].Words(); len(wl187.Slots) > 0 {
+			x189 := kw184 & wl187.Mask[0]
+			x190 := kw185.Hi & wl187.Mask[1]
+			x191 := kw185.Lo & wl187.Mask[2]
+			h188 := packet.WordsHash(x189, x190, x191, 0)
+			for m, j := uint64(len(wl187.Slots)-1), h188>>(wl187.Shift&63); ; j = (j + 1) & m {
+				sl := &wl187.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl194.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h195 && ks[0] == x196 && ks[1] == x197 && ks[2] == x198 {
-					a := &wl194.Acts[j]
+				if ks := wl187.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h188 && ks[0] == x189 && ks[1] == x190 && ks[2] == x191 {
+					a := &wl187.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw191, kw192.Hi, kw192.Lo, 0); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw184, kw185.Hi, kw185.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3957,49 +3901,49 @@ n71:
 	}
 n72:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b199 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b199[4])<<56 | uint64(b199[5])<<48 | uint64(b199[6])<<40 | uint64(b199[7])<<32 | uint64(b199[8])<<24 | uint64(b199[9])<<16 | uint64(b199[10])<<8 | uint64(b199[11]))
-		m18 = ((uint64(b199[4])<<56 | uint64(b199[5])<<48 | uint64(b199[6])<<40 | uint64(b199[7])<<32 | uint64(b199[8])<<24 | uint64(b199[9])<<16 | uint64(b199[10])<<8 | uint64(b199[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b199[2])<<8 | uint64(b199[3])) & 0xffff
+		b192 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b192[4])<<56 | uint64(b192[5])<<48 | uint64(b192[6])<<40 | uint64(b192[7])<<32 | uint64(b192[8])<<24 | uint64(b192[9])<<16 | uint64(b192[10])<<8 | uint64(b192[11]))
+		m18 = ((uint64(b192[4])<<56 | uint64(b192[5])<<48 | uint64(b192[6])<<40 | uint64(b192[7])<<32 | uint64(b192[8])<<24 | uint64(b192[9])<<16 | uint64(b192[10])<<8 | uint64(b192[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b192[2])<<8 | uint64(b192[3])) & 0xffff
 		goto n74
 	}
 n73:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b200 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b200[4])<<56 | uint64(b200[5])<<48 | uint64(b200[6])<<40 | uint64(b200[7])<<32 | uint64(b200[8])<<24 | uint64(b200[9])<<16 | uint64(b200[10])<<8 | uint64(b200[11]))
-		m18 = (uint64(b200[0])<<8 | uint64(b200[1])) & 0xffff
-		m19 = (uint64(b200[2])<<8 | uint64(b200[3])) & 0xffff
+		b193 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b193[4])<<56 | uint64(b193[5])<<48 | uint64(b193[6])<<40 | uint64(b193[7])<<32 | uint64(b193[8])<<24 | uint64(b193[9])<<16 | uint64(b193[10])<<8 | uint64(b193[11]))
+		m18 = (uint64(b193[0])<<8 | uint64(b193[1])) & 0xffff
+		m19 = (uint64(b193[2])<<8 | uint64(b193[3])) & 0xffff
 		pl.edges[17]++
 		goto n74
 	}
 n74:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		kw201 := (m4) & 0x7
-		kw202 := (m17)
-		if wl203 := pl.tables[4].Words(); len(wl203.Slots) > 0 {
-			x205 := kw201 & wl203.Mask[0]
-			x206 := kw202 & wl203.Mask[1]
-			h204 := packet.WordsHash(x205, x206, 0, 0)
-			for m, j := uint64(len(wl203.Slots)-1), h204>>(wl203.Shift&63); ; j = (j + 1) & m {
-				sl := &wl203.Slots[j]
+		kw194 := (m4) & 0x7
+		kw195 := (m17)
+		if wl196 := pl.tables[4].Words(); len(wl196.Slots) > 0 {
+			x198 := kw194 & wl196.Mask[0]
+			x199 := kw195 & wl196.Mask[1]
+			h197 := packet.WordsHash(x198, x199, 0, 0)
+			for m, j := uint64(len(wl196.Slots)-1), h197>>(wl196.Shift&63); ; j = (j + 1) & m {
+				sl := &wl196.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl203.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h204 && ks[0] == x205 && ks[1] == x206 {
-					a := &wl203.Acts[j]
+				if ks := wl196.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h197 && ks[0] == x198 && ks[1] == x199 {
+					a := &wl196.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc207 := pl.tables[4].Scan(); len(sc207.Match) > 0 {
-			for i, ms := 0, sc207.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw201&ms[0].Mask == ms[0].Val && kw201-ms[0].Lo <= ms[0].Span && kw202&ms[1].Mask == ms[1].Val && kw202-ms[1].Lo <= ms[1].Span {
-					act, params = int(sc207.Acts[i].Action), sc207.Acts[i].Params
+		} else if sc200 := pl.tables[4].Scan(); len(sc200.Match) > 0 {
+			for i, ms := 0, sc200.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw194&ms[0].Mask == ms[0].Val && kw194-ms[0].Lo <= ms[0].Span && kw195&ms[1].Mask == ms[1].Val && kw195-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc200.Acts[i].Action), sc200.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw201, kw202, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw194, kw195, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4035,23 +3979,23 @@ n76:
 n77:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		kw208 := (m4) & 0x7
-		kw209 := (m6) & 0xffffffff
-		kw210 := (m20) & 0xffff
-		k211 := kw210<<0 | kw209<<16 | kw208<<48
-		if pi212 := pl.tables[5].Packed(); len(pi212.Slots) > 0 {
-			k211 &= pi212.Mask
-			for m, j := uint64(len(pi212.Slots)-1), packet.PackedHash(k211); ; j++ {
-				sl := &pi212.Slots[j&m]
+		kw201 := (m4) & 0x7
+		kw202 := (m6) & 0xffffffff
+		kw203 := (m20) & 0xffff
+		k204 := kw203<<0 | kw202<<16 | kw201<<48
+		if pi205 := pl.tables[5].Packed(); len(pi205.Slots) > 0 {
+			k204 &= pi205.Mask
+			for m, j := uint64(len(pi205.Slots)-1), packet.PackedHash(k204); ; j++ {
+				sl := &pi205.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k211 {
+				if sl.Key == k204 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k211); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k204); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4074,24 +4018,24 @@ n78:
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		kw213 := (m4) & 0x7
-		b215 := data[h0 : h0+14] // ethernet
-		kw214 := (uint64(b215[12])<<8 | uint64(b215[13])) & 0xffff
-		kw216 := (m9) & 0xffff
-		k217 := kw216<<0 | kw214<<16 | kw213<<32
-		if pi218 := pl.tables[6].Packed(); len(pi218.Slots) > 0 {
-			k217 &= pi218.Mask
-			for m, j := uint64(len(pi218.Slots)-1), packet.PackedHash(k217); ; j++ {
-				sl := &pi218.Slots[j&m]
+		kw206 := (m4) & 0x7
+		b208 := data[h0 : h0+14] // ethernet
+		kw207 := (uint64(b208[12])<<8 | uint64(b208[13])) & 0xffff
+		kw209 := (m9) & 0xffff
+		k210 := kw209<<0 | kw207<<16 | kw206<<32
+		if pi211 := pl.tables[6].Packed(); len(pi211.Slots) > 0 {
+			k210 &= pi211.Mask
+			for m, j := uint64(len(pi211.Slots)-1), packet.PackedHash(k210); ; j++ {
+				sl := &pi211.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k217 {
+				if sl.Key == k210 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k217); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k210); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4130,21 +4074,21 @@ n81:
 	}
 n82:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b219 := data[h0 : h0+14] // ethernet
-		s220 := m2
-		b219[6] = byte(s220 >> 40)
-		b219[7] = byte(s220 >> 32)
-		b219[8] = byte(s220 >> 24)
-		b219[9] = byte(s220 >> 16)
-		b219[10] = byte(s220 >> 8)
-		b219[11] = byte(s220)
-		s221 := m10
-		b219[0] = byte(s221 >> 40)
-		b219[1] = byte(s221 >> 32)
-		b219[2] = byte(s221 >> 24)
-		b219[3] = byte(s221 >> 16)
-		b219[4] = byte(s221 >> 8)
-		b219[5] = byte(s221)
+		b212 := data[h0 : h0+14] // ethernet
+		s213 := m2
+		b212[6] = byte(s213 >> 40)
+		b212[7] = byte(s213 >> 32)
+		b212[8] = byte(s213 >> 24)
+		b212[9] = byte(s213 >> 16)
+		b212[10] = byte(s213 >> 8)
+		b212[11] = byte(s213)
+		s214 := m10
+		b212[0] = byte(s214 >> 40)
+		b212[1] = byte(s214 >> 32)
+		b212[2] = byte(s214 >> 24)
+		b212[3] = byte(s214 >> 16)
+		b212[4] = byte(s214 >> 8)
+		b212[5] = byte(s214)
 		goto n83
 	}
 n83:
@@ -4170,213 +4114,213 @@ n85:
 	}
 n86:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d222 uint64 // ipv4 checksum
-		var d223 uint64 // udp checksum
-		v224 := m11
-		b225 := data[h2 : h2+20] // ipv4
-		ws227 := uint64((uint64(b225[16])<<24 | uint64(b225[17])<<16 | uint64(b225[18])<<8 | uint64(b225[19])))
+		var d215 uint64 // ipv4 checksum
+		var d216 uint64 // udp checksum
+		v217 := m11
+		b218 := data[h2 : h2+20] // ipv4
+		ws220 := uint64((uint64(b218[16])<<24 | uint64(b218[17])<<16 | uint64(b218[18])<<8 | uint64(b218[19])))
+		os219 := uint32(uint16(ws220>>0)) + uint32(uint16(ws220>>16))
+		s221 := v217
+		b218[16] = byte(s221 >> 24)
+		b218[17] = byte(s221 >> 16)
+		b218[18] = byte(s221 >> 8)
+		b218[19] = byte(s221)
+		ws222 := uint64(v217)
+		f224 := uint32(os219)
+		f224 += bits.RotateLeft32(f224, 16)
+		dl223 := uint64(^uint16(f224>>16)) + uint64(uint32(uint16(ws222>>0))+uint32(uint16(ws222>>16)))
+		d215 += dl223
+		d216 += dl223
+		v225 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws227 := uint64((uint64(b218[12])<<24 | uint64(b218[13])<<16 | uint64(b218[14])<<8 | uint64(b218[15])))
 		os226 := uint32(uint16(ws227>>0)) + uint32(uint16(ws227>>16))
-		s228 := v224
-		b225[16] = byte(s228 >> 24)
-		b225[17] = byte(s228 >> 16)
-		b225[18] = byte(s228 >> 8)
-		b225[19] = byte(s228)
-		ws229 := uint64(v224)
+		s228 := v225
+		b218[12] = byte(s228 >> 24)
+		b218[13] = byte(s228 >> 16)
+		b218[14] = byte(s228 >> 8)
+		b218[15] = byte(s228)
+		ws229 := uint64(v225)
 		f231 := uint32(os226)
 		f231 += bits.RotateLeft32(f231, 16)
 		dl230 := uint64(^uint16(f231>>16)) + uint64(uint32(uint16(ws229>>0))+uint32(uint16(ws229>>16)))
-		d222 += dl230
-		d223 += dl230
-		v232 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws234 := uint64((uint64(b225[12])<<24 | uint64(b225[13])<<16 | uint64(b225[14])<<8 | uint64(b225[15])))
-		os233 := uint32(uint16(ws234>>0)) + uint32(uint16(ws234>>16))
+		d215 += dl230
+		d216 += dl230
+		v232 := m21
+		b233 := data[h4 : h4+8] // udp
+		os234 := uint32(uint16((uint64(b233[2])<<8 | uint64(b233[3]))))
 		s235 := v232
-		b225[12] = byte(s235 >> 24)
-		b225[13] = byte(s235 >> 16)
-		b225[14] = byte(s235 >> 8)
-		b225[15] = byte(s235)
-		ws236 := uint64(v232)
-		f238 := uint32(os233)
-		f238 += bits.RotateLeft32(f238, 16)
-		dl237 := uint64(^uint16(f238>>16)) + uint64(uint32(uint16(ws236>>0))+uint32(uint16(ws236>>16)))
-		d222 += dl237
-		d223 += dl237
-		v239 := m21
-		b240 := data[h4 : h4+8] // udp
-		os241 := uint32(uint16((uint64(b240[2])<<8 | uint64(b240[3]))))
-		s242 := v239
-		b240[2] = byte(s242 >> 8)
-		b240[3] = byte(s242)
-		f244 := uint32(os241)
-		f244 += bits.RotateLeft32(f244, 16)
-		dl243 := uint64(^uint16(f244>>16)) + uint64(uint32(uint16(v239)))
-		d223 += dl243
-		v245 := uint64(b225[8])
-		os246 := uint32(uint64(b225[8])<<8 | uint64(b225[9]))
-		b225[8] = byte(v245)
-		f248 := uint32(os246)
-		f248 += bits.RotateLeft32(f248, 16)
-		dl247 := uint64(^uint16(f248>>16)) + uint64(uint32(uint64(b225[8])<<8|uint64(b225[9])))
-		d222 += dl247
+		b233[2] = byte(s235 >> 8)
+		b233[3] = byte(s235)
+		f237 := uint32(os234)
+		f237 += bits.RotateLeft32(f237, 16)
+		dl236 := uint64(^uint16(f237>>16)) + uint64(uint32(uint16(v232)))
+		d216 += dl236
+		v238 := uint64(b218[8])
+		os239 := uint32(uint64(b218[8])<<8 | uint64(b218[9]))
+		b218[8] = byte(v238)
+		f241 := uint32(os239)
+		f241 += bits.RotateLeft32(f241, 16)
+		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint64(b218[8])<<8|uint64(b218[9])))
+		d215 += dl240
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d222
+			x := uint64(^cv) + d215
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s249 := r
-			cb[0] = byte(s249 >> 8)
-			cb[1] = byte(s249)
+			s242 := r
+			cb[0] = byte(s242 >> 8)
+			cb[1] = byte(s242)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d223
+			pendD4 += d216
 			pendK4 = true
 		}
 		goto n95
 	}
 n87:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d250 uint64 // ipv4 checksum
-		var d251 uint64 // udp checksum
-		v252 := m11
-		b253 := data[h2 : h2+20] // ipv4
-		ws255 := uint64((uint64(b253[16])<<24 | uint64(b253[17])<<16 | uint64(b253[18])<<8 | uint64(b253[19])))
+		var d243 uint64 // ipv4 checksum
+		var d244 uint64 // udp checksum
+		v245 := m11
+		b246 := data[h2 : h2+20] // ipv4
+		ws248 := uint64((uint64(b246[16])<<24 | uint64(b246[17])<<16 | uint64(b246[18])<<8 | uint64(b246[19])))
+		os247 := uint32(uint16(ws248>>0)) + uint32(uint16(ws248>>16))
+		s249 := v245
+		b246[16] = byte(s249 >> 24)
+		b246[17] = byte(s249 >> 16)
+		b246[18] = byte(s249 >> 8)
+		b246[19] = byte(s249)
+		ws250 := uint64(v245)
+		f252 := uint32(os247)
+		f252 += bits.RotateLeft32(f252, 16)
+		dl251 := uint64(^uint16(f252>>16)) + uint64(uint32(uint16(ws250>>0))+uint32(uint16(ws250>>16)))
+		d243 += dl251
+		d244 += dl251
+		v253 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws255 := uint64((uint64(b246[12])<<24 | uint64(b246[13])<<16 | uint64(b246[14])<<8 | uint64(b246[15])))
 		os254 := uint32(uint16(ws255>>0)) + uint32(uint16(ws255>>16))
-		s256 := v252
-		b253[16] = byte(s256 >> 24)
-		b253[17] = byte(s256 >> 16)
-		b253[18] = byte(s256 >> 8)
-		b253[19] = byte(s256)
-		ws257 := uint64(v252)
+		s256 := v253
+		b246[12] = byte(s256 >> 24)
+		b246[13] = byte(s256 >> 16)
+		b246[14] = byte(s256 >> 8)
+		b246[15] = byte(s256)
+		ws257 := uint64(v253)
 		f259 := uint32(os254)
 		f259 += bits.RotateLeft32(f259, 16)
 		dl258 := uint64(^uint16(f259>>16)) + uint64(uint32(uint16(ws257>>0))+uint32(uint16(ws257>>16)))
-		d250 += dl258
-		d251 += dl258
-		v260 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws262 := uint64((uint64(b253[12])<<24 | uint64(b253[13])<<16 | uint64(b253[14])<<8 | uint64(b253[15])))
-		os261 := uint32(uint16(ws262>>0)) + uint32(uint16(ws262>>16))
+		d243 += dl258
+		d244 += dl258
+		v260 := m21
+		b261 := data[h4 : h4+8] // udp
+		os262 := uint32(uint16((uint64(b261[2])<<8 | uint64(b261[3]))))
 		s263 := v260
-		b253[12] = byte(s263 >> 24)
-		b253[13] = byte(s263 >> 16)
-		b253[14] = byte(s263 >> 8)
-		b253[15] = byte(s263)
-		ws264 := uint64(v260)
-		f266 := uint32(os261)
-		f266 += bits.RotateLeft32(f266, 16)
-		dl265 := uint64(^uint16(f266>>16)) + uint64(uint32(uint16(ws264>>0))+uint32(uint16(ws264>>16)))
-		d250 += dl265
-		d251 += dl265
-		v267 := m21
-		b268 := data[h4 : h4+8] // udp
-		os269 := uint32(uint16((uint64(b268[2])<<8 | uint64(b268[3]))))
-		s270 := v267
-		b268[2] = byte(s270 >> 8)
-		b268[3] = byte(s270)
-		f272 := uint32(os269)
-		f272 += bits.RotateLeft32(f272, 16)
-		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(v267)))
-		d251 += dl271
-		v273 := ((uint64(b253[2])<<8 | uint64(b253[3])) - 0x10)
-		os274 := uint32(uint16((uint64(b253[2])<<8 | uint64(b253[3]))))
-		s275 := v273
-		b253[2] = byte(s275 >> 8)
-		b253[3] = byte(s275)
-		f277 := uint32(os274)
-		f277 += bits.RotateLeft32(f277, 16)
-		dl276 := uint64(^uint16(f277>>16)) + uint64(uint32(uint16(v273)))
-		d250 += dl276
-		d251 += dl276
+		b261[2] = byte(s263 >> 8)
+		b261[3] = byte(s263)
+		f265 := uint32(os262)
+		f265 += bits.RotateLeft32(f265, 16)
+		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(v260)))
+		d244 += dl264
+		v266 := ((uint64(b246[2])<<8 | uint64(b246[3])) - 0x10)
+		os267 := uint32(uint16((uint64(b246[2])<<8 | uint64(b246[3]))))
+		s268 := v266
+		b246[2] = byte(s268 >> 8)
+		b246[3] = byte(s268)
+		f270 := uint32(os267)
+		f270 += bits.RotateLeft32(f270, 16)
+		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(v266)))
+		d243 += dl269
+		d244 += dl269
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d250
+			x := uint64(^cv) + d243
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s278 := r
-			cb[0] = byte(s278 >> 8)
-			cb[1] = byte(s278)
+			s271 := r
+			cb[0] = byte(s271 >> 8)
+			cb[1] = byte(s271)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d251
+			pendD4 += d244
 			pendK4 = true
 		}
 		goto n90
 	}
 n88:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d279 uint64 // udp checksum
-		v280 := m12
-		b281 := data[h3 : h3+40] // ipv6
-		ws283 := packet.Value{Hi: (uint64(b281[24])<<56 | uint64(b281[25])<<48 | uint64(b281[26])<<40 | uint64(b281[27])<<32 | uint64(b281[28])<<24 | uint64(b281[29])<<16 | uint64(b281[30])<<8 | uint64(b281[31])), Lo: (uint64(b281[32])<<56 | uint64(b281[33])<<48 | uint64(b281[34])<<40 | uint64(b281[35])<<32 | uint64(b281[36])<<24 | uint64(b281[37])<<16 | uint64(b281[38])<<8 | uint64(b281[39]))}
-		os282 := uint32(uint16(ws283.Hi>>0)) + uint32(uint16(ws283.Hi>>16)) + uint32(uint16(ws283.Hi>>32)) + uint32(uint16(ws283.Hi>>48)) + uint32(uint16(ws283.Lo>>0)) + uint32(uint16(ws283.Lo>>16)) + uint32(uint16(ws283.Lo>>32)) + uint32(uint16(ws283.Lo>>48))
-		v284 := v280
-		s285 := v284.Hi
-		b281[24] = byte(s285 >> 56)
-		b281[25] = byte(s285 >> 48)
-		b281[26] = byte(s285 >> 40)
-		b281[27] = byte(s285 >> 32)
-		b281[28] = byte(s285 >> 24)
-		b281[29] = byte(s285 >> 16)
-		b281[30] = byte(s285 >> 8)
-		b281[31] = byte(s285)
-		s286 := v284.Lo
-		b281[32] = byte(s286 >> 56)
-		b281[33] = byte(s286 >> 48)
-		b281[34] = byte(s286 >> 40)
-		b281[35] = byte(s286 >> 32)
-		b281[36] = byte(s286 >> 24)
-		b281[37] = byte(s286 >> 16)
-		b281[38] = byte(s286 >> 8)
-		b281[39] = byte(s286)
-		ws287 := v280
-		f289 := uint32(os282)
-		f289 += bits.RotateLeft32(f289, 16)
-		dl288 := uint64(^uint16(f289>>16)) + uint64(uint32(uint16(ws287.Hi>>0))+uint32(uint16(ws287.Hi>>16))+uint32(uint16(ws287.Hi>>32))+uint32(uint16(ws287.Hi>>48))+uint32(uint16(ws287.Lo>>0))+uint32(uint16(ws287.Lo>>16))+uint32(uint16(ws287.Lo>>32))+uint32(uint16(ws287.Lo>>48)))
-		d279 += dl288
-		v290 := m3
-		ws292 := packet.Value{Hi: (uint64(b281[8])<<56 | uint64(b281[9])<<48 | uint64(b281[10])<<40 | uint64(b281[11])<<32 | uint64(b281[12])<<24 | uint64(b281[13])<<16 | uint64(b281[14])<<8 | uint64(b281[15])), Lo: (uint64(b281[16])<<56 | uint64(b281[17])<<48 | uint64(b281[18])<<40 | uint64(b281[19])<<32 | uint64(b281[20])<<24 | uint64(b281[21])<<16 | uint64(b281[22])<<8 | uint64(b281[23]))}
-		os291 := uint32(uint16(ws292.Hi>>0)) + uint32(uint16(ws292.Hi>>16)) + uint32(uint16(ws292.Hi>>32)) + uint32(uint16(ws292.Hi>>48)) + uint32(uint16(ws292.Lo>>0)) + uint32(uint16(ws292.Lo>>16)) + uint32(uint16(ws292.Lo>>32)) + uint32(uint16(ws292.Lo>>48))
-		v293 := v290
-		s294 := v293.Hi
-		b281[8] = byte(s294 >> 56)
-		b281[9] = byte(s294 >> 48)
-		b281[10] = byte(s294 >> 40)
-		b281[11] = byte(s294 >> 32)
-		b281[12] = byte(s294 >> 24)
-		b281[13] = byte(s294 >> 16)
-		b281[14] = byte(s294 >> 8)
-		b281[15] = byte(s294)
-		s295 := v293.Lo
-		b281[16] = byte(s295 >> 56)
-		b281[17] = byte(s295 >> 48)
-		b281[18] = byte(s295 >> 40)
-		b281[19] = byte(s295 >> 32)
-		b281[20] = byte(s295 >> 24)
-		b281[21] = byte(s295 >> 16)
-		b281[22] = byte(s295 >> 8)
-		b281[23] = byte(s295)
-		ws296 := v290
-		f298 := uint32(os291)
-		f298 += bits.RotateLeft32(f298, 16)
-		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(ws296.Hi>>0))+uint32(uint16(ws296.Hi>>16))+uint32(uint16(ws296.Hi>>32))+uint32(uint16(ws296.Hi>>48))+uint32(uint16(ws296.Lo>>0))+uint32(uint16(ws296.Lo>>16))+uint32(uint16(ws296.Lo>>32))+uint32(uint16(ws296.Lo>>48)))
-		d279 += dl297
-		v299 := m21
-		b300 := data[h4 : h4+8] // udp
-		os301 := uint32(uint16((uint64(b300[2])<<8 | uint64(b300[3]))))
-		s302 := v299
-		b300[2] = byte(s302 >> 8)
-		b300[3] = byte(s302)
-		f304 := uint32(os301)
-		f304 += bits.RotateLeft32(f304, 16)
-		dl303 := uint64(^uint16(f304>>16)) + uint64(uint32(uint16(v299)))
-		d279 += dl303
+		var d272 uint64 // udp checksum
+		v273 := m12
+		b274 := data[h3 : h3+40] // ipv6
+		ws276 := packet.Value{Hi: (uint64(b274[24])<<56 | uint64(b274[25])<<48 | uint64(b274[26])<<40 | uint64(b274[27])<<32 | uint64(b274[28])<<24 | uint64(b274[29])<<16 | uint64(b274[30])<<8 | uint64(b274[31])), Lo: (uint64(b274[32])<<56 | uint64(b274[33])<<48 | uint64(b274[34])<<40 | uint64(b274[35])<<32 | uint64(b274[36])<<24 | uint64(b274[37])<<16 | uint64(b274[38])<<8 | uint64(b274[39]))}
+		os275 := uint32(uint16(ws276.Hi>>0)) + uint32(uint16(ws276.Hi>>16)) + uint32(uint16(ws276.Hi>>32)) + uint32(uint16(ws276.Hi>>48)) + uint32(uint16(ws276.Lo>>0)) + uint32(uint16(ws276.Lo>>16)) + uint32(uint16(ws276.Lo>>32)) + uint32(uint16(ws276.Lo>>48))
+		v277 := v273
+		s278 := v277.Hi
+		b274[24] = byte(s278 >> 56)
+		b274[25] = byte(s278 >> 48)
+		b274[26] = byte(s278 >> 40)
+		b274[27] = byte(s278 >> 32)
+		b274[28] = byte(s278 >> 24)
+		b274[29] = byte(s278 >> 16)
+		b274[30] = byte(s278 >> 8)
+		b274[31] = byte(s278)
+		s279 := v277.Lo
+		b274[32] = byte(s279 >> 56)
+		b274[33] = byte(s279 >> 48)
+		b274[34] = byte(s279 >> 40)
+		b274[35] = byte(s279 >> 32)
+		b274[36] = byte(s279 >> 24)
+		b274[37] = byte(s279 >> 16)
+		b274[38] = byte(s279 >> 8)
+		b274[39] = byte(s279)
+		ws280 := v273
+		f282 := uint32(os275)
+		f282 += bits.RotateLeft32(f282, 16)
+		dl281 := uint64(^uint16(f282>>16)) + uint64(uint32(uint16(ws280.Hi>>0))+uint32(uint16(ws280.Hi>>16))+uint32(uint16(ws280.Hi>>32))+uint32(uint16(ws280.Hi>>48))+uint32(uint16(ws280.Lo>>0))+uint32(uint16(ws280.Lo>>16))+uint32(uint16(ws280.Lo>>32))+uint32(uint16(ws280.Lo>>48)))
+		d272 += dl281
+		v283 := m3
+		ws285 := packet.Value{Hi: (uint64(b274[8])<<56 | uint64(b274[9])<<48 | uint64(b274[10])<<40 | uint64(b274[11])<<32 | uint64(b274[12])<<24 | uint64(b274[13])<<16 | uint64(b274[14])<<8 | uint64(b274[15])), Lo: (uint64(b274[16])<<56 | uint64(b274[17])<<48 | uint64(b274[18])<<40 | uint64(b274[19])<<32 | uint64(b274[20])<<24 | uint64(b274[21])<<16 | uint64(b274[22])<<8 | uint64(b274[23]))}
+		os284 := uint32(uint16(ws285.Hi>>0)) + uint32(uint16(ws285.Hi>>16)) + uint32(uint16(ws285.Hi>>32)) + uint32(uint16(ws285.Hi>>48)) + uint32(uint16(ws285.Lo>>0)) + uint32(uint16(ws285.Lo>>16)) + uint32(uint16(ws285.Lo>>32)) + uint32(uint16(ws285.Lo>>48))
+		v286 := v283
+		s287 := v286.Hi
+		b274[8] = byte(s287 >> 56)
+		b274[9] = byte(s287 >> 48)
+		b274[10] = byte(s287 >> 40)
+		b274[11] = byte(s287 >> 32)
+		b274[12] = byte(s287 >> 24)
+		b274[13] = byte(s287 >> 16)
+		b274[14] = byte(s287 >> 8)
+		b274[15] = byte(s287)
+		s288 := v286.Lo
+		b274[16] = byte(s288 >> 56)
+		b274[17] = byte(s288 >> 48)
+		b274[18] = byte(s288 >> 40)
+		b274[19] = byte(s288 >> 32)
+		b274[20] = byte(s288 >> 24)
+		b274[21] = byte(s288 >> 16)
+		b274[22] = byte(s288 >> 8)
+		b274[23] = byte(s288)
+		ws289 := v283
+		f291 := uint32(os284)
+		f291 += bits.RotateLeft32(f291, 16)
+		dl290 := uint64(^uint16(f291>>16)) + uint64(uint32(uint16(ws289.Hi>>0))+uint32(uint16(ws289.Hi>>16))+uint32(uint16(ws289.Hi>>32))+uint32(uint16(ws289.Hi>>48))+uint32(uint16(ws289.Lo>>0))+uint32(uint16(ws289.Lo>>16))+uint32(uint16(ws289.Lo>>32))+uint32(uint16(ws289.Lo>>48)))
+		d272 += dl290
+		v292 := m21
+		b293 := data[h4 : h4+8] // udp
+		os294 := uint32(uint16((uint64(b293[2])<<8 | uint64(b293[3]))))
+		s295 := v292
+		b293[2] = byte(s295 >> 8)
+		b293[3] = byte(s295)
+		f297 := uint32(os294)
+		f297 += bits.RotateLeft32(f297, 16)
+		dl296 := uint64(^uint16(f297>>16)) + uint64(uint32(uint16(v292)))
+		d272 += dl296
 		if h4+8 <= len(data) {
-			pendD4 += d279
+			pendD4 += d272
 			pendK4 = true
 		}
 		pl.edges[23]++
@@ -4384,83 +4328,83 @@ n88:
 	}
 n89:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d305 uint64 // udp checksum
-		v306 := m12
-		b307 := data[h3 : h3+40] // ipv6
-		ws309 := packet.Value{Hi: (uint64(b307[24])<<56 | uint64(b307[25])<<48 | uint64(b307[26])<<40 | uint64(b307[27])<<32 | uint64(b307[28])<<24 | uint64(b307[29])<<16 | uint64(b307[30])<<8 | uint64(b307[31])), Lo: (uint64(b307[32])<<56 | uint64(b307[33])<<48 | uint64(b307[34])<<40 | uint64(b307[35])<<32 | uint64(b307[36])<<24 | uint64(b307[37])<<16 | uint64(b307[38])<<8 | uint64(b307[39]))}
-		os308 := uint32(uint16(ws309.Hi>>0)) + uint32(uint16(ws309.Hi>>16)) + uint32(uint16(ws309.Hi>>32)) + uint32(uint16(ws309.Hi>>48)) + uint32(uint16(ws309.Lo>>0)) + uint32(uint16(ws309.Lo>>16)) + uint32(uint16(ws309.Lo>>32)) + uint32(uint16(ws309.Lo>>48))
-		v310 := v306
-		s311 := v310.Hi
-		b307[24] = byte(s311 >> 56)
-		b307[25] = byte(s311 >> 48)
-		b307[26] = byte(s311 >> 40)
-		b307[27] = byte(s311 >> 32)
-		b307[28] = byte(s311 >> 24)
-		b307[29] = byte(s311 >> 16)
-		b307[30] = byte(s311 >> 8)
-		b307[31] = byte(s311)
-		s312 := v310.Lo
-		b307[32] = byte(s312 >> 56)
-		b307[33] = byte(s312 >> 48)
-		b307[34] = byte(s312 >> 40)
-		b307[35] = byte(s312 >> 32)
-		b307[36] = byte(s312 >> 24)
-		b307[37] = byte(s312 >> 16)
-		b307[38] = byte(s312 >> 8)
-		b307[39] = byte(s312)
-		ws313 := v306
-		f315 := uint32(os308)
-		f315 += bits.RotateLeft32(f315, 16)
-		dl314 := uint64(^uint16(f315>>16)) + uint64(uint32(uint16(ws313.Hi>>0))+uint32(uint16(ws313.Hi>>16))+uint32(uint16(ws313.Hi>>32))+uint32(uint16(ws313.Hi>>48))+uint32(uint16(ws313.Lo>>0))+uint32(uint16(ws313.Lo>>16))+uint32(uint16(ws313.Lo>>32))+uint32(uint16(ws313.Lo>>48)))
-		d305 += dl314
-		v316 := m3
-		ws318 := packet.Value{Hi: (uint64(b307[8])<<56 | uint64(b307[9])<<48 | uint64(b307[10])<<40 | uint64(b307[11])<<32 | uint64(b307[12])<<24 | uint64(b307[13])<<16 | uint64(b307[14])<<8 | uint64(b307[15])), Lo: (uint64(b307[16])<<56 | uint64(b307[17])<<48 | uint64(b307[18])<<40 | uint64(b307[19])<<32 | uint64(b307[20])<<24 | uint64(b307[21])<<16 | uint64(b307[22])<<8 | uint64(b307[23]))}
-		os317 := uint32(uint16(ws318.Hi>>0)) + uint32(uint16(ws318.Hi>>16)) + uint32(uint16(ws318.Hi>>32)) + uint32(uint16(ws318.Hi>>48)) + uint32(uint16(ws318.Lo>>0)) + uint32(uint16(ws318.Lo>>16)) + uint32(uint16(ws318.Lo>>32)) + uint32(uint16(ws318.Lo>>48))
-		v319 := v316
-		s320 := v319.Hi
-		b307[8] = byte(s320 >> 56)
-		b307[9] = byte(s320 >> 48)
-		b307[10] = byte(s320 >> 40)
-		b307[11] = byte(s320 >> 32)
-		b307[12] = byte(s320 >> 24)
-		b307[13] = byte(s320 >> 16)
-		b307[14] = byte(s320 >> 8)
-		b307[15] = byte(s320)
-		s321 := v319.Lo
-		b307[16] = byte(s321 >> 56)
-		b307[17] = byte(s321 >> 48)
-		b307[18] = byte(s321 >> 40)
-		b307[19] = byte(s321 >> 32)
-		b307[20] = byte(s321 >> 24)
-		b307[21] = byte(s321 >> 16)
-		b307[22] = byte(s321 >> 8)
-		b307[23] = byte(s321)
-		ws322 := v316
-		f324 := uint32(os317)
-		f324 += bits.RotateLeft32(f324, 16)
-		dl323 := uint64(^uint16(f324>>16)) + uint64(uint32(uint16(ws322.Hi>>0))+uint32(uint16(ws322.Hi>>16))+uint32(uint16(ws322.Hi>>32))+uint32(uint16(ws322.Hi>>48))+uint32(uint16(ws322.Lo>>0))+uint32(uint16(ws322.Lo>>16))+uint32(uint16(ws322.Lo>>32))+uint32(uint16(ws322.Lo>>48)))
-		d305 += dl323
-		v325 := m21
-		b326 := data[h4 : h4+8] // udp
-		os327 := uint32(uint16((uint64(b326[2])<<8 | uint64(b326[3]))))
-		s328 := v325
-		b326[2] = byte(s328 >> 8)
-		b326[3] = byte(s328)
-		f330 := uint32(os327)
-		f330 += bits.RotateLeft32(f330, 16)
-		dl329 := uint64(^uint16(f330>>16)) + uint64(uint32(uint16(v325)))
-		d305 += dl329
-		v331 := ((uint64(b307[4])<<8 | uint64(b307[5])) - 0x10)
-		os332 := uint32(uint16((uint64(b307[4])<<8 | uint64(b307[5]))))
-		s333 := v331
-		b307[4] = byte(s333 >> 8)
-		b307[5] = byte(s333)
-		f335 := uint32(os332)
-		f335 += bits.RotateLeft32(f335, 16)
-		dl334 := uint64(^uint16(f335>>16)) + uint64(uint32(uint16(v331)))
-		d305 += dl334
+		var d298 uint64 // udp checksum
+		v299 := m12
+		b300 := data[h3 : h3+40] // ipv6
+		ws302 := packet.Value{Hi: (uint64(b300[24])<<56 | uint64(b300[25])<<48 | uint64(b300[26])<<40 | uint64(b300[27])<<32 | uint64(b300[28])<<24 | uint64(b300[29])<<16 | uint64(b300[30])<<8 | uint64(b300[31])), Lo: (uint64(b300[32])<<56 | uint64(b300[33])<<48 | uint64(b300[34])<<40 | uint64(b300[35])<<32 | uint64(b300[36])<<24 | uint64(b300[37])<<16 | uint64(b300[38])<<8 | uint64(b300[39]))}
+		os301 := uint32(uint16(ws302.Hi>>0)) + uint32(uint16(ws302.Hi>>16)) + uint32(uint16(ws302.Hi>>32)) + uint32(uint16(ws302.Hi>>48)) + uint32(uint16(ws302.Lo>>0)) + uint32(uint16(ws302.Lo>>16)) + uint32(uint16(ws302.Lo>>32)) + uint32(uint16(ws302.Lo>>48))
+		v303 := v299
+		s304 := v303.Hi
+		b300[24] = byte(s304 >> 56)
+		b300[25] = byte(s304 >> 48)
+		b300[26] = byte(s304 >> 40)
+		b300[27] = byte(s304 >> 32)
+		b300[28] = byte(s304 >> 24)
+		b300[29] = byte(s304 >> 16)
+		b300[30] = byte(s304 >> 8)
+		b300[31] = byte(s304)
+		s305 := v303.Lo
+		b300[32] = byte(s305 >> 56)
+		b300[33] = byte(s305 >> 48)
+		b300[34] = byte(s305 >> 40)
+		b300[35] = byte(s305 >> 32)
+		b300[36] = byte(s305 >> 24)
+		b300[37] = byte(s305 >> 16)
+		b300[38] = byte(s305 >> 8)
+		b300[39] = byte(s305)
+		ws306 := v299
+		f308 := uint32(os301)
+		f308 += bits.RotateLeft32(f308, 16)
+		dl307 := uint64(^uint16(f308>>16)) + uint64(uint32(uint16(ws306.Hi>>0))+uint32(uint16(ws306.Hi>>16))+uint32(uint16(ws306.Hi>>32))+uint32(uint16(ws306.Hi>>48))+uint32(uint16(ws306.Lo>>0))+uint32(uint16(ws306.Lo>>16))+uint32(uint16(ws306.Lo>>32))+uint32(uint16(ws306.Lo>>48)))
+		d298 += dl307
+		v309 := m3
+		ws311 := packet.Value{Hi: (uint64(b300[8])<<56 | uint64(b300[9])<<48 | uint64(b300[10])<<40 | uint64(b300[11])<<32 | uint64(b300[12])<<24 | uint64(b300[13])<<16 | uint64(b300[14])<<8 | uint64(b300[15])), Lo: (uint64(b300[16])<<56 | uint64(b300[17])<<48 | uint64(b300[18])<<40 | uint64(b300[19])<<32 | uint64(b300[20])<<24 | uint64(b300[21])<<16 | uint64(b300[22])<<8 | uint64(b300[23]))}
+		os310 := uint32(uint16(ws311.Hi>>0)) + uint32(uint16(ws311.Hi>>16)) + uint32(uint16(ws311.Hi>>32)) + uint32(uint16(ws311.Hi>>48)) + uint32(uint16(ws311.Lo>>0)) + uint32(uint16(ws311.Lo>>16)) + uint32(uint16(ws311.Lo>>32)) + uint32(uint16(ws311.Lo>>48))
+		v312 := v309
+		s313 := v312.Hi
+		b300[8] = byte(s313 >> 56)
+		b300[9] = byte(s313 >> 48)
+		b300[10] = byte(s313 >> 40)
+		b300[11] = byte(s313 >> 32)
+		b300[12] = byte(s313 >> 24)
+		b300[13] = byte(s313 >> 16)
+		b300[14] = byte(s313 >> 8)
+		b300[15] = byte(s313)
+		s314 := v312.Lo
+		b300[16] = byte(s314 >> 56)
+		b300[17] = byte(s314 >> 48)
+		b300[18] = byte(s314 >> 40)
+		b300[19] = byte(s314 >> 32)
+		b300[20] = byte(s314 >> 24)
+		b300[21] = byte(s314 >> 16)
+		b300[22] = byte(s314 >> 8)
+		b300[23] = byte(s314)
+		ws315 := v309
+		f317 := uint32(os310)
+		f317 += bits.RotateLeft32(f317, 16)
+		dl316 := uint64(^uint16(f317>>16)) + uint64(uint32(uint16(ws315.Hi>>0))+uint32(uint16(ws315.Hi>>16))+uint32(uint16(ws315.Hi>>32))+uint32(uint16(ws315.Hi>>48))+uint32(uint16(ws315.Lo>>0))+uint32(uint16(ws315.Lo>>16))+uint32(uint16(ws315.Lo>>32))+uint32(uint16(ws315.Lo>>48)))
+		d298 += dl316
+		v318 := m21
+		b319 := data[h4 : h4+8] // udp
+		os320 := uint32(uint16((uint64(b319[2])<<8 | uint64(b319[3]))))
+		s321 := v318
+		b319[2] = byte(s321 >> 8)
+		b319[3] = byte(s321)
+		f323 := uint32(os320)
+		f323 += bits.RotateLeft32(f323, 16)
+		dl322 := uint64(^uint16(f323>>16)) + uint64(uint32(uint16(v318)))
+		d298 += dl322
+		v324 := ((uint64(b300[4])<<8 | uint64(b300[5])) - 0x10)
+		os325 := uint32(uint16((uint64(b300[4])<<8 | uint64(b300[5]))))
+		s326 := v324
+		b300[4] = byte(s326 >> 8)
+		b300[5] = byte(s326)
+		f328 := uint32(os325)
+		f328 += bits.RotateLeft32(f328, 16)
+		dl327 := uint64(^uint16(f328>>16)) + uint64(uint32(uint16(v324)))
+		d298 += dl327
 		if h4+8 <= len(data) {
-			pendD4 += d305
+			pendD4 += d298
 			pendK4 = true
 		}
 		pl.edges[24]++
@@ -4475,47 +4419,47 @@ n90:
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		po336, pn337 := h10, 12 // lb_v2
-		if po336+pn337 > len(data) {
+		po329, pn330 := h10, 12 // lb_v2
+		if po329+pn330 > len(data) {
 			return pl.drop(33)
 		}
-		if po336 > h4 && (po336-h4)%2 == 0 {
-			pw339 := data[po336 : po336+12]
-			d338 := uint32(uint64(pw339[0])<<8|uint64(pw339[1])) + uint32(uint64(pw339[2])<<8|uint64(pw339[3])) + uint32(uint64(pw339[4])<<8|uint64(pw339[5])) + uint32(uint64(pw339[6])<<8|uint64(pw339[7])) + uint32(uint64(pw339[8])<<8|uint64(pw339[9])) + uint32(uint64(pw339[10])<<8|uint64(pw339[11]))
-			d338 += bits.RotateLeft32(d338, 16)
+		if po329 > h4 && (po329-h4)%2 == 0 {
+			pw332 := data[po329 : po329+12]
+			d331 := uint32(uint64(pw332[0])<<8|uint64(pw332[1])) + uint32(uint64(pw332[2])<<8|uint64(pw332[3])) + uint32(uint64(pw332[4])<<8|uint64(pw332[5])) + uint32(uint64(pw332[6])<<8|uint64(pw332[7])) + uint32(uint64(pw332[8])<<8|uint64(pw332[9])) + uint32(uint64(pw332[10])<<8|uint64(pw332[11]))
+			d331 += bits.RotateLeft32(d331, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d338 >> 16))
+				pendD4 += uint64(^uint16(d331 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po336
-		pendN = pn337
+		pendOff = po329
+		pendN = pn330
 		h10 = -1
-		if cur > po336 {
-			cur = max(po336, cur-pn337)
+		if cur > po329 {
+			cur = max(po329, cur-pn330)
 		}
 		goto n93
 	}
 n92:
 	{ // LbPopV3Body: pop lb_v3
-		po340, pn341 := h11, 12 // lb_v3
-		if po340+pn341 > len(data) {
+		po333, pn334 := h11, 12 // lb_v3
+		if po333+pn334 > len(data) {
 			return pl.drop(34)
 		}
-		if po340 > h4 && (po340-h4)%2 == 0 {
-			pw343 := data[po340 : po340+12]
-			d342 := uint32(uint64(pw343[0])<<8|uint64(pw343[1])) + uint32(uint64(pw343[2])<<8|uint64(pw343[3])) + uint32(uint64(pw343[4])<<8|uint64(pw343[5])) + uint32(uint64(pw343[6])<<8|uint64(pw343[7])) + uint32(uint64(pw343[8])<<8|uint64(pw343[9])) + uint32(uint64(pw343[10])<<8|uint64(pw343[11]))
-			d342 += bits.RotateLeft32(d342, 16)
+		if po333 > h4 && (po333-h4)%2 == 0 {
+			pw336 := data[po333 : po333+12]
+			d335 := uint32(uint64(pw336[0])<<8|uint64(pw336[1])) + uint32(uint64(pw336[2])<<8|uint64(pw336[3])) + uint32(uint64(pw336[4])<<8|uint64(pw336[5])) + uint32(uint64(pw336[6])<<8|uint64(pw336[7])) + uint32(uint64(pw336[8])<<8|uint64(pw336[9])) + uint32(uint64(pw336[10])<<8|uint64(pw336[11]))
+			d335 += bits.RotateLeft32(d335, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d342 >> 16))
+				pendD4 += uint64(^uint16(d335 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po340
-		pendN = pn341
+		pendOff = po333
+		pendN = pn334
 		h11 = -1
-		if cur > po340 {
-			cur = max(po340, cur-pn341)
+		if cur > po333 {
+			cur = max(po333, cur-pn334)
 		}
 		pl.edges[25]++
 		goto n93
@@ -4532,49 +4476,49 @@ n93:
 			}
 			pendN = 0
 		}
-		po344, pn345 := h9, 4 // lb_common
-		if po344+pn345 > len(data) {
+		po337, pn338 := h9, 4 // lb_common
+		if po337+pn338 > len(data) {
 			return pl.drop(35)
 		}
-		if po344 > h4 && (po344-h4)%2 == 0 {
-			pw347 := data[po344 : po344+4]
-			d346 := uint32(uint64(pw347[0])<<8|uint64(pw347[1])) + uint32(uint64(pw347[2])<<8|uint64(pw347[3]))
-			d346 += bits.RotateLeft32(d346, 16)
+		if po337 > h4 && (po337-h4)%2 == 0 {
+			pw340 := data[po337 : po337+4]
+			d339 := uint32(uint64(pw340[0])<<8|uint64(pw340[1])) + uint32(uint64(pw340[2])<<8|uint64(pw340[3]))
+			d339 += bits.RotateLeft32(d339, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d346 >> 16))
+				pendD4 += uint64(^uint16(d339 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn345
-		if po344 < len(data)-po344-pendN {
-			copy(data[pendN:pendN+po344], data[:po344])
+		pendN += pn338
+		if po337 < len(data)-po337-pendN {
+			copy(data[pendN:pendN+po337], data[:po337])
 			data = data[pendN:]
 		} else {
-			copy(data[po344:], data[po344+pendN:])
+			copy(data[po337:], data[po337+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po344 {
-			cur = max(po344, cur-pn345)
+		if cur > po337 {
+			cur = max(po337, cur-pn338)
 		}
 		goto n94
 	}
 n94:
 	{ // LbUdpLen: set udp.length
-		var d348 uint64         // udp checksum
-		b349 := data[h4 : h4+8] // udp
-		v350 := ((uint64(b349[4])<<8 | uint64(b349[5])) - 0x10)
-		os351 := uint32(uint16((uint64(b349[4])<<8 | uint64(b349[5]))))
-		s352 := v350
-		b349[4] = byte(s352 >> 8)
-		b349[5] = byte(s352)
-		f354 := uint32(os351)
-		f354 += bits.RotateLeft32(f354, 16)
-		dl353 := uint64(^uint16(f354>>16)) + uint64(uint32(uint16(v350)))
-		d348 += dl353
+		var d341 uint64         // udp checksum
+		b342 := data[h4 : h4+8] // udp
+		v343 := ((uint64(b342[4])<<8 | uint64(b342[5])) - 0x10)
+		os344 := uint32(uint16((uint64(b342[4])<<8 | uint64(b342[5]))))
+		s345 := v343
+		b342[4] = byte(s345 >> 8)
+		b342[5] = byte(s345)
+		f347 := uint32(os344)
+		f347 += bits.RotateLeft32(f347, 16)
+		dl346 := uint64(^uint16(f347>>16)) + uint64(uint32(uint16(v343)))
+		d341 += dl346
 		if h4+8 <= len(data) {
-			pendD4 += d348
+			pendD4 += d341
 			pendK4 = true
 		}
 		pl.edges[26]++
@@ -4603,9 +4547,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s355 := r
-				cb[0] = byte(s355 >> 8)
-				cb[1] = byte(s355)
+				s348 := r
+				cb[0] = byte(s348 >> 8)
+				cb[1] = byte(s348)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4622,9 +4566,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s356 := r
-				cb[0] = byte(s356 >> 8)
-				cb[1] = byte(s356)
+				s349 := r
+				cb[0] = byte(s349 >> 8)
+				cb[1] = byte(s349)
 			}
 			pendD4, pendK4 = 0, false
 		}

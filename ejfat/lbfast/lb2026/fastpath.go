@@ -1100,37 +1100,29 @@ n4:
 	}
 n5:
 	{ // ParseEth: extract ethernet
-		x2 := (h0 >= 0) // already there: nothing to do
-		if !x2 {
-			x2 = cur >= 0 && cur+14 <= len(data)
-			if x2 {
-				h0 = cur
-				cur += 14
-			} else {
-				h0 = -1
-			} // ethernet
-		}
-		if x2 {
+		if cur >= 0 && cur+14 <= len(data) {
+			h0 = cur
+			cur += 14 // ethernet
 			goto n6
 		}
 		goto n47
 	}
 n6:
 	{ // ParseEthType: switch ethernet.type
-		b4 := data[h0 : h0+14] // ethernet
-		v3 := (uint64(b4[12])<<8 | uint64(b4[13]))
+		b3 := data[h0 : h0+14] // ethernet
+		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
 		switch {
-		case v3 == 0x800:
+		case v2 == 0x800:
 			goto n11
-		case v3 == 0x806:
+		case v2 == 0x806:
 			goto n9
-		case v3 == 0x8100:
+		case v2 == 0x8100:
 			goto n7
-		case v3 == 0x86dd:
+		case v2 == 0x86dd:
 			goto n14
-		case v3 == 0x8809:
+		case v2 == 0x8809:
 			goto n36
-		case v3 == 0x88cc:
+		case v2 == 0x88cc:
 			goto n39
 		default:
 			pl.edges[54]++
@@ -1139,17 +1131,9 @@ n6:
 	}
 n7:
 	{ // ParseVlan: extract vlan
-		x5 := (h1 >= 0) // already there: nothing to do
-		if !x5 {
-			x5 = cur >= 0 && cur+4 <= len(data)
-			if x5 {
-				h1 = cur
-				cur += 4
-			} else {
-				h1 = -1
-			} // vlan
-		}
-		if x5 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h1 = cur
+			cur += 4 // vlan
 			goto n8
 		}
 		pl.edges[55]++
@@ -1157,16 +1141,16 @@ n7:
 	}
 n8:
 	{ // ParseVlanType: switch vlan.type
-		b7 := data[h1 : h1+4] // vlan
-		v6 := (uint64(b7[2])<<8 | uint64(b7[3]))
+		b5 := data[h1 : h1+4] // vlan
+		v4 := (uint64(b5[2])<<8 | uint64(b5[3]))
 		switch {
-		case v6 == 0x800:
+		case v4 == 0x800:
 			pl.edges[0]++
 			goto n11
-		case v6 == 0x806:
+		case v4 == 0x806:
 			pl.edges[1]++
 			goto n9
-		case v6 == 0x86dd:
+		case v4 == 0x86dd:
 			pl.edges[2]++
 			goto n14
 		default:
@@ -1176,17 +1160,9 @@ n8:
 	}
 n9:
 	{ // ParseArp: extract arp
-		x8 := (h5 >= 0) // already there: nothing to do
-		if !x8 {
-			x8 = cur >= 0 && cur+28 <= len(data)
-			if x8 {
-				h5 = cur
-				cur += 28
-			} else {
-				h5 = -1
-			} // arp
-		}
-		if x8 {
+		if cur >= 0 && cur+28 <= len(data) {
+			h5 = cur
+			cur += 28 // arp
 			goto n10
 		}
 		pl.edges[57]++
@@ -1194,24 +1170,24 @@ n9:
 	}
 n10:
 	{ // ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1
-		b13 := data[h5 : h5+28] // arp
-		c12 := ((uint64(b13[0])<<8 | uint64(b13[1])) == 0x1)
-		if c12 {
-			c12 = ((uint64(b13[2])<<8 | uint64(b13[3])) == 0x800)
-		}
-		c11 := c12
-		if c11 {
-			c11 = (uint64(b13[4]) == 0x6)
-		}
-		c10 := c11
-		if c10 {
-			c10 = (uint64(b13[5]) == 0x4)
-		}
-		c9 := c10
+		b10 := data[h5 : h5+28] // arp
+		c9 := ((uint64(b10[0])<<8 | uint64(b10[1])) == 0x1)
 		if c9 {
-			c9 = ((uint64(b13[6])<<8 | uint64(b13[7])) == 0x1)
+			c9 = ((uint64(b10[2])<<8 | uint64(b10[3])) == 0x800)
 		}
-		if c9 {
+		c8 := c9
+		if c8 {
+			c8 = (uint64(b10[4]) == 0x6)
+		}
+		c7 := c8
+		if c7 {
+			c7 = (uint64(b10[5]) == 0x4)
+		}
+		c6 := c7
+		if c6 {
+			c6 = ((uint64(b10[6])<<8 | uint64(b10[7])) == 0x1)
+		}
+		if c6 {
 			goto n48
 		}
 		pl.edges[58]++
@@ -1219,39 +1195,31 @@ n10:
 	}
 n11:
 	{ // ParseIPv4: extract ipv4
-		x14 := (h2 >= 0) // already there: nothing to do
-		if !x14 {
-			if off := cur; off >= 0 && off+20 <= len(data) {
-				h2, h2len = off, 20
-				if !(h2 >= 0) {
-					return pl.drop(0)
-				}
-				b16 := data[h2 : h2+20] // ipv4
-				ext15 := ((int64((uint64(b16[0]) >> 0 & 0xf)) - 5) * 4)
-				x14 = ext15 >= 0 && ext15 <= int64(len(data)) && off+20+int(ext15) <= len(data)
-				if x14 {
-					h2len += int(ext15)
-					cur = off + h2len
-				}
+		if off := cur; off >= 0 && off+20 <= len(data) {
+			h2, h2len = off, 20
+			if !(h2 >= 0) {
+				return pl.drop(0)
 			}
-			if !x14 {
-				h2 = -1
-			} // ipv4
-		}
-		if x14 {
-			goto n12
+			b12 := data[h2 : h2+20] // ipv4
+			ext11 := ((int64((uint64(b12[0]) >> 0 & 0xf)) - 5) * 4)
+			if ext11 >= 0 && ext11 <= int64(len(data)) && off+20+int(ext11) <= len(data) {
+				h2len += int(ext11)
+				cur = off + h2len
+				goto n12
+			}
+			h2 = -1 // ipv4
 		}
 		pl.edges[59]++
 		goto n47
 	}
 n12:
 	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
-		b18 := data[h2 : h2+20] // ipv4
-		c17 := ((uint64(b18[0]) >> 4 & 0xf) == 0x4)
-		if c17 {
-			c17 = ((uint64(b18[0]) >> 0 & 0xf) >= 0x5)
+		b14 := data[h2 : h2+20] // ipv4
+		c13 := ((uint64(b14[0]) >> 4 & 0xf) == 0x4)
+		if c13 {
+			c13 = ((uint64(b14[0]) >> 0 & 0xf) >= 0x5)
 		}
-		if c17 {
+		if c13 {
 			goto n13
 		}
 		pl.edges[60]++
@@ -1259,12 +1227,12 @@ n12:
 	}
 n13:
 	{ // ParseIPv4Proto: switch ipv4.proto
-		b20 := data[h2 : h2+20] // ipv4
-		v19 := uint64(b20[9])
+		b16 := data[h2 : h2+20] // ipv4
+		v15 := uint64(b16[9])
 		switch {
-		case v19 == 0x1:
+		case v15 == 0x1:
 			goto n17
-		case v19 == 0x11:
+		case v15 == 0x11:
 			goto n40
 		default:
 			pl.edges[61]++
@@ -1273,17 +1241,9 @@ n13:
 	}
 n14:
 	{ // ParseIPv6: extract ipv6
-		x21 := (h3 >= 0) // already there: nothing to do
-		if !x21 {
-			x21 = cur >= 0 && cur+40 <= len(data)
-			if x21 {
-				h3 = cur
-				cur += 40
-			} else {
-				h3 = -1
-			} // ipv6
-		}
-		if x21 {
+		if cur >= 0 && cur+40 <= len(data) {
+			h3 = cur
+			cur += 40 // ipv6
 			goto n15
 		}
 		pl.edges[62]++
@@ -1291,8 +1251,8 @@ n14:
 	}
 n15:
 	{ // ParseIPv6Check: test ipv6.version == 6
-		b22 := data[h3 : h3+40] // ipv6
-		if (uint64(b22[0]) >> 4 & 0xf) == 0x6 {
+		b17 := data[h3 : h3+40] // ipv6
+		if (uint64(b17[0]) >> 4 & 0xf) == 0x6 {
 			goto n16
 		}
 		pl.edges[63]++
@@ -1300,12 +1260,12 @@ n15:
 	}
 n16:
 	{ // ParseIPv6Next: switch ipv6.next_hdr
-		b24 := data[h3 : h3+40] // ipv6
-		v23 := uint64(b24[6])
+		b19 := data[h3 : h3+40] // ipv6
+		v18 := uint64(b19[6])
 		switch {
-		case v23 == 0x3a:
+		case v18 == 0x3a:
 			goto n21
-		case v23 == 0x11:
+		case v18 == 0x11:
 			pl.edges[3]++
 			goto n40
 		default:
@@ -1315,17 +1275,9 @@ n16:
 	}
 n17:
 	{ // ParseIcmp: extract icmp
-		x25 := (h6 >= 0) // already there: nothing to do
-		if !x25 {
-			x25 = cur >= 0 && cur+4 <= len(data)
-			if x25 {
-				h6 = cur
-				cur += 4
-			} else {
-				h6 = -1
-			} // icmp
-		}
-		if x25 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h6 = cur
+			cur += 4 // icmp
 			goto n18
 		}
 		pl.edges[65]++
@@ -1333,12 +1285,12 @@ n17:
 	}
 n18:
 	{ // ParseIcmpType: switch icmp.type
-		b27 := data[h6 : h6+4] // icmp
-		v26 := uint64(b27[0])
+		b21 := data[h6 : h6+4] // icmp
+		v20 := uint64(b21[0])
 		switch {
-		case v26 == 0x3:
+		case v20 == 0x3:
 			goto n25
-		case v26 == 0x8:
+		case v20 == 0x8:
 			goto n19
 		default:
 			pl.edges[4]++
@@ -1347,8 +1299,8 @@ n18:
 	}
 n19:
 	{ // ParseEcho4Code: test icmp.code == 0
-		b28 := data[h6 : h6+4] // icmp
-		if uint64(b28[1]) == 0x0 {
+		b22 := data[h6 : h6+4] // icmp
+		if uint64(b22[1]) == 0x0 {
 			goto n20
 		}
 		pl.edges[5]++
@@ -1356,17 +1308,9 @@ n19:
 	}
 n20:
 	{ // ParseEcho4: extract icmp_echo
-		x29 := (h8 >= 0) // already there: nothing to do
-		if !x29 {
-			x29 = cur >= 0 && cur+4 <= len(data)
-			if x29 {
-				h8 = cur
-				cur += 4
-			} else {
-				h8 = -1
-			} // icmp_echo
-		}
-		if x29 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h8 = cur
+			cur += 4 // icmp_echo
 			pl.edges[6]++
 			goto n48
 		}
@@ -1375,17 +1319,9 @@ n20:
 	}
 n21:
 	{ // ParseIcmp6: extract icmpv6
-		x30 := (h7 >= 0) // already there: nothing to do
-		if !x30 {
-			x30 = cur >= 0 && cur+4 <= len(data)
-			if x30 {
-				h7 = cur
-				cur += 4
-			} else {
-				h7 = -1
-			} // icmpv6
-		}
-		if x30 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h7 = cur
+			cur += 4 // icmpv6
 			goto n22
 		}
 		pl.edges[67]++
@@ -1393,14 +1329,14 @@ n21:
 	}
 n22:
 	{ // ParseIcmp6Type: switch icmpv6.type
-		b32 := data[h7 : h7+4] // icmpv6
-		v31 := uint64(b32[0])
+		b24 := data[h7 : h7+4] // icmpv6
+		v23 := uint64(b24[0])
 		switch {
-		case v31 == 0x1:
+		case v23 == 0x1:
 			goto n27
-		case v31 == 0x80:
+		case v23 == 0x80:
 			goto n23
-		case v31 == 0x87:
+		case v23 == 0x87:
 			goto n30
 		default:
 			pl.edges[68]++
@@ -1409,8 +1345,8 @@ n22:
 	}
 n23:
 	{ // ParseEcho6Code: test icmpv6.code == 0
-		b33 := data[h7 : h7+4] // icmpv6
-		if uint64(b33[1]) == 0x0 {
+		b25 := data[h7 : h7+4] // icmpv6
+		if uint64(b25[1]) == 0x0 {
 			goto n24
 		}
 		pl.edges[69]++
@@ -1418,17 +1354,9 @@ n23:
 	}
 n24:
 	{ // ParseEcho6: extract icmp_echo
-		x34 := (h8 >= 0) // already there: nothing to do
-		if !x34 {
-			x34 = cur >= 0 && cur+4 <= len(data)
-			if x34 {
-				h8 = cur
-				cur += 4
-			} else {
-				h8 = -1
-			} // icmp_echo
-		}
-		if x34 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h8 = cur
+			cur += 4 // icmp_echo
 			pl.edges[7]++
 			goto n48
 		}
@@ -1437,17 +1365,9 @@ n24:
 	}
 n25:
 	{ // ParseUnreach4: extract icmp_ipv4
-		x35 := (h18 >= 0) // already there: nothing to do
-		if !x35 {
-			x35 = cur >= 0 && cur+20 <= len(data)
-			if x35 {
-				h18 = cur
-				cur += 20
-			} else {
-				h18 = -1
-			} // icmp_ipv4
-		}
-		if x35 {
+		if cur >= 0 && cur+20 <= len(data) {
+			h18 = cur
+			cur += 20 // icmp_ipv4
 			goto n26
 		}
 		pl.edges[71]++
@@ -1455,8 +1375,8 @@ n25:
 	}
 n26:
 	{ // ParseUnreach4Udp: test icmp_ipv4.proto == 17
-		b36 := data[h18 : h18+20] // icmp_ipv4
-		if uint64(b36[9]) == 0x11 {
+		b26 := data[h18 : h18+20] // icmp_ipv4
+		if uint64(b26[9]) == 0x11 {
 			goto n29
 		}
 		pl.edges[8]++
@@ -1464,17 +1384,9 @@ n26:
 	}
 n27:
 	{ // ParseUnreach6: extract icmp_ipv6
-		x37 := (h19 >= 0) // already there: nothing to do
-		if !x37 {
-			x37 = cur >= 0 && cur+40 <= len(data)
-			if x37 {
-				h19 = cur
-				cur += 40
-			} else {
-				h19 = -1
-			} // icmp_ipv6
-		}
-		if x37 {
+		if cur >= 0 && cur+40 <= len(data) {
+			h19 = cur
+			cur += 40 // icmp_ipv6
 			goto n28
 		}
 		pl.edges[72]++
@@ -1482,8 +1394,8 @@ n27:
 	}
 n28:
 	{ // ParseUnreach6Udp: test icmp_ipv6.next_hdr == 17
-		b38 := data[h19 : h19+40] // icmp_ipv6
-		if uint64(b38[6]) == 0x11 {
+		b27 := data[h19 : h19+40] // icmp_ipv6
+		if uint64(b27[6]) == 0x11 {
 			pl.edges[9]++
 			goto n29
 		}
@@ -1492,17 +1404,9 @@ n28:
 	}
 n29:
 	{ // ParseUnreachUdp: extract icmp_udp
-		x39 := (h20 >= 0) // already there: nothing to do
-		if !x39 {
-			x39 = cur >= 0 && cur+8 <= len(data)
-			if x39 {
-				h20 = cur
-				cur += 8
-			} else {
-				h20 = -1
-			} // icmp_udp
-		}
-		if x39 {
+		if cur >= 0 && cur+8 <= len(data) {
+			h20 = cur
+			cur += 8 // icmp_udp
 			pl.edges[11]++
 			goto n48
 		}
@@ -1511,8 +1415,8 @@ n29:
 	}
 n30:
 	{ // ParseNsCode: test icmpv6.code == 0
-		b40 := data[h7 : h7+4] // icmpv6
-		if uint64(b40[1]) == 0x0 {
+		b28 := data[h7 : h7+4] // icmpv6
+		if uint64(b28[1]) == 0x0 {
 			goto n31
 		}
 		pl.edges[74]++
@@ -1520,17 +1424,9 @@ n30:
 	}
 n31:
 	{ // ParseNs: extract nd_ns
-		x41 := (h12 >= 0) // already there: nothing to do
-		if !x41 {
-			x41 = cur >= 0 && cur+20 <= len(data)
-			if x41 {
-				h12 = cur
-				cur += 20
-			} else {
-				h12 = -1
-			} // nd_ns
-		}
-		if x41 {
+		if cur >= 0 && cur+20 <= len(data) {
+			h12 = cur
+			cur += 20 // nd_ns
 			goto n32
 		}
 		pl.edges[75]++
@@ -1538,8 +1434,8 @@ n31:
 	}
 n32:
 	{ // ParseNsLen: test ipv6.payload_len == 24
-		b42 := data[h3 : h3+40] // ipv6
-		if (uint64(b42[4])<<8 | uint64(b42[5])) == 0x18 {
+		b29 := data[h3 : h3+40] // ipv6
+		if (uint64(b29[4])<<8 | uint64(b29[5])) == 0x18 {
 			pl.edges[12]++
 			goto n48
 		}
@@ -1547,17 +1443,9 @@ n32:
 	}
 n33:
 	{ // ParseNsOpt: extract nd_opt
-		x43 := (h13 >= 0) // already there: nothing to do
-		if !x43 {
-			x43 = cur >= 0 && cur+2 <= len(data)
-			if x43 {
-				h13 = cur
-				cur += 2
-			} else {
-				h13 = -1
-			} // nd_opt
-		}
-		if x43 {
+		if cur >= 0 && cur+2 <= len(data) {
+			h13 = cur
+			cur += 2 // nd_opt
 			goto n34
 		}
 		pl.edges[76]++
@@ -1565,8 +1453,8 @@ n33:
 	}
 n34:
 	{ // ParseNsOptType: test nd_opt.type == 1
-		b44 := data[h13 : h13+2] // nd_opt
-		if uint64(b44[0]) == 0x1 {
+		b30 := data[h13 : h13+2] // nd_opt
+		if uint64(b30[0]) == 0x1 {
 			goto n35
 		}
 		pl.edges[13]++
@@ -1574,17 +1462,9 @@ n34:
 	}
 n35:
 	{ // ParseNsMac: extract nd_mac
-		x45 := (h14 >= 0) // already there: nothing to do
-		if !x45 {
-			x45 = cur >= 0 && cur+6 <= len(data)
-			if x45 {
-				h14 = cur
-				cur += 6
-			} else {
-				h14 = -1
-			} // nd_mac
-		}
-		if x45 {
+		if cur >= 0 && cur+6 <= len(data) {
+			h14 = cur
+			cur += 6 // nd_mac
 			pl.edges[14]++
 			goto n48
 		}
@@ -1593,17 +1473,9 @@ n35:
 	}
 n36:
 	{ // ParseSlow: extract slow
-		x46 := (h22 >= 0) // already there: nothing to do
-		if !x46 {
-			x46 = cur >= 0 && cur+1 <= len(data)
-			if x46 {
-				h22 = cur
-				cur += 1
-			} else {
-				h22 = -1
-			} // slow
-		}
-		if x46 {
+		if cur >= 0 && cur+1 <= len(data) {
+			h22 = cur
+			cur += 1 // slow
 			goto n37
 		}
 		pl.edges[78]++
@@ -1611,8 +1483,8 @@ n36:
 	}
 n37:
 	{ // ParseSlowType: test slow.subtype == 1
-		b47 := data[h22 : h22+1] // slow
-		if uint64(b47[0]) == 0x1 {
+		b31 := data[h22 : h22+1] // slow
+		if uint64(b31[0]) == 0x1 {
 			goto n38
 		}
 		pl.edges[15]++
@@ -1620,17 +1492,9 @@ n37:
 	}
 n38:
 	{ // ParseLacp: extract lacp
-		x48 := (h23 >= 0) // already there: nothing to do
-		if !x48 {
-			x48 = cur >= 0 && cur+1 <= len(data)
-			if x48 {
-				h23 = cur
-				cur += 1
-			} else {
-				h23 = -1
-			} // lacp
-		}
-		if x48 {
+		if cur >= 0 && cur+1 <= len(data) {
+			h23 = cur
+			cur += 1 // lacp
 			pl.edges[16]++
 			goto n48
 		}
@@ -1639,17 +1503,9 @@ n38:
 	}
 n39:
 	{ // ParseLldp: extract lldp
-		x49 := (h21 >= 0) // already there: nothing to do
-		if !x49 {
-			x49 = cur >= 0 && cur+2 <= len(data)
-			if x49 {
-				h21 = cur
-				cur += 2
-			} else {
-				h21 = -1
-			} // lldp
-		}
-		if x49 {
+		if cur >= 0 && cur+2 <= len(data) {
+			h21 = cur
+			cur += 2 // lldp
 			pl.edges[17]++
 			goto n48
 		}
@@ -1658,17 +1514,9 @@ n39:
 	}
 n40:
 	{ // ParseUdp: extract udp
-		x50 := (h4 >= 0) // already there: nothing to do
-		if !x50 {
-			x50 = cur >= 0 && cur+8 <= len(data)
-			if x50 {
-				h4 = cur
-				cur += 8
-			} else {
-				h4 = -1
-			} // udp
-		}
-		if x50 {
+		if cur >= 0 && cur+8 <= len(data) {
+			h4 = cur
+			cur += 8 // udp
 			goto n41
 		}
 		pl.edges[81]++
@@ -1676,8 +1524,8 @@ n40:
 	}
 n41:
 	{ // ParseUdpPort: test udp.dport & 0xc000 == 0x4000
-		b51 := data[h4 : h4+8] // udp
-		if ((uint64(b51[2])<<8 | uint64(b51[3])) & 0xc000) == 0x4000 {
+		b32 := data[h4 : h4+8] // udp
+		if ((uint64(b32[2])<<8 | uint64(b32[3])) & 0xc000) == 0x4000 {
 			goto n42
 		}
 		pl.edges[18]++
@@ -1685,17 +1533,9 @@ n41:
 	}
 n42:
 	{ // ParseLb: extract lb_common
-		x52 := (h9 >= 0) // already there: nothing to do
-		if !x52 {
-			x52 = cur >= 0 && cur+4 <= len(data)
-			if x52 {
-				h9 = cur
-				cur += 4
-			} else {
-				h9 = -1
-			} // lb_common
-		}
-		if x52 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h9 = cur
+			cur += 4 // lb_common
 			goto n43
 		}
 		pl.edges[82]++
@@ -1703,8 +1543,8 @@ n42:
 	}
 n43:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		b53 := data[h9 : h9+4] // lb_common
-		if (uint64(b53[0])<<8 | uint64(b53[1])) == 0x4c42 {
+		b33 := data[h9 : h9+4] // lb_common
+		if (uint64(b33[0])<<8 | uint64(b33[1])) == 0x4c42 {
 			goto n44
 		}
 		pl.edges[83]++
@@ -1712,12 +1552,12 @@ n43:
 	}
 n44:
 	{ // ParseLbVersion: switch lb_common.version
-		b55 := data[h9 : h9+4] // lb_common
-		v54 := uint64(b55[2])
+		b35 := data[h9 : h9+4] // lb_common
+		v34 := uint64(b35[2])
 		switch {
-		case v54 == 0x2:
+		case v34 == 0x2:
 			goto n45
-		case v54 == 0x3:
+		case v34 == 0x3:
 			goto n46
 		default:
 			pl.edges[84]++
@@ -1726,17 +1566,9 @@ n44:
 	}
 n45:
 	{ // ParseLbV2: extract lb_v2
-		x56 := (h10 >= 0) // already there: nothing to do
-		if !x56 {
-			x56 = cur >= 0 && cur+12 <= len(data)
-			if x56 {
-				h10 = cur
-				cur += 12
-			} else {
-				h10 = -1
-			} // lb_v2
-		}
-		if x56 {
+		if cur >= 0 && cur+12 <= len(data) {
+			h10 = cur
+			cur += 12 // lb_v2
 			pl.edges[19]++
 			goto n48
 		}
@@ -1745,17 +1577,9 @@ n45:
 	}
 n46:
 	{ // ParseLbV3: extract lb_v3
-		x57 := (h11 >= 0) // already there: nothing to do
-		if !x57 {
-			x57 = cur >= 0 && cur+12 <= len(data)
-			if x57 {
-				h11 = cur
-				cur += 12
-			} else {
-				h11 = -1
-			} // lb_v3
-		}
-		if x57 {
+		if cur >= 0 && cur+12 <= len(data) {
+			h11 = cur
+			cur += 12 // lb_v3
 			pl.edges[20]++
 			goto n48
 		}
@@ -1773,12 +1597,12 @@ n48:
 	}
 n49:
 	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
-		c58 := !(h1 >= 0)
-		if c58 {
-			b59 := data[h0 : h0+14] // ethernet
-			c58 = (((uint64(b59[0])<<40 | uint64(b59[1])<<32 | uint64(b59[2])<<24 | uint64(b59[3])<<16 | uint64(b59[4])<<8 | uint64(b59[5])) & 0xfffffffffff0) == 0x180c2000000)
+		c36 := !(h1 >= 0)
+		if c36 {
+			b37 := data[h0 : h0+14] // ethernet
+			c36 = (((uint64(b37[0])<<40 | uint64(b37[1])<<32 | uint64(b37[2])<<24 | uint64(b37[3])<<16 | uint64(b37[4])<<8 | uint64(b37[5])) & 0xfffffffffff0) == 0x180c2000000)
 		}
-		if c58 {
+		if c36 {
 			goto n50
 		}
 		goto n71
@@ -1796,8 +1620,8 @@ n51:
 	}
 n52:
 	{ // PuntIsLacp: test slow.subtype == 1
-		b60 := data[h22 : h22+1] // slow
-		if uint64(b60[0]) == 0x1 {
+		b38 := data[h22 : h22+1] // slow
+		if uint64(b38[0]) == 0x1 {
 			goto n53
 		}
 		goto n54
@@ -1838,20 +1662,20 @@ n58:
 	}
 n59:
 	{ // PuntPopNsMac: pop nd_mac
-		po61, pn62 := h14, 6 // nd_mac
-		if po61+pn62 > len(data) {
+		po39, pn40 := h14, 6 // nd_mac
+		if po39+pn40 > len(data) {
 			return pl.drop(2)
 		}
-		if po61 < len(data)-po61-pn62 {
-			copy(data[pn62:pn62+po61], data[:po61])
-			data = data[pn62:]
+		if po39 < len(data)-po39-pn40 {
+			copy(data[pn40:pn40+po39], data[:po39])
+			data = data[pn40:]
 		} else {
-			copy(data[po61:], data[po61+pn62:])
-			data = data[:len(data)-pn62]
+			copy(data[po39:], data[po39+pn40:])
+			data = data[:len(data)-pn40]
 		}
 		h14 = -1
-		if cur > po61 {
-			cur = max(po61, cur-pn62)
+		if cur > po39 {
+			cur = max(po39, cur-pn40)
 		}
 		pl.edges[24]++
 		goto n60
@@ -1865,20 +1689,20 @@ n60:
 	}
 n61:
 	{ // PuntPopNsOpt: pop nd_opt
-		po63, pn64 := h13, 2 // nd_opt
-		if po63+pn64 > len(data) {
+		po41, pn42 := h13, 2 // nd_opt
+		if po41+pn42 > len(data) {
 			return pl.drop(3)
 		}
-		if po63 < len(data)-po63-pn64 {
-			copy(data[pn64:pn64+po63], data[:po63])
-			data = data[pn64:]
+		if po41 < len(data)-po41-pn42 {
+			copy(data[pn42:pn42+po41], data[:po41])
+			data = data[pn42:]
 		} else {
-			copy(data[po63:], data[po63+pn64:])
-			data = data[:len(data)-pn64]
+			copy(data[po41:], data[po41+pn42:])
+			data = data[:len(data)-pn42]
 		}
 		h13 = -1
-		if cur > po63 {
-			cur = max(po63, cur-pn64)
+		if cur > po41 {
+			cur = max(po41, cur-pn42)
 		}
 		pl.edges[25]++
 		goto n62
@@ -1892,20 +1716,20 @@ n62:
 	}
 n63:
 	{ // PuntPopNs: pop nd_ns
-		po65, pn66 := h12, 20 // nd_ns
-		if po65+pn66 > len(data) {
+		po43, pn44 := h12, 20 // nd_ns
+		if po43+pn44 > len(data) {
 			return pl.drop(4)
 		}
-		if po65 < len(data)-po65-pn66 {
-			copy(data[pn66:pn66+po65], data[:po65])
-			data = data[pn66:]
+		if po43 < len(data)-po43-pn44 {
+			copy(data[pn44:pn44+po43], data[:po43])
+			data = data[pn44:]
 		} else {
-			copy(data[po65:], data[po65+pn66:])
-			data = data[:len(data)-pn66]
+			copy(data[po43:], data[po43+pn44:])
+			data = data[:len(data)-pn44]
 		}
 		h12 = -1
-		if cur > po65 {
-			cur = max(po65, cur-pn66)
+		if cur > po43 {
+			cur = max(po43, cur-pn44)
 		}
 		pl.edges[26]++
 		goto n64
@@ -1919,20 +1743,20 @@ n64:
 	}
 n65:
 	{ // PuntPopUdp: pop icmp_udp
-		po67, pn68 := h20, 8 // icmp_udp
-		if po67+pn68 > len(data) {
+		po45, pn46 := h20, 8 // icmp_udp
+		if po45+pn46 > len(data) {
 			return pl.drop(5)
 		}
-		if po67 < len(data)-po67-pn68 {
-			copy(data[pn68:pn68+po67], data[:po67])
-			data = data[pn68:]
+		if po45 < len(data)-po45-pn46 {
+			copy(data[pn46:pn46+po45], data[:po45])
+			data = data[pn46:]
 		} else {
-			copy(data[po67:], data[po67+pn68:])
-			data = data[:len(data)-pn68]
+			copy(data[po45:], data[po45+pn46:])
+			data = data[:len(data)-pn46]
 		}
 		h20 = -1
-		if cur > po67 {
-			cur = max(po67, cur-pn68)
+		if cur > po45 {
+			cur = max(po45, cur-pn46)
 		}
 		pl.edges[27]++
 		goto n66
@@ -1946,20 +1770,20 @@ n66:
 	}
 n67:
 	{ // PuntPopIPv4: pop icmp_ipv4
-		po69, pn70 := h18, 20 // icmp_ipv4
-		if po69+pn70 > len(data) {
+		po47, pn48 := h18, 20 // icmp_ipv4
+		if po47+pn48 > len(data) {
 			return pl.drop(6)
 		}
-		if po69 < len(data)-po69-pn70 {
-			copy(data[pn70:pn70+po69], data[:po69])
-			data = data[pn70:]
+		if po47 < len(data)-po47-pn48 {
+			copy(data[pn48:pn48+po47], data[:po47])
+			data = data[pn48:]
 		} else {
-			copy(data[po69:], data[po69+pn70:])
-			data = data[:len(data)-pn70]
+			copy(data[po47:], data[po47+pn48:])
+			data = data[:len(data)-pn48]
 		}
 		h18 = -1
-		if cur > po69 {
-			cur = max(po69, cur-pn70)
+		if cur > po47 {
+			cur = max(po47, cur-pn48)
 		}
 		pl.edges[28]++
 		goto n68
@@ -1973,20 +1797,20 @@ n68:
 	}
 n69:
 	{ // PuntPopIPv6: pop icmp_ipv6
-		po71, pn72 := h19, 40 // icmp_ipv6
-		if po71+pn72 > len(data) {
+		po49, pn50 := h19, 40 // icmp_ipv6
+		if po49+pn50 > len(data) {
 			return pl.drop(7)
 		}
-		if po71 < len(data)-po71-pn72 {
-			copy(data[pn72:pn72+po71], data[:po71])
-			data = data[pn72:]
+		if po49 < len(data)-po49-pn50 {
+			copy(data[pn50:pn50+po49], data[:po49])
+			data = data[pn50:]
 		} else {
-			copy(data[po71:], data[po71+pn72:])
-			data = data[:len(data)-pn72]
+			copy(data[po49:], data[po49+pn50:])
+			data = data[:len(data)-pn50]
 		}
 		h19 = -1
-		if cur > po71 {
-			cur = max(po71, cur-pn72)
+		if cur > po49 {
+			cur = max(po49, cur-pn50)
 		}
 		pl.edges[29]++
 		goto n70
@@ -2002,9 +1826,9 @@ n70:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s73 := r
-				cb[0] = byte(s73 >> 8)
-				cb[1] = byte(s73)
+				s51 := r
+				cb[0] = byte(s51 >> 8)
+				cb[1] = byte(s51)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2019,74 +1843,74 @@ n71:
 	}
 n72:
 	{ // L2VlanId: set meta.vlan_id
-		b74 := data[h1 : h1+4] // vlan
-		m3 = ((uint64(b74[0])<<8 | uint64(b74[1])) >> 0 & 0xfff) & 0xfff
+		b52 := data[h1 : h1+4] // vlan
+		m3 = ((uint64(b52[0])<<8 | uint64(b52[1])) >> 0 & 0xfff) & 0xfff
 		goto n73
 	}
 n73:
 	{ // L2PopVlan: pop vlan
-		po75, pn76 := h1, 4 // vlan
-		if po75+pn76 > len(data) {
+		po53, pn54 := h1, 4 // vlan
+		if po53+pn54 > len(data) {
 			return pl.drop(8)
 		}
-		if po75 < len(data)-po75-pn76 {
-			copy(data[pn76:pn76+po75], data[:po75])
-			data = data[pn76:]
+		if po53 < len(data)-po53-pn54 {
+			copy(data[pn54:pn54+po53], data[:po53])
+			data = data[pn54:]
 		} else {
-			copy(data[po75:], data[po75+pn76:])
-			data = data[:len(data)-pn76]
+			copy(data[po53:], data[po53+pn54:])
+			data = data[:len(data)-pn54]
 		}
 		h1 = -1
-		if (h2 >= 0) && h2 > po75 {
-			h2 -= pn76
+		if (h2 >= 0) && h2 > po53 {
+			h2 -= pn54
 		} // ipv4
-		if (h3 >= 0) && h3 > po75 {
-			h3 -= pn76
+		if (h3 >= 0) && h3 > po53 {
+			h3 -= pn54
 		} // ipv6
-		if (h4 >= 0) && h4 > po75 {
-			h4 -= pn76
+		if (h4 >= 0) && h4 > po53 {
+			h4 -= pn54
 		} // udp
-		if (h5 >= 0) && h5 > po75 {
-			h5 -= pn76
+		if (h5 >= 0) && h5 > po53 {
+			h5 -= pn54
 		} // arp
-		if (h6 >= 0) && h6 > po75 {
-			h6 -= pn76
+		if (h6 >= 0) && h6 > po53 {
+			h6 -= pn54
 		} // icmp
-		if (h7 >= 0) && h7 > po75 {
-			h7 -= pn76
+		if (h7 >= 0) && h7 > po53 {
+			h7 -= pn54
 		} // icmpv6
-		if (h8 >= 0) && h8 > po75 {
-			h8 -= pn76
+		if (h8 >= 0) && h8 > po53 {
+			h8 -= pn54
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po75 {
-			h9 -= pn76
+		if (h9 >= 0) && h9 > po53 {
+			h9 -= pn54
 		} // lb_common
-		if (h10 >= 0) && h10 > po75 {
-			h10 -= pn76
+		if (h10 >= 0) && h10 > po53 {
+			h10 -= pn54
 		} // lb_v2
-		if (h11 >= 0) && h11 > po75 {
-			h11 -= pn76
+		if (h11 >= 0) && h11 > po53 {
+			h11 -= pn54
 		} // lb_v3
-		if (h12 >= 0) && h12 > po75 {
-			h12 -= pn76
+		if (h12 >= 0) && h12 > po53 {
+			h12 -= pn54
 		} // nd_ns
-		if (h13 >= 0) && h13 > po75 {
-			h13 -= pn76
+		if (h13 >= 0) && h13 > po53 {
+			h13 -= pn54
 		} // nd_opt
-		if (h14 >= 0) && h14 > po75 {
-			h14 -= pn76
+		if (h14 >= 0) && h14 > po53 {
+			h14 -= pn54
 		} // nd_mac
-		if (h18 >= 0) && h18 > po75 {
-			h18 -= pn76
+		if (h18 >= 0) && h18 > po53 {
+			h18 -= pn54
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po75 {
-			h19 -= pn76
+		if (h19 >= 0) && h19 > po53 {
+			h19 -= pn54
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po75 {
-			h20 -= pn76
+		if (h20 >= 0) && h20 > po53 {
+			h20 -= pn54
 		} // icmp_udp
-		if cur > po75 {
-			cur = max(po75, cur-pn76)
+		if cur > po53 {
+			cur = max(po53, cur-pn54)
 		}
 		pl.edges[30]++
 		goto n74
@@ -2094,28 +1918,28 @@ n73:
 n74:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		kw77 := (m3) & 0xfff
-		k78 := kw77 << 0
-		if pi79 := pl.tables[0].Packed(); len(pi79.Slots) > 0 {
-			k78 &= pi79.Mask
-			for m, j := uint64(len(pi79.Slots)-1), packet.PackedHash(k78); ; j++ {
-				sl := &pi79.Slots[j&m]
+		kw55 := (m3) & 0xfff
+		k56 := kw55 << 0
+		if pi57 := pl.tables[0].Packed(); len(pi57.Slots) > 0 {
+			k56 &= pi57.Mask
+			for m, j := uint64(len(pi57.Slots)-1), packet.PackedHash(k56); ; j++ {
+				sl := &pi57.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k78 {
+				if sl.Key == k56 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc80 := pl.tables[0].Scan(); len(sc80.Match) > 0 {
-			for i, ms := 0, sc80.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw77&ms[0].Mask == ms[0].Val && kw77-ms[0].Lo <= ms[0].Span {
-					act, params = int(sc80.Acts[i].Action), sc80.Acts[i].Params
+		} else if sc58 := pl.tables[0].Scan(); len(sc58.Match) > 0 {
+			for i, ms := 0, sc58.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
+				if kw55&ms[0].Mask == ms[0].Val && kw55-ms[0].Lo <= ms[0].Span {
+					act, params = int(sc58.Acts[i].Action), sc58.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k78); hit {
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k56); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2136,30 +1960,30 @@ n75:
 n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw81 := (m4) & 0xf
-		b83 := data[h0 : h0+14] // ethernet
-		kw82 := (uint64(b83[0])<<40 | uint64(b83[1])<<32 | uint64(b83[2])<<24 | uint64(b83[3])<<16 | uint64(b83[4])<<8 | uint64(b83[5])) & 0xffffffffffff
-		k84 := kw82<<0 | kw81<<48
-		if pi85 := pl.tables[1].Packed(); len(pi85.Slots) > 0 {
-			k84 &= pi85.Mask
-			for m, j := uint64(len(pi85.Slots)-1), packet.PackedHash(k84); ; j++ {
-				sl := &pi85.Slots[j&m]
+		kw59 := (m4) & 0xf
+		b61 := data[h0 : h0+14] // ethernet
+		kw60 := (uint64(b61[0])<<40 | uint64(b61[1])<<32 | uint64(b61[2])<<24 | uint64(b61[3])<<16 | uint64(b61[4])<<8 | uint64(b61[5])) & 0xffffffffffff
+		k62 := kw60<<0 | kw59<<48
+		if pi63 := pl.tables[1].Packed(); len(pi63.Slots) > 0 {
+			k62 &= pi63.Mask
+			for m, j := uint64(len(pi63.Slots)-1), packet.PackedHash(k62); ; j++ {
+				sl := &pi63.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k84 {
+				if sl.Key == k62 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc86 := pl.tables[1].Scan(); len(sc86.Match) > 0 {
-			for i, ms := 0, sc86.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw81&ms[0].Mask == ms[0].Val && kw81-ms[0].Lo <= ms[0].Span && kw82&ms[1].Mask == ms[1].Val && kw82-ms[1].Lo <= ms[1].Span {
-					act, params = int(sc86.Acts[i].Action), sc86.Acts[i].Params
+		} else if sc64 := pl.tables[1].Scan(); len(sc64.Match) > 0 {
+			for i, ms := 0, sc64.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw59&ms[0].Mask == ms[0].Val && kw59-ms[0].Lo <= ms[0].Span && kw60&ms[1].Mask == ms[1].Val && kw60-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc64.Acts[i].Action), sc64.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k84); hit {
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k62); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2209,49 +2033,49 @@ n82:
 	}
 n83:
 	{ // L3SetDaIPv4: set meta.ip_da
-		b87 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b87[16])<<24 | uint64(b87[17])<<16 | uint64(b87[18])<<8 | uint64(b87[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b65 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b65[16])<<24 | uint64(b65[17])<<16 | uint64(b65[18])<<8 | uint64(b65[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n84:
 	{ // L3SetDaIPv6: set meta.ip_da
-		b88 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b88[24])<<56 | uint64(b88[25])<<48 | uint64(b88[26])<<40 | uint64(b88[27])<<32 | uint64(b88[28])<<24 | uint64(b88[29])<<16 | uint64(b88[30])<<8 | uint64(b88[31])), Lo: (uint64(b88[32])<<56 | uint64(b88[33])<<48 | uint64(b88[34])<<40 | uint64(b88[35])<<32 | uint64(b88[36])<<24 | uint64(b88[37])<<16 | uint64(b88[38])<<8 | uint64(b88[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b66 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b66[24])<<56 | uint64(b66[25])<<48 | uint64(b66[26])<<40 | uint64(b66[27])<<32 | uint64(b66[28])<<24 | uint64(b66[29])<<16 | uint64(b66[30])<<8 | uint64(b66[31])), Lo: (uint64(b66[32])<<56 | uint64(b66[33])<<48 | uint64(b66[34])<<40 | uint64(b66[35])<<32 | uint64(b66[36])<<24 | uint64(b66[37])<<16 | uint64(b66[38])<<8 | uint64(b66[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[33]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set meta.ip_da
-		b89 := data[h5 : h5+28] // arp
-		m8 = (packet.Value{Lo: (uint64(b89[24])<<24 | uint64(b89[25])<<16 | uint64(b89[26])<<8 | uint64(b89[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b67 := data[h5 : h5+28] // arp
+		m8 = (packet.Value{Lo: (uint64(b67[24])<<24 | uint64(b67[25])<<16 | uint64(b67[26])<<8 | uint64(b67[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[34]++
 		goto n86
 	}
 n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw90 := (m4) & 0xf
-		b92 := data[h0 : h0+14] // ethernet
-		kw91 := (uint64(b92[12])<<8 | uint64(b92[13])) & 0xffff
-		kw93 := m8
-		if wl94 := pl.tables[2].Words(); len(wl94.Slots) > 0 {
-			x96 := kw90 & wl94.Mask[0]
-			x97 := kw91 & wl94.Mask[1]
-			x98 := kw93.Hi & wl94.Mask[2]
-			x99 := kw93.Lo & wl94.Mask[3]
-			h95 := packet.WordsHash(x96, x97, x98, x99)
-			for m, j := uint64(len(wl94.Slots)-1), h95>>(wl94.Shift&63); ; j = (j + 1) & m {
-				sl := &wl94.Slots[j]
+		kw68 := (m4) & 0xf
+		b70 := data[h0 : h0+14] // ethernet
+		kw69 := (uint64(b70[12])<<8 | uint64(b70[13])) & 0xffff
+		kw71 := m8
+		if wl72 := pl.tables[2].Words(); len(wl72.Slots) > 0 {
+			x74 := kw68 & wl72.Mask[0]
+			x75 := kw69 & wl72.Mask[1]
+			x76 := kw71.Hi & wl72.Mask[2]
+			x77 := kw71.Lo & wl72.Mask[3]
+			h73 := packet.WordsHash(x74, x75, x76, x77)
+			for m, j := uint64(len(wl72.Slots)-1), h73>>(wl72.Shift&63); ; j = (j + 1) & m {
+				sl := &wl72.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl94.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h95 && ks[0] == x96 && ks[1] == x97 && ks[2] == x98 && ks[3] == x99 {
-					a := &wl94.Acts[j]
+				if ks := wl72.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h73 && ks[0] == x74 && ks[1] == x75 && ks[2] == x76 && ks[3] == x77 {
+					a := &wl72.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw90, kw91, kw93.Hi, kw93.Lo); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw68, kw69, kw71.Hi, kw71.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2302,10 +2126,10 @@ n92:
 	}
 n93:
 	{ // L3Icmp4Type: switch icmp.type
-		b101 := data[h6 : h6+4] // icmp
-		v100 := uint64(b101[0])
+		b79 := data[h6 : h6+4] // icmp
+		v78 := uint64(b79[0])
 		switch {
-		case v100 == 0x3:
+		case v78 == 0x3:
 			goto n95
 		default:
 			goto n94
@@ -2317,22 +2141,22 @@ n94:
 	}
 n95:
 	{ // L3Unreach4: switch icmp.code
-		b103 := data[h6 : h6+4] // icmp
-		v102 := uint64(b103[1])
+		b81 := data[h6 : h6+4] // icmp
+		v80 := uint64(b81[1])
 		switch {
-		case v102 == 0x0:
+		case v80 == 0x0:
 			goto n96
-		case v102 == 0x1:
+		case v80 == 0x1:
 			goto n97
-		case v102 == 0x3:
+		case v80 == 0x3:
 			goto n98
-		case v102 == 0x4:
+		case v80 == 0x4:
 			goto n99
-		case v102 == 0x6:
+		case v80 == 0x6:
 			goto n100
-		case v102 == 0x7:
+		case v80 == 0x7:
 			goto n101
-		case v102 == 0xa:
+		case v80 == 0xa:
 			goto n102
 		default:
 			goto n103
@@ -2372,14 +2196,14 @@ n103:
 	}
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b105 := data[h7 : h7+4] // icmpv6
-		v104 := uint64(b105[0])
+		b83 := data[h7 : h7+4] // icmpv6
+		v82 := uint64(b83[0])
 		switch {
-		case v104 == 0x1:
+		case v82 == 0x1:
 			goto n106
-		case v104 == 0x80:
+		case v82 == 0x80:
 			goto n120
-		case v104 == 0x87:
+		case v82 == 0x87:
 			goto n122
 		default:
 			goto n105
@@ -2391,16 +2215,16 @@ n105:
 	}
 n106:
 	{ // L3Unreach6: switch icmpv6.code
-		b107 := data[h7 : h7+4] // icmpv6
-		v106 := uint64(b107[1])
+		b85 := data[h7 : h7+4] // icmpv6
+		v84 := uint64(b85[1])
 		switch {
-		case v106 == 0x0:
+		case v84 == 0x0:
 			goto n107
-		case v106 == 0x1:
+		case v84 == 0x1:
 			goto n108
-		case v106 == 0x2:
+		case v84 == 0x2:
 			goto n109
-		case v106 == 0x4:
+		case v84 == 0x4:
 			goto n110
 		default:
 			goto n111
@@ -2428,8 +2252,8 @@ n111:
 	}
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b108 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b108[24])<<24 | uint64(b108[25])<<16 | uint64(b108[26])<<8 | uint64(b108[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b86 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b86[24])<<24 | uint64(b86[25])<<16 | uint64(b86[26])<<8 | uint64(b86[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n114
 		}
 		goto n113
@@ -2441,49 +2265,49 @@ n113:
 	}
 n114:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b109 := data[h0 : h0+14] // ethernet
-		s110 := (uint64(b109[6])<<40 | uint64(b109[7])<<32 | uint64(b109[8])<<24 | uint64(b109[9])<<16 | uint64(b109[10])<<8 | uint64(b109[11]))
-		b109[0] = byte(s110 >> 40)
-		b109[1] = byte(s110 >> 32)
-		b109[2] = byte(s110 >> 24)
-		b109[3] = byte(s110 >> 16)
-		b109[4] = byte(s110 >> 8)
-		b109[5] = byte(s110)
-		s111 := m5
-		b109[6] = byte(s111 >> 40)
-		b109[7] = byte(s111 >> 32)
-		b109[8] = byte(s111 >> 24)
-		b109[9] = byte(s111 >> 16)
-		b109[10] = byte(s111 >> 8)
-		b109[11] = byte(s111)
-		b112 := data[h5 : h5+28] // arp
-		s113 := 0x2
-		b112[6] = byte(s113 >> 8)
-		b112[7] = byte(s113)
-		s114 := (uint64(b112[8])<<40 | uint64(b112[9])<<32 | uint64(b112[10])<<24 | uint64(b112[11])<<16 | uint64(b112[12])<<8 | uint64(b112[13]))
-		b112[18] = byte(s114 >> 40)
-		b112[19] = byte(s114 >> 32)
-		b112[20] = byte(s114 >> 24)
-		b112[21] = byte(s114 >> 16)
-		b112[22] = byte(s114 >> 8)
-		b112[23] = byte(s114)
-		s115 := m5
-		b112[8] = byte(s115 >> 40)
-		b112[9] = byte(s115 >> 32)
-		b112[10] = byte(s115 >> 24)
-		b112[11] = byte(s115 >> 16)
-		b112[12] = byte(s115 >> 8)
-		b112[13] = byte(s115)
-		s116 := (uint64(b112[14])<<24 | uint64(b112[15])<<16 | uint64(b112[16])<<8 | uint64(b112[17]))
-		b112[24] = byte(s116 >> 24)
-		b112[25] = byte(s116 >> 16)
-		b112[26] = byte(s116 >> 8)
-		b112[27] = byte(s116)
-		s117 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b112[14] = byte(s117 >> 24)
-		b112[15] = byte(s117 >> 16)
-		b112[16] = byte(s117 >> 8)
-		b112[17] = byte(s117)
+		b87 := data[h0 : h0+14] // ethernet
+		s88 := (uint64(b87[6])<<40 | uint64(b87[7])<<32 | uint64(b87[8])<<24 | uint64(b87[9])<<16 | uint64(b87[10])<<8 | uint64(b87[11]))
+		b87[0] = byte(s88 >> 40)
+		b87[1] = byte(s88 >> 32)
+		b87[2] = byte(s88 >> 24)
+		b87[3] = byte(s88 >> 16)
+		b87[4] = byte(s88 >> 8)
+		b87[5] = byte(s88)
+		s89 := m5
+		b87[6] = byte(s89 >> 40)
+		b87[7] = byte(s89 >> 32)
+		b87[8] = byte(s89 >> 24)
+		b87[9] = byte(s89 >> 16)
+		b87[10] = byte(s89 >> 8)
+		b87[11] = byte(s89)
+		b90 := data[h5 : h5+28] // arp
+		s91 := 0x2
+		b90[6] = byte(s91 >> 8)
+		b90[7] = byte(s91)
+		s92 := (uint64(b90[8])<<40 | uint64(b90[9])<<32 | uint64(b90[10])<<24 | uint64(b90[11])<<16 | uint64(b90[12])<<8 | uint64(b90[13]))
+		b90[18] = byte(s92 >> 40)
+		b90[19] = byte(s92 >> 32)
+		b90[20] = byte(s92 >> 24)
+		b90[21] = byte(s92 >> 16)
+		b90[22] = byte(s92 >> 8)
+		b90[23] = byte(s92)
+		s93 := m5
+		b90[8] = byte(s93 >> 40)
+		b90[9] = byte(s93 >> 32)
+		b90[10] = byte(s93 >> 24)
+		b90[11] = byte(s93 >> 16)
+		b90[12] = byte(s93 >> 8)
+		b90[13] = byte(s93)
+		s94 := (uint64(b90[14])<<24 | uint64(b90[15])<<16 | uint64(b90[16])<<8 | uint64(b90[17]))
+		b90[24] = byte(s94 >> 24)
+		b90[25] = byte(s94 >> 16)
+		b90[26] = byte(s94 >> 8)
+		b90[27] = byte(s94)
+		s95 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b90[14] = byte(s95 >> 24)
+		b90[15] = byte(s95 >> 16)
+		b90[16] = byte(s95 >> 8)
+		b90[17] = byte(s95)
 		goto n115
 	}
 n115:
@@ -2495,8 +2319,8 @@ n116:
 		if !(h2 >= 0) {
 			return pl.drop(27)
 		}
-		b118 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b118[16])<<24 | uint64(b118[17])<<16 | uint64(b118[18])<<8 | uint64(b118[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b96 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b96[16])<<24 | uint64(b96[17])<<16 | uint64(b96[18])<<8 | uint64(b96[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n118
 		}
 		goto n117
@@ -2507,59 +2331,59 @@ n117:
 	}
 n118:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d119 uint64          // icmp checksum
-		b120 := data[h0 : h0+14] // ethernet
-		v121 := (uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11]))
-		s122 := v121
-		b120[0] = byte(s122 >> 40)
-		b120[1] = byte(s122 >> 32)
-		b120[2] = byte(s122 >> 24)
-		b120[3] = byte(s122 >> 16)
-		b120[4] = byte(s122 >> 8)
-		b120[5] = byte(s122)
-		v123 := m5
-		s124 := v123
-		b120[6] = byte(s124 >> 40)
-		b120[7] = byte(s124 >> 32)
-		b120[8] = byte(s124 >> 24)
-		b120[9] = byte(s124 >> 16)
-		b120[10] = byte(s124 >> 8)
-		b120[11] = byte(s124)
+		var d97 uint64          // icmp checksum
+		b98 := data[h0 : h0+14] // ethernet
+		v99 := (uint64(b98[6])<<40 | uint64(b98[7])<<32 | uint64(b98[8])<<24 | uint64(b98[9])<<16 | uint64(b98[10])<<8 | uint64(b98[11]))
+		s100 := v99
+		b98[0] = byte(s100 >> 40)
+		b98[1] = byte(s100 >> 32)
+		b98[2] = byte(s100 >> 24)
+		b98[3] = byte(s100 >> 16)
+		b98[4] = byte(s100 >> 8)
+		b98[5] = byte(s100)
+		v101 := m5
+		s102 := v101
+		b98[6] = byte(s102 >> 40)
+		b98[7] = byte(s102 >> 32)
+		b98[8] = byte(s102 >> 24)
+		b98[9] = byte(s102 >> 16)
+		b98[10] = byte(s102 >> 8)
+		b98[11] = byte(s102)
 		if !(h2 >= 0) {
 			return pl.drop(29)
 		}
-		b125 := data[h2 : h2+20] // ipv4
-		v126 := (uint64(b125[12])<<24 | uint64(b125[13])<<16 | uint64(b125[14])<<8 | uint64(b125[15]))
-		s127 := v126
-		b125[16] = byte(s127 >> 24)
-		b125[17] = byte(s127 >> 16)
-		b125[18] = byte(s127 >> 8)
-		b125[19] = byte(s127)
-		v128 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s129 := v128
-		b125[12] = byte(s129 >> 24)
-		b125[13] = byte(s129 >> 16)
-		b125[14] = byte(s129 >> 8)
-		b125[15] = byte(s129)
-		v130 := 0x0
-		b131 := data[h6 : h6+4] // icmp
-		os132 := uint32(uint64(b131[0])<<8 | uint64(b131[1]))
-		b131[0] = byte(v130)
-		f134 := uint32(os132)
-		f134 += bits.RotateLeft32(f134, 16)
-		dl133 := uint64(^uint16(f134>>16)) + uint64(uint32(uint64(b131[0])<<8|uint64(b131[1])))
-		d119 += dl133
+		b103 := data[h2 : h2+20] // ipv4
+		v104 := (uint64(b103[12])<<24 | uint64(b103[13])<<16 | uint64(b103[14])<<8 | uint64(b103[15]))
+		s105 := v104
+		b103[16] = byte(s105 >> 24)
+		b103[17] = byte(s105 >> 16)
+		b103[18] = byte(s105 >> 8)
+		b103[19] = byte(s105)
+		v106 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s107 := v106
+		b103[12] = byte(s107 >> 24)
+		b103[13] = byte(s107 >> 16)
+		b103[14] = byte(s107 >> 8)
+		b103[15] = byte(s107)
+		v108 := 0x0
+		b109 := data[h6 : h6+4] // icmp
+		os110 := uint32(uint64(b109[0])<<8 | uint64(b109[1]))
+		b109[0] = byte(v108)
+		f112 := uint32(os110)
+		f112 += bits.RotateLeft32(f112, 16)
+		dl111 := uint64(^uint16(f112>>16)) + uint64(uint32(uint64(b109[0])<<8|uint64(b109[1])))
+		d97 += dl111
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d119
+			x := uint64(^cv) + d97
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s135 := r
-			cb[0] = byte(s135 >> 8)
-			cb[1] = byte(s135)
+			s113 := r
+			cb[0] = byte(s113 >> 8)
+			cb[1] = byte(s113)
 		}
 		goto n119
 	}
@@ -2570,101 +2394,101 @@ n119:
 	}
 n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d136 uint64          // icmpv6 checksum
-		b137 := data[h0 : h0+14] // ethernet
-		v138 := (uint64(b137[6])<<40 | uint64(b137[7])<<32 | uint64(b137[8])<<24 | uint64(b137[9])<<16 | uint64(b137[10])<<8 | uint64(b137[11]))
-		s139 := v138
-		b137[0] = byte(s139 >> 40)
-		b137[1] = byte(s139 >> 32)
-		b137[2] = byte(s139 >> 24)
-		b137[3] = byte(s139 >> 16)
-		b137[4] = byte(s139 >> 8)
-		b137[5] = byte(s139)
-		v140 := m5
-		s141 := v140
-		b137[6] = byte(s141 >> 40)
-		b137[7] = byte(s141 >> 32)
-		b137[8] = byte(s141 >> 24)
-		b137[9] = byte(s141 >> 16)
-		b137[10] = byte(s141 >> 8)
-		b137[11] = byte(s141)
+		var d114 uint64          // icmpv6 checksum
+		b115 := data[h0 : h0+14] // ethernet
+		v116 := (uint64(b115[6])<<40 | uint64(b115[7])<<32 | uint64(b115[8])<<24 | uint64(b115[9])<<16 | uint64(b115[10])<<8 | uint64(b115[11]))
+		s117 := v116
+		b115[0] = byte(s117 >> 40)
+		b115[1] = byte(s117 >> 32)
+		b115[2] = byte(s117 >> 24)
+		b115[3] = byte(s117 >> 16)
+		b115[4] = byte(s117 >> 8)
+		b115[5] = byte(s117)
+		v118 := m5
+		s119 := v118
+		b115[6] = byte(s119 >> 40)
+		b115[7] = byte(s119 >> 32)
+		b115[8] = byte(s119 >> 24)
+		b115[9] = byte(s119 >> 16)
+		b115[10] = byte(s119 >> 8)
+		b115[11] = byte(s119)
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b142 := data[h3 : h3+40] // ipv6
-		v143 := packet.Value{Hi: (uint64(b142[8])<<56 | uint64(b142[9])<<48 | uint64(b142[10])<<40 | uint64(b142[11])<<32 | uint64(b142[12])<<24 | uint64(b142[13])<<16 | uint64(b142[14])<<8 | uint64(b142[15])), Lo: (uint64(b142[16])<<56 | uint64(b142[17])<<48 | uint64(b142[18])<<40 | uint64(b142[19])<<32 | uint64(b142[20])<<24 | uint64(b142[21])<<16 | uint64(b142[22])<<8 | uint64(b142[23]))}
-		ws145 := packet.Value{Hi: (uint64(b142[24])<<56 | uint64(b142[25])<<48 | uint64(b142[26])<<40 | uint64(b142[27])<<32 | uint64(b142[28])<<24 | uint64(b142[29])<<16 | uint64(b142[30])<<8 | uint64(b142[31])), Lo: (uint64(b142[32])<<56 | uint64(b142[33])<<48 | uint64(b142[34])<<40 | uint64(b142[35])<<32 | uint64(b142[36])<<24 | uint64(b142[37])<<16 | uint64(b142[38])<<8 | uint64(b142[39]))}
-		os144 := uint32(uint16(ws145.Hi>>0)) + uint32(uint16(ws145.Hi>>16)) + uint32(uint16(ws145.Hi>>32)) + uint32(uint16(ws145.Hi>>48)) + uint32(uint16(ws145.Lo>>0)) + uint32(uint16(ws145.Lo>>16)) + uint32(uint16(ws145.Lo>>32)) + uint32(uint16(ws145.Lo>>48))
-		v146 := v143
-		s147 := v146.Hi
-		b142[24] = byte(s147 >> 56)
-		b142[25] = byte(s147 >> 48)
-		b142[26] = byte(s147 >> 40)
-		b142[27] = byte(s147 >> 32)
-		b142[28] = byte(s147 >> 24)
-		b142[29] = byte(s147 >> 16)
-		b142[30] = byte(s147 >> 8)
-		b142[31] = byte(s147)
-		s148 := v146.Lo
-		b142[32] = byte(s148 >> 56)
-		b142[33] = byte(s148 >> 48)
-		b142[34] = byte(s148 >> 40)
-		b142[35] = byte(s148 >> 32)
-		b142[36] = byte(s148 >> 24)
-		b142[37] = byte(s148 >> 16)
-		b142[38] = byte(s148 >> 8)
-		b142[39] = byte(s148)
-		ws149 := v143
-		f151 := uint32(os144)
-		f151 += bits.RotateLeft32(f151, 16)
-		dl150 := uint64(^uint16(f151>>16)) + uint64(uint32(uint16(ws149.Hi>>0))+uint32(uint16(ws149.Hi>>16))+uint32(uint16(ws149.Hi>>32))+uint32(uint16(ws149.Hi>>48))+uint32(uint16(ws149.Lo>>0))+uint32(uint16(ws149.Lo>>16))+uint32(uint16(ws149.Lo>>32))+uint32(uint16(ws149.Lo>>48)))
-		d136 += dl150
-		v152 := m6
-		ws154 := packet.Value{Hi: (uint64(b142[8])<<56 | uint64(b142[9])<<48 | uint64(b142[10])<<40 | uint64(b142[11])<<32 | uint64(b142[12])<<24 | uint64(b142[13])<<16 | uint64(b142[14])<<8 | uint64(b142[15])), Lo: (uint64(b142[16])<<56 | uint64(b142[17])<<48 | uint64(b142[18])<<40 | uint64(b142[19])<<32 | uint64(b142[20])<<24 | uint64(b142[21])<<16 | uint64(b142[22])<<8 | uint64(b142[23]))}
-		os153 := uint32(uint16(ws154.Hi>>0)) + uint32(uint16(ws154.Hi>>16)) + uint32(uint16(ws154.Hi>>32)) + uint32(uint16(ws154.Hi>>48)) + uint32(uint16(ws154.Lo>>0)) + uint32(uint16(ws154.Lo>>16)) + uint32(uint16(ws154.Lo>>32)) + uint32(uint16(ws154.Lo>>48))
-		v155 := v152
-		s156 := v155.Hi
-		b142[8] = byte(s156 >> 56)
-		b142[9] = byte(s156 >> 48)
-		b142[10] = byte(s156 >> 40)
-		b142[11] = byte(s156 >> 32)
-		b142[12] = byte(s156 >> 24)
-		b142[13] = byte(s156 >> 16)
-		b142[14] = byte(s156 >> 8)
-		b142[15] = byte(s156)
-		s157 := v155.Lo
-		b142[16] = byte(s157 >> 56)
-		b142[17] = byte(s157 >> 48)
-		b142[18] = byte(s157 >> 40)
-		b142[19] = byte(s157 >> 32)
-		b142[20] = byte(s157 >> 24)
-		b142[21] = byte(s157 >> 16)
-		b142[22] = byte(s157 >> 8)
-		b142[23] = byte(s157)
-		ws158 := v152
-		f160 := uint32(os153)
-		f160 += bits.RotateLeft32(f160, 16)
-		dl159 := uint64(^uint16(f160>>16)) + uint64(uint32(uint16(ws158.Hi>>0))+uint32(uint16(ws158.Hi>>16))+uint32(uint16(ws158.Hi>>32))+uint32(uint16(ws158.Hi>>48))+uint32(uint16(ws158.Lo>>0))+uint32(uint16(ws158.Lo>>16))+uint32(uint16(ws158.Lo>>32))+uint32(uint16(ws158.Lo>>48)))
-		d136 += dl159
-		v161 := 0x81
-		b162 := data[h7 : h7+4] // icmpv6
-		os163 := uint32(uint64(b162[0])<<8 | uint64(b162[1]))
-		b162[0] = byte(v161)
-		f165 := uint32(os163)
-		f165 += bits.RotateLeft32(f165, 16)
-		dl164 := uint64(^uint16(f165>>16)) + uint64(uint32(uint64(b162[0])<<8|uint64(b162[1])))
-		d136 += dl164
+		b120 := data[h3 : h3+40] // ipv6
+		v121 := packet.Value{Hi: (uint64(b120[8])<<56 | uint64(b120[9])<<48 | uint64(b120[10])<<40 | uint64(b120[11])<<32 | uint64(b120[12])<<24 | uint64(b120[13])<<16 | uint64(b120[14])<<8 | uint64(b120[15])), Lo: (uint64(b120[16])<<56 | uint64(b120[17])<<48 | uint64(b120[18])<<40 | uint64(b120[19])<<32 | uint64(b120[20])<<24 | uint64(b120[21])<<16 | uint64(b120[22])<<8 | uint64(b120[23]))}
+		ws123 := packet.Value{Hi: (uint64(b120[24])<<56 | uint64(b120[25])<<48 | uint64(b120[26])<<40 | uint64(b120[27])<<32 | uint64(b120[28])<<24 | uint64(b120[29])<<16 | uint64(b120[30])<<8 | uint64(b120[31])), Lo: (uint64(b120[32])<<56 | uint64(b120[33])<<48 | uint64(b120[34])<<40 | uint64(b120[35])<<32 | uint64(b120[36])<<24 | uint64(b120[37])<<16 | uint64(b120[38])<<8 | uint64(b120[39]))}
+		os122 := uint32(uint16(ws123.Hi>>0)) + uint32(uint16(ws123.Hi>>16)) + uint32(uint16(ws123.Hi>>32)) + uint32(uint16(ws123.Hi>>48)) + uint32(uint16(ws123.Lo>>0)) + uint32(uint16(ws123.Lo>>16)) + uint32(uint16(ws123.Lo>>32)) + uint32(uint16(ws123.Lo>>48))
+		v124 := v121
+		s125 := v124.Hi
+		b120[24] = byte(s125 >> 56)
+		b120[25] = byte(s125 >> 48)
+		b120[26] = byte(s125 >> 40)
+		b120[27] = byte(s125 >> 32)
+		b120[28] = byte(s125 >> 24)
+		b120[29] = byte(s125 >> 16)
+		b120[30] = byte(s125 >> 8)
+		b120[31] = byte(s125)
+		s126 := v124.Lo
+		b120[32] = byte(s126 >> 56)
+		b120[33] = byte(s126 >> 48)
+		b120[34] = byte(s126 >> 40)
+		b120[35] = byte(s126 >> 32)
+		b120[36] = byte(s126 >> 24)
+		b120[37] = byte(s126 >> 16)
+		b120[38] = byte(s126 >> 8)
+		b120[39] = byte(s126)
+		ws127 := v121
+		f129 := uint32(os122)
+		f129 += bits.RotateLeft32(f129, 16)
+		dl128 := uint64(^uint16(f129>>16)) + uint64(uint32(uint16(ws127.Hi>>0))+uint32(uint16(ws127.Hi>>16))+uint32(uint16(ws127.Hi>>32))+uint32(uint16(ws127.Hi>>48))+uint32(uint16(ws127.Lo>>0))+uint32(uint16(ws127.Lo>>16))+uint32(uint16(ws127.Lo>>32))+uint32(uint16(ws127.Lo>>48)))
+		d114 += dl128
+		v130 := m6
+		ws132 := packet.Value{Hi: (uint64(b120[8])<<56 | uint64(b120[9])<<48 | uint64(b120[10])<<40 | uint64(b120[11])<<32 | uint64(b120[12])<<24 | uint64(b120[13])<<16 | uint64(b120[14])<<8 | uint64(b120[15])), Lo: (uint64(b120[16])<<56 | uint64(b120[17])<<48 | uint64(b120[18])<<40 | uint64(b120[19])<<32 | uint64(b120[20])<<24 | uint64(b120[21])<<16 | uint64(b120[22])<<8 | uint64(b120[23]))}
+		os131 := uint32(uint16(ws132.Hi>>0)) + uint32(uint16(ws132.Hi>>16)) + uint32(uint16(ws132.Hi>>32)) + uint32(uint16(ws132.Hi>>48)) + uint32(uint16(ws132.Lo>>0)) + uint32(uint16(ws132.Lo>>16)) + uint32(uint16(ws132.Lo>>32)) + uint32(uint16(ws132.Lo>>48))
+		v133 := v130
+		s134 := v133.Hi
+		b120[8] = byte(s134 >> 56)
+		b120[9] = byte(s134 >> 48)
+		b120[10] = byte(s134 >> 40)
+		b120[11] = byte(s134 >> 32)
+		b120[12] = byte(s134 >> 24)
+		b120[13] = byte(s134 >> 16)
+		b120[14] = byte(s134 >> 8)
+		b120[15] = byte(s134)
+		s135 := v133.Lo
+		b120[16] = byte(s135 >> 56)
+		b120[17] = byte(s135 >> 48)
+		b120[18] = byte(s135 >> 40)
+		b120[19] = byte(s135 >> 32)
+		b120[20] = byte(s135 >> 24)
+		b120[21] = byte(s135 >> 16)
+		b120[22] = byte(s135 >> 8)
+		b120[23] = byte(s135)
+		ws136 := v130
+		f138 := uint32(os131)
+		f138 += bits.RotateLeft32(f138, 16)
+		dl137 := uint64(^uint16(f138>>16)) + uint64(uint32(uint16(ws136.Hi>>0))+uint32(uint16(ws136.Hi>>16))+uint32(uint16(ws136.Hi>>32))+uint32(uint16(ws136.Hi>>48))+uint32(uint16(ws136.Lo>>0))+uint32(uint16(ws136.Lo>>16))+uint32(uint16(ws136.Lo>>32))+uint32(uint16(ws136.Lo>>48)))
+		d114 += dl137
+		v139 := 0x81
+		b140 := data[h7 : h7+4] // icmpv6
+		os141 := uint32(uint64(b140[0])<<8 | uint64(b140[1]))
+		b140[0] = byte(v139)
+		f143 := uint32(os141)
+		f143 += bits.RotateLeft32(f143, 16)
+		dl142 := uint64(^uint16(f143>>16)) + uint64(uint32(uint64(b140[0])<<8|uint64(b140[1])))
+		d114 += dl142
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d136
+			x := uint64(^cv) + d114
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s166 := r
-			cb[0] = byte(s166 >> 8)
-			cb[1] = byte(s166)
+			s144 := r
+			cb[0] = byte(s144 >> 8)
+			cb[1] = byte(s144)
 		}
 		goto n121
 	}
@@ -2678,8 +2502,8 @@ n122:
 		if !(h12 >= 0) {
 			return pl.drop(31)
 		}
-		b167 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b167[4])<<56 | uint64(b167[5])<<48 | uint64(b167[6])<<40 | uint64(b167[7])<<32 | uint64(b167[8])<<24 | uint64(b167[9])<<16 | uint64(b167[10])<<8 | uint64(b167[11])), Lo: (uint64(b167[12])<<56 | uint64(b167[13])<<48 | uint64(b167[14])<<40 | uint64(b167[15])<<32 | uint64(b167[16])<<24 | uint64(b167[17])<<16 | uint64(b167[18])<<8 | uint64(b167[19]))} == m6) {
+		b145 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b145[4])<<56 | uint64(b145[5])<<48 | uint64(b145[6])<<40 | uint64(b145[7])<<32 | uint64(b145[8])<<24 | uint64(b145[9])<<16 | uint64(b145[10])<<8 | uint64(b145[11])), Lo: (uint64(b145[12])<<56 | uint64(b145[13])<<48 | uint64(b145[14])<<40 | uint64(b145[15])<<32 | uint64(b145[16])<<24 | uint64(b145[17])<<16 | uint64(b145[18])<<8 | uint64(b145[19]))} == m6) {
 			goto n124
 		}
 		goto n123
@@ -2693,8 +2517,8 @@ n124:
 		if !(h3 >= 0) {
 			return pl.drop(33)
 		}
-		b168 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b168[8])<<56 | uint64(b168[9])<<48 | uint64(b168[10])<<40 | uint64(b168[11])<<32 | uint64(b168[12])<<24 | uint64(b168[13])<<16 | uint64(b168[14])<<8 | uint64(b168[15])), Lo: (uint64(b168[16])<<56 | uint64(b168[17])<<48 | uint64(b168[18])<<40 | uint64(b168[19])<<32 | uint64(b168[20])<<24 | uint64(b168[21])<<16 | uint64(b168[22])<<8 | uint64(b168[23]))} == packet.Value{Lo: 0x0}) {
+		b146 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b146[8])<<56 | uint64(b146[9])<<48 | uint64(b146[10])<<40 | uint64(b146[11])<<32 | uint64(b146[12])<<24 | uint64(b146[13])<<16 | uint64(b146[14])<<8 | uint64(b146[15])), Lo: (uint64(b146[16])<<56 | uint64(b146[17])<<48 | uint64(b146[18])<<40 | uint64(b146[19])<<32 | uint64(b146[20])<<24 | uint64(b146[21])<<16 | uint64(b146[22])<<8 | uint64(b146[23]))} == packet.Value{Lo: 0x0}) {
 			goto n125
 		}
 		goto n126
@@ -2707,8 +2531,8 @@ n125:
 		if !(h12 >= 0) {
 			return pl.drop(34)
 		}
-		b169 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b169[4])<<56 | uint64(b169[5])<<48 | uint64(b169[6])<<40 | uint64(b169[7])<<32 | uint64(b169[8])<<24 | uint64(b169[9])<<16 | uint64(b169[10])<<8 | uint64(b169[11])), Lo: (uint64(b169[12])<<56 | uint64(b169[13])<<48 | uint64(b169[14])<<40 | uint64(b169[15])<<32 | uint64(b169[16])<<24 | uint64(b169[17])<<16 | uint64(b169[18])<<8 | uint64(b169[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b147 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b147[4])<<56 | uint64(b147[5])<<48 | uint64(b147[6])<<40 | uint64(b147[7])<<32 | uint64(b147[8])<<24 | uint64(b147[9])<<16 | uint64(b147[10])<<8 | uint64(b147[11])), Lo: (uint64(b147[12])<<56 | uint64(b147[13])<<48 | uint64(b147[14])<<40 | uint64(b147[15])<<32 | uint64(b147[16])<<24 | uint64(b147[17])<<16 | uint64(b147[18])<<8 | uint64(b147[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
@@ -2716,16 +2540,16 @@ n126:
 		if !(h3 >= 0) {
 			return pl.drop(35)
 		}
-		b170 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b170[8])<<56 | uint64(b170[9])<<48 | uint64(b170[10])<<40 | uint64(b170[11])<<32 | uint64(b170[12])<<24 | uint64(b170[13])<<16 | uint64(b170[14])<<8 | uint64(b170[15])), Lo: (uint64(b170[16])<<56 | uint64(b170[17])<<48 | uint64(b170[18])<<40 | uint64(b170[19])<<32 | uint64(b170[20])<<24 | uint64(b170[21])<<16 | uint64(b170[22])<<8 | uint64(b170[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b171 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b171[6])<<40 | uint64(b171[7])<<32 | uint64(b171[8])<<24 | uint64(b171[9])<<16 | uint64(b171[10])<<8 | uint64(b171[11])) & 0xffffffffffff
+		b148 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b148[8])<<56 | uint64(b148[9])<<48 | uint64(b148[10])<<40 | uint64(b148[11])<<32 | uint64(b148[12])<<24 | uint64(b148[13])<<16 | uint64(b148[14])<<8 | uint64(b148[15])), Lo: (uint64(b148[16])<<56 | uint64(b148[17])<<48 | uint64(b148[18])<<40 | uint64(b148[19])<<32 | uint64(b148[20])<<24 | uint64(b148[21])<<16 | uint64(b148[22])<<8 | uint64(b148[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b149 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b149[6])<<40 | uint64(b149[7])<<32 | uint64(b149[8])<<24 | uint64(b149[9])<<16 | uint64(b149[10])<<8 | uint64(b149[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(35)
 		}
-		b172 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b172[4])<<56 | uint64(b172[5])<<48 | uint64(b172[6])<<40 | uint64(b172[7])<<32 | uint64(b172[8])<<24 | uint64(b172[9])<<16 | uint64(b172[10])<<8 | uint64(b172[11])), Lo: (uint64(b172[12])<<56 | uint64(b172[13])<<48 | uint64(b172[14])<<40 | uint64(b172[15])<<32 | uint64(b172[16])<<24 | uint64(b172[17])<<16 | uint64(b172[18])<<8 | uint64(b172[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b150 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b150[4])<<56 | uint64(b150[5])<<48 | uint64(b150[6])<<40 | uint64(b150[7])<<32 | uint64(b150[8])<<24 | uint64(b150[9])<<16 | uint64(b150[10])<<8 | uint64(b150[11])), Lo: (uint64(b150[12])<<56 | uint64(b150[13])<<48 | uint64(b150[14])<<40 | uint64(b150[15])<<32 | uint64(b150[16])<<24 | uint64(b150[17])<<16 | uint64(b150[18])<<8 | uint64(b150[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
@@ -2738,8 +2562,8 @@ n127:
 	}
 n128:
 	{ // NsSrcMac: set meta.na_mac
-		b173 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b173[0])<<40 | uint64(b173[1])<<32 | uint64(b173[2])<<24 | uint64(b173[3])<<16 | uint64(b173[4])<<8 | uint64(b173[5])) & 0xffffffffffff
+		b151 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b151[0])<<40 | uint64(b151[1])<<32 | uint64(b151[2])<<24 | uint64(b151[3])<<16 | uint64(b151[4])<<8 | uint64(b151[5])) & 0xffffffffffff
 		pl.edges[39]++
 		goto n129
 	}
@@ -2759,15 +2583,15 @@ n130:
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		po174, pn175 := h14, 6 // nd_mac
-		if po174+pn175 > len(data) {
+		po152, pn153 := h14, 6 // nd_mac
+		if po152+pn153 > len(data) {
 			return pl.drop(36)
 		}
-		pendOff = po174
-		pendN = pn175
+		pendOff = po152
+		pendN = pn153
 		h14 = -1
-		if cur > po174 {
-			cur = max(po174, cur-pn175)
+		if cur > po152 {
+			cur = max(po152, cur-pn153)
 		}
 		pl.edges[40]++
 		goto n132
@@ -2784,15 +2608,15 @@ n132:
 			}
 			pendN = 0
 		}
-		po176, pn177 := h13, 2 // nd_opt
-		if po176+pn177 > len(data) {
+		po154, pn155 := h13, 2 // nd_opt
+		if po154+pn155 > len(data) {
 			return pl.drop(37)
 		}
-		pendOff = po176
-		pendN += pn177
+		pendOff = po154
+		pendN += pn155
 		h13 = -1
-		if cur > po176 {
-			cur = max(po176, cur-pn177)
+		if cur > po154 {
+			cur = max(po154, cur-pn155)
 		}
 		pl.edges[41]++
 		goto n133
@@ -2812,25 +2636,25 @@ n133:
 		if !(h12 >= 0) {
 			return pl.drop(38)
 		}
-		po178, pn179 := h12, 20 // nd_ns
-		if po178+pn179 > len(data) {
+		po156, pn157 := h12, 20 // nd_ns
+		if po156+pn157 > len(data) {
 			return pl.drop(38)
 		}
-		pendN += pn179
-		if po178 < len(data)-po178-pendN {
-			copy(data[pendN:pendN+po178], data[:po178])
+		pendN += pn157
+		if po156 < len(data)-po156-pendN {
+			copy(data[pendN:pendN+po156], data[:po156])
 			data = data[pendN:]
 		} else {
-			copy(data[po178:], data[po178+pendN:])
+			copy(data[po156:], data[po156+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h14 >= 0) && h14 > po178 {
-			h14 -= pn179
+		if (h14 >= 0) && h14 > po156 {
+			h14 -= pn157
 		} // nd_mac
-		if cur > po178 {
-			cur = max(po178, cur-pn179)
+		if cur > po156 {
+			cur = max(po156, cur-pn157)
 		}
 		goto n134
 	}
@@ -2845,9 +2669,9 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s180 := r
-				cb[0] = byte(s180 >> 8)
-				cb[1] = byte(s180)
+				s158 := r
+				cb[0] = byte(s158 >> 8)
+				cb[1] = byte(s158)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2863,9 +2687,9 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s182 := r
-				cb[0] = byte(s182 >> 8)
-				cb[1] = byte(s182)
+				s160 := r
+				cb[0] = byte(s160 >> 8)
+				cb[1] = byte(s160)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2997,7 +2821,7 @@ n134:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt181 := p.Push(15, h7+4, 0)
+		rt159 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3124,7 +2948,7 @@ n134:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt181 {
+		if !rt159 {
 			return pl.drop(39)
 		}
 		goto n135
@@ -3140,9 +2964,9 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s183 := r
-				cb[0] = byte(s183 >> 8)
-				cb[1] = byte(s183)
+				s161 := r
+				cb[0] = byte(s161 >> 8)
+				cb[1] = byte(s161)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3158,9 +2982,9 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s185 := r
-				cb[0] = byte(s185 >> 8)
-				cb[1] = byte(s185)
+				s163 := r
+				cb[0] = byte(s163 >> 8)
+				cb[1] = byte(s163)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3292,7 +3116,7 @@ n135:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt184 := p.Push(16, h15+20, 0)
+		rt162 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3419,7 +3243,7 @@ n135:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt184 {
+		if !rt162 {
 			return pl.drop(40)
 		}
 		goto n136
@@ -3435,14 +3259,406 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s186 := r
-				cb[0] = byte(s186 >> 8)
-				cb[1] = byte(s186)
+				s164 := r
+				cb[0] = byte(s164 >> 8)
+				cb[1] = byte(s164)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h16 >= 0) {
 			return pl.drop(41)
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s166 := r
+				cb[0] = byte(s166 >> 8)
+				cb[1] = byte(s166)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = packet.Value{Lo: m5}
+		p.Meta[6] = m6
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = m8
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = packet.Value{Lo: m12}
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = m19
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = packet.Value{Lo: m22}
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = m24
+		p.Meta[25] = packet.Value{Lo: m25}
+		p.Meta[26] = packet.Value{Lo: m26}
+		p.Meta[27] = m27
+
+		rt165 := p.Push(17, h16+2, 0)
+		data, cur = p.Data, p.Cursor
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5].Lo
+		m6 = p.Meta[6]
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8]
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12].Lo
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19]
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22].Lo
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24]
+		m25 = p.Meta[25].Lo
+		m26 = p.Meta[26].Lo
+		m27 = p.Meta[27]
+
+		if !rt165 {
+			return pl.drop(41)
+		}
+		goto n137
+	}
+n137:
+	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
+		b167 := data[h0 : h0+14] // ethernet
+		s168 := m25
+		b167[0] = byte(s168 >> 40)
+		b167[1] = byte(s168 >> 32)
+		b167[2] = byte(s168 >> 24)
+		b167[3] = byte(s168 >> 16)
+		b167[4] = byte(s168 >> 8)
+		b167[5] = byte(s168)
+		s169 := m5
+		b167[6] = byte(s169 >> 40)
+		b167[7] = byte(s169 >> 32)
+		b167[8] = byte(s169 >> 24)
+		b167[9] = byte(s169 >> 16)
+		b167[10] = byte(s169 >> 8)
+		b167[11] = byte(s169)
+		if !(h3 >= 0) {
+			return pl.drop(42)
+		}
+		b170 := data[h3 : h3+40] // ipv6
+		s171 := 0x20
+		b170[4] = byte(s171 >> 8)
+		b170[5] = byte(s171)
+		b170[7] = byte(0xff)
+		v172 := m6
+		s173 := v172.Hi
+		b170[8] = byte(s173 >> 56)
+		b170[9] = byte(s173 >> 48)
+		b170[10] = byte(s173 >> 40)
+		b170[11] = byte(s173 >> 32)
+		b170[12] = byte(s173 >> 24)
+		b170[13] = byte(s173 >> 16)
+		b170[14] = byte(s173 >> 8)
+		b170[15] = byte(s173)
+		s174 := v172.Lo
+		b170[16] = byte(s174 >> 56)
+		b170[17] = byte(s174 >> 48)
+		b170[18] = byte(s174 >> 40)
+		b170[19] = byte(s174 >> 32)
+		b170[20] = byte(s174 >> 24)
+		b170[21] = byte(s174 >> 16)
+		b170[22] = byte(s174 >> 8)
+		b170[23] = byte(s174)
+		v175 := m24
+		s176 := v175.Hi
+		b170[24] = byte(s176 >> 56)
+		b170[25] = byte(s176 >> 48)
+		b170[26] = byte(s176 >> 40)
+		b170[27] = byte(s176 >> 32)
+		b170[28] = byte(s176 >> 24)
+		b170[29] = byte(s176 >> 16)
+		b170[30] = byte(s176 >> 8)
+		b170[31] = byte(s176)
+		s177 := v175.Lo
+		b170[32] = byte(s177 >> 56)
+		b170[33] = byte(s177 >> 48)
+		b170[34] = byte(s177 >> 40)
+		b170[35] = byte(s177 >> 32)
+		b170[36] = byte(s177 >> 24)
+		b170[37] = byte(s177 >> 16)
+		b170[38] = byte(s177 >> 8)
+		b170[39] = byte(s177)
+		b178 := data[h7 : h7+4] // icmpv6
+		b178[0] = byte(0x88)
+		b178[1] = byte(0x0)
+		b179 := data[h15 : h15+20] // nd_na
+		b179[0] = b179[0]&^0x40 | byte(m26)<<6&0x40
+		v180 := m27
+		s181 := v180.Hi
+		b179[4] = byte(s181 >> 56)
+		b179[5] = byte(s181 >> 48)
+		b179[6] = byte(s181 >> 40)
+		b179[7] = byte(s181 >> 32)
+		b179[8] = byte(s181 >> 24)
+		b179[9] = byte(s181 >> 16)
+		b179[10] = byte(s181 >> 8)
+		b179[11] = byte(s181)
+		s182 := v180.Lo
+		b179[12] = byte(s182 >> 56)
+		b179[13] = byte(s182 >> 48)
+		b179[14] = byte(s182 >> 40)
+		b179[15] = byte(s182 >> 32)
+		b179[16] = byte(s182 >> 24)
+		b179[17] = byte(s182 >> 16)
+		b179[18] = byte(s182 >> 8)
+		b179[19] = byte(s182)
+		b183 := data[h16 : h16+2] // nd_na_opt
+		b183[0] = byte(0x2)
+		b183[1] = byte(0x1)
+		b184 := data[h17 : h17+6] // nd_na_mac
+		s185 := m5
+		b184[0] = byte(s185 >> 40)
+		b184[1] = byte(s185 >> 32)
+		b184[2] = byte(s185 >> 24)
+		b184[3] = byte(s185 >> 16)
+		b184[4] = byte(s185 >> 8)
+		b184[5] = byte(s185)
+		goto n138
+	}
+n138:
+	{ // NsCsum: checksum compute icmpv6
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s186 := r
+				cb[0] = byte(s186 >> 8)
+				cb[1] = byte(s186)
+			}
+			pendD4, pendK4 = 0, false
 		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
@@ -3587,7 +3803,7 @@ n136:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt187 := p.Push(17, h16+2, 0)
+		rt187 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3715,398 +3931,6 @@ n136:
 		m27 = p.Meta[27]
 
 		if !rt187 {
-			return pl.drop(41)
-		}
-		goto n137
-	}
-n137:
-	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b189 := data[h0 : h0+14] // ethernet
-		s190 := m25
-		b189[0] = byte(s190 >> 40)
-		b189[1] = byte(s190 >> 32)
-		b189[2] = byte(s190 >> 24)
-		b189[3] = byte(s190 >> 16)
-		b189[4] = byte(s190 >> 8)
-		b189[5] = byte(s190)
-		s191 := m5
-		b189[6] = byte(s191 >> 40)
-		b189[7] = byte(s191 >> 32)
-		b189[8] = byte(s191 >> 24)
-		b189[9] = byte(s191 >> 16)
-		b189[10] = byte(s191 >> 8)
-		b189[11] = byte(s191)
-		if !(h3 >= 0) {
-			return pl.drop(42)
-		}
-		b192 := data[h3 : h3+40] // ipv6
-		s193 := 0x20
-		b192[4] = byte(s193 >> 8)
-		b192[5] = byte(s193)
-		b192[7] = byte(0xff)
-		v194 := m6
-		s195 := v194.Hi
-		b192[8] = byte(s195 >> 56)
-		b192[9] = byte(s195 >> 48)
-		b192[10] = byte(s195 >> 40)
-		b192[11] = byte(s195 >> 32)
-		b192[12] = byte(s195 >> 24)
-		b192[13] = byte(s195 >> 16)
-		b192[14] = byte(s195 >> 8)
-		b192[15] = byte(s195)
-		s196 := v194.Lo
-		b192[16] = byte(s196 >> 56)
-		b192[17] = byte(s196 >> 48)
-		b192[18] = byte(s196 >> 40)
-		b192[19] = byte(s196 >> 32)
-		b192[20] = byte(s196 >> 24)
-		b192[21] = byte(s196 >> 16)
-		b192[22] = byte(s196 >> 8)
-		b192[23] = byte(s196)
-		v197 := m24
-		s198 := v197.Hi
-		b192[24] = byte(s198 >> 56)
-		b192[25] = byte(s198 >> 48)
-		b192[26] = byte(s198 >> 40)
-		b192[27] = byte(s198 >> 32)
-		b192[28] = byte(s198 >> 24)
-		b192[29] = byte(s198 >> 16)
-		b192[30] = byte(s198 >> 8)
-		b192[31] = byte(s198)
-		s199 := v197.Lo
-		b192[32] = byte(s199 >> 56)
-		b192[33] = byte(s199 >> 48)
-		b192[34] = byte(s199 >> 40)
-		b192[35] = byte(s199 >> 32)
-		b192[36] = byte(s199 >> 24)
-		b192[37] = byte(s199 >> 16)
-		b192[38] = byte(s199 >> 8)
-		b192[39] = byte(s199)
-		b200 := data[h7 : h7+4] // icmpv6
-		b200[0] = byte(0x88)
-		b200[1] = byte(0x0)
-		b201 := data[h15 : h15+20] // nd_na
-		b201[0] = b201[0]&^0x40 | byte(m26)<<6&0x40
-		v202 := m27
-		s203 := v202.Hi
-		b201[4] = byte(s203 >> 56)
-		b201[5] = byte(s203 >> 48)
-		b201[6] = byte(s203 >> 40)
-		b201[7] = byte(s203 >> 32)
-		b201[8] = byte(s203 >> 24)
-		b201[9] = byte(s203 >> 16)
-		b201[10] = byte(s203 >> 8)
-		b201[11] = byte(s203)
-		s204 := v202.Lo
-		b201[12] = byte(s204 >> 56)
-		b201[13] = byte(s204 >> 48)
-		b201[14] = byte(s204 >> 40)
-		b201[15] = byte(s204 >> 32)
-		b201[16] = byte(s204 >> 24)
-		b201[17] = byte(s204 >> 16)
-		b201[18] = byte(s204 >> 8)
-		b201[19] = byte(s204)
-		b205 := data[h16 : h16+2] // nd_na_opt
-		b205[0] = byte(0x2)
-		b205[1] = byte(0x1)
-		b206 := data[h17 : h17+6] // nd_na_mac
-		s207 := m5
-		b206[0] = byte(s207 >> 40)
-		b206[1] = byte(s207 >> 32)
-		b206[2] = byte(s207 >> 24)
-		b206[3] = byte(s207 >> 16)
-		b206[4] = byte(s207 >> 8)
-		b206[5] = byte(s207)
-		goto n138
-	}
-n138:
-	{ // NsCsum: checksum compute icmpv6
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s208 := r
-				cb[0] = byte(s208 >> 8)
-				cb[1] = byte(s208)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s210 := r
-				cb[0] = byte(s210 >> 8)
-				cb[1] = byte(s210)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{}
-		if h9 >= 0 {
-			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
-		}
-		p.Hdr[10] = packet.HeaderState{}
-		if h10 >= 0 {
-			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
-		}
-		p.Hdr[11] = packet.HeaderState{}
-		if h11 >= 0 {
-			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
-		}
-		p.Hdr[12] = packet.HeaderState{}
-		if h12 >= 0 {
-			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
-		}
-		p.Hdr[13] = packet.HeaderState{}
-		if h13 >= 0 {
-			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
-		}
-		p.Hdr[14] = packet.HeaderState{}
-		if h14 >= 0 {
-			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
-		}
-		p.Hdr[15] = packet.HeaderState{}
-		if h15 >= 0 {
-			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
-		}
-		p.Hdr[16] = packet.HeaderState{}
-		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
-		}
-		p.Hdr[17] = packet.HeaderState{}
-		if h17 >= 0 {
-			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
-		}
-		p.Hdr[18] = packet.HeaderState{}
-		if h18 >= 0 {
-			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
-		}
-		p.Hdr[19] = packet.HeaderState{}
-		if h19 >= 0 {
-			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
-		}
-		p.Hdr[20] = packet.HeaderState{}
-		if h20 >= 0 {
-			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
-		}
-		p.Hdr[21] = packet.HeaderState{}
-		if h21 >= 0 {
-			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
-		}
-		p.Hdr[22] = packet.HeaderState{}
-		if h22 >= 0 {
-			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
-		}
-		p.Hdr[23] = packet.HeaderState{}
-		if h23 >= 0 {
-			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
-		}
-		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = packet.Value{Lo: m5}
-		p.Meta[6] = m6
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = m8
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = packet.Value{Lo: m12}
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = m19
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = packet.Value{Lo: m22}
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = m24
-		p.Meta[25] = packet.Value{Lo: m25}
-		p.Meta[26] = packet.Value{Lo: m26}
-		p.Meta[27] = m27
-
-		rt209 := p.ComputeChecksum(7)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2, h2len = -1, 0
-		if p.Hdr[2].Valid {
-			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
-		}
-		h3 = -1
-		if p.Hdr[3].Valid {
-			h3 = p.Hdr[3].Off
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		h9 = -1
-		if p.Hdr[9].Valid {
-			h9 = p.Hdr[9].Off
-		}
-		h10 = -1
-		if p.Hdr[10].Valid {
-			h10 = p.Hdr[10].Off
-		}
-		h11 = -1
-		if p.Hdr[11].Valid {
-			h11 = p.Hdr[11].Off
-		}
-		h12 = -1
-		if p.Hdr[12].Valid {
-			h12 = p.Hdr[12].Off
-		}
-		h13 = -1
-		if p.Hdr[13].Valid {
-			h13 = p.Hdr[13].Off
-		}
-		h14 = -1
-		if p.Hdr[14].Valid {
-			h14 = p.Hdr[14].Off
-		}
-		h15 = -1
-		if p.Hdr[15].Valid {
-			h15 = p.Hdr[15].Off
-		}
-		h16 = -1
-		if p.Hdr[16].Valid {
-			h16 = p.Hdr[16].Off
-		}
-		h17 = -1
-		if p.Hdr[17].Valid {
-			h17 = p.Hdr[17].Off
-		}
-		h18 = -1
-		if p.Hdr[18].Valid {
-			h18 = p.Hdr[18].Off
-		}
-		h19 = -1
-		if p.Hdr[19].Valid {
-			h19 = p.Hdr[19].Off
-		}
-		h20 = -1
-		if p.Hdr[20].Valid {
-			h20 = p.Hdr[20].Off
-		}
-		h21 = -1
-		if p.Hdr[21].Valid {
-			h21 = p.Hdr[21].Off
-		}
-		h22 = -1
-		if p.Hdr[22].Valid {
-			h22 = p.Hdr[22].Off
-		}
-		h23 = -1
-		if p.Hdr[23].Valid {
-			h23 = p.Hdr[23].Off
-		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5].Lo
-		m6 = p.Meta[6]
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8]
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12].Lo
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19]
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22].Lo
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24]
-		m25 = p.Meta[25].Lo
-		m26 = p.Meta[26].Lo
-		m27 = p.Meta[27]
-
-		if !rt209 {
 			return pl.drop(43)
 		}
 		goto n139
@@ -4141,23 +3965,23 @@ n143:
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw211 := (m7) & 0xff
-		b213 := data[h2 : h2+20] // ipv4
-		kw212 := (uint64(b213[12])<<24 | uint64(b213[13])<<16 | uint64(b213[14])<<8 | uint64(b213[15])) & 0xffffffff
-		k214 := kw212<<0 | kw211<<32
-		if pi215 := pl.tables[3].Packed(); len(pi215.Slots) > 0 {
-			k214 &= pi215.Mask
-			for m, j := uint64(len(pi215.Slots)-1), packet.PackedHash(k214); ; j++ {
-				sl := &pi215.Slots[j&m]
+		kw189 := (m7) & 0xff
+		b191 := data[h2 : h2+20] // ipv4
+		kw190 := (uint64(b191[12])<<24 | uint64(b191[13])<<16 | uint64(b191[14])<<8 | uint64(b191[15])) & 0xffffffff
+		k192 := kw190<<0 | kw189<<32
+		if pi193 := pl.tables[3].Packed(); len(pi193.Slots) > 0 {
+			k192 &= pi193.Mask
+			for m, j := uint64(len(pi193.Slots)-1), packet.PackedHash(k192); ; j++ {
+				sl := &pi193.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k214 {
+				if sl.Key == k192 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k214); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k192); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4171,26 +3995,26 @@ n144:
 n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw216 := (m7) & 0xff
-		b218 := data[h3 : h3+40] // ipv6
-		kw217 := packet.Value{Hi: (uint64(b218[8])<<56 | uint64(b218[9])<<48 | uint64(b218[10])<<40 | uint64(b218[11])<<32 | uint64(b218[12])<<24 | uint64(b218[13])<<16 | uint64(b218[14])<<8 | uint64(b218[15])), Lo: (uint64(b218[16])<<56 | uint64(b218[17])<<48 | uint64(b218[18])<<40 | uint64(b218[19])<<32 | uint64(b218[20])<<24 | uint64(b218[21])<<16 | uint64(b218[22])<<8 | uint64(b218[23]))}
-		if wl219 := pl.tables[4].Words(); len(wl219.Slots) > 0 {
-			x221 := kw216 & wl219.Mask[0]
-			x222 := kw217.Hi & wl219.Mask[1]
-			x223 := kw217.Lo & wl219.Mask[2]
-			h220 := packet.WordsHash(x221, x222, x223, 0)
-			for m, j := uint64(len(wl219.Slots)-1), h220>>(wl219.Shift&63); ; j = (j + 1) & m {
-				sl := &wl219.Slots[j]
+		kw194 := (m7) & 0xff
+		b196 := data[h3 : h3+40] // ipv6
+		kw195 := packet.Value{Hi: (uint64(b196[8])<<56 | uint64(b196[9])<<48 | uint64(b196[10])<<40 | uint64(b196[11])<<32 | uint64(b196[12])<<24 | uint64(b196[13])<<16 | uint64(b196[14])<<8 | uint64(b196[15])), Lo: (uint64(b196[16])<<56 | uint64(b196[17])<<48 | uint64(b196[18])<<40 | uint64(b196[19])<<32 | uint64(b196[20])<<24 | uint64(b196[21])<<16 | uint64(b196[22])<<8 | uint64(b196[23]))}
+		if wl197 := pl.tables[4].Words(); len(wl197.Slots) > 0 {
+			x199 := kw194 & wl197.Mask[0]
+			x200 := kw195.Hi & wl197.Mask[1]
+			x201 := kw195.Lo & wl197.Mask[2]
+			h198 := packet.WordsHash(x199, x200, x201, 0)
+			for m, j := uint64(len(wl197.Slots)-1), h198>>(wl197.Shift&63); ; j = (j + 1) & m {
+				sl := &wl197.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl219.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h220 && ks[0] == x221 && ks[1] == x222 && ks[2] == x223 {
-					a := &wl219.Acts[j]
+				if ks := wl197.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h198 && ks[0] == x199 && ks[1] == x200 && ks[2] == x201 {
+					a := &wl197.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw216, kw217.Hi, kw217.Lo, 0); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw194, kw195.Hi, kw195.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4246,44 +4070,44 @@ n153:
 	}
 n154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b224 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b224[4])<<56 | uint64(b224[5])<<48 | uint64(b224[6])<<40 | uint64(b224[7])<<32 | uint64(b224[8])<<24 | uint64(b224[9])<<16 | uint64(b224[10])<<8 | uint64(b224[11]))
-		m13 = ((uint64(b224[4])<<56 | uint64(b224[5])<<48 | uint64(b224[6])<<40 | uint64(b224[7])<<32 | uint64(b224[8])<<24 | uint64(b224[9])<<16 | uint64(b224[10])<<8 | uint64(b224[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b224[2])<<8 | uint64(b224[3])) & 0xffff
+		b202 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b202[4])<<56 | uint64(b202[5])<<48 | uint64(b202[6])<<40 | uint64(b202[7])<<32 | uint64(b202[8])<<24 | uint64(b202[9])<<16 | uint64(b202[10])<<8 | uint64(b202[11]))
+		m13 = ((uint64(b202[4])<<56 | uint64(b202[5])<<48 | uint64(b202[6])<<40 | uint64(b202[7])<<32 | uint64(b202[8])<<24 | uint64(b202[9])<<16 | uint64(b202[10])<<8 | uint64(b202[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b202[2])<<8 | uint64(b202[3])) & 0xffff
 		goto n156
 	}
 n155:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b225 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b225[4])<<56 | uint64(b225[5])<<48 | uint64(b225[6])<<40 | uint64(b225[7])<<32 | uint64(b225[8])<<24 | uint64(b225[9])<<16 | uint64(b225[10])<<8 | uint64(b225[11]))
-		m13 = (uint64(b225[0])<<8 | uint64(b225[1])) & 0xffff
-		m14 = (uint64(b225[2])<<8 | uint64(b225[3])) & 0xffff
+		b203 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b203[4])<<56 | uint64(b203[5])<<48 | uint64(b203[6])<<40 | uint64(b203[7])<<32 | uint64(b203[8])<<24 | uint64(b203[9])<<16 | uint64(b203[10])<<8 | uint64(b203[11]))
+		m13 = (uint64(b203[0])<<8 | uint64(b203[1])) & 0xffff
+		m14 = (uint64(b203[2])<<8 | uint64(b203[3])) & 0xffff
 		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c227 := (h2 >= 0)
-		if c227 {
+		c205 := (h2 >= 0)
+		if c205 {
 			if !(h2 >= 0) {
 				return pl.drop(48)
 			}
-			b228 := data[h2 : h2+20] // ipv4
-			c227 = (uint64(b228[8]) <= 0x1)
+			b206 := data[h2 : h2+20] // ipv4
+			c205 = (uint64(b206[8]) <= 0x1)
 		}
-		c226 := c227
-		if !c226 {
-			c229 := (h3 >= 0)
-			if c229 {
+		c204 := c205
+		if !c204 {
+			c207 := (h3 >= 0)
+			if c207 {
 				if !(h3 >= 0) {
 					return pl.drop(48)
 				}
-				b230 := data[h3 : h3+40] // ipv6
-				c229 = (uint64(b230[7]) <= 0x1)
+				b208 := data[h3 : h3+40] // ipv6
+				c207 = (uint64(b208[7]) <= 0x1)
 			}
-			c226 = c229
+			c204 = c207
 		}
-		if c226 {
+		if c204 {
 			goto n157
 		}
 		goto n158
@@ -4295,31 +4119,31 @@ n157:
 n158:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		kw231 := (m7) & 0xff
-		kw232 := (m9)
-		if wl233 := pl.tables[5].Words(); len(wl233.Slots) > 0 {
-			x235 := kw231 & wl233.Mask[0]
-			x236 := kw232 & wl233.Mask[1]
-			h234 := packet.WordsHash(x235, x236, 0, 0)
-			for m, j := uint64(len(wl233.Slots)-1), h234>>(wl233.Shift&63); ; j = (j + 1) & m {
-				sl := &wl233.Slots[j]
+		kw209 := (m7) & 0xff
+		kw210 := (m9)
+		if wl211 := pl.tables[5].Words(); len(wl211.Slots) > 0 {
+			x213 := kw209 & wl211.Mask[0]
+			x214 := kw210 & wl211.Mask[1]
+			h212 := packet.WordsHash(x213, x214, 0, 0)
+			for m, j := uint64(len(wl211.Slots)-1), h212>>(wl211.Shift&63); ; j = (j + 1) & m {
+				sl := &wl211.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl233.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h234 && ks[0] == x235 && ks[1] == x236 {
-					a := &wl233.Acts[j]
+				if ks := wl211.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h212 && ks[0] == x213 && ks[1] == x214 {
+					a := &wl211.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc237 := pl.tables[5].Scan(); len(sc237.Match) > 0 {
-			for i, ms := 0, sc237.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw231&ms[0].Mask == ms[0].Val && kw231-ms[0].Lo <= ms[0].Span && kw232&ms[1].Mask == ms[1].Val && kw232-ms[1].Lo <= ms[1].Span {
-					act, params = int(sc237.Acts[i].Action), sc237.Acts[i].Params
+		} else if sc215 := pl.tables[5].Scan(); len(sc215.Match) > 0 {
+			for i, ms := 0, sc215.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw209&ms[0].Mask == ms[0].Val && kw209-ms[0].Lo <= ms[0].Span && kw210&ms[1].Mask == ms[1].Val && kw210-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc215.Acts[i].Action), sc215.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw231, kw232, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw209, kw210, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4351,23 +4175,23 @@ n160:
 n161:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw238 := (m7) & 0xff
-		kw239 := (m10) & 0xffffffff
-		kw240 := (m15) & 0xffff
-		k241 := kw240<<0 | kw239<<16 | kw238<<48
-		if pi242 := pl.tables[6].Packed(); len(pi242.Slots) > 0 {
-			k241 &= pi242.Mask
-			for m, j := uint64(len(pi242.Slots)-1), packet.PackedHash(k241); ; j++ {
-				sl := &pi242.Slots[j&m]
+		kw216 := (m7) & 0xff
+		kw217 := (m10) & 0xffffffff
+		kw218 := (m15) & 0xffff
+		k219 := kw218<<0 | kw217<<16 | kw216<<48
+		if pi220 := pl.tables[6].Packed(); len(pi220.Slots) > 0 {
+			k219 &= pi220.Mask
+			for m, j := uint64(len(pi220.Slots)-1), packet.PackedHash(k219); ; j++ {
+				sl := &pi220.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k241 {
+				if sl.Key == k219 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k241); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k219); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4386,24 +4210,24 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		kw243 := (m7) & 0xff
-		b245 := data[h0 : h0+14] // ethernet
-		kw244 := (uint64(b245[12])<<8 | uint64(b245[13])) & 0xffff
-		kw246 := (m16) & 0xffff
-		k247 := kw246<<0 | kw244<<16 | kw243<<32
-		if pi248 := pl.tables[7].Packed(); len(pi248.Slots) > 0 {
-			k247 &= pi248.Mask
-			for m, j := uint64(len(pi248.Slots)-1), packet.PackedHash(k247); ; j++ {
-				sl := &pi248.Slots[j&m]
+		kw221 := (m7) & 0xff
+		b223 := data[h0 : h0+14] // ethernet
+		kw222 := (uint64(b223[12])<<8 | uint64(b223[13])) & 0xffff
+		kw224 := (m16) & 0xffff
+		k225 := kw224<<0 | kw222<<16 | kw221<<32
+		if pi226 := pl.tables[7].Packed(); len(pi226.Slots) > 0 {
+			k225 &= pi226.Mask
+			for m, j := uint64(len(pi226.Slots)-1), packet.PackedHash(k225); ; j++ {
+				sl := &pi226.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k247 {
+				if sl.Key == k225 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k247); hit {
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k225); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4450,21 +4274,21 @@ n167:
 	}
 n168:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b249 := data[h0 : h0+14] // ethernet
-		s250 := m5
-		b249[6] = byte(s250 >> 40)
-		b249[7] = byte(s250 >> 32)
-		b249[8] = byte(s250 >> 24)
-		b249[9] = byte(s250 >> 16)
-		b249[10] = byte(s250 >> 8)
-		b249[11] = byte(s250)
-		s251 := m17
-		b249[0] = byte(s251 >> 40)
-		b249[1] = byte(s251 >> 32)
-		b249[2] = byte(s251 >> 24)
-		b249[3] = byte(s251 >> 16)
-		b249[4] = byte(s251 >> 8)
-		b249[5] = byte(s251)
+		b227 := data[h0 : h0+14] // ethernet
+		s228 := m5
+		b227[6] = byte(s228 >> 40)
+		b227[7] = byte(s228 >> 32)
+		b227[8] = byte(s228 >> 24)
+		b227[9] = byte(s228 >> 16)
+		b227[10] = byte(s228 >> 8)
+		b227[11] = byte(s228)
+		s229 := m17
+		b227[0] = byte(s229 >> 40)
+		b227[1] = byte(s229 >> 32)
+		b227[2] = byte(s229 >> 24)
+		b227[3] = byte(s229 >> 16)
+		b227[4] = byte(s229 >> 8)
+		b227[5] = byte(s229)
 		goto n169
 	}
 n169:
@@ -4478,17 +4302,17 @@ n169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s252 := r
-				cb[0] = byte(s252 >> 8)
-				cb[1] = byte(s252)
+				s230 := r
+				cb[0] = byte(s230 >> 8)
+				cb[1] = byte(s230)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b253 := data[h4 : h4+8] // udp
-		if (uint64(b253[6])<<8 | uint64(b253[7])) == 0x0 {
+		b231 := data[h4 : h4+8] // udp
+		if (uint64(b231[6])<<8 | uint64(b231[7])) == 0x0 {
 			goto n170
 		}
 		goto n171
@@ -4522,251 +4346,251 @@ n173:
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d254 uint64 // ipv4 checksum
-		var d255 uint64 // udp checksum
-		v256 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b257 := data[h2 : h2+20] // ipv4
-		ws259 := uint64((uint64(b257[12])<<24 | uint64(b257[13])<<16 | uint64(b257[14])<<8 | uint64(b257[15])))
-		os258 := uint32(uint16(ws259>>0)) + uint32(uint16(ws259>>16))
-		s260 := v256
-		b257[12] = byte(s260 >> 24)
-		b257[13] = byte(s260 >> 16)
-		b257[14] = byte(s260 >> 8)
-		b257[15] = byte(s260)
-		ws261 := uint64(v256)
-		f263 := uint32(os258)
-		f263 += bits.RotateLeft32(f263, 16)
-		dl262 := uint64(^uint16(f263>>16)) + uint64(uint32(uint16(ws261>>0))+uint32(uint16(ws261>>16)))
-		d254 += dl262
+		var d232 uint64 // ipv4 checksum
+		var d233 uint64 // udp checksum
+		v234 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b235 := data[h2 : h2+20] // ipv4
+		ws237 := uint64((uint64(b235[12])<<24 | uint64(b235[13])<<16 | uint64(b235[14])<<8 | uint64(b235[15])))
+		os236 := uint32(uint16(ws237>>0)) + uint32(uint16(ws237>>16))
+		s238 := v234
+		b235[12] = byte(s238 >> 24)
+		b235[13] = byte(s238 >> 16)
+		b235[14] = byte(s238 >> 8)
+		b235[15] = byte(s238)
+		ws239 := uint64(v234)
+		f241 := uint32(os236)
+		f241 += bits.RotateLeft32(f241, 16)
+		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint16(ws239>>0))+uint32(uint16(ws239>>16)))
+		d232 += dl240
 		if h4 >= 0 {
-			d255 += dl262
+			d233 += dl240
 		}
-		v264 := m18
-		ws266 := uint64((uint64(b257[16])<<24 | uint64(b257[17])<<16 | uint64(b257[18])<<8 | uint64(b257[19])))
-		os265 := uint32(uint16(ws266>>0)) + uint32(uint16(ws266>>16))
-		s267 := v264
-		b257[16] = byte(s267 >> 24)
-		b257[17] = byte(s267 >> 16)
-		b257[18] = byte(s267 >> 8)
-		b257[19] = byte(s267)
-		ws268 := uint64(v264)
-		f270 := uint32(os265)
-		f270 += bits.RotateLeft32(f270, 16)
-		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(ws268>>0))+uint32(uint16(ws268>>16)))
-		d254 += dl269
+		v242 := m18
+		ws244 := uint64((uint64(b235[16])<<24 | uint64(b235[17])<<16 | uint64(b235[18])<<8 | uint64(b235[19])))
+		os243 := uint32(uint16(ws244>>0)) + uint32(uint16(ws244>>16))
+		s245 := v242
+		b235[16] = byte(s245 >> 24)
+		b235[17] = byte(s245 >> 16)
+		b235[18] = byte(s245 >> 8)
+		b235[19] = byte(s245)
+		ws246 := uint64(v242)
+		f248 := uint32(os243)
+		f248 += bits.RotateLeft32(f248, 16)
+		dl247 := uint64(^uint16(f248>>16)) + uint64(uint32(uint16(ws246>>0))+uint32(uint16(ws246>>16)))
+		d232 += dl247
 		if h4 >= 0 {
-			d255 += dl269
+			d233 += dl247
 		}
-		v271 := m23
+		v249 := m23
 		if !(h4 >= 0) {
 			return pl.drop(56)
 		}
-		b272 := data[h4 : h4+8] // udp
-		os273 := uint32(uint16((uint64(b272[2])<<8 | uint64(b272[3]))))
-		s274 := v271
-		b272[2] = byte(s274 >> 8)
-		b272[3] = byte(s274)
-		f276 := uint32(os273)
-		f276 += bits.RotateLeft32(f276, 16)
-		dl275 := uint64(^uint16(f276>>16)) + uint64(uint32(uint16(v271)))
+		b250 := data[h4 : h4+8] // udp
+		os251 := uint32(uint16((uint64(b250[2])<<8 | uint64(b250[3]))))
+		s252 := v249
+		b250[2] = byte(s252 >> 8)
+		b250[3] = byte(s252)
+		f254 := uint32(os251)
+		f254 += bits.RotateLeft32(f254, 16)
+		dl253 := uint64(^uint16(f254>>16)) + uint64(uint32(uint16(v249)))
 		if h4 >= 0 {
-			d255 += dl275
+			d233 += dl253
 		}
-		v277 := (uint64(b257[8]) - 0x1)
-		os278 := uint32(uint64(b257[8])<<8 | uint64(b257[9]))
-		b257[8] = byte(v277)
-		f280 := uint32(os278)
-		f280 += bits.RotateLeft32(f280, 16)
-		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint64(b257[8])<<8|uint64(b257[9])))
-		d254 += dl279
+		v255 := (uint64(b235[8]) - 0x1)
+		os256 := uint32(uint64(b235[8])<<8 | uint64(b235[9]))
+		b235[8] = byte(v255)
+		f258 := uint32(os256)
+		f258 += bits.RotateLeft32(f258, 16)
+		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint64(b235[8])<<8|uint64(b235[9])))
+		d232 += dl257
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d254
+			x := uint64(^cv) + d232
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s281 := r
-			cb[0] = byte(s281 >> 8)
-			cb[1] = byte(s281)
+			s259 := r
+			cb[0] = byte(s259 >> 8)
+			cb[1] = byte(s259)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d255
+			pendD4 += d233
 			pendK4 = true
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d282 uint64 // ipv4 checksum
-		var d283 uint64 // udp checksum
-		v284 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b285 := data[h2 : h2+20] // ipv4
-		ws287 := uint64((uint64(b285[12])<<24 | uint64(b285[13])<<16 | uint64(b285[14])<<8 | uint64(b285[15])))
-		os286 := uint32(uint16(ws287>>0)) + uint32(uint16(ws287>>16))
-		s288 := v284
-		b285[12] = byte(s288 >> 24)
-		b285[13] = byte(s288 >> 16)
-		b285[14] = byte(s288 >> 8)
-		b285[15] = byte(s288)
-		ws289 := uint64(v284)
-		f291 := uint32(os286)
-		f291 += bits.RotateLeft32(f291, 16)
-		dl290 := uint64(^uint16(f291>>16)) + uint64(uint32(uint16(ws289>>0))+uint32(uint16(ws289>>16)))
-		d282 += dl290
+		var d260 uint64 // ipv4 checksum
+		var d261 uint64 // udp checksum
+		v262 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b263 := data[h2 : h2+20] // ipv4
+		ws265 := uint64((uint64(b263[12])<<24 | uint64(b263[13])<<16 | uint64(b263[14])<<8 | uint64(b263[15])))
+		os264 := uint32(uint16(ws265>>0)) + uint32(uint16(ws265>>16))
+		s266 := v262
+		b263[12] = byte(s266 >> 24)
+		b263[13] = byte(s266 >> 16)
+		b263[14] = byte(s266 >> 8)
+		b263[15] = byte(s266)
+		ws267 := uint64(v262)
+		f269 := uint32(os264)
+		f269 += bits.RotateLeft32(f269, 16)
+		dl268 := uint64(^uint16(f269>>16)) + uint64(uint32(uint16(ws267>>0))+uint32(uint16(ws267>>16)))
+		d260 += dl268
 		if h4 >= 0 {
-			d283 += dl290
+			d261 += dl268
 		}
-		v292 := m18
-		ws294 := uint64((uint64(b285[16])<<24 | uint64(b285[17])<<16 | uint64(b285[18])<<8 | uint64(b285[19])))
-		os293 := uint32(uint16(ws294>>0)) + uint32(uint16(ws294>>16))
-		s295 := v292
-		b285[16] = byte(s295 >> 24)
-		b285[17] = byte(s295 >> 16)
-		b285[18] = byte(s295 >> 8)
-		b285[19] = byte(s295)
-		ws296 := uint64(v292)
-		f298 := uint32(os293)
-		f298 += bits.RotateLeft32(f298, 16)
-		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(ws296>>0))+uint32(uint16(ws296>>16)))
-		d282 += dl297
+		v270 := m18
+		ws272 := uint64((uint64(b263[16])<<24 | uint64(b263[17])<<16 | uint64(b263[18])<<8 | uint64(b263[19])))
+		os271 := uint32(uint16(ws272>>0)) + uint32(uint16(ws272>>16))
+		s273 := v270
+		b263[16] = byte(s273 >> 24)
+		b263[17] = byte(s273 >> 16)
+		b263[18] = byte(s273 >> 8)
+		b263[19] = byte(s273)
+		ws274 := uint64(v270)
+		f276 := uint32(os271)
+		f276 += bits.RotateLeft32(f276, 16)
+		dl275 := uint64(^uint16(f276>>16)) + uint64(uint32(uint16(ws274>>0))+uint32(uint16(ws274>>16)))
+		d260 += dl275
 		if h4 >= 0 {
-			d283 += dl297
+			d261 += dl275
 		}
-		v299 := m23
+		v277 := m23
 		if !(h4 >= 0) {
 			return pl.drop(57)
 		}
-		b300 := data[h4 : h4+8] // udp
-		os301 := uint32(uint16((uint64(b300[2])<<8 | uint64(b300[3]))))
-		s302 := v299
-		b300[2] = byte(s302 >> 8)
-		b300[3] = byte(s302)
-		f304 := uint32(os301)
-		f304 += bits.RotateLeft32(f304, 16)
-		dl303 := uint64(^uint16(f304>>16)) + uint64(uint32(uint16(v299)))
+		b278 := data[h4 : h4+8] // udp
+		os279 := uint32(uint16((uint64(b278[2])<<8 | uint64(b278[3]))))
+		s280 := v277
+		b278[2] = byte(s280 >> 8)
+		b278[3] = byte(s280)
+		f282 := uint32(os279)
+		f282 += bits.RotateLeft32(f282, 16)
+		dl281 := uint64(^uint16(f282>>16)) + uint64(uint32(uint16(v277)))
 		if h4 >= 0 {
-			d283 += dl303
+			d261 += dl281
 		}
-		v305 := ((uint64(b285[2])<<8 | uint64(b285[3])) - 0x10)
-		os306 := uint32(uint16((uint64(b285[2])<<8 | uint64(b285[3]))))
-		s307 := v305
-		b285[2] = byte(s307 >> 8)
-		b285[3] = byte(s307)
-		f309 := uint32(os306)
-		f309 += bits.RotateLeft32(f309, 16)
-		dl308 := uint64(^uint16(f309>>16)) + uint64(uint32(uint16(v305)))
-		d282 += dl308
+		v283 := ((uint64(b263[2])<<8 | uint64(b263[3])) - 0x10)
+		os284 := uint32(uint16((uint64(b263[2])<<8 | uint64(b263[3]))))
+		s285 := v283
+		b263[2] = byte(s285 >> 8)
+		b263[3] = byte(s285)
+		f287 := uint32(os284)
+		f287 += bits.RotateLeft32(f287, 16)
+		dl286 := uint64(^uint16(f287>>16)) + uint64(uint32(uint16(v283)))
+		d260 += dl286
 		if h4 >= 0 {
-			d283 += dl308
+			d261 += dl286
 		}
-		v310 := (uint64(b285[8]) - 0x1)
-		os311 := uint32(uint64(b285[8])<<8 | uint64(b285[9]))
-		b285[8] = byte(v310)
-		f313 := uint32(os311)
-		f313 += bits.RotateLeft32(f313, 16)
-		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(uint64(b285[8])<<8|uint64(b285[9])))
-		d282 += dl312
+		v288 := (uint64(b263[8]) - 0x1)
+		os289 := uint32(uint64(b263[8])<<8 | uint64(b263[9]))
+		b263[8] = byte(v288)
+		f291 := uint32(os289)
+		f291 += bits.RotateLeft32(f291, 16)
+		dl290 := uint64(^uint16(f291>>16)) + uint64(uint32(uint64(b263[8])<<8|uint64(b263[9])))
+		d260 += dl290
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d282
+			x := uint64(^cv) + d260
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s314 := r
-			cb[0] = byte(s314 >> 8)
-			cb[1] = byte(s314)
+			s292 := r
+			cb[0] = byte(s292 >> 8)
+			cb[1] = byte(s292)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d283
+			pendD4 += d261
 			pendK4 = true
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d315 uint64 // udp checksum
-		v316 := m6
-		b317 := data[h3 : h3+40] // ipv6
-		ws319 := packet.Value{Hi: (uint64(b317[8])<<56 | uint64(b317[9])<<48 | uint64(b317[10])<<40 | uint64(b317[11])<<32 | uint64(b317[12])<<24 | uint64(b317[13])<<16 | uint64(b317[14])<<8 | uint64(b317[15])), Lo: (uint64(b317[16])<<56 | uint64(b317[17])<<48 | uint64(b317[18])<<40 | uint64(b317[19])<<32 | uint64(b317[20])<<24 | uint64(b317[21])<<16 | uint64(b317[22])<<8 | uint64(b317[23]))}
-		os318 := uint32(uint16(ws319.Hi>>0)) + uint32(uint16(ws319.Hi>>16)) + uint32(uint16(ws319.Hi>>32)) + uint32(uint16(ws319.Hi>>48)) + uint32(uint16(ws319.Lo>>0)) + uint32(uint16(ws319.Lo>>16)) + uint32(uint16(ws319.Lo>>32)) + uint32(uint16(ws319.Lo>>48))
-		v320 := v316
-		s321 := v320.Hi
-		b317[8] = byte(s321 >> 56)
-		b317[9] = byte(s321 >> 48)
-		b317[10] = byte(s321 >> 40)
-		b317[11] = byte(s321 >> 32)
-		b317[12] = byte(s321 >> 24)
-		b317[13] = byte(s321 >> 16)
-		b317[14] = byte(s321 >> 8)
-		b317[15] = byte(s321)
-		s322 := v320.Lo
-		b317[16] = byte(s322 >> 56)
-		b317[17] = byte(s322 >> 48)
-		b317[18] = byte(s322 >> 40)
-		b317[19] = byte(s322 >> 32)
-		b317[20] = byte(s322 >> 24)
-		b317[21] = byte(s322 >> 16)
-		b317[22] = byte(s322 >> 8)
-		b317[23] = byte(s322)
-		ws323 := v316
-		f325 := uint32(os318)
-		f325 += bits.RotateLeft32(f325, 16)
-		dl324 := uint64(^uint16(f325>>16)) + uint64(uint32(uint16(ws323.Hi>>0))+uint32(uint16(ws323.Hi>>16))+uint32(uint16(ws323.Hi>>32))+uint32(uint16(ws323.Hi>>48))+uint32(uint16(ws323.Lo>>0))+uint32(uint16(ws323.Lo>>16))+uint32(uint16(ws323.Lo>>32))+uint32(uint16(ws323.Lo>>48)))
+		var d293 uint64 // udp checksum
+		v294 := m6
+		b295 := data[h3 : h3+40] // ipv6
+		ws297 := packet.Value{Hi: (uint64(b295[8])<<56 | uint64(b295[9])<<48 | uint64(b295[10])<<40 | uint64(b295[11])<<32 | uint64(b295[12])<<24 | uint64(b295[13])<<16 | uint64(b295[14])<<8 | uint64(b295[15])), Lo: (uint64(b295[16])<<56 | uint64(b295[17])<<48 | uint64(b295[18])<<40 | uint64(b295[19])<<32 | uint64(b295[20])<<24 | uint64(b295[21])<<16 | uint64(b295[22])<<8 | uint64(b295[23]))}
+		os296 := uint32(uint16(ws297.Hi>>0)) + uint32(uint16(ws297.Hi>>16)) + uint32(uint16(ws297.Hi>>32)) + uint32(uint16(ws297.Hi>>48)) + uint32(uint16(ws297.Lo>>0)) + uint32(uint16(ws297.Lo>>16)) + uint32(uint16(ws297.Lo>>32)) + uint32(uint16(ws297.Lo>>48))
+		v298 := v294
+		s299 := v298.Hi
+		b295[8] = byte(s299 >> 56)
+		b295[9] = byte(s299 >> 48)
+		b295[10] = byte(s299 >> 40)
+		b295[11] = byte(s299 >> 32)
+		b295[12] = byte(s299 >> 24)
+		b295[13] = byte(s299 >> 16)
+		b295[14] = byte(s299 >> 8)
+		b295[15] = byte(s299)
+		s300 := v298.Lo
+		b295[16] = byte(s300 >> 56)
+		b295[17] = byte(s300 >> 48)
+		b295[18] = byte(s300 >> 40)
+		b295[19] = byte(s300 >> 32)
+		b295[20] = byte(s300 >> 24)
+		b295[21] = byte(s300 >> 16)
+		b295[22] = byte(s300 >> 8)
+		b295[23] = byte(s300)
+		ws301 := v294
+		f303 := uint32(os296)
+		f303 += bits.RotateLeft32(f303, 16)
+		dl302 := uint64(^uint16(f303>>16)) + uint64(uint32(uint16(ws301.Hi>>0))+uint32(uint16(ws301.Hi>>16))+uint32(uint16(ws301.Hi>>32))+uint32(uint16(ws301.Hi>>48))+uint32(uint16(ws301.Lo>>0))+uint32(uint16(ws301.Lo>>16))+uint32(uint16(ws301.Lo>>32))+uint32(uint16(ws301.Lo>>48)))
 		if h4 >= 0 {
-			d315 += dl324
+			d293 += dl302
 		}
-		v326 := m19
-		ws328 := packet.Value{Hi: (uint64(b317[24])<<56 | uint64(b317[25])<<48 | uint64(b317[26])<<40 | uint64(b317[27])<<32 | uint64(b317[28])<<24 | uint64(b317[29])<<16 | uint64(b317[30])<<8 | uint64(b317[31])), Lo: (uint64(b317[32])<<56 | uint64(b317[33])<<48 | uint64(b317[34])<<40 | uint64(b317[35])<<32 | uint64(b317[36])<<24 | uint64(b317[37])<<16 | uint64(b317[38])<<8 | uint64(b317[39]))}
-		os327 := uint32(uint16(ws328.Hi>>0)) + uint32(uint16(ws328.Hi>>16)) + uint32(uint16(ws328.Hi>>32)) + uint32(uint16(ws328.Hi>>48)) + uint32(uint16(ws328.Lo>>0)) + uint32(uint16(ws328.Lo>>16)) + uint32(uint16(ws328.Lo>>32)) + uint32(uint16(ws328.Lo>>48))
-		v329 := v326
-		s330 := v329.Hi
-		b317[24] = byte(s330 >> 56)
-		b317[25] = byte(s330 >> 48)
-		b317[26] = byte(s330 >> 40)
-		b317[27] = byte(s330 >> 32)
-		b317[28] = byte(s330 >> 24)
-		b317[29] = byte(s330 >> 16)
-		b317[30] = byte(s330 >> 8)
-		b317[31] = byte(s330)
-		s331 := v329.Lo
-		b317[32] = byte(s331 >> 56)
-		b317[33] = byte(s331 >> 48)
-		b317[34] = byte(s331 >> 40)
-		b317[35] = byte(s331 >> 32)
-		b317[36] = byte(s331 >> 24)
-		b317[37] = byte(s331 >> 16)
-		b317[38] = byte(s331 >> 8)
-		b317[39] = byte(s331)
-		ws332 := v326
-		f334 := uint32(os327)
-		f334 += bits.RotateLeft32(f334, 16)
-		dl333 := uint64(^uint16(f334>>16)) + uint64(uint32(uint16(ws332.Hi>>0))+uint32(uint16(ws332.Hi>>16))+uint32(uint16(ws332.Hi>>32))+uint32(uint16(ws332.Hi>>48))+uint32(uint16(ws332.Lo>>0))+uint32(uint16(ws332.Lo>>16))+uint32(uint16(ws332.Lo>>32))+uint32(uint16(ws332.Lo>>48)))
+		v304 := m19
+		ws306 := packet.Value{Hi: (uint64(b295[24])<<56 | uint64(b295[25])<<48 | uint64(b295[26])<<40 | uint64(b295[27])<<32 | uint64(b295[28])<<24 | uint64(b295[29])<<16 | uint64(b295[30])<<8 | uint64(b295[31])), Lo: (uint64(b295[32])<<56 | uint64(b295[33])<<48 | uint64(b295[34])<<40 | uint64(b295[35])<<32 | uint64(b295[36])<<24 | uint64(b295[37])<<16 | uint64(b295[38])<<8 | uint64(b295[39]))}
+		os305 := uint32(uint16(ws306.Hi>>0)) + uint32(uint16(ws306.Hi>>16)) + uint32(uint16(ws306.Hi>>32)) + uint32(uint16(ws306.Hi>>48)) + uint32(uint16(ws306.Lo>>0)) + uint32(uint16(ws306.Lo>>16)) + uint32(uint16(ws306.Lo>>32)) + uint32(uint16(ws306.Lo>>48))
+		v307 := v304
+		s308 := v307.Hi
+		b295[24] = byte(s308 >> 56)
+		b295[25] = byte(s308 >> 48)
+		b295[26] = byte(s308 >> 40)
+		b295[27] = byte(s308 >> 32)
+		b295[28] = byte(s308 >> 24)
+		b295[29] = byte(s308 >> 16)
+		b295[30] = byte(s308 >> 8)
+		b295[31] = byte(s308)
+		s309 := v307.Lo
+		b295[32] = byte(s309 >> 56)
+		b295[33] = byte(s309 >> 48)
+		b295[34] = byte(s309 >> 40)
+		b295[35] = byte(s309 >> 32)
+		b295[36] = byte(s309 >> 24)
+		b295[37] = byte(s309 >> 16)
+		b295[38] = byte(s309 >> 8)
+		b295[39] = byte(s309)
+		ws310 := v304
+		f312 := uint32(os305)
+		f312 += bits.RotateLeft32(f312, 16)
+		dl311 := uint64(^uint16(f312>>16)) + uint64(uint32(uint16(ws310.Hi>>0))+uint32(uint16(ws310.Hi>>16))+uint32(uint16(ws310.Hi>>32))+uint32(uint16(ws310.Hi>>48))+uint32(uint16(ws310.Lo>>0))+uint32(uint16(ws310.Lo>>16))+uint32(uint16(ws310.Lo>>32))+uint32(uint16(ws310.Lo>>48)))
 		if h4 >= 0 {
-			d315 += dl333
+			d293 += dl311
 		}
-		v335 := m23
+		v313 := m23
 		if !(h4 >= 0) {
 			return pl.drop(58)
 		}
-		b336 := data[h4 : h4+8] // udp
-		os337 := uint32(uint16((uint64(b336[2])<<8 | uint64(b336[3]))))
-		s338 := v335
-		b336[2] = byte(s338 >> 8)
-		b336[3] = byte(s338)
-		f340 := uint32(os337)
-		f340 += bits.RotateLeft32(f340, 16)
-		dl339 := uint64(^uint16(f340>>16)) + uint64(uint32(uint16(v335)))
+		b314 := data[h4 : h4+8] // udp
+		os315 := uint32(uint16((uint64(b314[2])<<8 | uint64(b314[3]))))
+		s316 := v313
+		b314[2] = byte(s316 >> 8)
+		b314[3] = byte(s316)
+		f318 := uint32(os315)
+		f318 += bits.RotateLeft32(f318, 16)
+		dl317 := uint64(^uint16(f318>>16)) + uint64(uint32(uint16(v313)))
 		if h4 >= 0 {
-			d315 += dl339
+			d293 += dl317
 		}
-		v341 := (uint64(b317[7]) - 0x1)
-		b317[7] = byte(v341)
+		v319 := (uint64(b295[7]) - 0x1)
+		b295[7] = byte(v319)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d315
+			pendD4 += d293
 			pendK4 = true
 		}
 		pl.edges[48]++
@@ -4774,96 +4598,96 @@ n176:
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d342 uint64 // udp checksum
-		v343 := m6
-		b344 := data[h3 : h3+40] // ipv6
-		ws346 := packet.Value{Hi: (uint64(b344[8])<<56 | uint64(b344[9])<<48 | uint64(b344[10])<<40 | uint64(b344[11])<<32 | uint64(b344[12])<<24 | uint64(b344[13])<<16 | uint64(b344[14])<<8 | uint64(b344[15])), Lo: (uint64(b344[16])<<56 | uint64(b344[17])<<48 | uint64(b344[18])<<40 | uint64(b344[19])<<32 | uint64(b344[20])<<24 | uint64(b344[21])<<16 | uint64(b344[22])<<8 | uint64(b344[23]))}
-		os345 := uint32(uint16(ws346.Hi>>0)) + uint32(uint16(ws346.Hi>>16)) + uint32(uint16(ws346.Hi>>32)) + uint32(uint16(ws346.Hi>>48)) + uint32(uint16(ws346.Lo>>0)) + uint32(uint16(ws346.Lo>>16)) + uint32(uint16(ws346.Lo>>32)) + uint32(uint16(ws346.Lo>>48))
-		v347 := v343
-		s348 := v347.Hi
-		b344[8] = byte(s348 >> 56)
-		b344[9] = byte(s348 >> 48)
-		b344[10] = byte(s348 >> 40)
-		b344[11] = byte(s348 >> 32)
-		b344[12] = byte(s348 >> 24)
-		b344[13] = byte(s348 >> 16)
-		b344[14] = byte(s348 >> 8)
-		b344[15] = byte(s348)
-		s349 := v347.Lo
-		b344[16] = byte(s349 >> 56)
-		b344[17] = byte(s349 >> 48)
-		b344[18] = byte(s349 >> 40)
-		b344[19] = byte(s349 >> 32)
-		b344[20] = byte(s349 >> 24)
-		b344[21] = byte(s349 >> 16)
-		b344[22] = byte(s349 >> 8)
-		b344[23] = byte(s349)
-		ws350 := v343
-		f352 := uint32(os345)
-		f352 += bits.RotateLeft32(f352, 16)
-		dl351 := uint64(^uint16(f352>>16)) + uint64(uint32(uint16(ws350.Hi>>0))+uint32(uint16(ws350.Hi>>16))+uint32(uint16(ws350.Hi>>32))+uint32(uint16(ws350.Hi>>48))+uint32(uint16(ws350.Lo>>0))+uint32(uint16(ws350.Lo>>16))+uint32(uint16(ws350.Lo>>32))+uint32(uint16(ws350.Lo>>48)))
+		var d320 uint64 // udp checksum
+		v321 := m6
+		b322 := data[h3 : h3+40] // ipv6
+		ws324 := packet.Value{Hi: (uint64(b322[8])<<56 | uint64(b322[9])<<48 | uint64(b322[10])<<40 | uint64(b322[11])<<32 | uint64(b322[12])<<24 | uint64(b322[13])<<16 | uint64(b322[14])<<8 | uint64(b322[15])), Lo: (uint64(b322[16])<<56 | uint64(b322[17])<<48 | uint64(b322[18])<<40 | uint64(b322[19])<<32 | uint64(b322[20])<<24 | uint64(b322[21])<<16 | uint64(b322[22])<<8 | uint64(b322[23]))}
+		os323 := uint32(uint16(ws324.Hi>>0)) + uint32(uint16(ws324.Hi>>16)) + uint32(uint16(ws324.Hi>>32)) + uint32(uint16(ws324.Hi>>48)) + uint32(uint16(ws324.Lo>>0)) + uint32(uint16(ws324.Lo>>16)) + uint32(uint16(ws324.Lo>>32)) + uint32(uint16(ws324.Lo>>48))
+		v325 := v321
+		s326 := v325.Hi
+		b322[8] = byte(s326 >> 56)
+		b322[9] = byte(s326 >> 48)
+		b322[10] = byte(s326 >> 40)
+		b322[11] = byte(s326 >> 32)
+		b322[12] = byte(s326 >> 24)
+		b322[13] = byte(s326 >> 16)
+		b322[14] = byte(s326 >> 8)
+		b322[15] = byte(s326)
+		s327 := v325.Lo
+		b322[16] = byte(s327 >> 56)
+		b322[17] = byte(s327 >> 48)
+		b322[18] = byte(s327 >> 40)
+		b322[19] = byte(s327 >> 32)
+		b322[20] = byte(s327 >> 24)
+		b322[21] = byte(s327 >> 16)
+		b322[22] = byte(s327 >> 8)
+		b322[23] = byte(s327)
+		ws328 := v321
+		f330 := uint32(os323)
+		f330 += bits.RotateLeft32(f330, 16)
+		dl329 := uint64(^uint16(f330>>16)) + uint64(uint32(uint16(ws328.Hi>>0))+uint32(uint16(ws328.Hi>>16))+uint32(uint16(ws328.Hi>>32))+uint32(uint16(ws328.Hi>>48))+uint32(uint16(ws328.Lo>>0))+uint32(uint16(ws328.Lo>>16))+uint32(uint16(ws328.Lo>>32))+uint32(uint16(ws328.Lo>>48)))
 		if h4 >= 0 {
-			d342 += dl351
+			d320 += dl329
 		}
-		v353 := m19
-		ws355 := packet.Value{Hi: (uint64(b344[24])<<56 | uint64(b344[25])<<48 | uint64(b344[26])<<40 | uint64(b344[27])<<32 | uint64(b344[28])<<24 | uint64(b344[29])<<16 | uint64(b344[30])<<8 | uint64(b344[31])), Lo: (uint64(b344[32])<<56 | uint64(b344[33])<<48 | uint64(b344[34])<<40 | uint64(b344[35])<<32 | uint64(b344[36])<<24 | uint64(b344[37])<<16 | uint64(b344[38])<<8 | uint64(b344[39]))}
-		os354 := uint32(uint16(ws355.Hi>>0)) + uint32(uint16(ws355.Hi>>16)) + uint32(uint16(ws355.Hi>>32)) + uint32(uint16(ws355.Hi>>48)) + uint32(uint16(ws355.Lo>>0)) + uint32(uint16(ws355.Lo>>16)) + uint32(uint16(ws355.Lo>>32)) + uint32(uint16(ws355.Lo>>48))
-		v356 := v353
-		s357 := v356.Hi
-		b344[24] = byte(s357 >> 56)
-		b344[25] = byte(s357 >> 48)
-		b344[26] = byte(s357 >> 40)
-		b344[27] = byte(s357 >> 32)
-		b344[28] = byte(s357 >> 24)
-		b344[29] = byte(s357 >> 16)
-		b344[30] = byte(s357 >> 8)
-		b344[31] = byte(s357)
-		s358 := v356.Lo
-		b344[32] = byte(s358 >> 56)
-		b344[33] = byte(s358 >> 48)
-		b344[34] = byte(s358 >> 40)
-		b344[35] = byte(s358 >> 32)
-		b344[36] = byte(s358 >> 24)
-		b344[37] = byte(s358 >> 16)
-		b344[38] = byte(s358 >> 8)
-		b344[39] = byte(s358)
-		ws359 := v353
-		f361 := uint32(os354)
-		f361 += bits.RotateLeft32(f361, 16)
-		dl360 := uint64(^uint16(f361>>16)) + uint64(uint32(uint16(ws359.Hi>>0))+uint32(uint16(ws359.Hi>>16))+uint32(uint16(ws359.Hi>>32))+uint32(uint16(ws359.Hi>>48))+uint32(uint16(ws359.Lo>>0))+uint32(uint16(ws359.Lo>>16))+uint32(uint16(ws359.Lo>>32))+uint32(uint16(ws359.Lo>>48)))
+		v331 := m19
+		ws333 := packet.Value{Hi: (uint64(b322[24])<<56 | uint64(b322[25])<<48 | uint64(b322[26])<<40 | uint64(b322[27])<<32 | uint64(b322[28])<<24 | uint64(b322[29])<<16 | uint64(b322[30])<<8 | uint64(b322[31])), Lo: (uint64(b322[32])<<56 | uint64(b322[33])<<48 | uint64(b322[34])<<40 | uint64(b322[35])<<32 | uint64(b322[36])<<24 | uint64(b322[37])<<16 | uint64(b322[38])<<8 | uint64(b322[39]))}
+		os332 := uint32(uint16(ws333.Hi>>0)) + uint32(uint16(ws333.Hi>>16)) + uint32(uint16(ws333.Hi>>32)) + uint32(uint16(ws333.Hi>>48)) + uint32(uint16(ws333.Lo>>0)) + uint32(uint16(ws333.Lo>>16)) + uint32(uint16(ws333.Lo>>32)) + uint32(uint16(ws333.Lo>>48))
+		v334 := v331
+		s335 := v334.Hi
+		b322[24] = byte(s335 >> 56)
+		b322[25] = byte(s335 >> 48)
+		b322[26] = byte(s335 >> 40)
+		b322[27] = byte(s335 >> 32)
+		b322[28] = byte(s335 >> 24)
+		b322[29] = byte(s335 >> 16)
+		b322[30] = byte(s335 >> 8)
+		b322[31] = byte(s335)
+		s336 := v334.Lo
+		b322[32] = byte(s336 >> 56)
+		b322[33] = byte(s336 >> 48)
+		b322[34] = byte(s336 >> 40)
+		b322[35] = byte(s336 >> 32)
+		b322[36] = byte(s336 >> 24)
+		b322[37] = byte(s336 >> 16)
+		b322[38] = byte(s336 >> 8)
+		b322[39] = byte(s336)
+		ws337 := v331
+		f339 := uint32(os332)
+		f339 += bits.RotateLeft32(f339, 16)
+		dl338 := uint64(^uint16(f339>>16)) + uint64(uint32(uint16(ws337.Hi>>0))+uint32(uint16(ws337.Hi>>16))+uint32(uint16(ws337.Hi>>32))+uint32(uint16(ws337.Hi>>48))+uint32(uint16(ws337.Lo>>0))+uint32(uint16(ws337.Lo>>16))+uint32(uint16(ws337.Lo>>32))+uint32(uint16(ws337.Lo>>48)))
 		if h4 >= 0 {
-			d342 += dl360
+			d320 += dl338
 		}
-		v362 := m23
+		v340 := m23
 		if !(h4 >= 0) {
 			return pl.drop(59)
 		}
-		b363 := data[h4 : h4+8] // udp
-		os364 := uint32(uint16((uint64(b363[2])<<8 | uint64(b363[3]))))
-		s365 := v362
-		b363[2] = byte(s365 >> 8)
-		b363[3] = byte(s365)
-		f367 := uint32(os364)
-		f367 += bits.RotateLeft32(f367, 16)
-		dl366 := uint64(^uint16(f367>>16)) + uint64(uint32(uint16(v362)))
+		b341 := data[h4 : h4+8] // udp
+		os342 := uint32(uint16((uint64(b341[2])<<8 | uint64(b341[3]))))
+		s343 := v340
+		b341[2] = byte(s343 >> 8)
+		b341[3] = byte(s343)
+		f345 := uint32(os342)
+		f345 += bits.RotateLeft32(f345, 16)
+		dl344 := uint64(^uint16(f345>>16)) + uint64(uint32(uint16(v340)))
 		if h4 >= 0 {
-			d342 += dl366
+			d320 += dl344
 		}
-		v368 := ((uint64(b344[4])<<8 | uint64(b344[5])) - 0x10)
-		os369 := uint32(uint16((uint64(b344[4])<<8 | uint64(b344[5]))))
-		s370 := v368
-		b344[4] = byte(s370 >> 8)
-		b344[5] = byte(s370)
-		f372 := uint32(os369)
-		f372 += bits.RotateLeft32(f372, 16)
-		dl371 := uint64(^uint16(f372>>16)) + uint64(uint32(uint16(v368)))
+		v346 := ((uint64(b322[4])<<8 | uint64(b322[5])) - 0x10)
+		os347 := uint32(uint16((uint64(b322[4])<<8 | uint64(b322[5]))))
+		s348 := v346
+		b322[4] = byte(s348 >> 8)
+		b322[5] = byte(s348)
+		f350 := uint32(os347)
+		f350 += bits.RotateLeft32(f350, 16)
+		dl349 := uint64(^uint16(f350>>16)) + uint64(uint32(uint16(v346)))
 		if h4 >= 0 {
-			d342 += dl371
+			d320 += dl349
 		}
-		v373 := (uint64(b344[7]) - 0x1)
-		b344[7] = byte(v373)
+		v351 := (uint64(b322[7]) - 0x1)
+		b322[7] = byte(v351)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d342
+			pendD4 += d320
 			pendK4 = true
 		}
 		pl.edges[49]++
@@ -4878,47 +4702,47 @@ n178:
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		po374, pn375 := h10, 12 // lb_v2
-		if po374+pn375 > len(data) {
+		po352, pn353 := h10, 12 // lb_v2
+		if po352+pn353 > len(data) {
 			return pl.drop(60)
 		}
-		if (h4 >= 0) && po374 > h4 && (po374-h4)%2 == 0 {
-			pw377 := data[po374 : po374+12]
-			d376 := uint32(uint64(pw377[0])<<8|uint64(pw377[1])) + uint32(uint64(pw377[2])<<8|uint64(pw377[3])) + uint32(uint64(pw377[4])<<8|uint64(pw377[5])) + uint32(uint64(pw377[6])<<8|uint64(pw377[7])) + uint32(uint64(pw377[8])<<8|uint64(pw377[9])) + uint32(uint64(pw377[10])<<8|uint64(pw377[11]))
-			d376 += bits.RotateLeft32(d376, 16)
+		if (h4 >= 0) && po352 > h4 && (po352-h4)%2 == 0 {
+			pw355 := data[po352 : po352+12]
+			d354 := uint32(uint64(pw355[0])<<8|uint64(pw355[1])) + uint32(uint64(pw355[2])<<8|uint64(pw355[3])) + uint32(uint64(pw355[4])<<8|uint64(pw355[5])) + uint32(uint64(pw355[6])<<8|uint64(pw355[7])) + uint32(uint64(pw355[8])<<8|uint64(pw355[9])) + uint32(uint64(pw355[10])<<8|uint64(pw355[11]))
+			d354 += bits.RotateLeft32(d354, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d376 >> 16))
+				pendD4 += uint64(^uint16(d354 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po374
-		pendN = pn375
+		pendOff = po352
+		pendN = pn353
 		h10 = -1
-		if cur > po374 {
-			cur = max(po374, cur-pn375)
+		if cur > po352 {
+			cur = max(po352, cur-pn353)
 		}
 		goto n181
 	}
 n180:
 	{ // LbPopV3Body: pop lb_v3
-		po378, pn379 := h11, 12 // lb_v3
-		if po378+pn379 > len(data) {
+		po356, pn357 := h11, 12 // lb_v3
+		if po356+pn357 > len(data) {
 			return pl.drop(61)
 		}
-		if po378 > h4 && (po378-h4)%2 == 0 {
-			pw381 := data[po378 : po378+12]
-			d380 := uint32(uint64(pw381[0])<<8|uint64(pw381[1])) + uint32(uint64(pw381[2])<<8|uint64(pw381[3])) + uint32(uint64(pw381[4])<<8|uint64(pw381[5])) + uint32(uint64(pw381[6])<<8|uint64(pw381[7])) + uint32(uint64(pw381[8])<<8|uint64(pw381[9])) + uint32(uint64(pw381[10])<<8|uint64(pw381[11]))
-			d380 += bits.RotateLeft32(d380, 16)
+		if po356 > h4 && (po356-h4)%2 == 0 {
+			pw359 := data[po356 : po356+12]
+			d358 := uint32(uint64(pw359[0])<<8|uint64(pw359[1])) + uint32(uint64(pw359[2])<<8|uint64(pw359[3])) + uint32(uint64(pw359[4])<<8|uint64(pw359[5])) + uint32(uint64(pw359[6])<<8|uint64(pw359[7])) + uint32(uint64(pw359[8])<<8|uint64(pw359[9])) + uint32(uint64(pw359[10])<<8|uint64(pw359[11]))
+			d358 += bits.RotateLeft32(d358, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d380 >> 16))
+				pendD4 += uint64(^uint16(d358 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po378
-		pendN = pn379
+		pendOff = po356
+		pendN = pn357
 		h11 = -1
-		if cur > po378 {
-			cur = max(po378, cur-pn379)
+		if cur > po356 {
+			cur = max(po356, cur-pn357)
 		}
 		pl.edges[50]++
 		goto n181
@@ -4935,54 +4759,54 @@ n181:
 			}
 			pendN = 0
 		}
-		po382, pn383 := h9, 4 // lb_common
-		if po382+pn383 > len(data) {
+		po360, pn361 := h9, 4 // lb_common
+		if po360+pn361 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po382 > h4 && (po382-h4)%2 == 0 {
-			pw385 := data[po382 : po382+4]
-			d384 := uint32(uint64(pw385[0])<<8|uint64(pw385[1])) + uint32(uint64(pw385[2])<<8|uint64(pw385[3]))
-			d384 += bits.RotateLeft32(d384, 16)
+		if (h4 >= 0) && po360 > h4 && (po360-h4)%2 == 0 {
+			pw363 := data[po360 : po360+4]
+			d362 := uint32(uint64(pw363[0])<<8|uint64(pw363[1])) + uint32(uint64(pw363[2])<<8|uint64(pw363[3]))
+			d362 += bits.RotateLeft32(d362, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d384 >> 16))
+				pendD4 += uint64(^uint16(d362 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn383
-		if po382 < len(data)-po382-pendN {
-			copy(data[pendN:pendN+po382], data[:po382])
+		pendN += pn361
+		if po360 < len(data)-po360-pendN {
+			copy(data[pendN:pendN+po360], data[:po360])
 			data = data[pendN:]
 		} else {
-			copy(data[po382:], data[po382+pendN:])
+			copy(data[po360:], data[po360+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po382 {
-			cur = max(po382, cur-pn383)
+		if cur > po360 {
+			cur = max(po360, cur-pn361)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d386 uint64 // udp checksum
+		var d364 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b387 := data[h4 : h4+8] // udp
-		v388 := ((uint64(b387[4])<<8 | uint64(b387[5])) - 0x10)
-		os389 := uint32(uint16((uint64(b387[4])<<8 | uint64(b387[5]))))
-		s390 := v388
-		b387[4] = byte(s390 >> 8)
-		b387[5] = byte(s390)
-		f392 := uint32(os389)
-		f392 += bits.RotateLeft32(f392, 16)
-		dl391 := uint64(^uint16(f392>>16)) + uint64(uint32(uint16(v388)))
+		b365 := data[h4 : h4+8] // udp
+		v366 := ((uint64(b365[4])<<8 | uint64(b365[5])) - 0x10)
+		os367 := uint32(uint16((uint64(b365[4])<<8 | uint64(b365[5]))))
+		s368 := v366
+		b365[4] = byte(s368 >> 8)
+		b365[5] = byte(s368)
+		f370 := uint32(os367)
+		f370 += bits.RotateLeft32(f370, 16)
+		dl369 := uint64(^uint16(f370>>16)) + uint64(uint32(uint16(v366)))
 		if h4 >= 0 {
-			d386 += dl391
+			d364 += dl369
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d386
+			pendD4 += d364
 			pendK4 = true
 		}
 		pl.edges[51]++
@@ -5006,19 +4830,19 @@ n184:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s393 := r
-				cb[0] = byte(s393 >> 8)
-				cb[1] = byte(s393)
+				s371 := r
+				cb[0] = byte(s371 >> 8)
+				cb[1] = byte(s371)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(64)
 		}
-		b394 := data[h4 : h4+8] // udp
-		s395 := 0x0
-		b394[6] = byte(s395 >> 8)
-		b394[7] = byte(s395)
+		b372 := data[h4 : h4+8] // udp
+		s373 := 0x0
+		b372[6] = byte(s373 >> 8)
+		b372[7] = byte(s373)
 		pl.edges[52]++
 		goto n185
 	}
@@ -5038,9 +4862,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s396 := r
-				cb[0] = byte(s396 >> 8)
-				cb[1] = byte(s396)
+				s374 := r
+				cb[0] = byte(s374 >> 8)
+				cb[1] = byte(s374)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5057,9 +4881,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s397 := r
-				cb[0] = byte(s397 >> 8)
-				cb[1] = byte(s397)
+				s375 := r
+				cb[0] = byte(s375 >> 8)
+				cb[1] = byte(s375)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -994,29 +994,21 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	}
 n1:
 	{ // RxEth: extract ethernet
-		x2 := (h0 >= 0) // already there: nothing to do
-		if !x2 {
-			x2 = cur >= 0 && cur+14 <= len(data)
-			if x2 {
-				h0 = cur
-				cur += 14
-			} else {
-				h0 = -1
-			} // ethernet
-		}
-		if x2 {
+		if cur >= 0 && cur+14 <= len(data) {
+			h0 = cur
+			cur += 14 // ethernet
 			goto n2
 		}
 		goto n12
 	}
 n2:
 	{ // RxType: switch ethernet.type
-		b4 := data[h0 : h0+14] // ethernet
-		v3 := (uint64(b4[12])<<8 | uint64(b4[13]))
+		b3 := data[h0 : h0+14] // ethernet
+		v2 := (uint64(b3[12])<<8 | uint64(b3[13]))
 		switch {
-		case v3 == 0x800:
+		case v2 == 0x800:
 			goto n3
-		case v3 == 0x86dd:
+		case v2 == 0x86dd:
 			goto n6
 		default:
 			pl.edges[36]++
@@ -1025,43 +1017,35 @@ n2:
 	}
 n3:
 	{ // RxV4: extract ipv4
-		x5 := (h2 >= 0) // already there: nothing to do
-		if !x5 {
-			if off := cur; off >= 0 && off+20 <= len(data) {
-				h2, h2len = off, 20
-				if !(h2 >= 0) {
-					return pl.drop(0)
-				}
-				b7 := data[h2 : h2+20] // ipv4
-				ext6 := ((int64((uint64(b7[0]) >> 0 & 0xf)) - 5) * 4)
-				x5 = ext6 >= 0 && ext6 <= int64(len(data)) && off+20+int(ext6) <= len(data)
-				if x5 {
-					h2len += int(ext6)
-					cur = off + h2len
-				}
+		if off := cur; off >= 0 && off+20 <= len(data) {
+			h2, h2len = off, 20
+			if !(h2 >= 0) {
+				return pl.drop(0)
 			}
-			if !x5 {
-				h2 = -1
-			} // ipv4
-		}
-		if x5 {
-			goto n4
+			b5 := data[h2 : h2+20] // ipv4
+			ext4 := ((int64((uint64(b5[0]) >> 0 & 0xf)) - 5) * 4)
+			if ext4 >= 0 && ext4 <= int64(len(data)) && off+20+int(ext4) <= len(data) {
+				h2len += int(ext4)
+				cur = off + h2len
+				goto n4
+			}
+			h2 = -1 // ipv4
 		}
 		pl.edges[37]++
 		goto n12
 	}
 n4:
 	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
-		b10 := data[h2 : h2+20] // ipv4
-		c9 := ((uint64(b10[0]) >> 4 & 0xf) == 0x4)
-		if c9 {
-			c9 = ((uint64(b10[0]) >> 0 & 0xf) >= 0x5)
+		b8 := data[h2 : h2+20] // ipv4
+		c7 := ((uint64(b8[0]) >> 4 & 0xf) == 0x4)
+		if c7 {
+			c7 = ((uint64(b8[0]) >> 0 & 0xf) >= 0x5)
 		}
-		c8 := c9
-		if c8 {
-			c8 = (uint64(b10[9]) == 0x11)
+		c6 := c7
+		if c6 {
+			c6 = (uint64(b8[9]) == 0x11)
 		}
-		if c8 {
+		if c6 {
 			goto n5
 		}
 		pl.edges[38]++
@@ -1078,9 +1062,9 @@ n5:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s11 := r
-				cb[0] = byte(s11 >> 8)
-				cb[1] = byte(s11)
+				s9 := r
+				cb[0] = byte(s9 >> 8)
+				cb[1] = byte(s9)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -1212,7 +1196,7 @@ n5:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		ok12, wellFormed := p.VerifyChecksum(2)
+		ok10, wellFormed := p.VerifyChecksum(2)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1339,7 +1323,7 @@ n5:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if ok12 && wellFormed {
+		if ok10 && wellFormed {
 			goto n8
 		}
 		pl.edges[39]++
@@ -1347,17 +1331,9 @@ n5:
 	}
 n6:
 	{ // RxV6: extract ipv6
-		x13 := (h3 >= 0) // already there: nothing to do
-		if !x13 {
-			x13 = cur >= 0 && cur+40 <= len(data)
-			if x13 {
-				h3 = cur
-				cur += 40
-			} else {
-				h3 = -1
-			} // ipv6
-		}
-		if x13 {
+		if cur >= 0 && cur+40 <= len(data) {
+			h3 = cur
+			cur += 40 // ipv6
 			goto n7
 		}
 		pl.edges[40]++
@@ -1365,12 +1341,12 @@ n6:
 	}
 n7:
 	{ // RxV6Check: test ipv6.version == 6 && ipv6.next_hdr == 17
-		b15 := data[h3 : h3+40] // ipv6
-		c14 := ((uint64(b15[0]) >> 4 & 0xf) == 0x6)
-		if c14 {
-			c14 = (uint64(b15[6]) == 0x11)
+		b12 := data[h3 : h3+40] // ipv6
+		c11 := ((uint64(b12[0]) >> 4 & 0xf) == 0x6)
+		if c11 {
+			c11 = (uint64(b12[6]) == 0x11)
 		}
-		if c14 {
+		if c11 {
 			pl.edges[0]++
 			goto n8
 		}
@@ -1379,17 +1355,9 @@ n7:
 	}
 n8:
 	{ // RxUDP: extract udp
-		x16 := (h4 >= 0) // already there: nothing to do
-		if !x16 {
-			x16 = cur >= 0 && cur+8 <= len(data)
-			if x16 {
-				h4 = cur
-				cur += 8
-			} else {
-				h4 = -1
-			} // udp
-		}
-		if x16 {
+		if cur >= 0 && cur+8 <= len(data) {
+			h4 = cur
+			cur += 8 // udp
 			goto n9
 		}
 		pl.edges[42]++
@@ -1397,8 +1365,8 @@ n8:
 	}
 n9:
 	{ // RxPort: test udp.dport & 0xc000 == 0x4000
-		b17 := data[h4 : h4+8] // udp
-		if ((uint64(b17[2])<<8 | uint64(b17[3])) & 0xc000) == 0x4000 {
+		b13 := data[h4 : h4+8] // udp
+		if ((uint64(b13[2])<<8 | uint64(b13[3])) & 0xc000) == 0x4000 {
 			goto n10
 		}
 		pl.edges[43]++
@@ -1415,18 +1383,18 @@ n10:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s18 := r
-				cb[0] = byte(s18 >> 8)
-				cb[1] = byte(s18)
+				s14 := r
+				cb[0] = byte(s14 >> 8)
+				cb[1] = byte(s14)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b20 := data[h4 : h4+8] // udp
-		c19 := ((uint64(b20[6])<<8 | uint64(b20[7])) == 0x0)
-		if c19 {
-			c19 = (h2 >= 0)
+		b16 := data[h4 : h4+8] // udp
+		c15 := ((uint64(b16[6])<<8 | uint64(b16[7])) == 0x0)
+		if c15 {
+			c15 = (h2 >= 0)
 		}
-		if c19 {
+		if c15 {
 			goto n13
 		}
 		goto n11
@@ -1442,9 +1410,9 @@ n11:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s21 := r
-				cb[0] = byte(s21 >> 8)
-				cb[1] = byte(s21)
+				s17 := r
+				cb[0] = byte(s17 >> 8)
+				cb[1] = byte(s17)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -1576,7 +1544,7 @@ n11:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		ok22, wellFormed := p.VerifyChecksum(4)
+		ok18, wellFormed := p.VerifyChecksum(4)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1703,7 +1671,7 @@ n11:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if ok22 && wellFormed {
+		if ok18 && wellFormed {
 			pl.edges[1]++
 			goto n13
 		}
@@ -1724,21 +1692,21 @@ n16:
 	}
 n17:
 	{ // ParseEthType: switch ethernet.type
-		b24 := data[h0 : h0+14] // ethernet
-		v23 := (uint64(b24[12])<<8 | uint64(b24[13]))
+		b20 := data[h0 : h0+14] // ethernet
+		v19 := (uint64(b20[12])<<8 | uint64(b20[13]))
 		switch {
-		case v23 == 0x800:
+		case v19 == 0x800:
 			goto n18
-		case v23 == 0x806:
+		case v19 == 0x806:
 			return pl.drop(2)
-		case v23 == 0x8100:
+		case v19 == 0x8100:
 			return pl.drop(3)
-		case v23 == 0x86dd:
+		case v19 == 0x86dd:
 			pl.edges[2]++
 			goto n18
-		case v23 == 0x8809:
+		case v19 == 0x8809:
 			return pl.drop(4)
-		case v23 == 0x88cc:
+		case v19 == 0x88cc:
 			return pl.drop(5)
 		default:
 			return pl.drop(6)
@@ -1746,25 +1714,17 @@ n17:
 	}
 n18:
 	{ // ParseLb: extract lb_common
-		x25 := (h9 >= 0) // already there: nothing to do
-		if !x25 {
-			x25 = cur >= 0 && cur+4 <= len(data)
-			if x25 {
-				h9 = cur
-				cur += 4
-			} else {
-				h9 = -1
-			} // lb_common
-		}
-		if x25 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h9 = cur
+			cur += 4 // lb_common
 			goto n19
 		}
 		goto n23
 	}
 n19:
 	{ // ParseLbMagic: test lb_common.magic == 0x4c42
-		b26 := data[h9 : h9+4] // lb_common
-		if (uint64(b26[0])<<8 | uint64(b26[1])) == 0x4c42 {
+		b21 := data[h9 : h9+4] // lb_common
+		if (uint64(b21[0])<<8 | uint64(b21[1])) == 0x4c42 {
 			goto n20
 		}
 		pl.edges[45]++
@@ -1772,12 +1732,12 @@ n19:
 	}
 n20:
 	{ // ParseLbVersion: switch lb_common.version
-		b28 := data[h9 : h9+4] // lb_common
-		v27 := uint64(b28[2])
+		b23 := data[h9 : h9+4] // lb_common
+		v22 := uint64(b23[2])
 		switch {
-		case v27 == 0x2:
+		case v22 == 0x2:
 			goto n21
-		case v27 == 0x3:
+		case v22 == 0x3:
 			goto n22
 		default:
 			pl.edges[46]++
@@ -1786,17 +1746,9 @@ n20:
 	}
 n21:
 	{ // ParseLbV2: extract lb_v2
-		x29 := (h10 >= 0) // already there: nothing to do
-		if !x29 {
-			x29 = cur >= 0 && cur+12 <= len(data)
-			if x29 {
-				h10 = cur
-				cur += 12
-			} else {
-				h10 = -1
-			} // lb_v2
-		}
-		if x29 {
+		if cur >= 0 && cur+12 <= len(data) {
+			h10 = cur
+			cur += 12 // lb_v2
 			goto n24
 		}
 		pl.edges[47]++
@@ -1804,17 +1756,9 @@ n21:
 	}
 n22:
 	{ // ParseLbV3: extract lb_v3
-		x30 := (h11 >= 0) // already there: nothing to do
-		if !x30 {
-			x30 = cur >= 0 && cur+12 <= len(data)
-			if x30 {
-				h11 = cur
-				cur += 12
-			} else {
-				h11 = -1
-			} // lb_v3
-		}
-		if x30 {
+		if cur >= 0 && cur+12 <= len(data) {
+			h11 = cur
+			cur += 12 // lb_v3
 			pl.edges[3]++
 			goto n24
 		}
@@ -1832,12 +1776,12 @@ n24:
 	}
 n25:
 	{ // ParseIsReserved: test !valid(vlan) && ethernet.dst & 0xffff_ffff_fff0 == 0x0180_c200_0000
-		c31 := !(false)
-		if c31 {
-			b32 := data[h0 : h0+14] // ethernet
-			c31 = (((uint64(b32[0])<<40 | uint64(b32[1])<<32 | uint64(b32[2])<<24 | uint64(b32[3])<<16 | uint64(b32[4])<<8 | uint64(b32[5])) & 0xfffffffffff0) == 0x180c2000000)
+		c24 := !(false)
+		if c24 {
+			b25 := data[h0 : h0+14] // ethernet
+			c24 = (((uint64(b25[0])<<40 | uint64(b25[1])<<32 | uint64(b25[2])<<24 | uint64(b25[3])<<16 | uint64(b25[4])<<8 | uint64(b25[5])) & 0xfffffffffff0) == 0x180c2000000)
 		}
-		if c31 {
+		if c24 {
 			goto n26
 		}
 		goto n47
@@ -1858,8 +1802,8 @@ n28:
 		if !(h22 >= 0) {
 			return pl.drop(8)
 		}
-		b33 := data[h22 : h22+1] // slow
-		if uint64(b33[0]) == 0x1 {
+		b26 := data[h22 : h22+1] // slow
+		if uint64(b26[0]) == 0x1 {
 			goto n29
 		}
 		goto n30
@@ -1903,89 +1847,89 @@ n35:
 		if !(h14 >= 0) {
 			return pl.drop(9)
 		}
-		po34, pn35 := h14, 6 // nd_mac
-		if po34+pn35 > len(data) {
+		po27, pn28 := h14, 6 // nd_mac
+		if po27+pn28 > len(data) {
 			return pl.drop(9)
 		}
-		if po34 < len(data)-po34-pn35 {
-			copy(data[pn35:pn35+po34], data[:po34])
-			data = data[pn35:]
+		if po27 < len(data)-po27-pn28 {
+			copy(data[pn28:pn28+po27], data[:po27])
+			data = data[pn28:]
 		} else {
-			copy(data[po34:], data[po34+pn35:])
-			data = data[:len(data)-pn35]
+			copy(data[po27:], data[po27+pn28:])
+			data = data[:len(data)-pn28]
 		}
 		h14 = -1
-		if (h0 >= 0) && h0 > po34 {
-			h0 -= pn35
+		if (h0 >= 0) && h0 > po27 {
+			h0 -= pn28
 		} // ethernet
-		if (h1 >= 0) && h1 > po34 {
-			h1 -= pn35
+		if (h1 >= 0) && h1 > po27 {
+			h1 -= pn28
 		} // vlan
-		if (h2 >= 0) && h2 > po34 {
-			h2 -= pn35
+		if (h2 >= 0) && h2 > po27 {
+			h2 -= pn28
 		} // ipv4
-		if (h3 >= 0) && h3 > po34 {
-			h3 -= pn35
+		if (h3 >= 0) && h3 > po27 {
+			h3 -= pn28
 		} // ipv6
-		if (h4 >= 0) && h4 > po34 {
-			h4 -= pn35
+		if (h4 >= 0) && h4 > po27 {
+			h4 -= pn28
 		} // udp
-		if (h5 >= 0) && h5 > po34 {
-			h5 -= pn35
+		if (h5 >= 0) && h5 > po27 {
+			h5 -= pn28
 		} // arp
-		if (h6 >= 0) && h6 > po34 {
-			h6 -= pn35
+		if (h6 >= 0) && h6 > po27 {
+			h6 -= pn28
 		} // icmp
-		if (h7 >= 0) && h7 > po34 {
-			h7 -= pn35
+		if (h7 >= 0) && h7 > po27 {
+			h7 -= pn28
 		} // icmpv6
-		if (h8 >= 0) && h8 > po34 {
-			h8 -= pn35
+		if (h8 >= 0) && h8 > po27 {
+			h8 -= pn28
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po34 {
-			h9 -= pn35
+		if (h9 >= 0) && h9 > po27 {
+			h9 -= pn28
 		} // lb_common
-		if (h10 >= 0) && h10 > po34 {
-			h10 -= pn35
+		if (h10 >= 0) && h10 > po27 {
+			h10 -= pn28
 		} // lb_v2
-		if (h11 >= 0) && h11 > po34 {
-			h11 -= pn35
+		if (h11 >= 0) && h11 > po27 {
+			h11 -= pn28
 		} // lb_v3
-		if (h12 >= 0) && h12 > po34 {
-			h12 -= pn35
+		if (h12 >= 0) && h12 > po27 {
+			h12 -= pn28
 		} // nd_ns
-		if (h13 >= 0) && h13 > po34 {
-			h13 -= pn35
+		if (h13 >= 0) && h13 > po27 {
+			h13 -= pn28
 		} // nd_opt
-		if (h15 >= 0) && h15 > po34 {
-			h15 -= pn35
+		if (h15 >= 0) && h15 > po27 {
+			h15 -= pn28
 		} // nd_na
-		if (h16 >= 0) && h16 > po34 {
-			h16 -= pn35
+		if (h16 >= 0) && h16 > po27 {
+			h16 -= pn28
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po34 {
-			h17 -= pn35
+		if (h17 >= 0) && h17 > po27 {
+			h17 -= pn28
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po34 {
-			h18 -= pn35
+		if (h18 >= 0) && h18 > po27 {
+			h18 -= pn28
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po34 {
-			h19 -= pn35
+		if (h19 >= 0) && h19 > po27 {
+			h19 -= pn28
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po34 {
-			h20 -= pn35
+		if (h20 >= 0) && h20 > po27 {
+			h20 -= pn28
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po34 {
-			h21 -= pn35
+		if (h21 >= 0) && h21 > po27 {
+			h21 -= pn28
 		} // lldp
-		if (h22 >= 0) && h22 > po34 {
-			h22 -= pn35
+		if (h22 >= 0) && h22 > po27 {
+			h22 -= pn28
 		} // slow
-		if (h23 >= 0) && h23 > po34 {
-			h23 -= pn35
+		if (h23 >= 0) && h23 > po27 {
+			h23 -= pn28
 		} // lacp
-		if cur > po34 {
-			cur = max(po34, cur-pn35)
+		if cur > po27 {
+			cur = max(po27, cur-pn28)
 		}
 		pl.edges[7]++
 		goto n36
@@ -2002,89 +1946,89 @@ n37:
 		if !(h13 >= 0) {
 			return pl.drop(10)
 		}
-		po36, pn37 := h13, 2 // nd_opt
-		if po36+pn37 > len(data) {
+		po29, pn30 := h13, 2 // nd_opt
+		if po29+pn30 > len(data) {
 			return pl.drop(10)
 		}
-		if po36 < len(data)-po36-pn37 {
-			copy(data[pn37:pn37+po36], data[:po36])
-			data = data[pn37:]
+		if po29 < len(data)-po29-pn30 {
+			copy(data[pn30:pn30+po29], data[:po29])
+			data = data[pn30:]
 		} else {
-			copy(data[po36:], data[po36+pn37:])
-			data = data[:len(data)-pn37]
+			copy(data[po29:], data[po29+pn30:])
+			data = data[:len(data)-pn30]
 		}
 		h13 = -1
-		if (h0 >= 0) && h0 > po36 {
-			h0 -= pn37
+		if (h0 >= 0) && h0 > po29 {
+			h0 -= pn30
 		} // ethernet
-		if (h1 >= 0) && h1 > po36 {
-			h1 -= pn37
+		if (h1 >= 0) && h1 > po29 {
+			h1 -= pn30
 		} // vlan
-		if (h2 >= 0) && h2 > po36 {
-			h2 -= pn37
+		if (h2 >= 0) && h2 > po29 {
+			h2 -= pn30
 		} // ipv4
-		if (h3 >= 0) && h3 > po36 {
-			h3 -= pn37
+		if (h3 >= 0) && h3 > po29 {
+			h3 -= pn30
 		} // ipv6
-		if (h4 >= 0) && h4 > po36 {
-			h4 -= pn37
+		if (h4 >= 0) && h4 > po29 {
+			h4 -= pn30
 		} // udp
-		if (h5 >= 0) && h5 > po36 {
-			h5 -= pn37
+		if (h5 >= 0) && h5 > po29 {
+			h5 -= pn30
 		} // arp
-		if (h6 >= 0) && h6 > po36 {
-			h6 -= pn37
+		if (h6 >= 0) && h6 > po29 {
+			h6 -= pn30
 		} // icmp
-		if (h7 >= 0) && h7 > po36 {
-			h7 -= pn37
+		if (h7 >= 0) && h7 > po29 {
+			h7 -= pn30
 		} // icmpv6
-		if (h8 >= 0) && h8 > po36 {
-			h8 -= pn37
+		if (h8 >= 0) && h8 > po29 {
+			h8 -= pn30
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po36 {
-			h9 -= pn37
+		if (h9 >= 0) && h9 > po29 {
+			h9 -= pn30
 		} // lb_common
-		if (h10 >= 0) && h10 > po36 {
-			h10 -= pn37
+		if (h10 >= 0) && h10 > po29 {
+			h10 -= pn30
 		} // lb_v2
-		if (h11 >= 0) && h11 > po36 {
-			h11 -= pn37
+		if (h11 >= 0) && h11 > po29 {
+			h11 -= pn30
 		} // lb_v3
-		if (h12 >= 0) && h12 > po36 {
-			h12 -= pn37
+		if (h12 >= 0) && h12 > po29 {
+			h12 -= pn30
 		} // nd_ns
-		if (h14 >= 0) && h14 > po36 {
-			h14 -= pn37
+		if (h14 >= 0) && h14 > po29 {
+			h14 -= pn30
 		} // nd_mac
-		if (h15 >= 0) && h15 > po36 {
-			h15 -= pn37
+		if (h15 >= 0) && h15 > po29 {
+			h15 -= pn30
 		} // nd_na
-		if (h16 >= 0) && h16 > po36 {
-			h16 -= pn37
+		if (h16 >= 0) && h16 > po29 {
+			h16 -= pn30
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po36 {
-			h17 -= pn37
+		if (h17 >= 0) && h17 > po29 {
+			h17 -= pn30
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po36 {
-			h18 -= pn37
+		if (h18 >= 0) && h18 > po29 {
+			h18 -= pn30
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po36 {
-			h19 -= pn37
+		if (h19 >= 0) && h19 > po29 {
+			h19 -= pn30
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po36 {
-			h20 -= pn37
+		if (h20 >= 0) && h20 > po29 {
+			h20 -= pn30
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po36 {
-			h21 -= pn37
+		if (h21 >= 0) && h21 > po29 {
+			h21 -= pn30
 		} // lldp
-		if (h22 >= 0) && h22 > po36 {
-			h22 -= pn37
+		if (h22 >= 0) && h22 > po29 {
+			h22 -= pn30
 		} // slow
-		if (h23 >= 0) && h23 > po36 {
-			h23 -= pn37
+		if (h23 >= 0) && h23 > po29 {
+			h23 -= pn30
 		} // lacp
-		if cur > po36 {
-			cur = max(po36, cur-pn37)
+		if cur > po29 {
+			cur = max(po29, cur-pn30)
 		}
 		pl.edges[8]++
 		goto n38
@@ -2101,89 +2045,89 @@ n39:
 		if !(h12 >= 0) {
 			return pl.drop(11)
 		}
-		po38, pn39 := h12, 20 // nd_ns
-		if po38+pn39 > len(data) {
+		po31, pn32 := h12, 20 // nd_ns
+		if po31+pn32 > len(data) {
 			return pl.drop(11)
 		}
-		if po38 < len(data)-po38-pn39 {
-			copy(data[pn39:pn39+po38], data[:po38])
-			data = data[pn39:]
+		if po31 < len(data)-po31-pn32 {
+			copy(data[pn32:pn32+po31], data[:po31])
+			data = data[pn32:]
 		} else {
-			copy(data[po38:], data[po38+pn39:])
-			data = data[:len(data)-pn39]
+			copy(data[po31:], data[po31+pn32:])
+			data = data[:len(data)-pn32]
 		}
 		h12 = -1
-		if (h0 >= 0) && h0 > po38 {
-			h0 -= pn39
+		if (h0 >= 0) && h0 > po31 {
+			h0 -= pn32
 		} // ethernet
-		if (h1 >= 0) && h1 > po38 {
-			h1 -= pn39
+		if (h1 >= 0) && h1 > po31 {
+			h1 -= pn32
 		} // vlan
-		if (h2 >= 0) && h2 > po38 {
-			h2 -= pn39
+		if (h2 >= 0) && h2 > po31 {
+			h2 -= pn32
 		} // ipv4
-		if (h3 >= 0) && h3 > po38 {
-			h3 -= pn39
+		if (h3 >= 0) && h3 > po31 {
+			h3 -= pn32
 		} // ipv6
-		if (h4 >= 0) && h4 > po38 {
-			h4 -= pn39
+		if (h4 >= 0) && h4 > po31 {
+			h4 -= pn32
 		} // udp
-		if (h5 >= 0) && h5 > po38 {
-			h5 -= pn39
+		if (h5 >= 0) && h5 > po31 {
+			h5 -= pn32
 		} // arp
-		if (h6 >= 0) && h6 > po38 {
-			h6 -= pn39
+		if (h6 >= 0) && h6 > po31 {
+			h6 -= pn32
 		} // icmp
-		if (h7 >= 0) && h7 > po38 {
-			h7 -= pn39
+		if (h7 >= 0) && h7 > po31 {
+			h7 -= pn32
 		} // icmpv6
-		if (h8 >= 0) && h8 > po38 {
-			h8 -= pn39
+		if (h8 >= 0) && h8 > po31 {
+			h8 -= pn32
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po38 {
-			h9 -= pn39
+		if (h9 >= 0) && h9 > po31 {
+			h9 -= pn32
 		} // lb_common
-		if (h10 >= 0) && h10 > po38 {
-			h10 -= pn39
+		if (h10 >= 0) && h10 > po31 {
+			h10 -= pn32
 		} // lb_v2
-		if (h11 >= 0) && h11 > po38 {
-			h11 -= pn39
+		if (h11 >= 0) && h11 > po31 {
+			h11 -= pn32
 		} // lb_v3
-		if (h13 >= 0) && h13 > po38 {
-			h13 -= pn39
+		if (h13 >= 0) && h13 > po31 {
+			h13 -= pn32
 		} // nd_opt
-		if (h14 >= 0) && h14 > po38 {
-			h14 -= pn39
+		if (h14 >= 0) && h14 > po31 {
+			h14 -= pn32
 		} // nd_mac
-		if (h15 >= 0) && h15 > po38 {
-			h15 -= pn39
+		if (h15 >= 0) && h15 > po31 {
+			h15 -= pn32
 		} // nd_na
-		if (h16 >= 0) && h16 > po38 {
-			h16 -= pn39
+		if (h16 >= 0) && h16 > po31 {
+			h16 -= pn32
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po38 {
-			h17 -= pn39
+		if (h17 >= 0) && h17 > po31 {
+			h17 -= pn32
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po38 {
-			h18 -= pn39
+		if (h18 >= 0) && h18 > po31 {
+			h18 -= pn32
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po38 {
-			h19 -= pn39
+		if (h19 >= 0) && h19 > po31 {
+			h19 -= pn32
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po38 {
-			h20 -= pn39
+		if (h20 >= 0) && h20 > po31 {
+			h20 -= pn32
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po38 {
-			h21 -= pn39
+		if (h21 >= 0) && h21 > po31 {
+			h21 -= pn32
 		} // lldp
-		if (h22 >= 0) && h22 > po38 {
-			h22 -= pn39
+		if (h22 >= 0) && h22 > po31 {
+			h22 -= pn32
 		} // slow
-		if (h23 >= 0) && h23 > po38 {
-			h23 -= pn39
+		if (h23 >= 0) && h23 > po31 {
+			h23 -= pn32
 		} // lacp
-		if cur > po38 {
-			cur = max(po38, cur-pn39)
+		if cur > po31 {
+			cur = max(po31, cur-pn32)
 		}
 		pl.edges[9]++
 		goto n40
@@ -2200,89 +2144,89 @@ n41:
 		if !(h20 >= 0) {
 			return pl.drop(12)
 		}
-		po40, pn41 := h20, 8 // icmp_udp
-		if po40+pn41 > len(data) {
+		po33, pn34 := h20, 8 // icmp_udp
+		if po33+pn34 > len(data) {
 			return pl.drop(12)
 		}
-		if po40 < len(data)-po40-pn41 {
-			copy(data[pn41:pn41+po40], data[:po40])
-			data = data[pn41:]
+		if po33 < len(data)-po33-pn34 {
+			copy(data[pn34:pn34+po33], data[:po33])
+			data = data[pn34:]
 		} else {
-			copy(data[po40:], data[po40+pn41:])
-			data = data[:len(data)-pn41]
+			copy(data[po33:], data[po33+pn34:])
+			data = data[:len(data)-pn34]
 		}
 		h20 = -1
-		if (h0 >= 0) && h0 > po40 {
-			h0 -= pn41
+		if (h0 >= 0) && h0 > po33 {
+			h0 -= pn34
 		} // ethernet
-		if (h1 >= 0) && h1 > po40 {
-			h1 -= pn41
+		if (h1 >= 0) && h1 > po33 {
+			h1 -= pn34
 		} // vlan
-		if (h2 >= 0) && h2 > po40 {
-			h2 -= pn41
+		if (h2 >= 0) && h2 > po33 {
+			h2 -= pn34
 		} // ipv4
-		if (h3 >= 0) && h3 > po40 {
-			h3 -= pn41
+		if (h3 >= 0) && h3 > po33 {
+			h3 -= pn34
 		} // ipv6
-		if (h4 >= 0) && h4 > po40 {
-			h4 -= pn41
+		if (h4 >= 0) && h4 > po33 {
+			h4 -= pn34
 		} // udp
-		if (h5 >= 0) && h5 > po40 {
-			h5 -= pn41
+		if (h5 >= 0) && h5 > po33 {
+			h5 -= pn34
 		} // arp
-		if (h6 >= 0) && h6 > po40 {
-			h6 -= pn41
+		if (h6 >= 0) && h6 > po33 {
+			h6 -= pn34
 		} // icmp
-		if (h7 >= 0) && h7 > po40 {
-			h7 -= pn41
+		if (h7 >= 0) && h7 > po33 {
+			h7 -= pn34
 		} // icmpv6
-		if (h8 >= 0) && h8 > po40 {
-			h8 -= pn41
+		if (h8 >= 0) && h8 > po33 {
+			h8 -= pn34
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po40 {
-			h9 -= pn41
+		if (h9 >= 0) && h9 > po33 {
+			h9 -= pn34
 		} // lb_common
-		if (h10 >= 0) && h10 > po40 {
-			h10 -= pn41
+		if (h10 >= 0) && h10 > po33 {
+			h10 -= pn34
 		} // lb_v2
-		if (h11 >= 0) && h11 > po40 {
-			h11 -= pn41
+		if (h11 >= 0) && h11 > po33 {
+			h11 -= pn34
 		} // lb_v3
-		if (h12 >= 0) && h12 > po40 {
-			h12 -= pn41
+		if (h12 >= 0) && h12 > po33 {
+			h12 -= pn34
 		} // nd_ns
-		if (h13 >= 0) && h13 > po40 {
-			h13 -= pn41
+		if (h13 >= 0) && h13 > po33 {
+			h13 -= pn34
 		} // nd_opt
-		if (h14 >= 0) && h14 > po40 {
-			h14 -= pn41
+		if (h14 >= 0) && h14 > po33 {
+			h14 -= pn34
 		} // nd_mac
-		if (h15 >= 0) && h15 > po40 {
-			h15 -= pn41
+		if (h15 >= 0) && h15 > po33 {
+			h15 -= pn34
 		} // nd_na
-		if (h16 >= 0) && h16 > po40 {
-			h16 -= pn41
+		if (h16 >= 0) && h16 > po33 {
+			h16 -= pn34
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po40 {
-			h17 -= pn41
+		if (h17 >= 0) && h17 > po33 {
+			h17 -= pn34
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po40 {
-			h18 -= pn41
+		if (h18 >= 0) && h18 > po33 {
+			h18 -= pn34
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po40 {
-			h19 -= pn41
+		if (h19 >= 0) && h19 > po33 {
+			h19 -= pn34
 		} // icmp_ipv6
-		if (h21 >= 0) && h21 > po40 {
-			h21 -= pn41
+		if (h21 >= 0) && h21 > po33 {
+			h21 -= pn34
 		} // lldp
-		if (h22 >= 0) && h22 > po40 {
-			h22 -= pn41
+		if (h22 >= 0) && h22 > po33 {
+			h22 -= pn34
 		} // slow
-		if (h23 >= 0) && h23 > po40 {
-			h23 -= pn41
+		if (h23 >= 0) && h23 > po33 {
+			h23 -= pn34
 		} // lacp
-		if cur > po40 {
-			cur = max(po40, cur-pn41)
+		if cur > po33 {
+			cur = max(po33, cur-pn34)
 		}
 		pl.edges[10]++
 		goto n42
@@ -2299,89 +2243,89 @@ n43:
 		if !(h18 >= 0) {
 			return pl.drop(13)
 		}
-		po42, pn43 := h18, 20 // icmp_ipv4
-		if po42+pn43 > len(data) {
+		po35, pn36 := h18, 20 // icmp_ipv4
+		if po35+pn36 > len(data) {
 			return pl.drop(13)
 		}
-		if po42 < len(data)-po42-pn43 {
-			copy(data[pn43:pn43+po42], data[:po42])
-			data = data[pn43:]
+		if po35 < len(data)-po35-pn36 {
+			copy(data[pn36:pn36+po35], data[:po35])
+			data = data[pn36:]
 		} else {
-			copy(data[po42:], data[po42+pn43:])
-			data = data[:len(data)-pn43]
+			copy(data[po35:], data[po35+pn36:])
+			data = data[:len(data)-pn36]
 		}
 		h18 = -1
-		if (h0 >= 0) && h0 > po42 {
-			h0 -= pn43
+		if (h0 >= 0) && h0 > po35 {
+			h0 -= pn36
 		} // ethernet
-		if (h1 >= 0) && h1 > po42 {
-			h1 -= pn43
+		if (h1 >= 0) && h1 > po35 {
+			h1 -= pn36
 		} // vlan
-		if (h2 >= 0) && h2 > po42 {
-			h2 -= pn43
+		if (h2 >= 0) && h2 > po35 {
+			h2 -= pn36
 		} // ipv4
-		if (h3 >= 0) && h3 > po42 {
-			h3 -= pn43
+		if (h3 >= 0) && h3 > po35 {
+			h3 -= pn36
 		} // ipv6
-		if (h4 >= 0) && h4 > po42 {
-			h4 -= pn43
+		if (h4 >= 0) && h4 > po35 {
+			h4 -= pn36
 		} // udp
-		if (h5 >= 0) && h5 > po42 {
-			h5 -= pn43
+		if (h5 >= 0) && h5 > po35 {
+			h5 -= pn36
 		} // arp
-		if (h6 >= 0) && h6 > po42 {
-			h6 -= pn43
+		if (h6 >= 0) && h6 > po35 {
+			h6 -= pn36
 		} // icmp
-		if (h7 >= 0) && h7 > po42 {
-			h7 -= pn43
+		if (h7 >= 0) && h7 > po35 {
+			h7 -= pn36
 		} // icmpv6
-		if (h8 >= 0) && h8 > po42 {
-			h8 -= pn43
+		if (h8 >= 0) && h8 > po35 {
+			h8 -= pn36
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po42 {
-			h9 -= pn43
+		if (h9 >= 0) && h9 > po35 {
+			h9 -= pn36
 		} // lb_common
-		if (h10 >= 0) && h10 > po42 {
-			h10 -= pn43
+		if (h10 >= 0) && h10 > po35 {
+			h10 -= pn36
 		} // lb_v2
-		if (h11 >= 0) && h11 > po42 {
-			h11 -= pn43
+		if (h11 >= 0) && h11 > po35 {
+			h11 -= pn36
 		} // lb_v3
-		if (h12 >= 0) && h12 > po42 {
-			h12 -= pn43
+		if (h12 >= 0) && h12 > po35 {
+			h12 -= pn36
 		} // nd_ns
-		if (h13 >= 0) && h13 > po42 {
-			h13 -= pn43
+		if (h13 >= 0) && h13 > po35 {
+			h13 -= pn36
 		} // nd_opt
-		if (h14 >= 0) && h14 > po42 {
-			h14 -= pn43
+		if (h14 >= 0) && h14 > po35 {
+			h14 -= pn36
 		} // nd_mac
-		if (h15 >= 0) && h15 > po42 {
-			h15 -= pn43
+		if (h15 >= 0) && h15 > po35 {
+			h15 -= pn36
 		} // nd_na
-		if (h16 >= 0) && h16 > po42 {
-			h16 -= pn43
+		if (h16 >= 0) && h16 > po35 {
+			h16 -= pn36
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po42 {
-			h17 -= pn43
+		if (h17 >= 0) && h17 > po35 {
+			h17 -= pn36
 		} // nd_na_mac
-		if (h19 >= 0) && h19 > po42 {
-			h19 -= pn43
+		if (h19 >= 0) && h19 > po35 {
+			h19 -= pn36
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po42 {
-			h20 -= pn43
+		if (h20 >= 0) && h20 > po35 {
+			h20 -= pn36
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po42 {
-			h21 -= pn43
+		if (h21 >= 0) && h21 > po35 {
+			h21 -= pn36
 		} // lldp
-		if (h22 >= 0) && h22 > po42 {
-			h22 -= pn43
+		if (h22 >= 0) && h22 > po35 {
+			h22 -= pn36
 		} // slow
-		if (h23 >= 0) && h23 > po42 {
-			h23 -= pn43
+		if (h23 >= 0) && h23 > po35 {
+			h23 -= pn36
 		} // lacp
-		if cur > po42 {
-			cur = max(po42, cur-pn43)
+		if cur > po35 {
+			cur = max(po35, cur-pn36)
 		}
 		pl.edges[11]++
 		goto n44
@@ -2398,89 +2342,89 @@ n45:
 		if !(h19 >= 0) {
 			return pl.drop(14)
 		}
-		po44, pn45 := h19, 40 // icmp_ipv6
-		if po44+pn45 > len(data) {
+		po37, pn38 := h19, 40 // icmp_ipv6
+		if po37+pn38 > len(data) {
 			return pl.drop(14)
 		}
-		if po44 < len(data)-po44-pn45 {
-			copy(data[pn45:pn45+po44], data[:po44])
-			data = data[pn45:]
+		if po37 < len(data)-po37-pn38 {
+			copy(data[pn38:pn38+po37], data[:po37])
+			data = data[pn38:]
 		} else {
-			copy(data[po44:], data[po44+pn45:])
-			data = data[:len(data)-pn45]
+			copy(data[po37:], data[po37+pn38:])
+			data = data[:len(data)-pn38]
 		}
 		h19 = -1
-		if (h0 >= 0) && h0 > po44 {
-			h0 -= pn45
+		if (h0 >= 0) && h0 > po37 {
+			h0 -= pn38
 		} // ethernet
-		if (h1 >= 0) && h1 > po44 {
-			h1 -= pn45
+		if (h1 >= 0) && h1 > po37 {
+			h1 -= pn38
 		} // vlan
-		if (h2 >= 0) && h2 > po44 {
-			h2 -= pn45
+		if (h2 >= 0) && h2 > po37 {
+			h2 -= pn38
 		} // ipv4
-		if (h3 >= 0) && h3 > po44 {
-			h3 -= pn45
+		if (h3 >= 0) && h3 > po37 {
+			h3 -= pn38
 		} // ipv6
-		if (h4 >= 0) && h4 > po44 {
-			h4 -= pn45
+		if (h4 >= 0) && h4 > po37 {
+			h4 -= pn38
 		} // udp
-		if (h5 >= 0) && h5 > po44 {
-			h5 -= pn45
+		if (h5 >= 0) && h5 > po37 {
+			h5 -= pn38
 		} // arp
-		if (h6 >= 0) && h6 > po44 {
-			h6 -= pn45
+		if (h6 >= 0) && h6 > po37 {
+			h6 -= pn38
 		} // icmp
-		if (h7 >= 0) && h7 > po44 {
-			h7 -= pn45
+		if (h7 >= 0) && h7 > po37 {
+			h7 -= pn38
 		} // icmpv6
-		if (h8 >= 0) && h8 > po44 {
-			h8 -= pn45
+		if (h8 >= 0) && h8 > po37 {
+			h8 -= pn38
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po44 {
-			h9 -= pn45
+		if (h9 >= 0) && h9 > po37 {
+			h9 -= pn38
 		} // lb_common
-		if (h10 >= 0) && h10 > po44 {
-			h10 -= pn45
+		if (h10 >= 0) && h10 > po37 {
+			h10 -= pn38
 		} // lb_v2
-		if (h11 >= 0) && h11 > po44 {
-			h11 -= pn45
+		if (h11 >= 0) && h11 > po37 {
+			h11 -= pn38
 		} // lb_v3
-		if (h12 >= 0) && h12 > po44 {
-			h12 -= pn45
+		if (h12 >= 0) && h12 > po37 {
+			h12 -= pn38
 		} // nd_ns
-		if (h13 >= 0) && h13 > po44 {
-			h13 -= pn45
+		if (h13 >= 0) && h13 > po37 {
+			h13 -= pn38
 		} // nd_opt
-		if (h14 >= 0) && h14 > po44 {
-			h14 -= pn45
+		if (h14 >= 0) && h14 > po37 {
+			h14 -= pn38
 		} // nd_mac
-		if (h15 >= 0) && h15 > po44 {
-			h15 -= pn45
+		if (h15 >= 0) && h15 > po37 {
+			h15 -= pn38
 		} // nd_na
-		if (h16 >= 0) && h16 > po44 {
-			h16 -= pn45
+		if (h16 >= 0) && h16 > po37 {
+			h16 -= pn38
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po44 {
-			h17 -= pn45
+		if (h17 >= 0) && h17 > po37 {
+			h17 -= pn38
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po44 {
-			h18 -= pn45
+		if (h18 >= 0) && h18 > po37 {
+			h18 -= pn38
 		} // icmp_ipv4
-		if (h20 >= 0) && h20 > po44 {
-			h20 -= pn45
+		if (h20 >= 0) && h20 > po37 {
+			h20 -= pn38
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po44 {
-			h21 -= pn45
+		if (h21 >= 0) && h21 > po37 {
+			h21 -= pn38
 		} // lldp
-		if (h22 >= 0) && h22 > po44 {
-			h22 -= pn45
+		if (h22 >= 0) && h22 > po37 {
+			h22 -= pn38
 		} // slow
-		if (h23 >= 0) && h23 > po44 {
-			h23 -= pn45
+		if (h23 >= 0) && h23 > po37 {
+			h23 -= pn38
 		} // lacp
-		if cur > po44 {
-			cur = max(po44, cur-pn45)
+		if cur > po37 {
+			cur = max(po37, cur-pn38)
 		}
 		pl.edges[12]++
 		goto n46
@@ -2496,9 +2440,9 @@ n46:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s46 := r
-				cb[0] = byte(s46 >> 8)
-				cb[1] = byte(s46)
+				s39 := r
+				cb[0] = byte(s39 >> 8)
+				cb[1] = byte(s39)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2516,8 +2460,8 @@ n48:
 		if !(h1 >= 0) {
 			return pl.drop(15)
 		}
-		b47 := data[h1 : h1+4] // vlan
-		m3 = ((uint64(b47[0])<<8 | uint64(b47[1])) >> 0 & 0xfff) & 0xfff
+		b40 := data[h1 : h1+4] // vlan
+		m3 = ((uint64(b40[0])<<8 | uint64(b40[1])) >> 0 & 0xfff) & 0xfff
 		goto n49
 	}
 n49:
@@ -2525,89 +2469,89 @@ n49:
 		if !(h1 >= 0) {
 			return pl.drop(16)
 		}
-		po48, pn49 := h1, 4 // vlan
-		if po48+pn49 > len(data) {
+		po41, pn42 := h1, 4 // vlan
+		if po41+pn42 > len(data) {
 			return pl.drop(16)
 		}
-		if po48 < len(data)-po48-pn49 {
-			copy(data[pn49:pn49+po48], data[:po48])
-			data = data[pn49:]
+		if po41 < len(data)-po41-pn42 {
+			copy(data[pn42:pn42+po41], data[:po41])
+			data = data[pn42:]
 		} else {
-			copy(data[po48:], data[po48+pn49:])
-			data = data[:len(data)-pn49]
+			copy(data[po41:], data[po41+pn42:])
+			data = data[:len(data)-pn42]
 		}
 		h1 = -1
-		if (h0 >= 0) && h0 > po48 {
-			h0 -= pn49
+		if (h0 >= 0) && h0 > po41 {
+			h0 -= pn42
 		} // ethernet
-		if (h2 >= 0) && h2 > po48 {
-			h2 -= pn49
+		if (h2 >= 0) && h2 > po41 {
+			h2 -= pn42
 		} // ipv4
-		if (h3 >= 0) && h3 > po48 {
-			h3 -= pn49
+		if (h3 >= 0) && h3 > po41 {
+			h3 -= pn42
 		} // ipv6
-		if (h4 >= 0) && h4 > po48 {
-			h4 -= pn49
+		if (h4 >= 0) && h4 > po41 {
+			h4 -= pn42
 		} // udp
-		if (h5 >= 0) && h5 > po48 {
-			h5 -= pn49
+		if (h5 >= 0) && h5 > po41 {
+			h5 -= pn42
 		} // arp
-		if (h6 >= 0) && h6 > po48 {
-			h6 -= pn49
+		if (h6 >= 0) && h6 > po41 {
+			h6 -= pn42
 		} // icmp
-		if (h7 >= 0) && h7 > po48 {
-			h7 -= pn49
+		if (h7 >= 0) && h7 > po41 {
+			h7 -= pn42
 		} // icmpv6
-		if (h8 >= 0) && h8 > po48 {
-			h8 -= pn49
+		if (h8 >= 0) && h8 > po41 {
+			h8 -= pn42
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po48 {
-			h9 -= pn49
+		if (h9 >= 0) && h9 > po41 {
+			h9 -= pn42
 		} // lb_common
-		if (h10 >= 0) && h10 > po48 {
-			h10 -= pn49
+		if (h10 >= 0) && h10 > po41 {
+			h10 -= pn42
 		} // lb_v2
-		if (h11 >= 0) && h11 > po48 {
-			h11 -= pn49
+		if (h11 >= 0) && h11 > po41 {
+			h11 -= pn42
 		} // lb_v3
-		if (h12 >= 0) && h12 > po48 {
-			h12 -= pn49
+		if (h12 >= 0) && h12 > po41 {
+			h12 -= pn42
 		} // nd_ns
-		if (h13 >= 0) && h13 > po48 {
-			h13 -= pn49
+		if (h13 >= 0) && h13 > po41 {
+			h13 -= pn42
 		} // nd_opt
-		if (h14 >= 0) && h14 > po48 {
-			h14 -= pn49
+		if (h14 >= 0) && h14 > po41 {
+			h14 -= pn42
 		} // nd_mac
-		if (h15 >= 0) && h15 > po48 {
-			h15 -= pn49
+		if (h15 >= 0) && h15 > po41 {
+			h15 -= pn42
 		} // nd_na
-		if (h16 >= 0) && h16 > po48 {
-			h16 -= pn49
+		if (h16 >= 0) && h16 > po41 {
+			h16 -= pn42
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po48 {
-			h17 -= pn49
+		if (h17 >= 0) && h17 > po41 {
+			h17 -= pn42
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po48 {
-			h18 -= pn49
+		if (h18 >= 0) && h18 > po41 {
+			h18 -= pn42
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po48 {
-			h19 -= pn49
+		if (h19 >= 0) && h19 > po41 {
+			h19 -= pn42
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po48 {
-			h20 -= pn49
+		if (h20 >= 0) && h20 > po41 {
+			h20 -= pn42
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po48 {
-			h21 -= pn49
+		if (h21 >= 0) && h21 > po41 {
+			h21 -= pn42
 		} // lldp
-		if (h22 >= 0) && h22 > po48 {
-			h22 -= pn49
+		if (h22 >= 0) && h22 > po41 {
+			h22 -= pn42
 		} // slow
-		if (h23 >= 0) && h23 > po48 {
-			h23 -= pn49
+		if (h23 >= 0) && h23 > po41 {
+			h23 -= pn42
 		} // lacp
-		if cur > po48 {
-			cur = max(po48, cur-pn49)
+		if cur > po41 {
+			cur = max(po41, cur-pn42)
 		}
 		pl.edges[13]++
 		goto n50
@@ -2615,28 +2559,28 @@ n49:
 n50:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		kw50 := (m3) & 0xfff
-		k51 := kw50 << 0
-		if pi52 := pl.tables[0].Packed(); len(pi52.Slots) > 0 {
-			k51 &= pi52.Mask
-			for m, j := uint64(len(pi52.Slots)-1), packet.PackedHash(k51); ; j++ {
-				sl := &pi52.Slots[j&m]
+		kw43 := (m3) & 0xfff
+		k44 := kw43 << 0
+		if pi45 := pl.tables[0].Packed(); len(pi45.Slots) > 0 {
+			k44 &= pi45.Mask
+			for m, j := uint64(len(pi45.Slots)-1), packet.PackedHash(k44); ; j++ {
+				sl := &pi45.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k51 {
+				if sl.Key == k44 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc53 := pl.tables[0].Scan(); len(sc53.Match) > 0 {
-			for i, ms := 0, sc53.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw50&ms[0].Mask == ms[0].Val && kw50-ms[0].Lo <= ms[0].Span {
-					act, params = int(sc53.Acts[i].Action), sc53.Acts[i].Params
+		} else if sc46 := pl.tables[0].Scan(); len(sc46.Match) > 0 {
+			for i, ms := 0, sc46.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
+				if kw43&ms[0].Mask == ms[0].Val && kw43-ms[0].Lo <= ms[0].Span {
+					act, params = int(sc46.Acts[i].Action), sc46.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k51); hit {
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k44); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2657,30 +2601,30 @@ n51:
 n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw54 := (m4) & 0xf
-		b56 := data[h0 : h0+14] // ethernet
-		kw55 := (uint64(b56[0])<<40 | uint64(b56[1])<<32 | uint64(b56[2])<<24 | uint64(b56[3])<<16 | uint64(b56[4])<<8 | uint64(b56[5])) & 0xffffffffffff
-		k57 := kw55<<0 | kw54<<48
-		if pi58 := pl.tables[1].Packed(); len(pi58.Slots) > 0 {
-			k57 &= pi58.Mask
-			for m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57); ; j++ {
-				sl := &pi58.Slots[j&m]
+		kw47 := (m4) & 0xf
+		b49 := data[h0 : h0+14] // ethernet
+		kw48 := (uint64(b49[0])<<40 | uint64(b49[1])<<32 | uint64(b49[2])<<24 | uint64(b49[3])<<16 | uint64(b49[4])<<8 | uint64(b49[5])) & 0xffffffffffff
+		k50 := kw48<<0 | kw47<<48
+		if pi51 := pl.tables[1].Packed(); len(pi51.Slots) > 0 {
+			k50 &= pi51.Mask
+			for m, j := uint64(len(pi51.Slots)-1), packet.PackedHash(k50); ; j++ {
+				sl := &pi51.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k57 {
+				if sl.Key == k50 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc59 := pl.tables[1].Scan(); len(sc59.Match) > 0 {
-			for i, ms := 0, sc59.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw54&ms[0].Mask == ms[0].Val && kw54-ms[0].Lo <= ms[0].Span && kw55&ms[1].Mask == ms[1].Val && kw55-ms[1].Lo <= ms[1].Span {
-					act, params = int(sc59.Acts[i].Action), sc59.Acts[i].Params
+		} else if sc52 := pl.tables[1].Scan(); len(sc52.Match) > 0 {
+			for i, ms := 0, sc52.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw47&ms[0].Mask == ms[0].Val && kw47-ms[0].Lo <= ms[0].Span && kw48&ms[1].Mask == ms[1].Val && kw48-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc52.Acts[i].Action), sc52.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k57); hit {
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k50); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2712,42 +2656,42 @@ n55:
 	}
 n56:
 	{ // L3SetDaIPv4: set meta.ip_da
-		b60 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b60[16])<<24 | uint64(b60[17])<<16 | uint64(b60[18])<<8 | uint64(b60[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b53 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b53[16])<<24 | uint64(b53[17])<<16 | uint64(b53[18])<<8 | uint64(b53[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n58
 	}
 n57:
 	{ // L3SetDaIPv6: set meta.ip_da
-		b61 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b61[24])<<56 | uint64(b61[25])<<48 | uint64(b61[26])<<40 | uint64(b61[27])<<32 | uint64(b61[28])<<24 | uint64(b61[29])<<16 | uint64(b61[30])<<8 | uint64(b61[31])), Lo: (uint64(b61[32])<<56 | uint64(b61[33])<<48 | uint64(b61[34])<<40 | uint64(b61[35])<<32 | uint64(b61[36])<<24 | uint64(b61[37])<<16 | uint64(b61[38])<<8 | uint64(b61[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b54 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b54[24])<<56 | uint64(b54[25])<<48 | uint64(b54[26])<<40 | uint64(b54[27])<<32 | uint64(b54[28])<<24 | uint64(b54[29])<<16 | uint64(b54[30])<<8 | uint64(b54[31])), Lo: (uint64(b54[32])<<56 | uint64(b54[33])<<48 | uint64(b54[34])<<40 | uint64(b54[35])<<32 | uint64(b54[36])<<24 | uint64(b54[37])<<16 | uint64(b54[38])<<8 | uint64(b54[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[16]++
 		goto n58
 	}
 n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw62 := (m4) & 0xf
-		b64 := data[h0 : h0+14] // ethernet
-		kw63 := (uint64(b64[12])<<8 | uint64(b64[13])) & 0xffff
-		kw65 := m8
-		if wl66 := pl.tables[2].Words(); len(wl66.Slots) > 0 {
-			x68 := kw62 & wl66.Mask[0]
-			x69 := kw63 & wl66.Mask[1]
-			x70 := kw65.Hi & wl66.Mask[2]
-			x71 := kw65.Lo & wl66.Mask[3]
-			h67 := packet.WordsHash(x68, x69, x70, x71)
-			for m, j := uint64(len(wl66.Slots)-1), h67>>(wl66.Shift&63); ; j = (j + 1) & m {
-				sl := &wl66.Slots[j]
+		kw55 := (m4) & 0xf
+		b57 := data[h0 : h0+14] // ethernet
+		kw56 := (uint64(b57[12])<<8 | uint64(b57[13])) & 0xffff
+		kw58 := m8
+		if wl59 := pl.tables[2].Words(); len(wl59.Slots) > 0 {
+			x61 := kw55 & wl59.Mask[0]
+			x62 := kw56 & wl59.Mask[1]
+			x63 := kw58.Hi & wl59.Mask[2]
+			x64 := kw58.Lo & wl59.Mask[3]
+			h60 := packet.WordsHash(x61, x62, x63, x64)
+			for m, j := uint64(len(wl59.Slots)-1), h60>>(wl59.Shift&63); ; j = (j + 1) & m {
+				sl := &wl59.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl66.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h67 && ks[0] == x68 && ks[1] == x69 && ks[2] == x70 && ks[3] == x71 {
-					a := &wl66.Acts[j]
+				if ks := wl59.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h60 && ks[0] == x61 && ks[1] == x62 && ks[2] == x63 && ks[3] == x64 {
+					a := &wl59.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw62, kw63, kw65.Hi, kw65.Lo); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw55, kw56, kw58.Hi, kw58.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2801,10 +2745,10 @@ n65:
 		if !(h6 >= 0) {
 			return pl.drop(19)
 		}
-		b73 := data[h6 : h6+4] // icmp
-		v72 := uint64(b73[0])
+		b66 := data[h6 : h6+4] // icmp
+		v65 := uint64(b66[0])
 		switch {
-		case v72 == 0x3:
+		case v65 == 0x3:
 			goto n67
 		default:
 			goto n66
@@ -2819,22 +2763,22 @@ n67:
 		if !(h6 >= 0) {
 			return pl.drop(21)
 		}
-		b75 := data[h6 : h6+4] // icmp
-		v74 := uint64(b75[1])
+		b68 := data[h6 : h6+4] // icmp
+		v67 := uint64(b68[1])
 		switch {
-		case v74 == 0x0:
+		case v67 == 0x0:
 			goto n68
-		case v74 == 0x1:
+		case v67 == 0x1:
 			goto n69
-		case v74 == 0x3:
+		case v67 == 0x3:
 			goto n70
-		case v74 == 0x4:
+		case v67 == 0x4:
 			goto n71
-		case v74 == 0x6:
+		case v67 == 0x6:
 			goto n72
-		case v74 == 0x7:
+		case v67 == 0x7:
 			goto n73
-		case v74 == 0xa:
+		case v67 == 0xa:
 			goto n74
 		default:
 			goto n75
@@ -2877,14 +2821,14 @@ n76:
 		if !(h7 >= 0) {
 			return pl.drop(30)
 		}
-		b77 := data[h7 : h7+4] // icmpv6
-		v76 := uint64(b77[0])
+		b70 := data[h7 : h7+4] // icmpv6
+		v69 := uint64(b70[0])
 		switch {
-		case v76 == 0x1:
+		case v69 == 0x1:
 			goto n78
-		case v76 == 0x80:
+		case v69 == 0x80:
 			goto n92
-		case v76 == 0x87:
+		case v69 == 0x87:
 			goto n94
 		default:
 			goto n77
@@ -2899,16 +2843,16 @@ n78:
 		if !(h7 >= 0) {
 			return pl.drop(32)
 		}
-		b79 := data[h7 : h7+4] // icmpv6
-		v78 := uint64(b79[1])
+		b72 := data[h7 : h7+4] // icmpv6
+		v71 := uint64(b72[1])
 		switch {
-		case v78 == 0x0:
+		case v71 == 0x0:
 			goto n79
-		case v78 == 0x1:
+		case v71 == 0x1:
 			goto n80
-		case v78 == 0x2:
+		case v71 == 0x2:
 			goto n81
-		case v78 == 0x4:
+		case v71 == 0x4:
 			goto n82
 		default:
 			goto n83
@@ -2939,8 +2883,8 @@ n84:
 		if !(h5 >= 0) {
 			return pl.drop(38)
 		}
-		b80 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b80[24])<<24 | uint64(b80[25])<<16 | uint64(b80[26])<<8 | uint64(b80[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b73 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b73[24])<<24 | uint64(b73[25])<<16 | uint64(b73[26])<<8 | uint64(b73[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n86
 		}
 		goto n85
@@ -2955,52 +2899,52 @@ n86:
 		if !(h0 >= 0) {
 			return pl.drop(39)
 		}
-		b81 := data[h0 : h0+14] // ethernet
-		s82 := (uint64(b81[6])<<40 | uint64(b81[7])<<32 | uint64(b81[8])<<24 | uint64(b81[9])<<16 | uint64(b81[10])<<8 | uint64(b81[11]))
-		b81[0] = byte(s82 >> 40)
-		b81[1] = byte(s82 >> 32)
-		b81[2] = byte(s82 >> 24)
-		b81[3] = byte(s82 >> 16)
-		b81[4] = byte(s82 >> 8)
-		b81[5] = byte(s82)
-		s83 := m5
-		b81[6] = byte(s83 >> 40)
-		b81[7] = byte(s83 >> 32)
-		b81[8] = byte(s83 >> 24)
-		b81[9] = byte(s83 >> 16)
-		b81[10] = byte(s83 >> 8)
-		b81[11] = byte(s83)
+		b74 := data[h0 : h0+14] // ethernet
+		s75 := (uint64(b74[6])<<40 | uint64(b74[7])<<32 | uint64(b74[8])<<24 | uint64(b74[9])<<16 | uint64(b74[10])<<8 | uint64(b74[11]))
+		b74[0] = byte(s75 >> 40)
+		b74[1] = byte(s75 >> 32)
+		b74[2] = byte(s75 >> 24)
+		b74[3] = byte(s75 >> 16)
+		b74[4] = byte(s75 >> 8)
+		b74[5] = byte(s75)
+		s76 := m5
+		b74[6] = byte(s76 >> 40)
+		b74[7] = byte(s76 >> 32)
+		b74[8] = byte(s76 >> 24)
+		b74[9] = byte(s76 >> 16)
+		b74[10] = byte(s76 >> 8)
+		b74[11] = byte(s76)
 		if !(h5 >= 0) {
 			return pl.drop(39)
 		}
-		b84 := data[h5 : h5+28] // arp
-		s85 := 0x2
-		b84[6] = byte(s85 >> 8)
-		b84[7] = byte(s85)
-		s86 := (uint64(b84[8])<<40 | uint64(b84[9])<<32 | uint64(b84[10])<<24 | uint64(b84[11])<<16 | uint64(b84[12])<<8 | uint64(b84[13]))
-		b84[18] = byte(s86 >> 40)
-		b84[19] = byte(s86 >> 32)
-		b84[20] = byte(s86 >> 24)
-		b84[21] = byte(s86 >> 16)
-		b84[22] = byte(s86 >> 8)
-		b84[23] = byte(s86)
-		s87 := m5
-		b84[8] = byte(s87 >> 40)
-		b84[9] = byte(s87 >> 32)
-		b84[10] = byte(s87 >> 24)
-		b84[11] = byte(s87 >> 16)
-		b84[12] = byte(s87 >> 8)
-		b84[13] = byte(s87)
-		s88 := (uint64(b84[14])<<24 | uint64(b84[15])<<16 | uint64(b84[16])<<8 | uint64(b84[17]))
-		b84[24] = byte(s88 >> 24)
-		b84[25] = byte(s88 >> 16)
-		b84[26] = byte(s88 >> 8)
-		b84[27] = byte(s88)
-		s89 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b84[14] = byte(s89 >> 24)
-		b84[15] = byte(s89 >> 16)
-		b84[16] = byte(s89 >> 8)
-		b84[17] = byte(s89)
+		b77 := data[h5 : h5+28] // arp
+		s78 := 0x2
+		b77[6] = byte(s78 >> 8)
+		b77[7] = byte(s78)
+		s79 := (uint64(b77[8])<<40 | uint64(b77[9])<<32 | uint64(b77[10])<<24 | uint64(b77[11])<<16 | uint64(b77[12])<<8 | uint64(b77[13]))
+		b77[18] = byte(s79 >> 40)
+		b77[19] = byte(s79 >> 32)
+		b77[20] = byte(s79 >> 24)
+		b77[21] = byte(s79 >> 16)
+		b77[22] = byte(s79 >> 8)
+		b77[23] = byte(s79)
+		s80 := m5
+		b77[8] = byte(s80 >> 40)
+		b77[9] = byte(s80 >> 32)
+		b77[10] = byte(s80 >> 24)
+		b77[11] = byte(s80 >> 16)
+		b77[12] = byte(s80 >> 8)
+		b77[13] = byte(s80)
+		s81 := (uint64(b77[14])<<24 | uint64(b77[15])<<16 | uint64(b77[16])<<8 | uint64(b77[17]))
+		b77[24] = byte(s81 >> 24)
+		b77[25] = byte(s81 >> 16)
+		b77[26] = byte(s81 >> 8)
+		b77[27] = byte(s81)
+		s82 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b77[14] = byte(s82 >> 24)
+		b77[15] = byte(s82 >> 16)
+		b77[16] = byte(s82 >> 8)
+		b77[17] = byte(s82)
 		goto n87
 	}
 n87:
@@ -3012,8 +2956,8 @@ n88:
 		if !(h2 >= 0) {
 			return pl.drop(40)
 		}
-		b90 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b90[16])<<24 | uint64(b90[17])<<16 | uint64(b90[18])<<8 | uint64(b90[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b83 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b83[16])<<24 | uint64(b83[17])<<16 | uint64(b83[18])<<8 | uint64(b83[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n90
 		}
 		goto n89
@@ -3033,22 +2977,46 @@ n90:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s91 := r
-				cb[0] = byte(s91 >> 8)
-				cb[1] = byte(s91)
+				s84 := r
+				cb[0] = byte(s84 >> 8)
+				cb[1] = byte(s84)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d92 uint64 // icmp checksum
+		var d85 uint64 // icmp checksum
 		if !(h0 >= 0) {
 			return pl.drop(42)
 		}
-		b93 := data[h0 : h0+14] // ethernet
-		v94 := (uint64(b93[6])<<40 | uint64(b93[7])<<32 | uint64(b93[8])<<24 | uint64(b93[9])<<16 | uint64(b93[10])<<8 | uint64(b93[11]))
-		w95, lo96, hi97 := false, 0, 0
+		b86 := data[h0 : h0+14] // ethernet
+		v87 := (uint64(b86[6])<<40 | uint64(b86[7])<<32 | uint64(b86[8])<<24 | uint64(b86[9])<<16 | uint64(b86[10])<<8 | uint64(b86[11]))
+		w88, lo89, hi90 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
 			l, h := h0+0, h0+6
+			lo89, hi90 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w88 = hi90 <= len(data) && hi90-lo89 <= 20
+		}
+		var o91 uint32
+		if w88 {
+			o91 = packet.SumWords(data[lo89:hi90])
+		}
+		s92 := v87
+		b86[0] = byte(s92 >> 40)
+		b86[1] = byte(s92 >> 32)
+		b86[2] = byte(s92 >> 24)
+		b86[3] = byte(s92 >> 16)
+		b86[4] = byte(s92 >> 8)
+		b86[5] = byte(s92)
+		f93 := uint32(o91)
+		f93 += bits.RotateLeft32(f93, 16)
+		if w88 {
+			d85 += uint64(^uint16(f93>>16)) + uint64(packet.SumWords(data[lo89:hi90]))
+		}
+		v94 := m5
+		w95, lo96, hi97 := false, 0, 0
+		if (h6 >= 0) && h0 > h6 {
+			rs := h6
+			l, h := h0+6, h0+12
 			lo96, hi97 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w95 = hi97 <= len(data) && hi97-lo96 <= 20
 		}
@@ -3057,50 +3025,48 @@ n90:
 			o98 = packet.SumWords(data[lo96:hi97])
 		}
 		s99 := v94
-		b93[0] = byte(s99 >> 40)
-		b93[1] = byte(s99 >> 32)
-		b93[2] = byte(s99 >> 24)
-		b93[3] = byte(s99 >> 16)
-		b93[4] = byte(s99 >> 8)
-		b93[5] = byte(s99)
+		b86[6] = byte(s99 >> 40)
+		b86[7] = byte(s99 >> 32)
+		b86[8] = byte(s99 >> 24)
+		b86[9] = byte(s99 >> 16)
+		b86[10] = byte(s99 >> 8)
+		b86[11] = byte(s99)
 		f100 := uint32(o98)
 		f100 += bits.RotateLeft32(f100, 16)
 		if w95 {
-			d92 += uint64(^uint16(f100>>16)) + uint64(packet.SumWords(data[lo96:hi97]))
-		}
-		v101 := m5
-		w102, lo103, hi104 := false, 0, 0
-		if (h6 >= 0) && h0 > h6 {
-			rs := h6
-			l, h := h0+6, h0+12
-			lo103, hi104 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w102 = hi104 <= len(data) && hi104-lo103 <= 20
-		}
-		var o105 uint32
-		if w102 {
-			o105 = packet.SumWords(data[lo103:hi104])
-		}
-		s106 := v101
-		b93[6] = byte(s106 >> 40)
-		b93[7] = byte(s106 >> 32)
-		b93[8] = byte(s106 >> 24)
-		b93[9] = byte(s106 >> 16)
-		b93[10] = byte(s106 >> 8)
-		b93[11] = byte(s106)
-		f107 := uint32(o105)
-		f107 += bits.RotateLeft32(f107, 16)
-		if w102 {
-			d92 += uint64(^uint16(f107>>16)) + uint64(packet.SumWords(data[lo103:hi104]))
+			d85 += uint64(^uint16(f100>>16)) + uint64(packet.SumWords(data[lo96:hi97]))
 		}
 		if !(h2 >= 0) {
 			return pl.drop(42)
 		}
-		b108 := data[h2 : h2+20] // ipv4
-		v109 := (uint64(b108[12])<<24 | uint64(b108[13])<<16 | uint64(b108[14])<<8 | uint64(b108[15]))
-		w110, lo111, hi112 := false, 0, 0
+		b101 := data[h2 : h2+20] // ipv4
+		v102 := (uint64(b101[12])<<24 | uint64(b101[13])<<16 | uint64(b101[14])<<8 | uint64(b101[15]))
+		w103, lo104, hi105 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+16, h2+20
+			lo104, hi105 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w103 = hi105 <= len(data) && hi105-lo104 <= 20
+		}
+		var o106 uint32
+		if w103 {
+			o106 = packet.SumWords(data[lo104:hi105])
+		}
+		s107 := v102
+		b101[16] = byte(s107 >> 24)
+		b101[17] = byte(s107 >> 16)
+		b101[18] = byte(s107 >> 8)
+		b101[19] = byte(s107)
+		f108 := uint32(o106)
+		f108 += bits.RotateLeft32(f108, 16)
+		if w103 {
+			d85 += uint64(^uint16(f108>>16)) + uint64(packet.SumWords(data[lo104:hi105]))
+		}
+		v109 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		w110, lo111, hi112 := false, 0, 0
+		if (h6 >= 0) && h2 > h6 {
+			rs := h6
+			l, h := h2+12, h2+16
 			lo111, hi112 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w110 = hi112 <= len(data) && hi112-lo111 <= 20
 		}
@@ -3109,61 +3075,39 @@ n90:
 			o113 = packet.SumWords(data[lo111:hi112])
 		}
 		s114 := v109
-		b108[16] = byte(s114 >> 24)
-		b108[17] = byte(s114 >> 16)
-		b108[18] = byte(s114 >> 8)
-		b108[19] = byte(s114)
+		b101[12] = byte(s114 >> 24)
+		b101[13] = byte(s114 >> 16)
+		b101[14] = byte(s114 >> 8)
+		b101[15] = byte(s114)
 		f115 := uint32(o113)
 		f115 += bits.RotateLeft32(f115, 16)
 		if w110 {
-			d92 += uint64(^uint16(f115>>16)) + uint64(packet.SumWords(data[lo111:hi112]))
+			d85 += uint64(^uint16(f115>>16)) + uint64(packet.SumWords(data[lo111:hi112]))
 		}
-		v116 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		w117, lo118, hi119 := false, 0, 0
-		if (h6 >= 0) && h2 > h6 {
-			rs := h6
-			l, h := h2+12, h2+16
-			lo118, hi119 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w117 = hi119 <= len(data) && hi119-lo118 <= 20
-		}
-		var o120 uint32
-		if w117 {
-			o120 = packet.SumWords(data[lo118:hi119])
-		}
-		s121 := v116
-		b108[12] = byte(s121 >> 24)
-		b108[13] = byte(s121 >> 16)
-		b108[14] = byte(s121 >> 8)
-		b108[15] = byte(s121)
-		f122 := uint32(o120)
-		f122 += bits.RotateLeft32(f122, 16)
-		if w117 {
-			d92 += uint64(^uint16(f122>>16)) + uint64(packet.SumWords(data[lo118:hi119]))
-		}
-		v123 := 0x0
+		v116 := 0x0
 		if !(h6 >= 0) {
 			return pl.drop(42)
 		}
-		b124 := data[h6 : h6+4] // icmp
-		os125 := uint32(uint64(b124[0])<<8 | uint64(b124[1]))
-		b124[0] = byte(v123)
-		f127 := uint32(os125)
-		f127 += bits.RotateLeft32(f127, 16)
-		dl126 := uint64(^uint16(f127>>16)) + uint64(uint32(uint64(b124[0])<<8|uint64(b124[1])))
+		b117 := data[h6 : h6+4] // icmp
+		os118 := uint32(uint64(b117[0])<<8 | uint64(b117[1]))
+		b117[0] = byte(v116)
+		f120 := uint32(os118)
+		f120 += bits.RotateLeft32(f120, 16)
+		dl119 := uint64(^uint16(f120>>16)) + uint64(uint32(uint64(b117[0])<<8|uint64(b117[1])))
 		if h6 >= 0 {
-			d92 += dl126
+			d85 += dl119
 		}
 		if (h6 >= 0) && h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d92
+			x := uint64(^cv) + d85
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s128 := r
-			cb[0] = byte(s128 >> 8)
-			cb[1] = byte(s128)
+			s121 := r
+			cb[0] = byte(s121 >> 8)
+			cb[1] = byte(s121)
 		}
 		goto n91
 	}
@@ -3183,22 +3127,46 @@ n92:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s129 := r
-				cb[0] = byte(s129 >> 8)
-				cb[1] = byte(s129)
+				s122 := r
+				cb[0] = byte(s122 >> 8)
+				cb[1] = byte(s122)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d130 uint64 // icmpv6 checksum
+		var d123 uint64 // icmpv6 checksum
 		if !(h0 >= 0) {
 			return pl.drop(43)
 		}
-		b131 := data[h0 : h0+14] // ethernet
-		v132 := (uint64(b131[6])<<40 | uint64(b131[7])<<32 | uint64(b131[8])<<24 | uint64(b131[9])<<16 | uint64(b131[10])<<8 | uint64(b131[11]))
-		w133, lo134, hi135 := false, 0, 0
+		b124 := data[h0 : h0+14] // ethernet
+		v125 := (uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11]))
+		w126, lo127, hi128 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+0, h0+6
+			lo127, hi128 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w126 = hi128 <= len(data) && hi128-lo127 <= 20
+		}
+		var o129 uint32
+		if w126 {
+			o129 = packet.SumWords(data[lo127:hi128])
+		}
+		s130 := v125
+		b124[0] = byte(s130 >> 40)
+		b124[1] = byte(s130 >> 32)
+		b124[2] = byte(s130 >> 24)
+		b124[3] = byte(s130 >> 16)
+		b124[4] = byte(s130 >> 8)
+		b124[5] = byte(s130)
+		f131 := uint32(o129)
+		f131 += bits.RotateLeft32(f131, 16)
+		if w126 {
+			d123 += uint64(^uint16(f131>>16)) + uint64(packet.SumWords(data[lo127:hi128]))
+		}
+		v132 := m5
+		w133, lo134, hi135 := false, 0, 0
+		if (h7 >= 0) && h0 > h7 {
+			rs := h7
+			l, h := h0+6, h0+12
 			lo134, hi135 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
 			w133 = hi135 <= len(data) && hi135-lo134 <= 20
 		}
@@ -3207,147 +3175,123 @@ n92:
 			o136 = packet.SumWords(data[lo134:hi135])
 		}
 		s137 := v132
-		b131[0] = byte(s137 >> 40)
-		b131[1] = byte(s137 >> 32)
-		b131[2] = byte(s137 >> 24)
-		b131[3] = byte(s137 >> 16)
-		b131[4] = byte(s137 >> 8)
-		b131[5] = byte(s137)
+		b124[6] = byte(s137 >> 40)
+		b124[7] = byte(s137 >> 32)
+		b124[8] = byte(s137 >> 24)
+		b124[9] = byte(s137 >> 16)
+		b124[10] = byte(s137 >> 8)
+		b124[11] = byte(s137)
 		f138 := uint32(o136)
 		f138 += bits.RotateLeft32(f138, 16)
 		if w133 {
-			d130 += uint64(^uint16(f138>>16)) + uint64(packet.SumWords(data[lo134:hi135]))
-		}
-		v139 := m5
-		w140, lo141, hi142 := false, 0, 0
-		if (h7 >= 0) && h0 > h7 {
-			rs := h7
-			l, h := h0+6, h0+12
-			lo141, hi142 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w140 = hi142 <= len(data) && hi142-lo141 <= 20
-		}
-		var o143 uint32
-		if w140 {
-			o143 = packet.SumWords(data[lo141:hi142])
-		}
-		s144 := v139
-		b131[6] = byte(s144 >> 40)
-		b131[7] = byte(s144 >> 32)
-		b131[8] = byte(s144 >> 24)
-		b131[9] = byte(s144 >> 16)
-		b131[10] = byte(s144 >> 8)
-		b131[11] = byte(s144)
-		f145 := uint32(o143)
-		f145 += bits.RotateLeft32(f145, 16)
-		if w140 {
-			d130 += uint64(^uint16(f145>>16)) + uint64(packet.SumWords(data[lo141:hi142]))
+			d123 += uint64(^uint16(f138>>16)) + uint64(packet.SumWords(data[lo134:hi135]))
 		}
 		if !(h3 >= 0) {
 			return pl.drop(43)
 		}
-		b146 := data[h3 : h3+40] // ipv6
-		v147 := packet.Value{Hi: (uint64(b146[8])<<56 | uint64(b146[9])<<48 | uint64(b146[10])<<40 | uint64(b146[11])<<32 | uint64(b146[12])<<24 | uint64(b146[13])<<16 | uint64(b146[14])<<8 | uint64(b146[15])), Lo: (uint64(b146[16])<<56 | uint64(b146[17])<<48 | uint64(b146[18])<<40 | uint64(b146[19])<<32 | uint64(b146[20])<<24 | uint64(b146[21])<<16 | uint64(b146[22])<<8 | uint64(b146[23]))}
-		w148, lo149, hi150 := false, 0, 0
+		b139 := data[h3 : h3+40] // ipv6
+		v140 := packet.Value{Hi: (uint64(b139[8])<<56 | uint64(b139[9])<<48 | uint64(b139[10])<<40 | uint64(b139[11])<<32 | uint64(b139[12])<<24 | uint64(b139[13])<<16 | uint64(b139[14])<<8 | uint64(b139[15])), Lo: (uint64(b139[16])<<56 | uint64(b139[17])<<48 | uint64(b139[18])<<40 | uint64(b139[19])<<32 | uint64(b139[20])<<24 | uint64(b139[21])<<16 | uint64(b139[22])<<8 | uint64(b139[23]))}
+		w141, lo142, hi143 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+24, h3+40
-			lo149, hi150 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w148 = hi150 <= len(data) && hi150-lo149 <= 20
+			lo142, hi143 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w141 = hi143 <= len(data) && hi143-lo142 <= 20
 		} else if h7 >= 0 {
-			lo149, hi150 = h3+24, h3+40
-			w148 = hi150 <= len(data) && hi150-lo149 <= 20
+			lo142, hi143 = h3+24, h3+40
+			w141 = hi143 <= len(data) && hi143-lo142 <= 20
 		}
-		var o151 uint32
-		if w148 {
-			o151 = packet.SumWords(data[lo149:hi150])
+		var o144 uint32
+		if w141 {
+			o144 = packet.SumWords(data[lo142:hi143])
 		}
-		v152 := v147
-		s153 := v152.Hi
-		b146[24] = byte(s153 >> 56)
-		b146[25] = byte(s153 >> 48)
-		b146[26] = byte(s153 >> 40)
-		b146[27] = byte(s153 >> 32)
-		b146[28] = byte(s153 >> 24)
-		b146[29] = byte(s153 >> 16)
-		b146[30] = byte(s153 >> 8)
-		b146[31] = byte(s153)
-		s154 := v152.Lo
-		b146[32] = byte(s154 >> 56)
-		b146[33] = byte(s154 >> 48)
-		b146[34] = byte(s154 >> 40)
-		b146[35] = byte(s154 >> 32)
-		b146[36] = byte(s154 >> 24)
-		b146[37] = byte(s154 >> 16)
-		b146[38] = byte(s154 >> 8)
-		b146[39] = byte(s154)
-		f155 := uint32(o151)
-		f155 += bits.RotateLeft32(f155, 16)
-		if w148 {
-			d130 += uint64(^uint16(f155>>16)) + uint64(packet.SumWords(data[lo149:hi150]))
+		v145 := v140
+		s146 := v145.Hi
+		b139[24] = byte(s146 >> 56)
+		b139[25] = byte(s146 >> 48)
+		b139[26] = byte(s146 >> 40)
+		b139[27] = byte(s146 >> 32)
+		b139[28] = byte(s146 >> 24)
+		b139[29] = byte(s146 >> 16)
+		b139[30] = byte(s146 >> 8)
+		b139[31] = byte(s146)
+		s147 := v145.Lo
+		b139[32] = byte(s147 >> 56)
+		b139[33] = byte(s147 >> 48)
+		b139[34] = byte(s147 >> 40)
+		b139[35] = byte(s147 >> 32)
+		b139[36] = byte(s147 >> 24)
+		b139[37] = byte(s147 >> 16)
+		b139[38] = byte(s147 >> 8)
+		b139[39] = byte(s147)
+		f148 := uint32(o144)
+		f148 += bits.RotateLeft32(f148, 16)
+		if w141 {
+			d123 += uint64(^uint16(f148>>16)) + uint64(packet.SumWords(data[lo142:hi143]))
 		}
-		v156 := m6
-		w157, lo158, hi159 := false, 0, 0
+		v149 := m6
+		w150, lo151, hi152 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+8, h3+24
-			lo158, hi159 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w157 = hi159 <= len(data) && hi159-lo158 <= 20
+			lo151, hi152 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w150 = hi152 <= len(data) && hi152-lo151 <= 20
 		} else if h7 >= 0 {
-			lo158, hi159 = h3+8, h3+24
-			w157 = hi159 <= len(data) && hi159-lo158 <= 20
+			lo151, hi152 = h3+8, h3+24
+			w150 = hi152 <= len(data) && hi152-lo151 <= 20
 		}
-		var o160 uint32
-		if w157 {
-			o160 = packet.SumWords(data[lo158:hi159])
+		var o153 uint32
+		if w150 {
+			o153 = packet.SumWords(data[lo151:hi152])
 		}
-		v161 := v156
-		s162 := v161.Hi
-		b146[8] = byte(s162 >> 56)
-		b146[9] = byte(s162 >> 48)
-		b146[10] = byte(s162 >> 40)
-		b146[11] = byte(s162 >> 32)
-		b146[12] = byte(s162 >> 24)
-		b146[13] = byte(s162 >> 16)
-		b146[14] = byte(s162 >> 8)
-		b146[15] = byte(s162)
-		s163 := v161.Lo
-		b146[16] = byte(s163 >> 56)
-		b146[17] = byte(s163 >> 48)
-		b146[18] = byte(s163 >> 40)
-		b146[19] = byte(s163 >> 32)
-		b146[20] = byte(s163 >> 24)
-		b146[21] = byte(s163 >> 16)
-		b146[22] = byte(s163 >> 8)
-		b146[23] = byte(s163)
-		f164 := uint32(o160)
-		f164 += bits.RotateLeft32(f164, 16)
-		if w157 {
-			d130 += uint64(^uint16(f164>>16)) + uint64(packet.SumWords(data[lo158:hi159]))
+		v154 := v149
+		s155 := v154.Hi
+		b139[8] = byte(s155 >> 56)
+		b139[9] = byte(s155 >> 48)
+		b139[10] = byte(s155 >> 40)
+		b139[11] = byte(s155 >> 32)
+		b139[12] = byte(s155 >> 24)
+		b139[13] = byte(s155 >> 16)
+		b139[14] = byte(s155 >> 8)
+		b139[15] = byte(s155)
+		s156 := v154.Lo
+		b139[16] = byte(s156 >> 56)
+		b139[17] = byte(s156 >> 48)
+		b139[18] = byte(s156 >> 40)
+		b139[19] = byte(s156 >> 32)
+		b139[20] = byte(s156 >> 24)
+		b139[21] = byte(s156 >> 16)
+		b139[22] = byte(s156 >> 8)
+		b139[23] = byte(s156)
+		f157 := uint32(o153)
+		f157 += bits.RotateLeft32(f157, 16)
+		if w150 {
+			d123 += uint64(^uint16(f157>>16)) + uint64(packet.SumWords(data[lo151:hi152]))
 		}
-		v165 := 0x81
+		v158 := 0x81
 		if !(h7 >= 0) {
 			return pl.drop(43)
 		}
-		b166 := data[h7 : h7+4] // icmpv6
-		os167 := uint32(uint64(b166[0])<<8 | uint64(b166[1]))
-		b166[0] = byte(v165)
-		f169 := uint32(os167)
-		f169 += bits.RotateLeft32(f169, 16)
-		dl168 := uint64(^uint16(f169>>16)) + uint64(uint32(uint64(b166[0])<<8|uint64(b166[1])))
+		b159 := data[h7 : h7+4] // icmpv6
+		os160 := uint32(uint64(b159[0])<<8 | uint64(b159[1]))
+		b159[0] = byte(v158)
+		f162 := uint32(os160)
+		f162 += bits.RotateLeft32(f162, 16)
+		dl161 := uint64(^uint16(f162>>16)) + uint64(uint32(uint64(b159[0])<<8|uint64(b159[1])))
 		if h7 >= 0 {
-			d130 += dl168
+			d123 += dl161
 		}
 		if (h7 >= 0) && h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d130
+			x := uint64(^cv) + d123
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s170 := r
-			cb[0] = byte(s170 >> 8)
-			cb[1] = byte(s170)
+			s163 := r
+			cb[0] = byte(s163 >> 8)
+			cb[1] = byte(s163)
 		}
 		goto n93
 	}
@@ -3361,8 +3305,8 @@ n94:
 		if !(h12 >= 0) {
 			return pl.drop(44)
 		}
-		b171 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b171[4])<<56 | uint64(b171[5])<<48 | uint64(b171[6])<<40 | uint64(b171[7])<<32 | uint64(b171[8])<<24 | uint64(b171[9])<<16 | uint64(b171[10])<<8 | uint64(b171[11])), Lo: (uint64(b171[12])<<56 | uint64(b171[13])<<48 | uint64(b171[14])<<40 | uint64(b171[15])<<32 | uint64(b171[16])<<24 | uint64(b171[17])<<16 | uint64(b171[18])<<8 | uint64(b171[19]))} == m6) {
+		b164 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11])), Lo: (uint64(b164[12])<<56 | uint64(b164[13])<<48 | uint64(b164[14])<<40 | uint64(b164[15])<<32 | uint64(b164[16])<<24 | uint64(b164[17])<<16 | uint64(b164[18])<<8 | uint64(b164[19]))} == m6) {
 			goto n96
 		}
 		goto n95
@@ -3376,8 +3320,8 @@ n96:
 		if !(h3 >= 0) {
 			return pl.drop(46)
 		}
-		b172 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b172[8])<<56 | uint64(b172[9])<<48 | uint64(b172[10])<<40 | uint64(b172[11])<<32 | uint64(b172[12])<<24 | uint64(b172[13])<<16 | uint64(b172[14])<<8 | uint64(b172[15])), Lo: (uint64(b172[16])<<56 | uint64(b172[17])<<48 | uint64(b172[18])<<40 | uint64(b172[19])<<32 | uint64(b172[20])<<24 | uint64(b172[21])<<16 | uint64(b172[22])<<8 | uint64(b172[23]))} == packet.Value{Lo: 0x0}) {
+		b165 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b165[8])<<56 | uint64(b165[9])<<48 | uint64(b165[10])<<40 | uint64(b165[11])<<32 | uint64(b165[12])<<24 | uint64(b165[13])<<16 | uint64(b165[14])<<8 | uint64(b165[15])), Lo: (uint64(b165[16])<<56 | uint64(b165[17])<<48 | uint64(b165[18])<<40 | uint64(b165[19])<<32 | uint64(b165[20])<<24 | uint64(b165[21])<<16 | uint64(b165[22])<<8 | uint64(b165[23]))} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
@@ -3390,8 +3334,8 @@ n97:
 		if !(h12 >= 0) {
 			return pl.drop(47)
 		}
-		b173 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b173[4])<<56 | uint64(b173[5])<<48 | uint64(b173[6])<<40 | uint64(b173[7])<<32 | uint64(b173[8])<<24 | uint64(b173[9])<<16 | uint64(b173[10])<<8 | uint64(b173[11])), Lo: (uint64(b173[12])<<56 | uint64(b173[13])<<48 | uint64(b173[14])<<40 | uint64(b173[15])<<32 | uint64(b173[16])<<24 | uint64(b173[17])<<16 | uint64(b173[18])<<8 | uint64(b173[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b166 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11])), Lo: (uint64(b166[12])<<56 | uint64(b166[13])<<48 | uint64(b166[14])<<40 | uint64(b166[15])<<32 | uint64(b166[16])<<24 | uint64(b166[17])<<16 | uint64(b166[18])<<8 | uint64(b166[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
@@ -3399,19 +3343,19 @@ n98:
 		if !(h3 >= 0) {
 			return pl.drop(48)
 		}
-		b174 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b174[8])<<56 | uint64(b174[9])<<48 | uint64(b174[10])<<40 | uint64(b174[11])<<32 | uint64(b174[12])<<24 | uint64(b174[13])<<16 | uint64(b174[14])<<8 | uint64(b174[15])), Lo: (uint64(b174[16])<<56 | uint64(b174[17])<<48 | uint64(b174[18])<<40 | uint64(b174[19])<<32 | uint64(b174[20])<<24 | uint64(b174[21])<<16 | uint64(b174[22])<<8 | uint64(b174[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b167 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b167[8])<<56 | uint64(b167[9])<<48 | uint64(b167[10])<<40 | uint64(b167[11])<<32 | uint64(b167[12])<<24 | uint64(b167[13])<<16 | uint64(b167[14])<<8 | uint64(b167[15])), Lo: (uint64(b167[16])<<56 | uint64(b167[17])<<48 | uint64(b167[18])<<40 | uint64(b167[19])<<32 | uint64(b167[20])<<24 | uint64(b167[21])<<16 | uint64(b167[22])<<8 | uint64(b167[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		if !(h0 >= 0) {
 			return pl.drop(48)
 		}
-		b175 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b175[6])<<40 | uint64(b175[7])<<32 | uint64(b175[8])<<24 | uint64(b175[9])<<16 | uint64(b175[10])<<8 | uint64(b175[11])) & 0xffffffffffff
+		b168 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b168[6])<<40 | uint64(b168[7])<<32 | uint64(b168[8])<<24 | uint64(b168[9])<<16 | uint64(b168[10])<<8 | uint64(b168[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(48)
 		}
-		b176 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b176[4])<<56 | uint64(b176[5])<<48 | uint64(b176[6])<<40 | uint64(b176[7])<<32 | uint64(b176[8])<<24 | uint64(b176[9])<<16 | uint64(b176[10])<<8 | uint64(b176[11])), Lo: (uint64(b176[12])<<56 | uint64(b176[13])<<48 | uint64(b176[14])<<40 | uint64(b176[15])<<32 | uint64(b176[16])<<24 | uint64(b176[17])<<16 | uint64(b176[18])<<8 | uint64(b176[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b169 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b169[4])<<56 | uint64(b169[5])<<48 | uint64(b169[6])<<40 | uint64(b169[7])<<32 | uint64(b169[8])<<24 | uint64(b169[9])<<16 | uint64(b169[10])<<8 | uint64(b169[11])), Lo: (uint64(b169[12])<<56 | uint64(b169[13])<<48 | uint64(b169[14])<<40 | uint64(b169[15])<<32 | uint64(b169[16])<<24 | uint64(b169[17])<<16 | uint64(b169[18])<<8 | uint64(b169[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
@@ -3427,8 +3371,8 @@ n100:
 		if !(h14 >= 0) {
 			return pl.drop(49)
 		}
-		b177 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b177[0])<<40 | uint64(b177[1])<<32 | uint64(b177[2])<<24 | uint64(b177[3])<<16 | uint64(b177[4])<<8 | uint64(b177[5])) & 0xffffffffffff
+		b170 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b170[0])<<40 | uint64(b170[1])<<32 | uint64(b170[2])<<24 | uint64(b170[3])<<16 | uint64(b170[4])<<8 | uint64(b170[5])) & 0xffffffffffff
 		pl.edges[21]++
 		goto n101
 	}
@@ -3451,84 +3395,84 @@ n103:
 		if !(h14 >= 0) {
 			return pl.drop(50)
 		}
-		po178, pn179 := h14, 6 // nd_mac
-		if po178+pn179 > len(data) {
+		po171, pn172 := h14, 6 // nd_mac
+		if po171+pn172 > len(data) {
 			return pl.drop(50)
 		}
-		pendOff = po178
-		pendN = pn179
+		pendOff = po171
+		pendN = pn172
 		h14 = -1
-		if (h0 >= 0) && h0 > po178 {
-			h0 -= pn179
+		if (h0 >= 0) && h0 > po171 {
+			h0 -= pn172
 		} // ethernet
-		if (h1 >= 0) && h1 > po178 {
-			h1 -= pn179
+		if (h1 >= 0) && h1 > po171 {
+			h1 -= pn172
 		} // vlan
-		if (h2 >= 0) && h2 > po178 {
-			h2 -= pn179
+		if (h2 >= 0) && h2 > po171 {
+			h2 -= pn172
 		} // ipv4
-		if (h3 >= 0) && h3 > po178 {
-			h3 -= pn179
+		if (h3 >= 0) && h3 > po171 {
+			h3 -= pn172
 		} // ipv6
-		if (h4 >= 0) && h4 > po178 {
-			h4 -= pn179
+		if (h4 >= 0) && h4 > po171 {
+			h4 -= pn172
 		} // udp
-		if (h5 >= 0) && h5 > po178 {
-			h5 -= pn179
+		if (h5 >= 0) && h5 > po171 {
+			h5 -= pn172
 		} // arp
-		if (h6 >= 0) && h6 > po178 {
-			h6 -= pn179
+		if (h6 >= 0) && h6 > po171 {
+			h6 -= pn172
 		} // icmp
-		if (h7 >= 0) && h7 > po178 {
-			h7 -= pn179
+		if (h7 >= 0) && h7 > po171 {
+			h7 -= pn172
 		} // icmpv6
-		if (h8 >= 0) && h8 > po178 {
-			h8 -= pn179
+		if (h8 >= 0) && h8 > po171 {
+			h8 -= pn172
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po178 {
-			h9 -= pn179
+		if (h9 >= 0) && h9 > po171 {
+			h9 -= pn172
 		} // lb_common
-		if (h10 >= 0) && h10 > po178 {
-			h10 -= pn179
+		if (h10 >= 0) && h10 > po171 {
+			h10 -= pn172
 		} // lb_v2
-		if (h11 >= 0) && h11 > po178 {
-			h11 -= pn179
+		if (h11 >= 0) && h11 > po171 {
+			h11 -= pn172
 		} // lb_v3
-		if (h12 >= 0) && h12 > po178 {
-			h12 -= pn179
+		if (h12 >= 0) && h12 > po171 {
+			h12 -= pn172
 		} // nd_ns
-		if (h13 >= 0) && h13 > po178 {
-			h13 -= pn179
+		if (h13 >= 0) && h13 > po171 {
+			h13 -= pn172
 		} // nd_opt
-		if (h15 >= 0) && h15 > po178 {
-			h15 -= pn179
+		if (h15 >= 0) && h15 > po171 {
+			h15 -= pn172
 		} // nd_na
-		if (h16 >= 0) && h16 > po178 {
-			h16 -= pn179
+		if (h16 >= 0) && h16 > po171 {
+			h16 -= pn172
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po178 {
-			h17 -= pn179
+		if (h17 >= 0) && h17 > po171 {
+			h17 -= pn172
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po178 {
-			h18 -= pn179
+		if (h18 >= 0) && h18 > po171 {
+			h18 -= pn172
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po178 {
-			h19 -= pn179
+		if (h19 >= 0) && h19 > po171 {
+			h19 -= pn172
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po178 {
-			h20 -= pn179
+		if (h20 >= 0) && h20 > po171 {
+			h20 -= pn172
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po178 {
-			h21 -= pn179
+		if (h21 >= 0) && h21 > po171 {
+			h21 -= pn172
 		} // lldp
-		if (h22 >= 0) && h22 > po178 {
-			h22 -= pn179
+		if (h22 >= 0) && h22 > po171 {
+			h22 -= pn172
 		} // slow
-		if (h23 >= 0) && h23 > po178 {
-			h23 -= pn179
+		if (h23 >= 0) && h23 > po171 {
+			h23 -= pn172
 		} // lacp
-		if cur > po178 {
-			cur = max(po178, cur-pn179)
+		if cur > po171 {
+			cur = max(po171, cur-pn172)
 		}
 		pl.edges[22]++
 		goto n104
@@ -3548,84 +3492,84 @@ n104:
 		if !(h13 >= 0) {
 			return pl.drop(51)
 		}
-		po180, pn181 := h13, 2 // nd_opt
-		if po180+pn181 > len(data) {
+		po173, pn174 := h13, 2 // nd_opt
+		if po173+pn174 > len(data) {
 			return pl.drop(51)
 		}
-		pendOff = po180
-		pendN += pn181
+		pendOff = po173
+		pendN += pn174
 		h13 = -1
-		if (h0 >= 0) && h0 > po180 {
-			h0 -= pn181
+		if (h0 >= 0) && h0 > po173 {
+			h0 -= pn174
 		} // ethernet
-		if (h1 >= 0) && h1 > po180 {
-			h1 -= pn181
+		if (h1 >= 0) && h1 > po173 {
+			h1 -= pn174
 		} // vlan
-		if (h2 >= 0) && h2 > po180 {
-			h2 -= pn181
+		if (h2 >= 0) && h2 > po173 {
+			h2 -= pn174
 		} // ipv4
-		if (h3 >= 0) && h3 > po180 {
-			h3 -= pn181
+		if (h3 >= 0) && h3 > po173 {
+			h3 -= pn174
 		} // ipv6
-		if (h4 >= 0) && h4 > po180 {
-			h4 -= pn181
+		if (h4 >= 0) && h4 > po173 {
+			h4 -= pn174
 		} // udp
-		if (h5 >= 0) && h5 > po180 {
-			h5 -= pn181
+		if (h5 >= 0) && h5 > po173 {
+			h5 -= pn174
 		} // arp
-		if (h6 >= 0) && h6 > po180 {
-			h6 -= pn181
+		if (h6 >= 0) && h6 > po173 {
+			h6 -= pn174
 		} // icmp
-		if (h7 >= 0) && h7 > po180 {
-			h7 -= pn181
+		if (h7 >= 0) && h7 > po173 {
+			h7 -= pn174
 		} // icmpv6
-		if (h8 >= 0) && h8 > po180 {
-			h8 -= pn181
+		if (h8 >= 0) && h8 > po173 {
+			h8 -= pn174
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po180 {
-			h9 -= pn181
+		if (h9 >= 0) && h9 > po173 {
+			h9 -= pn174
 		} // lb_common
-		if (h10 >= 0) && h10 > po180 {
-			h10 -= pn181
+		if (h10 >= 0) && h10 > po173 {
+			h10 -= pn174
 		} // lb_v2
-		if (h11 >= 0) && h11 > po180 {
-			h11 -= pn181
+		if (h11 >= 0) && h11 > po173 {
+			h11 -= pn174
 		} // lb_v3
-		if (h12 >= 0) && h12 > po180 {
-			h12 -= pn181
+		if (h12 >= 0) && h12 > po173 {
+			h12 -= pn174
 		} // nd_ns
-		if (h14 >= 0) && h14 > po180 {
-			h14 -= pn181
+		if (h14 >= 0) && h14 > po173 {
+			h14 -= pn174
 		} // nd_mac
-		if (h15 >= 0) && h15 > po180 {
-			h15 -= pn181
+		if (h15 >= 0) && h15 > po173 {
+			h15 -= pn174
 		} // nd_na
-		if (h16 >= 0) && h16 > po180 {
-			h16 -= pn181
+		if (h16 >= 0) && h16 > po173 {
+			h16 -= pn174
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po180 {
-			h17 -= pn181
+		if (h17 >= 0) && h17 > po173 {
+			h17 -= pn174
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po180 {
-			h18 -= pn181
+		if (h18 >= 0) && h18 > po173 {
+			h18 -= pn174
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po180 {
-			h19 -= pn181
+		if (h19 >= 0) && h19 > po173 {
+			h19 -= pn174
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po180 {
-			h20 -= pn181
+		if (h20 >= 0) && h20 > po173 {
+			h20 -= pn174
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po180 {
-			h21 -= pn181
+		if (h21 >= 0) && h21 > po173 {
+			h21 -= pn174
 		} // lldp
-		if (h22 >= 0) && h22 > po180 {
-			h22 -= pn181
+		if (h22 >= 0) && h22 > po173 {
+			h22 -= pn174
 		} // slow
-		if (h23 >= 0) && h23 > po180 {
-			h23 -= pn181
+		if (h23 >= 0) && h23 > po173 {
+			h23 -= pn174
 		} // lacp
-		if cur > po180 {
-			cur = max(po180, cur-pn181)
+		if cur > po173 {
+			cur = max(po173, cur-pn174)
 		}
 		pl.edges[23]++
 		goto n105
@@ -3645,91 +3589,91 @@ n105:
 		if !(h12 >= 0) {
 			return pl.drop(52)
 		}
-		po182, pn183 := h12, 20 // nd_ns
-		if po182+pn183 > len(data) {
+		po175, pn176 := h12, 20 // nd_ns
+		if po175+pn176 > len(data) {
 			return pl.drop(52)
 		}
-		pendN += pn183
-		if po182 < len(data)-po182-pendN {
-			copy(data[pendN:pendN+po182], data[:po182])
+		pendN += pn176
+		if po175 < len(data)-po175-pendN {
+			copy(data[pendN:pendN+po175], data[:po175])
 			data = data[pendN:]
 		} else {
-			copy(data[po182:], data[po182+pendN:])
+			copy(data[po175:], data[po175+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h0 >= 0) && h0 > po182 {
-			h0 -= pn183
+		if (h0 >= 0) && h0 > po175 {
+			h0 -= pn176
 		} // ethernet
-		if (h1 >= 0) && h1 > po182 {
-			h1 -= pn183
+		if (h1 >= 0) && h1 > po175 {
+			h1 -= pn176
 		} // vlan
-		if (h2 >= 0) && h2 > po182 {
-			h2 -= pn183
+		if (h2 >= 0) && h2 > po175 {
+			h2 -= pn176
 		} // ipv4
-		if (h3 >= 0) && h3 > po182 {
-			h3 -= pn183
+		if (h3 >= 0) && h3 > po175 {
+			h3 -= pn176
 		} // ipv6
-		if (h4 >= 0) && h4 > po182 {
-			h4 -= pn183
+		if (h4 >= 0) && h4 > po175 {
+			h4 -= pn176
 		} // udp
-		if (h5 >= 0) && h5 > po182 {
-			h5 -= pn183
+		if (h5 >= 0) && h5 > po175 {
+			h5 -= pn176
 		} // arp
-		if (h6 >= 0) && h6 > po182 {
-			h6 -= pn183
+		if (h6 >= 0) && h6 > po175 {
+			h6 -= pn176
 		} // icmp
-		if (h7 >= 0) && h7 > po182 {
-			h7 -= pn183
+		if (h7 >= 0) && h7 > po175 {
+			h7 -= pn176
 		} // icmpv6
-		if (h8 >= 0) && h8 > po182 {
-			h8 -= pn183
+		if (h8 >= 0) && h8 > po175 {
+			h8 -= pn176
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po182 {
-			h9 -= pn183
+		if (h9 >= 0) && h9 > po175 {
+			h9 -= pn176
 		} // lb_common
-		if (h10 >= 0) && h10 > po182 {
-			h10 -= pn183
+		if (h10 >= 0) && h10 > po175 {
+			h10 -= pn176
 		} // lb_v2
-		if (h11 >= 0) && h11 > po182 {
-			h11 -= pn183
+		if (h11 >= 0) && h11 > po175 {
+			h11 -= pn176
 		} // lb_v3
-		if (h13 >= 0) && h13 > po182 {
-			h13 -= pn183
+		if (h13 >= 0) && h13 > po175 {
+			h13 -= pn176
 		} // nd_opt
-		if (h14 >= 0) && h14 > po182 {
-			h14 -= pn183
+		if (h14 >= 0) && h14 > po175 {
+			h14 -= pn176
 		} // nd_mac
-		if (h15 >= 0) && h15 > po182 {
-			h15 -= pn183
+		if (h15 >= 0) && h15 > po175 {
+			h15 -= pn176
 		} // nd_na
-		if (h16 >= 0) && h16 > po182 {
-			h16 -= pn183
+		if (h16 >= 0) && h16 > po175 {
+			h16 -= pn176
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po182 {
-			h17 -= pn183
+		if (h17 >= 0) && h17 > po175 {
+			h17 -= pn176
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po182 {
-			h18 -= pn183
+		if (h18 >= 0) && h18 > po175 {
+			h18 -= pn176
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po182 {
-			h19 -= pn183
+		if (h19 >= 0) && h19 > po175 {
+			h19 -= pn176
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po182 {
-			h20 -= pn183
+		if (h20 >= 0) && h20 > po175 {
+			h20 -= pn176
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po182 {
-			h21 -= pn183
+		if (h21 >= 0) && h21 > po175 {
+			h21 -= pn176
 		} // lldp
-		if (h22 >= 0) && h22 > po182 {
-			h22 -= pn183
+		if (h22 >= 0) && h22 > po175 {
+			h22 -= pn176
 		} // slow
-		if (h23 >= 0) && h23 > po182 {
-			h23 -= pn183
+		if (h23 >= 0) && h23 > po175 {
+			h23 -= pn176
 		} // lacp
-		if cur > po182 {
-			cur = max(po182, cur-pn183)
+		if cur > po175 {
+			cur = max(po175, cur-pn176)
 		}
 		goto n106
 	}
@@ -3744,9 +3688,9 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s184 := r
-				cb[0] = byte(s184 >> 8)
-				cb[1] = byte(s184)
+				s177 := r
+				cb[0] = byte(s177 >> 8)
+				cb[1] = byte(s177)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3762,9 +3706,9 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s186 := r
-				cb[0] = byte(s186 >> 8)
-				cb[1] = byte(s186)
+				s179 := r
+				cb[0] = byte(s179 >> 8)
+				cb[1] = byte(s179)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3896,7 +3840,7 @@ n106:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt185 := p.Push(15, h7+4, 0)
+		rt178 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4023,7 +3967,7 @@ n106:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt185 {
+		if !rt178 {
 			return pl.drop(53)
 		}
 		goto n107
@@ -4039,9 +3983,9 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s187 := r
-				cb[0] = byte(s187 >> 8)
-				cb[1] = byte(s187)
+				s180 := r
+				cb[0] = byte(s180 >> 8)
+				cb[1] = byte(s180)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4057,9 +4001,9 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s189 := r
-				cb[0] = byte(s189 >> 8)
-				cb[1] = byte(s189)
+				s182 := r
+				cb[0] = byte(s182 >> 8)
+				cb[1] = byte(s182)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4191,7 +4135,7 @@ n107:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt188 := p.Push(16, h15+20, 0)
+		rt181 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4318,7 +4262,7 @@ n107:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt188 {
+		if !rt181 {
 			return pl.drop(54)
 		}
 		goto n108
@@ -4334,9 +4278,9 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s190 := r
-				cb[0] = byte(s190 >> 8)
-				cb[1] = byte(s190)
+				s183 := r
+				cb[0] = byte(s183 >> 8)
+				cb[1] = byte(s183)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4352,9 +4296,9 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s192 := r
-				cb[0] = byte(s192 >> 8)
-				cb[1] = byte(s192)
+				s185 := r
+				cb[0] = byte(s185 >> 8)
+				cb[1] = byte(s185)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4486,7 +4430,7 @@ n108:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt191 := p.Push(17, h16+2, 0)
+		rt184 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4613,7 +4557,7 @@ n108:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt191 {
+		if !rt184 {
 			return pl.drop(55)
 		}
 		goto n109
@@ -4623,114 +4567,114 @@ n109:
 		if !(h0 >= 0) {
 			return pl.drop(56)
 		}
-		b193 := data[h0 : h0+14] // ethernet
-		s194 := m25
-		b193[0] = byte(s194 >> 40)
-		b193[1] = byte(s194 >> 32)
-		b193[2] = byte(s194 >> 24)
-		b193[3] = byte(s194 >> 16)
-		b193[4] = byte(s194 >> 8)
-		b193[5] = byte(s194)
-		s195 := m5
-		b193[6] = byte(s195 >> 40)
-		b193[7] = byte(s195 >> 32)
-		b193[8] = byte(s195 >> 24)
-		b193[9] = byte(s195 >> 16)
-		b193[10] = byte(s195 >> 8)
-		b193[11] = byte(s195)
+		b186 := data[h0 : h0+14] // ethernet
+		s187 := m25
+		b186[0] = byte(s187 >> 40)
+		b186[1] = byte(s187 >> 32)
+		b186[2] = byte(s187 >> 24)
+		b186[3] = byte(s187 >> 16)
+		b186[4] = byte(s187 >> 8)
+		b186[5] = byte(s187)
+		s188 := m5
+		b186[6] = byte(s188 >> 40)
+		b186[7] = byte(s188 >> 32)
+		b186[8] = byte(s188 >> 24)
+		b186[9] = byte(s188 >> 16)
+		b186[10] = byte(s188 >> 8)
+		b186[11] = byte(s188)
 		if !(h3 >= 0) {
 			return pl.drop(56)
 		}
-		b196 := data[h3 : h3+40] // ipv6
-		s197 := 0x20
-		b196[4] = byte(s197 >> 8)
-		b196[5] = byte(s197)
-		b196[7] = byte(0xff)
-		v198 := m6
-		s199 := v198.Hi
-		b196[8] = byte(s199 >> 56)
-		b196[9] = byte(s199 >> 48)
-		b196[10] = byte(s199 >> 40)
-		b196[11] = byte(s199 >> 32)
-		b196[12] = byte(s199 >> 24)
-		b196[13] = byte(s199 >> 16)
-		b196[14] = byte(s199 >> 8)
-		b196[15] = byte(s199)
-		s200 := v198.Lo
-		b196[16] = byte(s200 >> 56)
-		b196[17] = byte(s200 >> 48)
-		b196[18] = byte(s200 >> 40)
-		b196[19] = byte(s200 >> 32)
-		b196[20] = byte(s200 >> 24)
-		b196[21] = byte(s200 >> 16)
-		b196[22] = byte(s200 >> 8)
-		b196[23] = byte(s200)
-		v201 := m24
-		s202 := v201.Hi
-		b196[24] = byte(s202 >> 56)
-		b196[25] = byte(s202 >> 48)
-		b196[26] = byte(s202 >> 40)
-		b196[27] = byte(s202 >> 32)
-		b196[28] = byte(s202 >> 24)
-		b196[29] = byte(s202 >> 16)
-		b196[30] = byte(s202 >> 8)
-		b196[31] = byte(s202)
-		s203 := v201.Lo
-		b196[32] = byte(s203 >> 56)
-		b196[33] = byte(s203 >> 48)
-		b196[34] = byte(s203 >> 40)
-		b196[35] = byte(s203 >> 32)
-		b196[36] = byte(s203 >> 24)
-		b196[37] = byte(s203 >> 16)
-		b196[38] = byte(s203 >> 8)
-		b196[39] = byte(s203)
+		b189 := data[h3 : h3+40] // ipv6
+		s190 := 0x20
+		b189[4] = byte(s190 >> 8)
+		b189[5] = byte(s190)
+		b189[7] = byte(0xff)
+		v191 := m6
+		s192 := v191.Hi
+		b189[8] = byte(s192 >> 56)
+		b189[9] = byte(s192 >> 48)
+		b189[10] = byte(s192 >> 40)
+		b189[11] = byte(s192 >> 32)
+		b189[12] = byte(s192 >> 24)
+		b189[13] = byte(s192 >> 16)
+		b189[14] = byte(s192 >> 8)
+		b189[15] = byte(s192)
+		s193 := v191.Lo
+		b189[16] = byte(s193 >> 56)
+		b189[17] = byte(s193 >> 48)
+		b189[18] = byte(s193 >> 40)
+		b189[19] = byte(s193 >> 32)
+		b189[20] = byte(s193 >> 24)
+		b189[21] = byte(s193 >> 16)
+		b189[22] = byte(s193 >> 8)
+		b189[23] = byte(s193)
+		v194 := m24
+		s195 := v194.Hi
+		b189[24] = byte(s195 >> 56)
+		b189[25] = byte(s195 >> 48)
+		b189[26] = byte(s195 >> 40)
+		b189[27] = byte(s195 >> 32)
+		b189[28] = byte(s195 >> 24)
+		b189[29] = byte(s195 >> 16)
+		b189[30] = byte(s195 >> 8)
+		b189[31] = byte(s195)
+		s196 := v194.Lo
+		b189[32] = byte(s196 >> 56)
+		b189[33] = byte(s196 >> 48)
+		b189[34] = byte(s196 >> 40)
+		b189[35] = byte(s196 >> 32)
+		b189[36] = byte(s196 >> 24)
+		b189[37] = byte(s196 >> 16)
+		b189[38] = byte(s196 >> 8)
+		b189[39] = byte(s196)
 		if !(h7 >= 0) {
 			return pl.drop(56)
 		}
-		b204 := data[h7 : h7+4] // icmpv6
-		b204[0] = byte(0x88)
-		b204[1] = byte(0x0)
+		b197 := data[h7 : h7+4] // icmpv6
+		b197[0] = byte(0x88)
+		b197[1] = byte(0x0)
 		if !(h15 >= 0) {
 			return pl.drop(56)
 		}
-		b205 := data[h15 : h15+20] // nd_na
-		b205[0] = b205[0]&^0x40 | byte(m26)<<6&0x40
-		v206 := m27
-		s207 := v206.Hi
-		b205[4] = byte(s207 >> 56)
-		b205[5] = byte(s207 >> 48)
-		b205[6] = byte(s207 >> 40)
-		b205[7] = byte(s207 >> 32)
-		b205[8] = byte(s207 >> 24)
-		b205[9] = byte(s207 >> 16)
-		b205[10] = byte(s207 >> 8)
-		b205[11] = byte(s207)
-		s208 := v206.Lo
-		b205[12] = byte(s208 >> 56)
-		b205[13] = byte(s208 >> 48)
-		b205[14] = byte(s208 >> 40)
-		b205[15] = byte(s208 >> 32)
-		b205[16] = byte(s208 >> 24)
-		b205[17] = byte(s208 >> 16)
-		b205[18] = byte(s208 >> 8)
-		b205[19] = byte(s208)
+		b198 := data[h15 : h15+20] // nd_na
+		b198[0] = b198[0]&^0x40 | byte(m26)<<6&0x40
+		v199 := m27
+		s200 := v199.Hi
+		b198[4] = byte(s200 >> 56)
+		b198[5] = byte(s200 >> 48)
+		b198[6] = byte(s200 >> 40)
+		b198[7] = byte(s200 >> 32)
+		b198[8] = byte(s200 >> 24)
+		b198[9] = byte(s200 >> 16)
+		b198[10] = byte(s200 >> 8)
+		b198[11] = byte(s200)
+		s201 := v199.Lo
+		b198[12] = byte(s201 >> 56)
+		b198[13] = byte(s201 >> 48)
+		b198[14] = byte(s201 >> 40)
+		b198[15] = byte(s201 >> 32)
+		b198[16] = byte(s201 >> 24)
+		b198[17] = byte(s201 >> 16)
+		b198[18] = byte(s201 >> 8)
+		b198[19] = byte(s201)
 		if !(h16 >= 0) {
 			return pl.drop(56)
 		}
-		b209 := data[h16 : h16+2] // nd_na_opt
-		b209[0] = byte(0x2)
-		b209[1] = byte(0x1)
+		b202 := data[h16 : h16+2] // nd_na_opt
+		b202[0] = byte(0x2)
+		b202[1] = byte(0x1)
 		if !(h17 >= 0) {
 			return pl.drop(56)
 		}
-		b210 := data[h17 : h17+6] // nd_na_mac
-		s211 := m5
-		b210[0] = byte(s211 >> 40)
-		b210[1] = byte(s211 >> 32)
-		b210[2] = byte(s211 >> 24)
-		b210[3] = byte(s211 >> 16)
-		b210[4] = byte(s211 >> 8)
-		b210[5] = byte(s211)
+		b203 := data[h17 : h17+6] // nd_na_mac
+		s204 := m5
+		b203[0] = byte(s204 >> 40)
+		b203[1] = byte(s204 >> 32)
+		b203[2] = byte(s204 >> 24)
+		b203[3] = byte(s204 >> 16)
+		b203[4] = byte(s204 >> 8)
+		b203[5] = byte(s204)
 		goto n110
 	}
 n110:
@@ -4744,9 +4688,9 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s212 := r
-				cb[0] = byte(s212 >> 8)
-				cb[1] = byte(s212)
+				s205 := r
+				cb[0] = byte(s205 >> 8)
+				cb[1] = byte(s205)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4759,9 +4703,9 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s214 := r
-				cb[0] = byte(s214 >> 8)
-				cb[1] = byte(s214)
+				s207 := r
+				cb[0] = byte(s207 >> 8)
+				cb[1] = byte(s207)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4893,7 +4837,7 @@ n110:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt213 := p.ComputeChecksum(7)
+		rt206 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -5020,7 +4964,7 @@ n110:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt213 {
+		if !rt206 {
 			return pl.drop(57)
 		}
 		goto n111
@@ -5044,23 +4988,23 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw215 := (m7) & 0xff
-		b217 := data[h2 : h2+20] // ipv4
-		kw216 := (uint64(b217[12])<<24 | uint64(b217[13])<<16 | uint64(b217[14])<<8 | uint64(b217[15])) & 0xffffffff
-		k218 := kw216<<0 | kw215<<32
-		if pi219 := pl.tables[3].Packed(); len(pi219.Slots) > 0 {
-			k218 &= pi219.Mask
-			for m, j := uint64(len(pi219.Slots)-1), packet.PackedHash(k218); ; j++ {
-				sl := &pi219.Slots[j&m]
+		kw208 := (m7) & 0xff
+		b210 := data[h2 : h2+20] // ipv4
+		kw209 := (uint64(b210[12])<<24 | uint64(b210[13])<<16 | uint64(b210[14])<<8 | uint64(b210[15])) & 0xffffffff
+		k211 := kw209<<0 | kw208<<32
+		if pi212 := pl.tables[3].Packed(); len(pi212.Slots) > 0 {
+			k211 &= pi212.Mask
+			for m, j := uint64(len(pi212.Slots)-1), packet.PackedHash(k211); ; j++ {
+				sl := &pi212.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k218 {
+				if sl.Key == k211 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k218); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k211); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5074,26 +5018,26 @@ n114:
 n115:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw220 := (m7) & 0xff
-		b222 := data[h3 : h3+40] // ipv6
-		kw221 := packet.Value{Hi: (uint64(b222[8])<<56 | uint64(b222[9])<<48 | uint64(b222[10])<<40 | uint64(b222[11])<<32 | uint64(b222[12])<<24 | uint64(b222[13])<<16 | uint64(b222[14])<<8 | uint64(b222[15])), Lo: (uint64(b222[16])<<56 | uint64(b222[17])<<48 | uint64(b222[18])<<40 | uint64(b222[19])<<32 | uint64(b222[20])<<24 | uint64(b222[21])<<16 | uint64(b222[22])<<8 | uint64(b222[23]))}
-		if wl223 := pl.tables[4].Words(); len(wl223.Slots) > 0 {
-			x225 := kw220 & wl223.Mask[0]
-			x226 := kw221.Hi & wl223.Mask[1]
-			x227 := kw221.Lo & wl223.Mask[2]
-			h224 := packet.WordsHash(x225, x226, x227, 0)
-			for m, j := uint64(len(wl223.Slots)-1), h224>>(wl223.Shift&63); ; j = (j + 1) & m {
-				sl := &wl223.Slots[j]
+		kw213 := (m7) & 0xff
+		b215 := data[h3 : h3+40] // ipv6
+		kw214 := packet.Value{Hi: (uint64(b215[8])<<56 | uint64(b215[9])<<48 | uint64(b215[10])<<40 | uint64(b215[11])<<32 | uint64(b215[12])<<24 | uint64(b215[13])<<16 | uint64(b215[14])<<8 | uint64(b215[15])), Lo: (uint64(b215[16])<<56 | uint64(b215[17])<<48 | uint64(b215[18])<<40 | uint64(b215[19])<<32 | uint64(b215[20])<<24 | uint64(b215[21])<<16 | uint64(b215[22])<<8 | uint64(b215[23]))}
+		if wl216 := pl.tables[4].Words(); len(wl216.Slots) > 0 {
+			x218 := kw213 & wl216.Mask[0]
+			x219 := kw214.Hi & wl216.Mask[1]
+			x220 := kw214.Lo & wl216.Mask[2]
+			h217 := packet.WordsHash(x218, x219, x220, 0)
+			for m, j := uint64(len(wl216.Slots)-1), h217>>(wl216.Shift&63); ; j = (j + 1) & m {
+				sl := &wl216.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl223.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h224 && ks[0] == x225 && ks[1] == x226 && ks[2] == x227 {
-					a := &wl223.Acts[j]
+				if ks := wl216.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h217 && ks[0] == x218 && ks[1] == x219 && ks[2] == x220 {
+					a := &wl216.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw220, kw221.Hi, kw221.Lo, 0); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw213, kw214.Hi, kw214.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5127,44 +5071,44 @@ n119:
 	}
 n120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b228 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b228[4])<<56 | uint64(b228[5])<<48 | uint64(b228[6])<<40 | uint64(b228[7])<<32 | uint64(b228[8])<<24 | uint64(b228[9])<<16 | uint64(b228[10])<<8 | uint64(b228[11]))
-		m13 = ((uint64(b228[4])<<56 | uint64(b228[5])<<48 | uint64(b228[6])<<40 | uint64(b228[7])<<32 | uint64(b228[8])<<24 | uint64(b228[9])<<16 | uint64(b228[10])<<8 | uint64(b228[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b228[2])<<8 | uint64(b228[3])) & 0xffff
+		b221 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b221[4])<<56 | uint64(b221[5])<<48 | uint64(b221[6])<<40 | uint64(b221[7])<<32 | uint64(b221[8])<<24 | uint64(b221[9])<<16 | uint64(b221[10])<<8 | uint64(b221[11]))
+		m13 = ((uint64(b221[4])<<56 | uint64(b221[5])<<48 | uint64(b221[6])<<40 | uint64(b221[7])<<32 | uint64(b221[8])<<24 | uint64(b221[9])<<16 | uint64(b221[10])<<8 | uint64(b221[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b221[2])<<8 | uint64(b221[3])) & 0xffff
 		goto n122
 	}
 n121:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b229 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b229[4])<<56 | uint64(b229[5])<<48 | uint64(b229[6])<<40 | uint64(b229[7])<<32 | uint64(b229[8])<<24 | uint64(b229[9])<<16 | uint64(b229[10])<<8 | uint64(b229[11]))
-		m13 = (uint64(b229[0])<<8 | uint64(b229[1])) & 0xffff
-		m14 = (uint64(b229[2])<<8 | uint64(b229[3])) & 0xffff
+		b222 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b222[4])<<56 | uint64(b222[5])<<48 | uint64(b222[6])<<40 | uint64(b222[7])<<32 | uint64(b222[8])<<24 | uint64(b222[9])<<16 | uint64(b222[10])<<8 | uint64(b222[11]))
+		m13 = (uint64(b222[0])<<8 | uint64(b222[1])) & 0xffff
+		m14 = (uint64(b222[2])<<8 | uint64(b222[3])) & 0xffff
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c231 := (h2 >= 0)
-		if c231 {
+		c224 := (h2 >= 0)
+		if c224 {
 			if !(h2 >= 0) {
 				return pl.drop(59)
 			}
-			b232 := data[h2 : h2+20] // ipv4
-			c231 = (uint64(b232[8]) <= 0x1)
+			b225 := data[h2 : h2+20] // ipv4
+			c224 = (uint64(b225[8]) <= 0x1)
 		}
-		c230 := c231
-		if !c230 {
-			c233 := (h3 >= 0)
-			if c233 {
+		c223 := c224
+		if !c223 {
+			c226 := (h3 >= 0)
+			if c226 {
 				if !(h3 >= 0) {
 					return pl.drop(59)
 				}
-				b234 := data[h3 : h3+40] // ipv6
-				c233 = (uint64(b234[7]) <= 0x1)
+				b227 := data[h3 : h3+40] // ipv6
+				c226 = (uint64(b227[7]) <= 0x1)
 			}
-			c230 = c233
+			c223 = c226
 		}
-		if c230 {
+		if c223 {
 			goto n123
 		}
 		goto n124
@@ -5176,31 +5120,31 @@ n123:
 n124:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		kw235 := (m7) & 0xff
-		kw236 := (m9)
-		if wl237 := pl.tables[5].Words(); len(wl237.Slots) > 0 {
-			x239 := kw235 & wl237.Mask[0]
-			x240 := kw236 & wl237.Mask[1]
-			h238 := packet.WordsHash(x239, x240, 0, 0)
-			for m, j := uint64(len(wl237.Slots)-1), h238>>(wl237.Shift&63); ; j = (j + 1) & m {
-				sl := &wl237.Slots[j]
+		kw228 := (m7) & 0xff
+		kw229 := (m9)
+		if wl230 := pl.tables[5].Words(); len(wl230.Slots) > 0 {
+			x232 := kw228 & wl230.Mask[0]
+			x233 := kw229 & wl230.Mask[1]
+			h231 := packet.WordsHash(x232, x233, 0, 0)
+			for m, j := uint64(len(wl230.Slots)-1), h231>>(wl230.Shift&63); ; j = (j + 1) & m {
+				sl := &wl230.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl237.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h238 && ks[0] == x239 && ks[1] == x240 {
-					a := &wl237.Acts[j]
+				if ks := wl230.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h231 && ks[0] == x232 && ks[1] == x233 {
+					a := &wl230.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc241 := pl.tables[5].Scan(); len(sc241.Match) > 0 {
-			for i, ms := 0, sc241.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw235&ms[0].Mask == ms[0].Val && kw235-ms[0].Lo <= ms[0].Span && kw236&ms[1].Mask == ms[1].Val && kw236-ms[1].Lo <= ms[1].Span {
-					act, params = int(sc241.Acts[i].Action), sc241.Acts[i].Params
+		} else if sc234 := pl.tables[5].Scan(); len(sc234.Match) > 0 {
+			for i, ms := 0, sc234.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw228&ms[0].Mask == ms[0].Val && kw228-ms[0].Lo <= ms[0].Span && kw229&ms[1].Mask == ms[1].Val && kw229-ms[1].Lo <= ms[1].Span {
+					act, params = int(sc234.Acts[i].Action), sc234.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw235, kw236, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw228, kw229, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5232,23 +5176,23 @@ n126:
 n127:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw242 := (m7) & 0xff
-		kw243 := (m10) & 0xffffffff
-		kw244 := (m15) & 0xffff
-		k245 := kw244<<0 | kw243<<16 | kw242<<48
-		if pi246 := pl.tables[6].Packed(); len(pi246.Slots) > 0 {
-			k245 &= pi246.Mask
-			for m, j := uint64(len(pi246.Slots)-1), packet.PackedHash(k245); ; j++ {
-				sl := &pi246.Slots[j&m]
+		kw235 := (m7) & 0xff
+		kw236 := (m10) & 0xffffffff
+		kw237 := (m15) & 0xffff
+		k238 := kw237<<0 | kw236<<16 | kw235<<48
+		if pi239 := pl.tables[6].Packed(); len(pi239.Slots) > 0 {
+			k238 &= pi239.Mask
+			for m, j := uint64(len(pi239.Slots)-1), packet.PackedHash(k238); ; j++ {
+				sl := &pi239.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k245 {
+				if sl.Key == k238 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k245); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k238); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5267,24 +5211,24 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		kw247 := (m7) & 0xff
-		b249 := data[h0 : h0+14] // ethernet
-		kw248 := (uint64(b249[12])<<8 | uint64(b249[13])) & 0xffff
-		kw250 := (m16) & 0xffff
-		k251 := kw250<<0 | kw248<<16 | kw247<<32
-		if pi252 := pl.tables[7].Packed(); len(pi252.Slots) > 0 {
-			k251 &= pi252.Mask
-			for m, j := uint64(len(pi252.Slots)-1), packet.PackedHash(k251); ; j++ {
-				sl := &pi252.Slots[j&m]
+		kw240 := (m7) & 0xff
+		b242 := data[h0 : h0+14] // ethernet
+		kw241 := (uint64(b242[12])<<8 | uint64(b242[13])) & 0xffff
+		kw243 := (m16) & 0xffff
+		k244 := kw243<<0 | kw241<<16 | kw240<<32
+		if pi245 := pl.tables[7].Packed(); len(pi245.Slots) > 0 {
+			k244 &= pi245.Mask
+			for m, j := uint64(len(pi245.Slots)-1), packet.PackedHash(k244); ; j++ {
+				sl := &pi245.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k251 {
+				if sl.Key == k244 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k251); hit {
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k244); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5331,21 +5275,21 @@ n133:
 	}
 n134:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b253 := data[h0 : h0+14] // ethernet
-		s254 := m5
-		b253[6] = byte(s254 >> 40)
-		b253[7] = byte(s254 >> 32)
-		b253[8] = byte(s254 >> 24)
-		b253[9] = byte(s254 >> 16)
-		b253[10] = byte(s254 >> 8)
-		b253[11] = byte(s254)
-		s255 := m17
-		b253[0] = byte(s255 >> 40)
-		b253[1] = byte(s255 >> 32)
-		b253[2] = byte(s255 >> 24)
-		b253[3] = byte(s255 >> 16)
-		b253[4] = byte(s255 >> 8)
-		b253[5] = byte(s255)
+		b246 := data[h0 : h0+14] // ethernet
+		s247 := m5
+		b246[6] = byte(s247 >> 40)
+		b246[7] = byte(s247 >> 32)
+		b246[8] = byte(s247 >> 24)
+		b246[9] = byte(s247 >> 16)
+		b246[10] = byte(s247 >> 8)
+		b246[11] = byte(s247)
+		s248 := m17
+		b246[0] = byte(s248 >> 40)
+		b246[1] = byte(s248 >> 32)
+		b246[2] = byte(s248 >> 24)
+		b246[3] = byte(s248 >> 16)
+		b246[4] = byte(s248 >> 8)
+		b246[5] = byte(s248)
 		goto n135
 	}
 n135:
@@ -5359,14 +5303,14 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s256 := r
-				cb[0] = byte(s256 >> 8)
-				cb[1] = byte(s256)
+				s249 := r
+				cb[0] = byte(s249 >> 8)
+				cb[1] = byte(s249)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b257 := data[h4 : h4+8] // udp
-		if (uint64(b257[6])<<8 | uint64(b257[7])) == 0x0 {
+		b250 := data[h4 : h4+8] // udp
+		if (uint64(b250[6])<<8 | uint64(b250[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
@@ -5400,222 +5344,222 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d258 uint64 // ipv4 checksum
-		var d259 uint64 // udp checksum
-		v260 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b261 := data[h2 : h2+20] // ipv4
-		ws263 := uint64((uint64(b261[12])<<24 | uint64(b261[13])<<16 | uint64(b261[14])<<8 | uint64(b261[15])))
+		var d251 uint64 // ipv4 checksum
+		var d252 uint64 // udp checksum
+		v253 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b254 := data[h2 : h2+20] // ipv4
+		ws256 := uint64((uint64(b254[12])<<24 | uint64(b254[13])<<16 | uint64(b254[14])<<8 | uint64(b254[15])))
+		os255 := uint32(uint16(ws256>>0)) + uint32(uint16(ws256>>16))
+		s257 := v253
+		b254[12] = byte(s257 >> 24)
+		b254[13] = byte(s257 >> 16)
+		b254[14] = byte(s257 >> 8)
+		b254[15] = byte(s257)
+		ws258 := uint64(v253)
+		f260 := uint32(os255)
+		f260 += bits.RotateLeft32(f260, 16)
+		dl259 := uint64(^uint16(f260>>16)) + uint64(uint32(uint16(ws258>>0))+uint32(uint16(ws258>>16)))
+		d251 += dl259
+		d252 += dl259
+		v261 := m18
+		ws263 := uint64((uint64(b254[16])<<24 | uint64(b254[17])<<16 | uint64(b254[18])<<8 | uint64(b254[19])))
 		os262 := uint32(uint16(ws263>>0)) + uint32(uint16(ws263>>16))
-		s264 := v260
-		b261[12] = byte(s264 >> 24)
-		b261[13] = byte(s264 >> 16)
-		b261[14] = byte(s264 >> 8)
-		b261[15] = byte(s264)
-		ws265 := uint64(v260)
+		s264 := v261
+		b254[16] = byte(s264 >> 24)
+		b254[17] = byte(s264 >> 16)
+		b254[18] = byte(s264 >> 8)
+		b254[19] = byte(s264)
+		ws265 := uint64(v261)
 		f267 := uint32(os262)
 		f267 += bits.RotateLeft32(f267, 16)
 		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(ws265>>0))+uint32(uint16(ws265>>16)))
-		d258 += dl266
-		d259 += dl266
-		v268 := m18
-		ws270 := uint64((uint64(b261[16])<<24 | uint64(b261[17])<<16 | uint64(b261[18])<<8 | uint64(b261[19])))
-		os269 := uint32(uint16(ws270>>0)) + uint32(uint16(ws270>>16))
+		d251 += dl266
+		d252 += dl266
+		v268 := m23
+		b269 := data[h4 : h4+8] // udp
+		os270 := uint32(uint16((uint64(b269[2])<<8 | uint64(b269[3]))))
 		s271 := v268
-		b261[16] = byte(s271 >> 24)
-		b261[17] = byte(s271 >> 16)
-		b261[18] = byte(s271 >> 8)
-		b261[19] = byte(s271)
-		ws272 := uint64(v268)
-		f274 := uint32(os269)
-		f274 += bits.RotateLeft32(f274, 16)
-		dl273 := uint64(^uint16(f274>>16)) + uint64(uint32(uint16(ws272>>0))+uint32(uint16(ws272>>16)))
-		d258 += dl273
-		d259 += dl273
-		v275 := m23
-		b276 := data[h4 : h4+8] // udp
-		os277 := uint32(uint16((uint64(b276[2])<<8 | uint64(b276[3]))))
-		s278 := v275
-		b276[2] = byte(s278 >> 8)
-		b276[3] = byte(s278)
-		f280 := uint32(os277)
-		f280 += bits.RotateLeft32(f280, 16)
-		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(v275)))
-		d259 += dl279
-		v281 := (uint64(b261[8]) - 0x1)
-		os282 := uint32(uint64(b261[8])<<8 | uint64(b261[9]))
-		b261[8] = byte(v281)
-		f284 := uint32(os282)
-		f284 += bits.RotateLeft32(f284, 16)
-		dl283 := uint64(^uint16(f284>>16)) + uint64(uint32(uint64(b261[8])<<8|uint64(b261[9])))
-		d258 += dl283
+		b269[2] = byte(s271 >> 8)
+		b269[3] = byte(s271)
+		f273 := uint32(os270)
+		f273 += bits.RotateLeft32(f273, 16)
+		dl272 := uint64(^uint16(f273>>16)) + uint64(uint32(uint16(v268)))
+		d252 += dl272
+		v274 := (uint64(b254[8]) - 0x1)
+		os275 := uint32(uint64(b254[8])<<8 | uint64(b254[9]))
+		b254[8] = byte(v274)
+		f277 := uint32(os275)
+		f277 += bits.RotateLeft32(f277, 16)
+		dl276 := uint64(^uint16(f277>>16)) + uint64(uint32(uint64(b254[8])<<8|uint64(b254[9])))
+		d251 += dl276
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d258
+			x := uint64(^cv) + d251
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s285 := r
-			cb[0] = byte(s285 >> 8)
-			cb[1] = byte(s285)
+			s278 := r
+			cb[0] = byte(s278 >> 8)
+			cb[1] = byte(s278)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d259
+			pendD4 += d252
 			pendK4 = true
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d286 uint64 // ipv4 checksum
-		var d287 uint64 // udp checksum
-		v288 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b289 := data[h2 : h2+20] // ipv4
-		ws291 := uint64((uint64(b289[12])<<24 | uint64(b289[13])<<16 | uint64(b289[14])<<8 | uint64(b289[15])))
+		var d279 uint64 // ipv4 checksum
+		var d280 uint64 // udp checksum
+		v281 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b282 := data[h2 : h2+20] // ipv4
+		ws284 := uint64((uint64(b282[12])<<24 | uint64(b282[13])<<16 | uint64(b282[14])<<8 | uint64(b282[15])))
+		os283 := uint32(uint16(ws284>>0)) + uint32(uint16(ws284>>16))
+		s285 := v281
+		b282[12] = byte(s285 >> 24)
+		b282[13] = byte(s285 >> 16)
+		b282[14] = byte(s285 >> 8)
+		b282[15] = byte(s285)
+		ws286 := uint64(v281)
+		f288 := uint32(os283)
+		f288 += bits.RotateLeft32(f288, 16)
+		dl287 := uint64(^uint16(f288>>16)) + uint64(uint32(uint16(ws286>>0))+uint32(uint16(ws286>>16)))
+		d279 += dl287
+		d280 += dl287
+		v289 := m18
+		ws291 := uint64((uint64(b282[16])<<24 | uint64(b282[17])<<16 | uint64(b282[18])<<8 | uint64(b282[19])))
 		os290 := uint32(uint16(ws291>>0)) + uint32(uint16(ws291>>16))
-		s292 := v288
-		b289[12] = byte(s292 >> 24)
-		b289[13] = byte(s292 >> 16)
-		b289[14] = byte(s292 >> 8)
-		b289[15] = byte(s292)
-		ws293 := uint64(v288)
+		s292 := v289
+		b282[16] = byte(s292 >> 24)
+		b282[17] = byte(s292 >> 16)
+		b282[18] = byte(s292 >> 8)
+		b282[19] = byte(s292)
+		ws293 := uint64(v289)
 		f295 := uint32(os290)
 		f295 += bits.RotateLeft32(f295, 16)
 		dl294 := uint64(^uint16(f295>>16)) + uint64(uint32(uint16(ws293>>0))+uint32(uint16(ws293>>16)))
-		d286 += dl294
-		d287 += dl294
-		v296 := m18
-		ws298 := uint64((uint64(b289[16])<<24 | uint64(b289[17])<<16 | uint64(b289[18])<<8 | uint64(b289[19])))
-		os297 := uint32(uint16(ws298>>0)) + uint32(uint16(ws298>>16))
+		d279 += dl294
+		d280 += dl294
+		v296 := m23
+		b297 := data[h4 : h4+8] // udp
+		os298 := uint32(uint16((uint64(b297[2])<<8 | uint64(b297[3]))))
 		s299 := v296
-		b289[16] = byte(s299 >> 24)
-		b289[17] = byte(s299 >> 16)
-		b289[18] = byte(s299 >> 8)
-		b289[19] = byte(s299)
-		ws300 := uint64(v296)
-		f302 := uint32(os297)
-		f302 += bits.RotateLeft32(f302, 16)
-		dl301 := uint64(^uint16(f302>>16)) + uint64(uint32(uint16(ws300>>0))+uint32(uint16(ws300>>16)))
-		d286 += dl301
-		d287 += dl301
-		v303 := m23
-		b304 := data[h4 : h4+8] // udp
-		os305 := uint32(uint16((uint64(b304[2])<<8 | uint64(b304[3]))))
-		s306 := v303
-		b304[2] = byte(s306 >> 8)
-		b304[3] = byte(s306)
-		f308 := uint32(os305)
-		f308 += bits.RotateLeft32(f308, 16)
-		dl307 := uint64(^uint16(f308>>16)) + uint64(uint32(uint16(v303)))
-		d287 += dl307
-		v309 := ((uint64(b289[2])<<8 | uint64(b289[3])) - 0x10)
-		os310 := uint32(uint16((uint64(b289[2])<<8 | uint64(b289[3]))))
-		s311 := v309
-		b289[2] = byte(s311 >> 8)
-		b289[3] = byte(s311)
-		f313 := uint32(os310)
-		f313 += bits.RotateLeft32(f313, 16)
-		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(uint16(v309)))
-		d286 += dl312
-		d287 += dl312
-		v314 := (uint64(b289[8]) - 0x1)
-		os315 := uint32(uint64(b289[8])<<8 | uint64(b289[9]))
-		b289[8] = byte(v314)
-		f317 := uint32(os315)
-		f317 += bits.RotateLeft32(f317, 16)
-		dl316 := uint64(^uint16(f317>>16)) + uint64(uint32(uint64(b289[8])<<8|uint64(b289[9])))
-		d286 += dl316
+		b297[2] = byte(s299 >> 8)
+		b297[3] = byte(s299)
+		f301 := uint32(os298)
+		f301 += bits.RotateLeft32(f301, 16)
+		dl300 := uint64(^uint16(f301>>16)) + uint64(uint32(uint16(v296)))
+		d280 += dl300
+		v302 := ((uint64(b282[2])<<8 | uint64(b282[3])) - 0x10)
+		os303 := uint32(uint16((uint64(b282[2])<<8 | uint64(b282[3]))))
+		s304 := v302
+		b282[2] = byte(s304 >> 8)
+		b282[3] = byte(s304)
+		f306 := uint32(os303)
+		f306 += bits.RotateLeft32(f306, 16)
+		dl305 := uint64(^uint16(f306>>16)) + uint64(uint32(uint16(v302)))
+		d279 += dl305
+		d280 += dl305
+		v307 := (uint64(b282[8]) - 0x1)
+		os308 := uint32(uint64(b282[8])<<8 | uint64(b282[9]))
+		b282[8] = byte(v307)
+		f310 := uint32(os308)
+		f310 += bits.RotateLeft32(f310, 16)
+		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint64(b282[8])<<8|uint64(b282[9])))
+		d279 += dl309
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d286
+			x := uint64(^cv) + d279
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s318 := r
-			cb[0] = byte(s318 >> 8)
-			cb[1] = byte(s318)
+			s311 := r
+			cb[0] = byte(s311 >> 8)
+			cb[1] = byte(s311)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d287
+			pendD4 += d280
 			pendK4 = true
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d319 uint64 // udp checksum
-		v320 := m6
-		b321 := data[h3 : h3+40] // ipv6
-		ws323 := packet.Value{Hi: (uint64(b321[8])<<56 | uint64(b321[9])<<48 | uint64(b321[10])<<40 | uint64(b321[11])<<32 | uint64(b321[12])<<24 | uint64(b321[13])<<16 | uint64(b321[14])<<8 | uint64(b321[15])), Lo: (uint64(b321[16])<<56 | uint64(b321[17])<<48 | uint64(b321[18])<<40 | uint64(b321[19])<<32 | uint64(b321[20])<<24 | uint64(b321[21])<<16 | uint64(b321[22])<<8 | uint64(b321[23]))}
-		os322 := uint32(uint16(ws323.Hi>>0)) + uint32(uint16(ws323.Hi>>16)) + uint32(uint16(ws323.Hi>>32)) + uint32(uint16(ws323.Hi>>48)) + uint32(uint16(ws323.Lo>>0)) + uint32(uint16(ws323.Lo>>16)) + uint32(uint16(ws323.Lo>>32)) + uint32(uint16(ws323.Lo>>48))
-		v324 := v320
-		s325 := v324.Hi
-		b321[8] = byte(s325 >> 56)
-		b321[9] = byte(s325 >> 48)
-		b321[10] = byte(s325 >> 40)
-		b321[11] = byte(s325 >> 32)
-		b321[12] = byte(s325 >> 24)
-		b321[13] = byte(s325 >> 16)
-		b321[14] = byte(s325 >> 8)
-		b321[15] = byte(s325)
-		s326 := v324.Lo
-		b321[16] = byte(s326 >> 56)
-		b321[17] = byte(s326 >> 48)
-		b321[18] = byte(s326 >> 40)
-		b321[19] = byte(s326 >> 32)
-		b321[20] = byte(s326 >> 24)
-		b321[21] = byte(s326 >> 16)
-		b321[22] = byte(s326 >> 8)
-		b321[23] = byte(s326)
-		ws327 := v320
-		f329 := uint32(os322)
-		f329 += bits.RotateLeft32(f329, 16)
-		dl328 := uint64(^uint16(f329>>16)) + uint64(uint32(uint16(ws327.Hi>>0))+uint32(uint16(ws327.Hi>>16))+uint32(uint16(ws327.Hi>>32))+uint32(uint16(ws327.Hi>>48))+uint32(uint16(ws327.Lo>>0))+uint32(uint16(ws327.Lo>>16))+uint32(uint16(ws327.Lo>>32))+uint32(uint16(ws327.Lo>>48)))
-		d319 += dl328
-		v330 := m19
-		ws332 := packet.Value{Hi: (uint64(b321[24])<<56 | uint64(b321[25])<<48 | uint64(b321[26])<<40 | uint64(b321[27])<<32 | uint64(b321[28])<<24 | uint64(b321[29])<<16 | uint64(b321[30])<<8 | uint64(b321[31])), Lo: (uint64(b321[32])<<56 | uint64(b321[33])<<48 | uint64(b321[34])<<40 | uint64(b321[35])<<32 | uint64(b321[36])<<24 | uint64(b321[37])<<16 | uint64(b321[38])<<8 | uint64(b321[39]))}
-		os331 := uint32(uint16(ws332.Hi>>0)) + uint32(uint16(ws332.Hi>>16)) + uint32(uint16(ws332.Hi>>32)) + uint32(uint16(ws332.Hi>>48)) + uint32(uint16(ws332.Lo>>0)) + uint32(uint16(ws332.Lo>>16)) + uint32(uint16(ws332.Lo>>32)) + uint32(uint16(ws332.Lo>>48))
-		v333 := v330
-		s334 := v333.Hi
-		b321[24] = byte(s334 >> 56)
-		b321[25] = byte(s334 >> 48)
-		b321[26] = byte(s334 >> 40)
-		b321[27] = byte(s334 >> 32)
-		b321[28] = byte(s334 >> 24)
-		b321[29] = byte(s334 >> 16)
-		b321[30] = byte(s334 >> 8)
-		b321[31] = byte(s334)
-		s335 := v333.Lo
-		b321[32] = byte(s335 >> 56)
-		b321[33] = byte(s335 >> 48)
-		b321[34] = byte(s335 >> 40)
-		b321[35] = byte(s335 >> 32)
-		b321[36] = byte(s335 >> 24)
-		b321[37] = byte(s335 >> 16)
-		b321[38] = byte(s335 >> 8)
-		b321[39] = byte(s335)
-		ws336 := v330
-		f338 := uint32(os331)
-		f338 += bits.RotateLeft32(f338, 16)
-		dl337 := uint64(^uint16(f338>>16)) + uint64(uint32(uint16(ws336.Hi>>0))+uint32(uint16(ws336.Hi>>16))+uint32(uint16(ws336.Hi>>32))+uint32(uint16(ws336.Hi>>48))+uint32(uint16(ws336.Lo>>0))+uint32(uint16(ws336.Lo>>16))+uint32(uint16(ws336.Lo>>32))+uint32(uint16(ws336.Lo>>48)))
-		d319 += dl337
-		v339 := m23
-		b340 := data[h4 : h4+8] // udp
-		os341 := uint32(uint16((uint64(b340[2])<<8 | uint64(b340[3]))))
-		s342 := v339
-		b340[2] = byte(s342 >> 8)
-		b340[3] = byte(s342)
-		f344 := uint32(os341)
-		f344 += bits.RotateLeft32(f344, 16)
-		dl343 := uint64(^uint16(f344>>16)) + uint64(uint32(uint16(v339)))
-		d319 += dl343
-		v345 := (uint64(b321[7]) - 0x1)
-		b321[7] = byte(v345)
+		var d312 uint64 // udp checksum
+		v313 := m6
+		b314 := data[h3 : h3+40] // ipv6
+		ws316 := packet.Value{Hi: (uint64(b314[8])<<56 | uint64(b314[9])<<48 | uint64(b314[10])<<40 | uint64(b314[11])<<32 | uint64(b314[12])<<24 | uint64(b314[13])<<16 | uint64(b314[14])<<8 | uint64(b314[15])), Lo: (uint64(b314[16])<<56 | uint64(b314[17])<<48 | uint64(b314[18])<<40 | uint64(b314[19])<<32 | uint64(b314[20])<<24 | uint64(b314[21])<<16 | uint64(b314[22])<<8 | uint64(b314[23]))}
+		os315 := uint32(uint16(ws316.Hi>>0)) + uint32(uint16(ws316.Hi>>16)) + uint32(uint16(ws316.Hi>>32)) + uint32(uint16(ws316.Hi>>48)) + uint32(uint16(ws316.Lo>>0)) + uint32(uint16(ws316.Lo>>16)) + uint32(uint16(ws316.Lo>>32)) + uint32(uint16(ws316.Lo>>48))
+		v317 := v313
+		s318 := v317.Hi
+		b314[8] = byte(s318 >> 56)
+		b314[9] = byte(s318 >> 48)
+		b314[10] = byte(s318 >> 40)
+		b314[11] = byte(s318 >> 32)
+		b314[12] = byte(s318 >> 24)
+		b314[13] = byte(s318 >> 16)
+		b314[14] = byte(s318 >> 8)
+		b314[15] = byte(s318)
+		s319 := v317.Lo
+		b314[16] = byte(s319 >> 56)
+		b314[17] = byte(s319 >> 48)
+		b314[18] = byte(s319 >> 40)
+		b314[19] = byte(s319 >> 32)
+		b314[20] = byte(s319 >> 24)
+		b314[21] = byte(s319 >> 16)
+		b314[22] = byte(s319 >> 8)
+		b314[23] = byte(s319)
+		ws320 := v313
+		f322 := uint32(os315)
+		f322 += bits.RotateLeft32(f322, 16)
+		dl321 := uint64(^uint16(f322>>16)) + uint64(uint32(uint16(ws320.Hi>>0))+uint32(uint16(ws320.Hi>>16))+uint32(uint16(ws320.Hi>>32))+uint32(uint16(ws320.Hi>>48))+uint32(uint16(ws320.Lo>>0))+uint32(uint16(ws320.Lo>>16))+uint32(uint16(ws320.Lo>>32))+uint32(uint16(ws320.Lo>>48)))
+		d312 += dl321
+		v323 := m19
+		ws325 := packet.Value{Hi: (uint64(b314[24])<<56 | uint64(b314[25])<<48 | uint64(b314[26])<<40 | uint64(b314[27])<<32 | uint64(b314[28])<<24 | uint64(b314[29])<<16 | uint64(b314[30])<<8 | uint64(b314[31])), Lo: (uint64(b314[32])<<56 | uint64(b314[33])<<48 | uint64(b314[34])<<40 | uint64(b314[35])<<32 | uint64(b314[36])<<24 | uint64(b314[37])<<16 | uint64(b314[38])<<8 | uint64(b314[39]))}
+		os324 := uint32(uint16(ws325.Hi>>0)) + uint32(uint16(ws325.Hi>>16)) + uint32(uint16(ws325.Hi>>32)) + uint32(uint16(ws325.Hi>>48)) + uint32(uint16(ws325.Lo>>0)) + uint32(uint16(ws325.Lo>>16)) + uint32(uint16(ws325.Lo>>32)) + uint32(uint16(ws325.Lo>>48))
+		v326 := v323
+		s327 := v326.Hi
+		b314[24] = byte(s327 >> 56)
+		b314[25] = byte(s327 >> 48)
+		b314[26] = byte(s327 >> 40)
+		b314[27] = byte(s327 >> 32)
+		b314[28] = byte(s327 >> 24)
+		b314[29] = byte(s327 >> 16)
+		b314[30] = byte(s327 >> 8)
+		b314[31] = byte(s327)
+		s328 := v326.Lo
+		b314[32] = byte(s328 >> 56)
+		b314[33] = byte(s328 >> 48)
+		b314[34] = byte(s328 >> 40)
+		b314[35] = byte(s328 >> 32)
+		b314[36] = byte(s328 >> 24)
+		b314[37] = byte(s328 >> 16)
+		b314[38] = byte(s328 >> 8)
+		b314[39] = byte(s328)
+		ws329 := v323
+		f331 := uint32(os324)
+		f331 += bits.RotateLeft32(f331, 16)
+		dl330 := uint64(^uint16(f331>>16)) + uint64(uint32(uint16(ws329.Hi>>0))+uint32(uint16(ws329.Hi>>16))+uint32(uint16(ws329.Hi>>32))+uint32(uint16(ws329.Hi>>48))+uint32(uint16(ws329.Lo>>0))+uint32(uint16(ws329.Lo>>16))+uint32(uint16(ws329.Lo>>32))+uint32(uint16(ws329.Lo>>48)))
+		d312 += dl330
+		v332 := m23
+		b333 := data[h4 : h4+8] // udp
+		os334 := uint32(uint16((uint64(b333[2])<<8 | uint64(b333[3]))))
+		s335 := v332
+		b333[2] = byte(s335 >> 8)
+		b333[3] = byte(s335)
+		f337 := uint32(os334)
+		f337 += bits.RotateLeft32(f337, 16)
+		dl336 := uint64(^uint16(f337>>16)) + uint64(uint32(uint16(v332)))
+		d312 += dl336
+		v338 := (uint64(b314[7]) - 0x1)
+		b314[7] = byte(v338)
 		if h4+8 <= len(data) {
-			pendD4 += d319
+			pendD4 += d312
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -5623,85 +5567,85 @@ n142:
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d346 uint64 // udp checksum
-		v347 := m6
-		b348 := data[h3 : h3+40] // ipv6
-		ws350 := packet.Value{Hi: (uint64(b348[8])<<56 | uint64(b348[9])<<48 | uint64(b348[10])<<40 | uint64(b348[11])<<32 | uint64(b348[12])<<24 | uint64(b348[13])<<16 | uint64(b348[14])<<8 | uint64(b348[15])), Lo: (uint64(b348[16])<<56 | uint64(b348[17])<<48 | uint64(b348[18])<<40 | uint64(b348[19])<<32 | uint64(b348[20])<<24 | uint64(b348[21])<<16 | uint64(b348[22])<<8 | uint64(b348[23]))}
-		os349 := uint32(uint16(ws350.Hi>>0)) + uint32(uint16(ws350.Hi>>16)) + uint32(uint16(ws350.Hi>>32)) + uint32(uint16(ws350.Hi>>48)) + uint32(uint16(ws350.Lo>>0)) + uint32(uint16(ws350.Lo>>16)) + uint32(uint16(ws350.Lo>>32)) + uint32(uint16(ws350.Lo>>48))
-		v351 := v347
-		s352 := v351.Hi
-		b348[8] = byte(s352 >> 56)
-		b348[9] = byte(s352 >> 48)
-		b348[10] = byte(s352 >> 40)
-		b348[11] = byte(s352 >> 32)
-		b348[12] = byte(s352 >> 24)
-		b348[13] = byte(s352 >> 16)
-		b348[14] = byte(s352 >> 8)
-		b348[15] = byte(s352)
-		s353 := v351.Lo
-		b348[16] = byte(s353 >> 56)
-		b348[17] = byte(s353 >> 48)
-		b348[18] = byte(s353 >> 40)
-		b348[19] = byte(s353 >> 32)
-		b348[20] = byte(s353 >> 24)
-		b348[21] = byte(s353 >> 16)
-		b348[22] = byte(s353 >> 8)
-		b348[23] = byte(s353)
-		ws354 := v347
-		f356 := uint32(os349)
-		f356 += bits.RotateLeft32(f356, 16)
-		dl355 := uint64(^uint16(f356>>16)) + uint64(uint32(uint16(ws354.Hi>>0))+uint32(uint16(ws354.Hi>>16))+uint32(uint16(ws354.Hi>>32))+uint32(uint16(ws354.Hi>>48))+uint32(uint16(ws354.Lo>>0))+uint32(uint16(ws354.Lo>>16))+uint32(uint16(ws354.Lo>>32))+uint32(uint16(ws354.Lo>>48)))
-		d346 += dl355
-		v357 := m19
-		ws359 := packet.Value{Hi: (uint64(b348[24])<<56 | uint64(b348[25])<<48 | uint64(b348[26])<<40 | uint64(b348[27])<<32 | uint64(b348[28])<<24 | uint64(b348[29])<<16 | uint64(b348[30])<<8 | uint64(b348[31])), Lo: (uint64(b348[32])<<56 | uint64(b348[33])<<48 | uint64(b348[34])<<40 | uint64(b348[35])<<32 | uint64(b348[36])<<24 | uint64(b348[37])<<16 | uint64(b348[38])<<8 | uint64(b348[39]))}
-		os358 := uint32(uint16(ws359.Hi>>0)) + uint32(uint16(ws359.Hi>>16)) + uint32(uint16(ws359.Hi>>32)) + uint32(uint16(ws359.Hi>>48)) + uint32(uint16(ws359.Lo>>0)) + uint32(uint16(ws359.Lo>>16)) + uint32(uint16(ws359.Lo>>32)) + uint32(uint16(ws359.Lo>>48))
-		v360 := v357
-		s361 := v360.Hi
-		b348[24] = byte(s361 >> 56)
-		b348[25] = byte(s361 >> 48)
-		b348[26] = byte(s361 >> 40)
-		b348[27] = byte(s361 >> 32)
-		b348[28] = byte(s361 >> 24)
-		b348[29] = byte(s361 >> 16)
-		b348[30] = byte(s361 >> 8)
-		b348[31] = byte(s361)
-		s362 := v360.Lo
-		b348[32] = byte(s362 >> 56)
-		b348[33] = byte(s362 >> 48)
-		b348[34] = byte(s362 >> 40)
-		b348[35] = byte(s362 >> 32)
-		b348[36] = byte(s362 >> 24)
-		b348[37] = byte(s362 >> 16)
-		b348[38] = byte(s362 >> 8)
-		b348[39] = byte(s362)
-		ws363 := v357
-		f365 := uint32(os358)
-		f365 += bits.RotateLeft32(f365, 16)
-		dl364 := uint64(^uint16(f365>>16)) + uint64(uint32(uint16(ws363.Hi>>0))+uint32(uint16(ws363.Hi>>16))+uint32(uint16(ws363.Hi>>32))+uint32(uint16(ws363.Hi>>48))+uint32(uint16(ws363.Lo>>0))+uint32(uint16(ws363.Lo>>16))+uint32(uint16(ws363.Lo>>32))+uint32(uint16(ws363.Lo>>48)))
-		d346 += dl364
-		v366 := m23
-		b367 := data[h4 : h4+8] // udp
-		os368 := uint32(uint16((uint64(b367[2])<<8 | uint64(b367[3]))))
-		s369 := v366
-		b367[2] = byte(s369 >> 8)
-		b367[3] = byte(s369)
-		f371 := uint32(os368)
-		f371 += bits.RotateLeft32(f371, 16)
-		dl370 := uint64(^uint16(f371>>16)) + uint64(uint32(uint16(v366)))
-		d346 += dl370
-		v372 := ((uint64(b348[4])<<8 | uint64(b348[5])) - 0x10)
-		os373 := uint32(uint16((uint64(b348[4])<<8 | uint64(b348[5]))))
-		s374 := v372
-		b348[4] = byte(s374 >> 8)
-		b348[5] = byte(s374)
-		f376 := uint32(os373)
-		f376 += bits.RotateLeft32(f376, 16)
-		dl375 := uint64(^uint16(f376>>16)) + uint64(uint32(uint16(v372)))
-		d346 += dl375
-		v377 := (uint64(b348[7]) - 0x1)
-		b348[7] = byte(v377)
+		var d339 uint64 // udp checksum
+		v340 := m6
+		b341 := data[h3 : h3+40] // ipv6
+		ws343 := packet.Value{Hi: (uint64(b341[8])<<56 | uint64(b341[9])<<48 | uint64(b341[10])<<40 | uint64(b341[11])<<32 | uint64(b341[12])<<24 | uint64(b341[13])<<16 | uint64(b341[14])<<8 | uint64(b341[15])), Lo: (uint64(b341[16])<<56 | uint64(b341[17])<<48 | uint64(b341[18])<<40 | uint64(b341[19])<<32 | uint64(b341[20])<<24 | uint64(b341[21])<<16 | uint64(b341[22])<<8 | uint64(b341[23]))}
+		os342 := uint32(uint16(ws343.Hi>>0)) + uint32(uint16(ws343.Hi>>16)) + uint32(uint16(ws343.Hi>>32)) + uint32(uint16(ws343.Hi>>48)) + uint32(uint16(ws343.Lo>>0)) + uint32(uint16(ws343.Lo>>16)) + uint32(uint16(ws343.Lo>>32)) + uint32(uint16(ws343.Lo>>48))
+		v344 := v340
+		s345 := v344.Hi
+		b341[8] = byte(s345 >> 56)
+		b341[9] = byte(s345 >> 48)
+		b341[10] = byte(s345 >> 40)
+		b341[11] = byte(s345 >> 32)
+		b341[12] = byte(s345 >> 24)
+		b341[13] = byte(s345 >> 16)
+		b341[14] = byte(s345 >> 8)
+		b341[15] = byte(s345)
+		s346 := v344.Lo
+		b341[16] = byte(s346 >> 56)
+		b341[17] = byte(s346 >> 48)
+		b341[18] = byte(s346 >> 40)
+		b341[19] = byte(s346 >> 32)
+		b341[20] = byte(s346 >> 24)
+		b341[21] = byte(s346 >> 16)
+		b341[22] = byte(s346 >> 8)
+		b341[23] = byte(s346)
+		ws347 := v340
+		f349 := uint32(os342)
+		f349 += bits.RotateLeft32(f349, 16)
+		dl348 := uint64(^uint16(f349>>16)) + uint64(uint32(uint16(ws347.Hi>>0))+uint32(uint16(ws347.Hi>>16))+uint32(uint16(ws347.Hi>>32))+uint32(uint16(ws347.Hi>>48))+uint32(uint16(ws347.Lo>>0))+uint32(uint16(ws347.Lo>>16))+uint32(uint16(ws347.Lo>>32))+uint32(uint16(ws347.Lo>>48)))
+		d339 += dl348
+		v350 := m19
+		ws352 := packet.Value{Hi: (uint64(b341[24])<<56 | uint64(b341[25])<<48 | uint64(b341[26])<<40 | uint64(b341[27])<<32 | uint64(b341[28])<<24 | uint64(b341[29])<<16 | uint64(b341[30])<<8 | uint64(b341[31])), Lo: (uint64(b341[32])<<56 | uint64(b341[33])<<48 | uint64(b341[34])<<40 | uint64(b341[35])<<32 | uint64(b341[36])<<24 | uint64(b341[37])<<16 | uint64(b341[38])<<8 | uint64(b341[39]))}
+		os351 := uint32(uint16(ws352.Hi>>0)) + uint32(uint16(ws352.Hi>>16)) + uint32(uint16(ws352.Hi>>32)) + uint32(uint16(ws352.Hi>>48)) + uint32(uint16(ws352.Lo>>0)) + uint32(uint16(ws352.Lo>>16)) + uint32(uint16(ws352.Lo>>32)) + uint32(uint16(ws352.Lo>>48))
+		v353 := v350
+		s354 := v353.Hi
+		b341[24] = byte(s354 >> 56)
+		b341[25] = byte(s354 >> 48)
+		b341[26] = byte(s354 >> 40)
+		b341[27] = byte(s354 >> 32)
+		b341[28] = byte(s354 >> 24)
+		b341[29] = byte(s354 >> 16)
+		b341[30] = byte(s354 >> 8)
+		b341[31] = byte(s354)
+		s355 := v353.Lo
+		b341[32] = byte(s355 >> 56)
+		b341[33] = byte(s355 >> 48)
+		b341[34] = byte(s355 >> 40)
+		b341[35] = byte(s355 >> 32)
+		b341[36] = byte(s355 >> 24)
+		b341[37] = byte(s355 >> 16)
+		b341[38] = byte(s355 >> 8)
+		b341[39] = byte(s355)
+		ws356 := v350
+		f358 := uint32(os351)
+		f358 += bits.RotateLeft32(f358, 16)
+		dl357 := uint64(^uint16(f358>>16)) + uint64(uint32(uint16(ws356.Hi>>0))+uint32(uint16(ws356.Hi>>16))+uint32(uint16(ws356.Hi>>32))+uint32(uint16(ws356.Hi>>48))+uint32(uint16(ws356.Lo>>0))+uint32(uint16(ws356.Lo>>16))+uint32(uint16(ws356.Lo>>32))+uint32(uint16(ws356.Lo>>48)))
+		d339 += dl357
+		v359 := m23
+		b360 := data[h4 : h4+8] // udp
+		os361 := uint32(uint16((uint64(b360[2])<<8 | uint64(b360[3]))))
+		s362 := v359
+		b360[2] = byte(s362 >> 8)
+		b360[3] = byte(s362)
+		f364 := uint32(os361)
+		f364 += bits.RotateLeft32(f364, 16)
+		dl363 := uint64(^uint16(f364>>16)) + uint64(uint32(uint16(v359)))
+		d339 += dl363
+		v365 := ((uint64(b341[4])<<8 | uint64(b341[5])) - 0x10)
+		os366 := uint32(uint16((uint64(b341[4])<<8 | uint64(b341[5]))))
+		s367 := v365
+		b341[4] = byte(s367 >> 8)
+		b341[5] = byte(s367)
+		f369 := uint32(os366)
+		f369 += bits.RotateLeft32(f369, 16)
+		dl368 := uint64(^uint16(f369>>16)) + uint64(uint32(uint16(v365)))
+		d339 += dl368
+		v370 := (uint64(b341[7]) - 0x1)
+		b341[7] = byte(v370)
 		if h4+8 <= len(data) {
-			pendD4 += d346
+			pendD4 += d339
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -5716,47 +5660,47 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		po378, pn379 := h10, 12 // lb_v2
-		if po378+pn379 > len(data) {
+		po371, pn372 := h10, 12 // lb_v2
+		if po371+pn372 > len(data) {
 			return pl.drop(66)
 		}
-		if po378 > h4 && (po378-h4)%2 == 0 {
-			pw381 := data[po378 : po378+12]
-			d380 := uint32(uint64(pw381[0])<<8|uint64(pw381[1])) + uint32(uint64(pw381[2])<<8|uint64(pw381[3])) + uint32(uint64(pw381[4])<<8|uint64(pw381[5])) + uint32(uint64(pw381[6])<<8|uint64(pw381[7])) + uint32(uint64(pw381[8])<<8|uint64(pw381[9])) + uint32(uint64(pw381[10])<<8|uint64(pw381[11]))
-			d380 += bits.RotateLeft32(d380, 16)
+		if po371 > h4 && (po371-h4)%2 == 0 {
+			pw374 := data[po371 : po371+12]
+			d373 := uint32(uint64(pw374[0])<<8|uint64(pw374[1])) + uint32(uint64(pw374[2])<<8|uint64(pw374[3])) + uint32(uint64(pw374[4])<<8|uint64(pw374[5])) + uint32(uint64(pw374[6])<<8|uint64(pw374[7])) + uint32(uint64(pw374[8])<<8|uint64(pw374[9])) + uint32(uint64(pw374[10])<<8|uint64(pw374[11]))
+			d373 += bits.RotateLeft32(d373, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d380 >> 16))
+				pendD4 += uint64(^uint16(d373 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po378
-		pendN = pn379
+		pendOff = po371
+		pendN = pn372
 		h10 = -1
-		if cur > po378 {
-			cur = max(po378, cur-pn379)
+		if cur > po371 {
+			cur = max(po371, cur-pn372)
 		}
 		goto n147
 	}
 n146:
 	{ // LbPopV3Body: pop lb_v3
-		po382, pn383 := h11, 12 // lb_v3
-		if po382+pn383 > len(data) {
+		po375, pn376 := h11, 12 // lb_v3
+		if po375+pn376 > len(data) {
 			return pl.drop(67)
 		}
-		if po382 > h4 && (po382-h4)%2 == 0 {
-			pw385 := data[po382 : po382+12]
-			d384 := uint32(uint64(pw385[0])<<8|uint64(pw385[1])) + uint32(uint64(pw385[2])<<8|uint64(pw385[3])) + uint32(uint64(pw385[4])<<8|uint64(pw385[5])) + uint32(uint64(pw385[6])<<8|uint64(pw385[7])) + uint32(uint64(pw385[8])<<8|uint64(pw385[9])) + uint32(uint64(pw385[10])<<8|uint64(pw385[11]))
-			d384 += bits.RotateLeft32(d384, 16)
+		if po375 > h4 && (po375-h4)%2 == 0 {
+			pw378 := data[po375 : po375+12]
+			d377 := uint32(uint64(pw378[0])<<8|uint64(pw378[1])) + uint32(uint64(pw378[2])<<8|uint64(pw378[3])) + uint32(uint64(pw378[4])<<8|uint64(pw378[5])) + uint32(uint64(pw378[6])<<8|uint64(pw378[7])) + uint32(uint64(pw378[8])<<8|uint64(pw378[9])) + uint32(uint64(pw378[10])<<8|uint64(pw378[11]))
+			d377 += bits.RotateLeft32(d377, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d384 >> 16))
+				pendD4 += uint64(^uint16(d377 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po382
-		pendN = pn383
+		pendOff = po375
+		pendN = pn376
 		h11 = -1
-		if cur > po382 {
-			cur = max(po382, cur-pn383)
+		if cur > po375 {
+			cur = max(po375, cur-pn376)
 		}
 		pl.edges[32]++
 		goto n147
@@ -5773,49 +5717,49 @@ n147:
 			}
 			pendN = 0
 		}
-		po386, pn387 := h9, 4 // lb_common
-		if po386+pn387 > len(data) {
+		po379, pn380 := h9, 4 // lb_common
+		if po379+pn380 > len(data) {
 			return pl.drop(68)
 		}
-		if po386 > h4 && (po386-h4)%2 == 0 {
-			pw389 := data[po386 : po386+4]
-			d388 := uint32(uint64(pw389[0])<<8|uint64(pw389[1])) + uint32(uint64(pw389[2])<<8|uint64(pw389[3]))
-			d388 += bits.RotateLeft32(d388, 16)
+		if po379 > h4 && (po379-h4)%2 == 0 {
+			pw382 := data[po379 : po379+4]
+			d381 := uint32(uint64(pw382[0])<<8|uint64(pw382[1])) + uint32(uint64(pw382[2])<<8|uint64(pw382[3]))
+			d381 += bits.RotateLeft32(d381, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d388 >> 16))
+				pendD4 += uint64(^uint16(d381 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn387
-		if po386 < len(data)-po386-pendN {
-			copy(data[pendN:pendN+po386], data[:po386])
+		pendN += pn380
+		if po379 < len(data)-po379-pendN {
+			copy(data[pendN:pendN+po379], data[:po379])
 			data = data[pendN:]
 		} else {
-			copy(data[po386:], data[po386+pendN:])
+			copy(data[po379:], data[po379+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po386 {
-			cur = max(po386, cur-pn387)
+		if cur > po379 {
+			cur = max(po379, cur-pn380)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d390 uint64         // udp checksum
-		b391 := data[h4 : h4+8] // udp
-		v392 := ((uint64(b391[4])<<8 | uint64(b391[5])) - 0x10)
-		os393 := uint32(uint16((uint64(b391[4])<<8 | uint64(b391[5]))))
-		s394 := v392
-		b391[4] = byte(s394 >> 8)
-		b391[5] = byte(s394)
-		f396 := uint32(os393)
-		f396 += bits.RotateLeft32(f396, 16)
-		dl395 := uint64(^uint16(f396>>16)) + uint64(uint32(uint16(v392)))
-		d390 += dl395
+		var d383 uint64         // udp checksum
+		b384 := data[h4 : h4+8] // udp
+		v385 := ((uint64(b384[4])<<8 | uint64(b384[5])) - 0x10)
+		os386 := uint32(uint16((uint64(b384[4])<<8 | uint64(b384[5]))))
+		s387 := v385
+		b384[4] = byte(s387 >> 8)
+		b384[5] = byte(s387)
+		f389 := uint32(os386)
+		f389 += bits.RotateLeft32(f389, 16)
+		dl388 := uint64(^uint16(f389>>16)) + uint64(uint32(uint16(v385)))
+		d383 += dl388
 		if h4+8 <= len(data) {
-			pendD4 += d390
+			pendD4 += d383
 			pendK4 = true
 		}
 		pl.edges[33]++
@@ -5839,16 +5783,16 @@ n150:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s397 := r
-				cb[0] = byte(s397 >> 8)
-				cb[1] = byte(s397)
+				s390 := r
+				cb[0] = byte(s390 >> 8)
+				cb[1] = byte(s390)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b398 := data[h4 : h4+8] // udp
-		s399 := 0x0
-		b398[6] = byte(s399 >> 8)
-		b398[7] = byte(s399)
+		b391 := data[h4 : h4+8] // udp
+		s392 := 0x0
+		b391[6] = byte(s392 >> 8)
+		b391[7] = byte(s392)
 		pl.edges[34]++
 		goto n151
 	}
@@ -5868,9 +5812,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s400 := r
-				cb[0] = byte(s400 >> 8)
-				cb[1] = byte(s400)
+				s393 := r
+				cb[0] = byte(s393 >> 8)
+				cb[1] = byte(s393)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5887,9 +5831,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s401 := r
-				cb[0] = byte(s401 >> 8)
-				cb[1] = byte(s401)
+				s394 := r
+				cb[0] = byte(s394 >> 8)
+				cb[1] = byte(s394)
 			}
 			pendD4, pendK4 = 0, false
 		}

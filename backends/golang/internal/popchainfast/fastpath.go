@@ -461,34 +461,18 @@ n2:
 	}
 n3:
 	{ // T1: extract tag1
-		x2 := (h9 >= 0) // already there: nothing to do
-		if !x2 {
-			x2 = cur >= 0 && cur+4 <= len(data)
-			if x2 {
-				h9 = cur
-				cur += 4
-			} else {
-				h9 = -1
-			} // tag1
-		}
-		if x2 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h9 = cur
+			cur += 4 // tag1
 			goto n4
 		}
 		goto n5
 	}
 n4:
 	{ // T2: extract tag2
-		x3 := (h10 >= 0) // already there: nothing to do
-		if !x3 {
-			x3 = cur >= 0 && cur+4 <= len(data)
-			if x3 {
-				h10 = cur
-				cur += 4
-			} else {
-				h10 = -1
-			} // tag2
-		}
-		if x3 {
+		if cur >= 0 && cur+4 <= len(data) {
+			h10 = cur
+			cur += 4 // tag2
 			goto n6
 		}
 		pl.edges[4]++
@@ -500,14 +484,14 @@ n5:
 	}
 n6:
 	{ // Which: switch udp.dport & 3
-		b5 := data[h8 : h8+8] // udp
-		v4 := ((uint64(b5[2])<<8 | uint64(b5[3])) & 0x3)
+		b3 := data[h8 : h8+8] // udp
+		v2 := ((uint64(b3[2])<<8 | uint64(b3[3])) & 0x3)
 		switch {
-		case v4 == 0x0:
+		case v2 == 0x0:
 			goto n7
-		case v4 == 0x1:
+		case v2 == 0x1:
 			goto n9
-		case v4 == 0x2:
+		case v2 == 0x2:
 			goto n13
 		default:
 			goto n15
@@ -515,19 +499,19 @@ n6:
 	}
 n7:
 	{ // Pop1: pop tag1
-		po6, pn7 := h9, 4 // tag1
-		if po6+pn7 > len(data) {
+		po4, pn5 := h9, 4 // tag1
+		if po4+pn5 > len(data) {
 			return pl.drop(3)
 		}
-		if po6 > h8 && (po6-h8)%2 == 0 {
-			pw9 := data[po6 : po6+4]
-			d8 := uint32(uint64(pw9[0])<<8|uint64(pw9[1])) + uint32(uint64(pw9[2])<<8|uint64(pw9[3]))
-			d8 += bits.RotateLeft32(d8, 16)
+		if po4 > h8 && (po4-h8)%2 == 0 {
+			pw7 := data[po4 : po4+4]
+			d6 := uint32(uint64(pw7[0])<<8|uint64(pw7[1])) + uint32(uint64(pw7[2])<<8|uint64(pw7[3]))
+			d6 += bits.RotateLeft32(d6, 16)
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d8>>16))
+					x := uint64(^cv) + uint64(^uint16(d6>>16))
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -535,20 +519,20 @@ n7:
 					if r == 0 {
 						r = 0xffff
 					}
-					s10 := r
-					cb[0] = byte(s10 >> 8)
-					cb[1] = byte(s10)
+					s8 := r
+					cb[0] = byte(s8 >> 8)
+					cb[1] = byte(s8)
 				}
 			}
 		}
-		pendOff = po6
-		pendN = pn7
+		pendOff = po4
+		pendN = pn5
 		h9 = -1
-		if h10 > po6 {
-			h10 -= pn7
+		if h10 > po4 {
+			h10 -= pn5
 		} // tag2
-		if cur > po6 {
-			cur = max(po6, cur-pn7)
+		if cur > po4 {
+			cur = max(po4, cur-pn5)
 		}
 		goto n8
 	}
@@ -564,19 +548,19 @@ n8:
 			}
 			pendN = 0
 		}
-		po11, pn12 := h10, 4 // tag2
-		if po11+pn12 > len(data) {
+		po9, pn10 := h10, 4 // tag2
+		if po9+pn10 > len(data) {
 			return pl.drop(4)
 		}
-		if po11 > h8 && (po11-h8)%2 == 0 {
-			pw14 := data[po11 : po11+4]
-			d13 := uint32(uint64(pw14[0])<<8|uint64(pw14[1])) + uint32(uint64(pw14[2])<<8|uint64(pw14[3]))
-			d13 += bits.RotateLeft32(d13, 16)
+		if po9 > h8 && (po9-h8)%2 == 0 {
+			pw12 := data[po9 : po9+4]
+			d11 := uint32(uint64(pw12[0])<<8|uint64(pw12[1])) + uint32(uint64(pw12[2])<<8|uint64(pw12[3]))
+			d11 += bits.RotateLeft32(d11, 16)
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d13>>16))
+					x := uint64(^cv) + uint64(^uint16(d11>>16))
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -584,42 +568,42 @@ n8:
 					if r == 0 {
 						r = 0xffff
 					}
-					s15 := r
-					cb[0] = byte(s15 >> 8)
-					cb[1] = byte(s15)
+					s13 := r
+					cb[0] = byte(s13 >> 8)
+					cb[1] = byte(s13)
 				}
 			}
 		}
-		pendN += pn12
-		if po11 < len(data)-po11-pendN {
-			copy(data[pendN:pendN+po11], data[:po11])
+		pendN += pn10
+		if po9 < len(data)-po9-pendN {
+			copy(data[pendN:pendN+po9], data[:po9])
 			data = data[pendN:]
 		} else {
-			copy(data[po11:], data[po11+pendN:])
+			copy(data[po9:], data[po9+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h10 = -1
-		if cur > po11 {
-			cur = max(po11, cur-pn12)
+		if cur > po9 {
+			cur = max(po9, cur-pn10)
 		}
 		goto n17
 	}
 n9:
 	{ // ApartPop2: pop tag2
-		po16, pn17 := h10, 4 // tag2
-		if po16+pn17 > len(data) {
+		po14, pn15 := h10, 4 // tag2
+		if po14+pn15 > len(data) {
 			return pl.drop(5)
 		}
-		if po16 > h8 && (po16-h8)%2 == 0 {
-			pw19 := data[po16 : po16+4]
-			d18 := uint32(uint64(pw19[0])<<8|uint64(pw19[1])) + uint32(uint64(pw19[2])<<8|uint64(pw19[3]))
-			d18 += bits.RotateLeft32(d18, 16)
+		if po14 > h8 && (po14-h8)%2 == 0 {
+			pw17 := data[po14 : po14+4]
+			d16 := uint32(uint64(pw17[0])<<8|uint64(pw17[1])) + uint32(uint64(pw17[2])<<8|uint64(pw17[3]))
+			d16 += bits.RotateLeft32(d16, 16)
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d18>>16))
+					x := uint64(^cv) + uint64(^uint16(d16>>16))
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -627,22 +611,22 @@ n9:
 					if r == 0 {
 						r = 0xffff
 					}
-					s20 := r
-					cb[0] = byte(s20 >> 8)
-					cb[1] = byte(s20)
+					s18 := r
+					cb[0] = byte(s18 >> 8)
+					cb[1] = byte(s18)
 				}
 			}
 		}
-		if po16 < len(data)-po16-pn17 {
-			copy(data[pn17:pn17+po16], data[:po16])
-			data = data[pn17:]
+		if po14 < len(data)-po14-pn15 {
+			copy(data[pn15:pn15+po14], data[:po14])
+			data = data[pn15:]
 		} else {
-			copy(data[po16:], data[po16+pn17:])
-			data = data[:len(data)-pn17]
+			copy(data[po14:], data[po14+pn15:])
+			data = data[:len(data)-pn15]
 		}
 		h10 = -1
-		if cur > po16 {
-			cur = max(po16, cur-pn17)
+		if cur > po14 {
+			cur = max(po14, cur-pn15)
 		}
 		goto n10
 	}
@@ -655,91 +639,91 @@ n10:
 	}
 n11:
 	{ // PopVLAN: pop vlan
-		po21, pn22 := h1, 4 // vlan
-		if po21+pn22 > len(data) {
+		po19, pn20 := h1, 4 // vlan
+		if po19+pn20 > len(data) {
 			return pl.drop(6)
 		}
-		if po21 < len(data)-po21-pn22 {
-			copy(data[pn22:pn22+po21], data[:po21])
-			data = data[pn22:]
+		if po19 < len(data)-po19-pn20 {
+			copy(data[pn20:pn20+po19], data[:po19])
+			data = data[pn20:]
 		} else {
-			copy(data[po21:], data[po21+pn22:])
-			data = data[:len(data)-pn22]
+			copy(data[po19:], data[po19+pn20:])
+			data = data[:len(data)-pn20]
 		}
 		h1 = -1
-		if (h2 >= 0) && h2 > po21 {
-			h2 -= pn22
+		if (h2 >= 0) && h2 > po19 {
+			h2 -= pn20
 		} // arp
-		if (h3 >= 0) && h3 > po21 {
-			h3 -= pn22
+		if (h3 >= 0) && h3 > po19 {
+			h3 -= pn20
 		} // ipv4
-		if (h4 >= 0) && h4 > po21 {
-			h4 -= pn22
+		if (h4 >= 0) && h4 > po19 {
+			h4 -= pn20
 		} // ipv6
-		if (h5 >= 0) && h5 > po21 {
-			h5 -= pn22
+		if (h5 >= 0) && h5 > po19 {
+			h5 -= pn20
 		} // icmp
-		if (h6 >= 0) && h6 > po21 {
-			h6 -= pn22
+		if (h6 >= 0) && h6 > po19 {
+			h6 -= pn20
 		} // icmpv6
-		if h8 > po21 {
-			h8 -= pn22
+		if h8 > po19 {
+			h8 -= pn20
 		} // udp
-		if h9 > po21 {
-			h9 -= pn22
+		if h9 > po19 {
+			h9 -= pn20
 		} // tag1
-		if cur > po21 {
-			cur = max(po21, cur-pn22)
+		if cur > po19 {
+			cur = max(po19, cur-pn20)
 		}
 		pl.edges[0]++
 		goto n17
 	}
 n12:
 	{ // PopIPv4Opts: set ipv4.ttl
-		var d23 uint64 // ipv4 checksum
+		var d21 uint64 // ipv4 checksum
 		if !(h3 >= 0) {
 			return pl.drop(7)
 		}
-		b24 := data[h3 : h3+20] // ipv4
-		v25 := (uint64(b24[8]) - 0x1)
-		os26 := uint32(uint64(b24[8])<<8 | uint64(b24[9]))
-		b24[8] = byte(v25)
-		f28 := uint32(os26)
-		f28 += bits.RotateLeft32(f28, 16)
-		dl27 := uint64(^uint16(f28>>16)) + uint64(uint32(uint64(b24[8])<<8|uint64(b24[9])))
+		b22 := data[h3 : h3+20] // ipv4
+		v23 := (uint64(b22[8]) - 0x1)
+		os24 := uint32(uint64(b22[8])<<8 | uint64(b22[9]))
+		b22[8] = byte(v23)
+		f26 := uint32(os24)
+		f26 += bits.RotateLeft32(f26, 16)
+		dl25 := uint64(^uint16(f26>>16)) + uint64(uint32(uint64(b22[8])<<8|uint64(b22[9])))
 		if h3 >= 0 {
-			d23 += dl27
+			d21 += dl25
 		}
 		if (h3 >= 0) && h3+h3len <= len(data) {
 			cb := data[h3+10 : h3+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d23
+			x := uint64(^cv) + d21
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s29 := r
-			cb[0] = byte(s29 >> 8)
-			cb[1] = byte(s29)
+			s27 := r
+			cb[0] = byte(s27 >> 8)
+			cb[1] = byte(s27)
 		}
 		pl.edges[1]++
 		goto n17
 	}
 n13:
 	{ // GonePop1: pop tag1
-		po30, pn31 := h9, 4 // tag1
-		if po30+pn31 > len(data) {
+		po28, pn29 := h9, 4 // tag1
+		if po28+pn29 > len(data) {
 			return pl.drop(8)
 		}
-		if po30 > h8 && (po30-h8)%2 == 0 {
-			pw33 := data[po30 : po30+4]
-			d32 := uint32(uint64(pw33[0])<<8|uint64(pw33[1])) + uint32(uint64(pw33[2])<<8|uint64(pw33[3]))
-			d32 += bits.RotateLeft32(d32, 16)
+		if po28 > h8 && (po28-h8)%2 == 0 {
+			pw31 := data[po28 : po28+4]
+			d30 := uint32(uint64(pw31[0])<<8|uint64(pw31[1])) + uint32(uint64(pw31[2])<<8|uint64(pw31[3]))
+			d30 += bits.RotateLeft32(d30, 16)
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d32>>16))
+					x := uint64(^cv) + uint64(^uint16(d30>>16))
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -747,20 +731,20 @@ n13:
 					if r == 0 {
 						r = 0xffff
 					}
-					s34 := r
-					cb[0] = byte(s34 >> 8)
-					cb[1] = byte(s34)
+					s32 := r
+					cb[0] = byte(s32 >> 8)
+					cb[1] = byte(s32)
 				}
 			}
 		}
-		pendOff = po30
-		pendN = pn31
+		pendOff = po28
+		pendN = pn29
 		h9 = -1
-		if h10 > po30 {
-			h10 -= pn31
+		if h10 > po28 {
+			h10 -= pn29
 		} // tag2
-		if cur > po30 {
-			cur = max(po30, cur-pn31)
+		if cur > po28 {
+			cur = max(po28, cur-pn29)
 		}
 		goto n14
 	}
@@ -776,43 +760,43 @@ n14:
 			}
 			pendN = 0
 		}
-		po35, pn36 := h8, 8 // udp
-		if po35+pn36 > len(data) {
+		po33, pn34 := h8, 8 // udp
+		if po33+pn34 > len(data) {
 			return pl.drop(9)
 		}
-		pendN += pn36
-		if po35 < len(data)-po35-pendN {
-			copy(data[pendN:pendN+po35], data[:po35])
+		pendN += pn34
+		if po33 < len(data)-po33-pendN {
+			copy(data[pendN:pendN+po33], data[:po33])
 			data = data[pendN:]
 		} else {
-			copy(data[po35:], data[po35+pendN:])
+			copy(data[po33:], data[po33+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h8 = -1
-		if h10 > po35 {
-			h10 -= pn36
+		if h10 > po33 {
+			h10 -= pn34
 		} // tag2
-		if cur > po35 {
-			cur = max(po35, cur-pn36)
+		if cur > po33 {
+			cur = max(po33, cur-pn34)
 		}
 		goto n18
 	}
 n15:
 	{ // RevPop2: pop tag2
-		po37, pn38 := h10, 4 // tag2
-		if po37+pn38 > len(data) {
+		po35, pn36 := h10, 4 // tag2
+		if po35+pn36 > len(data) {
 			return pl.drop(10)
 		}
-		if po37 > h8 && (po37-h8)%2 == 0 {
-			pw40 := data[po37 : po37+4]
-			d39 := uint32(uint64(pw40[0])<<8|uint64(pw40[1])) + uint32(uint64(pw40[2])<<8|uint64(pw40[3]))
-			d39 += bits.RotateLeft32(d39, 16)
+		if po35 > h8 && (po35-h8)%2 == 0 {
+			pw38 := data[po35 : po35+4]
+			d37 := uint32(uint64(pw38[0])<<8|uint64(pw38[1])) + uint32(uint64(pw38[2])<<8|uint64(pw38[3]))
+			d37 += bits.RotateLeft32(d37, 16)
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d39>>16))
+					x := uint64(^cv) + uint64(^uint16(d37>>16))
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -820,17 +804,17 @@ n15:
 					if r == 0 {
 						r = 0xffff
 					}
-					s41 := r
-					cb[0] = byte(s41 >> 8)
-					cb[1] = byte(s41)
+					s39 := r
+					cb[0] = byte(s39 >> 8)
+					cb[1] = byte(s39)
 				}
 			}
 		}
-		pendOff = po37
-		pendN = pn38
+		pendOff = po35
+		pendN = pn36
 		h10 = -1
-		if cur > po37 {
-			cur = max(po37, cur-pn38)
+		if cur > po35 {
+			cur = max(po35, cur-pn36)
 		}
 		goto n16
 	}
@@ -846,19 +830,19 @@ n16:
 			}
 			pendN = 0
 		}
-		po42, pn43 := h9, 4 // tag1
-		if po42+pn43 > len(data) {
+		po40, pn41 := h9, 4 // tag1
+		if po40+pn41 > len(data) {
 			return pl.drop(11)
 		}
-		if po42 > h8 && (po42-h8)%2 == 0 {
-			pw45 := data[po42 : po42+4]
-			d44 := uint32(uint64(pw45[0])<<8|uint64(pw45[1])) + uint32(uint64(pw45[2])<<8|uint64(pw45[3]))
-			d44 += bits.RotateLeft32(d44, 16)
+		if po40 > h8 && (po40-h8)%2 == 0 {
+			pw43 := data[po40 : po40+4]
+			d42 := uint32(uint64(pw43[0])<<8|uint64(pw43[1])) + uint32(uint64(pw43[2])<<8|uint64(pw43[3]))
+			d42 += bits.RotateLeft32(d42, 16)
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d44>>16))
+					x := uint64(^cv) + uint64(^uint16(d42>>16))
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -866,46 +850,46 @@ n16:
 					if r == 0 {
 						r = 0xffff
 					}
-					s46 := r
-					cb[0] = byte(s46 >> 8)
-					cb[1] = byte(s46)
+					s44 := r
+					cb[0] = byte(s44 >> 8)
+					cb[1] = byte(s44)
 				}
 			}
 		}
-		pendN += pn43
-		if po42 < len(data)-po42-pendN {
-			copy(data[pendN:pendN+po42], data[:po42])
+		pendN += pn41
+		if po40 < len(data)-po40-pendN {
+			copy(data[pendN:pendN+po40], data[:po40])
 			data = data[pendN:]
 		} else {
-			copy(data[po42:], data[po42+pendN:])
+			copy(data[po40:], data[po40+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po42 {
-			cur = max(po42, cur-pn43)
+		if cur > po40 {
+			cur = max(po40, cur-pn41)
 		}
 		pl.edges[2]++
 		goto n17
 	}
 n17:
 	{ // Shorter: set udp.length
-		var d47 uint64         // udp checksum
-		b48 := data[h8 : h8+8] // udp
-		v49 := ((uint64(b48[4])<<8 | uint64(b48[5])) - 0x8)
-		os50 := uint32(uint16((uint64(b48[4])<<8 | uint64(b48[5]))))
-		s51 := v49
-		b48[4] = byte(s51 >> 8)
-		b48[5] = byte(s51)
-		f53 := uint32(os50)
-		f53 += bits.RotateLeft32(f53, 16)
-		dl52 := uint64(^uint16(f53>>16)) + uint64(uint32(uint16(v49)))
-		d47 += dl52
+		var d45 uint64         // udp checksum
+		b46 := data[h8 : h8+8] // udp
+		v47 := ((uint64(b46[4])<<8 | uint64(b46[5])) - 0x8)
+		os48 := uint32(uint16((uint64(b46[4])<<8 | uint64(b46[5]))))
+		s49 := v47
+		b46[4] = byte(s49 >> 8)
+		b46[5] = byte(s49)
+		f51 := uint32(os48)
+		f51 += bits.RotateLeft32(f51, 16)
+		dl50 := uint64(^uint16(f51>>16)) + uint64(uint32(uint16(v47)))
+		d45 += dl50
 		if h8+8 <= len(data) {
 			cb := data[h8+6 : h8+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 			if cv != 0 {
-				x := uint64(^cv) + d47
+				x := uint64(^cv) + d45
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
@@ -913,9 +897,9 @@ n17:
 				if r == 0 {
 					r = 0xffff
 				}
-				s54 := r
-				cb[0] = byte(s54 >> 8)
-				cb[1] = byte(s54)
+				s52 := r
+				cb[0] = byte(s52 >> 8)
+				cb[1] = byte(s52)
 			}
 		}
 		pl.edges[3]++
