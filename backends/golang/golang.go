@@ -517,6 +517,9 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 			parts = append(parts, fmt.Sprintf("%s<<%d", ws[i], shift))
 			shift += def.Spec.Keys[i].Width
 		}
+		if len(parts) == 0 {
+			parts = []string{"uint64(0)"} // a table without keys
+		}
 		k, pi := c.newTmp("k"), c.newTmp("pi")
 		c.emit("%s := %s", k, strings.Join(parts, " | "))
 		c.emit("if %s := pl.tables[%d].Packed(); len(%s.Slots) > 0 {", pi, t, pi)
@@ -572,9 +575,19 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		// Stepping through Match, the matchers of an entry need no bounds
 		// checks.
 		c.emit("for i, ms := 0, %s.Match; len(ms) >= %d; i, ms = i+1, ms[%d:] {", sc, nk, nk)
+		// A key of each kind needs one of the matcher's tests: its mask
+		// passes every value of a range key, its range every value of
+		// the others, and an exact key's mask keeps its whole width.
 		var tests []string
 		for j, w := range ws[:nk] {
-			tests = append(tests, fmt.Sprintf("%s&ms[%d].Mask == ms[%d].Val && %s-ms[%d].Lo <= ms[%d].Span", w, j, j, w, j, j))
+			switch def.Spec.Keys[j].Kind {
+			case packet.Range:
+				tests = append(tests, fmt.Sprintf("%s-ms[%d].Lo <= ms[%d].Span", w, j, j))
+			case packet.Exact:
+				tests = append(tests, fmt.Sprintf("%s == ms[%d].Val", w, j))
+			default:
+				tests = append(tests, fmt.Sprintf("%s&ms[%d].Mask == ms[%d].Val", w, j, j))
+			}
 		}
 		c.emit("if %s {", strings.Join(tests, " && "))
 		c.emit("act, params = int(%s.Acts[i].Action), %s.Acts[i].Params", sc, sc)

@@ -13,7 +13,7 @@ import (
 // A damaged description is refused or read, never a panic; what is read
 // can be solved for node runs.
 func TestMetaDamaged(t *testing.T) {
-	src, err := os.ReadFile("testdata/ops.nsc")
+	src, err := os.ReadFile("../flow/testdata/ops.nsc")
 	if err != nil {
 		t.Fatal(err)
 	}

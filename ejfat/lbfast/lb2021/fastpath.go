@@ -643,7 +643,7 @@ n21:
 			}
 		} else if sc28 := pl.tables[1].Scan(); len(sc28.Match) > 0 {
 			for i, ms := 0, sc28.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw24&ms[0].Mask == ms[0].Val && kw24-ms[0].Lo <= ms[0].Span {
+				if kw24&ms[0].Mask == ms[0].Val {
 					act, params = int(sc28.Acts[i].Action), sc28.Acts[i].Params
 					break
 				}

@@ -948,7 +948,7 @@ n24:
 			}
 		} else if sc38 := pl.tables[1].Scan(); len(sc38.Match) > 0 {
 			for i, ms := 0, sc38.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw34&ms[0].Mask == ms[0].Val && kw34-ms[0].Lo <= ms[0].Span {
+				if kw34&ms[0].Mask == ms[0].Val {
 					act, params = int(sc38.Acts[i].Action), sc38.Acts[i].Params
 					break
 				}

@@ -1203,7 +1203,7 @@ n36:
 			}
 		} else if sc35 := pl.tables[0].Scan(); len(sc35.Match) > 0 {
 			for i, ms := 0, sc35.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw30&ms[0].Mask == ms[0].Val && kw30-ms[0].Lo <= ms[0].Span && kw31&ms[1].Mask == ms[1].Val && kw31-ms[1].Lo <= ms[1].Span {
+				if kw30&ms[0].Mask == ms[0].Val && kw31 == ms[1].Val {
 					act, params = int(sc35.Acts[i].Action), sc35.Acts[i].Params
 					break
 				}
@@ -3131,7 +3131,7 @@ n88:
 			}
 		} else if sc175 := pl.tables[4].Scan(); len(sc175.Match) > 0 {
 			for i, ms := 0, sc175.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw169&ms[0].Mask == ms[0].Val && kw169-ms[0].Lo <= ms[0].Span && kw170&ms[1].Mask == ms[1].Val && kw170-ms[1].Lo <= ms[1].Span {
+				if kw169 == ms[0].Val && kw170&ms[1].Mask == ms[1].Val {
 					act, params = int(sc175.Acts[i].Action), sc175.Acts[i].Params
 					break
 				}

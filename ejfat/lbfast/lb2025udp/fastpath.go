@@ -1585,7 +1585,7 @@ n24:
 			}
 		} else if sc29 := pl.tables[0].Scan(); len(sc29.Match) > 0 {
 			for i, ms := 0, sc29.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw24&ms[0].Mask == ms[0].Val && kw24-ms[0].Lo <= ms[0].Span && kw25&ms[1].Mask == ms[1].Val && kw25-ms[1].Lo <= ms[1].Span {
+				if kw24&ms[0].Mask == ms[0].Val && kw25 == ms[1].Val {
 					act, params = int(sc29.Acts[i].Action), sc29.Acts[i].Params
 					break
 				}
@@ -3938,7 +3938,7 @@ n74:
 			}
 		} else if sc200 := pl.tables[4].Scan(); len(sc200.Match) > 0 {
 			for i, ms := 0, sc200.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw194&ms[0].Mask == ms[0].Val && kw194-ms[0].Lo <= ms[0].Span && kw195&ms[1].Mask == ms[1].Val && kw195-ms[1].Lo <= ms[1].Span {
+				if kw194 == ms[0].Val && kw195&ms[1].Mask == ms[1].Val {
 					act, params = int(sc200.Acts[i].Action), sc200.Acts[i].Params
 					break
 				}

@@ -1934,7 +1934,7 @@ n74:
 			}
 		} else if sc58 := pl.tables[0].Scan(); len(sc58.Match) > 0 {
 			for i, ms := 0, sc58.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw55&ms[0].Mask == ms[0].Val && kw55-ms[0].Lo <= ms[0].Span {
+				if kw55&ms[0].Mask == ms[0].Val {
 					act, params = int(sc58.Acts[i].Action), sc58.Acts[i].Params
 					break
 				}
@@ -1978,7 +1978,7 @@ n76:
 			}
 		} else if sc64 := pl.tables[1].Scan(); len(sc64.Match) > 0 {
 			for i, ms := 0, sc64.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw59&ms[0].Mask == ms[0].Val && kw59-ms[0].Lo <= ms[0].Span && kw60&ms[1].Mask == ms[1].Val && kw60-ms[1].Lo <= ms[1].Span {
+				if kw59&ms[0].Mask == ms[0].Val && kw60 == ms[1].Val {
 					act, params = int(sc64.Acts[i].Action), sc64.Acts[i].Params
 					break
 				}
@@ -4138,7 +4138,7 @@ n158:
 			}
 		} else if sc215 := pl.tables[5].Scan(); len(sc215.Match) > 0 {
 			for i, ms := 0, sc215.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw209&ms[0].Mask == ms[0].Val && kw209-ms[0].Lo <= ms[0].Span && kw210&ms[1].Mask == ms[1].Val && kw210-ms[1].Lo <= ms[1].Span {
+				if kw209 == ms[0].Val && kw210&ms[1].Mask == ms[1].Val {
 					act, params = int(sc215.Acts[i].Action), sc215.Acts[i].Params
 					break
 				}

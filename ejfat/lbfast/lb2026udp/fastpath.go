@@ -2575,7 +2575,7 @@ n50:
 			}
 		} else if sc46 := pl.tables[0].Scan(); len(sc46.Match) > 0 {
 			for i, ms := 0, sc46.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw43&ms[0].Mask == ms[0].Val && kw43-ms[0].Lo <= ms[0].Span {
+				if kw43&ms[0].Mask == ms[0].Val {
 					act, params = int(sc46.Acts[i].Action), sc46.Acts[i].Params
 					break
 				}
@@ -2619,7 +2619,7 @@ n52:
 			}
 		} else if sc52 := pl.tables[1].Scan(); len(sc52.Match) > 0 {
 			for i, ms := 0, sc52.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw47&ms[0].Mask == ms[0].Val && kw47-ms[0].Lo <= ms[0].Span && kw48&ms[1].Mask == ms[1].Val && kw48-ms[1].Lo <= ms[1].Span {
+				if kw47&ms[0].Mask == ms[0].Val && kw48 == ms[1].Val {
 					act, params = int(sc52.Acts[i].Action), sc52.Acts[i].Params
 					break
 				}
@@ -5139,7 +5139,7 @@ n124:
 			}
 		} else if sc234 := pl.tables[5].Scan(); len(sc234.Match) > 0 {
 			for i, ms := 0, sc234.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw228&ms[0].Mask == ms[0].Val && kw228-ms[0].Lo <= ms[0].Span && kw229&ms[1].Mask == ms[1].Val && kw229-ms[1].Lo <= ms[1].Span {
+				if kw228 == ms[0].Val && kw229&ms[1].Mask == ms[1].Val {
 					act, params = int(sc234.Acts[i].Action), sc234.Acts[i].Params
 					break
 				}
