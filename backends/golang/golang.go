@@ -642,6 +642,12 @@ func (c *gen) actions(n *dataflow.Node, def *packet.TableDef) {
 		} else {
 			c.emit("case %d: // %s", i, a.Name)
 		}
+		if len(a.Params) > 1 {
+			// Every entry has the action's parameters (Table checks): one
+			// length check instead of one per parameter.
+			c.emit("params := (*[%d]packet.Value)(params)", len(a.Params))
+			c.emit("_ = params")
+		}
 		c.hdrs = append(c.hdrs, map[int]string{})
 		for _, as := range a.Body {
 			c.assign(as, a.Params, nil)

@@ -724,6 +724,8 @@ n25:
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
+			params := (*[3]packet.Value)(params)
+			_ = params
 			s39 := params[0].Lo
 			b35[0] = byte(s39 >> 40)
 			b35[1] = byte(s39 >> 32)
@@ -735,6 +737,8 @@ n25:
 			m5 = (params[2].Lo) & 0xffff
 			goto n27
 		case 1: // do_ipv6_member_rewrite
+			params := (*[3]packet.Value)(params)
+			_ = params
 			s40 := params[0].Lo
 			b35[0] = byte(s40 >> 40)
 			b35[1] = byte(s40 >> 32)

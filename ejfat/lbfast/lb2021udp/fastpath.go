@@ -1029,6 +1029,8 @@ n28:
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
+			params := (*[3]packet.Value)(params)
+			_ = params
 			s49 := params[0].Lo
 			b45[0] = byte(s49 >> 40)
 			b45[1] = byte(s49 >> 32)
@@ -1040,6 +1042,8 @@ n28:
 			m5 = (params[2].Lo) & 0xffff
 			goto n30
 		case 1: // do_ipv6_member_rewrite
+			params := (*[3]packet.Value)(params)
+			_ = params
 			s50 := params[0].Lo
 			b45[0] = byte(s50 >> 40)
 			b45[1] = byte(s50 >> 32)

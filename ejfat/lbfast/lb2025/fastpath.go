@@ -1293,6 +1293,8 @@ n43:
 		_ = params
 		switch act {
 		case 0: // set_ip_sa
+			params := (*[2]packet.Value)(params)
+			_ = params
 			m3 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m4 = (params[1].Lo) & 0x7
 			m1 = (m0) & 0xf
@@ -3147,6 +3149,8 @@ n88:
 			m8 = (0x0) & 0xffff
 			goto n90
 		case 1: // do_assign_epoch_with_slot_sel_opts
+			params := (*[3]packet.Value)(params)
+			_ = params
 			m6 = (params[0].Lo) & 0xffffffff
 			m7 = (params[1].Lo) & 0x1f
 			m8 = (params[2].Lo) & 0xffff
@@ -3234,6 +3238,8 @@ n93:
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
+			params := (*[5]packet.Value)(params)
+			_ = params
 			m10 = (params[0].Lo) & 0xffffffffffff
 			m11 = (params[1].Lo) & 0xffffffff
 			m13 = (params[2].Lo) & 0xffff
@@ -3241,6 +3247,8 @@ n93:
 			m15 = (params[4].Lo) & 0x1
 			goto n95
 		case 1: // do_ipv6_member_rewrite
+			params := (*[5]packet.Value)(params)
+			_ = params
 			m10 = (params[0].Lo) & 0xffffffffffff
 			m12 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m13 = (params[2].Lo) & 0xffff

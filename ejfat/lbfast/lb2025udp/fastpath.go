@@ -1661,6 +1661,8 @@ n29:
 		_ = params
 		switch act {
 		case 0: // set_ip_sa
+			params := (*[2]packet.Value)(params)
+			_ = params
 			m3 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m4 = (params[1].Lo) & 0x7
 			m1 = (m0) & 0xf
@@ -3954,6 +3956,8 @@ n74:
 			m8 = (0x0) & 0xffff
 			goto n76
 		case 1: // do_assign_epoch_with_slot_sel_opts
+			params := (*[3]packet.Value)(params)
+			_ = params
 			m6 = (params[0].Lo) & 0xffffffff
 			m7 = (params[1].Lo) & 0x1f
 			m8 = (params[2].Lo) & 0xffff
@@ -4041,6 +4045,8 @@ n79:
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
+			params := (*[5]packet.Value)(params)
+			_ = params
 			m10 = (params[0].Lo) & 0xffffffffffff
 			m11 = (params[1].Lo) & 0xffffffff
 			m13 = (params[2].Lo) & 0xffff
@@ -4048,6 +4054,8 @@ n79:
 			m15 = (params[4].Lo) & 0x1
 			goto n81
 		case 1: // do_ipv6_member_rewrite
+			params := (*[5]packet.Value)(params)
+			_ = params
 			m10 = (params[0].Lo) & 0xffffffffffff
 			m12 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m13 = (params[2].Lo) & 0xffff

@@ -1945,6 +1945,8 @@ n74:
 		_ = params
 		switch act {
 		case 0: // set_l2_iface
+			params := (*[2]packet.Value)(params)
+			_ = params
 			m4 = (params[0].Lo) & 0xf
 			m5 = (params[1].Lo) & 0xffffffffffff
 			goto n75
@@ -2081,6 +2083,8 @@ n86:
 		_ = params
 		switch act {
 		case 0: // set_ip_sa
+			params := (*[2]packet.Value)(params)
+			_ = params
 			m6 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m7 = (params[1].Lo) & 0xff
 			goto n88
@@ -4154,6 +4158,8 @@ n158:
 			m12 = (0x0) & 0xffff
 			goto n160
 		case 1: // do_assign_epoch_with_slot_sel_opts
+			params := (*[3]packet.Value)(params)
+			_ = params
 			m10 = (params[0].Lo) & 0xffffffff
 			m11 = (params[1].Lo) & 0x1f
 			m12 = (params[2].Lo) & 0xffff
@@ -4233,6 +4239,8 @@ n163:
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
+			params := (*[5]packet.Value)(params)
+			_ = params
 			m17 = (params[0].Lo) & 0xffffffffffff
 			m18 = (params[1].Lo) & 0xffffffff
 			m20 = (params[2].Lo) & 0xffff
@@ -4240,6 +4248,8 @@ n163:
 			m22 = (params[4].Lo) & 0x1
 			goto n167
 		case 1: // do_ipv6_member_rewrite
+			params := (*[5]packet.Value)(params)
+			_ = params
 			m17 = (params[0].Lo) & 0xffffffffffff
 			m19 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m20 = (params[2].Lo) & 0xffff

@@ -2586,6 +2586,8 @@ n50:
 		_ = params
 		switch act {
 		case 0: // set_l2_iface
+			params := (*[2]packet.Value)(params)
+			_ = params
 			m4 = (params[0].Lo) & 0xf
 			m5 = (params[1].Lo) & 0xffffffffffff
 			goto n51
@@ -2697,6 +2699,8 @@ n58:
 		_ = params
 		switch act {
 		case 0: // set_ip_sa
+			params := (*[2]packet.Value)(params)
+			_ = params
 			m6 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m7 = (params[1].Lo) & 0xff
 			goto n60
@@ -5155,6 +5159,8 @@ n124:
 			m12 = (0x0) & 0xffff
 			goto n126
 		case 1: // do_assign_epoch_with_slot_sel_opts
+			params := (*[3]packet.Value)(params)
+			_ = params
 			m10 = (params[0].Lo) & 0xffffffff
 			m11 = (params[1].Lo) & 0x1f
 			m12 = (params[2].Lo) & 0xffff
@@ -5234,6 +5240,8 @@ n129:
 		_ = params
 		switch act {
 		case 0: // do_ipv4_member_rewrite
+			params := (*[5]packet.Value)(params)
+			_ = params
 			m17 = (params[0].Lo) & 0xffffffffffff
 			m18 = (params[1].Lo) & 0xffffffff
 			m20 = (params[2].Lo) & 0xffff
@@ -5241,6 +5249,8 @@ n129:
 			m22 = (params[4].Lo) & 0x1
 			goto n133
 		case 1: // do_ipv6_member_rewrite
+			params := (*[5]packet.Value)(params)
+			_ = params
 			m17 = (params[0].Lo) & 0xffffffffffff
 			m19 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m20 = (params[2].Lo) & 0xffff

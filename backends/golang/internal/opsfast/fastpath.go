@@ -927,6 +927,8 @@ n14:
 		_ = params
 		switch act {
 		case 0: // seta
+			params := (*[2]packet.Value)(params)
+			_ = params
 			m0 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m2 = (params[1].Lo) & 0xffff
 			goto n15
@@ -1705,6 +1707,8 @@ n29:
 		_ = params
 		switch act {
 		case 0: // seta
+			params := (*[2]packet.Value)(params)
+			_ = params
 			m0 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m2 = (params[1].Lo) & 0xffff
 			goto n30
@@ -1742,6 +1746,8 @@ n30:
 		_ = params
 		switch act {
 		case 0: // seta
+			params := (*[2]packet.Value)(params)
+			_ = params
 			m0 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m2 = (params[1].Lo) & 0xffff
 			goto n31
