@@ -9,7 +9,6 @@ import (
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/packet"
-	"github.com/dragonet-go/nsc/sim"
 )
 
 // TestOpsRxAgainstInterpreter: OpsRx of backends/flow/testdata/ops.nsc
@@ -24,18 +23,7 @@ func TestOpsRxAgainstInterpreter(t *testing.T) {
 	m := testutil.ModelSource(t, string(src))
 	g, _ := m.Graph("OpsRx")
 	const script = "../flow/testdata/ops.tables"
-	raw, err := os.ReadFile(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	its, err := packet.LoadTables(m.Schema, script, bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mach, err := sim.New(g, its)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mach, raw := testutil.Interpreter(t, m, g, script)
 	fts, err := packet.LoadTables(opsfast.Schema, script, bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)

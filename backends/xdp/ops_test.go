@@ -12,7 +12,6 @@ import (
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 	"github.com/dragonet-go/nsc/lang"
-	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -37,25 +36,12 @@ func pair(t *testing.T, m *lang.Model, g *dataflow.Graph, script string) (*xdp.R
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Close)
-	var raw []byte
-	if script != "" {
-		if raw, err = os.ReadFile(script); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mach, raw := testutil.Interpreter(t, m, g, script)
 	ts, err := r.Tables(script, bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := r.SetTables(ts); err != nil {
-		t.Fatal(err)
-	}
-	its, err := packet.LoadTables(m.Schema, script, bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mach, err := sim.New(g, its)
-	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s: the verifier processed %d instructions", g.Name, r.VerifiedInsns)

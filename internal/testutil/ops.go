@@ -5,7 +5,6 @@ import (
 	"net"
 	"testing"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
 
@@ -15,14 +14,7 @@ import (
 // requests, ICMP, TCP, ARP.
 func OpsCorpus(t testing.TB) [][]byte {
 	frames := UDPCorpus(t)
-	rnd := rand.New(rand.NewPCG(5, 6))
-	payload := func(n int) gopacket.Payload {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte(rnd.UintN(256))
-		}
-		return b
-	}
+	payload := payloads(rand.New(rand.NewPCG(5, 6)))
 	for _, dst := range [][]byte{{10, 1, 2, 3}, {10, 9, 9, 9}, {192, 0, 2, 7}, {192, 168, 0, 1}} {
 		// From 10.0.0.5, t_tern's source ports pick its range entries:
 		// 1500 and 1000 in 1000-60000, 500 and 999 only in 0-999, 65000

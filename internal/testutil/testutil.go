@@ -3,7 +3,10 @@
 package testutil
 
 import (
+	"bytes"
 	"io/fs"
+	"math/rand/v2"
+	"os"
 	"testing"
 	"testing/fstest"
 
@@ -13,6 +16,8 @@ import (
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/models"
+	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/sim"
 )
 
 // Model loads shipped model files (paths inside models/).
@@ -78,4 +83,38 @@ func IPv6(next layers.IPProtocol) *layers.IPv6 {
 	return &layers.IPv6{Version: 6, HopLimit: 64, NextHeader: next,
 		SrcIP: []byte{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
 		DstIP: []byte{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}}
+}
+
+// Interpreter runs graph g of model m with the entries of a table script
+// file (none if script is ""); it also returns the script's text, for the
+// implementation under test to load the same entries.
+func Interpreter(t testing.TB, m *lang.Model, g *dataflow.Graph, script string) (*sim.Machine, []byte) {
+	t.Helper()
+	var raw []byte
+	if script != "" {
+		var err error
+		if raw, err = os.ReadFile(script); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts, err := packet.LoadTables(m.Schema, script, bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mach, err := sim.New(g, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mach, raw
+}
+
+// payloads returns a maker of payloads of n random bytes drawn from rnd.
+func payloads(rnd *rand.Rand) func(n int) gopacket.Payload {
+	return func(n int) gopacket.Payload {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rnd.UintN(256))
+		}
+		return b
+	}
 }

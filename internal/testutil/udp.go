@@ -13,14 +13,7 @@ import (
 // non-UDP, IPv6, ARP, a wrong IP version, and every truncation of a good
 // frame.
 func UDPCorpus(t testing.TB) [][]byte {
-	rnd := rand.New(rand.NewPCG(1, 2))
-	payload := func(n int) gopacket.Payload {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte(rnd.UintN(256))
-		}
-		return b
-	}
+	payload := payloads(rand.New(rand.NewPCG(1, 2)))
 	udp4 := func(dport layers.UDPPort, n int) []byte {
 		ip := IPv4(layers.IPProtocolUDP)
 		u := &layers.UDP{SrcPort: 4000, DstPort: dport}
