@@ -9,13 +9,13 @@ import (
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/sim"
 )
 
-// TestOpsRxAgainstInterpreter: OpsRx of backends/flow/testdata/ops.nsc
-// (every operation and expression form, and tables of every shape: range,
-// ternary, lpm, wide exact, key-less) against the interpreter, on the
-// crafted frames the XDP backend's test uses and 20,000 derived ones.
-func TestOpsRxAgainstInterpreter(t *testing.T) {
+// opsPair returns the generated fast path of OpsRx
+// (backends/flow/testdata/ops.nsc) and the interpreter on the same graph,
+// both with the entries of ops.tables.
+func opsPair(t testing.TB) (*opsfast.Pipeline, *sim.Machine) {
 	src, err := os.ReadFile("../flow/testdata/ops.nsc")
 	if err != nil {
 		t.Fatal(err)
@@ -24,14 +24,23 @@ func TestOpsRxAgainstInterpreter(t *testing.T) {
 	g, _ := m.Graph("OpsRx")
 	const script = "../flow/testdata/ops.tables"
 	mach, raw := testutil.Interpreter(t, m, g, script)
-	fts, err := packet.LoadTables(opsfast.Schema, script, bytes.NewReader(raw))
+	ts, err := packet.LoadTables(opsfast.Schema, script, bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := opsfast.New(fts)
+	pl, err := opsfast.New(ts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pl, mach
+}
+
+// TestOpsRxAgainstInterpreter: OpsRx (every operation and expression form,
+// and tables of every shape: range, ternary, lpm, wide exact, key-less)
+// against the interpreter, on the crafted frames the XDP backend's test
+// uses and 20,000 derived ones.
+func TestOpsRxAgainstInterpreter(t *testing.T) {
+	pl, mach := opsPair(t)
 	seeds := testutil.OpsCorpus(t)
 	where := difftest.Compare(t, pl, mach, append(seeds, difftest.Mutate(seeds, 20000, 1)...))
 	t.Logf("%d crafted + 20000 derived frames: %v", len(seeds), where)
@@ -40,4 +49,17 @@ func TestOpsRxAgainstInterpreter(t *testing.T) {
 			t.Errorf("no frame ran through %s", n)
 		}
 	}
+}
+
+func FuzzOpsFastPath(f *testing.F) {
+	for _, fr := range testutil.OpsCorpus(f) {
+		f.Add(fr)
+	}
+	pl, m := opsPair(f)
+	var buf []byte
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		if want, got := difftest.Interp(m, frame), difftest.Fast(pl, frame, &buf); want != got {
+			t.Fatalf("interpreter %+v, fast path %+v", want, got)
+		}
+	})
 }
