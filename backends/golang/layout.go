@@ -1,0 +1,217 @@
+package golang
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// This file generates the operations that change where headers lie in the
+// frame: extract and pop.
+
+// extractAbsent generates `extract H` at node n if the validity analysis
+// says H is not there yet, and reports whether it did. The header's state
+// changes only on the way that extracts it, so no flag is carried to the
+// branch.
+func (c *gen) extractAbsent(n *dataflow.Node) bool {
+	h := n.Op.Header
+	spec := c.s.Headers[h]
+	if spec.Metadata || c.mayValid(h) {
+		return false
+	}
+	fixed := spec.FixedBytes()
+	last := spec.Fields[len(spec.Fields)-1]
+	if !last.Variable() {
+		c.emit("if p.Cursor >= 0 && p.Cursor+%d <= len(p.Data) {", fixed)
+		c.emit("p.Hdr[%d] = packet.HeaderState{Off: p.Cursor, Len: %d, Valid: true}; p.Cursor += %d // %s", h, fixed, fixed, spec.Name)
+		c.fire(n, 0)
+		c.emit("}")
+		c.fire(n, 1)
+		return true
+	}
+	c.emit("if off := p.Cursor; off >= 0 && off+%d <= len(p.Data) {", fixed)
+	ext, fits := c.extLength(h)
+	c.emit("if %s {", fits)
+	c.emit("p.Hdr[%d].Len += int(%s); p.Cursor = off + p.Hdr[%d].Len", h, ext, h)
+	c.fire(n, 0)
+	c.emit("}")
+	c.emit("p.Hdr[%d] = packet.HeaderState{} // %s", h, spec.Name)
+	c.emit("}")
+	c.fire(n, 1)
+	return true
+}
+
+// extLength places variable-size header h provisionally at off (its fixed
+// part; the length is read with the header there, as packet.Packet.Extract
+// does) and evaluates the length of its variable part: the length as an
+// int expression and whether the whole header fits.
+func (c *gen) extLength(h int) (ext, fits string) {
+	spec := c.s.Headers[h]
+	n, length := spec.FixedBytes(), spec.Fields[len(spec.Fields)-1].Length
+	c.emit("p.Hdr[%d] = packet.HeaderState{Off: off, Len: %d, Valid: true}", h, n)
+	c.hdrs = append(c.hdrs, map[int]string{})
+	defer func() { c.hdrs = c.hdrs[:len(c.hdrs)-1] }()
+	ext = c.newTmp("ext")
+	if _, _, small := flow.SmallRange(c.s, length); small {
+		c.emit("%s := %s", ext, c.i64(length))
+		return ext, fmt.Sprintf("%s >= 0 && %s <= int64(len(p.Data)) && off+%d+int(%s) <= len(p.Data)", ext, ext, n, ext)
+	}
+	if flow.IsWide(length) {
+		c.emit("%s := %s", ext, c.value(length))
+		return ext + ".Lo", fmt.Sprintf("%s.Hi == 0 && %s.Lo <= uint64(len(p.Data)) && off+%d+int(%s.Lo) <= len(p.Data)", ext, ext, n, ext)
+	}
+	c.emit("%s := %s", ext, c.u64(length))
+	return ext, fmt.Sprintf("%s <= uint64(len(p.Data)) && off+%d+int(%s) <= len(p.Data)", ext, n, ext)
+}
+
+// extract generates `extract H` as a condition; a fixed-size header is
+// extracted inline.
+func (c *gen) extract(h int) string {
+	spec := c.s.Headers[h]
+	if spec.Metadata || c.mustValid(h) {
+		return "true" // already there: nothing to do
+	}
+	last := spec.Fields[len(spec.Fields)-1]
+	n := spec.FixedBytes()
+	ok := c.newTmp("x")
+	c.emit("%s := p.Hdr[%d].Valid // already there: nothing to do", ok, h)
+	c.emit("if !%s {", ok)
+	defer c.emit("}")
+	if last.Variable() {
+		c.emit("if off := p.Cursor; off >= 0 && off+%d <= len(p.Data) {", n)
+		ext, fits := c.extLength(h)
+		c.emit("%s = %s", ok, fits)
+		c.emit("if %s { p.Hdr[%d].Len += int(%s); p.Cursor = off + p.Hdr[%d].Len }", ok, h, ext, h)
+		c.emit("}")
+		c.emit("if !%s { p.Hdr[%d] = packet.HeaderState{} } // %s", ok, h, spec.Name)
+		return ok
+	}
+	c.emit("%s = p.Cursor >= 0 && p.Cursor+%d <= len(p.Data)", ok, n)
+	c.emit("if %s { p.Hdr[%d] = packet.HeaderState{Off: p.Cursor, Len: %d, Valid: true}; p.Cursor += %d } else { p.Hdr[%d] = packet.HeaderState{} } // %s", ok, h, n, n, h, spec.Name)
+	return ok
+}
+
+// pop generates `pop H [update …]` inline, as packet.Packet.Pop does it:
+// the header's bytes are taken out of the checksums in update (one sum,
+// unrolled for a fixed-size header), the shorter side of the frame moves
+// over them, and only the offsets of headers that may lie behind H
+// (flow.Validity) are adjusted.
+func (c *gen) pop(o *packet.Op) {
+	h := o.Header
+	spec := c.s.Headers[h]
+	if spec.Metadata {
+		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.Pop(%d)", h)), c.malformed())
+		return
+	}
+	defers, receives := c.pops.Defers[c.owner], c.pops.Receives[c.owner]
+	if receives {
+		// A pop just before left its bytes in place (pendOff, pendN):
+		// unless this header ends where they begin, move them now.
+		c.emit("if pendN != 0 && !(p.Hdr[%d].Valid && p.Hdr[%d].Off+p.Hdr[%d].Len == pendOff) {", h, h, h)
+		c.move("pendOff", "pendN")
+		c.emit("pendN = 0")
+		c.emit("}")
+	}
+	if slices.Contains(c.pops.Pending, h) {
+		c.patchPending() // this header's bytes are summed below
+	}
+	off, n := c.newTmp("po"), c.newTmp("pn")
+	if !c.mustValid(h) {
+		c.emit("if !p.Hdr[%d].Valid { %s }", h, c.malformed())
+	}
+	fixed := -1
+	if !spec.Fields[len(spec.Fields)-1].Variable() {
+		fixed = spec.FixedBytes()
+	}
+	c.emit("%s, %s := p.Hdr[%d].Off, p.Hdr[%d].Len // %s", off, n, h, h, spec.Name)
+	c.emit("if %s+%s > len(p.Data) { %s }", off, n, c.malformed()) // a valid header's offset is not negative
+	for _, u := range o.Update {
+		us := c.s.Headers[u]
+		if us.Metadata || us.ChecksumKind == packet.ChecksumHeader || us.Checksum < 0 || !c.mayValid(u) {
+			continue
+		}
+		if fixed%2 != 0 && fixed >= 0 {
+			continue // an odd length is never taken out (packet.Packet.popUpdating)
+		}
+		cond := fmt.Sprintf("%s > p.Hdr[%d].Off && (%s-p.Hdr[%d].Off)%%2 == 0", off, u, off, u)
+		if !c.mustValid(u) {
+			cond = fmt.Sprintf("p.Hdr[%d].Valid && ", u) + cond
+		}
+		if fixed < 0 {
+			cond += fmt.Sprintf(" && %s%%2 == 0", n)
+		}
+		c.emit("if %s {", cond)
+		d := c.newTmp("d")
+		if fixed >= 0 && fixed <= 64 {
+			pw := c.newTmp("pw")
+			c.emit("%s := p.Data[%s : %s+%d]", pw, off, off, fixed)
+			var terms []string
+			for k := 0; k < fixed; k += 2 {
+				terms = append(terms, "uint32"+beLoad(pw, k, 2))
+			}
+			if len(terms) == 0 {
+				terms = []string{"0"}
+			}
+			c.usesBits = true
+			c.emit("%s := %s", d, strings.Join(terms, " + "))
+			c.emit("%s += bits.RotateLeft32(%s, 16)", d, d)
+			d = fmt.Sprintf("uint64(^uint16(%s>>16))", d)
+		} else {
+			c.emit("%s := packet.PopDelta(p.Data[%s : %s+%s])", d, off, off, n)
+		}
+		if slices.Contains(c.pops.Pending, u) {
+			c.pend(u, d) // patched later (flow.PopChains)
+		} else {
+			c.applyDelta(u, d)
+		}
+		c.emit("}")
+	}
+	switch {
+	case defers:
+		// The next node pops too: it moves these bytes with its own.
+		c.emit("pendOff = %s", off)
+		if receives {
+			c.emit("pendN += %s", n)
+		} else {
+			c.emit("pendN = %s", n)
+		}
+	case receives:
+		c.emit("pendN += %s", n)
+		c.move(off, "pendN")
+		c.emit("pendN = 0")
+	default:
+		c.move(off, n)
+	}
+	c.emit("p.Hdr[%d] = packet.HeaderState{}", h)
+	for i, hs := range c.s.Headers {
+		if hs.Metadata || i == h || !c.mayValid(i) || !c.valid.Behind(c.owner, i, h) {
+			continue
+		}
+		valid := fmt.Sprintf("p.Hdr[%d].Valid && ", i)
+		if c.mustValid(i) {
+			valid = ""
+		}
+		c.emit("if %sp.Hdr[%d].Off > %s { p.Hdr[%d].Off -= %s } // %s", valid, i, off, i, n, hs.Name)
+	}
+	c.emit("if p.Cursor > %s { p.Cursor = max(%s, p.Cursor-%s) }", off, off, n)
+	// The frame moved: header slices taken before are stale.
+	for i := range c.hdrs {
+		c.hdrs[i] = map[int]string{}
+	}
+}
+
+// move generates the removal of the frame's bytes [off, off+n): the shorter
+// side moves over them, as packet.Packet.Pop does.
+func (c *gen) move(off, n string) {
+	c.emit("if %s < len(p.Data)-%s-%s {", off, off, n)
+	c.emit("copy(p.Data[%s:%s+%s], p.Data[:%s])", n, n, off, off)
+	c.emit("p.Data = p.Data[%s:]", n)
+	c.emit("} else {")
+	c.emit("copy(p.Data[%s:], p.Data[%s+%s:])", off, off, n)
+	c.emit("p.Data = p.Data[:len(p.Data)-%s]", n)
+	c.emit("}")
+}
