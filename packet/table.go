@@ -288,8 +288,9 @@ type snapshot struct {
 	entries []Entry
 	// index finds entries by their key words (what Lookup reads), if
 	// indexed: every modeExact and modeLPM table, and modePriority tables
-	// with few tuples of masks (maskGroups). Inline, a probe is one load
-	// less away from the snapshot.
+	// with few tuples of masks (maskGroups) unless ivl serves one of
+	// several levels better. Inline, a probe is one load less away from
+	// the snapshot.
 	index   wordIndex
 	indexed bool
 	// packed indexes entries by their keys packed into one word (PackKeys):
@@ -308,6 +309,9 @@ type snapshot struct {
 	// probe is the index's level if it has only one and its keys take at
 	// most MaxKeyWords words: what Table.Words gives generated code.
 	probe WordLevel
+	// ivl indexes a modePriority table whose keys are exact but one lpm or
+	// range key (intervals) instead of the word index of its many levels.
+	ivl *intervalIndex
 }
 
 // WordScan is a priority table's entries in priority order as word
@@ -458,7 +462,10 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 			return es[s.order[a]].Priority < es[s.order[b]].Priority
 		})
 		t.maskGroups(s)
-		if t.narrow && !s.indexed {
+		if (!s.indexed || len(s.index.levels) > 1) && t.intervals(s) {
+			s.index, s.indexed = wordIndex{}, false
+		}
+		if t.narrow && !s.indexed && s.ivl == nil {
 			s.scan.Match = make([]WordMatch, len(es)*nk)
 			s.scan.Acts = make([]SlotAction, len(es))
 			for oi, i := range s.order {
@@ -706,12 +713,15 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 		}
 		return t.def, false
 	}
-	if nk := len(t.shift); nk > 0 && nk <= maxScanKeys && (len(s.scan.Match) > 0 || s.indexed && nk <= MaxKeyWords) {
+	if nk := len(t.shift); nk > 0 && nk <= maxScanKeys && (len(s.scan.Match) > 0 || (s.indexed || s.ivl != nil) && nk <= MaxKeyWords) {
 		var ks [maxScanKeys]uint64
 		for j := range nk {
 			ks[j] = k >> t.shift[j] & t.masks[j].Lo
 		}
-		if s.indexed { // keys each a word
+		switch { // keys each a word
+		case s.ivl != nil:
+			return s.found(t, s.ivl.lookup([MaxKeyWords]uint64(ks[:MaxKeyWords])))
+		case s.indexed:
 			i, _ := s.index.lookup4(ks[0], ks[1], ks[2], ks[3])
 			return s.found(t, i)
 		}
@@ -808,6 +818,12 @@ func (t *Table) lookupWords(k0, k1, k2, k3 uint64) (*Entry, *SlotAction) {
 		return nil, nil
 	}
 	ks := [MaxKeyWords]uint64{k0, k1, k2, k3}
+	if s.ivl != nil {
+		if i := s.ivl.lookup(ks); i >= 0 {
+			return &s.entries[i], nil
+		}
+		return nil, nil
+	}
 	if len(s.scan.Match) > 0 { // narrow keys: a word each
 		if i := s.scanWords(ks[:len(t.spec.Keys)]); i >= 0 {
 			return &s.entries[i], nil
@@ -869,6 +885,13 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 	}
 	if t.mode == modePriority {
 		nk := len(keys)
+		if s.ivl != nil { // narrow keys, at most MaxKeyWords
+			var ks [MaxKeyWords]uint64
+			for j := range nk {
+				ks[j] = keys[j].Lo & t.masks[j].Lo
+			}
+			return s.found(t, s.ivl.lookup(ks))
+		}
 		if len(s.scan.Match) > 0 && nk <= maxScanKeys {
 			var ks [maxScanKeys]uint64
 			for j := range nk {

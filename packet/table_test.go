@@ -3,6 +3,7 @@ package packet
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -300,6 +301,7 @@ var refSpecs = []*TableSpec{
 	{Name: "packed64", Keys: []KeySpec{{"tick", 64, Exact}}},
 	{Name: "small ternary", Keys: []KeySpec{{"a", 4, Ternary}, {"b", 12, Exact}}},
 	{Name: "six words", Keys: []KeySpec{{"a", 128, Exact}, {"b", 70, Exact}, {"c", 100, LPM}}},
+	{Name: "exact+range", Keys: []KeySpec{{"lb", 3, Exact}, {"port", 16, Range}, {"proto", 8, Exact}}},
 }
 
 func TestLookupMatchesReference(t *testing.T) {
@@ -677,5 +679,81 @@ func TestUniformMaskLookup(t *testing.T) {
 		if hits == 0 {
 			t.Error("no hits")
 		}
+	}
+}
+
+// epochTable is an EJFAT epoch table as its control plane writes it: per
+// LB instance, three epochs of ticks, [0, 1e6), [1e6, 2.5e6) and
+// [2.5e6, 2^62), each range as the prefixes that cover it, at priority
+// 64 - prefix length (longer wins).
+func epochTable(t testing.TB, lbs int) (*Table, []Entry) {
+	spec := &TableSpec{Name: "epoch_assign_table", Keys: []KeySpec{{"lb_id", 3, Exact}, {"tick", 64, LPM}}, Priorities: true,
+		Actions: []ActionSpec{{"do_assign_epoch", []Param{{"epoch", 32}}}, {"miss", nil}}}
+	tb := NewTable(spec)
+	var es []Entry
+	bounds := []uint64{0, 1000000, 2500000, 1 << 62}
+	for lb := range lbs {
+		for e := range 3 {
+			for lo, hi := bounds[e], bounds[e+1]-1; ; {
+				n := 63 // the longest block from lo within [lo, hi]
+				if lo != 0 {
+					n = bits.TrailingZeros64(lo)
+				}
+				for lo+(1<<n)-1 > hi {
+					n--
+				}
+				es = append(es, Entry{Params: []Value{V(uint64(e))}, Priority: n, Line: len(es) + 1,
+					Keys: []KeyMatch{{Value: V(uint64(lb))}, {Value: V(lo), PrefixLen: 64 - n}}})
+				if lo+(1<<n)-1 == hi {
+					break
+				}
+				lo += 1 << n
+			}
+		}
+	}
+	if err := tb.Replace(es); err != nil {
+		t.Fatal(err)
+	}
+	return tb, es
+}
+
+// TestEpochTableByIntervals: a realistic epoch table (tick ranges as
+// dozens of prefixes per epoch) is indexed by intervals, and its lookups,
+// at every epoch boundary and between, are the reference's.
+func TestEpochTableByIntervals(t *testing.T) {
+	tb, es := epochTable(t, 8)
+	if tb.snap.Load().ivl == nil {
+		t.Fatalf("%d entries not indexed by intervals", len(es))
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	ticks := []uint64{0, 1, 999999, 1000000, 1000001, 2499999, 2500000, 1<<62 - 1, 1 << 62, 1<<64 - 1}
+	for range 2000 {
+		ticks = append(ticks, r.Uint64N(3000000), r.Uint64())
+	}
+	for lb := range uint64(9) {
+		for _, tick := range ticks {
+			keys := []Value{V(lb), V(tick)}
+			want := refLookup(tb.Spec(), es, keys)
+			got, hit := tb.LookupWords(lb, tick, 0, 0)
+			if hit != (want != nil) || hit && got.Line != want.Line {
+				t.Fatalf("lb %d tick %d: got %+v, %v; want %+v", lb, tick, got, hit, want)
+			}
+		}
+	}
+}
+
+// BenchmarkEpochLookup: epoch tables of one and of eight LB instances
+// (73 and 584 entries, a few dozen prefix lengths).
+func BenchmarkEpochLookup(b *testing.B) {
+	for _, lbs := range []int{1, 8} {
+		tb, es := epochTable(b, lbs)
+		b.Run(fmt.Sprintf("%d", len(es)), func(b *testing.B) {
+			b.ReportAllocs()
+			tick := uint64(0)
+			for b.Loop() {
+				tick += 7919
+				tb.LookupWords(uint64(lbs-1), 1200000+tick%1000, 0, 0)
+			}
+		})
 	}
 }

@@ -104,8 +104,7 @@ func TestFastPathAgainstInterpreter(t *testing.T) {
 // TestFastPathTableShapes: whether the generated code probes a table's
 // packed index, word index or scan inline or calls the table's lookup
 // depends on the entries (empty tables; filters whose entries' masks
-// differ; epochs in few tuples of masks); every way agrees with the
-// interpreter.
+// differ; more epochs); every way agrees with the interpreter.
 func TestFastPathTableShapes(t *testing.T) {
 	// Per case, the tables with entries the generated code probes inline
 	// (the rest it leaves to the table's lookup).
@@ -123,8 +122,8 @@ func TestFastPathTableShapes(t *testing.T) {
 		cases := []struct{ name, script string }{{"empty", ""}}
 		if v != "lb-2021" {
 			// Filters of mixed masks: the mac filter is scanned, the ip
-			// filter (a 128-bit key) looked up by the table; epochs of
-			// twelve entries in two tuples of masks are indexed in levels.
+			// filter (a 128-bit key) looked up by the table; twelve epoch
+			// entries are indexed by intervals and looked up by the table.
 			epochs := ""
 			for lb := 2; lb <= 5; lb++ {
 				epochs += fmt.Sprintf("table_add epoch_assign_table do_assign_epoch %d 0x0/0 => 0 63\n", lb)
