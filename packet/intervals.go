@@ -6,8 +6,8 @@ import (
 	"slices"
 )
 
-// intervalIndex finds the entries of a priority table whose keys are all
-// exact but one lpm or range key, each at most 64 bits wide: the EJFAT
+// intervalIndex finds the entries of a priority or lpm table whose keys
+// are all exact but one lpm or range key, each at most 64 bits wide: the EJFAT
 // epoch table (instance exact, tick lpm), whose control plane writes a
 // range of ticks as the prefixes that cover it, dozens per epoch. Per
 // tuple of exact keys it cuts the other key's values into segments, each
@@ -36,8 +36,10 @@ type ivlGroup struct {
 const minIntervalEntries = 8
 
 // intervals builds s's interval index if the table has the shape and
-// enough entries, and reports whether it did.
-func (t *Table) intervals(s *snapshot) bool {
+// enough entries, and reports whether it did. order is the entries in
+// priority order (an lpm table's longest prefix first), match their
+// matchers (entry i, key j).
+func (t *Table) intervals(s *snapshot, order []int32, match func(i int32, j int) *matcher) bool {
 	nk := len(t.spec.Keys)
 	if !t.narrow || nk > MaxKeyWords || len(s.entries) < minIntervalEntries {
 		return false
@@ -56,15 +58,15 @@ func (t *Table) intervals(s *snapshot) bool {
 		return false
 	}
 	// Each entry's interval of the key at `at`, by group of exact keys,
-	// in priority order (s.order).
+	// in priority order.
 	var groups [][MaxKeyWords]uint64
 	byKeys := map[[MaxKeyWords]uint64][]interval{}
 	w := t.masks[at].Lo
-	for r, i := range s.order {
+	for r, i := range order {
 		var keys [MaxKeyWords]uint64
 		var lo, hi uint64
 		for j := range nk {
-			m := &s.match[int(i)*nk+j]
+			m := match(i, j)
 			if j != at {
 				keys[j] = m.val.Lo
 				continue
@@ -90,7 +92,7 @@ func (t *Table) intervals(s *snapshot) bool {
 		x.segments(byKeys[keys], func(start uint64, rank int32) {
 			e := int32(-1)
 			if rank >= 0 {
-				e = s.order[rank]
+				e = order[rank]
 			}
 			x.starts = append(x.starts, start)
 			x.entry = append(x.entry, e)

@@ -462,7 +462,8 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 			return es[s.order[a]].Priority < es[s.order[b]].Priority
 		})
 		t.maskGroups(s)
-		if (!s.indexed || len(s.index.levels) > 1) && t.intervals(s) {
+		match := func(i int32, j int) *matcher { return &s.match[int(i)*nk+j] }
+		if (!s.indexed || len(s.index.levels) > 1) && t.intervals(s, s.order, match) {
 			s.index, s.indexed = wordIndex{}, false
 		}
 		if t.narrow && !s.indexed && s.ivl == nil {
@@ -530,6 +531,23 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 			}
 		}
 		s.index.addLevel(es, masks, entries, vals)
+	}
+	if t.mode == modeLPM && len(levels) > 1 {
+		// Longest prefix first: the lpm order as a priority order.
+		order := make([]int32, len(es))
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortStableFunc(order, func(a, b int32) int { return es[b].Keys[t.lpm].PrefixLen - es[a].Keys[t.lpm].PrefixLen })
+		ms := make([]matcher, len(es)*nk)
+		for i := range es {
+			for j := range nk {
+				ms[i*nk+j] = t.matcher(j, &es[i].Keys[j])
+			}
+		}
+		if t.intervals(s, order, func(i int32, j int) *matcher { return &ms[int(i)*nk+j] }) {
+			s.index, s.indexed = wordIndex{}, false
+		}
 	}
 	if t.spec.Packable() {
 		keys, entries := make([]uint64, len(es)), make([]int32, len(es))
@@ -883,15 +901,15 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 		}
 		return t.def, false
 	}
+	if s.ivl != nil { // narrow keys, at most MaxKeyWords
+		var ks [MaxKeyWords]uint64
+		for j := range keys {
+			ks[j] = keys[j].Lo & t.masks[j].Lo
+		}
+		return s.found(t, s.ivl.lookup(ks))
+	}
 	if t.mode == modePriority {
 		nk := len(keys)
-		if s.ivl != nil { // narrow keys, at most MaxKeyWords
-			var ks [MaxKeyWords]uint64
-			for j := range nk {
-				ks[j] = keys[j].Lo & t.masks[j].Lo
-			}
-			return s.found(t, s.ivl.lookup(ks))
-		}
 		if len(s.scan.Match) > 0 && nk <= maxScanKeys {
 			var ks [maxScanKeys]uint64
 			for j := range nk {
@@ -913,7 +931,7 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 		}
 		return t.def, false
 	}
-	return t.def, false // modeExact and modeLPM tables have an index
+	return t.def, false // modeExact and modeLPM tables have an index or ivl
 }
 
 const hashSeed = 0x243f6a8885a308d3
