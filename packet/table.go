@@ -795,9 +795,15 @@ func (s *snapshot) found(t *Table, i int32) (*Entry, bool) {
 // and parameters, read beside the probed slot where the table has a word
 // index; on a miss, hit is false and the rest means nothing.
 func (t *Table) LookupWordsAction(k0, k1, k2, k3 uint64) (action int, params []Value, hit bool) {
-	if s := t.snap.Load(); s.indexed && s.index.words <= MaxKeyWords { // as lookupWords, a call less
+	switch s := t.snap.Load(); { // as lookupWords, a call less
+	case s.indexed && s.index.words <= MaxKeyWords:
 		if _, a := s.index.lookup4(k0, k1, k2, k3); a != nil {
 			return int(a.Action), a.Params, true
+		}
+		return 0, nil, false
+	case s.ivl != nil:
+		if i := s.ivl.lookup([MaxKeyWords]uint64{k0, k1, k2, k3}); i >= 0 {
+			return s.entries[i].Action, s.entries[i].Params, true
 		}
 		return 0, nil, false
 	}
