@@ -6,29 +6,56 @@ import (
 	"slices"
 )
 
-// intervalIndex finds the entries of a priority or lpm table whose keys
-// are all exact but one lpm or range key, each at most 64 bits wide: the EJFAT
-// epoch table (instance exact, tick lpm), whose control plane writes a
-// range of ticks as the prefixes that cover it, dozens per epoch. Per
+// IntervalIndex finds the entries of a priority or lpm table whose keys
+// are all exact but one lpm or range key, each at most 64 bits wide: the
+// EJFAT epoch table (instance exact, tick lpm), whose control plane writes
+// a range of ticks as the prefixes that cover it, dozens per epoch. Per
 // tuple of exact keys it cuts the other key's values into segments, each
 // with the entry that wins there (priority order among the entries
 // covering it); a lookup probes the tuple's group and binary-searches its
 // segments, however many prefix lengths the entries have. (A scan tests
 // every entry; the word index probes one level per prefix length.)
-type intervalIndex struct {
-	at     int // the key that is not exact
-	slots  []ivlGroup
-	shift  uint8    // a hash's top bits pick a group's first slot
-	starts []uint64 // the groups' segments, group by group, by start
-	entry  []int32  // per segment, the entry index, -1 for none
+//
+// Generated code probes it inline (Table.Intervals): the exact keys' words,
+// the word At zero, hash (WordsHash) to their group's first slot in
+// Groups, h >> Shift, and the probe steps by one, modulo the power-of-two
+// length, to the group with those words or an empty slot (Hi 0); in the
+// group's Starts[Lo:Hi], the last start at or before the word At picks the
+// segment, whose Acts entry is the hit (Action -1: none).
+type IntervalIndex struct {
+	At     int // the key that is not exact
+	Groups []IntervalGroup
+	Shift  uint8        // a hash's top bits pick a group's first slot
+	Starts []uint64     // the groups' segments, group by group, by start
+	Acts   []SlotAction // per segment, the entry's action, -1 for none
+	entry  []int32      // per segment, the entry index, -1 for none
 }
 
-// ivlGroup is a slot of the exact keys' open addressing: their words (the
-// word at intervalIndex.at zero) and the group's segments, starts[lo:hi].
-// hi is 0 in an empty slot.
-type ivlGroup struct {
-	keys   [MaxKeyWords]uint64
-	lo, hi int32
+// IntervalGroup is a slot of the exact keys' open addressing: their words
+// and the group's segments, Starts[Lo:Hi]. Hi is 0 in an empty slot.
+type IntervalGroup struct {
+	Keys   [MaxKeyWords]uint64
+	Lo, Hi int32
+}
+
+// IntervalKey is the key an interval index of a table's entries cuts into
+// segments: its one key that is not exact, if that is an lpm or range key,
+// every key is at most 64 bits wide and there are at most MaxKeyWords of
+// them; -1 if the table has not that shape.
+func (s *TableSpec) IntervalKey() int {
+	at := -1
+	for j, k := range s.Keys {
+		switch {
+		case k.Width > 64 || j >= MaxKeyWords:
+			return -1
+		case k.Kind == Exact:
+		case at >= 0 || k.Kind == Ternary:
+			return -1
+		default:
+			at = j
+		}
+	}
+	return at
 }
 
 // minIntervalEntries is the size from which a priority table of the
@@ -40,21 +67,8 @@ const minIntervalEntries = 8
 // priority order (an lpm table's longest prefix first), match their
 // matchers (entry i, key j).
 func (t *Table) intervals(s *snapshot, order []int32, match func(i int32, j int) *matcher) bool {
-	nk := len(t.spec.Keys)
-	if !t.narrow || nk > MaxKeyWords || len(s.entries) < minIntervalEntries {
-		return false
-	}
-	at := -1
-	for j, k := range t.spec.Keys {
-		if k.Kind == Exact {
-			continue
-		}
-		if at >= 0 || k.Kind == Ternary {
-			return false
-		}
-		at = j
-	}
-	if at < 0 {
+	nk, at := len(t.spec.Keys), t.spec.IntervalKey()
+	if at < 0 || len(s.entries) < minIntervalEntries {
 		return false
 	}
 	// Each entry's interval of the key at `at`, by group of exact keys,
@@ -86,23 +100,25 @@ func (t *Table) intervals(s *snapshot, order []int32, match func(i int32, j int)
 	for n < 2*len(groups) {
 		n *= 2
 	}
-	x := &intervalIndex{at: at, slots: make([]ivlGroup, n), shift: uint8(64 - bits.TrailingZeros(uint(n)))}
+	x := &IntervalIndex{At: at, Groups: make([]IntervalGroup, n), Shift: uint8(64 - bits.TrailingZeros(uint(n)))}
 	for _, keys := range groups {
-		lo := int32(len(x.starts))
+		lo := int32(len(x.Starts))
 		x.segments(byKeys[keys], func(start uint64, rank int32) {
-			e := int32(-1)
+			e, a := int32(-1), SlotAction{Action: -1}
 			if rank >= 0 {
 				e = order[rank]
+				a = SlotAction{int32(s.entries[e].Action), s.entries[e].Params}
 			}
-			x.starts = append(x.starts, start)
+			x.Starts = append(x.Starts, start)
+			x.Acts = append(x.Acts, a)
 			x.entry = append(x.entry, e)
 		})
 		h := WordsHash(keys[0], keys[1], keys[2], keys[3])
-		j := h >> x.shift
-		for x.slots[j].hi != 0 {
+		j := h >> x.Shift
+		for x.Groups[j].Hi != 0 {
 			j = (j + 1) & uint64(n-1)
 		}
-		x.slots[j] = ivlGroup{keys, lo, int32(len(x.starts))}
+		x.Groups[j] = IntervalGroup{keys, lo, int32(len(x.Starts))}
 	}
 	s.ivl = x
 	return true
@@ -118,7 +134,7 @@ type interval struct {
 // segments cuts the line [0, 2^64) at the intervals' ends and calls emit
 // for each segment, by start, with the best rank of the intervals covering
 // it (-1 for none); neighbours with the same rank are one segment.
-func (x *intervalIndex) segments(ivls []interval, emit func(start uint64, rank int32)) {
+func (x *IntervalIndex) segments(ivls []interval, emit func(start uint64, rank int32)) {
 	slices.SortFunc(ivls, func(a, b interval) int { return cmp.Compare(a.lo, b.lo) })
 	// Where coverage can change: each start, and after each end.
 	points := []uint64{0}
@@ -184,21 +200,21 @@ func (x *intervalIndex) segments(ivls []interval, emit func(start uint64, rank i
 }
 
 // lookup returns the index of the entry the key words find, -1 if none.
-func (x *intervalIndex) lookup(ks [MaxKeyWords]uint64) int32 {
-	v := ks[x.at]
-	ks[x.at] = 0
+func (x *IntervalIndex) lookup(ks [MaxKeyWords]uint64) int32 {
+	v := ks[x.At]
+	ks[x.At] = 0
 	h := WordsHash(ks[0], ks[1], ks[2], ks[3])
-	n := uint64(len(x.slots) - 1)
-	for i := h >> x.shift; ; i = (i + 1) & n {
-		g := &x.slots[i]
-		if g.hi == 0 {
+	n := uint64(len(x.Groups) - 1)
+	for i := h >> x.Shift; ; i = (i + 1) & n {
+		g := &x.Groups[i]
+		if g.Hi == 0 {
 			return -1
 		}
-		if g.keys != ks {
+		if g.Keys != ks {
 			continue
 		}
 		// The last segment starting at or before v; the first starts at 0.
-		ss := x.starts[g.lo:g.hi]
+		ss := x.Starts[g.Lo:g.Hi]
 		j := 0
 		for m := len(ss); m > 1; {
 			half := m / 2
@@ -207,6 +223,6 @@ func (x *intervalIndex) lookup(ks [MaxKeyWords]uint64) int32 {
 			}
 			m -= half
 		}
-		return x.entry[int(g.lo)+j]
+		return x.entry[int(g.Lo)+j]
 	}
 }

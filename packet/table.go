@@ -311,7 +311,7 @@ type snapshot struct {
 	probe WordLevel
 	// ivl indexes a modePriority table whose keys are exact but one lpm or
 	// range key (intervals) instead of the word index of its many levels.
-	ivl *intervalIndex
+	ivl *IntervalIndex
 }
 
 // WordScan is a priority table's entries in priority order as word
@@ -971,6 +971,12 @@ func (t *Table) Packed() *PackedIndex { return &t.snap.Load().packed }
 // with one prefix length, priority tables whose entries share one tuple of
 // masks); its Slots are empty otherwise.
 func (t *Table) Words() *WordLevel { return &t.snap.Load().probe }
+
+// Intervals returns the interval index of the table's entries now, nil if
+// it has none (a priority or lpm table of narrow keys, all exact but one
+// lpm or range key, with eight entries or more and more than one tuple of
+// masks).
+func (t *Table) Intervals() *IntervalIndex { return t.snap.Load().ivl }
 
 // Scan returns the table's entries now as word matchers if it is a
 // priority table scanned entry by entry (each key at most 64 bits wide, and

@@ -383,6 +383,11 @@ func checkAgainstReference(t *testing.T, r *rand.Rand, spec *TableSpec, n, looku
 					t.Fatalf("%s: probe of Words(%x) = %+v; want %+v", spec.Name, ws, a, want)
 				}
 			}
+			if iv := tb.Intervals(); iv != nil {
+				if a := probeIntervals(iv, ws); (a != nil) != (want != nil) || a != nil && (int(a.Action) != want.Action || !slices.Equal(a.Params, want.Params)) {
+					t.Fatalf("%s: probe of Intervals(%x) = %+v; want %+v", spec.Name, ws, a, want)
+				}
+			}
 			if sc := tb.Scan(); len(sc.Match) > 0 {
 				if a := scanWords(sc, ws[:len(keys)]); (a != nil) != (want != nil) || a != nil && (int(a.Action) != want.Action || !slices.Equal(a.Params, want.Params)) {
 					t.Fatalf("%s: scan of Scan(%x) = %+v; want %+v", spec.Name, ws, a, want)
@@ -410,6 +415,31 @@ func probeWords(wl *WordLevel, ws [MaxKeyWords]uint64) *SlotAction {
 		if sl.Hash == h && [MaxKeyWords]uint64(wl.Keys[j*MaxKeyWords:]) == ws {
 			return &wl.Acts[j]
 		}
+	}
+}
+
+// probeIntervals probes an IntervalIndex as its doc says generated code
+// does.
+func probeIntervals(iv *IntervalIndex, ws [MaxKeyWords]uint64) *SlotAction {
+	v := ws[iv.At]
+	ws[iv.At] = 0
+	h := WordsHash(ws[0], ws[1], ws[2], ws[3])
+	for m, j := uint64(len(iv.Groups)-1), h>>iv.Shift; ; j = (j + 1) & m {
+		g := &iv.Groups[j]
+		if g.Hi == 0 {
+			return nil
+		}
+		if g.Keys != ws {
+			continue
+		}
+		last := g.Lo
+		for k := g.Lo; k < g.Hi && iv.Starts[k] <= v; k++ {
+			last = k
+		}
+		if a := &iv.Acts[last]; a.Action >= 0 {
+			return a
+		}
+		return nil
 	}
 }
 

@@ -595,6 +595,34 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		c.emit("}")
 		c.emit("}")
 	}
+	if at := def.Spec.IntervalKey(); at >= 0 {
+		// Exact keys and one lpm or range key: the exact keys' group, and
+		// in it a binary search for the other key's segment.
+		iv, h := c.newTmp("iv"), c.newTmp("h")
+		exact, same := make([]string, packet.MaxKeyWords), []string(nil)
+		for i := range exact {
+			exact[i] = "0"
+			if i < len(def.Keys) && i != at {
+				exact[i] = ws[i]
+				same = append(same, fmt.Sprintf("g.Keys[%d] == %s", i, ws[i]))
+			}
+		}
+		if len(same) == 0 {
+			same = []string{"true"} // no exact keys: one group
+		}
+		c.emit("} else if %s := pl.tables[%d].Intervals(); %s != nil {", iv, t, iv)
+		c.emit("%s := packet.WordsHash(%s)", h, strings.Join(exact, ", "))
+		c.emit("for m, j := uint64(len(%s.Groups)-1), %s>>(%s.Shift&63); ; j = (j + 1) & m {", iv, h, iv)
+		c.emit("g := &%s.Groups[j]", iv)
+		c.emit("if g.Hi == 0 { break }")
+		c.emit("if %s {", strings.Join(same, " && "))
+		c.emit("ss, k := %s.Starts[g.Lo:g.Hi], 0", iv)
+		c.emit("for n := len(ss); n > 1; { half := n / 2; if ss[k+half] <= %s { k += half }; n -= half }", ws[at])
+		c.emit("if a := &%s.Acts[int(g.Lo)+k]; a.Action >= 0 { act, params = int(a.Action), a.Params }", iv)
+		c.emit("break")
+		c.emit("}")
+		c.emit("}")
+	}
 	c.emit("} else if a, ps, hit := %s; hit {", fallback)
 	c.emit("act, params = a, ps")
 	c.emit("}")

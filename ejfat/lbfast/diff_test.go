@@ -102,9 +102,10 @@ func TestFastPathAgainstInterpreter(t *testing.T) {
 }
 
 // TestFastPathTableShapes: whether the generated code probes a table's
-// packed index, word index or scan inline or calls the table's lookup
-// depends on the entries (empty tables; filters whose entries' masks
-// differ; more epochs); every way agrees with the interpreter.
+// packed index, word index, interval index or scan inline or calls the
+// table's lookup depends on the entries (empty tables; filters whose
+// entries' masks differ; more epochs); every way agrees with the
+// interpreter.
 func TestFastPathTableShapes(t *testing.T) {
 	// Per case, the tables with entries the generated code probes inline
 	// (the rest it leaves to the table's lookup).
@@ -112,7 +113,7 @@ func TestFastPathTableShapes(t *testing.T) {
 		"mixed masks": {"mac_dst_filter_table": true, "ipv4_src_filter_table": true, "ipv6_src_filter_table": true,
 			"epoch_assign_table": true, "load_balance_calendar_table": true, "member_info_lookup_table": true},
 		"indexed epochs": {"mac_dst_filter_table": true, "ip_dst_filter_table": true, "ipv4_src_filter_table": true,
-			"ipv6_src_filter_table": true, "load_balance_calendar_table": true, "member_info_lookup_table": true},
+			"ipv6_src_filter_table": true, "epoch_assign_table": true, "load_balance_calendar_table": true, "member_info_lookup_table": true},
 	}
 	for _, v := range ejfat.Versions {
 		script, err := os.ReadFile(tablesFile[v])
@@ -123,7 +124,7 @@ func TestFastPathTableShapes(t *testing.T) {
 		if v != "lb-2021" {
 			// Filters of mixed masks: the mac filter is scanned, the ip
 			// filter (a 128-bit key) looked up by the table; twelve epoch
-			// entries are indexed by intervals and looked up by the table.
+			// entries are indexed by intervals, probed inline.
 			epochs := ""
 			for lb := 2; lb <= 5; lb++ {
 				epochs += fmt.Sprintf("table_add epoch_assign_table do_assign_epoch %d 0x0/0 => 0 63\n", lb)
@@ -138,7 +139,7 @@ func TestFastPathTableShapes(t *testing.T) {
 			t.Run(v+"/"+tc.name, func(t *testing.T) {
 				pl, m := pairScript(t, v, ejfat.HostPRG, tc.name, tc.script)
 				for _, tb := range pl.Tables() {
-					probed := len(tb.Packed().Slots) > 0 || len(tb.Words().Slots) > 0 || len(tb.Scan().Match) > 0
+					probed := len(tb.Packed().Slots) > 0 || len(tb.Words().Slots) > 0 || len(tb.Scan().Match) > 0 || tb.Intervals() != nil
 					if name := tb.Spec().Name; tb.Len() > 0 && probed != inline[tc.name][name] {
 						t.Errorf("%s: probed inline %v", name, probed)
 					}

@@ -648,6 +648,28 @@ n21:
 					break
 				}
 			}
+		} else if iv29 := pl.tables[1].Intervals(); iv29 != nil {
+			h30 := packet.WordsHash(0, 0, 0, 0)
+			for m, j := uint64(len(iv29.Groups)-1), h30>>(iv29.Shift&63); ; j = (j + 1) & m {
+				g := &iv29.Groups[j]
+				if g.Hi == 0 {
+					break
+				}
+				if true {
+					ss, k := iv29.Starts[g.Lo:g.Hi], 0
+					for n := len(ss); n > 1; {
+						half := n / 2
+						if ss[k+half] <= kw24 {
+							k += half
+						}
+						n -= half
+					}
+					if a := &iv29.Acts[int(g.Lo)+k]; a.Action >= 0 {
+						act, params = int(a.Action), a.Params
+					}
+					break
+				}
+			}
 		} else if a, ps, hit := pl.tables[1].LookupWordAction(k26); hit {
 			act, params = a, ps
 		}
@@ -667,23 +689,23 @@ n22:
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw29 := (m1) & 0xffffffff
-		b31 := data[h5 : h5+12] // lbv1
-		kw30 := ((uint64(b31[4])<<56 | uint64(b31[5])<<48 | uint64(b31[6])<<40 | uint64(b31[7])<<32 | uint64(b31[8])<<24 | uint64(b31[9])<<16 | uint64(b31[10])<<8 | uint64(b31[11])) & 0x1ff) & 0xfff
-		k32 := kw30<<0 | kw29<<12
-		if pi33 := pl.tables[2].Packed(); len(pi33.Slots) > 0 {
-			k32 &= pi33.Mask
-			for m, j := uint64(len(pi33.Slots)-1), packet.PackedHash(k32); ; j++ {
-				sl := &pi33.Slots[j&m]
+		kw31 := (m1) & 0xffffffff
+		b33 := data[h5 : h5+12] // lbv1
+		kw32 := ((uint64(b33[4])<<56 | uint64(b33[5])<<48 | uint64(b33[6])<<40 | uint64(b33[7])<<32 | uint64(b33[8])<<24 | uint64(b33[9])<<16 | uint64(b33[10])<<8 | uint64(b33[11])) & 0x1ff) & 0xfff
+		k34 := kw32<<0 | kw31<<12
+		if pi35 := pl.tables[2].Packed(); len(pi35.Slots) > 0 {
+			k34 &= pi35.Mask
+			for m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34); ; j++ {
+				sl := &pi35.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k32 {
+				if sl.Key == k34 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k32); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k34); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -702,23 +724,23 @@ n24:
 n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b35 := data[h0 : h0+14] // ethernet
-		kw34 := (uint64(b35[12])<<8 | uint64(b35[13])) & 0xffff
-		kw36 := (m2) & 0xffff
-		k37 := kw36<<0 | kw34<<16
-		if pi38 := pl.tables[3].Packed(); len(pi38.Slots) > 0 {
-			k37 &= pi38.Mask
-			for m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37); ; j++ {
-				sl := &pi38.Slots[j&m]
+		b37 := data[h0 : h0+14] // ethernet
+		kw36 := (uint64(b37[12])<<8 | uint64(b37[13])) & 0xffff
+		kw38 := (m2) & 0xffff
+		k39 := kw38<<0 | kw36<<16
+		if pi40 := pl.tables[3].Packed(); len(pi40.Slots) > 0 {
+			k39 &= pi40.Mask
+			for m, j := uint64(len(pi40.Slots)-1), packet.PackedHash(k39); ; j++ {
+				sl := &pi40.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k37 {
+				if sl.Key == k39 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k37); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k39); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -726,26 +748,26 @@ n25:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s39 := params[0].Lo
-			b35[0] = byte(s39 >> 40)
-			b35[1] = byte(s39 >> 32)
-			b35[2] = byte(s39 >> 24)
-			b35[3] = byte(s39 >> 16)
-			b35[4] = byte(s39 >> 8)
-			b35[5] = byte(s39)
+			s41 := params[0].Lo
+			b37[0] = byte(s41 >> 40)
+			b37[1] = byte(s41 >> 32)
+			b37[2] = byte(s41 >> 24)
+			b37[3] = byte(s41 >> 16)
+			b37[4] = byte(s41 >> 8)
+			b37[5] = byte(s41)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n27
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s40 := params[0].Lo
-			b35[0] = byte(s40 >> 40)
-			b35[1] = byte(s40 >> 32)
-			b35[2] = byte(s40 >> 24)
-			b35[3] = byte(s40 >> 16)
-			b35[4] = byte(s40 >> 8)
-			b35[5] = byte(s40)
+			s42 := params[0].Lo
+			b37[0] = byte(s42 >> 40)
+			b37[1] = byte(s42 >> 32)
+			b37[2] = byte(s42 >> 24)
+			b37[3] = byte(s42 >> 16)
+			b37[4] = byte(s42 >> 8)
+			b37[5] = byte(s42)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n28
@@ -778,175 +800,175 @@ n29:
 	}
 n30:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d41 uint64 // ipv4 checksum
-		var d42 uint64 // udp checksum
-		v43 := m3
-		b44 := data[h2 : h2+20] // ipv4
-		ws46 := uint64((uint64(b44[16])<<24 | uint64(b44[17])<<16 | uint64(b44[18])<<8 | uint64(b44[19])))
-		os45 := uint32(uint16(ws46>>0)) + uint32(uint16(ws46>>16))
-		s47 := v43
-		b44[16] = byte(s47 >> 24)
-		b44[17] = byte(s47 >> 16)
-		b44[18] = byte(s47 >> 8)
-		b44[19] = byte(s47)
-		ws48 := uint64(v43)
-		f50 := uint32(os45)
-		f50 += bits.RotateLeft32(f50, 16)
-		dl49 := uint64(^uint16(f50>>16)) + uint64(uint32(uint16(ws48>>0))+uint32(uint16(ws48>>16)))
-		d41 += dl49
-		d42 += dl49
-		v51 := ((uint64(b44[2])<<8 | uint64(b44[3])) - 0xc)
-		os52 := uint32(uint16((uint64(b44[2])<<8 | uint64(b44[3]))))
-		s53 := v51
-		b44[2] = byte(s53 >> 8)
-		b44[3] = byte(s53)
-		f55 := uint32(os52)
-		f55 += bits.RotateLeft32(f55, 16)
-		dl54 := uint64(^uint16(f55>>16)) + uint64(uint32(uint16(v51)))
-		d41 += dl54
-		d42 += dl54
+		var d43 uint64 // ipv4 checksum
+		var d44 uint64 // udp checksum
+		v45 := m3
+		b46 := data[h2 : h2+20] // ipv4
+		ws48 := uint64((uint64(b46[16])<<24 | uint64(b46[17])<<16 | uint64(b46[18])<<8 | uint64(b46[19])))
+		os47 := uint32(uint16(ws48>>0)) + uint32(uint16(ws48>>16))
+		s49 := v45
+		b46[16] = byte(s49 >> 24)
+		b46[17] = byte(s49 >> 16)
+		b46[18] = byte(s49 >> 8)
+		b46[19] = byte(s49)
+		ws50 := uint64(v45)
+		f52 := uint32(os47)
+		f52 += bits.RotateLeft32(f52, 16)
+		dl51 := uint64(^uint16(f52>>16)) + uint64(uint32(uint16(ws50>>0))+uint32(uint16(ws50>>16)))
+		d43 += dl51
+		d44 += dl51
+		v53 := ((uint64(b46[2])<<8 | uint64(b46[3])) - 0xc)
+		os54 := uint32(uint16((uint64(b46[2])<<8 | uint64(b46[3]))))
+		s55 := v53
+		b46[2] = byte(s55 >> 8)
+		b46[3] = byte(s55)
+		f57 := uint32(os54)
+		f57 += bits.RotateLeft32(f57, 16)
+		dl56 := uint64(^uint16(f57>>16)) + uint64(uint32(uint16(v53)))
+		d43 += dl56
+		d44 += dl56
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d41
+			x := uint64(^cv) + d43
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s56 := r
-			cb[0] = byte(s56 >> 8)
-			cb[1] = byte(s56)
+			s58 := r
+			cb[0] = byte(s58 >> 8)
+			cb[1] = byte(s58)
 		}
 		if h8+8 <= len(data) {
-			pendD8 += d42
+			pendD8 += d44
 			pendK8 = true
 		}
 		goto n33
 	}
 n31:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d57 uint64          // udp checksum
-		b58 := data[h3 : h3+40] // ipv6
-		v59 := packet.Value{Hi: (uint64(b58[24])<<56 | uint64(b58[25])<<48 | uint64(b58[26])<<40 | uint64(b58[27])<<32 | uint64(b58[28])<<24 | uint64(b58[29])<<16 | uint64(b58[30])<<8 | uint64(b58[31])), Lo: (uint64(b58[32])<<56 | uint64(b58[33])<<48 | uint64(b58[34])<<40 | uint64(b58[35])<<32 | uint64(b58[36])<<24 | uint64(b58[37])<<16 | uint64(b58[38])<<8 | uint64(b58[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws61 := packet.Value{Hi: (uint64(b58[24])<<56 | uint64(b58[25])<<48 | uint64(b58[26])<<40 | uint64(b58[27])<<32 | uint64(b58[28])<<24 | uint64(b58[29])<<16 | uint64(b58[30])<<8 | uint64(b58[31])), Lo: (uint64(b58[32])<<56 | uint64(b58[33])<<48 | uint64(b58[34])<<40 | uint64(b58[35])<<32 | uint64(b58[36])<<24 | uint64(b58[37])<<16 | uint64(b58[38])<<8 | uint64(b58[39]))}
-		os60 := uint32(uint16(ws61.Hi>>0)) + uint32(uint16(ws61.Hi>>16)) + uint32(uint16(ws61.Hi>>32)) + uint32(uint16(ws61.Hi>>48)) + uint32(uint16(ws61.Lo>>0)) + uint32(uint16(ws61.Lo>>16)) + uint32(uint16(ws61.Lo>>32)) + uint32(uint16(ws61.Lo>>48))
-		v62 := v59
-		s63 := v62.Hi
-		b58[24] = byte(s63 >> 56)
-		b58[25] = byte(s63 >> 48)
-		b58[26] = byte(s63 >> 40)
-		b58[27] = byte(s63 >> 32)
-		b58[28] = byte(s63 >> 24)
-		b58[29] = byte(s63 >> 16)
-		b58[30] = byte(s63 >> 8)
-		b58[31] = byte(s63)
-		s64 := v62.Lo
-		b58[32] = byte(s64 >> 56)
-		b58[33] = byte(s64 >> 48)
-		b58[34] = byte(s64 >> 40)
-		b58[35] = byte(s64 >> 32)
-		b58[36] = byte(s64 >> 24)
-		b58[37] = byte(s64 >> 16)
-		b58[38] = byte(s64 >> 8)
-		b58[39] = byte(s64)
-		ws65 := v59
-		f67 := uint32(os60)
-		f67 += bits.RotateLeft32(f67, 16)
-		dl66 := uint64(^uint16(f67>>16)) + uint64(uint32(uint16(ws65.Hi>>0))+uint32(uint16(ws65.Hi>>16))+uint32(uint16(ws65.Hi>>32))+uint32(uint16(ws65.Hi>>48))+uint32(uint16(ws65.Lo>>0))+uint32(uint16(ws65.Lo>>16))+uint32(uint16(ws65.Lo>>32))+uint32(uint16(ws65.Lo>>48)))
-		d57 += dl66
-		v68 := ((uint64(b58[4])<<8 | uint64(b58[5])) - 0xc)
-		os69 := uint32(uint16((uint64(b58[4])<<8 | uint64(b58[5]))))
-		s70 := v68
-		b58[4] = byte(s70 >> 8)
-		b58[5] = byte(s70)
-		f72 := uint32(os69)
-		f72 += bits.RotateLeft32(f72, 16)
-		dl71 := uint64(^uint16(f72>>16)) + uint64(uint32(uint16(v68)))
-		d57 += dl71
+		var d59 uint64          // udp checksum
+		b60 := data[h3 : h3+40] // ipv6
+		v61 := packet.Value{Hi: (uint64(b60[24])<<56 | uint64(b60[25])<<48 | uint64(b60[26])<<40 | uint64(b60[27])<<32 | uint64(b60[28])<<24 | uint64(b60[29])<<16 | uint64(b60[30])<<8 | uint64(b60[31])), Lo: (uint64(b60[32])<<56 | uint64(b60[33])<<48 | uint64(b60[34])<<40 | uint64(b60[35])<<32 | uint64(b60[36])<<24 | uint64(b60[37])<<16 | uint64(b60[38])<<8 | uint64(b60[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws63 := packet.Value{Hi: (uint64(b60[24])<<56 | uint64(b60[25])<<48 | uint64(b60[26])<<40 | uint64(b60[27])<<32 | uint64(b60[28])<<24 | uint64(b60[29])<<16 | uint64(b60[30])<<8 | uint64(b60[31])), Lo: (uint64(b60[32])<<56 | uint64(b60[33])<<48 | uint64(b60[34])<<40 | uint64(b60[35])<<32 | uint64(b60[36])<<24 | uint64(b60[37])<<16 | uint64(b60[38])<<8 | uint64(b60[39]))}
+		os62 := uint32(uint16(ws63.Hi>>0)) + uint32(uint16(ws63.Hi>>16)) + uint32(uint16(ws63.Hi>>32)) + uint32(uint16(ws63.Hi>>48)) + uint32(uint16(ws63.Lo>>0)) + uint32(uint16(ws63.Lo>>16)) + uint32(uint16(ws63.Lo>>32)) + uint32(uint16(ws63.Lo>>48))
+		v64 := v61
+		s65 := v64.Hi
+		b60[24] = byte(s65 >> 56)
+		b60[25] = byte(s65 >> 48)
+		b60[26] = byte(s65 >> 40)
+		b60[27] = byte(s65 >> 32)
+		b60[28] = byte(s65 >> 24)
+		b60[29] = byte(s65 >> 16)
+		b60[30] = byte(s65 >> 8)
+		b60[31] = byte(s65)
+		s66 := v64.Lo
+		b60[32] = byte(s66 >> 56)
+		b60[33] = byte(s66 >> 48)
+		b60[34] = byte(s66 >> 40)
+		b60[35] = byte(s66 >> 32)
+		b60[36] = byte(s66 >> 24)
+		b60[37] = byte(s66 >> 16)
+		b60[38] = byte(s66 >> 8)
+		b60[39] = byte(s66)
+		ws67 := v61
+		f69 := uint32(os62)
+		f69 += bits.RotateLeft32(f69, 16)
+		dl68 := uint64(^uint16(f69>>16)) + uint64(uint32(uint16(ws67.Hi>>0))+uint32(uint16(ws67.Hi>>16))+uint32(uint16(ws67.Hi>>32))+uint32(uint16(ws67.Hi>>48))+uint32(uint16(ws67.Lo>>0))+uint32(uint16(ws67.Lo>>16))+uint32(uint16(ws67.Lo>>32))+uint32(uint16(ws67.Lo>>48)))
+		d59 += dl68
+		v70 := ((uint64(b60[4])<<8 | uint64(b60[5])) - 0xc)
+		os71 := uint32(uint16((uint64(b60[4])<<8 | uint64(b60[5]))))
+		s72 := v70
+		b60[4] = byte(s72 >> 8)
+		b60[5] = byte(s72)
+		f74 := uint32(os71)
+		f74 += bits.RotateLeft32(f74, 16)
+		dl73 := uint64(^uint16(f74>>16)) + uint64(uint32(uint16(v70)))
+		d59 += dl73
 		if h8+8 <= len(data) {
-			pendD8 += d57
+			pendD8 += d59
 			pendK8 = true
 		}
 		goto n32
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b73 := data[h3 : h3+40] // ipv6
-		v74 := m4
-		s75 := v74.Hi
-		b73[24] = byte(s75 >> 56)
-		b73[25] = byte(s75 >> 48)
-		b73[26] = byte(s75 >> 40)
-		b73[27] = byte(s75 >> 32)
-		b73[28] = byte(s75 >> 24)
-		b73[29] = byte(s75 >> 16)
-		b73[30] = byte(s75 >> 8)
-		b73[31] = byte(s75)
-		s76 := v74.Lo
-		b73[32] = byte(s76 >> 56)
-		b73[33] = byte(s76 >> 48)
-		b73[34] = byte(s76 >> 40)
-		b73[35] = byte(s76 >> 32)
-		b73[36] = byte(s76 >> 24)
-		b73[37] = byte(s76 >> 16)
-		b73[38] = byte(s76 >> 8)
-		b73[39] = byte(s76)
+		b75 := data[h3 : h3+40] // ipv6
+		v76 := m4
+		s77 := v76.Hi
+		b75[24] = byte(s77 >> 56)
+		b75[25] = byte(s77 >> 48)
+		b75[26] = byte(s77 >> 40)
+		b75[27] = byte(s77 >> 32)
+		b75[28] = byte(s77 >> 24)
+		b75[29] = byte(s77 >> 16)
+		b75[30] = byte(s77 >> 8)
+		b75[31] = byte(s77)
+		s78 := v76.Lo
+		b75[32] = byte(s78 >> 56)
+		b75[33] = byte(s78 >> 48)
+		b75[34] = byte(s78 >> 40)
+		b75[35] = byte(s78 >> 32)
+		b75[36] = byte(s78 >> 24)
+		b75[37] = byte(s78 >> 16)
+		b75[38] = byte(s78 >> 8)
+		b75[39] = byte(s78)
 		pl.edges[10]++
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d77 uint64 // udp checksum
-		v78 := m5
-		b79 := data[h8 : h8+8] // udp
-		os80 := uint32(uint16((uint64(b79[2])<<8 | uint64(b79[3]))))
-		s81 := v78
-		b79[2] = byte(s81 >> 8)
-		b79[3] = byte(s81)
-		f83 := uint32(os80)
-		f83 += bits.RotateLeft32(f83, 16)
-		dl82 := uint64(^uint16(f83>>16)) + uint64(uint32(uint16(v78)))
-		d77 += dl82
-		v84 := ((uint64(b79[4])<<8 | uint64(b79[5])) - 0xc)
-		os85 := uint32(uint16((uint64(b79[4])<<8 | uint64(b79[5]))))
-		s86 := v84
-		b79[4] = byte(s86 >> 8)
-		b79[5] = byte(s86)
-		f88 := uint32(os85)
-		f88 += bits.RotateLeft32(f88, 16)
-		dl87 := uint64(^uint16(f88>>16)) + uint64(uint32(uint16(v84)))
-		d77 += dl87
+		var d79 uint64 // udp checksum
+		v80 := m5
+		b81 := data[h8 : h8+8] // udp
+		os82 := uint32(uint16((uint64(b81[2])<<8 | uint64(b81[3]))))
+		s83 := v80
+		b81[2] = byte(s83 >> 8)
+		b81[3] = byte(s83)
+		f85 := uint32(os82)
+		f85 += bits.RotateLeft32(f85, 16)
+		dl84 := uint64(^uint16(f85>>16)) + uint64(uint32(uint16(v80)))
+		d79 += dl84
+		v86 := ((uint64(b81[4])<<8 | uint64(b81[5])) - 0xc)
+		os87 := uint32(uint16((uint64(b81[4])<<8 | uint64(b81[5]))))
+		s88 := v86
+		b81[4] = byte(s88 >> 8)
+		b81[5] = byte(s88)
+		f90 := uint32(os87)
+		f90 += bits.RotateLeft32(f90, 16)
+		dl89 := uint64(^uint16(f90>>16)) + uint64(uint32(uint16(v86)))
+		d79 += dl89
 		if h8+8 <= len(data) {
-			pendD8 += d77
+			pendD8 += d79
 			pendK8 = true
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
-		po89, pn90 := h5, 12 // lbv1
-		if po89+pn90 > len(data) {
+		po91, pn92 := h5, 12 // lbv1
+		if po91+pn92 > len(data) {
 			return pl.drop(7)
 		}
-		if po89 > h8 && (po89-h8)%2 == 0 {
-			pw92 := data[po89 : po89+12]
-			d91 := uint32(uint64(pw92[0])<<8|uint64(pw92[1])) + uint32(uint64(pw92[2])<<8|uint64(pw92[3])) + uint32(uint64(pw92[4])<<8|uint64(pw92[5])) + uint32(uint64(pw92[6])<<8|uint64(pw92[7])) + uint32(uint64(pw92[8])<<8|uint64(pw92[9])) + uint32(uint64(pw92[10])<<8|uint64(pw92[11]))
-			d91 += bits.RotateLeft32(d91, 16)
+		if po91 > h8 && (po91-h8)%2 == 0 {
+			pw94 := data[po91 : po91+12]
+			d93 := uint32(uint64(pw94[0])<<8|uint64(pw94[1])) + uint32(uint64(pw94[2])<<8|uint64(pw94[3])) + uint32(uint64(pw94[4])<<8|uint64(pw94[5])) + uint32(uint64(pw94[6])<<8|uint64(pw94[7])) + uint32(uint64(pw94[8])<<8|uint64(pw94[9])) + uint32(uint64(pw94[10])<<8|uint64(pw94[11]))
+			d93 += bits.RotateLeft32(d93, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d91 >> 16))
+				pendD8 += uint64(^uint16(d93 >> 16))
 				pendK8 = true
 			}
 		}
-		if po89 < len(data)-po89-pn90 {
-			copy(data[pn90:pn90+po89], data[:po89])
-			data = data[pn90:]
+		if po91 < len(data)-po91-pn92 {
+			copy(data[pn92:pn92+po91], data[:po91])
+			data = data[pn92:]
 		} else {
-			copy(data[po89:], data[po89+pn90:])
-			data = data[:len(data)-pn90]
+			copy(data[po91:], data[po91+pn92:])
+			data = data[:len(data)-pn92]
 		}
 		h5 = -1
-		if cur > po89 {
-			cur = max(po89, cur-pn90)
+		if cur > po91 {
+			cur = max(po91, cur-pn92)
 		}
 		pl.edges[11]++
 		goto n2
@@ -962,9 +984,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s93 := r
-				cb[0] = byte(s93 >> 8)
-				cb[1] = byte(s93)
+				s95 := r
+				cb[0] = byte(s95 >> 8)
+				cb[1] = byte(s95)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -981,9 +1003,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s94 := r
-				cb[0] = byte(s94 >> 8)
-				cb[1] = byte(s94)
+				s96 := r
+				cb[0] = byte(s96 >> 8)
+				cb[1] = byte(s96)
 			}
 			pendD8, pendK8 = 0, false
 		}

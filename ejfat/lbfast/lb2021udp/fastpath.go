@@ -953,6 +953,28 @@ n24:
 					break
 				}
 			}
+		} else if iv39 := pl.tables[1].Intervals(); iv39 != nil {
+			h40 := packet.WordsHash(0, 0, 0, 0)
+			for m, j := uint64(len(iv39.Groups)-1), h40>>(iv39.Shift&63); ; j = (j + 1) & m {
+				g := &iv39.Groups[j]
+				if g.Hi == 0 {
+					break
+				}
+				if true {
+					ss, k := iv39.Starts[g.Lo:g.Hi], 0
+					for n := len(ss); n > 1; {
+						half := n / 2
+						if ss[k+half] <= kw34 {
+							k += half
+						}
+						n -= half
+					}
+					if a := &iv39.Acts[int(g.Lo)+k]; a.Action >= 0 {
+						act, params = int(a.Action), a.Params
+					}
+					break
+				}
+			}
 		} else if a, ps, hit := pl.tables[1].LookupWordAction(k36); hit {
 			act, params = a, ps
 		}
@@ -972,23 +994,23 @@ n25:
 n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw39 := (m1) & 0xffffffff
-		b41 := data[h5 : h5+12] // lbv1
-		kw40 := ((uint64(b41[4])<<56 | uint64(b41[5])<<48 | uint64(b41[6])<<40 | uint64(b41[7])<<32 | uint64(b41[8])<<24 | uint64(b41[9])<<16 | uint64(b41[10])<<8 | uint64(b41[11])) & 0x1ff) & 0xfff
-		k42 := kw40<<0 | kw39<<12
-		if pi43 := pl.tables[2].Packed(); len(pi43.Slots) > 0 {
-			k42 &= pi43.Mask
-			for m, j := uint64(len(pi43.Slots)-1), packet.PackedHash(k42); ; j++ {
-				sl := &pi43.Slots[j&m]
+		kw41 := (m1) & 0xffffffff
+		b43 := data[h5 : h5+12] // lbv1
+		kw42 := ((uint64(b43[4])<<56 | uint64(b43[5])<<48 | uint64(b43[6])<<40 | uint64(b43[7])<<32 | uint64(b43[8])<<24 | uint64(b43[9])<<16 | uint64(b43[10])<<8 | uint64(b43[11])) & 0x1ff) & 0xfff
+		k44 := kw42<<0 | kw41<<12
+		if pi45 := pl.tables[2].Packed(); len(pi45.Slots) > 0 {
+			k44 &= pi45.Mask
+			for m, j := uint64(len(pi45.Slots)-1), packet.PackedHash(k44); ; j++ {
+				sl := &pi45.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k42 {
+				if sl.Key == k44 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k42); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k44); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1007,23 +1029,23 @@ n27:
 n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b45 := data[h0 : h0+14] // ethernet
-		kw44 := (uint64(b45[12])<<8 | uint64(b45[13])) & 0xffff
-		kw46 := (m2) & 0xffff
-		k47 := kw46<<0 | kw44<<16
-		if pi48 := pl.tables[3].Packed(); len(pi48.Slots) > 0 {
-			k47 &= pi48.Mask
-			for m, j := uint64(len(pi48.Slots)-1), packet.PackedHash(k47); ; j++ {
-				sl := &pi48.Slots[j&m]
+		b47 := data[h0 : h0+14] // ethernet
+		kw46 := (uint64(b47[12])<<8 | uint64(b47[13])) & 0xffff
+		kw48 := (m2) & 0xffff
+		k49 := kw48<<0 | kw46<<16
+		if pi50 := pl.tables[3].Packed(); len(pi50.Slots) > 0 {
+			k49 &= pi50.Mask
+			for m, j := uint64(len(pi50.Slots)-1), packet.PackedHash(k49); ; j++ {
+				sl := &pi50.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k47 {
+				if sl.Key == k49 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k47); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k49); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1031,26 +1053,26 @@ n28:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s49 := params[0].Lo
-			b45[0] = byte(s49 >> 40)
-			b45[1] = byte(s49 >> 32)
-			b45[2] = byte(s49 >> 24)
-			b45[3] = byte(s49 >> 16)
-			b45[4] = byte(s49 >> 8)
-			b45[5] = byte(s49)
+			s51 := params[0].Lo
+			b47[0] = byte(s51 >> 40)
+			b47[1] = byte(s51 >> 32)
+			b47[2] = byte(s51 >> 24)
+			b47[3] = byte(s51 >> 16)
+			b47[4] = byte(s51 >> 8)
+			b47[5] = byte(s51)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n30
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s50 := params[0].Lo
-			b45[0] = byte(s50 >> 40)
-			b45[1] = byte(s50 >> 32)
-			b45[2] = byte(s50 >> 24)
-			b45[3] = byte(s50 >> 16)
-			b45[4] = byte(s50 >> 8)
-			b45[5] = byte(s50)
+			s52 := params[0].Lo
+			b47[0] = byte(s52 >> 40)
+			b47[1] = byte(s52 >> 32)
+			b47[2] = byte(s52 >> 24)
+			b47[3] = byte(s52 >> 16)
+			b47[4] = byte(s52 >> 8)
+			b47[5] = byte(s52)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n31
@@ -1083,175 +1105,175 @@ n32:
 	}
 n33:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d51 uint64 // ipv4 checksum
-		var d52 uint64 // udp checksum
-		v53 := m3
-		b54 := data[h2 : h2+20] // ipv4
-		ws56 := uint64((uint64(b54[16])<<24 | uint64(b54[17])<<16 | uint64(b54[18])<<8 | uint64(b54[19])))
-		os55 := uint32(uint16(ws56>>0)) + uint32(uint16(ws56>>16))
-		s57 := v53
-		b54[16] = byte(s57 >> 24)
-		b54[17] = byte(s57 >> 16)
-		b54[18] = byte(s57 >> 8)
-		b54[19] = byte(s57)
-		ws58 := uint64(v53)
-		f60 := uint32(os55)
-		f60 += bits.RotateLeft32(f60, 16)
-		dl59 := uint64(^uint16(f60>>16)) + uint64(uint32(uint16(ws58>>0))+uint32(uint16(ws58>>16)))
-		d51 += dl59
-		d52 += dl59
-		v61 := ((uint64(b54[2])<<8 | uint64(b54[3])) - 0xc)
-		os62 := uint32(uint16((uint64(b54[2])<<8 | uint64(b54[3]))))
-		s63 := v61
-		b54[2] = byte(s63 >> 8)
-		b54[3] = byte(s63)
-		f65 := uint32(os62)
-		f65 += bits.RotateLeft32(f65, 16)
-		dl64 := uint64(^uint16(f65>>16)) + uint64(uint32(uint16(v61)))
-		d51 += dl64
-		d52 += dl64
+		var d53 uint64 // ipv4 checksum
+		var d54 uint64 // udp checksum
+		v55 := m3
+		b56 := data[h2 : h2+20] // ipv4
+		ws58 := uint64((uint64(b56[16])<<24 | uint64(b56[17])<<16 | uint64(b56[18])<<8 | uint64(b56[19])))
+		os57 := uint32(uint16(ws58>>0)) + uint32(uint16(ws58>>16))
+		s59 := v55
+		b56[16] = byte(s59 >> 24)
+		b56[17] = byte(s59 >> 16)
+		b56[18] = byte(s59 >> 8)
+		b56[19] = byte(s59)
+		ws60 := uint64(v55)
+		f62 := uint32(os57)
+		f62 += bits.RotateLeft32(f62, 16)
+		dl61 := uint64(^uint16(f62>>16)) + uint64(uint32(uint16(ws60>>0))+uint32(uint16(ws60>>16)))
+		d53 += dl61
+		d54 += dl61
+		v63 := ((uint64(b56[2])<<8 | uint64(b56[3])) - 0xc)
+		os64 := uint32(uint16((uint64(b56[2])<<8 | uint64(b56[3]))))
+		s65 := v63
+		b56[2] = byte(s65 >> 8)
+		b56[3] = byte(s65)
+		f67 := uint32(os64)
+		f67 += bits.RotateLeft32(f67, 16)
+		dl66 := uint64(^uint16(f67>>16)) + uint64(uint32(uint16(v63)))
+		d53 += dl66
+		d54 += dl66
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d51
+			x := uint64(^cv) + d53
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s66 := r
-			cb[0] = byte(s66 >> 8)
-			cb[1] = byte(s66)
+			s68 := r
+			cb[0] = byte(s68 >> 8)
+			cb[1] = byte(s68)
 		}
 		if h8+8 <= len(data) {
-			pendD8 += d52
+			pendD8 += d54
 			pendK8 = true
 		}
 		goto n36
 	}
 n34:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d67 uint64          // udp checksum
-		b68 := data[h3 : h3+40] // ipv6
-		v69 := packet.Value{Hi: (uint64(b68[24])<<56 | uint64(b68[25])<<48 | uint64(b68[26])<<40 | uint64(b68[27])<<32 | uint64(b68[28])<<24 | uint64(b68[29])<<16 | uint64(b68[30])<<8 | uint64(b68[31])), Lo: (uint64(b68[32])<<56 | uint64(b68[33])<<48 | uint64(b68[34])<<40 | uint64(b68[35])<<32 | uint64(b68[36])<<24 | uint64(b68[37])<<16 | uint64(b68[38])<<8 | uint64(b68[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws71 := packet.Value{Hi: (uint64(b68[24])<<56 | uint64(b68[25])<<48 | uint64(b68[26])<<40 | uint64(b68[27])<<32 | uint64(b68[28])<<24 | uint64(b68[29])<<16 | uint64(b68[30])<<8 | uint64(b68[31])), Lo: (uint64(b68[32])<<56 | uint64(b68[33])<<48 | uint64(b68[34])<<40 | uint64(b68[35])<<32 | uint64(b68[36])<<24 | uint64(b68[37])<<16 | uint64(b68[38])<<8 | uint64(b68[39]))}
-		os70 := uint32(uint16(ws71.Hi>>0)) + uint32(uint16(ws71.Hi>>16)) + uint32(uint16(ws71.Hi>>32)) + uint32(uint16(ws71.Hi>>48)) + uint32(uint16(ws71.Lo>>0)) + uint32(uint16(ws71.Lo>>16)) + uint32(uint16(ws71.Lo>>32)) + uint32(uint16(ws71.Lo>>48))
-		v72 := v69
-		s73 := v72.Hi
-		b68[24] = byte(s73 >> 56)
-		b68[25] = byte(s73 >> 48)
-		b68[26] = byte(s73 >> 40)
-		b68[27] = byte(s73 >> 32)
-		b68[28] = byte(s73 >> 24)
-		b68[29] = byte(s73 >> 16)
-		b68[30] = byte(s73 >> 8)
-		b68[31] = byte(s73)
-		s74 := v72.Lo
-		b68[32] = byte(s74 >> 56)
-		b68[33] = byte(s74 >> 48)
-		b68[34] = byte(s74 >> 40)
-		b68[35] = byte(s74 >> 32)
-		b68[36] = byte(s74 >> 24)
-		b68[37] = byte(s74 >> 16)
-		b68[38] = byte(s74 >> 8)
-		b68[39] = byte(s74)
-		ws75 := v69
-		f77 := uint32(os70)
-		f77 += bits.RotateLeft32(f77, 16)
-		dl76 := uint64(^uint16(f77>>16)) + uint64(uint32(uint16(ws75.Hi>>0))+uint32(uint16(ws75.Hi>>16))+uint32(uint16(ws75.Hi>>32))+uint32(uint16(ws75.Hi>>48))+uint32(uint16(ws75.Lo>>0))+uint32(uint16(ws75.Lo>>16))+uint32(uint16(ws75.Lo>>32))+uint32(uint16(ws75.Lo>>48)))
-		d67 += dl76
-		v78 := ((uint64(b68[4])<<8 | uint64(b68[5])) - 0xc)
-		os79 := uint32(uint16((uint64(b68[4])<<8 | uint64(b68[5]))))
-		s80 := v78
-		b68[4] = byte(s80 >> 8)
-		b68[5] = byte(s80)
-		f82 := uint32(os79)
-		f82 += bits.RotateLeft32(f82, 16)
-		dl81 := uint64(^uint16(f82>>16)) + uint64(uint32(uint16(v78)))
-		d67 += dl81
+		var d69 uint64          // udp checksum
+		b70 := data[h3 : h3+40] // ipv6
+		v71 := packet.Value{Hi: (uint64(b70[24])<<56 | uint64(b70[25])<<48 | uint64(b70[26])<<40 | uint64(b70[27])<<32 | uint64(b70[28])<<24 | uint64(b70[29])<<16 | uint64(b70[30])<<8 | uint64(b70[31])), Lo: (uint64(b70[32])<<56 | uint64(b70[33])<<48 | uint64(b70[34])<<40 | uint64(b70[35])<<32 | uint64(b70[36])<<24 | uint64(b70[37])<<16 | uint64(b70[38])<<8 | uint64(b70[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws73 := packet.Value{Hi: (uint64(b70[24])<<56 | uint64(b70[25])<<48 | uint64(b70[26])<<40 | uint64(b70[27])<<32 | uint64(b70[28])<<24 | uint64(b70[29])<<16 | uint64(b70[30])<<8 | uint64(b70[31])), Lo: (uint64(b70[32])<<56 | uint64(b70[33])<<48 | uint64(b70[34])<<40 | uint64(b70[35])<<32 | uint64(b70[36])<<24 | uint64(b70[37])<<16 | uint64(b70[38])<<8 | uint64(b70[39]))}
+		os72 := uint32(uint16(ws73.Hi>>0)) + uint32(uint16(ws73.Hi>>16)) + uint32(uint16(ws73.Hi>>32)) + uint32(uint16(ws73.Hi>>48)) + uint32(uint16(ws73.Lo>>0)) + uint32(uint16(ws73.Lo>>16)) + uint32(uint16(ws73.Lo>>32)) + uint32(uint16(ws73.Lo>>48))
+		v74 := v71
+		s75 := v74.Hi
+		b70[24] = byte(s75 >> 56)
+		b70[25] = byte(s75 >> 48)
+		b70[26] = byte(s75 >> 40)
+		b70[27] = byte(s75 >> 32)
+		b70[28] = byte(s75 >> 24)
+		b70[29] = byte(s75 >> 16)
+		b70[30] = byte(s75 >> 8)
+		b70[31] = byte(s75)
+		s76 := v74.Lo
+		b70[32] = byte(s76 >> 56)
+		b70[33] = byte(s76 >> 48)
+		b70[34] = byte(s76 >> 40)
+		b70[35] = byte(s76 >> 32)
+		b70[36] = byte(s76 >> 24)
+		b70[37] = byte(s76 >> 16)
+		b70[38] = byte(s76 >> 8)
+		b70[39] = byte(s76)
+		ws77 := v71
+		f79 := uint32(os72)
+		f79 += bits.RotateLeft32(f79, 16)
+		dl78 := uint64(^uint16(f79>>16)) + uint64(uint32(uint16(ws77.Hi>>0))+uint32(uint16(ws77.Hi>>16))+uint32(uint16(ws77.Hi>>32))+uint32(uint16(ws77.Hi>>48))+uint32(uint16(ws77.Lo>>0))+uint32(uint16(ws77.Lo>>16))+uint32(uint16(ws77.Lo>>32))+uint32(uint16(ws77.Lo>>48)))
+		d69 += dl78
+		v80 := ((uint64(b70[4])<<8 | uint64(b70[5])) - 0xc)
+		os81 := uint32(uint16((uint64(b70[4])<<8 | uint64(b70[5]))))
+		s82 := v80
+		b70[4] = byte(s82 >> 8)
+		b70[5] = byte(s82)
+		f84 := uint32(os81)
+		f84 += bits.RotateLeft32(f84, 16)
+		dl83 := uint64(^uint16(f84>>16)) + uint64(uint32(uint16(v80)))
+		d69 += dl83
 		if h8+8 <= len(data) {
-			pendD8 += d67
+			pendD8 += d69
 			pendK8 = true
 		}
 		goto n35
 	}
 n35:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b83 := data[h3 : h3+40] // ipv6
-		v84 := m4
-		s85 := v84.Hi
-		b83[24] = byte(s85 >> 56)
-		b83[25] = byte(s85 >> 48)
-		b83[26] = byte(s85 >> 40)
-		b83[27] = byte(s85 >> 32)
-		b83[28] = byte(s85 >> 24)
-		b83[29] = byte(s85 >> 16)
-		b83[30] = byte(s85 >> 8)
-		b83[31] = byte(s85)
-		s86 := v84.Lo
-		b83[32] = byte(s86 >> 56)
-		b83[33] = byte(s86 >> 48)
-		b83[34] = byte(s86 >> 40)
-		b83[35] = byte(s86 >> 32)
-		b83[36] = byte(s86 >> 24)
-		b83[37] = byte(s86 >> 16)
-		b83[38] = byte(s86 >> 8)
-		b83[39] = byte(s86)
+		b85 := data[h3 : h3+40] // ipv6
+		v86 := m4
+		s87 := v86.Hi
+		b85[24] = byte(s87 >> 56)
+		b85[25] = byte(s87 >> 48)
+		b85[26] = byte(s87 >> 40)
+		b85[27] = byte(s87 >> 32)
+		b85[28] = byte(s87 >> 24)
+		b85[29] = byte(s87 >> 16)
+		b85[30] = byte(s87 >> 8)
+		b85[31] = byte(s87)
+		s88 := v86.Lo
+		b85[32] = byte(s88 >> 56)
+		b85[33] = byte(s88 >> 48)
+		b85[34] = byte(s88 >> 40)
+		b85[35] = byte(s88 >> 32)
+		b85[36] = byte(s88 >> 24)
+		b85[37] = byte(s88 >> 16)
+		b85[38] = byte(s88 >> 8)
+		b85[39] = byte(s88)
 		pl.edges[5]++
 		goto n36
 	}
 n36:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d87 uint64 // udp checksum
-		v88 := m5
-		b89 := data[h8 : h8+8] // udp
-		os90 := uint32(uint16((uint64(b89[2])<<8 | uint64(b89[3]))))
-		s91 := v88
-		b89[2] = byte(s91 >> 8)
-		b89[3] = byte(s91)
-		f93 := uint32(os90)
-		f93 += bits.RotateLeft32(f93, 16)
-		dl92 := uint64(^uint16(f93>>16)) + uint64(uint32(uint16(v88)))
-		d87 += dl92
-		v94 := ((uint64(b89[4])<<8 | uint64(b89[5])) - 0xc)
-		os95 := uint32(uint16((uint64(b89[4])<<8 | uint64(b89[5]))))
-		s96 := v94
-		b89[4] = byte(s96 >> 8)
-		b89[5] = byte(s96)
-		f98 := uint32(os95)
-		f98 += bits.RotateLeft32(f98, 16)
-		dl97 := uint64(^uint16(f98>>16)) + uint64(uint32(uint16(v94)))
-		d87 += dl97
+		var d89 uint64 // udp checksum
+		v90 := m5
+		b91 := data[h8 : h8+8] // udp
+		os92 := uint32(uint16((uint64(b91[2])<<8 | uint64(b91[3]))))
+		s93 := v90
+		b91[2] = byte(s93 >> 8)
+		b91[3] = byte(s93)
+		f95 := uint32(os92)
+		f95 += bits.RotateLeft32(f95, 16)
+		dl94 := uint64(^uint16(f95>>16)) + uint64(uint32(uint16(v90)))
+		d89 += dl94
+		v96 := ((uint64(b91[4])<<8 | uint64(b91[5])) - 0xc)
+		os97 := uint32(uint16((uint64(b91[4])<<8 | uint64(b91[5]))))
+		s98 := v96
+		b91[4] = byte(s98 >> 8)
+		b91[5] = byte(s98)
+		f100 := uint32(os97)
+		f100 += bits.RotateLeft32(f100, 16)
+		dl99 := uint64(^uint16(f100>>16)) + uint64(uint32(uint16(v96)))
+		d89 += dl99
 		if h8+8 <= len(data) {
-			pendD8 += d87
+			pendD8 += d89
 			pendK8 = true
 		}
 		goto n37
 	}
 n37:
 	{ // RxStrip: pop lbv1
-		po99, pn100 := h5, 12 // lbv1
-		if po99+pn100 > len(data) {
+		po101, pn102 := h5, 12 // lbv1
+		if po101+pn102 > len(data) {
 			return pl.drop(10)
 		}
-		if po99 > h8 && (po99-h8)%2 == 0 {
-			pw102 := data[po99 : po99+12]
-			d101 := uint32(uint64(pw102[0])<<8|uint64(pw102[1])) + uint32(uint64(pw102[2])<<8|uint64(pw102[3])) + uint32(uint64(pw102[4])<<8|uint64(pw102[5])) + uint32(uint64(pw102[6])<<8|uint64(pw102[7])) + uint32(uint64(pw102[8])<<8|uint64(pw102[9])) + uint32(uint64(pw102[10])<<8|uint64(pw102[11]))
-			d101 += bits.RotateLeft32(d101, 16)
+		if po101 > h8 && (po101-h8)%2 == 0 {
+			pw104 := data[po101 : po101+12]
+			d103 := uint32(uint64(pw104[0])<<8|uint64(pw104[1])) + uint32(uint64(pw104[2])<<8|uint64(pw104[3])) + uint32(uint64(pw104[4])<<8|uint64(pw104[5])) + uint32(uint64(pw104[6])<<8|uint64(pw104[7])) + uint32(uint64(pw104[8])<<8|uint64(pw104[9])) + uint32(uint64(pw104[10])<<8|uint64(pw104[11]))
+			d103 += bits.RotateLeft32(d103, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d101 >> 16))
+				pendD8 += uint64(^uint16(d103 >> 16))
 				pendK8 = true
 			}
 		}
-		if po99 < len(data)-po99-pn100 {
-			copy(data[pn100:pn100+po99], data[:po99])
-			data = data[pn100:]
+		if po101 < len(data)-po101-pn102 {
+			copy(data[pn102:pn102+po101], data[:po101])
+			data = data[pn102:]
 		} else {
-			copy(data[po99:], data[po99+pn100:])
-			data = data[:len(data)-pn100]
+			copy(data[po101:], data[po101+pn102:])
+			data = data[:len(data)-pn102]
 		}
 		h5 = -1
-		if cur > po99 {
-			cur = max(po99, cur-pn100)
+		if cur > po101 {
+			cur = max(po101, cur-pn102)
 		}
 		pl.edges[6]++
 		goto n14
@@ -1267,9 +1289,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s103 := r
-				cb[0] = byte(s103 >> 8)
-				cb[1] = byte(s103)
+				s105 := r
+				cb[0] = byte(s105 >> 8)
+				cb[1] = byte(s105)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1286,9 +1308,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s104 := r
-				cb[0] = byte(s104 >> 8)
-				cb[1] = byte(s104)
+				s106 := r
+				cb[0] = byte(s106 >> 8)
+				cb[1] = byte(s106)
 			}
 			pendD8, pendK8 = 0, false
 		}

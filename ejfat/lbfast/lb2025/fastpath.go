@@ -3138,6 +3138,28 @@ n88:
 					break
 				}
 			}
+		} else if iv176 := pl.tables[4].Intervals(); iv176 != nil {
+			h177 := packet.WordsHash(kw169, 0, 0, 0)
+			for m, j := uint64(len(iv176.Groups)-1), h177>>(iv176.Shift&63); ; j = (j + 1) & m {
+				g := &iv176.Groups[j]
+				if g.Hi == 0 {
+					break
+				}
+				if g.Keys[0] == kw169 {
+					ss, k := iv176.Starts[g.Lo:g.Hi], 0
+					for n := len(ss); n > 1; {
+						half := n / 2
+						if ss[k+half] <= kw170 {
+							k += half
+						}
+						n -= half
+					}
+					if a := &iv176.Acts[int(g.Lo)+k]; a.Action >= 0 {
+						act, params = int(a.Action), a.Params
+					}
+					break
+				}
+			}
 		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw169, kw170, 0, 0); hit {
 			act, params = a, ps
 		}
@@ -3176,23 +3198,23 @@ n90:
 n91:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		kw176 := (m4) & 0x7
-		kw177 := (m6) & 0xffffffff
-		kw178 := (m20) & 0xffff
-		k179 := kw178<<0 | kw177<<16 | kw176<<48
-		if pi180 := pl.tables[5].Packed(); len(pi180.Slots) > 0 {
-			k179 &= pi180.Mask
-			for m, j := uint64(len(pi180.Slots)-1), packet.PackedHash(k179); ; j++ {
-				sl := &pi180.Slots[j&m]
+		kw178 := (m4) & 0x7
+		kw179 := (m6) & 0xffffffff
+		kw180 := (m20) & 0xffff
+		k181 := kw180<<0 | kw179<<16 | kw178<<48
+		if pi182 := pl.tables[5].Packed(); len(pi182.Slots) > 0 {
+			k181 &= pi182.Mask
+			for m, j := uint64(len(pi182.Slots)-1), packet.PackedHash(k181); ; j++ {
+				sl := &pi182.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k179 {
+				if sl.Key == k181 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k179); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k181); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3215,24 +3237,24 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		kw181 := (m4) & 0x7
-		b183 := data[h0 : h0+14] // ethernet
-		kw182 := (uint64(b183[12])<<8 | uint64(b183[13])) & 0xffff
-		kw184 := (m9) & 0xffff
-		k185 := kw184<<0 | kw182<<16 | kw181<<32
-		if pi186 := pl.tables[6].Packed(); len(pi186.Slots) > 0 {
-			k185 &= pi186.Mask
-			for m, j := uint64(len(pi186.Slots)-1), packet.PackedHash(k185); ; j++ {
-				sl := &pi186.Slots[j&m]
+		kw183 := (m4) & 0x7
+		b185 := data[h0 : h0+14] // ethernet
+		kw184 := (uint64(b185[12])<<8 | uint64(b185[13])) & 0xffff
+		kw186 := (m9) & 0xffff
+		k187 := kw186<<0 | kw184<<16 | kw183<<32
+		if pi188 := pl.tables[6].Packed(); len(pi188.Slots) > 0 {
+			k187 &= pi188.Mask
+			for m, j := uint64(len(pi188.Slots)-1), packet.PackedHash(k187); ; j++ {
+				sl := &pi188.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k185 {
+				if sl.Key == k187 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k185); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k187); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3275,21 +3297,21 @@ n95:
 	}
 n96:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b187 := data[h0 : h0+14] // ethernet
-		s188 := m2
-		b187[6] = byte(s188 >> 40)
-		b187[7] = byte(s188 >> 32)
-		b187[8] = byte(s188 >> 24)
-		b187[9] = byte(s188 >> 16)
-		b187[10] = byte(s188 >> 8)
-		b187[11] = byte(s188)
-		s189 := m10
-		b187[0] = byte(s189 >> 40)
-		b187[1] = byte(s189 >> 32)
-		b187[2] = byte(s189 >> 24)
-		b187[3] = byte(s189 >> 16)
-		b187[4] = byte(s189 >> 8)
-		b187[5] = byte(s189)
+		b189 := data[h0 : h0+14] // ethernet
+		s190 := m2
+		b189[6] = byte(s190 >> 40)
+		b189[7] = byte(s190 >> 32)
+		b189[8] = byte(s190 >> 24)
+		b189[9] = byte(s190 >> 16)
+		b189[10] = byte(s190 >> 8)
+		b189[11] = byte(s190)
+		s191 := m10
+		b189[0] = byte(s191 >> 40)
+		b189[1] = byte(s191 >> 32)
+		b189[2] = byte(s191 >> 24)
+		b189[3] = byte(s191 >> 16)
+		b189[4] = byte(s191 >> 8)
+		b189[5] = byte(s191)
 		goto n97
 	}
 n97:
@@ -3315,213 +3337,213 @@ n99:
 	}
 n100:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d190 uint64 // ipv4 checksum
-		var d191 uint64 // udp checksum
-		v192 := m11
-		b193 := data[h2 : h2+20] // ipv4
-		ws195 := uint64((uint64(b193[16])<<24 | uint64(b193[17])<<16 | uint64(b193[18])<<8 | uint64(b193[19])))
-		os194 := uint32(uint16(ws195>>0)) + uint32(uint16(ws195>>16))
-		s196 := v192
-		b193[16] = byte(s196 >> 24)
-		b193[17] = byte(s196 >> 16)
-		b193[18] = byte(s196 >> 8)
-		b193[19] = byte(s196)
-		ws197 := uint64(v192)
-		f199 := uint32(os194)
-		f199 += bits.RotateLeft32(f199, 16)
-		dl198 := uint64(^uint16(f199>>16)) + uint64(uint32(uint16(ws197>>0))+uint32(uint16(ws197>>16)))
-		d190 += dl198
-		d191 += dl198
-		v200 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws202 := uint64((uint64(b193[12])<<24 | uint64(b193[13])<<16 | uint64(b193[14])<<8 | uint64(b193[15])))
-		os201 := uint32(uint16(ws202>>0)) + uint32(uint16(ws202>>16))
-		s203 := v200
-		b193[12] = byte(s203 >> 24)
-		b193[13] = byte(s203 >> 16)
-		b193[14] = byte(s203 >> 8)
-		b193[15] = byte(s203)
-		ws204 := uint64(v200)
-		f206 := uint32(os201)
-		f206 += bits.RotateLeft32(f206, 16)
-		dl205 := uint64(^uint16(f206>>16)) + uint64(uint32(uint16(ws204>>0))+uint32(uint16(ws204>>16)))
-		d190 += dl205
-		d191 += dl205
-		v207 := m21
-		b208 := data[h4 : h4+8] // udp
-		os209 := uint32(uint16((uint64(b208[2])<<8 | uint64(b208[3]))))
-		s210 := v207
-		b208[2] = byte(s210 >> 8)
-		b208[3] = byte(s210)
-		f212 := uint32(os209)
-		f212 += bits.RotateLeft32(f212, 16)
-		dl211 := uint64(^uint16(f212>>16)) + uint64(uint32(uint16(v207)))
-		d191 += dl211
-		v213 := uint64(b193[8])
-		os214 := uint32(uint64(b193[8])<<8 | uint64(b193[9]))
-		b193[8] = byte(v213)
-		f216 := uint32(os214)
-		f216 += bits.RotateLeft32(f216, 16)
-		dl215 := uint64(^uint16(f216>>16)) + uint64(uint32(uint64(b193[8])<<8|uint64(b193[9])))
-		d190 += dl215
+		var d192 uint64 // ipv4 checksum
+		var d193 uint64 // udp checksum
+		v194 := m11
+		b195 := data[h2 : h2+20] // ipv4
+		ws197 := uint64((uint64(b195[16])<<24 | uint64(b195[17])<<16 | uint64(b195[18])<<8 | uint64(b195[19])))
+		os196 := uint32(uint16(ws197>>0)) + uint32(uint16(ws197>>16))
+		s198 := v194
+		b195[16] = byte(s198 >> 24)
+		b195[17] = byte(s198 >> 16)
+		b195[18] = byte(s198 >> 8)
+		b195[19] = byte(s198)
+		ws199 := uint64(v194)
+		f201 := uint32(os196)
+		f201 += bits.RotateLeft32(f201, 16)
+		dl200 := uint64(^uint16(f201>>16)) + uint64(uint32(uint16(ws199>>0))+uint32(uint16(ws199>>16)))
+		d192 += dl200
+		d193 += dl200
+		v202 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws204 := uint64((uint64(b195[12])<<24 | uint64(b195[13])<<16 | uint64(b195[14])<<8 | uint64(b195[15])))
+		os203 := uint32(uint16(ws204>>0)) + uint32(uint16(ws204>>16))
+		s205 := v202
+		b195[12] = byte(s205 >> 24)
+		b195[13] = byte(s205 >> 16)
+		b195[14] = byte(s205 >> 8)
+		b195[15] = byte(s205)
+		ws206 := uint64(v202)
+		f208 := uint32(os203)
+		f208 += bits.RotateLeft32(f208, 16)
+		dl207 := uint64(^uint16(f208>>16)) + uint64(uint32(uint16(ws206>>0))+uint32(uint16(ws206>>16)))
+		d192 += dl207
+		d193 += dl207
+		v209 := m21
+		b210 := data[h4 : h4+8] // udp
+		os211 := uint32(uint16((uint64(b210[2])<<8 | uint64(b210[3]))))
+		s212 := v209
+		b210[2] = byte(s212 >> 8)
+		b210[3] = byte(s212)
+		f214 := uint32(os211)
+		f214 += bits.RotateLeft32(f214, 16)
+		dl213 := uint64(^uint16(f214>>16)) + uint64(uint32(uint16(v209)))
+		d193 += dl213
+		v215 := uint64(b195[8])
+		os216 := uint32(uint64(b195[8])<<8 | uint64(b195[9]))
+		b195[8] = byte(v215)
+		f218 := uint32(os216)
+		f218 += bits.RotateLeft32(f218, 16)
+		dl217 := uint64(^uint16(f218>>16)) + uint64(uint32(uint64(b195[8])<<8|uint64(b195[9])))
+		d192 += dl217
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d190
+			x := uint64(^cv) + d192
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s217 := r
-			cb[0] = byte(s217 >> 8)
-			cb[1] = byte(s217)
+			s219 := r
+			cb[0] = byte(s219 >> 8)
+			cb[1] = byte(s219)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d191
+			pendD4 += d193
 			pendK4 = true
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d218 uint64 // ipv4 checksum
-		var d219 uint64 // udp checksum
-		v220 := m11
-		b221 := data[h2 : h2+20] // ipv4
-		ws223 := uint64((uint64(b221[16])<<24 | uint64(b221[17])<<16 | uint64(b221[18])<<8 | uint64(b221[19])))
-		os222 := uint32(uint16(ws223>>0)) + uint32(uint16(ws223>>16))
-		s224 := v220
-		b221[16] = byte(s224 >> 24)
-		b221[17] = byte(s224 >> 16)
-		b221[18] = byte(s224 >> 8)
-		b221[19] = byte(s224)
-		ws225 := uint64(v220)
-		f227 := uint32(os222)
-		f227 += bits.RotateLeft32(f227, 16)
-		dl226 := uint64(^uint16(f227>>16)) + uint64(uint32(uint16(ws225>>0))+uint32(uint16(ws225>>16)))
-		d218 += dl226
-		d219 += dl226
-		v228 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws230 := uint64((uint64(b221[12])<<24 | uint64(b221[13])<<16 | uint64(b221[14])<<8 | uint64(b221[15])))
-		os229 := uint32(uint16(ws230>>0)) + uint32(uint16(ws230>>16))
-		s231 := v228
-		b221[12] = byte(s231 >> 24)
-		b221[13] = byte(s231 >> 16)
-		b221[14] = byte(s231 >> 8)
-		b221[15] = byte(s231)
-		ws232 := uint64(v228)
-		f234 := uint32(os229)
-		f234 += bits.RotateLeft32(f234, 16)
-		dl233 := uint64(^uint16(f234>>16)) + uint64(uint32(uint16(ws232>>0))+uint32(uint16(ws232>>16)))
-		d218 += dl233
-		d219 += dl233
-		v235 := m21
-		b236 := data[h4 : h4+8] // udp
-		os237 := uint32(uint16((uint64(b236[2])<<8 | uint64(b236[3]))))
-		s238 := v235
-		b236[2] = byte(s238 >> 8)
-		b236[3] = byte(s238)
-		f240 := uint32(os237)
-		f240 += bits.RotateLeft32(f240, 16)
-		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(v235)))
-		d219 += dl239
-		v241 := ((uint64(b221[2])<<8 | uint64(b221[3])) - 0x10)
-		os242 := uint32(uint16((uint64(b221[2])<<8 | uint64(b221[3]))))
-		s243 := v241
-		b221[2] = byte(s243 >> 8)
-		b221[3] = byte(s243)
-		f245 := uint32(os242)
-		f245 += bits.RotateLeft32(f245, 16)
-		dl244 := uint64(^uint16(f245>>16)) + uint64(uint32(uint16(v241)))
-		d218 += dl244
-		d219 += dl244
+		var d220 uint64 // ipv4 checksum
+		var d221 uint64 // udp checksum
+		v222 := m11
+		b223 := data[h2 : h2+20] // ipv4
+		ws225 := uint64((uint64(b223[16])<<24 | uint64(b223[17])<<16 | uint64(b223[18])<<8 | uint64(b223[19])))
+		os224 := uint32(uint16(ws225>>0)) + uint32(uint16(ws225>>16))
+		s226 := v222
+		b223[16] = byte(s226 >> 24)
+		b223[17] = byte(s226 >> 16)
+		b223[18] = byte(s226 >> 8)
+		b223[19] = byte(s226)
+		ws227 := uint64(v222)
+		f229 := uint32(os224)
+		f229 += bits.RotateLeft32(f229, 16)
+		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(ws227>>0))+uint32(uint16(ws227>>16)))
+		d220 += dl228
+		d221 += dl228
+		v230 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws232 := uint64((uint64(b223[12])<<24 | uint64(b223[13])<<16 | uint64(b223[14])<<8 | uint64(b223[15])))
+		os231 := uint32(uint16(ws232>>0)) + uint32(uint16(ws232>>16))
+		s233 := v230
+		b223[12] = byte(s233 >> 24)
+		b223[13] = byte(s233 >> 16)
+		b223[14] = byte(s233 >> 8)
+		b223[15] = byte(s233)
+		ws234 := uint64(v230)
+		f236 := uint32(os231)
+		f236 += bits.RotateLeft32(f236, 16)
+		dl235 := uint64(^uint16(f236>>16)) + uint64(uint32(uint16(ws234>>0))+uint32(uint16(ws234>>16)))
+		d220 += dl235
+		d221 += dl235
+		v237 := m21
+		b238 := data[h4 : h4+8] // udp
+		os239 := uint32(uint16((uint64(b238[2])<<8 | uint64(b238[3]))))
+		s240 := v237
+		b238[2] = byte(s240 >> 8)
+		b238[3] = byte(s240)
+		f242 := uint32(os239)
+		f242 += bits.RotateLeft32(f242, 16)
+		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(v237)))
+		d221 += dl241
+		v243 := ((uint64(b223[2])<<8 | uint64(b223[3])) - 0x10)
+		os244 := uint32(uint16((uint64(b223[2])<<8 | uint64(b223[3]))))
+		s245 := v243
+		b223[2] = byte(s245 >> 8)
+		b223[3] = byte(s245)
+		f247 := uint32(os244)
+		f247 += bits.RotateLeft32(f247, 16)
+		dl246 := uint64(^uint16(f247>>16)) + uint64(uint32(uint16(v243)))
+		d220 += dl246
+		d221 += dl246
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d218
+			x := uint64(^cv) + d220
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s246 := r
-			cb[0] = byte(s246 >> 8)
-			cb[1] = byte(s246)
+			s248 := r
+			cb[0] = byte(s248 >> 8)
+			cb[1] = byte(s248)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d219
+			pendD4 += d221
 			pendK4 = true
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d247 uint64 // udp checksum
-		v248 := m12
-		b249 := data[h3 : h3+40] // ipv6
-		ws251 := packet.Value{Hi: (uint64(b249[24])<<56 | uint64(b249[25])<<48 | uint64(b249[26])<<40 | uint64(b249[27])<<32 | uint64(b249[28])<<24 | uint64(b249[29])<<16 | uint64(b249[30])<<8 | uint64(b249[31])), Lo: (uint64(b249[32])<<56 | uint64(b249[33])<<48 | uint64(b249[34])<<40 | uint64(b249[35])<<32 | uint64(b249[36])<<24 | uint64(b249[37])<<16 | uint64(b249[38])<<8 | uint64(b249[39]))}
-		os250 := uint32(uint16(ws251.Hi>>0)) + uint32(uint16(ws251.Hi>>16)) + uint32(uint16(ws251.Hi>>32)) + uint32(uint16(ws251.Hi>>48)) + uint32(uint16(ws251.Lo>>0)) + uint32(uint16(ws251.Lo>>16)) + uint32(uint16(ws251.Lo>>32)) + uint32(uint16(ws251.Lo>>48))
-		v252 := v248
-		s253 := v252.Hi
-		b249[24] = byte(s253 >> 56)
-		b249[25] = byte(s253 >> 48)
-		b249[26] = byte(s253 >> 40)
-		b249[27] = byte(s253 >> 32)
-		b249[28] = byte(s253 >> 24)
-		b249[29] = byte(s253 >> 16)
-		b249[30] = byte(s253 >> 8)
-		b249[31] = byte(s253)
-		s254 := v252.Lo
-		b249[32] = byte(s254 >> 56)
-		b249[33] = byte(s254 >> 48)
-		b249[34] = byte(s254 >> 40)
-		b249[35] = byte(s254 >> 32)
-		b249[36] = byte(s254 >> 24)
-		b249[37] = byte(s254 >> 16)
-		b249[38] = byte(s254 >> 8)
-		b249[39] = byte(s254)
-		ws255 := v248
-		f257 := uint32(os250)
-		f257 += bits.RotateLeft32(f257, 16)
-		dl256 := uint64(^uint16(f257>>16)) + uint64(uint32(uint16(ws255.Hi>>0))+uint32(uint16(ws255.Hi>>16))+uint32(uint16(ws255.Hi>>32))+uint32(uint16(ws255.Hi>>48))+uint32(uint16(ws255.Lo>>0))+uint32(uint16(ws255.Lo>>16))+uint32(uint16(ws255.Lo>>32))+uint32(uint16(ws255.Lo>>48)))
-		d247 += dl256
-		v258 := m3
-		ws260 := packet.Value{Hi: (uint64(b249[8])<<56 | uint64(b249[9])<<48 | uint64(b249[10])<<40 | uint64(b249[11])<<32 | uint64(b249[12])<<24 | uint64(b249[13])<<16 | uint64(b249[14])<<8 | uint64(b249[15])), Lo: (uint64(b249[16])<<56 | uint64(b249[17])<<48 | uint64(b249[18])<<40 | uint64(b249[19])<<32 | uint64(b249[20])<<24 | uint64(b249[21])<<16 | uint64(b249[22])<<8 | uint64(b249[23]))}
-		os259 := uint32(uint16(ws260.Hi>>0)) + uint32(uint16(ws260.Hi>>16)) + uint32(uint16(ws260.Hi>>32)) + uint32(uint16(ws260.Hi>>48)) + uint32(uint16(ws260.Lo>>0)) + uint32(uint16(ws260.Lo>>16)) + uint32(uint16(ws260.Lo>>32)) + uint32(uint16(ws260.Lo>>48))
-		v261 := v258
-		s262 := v261.Hi
-		b249[8] = byte(s262 >> 56)
-		b249[9] = byte(s262 >> 48)
-		b249[10] = byte(s262 >> 40)
-		b249[11] = byte(s262 >> 32)
-		b249[12] = byte(s262 >> 24)
-		b249[13] = byte(s262 >> 16)
-		b249[14] = byte(s262 >> 8)
-		b249[15] = byte(s262)
-		s263 := v261.Lo
-		b249[16] = byte(s263 >> 56)
-		b249[17] = byte(s263 >> 48)
-		b249[18] = byte(s263 >> 40)
-		b249[19] = byte(s263 >> 32)
-		b249[20] = byte(s263 >> 24)
-		b249[21] = byte(s263 >> 16)
-		b249[22] = byte(s263 >> 8)
-		b249[23] = byte(s263)
-		ws264 := v258
-		f266 := uint32(os259)
-		f266 += bits.RotateLeft32(f266, 16)
-		dl265 := uint64(^uint16(f266>>16)) + uint64(uint32(uint16(ws264.Hi>>0))+uint32(uint16(ws264.Hi>>16))+uint32(uint16(ws264.Hi>>32))+uint32(uint16(ws264.Hi>>48))+uint32(uint16(ws264.Lo>>0))+uint32(uint16(ws264.Lo>>16))+uint32(uint16(ws264.Lo>>32))+uint32(uint16(ws264.Lo>>48)))
-		d247 += dl265
-		v267 := m21
-		b268 := data[h4 : h4+8] // udp
-		os269 := uint32(uint16((uint64(b268[2])<<8 | uint64(b268[3]))))
-		s270 := v267
-		b268[2] = byte(s270 >> 8)
-		b268[3] = byte(s270)
-		f272 := uint32(os269)
-		f272 += bits.RotateLeft32(f272, 16)
-		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(v267)))
-		d247 += dl271
+		var d249 uint64 // udp checksum
+		v250 := m12
+		b251 := data[h3 : h3+40] // ipv6
+		ws253 := packet.Value{Hi: (uint64(b251[24])<<56 | uint64(b251[25])<<48 | uint64(b251[26])<<40 | uint64(b251[27])<<32 | uint64(b251[28])<<24 | uint64(b251[29])<<16 | uint64(b251[30])<<8 | uint64(b251[31])), Lo: (uint64(b251[32])<<56 | uint64(b251[33])<<48 | uint64(b251[34])<<40 | uint64(b251[35])<<32 | uint64(b251[36])<<24 | uint64(b251[37])<<16 | uint64(b251[38])<<8 | uint64(b251[39]))}
+		os252 := uint32(uint16(ws253.Hi>>0)) + uint32(uint16(ws253.Hi>>16)) + uint32(uint16(ws253.Hi>>32)) + uint32(uint16(ws253.Hi>>48)) + uint32(uint16(ws253.Lo>>0)) + uint32(uint16(ws253.Lo>>16)) + uint32(uint16(ws253.Lo>>32)) + uint32(uint16(ws253.Lo>>48))
+		v254 := v250
+		s255 := v254.Hi
+		b251[24] = byte(s255 >> 56)
+		b251[25] = byte(s255 >> 48)
+		b251[26] = byte(s255 >> 40)
+		b251[27] = byte(s255 >> 32)
+		b251[28] = byte(s255 >> 24)
+		b251[29] = byte(s255 >> 16)
+		b251[30] = byte(s255 >> 8)
+		b251[31] = byte(s255)
+		s256 := v254.Lo
+		b251[32] = byte(s256 >> 56)
+		b251[33] = byte(s256 >> 48)
+		b251[34] = byte(s256 >> 40)
+		b251[35] = byte(s256 >> 32)
+		b251[36] = byte(s256 >> 24)
+		b251[37] = byte(s256 >> 16)
+		b251[38] = byte(s256 >> 8)
+		b251[39] = byte(s256)
+		ws257 := v250
+		f259 := uint32(os252)
+		f259 += bits.RotateLeft32(f259, 16)
+		dl258 := uint64(^uint16(f259>>16)) + uint64(uint32(uint16(ws257.Hi>>0))+uint32(uint16(ws257.Hi>>16))+uint32(uint16(ws257.Hi>>32))+uint32(uint16(ws257.Hi>>48))+uint32(uint16(ws257.Lo>>0))+uint32(uint16(ws257.Lo>>16))+uint32(uint16(ws257.Lo>>32))+uint32(uint16(ws257.Lo>>48)))
+		d249 += dl258
+		v260 := m3
+		ws262 := packet.Value{Hi: (uint64(b251[8])<<56 | uint64(b251[9])<<48 | uint64(b251[10])<<40 | uint64(b251[11])<<32 | uint64(b251[12])<<24 | uint64(b251[13])<<16 | uint64(b251[14])<<8 | uint64(b251[15])), Lo: (uint64(b251[16])<<56 | uint64(b251[17])<<48 | uint64(b251[18])<<40 | uint64(b251[19])<<32 | uint64(b251[20])<<24 | uint64(b251[21])<<16 | uint64(b251[22])<<8 | uint64(b251[23]))}
+		os261 := uint32(uint16(ws262.Hi>>0)) + uint32(uint16(ws262.Hi>>16)) + uint32(uint16(ws262.Hi>>32)) + uint32(uint16(ws262.Hi>>48)) + uint32(uint16(ws262.Lo>>0)) + uint32(uint16(ws262.Lo>>16)) + uint32(uint16(ws262.Lo>>32)) + uint32(uint16(ws262.Lo>>48))
+		v263 := v260
+		s264 := v263.Hi
+		b251[8] = byte(s264 >> 56)
+		b251[9] = byte(s264 >> 48)
+		b251[10] = byte(s264 >> 40)
+		b251[11] = byte(s264 >> 32)
+		b251[12] = byte(s264 >> 24)
+		b251[13] = byte(s264 >> 16)
+		b251[14] = byte(s264 >> 8)
+		b251[15] = byte(s264)
+		s265 := v263.Lo
+		b251[16] = byte(s265 >> 56)
+		b251[17] = byte(s265 >> 48)
+		b251[18] = byte(s265 >> 40)
+		b251[19] = byte(s265 >> 32)
+		b251[20] = byte(s265 >> 24)
+		b251[21] = byte(s265 >> 16)
+		b251[22] = byte(s265 >> 8)
+		b251[23] = byte(s265)
+		ws266 := v260
+		f268 := uint32(os261)
+		f268 += bits.RotateLeft32(f268, 16)
+		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(ws266.Hi>>0))+uint32(uint16(ws266.Hi>>16))+uint32(uint16(ws266.Hi>>32))+uint32(uint16(ws266.Hi>>48))+uint32(uint16(ws266.Lo>>0))+uint32(uint16(ws266.Lo>>16))+uint32(uint16(ws266.Lo>>32))+uint32(uint16(ws266.Lo>>48)))
+		d249 += dl267
+		v269 := m21
+		b270 := data[h4 : h4+8] // udp
+		os271 := uint32(uint16((uint64(b270[2])<<8 | uint64(b270[3]))))
+		s272 := v269
+		b270[2] = byte(s272 >> 8)
+		b270[3] = byte(s272)
+		f274 := uint32(os271)
+		f274 += bits.RotateLeft32(f274, 16)
+		dl273 := uint64(^uint16(f274>>16)) + uint64(uint32(uint16(v269)))
+		d249 += dl273
 		if h4+8 <= len(data) {
-			pendD4 += d247
+			pendD4 += d249
 			pendK4 = true
 		}
 		pl.edges[28]++
@@ -3529,83 +3551,83 @@ n102:
 	}
 n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d273 uint64 // udp checksum
-		v274 := m12
-		b275 := data[h3 : h3+40] // ipv6
-		ws277 := packet.Value{Hi: (uint64(b275[24])<<56 | uint64(b275[25])<<48 | uint64(b275[26])<<40 | uint64(b275[27])<<32 | uint64(b275[28])<<24 | uint64(b275[29])<<16 | uint64(b275[30])<<8 | uint64(b275[31])), Lo: (uint64(b275[32])<<56 | uint64(b275[33])<<48 | uint64(b275[34])<<40 | uint64(b275[35])<<32 | uint64(b275[36])<<24 | uint64(b275[37])<<16 | uint64(b275[38])<<8 | uint64(b275[39]))}
-		os276 := uint32(uint16(ws277.Hi>>0)) + uint32(uint16(ws277.Hi>>16)) + uint32(uint16(ws277.Hi>>32)) + uint32(uint16(ws277.Hi>>48)) + uint32(uint16(ws277.Lo>>0)) + uint32(uint16(ws277.Lo>>16)) + uint32(uint16(ws277.Lo>>32)) + uint32(uint16(ws277.Lo>>48))
-		v278 := v274
-		s279 := v278.Hi
-		b275[24] = byte(s279 >> 56)
-		b275[25] = byte(s279 >> 48)
-		b275[26] = byte(s279 >> 40)
-		b275[27] = byte(s279 >> 32)
-		b275[28] = byte(s279 >> 24)
-		b275[29] = byte(s279 >> 16)
-		b275[30] = byte(s279 >> 8)
-		b275[31] = byte(s279)
-		s280 := v278.Lo
-		b275[32] = byte(s280 >> 56)
-		b275[33] = byte(s280 >> 48)
-		b275[34] = byte(s280 >> 40)
-		b275[35] = byte(s280 >> 32)
-		b275[36] = byte(s280 >> 24)
-		b275[37] = byte(s280 >> 16)
-		b275[38] = byte(s280 >> 8)
-		b275[39] = byte(s280)
-		ws281 := v274
-		f283 := uint32(os276)
-		f283 += bits.RotateLeft32(f283, 16)
-		dl282 := uint64(^uint16(f283>>16)) + uint64(uint32(uint16(ws281.Hi>>0))+uint32(uint16(ws281.Hi>>16))+uint32(uint16(ws281.Hi>>32))+uint32(uint16(ws281.Hi>>48))+uint32(uint16(ws281.Lo>>0))+uint32(uint16(ws281.Lo>>16))+uint32(uint16(ws281.Lo>>32))+uint32(uint16(ws281.Lo>>48)))
-		d273 += dl282
-		v284 := m3
-		ws286 := packet.Value{Hi: (uint64(b275[8])<<56 | uint64(b275[9])<<48 | uint64(b275[10])<<40 | uint64(b275[11])<<32 | uint64(b275[12])<<24 | uint64(b275[13])<<16 | uint64(b275[14])<<8 | uint64(b275[15])), Lo: (uint64(b275[16])<<56 | uint64(b275[17])<<48 | uint64(b275[18])<<40 | uint64(b275[19])<<32 | uint64(b275[20])<<24 | uint64(b275[21])<<16 | uint64(b275[22])<<8 | uint64(b275[23]))}
-		os285 := uint32(uint16(ws286.Hi>>0)) + uint32(uint16(ws286.Hi>>16)) + uint32(uint16(ws286.Hi>>32)) + uint32(uint16(ws286.Hi>>48)) + uint32(uint16(ws286.Lo>>0)) + uint32(uint16(ws286.Lo>>16)) + uint32(uint16(ws286.Lo>>32)) + uint32(uint16(ws286.Lo>>48))
-		v287 := v284
-		s288 := v287.Hi
-		b275[8] = byte(s288 >> 56)
-		b275[9] = byte(s288 >> 48)
-		b275[10] = byte(s288 >> 40)
-		b275[11] = byte(s288 >> 32)
-		b275[12] = byte(s288 >> 24)
-		b275[13] = byte(s288 >> 16)
-		b275[14] = byte(s288 >> 8)
-		b275[15] = byte(s288)
-		s289 := v287.Lo
-		b275[16] = byte(s289 >> 56)
-		b275[17] = byte(s289 >> 48)
-		b275[18] = byte(s289 >> 40)
-		b275[19] = byte(s289 >> 32)
-		b275[20] = byte(s289 >> 24)
-		b275[21] = byte(s289 >> 16)
-		b275[22] = byte(s289 >> 8)
-		b275[23] = byte(s289)
-		ws290 := v284
-		f292 := uint32(os285)
-		f292 += bits.RotateLeft32(f292, 16)
-		dl291 := uint64(^uint16(f292>>16)) + uint64(uint32(uint16(ws290.Hi>>0))+uint32(uint16(ws290.Hi>>16))+uint32(uint16(ws290.Hi>>32))+uint32(uint16(ws290.Hi>>48))+uint32(uint16(ws290.Lo>>0))+uint32(uint16(ws290.Lo>>16))+uint32(uint16(ws290.Lo>>32))+uint32(uint16(ws290.Lo>>48)))
-		d273 += dl291
-		v293 := m21
-		b294 := data[h4 : h4+8] // udp
-		os295 := uint32(uint16((uint64(b294[2])<<8 | uint64(b294[3]))))
-		s296 := v293
-		b294[2] = byte(s296 >> 8)
-		b294[3] = byte(s296)
-		f298 := uint32(os295)
-		f298 += bits.RotateLeft32(f298, 16)
-		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(v293)))
-		d273 += dl297
-		v299 := ((uint64(b275[4])<<8 | uint64(b275[5])) - 0x10)
-		os300 := uint32(uint16((uint64(b275[4])<<8 | uint64(b275[5]))))
-		s301 := v299
-		b275[4] = byte(s301 >> 8)
-		b275[5] = byte(s301)
-		f303 := uint32(os300)
-		f303 += bits.RotateLeft32(f303, 16)
-		dl302 := uint64(^uint16(f303>>16)) + uint64(uint32(uint16(v299)))
-		d273 += dl302
+		var d275 uint64 // udp checksum
+		v276 := m12
+		b277 := data[h3 : h3+40] // ipv6
+		ws279 := packet.Value{Hi: (uint64(b277[24])<<56 | uint64(b277[25])<<48 | uint64(b277[26])<<40 | uint64(b277[27])<<32 | uint64(b277[28])<<24 | uint64(b277[29])<<16 | uint64(b277[30])<<8 | uint64(b277[31])), Lo: (uint64(b277[32])<<56 | uint64(b277[33])<<48 | uint64(b277[34])<<40 | uint64(b277[35])<<32 | uint64(b277[36])<<24 | uint64(b277[37])<<16 | uint64(b277[38])<<8 | uint64(b277[39]))}
+		os278 := uint32(uint16(ws279.Hi>>0)) + uint32(uint16(ws279.Hi>>16)) + uint32(uint16(ws279.Hi>>32)) + uint32(uint16(ws279.Hi>>48)) + uint32(uint16(ws279.Lo>>0)) + uint32(uint16(ws279.Lo>>16)) + uint32(uint16(ws279.Lo>>32)) + uint32(uint16(ws279.Lo>>48))
+		v280 := v276
+		s281 := v280.Hi
+		b277[24] = byte(s281 >> 56)
+		b277[25] = byte(s281 >> 48)
+		b277[26] = byte(s281 >> 40)
+		b277[27] = byte(s281 >> 32)
+		b277[28] = byte(s281 >> 24)
+		b277[29] = byte(s281 >> 16)
+		b277[30] = byte(s281 >> 8)
+		b277[31] = byte(s281)
+		s282 := v280.Lo
+		b277[32] = byte(s282 >> 56)
+		b277[33] = byte(s282 >> 48)
+		b277[34] = byte(s282 >> 40)
+		b277[35] = byte(s282 >> 32)
+		b277[36] = byte(s282 >> 24)
+		b277[37] = byte(s282 >> 16)
+		b277[38] = byte(s282 >> 8)
+		b277[39] = byte(s282)
+		ws283 := v276
+		f285 := uint32(os278)
+		f285 += bits.RotateLeft32(f285, 16)
+		dl284 := uint64(^uint16(f285>>16)) + uint64(uint32(uint16(ws283.Hi>>0))+uint32(uint16(ws283.Hi>>16))+uint32(uint16(ws283.Hi>>32))+uint32(uint16(ws283.Hi>>48))+uint32(uint16(ws283.Lo>>0))+uint32(uint16(ws283.Lo>>16))+uint32(uint16(ws283.Lo>>32))+uint32(uint16(ws283.Lo>>48)))
+		d275 += dl284
+		v286 := m3
+		ws288 := packet.Value{Hi: (uint64(b277[8])<<56 | uint64(b277[9])<<48 | uint64(b277[10])<<40 | uint64(b277[11])<<32 | uint64(b277[12])<<24 | uint64(b277[13])<<16 | uint64(b277[14])<<8 | uint64(b277[15])), Lo: (uint64(b277[16])<<56 | uint64(b277[17])<<48 | uint64(b277[18])<<40 | uint64(b277[19])<<32 | uint64(b277[20])<<24 | uint64(b277[21])<<16 | uint64(b277[22])<<8 | uint64(b277[23]))}
+		os287 := uint32(uint16(ws288.Hi>>0)) + uint32(uint16(ws288.Hi>>16)) + uint32(uint16(ws288.Hi>>32)) + uint32(uint16(ws288.Hi>>48)) + uint32(uint16(ws288.Lo>>0)) + uint32(uint16(ws288.Lo>>16)) + uint32(uint16(ws288.Lo>>32)) + uint32(uint16(ws288.Lo>>48))
+		v289 := v286
+		s290 := v289.Hi
+		b277[8] = byte(s290 >> 56)
+		b277[9] = byte(s290 >> 48)
+		b277[10] = byte(s290 >> 40)
+		b277[11] = byte(s290 >> 32)
+		b277[12] = byte(s290 >> 24)
+		b277[13] = byte(s290 >> 16)
+		b277[14] = byte(s290 >> 8)
+		b277[15] = byte(s290)
+		s291 := v289.Lo
+		b277[16] = byte(s291 >> 56)
+		b277[17] = byte(s291 >> 48)
+		b277[18] = byte(s291 >> 40)
+		b277[19] = byte(s291 >> 32)
+		b277[20] = byte(s291 >> 24)
+		b277[21] = byte(s291 >> 16)
+		b277[22] = byte(s291 >> 8)
+		b277[23] = byte(s291)
+		ws292 := v286
+		f294 := uint32(os287)
+		f294 += bits.RotateLeft32(f294, 16)
+		dl293 := uint64(^uint16(f294>>16)) + uint64(uint32(uint16(ws292.Hi>>0))+uint32(uint16(ws292.Hi>>16))+uint32(uint16(ws292.Hi>>32))+uint32(uint16(ws292.Hi>>48))+uint32(uint16(ws292.Lo>>0))+uint32(uint16(ws292.Lo>>16))+uint32(uint16(ws292.Lo>>32))+uint32(uint16(ws292.Lo>>48)))
+		d275 += dl293
+		v295 := m21
+		b296 := data[h4 : h4+8] // udp
+		os297 := uint32(uint16((uint64(b296[2])<<8 | uint64(b296[3]))))
+		s298 := v295
+		b296[2] = byte(s298 >> 8)
+		b296[3] = byte(s298)
+		f300 := uint32(os297)
+		f300 += bits.RotateLeft32(f300, 16)
+		dl299 := uint64(^uint16(f300>>16)) + uint64(uint32(uint16(v295)))
+		d275 += dl299
+		v301 := ((uint64(b277[4])<<8 | uint64(b277[5])) - 0x10)
+		os302 := uint32(uint16((uint64(b277[4])<<8 | uint64(b277[5]))))
+		s303 := v301
+		b277[4] = byte(s303 >> 8)
+		b277[5] = byte(s303)
+		f305 := uint32(os302)
+		f305 += bits.RotateLeft32(f305, 16)
+		dl304 := uint64(^uint16(f305>>16)) + uint64(uint32(uint16(v301)))
+		d275 += dl304
 		if h4+8 <= len(data) {
-			pendD4 += d273
+			pendD4 += d275
 			pendK4 = true
 		}
 		pl.edges[29]++
@@ -3620,47 +3642,47 @@ n104:
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		po304, pn305 := h10, 12 // lb_v2
-		if po304+pn305 > len(data) {
+		po306, pn307 := h10, 12 // lb_v2
+		if po306+pn307 > len(data) {
 			return pl.drop(19)
 		}
-		if po304 > h4 && (po304-h4)%2 == 0 {
-			pw307 := data[po304 : po304+12]
-			d306 := uint32(uint64(pw307[0])<<8|uint64(pw307[1])) + uint32(uint64(pw307[2])<<8|uint64(pw307[3])) + uint32(uint64(pw307[4])<<8|uint64(pw307[5])) + uint32(uint64(pw307[6])<<8|uint64(pw307[7])) + uint32(uint64(pw307[8])<<8|uint64(pw307[9])) + uint32(uint64(pw307[10])<<8|uint64(pw307[11]))
-			d306 += bits.RotateLeft32(d306, 16)
+		if po306 > h4 && (po306-h4)%2 == 0 {
+			pw309 := data[po306 : po306+12]
+			d308 := uint32(uint64(pw309[0])<<8|uint64(pw309[1])) + uint32(uint64(pw309[2])<<8|uint64(pw309[3])) + uint32(uint64(pw309[4])<<8|uint64(pw309[5])) + uint32(uint64(pw309[6])<<8|uint64(pw309[7])) + uint32(uint64(pw309[8])<<8|uint64(pw309[9])) + uint32(uint64(pw309[10])<<8|uint64(pw309[11]))
+			d308 += bits.RotateLeft32(d308, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d306 >> 16))
+				pendD4 += uint64(^uint16(d308 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po304
-		pendN = pn305
+		pendOff = po306
+		pendN = pn307
 		h10 = -1
-		if cur > po304 {
-			cur = max(po304, cur-pn305)
+		if cur > po306 {
+			cur = max(po306, cur-pn307)
 		}
 		goto n107
 	}
 n106:
 	{ // LbPopV3Body: pop lb_v3
-		po308, pn309 := h11, 12 // lb_v3
-		if po308+pn309 > len(data) {
+		po310, pn311 := h11, 12 // lb_v3
+		if po310+pn311 > len(data) {
 			return pl.drop(20)
 		}
-		if po308 > h4 && (po308-h4)%2 == 0 {
-			pw311 := data[po308 : po308+12]
-			d310 := uint32(uint64(pw311[0])<<8|uint64(pw311[1])) + uint32(uint64(pw311[2])<<8|uint64(pw311[3])) + uint32(uint64(pw311[4])<<8|uint64(pw311[5])) + uint32(uint64(pw311[6])<<8|uint64(pw311[7])) + uint32(uint64(pw311[8])<<8|uint64(pw311[9])) + uint32(uint64(pw311[10])<<8|uint64(pw311[11]))
-			d310 += bits.RotateLeft32(d310, 16)
+		if po310 > h4 && (po310-h4)%2 == 0 {
+			pw313 := data[po310 : po310+12]
+			d312 := uint32(uint64(pw313[0])<<8|uint64(pw313[1])) + uint32(uint64(pw313[2])<<8|uint64(pw313[3])) + uint32(uint64(pw313[4])<<8|uint64(pw313[5])) + uint32(uint64(pw313[6])<<8|uint64(pw313[7])) + uint32(uint64(pw313[8])<<8|uint64(pw313[9])) + uint32(uint64(pw313[10])<<8|uint64(pw313[11]))
+			d312 += bits.RotateLeft32(d312, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d310 >> 16))
+				pendD4 += uint64(^uint16(d312 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po308
-		pendN = pn309
+		pendOff = po310
+		pendN = pn311
 		h11 = -1
-		if cur > po308 {
-			cur = max(po308, cur-pn309)
+		if cur > po310 {
+			cur = max(po310, cur-pn311)
 		}
 		pl.edges[30]++
 		goto n107
@@ -3677,49 +3699,49 @@ n107:
 			}
 			pendN = 0
 		}
-		po312, pn313 := h9, 4 // lb_common
-		if po312+pn313 > len(data) {
+		po314, pn315 := h9, 4 // lb_common
+		if po314+pn315 > len(data) {
 			return pl.drop(21)
 		}
-		if po312 > h4 && (po312-h4)%2 == 0 {
-			pw315 := data[po312 : po312+4]
-			d314 := uint32(uint64(pw315[0])<<8|uint64(pw315[1])) + uint32(uint64(pw315[2])<<8|uint64(pw315[3]))
-			d314 += bits.RotateLeft32(d314, 16)
+		if po314 > h4 && (po314-h4)%2 == 0 {
+			pw317 := data[po314 : po314+4]
+			d316 := uint32(uint64(pw317[0])<<8|uint64(pw317[1])) + uint32(uint64(pw317[2])<<8|uint64(pw317[3]))
+			d316 += bits.RotateLeft32(d316, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d314 >> 16))
+				pendD4 += uint64(^uint16(d316 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn313
-		if po312 < len(data)-po312-pendN {
-			copy(data[pendN:pendN+po312], data[:po312])
+		pendN += pn315
+		if po314 < len(data)-po314-pendN {
+			copy(data[pendN:pendN+po314], data[:po314])
 			data = data[pendN:]
 		} else {
-			copy(data[po312:], data[po312+pendN:])
+			copy(data[po314:], data[po314+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po312 {
-			cur = max(po312, cur-pn313)
+		if cur > po314 {
+			cur = max(po314, cur-pn315)
 		}
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d316 uint64         // udp checksum
-		b317 := data[h4 : h4+8] // udp
-		v318 := ((uint64(b317[4])<<8 | uint64(b317[5])) - 0x10)
-		os319 := uint32(uint16((uint64(b317[4])<<8 | uint64(b317[5]))))
-		s320 := v318
-		b317[4] = byte(s320 >> 8)
-		b317[5] = byte(s320)
-		f322 := uint32(os319)
-		f322 += bits.RotateLeft32(f322, 16)
-		dl321 := uint64(^uint16(f322>>16)) + uint64(uint32(uint16(v318)))
-		d316 += dl321
+		var d318 uint64         // udp checksum
+		b319 := data[h4 : h4+8] // udp
+		v320 := ((uint64(b319[4])<<8 | uint64(b319[5])) - 0x10)
+		os321 := uint32(uint16((uint64(b319[4])<<8 | uint64(b319[5]))))
+		s322 := v320
+		b319[4] = byte(s322 >> 8)
+		b319[5] = byte(s322)
+		f324 := uint32(os321)
+		f324 += bits.RotateLeft32(f324, 16)
+		dl323 := uint64(^uint16(f324>>16)) + uint64(uint32(uint16(v320)))
+		d318 += dl323
 		if h4+8 <= len(data) {
-			pendD4 += d316
+			pendD4 += d318
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -3748,9 +3770,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s323 := r
-				cb[0] = byte(s323 >> 8)
-				cb[1] = byte(s323)
+				s325 := r
+				cb[0] = byte(s325 >> 8)
+				cb[1] = byte(s325)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3767,9 +3789,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s324 := r
-				cb[0] = byte(s324 >> 8)
-				cb[1] = byte(s324)
+				s326 := r
+				cb[0] = byte(s326 >> 8)
+				cb[1] = byte(s326)
 			}
 			pendD4, pendK4 = 0, false
 		}

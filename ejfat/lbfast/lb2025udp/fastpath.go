@@ -3945,6 +3945,28 @@ n74:
 					break
 				}
 			}
+		} else if iv201 := pl.tables[4].Intervals(); iv201 != nil {
+			h202 := packet.WordsHash(kw194, 0, 0, 0)
+			for m, j := uint64(len(iv201.Groups)-1), h202>>(iv201.Shift&63); ; j = (j + 1) & m {
+				g := &iv201.Groups[j]
+				if g.Hi == 0 {
+					break
+				}
+				if g.Keys[0] == kw194 {
+					ss, k := iv201.Starts[g.Lo:g.Hi], 0
+					for n := len(ss); n > 1; {
+						half := n / 2
+						if ss[k+half] <= kw195 {
+							k += half
+						}
+						n -= half
+					}
+					if a := &iv201.Acts[int(g.Lo)+k]; a.Action >= 0 {
+						act, params = int(a.Action), a.Params
+					}
+					break
+				}
+			}
 		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw194, kw195, 0, 0); hit {
 			act, params = a, ps
 		}
@@ -3983,23 +4005,23 @@ n76:
 n77:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		kw201 := (m4) & 0x7
-		kw202 := (m6) & 0xffffffff
-		kw203 := (m20) & 0xffff
-		k204 := kw203<<0 | kw202<<16 | kw201<<48
-		if pi205 := pl.tables[5].Packed(); len(pi205.Slots) > 0 {
-			k204 &= pi205.Mask
-			for m, j := uint64(len(pi205.Slots)-1), packet.PackedHash(k204); ; j++ {
-				sl := &pi205.Slots[j&m]
+		kw203 := (m4) & 0x7
+		kw204 := (m6) & 0xffffffff
+		kw205 := (m20) & 0xffff
+		k206 := kw205<<0 | kw204<<16 | kw203<<48
+		if pi207 := pl.tables[5].Packed(); len(pi207.Slots) > 0 {
+			k206 &= pi207.Mask
+			for m, j := uint64(len(pi207.Slots)-1), packet.PackedHash(k206); ; j++ {
+				sl := &pi207.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k204 {
+				if sl.Key == k206 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k204); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k206); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4022,24 +4044,24 @@ n78:
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		kw206 := (m4) & 0x7
-		b208 := data[h0 : h0+14] // ethernet
-		kw207 := (uint64(b208[12])<<8 | uint64(b208[13])) & 0xffff
-		kw209 := (m9) & 0xffff
-		k210 := kw209<<0 | kw207<<16 | kw206<<32
-		if pi211 := pl.tables[6].Packed(); len(pi211.Slots) > 0 {
-			k210 &= pi211.Mask
-			for m, j := uint64(len(pi211.Slots)-1), packet.PackedHash(k210); ; j++ {
-				sl := &pi211.Slots[j&m]
+		kw208 := (m4) & 0x7
+		b210 := data[h0 : h0+14] // ethernet
+		kw209 := (uint64(b210[12])<<8 | uint64(b210[13])) & 0xffff
+		kw211 := (m9) & 0xffff
+		k212 := kw211<<0 | kw209<<16 | kw208<<32
+		if pi213 := pl.tables[6].Packed(); len(pi213.Slots) > 0 {
+			k212 &= pi213.Mask
+			for m, j := uint64(len(pi213.Slots)-1), packet.PackedHash(k212); ; j++ {
+				sl := &pi213.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k210 {
+				if sl.Key == k212 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k210); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k212); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4082,21 +4104,21 @@ n81:
 	}
 n82:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b212 := data[h0 : h0+14] // ethernet
-		s213 := m2
-		b212[6] = byte(s213 >> 40)
-		b212[7] = byte(s213 >> 32)
-		b212[8] = byte(s213 >> 24)
-		b212[9] = byte(s213 >> 16)
-		b212[10] = byte(s213 >> 8)
-		b212[11] = byte(s213)
-		s214 := m10
-		b212[0] = byte(s214 >> 40)
-		b212[1] = byte(s214 >> 32)
-		b212[2] = byte(s214 >> 24)
-		b212[3] = byte(s214 >> 16)
-		b212[4] = byte(s214 >> 8)
-		b212[5] = byte(s214)
+		b214 := data[h0 : h0+14] // ethernet
+		s215 := m2
+		b214[6] = byte(s215 >> 40)
+		b214[7] = byte(s215 >> 32)
+		b214[8] = byte(s215 >> 24)
+		b214[9] = byte(s215 >> 16)
+		b214[10] = byte(s215 >> 8)
+		b214[11] = byte(s215)
+		s216 := m10
+		b214[0] = byte(s216 >> 40)
+		b214[1] = byte(s216 >> 32)
+		b214[2] = byte(s216 >> 24)
+		b214[3] = byte(s216 >> 16)
+		b214[4] = byte(s216 >> 8)
+		b214[5] = byte(s216)
 		goto n83
 	}
 n83:
@@ -4122,213 +4144,213 @@ n85:
 	}
 n86:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d215 uint64 // ipv4 checksum
-		var d216 uint64 // udp checksum
-		v217 := m11
-		b218 := data[h2 : h2+20] // ipv4
-		ws220 := uint64((uint64(b218[16])<<24 | uint64(b218[17])<<16 | uint64(b218[18])<<8 | uint64(b218[19])))
-		os219 := uint32(uint16(ws220>>0)) + uint32(uint16(ws220>>16))
-		s221 := v217
-		b218[16] = byte(s221 >> 24)
-		b218[17] = byte(s221 >> 16)
-		b218[18] = byte(s221 >> 8)
-		b218[19] = byte(s221)
-		ws222 := uint64(v217)
-		f224 := uint32(os219)
-		f224 += bits.RotateLeft32(f224, 16)
-		dl223 := uint64(^uint16(f224>>16)) + uint64(uint32(uint16(ws222>>0))+uint32(uint16(ws222>>16)))
-		d215 += dl223
-		d216 += dl223
-		v225 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws227 := uint64((uint64(b218[12])<<24 | uint64(b218[13])<<16 | uint64(b218[14])<<8 | uint64(b218[15])))
-		os226 := uint32(uint16(ws227>>0)) + uint32(uint16(ws227>>16))
-		s228 := v225
-		b218[12] = byte(s228 >> 24)
-		b218[13] = byte(s228 >> 16)
-		b218[14] = byte(s228 >> 8)
-		b218[15] = byte(s228)
-		ws229 := uint64(v225)
-		f231 := uint32(os226)
-		f231 += bits.RotateLeft32(f231, 16)
-		dl230 := uint64(^uint16(f231>>16)) + uint64(uint32(uint16(ws229>>0))+uint32(uint16(ws229>>16)))
-		d215 += dl230
-		d216 += dl230
-		v232 := m21
-		b233 := data[h4 : h4+8] // udp
-		os234 := uint32(uint16((uint64(b233[2])<<8 | uint64(b233[3]))))
-		s235 := v232
-		b233[2] = byte(s235 >> 8)
-		b233[3] = byte(s235)
-		f237 := uint32(os234)
-		f237 += bits.RotateLeft32(f237, 16)
-		dl236 := uint64(^uint16(f237>>16)) + uint64(uint32(uint16(v232)))
-		d216 += dl236
-		v238 := uint64(b218[8])
-		os239 := uint32(uint64(b218[8])<<8 | uint64(b218[9]))
-		b218[8] = byte(v238)
-		f241 := uint32(os239)
-		f241 += bits.RotateLeft32(f241, 16)
-		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint64(b218[8])<<8|uint64(b218[9])))
-		d215 += dl240
+		var d217 uint64 // ipv4 checksum
+		var d218 uint64 // udp checksum
+		v219 := m11
+		b220 := data[h2 : h2+20] // ipv4
+		ws222 := uint64((uint64(b220[16])<<24 | uint64(b220[17])<<16 | uint64(b220[18])<<8 | uint64(b220[19])))
+		os221 := uint32(uint16(ws222>>0)) + uint32(uint16(ws222>>16))
+		s223 := v219
+		b220[16] = byte(s223 >> 24)
+		b220[17] = byte(s223 >> 16)
+		b220[18] = byte(s223 >> 8)
+		b220[19] = byte(s223)
+		ws224 := uint64(v219)
+		f226 := uint32(os221)
+		f226 += bits.RotateLeft32(f226, 16)
+		dl225 := uint64(^uint16(f226>>16)) + uint64(uint32(uint16(ws224>>0))+uint32(uint16(ws224>>16)))
+		d217 += dl225
+		d218 += dl225
+		v227 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws229 := uint64((uint64(b220[12])<<24 | uint64(b220[13])<<16 | uint64(b220[14])<<8 | uint64(b220[15])))
+		os228 := uint32(uint16(ws229>>0)) + uint32(uint16(ws229>>16))
+		s230 := v227
+		b220[12] = byte(s230 >> 24)
+		b220[13] = byte(s230 >> 16)
+		b220[14] = byte(s230 >> 8)
+		b220[15] = byte(s230)
+		ws231 := uint64(v227)
+		f233 := uint32(os228)
+		f233 += bits.RotateLeft32(f233, 16)
+		dl232 := uint64(^uint16(f233>>16)) + uint64(uint32(uint16(ws231>>0))+uint32(uint16(ws231>>16)))
+		d217 += dl232
+		d218 += dl232
+		v234 := m21
+		b235 := data[h4 : h4+8] // udp
+		os236 := uint32(uint16((uint64(b235[2])<<8 | uint64(b235[3]))))
+		s237 := v234
+		b235[2] = byte(s237 >> 8)
+		b235[3] = byte(s237)
+		f239 := uint32(os236)
+		f239 += bits.RotateLeft32(f239, 16)
+		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(v234)))
+		d218 += dl238
+		v240 := uint64(b220[8])
+		os241 := uint32(uint64(b220[8])<<8 | uint64(b220[9]))
+		b220[8] = byte(v240)
+		f243 := uint32(os241)
+		f243 += bits.RotateLeft32(f243, 16)
+		dl242 := uint64(^uint16(f243>>16)) + uint64(uint32(uint64(b220[8])<<8|uint64(b220[9])))
+		d217 += dl242
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d215
+			x := uint64(^cv) + d217
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s242 := r
-			cb[0] = byte(s242 >> 8)
-			cb[1] = byte(s242)
+			s244 := r
+			cb[0] = byte(s244 >> 8)
+			cb[1] = byte(s244)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d216
+			pendD4 += d218
 			pendK4 = true
 		}
 		goto n95
 	}
 n87:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d243 uint64 // ipv4 checksum
-		var d244 uint64 // udp checksum
-		v245 := m11
-		b246 := data[h2 : h2+20] // ipv4
-		ws248 := uint64((uint64(b246[16])<<24 | uint64(b246[17])<<16 | uint64(b246[18])<<8 | uint64(b246[19])))
-		os247 := uint32(uint16(ws248>>0)) + uint32(uint16(ws248>>16))
-		s249 := v245
-		b246[16] = byte(s249 >> 24)
-		b246[17] = byte(s249 >> 16)
-		b246[18] = byte(s249 >> 8)
-		b246[19] = byte(s249)
-		ws250 := uint64(v245)
-		f252 := uint32(os247)
-		f252 += bits.RotateLeft32(f252, 16)
-		dl251 := uint64(^uint16(f252>>16)) + uint64(uint32(uint16(ws250>>0))+uint32(uint16(ws250>>16)))
-		d243 += dl251
-		d244 += dl251
-		v253 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws255 := uint64((uint64(b246[12])<<24 | uint64(b246[13])<<16 | uint64(b246[14])<<8 | uint64(b246[15])))
-		os254 := uint32(uint16(ws255>>0)) + uint32(uint16(ws255>>16))
-		s256 := v253
-		b246[12] = byte(s256 >> 24)
-		b246[13] = byte(s256 >> 16)
-		b246[14] = byte(s256 >> 8)
-		b246[15] = byte(s256)
-		ws257 := uint64(v253)
-		f259 := uint32(os254)
-		f259 += bits.RotateLeft32(f259, 16)
-		dl258 := uint64(^uint16(f259>>16)) + uint64(uint32(uint16(ws257>>0))+uint32(uint16(ws257>>16)))
-		d243 += dl258
-		d244 += dl258
-		v260 := m21
-		b261 := data[h4 : h4+8] // udp
-		os262 := uint32(uint16((uint64(b261[2])<<8 | uint64(b261[3]))))
-		s263 := v260
-		b261[2] = byte(s263 >> 8)
-		b261[3] = byte(s263)
-		f265 := uint32(os262)
-		f265 += bits.RotateLeft32(f265, 16)
-		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(v260)))
-		d244 += dl264
-		v266 := ((uint64(b246[2])<<8 | uint64(b246[3])) - 0x10)
-		os267 := uint32(uint16((uint64(b246[2])<<8 | uint64(b246[3]))))
-		s268 := v266
-		b246[2] = byte(s268 >> 8)
-		b246[3] = byte(s268)
-		f270 := uint32(os267)
-		f270 += bits.RotateLeft32(f270, 16)
-		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(v266)))
-		d243 += dl269
-		d244 += dl269
+		var d245 uint64 // ipv4 checksum
+		var d246 uint64 // udp checksum
+		v247 := m11
+		b248 := data[h2 : h2+20] // ipv4
+		ws250 := uint64((uint64(b248[16])<<24 | uint64(b248[17])<<16 | uint64(b248[18])<<8 | uint64(b248[19])))
+		os249 := uint32(uint16(ws250>>0)) + uint32(uint16(ws250>>16))
+		s251 := v247
+		b248[16] = byte(s251 >> 24)
+		b248[17] = byte(s251 >> 16)
+		b248[18] = byte(s251 >> 8)
+		b248[19] = byte(s251)
+		ws252 := uint64(v247)
+		f254 := uint32(os249)
+		f254 += bits.RotateLeft32(f254, 16)
+		dl253 := uint64(^uint16(f254>>16)) + uint64(uint32(uint16(ws252>>0))+uint32(uint16(ws252>>16)))
+		d245 += dl253
+		d246 += dl253
+		v255 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws257 := uint64((uint64(b248[12])<<24 | uint64(b248[13])<<16 | uint64(b248[14])<<8 | uint64(b248[15])))
+		os256 := uint32(uint16(ws257>>0)) + uint32(uint16(ws257>>16))
+		s258 := v255
+		b248[12] = byte(s258 >> 24)
+		b248[13] = byte(s258 >> 16)
+		b248[14] = byte(s258 >> 8)
+		b248[15] = byte(s258)
+		ws259 := uint64(v255)
+		f261 := uint32(os256)
+		f261 += bits.RotateLeft32(f261, 16)
+		dl260 := uint64(^uint16(f261>>16)) + uint64(uint32(uint16(ws259>>0))+uint32(uint16(ws259>>16)))
+		d245 += dl260
+		d246 += dl260
+		v262 := m21
+		b263 := data[h4 : h4+8] // udp
+		os264 := uint32(uint16((uint64(b263[2])<<8 | uint64(b263[3]))))
+		s265 := v262
+		b263[2] = byte(s265 >> 8)
+		b263[3] = byte(s265)
+		f267 := uint32(os264)
+		f267 += bits.RotateLeft32(f267, 16)
+		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(v262)))
+		d246 += dl266
+		v268 := ((uint64(b248[2])<<8 | uint64(b248[3])) - 0x10)
+		os269 := uint32(uint16((uint64(b248[2])<<8 | uint64(b248[3]))))
+		s270 := v268
+		b248[2] = byte(s270 >> 8)
+		b248[3] = byte(s270)
+		f272 := uint32(os269)
+		f272 += bits.RotateLeft32(f272, 16)
+		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(v268)))
+		d245 += dl271
+		d246 += dl271
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d243
+			x := uint64(^cv) + d245
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s271 := r
-			cb[0] = byte(s271 >> 8)
-			cb[1] = byte(s271)
+			s273 := r
+			cb[0] = byte(s273 >> 8)
+			cb[1] = byte(s273)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d244
+			pendD4 += d246
 			pendK4 = true
 		}
 		goto n90
 	}
 n88:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d272 uint64 // udp checksum
-		v273 := m12
-		b274 := data[h3 : h3+40] // ipv6
-		ws276 := packet.Value{Hi: (uint64(b274[24])<<56 | uint64(b274[25])<<48 | uint64(b274[26])<<40 | uint64(b274[27])<<32 | uint64(b274[28])<<24 | uint64(b274[29])<<16 | uint64(b274[30])<<8 | uint64(b274[31])), Lo: (uint64(b274[32])<<56 | uint64(b274[33])<<48 | uint64(b274[34])<<40 | uint64(b274[35])<<32 | uint64(b274[36])<<24 | uint64(b274[37])<<16 | uint64(b274[38])<<8 | uint64(b274[39]))}
-		os275 := uint32(uint16(ws276.Hi>>0)) + uint32(uint16(ws276.Hi>>16)) + uint32(uint16(ws276.Hi>>32)) + uint32(uint16(ws276.Hi>>48)) + uint32(uint16(ws276.Lo>>0)) + uint32(uint16(ws276.Lo>>16)) + uint32(uint16(ws276.Lo>>32)) + uint32(uint16(ws276.Lo>>48))
-		v277 := v273
-		s278 := v277.Hi
-		b274[24] = byte(s278 >> 56)
-		b274[25] = byte(s278 >> 48)
-		b274[26] = byte(s278 >> 40)
-		b274[27] = byte(s278 >> 32)
-		b274[28] = byte(s278 >> 24)
-		b274[29] = byte(s278 >> 16)
-		b274[30] = byte(s278 >> 8)
-		b274[31] = byte(s278)
-		s279 := v277.Lo
-		b274[32] = byte(s279 >> 56)
-		b274[33] = byte(s279 >> 48)
-		b274[34] = byte(s279 >> 40)
-		b274[35] = byte(s279 >> 32)
-		b274[36] = byte(s279 >> 24)
-		b274[37] = byte(s279 >> 16)
-		b274[38] = byte(s279 >> 8)
-		b274[39] = byte(s279)
-		ws280 := v273
-		f282 := uint32(os275)
-		f282 += bits.RotateLeft32(f282, 16)
-		dl281 := uint64(^uint16(f282>>16)) + uint64(uint32(uint16(ws280.Hi>>0))+uint32(uint16(ws280.Hi>>16))+uint32(uint16(ws280.Hi>>32))+uint32(uint16(ws280.Hi>>48))+uint32(uint16(ws280.Lo>>0))+uint32(uint16(ws280.Lo>>16))+uint32(uint16(ws280.Lo>>32))+uint32(uint16(ws280.Lo>>48)))
-		d272 += dl281
-		v283 := m3
-		ws285 := packet.Value{Hi: (uint64(b274[8])<<56 | uint64(b274[9])<<48 | uint64(b274[10])<<40 | uint64(b274[11])<<32 | uint64(b274[12])<<24 | uint64(b274[13])<<16 | uint64(b274[14])<<8 | uint64(b274[15])), Lo: (uint64(b274[16])<<56 | uint64(b274[17])<<48 | uint64(b274[18])<<40 | uint64(b274[19])<<32 | uint64(b274[20])<<24 | uint64(b274[21])<<16 | uint64(b274[22])<<8 | uint64(b274[23]))}
-		os284 := uint32(uint16(ws285.Hi>>0)) + uint32(uint16(ws285.Hi>>16)) + uint32(uint16(ws285.Hi>>32)) + uint32(uint16(ws285.Hi>>48)) + uint32(uint16(ws285.Lo>>0)) + uint32(uint16(ws285.Lo>>16)) + uint32(uint16(ws285.Lo>>32)) + uint32(uint16(ws285.Lo>>48))
-		v286 := v283
-		s287 := v286.Hi
-		b274[8] = byte(s287 >> 56)
-		b274[9] = byte(s287 >> 48)
-		b274[10] = byte(s287 >> 40)
-		b274[11] = byte(s287 >> 32)
-		b274[12] = byte(s287 >> 24)
-		b274[13] = byte(s287 >> 16)
-		b274[14] = byte(s287 >> 8)
-		b274[15] = byte(s287)
-		s288 := v286.Lo
-		b274[16] = byte(s288 >> 56)
-		b274[17] = byte(s288 >> 48)
-		b274[18] = byte(s288 >> 40)
-		b274[19] = byte(s288 >> 32)
-		b274[20] = byte(s288 >> 24)
-		b274[21] = byte(s288 >> 16)
-		b274[22] = byte(s288 >> 8)
-		b274[23] = byte(s288)
-		ws289 := v283
-		f291 := uint32(os284)
-		f291 += bits.RotateLeft32(f291, 16)
-		dl290 := uint64(^uint16(f291>>16)) + uint64(uint32(uint16(ws289.Hi>>0))+uint32(uint16(ws289.Hi>>16))+uint32(uint16(ws289.Hi>>32))+uint32(uint16(ws289.Hi>>48))+uint32(uint16(ws289.Lo>>0))+uint32(uint16(ws289.Lo>>16))+uint32(uint16(ws289.Lo>>32))+uint32(uint16(ws289.Lo>>48)))
-		d272 += dl290
-		v292 := m21
-		b293 := data[h4 : h4+8] // udp
-		os294 := uint32(uint16((uint64(b293[2])<<8 | uint64(b293[3]))))
-		s295 := v292
-		b293[2] = byte(s295 >> 8)
-		b293[3] = byte(s295)
-		f297 := uint32(os294)
-		f297 += bits.RotateLeft32(f297, 16)
-		dl296 := uint64(^uint16(f297>>16)) + uint64(uint32(uint16(v292)))
-		d272 += dl296
+		var d274 uint64 // udp checksum
+		v275 := m12
+		b276 := data[h3 : h3+40] // ipv6
+		ws278 := packet.Value{Hi: (uint64(b276[24])<<56 | uint64(b276[25])<<48 | uint64(b276[26])<<40 | uint64(b276[27])<<32 | uint64(b276[28])<<24 | uint64(b276[29])<<16 | uint64(b276[30])<<8 | uint64(b276[31])), Lo: (uint64(b276[32])<<56 | uint64(b276[33])<<48 | uint64(b276[34])<<40 | uint64(b276[35])<<32 | uint64(b276[36])<<24 | uint64(b276[37])<<16 | uint64(b276[38])<<8 | uint64(b276[39]))}
+		os277 := uint32(uint16(ws278.Hi>>0)) + uint32(uint16(ws278.Hi>>16)) + uint32(uint16(ws278.Hi>>32)) + uint32(uint16(ws278.Hi>>48)) + uint32(uint16(ws278.Lo>>0)) + uint32(uint16(ws278.Lo>>16)) + uint32(uint16(ws278.Lo>>32)) + uint32(uint16(ws278.Lo>>48))
+		v279 := v275
+		s280 := v279.Hi
+		b276[24] = byte(s280 >> 56)
+		b276[25] = byte(s280 >> 48)
+		b276[26] = byte(s280 >> 40)
+		b276[27] = byte(s280 >> 32)
+		b276[28] = byte(s280 >> 24)
+		b276[29] = byte(s280 >> 16)
+		b276[30] = byte(s280 >> 8)
+		b276[31] = byte(s280)
+		s281 := v279.Lo
+		b276[32] = byte(s281 >> 56)
+		b276[33] = byte(s281 >> 48)
+		b276[34] = byte(s281 >> 40)
+		b276[35] = byte(s281 >> 32)
+		b276[36] = byte(s281 >> 24)
+		b276[37] = byte(s281 >> 16)
+		b276[38] = byte(s281 >> 8)
+		b276[39] = byte(s281)
+		ws282 := v275
+		f284 := uint32(os277)
+		f284 += bits.RotateLeft32(f284, 16)
+		dl283 := uint64(^uint16(f284>>16)) + uint64(uint32(uint16(ws282.Hi>>0))+uint32(uint16(ws282.Hi>>16))+uint32(uint16(ws282.Hi>>32))+uint32(uint16(ws282.Hi>>48))+uint32(uint16(ws282.Lo>>0))+uint32(uint16(ws282.Lo>>16))+uint32(uint16(ws282.Lo>>32))+uint32(uint16(ws282.Lo>>48)))
+		d274 += dl283
+		v285 := m3
+		ws287 := packet.Value{Hi: (uint64(b276[8])<<56 | uint64(b276[9])<<48 | uint64(b276[10])<<40 | uint64(b276[11])<<32 | uint64(b276[12])<<24 | uint64(b276[13])<<16 | uint64(b276[14])<<8 | uint64(b276[15])), Lo: (uint64(b276[16])<<56 | uint64(b276[17])<<48 | uint64(b276[18])<<40 | uint64(b276[19])<<32 | uint64(b276[20])<<24 | uint64(b276[21])<<16 | uint64(b276[22])<<8 | uint64(b276[23]))}
+		os286 := uint32(uint16(ws287.Hi>>0)) + uint32(uint16(ws287.Hi>>16)) + uint32(uint16(ws287.Hi>>32)) + uint32(uint16(ws287.Hi>>48)) + uint32(uint16(ws287.Lo>>0)) + uint32(uint16(ws287.Lo>>16)) + uint32(uint16(ws287.Lo>>32)) + uint32(uint16(ws287.Lo>>48))
+		v288 := v285
+		s289 := v288.Hi
+		b276[8] = byte(s289 >> 56)
+		b276[9] = byte(s289 >> 48)
+		b276[10] = byte(s289 >> 40)
+		b276[11] = byte(s289 >> 32)
+		b276[12] = byte(s289 >> 24)
+		b276[13] = byte(s289 >> 16)
+		b276[14] = byte(s289 >> 8)
+		b276[15] = byte(s289)
+		s290 := v288.Lo
+		b276[16] = byte(s290 >> 56)
+		b276[17] = byte(s290 >> 48)
+		b276[18] = byte(s290 >> 40)
+		b276[19] = byte(s290 >> 32)
+		b276[20] = byte(s290 >> 24)
+		b276[21] = byte(s290 >> 16)
+		b276[22] = byte(s290 >> 8)
+		b276[23] = byte(s290)
+		ws291 := v285
+		f293 := uint32(os286)
+		f293 += bits.RotateLeft32(f293, 16)
+		dl292 := uint64(^uint16(f293>>16)) + uint64(uint32(uint16(ws291.Hi>>0))+uint32(uint16(ws291.Hi>>16))+uint32(uint16(ws291.Hi>>32))+uint32(uint16(ws291.Hi>>48))+uint32(uint16(ws291.Lo>>0))+uint32(uint16(ws291.Lo>>16))+uint32(uint16(ws291.Lo>>32))+uint32(uint16(ws291.Lo>>48)))
+		d274 += dl292
+		v294 := m21
+		b295 := data[h4 : h4+8] // udp
+		os296 := uint32(uint16((uint64(b295[2])<<8 | uint64(b295[3]))))
+		s297 := v294
+		b295[2] = byte(s297 >> 8)
+		b295[3] = byte(s297)
+		f299 := uint32(os296)
+		f299 += bits.RotateLeft32(f299, 16)
+		dl298 := uint64(^uint16(f299>>16)) + uint64(uint32(uint16(v294)))
+		d274 += dl298
 		if h4+8 <= len(data) {
-			pendD4 += d272
+			pendD4 += d274
 			pendK4 = true
 		}
 		pl.edges[23]++
@@ -4336,83 +4358,83 @@ n88:
 	}
 n89:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d298 uint64 // udp checksum
-		v299 := m12
-		b300 := data[h3 : h3+40] // ipv6
-		ws302 := packet.Value{Hi: (uint64(b300[24])<<56 | uint64(b300[25])<<48 | uint64(b300[26])<<40 | uint64(b300[27])<<32 | uint64(b300[28])<<24 | uint64(b300[29])<<16 | uint64(b300[30])<<8 | uint64(b300[31])), Lo: (uint64(b300[32])<<56 | uint64(b300[33])<<48 | uint64(b300[34])<<40 | uint64(b300[35])<<32 | uint64(b300[36])<<24 | uint64(b300[37])<<16 | uint64(b300[38])<<8 | uint64(b300[39]))}
-		os301 := uint32(uint16(ws302.Hi>>0)) + uint32(uint16(ws302.Hi>>16)) + uint32(uint16(ws302.Hi>>32)) + uint32(uint16(ws302.Hi>>48)) + uint32(uint16(ws302.Lo>>0)) + uint32(uint16(ws302.Lo>>16)) + uint32(uint16(ws302.Lo>>32)) + uint32(uint16(ws302.Lo>>48))
-		v303 := v299
-		s304 := v303.Hi
-		b300[24] = byte(s304 >> 56)
-		b300[25] = byte(s304 >> 48)
-		b300[26] = byte(s304 >> 40)
-		b300[27] = byte(s304 >> 32)
-		b300[28] = byte(s304 >> 24)
-		b300[29] = byte(s304 >> 16)
-		b300[30] = byte(s304 >> 8)
-		b300[31] = byte(s304)
-		s305 := v303.Lo
-		b300[32] = byte(s305 >> 56)
-		b300[33] = byte(s305 >> 48)
-		b300[34] = byte(s305 >> 40)
-		b300[35] = byte(s305 >> 32)
-		b300[36] = byte(s305 >> 24)
-		b300[37] = byte(s305 >> 16)
-		b300[38] = byte(s305 >> 8)
-		b300[39] = byte(s305)
-		ws306 := v299
-		f308 := uint32(os301)
-		f308 += bits.RotateLeft32(f308, 16)
-		dl307 := uint64(^uint16(f308>>16)) + uint64(uint32(uint16(ws306.Hi>>0))+uint32(uint16(ws306.Hi>>16))+uint32(uint16(ws306.Hi>>32))+uint32(uint16(ws306.Hi>>48))+uint32(uint16(ws306.Lo>>0))+uint32(uint16(ws306.Lo>>16))+uint32(uint16(ws306.Lo>>32))+uint32(uint16(ws306.Lo>>48)))
-		d298 += dl307
-		v309 := m3
-		ws311 := packet.Value{Hi: (uint64(b300[8])<<56 | uint64(b300[9])<<48 | uint64(b300[10])<<40 | uint64(b300[11])<<32 | uint64(b300[12])<<24 | uint64(b300[13])<<16 | uint64(b300[14])<<8 | uint64(b300[15])), Lo: (uint64(b300[16])<<56 | uint64(b300[17])<<48 | uint64(b300[18])<<40 | uint64(b300[19])<<32 | uint64(b300[20])<<24 | uint64(b300[21])<<16 | uint64(b300[22])<<8 | uint64(b300[23]))}
-		os310 := uint32(uint16(ws311.Hi>>0)) + uint32(uint16(ws311.Hi>>16)) + uint32(uint16(ws311.Hi>>32)) + uint32(uint16(ws311.Hi>>48)) + uint32(uint16(ws311.Lo>>0)) + uint32(uint16(ws311.Lo>>16)) + uint32(uint16(ws311.Lo>>32)) + uint32(uint16(ws311.Lo>>48))
-		v312 := v309
-		s313 := v312.Hi
-		b300[8] = byte(s313 >> 56)
-		b300[9] = byte(s313 >> 48)
-		b300[10] = byte(s313 >> 40)
-		b300[11] = byte(s313 >> 32)
-		b300[12] = byte(s313 >> 24)
-		b300[13] = byte(s313 >> 16)
-		b300[14] = byte(s313 >> 8)
-		b300[15] = byte(s313)
-		s314 := v312.Lo
-		b300[16] = byte(s314 >> 56)
-		b300[17] = byte(s314 >> 48)
-		b300[18] = byte(s314 >> 40)
-		b300[19] = byte(s314 >> 32)
-		b300[20] = byte(s314 >> 24)
-		b300[21] = byte(s314 >> 16)
-		b300[22] = byte(s314 >> 8)
-		b300[23] = byte(s314)
-		ws315 := v309
-		f317 := uint32(os310)
-		f317 += bits.RotateLeft32(f317, 16)
-		dl316 := uint64(^uint16(f317>>16)) + uint64(uint32(uint16(ws315.Hi>>0))+uint32(uint16(ws315.Hi>>16))+uint32(uint16(ws315.Hi>>32))+uint32(uint16(ws315.Hi>>48))+uint32(uint16(ws315.Lo>>0))+uint32(uint16(ws315.Lo>>16))+uint32(uint16(ws315.Lo>>32))+uint32(uint16(ws315.Lo>>48)))
-		d298 += dl316
-		v318 := m21
-		b319 := data[h4 : h4+8] // udp
-		os320 := uint32(uint16((uint64(b319[2])<<8 | uint64(b319[3]))))
-		s321 := v318
-		b319[2] = byte(s321 >> 8)
-		b319[3] = byte(s321)
-		f323 := uint32(os320)
-		f323 += bits.RotateLeft32(f323, 16)
-		dl322 := uint64(^uint16(f323>>16)) + uint64(uint32(uint16(v318)))
-		d298 += dl322
-		v324 := ((uint64(b300[4])<<8 | uint64(b300[5])) - 0x10)
-		os325 := uint32(uint16((uint64(b300[4])<<8 | uint64(b300[5]))))
-		s326 := v324
-		b300[4] = byte(s326 >> 8)
-		b300[5] = byte(s326)
-		f328 := uint32(os325)
-		f328 += bits.RotateLeft32(f328, 16)
-		dl327 := uint64(^uint16(f328>>16)) + uint64(uint32(uint16(v324)))
-		d298 += dl327
+		var d300 uint64 // udp checksum
+		v301 := m12
+		b302 := data[h3 : h3+40] // ipv6
+		ws304 := packet.Value{Hi: (uint64(b302[24])<<56 | uint64(b302[25])<<48 | uint64(b302[26])<<40 | uint64(b302[27])<<32 | uint64(b302[28])<<24 | uint64(b302[29])<<16 | uint64(b302[30])<<8 | uint64(b302[31])), Lo: (uint64(b302[32])<<56 | uint64(b302[33])<<48 | uint64(b302[34])<<40 | uint64(b302[35])<<32 | uint64(b302[36])<<24 | uint64(b302[37])<<16 | uint64(b302[38])<<8 | uint64(b302[39]))}
+		os303 := uint32(uint16(ws304.Hi>>0)) + uint32(uint16(ws304.Hi>>16)) + uint32(uint16(ws304.Hi>>32)) + uint32(uint16(ws304.Hi>>48)) + uint32(uint16(ws304.Lo>>0)) + uint32(uint16(ws304.Lo>>16)) + uint32(uint16(ws304.Lo>>32)) + uint32(uint16(ws304.Lo>>48))
+		v305 := v301
+		s306 := v305.Hi
+		b302[24] = byte(s306 >> 56)
+		b302[25] = byte(s306 >> 48)
+		b302[26] = byte(s306 >> 40)
+		b302[27] = byte(s306 >> 32)
+		b302[28] = byte(s306 >> 24)
+		b302[29] = byte(s306 >> 16)
+		b302[30] = byte(s306 >> 8)
+		b302[31] = byte(s306)
+		s307 := v305.Lo
+		b302[32] = byte(s307 >> 56)
+		b302[33] = byte(s307 >> 48)
+		b302[34] = byte(s307 >> 40)
+		b302[35] = byte(s307 >> 32)
+		b302[36] = byte(s307 >> 24)
+		b302[37] = byte(s307 >> 16)
+		b302[38] = byte(s307 >> 8)
+		b302[39] = byte(s307)
+		ws308 := v301
+		f310 := uint32(os303)
+		f310 += bits.RotateLeft32(f310, 16)
+		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint16(ws308.Hi>>0))+uint32(uint16(ws308.Hi>>16))+uint32(uint16(ws308.Hi>>32))+uint32(uint16(ws308.Hi>>48))+uint32(uint16(ws308.Lo>>0))+uint32(uint16(ws308.Lo>>16))+uint32(uint16(ws308.Lo>>32))+uint32(uint16(ws308.Lo>>48)))
+		d300 += dl309
+		v311 := m3
+		ws313 := packet.Value{Hi: (uint64(b302[8])<<56 | uint64(b302[9])<<48 | uint64(b302[10])<<40 | uint64(b302[11])<<32 | uint64(b302[12])<<24 | uint64(b302[13])<<16 | uint64(b302[14])<<8 | uint64(b302[15])), Lo: (uint64(b302[16])<<56 | uint64(b302[17])<<48 | uint64(b302[18])<<40 | uint64(b302[19])<<32 | uint64(b302[20])<<24 | uint64(b302[21])<<16 | uint64(b302[22])<<8 | uint64(b302[23]))}
+		os312 := uint32(uint16(ws313.Hi>>0)) + uint32(uint16(ws313.Hi>>16)) + uint32(uint16(ws313.Hi>>32)) + uint32(uint16(ws313.Hi>>48)) + uint32(uint16(ws313.Lo>>0)) + uint32(uint16(ws313.Lo>>16)) + uint32(uint16(ws313.Lo>>32)) + uint32(uint16(ws313.Lo>>48))
+		v314 := v311
+		s315 := v314.Hi
+		b302[8] = byte(s315 >> 56)
+		b302[9] = byte(s315 >> 48)
+		b302[10] = byte(s315 >> 40)
+		b302[11] = byte(s315 >> 32)
+		b302[12] = byte(s315 >> 24)
+		b302[13] = byte(s315 >> 16)
+		b302[14] = byte(s315 >> 8)
+		b302[15] = byte(s315)
+		s316 := v314.Lo
+		b302[16] = byte(s316 >> 56)
+		b302[17] = byte(s316 >> 48)
+		b302[18] = byte(s316 >> 40)
+		b302[19] = byte(s316 >> 32)
+		b302[20] = byte(s316 >> 24)
+		b302[21] = byte(s316 >> 16)
+		b302[22] = byte(s316 >> 8)
+		b302[23] = byte(s316)
+		ws317 := v311
+		f319 := uint32(os312)
+		f319 += bits.RotateLeft32(f319, 16)
+		dl318 := uint64(^uint16(f319>>16)) + uint64(uint32(uint16(ws317.Hi>>0))+uint32(uint16(ws317.Hi>>16))+uint32(uint16(ws317.Hi>>32))+uint32(uint16(ws317.Hi>>48))+uint32(uint16(ws317.Lo>>0))+uint32(uint16(ws317.Lo>>16))+uint32(uint16(ws317.Lo>>32))+uint32(uint16(ws317.Lo>>48)))
+		d300 += dl318
+		v320 := m21
+		b321 := data[h4 : h4+8] // udp
+		os322 := uint32(uint16((uint64(b321[2])<<8 | uint64(b321[3]))))
+		s323 := v320
+		b321[2] = byte(s323 >> 8)
+		b321[3] = byte(s323)
+		f325 := uint32(os322)
+		f325 += bits.RotateLeft32(f325, 16)
+		dl324 := uint64(^uint16(f325>>16)) + uint64(uint32(uint16(v320)))
+		d300 += dl324
+		v326 := ((uint64(b302[4])<<8 | uint64(b302[5])) - 0x10)
+		os327 := uint32(uint16((uint64(b302[4])<<8 | uint64(b302[5]))))
+		s328 := v326
+		b302[4] = byte(s328 >> 8)
+		b302[5] = byte(s328)
+		f330 := uint32(os327)
+		f330 += bits.RotateLeft32(f330, 16)
+		dl329 := uint64(^uint16(f330>>16)) + uint64(uint32(uint16(v326)))
+		d300 += dl329
 		if h4+8 <= len(data) {
-			pendD4 += d298
+			pendD4 += d300
 			pendK4 = true
 		}
 		pl.edges[24]++
@@ -4427,47 +4449,47 @@ n90:
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		po329, pn330 := h10, 12 // lb_v2
-		if po329+pn330 > len(data) {
+		po331, pn332 := h10, 12 // lb_v2
+		if po331+pn332 > len(data) {
 			return pl.drop(33)
 		}
-		if po329 > h4 && (po329-h4)%2 == 0 {
-			pw332 := data[po329 : po329+12]
-			d331 := uint32(uint64(pw332[0])<<8|uint64(pw332[1])) + uint32(uint64(pw332[2])<<8|uint64(pw332[3])) + uint32(uint64(pw332[4])<<8|uint64(pw332[5])) + uint32(uint64(pw332[6])<<8|uint64(pw332[7])) + uint32(uint64(pw332[8])<<8|uint64(pw332[9])) + uint32(uint64(pw332[10])<<8|uint64(pw332[11]))
-			d331 += bits.RotateLeft32(d331, 16)
+		if po331 > h4 && (po331-h4)%2 == 0 {
+			pw334 := data[po331 : po331+12]
+			d333 := uint32(uint64(pw334[0])<<8|uint64(pw334[1])) + uint32(uint64(pw334[2])<<8|uint64(pw334[3])) + uint32(uint64(pw334[4])<<8|uint64(pw334[5])) + uint32(uint64(pw334[6])<<8|uint64(pw334[7])) + uint32(uint64(pw334[8])<<8|uint64(pw334[9])) + uint32(uint64(pw334[10])<<8|uint64(pw334[11]))
+			d333 += bits.RotateLeft32(d333, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d331 >> 16))
+				pendD4 += uint64(^uint16(d333 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po329
-		pendN = pn330
+		pendOff = po331
+		pendN = pn332
 		h10 = -1
-		if cur > po329 {
-			cur = max(po329, cur-pn330)
+		if cur > po331 {
+			cur = max(po331, cur-pn332)
 		}
 		goto n93
 	}
 n92:
 	{ // LbPopV3Body: pop lb_v3
-		po333, pn334 := h11, 12 // lb_v3
-		if po333+pn334 > len(data) {
+		po335, pn336 := h11, 12 // lb_v3
+		if po335+pn336 > len(data) {
 			return pl.drop(34)
 		}
-		if po333 > h4 && (po333-h4)%2 == 0 {
-			pw336 := data[po333 : po333+12]
-			d335 := uint32(uint64(pw336[0])<<8|uint64(pw336[1])) + uint32(uint64(pw336[2])<<8|uint64(pw336[3])) + uint32(uint64(pw336[4])<<8|uint64(pw336[5])) + uint32(uint64(pw336[6])<<8|uint64(pw336[7])) + uint32(uint64(pw336[8])<<8|uint64(pw336[9])) + uint32(uint64(pw336[10])<<8|uint64(pw336[11]))
-			d335 += bits.RotateLeft32(d335, 16)
+		if po335 > h4 && (po335-h4)%2 == 0 {
+			pw338 := data[po335 : po335+12]
+			d337 := uint32(uint64(pw338[0])<<8|uint64(pw338[1])) + uint32(uint64(pw338[2])<<8|uint64(pw338[3])) + uint32(uint64(pw338[4])<<8|uint64(pw338[5])) + uint32(uint64(pw338[6])<<8|uint64(pw338[7])) + uint32(uint64(pw338[8])<<8|uint64(pw338[9])) + uint32(uint64(pw338[10])<<8|uint64(pw338[11]))
+			d337 += bits.RotateLeft32(d337, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d335 >> 16))
+				pendD4 += uint64(^uint16(d337 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po333
-		pendN = pn334
+		pendOff = po335
+		pendN = pn336
 		h11 = -1
-		if cur > po333 {
-			cur = max(po333, cur-pn334)
+		if cur > po335 {
+			cur = max(po335, cur-pn336)
 		}
 		pl.edges[25]++
 		goto n93
@@ -4484,49 +4506,49 @@ n93:
 			}
 			pendN = 0
 		}
-		po337, pn338 := h9, 4 // lb_common
-		if po337+pn338 > len(data) {
+		po339, pn340 := h9, 4 // lb_common
+		if po339+pn340 > len(data) {
 			return pl.drop(35)
 		}
-		if po337 > h4 && (po337-h4)%2 == 0 {
-			pw340 := data[po337 : po337+4]
-			d339 := uint32(uint64(pw340[0])<<8|uint64(pw340[1])) + uint32(uint64(pw340[2])<<8|uint64(pw340[3]))
-			d339 += bits.RotateLeft32(d339, 16)
+		if po339 > h4 && (po339-h4)%2 == 0 {
+			pw342 := data[po339 : po339+4]
+			d341 := uint32(uint64(pw342[0])<<8|uint64(pw342[1])) + uint32(uint64(pw342[2])<<8|uint64(pw342[3]))
+			d341 += bits.RotateLeft32(d341, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d339 >> 16))
+				pendD4 += uint64(^uint16(d341 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn338
-		if po337 < len(data)-po337-pendN {
-			copy(data[pendN:pendN+po337], data[:po337])
+		pendN += pn340
+		if po339 < len(data)-po339-pendN {
+			copy(data[pendN:pendN+po339], data[:po339])
 			data = data[pendN:]
 		} else {
-			copy(data[po337:], data[po337+pendN:])
+			copy(data[po339:], data[po339+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po337 {
-			cur = max(po337, cur-pn338)
+		if cur > po339 {
+			cur = max(po339, cur-pn340)
 		}
 		goto n94
 	}
 n94:
 	{ // LbUdpLen: set udp.length
-		var d341 uint64         // udp checksum
-		b342 := data[h4 : h4+8] // udp
-		v343 := ((uint64(b342[4])<<8 | uint64(b342[5])) - 0x10)
-		os344 := uint32(uint16((uint64(b342[4])<<8 | uint64(b342[5]))))
-		s345 := v343
-		b342[4] = byte(s345 >> 8)
-		b342[5] = byte(s345)
-		f347 := uint32(os344)
-		f347 += bits.RotateLeft32(f347, 16)
-		dl346 := uint64(^uint16(f347>>16)) + uint64(uint32(uint16(v343)))
-		d341 += dl346
+		var d343 uint64         // udp checksum
+		b344 := data[h4 : h4+8] // udp
+		v345 := ((uint64(b344[4])<<8 | uint64(b344[5])) - 0x10)
+		os346 := uint32(uint16((uint64(b344[4])<<8 | uint64(b344[5]))))
+		s347 := v345
+		b344[4] = byte(s347 >> 8)
+		b344[5] = byte(s347)
+		f349 := uint32(os346)
+		f349 += bits.RotateLeft32(f349, 16)
+		dl348 := uint64(^uint16(f349>>16)) + uint64(uint32(uint16(v345)))
+		d343 += dl348
 		if h4+8 <= len(data) {
-			pendD4 += d341
+			pendD4 += d343
 			pendK4 = true
 		}
 		pl.edges[26]++
@@ -4555,9 +4577,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s348 := r
-				cb[0] = byte(s348 >> 8)
-				cb[1] = byte(s348)
+				s350 := r
+				cb[0] = byte(s350 >> 8)
+				cb[1] = byte(s350)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4574,9 +4596,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s349 := r
-				cb[0] = byte(s349 >> 8)
-				cb[1] = byte(s349)
+				s351 := r
+				cb[0] = byte(s351 >> 8)
+				cb[1] = byte(s351)
 			}
 			pendD4, pendK4 = 0, false
 		}

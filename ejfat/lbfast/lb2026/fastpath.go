@@ -4147,6 +4147,28 @@ n158:
 					break
 				}
 			}
+		} else if iv216 := pl.tables[5].Intervals(); iv216 != nil {
+			h217 := packet.WordsHash(kw209, 0, 0, 0)
+			for m, j := uint64(len(iv216.Groups)-1), h217>>(iv216.Shift&63); ; j = (j + 1) & m {
+				g := &iv216.Groups[j]
+				if g.Hi == 0 {
+					break
+				}
+				if g.Keys[0] == kw209 {
+					ss, k := iv216.Starts[g.Lo:g.Hi], 0
+					for n := len(ss); n > 1; {
+						half := n / 2
+						if ss[k+half] <= kw210 {
+							k += half
+						}
+						n -= half
+					}
+					if a := &iv216.Acts[int(g.Lo)+k]; a.Action >= 0 {
+						act, params = int(a.Action), a.Params
+					}
+					break
+				}
+			}
 		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw209, kw210, 0, 0); hit {
 			act, params = a, ps
 		}
@@ -4181,23 +4203,23 @@ n160:
 n161:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw216 := (m7) & 0xff
-		kw217 := (m10) & 0xffffffff
-		kw218 := (m15) & 0xffff
-		k219 := kw218<<0 | kw217<<16 | kw216<<48
-		if pi220 := pl.tables[6].Packed(); len(pi220.Slots) > 0 {
-			k219 &= pi220.Mask
-			for m, j := uint64(len(pi220.Slots)-1), packet.PackedHash(k219); ; j++ {
-				sl := &pi220.Slots[j&m]
+		kw218 := (m7) & 0xff
+		kw219 := (m10) & 0xffffffff
+		kw220 := (m15) & 0xffff
+		k221 := kw220<<0 | kw219<<16 | kw218<<48
+		if pi222 := pl.tables[6].Packed(); len(pi222.Slots) > 0 {
+			k221 &= pi222.Mask
+			for m, j := uint64(len(pi222.Slots)-1), packet.PackedHash(k221); ; j++ {
+				sl := &pi222.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k219 {
+				if sl.Key == k221 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k219); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k221); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4216,24 +4238,24 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		kw221 := (m7) & 0xff
-		b223 := data[h0 : h0+14] // ethernet
-		kw222 := (uint64(b223[12])<<8 | uint64(b223[13])) & 0xffff
-		kw224 := (m16) & 0xffff
-		k225 := kw224<<0 | kw222<<16 | kw221<<32
-		if pi226 := pl.tables[7].Packed(); len(pi226.Slots) > 0 {
-			k225 &= pi226.Mask
-			for m, j := uint64(len(pi226.Slots)-1), packet.PackedHash(k225); ; j++ {
-				sl := &pi226.Slots[j&m]
+		kw223 := (m7) & 0xff
+		b225 := data[h0 : h0+14] // ethernet
+		kw224 := (uint64(b225[12])<<8 | uint64(b225[13])) & 0xffff
+		kw226 := (m16) & 0xffff
+		k227 := kw226<<0 | kw224<<16 | kw223<<32
+		if pi228 := pl.tables[7].Packed(); len(pi228.Slots) > 0 {
+			k227 &= pi228.Mask
+			for m, j := uint64(len(pi228.Slots)-1), packet.PackedHash(k227); ; j++ {
+				sl := &pi228.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k225 {
+				if sl.Key == k227 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k225); hit {
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k227); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4284,21 +4306,21 @@ n167:
 	}
 n168:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b227 := data[h0 : h0+14] // ethernet
-		s228 := m5
-		b227[6] = byte(s228 >> 40)
-		b227[7] = byte(s228 >> 32)
-		b227[8] = byte(s228 >> 24)
-		b227[9] = byte(s228 >> 16)
-		b227[10] = byte(s228 >> 8)
-		b227[11] = byte(s228)
-		s229 := m17
-		b227[0] = byte(s229 >> 40)
-		b227[1] = byte(s229 >> 32)
-		b227[2] = byte(s229 >> 24)
-		b227[3] = byte(s229 >> 16)
-		b227[4] = byte(s229 >> 8)
-		b227[5] = byte(s229)
+		b229 := data[h0 : h0+14] // ethernet
+		s230 := m5
+		b229[6] = byte(s230 >> 40)
+		b229[7] = byte(s230 >> 32)
+		b229[8] = byte(s230 >> 24)
+		b229[9] = byte(s230 >> 16)
+		b229[10] = byte(s230 >> 8)
+		b229[11] = byte(s230)
+		s231 := m17
+		b229[0] = byte(s231 >> 40)
+		b229[1] = byte(s231 >> 32)
+		b229[2] = byte(s231 >> 24)
+		b229[3] = byte(s231 >> 16)
+		b229[4] = byte(s231 >> 8)
+		b229[5] = byte(s231)
 		goto n169
 	}
 n169:
@@ -4312,17 +4334,17 @@ n169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s230 := r
-				cb[0] = byte(s230 >> 8)
-				cb[1] = byte(s230)
+				s232 := r
+				cb[0] = byte(s232 >> 8)
+				cb[1] = byte(s232)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b231 := data[h4 : h4+8] // udp
-		if (uint64(b231[6])<<8 | uint64(b231[7])) == 0x0 {
+		b233 := data[h4 : h4+8] // udp
+		if (uint64(b233[6])<<8 | uint64(b233[7])) == 0x0 {
 			goto n170
 		}
 		goto n171
@@ -4356,251 +4378,251 @@ n173:
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d232 uint64 // ipv4 checksum
-		var d233 uint64 // udp checksum
-		v234 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b235 := data[h2 : h2+20] // ipv4
-		ws237 := uint64((uint64(b235[12])<<24 | uint64(b235[13])<<16 | uint64(b235[14])<<8 | uint64(b235[15])))
-		os236 := uint32(uint16(ws237>>0)) + uint32(uint16(ws237>>16))
-		s238 := v234
-		b235[12] = byte(s238 >> 24)
-		b235[13] = byte(s238 >> 16)
-		b235[14] = byte(s238 >> 8)
-		b235[15] = byte(s238)
-		ws239 := uint64(v234)
-		f241 := uint32(os236)
-		f241 += bits.RotateLeft32(f241, 16)
-		dl240 := uint64(^uint16(f241>>16)) + uint64(uint32(uint16(ws239>>0))+uint32(uint16(ws239>>16)))
-		d232 += dl240
+		var d234 uint64 // ipv4 checksum
+		var d235 uint64 // udp checksum
+		v236 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b237 := data[h2 : h2+20] // ipv4
+		ws239 := uint64((uint64(b237[12])<<24 | uint64(b237[13])<<16 | uint64(b237[14])<<8 | uint64(b237[15])))
+		os238 := uint32(uint16(ws239>>0)) + uint32(uint16(ws239>>16))
+		s240 := v236
+		b237[12] = byte(s240 >> 24)
+		b237[13] = byte(s240 >> 16)
+		b237[14] = byte(s240 >> 8)
+		b237[15] = byte(s240)
+		ws241 := uint64(v236)
+		f243 := uint32(os238)
+		f243 += bits.RotateLeft32(f243, 16)
+		dl242 := uint64(^uint16(f243>>16)) + uint64(uint32(uint16(ws241>>0))+uint32(uint16(ws241>>16)))
+		d234 += dl242
 		if h4 >= 0 {
-			d233 += dl240
+			d235 += dl242
 		}
-		v242 := m18
-		ws244 := uint64((uint64(b235[16])<<24 | uint64(b235[17])<<16 | uint64(b235[18])<<8 | uint64(b235[19])))
-		os243 := uint32(uint16(ws244>>0)) + uint32(uint16(ws244>>16))
-		s245 := v242
-		b235[16] = byte(s245 >> 24)
-		b235[17] = byte(s245 >> 16)
-		b235[18] = byte(s245 >> 8)
-		b235[19] = byte(s245)
-		ws246 := uint64(v242)
-		f248 := uint32(os243)
-		f248 += bits.RotateLeft32(f248, 16)
-		dl247 := uint64(^uint16(f248>>16)) + uint64(uint32(uint16(ws246>>0))+uint32(uint16(ws246>>16)))
-		d232 += dl247
+		v244 := m18
+		ws246 := uint64((uint64(b237[16])<<24 | uint64(b237[17])<<16 | uint64(b237[18])<<8 | uint64(b237[19])))
+		os245 := uint32(uint16(ws246>>0)) + uint32(uint16(ws246>>16))
+		s247 := v244
+		b237[16] = byte(s247 >> 24)
+		b237[17] = byte(s247 >> 16)
+		b237[18] = byte(s247 >> 8)
+		b237[19] = byte(s247)
+		ws248 := uint64(v244)
+		f250 := uint32(os245)
+		f250 += bits.RotateLeft32(f250, 16)
+		dl249 := uint64(^uint16(f250>>16)) + uint64(uint32(uint16(ws248>>0))+uint32(uint16(ws248>>16)))
+		d234 += dl249
 		if h4 >= 0 {
-			d233 += dl247
+			d235 += dl249
 		}
-		v249 := m23
+		v251 := m23
 		if !(h4 >= 0) {
 			return pl.drop(56)
 		}
-		b250 := data[h4 : h4+8] // udp
-		os251 := uint32(uint16((uint64(b250[2])<<8 | uint64(b250[3]))))
-		s252 := v249
-		b250[2] = byte(s252 >> 8)
-		b250[3] = byte(s252)
-		f254 := uint32(os251)
-		f254 += bits.RotateLeft32(f254, 16)
-		dl253 := uint64(^uint16(f254>>16)) + uint64(uint32(uint16(v249)))
+		b252 := data[h4 : h4+8] // udp
+		os253 := uint32(uint16((uint64(b252[2])<<8 | uint64(b252[3]))))
+		s254 := v251
+		b252[2] = byte(s254 >> 8)
+		b252[3] = byte(s254)
+		f256 := uint32(os253)
+		f256 += bits.RotateLeft32(f256, 16)
+		dl255 := uint64(^uint16(f256>>16)) + uint64(uint32(uint16(v251)))
 		if h4 >= 0 {
-			d233 += dl253
+			d235 += dl255
 		}
-		v255 := (uint64(b235[8]) - 0x1)
-		os256 := uint32(uint64(b235[8])<<8 | uint64(b235[9]))
-		b235[8] = byte(v255)
-		f258 := uint32(os256)
-		f258 += bits.RotateLeft32(f258, 16)
-		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint64(b235[8])<<8|uint64(b235[9])))
-		d232 += dl257
+		v257 := (uint64(b237[8]) - 0x1)
+		os258 := uint32(uint64(b237[8])<<8 | uint64(b237[9]))
+		b237[8] = byte(v257)
+		f260 := uint32(os258)
+		f260 += bits.RotateLeft32(f260, 16)
+		dl259 := uint64(^uint16(f260>>16)) + uint64(uint32(uint64(b237[8])<<8|uint64(b237[9])))
+		d234 += dl259
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d232
+			x := uint64(^cv) + d234
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s259 := r
-			cb[0] = byte(s259 >> 8)
-			cb[1] = byte(s259)
+			s261 := r
+			cb[0] = byte(s261 >> 8)
+			cb[1] = byte(s261)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d233
+			pendD4 += d235
 			pendK4 = true
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d260 uint64 // ipv4 checksum
-		var d261 uint64 // udp checksum
-		v262 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b263 := data[h2 : h2+20] // ipv4
-		ws265 := uint64((uint64(b263[12])<<24 | uint64(b263[13])<<16 | uint64(b263[14])<<8 | uint64(b263[15])))
-		os264 := uint32(uint16(ws265>>0)) + uint32(uint16(ws265>>16))
-		s266 := v262
-		b263[12] = byte(s266 >> 24)
-		b263[13] = byte(s266 >> 16)
-		b263[14] = byte(s266 >> 8)
-		b263[15] = byte(s266)
-		ws267 := uint64(v262)
-		f269 := uint32(os264)
-		f269 += bits.RotateLeft32(f269, 16)
-		dl268 := uint64(^uint16(f269>>16)) + uint64(uint32(uint16(ws267>>0))+uint32(uint16(ws267>>16)))
-		d260 += dl268
+		var d262 uint64 // ipv4 checksum
+		var d263 uint64 // udp checksum
+		v264 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b265 := data[h2 : h2+20] // ipv4
+		ws267 := uint64((uint64(b265[12])<<24 | uint64(b265[13])<<16 | uint64(b265[14])<<8 | uint64(b265[15])))
+		os266 := uint32(uint16(ws267>>0)) + uint32(uint16(ws267>>16))
+		s268 := v264
+		b265[12] = byte(s268 >> 24)
+		b265[13] = byte(s268 >> 16)
+		b265[14] = byte(s268 >> 8)
+		b265[15] = byte(s268)
+		ws269 := uint64(v264)
+		f271 := uint32(os266)
+		f271 += bits.RotateLeft32(f271, 16)
+		dl270 := uint64(^uint16(f271>>16)) + uint64(uint32(uint16(ws269>>0))+uint32(uint16(ws269>>16)))
+		d262 += dl270
 		if h4 >= 0 {
-			d261 += dl268
+			d263 += dl270
 		}
-		v270 := m18
-		ws272 := uint64((uint64(b263[16])<<24 | uint64(b263[17])<<16 | uint64(b263[18])<<8 | uint64(b263[19])))
-		os271 := uint32(uint16(ws272>>0)) + uint32(uint16(ws272>>16))
-		s273 := v270
-		b263[16] = byte(s273 >> 24)
-		b263[17] = byte(s273 >> 16)
-		b263[18] = byte(s273 >> 8)
-		b263[19] = byte(s273)
-		ws274 := uint64(v270)
-		f276 := uint32(os271)
-		f276 += bits.RotateLeft32(f276, 16)
-		dl275 := uint64(^uint16(f276>>16)) + uint64(uint32(uint16(ws274>>0))+uint32(uint16(ws274>>16)))
-		d260 += dl275
+		v272 := m18
+		ws274 := uint64((uint64(b265[16])<<24 | uint64(b265[17])<<16 | uint64(b265[18])<<8 | uint64(b265[19])))
+		os273 := uint32(uint16(ws274>>0)) + uint32(uint16(ws274>>16))
+		s275 := v272
+		b265[16] = byte(s275 >> 24)
+		b265[17] = byte(s275 >> 16)
+		b265[18] = byte(s275 >> 8)
+		b265[19] = byte(s275)
+		ws276 := uint64(v272)
+		f278 := uint32(os273)
+		f278 += bits.RotateLeft32(f278, 16)
+		dl277 := uint64(^uint16(f278>>16)) + uint64(uint32(uint16(ws276>>0))+uint32(uint16(ws276>>16)))
+		d262 += dl277
 		if h4 >= 0 {
-			d261 += dl275
+			d263 += dl277
 		}
-		v277 := m23
+		v279 := m23
 		if !(h4 >= 0) {
 			return pl.drop(57)
 		}
-		b278 := data[h4 : h4+8] // udp
-		os279 := uint32(uint16((uint64(b278[2])<<8 | uint64(b278[3]))))
-		s280 := v277
-		b278[2] = byte(s280 >> 8)
-		b278[3] = byte(s280)
-		f282 := uint32(os279)
-		f282 += bits.RotateLeft32(f282, 16)
-		dl281 := uint64(^uint16(f282>>16)) + uint64(uint32(uint16(v277)))
+		b280 := data[h4 : h4+8] // udp
+		os281 := uint32(uint16((uint64(b280[2])<<8 | uint64(b280[3]))))
+		s282 := v279
+		b280[2] = byte(s282 >> 8)
+		b280[3] = byte(s282)
+		f284 := uint32(os281)
+		f284 += bits.RotateLeft32(f284, 16)
+		dl283 := uint64(^uint16(f284>>16)) + uint64(uint32(uint16(v279)))
 		if h4 >= 0 {
-			d261 += dl281
+			d263 += dl283
 		}
-		v283 := ((uint64(b263[2])<<8 | uint64(b263[3])) - 0x10)
-		os284 := uint32(uint16((uint64(b263[2])<<8 | uint64(b263[3]))))
-		s285 := v283
-		b263[2] = byte(s285 >> 8)
-		b263[3] = byte(s285)
-		f287 := uint32(os284)
-		f287 += bits.RotateLeft32(f287, 16)
-		dl286 := uint64(^uint16(f287>>16)) + uint64(uint32(uint16(v283)))
-		d260 += dl286
+		v285 := ((uint64(b265[2])<<8 | uint64(b265[3])) - 0x10)
+		os286 := uint32(uint16((uint64(b265[2])<<8 | uint64(b265[3]))))
+		s287 := v285
+		b265[2] = byte(s287 >> 8)
+		b265[3] = byte(s287)
+		f289 := uint32(os286)
+		f289 += bits.RotateLeft32(f289, 16)
+		dl288 := uint64(^uint16(f289>>16)) + uint64(uint32(uint16(v285)))
+		d262 += dl288
 		if h4 >= 0 {
-			d261 += dl286
+			d263 += dl288
 		}
-		v288 := (uint64(b263[8]) - 0x1)
-		os289 := uint32(uint64(b263[8])<<8 | uint64(b263[9]))
-		b263[8] = byte(v288)
-		f291 := uint32(os289)
-		f291 += bits.RotateLeft32(f291, 16)
-		dl290 := uint64(^uint16(f291>>16)) + uint64(uint32(uint64(b263[8])<<8|uint64(b263[9])))
-		d260 += dl290
+		v290 := (uint64(b265[8]) - 0x1)
+		os291 := uint32(uint64(b265[8])<<8 | uint64(b265[9]))
+		b265[8] = byte(v290)
+		f293 := uint32(os291)
+		f293 += bits.RotateLeft32(f293, 16)
+		dl292 := uint64(^uint16(f293>>16)) + uint64(uint32(uint64(b265[8])<<8|uint64(b265[9])))
+		d262 += dl292
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d260
+			x := uint64(^cv) + d262
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s292 := r
-			cb[0] = byte(s292 >> 8)
-			cb[1] = byte(s292)
+			s294 := r
+			cb[0] = byte(s294 >> 8)
+			cb[1] = byte(s294)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d261
+			pendD4 += d263
 			pendK4 = true
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d293 uint64 // udp checksum
-		v294 := m6
-		b295 := data[h3 : h3+40] // ipv6
-		ws297 := packet.Value{Hi: (uint64(b295[8])<<56 | uint64(b295[9])<<48 | uint64(b295[10])<<40 | uint64(b295[11])<<32 | uint64(b295[12])<<24 | uint64(b295[13])<<16 | uint64(b295[14])<<8 | uint64(b295[15])), Lo: (uint64(b295[16])<<56 | uint64(b295[17])<<48 | uint64(b295[18])<<40 | uint64(b295[19])<<32 | uint64(b295[20])<<24 | uint64(b295[21])<<16 | uint64(b295[22])<<8 | uint64(b295[23]))}
-		os296 := uint32(uint16(ws297.Hi>>0)) + uint32(uint16(ws297.Hi>>16)) + uint32(uint16(ws297.Hi>>32)) + uint32(uint16(ws297.Hi>>48)) + uint32(uint16(ws297.Lo>>0)) + uint32(uint16(ws297.Lo>>16)) + uint32(uint16(ws297.Lo>>32)) + uint32(uint16(ws297.Lo>>48))
-		v298 := v294
-		s299 := v298.Hi
-		b295[8] = byte(s299 >> 56)
-		b295[9] = byte(s299 >> 48)
-		b295[10] = byte(s299 >> 40)
-		b295[11] = byte(s299 >> 32)
-		b295[12] = byte(s299 >> 24)
-		b295[13] = byte(s299 >> 16)
-		b295[14] = byte(s299 >> 8)
-		b295[15] = byte(s299)
-		s300 := v298.Lo
-		b295[16] = byte(s300 >> 56)
-		b295[17] = byte(s300 >> 48)
-		b295[18] = byte(s300 >> 40)
-		b295[19] = byte(s300 >> 32)
-		b295[20] = byte(s300 >> 24)
-		b295[21] = byte(s300 >> 16)
-		b295[22] = byte(s300 >> 8)
-		b295[23] = byte(s300)
-		ws301 := v294
-		f303 := uint32(os296)
-		f303 += bits.RotateLeft32(f303, 16)
-		dl302 := uint64(^uint16(f303>>16)) + uint64(uint32(uint16(ws301.Hi>>0))+uint32(uint16(ws301.Hi>>16))+uint32(uint16(ws301.Hi>>32))+uint32(uint16(ws301.Hi>>48))+uint32(uint16(ws301.Lo>>0))+uint32(uint16(ws301.Lo>>16))+uint32(uint16(ws301.Lo>>32))+uint32(uint16(ws301.Lo>>48)))
+		var d295 uint64 // udp checksum
+		v296 := m6
+		b297 := data[h3 : h3+40] // ipv6
+		ws299 := packet.Value{Hi: (uint64(b297[8])<<56 | uint64(b297[9])<<48 | uint64(b297[10])<<40 | uint64(b297[11])<<32 | uint64(b297[12])<<24 | uint64(b297[13])<<16 | uint64(b297[14])<<8 | uint64(b297[15])), Lo: (uint64(b297[16])<<56 | uint64(b297[17])<<48 | uint64(b297[18])<<40 | uint64(b297[19])<<32 | uint64(b297[20])<<24 | uint64(b297[21])<<16 | uint64(b297[22])<<8 | uint64(b297[23]))}
+		os298 := uint32(uint16(ws299.Hi>>0)) + uint32(uint16(ws299.Hi>>16)) + uint32(uint16(ws299.Hi>>32)) + uint32(uint16(ws299.Hi>>48)) + uint32(uint16(ws299.Lo>>0)) + uint32(uint16(ws299.Lo>>16)) + uint32(uint16(ws299.Lo>>32)) + uint32(uint16(ws299.Lo>>48))
+		v300 := v296
+		s301 := v300.Hi
+		b297[8] = byte(s301 >> 56)
+		b297[9] = byte(s301 >> 48)
+		b297[10] = byte(s301 >> 40)
+		b297[11] = byte(s301 >> 32)
+		b297[12] = byte(s301 >> 24)
+		b297[13] = byte(s301 >> 16)
+		b297[14] = byte(s301 >> 8)
+		b297[15] = byte(s301)
+		s302 := v300.Lo
+		b297[16] = byte(s302 >> 56)
+		b297[17] = byte(s302 >> 48)
+		b297[18] = byte(s302 >> 40)
+		b297[19] = byte(s302 >> 32)
+		b297[20] = byte(s302 >> 24)
+		b297[21] = byte(s302 >> 16)
+		b297[22] = byte(s302 >> 8)
+		b297[23] = byte(s302)
+		ws303 := v296
+		f305 := uint32(os298)
+		f305 += bits.RotateLeft32(f305, 16)
+		dl304 := uint64(^uint16(f305>>16)) + uint64(uint32(uint16(ws303.Hi>>0))+uint32(uint16(ws303.Hi>>16))+uint32(uint16(ws303.Hi>>32))+uint32(uint16(ws303.Hi>>48))+uint32(uint16(ws303.Lo>>0))+uint32(uint16(ws303.Lo>>16))+uint32(uint16(ws303.Lo>>32))+uint32(uint16(ws303.Lo>>48)))
 		if h4 >= 0 {
-			d293 += dl302
+			d295 += dl304
 		}
-		v304 := m19
-		ws306 := packet.Value{Hi: (uint64(b295[24])<<56 | uint64(b295[25])<<48 | uint64(b295[26])<<40 | uint64(b295[27])<<32 | uint64(b295[28])<<24 | uint64(b295[29])<<16 | uint64(b295[30])<<8 | uint64(b295[31])), Lo: (uint64(b295[32])<<56 | uint64(b295[33])<<48 | uint64(b295[34])<<40 | uint64(b295[35])<<32 | uint64(b295[36])<<24 | uint64(b295[37])<<16 | uint64(b295[38])<<8 | uint64(b295[39]))}
-		os305 := uint32(uint16(ws306.Hi>>0)) + uint32(uint16(ws306.Hi>>16)) + uint32(uint16(ws306.Hi>>32)) + uint32(uint16(ws306.Hi>>48)) + uint32(uint16(ws306.Lo>>0)) + uint32(uint16(ws306.Lo>>16)) + uint32(uint16(ws306.Lo>>32)) + uint32(uint16(ws306.Lo>>48))
-		v307 := v304
-		s308 := v307.Hi
-		b295[24] = byte(s308 >> 56)
-		b295[25] = byte(s308 >> 48)
-		b295[26] = byte(s308 >> 40)
-		b295[27] = byte(s308 >> 32)
-		b295[28] = byte(s308 >> 24)
-		b295[29] = byte(s308 >> 16)
-		b295[30] = byte(s308 >> 8)
-		b295[31] = byte(s308)
-		s309 := v307.Lo
-		b295[32] = byte(s309 >> 56)
-		b295[33] = byte(s309 >> 48)
-		b295[34] = byte(s309 >> 40)
-		b295[35] = byte(s309 >> 32)
-		b295[36] = byte(s309 >> 24)
-		b295[37] = byte(s309 >> 16)
-		b295[38] = byte(s309 >> 8)
-		b295[39] = byte(s309)
-		ws310 := v304
-		f312 := uint32(os305)
-		f312 += bits.RotateLeft32(f312, 16)
-		dl311 := uint64(^uint16(f312>>16)) + uint64(uint32(uint16(ws310.Hi>>0))+uint32(uint16(ws310.Hi>>16))+uint32(uint16(ws310.Hi>>32))+uint32(uint16(ws310.Hi>>48))+uint32(uint16(ws310.Lo>>0))+uint32(uint16(ws310.Lo>>16))+uint32(uint16(ws310.Lo>>32))+uint32(uint16(ws310.Lo>>48)))
+		v306 := m19
+		ws308 := packet.Value{Hi: (uint64(b297[24])<<56 | uint64(b297[25])<<48 | uint64(b297[26])<<40 | uint64(b297[27])<<32 | uint64(b297[28])<<24 | uint64(b297[29])<<16 | uint64(b297[30])<<8 | uint64(b297[31])), Lo: (uint64(b297[32])<<56 | uint64(b297[33])<<48 | uint64(b297[34])<<40 | uint64(b297[35])<<32 | uint64(b297[36])<<24 | uint64(b297[37])<<16 | uint64(b297[38])<<8 | uint64(b297[39]))}
+		os307 := uint32(uint16(ws308.Hi>>0)) + uint32(uint16(ws308.Hi>>16)) + uint32(uint16(ws308.Hi>>32)) + uint32(uint16(ws308.Hi>>48)) + uint32(uint16(ws308.Lo>>0)) + uint32(uint16(ws308.Lo>>16)) + uint32(uint16(ws308.Lo>>32)) + uint32(uint16(ws308.Lo>>48))
+		v309 := v306
+		s310 := v309.Hi
+		b297[24] = byte(s310 >> 56)
+		b297[25] = byte(s310 >> 48)
+		b297[26] = byte(s310 >> 40)
+		b297[27] = byte(s310 >> 32)
+		b297[28] = byte(s310 >> 24)
+		b297[29] = byte(s310 >> 16)
+		b297[30] = byte(s310 >> 8)
+		b297[31] = byte(s310)
+		s311 := v309.Lo
+		b297[32] = byte(s311 >> 56)
+		b297[33] = byte(s311 >> 48)
+		b297[34] = byte(s311 >> 40)
+		b297[35] = byte(s311 >> 32)
+		b297[36] = byte(s311 >> 24)
+		b297[37] = byte(s311 >> 16)
+		b297[38] = byte(s311 >> 8)
+		b297[39] = byte(s311)
+		ws312 := v306
+		f314 := uint32(os307)
+		f314 += bits.RotateLeft32(f314, 16)
+		dl313 := uint64(^uint16(f314>>16)) + uint64(uint32(uint16(ws312.Hi>>0))+uint32(uint16(ws312.Hi>>16))+uint32(uint16(ws312.Hi>>32))+uint32(uint16(ws312.Hi>>48))+uint32(uint16(ws312.Lo>>0))+uint32(uint16(ws312.Lo>>16))+uint32(uint16(ws312.Lo>>32))+uint32(uint16(ws312.Lo>>48)))
 		if h4 >= 0 {
-			d293 += dl311
+			d295 += dl313
 		}
-		v313 := m23
+		v315 := m23
 		if !(h4 >= 0) {
 			return pl.drop(58)
 		}
-		b314 := data[h4 : h4+8] // udp
-		os315 := uint32(uint16((uint64(b314[2])<<8 | uint64(b314[3]))))
-		s316 := v313
-		b314[2] = byte(s316 >> 8)
-		b314[3] = byte(s316)
-		f318 := uint32(os315)
-		f318 += bits.RotateLeft32(f318, 16)
-		dl317 := uint64(^uint16(f318>>16)) + uint64(uint32(uint16(v313)))
+		b316 := data[h4 : h4+8] // udp
+		os317 := uint32(uint16((uint64(b316[2])<<8 | uint64(b316[3]))))
+		s318 := v315
+		b316[2] = byte(s318 >> 8)
+		b316[3] = byte(s318)
+		f320 := uint32(os317)
+		f320 += bits.RotateLeft32(f320, 16)
+		dl319 := uint64(^uint16(f320>>16)) + uint64(uint32(uint16(v315)))
 		if h4 >= 0 {
-			d293 += dl317
+			d295 += dl319
 		}
-		v319 := (uint64(b295[7]) - 0x1)
-		b295[7] = byte(v319)
+		v321 := (uint64(b297[7]) - 0x1)
+		b297[7] = byte(v321)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d293
+			pendD4 += d295
 			pendK4 = true
 		}
 		pl.edges[48]++
@@ -4608,96 +4630,96 @@ n176:
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d320 uint64 // udp checksum
-		v321 := m6
-		b322 := data[h3 : h3+40] // ipv6
-		ws324 := packet.Value{Hi: (uint64(b322[8])<<56 | uint64(b322[9])<<48 | uint64(b322[10])<<40 | uint64(b322[11])<<32 | uint64(b322[12])<<24 | uint64(b322[13])<<16 | uint64(b322[14])<<8 | uint64(b322[15])), Lo: (uint64(b322[16])<<56 | uint64(b322[17])<<48 | uint64(b322[18])<<40 | uint64(b322[19])<<32 | uint64(b322[20])<<24 | uint64(b322[21])<<16 | uint64(b322[22])<<8 | uint64(b322[23]))}
-		os323 := uint32(uint16(ws324.Hi>>0)) + uint32(uint16(ws324.Hi>>16)) + uint32(uint16(ws324.Hi>>32)) + uint32(uint16(ws324.Hi>>48)) + uint32(uint16(ws324.Lo>>0)) + uint32(uint16(ws324.Lo>>16)) + uint32(uint16(ws324.Lo>>32)) + uint32(uint16(ws324.Lo>>48))
-		v325 := v321
-		s326 := v325.Hi
-		b322[8] = byte(s326 >> 56)
-		b322[9] = byte(s326 >> 48)
-		b322[10] = byte(s326 >> 40)
-		b322[11] = byte(s326 >> 32)
-		b322[12] = byte(s326 >> 24)
-		b322[13] = byte(s326 >> 16)
-		b322[14] = byte(s326 >> 8)
-		b322[15] = byte(s326)
-		s327 := v325.Lo
-		b322[16] = byte(s327 >> 56)
-		b322[17] = byte(s327 >> 48)
-		b322[18] = byte(s327 >> 40)
-		b322[19] = byte(s327 >> 32)
-		b322[20] = byte(s327 >> 24)
-		b322[21] = byte(s327 >> 16)
-		b322[22] = byte(s327 >> 8)
-		b322[23] = byte(s327)
-		ws328 := v321
-		f330 := uint32(os323)
-		f330 += bits.RotateLeft32(f330, 16)
-		dl329 := uint64(^uint16(f330>>16)) + uint64(uint32(uint16(ws328.Hi>>0))+uint32(uint16(ws328.Hi>>16))+uint32(uint16(ws328.Hi>>32))+uint32(uint16(ws328.Hi>>48))+uint32(uint16(ws328.Lo>>0))+uint32(uint16(ws328.Lo>>16))+uint32(uint16(ws328.Lo>>32))+uint32(uint16(ws328.Lo>>48)))
+		var d322 uint64 // udp checksum
+		v323 := m6
+		b324 := data[h3 : h3+40] // ipv6
+		ws326 := packet.Value{Hi: (uint64(b324[8])<<56 | uint64(b324[9])<<48 | uint64(b324[10])<<40 | uint64(b324[11])<<32 | uint64(b324[12])<<24 | uint64(b324[13])<<16 | uint64(b324[14])<<8 | uint64(b324[15])), Lo: (uint64(b324[16])<<56 | uint64(b324[17])<<48 | uint64(b324[18])<<40 | uint64(b324[19])<<32 | uint64(b324[20])<<24 | uint64(b324[21])<<16 | uint64(b324[22])<<8 | uint64(b324[23]))}
+		os325 := uint32(uint16(ws326.Hi>>0)) + uint32(uint16(ws326.Hi>>16)) + uint32(uint16(ws326.Hi>>32)) + uint32(uint16(ws326.Hi>>48)) + uint32(uint16(ws326.Lo>>0)) + uint32(uint16(ws326.Lo>>16)) + uint32(uint16(ws326.Lo>>32)) + uint32(uint16(ws326.Lo>>48))
+		v327 := v323
+		s328 := v327.Hi
+		b324[8] = byte(s328 >> 56)
+		b324[9] = byte(s328 >> 48)
+		b324[10] = byte(s328 >> 40)
+		b324[11] = byte(s328 >> 32)
+		b324[12] = byte(s328 >> 24)
+		b324[13] = byte(s328 >> 16)
+		b324[14] = byte(s328 >> 8)
+		b324[15] = byte(s328)
+		s329 := v327.Lo
+		b324[16] = byte(s329 >> 56)
+		b324[17] = byte(s329 >> 48)
+		b324[18] = byte(s329 >> 40)
+		b324[19] = byte(s329 >> 32)
+		b324[20] = byte(s329 >> 24)
+		b324[21] = byte(s329 >> 16)
+		b324[22] = byte(s329 >> 8)
+		b324[23] = byte(s329)
+		ws330 := v323
+		f332 := uint32(os325)
+		f332 += bits.RotateLeft32(f332, 16)
+		dl331 := uint64(^uint16(f332>>16)) + uint64(uint32(uint16(ws330.Hi>>0))+uint32(uint16(ws330.Hi>>16))+uint32(uint16(ws330.Hi>>32))+uint32(uint16(ws330.Hi>>48))+uint32(uint16(ws330.Lo>>0))+uint32(uint16(ws330.Lo>>16))+uint32(uint16(ws330.Lo>>32))+uint32(uint16(ws330.Lo>>48)))
 		if h4 >= 0 {
-			d320 += dl329
+			d322 += dl331
 		}
-		v331 := m19
-		ws333 := packet.Value{Hi: (uint64(b322[24])<<56 | uint64(b322[25])<<48 | uint64(b322[26])<<40 | uint64(b322[27])<<32 | uint64(b322[28])<<24 | uint64(b322[29])<<16 | uint64(b322[30])<<8 | uint64(b322[31])), Lo: (uint64(b322[32])<<56 | uint64(b322[33])<<48 | uint64(b322[34])<<40 | uint64(b322[35])<<32 | uint64(b322[36])<<24 | uint64(b322[37])<<16 | uint64(b322[38])<<8 | uint64(b322[39]))}
-		os332 := uint32(uint16(ws333.Hi>>0)) + uint32(uint16(ws333.Hi>>16)) + uint32(uint16(ws333.Hi>>32)) + uint32(uint16(ws333.Hi>>48)) + uint32(uint16(ws333.Lo>>0)) + uint32(uint16(ws333.Lo>>16)) + uint32(uint16(ws333.Lo>>32)) + uint32(uint16(ws333.Lo>>48))
-		v334 := v331
-		s335 := v334.Hi
-		b322[24] = byte(s335 >> 56)
-		b322[25] = byte(s335 >> 48)
-		b322[26] = byte(s335 >> 40)
-		b322[27] = byte(s335 >> 32)
-		b322[28] = byte(s335 >> 24)
-		b322[29] = byte(s335 >> 16)
-		b322[30] = byte(s335 >> 8)
-		b322[31] = byte(s335)
-		s336 := v334.Lo
-		b322[32] = byte(s336 >> 56)
-		b322[33] = byte(s336 >> 48)
-		b322[34] = byte(s336 >> 40)
-		b322[35] = byte(s336 >> 32)
-		b322[36] = byte(s336 >> 24)
-		b322[37] = byte(s336 >> 16)
-		b322[38] = byte(s336 >> 8)
-		b322[39] = byte(s336)
-		ws337 := v331
-		f339 := uint32(os332)
-		f339 += bits.RotateLeft32(f339, 16)
-		dl338 := uint64(^uint16(f339>>16)) + uint64(uint32(uint16(ws337.Hi>>0))+uint32(uint16(ws337.Hi>>16))+uint32(uint16(ws337.Hi>>32))+uint32(uint16(ws337.Hi>>48))+uint32(uint16(ws337.Lo>>0))+uint32(uint16(ws337.Lo>>16))+uint32(uint16(ws337.Lo>>32))+uint32(uint16(ws337.Lo>>48)))
+		v333 := m19
+		ws335 := packet.Value{Hi: (uint64(b324[24])<<56 | uint64(b324[25])<<48 | uint64(b324[26])<<40 | uint64(b324[27])<<32 | uint64(b324[28])<<24 | uint64(b324[29])<<16 | uint64(b324[30])<<8 | uint64(b324[31])), Lo: (uint64(b324[32])<<56 | uint64(b324[33])<<48 | uint64(b324[34])<<40 | uint64(b324[35])<<32 | uint64(b324[36])<<24 | uint64(b324[37])<<16 | uint64(b324[38])<<8 | uint64(b324[39]))}
+		os334 := uint32(uint16(ws335.Hi>>0)) + uint32(uint16(ws335.Hi>>16)) + uint32(uint16(ws335.Hi>>32)) + uint32(uint16(ws335.Hi>>48)) + uint32(uint16(ws335.Lo>>0)) + uint32(uint16(ws335.Lo>>16)) + uint32(uint16(ws335.Lo>>32)) + uint32(uint16(ws335.Lo>>48))
+		v336 := v333
+		s337 := v336.Hi
+		b324[24] = byte(s337 >> 56)
+		b324[25] = byte(s337 >> 48)
+		b324[26] = byte(s337 >> 40)
+		b324[27] = byte(s337 >> 32)
+		b324[28] = byte(s337 >> 24)
+		b324[29] = byte(s337 >> 16)
+		b324[30] = byte(s337 >> 8)
+		b324[31] = byte(s337)
+		s338 := v336.Lo
+		b324[32] = byte(s338 >> 56)
+		b324[33] = byte(s338 >> 48)
+		b324[34] = byte(s338 >> 40)
+		b324[35] = byte(s338 >> 32)
+		b324[36] = byte(s338 >> 24)
+		b324[37] = byte(s338 >> 16)
+		b324[38] = byte(s338 >> 8)
+		b324[39] = byte(s338)
+		ws339 := v333
+		f341 := uint32(os334)
+		f341 += bits.RotateLeft32(f341, 16)
+		dl340 := uint64(^uint16(f341>>16)) + uint64(uint32(uint16(ws339.Hi>>0))+uint32(uint16(ws339.Hi>>16))+uint32(uint16(ws339.Hi>>32))+uint32(uint16(ws339.Hi>>48))+uint32(uint16(ws339.Lo>>0))+uint32(uint16(ws339.Lo>>16))+uint32(uint16(ws339.Lo>>32))+uint32(uint16(ws339.Lo>>48)))
 		if h4 >= 0 {
-			d320 += dl338
+			d322 += dl340
 		}
-		v340 := m23
+		v342 := m23
 		if !(h4 >= 0) {
 			return pl.drop(59)
 		}
-		b341 := data[h4 : h4+8] // udp
-		os342 := uint32(uint16((uint64(b341[2])<<8 | uint64(b341[3]))))
-		s343 := v340
-		b341[2] = byte(s343 >> 8)
-		b341[3] = byte(s343)
-		f345 := uint32(os342)
-		f345 += bits.RotateLeft32(f345, 16)
-		dl344 := uint64(^uint16(f345>>16)) + uint64(uint32(uint16(v340)))
+		b343 := data[h4 : h4+8] // udp
+		os344 := uint32(uint16((uint64(b343[2])<<8 | uint64(b343[3]))))
+		s345 := v342
+		b343[2] = byte(s345 >> 8)
+		b343[3] = byte(s345)
+		f347 := uint32(os344)
+		f347 += bits.RotateLeft32(f347, 16)
+		dl346 := uint64(^uint16(f347>>16)) + uint64(uint32(uint16(v342)))
 		if h4 >= 0 {
-			d320 += dl344
+			d322 += dl346
 		}
-		v346 := ((uint64(b322[4])<<8 | uint64(b322[5])) - 0x10)
-		os347 := uint32(uint16((uint64(b322[4])<<8 | uint64(b322[5]))))
-		s348 := v346
-		b322[4] = byte(s348 >> 8)
-		b322[5] = byte(s348)
-		f350 := uint32(os347)
-		f350 += bits.RotateLeft32(f350, 16)
-		dl349 := uint64(^uint16(f350>>16)) + uint64(uint32(uint16(v346)))
+		v348 := ((uint64(b324[4])<<8 | uint64(b324[5])) - 0x10)
+		os349 := uint32(uint16((uint64(b324[4])<<8 | uint64(b324[5]))))
+		s350 := v348
+		b324[4] = byte(s350 >> 8)
+		b324[5] = byte(s350)
+		f352 := uint32(os349)
+		f352 += bits.RotateLeft32(f352, 16)
+		dl351 := uint64(^uint16(f352>>16)) + uint64(uint32(uint16(v348)))
 		if h4 >= 0 {
-			d320 += dl349
+			d322 += dl351
 		}
-		v351 := (uint64(b322[7]) - 0x1)
-		b322[7] = byte(v351)
+		v353 := (uint64(b324[7]) - 0x1)
+		b324[7] = byte(v353)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d320
+			pendD4 += d322
 			pendK4 = true
 		}
 		pl.edges[49]++
@@ -4712,47 +4734,47 @@ n178:
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		po352, pn353 := h10, 12 // lb_v2
-		if po352+pn353 > len(data) {
+		po354, pn355 := h10, 12 // lb_v2
+		if po354+pn355 > len(data) {
 			return pl.drop(60)
 		}
-		if (h4 >= 0) && po352 > h4 && (po352-h4)%2 == 0 {
-			pw355 := data[po352 : po352+12]
-			d354 := uint32(uint64(pw355[0])<<8|uint64(pw355[1])) + uint32(uint64(pw355[2])<<8|uint64(pw355[3])) + uint32(uint64(pw355[4])<<8|uint64(pw355[5])) + uint32(uint64(pw355[6])<<8|uint64(pw355[7])) + uint32(uint64(pw355[8])<<8|uint64(pw355[9])) + uint32(uint64(pw355[10])<<8|uint64(pw355[11]))
-			d354 += bits.RotateLeft32(d354, 16)
+		if (h4 >= 0) && po354 > h4 && (po354-h4)%2 == 0 {
+			pw357 := data[po354 : po354+12]
+			d356 := uint32(uint64(pw357[0])<<8|uint64(pw357[1])) + uint32(uint64(pw357[2])<<8|uint64(pw357[3])) + uint32(uint64(pw357[4])<<8|uint64(pw357[5])) + uint32(uint64(pw357[6])<<8|uint64(pw357[7])) + uint32(uint64(pw357[8])<<8|uint64(pw357[9])) + uint32(uint64(pw357[10])<<8|uint64(pw357[11]))
+			d356 += bits.RotateLeft32(d356, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d354 >> 16))
+				pendD4 += uint64(^uint16(d356 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po352
-		pendN = pn353
+		pendOff = po354
+		pendN = pn355
 		h10 = -1
-		if cur > po352 {
-			cur = max(po352, cur-pn353)
+		if cur > po354 {
+			cur = max(po354, cur-pn355)
 		}
 		goto n181
 	}
 n180:
 	{ // LbPopV3Body: pop lb_v3
-		po356, pn357 := h11, 12 // lb_v3
-		if po356+pn357 > len(data) {
+		po358, pn359 := h11, 12 // lb_v3
+		if po358+pn359 > len(data) {
 			return pl.drop(61)
 		}
-		if po356 > h4 && (po356-h4)%2 == 0 {
-			pw359 := data[po356 : po356+12]
-			d358 := uint32(uint64(pw359[0])<<8|uint64(pw359[1])) + uint32(uint64(pw359[2])<<8|uint64(pw359[3])) + uint32(uint64(pw359[4])<<8|uint64(pw359[5])) + uint32(uint64(pw359[6])<<8|uint64(pw359[7])) + uint32(uint64(pw359[8])<<8|uint64(pw359[9])) + uint32(uint64(pw359[10])<<8|uint64(pw359[11]))
-			d358 += bits.RotateLeft32(d358, 16)
+		if po358 > h4 && (po358-h4)%2 == 0 {
+			pw361 := data[po358 : po358+12]
+			d360 := uint32(uint64(pw361[0])<<8|uint64(pw361[1])) + uint32(uint64(pw361[2])<<8|uint64(pw361[3])) + uint32(uint64(pw361[4])<<8|uint64(pw361[5])) + uint32(uint64(pw361[6])<<8|uint64(pw361[7])) + uint32(uint64(pw361[8])<<8|uint64(pw361[9])) + uint32(uint64(pw361[10])<<8|uint64(pw361[11]))
+			d360 += bits.RotateLeft32(d360, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d358 >> 16))
+				pendD4 += uint64(^uint16(d360 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po356
-		pendN = pn357
+		pendOff = po358
+		pendN = pn359
 		h11 = -1
-		if cur > po356 {
-			cur = max(po356, cur-pn357)
+		if cur > po358 {
+			cur = max(po358, cur-pn359)
 		}
 		pl.edges[50]++
 		goto n181
@@ -4769,54 +4791,54 @@ n181:
 			}
 			pendN = 0
 		}
-		po360, pn361 := h9, 4 // lb_common
-		if po360+pn361 > len(data) {
+		po362, pn363 := h9, 4 // lb_common
+		if po362+pn363 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po360 > h4 && (po360-h4)%2 == 0 {
-			pw363 := data[po360 : po360+4]
-			d362 := uint32(uint64(pw363[0])<<8|uint64(pw363[1])) + uint32(uint64(pw363[2])<<8|uint64(pw363[3]))
-			d362 += bits.RotateLeft32(d362, 16)
+		if (h4 >= 0) && po362 > h4 && (po362-h4)%2 == 0 {
+			pw365 := data[po362 : po362+4]
+			d364 := uint32(uint64(pw365[0])<<8|uint64(pw365[1])) + uint32(uint64(pw365[2])<<8|uint64(pw365[3]))
+			d364 += bits.RotateLeft32(d364, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d362 >> 16))
+				pendD4 += uint64(^uint16(d364 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn361
-		if po360 < len(data)-po360-pendN {
-			copy(data[pendN:pendN+po360], data[:po360])
+		pendN += pn363
+		if po362 < len(data)-po362-pendN {
+			copy(data[pendN:pendN+po362], data[:po362])
 			data = data[pendN:]
 		} else {
-			copy(data[po360:], data[po360+pendN:])
+			copy(data[po362:], data[po362+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po360 {
-			cur = max(po360, cur-pn361)
+		if cur > po362 {
+			cur = max(po362, cur-pn363)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d364 uint64 // udp checksum
+		var d366 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b365 := data[h4 : h4+8] // udp
-		v366 := ((uint64(b365[4])<<8 | uint64(b365[5])) - 0x10)
-		os367 := uint32(uint16((uint64(b365[4])<<8 | uint64(b365[5]))))
-		s368 := v366
-		b365[4] = byte(s368 >> 8)
-		b365[5] = byte(s368)
-		f370 := uint32(os367)
-		f370 += bits.RotateLeft32(f370, 16)
-		dl369 := uint64(^uint16(f370>>16)) + uint64(uint32(uint16(v366)))
+		b367 := data[h4 : h4+8] // udp
+		v368 := ((uint64(b367[4])<<8 | uint64(b367[5])) - 0x10)
+		os369 := uint32(uint16((uint64(b367[4])<<8 | uint64(b367[5]))))
+		s370 := v368
+		b367[4] = byte(s370 >> 8)
+		b367[5] = byte(s370)
+		f372 := uint32(os369)
+		f372 += bits.RotateLeft32(f372, 16)
+		dl371 := uint64(^uint16(f372>>16)) + uint64(uint32(uint16(v368)))
 		if h4 >= 0 {
-			d364 += dl369
+			d366 += dl371
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d364
+			pendD4 += d366
 			pendK4 = true
 		}
 		pl.edges[51]++
@@ -4840,19 +4862,19 @@ n184:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s371 := r
-				cb[0] = byte(s371 >> 8)
-				cb[1] = byte(s371)
+				s373 := r
+				cb[0] = byte(s373 >> 8)
+				cb[1] = byte(s373)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(64)
 		}
-		b372 := data[h4 : h4+8] // udp
-		s373 := 0x0
-		b372[6] = byte(s373 >> 8)
-		b372[7] = byte(s373)
+		b374 := data[h4 : h4+8] // udp
+		s375 := 0x0
+		b374[6] = byte(s375 >> 8)
+		b374[7] = byte(s375)
 		pl.edges[52]++
 		goto n185
 	}
@@ -4872,9 +4894,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s374 := r
-				cb[0] = byte(s374 >> 8)
-				cb[1] = byte(s374)
+				s376 := r
+				cb[0] = byte(s376 >> 8)
+				cb[1] = byte(s376)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4891,9 +4913,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s375 := r
-				cb[0] = byte(s375 >> 8)
-				cb[1] = byte(s375)
+				s377 := r
+				cb[0] = byte(s377 >> 8)
+				cb[1] = byte(s377)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -5148,6 +5148,28 @@ n124:
 					break
 				}
 			}
+		} else if iv235 := pl.tables[5].Intervals(); iv235 != nil {
+			h236 := packet.WordsHash(kw228, 0, 0, 0)
+			for m, j := uint64(len(iv235.Groups)-1), h236>>(iv235.Shift&63); ; j = (j + 1) & m {
+				g := &iv235.Groups[j]
+				if g.Hi == 0 {
+					break
+				}
+				if g.Keys[0] == kw228 {
+					ss, k := iv235.Starts[g.Lo:g.Hi], 0
+					for n := len(ss); n > 1; {
+						half := n / 2
+						if ss[k+half] <= kw229 {
+							k += half
+						}
+						n -= half
+					}
+					if a := &iv235.Acts[int(g.Lo)+k]; a.Action >= 0 {
+						act, params = int(a.Action), a.Params
+					}
+					break
+				}
+			}
 		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw228, kw229, 0, 0); hit {
 			act, params = a, ps
 		}
@@ -5182,23 +5204,23 @@ n126:
 n127:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw235 := (m7) & 0xff
-		kw236 := (m10) & 0xffffffff
-		kw237 := (m15) & 0xffff
-		k238 := kw237<<0 | kw236<<16 | kw235<<48
-		if pi239 := pl.tables[6].Packed(); len(pi239.Slots) > 0 {
-			k238 &= pi239.Mask
-			for m, j := uint64(len(pi239.Slots)-1), packet.PackedHash(k238); ; j++ {
-				sl := &pi239.Slots[j&m]
+		kw237 := (m7) & 0xff
+		kw238 := (m10) & 0xffffffff
+		kw239 := (m15) & 0xffff
+		k240 := kw239<<0 | kw238<<16 | kw237<<48
+		if pi241 := pl.tables[6].Packed(); len(pi241.Slots) > 0 {
+			k240 &= pi241.Mask
+			for m, j := uint64(len(pi241.Slots)-1), packet.PackedHash(k240); ; j++ {
+				sl := &pi241.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k238 {
+				if sl.Key == k240 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k238); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k240); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5217,24 +5239,24 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		kw240 := (m7) & 0xff
-		b242 := data[h0 : h0+14] // ethernet
-		kw241 := (uint64(b242[12])<<8 | uint64(b242[13])) & 0xffff
-		kw243 := (m16) & 0xffff
-		k244 := kw243<<0 | kw241<<16 | kw240<<32
-		if pi245 := pl.tables[7].Packed(); len(pi245.Slots) > 0 {
-			k244 &= pi245.Mask
-			for m, j := uint64(len(pi245.Slots)-1), packet.PackedHash(k244); ; j++ {
-				sl := &pi245.Slots[j&m]
+		kw242 := (m7) & 0xff
+		b244 := data[h0 : h0+14] // ethernet
+		kw243 := (uint64(b244[12])<<8 | uint64(b244[13])) & 0xffff
+		kw245 := (m16) & 0xffff
+		k246 := kw245<<0 | kw243<<16 | kw242<<32
+		if pi247 := pl.tables[7].Packed(); len(pi247.Slots) > 0 {
+			k246 &= pi247.Mask
+			for m, j := uint64(len(pi247.Slots)-1), packet.PackedHash(k246); ; j++ {
+				sl := &pi247.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k244 {
+				if sl.Key == k246 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k244); hit {
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k246); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5285,21 +5307,21 @@ n133:
 	}
 n134:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b246 := data[h0 : h0+14] // ethernet
-		s247 := m5
-		b246[6] = byte(s247 >> 40)
-		b246[7] = byte(s247 >> 32)
-		b246[8] = byte(s247 >> 24)
-		b246[9] = byte(s247 >> 16)
-		b246[10] = byte(s247 >> 8)
-		b246[11] = byte(s247)
-		s248 := m17
-		b246[0] = byte(s248 >> 40)
-		b246[1] = byte(s248 >> 32)
-		b246[2] = byte(s248 >> 24)
-		b246[3] = byte(s248 >> 16)
-		b246[4] = byte(s248 >> 8)
-		b246[5] = byte(s248)
+		b248 := data[h0 : h0+14] // ethernet
+		s249 := m5
+		b248[6] = byte(s249 >> 40)
+		b248[7] = byte(s249 >> 32)
+		b248[8] = byte(s249 >> 24)
+		b248[9] = byte(s249 >> 16)
+		b248[10] = byte(s249 >> 8)
+		b248[11] = byte(s249)
+		s250 := m17
+		b248[0] = byte(s250 >> 40)
+		b248[1] = byte(s250 >> 32)
+		b248[2] = byte(s250 >> 24)
+		b248[3] = byte(s250 >> 16)
+		b248[4] = byte(s250 >> 8)
+		b248[5] = byte(s250)
 		goto n135
 	}
 n135:
@@ -5313,14 +5335,14 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s249 := r
-				cb[0] = byte(s249 >> 8)
-				cb[1] = byte(s249)
+				s251 := r
+				cb[0] = byte(s251 >> 8)
+				cb[1] = byte(s251)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b250 := data[h4 : h4+8] // udp
-		if (uint64(b250[6])<<8 | uint64(b250[7])) == 0x0 {
+		b252 := data[h4 : h4+8] // udp
+		if (uint64(b252[6])<<8 | uint64(b252[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
@@ -5354,222 +5376,222 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d251 uint64 // ipv4 checksum
-		var d252 uint64 // udp checksum
-		v253 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b254 := data[h2 : h2+20] // ipv4
-		ws256 := uint64((uint64(b254[12])<<24 | uint64(b254[13])<<16 | uint64(b254[14])<<8 | uint64(b254[15])))
-		os255 := uint32(uint16(ws256>>0)) + uint32(uint16(ws256>>16))
-		s257 := v253
-		b254[12] = byte(s257 >> 24)
-		b254[13] = byte(s257 >> 16)
-		b254[14] = byte(s257 >> 8)
-		b254[15] = byte(s257)
-		ws258 := uint64(v253)
-		f260 := uint32(os255)
-		f260 += bits.RotateLeft32(f260, 16)
-		dl259 := uint64(^uint16(f260>>16)) + uint64(uint32(uint16(ws258>>0))+uint32(uint16(ws258>>16)))
-		d251 += dl259
-		d252 += dl259
-		v261 := m18
-		ws263 := uint64((uint64(b254[16])<<24 | uint64(b254[17])<<16 | uint64(b254[18])<<8 | uint64(b254[19])))
-		os262 := uint32(uint16(ws263>>0)) + uint32(uint16(ws263>>16))
-		s264 := v261
-		b254[16] = byte(s264 >> 24)
-		b254[17] = byte(s264 >> 16)
-		b254[18] = byte(s264 >> 8)
-		b254[19] = byte(s264)
-		ws265 := uint64(v261)
-		f267 := uint32(os262)
-		f267 += bits.RotateLeft32(f267, 16)
-		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(ws265>>0))+uint32(uint16(ws265>>16)))
-		d251 += dl266
-		d252 += dl266
-		v268 := m23
-		b269 := data[h4 : h4+8] // udp
-		os270 := uint32(uint16((uint64(b269[2])<<8 | uint64(b269[3]))))
-		s271 := v268
-		b269[2] = byte(s271 >> 8)
-		b269[3] = byte(s271)
-		f273 := uint32(os270)
-		f273 += bits.RotateLeft32(f273, 16)
-		dl272 := uint64(^uint16(f273>>16)) + uint64(uint32(uint16(v268)))
-		d252 += dl272
-		v274 := (uint64(b254[8]) - 0x1)
-		os275 := uint32(uint64(b254[8])<<8 | uint64(b254[9]))
-		b254[8] = byte(v274)
-		f277 := uint32(os275)
-		f277 += bits.RotateLeft32(f277, 16)
-		dl276 := uint64(^uint16(f277>>16)) + uint64(uint32(uint64(b254[8])<<8|uint64(b254[9])))
-		d251 += dl276
+		var d253 uint64 // ipv4 checksum
+		var d254 uint64 // udp checksum
+		v255 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b256 := data[h2 : h2+20] // ipv4
+		ws258 := uint64((uint64(b256[12])<<24 | uint64(b256[13])<<16 | uint64(b256[14])<<8 | uint64(b256[15])))
+		os257 := uint32(uint16(ws258>>0)) + uint32(uint16(ws258>>16))
+		s259 := v255
+		b256[12] = byte(s259 >> 24)
+		b256[13] = byte(s259 >> 16)
+		b256[14] = byte(s259 >> 8)
+		b256[15] = byte(s259)
+		ws260 := uint64(v255)
+		f262 := uint32(os257)
+		f262 += bits.RotateLeft32(f262, 16)
+		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(ws260>>0))+uint32(uint16(ws260>>16)))
+		d253 += dl261
+		d254 += dl261
+		v263 := m18
+		ws265 := uint64((uint64(b256[16])<<24 | uint64(b256[17])<<16 | uint64(b256[18])<<8 | uint64(b256[19])))
+		os264 := uint32(uint16(ws265>>0)) + uint32(uint16(ws265>>16))
+		s266 := v263
+		b256[16] = byte(s266 >> 24)
+		b256[17] = byte(s266 >> 16)
+		b256[18] = byte(s266 >> 8)
+		b256[19] = byte(s266)
+		ws267 := uint64(v263)
+		f269 := uint32(os264)
+		f269 += bits.RotateLeft32(f269, 16)
+		dl268 := uint64(^uint16(f269>>16)) + uint64(uint32(uint16(ws267>>0))+uint32(uint16(ws267>>16)))
+		d253 += dl268
+		d254 += dl268
+		v270 := m23
+		b271 := data[h4 : h4+8] // udp
+		os272 := uint32(uint16((uint64(b271[2])<<8 | uint64(b271[3]))))
+		s273 := v270
+		b271[2] = byte(s273 >> 8)
+		b271[3] = byte(s273)
+		f275 := uint32(os272)
+		f275 += bits.RotateLeft32(f275, 16)
+		dl274 := uint64(^uint16(f275>>16)) + uint64(uint32(uint16(v270)))
+		d254 += dl274
+		v276 := (uint64(b256[8]) - 0x1)
+		os277 := uint32(uint64(b256[8])<<8 | uint64(b256[9]))
+		b256[8] = byte(v276)
+		f279 := uint32(os277)
+		f279 += bits.RotateLeft32(f279, 16)
+		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint64(b256[8])<<8|uint64(b256[9])))
+		d253 += dl278
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d251
+			x := uint64(^cv) + d253
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s278 := r
-			cb[0] = byte(s278 >> 8)
-			cb[1] = byte(s278)
+			s280 := r
+			cb[0] = byte(s280 >> 8)
+			cb[1] = byte(s280)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d252
+			pendD4 += d254
 			pendK4 = true
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d279 uint64 // ipv4 checksum
-		var d280 uint64 // udp checksum
-		v281 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b282 := data[h2 : h2+20] // ipv4
-		ws284 := uint64((uint64(b282[12])<<24 | uint64(b282[13])<<16 | uint64(b282[14])<<8 | uint64(b282[15])))
-		os283 := uint32(uint16(ws284>>0)) + uint32(uint16(ws284>>16))
-		s285 := v281
-		b282[12] = byte(s285 >> 24)
-		b282[13] = byte(s285 >> 16)
-		b282[14] = byte(s285 >> 8)
-		b282[15] = byte(s285)
-		ws286 := uint64(v281)
-		f288 := uint32(os283)
-		f288 += bits.RotateLeft32(f288, 16)
-		dl287 := uint64(^uint16(f288>>16)) + uint64(uint32(uint16(ws286>>0))+uint32(uint16(ws286>>16)))
-		d279 += dl287
-		d280 += dl287
-		v289 := m18
-		ws291 := uint64((uint64(b282[16])<<24 | uint64(b282[17])<<16 | uint64(b282[18])<<8 | uint64(b282[19])))
-		os290 := uint32(uint16(ws291>>0)) + uint32(uint16(ws291>>16))
-		s292 := v289
-		b282[16] = byte(s292 >> 24)
-		b282[17] = byte(s292 >> 16)
-		b282[18] = byte(s292 >> 8)
-		b282[19] = byte(s292)
-		ws293 := uint64(v289)
-		f295 := uint32(os290)
-		f295 += bits.RotateLeft32(f295, 16)
-		dl294 := uint64(^uint16(f295>>16)) + uint64(uint32(uint16(ws293>>0))+uint32(uint16(ws293>>16)))
-		d279 += dl294
-		d280 += dl294
-		v296 := m23
-		b297 := data[h4 : h4+8] // udp
-		os298 := uint32(uint16((uint64(b297[2])<<8 | uint64(b297[3]))))
-		s299 := v296
-		b297[2] = byte(s299 >> 8)
-		b297[3] = byte(s299)
-		f301 := uint32(os298)
-		f301 += bits.RotateLeft32(f301, 16)
-		dl300 := uint64(^uint16(f301>>16)) + uint64(uint32(uint16(v296)))
-		d280 += dl300
-		v302 := ((uint64(b282[2])<<8 | uint64(b282[3])) - 0x10)
-		os303 := uint32(uint16((uint64(b282[2])<<8 | uint64(b282[3]))))
-		s304 := v302
-		b282[2] = byte(s304 >> 8)
-		b282[3] = byte(s304)
-		f306 := uint32(os303)
-		f306 += bits.RotateLeft32(f306, 16)
-		dl305 := uint64(^uint16(f306>>16)) + uint64(uint32(uint16(v302)))
-		d279 += dl305
-		d280 += dl305
-		v307 := (uint64(b282[8]) - 0x1)
-		os308 := uint32(uint64(b282[8])<<8 | uint64(b282[9]))
-		b282[8] = byte(v307)
-		f310 := uint32(os308)
-		f310 += bits.RotateLeft32(f310, 16)
-		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint64(b282[8])<<8|uint64(b282[9])))
-		d279 += dl309
+		var d281 uint64 // ipv4 checksum
+		var d282 uint64 // udp checksum
+		v283 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b284 := data[h2 : h2+20] // ipv4
+		ws286 := uint64((uint64(b284[12])<<24 | uint64(b284[13])<<16 | uint64(b284[14])<<8 | uint64(b284[15])))
+		os285 := uint32(uint16(ws286>>0)) + uint32(uint16(ws286>>16))
+		s287 := v283
+		b284[12] = byte(s287 >> 24)
+		b284[13] = byte(s287 >> 16)
+		b284[14] = byte(s287 >> 8)
+		b284[15] = byte(s287)
+		ws288 := uint64(v283)
+		f290 := uint32(os285)
+		f290 += bits.RotateLeft32(f290, 16)
+		dl289 := uint64(^uint16(f290>>16)) + uint64(uint32(uint16(ws288>>0))+uint32(uint16(ws288>>16)))
+		d281 += dl289
+		d282 += dl289
+		v291 := m18
+		ws293 := uint64((uint64(b284[16])<<24 | uint64(b284[17])<<16 | uint64(b284[18])<<8 | uint64(b284[19])))
+		os292 := uint32(uint16(ws293>>0)) + uint32(uint16(ws293>>16))
+		s294 := v291
+		b284[16] = byte(s294 >> 24)
+		b284[17] = byte(s294 >> 16)
+		b284[18] = byte(s294 >> 8)
+		b284[19] = byte(s294)
+		ws295 := uint64(v291)
+		f297 := uint32(os292)
+		f297 += bits.RotateLeft32(f297, 16)
+		dl296 := uint64(^uint16(f297>>16)) + uint64(uint32(uint16(ws295>>0))+uint32(uint16(ws295>>16)))
+		d281 += dl296
+		d282 += dl296
+		v298 := m23
+		b299 := data[h4 : h4+8] // udp
+		os300 := uint32(uint16((uint64(b299[2])<<8 | uint64(b299[3]))))
+		s301 := v298
+		b299[2] = byte(s301 >> 8)
+		b299[3] = byte(s301)
+		f303 := uint32(os300)
+		f303 += bits.RotateLeft32(f303, 16)
+		dl302 := uint64(^uint16(f303>>16)) + uint64(uint32(uint16(v298)))
+		d282 += dl302
+		v304 := ((uint64(b284[2])<<8 | uint64(b284[3])) - 0x10)
+		os305 := uint32(uint16((uint64(b284[2])<<8 | uint64(b284[3]))))
+		s306 := v304
+		b284[2] = byte(s306 >> 8)
+		b284[3] = byte(s306)
+		f308 := uint32(os305)
+		f308 += bits.RotateLeft32(f308, 16)
+		dl307 := uint64(^uint16(f308>>16)) + uint64(uint32(uint16(v304)))
+		d281 += dl307
+		d282 += dl307
+		v309 := (uint64(b284[8]) - 0x1)
+		os310 := uint32(uint64(b284[8])<<8 | uint64(b284[9]))
+		b284[8] = byte(v309)
+		f312 := uint32(os310)
+		f312 += bits.RotateLeft32(f312, 16)
+		dl311 := uint64(^uint16(f312>>16)) + uint64(uint32(uint64(b284[8])<<8|uint64(b284[9])))
+		d281 += dl311
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d279
+			x := uint64(^cv) + d281
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s311 := r
-			cb[0] = byte(s311 >> 8)
-			cb[1] = byte(s311)
+			s313 := r
+			cb[0] = byte(s313 >> 8)
+			cb[1] = byte(s313)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d280
+			pendD4 += d282
 			pendK4 = true
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d312 uint64 // udp checksum
-		v313 := m6
-		b314 := data[h3 : h3+40] // ipv6
-		ws316 := packet.Value{Hi: (uint64(b314[8])<<56 | uint64(b314[9])<<48 | uint64(b314[10])<<40 | uint64(b314[11])<<32 | uint64(b314[12])<<24 | uint64(b314[13])<<16 | uint64(b314[14])<<8 | uint64(b314[15])), Lo: (uint64(b314[16])<<56 | uint64(b314[17])<<48 | uint64(b314[18])<<40 | uint64(b314[19])<<32 | uint64(b314[20])<<24 | uint64(b314[21])<<16 | uint64(b314[22])<<8 | uint64(b314[23]))}
-		os315 := uint32(uint16(ws316.Hi>>0)) + uint32(uint16(ws316.Hi>>16)) + uint32(uint16(ws316.Hi>>32)) + uint32(uint16(ws316.Hi>>48)) + uint32(uint16(ws316.Lo>>0)) + uint32(uint16(ws316.Lo>>16)) + uint32(uint16(ws316.Lo>>32)) + uint32(uint16(ws316.Lo>>48))
-		v317 := v313
-		s318 := v317.Hi
-		b314[8] = byte(s318 >> 56)
-		b314[9] = byte(s318 >> 48)
-		b314[10] = byte(s318 >> 40)
-		b314[11] = byte(s318 >> 32)
-		b314[12] = byte(s318 >> 24)
-		b314[13] = byte(s318 >> 16)
-		b314[14] = byte(s318 >> 8)
-		b314[15] = byte(s318)
-		s319 := v317.Lo
-		b314[16] = byte(s319 >> 56)
-		b314[17] = byte(s319 >> 48)
-		b314[18] = byte(s319 >> 40)
-		b314[19] = byte(s319 >> 32)
-		b314[20] = byte(s319 >> 24)
-		b314[21] = byte(s319 >> 16)
-		b314[22] = byte(s319 >> 8)
-		b314[23] = byte(s319)
-		ws320 := v313
-		f322 := uint32(os315)
-		f322 += bits.RotateLeft32(f322, 16)
-		dl321 := uint64(^uint16(f322>>16)) + uint64(uint32(uint16(ws320.Hi>>0))+uint32(uint16(ws320.Hi>>16))+uint32(uint16(ws320.Hi>>32))+uint32(uint16(ws320.Hi>>48))+uint32(uint16(ws320.Lo>>0))+uint32(uint16(ws320.Lo>>16))+uint32(uint16(ws320.Lo>>32))+uint32(uint16(ws320.Lo>>48)))
-		d312 += dl321
-		v323 := m19
-		ws325 := packet.Value{Hi: (uint64(b314[24])<<56 | uint64(b314[25])<<48 | uint64(b314[26])<<40 | uint64(b314[27])<<32 | uint64(b314[28])<<24 | uint64(b314[29])<<16 | uint64(b314[30])<<8 | uint64(b314[31])), Lo: (uint64(b314[32])<<56 | uint64(b314[33])<<48 | uint64(b314[34])<<40 | uint64(b314[35])<<32 | uint64(b314[36])<<24 | uint64(b314[37])<<16 | uint64(b314[38])<<8 | uint64(b314[39]))}
-		os324 := uint32(uint16(ws325.Hi>>0)) + uint32(uint16(ws325.Hi>>16)) + uint32(uint16(ws325.Hi>>32)) + uint32(uint16(ws325.Hi>>48)) + uint32(uint16(ws325.Lo>>0)) + uint32(uint16(ws325.Lo>>16)) + uint32(uint16(ws325.Lo>>32)) + uint32(uint16(ws325.Lo>>48))
-		v326 := v323
-		s327 := v326.Hi
-		b314[24] = byte(s327 >> 56)
-		b314[25] = byte(s327 >> 48)
-		b314[26] = byte(s327 >> 40)
-		b314[27] = byte(s327 >> 32)
-		b314[28] = byte(s327 >> 24)
-		b314[29] = byte(s327 >> 16)
-		b314[30] = byte(s327 >> 8)
-		b314[31] = byte(s327)
-		s328 := v326.Lo
-		b314[32] = byte(s328 >> 56)
-		b314[33] = byte(s328 >> 48)
-		b314[34] = byte(s328 >> 40)
-		b314[35] = byte(s328 >> 32)
-		b314[36] = byte(s328 >> 24)
-		b314[37] = byte(s328 >> 16)
-		b314[38] = byte(s328 >> 8)
-		b314[39] = byte(s328)
-		ws329 := v323
-		f331 := uint32(os324)
-		f331 += bits.RotateLeft32(f331, 16)
-		dl330 := uint64(^uint16(f331>>16)) + uint64(uint32(uint16(ws329.Hi>>0))+uint32(uint16(ws329.Hi>>16))+uint32(uint16(ws329.Hi>>32))+uint32(uint16(ws329.Hi>>48))+uint32(uint16(ws329.Lo>>0))+uint32(uint16(ws329.Lo>>16))+uint32(uint16(ws329.Lo>>32))+uint32(uint16(ws329.Lo>>48)))
-		d312 += dl330
-		v332 := m23
-		b333 := data[h4 : h4+8] // udp
-		os334 := uint32(uint16((uint64(b333[2])<<8 | uint64(b333[3]))))
-		s335 := v332
-		b333[2] = byte(s335 >> 8)
-		b333[3] = byte(s335)
-		f337 := uint32(os334)
-		f337 += bits.RotateLeft32(f337, 16)
-		dl336 := uint64(^uint16(f337>>16)) + uint64(uint32(uint16(v332)))
-		d312 += dl336
-		v338 := (uint64(b314[7]) - 0x1)
-		b314[7] = byte(v338)
+		var d314 uint64 // udp checksum
+		v315 := m6
+		b316 := data[h3 : h3+40] // ipv6
+		ws318 := packet.Value{Hi: (uint64(b316[8])<<56 | uint64(b316[9])<<48 | uint64(b316[10])<<40 | uint64(b316[11])<<32 | uint64(b316[12])<<24 | uint64(b316[13])<<16 | uint64(b316[14])<<8 | uint64(b316[15])), Lo: (uint64(b316[16])<<56 | uint64(b316[17])<<48 | uint64(b316[18])<<40 | uint64(b316[19])<<32 | uint64(b316[20])<<24 | uint64(b316[21])<<16 | uint64(b316[22])<<8 | uint64(b316[23]))}
+		os317 := uint32(uint16(ws318.Hi>>0)) + uint32(uint16(ws318.Hi>>16)) + uint32(uint16(ws318.Hi>>32)) + uint32(uint16(ws318.Hi>>48)) + uint32(uint16(ws318.Lo>>0)) + uint32(uint16(ws318.Lo>>16)) + uint32(uint16(ws318.Lo>>32)) + uint32(uint16(ws318.Lo>>48))
+		v319 := v315
+		s320 := v319.Hi
+		b316[8] = byte(s320 >> 56)
+		b316[9] = byte(s320 >> 48)
+		b316[10] = byte(s320 >> 40)
+		b316[11] = byte(s320 >> 32)
+		b316[12] = byte(s320 >> 24)
+		b316[13] = byte(s320 >> 16)
+		b316[14] = byte(s320 >> 8)
+		b316[15] = byte(s320)
+		s321 := v319.Lo
+		b316[16] = byte(s321 >> 56)
+		b316[17] = byte(s321 >> 48)
+		b316[18] = byte(s321 >> 40)
+		b316[19] = byte(s321 >> 32)
+		b316[20] = byte(s321 >> 24)
+		b316[21] = byte(s321 >> 16)
+		b316[22] = byte(s321 >> 8)
+		b316[23] = byte(s321)
+		ws322 := v315
+		f324 := uint32(os317)
+		f324 += bits.RotateLeft32(f324, 16)
+		dl323 := uint64(^uint16(f324>>16)) + uint64(uint32(uint16(ws322.Hi>>0))+uint32(uint16(ws322.Hi>>16))+uint32(uint16(ws322.Hi>>32))+uint32(uint16(ws322.Hi>>48))+uint32(uint16(ws322.Lo>>0))+uint32(uint16(ws322.Lo>>16))+uint32(uint16(ws322.Lo>>32))+uint32(uint16(ws322.Lo>>48)))
+		d314 += dl323
+		v325 := m19
+		ws327 := packet.Value{Hi: (uint64(b316[24])<<56 | uint64(b316[25])<<48 | uint64(b316[26])<<40 | uint64(b316[27])<<32 | uint64(b316[28])<<24 | uint64(b316[29])<<16 | uint64(b316[30])<<8 | uint64(b316[31])), Lo: (uint64(b316[32])<<56 | uint64(b316[33])<<48 | uint64(b316[34])<<40 | uint64(b316[35])<<32 | uint64(b316[36])<<24 | uint64(b316[37])<<16 | uint64(b316[38])<<8 | uint64(b316[39]))}
+		os326 := uint32(uint16(ws327.Hi>>0)) + uint32(uint16(ws327.Hi>>16)) + uint32(uint16(ws327.Hi>>32)) + uint32(uint16(ws327.Hi>>48)) + uint32(uint16(ws327.Lo>>0)) + uint32(uint16(ws327.Lo>>16)) + uint32(uint16(ws327.Lo>>32)) + uint32(uint16(ws327.Lo>>48))
+		v328 := v325
+		s329 := v328.Hi
+		b316[24] = byte(s329 >> 56)
+		b316[25] = byte(s329 >> 48)
+		b316[26] = byte(s329 >> 40)
+		b316[27] = byte(s329 >> 32)
+		b316[28] = byte(s329 >> 24)
+		b316[29] = byte(s329 >> 16)
+		b316[30] = byte(s329 >> 8)
+		b316[31] = byte(s329)
+		s330 := v328.Lo
+		b316[32] = byte(s330 >> 56)
+		b316[33] = byte(s330 >> 48)
+		b316[34] = byte(s330 >> 40)
+		b316[35] = byte(s330 >> 32)
+		b316[36] = byte(s330 >> 24)
+		b316[37] = byte(s330 >> 16)
+		b316[38] = byte(s330 >> 8)
+		b316[39] = byte(s330)
+		ws331 := v325
+		f333 := uint32(os326)
+		f333 += bits.RotateLeft32(f333, 16)
+		dl332 := uint64(^uint16(f333>>16)) + uint64(uint32(uint16(ws331.Hi>>0))+uint32(uint16(ws331.Hi>>16))+uint32(uint16(ws331.Hi>>32))+uint32(uint16(ws331.Hi>>48))+uint32(uint16(ws331.Lo>>0))+uint32(uint16(ws331.Lo>>16))+uint32(uint16(ws331.Lo>>32))+uint32(uint16(ws331.Lo>>48)))
+		d314 += dl332
+		v334 := m23
+		b335 := data[h4 : h4+8] // udp
+		os336 := uint32(uint16((uint64(b335[2])<<8 | uint64(b335[3]))))
+		s337 := v334
+		b335[2] = byte(s337 >> 8)
+		b335[3] = byte(s337)
+		f339 := uint32(os336)
+		f339 += bits.RotateLeft32(f339, 16)
+		dl338 := uint64(^uint16(f339>>16)) + uint64(uint32(uint16(v334)))
+		d314 += dl338
+		v340 := (uint64(b316[7]) - 0x1)
+		b316[7] = byte(v340)
 		if h4+8 <= len(data) {
-			pendD4 += d312
+			pendD4 += d314
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -5577,85 +5599,85 @@ n142:
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d339 uint64 // udp checksum
-		v340 := m6
-		b341 := data[h3 : h3+40] // ipv6
-		ws343 := packet.Value{Hi: (uint64(b341[8])<<56 | uint64(b341[9])<<48 | uint64(b341[10])<<40 | uint64(b341[11])<<32 | uint64(b341[12])<<24 | uint64(b341[13])<<16 | uint64(b341[14])<<8 | uint64(b341[15])), Lo: (uint64(b341[16])<<56 | uint64(b341[17])<<48 | uint64(b341[18])<<40 | uint64(b341[19])<<32 | uint64(b341[20])<<24 | uint64(b341[21])<<16 | uint64(b341[22])<<8 | uint64(b341[23]))}
-		os342 := uint32(uint16(ws343.Hi>>0)) + uint32(uint16(ws343.Hi>>16)) + uint32(uint16(ws343.Hi>>32)) + uint32(uint16(ws343.Hi>>48)) + uint32(uint16(ws343.Lo>>0)) + uint32(uint16(ws343.Lo>>16)) + uint32(uint16(ws343.Lo>>32)) + uint32(uint16(ws343.Lo>>48))
-		v344 := v340
-		s345 := v344.Hi
-		b341[8] = byte(s345 >> 56)
-		b341[9] = byte(s345 >> 48)
-		b341[10] = byte(s345 >> 40)
-		b341[11] = byte(s345 >> 32)
-		b341[12] = byte(s345 >> 24)
-		b341[13] = byte(s345 >> 16)
-		b341[14] = byte(s345 >> 8)
-		b341[15] = byte(s345)
-		s346 := v344.Lo
-		b341[16] = byte(s346 >> 56)
-		b341[17] = byte(s346 >> 48)
-		b341[18] = byte(s346 >> 40)
-		b341[19] = byte(s346 >> 32)
-		b341[20] = byte(s346 >> 24)
-		b341[21] = byte(s346 >> 16)
-		b341[22] = byte(s346 >> 8)
-		b341[23] = byte(s346)
-		ws347 := v340
-		f349 := uint32(os342)
-		f349 += bits.RotateLeft32(f349, 16)
-		dl348 := uint64(^uint16(f349>>16)) + uint64(uint32(uint16(ws347.Hi>>0))+uint32(uint16(ws347.Hi>>16))+uint32(uint16(ws347.Hi>>32))+uint32(uint16(ws347.Hi>>48))+uint32(uint16(ws347.Lo>>0))+uint32(uint16(ws347.Lo>>16))+uint32(uint16(ws347.Lo>>32))+uint32(uint16(ws347.Lo>>48)))
-		d339 += dl348
-		v350 := m19
-		ws352 := packet.Value{Hi: (uint64(b341[24])<<56 | uint64(b341[25])<<48 | uint64(b341[26])<<40 | uint64(b341[27])<<32 | uint64(b341[28])<<24 | uint64(b341[29])<<16 | uint64(b341[30])<<8 | uint64(b341[31])), Lo: (uint64(b341[32])<<56 | uint64(b341[33])<<48 | uint64(b341[34])<<40 | uint64(b341[35])<<32 | uint64(b341[36])<<24 | uint64(b341[37])<<16 | uint64(b341[38])<<8 | uint64(b341[39]))}
-		os351 := uint32(uint16(ws352.Hi>>0)) + uint32(uint16(ws352.Hi>>16)) + uint32(uint16(ws352.Hi>>32)) + uint32(uint16(ws352.Hi>>48)) + uint32(uint16(ws352.Lo>>0)) + uint32(uint16(ws352.Lo>>16)) + uint32(uint16(ws352.Lo>>32)) + uint32(uint16(ws352.Lo>>48))
-		v353 := v350
-		s354 := v353.Hi
-		b341[24] = byte(s354 >> 56)
-		b341[25] = byte(s354 >> 48)
-		b341[26] = byte(s354 >> 40)
-		b341[27] = byte(s354 >> 32)
-		b341[28] = byte(s354 >> 24)
-		b341[29] = byte(s354 >> 16)
-		b341[30] = byte(s354 >> 8)
-		b341[31] = byte(s354)
-		s355 := v353.Lo
-		b341[32] = byte(s355 >> 56)
-		b341[33] = byte(s355 >> 48)
-		b341[34] = byte(s355 >> 40)
-		b341[35] = byte(s355 >> 32)
-		b341[36] = byte(s355 >> 24)
-		b341[37] = byte(s355 >> 16)
-		b341[38] = byte(s355 >> 8)
-		b341[39] = byte(s355)
-		ws356 := v350
-		f358 := uint32(os351)
-		f358 += bits.RotateLeft32(f358, 16)
-		dl357 := uint64(^uint16(f358>>16)) + uint64(uint32(uint16(ws356.Hi>>0))+uint32(uint16(ws356.Hi>>16))+uint32(uint16(ws356.Hi>>32))+uint32(uint16(ws356.Hi>>48))+uint32(uint16(ws356.Lo>>0))+uint32(uint16(ws356.Lo>>16))+uint32(uint16(ws356.Lo>>32))+uint32(uint16(ws356.Lo>>48)))
-		d339 += dl357
-		v359 := m23
-		b360 := data[h4 : h4+8] // udp
-		os361 := uint32(uint16((uint64(b360[2])<<8 | uint64(b360[3]))))
-		s362 := v359
-		b360[2] = byte(s362 >> 8)
-		b360[3] = byte(s362)
-		f364 := uint32(os361)
-		f364 += bits.RotateLeft32(f364, 16)
-		dl363 := uint64(^uint16(f364>>16)) + uint64(uint32(uint16(v359)))
-		d339 += dl363
-		v365 := ((uint64(b341[4])<<8 | uint64(b341[5])) - 0x10)
-		os366 := uint32(uint16((uint64(b341[4])<<8 | uint64(b341[5]))))
-		s367 := v365
-		b341[4] = byte(s367 >> 8)
-		b341[5] = byte(s367)
-		f369 := uint32(os366)
-		f369 += bits.RotateLeft32(f369, 16)
-		dl368 := uint64(^uint16(f369>>16)) + uint64(uint32(uint16(v365)))
-		d339 += dl368
-		v370 := (uint64(b341[7]) - 0x1)
-		b341[7] = byte(v370)
+		var d341 uint64 // udp checksum
+		v342 := m6
+		b343 := data[h3 : h3+40] // ipv6
+		ws345 := packet.Value{Hi: (uint64(b343[8])<<56 | uint64(b343[9])<<48 | uint64(b343[10])<<40 | uint64(b343[11])<<32 | uint64(b343[12])<<24 | uint64(b343[13])<<16 | uint64(b343[14])<<8 | uint64(b343[15])), Lo: (uint64(b343[16])<<56 | uint64(b343[17])<<48 | uint64(b343[18])<<40 | uint64(b343[19])<<32 | uint64(b343[20])<<24 | uint64(b343[21])<<16 | uint64(b343[22])<<8 | uint64(b343[23]))}
+		os344 := uint32(uint16(ws345.Hi>>0)) + uint32(uint16(ws345.Hi>>16)) + uint32(uint16(ws345.Hi>>32)) + uint32(uint16(ws345.Hi>>48)) + uint32(uint16(ws345.Lo>>0)) + uint32(uint16(ws345.Lo>>16)) + uint32(uint16(ws345.Lo>>32)) + uint32(uint16(ws345.Lo>>48))
+		v346 := v342
+		s347 := v346.Hi
+		b343[8] = byte(s347 >> 56)
+		b343[9] = byte(s347 >> 48)
+		b343[10] = byte(s347 >> 40)
+		b343[11] = byte(s347 >> 32)
+		b343[12] = byte(s347 >> 24)
+		b343[13] = byte(s347 >> 16)
+		b343[14] = byte(s347 >> 8)
+		b343[15] = byte(s347)
+		s348 := v346.Lo
+		b343[16] = byte(s348 >> 56)
+		b343[17] = byte(s348 >> 48)
+		b343[18] = byte(s348 >> 40)
+		b343[19] = byte(s348 >> 32)
+		b343[20] = byte(s348 >> 24)
+		b343[21] = byte(s348 >> 16)
+		b343[22] = byte(s348 >> 8)
+		b343[23] = byte(s348)
+		ws349 := v342
+		f351 := uint32(os344)
+		f351 += bits.RotateLeft32(f351, 16)
+		dl350 := uint64(^uint16(f351>>16)) + uint64(uint32(uint16(ws349.Hi>>0))+uint32(uint16(ws349.Hi>>16))+uint32(uint16(ws349.Hi>>32))+uint32(uint16(ws349.Hi>>48))+uint32(uint16(ws349.Lo>>0))+uint32(uint16(ws349.Lo>>16))+uint32(uint16(ws349.Lo>>32))+uint32(uint16(ws349.Lo>>48)))
+		d341 += dl350
+		v352 := m19
+		ws354 := packet.Value{Hi: (uint64(b343[24])<<56 | uint64(b343[25])<<48 | uint64(b343[26])<<40 | uint64(b343[27])<<32 | uint64(b343[28])<<24 | uint64(b343[29])<<16 | uint64(b343[30])<<8 | uint64(b343[31])), Lo: (uint64(b343[32])<<56 | uint64(b343[33])<<48 | uint64(b343[34])<<40 | uint64(b343[35])<<32 | uint64(b343[36])<<24 | uint64(b343[37])<<16 | uint64(b343[38])<<8 | uint64(b343[39]))}
+		os353 := uint32(uint16(ws354.Hi>>0)) + uint32(uint16(ws354.Hi>>16)) + uint32(uint16(ws354.Hi>>32)) + uint32(uint16(ws354.Hi>>48)) + uint32(uint16(ws354.Lo>>0)) + uint32(uint16(ws354.Lo>>16)) + uint32(uint16(ws354.Lo>>32)) + uint32(uint16(ws354.Lo>>48))
+		v355 := v352
+		s356 := v355.Hi
+		b343[24] = byte(s356 >> 56)
+		b343[25] = byte(s356 >> 48)
+		b343[26] = byte(s356 >> 40)
+		b343[27] = byte(s356 >> 32)
+		b343[28] = byte(s356 >> 24)
+		b343[29] = byte(s356 >> 16)
+		b343[30] = byte(s356 >> 8)
+		b343[31] = byte(s356)
+		s357 := v355.Lo
+		b343[32] = byte(s357 >> 56)
+		b343[33] = byte(s357 >> 48)
+		b343[34] = byte(s357 >> 40)
+		b343[35] = byte(s357 >> 32)
+		b343[36] = byte(s357 >> 24)
+		b343[37] = byte(s357 >> 16)
+		b343[38] = byte(s357 >> 8)
+		b343[39] = byte(s357)
+		ws358 := v352
+		f360 := uint32(os353)
+		f360 += bits.RotateLeft32(f360, 16)
+		dl359 := uint64(^uint16(f360>>16)) + uint64(uint32(uint16(ws358.Hi>>0))+uint32(uint16(ws358.Hi>>16))+uint32(uint16(ws358.Hi>>32))+uint32(uint16(ws358.Hi>>48))+uint32(uint16(ws358.Lo>>0))+uint32(uint16(ws358.Lo>>16))+uint32(uint16(ws358.Lo>>32))+uint32(uint16(ws358.Lo>>48)))
+		d341 += dl359
+		v361 := m23
+		b362 := data[h4 : h4+8] // udp
+		os363 := uint32(uint16((uint64(b362[2])<<8 | uint64(b362[3]))))
+		s364 := v361
+		b362[2] = byte(s364 >> 8)
+		b362[3] = byte(s364)
+		f366 := uint32(os363)
+		f366 += bits.RotateLeft32(f366, 16)
+		dl365 := uint64(^uint16(f366>>16)) + uint64(uint32(uint16(v361)))
+		d341 += dl365
+		v367 := ((uint64(b343[4])<<8 | uint64(b343[5])) - 0x10)
+		os368 := uint32(uint16((uint64(b343[4])<<8 | uint64(b343[5]))))
+		s369 := v367
+		b343[4] = byte(s369 >> 8)
+		b343[5] = byte(s369)
+		f371 := uint32(os368)
+		f371 += bits.RotateLeft32(f371, 16)
+		dl370 := uint64(^uint16(f371>>16)) + uint64(uint32(uint16(v367)))
+		d341 += dl370
+		v372 := (uint64(b343[7]) - 0x1)
+		b343[7] = byte(v372)
 		if h4+8 <= len(data) {
-			pendD4 += d339
+			pendD4 += d341
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -5670,47 +5692,47 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		po371, pn372 := h10, 12 // lb_v2
-		if po371+pn372 > len(data) {
+		po373, pn374 := h10, 12 // lb_v2
+		if po373+pn374 > len(data) {
 			return pl.drop(66)
 		}
-		if po371 > h4 && (po371-h4)%2 == 0 {
-			pw374 := data[po371 : po371+12]
-			d373 := uint32(uint64(pw374[0])<<8|uint64(pw374[1])) + uint32(uint64(pw374[2])<<8|uint64(pw374[3])) + uint32(uint64(pw374[4])<<8|uint64(pw374[5])) + uint32(uint64(pw374[6])<<8|uint64(pw374[7])) + uint32(uint64(pw374[8])<<8|uint64(pw374[9])) + uint32(uint64(pw374[10])<<8|uint64(pw374[11]))
-			d373 += bits.RotateLeft32(d373, 16)
+		if po373 > h4 && (po373-h4)%2 == 0 {
+			pw376 := data[po373 : po373+12]
+			d375 := uint32(uint64(pw376[0])<<8|uint64(pw376[1])) + uint32(uint64(pw376[2])<<8|uint64(pw376[3])) + uint32(uint64(pw376[4])<<8|uint64(pw376[5])) + uint32(uint64(pw376[6])<<8|uint64(pw376[7])) + uint32(uint64(pw376[8])<<8|uint64(pw376[9])) + uint32(uint64(pw376[10])<<8|uint64(pw376[11]))
+			d375 += bits.RotateLeft32(d375, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d373 >> 16))
+				pendD4 += uint64(^uint16(d375 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po371
-		pendN = pn372
+		pendOff = po373
+		pendN = pn374
 		h10 = -1
-		if cur > po371 {
-			cur = max(po371, cur-pn372)
+		if cur > po373 {
+			cur = max(po373, cur-pn374)
 		}
 		goto n147
 	}
 n146:
 	{ // LbPopV3Body: pop lb_v3
-		po375, pn376 := h11, 12 // lb_v3
-		if po375+pn376 > len(data) {
+		po377, pn378 := h11, 12 // lb_v3
+		if po377+pn378 > len(data) {
 			return pl.drop(67)
 		}
-		if po375 > h4 && (po375-h4)%2 == 0 {
-			pw378 := data[po375 : po375+12]
-			d377 := uint32(uint64(pw378[0])<<8|uint64(pw378[1])) + uint32(uint64(pw378[2])<<8|uint64(pw378[3])) + uint32(uint64(pw378[4])<<8|uint64(pw378[5])) + uint32(uint64(pw378[6])<<8|uint64(pw378[7])) + uint32(uint64(pw378[8])<<8|uint64(pw378[9])) + uint32(uint64(pw378[10])<<8|uint64(pw378[11]))
-			d377 += bits.RotateLeft32(d377, 16)
+		if po377 > h4 && (po377-h4)%2 == 0 {
+			pw380 := data[po377 : po377+12]
+			d379 := uint32(uint64(pw380[0])<<8|uint64(pw380[1])) + uint32(uint64(pw380[2])<<8|uint64(pw380[3])) + uint32(uint64(pw380[4])<<8|uint64(pw380[5])) + uint32(uint64(pw380[6])<<8|uint64(pw380[7])) + uint32(uint64(pw380[8])<<8|uint64(pw380[9])) + uint32(uint64(pw380[10])<<8|uint64(pw380[11]))
+			d379 += bits.RotateLeft32(d379, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d377 >> 16))
+				pendD4 += uint64(^uint16(d379 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po375
-		pendN = pn376
+		pendOff = po377
+		pendN = pn378
 		h11 = -1
-		if cur > po375 {
-			cur = max(po375, cur-pn376)
+		if cur > po377 {
+			cur = max(po377, cur-pn378)
 		}
 		pl.edges[32]++
 		goto n147
@@ -5727,49 +5749,49 @@ n147:
 			}
 			pendN = 0
 		}
-		po379, pn380 := h9, 4 // lb_common
-		if po379+pn380 > len(data) {
+		po381, pn382 := h9, 4 // lb_common
+		if po381+pn382 > len(data) {
 			return pl.drop(68)
 		}
-		if po379 > h4 && (po379-h4)%2 == 0 {
-			pw382 := data[po379 : po379+4]
-			d381 := uint32(uint64(pw382[0])<<8|uint64(pw382[1])) + uint32(uint64(pw382[2])<<8|uint64(pw382[3]))
-			d381 += bits.RotateLeft32(d381, 16)
+		if po381 > h4 && (po381-h4)%2 == 0 {
+			pw384 := data[po381 : po381+4]
+			d383 := uint32(uint64(pw384[0])<<8|uint64(pw384[1])) + uint32(uint64(pw384[2])<<8|uint64(pw384[3]))
+			d383 += bits.RotateLeft32(d383, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d381 >> 16))
+				pendD4 += uint64(^uint16(d383 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn380
-		if po379 < len(data)-po379-pendN {
-			copy(data[pendN:pendN+po379], data[:po379])
+		pendN += pn382
+		if po381 < len(data)-po381-pendN {
+			copy(data[pendN:pendN+po381], data[:po381])
 			data = data[pendN:]
 		} else {
-			copy(data[po379:], data[po379+pendN:])
+			copy(data[po381:], data[po381+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po379 {
-			cur = max(po379, cur-pn380)
+		if cur > po381 {
+			cur = max(po381, cur-pn382)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d383 uint64         // udp checksum
-		b384 := data[h4 : h4+8] // udp
-		v385 := ((uint64(b384[4])<<8 | uint64(b384[5])) - 0x10)
-		os386 := uint32(uint16((uint64(b384[4])<<8 | uint64(b384[5]))))
-		s387 := v385
-		b384[4] = byte(s387 >> 8)
-		b384[5] = byte(s387)
-		f389 := uint32(os386)
-		f389 += bits.RotateLeft32(f389, 16)
-		dl388 := uint64(^uint16(f389>>16)) + uint64(uint32(uint16(v385)))
-		d383 += dl388
+		var d385 uint64         // udp checksum
+		b386 := data[h4 : h4+8] // udp
+		v387 := ((uint64(b386[4])<<8 | uint64(b386[5])) - 0x10)
+		os388 := uint32(uint16((uint64(b386[4])<<8 | uint64(b386[5]))))
+		s389 := v387
+		b386[4] = byte(s389 >> 8)
+		b386[5] = byte(s389)
+		f391 := uint32(os388)
+		f391 += bits.RotateLeft32(f391, 16)
+		dl390 := uint64(^uint16(f391>>16)) + uint64(uint32(uint16(v387)))
+		d385 += dl390
 		if h4+8 <= len(data) {
-			pendD4 += d383
+			pendD4 += d385
 			pendK4 = true
 		}
 		pl.edges[33]++
@@ -5793,16 +5815,16 @@ n150:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s390 := r
-				cb[0] = byte(s390 >> 8)
-				cb[1] = byte(s390)
+				s392 := r
+				cb[0] = byte(s392 >> 8)
+				cb[1] = byte(s392)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b391 := data[h4 : h4+8] // udp
-		s392 := 0x0
-		b391[6] = byte(s392 >> 8)
-		b391[7] = byte(s392)
+		b393 := data[h4 : h4+8] // udp
+		s394 := 0x0
+		b393[6] = byte(s394 >> 8)
+		b393[7] = byte(s394)
 		pl.edges[34]++
 		goto n151
 	}
@@ -5822,9 +5844,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s393 := r
-				cb[0] = byte(s393 >> 8)
-				cb[1] = byte(s393)
+				s395 := r
+				cb[0] = byte(s395 >> 8)
+				cb[1] = byte(s395)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5841,9 +5863,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s394 := r
-				cb[0] = byte(s394 >> 8)
-				cb[1] = byte(s394)
+				s396 := r
+				cb[0] = byte(s396 >> 8)
+				cb[1] = byte(s396)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -921,6 +921,28 @@ n14:
 					break
 				}
 			}
+		} else if iv26 := pl.tables[1].Intervals(); iv26 != nil {
+			h27 := packet.WordsHash(kw21, 0, 0, 0)
+			for m, j := uint64(len(iv26.Groups)-1), h27>>(iv26.Shift&63); ; j = (j + 1) & m {
+				g := &iv26.Groups[j]
+				if g.Hi == 0 {
+					break
+				}
+				if g.Keys[0] == kw21 {
+					ss, k := iv26.Starts[g.Lo:g.Hi], 0
+					for n := len(ss); n > 1; {
+						half := n / 2
+						if ss[k+half] <= kw23 {
+							k += half
+						}
+						n -= half
+					}
+					if a := &iv26.Acts[int(g.Lo)+k]; a.Action >= 0 {
+						act, params = int(a.Action), a.Params
+					}
+					break
+				}
+			}
 		} else if a, ps, hit := pl.tables[1].LookupWordAction(k24); hit {
 			act, params = a, ps
 		}
@@ -939,37 +961,37 @@ n14:
 	}
 n15:
 	{ // Arith: set meta.b, meta.a, meta.c, meta.odd
-		b26 := data[h8 : h8+8] // udp
-		m1 = (((m0.Lo * 0x3) + ((uint64(b26[0])<<8 | uint64(b26[1])) << 0x28)) ^ (^m1))
-		m0 = (m0.Shl(uint(min(packet.Value{Lo: ((uint64(b26[2])<<8 | uint64(b26[3])) & 0x7f)}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(m0.Shr(uint(min(packet.Value{Lo: 0x3}.Lo, 128)))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b28 := data[h8 : h8+8] // udp
+		m1 = (((m0.Lo * 0x3) + ((uint64(b28[0])<<8 | uint64(b28[1])) << 0x28)) ^ (^m1))
+		m0 = (m0.Shl(uint(min(packet.Value{Lo: ((uint64(b28[2])<<8 | uint64(b28[3])) & 0x7f)}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(m0.Shr(uint(min(packet.Value{Lo: 0x3}.Lo, 128)))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m2 = (packet.Value{Lo: ((uint64(len(data)-h8) * 0x7) & 0x7ffffffff)}.Add(packet.Value{Lo: m1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).And(packet.Value{Lo: 0xffff})).Lo & 0xffff
-		b27 := data[h3 : h3+20] // ipv4
-		m4 = ((((uint64(b27[8]) * 0x12c) & 0x1ffff) + (uint64(b27[4])<<8 | uint64(b27[5]))) & 0x3ffff) & 0x1fff
+		b29 := data[h3 : h3+20] // ipv4
+		m4 = ((((uint64(b29[8]) * 0x12c) & 0x1ffff) + (uint64(b29[4])<<8 | uint64(b29[5]))) & 0x3ffff) & 0x1fff
 		goto n16
 	}
 n16:
 	{ // Wide: lookup t_wide
 		act, params := 1, []packet.Value(nil)
-		kw28 := m0
-		b30 := data[h8 : h8+8] // udp
-		kw29 := (uint64(b30[2])<<8 | uint64(b30[3])) & 0xffff
-		if wl31 := pl.tables[2].Words(); len(wl31.Slots) > 0 {
-			x33 := kw28.Hi & wl31.Mask[0]
-			x34 := kw28.Lo & wl31.Mask[1]
-			x35 := kw29 & wl31.Mask[2]
-			h32 := packet.WordsHash(x33, x34, x35, 0)
-			for m, j := uint64(len(wl31.Slots)-1), h32>>(wl31.Shift&63); ; j = (j + 1) & m {
-				sl := &wl31.Slots[j]
+		kw30 := m0
+		b32 := data[h8 : h8+8] // udp
+		kw31 := (uint64(b32[2])<<8 | uint64(b32[3])) & 0xffff
+		if wl33 := pl.tables[2].Words(); len(wl33.Slots) > 0 {
+			x35 := kw30.Hi & wl33.Mask[0]
+			x36 := kw30.Lo & wl33.Mask[1]
+			x37 := kw31 & wl33.Mask[2]
+			h34 := packet.WordsHash(x35, x36, x37, 0)
+			for m, j := uint64(len(wl33.Slots)-1), h34>>(wl33.Shift&63); ; j = (j + 1) & m {
+				sl := &wl33.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl31.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h32 && ks[0] == x33 && ks[1] == x34 && ks[2] == x35 {
-					a := &wl31.Acts[j]
+				if ks := wl33.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h34 && ks[0] == x35 && ks[1] == x36 && ks[2] == x37 {
+					a := &wl33.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw28.Hi, kw28.Lo, kw29, 0); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw30.Hi, kw30.Lo, kw31, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -986,23 +1008,23 @@ n16:
 n17:
 	{ // Slots: lookup t_slots
 		act, params := 1, []packet.Value(nil)
-		b37 := data[h8 : h8+8] // udp
-		kw36 := (uint64(b37[2])<<8 | uint64(b37[3])) & 0xffff
-		kw38 := (m3 & 0x7) & 0x7
-		k39 := kw38<<0 | kw36<<3
-		if pi40 := pl.tables[4].Packed(); len(pi40.Slots) > 0 {
-			k39 &= pi40.Mask
-			for m, j := uint64(len(pi40.Slots)-1), packet.PackedHash(k39); ; j++ {
-				sl := &pi40.Slots[j&m]
+		b39 := data[h8 : h8+8] // udp
+		kw38 := (uint64(b39[2])<<8 | uint64(b39[3])) & 0xffff
+		kw40 := (m3 & 0x7) & 0x7
+		k41 := kw40<<0 | kw38<<3
+		if pi42 := pl.tables[4].Packed(); len(pi42.Slots) > 0 {
+			k41 &= pi42.Mask
+			for m, j := uint64(len(pi42.Slots)-1), packet.PackedHash(k41); ; j++ {
+				sl := &pi42.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k39 {
+				if sl.Key == k41 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordAction(k39); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordAction(k41); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1019,20 +1041,20 @@ n17:
 n18:
 	{ // NoKeys: lookup t_none
 		act, params := 1, []packet.Value(nil)
-		k41 := uint64(0)
-		if pi42 := pl.tables[5].Packed(); len(pi42.Slots) > 0 {
-			k41 &= pi42.Mask
-			for m, j := uint64(len(pi42.Slots)-1), packet.PackedHash(k41); ; j++ {
-				sl := &pi42.Slots[j&m]
+		k43 := uint64(0)
+		if pi44 := pl.tables[5].Packed(); len(pi44.Slots) > 0 {
+			k43 &= pi44.Mask
+			for m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43); ; j++ {
+				sl := &pi44.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k41 {
+				if sl.Key == k43 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k41); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k43); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1048,21 +1070,21 @@ n18:
 	}
 n19:
 	{ // Cmp: test meta.a > 0x1_0000_0000_0000_0000 || meta.c in [100, 3000] && ipv4.dst in 10.0.0.0/8 || meta.b in 0x10&&&0xf0
-		c44 := (m0.Cmp(packet.Value{Hi: 0x1, Lo: 0x0}) > 0)
-		if !c44 {
-			r46 := m2
-			c45 := (r46 >= 0x64 && r46 <= 0xbb8)
-			if c45 {
-				b47 := data[h3 : h3+20] // ipv4
-				c45 = ((uint64(b47[16])<<24|uint64(b47[17])<<16|uint64(b47[18])<<8|uint64(b47[19]))&0xff000000 == 0xa000000)
+		c46 := (m0.Cmp(packet.Value{Hi: 0x1, Lo: 0x0}) > 0)
+		if !c46 {
+			r48 := m2
+			c47 := (r48 >= 0x64 && r48 <= 0xbb8)
+			if c47 {
+				b49 := data[h3 : h3+20] // ipv4
+				c47 = ((uint64(b49[16])<<24|uint64(b49[17])<<16|uint64(b49[18])<<8|uint64(b49[19]))&0xff000000 == 0xa000000)
 			}
-			c44 = c45
+			c46 = c47
 		}
-		c43 := c44
-		if !c43 {
-			c43 = (m1&0xf0 == 0x10)
+		c45 := c46
+		if !c45 {
+			c45 = (m1&0xf0 == 0x10)
 		}
-		if c43 {
+		if c45 {
 			goto n21
 		}
 		// decided NotA true
@@ -1071,11 +1093,11 @@ n19:
 	}
 n21:
 	{ // Sw: switch meta.a & 0xffff_ffff_ffff_ffff_ffff
-		v48 := m0.And(packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff})
+		v50 := m0.And(packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff})
 		switch {
-		case v48 == packet.Value{Lo: 0x1234}:
+		case v50 == packet.Value{Lo: 0x1234}:
 			goto n24
-		case v48 == packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff}:
+		case v50 == packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff}:
 			goto n22
 		default:
 			pl.edges[8]++
@@ -1093,9 +1115,9 @@ n22:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s49 := r
-				cb[0] = byte(s49 >> 8)
-				cb[1] = byte(s49)
+				s51 := r
+				cb[0] = byte(s51 >> 8)
+				cb[1] = byte(s51)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1111,9 +1133,9 @@ n22:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s51 := r
-				cb[0] = byte(s51 >> 8)
-				cb[1] = byte(s51)
+				s53 := r
+				cb[0] = byte(s53 >> 8)
+				cb[1] = byte(s53)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1162,7 +1184,7 @@ n22:
 		p.Meta[3] = packet.Value{Lo: m3}
 		p.Meta[4] = packet.Value{Lo: m4}
 
-		rt50 := p.Push(1, h0+14, 0)
+		rt52 := p.Push(1, h0+14, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1206,87 +1228,87 @@ n22:
 		m3 = p.Meta[3].Lo
 		m4 = p.Meta[4].Lo
 
-		if !rt50 {
+		if !rt52 {
 			return pl.drop(5)
 		}
 		goto n23
 	}
 n23:
 	{ // VlanFields: set vlan.vid, vlan.type, ethernet.type
-		b52 := data[h1 : h1+4] // vlan
-		s53 := (uint64(b52[0])<<8|uint64(b52[1]))&^0xfff | uint64(0xabc)<<0&0xfff
-		b52[0] = byte(s53 >> 8)
-		b52[1] = byte(s53)
-		b54 := data[h0 : h0+14] // ethernet
-		s55 := (uint64(b54[12])<<8 | uint64(b54[13]))
-		b52[2] = byte(s55 >> 8)
-		b52[3] = byte(s55)
-		s56 := 0x8100
-		b54[12] = byte(s56 >> 8)
-		b54[13] = byte(s56)
+		b54 := data[h1 : h1+4] // vlan
+		s55 := (uint64(b54[0])<<8|uint64(b54[1]))&^0xfff | uint64(0xabc)<<0&0xfff
+		b54[0] = byte(s55 >> 8)
+		b54[1] = byte(s55)
+		b56 := data[h0 : h0+14] // ethernet
+		s57 := (uint64(b56[12])<<8 | uint64(b56[13]))
+		b54[2] = byte(s57 >> 8)
+		b54[3] = byte(s57)
+		s58 := 0x8100
+		b56[12] = byte(s58 >> 8)
+		b56[13] = byte(s58)
 		pl.edges[9]++
 		goto n24
 	}
 n24:
 	{ // Rewrite: set ipv4.ttl, ipv4.dst, udp.dport, ipv4.flags
-		var d57 uint64          // ipv4 checksum
-		var d58 uint64          // udp checksum
-		b59 := data[h3 : h3+20] // ipv4
-		v60 := (uint64(b59[8]) - 0x1)
-		os61 := uint32(uint64(b59[8])<<8 | uint64(b59[9]))
-		b59[8] = byte(v60)
-		f63 := uint32(os61)
-		f63 += bits.RotateLeft32(f63, 16)
-		dl62 := uint64(^uint16(f63>>16)) + uint64(uint32(uint64(b59[8])<<8|uint64(b59[9])))
-		d57 += dl62
-		v64 := (m1 & 0xffffffff)
-		ws66 := uint64((uint64(b59[16])<<24 | uint64(b59[17])<<16 | uint64(b59[18])<<8 | uint64(b59[19])))
-		os65 := uint32(uint16(ws66>>0)) + uint32(uint16(ws66>>16))
-		s67 := v64
-		b59[16] = byte(s67 >> 24)
-		b59[17] = byte(s67 >> 16)
-		b59[18] = byte(s67 >> 8)
-		b59[19] = byte(s67)
-		ws68 := uint64(v64)
-		f70 := uint32(os65)
-		f70 += bits.RotateLeft32(f70, 16)
-		dl69 := uint64(^uint16(f70>>16)) + uint64(uint32(uint16(ws68>>0))+uint32(uint16(ws68>>16)))
-		d57 += dl69
-		d58 += dl69
-		v71 := 0x7
-		b72 := data[h8 : h8+8] // udp
-		os73 := uint32(uint16((uint64(b72[2])<<8 | uint64(b72[3]))))
-		s74 := v71
-		b72[2] = byte(s74 >> 8)
-		b72[3] = byte(s74)
-		f76 := uint32(os73)
-		f76 += bits.RotateLeft32(f76, 16)
-		dl75 := uint64(^uint16(f76>>16)) + uint64(uint32(uint16(v71)))
-		d58 += dl75
-		v77 := 0x2
-		os78 := uint32(uint64(b59[6])<<8 | uint64(b59[7]))
-		b59[6] = b59[6]&^0xe0 | byte(v77)<<5&0xe0
-		f80 := uint32(os78)
-		f80 += bits.RotateLeft32(f80, 16)
-		dl79 := uint64(^uint16(f80>>16)) + uint64(uint32(uint64(b59[6])<<8|uint64(b59[7])))
-		d57 += dl79
+		var d59 uint64          // ipv4 checksum
+		var d60 uint64          // udp checksum
+		b61 := data[h3 : h3+20] // ipv4
+		v62 := (uint64(b61[8]) - 0x1)
+		os63 := uint32(uint64(b61[8])<<8 | uint64(b61[9]))
+		b61[8] = byte(v62)
+		f65 := uint32(os63)
+		f65 += bits.RotateLeft32(f65, 16)
+		dl64 := uint64(^uint16(f65>>16)) + uint64(uint32(uint64(b61[8])<<8|uint64(b61[9])))
+		d59 += dl64
+		v66 := (m1 & 0xffffffff)
+		ws68 := uint64((uint64(b61[16])<<24 | uint64(b61[17])<<16 | uint64(b61[18])<<8 | uint64(b61[19])))
+		os67 := uint32(uint16(ws68>>0)) + uint32(uint16(ws68>>16))
+		s69 := v66
+		b61[16] = byte(s69 >> 24)
+		b61[17] = byte(s69 >> 16)
+		b61[18] = byte(s69 >> 8)
+		b61[19] = byte(s69)
+		ws70 := uint64(v66)
+		f72 := uint32(os67)
+		f72 += bits.RotateLeft32(f72, 16)
+		dl71 := uint64(^uint16(f72>>16)) + uint64(uint32(uint16(ws70>>0))+uint32(uint16(ws70>>16)))
+		d59 += dl71
+		d60 += dl71
+		v73 := 0x7
+		b74 := data[h8 : h8+8] // udp
+		os75 := uint32(uint16((uint64(b74[2])<<8 | uint64(b74[3]))))
+		s76 := v73
+		b74[2] = byte(s76 >> 8)
+		b74[3] = byte(s76)
+		f78 := uint32(os75)
+		f78 += bits.RotateLeft32(f78, 16)
+		dl77 := uint64(^uint16(f78>>16)) + uint64(uint32(uint16(v73)))
+		d60 += dl77
+		v79 := 0x2
+		os80 := uint32(uint64(b61[6])<<8 | uint64(b61[7]))
+		b61[6] = b61[6]&^0xe0 | byte(v79)<<5&0xe0
+		f82 := uint32(os80)
+		f82 += bits.RotateLeft32(f82, 16)
+		dl81 := uint64(^uint16(f82>>16)) + uint64(uint32(uint64(b61[6])<<8|uint64(b61[7])))
+		d59 += dl81
 		if h3+h3len <= len(data) {
 			cb := data[h3+10 : h3+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d57
+			x := uint64(^cv) + d59
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s81 := r
-			cb[0] = byte(s81 >> 8)
-			cb[1] = byte(s81)
+			s83 := r
+			cb[0] = byte(s83 >> 8)
+			cb[1] = byte(s83)
 		}
 		if h8+8 <= len(data) {
 			cb := data[h8+6 : h8+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 			if cv != 0 {
-				x := uint64(^cv) + d58
+				x := uint64(^cv) + d60
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
@@ -1294,9 +1316,9 @@ n24:
 				if r == 0 {
 					r = 0xffff
 				}
-				s82 := r
-				cb[0] = byte(s82 >> 8)
-				cb[1] = byte(s82)
+				s84 := r
+				cb[0] = byte(s84 >> 8)
+				cb[1] = byte(s84)
 			}
 		}
 		goto n25
@@ -1312,120 +1334,13 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s83 := r
-				cb[0] = byte(s83 >> 8)
-				cb[1] = byte(s83)
+				s85 := r
+				cb[0] = byte(s85 >> 8)
+				cb[1] = byte(s85)
 			}
 			pendD6, pendK6 = 0, false
 		}
-		b84 := data[h8 : h8+8] // udp
-		if pendK6 {
-			if (h6 >= 0) && h6+4 <= len(data) {
-				cb := data[h6+2 : h6+4]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD6
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s86 := r
-				cb[0] = byte(s86 >> 8)
-				cb[1] = byte(s86)
-			}
-			pendD6, pendK6 = 0, false
-		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		p.Meta[0] = m0
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-
-		rt85 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b84[6])<<8 | uint64(b84[7])) + 0x1) & 0x1ffff)}, update0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		m0 = p.Meta[0]
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-
-		if !rt85 {
-			return pl.drop(6)
-		}
+		b86 := data[h8 : h8+8] // udp
 		if pendK6 {
 			if (h6 >= 0) && h6+4 <= len(data) {
 				cb := data[h6+2 : h6+4]
@@ -1486,7 +1401,7 @@ n25:
 		p.Meta[3] = packet.Value{Lo: m3}
 		p.Meta[4] = packet.Value{Lo: m4}
 
-		rt87 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
+		rt87 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b86[6])<<8 | uint64(b86[7])) + 0x1) & 0x1ffff)}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1533,10 +1448,6 @@ n25:
 		if !rt87 {
 			return pl.drop(6)
 		}
-		goto n26
-	}
-n26:
-	{ // Recompute: checksum compute udp
 		if pendK6 {
 			if (h6 >= 0) && h6+4 <= len(data) {
 				cb := data[h6+2 : h6+4]
@@ -1546,24 +1457,9 @@ n26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s89 := r
-				cb[0] = byte(s89 >> 8)
-				cb[1] = byte(s89)
-			}
-			pendD6, pendK6 = 0, false
-		}
-		if pendK6 {
-			if (h6 >= 0) && h6+4 <= len(data) {
-				cb := data[h6+2 : h6+4]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD6
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s91 := r
-				cb[0] = byte(s91 >> 8)
-				cb[1] = byte(s91)
+				s90 := r
+				cb[0] = byte(s90 >> 8)
+				cb[1] = byte(s90)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1612,7 +1508,7 @@ n26:
 		p.Meta[3] = packet.Value{Lo: m3}
 		p.Meta[4] = packet.Value{Lo: m4}
 
-		rt90 := p.ComputeChecksum(8)
+		rt89 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1656,18 +1552,144 @@ n26:
 		m3 = p.Meta[3].Lo
 		m4 = p.Meta[4].Lo
 
-		if !rt90 {
+		if !rt89 {
+			return pl.drop(6)
+		}
+		goto n26
+	}
+n26:
+	{ // Recompute: checksum compute udp
+		if pendK6 {
+			if (h6 >= 0) && h6+4 <= len(data) {
+				cb := data[h6+2 : h6+4]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD6
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s91 := r
+				cb[0] = byte(s91 >> 8)
+				cb[1] = byte(s91)
+			}
+			pendD6, pendK6 = 0, false
+		}
+		if pendK6 {
+			if (h6 >= 0) && h6+4 <= len(data) {
+				cb := data[h6+2 : h6+4]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD6
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s93 := r
+				cb[0] = byte(s93 >> 8)
+				cb[1] = byte(s93)
+			}
+			pendD6, pendK6 = 0, false
+		}
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{Valid: true}
+		p.Meta[0] = m0
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+
+		rt92 := p.ComputeChecksum(8)
+		data, cur = p.Data, p.Cursor
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2 = -1
+		if p.Hdr[2].Valid {
+			h2 = p.Hdr[2].Off
+		}
+		h3, h3len = -1, 0
+		if p.Hdr[3].Valid {
+			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		m0 = p.Meta[0]
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+
+		if !rt92 {
 			return pl.drop(7)
 		}
 		goto n27
 	}
 n27:
 	{ // Out: switch meta.k
-		v92 := m3
+		v94 := m3
 		switch {
-		case v92 == 0x1:
+		case v94 == 0x1:
 			goto n42
-		case v92 == 0x2:
+		case v94 == 0x2:
 			return pl.drop(8)
 		default:
 			pl.edges[10]++
@@ -1684,24 +1706,24 @@ n28:
 n29:
 	{ // V6Lpm: lookup t_v6
 		act, params := 0, []packet.Value(defaultParams3)
-		b94 := data[h4 : h4+40] // ipv6
-		kw93 := packet.Value{Hi: (uint64(b94[24])<<56 | uint64(b94[25])<<48 | uint64(b94[26])<<40 | uint64(b94[27])<<32 | uint64(b94[28])<<24 | uint64(b94[29])<<16 | uint64(b94[30])<<8 | uint64(b94[31])), Lo: (uint64(b94[32])<<56 | uint64(b94[33])<<48 | uint64(b94[34])<<40 | uint64(b94[35])<<32 | uint64(b94[36])<<24 | uint64(b94[37])<<16 | uint64(b94[38])<<8 | uint64(b94[39]))}
-		if wl95 := pl.tables[3].Words(); len(wl95.Slots) > 0 {
-			x97 := kw93.Hi & wl95.Mask[0]
-			x98 := kw93.Lo & wl95.Mask[1]
-			h96 := packet.WordsHash(x97, x98, 0, 0)
-			for m, j := uint64(len(wl95.Slots)-1), h96>>(wl95.Shift&63); ; j = (j + 1) & m {
-				sl := &wl95.Slots[j]
+		b96 := data[h4 : h4+40] // ipv6
+		kw95 := packet.Value{Hi: (uint64(b96[24])<<56 | uint64(b96[25])<<48 | uint64(b96[26])<<40 | uint64(b96[27])<<32 | uint64(b96[28])<<24 | uint64(b96[29])<<16 | uint64(b96[30])<<8 | uint64(b96[31])), Lo: (uint64(b96[32])<<56 | uint64(b96[33])<<48 | uint64(b96[34])<<40 | uint64(b96[35])<<32 | uint64(b96[36])<<24 | uint64(b96[37])<<16 | uint64(b96[38])<<8 | uint64(b96[39]))}
+		if wl97 := pl.tables[3].Words(); len(wl97.Slots) > 0 {
+			x99 := kw95.Hi & wl97.Mask[0]
+			x100 := kw95.Lo & wl97.Mask[1]
+			h98 := packet.WordsHash(x99, x100, 0, 0)
+			for m, j := uint64(len(wl97.Slots)-1), h98>>(wl97.Shift&63); ; j = (j + 1) & m {
+				sl := &wl97.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl95.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h96 && ks[0] == x97 && ks[1] == x98 {
-					a := &wl95.Acts[j]
+				if ks := wl97.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h98 && ks[0] == x99 && ks[1] == x100 {
+					a := &wl97.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw93.Hi, kw93.Lo, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw95.Hi, kw95.Lo, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1720,27 +1742,27 @@ n29:
 n30:
 	{ // Two: lookup t_two
 		act, params := 1, []packet.Value(nil)
-		b100 := data[h4 : h4+40] // ipv6
-		kw99 := packet.Value{Hi: (uint64(b100[8])<<56 | uint64(b100[9])<<48 | uint64(b100[10])<<40 | uint64(b100[11])<<32 | uint64(b100[12])<<24 | uint64(b100[13])<<16 | uint64(b100[14])<<8 | uint64(b100[15])), Lo: (uint64(b100[16])<<56 | uint64(b100[17])<<48 | uint64(b100[18])<<40 | uint64(b100[19])<<32 | uint64(b100[20])<<24 | uint64(b100[21])<<16 | uint64(b100[22])<<8 | uint64(b100[23]))}
-		kw101 := packet.Value{Hi: (uint64(b100[24])<<56 | uint64(b100[25])<<48 | uint64(b100[26])<<40 | uint64(b100[27])<<32 | uint64(b100[28])<<24 | uint64(b100[29])<<16 | uint64(b100[30])<<8 | uint64(b100[31])), Lo: (uint64(b100[32])<<56 | uint64(b100[33])<<48 | uint64(b100[34])<<40 | uint64(b100[35])<<32 | uint64(b100[36])<<24 | uint64(b100[37])<<16 | uint64(b100[38])<<8 | uint64(b100[39]))}
-		if wl102 := pl.tables[6].Words(); len(wl102.Slots) > 0 {
-			x104 := kw99.Hi & wl102.Mask[0]
-			x105 := kw99.Lo & wl102.Mask[1]
-			x106 := kw101.Hi & wl102.Mask[2]
-			x107 := kw101.Lo & wl102.Mask[3]
-			h103 := packet.WordsHash(x104, x105, x106, x107)
-			for m, j := uint64(len(wl102.Slots)-1), h103>>(wl102.Shift&63); ; j = (j + 1) & m {
-				sl := &wl102.Slots[j]
+		b102 := data[h4 : h4+40] // ipv6
+		kw101 := packet.Value{Hi: (uint64(b102[8])<<56 | uint64(b102[9])<<48 | uint64(b102[10])<<40 | uint64(b102[11])<<32 | uint64(b102[12])<<24 | uint64(b102[13])<<16 | uint64(b102[14])<<8 | uint64(b102[15])), Lo: (uint64(b102[16])<<56 | uint64(b102[17])<<48 | uint64(b102[18])<<40 | uint64(b102[19])<<32 | uint64(b102[20])<<24 | uint64(b102[21])<<16 | uint64(b102[22])<<8 | uint64(b102[23]))}
+		kw103 := packet.Value{Hi: (uint64(b102[24])<<56 | uint64(b102[25])<<48 | uint64(b102[26])<<40 | uint64(b102[27])<<32 | uint64(b102[28])<<24 | uint64(b102[29])<<16 | uint64(b102[30])<<8 | uint64(b102[31])), Lo: (uint64(b102[32])<<56 | uint64(b102[33])<<48 | uint64(b102[34])<<40 | uint64(b102[35])<<32 | uint64(b102[36])<<24 | uint64(b102[37])<<16 | uint64(b102[38])<<8 | uint64(b102[39]))}
+		if wl104 := pl.tables[6].Words(); len(wl104.Slots) > 0 {
+			x106 := kw101.Hi & wl104.Mask[0]
+			x107 := kw101.Lo & wl104.Mask[1]
+			x108 := kw103.Hi & wl104.Mask[2]
+			x109 := kw103.Lo & wl104.Mask[3]
+			h105 := packet.WordsHash(x106, x107, x108, x109)
+			for m, j := uint64(len(wl104.Slots)-1), h105>>(wl104.Shift&63); ; j = (j + 1) & m {
+				sl := &wl104.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl102.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h103 && ks[0] == x104 && ks[1] == x105 && ks[2] == x106 && ks[3] == x107 {
-					a := &wl102.Acts[j]
+				if ks := wl104.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h105 && ks[0] == x106 && ks[1] == x107 && ks[2] == x108 && ks[3] == x109 {
+					a := &wl104.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordsAction(kw99.Hi, kw99.Lo, kw101.Hi, kw101.Lo); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordsAction(kw101.Hi, kw101.Lo, kw103.Hi, kw103.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1758,15 +1780,15 @@ n30:
 	}
 n31:
 	{ // Echo6: test valid(icmpv6) && icmpv6.type == 128
-		c108 := (h6 >= 0)
-		if c108 {
+		c110 := (h6 >= 0)
+		if c110 {
 			if !(h6 >= 0) {
 				return pl.drop(9)
 			}
-			b109 := data[h6 : h6+4] // icmpv6
-			c108 = (uint64(b109[0]) == 0x80)
+			b111 := data[h6 : h6+4] // icmpv6
+			c110 = (uint64(b111[0]) == 0x80)
 		}
-		if c108 {
+		if c110 {
 			goto n32
 		}
 		goto n36
@@ -1786,82 +1808,82 @@ n33:
 	}
 n34:
 	{ // Echo6Pop: pop icmp_echo
-		po110, pn111 := h7, 4 // icmp_echo
-		if po110+pn111 > len(data) {
+		po112, pn113 := h7, 4 // icmp_echo
+		if po112+pn113 > len(data) {
 			return pl.drop(11)
 		}
-		if po110 > h6 && (po110-h6)%2 == 0 {
-			pw113 := data[po110 : po110+4]
-			d112 := uint32(uint64(pw113[0])<<8|uint64(pw113[1])) + uint32(uint64(pw113[2])<<8|uint64(pw113[3]))
-			d112 += bits.RotateLeft32(d112, 16)
+		if po112 > h6 && (po112-h6)%2 == 0 {
+			pw115 := data[po112 : po112+4]
+			d114 := uint32(uint64(pw115[0])<<8|uint64(pw115[1])) + uint32(uint64(pw115[2])<<8|uint64(pw115[3]))
+			d114 += bits.RotateLeft32(d114, 16)
 			if h6+4 <= len(data) {
-				pendD6 += uint64(^uint16(d112 >> 16))
+				pendD6 += uint64(^uint16(d114 >> 16))
 				pendK6 = true
 			}
 		}
-		if po110 < len(data)-po110-pn111 {
-			copy(data[pn111:pn111+po110], data[:po110])
-			data = data[pn111:]
+		if po112 < len(data)-po112-pn113 {
+			copy(data[pn113:pn113+po112], data[:po112])
+			data = data[pn113:]
 		} else {
-			copy(data[po110:], data[po110+pn111:])
-			data = data[:len(data)-pn111]
+			copy(data[po112:], data[po112+pn113:])
+			data = data[:len(data)-pn113]
 		}
 		h7 = -1
-		if cur > po110 {
-			cur = max(po110, cur-pn111)
+		if cur > po112 {
+			cur = max(po112, cur-pn113)
 		}
 		goto n35
 	}
 n35:
 	{ // Echo6Set: set icmpv6.type, ipv6.dst, ipv6.payload_len
-		var d114 uint64 // icmpv6 checksum
-		v115 := 0x81
-		b116 := data[h6 : h6+4] // icmpv6
-		os117 := uint32(uint64(b116[0])<<8 | uint64(b116[1]))
-		b116[0] = byte(v115)
-		f119 := uint32(os117)
-		f119 += bits.RotateLeft32(f119, 16)
-		dl118 := uint64(^uint16(f119>>16)) + uint64(uint32(uint64(b116[0])<<8|uint64(b116[1])))
-		d114 += dl118
-		b120 := data[h4 : h4+40] // ipv6
-		v121 := packet.Value{Hi: (uint64(b120[8])<<56 | uint64(b120[9])<<48 | uint64(b120[10])<<40 | uint64(b120[11])<<32 | uint64(b120[12])<<24 | uint64(b120[13])<<16 | uint64(b120[14])<<8 | uint64(b120[15])), Lo: (uint64(b120[16])<<56 | uint64(b120[17])<<48 | uint64(b120[18])<<40 | uint64(b120[19])<<32 | uint64(b120[20])<<24 | uint64(b120[21])<<16 | uint64(b120[22])<<8 | uint64(b120[23]))}.Xor(m0).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws123 := packet.Value{Hi: (uint64(b120[24])<<56 | uint64(b120[25])<<48 | uint64(b120[26])<<40 | uint64(b120[27])<<32 | uint64(b120[28])<<24 | uint64(b120[29])<<16 | uint64(b120[30])<<8 | uint64(b120[31])), Lo: (uint64(b120[32])<<56 | uint64(b120[33])<<48 | uint64(b120[34])<<40 | uint64(b120[35])<<32 | uint64(b120[36])<<24 | uint64(b120[37])<<16 | uint64(b120[38])<<8 | uint64(b120[39]))}
-		os122 := uint32(uint16(ws123.Hi>>0)) + uint32(uint16(ws123.Hi>>16)) + uint32(uint16(ws123.Hi>>32)) + uint32(uint16(ws123.Hi>>48)) + uint32(uint16(ws123.Lo>>0)) + uint32(uint16(ws123.Lo>>16)) + uint32(uint16(ws123.Lo>>32)) + uint32(uint16(ws123.Lo>>48))
-		v124 := v121
-		s125 := v124.Hi
-		b120[24] = byte(s125 >> 56)
-		b120[25] = byte(s125 >> 48)
-		b120[26] = byte(s125 >> 40)
-		b120[27] = byte(s125 >> 32)
-		b120[28] = byte(s125 >> 24)
-		b120[29] = byte(s125 >> 16)
-		b120[30] = byte(s125 >> 8)
-		b120[31] = byte(s125)
-		s126 := v124.Lo
-		b120[32] = byte(s126 >> 56)
-		b120[33] = byte(s126 >> 48)
-		b120[34] = byte(s126 >> 40)
-		b120[35] = byte(s126 >> 32)
-		b120[36] = byte(s126 >> 24)
-		b120[37] = byte(s126 >> 16)
-		b120[38] = byte(s126 >> 8)
-		b120[39] = byte(s126)
-		ws127 := v121
-		f129 := uint32(os122)
-		f129 += bits.RotateLeft32(f129, 16)
-		dl128 := uint64(^uint16(f129>>16)) + uint64(uint32(uint16(ws127.Hi>>0))+uint32(uint16(ws127.Hi>>16))+uint32(uint16(ws127.Hi>>32))+uint32(uint16(ws127.Hi>>48))+uint32(uint16(ws127.Lo>>0))+uint32(uint16(ws127.Lo>>16))+uint32(uint16(ws127.Lo>>32))+uint32(uint16(ws127.Lo>>48)))
-		d114 += dl128
-		v130 := ((uint64(b120[4])<<8 | uint64(b120[5])) - 0x4)
-		os131 := uint32(uint16((uint64(b120[4])<<8 | uint64(b120[5]))))
-		s132 := v130
-		b120[4] = byte(s132 >> 8)
-		b120[5] = byte(s132)
-		f134 := uint32(os131)
-		f134 += bits.RotateLeft32(f134, 16)
-		dl133 := uint64(^uint16(f134>>16)) + uint64(uint32(uint16(v130)))
-		d114 += dl133
+		var d116 uint64 // icmpv6 checksum
+		v117 := 0x81
+		b118 := data[h6 : h6+4] // icmpv6
+		os119 := uint32(uint64(b118[0])<<8 | uint64(b118[1]))
+		b118[0] = byte(v117)
+		f121 := uint32(os119)
+		f121 += bits.RotateLeft32(f121, 16)
+		dl120 := uint64(^uint16(f121>>16)) + uint64(uint32(uint64(b118[0])<<8|uint64(b118[1])))
+		d116 += dl120
+		b122 := data[h4 : h4+40] // ipv6
+		v123 := packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}.Xor(m0).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws125 := packet.Value{Hi: (uint64(b122[24])<<56 | uint64(b122[25])<<48 | uint64(b122[26])<<40 | uint64(b122[27])<<32 | uint64(b122[28])<<24 | uint64(b122[29])<<16 | uint64(b122[30])<<8 | uint64(b122[31])), Lo: (uint64(b122[32])<<56 | uint64(b122[33])<<48 | uint64(b122[34])<<40 | uint64(b122[35])<<32 | uint64(b122[36])<<24 | uint64(b122[37])<<16 | uint64(b122[38])<<8 | uint64(b122[39]))}
+		os124 := uint32(uint16(ws125.Hi>>0)) + uint32(uint16(ws125.Hi>>16)) + uint32(uint16(ws125.Hi>>32)) + uint32(uint16(ws125.Hi>>48)) + uint32(uint16(ws125.Lo>>0)) + uint32(uint16(ws125.Lo>>16)) + uint32(uint16(ws125.Lo>>32)) + uint32(uint16(ws125.Lo>>48))
+		v126 := v123
+		s127 := v126.Hi
+		b122[24] = byte(s127 >> 56)
+		b122[25] = byte(s127 >> 48)
+		b122[26] = byte(s127 >> 40)
+		b122[27] = byte(s127 >> 32)
+		b122[28] = byte(s127 >> 24)
+		b122[29] = byte(s127 >> 16)
+		b122[30] = byte(s127 >> 8)
+		b122[31] = byte(s127)
+		s128 := v126.Lo
+		b122[32] = byte(s128 >> 56)
+		b122[33] = byte(s128 >> 48)
+		b122[34] = byte(s128 >> 40)
+		b122[35] = byte(s128 >> 32)
+		b122[36] = byte(s128 >> 24)
+		b122[37] = byte(s128 >> 16)
+		b122[38] = byte(s128 >> 8)
+		b122[39] = byte(s128)
+		ws129 := v123
+		f131 := uint32(os124)
+		f131 += bits.RotateLeft32(f131, 16)
+		dl130 := uint64(^uint16(f131>>16)) + uint64(uint32(uint16(ws129.Hi>>0))+uint32(uint16(ws129.Hi>>16))+uint32(uint16(ws129.Hi>>32))+uint32(uint16(ws129.Hi>>48))+uint32(uint16(ws129.Lo>>0))+uint32(uint16(ws129.Lo>>16))+uint32(uint16(ws129.Lo>>32))+uint32(uint16(ws129.Lo>>48)))
+		d116 += dl130
+		v132 := ((uint64(b122[4])<<8 | uint64(b122[5])) - 0x4)
+		os133 := uint32(uint16((uint64(b122[4])<<8 | uint64(b122[5]))))
+		s134 := v132
+		b122[4] = byte(s134 >> 8)
+		b122[5] = byte(s134)
+		f136 := uint32(os133)
+		f136 += bits.RotateLeft32(f136, 16)
+		dl135 := uint64(^uint16(f136>>16)) + uint64(uint32(uint16(v132)))
+		d116 += dl135
 		if h6+4 <= len(data) {
-			pendD6 += d114
+			pendD6 += d116
 			pendK6 = true
 		}
 		pl.edges[13]++
@@ -1886,9 +1908,9 @@ n37:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s135 := r
-				cb[0] = byte(s135 >> 8)
-				cb[1] = byte(s135)
+				s137 := r
+				cb[0] = byte(s137 >> 8)
+				cb[1] = byte(s137)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1937,7 +1959,7 @@ n37:
 		p.Meta[3] = packet.Value{Lo: m3}
 		p.Meta[4] = packet.Value{Lo: m4}
 
-		ok136, wellFormed := p.VerifyChecksum(8)
+		ok138, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1981,7 +2003,7 @@ n37:
 		m3 = p.Meta[3].Lo
 		m4 = p.Meta[4].Lo
 
-		if ok136 && wellFormed {
+		if ok138 && wellFormed {
 			pl.edges[15]++
 			goto n42
 		}
@@ -2001,32 +2023,32 @@ n38:
 	}
 n39:
 	{ // PopVlan: pop vlan
-		po137, pn138 := h1, 4 // vlan
-		if po137+pn138 > len(data) {
+		po139, pn140 := h1, 4 // vlan
+		if po139+pn140 > len(data) {
 			return pl.drop(13)
 		}
-		if po137 < len(data)-po137-pn138 {
-			copy(data[pn138:pn138+po137], data[:po137])
-			data = data[pn138:]
+		if po139 < len(data)-po139-pn140 {
+			copy(data[pn140:pn140+po139], data[:po139])
+			data = data[pn140:]
 		} else {
-			copy(data[po137:], data[po137+pn138:])
-			data = data[:len(data)-pn138]
+			copy(data[po139:], data[po139+pn140:])
+			data = data[:len(data)-pn140]
 		}
 		h1 = -1
-		if (h2 >= 0) && h2 > po137 {
-			h2 -= pn138
+		if (h2 >= 0) && h2 > po139 {
+			h2 -= pn140
 		} // arp
-		if (h5 >= 0) && h5 > po137 {
-			h5 -= pn138
+		if (h5 >= 0) && h5 > po139 {
+			h5 -= pn140
 		} // icmp
-		if (h6 >= 0) && h6 > po137 {
-			h6 -= pn138
+		if (h6 >= 0) && h6 > po139 {
+			h6 -= pn140
 		} // icmpv6
-		if (h8 >= 0) && h8 > po137 {
-			h8 -= pn138
+		if (h8 >= 0) && h8 > po139 {
+			h8 -= pn140
 		} // udp
-		if cur > po137 {
-			cur = max(po137, cur-pn138)
+		if cur > po139 {
+			cur = max(po139, cur-pn140)
 		}
 		pl.edges[16]++
 		goto n41
@@ -2042,9 +2064,9 @@ n40:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s139 := r
-				cb[0] = byte(s139 >> 8)
-				cb[1] = byte(s139)
+				s141 := r
+				cb[0] = byte(s141 >> 8)
+				cb[1] = byte(s141)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2061,9 +2083,9 @@ n41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s140 := r
-				cb[0] = byte(s140 >> 8)
-				cb[1] = byte(s140)
+				s142 := r
+				cb[0] = byte(s142 >> 8)
+				cb[1] = byte(s142)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2080,9 +2102,9 @@ n42:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s141 := r
-				cb[0] = byte(s141 >> 8)
-				cb[1] = byte(s141)
+				s143 := r
+				cb[0] = byte(s143 >> 8)
+				cb[1] = byte(s143)
 			}
 			pendD6, pendK6 = 0, false
 		}
