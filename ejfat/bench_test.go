@@ -30,7 +30,7 @@ func BenchmarkLB(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	b.Run("xdp", func(b *testing.B) { benchXDP(b, frame, want) })
+	b.Run("xdp", func(b *testing.B) { benchXDP(b, script, frame, want) })
 	b.Run("generated", func(b *testing.B) { benchGenerated(b, script, frame, want) })
 	// The same with an epoch table as a control plane fills it: six more
 	// instances' tick ranges as prefixes (446 entries, indexed by
@@ -39,7 +39,9 @@ func BenchmarkLB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("generated+epochs", func(b *testing.B) { benchGenerated(b, append(bytes.Clone(script), epochs...), frame, want) })
+	withEpochs := append(bytes.Clone(script), epochs...)
+	b.Run("generated+epochs", func(b *testing.B) { benchGenerated(b, withEpochs, frame, want) })
+	b.Run("xdp+epochs", func(b *testing.B) { benchXDP(b, withEpochs, frame, want) })
 	b.Run("interpreter", func(b *testing.B) {
 		mach, err := Interpreter("lb-2025", HostPRG, "lb-2025.tables", bytes.NewReader(script))
 		if err != nil {

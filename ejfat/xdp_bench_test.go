@@ -75,8 +75,8 @@ int restore(struct xdp_md *ctx)
 // repeat run), must produce want from frame; ns/op is per packet: the
 // restoring harness's time with the LB minus its time without (see
 // xdpRestoreC), the best of five kernel runs of a million repetitions.
-func benchXDP(b *testing.B, frame, want []byte) {
-	r, _ := xdpPair(b, "lb-2025")
+func benchXDP(b *testing.B, script, frame, want []byte) {
+	r, _ := xdpPairScript(b, "lb-2025", script)
 	res, err := r.Run(frame)
 	if err != nil {
 		b.Fatal(err)

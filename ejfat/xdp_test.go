@@ -32,6 +32,16 @@ var xdpTables = map[string]string{
 // same graph with the same entries.
 func xdpPair(t testing.TB, version string) (*xdp.Runner, *sim.Machine) {
 	t.Helper()
+	script, err := os.ReadFile(xdpTables[version])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xdpPairScript(t, version, script)
+}
+
+// xdpPairScript is xdpPair with the entries of script.
+func xdpPairScript(t testing.TB, version string, script []byte) (*xdp.Runner, *sim.Machine) {
+	t.Helper()
 	xdptest.Require(t)
 	m, g, err := LPG(version)
 	if err != nil {
@@ -51,10 +61,6 @@ func xdpPair(t testing.TB, version string) (*xdp.Runner, *sim.Machine) {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Close)
-	script, err := os.ReadFile(xdpTables[version])
-	if err != nil {
-		t.Fatal(err)
-	}
 	ts, err := r.Tables(xdpTables[version], bytes.NewReader(script))
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +77,17 @@ func xdpPair(t testing.TB, version string) (*xdp.Runner, *sim.Machine) {
 		t.Fatal(err)
 	}
 	return r, mach
+}
+
+// TestXDPEpochsAgainstInterpreter: lb-2025 with an epoch table as a
+// control plane fills it, which the program finds by its interval index
+// (epochsScript), against the interpreter on epochsFrames.
+func TestXDPEpochsAgainstInterpreter(t *testing.T) {
+	r, m := xdpPairScript(t, "lb-2025", epochsScript(t))
+	where := xdptest.Compare(t, r, m, epochsFrames(t))
+	if where["sink TxWire"] < 100 {
+		t.Errorf("the corpus exercises too little: %v", where)
+	}
 }
 
 // xdpSeeds are the crafted frames of Corpus (seed 000's transfers among

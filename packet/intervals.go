@@ -23,12 +23,12 @@ import (
 // group's Starts[Lo:Hi], the last start at or before the word At picks the
 // segment, whose Acts entry is the hit (Action -1: none).
 type IntervalIndex struct {
-	At     int // the key that is not exact
-	Groups []IntervalGroup
-	Shift  uint8        // a hash's top bits pick a group's first slot
-	Starts []uint64     // the groups' segments, group by group, by start
-	Acts   []SlotAction // per segment, the entry's action, -1 for none
-	entry  []int32      // per segment, the entry index, -1 for none
+	At      int // the key that is not exact
+	Groups  []IntervalGroup
+	Shift   uint8        // a hash's top bits pick a group's first slot
+	Starts  []uint64     // the groups' segments, group by group, by start
+	Acts    []SlotAction // per segment, the entry's action, -1 for none
+	Entries []int32      // per segment, the entry index, -1 for none
 }
 
 // IntervalGroup is a slot of the exact keys' open addressing: their words
@@ -111,7 +111,7 @@ func (t *Table) intervals(s *snapshot, order []int32, match func(i int32, j int)
 			}
 			x.Starts = append(x.Starts, start)
 			x.Acts = append(x.Acts, a)
-			x.entry = append(x.entry, e)
+			x.Entries = append(x.Entries, e)
 		})
 		h := WordsHash(keys[0], keys[1], keys[2], keys[3])
 		j := h >> x.Shift
@@ -223,6 +223,6 @@ func (x *IntervalIndex) lookup(ks [MaxKeyWords]uint64) int32 {
 			}
 			m -= half
 		}
-		return x.entry[int(g.Lo)+j]
+		return x.Entries[int(g.Lo)+j]
 	}
 }

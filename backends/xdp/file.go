@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"sort"
 	"strings"
 
@@ -517,7 +518,14 @@ func (c *gen) scanC(w *bytes.Buffer, t int, spec *packet.TableSpec, l layout, si
 		fmt.Fprintf(w, "\t\tconst struct nsc_t%d_ent *e = bpf_map_lookup_elem(&nsc_t%d, &i);\n\t\tif (!e)\n\t\t\tbreak;\n", t, t)
 		fmt.Fprintf(w, "\t\tif (nsc_match%d(k, e))\n\t\t\treturn (int)i;\n\t}\n\treturn -1;\n}\n\n", t)
 	}
+	at := spec.IntervalKey()
+	if at >= 0 {
+		c.intervalsC(w, t, l, size)
+	}
 	fmt.Fprintf(w, "NSC_INLINE const struct nsc_t%d_ent *nsc_find%d(struct nsc_t%d_keys *k)\n{\n", t, t, t)
+	if at >= 0 {
+		fmt.Fprintf(w, "\tif (nsc_ivl_on%d())\n\t\treturn nsc_ivl%d(k);\n", t, t)
+	}
 	fmt.Fprintf(w, "\t__u32 t = %d;\n\t__u32 *len = bpf_map_lookup_elem(&nsc_lens, &t);\n\tif (!len)\n\t\treturn 0;\n\t__u32 n = *len;\n\tconst struct nsc_t%d_ent *e;\n", t, t)
 	for i := 0; i < inl; i++ {
 		fmt.Fprintf(w, "\tif (n < %d)\n\t\treturn 0;\n\t__u32 i%d = %d;\n\te = bpf_map_lookup_elem(&nsc_t%d, &i%d);\n\tif (!e)\n\t\treturn 0;\n\tif (nsc_match%d(k, e))\n\t\treturn e;\n", i+1, i, i, t, i, t)
@@ -528,6 +536,39 @@ func (c *gen) scanC(w *bytes.Buffer, t int, spec *packet.TableSpec, l layout, si
 		w.WriteString("\treturn 0;\n")
 	}
 	w.WriteString("}\n\n")
+}
+
+// intervalsC writes the interval index of a priority table of exact keys
+// and one lpm or range key (packet.IntervalIndex, filled by the runner when
+// the table has one): nsc_tN_g, a hash map from the exact keys' words (the
+// other key's word zero) to their group's segments [lo, hi); nsc_tN_s, the
+// segments by start, each with its entry's place in nsc_tN (-1: none);
+// nsc_tN_ivl, whether the index is filled. nsc_ivlN finds the group and
+// binary-searches it in a bounded loop.
+func (c *gen) intervalsC(w *bytes.Buffer, t int, l layout, size int) {
+	at := c.s.Tables[t].Spec.IntervalKey()
+	segs := 3*size + 1 // at most two per entry and one per group
+	fmt.Fprintf(w, "struct nsc_t%d_gkey {\n\t__u64 k[%d];\n};\n", t, l.keyWords)
+	fmt.Fprintf(w, "struct nsc_t%d_grp {\n\t__u32 lo;\n\t__u32 hi;\n};\n", t)
+	fmt.Fprintf(w, "struct nsc_t%d_seg {\n\t__u64 start;\n\t__s32 ent;\n\t__u32 pad;\n};\n", t)
+	fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_HASH);\n\t__uint(max_entries, %d);\n\t__type(key, struct nsc_t%d_gkey);\n\t__type(value, struct nsc_t%d_grp);\n} nsc_t%d_g SEC(\".maps\");\n\n", size, t, t, t)
+	fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, %d);\n\t__type(key, __u32);\n\t__type(value, struct nsc_t%d_seg);\n} nsc_t%d_s SEC(\".maps\");\n\n", segs, t, t)
+	fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, 1);\n\t__type(key, __u32);\n\t__type(value, __u32);\n} nsc_t%d_ivl SEC(\".maps\");\n\n", t)
+	fmt.Fprintf(w, "NSC_INLINE int nsc_ivl_on%d(void)\n{\n\t__u32 z = 0;\n\t__u32 *on = bpf_map_lookup_elem(&nsc_t%d_ivl, &z);\n\treturn on && *on;\n}\n\n", t, t)
+	fmt.Fprintf(w, "NSC_INLINE const struct nsc_t%d_ent *nsc_ivl%d(const struct nsc_t%d_keys *k)\n{\n", t, t, t)
+	fmt.Fprintf(w, "\tstruct nsc_t%d_gkey g = {};\n", t)
+	for j := range l.keyWords {
+		if j != at {
+			fmt.Fprintf(w, "\tg.k[%d] = k->k[%d];\n", j, j)
+		}
+	}
+	fmt.Fprintf(w, "\tconst struct nsc_t%d_grp *gr = bpf_map_lookup_elem(&nsc_t%d_g, &g);\n\tif (!gr)\n\t\treturn 0;\n", t, t)
+	fmt.Fprintf(w, "\t__u64 v = k->k[%d];\n\t__u32 j = gr->lo, n = gr->hi - gr->lo;\n\tconst struct nsc_t%d_seg *s;\n", at, t)
+	// The last segment starting at or before v (the first starts at 0).
+	fmt.Fprintf(w, "\tfor (int it = 0; it < %d; it++) {\n\t\tif (n <= 1)\n\t\t\tbreak;\n", bits.Len(uint(segs)))
+	fmt.Fprintf(w, "\t\t__u32 half = n / 2, m = j + half;\n\t\ts = bpf_map_lookup_elem(&nsc_t%d_s, &m);\n\t\tif (!s)\n\t\t\treturn 0;\n", t)
+	w.WriteString("\t\tif (s->start <= v)\n\t\t\tj = m;\n\t\tn -= half;\n\t}\n")
+	fmt.Fprintf(w, "\ts = bpf_map_lookup_elem(&nsc_t%d_s, &j);\n\tif (!s || s->ent < 0)\n\t\treturn 0;\n\t__u32 e = (__u32)s->ent;\n\treturn bpf_map_lookup_elem(&nsc_t%d, &e);\n}\n\n", t, t)
 }
 
 // maxFixed is the longest fixed part of a header (at least 8 bytes).

@@ -191,8 +191,21 @@ func (r *Runner) fill(tm TableMeta, es []packet.Entry) error {
 		return fmt.Errorf("%d entries, the map holds %d", len(es), tableSize(spec))
 	}
 	if tm.Mode == modeScan {
-		for i, k := range scanOrder(es) {
+		if on := r.coll.Maps[tm.Map+"_ivl"]; on != nil {
+			// The program scans while the entries change, then finds
+			// them by the interval index again (fillIntervals).
+			if err := on.Put(uint32(0), uint32(0)); err != nil {
+				return err
+			}
+		}
+		order := scanOrder(es)
+		for i, k := range order {
 			if err := m.Put(uint32(i), l.scanEntry(&es[k], spec)); err != nil {
+				return err
+			}
+		}
+		if spec.IntervalKey() >= 0 {
+			if err := r.fillIntervals(tm, es, order, l); err != nil {
 				return err
 			}
 		}
@@ -218,6 +231,25 @@ func (r *Runner) fill(tm TableMeta, es []packet.Entry) error {
 		return nil
 	}
 	// Hash and LPM maps: empty them, then put every entry.
+	if err := clearMap(m); err != nil {
+		return err
+	}
+	for i := range es {
+		var k []byte
+		if tm.Mode == modeLPM {
+			k = l.lpmKey(&es[i], spec)
+		} else {
+			k = l.hashKey(&es[i], spec)
+		}
+		if err := m.Put(k, l.value(es[i].Action, es[i].Params, spec)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clearMap deletes every key of a hash or lpm map.
+func clearMap(m *ebpf.Map) error {
 	var keys [][]byte
 	key := make([]byte, m.KeySize())
 	it := m.Iterate()
@@ -233,18 +265,58 @@ func (r *Runner) fill(tm TableMeta, es []packet.Entry) error {
 			return err
 		}
 	}
-	for i := range es {
-		var k []byte
-		if tm.Mode == modeLPM {
-			k = l.lpmKey(&es[i], spec)
-		} else {
-			k = l.hashKey(&es[i], spec)
+	return nil
+}
+
+// fillIntervals fills the interval index of a scanned table of exact keys
+// and one lpm or range key (file.go, intervalsC) from the entries'
+// packet.IntervalIndex, its entries named by their places in the scan
+// order, and turns it on; a table packet does not index so stays scanned.
+func (r *Runner) fillIntervals(tm TableMeta, es []packet.Entry, order []int, l layout) error {
+	g, segs, on := r.coll.Maps[tm.Map+"_g"], r.coll.Maps[tm.Map+"_s"], r.coll.Maps[tm.Map+"_ivl"]
+	if g == nil || segs == nil || on == nil {
+		return fmt.Errorf("the program has no interval maps for %s", tm.Map)
+	}
+	tb := packet.NewTable(tm.Spec)
+	if err := tb.Replace(es); err != nil {
+		return err
+	}
+	iv := tb.Intervals()
+	if iv == nil || len(iv.Starts) > int(segs.MaxEntries()) {
+		return nil // scanned
+	}
+	if err := clearMap(g); err != nil {
+		return err
+	}
+	place := make([]int32, len(es))
+	for p, i := range order {
+		place[i] = int32(p)
+	}
+	for i, start := range iv.Starts {
+		ent := int32(-1)
+		if e := iv.Entries[i]; e >= 0 {
+			ent = place[e]
 		}
-		if err := m.Put(k, l.value(es[i].Action, es[i].Params, spec)); err != nil {
+		v := binary.NativeEndian.AppendUint64(nil, start)
+		v = binary.NativeEndian.AppendUint32(v, uint32(ent))
+		if err := segs.Put(uint32(i), binary.NativeEndian.AppendUint32(v, 0)); err != nil {
 			return err
 		}
 	}
-	return nil
+	for _, gr := range iv.Groups {
+		if gr.Hi == 0 {
+			continue
+		}
+		var k []byte
+		for _, w := range gr.Keys[:l.keyWords] {
+			k = binary.NativeEndian.AppendUint64(k, w)
+		}
+		v := binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(nil, uint32(gr.Lo)), uint32(gr.Hi))
+		if err := g.Put(k, v); err != nil {
+			return err
+		}
+	}
+	return on.Put(uint32(0), uint32(1))
 }
 
 // Result is what became of a frame: the program's verdict and the frame
