@@ -524,7 +524,7 @@ func (c *gen) scanC(w *bytes.Buffer, t int, spec *packet.TableSpec, l layout, si
 	}
 	fmt.Fprintf(w, "NSC_INLINE const struct nsc_t%d_ent *nsc_find%d(struct nsc_t%d_keys *k)\n{\n", t, t, t)
 	if at >= 0 {
-		fmt.Fprintf(w, "\tif (nsc_ivl_on%d())\n\t\treturn nsc_ivl%d(k);\n", t, t)
+		fmt.Fprintf(w, "\tconst struct nsc_t%d_on *on = nsc_ivl_on%d();\n\tif (on)\n\t\treturn nsc_ivl%d(k, on);\n", t, t, t)
 	}
 	fmt.Fprintf(w, "\t__u32 t = %d;\n\t__u32 *len = bpf_map_lookup_elem(&nsc_lens, &t);\n\tif (!len)\n\t\treturn 0;\n\t__u32 n = *len;\n\tconst struct nsc_t%d_ent *e;\n", t, t)
 	for i := 0; i < inl; i++ {
@@ -540,29 +540,50 @@ func (c *gen) scanC(w *bytes.Buffer, t int, spec *packet.TableSpec, l layout, si
 
 // intervalsC writes the interval index of a priority table of exact keys
 // and one lpm or range key (packet.IntervalIndex, filled by the runner when
-// the table has one): nsc_tN_g, a hash map from the exact keys' words (the
-// other key's word zero) to their group's segments [lo, hi); nsc_tN_s, the
-// segments by start, each with its entry's place in nsc_tN (-1: none);
-// nsc_tN_ivl, whether the index is filled. nsc_ivlN finds the group and
-// binary-searches it in a bounded loop.
+// the table has one): nsc_tN_g, its groups as packet lays them out (open
+// addressing over packet.WordsHash of the exact keys' words, the other
+// key's word zero; hi 0 in an empty slot); nsc_tN_s, the segments by
+// start, each with its entry's place in nsc_tN (-1: none); nsc_tN_ivl,
+// whether the index is filled, the hash's shift and the slots' mask.
+// nsc_ivlN probes for the group (at most MaxProbe slots: the runner leaves
+// the index off if a group lies farther) and binary-searches its segments
+// in a bounded loop.
 func (c *gen) intervalsC(w *bytes.Buffer, t int, l layout, size int) {
 	at := c.s.Tables[t].Spec.IntervalKey()
-	segs := 3*size + 1 // at most two per entry and one per group
-	fmt.Fprintf(w, "struct nsc_t%d_gkey {\n\t__u64 k[%d];\n};\n", t, l.keyWords)
-	fmt.Fprintf(w, "struct nsc_t%d_grp {\n\t__u32 lo;\n\t__u32 hi;\n};\n", t)
+	segs, slots := intervalMaps(size)
+	fmt.Fprintf(w, "struct nsc_t%d_grp {\n\t__u64 k[%d];\n\t__u32 lo;\n\t__u32 hi;\n};\n", t, l.keyWords)
 	fmt.Fprintf(w, "struct nsc_t%d_seg {\n\t__u64 start;\n\t__s32 ent;\n\t__u32 pad;\n};\n", t)
-	fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_HASH);\n\t__uint(max_entries, %d);\n\t__type(key, struct nsc_t%d_gkey);\n\t__type(value, struct nsc_t%d_grp);\n} nsc_t%d_g SEC(\".maps\");\n\n", size, t, t, t)
+	fmt.Fprintf(w, "struct nsc_t%d_on {\n\t__u32 on;\n\t__u32 shift;\n\t__u32 mask;\n\t__u32 pad;\n};\n", t)
+	fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, %d);\n\t__type(key, __u32);\n\t__type(value, struct nsc_t%d_grp);\n} nsc_t%d_g SEC(\".maps\");\n\n", slots, t, t)
 	fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, %d);\n\t__type(key, __u32);\n\t__type(value, struct nsc_t%d_seg);\n} nsc_t%d_s SEC(\".maps\");\n\n", segs, t, t)
-	fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, 1);\n\t__type(key, __u32);\n\t__type(value, __u32);\n} nsc_t%d_ivl SEC(\".maps\");\n\n", t)
-	fmt.Fprintf(w, "NSC_INLINE int nsc_ivl_on%d(void)\n{\n\t__u32 z = 0;\n\t__u32 *on = bpf_map_lookup_elem(&nsc_t%d_ivl, &z);\n\treturn on && *on;\n}\n\n", t, t)
-	fmt.Fprintf(w, "NSC_INLINE const struct nsc_t%d_ent *nsc_ivl%d(const struct nsc_t%d_keys *k)\n{\n", t, t, t)
-	fmt.Fprintf(w, "\tstruct nsc_t%d_gkey g = {};\n", t)
+	fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, 1);\n\t__type(key, __u32);\n\t__type(value, struct nsc_t%d_on);\n} nsc_t%d_ivl SEC(\".maps\");\n\n", t, t)
+	fmt.Fprintf(w, "NSC_INLINE const struct nsc_t%d_on *nsc_ivl_on%d(void)\n{\n\t__u32 z = 0;\n\tconst struct nsc_t%d_on *on = bpf_map_lookup_elem(&nsc_t%d_ivl, &z);\n\treturn on && on->on ? on : 0;\n}\n\n", t, t, t, t)
+	fmt.Fprintf(w, "NSC_INLINE const struct nsc_t%d_ent *nsc_ivl%d(const struct nsc_t%d_keys *k, const struct nsc_t%d_on *on)\n{\n", t, t, t, t)
+	// packet.WordsHash of the exact words, its multipliers as constants.
+	var terms []string
 	for j := range l.keyWords {
 		if j != at {
-			fmt.Fprintf(w, "\tg.k[%d] = k->k[%d];\n", j, j)
+			var unit [packet.MaxKeyWords]uint64
+			unit[j] = 1
+			terms = append(terms, fmt.Sprintf("k->k[%d] * %s", j, ulit(packet.WordsHash(unit[0], unit[1], unit[2], unit[3]))))
 		}
 	}
-	fmt.Fprintf(w, "\tconst struct nsc_t%d_grp *gr = bpf_map_lookup_elem(&nsc_t%d_g, &g);\n\tif (!gr)\n\t\treturn 0;\n", t, t)
+	if len(terms) == 0 {
+		terms = []string{"0"}
+	}
+	fmt.Fprintf(w, "\t__u64 h = %s;\n\t__u32 home = (__u32)(h >> (on->shift & 63));\n", strings.Join(terms, " + "))
+	fmt.Fprintf(w, "\tconst struct nsc_t%d_grp *gr = 0;\n\tfor (__u32 d = 0; d < %d; d++) {\n\t\t__u32 i = (home + d) & on->mask;\n", t, MaxProbe)
+	fmt.Fprintf(w, "\t\tconst struct nsc_t%d_grp *x = bpf_map_lookup_elem(&nsc_t%d_g, &i);\n\t\tif (!x || !x->hi)\n\t\t\treturn 0;\n", t, t)
+	var same []string
+	for j := range l.keyWords {
+		if j != at {
+			same = append(same, fmt.Sprintf("x->k[%d] == k->k[%d]", j, j))
+		}
+	}
+	if len(same) == 0 {
+		same = []string{"1"}
+	}
+	fmt.Fprintf(w, "\t\tif (%s) {\n\t\t\tgr = x;\n\t\t\tbreak;\n\t\t}\n\t}\n\tif (!gr)\n\t\treturn 0;\n", strings.Join(same, " && "))
 	fmt.Fprintf(w, "\t__u64 v = k->k[%d];\n\t__u32 j = gr->lo, n = gr->hi - gr->lo;\n\tconst struct nsc_t%d_seg *s;\n", at, t)
 	// The last segment starting at or before v (the first starts at 0).
 	fmt.Fprintf(w, "\tfor (int it = 0; it < %d; it++) {\n\t\tif (n <= 1)\n\t\t\tbreak;\n", bits.Len(uint(segs)))

@@ -340,6 +340,17 @@ func scanOrder(es []packet.Entry) []int {
 	return order
 }
 
+// intervalMaps is the size of a table's interval index maps (file.go,
+// intervalsC): at most two segments per entry and one per group, and the
+// group slots packet lays out for as many groups as entries.
+func intervalMaps(size int) (segs, slots int) {
+	slots = 4
+	for slots < 2*size {
+		slots *= 2
+	}
+	return 3*size + 1, slots
+}
+
 // MaxProbe bounds the linear probing of an open-addressing table: every
 // entry lies within MaxProbe slots of its home slot (the runner refuses
 // entries that would not), so a lookup that has not found its key after

@@ -194,7 +194,7 @@ func (r *Runner) fill(tm TableMeta, es []packet.Entry) error {
 		if on := r.coll.Maps[tm.Map+"_ivl"]; on != nil {
 			// The program scans while the entries change, then finds
 			// them by the interval index again (fillIntervals).
-			if err := on.Put(uint32(0), uint32(0)); err != nil {
+			if err := on.Put(uint32(0), make([]byte, on.ValueSize())); err != nil {
 				return err
 			}
 		}
@@ -271,7 +271,8 @@ func clearMap(m *ebpf.Map) error {
 // fillIntervals fills the interval index of a scanned table of exact keys
 // and one lpm or range key (file.go, intervalsC) from the entries'
 // packet.IntervalIndex, its entries named by their places in the scan
-// order, and turns it on; a table packet does not index so stays scanned.
+// order, and turns it on; a table packet does not index so, or whose
+// groups lie farther than MaxProbe slots from home, stays scanned.
 func (r *Runner) fillIntervals(tm TableMeta, es []packet.Entry, order []int, l layout) error {
 	g, segs, on := r.coll.Maps[tm.Map+"_g"], r.coll.Maps[tm.Map+"_s"], r.coll.Maps[tm.Map+"_ivl"]
 	if g == nil || segs == nil || on == nil {
@@ -282,11 +283,8 @@ func (r *Runner) fillIntervals(tm TableMeta, es []packet.Entry, order []int, l l
 		return err
 	}
 	iv := tb.Intervals()
-	if iv == nil || len(iv.Starts) > int(segs.MaxEntries()) {
+	if iv == nil || len(iv.Starts) > int(segs.MaxEntries()) || len(iv.Groups) > int(g.MaxEntries()) || !probesWithin(iv, MaxProbe) {
 		return nil // scanned
-	}
-	if err := clearMap(g); err != nil {
-		return err
 	}
 	place := make([]int32, len(es))
 	for p, i := range order {
@@ -303,20 +301,36 @@ func (r *Runner) fillIntervals(tm TableMeta, es []packet.Entry, order []int, l l
 			return err
 		}
 	}
-	for _, gr := range iv.Groups {
-		if gr.Hi == 0 {
-			continue
-		}
-		var k []byte
+	for i, gr := range iv.Groups {
+		var v []byte
 		for _, w := range gr.Keys[:l.keyWords] {
-			k = binary.NativeEndian.AppendUint64(k, w)
+			v = binary.NativeEndian.AppendUint64(v, w)
 		}
-		v := binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(nil, uint32(gr.Lo)), uint32(gr.Hi))
-		if err := g.Put(k, v); err != nil {
+		v = binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(v, uint32(gr.Lo)), uint32(gr.Hi))
+		if err := g.Put(uint32(i), v); err != nil {
 			return err
 		}
 	}
-	return on.Put(uint32(0), uint32(1))
+	v := binary.NativeEndian.AppendUint32(nil, 1)
+	v = binary.NativeEndian.AppendUint32(v, uint32(iv.Shift))
+	v = binary.NativeEndian.AppendUint32(v, uint32(len(iv.Groups)-1))
+	return on.Put(uint32(0), binary.NativeEndian.AppendUint32(v, 0))
+}
+
+// probesWithin reports whether every group of iv lies within d slots of
+// the slot its hash picks.
+func probesWithin(iv *packet.IntervalIndex, d int) bool {
+	n := len(iv.Groups)
+	for i, gr := range iv.Groups {
+		if gr.Hi == 0 {
+			continue
+		}
+		home := int(packet.WordsHash(gr.Keys[0], gr.Keys[1], gr.Keys[2], gr.Keys[3]) >> iv.Shift)
+		if (i-home+n)%n >= d {
+			return false
+		}
+	}
+	return true
 }
 
 // Result is what became of a frame: the program's verdict and the frame
