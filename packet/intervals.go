@@ -58,8 +58,8 @@ func (s *TableSpec) IntervalKey() int {
 	return at
 }
 
-// minIntervalEntries is the size from which a priority table of the
-// interval shape is indexed so; a scan of fewer entries is as quick.
+// minIntervalEntries is the size from which a table of the interval shape
+// is indexed so; a scan of fewer entries is as quick.
 const minIntervalEntries = 8
 
 // intervals builds s's interval index if the table has the shape and
