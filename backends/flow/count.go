@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
 )
 
 // The interpreter counts the frames every node runs on. Generated code
@@ -13,7 +16,7 @@ import (
 // another node or out of the graph, where a sink or drop counter counts it
 // anyway. So a generator records the flow graph as it emits code (Edges),
 // gives a counter only to the edges outside a spanning forest of it
-// (Knuth's placement of counters, Place), and node runs are solved for
+// (Knuth's placement of counters, PlaceGraph), and node runs are solved for
 // from the counters (Flow.Runs, or code a generator writes from Flow).
 
 // Exit is the flow graph's vertex outside the graph: every end leads to
@@ -101,12 +104,28 @@ type Plan struct {
 	counted  map[string]int // marker -> edge counter
 }
 
-// Place decides which edges of the live code (live reports whether an
+// PlaceGraph is place for the code generated for graph g from start, live
+// holding the nodes whose code is kept; drops are the cold ends.
+func (r *Edges) PlaceGraph(g *dataflow.Graph, start *dataflow.Node, live map[*dataflow.Node]bool) (*Plan, error) {
+	byID := map[int64]*dataflow.Node{}
+	for _, n := range g.Nodes {
+		byID[n.ID] = n
+	}
+	return r.place(
+		func(owner int64) bool { return live[byID[owner]] },
+		start.ID, len(g.Nodes),
+		func(to int64) bool { // drops: frames rarely go there
+			n := byID[to]
+			return n != nil && n.Kind == dataflow.FNode && n.Op.Kind == packet.OpDrop
+		})
+}
+
+// place decides which edges of the live code (live reports whether an
 // owner's code is kept) get counters, and how to solve for the rest.
 // start is the start node, nodes the number of nodes (IDs are 0..nodes-1),
 // cold reports edges to nodes frames rarely reach (drops), placed last in
 // the forest so that counters sit on the way to them.
-func (r *Edges) Place(live func(owner int64) bool, start int64, nodes int, cold func(to int64) bool) (*Plan, error) {
+func (r *Edges) place(live func(owner int64) bool, start int64, nodes int, cold func(to int64) bool) (*Plan, error) {
 	var es []edge
 	seen := map[string]bool{}
 	for _, e := range r.es {

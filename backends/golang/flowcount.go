@@ -6,7 +6,6 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/dataflow"
-	"github.com/dragonet-go/nsc/packet"
 )
 
 // Node runs are counted on a few flow edges (backends/flow, count.go):
@@ -39,17 +38,7 @@ func (c *gen) retUndecided(from int64) string {
 // placeCounters places the edge counters in the live code and returns the
 // function that solves for the node runs.
 func (c *gen) placeCounters(code map[*dataflow.Node][]byte, live map[*dataflow.Node]bool) string {
-	byID := map[int64]*dataflow.Node{}
-	for _, n := range c.g.Nodes {
-		byID[n.ID] = n
-	}
-	plan, err := c.cnt.Place(
-		func(owner int64) bool { return live[byID[owner]] },
-		c.start.ID, len(c.g.Nodes),
-		func(to int64) bool { // drops: frames rarely go there
-			n := byID[to]
-			return n != nil && n.Kind == dataflow.FNode && n.Op.Kind == packet.OpDrop
-		})
+	plan, err := c.cnt.PlaceGraph(c.g, c.start, live)
 	if err != nil {
 		panic("go backend: " + err.Error()) // a forest always peels
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/dataflow"
-	"github.com/dragonet-go/nsc/packet"
 )
 
 // Node runs are counted as every generator counts them (backends/flow,
@@ -35,17 +34,7 @@ func (c *gen) forcedEnd(from int64) string { return c.edges.Shared(c.owner(), fr
 // placeCounters decides which edges of the live code get a counter,
 // replaces the markers, and returns how to solve for the node runs.
 func (c *gen) placeCounters(code map[*dataflow.Node][]byte, live map[*dataflow.Node]bool) *flow.Flow {
-	byID := map[int64]*dataflow.Node{}
-	for _, n := range c.g.Nodes {
-		byID[n.ID] = n
-	}
-	plan, err := c.edges.Place(
-		func(owner int64) bool { return live[byID[owner]] },
-		c.start.ID, len(c.g.Nodes),
-		func(to int64) bool { // drops: frames rarely go there
-			n := byID[to]
-			return n != nil && n.Kind == dataflow.FNode && n.Op.Kind == packet.OpDrop
-		})
+	plan, err := c.edges.PlaceGraph(c.g, c.start, live)
 	if err != nil {
 		c.fail("%v", err)
 		return &flow.Flow{}
