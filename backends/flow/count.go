@@ -33,7 +33,7 @@ type Counter struct {
 const (
 	CountSink  = "sink"  // a sink's counter, by sink index
 	CountDrop  = "drop"  // a drop site's counter, by site index
-	CountEdge  = "edge"  // an edge counter placed by Place
+	CountEdge  = "edge"  // an edge counter placed by PlaceGraph
 	CountTotal = "total" // all frames: the sum of the end counters
 )
 
