@@ -58,7 +58,7 @@ func TestFastPathEpochsAgainstInterpreter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ts[4].Spec().Name != "epoch_assign_table" || ts[4].Intervals() == nil {
+	if ts[4].Spec().Name != "epoch_assign_table" || ts[4].Probes().Intervals == nil {
 		t.Fatalf("table 4 (%s) is not indexed by intervals", ts[4].Spec().Name)
 	}
 	pl, err := lbfast.New("lb-2025", ts)

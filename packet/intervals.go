@@ -16,7 +16,7 @@ import (
 // segments, however many prefix lengths the entries have. (A scan tests
 // every entry; the word index probes one level per prefix length.)
 //
-// Generated code probes it inline (Table.Intervals): the exact keys' words,
+// Generated code probes it inline (Probes.Intervals): the exact keys' words,
 // the word At zero, hash (WordsHash) to their group's first slot in
 // Groups, h >> Shift, and the probe steps by one, modulo the power-of-two
 // length, to the group with those words or an empty slot (Hi 0); in the
@@ -120,7 +120,7 @@ func (t *Table) intervals(s *snapshot, order []int32, match func(i int32, j int)
 		}
 		x.Groups[j] = IntervalGroup{keys, lo, int32(len(x.Starts))}
 	}
-	s.ivl = x
+	s.Intervals = x
 	return true
 }
 

@@ -288,36 +288,24 @@ type snapshot struct {
 	entries []Entry
 	// index finds entries by their key words (what Lookup reads), if
 	// indexed: every modeExact and modeLPM table, and modePriority tables
-	// with few tuples of masks (maskGroups) unless ivl serves one of
+	// with few tuples of masks (maskGroups) unless Intervals serves one of
 	// several levels better. Inline, a probe is one load less away from
 	// the snapshot.
 	index   wordIndex
 	indexed bool
-	// packed indexes entries by their keys packed into one word (PackKeys):
-	// LookupWord, and generated code through Table.Packed. Exact tables
-	// whose keys fit 64 bits together have it, and priority tables whose
-	// entries share one mask per key and no range (field_mask and exact
-	// keys, as the EJFAT filters).
-	packed PackedIndex
+	// Probes are what generated code probes inline, and LookupWord(s)
+	// too.
+	Probes
 	// modePriority: entry indices by (priority, insertion), and per entry
 	// and key the matcher to test.
 	order []int32
 	match []matcher
-	// scan: for modePriority tables without an index whose keys are each
-	// at most 64 bits wide, the matchers again, as words.
-	scan WordScan
-	// probe is the index's level if it has only one and its keys take at
-	// most MaxKeyWords words: what Table.Words gives generated code.
-	probe WordLevel
-	// ivl indexes a modePriority table whose keys are exact but one lpm or
-	// range key (intervals) instead of the word index of its many levels.
-	ivl *IntervalIndex
 }
 
 // WordScan is a priority table's entries in priority order as word
 // matchers: entry i (in that order) tests its keys' words against
 // Match[i*keys:], the first entry all of whose matchers pass is the hit,
-// and Acts[i] is its action. Generated code scans it inline (Table.Scan).
+// and Acts[i] is its action. Generated code scans it inline (Probes.Scan).
 type WordScan struct {
 	Match []WordMatch
 	Acts  []SlotAction
@@ -466,15 +454,15 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		if (!s.indexed || len(s.index.levels) > 1) && t.intervals(s, s.order, match) {
 			s.index, s.indexed = wordIndex{}, false
 		}
-		if t.narrow && !s.indexed && s.ivl == nil {
-			s.scan.Match = make([]WordMatch, len(es)*nk)
-			s.scan.Acts = make([]SlotAction, len(es))
+		if t.narrow && !s.indexed && s.Intervals == nil {
+			s.Scan.Match = make([]WordMatch, len(es)*nk)
+			s.Scan.Acts = make([]SlotAction, len(es))
 			for oi, i := range s.order {
 				for j := range nk {
 					m := &s.match[int(i)*nk+j]
-					s.scan.Match[oi*nk+j] = WordMatch{m.val.Lo, m.mask.Lo, m.lo.Lo, m.hi.Lo - m.lo.Lo}
+					s.Scan.Match[oi*nk+j] = WordMatch{m.val.Lo, m.mask.Lo, m.lo.Lo, m.hi.Lo - m.lo.Lo}
 				}
-				s.scan.Acts[oi] = SlotAction{int32(es[i].Action), es[i].Params}
+				s.Scan.Acts[oi] = SlotAction{int32(es[i].Action), es[i].Params}
 			}
 		}
 		s.setProbe()
@@ -554,7 +542,7 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		for i := range es {
 			keys[i], entries[i] = t.spec.PackKeys(norm[i*nk:(i+1)*nk]), int32(i)
 		}
-		s.packed = PackedIndex{packSlots(es, keys, entries), 1<<t.keyWidth() - 1}
+		s.Packed = PackedIndex{packSlots(es, keys, entries), 1<<t.keyWidth() - 1}
 	}
 	s.setProbe()
 	return s, nil
@@ -564,7 +552,7 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 // one and its keys take at most MaxKeyWords words.
 func (s *snapshot) setProbe() {
 	if x := &s.index; s.indexed && len(x.levels) == 1 && x.stride == MaxKeyWords {
-		s.probe = x.levels[0]
+		s.Words = x.levels[0]
 	}
 }
 
@@ -580,7 +568,7 @@ func (t *Table) dupError(es []Entry, i, prev int) error {
 // entry. It declines a table with range keys, or with more than one mask
 // tuple per four entries, which the scan serves as well. A table whose
 // entries share one tuple of masks and whose keys fit a word gets the
-// packed index too (s.packed).
+// packed index too (s.Packed).
 func (t *Table) maskGroups(s *snapshot) {
 	nk := len(t.masks)
 	es := s.entries
@@ -633,7 +621,7 @@ func (t *Table) maskGroups(s *snapshot) {
 		for k, vals := range g[0].vals {
 			keys[k] = t.spec.PackKeys(vals)
 		}
-		s.packed = PackedIndex{packSlots(es, keys, g[0].entries), t.spec.PackKeys(g[0].masks)}
+		s.Packed = PackedIndex{packSlots(es, keys, g[0].entries), t.spec.PackKeys(g[0].masks)}
 	}
 }
 
@@ -674,7 +662,7 @@ func (s *TableSpec) KeyWord() bool { return s.KeyBits() <= 64 }
 // miss, hit is false and the rest means nothing.
 func (t *Table) LookupWordAction(k uint64) (action int, params []Value, hit bool) {
 	s := t.snap.Load()
-	if len(s.packed.Slots) > 0 {
+	if len(s.Packed.Slots) > 0 {
 		if sl := s.wordSlot(k); sl != nil {
 			return int(sl.Action), sl.Params, true
 		}
@@ -690,10 +678,10 @@ func (t *Table) LookupWordAction(k uint64) (action int, params []Value, hit bool
 // wordSlot probes the packed index, which the snapshot has, for k: the
 // slot, nil on a miss.
 func (s *snapshot) wordSlot(k uint64) *PackedSlot {
-	k &= s.packed.Mask
-	m := uint64(len(s.packed.Slots) - 1)
+	k &= s.Packed.Mask
+	m := uint64(len(s.Packed.Slots) - 1)
 	for j := PackedHash(k) & m; ; j = (j + 1) & m {
-		sl := &s.packed.Slots[j]
+		sl := &s.Packed.Slots[j]
 		if sl.Entry == 0 {
 			return nil
 		}
@@ -725,20 +713,20 @@ func packSlots(es []Entry, keys []uint64, entries []int32) []PackedSlot {
 // entries share their masks probe one hash slot; others unpack the word.
 func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 	s := t.snap.Load()
-	if len(s.packed.Slots) > 0 {
+	if len(s.Packed.Slots) > 0 {
 		if sl := s.wordSlot(k); sl != nil {
 			return &s.entries[sl.Entry-1], true
 		}
 		return t.def, false
 	}
-	if nk := len(t.shift); nk > 0 && nk <= maxScanKeys && (len(s.scan.Match) > 0 || (s.indexed || s.ivl != nil) && nk <= MaxKeyWords) {
+	if nk := len(t.shift); nk > 0 && nk <= maxScanKeys && (len(s.Scan.Match) > 0 || (s.indexed || s.Intervals != nil) && nk <= MaxKeyWords) {
 		var ks [maxScanKeys]uint64
 		for j := range nk {
 			ks[j] = k >> t.shift[j] & t.masks[j].Lo
 		}
 		switch { // keys each a word
-		case s.ivl != nil:
-			return s.found(t, s.ivl.lookup([MaxKeyWords]uint64(ks[:MaxKeyWords])))
+		case s.Intervals != nil:
+			return s.found(t, s.Intervals.lookup([MaxKeyWords]uint64(ks[:MaxKeyWords])))
 		case s.indexed:
 			i, _ := s.index.lookup4(ks[0], ks[1], ks[2], ks[3])
 			return s.found(t, i)
@@ -771,7 +759,7 @@ func (s *snapshot) scanWords(ks []uint64) int32 {
 	nk := len(ks)
 scan:
 	for oi, i := range s.order {
-		ms := s.scan.Match[oi*nk : (oi+1)*nk]
+		ms := s.Scan.Match[oi*nk : (oi+1)*nk]
 		for j := range ms {
 			m := &ms[j]
 			if v := ks[j]; v&m.Mask != m.Val || v-m.Lo > m.Span {
@@ -801,8 +789,8 @@ func (t *Table) LookupWordsAction(k0, k1, k2, k3 uint64) (action int, params []V
 			return int(a.Action), a.Params, true
 		}
 		return 0, nil, false
-	case s.ivl != nil:
-		if i := s.ivl.lookup([MaxKeyWords]uint64{k0, k1, k2, k3}); i >= 0 {
+	case s.Intervals != nil:
+		if i := s.Intervals.lookup([MaxKeyWords]uint64{k0, k1, k2, k3}); i >= 0 {
 			return s.entries[i].Action, s.entries[i].Params, true
 		}
 		return 0, nil, false
@@ -842,13 +830,13 @@ func (t *Table) lookupWords(k0, k1, k2, k3 uint64) (*Entry, *SlotAction) {
 		return nil, nil
 	}
 	ks := [MaxKeyWords]uint64{k0, k1, k2, k3}
-	if s.ivl != nil {
-		if i := s.ivl.lookup(ks); i >= 0 {
+	if s.Intervals != nil {
+		if i := s.Intervals.lookup(ks); i >= 0 {
 			return &s.entries[i], nil
 		}
 		return nil, nil
 	}
-	if len(s.scan.Match) > 0 { // narrow keys: a word each
+	if len(s.Scan.Match) > 0 { // narrow keys: a word each
 		if i := s.scanWords(ks[:len(t.spec.Keys)]); i >= 0 {
 			return &s.entries[i], nil
 		}
@@ -907,16 +895,16 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 		}
 		return t.def, false
 	}
-	if s.ivl != nil { // narrow keys, at most MaxKeyWords
+	if s.Intervals != nil { // narrow keys, at most MaxKeyWords
 		var ks [MaxKeyWords]uint64
 		for j := range keys {
 			ks[j] = keys[j].Lo & t.masks[j].Lo
 		}
-		return s.found(t, s.ivl.lookup(ks))
+		return s.found(t, s.Intervals.lookup(ks))
 	}
 	if t.mode == modePriority {
 		nk := len(keys)
-		if len(s.scan.Match) > 0 && nk <= maxScanKeys {
+		if len(s.Scan.Match) > 0 && nk <= maxScanKeys {
 			var ks [maxScanKeys]uint64
 			for j := range nk {
 				ks[j] = keys[j].Lo & t.masks[j].Lo
@@ -937,7 +925,7 @@ func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
 		}
 		return t.def, false
 	}
-	return t.def, false // modeExact and modeLPM tables have an index or ivl
+	return t.def, false // modeExact and modeLPM tables have an index or Intervals
 }
 
 const hashSeed = 0x243f6a8885a308d3
@@ -946,7 +934,7 @@ const hashSeed = 0x243f6a8885a308d3
 // (exact tables, and priority tables whose entries share their masks):
 // open addressing over the packed keys (PackKeys) cut by Mask, each slot
 // with its entry's action and parameters. Generated code probes it inline
-// (Table.Packed): a key k's probe starts at PackedHash(k) and steps by one,
+// (Probes.Packed): a key k's probe starts at PackedHash(k) and steps by one,
 // modulo the power-of-two length, to its slot or an empty one. Slots is
 // empty when the table has no such index.
 type PackedIndex struct {
@@ -962,26 +950,32 @@ type PackedSlot struct {
 	Params []Value
 }
 
-// Packed returns the packed index of the table's entries now: what one
-// lookup reads (a later update makes a new one).
-func (t *Table) Packed() *PackedIndex { return &t.snap.Load().packed }
+// Probes are the structures of a table's entries that generated code
+// probes inline (the accessor is small enough for Go to inline even into
+// a large function, and one load of the snapshot serves every probe).
+// Generated code tries them in this order, the first filled one answering:
+//   - Packed indexes entries by their keys packed into one word
+//     (PackKeys): exact tables whose keys fit 64 bits together, and
+//     priority tables whose entries share one mask per key and no range
+//     (field_mask and exact keys, as the EJFAT filters).
+//   - Words is the word index's level if it has only one and keys of at
+//     most MaxKeyWords words (exact tables, lpm tables of one prefix
+//     length, priority tables whose entries share one tuple of masks).
+//   - Scan holds the entries of a priority table of narrow keys without an
+//     index, as word matchers.
+//   - Intervals indexes a priority or lpm table whose keys are exact but
+//     one lpm or range key (intervals.go) instead of the word index of its
+//     many levels; nil if none.
+type Probes struct {
+	Packed    PackedIndex
+	Words     WordLevel
+	Scan      WordScan
+	Intervals *IntervalIndex
+}
 
-// Words returns the word index of the table's entries now if it has one
-// level and keys of at most MaxKeyWords words (exact tables, lpm tables
-// with one prefix length, priority tables whose entries share one tuple of
-// masks); its Slots are empty otherwise.
-func (t *Table) Words() *WordLevel { return &t.snap.Load().probe }
-
-// Intervals returns the interval index of the table's entries now, nil if
-// it has none (a priority or lpm table of narrow keys, all exact but one
-// lpm or range key, with eight entries or more and more than one tuple of
-// masks).
-func (t *Table) Intervals() *IntervalIndex { return t.snap.Load().ivl }
-
-// Scan returns the table's entries now as word matchers if it is a
-// priority table scanned entry by entry (each key at most 64 bits wide, and
-// too many tuples of masks for an index); its Match is empty otherwise.
-func (t *Table) Scan() *WordScan { return &t.snap.Load().scan }
+// Probes returns the probes of the table's entries now: what one lookup
+// reads (a later update makes new ones).
+func (t *Table) Probes() *Probes { return &t.snap.Load().Probes }
 
 // Packable reports whether a table's keys are all exact and fit in 64 bits
 // together, so that LookupWord finds them with one probe.

@@ -378,17 +378,17 @@ func checkAgainstReference(t *testing.T, r *rand.Rand, spec *TableSpec, n, looku
 				t.Fatalf("%s: LookupWordsAction(%x) = %d %v, %v; want %+v", spec.Name, ws, act, params, hit, want)
 			}
 			// What generated code reads inline.
-			if wl := tb.Words(); len(wl.Slots) > 0 {
+			if wl := &tb.Probes().Words; len(wl.Slots) > 0 {
 				if a := probeWords(wl, ws); (a != nil) != (want != nil) || a != nil && (int(a.Action) != want.Action || !slices.Equal(a.Params, want.Params)) {
 					t.Fatalf("%s: probe of Words(%x) = %+v; want %+v", spec.Name, ws, a, want)
 				}
 			}
-			if iv := tb.Intervals(); iv != nil {
+			if iv := tb.Probes().Intervals; iv != nil {
 				if a := probeIntervals(iv, ws); (a != nil) != (want != nil) || a != nil && (int(a.Action) != want.Action || !slices.Equal(a.Params, want.Params)) {
 					t.Fatalf("%s: probe of Intervals(%x) = %+v; want %+v", spec.Name, ws, a, want)
 				}
 			}
-			if sc := tb.Scan(); len(sc.Match) > 0 {
+			if sc := &tb.Probes().Scan; len(sc.Match) > 0 {
 				if a := scanWords(sc, ws[:len(keys)]); (a != nil) != (want != nil) || a != nil && (int(a.Action) != want.Action || !slices.Equal(a.Params, want.Params)) {
 					t.Fatalf("%s: scan of Scan(%x) = %+v; want %+v", spec.Name, ws, a, want)
 				}
@@ -665,7 +665,7 @@ func TestUniformMaskLookup(t *testing.T) {
 				smallEs = append(smallEs, e)
 			}
 		}
-		if s := small.snap.Load(); len(s.packed.Slots) == 0 {
+		if s := small.snap.Load(); len(s.Packed.Slots) == 0 {
 			t.Fatalf("mask %#x: no packed uniform index", mask)
 		}
 		smallWant := func(keys []Value) *Entry {
@@ -752,7 +752,7 @@ func epochTable(t testing.TB, lbs int) (*Table, []Entry) {
 // at every epoch boundary and between, are the reference's.
 func TestEpochTableByIntervals(t *testing.T) {
 	tb, es := epochTable(t, 8)
-	if tb.snap.Load().ivl == nil {
+	if tb.Probes().Intervals == nil {
 		t.Fatalf("%d entries not indexed by intervals", len(es))
 	}
 	r := rand.New(rand.NewPCG(7, 8))

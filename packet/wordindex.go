@@ -29,7 +29,7 @@ type wordIndex struct {
 
 // WordLevel is one level of a word index: open addressing over the
 // hashes of its entries' masked key words. Generated code probes the level
-// of a table that has only one inline (Table.Words): a key's words, cut by
+// of a table that has only one inline (Probes.Words): a key's words, cut by
 // Mask, hash (WordsHash) to their first slot, h >> Shift; the probe steps
 // by one, modulo the power-of-two length, to a slot whose hash and key
 // words match or to an empty one.

@@ -488,9 +488,9 @@ func (c *gen) lookup(n *dataflow.Node) {
 
 // lookupWords looks a table's keys up as 64-bit words, a wide key's two
 // (high first), probing the table's structures inline where it has one
-// generated code can read (packet: Table.Packed, Words and Scan; the
-// probes are small enough for Go to inline their accessors even here) and
-// calling the table's word lookup where it has not.
+// generated code can read (packet.Probes: the accessor is small enough for
+// Go to inline even here) and calling the table's word lookup where it has
+// not.
 func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 	t := n.Op.Table
 	var ws []string
@@ -507,6 +507,9 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		c.emit("%s := %s", v, c.value(k))
 		ws = append(ws, fmt.Sprintf("%s.Hi%s", v, maskSuffix(w-64)), v+".Lo")
 	}
+	// One load of the table's snapshot serves every probe.
+	pr := c.newTmp("pr")
+	c.emit("%s := pl.tables[%d].Probes()", pr, t)
 	var fallback string
 	if def.Spec.KeyWord() {
 		// All keys packed in one word: one probe for exact tables and for
@@ -522,7 +525,7 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		}
 		k, pi := c.newTmp("k"), c.newTmp("pi")
 		c.emit("%s := %s", k, strings.Join(parts, " | "))
-		c.emit("if %s := pl.tables[%d].Packed(); len(%s.Slots) > 0 {", pi, t, pi)
+		c.emit("if %s := &%s.Packed; len(%s.Slots) > 0 {", pi, pr, pi)
 		c.emit("%s &= %s.Mask", k, pi)
 		c.emit("for m, j := uint64(len(%s.Slots)-1), packet.PackedHash(%s); ; j++ {", pi, k)
 		c.emit("sl := &%s.Slots[j&m]", pi)
@@ -536,7 +539,7 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		// their masks.
 		wl, h := c.newTmp("wl"), c.newTmp("h")
 		masked := make([]string, packet.MaxKeyWords)
-		c.emit("if %s := pl.tables[%d].Words(); len(%s.Slots) > 0 {", wl, t, wl)
+		c.emit("if %s := &%s.Words; len(%s.Slots) > 0 {", wl, pr, wl)
 		for i := range masked {
 			masked[i] = "0" // past the key's words
 			if i < len(ws) {
@@ -571,7 +574,7 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		// for an index: its entries in priority order, a word each key.
 		sc := c.newTmp("sc")
 		nk := len(def.Keys)
-		c.emit("} else if %s := pl.tables[%d].Scan(); len(%s.Match) > 0 {", sc, t, sc)
+		c.emit("} else if %s := &%s.Scan; len(%s.Match) > 0 {", sc, pr, sc)
 		// Stepping through Match, the matchers of an entry need no bounds
 		// checks.
 		c.emit("for i, ms := 0, %s.Match; len(ms) >= %d; i, ms = i+1, ms[%d:] {", sc, nk, nk)
@@ -610,7 +613,7 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		if len(same) == 0 {
 			same = []string{"true"} // no exact keys: one group
 		}
-		c.emit("} else if %s := pl.tables[%d].Intervals(); %s != nil {", iv, t, iv)
+		c.emit("} else if %s := %s.Intervals; %s != nil {", iv, pr, iv)
 		c.emit("%s := packet.WordsHash(%s)", h, strings.Join(exact, ", "))
 		c.emit("for m, j := uint64(len(%s.Groups)-1), %s>>(%s.Shift&63); ; j = (j + 1) & m {", iv, h, iv)
 		c.emit("g := &%s.Groups[j]", iv)

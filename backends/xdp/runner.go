@@ -282,7 +282,7 @@ func (r *Runner) fillIntervals(tm TableMeta, es []packet.Entry, order []int, l l
 	if err := tb.Replace(es); err != nil {
 		return err
 	}
-	iv := tb.Intervals()
+	iv := tb.Probes().Intervals
 	if iv == nil || len(iv.Starts) > int(segs.MaxEntries()) || len(iv.Groups) > int(g.MaxEntries()) || !probesWithin(iv, MaxProbe) {
 		return nil // scanned
 	}

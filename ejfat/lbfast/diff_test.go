@@ -139,7 +139,8 @@ func TestFastPathTableShapes(t *testing.T) {
 			t.Run(v+"/"+tc.name, func(t *testing.T) {
 				pl, m := pairScript(t, v, ejfat.HostPRG, tc.name, tc.script)
 				for _, tb := range pl.Tables() {
-					probed := len(tb.Packed().Slots) > 0 || len(tb.Words().Slots) > 0 || len(tb.Scan().Match) > 0 || tb.Intervals() != nil
+					pr := tb.Probes()
+					probed := len(pr.Packed.Slots) > 0 || len(pr.Words.Slots) > 0 || len(pr.Scan.Match) > 0 || pr.Intervals != nil
 					if name := tb.Spec().Name; tb.Len() > 0 && probed != inline[tc.name][name] {
 						t.Errorf("%s: probed inline %v", name, probed)
 					}

@@ -584,19 +584,20 @@ n18:
 		kw14 := (uint64(b15[0])<<40 | uint64(b15[1])<<32 | uint64(b15[2])<<24 | uint64(b15[3])<<16 | uint64(b15[4])<<8 | uint64(b15[5])) & 0xffffffffffff
 		kw16 := (uint64(b15[12])<<8 | uint64(b15[13])) & 0xffff
 		kw17 := m0
-		if wl18 := pl.tables[0].Words(); len(wl18.Slots) > 0 {
-			x20 := kw14 & wl18.Mask[0]
-			x21 := kw16 & wl18.Mask[1]
-			x22 := kw17.Hi & wl18.Mask[2]
-			x23 := kw17.Lo & wl18.Mask[3]
-			h19 := packet.WordsHash(x20, x21, x22, x23)
-			for m, j := uint64(len(wl18.Slots)-1), h19>>(wl18.Shift&63); ; j = (j + 1) & m {
-				sl := &wl18.Slots[j]
+		pr18 := pl.tables[0].Probes()
+		if wl19 := &pr18.Words; len(wl19.Slots) > 0 {
+			x21 := kw14 & wl19.Mask[0]
+			x22 := kw16 & wl19.Mask[1]
+			x23 := kw17.Hi & wl19.Mask[2]
+			x24 := kw17.Lo & wl19.Mask[3]
+			h20 := packet.WordsHash(x21, x22, x23, x24)
+			for m, j := uint64(len(wl19.Slots)-1), h20>>(wl19.Shift&63); ; j = (j + 1) & m {
+				sl := &wl19.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl18.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h19 && ks[0] == x20 && ks[1] == x21 && ks[2] == x22 && ks[3] == x23 {
-					a := &wl18.Acts[j]
+				if ks := wl19.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h20 && ks[0] == x21 && ks[1] == x22 && ks[2] == x23 && ks[3] == x24 {
+					a := &wl19.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
@@ -626,51 +627,52 @@ n20:
 n21:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		b25 := data[h5 : h5+12] // lbv1
-		kw24 := (uint64(b25[4])<<56 | uint64(b25[5])<<48 | uint64(b25[6])<<40 | uint64(b25[7])<<32 | uint64(b25[8])<<24 | uint64(b25[9])<<16 | uint64(b25[10])<<8 | uint64(b25[11]))
-		k26 := kw24 << 0
-		if pi27 := pl.tables[1].Packed(); len(pi27.Slots) > 0 {
-			k26 &= pi27.Mask
-			for m, j := uint64(len(pi27.Slots)-1), packet.PackedHash(k26); ; j++ {
-				sl := &pi27.Slots[j&m]
+		b26 := data[h5 : h5+12] // lbv1
+		kw25 := (uint64(b26[4])<<56 | uint64(b26[5])<<48 | uint64(b26[6])<<40 | uint64(b26[7])<<32 | uint64(b26[8])<<24 | uint64(b26[9])<<16 | uint64(b26[10])<<8 | uint64(b26[11]))
+		pr27 := pl.tables[1].Probes()
+		k28 := kw25 << 0
+		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
+			k28 &= pi29.Mask
+			for m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28); ; j++ {
+				sl := &pi29.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k26 {
+				if sl.Key == k28 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc28 := pl.tables[1].Scan(); len(sc28.Match) > 0 {
-			for i, ms := 0, sc28.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw24&ms[0].Mask == ms[0].Val {
-					act, params = int(sc28.Acts[i].Action), sc28.Acts[i].Params
+		} else if sc30 := &pr27.Scan; len(sc30.Match) > 0 {
+			for i, ms := 0, sc30.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
+				if kw25&ms[0].Mask == ms[0].Val {
+					act, params = int(sc30.Acts[i].Action), sc30.Acts[i].Params
 					break
 				}
 			}
-		} else if iv29 := pl.tables[1].Intervals(); iv29 != nil {
-			h30 := packet.WordsHash(0, 0, 0, 0)
-			for m, j := uint64(len(iv29.Groups)-1), h30>>(iv29.Shift&63); ; j = (j + 1) & m {
-				g := &iv29.Groups[j]
+		} else if iv31 := pr27.Intervals; iv31 != nil {
+			h32 := packet.WordsHash(0, 0, 0, 0)
+			for m, j := uint64(len(iv31.Groups)-1), h32>>(iv31.Shift&63); ; j = (j + 1) & m {
+				g := &iv31.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
 				if true {
-					ss, k := iv29.Starts[g.Lo:g.Hi], 0
+					ss, k := iv31.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw24 {
+						if ss[k+half] <= kw25 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv29.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv31.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k26); hit {
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k28); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -689,23 +691,24 @@ n22:
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw31 := (m1) & 0xffffffff
-		b33 := data[h5 : h5+12] // lbv1
-		kw32 := ((uint64(b33[4])<<56 | uint64(b33[5])<<48 | uint64(b33[6])<<40 | uint64(b33[7])<<32 | uint64(b33[8])<<24 | uint64(b33[9])<<16 | uint64(b33[10])<<8 | uint64(b33[11])) & 0x1ff) & 0xfff
-		k34 := kw32<<0 | kw31<<12
-		if pi35 := pl.tables[2].Packed(); len(pi35.Slots) > 0 {
-			k34 &= pi35.Mask
-			for m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34); ; j++ {
-				sl := &pi35.Slots[j&m]
+		kw33 := (m1) & 0xffffffff
+		b35 := data[h5 : h5+12] // lbv1
+		kw34 := ((uint64(b35[4])<<56 | uint64(b35[5])<<48 | uint64(b35[6])<<40 | uint64(b35[7])<<32 | uint64(b35[8])<<24 | uint64(b35[9])<<16 | uint64(b35[10])<<8 | uint64(b35[11])) & 0x1ff) & 0xfff
+		pr36 := pl.tables[2].Probes()
+		k37 := kw34<<0 | kw33<<12
+		if pi38 := &pr36.Packed; len(pi38.Slots) > 0 {
+			k37 &= pi38.Mask
+			for m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37); ; j++ {
+				sl := &pi38.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k34 {
+				if sl.Key == k37 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k34); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k37); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -724,23 +727,24 @@ n24:
 n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b37 := data[h0 : h0+14] // ethernet
-		kw36 := (uint64(b37[12])<<8 | uint64(b37[13])) & 0xffff
-		kw38 := (m2) & 0xffff
-		k39 := kw38<<0 | kw36<<16
-		if pi40 := pl.tables[3].Packed(); len(pi40.Slots) > 0 {
-			k39 &= pi40.Mask
-			for m, j := uint64(len(pi40.Slots)-1), packet.PackedHash(k39); ; j++ {
-				sl := &pi40.Slots[j&m]
+		b40 := data[h0 : h0+14] // ethernet
+		kw39 := (uint64(b40[12])<<8 | uint64(b40[13])) & 0xffff
+		kw41 := (m2) & 0xffff
+		pr42 := pl.tables[3].Probes()
+		k43 := kw41<<0 | kw39<<16
+		if pi44 := &pr42.Packed; len(pi44.Slots) > 0 {
+			k43 &= pi44.Mask
+			for m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43); ; j++ {
+				sl := &pi44.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k39 {
+				if sl.Key == k43 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k39); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k43); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -748,26 +752,26 @@ n25:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s41 := params[0].Lo
-			b37[0] = byte(s41 >> 40)
-			b37[1] = byte(s41 >> 32)
-			b37[2] = byte(s41 >> 24)
-			b37[3] = byte(s41 >> 16)
-			b37[4] = byte(s41 >> 8)
-			b37[5] = byte(s41)
+			s45 := params[0].Lo
+			b40[0] = byte(s45 >> 40)
+			b40[1] = byte(s45 >> 32)
+			b40[2] = byte(s45 >> 24)
+			b40[3] = byte(s45 >> 16)
+			b40[4] = byte(s45 >> 8)
+			b40[5] = byte(s45)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n27
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s42 := params[0].Lo
-			b37[0] = byte(s42 >> 40)
-			b37[1] = byte(s42 >> 32)
-			b37[2] = byte(s42 >> 24)
-			b37[3] = byte(s42 >> 16)
-			b37[4] = byte(s42 >> 8)
-			b37[5] = byte(s42)
+			s46 := params[0].Lo
+			b40[0] = byte(s46 >> 40)
+			b40[1] = byte(s46 >> 32)
+			b40[2] = byte(s46 >> 24)
+			b40[3] = byte(s46 >> 16)
+			b40[4] = byte(s46 >> 8)
+			b40[5] = byte(s46)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n28
@@ -800,175 +804,175 @@ n29:
 	}
 n30:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d43 uint64 // ipv4 checksum
-		var d44 uint64 // udp checksum
-		v45 := m3
-		b46 := data[h2 : h2+20] // ipv4
-		ws48 := uint64((uint64(b46[16])<<24 | uint64(b46[17])<<16 | uint64(b46[18])<<8 | uint64(b46[19])))
-		os47 := uint32(uint16(ws48>>0)) + uint32(uint16(ws48>>16))
-		s49 := v45
-		b46[16] = byte(s49 >> 24)
-		b46[17] = byte(s49 >> 16)
-		b46[18] = byte(s49 >> 8)
-		b46[19] = byte(s49)
-		ws50 := uint64(v45)
-		f52 := uint32(os47)
-		f52 += bits.RotateLeft32(f52, 16)
-		dl51 := uint64(^uint16(f52>>16)) + uint64(uint32(uint16(ws50>>0))+uint32(uint16(ws50>>16)))
-		d43 += dl51
-		d44 += dl51
-		v53 := ((uint64(b46[2])<<8 | uint64(b46[3])) - 0xc)
-		os54 := uint32(uint16((uint64(b46[2])<<8 | uint64(b46[3]))))
-		s55 := v53
-		b46[2] = byte(s55 >> 8)
-		b46[3] = byte(s55)
-		f57 := uint32(os54)
-		f57 += bits.RotateLeft32(f57, 16)
-		dl56 := uint64(^uint16(f57>>16)) + uint64(uint32(uint16(v53)))
-		d43 += dl56
-		d44 += dl56
+		var d47 uint64 // ipv4 checksum
+		var d48 uint64 // udp checksum
+		v49 := m3
+		b50 := data[h2 : h2+20] // ipv4
+		ws52 := uint64((uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19])))
+		os51 := uint32(uint16(ws52>>0)) + uint32(uint16(ws52>>16))
+		s53 := v49
+		b50[16] = byte(s53 >> 24)
+		b50[17] = byte(s53 >> 16)
+		b50[18] = byte(s53 >> 8)
+		b50[19] = byte(s53)
+		ws54 := uint64(v49)
+		f56 := uint32(os51)
+		f56 += bits.RotateLeft32(f56, 16)
+		dl55 := uint64(^uint16(f56>>16)) + uint64(uint32(uint16(ws54>>0))+uint32(uint16(ws54>>16)))
+		d47 += dl55
+		d48 += dl55
+		v57 := ((uint64(b50[2])<<8 | uint64(b50[3])) - 0xc)
+		os58 := uint32(uint16((uint64(b50[2])<<8 | uint64(b50[3]))))
+		s59 := v57
+		b50[2] = byte(s59 >> 8)
+		b50[3] = byte(s59)
+		f61 := uint32(os58)
+		f61 += bits.RotateLeft32(f61, 16)
+		dl60 := uint64(^uint16(f61>>16)) + uint64(uint32(uint16(v57)))
+		d47 += dl60
+		d48 += dl60
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d43
+			x := uint64(^cv) + d47
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s58 := r
-			cb[0] = byte(s58 >> 8)
-			cb[1] = byte(s58)
+			s62 := r
+			cb[0] = byte(s62 >> 8)
+			cb[1] = byte(s62)
 		}
 		if h8+8 <= len(data) {
-			pendD8 += d44
+			pendD8 += d48
 			pendK8 = true
 		}
 		goto n33
 	}
 n31:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d59 uint64          // udp checksum
-		b60 := data[h3 : h3+40] // ipv6
-		v61 := packet.Value{Hi: (uint64(b60[24])<<56 | uint64(b60[25])<<48 | uint64(b60[26])<<40 | uint64(b60[27])<<32 | uint64(b60[28])<<24 | uint64(b60[29])<<16 | uint64(b60[30])<<8 | uint64(b60[31])), Lo: (uint64(b60[32])<<56 | uint64(b60[33])<<48 | uint64(b60[34])<<40 | uint64(b60[35])<<32 | uint64(b60[36])<<24 | uint64(b60[37])<<16 | uint64(b60[38])<<8 | uint64(b60[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws63 := packet.Value{Hi: (uint64(b60[24])<<56 | uint64(b60[25])<<48 | uint64(b60[26])<<40 | uint64(b60[27])<<32 | uint64(b60[28])<<24 | uint64(b60[29])<<16 | uint64(b60[30])<<8 | uint64(b60[31])), Lo: (uint64(b60[32])<<56 | uint64(b60[33])<<48 | uint64(b60[34])<<40 | uint64(b60[35])<<32 | uint64(b60[36])<<24 | uint64(b60[37])<<16 | uint64(b60[38])<<8 | uint64(b60[39]))}
-		os62 := uint32(uint16(ws63.Hi>>0)) + uint32(uint16(ws63.Hi>>16)) + uint32(uint16(ws63.Hi>>32)) + uint32(uint16(ws63.Hi>>48)) + uint32(uint16(ws63.Lo>>0)) + uint32(uint16(ws63.Lo>>16)) + uint32(uint16(ws63.Lo>>32)) + uint32(uint16(ws63.Lo>>48))
-		v64 := v61
-		s65 := v64.Hi
-		b60[24] = byte(s65 >> 56)
-		b60[25] = byte(s65 >> 48)
-		b60[26] = byte(s65 >> 40)
-		b60[27] = byte(s65 >> 32)
-		b60[28] = byte(s65 >> 24)
-		b60[29] = byte(s65 >> 16)
-		b60[30] = byte(s65 >> 8)
-		b60[31] = byte(s65)
-		s66 := v64.Lo
-		b60[32] = byte(s66 >> 56)
-		b60[33] = byte(s66 >> 48)
-		b60[34] = byte(s66 >> 40)
-		b60[35] = byte(s66 >> 32)
-		b60[36] = byte(s66 >> 24)
-		b60[37] = byte(s66 >> 16)
-		b60[38] = byte(s66 >> 8)
-		b60[39] = byte(s66)
-		ws67 := v61
-		f69 := uint32(os62)
-		f69 += bits.RotateLeft32(f69, 16)
-		dl68 := uint64(^uint16(f69>>16)) + uint64(uint32(uint16(ws67.Hi>>0))+uint32(uint16(ws67.Hi>>16))+uint32(uint16(ws67.Hi>>32))+uint32(uint16(ws67.Hi>>48))+uint32(uint16(ws67.Lo>>0))+uint32(uint16(ws67.Lo>>16))+uint32(uint16(ws67.Lo>>32))+uint32(uint16(ws67.Lo>>48)))
-		d59 += dl68
-		v70 := ((uint64(b60[4])<<8 | uint64(b60[5])) - 0xc)
-		os71 := uint32(uint16((uint64(b60[4])<<8 | uint64(b60[5]))))
-		s72 := v70
-		b60[4] = byte(s72 >> 8)
-		b60[5] = byte(s72)
-		f74 := uint32(os71)
-		f74 += bits.RotateLeft32(f74, 16)
-		dl73 := uint64(^uint16(f74>>16)) + uint64(uint32(uint16(v70)))
-		d59 += dl73
+		var d63 uint64          // udp checksum
+		b64 := data[h3 : h3+40] // ipv6
+		v65 := packet.Value{Hi: (uint64(b64[24])<<56 | uint64(b64[25])<<48 | uint64(b64[26])<<40 | uint64(b64[27])<<32 | uint64(b64[28])<<24 | uint64(b64[29])<<16 | uint64(b64[30])<<8 | uint64(b64[31])), Lo: (uint64(b64[32])<<56 | uint64(b64[33])<<48 | uint64(b64[34])<<40 | uint64(b64[35])<<32 | uint64(b64[36])<<24 | uint64(b64[37])<<16 | uint64(b64[38])<<8 | uint64(b64[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws67 := packet.Value{Hi: (uint64(b64[24])<<56 | uint64(b64[25])<<48 | uint64(b64[26])<<40 | uint64(b64[27])<<32 | uint64(b64[28])<<24 | uint64(b64[29])<<16 | uint64(b64[30])<<8 | uint64(b64[31])), Lo: (uint64(b64[32])<<56 | uint64(b64[33])<<48 | uint64(b64[34])<<40 | uint64(b64[35])<<32 | uint64(b64[36])<<24 | uint64(b64[37])<<16 | uint64(b64[38])<<8 | uint64(b64[39]))}
+		os66 := uint32(uint16(ws67.Hi>>0)) + uint32(uint16(ws67.Hi>>16)) + uint32(uint16(ws67.Hi>>32)) + uint32(uint16(ws67.Hi>>48)) + uint32(uint16(ws67.Lo>>0)) + uint32(uint16(ws67.Lo>>16)) + uint32(uint16(ws67.Lo>>32)) + uint32(uint16(ws67.Lo>>48))
+		v68 := v65
+		s69 := v68.Hi
+		b64[24] = byte(s69 >> 56)
+		b64[25] = byte(s69 >> 48)
+		b64[26] = byte(s69 >> 40)
+		b64[27] = byte(s69 >> 32)
+		b64[28] = byte(s69 >> 24)
+		b64[29] = byte(s69 >> 16)
+		b64[30] = byte(s69 >> 8)
+		b64[31] = byte(s69)
+		s70 := v68.Lo
+		b64[32] = byte(s70 >> 56)
+		b64[33] = byte(s70 >> 48)
+		b64[34] = byte(s70 >> 40)
+		b64[35] = byte(s70 >> 32)
+		b64[36] = byte(s70 >> 24)
+		b64[37] = byte(s70 >> 16)
+		b64[38] = byte(s70 >> 8)
+		b64[39] = byte(s70)
+		ws71 := v65
+		f73 := uint32(os66)
+		f73 += bits.RotateLeft32(f73, 16)
+		dl72 := uint64(^uint16(f73>>16)) + uint64(uint32(uint16(ws71.Hi>>0))+uint32(uint16(ws71.Hi>>16))+uint32(uint16(ws71.Hi>>32))+uint32(uint16(ws71.Hi>>48))+uint32(uint16(ws71.Lo>>0))+uint32(uint16(ws71.Lo>>16))+uint32(uint16(ws71.Lo>>32))+uint32(uint16(ws71.Lo>>48)))
+		d63 += dl72
+		v74 := ((uint64(b64[4])<<8 | uint64(b64[5])) - 0xc)
+		os75 := uint32(uint16((uint64(b64[4])<<8 | uint64(b64[5]))))
+		s76 := v74
+		b64[4] = byte(s76 >> 8)
+		b64[5] = byte(s76)
+		f78 := uint32(os75)
+		f78 += bits.RotateLeft32(f78, 16)
+		dl77 := uint64(^uint16(f78>>16)) + uint64(uint32(uint16(v74)))
+		d63 += dl77
 		if h8+8 <= len(data) {
-			pendD8 += d59
+			pendD8 += d63
 			pendK8 = true
 		}
 		goto n32
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b75 := data[h3 : h3+40] // ipv6
-		v76 := m4
-		s77 := v76.Hi
-		b75[24] = byte(s77 >> 56)
-		b75[25] = byte(s77 >> 48)
-		b75[26] = byte(s77 >> 40)
-		b75[27] = byte(s77 >> 32)
-		b75[28] = byte(s77 >> 24)
-		b75[29] = byte(s77 >> 16)
-		b75[30] = byte(s77 >> 8)
-		b75[31] = byte(s77)
-		s78 := v76.Lo
-		b75[32] = byte(s78 >> 56)
-		b75[33] = byte(s78 >> 48)
-		b75[34] = byte(s78 >> 40)
-		b75[35] = byte(s78 >> 32)
-		b75[36] = byte(s78 >> 24)
-		b75[37] = byte(s78 >> 16)
-		b75[38] = byte(s78 >> 8)
-		b75[39] = byte(s78)
+		b79 := data[h3 : h3+40] // ipv6
+		v80 := m4
+		s81 := v80.Hi
+		b79[24] = byte(s81 >> 56)
+		b79[25] = byte(s81 >> 48)
+		b79[26] = byte(s81 >> 40)
+		b79[27] = byte(s81 >> 32)
+		b79[28] = byte(s81 >> 24)
+		b79[29] = byte(s81 >> 16)
+		b79[30] = byte(s81 >> 8)
+		b79[31] = byte(s81)
+		s82 := v80.Lo
+		b79[32] = byte(s82 >> 56)
+		b79[33] = byte(s82 >> 48)
+		b79[34] = byte(s82 >> 40)
+		b79[35] = byte(s82 >> 32)
+		b79[36] = byte(s82 >> 24)
+		b79[37] = byte(s82 >> 16)
+		b79[38] = byte(s82 >> 8)
+		b79[39] = byte(s82)
 		pl.edges[10]++
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d79 uint64 // udp checksum
-		v80 := m5
-		b81 := data[h8 : h8+8] // udp
-		os82 := uint32(uint16((uint64(b81[2])<<8 | uint64(b81[3]))))
-		s83 := v80
-		b81[2] = byte(s83 >> 8)
-		b81[3] = byte(s83)
-		f85 := uint32(os82)
-		f85 += bits.RotateLeft32(f85, 16)
-		dl84 := uint64(^uint16(f85>>16)) + uint64(uint32(uint16(v80)))
-		d79 += dl84
-		v86 := ((uint64(b81[4])<<8 | uint64(b81[5])) - 0xc)
-		os87 := uint32(uint16((uint64(b81[4])<<8 | uint64(b81[5]))))
-		s88 := v86
-		b81[4] = byte(s88 >> 8)
-		b81[5] = byte(s88)
-		f90 := uint32(os87)
-		f90 += bits.RotateLeft32(f90, 16)
-		dl89 := uint64(^uint16(f90>>16)) + uint64(uint32(uint16(v86)))
-		d79 += dl89
+		var d83 uint64 // udp checksum
+		v84 := m5
+		b85 := data[h8 : h8+8] // udp
+		os86 := uint32(uint16((uint64(b85[2])<<8 | uint64(b85[3]))))
+		s87 := v84
+		b85[2] = byte(s87 >> 8)
+		b85[3] = byte(s87)
+		f89 := uint32(os86)
+		f89 += bits.RotateLeft32(f89, 16)
+		dl88 := uint64(^uint16(f89>>16)) + uint64(uint32(uint16(v84)))
+		d83 += dl88
+		v90 := ((uint64(b85[4])<<8 | uint64(b85[5])) - 0xc)
+		os91 := uint32(uint16((uint64(b85[4])<<8 | uint64(b85[5]))))
+		s92 := v90
+		b85[4] = byte(s92 >> 8)
+		b85[5] = byte(s92)
+		f94 := uint32(os91)
+		f94 += bits.RotateLeft32(f94, 16)
+		dl93 := uint64(^uint16(f94>>16)) + uint64(uint32(uint16(v90)))
+		d83 += dl93
 		if h8+8 <= len(data) {
-			pendD8 += d79
+			pendD8 += d83
 			pendK8 = true
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
-		po91, pn92 := h5, 12 // lbv1
-		if po91+pn92 > len(data) {
+		po95, pn96 := h5, 12 // lbv1
+		if po95+pn96 > len(data) {
 			return pl.drop(7)
 		}
-		if po91 > h8 && (po91-h8)%2 == 0 {
-			pw94 := data[po91 : po91+12]
-			d93 := uint32(uint64(pw94[0])<<8|uint64(pw94[1])) + uint32(uint64(pw94[2])<<8|uint64(pw94[3])) + uint32(uint64(pw94[4])<<8|uint64(pw94[5])) + uint32(uint64(pw94[6])<<8|uint64(pw94[7])) + uint32(uint64(pw94[8])<<8|uint64(pw94[9])) + uint32(uint64(pw94[10])<<8|uint64(pw94[11]))
-			d93 += bits.RotateLeft32(d93, 16)
+		if po95 > h8 && (po95-h8)%2 == 0 {
+			pw98 := data[po95 : po95+12]
+			d97 := uint32(uint64(pw98[0])<<8|uint64(pw98[1])) + uint32(uint64(pw98[2])<<8|uint64(pw98[3])) + uint32(uint64(pw98[4])<<8|uint64(pw98[5])) + uint32(uint64(pw98[6])<<8|uint64(pw98[7])) + uint32(uint64(pw98[8])<<8|uint64(pw98[9])) + uint32(uint64(pw98[10])<<8|uint64(pw98[11]))
+			d97 += bits.RotateLeft32(d97, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d93 >> 16))
+				pendD8 += uint64(^uint16(d97 >> 16))
 				pendK8 = true
 			}
 		}
-		if po91 < len(data)-po91-pn92 {
-			copy(data[pn92:pn92+po91], data[:po91])
-			data = data[pn92:]
+		if po95 < len(data)-po95-pn96 {
+			copy(data[pn96:pn96+po95], data[:po95])
+			data = data[pn96:]
 		} else {
-			copy(data[po91:], data[po91+pn92:])
-			data = data[:len(data)-pn92]
+			copy(data[po95:], data[po95+pn96:])
+			data = data[:len(data)-pn96]
 		}
 		h5 = -1
-		if cur > po91 {
-			cur = max(po91, cur-pn92)
+		if cur > po95 {
+			cur = max(po95, cur-pn96)
 		}
 		pl.edges[11]++
 		goto n2
@@ -984,9 +988,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s95 := r
-				cb[0] = byte(s95 >> 8)
-				cb[1] = byte(s95)
+				s99 := r
+				cb[0] = byte(s99 >> 8)
+				cb[1] = byte(s99)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1003,9 +1007,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s96 := r
-				cb[0] = byte(s96 >> 8)
-				cb[1] = byte(s96)
+				s100 := r
+				cb[0] = byte(s100 >> 8)
+				cb[1] = byte(s100)
 			}
 			pendD8, pendK8 = 0, false
 		}

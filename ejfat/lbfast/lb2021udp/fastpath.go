@@ -889,19 +889,20 @@ n21:
 		kw24 := (uint64(b25[0])<<40 | uint64(b25[1])<<32 | uint64(b25[2])<<24 | uint64(b25[3])<<16 | uint64(b25[4])<<8 | uint64(b25[5])) & 0xffffffffffff
 		kw26 := (uint64(b25[12])<<8 | uint64(b25[13])) & 0xffff
 		kw27 := m0
-		if wl28 := pl.tables[0].Words(); len(wl28.Slots) > 0 {
-			x30 := kw24 & wl28.Mask[0]
-			x31 := kw26 & wl28.Mask[1]
-			x32 := kw27.Hi & wl28.Mask[2]
-			x33 := kw27.Lo & wl28.Mask[3]
-			h29 := packet.WordsHash(x30, x31, x32, x33)
-			for m, j := uint64(len(wl28.Slots)-1), h29>>(wl28.Shift&63); ; j = (j + 1) & m {
-				sl := &wl28.Slots[j]
+		pr28 := pl.tables[0].Probes()
+		if wl29 := &pr28.Words; len(wl29.Slots) > 0 {
+			x31 := kw24 & wl29.Mask[0]
+			x32 := kw26 & wl29.Mask[1]
+			x33 := kw27.Hi & wl29.Mask[2]
+			x34 := kw27.Lo & wl29.Mask[3]
+			h30 := packet.WordsHash(x31, x32, x33, x34)
+			for m, j := uint64(len(wl29.Slots)-1), h30>>(wl29.Shift&63); ; j = (j + 1) & m {
+				sl := &wl29.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl28.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h29 && ks[0] == x30 && ks[1] == x31 && ks[2] == x32 && ks[3] == x33 {
-					a := &wl28.Acts[j]
+				if ks := wl29.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h30 && ks[0] == x31 && ks[1] == x32 && ks[2] == x33 && ks[3] == x34 {
+					a := &wl29.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
@@ -931,51 +932,52 @@ n23:
 n24:
 	{ // RxEpoch: lookup epoch_assign_table
 		act, params := 1, []packet.Value(nil)
-		b35 := data[h5 : h5+12] // lbv1
-		kw34 := (uint64(b35[4])<<56 | uint64(b35[5])<<48 | uint64(b35[6])<<40 | uint64(b35[7])<<32 | uint64(b35[8])<<24 | uint64(b35[9])<<16 | uint64(b35[10])<<8 | uint64(b35[11]))
-		k36 := kw34 << 0
-		if pi37 := pl.tables[1].Packed(); len(pi37.Slots) > 0 {
-			k36 &= pi37.Mask
-			for m, j := uint64(len(pi37.Slots)-1), packet.PackedHash(k36); ; j++ {
-				sl := &pi37.Slots[j&m]
+		b36 := data[h5 : h5+12] // lbv1
+		kw35 := (uint64(b36[4])<<56 | uint64(b36[5])<<48 | uint64(b36[6])<<40 | uint64(b36[7])<<32 | uint64(b36[8])<<24 | uint64(b36[9])<<16 | uint64(b36[10])<<8 | uint64(b36[11]))
+		pr37 := pl.tables[1].Probes()
+		k38 := kw35 << 0
+		if pi39 := &pr37.Packed; len(pi39.Slots) > 0 {
+			k38 &= pi39.Mask
+			for m, j := uint64(len(pi39.Slots)-1), packet.PackedHash(k38); ; j++ {
+				sl := &pi39.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k36 {
+				if sl.Key == k38 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc38 := pl.tables[1].Scan(); len(sc38.Match) > 0 {
-			for i, ms := 0, sc38.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw34&ms[0].Mask == ms[0].Val {
-					act, params = int(sc38.Acts[i].Action), sc38.Acts[i].Params
+		} else if sc40 := &pr37.Scan; len(sc40.Match) > 0 {
+			for i, ms := 0, sc40.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
+				if kw35&ms[0].Mask == ms[0].Val {
+					act, params = int(sc40.Acts[i].Action), sc40.Acts[i].Params
 					break
 				}
 			}
-		} else if iv39 := pl.tables[1].Intervals(); iv39 != nil {
-			h40 := packet.WordsHash(0, 0, 0, 0)
-			for m, j := uint64(len(iv39.Groups)-1), h40>>(iv39.Shift&63); ; j = (j + 1) & m {
-				g := &iv39.Groups[j]
+		} else if iv41 := pr37.Intervals; iv41 != nil {
+			h42 := packet.WordsHash(0, 0, 0, 0)
+			for m, j := uint64(len(iv41.Groups)-1), h42>>(iv41.Shift&63); ; j = (j + 1) & m {
+				g := &iv41.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
 				if true {
-					ss, k := iv39.Starts[g.Lo:g.Hi], 0
+					ss, k := iv41.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw34 {
+						if ss[k+half] <= kw35 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv39.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv41.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k36); hit {
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k38); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -994,23 +996,24 @@ n25:
 n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw41 := (m1) & 0xffffffff
-		b43 := data[h5 : h5+12] // lbv1
-		kw42 := ((uint64(b43[4])<<56 | uint64(b43[5])<<48 | uint64(b43[6])<<40 | uint64(b43[7])<<32 | uint64(b43[8])<<24 | uint64(b43[9])<<16 | uint64(b43[10])<<8 | uint64(b43[11])) & 0x1ff) & 0xfff
-		k44 := kw42<<0 | kw41<<12
-		if pi45 := pl.tables[2].Packed(); len(pi45.Slots) > 0 {
-			k44 &= pi45.Mask
-			for m, j := uint64(len(pi45.Slots)-1), packet.PackedHash(k44); ; j++ {
-				sl := &pi45.Slots[j&m]
+		kw43 := (m1) & 0xffffffff
+		b45 := data[h5 : h5+12] // lbv1
+		kw44 := ((uint64(b45[4])<<56 | uint64(b45[5])<<48 | uint64(b45[6])<<40 | uint64(b45[7])<<32 | uint64(b45[8])<<24 | uint64(b45[9])<<16 | uint64(b45[10])<<8 | uint64(b45[11])) & 0x1ff) & 0xfff
+		pr46 := pl.tables[2].Probes()
+		k47 := kw44<<0 | kw43<<12
+		if pi48 := &pr46.Packed; len(pi48.Slots) > 0 {
+			k47 &= pi48.Mask
+			for m, j := uint64(len(pi48.Slots)-1), packet.PackedHash(k47); ; j++ {
+				sl := &pi48.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k44 {
+				if sl.Key == k47 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k44); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k47); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1029,23 +1032,24 @@ n27:
 n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
-		b47 := data[h0 : h0+14] // ethernet
-		kw46 := (uint64(b47[12])<<8 | uint64(b47[13])) & 0xffff
-		kw48 := (m2) & 0xffff
-		k49 := kw48<<0 | kw46<<16
-		if pi50 := pl.tables[3].Packed(); len(pi50.Slots) > 0 {
-			k49 &= pi50.Mask
-			for m, j := uint64(len(pi50.Slots)-1), packet.PackedHash(k49); ; j++ {
-				sl := &pi50.Slots[j&m]
+		b50 := data[h0 : h0+14] // ethernet
+		kw49 := (uint64(b50[12])<<8 | uint64(b50[13])) & 0xffff
+		kw51 := (m2) & 0xffff
+		pr52 := pl.tables[3].Probes()
+		k53 := kw51<<0 | kw49<<16
+		if pi54 := &pr52.Packed; len(pi54.Slots) > 0 {
+			k53 &= pi54.Mask
+			for m, j := uint64(len(pi54.Slots)-1), packet.PackedHash(k53); ; j++ {
+				sl := &pi54.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k49 {
+				if sl.Key == k53 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k49); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k53); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1053,26 +1057,26 @@ n28:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s51 := params[0].Lo
-			b47[0] = byte(s51 >> 40)
-			b47[1] = byte(s51 >> 32)
-			b47[2] = byte(s51 >> 24)
-			b47[3] = byte(s51 >> 16)
-			b47[4] = byte(s51 >> 8)
-			b47[5] = byte(s51)
+			s55 := params[0].Lo
+			b50[0] = byte(s55 >> 40)
+			b50[1] = byte(s55 >> 32)
+			b50[2] = byte(s55 >> 24)
+			b50[3] = byte(s55 >> 16)
+			b50[4] = byte(s55 >> 8)
+			b50[5] = byte(s55)
 			m3 = (params[1].Lo) & 0xffffffff
 			m5 = (params[2].Lo) & 0xffff
 			goto n30
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s52 := params[0].Lo
-			b47[0] = byte(s52 >> 40)
-			b47[1] = byte(s52 >> 32)
-			b47[2] = byte(s52 >> 24)
-			b47[3] = byte(s52 >> 16)
-			b47[4] = byte(s52 >> 8)
-			b47[5] = byte(s52)
+			s56 := params[0].Lo
+			b50[0] = byte(s56 >> 40)
+			b50[1] = byte(s56 >> 32)
+			b50[2] = byte(s56 >> 24)
+			b50[3] = byte(s56 >> 16)
+			b50[4] = byte(s56 >> 8)
+			b50[5] = byte(s56)
 			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 			m5 = (params[2].Lo) & 0xffff
 			goto n31
@@ -1105,175 +1109,175 @@ n32:
 	}
 n33:
 	{ // RxIPv4Rewrite: set ipv4.dst, ipv4.total_len
-		var d53 uint64 // ipv4 checksum
-		var d54 uint64 // udp checksum
-		v55 := m3
-		b56 := data[h2 : h2+20] // ipv4
-		ws58 := uint64((uint64(b56[16])<<24 | uint64(b56[17])<<16 | uint64(b56[18])<<8 | uint64(b56[19])))
-		os57 := uint32(uint16(ws58>>0)) + uint32(uint16(ws58>>16))
-		s59 := v55
-		b56[16] = byte(s59 >> 24)
-		b56[17] = byte(s59 >> 16)
-		b56[18] = byte(s59 >> 8)
-		b56[19] = byte(s59)
-		ws60 := uint64(v55)
-		f62 := uint32(os57)
-		f62 += bits.RotateLeft32(f62, 16)
-		dl61 := uint64(^uint16(f62>>16)) + uint64(uint32(uint16(ws60>>0))+uint32(uint16(ws60>>16)))
-		d53 += dl61
-		d54 += dl61
-		v63 := ((uint64(b56[2])<<8 | uint64(b56[3])) - 0xc)
-		os64 := uint32(uint16((uint64(b56[2])<<8 | uint64(b56[3]))))
-		s65 := v63
-		b56[2] = byte(s65 >> 8)
-		b56[3] = byte(s65)
-		f67 := uint32(os64)
-		f67 += bits.RotateLeft32(f67, 16)
-		dl66 := uint64(^uint16(f67>>16)) + uint64(uint32(uint16(v63)))
-		d53 += dl66
-		d54 += dl66
+		var d57 uint64 // ipv4 checksum
+		var d58 uint64 // udp checksum
+		v59 := m3
+		b60 := data[h2 : h2+20] // ipv4
+		ws62 := uint64((uint64(b60[16])<<24 | uint64(b60[17])<<16 | uint64(b60[18])<<8 | uint64(b60[19])))
+		os61 := uint32(uint16(ws62>>0)) + uint32(uint16(ws62>>16))
+		s63 := v59
+		b60[16] = byte(s63 >> 24)
+		b60[17] = byte(s63 >> 16)
+		b60[18] = byte(s63 >> 8)
+		b60[19] = byte(s63)
+		ws64 := uint64(v59)
+		f66 := uint32(os61)
+		f66 += bits.RotateLeft32(f66, 16)
+		dl65 := uint64(^uint16(f66>>16)) + uint64(uint32(uint16(ws64>>0))+uint32(uint16(ws64>>16)))
+		d57 += dl65
+		d58 += dl65
+		v67 := ((uint64(b60[2])<<8 | uint64(b60[3])) - 0xc)
+		os68 := uint32(uint16((uint64(b60[2])<<8 | uint64(b60[3]))))
+		s69 := v67
+		b60[2] = byte(s69 >> 8)
+		b60[3] = byte(s69)
+		f71 := uint32(os68)
+		f71 += bits.RotateLeft32(f71, 16)
+		dl70 := uint64(^uint16(f71>>16)) + uint64(uint32(uint16(v67)))
+		d57 += dl70
+		d58 += dl70
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d53
+			x := uint64(^cv) + d57
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s68 := r
-			cb[0] = byte(s68 >> 8)
-			cb[1] = byte(s68)
+			s72 := r
+			cb[0] = byte(s72 >> 8)
+			cb[1] = byte(s72)
 		}
 		if h8+8 <= len(data) {
-			pendD8 += d54
+			pendD8 += d58
 			pendK8 = true
 		}
 		goto n36
 	}
 n34:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d69 uint64          // udp checksum
-		b70 := data[h3 : h3+40] // ipv6
-		v71 := packet.Value{Hi: (uint64(b70[24])<<56 | uint64(b70[25])<<48 | uint64(b70[26])<<40 | uint64(b70[27])<<32 | uint64(b70[28])<<24 | uint64(b70[29])<<16 | uint64(b70[30])<<8 | uint64(b70[31])), Lo: (uint64(b70[32])<<56 | uint64(b70[33])<<48 | uint64(b70[34])<<40 | uint64(b70[35])<<32 | uint64(b70[36])<<24 | uint64(b70[37])<<16 | uint64(b70[38])<<8 | uint64(b70[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws73 := packet.Value{Hi: (uint64(b70[24])<<56 | uint64(b70[25])<<48 | uint64(b70[26])<<40 | uint64(b70[27])<<32 | uint64(b70[28])<<24 | uint64(b70[29])<<16 | uint64(b70[30])<<8 | uint64(b70[31])), Lo: (uint64(b70[32])<<56 | uint64(b70[33])<<48 | uint64(b70[34])<<40 | uint64(b70[35])<<32 | uint64(b70[36])<<24 | uint64(b70[37])<<16 | uint64(b70[38])<<8 | uint64(b70[39]))}
-		os72 := uint32(uint16(ws73.Hi>>0)) + uint32(uint16(ws73.Hi>>16)) + uint32(uint16(ws73.Hi>>32)) + uint32(uint16(ws73.Hi>>48)) + uint32(uint16(ws73.Lo>>0)) + uint32(uint16(ws73.Lo>>16)) + uint32(uint16(ws73.Lo>>32)) + uint32(uint16(ws73.Lo>>48))
-		v74 := v71
-		s75 := v74.Hi
-		b70[24] = byte(s75 >> 56)
-		b70[25] = byte(s75 >> 48)
-		b70[26] = byte(s75 >> 40)
-		b70[27] = byte(s75 >> 32)
-		b70[28] = byte(s75 >> 24)
-		b70[29] = byte(s75 >> 16)
-		b70[30] = byte(s75 >> 8)
-		b70[31] = byte(s75)
-		s76 := v74.Lo
-		b70[32] = byte(s76 >> 56)
-		b70[33] = byte(s76 >> 48)
-		b70[34] = byte(s76 >> 40)
-		b70[35] = byte(s76 >> 32)
-		b70[36] = byte(s76 >> 24)
-		b70[37] = byte(s76 >> 16)
-		b70[38] = byte(s76 >> 8)
-		b70[39] = byte(s76)
-		ws77 := v71
-		f79 := uint32(os72)
-		f79 += bits.RotateLeft32(f79, 16)
-		dl78 := uint64(^uint16(f79>>16)) + uint64(uint32(uint16(ws77.Hi>>0))+uint32(uint16(ws77.Hi>>16))+uint32(uint16(ws77.Hi>>32))+uint32(uint16(ws77.Hi>>48))+uint32(uint16(ws77.Lo>>0))+uint32(uint16(ws77.Lo>>16))+uint32(uint16(ws77.Lo>>32))+uint32(uint16(ws77.Lo>>48)))
-		d69 += dl78
-		v80 := ((uint64(b70[4])<<8 | uint64(b70[5])) - 0xc)
-		os81 := uint32(uint16((uint64(b70[4])<<8 | uint64(b70[5]))))
-		s82 := v80
-		b70[4] = byte(s82 >> 8)
-		b70[5] = byte(s82)
-		f84 := uint32(os81)
-		f84 += bits.RotateLeft32(f84, 16)
-		dl83 := uint64(^uint16(f84>>16)) + uint64(uint32(uint16(v80)))
-		d69 += dl83
+		var d73 uint64          // udp checksum
+		b74 := data[h3 : h3+40] // ipv6
+		v75 := packet.Value{Hi: (uint64(b74[24])<<56 | uint64(b74[25])<<48 | uint64(b74[26])<<40 | uint64(b74[27])<<32 | uint64(b74[28])<<24 | uint64(b74[29])<<16 | uint64(b74[30])<<8 | uint64(b74[31])), Lo: (uint64(b74[32])<<56 | uint64(b74[33])<<48 | uint64(b74[34])<<40 | uint64(b74[35])<<32 | uint64(b74[36])<<24 | uint64(b74[37])<<16 | uint64(b74[38])<<8 | uint64(b74[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws77 := packet.Value{Hi: (uint64(b74[24])<<56 | uint64(b74[25])<<48 | uint64(b74[26])<<40 | uint64(b74[27])<<32 | uint64(b74[28])<<24 | uint64(b74[29])<<16 | uint64(b74[30])<<8 | uint64(b74[31])), Lo: (uint64(b74[32])<<56 | uint64(b74[33])<<48 | uint64(b74[34])<<40 | uint64(b74[35])<<32 | uint64(b74[36])<<24 | uint64(b74[37])<<16 | uint64(b74[38])<<8 | uint64(b74[39]))}
+		os76 := uint32(uint16(ws77.Hi>>0)) + uint32(uint16(ws77.Hi>>16)) + uint32(uint16(ws77.Hi>>32)) + uint32(uint16(ws77.Hi>>48)) + uint32(uint16(ws77.Lo>>0)) + uint32(uint16(ws77.Lo>>16)) + uint32(uint16(ws77.Lo>>32)) + uint32(uint16(ws77.Lo>>48))
+		v78 := v75
+		s79 := v78.Hi
+		b74[24] = byte(s79 >> 56)
+		b74[25] = byte(s79 >> 48)
+		b74[26] = byte(s79 >> 40)
+		b74[27] = byte(s79 >> 32)
+		b74[28] = byte(s79 >> 24)
+		b74[29] = byte(s79 >> 16)
+		b74[30] = byte(s79 >> 8)
+		b74[31] = byte(s79)
+		s80 := v78.Lo
+		b74[32] = byte(s80 >> 56)
+		b74[33] = byte(s80 >> 48)
+		b74[34] = byte(s80 >> 40)
+		b74[35] = byte(s80 >> 32)
+		b74[36] = byte(s80 >> 24)
+		b74[37] = byte(s80 >> 16)
+		b74[38] = byte(s80 >> 8)
+		b74[39] = byte(s80)
+		ws81 := v75
+		f83 := uint32(os76)
+		f83 += bits.RotateLeft32(f83, 16)
+		dl82 := uint64(^uint16(f83>>16)) + uint64(uint32(uint16(ws81.Hi>>0))+uint32(uint16(ws81.Hi>>16))+uint32(uint16(ws81.Hi>>32))+uint32(uint16(ws81.Hi>>48))+uint32(uint16(ws81.Lo>>0))+uint32(uint16(ws81.Lo>>16))+uint32(uint16(ws81.Lo>>32))+uint32(uint16(ws81.Lo>>48)))
+		d73 += dl82
+		v84 := ((uint64(b74[4])<<8 | uint64(b74[5])) - 0xc)
+		os85 := uint32(uint16((uint64(b74[4])<<8 | uint64(b74[5]))))
+		s86 := v84
+		b74[4] = byte(s86 >> 8)
+		b74[5] = byte(s86)
+		f88 := uint32(os85)
+		f88 += bits.RotateLeft32(f88, 16)
+		dl87 := uint64(^uint16(f88>>16)) + uint64(uint32(uint16(v84)))
+		d73 += dl87
 		if h8+8 <= len(data) {
-			pendD8 += d69
+			pendD8 += d73
 			pendK8 = true
 		}
 		goto n35
 	}
 n35:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b85 := data[h3 : h3+40] // ipv6
-		v86 := m4
-		s87 := v86.Hi
-		b85[24] = byte(s87 >> 56)
-		b85[25] = byte(s87 >> 48)
-		b85[26] = byte(s87 >> 40)
-		b85[27] = byte(s87 >> 32)
-		b85[28] = byte(s87 >> 24)
-		b85[29] = byte(s87 >> 16)
-		b85[30] = byte(s87 >> 8)
-		b85[31] = byte(s87)
-		s88 := v86.Lo
-		b85[32] = byte(s88 >> 56)
-		b85[33] = byte(s88 >> 48)
-		b85[34] = byte(s88 >> 40)
-		b85[35] = byte(s88 >> 32)
-		b85[36] = byte(s88 >> 24)
-		b85[37] = byte(s88 >> 16)
-		b85[38] = byte(s88 >> 8)
-		b85[39] = byte(s88)
+		b89 := data[h3 : h3+40] // ipv6
+		v90 := m4
+		s91 := v90.Hi
+		b89[24] = byte(s91 >> 56)
+		b89[25] = byte(s91 >> 48)
+		b89[26] = byte(s91 >> 40)
+		b89[27] = byte(s91 >> 32)
+		b89[28] = byte(s91 >> 24)
+		b89[29] = byte(s91 >> 16)
+		b89[30] = byte(s91 >> 8)
+		b89[31] = byte(s91)
+		s92 := v90.Lo
+		b89[32] = byte(s92 >> 56)
+		b89[33] = byte(s92 >> 48)
+		b89[34] = byte(s92 >> 40)
+		b89[35] = byte(s92 >> 32)
+		b89[36] = byte(s92 >> 24)
+		b89[37] = byte(s92 >> 16)
+		b89[38] = byte(s92 >> 8)
+		b89[39] = byte(s92)
 		pl.edges[5]++
 		goto n36
 	}
 n36:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d89 uint64 // udp checksum
-		v90 := m5
-		b91 := data[h8 : h8+8] // udp
-		os92 := uint32(uint16((uint64(b91[2])<<8 | uint64(b91[3]))))
-		s93 := v90
-		b91[2] = byte(s93 >> 8)
-		b91[3] = byte(s93)
-		f95 := uint32(os92)
-		f95 += bits.RotateLeft32(f95, 16)
-		dl94 := uint64(^uint16(f95>>16)) + uint64(uint32(uint16(v90)))
-		d89 += dl94
-		v96 := ((uint64(b91[4])<<8 | uint64(b91[5])) - 0xc)
-		os97 := uint32(uint16((uint64(b91[4])<<8 | uint64(b91[5]))))
-		s98 := v96
-		b91[4] = byte(s98 >> 8)
-		b91[5] = byte(s98)
-		f100 := uint32(os97)
-		f100 += bits.RotateLeft32(f100, 16)
-		dl99 := uint64(^uint16(f100>>16)) + uint64(uint32(uint16(v96)))
-		d89 += dl99
+		var d93 uint64 // udp checksum
+		v94 := m5
+		b95 := data[h8 : h8+8] // udp
+		os96 := uint32(uint16((uint64(b95[2])<<8 | uint64(b95[3]))))
+		s97 := v94
+		b95[2] = byte(s97 >> 8)
+		b95[3] = byte(s97)
+		f99 := uint32(os96)
+		f99 += bits.RotateLeft32(f99, 16)
+		dl98 := uint64(^uint16(f99>>16)) + uint64(uint32(uint16(v94)))
+		d93 += dl98
+		v100 := ((uint64(b95[4])<<8 | uint64(b95[5])) - 0xc)
+		os101 := uint32(uint16((uint64(b95[4])<<8 | uint64(b95[5]))))
+		s102 := v100
+		b95[4] = byte(s102 >> 8)
+		b95[5] = byte(s102)
+		f104 := uint32(os101)
+		f104 += bits.RotateLeft32(f104, 16)
+		dl103 := uint64(^uint16(f104>>16)) + uint64(uint32(uint16(v100)))
+		d93 += dl103
 		if h8+8 <= len(data) {
-			pendD8 += d89
+			pendD8 += d93
 			pendK8 = true
 		}
 		goto n37
 	}
 n37:
 	{ // RxStrip: pop lbv1
-		po101, pn102 := h5, 12 // lbv1
-		if po101+pn102 > len(data) {
+		po105, pn106 := h5, 12 // lbv1
+		if po105+pn106 > len(data) {
 			return pl.drop(10)
 		}
-		if po101 > h8 && (po101-h8)%2 == 0 {
-			pw104 := data[po101 : po101+12]
-			d103 := uint32(uint64(pw104[0])<<8|uint64(pw104[1])) + uint32(uint64(pw104[2])<<8|uint64(pw104[3])) + uint32(uint64(pw104[4])<<8|uint64(pw104[5])) + uint32(uint64(pw104[6])<<8|uint64(pw104[7])) + uint32(uint64(pw104[8])<<8|uint64(pw104[9])) + uint32(uint64(pw104[10])<<8|uint64(pw104[11]))
-			d103 += bits.RotateLeft32(d103, 16)
+		if po105 > h8 && (po105-h8)%2 == 0 {
+			pw108 := data[po105 : po105+12]
+			d107 := uint32(uint64(pw108[0])<<8|uint64(pw108[1])) + uint32(uint64(pw108[2])<<8|uint64(pw108[3])) + uint32(uint64(pw108[4])<<8|uint64(pw108[5])) + uint32(uint64(pw108[6])<<8|uint64(pw108[7])) + uint32(uint64(pw108[8])<<8|uint64(pw108[9])) + uint32(uint64(pw108[10])<<8|uint64(pw108[11]))
+			d107 += bits.RotateLeft32(d107, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d103 >> 16))
+				pendD8 += uint64(^uint16(d107 >> 16))
 				pendK8 = true
 			}
 		}
-		if po101 < len(data)-po101-pn102 {
-			copy(data[pn102:pn102+po101], data[:po101])
-			data = data[pn102:]
+		if po105 < len(data)-po105-pn106 {
+			copy(data[pn106:pn106+po105], data[:po105])
+			data = data[pn106:]
 		} else {
-			copy(data[po101:], data[po101+pn102:])
-			data = data[:len(data)-pn102]
+			copy(data[po105:], data[po105+pn106:])
+			data = data[:len(data)-pn106]
 		}
 		h5 = -1
-		if cur > po101 {
-			cur = max(po101, cur-pn102)
+		if cur > po105 {
+			cur = max(po105, cur-pn106)
 		}
 		pl.edges[6]++
 		goto n14
@@ -1289,9 +1293,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s105 := r
-				cb[0] = byte(s105 >> 8)
-				cb[1] = byte(s105)
+				s109 := r
+				cb[0] = byte(s109 >> 8)
+				cb[1] = byte(s109)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1308,9 +1312,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s106 := r
-				cb[0] = byte(s106 >> 8)
-				cb[1] = byte(s106)
+				s110 := r
+				cb[0] = byte(s110 >> 8)
+				cb[1] = byte(s110)
 			}
 			pendD8, pendK8 = 0, false
 		}

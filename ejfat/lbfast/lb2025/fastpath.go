@@ -1188,27 +1188,28 @@ n36:
 		kw30 := (m0) & 0xf
 		b32 := data[h0 : h0+14] // ethernet
 		kw31 := (uint64(b32[0])<<40 | uint64(b32[1])<<32 | uint64(b32[2])<<24 | uint64(b32[3])<<16 | uint64(b32[4])<<8 | uint64(b32[5])) & 0xffffffffffff
-		k33 := kw31<<0 | kw30<<48
-		if pi34 := pl.tables[0].Packed(); len(pi34.Slots) > 0 {
-			k33 &= pi34.Mask
-			for m, j := uint64(len(pi34.Slots)-1), packet.PackedHash(k33); ; j++ {
-				sl := &pi34.Slots[j&m]
+		pr33 := pl.tables[0].Probes()
+		k34 := kw31<<0 | kw30<<48
+		if pi35 := &pr33.Packed; len(pi35.Slots) > 0 {
+			k34 &= pi35.Mask
+			for m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34); ; j++ {
+				sl := &pi35.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k33 {
+				if sl.Key == k34 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc35 := pl.tables[0].Scan(); len(sc35.Match) > 0 {
-			for i, ms := 0, sc35.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+		} else if sc36 := &pr33.Scan; len(sc36.Match) > 0 {
+			for i, ms := 0, sc36.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
 				if kw30&ms[0].Mask == ms[0].Val && kw31 == ms[1].Val {
-					act, params = int(sc35.Acts[i].Action), sc35.Acts[i].Params
+					act, params = int(sc36.Acts[i].Action), sc36.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k33); hit {
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k34); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1245,49 +1246,50 @@ n39:
 	}
 n40:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		b36 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b36[16])<<24 | uint64(b36[17])<<16 | uint64(b36[18])<<8 | uint64(b36[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b37 := data[h2 : h2+20] // ipv4
+		m5 = (packet.Value{Lo: (uint64(b37[16])<<24 | uint64(b37[17])<<16 | uint64(b37[18])<<8 | uint64(b37[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n43
 	}
 n41:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		b37 := data[h3 : h3+40] // ipv6
-		m5 = (packet.Value{Hi: (uint64(b37[24])<<56 | uint64(b37[25])<<48 | uint64(b37[26])<<40 | uint64(b37[27])<<32 | uint64(b37[28])<<24 | uint64(b37[29])<<16 | uint64(b37[30])<<8 | uint64(b37[31])), Lo: (uint64(b37[32])<<56 | uint64(b37[33])<<48 | uint64(b37[34])<<40 | uint64(b37[35])<<32 | uint64(b37[36])<<24 | uint64(b37[37])<<16 | uint64(b37[38])<<8 | uint64(b37[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b38 := data[h3 : h3+40] // ipv6
+		m5 = (packet.Value{Hi: (uint64(b38[24])<<56 | uint64(b38[25])<<48 | uint64(b38[26])<<40 | uint64(b38[27])<<32 | uint64(b38[28])<<24 | uint64(b38[29])<<16 | uint64(b38[30])<<8 | uint64(b38[31])), Lo: (uint64(b38[32])<<56 | uint64(b38[33])<<48 | uint64(b38[34])<<40 | uint64(b38[35])<<32 | uint64(b38[36])<<24 | uint64(b38[37])<<16 | uint64(b38[38])<<8 | uint64(b38[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[9]++
 		goto n43
 	}
 n42:
 	{ // L3SetDaArp: set meta.ip_da_key
-		b38 := data[h5 : h5+28] // arp
-		m5 = (packet.Value{Lo: (uint64(b38[24])<<24 | uint64(b38[25])<<16 | uint64(b38[26])<<8 | uint64(b38[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b39 := data[h5 : h5+28] // arp
+		m5 = (packet.Value{Lo: (uint64(b39[24])<<24 | uint64(b39[25])<<16 | uint64(b39[26])<<8 | uint64(b39[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[10]++
 		goto n43
 	}
 n43:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw39 := (m0) & 0xf
-		b41 := data[h0 : h0+14] // ethernet
-		kw40 := (uint64(b41[12])<<8 | uint64(b41[13])) & 0xffff
-		kw42 := m5
-		if wl43 := pl.tables[1].Words(); len(wl43.Slots) > 0 {
-			x45 := kw39 & wl43.Mask[0]
-			x46 := kw40 & wl43.Mask[1]
-			x47 := kw42.Hi & wl43.Mask[2]
-			x48 := kw42.Lo & wl43.Mask[3]
-			h44 := packet.WordsHash(x45, x46, x47, x48)
-			for m, j := uint64(len(wl43.Slots)-1), h44>>(wl43.Shift&63); ; j = (j + 1) & m {
-				sl := &wl43.Slots[j]
+		kw40 := (m0) & 0xf
+		b42 := data[h0 : h0+14] // ethernet
+		kw41 := (uint64(b42[12])<<8 | uint64(b42[13])) & 0xffff
+		kw43 := m5
+		pr44 := pl.tables[1].Probes()
+		if wl45 := &pr44.Words; len(wl45.Slots) > 0 {
+			x47 := kw40 & wl45.Mask[0]
+			x48 := kw41 & wl45.Mask[1]
+			x49 := kw43.Hi & wl45.Mask[2]
+			x50 := kw43.Lo & wl45.Mask[3]
+			h46 := packet.WordsHash(x47, x48, x49, x50)
+			for m, j := uint64(len(wl45.Slots)-1), h46>>(wl45.Shift&63); ; j = (j + 1) & m {
+				sl := &wl45.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl43.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h44 && ks[0] == x45 && ks[1] == x46 && ks[2] == x47 && ks[3] == x48 {
-					a := &wl43.Acts[j]
+				if ks := wl45.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h46 && ks[0] == x47 && ks[1] == x48 && ks[2] == x49 && ks[3] == x50 {
+					a := &wl45.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw39, kw40, kw42.Hi, kw42.Lo); hit {
+		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw40, kw41, kw43.Hi, kw43.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1327,15 +1329,15 @@ n46:
 	}
 n47:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c49 := (h7 >= 0)
-		if c49 {
+		c51 := (h7 >= 0)
+		if c51 {
 			if !(h7 >= 0) {
 				return pl.drop(4)
 			}
-			b50 := data[h7 : h7+4] // icmpv6
-			c49 = (uint64(b50[0]) == 0x80)
+			b52 := data[h7 : h7+4] // icmpv6
+			c51 = (uint64(b52[0]) == 0x80)
 		}
-		if c49 {
+		if c51 {
 			goto n57
 		}
 		goto n48
@@ -1349,8 +1351,8 @@ n48:
 	}
 n49:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.ip_sa)
-		b51 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b51[24])<<24 | uint64(b51[25])<<16 | uint64(b51[26])<<8 | uint64(b51[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b53 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b53[24])<<24 | uint64(b53[25])<<16 | uint64(b53[26])<<8 | uint64(b53[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n51
 		}
 		goto n50
@@ -1361,49 +1363,49 @@ n50:
 	}
 n51:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b52 := data[h0 : h0+14] // ethernet
-		s53 := (uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11]))
-		b52[0] = byte(s53 >> 40)
-		b52[1] = byte(s53 >> 32)
-		b52[2] = byte(s53 >> 24)
-		b52[3] = byte(s53 >> 16)
-		b52[4] = byte(s53 >> 8)
-		b52[5] = byte(s53)
-		s54 := m2
-		b52[6] = byte(s54 >> 40)
-		b52[7] = byte(s54 >> 32)
-		b52[8] = byte(s54 >> 24)
-		b52[9] = byte(s54 >> 16)
-		b52[10] = byte(s54 >> 8)
-		b52[11] = byte(s54)
-		b55 := data[h5 : h5+28] // arp
-		s56 := 0x2
-		b55[6] = byte(s56 >> 8)
-		b55[7] = byte(s56)
-		s57 := (uint64(b55[8])<<40 | uint64(b55[9])<<32 | uint64(b55[10])<<24 | uint64(b55[11])<<16 | uint64(b55[12])<<8 | uint64(b55[13]))
-		b55[18] = byte(s57 >> 40)
-		b55[19] = byte(s57 >> 32)
-		b55[20] = byte(s57 >> 24)
-		b55[21] = byte(s57 >> 16)
-		b55[22] = byte(s57 >> 8)
-		b55[23] = byte(s57)
-		s58 := m2
-		b55[8] = byte(s58 >> 40)
-		b55[9] = byte(s58 >> 32)
-		b55[10] = byte(s58 >> 24)
-		b55[11] = byte(s58 >> 16)
-		b55[12] = byte(s58 >> 8)
-		b55[13] = byte(s58)
-		s59 := (uint64(b55[14])<<24 | uint64(b55[15])<<16 | uint64(b55[16])<<8 | uint64(b55[17]))
-		b55[24] = byte(s59 >> 24)
-		b55[25] = byte(s59 >> 16)
-		b55[26] = byte(s59 >> 8)
-		b55[27] = byte(s59)
-		s60 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		b55[14] = byte(s60 >> 24)
-		b55[15] = byte(s60 >> 16)
-		b55[16] = byte(s60 >> 8)
-		b55[17] = byte(s60)
+		b54 := data[h0 : h0+14] // ethernet
+		s55 := (uint64(b54[6])<<40 | uint64(b54[7])<<32 | uint64(b54[8])<<24 | uint64(b54[9])<<16 | uint64(b54[10])<<8 | uint64(b54[11]))
+		b54[0] = byte(s55 >> 40)
+		b54[1] = byte(s55 >> 32)
+		b54[2] = byte(s55 >> 24)
+		b54[3] = byte(s55 >> 16)
+		b54[4] = byte(s55 >> 8)
+		b54[5] = byte(s55)
+		s56 := m2
+		b54[6] = byte(s56 >> 40)
+		b54[7] = byte(s56 >> 32)
+		b54[8] = byte(s56 >> 24)
+		b54[9] = byte(s56 >> 16)
+		b54[10] = byte(s56 >> 8)
+		b54[11] = byte(s56)
+		b57 := data[h5 : h5+28] // arp
+		s58 := 0x2
+		b57[6] = byte(s58 >> 8)
+		b57[7] = byte(s58)
+		s59 := (uint64(b57[8])<<40 | uint64(b57[9])<<32 | uint64(b57[10])<<24 | uint64(b57[11])<<16 | uint64(b57[12])<<8 | uint64(b57[13]))
+		b57[18] = byte(s59 >> 40)
+		b57[19] = byte(s59 >> 32)
+		b57[20] = byte(s59 >> 24)
+		b57[21] = byte(s59 >> 16)
+		b57[22] = byte(s59 >> 8)
+		b57[23] = byte(s59)
+		s60 := m2
+		b57[8] = byte(s60 >> 40)
+		b57[9] = byte(s60 >> 32)
+		b57[10] = byte(s60 >> 24)
+		b57[11] = byte(s60 >> 16)
+		b57[12] = byte(s60 >> 8)
+		b57[13] = byte(s60)
+		s61 := (uint64(b57[14])<<24 | uint64(b57[15])<<16 | uint64(b57[16])<<8 | uint64(b57[17]))
+		b57[24] = byte(s61 >> 24)
+		b57[25] = byte(s61 >> 16)
+		b57[26] = byte(s61 >> 8)
+		b57[27] = byte(s61)
+		s62 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b57[14] = byte(s62 >> 24)
+		b57[15] = byte(s62 >> 16)
+		b57[16] = byte(s62 >> 8)
+		b57[17] = byte(s62)
 		goto n52
 	}
 n52:
@@ -1412,8 +1414,8 @@ n52:
 	}
 n53:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
-		b61 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b61[16])<<24 | uint64(b61[17])<<16 | uint64(b61[18])<<8 | uint64(b61[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b63 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b63[16])<<24 | uint64(b63[17])<<16 | uint64(b63[18])<<8 | uint64(b63[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n55
 		}
 		goto n54
@@ -1424,56 +1426,56 @@ n54:
 	}
 n55:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d62 uint64          // icmp checksum
-		b63 := data[h0 : h0+14] // ethernet
-		v64 := (uint64(b63[6])<<40 | uint64(b63[7])<<32 | uint64(b63[8])<<24 | uint64(b63[9])<<16 | uint64(b63[10])<<8 | uint64(b63[11]))
-		s65 := v64
-		b63[0] = byte(s65 >> 40)
-		b63[1] = byte(s65 >> 32)
-		b63[2] = byte(s65 >> 24)
-		b63[3] = byte(s65 >> 16)
-		b63[4] = byte(s65 >> 8)
-		b63[5] = byte(s65)
-		v66 := m2
+		var d64 uint64          // icmp checksum
+		b65 := data[h0 : h0+14] // ethernet
+		v66 := (uint64(b65[6])<<40 | uint64(b65[7])<<32 | uint64(b65[8])<<24 | uint64(b65[9])<<16 | uint64(b65[10])<<8 | uint64(b65[11]))
 		s67 := v66
-		b63[6] = byte(s67 >> 40)
-		b63[7] = byte(s67 >> 32)
-		b63[8] = byte(s67 >> 24)
-		b63[9] = byte(s67 >> 16)
-		b63[10] = byte(s67 >> 8)
-		b63[11] = byte(s67)
-		b68 := data[h2 : h2+20] // ipv4
-		v69 := (uint64(b68[12])<<24 | uint64(b68[13])<<16 | uint64(b68[14])<<8 | uint64(b68[15]))
-		s70 := v69
-		b68[16] = byte(s70 >> 24)
-		b68[17] = byte(s70 >> 16)
-		b68[18] = byte(s70 >> 8)
-		b68[19] = byte(s70)
-		v71 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b65[0] = byte(s67 >> 40)
+		b65[1] = byte(s67 >> 32)
+		b65[2] = byte(s67 >> 24)
+		b65[3] = byte(s67 >> 16)
+		b65[4] = byte(s67 >> 8)
+		b65[5] = byte(s67)
+		v68 := m2
+		s69 := v68
+		b65[6] = byte(s69 >> 40)
+		b65[7] = byte(s69 >> 32)
+		b65[8] = byte(s69 >> 24)
+		b65[9] = byte(s69 >> 16)
+		b65[10] = byte(s69 >> 8)
+		b65[11] = byte(s69)
+		b70 := data[h2 : h2+20] // ipv4
+		v71 := (uint64(b70[12])<<24 | uint64(b70[13])<<16 | uint64(b70[14])<<8 | uint64(b70[15]))
 		s72 := v71
-		b68[12] = byte(s72 >> 24)
-		b68[13] = byte(s72 >> 16)
-		b68[14] = byte(s72 >> 8)
-		b68[15] = byte(s72)
-		v73 := 0x0
-		b74 := data[h6 : h6+4] // icmp
-		os75 := uint32(uint64(b74[0])<<8 | uint64(b74[1]))
-		b74[0] = byte(v73)
-		f77 := uint32(os75)
-		f77 += bits.RotateLeft32(f77, 16)
-		dl76 := uint64(^uint16(f77>>16)) + uint64(uint32(uint64(b74[0])<<8|uint64(b74[1])))
-		d62 += dl76
+		b70[16] = byte(s72 >> 24)
+		b70[17] = byte(s72 >> 16)
+		b70[18] = byte(s72 >> 8)
+		b70[19] = byte(s72)
+		v73 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s74 := v73
+		b70[12] = byte(s74 >> 24)
+		b70[13] = byte(s74 >> 16)
+		b70[14] = byte(s74 >> 8)
+		b70[15] = byte(s74)
+		v75 := 0x0
+		b76 := data[h6 : h6+4] // icmp
+		os77 := uint32(uint64(b76[0])<<8 | uint64(b76[1]))
+		b76[0] = byte(v75)
+		f79 := uint32(os77)
+		f79 += bits.RotateLeft32(f79, 16)
+		dl78 := uint64(^uint16(f79>>16)) + uint64(uint32(uint64(b76[0])<<8|uint64(b76[1])))
+		d64 += dl78
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d62
+			x := uint64(^cv) + d64
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s78 := r
-			cb[0] = byte(s78 >> 8)
-			cb[1] = byte(s78)
+			s80 := r
+			cb[0] = byte(s80 >> 8)
+			cb[1] = byte(s80)
 		}
 		goto n56
 	}
@@ -1484,98 +1486,98 @@ n56:
 	}
 n57:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d79 uint64          // icmpv6 checksum
-		b80 := data[h0 : h0+14] // ethernet
-		v81 := (uint64(b80[6])<<40 | uint64(b80[7])<<32 | uint64(b80[8])<<24 | uint64(b80[9])<<16 | uint64(b80[10])<<8 | uint64(b80[11]))
-		s82 := v81
-		b80[0] = byte(s82 >> 40)
-		b80[1] = byte(s82 >> 32)
-		b80[2] = byte(s82 >> 24)
-		b80[3] = byte(s82 >> 16)
-		b80[4] = byte(s82 >> 8)
-		b80[5] = byte(s82)
-		v83 := m2
+		var d81 uint64          // icmpv6 checksum
+		b82 := data[h0 : h0+14] // ethernet
+		v83 := (uint64(b82[6])<<40 | uint64(b82[7])<<32 | uint64(b82[8])<<24 | uint64(b82[9])<<16 | uint64(b82[10])<<8 | uint64(b82[11]))
 		s84 := v83
-		b80[6] = byte(s84 >> 40)
-		b80[7] = byte(s84 >> 32)
-		b80[8] = byte(s84 >> 24)
-		b80[9] = byte(s84 >> 16)
-		b80[10] = byte(s84 >> 8)
-		b80[11] = byte(s84)
-		b85 := data[h3 : h3+40] // ipv6
-		v86 := packet.Value{Hi: (uint64(b85[8])<<56 | uint64(b85[9])<<48 | uint64(b85[10])<<40 | uint64(b85[11])<<32 | uint64(b85[12])<<24 | uint64(b85[13])<<16 | uint64(b85[14])<<8 | uint64(b85[15])), Lo: (uint64(b85[16])<<56 | uint64(b85[17])<<48 | uint64(b85[18])<<40 | uint64(b85[19])<<32 | uint64(b85[20])<<24 | uint64(b85[21])<<16 | uint64(b85[22])<<8 | uint64(b85[23]))}
-		ws88 := packet.Value{Hi: (uint64(b85[24])<<56 | uint64(b85[25])<<48 | uint64(b85[26])<<40 | uint64(b85[27])<<32 | uint64(b85[28])<<24 | uint64(b85[29])<<16 | uint64(b85[30])<<8 | uint64(b85[31])), Lo: (uint64(b85[32])<<56 | uint64(b85[33])<<48 | uint64(b85[34])<<40 | uint64(b85[35])<<32 | uint64(b85[36])<<24 | uint64(b85[37])<<16 | uint64(b85[38])<<8 | uint64(b85[39]))}
-		os87 := uint32(uint16(ws88.Hi>>0)) + uint32(uint16(ws88.Hi>>16)) + uint32(uint16(ws88.Hi>>32)) + uint32(uint16(ws88.Hi>>48)) + uint32(uint16(ws88.Lo>>0)) + uint32(uint16(ws88.Lo>>16)) + uint32(uint16(ws88.Lo>>32)) + uint32(uint16(ws88.Lo>>48))
-		v89 := v86
-		s90 := v89.Hi
-		b85[24] = byte(s90 >> 56)
-		b85[25] = byte(s90 >> 48)
-		b85[26] = byte(s90 >> 40)
-		b85[27] = byte(s90 >> 32)
-		b85[28] = byte(s90 >> 24)
-		b85[29] = byte(s90 >> 16)
-		b85[30] = byte(s90 >> 8)
-		b85[31] = byte(s90)
-		s91 := v89.Lo
-		b85[32] = byte(s91 >> 56)
-		b85[33] = byte(s91 >> 48)
-		b85[34] = byte(s91 >> 40)
-		b85[35] = byte(s91 >> 32)
-		b85[36] = byte(s91 >> 24)
-		b85[37] = byte(s91 >> 16)
-		b85[38] = byte(s91 >> 8)
-		b85[39] = byte(s91)
-		ws92 := v86
-		f94 := uint32(os87)
-		f94 += bits.RotateLeft32(f94, 16)
-		dl93 := uint64(^uint16(f94>>16)) + uint64(uint32(uint16(ws92.Hi>>0))+uint32(uint16(ws92.Hi>>16))+uint32(uint16(ws92.Hi>>32))+uint32(uint16(ws92.Hi>>48))+uint32(uint16(ws92.Lo>>0))+uint32(uint16(ws92.Lo>>16))+uint32(uint16(ws92.Lo>>32))+uint32(uint16(ws92.Lo>>48)))
-		d79 += dl93
-		v95 := m3
-		ws97 := packet.Value{Hi: (uint64(b85[8])<<56 | uint64(b85[9])<<48 | uint64(b85[10])<<40 | uint64(b85[11])<<32 | uint64(b85[12])<<24 | uint64(b85[13])<<16 | uint64(b85[14])<<8 | uint64(b85[15])), Lo: (uint64(b85[16])<<56 | uint64(b85[17])<<48 | uint64(b85[18])<<40 | uint64(b85[19])<<32 | uint64(b85[20])<<24 | uint64(b85[21])<<16 | uint64(b85[22])<<8 | uint64(b85[23]))}
-		os96 := uint32(uint16(ws97.Hi>>0)) + uint32(uint16(ws97.Hi>>16)) + uint32(uint16(ws97.Hi>>32)) + uint32(uint16(ws97.Hi>>48)) + uint32(uint16(ws97.Lo>>0)) + uint32(uint16(ws97.Lo>>16)) + uint32(uint16(ws97.Lo>>32)) + uint32(uint16(ws97.Lo>>48))
-		v98 := v95
-		s99 := v98.Hi
-		b85[8] = byte(s99 >> 56)
-		b85[9] = byte(s99 >> 48)
-		b85[10] = byte(s99 >> 40)
-		b85[11] = byte(s99 >> 32)
-		b85[12] = byte(s99 >> 24)
-		b85[13] = byte(s99 >> 16)
-		b85[14] = byte(s99 >> 8)
-		b85[15] = byte(s99)
-		s100 := v98.Lo
-		b85[16] = byte(s100 >> 56)
-		b85[17] = byte(s100 >> 48)
-		b85[18] = byte(s100 >> 40)
-		b85[19] = byte(s100 >> 32)
-		b85[20] = byte(s100 >> 24)
-		b85[21] = byte(s100 >> 16)
-		b85[22] = byte(s100 >> 8)
-		b85[23] = byte(s100)
-		ws101 := v95
-		f103 := uint32(os96)
-		f103 += bits.RotateLeft32(f103, 16)
-		dl102 := uint64(^uint16(f103>>16)) + uint64(uint32(uint16(ws101.Hi>>0))+uint32(uint16(ws101.Hi>>16))+uint32(uint16(ws101.Hi>>32))+uint32(uint16(ws101.Hi>>48))+uint32(uint16(ws101.Lo>>0))+uint32(uint16(ws101.Lo>>16))+uint32(uint16(ws101.Lo>>32))+uint32(uint16(ws101.Lo>>48)))
-		d79 += dl102
-		v104 := 0x81
-		b105 := data[h7 : h7+4] // icmpv6
-		os106 := uint32(uint64(b105[0])<<8 | uint64(b105[1]))
-		b105[0] = byte(v104)
-		f108 := uint32(os106)
-		f108 += bits.RotateLeft32(f108, 16)
-		dl107 := uint64(^uint16(f108>>16)) + uint64(uint32(uint64(b105[0])<<8|uint64(b105[1])))
-		d79 += dl107
+		b82[0] = byte(s84 >> 40)
+		b82[1] = byte(s84 >> 32)
+		b82[2] = byte(s84 >> 24)
+		b82[3] = byte(s84 >> 16)
+		b82[4] = byte(s84 >> 8)
+		b82[5] = byte(s84)
+		v85 := m2
+		s86 := v85
+		b82[6] = byte(s86 >> 40)
+		b82[7] = byte(s86 >> 32)
+		b82[8] = byte(s86 >> 24)
+		b82[9] = byte(s86 >> 16)
+		b82[10] = byte(s86 >> 8)
+		b82[11] = byte(s86)
+		b87 := data[h3 : h3+40] // ipv6
+		v88 := packet.Value{Hi: (uint64(b87[8])<<56 | uint64(b87[9])<<48 | uint64(b87[10])<<40 | uint64(b87[11])<<32 | uint64(b87[12])<<24 | uint64(b87[13])<<16 | uint64(b87[14])<<8 | uint64(b87[15])), Lo: (uint64(b87[16])<<56 | uint64(b87[17])<<48 | uint64(b87[18])<<40 | uint64(b87[19])<<32 | uint64(b87[20])<<24 | uint64(b87[21])<<16 | uint64(b87[22])<<8 | uint64(b87[23]))}
+		ws90 := packet.Value{Hi: (uint64(b87[24])<<56 | uint64(b87[25])<<48 | uint64(b87[26])<<40 | uint64(b87[27])<<32 | uint64(b87[28])<<24 | uint64(b87[29])<<16 | uint64(b87[30])<<8 | uint64(b87[31])), Lo: (uint64(b87[32])<<56 | uint64(b87[33])<<48 | uint64(b87[34])<<40 | uint64(b87[35])<<32 | uint64(b87[36])<<24 | uint64(b87[37])<<16 | uint64(b87[38])<<8 | uint64(b87[39]))}
+		os89 := uint32(uint16(ws90.Hi>>0)) + uint32(uint16(ws90.Hi>>16)) + uint32(uint16(ws90.Hi>>32)) + uint32(uint16(ws90.Hi>>48)) + uint32(uint16(ws90.Lo>>0)) + uint32(uint16(ws90.Lo>>16)) + uint32(uint16(ws90.Lo>>32)) + uint32(uint16(ws90.Lo>>48))
+		v91 := v88
+		s92 := v91.Hi
+		b87[24] = byte(s92 >> 56)
+		b87[25] = byte(s92 >> 48)
+		b87[26] = byte(s92 >> 40)
+		b87[27] = byte(s92 >> 32)
+		b87[28] = byte(s92 >> 24)
+		b87[29] = byte(s92 >> 16)
+		b87[30] = byte(s92 >> 8)
+		b87[31] = byte(s92)
+		s93 := v91.Lo
+		b87[32] = byte(s93 >> 56)
+		b87[33] = byte(s93 >> 48)
+		b87[34] = byte(s93 >> 40)
+		b87[35] = byte(s93 >> 32)
+		b87[36] = byte(s93 >> 24)
+		b87[37] = byte(s93 >> 16)
+		b87[38] = byte(s93 >> 8)
+		b87[39] = byte(s93)
+		ws94 := v88
+		f96 := uint32(os89)
+		f96 += bits.RotateLeft32(f96, 16)
+		dl95 := uint64(^uint16(f96>>16)) + uint64(uint32(uint16(ws94.Hi>>0))+uint32(uint16(ws94.Hi>>16))+uint32(uint16(ws94.Hi>>32))+uint32(uint16(ws94.Hi>>48))+uint32(uint16(ws94.Lo>>0))+uint32(uint16(ws94.Lo>>16))+uint32(uint16(ws94.Lo>>32))+uint32(uint16(ws94.Lo>>48)))
+		d81 += dl95
+		v97 := m3
+		ws99 := packet.Value{Hi: (uint64(b87[8])<<56 | uint64(b87[9])<<48 | uint64(b87[10])<<40 | uint64(b87[11])<<32 | uint64(b87[12])<<24 | uint64(b87[13])<<16 | uint64(b87[14])<<8 | uint64(b87[15])), Lo: (uint64(b87[16])<<56 | uint64(b87[17])<<48 | uint64(b87[18])<<40 | uint64(b87[19])<<32 | uint64(b87[20])<<24 | uint64(b87[21])<<16 | uint64(b87[22])<<8 | uint64(b87[23]))}
+		os98 := uint32(uint16(ws99.Hi>>0)) + uint32(uint16(ws99.Hi>>16)) + uint32(uint16(ws99.Hi>>32)) + uint32(uint16(ws99.Hi>>48)) + uint32(uint16(ws99.Lo>>0)) + uint32(uint16(ws99.Lo>>16)) + uint32(uint16(ws99.Lo>>32)) + uint32(uint16(ws99.Lo>>48))
+		v100 := v97
+		s101 := v100.Hi
+		b87[8] = byte(s101 >> 56)
+		b87[9] = byte(s101 >> 48)
+		b87[10] = byte(s101 >> 40)
+		b87[11] = byte(s101 >> 32)
+		b87[12] = byte(s101 >> 24)
+		b87[13] = byte(s101 >> 16)
+		b87[14] = byte(s101 >> 8)
+		b87[15] = byte(s101)
+		s102 := v100.Lo
+		b87[16] = byte(s102 >> 56)
+		b87[17] = byte(s102 >> 48)
+		b87[18] = byte(s102 >> 40)
+		b87[19] = byte(s102 >> 32)
+		b87[20] = byte(s102 >> 24)
+		b87[21] = byte(s102 >> 16)
+		b87[22] = byte(s102 >> 8)
+		b87[23] = byte(s102)
+		ws103 := v97
+		f105 := uint32(os98)
+		f105 += bits.RotateLeft32(f105, 16)
+		dl104 := uint64(^uint16(f105>>16)) + uint64(uint32(uint16(ws103.Hi>>0))+uint32(uint16(ws103.Hi>>16))+uint32(uint16(ws103.Hi>>32))+uint32(uint16(ws103.Hi>>48))+uint32(uint16(ws103.Lo>>0))+uint32(uint16(ws103.Lo>>16))+uint32(uint16(ws103.Lo>>32))+uint32(uint16(ws103.Lo>>48)))
+		d81 += dl104
+		v106 := 0x81
+		b107 := data[h7 : h7+4] // icmpv6
+		os108 := uint32(uint64(b107[0])<<8 | uint64(b107[1]))
+		b107[0] = byte(v106)
+		f110 := uint32(os108)
+		f110 += bits.RotateLeft32(f110, 16)
+		dl109 := uint64(^uint16(f110>>16)) + uint64(uint32(uint64(b107[0])<<8|uint64(b107[1])))
+		d81 += dl109
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d79
+			x := uint64(^cv) + d81
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s109 := r
-			cb[0] = byte(s109 >> 8)
-			cb[1] = byte(s109)
+			s111 := r
+			cb[0] = byte(s111 >> 8)
+			cb[1] = byte(s111)
 		}
 		goto n58
 	}
@@ -1586,8 +1588,8 @@ n58:
 	}
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		b110 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b110[4])<<56 | uint64(b110[5])<<48 | uint64(b110[6])<<40 | uint64(b110[7])<<32 | uint64(b110[8])<<24 | uint64(b110[9])<<16 | uint64(b110[10])<<8 | uint64(b110[11])), Lo: (uint64(b110[12])<<56 | uint64(b110[13])<<48 | uint64(b110[14])<<40 | uint64(b110[15])<<32 | uint64(b110[16])<<24 | uint64(b110[17])<<16 | uint64(b110[18])<<8 | uint64(b110[19]))} == m3) {
+		b112 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b112[4])<<56 | uint64(b112[5])<<48 | uint64(b112[6])<<40 | uint64(b112[7])<<32 | uint64(b112[8])<<24 | uint64(b112[9])<<16 | uint64(b112[10])<<8 | uint64(b112[11])), Lo: (uint64(b112[12])<<56 | uint64(b112[13])<<48 | uint64(b112[14])<<40 | uint64(b112[15])<<32 | uint64(b112[16])<<24 | uint64(b112[17])<<16 | uint64(b112[18])<<8 | uint64(b112[19]))} == m3) {
 			goto n61
 		}
 		goto n60
@@ -1598,8 +1600,8 @@ n60:
 	}
 n61:
 	{ // NsUnspecified: test ipv6.src == 0
-		b111 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b111[8])<<56 | uint64(b111[9])<<48 | uint64(b111[10])<<40 | uint64(b111[11])<<32 | uint64(b111[12])<<24 | uint64(b111[13])<<16 | uint64(b111[14])<<8 | uint64(b111[15])), Lo: (uint64(b111[16])<<56 | uint64(b111[17])<<48 | uint64(b111[18])<<40 | uint64(b111[19])<<32 | uint64(b111[20])<<24 | uint64(b111[21])<<16 | uint64(b111[22])<<8 | uint64(b111[23]))} == packet.Value{Lo: 0x0}) {
+		b113 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b113[8])<<56 | uint64(b113[9])<<48 | uint64(b113[10])<<40 | uint64(b113[11])<<32 | uint64(b113[12])<<24 | uint64(b113[13])<<16 | uint64(b113[14])<<8 | uint64(b113[15])), Lo: (uint64(b113[16])<<56 | uint64(b113[17])<<48 | uint64(b113[18])<<40 | uint64(b113[19])<<32 | uint64(b113[20])<<24 | uint64(b113[21])<<16 | uint64(b113[22])<<8 | uint64(b113[23]))} == packet.Value{Lo: 0x0}) {
 			goto n62
 		}
 		goto n63
@@ -1609,19 +1611,19 @@ n62:
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m23 = (0x333300000001) & 0xffffffffffff
 		m24 = (0x0) & 0x1
-		b112 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b112[4])<<56 | uint64(b112[5])<<48 | uint64(b112[6])<<40 | uint64(b112[7])<<32 | uint64(b112[8])<<24 | uint64(b112[9])<<16 | uint64(b112[10])<<8 | uint64(b112[11])), Lo: (uint64(b112[12])<<56 | uint64(b112[13])<<48 | uint64(b112[14])<<40 | uint64(b112[15])<<32 | uint64(b112[16])<<24 | uint64(b112[17])<<16 | uint64(b112[18])<<8 | uint64(b112[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b114 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b114[4])<<56 | uint64(b114[5])<<48 | uint64(b114[6])<<40 | uint64(b114[7])<<32 | uint64(b114[8])<<24 | uint64(b114[9])<<16 | uint64(b114[10])<<8 | uint64(b114[11])), Lo: (uint64(b114[12])<<56 | uint64(b114[13])<<48 | uint64(b114[14])<<40 | uint64(b114[15])<<32 | uint64(b114[16])<<24 | uint64(b114[17])<<16 | uint64(b114[18])<<8 | uint64(b114[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n66
 	}
 n63:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		b113 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b113[8])<<56 | uint64(b113[9])<<48 | uint64(b113[10])<<40 | uint64(b113[11])<<32 | uint64(b113[12])<<24 | uint64(b113[13])<<16 | uint64(b113[14])<<8 | uint64(b113[15])), Lo: (uint64(b113[16])<<56 | uint64(b113[17])<<48 | uint64(b113[18])<<40 | uint64(b113[19])<<32 | uint64(b113[20])<<24 | uint64(b113[21])<<16 | uint64(b113[22])<<8 | uint64(b113[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b114 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b114[6])<<40 | uint64(b114[7])<<32 | uint64(b114[8])<<24 | uint64(b114[9])<<16 | uint64(b114[10])<<8 | uint64(b114[11])) & 0xffffffffffff
+		b115 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b115[8])<<56 | uint64(b115[9])<<48 | uint64(b115[10])<<40 | uint64(b115[11])<<32 | uint64(b115[12])<<24 | uint64(b115[13])<<16 | uint64(b115[14])<<8 | uint64(b115[15])), Lo: (uint64(b115[16])<<56 | uint64(b115[17])<<48 | uint64(b115[18])<<40 | uint64(b115[19])<<32 | uint64(b115[20])<<24 | uint64(b115[21])<<16 | uint64(b115[22])<<8 | uint64(b115[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b116 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
-		b115 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b115[4])<<56 | uint64(b115[5])<<48 | uint64(b115[6])<<40 | uint64(b115[7])<<32 | uint64(b115[8])<<24 | uint64(b115[9])<<16 | uint64(b115[10])<<8 | uint64(b115[11])), Lo: (uint64(b115[12])<<56 | uint64(b115[13])<<48 | uint64(b115[14])<<40 | uint64(b115[15])<<32 | uint64(b115[16])<<24 | uint64(b115[17])<<16 | uint64(b115[18])<<8 | uint64(b115[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b117 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b117[4])<<56 | uint64(b117[5])<<48 | uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])), Lo: (uint64(b117[12])<<56 | uint64(b117[13])<<48 | uint64(b117[14])<<40 | uint64(b117[15])<<32 | uint64(b117[16])<<24 | uint64(b117[17])<<16 | uint64(b117[18])<<8 | uint64(b117[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n64
 	}
 n64:
@@ -1634,8 +1636,8 @@ n64:
 	}
 n65:
 	{ // NsSrcMac: set meta.na_mac
-		b116 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b116[0])<<40 | uint64(b116[1])<<32 | uint64(b116[2])<<24 | uint64(b116[3])<<16 | uint64(b116[4])<<8 | uint64(b116[5])) & 0xffffffffffff
+		b118 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b118[0])<<40 | uint64(b118[1])<<32 | uint64(b118[2])<<24 | uint64(b118[3])<<16 | uint64(b118[4])<<8 | uint64(b118[5])) & 0xffffffffffff
 		pl.edges[15]++
 		goto n66
 	}
@@ -1655,15 +1657,15 @@ n67:
 	}
 n68:
 	{ // NsPopMac: pop nd_mac
-		po117, pn118 := h14, 6 // nd_mac
-		if po117+pn118 > len(data) {
+		po119, pn120 := h14, 6 // nd_mac
+		if po119+pn120 > len(data) {
 			return pl.drop(8)
 		}
-		pendOff = po117
-		pendN = pn118
+		pendOff = po119
+		pendN = pn120
 		h14 = -1
-		if cur > po117 {
-			cur = max(po117, cur-pn118)
+		if cur > po119 {
+			cur = max(po119, cur-pn120)
 		}
 		pl.edges[16]++
 		goto n69
@@ -1680,15 +1682,15 @@ n69:
 			}
 			pendN = 0
 		}
-		po119, pn120 := h13, 2 // nd_opt
-		if po119+pn120 > len(data) {
+		po121, pn122 := h13, 2 // nd_opt
+		if po121+pn122 > len(data) {
 			return pl.drop(9)
 		}
-		pendOff = po119
-		pendN += pn120
+		pendOff = po121
+		pendN += pn122
 		h13 = -1
-		if cur > po119 {
-			cur = max(po119, cur-pn120)
+		if cur > po121 {
+			cur = max(po121, cur-pn122)
 		}
 		pl.edges[17]++
 		goto n70
@@ -1705,45 +1707,27 @@ n70:
 			}
 			pendN = 0
 		}
-		po121, pn122 := h12, 20 // nd_ns
-		if po121+pn122 > len(data) {
+		po123, pn124 := h12, 20 // nd_ns
+		if po123+pn124 > len(data) {
 			return pl.drop(10)
 		}
-		pendN += pn122
-		if po121 < len(data)-po121-pendN {
-			copy(data[pendN:pendN+po121], data[:po121])
+		pendN += pn124
+		if po123 < len(data)-po123-pendN {
+			copy(data[pendN:pendN+po123], data[:po123])
 			data = data[pendN:]
 		} else {
-			copy(data[po121:], data[po121+pendN:])
+			copy(data[po123:], data[po123+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if cur > po121 {
-			cur = max(po121, cur-pn122)
+		if cur > po123 {
+			cur = max(po123, cur-pn124)
 		}
 		goto n71
 	}
 n71:
 	{ // NsPushNa: push nd_na after icmpv6
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s123 := r
-				cb[0] = byte(s123 >> 8)
-				cb[1] = byte(s123)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		if !(h7 >= 0) {
-			return pl.drop(11)
-		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -1759,6 +1743,24 @@ n71:
 			}
 			pendD4, pendK4 = 0, false
 		}
+		if !(h7 >= 0) {
+			return pl.drop(11)
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s127 := r
+				cb[0] = byte(s127 >> 8)
+				cb[1] = byte(s127)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -1885,7 +1887,7 @@ n71:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt124 := p.Push(15, h7+4, 0)
+		rt126 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2010,7 +2012,7 @@ n71:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt124 {
+		if !rt126 {
 			return pl.drop(11)
 		}
 		goto n72
@@ -2026,9 +2028,9 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s126 := r
-				cb[0] = byte(s126 >> 8)
-				cb[1] = byte(s126)
+				s128 := r
+				cb[0] = byte(s128 >> 8)
+				cb[1] = byte(s128)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2044,9 +2046,9 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s128 := r
-				cb[0] = byte(s128 >> 8)
-				cb[1] = byte(s128)
+				s130 := r
+				cb[0] = byte(s130 >> 8)
+				cb[1] = byte(s130)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2176,7 +2178,7 @@ n72:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt127 := p.Push(16, h15+20, 0)
+		rt129 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2301,7 +2303,7 @@ n72:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt127 {
+		if !rt129 {
 			return pl.drop(12)
 		}
 		goto n73
@@ -2317,9 +2319,9 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s129 := r
-				cb[0] = byte(s129 >> 8)
-				cb[1] = byte(s129)
+				s131 := r
+				cb[0] = byte(s131 >> 8)
+				cb[1] = byte(s131)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2335,9 +2337,9 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s131 := r
-				cb[0] = byte(s131 >> 8)
-				cb[1] = byte(s131)
+				s133 := r
+				cb[0] = byte(s133 >> 8)
+				cb[1] = byte(s133)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2467,7 +2469,7 @@ n73:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt130 := p.Push(17, h16+2, 0)
+		rt132 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2592,125 +2594,110 @@ n73:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt130 {
+		if !rt132 {
 			return pl.drop(13)
 		}
 		goto n74
 	}
 n74:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b132 := data[h0 : h0+14] // ethernet
-		s133 := m23
-		b132[0] = byte(s133 >> 40)
-		b132[1] = byte(s133 >> 32)
-		b132[2] = byte(s133 >> 24)
-		b132[3] = byte(s133 >> 16)
-		b132[4] = byte(s133 >> 8)
-		b132[5] = byte(s133)
-		s134 := m2
-		b132[6] = byte(s134 >> 40)
-		b132[7] = byte(s134 >> 32)
-		b132[8] = byte(s134 >> 24)
-		b132[9] = byte(s134 >> 16)
-		b132[10] = byte(s134 >> 8)
-		b132[11] = byte(s134)
-		b135 := data[h3 : h3+40] // ipv6
-		s136 := 0x20
-		b135[4] = byte(s136 >> 8)
-		b135[5] = byte(s136)
-		b135[7] = byte(0xff)
-		v137 := m3
-		s138 := v137.Hi
-		b135[8] = byte(s138 >> 56)
-		b135[9] = byte(s138 >> 48)
-		b135[10] = byte(s138 >> 40)
-		b135[11] = byte(s138 >> 32)
-		b135[12] = byte(s138 >> 24)
-		b135[13] = byte(s138 >> 16)
-		b135[14] = byte(s138 >> 8)
-		b135[15] = byte(s138)
-		s139 := v137.Lo
-		b135[16] = byte(s139 >> 56)
-		b135[17] = byte(s139 >> 48)
-		b135[18] = byte(s139 >> 40)
-		b135[19] = byte(s139 >> 32)
-		b135[20] = byte(s139 >> 24)
-		b135[21] = byte(s139 >> 16)
-		b135[22] = byte(s139 >> 8)
-		b135[23] = byte(s139)
-		v140 := m22
-		s141 := v140.Hi
-		b135[24] = byte(s141 >> 56)
-		b135[25] = byte(s141 >> 48)
-		b135[26] = byte(s141 >> 40)
-		b135[27] = byte(s141 >> 32)
-		b135[28] = byte(s141 >> 24)
-		b135[29] = byte(s141 >> 16)
-		b135[30] = byte(s141 >> 8)
-		b135[31] = byte(s141)
-		s142 := v140.Lo
-		b135[32] = byte(s142 >> 56)
-		b135[33] = byte(s142 >> 48)
-		b135[34] = byte(s142 >> 40)
-		b135[35] = byte(s142 >> 32)
-		b135[36] = byte(s142 >> 24)
-		b135[37] = byte(s142 >> 16)
-		b135[38] = byte(s142 >> 8)
-		b135[39] = byte(s142)
-		b143 := data[h7 : h7+4] // icmpv6
-		b143[0] = byte(0x88)
-		b143[1] = byte(0x0)
-		b144 := data[h15 : h15+20] // nd_na
-		b144[0] = b144[0]&^0x40 | byte(m24)<<6&0x40
-		v145 := m25
-		s146 := v145.Hi
-		b144[4] = byte(s146 >> 56)
-		b144[5] = byte(s146 >> 48)
-		b144[6] = byte(s146 >> 40)
-		b144[7] = byte(s146 >> 32)
-		b144[8] = byte(s146 >> 24)
-		b144[9] = byte(s146 >> 16)
-		b144[10] = byte(s146 >> 8)
-		b144[11] = byte(s146)
-		s147 := v145.Lo
-		b144[12] = byte(s147 >> 56)
-		b144[13] = byte(s147 >> 48)
-		b144[14] = byte(s147 >> 40)
-		b144[15] = byte(s147 >> 32)
-		b144[16] = byte(s147 >> 24)
-		b144[17] = byte(s147 >> 16)
-		b144[18] = byte(s147 >> 8)
-		b144[19] = byte(s147)
-		b148 := data[h16 : h16+2] // nd_na_opt
-		b148[0] = byte(0x2)
-		b148[1] = byte(0x1)
-		b149 := data[h17 : h17+6] // nd_na_mac
-		s150 := m2
-		b149[0] = byte(s150 >> 40)
-		b149[1] = byte(s150 >> 32)
-		b149[2] = byte(s150 >> 24)
-		b149[3] = byte(s150 >> 16)
-		b149[4] = byte(s150 >> 8)
-		b149[5] = byte(s150)
+		b134 := data[h0 : h0+14] // ethernet
+		s135 := m23
+		b134[0] = byte(s135 >> 40)
+		b134[1] = byte(s135 >> 32)
+		b134[2] = byte(s135 >> 24)
+		b134[3] = byte(s135 >> 16)
+		b134[4] = byte(s135 >> 8)
+		b134[5] = byte(s135)
+		s136 := m2
+		b134[6] = byte(s136 >> 40)
+		b134[7] = byte(s136 >> 32)
+		b134[8] = byte(s136 >> 24)
+		b134[9] = byte(s136 >> 16)
+		b134[10] = byte(s136 >> 8)
+		b134[11] = byte(s136)
+		b137 := data[h3 : h3+40] // ipv6
+		s138 := 0x20
+		b137[4] = byte(s138 >> 8)
+		b137[5] = byte(s138)
+		b137[7] = byte(0xff)
+		v139 := m3
+		s140 := v139.Hi
+		b137[8] = byte(s140 >> 56)
+		b137[9] = byte(s140 >> 48)
+		b137[10] = byte(s140 >> 40)
+		b137[11] = byte(s140 >> 32)
+		b137[12] = byte(s140 >> 24)
+		b137[13] = byte(s140 >> 16)
+		b137[14] = byte(s140 >> 8)
+		b137[15] = byte(s140)
+		s141 := v139.Lo
+		b137[16] = byte(s141 >> 56)
+		b137[17] = byte(s141 >> 48)
+		b137[18] = byte(s141 >> 40)
+		b137[19] = byte(s141 >> 32)
+		b137[20] = byte(s141 >> 24)
+		b137[21] = byte(s141 >> 16)
+		b137[22] = byte(s141 >> 8)
+		b137[23] = byte(s141)
+		v142 := m22
+		s143 := v142.Hi
+		b137[24] = byte(s143 >> 56)
+		b137[25] = byte(s143 >> 48)
+		b137[26] = byte(s143 >> 40)
+		b137[27] = byte(s143 >> 32)
+		b137[28] = byte(s143 >> 24)
+		b137[29] = byte(s143 >> 16)
+		b137[30] = byte(s143 >> 8)
+		b137[31] = byte(s143)
+		s144 := v142.Lo
+		b137[32] = byte(s144 >> 56)
+		b137[33] = byte(s144 >> 48)
+		b137[34] = byte(s144 >> 40)
+		b137[35] = byte(s144 >> 32)
+		b137[36] = byte(s144 >> 24)
+		b137[37] = byte(s144 >> 16)
+		b137[38] = byte(s144 >> 8)
+		b137[39] = byte(s144)
+		b145 := data[h7 : h7+4] // icmpv6
+		b145[0] = byte(0x88)
+		b145[1] = byte(0x0)
+		b146 := data[h15 : h15+20] // nd_na
+		b146[0] = b146[0]&^0x40 | byte(m24)<<6&0x40
+		v147 := m25
+		s148 := v147.Hi
+		b146[4] = byte(s148 >> 56)
+		b146[5] = byte(s148 >> 48)
+		b146[6] = byte(s148 >> 40)
+		b146[7] = byte(s148 >> 32)
+		b146[8] = byte(s148 >> 24)
+		b146[9] = byte(s148 >> 16)
+		b146[10] = byte(s148 >> 8)
+		b146[11] = byte(s148)
+		s149 := v147.Lo
+		b146[12] = byte(s149 >> 56)
+		b146[13] = byte(s149 >> 48)
+		b146[14] = byte(s149 >> 40)
+		b146[15] = byte(s149 >> 32)
+		b146[16] = byte(s149 >> 24)
+		b146[17] = byte(s149 >> 16)
+		b146[18] = byte(s149 >> 8)
+		b146[19] = byte(s149)
+		b150 := data[h16 : h16+2] // nd_na_opt
+		b150[0] = byte(0x2)
+		b150[1] = byte(0x1)
+		b151 := data[h17 : h17+6] // nd_na_mac
+		s152 := m2
+		b151[0] = byte(s152 >> 40)
+		b151[1] = byte(s152 >> 32)
+		b151[2] = byte(s152 >> 24)
+		b151[3] = byte(s152 >> 16)
+		b151[4] = byte(s152 >> 8)
+		b151[5] = byte(s152)
 		goto n75
 	}
 n75:
 	{ // NsCsum: checksum compute icmpv6
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s151 := r
-				cb[0] = byte(s151 >> 8)
-				cb[1] = byte(s151)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -2726,6 +2713,21 @@ n75:
 			}
 			pendD4, pendK4 = 0, false
 		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s155 := r
+				cb[0] = byte(s155 >> 8)
+				cb[1] = byte(s155)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -2852,7 +2854,7 @@ n75:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt152 := p.ComputeChecksum(7)
+		rt154 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2977,7 +2979,7 @@ n75:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt152 {
+		if !rt154 {
 			return pl.drop(14)
 		}
 		goto n76
@@ -3005,23 +3007,24 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw154 := (m4) & 0x7
-		b156 := data[h2 : h2+20] // ipv4
-		kw155 := (uint64(b156[12])<<24 | uint64(b156[13])<<16 | uint64(b156[14])<<8 | uint64(b156[15])) & 0xffffffff
-		k157 := kw155<<0 | kw154<<32
-		if pi158 := pl.tables[2].Packed(); len(pi158.Slots) > 0 {
-			k157 &= pi158.Mask
-			for m, j := uint64(len(pi158.Slots)-1), packet.PackedHash(k157); ; j++ {
-				sl := &pi158.Slots[j&m]
+		kw156 := (m4) & 0x7
+		b158 := data[h2 : h2+20] // ipv4
+		kw157 := (uint64(b158[12])<<24 | uint64(b158[13])<<16 | uint64(b158[14])<<8 | uint64(b158[15])) & 0xffffffff
+		pr159 := pl.tables[2].Probes()
+		k160 := kw157<<0 | kw156<<32
+		if pi161 := &pr159.Packed; len(pi161.Slots) > 0 {
+			k160 &= pi161.Mask
+			for m, j := uint64(len(pi161.Slots)-1), packet.PackedHash(k160); ; j++ {
+				sl := &pi161.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k157 {
+				if sl.Key == k160 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k157); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k160); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3039,26 +3042,27 @@ n80:
 n81:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw159 := (m4) & 0x7
-		b161 := data[h3 : h3+40] // ipv6
-		kw160 := packet.Value{Hi: (uint64(b161[8])<<56 | uint64(b161[9])<<48 | uint64(b161[10])<<40 | uint64(b161[11])<<32 | uint64(b161[12])<<24 | uint64(b161[13])<<16 | uint64(b161[14])<<8 | uint64(b161[15])), Lo: (uint64(b161[16])<<56 | uint64(b161[17])<<48 | uint64(b161[18])<<40 | uint64(b161[19])<<32 | uint64(b161[20])<<24 | uint64(b161[21])<<16 | uint64(b161[22])<<8 | uint64(b161[23]))}
-		if wl162 := pl.tables[3].Words(); len(wl162.Slots) > 0 {
-			x164 := kw159 & wl162.Mask[0]
-			x165 := kw160.Hi & wl162.Mask[1]
-			x166 := kw160.Lo & wl162.Mask[2]
-			h163 := packet.WordsHash(x164, x165, x166, 0)
-			for m, j := uint64(len(wl162.Slots)-1), h163>>(wl162.Shift&63); ; j = (j + 1) & m {
-				sl := &wl162.Slots[j]
+		kw162 := (m4) & 0x7
+		b164 := data[h3 : h3+40] // ipv6
+		kw163 := packet.Value{Hi: (uint64(b164[8])<<56 | uint64(b164[9])<<48 | uint64(b164[10])<<40 | uint64(b164[11])<<32 | uint64(b164[12])<<24 | uint64(b164[13])<<16 | uint64(b164[14])<<8 | uint64(b164[15])), Lo: (uint64(b164[16])<<56 | uint64(b164[17])<<48 | uint64(b164[18])<<40 | uint64(b164[19])<<32 | uint64(b164[20])<<24 | uint64(b164[21])<<16 | uint64(b164[22])<<8 | uint64(b164[23]))}
+		pr165 := pl.tables[3].Probes()
+		if wl166 := &pr165.Words; len(wl166.Slots) > 0 {
+			x168 := kw162 & wl166.Mask[0]
+			x169 := kw163.Hi & wl166.Mask[1]
+			x170 := kw163.Lo & wl166.Mask[2]
+			h167 := packet.WordsHash(x168, x169, x170, 0)
+			for m, j := uint64(len(wl166.Slots)-1), h167>>(wl166.Shift&63); ; j = (j + 1) & m {
+				sl := &wl166.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl162.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h163 && ks[0] == x164 && ks[1] == x165 && ks[2] == x166 {
-					a := &wl162.Acts[j]
+				if ks := wl166.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h167 && ks[0] == x168 && ks[1] == x169 && ks[2] == x170 {
+					a := &wl166.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw159, kw160.Hi, kw160.Lo, 0); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw162, kw163.Hi, kw163.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3096,71 +3100,72 @@ n85:
 	}
 n86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b167 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b167[4])<<56 | uint64(b167[5])<<48 | uint64(b167[6])<<40 | uint64(b167[7])<<32 | uint64(b167[8])<<24 | uint64(b167[9])<<16 | uint64(b167[10])<<8 | uint64(b167[11]))
-		m18 = ((uint64(b167[4])<<56 | uint64(b167[5])<<48 | uint64(b167[6])<<40 | uint64(b167[7])<<32 | uint64(b167[8])<<24 | uint64(b167[9])<<16 | uint64(b167[10])<<8 | uint64(b167[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b167[2])<<8 | uint64(b167[3])) & 0xffff
+		b171 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b171[4])<<56 | uint64(b171[5])<<48 | uint64(b171[6])<<40 | uint64(b171[7])<<32 | uint64(b171[8])<<24 | uint64(b171[9])<<16 | uint64(b171[10])<<8 | uint64(b171[11]))
+		m18 = ((uint64(b171[4])<<56 | uint64(b171[5])<<48 | uint64(b171[6])<<40 | uint64(b171[7])<<32 | uint64(b171[8])<<24 | uint64(b171[9])<<16 | uint64(b171[10])<<8 | uint64(b171[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b171[2])<<8 | uint64(b171[3])) & 0xffff
 		goto n88
 	}
 n87:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b168 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b168[4])<<56 | uint64(b168[5])<<48 | uint64(b168[6])<<40 | uint64(b168[7])<<32 | uint64(b168[8])<<24 | uint64(b168[9])<<16 | uint64(b168[10])<<8 | uint64(b168[11]))
-		m18 = (uint64(b168[0])<<8 | uint64(b168[1])) & 0xffff
-		m19 = (uint64(b168[2])<<8 | uint64(b168[3])) & 0xffff
+		b172 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b172[4])<<56 | uint64(b172[5])<<48 | uint64(b172[6])<<40 | uint64(b172[7])<<32 | uint64(b172[8])<<24 | uint64(b172[9])<<16 | uint64(b172[10])<<8 | uint64(b172[11]))
+		m18 = (uint64(b172[0])<<8 | uint64(b172[1])) & 0xffff
+		m19 = (uint64(b172[2])<<8 | uint64(b172[3])) & 0xffff
 		pl.edges[22]++
 		goto n88
 	}
 n88:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		kw169 := (m4) & 0x7
-		kw170 := (m17)
-		if wl171 := pl.tables[4].Words(); len(wl171.Slots) > 0 {
-			x173 := kw169 & wl171.Mask[0]
-			x174 := kw170 & wl171.Mask[1]
-			h172 := packet.WordsHash(x173, x174, 0, 0)
-			for m, j := uint64(len(wl171.Slots)-1), h172>>(wl171.Shift&63); ; j = (j + 1) & m {
-				sl := &wl171.Slots[j]
+		kw173 := (m4) & 0x7
+		kw174 := (m17)
+		pr175 := pl.tables[4].Probes()
+		if wl176 := &pr175.Words; len(wl176.Slots) > 0 {
+			x178 := kw173 & wl176.Mask[0]
+			x179 := kw174 & wl176.Mask[1]
+			h177 := packet.WordsHash(x178, x179, 0, 0)
+			for m, j := uint64(len(wl176.Slots)-1), h177>>(wl176.Shift&63); ; j = (j + 1) & m {
+				sl := &wl176.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl171.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h172 && ks[0] == x173 && ks[1] == x174 {
-					a := &wl171.Acts[j]
+				if ks := wl176.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h177 && ks[0] == x178 && ks[1] == x179 {
+					a := &wl176.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc175 := pl.tables[4].Scan(); len(sc175.Match) > 0 {
-			for i, ms := 0, sc175.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw169 == ms[0].Val && kw170&ms[1].Mask == ms[1].Val {
-					act, params = int(sc175.Acts[i].Action), sc175.Acts[i].Params
+		} else if sc180 := &pr175.Scan; len(sc180.Match) > 0 {
+			for i, ms := 0, sc180.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw173 == ms[0].Val && kw174&ms[1].Mask == ms[1].Val {
+					act, params = int(sc180.Acts[i].Action), sc180.Acts[i].Params
 					break
 				}
 			}
-		} else if iv176 := pl.tables[4].Intervals(); iv176 != nil {
-			h177 := packet.WordsHash(kw169, 0, 0, 0)
-			for m, j := uint64(len(iv176.Groups)-1), h177>>(iv176.Shift&63); ; j = (j + 1) & m {
-				g := &iv176.Groups[j]
+		} else if iv181 := pr175.Intervals; iv181 != nil {
+			h182 := packet.WordsHash(kw173, 0, 0, 0)
+			for m, j := uint64(len(iv181.Groups)-1), h182>>(iv181.Shift&63); ; j = (j + 1) & m {
+				g := &iv181.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw169 {
-					ss, k := iv176.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw173 {
+					ss, k := iv181.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw170 {
+						if ss[k+half] <= kw174 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv176.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv181.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw169, kw170, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw173, kw174, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3198,23 +3203,24 @@ n90:
 n91:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		kw178 := (m4) & 0x7
-		kw179 := (m6) & 0xffffffff
-		kw180 := (m20) & 0xffff
-		k181 := kw180<<0 | kw179<<16 | kw178<<48
-		if pi182 := pl.tables[5].Packed(); len(pi182.Slots) > 0 {
-			k181 &= pi182.Mask
-			for m, j := uint64(len(pi182.Slots)-1), packet.PackedHash(k181); ; j++ {
-				sl := &pi182.Slots[j&m]
+		kw183 := (m4) & 0x7
+		kw184 := (m6) & 0xffffffff
+		kw185 := (m20) & 0xffff
+		pr186 := pl.tables[5].Probes()
+		k187 := kw185<<0 | kw184<<16 | kw183<<48
+		if pi188 := &pr186.Packed; len(pi188.Slots) > 0 {
+			k187 &= pi188.Mask
+			for m, j := uint64(len(pi188.Slots)-1), packet.PackedHash(k187); ; j++ {
+				sl := &pi188.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k181 {
+				if sl.Key == k187 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k181); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k187); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3237,24 +3243,25 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		kw183 := (m4) & 0x7
-		b185 := data[h0 : h0+14] // ethernet
-		kw184 := (uint64(b185[12])<<8 | uint64(b185[13])) & 0xffff
-		kw186 := (m9) & 0xffff
-		k187 := kw186<<0 | kw184<<16 | kw183<<32
-		if pi188 := pl.tables[6].Packed(); len(pi188.Slots) > 0 {
-			k187 &= pi188.Mask
-			for m, j := uint64(len(pi188.Slots)-1), packet.PackedHash(k187); ; j++ {
-				sl := &pi188.Slots[j&m]
+		kw189 := (m4) & 0x7
+		b191 := data[h0 : h0+14] // ethernet
+		kw190 := (uint64(b191[12])<<8 | uint64(b191[13])) & 0xffff
+		kw192 := (m9) & 0xffff
+		pr193 := pl.tables[6].Probes()
+		k194 := kw192<<0 | kw190<<16 | kw189<<32
+		if pi195 := &pr193.Packed; len(pi195.Slots) > 0 {
+			k194 &= pi195.Mask
+			for m, j := uint64(len(pi195.Slots)-1), packet.PackedHash(k194); ; j++ {
+				sl := &pi195.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k187 {
+				if sl.Key == k194 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k187); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k194); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3297,21 +3304,21 @@ n95:
 	}
 n96:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b189 := data[h0 : h0+14] // ethernet
-		s190 := m2
-		b189[6] = byte(s190 >> 40)
-		b189[7] = byte(s190 >> 32)
-		b189[8] = byte(s190 >> 24)
-		b189[9] = byte(s190 >> 16)
-		b189[10] = byte(s190 >> 8)
-		b189[11] = byte(s190)
-		s191 := m10
-		b189[0] = byte(s191 >> 40)
-		b189[1] = byte(s191 >> 32)
-		b189[2] = byte(s191 >> 24)
-		b189[3] = byte(s191 >> 16)
-		b189[4] = byte(s191 >> 8)
-		b189[5] = byte(s191)
+		b196 := data[h0 : h0+14] // ethernet
+		s197 := m2
+		b196[6] = byte(s197 >> 40)
+		b196[7] = byte(s197 >> 32)
+		b196[8] = byte(s197 >> 24)
+		b196[9] = byte(s197 >> 16)
+		b196[10] = byte(s197 >> 8)
+		b196[11] = byte(s197)
+		s198 := m10
+		b196[0] = byte(s198 >> 40)
+		b196[1] = byte(s198 >> 32)
+		b196[2] = byte(s198 >> 24)
+		b196[3] = byte(s198 >> 16)
+		b196[4] = byte(s198 >> 8)
+		b196[5] = byte(s198)
 		goto n97
 	}
 n97:
@@ -3337,213 +3344,213 @@ n99:
 	}
 n100:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d192 uint64 // ipv4 checksum
-		var d193 uint64 // udp checksum
-		v194 := m11
-		b195 := data[h2 : h2+20] // ipv4
-		ws197 := uint64((uint64(b195[16])<<24 | uint64(b195[17])<<16 | uint64(b195[18])<<8 | uint64(b195[19])))
-		os196 := uint32(uint16(ws197>>0)) + uint32(uint16(ws197>>16))
-		s198 := v194
-		b195[16] = byte(s198 >> 24)
-		b195[17] = byte(s198 >> 16)
-		b195[18] = byte(s198 >> 8)
-		b195[19] = byte(s198)
-		ws199 := uint64(v194)
-		f201 := uint32(os196)
-		f201 += bits.RotateLeft32(f201, 16)
-		dl200 := uint64(^uint16(f201>>16)) + uint64(uint32(uint16(ws199>>0))+uint32(uint16(ws199>>16)))
-		d192 += dl200
-		d193 += dl200
-		v202 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws204 := uint64((uint64(b195[12])<<24 | uint64(b195[13])<<16 | uint64(b195[14])<<8 | uint64(b195[15])))
+		var d199 uint64 // ipv4 checksum
+		var d200 uint64 // udp checksum
+		v201 := m11
+		b202 := data[h2 : h2+20] // ipv4
+		ws204 := uint64((uint64(b202[16])<<24 | uint64(b202[17])<<16 | uint64(b202[18])<<8 | uint64(b202[19])))
 		os203 := uint32(uint16(ws204>>0)) + uint32(uint16(ws204>>16))
-		s205 := v202
-		b195[12] = byte(s205 >> 24)
-		b195[13] = byte(s205 >> 16)
-		b195[14] = byte(s205 >> 8)
-		b195[15] = byte(s205)
-		ws206 := uint64(v202)
+		s205 := v201
+		b202[16] = byte(s205 >> 24)
+		b202[17] = byte(s205 >> 16)
+		b202[18] = byte(s205 >> 8)
+		b202[19] = byte(s205)
+		ws206 := uint64(v201)
 		f208 := uint32(os203)
 		f208 += bits.RotateLeft32(f208, 16)
 		dl207 := uint64(^uint16(f208>>16)) + uint64(uint32(uint16(ws206>>0))+uint32(uint16(ws206>>16)))
-		d192 += dl207
-		d193 += dl207
-		v209 := m21
-		b210 := data[h4 : h4+8] // udp
-		os211 := uint32(uint16((uint64(b210[2])<<8 | uint64(b210[3]))))
+		d199 += dl207
+		d200 += dl207
+		v209 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws211 := uint64((uint64(b202[12])<<24 | uint64(b202[13])<<16 | uint64(b202[14])<<8 | uint64(b202[15])))
+		os210 := uint32(uint16(ws211>>0)) + uint32(uint16(ws211>>16))
 		s212 := v209
-		b210[2] = byte(s212 >> 8)
-		b210[3] = byte(s212)
-		f214 := uint32(os211)
-		f214 += bits.RotateLeft32(f214, 16)
-		dl213 := uint64(^uint16(f214>>16)) + uint64(uint32(uint16(v209)))
-		d193 += dl213
-		v215 := uint64(b195[8])
-		os216 := uint32(uint64(b195[8])<<8 | uint64(b195[9]))
-		b195[8] = byte(v215)
-		f218 := uint32(os216)
-		f218 += bits.RotateLeft32(f218, 16)
-		dl217 := uint64(^uint16(f218>>16)) + uint64(uint32(uint64(b195[8])<<8|uint64(b195[9])))
-		d192 += dl217
+		b202[12] = byte(s212 >> 24)
+		b202[13] = byte(s212 >> 16)
+		b202[14] = byte(s212 >> 8)
+		b202[15] = byte(s212)
+		ws213 := uint64(v209)
+		f215 := uint32(os210)
+		f215 += bits.RotateLeft32(f215, 16)
+		dl214 := uint64(^uint16(f215>>16)) + uint64(uint32(uint16(ws213>>0))+uint32(uint16(ws213>>16)))
+		d199 += dl214
+		d200 += dl214
+		v216 := m21
+		b217 := data[h4 : h4+8] // udp
+		os218 := uint32(uint16((uint64(b217[2])<<8 | uint64(b217[3]))))
+		s219 := v216
+		b217[2] = byte(s219 >> 8)
+		b217[3] = byte(s219)
+		f221 := uint32(os218)
+		f221 += bits.RotateLeft32(f221, 16)
+		dl220 := uint64(^uint16(f221>>16)) + uint64(uint32(uint16(v216)))
+		d200 += dl220
+		v222 := uint64(b202[8])
+		os223 := uint32(uint64(b202[8])<<8 | uint64(b202[9]))
+		b202[8] = byte(v222)
+		f225 := uint32(os223)
+		f225 += bits.RotateLeft32(f225, 16)
+		dl224 := uint64(^uint16(f225>>16)) + uint64(uint32(uint64(b202[8])<<8|uint64(b202[9])))
+		d199 += dl224
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d192
+			x := uint64(^cv) + d199
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s219 := r
-			cb[0] = byte(s219 >> 8)
-			cb[1] = byte(s219)
+			s226 := r
+			cb[0] = byte(s226 >> 8)
+			cb[1] = byte(s226)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d193
+			pendD4 += d200
 			pendK4 = true
 		}
 		goto n109
 	}
 n101:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d220 uint64 // ipv4 checksum
-		var d221 uint64 // udp checksum
-		v222 := m11
-		b223 := data[h2 : h2+20] // ipv4
-		ws225 := uint64((uint64(b223[16])<<24 | uint64(b223[17])<<16 | uint64(b223[18])<<8 | uint64(b223[19])))
-		os224 := uint32(uint16(ws225>>0)) + uint32(uint16(ws225>>16))
-		s226 := v222
-		b223[16] = byte(s226 >> 24)
-		b223[17] = byte(s226 >> 16)
-		b223[18] = byte(s226 >> 8)
-		b223[19] = byte(s226)
-		ws227 := uint64(v222)
-		f229 := uint32(os224)
-		f229 += bits.RotateLeft32(f229, 16)
-		dl228 := uint64(^uint16(f229>>16)) + uint64(uint32(uint16(ws227>>0))+uint32(uint16(ws227>>16)))
-		d220 += dl228
-		d221 += dl228
-		v230 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws232 := uint64((uint64(b223[12])<<24 | uint64(b223[13])<<16 | uint64(b223[14])<<8 | uint64(b223[15])))
+		var d227 uint64 // ipv4 checksum
+		var d228 uint64 // udp checksum
+		v229 := m11
+		b230 := data[h2 : h2+20] // ipv4
+		ws232 := uint64((uint64(b230[16])<<24 | uint64(b230[17])<<16 | uint64(b230[18])<<8 | uint64(b230[19])))
 		os231 := uint32(uint16(ws232>>0)) + uint32(uint16(ws232>>16))
-		s233 := v230
-		b223[12] = byte(s233 >> 24)
-		b223[13] = byte(s233 >> 16)
-		b223[14] = byte(s233 >> 8)
-		b223[15] = byte(s233)
-		ws234 := uint64(v230)
+		s233 := v229
+		b230[16] = byte(s233 >> 24)
+		b230[17] = byte(s233 >> 16)
+		b230[18] = byte(s233 >> 8)
+		b230[19] = byte(s233)
+		ws234 := uint64(v229)
 		f236 := uint32(os231)
 		f236 += bits.RotateLeft32(f236, 16)
 		dl235 := uint64(^uint16(f236>>16)) + uint64(uint32(uint16(ws234>>0))+uint32(uint16(ws234>>16)))
-		d220 += dl235
-		d221 += dl235
-		v237 := m21
-		b238 := data[h4 : h4+8] // udp
-		os239 := uint32(uint16((uint64(b238[2])<<8 | uint64(b238[3]))))
+		d227 += dl235
+		d228 += dl235
+		v237 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws239 := uint64((uint64(b230[12])<<24 | uint64(b230[13])<<16 | uint64(b230[14])<<8 | uint64(b230[15])))
+		os238 := uint32(uint16(ws239>>0)) + uint32(uint16(ws239>>16))
 		s240 := v237
-		b238[2] = byte(s240 >> 8)
-		b238[3] = byte(s240)
-		f242 := uint32(os239)
-		f242 += bits.RotateLeft32(f242, 16)
-		dl241 := uint64(^uint16(f242>>16)) + uint64(uint32(uint16(v237)))
-		d221 += dl241
-		v243 := ((uint64(b223[2])<<8 | uint64(b223[3])) - 0x10)
-		os244 := uint32(uint16((uint64(b223[2])<<8 | uint64(b223[3]))))
-		s245 := v243
-		b223[2] = byte(s245 >> 8)
-		b223[3] = byte(s245)
-		f247 := uint32(os244)
-		f247 += bits.RotateLeft32(f247, 16)
-		dl246 := uint64(^uint16(f247>>16)) + uint64(uint32(uint16(v243)))
-		d220 += dl246
-		d221 += dl246
+		b230[12] = byte(s240 >> 24)
+		b230[13] = byte(s240 >> 16)
+		b230[14] = byte(s240 >> 8)
+		b230[15] = byte(s240)
+		ws241 := uint64(v237)
+		f243 := uint32(os238)
+		f243 += bits.RotateLeft32(f243, 16)
+		dl242 := uint64(^uint16(f243>>16)) + uint64(uint32(uint16(ws241>>0))+uint32(uint16(ws241>>16)))
+		d227 += dl242
+		d228 += dl242
+		v244 := m21
+		b245 := data[h4 : h4+8] // udp
+		os246 := uint32(uint16((uint64(b245[2])<<8 | uint64(b245[3]))))
+		s247 := v244
+		b245[2] = byte(s247 >> 8)
+		b245[3] = byte(s247)
+		f249 := uint32(os246)
+		f249 += bits.RotateLeft32(f249, 16)
+		dl248 := uint64(^uint16(f249>>16)) + uint64(uint32(uint16(v244)))
+		d228 += dl248
+		v250 := ((uint64(b230[2])<<8 | uint64(b230[3])) - 0x10)
+		os251 := uint32(uint16((uint64(b230[2])<<8 | uint64(b230[3]))))
+		s252 := v250
+		b230[2] = byte(s252 >> 8)
+		b230[3] = byte(s252)
+		f254 := uint32(os251)
+		f254 += bits.RotateLeft32(f254, 16)
+		dl253 := uint64(^uint16(f254>>16)) + uint64(uint32(uint16(v250)))
+		d227 += dl253
+		d228 += dl253
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d220
+			x := uint64(^cv) + d227
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s248 := r
-			cb[0] = byte(s248 >> 8)
-			cb[1] = byte(s248)
+			s255 := r
+			cb[0] = byte(s255 >> 8)
+			cb[1] = byte(s255)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d221
+			pendD4 += d228
 			pendK4 = true
 		}
 		goto n104
 	}
 n102:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d249 uint64 // udp checksum
-		v250 := m12
-		b251 := data[h3 : h3+40] // ipv6
-		ws253 := packet.Value{Hi: (uint64(b251[24])<<56 | uint64(b251[25])<<48 | uint64(b251[26])<<40 | uint64(b251[27])<<32 | uint64(b251[28])<<24 | uint64(b251[29])<<16 | uint64(b251[30])<<8 | uint64(b251[31])), Lo: (uint64(b251[32])<<56 | uint64(b251[33])<<48 | uint64(b251[34])<<40 | uint64(b251[35])<<32 | uint64(b251[36])<<24 | uint64(b251[37])<<16 | uint64(b251[38])<<8 | uint64(b251[39]))}
-		os252 := uint32(uint16(ws253.Hi>>0)) + uint32(uint16(ws253.Hi>>16)) + uint32(uint16(ws253.Hi>>32)) + uint32(uint16(ws253.Hi>>48)) + uint32(uint16(ws253.Lo>>0)) + uint32(uint16(ws253.Lo>>16)) + uint32(uint16(ws253.Lo>>32)) + uint32(uint16(ws253.Lo>>48))
-		v254 := v250
-		s255 := v254.Hi
-		b251[24] = byte(s255 >> 56)
-		b251[25] = byte(s255 >> 48)
-		b251[26] = byte(s255 >> 40)
-		b251[27] = byte(s255 >> 32)
-		b251[28] = byte(s255 >> 24)
-		b251[29] = byte(s255 >> 16)
-		b251[30] = byte(s255 >> 8)
-		b251[31] = byte(s255)
-		s256 := v254.Lo
-		b251[32] = byte(s256 >> 56)
-		b251[33] = byte(s256 >> 48)
-		b251[34] = byte(s256 >> 40)
-		b251[35] = byte(s256 >> 32)
-		b251[36] = byte(s256 >> 24)
-		b251[37] = byte(s256 >> 16)
-		b251[38] = byte(s256 >> 8)
-		b251[39] = byte(s256)
-		ws257 := v250
-		f259 := uint32(os252)
-		f259 += bits.RotateLeft32(f259, 16)
-		dl258 := uint64(^uint16(f259>>16)) + uint64(uint32(uint16(ws257.Hi>>0))+uint32(uint16(ws257.Hi>>16))+uint32(uint16(ws257.Hi>>32))+uint32(uint16(ws257.Hi>>48))+uint32(uint16(ws257.Lo>>0))+uint32(uint16(ws257.Lo>>16))+uint32(uint16(ws257.Lo>>32))+uint32(uint16(ws257.Lo>>48)))
-		d249 += dl258
-		v260 := m3
-		ws262 := packet.Value{Hi: (uint64(b251[8])<<56 | uint64(b251[9])<<48 | uint64(b251[10])<<40 | uint64(b251[11])<<32 | uint64(b251[12])<<24 | uint64(b251[13])<<16 | uint64(b251[14])<<8 | uint64(b251[15])), Lo: (uint64(b251[16])<<56 | uint64(b251[17])<<48 | uint64(b251[18])<<40 | uint64(b251[19])<<32 | uint64(b251[20])<<24 | uint64(b251[21])<<16 | uint64(b251[22])<<8 | uint64(b251[23]))}
-		os261 := uint32(uint16(ws262.Hi>>0)) + uint32(uint16(ws262.Hi>>16)) + uint32(uint16(ws262.Hi>>32)) + uint32(uint16(ws262.Hi>>48)) + uint32(uint16(ws262.Lo>>0)) + uint32(uint16(ws262.Lo>>16)) + uint32(uint16(ws262.Lo>>32)) + uint32(uint16(ws262.Lo>>48))
-		v263 := v260
-		s264 := v263.Hi
-		b251[8] = byte(s264 >> 56)
-		b251[9] = byte(s264 >> 48)
-		b251[10] = byte(s264 >> 40)
-		b251[11] = byte(s264 >> 32)
-		b251[12] = byte(s264 >> 24)
-		b251[13] = byte(s264 >> 16)
-		b251[14] = byte(s264 >> 8)
-		b251[15] = byte(s264)
-		s265 := v263.Lo
-		b251[16] = byte(s265 >> 56)
-		b251[17] = byte(s265 >> 48)
-		b251[18] = byte(s265 >> 40)
-		b251[19] = byte(s265 >> 32)
-		b251[20] = byte(s265 >> 24)
-		b251[21] = byte(s265 >> 16)
-		b251[22] = byte(s265 >> 8)
-		b251[23] = byte(s265)
-		ws266 := v260
-		f268 := uint32(os261)
-		f268 += bits.RotateLeft32(f268, 16)
-		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(ws266.Hi>>0))+uint32(uint16(ws266.Hi>>16))+uint32(uint16(ws266.Hi>>32))+uint32(uint16(ws266.Hi>>48))+uint32(uint16(ws266.Lo>>0))+uint32(uint16(ws266.Lo>>16))+uint32(uint16(ws266.Lo>>32))+uint32(uint16(ws266.Lo>>48)))
-		d249 += dl267
-		v269 := m21
-		b270 := data[h4 : h4+8] // udp
-		os271 := uint32(uint16((uint64(b270[2])<<8 | uint64(b270[3]))))
-		s272 := v269
-		b270[2] = byte(s272 >> 8)
-		b270[3] = byte(s272)
-		f274 := uint32(os271)
-		f274 += bits.RotateLeft32(f274, 16)
-		dl273 := uint64(^uint16(f274>>16)) + uint64(uint32(uint16(v269)))
-		d249 += dl273
+		var d256 uint64 // udp checksum
+		v257 := m12
+		b258 := data[h3 : h3+40] // ipv6
+		ws260 := packet.Value{Hi: (uint64(b258[24])<<56 | uint64(b258[25])<<48 | uint64(b258[26])<<40 | uint64(b258[27])<<32 | uint64(b258[28])<<24 | uint64(b258[29])<<16 | uint64(b258[30])<<8 | uint64(b258[31])), Lo: (uint64(b258[32])<<56 | uint64(b258[33])<<48 | uint64(b258[34])<<40 | uint64(b258[35])<<32 | uint64(b258[36])<<24 | uint64(b258[37])<<16 | uint64(b258[38])<<8 | uint64(b258[39]))}
+		os259 := uint32(uint16(ws260.Hi>>0)) + uint32(uint16(ws260.Hi>>16)) + uint32(uint16(ws260.Hi>>32)) + uint32(uint16(ws260.Hi>>48)) + uint32(uint16(ws260.Lo>>0)) + uint32(uint16(ws260.Lo>>16)) + uint32(uint16(ws260.Lo>>32)) + uint32(uint16(ws260.Lo>>48))
+		v261 := v257
+		s262 := v261.Hi
+		b258[24] = byte(s262 >> 56)
+		b258[25] = byte(s262 >> 48)
+		b258[26] = byte(s262 >> 40)
+		b258[27] = byte(s262 >> 32)
+		b258[28] = byte(s262 >> 24)
+		b258[29] = byte(s262 >> 16)
+		b258[30] = byte(s262 >> 8)
+		b258[31] = byte(s262)
+		s263 := v261.Lo
+		b258[32] = byte(s263 >> 56)
+		b258[33] = byte(s263 >> 48)
+		b258[34] = byte(s263 >> 40)
+		b258[35] = byte(s263 >> 32)
+		b258[36] = byte(s263 >> 24)
+		b258[37] = byte(s263 >> 16)
+		b258[38] = byte(s263 >> 8)
+		b258[39] = byte(s263)
+		ws264 := v257
+		f266 := uint32(os259)
+		f266 += bits.RotateLeft32(f266, 16)
+		dl265 := uint64(^uint16(f266>>16)) + uint64(uint32(uint16(ws264.Hi>>0))+uint32(uint16(ws264.Hi>>16))+uint32(uint16(ws264.Hi>>32))+uint32(uint16(ws264.Hi>>48))+uint32(uint16(ws264.Lo>>0))+uint32(uint16(ws264.Lo>>16))+uint32(uint16(ws264.Lo>>32))+uint32(uint16(ws264.Lo>>48)))
+		d256 += dl265
+		v267 := m3
+		ws269 := packet.Value{Hi: (uint64(b258[8])<<56 | uint64(b258[9])<<48 | uint64(b258[10])<<40 | uint64(b258[11])<<32 | uint64(b258[12])<<24 | uint64(b258[13])<<16 | uint64(b258[14])<<8 | uint64(b258[15])), Lo: (uint64(b258[16])<<56 | uint64(b258[17])<<48 | uint64(b258[18])<<40 | uint64(b258[19])<<32 | uint64(b258[20])<<24 | uint64(b258[21])<<16 | uint64(b258[22])<<8 | uint64(b258[23]))}
+		os268 := uint32(uint16(ws269.Hi>>0)) + uint32(uint16(ws269.Hi>>16)) + uint32(uint16(ws269.Hi>>32)) + uint32(uint16(ws269.Hi>>48)) + uint32(uint16(ws269.Lo>>0)) + uint32(uint16(ws269.Lo>>16)) + uint32(uint16(ws269.Lo>>32)) + uint32(uint16(ws269.Lo>>48))
+		v270 := v267
+		s271 := v270.Hi
+		b258[8] = byte(s271 >> 56)
+		b258[9] = byte(s271 >> 48)
+		b258[10] = byte(s271 >> 40)
+		b258[11] = byte(s271 >> 32)
+		b258[12] = byte(s271 >> 24)
+		b258[13] = byte(s271 >> 16)
+		b258[14] = byte(s271 >> 8)
+		b258[15] = byte(s271)
+		s272 := v270.Lo
+		b258[16] = byte(s272 >> 56)
+		b258[17] = byte(s272 >> 48)
+		b258[18] = byte(s272 >> 40)
+		b258[19] = byte(s272 >> 32)
+		b258[20] = byte(s272 >> 24)
+		b258[21] = byte(s272 >> 16)
+		b258[22] = byte(s272 >> 8)
+		b258[23] = byte(s272)
+		ws273 := v267
+		f275 := uint32(os268)
+		f275 += bits.RotateLeft32(f275, 16)
+		dl274 := uint64(^uint16(f275>>16)) + uint64(uint32(uint16(ws273.Hi>>0))+uint32(uint16(ws273.Hi>>16))+uint32(uint16(ws273.Hi>>32))+uint32(uint16(ws273.Hi>>48))+uint32(uint16(ws273.Lo>>0))+uint32(uint16(ws273.Lo>>16))+uint32(uint16(ws273.Lo>>32))+uint32(uint16(ws273.Lo>>48)))
+		d256 += dl274
+		v276 := m21
+		b277 := data[h4 : h4+8] // udp
+		os278 := uint32(uint16((uint64(b277[2])<<8 | uint64(b277[3]))))
+		s279 := v276
+		b277[2] = byte(s279 >> 8)
+		b277[3] = byte(s279)
+		f281 := uint32(os278)
+		f281 += bits.RotateLeft32(f281, 16)
+		dl280 := uint64(^uint16(f281>>16)) + uint64(uint32(uint16(v276)))
+		d256 += dl280
 		if h4+8 <= len(data) {
-			pendD4 += d249
+			pendD4 += d256
 			pendK4 = true
 		}
 		pl.edges[28]++
@@ -3551,83 +3558,83 @@ n102:
 	}
 n103:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d275 uint64 // udp checksum
-		v276 := m12
-		b277 := data[h3 : h3+40] // ipv6
-		ws279 := packet.Value{Hi: (uint64(b277[24])<<56 | uint64(b277[25])<<48 | uint64(b277[26])<<40 | uint64(b277[27])<<32 | uint64(b277[28])<<24 | uint64(b277[29])<<16 | uint64(b277[30])<<8 | uint64(b277[31])), Lo: (uint64(b277[32])<<56 | uint64(b277[33])<<48 | uint64(b277[34])<<40 | uint64(b277[35])<<32 | uint64(b277[36])<<24 | uint64(b277[37])<<16 | uint64(b277[38])<<8 | uint64(b277[39]))}
-		os278 := uint32(uint16(ws279.Hi>>0)) + uint32(uint16(ws279.Hi>>16)) + uint32(uint16(ws279.Hi>>32)) + uint32(uint16(ws279.Hi>>48)) + uint32(uint16(ws279.Lo>>0)) + uint32(uint16(ws279.Lo>>16)) + uint32(uint16(ws279.Lo>>32)) + uint32(uint16(ws279.Lo>>48))
-		v280 := v276
-		s281 := v280.Hi
-		b277[24] = byte(s281 >> 56)
-		b277[25] = byte(s281 >> 48)
-		b277[26] = byte(s281 >> 40)
-		b277[27] = byte(s281 >> 32)
-		b277[28] = byte(s281 >> 24)
-		b277[29] = byte(s281 >> 16)
-		b277[30] = byte(s281 >> 8)
-		b277[31] = byte(s281)
-		s282 := v280.Lo
-		b277[32] = byte(s282 >> 56)
-		b277[33] = byte(s282 >> 48)
-		b277[34] = byte(s282 >> 40)
-		b277[35] = byte(s282 >> 32)
-		b277[36] = byte(s282 >> 24)
-		b277[37] = byte(s282 >> 16)
-		b277[38] = byte(s282 >> 8)
-		b277[39] = byte(s282)
-		ws283 := v276
-		f285 := uint32(os278)
-		f285 += bits.RotateLeft32(f285, 16)
-		dl284 := uint64(^uint16(f285>>16)) + uint64(uint32(uint16(ws283.Hi>>0))+uint32(uint16(ws283.Hi>>16))+uint32(uint16(ws283.Hi>>32))+uint32(uint16(ws283.Hi>>48))+uint32(uint16(ws283.Lo>>0))+uint32(uint16(ws283.Lo>>16))+uint32(uint16(ws283.Lo>>32))+uint32(uint16(ws283.Lo>>48)))
-		d275 += dl284
-		v286 := m3
-		ws288 := packet.Value{Hi: (uint64(b277[8])<<56 | uint64(b277[9])<<48 | uint64(b277[10])<<40 | uint64(b277[11])<<32 | uint64(b277[12])<<24 | uint64(b277[13])<<16 | uint64(b277[14])<<8 | uint64(b277[15])), Lo: (uint64(b277[16])<<56 | uint64(b277[17])<<48 | uint64(b277[18])<<40 | uint64(b277[19])<<32 | uint64(b277[20])<<24 | uint64(b277[21])<<16 | uint64(b277[22])<<8 | uint64(b277[23]))}
-		os287 := uint32(uint16(ws288.Hi>>0)) + uint32(uint16(ws288.Hi>>16)) + uint32(uint16(ws288.Hi>>32)) + uint32(uint16(ws288.Hi>>48)) + uint32(uint16(ws288.Lo>>0)) + uint32(uint16(ws288.Lo>>16)) + uint32(uint16(ws288.Lo>>32)) + uint32(uint16(ws288.Lo>>48))
-		v289 := v286
-		s290 := v289.Hi
-		b277[8] = byte(s290 >> 56)
-		b277[9] = byte(s290 >> 48)
-		b277[10] = byte(s290 >> 40)
-		b277[11] = byte(s290 >> 32)
-		b277[12] = byte(s290 >> 24)
-		b277[13] = byte(s290 >> 16)
-		b277[14] = byte(s290 >> 8)
-		b277[15] = byte(s290)
-		s291 := v289.Lo
-		b277[16] = byte(s291 >> 56)
-		b277[17] = byte(s291 >> 48)
-		b277[18] = byte(s291 >> 40)
-		b277[19] = byte(s291 >> 32)
-		b277[20] = byte(s291 >> 24)
-		b277[21] = byte(s291 >> 16)
-		b277[22] = byte(s291 >> 8)
-		b277[23] = byte(s291)
-		ws292 := v286
-		f294 := uint32(os287)
-		f294 += bits.RotateLeft32(f294, 16)
-		dl293 := uint64(^uint16(f294>>16)) + uint64(uint32(uint16(ws292.Hi>>0))+uint32(uint16(ws292.Hi>>16))+uint32(uint16(ws292.Hi>>32))+uint32(uint16(ws292.Hi>>48))+uint32(uint16(ws292.Lo>>0))+uint32(uint16(ws292.Lo>>16))+uint32(uint16(ws292.Lo>>32))+uint32(uint16(ws292.Lo>>48)))
-		d275 += dl293
-		v295 := m21
-		b296 := data[h4 : h4+8] // udp
-		os297 := uint32(uint16((uint64(b296[2])<<8 | uint64(b296[3]))))
-		s298 := v295
-		b296[2] = byte(s298 >> 8)
-		b296[3] = byte(s298)
-		f300 := uint32(os297)
-		f300 += bits.RotateLeft32(f300, 16)
-		dl299 := uint64(^uint16(f300>>16)) + uint64(uint32(uint16(v295)))
-		d275 += dl299
-		v301 := ((uint64(b277[4])<<8 | uint64(b277[5])) - 0x10)
-		os302 := uint32(uint16((uint64(b277[4])<<8 | uint64(b277[5]))))
-		s303 := v301
-		b277[4] = byte(s303 >> 8)
-		b277[5] = byte(s303)
-		f305 := uint32(os302)
-		f305 += bits.RotateLeft32(f305, 16)
-		dl304 := uint64(^uint16(f305>>16)) + uint64(uint32(uint16(v301)))
-		d275 += dl304
+		var d282 uint64 // udp checksum
+		v283 := m12
+		b284 := data[h3 : h3+40] // ipv6
+		ws286 := packet.Value{Hi: (uint64(b284[24])<<56 | uint64(b284[25])<<48 | uint64(b284[26])<<40 | uint64(b284[27])<<32 | uint64(b284[28])<<24 | uint64(b284[29])<<16 | uint64(b284[30])<<8 | uint64(b284[31])), Lo: (uint64(b284[32])<<56 | uint64(b284[33])<<48 | uint64(b284[34])<<40 | uint64(b284[35])<<32 | uint64(b284[36])<<24 | uint64(b284[37])<<16 | uint64(b284[38])<<8 | uint64(b284[39]))}
+		os285 := uint32(uint16(ws286.Hi>>0)) + uint32(uint16(ws286.Hi>>16)) + uint32(uint16(ws286.Hi>>32)) + uint32(uint16(ws286.Hi>>48)) + uint32(uint16(ws286.Lo>>0)) + uint32(uint16(ws286.Lo>>16)) + uint32(uint16(ws286.Lo>>32)) + uint32(uint16(ws286.Lo>>48))
+		v287 := v283
+		s288 := v287.Hi
+		b284[24] = byte(s288 >> 56)
+		b284[25] = byte(s288 >> 48)
+		b284[26] = byte(s288 >> 40)
+		b284[27] = byte(s288 >> 32)
+		b284[28] = byte(s288 >> 24)
+		b284[29] = byte(s288 >> 16)
+		b284[30] = byte(s288 >> 8)
+		b284[31] = byte(s288)
+		s289 := v287.Lo
+		b284[32] = byte(s289 >> 56)
+		b284[33] = byte(s289 >> 48)
+		b284[34] = byte(s289 >> 40)
+		b284[35] = byte(s289 >> 32)
+		b284[36] = byte(s289 >> 24)
+		b284[37] = byte(s289 >> 16)
+		b284[38] = byte(s289 >> 8)
+		b284[39] = byte(s289)
+		ws290 := v283
+		f292 := uint32(os285)
+		f292 += bits.RotateLeft32(f292, 16)
+		dl291 := uint64(^uint16(f292>>16)) + uint64(uint32(uint16(ws290.Hi>>0))+uint32(uint16(ws290.Hi>>16))+uint32(uint16(ws290.Hi>>32))+uint32(uint16(ws290.Hi>>48))+uint32(uint16(ws290.Lo>>0))+uint32(uint16(ws290.Lo>>16))+uint32(uint16(ws290.Lo>>32))+uint32(uint16(ws290.Lo>>48)))
+		d282 += dl291
+		v293 := m3
+		ws295 := packet.Value{Hi: (uint64(b284[8])<<56 | uint64(b284[9])<<48 | uint64(b284[10])<<40 | uint64(b284[11])<<32 | uint64(b284[12])<<24 | uint64(b284[13])<<16 | uint64(b284[14])<<8 | uint64(b284[15])), Lo: (uint64(b284[16])<<56 | uint64(b284[17])<<48 | uint64(b284[18])<<40 | uint64(b284[19])<<32 | uint64(b284[20])<<24 | uint64(b284[21])<<16 | uint64(b284[22])<<8 | uint64(b284[23]))}
+		os294 := uint32(uint16(ws295.Hi>>0)) + uint32(uint16(ws295.Hi>>16)) + uint32(uint16(ws295.Hi>>32)) + uint32(uint16(ws295.Hi>>48)) + uint32(uint16(ws295.Lo>>0)) + uint32(uint16(ws295.Lo>>16)) + uint32(uint16(ws295.Lo>>32)) + uint32(uint16(ws295.Lo>>48))
+		v296 := v293
+		s297 := v296.Hi
+		b284[8] = byte(s297 >> 56)
+		b284[9] = byte(s297 >> 48)
+		b284[10] = byte(s297 >> 40)
+		b284[11] = byte(s297 >> 32)
+		b284[12] = byte(s297 >> 24)
+		b284[13] = byte(s297 >> 16)
+		b284[14] = byte(s297 >> 8)
+		b284[15] = byte(s297)
+		s298 := v296.Lo
+		b284[16] = byte(s298 >> 56)
+		b284[17] = byte(s298 >> 48)
+		b284[18] = byte(s298 >> 40)
+		b284[19] = byte(s298 >> 32)
+		b284[20] = byte(s298 >> 24)
+		b284[21] = byte(s298 >> 16)
+		b284[22] = byte(s298 >> 8)
+		b284[23] = byte(s298)
+		ws299 := v293
+		f301 := uint32(os294)
+		f301 += bits.RotateLeft32(f301, 16)
+		dl300 := uint64(^uint16(f301>>16)) + uint64(uint32(uint16(ws299.Hi>>0))+uint32(uint16(ws299.Hi>>16))+uint32(uint16(ws299.Hi>>32))+uint32(uint16(ws299.Hi>>48))+uint32(uint16(ws299.Lo>>0))+uint32(uint16(ws299.Lo>>16))+uint32(uint16(ws299.Lo>>32))+uint32(uint16(ws299.Lo>>48)))
+		d282 += dl300
+		v302 := m21
+		b303 := data[h4 : h4+8] // udp
+		os304 := uint32(uint16((uint64(b303[2])<<8 | uint64(b303[3]))))
+		s305 := v302
+		b303[2] = byte(s305 >> 8)
+		b303[3] = byte(s305)
+		f307 := uint32(os304)
+		f307 += bits.RotateLeft32(f307, 16)
+		dl306 := uint64(^uint16(f307>>16)) + uint64(uint32(uint16(v302)))
+		d282 += dl306
+		v308 := ((uint64(b284[4])<<8 | uint64(b284[5])) - 0x10)
+		os309 := uint32(uint16((uint64(b284[4])<<8 | uint64(b284[5]))))
+		s310 := v308
+		b284[4] = byte(s310 >> 8)
+		b284[5] = byte(s310)
+		f312 := uint32(os309)
+		f312 += bits.RotateLeft32(f312, 16)
+		dl311 := uint64(^uint16(f312>>16)) + uint64(uint32(uint16(v308)))
+		d282 += dl311
 		if h4+8 <= len(data) {
-			pendD4 += d275
+			pendD4 += d282
 			pendK4 = true
 		}
 		pl.edges[29]++
@@ -3642,47 +3649,47 @@ n104:
 	}
 n105:
 	{ // LbPopV2Body: pop lb_v2
-		po306, pn307 := h10, 12 // lb_v2
-		if po306+pn307 > len(data) {
+		po313, pn314 := h10, 12 // lb_v2
+		if po313+pn314 > len(data) {
 			return pl.drop(19)
 		}
-		if po306 > h4 && (po306-h4)%2 == 0 {
-			pw309 := data[po306 : po306+12]
-			d308 := uint32(uint64(pw309[0])<<8|uint64(pw309[1])) + uint32(uint64(pw309[2])<<8|uint64(pw309[3])) + uint32(uint64(pw309[4])<<8|uint64(pw309[5])) + uint32(uint64(pw309[6])<<8|uint64(pw309[7])) + uint32(uint64(pw309[8])<<8|uint64(pw309[9])) + uint32(uint64(pw309[10])<<8|uint64(pw309[11]))
-			d308 += bits.RotateLeft32(d308, 16)
+		if po313 > h4 && (po313-h4)%2 == 0 {
+			pw316 := data[po313 : po313+12]
+			d315 := uint32(uint64(pw316[0])<<8|uint64(pw316[1])) + uint32(uint64(pw316[2])<<8|uint64(pw316[3])) + uint32(uint64(pw316[4])<<8|uint64(pw316[5])) + uint32(uint64(pw316[6])<<8|uint64(pw316[7])) + uint32(uint64(pw316[8])<<8|uint64(pw316[9])) + uint32(uint64(pw316[10])<<8|uint64(pw316[11]))
+			d315 += bits.RotateLeft32(d315, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d308 >> 16))
+				pendD4 += uint64(^uint16(d315 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po306
-		pendN = pn307
+		pendOff = po313
+		pendN = pn314
 		h10 = -1
-		if cur > po306 {
-			cur = max(po306, cur-pn307)
+		if cur > po313 {
+			cur = max(po313, cur-pn314)
 		}
 		goto n107
 	}
 n106:
 	{ // LbPopV3Body: pop lb_v3
-		po310, pn311 := h11, 12 // lb_v3
-		if po310+pn311 > len(data) {
+		po317, pn318 := h11, 12 // lb_v3
+		if po317+pn318 > len(data) {
 			return pl.drop(20)
 		}
-		if po310 > h4 && (po310-h4)%2 == 0 {
-			pw313 := data[po310 : po310+12]
-			d312 := uint32(uint64(pw313[0])<<8|uint64(pw313[1])) + uint32(uint64(pw313[2])<<8|uint64(pw313[3])) + uint32(uint64(pw313[4])<<8|uint64(pw313[5])) + uint32(uint64(pw313[6])<<8|uint64(pw313[7])) + uint32(uint64(pw313[8])<<8|uint64(pw313[9])) + uint32(uint64(pw313[10])<<8|uint64(pw313[11]))
-			d312 += bits.RotateLeft32(d312, 16)
+		if po317 > h4 && (po317-h4)%2 == 0 {
+			pw320 := data[po317 : po317+12]
+			d319 := uint32(uint64(pw320[0])<<8|uint64(pw320[1])) + uint32(uint64(pw320[2])<<8|uint64(pw320[3])) + uint32(uint64(pw320[4])<<8|uint64(pw320[5])) + uint32(uint64(pw320[6])<<8|uint64(pw320[7])) + uint32(uint64(pw320[8])<<8|uint64(pw320[9])) + uint32(uint64(pw320[10])<<8|uint64(pw320[11]))
+			d319 += bits.RotateLeft32(d319, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d312 >> 16))
+				pendD4 += uint64(^uint16(d319 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po310
-		pendN = pn311
+		pendOff = po317
+		pendN = pn318
 		h11 = -1
-		if cur > po310 {
-			cur = max(po310, cur-pn311)
+		if cur > po317 {
+			cur = max(po317, cur-pn318)
 		}
 		pl.edges[30]++
 		goto n107
@@ -3699,49 +3706,49 @@ n107:
 			}
 			pendN = 0
 		}
-		po314, pn315 := h9, 4 // lb_common
-		if po314+pn315 > len(data) {
+		po321, pn322 := h9, 4 // lb_common
+		if po321+pn322 > len(data) {
 			return pl.drop(21)
 		}
-		if po314 > h4 && (po314-h4)%2 == 0 {
-			pw317 := data[po314 : po314+4]
-			d316 := uint32(uint64(pw317[0])<<8|uint64(pw317[1])) + uint32(uint64(pw317[2])<<8|uint64(pw317[3]))
-			d316 += bits.RotateLeft32(d316, 16)
+		if po321 > h4 && (po321-h4)%2 == 0 {
+			pw324 := data[po321 : po321+4]
+			d323 := uint32(uint64(pw324[0])<<8|uint64(pw324[1])) + uint32(uint64(pw324[2])<<8|uint64(pw324[3]))
+			d323 += bits.RotateLeft32(d323, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d316 >> 16))
+				pendD4 += uint64(^uint16(d323 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn315
-		if po314 < len(data)-po314-pendN {
-			copy(data[pendN:pendN+po314], data[:po314])
+		pendN += pn322
+		if po321 < len(data)-po321-pendN {
+			copy(data[pendN:pendN+po321], data[:po321])
 			data = data[pendN:]
 		} else {
-			copy(data[po314:], data[po314+pendN:])
+			copy(data[po321:], data[po321+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po314 {
-			cur = max(po314, cur-pn315)
+		if cur > po321 {
+			cur = max(po321, cur-pn322)
 		}
 		goto n108
 	}
 n108:
 	{ // LbUdpLen: set udp.length
-		var d318 uint64         // udp checksum
-		b319 := data[h4 : h4+8] // udp
-		v320 := ((uint64(b319[4])<<8 | uint64(b319[5])) - 0x10)
-		os321 := uint32(uint16((uint64(b319[4])<<8 | uint64(b319[5]))))
-		s322 := v320
-		b319[4] = byte(s322 >> 8)
-		b319[5] = byte(s322)
-		f324 := uint32(os321)
-		f324 += bits.RotateLeft32(f324, 16)
-		dl323 := uint64(^uint16(f324>>16)) + uint64(uint32(uint16(v320)))
-		d318 += dl323
+		var d325 uint64         // udp checksum
+		b326 := data[h4 : h4+8] // udp
+		v327 := ((uint64(b326[4])<<8 | uint64(b326[5])) - 0x10)
+		os328 := uint32(uint16((uint64(b326[4])<<8 | uint64(b326[5]))))
+		s329 := v327
+		b326[4] = byte(s329 >> 8)
+		b326[5] = byte(s329)
+		f331 := uint32(os328)
+		f331 += bits.RotateLeft32(f331, 16)
+		dl330 := uint64(^uint16(f331>>16)) + uint64(uint32(uint16(v327)))
+		d325 += dl330
 		if h4+8 <= len(data) {
-			pendD4 += d318
+			pendD4 += d325
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -3770,9 +3777,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s325 := r
-				cb[0] = byte(s325 >> 8)
-				cb[1] = byte(s325)
+				s332 := r
+				cb[0] = byte(s332 >> 8)
+				cb[1] = byte(s332)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3789,9 +3796,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s326 := r
-				cb[0] = byte(s326 >> 8)
-				cb[1] = byte(s326)
+				s333 := r
+				cb[0] = byte(s333 >> 8)
+				cb[1] = byte(s333)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -1570,27 +1570,28 @@ n24:
 		kw24 := (m0) & 0xf
 		b26 := data[h0 : h0+14] // ethernet
 		kw25 := (uint64(b26[0])<<40 | uint64(b26[1])<<32 | uint64(b26[2])<<24 | uint64(b26[3])<<16 | uint64(b26[4])<<8 | uint64(b26[5])) & 0xffffffffffff
-		k27 := kw25<<0 | kw24<<48
-		if pi28 := pl.tables[0].Packed(); len(pi28.Slots) > 0 {
-			k27 &= pi28.Mask
-			for m, j := uint64(len(pi28.Slots)-1), packet.PackedHash(k27); ; j++ {
-				sl := &pi28.Slots[j&m]
+		pr27 := pl.tables[0].Probes()
+		k28 := kw25<<0 | kw24<<48
+		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
+			k28 &= pi29.Mask
+			for m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28); ; j++ {
+				sl := &pi29.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k27 {
+				if sl.Key == k28 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc29 := pl.tables[0].Scan(); len(sc29.Match) > 0 {
-			for i, ms := 0, sc29.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+		} else if sc30 := &pr27.Scan; len(sc30.Match) > 0 {
+			for i, ms := 0, sc30.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
 				if kw24&ms[0].Mask == ms[0].Val && kw25 == ms[1].Val {
-					act, params = int(sc29.Acts[i].Action), sc29.Acts[i].Params
+					act, params = int(sc30.Acts[i].Action), sc30.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k27); hit {
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k28); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1620,42 +1621,43 @@ n26:
 	}
 n27:
 	{ // L3SetDaIPv4: set meta.ip_da_key
-		b30 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b30[16])<<24 | uint64(b30[17])<<16 | uint64(b30[18])<<8 | uint64(b30[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b31 := data[h2 : h2+20] // ipv4
+		m5 = (packet.Value{Lo: (uint64(b31[16])<<24 | uint64(b31[17])<<16 | uint64(b31[18])<<8 | uint64(b31[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n29
 	}
 n28:
 	{ // L3SetDaIPv6: set meta.ip_da_key
-		b31 := data[h3 : h3+40] // ipv6
-		m5 = (packet.Value{Hi: (uint64(b31[24])<<56 | uint64(b31[25])<<48 | uint64(b31[26])<<40 | uint64(b31[27])<<32 | uint64(b31[28])<<24 | uint64(b31[29])<<16 | uint64(b31[30])<<8 | uint64(b31[31])), Lo: (uint64(b31[32])<<56 | uint64(b31[33])<<48 | uint64(b31[34])<<40 | uint64(b31[35])<<32 | uint64(b31[36])<<24 | uint64(b31[37])<<16 | uint64(b31[38])<<8 | uint64(b31[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b32 := data[h3 : h3+40] // ipv6
+		m5 = (packet.Value{Hi: (uint64(b32[24])<<56 | uint64(b32[25])<<48 | uint64(b32[26])<<40 | uint64(b32[27])<<32 | uint64(b32[28])<<24 | uint64(b32[29])<<16 | uint64(b32[30])<<8 | uint64(b32[31])), Lo: (uint64(b32[32])<<56 | uint64(b32[33])<<48 | uint64(b32[34])<<40 | uint64(b32[35])<<32 | uint64(b32[36])<<24 | uint64(b32[37])<<16 | uint64(b32[38])<<8 | uint64(b32[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[5]++
 		goto n29
 	}
 n29:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw32 := (m0) & 0xf
-		b34 := data[h0 : h0+14] // ethernet
-		kw33 := (uint64(b34[12])<<8 | uint64(b34[13])) & 0xffff
-		kw35 := m5
-		if wl36 := pl.tables[1].Words(); len(wl36.Slots) > 0 {
-			x38 := kw32 & wl36.Mask[0]
-			x39 := kw33 & wl36.Mask[1]
-			x40 := kw35.Hi & wl36.Mask[2]
-			x41 := kw35.Lo & wl36.Mask[3]
-			h37 := packet.WordsHash(x38, x39, x40, x41)
-			for m, j := uint64(len(wl36.Slots)-1), h37>>(wl36.Shift&63); ; j = (j + 1) & m {
-				sl := &wl36.Slots[j]
+		kw33 := (m0) & 0xf
+		b35 := data[h0 : h0+14] // ethernet
+		kw34 := (uint64(b35[12])<<8 | uint64(b35[13])) & 0xffff
+		kw36 := m5
+		pr37 := pl.tables[1].Probes()
+		if wl38 := &pr37.Words; len(wl38.Slots) > 0 {
+			x40 := kw33 & wl38.Mask[0]
+			x41 := kw34 & wl38.Mask[1]
+			x42 := kw36.Hi & wl38.Mask[2]
+			x43 := kw36.Lo & wl38.Mask[3]
+			h39 := packet.WordsHash(x40, x41, x42, x43)
+			for m, j := uint64(len(wl38.Slots)-1), h39>>(wl38.Shift&63); ; j = (j + 1) & m {
+				sl := &wl38.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl36.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h37 && ks[0] == x38 && ks[1] == x39 && ks[2] == x40 && ks[3] == x41 {
-					a := &wl36.Acts[j]
+				if ks := wl38.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h39 && ks[0] == x40 && ks[1] == x41 && ks[2] == x42 && ks[3] == x43 {
+					a := &wl38.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw32, kw33, kw35.Hi, kw35.Lo); hit {
+		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw33, kw34, kw36.Hi, kw36.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1695,15 +1697,15 @@ n32:
 	}
 n33:
 	{ // L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128
-		c42 := false
-		if c42 {
+		c44 := false
+		if c44 {
 			if !(h7 >= 0) {
 				return pl.drop(7)
 			}
-			b43 := data[h7 : h7+4] // icmpv6
-			c42 = (uint64(b43[0]) == 0x80)
+			b45 := data[h7 : h7+4] // icmpv6
+			c44 = (uint64(b45[0]) == 0x80)
 		}
-		if c42 {
+		if c44 {
 			goto n43
 		}
 		goto n34
@@ -1720,8 +1722,8 @@ n35:
 		if !(h5 >= 0) {
 			return pl.drop(8)
 		}
-		b44 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b44[24])<<24 | uint64(b44[25])<<16 | uint64(b44[26])<<8 | uint64(b44[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b46 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b46[24])<<24 | uint64(b46[25])<<16 | uint64(b46[26])<<8 | uint64(b46[27]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n37
 		}
 		goto n36
@@ -1735,52 +1737,52 @@ n37:
 		if !(h0 >= 0) {
 			return pl.drop(10)
 		}
-		b45 := data[h0 : h0+14] // ethernet
-		s46 := (uint64(b45[6])<<40 | uint64(b45[7])<<32 | uint64(b45[8])<<24 | uint64(b45[9])<<16 | uint64(b45[10])<<8 | uint64(b45[11]))
-		b45[0] = byte(s46 >> 40)
-		b45[1] = byte(s46 >> 32)
-		b45[2] = byte(s46 >> 24)
-		b45[3] = byte(s46 >> 16)
-		b45[4] = byte(s46 >> 8)
-		b45[5] = byte(s46)
-		s47 := m2
-		b45[6] = byte(s47 >> 40)
-		b45[7] = byte(s47 >> 32)
-		b45[8] = byte(s47 >> 24)
-		b45[9] = byte(s47 >> 16)
-		b45[10] = byte(s47 >> 8)
-		b45[11] = byte(s47)
+		b47 := data[h0 : h0+14] // ethernet
+		s48 := (uint64(b47[6])<<40 | uint64(b47[7])<<32 | uint64(b47[8])<<24 | uint64(b47[9])<<16 | uint64(b47[10])<<8 | uint64(b47[11]))
+		b47[0] = byte(s48 >> 40)
+		b47[1] = byte(s48 >> 32)
+		b47[2] = byte(s48 >> 24)
+		b47[3] = byte(s48 >> 16)
+		b47[4] = byte(s48 >> 8)
+		b47[5] = byte(s48)
+		s49 := m2
+		b47[6] = byte(s49 >> 40)
+		b47[7] = byte(s49 >> 32)
+		b47[8] = byte(s49 >> 24)
+		b47[9] = byte(s49 >> 16)
+		b47[10] = byte(s49 >> 8)
+		b47[11] = byte(s49)
 		if !(h5 >= 0) {
 			return pl.drop(10)
 		}
-		b48 := data[h5 : h5+28] // arp
-		s49 := 0x2
-		b48[6] = byte(s49 >> 8)
-		b48[7] = byte(s49)
-		s50 := (uint64(b48[8])<<40 | uint64(b48[9])<<32 | uint64(b48[10])<<24 | uint64(b48[11])<<16 | uint64(b48[12])<<8 | uint64(b48[13]))
-		b48[18] = byte(s50 >> 40)
-		b48[19] = byte(s50 >> 32)
-		b48[20] = byte(s50 >> 24)
-		b48[21] = byte(s50 >> 16)
-		b48[22] = byte(s50 >> 8)
-		b48[23] = byte(s50)
-		s51 := m2
-		b48[8] = byte(s51 >> 40)
-		b48[9] = byte(s51 >> 32)
-		b48[10] = byte(s51 >> 24)
-		b48[11] = byte(s51 >> 16)
-		b48[12] = byte(s51 >> 8)
-		b48[13] = byte(s51)
-		s52 := (uint64(b48[14])<<24 | uint64(b48[15])<<16 | uint64(b48[16])<<8 | uint64(b48[17]))
-		b48[24] = byte(s52 >> 24)
-		b48[25] = byte(s52 >> 16)
-		b48[26] = byte(s52 >> 8)
-		b48[27] = byte(s52)
-		s53 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		b48[14] = byte(s53 >> 24)
-		b48[15] = byte(s53 >> 16)
-		b48[16] = byte(s53 >> 8)
-		b48[17] = byte(s53)
+		b50 := data[h5 : h5+28] // arp
+		s51 := 0x2
+		b50[6] = byte(s51 >> 8)
+		b50[7] = byte(s51)
+		s52 := (uint64(b50[8])<<40 | uint64(b50[9])<<32 | uint64(b50[10])<<24 | uint64(b50[11])<<16 | uint64(b50[12])<<8 | uint64(b50[13]))
+		b50[18] = byte(s52 >> 40)
+		b50[19] = byte(s52 >> 32)
+		b50[20] = byte(s52 >> 24)
+		b50[21] = byte(s52 >> 16)
+		b50[22] = byte(s52 >> 8)
+		b50[23] = byte(s52)
+		s53 := m2
+		b50[8] = byte(s53 >> 40)
+		b50[9] = byte(s53 >> 32)
+		b50[10] = byte(s53 >> 24)
+		b50[11] = byte(s53 >> 16)
+		b50[12] = byte(s53 >> 8)
+		b50[13] = byte(s53)
+		s54 := (uint64(b50[14])<<24 | uint64(b50[15])<<16 | uint64(b50[16])<<8 | uint64(b50[17]))
+		b50[24] = byte(s54 >> 24)
+		b50[25] = byte(s54 >> 16)
+		b50[26] = byte(s54 >> 8)
+		b50[27] = byte(s54)
+		s55 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		b50[14] = byte(s55 >> 24)
+		b50[15] = byte(s55 >> 16)
+		b50[16] = byte(s55 >> 8)
+		b50[17] = byte(s55)
 		goto n38
 	}
 n38:
@@ -1792,8 +1794,8 @@ n39:
 		if !(h2 >= 0) {
 			return pl.drop(11)
 		}
-		b54 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b54[16])<<24 | uint64(b54[17])<<16 | uint64(b54[18])<<8 | uint64(b54[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
+		b56 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b56[16])<<24 | uint64(b56[17])<<16 | uint64(b56[18])<<8 | uint64(b56[19]))} == m3.And(packet.Value{Lo: 0xffffffff})) {
 			goto n41
 		}
 		goto n40
@@ -1813,137 +1815,137 @@ n41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s55 := r
-				cb[0] = byte(s55 >> 8)
-				cb[1] = byte(s55)
+				s57 := r
+				cb[0] = byte(s57 >> 8)
+				cb[1] = byte(s57)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d56 uint64 // icmp checksum
+		var d58 uint64 // icmp checksum
 		if !(h0 >= 0) {
 			return pl.drop(13)
 		}
-		b57 := data[h0 : h0+14] // ethernet
-		v58 := (uint64(b57[6])<<40 | uint64(b57[7])<<32 | uint64(b57[8])<<24 | uint64(b57[9])<<16 | uint64(b57[10])<<8 | uint64(b57[11]))
-		w59, lo60, hi61 := false, 0, 0
+		b59 := data[h0 : h0+14] // ethernet
+		v60 := (uint64(b59[6])<<40 | uint64(b59[7])<<32 | uint64(b59[8])<<24 | uint64(b59[9])<<16 | uint64(b59[10])<<8 | uint64(b59[11]))
+		w61, lo62, hi63 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
 			l, h := h0+0, h0+6
-			lo60, hi61 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w59 = hi61 <= len(data) && hi61-lo60 <= 20
+			lo62, hi63 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w61 = hi63 <= len(data) && hi63-lo62 <= 20
 		}
-		var o62 uint32
-		if w59 {
-			o62 = packet.SumWords(data[lo60:hi61])
+		var o64 uint32
+		if w61 {
+			o64 = packet.SumWords(data[lo62:hi63])
 		}
-		s63 := v58
-		b57[0] = byte(s63 >> 40)
-		b57[1] = byte(s63 >> 32)
-		b57[2] = byte(s63 >> 24)
-		b57[3] = byte(s63 >> 16)
-		b57[4] = byte(s63 >> 8)
-		b57[5] = byte(s63)
-		f64 := uint32(o62)
-		f64 += bits.RotateLeft32(f64, 16)
-		if w59 {
-			d56 += uint64(^uint16(f64>>16)) + uint64(packet.SumWords(data[lo60:hi61]))
+		s65 := v60
+		b59[0] = byte(s65 >> 40)
+		b59[1] = byte(s65 >> 32)
+		b59[2] = byte(s65 >> 24)
+		b59[3] = byte(s65 >> 16)
+		b59[4] = byte(s65 >> 8)
+		b59[5] = byte(s65)
+		f66 := uint32(o64)
+		f66 += bits.RotateLeft32(f66, 16)
+		if w61 {
+			d58 += uint64(^uint16(f66>>16)) + uint64(packet.SumWords(data[lo62:hi63]))
 		}
-		v65 := m2
-		w66, lo67, hi68 := false, 0, 0
+		v67 := m2
+		w68, lo69, hi70 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
 			l, h := h0+6, h0+12
-			lo67, hi68 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w66 = hi68 <= len(data) && hi68-lo67 <= 20
+			lo69, hi70 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w68 = hi70 <= len(data) && hi70-lo69 <= 20
 		}
-		var o69 uint32
-		if w66 {
-			o69 = packet.SumWords(data[lo67:hi68])
+		var o71 uint32
+		if w68 {
+			o71 = packet.SumWords(data[lo69:hi70])
 		}
-		s70 := v65
-		b57[6] = byte(s70 >> 40)
-		b57[7] = byte(s70 >> 32)
-		b57[8] = byte(s70 >> 24)
-		b57[9] = byte(s70 >> 16)
-		b57[10] = byte(s70 >> 8)
-		b57[11] = byte(s70)
-		f71 := uint32(o69)
-		f71 += bits.RotateLeft32(f71, 16)
-		if w66 {
-			d56 += uint64(^uint16(f71>>16)) + uint64(packet.SumWords(data[lo67:hi68]))
+		s72 := v67
+		b59[6] = byte(s72 >> 40)
+		b59[7] = byte(s72 >> 32)
+		b59[8] = byte(s72 >> 24)
+		b59[9] = byte(s72 >> 16)
+		b59[10] = byte(s72 >> 8)
+		b59[11] = byte(s72)
+		f73 := uint32(o71)
+		f73 += bits.RotateLeft32(f73, 16)
+		if w68 {
+			d58 += uint64(^uint16(f73>>16)) + uint64(packet.SumWords(data[lo69:hi70]))
 		}
 		if !(h2 >= 0) {
 			return pl.drop(13)
 		}
-		b72 := data[h2 : h2+20] // ipv4
-		v73 := (uint64(b72[12])<<24 | uint64(b72[13])<<16 | uint64(b72[14])<<8 | uint64(b72[15]))
-		w74, lo75, hi76 := false, 0, 0
+		b74 := data[h2 : h2+20] // ipv4
+		v75 := (uint64(b74[12])<<24 | uint64(b74[13])<<16 | uint64(b74[14])<<8 | uint64(b74[15]))
+		w76, lo77, hi78 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+16, h2+20
-			lo75, hi76 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w74 = hi76 <= len(data) && hi76-lo75 <= 20
+			lo77, hi78 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w76 = hi78 <= len(data) && hi78-lo77 <= 20
 		}
-		var o77 uint32
-		if w74 {
-			o77 = packet.SumWords(data[lo75:hi76])
+		var o79 uint32
+		if w76 {
+			o79 = packet.SumWords(data[lo77:hi78])
 		}
-		s78 := v73
-		b72[16] = byte(s78 >> 24)
-		b72[17] = byte(s78 >> 16)
-		b72[18] = byte(s78 >> 8)
-		b72[19] = byte(s78)
-		f79 := uint32(o77)
-		f79 += bits.RotateLeft32(f79, 16)
-		if w74 {
-			d56 += uint64(^uint16(f79>>16)) + uint64(packet.SumWords(data[lo75:hi76]))
+		s80 := v75
+		b74[16] = byte(s80 >> 24)
+		b74[17] = byte(s80 >> 16)
+		b74[18] = byte(s80 >> 8)
+		b74[19] = byte(s80)
+		f81 := uint32(o79)
+		f81 += bits.RotateLeft32(f81, 16)
+		if w76 {
+			d58 += uint64(^uint16(f81>>16)) + uint64(packet.SumWords(data[lo77:hi78]))
 		}
-		v80 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		w81, lo82, hi83 := false, 0, 0
+		v82 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		w83, lo84, hi85 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+12, h2+16
-			lo82, hi83 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w81 = hi83 <= len(data) && hi83-lo82 <= 20
+			lo84, hi85 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w83 = hi85 <= len(data) && hi85-lo84 <= 20
 		}
-		var o84 uint32
-		if w81 {
-			o84 = packet.SumWords(data[lo82:hi83])
+		var o86 uint32
+		if w83 {
+			o86 = packet.SumWords(data[lo84:hi85])
 		}
-		s85 := v80
-		b72[12] = byte(s85 >> 24)
-		b72[13] = byte(s85 >> 16)
-		b72[14] = byte(s85 >> 8)
-		b72[15] = byte(s85)
-		f86 := uint32(o84)
-		f86 += bits.RotateLeft32(f86, 16)
-		if w81 {
-			d56 += uint64(^uint16(f86>>16)) + uint64(packet.SumWords(data[lo82:hi83]))
+		s87 := v82
+		b74[12] = byte(s87 >> 24)
+		b74[13] = byte(s87 >> 16)
+		b74[14] = byte(s87 >> 8)
+		b74[15] = byte(s87)
+		f88 := uint32(o86)
+		f88 += bits.RotateLeft32(f88, 16)
+		if w83 {
+			d58 += uint64(^uint16(f88>>16)) + uint64(packet.SumWords(data[lo84:hi85]))
 		}
-		v87 := 0x0
+		v89 := 0x0
 		if !(h6 >= 0) {
 			return pl.drop(13)
 		}
-		b88 := data[h6 : h6+4] // icmp
-		os89 := uint32(uint64(b88[0])<<8 | uint64(b88[1]))
-		b88[0] = byte(v87)
-		f91 := uint32(os89)
-		f91 += bits.RotateLeft32(f91, 16)
-		dl90 := uint64(^uint16(f91>>16)) + uint64(uint32(uint64(b88[0])<<8|uint64(b88[1])))
+		b90 := data[h6 : h6+4] // icmp
+		os91 := uint32(uint64(b90[0])<<8 | uint64(b90[1]))
+		b90[0] = byte(v89)
+		f93 := uint32(os91)
+		f93 += bits.RotateLeft32(f93, 16)
+		dl92 := uint64(^uint16(f93>>16)) + uint64(uint32(uint64(b90[0])<<8|uint64(b90[1])))
 		if h6 >= 0 {
-			d56 += dl90
+			d58 += dl92
 		}
 		if (h6 >= 0) && h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d56
+			x := uint64(^cv) + d58
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s92 := r
-			cb[0] = byte(s92 >> 8)
-			cb[1] = byte(s92)
+			s94 := r
+			cb[0] = byte(s94 >> 8)
+			cb[1] = byte(s94)
 		}
 		goto n42
 	}
@@ -1963,171 +1965,171 @@ n43:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s93 := r
-				cb[0] = byte(s93 >> 8)
-				cb[1] = byte(s93)
+				s95 := r
+				cb[0] = byte(s95 >> 8)
+				cb[1] = byte(s95)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d94 uint64 // icmpv6 checksum
+		var d96 uint64 // icmpv6 checksum
 		if !(h0 >= 0) {
 			return pl.drop(14)
 		}
-		b95 := data[h0 : h0+14] // ethernet
-		v96 := (uint64(b95[6])<<40 | uint64(b95[7])<<32 | uint64(b95[8])<<24 | uint64(b95[9])<<16 | uint64(b95[10])<<8 | uint64(b95[11]))
-		w97, lo98, hi99 := false, 0, 0
+		b97 := data[h0 : h0+14] // ethernet
+		v98 := (uint64(b97[6])<<40 | uint64(b97[7])<<32 | uint64(b97[8])<<24 | uint64(b97[9])<<16 | uint64(b97[10])<<8 | uint64(b97[11]))
+		w99, lo100, hi101 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+0, h0+6
-			lo98, hi99 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w97 = hi99 <= len(data) && hi99-lo98 <= 20
+			lo100, hi101 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w99 = hi101 <= len(data) && hi101-lo100 <= 20
 		}
-		var o100 uint32
-		if w97 {
-			o100 = packet.SumWords(data[lo98:hi99])
+		var o102 uint32
+		if w99 {
+			o102 = packet.SumWords(data[lo100:hi101])
 		}
-		s101 := v96
-		b95[0] = byte(s101 >> 40)
-		b95[1] = byte(s101 >> 32)
-		b95[2] = byte(s101 >> 24)
-		b95[3] = byte(s101 >> 16)
-		b95[4] = byte(s101 >> 8)
-		b95[5] = byte(s101)
-		f102 := uint32(o100)
-		f102 += bits.RotateLeft32(f102, 16)
-		if w97 {
-			d94 += uint64(^uint16(f102>>16)) + uint64(packet.SumWords(data[lo98:hi99]))
+		s103 := v98
+		b97[0] = byte(s103 >> 40)
+		b97[1] = byte(s103 >> 32)
+		b97[2] = byte(s103 >> 24)
+		b97[3] = byte(s103 >> 16)
+		b97[4] = byte(s103 >> 8)
+		b97[5] = byte(s103)
+		f104 := uint32(o102)
+		f104 += bits.RotateLeft32(f104, 16)
+		if w99 {
+			d96 += uint64(^uint16(f104>>16)) + uint64(packet.SumWords(data[lo100:hi101]))
 		}
-		v103 := m2
-		w104, lo105, hi106 := false, 0, 0
+		v105 := m2
+		w106, lo107, hi108 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+6, h0+12
-			lo105, hi106 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w104 = hi106 <= len(data) && hi106-lo105 <= 20
+			lo107, hi108 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w106 = hi108 <= len(data) && hi108-lo107 <= 20
 		}
-		var o107 uint32
-		if w104 {
-			o107 = packet.SumWords(data[lo105:hi106])
+		var o109 uint32
+		if w106 {
+			o109 = packet.SumWords(data[lo107:hi108])
 		}
-		s108 := v103
-		b95[6] = byte(s108 >> 40)
-		b95[7] = byte(s108 >> 32)
-		b95[8] = byte(s108 >> 24)
-		b95[9] = byte(s108 >> 16)
-		b95[10] = byte(s108 >> 8)
-		b95[11] = byte(s108)
-		f109 := uint32(o107)
-		f109 += bits.RotateLeft32(f109, 16)
-		if w104 {
-			d94 += uint64(^uint16(f109>>16)) + uint64(packet.SumWords(data[lo105:hi106]))
+		s110 := v105
+		b97[6] = byte(s110 >> 40)
+		b97[7] = byte(s110 >> 32)
+		b97[8] = byte(s110 >> 24)
+		b97[9] = byte(s110 >> 16)
+		b97[10] = byte(s110 >> 8)
+		b97[11] = byte(s110)
+		f111 := uint32(o109)
+		f111 += bits.RotateLeft32(f111, 16)
+		if w106 {
+			d96 += uint64(^uint16(f111>>16)) + uint64(packet.SumWords(data[lo107:hi108]))
 		}
 		if !(h3 >= 0) {
 			return pl.drop(14)
 		}
-		b110 := data[h3 : h3+40] // ipv6
-		v111 := packet.Value{Hi: (uint64(b110[8])<<56 | uint64(b110[9])<<48 | uint64(b110[10])<<40 | uint64(b110[11])<<32 | uint64(b110[12])<<24 | uint64(b110[13])<<16 | uint64(b110[14])<<8 | uint64(b110[15])), Lo: (uint64(b110[16])<<56 | uint64(b110[17])<<48 | uint64(b110[18])<<40 | uint64(b110[19])<<32 | uint64(b110[20])<<24 | uint64(b110[21])<<16 | uint64(b110[22])<<8 | uint64(b110[23]))}
-		w112, lo113, hi114 := false, 0, 0
+		b112 := data[h3 : h3+40] // ipv6
+		v113 := packet.Value{Hi: (uint64(b112[8])<<56 | uint64(b112[9])<<48 | uint64(b112[10])<<40 | uint64(b112[11])<<32 | uint64(b112[12])<<24 | uint64(b112[13])<<16 | uint64(b112[14])<<8 | uint64(b112[15])), Lo: (uint64(b112[16])<<56 | uint64(b112[17])<<48 | uint64(b112[18])<<40 | uint64(b112[19])<<32 | uint64(b112[20])<<24 | uint64(b112[21])<<16 | uint64(b112[22])<<8 | uint64(b112[23]))}
+		w114, lo115, hi116 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+24, h3+40
-			lo113, hi114 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w112 = hi114 <= len(data) && hi114-lo113 <= 20
+			lo115, hi116 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w114 = hi116 <= len(data) && hi116-lo115 <= 20
 		} else if h7 >= 0 {
-			lo113, hi114 = h3+24, h3+40
-			w112 = hi114 <= len(data) && hi114-lo113 <= 20
+			lo115, hi116 = h3+24, h3+40
+			w114 = hi116 <= len(data) && hi116-lo115 <= 20
 		}
-		var o115 uint32
-		if w112 {
-			o115 = packet.SumWords(data[lo113:hi114])
+		var o117 uint32
+		if w114 {
+			o117 = packet.SumWords(data[lo115:hi116])
 		}
-		v116 := v111
-		s117 := v116.Hi
-		b110[24] = byte(s117 >> 56)
-		b110[25] = byte(s117 >> 48)
-		b110[26] = byte(s117 >> 40)
-		b110[27] = byte(s117 >> 32)
-		b110[28] = byte(s117 >> 24)
-		b110[29] = byte(s117 >> 16)
-		b110[30] = byte(s117 >> 8)
-		b110[31] = byte(s117)
-		s118 := v116.Lo
-		b110[32] = byte(s118 >> 56)
-		b110[33] = byte(s118 >> 48)
-		b110[34] = byte(s118 >> 40)
-		b110[35] = byte(s118 >> 32)
-		b110[36] = byte(s118 >> 24)
-		b110[37] = byte(s118 >> 16)
-		b110[38] = byte(s118 >> 8)
-		b110[39] = byte(s118)
-		f119 := uint32(o115)
-		f119 += bits.RotateLeft32(f119, 16)
-		if w112 {
-			d94 += uint64(^uint16(f119>>16)) + uint64(packet.SumWords(data[lo113:hi114]))
+		v118 := v113
+		s119 := v118.Hi
+		b112[24] = byte(s119 >> 56)
+		b112[25] = byte(s119 >> 48)
+		b112[26] = byte(s119 >> 40)
+		b112[27] = byte(s119 >> 32)
+		b112[28] = byte(s119 >> 24)
+		b112[29] = byte(s119 >> 16)
+		b112[30] = byte(s119 >> 8)
+		b112[31] = byte(s119)
+		s120 := v118.Lo
+		b112[32] = byte(s120 >> 56)
+		b112[33] = byte(s120 >> 48)
+		b112[34] = byte(s120 >> 40)
+		b112[35] = byte(s120 >> 32)
+		b112[36] = byte(s120 >> 24)
+		b112[37] = byte(s120 >> 16)
+		b112[38] = byte(s120 >> 8)
+		b112[39] = byte(s120)
+		f121 := uint32(o117)
+		f121 += bits.RotateLeft32(f121, 16)
+		if w114 {
+			d96 += uint64(^uint16(f121>>16)) + uint64(packet.SumWords(data[lo115:hi116]))
 		}
-		v120 := m3
-		w121, lo122, hi123 := false, 0, 0
+		v122 := m3
+		w123, lo124, hi125 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+8, h3+24
-			lo122, hi123 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w121 = hi123 <= len(data) && hi123-lo122 <= 20
+			lo124, hi125 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w123 = hi125 <= len(data) && hi125-lo124 <= 20
 		} else if h7 >= 0 {
-			lo122, hi123 = h3+8, h3+24
-			w121 = hi123 <= len(data) && hi123-lo122 <= 20
+			lo124, hi125 = h3+8, h3+24
+			w123 = hi125 <= len(data) && hi125-lo124 <= 20
 		}
-		var o124 uint32
-		if w121 {
-			o124 = packet.SumWords(data[lo122:hi123])
+		var o126 uint32
+		if w123 {
+			o126 = packet.SumWords(data[lo124:hi125])
 		}
-		v125 := v120
-		s126 := v125.Hi
-		b110[8] = byte(s126 >> 56)
-		b110[9] = byte(s126 >> 48)
-		b110[10] = byte(s126 >> 40)
-		b110[11] = byte(s126 >> 32)
-		b110[12] = byte(s126 >> 24)
-		b110[13] = byte(s126 >> 16)
-		b110[14] = byte(s126 >> 8)
-		b110[15] = byte(s126)
-		s127 := v125.Lo
-		b110[16] = byte(s127 >> 56)
-		b110[17] = byte(s127 >> 48)
-		b110[18] = byte(s127 >> 40)
-		b110[19] = byte(s127 >> 32)
-		b110[20] = byte(s127 >> 24)
-		b110[21] = byte(s127 >> 16)
-		b110[22] = byte(s127 >> 8)
-		b110[23] = byte(s127)
-		f128 := uint32(o124)
-		f128 += bits.RotateLeft32(f128, 16)
-		if w121 {
-			d94 += uint64(^uint16(f128>>16)) + uint64(packet.SumWords(data[lo122:hi123]))
+		v127 := v122
+		s128 := v127.Hi
+		b112[8] = byte(s128 >> 56)
+		b112[9] = byte(s128 >> 48)
+		b112[10] = byte(s128 >> 40)
+		b112[11] = byte(s128 >> 32)
+		b112[12] = byte(s128 >> 24)
+		b112[13] = byte(s128 >> 16)
+		b112[14] = byte(s128 >> 8)
+		b112[15] = byte(s128)
+		s129 := v127.Lo
+		b112[16] = byte(s129 >> 56)
+		b112[17] = byte(s129 >> 48)
+		b112[18] = byte(s129 >> 40)
+		b112[19] = byte(s129 >> 32)
+		b112[20] = byte(s129 >> 24)
+		b112[21] = byte(s129 >> 16)
+		b112[22] = byte(s129 >> 8)
+		b112[23] = byte(s129)
+		f130 := uint32(o126)
+		f130 += bits.RotateLeft32(f130, 16)
+		if w123 {
+			d96 += uint64(^uint16(f130>>16)) + uint64(packet.SumWords(data[lo124:hi125]))
 		}
-		v129 := 0x81
+		v131 := 0x81
 		if !(h7 >= 0) {
 			return pl.drop(14)
 		}
-		b130 := data[h7 : h7+4] // icmpv6
-		os131 := uint32(uint64(b130[0])<<8 | uint64(b130[1]))
-		b130[0] = byte(v129)
-		f133 := uint32(os131)
-		f133 += bits.RotateLeft32(f133, 16)
-		dl132 := uint64(^uint16(f133>>16)) + uint64(uint32(uint64(b130[0])<<8|uint64(b130[1])))
+		b132 := data[h7 : h7+4] // icmpv6
+		os133 := uint32(uint64(b132[0])<<8 | uint64(b132[1]))
+		b132[0] = byte(v131)
+		f135 := uint32(os133)
+		f135 += bits.RotateLeft32(f135, 16)
+		dl134 := uint64(^uint16(f135>>16)) + uint64(uint32(uint64(b132[0])<<8|uint64(b132[1])))
 		if h7 >= 0 {
-			d94 += dl132
+			d96 += dl134
 		}
 		if (h7 >= 0) && h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d94
+			x := uint64(^cv) + d96
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s134 := r
-			cb[0] = byte(s134 >> 8)
-			cb[1] = byte(s134)
+			s136 := r
+			cb[0] = byte(s136 >> 8)
+			cb[1] = byte(s136)
 		}
 		goto n44
 	}
@@ -2141,8 +2143,8 @@ n45:
 		if !(h12 >= 0) {
 			return pl.drop(15)
 		}
-		b135 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b135[4])<<56 | uint64(b135[5])<<48 | uint64(b135[6])<<40 | uint64(b135[7])<<32 | uint64(b135[8])<<24 | uint64(b135[9])<<16 | uint64(b135[10])<<8 | uint64(b135[11])), Lo: (uint64(b135[12])<<56 | uint64(b135[13])<<48 | uint64(b135[14])<<40 | uint64(b135[15])<<32 | uint64(b135[16])<<24 | uint64(b135[17])<<16 | uint64(b135[18])<<8 | uint64(b135[19]))} == m3) {
+		b137 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b137[4])<<56 | uint64(b137[5])<<48 | uint64(b137[6])<<40 | uint64(b137[7])<<32 | uint64(b137[8])<<24 | uint64(b137[9])<<16 | uint64(b137[10])<<8 | uint64(b137[11])), Lo: (uint64(b137[12])<<56 | uint64(b137[13])<<48 | uint64(b137[14])<<40 | uint64(b137[15])<<32 | uint64(b137[16])<<24 | uint64(b137[17])<<16 | uint64(b137[18])<<8 | uint64(b137[19]))} == m3) {
 			goto n47
 		}
 		goto n46
@@ -2156,8 +2158,8 @@ n47:
 		if !(h3 >= 0) {
 			return pl.drop(17)
 		}
-		b136 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b136[8])<<56 | uint64(b136[9])<<48 | uint64(b136[10])<<40 | uint64(b136[11])<<32 | uint64(b136[12])<<24 | uint64(b136[13])<<16 | uint64(b136[14])<<8 | uint64(b136[15])), Lo: (uint64(b136[16])<<56 | uint64(b136[17])<<48 | uint64(b136[18])<<40 | uint64(b136[19])<<32 | uint64(b136[20])<<24 | uint64(b136[21])<<16 | uint64(b136[22])<<8 | uint64(b136[23]))} == packet.Value{Lo: 0x0}) {
+		b138 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b138[8])<<56 | uint64(b138[9])<<48 | uint64(b138[10])<<40 | uint64(b138[11])<<32 | uint64(b138[12])<<24 | uint64(b138[13])<<16 | uint64(b138[14])<<8 | uint64(b138[15])), Lo: (uint64(b138[16])<<56 | uint64(b138[17])<<48 | uint64(b138[18])<<40 | uint64(b138[19])<<32 | uint64(b138[20])<<24 | uint64(b138[21])<<16 | uint64(b138[22])<<8 | uint64(b138[23]))} == packet.Value{Lo: 0x0}) {
 			goto n48
 		}
 		goto n49
@@ -2170,8 +2172,8 @@ n48:
 		if !(h12 >= 0) {
 			return pl.drop(18)
 		}
-		b137 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b137[4])<<56 | uint64(b137[5])<<48 | uint64(b137[6])<<40 | uint64(b137[7])<<32 | uint64(b137[8])<<24 | uint64(b137[9])<<16 | uint64(b137[10])<<8 | uint64(b137[11])), Lo: (uint64(b137[12])<<56 | uint64(b137[13])<<48 | uint64(b137[14])<<40 | uint64(b137[15])<<32 | uint64(b137[16])<<24 | uint64(b137[17])<<16 | uint64(b137[18])<<8 | uint64(b137[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b139 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b139[4])<<56 | uint64(b139[5])<<48 | uint64(b139[6])<<40 | uint64(b139[7])<<32 | uint64(b139[8])<<24 | uint64(b139[9])<<16 | uint64(b139[10])<<8 | uint64(b139[11])), Lo: (uint64(b139[12])<<56 | uint64(b139[13])<<48 | uint64(b139[14])<<40 | uint64(b139[15])<<32 | uint64(b139[16])<<24 | uint64(b139[17])<<16 | uint64(b139[18])<<8 | uint64(b139[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n52
 	}
 n49:
@@ -2179,19 +2181,19 @@ n49:
 		if !(h3 >= 0) {
 			return pl.drop(19)
 		}
-		b138 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b138[8])<<56 | uint64(b138[9])<<48 | uint64(b138[10])<<40 | uint64(b138[11])<<32 | uint64(b138[12])<<24 | uint64(b138[13])<<16 | uint64(b138[14])<<8 | uint64(b138[15])), Lo: (uint64(b138[16])<<56 | uint64(b138[17])<<48 | uint64(b138[18])<<40 | uint64(b138[19])<<32 | uint64(b138[20])<<24 | uint64(b138[21])<<16 | uint64(b138[22])<<8 | uint64(b138[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b140 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b140[8])<<56 | uint64(b140[9])<<48 | uint64(b140[10])<<40 | uint64(b140[11])<<32 | uint64(b140[12])<<24 | uint64(b140[13])<<16 | uint64(b140[14])<<8 | uint64(b140[15])), Lo: (uint64(b140[16])<<56 | uint64(b140[17])<<48 | uint64(b140[18])<<40 | uint64(b140[19])<<32 | uint64(b140[20])<<24 | uint64(b140[21])<<16 | uint64(b140[22])<<8 | uint64(b140[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		if !(h0 >= 0) {
 			return pl.drop(19)
 		}
-		b139 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b139[6])<<40 | uint64(b139[7])<<32 | uint64(b139[8])<<24 | uint64(b139[9])<<16 | uint64(b139[10])<<8 | uint64(b139[11])) & 0xffffffffffff
+		b141 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b141[6])<<40 | uint64(b141[7])<<32 | uint64(b141[8])<<24 | uint64(b141[9])<<16 | uint64(b141[10])<<8 | uint64(b141[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(19)
 		}
-		b140 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b140[4])<<56 | uint64(b140[5])<<48 | uint64(b140[6])<<40 | uint64(b140[7])<<32 | uint64(b140[8])<<24 | uint64(b140[9])<<16 | uint64(b140[10])<<8 | uint64(b140[11])), Lo: (uint64(b140[12])<<56 | uint64(b140[13])<<48 | uint64(b140[14])<<40 | uint64(b140[15])<<32 | uint64(b140[16])<<24 | uint64(b140[17])<<16 | uint64(b140[18])<<8 | uint64(b140[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b142 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b142[4])<<56 | uint64(b142[5])<<48 | uint64(b142[6])<<40 | uint64(b142[7])<<32 | uint64(b142[8])<<24 | uint64(b142[9])<<16 | uint64(b142[10])<<8 | uint64(b142[11])), Lo: (uint64(b142[12])<<56 | uint64(b142[13])<<48 | uint64(b142[14])<<40 | uint64(b142[15])<<32 | uint64(b142[16])<<24 | uint64(b142[17])<<16 | uint64(b142[18])<<8 | uint64(b142[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n50
 	}
 n50:
@@ -2207,8 +2209,8 @@ n51:
 		if !(h14 >= 0) {
 			return pl.drop(20)
 		}
-		b141 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b141[0])<<40 | uint64(b141[1])<<32 | uint64(b141[2])<<24 | uint64(b141[3])<<16 | uint64(b141[4])<<8 | uint64(b141[5])) & 0xffffffffffff
+		b143 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b143[0])<<40 | uint64(b143[1])<<32 | uint64(b143[2])<<24 | uint64(b143[3])<<16 | uint64(b143[4])<<8 | uint64(b143[5])) & 0xffffffffffff
 		pl.edges[10]++
 		goto n52
 	}
@@ -2231,110 +2233,13 @@ n54:
 		if !(h14 >= 0) {
 			return pl.drop(21)
 		}
-		po142, pn143 := h14, 6 // nd_mac
-		if po142+pn143 > len(data) {
+		po144, pn145 := h14, 6 // nd_mac
+		if po144+pn145 > len(data) {
 			return pl.drop(21)
 		}
-		pendOff = po142
-		pendN = pn143
-		h14 = -1
-		if (h0 >= 0) && h0 > po142 {
-			h0 -= pn143
-		} // ethernet
-		if (h1 >= 0) && h1 > po142 {
-			h1 -= pn143
-		} // vlan
-		if (h2 >= 0) && h2 > po142 {
-			h2 -= pn143
-		} // ipv4
-		if (h3 >= 0) && h3 > po142 {
-			h3 -= pn143
-		} // ipv6
-		if (h4 >= 0) && h4 > po142 {
-			h4 -= pn143
-		} // udp
-		if (h5 >= 0) && h5 > po142 {
-			h5 -= pn143
-		} // arp
-		if (h6 >= 0) && h6 > po142 {
-			h6 -= pn143
-		} // icmp
-		if (h7 >= 0) && h7 > po142 {
-			h7 -= pn143
-		} // icmpv6
-		if (h8 >= 0) && h8 > po142 {
-			h8 -= pn143
-		} // icmp_echo
-		if (h9 >= 0) && h9 > po142 {
-			h9 -= pn143
-		} // lb_common
-		if (h10 >= 0) && h10 > po142 {
-			h10 -= pn143
-		} // lb_v2
-		if (h11 >= 0) && h11 > po142 {
-			h11 -= pn143
-		} // lb_v3
-		if (h12 >= 0) && h12 > po142 {
-			h12 -= pn143
-		} // nd_ns
-		if (h13 >= 0) && h13 > po142 {
-			h13 -= pn143
-		} // nd_opt
-		if (h15 >= 0) && h15 > po142 {
-			h15 -= pn143
-		} // nd_na
-		if (h16 >= 0) && h16 > po142 {
-			h16 -= pn143
-		} // nd_na_opt
-		if (h17 >= 0) && h17 > po142 {
-			h17 -= pn143
-		} // nd_na_mac
-		if (h18 >= 0) && h18 > po142 {
-			h18 -= pn143
-		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po142 {
-			h19 -= pn143
-		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po142 {
-			h20 -= pn143
-		} // icmp_udp
-		if (h21 >= 0) && h21 > po142 {
-			h21 -= pn143
-		} // lldp
-		if (h22 >= 0) && h22 > po142 {
-			h22 -= pn143
-		} // slow
-		if (h23 >= 0) && h23 > po142 {
-			h23 -= pn143
-		} // lacp
-		if cur > po142 {
-			cur = max(po142, cur-pn143)
-		}
-		pl.edges[11]++
-		goto n55
-	}
-n55:
-	{ // NsPopOpt: pop nd_opt
-		if pendN != 0 && !((h13 >= 0) && h13+2 == pendOff) {
-			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
-				data = data[pendN:]
-			} else {
-				copy(data[pendOff:], data[pendOff+pendN:])
-				data = data[:len(data)-pendN]
-			}
-			pendN = 0
-		}
-		if !(h13 >= 0) {
-			return pl.drop(22)
-		}
-		po144, pn145 := h13, 2 // nd_opt
-		if po144+pn145 > len(data) {
-			return pl.drop(22)
-		}
 		pendOff = po144
-		pendN += pn145
-		h13 = -1
+		pendN = pn145
+		h14 = -1
 		if (h0 >= 0) && h0 > po144 {
 			h0 -= pn145
 		} // ethernet
@@ -2374,9 +2279,9 @@ n55:
 		if (h12 >= 0) && h12 > po144 {
 			h12 -= pn145
 		} // nd_ns
-		if (h14 >= 0) && h14 > po144 {
-			h14 -= pn145
-		} // nd_mac
+		if (h13 >= 0) && h13 > po144 {
+			h13 -= pn145
+		} // nd_opt
 		if (h15 >= 0) && h15 > po144 {
 			h15 -= pn145
 		} // nd_na
@@ -2407,12 +2312,12 @@ n55:
 		if cur > po144 {
 			cur = max(po144, cur-pn145)
 		}
-		pl.edges[12]++
-		goto n56
+		pl.edges[11]++
+		goto n55
 	}
-n56:
-	{ // NsPopBody: pop nd_ns
-		if pendN != 0 && !((h12 >= 0) && h12+20 == pendOff) {
+n55:
+	{ // NsPopOpt: pop nd_opt
+		if pendN != 0 && !((h13 >= 0) && h13+2 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
 				copy(data[pendN:pendN+pendOff], data[:pendOff])
 				data = data[pendN:]
@@ -2422,23 +2327,16 @@ n56:
 			}
 			pendN = 0
 		}
-		if !(h12 >= 0) {
-			return pl.drop(23)
+		if !(h13 >= 0) {
+			return pl.drop(22)
 		}
-		po146, pn147 := h12, 20 // nd_ns
+		po146, pn147 := h13, 2 // nd_opt
 		if po146+pn147 > len(data) {
-			return pl.drop(23)
+			return pl.drop(22)
 		}
+		pendOff = po146
 		pendN += pn147
-		if po146 < len(data)-po146-pendN {
-			copy(data[pendN:pendN+po146], data[:po146])
-			data = data[pendN:]
-		} else {
-			copy(data[po146:], data[po146+pendN:])
-			data = data[:len(data)-pendN]
-		}
-		pendN = 0
-		h12 = -1
+		h13 = -1
 		if (h0 >= 0) && h0 > po146 {
 			h0 -= pn147
 		} // ethernet
@@ -2475,9 +2373,9 @@ n56:
 		if (h11 >= 0) && h11 > po146 {
 			h11 -= pn147
 		} // lb_v3
-		if (h13 >= 0) && h13 > po146 {
-			h13 -= pn147
-		} // nd_opt
+		if (h12 >= 0) && h12 > po146 {
+			h12 -= pn147
+		} // nd_ns
 		if (h14 >= 0) && h14 > po146 {
 			h14 -= pn147
 		} // nd_mac
@@ -2511,28 +2409,114 @@ n56:
 		if cur > po146 {
 			cur = max(po146, cur-pn147)
 		}
+		pl.edges[12]++
+		goto n56
+	}
+n56:
+	{ // NsPopBody: pop nd_ns
+		if pendN != 0 && !((h12 >= 0) && h12+20 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+		}
+		if !(h12 >= 0) {
+			return pl.drop(23)
+		}
+		po148, pn149 := h12, 20 // nd_ns
+		if po148+pn149 > len(data) {
+			return pl.drop(23)
+		}
+		pendN += pn149
+		if po148 < len(data)-po148-pendN {
+			copy(data[pendN:pendN+po148], data[:po148])
+			data = data[pendN:]
+		} else {
+			copy(data[po148:], data[po148+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		h12 = -1
+		if (h0 >= 0) && h0 > po148 {
+			h0 -= pn149
+		} // ethernet
+		if (h1 >= 0) && h1 > po148 {
+			h1 -= pn149
+		} // vlan
+		if (h2 >= 0) && h2 > po148 {
+			h2 -= pn149
+		} // ipv4
+		if (h3 >= 0) && h3 > po148 {
+			h3 -= pn149
+		} // ipv6
+		if (h4 >= 0) && h4 > po148 {
+			h4 -= pn149
+		} // udp
+		if (h5 >= 0) && h5 > po148 {
+			h5 -= pn149
+		} // arp
+		if (h6 >= 0) && h6 > po148 {
+			h6 -= pn149
+		} // icmp
+		if (h7 >= 0) && h7 > po148 {
+			h7 -= pn149
+		} // icmpv6
+		if (h8 >= 0) && h8 > po148 {
+			h8 -= pn149
+		} // icmp_echo
+		if (h9 >= 0) && h9 > po148 {
+			h9 -= pn149
+		} // lb_common
+		if (h10 >= 0) && h10 > po148 {
+			h10 -= pn149
+		} // lb_v2
+		if (h11 >= 0) && h11 > po148 {
+			h11 -= pn149
+		} // lb_v3
+		if (h13 >= 0) && h13 > po148 {
+			h13 -= pn149
+		} // nd_opt
+		if (h14 >= 0) && h14 > po148 {
+			h14 -= pn149
+		} // nd_mac
+		if (h15 >= 0) && h15 > po148 {
+			h15 -= pn149
+		} // nd_na
+		if (h16 >= 0) && h16 > po148 {
+			h16 -= pn149
+		} // nd_na_opt
+		if (h17 >= 0) && h17 > po148 {
+			h17 -= pn149
+		} // nd_na_mac
+		if (h18 >= 0) && h18 > po148 {
+			h18 -= pn149
+		} // icmp_ipv4
+		if (h19 >= 0) && h19 > po148 {
+			h19 -= pn149
+		} // icmp_ipv6
+		if (h20 >= 0) && h20 > po148 {
+			h20 -= pn149
+		} // icmp_udp
+		if (h21 >= 0) && h21 > po148 {
+			h21 -= pn149
+		} // lldp
+		if (h22 >= 0) && h22 > po148 {
+			h22 -= pn149
+		} // slow
+		if (h23 >= 0) && h23 > po148 {
+			h23 -= pn149
+		} // lacp
+		if cur > po148 {
+			cur = max(po148, cur-pn149)
+		}
 		goto n57
 	}
 n57:
 	{ // NsPushNa: push nd_na after icmpv6
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s148 := r
-				cb[0] = byte(s148 >> 8)
-				cb[1] = byte(s148)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		if !(h7 >= 0) {
-			return pl.drop(24)
-		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -2548,6 +2532,24 @@ n57:
 			}
 			pendD4, pendK4 = 0, false
 		}
+		if !(h7 >= 0) {
+			return pl.drop(24)
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s152 := r
+				cb[0] = byte(s152 >> 8)
+				cb[1] = byte(s152)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -2674,7 +2676,7 @@ n57:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt149 := p.Push(15, h7+4, 0)
+		rt151 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2799,7 +2801,7 @@ n57:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt149 {
+		if !rt151 {
 			return pl.drop(24)
 		}
 		goto n58
@@ -2815,9 +2817,9 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s151 := r
-				cb[0] = byte(s151 >> 8)
-				cb[1] = byte(s151)
+				s153 := r
+				cb[0] = byte(s153 >> 8)
+				cb[1] = byte(s153)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2833,9 +2835,9 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s153 := r
-				cb[0] = byte(s153 >> 8)
-				cb[1] = byte(s153)
+				s155 := r
+				cb[0] = byte(s155 >> 8)
+				cb[1] = byte(s155)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2965,7 +2967,7 @@ n58:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt152 := p.Push(16, h15+20, 0)
+		rt154 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3090,7 +3092,7 @@ n58:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt152 {
+		if !rt154 {
 			return pl.drop(25)
 		}
 		goto n59
@@ -3106,9 +3108,9 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s154 := r
-				cb[0] = byte(s154 >> 8)
-				cb[1] = byte(s154)
+				s156 := r
+				cb[0] = byte(s156 >> 8)
+				cb[1] = byte(s156)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3124,9 +3126,9 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s156 := r
-				cb[0] = byte(s156 >> 8)
-				cb[1] = byte(s156)
+				s158 := r
+				cb[0] = byte(s158 >> 8)
+				cb[1] = byte(s158)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3256,7 +3258,7 @@ n59:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt155 := p.Push(17, h16+2, 0)
+		rt157 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3381,7 +3383,7 @@ n59:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt155 {
+		if !rt157 {
 			return pl.drop(26)
 		}
 		goto n60
@@ -3391,133 +3393,118 @@ n60:
 		if !(h0 >= 0) {
 			return pl.drop(27)
 		}
-		b157 := data[h0 : h0+14] // ethernet
-		s158 := m23
-		b157[0] = byte(s158 >> 40)
-		b157[1] = byte(s158 >> 32)
-		b157[2] = byte(s158 >> 24)
-		b157[3] = byte(s158 >> 16)
-		b157[4] = byte(s158 >> 8)
-		b157[5] = byte(s158)
-		s159 := m2
-		b157[6] = byte(s159 >> 40)
-		b157[7] = byte(s159 >> 32)
-		b157[8] = byte(s159 >> 24)
-		b157[9] = byte(s159 >> 16)
-		b157[10] = byte(s159 >> 8)
-		b157[11] = byte(s159)
+		b159 := data[h0 : h0+14] // ethernet
+		s160 := m23
+		b159[0] = byte(s160 >> 40)
+		b159[1] = byte(s160 >> 32)
+		b159[2] = byte(s160 >> 24)
+		b159[3] = byte(s160 >> 16)
+		b159[4] = byte(s160 >> 8)
+		b159[5] = byte(s160)
+		s161 := m2
+		b159[6] = byte(s161 >> 40)
+		b159[7] = byte(s161 >> 32)
+		b159[8] = byte(s161 >> 24)
+		b159[9] = byte(s161 >> 16)
+		b159[10] = byte(s161 >> 8)
+		b159[11] = byte(s161)
 		if !(h3 >= 0) {
 			return pl.drop(27)
 		}
-		b160 := data[h3 : h3+40] // ipv6
-		s161 := 0x20
-		b160[4] = byte(s161 >> 8)
-		b160[5] = byte(s161)
-		b160[7] = byte(0xff)
-		v162 := m3
-		s163 := v162.Hi
-		b160[8] = byte(s163 >> 56)
-		b160[9] = byte(s163 >> 48)
-		b160[10] = byte(s163 >> 40)
-		b160[11] = byte(s163 >> 32)
-		b160[12] = byte(s163 >> 24)
-		b160[13] = byte(s163 >> 16)
-		b160[14] = byte(s163 >> 8)
-		b160[15] = byte(s163)
-		s164 := v162.Lo
-		b160[16] = byte(s164 >> 56)
-		b160[17] = byte(s164 >> 48)
-		b160[18] = byte(s164 >> 40)
-		b160[19] = byte(s164 >> 32)
-		b160[20] = byte(s164 >> 24)
-		b160[21] = byte(s164 >> 16)
-		b160[22] = byte(s164 >> 8)
-		b160[23] = byte(s164)
-		v165 := m22
-		s166 := v165.Hi
-		b160[24] = byte(s166 >> 56)
-		b160[25] = byte(s166 >> 48)
-		b160[26] = byte(s166 >> 40)
-		b160[27] = byte(s166 >> 32)
-		b160[28] = byte(s166 >> 24)
-		b160[29] = byte(s166 >> 16)
-		b160[30] = byte(s166 >> 8)
-		b160[31] = byte(s166)
-		s167 := v165.Lo
-		b160[32] = byte(s167 >> 56)
-		b160[33] = byte(s167 >> 48)
-		b160[34] = byte(s167 >> 40)
-		b160[35] = byte(s167 >> 32)
-		b160[36] = byte(s167 >> 24)
-		b160[37] = byte(s167 >> 16)
-		b160[38] = byte(s167 >> 8)
-		b160[39] = byte(s167)
+		b162 := data[h3 : h3+40] // ipv6
+		s163 := 0x20
+		b162[4] = byte(s163 >> 8)
+		b162[5] = byte(s163)
+		b162[7] = byte(0xff)
+		v164 := m3
+		s165 := v164.Hi
+		b162[8] = byte(s165 >> 56)
+		b162[9] = byte(s165 >> 48)
+		b162[10] = byte(s165 >> 40)
+		b162[11] = byte(s165 >> 32)
+		b162[12] = byte(s165 >> 24)
+		b162[13] = byte(s165 >> 16)
+		b162[14] = byte(s165 >> 8)
+		b162[15] = byte(s165)
+		s166 := v164.Lo
+		b162[16] = byte(s166 >> 56)
+		b162[17] = byte(s166 >> 48)
+		b162[18] = byte(s166 >> 40)
+		b162[19] = byte(s166 >> 32)
+		b162[20] = byte(s166 >> 24)
+		b162[21] = byte(s166 >> 16)
+		b162[22] = byte(s166 >> 8)
+		b162[23] = byte(s166)
+		v167 := m22
+		s168 := v167.Hi
+		b162[24] = byte(s168 >> 56)
+		b162[25] = byte(s168 >> 48)
+		b162[26] = byte(s168 >> 40)
+		b162[27] = byte(s168 >> 32)
+		b162[28] = byte(s168 >> 24)
+		b162[29] = byte(s168 >> 16)
+		b162[30] = byte(s168 >> 8)
+		b162[31] = byte(s168)
+		s169 := v167.Lo
+		b162[32] = byte(s169 >> 56)
+		b162[33] = byte(s169 >> 48)
+		b162[34] = byte(s169 >> 40)
+		b162[35] = byte(s169 >> 32)
+		b162[36] = byte(s169 >> 24)
+		b162[37] = byte(s169 >> 16)
+		b162[38] = byte(s169 >> 8)
+		b162[39] = byte(s169)
 		if !(h7 >= 0) {
 			return pl.drop(27)
 		}
-		b168 := data[h7 : h7+4] // icmpv6
-		b168[0] = byte(0x88)
-		b168[1] = byte(0x0)
+		b170 := data[h7 : h7+4] // icmpv6
+		b170[0] = byte(0x88)
+		b170[1] = byte(0x0)
 		if !(h15 >= 0) {
 			return pl.drop(27)
 		}
-		b169 := data[h15 : h15+20] // nd_na
-		b169[0] = b169[0]&^0x40 | byte(m24)<<6&0x40
-		v170 := m25
-		s171 := v170.Hi
-		b169[4] = byte(s171 >> 56)
-		b169[5] = byte(s171 >> 48)
-		b169[6] = byte(s171 >> 40)
-		b169[7] = byte(s171 >> 32)
-		b169[8] = byte(s171 >> 24)
-		b169[9] = byte(s171 >> 16)
-		b169[10] = byte(s171 >> 8)
-		b169[11] = byte(s171)
-		s172 := v170.Lo
-		b169[12] = byte(s172 >> 56)
-		b169[13] = byte(s172 >> 48)
-		b169[14] = byte(s172 >> 40)
-		b169[15] = byte(s172 >> 32)
-		b169[16] = byte(s172 >> 24)
-		b169[17] = byte(s172 >> 16)
-		b169[18] = byte(s172 >> 8)
-		b169[19] = byte(s172)
+		b171 := data[h15 : h15+20] // nd_na
+		b171[0] = b171[0]&^0x40 | byte(m24)<<6&0x40
+		v172 := m25
+		s173 := v172.Hi
+		b171[4] = byte(s173 >> 56)
+		b171[5] = byte(s173 >> 48)
+		b171[6] = byte(s173 >> 40)
+		b171[7] = byte(s173 >> 32)
+		b171[8] = byte(s173 >> 24)
+		b171[9] = byte(s173 >> 16)
+		b171[10] = byte(s173 >> 8)
+		b171[11] = byte(s173)
+		s174 := v172.Lo
+		b171[12] = byte(s174 >> 56)
+		b171[13] = byte(s174 >> 48)
+		b171[14] = byte(s174 >> 40)
+		b171[15] = byte(s174 >> 32)
+		b171[16] = byte(s174 >> 24)
+		b171[17] = byte(s174 >> 16)
+		b171[18] = byte(s174 >> 8)
+		b171[19] = byte(s174)
 		if !(h16 >= 0) {
 			return pl.drop(27)
 		}
-		b173 := data[h16 : h16+2] // nd_na_opt
-		b173[0] = byte(0x2)
-		b173[1] = byte(0x1)
+		b175 := data[h16 : h16+2] // nd_na_opt
+		b175[0] = byte(0x2)
+		b175[1] = byte(0x1)
 		if !(h17 >= 0) {
 			return pl.drop(27)
 		}
-		b174 := data[h17 : h17+6] // nd_na_mac
-		s175 := m2
-		b174[0] = byte(s175 >> 40)
-		b174[1] = byte(s175 >> 32)
-		b174[2] = byte(s175 >> 24)
-		b174[3] = byte(s175 >> 16)
-		b174[4] = byte(s175 >> 8)
-		b174[5] = byte(s175)
+		b176 := data[h17 : h17+6] // nd_na_mac
+		s177 := m2
+		b176[0] = byte(s177 >> 40)
+		b176[1] = byte(s177 >> 32)
+		b176[2] = byte(s177 >> 24)
+		b176[3] = byte(s177 >> 16)
+		b176[4] = byte(s177 >> 8)
+		b176[5] = byte(s177)
 		goto n61
 	}
 n61:
 	{ // NsCsum: checksum compute icmpv6
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s176 := r
-				cb[0] = byte(s176 >> 8)
-				cb[1] = byte(s176)
-			}
-			pendD4, pendK4 = 0, false
-		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -3533,6 +3520,21 @@ n61:
 			}
 			pendD4, pendK4 = 0, false
 		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s180 := r
+				cb[0] = byte(s180 >> 8)
+				cb[1] = byte(s180)
+			}
+			pendD4, pendK4 = 0, false
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -3659,7 +3661,7 @@ n61:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt177 := p.ComputeChecksum(7)
+		rt179 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3784,7 +3786,7 @@ n61:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt177 {
+		if !rt179 {
 			return pl.drop(28)
 		}
 		goto n62
@@ -3812,23 +3814,24 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw179 := (m4) & 0x7
-		b181 := data[h2 : h2+20] // ipv4
-		kw180 := (uint64(b181[12])<<24 | uint64(b181[13])<<16 | uint64(b181[14])<<8 | uint64(b181[15])) & 0xffffffff
-		k182 := kw180<<0 | kw179<<32
-		if pi183 := pl.tables[2].Packed(); len(pi183.Slots) > 0 {
-			k182 &= pi183.Mask
-			for m, j := uint64(len(pi183.Slots)-1), packet.PackedHash(k182); ; j++ {
-				sl := &pi183.Slots[j&m]
+		kw181 := (m4) & 0x7
+		b183 := data[h2 : h2+20] // ipv4
+		kw182 := (uint64(b183[12])<<24 | uint64(b183[13])<<16 | uint64(b183[14])<<8 | uint64(b183[15])) & 0xffffffff
+		pr184 := pl.tables[2].Probes()
+		k185 := kw182<<0 | kw181<<32
+		if pi186 := &pr184.Packed; len(pi186.Slots) > 0 {
+			k185 &= pi186.Mask
+			for m, j := uint64(len(pi186.Slots)-1), packet.PackedHash(k185); ; j++ {
+				sl := &pi186.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k182 {
+				if sl.Key == k185 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k182); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k185); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3846,26 +3849,27 @@ n66:
 n67:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw184 := (m4) & 0x7
-		b186 := data[h3 : h3+40] // ipv6
-		kw185 := packet.Value{Hi: (uint64(b186[8])<<56 | uint64(b186[9])<<48 | uint64(b186[10])<<40 | uint64(b186[11])<<32 | uint64(b186[12])<<24 | uint64(b186[13])<<16 | uint64(b186[14])<<8 | uint64(b186[15])), Lo: (uint64(b186[16])<<56 | uint64(b186[17])<<48 | uint64(b186[18])<<40 | uint64(b186[19])<<32 | uint64(b186[20])<<24 | uint64(b186[21])<<16 | uint64(b186[22])<<8 | uint64(b186[23]))}
-		if wl187 := pl.tables[3].Words(); len(wl187.Slots) > 0 {
-			x189 := kw184 & wl187.Mask[0]
-			x190 := kw185.Hi & wl187.Mask[1]
-			x191 := kw185.Lo & wl187.Mask[2]
-			h188 := packet.WordsHash(x189, x190, x191, 0)
-			for m, j := uint64(len(wl187.Slots)-1), h188>>(wl187.Shift&63); ; j = (j + 1) & m {
-				sl := &wl187.Slots[j]
+		kw187 := (m4) & 0x7
+		b189 := data[h3 : h3+40] // ipv6
+		kw188 := packet.Value{Hi: (uint64(b189[8])<<56 | uint64(b189[9])<<48 | uint64(b189[10])<<40 | uint64(b189[11])<<32 | uint64(b189[12])<<24 | uint64(b189[13])<<16 | uint64(b189[14])<<8 | uint64(b189[15])), Lo: (uint64(b189[16])<<56 | uint64(b189[17])<<48 | uint64(b189[18])<<40 | uint64(b189[19])<<32 | uint64(b189[20])<<24 | uint64(b189[21])<<16 | uint64(b189[22])<<8 | uint64(b189[23]))}
+		pr190 := pl.tables[3].Probes()
+		if wl191 := &pr190.Words; len(wl191.Slots) > 0 {
+			x193 := kw187 & wl191.Mask[0]
+			x194 := kw188.Hi & wl191.Mask[1]
+			x195 := kw188.Lo & wl191.Mask[2]
+			h192 := packet.WordsHash(x193, x194, x195, 0)
+			for m, j := uint64(len(wl191.Slots)-1), h192>>(wl191.Shift&63); ; j = (j + 1) & m {
+				sl := &wl191.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl187.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h188 && ks[0] == x189 && ks[1] == x190 && ks[2] == x191 {
-					a := &wl187.Acts[j]
+				if ks := wl191.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h192 && ks[0] == x193 && ks[1] == x194 && ks[2] == x195 {
+					a := &wl191.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw184, kw185.Hi, kw185.Lo, 0); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw187, kw188.Hi, kw188.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3903,71 +3907,72 @@ n71:
 	}
 n72:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b192 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b192[4])<<56 | uint64(b192[5])<<48 | uint64(b192[6])<<40 | uint64(b192[7])<<32 | uint64(b192[8])<<24 | uint64(b192[9])<<16 | uint64(b192[10])<<8 | uint64(b192[11]))
-		m18 = ((uint64(b192[4])<<56 | uint64(b192[5])<<48 | uint64(b192[6])<<40 | uint64(b192[7])<<32 | uint64(b192[8])<<24 | uint64(b192[9])<<16 | uint64(b192[10])<<8 | uint64(b192[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b192[2])<<8 | uint64(b192[3])) & 0xffff
+		b196 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b196[4])<<56 | uint64(b196[5])<<48 | uint64(b196[6])<<40 | uint64(b196[7])<<32 | uint64(b196[8])<<24 | uint64(b196[9])<<16 | uint64(b196[10])<<8 | uint64(b196[11]))
+		m18 = ((uint64(b196[4])<<56 | uint64(b196[5])<<48 | uint64(b196[6])<<40 | uint64(b196[7])<<32 | uint64(b196[8])<<24 | uint64(b196[9])<<16 | uint64(b196[10])<<8 | uint64(b196[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b196[2])<<8 | uint64(b196[3])) & 0xffff
 		goto n74
 	}
 n73:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b193 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b193[4])<<56 | uint64(b193[5])<<48 | uint64(b193[6])<<40 | uint64(b193[7])<<32 | uint64(b193[8])<<24 | uint64(b193[9])<<16 | uint64(b193[10])<<8 | uint64(b193[11]))
-		m18 = (uint64(b193[0])<<8 | uint64(b193[1])) & 0xffff
-		m19 = (uint64(b193[2])<<8 | uint64(b193[3])) & 0xffff
+		b197 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b197[4])<<56 | uint64(b197[5])<<48 | uint64(b197[6])<<40 | uint64(b197[7])<<32 | uint64(b197[8])<<24 | uint64(b197[9])<<16 | uint64(b197[10])<<8 | uint64(b197[11]))
+		m18 = (uint64(b197[0])<<8 | uint64(b197[1])) & 0xffff
+		m19 = (uint64(b197[2])<<8 | uint64(b197[3])) & 0xffff
 		pl.edges[17]++
 		goto n74
 	}
 n74:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		kw194 := (m4) & 0x7
-		kw195 := (m17)
-		if wl196 := pl.tables[4].Words(); len(wl196.Slots) > 0 {
-			x198 := kw194 & wl196.Mask[0]
-			x199 := kw195 & wl196.Mask[1]
-			h197 := packet.WordsHash(x198, x199, 0, 0)
-			for m, j := uint64(len(wl196.Slots)-1), h197>>(wl196.Shift&63); ; j = (j + 1) & m {
-				sl := &wl196.Slots[j]
+		kw198 := (m4) & 0x7
+		kw199 := (m17)
+		pr200 := pl.tables[4].Probes()
+		if wl201 := &pr200.Words; len(wl201.Slots) > 0 {
+			x203 := kw198 & wl201.Mask[0]
+			x204 := kw199 & wl201.Mask[1]
+			h202 := packet.WordsHash(x203, x204, 0, 0)
+			for m, j := uint64(len(wl201.Slots)-1), h202>>(wl201.Shift&63); ; j = (j + 1) & m {
+				sl := &wl201.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl196.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h197 && ks[0] == x198 && ks[1] == x199 {
-					a := &wl196.Acts[j]
+				if ks := wl201.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h202 && ks[0] == x203 && ks[1] == x204 {
+					a := &wl201.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc200 := pl.tables[4].Scan(); len(sc200.Match) > 0 {
-			for i, ms := 0, sc200.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw194 == ms[0].Val && kw195&ms[1].Mask == ms[1].Val {
-					act, params = int(sc200.Acts[i].Action), sc200.Acts[i].Params
+		} else if sc205 := &pr200.Scan; len(sc205.Match) > 0 {
+			for i, ms := 0, sc205.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw198 == ms[0].Val && kw199&ms[1].Mask == ms[1].Val {
+					act, params = int(sc205.Acts[i].Action), sc205.Acts[i].Params
 					break
 				}
 			}
-		} else if iv201 := pl.tables[4].Intervals(); iv201 != nil {
-			h202 := packet.WordsHash(kw194, 0, 0, 0)
-			for m, j := uint64(len(iv201.Groups)-1), h202>>(iv201.Shift&63); ; j = (j + 1) & m {
-				g := &iv201.Groups[j]
+		} else if iv206 := pr200.Intervals; iv206 != nil {
+			h207 := packet.WordsHash(kw198, 0, 0, 0)
+			for m, j := uint64(len(iv206.Groups)-1), h207>>(iv206.Shift&63); ; j = (j + 1) & m {
+				g := &iv206.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw194 {
-					ss, k := iv201.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw198 {
+					ss, k := iv206.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw195 {
+						if ss[k+half] <= kw199 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv201.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv206.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw194, kw195, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw198, kw199, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4005,23 +4010,24 @@ n76:
 n77:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		kw203 := (m4) & 0x7
-		kw204 := (m6) & 0xffffffff
-		kw205 := (m20) & 0xffff
-		k206 := kw205<<0 | kw204<<16 | kw203<<48
-		if pi207 := pl.tables[5].Packed(); len(pi207.Slots) > 0 {
-			k206 &= pi207.Mask
-			for m, j := uint64(len(pi207.Slots)-1), packet.PackedHash(k206); ; j++ {
-				sl := &pi207.Slots[j&m]
+		kw208 := (m4) & 0x7
+		kw209 := (m6) & 0xffffffff
+		kw210 := (m20) & 0xffff
+		pr211 := pl.tables[5].Probes()
+		k212 := kw210<<0 | kw209<<16 | kw208<<48
+		if pi213 := &pr211.Packed; len(pi213.Slots) > 0 {
+			k212 &= pi213.Mask
+			for m, j := uint64(len(pi213.Slots)-1), packet.PackedHash(k212); ; j++ {
+				sl := &pi213.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k206 {
+				if sl.Key == k212 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k206); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k212); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4044,24 +4050,25 @@ n78:
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		kw208 := (m4) & 0x7
-		b210 := data[h0 : h0+14] // ethernet
-		kw209 := (uint64(b210[12])<<8 | uint64(b210[13])) & 0xffff
-		kw211 := (m9) & 0xffff
-		k212 := kw211<<0 | kw209<<16 | kw208<<32
-		if pi213 := pl.tables[6].Packed(); len(pi213.Slots) > 0 {
-			k212 &= pi213.Mask
-			for m, j := uint64(len(pi213.Slots)-1), packet.PackedHash(k212); ; j++ {
-				sl := &pi213.Slots[j&m]
+		kw214 := (m4) & 0x7
+		b216 := data[h0 : h0+14] // ethernet
+		kw215 := (uint64(b216[12])<<8 | uint64(b216[13])) & 0xffff
+		kw217 := (m9) & 0xffff
+		pr218 := pl.tables[6].Probes()
+		k219 := kw217<<0 | kw215<<16 | kw214<<32
+		if pi220 := &pr218.Packed; len(pi220.Slots) > 0 {
+			k219 &= pi220.Mask
+			for m, j := uint64(len(pi220.Slots)-1), packet.PackedHash(k219); ; j++ {
+				sl := &pi220.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k212 {
+				if sl.Key == k219 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k212); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k219); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4104,21 +4111,21 @@ n81:
 	}
 n82:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b214 := data[h0 : h0+14] // ethernet
-		s215 := m2
-		b214[6] = byte(s215 >> 40)
-		b214[7] = byte(s215 >> 32)
-		b214[8] = byte(s215 >> 24)
-		b214[9] = byte(s215 >> 16)
-		b214[10] = byte(s215 >> 8)
-		b214[11] = byte(s215)
-		s216 := m10
-		b214[0] = byte(s216 >> 40)
-		b214[1] = byte(s216 >> 32)
-		b214[2] = byte(s216 >> 24)
-		b214[3] = byte(s216 >> 16)
-		b214[4] = byte(s216 >> 8)
-		b214[5] = byte(s216)
+		b221 := data[h0 : h0+14] // ethernet
+		s222 := m2
+		b221[6] = byte(s222 >> 40)
+		b221[7] = byte(s222 >> 32)
+		b221[8] = byte(s222 >> 24)
+		b221[9] = byte(s222 >> 16)
+		b221[10] = byte(s222 >> 8)
+		b221[11] = byte(s222)
+		s223 := m10
+		b221[0] = byte(s223 >> 40)
+		b221[1] = byte(s223 >> 32)
+		b221[2] = byte(s223 >> 24)
+		b221[3] = byte(s223 >> 16)
+		b221[4] = byte(s223 >> 8)
+		b221[5] = byte(s223)
 		goto n83
 	}
 n83:
@@ -4144,213 +4151,213 @@ n85:
 	}
 n86:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d217 uint64 // ipv4 checksum
-		var d218 uint64 // udp checksum
-		v219 := m11
-		b220 := data[h2 : h2+20] // ipv4
-		ws222 := uint64((uint64(b220[16])<<24 | uint64(b220[17])<<16 | uint64(b220[18])<<8 | uint64(b220[19])))
-		os221 := uint32(uint16(ws222>>0)) + uint32(uint16(ws222>>16))
-		s223 := v219
-		b220[16] = byte(s223 >> 24)
-		b220[17] = byte(s223 >> 16)
-		b220[18] = byte(s223 >> 8)
-		b220[19] = byte(s223)
-		ws224 := uint64(v219)
-		f226 := uint32(os221)
-		f226 += bits.RotateLeft32(f226, 16)
-		dl225 := uint64(^uint16(f226>>16)) + uint64(uint32(uint16(ws224>>0))+uint32(uint16(ws224>>16)))
-		d217 += dl225
-		d218 += dl225
-		v227 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws229 := uint64((uint64(b220[12])<<24 | uint64(b220[13])<<16 | uint64(b220[14])<<8 | uint64(b220[15])))
+		var d224 uint64 // ipv4 checksum
+		var d225 uint64 // udp checksum
+		v226 := m11
+		b227 := data[h2 : h2+20] // ipv4
+		ws229 := uint64((uint64(b227[16])<<24 | uint64(b227[17])<<16 | uint64(b227[18])<<8 | uint64(b227[19])))
 		os228 := uint32(uint16(ws229>>0)) + uint32(uint16(ws229>>16))
-		s230 := v227
-		b220[12] = byte(s230 >> 24)
-		b220[13] = byte(s230 >> 16)
-		b220[14] = byte(s230 >> 8)
-		b220[15] = byte(s230)
-		ws231 := uint64(v227)
+		s230 := v226
+		b227[16] = byte(s230 >> 24)
+		b227[17] = byte(s230 >> 16)
+		b227[18] = byte(s230 >> 8)
+		b227[19] = byte(s230)
+		ws231 := uint64(v226)
 		f233 := uint32(os228)
 		f233 += bits.RotateLeft32(f233, 16)
 		dl232 := uint64(^uint16(f233>>16)) + uint64(uint32(uint16(ws231>>0))+uint32(uint16(ws231>>16)))
-		d217 += dl232
-		d218 += dl232
-		v234 := m21
-		b235 := data[h4 : h4+8] // udp
-		os236 := uint32(uint16((uint64(b235[2])<<8 | uint64(b235[3]))))
+		d224 += dl232
+		d225 += dl232
+		v234 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws236 := uint64((uint64(b227[12])<<24 | uint64(b227[13])<<16 | uint64(b227[14])<<8 | uint64(b227[15])))
+		os235 := uint32(uint16(ws236>>0)) + uint32(uint16(ws236>>16))
 		s237 := v234
-		b235[2] = byte(s237 >> 8)
-		b235[3] = byte(s237)
-		f239 := uint32(os236)
-		f239 += bits.RotateLeft32(f239, 16)
-		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(v234)))
-		d218 += dl238
-		v240 := uint64(b220[8])
-		os241 := uint32(uint64(b220[8])<<8 | uint64(b220[9]))
-		b220[8] = byte(v240)
-		f243 := uint32(os241)
-		f243 += bits.RotateLeft32(f243, 16)
-		dl242 := uint64(^uint16(f243>>16)) + uint64(uint32(uint64(b220[8])<<8|uint64(b220[9])))
-		d217 += dl242
+		b227[12] = byte(s237 >> 24)
+		b227[13] = byte(s237 >> 16)
+		b227[14] = byte(s237 >> 8)
+		b227[15] = byte(s237)
+		ws238 := uint64(v234)
+		f240 := uint32(os235)
+		f240 += bits.RotateLeft32(f240, 16)
+		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(ws238>>0))+uint32(uint16(ws238>>16)))
+		d224 += dl239
+		d225 += dl239
+		v241 := m21
+		b242 := data[h4 : h4+8] // udp
+		os243 := uint32(uint16((uint64(b242[2])<<8 | uint64(b242[3]))))
+		s244 := v241
+		b242[2] = byte(s244 >> 8)
+		b242[3] = byte(s244)
+		f246 := uint32(os243)
+		f246 += bits.RotateLeft32(f246, 16)
+		dl245 := uint64(^uint16(f246>>16)) + uint64(uint32(uint16(v241)))
+		d225 += dl245
+		v247 := uint64(b227[8])
+		os248 := uint32(uint64(b227[8])<<8 | uint64(b227[9]))
+		b227[8] = byte(v247)
+		f250 := uint32(os248)
+		f250 += bits.RotateLeft32(f250, 16)
+		dl249 := uint64(^uint16(f250>>16)) + uint64(uint32(uint64(b227[8])<<8|uint64(b227[9])))
+		d224 += dl249
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d217
+			x := uint64(^cv) + d224
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s244 := r
-			cb[0] = byte(s244 >> 8)
-			cb[1] = byte(s244)
+			s251 := r
+			cb[0] = byte(s251 >> 8)
+			cb[1] = byte(s251)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d218
+			pendD4 += d225
 			pendK4 = true
 		}
 		goto n95
 	}
 n87:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d245 uint64 // ipv4 checksum
-		var d246 uint64 // udp checksum
-		v247 := m11
-		b248 := data[h2 : h2+20] // ipv4
-		ws250 := uint64((uint64(b248[16])<<24 | uint64(b248[17])<<16 | uint64(b248[18])<<8 | uint64(b248[19])))
-		os249 := uint32(uint16(ws250>>0)) + uint32(uint16(ws250>>16))
-		s251 := v247
-		b248[16] = byte(s251 >> 24)
-		b248[17] = byte(s251 >> 16)
-		b248[18] = byte(s251 >> 8)
-		b248[19] = byte(s251)
-		ws252 := uint64(v247)
-		f254 := uint32(os249)
-		f254 += bits.RotateLeft32(f254, 16)
-		dl253 := uint64(^uint16(f254>>16)) + uint64(uint32(uint16(ws252>>0))+uint32(uint16(ws252>>16)))
-		d245 += dl253
-		d246 += dl253
-		v255 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws257 := uint64((uint64(b248[12])<<24 | uint64(b248[13])<<16 | uint64(b248[14])<<8 | uint64(b248[15])))
+		var d252 uint64 // ipv4 checksum
+		var d253 uint64 // udp checksum
+		v254 := m11
+		b255 := data[h2 : h2+20] // ipv4
+		ws257 := uint64((uint64(b255[16])<<24 | uint64(b255[17])<<16 | uint64(b255[18])<<8 | uint64(b255[19])))
 		os256 := uint32(uint16(ws257>>0)) + uint32(uint16(ws257>>16))
-		s258 := v255
-		b248[12] = byte(s258 >> 24)
-		b248[13] = byte(s258 >> 16)
-		b248[14] = byte(s258 >> 8)
-		b248[15] = byte(s258)
-		ws259 := uint64(v255)
+		s258 := v254
+		b255[16] = byte(s258 >> 24)
+		b255[17] = byte(s258 >> 16)
+		b255[18] = byte(s258 >> 8)
+		b255[19] = byte(s258)
+		ws259 := uint64(v254)
 		f261 := uint32(os256)
 		f261 += bits.RotateLeft32(f261, 16)
 		dl260 := uint64(^uint16(f261>>16)) + uint64(uint32(uint16(ws259>>0))+uint32(uint16(ws259>>16)))
-		d245 += dl260
-		d246 += dl260
-		v262 := m21
-		b263 := data[h4 : h4+8] // udp
-		os264 := uint32(uint16((uint64(b263[2])<<8 | uint64(b263[3]))))
+		d252 += dl260
+		d253 += dl260
+		v262 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws264 := uint64((uint64(b255[12])<<24 | uint64(b255[13])<<16 | uint64(b255[14])<<8 | uint64(b255[15])))
+		os263 := uint32(uint16(ws264>>0)) + uint32(uint16(ws264>>16))
 		s265 := v262
-		b263[2] = byte(s265 >> 8)
-		b263[3] = byte(s265)
-		f267 := uint32(os264)
-		f267 += bits.RotateLeft32(f267, 16)
-		dl266 := uint64(^uint16(f267>>16)) + uint64(uint32(uint16(v262)))
-		d246 += dl266
-		v268 := ((uint64(b248[2])<<8 | uint64(b248[3])) - 0x10)
-		os269 := uint32(uint16((uint64(b248[2])<<8 | uint64(b248[3]))))
-		s270 := v268
-		b248[2] = byte(s270 >> 8)
-		b248[3] = byte(s270)
-		f272 := uint32(os269)
-		f272 += bits.RotateLeft32(f272, 16)
-		dl271 := uint64(^uint16(f272>>16)) + uint64(uint32(uint16(v268)))
-		d245 += dl271
-		d246 += dl271
+		b255[12] = byte(s265 >> 24)
+		b255[13] = byte(s265 >> 16)
+		b255[14] = byte(s265 >> 8)
+		b255[15] = byte(s265)
+		ws266 := uint64(v262)
+		f268 := uint32(os263)
+		f268 += bits.RotateLeft32(f268, 16)
+		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(ws266>>0))+uint32(uint16(ws266>>16)))
+		d252 += dl267
+		d253 += dl267
+		v269 := m21
+		b270 := data[h4 : h4+8] // udp
+		os271 := uint32(uint16((uint64(b270[2])<<8 | uint64(b270[3]))))
+		s272 := v269
+		b270[2] = byte(s272 >> 8)
+		b270[3] = byte(s272)
+		f274 := uint32(os271)
+		f274 += bits.RotateLeft32(f274, 16)
+		dl273 := uint64(^uint16(f274>>16)) + uint64(uint32(uint16(v269)))
+		d253 += dl273
+		v275 := ((uint64(b255[2])<<8 | uint64(b255[3])) - 0x10)
+		os276 := uint32(uint16((uint64(b255[2])<<8 | uint64(b255[3]))))
+		s277 := v275
+		b255[2] = byte(s277 >> 8)
+		b255[3] = byte(s277)
+		f279 := uint32(os276)
+		f279 += bits.RotateLeft32(f279, 16)
+		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint16(v275)))
+		d252 += dl278
+		d253 += dl278
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d245
+			x := uint64(^cv) + d252
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s273 := r
-			cb[0] = byte(s273 >> 8)
-			cb[1] = byte(s273)
+			s280 := r
+			cb[0] = byte(s280 >> 8)
+			cb[1] = byte(s280)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d246
+			pendD4 += d253
 			pendK4 = true
 		}
 		goto n90
 	}
 n88:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d274 uint64 // udp checksum
-		v275 := m12
-		b276 := data[h3 : h3+40] // ipv6
-		ws278 := packet.Value{Hi: (uint64(b276[24])<<56 | uint64(b276[25])<<48 | uint64(b276[26])<<40 | uint64(b276[27])<<32 | uint64(b276[28])<<24 | uint64(b276[29])<<16 | uint64(b276[30])<<8 | uint64(b276[31])), Lo: (uint64(b276[32])<<56 | uint64(b276[33])<<48 | uint64(b276[34])<<40 | uint64(b276[35])<<32 | uint64(b276[36])<<24 | uint64(b276[37])<<16 | uint64(b276[38])<<8 | uint64(b276[39]))}
-		os277 := uint32(uint16(ws278.Hi>>0)) + uint32(uint16(ws278.Hi>>16)) + uint32(uint16(ws278.Hi>>32)) + uint32(uint16(ws278.Hi>>48)) + uint32(uint16(ws278.Lo>>0)) + uint32(uint16(ws278.Lo>>16)) + uint32(uint16(ws278.Lo>>32)) + uint32(uint16(ws278.Lo>>48))
-		v279 := v275
-		s280 := v279.Hi
-		b276[24] = byte(s280 >> 56)
-		b276[25] = byte(s280 >> 48)
-		b276[26] = byte(s280 >> 40)
-		b276[27] = byte(s280 >> 32)
-		b276[28] = byte(s280 >> 24)
-		b276[29] = byte(s280 >> 16)
-		b276[30] = byte(s280 >> 8)
-		b276[31] = byte(s280)
-		s281 := v279.Lo
-		b276[32] = byte(s281 >> 56)
-		b276[33] = byte(s281 >> 48)
-		b276[34] = byte(s281 >> 40)
-		b276[35] = byte(s281 >> 32)
-		b276[36] = byte(s281 >> 24)
-		b276[37] = byte(s281 >> 16)
-		b276[38] = byte(s281 >> 8)
-		b276[39] = byte(s281)
-		ws282 := v275
-		f284 := uint32(os277)
-		f284 += bits.RotateLeft32(f284, 16)
-		dl283 := uint64(^uint16(f284>>16)) + uint64(uint32(uint16(ws282.Hi>>0))+uint32(uint16(ws282.Hi>>16))+uint32(uint16(ws282.Hi>>32))+uint32(uint16(ws282.Hi>>48))+uint32(uint16(ws282.Lo>>0))+uint32(uint16(ws282.Lo>>16))+uint32(uint16(ws282.Lo>>32))+uint32(uint16(ws282.Lo>>48)))
-		d274 += dl283
-		v285 := m3
-		ws287 := packet.Value{Hi: (uint64(b276[8])<<56 | uint64(b276[9])<<48 | uint64(b276[10])<<40 | uint64(b276[11])<<32 | uint64(b276[12])<<24 | uint64(b276[13])<<16 | uint64(b276[14])<<8 | uint64(b276[15])), Lo: (uint64(b276[16])<<56 | uint64(b276[17])<<48 | uint64(b276[18])<<40 | uint64(b276[19])<<32 | uint64(b276[20])<<24 | uint64(b276[21])<<16 | uint64(b276[22])<<8 | uint64(b276[23]))}
-		os286 := uint32(uint16(ws287.Hi>>0)) + uint32(uint16(ws287.Hi>>16)) + uint32(uint16(ws287.Hi>>32)) + uint32(uint16(ws287.Hi>>48)) + uint32(uint16(ws287.Lo>>0)) + uint32(uint16(ws287.Lo>>16)) + uint32(uint16(ws287.Lo>>32)) + uint32(uint16(ws287.Lo>>48))
-		v288 := v285
-		s289 := v288.Hi
-		b276[8] = byte(s289 >> 56)
-		b276[9] = byte(s289 >> 48)
-		b276[10] = byte(s289 >> 40)
-		b276[11] = byte(s289 >> 32)
-		b276[12] = byte(s289 >> 24)
-		b276[13] = byte(s289 >> 16)
-		b276[14] = byte(s289 >> 8)
-		b276[15] = byte(s289)
-		s290 := v288.Lo
-		b276[16] = byte(s290 >> 56)
-		b276[17] = byte(s290 >> 48)
-		b276[18] = byte(s290 >> 40)
-		b276[19] = byte(s290 >> 32)
-		b276[20] = byte(s290 >> 24)
-		b276[21] = byte(s290 >> 16)
-		b276[22] = byte(s290 >> 8)
-		b276[23] = byte(s290)
-		ws291 := v285
-		f293 := uint32(os286)
-		f293 += bits.RotateLeft32(f293, 16)
-		dl292 := uint64(^uint16(f293>>16)) + uint64(uint32(uint16(ws291.Hi>>0))+uint32(uint16(ws291.Hi>>16))+uint32(uint16(ws291.Hi>>32))+uint32(uint16(ws291.Hi>>48))+uint32(uint16(ws291.Lo>>0))+uint32(uint16(ws291.Lo>>16))+uint32(uint16(ws291.Lo>>32))+uint32(uint16(ws291.Lo>>48)))
-		d274 += dl292
-		v294 := m21
-		b295 := data[h4 : h4+8] // udp
-		os296 := uint32(uint16((uint64(b295[2])<<8 | uint64(b295[3]))))
-		s297 := v294
-		b295[2] = byte(s297 >> 8)
-		b295[3] = byte(s297)
-		f299 := uint32(os296)
-		f299 += bits.RotateLeft32(f299, 16)
-		dl298 := uint64(^uint16(f299>>16)) + uint64(uint32(uint16(v294)))
-		d274 += dl298
+		var d281 uint64 // udp checksum
+		v282 := m12
+		b283 := data[h3 : h3+40] // ipv6
+		ws285 := packet.Value{Hi: (uint64(b283[24])<<56 | uint64(b283[25])<<48 | uint64(b283[26])<<40 | uint64(b283[27])<<32 | uint64(b283[28])<<24 | uint64(b283[29])<<16 | uint64(b283[30])<<8 | uint64(b283[31])), Lo: (uint64(b283[32])<<56 | uint64(b283[33])<<48 | uint64(b283[34])<<40 | uint64(b283[35])<<32 | uint64(b283[36])<<24 | uint64(b283[37])<<16 | uint64(b283[38])<<8 | uint64(b283[39]))}
+		os284 := uint32(uint16(ws285.Hi>>0)) + uint32(uint16(ws285.Hi>>16)) + uint32(uint16(ws285.Hi>>32)) + uint32(uint16(ws285.Hi>>48)) + uint32(uint16(ws285.Lo>>0)) + uint32(uint16(ws285.Lo>>16)) + uint32(uint16(ws285.Lo>>32)) + uint32(uint16(ws285.Lo>>48))
+		v286 := v282
+		s287 := v286.Hi
+		b283[24] = byte(s287 >> 56)
+		b283[25] = byte(s287 >> 48)
+		b283[26] = byte(s287 >> 40)
+		b283[27] = byte(s287 >> 32)
+		b283[28] = byte(s287 >> 24)
+		b283[29] = byte(s287 >> 16)
+		b283[30] = byte(s287 >> 8)
+		b283[31] = byte(s287)
+		s288 := v286.Lo
+		b283[32] = byte(s288 >> 56)
+		b283[33] = byte(s288 >> 48)
+		b283[34] = byte(s288 >> 40)
+		b283[35] = byte(s288 >> 32)
+		b283[36] = byte(s288 >> 24)
+		b283[37] = byte(s288 >> 16)
+		b283[38] = byte(s288 >> 8)
+		b283[39] = byte(s288)
+		ws289 := v282
+		f291 := uint32(os284)
+		f291 += bits.RotateLeft32(f291, 16)
+		dl290 := uint64(^uint16(f291>>16)) + uint64(uint32(uint16(ws289.Hi>>0))+uint32(uint16(ws289.Hi>>16))+uint32(uint16(ws289.Hi>>32))+uint32(uint16(ws289.Hi>>48))+uint32(uint16(ws289.Lo>>0))+uint32(uint16(ws289.Lo>>16))+uint32(uint16(ws289.Lo>>32))+uint32(uint16(ws289.Lo>>48)))
+		d281 += dl290
+		v292 := m3
+		ws294 := packet.Value{Hi: (uint64(b283[8])<<56 | uint64(b283[9])<<48 | uint64(b283[10])<<40 | uint64(b283[11])<<32 | uint64(b283[12])<<24 | uint64(b283[13])<<16 | uint64(b283[14])<<8 | uint64(b283[15])), Lo: (uint64(b283[16])<<56 | uint64(b283[17])<<48 | uint64(b283[18])<<40 | uint64(b283[19])<<32 | uint64(b283[20])<<24 | uint64(b283[21])<<16 | uint64(b283[22])<<8 | uint64(b283[23]))}
+		os293 := uint32(uint16(ws294.Hi>>0)) + uint32(uint16(ws294.Hi>>16)) + uint32(uint16(ws294.Hi>>32)) + uint32(uint16(ws294.Hi>>48)) + uint32(uint16(ws294.Lo>>0)) + uint32(uint16(ws294.Lo>>16)) + uint32(uint16(ws294.Lo>>32)) + uint32(uint16(ws294.Lo>>48))
+		v295 := v292
+		s296 := v295.Hi
+		b283[8] = byte(s296 >> 56)
+		b283[9] = byte(s296 >> 48)
+		b283[10] = byte(s296 >> 40)
+		b283[11] = byte(s296 >> 32)
+		b283[12] = byte(s296 >> 24)
+		b283[13] = byte(s296 >> 16)
+		b283[14] = byte(s296 >> 8)
+		b283[15] = byte(s296)
+		s297 := v295.Lo
+		b283[16] = byte(s297 >> 56)
+		b283[17] = byte(s297 >> 48)
+		b283[18] = byte(s297 >> 40)
+		b283[19] = byte(s297 >> 32)
+		b283[20] = byte(s297 >> 24)
+		b283[21] = byte(s297 >> 16)
+		b283[22] = byte(s297 >> 8)
+		b283[23] = byte(s297)
+		ws298 := v292
+		f300 := uint32(os293)
+		f300 += bits.RotateLeft32(f300, 16)
+		dl299 := uint64(^uint16(f300>>16)) + uint64(uint32(uint16(ws298.Hi>>0))+uint32(uint16(ws298.Hi>>16))+uint32(uint16(ws298.Hi>>32))+uint32(uint16(ws298.Hi>>48))+uint32(uint16(ws298.Lo>>0))+uint32(uint16(ws298.Lo>>16))+uint32(uint16(ws298.Lo>>32))+uint32(uint16(ws298.Lo>>48)))
+		d281 += dl299
+		v301 := m21
+		b302 := data[h4 : h4+8] // udp
+		os303 := uint32(uint16((uint64(b302[2])<<8 | uint64(b302[3]))))
+		s304 := v301
+		b302[2] = byte(s304 >> 8)
+		b302[3] = byte(s304)
+		f306 := uint32(os303)
+		f306 += bits.RotateLeft32(f306, 16)
+		dl305 := uint64(^uint16(f306>>16)) + uint64(uint32(uint16(v301)))
+		d281 += dl305
 		if h4+8 <= len(data) {
-			pendD4 += d274
+			pendD4 += d281
 			pendK4 = true
 		}
 		pl.edges[23]++
@@ -4358,83 +4365,83 @@ n88:
 	}
 n89:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d300 uint64 // udp checksum
-		v301 := m12
-		b302 := data[h3 : h3+40] // ipv6
-		ws304 := packet.Value{Hi: (uint64(b302[24])<<56 | uint64(b302[25])<<48 | uint64(b302[26])<<40 | uint64(b302[27])<<32 | uint64(b302[28])<<24 | uint64(b302[29])<<16 | uint64(b302[30])<<8 | uint64(b302[31])), Lo: (uint64(b302[32])<<56 | uint64(b302[33])<<48 | uint64(b302[34])<<40 | uint64(b302[35])<<32 | uint64(b302[36])<<24 | uint64(b302[37])<<16 | uint64(b302[38])<<8 | uint64(b302[39]))}
-		os303 := uint32(uint16(ws304.Hi>>0)) + uint32(uint16(ws304.Hi>>16)) + uint32(uint16(ws304.Hi>>32)) + uint32(uint16(ws304.Hi>>48)) + uint32(uint16(ws304.Lo>>0)) + uint32(uint16(ws304.Lo>>16)) + uint32(uint16(ws304.Lo>>32)) + uint32(uint16(ws304.Lo>>48))
-		v305 := v301
-		s306 := v305.Hi
-		b302[24] = byte(s306 >> 56)
-		b302[25] = byte(s306 >> 48)
-		b302[26] = byte(s306 >> 40)
-		b302[27] = byte(s306 >> 32)
-		b302[28] = byte(s306 >> 24)
-		b302[29] = byte(s306 >> 16)
-		b302[30] = byte(s306 >> 8)
-		b302[31] = byte(s306)
-		s307 := v305.Lo
-		b302[32] = byte(s307 >> 56)
-		b302[33] = byte(s307 >> 48)
-		b302[34] = byte(s307 >> 40)
-		b302[35] = byte(s307 >> 32)
-		b302[36] = byte(s307 >> 24)
-		b302[37] = byte(s307 >> 16)
-		b302[38] = byte(s307 >> 8)
-		b302[39] = byte(s307)
-		ws308 := v301
-		f310 := uint32(os303)
-		f310 += bits.RotateLeft32(f310, 16)
-		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint16(ws308.Hi>>0))+uint32(uint16(ws308.Hi>>16))+uint32(uint16(ws308.Hi>>32))+uint32(uint16(ws308.Hi>>48))+uint32(uint16(ws308.Lo>>0))+uint32(uint16(ws308.Lo>>16))+uint32(uint16(ws308.Lo>>32))+uint32(uint16(ws308.Lo>>48)))
-		d300 += dl309
-		v311 := m3
-		ws313 := packet.Value{Hi: (uint64(b302[8])<<56 | uint64(b302[9])<<48 | uint64(b302[10])<<40 | uint64(b302[11])<<32 | uint64(b302[12])<<24 | uint64(b302[13])<<16 | uint64(b302[14])<<8 | uint64(b302[15])), Lo: (uint64(b302[16])<<56 | uint64(b302[17])<<48 | uint64(b302[18])<<40 | uint64(b302[19])<<32 | uint64(b302[20])<<24 | uint64(b302[21])<<16 | uint64(b302[22])<<8 | uint64(b302[23]))}
-		os312 := uint32(uint16(ws313.Hi>>0)) + uint32(uint16(ws313.Hi>>16)) + uint32(uint16(ws313.Hi>>32)) + uint32(uint16(ws313.Hi>>48)) + uint32(uint16(ws313.Lo>>0)) + uint32(uint16(ws313.Lo>>16)) + uint32(uint16(ws313.Lo>>32)) + uint32(uint16(ws313.Lo>>48))
-		v314 := v311
-		s315 := v314.Hi
-		b302[8] = byte(s315 >> 56)
-		b302[9] = byte(s315 >> 48)
-		b302[10] = byte(s315 >> 40)
-		b302[11] = byte(s315 >> 32)
-		b302[12] = byte(s315 >> 24)
-		b302[13] = byte(s315 >> 16)
-		b302[14] = byte(s315 >> 8)
-		b302[15] = byte(s315)
-		s316 := v314.Lo
-		b302[16] = byte(s316 >> 56)
-		b302[17] = byte(s316 >> 48)
-		b302[18] = byte(s316 >> 40)
-		b302[19] = byte(s316 >> 32)
-		b302[20] = byte(s316 >> 24)
-		b302[21] = byte(s316 >> 16)
-		b302[22] = byte(s316 >> 8)
-		b302[23] = byte(s316)
-		ws317 := v311
-		f319 := uint32(os312)
-		f319 += bits.RotateLeft32(f319, 16)
-		dl318 := uint64(^uint16(f319>>16)) + uint64(uint32(uint16(ws317.Hi>>0))+uint32(uint16(ws317.Hi>>16))+uint32(uint16(ws317.Hi>>32))+uint32(uint16(ws317.Hi>>48))+uint32(uint16(ws317.Lo>>0))+uint32(uint16(ws317.Lo>>16))+uint32(uint16(ws317.Lo>>32))+uint32(uint16(ws317.Lo>>48)))
-		d300 += dl318
-		v320 := m21
-		b321 := data[h4 : h4+8] // udp
-		os322 := uint32(uint16((uint64(b321[2])<<8 | uint64(b321[3]))))
-		s323 := v320
-		b321[2] = byte(s323 >> 8)
-		b321[3] = byte(s323)
-		f325 := uint32(os322)
-		f325 += bits.RotateLeft32(f325, 16)
-		dl324 := uint64(^uint16(f325>>16)) + uint64(uint32(uint16(v320)))
-		d300 += dl324
-		v326 := ((uint64(b302[4])<<8 | uint64(b302[5])) - 0x10)
-		os327 := uint32(uint16((uint64(b302[4])<<8 | uint64(b302[5]))))
-		s328 := v326
-		b302[4] = byte(s328 >> 8)
-		b302[5] = byte(s328)
-		f330 := uint32(os327)
-		f330 += bits.RotateLeft32(f330, 16)
-		dl329 := uint64(^uint16(f330>>16)) + uint64(uint32(uint16(v326)))
-		d300 += dl329
+		var d307 uint64 // udp checksum
+		v308 := m12
+		b309 := data[h3 : h3+40] // ipv6
+		ws311 := packet.Value{Hi: (uint64(b309[24])<<56 | uint64(b309[25])<<48 | uint64(b309[26])<<40 | uint64(b309[27])<<32 | uint64(b309[28])<<24 | uint64(b309[29])<<16 | uint64(b309[30])<<8 | uint64(b309[31])), Lo: (uint64(b309[32])<<56 | uint64(b309[33])<<48 | uint64(b309[34])<<40 | uint64(b309[35])<<32 | uint64(b309[36])<<24 | uint64(b309[37])<<16 | uint64(b309[38])<<8 | uint64(b309[39]))}
+		os310 := uint32(uint16(ws311.Hi>>0)) + uint32(uint16(ws311.Hi>>16)) + uint32(uint16(ws311.Hi>>32)) + uint32(uint16(ws311.Hi>>48)) + uint32(uint16(ws311.Lo>>0)) + uint32(uint16(ws311.Lo>>16)) + uint32(uint16(ws311.Lo>>32)) + uint32(uint16(ws311.Lo>>48))
+		v312 := v308
+		s313 := v312.Hi
+		b309[24] = byte(s313 >> 56)
+		b309[25] = byte(s313 >> 48)
+		b309[26] = byte(s313 >> 40)
+		b309[27] = byte(s313 >> 32)
+		b309[28] = byte(s313 >> 24)
+		b309[29] = byte(s313 >> 16)
+		b309[30] = byte(s313 >> 8)
+		b309[31] = byte(s313)
+		s314 := v312.Lo
+		b309[32] = byte(s314 >> 56)
+		b309[33] = byte(s314 >> 48)
+		b309[34] = byte(s314 >> 40)
+		b309[35] = byte(s314 >> 32)
+		b309[36] = byte(s314 >> 24)
+		b309[37] = byte(s314 >> 16)
+		b309[38] = byte(s314 >> 8)
+		b309[39] = byte(s314)
+		ws315 := v308
+		f317 := uint32(os310)
+		f317 += bits.RotateLeft32(f317, 16)
+		dl316 := uint64(^uint16(f317>>16)) + uint64(uint32(uint16(ws315.Hi>>0))+uint32(uint16(ws315.Hi>>16))+uint32(uint16(ws315.Hi>>32))+uint32(uint16(ws315.Hi>>48))+uint32(uint16(ws315.Lo>>0))+uint32(uint16(ws315.Lo>>16))+uint32(uint16(ws315.Lo>>32))+uint32(uint16(ws315.Lo>>48)))
+		d307 += dl316
+		v318 := m3
+		ws320 := packet.Value{Hi: (uint64(b309[8])<<56 | uint64(b309[9])<<48 | uint64(b309[10])<<40 | uint64(b309[11])<<32 | uint64(b309[12])<<24 | uint64(b309[13])<<16 | uint64(b309[14])<<8 | uint64(b309[15])), Lo: (uint64(b309[16])<<56 | uint64(b309[17])<<48 | uint64(b309[18])<<40 | uint64(b309[19])<<32 | uint64(b309[20])<<24 | uint64(b309[21])<<16 | uint64(b309[22])<<8 | uint64(b309[23]))}
+		os319 := uint32(uint16(ws320.Hi>>0)) + uint32(uint16(ws320.Hi>>16)) + uint32(uint16(ws320.Hi>>32)) + uint32(uint16(ws320.Hi>>48)) + uint32(uint16(ws320.Lo>>0)) + uint32(uint16(ws320.Lo>>16)) + uint32(uint16(ws320.Lo>>32)) + uint32(uint16(ws320.Lo>>48))
+		v321 := v318
+		s322 := v321.Hi
+		b309[8] = byte(s322 >> 56)
+		b309[9] = byte(s322 >> 48)
+		b309[10] = byte(s322 >> 40)
+		b309[11] = byte(s322 >> 32)
+		b309[12] = byte(s322 >> 24)
+		b309[13] = byte(s322 >> 16)
+		b309[14] = byte(s322 >> 8)
+		b309[15] = byte(s322)
+		s323 := v321.Lo
+		b309[16] = byte(s323 >> 56)
+		b309[17] = byte(s323 >> 48)
+		b309[18] = byte(s323 >> 40)
+		b309[19] = byte(s323 >> 32)
+		b309[20] = byte(s323 >> 24)
+		b309[21] = byte(s323 >> 16)
+		b309[22] = byte(s323 >> 8)
+		b309[23] = byte(s323)
+		ws324 := v318
+		f326 := uint32(os319)
+		f326 += bits.RotateLeft32(f326, 16)
+		dl325 := uint64(^uint16(f326>>16)) + uint64(uint32(uint16(ws324.Hi>>0))+uint32(uint16(ws324.Hi>>16))+uint32(uint16(ws324.Hi>>32))+uint32(uint16(ws324.Hi>>48))+uint32(uint16(ws324.Lo>>0))+uint32(uint16(ws324.Lo>>16))+uint32(uint16(ws324.Lo>>32))+uint32(uint16(ws324.Lo>>48)))
+		d307 += dl325
+		v327 := m21
+		b328 := data[h4 : h4+8] // udp
+		os329 := uint32(uint16((uint64(b328[2])<<8 | uint64(b328[3]))))
+		s330 := v327
+		b328[2] = byte(s330 >> 8)
+		b328[3] = byte(s330)
+		f332 := uint32(os329)
+		f332 += bits.RotateLeft32(f332, 16)
+		dl331 := uint64(^uint16(f332>>16)) + uint64(uint32(uint16(v327)))
+		d307 += dl331
+		v333 := ((uint64(b309[4])<<8 | uint64(b309[5])) - 0x10)
+		os334 := uint32(uint16((uint64(b309[4])<<8 | uint64(b309[5]))))
+		s335 := v333
+		b309[4] = byte(s335 >> 8)
+		b309[5] = byte(s335)
+		f337 := uint32(os334)
+		f337 += bits.RotateLeft32(f337, 16)
+		dl336 := uint64(^uint16(f337>>16)) + uint64(uint32(uint16(v333)))
+		d307 += dl336
 		if h4+8 <= len(data) {
-			pendD4 += d300
+			pendD4 += d307
 			pendK4 = true
 		}
 		pl.edges[24]++
@@ -4449,47 +4456,47 @@ n90:
 	}
 n91:
 	{ // LbPopV2Body: pop lb_v2
-		po331, pn332 := h10, 12 // lb_v2
-		if po331+pn332 > len(data) {
+		po338, pn339 := h10, 12 // lb_v2
+		if po338+pn339 > len(data) {
 			return pl.drop(33)
 		}
-		if po331 > h4 && (po331-h4)%2 == 0 {
-			pw334 := data[po331 : po331+12]
-			d333 := uint32(uint64(pw334[0])<<8|uint64(pw334[1])) + uint32(uint64(pw334[2])<<8|uint64(pw334[3])) + uint32(uint64(pw334[4])<<8|uint64(pw334[5])) + uint32(uint64(pw334[6])<<8|uint64(pw334[7])) + uint32(uint64(pw334[8])<<8|uint64(pw334[9])) + uint32(uint64(pw334[10])<<8|uint64(pw334[11]))
-			d333 += bits.RotateLeft32(d333, 16)
+		if po338 > h4 && (po338-h4)%2 == 0 {
+			pw341 := data[po338 : po338+12]
+			d340 := uint32(uint64(pw341[0])<<8|uint64(pw341[1])) + uint32(uint64(pw341[2])<<8|uint64(pw341[3])) + uint32(uint64(pw341[4])<<8|uint64(pw341[5])) + uint32(uint64(pw341[6])<<8|uint64(pw341[7])) + uint32(uint64(pw341[8])<<8|uint64(pw341[9])) + uint32(uint64(pw341[10])<<8|uint64(pw341[11]))
+			d340 += bits.RotateLeft32(d340, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d333 >> 16))
+				pendD4 += uint64(^uint16(d340 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po331
-		pendN = pn332
+		pendOff = po338
+		pendN = pn339
 		h10 = -1
-		if cur > po331 {
-			cur = max(po331, cur-pn332)
+		if cur > po338 {
+			cur = max(po338, cur-pn339)
 		}
 		goto n93
 	}
 n92:
 	{ // LbPopV3Body: pop lb_v3
-		po335, pn336 := h11, 12 // lb_v3
-		if po335+pn336 > len(data) {
+		po342, pn343 := h11, 12 // lb_v3
+		if po342+pn343 > len(data) {
 			return pl.drop(34)
 		}
-		if po335 > h4 && (po335-h4)%2 == 0 {
-			pw338 := data[po335 : po335+12]
-			d337 := uint32(uint64(pw338[0])<<8|uint64(pw338[1])) + uint32(uint64(pw338[2])<<8|uint64(pw338[3])) + uint32(uint64(pw338[4])<<8|uint64(pw338[5])) + uint32(uint64(pw338[6])<<8|uint64(pw338[7])) + uint32(uint64(pw338[8])<<8|uint64(pw338[9])) + uint32(uint64(pw338[10])<<8|uint64(pw338[11]))
-			d337 += bits.RotateLeft32(d337, 16)
+		if po342 > h4 && (po342-h4)%2 == 0 {
+			pw345 := data[po342 : po342+12]
+			d344 := uint32(uint64(pw345[0])<<8|uint64(pw345[1])) + uint32(uint64(pw345[2])<<8|uint64(pw345[3])) + uint32(uint64(pw345[4])<<8|uint64(pw345[5])) + uint32(uint64(pw345[6])<<8|uint64(pw345[7])) + uint32(uint64(pw345[8])<<8|uint64(pw345[9])) + uint32(uint64(pw345[10])<<8|uint64(pw345[11]))
+			d344 += bits.RotateLeft32(d344, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d337 >> 16))
+				pendD4 += uint64(^uint16(d344 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po335
-		pendN = pn336
+		pendOff = po342
+		pendN = pn343
 		h11 = -1
-		if cur > po335 {
-			cur = max(po335, cur-pn336)
+		if cur > po342 {
+			cur = max(po342, cur-pn343)
 		}
 		pl.edges[25]++
 		goto n93
@@ -4506,49 +4513,49 @@ n93:
 			}
 			pendN = 0
 		}
-		po339, pn340 := h9, 4 // lb_common
-		if po339+pn340 > len(data) {
+		po346, pn347 := h9, 4 // lb_common
+		if po346+pn347 > len(data) {
 			return pl.drop(35)
 		}
-		if po339 > h4 && (po339-h4)%2 == 0 {
-			pw342 := data[po339 : po339+4]
-			d341 := uint32(uint64(pw342[0])<<8|uint64(pw342[1])) + uint32(uint64(pw342[2])<<8|uint64(pw342[3]))
-			d341 += bits.RotateLeft32(d341, 16)
+		if po346 > h4 && (po346-h4)%2 == 0 {
+			pw349 := data[po346 : po346+4]
+			d348 := uint32(uint64(pw349[0])<<8|uint64(pw349[1])) + uint32(uint64(pw349[2])<<8|uint64(pw349[3]))
+			d348 += bits.RotateLeft32(d348, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d341 >> 16))
+				pendD4 += uint64(^uint16(d348 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn340
-		if po339 < len(data)-po339-pendN {
-			copy(data[pendN:pendN+po339], data[:po339])
+		pendN += pn347
+		if po346 < len(data)-po346-pendN {
+			copy(data[pendN:pendN+po346], data[:po346])
 			data = data[pendN:]
 		} else {
-			copy(data[po339:], data[po339+pendN:])
+			copy(data[po346:], data[po346+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po339 {
-			cur = max(po339, cur-pn340)
+		if cur > po346 {
+			cur = max(po346, cur-pn347)
 		}
 		goto n94
 	}
 n94:
 	{ // LbUdpLen: set udp.length
-		var d343 uint64         // udp checksum
-		b344 := data[h4 : h4+8] // udp
-		v345 := ((uint64(b344[4])<<8 | uint64(b344[5])) - 0x10)
-		os346 := uint32(uint16((uint64(b344[4])<<8 | uint64(b344[5]))))
-		s347 := v345
-		b344[4] = byte(s347 >> 8)
-		b344[5] = byte(s347)
-		f349 := uint32(os346)
-		f349 += bits.RotateLeft32(f349, 16)
-		dl348 := uint64(^uint16(f349>>16)) + uint64(uint32(uint16(v345)))
-		d343 += dl348
+		var d350 uint64         // udp checksum
+		b351 := data[h4 : h4+8] // udp
+		v352 := ((uint64(b351[4])<<8 | uint64(b351[5])) - 0x10)
+		os353 := uint32(uint16((uint64(b351[4])<<8 | uint64(b351[5]))))
+		s354 := v352
+		b351[4] = byte(s354 >> 8)
+		b351[5] = byte(s354)
+		f356 := uint32(os353)
+		f356 += bits.RotateLeft32(f356, 16)
+		dl355 := uint64(^uint16(f356>>16)) + uint64(uint32(uint16(v352)))
+		d350 += dl355
 		if h4+8 <= len(data) {
-			pendD4 += d343
+			pendD4 += d350
 			pendK4 = true
 		}
 		pl.edges[26]++
@@ -4577,9 +4584,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s350 := r
-				cb[0] = byte(s350 >> 8)
-				cb[1] = byte(s350)
+				s357 := r
+				cb[0] = byte(s357 >> 8)
+				cb[1] = byte(s357)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4596,9 +4603,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s351 := r
-				cb[0] = byte(s351 >> 8)
-				cb[1] = byte(s351)
+				s358 := r
+				cb[0] = byte(s358 >> 8)
+				cb[1] = byte(s358)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -1919,27 +1919,28 @@ n74:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
 		kw55 := (m3) & 0xfff
-		k56 := kw55 << 0
-		if pi57 := pl.tables[0].Packed(); len(pi57.Slots) > 0 {
-			k56 &= pi57.Mask
-			for m, j := uint64(len(pi57.Slots)-1), packet.PackedHash(k56); ; j++ {
-				sl := &pi57.Slots[j&m]
+		pr56 := pl.tables[0].Probes()
+		k57 := kw55 << 0
+		if pi58 := &pr56.Packed; len(pi58.Slots) > 0 {
+			k57 &= pi58.Mask
+			for m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57); ; j++ {
+				sl := &pi58.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k56 {
+				if sl.Key == k57 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc58 := pl.tables[0].Scan(); len(sc58.Match) > 0 {
-			for i, ms := 0, sc58.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
+		} else if sc59 := &pr56.Scan; len(sc59.Match) > 0 {
+			for i, ms := 0, sc59.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
 				if kw55&ms[0].Mask == ms[0].Val {
-					act, params = int(sc58.Acts[i].Action), sc58.Acts[i].Params
+					act, params = int(sc59.Acts[i].Action), sc59.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k56); hit {
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k57); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1962,30 +1963,31 @@ n75:
 n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw59 := (m4) & 0xf
-		b61 := data[h0 : h0+14] // ethernet
-		kw60 := (uint64(b61[0])<<40 | uint64(b61[1])<<32 | uint64(b61[2])<<24 | uint64(b61[3])<<16 | uint64(b61[4])<<8 | uint64(b61[5])) & 0xffffffffffff
-		k62 := kw60<<0 | kw59<<48
-		if pi63 := pl.tables[1].Packed(); len(pi63.Slots) > 0 {
-			k62 &= pi63.Mask
-			for m, j := uint64(len(pi63.Slots)-1), packet.PackedHash(k62); ; j++ {
-				sl := &pi63.Slots[j&m]
+		kw60 := (m4) & 0xf
+		b62 := data[h0 : h0+14] // ethernet
+		kw61 := (uint64(b62[0])<<40 | uint64(b62[1])<<32 | uint64(b62[2])<<24 | uint64(b62[3])<<16 | uint64(b62[4])<<8 | uint64(b62[5])) & 0xffffffffffff
+		pr63 := pl.tables[1].Probes()
+		k64 := kw61<<0 | kw60<<48
+		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
+			k64 &= pi65.Mask
+			for m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64); ; j++ {
+				sl := &pi65.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k62 {
+				if sl.Key == k64 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc64 := pl.tables[1].Scan(); len(sc64.Match) > 0 {
-			for i, ms := 0, sc64.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw59&ms[0].Mask == ms[0].Val && kw60 == ms[1].Val {
-					act, params = int(sc64.Acts[i].Action), sc64.Acts[i].Params
+		} else if sc66 := &pr63.Scan; len(sc66.Match) > 0 {
+			for i, ms := 0, sc66.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw60&ms[0].Mask == ms[0].Val && kw61 == ms[1].Val {
+					act, params = int(sc66.Acts[i].Action), sc66.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k62); hit {
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k64); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2035,49 +2037,50 @@ n82:
 	}
 n83:
 	{ // L3SetDaIPv4: set meta.ip_da
-		b65 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b65[16])<<24 | uint64(b65[17])<<16 | uint64(b65[18])<<8 | uint64(b65[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b67 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b67[16])<<24 | uint64(b67[17])<<16 | uint64(b67[18])<<8 | uint64(b67[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n86
 	}
 n84:
 	{ // L3SetDaIPv6: set meta.ip_da
-		b66 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b66[24])<<56 | uint64(b66[25])<<48 | uint64(b66[26])<<40 | uint64(b66[27])<<32 | uint64(b66[28])<<24 | uint64(b66[29])<<16 | uint64(b66[30])<<8 | uint64(b66[31])), Lo: (uint64(b66[32])<<56 | uint64(b66[33])<<48 | uint64(b66[34])<<40 | uint64(b66[35])<<32 | uint64(b66[36])<<24 | uint64(b66[37])<<16 | uint64(b66[38])<<8 | uint64(b66[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b68 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b68[24])<<56 | uint64(b68[25])<<48 | uint64(b68[26])<<40 | uint64(b68[27])<<32 | uint64(b68[28])<<24 | uint64(b68[29])<<16 | uint64(b68[30])<<8 | uint64(b68[31])), Lo: (uint64(b68[32])<<56 | uint64(b68[33])<<48 | uint64(b68[34])<<40 | uint64(b68[35])<<32 | uint64(b68[36])<<24 | uint64(b68[37])<<16 | uint64(b68[38])<<8 | uint64(b68[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[33]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set meta.ip_da
-		b67 := data[h5 : h5+28] // arp
-		m8 = (packet.Value{Lo: (uint64(b67[24])<<24 | uint64(b67[25])<<16 | uint64(b67[26])<<8 | uint64(b67[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b69 := data[h5 : h5+28] // arp
+		m8 = (packet.Value{Lo: (uint64(b69[24])<<24 | uint64(b69[25])<<16 | uint64(b69[26])<<8 | uint64(b69[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[34]++
 		goto n86
 	}
 n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw68 := (m4) & 0xf
-		b70 := data[h0 : h0+14] // ethernet
-		kw69 := (uint64(b70[12])<<8 | uint64(b70[13])) & 0xffff
-		kw71 := m8
-		if wl72 := pl.tables[2].Words(); len(wl72.Slots) > 0 {
-			x74 := kw68 & wl72.Mask[0]
-			x75 := kw69 & wl72.Mask[1]
-			x76 := kw71.Hi & wl72.Mask[2]
-			x77 := kw71.Lo & wl72.Mask[3]
-			h73 := packet.WordsHash(x74, x75, x76, x77)
-			for m, j := uint64(len(wl72.Slots)-1), h73>>(wl72.Shift&63); ; j = (j + 1) & m {
-				sl := &wl72.Slots[j]
+		kw70 := (m4) & 0xf
+		b72 := data[h0 : h0+14] // ethernet
+		kw71 := (uint64(b72[12])<<8 | uint64(b72[13])) & 0xffff
+		kw73 := m8
+		pr74 := pl.tables[2].Probes()
+		if wl75 := &pr74.Words; len(wl75.Slots) > 0 {
+			x77 := kw70 & wl75.Mask[0]
+			x78 := kw71 & wl75.Mask[1]
+			x79 := kw73.Hi & wl75.Mask[2]
+			x80 := kw73.Lo & wl75.Mask[3]
+			h76 := packet.WordsHash(x77, x78, x79, x80)
+			for m, j := uint64(len(wl75.Slots)-1), h76>>(wl75.Shift&63); ; j = (j + 1) & m {
+				sl := &wl75.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl72.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h73 && ks[0] == x74 && ks[1] == x75 && ks[2] == x76 && ks[3] == x77 {
-					a := &wl72.Acts[j]
+				if ks := wl75.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h76 && ks[0] == x77 && ks[1] == x78 && ks[2] == x79 && ks[3] == x80 {
+					a := &wl75.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw68, kw69, kw71.Hi, kw71.Lo); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw70, kw71, kw73.Hi, kw73.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2130,10 +2133,10 @@ n92:
 	}
 n93:
 	{ // L3Icmp4Type: switch icmp.type
-		b79 := data[h6 : h6+4] // icmp
-		v78 := uint64(b79[0])
+		b82 := data[h6 : h6+4] // icmp
+		v81 := uint64(b82[0])
 		switch {
-		case v78 == 0x3:
+		case v81 == 0x3:
 			goto n95
 		default:
 			goto n94
@@ -2145,22 +2148,22 @@ n94:
 	}
 n95:
 	{ // L3Unreach4: switch icmp.code
-		b81 := data[h6 : h6+4] // icmp
-		v80 := uint64(b81[1])
+		b84 := data[h6 : h6+4] // icmp
+		v83 := uint64(b84[1])
 		switch {
-		case v80 == 0x0:
+		case v83 == 0x0:
 			goto n96
-		case v80 == 0x1:
+		case v83 == 0x1:
 			goto n97
-		case v80 == 0x3:
+		case v83 == 0x3:
 			goto n98
-		case v80 == 0x4:
+		case v83 == 0x4:
 			goto n99
-		case v80 == 0x6:
+		case v83 == 0x6:
 			goto n100
-		case v80 == 0x7:
+		case v83 == 0x7:
 			goto n101
-		case v80 == 0xa:
+		case v83 == 0xa:
 			goto n102
 		default:
 			goto n103
@@ -2200,14 +2203,14 @@ n103:
 	}
 n104:
 	{ // L3Icmp6Type: switch icmpv6.type
-		b83 := data[h7 : h7+4] // icmpv6
-		v82 := uint64(b83[0])
+		b86 := data[h7 : h7+4] // icmpv6
+		v85 := uint64(b86[0])
 		switch {
-		case v82 == 0x1:
+		case v85 == 0x1:
 			goto n106
-		case v82 == 0x80:
+		case v85 == 0x80:
 			goto n120
-		case v82 == 0x87:
+		case v85 == 0x87:
 			goto n122
 		default:
 			goto n105
@@ -2219,16 +2222,16 @@ n105:
 	}
 n106:
 	{ // L3Unreach6: switch icmpv6.code
-		b85 := data[h7 : h7+4] // icmpv6
-		v84 := uint64(b85[1])
+		b88 := data[h7 : h7+4] // icmpv6
+		v87 := uint64(b88[1])
 		switch {
-		case v84 == 0x0:
+		case v87 == 0x0:
 			goto n107
-		case v84 == 0x1:
+		case v87 == 0x1:
 			goto n108
-		case v84 == 0x2:
+		case v87 == 0x2:
 			goto n109
-		case v84 == 0x4:
+		case v87 == 0x4:
 			goto n110
 		default:
 			goto n111
@@ -2256,8 +2259,8 @@ n111:
 	}
 n112:
 	{ // ArpForUs: test arp.tpa == bit<32>(meta.own_ip)
-		b86 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b86[24])<<24 | uint64(b86[25])<<16 | uint64(b86[26])<<8 | uint64(b86[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b89 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b89[24])<<24 | uint64(b89[25])<<16 | uint64(b89[26])<<8 | uint64(b89[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n114
 		}
 		goto n113
@@ -2269,49 +2272,49 @@ n113:
 	}
 n114:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
-		b87 := data[h0 : h0+14] // ethernet
-		s88 := (uint64(b87[6])<<40 | uint64(b87[7])<<32 | uint64(b87[8])<<24 | uint64(b87[9])<<16 | uint64(b87[10])<<8 | uint64(b87[11]))
-		b87[0] = byte(s88 >> 40)
-		b87[1] = byte(s88 >> 32)
-		b87[2] = byte(s88 >> 24)
-		b87[3] = byte(s88 >> 16)
-		b87[4] = byte(s88 >> 8)
-		b87[5] = byte(s88)
-		s89 := m5
-		b87[6] = byte(s89 >> 40)
-		b87[7] = byte(s89 >> 32)
-		b87[8] = byte(s89 >> 24)
-		b87[9] = byte(s89 >> 16)
-		b87[10] = byte(s89 >> 8)
-		b87[11] = byte(s89)
-		b90 := data[h5 : h5+28] // arp
-		s91 := 0x2
-		b90[6] = byte(s91 >> 8)
-		b90[7] = byte(s91)
-		s92 := (uint64(b90[8])<<40 | uint64(b90[9])<<32 | uint64(b90[10])<<24 | uint64(b90[11])<<16 | uint64(b90[12])<<8 | uint64(b90[13]))
-		b90[18] = byte(s92 >> 40)
-		b90[19] = byte(s92 >> 32)
-		b90[20] = byte(s92 >> 24)
-		b90[21] = byte(s92 >> 16)
-		b90[22] = byte(s92 >> 8)
-		b90[23] = byte(s92)
-		s93 := m5
-		b90[8] = byte(s93 >> 40)
-		b90[9] = byte(s93 >> 32)
-		b90[10] = byte(s93 >> 24)
-		b90[11] = byte(s93 >> 16)
-		b90[12] = byte(s93 >> 8)
-		b90[13] = byte(s93)
-		s94 := (uint64(b90[14])<<24 | uint64(b90[15])<<16 | uint64(b90[16])<<8 | uint64(b90[17]))
-		b90[24] = byte(s94 >> 24)
-		b90[25] = byte(s94 >> 16)
-		b90[26] = byte(s94 >> 8)
-		b90[27] = byte(s94)
-		s95 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b90[14] = byte(s95 >> 24)
-		b90[15] = byte(s95 >> 16)
-		b90[16] = byte(s95 >> 8)
-		b90[17] = byte(s95)
+		b90 := data[h0 : h0+14] // ethernet
+		s91 := (uint64(b90[6])<<40 | uint64(b90[7])<<32 | uint64(b90[8])<<24 | uint64(b90[9])<<16 | uint64(b90[10])<<8 | uint64(b90[11]))
+		b90[0] = byte(s91 >> 40)
+		b90[1] = byte(s91 >> 32)
+		b90[2] = byte(s91 >> 24)
+		b90[3] = byte(s91 >> 16)
+		b90[4] = byte(s91 >> 8)
+		b90[5] = byte(s91)
+		s92 := m5
+		b90[6] = byte(s92 >> 40)
+		b90[7] = byte(s92 >> 32)
+		b90[8] = byte(s92 >> 24)
+		b90[9] = byte(s92 >> 16)
+		b90[10] = byte(s92 >> 8)
+		b90[11] = byte(s92)
+		b93 := data[h5 : h5+28] // arp
+		s94 := 0x2
+		b93[6] = byte(s94 >> 8)
+		b93[7] = byte(s94)
+		s95 := (uint64(b93[8])<<40 | uint64(b93[9])<<32 | uint64(b93[10])<<24 | uint64(b93[11])<<16 | uint64(b93[12])<<8 | uint64(b93[13]))
+		b93[18] = byte(s95 >> 40)
+		b93[19] = byte(s95 >> 32)
+		b93[20] = byte(s95 >> 24)
+		b93[21] = byte(s95 >> 16)
+		b93[22] = byte(s95 >> 8)
+		b93[23] = byte(s95)
+		s96 := m5
+		b93[8] = byte(s96 >> 40)
+		b93[9] = byte(s96 >> 32)
+		b93[10] = byte(s96 >> 24)
+		b93[11] = byte(s96 >> 16)
+		b93[12] = byte(s96 >> 8)
+		b93[13] = byte(s96)
+		s97 := (uint64(b93[14])<<24 | uint64(b93[15])<<16 | uint64(b93[16])<<8 | uint64(b93[17]))
+		b93[24] = byte(s97 >> 24)
+		b93[25] = byte(s97 >> 16)
+		b93[26] = byte(s97 >> 8)
+		b93[27] = byte(s97)
+		s98 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b93[14] = byte(s98 >> 24)
+		b93[15] = byte(s98 >> 16)
+		b93[16] = byte(s98 >> 8)
+		b93[17] = byte(s98)
 		goto n115
 	}
 n115:
@@ -2323,8 +2326,8 @@ n116:
 		if !(h2 >= 0) {
 			return pl.drop(27)
 		}
-		b96 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b96[16])<<24 | uint64(b96[17])<<16 | uint64(b96[18])<<8 | uint64(b96[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b99 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b99[16])<<24 | uint64(b99[17])<<16 | uint64(b99[18])<<8 | uint64(b99[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n118
 		}
 		goto n117
@@ -2335,59 +2338,59 @@ n117:
 	}
 n118:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
-		var d97 uint64          // icmp checksum
-		b98 := data[h0 : h0+14] // ethernet
-		v99 := (uint64(b98[6])<<40 | uint64(b98[7])<<32 | uint64(b98[8])<<24 | uint64(b98[9])<<16 | uint64(b98[10])<<8 | uint64(b98[11]))
-		s100 := v99
-		b98[0] = byte(s100 >> 40)
-		b98[1] = byte(s100 >> 32)
-		b98[2] = byte(s100 >> 24)
-		b98[3] = byte(s100 >> 16)
-		b98[4] = byte(s100 >> 8)
-		b98[5] = byte(s100)
-		v101 := m5
-		s102 := v101
-		b98[6] = byte(s102 >> 40)
-		b98[7] = byte(s102 >> 32)
-		b98[8] = byte(s102 >> 24)
-		b98[9] = byte(s102 >> 16)
-		b98[10] = byte(s102 >> 8)
-		b98[11] = byte(s102)
+		var d100 uint64          // icmp checksum
+		b101 := data[h0 : h0+14] // ethernet
+		v102 := (uint64(b101[6])<<40 | uint64(b101[7])<<32 | uint64(b101[8])<<24 | uint64(b101[9])<<16 | uint64(b101[10])<<8 | uint64(b101[11]))
+		s103 := v102
+		b101[0] = byte(s103 >> 40)
+		b101[1] = byte(s103 >> 32)
+		b101[2] = byte(s103 >> 24)
+		b101[3] = byte(s103 >> 16)
+		b101[4] = byte(s103 >> 8)
+		b101[5] = byte(s103)
+		v104 := m5
+		s105 := v104
+		b101[6] = byte(s105 >> 40)
+		b101[7] = byte(s105 >> 32)
+		b101[8] = byte(s105 >> 24)
+		b101[9] = byte(s105 >> 16)
+		b101[10] = byte(s105 >> 8)
+		b101[11] = byte(s105)
 		if !(h2 >= 0) {
 			return pl.drop(29)
 		}
-		b103 := data[h2 : h2+20] // ipv4
-		v104 := (uint64(b103[12])<<24 | uint64(b103[13])<<16 | uint64(b103[14])<<8 | uint64(b103[15]))
-		s105 := v104
-		b103[16] = byte(s105 >> 24)
-		b103[17] = byte(s105 >> 16)
-		b103[18] = byte(s105 >> 8)
-		b103[19] = byte(s105)
-		v106 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s107 := v106
-		b103[12] = byte(s107 >> 24)
-		b103[13] = byte(s107 >> 16)
-		b103[14] = byte(s107 >> 8)
-		b103[15] = byte(s107)
-		v108 := 0x0
-		b109 := data[h6 : h6+4] // icmp
-		os110 := uint32(uint64(b109[0])<<8 | uint64(b109[1]))
-		b109[0] = byte(v108)
-		f112 := uint32(os110)
-		f112 += bits.RotateLeft32(f112, 16)
-		dl111 := uint64(^uint16(f112>>16)) + uint64(uint32(uint64(b109[0])<<8|uint64(b109[1])))
-		d97 += dl111
+		b106 := data[h2 : h2+20] // ipv4
+		v107 := (uint64(b106[12])<<24 | uint64(b106[13])<<16 | uint64(b106[14])<<8 | uint64(b106[15]))
+		s108 := v107
+		b106[16] = byte(s108 >> 24)
+		b106[17] = byte(s108 >> 16)
+		b106[18] = byte(s108 >> 8)
+		b106[19] = byte(s108)
+		v109 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s110 := v109
+		b106[12] = byte(s110 >> 24)
+		b106[13] = byte(s110 >> 16)
+		b106[14] = byte(s110 >> 8)
+		b106[15] = byte(s110)
+		v111 := 0x0
+		b112 := data[h6 : h6+4] // icmp
+		os113 := uint32(uint64(b112[0])<<8 | uint64(b112[1]))
+		b112[0] = byte(v111)
+		f115 := uint32(os113)
+		f115 += bits.RotateLeft32(f115, 16)
+		dl114 := uint64(^uint16(f115>>16)) + uint64(uint32(uint64(b112[0])<<8|uint64(b112[1])))
+		d100 += dl114
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d97
+			x := uint64(^cv) + d100
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s113 := r
-			cb[0] = byte(s113 >> 8)
-			cb[1] = byte(s113)
+			s116 := r
+			cb[0] = byte(s116 >> 8)
+			cb[1] = byte(s116)
 		}
 		goto n119
 	}
@@ -2398,101 +2401,101 @@ n119:
 	}
 n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d114 uint64          // icmpv6 checksum
-		b115 := data[h0 : h0+14] // ethernet
-		v116 := (uint64(b115[6])<<40 | uint64(b115[7])<<32 | uint64(b115[8])<<24 | uint64(b115[9])<<16 | uint64(b115[10])<<8 | uint64(b115[11]))
-		s117 := v116
-		b115[0] = byte(s117 >> 40)
-		b115[1] = byte(s117 >> 32)
-		b115[2] = byte(s117 >> 24)
-		b115[3] = byte(s117 >> 16)
-		b115[4] = byte(s117 >> 8)
-		b115[5] = byte(s117)
-		v118 := m5
-		s119 := v118
-		b115[6] = byte(s119 >> 40)
-		b115[7] = byte(s119 >> 32)
-		b115[8] = byte(s119 >> 24)
-		b115[9] = byte(s119 >> 16)
-		b115[10] = byte(s119 >> 8)
-		b115[11] = byte(s119)
+		var d117 uint64          // icmpv6 checksum
+		b118 := data[h0 : h0+14] // ethernet
+		v119 := (uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11]))
+		s120 := v119
+		b118[0] = byte(s120 >> 40)
+		b118[1] = byte(s120 >> 32)
+		b118[2] = byte(s120 >> 24)
+		b118[3] = byte(s120 >> 16)
+		b118[4] = byte(s120 >> 8)
+		b118[5] = byte(s120)
+		v121 := m5
+		s122 := v121
+		b118[6] = byte(s122 >> 40)
+		b118[7] = byte(s122 >> 32)
+		b118[8] = byte(s122 >> 24)
+		b118[9] = byte(s122 >> 16)
+		b118[10] = byte(s122 >> 8)
+		b118[11] = byte(s122)
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b120 := data[h3 : h3+40] // ipv6
-		v121 := packet.Value{Hi: (uint64(b120[8])<<56 | uint64(b120[9])<<48 | uint64(b120[10])<<40 | uint64(b120[11])<<32 | uint64(b120[12])<<24 | uint64(b120[13])<<16 | uint64(b120[14])<<8 | uint64(b120[15])), Lo: (uint64(b120[16])<<56 | uint64(b120[17])<<48 | uint64(b120[18])<<40 | uint64(b120[19])<<32 | uint64(b120[20])<<24 | uint64(b120[21])<<16 | uint64(b120[22])<<8 | uint64(b120[23]))}
-		ws123 := packet.Value{Hi: (uint64(b120[24])<<56 | uint64(b120[25])<<48 | uint64(b120[26])<<40 | uint64(b120[27])<<32 | uint64(b120[28])<<24 | uint64(b120[29])<<16 | uint64(b120[30])<<8 | uint64(b120[31])), Lo: (uint64(b120[32])<<56 | uint64(b120[33])<<48 | uint64(b120[34])<<40 | uint64(b120[35])<<32 | uint64(b120[36])<<24 | uint64(b120[37])<<16 | uint64(b120[38])<<8 | uint64(b120[39]))}
-		os122 := uint32(uint16(ws123.Hi>>0)) + uint32(uint16(ws123.Hi>>16)) + uint32(uint16(ws123.Hi>>32)) + uint32(uint16(ws123.Hi>>48)) + uint32(uint16(ws123.Lo>>0)) + uint32(uint16(ws123.Lo>>16)) + uint32(uint16(ws123.Lo>>32)) + uint32(uint16(ws123.Lo>>48))
-		v124 := v121
-		s125 := v124.Hi
-		b120[24] = byte(s125 >> 56)
-		b120[25] = byte(s125 >> 48)
-		b120[26] = byte(s125 >> 40)
-		b120[27] = byte(s125 >> 32)
-		b120[28] = byte(s125 >> 24)
-		b120[29] = byte(s125 >> 16)
-		b120[30] = byte(s125 >> 8)
-		b120[31] = byte(s125)
-		s126 := v124.Lo
-		b120[32] = byte(s126 >> 56)
-		b120[33] = byte(s126 >> 48)
-		b120[34] = byte(s126 >> 40)
-		b120[35] = byte(s126 >> 32)
-		b120[36] = byte(s126 >> 24)
-		b120[37] = byte(s126 >> 16)
-		b120[38] = byte(s126 >> 8)
-		b120[39] = byte(s126)
-		ws127 := v121
-		f129 := uint32(os122)
-		f129 += bits.RotateLeft32(f129, 16)
-		dl128 := uint64(^uint16(f129>>16)) + uint64(uint32(uint16(ws127.Hi>>0))+uint32(uint16(ws127.Hi>>16))+uint32(uint16(ws127.Hi>>32))+uint32(uint16(ws127.Hi>>48))+uint32(uint16(ws127.Lo>>0))+uint32(uint16(ws127.Lo>>16))+uint32(uint16(ws127.Lo>>32))+uint32(uint16(ws127.Lo>>48)))
-		d114 += dl128
-		v130 := m6
-		ws132 := packet.Value{Hi: (uint64(b120[8])<<56 | uint64(b120[9])<<48 | uint64(b120[10])<<40 | uint64(b120[11])<<32 | uint64(b120[12])<<24 | uint64(b120[13])<<16 | uint64(b120[14])<<8 | uint64(b120[15])), Lo: (uint64(b120[16])<<56 | uint64(b120[17])<<48 | uint64(b120[18])<<40 | uint64(b120[19])<<32 | uint64(b120[20])<<24 | uint64(b120[21])<<16 | uint64(b120[22])<<8 | uint64(b120[23]))}
-		os131 := uint32(uint16(ws132.Hi>>0)) + uint32(uint16(ws132.Hi>>16)) + uint32(uint16(ws132.Hi>>32)) + uint32(uint16(ws132.Hi>>48)) + uint32(uint16(ws132.Lo>>0)) + uint32(uint16(ws132.Lo>>16)) + uint32(uint16(ws132.Lo>>32)) + uint32(uint16(ws132.Lo>>48))
-		v133 := v130
-		s134 := v133.Hi
-		b120[8] = byte(s134 >> 56)
-		b120[9] = byte(s134 >> 48)
-		b120[10] = byte(s134 >> 40)
-		b120[11] = byte(s134 >> 32)
-		b120[12] = byte(s134 >> 24)
-		b120[13] = byte(s134 >> 16)
-		b120[14] = byte(s134 >> 8)
-		b120[15] = byte(s134)
-		s135 := v133.Lo
-		b120[16] = byte(s135 >> 56)
-		b120[17] = byte(s135 >> 48)
-		b120[18] = byte(s135 >> 40)
-		b120[19] = byte(s135 >> 32)
-		b120[20] = byte(s135 >> 24)
-		b120[21] = byte(s135 >> 16)
-		b120[22] = byte(s135 >> 8)
-		b120[23] = byte(s135)
-		ws136 := v130
-		f138 := uint32(os131)
-		f138 += bits.RotateLeft32(f138, 16)
-		dl137 := uint64(^uint16(f138>>16)) + uint64(uint32(uint16(ws136.Hi>>0))+uint32(uint16(ws136.Hi>>16))+uint32(uint16(ws136.Hi>>32))+uint32(uint16(ws136.Hi>>48))+uint32(uint16(ws136.Lo>>0))+uint32(uint16(ws136.Lo>>16))+uint32(uint16(ws136.Lo>>32))+uint32(uint16(ws136.Lo>>48)))
-		d114 += dl137
-		v139 := 0x81
-		b140 := data[h7 : h7+4] // icmpv6
-		os141 := uint32(uint64(b140[0])<<8 | uint64(b140[1]))
-		b140[0] = byte(v139)
-		f143 := uint32(os141)
-		f143 += bits.RotateLeft32(f143, 16)
-		dl142 := uint64(^uint16(f143>>16)) + uint64(uint32(uint64(b140[0])<<8|uint64(b140[1])))
-		d114 += dl142
+		b123 := data[h3 : h3+40] // ipv6
+		v124 := packet.Value{Hi: (uint64(b123[8])<<56 | uint64(b123[9])<<48 | uint64(b123[10])<<40 | uint64(b123[11])<<32 | uint64(b123[12])<<24 | uint64(b123[13])<<16 | uint64(b123[14])<<8 | uint64(b123[15])), Lo: (uint64(b123[16])<<56 | uint64(b123[17])<<48 | uint64(b123[18])<<40 | uint64(b123[19])<<32 | uint64(b123[20])<<24 | uint64(b123[21])<<16 | uint64(b123[22])<<8 | uint64(b123[23]))}
+		ws126 := packet.Value{Hi: (uint64(b123[24])<<56 | uint64(b123[25])<<48 | uint64(b123[26])<<40 | uint64(b123[27])<<32 | uint64(b123[28])<<24 | uint64(b123[29])<<16 | uint64(b123[30])<<8 | uint64(b123[31])), Lo: (uint64(b123[32])<<56 | uint64(b123[33])<<48 | uint64(b123[34])<<40 | uint64(b123[35])<<32 | uint64(b123[36])<<24 | uint64(b123[37])<<16 | uint64(b123[38])<<8 | uint64(b123[39]))}
+		os125 := uint32(uint16(ws126.Hi>>0)) + uint32(uint16(ws126.Hi>>16)) + uint32(uint16(ws126.Hi>>32)) + uint32(uint16(ws126.Hi>>48)) + uint32(uint16(ws126.Lo>>0)) + uint32(uint16(ws126.Lo>>16)) + uint32(uint16(ws126.Lo>>32)) + uint32(uint16(ws126.Lo>>48))
+		v127 := v124
+		s128 := v127.Hi
+		b123[24] = byte(s128 >> 56)
+		b123[25] = byte(s128 >> 48)
+		b123[26] = byte(s128 >> 40)
+		b123[27] = byte(s128 >> 32)
+		b123[28] = byte(s128 >> 24)
+		b123[29] = byte(s128 >> 16)
+		b123[30] = byte(s128 >> 8)
+		b123[31] = byte(s128)
+		s129 := v127.Lo
+		b123[32] = byte(s129 >> 56)
+		b123[33] = byte(s129 >> 48)
+		b123[34] = byte(s129 >> 40)
+		b123[35] = byte(s129 >> 32)
+		b123[36] = byte(s129 >> 24)
+		b123[37] = byte(s129 >> 16)
+		b123[38] = byte(s129 >> 8)
+		b123[39] = byte(s129)
+		ws130 := v124
+		f132 := uint32(os125)
+		f132 += bits.RotateLeft32(f132, 16)
+		dl131 := uint64(^uint16(f132>>16)) + uint64(uint32(uint16(ws130.Hi>>0))+uint32(uint16(ws130.Hi>>16))+uint32(uint16(ws130.Hi>>32))+uint32(uint16(ws130.Hi>>48))+uint32(uint16(ws130.Lo>>0))+uint32(uint16(ws130.Lo>>16))+uint32(uint16(ws130.Lo>>32))+uint32(uint16(ws130.Lo>>48)))
+		d117 += dl131
+		v133 := m6
+		ws135 := packet.Value{Hi: (uint64(b123[8])<<56 | uint64(b123[9])<<48 | uint64(b123[10])<<40 | uint64(b123[11])<<32 | uint64(b123[12])<<24 | uint64(b123[13])<<16 | uint64(b123[14])<<8 | uint64(b123[15])), Lo: (uint64(b123[16])<<56 | uint64(b123[17])<<48 | uint64(b123[18])<<40 | uint64(b123[19])<<32 | uint64(b123[20])<<24 | uint64(b123[21])<<16 | uint64(b123[22])<<8 | uint64(b123[23]))}
+		os134 := uint32(uint16(ws135.Hi>>0)) + uint32(uint16(ws135.Hi>>16)) + uint32(uint16(ws135.Hi>>32)) + uint32(uint16(ws135.Hi>>48)) + uint32(uint16(ws135.Lo>>0)) + uint32(uint16(ws135.Lo>>16)) + uint32(uint16(ws135.Lo>>32)) + uint32(uint16(ws135.Lo>>48))
+		v136 := v133
+		s137 := v136.Hi
+		b123[8] = byte(s137 >> 56)
+		b123[9] = byte(s137 >> 48)
+		b123[10] = byte(s137 >> 40)
+		b123[11] = byte(s137 >> 32)
+		b123[12] = byte(s137 >> 24)
+		b123[13] = byte(s137 >> 16)
+		b123[14] = byte(s137 >> 8)
+		b123[15] = byte(s137)
+		s138 := v136.Lo
+		b123[16] = byte(s138 >> 56)
+		b123[17] = byte(s138 >> 48)
+		b123[18] = byte(s138 >> 40)
+		b123[19] = byte(s138 >> 32)
+		b123[20] = byte(s138 >> 24)
+		b123[21] = byte(s138 >> 16)
+		b123[22] = byte(s138 >> 8)
+		b123[23] = byte(s138)
+		ws139 := v133
+		f141 := uint32(os134)
+		f141 += bits.RotateLeft32(f141, 16)
+		dl140 := uint64(^uint16(f141>>16)) + uint64(uint32(uint16(ws139.Hi>>0))+uint32(uint16(ws139.Hi>>16))+uint32(uint16(ws139.Hi>>32))+uint32(uint16(ws139.Hi>>48))+uint32(uint16(ws139.Lo>>0))+uint32(uint16(ws139.Lo>>16))+uint32(uint16(ws139.Lo>>32))+uint32(uint16(ws139.Lo>>48)))
+		d117 += dl140
+		v142 := 0x81
+		b143 := data[h7 : h7+4] // icmpv6
+		os144 := uint32(uint64(b143[0])<<8 | uint64(b143[1]))
+		b143[0] = byte(v142)
+		f146 := uint32(os144)
+		f146 += bits.RotateLeft32(f146, 16)
+		dl145 := uint64(^uint16(f146>>16)) + uint64(uint32(uint64(b143[0])<<8|uint64(b143[1])))
+		d117 += dl145
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d114
+			x := uint64(^cv) + d117
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s144 := r
-			cb[0] = byte(s144 >> 8)
-			cb[1] = byte(s144)
+			s147 := r
+			cb[0] = byte(s147 >> 8)
+			cb[1] = byte(s147)
 		}
 		goto n121
 	}
@@ -2506,8 +2509,8 @@ n122:
 		if !(h12 >= 0) {
 			return pl.drop(31)
 		}
-		b145 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b145[4])<<56 | uint64(b145[5])<<48 | uint64(b145[6])<<40 | uint64(b145[7])<<32 | uint64(b145[8])<<24 | uint64(b145[9])<<16 | uint64(b145[10])<<8 | uint64(b145[11])), Lo: (uint64(b145[12])<<56 | uint64(b145[13])<<48 | uint64(b145[14])<<40 | uint64(b145[15])<<32 | uint64(b145[16])<<24 | uint64(b145[17])<<16 | uint64(b145[18])<<8 | uint64(b145[19]))} == m6) {
+		b148 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b148[4])<<56 | uint64(b148[5])<<48 | uint64(b148[6])<<40 | uint64(b148[7])<<32 | uint64(b148[8])<<24 | uint64(b148[9])<<16 | uint64(b148[10])<<8 | uint64(b148[11])), Lo: (uint64(b148[12])<<56 | uint64(b148[13])<<48 | uint64(b148[14])<<40 | uint64(b148[15])<<32 | uint64(b148[16])<<24 | uint64(b148[17])<<16 | uint64(b148[18])<<8 | uint64(b148[19]))} == m6) {
 			goto n124
 		}
 		goto n123
@@ -2521,8 +2524,8 @@ n124:
 		if !(h3 >= 0) {
 			return pl.drop(33)
 		}
-		b146 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b146[8])<<56 | uint64(b146[9])<<48 | uint64(b146[10])<<40 | uint64(b146[11])<<32 | uint64(b146[12])<<24 | uint64(b146[13])<<16 | uint64(b146[14])<<8 | uint64(b146[15])), Lo: (uint64(b146[16])<<56 | uint64(b146[17])<<48 | uint64(b146[18])<<40 | uint64(b146[19])<<32 | uint64(b146[20])<<24 | uint64(b146[21])<<16 | uint64(b146[22])<<8 | uint64(b146[23]))} == packet.Value{Lo: 0x0}) {
+		b149 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b149[8])<<56 | uint64(b149[9])<<48 | uint64(b149[10])<<40 | uint64(b149[11])<<32 | uint64(b149[12])<<24 | uint64(b149[13])<<16 | uint64(b149[14])<<8 | uint64(b149[15])), Lo: (uint64(b149[16])<<56 | uint64(b149[17])<<48 | uint64(b149[18])<<40 | uint64(b149[19])<<32 | uint64(b149[20])<<24 | uint64(b149[21])<<16 | uint64(b149[22])<<8 | uint64(b149[23]))} == packet.Value{Lo: 0x0}) {
 			goto n125
 		}
 		goto n126
@@ -2535,8 +2538,8 @@ n125:
 		if !(h12 >= 0) {
 			return pl.drop(34)
 		}
-		b147 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b147[4])<<56 | uint64(b147[5])<<48 | uint64(b147[6])<<40 | uint64(b147[7])<<32 | uint64(b147[8])<<24 | uint64(b147[9])<<16 | uint64(b147[10])<<8 | uint64(b147[11])), Lo: (uint64(b147[12])<<56 | uint64(b147[13])<<48 | uint64(b147[14])<<40 | uint64(b147[15])<<32 | uint64(b147[16])<<24 | uint64(b147[17])<<16 | uint64(b147[18])<<8 | uint64(b147[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b150 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b150[4])<<56 | uint64(b150[5])<<48 | uint64(b150[6])<<40 | uint64(b150[7])<<32 | uint64(b150[8])<<24 | uint64(b150[9])<<16 | uint64(b150[10])<<8 | uint64(b150[11])), Lo: (uint64(b150[12])<<56 | uint64(b150[13])<<48 | uint64(b150[14])<<40 | uint64(b150[15])<<32 | uint64(b150[16])<<24 | uint64(b150[17])<<16 | uint64(b150[18])<<8 | uint64(b150[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
@@ -2544,16 +2547,16 @@ n126:
 		if !(h3 >= 0) {
 			return pl.drop(35)
 		}
-		b148 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b148[8])<<56 | uint64(b148[9])<<48 | uint64(b148[10])<<40 | uint64(b148[11])<<32 | uint64(b148[12])<<24 | uint64(b148[13])<<16 | uint64(b148[14])<<8 | uint64(b148[15])), Lo: (uint64(b148[16])<<56 | uint64(b148[17])<<48 | uint64(b148[18])<<40 | uint64(b148[19])<<32 | uint64(b148[20])<<24 | uint64(b148[21])<<16 | uint64(b148[22])<<8 | uint64(b148[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b149 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b149[6])<<40 | uint64(b149[7])<<32 | uint64(b149[8])<<24 | uint64(b149[9])<<16 | uint64(b149[10])<<8 | uint64(b149[11])) & 0xffffffffffff
+		b151 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b151[8])<<56 | uint64(b151[9])<<48 | uint64(b151[10])<<40 | uint64(b151[11])<<32 | uint64(b151[12])<<24 | uint64(b151[13])<<16 | uint64(b151[14])<<8 | uint64(b151[15])), Lo: (uint64(b151[16])<<56 | uint64(b151[17])<<48 | uint64(b151[18])<<40 | uint64(b151[19])<<32 | uint64(b151[20])<<24 | uint64(b151[21])<<16 | uint64(b151[22])<<8 | uint64(b151[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b152 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b152[6])<<40 | uint64(b152[7])<<32 | uint64(b152[8])<<24 | uint64(b152[9])<<16 | uint64(b152[10])<<8 | uint64(b152[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(35)
 		}
-		b150 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b150[4])<<56 | uint64(b150[5])<<48 | uint64(b150[6])<<40 | uint64(b150[7])<<32 | uint64(b150[8])<<24 | uint64(b150[9])<<16 | uint64(b150[10])<<8 | uint64(b150[11])), Lo: (uint64(b150[12])<<56 | uint64(b150[13])<<48 | uint64(b150[14])<<40 | uint64(b150[15])<<32 | uint64(b150[16])<<24 | uint64(b150[17])<<16 | uint64(b150[18])<<8 | uint64(b150[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b153 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b153[4])<<56 | uint64(b153[5])<<48 | uint64(b153[6])<<40 | uint64(b153[7])<<32 | uint64(b153[8])<<24 | uint64(b153[9])<<16 | uint64(b153[10])<<8 | uint64(b153[11])), Lo: (uint64(b153[12])<<56 | uint64(b153[13])<<48 | uint64(b153[14])<<40 | uint64(b153[15])<<32 | uint64(b153[16])<<24 | uint64(b153[17])<<16 | uint64(b153[18])<<8 | uint64(b153[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
@@ -2566,8 +2569,8 @@ n127:
 	}
 n128:
 	{ // NsSrcMac: set meta.na_mac
-		b151 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b151[0])<<40 | uint64(b151[1])<<32 | uint64(b151[2])<<24 | uint64(b151[3])<<16 | uint64(b151[4])<<8 | uint64(b151[5])) & 0xffffffffffff
+		b154 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b154[0])<<40 | uint64(b154[1])<<32 | uint64(b154[2])<<24 | uint64(b154[3])<<16 | uint64(b154[4])<<8 | uint64(b154[5])) & 0xffffffffffff
 		pl.edges[39]++
 		goto n129
 	}
@@ -2587,15 +2590,15 @@ n130:
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		po152, pn153 := h14, 6 // nd_mac
-		if po152+pn153 > len(data) {
+		po155, pn156 := h14, 6 // nd_mac
+		if po155+pn156 > len(data) {
 			return pl.drop(36)
 		}
-		pendOff = po152
-		pendN = pn153
+		pendOff = po155
+		pendN = pn156
 		h14 = -1
-		if cur > po152 {
-			cur = max(po152, cur-pn153)
+		if cur > po155 {
+			cur = max(po155, cur-pn156)
 		}
 		pl.edges[40]++
 		goto n132
@@ -2612,15 +2615,15 @@ n132:
 			}
 			pendN = 0
 		}
-		po154, pn155 := h13, 2 // nd_opt
-		if po154+pn155 > len(data) {
+		po157, pn158 := h13, 2 // nd_opt
+		if po157+pn158 > len(data) {
 			return pl.drop(37)
 		}
-		pendOff = po154
-		pendN += pn155
+		pendOff = po157
+		pendN += pn158
 		h13 = -1
-		if cur > po154 {
-			cur = max(po154, cur-pn155)
+		if cur > po157 {
+			cur = max(po157, cur-pn158)
 		}
 		pl.edges[41]++
 		goto n133
@@ -2640,325 +2643,30 @@ n133:
 		if !(h12 >= 0) {
 			return pl.drop(38)
 		}
-		po156, pn157 := h12, 20 // nd_ns
-		if po156+pn157 > len(data) {
+		po159, pn160 := h12, 20 // nd_ns
+		if po159+pn160 > len(data) {
 			return pl.drop(38)
 		}
-		pendN += pn157
-		if po156 < len(data)-po156-pendN {
-			copy(data[pendN:pendN+po156], data[:po156])
+		pendN += pn160
+		if po159 < len(data)-po159-pendN {
+			copy(data[pendN:pendN+po159], data[:po159])
 			data = data[pendN:]
 		} else {
-			copy(data[po156:], data[po156+pendN:])
+			copy(data[po159:], data[po159+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h14 >= 0) && h14 > po156 {
-			h14 -= pn157
+		if (h14 >= 0) && h14 > po159 {
+			h14 -= pn160
 		} // nd_mac
-		if cur > po156 {
-			cur = max(po156, cur-pn157)
+		if cur > po159 {
+			cur = max(po159, cur-pn160)
 		}
 		goto n134
 	}
 n134:
 	{ // NsPushNa: push nd_na after icmpv6
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s158 := r
-				cb[0] = byte(s158 >> 8)
-				cb[1] = byte(s158)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		if !(h7 >= 0) {
-			return pl.drop(39)
-		}
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s160 := r
-				cb[0] = byte(s160 >> 8)
-				cb[1] = byte(s160)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{}
-		if h9 >= 0 {
-			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
-		}
-		p.Hdr[10] = packet.HeaderState{}
-		if h10 >= 0 {
-			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
-		}
-		p.Hdr[11] = packet.HeaderState{}
-		if h11 >= 0 {
-			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
-		}
-		p.Hdr[12] = packet.HeaderState{}
-		if h12 >= 0 {
-			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
-		}
-		p.Hdr[13] = packet.HeaderState{}
-		if h13 >= 0 {
-			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
-		}
-		p.Hdr[14] = packet.HeaderState{}
-		if h14 >= 0 {
-			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
-		}
-		p.Hdr[15] = packet.HeaderState{}
-		if h15 >= 0 {
-			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
-		}
-		p.Hdr[16] = packet.HeaderState{}
-		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
-		}
-		p.Hdr[17] = packet.HeaderState{}
-		if h17 >= 0 {
-			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
-		}
-		p.Hdr[18] = packet.HeaderState{}
-		if h18 >= 0 {
-			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
-		}
-		p.Hdr[19] = packet.HeaderState{}
-		if h19 >= 0 {
-			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
-		}
-		p.Hdr[20] = packet.HeaderState{}
-		if h20 >= 0 {
-			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
-		}
-		p.Hdr[21] = packet.HeaderState{}
-		if h21 >= 0 {
-			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
-		}
-		p.Hdr[22] = packet.HeaderState{}
-		if h22 >= 0 {
-			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
-		}
-		p.Hdr[23] = packet.HeaderState{}
-		if h23 >= 0 {
-			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
-		}
-		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = packet.Value{Lo: m5}
-		p.Meta[6] = m6
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = m8
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = packet.Value{Lo: m12}
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = m19
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = packet.Value{Lo: m22}
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = m24
-		p.Meta[25] = packet.Value{Lo: m25}
-		p.Meta[26] = packet.Value{Lo: m26}
-		p.Meta[27] = m27
-
-		rt159 := p.Push(15, h7+4, 0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2, h2len = -1, 0
-		if p.Hdr[2].Valid {
-			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
-		}
-		h3 = -1
-		if p.Hdr[3].Valid {
-			h3 = p.Hdr[3].Off
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		h9 = -1
-		if p.Hdr[9].Valid {
-			h9 = p.Hdr[9].Off
-		}
-		h10 = -1
-		if p.Hdr[10].Valid {
-			h10 = p.Hdr[10].Off
-		}
-		h11 = -1
-		if p.Hdr[11].Valid {
-			h11 = p.Hdr[11].Off
-		}
-		h12 = -1
-		if p.Hdr[12].Valid {
-			h12 = p.Hdr[12].Off
-		}
-		h13 = -1
-		if p.Hdr[13].Valid {
-			h13 = p.Hdr[13].Off
-		}
-		h14 = -1
-		if p.Hdr[14].Valid {
-			h14 = p.Hdr[14].Off
-		}
-		h15 = -1
-		if p.Hdr[15].Valid {
-			h15 = p.Hdr[15].Off
-		}
-		h16 = -1
-		if p.Hdr[16].Valid {
-			h16 = p.Hdr[16].Off
-		}
-		h17 = -1
-		if p.Hdr[17].Valid {
-			h17 = p.Hdr[17].Off
-		}
-		h18 = -1
-		if p.Hdr[18].Valid {
-			h18 = p.Hdr[18].Off
-		}
-		h19 = -1
-		if p.Hdr[19].Valid {
-			h19 = p.Hdr[19].Off
-		}
-		h20 = -1
-		if p.Hdr[20].Valid {
-			h20 = p.Hdr[20].Off
-		}
-		h21 = -1
-		if p.Hdr[21].Valid {
-			h21 = p.Hdr[21].Off
-		}
-		h22 = -1
-		if p.Hdr[22].Valid {
-			h22 = p.Hdr[22].Off
-		}
-		h23 = -1
-		if p.Hdr[23].Valid {
-			h23 = p.Hdr[23].Off
-		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5].Lo
-		m6 = p.Meta[6]
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8]
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12].Lo
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19]
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22].Lo
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24]
-		m25 = p.Meta[25].Lo
-		m26 = p.Meta[26].Lo
-		m27 = p.Meta[27]
-
-		if !rt159 {
-			return pl.drop(39)
-		}
-		goto n135
-	}
-n135:
-	{ // NsPushOpt: push nd_na_opt after nd_na
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -2974,8 +2682,8 @@ n135:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		if !(h15 >= 0) {
-			return pl.drop(40)
+		if !(h7 >= 0) {
+			return pl.drop(39)
 		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
@@ -3120,7 +2828,7 @@ n135:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt162 := p.Push(16, h15+20, 0)
+		rt162 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3248,12 +2956,12 @@ n135:
 		m27 = p.Meta[27]
 
 		if !rt162 {
-			return pl.drop(40)
+			return pl.drop(39)
 		}
-		goto n136
+		goto n135
 	}
-n136:
-	{ // NsPushMac: push nd_na_mac after nd_na_opt
+n135:
+	{ // NsPushOpt: push nd_na_opt after nd_na
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -3269,8 +2977,8 @@ n136:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		if !(h16 >= 0) {
-			return pl.drop(41)
+		if !(h15 >= 0) {
+			return pl.drop(40)
 		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
@@ -3415,7 +3123,7 @@ n136:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt165 := p.Push(17, h16+2, 0)
+		rt165 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3543,112 +3251,12 @@ n136:
 		m27 = p.Meta[27]
 
 		if !rt165 {
-			return pl.drop(41)
+			return pl.drop(40)
 		}
-		goto n137
+		goto n136
 	}
-n137:
-	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b167 := data[h0 : h0+14] // ethernet
-		s168 := m25
-		b167[0] = byte(s168 >> 40)
-		b167[1] = byte(s168 >> 32)
-		b167[2] = byte(s168 >> 24)
-		b167[3] = byte(s168 >> 16)
-		b167[4] = byte(s168 >> 8)
-		b167[5] = byte(s168)
-		s169 := m5
-		b167[6] = byte(s169 >> 40)
-		b167[7] = byte(s169 >> 32)
-		b167[8] = byte(s169 >> 24)
-		b167[9] = byte(s169 >> 16)
-		b167[10] = byte(s169 >> 8)
-		b167[11] = byte(s169)
-		if !(h3 >= 0) {
-			return pl.drop(42)
-		}
-		b170 := data[h3 : h3+40] // ipv6
-		s171 := 0x20
-		b170[4] = byte(s171 >> 8)
-		b170[5] = byte(s171)
-		b170[7] = byte(0xff)
-		v172 := m6
-		s173 := v172.Hi
-		b170[8] = byte(s173 >> 56)
-		b170[9] = byte(s173 >> 48)
-		b170[10] = byte(s173 >> 40)
-		b170[11] = byte(s173 >> 32)
-		b170[12] = byte(s173 >> 24)
-		b170[13] = byte(s173 >> 16)
-		b170[14] = byte(s173 >> 8)
-		b170[15] = byte(s173)
-		s174 := v172.Lo
-		b170[16] = byte(s174 >> 56)
-		b170[17] = byte(s174 >> 48)
-		b170[18] = byte(s174 >> 40)
-		b170[19] = byte(s174 >> 32)
-		b170[20] = byte(s174 >> 24)
-		b170[21] = byte(s174 >> 16)
-		b170[22] = byte(s174 >> 8)
-		b170[23] = byte(s174)
-		v175 := m24
-		s176 := v175.Hi
-		b170[24] = byte(s176 >> 56)
-		b170[25] = byte(s176 >> 48)
-		b170[26] = byte(s176 >> 40)
-		b170[27] = byte(s176 >> 32)
-		b170[28] = byte(s176 >> 24)
-		b170[29] = byte(s176 >> 16)
-		b170[30] = byte(s176 >> 8)
-		b170[31] = byte(s176)
-		s177 := v175.Lo
-		b170[32] = byte(s177 >> 56)
-		b170[33] = byte(s177 >> 48)
-		b170[34] = byte(s177 >> 40)
-		b170[35] = byte(s177 >> 32)
-		b170[36] = byte(s177 >> 24)
-		b170[37] = byte(s177 >> 16)
-		b170[38] = byte(s177 >> 8)
-		b170[39] = byte(s177)
-		b178 := data[h7 : h7+4] // icmpv6
-		b178[0] = byte(0x88)
-		b178[1] = byte(0x0)
-		b179 := data[h15 : h15+20] // nd_na
-		b179[0] = b179[0]&^0x40 | byte(m26)<<6&0x40
-		v180 := m27
-		s181 := v180.Hi
-		b179[4] = byte(s181 >> 56)
-		b179[5] = byte(s181 >> 48)
-		b179[6] = byte(s181 >> 40)
-		b179[7] = byte(s181 >> 32)
-		b179[8] = byte(s181 >> 24)
-		b179[9] = byte(s181 >> 16)
-		b179[10] = byte(s181 >> 8)
-		b179[11] = byte(s181)
-		s182 := v180.Lo
-		b179[12] = byte(s182 >> 56)
-		b179[13] = byte(s182 >> 48)
-		b179[14] = byte(s182 >> 40)
-		b179[15] = byte(s182 >> 32)
-		b179[16] = byte(s182 >> 24)
-		b179[17] = byte(s182 >> 16)
-		b179[18] = byte(s182 >> 8)
-		b179[19] = byte(s182)
-		b183 := data[h16 : h16+2] // nd_na_opt
-		b183[0] = byte(0x2)
-		b183[1] = byte(0x1)
-		b184 := data[h17 : h17+6] // nd_na_mac
-		s185 := m5
-		b184[0] = byte(s185 >> 40)
-		b184[1] = byte(s185 >> 32)
-		b184[2] = byte(s185 >> 24)
-		b184[3] = byte(s185 >> 16)
-		b184[4] = byte(s185 >> 8)
-		b184[5] = byte(s185)
-		goto n138
-	}
-n138:
-	{ // NsCsum: checksum compute icmpv6
+n136:
+	{ // NsPushMac: push nd_na_mac after nd_na_opt
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -3658,12 +3266,15 @@ n138:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s186 := r
-				cb[0] = byte(s186 >> 8)
-				cb[1] = byte(s186)
+				s167 := r
+				cb[0] = byte(s167 >> 8)
+				cb[1] = byte(s167)
 			}
 			pendD4, pendK4 = 0, false
 		}
+		if !(h16 >= 0) {
+			return pl.drop(41)
+		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -3673,9 +3284,9 @@ n138:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s188 := r
-				cb[0] = byte(s188 >> 8)
-				cb[1] = byte(s188)
+				s169 := r
+				cb[0] = byte(s169 >> 8)
+				cb[1] = byte(s169)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3807,7 +3418,7 @@ n138:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt187 := p.ComputeChecksum(7)
+		rt168 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3934,7 +3545,399 @@ n138:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt187 {
+		if !rt168 {
+			return pl.drop(41)
+		}
+		goto n137
+	}
+n137:
+	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
+		b170 := data[h0 : h0+14] // ethernet
+		s171 := m25
+		b170[0] = byte(s171 >> 40)
+		b170[1] = byte(s171 >> 32)
+		b170[2] = byte(s171 >> 24)
+		b170[3] = byte(s171 >> 16)
+		b170[4] = byte(s171 >> 8)
+		b170[5] = byte(s171)
+		s172 := m5
+		b170[6] = byte(s172 >> 40)
+		b170[7] = byte(s172 >> 32)
+		b170[8] = byte(s172 >> 24)
+		b170[9] = byte(s172 >> 16)
+		b170[10] = byte(s172 >> 8)
+		b170[11] = byte(s172)
+		if !(h3 >= 0) {
+			return pl.drop(42)
+		}
+		b173 := data[h3 : h3+40] // ipv6
+		s174 := 0x20
+		b173[4] = byte(s174 >> 8)
+		b173[5] = byte(s174)
+		b173[7] = byte(0xff)
+		v175 := m6
+		s176 := v175.Hi
+		b173[8] = byte(s176 >> 56)
+		b173[9] = byte(s176 >> 48)
+		b173[10] = byte(s176 >> 40)
+		b173[11] = byte(s176 >> 32)
+		b173[12] = byte(s176 >> 24)
+		b173[13] = byte(s176 >> 16)
+		b173[14] = byte(s176 >> 8)
+		b173[15] = byte(s176)
+		s177 := v175.Lo
+		b173[16] = byte(s177 >> 56)
+		b173[17] = byte(s177 >> 48)
+		b173[18] = byte(s177 >> 40)
+		b173[19] = byte(s177 >> 32)
+		b173[20] = byte(s177 >> 24)
+		b173[21] = byte(s177 >> 16)
+		b173[22] = byte(s177 >> 8)
+		b173[23] = byte(s177)
+		v178 := m24
+		s179 := v178.Hi
+		b173[24] = byte(s179 >> 56)
+		b173[25] = byte(s179 >> 48)
+		b173[26] = byte(s179 >> 40)
+		b173[27] = byte(s179 >> 32)
+		b173[28] = byte(s179 >> 24)
+		b173[29] = byte(s179 >> 16)
+		b173[30] = byte(s179 >> 8)
+		b173[31] = byte(s179)
+		s180 := v178.Lo
+		b173[32] = byte(s180 >> 56)
+		b173[33] = byte(s180 >> 48)
+		b173[34] = byte(s180 >> 40)
+		b173[35] = byte(s180 >> 32)
+		b173[36] = byte(s180 >> 24)
+		b173[37] = byte(s180 >> 16)
+		b173[38] = byte(s180 >> 8)
+		b173[39] = byte(s180)
+		b181 := data[h7 : h7+4] // icmpv6
+		b181[0] = byte(0x88)
+		b181[1] = byte(0x0)
+		b182 := data[h15 : h15+20] // nd_na
+		b182[0] = b182[0]&^0x40 | byte(m26)<<6&0x40
+		v183 := m27
+		s184 := v183.Hi
+		b182[4] = byte(s184 >> 56)
+		b182[5] = byte(s184 >> 48)
+		b182[6] = byte(s184 >> 40)
+		b182[7] = byte(s184 >> 32)
+		b182[8] = byte(s184 >> 24)
+		b182[9] = byte(s184 >> 16)
+		b182[10] = byte(s184 >> 8)
+		b182[11] = byte(s184)
+		s185 := v183.Lo
+		b182[12] = byte(s185 >> 56)
+		b182[13] = byte(s185 >> 48)
+		b182[14] = byte(s185 >> 40)
+		b182[15] = byte(s185 >> 32)
+		b182[16] = byte(s185 >> 24)
+		b182[17] = byte(s185 >> 16)
+		b182[18] = byte(s185 >> 8)
+		b182[19] = byte(s185)
+		b186 := data[h16 : h16+2] // nd_na_opt
+		b186[0] = byte(0x2)
+		b186[1] = byte(0x1)
+		b187 := data[h17 : h17+6] // nd_na_mac
+		s188 := m5
+		b187[0] = byte(s188 >> 40)
+		b187[1] = byte(s188 >> 32)
+		b187[2] = byte(s188 >> 24)
+		b187[3] = byte(s188 >> 16)
+		b187[4] = byte(s188 >> 8)
+		b187[5] = byte(s188)
+		goto n138
+	}
+n138:
+	{ // NsCsum: checksum compute icmpv6
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s189 := r
+				cb[0] = byte(s189 >> 8)
+				cb[1] = byte(s189)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s191 := r
+				cb[0] = byte(s191 >> 8)
+				cb[1] = byte(s191)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = packet.Value{Lo: m5}
+		p.Meta[6] = m6
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = m8
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = packet.Value{Lo: m12}
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = m19
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = packet.Value{Lo: m22}
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = m24
+		p.Meta[25] = packet.Value{Lo: m25}
+		p.Meta[26] = packet.Value{Lo: m26}
+		p.Meta[27] = m27
+
+		rt190 := p.ComputeChecksum(7)
+		data, cur = p.Data, p.Cursor
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5].Lo
+		m6 = p.Meta[6]
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8]
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12].Lo
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19]
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22].Lo
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24]
+		m25 = p.Meta[25].Lo
+		m26 = p.Meta[26].Lo
+		m27 = p.Meta[27]
+
+		if !rt190 {
 			return pl.drop(43)
 		}
 		goto n139
@@ -3969,23 +3972,24 @@ n143:
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw189 := (m7) & 0xff
-		b191 := data[h2 : h2+20] // ipv4
-		kw190 := (uint64(b191[12])<<24 | uint64(b191[13])<<16 | uint64(b191[14])<<8 | uint64(b191[15])) & 0xffffffff
-		k192 := kw190<<0 | kw189<<32
-		if pi193 := pl.tables[3].Packed(); len(pi193.Slots) > 0 {
-			k192 &= pi193.Mask
-			for m, j := uint64(len(pi193.Slots)-1), packet.PackedHash(k192); ; j++ {
-				sl := &pi193.Slots[j&m]
+		kw192 := (m7) & 0xff
+		b194 := data[h2 : h2+20] // ipv4
+		kw193 := (uint64(b194[12])<<24 | uint64(b194[13])<<16 | uint64(b194[14])<<8 | uint64(b194[15])) & 0xffffffff
+		pr195 := pl.tables[3].Probes()
+		k196 := kw193<<0 | kw192<<32
+		if pi197 := &pr195.Packed; len(pi197.Slots) > 0 {
+			k196 &= pi197.Mask
+			for m, j := uint64(len(pi197.Slots)-1), packet.PackedHash(k196); ; j++ {
+				sl := &pi197.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k192 {
+				if sl.Key == k196 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k192); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k196); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3999,26 +4003,27 @@ n144:
 n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw194 := (m7) & 0xff
-		b196 := data[h3 : h3+40] // ipv6
-		kw195 := packet.Value{Hi: (uint64(b196[8])<<56 | uint64(b196[9])<<48 | uint64(b196[10])<<40 | uint64(b196[11])<<32 | uint64(b196[12])<<24 | uint64(b196[13])<<16 | uint64(b196[14])<<8 | uint64(b196[15])), Lo: (uint64(b196[16])<<56 | uint64(b196[17])<<48 | uint64(b196[18])<<40 | uint64(b196[19])<<32 | uint64(b196[20])<<24 | uint64(b196[21])<<16 | uint64(b196[22])<<8 | uint64(b196[23]))}
-		if wl197 := pl.tables[4].Words(); len(wl197.Slots) > 0 {
-			x199 := kw194 & wl197.Mask[0]
-			x200 := kw195.Hi & wl197.Mask[1]
-			x201 := kw195.Lo & wl197.Mask[2]
-			h198 := packet.WordsHash(x199, x200, x201, 0)
-			for m, j := uint64(len(wl197.Slots)-1), h198>>(wl197.Shift&63); ; j = (j + 1) & m {
-				sl := &wl197.Slots[j]
+		kw198 := (m7) & 0xff
+		b200 := data[h3 : h3+40] // ipv6
+		kw199 := packet.Value{Hi: (uint64(b200[8])<<56 | uint64(b200[9])<<48 | uint64(b200[10])<<40 | uint64(b200[11])<<32 | uint64(b200[12])<<24 | uint64(b200[13])<<16 | uint64(b200[14])<<8 | uint64(b200[15])), Lo: (uint64(b200[16])<<56 | uint64(b200[17])<<48 | uint64(b200[18])<<40 | uint64(b200[19])<<32 | uint64(b200[20])<<24 | uint64(b200[21])<<16 | uint64(b200[22])<<8 | uint64(b200[23]))}
+		pr201 := pl.tables[4].Probes()
+		if wl202 := &pr201.Words; len(wl202.Slots) > 0 {
+			x204 := kw198 & wl202.Mask[0]
+			x205 := kw199.Hi & wl202.Mask[1]
+			x206 := kw199.Lo & wl202.Mask[2]
+			h203 := packet.WordsHash(x204, x205, x206, 0)
+			for m, j := uint64(len(wl202.Slots)-1), h203>>(wl202.Shift&63); ; j = (j + 1) & m {
+				sl := &wl202.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl197.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h198 && ks[0] == x199 && ks[1] == x200 && ks[2] == x201 {
-					a := &wl197.Acts[j]
+				if ks := wl202.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h203 && ks[0] == x204 && ks[1] == x205 && ks[2] == x206 {
+					a := &wl202.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw194, kw195.Hi, kw195.Lo, 0); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw198, kw199.Hi, kw199.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4074,44 +4079,44 @@ n153:
 	}
 n154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b202 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b202[4])<<56 | uint64(b202[5])<<48 | uint64(b202[6])<<40 | uint64(b202[7])<<32 | uint64(b202[8])<<24 | uint64(b202[9])<<16 | uint64(b202[10])<<8 | uint64(b202[11]))
-		m13 = ((uint64(b202[4])<<56 | uint64(b202[5])<<48 | uint64(b202[6])<<40 | uint64(b202[7])<<32 | uint64(b202[8])<<24 | uint64(b202[9])<<16 | uint64(b202[10])<<8 | uint64(b202[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b202[2])<<8 | uint64(b202[3])) & 0xffff
+		b207 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b207[4])<<56 | uint64(b207[5])<<48 | uint64(b207[6])<<40 | uint64(b207[7])<<32 | uint64(b207[8])<<24 | uint64(b207[9])<<16 | uint64(b207[10])<<8 | uint64(b207[11]))
+		m13 = ((uint64(b207[4])<<56 | uint64(b207[5])<<48 | uint64(b207[6])<<40 | uint64(b207[7])<<32 | uint64(b207[8])<<24 | uint64(b207[9])<<16 | uint64(b207[10])<<8 | uint64(b207[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b207[2])<<8 | uint64(b207[3])) & 0xffff
 		goto n156
 	}
 n155:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b203 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b203[4])<<56 | uint64(b203[5])<<48 | uint64(b203[6])<<40 | uint64(b203[7])<<32 | uint64(b203[8])<<24 | uint64(b203[9])<<16 | uint64(b203[10])<<8 | uint64(b203[11]))
-		m13 = (uint64(b203[0])<<8 | uint64(b203[1])) & 0xffff
-		m14 = (uint64(b203[2])<<8 | uint64(b203[3])) & 0xffff
+		b208 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b208[4])<<56 | uint64(b208[5])<<48 | uint64(b208[6])<<40 | uint64(b208[7])<<32 | uint64(b208[8])<<24 | uint64(b208[9])<<16 | uint64(b208[10])<<8 | uint64(b208[11]))
+		m13 = (uint64(b208[0])<<8 | uint64(b208[1])) & 0xffff
+		m14 = (uint64(b208[2])<<8 | uint64(b208[3])) & 0xffff
 		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c205 := (h2 >= 0)
-		if c205 {
+		c210 := (h2 >= 0)
+		if c210 {
 			if !(h2 >= 0) {
 				return pl.drop(48)
 			}
-			b206 := data[h2 : h2+20] // ipv4
-			c205 = (uint64(b206[8]) <= 0x1)
+			b211 := data[h2 : h2+20] // ipv4
+			c210 = (uint64(b211[8]) <= 0x1)
 		}
-		c204 := c205
-		if !c204 {
-			c207 := (h3 >= 0)
-			if c207 {
+		c209 := c210
+		if !c209 {
+			c212 := (h3 >= 0)
+			if c212 {
 				if !(h3 >= 0) {
 					return pl.drop(48)
 				}
-				b208 := data[h3 : h3+40] // ipv6
-				c207 = (uint64(b208[7]) <= 0x1)
+				b213 := data[h3 : h3+40] // ipv6
+				c212 = (uint64(b213[7]) <= 0x1)
 			}
-			c204 = c207
+			c209 = c212
 		}
-		if c204 {
+		if c209 {
 			goto n157
 		}
 		goto n158
@@ -4123,53 +4128,54 @@ n157:
 n158:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		kw209 := (m7) & 0xff
-		kw210 := (m9)
-		if wl211 := pl.tables[5].Words(); len(wl211.Slots) > 0 {
-			x213 := kw209 & wl211.Mask[0]
-			x214 := kw210 & wl211.Mask[1]
-			h212 := packet.WordsHash(x213, x214, 0, 0)
-			for m, j := uint64(len(wl211.Slots)-1), h212>>(wl211.Shift&63); ; j = (j + 1) & m {
-				sl := &wl211.Slots[j]
+		kw214 := (m7) & 0xff
+		kw215 := (m9)
+		pr216 := pl.tables[5].Probes()
+		if wl217 := &pr216.Words; len(wl217.Slots) > 0 {
+			x219 := kw214 & wl217.Mask[0]
+			x220 := kw215 & wl217.Mask[1]
+			h218 := packet.WordsHash(x219, x220, 0, 0)
+			for m, j := uint64(len(wl217.Slots)-1), h218>>(wl217.Shift&63); ; j = (j + 1) & m {
+				sl := &wl217.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl211.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h212 && ks[0] == x213 && ks[1] == x214 {
-					a := &wl211.Acts[j]
+				if ks := wl217.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h218 && ks[0] == x219 && ks[1] == x220 {
+					a := &wl217.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc215 := pl.tables[5].Scan(); len(sc215.Match) > 0 {
-			for i, ms := 0, sc215.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw209 == ms[0].Val && kw210&ms[1].Mask == ms[1].Val {
-					act, params = int(sc215.Acts[i].Action), sc215.Acts[i].Params
+		} else if sc221 := &pr216.Scan; len(sc221.Match) > 0 {
+			for i, ms := 0, sc221.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw214 == ms[0].Val && kw215&ms[1].Mask == ms[1].Val {
+					act, params = int(sc221.Acts[i].Action), sc221.Acts[i].Params
 					break
 				}
 			}
-		} else if iv216 := pl.tables[5].Intervals(); iv216 != nil {
-			h217 := packet.WordsHash(kw209, 0, 0, 0)
-			for m, j := uint64(len(iv216.Groups)-1), h217>>(iv216.Shift&63); ; j = (j + 1) & m {
-				g := &iv216.Groups[j]
+		} else if iv222 := pr216.Intervals; iv222 != nil {
+			h223 := packet.WordsHash(kw214, 0, 0, 0)
+			for m, j := uint64(len(iv222.Groups)-1), h223>>(iv222.Shift&63); ; j = (j + 1) & m {
+				g := &iv222.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw209 {
-					ss, k := iv216.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw214 {
+					ss, k := iv222.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw210 {
+						if ss[k+half] <= kw215 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv216.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv222.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw209, kw210, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw214, kw215, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4203,23 +4209,24 @@ n160:
 n161:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw218 := (m7) & 0xff
-		kw219 := (m10) & 0xffffffff
-		kw220 := (m15) & 0xffff
-		k221 := kw220<<0 | kw219<<16 | kw218<<48
-		if pi222 := pl.tables[6].Packed(); len(pi222.Slots) > 0 {
-			k221 &= pi222.Mask
-			for m, j := uint64(len(pi222.Slots)-1), packet.PackedHash(k221); ; j++ {
-				sl := &pi222.Slots[j&m]
+		kw224 := (m7) & 0xff
+		kw225 := (m10) & 0xffffffff
+		kw226 := (m15) & 0xffff
+		pr227 := pl.tables[6].Probes()
+		k228 := kw226<<0 | kw225<<16 | kw224<<48
+		if pi229 := &pr227.Packed; len(pi229.Slots) > 0 {
+			k228 &= pi229.Mask
+			for m, j := uint64(len(pi229.Slots)-1), packet.PackedHash(k228); ; j++ {
+				sl := &pi229.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k221 {
+				if sl.Key == k228 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k221); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k228); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4238,24 +4245,25 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		kw223 := (m7) & 0xff
-		b225 := data[h0 : h0+14] // ethernet
-		kw224 := (uint64(b225[12])<<8 | uint64(b225[13])) & 0xffff
-		kw226 := (m16) & 0xffff
-		k227 := kw226<<0 | kw224<<16 | kw223<<32
-		if pi228 := pl.tables[7].Packed(); len(pi228.Slots) > 0 {
-			k227 &= pi228.Mask
-			for m, j := uint64(len(pi228.Slots)-1), packet.PackedHash(k227); ; j++ {
-				sl := &pi228.Slots[j&m]
+		kw230 := (m7) & 0xff
+		b232 := data[h0 : h0+14] // ethernet
+		kw231 := (uint64(b232[12])<<8 | uint64(b232[13])) & 0xffff
+		kw233 := (m16) & 0xffff
+		pr234 := pl.tables[7].Probes()
+		k235 := kw233<<0 | kw231<<16 | kw230<<32
+		if pi236 := &pr234.Packed; len(pi236.Slots) > 0 {
+			k235 &= pi236.Mask
+			for m, j := uint64(len(pi236.Slots)-1), packet.PackedHash(k235); ; j++ {
+				sl := &pi236.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k227 {
+				if sl.Key == k235 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k227); hit {
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k235); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4306,21 +4314,21 @@ n167:
 	}
 n168:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b229 := data[h0 : h0+14] // ethernet
-		s230 := m5
-		b229[6] = byte(s230 >> 40)
-		b229[7] = byte(s230 >> 32)
-		b229[8] = byte(s230 >> 24)
-		b229[9] = byte(s230 >> 16)
-		b229[10] = byte(s230 >> 8)
-		b229[11] = byte(s230)
-		s231 := m17
-		b229[0] = byte(s231 >> 40)
-		b229[1] = byte(s231 >> 32)
-		b229[2] = byte(s231 >> 24)
-		b229[3] = byte(s231 >> 16)
-		b229[4] = byte(s231 >> 8)
-		b229[5] = byte(s231)
+		b237 := data[h0 : h0+14] // ethernet
+		s238 := m5
+		b237[6] = byte(s238 >> 40)
+		b237[7] = byte(s238 >> 32)
+		b237[8] = byte(s238 >> 24)
+		b237[9] = byte(s238 >> 16)
+		b237[10] = byte(s238 >> 8)
+		b237[11] = byte(s238)
+		s239 := m17
+		b237[0] = byte(s239 >> 40)
+		b237[1] = byte(s239 >> 32)
+		b237[2] = byte(s239 >> 24)
+		b237[3] = byte(s239 >> 16)
+		b237[4] = byte(s239 >> 8)
+		b237[5] = byte(s239)
 		goto n169
 	}
 n169:
@@ -4334,17 +4342,17 @@ n169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s232 := r
-				cb[0] = byte(s232 >> 8)
-				cb[1] = byte(s232)
+				s240 := r
+				cb[0] = byte(s240 >> 8)
+				cb[1] = byte(s240)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b233 := data[h4 : h4+8] // udp
-		if (uint64(b233[6])<<8 | uint64(b233[7])) == 0x0 {
+		b241 := data[h4 : h4+8] // udp
+		if (uint64(b241[6])<<8 | uint64(b241[7])) == 0x0 {
 			goto n170
 		}
 		goto n171
@@ -4378,251 +4386,251 @@ n173:
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d234 uint64 // ipv4 checksum
-		var d235 uint64 // udp checksum
-		v236 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b237 := data[h2 : h2+20] // ipv4
-		ws239 := uint64((uint64(b237[12])<<24 | uint64(b237[13])<<16 | uint64(b237[14])<<8 | uint64(b237[15])))
-		os238 := uint32(uint16(ws239>>0)) + uint32(uint16(ws239>>16))
-		s240 := v236
-		b237[12] = byte(s240 >> 24)
-		b237[13] = byte(s240 >> 16)
-		b237[14] = byte(s240 >> 8)
-		b237[15] = byte(s240)
-		ws241 := uint64(v236)
-		f243 := uint32(os238)
-		f243 += bits.RotateLeft32(f243, 16)
-		dl242 := uint64(^uint16(f243>>16)) + uint64(uint32(uint16(ws241>>0))+uint32(uint16(ws241>>16)))
-		d234 += dl242
+		var d242 uint64 // ipv4 checksum
+		var d243 uint64 // udp checksum
+		v244 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b245 := data[h2 : h2+20] // ipv4
+		ws247 := uint64((uint64(b245[12])<<24 | uint64(b245[13])<<16 | uint64(b245[14])<<8 | uint64(b245[15])))
+		os246 := uint32(uint16(ws247>>0)) + uint32(uint16(ws247>>16))
+		s248 := v244
+		b245[12] = byte(s248 >> 24)
+		b245[13] = byte(s248 >> 16)
+		b245[14] = byte(s248 >> 8)
+		b245[15] = byte(s248)
+		ws249 := uint64(v244)
+		f251 := uint32(os246)
+		f251 += bits.RotateLeft32(f251, 16)
+		dl250 := uint64(^uint16(f251>>16)) + uint64(uint32(uint16(ws249>>0))+uint32(uint16(ws249>>16)))
+		d242 += dl250
 		if h4 >= 0 {
-			d235 += dl242
+			d243 += dl250
 		}
-		v244 := m18
-		ws246 := uint64((uint64(b237[16])<<24 | uint64(b237[17])<<16 | uint64(b237[18])<<8 | uint64(b237[19])))
-		os245 := uint32(uint16(ws246>>0)) + uint32(uint16(ws246>>16))
-		s247 := v244
-		b237[16] = byte(s247 >> 24)
-		b237[17] = byte(s247 >> 16)
-		b237[18] = byte(s247 >> 8)
-		b237[19] = byte(s247)
-		ws248 := uint64(v244)
-		f250 := uint32(os245)
-		f250 += bits.RotateLeft32(f250, 16)
-		dl249 := uint64(^uint16(f250>>16)) + uint64(uint32(uint16(ws248>>0))+uint32(uint16(ws248>>16)))
-		d234 += dl249
+		v252 := m18
+		ws254 := uint64((uint64(b245[16])<<24 | uint64(b245[17])<<16 | uint64(b245[18])<<8 | uint64(b245[19])))
+		os253 := uint32(uint16(ws254>>0)) + uint32(uint16(ws254>>16))
+		s255 := v252
+		b245[16] = byte(s255 >> 24)
+		b245[17] = byte(s255 >> 16)
+		b245[18] = byte(s255 >> 8)
+		b245[19] = byte(s255)
+		ws256 := uint64(v252)
+		f258 := uint32(os253)
+		f258 += bits.RotateLeft32(f258, 16)
+		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint16(ws256>>0))+uint32(uint16(ws256>>16)))
+		d242 += dl257
 		if h4 >= 0 {
-			d235 += dl249
+			d243 += dl257
 		}
-		v251 := m23
+		v259 := m23
 		if !(h4 >= 0) {
 			return pl.drop(56)
 		}
-		b252 := data[h4 : h4+8] // udp
-		os253 := uint32(uint16((uint64(b252[2])<<8 | uint64(b252[3]))))
-		s254 := v251
-		b252[2] = byte(s254 >> 8)
-		b252[3] = byte(s254)
-		f256 := uint32(os253)
-		f256 += bits.RotateLeft32(f256, 16)
-		dl255 := uint64(^uint16(f256>>16)) + uint64(uint32(uint16(v251)))
+		b260 := data[h4 : h4+8] // udp
+		os261 := uint32(uint16((uint64(b260[2])<<8 | uint64(b260[3]))))
+		s262 := v259
+		b260[2] = byte(s262 >> 8)
+		b260[3] = byte(s262)
+		f264 := uint32(os261)
+		f264 += bits.RotateLeft32(f264, 16)
+		dl263 := uint64(^uint16(f264>>16)) + uint64(uint32(uint16(v259)))
 		if h4 >= 0 {
-			d235 += dl255
+			d243 += dl263
 		}
-		v257 := (uint64(b237[8]) - 0x1)
-		os258 := uint32(uint64(b237[8])<<8 | uint64(b237[9]))
-		b237[8] = byte(v257)
-		f260 := uint32(os258)
-		f260 += bits.RotateLeft32(f260, 16)
-		dl259 := uint64(^uint16(f260>>16)) + uint64(uint32(uint64(b237[8])<<8|uint64(b237[9])))
-		d234 += dl259
+		v265 := (uint64(b245[8]) - 0x1)
+		os266 := uint32(uint64(b245[8])<<8 | uint64(b245[9]))
+		b245[8] = byte(v265)
+		f268 := uint32(os266)
+		f268 += bits.RotateLeft32(f268, 16)
+		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint64(b245[8])<<8|uint64(b245[9])))
+		d242 += dl267
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d234
+			x := uint64(^cv) + d242
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s261 := r
-			cb[0] = byte(s261 >> 8)
-			cb[1] = byte(s261)
+			s269 := r
+			cb[0] = byte(s269 >> 8)
+			cb[1] = byte(s269)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d235
+			pendD4 += d243
 			pendK4 = true
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d262 uint64 // ipv4 checksum
-		var d263 uint64 // udp checksum
-		v264 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b265 := data[h2 : h2+20] // ipv4
-		ws267 := uint64((uint64(b265[12])<<24 | uint64(b265[13])<<16 | uint64(b265[14])<<8 | uint64(b265[15])))
-		os266 := uint32(uint16(ws267>>0)) + uint32(uint16(ws267>>16))
-		s268 := v264
-		b265[12] = byte(s268 >> 24)
-		b265[13] = byte(s268 >> 16)
-		b265[14] = byte(s268 >> 8)
-		b265[15] = byte(s268)
-		ws269 := uint64(v264)
-		f271 := uint32(os266)
-		f271 += bits.RotateLeft32(f271, 16)
-		dl270 := uint64(^uint16(f271>>16)) + uint64(uint32(uint16(ws269>>0))+uint32(uint16(ws269>>16)))
-		d262 += dl270
+		var d270 uint64 // ipv4 checksum
+		var d271 uint64 // udp checksum
+		v272 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b273 := data[h2 : h2+20] // ipv4
+		ws275 := uint64((uint64(b273[12])<<24 | uint64(b273[13])<<16 | uint64(b273[14])<<8 | uint64(b273[15])))
+		os274 := uint32(uint16(ws275>>0)) + uint32(uint16(ws275>>16))
+		s276 := v272
+		b273[12] = byte(s276 >> 24)
+		b273[13] = byte(s276 >> 16)
+		b273[14] = byte(s276 >> 8)
+		b273[15] = byte(s276)
+		ws277 := uint64(v272)
+		f279 := uint32(os274)
+		f279 += bits.RotateLeft32(f279, 16)
+		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint16(ws277>>0))+uint32(uint16(ws277>>16)))
+		d270 += dl278
 		if h4 >= 0 {
-			d263 += dl270
+			d271 += dl278
 		}
-		v272 := m18
-		ws274 := uint64((uint64(b265[16])<<24 | uint64(b265[17])<<16 | uint64(b265[18])<<8 | uint64(b265[19])))
-		os273 := uint32(uint16(ws274>>0)) + uint32(uint16(ws274>>16))
-		s275 := v272
-		b265[16] = byte(s275 >> 24)
-		b265[17] = byte(s275 >> 16)
-		b265[18] = byte(s275 >> 8)
-		b265[19] = byte(s275)
-		ws276 := uint64(v272)
-		f278 := uint32(os273)
-		f278 += bits.RotateLeft32(f278, 16)
-		dl277 := uint64(^uint16(f278>>16)) + uint64(uint32(uint16(ws276>>0))+uint32(uint16(ws276>>16)))
-		d262 += dl277
+		v280 := m18
+		ws282 := uint64((uint64(b273[16])<<24 | uint64(b273[17])<<16 | uint64(b273[18])<<8 | uint64(b273[19])))
+		os281 := uint32(uint16(ws282>>0)) + uint32(uint16(ws282>>16))
+		s283 := v280
+		b273[16] = byte(s283 >> 24)
+		b273[17] = byte(s283 >> 16)
+		b273[18] = byte(s283 >> 8)
+		b273[19] = byte(s283)
+		ws284 := uint64(v280)
+		f286 := uint32(os281)
+		f286 += bits.RotateLeft32(f286, 16)
+		dl285 := uint64(^uint16(f286>>16)) + uint64(uint32(uint16(ws284>>0))+uint32(uint16(ws284>>16)))
+		d270 += dl285
 		if h4 >= 0 {
-			d263 += dl277
+			d271 += dl285
 		}
-		v279 := m23
+		v287 := m23
 		if !(h4 >= 0) {
 			return pl.drop(57)
 		}
-		b280 := data[h4 : h4+8] // udp
-		os281 := uint32(uint16((uint64(b280[2])<<8 | uint64(b280[3]))))
-		s282 := v279
-		b280[2] = byte(s282 >> 8)
-		b280[3] = byte(s282)
-		f284 := uint32(os281)
-		f284 += bits.RotateLeft32(f284, 16)
-		dl283 := uint64(^uint16(f284>>16)) + uint64(uint32(uint16(v279)))
+		b288 := data[h4 : h4+8] // udp
+		os289 := uint32(uint16((uint64(b288[2])<<8 | uint64(b288[3]))))
+		s290 := v287
+		b288[2] = byte(s290 >> 8)
+		b288[3] = byte(s290)
+		f292 := uint32(os289)
+		f292 += bits.RotateLeft32(f292, 16)
+		dl291 := uint64(^uint16(f292>>16)) + uint64(uint32(uint16(v287)))
 		if h4 >= 0 {
-			d263 += dl283
+			d271 += dl291
 		}
-		v285 := ((uint64(b265[2])<<8 | uint64(b265[3])) - 0x10)
-		os286 := uint32(uint16((uint64(b265[2])<<8 | uint64(b265[3]))))
-		s287 := v285
-		b265[2] = byte(s287 >> 8)
-		b265[3] = byte(s287)
-		f289 := uint32(os286)
-		f289 += bits.RotateLeft32(f289, 16)
-		dl288 := uint64(^uint16(f289>>16)) + uint64(uint32(uint16(v285)))
-		d262 += dl288
+		v293 := ((uint64(b273[2])<<8 | uint64(b273[3])) - 0x10)
+		os294 := uint32(uint16((uint64(b273[2])<<8 | uint64(b273[3]))))
+		s295 := v293
+		b273[2] = byte(s295 >> 8)
+		b273[3] = byte(s295)
+		f297 := uint32(os294)
+		f297 += bits.RotateLeft32(f297, 16)
+		dl296 := uint64(^uint16(f297>>16)) + uint64(uint32(uint16(v293)))
+		d270 += dl296
 		if h4 >= 0 {
-			d263 += dl288
+			d271 += dl296
 		}
-		v290 := (uint64(b265[8]) - 0x1)
-		os291 := uint32(uint64(b265[8])<<8 | uint64(b265[9]))
-		b265[8] = byte(v290)
-		f293 := uint32(os291)
-		f293 += bits.RotateLeft32(f293, 16)
-		dl292 := uint64(^uint16(f293>>16)) + uint64(uint32(uint64(b265[8])<<8|uint64(b265[9])))
-		d262 += dl292
+		v298 := (uint64(b273[8]) - 0x1)
+		os299 := uint32(uint64(b273[8])<<8 | uint64(b273[9]))
+		b273[8] = byte(v298)
+		f301 := uint32(os299)
+		f301 += bits.RotateLeft32(f301, 16)
+		dl300 := uint64(^uint16(f301>>16)) + uint64(uint32(uint64(b273[8])<<8|uint64(b273[9])))
+		d270 += dl300
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d262
+			x := uint64(^cv) + d270
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s294 := r
-			cb[0] = byte(s294 >> 8)
-			cb[1] = byte(s294)
+			s302 := r
+			cb[0] = byte(s302 >> 8)
+			cb[1] = byte(s302)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d263
+			pendD4 += d271
 			pendK4 = true
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d295 uint64 // udp checksum
-		v296 := m6
-		b297 := data[h3 : h3+40] // ipv6
-		ws299 := packet.Value{Hi: (uint64(b297[8])<<56 | uint64(b297[9])<<48 | uint64(b297[10])<<40 | uint64(b297[11])<<32 | uint64(b297[12])<<24 | uint64(b297[13])<<16 | uint64(b297[14])<<8 | uint64(b297[15])), Lo: (uint64(b297[16])<<56 | uint64(b297[17])<<48 | uint64(b297[18])<<40 | uint64(b297[19])<<32 | uint64(b297[20])<<24 | uint64(b297[21])<<16 | uint64(b297[22])<<8 | uint64(b297[23]))}
-		os298 := uint32(uint16(ws299.Hi>>0)) + uint32(uint16(ws299.Hi>>16)) + uint32(uint16(ws299.Hi>>32)) + uint32(uint16(ws299.Hi>>48)) + uint32(uint16(ws299.Lo>>0)) + uint32(uint16(ws299.Lo>>16)) + uint32(uint16(ws299.Lo>>32)) + uint32(uint16(ws299.Lo>>48))
-		v300 := v296
-		s301 := v300.Hi
-		b297[8] = byte(s301 >> 56)
-		b297[9] = byte(s301 >> 48)
-		b297[10] = byte(s301 >> 40)
-		b297[11] = byte(s301 >> 32)
-		b297[12] = byte(s301 >> 24)
-		b297[13] = byte(s301 >> 16)
-		b297[14] = byte(s301 >> 8)
-		b297[15] = byte(s301)
-		s302 := v300.Lo
-		b297[16] = byte(s302 >> 56)
-		b297[17] = byte(s302 >> 48)
-		b297[18] = byte(s302 >> 40)
-		b297[19] = byte(s302 >> 32)
-		b297[20] = byte(s302 >> 24)
-		b297[21] = byte(s302 >> 16)
-		b297[22] = byte(s302 >> 8)
-		b297[23] = byte(s302)
-		ws303 := v296
-		f305 := uint32(os298)
-		f305 += bits.RotateLeft32(f305, 16)
-		dl304 := uint64(^uint16(f305>>16)) + uint64(uint32(uint16(ws303.Hi>>0))+uint32(uint16(ws303.Hi>>16))+uint32(uint16(ws303.Hi>>32))+uint32(uint16(ws303.Hi>>48))+uint32(uint16(ws303.Lo>>0))+uint32(uint16(ws303.Lo>>16))+uint32(uint16(ws303.Lo>>32))+uint32(uint16(ws303.Lo>>48)))
+		var d303 uint64 // udp checksum
+		v304 := m6
+		b305 := data[h3 : h3+40] // ipv6
+		ws307 := packet.Value{Hi: (uint64(b305[8])<<56 | uint64(b305[9])<<48 | uint64(b305[10])<<40 | uint64(b305[11])<<32 | uint64(b305[12])<<24 | uint64(b305[13])<<16 | uint64(b305[14])<<8 | uint64(b305[15])), Lo: (uint64(b305[16])<<56 | uint64(b305[17])<<48 | uint64(b305[18])<<40 | uint64(b305[19])<<32 | uint64(b305[20])<<24 | uint64(b305[21])<<16 | uint64(b305[22])<<8 | uint64(b305[23]))}
+		os306 := uint32(uint16(ws307.Hi>>0)) + uint32(uint16(ws307.Hi>>16)) + uint32(uint16(ws307.Hi>>32)) + uint32(uint16(ws307.Hi>>48)) + uint32(uint16(ws307.Lo>>0)) + uint32(uint16(ws307.Lo>>16)) + uint32(uint16(ws307.Lo>>32)) + uint32(uint16(ws307.Lo>>48))
+		v308 := v304
+		s309 := v308.Hi
+		b305[8] = byte(s309 >> 56)
+		b305[9] = byte(s309 >> 48)
+		b305[10] = byte(s309 >> 40)
+		b305[11] = byte(s309 >> 32)
+		b305[12] = byte(s309 >> 24)
+		b305[13] = byte(s309 >> 16)
+		b305[14] = byte(s309 >> 8)
+		b305[15] = byte(s309)
+		s310 := v308.Lo
+		b305[16] = byte(s310 >> 56)
+		b305[17] = byte(s310 >> 48)
+		b305[18] = byte(s310 >> 40)
+		b305[19] = byte(s310 >> 32)
+		b305[20] = byte(s310 >> 24)
+		b305[21] = byte(s310 >> 16)
+		b305[22] = byte(s310 >> 8)
+		b305[23] = byte(s310)
+		ws311 := v304
+		f313 := uint32(os306)
+		f313 += bits.RotateLeft32(f313, 16)
+		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(uint16(ws311.Hi>>0))+uint32(uint16(ws311.Hi>>16))+uint32(uint16(ws311.Hi>>32))+uint32(uint16(ws311.Hi>>48))+uint32(uint16(ws311.Lo>>0))+uint32(uint16(ws311.Lo>>16))+uint32(uint16(ws311.Lo>>32))+uint32(uint16(ws311.Lo>>48)))
 		if h4 >= 0 {
-			d295 += dl304
+			d303 += dl312
 		}
-		v306 := m19
-		ws308 := packet.Value{Hi: (uint64(b297[24])<<56 | uint64(b297[25])<<48 | uint64(b297[26])<<40 | uint64(b297[27])<<32 | uint64(b297[28])<<24 | uint64(b297[29])<<16 | uint64(b297[30])<<8 | uint64(b297[31])), Lo: (uint64(b297[32])<<56 | uint64(b297[33])<<48 | uint64(b297[34])<<40 | uint64(b297[35])<<32 | uint64(b297[36])<<24 | uint64(b297[37])<<16 | uint64(b297[38])<<8 | uint64(b297[39]))}
-		os307 := uint32(uint16(ws308.Hi>>0)) + uint32(uint16(ws308.Hi>>16)) + uint32(uint16(ws308.Hi>>32)) + uint32(uint16(ws308.Hi>>48)) + uint32(uint16(ws308.Lo>>0)) + uint32(uint16(ws308.Lo>>16)) + uint32(uint16(ws308.Lo>>32)) + uint32(uint16(ws308.Lo>>48))
-		v309 := v306
-		s310 := v309.Hi
-		b297[24] = byte(s310 >> 56)
-		b297[25] = byte(s310 >> 48)
-		b297[26] = byte(s310 >> 40)
-		b297[27] = byte(s310 >> 32)
-		b297[28] = byte(s310 >> 24)
-		b297[29] = byte(s310 >> 16)
-		b297[30] = byte(s310 >> 8)
-		b297[31] = byte(s310)
-		s311 := v309.Lo
-		b297[32] = byte(s311 >> 56)
-		b297[33] = byte(s311 >> 48)
-		b297[34] = byte(s311 >> 40)
-		b297[35] = byte(s311 >> 32)
-		b297[36] = byte(s311 >> 24)
-		b297[37] = byte(s311 >> 16)
-		b297[38] = byte(s311 >> 8)
-		b297[39] = byte(s311)
-		ws312 := v306
-		f314 := uint32(os307)
-		f314 += bits.RotateLeft32(f314, 16)
-		dl313 := uint64(^uint16(f314>>16)) + uint64(uint32(uint16(ws312.Hi>>0))+uint32(uint16(ws312.Hi>>16))+uint32(uint16(ws312.Hi>>32))+uint32(uint16(ws312.Hi>>48))+uint32(uint16(ws312.Lo>>0))+uint32(uint16(ws312.Lo>>16))+uint32(uint16(ws312.Lo>>32))+uint32(uint16(ws312.Lo>>48)))
+		v314 := m19
+		ws316 := packet.Value{Hi: (uint64(b305[24])<<56 | uint64(b305[25])<<48 | uint64(b305[26])<<40 | uint64(b305[27])<<32 | uint64(b305[28])<<24 | uint64(b305[29])<<16 | uint64(b305[30])<<8 | uint64(b305[31])), Lo: (uint64(b305[32])<<56 | uint64(b305[33])<<48 | uint64(b305[34])<<40 | uint64(b305[35])<<32 | uint64(b305[36])<<24 | uint64(b305[37])<<16 | uint64(b305[38])<<8 | uint64(b305[39]))}
+		os315 := uint32(uint16(ws316.Hi>>0)) + uint32(uint16(ws316.Hi>>16)) + uint32(uint16(ws316.Hi>>32)) + uint32(uint16(ws316.Hi>>48)) + uint32(uint16(ws316.Lo>>0)) + uint32(uint16(ws316.Lo>>16)) + uint32(uint16(ws316.Lo>>32)) + uint32(uint16(ws316.Lo>>48))
+		v317 := v314
+		s318 := v317.Hi
+		b305[24] = byte(s318 >> 56)
+		b305[25] = byte(s318 >> 48)
+		b305[26] = byte(s318 >> 40)
+		b305[27] = byte(s318 >> 32)
+		b305[28] = byte(s318 >> 24)
+		b305[29] = byte(s318 >> 16)
+		b305[30] = byte(s318 >> 8)
+		b305[31] = byte(s318)
+		s319 := v317.Lo
+		b305[32] = byte(s319 >> 56)
+		b305[33] = byte(s319 >> 48)
+		b305[34] = byte(s319 >> 40)
+		b305[35] = byte(s319 >> 32)
+		b305[36] = byte(s319 >> 24)
+		b305[37] = byte(s319 >> 16)
+		b305[38] = byte(s319 >> 8)
+		b305[39] = byte(s319)
+		ws320 := v314
+		f322 := uint32(os315)
+		f322 += bits.RotateLeft32(f322, 16)
+		dl321 := uint64(^uint16(f322>>16)) + uint64(uint32(uint16(ws320.Hi>>0))+uint32(uint16(ws320.Hi>>16))+uint32(uint16(ws320.Hi>>32))+uint32(uint16(ws320.Hi>>48))+uint32(uint16(ws320.Lo>>0))+uint32(uint16(ws320.Lo>>16))+uint32(uint16(ws320.Lo>>32))+uint32(uint16(ws320.Lo>>48)))
 		if h4 >= 0 {
-			d295 += dl313
+			d303 += dl321
 		}
-		v315 := m23
+		v323 := m23
 		if !(h4 >= 0) {
 			return pl.drop(58)
 		}
-		b316 := data[h4 : h4+8] // udp
-		os317 := uint32(uint16((uint64(b316[2])<<8 | uint64(b316[3]))))
-		s318 := v315
-		b316[2] = byte(s318 >> 8)
-		b316[3] = byte(s318)
-		f320 := uint32(os317)
-		f320 += bits.RotateLeft32(f320, 16)
-		dl319 := uint64(^uint16(f320>>16)) + uint64(uint32(uint16(v315)))
+		b324 := data[h4 : h4+8] // udp
+		os325 := uint32(uint16((uint64(b324[2])<<8 | uint64(b324[3]))))
+		s326 := v323
+		b324[2] = byte(s326 >> 8)
+		b324[3] = byte(s326)
+		f328 := uint32(os325)
+		f328 += bits.RotateLeft32(f328, 16)
+		dl327 := uint64(^uint16(f328>>16)) + uint64(uint32(uint16(v323)))
 		if h4 >= 0 {
-			d295 += dl319
+			d303 += dl327
 		}
-		v321 := (uint64(b297[7]) - 0x1)
-		b297[7] = byte(v321)
+		v329 := (uint64(b305[7]) - 0x1)
+		b305[7] = byte(v329)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d295
+			pendD4 += d303
 			pendK4 = true
 		}
 		pl.edges[48]++
@@ -4630,96 +4638,96 @@ n176:
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d322 uint64 // udp checksum
-		v323 := m6
-		b324 := data[h3 : h3+40] // ipv6
-		ws326 := packet.Value{Hi: (uint64(b324[8])<<56 | uint64(b324[9])<<48 | uint64(b324[10])<<40 | uint64(b324[11])<<32 | uint64(b324[12])<<24 | uint64(b324[13])<<16 | uint64(b324[14])<<8 | uint64(b324[15])), Lo: (uint64(b324[16])<<56 | uint64(b324[17])<<48 | uint64(b324[18])<<40 | uint64(b324[19])<<32 | uint64(b324[20])<<24 | uint64(b324[21])<<16 | uint64(b324[22])<<8 | uint64(b324[23]))}
-		os325 := uint32(uint16(ws326.Hi>>0)) + uint32(uint16(ws326.Hi>>16)) + uint32(uint16(ws326.Hi>>32)) + uint32(uint16(ws326.Hi>>48)) + uint32(uint16(ws326.Lo>>0)) + uint32(uint16(ws326.Lo>>16)) + uint32(uint16(ws326.Lo>>32)) + uint32(uint16(ws326.Lo>>48))
-		v327 := v323
-		s328 := v327.Hi
-		b324[8] = byte(s328 >> 56)
-		b324[9] = byte(s328 >> 48)
-		b324[10] = byte(s328 >> 40)
-		b324[11] = byte(s328 >> 32)
-		b324[12] = byte(s328 >> 24)
-		b324[13] = byte(s328 >> 16)
-		b324[14] = byte(s328 >> 8)
-		b324[15] = byte(s328)
-		s329 := v327.Lo
-		b324[16] = byte(s329 >> 56)
-		b324[17] = byte(s329 >> 48)
-		b324[18] = byte(s329 >> 40)
-		b324[19] = byte(s329 >> 32)
-		b324[20] = byte(s329 >> 24)
-		b324[21] = byte(s329 >> 16)
-		b324[22] = byte(s329 >> 8)
-		b324[23] = byte(s329)
-		ws330 := v323
-		f332 := uint32(os325)
-		f332 += bits.RotateLeft32(f332, 16)
-		dl331 := uint64(^uint16(f332>>16)) + uint64(uint32(uint16(ws330.Hi>>0))+uint32(uint16(ws330.Hi>>16))+uint32(uint16(ws330.Hi>>32))+uint32(uint16(ws330.Hi>>48))+uint32(uint16(ws330.Lo>>0))+uint32(uint16(ws330.Lo>>16))+uint32(uint16(ws330.Lo>>32))+uint32(uint16(ws330.Lo>>48)))
+		var d330 uint64 // udp checksum
+		v331 := m6
+		b332 := data[h3 : h3+40] // ipv6
+		ws334 := packet.Value{Hi: (uint64(b332[8])<<56 | uint64(b332[9])<<48 | uint64(b332[10])<<40 | uint64(b332[11])<<32 | uint64(b332[12])<<24 | uint64(b332[13])<<16 | uint64(b332[14])<<8 | uint64(b332[15])), Lo: (uint64(b332[16])<<56 | uint64(b332[17])<<48 | uint64(b332[18])<<40 | uint64(b332[19])<<32 | uint64(b332[20])<<24 | uint64(b332[21])<<16 | uint64(b332[22])<<8 | uint64(b332[23]))}
+		os333 := uint32(uint16(ws334.Hi>>0)) + uint32(uint16(ws334.Hi>>16)) + uint32(uint16(ws334.Hi>>32)) + uint32(uint16(ws334.Hi>>48)) + uint32(uint16(ws334.Lo>>0)) + uint32(uint16(ws334.Lo>>16)) + uint32(uint16(ws334.Lo>>32)) + uint32(uint16(ws334.Lo>>48))
+		v335 := v331
+		s336 := v335.Hi
+		b332[8] = byte(s336 >> 56)
+		b332[9] = byte(s336 >> 48)
+		b332[10] = byte(s336 >> 40)
+		b332[11] = byte(s336 >> 32)
+		b332[12] = byte(s336 >> 24)
+		b332[13] = byte(s336 >> 16)
+		b332[14] = byte(s336 >> 8)
+		b332[15] = byte(s336)
+		s337 := v335.Lo
+		b332[16] = byte(s337 >> 56)
+		b332[17] = byte(s337 >> 48)
+		b332[18] = byte(s337 >> 40)
+		b332[19] = byte(s337 >> 32)
+		b332[20] = byte(s337 >> 24)
+		b332[21] = byte(s337 >> 16)
+		b332[22] = byte(s337 >> 8)
+		b332[23] = byte(s337)
+		ws338 := v331
+		f340 := uint32(os333)
+		f340 += bits.RotateLeft32(f340, 16)
+		dl339 := uint64(^uint16(f340>>16)) + uint64(uint32(uint16(ws338.Hi>>0))+uint32(uint16(ws338.Hi>>16))+uint32(uint16(ws338.Hi>>32))+uint32(uint16(ws338.Hi>>48))+uint32(uint16(ws338.Lo>>0))+uint32(uint16(ws338.Lo>>16))+uint32(uint16(ws338.Lo>>32))+uint32(uint16(ws338.Lo>>48)))
 		if h4 >= 0 {
-			d322 += dl331
+			d330 += dl339
 		}
-		v333 := m19
-		ws335 := packet.Value{Hi: (uint64(b324[24])<<56 | uint64(b324[25])<<48 | uint64(b324[26])<<40 | uint64(b324[27])<<32 | uint64(b324[28])<<24 | uint64(b324[29])<<16 | uint64(b324[30])<<8 | uint64(b324[31])), Lo: (uint64(b324[32])<<56 | uint64(b324[33])<<48 | uint64(b324[34])<<40 | uint64(b324[35])<<32 | uint64(b324[36])<<24 | uint64(b324[37])<<16 | uint64(b324[38])<<8 | uint64(b324[39]))}
-		os334 := uint32(uint16(ws335.Hi>>0)) + uint32(uint16(ws335.Hi>>16)) + uint32(uint16(ws335.Hi>>32)) + uint32(uint16(ws335.Hi>>48)) + uint32(uint16(ws335.Lo>>0)) + uint32(uint16(ws335.Lo>>16)) + uint32(uint16(ws335.Lo>>32)) + uint32(uint16(ws335.Lo>>48))
-		v336 := v333
-		s337 := v336.Hi
-		b324[24] = byte(s337 >> 56)
-		b324[25] = byte(s337 >> 48)
-		b324[26] = byte(s337 >> 40)
-		b324[27] = byte(s337 >> 32)
-		b324[28] = byte(s337 >> 24)
-		b324[29] = byte(s337 >> 16)
-		b324[30] = byte(s337 >> 8)
-		b324[31] = byte(s337)
-		s338 := v336.Lo
-		b324[32] = byte(s338 >> 56)
-		b324[33] = byte(s338 >> 48)
-		b324[34] = byte(s338 >> 40)
-		b324[35] = byte(s338 >> 32)
-		b324[36] = byte(s338 >> 24)
-		b324[37] = byte(s338 >> 16)
-		b324[38] = byte(s338 >> 8)
-		b324[39] = byte(s338)
-		ws339 := v333
-		f341 := uint32(os334)
-		f341 += bits.RotateLeft32(f341, 16)
-		dl340 := uint64(^uint16(f341>>16)) + uint64(uint32(uint16(ws339.Hi>>0))+uint32(uint16(ws339.Hi>>16))+uint32(uint16(ws339.Hi>>32))+uint32(uint16(ws339.Hi>>48))+uint32(uint16(ws339.Lo>>0))+uint32(uint16(ws339.Lo>>16))+uint32(uint16(ws339.Lo>>32))+uint32(uint16(ws339.Lo>>48)))
+		v341 := m19
+		ws343 := packet.Value{Hi: (uint64(b332[24])<<56 | uint64(b332[25])<<48 | uint64(b332[26])<<40 | uint64(b332[27])<<32 | uint64(b332[28])<<24 | uint64(b332[29])<<16 | uint64(b332[30])<<8 | uint64(b332[31])), Lo: (uint64(b332[32])<<56 | uint64(b332[33])<<48 | uint64(b332[34])<<40 | uint64(b332[35])<<32 | uint64(b332[36])<<24 | uint64(b332[37])<<16 | uint64(b332[38])<<8 | uint64(b332[39]))}
+		os342 := uint32(uint16(ws343.Hi>>0)) + uint32(uint16(ws343.Hi>>16)) + uint32(uint16(ws343.Hi>>32)) + uint32(uint16(ws343.Hi>>48)) + uint32(uint16(ws343.Lo>>0)) + uint32(uint16(ws343.Lo>>16)) + uint32(uint16(ws343.Lo>>32)) + uint32(uint16(ws343.Lo>>48))
+		v344 := v341
+		s345 := v344.Hi
+		b332[24] = byte(s345 >> 56)
+		b332[25] = byte(s345 >> 48)
+		b332[26] = byte(s345 >> 40)
+		b332[27] = byte(s345 >> 32)
+		b332[28] = byte(s345 >> 24)
+		b332[29] = byte(s345 >> 16)
+		b332[30] = byte(s345 >> 8)
+		b332[31] = byte(s345)
+		s346 := v344.Lo
+		b332[32] = byte(s346 >> 56)
+		b332[33] = byte(s346 >> 48)
+		b332[34] = byte(s346 >> 40)
+		b332[35] = byte(s346 >> 32)
+		b332[36] = byte(s346 >> 24)
+		b332[37] = byte(s346 >> 16)
+		b332[38] = byte(s346 >> 8)
+		b332[39] = byte(s346)
+		ws347 := v341
+		f349 := uint32(os342)
+		f349 += bits.RotateLeft32(f349, 16)
+		dl348 := uint64(^uint16(f349>>16)) + uint64(uint32(uint16(ws347.Hi>>0))+uint32(uint16(ws347.Hi>>16))+uint32(uint16(ws347.Hi>>32))+uint32(uint16(ws347.Hi>>48))+uint32(uint16(ws347.Lo>>0))+uint32(uint16(ws347.Lo>>16))+uint32(uint16(ws347.Lo>>32))+uint32(uint16(ws347.Lo>>48)))
 		if h4 >= 0 {
-			d322 += dl340
+			d330 += dl348
 		}
-		v342 := m23
+		v350 := m23
 		if !(h4 >= 0) {
 			return pl.drop(59)
 		}
-		b343 := data[h4 : h4+8] // udp
-		os344 := uint32(uint16((uint64(b343[2])<<8 | uint64(b343[3]))))
-		s345 := v342
-		b343[2] = byte(s345 >> 8)
-		b343[3] = byte(s345)
-		f347 := uint32(os344)
-		f347 += bits.RotateLeft32(f347, 16)
-		dl346 := uint64(^uint16(f347>>16)) + uint64(uint32(uint16(v342)))
+		b351 := data[h4 : h4+8] // udp
+		os352 := uint32(uint16((uint64(b351[2])<<8 | uint64(b351[3]))))
+		s353 := v350
+		b351[2] = byte(s353 >> 8)
+		b351[3] = byte(s353)
+		f355 := uint32(os352)
+		f355 += bits.RotateLeft32(f355, 16)
+		dl354 := uint64(^uint16(f355>>16)) + uint64(uint32(uint16(v350)))
 		if h4 >= 0 {
-			d322 += dl346
+			d330 += dl354
 		}
-		v348 := ((uint64(b324[4])<<8 | uint64(b324[5])) - 0x10)
-		os349 := uint32(uint16((uint64(b324[4])<<8 | uint64(b324[5]))))
-		s350 := v348
-		b324[4] = byte(s350 >> 8)
-		b324[5] = byte(s350)
-		f352 := uint32(os349)
-		f352 += bits.RotateLeft32(f352, 16)
-		dl351 := uint64(^uint16(f352>>16)) + uint64(uint32(uint16(v348)))
+		v356 := ((uint64(b332[4])<<8 | uint64(b332[5])) - 0x10)
+		os357 := uint32(uint16((uint64(b332[4])<<8 | uint64(b332[5]))))
+		s358 := v356
+		b332[4] = byte(s358 >> 8)
+		b332[5] = byte(s358)
+		f360 := uint32(os357)
+		f360 += bits.RotateLeft32(f360, 16)
+		dl359 := uint64(^uint16(f360>>16)) + uint64(uint32(uint16(v356)))
 		if h4 >= 0 {
-			d322 += dl351
+			d330 += dl359
 		}
-		v353 := (uint64(b324[7]) - 0x1)
-		b324[7] = byte(v353)
+		v361 := (uint64(b332[7]) - 0x1)
+		b332[7] = byte(v361)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d322
+			pendD4 += d330
 			pendK4 = true
 		}
 		pl.edges[49]++
@@ -4734,47 +4742,47 @@ n178:
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		po354, pn355 := h10, 12 // lb_v2
-		if po354+pn355 > len(data) {
+		po362, pn363 := h10, 12 // lb_v2
+		if po362+pn363 > len(data) {
 			return pl.drop(60)
 		}
-		if (h4 >= 0) && po354 > h4 && (po354-h4)%2 == 0 {
-			pw357 := data[po354 : po354+12]
-			d356 := uint32(uint64(pw357[0])<<8|uint64(pw357[1])) + uint32(uint64(pw357[2])<<8|uint64(pw357[3])) + uint32(uint64(pw357[4])<<8|uint64(pw357[5])) + uint32(uint64(pw357[6])<<8|uint64(pw357[7])) + uint32(uint64(pw357[8])<<8|uint64(pw357[9])) + uint32(uint64(pw357[10])<<8|uint64(pw357[11]))
-			d356 += bits.RotateLeft32(d356, 16)
+		if (h4 >= 0) && po362 > h4 && (po362-h4)%2 == 0 {
+			pw365 := data[po362 : po362+12]
+			d364 := uint32(uint64(pw365[0])<<8|uint64(pw365[1])) + uint32(uint64(pw365[2])<<8|uint64(pw365[3])) + uint32(uint64(pw365[4])<<8|uint64(pw365[5])) + uint32(uint64(pw365[6])<<8|uint64(pw365[7])) + uint32(uint64(pw365[8])<<8|uint64(pw365[9])) + uint32(uint64(pw365[10])<<8|uint64(pw365[11]))
+			d364 += bits.RotateLeft32(d364, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d356 >> 16))
+				pendD4 += uint64(^uint16(d364 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po354
-		pendN = pn355
+		pendOff = po362
+		pendN = pn363
 		h10 = -1
-		if cur > po354 {
-			cur = max(po354, cur-pn355)
+		if cur > po362 {
+			cur = max(po362, cur-pn363)
 		}
 		goto n181
 	}
 n180:
 	{ // LbPopV3Body: pop lb_v3
-		po358, pn359 := h11, 12 // lb_v3
-		if po358+pn359 > len(data) {
+		po366, pn367 := h11, 12 // lb_v3
+		if po366+pn367 > len(data) {
 			return pl.drop(61)
 		}
-		if po358 > h4 && (po358-h4)%2 == 0 {
-			pw361 := data[po358 : po358+12]
-			d360 := uint32(uint64(pw361[0])<<8|uint64(pw361[1])) + uint32(uint64(pw361[2])<<8|uint64(pw361[3])) + uint32(uint64(pw361[4])<<8|uint64(pw361[5])) + uint32(uint64(pw361[6])<<8|uint64(pw361[7])) + uint32(uint64(pw361[8])<<8|uint64(pw361[9])) + uint32(uint64(pw361[10])<<8|uint64(pw361[11]))
-			d360 += bits.RotateLeft32(d360, 16)
+		if po366 > h4 && (po366-h4)%2 == 0 {
+			pw369 := data[po366 : po366+12]
+			d368 := uint32(uint64(pw369[0])<<8|uint64(pw369[1])) + uint32(uint64(pw369[2])<<8|uint64(pw369[3])) + uint32(uint64(pw369[4])<<8|uint64(pw369[5])) + uint32(uint64(pw369[6])<<8|uint64(pw369[7])) + uint32(uint64(pw369[8])<<8|uint64(pw369[9])) + uint32(uint64(pw369[10])<<8|uint64(pw369[11]))
+			d368 += bits.RotateLeft32(d368, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d360 >> 16))
+				pendD4 += uint64(^uint16(d368 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po358
-		pendN = pn359
+		pendOff = po366
+		pendN = pn367
 		h11 = -1
-		if cur > po358 {
-			cur = max(po358, cur-pn359)
+		if cur > po366 {
+			cur = max(po366, cur-pn367)
 		}
 		pl.edges[50]++
 		goto n181
@@ -4791,54 +4799,54 @@ n181:
 			}
 			pendN = 0
 		}
-		po362, pn363 := h9, 4 // lb_common
-		if po362+pn363 > len(data) {
+		po370, pn371 := h9, 4 // lb_common
+		if po370+pn371 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po362 > h4 && (po362-h4)%2 == 0 {
-			pw365 := data[po362 : po362+4]
-			d364 := uint32(uint64(pw365[0])<<8|uint64(pw365[1])) + uint32(uint64(pw365[2])<<8|uint64(pw365[3]))
-			d364 += bits.RotateLeft32(d364, 16)
+		if (h4 >= 0) && po370 > h4 && (po370-h4)%2 == 0 {
+			pw373 := data[po370 : po370+4]
+			d372 := uint32(uint64(pw373[0])<<8|uint64(pw373[1])) + uint32(uint64(pw373[2])<<8|uint64(pw373[3]))
+			d372 += bits.RotateLeft32(d372, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d364 >> 16))
+				pendD4 += uint64(^uint16(d372 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn363
-		if po362 < len(data)-po362-pendN {
-			copy(data[pendN:pendN+po362], data[:po362])
+		pendN += pn371
+		if po370 < len(data)-po370-pendN {
+			copy(data[pendN:pendN+po370], data[:po370])
 			data = data[pendN:]
 		} else {
-			copy(data[po362:], data[po362+pendN:])
+			copy(data[po370:], data[po370+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po362 {
-			cur = max(po362, cur-pn363)
+		if cur > po370 {
+			cur = max(po370, cur-pn371)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d366 uint64 // udp checksum
+		var d374 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b367 := data[h4 : h4+8] // udp
-		v368 := ((uint64(b367[4])<<8 | uint64(b367[5])) - 0x10)
-		os369 := uint32(uint16((uint64(b367[4])<<8 | uint64(b367[5]))))
-		s370 := v368
-		b367[4] = byte(s370 >> 8)
-		b367[5] = byte(s370)
-		f372 := uint32(os369)
-		f372 += bits.RotateLeft32(f372, 16)
-		dl371 := uint64(^uint16(f372>>16)) + uint64(uint32(uint16(v368)))
+		b375 := data[h4 : h4+8] // udp
+		v376 := ((uint64(b375[4])<<8 | uint64(b375[5])) - 0x10)
+		os377 := uint32(uint16((uint64(b375[4])<<8 | uint64(b375[5]))))
+		s378 := v376
+		b375[4] = byte(s378 >> 8)
+		b375[5] = byte(s378)
+		f380 := uint32(os377)
+		f380 += bits.RotateLeft32(f380, 16)
+		dl379 := uint64(^uint16(f380>>16)) + uint64(uint32(uint16(v376)))
 		if h4 >= 0 {
-			d366 += dl371
+			d374 += dl379
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d366
+			pendD4 += d374
 			pendK4 = true
 		}
 		pl.edges[51]++
@@ -4862,19 +4870,19 @@ n184:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s373 := r
-				cb[0] = byte(s373 >> 8)
-				cb[1] = byte(s373)
+				s381 := r
+				cb[0] = byte(s381 >> 8)
+				cb[1] = byte(s381)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(64)
 		}
-		b374 := data[h4 : h4+8] // udp
-		s375 := 0x0
-		b374[6] = byte(s375 >> 8)
-		b374[7] = byte(s375)
+		b382 := data[h4 : h4+8] // udp
+		s383 := 0x0
+		b382[6] = byte(s383 >> 8)
+		b382[7] = byte(s383)
 		pl.edges[52]++
 		goto n185
 	}
@@ -4894,9 +4902,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s376 := r
-				cb[0] = byte(s376 >> 8)
-				cb[1] = byte(s376)
+				s384 := r
+				cb[0] = byte(s384 >> 8)
+				cb[1] = byte(s384)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4913,9 +4921,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s377 := r
-				cb[0] = byte(s377 >> 8)
-				cb[1] = byte(s377)
+				s385 := r
+				cb[0] = byte(s385 >> 8)
+				cb[1] = byte(s385)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -2560,27 +2560,28 @@ n50:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
 		kw43 := (m3) & 0xfff
-		k44 := kw43 << 0
-		if pi45 := pl.tables[0].Packed(); len(pi45.Slots) > 0 {
-			k44 &= pi45.Mask
-			for m, j := uint64(len(pi45.Slots)-1), packet.PackedHash(k44); ; j++ {
-				sl := &pi45.Slots[j&m]
+		pr44 := pl.tables[0].Probes()
+		k45 := kw43 << 0
+		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
+			k45 &= pi46.Mask
+			for m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45); ; j++ {
+				sl := &pi46.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k44 {
+				if sl.Key == k45 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc46 := pl.tables[0].Scan(); len(sc46.Match) > 0 {
-			for i, ms := 0, sc46.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
+		} else if sc47 := &pr44.Scan; len(sc47.Match) > 0 {
+			for i, ms := 0, sc47.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
 				if kw43&ms[0].Mask == ms[0].Val {
-					act, params = int(sc46.Acts[i].Action), sc46.Acts[i].Params
+					act, params = int(sc47.Acts[i].Action), sc47.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k44); hit {
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k45); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2603,30 +2604,31 @@ n51:
 n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw47 := (m4) & 0xf
-		b49 := data[h0 : h0+14] // ethernet
-		kw48 := (uint64(b49[0])<<40 | uint64(b49[1])<<32 | uint64(b49[2])<<24 | uint64(b49[3])<<16 | uint64(b49[4])<<8 | uint64(b49[5])) & 0xffffffffffff
-		k50 := kw48<<0 | kw47<<48
-		if pi51 := pl.tables[1].Packed(); len(pi51.Slots) > 0 {
-			k50 &= pi51.Mask
-			for m, j := uint64(len(pi51.Slots)-1), packet.PackedHash(k50); ; j++ {
-				sl := &pi51.Slots[j&m]
+		kw48 := (m4) & 0xf
+		b50 := data[h0 : h0+14] // ethernet
+		kw49 := (uint64(b50[0])<<40 | uint64(b50[1])<<32 | uint64(b50[2])<<24 | uint64(b50[3])<<16 | uint64(b50[4])<<8 | uint64(b50[5])) & 0xffffffffffff
+		pr51 := pl.tables[1].Probes()
+		k52 := kw49<<0 | kw48<<48
+		if pi53 := &pr51.Packed; len(pi53.Slots) > 0 {
+			k52 &= pi53.Mask
+			for m, j := uint64(len(pi53.Slots)-1), packet.PackedHash(k52); ; j++ {
+				sl := &pi53.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k50 {
+				if sl.Key == k52 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc52 := pl.tables[1].Scan(); len(sc52.Match) > 0 {
-			for i, ms := 0, sc52.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw47&ms[0].Mask == ms[0].Val && kw48 == ms[1].Val {
-					act, params = int(sc52.Acts[i].Action), sc52.Acts[i].Params
+		} else if sc54 := &pr51.Scan; len(sc54.Match) > 0 {
+			for i, ms := 0, sc54.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw48&ms[0].Mask == ms[0].Val && kw49 == ms[1].Val {
+					act, params = int(sc54.Acts[i].Action), sc54.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k50); hit {
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k52); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2658,42 +2660,43 @@ n55:
 	}
 n56:
 	{ // L3SetDaIPv4: set meta.ip_da
-		b53 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b53[16])<<24 | uint64(b53[17])<<16 | uint64(b53[18])<<8 | uint64(b53[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b55 := data[h2 : h2+20] // ipv4
+		m8 = (packet.Value{Lo: (uint64(b55[16])<<24 | uint64(b55[17])<<16 | uint64(b55[18])<<8 | uint64(b55[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n58
 	}
 n57:
 	{ // L3SetDaIPv6: set meta.ip_da
-		b54 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b54[24])<<56 | uint64(b54[25])<<48 | uint64(b54[26])<<40 | uint64(b54[27])<<32 | uint64(b54[28])<<24 | uint64(b54[29])<<16 | uint64(b54[30])<<8 | uint64(b54[31])), Lo: (uint64(b54[32])<<56 | uint64(b54[33])<<48 | uint64(b54[34])<<40 | uint64(b54[35])<<32 | uint64(b54[36])<<24 | uint64(b54[37])<<16 | uint64(b54[38])<<8 | uint64(b54[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b56 := data[h3 : h3+40] // ipv6
+		m8 = (packet.Value{Hi: (uint64(b56[24])<<56 | uint64(b56[25])<<48 | uint64(b56[26])<<40 | uint64(b56[27])<<32 | uint64(b56[28])<<24 | uint64(b56[29])<<16 | uint64(b56[30])<<8 | uint64(b56[31])), Lo: (uint64(b56[32])<<56 | uint64(b56[33])<<48 | uint64(b56[34])<<40 | uint64(b56[35])<<32 | uint64(b56[36])<<24 | uint64(b56[37])<<16 | uint64(b56[38])<<8 | uint64(b56[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		pl.edges[16]++
 		goto n58
 	}
 n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw55 := (m4) & 0xf
-		b57 := data[h0 : h0+14] // ethernet
-		kw56 := (uint64(b57[12])<<8 | uint64(b57[13])) & 0xffff
-		kw58 := m8
-		if wl59 := pl.tables[2].Words(); len(wl59.Slots) > 0 {
-			x61 := kw55 & wl59.Mask[0]
-			x62 := kw56 & wl59.Mask[1]
-			x63 := kw58.Hi & wl59.Mask[2]
-			x64 := kw58.Lo & wl59.Mask[3]
-			h60 := packet.WordsHash(x61, x62, x63, x64)
-			for m, j := uint64(len(wl59.Slots)-1), h60>>(wl59.Shift&63); ; j = (j + 1) & m {
-				sl := &wl59.Slots[j]
+		kw57 := (m4) & 0xf
+		b59 := data[h0 : h0+14] // ethernet
+		kw58 := (uint64(b59[12])<<8 | uint64(b59[13])) & 0xffff
+		kw60 := m8
+		pr61 := pl.tables[2].Probes()
+		if wl62 := &pr61.Words; len(wl62.Slots) > 0 {
+			x64 := kw57 & wl62.Mask[0]
+			x65 := kw58 & wl62.Mask[1]
+			x66 := kw60.Hi & wl62.Mask[2]
+			x67 := kw60.Lo & wl62.Mask[3]
+			h63 := packet.WordsHash(x64, x65, x66, x67)
+			for m, j := uint64(len(wl62.Slots)-1), h63>>(wl62.Shift&63); ; j = (j + 1) & m {
+				sl := &wl62.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl59.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h60 && ks[0] == x61 && ks[1] == x62 && ks[2] == x63 && ks[3] == x64 {
-					a := &wl59.Acts[j]
+				if ks := wl62.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h63 && ks[0] == x64 && ks[1] == x65 && ks[2] == x66 && ks[3] == x67 {
+					a := &wl62.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw55, kw56, kw58.Hi, kw58.Lo); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw57, kw58, kw60.Hi, kw60.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -2749,10 +2752,10 @@ n65:
 		if !(h6 >= 0) {
 			return pl.drop(19)
 		}
-		b66 := data[h6 : h6+4] // icmp
-		v65 := uint64(b66[0])
+		b69 := data[h6 : h6+4] // icmp
+		v68 := uint64(b69[0])
 		switch {
-		case v65 == 0x3:
+		case v68 == 0x3:
 			goto n67
 		default:
 			goto n66
@@ -2767,22 +2770,22 @@ n67:
 		if !(h6 >= 0) {
 			return pl.drop(21)
 		}
-		b68 := data[h6 : h6+4] // icmp
-		v67 := uint64(b68[1])
+		b71 := data[h6 : h6+4] // icmp
+		v70 := uint64(b71[1])
 		switch {
-		case v67 == 0x0:
+		case v70 == 0x0:
 			goto n68
-		case v67 == 0x1:
+		case v70 == 0x1:
 			goto n69
-		case v67 == 0x3:
+		case v70 == 0x3:
 			goto n70
-		case v67 == 0x4:
+		case v70 == 0x4:
 			goto n71
-		case v67 == 0x6:
+		case v70 == 0x6:
 			goto n72
-		case v67 == 0x7:
+		case v70 == 0x7:
 			goto n73
-		case v67 == 0xa:
+		case v70 == 0xa:
 			goto n74
 		default:
 			goto n75
@@ -2825,14 +2828,14 @@ n76:
 		if !(h7 >= 0) {
 			return pl.drop(30)
 		}
-		b70 := data[h7 : h7+4] // icmpv6
-		v69 := uint64(b70[0])
+		b73 := data[h7 : h7+4] // icmpv6
+		v72 := uint64(b73[0])
 		switch {
-		case v69 == 0x1:
+		case v72 == 0x1:
 			goto n78
-		case v69 == 0x80:
+		case v72 == 0x80:
 			goto n92
-		case v69 == 0x87:
+		case v72 == 0x87:
 			goto n94
 		default:
 			goto n77
@@ -2847,16 +2850,16 @@ n78:
 		if !(h7 >= 0) {
 			return pl.drop(32)
 		}
-		b72 := data[h7 : h7+4] // icmpv6
-		v71 := uint64(b72[1])
+		b75 := data[h7 : h7+4] // icmpv6
+		v74 := uint64(b75[1])
 		switch {
-		case v71 == 0x0:
+		case v74 == 0x0:
 			goto n79
-		case v71 == 0x1:
+		case v74 == 0x1:
 			goto n80
-		case v71 == 0x2:
+		case v74 == 0x2:
 			goto n81
-		case v71 == 0x4:
+		case v74 == 0x4:
 			goto n82
 		default:
 			goto n83
@@ -2887,8 +2890,8 @@ n84:
 		if !(h5 >= 0) {
 			return pl.drop(38)
 		}
-		b73 := data[h5 : h5+28] // arp
-		if (packet.Value{Lo: (uint64(b73[24])<<24 | uint64(b73[25])<<16 | uint64(b73[26])<<8 | uint64(b73[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b76 := data[h5 : h5+28] // arp
+		if (packet.Value{Lo: (uint64(b76[24])<<24 | uint64(b76[25])<<16 | uint64(b76[26])<<8 | uint64(b76[27]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n86
 		}
 		goto n85
@@ -2903,52 +2906,52 @@ n86:
 		if !(h0 >= 0) {
 			return pl.drop(39)
 		}
-		b74 := data[h0 : h0+14] // ethernet
-		s75 := (uint64(b74[6])<<40 | uint64(b74[7])<<32 | uint64(b74[8])<<24 | uint64(b74[9])<<16 | uint64(b74[10])<<8 | uint64(b74[11]))
-		b74[0] = byte(s75 >> 40)
-		b74[1] = byte(s75 >> 32)
-		b74[2] = byte(s75 >> 24)
-		b74[3] = byte(s75 >> 16)
-		b74[4] = byte(s75 >> 8)
-		b74[5] = byte(s75)
-		s76 := m5
-		b74[6] = byte(s76 >> 40)
-		b74[7] = byte(s76 >> 32)
-		b74[8] = byte(s76 >> 24)
-		b74[9] = byte(s76 >> 16)
-		b74[10] = byte(s76 >> 8)
-		b74[11] = byte(s76)
+		b77 := data[h0 : h0+14] // ethernet
+		s78 := (uint64(b77[6])<<40 | uint64(b77[7])<<32 | uint64(b77[8])<<24 | uint64(b77[9])<<16 | uint64(b77[10])<<8 | uint64(b77[11]))
+		b77[0] = byte(s78 >> 40)
+		b77[1] = byte(s78 >> 32)
+		b77[2] = byte(s78 >> 24)
+		b77[3] = byte(s78 >> 16)
+		b77[4] = byte(s78 >> 8)
+		b77[5] = byte(s78)
+		s79 := m5
+		b77[6] = byte(s79 >> 40)
+		b77[7] = byte(s79 >> 32)
+		b77[8] = byte(s79 >> 24)
+		b77[9] = byte(s79 >> 16)
+		b77[10] = byte(s79 >> 8)
+		b77[11] = byte(s79)
 		if !(h5 >= 0) {
 			return pl.drop(39)
 		}
-		b77 := data[h5 : h5+28] // arp
-		s78 := 0x2
-		b77[6] = byte(s78 >> 8)
-		b77[7] = byte(s78)
-		s79 := (uint64(b77[8])<<40 | uint64(b77[9])<<32 | uint64(b77[10])<<24 | uint64(b77[11])<<16 | uint64(b77[12])<<8 | uint64(b77[13]))
-		b77[18] = byte(s79 >> 40)
-		b77[19] = byte(s79 >> 32)
-		b77[20] = byte(s79 >> 24)
-		b77[21] = byte(s79 >> 16)
-		b77[22] = byte(s79 >> 8)
-		b77[23] = byte(s79)
-		s80 := m5
-		b77[8] = byte(s80 >> 40)
-		b77[9] = byte(s80 >> 32)
-		b77[10] = byte(s80 >> 24)
-		b77[11] = byte(s80 >> 16)
-		b77[12] = byte(s80 >> 8)
-		b77[13] = byte(s80)
-		s81 := (uint64(b77[14])<<24 | uint64(b77[15])<<16 | uint64(b77[16])<<8 | uint64(b77[17]))
-		b77[24] = byte(s81 >> 24)
-		b77[25] = byte(s81 >> 16)
-		b77[26] = byte(s81 >> 8)
-		b77[27] = byte(s81)
-		s82 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b77[14] = byte(s82 >> 24)
-		b77[15] = byte(s82 >> 16)
-		b77[16] = byte(s82 >> 8)
-		b77[17] = byte(s82)
+		b80 := data[h5 : h5+28] // arp
+		s81 := 0x2
+		b80[6] = byte(s81 >> 8)
+		b80[7] = byte(s81)
+		s82 := (uint64(b80[8])<<40 | uint64(b80[9])<<32 | uint64(b80[10])<<24 | uint64(b80[11])<<16 | uint64(b80[12])<<8 | uint64(b80[13]))
+		b80[18] = byte(s82 >> 40)
+		b80[19] = byte(s82 >> 32)
+		b80[20] = byte(s82 >> 24)
+		b80[21] = byte(s82 >> 16)
+		b80[22] = byte(s82 >> 8)
+		b80[23] = byte(s82)
+		s83 := m5
+		b80[8] = byte(s83 >> 40)
+		b80[9] = byte(s83 >> 32)
+		b80[10] = byte(s83 >> 24)
+		b80[11] = byte(s83 >> 16)
+		b80[12] = byte(s83 >> 8)
+		b80[13] = byte(s83)
+		s84 := (uint64(b80[14])<<24 | uint64(b80[15])<<16 | uint64(b80[16])<<8 | uint64(b80[17]))
+		b80[24] = byte(s84 >> 24)
+		b80[25] = byte(s84 >> 16)
+		b80[26] = byte(s84 >> 8)
+		b80[27] = byte(s84)
+		s85 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b80[14] = byte(s85 >> 24)
+		b80[15] = byte(s85 >> 16)
+		b80[16] = byte(s85 >> 8)
+		b80[17] = byte(s85)
 		goto n87
 	}
 n87:
@@ -2960,8 +2963,8 @@ n88:
 		if !(h2 >= 0) {
 			return pl.drop(40)
 		}
-		b83 := data[h2 : h2+20] // ipv4
-		if (packet.Value{Lo: (uint64(b83[16])<<24 | uint64(b83[17])<<16 | uint64(b83[18])<<8 | uint64(b83[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
+		b86 := data[h2 : h2+20] // ipv4
+		if (packet.Value{Lo: (uint64(b86[16])<<24 | uint64(b86[17])<<16 | uint64(b86[18])<<8 | uint64(b86[19]))} == m6.And(packet.Value{Lo: 0xffffffff})) {
 			goto n90
 		}
 		goto n89
@@ -2981,137 +2984,137 @@ n90:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s84 := r
-				cb[0] = byte(s84 >> 8)
-				cb[1] = byte(s84)
+				s87 := r
+				cb[0] = byte(s87 >> 8)
+				cb[1] = byte(s87)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d85 uint64 // icmp checksum
+		var d88 uint64 // icmp checksum
 		if !(h0 >= 0) {
 			return pl.drop(42)
 		}
-		b86 := data[h0 : h0+14] // ethernet
-		v87 := (uint64(b86[6])<<40 | uint64(b86[7])<<32 | uint64(b86[8])<<24 | uint64(b86[9])<<16 | uint64(b86[10])<<8 | uint64(b86[11]))
-		w88, lo89, hi90 := false, 0, 0
+		b89 := data[h0 : h0+14] // ethernet
+		v90 := (uint64(b89[6])<<40 | uint64(b89[7])<<32 | uint64(b89[8])<<24 | uint64(b89[9])<<16 | uint64(b89[10])<<8 | uint64(b89[11]))
+		w91, lo92, hi93 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
 			l, h := h0+0, h0+6
-			lo89, hi90 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w88 = hi90 <= len(data) && hi90-lo89 <= 20
+			lo92, hi93 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w91 = hi93 <= len(data) && hi93-lo92 <= 20
 		}
-		var o91 uint32
-		if w88 {
-			o91 = packet.SumWords(data[lo89:hi90])
+		var o94 uint32
+		if w91 {
+			o94 = packet.SumWords(data[lo92:hi93])
 		}
-		s92 := v87
-		b86[0] = byte(s92 >> 40)
-		b86[1] = byte(s92 >> 32)
-		b86[2] = byte(s92 >> 24)
-		b86[3] = byte(s92 >> 16)
-		b86[4] = byte(s92 >> 8)
-		b86[5] = byte(s92)
-		f93 := uint32(o91)
-		f93 += bits.RotateLeft32(f93, 16)
-		if w88 {
-			d85 += uint64(^uint16(f93>>16)) + uint64(packet.SumWords(data[lo89:hi90]))
+		s95 := v90
+		b89[0] = byte(s95 >> 40)
+		b89[1] = byte(s95 >> 32)
+		b89[2] = byte(s95 >> 24)
+		b89[3] = byte(s95 >> 16)
+		b89[4] = byte(s95 >> 8)
+		b89[5] = byte(s95)
+		f96 := uint32(o94)
+		f96 += bits.RotateLeft32(f96, 16)
+		if w91 {
+			d88 += uint64(^uint16(f96>>16)) + uint64(packet.SumWords(data[lo92:hi93]))
 		}
-		v94 := m5
-		w95, lo96, hi97 := false, 0, 0
+		v97 := m5
+		w98, lo99, hi100 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
 			l, h := h0+6, h0+12
-			lo96, hi97 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w95 = hi97 <= len(data) && hi97-lo96 <= 20
+			lo99, hi100 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w98 = hi100 <= len(data) && hi100-lo99 <= 20
 		}
-		var o98 uint32
-		if w95 {
-			o98 = packet.SumWords(data[lo96:hi97])
+		var o101 uint32
+		if w98 {
+			o101 = packet.SumWords(data[lo99:hi100])
 		}
-		s99 := v94
-		b86[6] = byte(s99 >> 40)
-		b86[7] = byte(s99 >> 32)
-		b86[8] = byte(s99 >> 24)
-		b86[9] = byte(s99 >> 16)
-		b86[10] = byte(s99 >> 8)
-		b86[11] = byte(s99)
-		f100 := uint32(o98)
-		f100 += bits.RotateLeft32(f100, 16)
-		if w95 {
-			d85 += uint64(^uint16(f100>>16)) + uint64(packet.SumWords(data[lo96:hi97]))
+		s102 := v97
+		b89[6] = byte(s102 >> 40)
+		b89[7] = byte(s102 >> 32)
+		b89[8] = byte(s102 >> 24)
+		b89[9] = byte(s102 >> 16)
+		b89[10] = byte(s102 >> 8)
+		b89[11] = byte(s102)
+		f103 := uint32(o101)
+		f103 += bits.RotateLeft32(f103, 16)
+		if w98 {
+			d88 += uint64(^uint16(f103>>16)) + uint64(packet.SumWords(data[lo99:hi100]))
 		}
 		if !(h2 >= 0) {
 			return pl.drop(42)
 		}
-		b101 := data[h2 : h2+20] // ipv4
-		v102 := (uint64(b101[12])<<24 | uint64(b101[13])<<16 | uint64(b101[14])<<8 | uint64(b101[15]))
-		w103, lo104, hi105 := false, 0, 0
+		b104 := data[h2 : h2+20] // ipv4
+		v105 := (uint64(b104[12])<<24 | uint64(b104[13])<<16 | uint64(b104[14])<<8 | uint64(b104[15]))
+		w106, lo107, hi108 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+16, h2+20
-			lo104, hi105 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w103 = hi105 <= len(data) && hi105-lo104 <= 20
+			lo107, hi108 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w106 = hi108 <= len(data) && hi108-lo107 <= 20
 		}
-		var o106 uint32
-		if w103 {
-			o106 = packet.SumWords(data[lo104:hi105])
+		var o109 uint32
+		if w106 {
+			o109 = packet.SumWords(data[lo107:hi108])
 		}
-		s107 := v102
-		b101[16] = byte(s107 >> 24)
-		b101[17] = byte(s107 >> 16)
-		b101[18] = byte(s107 >> 8)
-		b101[19] = byte(s107)
-		f108 := uint32(o106)
-		f108 += bits.RotateLeft32(f108, 16)
-		if w103 {
-			d85 += uint64(^uint16(f108>>16)) + uint64(packet.SumWords(data[lo104:hi105]))
+		s110 := v105
+		b104[16] = byte(s110 >> 24)
+		b104[17] = byte(s110 >> 16)
+		b104[18] = byte(s110 >> 8)
+		b104[19] = byte(s110)
+		f111 := uint32(o109)
+		f111 += bits.RotateLeft32(f111, 16)
+		if w106 {
+			d88 += uint64(^uint16(f111>>16)) + uint64(packet.SumWords(data[lo107:hi108]))
 		}
-		v109 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		w110, lo111, hi112 := false, 0, 0
+		v112 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		w113, lo114, hi115 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+12, h2+16
-			lo111, hi112 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w110 = hi112 <= len(data) && hi112-lo111 <= 20
+			lo114, hi115 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w113 = hi115 <= len(data) && hi115-lo114 <= 20
 		}
-		var o113 uint32
-		if w110 {
-			o113 = packet.SumWords(data[lo111:hi112])
+		var o116 uint32
+		if w113 {
+			o116 = packet.SumWords(data[lo114:hi115])
 		}
-		s114 := v109
-		b101[12] = byte(s114 >> 24)
-		b101[13] = byte(s114 >> 16)
-		b101[14] = byte(s114 >> 8)
-		b101[15] = byte(s114)
-		f115 := uint32(o113)
-		f115 += bits.RotateLeft32(f115, 16)
-		if w110 {
-			d85 += uint64(^uint16(f115>>16)) + uint64(packet.SumWords(data[lo111:hi112]))
+		s117 := v112
+		b104[12] = byte(s117 >> 24)
+		b104[13] = byte(s117 >> 16)
+		b104[14] = byte(s117 >> 8)
+		b104[15] = byte(s117)
+		f118 := uint32(o116)
+		f118 += bits.RotateLeft32(f118, 16)
+		if w113 {
+			d88 += uint64(^uint16(f118>>16)) + uint64(packet.SumWords(data[lo114:hi115]))
 		}
-		v116 := 0x0
+		v119 := 0x0
 		if !(h6 >= 0) {
 			return pl.drop(42)
 		}
-		b117 := data[h6 : h6+4] // icmp
-		os118 := uint32(uint64(b117[0])<<8 | uint64(b117[1]))
-		b117[0] = byte(v116)
-		f120 := uint32(os118)
-		f120 += bits.RotateLeft32(f120, 16)
-		dl119 := uint64(^uint16(f120>>16)) + uint64(uint32(uint64(b117[0])<<8|uint64(b117[1])))
+		b120 := data[h6 : h6+4] // icmp
+		os121 := uint32(uint64(b120[0])<<8 | uint64(b120[1]))
+		b120[0] = byte(v119)
+		f123 := uint32(os121)
+		f123 += bits.RotateLeft32(f123, 16)
+		dl122 := uint64(^uint16(f123>>16)) + uint64(uint32(uint64(b120[0])<<8|uint64(b120[1])))
 		if h6 >= 0 {
-			d85 += dl119
+			d88 += dl122
 		}
 		if (h6 >= 0) && h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d85
+			x := uint64(^cv) + d88
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s121 := r
-			cb[0] = byte(s121 >> 8)
-			cb[1] = byte(s121)
+			s124 := r
+			cb[0] = byte(s124 >> 8)
+			cb[1] = byte(s124)
 		}
 		goto n91
 	}
@@ -3131,171 +3134,171 @@ n92:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s122 := r
-				cb[0] = byte(s122 >> 8)
-				cb[1] = byte(s122)
+				s125 := r
+				cb[0] = byte(s125 >> 8)
+				cb[1] = byte(s125)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d123 uint64 // icmpv6 checksum
+		var d126 uint64 // icmpv6 checksum
 		if !(h0 >= 0) {
 			return pl.drop(43)
 		}
-		b124 := data[h0 : h0+14] // ethernet
-		v125 := (uint64(b124[6])<<40 | uint64(b124[7])<<32 | uint64(b124[8])<<24 | uint64(b124[9])<<16 | uint64(b124[10])<<8 | uint64(b124[11]))
-		w126, lo127, hi128 := false, 0, 0
+		b127 := data[h0 : h0+14] // ethernet
+		v128 := (uint64(b127[6])<<40 | uint64(b127[7])<<32 | uint64(b127[8])<<24 | uint64(b127[9])<<16 | uint64(b127[10])<<8 | uint64(b127[11]))
+		w129, lo130, hi131 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+0, h0+6
-			lo127, hi128 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w126 = hi128 <= len(data) && hi128-lo127 <= 20
+			lo130, hi131 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w129 = hi131 <= len(data) && hi131-lo130 <= 20
 		}
-		var o129 uint32
-		if w126 {
-			o129 = packet.SumWords(data[lo127:hi128])
+		var o132 uint32
+		if w129 {
+			o132 = packet.SumWords(data[lo130:hi131])
 		}
-		s130 := v125
-		b124[0] = byte(s130 >> 40)
-		b124[1] = byte(s130 >> 32)
-		b124[2] = byte(s130 >> 24)
-		b124[3] = byte(s130 >> 16)
-		b124[4] = byte(s130 >> 8)
-		b124[5] = byte(s130)
-		f131 := uint32(o129)
-		f131 += bits.RotateLeft32(f131, 16)
-		if w126 {
-			d123 += uint64(^uint16(f131>>16)) + uint64(packet.SumWords(data[lo127:hi128]))
+		s133 := v128
+		b127[0] = byte(s133 >> 40)
+		b127[1] = byte(s133 >> 32)
+		b127[2] = byte(s133 >> 24)
+		b127[3] = byte(s133 >> 16)
+		b127[4] = byte(s133 >> 8)
+		b127[5] = byte(s133)
+		f134 := uint32(o132)
+		f134 += bits.RotateLeft32(f134, 16)
+		if w129 {
+			d126 += uint64(^uint16(f134>>16)) + uint64(packet.SumWords(data[lo130:hi131]))
 		}
-		v132 := m5
-		w133, lo134, hi135 := false, 0, 0
+		v135 := m5
+		w136, lo137, hi138 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+6, h0+12
-			lo134, hi135 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w133 = hi135 <= len(data) && hi135-lo134 <= 20
+			lo137, hi138 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w136 = hi138 <= len(data) && hi138-lo137 <= 20
 		}
-		var o136 uint32
-		if w133 {
-			o136 = packet.SumWords(data[lo134:hi135])
+		var o139 uint32
+		if w136 {
+			o139 = packet.SumWords(data[lo137:hi138])
 		}
-		s137 := v132
-		b124[6] = byte(s137 >> 40)
-		b124[7] = byte(s137 >> 32)
-		b124[8] = byte(s137 >> 24)
-		b124[9] = byte(s137 >> 16)
-		b124[10] = byte(s137 >> 8)
-		b124[11] = byte(s137)
-		f138 := uint32(o136)
-		f138 += bits.RotateLeft32(f138, 16)
-		if w133 {
-			d123 += uint64(^uint16(f138>>16)) + uint64(packet.SumWords(data[lo134:hi135]))
+		s140 := v135
+		b127[6] = byte(s140 >> 40)
+		b127[7] = byte(s140 >> 32)
+		b127[8] = byte(s140 >> 24)
+		b127[9] = byte(s140 >> 16)
+		b127[10] = byte(s140 >> 8)
+		b127[11] = byte(s140)
+		f141 := uint32(o139)
+		f141 += bits.RotateLeft32(f141, 16)
+		if w136 {
+			d126 += uint64(^uint16(f141>>16)) + uint64(packet.SumWords(data[lo137:hi138]))
 		}
 		if !(h3 >= 0) {
 			return pl.drop(43)
 		}
-		b139 := data[h3 : h3+40] // ipv6
-		v140 := packet.Value{Hi: (uint64(b139[8])<<56 | uint64(b139[9])<<48 | uint64(b139[10])<<40 | uint64(b139[11])<<32 | uint64(b139[12])<<24 | uint64(b139[13])<<16 | uint64(b139[14])<<8 | uint64(b139[15])), Lo: (uint64(b139[16])<<56 | uint64(b139[17])<<48 | uint64(b139[18])<<40 | uint64(b139[19])<<32 | uint64(b139[20])<<24 | uint64(b139[21])<<16 | uint64(b139[22])<<8 | uint64(b139[23]))}
-		w141, lo142, hi143 := false, 0, 0
+		b142 := data[h3 : h3+40] // ipv6
+		v143 := packet.Value{Hi: (uint64(b142[8])<<56 | uint64(b142[9])<<48 | uint64(b142[10])<<40 | uint64(b142[11])<<32 | uint64(b142[12])<<24 | uint64(b142[13])<<16 | uint64(b142[14])<<8 | uint64(b142[15])), Lo: (uint64(b142[16])<<56 | uint64(b142[17])<<48 | uint64(b142[18])<<40 | uint64(b142[19])<<32 | uint64(b142[20])<<24 | uint64(b142[21])<<16 | uint64(b142[22])<<8 | uint64(b142[23]))}
+		w144, lo145, hi146 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+24, h3+40
-			lo142, hi143 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w141 = hi143 <= len(data) && hi143-lo142 <= 20
+			lo145, hi146 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w144 = hi146 <= len(data) && hi146-lo145 <= 20
 		} else if h7 >= 0 {
-			lo142, hi143 = h3+24, h3+40
-			w141 = hi143 <= len(data) && hi143-lo142 <= 20
+			lo145, hi146 = h3+24, h3+40
+			w144 = hi146 <= len(data) && hi146-lo145 <= 20
 		}
-		var o144 uint32
-		if w141 {
-			o144 = packet.SumWords(data[lo142:hi143])
+		var o147 uint32
+		if w144 {
+			o147 = packet.SumWords(data[lo145:hi146])
 		}
-		v145 := v140
-		s146 := v145.Hi
-		b139[24] = byte(s146 >> 56)
-		b139[25] = byte(s146 >> 48)
-		b139[26] = byte(s146 >> 40)
-		b139[27] = byte(s146 >> 32)
-		b139[28] = byte(s146 >> 24)
-		b139[29] = byte(s146 >> 16)
-		b139[30] = byte(s146 >> 8)
-		b139[31] = byte(s146)
-		s147 := v145.Lo
-		b139[32] = byte(s147 >> 56)
-		b139[33] = byte(s147 >> 48)
-		b139[34] = byte(s147 >> 40)
-		b139[35] = byte(s147 >> 32)
-		b139[36] = byte(s147 >> 24)
-		b139[37] = byte(s147 >> 16)
-		b139[38] = byte(s147 >> 8)
-		b139[39] = byte(s147)
-		f148 := uint32(o144)
-		f148 += bits.RotateLeft32(f148, 16)
-		if w141 {
-			d123 += uint64(^uint16(f148>>16)) + uint64(packet.SumWords(data[lo142:hi143]))
+		v148 := v143
+		s149 := v148.Hi
+		b142[24] = byte(s149 >> 56)
+		b142[25] = byte(s149 >> 48)
+		b142[26] = byte(s149 >> 40)
+		b142[27] = byte(s149 >> 32)
+		b142[28] = byte(s149 >> 24)
+		b142[29] = byte(s149 >> 16)
+		b142[30] = byte(s149 >> 8)
+		b142[31] = byte(s149)
+		s150 := v148.Lo
+		b142[32] = byte(s150 >> 56)
+		b142[33] = byte(s150 >> 48)
+		b142[34] = byte(s150 >> 40)
+		b142[35] = byte(s150 >> 32)
+		b142[36] = byte(s150 >> 24)
+		b142[37] = byte(s150 >> 16)
+		b142[38] = byte(s150 >> 8)
+		b142[39] = byte(s150)
+		f151 := uint32(o147)
+		f151 += bits.RotateLeft32(f151, 16)
+		if w144 {
+			d126 += uint64(^uint16(f151>>16)) + uint64(packet.SumWords(data[lo145:hi146]))
 		}
-		v149 := m6
-		w150, lo151, hi152 := false, 0, 0
+		v152 := m6
+		w153, lo154, hi155 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+8, h3+24
-			lo151, hi152 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w150 = hi152 <= len(data) && hi152-lo151 <= 20
+			lo154, hi155 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w153 = hi155 <= len(data) && hi155-lo154 <= 20
 		} else if h7 >= 0 {
-			lo151, hi152 = h3+8, h3+24
-			w150 = hi152 <= len(data) && hi152-lo151 <= 20
+			lo154, hi155 = h3+8, h3+24
+			w153 = hi155 <= len(data) && hi155-lo154 <= 20
 		}
-		var o153 uint32
-		if w150 {
-			o153 = packet.SumWords(data[lo151:hi152])
+		var o156 uint32
+		if w153 {
+			o156 = packet.SumWords(data[lo154:hi155])
 		}
-		v154 := v149
-		s155 := v154.Hi
-		b139[8] = byte(s155 >> 56)
-		b139[9] = byte(s155 >> 48)
-		b139[10] = byte(s155 >> 40)
-		b139[11] = byte(s155 >> 32)
-		b139[12] = byte(s155 >> 24)
-		b139[13] = byte(s155 >> 16)
-		b139[14] = byte(s155 >> 8)
-		b139[15] = byte(s155)
-		s156 := v154.Lo
-		b139[16] = byte(s156 >> 56)
-		b139[17] = byte(s156 >> 48)
-		b139[18] = byte(s156 >> 40)
-		b139[19] = byte(s156 >> 32)
-		b139[20] = byte(s156 >> 24)
-		b139[21] = byte(s156 >> 16)
-		b139[22] = byte(s156 >> 8)
-		b139[23] = byte(s156)
-		f157 := uint32(o153)
-		f157 += bits.RotateLeft32(f157, 16)
-		if w150 {
-			d123 += uint64(^uint16(f157>>16)) + uint64(packet.SumWords(data[lo151:hi152]))
+		v157 := v152
+		s158 := v157.Hi
+		b142[8] = byte(s158 >> 56)
+		b142[9] = byte(s158 >> 48)
+		b142[10] = byte(s158 >> 40)
+		b142[11] = byte(s158 >> 32)
+		b142[12] = byte(s158 >> 24)
+		b142[13] = byte(s158 >> 16)
+		b142[14] = byte(s158 >> 8)
+		b142[15] = byte(s158)
+		s159 := v157.Lo
+		b142[16] = byte(s159 >> 56)
+		b142[17] = byte(s159 >> 48)
+		b142[18] = byte(s159 >> 40)
+		b142[19] = byte(s159 >> 32)
+		b142[20] = byte(s159 >> 24)
+		b142[21] = byte(s159 >> 16)
+		b142[22] = byte(s159 >> 8)
+		b142[23] = byte(s159)
+		f160 := uint32(o156)
+		f160 += bits.RotateLeft32(f160, 16)
+		if w153 {
+			d126 += uint64(^uint16(f160>>16)) + uint64(packet.SumWords(data[lo154:hi155]))
 		}
-		v158 := 0x81
+		v161 := 0x81
 		if !(h7 >= 0) {
 			return pl.drop(43)
 		}
-		b159 := data[h7 : h7+4] // icmpv6
-		os160 := uint32(uint64(b159[0])<<8 | uint64(b159[1]))
-		b159[0] = byte(v158)
-		f162 := uint32(os160)
-		f162 += bits.RotateLeft32(f162, 16)
-		dl161 := uint64(^uint16(f162>>16)) + uint64(uint32(uint64(b159[0])<<8|uint64(b159[1])))
+		b162 := data[h7 : h7+4] // icmpv6
+		os163 := uint32(uint64(b162[0])<<8 | uint64(b162[1]))
+		b162[0] = byte(v161)
+		f165 := uint32(os163)
+		f165 += bits.RotateLeft32(f165, 16)
+		dl164 := uint64(^uint16(f165>>16)) + uint64(uint32(uint64(b162[0])<<8|uint64(b162[1])))
 		if h7 >= 0 {
-			d123 += dl161
+			d126 += dl164
 		}
 		if (h7 >= 0) && h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d123
+			x := uint64(^cv) + d126
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s163 := r
-			cb[0] = byte(s163 >> 8)
-			cb[1] = byte(s163)
+			s166 := r
+			cb[0] = byte(s166 >> 8)
+			cb[1] = byte(s166)
 		}
 		goto n93
 	}
@@ -3309,8 +3312,8 @@ n94:
 		if !(h12 >= 0) {
 			return pl.drop(44)
 		}
-		b164 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b164[4])<<56 | uint64(b164[5])<<48 | uint64(b164[6])<<40 | uint64(b164[7])<<32 | uint64(b164[8])<<24 | uint64(b164[9])<<16 | uint64(b164[10])<<8 | uint64(b164[11])), Lo: (uint64(b164[12])<<56 | uint64(b164[13])<<48 | uint64(b164[14])<<40 | uint64(b164[15])<<32 | uint64(b164[16])<<24 | uint64(b164[17])<<16 | uint64(b164[18])<<8 | uint64(b164[19]))} == m6) {
+		b167 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b167[4])<<56 | uint64(b167[5])<<48 | uint64(b167[6])<<40 | uint64(b167[7])<<32 | uint64(b167[8])<<24 | uint64(b167[9])<<16 | uint64(b167[10])<<8 | uint64(b167[11])), Lo: (uint64(b167[12])<<56 | uint64(b167[13])<<48 | uint64(b167[14])<<40 | uint64(b167[15])<<32 | uint64(b167[16])<<24 | uint64(b167[17])<<16 | uint64(b167[18])<<8 | uint64(b167[19]))} == m6) {
 			goto n96
 		}
 		goto n95
@@ -3324,8 +3327,8 @@ n96:
 		if !(h3 >= 0) {
 			return pl.drop(46)
 		}
-		b165 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b165[8])<<56 | uint64(b165[9])<<48 | uint64(b165[10])<<40 | uint64(b165[11])<<32 | uint64(b165[12])<<24 | uint64(b165[13])<<16 | uint64(b165[14])<<8 | uint64(b165[15])), Lo: (uint64(b165[16])<<56 | uint64(b165[17])<<48 | uint64(b165[18])<<40 | uint64(b165[19])<<32 | uint64(b165[20])<<24 | uint64(b165[21])<<16 | uint64(b165[22])<<8 | uint64(b165[23]))} == packet.Value{Lo: 0x0}) {
+		b168 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b168[8])<<56 | uint64(b168[9])<<48 | uint64(b168[10])<<40 | uint64(b168[11])<<32 | uint64(b168[12])<<24 | uint64(b168[13])<<16 | uint64(b168[14])<<8 | uint64(b168[15])), Lo: (uint64(b168[16])<<56 | uint64(b168[17])<<48 | uint64(b168[18])<<40 | uint64(b168[19])<<32 | uint64(b168[20])<<24 | uint64(b168[21])<<16 | uint64(b168[22])<<8 | uint64(b168[23]))} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
@@ -3338,8 +3341,8 @@ n97:
 		if !(h12 >= 0) {
 			return pl.drop(47)
 		}
-		b166 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b166[4])<<56 | uint64(b166[5])<<48 | uint64(b166[6])<<40 | uint64(b166[7])<<32 | uint64(b166[8])<<24 | uint64(b166[9])<<16 | uint64(b166[10])<<8 | uint64(b166[11])), Lo: (uint64(b166[12])<<56 | uint64(b166[13])<<48 | uint64(b166[14])<<40 | uint64(b166[15])<<32 | uint64(b166[16])<<24 | uint64(b166[17])<<16 | uint64(b166[18])<<8 | uint64(b166[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b169 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b169[4])<<56 | uint64(b169[5])<<48 | uint64(b169[6])<<40 | uint64(b169[7])<<32 | uint64(b169[8])<<24 | uint64(b169[9])<<16 | uint64(b169[10])<<8 | uint64(b169[11])), Lo: (uint64(b169[12])<<56 | uint64(b169[13])<<48 | uint64(b169[14])<<40 | uint64(b169[15])<<32 | uint64(b169[16])<<24 | uint64(b169[17])<<16 | uint64(b169[18])<<8 | uint64(b169[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
@@ -3347,19 +3350,19 @@ n98:
 		if !(h3 >= 0) {
 			return pl.drop(48)
 		}
-		b167 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b167[8])<<56 | uint64(b167[9])<<48 | uint64(b167[10])<<40 | uint64(b167[11])<<32 | uint64(b167[12])<<24 | uint64(b167[13])<<16 | uint64(b167[14])<<8 | uint64(b167[15])), Lo: (uint64(b167[16])<<56 | uint64(b167[17])<<48 | uint64(b167[18])<<40 | uint64(b167[19])<<32 | uint64(b167[20])<<24 | uint64(b167[21])<<16 | uint64(b167[22])<<8 | uint64(b167[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b170 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b170[8])<<56 | uint64(b170[9])<<48 | uint64(b170[10])<<40 | uint64(b170[11])<<32 | uint64(b170[12])<<24 | uint64(b170[13])<<16 | uint64(b170[14])<<8 | uint64(b170[15])), Lo: (uint64(b170[16])<<56 | uint64(b170[17])<<48 | uint64(b170[18])<<40 | uint64(b170[19])<<32 | uint64(b170[20])<<24 | uint64(b170[21])<<16 | uint64(b170[22])<<8 | uint64(b170[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		if !(h0 >= 0) {
 			return pl.drop(48)
 		}
-		b168 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b168[6])<<40 | uint64(b168[7])<<32 | uint64(b168[8])<<24 | uint64(b168[9])<<16 | uint64(b168[10])<<8 | uint64(b168[11])) & 0xffffffffffff
+		b171 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b171[6])<<40 | uint64(b171[7])<<32 | uint64(b171[8])<<24 | uint64(b171[9])<<16 | uint64(b171[10])<<8 | uint64(b171[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(48)
 		}
-		b169 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b169[4])<<56 | uint64(b169[5])<<48 | uint64(b169[6])<<40 | uint64(b169[7])<<32 | uint64(b169[8])<<24 | uint64(b169[9])<<16 | uint64(b169[10])<<8 | uint64(b169[11])), Lo: (uint64(b169[12])<<56 | uint64(b169[13])<<48 | uint64(b169[14])<<40 | uint64(b169[15])<<32 | uint64(b169[16])<<24 | uint64(b169[17])<<16 | uint64(b169[18])<<8 | uint64(b169[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b172 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b172[4])<<56 | uint64(b172[5])<<48 | uint64(b172[6])<<40 | uint64(b172[7])<<32 | uint64(b172[8])<<24 | uint64(b172[9])<<16 | uint64(b172[10])<<8 | uint64(b172[11])), Lo: (uint64(b172[12])<<56 | uint64(b172[13])<<48 | uint64(b172[14])<<40 | uint64(b172[15])<<32 | uint64(b172[16])<<24 | uint64(b172[17])<<16 | uint64(b172[18])<<8 | uint64(b172[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
@@ -3375,8 +3378,8 @@ n100:
 		if !(h14 >= 0) {
 			return pl.drop(49)
 		}
-		b170 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b170[0])<<40 | uint64(b170[1])<<32 | uint64(b170[2])<<24 | uint64(b170[3])<<16 | uint64(b170[4])<<8 | uint64(b170[5])) & 0xffffffffffff
+		b173 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b173[0])<<40 | uint64(b173[1])<<32 | uint64(b173[2])<<24 | uint64(b173[3])<<16 | uint64(b173[4])<<8 | uint64(b173[5])) & 0xffffffffffff
 		pl.edges[21]++
 		goto n101
 	}
@@ -3399,84 +3402,84 @@ n103:
 		if !(h14 >= 0) {
 			return pl.drop(50)
 		}
-		po171, pn172 := h14, 6 // nd_mac
-		if po171+pn172 > len(data) {
+		po174, pn175 := h14, 6 // nd_mac
+		if po174+pn175 > len(data) {
 			return pl.drop(50)
 		}
-		pendOff = po171
-		pendN = pn172
+		pendOff = po174
+		pendN = pn175
 		h14 = -1
-		if (h0 >= 0) && h0 > po171 {
-			h0 -= pn172
+		if (h0 >= 0) && h0 > po174 {
+			h0 -= pn175
 		} // ethernet
-		if (h1 >= 0) && h1 > po171 {
-			h1 -= pn172
+		if (h1 >= 0) && h1 > po174 {
+			h1 -= pn175
 		} // vlan
-		if (h2 >= 0) && h2 > po171 {
-			h2 -= pn172
+		if (h2 >= 0) && h2 > po174 {
+			h2 -= pn175
 		} // ipv4
-		if (h3 >= 0) && h3 > po171 {
-			h3 -= pn172
+		if (h3 >= 0) && h3 > po174 {
+			h3 -= pn175
 		} // ipv6
-		if (h4 >= 0) && h4 > po171 {
-			h4 -= pn172
+		if (h4 >= 0) && h4 > po174 {
+			h4 -= pn175
 		} // udp
-		if (h5 >= 0) && h5 > po171 {
-			h5 -= pn172
+		if (h5 >= 0) && h5 > po174 {
+			h5 -= pn175
 		} // arp
-		if (h6 >= 0) && h6 > po171 {
-			h6 -= pn172
+		if (h6 >= 0) && h6 > po174 {
+			h6 -= pn175
 		} // icmp
-		if (h7 >= 0) && h7 > po171 {
-			h7 -= pn172
+		if (h7 >= 0) && h7 > po174 {
+			h7 -= pn175
 		} // icmpv6
-		if (h8 >= 0) && h8 > po171 {
-			h8 -= pn172
+		if (h8 >= 0) && h8 > po174 {
+			h8 -= pn175
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po171 {
-			h9 -= pn172
+		if (h9 >= 0) && h9 > po174 {
+			h9 -= pn175
 		} // lb_common
-		if (h10 >= 0) && h10 > po171 {
-			h10 -= pn172
+		if (h10 >= 0) && h10 > po174 {
+			h10 -= pn175
 		} // lb_v2
-		if (h11 >= 0) && h11 > po171 {
-			h11 -= pn172
+		if (h11 >= 0) && h11 > po174 {
+			h11 -= pn175
 		} // lb_v3
-		if (h12 >= 0) && h12 > po171 {
-			h12 -= pn172
+		if (h12 >= 0) && h12 > po174 {
+			h12 -= pn175
 		} // nd_ns
-		if (h13 >= 0) && h13 > po171 {
-			h13 -= pn172
+		if (h13 >= 0) && h13 > po174 {
+			h13 -= pn175
 		} // nd_opt
-		if (h15 >= 0) && h15 > po171 {
-			h15 -= pn172
+		if (h15 >= 0) && h15 > po174 {
+			h15 -= pn175
 		} // nd_na
-		if (h16 >= 0) && h16 > po171 {
-			h16 -= pn172
+		if (h16 >= 0) && h16 > po174 {
+			h16 -= pn175
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po171 {
-			h17 -= pn172
+		if (h17 >= 0) && h17 > po174 {
+			h17 -= pn175
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po171 {
-			h18 -= pn172
+		if (h18 >= 0) && h18 > po174 {
+			h18 -= pn175
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po171 {
-			h19 -= pn172
+		if (h19 >= 0) && h19 > po174 {
+			h19 -= pn175
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po171 {
-			h20 -= pn172
+		if (h20 >= 0) && h20 > po174 {
+			h20 -= pn175
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po171 {
-			h21 -= pn172
+		if (h21 >= 0) && h21 > po174 {
+			h21 -= pn175
 		} // lldp
-		if (h22 >= 0) && h22 > po171 {
-			h22 -= pn172
+		if (h22 >= 0) && h22 > po174 {
+			h22 -= pn175
 		} // slow
-		if (h23 >= 0) && h23 > po171 {
-			h23 -= pn172
+		if (h23 >= 0) && h23 > po174 {
+			h23 -= pn175
 		} // lacp
-		if cur > po171 {
-			cur = max(po171, cur-pn172)
+		if cur > po174 {
+			cur = max(po174, cur-pn175)
 		}
 		pl.edges[22]++
 		goto n104
@@ -3496,84 +3499,84 @@ n104:
 		if !(h13 >= 0) {
 			return pl.drop(51)
 		}
-		po173, pn174 := h13, 2 // nd_opt
-		if po173+pn174 > len(data) {
+		po176, pn177 := h13, 2 // nd_opt
+		if po176+pn177 > len(data) {
 			return pl.drop(51)
 		}
-		pendOff = po173
-		pendN += pn174
+		pendOff = po176
+		pendN += pn177
 		h13 = -1
-		if (h0 >= 0) && h0 > po173 {
-			h0 -= pn174
+		if (h0 >= 0) && h0 > po176 {
+			h0 -= pn177
 		} // ethernet
-		if (h1 >= 0) && h1 > po173 {
-			h1 -= pn174
+		if (h1 >= 0) && h1 > po176 {
+			h1 -= pn177
 		} // vlan
-		if (h2 >= 0) && h2 > po173 {
-			h2 -= pn174
+		if (h2 >= 0) && h2 > po176 {
+			h2 -= pn177
 		} // ipv4
-		if (h3 >= 0) && h3 > po173 {
-			h3 -= pn174
+		if (h3 >= 0) && h3 > po176 {
+			h3 -= pn177
 		} // ipv6
-		if (h4 >= 0) && h4 > po173 {
-			h4 -= pn174
+		if (h4 >= 0) && h4 > po176 {
+			h4 -= pn177
 		} // udp
-		if (h5 >= 0) && h5 > po173 {
-			h5 -= pn174
+		if (h5 >= 0) && h5 > po176 {
+			h5 -= pn177
 		} // arp
-		if (h6 >= 0) && h6 > po173 {
-			h6 -= pn174
+		if (h6 >= 0) && h6 > po176 {
+			h6 -= pn177
 		} // icmp
-		if (h7 >= 0) && h7 > po173 {
-			h7 -= pn174
+		if (h7 >= 0) && h7 > po176 {
+			h7 -= pn177
 		} // icmpv6
-		if (h8 >= 0) && h8 > po173 {
-			h8 -= pn174
+		if (h8 >= 0) && h8 > po176 {
+			h8 -= pn177
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po173 {
-			h9 -= pn174
+		if (h9 >= 0) && h9 > po176 {
+			h9 -= pn177
 		} // lb_common
-		if (h10 >= 0) && h10 > po173 {
-			h10 -= pn174
+		if (h10 >= 0) && h10 > po176 {
+			h10 -= pn177
 		} // lb_v2
-		if (h11 >= 0) && h11 > po173 {
-			h11 -= pn174
+		if (h11 >= 0) && h11 > po176 {
+			h11 -= pn177
 		} // lb_v3
-		if (h12 >= 0) && h12 > po173 {
-			h12 -= pn174
+		if (h12 >= 0) && h12 > po176 {
+			h12 -= pn177
 		} // nd_ns
-		if (h14 >= 0) && h14 > po173 {
-			h14 -= pn174
+		if (h14 >= 0) && h14 > po176 {
+			h14 -= pn177
 		} // nd_mac
-		if (h15 >= 0) && h15 > po173 {
-			h15 -= pn174
+		if (h15 >= 0) && h15 > po176 {
+			h15 -= pn177
 		} // nd_na
-		if (h16 >= 0) && h16 > po173 {
-			h16 -= pn174
+		if (h16 >= 0) && h16 > po176 {
+			h16 -= pn177
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po173 {
-			h17 -= pn174
+		if (h17 >= 0) && h17 > po176 {
+			h17 -= pn177
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po173 {
-			h18 -= pn174
+		if (h18 >= 0) && h18 > po176 {
+			h18 -= pn177
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po173 {
-			h19 -= pn174
+		if (h19 >= 0) && h19 > po176 {
+			h19 -= pn177
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po173 {
-			h20 -= pn174
+		if (h20 >= 0) && h20 > po176 {
+			h20 -= pn177
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po173 {
-			h21 -= pn174
+		if (h21 >= 0) && h21 > po176 {
+			h21 -= pn177
 		} // lldp
-		if (h22 >= 0) && h22 > po173 {
-			h22 -= pn174
+		if (h22 >= 0) && h22 > po176 {
+			h22 -= pn177
 		} // slow
-		if (h23 >= 0) && h23 > po173 {
-			h23 -= pn174
+		if (h23 >= 0) && h23 > po176 {
+			h23 -= pn177
 		} // lacp
-		if cur > po173 {
-			cur = max(po173, cur-pn174)
+		if cur > po176 {
+			cur = max(po176, cur-pn177)
 		}
 		pl.edges[23]++
 		goto n105
@@ -3593,391 +3596,96 @@ n105:
 		if !(h12 >= 0) {
 			return pl.drop(52)
 		}
-		po175, pn176 := h12, 20 // nd_ns
-		if po175+pn176 > len(data) {
+		po178, pn179 := h12, 20 // nd_ns
+		if po178+pn179 > len(data) {
 			return pl.drop(52)
 		}
-		pendN += pn176
-		if po175 < len(data)-po175-pendN {
-			copy(data[pendN:pendN+po175], data[:po175])
+		pendN += pn179
+		if po178 < len(data)-po178-pendN {
+			copy(data[pendN:pendN+po178], data[:po178])
 			data = data[pendN:]
 		} else {
-			copy(data[po175:], data[po175+pendN:])
+			copy(data[po178:], data[po178+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h0 >= 0) && h0 > po175 {
-			h0 -= pn176
+		if (h0 >= 0) && h0 > po178 {
+			h0 -= pn179
 		} // ethernet
-		if (h1 >= 0) && h1 > po175 {
-			h1 -= pn176
+		if (h1 >= 0) && h1 > po178 {
+			h1 -= pn179
 		} // vlan
-		if (h2 >= 0) && h2 > po175 {
-			h2 -= pn176
+		if (h2 >= 0) && h2 > po178 {
+			h2 -= pn179
 		} // ipv4
-		if (h3 >= 0) && h3 > po175 {
-			h3 -= pn176
+		if (h3 >= 0) && h3 > po178 {
+			h3 -= pn179
 		} // ipv6
-		if (h4 >= 0) && h4 > po175 {
-			h4 -= pn176
+		if (h4 >= 0) && h4 > po178 {
+			h4 -= pn179
 		} // udp
-		if (h5 >= 0) && h5 > po175 {
-			h5 -= pn176
+		if (h5 >= 0) && h5 > po178 {
+			h5 -= pn179
 		} // arp
-		if (h6 >= 0) && h6 > po175 {
-			h6 -= pn176
+		if (h6 >= 0) && h6 > po178 {
+			h6 -= pn179
 		} // icmp
-		if (h7 >= 0) && h7 > po175 {
-			h7 -= pn176
+		if (h7 >= 0) && h7 > po178 {
+			h7 -= pn179
 		} // icmpv6
-		if (h8 >= 0) && h8 > po175 {
-			h8 -= pn176
+		if (h8 >= 0) && h8 > po178 {
+			h8 -= pn179
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po175 {
-			h9 -= pn176
+		if (h9 >= 0) && h9 > po178 {
+			h9 -= pn179
 		} // lb_common
-		if (h10 >= 0) && h10 > po175 {
-			h10 -= pn176
+		if (h10 >= 0) && h10 > po178 {
+			h10 -= pn179
 		} // lb_v2
-		if (h11 >= 0) && h11 > po175 {
-			h11 -= pn176
+		if (h11 >= 0) && h11 > po178 {
+			h11 -= pn179
 		} // lb_v3
-		if (h13 >= 0) && h13 > po175 {
-			h13 -= pn176
+		if (h13 >= 0) && h13 > po178 {
+			h13 -= pn179
 		} // nd_opt
-		if (h14 >= 0) && h14 > po175 {
-			h14 -= pn176
+		if (h14 >= 0) && h14 > po178 {
+			h14 -= pn179
 		} // nd_mac
-		if (h15 >= 0) && h15 > po175 {
-			h15 -= pn176
+		if (h15 >= 0) && h15 > po178 {
+			h15 -= pn179
 		} // nd_na
-		if (h16 >= 0) && h16 > po175 {
-			h16 -= pn176
+		if (h16 >= 0) && h16 > po178 {
+			h16 -= pn179
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po175 {
-			h17 -= pn176
+		if (h17 >= 0) && h17 > po178 {
+			h17 -= pn179
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po175 {
-			h18 -= pn176
+		if (h18 >= 0) && h18 > po178 {
+			h18 -= pn179
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po175 {
-			h19 -= pn176
+		if (h19 >= 0) && h19 > po178 {
+			h19 -= pn179
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po175 {
-			h20 -= pn176
+		if (h20 >= 0) && h20 > po178 {
+			h20 -= pn179
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po175 {
-			h21 -= pn176
+		if (h21 >= 0) && h21 > po178 {
+			h21 -= pn179
 		} // lldp
-		if (h22 >= 0) && h22 > po175 {
-			h22 -= pn176
+		if (h22 >= 0) && h22 > po178 {
+			h22 -= pn179
 		} // slow
-		if (h23 >= 0) && h23 > po175 {
-			h23 -= pn176
+		if (h23 >= 0) && h23 > po178 {
+			h23 -= pn179
 		} // lacp
-		if cur > po175 {
-			cur = max(po175, cur-pn176)
+		if cur > po178 {
+			cur = max(po178, cur-pn179)
 		}
 		goto n106
 	}
 n106:
 	{ // NsPushNa: push nd_na after icmpv6
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s177 := r
-				cb[0] = byte(s177 >> 8)
-				cb[1] = byte(s177)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		if !(h7 >= 0) {
-			return pl.drop(53)
-		}
-		if pendK4 {
-			if (h4 >= 0) && h4+8 <= len(data) {
-				cb := data[h4+6 : h4+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD4
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s179 := r
-				cb[0] = byte(s179 >> 8)
-				cb[1] = byte(s179)
-			}
-			pendD4, pendK4 = 0, false
-		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{}
-		if h9 >= 0 {
-			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
-		}
-		p.Hdr[10] = packet.HeaderState{}
-		if h10 >= 0 {
-			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
-		}
-		p.Hdr[11] = packet.HeaderState{}
-		if h11 >= 0 {
-			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
-		}
-		p.Hdr[12] = packet.HeaderState{}
-		if h12 >= 0 {
-			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
-		}
-		p.Hdr[13] = packet.HeaderState{}
-		if h13 >= 0 {
-			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
-		}
-		p.Hdr[14] = packet.HeaderState{}
-		if h14 >= 0 {
-			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
-		}
-		p.Hdr[15] = packet.HeaderState{}
-		if h15 >= 0 {
-			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
-		}
-		p.Hdr[16] = packet.HeaderState{}
-		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
-		}
-		p.Hdr[17] = packet.HeaderState{}
-		if h17 >= 0 {
-			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
-		}
-		p.Hdr[18] = packet.HeaderState{}
-		if h18 >= 0 {
-			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
-		}
-		p.Hdr[19] = packet.HeaderState{}
-		if h19 >= 0 {
-			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
-		}
-		p.Hdr[20] = packet.HeaderState{}
-		if h20 >= 0 {
-			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
-		}
-		p.Hdr[21] = packet.HeaderState{}
-		if h21 >= 0 {
-			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
-		}
-		p.Hdr[22] = packet.HeaderState{}
-		if h22 >= 0 {
-			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
-		}
-		p.Hdr[23] = packet.HeaderState{}
-		if h23 >= 0 {
-			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
-		}
-		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = packet.Value{Lo: m5}
-		p.Meta[6] = m6
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = m8
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = packet.Value{Lo: m12}
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = m19
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = packet.Value{Lo: m22}
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = m24
-		p.Meta[25] = packet.Value{Lo: m25}
-		p.Meta[26] = packet.Value{Lo: m26}
-		p.Meta[27] = m27
-
-		rt178 := p.Push(15, h7+4, 0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2, h2len = -1, 0
-		if p.Hdr[2].Valid {
-			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
-		}
-		h3 = -1
-		if p.Hdr[3].Valid {
-			h3 = p.Hdr[3].Off
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		h9 = -1
-		if p.Hdr[9].Valid {
-			h9 = p.Hdr[9].Off
-		}
-		h10 = -1
-		if p.Hdr[10].Valid {
-			h10 = p.Hdr[10].Off
-		}
-		h11 = -1
-		if p.Hdr[11].Valid {
-			h11 = p.Hdr[11].Off
-		}
-		h12 = -1
-		if p.Hdr[12].Valid {
-			h12 = p.Hdr[12].Off
-		}
-		h13 = -1
-		if p.Hdr[13].Valid {
-			h13 = p.Hdr[13].Off
-		}
-		h14 = -1
-		if p.Hdr[14].Valid {
-			h14 = p.Hdr[14].Off
-		}
-		h15 = -1
-		if p.Hdr[15].Valid {
-			h15 = p.Hdr[15].Off
-		}
-		h16 = -1
-		if p.Hdr[16].Valid {
-			h16 = p.Hdr[16].Off
-		}
-		h17 = -1
-		if p.Hdr[17].Valid {
-			h17 = p.Hdr[17].Off
-		}
-		h18 = -1
-		if p.Hdr[18].Valid {
-			h18 = p.Hdr[18].Off
-		}
-		h19 = -1
-		if p.Hdr[19].Valid {
-			h19 = p.Hdr[19].Off
-		}
-		h20 = -1
-		if p.Hdr[20].Valid {
-			h20 = p.Hdr[20].Off
-		}
-		h21 = -1
-		if p.Hdr[21].Valid {
-			h21 = p.Hdr[21].Off
-		}
-		h22 = -1
-		if p.Hdr[22].Valid {
-			h22 = p.Hdr[22].Off
-		}
-		h23 = -1
-		if p.Hdr[23].Valid {
-			h23 = p.Hdr[23].Off
-		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5].Lo
-		m6 = p.Meta[6]
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8]
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12].Lo
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19]
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22].Lo
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24]
-		m25 = p.Meta[25].Lo
-		m26 = p.Meta[26].Lo
-		m27 = p.Meta[27]
-
-		if !rt178 {
-			return pl.drop(53)
-		}
-		goto n107
-	}
-n107:
-	{ // NsPushOpt: push nd_na_opt after nd_na
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -3993,8 +3701,8 @@ n107:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		if !(h15 >= 0) {
-			return pl.drop(54)
+		if !(h7 >= 0) {
+			return pl.drop(53)
 		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
@@ -4139,7 +3847,7 @@ n107:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt181 := p.Push(16, h15+20, 0)
+		rt181 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4267,12 +3975,12 @@ n107:
 		m27 = p.Meta[27]
 
 		if !rt181 {
-			return pl.drop(54)
+			return pl.drop(53)
 		}
-		goto n108
+		goto n107
 	}
-n108:
-	{ // NsPushMac: push nd_na_mac after nd_na_opt
+n107:
+	{ // NsPushOpt: push nd_na_opt after nd_na
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -4288,8 +3996,8 @@ n108:
 			}
 			pendD4, pendK4 = 0, false
 		}
-		if !(h16 >= 0) {
-			return pl.drop(55)
+		if !(h15 >= 0) {
+			return pl.drop(54)
 		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
@@ -4434,7 +4142,7 @@ n108:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt184 := p.Push(17, h16+2, 0)
+		rt184 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4562,127 +4270,12 @@ n108:
 		m27 = p.Meta[27]
 
 		if !rt184 {
-			return pl.drop(55)
+			return pl.drop(54)
 		}
-		goto n109
+		goto n108
 	}
-n109:
-	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		if !(h0 >= 0) {
-			return pl.drop(56)
-		}
-		b186 := data[h0 : h0+14] // ethernet
-		s187 := m25
-		b186[0] = byte(s187 >> 40)
-		b186[1] = byte(s187 >> 32)
-		b186[2] = byte(s187 >> 24)
-		b186[3] = byte(s187 >> 16)
-		b186[4] = byte(s187 >> 8)
-		b186[5] = byte(s187)
-		s188 := m5
-		b186[6] = byte(s188 >> 40)
-		b186[7] = byte(s188 >> 32)
-		b186[8] = byte(s188 >> 24)
-		b186[9] = byte(s188 >> 16)
-		b186[10] = byte(s188 >> 8)
-		b186[11] = byte(s188)
-		if !(h3 >= 0) {
-			return pl.drop(56)
-		}
-		b189 := data[h3 : h3+40] // ipv6
-		s190 := 0x20
-		b189[4] = byte(s190 >> 8)
-		b189[5] = byte(s190)
-		b189[7] = byte(0xff)
-		v191 := m6
-		s192 := v191.Hi
-		b189[8] = byte(s192 >> 56)
-		b189[9] = byte(s192 >> 48)
-		b189[10] = byte(s192 >> 40)
-		b189[11] = byte(s192 >> 32)
-		b189[12] = byte(s192 >> 24)
-		b189[13] = byte(s192 >> 16)
-		b189[14] = byte(s192 >> 8)
-		b189[15] = byte(s192)
-		s193 := v191.Lo
-		b189[16] = byte(s193 >> 56)
-		b189[17] = byte(s193 >> 48)
-		b189[18] = byte(s193 >> 40)
-		b189[19] = byte(s193 >> 32)
-		b189[20] = byte(s193 >> 24)
-		b189[21] = byte(s193 >> 16)
-		b189[22] = byte(s193 >> 8)
-		b189[23] = byte(s193)
-		v194 := m24
-		s195 := v194.Hi
-		b189[24] = byte(s195 >> 56)
-		b189[25] = byte(s195 >> 48)
-		b189[26] = byte(s195 >> 40)
-		b189[27] = byte(s195 >> 32)
-		b189[28] = byte(s195 >> 24)
-		b189[29] = byte(s195 >> 16)
-		b189[30] = byte(s195 >> 8)
-		b189[31] = byte(s195)
-		s196 := v194.Lo
-		b189[32] = byte(s196 >> 56)
-		b189[33] = byte(s196 >> 48)
-		b189[34] = byte(s196 >> 40)
-		b189[35] = byte(s196 >> 32)
-		b189[36] = byte(s196 >> 24)
-		b189[37] = byte(s196 >> 16)
-		b189[38] = byte(s196 >> 8)
-		b189[39] = byte(s196)
-		if !(h7 >= 0) {
-			return pl.drop(56)
-		}
-		b197 := data[h7 : h7+4] // icmpv6
-		b197[0] = byte(0x88)
-		b197[1] = byte(0x0)
-		if !(h15 >= 0) {
-			return pl.drop(56)
-		}
-		b198 := data[h15 : h15+20] // nd_na
-		b198[0] = b198[0]&^0x40 | byte(m26)<<6&0x40
-		v199 := m27
-		s200 := v199.Hi
-		b198[4] = byte(s200 >> 56)
-		b198[5] = byte(s200 >> 48)
-		b198[6] = byte(s200 >> 40)
-		b198[7] = byte(s200 >> 32)
-		b198[8] = byte(s200 >> 24)
-		b198[9] = byte(s200 >> 16)
-		b198[10] = byte(s200 >> 8)
-		b198[11] = byte(s200)
-		s201 := v199.Lo
-		b198[12] = byte(s201 >> 56)
-		b198[13] = byte(s201 >> 48)
-		b198[14] = byte(s201 >> 40)
-		b198[15] = byte(s201 >> 32)
-		b198[16] = byte(s201 >> 24)
-		b198[17] = byte(s201 >> 16)
-		b198[18] = byte(s201 >> 8)
-		b198[19] = byte(s201)
-		if !(h16 >= 0) {
-			return pl.drop(56)
-		}
-		b202 := data[h16 : h16+2] // nd_na_opt
-		b202[0] = byte(0x2)
-		b202[1] = byte(0x1)
-		if !(h17 >= 0) {
-			return pl.drop(56)
-		}
-		b203 := data[h17 : h17+6] // nd_na_mac
-		s204 := m5
-		b203[0] = byte(s204 >> 40)
-		b203[1] = byte(s204 >> 32)
-		b203[2] = byte(s204 >> 24)
-		b203[3] = byte(s204 >> 16)
-		b203[4] = byte(s204 >> 8)
-		b203[5] = byte(s204)
-		goto n110
-	}
-n110:
-	{ // NsCsum: checksum compute icmpv6
+n108:
+	{ // NsPushMac: push nd_na_mac after nd_na_opt
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -4692,12 +4285,15 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s205 := r
-				cb[0] = byte(s205 >> 8)
-				cb[1] = byte(s205)
+				s186 := r
+				cb[0] = byte(s186 >> 8)
+				cb[1] = byte(s186)
 			}
 			pendD4, pendK4 = 0, false
 		}
+		if !(h16 >= 0) {
+			return pl.drop(55)
+		}
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
 				cb := data[h4+6 : h4+8]
@@ -4707,9 +4303,9 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s207 := r
-				cb[0] = byte(s207 >> 8)
-				cb[1] = byte(s207)
+				s188 := r
+				cb[0] = byte(s188 >> 8)
+				cb[1] = byte(s188)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4841,7 +4437,7 @@ n110:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt206 := p.ComputeChecksum(7)
+		rt187 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4968,7 +4564,414 @@ n110:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt206 {
+		if !rt187 {
+			return pl.drop(55)
+		}
+		goto n109
+	}
+n109:
+	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
+		if !(h0 >= 0) {
+			return pl.drop(56)
+		}
+		b189 := data[h0 : h0+14] // ethernet
+		s190 := m25
+		b189[0] = byte(s190 >> 40)
+		b189[1] = byte(s190 >> 32)
+		b189[2] = byte(s190 >> 24)
+		b189[3] = byte(s190 >> 16)
+		b189[4] = byte(s190 >> 8)
+		b189[5] = byte(s190)
+		s191 := m5
+		b189[6] = byte(s191 >> 40)
+		b189[7] = byte(s191 >> 32)
+		b189[8] = byte(s191 >> 24)
+		b189[9] = byte(s191 >> 16)
+		b189[10] = byte(s191 >> 8)
+		b189[11] = byte(s191)
+		if !(h3 >= 0) {
+			return pl.drop(56)
+		}
+		b192 := data[h3 : h3+40] // ipv6
+		s193 := 0x20
+		b192[4] = byte(s193 >> 8)
+		b192[5] = byte(s193)
+		b192[7] = byte(0xff)
+		v194 := m6
+		s195 := v194.Hi
+		b192[8] = byte(s195 >> 56)
+		b192[9] = byte(s195 >> 48)
+		b192[10] = byte(s195 >> 40)
+		b192[11] = byte(s195 >> 32)
+		b192[12] = byte(s195 >> 24)
+		b192[13] = byte(s195 >> 16)
+		b192[14] = byte(s195 >> 8)
+		b192[15] = byte(s195)
+		s196 := v194.Lo
+		b192[16] = byte(s196 >> 56)
+		b192[17] = byte(s196 >> 48)
+		b192[18] = byte(s196 >> 40)
+		b192[19] = byte(s196 >> 32)
+		b192[20] = byte(s196 >> 24)
+		b192[21] = byte(s196 >> 16)
+		b192[22] = byte(s196 >> 8)
+		b192[23] = byte(s196)
+		v197 := m24
+		s198 := v197.Hi
+		b192[24] = byte(s198 >> 56)
+		b192[25] = byte(s198 >> 48)
+		b192[26] = byte(s198 >> 40)
+		b192[27] = byte(s198 >> 32)
+		b192[28] = byte(s198 >> 24)
+		b192[29] = byte(s198 >> 16)
+		b192[30] = byte(s198 >> 8)
+		b192[31] = byte(s198)
+		s199 := v197.Lo
+		b192[32] = byte(s199 >> 56)
+		b192[33] = byte(s199 >> 48)
+		b192[34] = byte(s199 >> 40)
+		b192[35] = byte(s199 >> 32)
+		b192[36] = byte(s199 >> 24)
+		b192[37] = byte(s199 >> 16)
+		b192[38] = byte(s199 >> 8)
+		b192[39] = byte(s199)
+		if !(h7 >= 0) {
+			return pl.drop(56)
+		}
+		b200 := data[h7 : h7+4] // icmpv6
+		b200[0] = byte(0x88)
+		b200[1] = byte(0x0)
+		if !(h15 >= 0) {
+			return pl.drop(56)
+		}
+		b201 := data[h15 : h15+20] // nd_na
+		b201[0] = b201[0]&^0x40 | byte(m26)<<6&0x40
+		v202 := m27
+		s203 := v202.Hi
+		b201[4] = byte(s203 >> 56)
+		b201[5] = byte(s203 >> 48)
+		b201[6] = byte(s203 >> 40)
+		b201[7] = byte(s203 >> 32)
+		b201[8] = byte(s203 >> 24)
+		b201[9] = byte(s203 >> 16)
+		b201[10] = byte(s203 >> 8)
+		b201[11] = byte(s203)
+		s204 := v202.Lo
+		b201[12] = byte(s204 >> 56)
+		b201[13] = byte(s204 >> 48)
+		b201[14] = byte(s204 >> 40)
+		b201[15] = byte(s204 >> 32)
+		b201[16] = byte(s204 >> 24)
+		b201[17] = byte(s204 >> 16)
+		b201[18] = byte(s204 >> 8)
+		b201[19] = byte(s204)
+		if !(h16 >= 0) {
+			return pl.drop(56)
+		}
+		b205 := data[h16 : h16+2] // nd_na_opt
+		b205[0] = byte(0x2)
+		b205[1] = byte(0x1)
+		if !(h17 >= 0) {
+			return pl.drop(56)
+		}
+		b206 := data[h17 : h17+6] // nd_na_mac
+		s207 := m5
+		b206[0] = byte(s207 >> 40)
+		b206[1] = byte(s207 >> 32)
+		b206[2] = byte(s207 >> 24)
+		b206[3] = byte(s207 >> 16)
+		b206[4] = byte(s207 >> 8)
+		b206[5] = byte(s207)
+		goto n110
+	}
+n110:
+	{ // NsCsum: checksum compute icmpv6
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s208 := r
+				cb[0] = byte(s208 >> 8)
+				cb[1] = byte(s208)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s210 := r
+				cb[0] = byte(s210 >> 8)
+				cb[1] = byte(s210)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: h2len, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: 40, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 8, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 28, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 4, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{}
+		if h9 >= 0 {
+			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
+		}
+		p.Hdr[10] = packet.HeaderState{}
+		if h10 >= 0 {
+			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+		}
+		p.Hdr[11] = packet.HeaderState{}
+		if h11 >= 0 {
+			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 12, Valid: true}
+		}
+		p.Hdr[12] = packet.HeaderState{}
+		if h12 >= 0 {
+			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+		}
+		p.Hdr[13] = packet.HeaderState{}
+		if h13 >= 0 {
+			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 2, Valid: true}
+		}
+		p.Hdr[14] = packet.HeaderState{}
+		if h14 >= 0 {
+			p.Hdr[14] = packet.HeaderState{Off: h14, Len: 6, Valid: true}
+		}
+		p.Hdr[15] = packet.HeaderState{}
+		if h15 >= 0 {
+			p.Hdr[15] = packet.HeaderState{Off: h15, Len: 20, Valid: true}
+		}
+		p.Hdr[16] = packet.HeaderState{}
+		if h16 >= 0 {
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 2, Valid: true}
+		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 6, Valid: true}
+		}
+		p.Hdr[18] = packet.HeaderState{}
+		if h18 >= 0 {
+			p.Hdr[18] = packet.HeaderState{Off: h18, Len: 20, Valid: true}
+		}
+		p.Hdr[19] = packet.HeaderState{}
+		if h19 >= 0 {
+			p.Hdr[19] = packet.HeaderState{Off: h19, Len: 40, Valid: true}
+		}
+		p.Hdr[20] = packet.HeaderState{}
+		if h20 >= 0 {
+			p.Hdr[20] = packet.HeaderState{Off: h20, Len: 8, Valid: true}
+		}
+		p.Hdr[21] = packet.HeaderState{}
+		if h21 >= 0 {
+			p.Hdr[21] = packet.HeaderState{Off: h21, Len: 2, Valid: true}
+		}
+		p.Hdr[22] = packet.HeaderState{}
+		if h22 >= 0 {
+			p.Hdr[22] = packet.HeaderState{Off: h22, Len: 1, Valid: true}
+		}
+		p.Hdr[23] = packet.HeaderState{}
+		if h23 >= 0 {
+			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
+		}
+		p.Hdr[24] = packet.HeaderState{Valid: true}
+		p.Meta[0] = packet.Value{Lo: m0}
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+		p.Meta[5] = packet.Value{Lo: m5}
+		p.Meta[6] = m6
+		p.Meta[7] = packet.Value{Lo: m7}
+		p.Meta[8] = m8
+		p.Meta[9] = packet.Value{Lo: m9}
+		p.Meta[10] = packet.Value{Lo: m10}
+		p.Meta[11] = packet.Value{Lo: m11}
+		p.Meta[12] = packet.Value{Lo: m12}
+		p.Meta[13] = packet.Value{Lo: m13}
+		p.Meta[14] = packet.Value{Lo: m14}
+		p.Meta[15] = packet.Value{Lo: m15}
+		p.Meta[16] = packet.Value{Lo: m16}
+		p.Meta[17] = packet.Value{Lo: m17}
+		p.Meta[18] = packet.Value{Lo: m18}
+		p.Meta[19] = m19
+		p.Meta[20] = packet.Value{Lo: m20}
+		p.Meta[21] = packet.Value{Lo: m21}
+		p.Meta[22] = packet.Value{Lo: m22}
+		p.Meta[23] = packet.Value{Lo: m23}
+		p.Meta[24] = m24
+		p.Meta[25] = packet.Value{Lo: m25}
+		p.Meta[26] = packet.Value{Lo: m26}
+		p.Meta[27] = m27
+
+		rt209 := p.ComputeChecksum(7)
+		data, cur = p.Data, p.Cursor
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2, h2len = -1, 0
+		if p.Hdr[2].Valid {
+			h2, h2len = p.Hdr[2].Off, p.Hdr[2].Len
+		}
+		h3 = -1
+		if p.Hdr[3].Valid {
+			h3 = p.Hdr[3].Off
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		h9 = -1
+		if p.Hdr[9].Valid {
+			h9 = p.Hdr[9].Off
+		}
+		h10 = -1
+		if p.Hdr[10].Valid {
+			h10 = p.Hdr[10].Off
+		}
+		h11 = -1
+		if p.Hdr[11].Valid {
+			h11 = p.Hdr[11].Off
+		}
+		h12 = -1
+		if p.Hdr[12].Valid {
+			h12 = p.Hdr[12].Off
+		}
+		h13 = -1
+		if p.Hdr[13].Valid {
+			h13 = p.Hdr[13].Off
+		}
+		h14 = -1
+		if p.Hdr[14].Valid {
+			h14 = p.Hdr[14].Off
+		}
+		h15 = -1
+		if p.Hdr[15].Valid {
+			h15 = p.Hdr[15].Off
+		}
+		h16 = -1
+		if p.Hdr[16].Valid {
+			h16 = p.Hdr[16].Off
+		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
+		h18 = -1
+		if p.Hdr[18].Valid {
+			h18 = p.Hdr[18].Off
+		}
+		h19 = -1
+		if p.Hdr[19].Valid {
+			h19 = p.Hdr[19].Off
+		}
+		h20 = -1
+		if p.Hdr[20].Valid {
+			h20 = p.Hdr[20].Off
+		}
+		h21 = -1
+		if p.Hdr[21].Valid {
+			h21 = p.Hdr[21].Off
+		}
+		h22 = -1
+		if p.Hdr[22].Valid {
+			h22 = p.Hdr[22].Off
+		}
+		h23 = -1
+		if p.Hdr[23].Valid {
+			h23 = p.Hdr[23].Off
+		}
+		m0 = p.Meta[0].Lo
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+		m5 = p.Meta[5].Lo
+		m6 = p.Meta[6]
+		m7 = p.Meta[7].Lo
+		m8 = p.Meta[8]
+		m9 = p.Meta[9].Lo
+		m10 = p.Meta[10].Lo
+		m11 = p.Meta[11].Lo
+		m12 = p.Meta[12].Lo
+		m13 = p.Meta[13].Lo
+		m14 = p.Meta[14].Lo
+		m15 = p.Meta[15].Lo
+		m16 = p.Meta[16].Lo
+		m17 = p.Meta[17].Lo
+		m18 = p.Meta[18].Lo
+		m19 = p.Meta[19]
+		m20 = p.Meta[20].Lo
+		m21 = p.Meta[21].Lo
+		m22 = p.Meta[22].Lo
+		m23 = p.Meta[23].Lo
+		m24 = p.Meta[24]
+		m25 = p.Meta[25].Lo
+		m26 = p.Meta[26].Lo
+		m27 = p.Meta[27]
+
+		if !rt209 {
 			return pl.drop(57)
 		}
 		goto n111
@@ -4992,23 +4995,24 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw208 := (m7) & 0xff
-		b210 := data[h2 : h2+20] // ipv4
-		kw209 := (uint64(b210[12])<<24 | uint64(b210[13])<<16 | uint64(b210[14])<<8 | uint64(b210[15])) & 0xffffffff
-		k211 := kw209<<0 | kw208<<32
-		if pi212 := pl.tables[3].Packed(); len(pi212.Slots) > 0 {
-			k211 &= pi212.Mask
-			for m, j := uint64(len(pi212.Slots)-1), packet.PackedHash(k211); ; j++ {
-				sl := &pi212.Slots[j&m]
+		kw211 := (m7) & 0xff
+		b213 := data[h2 : h2+20] // ipv4
+		kw212 := (uint64(b213[12])<<24 | uint64(b213[13])<<16 | uint64(b213[14])<<8 | uint64(b213[15])) & 0xffffffff
+		pr214 := pl.tables[3].Probes()
+		k215 := kw212<<0 | kw211<<32
+		if pi216 := &pr214.Packed; len(pi216.Slots) > 0 {
+			k215 &= pi216.Mask
+			for m, j := uint64(len(pi216.Slots)-1), packet.PackedHash(k215); ; j++ {
+				sl := &pi216.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k211 {
+				if sl.Key == k215 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k211); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k215); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5022,26 +5026,27 @@ n114:
 n115:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw213 := (m7) & 0xff
-		b215 := data[h3 : h3+40] // ipv6
-		kw214 := packet.Value{Hi: (uint64(b215[8])<<56 | uint64(b215[9])<<48 | uint64(b215[10])<<40 | uint64(b215[11])<<32 | uint64(b215[12])<<24 | uint64(b215[13])<<16 | uint64(b215[14])<<8 | uint64(b215[15])), Lo: (uint64(b215[16])<<56 | uint64(b215[17])<<48 | uint64(b215[18])<<40 | uint64(b215[19])<<32 | uint64(b215[20])<<24 | uint64(b215[21])<<16 | uint64(b215[22])<<8 | uint64(b215[23]))}
-		if wl216 := pl.tables[4].Words(); len(wl216.Slots) > 0 {
-			x218 := kw213 & wl216.Mask[0]
-			x219 := kw214.Hi & wl216.Mask[1]
-			x220 := kw214.Lo & wl216.Mask[2]
-			h217 := packet.WordsHash(x218, x219, x220, 0)
-			for m, j := uint64(len(wl216.Slots)-1), h217>>(wl216.Shift&63); ; j = (j + 1) & m {
-				sl := &wl216.Slots[j]
+		kw217 := (m7) & 0xff
+		b219 := data[h3 : h3+40] // ipv6
+		kw218 := packet.Value{Hi: (uint64(b219[8])<<56 | uint64(b219[9])<<48 | uint64(b219[10])<<40 | uint64(b219[11])<<32 | uint64(b219[12])<<24 | uint64(b219[13])<<16 | uint64(b219[14])<<8 | uint64(b219[15])), Lo: (uint64(b219[16])<<56 | uint64(b219[17])<<48 | uint64(b219[18])<<40 | uint64(b219[19])<<32 | uint64(b219[20])<<24 | uint64(b219[21])<<16 | uint64(b219[22])<<8 | uint64(b219[23]))}
+		pr220 := pl.tables[4].Probes()
+		if wl221 := &pr220.Words; len(wl221.Slots) > 0 {
+			x223 := kw217 & wl221.Mask[0]
+			x224 := kw218.Hi & wl221.Mask[1]
+			x225 := kw218.Lo & wl221.Mask[2]
+			h222 := packet.WordsHash(x223, x224, x225, 0)
+			for m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63); ; j = (j + 1) & m {
+				sl := &wl221.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl216.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h217 && ks[0] == x218 && ks[1] == x219 && ks[2] == x220 {
-					a := &wl216.Acts[j]
+				if ks := wl221.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h222 && ks[0] == x223 && ks[1] == x224 && ks[2] == x225 {
+					a := &wl221.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw213, kw214.Hi, kw214.Lo, 0); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw217, kw218.Hi, kw218.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5075,44 +5080,44 @@ n119:
 	}
 n120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b221 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b221[4])<<56 | uint64(b221[5])<<48 | uint64(b221[6])<<40 | uint64(b221[7])<<32 | uint64(b221[8])<<24 | uint64(b221[9])<<16 | uint64(b221[10])<<8 | uint64(b221[11]))
-		m13 = ((uint64(b221[4])<<56 | uint64(b221[5])<<48 | uint64(b221[6])<<40 | uint64(b221[7])<<32 | uint64(b221[8])<<24 | uint64(b221[9])<<16 | uint64(b221[10])<<8 | uint64(b221[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b221[2])<<8 | uint64(b221[3])) & 0xffff
+		b226 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b226[4])<<56 | uint64(b226[5])<<48 | uint64(b226[6])<<40 | uint64(b226[7])<<32 | uint64(b226[8])<<24 | uint64(b226[9])<<16 | uint64(b226[10])<<8 | uint64(b226[11]))
+		m13 = ((uint64(b226[4])<<56 | uint64(b226[5])<<48 | uint64(b226[6])<<40 | uint64(b226[7])<<32 | uint64(b226[8])<<24 | uint64(b226[9])<<16 | uint64(b226[10])<<8 | uint64(b226[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b226[2])<<8 | uint64(b226[3])) & 0xffff
 		goto n122
 	}
 n121:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b222 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b222[4])<<56 | uint64(b222[5])<<48 | uint64(b222[6])<<40 | uint64(b222[7])<<32 | uint64(b222[8])<<24 | uint64(b222[9])<<16 | uint64(b222[10])<<8 | uint64(b222[11]))
-		m13 = (uint64(b222[0])<<8 | uint64(b222[1])) & 0xffff
-		m14 = (uint64(b222[2])<<8 | uint64(b222[3])) & 0xffff
+		b227 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b227[4])<<56 | uint64(b227[5])<<48 | uint64(b227[6])<<40 | uint64(b227[7])<<32 | uint64(b227[8])<<24 | uint64(b227[9])<<16 | uint64(b227[10])<<8 | uint64(b227[11]))
+		m13 = (uint64(b227[0])<<8 | uint64(b227[1])) & 0xffff
+		m14 = (uint64(b227[2])<<8 | uint64(b227[3])) & 0xffff
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c224 := (h2 >= 0)
-		if c224 {
+		c229 := (h2 >= 0)
+		if c229 {
 			if !(h2 >= 0) {
 				return pl.drop(59)
 			}
-			b225 := data[h2 : h2+20] // ipv4
-			c224 = (uint64(b225[8]) <= 0x1)
+			b230 := data[h2 : h2+20] // ipv4
+			c229 = (uint64(b230[8]) <= 0x1)
 		}
-		c223 := c224
-		if !c223 {
-			c226 := (h3 >= 0)
-			if c226 {
+		c228 := c229
+		if !c228 {
+			c231 := (h3 >= 0)
+			if c231 {
 				if !(h3 >= 0) {
 					return pl.drop(59)
 				}
-				b227 := data[h3 : h3+40] // ipv6
-				c226 = (uint64(b227[7]) <= 0x1)
+				b232 := data[h3 : h3+40] // ipv6
+				c231 = (uint64(b232[7]) <= 0x1)
 			}
-			c223 = c226
+			c228 = c231
 		}
-		if c223 {
+		if c228 {
 			goto n123
 		}
 		goto n124
@@ -5124,53 +5129,54 @@ n123:
 n124:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		kw228 := (m7) & 0xff
-		kw229 := (m9)
-		if wl230 := pl.tables[5].Words(); len(wl230.Slots) > 0 {
-			x232 := kw228 & wl230.Mask[0]
-			x233 := kw229 & wl230.Mask[1]
-			h231 := packet.WordsHash(x232, x233, 0, 0)
-			for m, j := uint64(len(wl230.Slots)-1), h231>>(wl230.Shift&63); ; j = (j + 1) & m {
-				sl := &wl230.Slots[j]
+		kw233 := (m7) & 0xff
+		kw234 := (m9)
+		pr235 := pl.tables[5].Probes()
+		if wl236 := &pr235.Words; len(wl236.Slots) > 0 {
+			x238 := kw233 & wl236.Mask[0]
+			x239 := kw234 & wl236.Mask[1]
+			h237 := packet.WordsHash(x238, x239, 0, 0)
+			for m, j := uint64(len(wl236.Slots)-1), h237>>(wl236.Shift&63); ; j = (j + 1) & m {
+				sl := &wl236.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl230.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h231 && ks[0] == x232 && ks[1] == x233 {
-					a := &wl230.Acts[j]
+				if ks := wl236.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h237 && ks[0] == x238 && ks[1] == x239 {
+					a := &wl236.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc234 := pl.tables[5].Scan(); len(sc234.Match) > 0 {
-			for i, ms := 0, sc234.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw228 == ms[0].Val && kw229&ms[1].Mask == ms[1].Val {
-					act, params = int(sc234.Acts[i].Action), sc234.Acts[i].Params
+		} else if sc240 := &pr235.Scan; len(sc240.Match) > 0 {
+			for i, ms := 0, sc240.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw233 == ms[0].Val && kw234&ms[1].Mask == ms[1].Val {
+					act, params = int(sc240.Acts[i].Action), sc240.Acts[i].Params
 					break
 				}
 			}
-		} else if iv235 := pl.tables[5].Intervals(); iv235 != nil {
-			h236 := packet.WordsHash(kw228, 0, 0, 0)
-			for m, j := uint64(len(iv235.Groups)-1), h236>>(iv235.Shift&63); ; j = (j + 1) & m {
-				g := &iv235.Groups[j]
+		} else if iv241 := pr235.Intervals; iv241 != nil {
+			h242 := packet.WordsHash(kw233, 0, 0, 0)
+			for m, j := uint64(len(iv241.Groups)-1), h242>>(iv241.Shift&63); ; j = (j + 1) & m {
+				g := &iv241.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw228 {
-					ss, k := iv235.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw233 {
+					ss, k := iv241.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw229 {
+						if ss[k+half] <= kw234 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv235.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv241.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw228, kw229, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw233, kw234, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5204,23 +5210,24 @@ n126:
 n127:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw237 := (m7) & 0xff
-		kw238 := (m10) & 0xffffffff
-		kw239 := (m15) & 0xffff
-		k240 := kw239<<0 | kw238<<16 | kw237<<48
-		if pi241 := pl.tables[6].Packed(); len(pi241.Slots) > 0 {
-			k240 &= pi241.Mask
-			for m, j := uint64(len(pi241.Slots)-1), packet.PackedHash(k240); ; j++ {
-				sl := &pi241.Slots[j&m]
+		kw243 := (m7) & 0xff
+		kw244 := (m10) & 0xffffffff
+		kw245 := (m15) & 0xffff
+		pr246 := pl.tables[6].Probes()
+		k247 := kw245<<0 | kw244<<16 | kw243<<48
+		if pi248 := &pr246.Packed; len(pi248.Slots) > 0 {
+			k247 &= pi248.Mask
+			for m, j := uint64(len(pi248.Slots)-1), packet.PackedHash(k247); ; j++ {
+				sl := &pi248.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k240 {
+				if sl.Key == k247 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k240); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k247); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5239,24 +5246,25 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		kw242 := (m7) & 0xff
-		b244 := data[h0 : h0+14] // ethernet
-		kw243 := (uint64(b244[12])<<8 | uint64(b244[13])) & 0xffff
-		kw245 := (m16) & 0xffff
-		k246 := kw245<<0 | kw243<<16 | kw242<<32
-		if pi247 := pl.tables[7].Packed(); len(pi247.Slots) > 0 {
-			k246 &= pi247.Mask
-			for m, j := uint64(len(pi247.Slots)-1), packet.PackedHash(k246); ; j++ {
-				sl := &pi247.Slots[j&m]
+		kw249 := (m7) & 0xff
+		b251 := data[h0 : h0+14] // ethernet
+		kw250 := (uint64(b251[12])<<8 | uint64(b251[13])) & 0xffff
+		kw252 := (m16) & 0xffff
+		pr253 := pl.tables[7].Probes()
+		k254 := kw252<<0 | kw250<<16 | kw249<<32
+		if pi255 := &pr253.Packed; len(pi255.Slots) > 0 {
+			k254 &= pi255.Mask
+			for m, j := uint64(len(pi255.Slots)-1), packet.PackedHash(k254); ; j++ {
+				sl := &pi255.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k246 {
+				if sl.Key == k254 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k246); hit {
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k254); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5307,21 +5315,21 @@ n133:
 	}
 n134:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b248 := data[h0 : h0+14] // ethernet
-		s249 := m5
-		b248[6] = byte(s249 >> 40)
-		b248[7] = byte(s249 >> 32)
-		b248[8] = byte(s249 >> 24)
-		b248[9] = byte(s249 >> 16)
-		b248[10] = byte(s249 >> 8)
-		b248[11] = byte(s249)
-		s250 := m17
-		b248[0] = byte(s250 >> 40)
-		b248[1] = byte(s250 >> 32)
-		b248[2] = byte(s250 >> 24)
-		b248[3] = byte(s250 >> 16)
-		b248[4] = byte(s250 >> 8)
-		b248[5] = byte(s250)
+		b256 := data[h0 : h0+14] // ethernet
+		s257 := m5
+		b256[6] = byte(s257 >> 40)
+		b256[7] = byte(s257 >> 32)
+		b256[8] = byte(s257 >> 24)
+		b256[9] = byte(s257 >> 16)
+		b256[10] = byte(s257 >> 8)
+		b256[11] = byte(s257)
+		s258 := m17
+		b256[0] = byte(s258 >> 40)
+		b256[1] = byte(s258 >> 32)
+		b256[2] = byte(s258 >> 24)
+		b256[3] = byte(s258 >> 16)
+		b256[4] = byte(s258 >> 8)
+		b256[5] = byte(s258)
 		goto n135
 	}
 n135:
@@ -5335,14 +5343,14 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s251 := r
-				cb[0] = byte(s251 >> 8)
-				cb[1] = byte(s251)
+				s259 := r
+				cb[0] = byte(s259 >> 8)
+				cb[1] = byte(s259)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b252 := data[h4 : h4+8] // udp
-		if (uint64(b252[6])<<8 | uint64(b252[7])) == 0x0 {
+		b260 := data[h4 : h4+8] // udp
+		if (uint64(b260[6])<<8 | uint64(b260[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
@@ -5376,222 +5384,222 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d253 uint64 // ipv4 checksum
-		var d254 uint64 // udp checksum
-		v255 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b256 := data[h2 : h2+20] // ipv4
-		ws258 := uint64((uint64(b256[12])<<24 | uint64(b256[13])<<16 | uint64(b256[14])<<8 | uint64(b256[15])))
-		os257 := uint32(uint16(ws258>>0)) + uint32(uint16(ws258>>16))
-		s259 := v255
-		b256[12] = byte(s259 >> 24)
-		b256[13] = byte(s259 >> 16)
-		b256[14] = byte(s259 >> 8)
-		b256[15] = byte(s259)
-		ws260 := uint64(v255)
-		f262 := uint32(os257)
-		f262 += bits.RotateLeft32(f262, 16)
-		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(ws260>>0))+uint32(uint16(ws260>>16)))
-		d253 += dl261
-		d254 += dl261
-		v263 := m18
-		ws265 := uint64((uint64(b256[16])<<24 | uint64(b256[17])<<16 | uint64(b256[18])<<8 | uint64(b256[19])))
-		os264 := uint32(uint16(ws265>>0)) + uint32(uint16(ws265>>16))
-		s266 := v263
-		b256[16] = byte(s266 >> 24)
-		b256[17] = byte(s266 >> 16)
-		b256[18] = byte(s266 >> 8)
-		b256[19] = byte(s266)
-		ws267 := uint64(v263)
-		f269 := uint32(os264)
-		f269 += bits.RotateLeft32(f269, 16)
-		dl268 := uint64(^uint16(f269>>16)) + uint64(uint32(uint16(ws267>>0))+uint32(uint16(ws267>>16)))
-		d253 += dl268
-		d254 += dl268
-		v270 := m23
-		b271 := data[h4 : h4+8] // udp
-		os272 := uint32(uint16((uint64(b271[2])<<8 | uint64(b271[3]))))
-		s273 := v270
-		b271[2] = byte(s273 >> 8)
-		b271[3] = byte(s273)
-		f275 := uint32(os272)
-		f275 += bits.RotateLeft32(f275, 16)
-		dl274 := uint64(^uint16(f275>>16)) + uint64(uint32(uint16(v270)))
-		d254 += dl274
-		v276 := (uint64(b256[8]) - 0x1)
-		os277 := uint32(uint64(b256[8])<<8 | uint64(b256[9]))
-		b256[8] = byte(v276)
-		f279 := uint32(os277)
-		f279 += bits.RotateLeft32(f279, 16)
-		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint64(b256[8])<<8|uint64(b256[9])))
-		d253 += dl278
+		var d261 uint64 // ipv4 checksum
+		var d262 uint64 // udp checksum
+		v263 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b264 := data[h2 : h2+20] // ipv4
+		ws266 := uint64((uint64(b264[12])<<24 | uint64(b264[13])<<16 | uint64(b264[14])<<8 | uint64(b264[15])))
+		os265 := uint32(uint16(ws266>>0)) + uint32(uint16(ws266>>16))
+		s267 := v263
+		b264[12] = byte(s267 >> 24)
+		b264[13] = byte(s267 >> 16)
+		b264[14] = byte(s267 >> 8)
+		b264[15] = byte(s267)
+		ws268 := uint64(v263)
+		f270 := uint32(os265)
+		f270 += bits.RotateLeft32(f270, 16)
+		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(ws268>>0))+uint32(uint16(ws268>>16)))
+		d261 += dl269
+		d262 += dl269
+		v271 := m18
+		ws273 := uint64((uint64(b264[16])<<24 | uint64(b264[17])<<16 | uint64(b264[18])<<8 | uint64(b264[19])))
+		os272 := uint32(uint16(ws273>>0)) + uint32(uint16(ws273>>16))
+		s274 := v271
+		b264[16] = byte(s274 >> 24)
+		b264[17] = byte(s274 >> 16)
+		b264[18] = byte(s274 >> 8)
+		b264[19] = byte(s274)
+		ws275 := uint64(v271)
+		f277 := uint32(os272)
+		f277 += bits.RotateLeft32(f277, 16)
+		dl276 := uint64(^uint16(f277>>16)) + uint64(uint32(uint16(ws275>>0))+uint32(uint16(ws275>>16)))
+		d261 += dl276
+		d262 += dl276
+		v278 := m23
+		b279 := data[h4 : h4+8] // udp
+		os280 := uint32(uint16((uint64(b279[2])<<8 | uint64(b279[3]))))
+		s281 := v278
+		b279[2] = byte(s281 >> 8)
+		b279[3] = byte(s281)
+		f283 := uint32(os280)
+		f283 += bits.RotateLeft32(f283, 16)
+		dl282 := uint64(^uint16(f283>>16)) + uint64(uint32(uint16(v278)))
+		d262 += dl282
+		v284 := (uint64(b264[8]) - 0x1)
+		os285 := uint32(uint64(b264[8])<<8 | uint64(b264[9]))
+		b264[8] = byte(v284)
+		f287 := uint32(os285)
+		f287 += bits.RotateLeft32(f287, 16)
+		dl286 := uint64(^uint16(f287>>16)) + uint64(uint32(uint64(b264[8])<<8|uint64(b264[9])))
+		d261 += dl286
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d253
+			x := uint64(^cv) + d261
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s280 := r
-			cb[0] = byte(s280 >> 8)
-			cb[1] = byte(s280)
+			s288 := r
+			cb[0] = byte(s288 >> 8)
+			cb[1] = byte(s288)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d254
+			pendD4 += d262
 			pendK4 = true
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d281 uint64 // ipv4 checksum
-		var d282 uint64 // udp checksum
-		v283 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b284 := data[h2 : h2+20] // ipv4
-		ws286 := uint64((uint64(b284[12])<<24 | uint64(b284[13])<<16 | uint64(b284[14])<<8 | uint64(b284[15])))
-		os285 := uint32(uint16(ws286>>0)) + uint32(uint16(ws286>>16))
-		s287 := v283
-		b284[12] = byte(s287 >> 24)
-		b284[13] = byte(s287 >> 16)
-		b284[14] = byte(s287 >> 8)
-		b284[15] = byte(s287)
-		ws288 := uint64(v283)
-		f290 := uint32(os285)
-		f290 += bits.RotateLeft32(f290, 16)
-		dl289 := uint64(^uint16(f290>>16)) + uint64(uint32(uint16(ws288>>0))+uint32(uint16(ws288>>16)))
-		d281 += dl289
-		d282 += dl289
-		v291 := m18
-		ws293 := uint64((uint64(b284[16])<<24 | uint64(b284[17])<<16 | uint64(b284[18])<<8 | uint64(b284[19])))
-		os292 := uint32(uint16(ws293>>0)) + uint32(uint16(ws293>>16))
-		s294 := v291
-		b284[16] = byte(s294 >> 24)
-		b284[17] = byte(s294 >> 16)
-		b284[18] = byte(s294 >> 8)
-		b284[19] = byte(s294)
-		ws295 := uint64(v291)
-		f297 := uint32(os292)
-		f297 += bits.RotateLeft32(f297, 16)
-		dl296 := uint64(^uint16(f297>>16)) + uint64(uint32(uint16(ws295>>0))+uint32(uint16(ws295>>16)))
-		d281 += dl296
-		d282 += dl296
-		v298 := m23
-		b299 := data[h4 : h4+8] // udp
-		os300 := uint32(uint16((uint64(b299[2])<<8 | uint64(b299[3]))))
-		s301 := v298
-		b299[2] = byte(s301 >> 8)
-		b299[3] = byte(s301)
-		f303 := uint32(os300)
-		f303 += bits.RotateLeft32(f303, 16)
-		dl302 := uint64(^uint16(f303>>16)) + uint64(uint32(uint16(v298)))
-		d282 += dl302
-		v304 := ((uint64(b284[2])<<8 | uint64(b284[3])) - 0x10)
-		os305 := uint32(uint16((uint64(b284[2])<<8 | uint64(b284[3]))))
-		s306 := v304
-		b284[2] = byte(s306 >> 8)
-		b284[3] = byte(s306)
-		f308 := uint32(os305)
-		f308 += bits.RotateLeft32(f308, 16)
-		dl307 := uint64(^uint16(f308>>16)) + uint64(uint32(uint16(v304)))
-		d281 += dl307
-		d282 += dl307
-		v309 := (uint64(b284[8]) - 0x1)
-		os310 := uint32(uint64(b284[8])<<8 | uint64(b284[9]))
-		b284[8] = byte(v309)
-		f312 := uint32(os310)
-		f312 += bits.RotateLeft32(f312, 16)
-		dl311 := uint64(^uint16(f312>>16)) + uint64(uint32(uint64(b284[8])<<8|uint64(b284[9])))
-		d281 += dl311
+		var d289 uint64 // ipv4 checksum
+		var d290 uint64 // udp checksum
+		v291 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b292 := data[h2 : h2+20] // ipv4
+		ws294 := uint64((uint64(b292[12])<<24 | uint64(b292[13])<<16 | uint64(b292[14])<<8 | uint64(b292[15])))
+		os293 := uint32(uint16(ws294>>0)) + uint32(uint16(ws294>>16))
+		s295 := v291
+		b292[12] = byte(s295 >> 24)
+		b292[13] = byte(s295 >> 16)
+		b292[14] = byte(s295 >> 8)
+		b292[15] = byte(s295)
+		ws296 := uint64(v291)
+		f298 := uint32(os293)
+		f298 += bits.RotateLeft32(f298, 16)
+		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(ws296>>0))+uint32(uint16(ws296>>16)))
+		d289 += dl297
+		d290 += dl297
+		v299 := m18
+		ws301 := uint64((uint64(b292[16])<<24 | uint64(b292[17])<<16 | uint64(b292[18])<<8 | uint64(b292[19])))
+		os300 := uint32(uint16(ws301>>0)) + uint32(uint16(ws301>>16))
+		s302 := v299
+		b292[16] = byte(s302 >> 24)
+		b292[17] = byte(s302 >> 16)
+		b292[18] = byte(s302 >> 8)
+		b292[19] = byte(s302)
+		ws303 := uint64(v299)
+		f305 := uint32(os300)
+		f305 += bits.RotateLeft32(f305, 16)
+		dl304 := uint64(^uint16(f305>>16)) + uint64(uint32(uint16(ws303>>0))+uint32(uint16(ws303>>16)))
+		d289 += dl304
+		d290 += dl304
+		v306 := m23
+		b307 := data[h4 : h4+8] // udp
+		os308 := uint32(uint16((uint64(b307[2])<<8 | uint64(b307[3]))))
+		s309 := v306
+		b307[2] = byte(s309 >> 8)
+		b307[3] = byte(s309)
+		f311 := uint32(os308)
+		f311 += bits.RotateLeft32(f311, 16)
+		dl310 := uint64(^uint16(f311>>16)) + uint64(uint32(uint16(v306)))
+		d290 += dl310
+		v312 := ((uint64(b292[2])<<8 | uint64(b292[3])) - 0x10)
+		os313 := uint32(uint16((uint64(b292[2])<<8 | uint64(b292[3]))))
+		s314 := v312
+		b292[2] = byte(s314 >> 8)
+		b292[3] = byte(s314)
+		f316 := uint32(os313)
+		f316 += bits.RotateLeft32(f316, 16)
+		dl315 := uint64(^uint16(f316>>16)) + uint64(uint32(uint16(v312)))
+		d289 += dl315
+		d290 += dl315
+		v317 := (uint64(b292[8]) - 0x1)
+		os318 := uint32(uint64(b292[8])<<8 | uint64(b292[9]))
+		b292[8] = byte(v317)
+		f320 := uint32(os318)
+		f320 += bits.RotateLeft32(f320, 16)
+		dl319 := uint64(^uint16(f320>>16)) + uint64(uint32(uint64(b292[8])<<8|uint64(b292[9])))
+		d289 += dl319
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d281
+			x := uint64(^cv) + d289
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s313 := r
-			cb[0] = byte(s313 >> 8)
-			cb[1] = byte(s313)
+			s321 := r
+			cb[0] = byte(s321 >> 8)
+			cb[1] = byte(s321)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d282
+			pendD4 += d290
 			pendK4 = true
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d314 uint64 // udp checksum
-		v315 := m6
-		b316 := data[h3 : h3+40] // ipv6
-		ws318 := packet.Value{Hi: (uint64(b316[8])<<56 | uint64(b316[9])<<48 | uint64(b316[10])<<40 | uint64(b316[11])<<32 | uint64(b316[12])<<24 | uint64(b316[13])<<16 | uint64(b316[14])<<8 | uint64(b316[15])), Lo: (uint64(b316[16])<<56 | uint64(b316[17])<<48 | uint64(b316[18])<<40 | uint64(b316[19])<<32 | uint64(b316[20])<<24 | uint64(b316[21])<<16 | uint64(b316[22])<<8 | uint64(b316[23]))}
-		os317 := uint32(uint16(ws318.Hi>>0)) + uint32(uint16(ws318.Hi>>16)) + uint32(uint16(ws318.Hi>>32)) + uint32(uint16(ws318.Hi>>48)) + uint32(uint16(ws318.Lo>>0)) + uint32(uint16(ws318.Lo>>16)) + uint32(uint16(ws318.Lo>>32)) + uint32(uint16(ws318.Lo>>48))
-		v319 := v315
-		s320 := v319.Hi
-		b316[8] = byte(s320 >> 56)
-		b316[9] = byte(s320 >> 48)
-		b316[10] = byte(s320 >> 40)
-		b316[11] = byte(s320 >> 32)
-		b316[12] = byte(s320 >> 24)
-		b316[13] = byte(s320 >> 16)
-		b316[14] = byte(s320 >> 8)
-		b316[15] = byte(s320)
-		s321 := v319.Lo
-		b316[16] = byte(s321 >> 56)
-		b316[17] = byte(s321 >> 48)
-		b316[18] = byte(s321 >> 40)
-		b316[19] = byte(s321 >> 32)
-		b316[20] = byte(s321 >> 24)
-		b316[21] = byte(s321 >> 16)
-		b316[22] = byte(s321 >> 8)
-		b316[23] = byte(s321)
-		ws322 := v315
-		f324 := uint32(os317)
-		f324 += bits.RotateLeft32(f324, 16)
-		dl323 := uint64(^uint16(f324>>16)) + uint64(uint32(uint16(ws322.Hi>>0))+uint32(uint16(ws322.Hi>>16))+uint32(uint16(ws322.Hi>>32))+uint32(uint16(ws322.Hi>>48))+uint32(uint16(ws322.Lo>>0))+uint32(uint16(ws322.Lo>>16))+uint32(uint16(ws322.Lo>>32))+uint32(uint16(ws322.Lo>>48)))
-		d314 += dl323
-		v325 := m19
-		ws327 := packet.Value{Hi: (uint64(b316[24])<<56 | uint64(b316[25])<<48 | uint64(b316[26])<<40 | uint64(b316[27])<<32 | uint64(b316[28])<<24 | uint64(b316[29])<<16 | uint64(b316[30])<<8 | uint64(b316[31])), Lo: (uint64(b316[32])<<56 | uint64(b316[33])<<48 | uint64(b316[34])<<40 | uint64(b316[35])<<32 | uint64(b316[36])<<24 | uint64(b316[37])<<16 | uint64(b316[38])<<8 | uint64(b316[39]))}
-		os326 := uint32(uint16(ws327.Hi>>0)) + uint32(uint16(ws327.Hi>>16)) + uint32(uint16(ws327.Hi>>32)) + uint32(uint16(ws327.Hi>>48)) + uint32(uint16(ws327.Lo>>0)) + uint32(uint16(ws327.Lo>>16)) + uint32(uint16(ws327.Lo>>32)) + uint32(uint16(ws327.Lo>>48))
-		v328 := v325
-		s329 := v328.Hi
-		b316[24] = byte(s329 >> 56)
-		b316[25] = byte(s329 >> 48)
-		b316[26] = byte(s329 >> 40)
-		b316[27] = byte(s329 >> 32)
-		b316[28] = byte(s329 >> 24)
-		b316[29] = byte(s329 >> 16)
-		b316[30] = byte(s329 >> 8)
-		b316[31] = byte(s329)
-		s330 := v328.Lo
-		b316[32] = byte(s330 >> 56)
-		b316[33] = byte(s330 >> 48)
-		b316[34] = byte(s330 >> 40)
-		b316[35] = byte(s330 >> 32)
-		b316[36] = byte(s330 >> 24)
-		b316[37] = byte(s330 >> 16)
-		b316[38] = byte(s330 >> 8)
-		b316[39] = byte(s330)
-		ws331 := v325
-		f333 := uint32(os326)
-		f333 += bits.RotateLeft32(f333, 16)
-		dl332 := uint64(^uint16(f333>>16)) + uint64(uint32(uint16(ws331.Hi>>0))+uint32(uint16(ws331.Hi>>16))+uint32(uint16(ws331.Hi>>32))+uint32(uint16(ws331.Hi>>48))+uint32(uint16(ws331.Lo>>0))+uint32(uint16(ws331.Lo>>16))+uint32(uint16(ws331.Lo>>32))+uint32(uint16(ws331.Lo>>48)))
-		d314 += dl332
-		v334 := m23
-		b335 := data[h4 : h4+8] // udp
-		os336 := uint32(uint16((uint64(b335[2])<<8 | uint64(b335[3]))))
-		s337 := v334
-		b335[2] = byte(s337 >> 8)
-		b335[3] = byte(s337)
-		f339 := uint32(os336)
-		f339 += bits.RotateLeft32(f339, 16)
-		dl338 := uint64(^uint16(f339>>16)) + uint64(uint32(uint16(v334)))
-		d314 += dl338
-		v340 := (uint64(b316[7]) - 0x1)
-		b316[7] = byte(v340)
+		var d322 uint64 // udp checksum
+		v323 := m6
+		b324 := data[h3 : h3+40] // ipv6
+		ws326 := packet.Value{Hi: (uint64(b324[8])<<56 | uint64(b324[9])<<48 | uint64(b324[10])<<40 | uint64(b324[11])<<32 | uint64(b324[12])<<24 | uint64(b324[13])<<16 | uint64(b324[14])<<8 | uint64(b324[15])), Lo: (uint64(b324[16])<<56 | uint64(b324[17])<<48 | uint64(b324[18])<<40 | uint64(b324[19])<<32 | uint64(b324[20])<<24 | uint64(b324[21])<<16 | uint64(b324[22])<<8 | uint64(b324[23]))}
+		os325 := uint32(uint16(ws326.Hi>>0)) + uint32(uint16(ws326.Hi>>16)) + uint32(uint16(ws326.Hi>>32)) + uint32(uint16(ws326.Hi>>48)) + uint32(uint16(ws326.Lo>>0)) + uint32(uint16(ws326.Lo>>16)) + uint32(uint16(ws326.Lo>>32)) + uint32(uint16(ws326.Lo>>48))
+		v327 := v323
+		s328 := v327.Hi
+		b324[8] = byte(s328 >> 56)
+		b324[9] = byte(s328 >> 48)
+		b324[10] = byte(s328 >> 40)
+		b324[11] = byte(s328 >> 32)
+		b324[12] = byte(s328 >> 24)
+		b324[13] = byte(s328 >> 16)
+		b324[14] = byte(s328 >> 8)
+		b324[15] = byte(s328)
+		s329 := v327.Lo
+		b324[16] = byte(s329 >> 56)
+		b324[17] = byte(s329 >> 48)
+		b324[18] = byte(s329 >> 40)
+		b324[19] = byte(s329 >> 32)
+		b324[20] = byte(s329 >> 24)
+		b324[21] = byte(s329 >> 16)
+		b324[22] = byte(s329 >> 8)
+		b324[23] = byte(s329)
+		ws330 := v323
+		f332 := uint32(os325)
+		f332 += bits.RotateLeft32(f332, 16)
+		dl331 := uint64(^uint16(f332>>16)) + uint64(uint32(uint16(ws330.Hi>>0))+uint32(uint16(ws330.Hi>>16))+uint32(uint16(ws330.Hi>>32))+uint32(uint16(ws330.Hi>>48))+uint32(uint16(ws330.Lo>>0))+uint32(uint16(ws330.Lo>>16))+uint32(uint16(ws330.Lo>>32))+uint32(uint16(ws330.Lo>>48)))
+		d322 += dl331
+		v333 := m19
+		ws335 := packet.Value{Hi: (uint64(b324[24])<<56 | uint64(b324[25])<<48 | uint64(b324[26])<<40 | uint64(b324[27])<<32 | uint64(b324[28])<<24 | uint64(b324[29])<<16 | uint64(b324[30])<<8 | uint64(b324[31])), Lo: (uint64(b324[32])<<56 | uint64(b324[33])<<48 | uint64(b324[34])<<40 | uint64(b324[35])<<32 | uint64(b324[36])<<24 | uint64(b324[37])<<16 | uint64(b324[38])<<8 | uint64(b324[39]))}
+		os334 := uint32(uint16(ws335.Hi>>0)) + uint32(uint16(ws335.Hi>>16)) + uint32(uint16(ws335.Hi>>32)) + uint32(uint16(ws335.Hi>>48)) + uint32(uint16(ws335.Lo>>0)) + uint32(uint16(ws335.Lo>>16)) + uint32(uint16(ws335.Lo>>32)) + uint32(uint16(ws335.Lo>>48))
+		v336 := v333
+		s337 := v336.Hi
+		b324[24] = byte(s337 >> 56)
+		b324[25] = byte(s337 >> 48)
+		b324[26] = byte(s337 >> 40)
+		b324[27] = byte(s337 >> 32)
+		b324[28] = byte(s337 >> 24)
+		b324[29] = byte(s337 >> 16)
+		b324[30] = byte(s337 >> 8)
+		b324[31] = byte(s337)
+		s338 := v336.Lo
+		b324[32] = byte(s338 >> 56)
+		b324[33] = byte(s338 >> 48)
+		b324[34] = byte(s338 >> 40)
+		b324[35] = byte(s338 >> 32)
+		b324[36] = byte(s338 >> 24)
+		b324[37] = byte(s338 >> 16)
+		b324[38] = byte(s338 >> 8)
+		b324[39] = byte(s338)
+		ws339 := v333
+		f341 := uint32(os334)
+		f341 += bits.RotateLeft32(f341, 16)
+		dl340 := uint64(^uint16(f341>>16)) + uint64(uint32(uint16(ws339.Hi>>0))+uint32(uint16(ws339.Hi>>16))+uint32(uint16(ws339.Hi>>32))+uint32(uint16(ws339.Hi>>48))+uint32(uint16(ws339.Lo>>0))+uint32(uint16(ws339.Lo>>16))+uint32(uint16(ws339.Lo>>32))+uint32(uint16(ws339.Lo>>48)))
+		d322 += dl340
+		v342 := m23
+		b343 := data[h4 : h4+8] // udp
+		os344 := uint32(uint16((uint64(b343[2])<<8 | uint64(b343[3]))))
+		s345 := v342
+		b343[2] = byte(s345 >> 8)
+		b343[3] = byte(s345)
+		f347 := uint32(os344)
+		f347 += bits.RotateLeft32(f347, 16)
+		dl346 := uint64(^uint16(f347>>16)) + uint64(uint32(uint16(v342)))
+		d322 += dl346
+		v348 := (uint64(b324[7]) - 0x1)
+		b324[7] = byte(v348)
 		if h4+8 <= len(data) {
-			pendD4 += d314
+			pendD4 += d322
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -5599,85 +5607,85 @@ n142:
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d341 uint64 // udp checksum
-		v342 := m6
-		b343 := data[h3 : h3+40] // ipv6
-		ws345 := packet.Value{Hi: (uint64(b343[8])<<56 | uint64(b343[9])<<48 | uint64(b343[10])<<40 | uint64(b343[11])<<32 | uint64(b343[12])<<24 | uint64(b343[13])<<16 | uint64(b343[14])<<8 | uint64(b343[15])), Lo: (uint64(b343[16])<<56 | uint64(b343[17])<<48 | uint64(b343[18])<<40 | uint64(b343[19])<<32 | uint64(b343[20])<<24 | uint64(b343[21])<<16 | uint64(b343[22])<<8 | uint64(b343[23]))}
-		os344 := uint32(uint16(ws345.Hi>>0)) + uint32(uint16(ws345.Hi>>16)) + uint32(uint16(ws345.Hi>>32)) + uint32(uint16(ws345.Hi>>48)) + uint32(uint16(ws345.Lo>>0)) + uint32(uint16(ws345.Lo>>16)) + uint32(uint16(ws345.Lo>>32)) + uint32(uint16(ws345.Lo>>48))
-		v346 := v342
-		s347 := v346.Hi
-		b343[8] = byte(s347 >> 56)
-		b343[9] = byte(s347 >> 48)
-		b343[10] = byte(s347 >> 40)
-		b343[11] = byte(s347 >> 32)
-		b343[12] = byte(s347 >> 24)
-		b343[13] = byte(s347 >> 16)
-		b343[14] = byte(s347 >> 8)
-		b343[15] = byte(s347)
-		s348 := v346.Lo
-		b343[16] = byte(s348 >> 56)
-		b343[17] = byte(s348 >> 48)
-		b343[18] = byte(s348 >> 40)
-		b343[19] = byte(s348 >> 32)
-		b343[20] = byte(s348 >> 24)
-		b343[21] = byte(s348 >> 16)
-		b343[22] = byte(s348 >> 8)
-		b343[23] = byte(s348)
-		ws349 := v342
-		f351 := uint32(os344)
-		f351 += bits.RotateLeft32(f351, 16)
-		dl350 := uint64(^uint16(f351>>16)) + uint64(uint32(uint16(ws349.Hi>>0))+uint32(uint16(ws349.Hi>>16))+uint32(uint16(ws349.Hi>>32))+uint32(uint16(ws349.Hi>>48))+uint32(uint16(ws349.Lo>>0))+uint32(uint16(ws349.Lo>>16))+uint32(uint16(ws349.Lo>>32))+uint32(uint16(ws349.Lo>>48)))
-		d341 += dl350
-		v352 := m19
-		ws354 := packet.Value{Hi: (uint64(b343[24])<<56 | uint64(b343[25])<<48 | uint64(b343[26])<<40 | uint64(b343[27])<<32 | uint64(b343[28])<<24 | uint64(b343[29])<<16 | uint64(b343[30])<<8 | uint64(b343[31])), Lo: (uint64(b343[32])<<56 | uint64(b343[33])<<48 | uint64(b343[34])<<40 | uint64(b343[35])<<32 | uint64(b343[36])<<24 | uint64(b343[37])<<16 | uint64(b343[38])<<8 | uint64(b343[39]))}
-		os353 := uint32(uint16(ws354.Hi>>0)) + uint32(uint16(ws354.Hi>>16)) + uint32(uint16(ws354.Hi>>32)) + uint32(uint16(ws354.Hi>>48)) + uint32(uint16(ws354.Lo>>0)) + uint32(uint16(ws354.Lo>>16)) + uint32(uint16(ws354.Lo>>32)) + uint32(uint16(ws354.Lo>>48))
-		v355 := v352
-		s356 := v355.Hi
-		b343[24] = byte(s356 >> 56)
-		b343[25] = byte(s356 >> 48)
-		b343[26] = byte(s356 >> 40)
-		b343[27] = byte(s356 >> 32)
-		b343[28] = byte(s356 >> 24)
-		b343[29] = byte(s356 >> 16)
-		b343[30] = byte(s356 >> 8)
-		b343[31] = byte(s356)
-		s357 := v355.Lo
-		b343[32] = byte(s357 >> 56)
-		b343[33] = byte(s357 >> 48)
-		b343[34] = byte(s357 >> 40)
-		b343[35] = byte(s357 >> 32)
-		b343[36] = byte(s357 >> 24)
-		b343[37] = byte(s357 >> 16)
-		b343[38] = byte(s357 >> 8)
-		b343[39] = byte(s357)
-		ws358 := v352
-		f360 := uint32(os353)
-		f360 += bits.RotateLeft32(f360, 16)
-		dl359 := uint64(^uint16(f360>>16)) + uint64(uint32(uint16(ws358.Hi>>0))+uint32(uint16(ws358.Hi>>16))+uint32(uint16(ws358.Hi>>32))+uint32(uint16(ws358.Hi>>48))+uint32(uint16(ws358.Lo>>0))+uint32(uint16(ws358.Lo>>16))+uint32(uint16(ws358.Lo>>32))+uint32(uint16(ws358.Lo>>48)))
-		d341 += dl359
-		v361 := m23
-		b362 := data[h4 : h4+8] // udp
-		os363 := uint32(uint16((uint64(b362[2])<<8 | uint64(b362[3]))))
-		s364 := v361
-		b362[2] = byte(s364 >> 8)
-		b362[3] = byte(s364)
-		f366 := uint32(os363)
-		f366 += bits.RotateLeft32(f366, 16)
-		dl365 := uint64(^uint16(f366>>16)) + uint64(uint32(uint16(v361)))
-		d341 += dl365
-		v367 := ((uint64(b343[4])<<8 | uint64(b343[5])) - 0x10)
-		os368 := uint32(uint16((uint64(b343[4])<<8 | uint64(b343[5]))))
-		s369 := v367
-		b343[4] = byte(s369 >> 8)
-		b343[5] = byte(s369)
-		f371 := uint32(os368)
-		f371 += bits.RotateLeft32(f371, 16)
-		dl370 := uint64(^uint16(f371>>16)) + uint64(uint32(uint16(v367)))
-		d341 += dl370
-		v372 := (uint64(b343[7]) - 0x1)
-		b343[7] = byte(v372)
+		var d349 uint64 // udp checksum
+		v350 := m6
+		b351 := data[h3 : h3+40] // ipv6
+		ws353 := packet.Value{Hi: (uint64(b351[8])<<56 | uint64(b351[9])<<48 | uint64(b351[10])<<40 | uint64(b351[11])<<32 | uint64(b351[12])<<24 | uint64(b351[13])<<16 | uint64(b351[14])<<8 | uint64(b351[15])), Lo: (uint64(b351[16])<<56 | uint64(b351[17])<<48 | uint64(b351[18])<<40 | uint64(b351[19])<<32 | uint64(b351[20])<<24 | uint64(b351[21])<<16 | uint64(b351[22])<<8 | uint64(b351[23]))}
+		os352 := uint32(uint16(ws353.Hi>>0)) + uint32(uint16(ws353.Hi>>16)) + uint32(uint16(ws353.Hi>>32)) + uint32(uint16(ws353.Hi>>48)) + uint32(uint16(ws353.Lo>>0)) + uint32(uint16(ws353.Lo>>16)) + uint32(uint16(ws353.Lo>>32)) + uint32(uint16(ws353.Lo>>48))
+		v354 := v350
+		s355 := v354.Hi
+		b351[8] = byte(s355 >> 56)
+		b351[9] = byte(s355 >> 48)
+		b351[10] = byte(s355 >> 40)
+		b351[11] = byte(s355 >> 32)
+		b351[12] = byte(s355 >> 24)
+		b351[13] = byte(s355 >> 16)
+		b351[14] = byte(s355 >> 8)
+		b351[15] = byte(s355)
+		s356 := v354.Lo
+		b351[16] = byte(s356 >> 56)
+		b351[17] = byte(s356 >> 48)
+		b351[18] = byte(s356 >> 40)
+		b351[19] = byte(s356 >> 32)
+		b351[20] = byte(s356 >> 24)
+		b351[21] = byte(s356 >> 16)
+		b351[22] = byte(s356 >> 8)
+		b351[23] = byte(s356)
+		ws357 := v350
+		f359 := uint32(os352)
+		f359 += bits.RotateLeft32(f359, 16)
+		dl358 := uint64(^uint16(f359>>16)) + uint64(uint32(uint16(ws357.Hi>>0))+uint32(uint16(ws357.Hi>>16))+uint32(uint16(ws357.Hi>>32))+uint32(uint16(ws357.Hi>>48))+uint32(uint16(ws357.Lo>>0))+uint32(uint16(ws357.Lo>>16))+uint32(uint16(ws357.Lo>>32))+uint32(uint16(ws357.Lo>>48)))
+		d349 += dl358
+		v360 := m19
+		ws362 := packet.Value{Hi: (uint64(b351[24])<<56 | uint64(b351[25])<<48 | uint64(b351[26])<<40 | uint64(b351[27])<<32 | uint64(b351[28])<<24 | uint64(b351[29])<<16 | uint64(b351[30])<<8 | uint64(b351[31])), Lo: (uint64(b351[32])<<56 | uint64(b351[33])<<48 | uint64(b351[34])<<40 | uint64(b351[35])<<32 | uint64(b351[36])<<24 | uint64(b351[37])<<16 | uint64(b351[38])<<8 | uint64(b351[39]))}
+		os361 := uint32(uint16(ws362.Hi>>0)) + uint32(uint16(ws362.Hi>>16)) + uint32(uint16(ws362.Hi>>32)) + uint32(uint16(ws362.Hi>>48)) + uint32(uint16(ws362.Lo>>0)) + uint32(uint16(ws362.Lo>>16)) + uint32(uint16(ws362.Lo>>32)) + uint32(uint16(ws362.Lo>>48))
+		v363 := v360
+		s364 := v363.Hi
+		b351[24] = byte(s364 >> 56)
+		b351[25] = byte(s364 >> 48)
+		b351[26] = byte(s364 >> 40)
+		b351[27] = byte(s364 >> 32)
+		b351[28] = byte(s364 >> 24)
+		b351[29] = byte(s364 >> 16)
+		b351[30] = byte(s364 >> 8)
+		b351[31] = byte(s364)
+		s365 := v363.Lo
+		b351[32] = byte(s365 >> 56)
+		b351[33] = byte(s365 >> 48)
+		b351[34] = byte(s365 >> 40)
+		b351[35] = byte(s365 >> 32)
+		b351[36] = byte(s365 >> 24)
+		b351[37] = byte(s365 >> 16)
+		b351[38] = byte(s365 >> 8)
+		b351[39] = byte(s365)
+		ws366 := v360
+		f368 := uint32(os361)
+		f368 += bits.RotateLeft32(f368, 16)
+		dl367 := uint64(^uint16(f368>>16)) + uint64(uint32(uint16(ws366.Hi>>0))+uint32(uint16(ws366.Hi>>16))+uint32(uint16(ws366.Hi>>32))+uint32(uint16(ws366.Hi>>48))+uint32(uint16(ws366.Lo>>0))+uint32(uint16(ws366.Lo>>16))+uint32(uint16(ws366.Lo>>32))+uint32(uint16(ws366.Lo>>48)))
+		d349 += dl367
+		v369 := m23
+		b370 := data[h4 : h4+8] // udp
+		os371 := uint32(uint16((uint64(b370[2])<<8 | uint64(b370[3]))))
+		s372 := v369
+		b370[2] = byte(s372 >> 8)
+		b370[3] = byte(s372)
+		f374 := uint32(os371)
+		f374 += bits.RotateLeft32(f374, 16)
+		dl373 := uint64(^uint16(f374>>16)) + uint64(uint32(uint16(v369)))
+		d349 += dl373
+		v375 := ((uint64(b351[4])<<8 | uint64(b351[5])) - 0x10)
+		os376 := uint32(uint16((uint64(b351[4])<<8 | uint64(b351[5]))))
+		s377 := v375
+		b351[4] = byte(s377 >> 8)
+		b351[5] = byte(s377)
+		f379 := uint32(os376)
+		f379 += bits.RotateLeft32(f379, 16)
+		dl378 := uint64(^uint16(f379>>16)) + uint64(uint32(uint16(v375)))
+		d349 += dl378
+		v380 := (uint64(b351[7]) - 0x1)
+		b351[7] = byte(v380)
 		if h4+8 <= len(data) {
-			pendD4 += d341
+			pendD4 += d349
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -5692,47 +5700,47 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		po373, pn374 := h10, 12 // lb_v2
-		if po373+pn374 > len(data) {
+		po381, pn382 := h10, 12 // lb_v2
+		if po381+pn382 > len(data) {
 			return pl.drop(66)
 		}
-		if po373 > h4 && (po373-h4)%2 == 0 {
-			pw376 := data[po373 : po373+12]
-			d375 := uint32(uint64(pw376[0])<<8|uint64(pw376[1])) + uint32(uint64(pw376[2])<<8|uint64(pw376[3])) + uint32(uint64(pw376[4])<<8|uint64(pw376[5])) + uint32(uint64(pw376[6])<<8|uint64(pw376[7])) + uint32(uint64(pw376[8])<<8|uint64(pw376[9])) + uint32(uint64(pw376[10])<<8|uint64(pw376[11]))
-			d375 += bits.RotateLeft32(d375, 16)
+		if po381 > h4 && (po381-h4)%2 == 0 {
+			pw384 := data[po381 : po381+12]
+			d383 := uint32(uint64(pw384[0])<<8|uint64(pw384[1])) + uint32(uint64(pw384[2])<<8|uint64(pw384[3])) + uint32(uint64(pw384[4])<<8|uint64(pw384[5])) + uint32(uint64(pw384[6])<<8|uint64(pw384[7])) + uint32(uint64(pw384[8])<<8|uint64(pw384[9])) + uint32(uint64(pw384[10])<<8|uint64(pw384[11]))
+			d383 += bits.RotateLeft32(d383, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d375 >> 16))
+				pendD4 += uint64(^uint16(d383 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po373
-		pendN = pn374
+		pendOff = po381
+		pendN = pn382
 		h10 = -1
-		if cur > po373 {
-			cur = max(po373, cur-pn374)
+		if cur > po381 {
+			cur = max(po381, cur-pn382)
 		}
 		goto n147
 	}
 n146:
 	{ // LbPopV3Body: pop lb_v3
-		po377, pn378 := h11, 12 // lb_v3
-		if po377+pn378 > len(data) {
+		po385, pn386 := h11, 12 // lb_v3
+		if po385+pn386 > len(data) {
 			return pl.drop(67)
 		}
-		if po377 > h4 && (po377-h4)%2 == 0 {
-			pw380 := data[po377 : po377+12]
-			d379 := uint32(uint64(pw380[0])<<8|uint64(pw380[1])) + uint32(uint64(pw380[2])<<8|uint64(pw380[3])) + uint32(uint64(pw380[4])<<8|uint64(pw380[5])) + uint32(uint64(pw380[6])<<8|uint64(pw380[7])) + uint32(uint64(pw380[8])<<8|uint64(pw380[9])) + uint32(uint64(pw380[10])<<8|uint64(pw380[11]))
-			d379 += bits.RotateLeft32(d379, 16)
+		if po385 > h4 && (po385-h4)%2 == 0 {
+			pw388 := data[po385 : po385+12]
+			d387 := uint32(uint64(pw388[0])<<8|uint64(pw388[1])) + uint32(uint64(pw388[2])<<8|uint64(pw388[3])) + uint32(uint64(pw388[4])<<8|uint64(pw388[5])) + uint32(uint64(pw388[6])<<8|uint64(pw388[7])) + uint32(uint64(pw388[8])<<8|uint64(pw388[9])) + uint32(uint64(pw388[10])<<8|uint64(pw388[11]))
+			d387 += bits.RotateLeft32(d387, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d379 >> 16))
+				pendD4 += uint64(^uint16(d387 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po377
-		pendN = pn378
+		pendOff = po385
+		pendN = pn386
 		h11 = -1
-		if cur > po377 {
-			cur = max(po377, cur-pn378)
+		if cur > po385 {
+			cur = max(po385, cur-pn386)
 		}
 		pl.edges[32]++
 		goto n147
@@ -5749,49 +5757,49 @@ n147:
 			}
 			pendN = 0
 		}
-		po381, pn382 := h9, 4 // lb_common
-		if po381+pn382 > len(data) {
+		po389, pn390 := h9, 4 // lb_common
+		if po389+pn390 > len(data) {
 			return pl.drop(68)
 		}
-		if po381 > h4 && (po381-h4)%2 == 0 {
-			pw384 := data[po381 : po381+4]
-			d383 := uint32(uint64(pw384[0])<<8|uint64(pw384[1])) + uint32(uint64(pw384[2])<<8|uint64(pw384[3]))
-			d383 += bits.RotateLeft32(d383, 16)
+		if po389 > h4 && (po389-h4)%2 == 0 {
+			pw392 := data[po389 : po389+4]
+			d391 := uint32(uint64(pw392[0])<<8|uint64(pw392[1])) + uint32(uint64(pw392[2])<<8|uint64(pw392[3]))
+			d391 += bits.RotateLeft32(d391, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d383 >> 16))
+				pendD4 += uint64(^uint16(d391 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn382
-		if po381 < len(data)-po381-pendN {
-			copy(data[pendN:pendN+po381], data[:po381])
+		pendN += pn390
+		if po389 < len(data)-po389-pendN {
+			copy(data[pendN:pendN+po389], data[:po389])
 			data = data[pendN:]
 		} else {
-			copy(data[po381:], data[po381+pendN:])
+			copy(data[po389:], data[po389+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po381 {
-			cur = max(po381, cur-pn382)
+		if cur > po389 {
+			cur = max(po389, cur-pn390)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d385 uint64         // udp checksum
-		b386 := data[h4 : h4+8] // udp
-		v387 := ((uint64(b386[4])<<8 | uint64(b386[5])) - 0x10)
-		os388 := uint32(uint16((uint64(b386[4])<<8 | uint64(b386[5]))))
-		s389 := v387
-		b386[4] = byte(s389 >> 8)
-		b386[5] = byte(s389)
-		f391 := uint32(os388)
-		f391 += bits.RotateLeft32(f391, 16)
-		dl390 := uint64(^uint16(f391>>16)) + uint64(uint32(uint16(v387)))
-		d385 += dl390
+		var d393 uint64         // udp checksum
+		b394 := data[h4 : h4+8] // udp
+		v395 := ((uint64(b394[4])<<8 | uint64(b394[5])) - 0x10)
+		os396 := uint32(uint16((uint64(b394[4])<<8 | uint64(b394[5]))))
+		s397 := v395
+		b394[4] = byte(s397 >> 8)
+		b394[5] = byte(s397)
+		f399 := uint32(os396)
+		f399 += bits.RotateLeft32(f399, 16)
+		dl398 := uint64(^uint16(f399>>16)) + uint64(uint32(uint16(v395)))
+		d393 += dl398
 		if h4+8 <= len(data) {
-			pendD4 += d385
+			pendD4 += d393
 			pendK4 = true
 		}
 		pl.edges[33]++
@@ -5815,16 +5823,16 @@ n150:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s392 := r
-				cb[0] = byte(s392 >> 8)
-				cb[1] = byte(s392)
+				s400 := r
+				cb[0] = byte(s400 >> 8)
+				cb[1] = byte(s400)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b393 := data[h4 : h4+8] // udp
-		s394 := 0x0
-		b393[6] = byte(s394 >> 8)
-		b393[7] = byte(s394)
+		b401 := data[h4 : h4+8] // udp
+		s402 := 0x0
+		b401[6] = byte(s402 >> 8)
+		b401[7] = byte(s402)
 		pl.edges[34]++
 		goto n151
 	}
@@ -5844,9 +5852,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s395 := r
-				cb[0] = byte(s395 >> 8)
-				cb[1] = byte(s395)
+				s403 := r
+				cb[0] = byte(s403 >> 8)
+				cb[1] = byte(s403)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5863,9 +5871,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s396 := r
-				cb[0] = byte(s396 >> 8)
-				cb[1] = byte(s396)
+				s404 := r
+				cb[0] = byte(s404 >> 8)
+				cb[1] = byte(s404)
 			}
 			pendD4, pendK4 = 0, false
 		}

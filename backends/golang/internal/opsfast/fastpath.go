@@ -868,27 +868,28 @@ n13:
 		kw14 := (uint64(b15[12])<<24 | uint64(b15[13])<<16 | uint64(b15[14])<<8 | uint64(b15[15])) & 0xffffffff
 		b17 := data[h8 : h8+8] // udp
 		kw16 := (uint64(b17[0])<<8 | uint64(b17[1])) & 0xffff
-		k18 := kw16<<0 | kw14<<16
-		if pi19 := pl.tables[0].Packed(); len(pi19.Slots) > 0 {
-			k18 &= pi19.Mask
-			for m, j := uint64(len(pi19.Slots)-1), packet.PackedHash(k18); ; j++ {
-				sl := &pi19.Slots[j&m]
+		pr18 := pl.tables[0].Probes()
+		k19 := kw16<<0 | kw14<<16
+		if pi20 := &pr18.Packed; len(pi20.Slots) > 0 {
+			k19 &= pi20.Mask
+			for m, j := uint64(len(pi20.Slots)-1), packet.PackedHash(k19); ; j++ {
+				sl := &pi20.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k18 {
+				if sl.Key == k19 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if sc20 := pl.tables[0].Scan(); len(sc20.Match) > 0 {
-			for i, ms := 0, sc20.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+		} else if sc21 := &pr18.Scan; len(sc21.Match) > 0 {
+			for i, ms := 0, sc21.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
 				if kw14&ms[0].Mask == ms[0].Val && kw16-ms[1].Lo <= ms[1].Span {
-					act, params = int(sc20.Acts[i].Action), sc20.Acts[i].Params
+					act, params = int(sc21.Acts[i].Action), sc21.Acts[i].Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k18); hit {
+		} else if a, ps, hit := pl.tables[0].LookupWordAction(k19); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -905,45 +906,46 @@ n13:
 n14:
 	{ // Lpm: lookup t_lpm
 		act, params := 1, []packet.Value(nil)
-		b22 := data[h3 : h3+20] // ipv4
-		kw21 := (uint64(b22[9])) & 0xff
-		kw23 := (uint64(b22[16])<<24 | uint64(b22[17])<<16 | uint64(b22[18])<<8 | uint64(b22[19])) & 0xffffffff
-		k24 := kw23<<0 | kw21<<32
-		if pi25 := pl.tables[1].Packed(); len(pi25.Slots) > 0 {
-			k24 &= pi25.Mask
-			for m, j := uint64(len(pi25.Slots)-1), packet.PackedHash(k24); ; j++ {
-				sl := &pi25.Slots[j&m]
+		b23 := data[h3 : h3+20] // ipv4
+		kw22 := (uint64(b23[9])) & 0xff
+		kw24 := (uint64(b23[16])<<24 | uint64(b23[17])<<16 | uint64(b23[18])<<8 | uint64(b23[19])) & 0xffffffff
+		pr25 := pl.tables[1].Probes()
+		k26 := kw24<<0 | kw22<<32
+		if pi27 := &pr25.Packed; len(pi27.Slots) > 0 {
+			k26 &= pi27.Mask
+			for m, j := uint64(len(pi27.Slots)-1), packet.PackedHash(k26); ; j++ {
+				sl := &pi27.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k24 {
+				if sl.Key == k26 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if iv26 := pl.tables[1].Intervals(); iv26 != nil {
-			h27 := packet.WordsHash(kw21, 0, 0, 0)
-			for m, j := uint64(len(iv26.Groups)-1), h27>>(iv26.Shift&63); ; j = (j + 1) & m {
-				g := &iv26.Groups[j]
+		} else if iv28 := pr25.Intervals; iv28 != nil {
+			h29 := packet.WordsHash(kw22, 0, 0, 0)
+			for m, j := uint64(len(iv28.Groups)-1), h29>>(iv28.Shift&63); ; j = (j + 1) & m {
+				g := &iv28.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw21 {
-					ss, k := iv26.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw22 {
+					ss, k := iv28.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw23 {
+						if ss[k+half] <= kw24 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv26.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv28.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k24); hit {
+		} else if a, ps, hit := pl.tables[1].LookupWordAction(k26); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -961,37 +963,38 @@ n14:
 	}
 n15:
 	{ // Arith: set meta.b, meta.a, meta.c, meta.odd
-		b28 := data[h8 : h8+8] // udp
-		m1 = (((m0.Lo * 0x3) + ((uint64(b28[0])<<8 | uint64(b28[1])) << 0x28)) ^ (^m1))
-		m0 = (m0.Shl(uint(min(packet.Value{Lo: ((uint64(b28[2])<<8 | uint64(b28[3])) & 0x7f)}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(m0.Shr(uint(min(packet.Value{Lo: 0x3}.Lo, 128)))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b30 := data[h8 : h8+8] // udp
+		m1 = (((m0.Lo * 0x3) + ((uint64(b30[0])<<8 | uint64(b30[1])) << 0x28)) ^ (^m1))
+		m0 = (m0.Shl(uint(min(packet.Value{Lo: ((uint64(b30[2])<<8 | uint64(b30[3])) & 0x7f)}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(m0.Shr(uint(min(packet.Value{Lo: 0x3}.Lo, 128)))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m2 = (packet.Value{Lo: ((uint64(len(data)-h8) * 0x7) & 0x7ffffffff)}.Add(packet.Value{Lo: m1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).And(packet.Value{Lo: 0xffff})).Lo & 0xffff
-		b29 := data[h3 : h3+20] // ipv4
-		m4 = ((((uint64(b29[8]) * 0x12c) & 0x1ffff) + (uint64(b29[4])<<8 | uint64(b29[5]))) & 0x3ffff) & 0x1fff
+		b31 := data[h3 : h3+20] // ipv4
+		m4 = ((((uint64(b31[8]) * 0x12c) & 0x1ffff) + (uint64(b31[4])<<8 | uint64(b31[5]))) & 0x3ffff) & 0x1fff
 		goto n16
 	}
 n16:
 	{ // Wide: lookup t_wide
 		act, params := 1, []packet.Value(nil)
-		kw30 := m0
-		b32 := data[h8 : h8+8] // udp
-		kw31 := (uint64(b32[2])<<8 | uint64(b32[3])) & 0xffff
-		if wl33 := pl.tables[2].Words(); len(wl33.Slots) > 0 {
-			x35 := kw30.Hi & wl33.Mask[0]
-			x36 := kw30.Lo & wl33.Mask[1]
-			x37 := kw31 & wl33.Mask[2]
-			h34 := packet.WordsHash(x35, x36, x37, 0)
-			for m, j := uint64(len(wl33.Slots)-1), h34>>(wl33.Shift&63); ; j = (j + 1) & m {
-				sl := &wl33.Slots[j]
+		kw32 := m0
+		b34 := data[h8 : h8+8] // udp
+		kw33 := (uint64(b34[2])<<8 | uint64(b34[3])) & 0xffff
+		pr35 := pl.tables[2].Probes()
+		if wl36 := &pr35.Words; len(wl36.Slots) > 0 {
+			x38 := kw32.Hi & wl36.Mask[0]
+			x39 := kw32.Lo & wl36.Mask[1]
+			x40 := kw33 & wl36.Mask[2]
+			h37 := packet.WordsHash(x38, x39, x40, 0)
+			for m, j := uint64(len(wl36.Slots)-1), h37>>(wl36.Shift&63); ; j = (j + 1) & m {
+				sl := &wl36.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl33.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h34 && ks[0] == x35 && ks[1] == x36 && ks[2] == x37 {
-					a := &wl33.Acts[j]
+				if ks := wl36.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h37 && ks[0] == x38 && ks[1] == x39 && ks[2] == x40 {
+					a := &wl36.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw30.Hi, kw30.Lo, kw31, 0); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw32.Hi, kw32.Lo, kw33, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1008,23 +1011,24 @@ n16:
 n17:
 	{ // Slots: lookup t_slots
 		act, params := 1, []packet.Value(nil)
-		b39 := data[h8 : h8+8] // udp
-		kw38 := (uint64(b39[2])<<8 | uint64(b39[3])) & 0xffff
-		kw40 := (m3 & 0x7) & 0x7
-		k41 := kw40<<0 | kw38<<3
-		if pi42 := pl.tables[4].Packed(); len(pi42.Slots) > 0 {
-			k41 &= pi42.Mask
-			for m, j := uint64(len(pi42.Slots)-1), packet.PackedHash(k41); ; j++ {
-				sl := &pi42.Slots[j&m]
+		b42 := data[h8 : h8+8] // udp
+		kw41 := (uint64(b42[2])<<8 | uint64(b42[3])) & 0xffff
+		kw43 := (m3 & 0x7) & 0x7
+		pr44 := pl.tables[4].Probes()
+		k45 := kw43<<0 | kw41<<3
+		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
+			k45 &= pi46.Mask
+			for m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45); ; j++ {
+				sl := &pi46.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k41 {
+				if sl.Key == k45 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordAction(k41); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordAction(k45); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1041,20 +1045,21 @@ n17:
 n18:
 	{ // NoKeys: lookup t_none
 		act, params := 1, []packet.Value(nil)
-		k43 := uint64(0)
-		if pi44 := pl.tables[5].Packed(); len(pi44.Slots) > 0 {
-			k43 &= pi44.Mask
-			for m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43); ; j++ {
-				sl := &pi44.Slots[j&m]
+		pr47 := pl.tables[5].Probes()
+		k48 := uint64(0)
+		if pi49 := &pr47.Packed; len(pi49.Slots) > 0 {
+			k48 &= pi49.Mask
+			for m, j := uint64(len(pi49.Slots)-1), packet.PackedHash(k48); ; j++ {
+				sl := &pi49.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k43 {
+				if sl.Key == k48 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k43); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k48); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1070,21 +1075,21 @@ n18:
 	}
 n19:
 	{ // Cmp: test meta.a > 0x1_0000_0000_0000_0000 || meta.c in [100, 3000] && ipv4.dst in 10.0.0.0/8 || meta.b in 0x10&&&0xf0
-		c46 := (m0.Cmp(packet.Value{Hi: 0x1, Lo: 0x0}) > 0)
-		if !c46 {
-			r48 := m2
-			c47 := (r48 >= 0x64 && r48 <= 0xbb8)
-			if c47 {
-				b49 := data[h3 : h3+20] // ipv4
-				c47 = ((uint64(b49[16])<<24|uint64(b49[17])<<16|uint64(b49[18])<<8|uint64(b49[19]))&0xff000000 == 0xa000000)
+		c51 := (m0.Cmp(packet.Value{Hi: 0x1, Lo: 0x0}) > 0)
+		if !c51 {
+			r53 := m2
+			c52 := (r53 >= 0x64 && r53 <= 0xbb8)
+			if c52 {
+				b54 := data[h3 : h3+20] // ipv4
+				c52 = ((uint64(b54[16])<<24|uint64(b54[17])<<16|uint64(b54[18])<<8|uint64(b54[19]))&0xff000000 == 0xa000000)
 			}
-			c46 = c47
+			c51 = c52
 		}
-		c45 := c46
-		if !c45 {
-			c45 = (m1&0xf0 == 0x10)
+		c50 := c51
+		if !c50 {
+			c50 = (m1&0xf0 == 0x10)
 		}
-		if c45 {
+		if c50 {
 			goto n21
 		}
 		// decided NotA true
@@ -1093,11 +1098,11 @@ n19:
 	}
 n21:
 	{ // Sw: switch meta.a & 0xffff_ffff_ffff_ffff_ffff
-		v50 := m0.And(packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff})
+		v55 := m0.And(packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff})
 		switch {
-		case v50 == packet.Value{Lo: 0x1234}:
+		case v55 == packet.Value{Lo: 0x1234}:
 			goto n24
-		case v50 == packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff}:
+		case v55 == packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff}:
 			goto n22
 		default:
 			pl.edges[8]++
@@ -1115,9 +1120,9 @@ n22:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s51 := r
-				cb[0] = byte(s51 >> 8)
-				cb[1] = byte(s51)
+				s56 := r
+				cb[0] = byte(s56 >> 8)
+				cb[1] = byte(s56)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1133,9 +1138,9 @@ n22:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s53 := r
-				cb[0] = byte(s53 >> 8)
-				cb[1] = byte(s53)
+				s58 := r
+				cb[0] = byte(s58 >> 8)
+				cb[1] = byte(s58)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1184,7 +1189,7 @@ n22:
 		p.Meta[3] = packet.Value{Lo: m3}
 		p.Meta[4] = packet.Value{Lo: m4}
 
-		rt52 := p.Push(1, h0+14, 0)
+		rt57 := p.Push(1, h0+14, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1228,87 +1233,87 @@ n22:
 		m3 = p.Meta[3].Lo
 		m4 = p.Meta[4].Lo
 
-		if !rt52 {
+		if !rt57 {
 			return pl.drop(5)
 		}
 		goto n23
 	}
 n23:
 	{ // VlanFields: set vlan.vid, vlan.type, ethernet.type
-		b54 := data[h1 : h1+4] // vlan
-		s55 := (uint64(b54[0])<<8|uint64(b54[1]))&^0xfff | uint64(0xabc)<<0&0xfff
-		b54[0] = byte(s55 >> 8)
-		b54[1] = byte(s55)
-		b56 := data[h0 : h0+14] // ethernet
-		s57 := (uint64(b56[12])<<8 | uint64(b56[13]))
-		b54[2] = byte(s57 >> 8)
-		b54[3] = byte(s57)
-		s58 := 0x8100
-		b56[12] = byte(s58 >> 8)
-		b56[13] = byte(s58)
+		b59 := data[h1 : h1+4] // vlan
+		s60 := (uint64(b59[0])<<8|uint64(b59[1]))&^0xfff | uint64(0xabc)<<0&0xfff
+		b59[0] = byte(s60 >> 8)
+		b59[1] = byte(s60)
+		b61 := data[h0 : h0+14] // ethernet
+		s62 := (uint64(b61[12])<<8 | uint64(b61[13]))
+		b59[2] = byte(s62 >> 8)
+		b59[3] = byte(s62)
+		s63 := 0x8100
+		b61[12] = byte(s63 >> 8)
+		b61[13] = byte(s63)
 		pl.edges[9]++
 		goto n24
 	}
 n24:
 	{ // Rewrite: set ipv4.ttl, ipv4.dst, udp.dport, ipv4.flags
-		var d59 uint64          // ipv4 checksum
-		var d60 uint64          // udp checksum
-		b61 := data[h3 : h3+20] // ipv4
-		v62 := (uint64(b61[8]) - 0x1)
-		os63 := uint32(uint64(b61[8])<<8 | uint64(b61[9]))
-		b61[8] = byte(v62)
-		f65 := uint32(os63)
-		f65 += bits.RotateLeft32(f65, 16)
-		dl64 := uint64(^uint16(f65>>16)) + uint64(uint32(uint64(b61[8])<<8|uint64(b61[9])))
-		d59 += dl64
-		v66 := (m1 & 0xffffffff)
-		ws68 := uint64((uint64(b61[16])<<24 | uint64(b61[17])<<16 | uint64(b61[18])<<8 | uint64(b61[19])))
-		os67 := uint32(uint16(ws68>>0)) + uint32(uint16(ws68>>16))
-		s69 := v66
-		b61[16] = byte(s69 >> 24)
-		b61[17] = byte(s69 >> 16)
-		b61[18] = byte(s69 >> 8)
-		b61[19] = byte(s69)
-		ws70 := uint64(v66)
-		f72 := uint32(os67)
-		f72 += bits.RotateLeft32(f72, 16)
-		dl71 := uint64(^uint16(f72>>16)) + uint64(uint32(uint16(ws70>>0))+uint32(uint16(ws70>>16)))
-		d59 += dl71
-		d60 += dl71
-		v73 := 0x7
-		b74 := data[h8 : h8+8] // udp
-		os75 := uint32(uint16((uint64(b74[2])<<8 | uint64(b74[3]))))
-		s76 := v73
-		b74[2] = byte(s76 >> 8)
-		b74[3] = byte(s76)
-		f78 := uint32(os75)
-		f78 += bits.RotateLeft32(f78, 16)
-		dl77 := uint64(^uint16(f78>>16)) + uint64(uint32(uint16(v73)))
-		d60 += dl77
-		v79 := 0x2
-		os80 := uint32(uint64(b61[6])<<8 | uint64(b61[7]))
-		b61[6] = b61[6]&^0xe0 | byte(v79)<<5&0xe0
-		f82 := uint32(os80)
-		f82 += bits.RotateLeft32(f82, 16)
-		dl81 := uint64(^uint16(f82>>16)) + uint64(uint32(uint64(b61[6])<<8|uint64(b61[7])))
-		d59 += dl81
+		var d64 uint64          // ipv4 checksum
+		var d65 uint64          // udp checksum
+		b66 := data[h3 : h3+20] // ipv4
+		v67 := (uint64(b66[8]) - 0x1)
+		os68 := uint32(uint64(b66[8])<<8 | uint64(b66[9]))
+		b66[8] = byte(v67)
+		f70 := uint32(os68)
+		f70 += bits.RotateLeft32(f70, 16)
+		dl69 := uint64(^uint16(f70>>16)) + uint64(uint32(uint64(b66[8])<<8|uint64(b66[9])))
+		d64 += dl69
+		v71 := (m1 & 0xffffffff)
+		ws73 := uint64((uint64(b66[16])<<24 | uint64(b66[17])<<16 | uint64(b66[18])<<8 | uint64(b66[19])))
+		os72 := uint32(uint16(ws73>>0)) + uint32(uint16(ws73>>16))
+		s74 := v71
+		b66[16] = byte(s74 >> 24)
+		b66[17] = byte(s74 >> 16)
+		b66[18] = byte(s74 >> 8)
+		b66[19] = byte(s74)
+		ws75 := uint64(v71)
+		f77 := uint32(os72)
+		f77 += bits.RotateLeft32(f77, 16)
+		dl76 := uint64(^uint16(f77>>16)) + uint64(uint32(uint16(ws75>>0))+uint32(uint16(ws75>>16)))
+		d64 += dl76
+		d65 += dl76
+		v78 := 0x7
+		b79 := data[h8 : h8+8] // udp
+		os80 := uint32(uint16((uint64(b79[2])<<8 | uint64(b79[3]))))
+		s81 := v78
+		b79[2] = byte(s81 >> 8)
+		b79[3] = byte(s81)
+		f83 := uint32(os80)
+		f83 += bits.RotateLeft32(f83, 16)
+		dl82 := uint64(^uint16(f83>>16)) + uint64(uint32(uint16(v78)))
+		d65 += dl82
+		v84 := 0x2
+		os85 := uint32(uint64(b66[6])<<8 | uint64(b66[7]))
+		b66[6] = b66[6]&^0xe0 | byte(v84)<<5&0xe0
+		f87 := uint32(os85)
+		f87 += bits.RotateLeft32(f87, 16)
+		dl86 := uint64(^uint16(f87>>16)) + uint64(uint32(uint64(b66[6])<<8|uint64(b66[7])))
+		d64 += dl86
 		if h3+h3len <= len(data) {
 			cb := data[h3+10 : h3+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d59
+			x := uint64(^cv) + d64
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s83 := r
-			cb[0] = byte(s83 >> 8)
-			cb[1] = byte(s83)
+			s88 := r
+			cb[0] = byte(s88 >> 8)
+			cb[1] = byte(s88)
 		}
 		if h8+8 <= len(data) {
 			cb := data[h8+6 : h8+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 			if cv != 0 {
-				x := uint64(^cv) + d60
+				x := uint64(^cv) + d65
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
@@ -1316,9 +1321,9 @@ n24:
 				if r == 0 {
 					r = 0xffff
 				}
-				s84 := r
-				cb[0] = byte(s84 >> 8)
-				cb[1] = byte(s84)
+				s89 := r
+				cb[0] = byte(s89 >> 8)
+				cb[1] = byte(s89)
 			}
 		}
 		goto n25
@@ -1334,246 +1339,13 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s85 := r
-				cb[0] = byte(s85 >> 8)
-				cb[1] = byte(s85)
-			}
-			pendD6, pendK6 = 0, false
-		}
-		b86 := data[h8 : h8+8] // udp
-		if pendK6 {
-			if (h6 >= 0) && h6+4 <= len(data) {
-				cb := data[h6+2 : h6+4]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD6
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s88 := r
-				cb[0] = byte(s88 >> 8)
-				cb[1] = byte(s88)
-			}
-			pendD6, pendK6 = 0, false
-		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		p.Meta[0] = m0
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-
-		rt87 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b86[6])<<8 | uint64(b86[7])) + 0x1) & 0x1ffff)}, update0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		m0 = p.Meta[0]
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-
-		if !rt87 {
-			return pl.drop(6)
-		}
-		if pendK6 {
-			if (h6 >= 0) && h6+4 <= len(data) {
-				cb := data[h6+2 : h6+4]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD6
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
 				s90 := r
 				cb[0] = byte(s90 >> 8)
 				cb[1] = byte(s90)
 			}
 			pendD6, pendK6 = 0, false
 		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		p.Meta[0] = m0
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-
-		rt89 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		m0 = p.Meta[0]
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-
-		if !rt89 {
-			return pl.drop(6)
-		}
-		goto n26
-	}
-n26:
-	{ // Recompute: checksum compute udp
-		if pendK6 {
-			if (h6 >= 0) && h6+4 <= len(data) {
-				cb := data[h6+2 : h6+4]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD6
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s91 := r
-				cb[0] = byte(s91 >> 8)
-				cb[1] = byte(s91)
-			}
-			pendD6, pendK6 = 0, false
-		}
+		b91 := data[h8 : h8+8] // udp
 		if pendK6 {
 			if (h6 >= 0) && h6+4 <= len(data) {
 				cb := data[h6+2 : h6+4]
@@ -1634,7 +1406,7 @@ n26:
 		p.Meta[3] = packet.Value{Lo: m3}
 		p.Meta[4] = packet.Value{Lo: m4}
 
-		rt92 := p.ComputeChecksum(8)
+		rt92 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b91[6])<<8 | uint64(b91[7])) + 0x1) & 0x1ffff)}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1679,226 +1451,8 @@ n26:
 		m4 = p.Meta[4].Lo
 
 		if !rt92 {
-			return pl.drop(7)
+			return pl.drop(6)
 		}
-		goto n27
-	}
-n27:
-	{ // Out: switch meta.k
-		v94 := m3
-		switch {
-		case v94 == 0x1:
-			goto n42
-		case v94 == 0x2:
-			return pl.drop(8)
-		default:
-			pl.edges[10]++
-			goto n41
-		}
-	}
-n28:
-	{ // IsV6: test valid(ipv6)
-		if h4 >= 0 {
-			goto n29
-		}
-		goto n38
-	}
-n29:
-	{ // V6Lpm: lookup t_v6
-		act, params := 0, []packet.Value(defaultParams3)
-		b96 := data[h4 : h4+40] // ipv6
-		kw95 := packet.Value{Hi: (uint64(b96[24])<<56 | uint64(b96[25])<<48 | uint64(b96[26])<<40 | uint64(b96[27])<<32 | uint64(b96[28])<<24 | uint64(b96[29])<<16 | uint64(b96[30])<<8 | uint64(b96[31])), Lo: (uint64(b96[32])<<56 | uint64(b96[33])<<48 | uint64(b96[34])<<40 | uint64(b96[35])<<32 | uint64(b96[36])<<24 | uint64(b96[37])<<16 | uint64(b96[38])<<8 | uint64(b96[39]))}
-		if wl97 := pl.tables[3].Words(); len(wl97.Slots) > 0 {
-			x99 := kw95.Hi & wl97.Mask[0]
-			x100 := kw95.Lo & wl97.Mask[1]
-			h98 := packet.WordsHash(x99, x100, 0, 0)
-			for m, j := uint64(len(wl97.Slots)-1), h98>>(wl97.Shift&63); ; j = (j + 1) & m {
-				sl := &wl97.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl97.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h98 && ks[0] == x99 && ks[1] == x100 {
-					a := &wl97.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
-			}
-		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw95.Hi, kw95.Lo, 0, 0); hit {
-			act, params = a, ps
-		}
-		_ = params
-		switch act {
-		case 0: // seta
-			params := (*[2]packet.Value)(params)
-			_ = params
-			m0 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m2 = (params[1].Lo) & 0xffff
-			goto n30
-		default: // none
-			pl.edges[11]++
-			goto n30
-		}
-	}
-n30:
-	{ // Two: lookup t_two
-		act, params := 1, []packet.Value(nil)
-		b102 := data[h4 : h4+40] // ipv6
-		kw101 := packet.Value{Hi: (uint64(b102[8])<<56 | uint64(b102[9])<<48 | uint64(b102[10])<<40 | uint64(b102[11])<<32 | uint64(b102[12])<<24 | uint64(b102[13])<<16 | uint64(b102[14])<<8 | uint64(b102[15])), Lo: (uint64(b102[16])<<56 | uint64(b102[17])<<48 | uint64(b102[18])<<40 | uint64(b102[19])<<32 | uint64(b102[20])<<24 | uint64(b102[21])<<16 | uint64(b102[22])<<8 | uint64(b102[23]))}
-		kw103 := packet.Value{Hi: (uint64(b102[24])<<56 | uint64(b102[25])<<48 | uint64(b102[26])<<40 | uint64(b102[27])<<32 | uint64(b102[28])<<24 | uint64(b102[29])<<16 | uint64(b102[30])<<8 | uint64(b102[31])), Lo: (uint64(b102[32])<<56 | uint64(b102[33])<<48 | uint64(b102[34])<<40 | uint64(b102[35])<<32 | uint64(b102[36])<<24 | uint64(b102[37])<<16 | uint64(b102[38])<<8 | uint64(b102[39]))}
-		if wl104 := pl.tables[6].Words(); len(wl104.Slots) > 0 {
-			x106 := kw101.Hi & wl104.Mask[0]
-			x107 := kw101.Lo & wl104.Mask[1]
-			x108 := kw103.Hi & wl104.Mask[2]
-			x109 := kw103.Lo & wl104.Mask[3]
-			h105 := packet.WordsHash(x106, x107, x108, x109)
-			for m, j := uint64(len(wl104.Slots)-1), h105>>(wl104.Shift&63); ; j = (j + 1) & m {
-				sl := &wl104.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl104.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h105 && ks[0] == x106 && ks[1] == x107 && ks[2] == x108 && ks[3] == x109 {
-					a := &wl104.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
-			}
-		} else if a, ps, hit := pl.tables[6].LookupWordsAction(kw101.Hi, kw101.Lo, kw103.Hi, kw103.Lo); hit {
-			act, params = a, ps
-		}
-		_ = params
-		switch act {
-		case 0: // seta
-			params := (*[2]packet.Value)(params)
-			_ = params
-			m0 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m2 = (params[1].Lo) & 0xffff
-			goto n31
-		default: // none
-			pl.edges[12]++
-			goto n31
-		}
-	}
-n31:
-	{ // Echo6: test valid(icmpv6) && icmpv6.type == 128
-		c110 := (h6 >= 0)
-		if c110 {
-			if !(h6 >= 0) {
-				return pl.drop(9)
-			}
-			b111 := data[h6 : h6+4] // icmpv6
-			c110 = (uint64(b111[0]) == 0x80)
-		}
-		if c110 {
-			goto n32
-		}
-		goto n36
-	}
-n32:
-	{ // Echo6Body: extract icmp_echo
-		if cur >= 0 && cur+4 <= len(data) {
-			h7 = cur
-			cur += 4 // icmp_echo
-			goto n34
-		}
-		goto n33
-	}
-n33:
-	{ // Short: drop short echo
-		return pl.drop(10)
-	}
-n34:
-	{ // Echo6Pop: pop icmp_echo
-		po112, pn113 := h7, 4 // icmp_echo
-		if po112+pn113 > len(data) {
-			return pl.drop(11)
-		}
-		if po112 > h6 && (po112-h6)%2 == 0 {
-			pw115 := data[po112 : po112+4]
-			d114 := uint32(uint64(pw115[0])<<8|uint64(pw115[1])) + uint32(uint64(pw115[2])<<8|uint64(pw115[3]))
-			d114 += bits.RotateLeft32(d114, 16)
-			if h6+4 <= len(data) {
-				pendD6 += uint64(^uint16(d114 >> 16))
-				pendK6 = true
-			}
-		}
-		if po112 < len(data)-po112-pn113 {
-			copy(data[pn113:pn113+po112], data[:po112])
-			data = data[pn113:]
-		} else {
-			copy(data[po112:], data[po112+pn113:])
-			data = data[:len(data)-pn113]
-		}
-		h7 = -1
-		if cur > po112 {
-			cur = max(po112, cur-pn113)
-		}
-		goto n35
-	}
-n35:
-	{ // Echo6Set: set icmpv6.type, ipv6.dst, ipv6.payload_len
-		var d116 uint64 // icmpv6 checksum
-		v117 := 0x81
-		b118 := data[h6 : h6+4] // icmpv6
-		os119 := uint32(uint64(b118[0])<<8 | uint64(b118[1]))
-		b118[0] = byte(v117)
-		f121 := uint32(os119)
-		f121 += bits.RotateLeft32(f121, 16)
-		dl120 := uint64(^uint16(f121>>16)) + uint64(uint32(uint64(b118[0])<<8|uint64(b118[1])))
-		d116 += dl120
-		b122 := data[h4 : h4+40] // ipv6
-		v123 := packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}.Xor(m0).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws125 := packet.Value{Hi: (uint64(b122[24])<<56 | uint64(b122[25])<<48 | uint64(b122[26])<<40 | uint64(b122[27])<<32 | uint64(b122[28])<<24 | uint64(b122[29])<<16 | uint64(b122[30])<<8 | uint64(b122[31])), Lo: (uint64(b122[32])<<56 | uint64(b122[33])<<48 | uint64(b122[34])<<40 | uint64(b122[35])<<32 | uint64(b122[36])<<24 | uint64(b122[37])<<16 | uint64(b122[38])<<8 | uint64(b122[39]))}
-		os124 := uint32(uint16(ws125.Hi>>0)) + uint32(uint16(ws125.Hi>>16)) + uint32(uint16(ws125.Hi>>32)) + uint32(uint16(ws125.Hi>>48)) + uint32(uint16(ws125.Lo>>0)) + uint32(uint16(ws125.Lo>>16)) + uint32(uint16(ws125.Lo>>32)) + uint32(uint16(ws125.Lo>>48))
-		v126 := v123
-		s127 := v126.Hi
-		b122[24] = byte(s127 >> 56)
-		b122[25] = byte(s127 >> 48)
-		b122[26] = byte(s127 >> 40)
-		b122[27] = byte(s127 >> 32)
-		b122[28] = byte(s127 >> 24)
-		b122[29] = byte(s127 >> 16)
-		b122[30] = byte(s127 >> 8)
-		b122[31] = byte(s127)
-		s128 := v126.Lo
-		b122[32] = byte(s128 >> 56)
-		b122[33] = byte(s128 >> 48)
-		b122[34] = byte(s128 >> 40)
-		b122[35] = byte(s128 >> 32)
-		b122[36] = byte(s128 >> 24)
-		b122[37] = byte(s128 >> 16)
-		b122[38] = byte(s128 >> 8)
-		b122[39] = byte(s128)
-		ws129 := v123
-		f131 := uint32(os124)
-		f131 += bits.RotateLeft32(f131, 16)
-		dl130 := uint64(^uint16(f131>>16)) + uint64(uint32(uint16(ws129.Hi>>0))+uint32(uint16(ws129.Hi>>16))+uint32(uint16(ws129.Hi>>32))+uint32(uint16(ws129.Hi>>48))+uint32(uint16(ws129.Lo>>0))+uint32(uint16(ws129.Lo>>16))+uint32(uint16(ws129.Lo>>32))+uint32(uint16(ws129.Lo>>48)))
-		d116 += dl130
-		v132 := ((uint64(b122[4])<<8 | uint64(b122[5])) - 0x4)
-		os133 := uint32(uint16((uint64(b122[4])<<8 | uint64(b122[5]))))
-		s134 := v132
-		b122[4] = byte(s134 >> 8)
-		b122[5] = byte(s134)
-		f136 := uint32(os133)
-		f136 += bits.RotateLeft32(f136, 16)
-		dl135 := uint64(^uint16(f136>>16)) + uint64(uint32(uint16(v132)))
-		d116 += dl135
-		if h6+4 <= len(data) {
-			pendD6 += d116
-			pendK6 = true
-		}
-		pl.edges[13]++
-		goto n42
-	}
-n36:
-	{ // V6Udp: test valid(udp)
-		if h8 >= 0 {
-			goto n37
-		}
-		pl.edges[14]++
-		goto n41
-	}
-n37:
-	{ // V6UdpSum: checksum verify udp
 		if pendK6 {
 			if (h6 >= 0) && h6+4 <= len(data) {
 				cb := data[h6+2 : h6+4]
@@ -1908,9 +1462,9 @@ n37:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s137 := r
-				cb[0] = byte(s137 >> 8)
-				cb[1] = byte(s137)
+				s95 := r
+				cb[0] = byte(s95 >> 8)
+				cb[1] = byte(s95)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1959,7 +1513,7 @@ n37:
 		p.Meta[3] = packet.Value{Lo: m3}
 		p.Meta[4] = packet.Value{Lo: m4}
 
-		ok138, wellFormed := p.VerifyChecksum(8)
+		rt94 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2003,7 +1557,460 @@ n37:
 		m3 = p.Meta[3].Lo
 		m4 = p.Meta[4].Lo
 
-		if ok138 && wellFormed {
+		if !rt94 {
+			return pl.drop(6)
+		}
+		goto n26
+	}
+n26:
+	{ // Recompute: checksum compute udp
+		if pendK6 {
+			if (h6 >= 0) && h6+4 <= len(data) {
+				cb := data[h6+2 : h6+4]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD6
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s96 := r
+				cb[0] = byte(s96 >> 8)
+				cb[1] = byte(s96)
+			}
+			pendD6, pendK6 = 0, false
+		}
+		if pendK6 {
+			if (h6 >= 0) && h6+4 <= len(data) {
+				cb := data[h6+2 : h6+4]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD6
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s98 := r
+				cb[0] = byte(s98 >> 8)
+				cb[1] = byte(s98)
+			}
+			pendD6, pendK6 = 0, false
+		}
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{Valid: true}
+		p.Meta[0] = m0
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+
+		rt97 := p.ComputeChecksum(8)
+		data, cur = p.Data, p.Cursor
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2 = -1
+		if p.Hdr[2].Valid {
+			h2 = p.Hdr[2].Off
+		}
+		h3, h3len = -1, 0
+		if p.Hdr[3].Valid {
+			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		m0 = p.Meta[0]
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+
+		if !rt97 {
+			return pl.drop(7)
+		}
+		goto n27
+	}
+n27:
+	{ // Out: switch meta.k
+		v99 := m3
+		switch {
+		case v99 == 0x1:
+			goto n42
+		case v99 == 0x2:
+			return pl.drop(8)
+		default:
+			pl.edges[10]++
+			goto n41
+		}
+	}
+n28:
+	{ // IsV6: test valid(ipv6)
+		if h4 >= 0 {
+			goto n29
+		}
+		goto n38
+	}
+n29:
+	{ // V6Lpm: lookup t_v6
+		act, params := 0, []packet.Value(defaultParams3)
+		b101 := data[h4 : h4+40] // ipv6
+		kw100 := packet.Value{Hi: (uint64(b101[24])<<56 | uint64(b101[25])<<48 | uint64(b101[26])<<40 | uint64(b101[27])<<32 | uint64(b101[28])<<24 | uint64(b101[29])<<16 | uint64(b101[30])<<8 | uint64(b101[31])), Lo: (uint64(b101[32])<<56 | uint64(b101[33])<<48 | uint64(b101[34])<<40 | uint64(b101[35])<<32 | uint64(b101[36])<<24 | uint64(b101[37])<<16 | uint64(b101[38])<<8 | uint64(b101[39]))}
+		pr102 := pl.tables[3].Probes()
+		if wl103 := &pr102.Words; len(wl103.Slots) > 0 {
+			x105 := kw100.Hi & wl103.Mask[0]
+			x106 := kw100.Lo & wl103.Mask[1]
+			h104 := packet.WordsHash(x105, x106, 0, 0)
+			for m, j := uint64(len(wl103.Slots)-1), h104>>(wl103.Shift&63); ; j = (j + 1) & m {
+				sl := &wl103.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl103.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h104 && ks[0] == x105 && ks[1] == x106 {
+					a := &wl103.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw100.Hi, kw100.Lo, 0, 0); hit {
+			act, params = a, ps
+		}
+		_ = params
+		switch act {
+		case 0: // seta
+			params := (*[2]packet.Value)(params)
+			_ = params
+			m0 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			m2 = (params[1].Lo) & 0xffff
+			goto n30
+		default: // none
+			pl.edges[11]++
+			goto n30
+		}
+	}
+n30:
+	{ // Two: lookup t_two
+		act, params := 1, []packet.Value(nil)
+		b108 := data[h4 : h4+40] // ipv6
+		kw107 := packet.Value{Hi: (uint64(b108[8])<<56 | uint64(b108[9])<<48 | uint64(b108[10])<<40 | uint64(b108[11])<<32 | uint64(b108[12])<<24 | uint64(b108[13])<<16 | uint64(b108[14])<<8 | uint64(b108[15])), Lo: (uint64(b108[16])<<56 | uint64(b108[17])<<48 | uint64(b108[18])<<40 | uint64(b108[19])<<32 | uint64(b108[20])<<24 | uint64(b108[21])<<16 | uint64(b108[22])<<8 | uint64(b108[23]))}
+		kw109 := packet.Value{Hi: (uint64(b108[24])<<56 | uint64(b108[25])<<48 | uint64(b108[26])<<40 | uint64(b108[27])<<32 | uint64(b108[28])<<24 | uint64(b108[29])<<16 | uint64(b108[30])<<8 | uint64(b108[31])), Lo: (uint64(b108[32])<<56 | uint64(b108[33])<<48 | uint64(b108[34])<<40 | uint64(b108[35])<<32 | uint64(b108[36])<<24 | uint64(b108[37])<<16 | uint64(b108[38])<<8 | uint64(b108[39]))}
+		pr110 := pl.tables[6].Probes()
+		if wl111 := &pr110.Words; len(wl111.Slots) > 0 {
+			x113 := kw107.Hi & wl111.Mask[0]
+			x114 := kw107.Lo & wl111.Mask[1]
+			x115 := kw109.Hi & wl111.Mask[2]
+			x116 := kw109.Lo & wl111.Mask[3]
+			h112 := packet.WordsHash(x113, x114, x115, x116)
+			for m, j := uint64(len(wl111.Slots)-1), h112>>(wl111.Shift&63); ; j = (j + 1) & m {
+				sl := &wl111.Slots[j]
+				if sl.Entry == 0 {
+					break
+				}
+				if ks := wl111.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h112 && ks[0] == x113 && ks[1] == x114 && ks[2] == x115 && ks[3] == x116 {
+					a := &wl111.Acts[j]
+					act, params = int(a.Action), a.Params
+					break
+				}
+			}
+		} else if a, ps, hit := pl.tables[6].LookupWordsAction(kw107.Hi, kw107.Lo, kw109.Hi, kw109.Lo); hit {
+			act, params = a, ps
+		}
+		_ = params
+		switch act {
+		case 0: // seta
+			params := (*[2]packet.Value)(params)
+			_ = params
+			m0 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+			m2 = (params[1].Lo) & 0xffff
+			goto n31
+		default: // none
+			pl.edges[12]++
+			goto n31
+		}
+	}
+n31:
+	{ // Echo6: test valid(icmpv6) && icmpv6.type == 128
+		c117 := (h6 >= 0)
+		if c117 {
+			if !(h6 >= 0) {
+				return pl.drop(9)
+			}
+			b118 := data[h6 : h6+4] // icmpv6
+			c117 = (uint64(b118[0]) == 0x80)
+		}
+		if c117 {
+			goto n32
+		}
+		goto n36
+	}
+n32:
+	{ // Echo6Body: extract icmp_echo
+		if cur >= 0 && cur+4 <= len(data) {
+			h7 = cur
+			cur += 4 // icmp_echo
+			goto n34
+		}
+		goto n33
+	}
+n33:
+	{ // Short: drop short echo
+		return pl.drop(10)
+	}
+n34:
+	{ // Echo6Pop: pop icmp_echo
+		po119, pn120 := h7, 4 // icmp_echo
+		if po119+pn120 > len(data) {
+			return pl.drop(11)
+		}
+		if po119 > h6 && (po119-h6)%2 == 0 {
+			pw122 := data[po119 : po119+4]
+			d121 := uint32(uint64(pw122[0])<<8|uint64(pw122[1])) + uint32(uint64(pw122[2])<<8|uint64(pw122[3]))
+			d121 += bits.RotateLeft32(d121, 16)
+			if h6+4 <= len(data) {
+				pendD6 += uint64(^uint16(d121 >> 16))
+				pendK6 = true
+			}
+		}
+		if po119 < len(data)-po119-pn120 {
+			copy(data[pn120:pn120+po119], data[:po119])
+			data = data[pn120:]
+		} else {
+			copy(data[po119:], data[po119+pn120:])
+			data = data[:len(data)-pn120]
+		}
+		h7 = -1
+		if cur > po119 {
+			cur = max(po119, cur-pn120)
+		}
+		goto n35
+	}
+n35:
+	{ // Echo6Set: set icmpv6.type, ipv6.dst, ipv6.payload_len
+		var d123 uint64 // icmpv6 checksum
+		v124 := 0x81
+		b125 := data[h6 : h6+4] // icmpv6
+		os126 := uint32(uint64(b125[0])<<8 | uint64(b125[1]))
+		b125[0] = byte(v124)
+		f128 := uint32(os126)
+		f128 += bits.RotateLeft32(f128, 16)
+		dl127 := uint64(^uint16(f128>>16)) + uint64(uint32(uint64(b125[0])<<8|uint64(b125[1])))
+		d123 += dl127
+		b129 := data[h4 : h4+40] // ipv6
+		v130 := packet.Value{Hi: (uint64(b129[8])<<56 | uint64(b129[9])<<48 | uint64(b129[10])<<40 | uint64(b129[11])<<32 | uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])), Lo: (uint64(b129[16])<<56 | uint64(b129[17])<<48 | uint64(b129[18])<<40 | uint64(b129[19])<<32 | uint64(b129[20])<<24 | uint64(b129[21])<<16 | uint64(b129[22])<<8 | uint64(b129[23]))}.Xor(m0).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		ws132 := packet.Value{Hi: (uint64(b129[24])<<56 | uint64(b129[25])<<48 | uint64(b129[26])<<40 | uint64(b129[27])<<32 | uint64(b129[28])<<24 | uint64(b129[29])<<16 | uint64(b129[30])<<8 | uint64(b129[31])), Lo: (uint64(b129[32])<<56 | uint64(b129[33])<<48 | uint64(b129[34])<<40 | uint64(b129[35])<<32 | uint64(b129[36])<<24 | uint64(b129[37])<<16 | uint64(b129[38])<<8 | uint64(b129[39]))}
+		os131 := uint32(uint16(ws132.Hi>>0)) + uint32(uint16(ws132.Hi>>16)) + uint32(uint16(ws132.Hi>>32)) + uint32(uint16(ws132.Hi>>48)) + uint32(uint16(ws132.Lo>>0)) + uint32(uint16(ws132.Lo>>16)) + uint32(uint16(ws132.Lo>>32)) + uint32(uint16(ws132.Lo>>48))
+		v133 := v130
+		s134 := v133.Hi
+		b129[24] = byte(s134 >> 56)
+		b129[25] = byte(s134 >> 48)
+		b129[26] = byte(s134 >> 40)
+		b129[27] = byte(s134 >> 32)
+		b129[28] = byte(s134 >> 24)
+		b129[29] = byte(s134 >> 16)
+		b129[30] = byte(s134 >> 8)
+		b129[31] = byte(s134)
+		s135 := v133.Lo
+		b129[32] = byte(s135 >> 56)
+		b129[33] = byte(s135 >> 48)
+		b129[34] = byte(s135 >> 40)
+		b129[35] = byte(s135 >> 32)
+		b129[36] = byte(s135 >> 24)
+		b129[37] = byte(s135 >> 16)
+		b129[38] = byte(s135 >> 8)
+		b129[39] = byte(s135)
+		ws136 := v130
+		f138 := uint32(os131)
+		f138 += bits.RotateLeft32(f138, 16)
+		dl137 := uint64(^uint16(f138>>16)) + uint64(uint32(uint16(ws136.Hi>>0))+uint32(uint16(ws136.Hi>>16))+uint32(uint16(ws136.Hi>>32))+uint32(uint16(ws136.Hi>>48))+uint32(uint16(ws136.Lo>>0))+uint32(uint16(ws136.Lo>>16))+uint32(uint16(ws136.Lo>>32))+uint32(uint16(ws136.Lo>>48)))
+		d123 += dl137
+		v139 := ((uint64(b129[4])<<8 | uint64(b129[5])) - 0x4)
+		os140 := uint32(uint16((uint64(b129[4])<<8 | uint64(b129[5]))))
+		s141 := v139
+		b129[4] = byte(s141 >> 8)
+		b129[5] = byte(s141)
+		f143 := uint32(os140)
+		f143 += bits.RotateLeft32(f143, 16)
+		dl142 := uint64(^uint16(f143>>16)) + uint64(uint32(uint16(v139)))
+		d123 += dl142
+		if h6+4 <= len(data) {
+			pendD6 += d123
+			pendK6 = true
+		}
+		pl.edges[13]++
+		goto n42
+	}
+n36:
+	{ // V6Udp: test valid(udp)
+		if h8 >= 0 {
+			goto n37
+		}
+		pl.edges[14]++
+		goto n41
+	}
+n37:
+	{ // V6UdpSum: checksum verify udp
+		if pendK6 {
+			if (h6 >= 0) && h6+4 <= len(data) {
+				cb := data[h6+2 : h6+4]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD6
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s144 := r
+				cb[0] = byte(s144 >> 8)
+				cb[1] = byte(s144)
+			}
+			pendD6, pendK6 = 0, false
+		}
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{Valid: true}
+		p.Meta[0] = m0
+		p.Meta[1] = packet.Value{Lo: m1}
+		p.Meta[2] = packet.Value{Lo: m2}
+		p.Meta[3] = packet.Value{Lo: m3}
+		p.Meta[4] = packet.Value{Lo: m4}
+
+		ok145, wellFormed := p.VerifyChecksum(8)
+		data, cur = p.Data, p.Cursor
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2 = -1
+		if p.Hdr[2].Valid {
+			h2 = p.Hdr[2].Off
+		}
+		h3, h3len = -1, 0
+		if p.Hdr[3].Valid {
+			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		m0 = p.Meta[0]
+		m1 = p.Meta[1].Lo
+		m2 = p.Meta[2].Lo
+		m3 = p.Meta[3].Lo
+		m4 = p.Meta[4].Lo
+
+		if ok145 && wellFormed {
 			pl.edges[15]++
 			goto n42
 		}
@@ -2023,32 +2030,32 @@ n38:
 	}
 n39:
 	{ // PopVlan: pop vlan
-		po139, pn140 := h1, 4 // vlan
-		if po139+pn140 > len(data) {
+		po146, pn147 := h1, 4 // vlan
+		if po146+pn147 > len(data) {
 			return pl.drop(13)
 		}
-		if po139 < len(data)-po139-pn140 {
-			copy(data[pn140:pn140+po139], data[:po139])
-			data = data[pn140:]
+		if po146 < len(data)-po146-pn147 {
+			copy(data[pn147:pn147+po146], data[:po146])
+			data = data[pn147:]
 		} else {
-			copy(data[po139:], data[po139+pn140:])
-			data = data[:len(data)-pn140]
+			copy(data[po146:], data[po146+pn147:])
+			data = data[:len(data)-pn147]
 		}
 		h1 = -1
-		if (h2 >= 0) && h2 > po139 {
-			h2 -= pn140
+		if (h2 >= 0) && h2 > po146 {
+			h2 -= pn147
 		} // arp
-		if (h5 >= 0) && h5 > po139 {
-			h5 -= pn140
+		if (h5 >= 0) && h5 > po146 {
+			h5 -= pn147
 		} // icmp
-		if (h6 >= 0) && h6 > po139 {
-			h6 -= pn140
+		if (h6 >= 0) && h6 > po146 {
+			h6 -= pn147
 		} // icmpv6
-		if (h8 >= 0) && h8 > po139 {
-			h8 -= pn140
+		if (h8 >= 0) && h8 > po146 {
+			h8 -= pn147
 		} // udp
-		if cur > po139 {
-			cur = max(po139, cur-pn140)
+		if cur > po146 {
+			cur = max(po146, cur-pn147)
 		}
 		pl.edges[16]++
 		goto n41
@@ -2064,9 +2071,9 @@ n40:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s141 := r
-				cb[0] = byte(s141 >> 8)
-				cb[1] = byte(s141)
+				s148 := r
+				cb[0] = byte(s148 >> 8)
+				cb[1] = byte(s148)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2083,9 +2090,9 @@ n41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s142 := r
-				cb[0] = byte(s142 >> 8)
-				cb[1] = byte(s142)
+				s149 := r
+				cb[0] = byte(s149 >> 8)
+				cb[1] = byte(s149)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2102,9 +2109,9 @@ n42:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s143 := r
-				cb[0] = byte(s143 >> 8)
-				cb[1] = byte(s143)
+				s150 := r
+				cb[0] = byte(s150 >> 8)
+				cb[1] = byte(s150)
 			}
 			pendD6, pendK6 = 0, false
 		}
