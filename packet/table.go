@@ -747,7 +747,7 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 			k = 0
 		}
 	}
-	return t.Lookup(keys[:n])
+	return t.lookup(s, keys[:n])
 }
 
 // maxScanKeys bounds the keys of the priority tables scanned as words.
@@ -783,19 +783,7 @@ func (s *snapshot) found(t *Table, i int32) (*Entry, bool) {
 // and parameters, read beside the probed slot where the table has a word
 // index; on a miss, hit is false and the rest means nothing.
 func (t *Table) LookupWordsAction(k0, k1, k2, k3 uint64) (action int, params []Value, hit bool) {
-	switch s := t.snap.Load(); { // as lookupWords, a call less
-	case s.indexed && s.index.words <= MaxKeyWords:
-		if _, a := s.index.lookup4(k0, k1, k2, k3); a != nil {
-			return int(a.Action), a.Params, true
-		}
-		return 0, nil, false
-	case s.Intervals != nil:
-		if i := s.Intervals.lookup([MaxKeyWords]uint64{k0, k1, k2, k3}); i >= 0 {
-			return s.entries[i].Action, s.entries[i].Params, true
-		}
-		return 0, nil, false
-	}
-	e, a := t.lookupWords(k0, k1, k2, k3)
+	e, a := t.lookupWords(t.snap.Load(), k0, k1, k2, k3)
 	switch {
 	case a != nil:
 		return int(a.Action), a.Params, true
@@ -810,16 +798,15 @@ func (t *Table) LookupWordsAction(k0, k1, k2, k3 uint64) (action int, params []V
 // uniform-mask tables probe their word index with them as they are; other
 // tables take them back as Values.
 func (t *Table) LookupWords(k0, k1, k2, k3 uint64) (e *Entry, hit bool) {
-	if e, _ := t.lookupWords(k0, k1, k2, k3); e != nil {
+	if e, _ := t.lookupWords(t.snap.Load(), k0, k1, k2, k3); e != nil {
 		return e, true
 	}
 	return t.def, false
 }
 
-// lookupWords finds the entry of LookupWords, nil if none, and its action
-// beside its slot if the word index found it.
-func (t *Table) lookupWords(k0, k1, k2, k3 uint64) (*Entry, *SlotAction) {
-	s := t.snap.Load()
+// lookupWords finds the entry of LookupWords in snapshot s, nil if none,
+// and its action beside its slot if the word index found it.
+func (t *Table) lookupWords(s *snapshot, k0, k1, k2, k3 uint64) (*Entry, *SlotAction) {
 	if s.indexed && s.index.words <= MaxKeyWords {
 		if i, a := s.index.lookup4(k0, k1, k2, k3); i >= 0 {
 			return &s.entries[i], a
@@ -854,7 +841,7 @@ func (t *Table) lookupWords(k0, k1, k2, k3 uint64) (*Entry, *SlotAction) {
 			w++
 		}
 	}
-	if e, hit := t.Lookup(vs[:len(t.spec.Keys)]); hit {
+	if e, hit := t.lookup(s, vs[:len(t.spec.Keys)]); hit {
 		return e, nil
 	}
 	return nil, nil
@@ -885,7 +872,11 @@ func (t *Table) matcher(j int, k *KeyMatch) matcher {
 // the spec has none, with hit false. The entry belongs to the table: read it,
 // do not change it. Lookup does not allocate and takes no lock.
 func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
-	s := t.snap.Load()
+	return t.lookup(t.snap.Load(), keys)
+}
+
+// lookup is Lookup in snapshot s.
+func (t *Table) lookup(s *snapshot, keys []Value) (e *Entry, hit bool) {
 	if len(keys) != len(t.masks) {
 		return t.def, false
 	}
