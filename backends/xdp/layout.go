@@ -152,9 +152,6 @@ type layout struct {
 	// keyWords is the hash key's length in words; scan entries have 4
 	// words per key word (value, mask, low, high).
 	keyWords int
-	// packed: a hash table's keys fit one word together, packed as
-	// packet.TableSpec.PackKeys packs them (the first key highest).
-	packed bool
 	// slots is an open-addressing table's length (a power of two, at
 	// least twice the table's size).
 	slots int
@@ -209,7 +206,7 @@ func layoutOf(spec *packet.TableSpec) layout {
 			w += k.Width
 		}
 		if w <= 64 {
-			l.mode, l.packed, l.keyWords = modeSlots, true, 1
+			l.mode, l.keyWords = modeSlots, 1
 			l.slots = 4
 			for l.slots < 2*tableSize(spec) {
 				l.slots *= 2
@@ -257,7 +254,7 @@ func (l *layout) value(action int, params []packet.Value, spec *packet.TableSpec
 // hashKey is an exact entry's key: the packed keys, or each key's value
 // in its words.
 func (l *layout) hashKey(e *packet.Entry, spec *packet.TableSpec) []byte {
-	if l.packed {
+	if l.mode == modeSlots { // packed as packet.TableSpec.PackKeys packs them
 		vs := make([]packet.Value, len(e.Keys))
 		for j := range e.Keys {
 			vs[j] = e.Keys[j].Value

@@ -726,23 +726,10 @@ func (c *gen) lookup(n *dataflow.Node) {
 		k := c.newTmp("k")
 		c.emit("struct nsc_t%d_key %s;", t, k)
 		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
-		if l.packed {
-			var parts []string
-			shift := 0
-			for j := len(def.Keys) - 1; j >= 0; j-- {
-				width := spec.Keys[j].Width
-				v := c.newTmp("kv")
-				c.keyWords(def.Keys[j], width, v, "", 1)
-				parts = append(parts, fmt.Sprintf("(%s << %d)", v, shift))
-				shift += width
-			}
-			c.emit("%s.k[0] = %s;", k, strings.Join(parts, " | "))
-		} else {
-			w := 0
-			for j, kx := range def.Keys {
-				c.keyWords(kx, spec.Keys[j].Width, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.kw[j])
-				w += l.kw[j]
-			}
+		w := 0 // keys that fit a word together are modeSlots
+		for j, kx := range def.Keys {
+			c.keyWords(kx, spec.Keys[j].Width, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.kw[j])
+			w += l.kw[j]
 		}
 		c.emit("const struct nsc_t%d_val *%s = bpf_map_lookup_elem(&nsc_t%d, &%s);", t, e, t, k)
 		c.emit("if (!%s) %s = &nsc_t%d_def;", e, e, t)
