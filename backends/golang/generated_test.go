@@ -18,20 +18,20 @@ import (
 var update = flag.Bool("update", false, "rewrite the checked-in generated packages")
 
 // generated lists the fast paths checked into the repository; file is
-// relative to models/ unless it is a test model (testdata/), dir to the
-// repository root.
+// relative to models/ unless it is a test model (testdata/), dir and
+// profile to the repository root.
 var generated = []struct {
-	file, lpg, prg, dir string
+	file, lpg, prg, dir, profile string
 }{
-	{"inet/udp.nsc", "UDPIPv4", "", "backends/golang/internal/udpfast"},
-	{"backends/flow/testdata/popchain.nsc", "PopChain", "", "backends/golang/internal/popchainfast"},
-	{"backends/flow/testdata/ops.nsc", "OpsRx", "", "backends/golang/internal/opsfast"},
-	{"ejfat/lb-2021.nsc", "LB2021", "HostRaw", "ejfat/lbfast/lb2021"},
-	{"ejfat/lb-2025.nsc", "LB2025", "HostRaw", "ejfat/lbfast/lb2025"},
-	{"ejfat/lb-2026.nsc", "LB2026", "HostRaw", "ejfat/lbfast/lb2026"},
-	{"ejfat/lb-2021.nsc", "LB2021", "LinuxUDP", "ejfat/lbfast/lb2021udp"},
-	{"ejfat/lb-2025.nsc", "LB2025", "LinuxUDP", "ejfat/lbfast/lb2025udp"},
-	{"ejfat/lb-2026.nsc", "LB2026", "LinuxUDP", "ejfat/lbfast/lb2026udp"},
+	{"inet/udp.nsc", "UDPIPv4", "", "backends/golang/internal/udpfast", ""},
+	{"backends/flow/testdata/popchain.nsc", "PopChain", "", "backends/golang/internal/popchainfast", ""},
+	{"backends/flow/testdata/ops.nsc", "OpsRx", "", "backends/golang/internal/opsfast", ""},
+	{"ejfat/lb-2021.nsc", "LB2021", "HostRaw", "ejfat/lbfast/lb2021", "ejfat/lbfast/testdata/lb-2021.profile"},
+	{"ejfat/lb-2025.nsc", "LB2025", "HostRaw", "ejfat/lbfast/lb2025", "ejfat/lbfast/testdata/lb-2025.profile"},
+	{"ejfat/lb-2026.nsc", "LB2026", "HostRaw", "ejfat/lbfast/lb2026", "ejfat/lbfast/testdata/lb-2026.profile"},
+	{"ejfat/lb-2021.nsc", "LB2021", "LinuxUDP", "ejfat/lbfast/lb2021udp", ""},
+	{"ejfat/lb-2025.nsc", "LB2025", "LinuxUDP", "ejfat/lbfast/lb2025udp", ""},
+	{"ejfat/lb-2026.nsc", "LB2026", "LinuxUDP", "ejfat/lbfast/lb2026udp", ""},
 }
 
 // TestGeneratedUpToDate fails when a checked-in fast path is not what
@@ -65,7 +65,18 @@ func TestGeneratedUpToDate(t *testing.T) {
 				}
 				g = em.Graph
 			}
-			src := generate(t, g, file, gp.lpg, gp.prg, gp.dir)
+			var prof golang.Profile
+			if gp.profile != "" {
+				f, err := os.Open(filepath.Join(root, gp.profile))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				if prof, err = golang.ReadProfile(gp.profile, f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			src := generate(t, g, prof, golang.Command([]string{file}, gp.lpg, gp.prg, gp.profile, gp.dir), gp.dir)
 			out := filepath.Join(root, gp.dir, "fastpath.go")
 			if *update {
 				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
@@ -81,16 +92,16 @@ func TestGeneratedUpToDate(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(have, src) {
-				t.Errorf("%s is stale: run %s (or go test ./backends/golang -run UpToDate -update)", out, golang.Command([]string{file}, gp.lpg, gp.prg, gp.dir))
+				t.Errorf("%s is stale: run %s (or go test ./backends/golang -run UpToDate -update)", out, golang.Command([]string{file}, gp.lpg, gp.prg, gp.profile, gp.dir))
 			}
 		})
 	}
 }
 
-func generate(t *testing.T, g *dataflow.Graph, file, lpg, prg, dir string) []byte {
+func generate(t *testing.T, g *dataflow.Graph, prof golang.Profile, command, dir string) []byte {
 	t.Helper()
 	pkg := strings.ReplaceAll(filepath.Base(dir), "-", "")
-	src, err := golang.Generate(g, golang.Options{Package: pkg, Command: golang.Command([]string{file}, lpg, prg, dir)})
+	src, err := golang.Generate(g, golang.Options{Package: pkg, Command: command, Profile: prof})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,8 @@ type Options struct {
 	Package string
 	// Command is recorded in the header comment: how to regenerate.
 	Command string
+	// Profile, if any, picks the path laid out first (see Profile).
+	Profile Profile
 }
 
 // Generate returns the gofmt'ed source of a Go package that runs g.
@@ -43,7 +45,7 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("go backend: graph %s has no source", g.Name)
 	}
-	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: srcs[0]}
+	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: srcs[0], prof: opt.Profile}
 	c.valid = flow.AnalyzeValid(g, c.start, 16) // paths kept apart: fewer checks
 	c.pops = flow.FindPopChains(g, c.s)
 	c.body()
@@ -76,6 +78,7 @@ type gen struct {
 	mal      string         // the node being generated, where malformed packets end
 	valid    *flow.Validity // headers valid where (backends/flow)
 	pops     flow.PopChains // pops that move the frame together
+	prof     Profile        // node runs that pick the hot path
 }
 
 // mustValid reports whether wire header h is valid whenever the node being
@@ -165,7 +168,7 @@ func (c *gen) body() {
 		code[n] = bytes.Clone(c.b.Bytes())
 		targets[n] = c.jumps
 	}
-	// Only nodes a jump leads to get a label (Go refuses unused ones).
+	// Only nodes a jump leads to are generated (Go refuses unused labels).
 	live := map[*dataflow.Node]bool{c.start: true}
 	todo := []*dataflow.Node{c.start}
 	for len(todo) > 0 {
@@ -180,8 +183,39 @@ func (c *gen) body() {
 	}
 	c.runsCode = c.placeCounters(code, live)
 	c.b.Reset()
+	// The hot path first, each node jumping to the next one's copy (tN);
+	// its other jumps, and every jump in the general code, lead to nN.
+	hot := c.hotPath(c.prof, targets)
+	general := map[*dataflow.Node]bool{}
+	todo = nil
+	for i, n := range hot {
+		if i > 0 {
+			fmt.Fprintf(&c.b, "t%d:\n", n.ID)
+		}
+		b := code[n]
+		if i+1 < len(hot) {
+			b = bytes.ReplaceAll(b, fmt.Appendf(nil, "goto n%d\n", hot[i+1].ID), fmt.Appendf(nil, "goto t%d\n", hot[i+1].ID))
+		}
+		c.b.Write(b)
+		for _, t := range targets[n] {
+			if i+1 == len(hot) || t != hot[i+1] {
+				todo = append(todo, t)
+			}
+		}
+	}
+	if len(hot) == 0 {
+		todo = []*dataflow.Node{c.start}
+	}
+	for len(todo) > 0 { // only nodes a jump leads to get a label
+		n := todo[0]
+		todo = todo[1:]
+		if !general[n] {
+			general[n] = true
+			todo = append(todo, targets[n]...)
+		}
+	}
 	for _, n := range c.g.Order() {
-		if !live[n] || code[n] == nil {
+		if !general[n] || code[n] == nil {
 			continue
 		}
 		if n != c.start {
@@ -1171,11 +1205,14 @@ func exprLit(e *packet.Expr) string {
 
 // Command is the nsc command line that generates a package, recorded in
 // its header so that it can be regenerated.
-func Command(files []string, lpg, prg, out string) string {
+func Command(files []string, lpg, prg, profile, out string) string {
 	cmd := append([]string{"nsc compile"}, files...)
 	cmd = append(cmd, "--lpg", lpg)
 	if prg != "" {
 		cmd = append(cmd, "--prg", prg)
+	}
+	if profile != "" {
+		cmd = append(cmd, "--profile", profile)
 	}
 	return strings.Join(append(cmd, "--target", "go", "-o", out), " ")
 }

@@ -19,6 +19,7 @@ func runCompile(e *env, args []string) error {
 	tables := fs.String("tables", "", "table_add script to convert to the P4 program's names (--target p4)")
 	out := fs.String("o", "", "output directory")
 	pkg := fs.String("package", "", "Go package name (default: the output directory's name)")
+	profile := fs.String("profile", "", "node runs (nsc run --profile) whose most common path is laid out first (--target go)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -28,6 +29,9 @@ func runCompile(e *env, args []string) error {
 	}
 	if *tables != "" && *target != "p4" {
 		return usagef("--tables is for --target p4 (the table_add script to convert)")
+	}
+	if *profile != "" && *target != "go" {
+		return usagef("--profile is for --target go")
 	}
 	switch *target {
 	case "go":
@@ -46,7 +50,19 @@ func runCompile(e *env, args []string) error {
 	if name == "" {
 		name = strings.ReplaceAll(filepath.Base(filepath.Clean(*out)), "-", "")
 	}
-	src, err := golang.Generate(g, golang.Options{Package: name, Command: golang.Command(files, *lpg, *prg, filepath.ToSlash(*out))})
+	opt := golang.Options{Package: name, Command: golang.Command(files, *lpg, *prg, filepath.ToSlash(*profile), filepath.ToSlash(*out))}
+	if *profile != "" {
+		f, err := os.Open(*profile)
+		if err != nil {
+			return err
+		}
+		opt.Profile, err = golang.ReadProfile(*profile, f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	src, err := golang.Generate(g, opt)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ func runRun(e *env, args []string) error {
 	in := fs.String("in", "", "input pcap (or pcapng)")
 	out := fs.String("out", "", "output pcap: every frame the LB sends")
 	interp := fs.Bool("interp", false, "run the reference interpreter instead of the generated fast path")
+	profile := fs.String("profile", "", "write the frames each node ran on here (for nsc compile --profile)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -60,6 +61,11 @@ func runRun(e *env, args []string) error {
 	}
 	if err := w.close(); err != nil {
 		return err
+	}
+	if *profile != "" {
+		if err := writeProfile(*profile, counters.Nodes); err != nil {
+			return err
+		}
 	}
 	printCounters(e, len(frames), counters, paths)
 	return nil
@@ -164,4 +170,16 @@ func runInterp(lb, tables string, frames []frame, write func(int, string, []byte
 		mach.Run(fr.data, func(sink *dataflow.Node, data []byte) { write(i, sink.Name, data) })
 	}
 	return mach.Counters(), nil
+}
+
+func writeProfile(name string, runs map[string]uint64) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := golang.Profile(runs).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -30,7 +30,7 @@ func TestCompileXDP(t *testing.T) {
 	if !strings.HasPrefix(string(src), header) {
 		t.Errorf("lb2025.c starts %q", src[:min(len(src), 200)])
 	}
-	if !strings.Contains(out, "wrote "+filepath.Join(dir, "lb2025.c")+" (graph LB2025@XDP, 112 nodes, 7 tables in maps)") {
+	if !strings.Contains(out, "wrote "+filepath.Join(dir, "lb2025.c")+" (graph LB2025@XDP, 113 nodes, 7 tables in maps)") {
 		t.Errorf("output: %s", out)
 	}
 	if _, err := exec.LookPath("clang"); err != nil {

@@ -224,7 +224,7 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [98]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "RxV4Csum", "RxV6", "RxV6Check", "RxUDP", "RxPort", "RxUDPCsum", "RxUDPVerify", "RxNotForUs", "RxSocket", "TxQueue", "TxWire", "RxCount", "ParseEthType", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "L2MacDst", "L2MacMiss", "L3DaIPv4", "L3SetDaIPv4", "L3SetDaIPv6", "L3IPDst", "L3IPMiss", "L3IsArp", "L3IsIcmp4", "L3IsEcho6", "L3IsNs", "ArpForUs", "ArpNotUs", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NotUs", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNotUs", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbCtxRx", "LbSrcIPv4", "LbSrc4", "LbSrc6", "LbBlocked", "LbIsV2", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbPort", "LbEth", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbTxCount", "TxCheck", "TxDropped"}
+var NodeNames = [99]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "RxV4Csum", "RxV6", "RxV6Check", "RxUDP", "RxPort", "RxUDPCsum", "RxUDPVerify", "RxNotForUs", "RxSocket", "TxQueue", "TxWire", "RxCount", "ParseEthType", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "L2MacDst", "L2MacMiss", "L3DaIPv4", "L3SetDaIPv4", "L3SetDaIPv6", "L3IPDst", "L3IPMiss", "L3IsArp", "L3IsIcmp4", "L3IsEcho6", "L3IsNs", "ArpForUs", "ArpNotUs", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NotUs", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNotUs", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbCtxRx", "LbSrcIPv4", "LbSrc4", "LbSrc6", "LbBlocked", "LbIsV2", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbPort", "LbKeep", "LbEth", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbTxCount", "TxCheck", "TxDropped"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [1]string{"TxWire"}
@@ -273,7 +273,7 @@ var DropSites = [37]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 var CountLabels = [10]string{"packet_rx_counter", "rx_rslt[8] ARP ok", "rx_rslt[9] ICMPv4 echo ok", "rx_rslt[10] ICMPv6 echo ok", "rx_rslt[11] NS ok", "rx_rslt[13] LB", "lb_ctx_rx_pkt_counter", "lb_ctx_rx_v2_counter", "lb_ctx_rx_v3_counter", "lb_mbr_tx_pkt_counter"}
 
 // countOf is, per node, 1 + its count operation's label, or 0.
-var countOf = [98]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 6, 7, 0, 0, 0, 0, 0, 8, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0}
+var countOf = [99]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 6, 7, 0, 0, 0, 0, 0, 8, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0}
 
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
@@ -288,7 +288,7 @@ type Pipeline struct {
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
 	// edges count the frames along the few edges the node runs do not
 	// follow from (see runs).
-	edges [42]uint64
+	edges [43]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -388,29 +388,29 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
-	var f [178]uint64
+	var f [180]uint64
 	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24] + pl.Dropped[25] + pl.Dropped[26] + pl.Dropped[27] + pl.Dropped[28] + pl.Dropped[29] + pl.Dropped[30] + pl.Dropped[31] + pl.Dropped[32] + pl.Dropped[33] + pl.Dropped[34] + pl.Dropped[35] + pl.Sunk[0] + pl.Dropped[36]
-	f[5] = pl.edges[28]
+	f[5] = pl.edges[29]
 	f[6] = pl.Dropped[0]
-	f[8] = pl.edges[29]
-	f[10] = pl.edges[30]
-	f[12] = pl.edges[31]
-	f[14] = pl.edges[32]
+	f[8] = pl.edges[30]
+	f[10] = pl.edges[31]
+	f[12] = pl.edges[32]
+	f[14] = pl.edges[33]
 	f[15] = pl.edges[0]
-	f[16] = pl.edges[33]
-	f[18] = pl.edges[34]
-	f[20] = pl.edges[35]
+	f[16] = pl.edges[34]
+	f[18] = pl.edges[35]
+	f[20] = pl.edges[36]
 	f[23] = pl.edges[1]
-	f[24] = pl.edges[36]
+	f[24] = pl.edges[37]
 	f[25] = pl.Dropped[1]
 	f[29] = pl.Dropped[2]
 	f[30] = pl.edges[2]
 	f[31] = pl.Dropped[3]
-	f[35] = pl.edges[37]
-	f[38] = pl.edges[38]
-	f[40] = pl.edges[39]
+	f[35] = pl.edges[38]
+	f[38] = pl.edges[39]
+	f[40] = pl.edges[40]
 	f[41] = pl.edges[3]
-	f[42] = pl.edges[40]
+	f[42] = pl.edges[41]
 	f[43] = pl.Dropped[4]
 	f[45] = pl.edges[4]
 	f[47] = pl.Dropped[5]
@@ -449,7 +449,7 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[123] = pl.edges[14]
 	f[125] = pl.edges[15]
 	f[126] = pl.edges[16]
-	f[127] = pl.edges[41]
+	f[127] = pl.edges[42]
 	f[128] = pl.Dropped[29]
 	f[134] = pl.edges[17]
 	f[136] = pl.edges[18]
@@ -460,22 +460,23 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[146] = pl.edges[21]
 	f[147] = pl.edges[22]
 	f[149] = pl.Dropped[32]
-	f[160] = pl.edges[23]
+	f[155] = pl.Dropped[33]
+	f[157] = pl.Dropped[34]
+	f[158] = pl.edges[23]
+	f[159] = pl.Dropped[35]
 	f[161] = pl.edges[24]
-	f[164] = pl.Dropped[33]
-	f[166] = pl.Dropped[34]
-	f[167] = pl.edges[25]
-	f[168] = pl.Dropped[35]
-	f[170] = pl.edges[26]
-	f[171] = pl.edges[27]
-	f[175] = pl.Sunk[0]
-	f[176] = pl.Dropped[36]
-	f[177] = total
-	f[0] = 0 + f[177]
+	f[168] = pl.edges[25]
+	f[171] = pl.edges[26]
+	f[172] = pl.edges[27]
+	f[173] = pl.edges[28]
+	f[177] = pl.Sunk[0]
+	f[178] = pl.Dropped[36]
+	f[179] = total
+	f[0] = 0 + f[179]
 	f[13] = 0 + f[15] + f[16]
 	f[22] = 0 + f[23] + f[24]
 	f[2] = 0 + f[25] - f[5] - f[8] - f[10] - f[12] - f[14] - f[16] - f[18] - f[20] - f[24]
-	f[174] = 0 + f[175]
+	f[176] = 0 + f[177]
 	f[37] = 0 + f[41] + f[42]
 	f[33] = 0 + f[43] - f[35] - f[38] - f[40] - f[42]
 	f[46] = 0 + f[47]
@@ -496,25 +497,26 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[138] = 0 + f[139]
 	f[143] = 0 + f[144]
 	f[148] = 0 + f[149]
-	f[156] = 0 + f[160]
-	f[157] = 0 + f[161]
-	f[163] = 0 + f[166] + f[167]
-	f[169] = 0 + f[170]
-	f[158] = 0 + f[171] - f[160] - f[170]
-	f[172] = 0 + f[176]
+	f[166] = 0 + f[168]
+	f[169] = 0 + f[171]
+	f[170] = 0 + f[172]
+	f[154] = 0 + f[157] + f[158]
+	f[160] = 0 + f[161]
+	f[167] = 0 + f[173] - f[168] - f[171] - f[172]
+	f[174] = 0 + f[178]
 	f[1] = 0 + f[0] - f[2]
 	f[4] = 0 + f[13] + f[14]
-	f[173] = 0 + f[174]
+	f[175] = 0 + f[176]
 	f[73] = 0 + f[76] + f[77]
 	f[61] = 0 + f[79] + f[80]
 	f[92] = 0 + f[93] + f[94]
 	f[97] = 0 + f[99] + f[100]
 	f[114] = 0 + f[115] + f[116]
 	f[130] = 0 + f[132]
-	f[153] = 0 + f[156] + f[157]
-	f[154] = 0 + f[158]
-	f[165] = 0 + f[168] + f[169] - f[167]
-	f[71] = 0 + f[172] + f[173] - f[78] - f[81] - f[117] - f[171]
+	f[164] = 0 + f[169] + f[170]
+	f[165] = 0 + f[167]
+	f[156] = 0 + f[159] + f[160] - f[158]
+	f[71] = 0 + f[174] + f[175] - f[78] - f[81] - f[117] - f[173]
 	f[3] = 0 + f[1] - f[4] - f[5]
 	f[7] = 0 + f[3] - f[6] - f[8]
 	f[9] = 0 + f[7] - f[10]
@@ -537,28 +539,30 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[58] = 0 + f[72] + f[73] + f[74]
 	f[88] = 0 + f[91] + f[92]
 	f[112] = 0 + f[113] + f[114]
-	f[162] = 0 + f[164] + f[165]
+	f[163] = 0 + f[165] + f[166]
+	f[153] = 0 + f[155] + f[156]
 	f[66] = 0 + f[69] + f[70]
 	f[110] = 0 + f[111] + f[112]
-	f[159] = 0 + f[162] + f[163] - f[161]
+	f[162] = 0 + f[163] + f[164]
+	f[152] = 0 + f[153] + f[154]
 	f[56] = 0 + f[65] + f[66] + f[67]
 	f[108] = 0 + f[109] + f[110]
-	f[155] = 0 + f[159]
+	f[151] = 0 + f[162] - f[161]
 	f[57] = 0 + f[52] + f[53] - f[56]
 	f[59] = 0 + f[57] - f[58]
 	f[62] = 0 + f[59] - f[60] - f[61]
 	f[106] = 0 + f[107] + f[108]
-	f[152] = 0 + f[154] + f[155]
+	f[150] = 0 + f[151] + f[152]
 	f[98] = 0 + f[105] + f[106] - f[104]
-	f[151] = 0 + f[152] + f[153]
-	f[90] = 0 + f[97] + f[98] - f[94] - f[96]
-	f[150] = 0 + f[151]
-	f[87] = 0 + f[89] + f[90]
 	f[145] = 0 + f[150] - f[146] - f[147]
-	f[83] = 0 + f[86] + f[87] + f[88]
+	f[90] = 0 + f[97] + f[98] - f[94] - f[96]
 	f[141] = 0 + f[145] + f[146] + f[147] + f[148] - f[142]
-	f[63] = 0 + f[82] + f[83] + f[84]
+	f[87] = 0 + f[89] + f[90]
 	f[140] = 0 + f[141] + f[142] + f[143]
+	f[83] = 0 + f[86] + f[87] + f[88]
+	f[135] = 0 + f[140] - f[136] - f[137]
+	f[63] = 0 + f[82] + f[83] + f[84]
+	f[133] = 0 + f[135] + f[136] + f[137] + f[138] - f[134]
 	f[64] = 0 + f[62] - f[63]
 	f[118] = 0 + f[64]
 	f[119] = 0 + f[118]
@@ -566,9 +570,7 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[122] = 0 + f[120] - f[123] - f[124]
 	f[129] = 0 + f[122] + f[123] + f[125] + f[126] - f[130]
 	f[131] = 0 + f[129]
-	f[133] = 0 + f[131]
-	f[135] = 0 + f[133] + f[134] - f[136] - f[137] - f[138]
-	r[0] = 0 + f[177]
+	r[0] = 0 + f[179]
 	r[1] = 0 + f[0]
 	r[2] = 0 + f[1]
 	r[3] = 0 + f[3]
@@ -582,8 +584,8 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[11] = 0 + f[22]
 	r[12] = 0 + f[2] + f[5] + f[8] + f[10] + f[12] + f[14] + f[16] + f[18] + f[20] + f[24]
 	r[13] = 0 + f[21] + f[23]
-	r[14] = 0 + f[173]
-	r[15] = 0 + f[174]
+	r[14] = 0 + f[175]
+	r[15] = 0 + f[176]
 	r[16] = 0 + f[26]
 	r[17] = 0 + f[27]
 	r[18] = 0 + f[28] + f[30]
@@ -651,21 +653,22 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[80] = 0 + f[148]
 	r[81] = 0 + f[145] + f[146] + f[147]
 	r[82] = 0 + f[150]
-	r[83] = 0 + f[151]
-	r[84] = 0 + f[152]
-	r[85] = 0 + f[153]
-	r[86] = 0 + f[154]
-	r[87] = 0 + f[155]
-	r[88] = 0 + f[156]
-	r[89] = 0 + f[157]
-	r[90] = 0 + f[159] + f[161]
-	r[91] = 0 + f[162]
-	r[92] = 0 + f[163]
-	r[93] = 0 + f[165] + f[167]
-	r[94] = 0 + f[169]
-	r[95] = 0 + f[158] + f[160] + f[170]
-	r[96] = 0 + f[71] + f[78] + f[81] + f[117] + f[171]
-	r[97] = 0 + f[172]
+	r[83] = 0 + f[151] + f[161]
+	r[84] = 0 + f[162]
+	r[85] = 0 + f[163]
+	r[86] = 0 + f[164]
+	r[87] = 0 + f[165]
+	r[88] = 0 + f[166]
+	r[89] = 0 + f[169]
+	r[90] = 0 + f[170]
+	r[91] = 0 + f[152]
+	r[92] = 0 + f[153]
+	r[93] = 0 + f[154]
+	r[94] = 0 + f[156] + f[158]
+	r[95] = 0 + f[160]
+	r[96] = 0 + f[167] + f[168] + f[171] + f[172]
+	r[97] = 0 + f[71] + f[78] + f[81] + f[117] + f[173]
+	r[98] = 0 + f[174]
 	return r
 }
 
@@ -820,7 +823,7 @@ n2:
 		case v2 == 0x86dd:
 			goto n6
 		default:
-			pl.edges[28]++
+			pl.edges[29]++
 			goto n12
 		}
 	}
@@ -840,7 +843,7 @@ n3:
 			}
 			h2 = -1 // ipv4
 		}
-		pl.edges[29]++
+		pl.edges[30]++
 		goto n12
 	}
 n4:
@@ -857,7 +860,7 @@ n4:
 		if c6 {
 			goto n5
 		}
-		pl.edges[30]++
+		pl.edges[31]++
 		goto n12
 	}
 n5:
@@ -1131,7 +1134,7 @@ n5:
 		if ok10 && wellFormed {
 			goto n8
 		}
-		pl.edges[31]++
+		pl.edges[32]++
 		goto n12
 	}
 n6:
@@ -1141,7 +1144,7 @@ n6:
 			cur += 40 // ipv6
 			goto n7
 		}
-		pl.edges[32]++
+		pl.edges[33]++
 		goto n12
 	}
 n7:
@@ -1155,7 +1158,7 @@ n7:
 			pl.edges[0]++
 			goto n8
 		}
-		pl.edges[33]++
+		pl.edges[34]++
 		goto n12
 	}
 n8:
@@ -1165,7 +1168,7 @@ n8:
 			cur += 8 // udp
 			goto n9
 		}
-		pl.edges[34]++
+		pl.edges[35]++
 		goto n12
 	}
 n9:
@@ -1174,7 +1177,7 @@ n9:
 		if ((uint64(b13[2])<<8 | uint64(b13[3])) & 0xc000) == 0x4000 {
 			goto n10
 		}
-		pl.edges[35]++
+		pl.edges[36]++
 		goto n12
 	}
 n10:
@@ -1476,7 +1479,7 @@ n11:
 			pl.edges[1]++
 			goto n13
 		}
-		pl.edges[36]++
+		pl.edges[37]++
 		goto n12
 	}
 n12:
@@ -1522,7 +1525,7 @@ n19:
 		if (uint64(b21[0])<<8 | uint64(b21[1])) == 0x4c42 {
 			goto n20
 		}
-		pl.edges[37]++
+		pl.edges[38]++
 		goto n23
 	}
 n20:
@@ -1535,7 +1538,7 @@ n20:
 		case v22 == 0x3:
 			goto n22
 		default:
-			pl.edges[38]++
+			pl.edges[39]++
 			goto n23
 		}
 	}
@@ -1546,7 +1549,7 @@ n21:
 			cur += 12 // lb_v2
 			goto n24
 		}
-		pl.edges[39]++
+		pl.edges[40]++
 		goto n23
 	}
 n22:
@@ -1557,7 +1560,7 @@ n22:
 			pl.edges[3]++
 			goto n24
 		}
-		pl.edges[40]++
+		pl.edges[41]++
 		goto n23
 	}
 n23:
@@ -1787,7 +1790,7 @@ n37:
 	}
 n38:
 	{ // ArpOk: count rx_rslt[8] ARP ok
-		goto n96
+		goto n97
 	}
 n39:
 	{ // Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa)
@@ -1952,7 +1955,7 @@ n41:
 n42:
 	{ // Echo4Ok: count rx_rslt[9] ICMPv4 echo ok
 		pl.edges[7]++
-		goto n96
+		goto n97
 	}
 n43:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
@@ -2136,7 +2139,7 @@ n43:
 n44:
 	{ // Echo6Ok: count rx_rslt[10] ICMPv6 echo ok
 		pl.edges[8]++
-		goto n96
+		goto n97
 	}
 n45:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
@@ -3794,7 +3797,7 @@ n61:
 n62:
 	{ // NsOk: count rx_rslt[11] NS ok
 		pl.edges[13]++
-		goto n96
+		goto n97
 	}
 n63:
 	{ // LbRx: count rx_rslt[13] LB
@@ -3882,7 +3885,7 @@ n67:
 			pl.edges[16]++
 			goto n69
 		default: // miss
-			pl.edges[41]++
+			pl.edges[42]++
 			goto n68
 		}
 	}
@@ -4110,398 +4113,67 @@ n81:
 		goto n82
 	}
 n82:
-	{ // LbEth: set ethernet.src, ethernet.dst
-		b221 := data[h0 : h0+14] // ethernet
-		s222 := m2
-		b221[6] = byte(s222 >> 40)
-		b221[7] = byte(s222 >> 32)
-		b221[8] = byte(s222 >> 24)
-		b221[9] = byte(s222 >> 16)
-		b221[10] = byte(s222 >> 8)
-		b221[11] = byte(s222)
-		s223 := m10
-		b221[0] = byte(s223 >> 40)
-		b221[1] = byte(s223 >> 32)
-		b221[2] = byte(s223 >> 24)
-		b221[3] = byte(s223 >> 16)
-		b221[4] = byte(s223 >> 8)
-		b221[5] = byte(s223)
-		goto n83
-	}
-n83:
-	{ // LbIsIPv4: test valid(ipv4)
-		if h2 >= 0 {
-			goto n84
-		}
-		goto n85
-	}
-n84:
-	{ // LbKeepIPv4: test meta.keep_lb == 1
+	{ // LbKeep: test meta.keep_lb == 1
 		if m15 == 0x1 {
-			goto n86
+			goto n83
 		}
-		goto n87
-	}
-n85:
-	{ // LbKeepIPv6: test meta.keep_lb == 1
-		if m15 == 0x1 {
-			goto n88
-		}
-		goto n89
-	}
-n86:
-	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d224 uint64 // ipv4 checksum
-		var d225 uint64 // udp checksum
-		v226 := m11
-		b227 := data[h2 : h2+20] // ipv4
-		ws229 := uint64((uint64(b227[16])<<24 | uint64(b227[17])<<16 | uint64(b227[18])<<8 | uint64(b227[19])))
-		os228 := uint32(uint16(ws229>>0)) + uint32(uint16(ws229>>16))
-		s230 := v226
-		b227[16] = byte(s230 >> 24)
-		b227[17] = byte(s230 >> 16)
-		b227[18] = byte(s230 >> 8)
-		b227[19] = byte(s230)
-		ws231 := uint64(v226)
-		f233 := uint32(os228)
-		f233 += bits.RotateLeft32(f233, 16)
-		dl232 := uint64(^uint16(f233>>16)) + uint64(uint32(uint16(ws231>>0))+uint32(uint16(ws231>>16)))
-		d224 += dl232
-		d225 += dl232
-		v234 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws236 := uint64((uint64(b227[12])<<24 | uint64(b227[13])<<16 | uint64(b227[14])<<8 | uint64(b227[15])))
-		os235 := uint32(uint16(ws236>>0)) + uint32(uint16(ws236>>16))
-		s237 := v234
-		b227[12] = byte(s237 >> 24)
-		b227[13] = byte(s237 >> 16)
-		b227[14] = byte(s237 >> 8)
-		b227[15] = byte(s237)
-		ws238 := uint64(v234)
-		f240 := uint32(os235)
-		f240 += bits.RotateLeft32(f240, 16)
-		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(ws238>>0))+uint32(uint16(ws238>>16)))
-		d224 += dl239
-		d225 += dl239
-		v241 := m21
-		b242 := data[h4 : h4+8] // udp
-		os243 := uint32(uint16((uint64(b242[2])<<8 | uint64(b242[3]))))
-		s244 := v241
-		b242[2] = byte(s244 >> 8)
-		b242[3] = byte(s244)
-		f246 := uint32(os243)
-		f246 += bits.RotateLeft32(f246, 16)
-		dl245 := uint64(^uint16(f246>>16)) + uint64(uint32(uint16(v241)))
-		d225 += dl245
-		v247 := uint64(b227[8])
-		os248 := uint32(uint64(b227[8])<<8 | uint64(b227[9]))
-		b227[8] = byte(v247)
-		f250 := uint32(os248)
-		f250 += bits.RotateLeft32(f250, 16)
-		dl249 := uint64(^uint16(f250>>16)) + uint64(uint32(uint64(b227[8])<<8|uint64(b227[9])))
-		d224 += dl249
-		if h2+h2len <= len(data) {
-			cb := data[h2+10 : h2+12]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d224
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s251 := r
-			cb[0] = byte(s251 >> 8)
-			cb[1] = byte(s251)
-		}
-		if h4+8 <= len(data) {
-			pendD4 += d225
-			pendK4 = true
-		}
-		goto n95
-	}
-n87:
-	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d252 uint64 // ipv4 checksum
-		var d253 uint64 // udp checksum
-		v254 := m11
-		b255 := data[h2 : h2+20] // ipv4
-		ws257 := uint64((uint64(b255[16])<<24 | uint64(b255[17])<<16 | uint64(b255[18])<<8 | uint64(b255[19])))
-		os256 := uint32(uint16(ws257>>0)) + uint32(uint16(ws257>>16))
-		s258 := v254
-		b255[16] = byte(s258 >> 24)
-		b255[17] = byte(s258 >> 16)
-		b255[18] = byte(s258 >> 8)
-		b255[19] = byte(s258)
-		ws259 := uint64(v254)
-		f261 := uint32(os256)
-		f261 += bits.RotateLeft32(f261, 16)
-		dl260 := uint64(^uint16(f261>>16)) + uint64(uint32(uint16(ws259>>0))+uint32(uint16(ws259>>16)))
-		d252 += dl260
-		d253 += dl260
-		v262 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws264 := uint64((uint64(b255[12])<<24 | uint64(b255[13])<<16 | uint64(b255[14])<<8 | uint64(b255[15])))
-		os263 := uint32(uint16(ws264>>0)) + uint32(uint16(ws264>>16))
-		s265 := v262
-		b255[12] = byte(s265 >> 24)
-		b255[13] = byte(s265 >> 16)
-		b255[14] = byte(s265 >> 8)
-		b255[15] = byte(s265)
-		ws266 := uint64(v262)
-		f268 := uint32(os263)
-		f268 += bits.RotateLeft32(f268, 16)
-		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(ws266>>0))+uint32(uint16(ws266>>16)))
-		d252 += dl267
-		d253 += dl267
-		v269 := m21
-		b270 := data[h4 : h4+8] // udp
-		os271 := uint32(uint16((uint64(b270[2])<<8 | uint64(b270[3]))))
-		s272 := v269
-		b270[2] = byte(s272 >> 8)
-		b270[3] = byte(s272)
-		f274 := uint32(os271)
-		f274 += bits.RotateLeft32(f274, 16)
-		dl273 := uint64(^uint16(f274>>16)) + uint64(uint32(uint16(v269)))
-		d253 += dl273
-		v275 := ((uint64(b255[2])<<8 | uint64(b255[3])) - 0x10)
-		os276 := uint32(uint16((uint64(b255[2])<<8 | uint64(b255[3]))))
-		s277 := v275
-		b255[2] = byte(s277 >> 8)
-		b255[3] = byte(s277)
-		f279 := uint32(os276)
-		f279 += bits.RotateLeft32(f279, 16)
-		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint16(v275)))
-		d252 += dl278
-		d253 += dl278
-		if h2+h2len <= len(data) {
-			cb := data[h2+10 : h2+12]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d252
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s280 := r
-			cb[0] = byte(s280 >> 8)
-			cb[1] = byte(s280)
-		}
-		if h4+8 <= len(data) {
-			pendD4 += d253
-			pendK4 = true
-		}
-		goto n90
-	}
-n88:
-	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d281 uint64 // udp checksum
-		v282 := m12
-		b283 := data[h3 : h3+40] // ipv6
-		ws285 := packet.Value{Hi: (uint64(b283[24])<<56 | uint64(b283[25])<<48 | uint64(b283[26])<<40 | uint64(b283[27])<<32 | uint64(b283[28])<<24 | uint64(b283[29])<<16 | uint64(b283[30])<<8 | uint64(b283[31])), Lo: (uint64(b283[32])<<56 | uint64(b283[33])<<48 | uint64(b283[34])<<40 | uint64(b283[35])<<32 | uint64(b283[36])<<24 | uint64(b283[37])<<16 | uint64(b283[38])<<8 | uint64(b283[39]))}
-		os284 := uint32(uint16(ws285.Hi>>0)) + uint32(uint16(ws285.Hi>>16)) + uint32(uint16(ws285.Hi>>32)) + uint32(uint16(ws285.Hi>>48)) + uint32(uint16(ws285.Lo>>0)) + uint32(uint16(ws285.Lo>>16)) + uint32(uint16(ws285.Lo>>32)) + uint32(uint16(ws285.Lo>>48))
-		v286 := v282
-		s287 := v286.Hi
-		b283[24] = byte(s287 >> 56)
-		b283[25] = byte(s287 >> 48)
-		b283[26] = byte(s287 >> 40)
-		b283[27] = byte(s287 >> 32)
-		b283[28] = byte(s287 >> 24)
-		b283[29] = byte(s287 >> 16)
-		b283[30] = byte(s287 >> 8)
-		b283[31] = byte(s287)
-		s288 := v286.Lo
-		b283[32] = byte(s288 >> 56)
-		b283[33] = byte(s288 >> 48)
-		b283[34] = byte(s288 >> 40)
-		b283[35] = byte(s288 >> 32)
-		b283[36] = byte(s288 >> 24)
-		b283[37] = byte(s288 >> 16)
-		b283[38] = byte(s288 >> 8)
-		b283[39] = byte(s288)
-		ws289 := v282
-		f291 := uint32(os284)
-		f291 += bits.RotateLeft32(f291, 16)
-		dl290 := uint64(^uint16(f291>>16)) + uint64(uint32(uint16(ws289.Hi>>0))+uint32(uint16(ws289.Hi>>16))+uint32(uint16(ws289.Hi>>32))+uint32(uint16(ws289.Hi>>48))+uint32(uint16(ws289.Lo>>0))+uint32(uint16(ws289.Lo>>16))+uint32(uint16(ws289.Lo>>32))+uint32(uint16(ws289.Lo>>48)))
-		d281 += dl290
-		v292 := m3
-		ws294 := packet.Value{Hi: (uint64(b283[8])<<56 | uint64(b283[9])<<48 | uint64(b283[10])<<40 | uint64(b283[11])<<32 | uint64(b283[12])<<24 | uint64(b283[13])<<16 | uint64(b283[14])<<8 | uint64(b283[15])), Lo: (uint64(b283[16])<<56 | uint64(b283[17])<<48 | uint64(b283[18])<<40 | uint64(b283[19])<<32 | uint64(b283[20])<<24 | uint64(b283[21])<<16 | uint64(b283[22])<<8 | uint64(b283[23]))}
-		os293 := uint32(uint16(ws294.Hi>>0)) + uint32(uint16(ws294.Hi>>16)) + uint32(uint16(ws294.Hi>>32)) + uint32(uint16(ws294.Hi>>48)) + uint32(uint16(ws294.Lo>>0)) + uint32(uint16(ws294.Lo>>16)) + uint32(uint16(ws294.Lo>>32)) + uint32(uint16(ws294.Lo>>48))
-		v295 := v292
-		s296 := v295.Hi
-		b283[8] = byte(s296 >> 56)
-		b283[9] = byte(s296 >> 48)
-		b283[10] = byte(s296 >> 40)
-		b283[11] = byte(s296 >> 32)
-		b283[12] = byte(s296 >> 24)
-		b283[13] = byte(s296 >> 16)
-		b283[14] = byte(s296 >> 8)
-		b283[15] = byte(s296)
-		s297 := v295.Lo
-		b283[16] = byte(s297 >> 56)
-		b283[17] = byte(s297 >> 48)
-		b283[18] = byte(s297 >> 40)
-		b283[19] = byte(s297 >> 32)
-		b283[20] = byte(s297 >> 24)
-		b283[21] = byte(s297 >> 16)
-		b283[22] = byte(s297 >> 8)
-		b283[23] = byte(s297)
-		ws298 := v292
-		f300 := uint32(os293)
-		f300 += bits.RotateLeft32(f300, 16)
-		dl299 := uint64(^uint16(f300>>16)) + uint64(uint32(uint16(ws298.Hi>>0))+uint32(uint16(ws298.Hi>>16))+uint32(uint16(ws298.Hi>>32))+uint32(uint16(ws298.Hi>>48))+uint32(uint16(ws298.Lo>>0))+uint32(uint16(ws298.Lo>>16))+uint32(uint16(ws298.Lo>>32))+uint32(uint16(ws298.Lo>>48)))
-		d281 += dl299
-		v301 := m21
-		b302 := data[h4 : h4+8] // udp
-		os303 := uint32(uint16((uint64(b302[2])<<8 | uint64(b302[3]))))
-		s304 := v301
-		b302[2] = byte(s304 >> 8)
-		b302[3] = byte(s304)
-		f306 := uint32(os303)
-		f306 += bits.RotateLeft32(f306, 16)
-		dl305 := uint64(^uint16(f306>>16)) + uint64(uint32(uint16(v301)))
-		d281 += dl305
-		if h4+8 <= len(data) {
-			pendD4 += d281
-			pendK4 = true
-		}
-		pl.edges[23]++
-		goto n95
-	}
-n89:
-	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d307 uint64 // udp checksum
-		v308 := m12
-		b309 := data[h3 : h3+40] // ipv6
-		ws311 := packet.Value{Hi: (uint64(b309[24])<<56 | uint64(b309[25])<<48 | uint64(b309[26])<<40 | uint64(b309[27])<<32 | uint64(b309[28])<<24 | uint64(b309[29])<<16 | uint64(b309[30])<<8 | uint64(b309[31])), Lo: (uint64(b309[32])<<56 | uint64(b309[33])<<48 | uint64(b309[34])<<40 | uint64(b309[35])<<32 | uint64(b309[36])<<24 | uint64(b309[37])<<16 | uint64(b309[38])<<8 | uint64(b309[39]))}
-		os310 := uint32(uint16(ws311.Hi>>0)) + uint32(uint16(ws311.Hi>>16)) + uint32(uint16(ws311.Hi>>32)) + uint32(uint16(ws311.Hi>>48)) + uint32(uint16(ws311.Lo>>0)) + uint32(uint16(ws311.Lo>>16)) + uint32(uint16(ws311.Lo>>32)) + uint32(uint16(ws311.Lo>>48))
-		v312 := v308
-		s313 := v312.Hi
-		b309[24] = byte(s313 >> 56)
-		b309[25] = byte(s313 >> 48)
-		b309[26] = byte(s313 >> 40)
-		b309[27] = byte(s313 >> 32)
-		b309[28] = byte(s313 >> 24)
-		b309[29] = byte(s313 >> 16)
-		b309[30] = byte(s313 >> 8)
-		b309[31] = byte(s313)
-		s314 := v312.Lo
-		b309[32] = byte(s314 >> 56)
-		b309[33] = byte(s314 >> 48)
-		b309[34] = byte(s314 >> 40)
-		b309[35] = byte(s314 >> 32)
-		b309[36] = byte(s314 >> 24)
-		b309[37] = byte(s314 >> 16)
-		b309[38] = byte(s314 >> 8)
-		b309[39] = byte(s314)
-		ws315 := v308
-		f317 := uint32(os310)
-		f317 += bits.RotateLeft32(f317, 16)
-		dl316 := uint64(^uint16(f317>>16)) + uint64(uint32(uint16(ws315.Hi>>0))+uint32(uint16(ws315.Hi>>16))+uint32(uint16(ws315.Hi>>32))+uint32(uint16(ws315.Hi>>48))+uint32(uint16(ws315.Lo>>0))+uint32(uint16(ws315.Lo>>16))+uint32(uint16(ws315.Lo>>32))+uint32(uint16(ws315.Lo>>48)))
-		d307 += dl316
-		v318 := m3
-		ws320 := packet.Value{Hi: (uint64(b309[8])<<56 | uint64(b309[9])<<48 | uint64(b309[10])<<40 | uint64(b309[11])<<32 | uint64(b309[12])<<24 | uint64(b309[13])<<16 | uint64(b309[14])<<8 | uint64(b309[15])), Lo: (uint64(b309[16])<<56 | uint64(b309[17])<<48 | uint64(b309[18])<<40 | uint64(b309[19])<<32 | uint64(b309[20])<<24 | uint64(b309[21])<<16 | uint64(b309[22])<<8 | uint64(b309[23]))}
-		os319 := uint32(uint16(ws320.Hi>>0)) + uint32(uint16(ws320.Hi>>16)) + uint32(uint16(ws320.Hi>>32)) + uint32(uint16(ws320.Hi>>48)) + uint32(uint16(ws320.Lo>>0)) + uint32(uint16(ws320.Lo>>16)) + uint32(uint16(ws320.Lo>>32)) + uint32(uint16(ws320.Lo>>48))
-		v321 := v318
-		s322 := v321.Hi
-		b309[8] = byte(s322 >> 56)
-		b309[9] = byte(s322 >> 48)
-		b309[10] = byte(s322 >> 40)
-		b309[11] = byte(s322 >> 32)
-		b309[12] = byte(s322 >> 24)
-		b309[13] = byte(s322 >> 16)
-		b309[14] = byte(s322 >> 8)
-		b309[15] = byte(s322)
-		s323 := v321.Lo
-		b309[16] = byte(s323 >> 56)
-		b309[17] = byte(s323 >> 48)
-		b309[18] = byte(s323 >> 40)
-		b309[19] = byte(s323 >> 32)
-		b309[20] = byte(s323 >> 24)
-		b309[21] = byte(s323 >> 16)
-		b309[22] = byte(s323 >> 8)
-		b309[23] = byte(s323)
-		ws324 := v318
-		f326 := uint32(os319)
-		f326 += bits.RotateLeft32(f326, 16)
-		dl325 := uint64(^uint16(f326>>16)) + uint64(uint32(uint16(ws324.Hi>>0))+uint32(uint16(ws324.Hi>>16))+uint32(uint16(ws324.Hi>>32))+uint32(uint16(ws324.Hi>>48))+uint32(uint16(ws324.Lo>>0))+uint32(uint16(ws324.Lo>>16))+uint32(uint16(ws324.Lo>>32))+uint32(uint16(ws324.Lo>>48)))
-		d307 += dl325
-		v327 := m21
-		b328 := data[h4 : h4+8] // udp
-		os329 := uint32(uint16((uint64(b328[2])<<8 | uint64(b328[3]))))
-		s330 := v327
-		b328[2] = byte(s330 >> 8)
-		b328[3] = byte(s330)
-		f332 := uint32(os329)
-		f332 += bits.RotateLeft32(f332, 16)
-		dl331 := uint64(^uint16(f332>>16)) + uint64(uint32(uint16(v327)))
-		d307 += dl331
-		v333 := ((uint64(b309[4])<<8 | uint64(b309[5])) - 0x10)
-		os334 := uint32(uint16((uint64(b309[4])<<8 | uint64(b309[5]))))
-		s335 := v333
-		b309[4] = byte(s335 >> 8)
-		b309[5] = byte(s335)
-		f337 := uint32(os334)
-		f337 += bits.RotateLeft32(f337, 16)
-		dl336 := uint64(^uint16(f337>>16)) + uint64(uint32(uint16(v333)))
-		d307 += dl336
-		if h4+8 <= len(data) {
-			pendD4 += d307
-			pendK4 = true
-		}
-		pl.edges[24]++
-		goto n90
-	}
-n90:
-	{ // LbPopV2: test valid(lb_v2)
-		if h10 >= 0 {
-			goto n91
-		}
-		goto n92
+		goto n91
 	}
 n91:
-	{ // LbPopV2Body: pop lb_v2
-		po338, pn339 := h10, 12 // lb_v2
-		if po338+pn339 > len(data) {
-			return pl.drop(33)
-		}
-		if po338 > h4 && (po338-h4)%2 == 0 {
-			pw341 := data[po338 : po338+12]
-			d340 := uint32(uint64(pw341[0])<<8|uint64(pw341[1])) + uint32(uint64(pw341[2])<<8|uint64(pw341[3])) + uint32(uint64(pw341[4])<<8|uint64(pw341[5])) + uint32(uint64(pw341[6])<<8|uint64(pw341[7])) + uint32(uint64(pw341[8])<<8|uint64(pw341[9])) + uint32(uint64(pw341[10])<<8|uint64(pw341[11]))
-			d340 += bits.RotateLeft32(d340, 16)
-			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d340 >> 16))
-				pendK4 = true
-			}
-		}
-		pendOff = po338
-		pendN = pn339
-		h10 = -1
-		if cur > po338 {
-			cur = max(po338, cur-pn339)
+	{ // LbPopV2: test valid(lb_v2)
+		if h10 >= 0 {
+			goto n92
 		}
 		goto n93
 	}
 n92:
-	{ // LbPopV3Body: pop lb_v3
-		po342, pn343 := h11, 12 // lb_v3
-		if po342+pn343 > len(data) {
-			return pl.drop(34)
+	{ // LbPopV2Body: pop lb_v2
+		po221, pn222 := h10, 12 // lb_v2
+		if po221+pn222 > len(data) {
+			return pl.drop(33)
 		}
-		if po342 > h4 && (po342-h4)%2 == 0 {
-			pw345 := data[po342 : po342+12]
-			d344 := uint32(uint64(pw345[0])<<8|uint64(pw345[1])) + uint32(uint64(pw345[2])<<8|uint64(pw345[3])) + uint32(uint64(pw345[4])<<8|uint64(pw345[5])) + uint32(uint64(pw345[6])<<8|uint64(pw345[7])) + uint32(uint64(pw345[8])<<8|uint64(pw345[9])) + uint32(uint64(pw345[10])<<8|uint64(pw345[11]))
-			d344 += bits.RotateLeft32(d344, 16)
+		if po221 > h4 && (po221-h4)%2 == 0 {
+			pw224 := data[po221 : po221+12]
+			d223 := uint32(uint64(pw224[0])<<8|uint64(pw224[1])) + uint32(uint64(pw224[2])<<8|uint64(pw224[3])) + uint32(uint64(pw224[4])<<8|uint64(pw224[5])) + uint32(uint64(pw224[6])<<8|uint64(pw224[7])) + uint32(uint64(pw224[8])<<8|uint64(pw224[9])) + uint32(uint64(pw224[10])<<8|uint64(pw224[11]))
+			d223 += bits.RotateLeft32(d223, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d344 >> 16))
+				pendD4 += uint64(^uint16(d223 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po342
-		pendN = pn343
-		h11 = -1
-		if cur > po342 {
-			cur = max(po342, cur-pn343)
+		pendOff = po221
+		pendN = pn222
+		h10 = -1
+		if cur > po221 {
+			cur = max(po221, cur-pn222)
 		}
-		pl.edges[25]++
-		goto n93
+		goto n94
 	}
 n93:
+	{ // LbPopV3Body: pop lb_v3
+		po225, pn226 := h11, 12 // lb_v3
+		if po225+pn226 > len(data) {
+			return pl.drop(34)
+		}
+		if po225 > h4 && (po225-h4)%2 == 0 {
+			pw228 := data[po225 : po225+12]
+			d227 := uint32(uint64(pw228[0])<<8|uint64(pw228[1])) + uint32(uint64(pw228[2])<<8|uint64(pw228[3])) + uint32(uint64(pw228[4])<<8|uint64(pw228[5])) + uint32(uint64(pw228[6])<<8|uint64(pw228[7])) + uint32(uint64(pw228[8])<<8|uint64(pw228[9])) + uint32(uint64(pw228[10])<<8|uint64(pw228[11]))
+			d227 += bits.RotateLeft32(d227, 16)
+			if h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d227 >> 16))
+				pendK4 = true
+			}
+		}
+		pendOff = po225
+		pendN = pn226
+		h11 = -1
+		if cur > po225 {
+			cur = max(po225, cur-pn226)
+		}
+		pl.edges[23]++
+		goto n94
+	}
+n94:
 	{ // LbPopCommon: pop lb_common
 		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
@@ -4513,63 +4185,402 @@ n93:
 			}
 			pendN = 0
 		}
-		po346, pn347 := h9, 4 // lb_common
-		if po346+pn347 > len(data) {
+		po229, pn230 := h9, 4 // lb_common
+		if po229+pn230 > len(data) {
 			return pl.drop(35)
 		}
-		if po346 > h4 && (po346-h4)%2 == 0 {
-			pw349 := data[po346 : po346+4]
-			d348 := uint32(uint64(pw349[0])<<8|uint64(pw349[1])) + uint32(uint64(pw349[2])<<8|uint64(pw349[3]))
-			d348 += bits.RotateLeft32(d348, 16)
+		if po229 > h4 && (po229-h4)%2 == 0 {
+			pw232 := data[po229 : po229+4]
+			d231 := uint32(uint64(pw232[0])<<8|uint64(pw232[1])) + uint32(uint64(pw232[2])<<8|uint64(pw232[3]))
+			d231 += bits.RotateLeft32(d231, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d348 >> 16))
+				pendD4 += uint64(^uint16(d231 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn347
-		if po346 < len(data)-po346-pendN {
-			copy(data[pendN:pendN+po346], data[:po346])
+		pendN += pn230
+		if po229 < len(data)-po229-pendN {
+			copy(data[pendN:pendN+po229], data[:po229])
 			data = data[pendN:]
 		} else {
-			copy(data[po346:], data[po346+pendN:])
+			copy(data[po229:], data[po229+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po346 {
-			cur = max(po346, cur-pn347)
+		if cur > po229 {
+			cur = max(po229, cur-pn230)
 		}
-		goto n94
-	}
-n94:
-	{ // LbUdpLen: set udp.length
-		var d350 uint64         // udp checksum
-		b351 := data[h4 : h4+8] // udp
-		v352 := ((uint64(b351[4])<<8 | uint64(b351[5])) - 0x10)
-		os353 := uint32(uint16((uint64(b351[4])<<8 | uint64(b351[5]))))
-		s354 := v352
-		b351[4] = byte(s354 >> 8)
-		b351[5] = byte(s354)
-		f356 := uint32(os353)
-		f356 += bits.RotateLeft32(f356, 16)
-		dl355 := uint64(^uint16(f356>>16)) + uint64(uint32(uint16(v352)))
-		d350 += dl355
-		if h4+8 <= len(data) {
-			pendD4 += d350
-			pendK4 = true
-		}
-		pl.edges[26]++
 		goto n95
 	}
 n95:
-	{ // LbTxCount: count lb_mbr_tx_pkt_counter
+	{ // LbUdpLen: set udp.length
+		var d233 uint64         // udp checksum
+		b234 := data[h4 : h4+8] // udp
+		v235 := ((uint64(b234[4])<<8 | uint64(b234[5])) - 0x10)
+		os236 := uint32(uint16((uint64(b234[4])<<8 | uint64(b234[5]))))
+		s237 := v235
+		b234[4] = byte(s237 >> 8)
+		b234[5] = byte(s237)
+		f239 := uint32(os236)
+		f239 += bits.RotateLeft32(f239, 16)
+		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(v235)))
+		d233 += dl238
+		if h4+8 <= len(data) {
+			pendD4 += d233
+			pendK4 = true
+		}
+		pl.edges[24]++
+		goto n83
+	}
+n83:
+	{ // LbEth: set ethernet.src, ethernet.dst
+		b240 := data[h0 : h0+14] // ethernet
+		s241 := m2
+		b240[6] = byte(s241 >> 40)
+		b240[7] = byte(s241 >> 32)
+		b240[8] = byte(s241 >> 24)
+		b240[9] = byte(s241 >> 16)
+		b240[10] = byte(s241 >> 8)
+		b240[11] = byte(s241)
+		s242 := m10
+		b240[0] = byte(s242 >> 40)
+		b240[1] = byte(s242 >> 32)
+		b240[2] = byte(s242 >> 24)
+		b240[3] = byte(s242 >> 16)
+		b240[4] = byte(s242 >> 8)
+		b240[5] = byte(s242)
+		goto n84
+	}
+n84:
+	{ // LbIsIPv4: test valid(ipv4)
+		if h2 >= 0 {
+			goto n85
+		}
+		goto n86
+	}
+n85:
+	{ // LbKeepIPv4: test meta.keep_lb == 1
+		if m15 == 0x1 {
+			goto n87
+		}
+		goto n88
+	}
+n87:
+	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
+		var d243 uint64 // ipv4 checksum
+		var d244 uint64 // udp checksum
+		v245 := m11
+		b246 := data[h2 : h2+20] // ipv4
+		ws248 := uint64((uint64(b246[16])<<24 | uint64(b246[17])<<16 | uint64(b246[18])<<8 | uint64(b246[19])))
+		os247 := uint32(uint16(ws248>>0)) + uint32(uint16(ws248>>16))
+		s249 := v245
+		b246[16] = byte(s249 >> 24)
+		b246[17] = byte(s249 >> 16)
+		b246[18] = byte(s249 >> 8)
+		b246[19] = byte(s249)
+		ws250 := uint64(v245)
+		f252 := uint32(os247)
+		f252 += bits.RotateLeft32(f252, 16)
+		dl251 := uint64(^uint16(f252>>16)) + uint64(uint32(uint16(ws250>>0))+uint32(uint16(ws250>>16)))
+		d243 += dl251
+		d244 += dl251
+		v253 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws255 := uint64((uint64(b246[12])<<24 | uint64(b246[13])<<16 | uint64(b246[14])<<8 | uint64(b246[15])))
+		os254 := uint32(uint16(ws255>>0)) + uint32(uint16(ws255>>16))
+		s256 := v253
+		b246[12] = byte(s256 >> 24)
+		b246[13] = byte(s256 >> 16)
+		b246[14] = byte(s256 >> 8)
+		b246[15] = byte(s256)
+		ws257 := uint64(v253)
+		f259 := uint32(os254)
+		f259 += bits.RotateLeft32(f259, 16)
+		dl258 := uint64(^uint16(f259>>16)) + uint64(uint32(uint16(ws257>>0))+uint32(uint16(ws257>>16)))
+		d243 += dl258
+		d244 += dl258
+		v260 := m21
+		b261 := data[h4 : h4+8] // udp
+		os262 := uint32(uint16((uint64(b261[2])<<8 | uint64(b261[3]))))
+		s263 := v260
+		b261[2] = byte(s263 >> 8)
+		b261[3] = byte(s263)
+		f265 := uint32(os262)
+		f265 += bits.RotateLeft32(f265, 16)
+		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(v260)))
+		d244 += dl264
+		v266 := uint64(b246[8])
+		os267 := uint32(uint64(b246[8])<<8 | uint64(b246[9]))
+		b246[8] = byte(v266)
+		f269 := uint32(os267)
+		f269 += bits.RotateLeft32(f269, 16)
+		dl268 := uint64(^uint16(f269>>16)) + uint64(uint32(uint64(b246[8])<<8|uint64(b246[9])))
+		d243 += dl268
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d243
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			s270 := r
+			cb[0] = byte(s270 >> 8)
+			cb[1] = byte(s270)
+		}
+		if h4+8 <= len(data) {
+			pendD4 += d244
+			pendK4 = true
+		}
+		goto n96
+	}
+n88:
+	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
+		var d271 uint64 // ipv4 checksum
+		var d272 uint64 // udp checksum
+		v273 := m11
+		b274 := data[h2 : h2+20] // ipv4
+		ws276 := uint64((uint64(b274[16])<<24 | uint64(b274[17])<<16 | uint64(b274[18])<<8 | uint64(b274[19])))
+		os275 := uint32(uint16(ws276>>0)) + uint32(uint16(ws276>>16))
+		s277 := v273
+		b274[16] = byte(s277 >> 24)
+		b274[17] = byte(s277 >> 16)
+		b274[18] = byte(s277 >> 8)
+		b274[19] = byte(s277)
+		ws278 := uint64(v273)
+		f280 := uint32(os275)
+		f280 += bits.RotateLeft32(f280, 16)
+		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(ws278>>0))+uint32(uint16(ws278>>16)))
+		d271 += dl279
+		d272 += dl279
+		v281 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		ws283 := uint64((uint64(b274[12])<<24 | uint64(b274[13])<<16 | uint64(b274[14])<<8 | uint64(b274[15])))
+		os282 := uint32(uint16(ws283>>0)) + uint32(uint16(ws283>>16))
+		s284 := v281
+		b274[12] = byte(s284 >> 24)
+		b274[13] = byte(s284 >> 16)
+		b274[14] = byte(s284 >> 8)
+		b274[15] = byte(s284)
+		ws285 := uint64(v281)
+		f287 := uint32(os282)
+		f287 += bits.RotateLeft32(f287, 16)
+		dl286 := uint64(^uint16(f287>>16)) + uint64(uint32(uint16(ws285>>0))+uint32(uint16(ws285>>16)))
+		d271 += dl286
+		d272 += dl286
+		v288 := m21
+		b289 := data[h4 : h4+8] // udp
+		os290 := uint32(uint16((uint64(b289[2])<<8 | uint64(b289[3]))))
+		s291 := v288
+		b289[2] = byte(s291 >> 8)
+		b289[3] = byte(s291)
+		f293 := uint32(os290)
+		f293 += bits.RotateLeft32(f293, 16)
+		dl292 := uint64(^uint16(f293>>16)) + uint64(uint32(uint16(v288)))
+		d272 += dl292
+		v294 := ((uint64(b274[2])<<8 | uint64(b274[3])) - 0x10)
+		os295 := uint32(uint16((uint64(b274[2])<<8 | uint64(b274[3]))))
+		s296 := v294
+		b274[2] = byte(s296 >> 8)
+		b274[3] = byte(s296)
+		f298 := uint32(os295)
+		f298 += bits.RotateLeft32(f298, 16)
+		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(v294)))
+		d271 += dl297
+		d272 += dl297
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d271
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			s299 := r
+			cb[0] = byte(s299 >> 8)
+			cb[1] = byte(s299)
+		}
+		if h4+8 <= len(data) {
+			pendD4 += d272
+			pendK4 = true
+		}
+		pl.edges[25]++
+		goto n96
+	}
+n86:
+	{ // LbKeepIPv6: test meta.keep_lb == 1
+		if m15 == 0x1 {
+			goto n89
+		}
+		goto n90
+	}
+n89:
+	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
+		var d300 uint64 // udp checksum
+		v301 := m12
+		b302 := data[h3 : h3+40] // ipv6
+		ws304 := packet.Value{Hi: (uint64(b302[24])<<56 | uint64(b302[25])<<48 | uint64(b302[26])<<40 | uint64(b302[27])<<32 | uint64(b302[28])<<24 | uint64(b302[29])<<16 | uint64(b302[30])<<8 | uint64(b302[31])), Lo: (uint64(b302[32])<<56 | uint64(b302[33])<<48 | uint64(b302[34])<<40 | uint64(b302[35])<<32 | uint64(b302[36])<<24 | uint64(b302[37])<<16 | uint64(b302[38])<<8 | uint64(b302[39]))}
+		os303 := uint32(uint16(ws304.Hi>>0)) + uint32(uint16(ws304.Hi>>16)) + uint32(uint16(ws304.Hi>>32)) + uint32(uint16(ws304.Hi>>48)) + uint32(uint16(ws304.Lo>>0)) + uint32(uint16(ws304.Lo>>16)) + uint32(uint16(ws304.Lo>>32)) + uint32(uint16(ws304.Lo>>48))
+		v305 := v301
+		s306 := v305.Hi
+		b302[24] = byte(s306 >> 56)
+		b302[25] = byte(s306 >> 48)
+		b302[26] = byte(s306 >> 40)
+		b302[27] = byte(s306 >> 32)
+		b302[28] = byte(s306 >> 24)
+		b302[29] = byte(s306 >> 16)
+		b302[30] = byte(s306 >> 8)
+		b302[31] = byte(s306)
+		s307 := v305.Lo
+		b302[32] = byte(s307 >> 56)
+		b302[33] = byte(s307 >> 48)
+		b302[34] = byte(s307 >> 40)
+		b302[35] = byte(s307 >> 32)
+		b302[36] = byte(s307 >> 24)
+		b302[37] = byte(s307 >> 16)
+		b302[38] = byte(s307 >> 8)
+		b302[39] = byte(s307)
+		ws308 := v301
+		f310 := uint32(os303)
+		f310 += bits.RotateLeft32(f310, 16)
+		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint16(ws308.Hi>>0))+uint32(uint16(ws308.Hi>>16))+uint32(uint16(ws308.Hi>>32))+uint32(uint16(ws308.Hi>>48))+uint32(uint16(ws308.Lo>>0))+uint32(uint16(ws308.Lo>>16))+uint32(uint16(ws308.Lo>>32))+uint32(uint16(ws308.Lo>>48)))
+		d300 += dl309
+		v311 := m3
+		ws313 := packet.Value{Hi: (uint64(b302[8])<<56 | uint64(b302[9])<<48 | uint64(b302[10])<<40 | uint64(b302[11])<<32 | uint64(b302[12])<<24 | uint64(b302[13])<<16 | uint64(b302[14])<<8 | uint64(b302[15])), Lo: (uint64(b302[16])<<56 | uint64(b302[17])<<48 | uint64(b302[18])<<40 | uint64(b302[19])<<32 | uint64(b302[20])<<24 | uint64(b302[21])<<16 | uint64(b302[22])<<8 | uint64(b302[23]))}
+		os312 := uint32(uint16(ws313.Hi>>0)) + uint32(uint16(ws313.Hi>>16)) + uint32(uint16(ws313.Hi>>32)) + uint32(uint16(ws313.Hi>>48)) + uint32(uint16(ws313.Lo>>0)) + uint32(uint16(ws313.Lo>>16)) + uint32(uint16(ws313.Lo>>32)) + uint32(uint16(ws313.Lo>>48))
+		v314 := v311
+		s315 := v314.Hi
+		b302[8] = byte(s315 >> 56)
+		b302[9] = byte(s315 >> 48)
+		b302[10] = byte(s315 >> 40)
+		b302[11] = byte(s315 >> 32)
+		b302[12] = byte(s315 >> 24)
+		b302[13] = byte(s315 >> 16)
+		b302[14] = byte(s315 >> 8)
+		b302[15] = byte(s315)
+		s316 := v314.Lo
+		b302[16] = byte(s316 >> 56)
+		b302[17] = byte(s316 >> 48)
+		b302[18] = byte(s316 >> 40)
+		b302[19] = byte(s316 >> 32)
+		b302[20] = byte(s316 >> 24)
+		b302[21] = byte(s316 >> 16)
+		b302[22] = byte(s316 >> 8)
+		b302[23] = byte(s316)
+		ws317 := v311
+		f319 := uint32(os312)
+		f319 += bits.RotateLeft32(f319, 16)
+		dl318 := uint64(^uint16(f319>>16)) + uint64(uint32(uint16(ws317.Hi>>0))+uint32(uint16(ws317.Hi>>16))+uint32(uint16(ws317.Hi>>32))+uint32(uint16(ws317.Hi>>48))+uint32(uint16(ws317.Lo>>0))+uint32(uint16(ws317.Lo>>16))+uint32(uint16(ws317.Lo>>32))+uint32(uint16(ws317.Lo>>48)))
+		d300 += dl318
+		v320 := m21
+		b321 := data[h4 : h4+8] // udp
+		os322 := uint32(uint16((uint64(b321[2])<<8 | uint64(b321[3]))))
+		s323 := v320
+		b321[2] = byte(s323 >> 8)
+		b321[3] = byte(s323)
+		f325 := uint32(os322)
+		f325 += bits.RotateLeft32(f325, 16)
+		dl324 := uint64(^uint16(f325>>16)) + uint64(uint32(uint16(v320)))
+		d300 += dl324
+		if h4+8 <= len(data) {
+			pendD4 += d300
+			pendK4 = true
+		}
+		pl.edges[26]++
+		goto n96
+	}
+n90:
+	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
+		var d326 uint64 // udp checksum
+		v327 := m12
+		b328 := data[h3 : h3+40] // ipv6
+		ws330 := packet.Value{Hi: (uint64(b328[24])<<56 | uint64(b328[25])<<48 | uint64(b328[26])<<40 | uint64(b328[27])<<32 | uint64(b328[28])<<24 | uint64(b328[29])<<16 | uint64(b328[30])<<8 | uint64(b328[31])), Lo: (uint64(b328[32])<<56 | uint64(b328[33])<<48 | uint64(b328[34])<<40 | uint64(b328[35])<<32 | uint64(b328[36])<<24 | uint64(b328[37])<<16 | uint64(b328[38])<<8 | uint64(b328[39]))}
+		os329 := uint32(uint16(ws330.Hi>>0)) + uint32(uint16(ws330.Hi>>16)) + uint32(uint16(ws330.Hi>>32)) + uint32(uint16(ws330.Hi>>48)) + uint32(uint16(ws330.Lo>>0)) + uint32(uint16(ws330.Lo>>16)) + uint32(uint16(ws330.Lo>>32)) + uint32(uint16(ws330.Lo>>48))
+		v331 := v327
+		s332 := v331.Hi
+		b328[24] = byte(s332 >> 56)
+		b328[25] = byte(s332 >> 48)
+		b328[26] = byte(s332 >> 40)
+		b328[27] = byte(s332 >> 32)
+		b328[28] = byte(s332 >> 24)
+		b328[29] = byte(s332 >> 16)
+		b328[30] = byte(s332 >> 8)
+		b328[31] = byte(s332)
+		s333 := v331.Lo
+		b328[32] = byte(s333 >> 56)
+		b328[33] = byte(s333 >> 48)
+		b328[34] = byte(s333 >> 40)
+		b328[35] = byte(s333 >> 32)
+		b328[36] = byte(s333 >> 24)
+		b328[37] = byte(s333 >> 16)
+		b328[38] = byte(s333 >> 8)
+		b328[39] = byte(s333)
+		ws334 := v327
+		f336 := uint32(os329)
+		f336 += bits.RotateLeft32(f336, 16)
+		dl335 := uint64(^uint16(f336>>16)) + uint64(uint32(uint16(ws334.Hi>>0))+uint32(uint16(ws334.Hi>>16))+uint32(uint16(ws334.Hi>>32))+uint32(uint16(ws334.Hi>>48))+uint32(uint16(ws334.Lo>>0))+uint32(uint16(ws334.Lo>>16))+uint32(uint16(ws334.Lo>>32))+uint32(uint16(ws334.Lo>>48)))
+		d326 += dl335
+		v337 := m3
+		ws339 := packet.Value{Hi: (uint64(b328[8])<<56 | uint64(b328[9])<<48 | uint64(b328[10])<<40 | uint64(b328[11])<<32 | uint64(b328[12])<<24 | uint64(b328[13])<<16 | uint64(b328[14])<<8 | uint64(b328[15])), Lo: (uint64(b328[16])<<56 | uint64(b328[17])<<48 | uint64(b328[18])<<40 | uint64(b328[19])<<32 | uint64(b328[20])<<24 | uint64(b328[21])<<16 | uint64(b328[22])<<8 | uint64(b328[23]))}
+		os338 := uint32(uint16(ws339.Hi>>0)) + uint32(uint16(ws339.Hi>>16)) + uint32(uint16(ws339.Hi>>32)) + uint32(uint16(ws339.Hi>>48)) + uint32(uint16(ws339.Lo>>0)) + uint32(uint16(ws339.Lo>>16)) + uint32(uint16(ws339.Lo>>32)) + uint32(uint16(ws339.Lo>>48))
+		v340 := v337
+		s341 := v340.Hi
+		b328[8] = byte(s341 >> 56)
+		b328[9] = byte(s341 >> 48)
+		b328[10] = byte(s341 >> 40)
+		b328[11] = byte(s341 >> 32)
+		b328[12] = byte(s341 >> 24)
+		b328[13] = byte(s341 >> 16)
+		b328[14] = byte(s341 >> 8)
+		b328[15] = byte(s341)
+		s342 := v340.Lo
+		b328[16] = byte(s342 >> 56)
+		b328[17] = byte(s342 >> 48)
+		b328[18] = byte(s342 >> 40)
+		b328[19] = byte(s342 >> 32)
+		b328[20] = byte(s342 >> 24)
+		b328[21] = byte(s342 >> 16)
+		b328[22] = byte(s342 >> 8)
+		b328[23] = byte(s342)
+		ws343 := v337
+		f345 := uint32(os338)
+		f345 += bits.RotateLeft32(f345, 16)
+		dl344 := uint64(^uint16(f345>>16)) + uint64(uint32(uint16(ws343.Hi>>0))+uint32(uint16(ws343.Hi>>16))+uint32(uint16(ws343.Hi>>32))+uint32(uint16(ws343.Hi>>48))+uint32(uint16(ws343.Lo>>0))+uint32(uint16(ws343.Lo>>16))+uint32(uint16(ws343.Lo>>32))+uint32(uint16(ws343.Lo>>48)))
+		d326 += dl344
+		v346 := m21
+		b347 := data[h4 : h4+8] // udp
+		os348 := uint32(uint16((uint64(b347[2])<<8 | uint64(b347[3]))))
+		s349 := v346
+		b347[2] = byte(s349 >> 8)
+		b347[3] = byte(s349)
+		f351 := uint32(os348)
+		f351 += bits.RotateLeft32(f351, 16)
+		dl350 := uint64(^uint16(f351>>16)) + uint64(uint32(uint16(v346)))
+		d326 += dl350
+		v352 := ((uint64(b328[4])<<8 | uint64(b328[5])) - 0x10)
+		os353 := uint32(uint16((uint64(b328[4])<<8 | uint64(b328[5]))))
+		s354 := v352
+		b328[4] = byte(s354 >> 8)
+		b328[5] = byte(s354)
+		f356 := uint32(os353)
+		f356 += bits.RotateLeft32(f356, 16)
+		dl355 := uint64(^uint16(f356>>16)) + uint64(uint32(uint16(v352)))
+		d326 += dl355
+		if h4+8 <= len(data) {
+			pendD4 += d326
+			pendK4 = true
+		}
 		pl.edges[27]++
 		goto n96
 	}
 n96:
+	{ // LbTxCount: count lb_mbr_tx_pkt_counter
+		pl.edges[28]++
+		goto n97
+	}
+n97:
 	{ // TxCheck: test meta.drop == 1
 		if m16 == 0x1 {
-			goto n97
+			goto n98
 		}
 		goto n14
 	}
@@ -4611,7 +4622,7 @@ n15:
 		}
 		return pl.sink(0, data)
 	}
-n97:
+n98:
 	{ // TxDropped: drop drop flag
 		return pl.drop(36)
 	}
