@@ -136,12 +136,12 @@ func VerifyTransport(pseudo uint32, l4 []byte) bool {
 // changed field. If old was computed in full, the result equals a full
 // recomputation bit for bit.
 func UpdateChecksum(old uint16, oldBytes, newBytes []byte) uint16 {
-	return ApplyChecksumDelta(old, ChecksumDelta(Sum(oldBytes, 0), Sum(newBytes, 0)), false)
+	return ApplyChecksumDelta(old, ChecksumDelta(oldBytes, newBytes), false)
 }
 
 // UpdateUDPChecksum is UpdateChecksum with UDP's rules: a zero checksum ("not
 // computed", allowed over IPv4) stays zero, and a computed zero is sent as
 // 0xffff.
 func UpdateUDPChecksum(old uint16, oldBytes, newBytes []byte) uint16 {
-	return ApplyChecksumDelta(old, ChecksumDelta(Sum(oldBytes, 0), Sum(newBytes, 0)), true)
+	return ApplyChecksumDelta(old, ChecksumDelta(oldBytes, newBytes), true)
 }

@@ -413,3 +413,88 @@ func BenchmarkUpdateChecksum(b *testing.B) {
 		}
 	})
 }
+
+// specPatch is the EJFAT lb-2025 spec's checksum arithmetic word by word
+// (ejfat-lb-pipeline-2025.md, "Ones'-complement helpers"): x ⊕ y folds
+// the carry of a 16-bit sum back in; the delta takes ⊕ ~w for every old
+// word and ⊕ w for every new one; apply(h, d) = ~(~h ⊕ d).
+func specPatch(h uint16, windows ...[2][]byte) uint16 {
+	add := func(x, y uint16) uint16 {
+		s := uint32(x) + uint32(y)
+		return uint16(s&0xffff + s>>16)
+	}
+	var d uint16
+	for _, w := range windows {
+		for i := 0; i < len(w[0]); i += 2 {
+			d = add(d, ^binary.BigEndian.Uint16(w[0][i:]))
+		}
+		for i := 0; i < len(w[1]); i += 2 {
+			d = add(d, binary.BigEndian.Uint16(w[1][i:]))
+		}
+	}
+	return ^add(^h, d)
+}
+
+// ChecksumDelta and ApplyChecksumDelta give the spec's result for one
+// window and for the deltas of several windows summed before one patch
+// (as generated code sums a node's fields), including the corners where
+// the old words sum to 0xffff without all being 0xffff and nothing else
+// contributes: the spec then writes 0x0000 where a folded old sum kept
+// 0xffff.
+func TestChecksumDeltaSpecArithmetic(t *testing.T) {
+	corner := [][2][]byte{
+		{{0x00, 0x00, 0xff, 0xff}, {0, 0, 0, 0}},
+		{{0x12, 0x34, 0xed, 0xcb}, {0, 0, 0, 0}},
+		{{0xff, 0xff, 0xff, 0xff}, {0, 0, 0, 0}},
+		{{0xff, 0xff}, {0, 0}},
+		{{0, 0}, {0, 0}},
+	}
+	for _, w := range corner {
+		for _, h := range []uint16{0xffff, 0, 0x1234} {
+			if got, want := ApplyChecksumDelta(h, ChecksumDelta(w[0], w[1]), false), specPatch(h, w); got != want {
+				t.Errorf("patch %#04x, %x -> %x: %#04x, spec %#04x", h, w[0], w[1], got, want)
+			}
+		}
+	}
+	if got := ApplyChecksumDelta(0xffff, ChecksumDelta([]byte{0, 0, 0xff, 0xff}, []byte{0, 0, 0, 0}), false); got != 0 {
+		t.Errorf("0.0.255.255 -> 0.0.0.0 under 0xffff: %#04x, want 0x0000", got)
+	}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	word := func() []byte {
+		b := make([]byte, 2*(1+rnd.IntN(10)))
+		for i := range b {
+			switch rnd.IntN(4) { // the corners' bytes often
+			case 0:
+				b[i] = 0
+			case 1:
+				b[i] = 0xff
+			default:
+				b[i] = byte(rnd.Uint32())
+			}
+		}
+		return b
+	}
+	for range 200000 {
+		var ws [][2][]byte
+		var d uint64
+		for range 1 + rnd.IntN(3) {
+			old := word()
+			w := [2][]byte{old, make([]byte, len(old))}
+			if rnd.IntN(3) > 0 {
+				w[1] = word()[:0]
+				for len(w[1]) < len(old) {
+					w[1] = append(w[1], byte(rnd.IntN(2))*0xff)
+				}
+			}
+			ws = append(ws, w)
+			d += ChecksumDelta(w[0], w[1])
+		}
+		h := uint16(rnd.Uint32())
+		if rnd.IntN(4) == 0 {
+			h = 0xffff
+		}
+		if got, want := ApplyChecksumDelta(h, d, false), specPatch(h, ws...); got != want {
+			t.Fatalf("patch %#04x with %x: %#04x, spec %#04x", h, ws, got, want)
+		}
+	}
+}

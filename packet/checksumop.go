@@ -170,7 +170,7 @@ func (p *Packet) setUpdating(f FieldRef, v Value, update []int) bool {
 // patch applies RFC 1624 to header u's checksum for bytes changed from
 // old to new.
 func (p *Packet) patch(u int, old, new []byte) {
-	p.applyDelta(u, ChecksumDelta(Sum(old, 0), Sum(new, 0)))
+	p.applyDelta(u, ChecksumDelta(old, new))
 }
 
 // applyDelta patches header u's checksum with a sum of changes.
@@ -206,13 +206,14 @@ func (p *Packet) popUpdating(h int, update []int) bool {
 // result equals patching after every change (the one's-complement sums
 // fold the same way, and a zero UDP checksum stays zero throughout).
 
-// ChecksumDelta is what changing covered bytes whose Sum was oldSum into
-// bytes whose Sum is newSum adds to a checksum's sum (RFC 1624: ~m + m').
-// The sums may be folded or not.
-func ChecksumDelta(oldSum, newSum uint32) uint64 {
-	x := oldSum>>16 + oldSum&0xffff
-	x = x>>16 + x&0xffff
-	return uint64(^uint16(x)) + uint64(newSum)
+// ChecksumDelta is what changing the covered bytes old into new (one
+// 16-bit-aligned window) adds to a checksum's sum: RFC 1624's ~m + m' word
+// by word, each old word's complement and each new word an operand of the
+// one's-complement sum, as the EJFAT specs count them (a sum is folded only
+// when applied, and a checksum kept at 0xffff only when every operand is
+// zero).
+func ChecksumDelta(old, new []byte) uint64 {
+	return uint64(len(old)+1)/2*0xffff - uint64(SumWords(old)) + uint64(SumWords(new))
 }
 
 // PopDelta is what removing the bytes b (an even number, at an even offset

@@ -3,6 +3,7 @@ package golang
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/flow"
@@ -75,23 +76,23 @@ func (c *gen) setAccumulating(o *packet.Op) {
 			wins = append(wins, w)
 			wus = append(wus, u)
 		}
-		var oldSum string
+		var oldPart string
 		if len(statics) > 0 {
-			oldSum = c.newTmp("os")
+			oldPart = c.newTmp("os")
 			if exact {
-				c.emit("%s := %s", oldSum, c.wordSum(c.readField(a.Dst, fs.Width > 64), fs.Width, fs.Width > 64))
+				c.emit("%s := %s", oldPart, c.wordsOf(c.readField(a.Dst, fs.Width > 64), fs.Width, fs.Width > 64, true))
 			} else {
-				c.emit("%s := %s", oldSum, c.bytesSum(b, slo, shi))
+				c.emit("%s := %s", oldPart, c.delta(c.bytesSum(b, slo, shi), "0", strconv.Itoa((shi-slo)/2)))
 			}
 		}
 		c.put(b, fs, val, wide)
 		if len(statics) > 0 {
-			newSum := c.bytesSum(b, slo, shi)
+			newPart := "uint64(" + c.bytesSum(b, slo, shi) + ")"
 			if exact {
-				newSum = c.wordSum(val, fs.Width, wide)
+				newPart = c.wordsOf(val, fs.Width, wide, false)
 			}
 			dl := c.newTmp("dl")
-			c.emit("%s := %s", dl, c.delta(oldSum, newSum))
+			c.emit("%s := %s + %s", dl, oldPart, newPart)
 			for _, u := range statics {
 				if c.mustValid(u) {
 					c.emit("%s += %s", delta[u], dl)
@@ -101,7 +102,12 @@ func (c *gen) setAccumulating(o *packet.Op) {
 			}
 		}
 		for i, w := range wins {
-			c.emit("if %s { %s += %s }", w.ok, delta[wus[i]], c.delta(w.old, c.sum(w.lo, w.hi, c.windowLen(wus[i], a.Dst))))
+			n := c.windowLen(wus[i], a.Dst)
+			words := strconv.Itoa(n / 2)
+			if n == 0 || n > flow.MaxWindow {
+				words = fmt.Sprintf("(%s-%s+1)/2", w.hi, w.lo)
+			}
+			c.emit("if %s { %s += %s }", w.ok, delta[wus[i]], c.delta(w.old, c.sum(w.lo, w.hi, n), words))
 		}
 	}
 	for _, u := range us {
@@ -301,31 +307,31 @@ func (c *gen) windowKind(u int, f packet.FieldRef) int {
 	return windowDynamic
 }
 
-// wordSum is the sum of the 16-bit words of a w-bit value v (uint64, or
-// packet.Value if wide), not folded.
-func (c *gen) wordSum(v string, w int, wide bool) string {
-	lo := v
-	if wide {
-		lo = v + ".Lo"
+// wordsOf stands for the 16-bit words of a w-bit value v (uint64, or
+// packet.Value if wide), or for their complements: a sum with the same
+// residue mod 0xffff that is zero exactly when they all are, which is all a
+// one's-complement sum keeps of them. Taken whole, a value of 32 bits or
+// less is that already (2^16 ≡ 1); a 64-bit one is folded to 33 bits first
+// so that the sums cannot overflow.
+func (c *gen) wordsOf(v string, w int, wide, complement bool) string {
+	not := ""
+	if complement {
+		not = "^"
 	}
-	words := func(x string, n int) []string {
-		var t []string
-		for k := 0; k < n; k++ {
-			t = append(t, fmt.Sprintf("uint32(uint16(%s>>%d))", x, 16*k))
-		}
-		return t
-	}
-	switch w {
-	case 16:
-		return fmt.Sprintf("uint32(uint16(%s))", lo)
-	case 32, 64:
+	half := func(x string) string {
 		t := c.newTmp("ws")
-		c.emit("%s := uint64(%s)", t, lo)
-		return strings.Join(words(t, w/16), " + ")
+		c.emit("%s := %s%s", t, not, x)
+		return fmt.Sprintf("(%s>>32 + uint64(uint32(%s)))", t, t)
 	}
-	t := c.newTmp("ws")
-	c.emit("%s := %s", t, v)
-	return strings.Join(append(words(t+".Hi", 4), words(t+".Lo", 4)...), " + ")
+	switch {
+	case wide:
+		t := c.newTmp("wv")
+		c.emit("%s := %s", t, v)
+		return half(t+".Hi") + " + " + half(t+".Lo")
+	case w == 64:
+		return half(v)
+	}
+	return fmt.Sprintf("uint64(%suint%d(%s))", not, w, v)
 }
 
 // bytesSum is the sum of the 16-bit words of b[lo:hi] (not folded).
@@ -337,14 +343,11 @@ func (c *gen) bytesSum(b string, lo, hi int) string {
 	return strings.Join(t, " + ")
 }
 
-// delta generates packet.ChecksumDelta(oldSum, newSum) inline (the fast
-// path is too large for the compiler to inline calls into it).
-func (c *gen) delta(oldSum, newSum string) string {
-	c.usesBits = true
-	t := c.newTmp("f")
-	c.emit("%s := uint32(%s)", t, oldSum)
-	c.emit("%s += bits.RotateLeft32(%s, 16)", t, t)
-	return fmt.Sprintf("uint64(^uint16(%s>>16)) + uint64(%s)", t, newSum)
+// delta generates packet.ChecksumDelta inline for a window of the given
+// number of words (a Go expression) whose old words sum to oldSum and new
+// ones to newSum: the complement of every old word plus every new word.
+func (c *gen) delta(oldSum, newSum, words string) string {
+	return fmt.Sprintf("(uint64(%s)*0xffff - uint64(%s) + uint64(%s))", words, oldSum, newSum)
 }
 
 // windowLen is the length of field f's window in checksum u's region when

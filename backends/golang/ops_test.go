@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/dragonet-go/nsc/backends/golang/internal/csumfast"
 	"github.com/dragonet-go/nsc/backends/golang/internal/opsfast"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
@@ -62,4 +63,30 @@ func FuzzOpsFastPath(f *testing.F) {
 			t.Fatalf("interpreter %+v, fast path %+v", want, got)
 		}
 	})
+}
+
+// TestCsumRxAgainstInterpreter: checksum patches in their one's-complement
+// corners (ops.nsc's CsumRx) against the interpreter.
+func TestCsumRxAgainstInterpreter(t *testing.T) {
+	src, err := os.ReadFile("../flow/testdata/ops.nsc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := testutil.ModelSource(t, string(src))
+	g, _ := m.Graph("CsumRx")
+	mach, _ := testutil.Interpreter(t, m, g, "")
+	pl, err := csumfast.New(csumfast.NewTables())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := testutil.CsumCorpus(t)
+	where := difftest.Compare(t, pl, mach, append(seeds, difftest.Mutate(seeds, 5000, 3)...))
+	if where["sink TxQueue"] < len(seeds) {
+		t.Errorf("fewer than the %d crafted frames were sent: %v", len(seeds), where)
+	}
+	for _, n := range []string{"V4", "V6"} {
+		if mach.Counters().Nodes[n] == 0 {
+			t.Errorf("no frame ran through %s", n)
+		}
+	}
 }

@@ -16,9 +16,10 @@ import (
 // and otherwise the one value in 1..0xffff congruent to the total, which is
 // exactly packet.Sum.
 //
-//   - set … update U: for each assignment, the 16-bit window around the
-//     field (as the checksum sees it) is summed before and after; U's sum
-//     gets ~before + after (RFC 1624 eq. 3). The patches of one node go
+//   - set … update U: for each assignment, U's sum gets the complement of
+//     every 16-bit word of the window around the field (as the checksum
+//     sees it) before the write and every word after it (RFC 1624 eq. 3,
+//     word by word: packet.ChecksumDelta). The patches of one node go
 //     into one sum per header, written back once: ~(~c + Σ), the same
 //     16 bits as patching after every field (packet.ApplyChecksumDelta).
 //   - pop H update U: U's sum gets ~(the words of H), per 64 bytes.
@@ -248,9 +249,9 @@ func (b *ctl) set(n *dataflow.Node) error {
 			}
 			continue
 		}
-		b.line("before = 0;")
+		b.line("before = 0;") // the old words' complements, each an operand
 		for _, w := range ws {
-			b.line("csum_add(before, %s);", w)
+			b.line("csum_add(before, ~%s);", paren(w))
 		}
 		assign(a)
 		b.line("after = 0;")
@@ -258,7 +259,7 @@ func (b *ctl) set(n *dataflow.Node) error {
 			b.line("csum_add(after, %s);", w)
 		}
 		for _, u := range patches[i] {
-			b.line("csum_add(%s, ~before);", c.sumVar(u))
+			b.line("csum_add(%s, before);", c.sumVar(u))
 			b.line("csum_add(%s, after);", c.sumVar(u))
 		}
 	}

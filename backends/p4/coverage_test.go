@@ -3,6 +3,7 @@ package p4_test
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -163,35 +164,82 @@ func TestCoverageAgainstInterpreter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bad := 0
-		ends := map[string]int{}
-		for i, f := range frames {
-			var want []byte
-			left := false
-			mach.Run(f, func(_ *dataflow.Node, data []byte) { want, left = append([]byte(nil), data...), true })
-			if k, ok := mach.LastDrop(); ok && !left {
-				ends[k.Reason]++
-			} else {
-				ends["sent"]++
-			}
-			got, err := run.run(f)
-			if err != nil {
-				t.Fatalf("%s: frame %d %x: %v", arch, i, f, err)
-			}
-			if left != (got != nil) || !bytes.Equal(want, got) {
-				bad++
-				if bad <= 3 {
-					k, _ := mach.LastDrop()
-					t.Errorf("%s: frame %d %x:\ninterpreter: left=%v %x (%v)\nP4:          left=%v %x", arch, i, f, left, want, k, got != nil, got)
-				}
-			}
-		}
-		if bad > 0 {
-			t.Errorf("%s: %d of %d frames differ", arch, bad, len(frames))
-		}
+		ends := compareP4(t, arch, run, mach, frames)
 		for _, end := range []string{"sent", "parse", "bad tag checksum", "ttl class", "malformed", "unconnected"} {
 			if ends[end] < 10 {
 				t.Errorf("%s: only %d frames end %q: %v", arch, ends[end], end, ends)
+			}
+		}
+	}
+}
+
+// compareP4 runs frames through the P4 program and the interpreter and
+// reports each difference; it returns how many frames ended where (drop
+// reasons, "sent").
+func compareP4(t *testing.T, arch string, run *machine, mach *sim.Machine, frames [][]byte) map[string]int {
+	t.Helper()
+	bad := 0
+	ends := map[string]int{}
+	for i, f := range frames {
+		var want []byte
+		left := false
+		mach.Run(f, func(_ *dataflow.Node, data []byte) { want, left = append([]byte(nil), data...), true })
+		if k, ok := mach.LastDrop(); ok && !left {
+			ends[k.Reason]++
+		} else {
+			ends["sent"]++
+		}
+		got, err := run.run(f)
+		if err != nil {
+			t.Fatalf("%s: frame %d %x: %v", arch, i, f, err)
+		}
+		if left != (got != nil) || !bytes.Equal(want, got) {
+			bad++
+			if bad <= 3 {
+				k, _ := mach.LastDrop()
+				t.Errorf("%s: frame %d %x:\ninterpreter: left=%v %x (%v)\nP4:          left=%v %x", arch, i, f, left, want, k, got != nil, got)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d frames differ", arch, bad, len(frames))
+	}
+	return ends
+}
+
+// TestCsumAgainstInterpreter: checksum patches in their one's-complement
+// corners (backends/flow/testdata/ops.nsc's CsumRx) against the
+// interpreter.
+func TestCsumAgainstInterpreter(t *testing.T) {
+	src, err := os.ReadFile("../flow/testdata/ops.nsc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := testutil.ModelSource(t, "include \"ejfat/p4.nsc\"\n"+string(src))
+	frames := testutil.CsumCorpus(t)
+	for _, arch := range []string{p4.XSA, p4.V1Model} {
+		prog, _, g, err := buildModel(t, m, "CsumRx", "BMv2", arch, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, err := parseProgram(string(prog.Source))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, err := packet.LoadTables(m.Schema, "none", strings.NewReader(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mach, err := sim.New(g, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ends := compareP4(t, arch, newMachine(parsed, arch, loadP4Tables(t, prog, nil)), mach, frames); ends["sent"] != len(frames) {
+			t.Errorf("%s: not every frame was sent: %v", arch, ends)
+		}
+		for _, n := range []string{"V4", "V6"} {
+			if mach.Counters().Nodes[n] == 0 {
+				t.Errorf("%s: no frame ran through %s", arch, n)
 			}
 		}
 	}

@@ -100,13 +100,6 @@ NSC_INLINE __u16 nsc_fold(__u64 x)
 	x = (x >> 16) + (x & 0xffff);
 	return (__u16)x;
 }
-/* packet.ChecksumDelta */
-NSC_INLINE __u64 nsc_delta(__u32 oldsum, __u32 newsum)
-{
-	__u32 x = (oldsum >> 16) + (oldsum & 0xffff);
-	x = (x >> 16) + (x & 0xffff);
-	return (__u64)(__u16)~x + newsum;
-}
 /* packet.ApplyChecksumDelta */
 NSC_INLINE __u16 nsc_apply(__u16 c, __u64 d, int optional)
 {

@@ -163,7 +163,7 @@ func (c *gen) parseFrom(h int, seen []int, r, done string, depth int) {
 type window struct {
 	u        int
 	fh       int
-	ok, old  string // C: the window exists and lies in the frame; its sum before the write
+	ok, old  string // C: the window exists and lies in the frame; its old words' complements, summed
 	kind     string // C: the variant (1 or 2); "" when only variant 1 can apply
 	lo, hi   [3]int // per variant, relative to the field's header
 	possible [3]bool
@@ -246,16 +246,16 @@ func (c *gen) window(u int, f packet.FieldRef, b string) (window, bool) {
 	return w, true
 }
 
-// winOld sums variant v of window w into w.old and sets w.ok when it lies
-// in the frame.
+// winOld sums the complements of variant v of window w's words into w.old
+// (packet.ChecksumDelta's old part) and sets w.ok when it lies in the frame.
 func (c *gen) winOld(b string, w window, v int) {
 	lo, hi := w.lo[v], w.hi[v]
 	if lo >= 0 && hi <= c.s.Headers[w.fh].FixedBytes() {
-		c.emit("%s = 1; %s = %s;", w.ok, w.old, sumAt(b, lo, hi))
+		c.emit("%s = 1; %s = %d - (%s);", w.ok, w.old, (hi-lo)/2*0xffff, sumAt(b, lo, hi))
 		return
 	}
 	p := c.winPtr(w.fh, lo)
-	c.emit("if ((void *)(%s + %d) <= data_end) { %s = 1; %s = %s; }", p, hi-lo, w.ok, w.old, sumAt(p, 0, hi-lo))
+	c.emit("if ((void *)(%s + %d) <= data_end) { %s = 1; %s = %d - (%s); }", p, hi-lo, w.ok, w.old, (hi-lo)/2*0xffff, sumAt(p, 0, hi-lo))
 }
 
 // winNew emits the sum of window w after the write into a new variable,
@@ -341,7 +341,7 @@ func (c *gen) setAccumulating(o *packet.Op) {
 		c.put(b, h.Fields[a.Dst.Field], val, wide)
 		for _, w := range wins {
 			nw := c.winNew(b, w, h.Fields[a.Dst.Field], val, wide)
-			c.emit("if (%s) %s += nsc_delta(%s, %s);", w.ok, delta[w.u], w.old, nw)
+			c.emit("if (%s) %s += (__u64)%s + %s;", w.ok, delta[w.u], w.old, nw)
 		}
 	}
 	for _, u := range us {
@@ -369,7 +369,7 @@ func (c *gen) setUpdating(a packet.Assign, update []int) {
 		nw := c.winNew(b, w, h.Fields[a.Dst.Field], val, wide)
 		d := c.newTmp("d")
 		c.emit("if (%s) {", w.ok)
-		c.emit("__u64 %s = nsc_delta(%s, %s);", d, w.old, nw)
+		c.emit("__u64 %s = (__u64)%s + %s;", d, w.old, nw)
 		c.applyDelta(w.u, d)
 		c.emit("}")
 	}

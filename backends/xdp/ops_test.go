@@ -102,3 +102,21 @@ func TestUDPIPv4(t *testing.T) {
 	where := xdptest.Compare(t, r, mach, append(seeds, difftest.Mutate(seeds, 10000, 2)...))
 	t.Logf("%v", where)
 }
+
+// TestCsumRxAgainstInterpreter: checksum patches in their one's-complement
+// corners (ops.nsc's CsumRx) in the kernel against the interpreter.
+func TestCsumRxAgainstInterpreter(t *testing.T) {
+	m := loadOps(t)
+	g, _ := m.Graph("CsumRx")
+	r, mach := pair(t, m, g, "")
+	seeds := testutil.CsumCorpus(t)
+	where := xdptest.Compare(t, r, mach, append(seeds, difftest.Mutate(seeds, 5000, 3)...))
+	if where["sink TxQueue"] < len(seeds) {
+		t.Errorf("fewer than the %d crafted frames were sent: %v", len(seeds), where)
+	}
+	for _, n := range []string{"V4", "V6"} {
+		if mach.Counters().Nodes[n] == 0 {
+			t.Errorf("no frame ran through %s", n)
+		}
+	}
+}

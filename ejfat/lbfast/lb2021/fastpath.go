@@ -662,29 +662,23 @@ t30:
 		var d48 uint64 // udp checksum
 		v49 := m3
 		b50 := data[h2 : h2+20] // ipv4
-		ws52 := uint64((uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19])))
-		os51 := uint32(uint16(ws52>>0)) + uint32(uint16(ws52>>16))
-		s53 := v49
-		b50[16] = byte(s53 >> 24)
-		b50[17] = byte(s53 >> 16)
-		b50[18] = byte(s53 >> 8)
-		b50[19] = byte(s53)
-		ws54 := uint64(v49)
-		f56 := uint32(os51)
-		f56 += bits.RotateLeft32(f56, 16)
-		dl55 := uint64(^uint16(f56>>16)) + uint64(uint32(uint16(ws54>>0))+uint32(uint16(ws54>>16)))
-		d47 += dl55
-		d48 += dl55
-		v57 := ((uint64(b50[2])<<8 | uint64(b50[3])) - 0xc)
-		os58 := uint32(uint16((uint64(b50[2])<<8 | uint64(b50[3]))))
-		s59 := v57
-		b50[2] = byte(s59 >> 8)
-		b50[3] = byte(s59)
-		f61 := uint32(os58)
-		f61 += bits.RotateLeft32(f61, 16)
-		dl60 := uint64(^uint16(f61>>16)) + uint64(uint32(uint16(v57)))
-		d47 += dl60
-		d48 += dl60
+		os51 := uint64(^uint32((uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19]))))
+		s52 := v49
+		b50[16] = byte(s52 >> 24)
+		b50[17] = byte(s52 >> 16)
+		b50[18] = byte(s52 >> 8)
+		b50[19] = byte(s52)
+		dl53 := os51 + uint64(uint32(v49))
+		d47 += dl53
+		d48 += dl53
+		v54 := ((uint64(b50[2])<<8 | uint64(b50[3])) - 0xc)
+		os55 := uint64(^uint16((uint64(b50[2])<<8 | uint64(b50[3]))))
+		s56 := v54
+		b50[2] = byte(s56 >> 8)
+		b50[3] = byte(s56)
+		dl57 := os55 + uint64(uint16(v54))
+		d47 += dl57
+		d48 += dl57
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
@@ -693,9 +687,9 @@ t30:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s62 := r
-			cb[0] = byte(s62 >> 8)
-			cb[1] = byte(s62)
+			s58 := r
+			cb[0] = byte(s58 >> 8)
+			cb[1] = byte(s58)
 		}
 		if h8+8 <= len(data) {
 			pendD8 += d48
@@ -705,57 +699,53 @@ t30:
 	}
 t33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d83 uint64 // udp checksum
-		v84 := m5
-		b85 := data[h8 : h8+8] // udp
-		os86 := uint32(uint16((uint64(b85[2])<<8 | uint64(b85[3]))))
-		s87 := v84
-		b85[2] = byte(s87 >> 8)
-		b85[3] = byte(s87)
-		f89 := uint32(os86)
-		f89 += bits.RotateLeft32(f89, 16)
-		dl88 := uint64(^uint16(f89>>16)) + uint64(uint32(uint16(v84)))
-		d83 += dl88
-		v90 := ((uint64(b85[4])<<8 | uint64(b85[5])) - 0xc)
-		os91 := uint32(uint16((uint64(b85[4])<<8 | uint64(b85[5]))))
-		s92 := v90
-		b85[4] = byte(s92 >> 8)
-		b85[5] = byte(s92)
-		f94 := uint32(os91)
-		f94 += bits.RotateLeft32(f94, 16)
-		dl93 := uint64(^uint16(f94>>16)) + uint64(uint32(uint16(v90)))
-		d83 += dl93
+		var d81 uint64 // udp checksum
+		v82 := m5
+		b83 := data[h8 : h8+8] // udp
+		os84 := uint64(^uint16((uint64(b83[2])<<8 | uint64(b83[3]))))
+		s85 := v82
+		b83[2] = byte(s85 >> 8)
+		b83[3] = byte(s85)
+		dl86 := os84 + uint64(uint16(v82))
+		d81 += dl86
+		v87 := ((uint64(b83[4])<<8 | uint64(b83[5])) - 0xc)
+		os88 := uint64(^uint16((uint64(b83[4])<<8 | uint64(b83[5]))))
+		s89 := v87
+		b83[4] = byte(s89 >> 8)
+		b83[5] = byte(s89)
+		dl90 := os88 + uint64(uint16(v87))
+		d81 += dl90
 		if h8+8 <= len(data) {
-			pendD8 += d83
+			pendD8 += d81
 			pendK8 = true
 		}
 		goto t34
 	}
 t34:
 	{ // RxStrip: pop lbv1
-		po95, pn96 := h5, 12 // lbv1
-		if po95+pn96 > len(data) {
+		po91, pn92 := h5, 12 // lbv1
+		if po91+pn92 > len(data) {
 			return pl.drop(7)
 		}
-		if po95 > h8 && (po95-h8)%2 == 0 {
-			pw98 := data[po95 : po95+12]
-			d97 := uint32(uint64(pw98[0])<<8|uint64(pw98[1])) + uint32(uint64(pw98[2])<<8|uint64(pw98[3])) + uint32(uint64(pw98[4])<<8|uint64(pw98[5])) + uint32(uint64(pw98[6])<<8|uint64(pw98[7])) + uint32(uint64(pw98[8])<<8|uint64(pw98[9])) + uint32(uint64(pw98[10])<<8|uint64(pw98[11]))
-			d97 += bits.RotateLeft32(d97, 16)
+		if po91 > h8 && (po91-h8)%2 == 0 {
+			pw94 := data[po91 : po91+12]
+			d93 := uint32(uint64(pw94[0])<<8|uint64(pw94[1])) + uint32(uint64(pw94[2])<<8|uint64(pw94[3])) + uint32(uint64(pw94[4])<<8|uint64(pw94[5])) + uint32(uint64(pw94[6])<<8|uint64(pw94[7])) + uint32(uint64(pw94[8])<<8|uint64(pw94[9])) + uint32(uint64(pw94[10])<<8|uint64(pw94[11]))
+			d93 += bits.RotateLeft32(d93, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d97 >> 16))
+				pendD8 += uint64(^uint16(d93 >> 16))
 				pendK8 = true
 			}
 		}
-		if po95 < len(data)-po95-pn96 {
-			copy(data[pn96:pn96+po95], data[:po95])
-			data = data[pn96:]
+		if po91 < len(data)-po91-pn92 {
+			copy(data[pn92:pn92+po91], data[:po91])
+			data = data[pn92:]
 		} else {
-			copy(data[po95:], data[po95+pn96:])
-			data = data[:len(data)-pn96]
+			copy(data[po91:], data[po91+pn92:])
+			data = data[:len(data)-pn92]
 		}
 		h5 = -1
-		if cur > po95 {
-			cur = max(po95, cur-pn96)
+		if cur > po91 {
+			cur = max(po91, cur-pn92)
 		}
 		pl.edges[11]++
 		goto t2
@@ -771,9 +761,9 @@ t2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s99 := r
-				cb[0] = byte(s99 >> 8)
-				cb[1] = byte(s99)
+				s95 := r
+				cb[0] = byte(s95 >> 8)
+				cb[1] = byte(s95)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -790,9 +780,9 @@ t3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s100 := r
-				cb[0] = byte(s100 >> 8)
-				cb[1] = byte(s100)
+				s96 := r
+				cb[0] = byte(s96 >> 8)
+				cb[1] = byte(s96)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1147,29 +1137,23 @@ n30:
 		var d48 uint64 // udp checksum
 		v49 := m3
 		b50 := data[h2 : h2+20] // ipv4
-		ws52 := uint64((uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19])))
-		os51 := uint32(uint16(ws52>>0)) + uint32(uint16(ws52>>16))
-		s53 := v49
-		b50[16] = byte(s53 >> 24)
-		b50[17] = byte(s53 >> 16)
-		b50[18] = byte(s53 >> 8)
-		b50[19] = byte(s53)
-		ws54 := uint64(v49)
-		f56 := uint32(os51)
-		f56 += bits.RotateLeft32(f56, 16)
-		dl55 := uint64(^uint16(f56>>16)) + uint64(uint32(uint16(ws54>>0))+uint32(uint16(ws54>>16)))
-		d47 += dl55
-		d48 += dl55
-		v57 := ((uint64(b50[2])<<8 | uint64(b50[3])) - 0xc)
-		os58 := uint32(uint16((uint64(b50[2])<<8 | uint64(b50[3]))))
-		s59 := v57
-		b50[2] = byte(s59 >> 8)
-		b50[3] = byte(s59)
-		f61 := uint32(os58)
-		f61 += bits.RotateLeft32(f61, 16)
-		dl60 := uint64(^uint16(f61>>16)) + uint64(uint32(uint16(v57)))
-		d47 += dl60
-		d48 += dl60
+		os51 := uint64(^uint32((uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19]))))
+		s52 := v49
+		b50[16] = byte(s52 >> 24)
+		b50[17] = byte(s52 >> 16)
+		b50[18] = byte(s52 >> 8)
+		b50[19] = byte(s52)
+		dl53 := os51 + uint64(uint32(v49))
+		d47 += dl53
+		d48 += dl53
+		v54 := ((uint64(b50[2])<<8 | uint64(b50[3])) - 0xc)
+		os55 := uint64(^uint16((uint64(b50[2])<<8 | uint64(b50[3]))))
+		s56 := v54
+		b50[2] = byte(s56 >> 8)
+		b50[3] = byte(s56)
+		dl57 := os55 + uint64(uint16(v54))
+		d47 += dl57
+		d48 += dl57
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
@@ -1178,9 +1162,9 @@ n30:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s62 := r
-			cb[0] = byte(s62 >> 8)
-			cb[1] = byte(s62)
+			s58 := r
+			cb[0] = byte(s58 >> 8)
+			cb[1] = byte(s58)
 		}
 		if h8+8 <= len(data) {
 			pendD8 += d48
@@ -1190,128 +1174,124 @@ n30:
 	}
 n31:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d63 uint64          // udp checksum
-		b64 := data[h3 : h3+40] // ipv6
-		v65 := packet.Value{Hi: (uint64(b64[24])<<56 | uint64(b64[25])<<48 | uint64(b64[26])<<40 | uint64(b64[27])<<32 | uint64(b64[28])<<24 | uint64(b64[29])<<16 | uint64(b64[30])<<8 | uint64(b64[31])), Lo: (uint64(b64[32])<<56 | uint64(b64[33])<<48 | uint64(b64[34])<<40 | uint64(b64[35])<<32 | uint64(b64[36])<<24 | uint64(b64[37])<<16 | uint64(b64[38])<<8 | uint64(b64[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws67 := packet.Value{Hi: (uint64(b64[24])<<56 | uint64(b64[25])<<48 | uint64(b64[26])<<40 | uint64(b64[27])<<32 | uint64(b64[28])<<24 | uint64(b64[29])<<16 | uint64(b64[30])<<8 | uint64(b64[31])), Lo: (uint64(b64[32])<<56 | uint64(b64[33])<<48 | uint64(b64[34])<<40 | uint64(b64[35])<<32 | uint64(b64[36])<<24 | uint64(b64[37])<<16 | uint64(b64[38])<<8 | uint64(b64[39]))}
-		os66 := uint32(uint16(ws67.Hi>>0)) + uint32(uint16(ws67.Hi>>16)) + uint32(uint16(ws67.Hi>>32)) + uint32(uint16(ws67.Hi>>48)) + uint32(uint16(ws67.Lo>>0)) + uint32(uint16(ws67.Lo>>16)) + uint32(uint16(ws67.Lo>>32)) + uint32(uint16(ws67.Lo>>48))
-		v68 := v65
-		s69 := v68.Hi
-		b64[24] = byte(s69 >> 56)
-		b64[25] = byte(s69 >> 48)
-		b64[26] = byte(s69 >> 40)
-		b64[27] = byte(s69 >> 32)
-		b64[28] = byte(s69 >> 24)
-		b64[29] = byte(s69 >> 16)
-		b64[30] = byte(s69 >> 8)
-		b64[31] = byte(s69)
-		s70 := v68.Lo
-		b64[32] = byte(s70 >> 56)
-		b64[33] = byte(s70 >> 48)
-		b64[34] = byte(s70 >> 40)
-		b64[35] = byte(s70 >> 32)
-		b64[36] = byte(s70 >> 24)
-		b64[37] = byte(s70 >> 16)
-		b64[38] = byte(s70 >> 8)
-		b64[39] = byte(s70)
-		ws71 := v65
-		f73 := uint32(os66)
-		f73 += bits.RotateLeft32(f73, 16)
-		dl72 := uint64(^uint16(f73>>16)) + uint64(uint32(uint16(ws71.Hi>>0))+uint32(uint16(ws71.Hi>>16))+uint32(uint16(ws71.Hi>>32))+uint32(uint16(ws71.Hi>>48))+uint32(uint16(ws71.Lo>>0))+uint32(uint16(ws71.Lo>>16))+uint32(uint16(ws71.Lo>>32))+uint32(uint16(ws71.Lo>>48)))
-		d63 += dl72
-		v74 := ((uint64(b64[4])<<8 | uint64(b64[5])) - 0xc)
-		os75 := uint32(uint16((uint64(b64[4])<<8 | uint64(b64[5]))))
-		s76 := v74
-		b64[4] = byte(s76 >> 8)
-		b64[5] = byte(s76)
-		f78 := uint32(os75)
-		f78 += bits.RotateLeft32(f78, 16)
-		dl77 := uint64(^uint16(f78>>16)) + uint64(uint32(uint16(v74)))
-		d63 += dl77
+		var d59 uint64          // udp checksum
+		b60 := data[h3 : h3+40] // ipv6
+		v61 := packet.Value{Hi: (uint64(b60[24])<<56 | uint64(b60[25])<<48 | uint64(b60[26])<<40 | uint64(b60[27])<<32 | uint64(b60[28])<<24 | uint64(b60[29])<<16 | uint64(b60[30])<<8 | uint64(b60[31])), Lo: (uint64(b60[32])<<56 | uint64(b60[33])<<48 | uint64(b60[34])<<40 | uint64(b60[35])<<32 | uint64(b60[36])<<24 | uint64(b60[37])<<16 | uint64(b60[38])<<8 | uint64(b60[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		wv63 := packet.Value{Hi: (uint64(b60[24])<<56 | uint64(b60[25])<<48 | uint64(b60[26])<<40 | uint64(b60[27])<<32 | uint64(b60[28])<<24 | uint64(b60[29])<<16 | uint64(b60[30])<<8 | uint64(b60[31])), Lo: (uint64(b60[32])<<56 | uint64(b60[33])<<48 | uint64(b60[34])<<40 | uint64(b60[35])<<32 | uint64(b60[36])<<24 | uint64(b60[37])<<16 | uint64(b60[38])<<8 | uint64(b60[39]))}
+		ws64 := ^wv63.Hi
+		ws65 := ^wv63.Lo
+		os62 := (ws64>>32 + uint64(uint32(ws64))) + (ws65>>32 + uint64(uint32(ws65)))
+		v66 := v61
+		s67 := v66.Hi
+		b60[24] = byte(s67 >> 56)
+		b60[25] = byte(s67 >> 48)
+		b60[26] = byte(s67 >> 40)
+		b60[27] = byte(s67 >> 32)
+		b60[28] = byte(s67 >> 24)
+		b60[29] = byte(s67 >> 16)
+		b60[30] = byte(s67 >> 8)
+		b60[31] = byte(s67)
+		s68 := v66.Lo
+		b60[32] = byte(s68 >> 56)
+		b60[33] = byte(s68 >> 48)
+		b60[34] = byte(s68 >> 40)
+		b60[35] = byte(s68 >> 32)
+		b60[36] = byte(s68 >> 24)
+		b60[37] = byte(s68 >> 16)
+		b60[38] = byte(s68 >> 8)
+		b60[39] = byte(s68)
+		wv69 := v61
+		ws70 := wv69.Hi
+		ws71 := wv69.Lo
+		dl72 := os62 + (ws70>>32 + uint64(uint32(ws70))) + (ws71>>32 + uint64(uint32(ws71)))
+		d59 += dl72
+		v73 := ((uint64(b60[4])<<8 | uint64(b60[5])) - 0xc)
+		os74 := uint64(^uint16((uint64(b60[4])<<8 | uint64(b60[5]))))
+		s75 := v73
+		b60[4] = byte(s75 >> 8)
+		b60[5] = byte(s75)
+		dl76 := os74 + uint64(uint16(v73))
+		d59 += dl76
 		if h8+8 <= len(data) {
-			pendD8 += d63
+			pendD8 += d59
 			pendK8 = true
 		}
 		goto n32
 	}
 n32:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b79 := data[h3 : h3+40] // ipv6
-		v80 := m4
-		s81 := v80.Hi
-		b79[24] = byte(s81 >> 56)
-		b79[25] = byte(s81 >> 48)
-		b79[26] = byte(s81 >> 40)
-		b79[27] = byte(s81 >> 32)
-		b79[28] = byte(s81 >> 24)
-		b79[29] = byte(s81 >> 16)
-		b79[30] = byte(s81 >> 8)
-		b79[31] = byte(s81)
-		s82 := v80.Lo
-		b79[32] = byte(s82 >> 56)
-		b79[33] = byte(s82 >> 48)
-		b79[34] = byte(s82 >> 40)
-		b79[35] = byte(s82 >> 32)
-		b79[36] = byte(s82 >> 24)
-		b79[37] = byte(s82 >> 16)
-		b79[38] = byte(s82 >> 8)
-		b79[39] = byte(s82)
+		b77 := data[h3 : h3+40] // ipv6
+		v78 := m4
+		s79 := v78.Hi
+		b77[24] = byte(s79 >> 56)
+		b77[25] = byte(s79 >> 48)
+		b77[26] = byte(s79 >> 40)
+		b77[27] = byte(s79 >> 32)
+		b77[28] = byte(s79 >> 24)
+		b77[29] = byte(s79 >> 16)
+		b77[30] = byte(s79 >> 8)
+		b77[31] = byte(s79)
+		s80 := v78.Lo
+		b77[32] = byte(s80 >> 56)
+		b77[33] = byte(s80 >> 48)
+		b77[34] = byte(s80 >> 40)
+		b77[35] = byte(s80 >> 32)
+		b77[36] = byte(s80 >> 24)
+		b77[37] = byte(s80 >> 16)
+		b77[38] = byte(s80 >> 8)
+		b77[39] = byte(s80)
 		pl.edges[10]++
 		goto n33
 	}
 n33:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d83 uint64 // udp checksum
-		v84 := m5
-		b85 := data[h8 : h8+8] // udp
-		os86 := uint32(uint16((uint64(b85[2])<<8 | uint64(b85[3]))))
-		s87 := v84
-		b85[2] = byte(s87 >> 8)
-		b85[3] = byte(s87)
-		f89 := uint32(os86)
-		f89 += bits.RotateLeft32(f89, 16)
-		dl88 := uint64(^uint16(f89>>16)) + uint64(uint32(uint16(v84)))
-		d83 += dl88
-		v90 := ((uint64(b85[4])<<8 | uint64(b85[5])) - 0xc)
-		os91 := uint32(uint16((uint64(b85[4])<<8 | uint64(b85[5]))))
-		s92 := v90
-		b85[4] = byte(s92 >> 8)
-		b85[5] = byte(s92)
-		f94 := uint32(os91)
-		f94 += bits.RotateLeft32(f94, 16)
-		dl93 := uint64(^uint16(f94>>16)) + uint64(uint32(uint16(v90)))
-		d83 += dl93
+		var d81 uint64 // udp checksum
+		v82 := m5
+		b83 := data[h8 : h8+8] // udp
+		os84 := uint64(^uint16((uint64(b83[2])<<8 | uint64(b83[3]))))
+		s85 := v82
+		b83[2] = byte(s85 >> 8)
+		b83[3] = byte(s85)
+		dl86 := os84 + uint64(uint16(v82))
+		d81 += dl86
+		v87 := ((uint64(b83[4])<<8 | uint64(b83[5])) - 0xc)
+		os88 := uint64(^uint16((uint64(b83[4])<<8 | uint64(b83[5]))))
+		s89 := v87
+		b83[4] = byte(s89 >> 8)
+		b83[5] = byte(s89)
+		dl90 := os88 + uint64(uint16(v87))
+		d81 += dl90
 		if h8+8 <= len(data) {
-			pendD8 += d83
+			pendD8 += d81
 			pendK8 = true
 		}
 		goto n34
 	}
 n34:
 	{ // RxStrip: pop lbv1
-		po95, pn96 := h5, 12 // lbv1
-		if po95+pn96 > len(data) {
+		po91, pn92 := h5, 12 // lbv1
+		if po91+pn92 > len(data) {
 			return pl.drop(7)
 		}
-		if po95 > h8 && (po95-h8)%2 == 0 {
-			pw98 := data[po95 : po95+12]
-			d97 := uint32(uint64(pw98[0])<<8|uint64(pw98[1])) + uint32(uint64(pw98[2])<<8|uint64(pw98[3])) + uint32(uint64(pw98[4])<<8|uint64(pw98[5])) + uint32(uint64(pw98[6])<<8|uint64(pw98[7])) + uint32(uint64(pw98[8])<<8|uint64(pw98[9])) + uint32(uint64(pw98[10])<<8|uint64(pw98[11]))
-			d97 += bits.RotateLeft32(d97, 16)
+		if po91 > h8 && (po91-h8)%2 == 0 {
+			pw94 := data[po91 : po91+12]
+			d93 := uint32(uint64(pw94[0])<<8|uint64(pw94[1])) + uint32(uint64(pw94[2])<<8|uint64(pw94[3])) + uint32(uint64(pw94[4])<<8|uint64(pw94[5])) + uint32(uint64(pw94[6])<<8|uint64(pw94[7])) + uint32(uint64(pw94[8])<<8|uint64(pw94[9])) + uint32(uint64(pw94[10])<<8|uint64(pw94[11]))
+			d93 += bits.RotateLeft32(d93, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d97 >> 16))
+				pendD8 += uint64(^uint16(d93 >> 16))
 				pendK8 = true
 			}
 		}
-		if po95 < len(data)-po95-pn96 {
-			copy(data[pn96:pn96+po95], data[:po95])
-			data = data[pn96:]
+		if po91 < len(data)-po91-pn92 {
+			copy(data[pn92:pn92+po91], data[:po91])
+			data = data[pn92:]
 		} else {
-			copy(data[po95:], data[po95+pn96:])
-			data = data[:len(data)-pn96]
+			copy(data[po91:], data[po91+pn92:])
+			data = data[:len(data)-pn92]
 		}
 		h5 = -1
-		if cur > po95 {
-			cur = max(po95, cur-pn96)
+		if cur > po91 {
+			cur = max(po91, cur-pn92)
 		}
 		pl.edges[11]++
 		goto n2
@@ -1327,9 +1307,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s99 := r
-				cb[0] = byte(s99 >> 8)
-				cb[1] = byte(s99)
+				s95 := r
+				cb[0] = byte(s95 >> 8)
+				cb[1] = byte(s95)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1346,9 +1326,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s100 := r
-				cb[0] = byte(s100 >> 8)
-				cb[1] = byte(s100)
+				s96 := r
+				cb[0] = byte(s96 >> 8)
+				cb[1] = byte(s96)
 			}
 			pendD8, pendK8 = 0, false
 		}

@@ -1113,29 +1113,23 @@ n33:
 		var d58 uint64 // udp checksum
 		v59 := m3
 		b60 := data[h2 : h2+20] // ipv4
-		ws62 := uint64((uint64(b60[16])<<24 | uint64(b60[17])<<16 | uint64(b60[18])<<8 | uint64(b60[19])))
-		os61 := uint32(uint16(ws62>>0)) + uint32(uint16(ws62>>16))
-		s63 := v59
-		b60[16] = byte(s63 >> 24)
-		b60[17] = byte(s63 >> 16)
-		b60[18] = byte(s63 >> 8)
-		b60[19] = byte(s63)
-		ws64 := uint64(v59)
-		f66 := uint32(os61)
-		f66 += bits.RotateLeft32(f66, 16)
-		dl65 := uint64(^uint16(f66>>16)) + uint64(uint32(uint16(ws64>>0))+uint32(uint16(ws64>>16)))
-		d57 += dl65
-		d58 += dl65
-		v67 := ((uint64(b60[2])<<8 | uint64(b60[3])) - 0xc)
-		os68 := uint32(uint16((uint64(b60[2])<<8 | uint64(b60[3]))))
-		s69 := v67
-		b60[2] = byte(s69 >> 8)
-		b60[3] = byte(s69)
-		f71 := uint32(os68)
-		f71 += bits.RotateLeft32(f71, 16)
-		dl70 := uint64(^uint16(f71>>16)) + uint64(uint32(uint16(v67)))
-		d57 += dl70
-		d58 += dl70
+		os61 := uint64(^uint32((uint64(b60[16])<<24 | uint64(b60[17])<<16 | uint64(b60[18])<<8 | uint64(b60[19]))))
+		s62 := v59
+		b60[16] = byte(s62 >> 24)
+		b60[17] = byte(s62 >> 16)
+		b60[18] = byte(s62 >> 8)
+		b60[19] = byte(s62)
+		dl63 := os61 + uint64(uint32(v59))
+		d57 += dl63
+		d58 += dl63
+		v64 := ((uint64(b60[2])<<8 | uint64(b60[3])) - 0xc)
+		os65 := uint64(^uint16((uint64(b60[2])<<8 | uint64(b60[3]))))
+		s66 := v64
+		b60[2] = byte(s66 >> 8)
+		b60[3] = byte(s66)
+		dl67 := os65 + uint64(uint16(v64))
+		d57 += dl67
+		d58 += dl67
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
@@ -1144,9 +1138,9 @@ n33:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s72 := r
-			cb[0] = byte(s72 >> 8)
-			cb[1] = byte(s72)
+			s68 := r
+			cb[0] = byte(s68 >> 8)
+			cb[1] = byte(s68)
 		}
 		if h8+8 <= len(data) {
 			pendD8 += d58
@@ -1156,128 +1150,124 @@ n33:
 	}
 n34:
 	{ // RxIPv6RewriteLow: set ipv6.dst, ipv6.payload_len
-		var d73 uint64          // udp checksum
-		b74 := data[h3 : h3+40] // ipv6
-		v75 := packet.Value{Hi: (uint64(b74[24])<<56 | uint64(b74[25])<<48 | uint64(b74[26])<<40 | uint64(b74[27])<<32 | uint64(b74[28])<<24 | uint64(b74[29])<<16 | uint64(b74[30])<<8 | uint64(b74[31])), Lo: (uint64(b74[32])<<56 | uint64(b74[33])<<48 | uint64(b74[34])<<40 | uint64(b74[35])<<32 | uint64(b74[36])<<24 | uint64(b74[37])<<16 | uint64(b74[38])<<8 | uint64(b74[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws77 := packet.Value{Hi: (uint64(b74[24])<<56 | uint64(b74[25])<<48 | uint64(b74[26])<<40 | uint64(b74[27])<<32 | uint64(b74[28])<<24 | uint64(b74[29])<<16 | uint64(b74[30])<<8 | uint64(b74[31])), Lo: (uint64(b74[32])<<56 | uint64(b74[33])<<48 | uint64(b74[34])<<40 | uint64(b74[35])<<32 | uint64(b74[36])<<24 | uint64(b74[37])<<16 | uint64(b74[38])<<8 | uint64(b74[39]))}
-		os76 := uint32(uint16(ws77.Hi>>0)) + uint32(uint16(ws77.Hi>>16)) + uint32(uint16(ws77.Hi>>32)) + uint32(uint16(ws77.Hi>>48)) + uint32(uint16(ws77.Lo>>0)) + uint32(uint16(ws77.Lo>>16)) + uint32(uint16(ws77.Lo>>32)) + uint32(uint16(ws77.Lo>>48))
-		v78 := v75
-		s79 := v78.Hi
-		b74[24] = byte(s79 >> 56)
-		b74[25] = byte(s79 >> 48)
-		b74[26] = byte(s79 >> 40)
-		b74[27] = byte(s79 >> 32)
-		b74[28] = byte(s79 >> 24)
-		b74[29] = byte(s79 >> 16)
-		b74[30] = byte(s79 >> 8)
-		b74[31] = byte(s79)
-		s80 := v78.Lo
-		b74[32] = byte(s80 >> 56)
-		b74[33] = byte(s80 >> 48)
-		b74[34] = byte(s80 >> 40)
-		b74[35] = byte(s80 >> 32)
-		b74[36] = byte(s80 >> 24)
-		b74[37] = byte(s80 >> 16)
-		b74[38] = byte(s80 >> 8)
-		b74[39] = byte(s80)
-		ws81 := v75
-		f83 := uint32(os76)
-		f83 += bits.RotateLeft32(f83, 16)
-		dl82 := uint64(^uint16(f83>>16)) + uint64(uint32(uint16(ws81.Hi>>0))+uint32(uint16(ws81.Hi>>16))+uint32(uint16(ws81.Hi>>32))+uint32(uint16(ws81.Hi>>48))+uint32(uint16(ws81.Lo>>0))+uint32(uint16(ws81.Lo>>16))+uint32(uint16(ws81.Lo>>32))+uint32(uint16(ws81.Lo>>48)))
-		d73 += dl82
-		v84 := ((uint64(b74[4])<<8 | uint64(b74[5])) - 0xc)
-		os85 := uint32(uint16((uint64(b74[4])<<8 | uint64(b74[5]))))
-		s86 := v84
-		b74[4] = byte(s86 >> 8)
-		b74[5] = byte(s86)
-		f88 := uint32(os85)
-		f88 += bits.RotateLeft32(f88, 16)
-		dl87 := uint64(^uint16(f88>>16)) + uint64(uint32(uint16(v84)))
-		d73 += dl87
+		var d69 uint64          // udp checksum
+		b70 := data[h3 : h3+40] // ipv6
+		v71 := packet.Value{Hi: (uint64(b70[24])<<56 | uint64(b70[25])<<48 | uint64(b70[26])<<40 | uint64(b70[27])<<32 | uint64(b70[28])<<24 | uint64(b70[29])<<16 | uint64(b70[30])<<8 | uint64(b70[31])), Lo: (uint64(b70[32])<<56 | uint64(b70[33])<<48 | uint64(b70[34])<<40 | uint64(b70[35])<<32 | uint64(b70[36])<<24 | uint64(b70[37])<<16 | uint64(b70[38])<<8 | uint64(b70[39]))}.And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0x0}).Or(m4.And(packet.Value{Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		wv73 := packet.Value{Hi: (uint64(b70[24])<<56 | uint64(b70[25])<<48 | uint64(b70[26])<<40 | uint64(b70[27])<<32 | uint64(b70[28])<<24 | uint64(b70[29])<<16 | uint64(b70[30])<<8 | uint64(b70[31])), Lo: (uint64(b70[32])<<56 | uint64(b70[33])<<48 | uint64(b70[34])<<40 | uint64(b70[35])<<32 | uint64(b70[36])<<24 | uint64(b70[37])<<16 | uint64(b70[38])<<8 | uint64(b70[39]))}
+		ws74 := ^wv73.Hi
+		ws75 := ^wv73.Lo
+		os72 := (ws74>>32 + uint64(uint32(ws74))) + (ws75>>32 + uint64(uint32(ws75)))
+		v76 := v71
+		s77 := v76.Hi
+		b70[24] = byte(s77 >> 56)
+		b70[25] = byte(s77 >> 48)
+		b70[26] = byte(s77 >> 40)
+		b70[27] = byte(s77 >> 32)
+		b70[28] = byte(s77 >> 24)
+		b70[29] = byte(s77 >> 16)
+		b70[30] = byte(s77 >> 8)
+		b70[31] = byte(s77)
+		s78 := v76.Lo
+		b70[32] = byte(s78 >> 56)
+		b70[33] = byte(s78 >> 48)
+		b70[34] = byte(s78 >> 40)
+		b70[35] = byte(s78 >> 32)
+		b70[36] = byte(s78 >> 24)
+		b70[37] = byte(s78 >> 16)
+		b70[38] = byte(s78 >> 8)
+		b70[39] = byte(s78)
+		wv79 := v71
+		ws80 := wv79.Hi
+		ws81 := wv79.Lo
+		dl82 := os72 + (ws80>>32 + uint64(uint32(ws80))) + (ws81>>32 + uint64(uint32(ws81)))
+		d69 += dl82
+		v83 := ((uint64(b70[4])<<8 | uint64(b70[5])) - 0xc)
+		os84 := uint64(^uint16((uint64(b70[4])<<8 | uint64(b70[5]))))
+		s85 := v83
+		b70[4] = byte(s85 >> 8)
+		b70[5] = byte(s85)
+		dl86 := os84 + uint64(uint16(v83))
+		d69 += dl86
 		if h8+8 <= len(data) {
-			pendD8 += d73
+			pendD8 += d69
 			pendK8 = true
 		}
 		goto n35
 	}
 n35:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
-		b89 := data[h3 : h3+40] // ipv6
-		v90 := m4
-		s91 := v90.Hi
-		b89[24] = byte(s91 >> 56)
-		b89[25] = byte(s91 >> 48)
-		b89[26] = byte(s91 >> 40)
-		b89[27] = byte(s91 >> 32)
-		b89[28] = byte(s91 >> 24)
-		b89[29] = byte(s91 >> 16)
-		b89[30] = byte(s91 >> 8)
-		b89[31] = byte(s91)
-		s92 := v90.Lo
-		b89[32] = byte(s92 >> 56)
-		b89[33] = byte(s92 >> 48)
-		b89[34] = byte(s92 >> 40)
-		b89[35] = byte(s92 >> 32)
-		b89[36] = byte(s92 >> 24)
-		b89[37] = byte(s92 >> 16)
-		b89[38] = byte(s92 >> 8)
-		b89[39] = byte(s92)
+		b87 := data[h3 : h3+40] // ipv6
+		v88 := m4
+		s89 := v88.Hi
+		b87[24] = byte(s89 >> 56)
+		b87[25] = byte(s89 >> 48)
+		b87[26] = byte(s89 >> 40)
+		b87[27] = byte(s89 >> 32)
+		b87[28] = byte(s89 >> 24)
+		b87[29] = byte(s89 >> 16)
+		b87[30] = byte(s89 >> 8)
+		b87[31] = byte(s89)
+		s90 := v88.Lo
+		b87[32] = byte(s90 >> 56)
+		b87[33] = byte(s90 >> 48)
+		b87[34] = byte(s90 >> 40)
+		b87[35] = byte(s90 >> 32)
+		b87[36] = byte(s90 >> 24)
+		b87[37] = byte(s90 >> 16)
+		b87[38] = byte(s90 >> 8)
+		b87[39] = byte(s90)
 		pl.edges[5]++
 		goto n36
 	}
 n36:
 	{ // RxUDPRewrite: set udp.dport, udp.length
-		var d93 uint64 // udp checksum
-		v94 := m5
-		b95 := data[h8 : h8+8] // udp
-		os96 := uint32(uint16((uint64(b95[2])<<8 | uint64(b95[3]))))
-		s97 := v94
-		b95[2] = byte(s97 >> 8)
-		b95[3] = byte(s97)
-		f99 := uint32(os96)
-		f99 += bits.RotateLeft32(f99, 16)
-		dl98 := uint64(^uint16(f99>>16)) + uint64(uint32(uint16(v94)))
-		d93 += dl98
-		v100 := ((uint64(b95[4])<<8 | uint64(b95[5])) - 0xc)
-		os101 := uint32(uint16((uint64(b95[4])<<8 | uint64(b95[5]))))
-		s102 := v100
-		b95[4] = byte(s102 >> 8)
-		b95[5] = byte(s102)
-		f104 := uint32(os101)
-		f104 += bits.RotateLeft32(f104, 16)
-		dl103 := uint64(^uint16(f104>>16)) + uint64(uint32(uint16(v100)))
-		d93 += dl103
+		var d91 uint64 // udp checksum
+		v92 := m5
+		b93 := data[h8 : h8+8] // udp
+		os94 := uint64(^uint16((uint64(b93[2])<<8 | uint64(b93[3]))))
+		s95 := v92
+		b93[2] = byte(s95 >> 8)
+		b93[3] = byte(s95)
+		dl96 := os94 + uint64(uint16(v92))
+		d91 += dl96
+		v97 := ((uint64(b93[4])<<8 | uint64(b93[5])) - 0xc)
+		os98 := uint64(^uint16((uint64(b93[4])<<8 | uint64(b93[5]))))
+		s99 := v97
+		b93[4] = byte(s99 >> 8)
+		b93[5] = byte(s99)
+		dl100 := os98 + uint64(uint16(v97))
+		d91 += dl100
 		if h8+8 <= len(data) {
-			pendD8 += d93
+			pendD8 += d91
 			pendK8 = true
 		}
 		goto n37
 	}
 n37:
 	{ // RxStrip: pop lbv1
-		po105, pn106 := h5, 12 // lbv1
-		if po105+pn106 > len(data) {
+		po101, pn102 := h5, 12 // lbv1
+		if po101+pn102 > len(data) {
 			return pl.drop(10)
 		}
-		if po105 > h8 && (po105-h8)%2 == 0 {
-			pw108 := data[po105 : po105+12]
-			d107 := uint32(uint64(pw108[0])<<8|uint64(pw108[1])) + uint32(uint64(pw108[2])<<8|uint64(pw108[3])) + uint32(uint64(pw108[4])<<8|uint64(pw108[5])) + uint32(uint64(pw108[6])<<8|uint64(pw108[7])) + uint32(uint64(pw108[8])<<8|uint64(pw108[9])) + uint32(uint64(pw108[10])<<8|uint64(pw108[11]))
-			d107 += bits.RotateLeft32(d107, 16)
+		if po101 > h8 && (po101-h8)%2 == 0 {
+			pw104 := data[po101 : po101+12]
+			d103 := uint32(uint64(pw104[0])<<8|uint64(pw104[1])) + uint32(uint64(pw104[2])<<8|uint64(pw104[3])) + uint32(uint64(pw104[4])<<8|uint64(pw104[5])) + uint32(uint64(pw104[6])<<8|uint64(pw104[7])) + uint32(uint64(pw104[8])<<8|uint64(pw104[9])) + uint32(uint64(pw104[10])<<8|uint64(pw104[11]))
+			d103 += bits.RotateLeft32(d103, 16)
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d107 >> 16))
+				pendD8 += uint64(^uint16(d103 >> 16))
 				pendK8 = true
 			}
 		}
-		if po105 < len(data)-po105-pn106 {
-			copy(data[pn106:pn106+po105], data[:po105])
-			data = data[pn106:]
+		if po101 < len(data)-po101-pn102 {
+			copy(data[pn102:pn102+po101], data[:po101])
+			data = data[pn102:]
 		} else {
-			copy(data[po105:], data[po105+pn106:])
-			data = data[:len(data)-pn106]
+			copy(data[po101:], data[po101+pn102:])
+			data = data[:len(data)-pn102]
 		}
 		h5 = -1
-		if cur > po105 {
-			cur = max(po105, cur-pn106)
+		if cur > po101 {
+			cur = max(po101, cur-pn102)
 		}
 		pl.edges[6]++
 		goto n14
@@ -1293,9 +1283,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s109 := r
-				cb[0] = byte(s109 >> 8)
-				cb[1] = byte(s109)
+				s105 := r
+				cb[0] = byte(s105 >> 8)
+				cb[1] = byte(s105)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1312,9 +1302,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s110 := r
-				cb[0] = byte(s110 >> 8)
-				cb[1] = byte(s110)
+				s106 := r
+				cb[0] = byte(s106 >> 8)
+				cb[1] = byte(s106)
 			}
 			pendD8, pendK8 = 0, false
 		}

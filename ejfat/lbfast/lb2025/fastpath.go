@@ -1121,24 +1121,24 @@ t79:
 t80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw156 := (m4) & 0x7
-		b158 := data[h2 : h2+20] // ipv4
-		kw157 := (uint64(b158[12])<<24 | uint64(b158[13])<<16 | uint64(b158[14])<<8 | uint64(b158[15])) & 0xffffffff
-		pr159 := pl.tables[2].Probes()
-		k160 := kw157<<0 | kw156<<32
-		if pi161 := &pr159.Packed; len(pi161.Slots) > 0 {
-			k160 &= pi161.Mask
-			for m, j := uint64(len(pi161.Slots)-1), packet.PackedHash(k160); ; j++ {
-				sl := &pi161.Slots[j&m]
+		kw160 := (m4) & 0x7
+		b162 := data[h2 : h2+20] // ipv4
+		kw161 := (uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])) & 0xffffffff
+		pr163 := pl.tables[2].Probes()
+		k164 := kw161<<0 | kw160<<32
+		if pi165 := &pr163.Packed; len(pi165.Slots) > 0 {
+			k164 &= pi165.Mask
+			for m, j := uint64(len(pi165.Slots)-1), packet.PackedHash(k164); ; j++ {
+				sl := &pi165.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k160 {
+				if sl.Key == k164 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k160); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k164); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1166,63 +1166,63 @@ t84:
 	}
 t86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b171 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b171[4])<<56 | uint64(b171[5])<<48 | uint64(b171[6])<<40 | uint64(b171[7])<<32 | uint64(b171[8])<<24 | uint64(b171[9])<<16 | uint64(b171[10])<<8 | uint64(b171[11]))
-		m18 = ((uint64(b171[4])<<56 | uint64(b171[5])<<48 | uint64(b171[6])<<40 | uint64(b171[7])<<32 | uint64(b171[8])<<24 | uint64(b171[9])<<16 | uint64(b171[10])<<8 | uint64(b171[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b171[2])<<8 | uint64(b171[3])) & 0xffff
+		b175 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b175[4])<<56 | uint64(b175[5])<<48 | uint64(b175[6])<<40 | uint64(b175[7])<<32 | uint64(b175[8])<<24 | uint64(b175[9])<<16 | uint64(b175[10])<<8 | uint64(b175[11]))
+		m18 = ((uint64(b175[4])<<56 | uint64(b175[5])<<48 | uint64(b175[6])<<40 | uint64(b175[7])<<32 | uint64(b175[8])<<24 | uint64(b175[9])<<16 | uint64(b175[10])<<8 | uint64(b175[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b175[2])<<8 | uint64(b175[3])) & 0xffff
 		goto t88
 	}
 t88:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		kw173 := (m4) & 0x7
-		kw174 := (m17)
-		pr175 := pl.tables[4].Probes()
-		if wl176 := &pr175.Words; len(wl176.Slots) > 0 {
-			x178 := kw173 & wl176.Mask[0]
-			x179 := kw174 & wl176.Mask[1]
-			h177 := packet.WordsHash(x178, x179, 0, 0)
-			for m, j := uint64(len(wl176.Slots)-1), h177>>(wl176.Shift&63); ; j = (j + 1) & m {
-				sl := &wl176.Slots[j]
+		kw177 := (m4) & 0x7
+		kw178 := (m17)
+		pr179 := pl.tables[4].Probes()
+		if wl180 := &pr179.Words; len(wl180.Slots) > 0 {
+			x182 := kw177 & wl180.Mask[0]
+			x183 := kw178 & wl180.Mask[1]
+			h181 := packet.WordsHash(x182, x183, 0, 0)
+			for m, j := uint64(len(wl180.Slots)-1), h181>>(wl180.Shift&63); ; j = (j + 1) & m {
+				sl := &wl180.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl176.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h177 && ks[0] == x178 && ks[1] == x179 {
-					a := &wl176.Acts[j]
+				if ks := wl180.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h181 && ks[0] == x182 && ks[1] == x183 {
+					a := &wl180.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc180 := &pr175.Scan; len(sc180.Match) > 0 {
-			for i, ms := 0, sc180.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw173 == ms[0].Val && kw174&ms[1].Mask == ms[1].Val {
-					act, params = int(sc180.Acts[i].Action), sc180.Acts[i].Params
+		} else if sc184 := &pr179.Scan; len(sc184.Match) > 0 {
+			for i, ms := 0, sc184.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw177 == ms[0].Val && kw178&ms[1].Mask == ms[1].Val {
+					act, params = int(sc184.Acts[i].Action), sc184.Acts[i].Params
 					break
 				}
 			}
-		} else if iv181 := pr175.Intervals; iv181 != nil {
-			h182 := packet.WordsHash(kw173, 0, 0, 0)
-			for m, j := uint64(len(iv181.Groups)-1), h182>>(iv181.Shift&63); ; j = (j + 1) & m {
-				g := &iv181.Groups[j]
+		} else if iv185 := pr179.Intervals; iv185 != nil {
+			h186 := packet.WordsHash(kw177, 0, 0, 0)
+			for m, j := uint64(len(iv185.Groups)-1), h186>>(iv185.Shift&63); ; j = (j + 1) & m {
+				g := &iv185.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw173 {
-					ss, k := iv181.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw177 {
+					ss, k := iv185.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw174 {
+						if ss[k+half] <= kw178 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv181.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv185.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw173, kw174, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw177, kw178, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1256,24 +1256,24 @@ t90:
 t91:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		kw183 := (m4) & 0x7
-		kw184 := (m6) & 0xffffffff
-		kw185 := (m20) & 0xffff
-		pr186 := pl.tables[5].Probes()
-		k187 := kw185<<0 | kw184<<16 | kw183<<48
-		if pi188 := &pr186.Packed; len(pi188.Slots) > 0 {
-			k187 &= pi188.Mask
-			for m, j := uint64(len(pi188.Slots)-1), packet.PackedHash(k187); ; j++ {
-				sl := &pi188.Slots[j&m]
+		kw187 := (m4) & 0x7
+		kw188 := (m6) & 0xffffffff
+		kw189 := (m20) & 0xffff
+		pr190 := pl.tables[5].Probes()
+		k191 := kw189<<0 | kw188<<16 | kw187<<48
+		if pi192 := &pr190.Packed; len(pi192.Slots) > 0 {
+			k191 &= pi192.Mask
+			for m, j := uint64(len(pi192.Slots)-1), packet.PackedHash(k191); ; j++ {
+				sl := &pi192.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k187 {
+				if sl.Key == k191 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k187); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k191); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1292,25 +1292,25 @@ t91:
 t93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		kw189 := (m4) & 0x7
-		b191 := data[h0 : h0+14] // ethernet
-		kw190 := (uint64(b191[12])<<8 | uint64(b191[13])) & 0xffff
-		kw192 := (m9) & 0xffff
-		pr193 := pl.tables[6].Probes()
-		k194 := kw192<<0 | kw190<<16 | kw189<<32
-		if pi195 := &pr193.Packed; len(pi195.Slots) > 0 {
-			k194 &= pi195.Mask
-			for m, j := uint64(len(pi195.Slots)-1), packet.PackedHash(k194); ; j++ {
-				sl := &pi195.Slots[j&m]
+		kw193 := (m4) & 0x7
+		b195 := data[h0 : h0+14] // ethernet
+		kw194 := (uint64(b195[12])<<8 | uint64(b195[13])) & 0xffff
+		kw196 := (m9) & 0xffff
+		pr197 := pl.tables[6].Probes()
+		k198 := kw196<<0 | kw194<<16 | kw193<<32
+		if pi199 := &pr197.Packed; len(pi199.Slots) > 0 {
+			k198 &= pi199.Mask
+			for m, j := uint64(len(pi199.Slots)-1), packet.PackedHash(k198); ; j++ {
+				sl := &pi199.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k194 {
+				if sl.Key == k198 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k194); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k198); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1363,24 +1363,24 @@ t105:
 	}
 t106:
 	{ // LbPopV2Body: pop lb_v2
-		po196, pn197 := h10, 12 // lb_v2
-		if po196+pn197 > len(data) {
+		po200, pn201 := h10, 12 // lb_v2
+		if po200+pn201 > len(data) {
 			return pl.drop(19)
 		}
-		if po196 > h4 && (po196-h4)%2 == 0 {
-			pw199 := data[po196 : po196+12]
-			d198 := uint32(uint64(pw199[0])<<8|uint64(pw199[1])) + uint32(uint64(pw199[2])<<8|uint64(pw199[3])) + uint32(uint64(pw199[4])<<8|uint64(pw199[5])) + uint32(uint64(pw199[6])<<8|uint64(pw199[7])) + uint32(uint64(pw199[8])<<8|uint64(pw199[9])) + uint32(uint64(pw199[10])<<8|uint64(pw199[11]))
-			d198 += bits.RotateLeft32(d198, 16)
+		if po200 > h4 && (po200-h4)%2 == 0 {
+			pw203 := data[po200 : po200+12]
+			d202 := uint32(uint64(pw203[0])<<8|uint64(pw203[1])) + uint32(uint64(pw203[2])<<8|uint64(pw203[3])) + uint32(uint64(pw203[4])<<8|uint64(pw203[5])) + uint32(uint64(pw203[6])<<8|uint64(pw203[7])) + uint32(uint64(pw203[8])<<8|uint64(pw203[9])) + uint32(uint64(pw203[10])<<8|uint64(pw203[11]))
+			d202 += bits.RotateLeft32(d202, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d198 >> 16))
+				pendD4 += uint64(^uint16(d202 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po196
-		pendN = pn197
+		pendOff = po200
+		pendN = pn201
 		h10 = -1
-		if cur > po196 {
-			cur = max(po196, cur-pn197)
+		if cur > po200 {
+			cur = max(po200, cur-pn201)
 		}
 		goto t108
 	}
@@ -1396,49 +1396,47 @@ t108:
 			}
 			pendN = 0
 		}
-		po204, pn205 := h9, 4 // lb_common
-		if po204+pn205 > len(data) {
+		po208, pn209 := h9, 4 // lb_common
+		if po208+pn209 > len(data) {
 			return pl.drop(21)
 		}
-		if po204 > h4 && (po204-h4)%2 == 0 {
-			pw207 := data[po204 : po204+4]
-			d206 := uint32(uint64(pw207[0])<<8|uint64(pw207[1])) + uint32(uint64(pw207[2])<<8|uint64(pw207[3]))
-			d206 += bits.RotateLeft32(d206, 16)
+		if po208 > h4 && (po208-h4)%2 == 0 {
+			pw211 := data[po208 : po208+4]
+			d210 := uint32(uint64(pw211[0])<<8|uint64(pw211[1])) + uint32(uint64(pw211[2])<<8|uint64(pw211[3]))
+			d210 += bits.RotateLeft32(d210, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d206 >> 16))
+				pendD4 += uint64(^uint16(d210 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn205
-		if po204 < len(data)-po204-pendN {
-			copy(data[pendN:pendN+po204], data[:po204])
+		pendN += pn209
+		if po208 < len(data)-po208-pendN {
+			copy(data[pendN:pendN+po208], data[:po208])
 			data = data[pendN:]
 		} else {
-			copy(data[po204:], data[po204+pendN:])
+			copy(data[po208:], data[po208+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po204 {
-			cur = max(po204, cur-pn205)
+		if cur > po208 {
+			cur = max(po208, cur-pn209)
 		}
 		goto t109
 	}
 t109:
 	{ // LbUdpLen: set udp.length
-		var d208 uint64         // udp checksum
-		b209 := data[h4 : h4+8] // udp
-		v210 := ((uint64(b209[4])<<8 | uint64(b209[5])) - 0x10)
-		os211 := uint32(uint16((uint64(b209[4])<<8 | uint64(b209[5]))))
-		s212 := v210
-		b209[4] = byte(s212 >> 8)
-		b209[5] = byte(s212)
-		f214 := uint32(os211)
-		f214 += bits.RotateLeft32(f214, 16)
-		dl213 := uint64(^uint16(f214>>16)) + uint64(uint32(uint16(v210)))
-		d208 += dl213
+		var d212 uint64         // udp checksum
+		b213 := data[h4 : h4+8] // udp
+		v214 := ((uint64(b213[4])<<8 | uint64(b213[5])) - 0x10)
+		os215 := uint64(^uint16((uint64(b213[4])<<8 | uint64(b213[5]))))
+		s216 := v214
+		b213[4] = byte(s216 >> 8)
+		b213[5] = byte(s216)
+		dl217 := os215 + uint64(uint16(v214))
+		d212 += dl217
 		if h4+8 <= len(data) {
-			pendD4 += d208
+			pendD4 += d212
 			pendK4 = true
 		}
 		pl.edges[29]++
@@ -1446,21 +1444,21 @@ t109:
 	}
 t97:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b215 := data[h0 : h0+14] // ethernet
-		s216 := m2
-		b215[6] = byte(s216 >> 40)
-		b215[7] = byte(s216 >> 32)
-		b215[8] = byte(s216 >> 24)
-		b215[9] = byte(s216 >> 16)
-		b215[10] = byte(s216 >> 8)
-		b215[11] = byte(s216)
-		s217 := m10
-		b215[0] = byte(s217 >> 40)
-		b215[1] = byte(s217 >> 32)
-		b215[2] = byte(s217 >> 24)
-		b215[3] = byte(s217 >> 16)
-		b215[4] = byte(s217 >> 8)
-		b215[5] = byte(s217)
+		b218 := data[h0 : h0+14] // ethernet
+		s219 := m2
+		b218[6] = byte(s219 >> 40)
+		b218[7] = byte(s219 >> 32)
+		b218[8] = byte(s219 >> 24)
+		b218[9] = byte(s219 >> 16)
+		b218[10] = byte(s219 >> 8)
+		b218[11] = byte(s219)
+		s220 := m10
+		b218[0] = byte(s220 >> 40)
+		b218[1] = byte(s220 >> 32)
+		b218[2] = byte(s220 >> 24)
+		b218[3] = byte(s220 >> 16)
+		b218[4] = byte(s220 >> 8)
+		b218[5] = byte(s220)
 		goto t98
 	}
 t98:
@@ -1479,71 +1477,59 @@ t99:
 	}
 t102:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d246 uint64 // ipv4 checksum
-		var d247 uint64 // udp checksum
-		v248 := m11
-		b249 := data[h2 : h2+20] // ipv4
-		ws251 := uint64((uint64(b249[16])<<24 | uint64(b249[17])<<16 | uint64(b249[18])<<8 | uint64(b249[19])))
-		os250 := uint32(uint16(ws251>>0)) + uint32(uint16(ws251>>16))
-		s252 := v248
-		b249[16] = byte(s252 >> 24)
-		b249[17] = byte(s252 >> 16)
-		b249[18] = byte(s252 >> 8)
-		b249[19] = byte(s252)
-		ws253 := uint64(v248)
-		f255 := uint32(os250)
-		f255 += bits.RotateLeft32(f255, 16)
-		dl254 := uint64(^uint16(f255>>16)) + uint64(uint32(uint16(ws253>>0))+uint32(uint16(ws253>>16)))
-		d246 += dl254
-		d247 += dl254
-		v256 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws258 := uint64((uint64(b249[12])<<24 | uint64(b249[13])<<16 | uint64(b249[14])<<8 | uint64(b249[15])))
-		os257 := uint32(uint16(ws258>>0)) + uint32(uint16(ws258>>16))
-		s259 := v256
-		b249[12] = byte(s259 >> 24)
-		b249[13] = byte(s259 >> 16)
-		b249[14] = byte(s259 >> 8)
-		b249[15] = byte(s259)
-		ws260 := uint64(v256)
-		f262 := uint32(os257)
-		f262 += bits.RotateLeft32(f262, 16)
-		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(ws260>>0))+uint32(uint16(ws260>>16)))
-		d246 += dl261
-		d247 += dl261
-		v263 := m21
-		b264 := data[h4 : h4+8] // udp
-		os265 := uint32(uint16((uint64(b264[2])<<8 | uint64(b264[3]))))
-		s266 := v263
-		b264[2] = byte(s266 >> 8)
-		b264[3] = byte(s266)
-		f268 := uint32(os265)
-		f268 += bits.RotateLeft32(f268, 16)
-		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(v263)))
-		d247 += dl267
-		v269 := ((uint64(b249[2])<<8 | uint64(b249[3])) - 0x10)
-		os270 := uint32(uint16((uint64(b249[2])<<8 | uint64(b249[3]))))
-		s271 := v269
-		b249[2] = byte(s271 >> 8)
-		b249[3] = byte(s271)
-		f273 := uint32(os270)
-		f273 += bits.RotateLeft32(f273, 16)
-		dl272 := uint64(^uint16(f273>>16)) + uint64(uint32(uint16(v269)))
-		d246 += dl272
-		d247 += dl272
+		var d241 uint64 // ipv4 checksum
+		var d242 uint64 // udp checksum
+		v243 := m11
+		b244 := data[h2 : h2+20] // ipv4
+		os245 := uint64(^uint32((uint64(b244[16])<<24 | uint64(b244[17])<<16 | uint64(b244[18])<<8 | uint64(b244[19]))))
+		s246 := v243
+		b244[16] = byte(s246 >> 24)
+		b244[17] = byte(s246 >> 16)
+		b244[18] = byte(s246 >> 8)
+		b244[19] = byte(s246)
+		dl247 := os245 + uint64(uint32(v243))
+		d241 += dl247
+		d242 += dl247
+		v248 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		os249 := uint64(^uint32((uint64(b244[12])<<24 | uint64(b244[13])<<16 | uint64(b244[14])<<8 | uint64(b244[15]))))
+		s250 := v248
+		b244[12] = byte(s250 >> 24)
+		b244[13] = byte(s250 >> 16)
+		b244[14] = byte(s250 >> 8)
+		b244[15] = byte(s250)
+		dl251 := os249 + uint64(uint32(v248))
+		d241 += dl251
+		d242 += dl251
+		v252 := m21
+		b253 := data[h4 : h4+8] // udp
+		os254 := uint64(^uint16((uint64(b253[2])<<8 | uint64(b253[3]))))
+		s255 := v252
+		b253[2] = byte(s255 >> 8)
+		b253[3] = byte(s255)
+		dl256 := os254 + uint64(uint16(v252))
+		d242 += dl256
+		v257 := ((uint64(b244[2])<<8 | uint64(b244[3])) - 0x10)
+		os258 := uint64(^uint16((uint64(b244[2])<<8 | uint64(b244[3]))))
+		s259 := v257
+		b244[2] = byte(s259 >> 8)
+		b244[3] = byte(s259)
+		dl260 := os258 + uint64(uint16(v257))
+		d241 += dl260
+		d242 += dl260
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d246
+			x := uint64(^cv) + d241
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s274 := r
-			cb[0] = byte(s274 >> 8)
-			cb[1] = byte(s274)
+			s261 := r
+			cb[0] = byte(s261 >> 8)
+			cb[1] = byte(s261)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d247
+			pendD4 += d242
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -1572,9 +1558,9 @@ t2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s332 := r
-				cb[0] = byte(s332 >> 8)
-				cb[1] = byte(s332)
+				s328 := r
+				cb[0] = byte(s328 >> 8)
+				cb[1] = byte(s328)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -1591,9 +1577,9 @@ t3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s333 := r
-				cb[0] = byte(s333 >> 8)
-				cb[1] = byte(s333)
+				s329 := r
+				cb[0] = byte(s329 >> 8)
+				cb[1] = byte(s329)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2159,11 +2145,9 @@ n55:
 		b70[15] = byte(s74)
 		v75 := 0x0
 		b76 := data[h6 : h6+4] // icmp
-		os77 := uint32(uint64(b76[0])<<8 | uint64(b76[1]))
+		os77 := (uint64(1)*0xffff - uint64(uint32(uint64(b76[0])<<8|uint64(b76[1]))) + uint64(0))
 		b76[0] = byte(v75)
-		f79 := uint32(os77)
-		f79 += bits.RotateLeft32(f79, 16)
-		dl78 := uint64(^uint16(f79>>16)) + uint64(uint32(uint64(b76[0])<<8|uint64(b76[1])))
+		dl78 := os77 + uint64(uint32(uint64(b76[0])<<8|uint64(b76[1])))
 		d64 += dl78
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
@@ -2173,9 +2157,9 @@ n55:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s80 := r
-			cb[0] = byte(s80 >> 8)
-			cb[1] = byte(s80)
+			s79 := r
+			cb[0] = byte(s79 >> 8)
+			cb[1] = byte(s79)
 		}
 		goto n56
 	}
@@ -2186,98 +2170,100 @@ n56:
 	}
 n57:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d81 uint64          // icmpv6 checksum
-		b82 := data[h0 : h0+14] // ethernet
-		v83 := (uint64(b82[6])<<40 | uint64(b82[7])<<32 | uint64(b82[8])<<24 | uint64(b82[9])<<16 | uint64(b82[10])<<8 | uint64(b82[11]))
-		s84 := v83
-		b82[0] = byte(s84 >> 40)
-		b82[1] = byte(s84 >> 32)
-		b82[2] = byte(s84 >> 24)
-		b82[3] = byte(s84 >> 16)
-		b82[4] = byte(s84 >> 8)
-		b82[5] = byte(s84)
-		v85 := m2
-		s86 := v85
-		b82[6] = byte(s86 >> 40)
-		b82[7] = byte(s86 >> 32)
-		b82[8] = byte(s86 >> 24)
-		b82[9] = byte(s86 >> 16)
-		b82[10] = byte(s86 >> 8)
-		b82[11] = byte(s86)
-		b87 := data[h3 : h3+40] // ipv6
-		v88 := packet.Value{Hi: (uint64(b87[8])<<56 | uint64(b87[9])<<48 | uint64(b87[10])<<40 | uint64(b87[11])<<32 | uint64(b87[12])<<24 | uint64(b87[13])<<16 | uint64(b87[14])<<8 | uint64(b87[15])), Lo: (uint64(b87[16])<<56 | uint64(b87[17])<<48 | uint64(b87[18])<<40 | uint64(b87[19])<<32 | uint64(b87[20])<<24 | uint64(b87[21])<<16 | uint64(b87[22])<<8 | uint64(b87[23]))}
-		ws90 := packet.Value{Hi: (uint64(b87[24])<<56 | uint64(b87[25])<<48 | uint64(b87[26])<<40 | uint64(b87[27])<<32 | uint64(b87[28])<<24 | uint64(b87[29])<<16 | uint64(b87[30])<<8 | uint64(b87[31])), Lo: (uint64(b87[32])<<56 | uint64(b87[33])<<48 | uint64(b87[34])<<40 | uint64(b87[35])<<32 | uint64(b87[36])<<24 | uint64(b87[37])<<16 | uint64(b87[38])<<8 | uint64(b87[39]))}
-		os89 := uint32(uint16(ws90.Hi>>0)) + uint32(uint16(ws90.Hi>>16)) + uint32(uint16(ws90.Hi>>32)) + uint32(uint16(ws90.Hi>>48)) + uint32(uint16(ws90.Lo>>0)) + uint32(uint16(ws90.Lo>>16)) + uint32(uint16(ws90.Lo>>32)) + uint32(uint16(ws90.Lo>>48))
-		v91 := v88
-		s92 := v91.Hi
-		b87[24] = byte(s92 >> 56)
-		b87[25] = byte(s92 >> 48)
-		b87[26] = byte(s92 >> 40)
-		b87[27] = byte(s92 >> 32)
-		b87[28] = byte(s92 >> 24)
-		b87[29] = byte(s92 >> 16)
-		b87[30] = byte(s92 >> 8)
-		b87[31] = byte(s92)
-		s93 := v91.Lo
-		b87[32] = byte(s93 >> 56)
-		b87[33] = byte(s93 >> 48)
-		b87[34] = byte(s93 >> 40)
-		b87[35] = byte(s93 >> 32)
-		b87[36] = byte(s93 >> 24)
-		b87[37] = byte(s93 >> 16)
-		b87[38] = byte(s93 >> 8)
-		b87[39] = byte(s93)
-		ws94 := v88
-		f96 := uint32(os89)
-		f96 += bits.RotateLeft32(f96, 16)
-		dl95 := uint64(^uint16(f96>>16)) + uint64(uint32(uint16(ws94.Hi>>0))+uint32(uint16(ws94.Hi>>16))+uint32(uint16(ws94.Hi>>32))+uint32(uint16(ws94.Hi>>48))+uint32(uint16(ws94.Lo>>0))+uint32(uint16(ws94.Lo>>16))+uint32(uint16(ws94.Lo>>32))+uint32(uint16(ws94.Lo>>48)))
-		d81 += dl95
-		v97 := m3
-		ws99 := packet.Value{Hi: (uint64(b87[8])<<56 | uint64(b87[9])<<48 | uint64(b87[10])<<40 | uint64(b87[11])<<32 | uint64(b87[12])<<24 | uint64(b87[13])<<16 | uint64(b87[14])<<8 | uint64(b87[15])), Lo: (uint64(b87[16])<<56 | uint64(b87[17])<<48 | uint64(b87[18])<<40 | uint64(b87[19])<<32 | uint64(b87[20])<<24 | uint64(b87[21])<<16 | uint64(b87[22])<<8 | uint64(b87[23]))}
-		os98 := uint32(uint16(ws99.Hi>>0)) + uint32(uint16(ws99.Hi>>16)) + uint32(uint16(ws99.Hi>>32)) + uint32(uint16(ws99.Hi>>48)) + uint32(uint16(ws99.Lo>>0)) + uint32(uint16(ws99.Lo>>16)) + uint32(uint16(ws99.Lo>>32)) + uint32(uint16(ws99.Lo>>48))
-		v100 := v97
-		s101 := v100.Hi
-		b87[8] = byte(s101 >> 56)
-		b87[9] = byte(s101 >> 48)
-		b87[10] = byte(s101 >> 40)
-		b87[11] = byte(s101 >> 32)
-		b87[12] = byte(s101 >> 24)
-		b87[13] = byte(s101 >> 16)
-		b87[14] = byte(s101 >> 8)
-		b87[15] = byte(s101)
-		s102 := v100.Lo
-		b87[16] = byte(s102 >> 56)
-		b87[17] = byte(s102 >> 48)
-		b87[18] = byte(s102 >> 40)
-		b87[19] = byte(s102 >> 32)
-		b87[20] = byte(s102 >> 24)
-		b87[21] = byte(s102 >> 16)
-		b87[22] = byte(s102 >> 8)
-		b87[23] = byte(s102)
-		ws103 := v97
-		f105 := uint32(os98)
-		f105 += bits.RotateLeft32(f105, 16)
-		dl104 := uint64(^uint16(f105>>16)) + uint64(uint32(uint16(ws103.Hi>>0))+uint32(uint16(ws103.Hi>>16))+uint32(uint16(ws103.Hi>>32))+uint32(uint16(ws103.Hi>>48))+uint32(uint16(ws103.Lo>>0))+uint32(uint16(ws103.Lo>>16))+uint32(uint16(ws103.Lo>>32))+uint32(uint16(ws103.Lo>>48)))
-		d81 += dl104
-		v106 := 0x81
-		b107 := data[h7 : h7+4] // icmpv6
-		os108 := uint32(uint64(b107[0])<<8 | uint64(b107[1]))
-		b107[0] = byte(v106)
-		f110 := uint32(os108)
-		f110 += bits.RotateLeft32(f110, 16)
-		dl109 := uint64(^uint16(f110>>16)) + uint64(uint32(uint64(b107[0])<<8|uint64(b107[1])))
-		d81 += dl109
+		var d80 uint64          // icmpv6 checksum
+		b81 := data[h0 : h0+14] // ethernet
+		v82 := (uint64(b81[6])<<40 | uint64(b81[7])<<32 | uint64(b81[8])<<24 | uint64(b81[9])<<16 | uint64(b81[10])<<8 | uint64(b81[11]))
+		s83 := v82
+		b81[0] = byte(s83 >> 40)
+		b81[1] = byte(s83 >> 32)
+		b81[2] = byte(s83 >> 24)
+		b81[3] = byte(s83 >> 16)
+		b81[4] = byte(s83 >> 8)
+		b81[5] = byte(s83)
+		v84 := m2
+		s85 := v84
+		b81[6] = byte(s85 >> 40)
+		b81[7] = byte(s85 >> 32)
+		b81[8] = byte(s85 >> 24)
+		b81[9] = byte(s85 >> 16)
+		b81[10] = byte(s85 >> 8)
+		b81[11] = byte(s85)
+		b86 := data[h3 : h3+40] // ipv6
+		v87 := packet.Value{Hi: (uint64(b86[8])<<56 | uint64(b86[9])<<48 | uint64(b86[10])<<40 | uint64(b86[11])<<32 | uint64(b86[12])<<24 | uint64(b86[13])<<16 | uint64(b86[14])<<8 | uint64(b86[15])), Lo: (uint64(b86[16])<<56 | uint64(b86[17])<<48 | uint64(b86[18])<<40 | uint64(b86[19])<<32 | uint64(b86[20])<<24 | uint64(b86[21])<<16 | uint64(b86[22])<<8 | uint64(b86[23]))}
+		wv89 := packet.Value{Hi: (uint64(b86[24])<<56 | uint64(b86[25])<<48 | uint64(b86[26])<<40 | uint64(b86[27])<<32 | uint64(b86[28])<<24 | uint64(b86[29])<<16 | uint64(b86[30])<<8 | uint64(b86[31])), Lo: (uint64(b86[32])<<56 | uint64(b86[33])<<48 | uint64(b86[34])<<40 | uint64(b86[35])<<32 | uint64(b86[36])<<24 | uint64(b86[37])<<16 | uint64(b86[38])<<8 | uint64(b86[39]))}
+		ws90 := ^wv89.Hi
+		ws91 := ^wv89.Lo
+		os88 := (ws90>>32 + uint64(uint32(ws90))) + (ws91>>32 + uint64(uint32(ws91)))
+		v92 := v87
+		s93 := v92.Hi
+		b86[24] = byte(s93 >> 56)
+		b86[25] = byte(s93 >> 48)
+		b86[26] = byte(s93 >> 40)
+		b86[27] = byte(s93 >> 32)
+		b86[28] = byte(s93 >> 24)
+		b86[29] = byte(s93 >> 16)
+		b86[30] = byte(s93 >> 8)
+		b86[31] = byte(s93)
+		s94 := v92.Lo
+		b86[32] = byte(s94 >> 56)
+		b86[33] = byte(s94 >> 48)
+		b86[34] = byte(s94 >> 40)
+		b86[35] = byte(s94 >> 32)
+		b86[36] = byte(s94 >> 24)
+		b86[37] = byte(s94 >> 16)
+		b86[38] = byte(s94 >> 8)
+		b86[39] = byte(s94)
+		wv95 := v87
+		ws96 := wv95.Hi
+		ws97 := wv95.Lo
+		dl98 := os88 + (ws96>>32 + uint64(uint32(ws96))) + (ws97>>32 + uint64(uint32(ws97)))
+		d80 += dl98
+		v99 := m3
+		wv101 := packet.Value{Hi: (uint64(b86[8])<<56 | uint64(b86[9])<<48 | uint64(b86[10])<<40 | uint64(b86[11])<<32 | uint64(b86[12])<<24 | uint64(b86[13])<<16 | uint64(b86[14])<<8 | uint64(b86[15])), Lo: (uint64(b86[16])<<56 | uint64(b86[17])<<48 | uint64(b86[18])<<40 | uint64(b86[19])<<32 | uint64(b86[20])<<24 | uint64(b86[21])<<16 | uint64(b86[22])<<8 | uint64(b86[23]))}
+		ws102 := ^wv101.Hi
+		ws103 := ^wv101.Lo
+		os100 := (ws102>>32 + uint64(uint32(ws102))) + (ws103>>32 + uint64(uint32(ws103)))
+		v104 := v99
+		s105 := v104.Hi
+		b86[8] = byte(s105 >> 56)
+		b86[9] = byte(s105 >> 48)
+		b86[10] = byte(s105 >> 40)
+		b86[11] = byte(s105 >> 32)
+		b86[12] = byte(s105 >> 24)
+		b86[13] = byte(s105 >> 16)
+		b86[14] = byte(s105 >> 8)
+		b86[15] = byte(s105)
+		s106 := v104.Lo
+		b86[16] = byte(s106 >> 56)
+		b86[17] = byte(s106 >> 48)
+		b86[18] = byte(s106 >> 40)
+		b86[19] = byte(s106 >> 32)
+		b86[20] = byte(s106 >> 24)
+		b86[21] = byte(s106 >> 16)
+		b86[22] = byte(s106 >> 8)
+		b86[23] = byte(s106)
+		wv107 := v99
+		ws108 := wv107.Hi
+		ws109 := wv107.Lo
+		dl110 := os100 + (ws108>>32 + uint64(uint32(ws108))) + (ws109>>32 + uint64(uint32(ws109)))
+		d80 += dl110
+		v111 := 0x81
+		b112 := data[h7 : h7+4] // icmpv6
+		os113 := (uint64(1)*0xffff - uint64(uint32(uint64(b112[0])<<8|uint64(b112[1]))) + uint64(0))
+		b112[0] = byte(v111)
+		dl114 := os113 + uint64(uint32(uint64(b112[0])<<8|uint64(b112[1])))
+		d80 += dl114
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d81
+			x := uint64(^cv) + d80
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s111 := r
-			cb[0] = byte(s111 >> 8)
-			cb[1] = byte(s111)
+			s115 := r
+			cb[0] = byte(s115 >> 8)
+			cb[1] = byte(s115)
 		}
 		goto n58
 	}
@@ -2288,8 +2274,8 @@ n58:
 	}
 n59:
 	{ // NsForUs: test nd_ns.target == meta.ip_sa
-		b112 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b112[4])<<56 | uint64(b112[5])<<48 | uint64(b112[6])<<40 | uint64(b112[7])<<32 | uint64(b112[8])<<24 | uint64(b112[9])<<16 | uint64(b112[10])<<8 | uint64(b112[11])), Lo: (uint64(b112[12])<<56 | uint64(b112[13])<<48 | uint64(b112[14])<<40 | uint64(b112[15])<<32 | uint64(b112[16])<<24 | uint64(b112[17])<<16 | uint64(b112[18])<<8 | uint64(b112[19]))} == m3) {
+		b116 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b116[4])<<56 | uint64(b116[5])<<48 | uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11])), Lo: (uint64(b116[12])<<56 | uint64(b116[13])<<48 | uint64(b116[14])<<40 | uint64(b116[15])<<32 | uint64(b116[16])<<24 | uint64(b116[17])<<16 | uint64(b116[18])<<8 | uint64(b116[19]))} == m3) {
 			goto n61
 		}
 		goto n60
@@ -2300,8 +2286,8 @@ n60:
 	}
 n61:
 	{ // NsUnspecified: test ipv6.src == 0
-		b113 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b113[8])<<56 | uint64(b113[9])<<48 | uint64(b113[10])<<40 | uint64(b113[11])<<32 | uint64(b113[12])<<24 | uint64(b113[13])<<16 | uint64(b113[14])<<8 | uint64(b113[15])), Lo: (uint64(b113[16])<<56 | uint64(b113[17])<<48 | uint64(b113[18])<<40 | uint64(b113[19])<<32 | uint64(b113[20])<<24 | uint64(b113[21])<<16 | uint64(b113[22])<<8 | uint64(b113[23]))} == packet.Value{Lo: 0x0}) {
+		b117 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b117[8])<<56 | uint64(b117[9])<<48 | uint64(b117[10])<<40 | uint64(b117[11])<<32 | uint64(b117[12])<<24 | uint64(b117[13])<<16 | uint64(b117[14])<<8 | uint64(b117[15])), Lo: (uint64(b117[16])<<56 | uint64(b117[17])<<48 | uint64(b117[18])<<40 | uint64(b117[19])<<32 | uint64(b117[20])<<24 | uint64(b117[21])<<16 | uint64(b117[22])<<8 | uint64(b117[23]))} == packet.Value{Lo: 0x0}) {
 			goto n62
 		}
 		goto n63
@@ -2311,19 +2297,19 @@ n62:
 		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m23 = (0x333300000001) & 0xffffffffffff
 		m24 = (0x0) & 0x1
-		b114 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b114[4])<<56 | uint64(b114[5])<<48 | uint64(b114[6])<<40 | uint64(b114[7])<<32 | uint64(b114[8])<<24 | uint64(b114[9])<<16 | uint64(b114[10])<<8 | uint64(b114[11])), Lo: (uint64(b114[12])<<56 | uint64(b114[13])<<48 | uint64(b114[14])<<40 | uint64(b114[15])<<32 | uint64(b114[16])<<24 | uint64(b114[17])<<16 | uint64(b114[18])<<8 | uint64(b114[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b118 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b118[4])<<56 | uint64(b118[5])<<48 | uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11])), Lo: (uint64(b118[12])<<56 | uint64(b118[13])<<48 | uint64(b118[14])<<40 | uint64(b118[15])<<32 | uint64(b118[16])<<24 | uint64(b118[17])<<16 | uint64(b118[18])<<8 | uint64(b118[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n66
 	}
 n63:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		b115 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b115[8])<<56 | uint64(b115[9])<<48 | uint64(b115[10])<<40 | uint64(b115[11])<<32 | uint64(b115[12])<<24 | uint64(b115[13])<<16 | uint64(b115[14])<<8 | uint64(b115[15])), Lo: (uint64(b115[16])<<56 | uint64(b115[17])<<48 | uint64(b115[18])<<40 | uint64(b115[19])<<32 | uint64(b115[20])<<24 | uint64(b115[21])<<16 | uint64(b115[22])<<8 | uint64(b115[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b116 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b116[6])<<40 | uint64(b116[7])<<32 | uint64(b116[8])<<24 | uint64(b116[9])<<16 | uint64(b116[10])<<8 | uint64(b116[11])) & 0xffffffffffff
+		b119 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b119[8])<<56 | uint64(b119[9])<<48 | uint64(b119[10])<<40 | uint64(b119[11])<<32 | uint64(b119[12])<<24 | uint64(b119[13])<<16 | uint64(b119[14])<<8 | uint64(b119[15])), Lo: (uint64(b119[16])<<56 | uint64(b119[17])<<48 | uint64(b119[18])<<40 | uint64(b119[19])<<32 | uint64(b119[20])<<24 | uint64(b119[21])<<16 | uint64(b119[22])<<8 | uint64(b119[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b120 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
-		b117 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b117[4])<<56 | uint64(b117[5])<<48 | uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])), Lo: (uint64(b117[12])<<56 | uint64(b117[13])<<48 | uint64(b117[14])<<40 | uint64(b117[15])<<32 | uint64(b117[16])<<24 | uint64(b117[17])<<16 | uint64(b117[18])<<8 | uint64(b117[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b121 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b121[4])<<56 | uint64(b121[5])<<48 | uint64(b121[6])<<40 | uint64(b121[7])<<32 | uint64(b121[8])<<24 | uint64(b121[9])<<16 | uint64(b121[10])<<8 | uint64(b121[11])), Lo: (uint64(b121[12])<<56 | uint64(b121[13])<<48 | uint64(b121[14])<<40 | uint64(b121[15])<<32 | uint64(b121[16])<<24 | uint64(b121[17])<<16 | uint64(b121[18])<<8 | uint64(b121[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n64
 	}
 n64:
@@ -2336,8 +2322,8 @@ n64:
 	}
 n65:
 	{ // NsSrcMac: set meta.na_mac
-		b118 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b118[0])<<40 | uint64(b118[1])<<32 | uint64(b118[2])<<24 | uint64(b118[3])<<16 | uint64(b118[4])<<8 | uint64(b118[5])) & 0xffffffffffff
+		b122 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b122[0])<<40 | uint64(b122[1])<<32 | uint64(b122[2])<<24 | uint64(b122[3])<<16 | uint64(b122[4])<<8 | uint64(b122[5])) & 0xffffffffffff
 		pl.edges[15]++
 		goto n66
 	}
@@ -2357,15 +2343,15 @@ n67:
 	}
 n68:
 	{ // NsPopMac: pop nd_mac
-		po119, pn120 := h14, 6 // nd_mac
-		if po119+pn120 > len(data) {
+		po123, pn124 := h14, 6 // nd_mac
+		if po123+pn124 > len(data) {
 			return pl.drop(8)
 		}
-		pendOff = po119
-		pendN = pn120
+		pendOff = po123
+		pendN = pn124
 		h14 = -1
-		if cur > po119 {
-			cur = max(po119, cur-pn120)
+		if cur > po123 {
+			cur = max(po123, cur-pn124)
 		}
 		pl.edges[16]++
 		goto n69
@@ -2382,15 +2368,15 @@ n69:
 			}
 			pendN = 0
 		}
-		po121, pn122 := h13, 2 // nd_opt
-		if po121+pn122 > len(data) {
+		po125, pn126 := h13, 2 // nd_opt
+		if po125+pn126 > len(data) {
 			return pl.drop(9)
 		}
-		pendOff = po121
-		pendN += pn122
+		pendOff = po125
+		pendN += pn126
 		h13 = -1
-		if cur > po121 {
-			cur = max(po121, cur-pn122)
+		if cur > po125 {
+			cur = max(po125, cur-pn126)
 		}
 		pl.edges[17]++
 		goto n70
@@ -2407,22 +2393,22 @@ n70:
 			}
 			pendN = 0
 		}
-		po123, pn124 := h12, 20 // nd_ns
-		if po123+pn124 > len(data) {
+		po127, pn128 := h12, 20 // nd_ns
+		if po127+pn128 > len(data) {
 			return pl.drop(10)
 		}
-		pendN += pn124
-		if po123 < len(data)-po123-pendN {
-			copy(data[pendN:pendN+po123], data[:po123])
+		pendN += pn128
+		if po127 < len(data)-po127-pendN {
+			copy(data[pendN:pendN+po127], data[:po127])
 			data = data[pendN:]
 		} else {
-			copy(data[po123:], data[po123+pendN:])
+			copy(data[po127:], data[po127+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if cur > po123 {
-			cur = max(po123, cur-pn124)
+		if cur > po127 {
+			cur = max(po127, cur-pn128)
 		}
 		goto n71
 	}
@@ -2437,9 +2423,9 @@ n71:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s125 := r
-				cb[0] = byte(s125 >> 8)
-				cb[1] = byte(s125)
+				s129 := r
+				cb[0] = byte(s129 >> 8)
+				cb[1] = byte(s129)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2455,9 +2441,9 @@ n71:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s127 := r
-				cb[0] = byte(s127 >> 8)
-				cb[1] = byte(s127)
+				s131 := r
+				cb[0] = byte(s131 >> 8)
+				cb[1] = byte(s131)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2587,7 +2573,7 @@ n71:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt126 := p.Push(15, h7+4, 0)
+		rt130 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2712,7 +2698,7 @@ n71:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt126 {
+		if !rt130 {
 			return pl.drop(11)
 		}
 		goto n72
@@ -2728,9 +2714,9 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s128 := r
-				cb[0] = byte(s128 >> 8)
-				cb[1] = byte(s128)
+				s132 := r
+				cb[0] = byte(s132 >> 8)
+				cb[1] = byte(s132)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2746,9 +2732,9 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s130 := r
-				cb[0] = byte(s130 >> 8)
-				cb[1] = byte(s130)
+				s134 := r
+				cb[0] = byte(s134 >> 8)
+				cb[1] = byte(s134)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2878,7 +2864,7 @@ n72:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt129 := p.Push(16, h15+20, 0)
+		rt133 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3003,7 +2989,7 @@ n72:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt129 {
+		if !rt133 {
 			return pl.drop(12)
 		}
 		goto n73
@@ -3019,9 +3005,9 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s131 := r
-				cb[0] = byte(s131 >> 8)
-				cb[1] = byte(s131)
+				s135 := r
+				cb[0] = byte(s135 >> 8)
+				cb[1] = byte(s135)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3037,9 +3023,9 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s133 := r
-				cb[0] = byte(s133 >> 8)
-				cb[1] = byte(s133)
+				s137 := r
+				cb[0] = byte(s137 >> 8)
+				cb[1] = byte(s137)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3169,7 +3155,7 @@ n73:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt132 := p.Push(17, h16+2, 0)
+		rt136 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3294,106 +3280,106 @@ n73:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt132 {
+		if !rt136 {
 			return pl.drop(13)
 		}
 		goto n74
 	}
 n74:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b134 := data[h0 : h0+14] // ethernet
-		s135 := m23
-		b134[0] = byte(s135 >> 40)
-		b134[1] = byte(s135 >> 32)
-		b134[2] = byte(s135 >> 24)
-		b134[3] = byte(s135 >> 16)
-		b134[4] = byte(s135 >> 8)
-		b134[5] = byte(s135)
-		s136 := m2
-		b134[6] = byte(s136 >> 40)
-		b134[7] = byte(s136 >> 32)
-		b134[8] = byte(s136 >> 24)
-		b134[9] = byte(s136 >> 16)
-		b134[10] = byte(s136 >> 8)
-		b134[11] = byte(s136)
-		b137 := data[h3 : h3+40] // ipv6
-		s138 := 0x20
-		b137[4] = byte(s138 >> 8)
-		b137[5] = byte(s138)
-		b137[7] = byte(0xff)
-		v139 := m3
-		s140 := v139.Hi
-		b137[8] = byte(s140 >> 56)
-		b137[9] = byte(s140 >> 48)
-		b137[10] = byte(s140 >> 40)
-		b137[11] = byte(s140 >> 32)
-		b137[12] = byte(s140 >> 24)
-		b137[13] = byte(s140 >> 16)
-		b137[14] = byte(s140 >> 8)
-		b137[15] = byte(s140)
-		s141 := v139.Lo
-		b137[16] = byte(s141 >> 56)
-		b137[17] = byte(s141 >> 48)
-		b137[18] = byte(s141 >> 40)
-		b137[19] = byte(s141 >> 32)
-		b137[20] = byte(s141 >> 24)
-		b137[21] = byte(s141 >> 16)
-		b137[22] = byte(s141 >> 8)
-		b137[23] = byte(s141)
-		v142 := m22
-		s143 := v142.Hi
-		b137[24] = byte(s143 >> 56)
-		b137[25] = byte(s143 >> 48)
-		b137[26] = byte(s143 >> 40)
-		b137[27] = byte(s143 >> 32)
-		b137[28] = byte(s143 >> 24)
-		b137[29] = byte(s143 >> 16)
-		b137[30] = byte(s143 >> 8)
-		b137[31] = byte(s143)
-		s144 := v142.Lo
-		b137[32] = byte(s144 >> 56)
-		b137[33] = byte(s144 >> 48)
-		b137[34] = byte(s144 >> 40)
-		b137[35] = byte(s144 >> 32)
-		b137[36] = byte(s144 >> 24)
-		b137[37] = byte(s144 >> 16)
-		b137[38] = byte(s144 >> 8)
-		b137[39] = byte(s144)
-		b145 := data[h7 : h7+4] // icmpv6
-		b145[0] = byte(0x88)
-		b145[1] = byte(0x0)
-		b146 := data[h15 : h15+20] // nd_na
-		b146[0] = b146[0]&^0x40 | byte(m24)<<6&0x40
-		v147 := m25
-		s148 := v147.Hi
-		b146[4] = byte(s148 >> 56)
-		b146[5] = byte(s148 >> 48)
-		b146[6] = byte(s148 >> 40)
-		b146[7] = byte(s148 >> 32)
-		b146[8] = byte(s148 >> 24)
-		b146[9] = byte(s148 >> 16)
-		b146[10] = byte(s148 >> 8)
-		b146[11] = byte(s148)
-		s149 := v147.Lo
-		b146[12] = byte(s149 >> 56)
-		b146[13] = byte(s149 >> 48)
-		b146[14] = byte(s149 >> 40)
-		b146[15] = byte(s149 >> 32)
-		b146[16] = byte(s149 >> 24)
-		b146[17] = byte(s149 >> 16)
-		b146[18] = byte(s149 >> 8)
-		b146[19] = byte(s149)
-		b150 := data[h16 : h16+2] // nd_na_opt
-		b150[0] = byte(0x2)
-		b150[1] = byte(0x1)
-		b151 := data[h17 : h17+6] // nd_na_mac
-		s152 := m2
-		b151[0] = byte(s152 >> 40)
-		b151[1] = byte(s152 >> 32)
-		b151[2] = byte(s152 >> 24)
-		b151[3] = byte(s152 >> 16)
-		b151[4] = byte(s152 >> 8)
-		b151[5] = byte(s152)
+		b138 := data[h0 : h0+14] // ethernet
+		s139 := m23
+		b138[0] = byte(s139 >> 40)
+		b138[1] = byte(s139 >> 32)
+		b138[2] = byte(s139 >> 24)
+		b138[3] = byte(s139 >> 16)
+		b138[4] = byte(s139 >> 8)
+		b138[5] = byte(s139)
+		s140 := m2
+		b138[6] = byte(s140 >> 40)
+		b138[7] = byte(s140 >> 32)
+		b138[8] = byte(s140 >> 24)
+		b138[9] = byte(s140 >> 16)
+		b138[10] = byte(s140 >> 8)
+		b138[11] = byte(s140)
+		b141 := data[h3 : h3+40] // ipv6
+		s142 := 0x20
+		b141[4] = byte(s142 >> 8)
+		b141[5] = byte(s142)
+		b141[7] = byte(0xff)
+		v143 := m3
+		s144 := v143.Hi
+		b141[8] = byte(s144 >> 56)
+		b141[9] = byte(s144 >> 48)
+		b141[10] = byte(s144 >> 40)
+		b141[11] = byte(s144 >> 32)
+		b141[12] = byte(s144 >> 24)
+		b141[13] = byte(s144 >> 16)
+		b141[14] = byte(s144 >> 8)
+		b141[15] = byte(s144)
+		s145 := v143.Lo
+		b141[16] = byte(s145 >> 56)
+		b141[17] = byte(s145 >> 48)
+		b141[18] = byte(s145 >> 40)
+		b141[19] = byte(s145 >> 32)
+		b141[20] = byte(s145 >> 24)
+		b141[21] = byte(s145 >> 16)
+		b141[22] = byte(s145 >> 8)
+		b141[23] = byte(s145)
+		v146 := m22
+		s147 := v146.Hi
+		b141[24] = byte(s147 >> 56)
+		b141[25] = byte(s147 >> 48)
+		b141[26] = byte(s147 >> 40)
+		b141[27] = byte(s147 >> 32)
+		b141[28] = byte(s147 >> 24)
+		b141[29] = byte(s147 >> 16)
+		b141[30] = byte(s147 >> 8)
+		b141[31] = byte(s147)
+		s148 := v146.Lo
+		b141[32] = byte(s148 >> 56)
+		b141[33] = byte(s148 >> 48)
+		b141[34] = byte(s148 >> 40)
+		b141[35] = byte(s148 >> 32)
+		b141[36] = byte(s148 >> 24)
+		b141[37] = byte(s148 >> 16)
+		b141[38] = byte(s148 >> 8)
+		b141[39] = byte(s148)
+		b149 := data[h7 : h7+4] // icmpv6
+		b149[0] = byte(0x88)
+		b149[1] = byte(0x0)
+		b150 := data[h15 : h15+20] // nd_na
+		b150[0] = b150[0]&^0x40 | byte(m24)<<6&0x40
+		v151 := m25
+		s152 := v151.Hi
+		b150[4] = byte(s152 >> 56)
+		b150[5] = byte(s152 >> 48)
+		b150[6] = byte(s152 >> 40)
+		b150[7] = byte(s152 >> 32)
+		b150[8] = byte(s152 >> 24)
+		b150[9] = byte(s152 >> 16)
+		b150[10] = byte(s152 >> 8)
+		b150[11] = byte(s152)
+		s153 := v151.Lo
+		b150[12] = byte(s153 >> 56)
+		b150[13] = byte(s153 >> 48)
+		b150[14] = byte(s153 >> 40)
+		b150[15] = byte(s153 >> 32)
+		b150[16] = byte(s153 >> 24)
+		b150[17] = byte(s153 >> 16)
+		b150[18] = byte(s153 >> 8)
+		b150[19] = byte(s153)
+		b154 := data[h16 : h16+2] // nd_na_opt
+		b154[0] = byte(0x2)
+		b154[1] = byte(0x1)
+		b155 := data[h17 : h17+6] // nd_na_mac
+		s156 := m2
+		b155[0] = byte(s156 >> 40)
+		b155[1] = byte(s156 >> 32)
+		b155[2] = byte(s156 >> 24)
+		b155[3] = byte(s156 >> 16)
+		b155[4] = byte(s156 >> 8)
+		b155[5] = byte(s156)
 		goto n75
 	}
 n75:
@@ -3407,9 +3393,9 @@ n75:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s153 := r
-				cb[0] = byte(s153 >> 8)
-				cb[1] = byte(s153)
+				s157 := r
+				cb[0] = byte(s157 >> 8)
+				cb[1] = byte(s157)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3422,9 +3408,9 @@ n75:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s155 := r
-				cb[0] = byte(s155 >> 8)
-				cb[1] = byte(s155)
+				s159 := r
+				cb[0] = byte(s159 >> 8)
+				cb[1] = byte(s159)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3554,7 +3540,7 @@ n75:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt154 := p.ComputeChecksum(7)
+		rt158 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3679,7 +3665,7 @@ n75:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt154 {
+		if !rt158 {
 			return pl.drop(14)
 		}
 		goto n76
@@ -3707,24 +3693,24 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw156 := (m4) & 0x7
-		b158 := data[h2 : h2+20] // ipv4
-		kw157 := (uint64(b158[12])<<24 | uint64(b158[13])<<16 | uint64(b158[14])<<8 | uint64(b158[15])) & 0xffffffff
-		pr159 := pl.tables[2].Probes()
-		k160 := kw157<<0 | kw156<<32
-		if pi161 := &pr159.Packed; len(pi161.Slots) > 0 {
-			k160 &= pi161.Mask
-			for m, j := uint64(len(pi161.Slots)-1), packet.PackedHash(k160); ; j++ {
-				sl := &pi161.Slots[j&m]
+		kw160 := (m4) & 0x7
+		b162 := data[h2 : h2+20] // ipv4
+		kw161 := (uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])) & 0xffffffff
+		pr163 := pl.tables[2].Probes()
+		k164 := kw161<<0 | kw160<<32
+		if pi165 := &pr163.Packed; len(pi165.Slots) > 0 {
+			k164 &= pi165.Mask
+			for m, j := uint64(len(pi165.Slots)-1), packet.PackedHash(k164); ; j++ {
+				sl := &pi165.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k160 {
+				if sl.Key == k164 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k160); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k164); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3742,27 +3728,27 @@ n80:
 n81:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw162 := (m4) & 0x7
-		b164 := data[h3 : h3+40] // ipv6
-		kw163 := packet.Value{Hi: (uint64(b164[8])<<56 | uint64(b164[9])<<48 | uint64(b164[10])<<40 | uint64(b164[11])<<32 | uint64(b164[12])<<24 | uint64(b164[13])<<16 | uint64(b164[14])<<8 | uint64(b164[15])), Lo: (uint64(b164[16])<<56 | uint64(b164[17])<<48 | uint64(b164[18])<<40 | uint64(b164[19])<<32 | uint64(b164[20])<<24 | uint64(b164[21])<<16 | uint64(b164[22])<<8 | uint64(b164[23]))}
-		pr165 := pl.tables[3].Probes()
-		if wl166 := &pr165.Words; len(wl166.Slots) > 0 {
-			x168 := kw162 & wl166.Mask[0]
-			x169 := kw163.Hi & wl166.Mask[1]
-			x170 := kw163.Lo & wl166.Mask[2]
-			h167 := packet.WordsHash(x168, x169, x170, 0)
-			for m, j := uint64(len(wl166.Slots)-1), h167>>(wl166.Shift&63); ; j = (j + 1) & m {
-				sl := &wl166.Slots[j]
+		kw166 := (m4) & 0x7
+		b168 := data[h3 : h3+40] // ipv6
+		kw167 := packet.Value{Hi: (uint64(b168[8])<<56 | uint64(b168[9])<<48 | uint64(b168[10])<<40 | uint64(b168[11])<<32 | uint64(b168[12])<<24 | uint64(b168[13])<<16 | uint64(b168[14])<<8 | uint64(b168[15])), Lo: (uint64(b168[16])<<56 | uint64(b168[17])<<48 | uint64(b168[18])<<40 | uint64(b168[19])<<32 | uint64(b168[20])<<24 | uint64(b168[21])<<16 | uint64(b168[22])<<8 | uint64(b168[23]))}
+		pr169 := pl.tables[3].Probes()
+		if wl170 := &pr169.Words; len(wl170.Slots) > 0 {
+			x172 := kw166 & wl170.Mask[0]
+			x173 := kw167.Hi & wl170.Mask[1]
+			x174 := kw167.Lo & wl170.Mask[2]
+			h171 := packet.WordsHash(x172, x173, x174, 0)
+			for m, j := uint64(len(wl170.Slots)-1), h171>>(wl170.Shift&63); ; j = (j + 1) & m {
+				sl := &wl170.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl166.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h167 && ks[0] == x168 && ks[1] == x169 && ks[2] == x170 {
-					a := &wl166.Acts[j]
+				if ks := wl170.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h171 && ks[0] == x172 && ks[1] == x173 && ks[2] == x174 {
+					a := &wl170.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw162, kw163.Hi, kw163.Lo, 0); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw166, kw167.Hi, kw167.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3800,72 +3786,72 @@ n85:
 	}
 n86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b171 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b171[4])<<56 | uint64(b171[5])<<48 | uint64(b171[6])<<40 | uint64(b171[7])<<32 | uint64(b171[8])<<24 | uint64(b171[9])<<16 | uint64(b171[10])<<8 | uint64(b171[11]))
-		m18 = ((uint64(b171[4])<<56 | uint64(b171[5])<<48 | uint64(b171[6])<<40 | uint64(b171[7])<<32 | uint64(b171[8])<<24 | uint64(b171[9])<<16 | uint64(b171[10])<<8 | uint64(b171[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b171[2])<<8 | uint64(b171[3])) & 0xffff
+		b175 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b175[4])<<56 | uint64(b175[5])<<48 | uint64(b175[6])<<40 | uint64(b175[7])<<32 | uint64(b175[8])<<24 | uint64(b175[9])<<16 | uint64(b175[10])<<8 | uint64(b175[11]))
+		m18 = ((uint64(b175[4])<<56 | uint64(b175[5])<<48 | uint64(b175[6])<<40 | uint64(b175[7])<<32 | uint64(b175[8])<<24 | uint64(b175[9])<<16 | uint64(b175[10])<<8 | uint64(b175[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b175[2])<<8 | uint64(b175[3])) & 0xffff
 		goto n88
 	}
 n87:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b172 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b172[4])<<56 | uint64(b172[5])<<48 | uint64(b172[6])<<40 | uint64(b172[7])<<32 | uint64(b172[8])<<24 | uint64(b172[9])<<16 | uint64(b172[10])<<8 | uint64(b172[11]))
-		m18 = (uint64(b172[0])<<8 | uint64(b172[1])) & 0xffff
-		m19 = (uint64(b172[2])<<8 | uint64(b172[3])) & 0xffff
+		b176 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b176[4])<<56 | uint64(b176[5])<<48 | uint64(b176[6])<<40 | uint64(b176[7])<<32 | uint64(b176[8])<<24 | uint64(b176[9])<<16 | uint64(b176[10])<<8 | uint64(b176[11]))
+		m18 = (uint64(b176[0])<<8 | uint64(b176[1])) & 0xffff
+		m19 = (uint64(b176[2])<<8 | uint64(b176[3])) & 0xffff
 		pl.edges[22]++
 		goto n88
 	}
 n88:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		kw173 := (m4) & 0x7
-		kw174 := (m17)
-		pr175 := pl.tables[4].Probes()
-		if wl176 := &pr175.Words; len(wl176.Slots) > 0 {
-			x178 := kw173 & wl176.Mask[0]
-			x179 := kw174 & wl176.Mask[1]
-			h177 := packet.WordsHash(x178, x179, 0, 0)
-			for m, j := uint64(len(wl176.Slots)-1), h177>>(wl176.Shift&63); ; j = (j + 1) & m {
-				sl := &wl176.Slots[j]
+		kw177 := (m4) & 0x7
+		kw178 := (m17)
+		pr179 := pl.tables[4].Probes()
+		if wl180 := &pr179.Words; len(wl180.Slots) > 0 {
+			x182 := kw177 & wl180.Mask[0]
+			x183 := kw178 & wl180.Mask[1]
+			h181 := packet.WordsHash(x182, x183, 0, 0)
+			for m, j := uint64(len(wl180.Slots)-1), h181>>(wl180.Shift&63); ; j = (j + 1) & m {
+				sl := &wl180.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl176.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h177 && ks[0] == x178 && ks[1] == x179 {
-					a := &wl176.Acts[j]
+				if ks := wl180.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h181 && ks[0] == x182 && ks[1] == x183 {
+					a := &wl180.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc180 := &pr175.Scan; len(sc180.Match) > 0 {
-			for i, ms := 0, sc180.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw173 == ms[0].Val && kw174&ms[1].Mask == ms[1].Val {
-					act, params = int(sc180.Acts[i].Action), sc180.Acts[i].Params
+		} else if sc184 := &pr179.Scan; len(sc184.Match) > 0 {
+			for i, ms := 0, sc184.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw177 == ms[0].Val && kw178&ms[1].Mask == ms[1].Val {
+					act, params = int(sc184.Acts[i].Action), sc184.Acts[i].Params
 					break
 				}
 			}
-		} else if iv181 := pr175.Intervals; iv181 != nil {
-			h182 := packet.WordsHash(kw173, 0, 0, 0)
-			for m, j := uint64(len(iv181.Groups)-1), h182>>(iv181.Shift&63); ; j = (j + 1) & m {
-				g := &iv181.Groups[j]
+		} else if iv185 := pr179.Intervals; iv185 != nil {
+			h186 := packet.WordsHash(kw177, 0, 0, 0)
+			for m, j := uint64(len(iv185.Groups)-1), h186>>(iv185.Shift&63); ; j = (j + 1) & m {
+				g := &iv185.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw173 {
-					ss, k := iv181.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw177 {
+					ss, k := iv185.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw174 {
+						if ss[k+half] <= kw178 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv181.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv185.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw173, kw174, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw177, kw178, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3903,24 +3889,24 @@ n90:
 n91:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		kw183 := (m4) & 0x7
-		kw184 := (m6) & 0xffffffff
-		kw185 := (m20) & 0xffff
-		pr186 := pl.tables[5].Probes()
-		k187 := kw185<<0 | kw184<<16 | kw183<<48
-		if pi188 := &pr186.Packed; len(pi188.Slots) > 0 {
-			k187 &= pi188.Mask
-			for m, j := uint64(len(pi188.Slots)-1), packet.PackedHash(k187); ; j++ {
-				sl := &pi188.Slots[j&m]
+		kw187 := (m4) & 0x7
+		kw188 := (m6) & 0xffffffff
+		kw189 := (m20) & 0xffff
+		pr190 := pl.tables[5].Probes()
+		k191 := kw189<<0 | kw188<<16 | kw187<<48
+		if pi192 := &pr190.Packed; len(pi192.Slots) > 0 {
+			k191 &= pi192.Mask
+			for m, j := uint64(len(pi192.Slots)-1), packet.PackedHash(k191); ; j++ {
+				sl := &pi192.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k187 {
+				if sl.Key == k191 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k187); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k191); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3943,25 +3929,25 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		kw189 := (m4) & 0x7
-		b191 := data[h0 : h0+14] // ethernet
-		kw190 := (uint64(b191[12])<<8 | uint64(b191[13])) & 0xffff
-		kw192 := (m9) & 0xffff
-		pr193 := pl.tables[6].Probes()
-		k194 := kw192<<0 | kw190<<16 | kw189<<32
-		if pi195 := &pr193.Packed; len(pi195.Slots) > 0 {
-			k194 &= pi195.Mask
-			for m, j := uint64(len(pi195.Slots)-1), packet.PackedHash(k194); ; j++ {
-				sl := &pi195.Slots[j&m]
+		kw193 := (m4) & 0x7
+		b195 := data[h0 : h0+14] // ethernet
+		kw194 := (uint64(b195[12])<<8 | uint64(b195[13])) & 0xffff
+		kw196 := (m9) & 0xffff
+		pr197 := pl.tables[6].Probes()
+		k198 := kw196<<0 | kw194<<16 | kw193<<32
+		if pi199 := &pr197.Packed; len(pi199.Slots) > 0 {
+			k198 &= pi199.Mask
+			for m, j := uint64(len(pi199.Slots)-1), packet.PackedHash(k198); ; j++ {
+				sl := &pi199.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k194 {
+				if sl.Key == k198 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k194); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k198); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4018,32 +4004,9 @@ n105:
 	}
 n106:
 	{ // LbPopV2Body: pop lb_v2
-		po196, pn197 := h10, 12 // lb_v2
-		if po196+pn197 > len(data) {
-			return pl.drop(19)
-		}
-		if po196 > h4 && (po196-h4)%2 == 0 {
-			pw199 := data[po196 : po196+12]
-			d198 := uint32(uint64(pw199[0])<<8|uint64(pw199[1])) + uint32(uint64(pw199[2])<<8|uint64(pw199[3])) + uint32(uint64(pw199[4])<<8|uint64(pw199[5])) + uint32(uint64(pw199[6])<<8|uint64(pw199[7])) + uint32(uint64(pw199[8])<<8|uint64(pw199[9])) + uint32(uint64(pw199[10])<<8|uint64(pw199[11]))
-			d198 += bits.RotateLeft32(d198, 16)
-			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d198 >> 16))
-				pendK4 = true
-			}
-		}
-		pendOff = po196
-		pendN = pn197
-		h10 = -1
-		if cur > po196 {
-			cur = max(po196, cur-pn197)
-		}
-		goto n108
-	}
-n107:
-	{ // LbPopV3Body: pop lb_v3
-		po200, pn201 := h11, 12 // lb_v3
+		po200, pn201 := h10, 12 // lb_v2
 		if po200+pn201 > len(data) {
-			return pl.drop(20)
+			return pl.drop(19)
 		}
 		if po200 > h4 && (po200-h4)%2 == 0 {
 			pw203 := data[po200 : po200+12]
@@ -4056,9 +4019,32 @@ n107:
 		}
 		pendOff = po200
 		pendN = pn201
-		h11 = -1
+		h10 = -1
 		if cur > po200 {
 			cur = max(po200, cur-pn201)
+		}
+		goto n108
+	}
+n107:
+	{ // LbPopV3Body: pop lb_v3
+		po204, pn205 := h11, 12 // lb_v3
+		if po204+pn205 > len(data) {
+			return pl.drop(20)
+		}
+		if po204 > h4 && (po204-h4)%2 == 0 {
+			pw207 := data[po204 : po204+12]
+			d206 := uint32(uint64(pw207[0])<<8|uint64(pw207[1])) + uint32(uint64(pw207[2])<<8|uint64(pw207[3])) + uint32(uint64(pw207[4])<<8|uint64(pw207[5])) + uint32(uint64(pw207[6])<<8|uint64(pw207[7])) + uint32(uint64(pw207[8])<<8|uint64(pw207[9])) + uint32(uint64(pw207[10])<<8|uint64(pw207[11]))
+			d206 += bits.RotateLeft32(d206, 16)
+			if h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d206 >> 16))
+				pendK4 = true
+			}
+		}
+		pendOff = po204
+		pendN = pn205
+		h11 = -1
+		if cur > po204 {
+			cur = max(po204, cur-pn205)
 		}
 		pl.edges[28]++
 		goto n108
@@ -4075,49 +4061,47 @@ n108:
 			}
 			pendN = 0
 		}
-		po204, pn205 := h9, 4 // lb_common
-		if po204+pn205 > len(data) {
+		po208, pn209 := h9, 4 // lb_common
+		if po208+pn209 > len(data) {
 			return pl.drop(21)
 		}
-		if po204 > h4 && (po204-h4)%2 == 0 {
-			pw207 := data[po204 : po204+4]
-			d206 := uint32(uint64(pw207[0])<<8|uint64(pw207[1])) + uint32(uint64(pw207[2])<<8|uint64(pw207[3]))
-			d206 += bits.RotateLeft32(d206, 16)
+		if po208 > h4 && (po208-h4)%2 == 0 {
+			pw211 := data[po208 : po208+4]
+			d210 := uint32(uint64(pw211[0])<<8|uint64(pw211[1])) + uint32(uint64(pw211[2])<<8|uint64(pw211[3]))
+			d210 += bits.RotateLeft32(d210, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d206 >> 16))
+				pendD4 += uint64(^uint16(d210 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn205
-		if po204 < len(data)-po204-pendN {
-			copy(data[pendN:pendN+po204], data[:po204])
+		pendN += pn209
+		if po208 < len(data)-po208-pendN {
+			copy(data[pendN:pendN+po208], data[:po208])
 			data = data[pendN:]
 		} else {
-			copy(data[po204:], data[po204+pendN:])
+			copy(data[po208:], data[po208+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po204 {
-			cur = max(po204, cur-pn205)
+		if cur > po208 {
+			cur = max(po208, cur-pn209)
 		}
 		goto n109
 	}
 n109:
 	{ // LbUdpLen: set udp.length
-		var d208 uint64         // udp checksum
-		b209 := data[h4 : h4+8] // udp
-		v210 := ((uint64(b209[4])<<8 | uint64(b209[5])) - 0x10)
-		os211 := uint32(uint16((uint64(b209[4])<<8 | uint64(b209[5]))))
-		s212 := v210
-		b209[4] = byte(s212 >> 8)
-		b209[5] = byte(s212)
-		f214 := uint32(os211)
-		f214 += bits.RotateLeft32(f214, 16)
-		dl213 := uint64(^uint16(f214>>16)) + uint64(uint32(uint16(v210)))
-		d208 += dl213
+		var d212 uint64         // udp checksum
+		b213 := data[h4 : h4+8] // udp
+		v214 := ((uint64(b213[4])<<8 | uint64(b213[5])) - 0x10)
+		os215 := uint64(^uint16((uint64(b213[4])<<8 | uint64(b213[5]))))
+		s216 := v214
+		b213[4] = byte(s216 >> 8)
+		b213[5] = byte(s216)
+		dl217 := os215 + uint64(uint16(v214))
+		d212 += dl217
 		if h4+8 <= len(data) {
-			pendD4 += d208
+			pendD4 += d212
 			pendK4 = true
 		}
 		pl.edges[29]++
@@ -4125,21 +4109,21 @@ n109:
 	}
 n97:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b215 := data[h0 : h0+14] // ethernet
-		s216 := m2
-		b215[6] = byte(s216 >> 40)
-		b215[7] = byte(s216 >> 32)
-		b215[8] = byte(s216 >> 24)
-		b215[9] = byte(s216 >> 16)
-		b215[10] = byte(s216 >> 8)
-		b215[11] = byte(s216)
-		s217 := m10
-		b215[0] = byte(s217 >> 40)
-		b215[1] = byte(s217 >> 32)
-		b215[2] = byte(s217 >> 24)
-		b215[3] = byte(s217 >> 16)
-		b215[4] = byte(s217 >> 8)
-		b215[5] = byte(s217)
+		b218 := data[h0 : h0+14] // ethernet
+		s219 := m2
+		b218[6] = byte(s219 >> 40)
+		b218[7] = byte(s219 >> 32)
+		b218[8] = byte(s219 >> 24)
+		b218[9] = byte(s219 >> 16)
+		b218[10] = byte(s219 >> 8)
+		b218[11] = byte(s219)
+		s220 := m10
+		b218[0] = byte(s220 >> 40)
+		b218[1] = byte(s220 >> 32)
+		b218[2] = byte(s220 >> 24)
+		b218[3] = byte(s220 >> 16)
+		b218[4] = byte(s220 >> 8)
+		b218[5] = byte(s220)
 		goto n98
 	}
 n98:
@@ -4158,139 +4142,115 @@ n99:
 	}
 n101:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d218 uint64 // ipv4 checksum
-		var d219 uint64 // udp checksum
-		v220 := m11
-		b221 := data[h2 : h2+20] // ipv4
-		ws223 := uint64((uint64(b221[16])<<24 | uint64(b221[17])<<16 | uint64(b221[18])<<8 | uint64(b221[19])))
-		os222 := uint32(uint16(ws223>>0)) + uint32(uint16(ws223>>16))
-		s224 := v220
-		b221[16] = byte(s224 >> 24)
-		b221[17] = byte(s224 >> 16)
-		b221[18] = byte(s224 >> 8)
-		b221[19] = byte(s224)
-		ws225 := uint64(v220)
-		f227 := uint32(os222)
-		f227 += bits.RotateLeft32(f227, 16)
-		dl226 := uint64(^uint16(f227>>16)) + uint64(uint32(uint16(ws225>>0))+uint32(uint16(ws225>>16)))
-		d218 += dl226
-		d219 += dl226
+		var d221 uint64 // ipv4 checksum
+		var d222 uint64 // udp checksum
+		v223 := m11
+		b224 := data[h2 : h2+20] // ipv4
+		os225 := uint64(^uint32((uint64(b224[16])<<24 | uint64(b224[17])<<16 | uint64(b224[18])<<8 | uint64(b224[19]))))
+		s226 := v223
+		b224[16] = byte(s226 >> 24)
+		b224[17] = byte(s226 >> 16)
+		b224[18] = byte(s226 >> 8)
+		b224[19] = byte(s226)
+		dl227 := os225 + uint64(uint32(v223))
+		d221 += dl227
+		d222 += dl227
 		v228 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws230 := uint64((uint64(b221[12])<<24 | uint64(b221[13])<<16 | uint64(b221[14])<<8 | uint64(b221[15])))
-		os229 := uint32(uint16(ws230>>0)) + uint32(uint16(ws230>>16))
-		s231 := v228
-		b221[12] = byte(s231 >> 24)
-		b221[13] = byte(s231 >> 16)
-		b221[14] = byte(s231 >> 8)
-		b221[15] = byte(s231)
-		ws232 := uint64(v228)
-		f234 := uint32(os229)
-		f234 += bits.RotateLeft32(f234, 16)
-		dl233 := uint64(^uint16(f234>>16)) + uint64(uint32(uint16(ws232>>0))+uint32(uint16(ws232>>16)))
-		d218 += dl233
-		d219 += dl233
-		v235 := m21
-		b236 := data[h4 : h4+8] // udp
-		os237 := uint32(uint16((uint64(b236[2])<<8 | uint64(b236[3]))))
-		s238 := v235
-		b236[2] = byte(s238 >> 8)
-		b236[3] = byte(s238)
-		f240 := uint32(os237)
-		f240 += bits.RotateLeft32(f240, 16)
-		dl239 := uint64(^uint16(f240>>16)) + uint64(uint32(uint16(v235)))
-		d219 += dl239
-		v241 := uint64(b221[8])
-		os242 := uint32(uint64(b221[8])<<8 | uint64(b221[9]))
-		b221[8] = byte(v241)
-		f244 := uint32(os242)
-		f244 += bits.RotateLeft32(f244, 16)
-		dl243 := uint64(^uint16(f244>>16)) + uint64(uint32(uint64(b221[8])<<8|uint64(b221[9])))
-		d218 += dl243
+		os229 := uint64(^uint32((uint64(b224[12])<<24 | uint64(b224[13])<<16 | uint64(b224[14])<<8 | uint64(b224[15]))))
+		s230 := v228
+		b224[12] = byte(s230 >> 24)
+		b224[13] = byte(s230 >> 16)
+		b224[14] = byte(s230 >> 8)
+		b224[15] = byte(s230)
+		dl231 := os229 + uint64(uint32(v228))
+		d221 += dl231
+		d222 += dl231
+		v232 := m21
+		b233 := data[h4 : h4+8] // udp
+		os234 := uint64(^uint16((uint64(b233[2])<<8 | uint64(b233[3]))))
+		s235 := v232
+		b233[2] = byte(s235 >> 8)
+		b233[3] = byte(s235)
+		dl236 := os234 + uint64(uint16(v232))
+		d222 += dl236
+		v237 := uint64(b224[8])
+		os238 := (uint64(1)*0xffff - uint64(uint32(uint64(b224[8])<<8|uint64(b224[9]))) + uint64(0))
+		b224[8] = byte(v237)
+		dl239 := os238 + uint64(uint32(uint64(b224[8])<<8|uint64(b224[9])))
+		d221 += dl239
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d218
+			x := uint64(^cv) + d221
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s245 := r
-			cb[0] = byte(s245 >> 8)
-			cb[1] = byte(s245)
+			s240 := r
+			cb[0] = byte(s240 >> 8)
+			cb[1] = byte(s240)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d219
+			pendD4 += d222
 			pendK4 = true
 		}
 		goto n110
 	}
 n102:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d246 uint64 // ipv4 checksum
-		var d247 uint64 // udp checksum
-		v248 := m11
-		b249 := data[h2 : h2+20] // ipv4
-		ws251 := uint64((uint64(b249[16])<<24 | uint64(b249[17])<<16 | uint64(b249[18])<<8 | uint64(b249[19])))
-		os250 := uint32(uint16(ws251>>0)) + uint32(uint16(ws251>>16))
-		s252 := v248
-		b249[16] = byte(s252 >> 24)
-		b249[17] = byte(s252 >> 16)
-		b249[18] = byte(s252 >> 8)
-		b249[19] = byte(s252)
-		ws253 := uint64(v248)
-		f255 := uint32(os250)
-		f255 += bits.RotateLeft32(f255, 16)
-		dl254 := uint64(^uint16(f255>>16)) + uint64(uint32(uint16(ws253>>0))+uint32(uint16(ws253>>16)))
-		d246 += dl254
-		d247 += dl254
-		v256 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws258 := uint64((uint64(b249[12])<<24 | uint64(b249[13])<<16 | uint64(b249[14])<<8 | uint64(b249[15])))
-		os257 := uint32(uint16(ws258>>0)) + uint32(uint16(ws258>>16))
-		s259 := v256
-		b249[12] = byte(s259 >> 24)
-		b249[13] = byte(s259 >> 16)
-		b249[14] = byte(s259 >> 8)
-		b249[15] = byte(s259)
-		ws260 := uint64(v256)
-		f262 := uint32(os257)
-		f262 += bits.RotateLeft32(f262, 16)
-		dl261 := uint64(^uint16(f262>>16)) + uint64(uint32(uint16(ws260>>0))+uint32(uint16(ws260>>16)))
-		d246 += dl261
-		d247 += dl261
-		v263 := m21
-		b264 := data[h4 : h4+8] // udp
-		os265 := uint32(uint16((uint64(b264[2])<<8 | uint64(b264[3]))))
-		s266 := v263
-		b264[2] = byte(s266 >> 8)
-		b264[3] = byte(s266)
-		f268 := uint32(os265)
-		f268 += bits.RotateLeft32(f268, 16)
-		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint16(v263)))
-		d247 += dl267
-		v269 := ((uint64(b249[2])<<8 | uint64(b249[3])) - 0x10)
-		os270 := uint32(uint16((uint64(b249[2])<<8 | uint64(b249[3]))))
-		s271 := v269
-		b249[2] = byte(s271 >> 8)
-		b249[3] = byte(s271)
-		f273 := uint32(os270)
-		f273 += bits.RotateLeft32(f273, 16)
-		dl272 := uint64(^uint16(f273>>16)) + uint64(uint32(uint16(v269)))
-		d246 += dl272
-		d247 += dl272
+		var d241 uint64 // ipv4 checksum
+		var d242 uint64 // udp checksum
+		v243 := m11
+		b244 := data[h2 : h2+20] // ipv4
+		os245 := uint64(^uint32((uint64(b244[16])<<24 | uint64(b244[17])<<16 | uint64(b244[18])<<8 | uint64(b244[19]))))
+		s246 := v243
+		b244[16] = byte(s246 >> 24)
+		b244[17] = byte(s246 >> 16)
+		b244[18] = byte(s246 >> 8)
+		b244[19] = byte(s246)
+		dl247 := os245 + uint64(uint32(v243))
+		d241 += dl247
+		d242 += dl247
+		v248 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		os249 := uint64(^uint32((uint64(b244[12])<<24 | uint64(b244[13])<<16 | uint64(b244[14])<<8 | uint64(b244[15]))))
+		s250 := v248
+		b244[12] = byte(s250 >> 24)
+		b244[13] = byte(s250 >> 16)
+		b244[14] = byte(s250 >> 8)
+		b244[15] = byte(s250)
+		dl251 := os249 + uint64(uint32(v248))
+		d241 += dl251
+		d242 += dl251
+		v252 := m21
+		b253 := data[h4 : h4+8] // udp
+		os254 := uint64(^uint16((uint64(b253[2])<<8 | uint64(b253[3]))))
+		s255 := v252
+		b253[2] = byte(s255 >> 8)
+		b253[3] = byte(s255)
+		dl256 := os254 + uint64(uint16(v252))
+		d242 += dl256
+		v257 := ((uint64(b244[2])<<8 | uint64(b244[3])) - 0x10)
+		os258 := uint64(^uint16((uint64(b244[2])<<8 | uint64(b244[3]))))
+		s259 := v257
+		b244[2] = byte(s259 >> 8)
+		b244[3] = byte(s259)
+		dl260 := os258 + uint64(uint16(v257))
+		d241 += dl260
+		d242 += dl260
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d246
+			x := uint64(^cv) + d241
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s274 := r
-			cb[0] = byte(s274 >> 8)
-			cb[1] = byte(s274)
+			s261 := r
+			cb[0] = byte(s261 >> 8)
+			cb[1] = byte(s261)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d247
+			pendD4 += d242
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -4305,74 +4265,76 @@ n100:
 	}
 n103:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d275 uint64 // udp checksum
-		v276 := m12
-		b277 := data[h3 : h3+40] // ipv6
-		ws279 := packet.Value{Hi: (uint64(b277[24])<<56 | uint64(b277[25])<<48 | uint64(b277[26])<<40 | uint64(b277[27])<<32 | uint64(b277[28])<<24 | uint64(b277[29])<<16 | uint64(b277[30])<<8 | uint64(b277[31])), Lo: (uint64(b277[32])<<56 | uint64(b277[33])<<48 | uint64(b277[34])<<40 | uint64(b277[35])<<32 | uint64(b277[36])<<24 | uint64(b277[37])<<16 | uint64(b277[38])<<8 | uint64(b277[39]))}
-		os278 := uint32(uint16(ws279.Hi>>0)) + uint32(uint16(ws279.Hi>>16)) + uint32(uint16(ws279.Hi>>32)) + uint32(uint16(ws279.Hi>>48)) + uint32(uint16(ws279.Lo>>0)) + uint32(uint16(ws279.Lo>>16)) + uint32(uint16(ws279.Lo>>32)) + uint32(uint16(ws279.Lo>>48))
-		v280 := v276
-		s281 := v280.Hi
-		b277[24] = byte(s281 >> 56)
-		b277[25] = byte(s281 >> 48)
-		b277[26] = byte(s281 >> 40)
-		b277[27] = byte(s281 >> 32)
-		b277[28] = byte(s281 >> 24)
-		b277[29] = byte(s281 >> 16)
-		b277[30] = byte(s281 >> 8)
-		b277[31] = byte(s281)
-		s282 := v280.Lo
-		b277[32] = byte(s282 >> 56)
-		b277[33] = byte(s282 >> 48)
-		b277[34] = byte(s282 >> 40)
-		b277[35] = byte(s282 >> 32)
-		b277[36] = byte(s282 >> 24)
-		b277[37] = byte(s282 >> 16)
-		b277[38] = byte(s282 >> 8)
-		b277[39] = byte(s282)
-		ws283 := v276
-		f285 := uint32(os278)
-		f285 += bits.RotateLeft32(f285, 16)
-		dl284 := uint64(^uint16(f285>>16)) + uint64(uint32(uint16(ws283.Hi>>0))+uint32(uint16(ws283.Hi>>16))+uint32(uint16(ws283.Hi>>32))+uint32(uint16(ws283.Hi>>48))+uint32(uint16(ws283.Lo>>0))+uint32(uint16(ws283.Lo>>16))+uint32(uint16(ws283.Lo>>32))+uint32(uint16(ws283.Lo>>48)))
-		d275 += dl284
-		v286 := m3
-		ws288 := packet.Value{Hi: (uint64(b277[8])<<56 | uint64(b277[9])<<48 | uint64(b277[10])<<40 | uint64(b277[11])<<32 | uint64(b277[12])<<24 | uint64(b277[13])<<16 | uint64(b277[14])<<8 | uint64(b277[15])), Lo: (uint64(b277[16])<<56 | uint64(b277[17])<<48 | uint64(b277[18])<<40 | uint64(b277[19])<<32 | uint64(b277[20])<<24 | uint64(b277[21])<<16 | uint64(b277[22])<<8 | uint64(b277[23]))}
-		os287 := uint32(uint16(ws288.Hi>>0)) + uint32(uint16(ws288.Hi>>16)) + uint32(uint16(ws288.Hi>>32)) + uint32(uint16(ws288.Hi>>48)) + uint32(uint16(ws288.Lo>>0)) + uint32(uint16(ws288.Lo>>16)) + uint32(uint16(ws288.Lo>>32)) + uint32(uint16(ws288.Lo>>48))
-		v289 := v286
-		s290 := v289.Hi
-		b277[8] = byte(s290 >> 56)
-		b277[9] = byte(s290 >> 48)
-		b277[10] = byte(s290 >> 40)
-		b277[11] = byte(s290 >> 32)
-		b277[12] = byte(s290 >> 24)
-		b277[13] = byte(s290 >> 16)
-		b277[14] = byte(s290 >> 8)
-		b277[15] = byte(s290)
-		s291 := v289.Lo
-		b277[16] = byte(s291 >> 56)
-		b277[17] = byte(s291 >> 48)
-		b277[18] = byte(s291 >> 40)
-		b277[19] = byte(s291 >> 32)
-		b277[20] = byte(s291 >> 24)
-		b277[21] = byte(s291 >> 16)
-		b277[22] = byte(s291 >> 8)
-		b277[23] = byte(s291)
-		ws292 := v286
-		f294 := uint32(os287)
-		f294 += bits.RotateLeft32(f294, 16)
-		dl293 := uint64(^uint16(f294>>16)) + uint64(uint32(uint16(ws292.Hi>>0))+uint32(uint16(ws292.Hi>>16))+uint32(uint16(ws292.Hi>>32))+uint32(uint16(ws292.Hi>>48))+uint32(uint16(ws292.Lo>>0))+uint32(uint16(ws292.Lo>>16))+uint32(uint16(ws292.Lo>>32))+uint32(uint16(ws292.Lo>>48)))
-		d275 += dl293
-		v295 := m21
-		b296 := data[h4 : h4+8] // udp
-		os297 := uint32(uint16((uint64(b296[2])<<8 | uint64(b296[3]))))
-		s298 := v295
-		b296[2] = byte(s298 >> 8)
-		b296[3] = byte(s298)
-		f300 := uint32(os297)
-		f300 += bits.RotateLeft32(f300, 16)
-		dl299 := uint64(^uint16(f300>>16)) + uint64(uint32(uint16(v295)))
-		d275 += dl299
+		var d262 uint64 // udp checksum
+		v263 := m12
+		b264 := data[h3 : h3+40] // ipv6
+		wv266 := packet.Value{Hi: (uint64(b264[24])<<56 | uint64(b264[25])<<48 | uint64(b264[26])<<40 | uint64(b264[27])<<32 | uint64(b264[28])<<24 | uint64(b264[29])<<16 | uint64(b264[30])<<8 | uint64(b264[31])), Lo: (uint64(b264[32])<<56 | uint64(b264[33])<<48 | uint64(b264[34])<<40 | uint64(b264[35])<<32 | uint64(b264[36])<<24 | uint64(b264[37])<<16 | uint64(b264[38])<<8 | uint64(b264[39]))}
+		ws267 := ^wv266.Hi
+		ws268 := ^wv266.Lo
+		os265 := (ws267>>32 + uint64(uint32(ws267))) + (ws268>>32 + uint64(uint32(ws268)))
+		v269 := v263
+		s270 := v269.Hi
+		b264[24] = byte(s270 >> 56)
+		b264[25] = byte(s270 >> 48)
+		b264[26] = byte(s270 >> 40)
+		b264[27] = byte(s270 >> 32)
+		b264[28] = byte(s270 >> 24)
+		b264[29] = byte(s270 >> 16)
+		b264[30] = byte(s270 >> 8)
+		b264[31] = byte(s270)
+		s271 := v269.Lo
+		b264[32] = byte(s271 >> 56)
+		b264[33] = byte(s271 >> 48)
+		b264[34] = byte(s271 >> 40)
+		b264[35] = byte(s271 >> 32)
+		b264[36] = byte(s271 >> 24)
+		b264[37] = byte(s271 >> 16)
+		b264[38] = byte(s271 >> 8)
+		b264[39] = byte(s271)
+		wv272 := v263
+		ws273 := wv272.Hi
+		ws274 := wv272.Lo
+		dl275 := os265 + (ws273>>32 + uint64(uint32(ws273))) + (ws274>>32 + uint64(uint32(ws274)))
+		d262 += dl275
+		v276 := m3
+		wv278 := packet.Value{Hi: (uint64(b264[8])<<56 | uint64(b264[9])<<48 | uint64(b264[10])<<40 | uint64(b264[11])<<32 | uint64(b264[12])<<24 | uint64(b264[13])<<16 | uint64(b264[14])<<8 | uint64(b264[15])), Lo: (uint64(b264[16])<<56 | uint64(b264[17])<<48 | uint64(b264[18])<<40 | uint64(b264[19])<<32 | uint64(b264[20])<<24 | uint64(b264[21])<<16 | uint64(b264[22])<<8 | uint64(b264[23]))}
+		ws279 := ^wv278.Hi
+		ws280 := ^wv278.Lo
+		os277 := (ws279>>32 + uint64(uint32(ws279))) + (ws280>>32 + uint64(uint32(ws280)))
+		v281 := v276
+		s282 := v281.Hi
+		b264[8] = byte(s282 >> 56)
+		b264[9] = byte(s282 >> 48)
+		b264[10] = byte(s282 >> 40)
+		b264[11] = byte(s282 >> 32)
+		b264[12] = byte(s282 >> 24)
+		b264[13] = byte(s282 >> 16)
+		b264[14] = byte(s282 >> 8)
+		b264[15] = byte(s282)
+		s283 := v281.Lo
+		b264[16] = byte(s283 >> 56)
+		b264[17] = byte(s283 >> 48)
+		b264[18] = byte(s283 >> 40)
+		b264[19] = byte(s283 >> 32)
+		b264[20] = byte(s283 >> 24)
+		b264[21] = byte(s283 >> 16)
+		b264[22] = byte(s283 >> 8)
+		b264[23] = byte(s283)
+		wv284 := v276
+		ws285 := wv284.Hi
+		ws286 := wv284.Lo
+		dl287 := os277 + (ws285>>32 + uint64(uint32(ws285))) + (ws286>>32 + uint64(uint32(ws286)))
+		d262 += dl287
+		v288 := m21
+		b289 := data[h4 : h4+8] // udp
+		os290 := uint64(^uint16((uint64(b289[2])<<8 | uint64(b289[3]))))
+		s291 := v288
+		b289[2] = byte(s291 >> 8)
+		b289[3] = byte(s291)
+		dl292 := os290 + uint64(uint16(v288))
+		d262 += dl292
 		if h4+8 <= len(data) {
-			pendD4 += d275
+			pendD4 += d262
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -4380,83 +4342,83 @@ n103:
 	}
 n104:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d301 uint64 // udp checksum
-		v302 := m12
-		b303 := data[h3 : h3+40] // ipv6
-		ws305 := packet.Value{Hi: (uint64(b303[24])<<56 | uint64(b303[25])<<48 | uint64(b303[26])<<40 | uint64(b303[27])<<32 | uint64(b303[28])<<24 | uint64(b303[29])<<16 | uint64(b303[30])<<8 | uint64(b303[31])), Lo: (uint64(b303[32])<<56 | uint64(b303[33])<<48 | uint64(b303[34])<<40 | uint64(b303[35])<<32 | uint64(b303[36])<<24 | uint64(b303[37])<<16 | uint64(b303[38])<<8 | uint64(b303[39]))}
-		os304 := uint32(uint16(ws305.Hi>>0)) + uint32(uint16(ws305.Hi>>16)) + uint32(uint16(ws305.Hi>>32)) + uint32(uint16(ws305.Hi>>48)) + uint32(uint16(ws305.Lo>>0)) + uint32(uint16(ws305.Lo>>16)) + uint32(uint16(ws305.Lo>>32)) + uint32(uint16(ws305.Lo>>48))
-		v306 := v302
-		s307 := v306.Hi
-		b303[24] = byte(s307 >> 56)
-		b303[25] = byte(s307 >> 48)
-		b303[26] = byte(s307 >> 40)
-		b303[27] = byte(s307 >> 32)
-		b303[28] = byte(s307 >> 24)
-		b303[29] = byte(s307 >> 16)
-		b303[30] = byte(s307 >> 8)
-		b303[31] = byte(s307)
-		s308 := v306.Lo
-		b303[32] = byte(s308 >> 56)
-		b303[33] = byte(s308 >> 48)
-		b303[34] = byte(s308 >> 40)
-		b303[35] = byte(s308 >> 32)
-		b303[36] = byte(s308 >> 24)
-		b303[37] = byte(s308 >> 16)
-		b303[38] = byte(s308 >> 8)
-		b303[39] = byte(s308)
-		ws309 := v302
-		f311 := uint32(os304)
-		f311 += bits.RotateLeft32(f311, 16)
-		dl310 := uint64(^uint16(f311>>16)) + uint64(uint32(uint16(ws309.Hi>>0))+uint32(uint16(ws309.Hi>>16))+uint32(uint16(ws309.Hi>>32))+uint32(uint16(ws309.Hi>>48))+uint32(uint16(ws309.Lo>>0))+uint32(uint16(ws309.Lo>>16))+uint32(uint16(ws309.Lo>>32))+uint32(uint16(ws309.Lo>>48)))
-		d301 += dl310
-		v312 := m3
-		ws314 := packet.Value{Hi: (uint64(b303[8])<<56 | uint64(b303[9])<<48 | uint64(b303[10])<<40 | uint64(b303[11])<<32 | uint64(b303[12])<<24 | uint64(b303[13])<<16 | uint64(b303[14])<<8 | uint64(b303[15])), Lo: (uint64(b303[16])<<56 | uint64(b303[17])<<48 | uint64(b303[18])<<40 | uint64(b303[19])<<32 | uint64(b303[20])<<24 | uint64(b303[21])<<16 | uint64(b303[22])<<8 | uint64(b303[23]))}
-		os313 := uint32(uint16(ws314.Hi>>0)) + uint32(uint16(ws314.Hi>>16)) + uint32(uint16(ws314.Hi>>32)) + uint32(uint16(ws314.Hi>>48)) + uint32(uint16(ws314.Lo>>0)) + uint32(uint16(ws314.Lo>>16)) + uint32(uint16(ws314.Lo>>32)) + uint32(uint16(ws314.Lo>>48))
-		v315 := v312
-		s316 := v315.Hi
-		b303[8] = byte(s316 >> 56)
-		b303[9] = byte(s316 >> 48)
-		b303[10] = byte(s316 >> 40)
-		b303[11] = byte(s316 >> 32)
-		b303[12] = byte(s316 >> 24)
-		b303[13] = byte(s316 >> 16)
-		b303[14] = byte(s316 >> 8)
-		b303[15] = byte(s316)
-		s317 := v315.Lo
-		b303[16] = byte(s317 >> 56)
-		b303[17] = byte(s317 >> 48)
-		b303[18] = byte(s317 >> 40)
-		b303[19] = byte(s317 >> 32)
-		b303[20] = byte(s317 >> 24)
-		b303[21] = byte(s317 >> 16)
-		b303[22] = byte(s317 >> 8)
-		b303[23] = byte(s317)
-		ws318 := v312
-		f320 := uint32(os313)
-		f320 += bits.RotateLeft32(f320, 16)
-		dl319 := uint64(^uint16(f320>>16)) + uint64(uint32(uint16(ws318.Hi>>0))+uint32(uint16(ws318.Hi>>16))+uint32(uint16(ws318.Hi>>32))+uint32(uint16(ws318.Hi>>48))+uint32(uint16(ws318.Lo>>0))+uint32(uint16(ws318.Lo>>16))+uint32(uint16(ws318.Lo>>32))+uint32(uint16(ws318.Lo>>48)))
-		d301 += dl319
-		v321 := m21
-		b322 := data[h4 : h4+8] // udp
-		os323 := uint32(uint16((uint64(b322[2])<<8 | uint64(b322[3]))))
-		s324 := v321
-		b322[2] = byte(s324 >> 8)
-		b322[3] = byte(s324)
-		f326 := uint32(os323)
-		f326 += bits.RotateLeft32(f326, 16)
-		dl325 := uint64(^uint16(f326>>16)) + uint64(uint32(uint16(v321)))
-		d301 += dl325
-		v327 := ((uint64(b303[4])<<8 | uint64(b303[5])) - 0x10)
-		os328 := uint32(uint16((uint64(b303[4])<<8 | uint64(b303[5]))))
-		s329 := v327
-		b303[4] = byte(s329 >> 8)
-		b303[5] = byte(s329)
-		f331 := uint32(os328)
-		f331 += bits.RotateLeft32(f331, 16)
-		dl330 := uint64(^uint16(f331>>16)) + uint64(uint32(uint16(v327)))
-		d301 += dl330
+		var d293 uint64 // udp checksum
+		v294 := m12
+		b295 := data[h3 : h3+40] // ipv6
+		wv297 := packet.Value{Hi: (uint64(b295[24])<<56 | uint64(b295[25])<<48 | uint64(b295[26])<<40 | uint64(b295[27])<<32 | uint64(b295[28])<<24 | uint64(b295[29])<<16 | uint64(b295[30])<<8 | uint64(b295[31])), Lo: (uint64(b295[32])<<56 | uint64(b295[33])<<48 | uint64(b295[34])<<40 | uint64(b295[35])<<32 | uint64(b295[36])<<24 | uint64(b295[37])<<16 | uint64(b295[38])<<8 | uint64(b295[39]))}
+		ws298 := ^wv297.Hi
+		ws299 := ^wv297.Lo
+		os296 := (ws298>>32 + uint64(uint32(ws298))) + (ws299>>32 + uint64(uint32(ws299)))
+		v300 := v294
+		s301 := v300.Hi
+		b295[24] = byte(s301 >> 56)
+		b295[25] = byte(s301 >> 48)
+		b295[26] = byte(s301 >> 40)
+		b295[27] = byte(s301 >> 32)
+		b295[28] = byte(s301 >> 24)
+		b295[29] = byte(s301 >> 16)
+		b295[30] = byte(s301 >> 8)
+		b295[31] = byte(s301)
+		s302 := v300.Lo
+		b295[32] = byte(s302 >> 56)
+		b295[33] = byte(s302 >> 48)
+		b295[34] = byte(s302 >> 40)
+		b295[35] = byte(s302 >> 32)
+		b295[36] = byte(s302 >> 24)
+		b295[37] = byte(s302 >> 16)
+		b295[38] = byte(s302 >> 8)
+		b295[39] = byte(s302)
+		wv303 := v294
+		ws304 := wv303.Hi
+		ws305 := wv303.Lo
+		dl306 := os296 + (ws304>>32 + uint64(uint32(ws304))) + (ws305>>32 + uint64(uint32(ws305)))
+		d293 += dl306
+		v307 := m3
+		wv309 := packet.Value{Hi: (uint64(b295[8])<<56 | uint64(b295[9])<<48 | uint64(b295[10])<<40 | uint64(b295[11])<<32 | uint64(b295[12])<<24 | uint64(b295[13])<<16 | uint64(b295[14])<<8 | uint64(b295[15])), Lo: (uint64(b295[16])<<56 | uint64(b295[17])<<48 | uint64(b295[18])<<40 | uint64(b295[19])<<32 | uint64(b295[20])<<24 | uint64(b295[21])<<16 | uint64(b295[22])<<8 | uint64(b295[23]))}
+		ws310 := ^wv309.Hi
+		ws311 := ^wv309.Lo
+		os308 := (ws310>>32 + uint64(uint32(ws310))) + (ws311>>32 + uint64(uint32(ws311)))
+		v312 := v307
+		s313 := v312.Hi
+		b295[8] = byte(s313 >> 56)
+		b295[9] = byte(s313 >> 48)
+		b295[10] = byte(s313 >> 40)
+		b295[11] = byte(s313 >> 32)
+		b295[12] = byte(s313 >> 24)
+		b295[13] = byte(s313 >> 16)
+		b295[14] = byte(s313 >> 8)
+		b295[15] = byte(s313)
+		s314 := v312.Lo
+		b295[16] = byte(s314 >> 56)
+		b295[17] = byte(s314 >> 48)
+		b295[18] = byte(s314 >> 40)
+		b295[19] = byte(s314 >> 32)
+		b295[20] = byte(s314 >> 24)
+		b295[21] = byte(s314 >> 16)
+		b295[22] = byte(s314 >> 8)
+		b295[23] = byte(s314)
+		wv315 := v307
+		ws316 := wv315.Hi
+		ws317 := wv315.Lo
+		dl318 := os308 + (ws316>>32 + uint64(uint32(ws316))) + (ws317>>32 + uint64(uint32(ws317)))
+		d293 += dl318
+		v319 := m21
+		b320 := data[h4 : h4+8] // udp
+		os321 := uint64(^uint16((uint64(b320[2])<<8 | uint64(b320[3]))))
+		s322 := v319
+		b320[2] = byte(s322 >> 8)
+		b320[3] = byte(s322)
+		dl323 := os321 + uint64(uint16(v319))
+		d293 += dl323
+		v324 := ((uint64(b295[4])<<8 | uint64(b295[5])) - 0x10)
+		os325 := uint64(^uint16((uint64(b295[4])<<8 | uint64(b295[5]))))
+		s326 := v324
+		b295[4] = byte(s326 >> 8)
+		b295[5] = byte(s326)
+		dl327 := os325 + uint64(uint16(v324))
+		d293 += dl327
 		if h4+8 <= len(data) {
-			pendD4 += d301
+			pendD4 += d293
 			pendK4 = true
 		}
 		pl.edges[32]++
@@ -4485,9 +4447,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s332 := r
-				cb[0] = byte(s332 >> 8)
-				cb[1] = byte(s332)
+				s328 := r
+				cb[0] = byte(s328 >> 8)
+				cb[1] = byte(s328)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4504,9 +4466,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s333 := r
-				cb[0] = byte(s333 >> 8)
-				cb[1] = byte(s333)
+				s329 := r
+				cb[0] = byte(s329 >> 8)
+				cb[1] = byte(s329)
 			}
 			pendD4, pendK4 = 0, false
 		}

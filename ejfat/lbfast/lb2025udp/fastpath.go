@@ -1848,95 +1848,85 @@ n41:
 		b59[3] = byte(s65 >> 16)
 		b59[4] = byte(s65 >> 8)
 		b59[5] = byte(s65)
-		f66 := uint32(o64)
-		f66 += bits.RotateLeft32(f66, 16)
 		if w61 {
-			d58 += uint64(^uint16(f66>>16)) + uint64(packet.SumWords(data[lo62:hi63]))
+			d58 += (uint64((hi63-lo62+1)/2)*0xffff - uint64(o64) + uint64(packet.SumWords(data[lo62:hi63])))
 		}
-		v67 := m2
-		w68, lo69, hi70 := false, 0, 0
+		v66 := m2
+		w67, lo68, hi69 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
 			l, h := h0+6, h0+12
-			lo69, hi70 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w68 = hi70 <= len(data) && hi70-lo69 <= 20
+			lo68, hi69 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w67 = hi69 <= len(data) && hi69-lo68 <= 20
 		}
-		var o71 uint32
-		if w68 {
-			o71 = packet.SumWords(data[lo69:hi70])
+		var o70 uint32
+		if w67 {
+			o70 = packet.SumWords(data[lo68:hi69])
 		}
-		s72 := v67
-		b59[6] = byte(s72 >> 40)
-		b59[7] = byte(s72 >> 32)
-		b59[8] = byte(s72 >> 24)
-		b59[9] = byte(s72 >> 16)
-		b59[10] = byte(s72 >> 8)
-		b59[11] = byte(s72)
-		f73 := uint32(o71)
-		f73 += bits.RotateLeft32(f73, 16)
-		if w68 {
-			d58 += uint64(^uint16(f73>>16)) + uint64(packet.SumWords(data[lo69:hi70]))
+		s71 := v66
+		b59[6] = byte(s71 >> 40)
+		b59[7] = byte(s71 >> 32)
+		b59[8] = byte(s71 >> 24)
+		b59[9] = byte(s71 >> 16)
+		b59[10] = byte(s71 >> 8)
+		b59[11] = byte(s71)
+		if w67 {
+			d58 += (uint64((hi69-lo68+1)/2)*0xffff - uint64(o70) + uint64(packet.SumWords(data[lo68:hi69])))
 		}
 		if !(h2 >= 0) {
 			return pl.drop(13)
 		}
-		b74 := data[h2 : h2+20] // ipv4
-		v75 := (uint64(b74[12])<<24 | uint64(b74[13])<<16 | uint64(b74[14])<<8 | uint64(b74[15]))
-		w76, lo77, hi78 := false, 0, 0
+		b72 := data[h2 : h2+20] // ipv4
+		v73 := (uint64(b72[12])<<24 | uint64(b72[13])<<16 | uint64(b72[14])<<8 | uint64(b72[15]))
+		w74, lo75, hi76 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+16, h2+20
-			lo77, hi78 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w76 = hi78 <= len(data) && hi78-lo77 <= 20
+			lo75, hi76 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w74 = hi76 <= len(data) && hi76-lo75 <= 20
 		}
-		var o79 uint32
-		if w76 {
-			o79 = packet.SumWords(data[lo77:hi78])
+		var o77 uint32
+		if w74 {
+			o77 = packet.SumWords(data[lo75:hi76])
 		}
-		s80 := v75
-		b74[16] = byte(s80 >> 24)
-		b74[17] = byte(s80 >> 16)
-		b74[18] = byte(s80 >> 8)
-		b74[19] = byte(s80)
-		f81 := uint32(o79)
-		f81 += bits.RotateLeft32(f81, 16)
-		if w76 {
-			d58 += uint64(^uint16(f81>>16)) + uint64(packet.SumWords(data[lo77:hi78]))
+		s78 := v73
+		b72[16] = byte(s78 >> 24)
+		b72[17] = byte(s78 >> 16)
+		b72[18] = byte(s78 >> 8)
+		b72[19] = byte(s78)
+		if w74 {
+			d58 += (uint64((hi76-lo75+1)/2)*0xffff - uint64(o77) + uint64(packet.SumWords(data[lo75:hi76])))
 		}
-		v82 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		w83, lo84, hi85 := false, 0, 0
+		v79 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		w80, lo81, hi82 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+12, h2+16
-			lo84, hi85 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w83 = hi85 <= len(data) && hi85-lo84 <= 20
+			lo81, hi82 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w80 = hi82 <= len(data) && hi82-lo81 <= 20
 		}
-		var o86 uint32
-		if w83 {
-			o86 = packet.SumWords(data[lo84:hi85])
+		var o83 uint32
+		if w80 {
+			o83 = packet.SumWords(data[lo81:hi82])
 		}
-		s87 := v82
-		b74[12] = byte(s87 >> 24)
-		b74[13] = byte(s87 >> 16)
-		b74[14] = byte(s87 >> 8)
-		b74[15] = byte(s87)
-		f88 := uint32(o86)
-		f88 += bits.RotateLeft32(f88, 16)
-		if w83 {
-			d58 += uint64(^uint16(f88>>16)) + uint64(packet.SumWords(data[lo84:hi85]))
+		s84 := v79
+		b72[12] = byte(s84 >> 24)
+		b72[13] = byte(s84 >> 16)
+		b72[14] = byte(s84 >> 8)
+		b72[15] = byte(s84)
+		if w80 {
+			d58 += (uint64((hi82-lo81+1)/2)*0xffff - uint64(o83) + uint64(packet.SumWords(data[lo81:hi82])))
 		}
-		v89 := 0x0
+		v85 := 0x0
 		if !(h6 >= 0) {
 			return pl.drop(13)
 		}
-		b90 := data[h6 : h6+4] // icmp
-		os91 := uint32(uint64(b90[0])<<8 | uint64(b90[1]))
-		b90[0] = byte(v89)
-		f93 := uint32(os91)
-		f93 += bits.RotateLeft32(f93, 16)
-		dl92 := uint64(^uint16(f93>>16)) + uint64(uint32(uint64(b90[0])<<8|uint64(b90[1])))
+		b86 := data[h6 : h6+4] // icmp
+		os87 := (uint64(1)*0xffff - uint64(uint32(uint64(b86[0])<<8|uint64(b86[1]))) + uint64(0))
+		b86[0] = byte(v85)
+		dl88 := os87 + uint64(uint32(uint64(b86[0])<<8|uint64(b86[1])))
 		if h6 >= 0 {
-			d58 += dl92
+			d58 += dl88
 		}
 		if (h6 >= 0) && h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
@@ -1946,9 +1936,9 @@ n41:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s94 := r
-			cb[0] = byte(s94 >> 8)
-			cb[1] = byte(s94)
+			s89 := r
+			cb[0] = byte(s89 >> 8)
+			cb[1] = byte(s89)
 		}
 		goto n42
 	}
@@ -1968,171 +1958,161 @@ n43:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s95 := r
-				cb[0] = byte(s95 >> 8)
-				cb[1] = byte(s95)
+				s90 := r
+				cb[0] = byte(s90 >> 8)
+				cb[1] = byte(s90)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d96 uint64 // icmpv6 checksum
+		var d91 uint64 // icmpv6 checksum
 		if !(h0 >= 0) {
 			return pl.drop(14)
 		}
-		b97 := data[h0 : h0+14] // ethernet
-		v98 := (uint64(b97[6])<<40 | uint64(b97[7])<<32 | uint64(b97[8])<<24 | uint64(b97[9])<<16 | uint64(b97[10])<<8 | uint64(b97[11]))
-		w99, lo100, hi101 := false, 0, 0
+		b92 := data[h0 : h0+14] // ethernet
+		v93 := (uint64(b92[6])<<40 | uint64(b92[7])<<32 | uint64(b92[8])<<24 | uint64(b92[9])<<16 | uint64(b92[10])<<8 | uint64(b92[11]))
+		w94, lo95, hi96 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+0, h0+6
-			lo100, hi101 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w99 = hi101 <= len(data) && hi101-lo100 <= 20
+			lo95, hi96 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w94 = hi96 <= len(data) && hi96-lo95 <= 20
 		}
-		var o102 uint32
-		if w99 {
-			o102 = packet.SumWords(data[lo100:hi101])
+		var o97 uint32
+		if w94 {
+			o97 = packet.SumWords(data[lo95:hi96])
 		}
-		s103 := v98
-		b97[0] = byte(s103 >> 40)
-		b97[1] = byte(s103 >> 32)
-		b97[2] = byte(s103 >> 24)
-		b97[3] = byte(s103 >> 16)
-		b97[4] = byte(s103 >> 8)
-		b97[5] = byte(s103)
-		f104 := uint32(o102)
-		f104 += bits.RotateLeft32(f104, 16)
-		if w99 {
-			d96 += uint64(^uint16(f104>>16)) + uint64(packet.SumWords(data[lo100:hi101]))
+		s98 := v93
+		b92[0] = byte(s98 >> 40)
+		b92[1] = byte(s98 >> 32)
+		b92[2] = byte(s98 >> 24)
+		b92[3] = byte(s98 >> 16)
+		b92[4] = byte(s98 >> 8)
+		b92[5] = byte(s98)
+		if w94 {
+			d91 += (uint64((hi96-lo95+1)/2)*0xffff - uint64(o97) + uint64(packet.SumWords(data[lo95:hi96])))
 		}
-		v105 := m2
-		w106, lo107, hi108 := false, 0, 0
+		v99 := m2
+		w100, lo101, hi102 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+6, h0+12
-			lo107, hi108 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w106 = hi108 <= len(data) && hi108-lo107 <= 20
+			lo101, hi102 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w100 = hi102 <= len(data) && hi102-lo101 <= 20
 		}
-		var o109 uint32
-		if w106 {
-			o109 = packet.SumWords(data[lo107:hi108])
+		var o103 uint32
+		if w100 {
+			o103 = packet.SumWords(data[lo101:hi102])
 		}
-		s110 := v105
-		b97[6] = byte(s110 >> 40)
-		b97[7] = byte(s110 >> 32)
-		b97[8] = byte(s110 >> 24)
-		b97[9] = byte(s110 >> 16)
-		b97[10] = byte(s110 >> 8)
-		b97[11] = byte(s110)
-		f111 := uint32(o109)
-		f111 += bits.RotateLeft32(f111, 16)
-		if w106 {
-			d96 += uint64(^uint16(f111>>16)) + uint64(packet.SumWords(data[lo107:hi108]))
+		s104 := v99
+		b92[6] = byte(s104 >> 40)
+		b92[7] = byte(s104 >> 32)
+		b92[8] = byte(s104 >> 24)
+		b92[9] = byte(s104 >> 16)
+		b92[10] = byte(s104 >> 8)
+		b92[11] = byte(s104)
+		if w100 {
+			d91 += (uint64((hi102-lo101+1)/2)*0xffff - uint64(o103) + uint64(packet.SumWords(data[lo101:hi102])))
 		}
 		if !(h3 >= 0) {
 			return pl.drop(14)
 		}
-		b112 := data[h3 : h3+40] // ipv6
-		v113 := packet.Value{Hi: (uint64(b112[8])<<56 | uint64(b112[9])<<48 | uint64(b112[10])<<40 | uint64(b112[11])<<32 | uint64(b112[12])<<24 | uint64(b112[13])<<16 | uint64(b112[14])<<8 | uint64(b112[15])), Lo: (uint64(b112[16])<<56 | uint64(b112[17])<<48 | uint64(b112[18])<<40 | uint64(b112[19])<<32 | uint64(b112[20])<<24 | uint64(b112[21])<<16 | uint64(b112[22])<<8 | uint64(b112[23]))}
-		w114, lo115, hi116 := false, 0, 0
+		b105 := data[h3 : h3+40] // ipv6
+		v106 := packet.Value{Hi: (uint64(b105[8])<<56 | uint64(b105[9])<<48 | uint64(b105[10])<<40 | uint64(b105[11])<<32 | uint64(b105[12])<<24 | uint64(b105[13])<<16 | uint64(b105[14])<<8 | uint64(b105[15])), Lo: (uint64(b105[16])<<56 | uint64(b105[17])<<48 | uint64(b105[18])<<40 | uint64(b105[19])<<32 | uint64(b105[20])<<24 | uint64(b105[21])<<16 | uint64(b105[22])<<8 | uint64(b105[23]))}
+		w107, lo108, hi109 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+24, h3+40
-			lo115, hi116 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w114 = hi116 <= len(data) && hi116-lo115 <= 20
+			lo108, hi109 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w107 = hi109 <= len(data) && hi109-lo108 <= 20
 		} else if h7 >= 0 {
-			lo115, hi116 = h3+24, h3+40
-			w114 = hi116 <= len(data) && hi116-lo115 <= 20
+			lo108, hi109 = h3+24, h3+40
+			w107 = hi109 <= len(data) && hi109-lo108 <= 20
 		}
-		var o117 uint32
-		if w114 {
-			o117 = packet.SumWords(data[lo115:hi116])
+		var o110 uint32
+		if w107 {
+			o110 = packet.SumWords(data[lo108:hi109])
 		}
-		v118 := v113
-		s119 := v118.Hi
-		b112[24] = byte(s119 >> 56)
-		b112[25] = byte(s119 >> 48)
-		b112[26] = byte(s119 >> 40)
-		b112[27] = byte(s119 >> 32)
-		b112[28] = byte(s119 >> 24)
-		b112[29] = byte(s119 >> 16)
-		b112[30] = byte(s119 >> 8)
-		b112[31] = byte(s119)
-		s120 := v118.Lo
-		b112[32] = byte(s120 >> 56)
-		b112[33] = byte(s120 >> 48)
-		b112[34] = byte(s120 >> 40)
-		b112[35] = byte(s120 >> 32)
-		b112[36] = byte(s120 >> 24)
-		b112[37] = byte(s120 >> 16)
-		b112[38] = byte(s120 >> 8)
-		b112[39] = byte(s120)
-		f121 := uint32(o117)
-		f121 += bits.RotateLeft32(f121, 16)
-		if w114 {
-			d96 += uint64(^uint16(f121>>16)) + uint64(packet.SumWords(data[lo115:hi116]))
+		v111 := v106
+		s112 := v111.Hi
+		b105[24] = byte(s112 >> 56)
+		b105[25] = byte(s112 >> 48)
+		b105[26] = byte(s112 >> 40)
+		b105[27] = byte(s112 >> 32)
+		b105[28] = byte(s112 >> 24)
+		b105[29] = byte(s112 >> 16)
+		b105[30] = byte(s112 >> 8)
+		b105[31] = byte(s112)
+		s113 := v111.Lo
+		b105[32] = byte(s113 >> 56)
+		b105[33] = byte(s113 >> 48)
+		b105[34] = byte(s113 >> 40)
+		b105[35] = byte(s113 >> 32)
+		b105[36] = byte(s113 >> 24)
+		b105[37] = byte(s113 >> 16)
+		b105[38] = byte(s113 >> 8)
+		b105[39] = byte(s113)
+		if w107 {
+			d91 += (uint64((hi109-lo108+1)/2)*0xffff - uint64(o110) + uint64(packet.SumWords(data[lo108:hi109])))
 		}
-		v122 := m3
-		w123, lo124, hi125 := false, 0, 0
+		v114 := m3
+		w115, lo116, hi117 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+8, h3+24
-			lo124, hi125 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w123 = hi125 <= len(data) && hi125-lo124 <= 20
+			lo116, hi117 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w115 = hi117 <= len(data) && hi117-lo116 <= 20
 		} else if h7 >= 0 {
-			lo124, hi125 = h3+8, h3+24
-			w123 = hi125 <= len(data) && hi125-lo124 <= 20
+			lo116, hi117 = h3+8, h3+24
+			w115 = hi117 <= len(data) && hi117-lo116 <= 20
 		}
-		var o126 uint32
-		if w123 {
-			o126 = packet.SumWords(data[lo124:hi125])
+		var o118 uint32
+		if w115 {
+			o118 = packet.SumWords(data[lo116:hi117])
 		}
-		v127 := v122
-		s128 := v127.Hi
-		b112[8] = byte(s128 >> 56)
-		b112[9] = byte(s128 >> 48)
-		b112[10] = byte(s128 >> 40)
-		b112[11] = byte(s128 >> 32)
-		b112[12] = byte(s128 >> 24)
-		b112[13] = byte(s128 >> 16)
-		b112[14] = byte(s128 >> 8)
-		b112[15] = byte(s128)
-		s129 := v127.Lo
-		b112[16] = byte(s129 >> 56)
-		b112[17] = byte(s129 >> 48)
-		b112[18] = byte(s129 >> 40)
-		b112[19] = byte(s129 >> 32)
-		b112[20] = byte(s129 >> 24)
-		b112[21] = byte(s129 >> 16)
-		b112[22] = byte(s129 >> 8)
-		b112[23] = byte(s129)
-		f130 := uint32(o126)
-		f130 += bits.RotateLeft32(f130, 16)
-		if w123 {
-			d96 += uint64(^uint16(f130>>16)) + uint64(packet.SumWords(data[lo124:hi125]))
+		v119 := v114
+		s120 := v119.Hi
+		b105[8] = byte(s120 >> 56)
+		b105[9] = byte(s120 >> 48)
+		b105[10] = byte(s120 >> 40)
+		b105[11] = byte(s120 >> 32)
+		b105[12] = byte(s120 >> 24)
+		b105[13] = byte(s120 >> 16)
+		b105[14] = byte(s120 >> 8)
+		b105[15] = byte(s120)
+		s121 := v119.Lo
+		b105[16] = byte(s121 >> 56)
+		b105[17] = byte(s121 >> 48)
+		b105[18] = byte(s121 >> 40)
+		b105[19] = byte(s121 >> 32)
+		b105[20] = byte(s121 >> 24)
+		b105[21] = byte(s121 >> 16)
+		b105[22] = byte(s121 >> 8)
+		b105[23] = byte(s121)
+		if w115 {
+			d91 += (uint64((hi117-lo116+1)/2)*0xffff - uint64(o118) + uint64(packet.SumWords(data[lo116:hi117])))
 		}
-		v131 := 0x81
+		v122 := 0x81
 		if !(h7 >= 0) {
 			return pl.drop(14)
 		}
-		b132 := data[h7 : h7+4] // icmpv6
-		os133 := uint32(uint64(b132[0])<<8 | uint64(b132[1]))
-		b132[0] = byte(v131)
-		f135 := uint32(os133)
-		f135 += bits.RotateLeft32(f135, 16)
-		dl134 := uint64(^uint16(f135>>16)) + uint64(uint32(uint64(b132[0])<<8|uint64(b132[1])))
+		b123 := data[h7 : h7+4] // icmpv6
+		os124 := (uint64(1)*0xffff - uint64(uint32(uint64(b123[0])<<8|uint64(b123[1]))) + uint64(0))
+		b123[0] = byte(v122)
+		dl125 := os124 + uint64(uint32(uint64(b123[0])<<8|uint64(b123[1])))
 		if h7 >= 0 {
-			d96 += dl134
+			d91 += dl125
 		}
 		if (h7 >= 0) && h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d96
+			x := uint64(^cv) + d91
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s136 := r
-			cb[0] = byte(s136 >> 8)
-			cb[1] = byte(s136)
+			s126 := r
+			cb[0] = byte(s126 >> 8)
+			cb[1] = byte(s126)
 		}
 		goto n44
 	}
@@ -2146,8 +2126,8 @@ n45:
 		if !(h12 >= 0) {
 			return pl.drop(15)
 		}
-		b137 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b137[4])<<56 | uint64(b137[5])<<48 | uint64(b137[6])<<40 | uint64(b137[7])<<32 | uint64(b137[8])<<24 | uint64(b137[9])<<16 | uint64(b137[10])<<8 | uint64(b137[11])), Lo: (uint64(b137[12])<<56 | uint64(b137[13])<<48 | uint64(b137[14])<<40 | uint64(b137[15])<<32 | uint64(b137[16])<<24 | uint64(b137[17])<<16 | uint64(b137[18])<<8 | uint64(b137[19]))} == m3) {
+		b127 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b127[4])<<56 | uint64(b127[5])<<48 | uint64(b127[6])<<40 | uint64(b127[7])<<32 | uint64(b127[8])<<24 | uint64(b127[9])<<16 | uint64(b127[10])<<8 | uint64(b127[11])), Lo: (uint64(b127[12])<<56 | uint64(b127[13])<<48 | uint64(b127[14])<<40 | uint64(b127[15])<<32 | uint64(b127[16])<<24 | uint64(b127[17])<<16 | uint64(b127[18])<<8 | uint64(b127[19]))} == m3) {
 			goto n47
 		}
 		goto n46
@@ -2161,8 +2141,8 @@ n47:
 		if !(h3 >= 0) {
 			return pl.drop(17)
 		}
-		b138 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b138[8])<<56 | uint64(b138[9])<<48 | uint64(b138[10])<<40 | uint64(b138[11])<<32 | uint64(b138[12])<<24 | uint64(b138[13])<<16 | uint64(b138[14])<<8 | uint64(b138[15])), Lo: (uint64(b138[16])<<56 | uint64(b138[17])<<48 | uint64(b138[18])<<40 | uint64(b138[19])<<32 | uint64(b138[20])<<24 | uint64(b138[21])<<16 | uint64(b138[22])<<8 | uint64(b138[23]))} == packet.Value{Lo: 0x0}) {
+		b128 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b128[8])<<56 | uint64(b128[9])<<48 | uint64(b128[10])<<40 | uint64(b128[11])<<32 | uint64(b128[12])<<24 | uint64(b128[13])<<16 | uint64(b128[14])<<8 | uint64(b128[15])), Lo: (uint64(b128[16])<<56 | uint64(b128[17])<<48 | uint64(b128[18])<<40 | uint64(b128[19])<<32 | uint64(b128[20])<<24 | uint64(b128[21])<<16 | uint64(b128[22])<<8 | uint64(b128[23]))} == packet.Value{Lo: 0x0}) {
 			goto n48
 		}
 		goto n49
@@ -2175,8 +2155,8 @@ n48:
 		if !(h12 >= 0) {
 			return pl.drop(18)
 		}
-		b139 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b139[4])<<56 | uint64(b139[5])<<48 | uint64(b139[6])<<40 | uint64(b139[7])<<32 | uint64(b139[8])<<24 | uint64(b139[9])<<16 | uint64(b139[10])<<8 | uint64(b139[11])), Lo: (uint64(b139[12])<<56 | uint64(b139[13])<<48 | uint64(b139[14])<<40 | uint64(b139[15])<<32 | uint64(b139[16])<<24 | uint64(b139[17])<<16 | uint64(b139[18])<<8 | uint64(b139[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b129 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b129[4])<<56 | uint64(b129[5])<<48 | uint64(b129[6])<<40 | uint64(b129[7])<<32 | uint64(b129[8])<<24 | uint64(b129[9])<<16 | uint64(b129[10])<<8 | uint64(b129[11])), Lo: (uint64(b129[12])<<56 | uint64(b129[13])<<48 | uint64(b129[14])<<40 | uint64(b129[15])<<32 | uint64(b129[16])<<24 | uint64(b129[17])<<16 | uint64(b129[18])<<8 | uint64(b129[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n52
 	}
 n49:
@@ -2184,19 +2164,19 @@ n49:
 		if !(h3 >= 0) {
 			return pl.drop(19)
 		}
-		b140 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b140[8])<<56 | uint64(b140[9])<<48 | uint64(b140[10])<<40 | uint64(b140[11])<<32 | uint64(b140[12])<<24 | uint64(b140[13])<<16 | uint64(b140[14])<<8 | uint64(b140[15])), Lo: (uint64(b140[16])<<56 | uint64(b140[17])<<48 | uint64(b140[18])<<40 | uint64(b140[19])<<32 | uint64(b140[20])<<24 | uint64(b140[21])<<16 | uint64(b140[22])<<8 | uint64(b140[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b130 := data[h3 : h3+40] // ipv6
+		m22 = (packet.Value{Hi: (uint64(b130[8])<<56 | uint64(b130[9])<<48 | uint64(b130[10])<<40 | uint64(b130[11])<<32 | uint64(b130[12])<<24 | uint64(b130[13])<<16 | uint64(b130[14])<<8 | uint64(b130[15])), Lo: (uint64(b130[16])<<56 | uint64(b130[17])<<48 | uint64(b130[18])<<40 | uint64(b130[19])<<32 | uint64(b130[20])<<24 | uint64(b130[21])<<16 | uint64(b130[22])<<8 | uint64(b130[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		if !(h0 >= 0) {
 			return pl.drop(19)
 		}
-		b141 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b141[6])<<40 | uint64(b141[7])<<32 | uint64(b141[8])<<24 | uint64(b141[9])<<16 | uint64(b141[10])<<8 | uint64(b141[11])) & 0xffffffffffff
+		b131 := data[h0 : h0+14] // ethernet
+		m23 = (uint64(b131[6])<<40 | uint64(b131[7])<<32 | uint64(b131[8])<<24 | uint64(b131[9])<<16 | uint64(b131[10])<<8 | uint64(b131[11])) & 0xffffffffffff
 		m24 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(19)
 		}
-		b142 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b142[4])<<56 | uint64(b142[5])<<48 | uint64(b142[6])<<40 | uint64(b142[7])<<32 | uint64(b142[8])<<24 | uint64(b142[9])<<16 | uint64(b142[10])<<8 | uint64(b142[11])), Lo: (uint64(b142[12])<<56 | uint64(b142[13])<<48 | uint64(b142[14])<<40 | uint64(b142[15])<<32 | uint64(b142[16])<<24 | uint64(b142[17])<<16 | uint64(b142[18])<<8 | uint64(b142[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b132 := data[h12 : h12+20] // nd_ns
+		m25 = (packet.Value{Hi: (uint64(b132[4])<<56 | uint64(b132[5])<<48 | uint64(b132[6])<<40 | uint64(b132[7])<<32 | uint64(b132[8])<<24 | uint64(b132[9])<<16 | uint64(b132[10])<<8 | uint64(b132[11])), Lo: (uint64(b132[12])<<56 | uint64(b132[13])<<48 | uint64(b132[14])<<40 | uint64(b132[15])<<32 | uint64(b132[16])<<24 | uint64(b132[17])<<16 | uint64(b132[18])<<8 | uint64(b132[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n50
 	}
 n50:
@@ -2212,8 +2192,8 @@ n51:
 		if !(h14 >= 0) {
 			return pl.drop(20)
 		}
-		b143 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b143[0])<<40 | uint64(b143[1])<<32 | uint64(b143[2])<<24 | uint64(b143[3])<<16 | uint64(b143[4])<<8 | uint64(b143[5])) & 0xffffffffffff
+		b133 := data[h14 : h14+6] // nd_mac
+		m23 = (uint64(b133[0])<<40 | uint64(b133[1])<<32 | uint64(b133[2])<<24 | uint64(b133[3])<<16 | uint64(b133[4])<<8 | uint64(b133[5])) & 0xffffffffffff
 		pl.edges[10]++
 		goto n52
 	}
@@ -2236,84 +2216,84 @@ n54:
 		if !(h14 >= 0) {
 			return pl.drop(21)
 		}
-		po144, pn145 := h14, 6 // nd_mac
-		if po144+pn145 > len(data) {
+		po134, pn135 := h14, 6 // nd_mac
+		if po134+pn135 > len(data) {
 			return pl.drop(21)
 		}
-		pendOff = po144
-		pendN = pn145
+		pendOff = po134
+		pendN = pn135
 		h14 = -1
-		if (h0 >= 0) && h0 > po144 {
-			h0 -= pn145
+		if (h0 >= 0) && h0 > po134 {
+			h0 -= pn135
 		} // ethernet
-		if (h1 >= 0) && h1 > po144 {
-			h1 -= pn145
+		if (h1 >= 0) && h1 > po134 {
+			h1 -= pn135
 		} // vlan
-		if (h2 >= 0) && h2 > po144 {
-			h2 -= pn145
+		if (h2 >= 0) && h2 > po134 {
+			h2 -= pn135
 		} // ipv4
-		if (h3 >= 0) && h3 > po144 {
-			h3 -= pn145
+		if (h3 >= 0) && h3 > po134 {
+			h3 -= pn135
 		} // ipv6
-		if (h4 >= 0) && h4 > po144 {
-			h4 -= pn145
+		if (h4 >= 0) && h4 > po134 {
+			h4 -= pn135
 		} // udp
-		if (h5 >= 0) && h5 > po144 {
-			h5 -= pn145
+		if (h5 >= 0) && h5 > po134 {
+			h5 -= pn135
 		} // arp
-		if (h6 >= 0) && h6 > po144 {
-			h6 -= pn145
+		if (h6 >= 0) && h6 > po134 {
+			h6 -= pn135
 		} // icmp
-		if (h7 >= 0) && h7 > po144 {
-			h7 -= pn145
+		if (h7 >= 0) && h7 > po134 {
+			h7 -= pn135
 		} // icmpv6
-		if (h8 >= 0) && h8 > po144 {
-			h8 -= pn145
+		if (h8 >= 0) && h8 > po134 {
+			h8 -= pn135
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po144 {
-			h9 -= pn145
+		if (h9 >= 0) && h9 > po134 {
+			h9 -= pn135
 		} // lb_common
-		if (h10 >= 0) && h10 > po144 {
-			h10 -= pn145
+		if (h10 >= 0) && h10 > po134 {
+			h10 -= pn135
 		} // lb_v2
-		if (h11 >= 0) && h11 > po144 {
-			h11 -= pn145
+		if (h11 >= 0) && h11 > po134 {
+			h11 -= pn135
 		} // lb_v3
-		if (h12 >= 0) && h12 > po144 {
-			h12 -= pn145
+		if (h12 >= 0) && h12 > po134 {
+			h12 -= pn135
 		} // nd_ns
-		if (h13 >= 0) && h13 > po144 {
-			h13 -= pn145
+		if (h13 >= 0) && h13 > po134 {
+			h13 -= pn135
 		} // nd_opt
-		if (h15 >= 0) && h15 > po144 {
-			h15 -= pn145
+		if (h15 >= 0) && h15 > po134 {
+			h15 -= pn135
 		} // nd_na
-		if (h16 >= 0) && h16 > po144 {
-			h16 -= pn145
+		if (h16 >= 0) && h16 > po134 {
+			h16 -= pn135
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po144 {
-			h17 -= pn145
+		if (h17 >= 0) && h17 > po134 {
+			h17 -= pn135
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po144 {
-			h18 -= pn145
+		if (h18 >= 0) && h18 > po134 {
+			h18 -= pn135
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po144 {
-			h19 -= pn145
+		if (h19 >= 0) && h19 > po134 {
+			h19 -= pn135
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po144 {
-			h20 -= pn145
+		if (h20 >= 0) && h20 > po134 {
+			h20 -= pn135
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po144 {
-			h21 -= pn145
+		if (h21 >= 0) && h21 > po134 {
+			h21 -= pn135
 		} // lldp
-		if (h22 >= 0) && h22 > po144 {
-			h22 -= pn145
+		if (h22 >= 0) && h22 > po134 {
+			h22 -= pn135
 		} // slow
-		if (h23 >= 0) && h23 > po144 {
-			h23 -= pn145
+		if (h23 >= 0) && h23 > po134 {
+			h23 -= pn135
 		} // lacp
-		if cur > po144 {
-			cur = max(po144, cur-pn145)
+		if cur > po134 {
+			cur = max(po134, cur-pn135)
 		}
 		pl.edges[11]++
 		goto n55
@@ -2333,84 +2313,84 @@ n55:
 		if !(h13 >= 0) {
 			return pl.drop(22)
 		}
-		po146, pn147 := h13, 2 // nd_opt
-		if po146+pn147 > len(data) {
+		po136, pn137 := h13, 2 // nd_opt
+		if po136+pn137 > len(data) {
 			return pl.drop(22)
 		}
-		pendOff = po146
-		pendN += pn147
+		pendOff = po136
+		pendN += pn137
 		h13 = -1
-		if (h0 >= 0) && h0 > po146 {
-			h0 -= pn147
+		if (h0 >= 0) && h0 > po136 {
+			h0 -= pn137
 		} // ethernet
-		if (h1 >= 0) && h1 > po146 {
-			h1 -= pn147
+		if (h1 >= 0) && h1 > po136 {
+			h1 -= pn137
 		} // vlan
-		if (h2 >= 0) && h2 > po146 {
-			h2 -= pn147
+		if (h2 >= 0) && h2 > po136 {
+			h2 -= pn137
 		} // ipv4
-		if (h3 >= 0) && h3 > po146 {
-			h3 -= pn147
+		if (h3 >= 0) && h3 > po136 {
+			h3 -= pn137
 		} // ipv6
-		if (h4 >= 0) && h4 > po146 {
-			h4 -= pn147
+		if (h4 >= 0) && h4 > po136 {
+			h4 -= pn137
 		} // udp
-		if (h5 >= 0) && h5 > po146 {
-			h5 -= pn147
+		if (h5 >= 0) && h5 > po136 {
+			h5 -= pn137
 		} // arp
-		if (h6 >= 0) && h6 > po146 {
-			h6 -= pn147
+		if (h6 >= 0) && h6 > po136 {
+			h6 -= pn137
 		} // icmp
-		if (h7 >= 0) && h7 > po146 {
-			h7 -= pn147
+		if (h7 >= 0) && h7 > po136 {
+			h7 -= pn137
 		} // icmpv6
-		if (h8 >= 0) && h8 > po146 {
-			h8 -= pn147
+		if (h8 >= 0) && h8 > po136 {
+			h8 -= pn137
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po146 {
-			h9 -= pn147
+		if (h9 >= 0) && h9 > po136 {
+			h9 -= pn137
 		} // lb_common
-		if (h10 >= 0) && h10 > po146 {
-			h10 -= pn147
+		if (h10 >= 0) && h10 > po136 {
+			h10 -= pn137
 		} // lb_v2
-		if (h11 >= 0) && h11 > po146 {
-			h11 -= pn147
+		if (h11 >= 0) && h11 > po136 {
+			h11 -= pn137
 		} // lb_v3
-		if (h12 >= 0) && h12 > po146 {
-			h12 -= pn147
+		if (h12 >= 0) && h12 > po136 {
+			h12 -= pn137
 		} // nd_ns
-		if (h14 >= 0) && h14 > po146 {
-			h14 -= pn147
+		if (h14 >= 0) && h14 > po136 {
+			h14 -= pn137
 		} // nd_mac
-		if (h15 >= 0) && h15 > po146 {
-			h15 -= pn147
+		if (h15 >= 0) && h15 > po136 {
+			h15 -= pn137
 		} // nd_na
-		if (h16 >= 0) && h16 > po146 {
-			h16 -= pn147
+		if (h16 >= 0) && h16 > po136 {
+			h16 -= pn137
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po146 {
-			h17 -= pn147
+		if (h17 >= 0) && h17 > po136 {
+			h17 -= pn137
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po146 {
-			h18 -= pn147
+		if (h18 >= 0) && h18 > po136 {
+			h18 -= pn137
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po146 {
-			h19 -= pn147
+		if (h19 >= 0) && h19 > po136 {
+			h19 -= pn137
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po146 {
-			h20 -= pn147
+		if (h20 >= 0) && h20 > po136 {
+			h20 -= pn137
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po146 {
-			h21 -= pn147
+		if (h21 >= 0) && h21 > po136 {
+			h21 -= pn137
 		} // lldp
-		if (h22 >= 0) && h22 > po146 {
-			h22 -= pn147
+		if (h22 >= 0) && h22 > po136 {
+			h22 -= pn137
 		} // slow
-		if (h23 >= 0) && h23 > po146 {
-			h23 -= pn147
+		if (h23 >= 0) && h23 > po136 {
+			h23 -= pn137
 		} // lacp
-		if cur > po146 {
-			cur = max(po146, cur-pn147)
+		if cur > po136 {
+			cur = max(po136, cur-pn137)
 		}
 		pl.edges[12]++
 		goto n56
@@ -2430,91 +2410,91 @@ n56:
 		if !(h12 >= 0) {
 			return pl.drop(23)
 		}
-		po148, pn149 := h12, 20 // nd_ns
-		if po148+pn149 > len(data) {
+		po138, pn139 := h12, 20 // nd_ns
+		if po138+pn139 > len(data) {
 			return pl.drop(23)
 		}
-		pendN += pn149
-		if po148 < len(data)-po148-pendN {
-			copy(data[pendN:pendN+po148], data[:po148])
+		pendN += pn139
+		if po138 < len(data)-po138-pendN {
+			copy(data[pendN:pendN+po138], data[:po138])
 			data = data[pendN:]
 		} else {
-			copy(data[po148:], data[po148+pendN:])
+			copy(data[po138:], data[po138+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h0 >= 0) && h0 > po148 {
-			h0 -= pn149
+		if (h0 >= 0) && h0 > po138 {
+			h0 -= pn139
 		} // ethernet
-		if (h1 >= 0) && h1 > po148 {
-			h1 -= pn149
+		if (h1 >= 0) && h1 > po138 {
+			h1 -= pn139
 		} // vlan
-		if (h2 >= 0) && h2 > po148 {
-			h2 -= pn149
+		if (h2 >= 0) && h2 > po138 {
+			h2 -= pn139
 		} // ipv4
-		if (h3 >= 0) && h3 > po148 {
-			h3 -= pn149
+		if (h3 >= 0) && h3 > po138 {
+			h3 -= pn139
 		} // ipv6
-		if (h4 >= 0) && h4 > po148 {
-			h4 -= pn149
+		if (h4 >= 0) && h4 > po138 {
+			h4 -= pn139
 		} // udp
-		if (h5 >= 0) && h5 > po148 {
-			h5 -= pn149
+		if (h5 >= 0) && h5 > po138 {
+			h5 -= pn139
 		} // arp
-		if (h6 >= 0) && h6 > po148 {
-			h6 -= pn149
+		if (h6 >= 0) && h6 > po138 {
+			h6 -= pn139
 		} // icmp
-		if (h7 >= 0) && h7 > po148 {
-			h7 -= pn149
+		if (h7 >= 0) && h7 > po138 {
+			h7 -= pn139
 		} // icmpv6
-		if (h8 >= 0) && h8 > po148 {
-			h8 -= pn149
+		if (h8 >= 0) && h8 > po138 {
+			h8 -= pn139
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po148 {
-			h9 -= pn149
+		if (h9 >= 0) && h9 > po138 {
+			h9 -= pn139
 		} // lb_common
-		if (h10 >= 0) && h10 > po148 {
-			h10 -= pn149
+		if (h10 >= 0) && h10 > po138 {
+			h10 -= pn139
 		} // lb_v2
-		if (h11 >= 0) && h11 > po148 {
-			h11 -= pn149
+		if (h11 >= 0) && h11 > po138 {
+			h11 -= pn139
 		} // lb_v3
-		if (h13 >= 0) && h13 > po148 {
-			h13 -= pn149
+		if (h13 >= 0) && h13 > po138 {
+			h13 -= pn139
 		} // nd_opt
-		if (h14 >= 0) && h14 > po148 {
-			h14 -= pn149
+		if (h14 >= 0) && h14 > po138 {
+			h14 -= pn139
 		} // nd_mac
-		if (h15 >= 0) && h15 > po148 {
-			h15 -= pn149
+		if (h15 >= 0) && h15 > po138 {
+			h15 -= pn139
 		} // nd_na
-		if (h16 >= 0) && h16 > po148 {
-			h16 -= pn149
+		if (h16 >= 0) && h16 > po138 {
+			h16 -= pn139
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po148 {
-			h17 -= pn149
+		if (h17 >= 0) && h17 > po138 {
+			h17 -= pn139
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po148 {
-			h18 -= pn149
+		if (h18 >= 0) && h18 > po138 {
+			h18 -= pn139
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po148 {
-			h19 -= pn149
+		if (h19 >= 0) && h19 > po138 {
+			h19 -= pn139
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po148 {
-			h20 -= pn149
+		if (h20 >= 0) && h20 > po138 {
+			h20 -= pn139
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po148 {
-			h21 -= pn149
+		if (h21 >= 0) && h21 > po138 {
+			h21 -= pn139
 		} // lldp
-		if (h22 >= 0) && h22 > po148 {
-			h22 -= pn149
+		if (h22 >= 0) && h22 > po138 {
+			h22 -= pn139
 		} // slow
-		if (h23 >= 0) && h23 > po148 {
-			h23 -= pn149
+		if (h23 >= 0) && h23 > po138 {
+			h23 -= pn139
 		} // lacp
-		if cur > po148 {
-			cur = max(po148, cur-pn149)
+		if cur > po138 {
+			cur = max(po138, cur-pn139)
 		}
 		goto n57
 	}
@@ -2529,9 +2509,9 @@ n57:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s150 := r
-				cb[0] = byte(s150 >> 8)
-				cb[1] = byte(s150)
+				s140 := r
+				cb[0] = byte(s140 >> 8)
+				cb[1] = byte(s140)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2547,9 +2527,9 @@ n57:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s152 := r
-				cb[0] = byte(s152 >> 8)
-				cb[1] = byte(s152)
+				s142 := r
+				cb[0] = byte(s142 >> 8)
+				cb[1] = byte(s142)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2679,7 +2659,7 @@ n57:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt151 := p.Push(15, h7+4, 0)
+		rt141 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2804,7 +2784,7 @@ n57:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt151 {
+		if !rt141 {
 			return pl.drop(24)
 		}
 		goto n58
@@ -2820,9 +2800,9 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s153 := r
-				cb[0] = byte(s153 >> 8)
-				cb[1] = byte(s153)
+				s143 := r
+				cb[0] = byte(s143 >> 8)
+				cb[1] = byte(s143)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2838,9 +2818,9 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s155 := r
-				cb[0] = byte(s155 >> 8)
-				cb[1] = byte(s155)
+				s145 := r
+				cb[0] = byte(s145 >> 8)
+				cb[1] = byte(s145)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2970,7 +2950,7 @@ n58:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt154 := p.Push(16, h15+20, 0)
+		rt144 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3095,7 +3075,7 @@ n58:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt154 {
+		if !rt144 {
 			return pl.drop(25)
 		}
 		goto n59
@@ -3111,9 +3091,9 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s156 := r
-				cb[0] = byte(s156 >> 8)
-				cb[1] = byte(s156)
+				s146 := r
+				cb[0] = byte(s146 >> 8)
+				cb[1] = byte(s146)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3129,9 +3109,9 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s158 := r
-				cb[0] = byte(s158 >> 8)
-				cb[1] = byte(s158)
+				s148 := r
+				cb[0] = byte(s148 >> 8)
+				cb[1] = byte(s148)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3261,7 +3241,7 @@ n59:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt157 := p.Push(17, h16+2, 0)
+		rt147 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3386,7 +3366,7 @@ n59:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt157 {
+		if !rt147 {
 			return pl.drop(26)
 		}
 		goto n60
@@ -3396,114 +3376,114 @@ n60:
 		if !(h0 >= 0) {
 			return pl.drop(27)
 		}
-		b159 := data[h0 : h0+14] // ethernet
-		s160 := m23
-		b159[0] = byte(s160 >> 40)
-		b159[1] = byte(s160 >> 32)
-		b159[2] = byte(s160 >> 24)
-		b159[3] = byte(s160 >> 16)
-		b159[4] = byte(s160 >> 8)
-		b159[5] = byte(s160)
-		s161 := m2
-		b159[6] = byte(s161 >> 40)
-		b159[7] = byte(s161 >> 32)
-		b159[8] = byte(s161 >> 24)
-		b159[9] = byte(s161 >> 16)
-		b159[10] = byte(s161 >> 8)
-		b159[11] = byte(s161)
+		b149 := data[h0 : h0+14] // ethernet
+		s150 := m23
+		b149[0] = byte(s150 >> 40)
+		b149[1] = byte(s150 >> 32)
+		b149[2] = byte(s150 >> 24)
+		b149[3] = byte(s150 >> 16)
+		b149[4] = byte(s150 >> 8)
+		b149[5] = byte(s150)
+		s151 := m2
+		b149[6] = byte(s151 >> 40)
+		b149[7] = byte(s151 >> 32)
+		b149[8] = byte(s151 >> 24)
+		b149[9] = byte(s151 >> 16)
+		b149[10] = byte(s151 >> 8)
+		b149[11] = byte(s151)
 		if !(h3 >= 0) {
 			return pl.drop(27)
 		}
-		b162 := data[h3 : h3+40] // ipv6
-		s163 := 0x20
-		b162[4] = byte(s163 >> 8)
-		b162[5] = byte(s163)
-		b162[7] = byte(0xff)
-		v164 := m3
-		s165 := v164.Hi
-		b162[8] = byte(s165 >> 56)
-		b162[9] = byte(s165 >> 48)
-		b162[10] = byte(s165 >> 40)
-		b162[11] = byte(s165 >> 32)
-		b162[12] = byte(s165 >> 24)
-		b162[13] = byte(s165 >> 16)
-		b162[14] = byte(s165 >> 8)
-		b162[15] = byte(s165)
-		s166 := v164.Lo
-		b162[16] = byte(s166 >> 56)
-		b162[17] = byte(s166 >> 48)
-		b162[18] = byte(s166 >> 40)
-		b162[19] = byte(s166 >> 32)
-		b162[20] = byte(s166 >> 24)
-		b162[21] = byte(s166 >> 16)
-		b162[22] = byte(s166 >> 8)
-		b162[23] = byte(s166)
-		v167 := m22
-		s168 := v167.Hi
-		b162[24] = byte(s168 >> 56)
-		b162[25] = byte(s168 >> 48)
-		b162[26] = byte(s168 >> 40)
-		b162[27] = byte(s168 >> 32)
-		b162[28] = byte(s168 >> 24)
-		b162[29] = byte(s168 >> 16)
-		b162[30] = byte(s168 >> 8)
-		b162[31] = byte(s168)
-		s169 := v167.Lo
-		b162[32] = byte(s169 >> 56)
-		b162[33] = byte(s169 >> 48)
-		b162[34] = byte(s169 >> 40)
-		b162[35] = byte(s169 >> 32)
-		b162[36] = byte(s169 >> 24)
-		b162[37] = byte(s169 >> 16)
-		b162[38] = byte(s169 >> 8)
-		b162[39] = byte(s169)
+		b152 := data[h3 : h3+40] // ipv6
+		s153 := 0x20
+		b152[4] = byte(s153 >> 8)
+		b152[5] = byte(s153)
+		b152[7] = byte(0xff)
+		v154 := m3
+		s155 := v154.Hi
+		b152[8] = byte(s155 >> 56)
+		b152[9] = byte(s155 >> 48)
+		b152[10] = byte(s155 >> 40)
+		b152[11] = byte(s155 >> 32)
+		b152[12] = byte(s155 >> 24)
+		b152[13] = byte(s155 >> 16)
+		b152[14] = byte(s155 >> 8)
+		b152[15] = byte(s155)
+		s156 := v154.Lo
+		b152[16] = byte(s156 >> 56)
+		b152[17] = byte(s156 >> 48)
+		b152[18] = byte(s156 >> 40)
+		b152[19] = byte(s156 >> 32)
+		b152[20] = byte(s156 >> 24)
+		b152[21] = byte(s156 >> 16)
+		b152[22] = byte(s156 >> 8)
+		b152[23] = byte(s156)
+		v157 := m22
+		s158 := v157.Hi
+		b152[24] = byte(s158 >> 56)
+		b152[25] = byte(s158 >> 48)
+		b152[26] = byte(s158 >> 40)
+		b152[27] = byte(s158 >> 32)
+		b152[28] = byte(s158 >> 24)
+		b152[29] = byte(s158 >> 16)
+		b152[30] = byte(s158 >> 8)
+		b152[31] = byte(s158)
+		s159 := v157.Lo
+		b152[32] = byte(s159 >> 56)
+		b152[33] = byte(s159 >> 48)
+		b152[34] = byte(s159 >> 40)
+		b152[35] = byte(s159 >> 32)
+		b152[36] = byte(s159 >> 24)
+		b152[37] = byte(s159 >> 16)
+		b152[38] = byte(s159 >> 8)
+		b152[39] = byte(s159)
 		if !(h7 >= 0) {
 			return pl.drop(27)
 		}
-		b170 := data[h7 : h7+4] // icmpv6
-		b170[0] = byte(0x88)
-		b170[1] = byte(0x0)
+		b160 := data[h7 : h7+4] // icmpv6
+		b160[0] = byte(0x88)
+		b160[1] = byte(0x0)
 		if !(h15 >= 0) {
 			return pl.drop(27)
 		}
-		b171 := data[h15 : h15+20] // nd_na
-		b171[0] = b171[0]&^0x40 | byte(m24)<<6&0x40
-		v172 := m25
-		s173 := v172.Hi
-		b171[4] = byte(s173 >> 56)
-		b171[5] = byte(s173 >> 48)
-		b171[6] = byte(s173 >> 40)
-		b171[7] = byte(s173 >> 32)
-		b171[8] = byte(s173 >> 24)
-		b171[9] = byte(s173 >> 16)
-		b171[10] = byte(s173 >> 8)
-		b171[11] = byte(s173)
-		s174 := v172.Lo
-		b171[12] = byte(s174 >> 56)
-		b171[13] = byte(s174 >> 48)
-		b171[14] = byte(s174 >> 40)
-		b171[15] = byte(s174 >> 32)
-		b171[16] = byte(s174 >> 24)
-		b171[17] = byte(s174 >> 16)
-		b171[18] = byte(s174 >> 8)
-		b171[19] = byte(s174)
+		b161 := data[h15 : h15+20] // nd_na
+		b161[0] = b161[0]&^0x40 | byte(m24)<<6&0x40
+		v162 := m25
+		s163 := v162.Hi
+		b161[4] = byte(s163 >> 56)
+		b161[5] = byte(s163 >> 48)
+		b161[6] = byte(s163 >> 40)
+		b161[7] = byte(s163 >> 32)
+		b161[8] = byte(s163 >> 24)
+		b161[9] = byte(s163 >> 16)
+		b161[10] = byte(s163 >> 8)
+		b161[11] = byte(s163)
+		s164 := v162.Lo
+		b161[12] = byte(s164 >> 56)
+		b161[13] = byte(s164 >> 48)
+		b161[14] = byte(s164 >> 40)
+		b161[15] = byte(s164 >> 32)
+		b161[16] = byte(s164 >> 24)
+		b161[17] = byte(s164 >> 16)
+		b161[18] = byte(s164 >> 8)
+		b161[19] = byte(s164)
 		if !(h16 >= 0) {
 			return pl.drop(27)
 		}
-		b175 := data[h16 : h16+2] // nd_na_opt
-		b175[0] = byte(0x2)
-		b175[1] = byte(0x1)
+		b165 := data[h16 : h16+2] // nd_na_opt
+		b165[0] = byte(0x2)
+		b165[1] = byte(0x1)
 		if !(h17 >= 0) {
 			return pl.drop(27)
 		}
-		b176 := data[h17 : h17+6] // nd_na_mac
-		s177 := m2
-		b176[0] = byte(s177 >> 40)
-		b176[1] = byte(s177 >> 32)
-		b176[2] = byte(s177 >> 24)
-		b176[3] = byte(s177 >> 16)
-		b176[4] = byte(s177 >> 8)
-		b176[5] = byte(s177)
+		b166 := data[h17 : h17+6] // nd_na_mac
+		s167 := m2
+		b166[0] = byte(s167 >> 40)
+		b166[1] = byte(s167 >> 32)
+		b166[2] = byte(s167 >> 24)
+		b166[3] = byte(s167 >> 16)
+		b166[4] = byte(s167 >> 8)
+		b166[5] = byte(s167)
 		goto n61
 	}
 n61:
@@ -3517,9 +3497,9 @@ n61:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s178 := r
-				cb[0] = byte(s178 >> 8)
-				cb[1] = byte(s178)
+				s168 := r
+				cb[0] = byte(s168 >> 8)
+				cb[1] = byte(s168)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3532,9 +3512,9 @@ n61:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s180 := r
-				cb[0] = byte(s180 >> 8)
-				cb[1] = byte(s180)
+				s170 := r
+				cb[0] = byte(s170 >> 8)
+				cb[1] = byte(s170)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3664,7 +3644,7 @@ n61:
 		p.Meta[24] = packet.Value{Lo: m24}
 		p.Meta[25] = m25
 
-		rt179 := p.ComputeChecksum(7)
+		rt169 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3789,7 +3769,7 @@ n61:
 		m24 = p.Meta[24].Lo
 		m25 = p.Meta[25]
 
-		if !rt179 {
+		if !rt169 {
 			return pl.drop(28)
 		}
 		goto n62
@@ -3817,24 +3797,24 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw181 := (m4) & 0x7
-		b183 := data[h2 : h2+20] // ipv4
-		kw182 := (uint64(b183[12])<<24 | uint64(b183[13])<<16 | uint64(b183[14])<<8 | uint64(b183[15])) & 0xffffffff
-		pr184 := pl.tables[2].Probes()
-		k185 := kw182<<0 | kw181<<32
-		if pi186 := &pr184.Packed; len(pi186.Slots) > 0 {
-			k185 &= pi186.Mask
-			for m, j := uint64(len(pi186.Slots)-1), packet.PackedHash(k185); ; j++ {
-				sl := &pi186.Slots[j&m]
+		kw171 := (m4) & 0x7
+		b173 := data[h2 : h2+20] // ipv4
+		kw172 := (uint64(b173[12])<<24 | uint64(b173[13])<<16 | uint64(b173[14])<<8 | uint64(b173[15])) & 0xffffffff
+		pr174 := pl.tables[2].Probes()
+		k175 := kw172<<0 | kw171<<32
+		if pi176 := &pr174.Packed; len(pi176.Slots) > 0 {
+			k175 &= pi176.Mask
+			for m, j := uint64(len(pi176.Slots)-1), packet.PackedHash(k175); ; j++ {
+				sl := &pi176.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k185 {
+				if sl.Key == k175 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k185); hit {
+		} else if a, ps, hit := pl.tables[2].LookupWordAction(k175); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3852,27 +3832,27 @@ n66:
 n67:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw187 := (m4) & 0x7
-		b189 := data[h3 : h3+40] // ipv6
-		kw188 := packet.Value{Hi: (uint64(b189[8])<<56 | uint64(b189[9])<<48 | uint64(b189[10])<<40 | uint64(b189[11])<<32 | uint64(b189[12])<<24 | uint64(b189[13])<<16 | uint64(b189[14])<<8 | uint64(b189[15])), Lo: (uint64(b189[16])<<56 | uint64(b189[17])<<48 | uint64(b189[18])<<40 | uint64(b189[19])<<32 | uint64(b189[20])<<24 | uint64(b189[21])<<16 | uint64(b189[22])<<8 | uint64(b189[23]))}
-		pr190 := pl.tables[3].Probes()
-		if wl191 := &pr190.Words; len(wl191.Slots) > 0 {
-			x193 := kw187 & wl191.Mask[0]
-			x194 := kw188.Hi & wl191.Mask[1]
-			x195 := kw188.Lo & wl191.Mask[2]
-			h192 := packet.WordsHash(x193, x194, x195, 0)
-			for m, j := uint64(len(wl191.Slots)-1), h192>>(wl191.Shift&63); ; j = (j + 1) & m {
-				sl := &wl191.Slots[j]
+		kw177 := (m4) & 0x7
+		b179 := data[h3 : h3+40] // ipv6
+		kw178 := packet.Value{Hi: (uint64(b179[8])<<56 | uint64(b179[9])<<48 | uint64(b179[10])<<40 | uint64(b179[11])<<32 | uint64(b179[12])<<24 | uint64(b179[13])<<16 | uint64(b179[14])<<8 | uint64(b179[15])), Lo: (uint64(b179[16])<<56 | uint64(b179[17])<<48 | uint64(b179[18])<<40 | uint64(b179[19])<<32 | uint64(b179[20])<<24 | uint64(b179[21])<<16 | uint64(b179[22])<<8 | uint64(b179[23]))}
+		pr180 := pl.tables[3].Probes()
+		if wl181 := &pr180.Words; len(wl181.Slots) > 0 {
+			x183 := kw177 & wl181.Mask[0]
+			x184 := kw178.Hi & wl181.Mask[1]
+			x185 := kw178.Lo & wl181.Mask[2]
+			h182 := packet.WordsHash(x183, x184, x185, 0)
+			for m, j := uint64(len(wl181.Slots)-1), h182>>(wl181.Shift&63); ; j = (j + 1) & m {
+				sl := &wl181.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl191.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h192 && ks[0] == x193 && ks[1] == x194 && ks[2] == x195 {
-					a := &wl191.Acts[j]
+				if ks := wl181.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h182 && ks[0] == x183 && ks[1] == x184 && ks[2] == x185 {
+					a := &wl181.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw187, kw188.Hi, kw188.Lo, 0); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw177, kw178.Hi, kw178.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -3910,72 +3890,72 @@ n71:
 	}
 n72:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b196 := data[h10 : h10+12] // lb_v2
-		m17 = (uint64(b196[4])<<56 | uint64(b196[5])<<48 | uint64(b196[6])<<40 | uint64(b196[7])<<32 | uint64(b196[8])<<24 | uint64(b196[9])<<16 | uint64(b196[10])<<8 | uint64(b196[11]))
-		m18 = ((uint64(b196[4])<<56 | uint64(b196[5])<<48 | uint64(b196[6])<<40 | uint64(b196[7])<<32 | uint64(b196[8])<<24 | uint64(b196[9])<<16 | uint64(b196[10])<<8 | uint64(b196[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b196[2])<<8 | uint64(b196[3])) & 0xffff
+		b186 := data[h10 : h10+12] // lb_v2
+		m17 = (uint64(b186[4])<<56 | uint64(b186[5])<<48 | uint64(b186[6])<<40 | uint64(b186[7])<<32 | uint64(b186[8])<<24 | uint64(b186[9])<<16 | uint64(b186[10])<<8 | uint64(b186[11]))
+		m18 = ((uint64(b186[4])<<56 | uint64(b186[5])<<48 | uint64(b186[6])<<40 | uint64(b186[7])<<32 | uint64(b186[8])<<24 | uint64(b186[9])<<16 | uint64(b186[10])<<8 | uint64(b186[11])) & 0xffff) & 0xffff
+		m19 = (uint64(b186[2])<<8 | uint64(b186[3])) & 0xffff
 		goto n74
 	}
 n73:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b197 := data[h11 : h11+12] // lb_v3
-		m17 = (uint64(b197[4])<<56 | uint64(b197[5])<<48 | uint64(b197[6])<<40 | uint64(b197[7])<<32 | uint64(b197[8])<<24 | uint64(b197[9])<<16 | uint64(b197[10])<<8 | uint64(b197[11]))
-		m18 = (uint64(b197[0])<<8 | uint64(b197[1])) & 0xffff
-		m19 = (uint64(b197[2])<<8 | uint64(b197[3])) & 0xffff
+		b187 := data[h11 : h11+12] // lb_v3
+		m17 = (uint64(b187[4])<<56 | uint64(b187[5])<<48 | uint64(b187[6])<<40 | uint64(b187[7])<<32 | uint64(b187[8])<<24 | uint64(b187[9])<<16 | uint64(b187[10])<<8 | uint64(b187[11]))
+		m18 = (uint64(b187[0])<<8 | uint64(b187[1])) & 0xffff
+		m19 = (uint64(b187[2])<<8 | uint64(b187[3])) & 0xffff
 		pl.edges[17]++
 		goto n74
 	}
 n74:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		kw198 := (m4) & 0x7
-		kw199 := (m17)
-		pr200 := pl.tables[4].Probes()
-		if wl201 := &pr200.Words; len(wl201.Slots) > 0 {
-			x203 := kw198 & wl201.Mask[0]
-			x204 := kw199 & wl201.Mask[1]
-			h202 := packet.WordsHash(x203, x204, 0, 0)
-			for m, j := uint64(len(wl201.Slots)-1), h202>>(wl201.Shift&63); ; j = (j + 1) & m {
-				sl := &wl201.Slots[j]
+		kw188 := (m4) & 0x7
+		kw189 := (m17)
+		pr190 := pl.tables[4].Probes()
+		if wl191 := &pr190.Words; len(wl191.Slots) > 0 {
+			x193 := kw188 & wl191.Mask[0]
+			x194 := kw189 & wl191.Mask[1]
+			h192 := packet.WordsHash(x193, x194, 0, 0)
+			for m, j := uint64(len(wl191.Slots)-1), h192>>(wl191.Shift&63); ; j = (j + 1) & m {
+				sl := &wl191.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl201.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h202 && ks[0] == x203 && ks[1] == x204 {
-					a := &wl201.Acts[j]
+				if ks := wl191.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h192 && ks[0] == x193 && ks[1] == x194 {
+					a := &wl191.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc205 := &pr200.Scan; len(sc205.Match) > 0 {
-			for i, ms := 0, sc205.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw198 == ms[0].Val && kw199&ms[1].Mask == ms[1].Val {
-					act, params = int(sc205.Acts[i].Action), sc205.Acts[i].Params
+		} else if sc195 := &pr190.Scan; len(sc195.Match) > 0 {
+			for i, ms := 0, sc195.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw188 == ms[0].Val && kw189&ms[1].Mask == ms[1].Val {
+					act, params = int(sc195.Acts[i].Action), sc195.Acts[i].Params
 					break
 				}
 			}
-		} else if iv206 := pr200.Intervals; iv206 != nil {
-			h207 := packet.WordsHash(kw198, 0, 0, 0)
-			for m, j := uint64(len(iv206.Groups)-1), h207>>(iv206.Shift&63); ; j = (j + 1) & m {
-				g := &iv206.Groups[j]
+		} else if iv196 := pr190.Intervals; iv196 != nil {
+			h197 := packet.WordsHash(kw188, 0, 0, 0)
+			for m, j := uint64(len(iv196.Groups)-1), h197>>(iv196.Shift&63); ; j = (j + 1) & m {
+				g := &iv196.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw198 {
-					ss, k := iv206.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw188 {
+					ss, k := iv196.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw199 {
+						if ss[k+half] <= kw189 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv206.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv196.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw198, kw199, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw188, kw189, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4013,24 +3993,24 @@ n76:
 n77:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		kw208 := (m4) & 0x7
-		kw209 := (m6) & 0xffffffff
-		kw210 := (m20) & 0xffff
-		pr211 := pl.tables[5].Probes()
-		k212 := kw210<<0 | kw209<<16 | kw208<<48
-		if pi213 := &pr211.Packed; len(pi213.Slots) > 0 {
-			k212 &= pi213.Mask
-			for m, j := uint64(len(pi213.Slots)-1), packet.PackedHash(k212); ; j++ {
-				sl := &pi213.Slots[j&m]
+		kw198 := (m4) & 0x7
+		kw199 := (m6) & 0xffffffff
+		kw200 := (m20) & 0xffff
+		pr201 := pl.tables[5].Probes()
+		k202 := kw200<<0 | kw199<<16 | kw198<<48
+		if pi203 := &pr201.Packed; len(pi203.Slots) > 0 {
+			k202 &= pi203.Mask
+			for m, j := uint64(len(pi203.Slots)-1), packet.PackedHash(k202); ; j++ {
+				sl := &pi203.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k212 {
+				if sl.Key == k202 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k212); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordAction(k202); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4053,25 +4033,25 @@ n78:
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		kw214 := (m4) & 0x7
-		b216 := data[h0 : h0+14] // ethernet
-		kw215 := (uint64(b216[12])<<8 | uint64(b216[13])) & 0xffff
-		kw217 := (m9) & 0xffff
-		pr218 := pl.tables[6].Probes()
-		k219 := kw217<<0 | kw215<<16 | kw214<<32
-		if pi220 := &pr218.Packed; len(pi220.Slots) > 0 {
-			k219 &= pi220.Mask
-			for m, j := uint64(len(pi220.Slots)-1), packet.PackedHash(k219); ; j++ {
-				sl := &pi220.Slots[j&m]
+		kw204 := (m4) & 0x7
+		b206 := data[h0 : h0+14] // ethernet
+		kw205 := (uint64(b206[12])<<8 | uint64(b206[13])) & 0xffff
+		kw207 := (m9) & 0xffff
+		pr208 := pl.tables[6].Probes()
+		k209 := kw207<<0 | kw205<<16 | kw204<<32
+		if pi210 := &pr208.Packed; len(pi210.Slots) > 0 {
+			k209 &= pi210.Mask
+			for m, j := uint64(len(pi210.Slots)-1), packet.PackedHash(k209); ; j++ {
+				sl := &pi210.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k219 {
+				if sl.Key == k209 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k219); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k209); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4128,47 +4108,47 @@ n91:
 	}
 n92:
 	{ // LbPopV2Body: pop lb_v2
-		po221, pn222 := h10, 12 // lb_v2
-		if po221+pn222 > len(data) {
+		po211, pn212 := h10, 12 // lb_v2
+		if po211+pn212 > len(data) {
 			return pl.drop(33)
 		}
-		if po221 > h4 && (po221-h4)%2 == 0 {
-			pw224 := data[po221 : po221+12]
-			d223 := uint32(uint64(pw224[0])<<8|uint64(pw224[1])) + uint32(uint64(pw224[2])<<8|uint64(pw224[3])) + uint32(uint64(pw224[4])<<8|uint64(pw224[5])) + uint32(uint64(pw224[6])<<8|uint64(pw224[7])) + uint32(uint64(pw224[8])<<8|uint64(pw224[9])) + uint32(uint64(pw224[10])<<8|uint64(pw224[11]))
-			d223 += bits.RotateLeft32(d223, 16)
+		if po211 > h4 && (po211-h4)%2 == 0 {
+			pw214 := data[po211 : po211+12]
+			d213 := uint32(uint64(pw214[0])<<8|uint64(pw214[1])) + uint32(uint64(pw214[2])<<8|uint64(pw214[3])) + uint32(uint64(pw214[4])<<8|uint64(pw214[5])) + uint32(uint64(pw214[6])<<8|uint64(pw214[7])) + uint32(uint64(pw214[8])<<8|uint64(pw214[9])) + uint32(uint64(pw214[10])<<8|uint64(pw214[11]))
+			d213 += bits.RotateLeft32(d213, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d223 >> 16))
+				pendD4 += uint64(^uint16(d213 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po221
-		pendN = pn222
+		pendOff = po211
+		pendN = pn212
 		h10 = -1
-		if cur > po221 {
-			cur = max(po221, cur-pn222)
+		if cur > po211 {
+			cur = max(po211, cur-pn212)
 		}
 		goto n94
 	}
 n93:
 	{ // LbPopV3Body: pop lb_v3
-		po225, pn226 := h11, 12 // lb_v3
-		if po225+pn226 > len(data) {
+		po215, pn216 := h11, 12 // lb_v3
+		if po215+pn216 > len(data) {
 			return pl.drop(34)
 		}
-		if po225 > h4 && (po225-h4)%2 == 0 {
-			pw228 := data[po225 : po225+12]
-			d227 := uint32(uint64(pw228[0])<<8|uint64(pw228[1])) + uint32(uint64(pw228[2])<<8|uint64(pw228[3])) + uint32(uint64(pw228[4])<<8|uint64(pw228[5])) + uint32(uint64(pw228[6])<<8|uint64(pw228[7])) + uint32(uint64(pw228[8])<<8|uint64(pw228[9])) + uint32(uint64(pw228[10])<<8|uint64(pw228[11]))
-			d227 += bits.RotateLeft32(d227, 16)
+		if po215 > h4 && (po215-h4)%2 == 0 {
+			pw218 := data[po215 : po215+12]
+			d217 := uint32(uint64(pw218[0])<<8|uint64(pw218[1])) + uint32(uint64(pw218[2])<<8|uint64(pw218[3])) + uint32(uint64(pw218[4])<<8|uint64(pw218[5])) + uint32(uint64(pw218[6])<<8|uint64(pw218[7])) + uint32(uint64(pw218[8])<<8|uint64(pw218[9])) + uint32(uint64(pw218[10])<<8|uint64(pw218[11]))
+			d217 += bits.RotateLeft32(d217, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d227 >> 16))
+				pendD4 += uint64(^uint16(d217 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po225
-		pendN = pn226
+		pendOff = po215
+		pendN = pn216
 		h11 = -1
-		if cur > po225 {
-			cur = max(po225, cur-pn226)
+		if cur > po215 {
+			cur = max(po215, cur-pn216)
 		}
 		pl.edges[23]++
 		goto n94
@@ -4185,49 +4165,47 @@ n94:
 			}
 			pendN = 0
 		}
-		po229, pn230 := h9, 4 // lb_common
-		if po229+pn230 > len(data) {
+		po219, pn220 := h9, 4 // lb_common
+		if po219+pn220 > len(data) {
 			return pl.drop(35)
 		}
-		if po229 > h4 && (po229-h4)%2 == 0 {
-			pw232 := data[po229 : po229+4]
-			d231 := uint32(uint64(pw232[0])<<8|uint64(pw232[1])) + uint32(uint64(pw232[2])<<8|uint64(pw232[3]))
-			d231 += bits.RotateLeft32(d231, 16)
+		if po219 > h4 && (po219-h4)%2 == 0 {
+			pw222 := data[po219 : po219+4]
+			d221 := uint32(uint64(pw222[0])<<8|uint64(pw222[1])) + uint32(uint64(pw222[2])<<8|uint64(pw222[3]))
+			d221 += bits.RotateLeft32(d221, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d231 >> 16))
+				pendD4 += uint64(^uint16(d221 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn230
-		if po229 < len(data)-po229-pendN {
-			copy(data[pendN:pendN+po229], data[:po229])
+		pendN += pn220
+		if po219 < len(data)-po219-pendN {
+			copy(data[pendN:pendN+po219], data[:po219])
 			data = data[pendN:]
 		} else {
-			copy(data[po229:], data[po229+pendN:])
+			copy(data[po219:], data[po219+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po229 {
-			cur = max(po229, cur-pn230)
+		if cur > po219 {
+			cur = max(po219, cur-pn220)
 		}
 		goto n95
 	}
 n95:
 	{ // LbUdpLen: set udp.length
-		var d233 uint64         // udp checksum
-		b234 := data[h4 : h4+8] // udp
-		v235 := ((uint64(b234[4])<<8 | uint64(b234[5])) - 0x10)
-		os236 := uint32(uint16((uint64(b234[4])<<8 | uint64(b234[5]))))
-		s237 := v235
-		b234[4] = byte(s237 >> 8)
-		b234[5] = byte(s237)
-		f239 := uint32(os236)
-		f239 += bits.RotateLeft32(f239, 16)
-		dl238 := uint64(^uint16(f239>>16)) + uint64(uint32(uint16(v235)))
-		d233 += dl238
+		var d223 uint64         // udp checksum
+		b224 := data[h4 : h4+8] // udp
+		v225 := ((uint64(b224[4])<<8 | uint64(b224[5])) - 0x10)
+		os226 := uint64(^uint16((uint64(b224[4])<<8 | uint64(b224[5]))))
+		s227 := v225
+		b224[4] = byte(s227 >> 8)
+		b224[5] = byte(s227)
+		dl228 := os226 + uint64(uint16(v225))
+		d223 += dl228
 		if h4+8 <= len(data) {
-			pendD4 += d233
+			pendD4 += d223
 			pendK4 = true
 		}
 		pl.edges[24]++
@@ -4235,21 +4213,21 @@ n95:
 	}
 n83:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b240 := data[h0 : h0+14] // ethernet
-		s241 := m2
-		b240[6] = byte(s241 >> 40)
-		b240[7] = byte(s241 >> 32)
-		b240[8] = byte(s241 >> 24)
-		b240[9] = byte(s241 >> 16)
-		b240[10] = byte(s241 >> 8)
-		b240[11] = byte(s241)
-		s242 := m10
-		b240[0] = byte(s242 >> 40)
-		b240[1] = byte(s242 >> 32)
-		b240[2] = byte(s242 >> 24)
-		b240[3] = byte(s242 >> 16)
-		b240[4] = byte(s242 >> 8)
-		b240[5] = byte(s242)
+		b229 := data[h0 : h0+14] // ethernet
+		s230 := m2
+		b229[6] = byte(s230 >> 40)
+		b229[7] = byte(s230 >> 32)
+		b229[8] = byte(s230 >> 24)
+		b229[9] = byte(s230 >> 16)
+		b229[10] = byte(s230 >> 8)
+		b229[11] = byte(s230)
+		s231 := m10
+		b229[0] = byte(s231 >> 40)
+		b229[1] = byte(s231 >> 32)
+		b229[2] = byte(s231 >> 24)
+		b229[3] = byte(s231 >> 16)
+		b229[4] = byte(s231 >> 8)
+		b229[5] = byte(s231)
 		goto n84
 	}
 n84:
@@ -4268,139 +4246,115 @@ n85:
 	}
 n87:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d243 uint64 // ipv4 checksum
-		var d244 uint64 // udp checksum
-		v245 := m11
-		b246 := data[h2 : h2+20] // ipv4
-		ws248 := uint64((uint64(b246[16])<<24 | uint64(b246[17])<<16 | uint64(b246[18])<<8 | uint64(b246[19])))
-		os247 := uint32(uint16(ws248>>0)) + uint32(uint16(ws248>>16))
-		s249 := v245
-		b246[16] = byte(s249 >> 24)
-		b246[17] = byte(s249 >> 16)
-		b246[18] = byte(s249 >> 8)
-		b246[19] = byte(s249)
-		ws250 := uint64(v245)
-		f252 := uint32(os247)
-		f252 += bits.RotateLeft32(f252, 16)
-		dl251 := uint64(^uint16(f252>>16)) + uint64(uint32(uint16(ws250>>0))+uint32(uint16(ws250>>16)))
-		d243 += dl251
-		d244 += dl251
-		v253 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws255 := uint64((uint64(b246[12])<<24 | uint64(b246[13])<<16 | uint64(b246[14])<<8 | uint64(b246[15])))
-		os254 := uint32(uint16(ws255>>0)) + uint32(uint16(ws255>>16))
-		s256 := v253
-		b246[12] = byte(s256 >> 24)
-		b246[13] = byte(s256 >> 16)
-		b246[14] = byte(s256 >> 8)
-		b246[15] = byte(s256)
-		ws257 := uint64(v253)
-		f259 := uint32(os254)
-		f259 += bits.RotateLeft32(f259, 16)
-		dl258 := uint64(^uint16(f259>>16)) + uint64(uint32(uint16(ws257>>0))+uint32(uint16(ws257>>16)))
-		d243 += dl258
-		d244 += dl258
-		v260 := m21
-		b261 := data[h4 : h4+8] // udp
-		os262 := uint32(uint16((uint64(b261[2])<<8 | uint64(b261[3]))))
-		s263 := v260
-		b261[2] = byte(s263 >> 8)
-		b261[3] = byte(s263)
-		f265 := uint32(os262)
-		f265 += bits.RotateLeft32(f265, 16)
-		dl264 := uint64(^uint16(f265>>16)) + uint64(uint32(uint16(v260)))
-		d244 += dl264
-		v266 := uint64(b246[8])
-		os267 := uint32(uint64(b246[8])<<8 | uint64(b246[9]))
-		b246[8] = byte(v266)
-		f269 := uint32(os267)
-		f269 += bits.RotateLeft32(f269, 16)
-		dl268 := uint64(^uint16(f269>>16)) + uint64(uint32(uint64(b246[8])<<8|uint64(b246[9])))
-		d243 += dl268
+		var d232 uint64 // ipv4 checksum
+		var d233 uint64 // udp checksum
+		v234 := m11
+		b235 := data[h2 : h2+20] // ipv4
+		os236 := uint64(^uint32((uint64(b235[16])<<24 | uint64(b235[17])<<16 | uint64(b235[18])<<8 | uint64(b235[19]))))
+		s237 := v234
+		b235[16] = byte(s237 >> 24)
+		b235[17] = byte(s237 >> 16)
+		b235[18] = byte(s237 >> 8)
+		b235[19] = byte(s237)
+		dl238 := os236 + uint64(uint32(v234))
+		d232 += dl238
+		d233 += dl238
+		v239 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		os240 := uint64(^uint32((uint64(b235[12])<<24 | uint64(b235[13])<<16 | uint64(b235[14])<<8 | uint64(b235[15]))))
+		s241 := v239
+		b235[12] = byte(s241 >> 24)
+		b235[13] = byte(s241 >> 16)
+		b235[14] = byte(s241 >> 8)
+		b235[15] = byte(s241)
+		dl242 := os240 + uint64(uint32(v239))
+		d232 += dl242
+		d233 += dl242
+		v243 := m21
+		b244 := data[h4 : h4+8] // udp
+		os245 := uint64(^uint16((uint64(b244[2])<<8 | uint64(b244[3]))))
+		s246 := v243
+		b244[2] = byte(s246 >> 8)
+		b244[3] = byte(s246)
+		dl247 := os245 + uint64(uint16(v243))
+		d233 += dl247
+		v248 := uint64(b235[8])
+		os249 := (uint64(1)*0xffff - uint64(uint32(uint64(b235[8])<<8|uint64(b235[9]))) + uint64(0))
+		b235[8] = byte(v248)
+		dl250 := os249 + uint64(uint32(uint64(b235[8])<<8|uint64(b235[9])))
+		d232 += dl250
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d243
+			x := uint64(^cv) + d232
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s270 := r
-			cb[0] = byte(s270 >> 8)
-			cb[1] = byte(s270)
+			s251 := r
+			cb[0] = byte(s251 >> 8)
+			cb[1] = byte(s251)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d244
+			pendD4 += d233
 			pendK4 = true
 		}
 		goto n96
 	}
 n88:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d271 uint64 // ipv4 checksum
-		var d272 uint64 // udp checksum
-		v273 := m11
-		b274 := data[h2 : h2+20] // ipv4
-		ws276 := uint64((uint64(b274[16])<<24 | uint64(b274[17])<<16 | uint64(b274[18])<<8 | uint64(b274[19])))
-		os275 := uint32(uint16(ws276>>0)) + uint32(uint16(ws276>>16))
-		s277 := v273
-		b274[16] = byte(s277 >> 24)
-		b274[17] = byte(s277 >> 16)
-		b274[18] = byte(s277 >> 8)
-		b274[19] = byte(s277)
-		ws278 := uint64(v273)
-		f280 := uint32(os275)
-		f280 += bits.RotateLeft32(f280, 16)
-		dl279 := uint64(^uint16(f280>>16)) + uint64(uint32(uint16(ws278>>0))+uint32(uint16(ws278>>16)))
-		d271 += dl279
-		d272 += dl279
-		v281 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		ws283 := uint64((uint64(b274[12])<<24 | uint64(b274[13])<<16 | uint64(b274[14])<<8 | uint64(b274[15])))
-		os282 := uint32(uint16(ws283>>0)) + uint32(uint16(ws283>>16))
-		s284 := v281
-		b274[12] = byte(s284 >> 24)
-		b274[13] = byte(s284 >> 16)
-		b274[14] = byte(s284 >> 8)
-		b274[15] = byte(s284)
-		ws285 := uint64(v281)
-		f287 := uint32(os282)
-		f287 += bits.RotateLeft32(f287, 16)
-		dl286 := uint64(^uint16(f287>>16)) + uint64(uint32(uint16(ws285>>0))+uint32(uint16(ws285>>16)))
-		d271 += dl286
-		d272 += dl286
-		v288 := m21
-		b289 := data[h4 : h4+8] // udp
-		os290 := uint32(uint16((uint64(b289[2])<<8 | uint64(b289[3]))))
-		s291 := v288
-		b289[2] = byte(s291 >> 8)
-		b289[3] = byte(s291)
-		f293 := uint32(os290)
-		f293 += bits.RotateLeft32(f293, 16)
-		dl292 := uint64(^uint16(f293>>16)) + uint64(uint32(uint16(v288)))
-		d272 += dl292
-		v294 := ((uint64(b274[2])<<8 | uint64(b274[3])) - 0x10)
-		os295 := uint32(uint16((uint64(b274[2])<<8 | uint64(b274[3]))))
-		s296 := v294
-		b274[2] = byte(s296 >> 8)
-		b274[3] = byte(s296)
-		f298 := uint32(os295)
-		f298 += bits.RotateLeft32(f298, 16)
-		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(v294)))
-		d271 += dl297
-		d272 += dl297
+		var d252 uint64 // ipv4 checksum
+		var d253 uint64 // udp checksum
+		v254 := m11
+		b255 := data[h2 : h2+20] // ipv4
+		os256 := uint64(^uint32((uint64(b255[16])<<24 | uint64(b255[17])<<16 | uint64(b255[18])<<8 | uint64(b255[19]))))
+		s257 := v254
+		b255[16] = byte(s257 >> 24)
+		b255[17] = byte(s257 >> 16)
+		b255[18] = byte(s257 >> 8)
+		b255[19] = byte(s257)
+		dl258 := os256 + uint64(uint32(v254))
+		d252 += dl258
+		d253 += dl258
+		v259 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		os260 := uint64(^uint32((uint64(b255[12])<<24 | uint64(b255[13])<<16 | uint64(b255[14])<<8 | uint64(b255[15]))))
+		s261 := v259
+		b255[12] = byte(s261 >> 24)
+		b255[13] = byte(s261 >> 16)
+		b255[14] = byte(s261 >> 8)
+		b255[15] = byte(s261)
+		dl262 := os260 + uint64(uint32(v259))
+		d252 += dl262
+		d253 += dl262
+		v263 := m21
+		b264 := data[h4 : h4+8] // udp
+		os265 := uint64(^uint16((uint64(b264[2])<<8 | uint64(b264[3]))))
+		s266 := v263
+		b264[2] = byte(s266 >> 8)
+		b264[3] = byte(s266)
+		dl267 := os265 + uint64(uint16(v263))
+		d253 += dl267
+		v268 := ((uint64(b255[2])<<8 | uint64(b255[3])) - 0x10)
+		os269 := uint64(^uint16((uint64(b255[2])<<8 | uint64(b255[3]))))
+		s270 := v268
+		b255[2] = byte(s270 >> 8)
+		b255[3] = byte(s270)
+		dl271 := os269 + uint64(uint16(v268))
+		d252 += dl271
+		d253 += dl271
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d271
+			x := uint64(^cv) + d252
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s299 := r
-			cb[0] = byte(s299 >> 8)
-			cb[1] = byte(s299)
+			s272 := r
+			cb[0] = byte(s272 >> 8)
+			cb[1] = byte(s272)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d272
+			pendD4 += d253
 			pendK4 = true
 		}
 		pl.edges[25]++
@@ -4415,74 +4369,76 @@ n86:
 	}
 n89:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d300 uint64 // udp checksum
-		v301 := m12
-		b302 := data[h3 : h3+40] // ipv6
-		ws304 := packet.Value{Hi: (uint64(b302[24])<<56 | uint64(b302[25])<<48 | uint64(b302[26])<<40 | uint64(b302[27])<<32 | uint64(b302[28])<<24 | uint64(b302[29])<<16 | uint64(b302[30])<<8 | uint64(b302[31])), Lo: (uint64(b302[32])<<56 | uint64(b302[33])<<48 | uint64(b302[34])<<40 | uint64(b302[35])<<32 | uint64(b302[36])<<24 | uint64(b302[37])<<16 | uint64(b302[38])<<8 | uint64(b302[39]))}
-		os303 := uint32(uint16(ws304.Hi>>0)) + uint32(uint16(ws304.Hi>>16)) + uint32(uint16(ws304.Hi>>32)) + uint32(uint16(ws304.Hi>>48)) + uint32(uint16(ws304.Lo>>0)) + uint32(uint16(ws304.Lo>>16)) + uint32(uint16(ws304.Lo>>32)) + uint32(uint16(ws304.Lo>>48))
-		v305 := v301
-		s306 := v305.Hi
-		b302[24] = byte(s306 >> 56)
-		b302[25] = byte(s306 >> 48)
-		b302[26] = byte(s306 >> 40)
-		b302[27] = byte(s306 >> 32)
-		b302[28] = byte(s306 >> 24)
-		b302[29] = byte(s306 >> 16)
-		b302[30] = byte(s306 >> 8)
-		b302[31] = byte(s306)
-		s307 := v305.Lo
-		b302[32] = byte(s307 >> 56)
-		b302[33] = byte(s307 >> 48)
-		b302[34] = byte(s307 >> 40)
-		b302[35] = byte(s307 >> 32)
-		b302[36] = byte(s307 >> 24)
-		b302[37] = byte(s307 >> 16)
-		b302[38] = byte(s307 >> 8)
-		b302[39] = byte(s307)
-		ws308 := v301
-		f310 := uint32(os303)
-		f310 += bits.RotateLeft32(f310, 16)
-		dl309 := uint64(^uint16(f310>>16)) + uint64(uint32(uint16(ws308.Hi>>0))+uint32(uint16(ws308.Hi>>16))+uint32(uint16(ws308.Hi>>32))+uint32(uint16(ws308.Hi>>48))+uint32(uint16(ws308.Lo>>0))+uint32(uint16(ws308.Lo>>16))+uint32(uint16(ws308.Lo>>32))+uint32(uint16(ws308.Lo>>48)))
-		d300 += dl309
-		v311 := m3
-		ws313 := packet.Value{Hi: (uint64(b302[8])<<56 | uint64(b302[9])<<48 | uint64(b302[10])<<40 | uint64(b302[11])<<32 | uint64(b302[12])<<24 | uint64(b302[13])<<16 | uint64(b302[14])<<8 | uint64(b302[15])), Lo: (uint64(b302[16])<<56 | uint64(b302[17])<<48 | uint64(b302[18])<<40 | uint64(b302[19])<<32 | uint64(b302[20])<<24 | uint64(b302[21])<<16 | uint64(b302[22])<<8 | uint64(b302[23]))}
-		os312 := uint32(uint16(ws313.Hi>>0)) + uint32(uint16(ws313.Hi>>16)) + uint32(uint16(ws313.Hi>>32)) + uint32(uint16(ws313.Hi>>48)) + uint32(uint16(ws313.Lo>>0)) + uint32(uint16(ws313.Lo>>16)) + uint32(uint16(ws313.Lo>>32)) + uint32(uint16(ws313.Lo>>48))
-		v314 := v311
-		s315 := v314.Hi
-		b302[8] = byte(s315 >> 56)
-		b302[9] = byte(s315 >> 48)
-		b302[10] = byte(s315 >> 40)
-		b302[11] = byte(s315 >> 32)
-		b302[12] = byte(s315 >> 24)
-		b302[13] = byte(s315 >> 16)
-		b302[14] = byte(s315 >> 8)
-		b302[15] = byte(s315)
-		s316 := v314.Lo
-		b302[16] = byte(s316 >> 56)
-		b302[17] = byte(s316 >> 48)
-		b302[18] = byte(s316 >> 40)
-		b302[19] = byte(s316 >> 32)
-		b302[20] = byte(s316 >> 24)
-		b302[21] = byte(s316 >> 16)
-		b302[22] = byte(s316 >> 8)
-		b302[23] = byte(s316)
-		ws317 := v311
-		f319 := uint32(os312)
-		f319 += bits.RotateLeft32(f319, 16)
-		dl318 := uint64(^uint16(f319>>16)) + uint64(uint32(uint16(ws317.Hi>>0))+uint32(uint16(ws317.Hi>>16))+uint32(uint16(ws317.Hi>>32))+uint32(uint16(ws317.Hi>>48))+uint32(uint16(ws317.Lo>>0))+uint32(uint16(ws317.Lo>>16))+uint32(uint16(ws317.Lo>>32))+uint32(uint16(ws317.Lo>>48)))
-		d300 += dl318
-		v320 := m21
-		b321 := data[h4 : h4+8] // udp
-		os322 := uint32(uint16((uint64(b321[2])<<8 | uint64(b321[3]))))
-		s323 := v320
-		b321[2] = byte(s323 >> 8)
-		b321[3] = byte(s323)
-		f325 := uint32(os322)
-		f325 += bits.RotateLeft32(f325, 16)
-		dl324 := uint64(^uint16(f325>>16)) + uint64(uint32(uint16(v320)))
-		d300 += dl324
+		var d273 uint64 // udp checksum
+		v274 := m12
+		b275 := data[h3 : h3+40] // ipv6
+		wv277 := packet.Value{Hi: (uint64(b275[24])<<56 | uint64(b275[25])<<48 | uint64(b275[26])<<40 | uint64(b275[27])<<32 | uint64(b275[28])<<24 | uint64(b275[29])<<16 | uint64(b275[30])<<8 | uint64(b275[31])), Lo: (uint64(b275[32])<<56 | uint64(b275[33])<<48 | uint64(b275[34])<<40 | uint64(b275[35])<<32 | uint64(b275[36])<<24 | uint64(b275[37])<<16 | uint64(b275[38])<<8 | uint64(b275[39]))}
+		ws278 := ^wv277.Hi
+		ws279 := ^wv277.Lo
+		os276 := (ws278>>32 + uint64(uint32(ws278))) + (ws279>>32 + uint64(uint32(ws279)))
+		v280 := v274
+		s281 := v280.Hi
+		b275[24] = byte(s281 >> 56)
+		b275[25] = byte(s281 >> 48)
+		b275[26] = byte(s281 >> 40)
+		b275[27] = byte(s281 >> 32)
+		b275[28] = byte(s281 >> 24)
+		b275[29] = byte(s281 >> 16)
+		b275[30] = byte(s281 >> 8)
+		b275[31] = byte(s281)
+		s282 := v280.Lo
+		b275[32] = byte(s282 >> 56)
+		b275[33] = byte(s282 >> 48)
+		b275[34] = byte(s282 >> 40)
+		b275[35] = byte(s282 >> 32)
+		b275[36] = byte(s282 >> 24)
+		b275[37] = byte(s282 >> 16)
+		b275[38] = byte(s282 >> 8)
+		b275[39] = byte(s282)
+		wv283 := v274
+		ws284 := wv283.Hi
+		ws285 := wv283.Lo
+		dl286 := os276 + (ws284>>32 + uint64(uint32(ws284))) + (ws285>>32 + uint64(uint32(ws285)))
+		d273 += dl286
+		v287 := m3
+		wv289 := packet.Value{Hi: (uint64(b275[8])<<56 | uint64(b275[9])<<48 | uint64(b275[10])<<40 | uint64(b275[11])<<32 | uint64(b275[12])<<24 | uint64(b275[13])<<16 | uint64(b275[14])<<8 | uint64(b275[15])), Lo: (uint64(b275[16])<<56 | uint64(b275[17])<<48 | uint64(b275[18])<<40 | uint64(b275[19])<<32 | uint64(b275[20])<<24 | uint64(b275[21])<<16 | uint64(b275[22])<<8 | uint64(b275[23]))}
+		ws290 := ^wv289.Hi
+		ws291 := ^wv289.Lo
+		os288 := (ws290>>32 + uint64(uint32(ws290))) + (ws291>>32 + uint64(uint32(ws291)))
+		v292 := v287
+		s293 := v292.Hi
+		b275[8] = byte(s293 >> 56)
+		b275[9] = byte(s293 >> 48)
+		b275[10] = byte(s293 >> 40)
+		b275[11] = byte(s293 >> 32)
+		b275[12] = byte(s293 >> 24)
+		b275[13] = byte(s293 >> 16)
+		b275[14] = byte(s293 >> 8)
+		b275[15] = byte(s293)
+		s294 := v292.Lo
+		b275[16] = byte(s294 >> 56)
+		b275[17] = byte(s294 >> 48)
+		b275[18] = byte(s294 >> 40)
+		b275[19] = byte(s294 >> 32)
+		b275[20] = byte(s294 >> 24)
+		b275[21] = byte(s294 >> 16)
+		b275[22] = byte(s294 >> 8)
+		b275[23] = byte(s294)
+		wv295 := v287
+		ws296 := wv295.Hi
+		ws297 := wv295.Lo
+		dl298 := os288 + (ws296>>32 + uint64(uint32(ws296))) + (ws297>>32 + uint64(uint32(ws297)))
+		d273 += dl298
+		v299 := m21
+		b300 := data[h4 : h4+8] // udp
+		os301 := uint64(^uint16((uint64(b300[2])<<8 | uint64(b300[3]))))
+		s302 := v299
+		b300[2] = byte(s302 >> 8)
+		b300[3] = byte(s302)
+		dl303 := os301 + uint64(uint16(v299))
+		d273 += dl303
 		if h4+8 <= len(data) {
-			pendD4 += d300
+			pendD4 += d273
 			pendK4 = true
 		}
 		pl.edges[26]++
@@ -4490,83 +4446,83 @@ n89:
 	}
 n90:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d326 uint64 // udp checksum
-		v327 := m12
-		b328 := data[h3 : h3+40] // ipv6
-		ws330 := packet.Value{Hi: (uint64(b328[24])<<56 | uint64(b328[25])<<48 | uint64(b328[26])<<40 | uint64(b328[27])<<32 | uint64(b328[28])<<24 | uint64(b328[29])<<16 | uint64(b328[30])<<8 | uint64(b328[31])), Lo: (uint64(b328[32])<<56 | uint64(b328[33])<<48 | uint64(b328[34])<<40 | uint64(b328[35])<<32 | uint64(b328[36])<<24 | uint64(b328[37])<<16 | uint64(b328[38])<<8 | uint64(b328[39]))}
-		os329 := uint32(uint16(ws330.Hi>>0)) + uint32(uint16(ws330.Hi>>16)) + uint32(uint16(ws330.Hi>>32)) + uint32(uint16(ws330.Hi>>48)) + uint32(uint16(ws330.Lo>>0)) + uint32(uint16(ws330.Lo>>16)) + uint32(uint16(ws330.Lo>>32)) + uint32(uint16(ws330.Lo>>48))
-		v331 := v327
-		s332 := v331.Hi
-		b328[24] = byte(s332 >> 56)
-		b328[25] = byte(s332 >> 48)
-		b328[26] = byte(s332 >> 40)
-		b328[27] = byte(s332 >> 32)
-		b328[28] = byte(s332 >> 24)
-		b328[29] = byte(s332 >> 16)
-		b328[30] = byte(s332 >> 8)
-		b328[31] = byte(s332)
-		s333 := v331.Lo
-		b328[32] = byte(s333 >> 56)
-		b328[33] = byte(s333 >> 48)
-		b328[34] = byte(s333 >> 40)
-		b328[35] = byte(s333 >> 32)
-		b328[36] = byte(s333 >> 24)
-		b328[37] = byte(s333 >> 16)
-		b328[38] = byte(s333 >> 8)
-		b328[39] = byte(s333)
-		ws334 := v327
-		f336 := uint32(os329)
-		f336 += bits.RotateLeft32(f336, 16)
-		dl335 := uint64(^uint16(f336>>16)) + uint64(uint32(uint16(ws334.Hi>>0))+uint32(uint16(ws334.Hi>>16))+uint32(uint16(ws334.Hi>>32))+uint32(uint16(ws334.Hi>>48))+uint32(uint16(ws334.Lo>>0))+uint32(uint16(ws334.Lo>>16))+uint32(uint16(ws334.Lo>>32))+uint32(uint16(ws334.Lo>>48)))
-		d326 += dl335
-		v337 := m3
-		ws339 := packet.Value{Hi: (uint64(b328[8])<<56 | uint64(b328[9])<<48 | uint64(b328[10])<<40 | uint64(b328[11])<<32 | uint64(b328[12])<<24 | uint64(b328[13])<<16 | uint64(b328[14])<<8 | uint64(b328[15])), Lo: (uint64(b328[16])<<56 | uint64(b328[17])<<48 | uint64(b328[18])<<40 | uint64(b328[19])<<32 | uint64(b328[20])<<24 | uint64(b328[21])<<16 | uint64(b328[22])<<8 | uint64(b328[23]))}
-		os338 := uint32(uint16(ws339.Hi>>0)) + uint32(uint16(ws339.Hi>>16)) + uint32(uint16(ws339.Hi>>32)) + uint32(uint16(ws339.Hi>>48)) + uint32(uint16(ws339.Lo>>0)) + uint32(uint16(ws339.Lo>>16)) + uint32(uint16(ws339.Lo>>32)) + uint32(uint16(ws339.Lo>>48))
-		v340 := v337
-		s341 := v340.Hi
-		b328[8] = byte(s341 >> 56)
-		b328[9] = byte(s341 >> 48)
-		b328[10] = byte(s341 >> 40)
-		b328[11] = byte(s341 >> 32)
-		b328[12] = byte(s341 >> 24)
-		b328[13] = byte(s341 >> 16)
-		b328[14] = byte(s341 >> 8)
-		b328[15] = byte(s341)
-		s342 := v340.Lo
-		b328[16] = byte(s342 >> 56)
-		b328[17] = byte(s342 >> 48)
-		b328[18] = byte(s342 >> 40)
-		b328[19] = byte(s342 >> 32)
-		b328[20] = byte(s342 >> 24)
-		b328[21] = byte(s342 >> 16)
-		b328[22] = byte(s342 >> 8)
-		b328[23] = byte(s342)
-		ws343 := v337
-		f345 := uint32(os338)
-		f345 += bits.RotateLeft32(f345, 16)
-		dl344 := uint64(^uint16(f345>>16)) + uint64(uint32(uint16(ws343.Hi>>0))+uint32(uint16(ws343.Hi>>16))+uint32(uint16(ws343.Hi>>32))+uint32(uint16(ws343.Hi>>48))+uint32(uint16(ws343.Lo>>0))+uint32(uint16(ws343.Lo>>16))+uint32(uint16(ws343.Lo>>32))+uint32(uint16(ws343.Lo>>48)))
-		d326 += dl344
-		v346 := m21
-		b347 := data[h4 : h4+8] // udp
-		os348 := uint32(uint16((uint64(b347[2])<<8 | uint64(b347[3]))))
-		s349 := v346
-		b347[2] = byte(s349 >> 8)
-		b347[3] = byte(s349)
-		f351 := uint32(os348)
-		f351 += bits.RotateLeft32(f351, 16)
-		dl350 := uint64(^uint16(f351>>16)) + uint64(uint32(uint16(v346)))
-		d326 += dl350
-		v352 := ((uint64(b328[4])<<8 | uint64(b328[5])) - 0x10)
-		os353 := uint32(uint16((uint64(b328[4])<<8 | uint64(b328[5]))))
-		s354 := v352
-		b328[4] = byte(s354 >> 8)
-		b328[5] = byte(s354)
-		f356 := uint32(os353)
-		f356 += bits.RotateLeft32(f356, 16)
-		dl355 := uint64(^uint16(f356>>16)) + uint64(uint32(uint16(v352)))
-		d326 += dl355
+		var d304 uint64 // udp checksum
+		v305 := m12
+		b306 := data[h3 : h3+40] // ipv6
+		wv308 := packet.Value{Hi: (uint64(b306[24])<<56 | uint64(b306[25])<<48 | uint64(b306[26])<<40 | uint64(b306[27])<<32 | uint64(b306[28])<<24 | uint64(b306[29])<<16 | uint64(b306[30])<<8 | uint64(b306[31])), Lo: (uint64(b306[32])<<56 | uint64(b306[33])<<48 | uint64(b306[34])<<40 | uint64(b306[35])<<32 | uint64(b306[36])<<24 | uint64(b306[37])<<16 | uint64(b306[38])<<8 | uint64(b306[39]))}
+		ws309 := ^wv308.Hi
+		ws310 := ^wv308.Lo
+		os307 := (ws309>>32 + uint64(uint32(ws309))) + (ws310>>32 + uint64(uint32(ws310)))
+		v311 := v305
+		s312 := v311.Hi
+		b306[24] = byte(s312 >> 56)
+		b306[25] = byte(s312 >> 48)
+		b306[26] = byte(s312 >> 40)
+		b306[27] = byte(s312 >> 32)
+		b306[28] = byte(s312 >> 24)
+		b306[29] = byte(s312 >> 16)
+		b306[30] = byte(s312 >> 8)
+		b306[31] = byte(s312)
+		s313 := v311.Lo
+		b306[32] = byte(s313 >> 56)
+		b306[33] = byte(s313 >> 48)
+		b306[34] = byte(s313 >> 40)
+		b306[35] = byte(s313 >> 32)
+		b306[36] = byte(s313 >> 24)
+		b306[37] = byte(s313 >> 16)
+		b306[38] = byte(s313 >> 8)
+		b306[39] = byte(s313)
+		wv314 := v305
+		ws315 := wv314.Hi
+		ws316 := wv314.Lo
+		dl317 := os307 + (ws315>>32 + uint64(uint32(ws315))) + (ws316>>32 + uint64(uint32(ws316)))
+		d304 += dl317
+		v318 := m3
+		wv320 := packet.Value{Hi: (uint64(b306[8])<<56 | uint64(b306[9])<<48 | uint64(b306[10])<<40 | uint64(b306[11])<<32 | uint64(b306[12])<<24 | uint64(b306[13])<<16 | uint64(b306[14])<<8 | uint64(b306[15])), Lo: (uint64(b306[16])<<56 | uint64(b306[17])<<48 | uint64(b306[18])<<40 | uint64(b306[19])<<32 | uint64(b306[20])<<24 | uint64(b306[21])<<16 | uint64(b306[22])<<8 | uint64(b306[23]))}
+		ws321 := ^wv320.Hi
+		ws322 := ^wv320.Lo
+		os319 := (ws321>>32 + uint64(uint32(ws321))) + (ws322>>32 + uint64(uint32(ws322)))
+		v323 := v318
+		s324 := v323.Hi
+		b306[8] = byte(s324 >> 56)
+		b306[9] = byte(s324 >> 48)
+		b306[10] = byte(s324 >> 40)
+		b306[11] = byte(s324 >> 32)
+		b306[12] = byte(s324 >> 24)
+		b306[13] = byte(s324 >> 16)
+		b306[14] = byte(s324 >> 8)
+		b306[15] = byte(s324)
+		s325 := v323.Lo
+		b306[16] = byte(s325 >> 56)
+		b306[17] = byte(s325 >> 48)
+		b306[18] = byte(s325 >> 40)
+		b306[19] = byte(s325 >> 32)
+		b306[20] = byte(s325 >> 24)
+		b306[21] = byte(s325 >> 16)
+		b306[22] = byte(s325 >> 8)
+		b306[23] = byte(s325)
+		wv326 := v318
+		ws327 := wv326.Hi
+		ws328 := wv326.Lo
+		dl329 := os319 + (ws327>>32 + uint64(uint32(ws327))) + (ws328>>32 + uint64(uint32(ws328)))
+		d304 += dl329
+		v330 := m21
+		b331 := data[h4 : h4+8] // udp
+		os332 := uint64(^uint16((uint64(b331[2])<<8 | uint64(b331[3]))))
+		s333 := v330
+		b331[2] = byte(s333 >> 8)
+		b331[3] = byte(s333)
+		dl334 := os332 + uint64(uint16(v330))
+		d304 += dl334
+		v335 := ((uint64(b306[4])<<8 | uint64(b306[5])) - 0x10)
+		os336 := uint64(^uint16((uint64(b306[4])<<8 | uint64(b306[5]))))
+		s337 := v335
+		b306[4] = byte(s337 >> 8)
+		b306[5] = byte(s337)
+		dl338 := os336 + uint64(uint16(v335))
+		d304 += dl338
 		if h4+8 <= len(data) {
-			pendD4 += d326
+			pendD4 += d304
 			pendK4 = true
 		}
 		pl.edges[27]++
@@ -4595,9 +4551,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s357 := r
-				cb[0] = byte(s357 >> 8)
-				cb[1] = byte(s357)
+				s339 := r
+				cb[0] = byte(s339 >> 8)
+				cb[1] = byte(s339)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4614,9 +4570,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s358 := r
-				cb[0] = byte(s358 >> 8)
-				cb[1] = byte(s358)
+				s340 := r
+				cb[0] = byte(s340 >> 8)
+				cb[1] = byte(s340)
 			}
 			pendD4, pendK4 = 0, false
 		}

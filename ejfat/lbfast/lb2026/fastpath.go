@@ -1445,24 +1445,24 @@ t141:
 t144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw192 := (m7) & 0xff
-		b194 := data[h2 : h2+20] // ipv4
-		kw193 := (uint64(b194[12])<<24 | uint64(b194[13])<<16 | uint64(b194[14])<<8 | uint64(b194[15])) & 0xffffffff
-		pr195 := pl.tables[3].Probes()
-		k196 := kw193<<0 | kw192<<32
-		if pi197 := &pr195.Packed; len(pi197.Slots) > 0 {
-			k196 &= pi197.Mask
-			for m, j := uint64(len(pi197.Slots)-1), packet.PackedHash(k196); ; j++ {
-				sl := &pi197.Slots[j&m]
+		kw196 := (m7) & 0xff
+		b198 := data[h2 : h2+20] // ipv4
+		kw197 := (uint64(b198[12])<<24 | uint64(b198[13])<<16 | uint64(b198[14])<<8 | uint64(b198[15])) & 0xffffffff
+		pr199 := pl.tables[3].Probes()
+		k200 := kw197<<0 | kw196<<32
+		if pi201 := &pr199.Packed; len(pi201.Slots) > 0 {
+			k200 &= pi201.Mask
+			for m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200); ; j++ {
+				sl := &pi201.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k196 {
+				if sl.Key == k200 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k196); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k200); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1493,35 +1493,35 @@ t152:
 	}
 t154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b207 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b207[4])<<56 | uint64(b207[5])<<48 | uint64(b207[6])<<40 | uint64(b207[7])<<32 | uint64(b207[8])<<24 | uint64(b207[9])<<16 | uint64(b207[10])<<8 | uint64(b207[11]))
-		m13 = ((uint64(b207[4])<<56 | uint64(b207[5])<<48 | uint64(b207[6])<<40 | uint64(b207[7])<<32 | uint64(b207[8])<<24 | uint64(b207[9])<<16 | uint64(b207[10])<<8 | uint64(b207[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b207[2])<<8 | uint64(b207[3])) & 0xffff
+		b211 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b211[4])<<56 | uint64(b211[5])<<48 | uint64(b211[6])<<40 | uint64(b211[7])<<32 | uint64(b211[8])<<24 | uint64(b211[9])<<16 | uint64(b211[10])<<8 | uint64(b211[11]))
+		m13 = ((uint64(b211[4])<<56 | uint64(b211[5])<<48 | uint64(b211[6])<<40 | uint64(b211[7])<<32 | uint64(b211[8])<<24 | uint64(b211[9])<<16 | uint64(b211[10])<<8 | uint64(b211[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b211[2])<<8 | uint64(b211[3])) & 0xffff
 		goto t156
 	}
 t156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c210 := (h2 >= 0)
-		if c210 {
+		c214 := (h2 >= 0)
+		if c214 {
 			if !(h2 >= 0) {
 				return pl.drop(48)
 			}
-			b211 := data[h2 : h2+20] // ipv4
-			c210 = (uint64(b211[8]) <= 0x1)
+			b215 := data[h2 : h2+20] // ipv4
+			c214 = (uint64(b215[8]) <= 0x1)
 		}
-		c209 := c210
-		if !c209 {
-			c212 := (h3 >= 0)
-			if c212 {
+		c213 := c214
+		if !c213 {
+			c216 := (h3 >= 0)
+			if c216 {
 				if !(h3 >= 0) {
 					return pl.drop(48)
 				}
-				b213 := data[h3 : h3+40] // ipv6
-				c212 = (uint64(b213[7]) <= 0x1)
+				b217 := data[h3 : h3+40] // ipv6
+				c216 = (uint64(b217[7]) <= 0x1)
 			}
-			c209 = c212
+			c213 = c216
 		}
-		if c209 {
+		if c213 {
 			goto n157
 		}
 		goto t158
@@ -1529,54 +1529,54 @@ t156:
 t158:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		kw214 := (m7) & 0xff
-		kw215 := (m9)
-		pr216 := pl.tables[5].Probes()
-		if wl217 := &pr216.Words; len(wl217.Slots) > 0 {
-			x219 := kw214 & wl217.Mask[0]
-			x220 := kw215 & wl217.Mask[1]
-			h218 := packet.WordsHash(x219, x220, 0, 0)
-			for m, j := uint64(len(wl217.Slots)-1), h218>>(wl217.Shift&63); ; j = (j + 1) & m {
-				sl := &wl217.Slots[j]
+		kw218 := (m7) & 0xff
+		kw219 := (m9)
+		pr220 := pl.tables[5].Probes()
+		if wl221 := &pr220.Words; len(wl221.Slots) > 0 {
+			x223 := kw218 & wl221.Mask[0]
+			x224 := kw219 & wl221.Mask[1]
+			h222 := packet.WordsHash(x223, x224, 0, 0)
+			for m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63); ; j = (j + 1) & m {
+				sl := &wl221.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl217.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h218 && ks[0] == x219 && ks[1] == x220 {
-					a := &wl217.Acts[j]
+				if ks := wl221.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h222 && ks[0] == x223 && ks[1] == x224 {
+					a := &wl221.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc221 := &pr216.Scan; len(sc221.Match) > 0 {
-			for i, ms := 0, sc221.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw214 == ms[0].Val && kw215&ms[1].Mask == ms[1].Val {
-					act, params = int(sc221.Acts[i].Action), sc221.Acts[i].Params
+		} else if sc225 := &pr220.Scan; len(sc225.Match) > 0 {
+			for i, ms := 0, sc225.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw218 == ms[0].Val && kw219&ms[1].Mask == ms[1].Val {
+					act, params = int(sc225.Acts[i].Action), sc225.Acts[i].Params
 					break
 				}
 			}
-		} else if iv222 := pr216.Intervals; iv222 != nil {
-			h223 := packet.WordsHash(kw214, 0, 0, 0)
-			for m, j := uint64(len(iv222.Groups)-1), h223>>(iv222.Shift&63); ; j = (j + 1) & m {
-				g := &iv222.Groups[j]
+		} else if iv226 := pr220.Intervals; iv226 != nil {
+			h227 := packet.WordsHash(kw218, 0, 0, 0)
+			for m, j := uint64(len(iv226.Groups)-1), h227>>(iv226.Shift&63); ; j = (j + 1) & m {
+				g := &iv226.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw214 {
-					ss, k := iv222.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw218 {
+					ss, k := iv226.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw215 {
+						if ss[k+half] <= kw219 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv222.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv226.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw214, kw215, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw218, kw219, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1606,24 +1606,24 @@ t160:
 t161:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw224 := (m7) & 0xff
-		kw225 := (m10) & 0xffffffff
-		kw226 := (m15) & 0xffff
-		pr227 := pl.tables[6].Probes()
-		k228 := kw226<<0 | kw225<<16 | kw224<<48
-		if pi229 := &pr227.Packed; len(pi229.Slots) > 0 {
-			k228 &= pi229.Mask
-			for m, j := uint64(len(pi229.Slots)-1), packet.PackedHash(k228); ; j++ {
-				sl := &pi229.Slots[j&m]
+		kw228 := (m7) & 0xff
+		kw229 := (m10) & 0xffffffff
+		kw230 := (m15) & 0xffff
+		pr231 := pl.tables[6].Probes()
+		k232 := kw230<<0 | kw229<<16 | kw228<<48
+		if pi233 := &pr231.Packed; len(pi233.Slots) > 0 {
+			k232 &= pi233.Mask
+			for m, j := uint64(len(pi233.Slots)-1), packet.PackedHash(k232); ; j++ {
+				sl := &pi233.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k228 {
+				if sl.Key == k232 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k228); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k232); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1638,25 +1638,25 @@ t161:
 t163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		kw230 := (m7) & 0xff
-		b232 := data[h0 : h0+14] // ethernet
-		kw231 := (uint64(b232[12])<<8 | uint64(b232[13])) & 0xffff
-		kw233 := (m16) & 0xffff
-		pr234 := pl.tables[7].Probes()
-		k235 := kw233<<0 | kw231<<16 | kw230<<32
-		if pi236 := &pr234.Packed; len(pi236.Slots) > 0 {
-			k235 &= pi236.Mask
-			for m, j := uint64(len(pi236.Slots)-1), packet.PackedHash(k235); ; j++ {
-				sl := &pi236.Slots[j&m]
+		kw234 := (m7) & 0xff
+		b236 := data[h0 : h0+14] // ethernet
+		kw235 := (uint64(b236[12])<<8 | uint64(b236[13])) & 0xffff
+		kw237 := (m16) & 0xffff
+		pr238 := pl.tables[7].Probes()
+		k239 := kw237<<0 | kw235<<16 | kw234<<32
+		if pi240 := &pr238.Packed; len(pi240.Slots) > 0 {
+			k239 &= pi240.Mask
+			for m, j := uint64(len(pi240.Slots)-1), packet.PackedHash(k239); ; j++ {
+				sl := &pi240.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k235 {
+				if sl.Key == k239 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k235); hit {
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k239); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1695,21 +1695,21 @@ t167:
 	}
 t168:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b237 := data[h0 : h0+14] // ethernet
-		s238 := m5
-		b237[6] = byte(s238 >> 40)
-		b237[7] = byte(s238 >> 32)
-		b237[8] = byte(s238 >> 24)
-		b237[9] = byte(s238 >> 16)
-		b237[10] = byte(s238 >> 8)
-		b237[11] = byte(s238)
-		s239 := m17
-		b237[0] = byte(s239 >> 40)
-		b237[1] = byte(s239 >> 32)
-		b237[2] = byte(s239 >> 24)
-		b237[3] = byte(s239 >> 16)
-		b237[4] = byte(s239 >> 8)
-		b237[5] = byte(s239)
+		b241 := data[h0 : h0+14] // ethernet
+		s242 := m5
+		b241[6] = byte(s242 >> 40)
+		b241[7] = byte(s242 >> 32)
+		b241[8] = byte(s242 >> 24)
+		b241[9] = byte(s242 >> 16)
+		b241[10] = byte(s242 >> 8)
+		b241[11] = byte(s242)
+		s243 := m17
+		b241[0] = byte(s243 >> 40)
+		b241[1] = byte(s243 >> 32)
+		b241[2] = byte(s243 >> 24)
+		b241[3] = byte(s243 >> 16)
+		b241[4] = byte(s243 >> 8)
+		b241[5] = byte(s243)
 		goto t169
 	}
 t169:
@@ -1723,17 +1723,17 @@ t169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s240 := r
-				cb[0] = byte(s240 >> 8)
-				cb[1] = byte(s240)
+				s244 := r
+				cb[0] = byte(s244 >> 8)
+				cb[1] = byte(s244)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b241 := data[h4 : h4+8] // udp
-		if (uint64(b241[6])<<8 | uint64(b241[7])) == 0x0 {
+		b245 := data[h4 : h4+8] // udp
+		if (uint64(b245[6])<<8 | uint64(b245[7])) == 0x0 {
 			goto n170
 		}
 		goto t171
@@ -1754,89 +1754,75 @@ t172:
 	}
 t175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d270 uint64 // ipv4 checksum
-		var d271 uint64 // udp checksum
-		v272 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b273 := data[h2 : h2+20] // ipv4
-		ws275 := uint64((uint64(b273[12])<<24 | uint64(b273[13])<<16 | uint64(b273[14])<<8 | uint64(b273[15])))
-		os274 := uint32(uint16(ws275>>0)) + uint32(uint16(ws275>>16))
-		s276 := v272
-		b273[12] = byte(s276 >> 24)
-		b273[13] = byte(s276 >> 16)
-		b273[14] = byte(s276 >> 8)
-		b273[15] = byte(s276)
-		ws277 := uint64(v272)
-		f279 := uint32(os274)
-		f279 += bits.RotateLeft32(f279, 16)
-		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint16(ws277>>0))+uint32(uint16(ws277>>16)))
-		d270 += dl278
+		var d266 uint64 // ipv4 checksum
+		var d267 uint64 // udp checksum
+		v268 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b269 := data[h2 : h2+20] // ipv4
+		os270 := uint64(^uint32((uint64(b269[12])<<24 | uint64(b269[13])<<16 | uint64(b269[14])<<8 | uint64(b269[15]))))
+		s271 := v268
+		b269[12] = byte(s271 >> 24)
+		b269[13] = byte(s271 >> 16)
+		b269[14] = byte(s271 >> 8)
+		b269[15] = byte(s271)
+		dl272 := os270 + uint64(uint32(v268))
+		d266 += dl272
 		if h4 >= 0 {
-			d271 += dl278
+			d267 += dl272
 		}
-		v280 := m18
-		ws282 := uint64((uint64(b273[16])<<24 | uint64(b273[17])<<16 | uint64(b273[18])<<8 | uint64(b273[19])))
-		os281 := uint32(uint16(ws282>>0)) + uint32(uint16(ws282>>16))
-		s283 := v280
-		b273[16] = byte(s283 >> 24)
-		b273[17] = byte(s283 >> 16)
-		b273[18] = byte(s283 >> 8)
-		b273[19] = byte(s283)
-		ws284 := uint64(v280)
-		f286 := uint32(os281)
-		f286 += bits.RotateLeft32(f286, 16)
-		dl285 := uint64(^uint16(f286>>16)) + uint64(uint32(uint16(ws284>>0))+uint32(uint16(ws284>>16)))
-		d270 += dl285
+		v273 := m18
+		os274 := uint64(^uint32((uint64(b269[16])<<24 | uint64(b269[17])<<16 | uint64(b269[18])<<8 | uint64(b269[19]))))
+		s275 := v273
+		b269[16] = byte(s275 >> 24)
+		b269[17] = byte(s275 >> 16)
+		b269[18] = byte(s275 >> 8)
+		b269[19] = byte(s275)
+		dl276 := os274 + uint64(uint32(v273))
+		d266 += dl276
 		if h4 >= 0 {
-			d271 += dl285
+			d267 += dl276
 		}
-		v287 := m23
+		v277 := m23
 		if !(h4 >= 0) {
 			return pl.drop(57)
 		}
-		b288 := data[h4 : h4+8] // udp
-		os289 := uint32(uint16((uint64(b288[2])<<8 | uint64(b288[3]))))
-		s290 := v287
-		b288[2] = byte(s290 >> 8)
-		b288[3] = byte(s290)
-		f292 := uint32(os289)
-		f292 += bits.RotateLeft32(f292, 16)
-		dl291 := uint64(^uint16(f292>>16)) + uint64(uint32(uint16(v287)))
+		b278 := data[h4 : h4+8] // udp
+		os279 := uint64(^uint16((uint64(b278[2])<<8 | uint64(b278[3]))))
+		s280 := v277
+		b278[2] = byte(s280 >> 8)
+		b278[3] = byte(s280)
+		dl281 := os279 + uint64(uint16(v277))
 		if h4 >= 0 {
-			d271 += dl291
+			d267 += dl281
 		}
-		v293 := ((uint64(b273[2])<<8 | uint64(b273[3])) - 0x10)
-		os294 := uint32(uint16((uint64(b273[2])<<8 | uint64(b273[3]))))
-		s295 := v293
-		b273[2] = byte(s295 >> 8)
-		b273[3] = byte(s295)
-		f297 := uint32(os294)
-		f297 += bits.RotateLeft32(f297, 16)
-		dl296 := uint64(^uint16(f297>>16)) + uint64(uint32(uint16(v293)))
-		d270 += dl296
+		v282 := ((uint64(b269[2])<<8 | uint64(b269[3])) - 0x10)
+		os283 := uint64(^uint16((uint64(b269[2])<<8 | uint64(b269[3]))))
+		s284 := v282
+		b269[2] = byte(s284 >> 8)
+		b269[3] = byte(s284)
+		dl285 := os283 + uint64(uint16(v282))
+		d266 += dl285
 		if h4 >= 0 {
-			d271 += dl296
+			d267 += dl285
 		}
-		v298 := (uint64(b273[8]) - 0x1)
-		os299 := uint32(uint64(b273[8])<<8 | uint64(b273[9]))
-		b273[8] = byte(v298)
-		f301 := uint32(os299)
-		f301 += bits.RotateLeft32(f301, 16)
-		dl300 := uint64(^uint16(f301>>16)) + uint64(uint32(uint64(b273[8])<<8|uint64(b273[9])))
-		d270 += dl300
+		v286 := (uint64(b269[8]) - 0x1)
+		os287 := (uint64(1)*0xffff - uint64(uint32(uint64(b269[8])<<8|uint64(b269[9]))) + uint64(0))
+		b269[8] = byte(v286)
+		dl288 := os287 + uint64(uint32(uint64(b269[8])<<8|uint64(b269[9])))
+		d266 += dl288
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d270
+			x := uint64(^cv) + d266
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s302 := r
-			cb[0] = byte(s302 >> 8)
-			cb[1] = byte(s302)
+			s289 := r
+			cb[0] = byte(s289 >> 8)
+			cb[1] = byte(s289)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d271
+			pendD4 += d267
 			pendK4 = true
 		}
 		goto t178
@@ -1850,24 +1836,24 @@ t178:
 	}
 t179:
 	{ // LbPopV2Body: pop lb_v2
-		po362, pn363 := h10, 12 // lb_v2
-		if po362+pn363 > len(data) {
+		po358, pn359 := h10, 12 // lb_v2
+		if po358+pn359 > len(data) {
 			return pl.drop(60)
 		}
-		if (h4 >= 0) && po362 > h4 && (po362-h4)%2 == 0 {
-			pw365 := data[po362 : po362+12]
-			d364 := uint32(uint64(pw365[0])<<8|uint64(pw365[1])) + uint32(uint64(pw365[2])<<8|uint64(pw365[3])) + uint32(uint64(pw365[4])<<8|uint64(pw365[5])) + uint32(uint64(pw365[6])<<8|uint64(pw365[7])) + uint32(uint64(pw365[8])<<8|uint64(pw365[9])) + uint32(uint64(pw365[10])<<8|uint64(pw365[11]))
-			d364 += bits.RotateLeft32(d364, 16)
+		if (h4 >= 0) && po358 > h4 && (po358-h4)%2 == 0 {
+			pw361 := data[po358 : po358+12]
+			d360 := uint32(uint64(pw361[0])<<8|uint64(pw361[1])) + uint32(uint64(pw361[2])<<8|uint64(pw361[3])) + uint32(uint64(pw361[4])<<8|uint64(pw361[5])) + uint32(uint64(pw361[6])<<8|uint64(pw361[7])) + uint32(uint64(pw361[8])<<8|uint64(pw361[9])) + uint32(uint64(pw361[10])<<8|uint64(pw361[11]))
+			d360 += bits.RotateLeft32(d360, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d364 >> 16))
+				pendD4 += uint64(^uint16(d360 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po362
-		pendN = pn363
+		pendOff = po358
+		pendN = pn359
 		h10 = -1
-		if cur > po362 {
-			cur = max(po362, cur-pn363)
+		if cur > po358 {
+			cur = max(po358, cur-pn359)
 		}
 		goto t181
 	}
@@ -1883,54 +1869,52 @@ t181:
 			}
 			pendN = 0
 		}
-		po370, pn371 := h9, 4 // lb_common
-		if po370+pn371 > len(data) {
+		po366, pn367 := h9, 4 // lb_common
+		if po366+pn367 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po370 > h4 && (po370-h4)%2 == 0 {
-			pw373 := data[po370 : po370+4]
-			d372 := uint32(uint64(pw373[0])<<8|uint64(pw373[1])) + uint32(uint64(pw373[2])<<8|uint64(pw373[3]))
-			d372 += bits.RotateLeft32(d372, 16)
+		if (h4 >= 0) && po366 > h4 && (po366-h4)%2 == 0 {
+			pw369 := data[po366 : po366+4]
+			d368 := uint32(uint64(pw369[0])<<8|uint64(pw369[1])) + uint32(uint64(pw369[2])<<8|uint64(pw369[3]))
+			d368 += bits.RotateLeft32(d368, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d372 >> 16))
+				pendD4 += uint64(^uint16(d368 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn371
-		if po370 < len(data)-po370-pendN {
-			copy(data[pendN:pendN+po370], data[:po370])
+		pendN += pn367
+		if po366 < len(data)-po366-pendN {
+			copy(data[pendN:pendN+po366], data[:po366])
 			data = data[pendN:]
 		} else {
-			copy(data[po370:], data[po370+pendN:])
+			copy(data[po366:], data[po366+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po370 {
-			cur = max(po370, cur-pn371)
+		if cur > po366 {
+			cur = max(po366, cur-pn367)
 		}
 		goto t182
 	}
 t182:
 	{ // LbUdpLen: set udp.length
-		var d374 uint64 // udp checksum
+		var d370 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b375 := data[h4 : h4+8] // udp
-		v376 := ((uint64(b375[4])<<8 | uint64(b375[5])) - 0x10)
-		os377 := uint32(uint16((uint64(b375[4])<<8 | uint64(b375[5]))))
-		s378 := v376
-		b375[4] = byte(s378 >> 8)
-		b375[5] = byte(s378)
-		f380 := uint32(os377)
-		f380 += bits.RotateLeft32(f380, 16)
-		dl379 := uint64(^uint16(f380>>16)) + uint64(uint32(uint16(v376)))
+		b371 := data[h4 : h4+8] // udp
+		v372 := ((uint64(b371[4])<<8 | uint64(b371[5])) - 0x10)
+		os373 := uint64(^uint16((uint64(b371[4])<<8 | uint64(b371[5]))))
+		s374 := v372
+		b371[4] = byte(s374 >> 8)
+		b371[5] = byte(s374)
+		dl375 := os373 + uint64(uint16(v372))
 		if h4 >= 0 {
-			d374 += dl379
+			d370 += dl375
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d374
+			pendD4 += d370
 			pendK4 = true
 		}
 		pl.edges[51]++
@@ -1959,9 +1943,9 @@ t2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s384 := r
-				cb[0] = byte(s384 >> 8)
-				cb[1] = byte(s384)
+				s379 := r
+				cb[0] = byte(s379 >> 8)
+				cb[1] = byte(s379)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -1978,9 +1962,9 @@ t3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s385 := r
-				cb[0] = byte(s385 >> 8)
-				cb[1] = byte(s385)
+				s380 := r
+				cb[0] = byte(s380 >> 8)
+				cb[1] = byte(s380)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3231,11 +3215,9 @@ n118:
 		b106[15] = byte(s110)
 		v111 := 0x0
 		b112 := data[h6 : h6+4] // icmp
-		os113 := uint32(uint64(b112[0])<<8 | uint64(b112[1]))
+		os113 := (uint64(1)*0xffff - uint64(uint32(uint64(b112[0])<<8|uint64(b112[1]))) + uint64(0))
 		b112[0] = byte(v111)
-		f115 := uint32(os113)
-		f115 += bits.RotateLeft32(f115, 16)
-		dl114 := uint64(^uint16(f115>>16)) + uint64(uint32(uint64(b112[0])<<8|uint64(b112[1])))
+		dl114 := os113 + uint64(uint32(uint64(b112[0])<<8|uint64(b112[1])))
 		d100 += dl114
 		if h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
@@ -3245,9 +3227,9 @@ n118:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s116 := r
-			cb[0] = byte(s116 >> 8)
-			cb[1] = byte(s116)
+			s115 := r
+			cb[0] = byte(s115 >> 8)
+			cb[1] = byte(s115)
 		}
 		goto n119
 	}
@@ -3258,101 +3240,103 @@ n119:
 	}
 n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
-		var d117 uint64          // icmpv6 checksum
-		b118 := data[h0 : h0+14] // ethernet
-		v119 := (uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11]))
-		s120 := v119
-		b118[0] = byte(s120 >> 40)
-		b118[1] = byte(s120 >> 32)
-		b118[2] = byte(s120 >> 24)
-		b118[3] = byte(s120 >> 16)
-		b118[4] = byte(s120 >> 8)
-		b118[5] = byte(s120)
-		v121 := m5
-		s122 := v121
-		b118[6] = byte(s122 >> 40)
-		b118[7] = byte(s122 >> 32)
-		b118[8] = byte(s122 >> 24)
-		b118[9] = byte(s122 >> 16)
-		b118[10] = byte(s122 >> 8)
-		b118[11] = byte(s122)
+		var d116 uint64          // icmpv6 checksum
+		b117 := data[h0 : h0+14] // ethernet
+		v118 := (uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11]))
+		s119 := v118
+		b117[0] = byte(s119 >> 40)
+		b117[1] = byte(s119 >> 32)
+		b117[2] = byte(s119 >> 24)
+		b117[3] = byte(s119 >> 16)
+		b117[4] = byte(s119 >> 8)
+		b117[5] = byte(s119)
+		v120 := m5
+		s121 := v120
+		b117[6] = byte(s121 >> 40)
+		b117[7] = byte(s121 >> 32)
+		b117[8] = byte(s121 >> 24)
+		b117[9] = byte(s121 >> 16)
+		b117[10] = byte(s121 >> 8)
+		b117[11] = byte(s121)
 		if !(h3 >= 0) {
 			return pl.drop(30)
 		}
-		b123 := data[h3 : h3+40] // ipv6
-		v124 := packet.Value{Hi: (uint64(b123[8])<<56 | uint64(b123[9])<<48 | uint64(b123[10])<<40 | uint64(b123[11])<<32 | uint64(b123[12])<<24 | uint64(b123[13])<<16 | uint64(b123[14])<<8 | uint64(b123[15])), Lo: (uint64(b123[16])<<56 | uint64(b123[17])<<48 | uint64(b123[18])<<40 | uint64(b123[19])<<32 | uint64(b123[20])<<24 | uint64(b123[21])<<16 | uint64(b123[22])<<8 | uint64(b123[23]))}
-		ws126 := packet.Value{Hi: (uint64(b123[24])<<56 | uint64(b123[25])<<48 | uint64(b123[26])<<40 | uint64(b123[27])<<32 | uint64(b123[28])<<24 | uint64(b123[29])<<16 | uint64(b123[30])<<8 | uint64(b123[31])), Lo: (uint64(b123[32])<<56 | uint64(b123[33])<<48 | uint64(b123[34])<<40 | uint64(b123[35])<<32 | uint64(b123[36])<<24 | uint64(b123[37])<<16 | uint64(b123[38])<<8 | uint64(b123[39]))}
-		os125 := uint32(uint16(ws126.Hi>>0)) + uint32(uint16(ws126.Hi>>16)) + uint32(uint16(ws126.Hi>>32)) + uint32(uint16(ws126.Hi>>48)) + uint32(uint16(ws126.Lo>>0)) + uint32(uint16(ws126.Lo>>16)) + uint32(uint16(ws126.Lo>>32)) + uint32(uint16(ws126.Lo>>48))
-		v127 := v124
-		s128 := v127.Hi
-		b123[24] = byte(s128 >> 56)
-		b123[25] = byte(s128 >> 48)
-		b123[26] = byte(s128 >> 40)
-		b123[27] = byte(s128 >> 32)
-		b123[28] = byte(s128 >> 24)
-		b123[29] = byte(s128 >> 16)
-		b123[30] = byte(s128 >> 8)
-		b123[31] = byte(s128)
-		s129 := v127.Lo
-		b123[32] = byte(s129 >> 56)
-		b123[33] = byte(s129 >> 48)
-		b123[34] = byte(s129 >> 40)
-		b123[35] = byte(s129 >> 32)
-		b123[36] = byte(s129 >> 24)
-		b123[37] = byte(s129 >> 16)
-		b123[38] = byte(s129 >> 8)
-		b123[39] = byte(s129)
-		ws130 := v124
-		f132 := uint32(os125)
-		f132 += bits.RotateLeft32(f132, 16)
-		dl131 := uint64(^uint16(f132>>16)) + uint64(uint32(uint16(ws130.Hi>>0))+uint32(uint16(ws130.Hi>>16))+uint32(uint16(ws130.Hi>>32))+uint32(uint16(ws130.Hi>>48))+uint32(uint16(ws130.Lo>>0))+uint32(uint16(ws130.Lo>>16))+uint32(uint16(ws130.Lo>>32))+uint32(uint16(ws130.Lo>>48)))
-		d117 += dl131
-		v133 := m6
-		ws135 := packet.Value{Hi: (uint64(b123[8])<<56 | uint64(b123[9])<<48 | uint64(b123[10])<<40 | uint64(b123[11])<<32 | uint64(b123[12])<<24 | uint64(b123[13])<<16 | uint64(b123[14])<<8 | uint64(b123[15])), Lo: (uint64(b123[16])<<56 | uint64(b123[17])<<48 | uint64(b123[18])<<40 | uint64(b123[19])<<32 | uint64(b123[20])<<24 | uint64(b123[21])<<16 | uint64(b123[22])<<8 | uint64(b123[23]))}
-		os134 := uint32(uint16(ws135.Hi>>0)) + uint32(uint16(ws135.Hi>>16)) + uint32(uint16(ws135.Hi>>32)) + uint32(uint16(ws135.Hi>>48)) + uint32(uint16(ws135.Lo>>0)) + uint32(uint16(ws135.Lo>>16)) + uint32(uint16(ws135.Lo>>32)) + uint32(uint16(ws135.Lo>>48))
-		v136 := v133
-		s137 := v136.Hi
-		b123[8] = byte(s137 >> 56)
-		b123[9] = byte(s137 >> 48)
-		b123[10] = byte(s137 >> 40)
-		b123[11] = byte(s137 >> 32)
-		b123[12] = byte(s137 >> 24)
-		b123[13] = byte(s137 >> 16)
-		b123[14] = byte(s137 >> 8)
-		b123[15] = byte(s137)
-		s138 := v136.Lo
-		b123[16] = byte(s138 >> 56)
-		b123[17] = byte(s138 >> 48)
-		b123[18] = byte(s138 >> 40)
-		b123[19] = byte(s138 >> 32)
-		b123[20] = byte(s138 >> 24)
-		b123[21] = byte(s138 >> 16)
-		b123[22] = byte(s138 >> 8)
-		b123[23] = byte(s138)
-		ws139 := v133
-		f141 := uint32(os134)
-		f141 += bits.RotateLeft32(f141, 16)
-		dl140 := uint64(^uint16(f141>>16)) + uint64(uint32(uint16(ws139.Hi>>0))+uint32(uint16(ws139.Hi>>16))+uint32(uint16(ws139.Hi>>32))+uint32(uint16(ws139.Hi>>48))+uint32(uint16(ws139.Lo>>0))+uint32(uint16(ws139.Lo>>16))+uint32(uint16(ws139.Lo>>32))+uint32(uint16(ws139.Lo>>48)))
-		d117 += dl140
-		v142 := 0x81
-		b143 := data[h7 : h7+4] // icmpv6
-		os144 := uint32(uint64(b143[0])<<8 | uint64(b143[1]))
-		b143[0] = byte(v142)
-		f146 := uint32(os144)
-		f146 += bits.RotateLeft32(f146, 16)
-		dl145 := uint64(^uint16(f146>>16)) + uint64(uint32(uint64(b143[0])<<8|uint64(b143[1])))
-		d117 += dl145
+		b122 := data[h3 : h3+40] // ipv6
+		v123 := packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}
+		wv125 := packet.Value{Hi: (uint64(b122[24])<<56 | uint64(b122[25])<<48 | uint64(b122[26])<<40 | uint64(b122[27])<<32 | uint64(b122[28])<<24 | uint64(b122[29])<<16 | uint64(b122[30])<<8 | uint64(b122[31])), Lo: (uint64(b122[32])<<56 | uint64(b122[33])<<48 | uint64(b122[34])<<40 | uint64(b122[35])<<32 | uint64(b122[36])<<24 | uint64(b122[37])<<16 | uint64(b122[38])<<8 | uint64(b122[39]))}
+		ws126 := ^wv125.Hi
+		ws127 := ^wv125.Lo
+		os124 := (ws126>>32 + uint64(uint32(ws126))) + (ws127>>32 + uint64(uint32(ws127)))
+		v128 := v123
+		s129 := v128.Hi
+		b122[24] = byte(s129 >> 56)
+		b122[25] = byte(s129 >> 48)
+		b122[26] = byte(s129 >> 40)
+		b122[27] = byte(s129 >> 32)
+		b122[28] = byte(s129 >> 24)
+		b122[29] = byte(s129 >> 16)
+		b122[30] = byte(s129 >> 8)
+		b122[31] = byte(s129)
+		s130 := v128.Lo
+		b122[32] = byte(s130 >> 56)
+		b122[33] = byte(s130 >> 48)
+		b122[34] = byte(s130 >> 40)
+		b122[35] = byte(s130 >> 32)
+		b122[36] = byte(s130 >> 24)
+		b122[37] = byte(s130 >> 16)
+		b122[38] = byte(s130 >> 8)
+		b122[39] = byte(s130)
+		wv131 := v123
+		ws132 := wv131.Hi
+		ws133 := wv131.Lo
+		dl134 := os124 + (ws132>>32 + uint64(uint32(ws132))) + (ws133>>32 + uint64(uint32(ws133)))
+		d116 += dl134
+		v135 := m6
+		wv137 := packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}
+		ws138 := ^wv137.Hi
+		ws139 := ^wv137.Lo
+		os136 := (ws138>>32 + uint64(uint32(ws138))) + (ws139>>32 + uint64(uint32(ws139)))
+		v140 := v135
+		s141 := v140.Hi
+		b122[8] = byte(s141 >> 56)
+		b122[9] = byte(s141 >> 48)
+		b122[10] = byte(s141 >> 40)
+		b122[11] = byte(s141 >> 32)
+		b122[12] = byte(s141 >> 24)
+		b122[13] = byte(s141 >> 16)
+		b122[14] = byte(s141 >> 8)
+		b122[15] = byte(s141)
+		s142 := v140.Lo
+		b122[16] = byte(s142 >> 56)
+		b122[17] = byte(s142 >> 48)
+		b122[18] = byte(s142 >> 40)
+		b122[19] = byte(s142 >> 32)
+		b122[20] = byte(s142 >> 24)
+		b122[21] = byte(s142 >> 16)
+		b122[22] = byte(s142 >> 8)
+		b122[23] = byte(s142)
+		wv143 := v135
+		ws144 := wv143.Hi
+		ws145 := wv143.Lo
+		dl146 := os136 + (ws144>>32 + uint64(uint32(ws144))) + (ws145>>32 + uint64(uint32(ws145)))
+		d116 += dl146
+		v147 := 0x81
+		b148 := data[h7 : h7+4] // icmpv6
+		os149 := (uint64(1)*0xffff - uint64(uint32(uint64(b148[0])<<8|uint64(b148[1]))) + uint64(0))
+		b148[0] = byte(v147)
+		dl150 := os149 + uint64(uint32(uint64(b148[0])<<8|uint64(b148[1])))
+		d116 += dl150
 		if h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d117
+			x := uint64(^cv) + d116
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s147 := r
-			cb[0] = byte(s147 >> 8)
-			cb[1] = byte(s147)
+			s151 := r
+			cb[0] = byte(s151 >> 8)
+			cb[1] = byte(s151)
 		}
 		goto n121
 	}
@@ -3366,8 +3350,8 @@ n122:
 		if !(h12 >= 0) {
 			return pl.drop(31)
 		}
-		b148 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b148[4])<<56 | uint64(b148[5])<<48 | uint64(b148[6])<<40 | uint64(b148[7])<<32 | uint64(b148[8])<<24 | uint64(b148[9])<<16 | uint64(b148[10])<<8 | uint64(b148[11])), Lo: (uint64(b148[12])<<56 | uint64(b148[13])<<48 | uint64(b148[14])<<40 | uint64(b148[15])<<32 | uint64(b148[16])<<24 | uint64(b148[17])<<16 | uint64(b148[18])<<8 | uint64(b148[19]))} == m6) {
+		b152 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b152[4])<<56 | uint64(b152[5])<<48 | uint64(b152[6])<<40 | uint64(b152[7])<<32 | uint64(b152[8])<<24 | uint64(b152[9])<<16 | uint64(b152[10])<<8 | uint64(b152[11])), Lo: (uint64(b152[12])<<56 | uint64(b152[13])<<48 | uint64(b152[14])<<40 | uint64(b152[15])<<32 | uint64(b152[16])<<24 | uint64(b152[17])<<16 | uint64(b152[18])<<8 | uint64(b152[19]))} == m6) {
 			goto n124
 		}
 		goto n123
@@ -3381,8 +3365,8 @@ n124:
 		if !(h3 >= 0) {
 			return pl.drop(33)
 		}
-		b149 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b149[8])<<56 | uint64(b149[9])<<48 | uint64(b149[10])<<40 | uint64(b149[11])<<32 | uint64(b149[12])<<24 | uint64(b149[13])<<16 | uint64(b149[14])<<8 | uint64(b149[15])), Lo: (uint64(b149[16])<<56 | uint64(b149[17])<<48 | uint64(b149[18])<<40 | uint64(b149[19])<<32 | uint64(b149[20])<<24 | uint64(b149[21])<<16 | uint64(b149[22])<<8 | uint64(b149[23]))} == packet.Value{Lo: 0x0}) {
+		b153 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b153[8])<<56 | uint64(b153[9])<<48 | uint64(b153[10])<<40 | uint64(b153[11])<<32 | uint64(b153[12])<<24 | uint64(b153[13])<<16 | uint64(b153[14])<<8 | uint64(b153[15])), Lo: (uint64(b153[16])<<56 | uint64(b153[17])<<48 | uint64(b153[18])<<40 | uint64(b153[19])<<32 | uint64(b153[20])<<24 | uint64(b153[21])<<16 | uint64(b153[22])<<8 | uint64(b153[23]))} == packet.Value{Lo: 0x0}) {
 			goto n125
 		}
 		goto n126
@@ -3395,8 +3379,8 @@ n125:
 		if !(h12 >= 0) {
 			return pl.drop(34)
 		}
-		b150 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b150[4])<<56 | uint64(b150[5])<<48 | uint64(b150[6])<<40 | uint64(b150[7])<<32 | uint64(b150[8])<<24 | uint64(b150[9])<<16 | uint64(b150[10])<<8 | uint64(b150[11])), Lo: (uint64(b150[12])<<56 | uint64(b150[13])<<48 | uint64(b150[14])<<40 | uint64(b150[15])<<32 | uint64(b150[16])<<24 | uint64(b150[17])<<16 | uint64(b150[18])<<8 | uint64(b150[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b154 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b154[4])<<56 | uint64(b154[5])<<48 | uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11])), Lo: (uint64(b154[12])<<56 | uint64(b154[13])<<48 | uint64(b154[14])<<40 | uint64(b154[15])<<32 | uint64(b154[16])<<24 | uint64(b154[17])<<16 | uint64(b154[18])<<8 | uint64(b154[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n129
 	}
 n126:
@@ -3404,16 +3388,16 @@ n126:
 		if !(h3 >= 0) {
 			return pl.drop(35)
 		}
-		b151 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b151[8])<<56 | uint64(b151[9])<<48 | uint64(b151[10])<<40 | uint64(b151[11])<<32 | uint64(b151[12])<<24 | uint64(b151[13])<<16 | uint64(b151[14])<<8 | uint64(b151[15])), Lo: (uint64(b151[16])<<56 | uint64(b151[17])<<48 | uint64(b151[18])<<40 | uint64(b151[19])<<32 | uint64(b151[20])<<24 | uint64(b151[21])<<16 | uint64(b151[22])<<8 | uint64(b151[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		b152 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b152[6])<<40 | uint64(b152[7])<<32 | uint64(b152[8])<<24 | uint64(b152[9])<<16 | uint64(b152[10])<<8 | uint64(b152[11])) & 0xffffffffffff
+		b155 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b155[8])<<56 | uint64(b155[9])<<48 | uint64(b155[10])<<40 | uint64(b155[11])<<32 | uint64(b155[12])<<24 | uint64(b155[13])<<16 | uint64(b155[14])<<8 | uint64(b155[15])), Lo: (uint64(b155[16])<<56 | uint64(b155[17])<<48 | uint64(b155[18])<<40 | uint64(b155[19])<<32 | uint64(b155[20])<<24 | uint64(b155[21])<<16 | uint64(b155[22])<<8 | uint64(b155[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b156 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b156[6])<<40 | uint64(b156[7])<<32 | uint64(b156[8])<<24 | uint64(b156[9])<<16 | uint64(b156[10])<<8 | uint64(b156[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(35)
 		}
-		b153 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b153[4])<<56 | uint64(b153[5])<<48 | uint64(b153[6])<<40 | uint64(b153[7])<<32 | uint64(b153[8])<<24 | uint64(b153[9])<<16 | uint64(b153[10])<<8 | uint64(b153[11])), Lo: (uint64(b153[12])<<56 | uint64(b153[13])<<48 | uint64(b153[14])<<40 | uint64(b153[15])<<32 | uint64(b153[16])<<24 | uint64(b153[17])<<16 | uint64(b153[18])<<8 | uint64(b153[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b157 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b157[4])<<56 | uint64(b157[5])<<48 | uint64(b157[6])<<40 | uint64(b157[7])<<32 | uint64(b157[8])<<24 | uint64(b157[9])<<16 | uint64(b157[10])<<8 | uint64(b157[11])), Lo: (uint64(b157[12])<<56 | uint64(b157[13])<<48 | uint64(b157[14])<<40 | uint64(b157[15])<<32 | uint64(b157[16])<<24 | uint64(b157[17])<<16 | uint64(b157[18])<<8 | uint64(b157[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n127
 	}
 n127:
@@ -3426,8 +3410,8 @@ n127:
 	}
 n128:
 	{ // NsSrcMac: set meta.na_mac
-		b154 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b154[0])<<40 | uint64(b154[1])<<32 | uint64(b154[2])<<24 | uint64(b154[3])<<16 | uint64(b154[4])<<8 | uint64(b154[5])) & 0xffffffffffff
+		b158 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b158[0])<<40 | uint64(b158[1])<<32 | uint64(b158[2])<<24 | uint64(b158[3])<<16 | uint64(b158[4])<<8 | uint64(b158[5])) & 0xffffffffffff
 		pl.edges[39]++
 		goto n129
 	}
@@ -3447,15 +3431,15 @@ n130:
 	}
 n131:
 	{ // NsPopMac: pop nd_mac
-		po155, pn156 := h14, 6 // nd_mac
-		if po155+pn156 > len(data) {
+		po159, pn160 := h14, 6 // nd_mac
+		if po159+pn160 > len(data) {
 			return pl.drop(36)
 		}
-		pendOff = po155
-		pendN = pn156
+		pendOff = po159
+		pendN = pn160
 		h14 = -1
-		if cur > po155 {
-			cur = max(po155, cur-pn156)
+		if cur > po159 {
+			cur = max(po159, cur-pn160)
 		}
 		pl.edges[40]++
 		goto n132
@@ -3472,15 +3456,15 @@ n132:
 			}
 			pendN = 0
 		}
-		po157, pn158 := h13, 2 // nd_opt
-		if po157+pn158 > len(data) {
+		po161, pn162 := h13, 2 // nd_opt
+		if po161+pn162 > len(data) {
 			return pl.drop(37)
 		}
-		pendOff = po157
-		pendN += pn158
+		pendOff = po161
+		pendN += pn162
 		h13 = -1
-		if cur > po157 {
-			cur = max(po157, cur-pn158)
+		if cur > po161 {
+			cur = max(po161, cur-pn162)
 		}
 		pl.edges[41]++
 		goto n133
@@ -3500,25 +3484,25 @@ n133:
 		if !(h12 >= 0) {
 			return pl.drop(38)
 		}
-		po159, pn160 := h12, 20 // nd_ns
-		if po159+pn160 > len(data) {
+		po163, pn164 := h12, 20 // nd_ns
+		if po163+pn164 > len(data) {
 			return pl.drop(38)
 		}
-		pendN += pn160
-		if po159 < len(data)-po159-pendN {
-			copy(data[pendN:pendN+po159], data[:po159])
+		pendN += pn164
+		if po163 < len(data)-po163-pendN {
+			copy(data[pendN:pendN+po163], data[:po163])
 			data = data[pendN:]
 		} else {
-			copy(data[po159:], data[po159+pendN:])
+			copy(data[po163:], data[po163+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h14 >= 0) && h14 > po159 {
-			h14 -= pn160
+		if (h14 >= 0) && h14 > po163 {
+			h14 -= pn164
 		} // nd_mac
-		if cur > po159 {
-			cur = max(po159, cur-pn160)
+		if cur > po163 {
+			cur = max(po163, cur-pn164)
 		}
 		goto n134
 	}
@@ -3533,9 +3517,9 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s161 := r
-				cb[0] = byte(s161 >> 8)
-				cb[1] = byte(s161)
+				s165 := r
+				cb[0] = byte(s165 >> 8)
+				cb[1] = byte(s165)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3551,9 +3535,9 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s163 := r
-				cb[0] = byte(s163 >> 8)
-				cb[1] = byte(s163)
+				s167 := r
+				cb[0] = byte(s167 >> 8)
+				cb[1] = byte(s167)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3685,7 +3669,7 @@ n134:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt162 := p.Push(15, h7+4, 0)
+		rt166 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3812,7 +3796,7 @@ n134:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt162 {
+		if !rt166 {
 			return pl.drop(39)
 		}
 		goto n135
@@ -3828,9 +3812,9 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s164 := r
-				cb[0] = byte(s164 >> 8)
-				cb[1] = byte(s164)
+				s168 := r
+				cb[0] = byte(s168 >> 8)
+				cb[1] = byte(s168)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3846,9 +3830,9 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s166 := r
-				cb[0] = byte(s166 >> 8)
-				cb[1] = byte(s166)
+				s170 := r
+				cb[0] = byte(s170 >> 8)
+				cb[1] = byte(s170)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3980,7 +3964,7 @@ n135:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt165 := p.Push(16, h15+20, 0)
+		rt169 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4107,7 +4091,7 @@ n135:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt165 {
+		if !rt169 {
 			return pl.drop(40)
 		}
 		goto n136
@@ -4123,9 +4107,9 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s167 := r
-				cb[0] = byte(s167 >> 8)
-				cb[1] = byte(s167)
+				s171 := r
+				cb[0] = byte(s171 >> 8)
+				cb[1] = byte(s171)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4141,9 +4125,9 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s169 := r
-				cb[0] = byte(s169 >> 8)
-				cb[1] = byte(s169)
+				s173 := r
+				cb[0] = byte(s173 >> 8)
+				cb[1] = byte(s173)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4275,7 +4259,7 @@ n136:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt168 := p.Push(17, h16+2, 0)
+		rt172 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4402,109 +4386,109 @@ n136:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt168 {
+		if !rt172 {
 			return pl.drop(41)
 		}
 		goto n137
 	}
 n137:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
-		b170 := data[h0 : h0+14] // ethernet
-		s171 := m25
-		b170[0] = byte(s171 >> 40)
-		b170[1] = byte(s171 >> 32)
-		b170[2] = byte(s171 >> 24)
-		b170[3] = byte(s171 >> 16)
-		b170[4] = byte(s171 >> 8)
-		b170[5] = byte(s171)
-		s172 := m5
-		b170[6] = byte(s172 >> 40)
-		b170[7] = byte(s172 >> 32)
-		b170[8] = byte(s172 >> 24)
-		b170[9] = byte(s172 >> 16)
-		b170[10] = byte(s172 >> 8)
-		b170[11] = byte(s172)
+		b174 := data[h0 : h0+14] // ethernet
+		s175 := m25
+		b174[0] = byte(s175 >> 40)
+		b174[1] = byte(s175 >> 32)
+		b174[2] = byte(s175 >> 24)
+		b174[3] = byte(s175 >> 16)
+		b174[4] = byte(s175 >> 8)
+		b174[5] = byte(s175)
+		s176 := m5
+		b174[6] = byte(s176 >> 40)
+		b174[7] = byte(s176 >> 32)
+		b174[8] = byte(s176 >> 24)
+		b174[9] = byte(s176 >> 16)
+		b174[10] = byte(s176 >> 8)
+		b174[11] = byte(s176)
 		if !(h3 >= 0) {
 			return pl.drop(42)
 		}
-		b173 := data[h3 : h3+40] // ipv6
-		s174 := 0x20
-		b173[4] = byte(s174 >> 8)
-		b173[5] = byte(s174)
-		b173[7] = byte(0xff)
-		v175 := m6
-		s176 := v175.Hi
-		b173[8] = byte(s176 >> 56)
-		b173[9] = byte(s176 >> 48)
-		b173[10] = byte(s176 >> 40)
-		b173[11] = byte(s176 >> 32)
-		b173[12] = byte(s176 >> 24)
-		b173[13] = byte(s176 >> 16)
-		b173[14] = byte(s176 >> 8)
-		b173[15] = byte(s176)
-		s177 := v175.Lo
-		b173[16] = byte(s177 >> 56)
-		b173[17] = byte(s177 >> 48)
-		b173[18] = byte(s177 >> 40)
-		b173[19] = byte(s177 >> 32)
-		b173[20] = byte(s177 >> 24)
-		b173[21] = byte(s177 >> 16)
-		b173[22] = byte(s177 >> 8)
-		b173[23] = byte(s177)
-		v178 := m24
-		s179 := v178.Hi
-		b173[24] = byte(s179 >> 56)
-		b173[25] = byte(s179 >> 48)
-		b173[26] = byte(s179 >> 40)
-		b173[27] = byte(s179 >> 32)
-		b173[28] = byte(s179 >> 24)
-		b173[29] = byte(s179 >> 16)
-		b173[30] = byte(s179 >> 8)
-		b173[31] = byte(s179)
-		s180 := v178.Lo
-		b173[32] = byte(s180 >> 56)
-		b173[33] = byte(s180 >> 48)
-		b173[34] = byte(s180 >> 40)
-		b173[35] = byte(s180 >> 32)
-		b173[36] = byte(s180 >> 24)
-		b173[37] = byte(s180 >> 16)
-		b173[38] = byte(s180 >> 8)
-		b173[39] = byte(s180)
-		b181 := data[h7 : h7+4] // icmpv6
-		b181[0] = byte(0x88)
-		b181[1] = byte(0x0)
-		b182 := data[h15 : h15+20] // nd_na
-		b182[0] = b182[0]&^0x40 | byte(m26)<<6&0x40
-		v183 := m27
-		s184 := v183.Hi
-		b182[4] = byte(s184 >> 56)
-		b182[5] = byte(s184 >> 48)
-		b182[6] = byte(s184 >> 40)
-		b182[7] = byte(s184 >> 32)
-		b182[8] = byte(s184 >> 24)
-		b182[9] = byte(s184 >> 16)
-		b182[10] = byte(s184 >> 8)
-		b182[11] = byte(s184)
-		s185 := v183.Lo
-		b182[12] = byte(s185 >> 56)
-		b182[13] = byte(s185 >> 48)
-		b182[14] = byte(s185 >> 40)
-		b182[15] = byte(s185 >> 32)
-		b182[16] = byte(s185 >> 24)
-		b182[17] = byte(s185 >> 16)
-		b182[18] = byte(s185 >> 8)
-		b182[19] = byte(s185)
-		b186 := data[h16 : h16+2] // nd_na_opt
-		b186[0] = byte(0x2)
-		b186[1] = byte(0x1)
-		b187 := data[h17 : h17+6] // nd_na_mac
-		s188 := m5
-		b187[0] = byte(s188 >> 40)
-		b187[1] = byte(s188 >> 32)
-		b187[2] = byte(s188 >> 24)
-		b187[3] = byte(s188 >> 16)
-		b187[4] = byte(s188 >> 8)
-		b187[5] = byte(s188)
+		b177 := data[h3 : h3+40] // ipv6
+		s178 := 0x20
+		b177[4] = byte(s178 >> 8)
+		b177[5] = byte(s178)
+		b177[7] = byte(0xff)
+		v179 := m6
+		s180 := v179.Hi
+		b177[8] = byte(s180 >> 56)
+		b177[9] = byte(s180 >> 48)
+		b177[10] = byte(s180 >> 40)
+		b177[11] = byte(s180 >> 32)
+		b177[12] = byte(s180 >> 24)
+		b177[13] = byte(s180 >> 16)
+		b177[14] = byte(s180 >> 8)
+		b177[15] = byte(s180)
+		s181 := v179.Lo
+		b177[16] = byte(s181 >> 56)
+		b177[17] = byte(s181 >> 48)
+		b177[18] = byte(s181 >> 40)
+		b177[19] = byte(s181 >> 32)
+		b177[20] = byte(s181 >> 24)
+		b177[21] = byte(s181 >> 16)
+		b177[22] = byte(s181 >> 8)
+		b177[23] = byte(s181)
+		v182 := m24
+		s183 := v182.Hi
+		b177[24] = byte(s183 >> 56)
+		b177[25] = byte(s183 >> 48)
+		b177[26] = byte(s183 >> 40)
+		b177[27] = byte(s183 >> 32)
+		b177[28] = byte(s183 >> 24)
+		b177[29] = byte(s183 >> 16)
+		b177[30] = byte(s183 >> 8)
+		b177[31] = byte(s183)
+		s184 := v182.Lo
+		b177[32] = byte(s184 >> 56)
+		b177[33] = byte(s184 >> 48)
+		b177[34] = byte(s184 >> 40)
+		b177[35] = byte(s184 >> 32)
+		b177[36] = byte(s184 >> 24)
+		b177[37] = byte(s184 >> 16)
+		b177[38] = byte(s184 >> 8)
+		b177[39] = byte(s184)
+		b185 := data[h7 : h7+4] // icmpv6
+		b185[0] = byte(0x88)
+		b185[1] = byte(0x0)
+		b186 := data[h15 : h15+20] // nd_na
+		b186[0] = b186[0]&^0x40 | byte(m26)<<6&0x40
+		v187 := m27
+		s188 := v187.Hi
+		b186[4] = byte(s188 >> 56)
+		b186[5] = byte(s188 >> 48)
+		b186[6] = byte(s188 >> 40)
+		b186[7] = byte(s188 >> 32)
+		b186[8] = byte(s188 >> 24)
+		b186[9] = byte(s188 >> 16)
+		b186[10] = byte(s188 >> 8)
+		b186[11] = byte(s188)
+		s189 := v187.Lo
+		b186[12] = byte(s189 >> 56)
+		b186[13] = byte(s189 >> 48)
+		b186[14] = byte(s189 >> 40)
+		b186[15] = byte(s189 >> 32)
+		b186[16] = byte(s189 >> 24)
+		b186[17] = byte(s189 >> 16)
+		b186[18] = byte(s189 >> 8)
+		b186[19] = byte(s189)
+		b190 := data[h16 : h16+2] // nd_na_opt
+		b190[0] = byte(0x2)
+		b190[1] = byte(0x1)
+		b191 := data[h17 : h17+6] // nd_na_mac
+		s192 := m5
+		b191[0] = byte(s192 >> 40)
+		b191[1] = byte(s192 >> 32)
+		b191[2] = byte(s192 >> 24)
+		b191[3] = byte(s192 >> 16)
+		b191[4] = byte(s192 >> 8)
+		b191[5] = byte(s192)
 		goto n138
 	}
 n138:
@@ -4518,9 +4502,9 @@ n138:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s189 := r
-				cb[0] = byte(s189 >> 8)
-				cb[1] = byte(s189)
+				s193 := r
+				cb[0] = byte(s193 >> 8)
+				cb[1] = byte(s193)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4533,9 +4517,9 @@ n138:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s191 := r
-				cb[0] = byte(s191 >> 8)
-				cb[1] = byte(s191)
+				s195 := r
+				cb[0] = byte(s195 >> 8)
+				cb[1] = byte(s195)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4667,7 +4651,7 @@ n138:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt190 := p.ComputeChecksum(7)
+		rt194 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4794,7 +4778,7 @@ n138:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt190 {
+		if !rt194 {
 			return pl.drop(43)
 		}
 		goto n139
@@ -4829,24 +4813,24 @@ n143:
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw192 := (m7) & 0xff
-		b194 := data[h2 : h2+20] // ipv4
-		kw193 := (uint64(b194[12])<<24 | uint64(b194[13])<<16 | uint64(b194[14])<<8 | uint64(b194[15])) & 0xffffffff
-		pr195 := pl.tables[3].Probes()
-		k196 := kw193<<0 | kw192<<32
-		if pi197 := &pr195.Packed; len(pi197.Slots) > 0 {
-			k196 &= pi197.Mask
-			for m, j := uint64(len(pi197.Slots)-1), packet.PackedHash(k196); ; j++ {
-				sl := &pi197.Slots[j&m]
+		kw196 := (m7) & 0xff
+		b198 := data[h2 : h2+20] // ipv4
+		kw197 := (uint64(b198[12])<<24 | uint64(b198[13])<<16 | uint64(b198[14])<<8 | uint64(b198[15])) & 0xffffffff
+		pr199 := pl.tables[3].Probes()
+		k200 := kw197<<0 | kw196<<32
+		if pi201 := &pr199.Packed; len(pi201.Slots) > 0 {
+			k200 &= pi201.Mask
+			for m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200); ; j++ {
+				sl := &pi201.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k196 {
+				if sl.Key == k200 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k196); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k200); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4860,27 +4844,27 @@ n144:
 n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw198 := (m7) & 0xff
-		b200 := data[h3 : h3+40] // ipv6
-		kw199 := packet.Value{Hi: (uint64(b200[8])<<56 | uint64(b200[9])<<48 | uint64(b200[10])<<40 | uint64(b200[11])<<32 | uint64(b200[12])<<24 | uint64(b200[13])<<16 | uint64(b200[14])<<8 | uint64(b200[15])), Lo: (uint64(b200[16])<<56 | uint64(b200[17])<<48 | uint64(b200[18])<<40 | uint64(b200[19])<<32 | uint64(b200[20])<<24 | uint64(b200[21])<<16 | uint64(b200[22])<<8 | uint64(b200[23]))}
-		pr201 := pl.tables[4].Probes()
-		if wl202 := &pr201.Words; len(wl202.Slots) > 0 {
-			x204 := kw198 & wl202.Mask[0]
-			x205 := kw199.Hi & wl202.Mask[1]
-			x206 := kw199.Lo & wl202.Mask[2]
-			h203 := packet.WordsHash(x204, x205, x206, 0)
-			for m, j := uint64(len(wl202.Slots)-1), h203>>(wl202.Shift&63); ; j = (j + 1) & m {
-				sl := &wl202.Slots[j]
+		kw202 := (m7) & 0xff
+		b204 := data[h3 : h3+40] // ipv6
+		kw203 := packet.Value{Hi: (uint64(b204[8])<<56 | uint64(b204[9])<<48 | uint64(b204[10])<<40 | uint64(b204[11])<<32 | uint64(b204[12])<<24 | uint64(b204[13])<<16 | uint64(b204[14])<<8 | uint64(b204[15])), Lo: (uint64(b204[16])<<56 | uint64(b204[17])<<48 | uint64(b204[18])<<40 | uint64(b204[19])<<32 | uint64(b204[20])<<24 | uint64(b204[21])<<16 | uint64(b204[22])<<8 | uint64(b204[23]))}
+		pr205 := pl.tables[4].Probes()
+		if wl206 := &pr205.Words; len(wl206.Slots) > 0 {
+			x208 := kw202 & wl206.Mask[0]
+			x209 := kw203.Hi & wl206.Mask[1]
+			x210 := kw203.Lo & wl206.Mask[2]
+			h207 := packet.WordsHash(x208, x209, x210, 0)
+			for m, j := uint64(len(wl206.Slots)-1), h207>>(wl206.Shift&63); ; j = (j + 1) & m {
+				sl := &wl206.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl202.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h203 && ks[0] == x204 && ks[1] == x205 && ks[2] == x206 {
-					a := &wl202.Acts[j]
+				if ks := wl206.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h207 && ks[0] == x208 && ks[1] == x209 && ks[2] == x210 {
+					a := &wl206.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw198, kw199.Hi, kw199.Lo, 0); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw202, kw203.Hi, kw203.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -4936,44 +4920,44 @@ n153:
 	}
 n154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b207 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b207[4])<<56 | uint64(b207[5])<<48 | uint64(b207[6])<<40 | uint64(b207[7])<<32 | uint64(b207[8])<<24 | uint64(b207[9])<<16 | uint64(b207[10])<<8 | uint64(b207[11]))
-		m13 = ((uint64(b207[4])<<56 | uint64(b207[5])<<48 | uint64(b207[6])<<40 | uint64(b207[7])<<32 | uint64(b207[8])<<24 | uint64(b207[9])<<16 | uint64(b207[10])<<8 | uint64(b207[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b207[2])<<8 | uint64(b207[3])) & 0xffff
+		b211 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b211[4])<<56 | uint64(b211[5])<<48 | uint64(b211[6])<<40 | uint64(b211[7])<<32 | uint64(b211[8])<<24 | uint64(b211[9])<<16 | uint64(b211[10])<<8 | uint64(b211[11]))
+		m13 = ((uint64(b211[4])<<56 | uint64(b211[5])<<48 | uint64(b211[6])<<40 | uint64(b211[7])<<32 | uint64(b211[8])<<24 | uint64(b211[9])<<16 | uint64(b211[10])<<8 | uint64(b211[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b211[2])<<8 | uint64(b211[3])) & 0xffff
 		goto n156
 	}
 n155:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b208 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b208[4])<<56 | uint64(b208[5])<<48 | uint64(b208[6])<<40 | uint64(b208[7])<<32 | uint64(b208[8])<<24 | uint64(b208[9])<<16 | uint64(b208[10])<<8 | uint64(b208[11]))
-		m13 = (uint64(b208[0])<<8 | uint64(b208[1])) & 0xffff
-		m14 = (uint64(b208[2])<<8 | uint64(b208[3])) & 0xffff
+		b212 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b212[4])<<56 | uint64(b212[5])<<48 | uint64(b212[6])<<40 | uint64(b212[7])<<32 | uint64(b212[8])<<24 | uint64(b212[9])<<16 | uint64(b212[10])<<8 | uint64(b212[11]))
+		m13 = (uint64(b212[0])<<8 | uint64(b212[1])) & 0xffff
+		m14 = (uint64(b212[2])<<8 | uint64(b212[3])) & 0xffff
 		pl.edges[44]++
 		goto n156
 	}
 n156:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c210 := (h2 >= 0)
-		if c210 {
+		c214 := (h2 >= 0)
+		if c214 {
 			if !(h2 >= 0) {
 				return pl.drop(48)
 			}
-			b211 := data[h2 : h2+20] // ipv4
-			c210 = (uint64(b211[8]) <= 0x1)
+			b215 := data[h2 : h2+20] // ipv4
+			c214 = (uint64(b215[8]) <= 0x1)
 		}
-		c209 := c210
-		if !c209 {
-			c212 := (h3 >= 0)
-			if c212 {
+		c213 := c214
+		if !c213 {
+			c216 := (h3 >= 0)
+			if c216 {
 				if !(h3 >= 0) {
 					return pl.drop(48)
 				}
-				b213 := data[h3 : h3+40] // ipv6
-				c212 = (uint64(b213[7]) <= 0x1)
+				b217 := data[h3 : h3+40] // ipv6
+				c216 = (uint64(b217[7]) <= 0x1)
 			}
-			c209 = c212
+			c213 = c216
 		}
-		if c209 {
+		if c213 {
 			goto n157
 		}
 		goto n158
@@ -4985,54 +4969,54 @@ n157:
 n158:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		kw214 := (m7) & 0xff
-		kw215 := (m9)
-		pr216 := pl.tables[5].Probes()
-		if wl217 := &pr216.Words; len(wl217.Slots) > 0 {
-			x219 := kw214 & wl217.Mask[0]
-			x220 := kw215 & wl217.Mask[1]
-			h218 := packet.WordsHash(x219, x220, 0, 0)
-			for m, j := uint64(len(wl217.Slots)-1), h218>>(wl217.Shift&63); ; j = (j + 1) & m {
-				sl := &wl217.Slots[j]
+		kw218 := (m7) & 0xff
+		kw219 := (m9)
+		pr220 := pl.tables[5].Probes()
+		if wl221 := &pr220.Words; len(wl221.Slots) > 0 {
+			x223 := kw218 & wl221.Mask[0]
+			x224 := kw219 & wl221.Mask[1]
+			h222 := packet.WordsHash(x223, x224, 0, 0)
+			for m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63); ; j = (j + 1) & m {
+				sl := &wl221.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl217.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h218 && ks[0] == x219 && ks[1] == x220 {
-					a := &wl217.Acts[j]
+				if ks := wl221.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h222 && ks[0] == x223 && ks[1] == x224 {
+					a := &wl221.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc221 := &pr216.Scan; len(sc221.Match) > 0 {
-			for i, ms := 0, sc221.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw214 == ms[0].Val && kw215&ms[1].Mask == ms[1].Val {
-					act, params = int(sc221.Acts[i].Action), sc221.Acts[i].Params
+		} else if sc225 := &pr220.Scan; len(sc225.Match) > 0 {
+			for i, ms := 0, sc225.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw218 == ms[0].Val && kw219&ms[1].Mask == ms[1].Val {
+					act, params = int(sc225.Acts[i].Action), sc225.Acts[i].Params
 					break
 				}
 			}
-		} else if iv222 := pr216.Intervals; iv222 != nil {
-			h223 := packet.WordsHash(kw214, 0, 0, 0)
-			for m, j := uint64(len(iv222.Groups)-1), h223>>(iv222.Shift&63); ; j = (j + 1) & m {
-				g := &iv222.Groups[j]
+		} else if iv226 := pr220.Intervals; iv226 != nil {
+			h227 := packet.WordsHash(kw218, 0, 0, 0)
+			for m, j := uint64(len(iv226.Groups)-1), h227>>(iv226.Shift&63); ; j = (j + 1) & m {
+				g := &iv226.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw214 {
-					ss, k := iv222.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw218 {
+					ss, k := iv226.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw215 {
+						if ss[k+half] <= kw219 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv222.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv226.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw214, kw215, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw218, kw219, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5066,24 +5050,24 @@ n160:
 n161:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw224 := (m7) & 0xff
-		kw225 := (m10) & 0xffffffff
-		kw226 := (m15) & 0xffff
-		pr227 := pl.tables[6].Probes()
-		k228 := kw226<<0 | kw225<<16 | kw224<<48
-		if pi229 := &pr227.Packed; len(pi229.Slots) > 0 {
-			k228 &= pi229.Mask
-			for m, j := uint64(len(pi229.Slots)-1), packet.PackedHash(k228); ; j++ {
-				sl := &pi229.Slots[j&m]
+		kw228 := (m7) & 0xff
+		kw229 := (m10) & 0xffffffff
+		kw230 := (m15) & 0xffff
+		pr231 := pl.tables[6].Probes()
+		k232 := kw230<<0 | kw229<<16 | kw228<<48
+		if pi233 := &pr231.Packed; len(pi233.Slots) > 0 {
+			k232 &= pi233.Mask
+			for m, j := uint64(len(pi233.Slots)-1), packet.PackedHash(k232); ; j++ {
+				sl := &pi233.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k228 {
+				if sl.Key == k232 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k228); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k232); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5102,25 +5086,25 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		kw230 := (m7) & 0xff
-		b232 := data[h0 : h0+14] // ethernet
-		kw231 := (uint64(b232[12])<<8 | uint64(b232[13])) & 0xffff
-		kw233 := (m16) & 0xffff
-		pr234 := pl.tables[7].Probes()
-		k235 := kw233<<0 | kw231<<16 | kw230<<32
-		if pi236 := &pr234.Packed; len(pi236.Slots) > 0 {
-			k235 &= pi236.Mask
-			for m, j := uint64(len(pi236.Slots)-1), packet.PackedHash(k235); ; j++ {
-				sl := &pi236.Slots[j&m]
+		kw234 := (m7) & 0xff
+		b236 := data[h0 : h0+14] // ethernet
+		kw235 := (uint64(b236[12])<<8 | uint64(b236[13])) & 0xffff
+		kw237 := (m16) & 0xffff
+		pr238 := pl.tables[7].Probes()
+		k239 := kw237<<0 | kw235<<16 | kw234<<32
+		if pi240 := &pr238.Packed; len(pi240.Slots) > 0 {
+			k239 &= pi240.Mask
+			for m, j := uint64(len(pi240.Slots)-1), packet.PackedHash(k239); ; j++ {
+				sl := &pi240.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k235 {
+				if sl.Key == k239 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k235); hit {
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k239); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5171,21 +5155,21 @@ n167:
 	}
 n168:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b237 := data[h0 : h0+14] // ethernet
-		s238 := m5
-		b237[6] = byte(s238 >> 40)
-		b237[7] = byte(s238 >> 32)
-		b237[8] = byte(s238 >> 24)
-		b237[9] = byte(s238 >> 16)
-		b237[10] = byte(s238 >> 8)
-		b237[11] = byte(s238)
-		s239 := m17
-		b237[0] = byte(s239 >> 40)
-		b237[1] = byte(s239 >> 32)
-		b237[2] = byte(s239 >> 24)
-		b237[3] = byte(s239 >> 16)
-		b237[4] = byte(s239 >> 8)
-		b237[5] = byte(s239)
+		b241 := data[h0 : h0+14] // ethernet
+		s242 := m5
+		b241[6] = byte(s242 >> 40)
+		b241[7] = byte(s242 >> 32)
+		b241[8] = byte(s242 >> 24)
+		b241[9] = byte(s242 >> 16)
+		b241[10] = byte(s242 >> 8)
+		b241[11] = byte(s242)
+		s243 := m17
+		b241[0] = byte(s243 >> 40)
+		b241[1] = byte(s243 >> 32)
+		b241[2] = byte(s243 >> 24)
+		b241[3] = byte(s243 >> 16)
+		b241[4] = byte(s243 >> 8)
+		b241[5] = byte(s243)
 		goto n169
 	}
 n169:
@@ -5199,17 +5183,17 @@ n169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s240 := r
-				cb[0] = byte(s240 >> 8)
-				cb[1] = byte(s240)
+				s244 := r
+				cb[0] = byte(s244 >> 8)
+				cb[1] = byte(s244)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b241 := data[h4 : h4+8] // udp
-		if (uint64(b241[6])<<8 | uint64(b241[7])) == 0x0 {
+		b245 := data[h4 : h4+8] // udp
+		if (uint64(b245[6])<<8 | uint64(b245[7])) == 0x0 {
 			goto n170
 		}
 		goto n171
@@ -5243,251 +5227,227 @@ n173:
 	}
 n174:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d242 uint64 // ipv4 checksum
-		var d243 uint64 // udp checksum
-		v244 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b245 := data[h2 : h2+20] // ipv4
-		ws247 := uint64((uint64(b245[12])<<24 | uint64(b245[13])<<16 | uint64(b245[14])<<8 | uint64(b245[15])))
-		os246 := uint32(uint16(ws247>>0)) + uint32(uint16(ws247>>16))
-		s248 := v244
-		b245[12] = byte(s248 >> 24)
-		b245[13] = byte(s248 >> 16)
-		b245[14] = byte(s248 >> 8)
-		b245[15] = byte(s248)
-		ws249 := uint64(v244)
-		f251 := uint32(os246)
-		f251 += bits.RotateLeft32(f251, 16)
-		dl250 := uint64(^uint16(f251>>16)) + uint64(uint32(uint16(ws249>>0))+uint32(uint16(ws249>>16)))
-		d242 += dl250
+		var d246 uint64 // ipv4 checksum
+		var d247 uint64 // udp checksum
+		v248 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b249 := data[h2 : h2+20] // ipv4
+		os250 := uint64(^uint32((uint64(b249[12])<<24 | uint64(b249[13])<<16 | uint64(b249[14])<<8 | uint64(b249[15]))))
+		s251 := v248
+		b249[12] = byte(s251 >> 24)
+		b249[13] = byte(s251 >> 16)
+		b249[14] = byte(s251 >> 8)
+		b249[15] = byte(s251)
+		dl252 := os250 + uint64(uint32(v248))
+		d246 += dl252
 		if h4 >= 0 {
-			d243 += dl250
+			d247 += dl252
 		}
-		v252 := m18
-		ws254 := uint64((uint64(b245[16])<<24 | uint64(b245[17])<<16 | uint64(b245[18])<<8 | uint64(b245[19])))
-		os253 := uint32(uint16(ws254>>0)) + uint32(uint16(ws254>>16))
-		s255 := v252
-		b245[16] = byte(s255 >> 24)
-		b245[17] = byte(s255 >> 16)
-		b245[18] = byte(s255 >> 8)
-		b245[19] = byte(s255)
-		ws256 := uint64(v252)
-		f258 := uint32(os253)
-		f258 += bits.RotateLeft32(f258, 16)
-		dl257 := uint64(^uint16(f258>>16)) + uint64(uint32(uint16(ws256>>0))+uint32(uint16(ws256>>16)))
-		d242 += dl257
+		v253 := m18
+		os254 := uint64(^uint32((uint64(b249[16])<<24 | uint64(b249[17])<<16 | uint64(b249[18])<<8 | uint64(b249[19]))))
+		s255 := v253
+		b249[16] = byte(s255 >> 24)
+		b249[17] = byte(s255 >> 16)
+		b249[18] = byte(s255 >> 8)
+		b249[19] = byte(s255)
+		dl256 := os254 + uint64(uint32(v253))
+		d246 += dl256
 		if h4 >= 0 {
-			d243 += dl257
+			d247 += dl256
 		}
-		v259 := m23
+		v257 := m23
 		if !(h4 >= 0) {
 			return pl.drop(56)
 		}
-		b260 := data[h4 : h4+8] // udp
-		os261 := uint32(uint16((uint64(b260[2])<<8 | uint64(b260[3]))))
-		s262 := v259
-		b260[2] = byte(s262 >> 8)
-		b260[3] = byte(s262)
-		f264 := uint32(os261)
-		f264 += bits.RotateLeft32(f264, 16)
-		dl263 := uint64(^uint16(f264>>16)) + uint64(uint32(uint16(v259)))
+		b258 := data[h4 : h4+8] // udp
+		os259 := uint64(^uint16((uint64(b258[2])<<8 | uint64(b258[3]))))
+		s260 := v257
+		b258[2] = byte(s260 >> 8)
+		b258[3] = byte(s260)
+		dl261 := os259 + uint64(uint16(v257))
 		if h4 >= 0 {
-			d243 += dl263
+			d247 += dl261
 		}
-		v265 := (uint64(b245[8]) - 0x1)
-		os266 := uint32(uint64(b245[8])<<8 | uint64(b245[9]))
-		b245[8] = byte(v265)
-		f268 := uint32(os266)
-		f268 += bits.RotateLeft32(f268, 16)
-		dl267 := uint64(^uint16(f268>>16)) + uint64(uint32(uint64(b245[8])<<8|uint64(b245[9])))
-		d242 += dl267
+		v262 := (uint64(b249[8]) - 0x1)
+		os263 := (uint64(1)*0xffff - uint64(uint32(uint64(b249[8])<<8|uint64(b249[9]))) + uint64(0))
+		b249[8] = byte(v262)
+		dl264 := os263 + uint64(uint32(uint64(b249[8])<<8|uint64(b249[9])))
+		d246 += dl264
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d242
+			x := uint64(^cv) + d246
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s269 := r
-			cb[0] = byte(s269 >> 8)
-			cb[1] = byte(s269)
+			s265 := r
+			cb[0] = byte(s265 >> 8)
+			cb[1] = byte(s265)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d243
+			pendD4 += d247
 			pendK4 = true
 		}
 		goto n183
 	}
 n175:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d270 uint64 // ipv4 checksum
-		var d271 uint64 // udp checksum
-		v272 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b273 := data[h2 : h2+20] // ipv4
-		ws275 := uint64((uint64(b273[12])<<24 | uint64(b273[13])<<16 | uint64(b273[14])<<8 | uint64(b273[15])))
-		os274 := uint32(uint16(ws275>>0)) + uint32(uint16(ws275>>16))
-		s276 := v272
-		b273[12] = byte(s276 >> 24)
-		b273[13] = byte(s276 >> 16)
-		b273[14] = byte(s276 >> 8)
-		b273[15] = byte(s276)
-		ws277 := uint64(v272)
-		f279 := uint32(os274)
-		f279 += bits.RotateLeft32(f279, 16)
-		dl278 := uint64(^uint16(f279>>16)) + uint64(uint32(uint16(ws277>>0))+uint32(uint16(ws277>>16)))
-		d270 += dl278
+		var d266 uint64 // ipv4 checksum
+		var d267 uint64 // udp checksum
+		v268 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b269 := data[h2 : h2+20] // ipv4
+		os270 := uint64(^uint32((uint64(b269[12])<<24 | uint64(b269[13])<<16 | uint64(b269[14])<<8 | uint64(b269[15]))))
+		s271 := v268
+		b269[12] = byte(s271 >> 24)
+		b269[13] = byte(s271 >> 16)
+		b269[14] = byte(s271 >> 8)
+		b269[15] = byte(s271)
+		dl272 := os270 + uint64(uint32(v268))
+		d266 += dl272
 		if h4 >= 0 {
-			d271 += dl278
+			d267 += dl272
 		}
-		v280 := m18
-		ws282 := uint64((uint64(b273[16])<<24 | uint64(b273[17])<<16 | uint64(b273[18])<<8 | uint64(b273[19])))
-		os281 := uint32(uint16(ws282>>0)) + uint32(uint16(ws282>>16))
-		s283 := v280
-		b273[16] = byte(s283 >> 24)
-		b273[17] = byte(s283 >> 16)
-		b273[18] = byte(s283 >> 8)
-		b273[19] = byte(s283)
-		ws284 := uint64(v280)
-		f286 := uint32(os281)
-		f286 += bits.RotateLeft32(f286, 16)
-		dl285 := uint64(^uint16(f286>>16)) + uint64(uint32(uint16(ws284>>0))+uint32(uint16(ws284>>16)))
-		d270 += dl285
+		v273 := m18
+		os274 := uint64(^uint32((uint64(b269[16])<<24 | uint64(b269[17])<<16 | uint64(b269[18])<<8 | uint64(b269[19]))))
+		s275 := v273
+		b269[16] = byte(s275 >> 24)
+		b269[17] = byte(s275 >> 16)
+		b269[18] = byte(s275 >> 8)
+		b269[19] = byte(s275)
+		dl276 := os274 + uint64(uint32(v273))
+		d266 += dl276
 		if h4 >= 0 {
-			d271 += dl285
+			d267 += dl276
 		}
-		v287 := m23
+		v277 := m23
 		if !(h4 >= 0) {
 			return pl.drop(57)
 		}
-		b288 := data[h4 : h4+8] // udp
-		os289 := uint32(uint16((uint64(b288[2])<<8 | uint64(b288[3]))))
-		s290 := v287
-		b288[2] = byte(s290 >> 8)
-		b288[3] = byte(s290)
-		f292 := uint32(os289)
-		f292 += bits.RotateLeft32(f292, 16)
-		dl291 := uint64(^uint16(f292>>16)) + uint64(uint32(uint16(v287)))
+		b278 := data[h4 : h4+8] // udp
+		os279 := uint64(^uint16((uint64(b278[2])<<8 | uint64(b278[3]))))
+		s280 := v277
+		b278[2] = byte(s280 >> 8)
+		b278[3] = byte(s280)
+		dl281 := os279 + uint64(uint16(v277))
 		if h4 >= 0 {
-			d271 += dl291
+			d267 += dl281
 		}
-		v293 := ((uint64(b273[2])<<8 | uint64(b273[3])) - 0x10)
-		os294 := uint32(uint16((uint64(b273[2])<<8 | uint64(b273[3]))))
-		s295 := v293
-		b273[2] = byte(s295 >> 8)
-		b273[3] = byte(s295)
-		f297 := uint32(os294)
-		f297 += bits.RotateLeft32(f297, 16)
-		dl296 := uint64(^uint16(f297>>16)) + uint64(uint32(uint16(v293)))
-		d270 += dl296
+		v282 := ((uint64(b269[2])<<8 | uint64(b269[3])) - 0x10)
+		os283 := uint64(^uint16((uint64(b269[2])<<8 | uint64(b269[3]))))
+		s284 := v282
+		b269[2] = byte(s284 >> 8)
+		b269[3] = byte(s284)
+		dl285 := os283 + uint64(uint16(v282))
+		d266 += dl285
 		if h4 >= 0 {
-			d271 += dl296
+			d267 += dl285
 		}
-		v298 := (uint64(b273[8]) - 0x1)
-		os299 := uint32(uint64(b273[8])<<8 | uint64(b273[9]))
-		b273[8] = byte(v298)
-		f301 := uint32(os299)
-		f301 += bits.RotateLeft32(f301, 16)
-		dl300 := uint64(^uint16(f301>>16)) + uint64(uint32(uint64(b273[8])<<8|uint64(b273[9])))
-		d270 += dl300
+		v286 := (uint64(b269[8]) - 0x1)
+		os287 := (uint64(1)*0xffff - uint64(uint32(uint64(b269[8])<<8|uint64(b269[9]))) + uint64(0))
+		b269[8] = byte(v286)
+		dl288 := os287 + uint64(uint32(uint64(b269[8])<<8|uint64(b269[9])))
+		d266 += dl288
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d270
+			x := uint64(^cv) + d266
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s302 := r
-			cb[0] = byte(s302 >> 8)
-			cb[1] = byte(s302)
+			s289 := r
+			cb[0] = byte(s289 >> 8)
+			cb[1] = byte(s289)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d271
+			pendD4 += d267
 			pendK4 = true
 		}
 		goto n178
 	}
 n176:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d303 uint64 // udp checksum
-		v304 := m6
-		b305 := data[h3 : h3+40] // ipv6
-		ws307 := packet.Value{Hi: (uint64(b305[8])<<56 | uint64(b305[9])<<48 | uint64(b305[10])<<40 | uint64(b305[11])<<32 | uint64(b305[12])<<24 | uint64(b305[13])<<16 | uint64(b305[14])<<8 | uint64(b305[15])), Lo: (uint64(b305[16])<<56 | uint64(b305[17])<<48 | uint64(b305[18])<<40 | uint64(b305[19])<<32 | uint64(b305[20])<<24 | uint64(b305[21])<<16 | uint64(b305[22])<<8 | uint64(b305[23]))}
-		os306 := uint32(uint16(ws307.Hi>>0)) + uint32(uint16(ws307.Hi>>16)) + uint32(uint16(ws307.Hi>>32)) + uint32(uint16(ws307.Hi>>48)) + uint32(uint16(ws307.Lo>>0)) + uint32(uint16(ws307.Lo>>16)) + uint32(uint16(ws307.Lo>>32)) + uint32(uint16(ws307.Lo>>48))
-		v308 := v304
-		s309 := v308.Hi
-		b305[8] = byte(s309 >> 56)
-		b305[9] = byte(s309 >> 48)
-		b305[10] = byte(s309 >> 40)
-		b305[11] = byte(s309 >> 32)
-		b305[12] = byte(s309 >> 24)
-		b305[13] = byte(s309 >> 16)
-		b305[14] = byte(s309 >> 8)
-		b305[15] = byte(s309)
-		s310 := v308.Lo
-		b305[16] = byte(s310 >> 56)
-		b305[17] = byte(s310 >> 48)
-		b305[18] = byte(s310 >> 40)
-		b305[19] = byte(s310 >> 32)
-		b305[20] = byte(s310 >> 24)
-		b305[21] = byte(s310 >> 16)
-		b305[22] = byte(s310 >> 8)
-		b305[23] = byte(s310)
-		ws311 := v304
-		f313 := uint32(os306)
-		f313 += bits.RotateLeft32(f313, 16)
-		dl312 := uint64(^uint16(f313>>16)) + uint64(uint32(uint16(ws311.Hi>>0))+uint32(uint16(ws311.Hi>>16))+uint32(uint16(ws311.Hi>>32))+uint32(uint16(ws311.Hi>>48))+uint32(uint16(ws311.Lo>>0))+uint32(uint16(ws311.Lo>>16))+uint32(uint16(ws311.Lo>>32))+uint32(uint16(ws311.Lo>>48)))
+		var d290 uint64 // udp checksum
+		v291 := m6
+		b292 := data[h3 : h3+40] // ipv6
+		wv294 := packet.Value{Hi: (uint64(b292[8])<<56 | uint64(b292[9])<<48 | uint64(b292[10])<<40 | uint64(b292[11])<<32 | uint64(b292[12])<<24 | uint64(b292[13])<<16 | uint64(b292[14])<<8 | uint64(b292[15])), Lo: (uint64(b292[16])<<56 | uint64(b292[17])<<48 | uint64(b292[18])<<40 | uint64(b292[19])<<32 | uint64(b292[20])<<24 | uint64(b292[21])<<16 | uint64(b292[22])<<8 | uint64(b292[23]))}
+		ws295 := ^wv294.Hi
+		ws296 := ^wv294.Lo
+		os293 := (ws295>>32 + uint64(uint32(ws295))) + (ws296>>32 + uint64(uint32(ws296)))
+		v297 := v291
+		s298 := v297.Hi
+		b292[8] = byte(s298 >> 56)
+		b292[9] = byte(s298 >> 48)
+		b292[10] = byte(s298 >> 40)
+		b292[11] = byte(s298 >> 32)
+		b292[12] = byte(s298 >> 24)
+		b292[13] = byte(s298 >> 16)
+		b292[14] = byte(s298 >> 8)
+		b292[15] = byte(s298)
+		s299 := v297.Lo
+		b292[16] = byte(s299 >> 56)
+		b292[17] = byte(s299 >> 48)
+		b292[18] = byte(s299 >> 40)
+		b292[19] = byte(s299 >> 32)
+		b292[20] = byte(s299 >> 24)
+		b292[21] = byte(s299 >> 16)
+		b292[22] = byte(s299 >> 8)
+		b292[23] = byte(s299)
+		wv300 := v291
+		ws301 := wv300.Hi
+		ws302 := wv300.Lo
+		dl303 := os293 + (ws301>>32 + uint64(uint32(ws301))) + (ws302>>32 + uint64(uint32(ws302)))
 		if h4 >= 0 {
-			d303 += dl312
+			d290 += dl303
 		}
-		v314 := m19
-		ws316 := packet.Value{Hi: (uint64(b305[24])<<56 | uint64(b305[25])<<48 | uint64(b305[26])<<40 | uint64(b305[27])<<32 | uint64(b305[28])<<24 | uint64(b305[29])<<16 | uint64(b305[30])<<8 | uint64(b305[31])), Lo: (uint64(b305[32])<<56 | uint64(b305[33])<<48 | uint64(b305[34])<<40 | uint64(b305[35])<<32 | uint64(b305[36])<<24 | uint64(b305[37])<<16 | uint64(b305[38])<<8 | uint64(b305[39]))}
-		os315 := uint32(uint16(ws316.Hi>>0)) + uint32(uint16(ws316.Hi>>16)) + uint32(uint16(ws316.Hi>>32)) + uint32(uint16(ws316.Hi>>48)) + uint32(uint16(ws316.Lo>>0)) + uint32(uint16(ws316.Lo>>16)) + uint32(uint16(ws316.Lo>>32)) + uint32(uint16(ws316.Lo>>48))
-		v317 := v314
-		s318 := v317.Hi
-		b305[24] = byte(s318 >> 56)
-		b305[25] = byte(s318 >> 48)
-		b305[26] = byte(s318 >> 40)
-		b305[27] = byte(s318 >> 32)
-		b305[28] = byte(s318 >> 24)
-		b305[29] = byte(s318 >> 16)
-		b305[30] = byte(s318 >> 8)
-		b305[31] = byte(s318)
-		s319 := v317.Lo
-		b305[32] = byte(s319 >> 56)
-		b305[33] = byte(s319 >> 48)
-		b305[34] = byte(s319 >> 40)
-		b305[35] = byte(s319 >> 32)
-		b305[36] = byte(s319 >> 24)
-		b305[37] = byte(s319 >> 16)
-		b305[38] = byte(s319 >> 8)
-		b305[39] = byte(s319)
-		ws320 := v314
-		f322 := uint32(os315)
-		f322 += bits.RotateLeft32(f322, 16)
-		dl321 := uint64(^uint16(f322>>16)) + uint64(uint32(uint16(ws320.Hi>>0))+uint32(uint16(ws320.Hi>>16))+uint32(uint16(ws320.Hi>>32))+uint32(uint16(ws320.Hi>>48))+uint32(uint16(ws320.Lo>>0))+uint32(uint16(ws320.Lo>>16))+uint32(uint16(ws320.Lo>>32))+uint32(uint16(ws320.Lo>>48)))
+		v304 := m19
+		wv306 := packet.Value{Hi: (uint64(b292[24])<<56 | uint64(b292[25])<<48 | uint64(b292[26])<<40 | uint64(b292[27])<<32 | uint64(b292[28])<<24 | uint64(b292[29])<<16 | uint64(b292[30])<<8 | uint64(b292[31])), Lo: (uint64(b292[32])<<56 | uint64(b292[33])<<48 | uint64(b292[34])<<40 | uint64(b292[35])<<32 | uint64(b292[36])<<24 | uint64(b292[37])<<16 | uint64(b292[38])<<8 | uint64(b292[39]))}
+		ws307 := ^wv306.Hi
+		ws308 := ^wv306.Lo
+		os305 := (ws307>>32 + uint64(uint32(ws307))) + (ws308>>32 + uint64(uint32(ws308)))
+		v309 := v304
+		s310 := v309.Hi
+		b292[24] = byte(s310 >> 56)
+		b292[25] = byte(s310 >> 48)
+		b292[26] = byte(s310 >> 40)
+		b292[27] = byte(s310 >> 32)
+		b292[28] = byte(s310 >> 24)
+		b292[29] = byte(s310 >> 16)
+		b292[30] = byte(s310 >> 8)
+		b292[31] = byte(s310)
+		s311 := v309.Lo
+		b292[32] = byte(s311 >> 56)
+		b292[33] = byte(s311 >> 48)
+		b292[34] = byte(s311 >> 40)
+		b292[35] = byte(s311 >> 32)
+		b292[36] = byte(s311 >> 24)
+		b292[37] = byte(s311 >> 16)
+		b292[38] = byte(s311 >> 8)
+		b292[39] = byte(s311)
+		wv312 := v304
+		ws313 := wv312.Hi
+		ws314 := wv312.Lo
+		dl315 := os305 + (ws313>>32 + uint64(uint32(ws313))) + (ws314>>32 + uint64(uint32(ws314)))
 		if h4 >= 0 {
-			d303 += dl321
+			d290 += dl315
 		}
-		v323 := m23
+		v316 := m23
 		if !(h4 >= 0) {
 			return pl.drop(58)
 		}
-		b324 := data[h4 : h4+8] // udp
-		os325 := uint32(uint16((uint64(b324[2])<<8 | uint64(b324[3]))))
-		s326 := v323
-		b324[2] = byte(s326 >> 8)
-		b324[3] = byte(s326)
-		f328 := uint32(os325)
-		f328 += bits.RotateLeft32(f328, 16)
-		dl327 := uint64(^uint16(f328>>16)) + uint64(uint32(uint16(v323)))
+		b317 := data[h4 : h4+8] // udp
+		os318 := uint64(^uint16((uint64(b317[2])<<8 | uint64(b317[3]))))
+		s319 := v316
+		b317[2] = byte(s319 >> 8)
+		b317[3] = byte(s319)
+		dl320 := os318 + uint64(uint16(v316))
 		if h4 >= 0 {
-			d303 += dl327
+			d290 += dl320
 		}
-		v329 := (uint64(b305[7]) - 0x1)
-		b305[7] = byte(v329)
+		v321 := (uint64(b292[7]) - 0x1)
+		b292[7] = byte(v321)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d303
+			pendD4 += d290
 			pendK4 = true
 		}
 		pl.edges[48]++
@@ -5495,96 +5455,96 @@ n176:
 	}
 n177:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d330 uint64 // udp checksum
-		v331 := m6
-		b332 := data[h3 : h3+40] // ipv6
-		ws334 := packet.Value{Hi: (uint64(b332[8])<<56 | uint64(b332[9])<<48 | uint64(b332[10])<<40 | uint64(b332[11])<<32 | uint64(b332[12])<<24 | uint64(b332[13])<<16 | uint64(b332[14])<<8 | uint64(b332[15])), Lo: (uint64(b332[16])<<56 | uint64(b332[17])<<48 | uint64(b332[18])<<40 | uint64(b332[19])<<32 | uint64(b332[20])<<24 | uint64(b332[21])<<16 | uint64(b332[22])<<8 | uint64(b332[23]))}
-		os333 := uint32(uint16(ws334.Hi>>0)) + uint32(uint16(ws334.Hi>>16)) + uint32(uint16(ws334.Hi>>32)) + uint32(uint16(ws334.Hi>>48)) + uint32(uint16(ws334.Lo>>0)) + uint32(uint16(ws334.Lo>>16)) + uint32(uint16(ws334.Lo>>32)) + uint32(uint16(ws334.Lo>>48))
-		v335 := v331
-		s336 := v335.Hi
-		b332[8] = byte(s336 >> 56)
-		b332[9] = byte(s336 >> 48)
-		b332[10] = byte(s336 >> 40)
-		b332[11] = byte(s336 >> 32)
-		b332[12] = byte(s336 >> 24)
-		b332[13] = byte(s336 >> 16)
-		b332[14] = byte(s336 >> 8)
-		b332[15] = byte(s336)
-		s337 := v335.Lo
-		b332[16] = byte(s337 >> 56)
-		b332[17] = byte(s337 >> 48)
-		b332[18] = byte(s337 >> 40)
-		b332[19] = byte(s337 >> 32)
-		b332[20] = byte(s337 >> 24)
-		b332[21] = byte(s337 >> 16)
-		b332[22] = byte(s337 >> 8)
-		b332[23] = byte(s337)
-		ws338 := v331
-		f340 := uint32(os333)
-		f340 += bits.RotateLeft32(f340, 16)
-		dl339 := uint64(^uint16(f340>>16)) + uint64(uint32(uint16(ws338.Hi>>0))+uint32(uint16(ws338.Hi>>16))+uint32(uint16(ws338.Hi>>32))+uint32(uint16(ws338.Hi>>48))+uint32(uint16(ws338.Lo>>0))+uint32(uint16(ws338.Lo>>16))+uint32(uint16(ws338.Lo>>32))+uint32(uint16(ws338.Lo>>48)))
+		var d322 uint64 // udp checksum
+		v323 := m6
+		b324 := data[h3 : h3+40] // ipv6
+		wv326 := packet.Value{Hi: (uint64(b324[8])<<56 | uint64(b324[9])<<48 | uint64(b324[10])<<40 | uint64(b324[11])<<32 | uint64(b324[12])<<24 | uint64(b324[13])<<16 | uint64(b324[14])<<8 | uint64(b324[15])), Lo: (uint64(b324[16])<<56 | uint64(b324[17])<<48 | uint64(b324[18])<<40 | uint64(b324[19])<<32 | uint64(b324[20])<<24 | uint64(b324[21])<<16 | uint64(b324[22])<<8 | uint64(b324[23]))}
+		ws327 := ^wv326.Hi
+		ws328 := ^wv326.Lo
+		os325 := (ws327>>32 + uint64(uint32(ws327))) + (ws328>>32 + uint64(uint32(ws328)))
+		v329 := v323
+		s330 := v329.Hi
+		b324[8] = byte(s330 >> 56)
+		b324[9] = byte(s330 >> 48)
+		b324[10] = byte(s330 >> 40)
+		b324[11] = byte(s330 >> 32)
+		b324[12] = byte(s330 >> 24)
+		b324[13] = byte(s330 >> 16)
+		b324[14] = byte(s330 >> 8)
+		b324[15] = byte(s330)
+		s331 := v329.Lo
+		b324[16] = byte(s331 >> 56)
+		b324[17] = byte(s331 >> 48)
+		b324[18] = byte(s331 >> 40)
+		b324[19] = byte(s331 >> 32)
+		b324[20] = byte(s331 >> 24)
+		b324[21] = byte(s331 >> 16)
+		b324[22] = byte(s331 >> 8)
+		b324[23] = byte(s331)
+		wv332 := v323
+		ws333 := wv332.Hi
+		ws334 := wv332.Lo
+		dl335 := os325 + (ws333>>32 + uint64(uint32(ws333))) + (ws334>>32 + uint64(uint32(ws334)))
 		if h4 >= 0 {
-			d330 += dl339
+			d322 += dl335
 		}
-		v341 := m19
-		ws343 := packet.Value{Hi: (uint64(b332[24])<<56 | uint64(b332[25])<<48 | uint64(b332[26])<<40 | uint64(b332[27])<<32 | uint64(b332[28])<<24 | uint64(b332[29])<<16 | uint64(b332[30])<<8 | uint64(b332[31])), Lo: (uint64(b332[32])<<56 | uint64(b332[33])<<48 | uint64(b332[34])<<40 | uint64(b332[35])<<32 | uint64(b332[36])<<24 | uint64(b332[37])<<16 | uint64(b332[38])<<8 | uint64(b332[39]))}
-		os342 := uint32(uint16(ws343.Hi>>0)) + uint32(uint16(ws343.Hi>>16)) + uint32(uint16(ws343.Hi>>32)) + uint32(uint16(ws343.Hi>>48)) + uint32(uint16(ws343.Lo>>0)) + uint32(uint16(ws343.Lo>>16)) + uint32(uint16(ws343.Lo>>32)) + uint32(uint16(ws343.Lo>>48))
-		v344 := v341
-		s345 := v344.Hi
-		b332[24] = byte(s345 >> 56)
-		b332[25] = byte(s345 >> 48)
-		b332[26] = byte(s345 >> 40)
-		b332[27] = byte(s345 >> 32)
-		b332[28] = byte(s345 >> 24)
-		b332[29] = byte(s345 >> 16)
-		b332[30] = byte(s345 >> 8)
-		b332[31] = byte(s345)
-		s346 := v344.Lo
-		b332[32] = byte(s346 >> 56)
-		b332[33] = byte(s346 >> 48)
-		b332[34] = byte(s346 >> 40)
-		b332[35] = byte(s346 >> 32)
-		b332[36] = byte(s346 >> 24)
-		b332[37] = byte(s346 >> 16)
-		b332[38] = byte(s346 >> 8)
-		b332[39] = byte(s346)
-		ws347 := v341
-		f349 := uint32(os342)
-		f349 += bits.RotateLeft32(f349, 16)
-		dl348 := uint64(^uint16(f349>>16)) + uint64(uint32(uint16(ws347.Hi>>0))+uint32(uint16(ws347.Hi>>16))+uint32(uint16(ws347.Hi>>32))+uint32(uint16(ws347.Hi>>48))+uint32(uint16(ws347.Lo>>0))+uint32(uint16(ws347.Lo>>16))+uint32(uint16(ws347.Lo>>32))+uint32(uint16(ws347.Lo>>48)))
+		v336 := m19
+		wv338 := packet.Value{Hi: (uint64(b324[24])<<56 | uint64(b324[25])<<48 | uint64(b324[26])<<40 | uint64(b324[27])<<32 | uint64(b324[28])<<24 | uint64(b324[29])<<16 | uint64(b324[30])<<8 | uint64(b324[31])), Lo: (uint64(b324[32])<<56 | uint64(b324[33])<<48 | uint64(b324[34])<<40 | uint64(b324[35])<<32 | uint64(b324[36])<<24 | uint64(b324[37])<<16 | uint64(b324[38])<<8 | uint64(b324[39]))}
+		ws339 := ^wv338.Hi
+		ws340 := ^wv338.Lo
+		os337 := (ws339>>32 + uint64(uint32(ws339))) + (ws340>>32 + uint64(uint32(ws340)))
+		v341 := v336
+		s342 := v341.Hi
+		b324[24] = byte(s342 >> 56)
+		b324[25] = byte(s342 >> 48)
+		b324[26] = byte(s342 >> 40)
+		b324[27] = byte(s342 >> 32)
+		b324[28] = byte(s342 >> 24)
+		b324[29] = byte(s342 >> 16)
+		b324[30] = byte(s342 >> 8)
+		b324[31] = byte(s342)
+		s343 := v341.Lo
+		b324[32] = byte(s343 >> 56)
+		b324[33] = byte(s343 >> 48)
+		b324[34] = byte(s343 >> 40)
+		b324[35] = byte(s343 >> 32)
+		b324[36] = byte(s343 >> 24)
+		b324[37] = byte(s343 >> 16)
+		b324[38] = byte(s343 >> 8)
+		b324[39] = byte(s343)
+		wv344 := v336
+		ws345 := wv344.Hi
+		ws346 := wv344.Lo
+		dl347 := os337 + (ws345>>32 + uint64(uint32(ws345))) + (ws346>>32 + uint64(uint32(ws346)))
 		if h4 >= 0 {
-			d330 += dl348
+			d322 += dl347
 		}
-		v350 := m23
+		v348 := m23
 		if !(h4 >= 0) {
 			return pl.drop(59)
 		}
-		b351 := data[h4 : h4+8] // udp
-		os352 := uint32(uint16((uint64(b351[2])<<8 | uint64(b351[3]))))
-		s353 := v350
-		b351[2] = byte(s353 >> 8)
-		b351[3] = byte(s353)
-		f355 := uint32(os352)
-		f355 += bits.RotateLeft32(f355, 16)
-		dl354 := uint64(^uint16(f355>>16)) + uint64(uint32(uint16(v350)))
+		b349 := data[h4 : h4+8] // udp
+		os350 := uint64(^uint16((uint64(b349[2])<<8 | uint64(b349[3]))))
+		s351 := v348
+		b349[2] = byte(s351 >> 8)
+		b349[3] = byte(s351)
+		dl352 := os350 + uint64(uint16(v348))
 		if h4 >= 0 {
-			d330 += dl354
+			d322 += dl352
 		}
-		v356 := ((uint64(b332[4])<<8 | uint64(b332[5])) - 0x10)
-		os357 := uint32(uint16((uint64(b332[4])<<8 | uint64(b332[5]))))
-		s358 := v356
-		b332[4] = byte(s358 >> 8)
-		b332[5] = byte(s358)
-		f360 := uint32(os357)
-		f360 += bits.RotateLeft32(f360, 16)
-		dl359 := uint64(^uint16(f360>>16)) + uint64(uint32(uint16(v356)))
+		v353 := ((uint64(b324[4])<<8 | uint64(b324[5])) - 0x10)
+		os354 := uint64(^uint16((uint64(b324[4])<<8 | uint64(b324[5]))))
+		s355 := v353
+		b324[4] = byte(s355 >> 8)
+		b324[5] = byte(s355)
+		dl356 := os354 + uint64(uint16(v353))
 		if h4 >= 0 {
-			d330 += dl359
+			d322 += dl356
 		}
-		v361 := (uint64(b332[7]) - 0x1)
-		b332[7] = byte(v361)
+		v357 := (uint64(b324[7]) - 0x1)
+		b324[7] = byte(v357)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d330
+			pendD4 += d322
 			pendK4 = true
 		}
 		pl.edges[49]++
@@ -5599,47 +5559,47 @@ n178:
 	}
 n179:
 	{ // LbPopV2Body: pop lb_v2
-		po362, pn363 := h10, 12 // lb_v2
-		if po362+pn363 > len(data) {
+		po358, pn359 := h10, 12 // lb_v2
+		if po358+pn359 > len(data) {
 			return pl.drop(60)
 		}
-		if (h4 >= 0) && po362 > h4 && (po362-h4)%2 == 0 {
+		if (h4 >= 0) && po358 > h4 && (po358-h4)%2 == 0 {
+			pw361 := data[po358 : po358+12]
+			d360 := uint32(uint64(pw361[0])<<8|uint64(pw361[1])) + uint32(uint64(pw361[2])<<8|uint64(pw361[3])) + uint32(uint64(pw361[4])<<8|uint64(pw361[5])) + uint32(uint64(pw361[6])<<8|uint64(pw361[7])) + uint32(uint64(pw361[8])<<8|uint64(pw361[9])) + uint32(uint64(pw361[10])<<8|uint64(pw361[11]))
+			d360 += bits.RotateLeft32(d360, 16)
+			if (h4 >= 0) && h4+8 <= len(data) {
+				pendD4 += uint64(^uint16(d360 >> 16))
+				pendK4 = true
+			}
+		}
+		pendOff = po358
+		pendN = pn359
+		h10 = -1
+		if cur > po358 {
+			cur = max(po358, cur-pn359)
+		}
+		goto n181
+	}
+n180:
+	{ // LbPopV3Body: pop lb_v3
+		po362, pn363 := h11, 12 // lb_v3
+		if po362+pn363 > len(data) {
+			return pl.drop(61)
+		}
+		if po362 > h4 && (po362-h4)%2 == 0 {
 			pw365 := data[po362 : po362+12]
 			d364 := uint32(uint64(pw365[0])<<8|uint64(pw365[1])) + uint32(uint64(pw365[2])<<8|uint64(pw365[3])) + uint32(uint64(pw365[4])<<8|uint64(pw365[5])) + uint32(uint64(pw365[6])<<8|uint64(pw365[7])) + uint32(uint64(pw365[8])<<8|uint64(pw365[9])) + uint32(uint64(pw365[10])<<8|uint64(pw365[11]))
 			d364 += bits.RotateLeft32(d364, 16)
-			if (h4 >= 0) && h4+8 <= len(data) {
+			if h4+8 <= len(data) {
 				pendD4 += uint64(^uint16(d364 >> 16))
 				pendK4 = true
 			}
 		}
 		pendOff = po362
 		pendN = pn363
-		h10 = -1
+		h11 = -1
 		if cur > po362 {
 			cur = max(po362, cur-pn363)
-		}
-		goto n181
-	}
-n180:
-	{ // LbPopV3Body: pop lb_v3
-		po366, pn367 := h11, 12 // lb_v3
-		if po366+pn367 > len(data) {
-			return pl.drop(61)
-		}
-		if po366 > h4 && (po366-h4)%2 == 0 {
-			pw369 := data[po366 : po366+12]
-			d368 := uint32(uint64(pw369[0])<<8|uint64(pw369[1])) + uint32(uint64(pw369[2])<<8|uint64(pw369[3])) + uint32(uint64(pw369[4])<<8|uint64(pw369[5])) + uint32(uint64(pw369[6])<<8|uint64(pw369[7])) + uint32(uint64(pw369[8])<<8|uint64(pw369[9])) + uint32(uint64(pw369[10])<<8|uint64(pw369[11]))
-			d368 += bits.RotateLeft32(d368, 16)
-			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d368 >> 16))
-				pendK4 = true
-			}
-		}
-		pendOff = po366
-		pendN = pn367
-		h11 = -1
-		if cur > po366 {
-			cur = max(po366, cur-pn367)
 		}
 		pl.edges[50]++
 		goto n181
@@ -5656,54 +5616,52 @@ n181:
 			}
 			pendN = 0
 		}
-		po370, pn371 := h9, 4 // lb_common
-		if po370+pn371 > len(data) {
+		po366, pn367 := h9, 4 // lb_common
+		if po366+pn367 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po370 > h4 && (po370-h4)%2 == 0 {
-			pw373 := data[po370 : po370+4]
-			d372 := uint32(uint64(pw373[0])<<8|uint64(pw373[1])) + uint32(uint64(pw373[2])<<8|uint64(pw373[3]))
-			d372 += bits.RotateLeft32(d372, 16)
+		if (h4 >= 0) && po366 > h4 && (po366-h4)%2 == 0 {
+			pw369 := data[po366 : po366+4]
+			d368 := uint32(uint64(pw369[0])<<8|uint64(pw369[1])) + uint32(uint64(pw369[2])<<8|uint64(pw369[3]))
+			d368 += bits.RotateLeft32(d368, 16)
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d372 >> 16))
+				pendD4 += uint64(^uint16(d368 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn371
-		if po370 < len(data)-po370-pendN {
-			copy(data[pendN:pendN+po370], data[:po370])
+		pendN += pn367
+		if po366 < len(data)-po366-pendN {
+			copy(data[pendN:pendN+po366], data[:po366])
 			data = data[pendN:]
 		} else {
-			copy(data[po370:], data[po370+pendN:])
+			copy(data[po366:], data[po366+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po370 {
-			cur = max(po370, cur-pn371)
+		if cur > po366 {
+			cur = max(po366, cur-pn367)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d374 uint64 // udp checksum
+		var d370 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b375 := data[h4 : h4+8] // udp
-		v376 := ((uint64(b375[4])<<8 | uint64(b375[5])) - 0x10)
-		os377 := uint32(uint16((uint64(b375[4])<<8 | uint64(b375[5]))))
-		s378 := v376
-		b375[4] = byte(s378 >> 8)
-		b375[5] = byte(s378)
-		f380 := uint32(os377)
-		f380 += bits.RotateLeft32(f380, 16)
-		dl379 := uint64(^uint16(f380>>16)) + uint64(uint32(uint16(v376)))
+		b371 := data[h4 : h4+8] // udp
+		v372 := ((uint64(b371[4])<<8 | uint64(b371[5])) - 0x10)
+		os373 := uint64(^uint16((uint64(b371[4])<<8 | uint64(b371[5]))))
+		s374 := v372
+		b371[4] = byte(s374 >> 8)
+		b371[5] = byte(s374)
+		dl375 := os373 + uint64(uint16(v372))
 		if h4 >= 0 {
-			d374 += dl379
+			d370 += dl375
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d374
+			pendD4 += d370
 			pendK4 = true
 		}
 		pl.edges[51]++
@@ -5727,19 +5685,19 @@ n184:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s381 := r
-				cb[0] = byte(s381 >> 8)
-				cb[1] = byte(s381)
+				s376 := r
+				cb[0] = byte(s376 >> 8)
+				cb[1] = byte(s376)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(64)
 		}
-		b382 := data[h4 : h4+8] // udp
-		s383 := 0x0
-		b382[6] = byte(s383 >> 8)
-		b382[7] = byte(s383)
+		b377 := data[h4 : h4+8] // udp
+		s378 := 0x0
+		b377[6] = byte(s378 >> 8)
+		b377[7] = byte(s378)
 		pl.edges[52]++
 		goto n185
 	}
@@ -5759,9 +5717,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s384 := r
-				cb[0] = byte(s384 >> 8)
-				cb[1] = byte(s384)
+				s379 := r
+				cb[0] = byte(s379 >> 8)
+				cb[1] = byte(s379)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5778,9 +5736,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s385 := r
-				cb[0] = byte(s385 >> 8)
-				cb[1] = byte(s385)
+				s380 := r
+				cb[0] = byte(s380 >> 8)
+				cb[1] = byte(s380)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -3014,95 +3014,85 @@ n90:
 		b89[3] = byte(s95 >> 16)
 		b89[4] = byte(s95 >> 8)
 		b89[5] = byte(s95)
-		f96 := uint32(o94)
-		f96 += bits.RotateLeft32(f96, 16)
 		if w91 {
-			d88 += uint64(^uint16(f96>>16)) + uint64(packet.SumWords(data[lo92:hi93]))
+			d88 += (uint64((hi93-lo92+1)/2)*0xffff - uint64(o94) + uint64(packet.SumWords(data[lo92:hi93])))
 		}
-		v97 := m5
-		w98, lo99, hi100 := false, 0, 0
+		v96 := m5
+		w97, lo98, hi99 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
 			l, h := h0+6, h0+12
-			lo99, hi100 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w98 = hi100 <= len(data) && hi100-lo99 <= 20
+			lo98, hi99 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w97 = hi99 <= len(data) && hi99-lo98 <= 20
 		}
-		var o101 uint32
-		if w98 {
-			o101 = packet.SumWords(data[lo99:hi100])
+		var o100 uint32
+		if w97 {
+			o100 = packet.SumWords(data[lo98:hi99])
 		}
-		s102 := v97
-		b89[6] = byte(s102 >> 40)
-		b89[7] = byte(s102 >> 32)
-		b89[8] = byte(s102 >> 24)
-		b89[9] = byte(s102 >> 16)
-		b89[10] = byte(s102 >> 8)
-		b89[11] = byte(s102)
-		f103 := uint32(o101)
-		f103 += bits.RotateLeft32(f103, 16)
-		if w98 {
-			d88 += uint64(^uint16(f103>>16)) + uint64(packet.SumWords(data[lo99:hi100]))
+		s101 := v96
+		b89[6] = byte(s101 >> 40)
+		b89[7] = byte(s101 >> 32)
+		b89[8] = byte(s101 >> 24)
+		b89[9] = byte(s101 >> 16)
+		b89[10] = byte(s101 >> 8)
+		b89[11] = byte(s101)
+		if w97 {
+			d88 += (uint64((hi99-lo98+1)/2)*0xffff - uint64(o100) + uint64(packet.SumWords(data[lo98:hi99])))
 		}
 		if !(h2 >= 0) {
 			return pl.drop(42)
 		}
-		b104 := data[h2 : h2+20] // ipv4
-		v105 := (uint64(b104[12])<<24 | uint64(b104[13])<<16 | uint64(b104[14])<<8 | uint64(b104[15]))
-		w106, lo107, hi108 := false, 0, 0
+		b102 := data[h2 : h2+20] // ipv4
+		v103 := (uint64(b102[12])<<24 | uint64(b102[13])<<16 | uint64(b102[14])<<8 | uint64(b102[15]))
+		w104, lo105, hi106 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+16, h2+20
-			lo107, hi108 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w106 = hi108 <= len(data) && hi108-lo107 <= 20
+			lo105, hi106 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w104 = hi106 <= len(data) && hi106-lo105 <= 20
 		}
-		var o109 uint32
-		if w106 {
-			o109 = packet.SumWords(data[lo107:hi108])
+		var o107 uint32
+		if w104 {
+			o107 = packet.SumWords(data[lo105:hi106])
 		}
-		s110 := v105
-		b104[16] = byte(s110 >> 24)
-		b104[17] = byte(s110 >> 16)
-		b104[18] = byte(s110 >> 8)
-		b104[19] = byte(s110)
-		f111 := uint32(o109)
-		f111 += bits.RotateLeft32(f111, 16)
-		if w106 {
-			d88 += uint64(^uint16(f111>>16)) + uint64(packet.SumWords(data[lo107:hi108]))
+		s108 := v103
+		b102[16] = byte(s108 >> 24)
+		b102[17] = byte(s108 >> 16)
+		b102[18] = byte(s108 >> 8)
+		b102[19] = byte(s108)
+		if w104 {
+			d88 += (uint64((hi106-lo105+1)/2)*0xffff - uint64(o107) + uint64(packet.SumWords(data[lo105:hi106])))
 		}
-		v112 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		w113, lo114, hi115 := false, 0, 0
+		v109 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		w110, lo111, hi112 := false, 0, 0
 		if (h6 >= 0) && h2 > h6 {
 			rs := h6
 			l, h := h2+12, h2+16
-			lo114, hi115 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w113 = hi115 <= len(data) && hi115-lo114 <= 20
+			lo111, hi112 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w110 = hi112 <= len(data) && hi112-lo111 <= 20
 		}
-		var o116 uint32
-		if w113 {
-			o116 = packet.SumWords(data[lo114:hi115])
+		var o113 uint32
+		if w110 {
+			o113 = packet.SumWords(data[lo111:hi112])
 		}
-		s117 := v112
-		b104[12] = byte(s117 >> 24)
-		b104[13] = byte(s117 >> 16)
-		b104[14] = byte(s117 >> 8)
-		b104[15] = byte(s117)
-		f118 := uint32(o116)
-		f118 += bits.RotateLeft32(f118, 16)
-		if w113 {
-			d88 += uint64(^uint16(f118>>16)) + uint64(packet.SumWords(data[lo114:hi115]))
+		s114 := v109
+		b102[12] = byte(s114 >> 24)
+		b102[13] = byte(s114 >> 16)
+		b102[14] = byte(s114 >> 8)
+		b102[15] = byte(s114)
+		if w110 {
+			d88 += (uint64((hi112-lo111+1)/2)*0xffff - uint64(o113) + uint64(packet.SumWords(data[lo111:hi112])))
 		}
-		v119 := 0x0
+		v115 := 0x0
 		if !(h6 >= 0) {
 			return pl.drop(42)
 		}
-		b120 := data[h6 : h6+4] // icmp
-		os121 := uint32(uint64(b120[0])<<8 | uint64(b120[1]))
-		b120[0] = byte(v119)
-		f123 := uint32(os121)
-		f123 += bits.RotateLeft32(f123, 16)
-		dl122 := uint64(^uint16(f123>>16)) + uint64(uint32(uint64(b120[0])<<8|uint64(b120[1])))
+		b116 := data[h6 : h6+4] // icmp
+		os117 := (uint64(1)*0xffff - uint64(uint32(uint64(b116[0])<<8|uint64(b116[1]))) + uint64(0))
+		b116[0] = byte(v115)
+		dl118 := os117 + uint64(uint32(uint64(b116[0])<<8|uint64(b116[1])))
 		if h6 >= 0 {
-			d88 += dl122
+			d88 += dl118
 		}
 		if (h6 >= 0) && h6+4 <= len(data) {
 			cb := data[h6+2 : h6+4]
@@ -3112,9 +3102,9 @@ n90:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s124 := r
-			cb[0] = byte(s124 >> 8)
-			cb[1] = byte(s124)
+			s119 := r
+			cb[0] = byte(s119 >> 8)
+			cb[1] = byte(s119)
 		}
 		goto n91
 	}
@@ -3134,171 +3124,161 @@ n92:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s125 := r
-				cb[0] = byte(s125 >> 8)
-				cb[1] = byte(s125)
+				s120 := r
+				cb[0] = byte(s120 >> 8)
+				cb[1] = byte(s120)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		var d126 uint64 // icmpv6 checksum
+		var d121 uint64 // icmpv6 checksum
 		if !(h0 >= 0) {
 			return pl.drop(43)
 		}
-		b127 := data[h0 : h0+14] // ethernet
-		v128 := (uint64(b127[6])<<40 | uint64(b127[7])<<32 | uint64(b127[8])<<24 | uint64(b127[9])<<16 | uint64(b127[10])<<8 | uint64(b127[11]))
-		w129, lo130, hi131 := false, 0, 0
+		b122 := data[h0 : h0+14] // ethernet
+		v123 := (uint64(b122[6])<<40 | uint64(b122[7])<<32 | uint64(b122[8])<<24 | uint64(b122[9])<<16 | uint64(b122[10])<<8 | uint64(b122[11]))
+		w124, lo125, hi126 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+0, h0+6
-			lo130, hi131 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w129 = hi131 <= len(data) && hi131-lo130 <= 20
+			lo125, hi126 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w124 = hi126 <= len(data) && hi126-lo125 <= 20
 		}
-		var o132 uint32
-		if w129 {
-			o132 = packet.SumWords(data[lo130:hi131])
+		var o127 uint32
+		if w124 {
+			o127 = packet.SumWords(data[lo125:hi126])
 		}
-		s133 := v128
-		b127[0] = byte(s133 >> 40)
-		b127[1] = byte(s133 >> 32)
-		b127[2] = byte(s133 >> 24)
-		b127[3] = byte(s133 >> 16)
-		b127[4] = byte(s133 >> 8)
-		b127[5] = byte(s133)
-		f134 := uint32(o132)
-		f134 += bits.RotateLeft32(f134, 16)
-		if w129 {
-			d126 += uint64(^uint16(f134>>16)) + uint64(packet.SumWords(data[lo130:hi131]))
+		s128 := v123
+		b122[0] = byte(s128 >> 40)
+		b122[1] = byte(s128 >> 32)
+		b122[2] = byte(s128 >> 24)
+		b122[3] = byte(s128 >> 16)
+		b122[4] = byte(s128 >> 8)
+		b122[5] = byte(s128)
+		if w124 {
+			d121 += (uint64((hi126-lo125+1)/2)*0xffff - uint64(o127) + uint64(packet.SumWords(data[lo125:hi126])))
 		}
-		v135 := m5
-		w136, lo137, hi138 := false, 0, 0
+		v129 := m5
+		w130, lo131, hi132 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
 			l, h := h0+6, h0+12
-			lo137, hi138 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w136 = hi138 <= len(data) && hi138-lo137 <= 20
+			lo131, hi132 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w130 = hi132 <= len(data) && hi132-lo131 <= 20
 		}
-		var o139 uint32
-		if w136 {
-			o139 = packet.SumWords(data[lo137:hi138])
+		var o133 uint32
+		if w130 {
+			o133 = packet.SumWords(data[lo131:hi132])
 		}
-		s140 := v135
-		b127[6] = byte(s140 >> 40)
-		b127[7] = byte(s140 >> 32)
-		b127[8] = byte(s140 >> 24)
-		b127[9] = byte(s140 >> 16)
-		b127[10] = byte(s140 >> 8)
-		b127[11] = byte(s140)
-		f141 := uint32(o139)
-		f141 += bits.RotateLeft32(f141, 16)
-		if w136 {
-			d126 += uint64(^uint16(f141>>16)) + uint64(packet.SumWords(data[lo137:hi138]))
+		s134 := v129
+		b122[6] = byte(s134 >> 40)
+		b122[7] = byte(s134 >> 32)
+		b122[8] = byte(s134 >> 24)
+		b122[9] = byte(s134 >> 16)
+		b122[10] = byte(s134 >> 8)
+		b122[11] = byte(s134)
+		if w130 {
+			d121 += (uint64((hi132-lo131+1)/2)*0xffff - uint64(o133) + uint64(packet.SumWords(data[lo131:hi132])))
 		}
 		if !(h3 >= 0) {
 			return pl.drop(43)
 		}
-		b142 := data[h3 : h3+40] // ipv6
-		v143 := packet.Value{Hi: (uint64(b142[8])<<56 | uint64(b142[9])<<48 | uint64(b142[10])<<40 | uint64(b142[11])<<32 | uint64(b142[12])<<24 | uint64(b142[13])<<16 | uint64(b142[14])<<8 | uint64(b142[15])), Lo: (uint64(b142[16])<<56 | uint64(b142[17])<<48 | uint64(b142[18])<<40 | uint64(b142[19])<<32 | uint64(b142[20])<<24 | uint64(b142[21])<<16 | uint64(b142[22])<<8 | uint64(b142[23]))}
-		w144, lo145, hi146 := false, 0, 0
+		b135 := data[h3 : h3+40] // ipv6
+		v136 := packet.Value{Hi: (uint64(b135[8])<<56 | uint64(b135[9])<<48 | uint64(b135[10])<<40 | uint64(b135[11])<<32 | uint64(b135[12])<<24 | uint64(b135[13])<<16 | uint64(b135[14])<<8 | uint64(b135[15])), Lo: (uint64(b135[16])<<56 | uint64(b135[17])<<48 | uint64(b135[18])<<40 | uint64(b135[19])<<32 | uint64(b135[20])<<24 | uint64(b135[21])<<16 | uint64(b135[22])<<8 | uint64(b135[23]))}
+		w137, lo138, hi139 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+24, h3+40
-			lo145, hi146 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w144 = hi146 <= len(data) && hi146-lo145 <= 20
+			lo138, hi139 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w137 = hi139 <= len(data) && hi139-lo138 <= 20
 		} else if h7 >= 0 {
-			lo145, hi146 = h3+24, h3+40
-			w144 = hi146 <= len(data) && hi146-lo145 <= 20
+			lo138, hi139 = h3+24, h3+40
+			w137 = hi139 <= len(data) && hi139-lo138 <= 20
 		}
-		var o147 uint32
-		if w144 {
-			o147 = packet.SumWords(data[lo145:hi146])
+		var o140 uint32
+		if w137 {
+			o140 = packet.SumWords(data[lo138:hi139])
 		}
-		v148 := v143
-		s149 := v148.Hi
-		b142[24] = byte(s149 >> 56)
-		b142[25] = byte(s149 >> 48)
-		b142[26] = byte(s149 >> 40)
-		b142[27] = byte(s149 >> 32)
-		b142[28] = byte(s149 >> 24)
-		b142[29] = byte(s149 >> 16)
-		b142[30] = byte(s149 >> 8)
-		b142[31] = byte(s149)
-		s150 := v148.Lo
-		b142[32] = byte(s150 >> 56)
-		b142[33] = byte(s150 >> 48)
-		b142[34] = byte(s150 >> 40)
-		b142[35] = byte(s150 >> 32)
-		b142[36] = byte(s150 >> 24)
-		b142[37] = byte(s150 >> 16)
-		b142[38] = byte(s150 >> 8)
-		b142[39] = byte(s150)
-		f151 := uint32(o147)
-		f151 += bits.RotateLeft32(f151, 16)
-		if w144 {
-			d126 += uint64(^uint16(f151>>16)) + uint64(packet.SumWords(data[lo145:hi146]))
+		v141 := v136
+		s142 := v141.Hi
+		b135[24] = byte(s142 >> 56)
+		b135[25] = byte(s142 >> 48)
+		b135[26] = byte(s142 >> 40)
+		b135[27] = byte(s142 >> 32)
+		b135[28] = byte(s142 >> 24)
+		b135[29] = byte(s142 >> 16)
+		b135[30] = byte(s142 >> 8)
+		b135[31] = byte(s142)
+		s143 := v141.Lo
+		b135[32] = byte(s143 >> 56)
+		b135[33] = byte(s143 >> 48)
+		b135[34] = byte(s143 >> 40)
+		b135[35] = byte(s143 >> 32)
+		b135[36] = byte(s143 >> 24)
+		b135[37] = byte(s143 >> 16)
+		b135[38] = byte(s143 >> 8)
+		b135[39] = byte(s143)
+		if w137 {
+			d121 += (uint64((hi139-lo138+1)/2)*0xffff - uint64(o140) + uint64(packet.SumWords(data[lo138:hi139])))
 		}
-		v152 := m6
-		w153, lo154, hi155 := false, 0, 0
+		v144 := m6
+		w145, lo146, hi147 := false, 0, 0
 		if (h7 >= 0) && h3 > h7 {
 			rs := h7
 			l, h := h3+8, h3+24
-			lo154, hi155 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
-			w153 = hi155 <= len(data) && hi155-lo154 <= 20
+			lo146, hi147 = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2
+			w145 = hi147 <= len(data) && hi147-lo146 <= 20
 		} else if h7 >= 0 {
-			lo154, hi155 = h3+8, h3+24
-			w153 = hi155 <= len(data) && hi155-lo154 <= 20
+			lo146, hi147 = h3+8, h3+24
+			w145 = hi147 <= len(data) && hi147-lo146 <= 20
 		}
-		var o156 uint32
-		if w153 {
-			o156 = packet.SumWords(data[lo154:hi155])
+		var o148 uint32
+		if w145 {
+			o148 = packet.SumWords(data[lo146:hi147])
 		}
-		v157 := v152
-		s158 := v157.Hi
-		b142[8] = byte(s158 >> 56)
-		b142[9] = byte(s158 >> 48)
-		b142[10] = byte(s158 >> 40)
-		b142[11] = byte(s158 >> 32)
-		b142[12] = byte(s158 >> 24)
-		b142[13] = byte(s158 >> 16)
-		b142[14] = byte(s158 >> 8)
-		b142[15] = byte(s158)
-		s159 := v157.Lo
-		b142[16] = byte(s159 >> 56)
-		b142[17] = byte(s159 >> 48)
-		b142[18] = byte(s159 >> 40)
-		b142[19] = byte(s159 >> 32)
-		b142[20] = byte(s159 >> 24)
-		b142[21] = byte(s159 >> 16)
-		b142[22] = byte(s159 >> 8)
-		b142[23] = byte(s159)
-		f160 := uint32(o156)
-		f160 += bits.RotateLeft32(f160, 16)
-		if w153 {
-			d126 += uint64(^uint16(f160>>16)) + uint64(packet.SumWords(data[lo154:hi155]))
+		v149 := v144
+		s150 := v149.Hi
+		b135[8] = byte(s150 >> 56)
+		b135[9] = byte(s150 >> 48)
+		b135[10] = byte(s150 >> 40)
+		b135[11] = byte(s150 >> 32)
+		b135[12] = byte(s150 >> 24)
+		b135[13] = byte(s150 >> 16)
+		b135[14] = byte(s150 >> 8)
+		b135[15] = byte(s150)
+		s151 := v149.Lo
+		b135[16] = byte(s151 >> 56)
+		b135[17] = byte(s151 >> 48)
+		b135[18] = byte(s151 >> 40)
+		b135[19] = byte(s151 >> 32)
+		b135[20] = byte(s151 >> 24)
+		b135[21] = byte(s151 >> 16)
+		b135[22] = byte(s151 >> 8)
+		b135[23] = byte(s151)
+		if w145 {
+			d121 += (uint64((hi147-lo146+1)/2)*0xffff - uint64(o148) + uint64(packet.SumWords(data[lo146:hi147])))
 		}
-		v161 := 0x81
+		v152 := 0x81
 		if !(h7 >= 0) {
 			return pl.drop(43)
 		}
-		b162 := data[h7 : h7+4] // icmpv6
-		os163 := uint32(uint64(b162[0])<<8 | uint64(b162[1]))
-		b162[0] = byte(v161)
-		f165 := uint32(os163)
-		f165 += bits.RotateLeft32(f165, 16)
-		dl164 := uint64(^uint16(f165>>16)) + uint64(uint32(uint64(b162[0])<<8|uint64(b162[1])))
+		b153 := data[h7 : h7+4] // icmpv6
+		os154 := (uint64(1)*0xffff - uint64(uint32(uint64(b153[0])<<8|uint64(b153[1]))) + uint64(0))
+		b153[0] = byte(v152)
+		dl155 := os154 + uint64(uint32(uint64(b153[0])<<8|uint64(b153[1])))
 		if h7 >= 0 {
-			d126 += dl164
+			d121 += dl155
 		}
 		if (h7 >= 0) && h7+4 <= len(data) {
 			cb := data[h7+2 : h7+4]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d126
+			x := uint64(^cv) + d121
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s166 := r
-			cb[0] = byte(s166 >> 8)
-			cb[1] = byte(s166)
+			s156 := r
+			cb[0] = byte(s156 >> 8)
+			cb[1] = byte(s156)
 		}
 		goto n93
 	}
@@ -3312,8 +3292,8 @@ n94:
 		if !(h12 >= 0) {
 			return pl.drop(44)
 		}
-		b167 := data[h12 : h12+20] // nd_ns
-		if (packet.Value{Hi: (uint64(b167[4])<<56 | uint64(b167[5])<<48 | uint64(b167[6])<<40 | uint64(b167[7])<<32 | uint64(b167[8])<<24 | uint64(b167[9])<<16 | uint64(b167[10])<<8 | uint64(b167[11])), Lo: (uint64(b167[12])<<56 | uint64(b167[13])<<48 | uint64(b167[14])<<40 | uint64(b167[15])<<32 | uint64(b167[16])<<24 | uint64(b167[17])<<16 | uint64(b167[18])<<8 | uint64(b167[19]))} == m6) {
+		b157 := data[h12 : h12+20] // nd_ns
+		if (packet.Value{Hi: (uint64(b157[4])<<56 | uint64(b157[5])<<48 | uint64(b157[6])<<40 | uint64(b157[7])<<32 | uint64(b157[8])<<24 | uint64(b157[9])<<16 | uint64(b157[10])<<8 | uint64(b157[11])), Lo: (uint64(b157[12])<<56 | uint64(b157[13])<<48 | uint64(b157[14])<<40 | uint64(b157[15])<<32 | uint64(b157[16])<<24 | uint64(b157[17])<<16 | uint64(b157[18])<<8 | uint64(b157[19]))} == m6) {
 			goto n96
 		}
 		goto n95
@@ -3327,8 +3307,8 @@ n96:
 		if !(h3 >= 0) {
 			return pl.drop(46)
 		}
-		b168 := data[h3 : h3+40] // ipv6
-		if (packet.Value{Hi: (uint64(b168[8])<<56 | uint64(b168[9])<<48 | uint64(b168[10])<<40 | uint64(b168[11])<<32 | uint64(b168[12])<<24 | uint64(b168[13])<<16 | uint64(b168[14])<<8 | uint64(b168[15])), Lo: (uint64(b168[16])<<56 | uint64(b168[17])<<48 | uint64(b168[18])<<40 | uint64(b168[19])<<32 | uint64(b168[20])<<24 | uint64(b168[21])<<16 | uint64(b168[22])<<8 | uint64(b168[23]))} == packet.Value{Lo: 0x0}) {
+		b158 := data[h3 : h3+40] // ipv6
+		if (packet.Value{Hi: (uint64(b158[8])<<56 | uint64(b158[9])<<48 | uint64(b158[10])<<40 | uint64(b158[11])<<32 | uint64(b158[12])<<24 | uint64(b158[13])<<16 | uint64(b158[14])<<8 | uint64(b158[15])), Lo: (uint64(b158[16])<<56 | uint64(b158[17])<<48 | uint64(b158[18])<<40 | uint64(b158[19])<<32 | uint64(b158[20])<<24 | uint64(b158[21])<<16 | uint64(b158[22])<<8 | uint64(b158[23]))} == packet.Value{Lo: 0x0}) {
 			goto n97
 		}
 		goto n98
@@ -3341,8 +3321,8 @@ n97:
 		if !(h12 >= 0) {
 			return pl.drop(47)
 		}
-		b169 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b169[4])<<56 | uint64(b169[5])<<48 | uint64(b169[6])<<40 | uint64(b169[7])<<32 | uint64(b169[8])<<24 | uint64(b169[9])<<16 | uint64(b169[10])<<8 | uint64(b169[11])), Lo: (uint64(b169[12])<<56 | uint64(b169[13])<<48 | uint64(b169[14])<<40 | uint64(b169[15])<<32 | uint64(b169[16])<<24 | uint64(b169[17])<<16 | uint64(b169[18])<<8 | uint64(b169[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b159 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11])), Lo: (uint64(b159[12])<<56 | uint64(b159[13])<<48 | uint64(b159[14])<<40 | uint64(b159[15])<<32 | uint64(b159[16])<<24 | uint64(b159[17])<<16 | uint64(b159[18])<<8 | uint64(b159[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n101
 	}
 n98:
@@ -3350,19 +3330,19 @@ n98:
 		if !(h3 >= 0) {
 			return pl.drop(48)
 		}
-		b170 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b170[8])<<56 | uint64(b170[9])<<48 | uint64(b170[10])<<40 | uint64(b170[11])<<32 | uint64(b170[12])<<24 | uint64(b170[13])<<16 | uint64(b170[14])<<8 | uint64(b170[15])), Lo: (uint64(b170[16])<<56 | uint64(b170[17])<<48 | uint64(b170[18])<<40 | uint64(b170[19])<<32 | uint64(b170[20])<<24 | uint64(b170[21])<<16 | uint64(b170[22])<<8 | uint64(b170[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b160 := data[h3 : h3+40] // ipv6
+		m24 = (packet.Value{Hi: (uint64(b160[8])<<56 | uint64(b160[9])<<48 | uint64(b160[10])<<40 | uint64(b160[11])<<32 | uint64(b160[12])<<24 | uint64(b160[13])<<16 | uint64(b160[14])<<8 | uint64(b160[15])), Lo: (uint64(b160[16])<<56 | uint64(b160[17])<<48 | uint64(b160[18])<<40 | uint64(b160[19])<<32 | uint64(b160[20])<<24 | uint64(b160[21])<<16 | uint64(b160[22])<<8 | uint64(b160[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		if !(h0 >= 0) {
 			return pl.drop(48)
 		}
-		b171 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b171[6])<<40 | uint64(b171[7])<<32 | uint64(b171[8])<<24 | uint64(b171[9])<<16 | uint64(b171[10])<<8 | uint64(b171[11])) & 0xffffffffffff
+		b161 := data[h0 : h0+14] // ethernet
+		m25 = (uint64(b161[6])<<40 | uint64(b161[7])<<32 | uint64(b161[8])<<24 | uint64(b161[9])<<16 | uint64(b161[10])<<8 | uint64(b161[11])) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(48)
 		}
-		b172 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b172[4])<<56 | uint64(b172[5])<<48 | uint64(b172[6])<<40 | uint64(b172[7])<<32 | uint64(b172[8])<<24 | uint64(b172[9])<<16 | uint64(b172[10])<<8 | uint64(b172[11])), Lo: (uint64(b172[12])<<56 | uint64(b172[13])<<48 | uint64(b172[14])<<40 | uint64(b172[15])<<32 | uint64(b172[16])<<24 | uint64(b172[17])<<16 | uint64(b172[18])<<8 | uint64(b172[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b162 := data[h12 : h12+20] // nd_ns
+		m27 = (packet.Value{Hi: (uint64(b162[4])<<56 | uint64(b162[5])<<48 | uint64(b162[6])<<40 | uint64(b162[7])<<32 | uint64(b162[8])<<24 | uint64(b162[9])<<16 | uint64(b162[10])<<8 | uint64(b162[11])), Lo: (uint64(b162[12])<<56 | uint64(b162[13])<<48 | uint64(b162[14])<<40 | uint64(b162[15])<<32 | uint64(b162[16])<<24 | uint64(b162[17])<<16 | uint64(b162[18])<<8 | uint64(b162[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n99
 	}
 n99:
@@ -3378,8 +3358,8 @@ n100:
 		if !(h14 >= 0) {
 			return pl.drop(49)
 		}
-		b173 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b173[0])<<40 | uint64(b173[1])<<32 | uint64(b173[2])<<24 | uint64(b173[3])<<16 | uint64(b173[4])<<8 | uint64(b173[5])) & 0xffffffffffff
+		b163 := data[h14 : h14+6] // nd_mac
+		m25 = (uint64(b163[0])<<40 | uint64(b163[1])<<32 | uint64(b163[2])<<24 | uint64(b163[3])<<16 | uint64(b163[4])<<8 | uint64(b163[5])) & 0xffffffffffff
 		pl.edges[21]++
 		goto n101
 	}
@@ -3402,84 +3382,84 @@ n103:
 		if !(h14 >= 0) {
 			return pl.drop(50)
 		}
-		po174, pn175 := h14, 6 // nd_mac
-		if po174+pn175 > len(data) {
+		po164, pn165 := h14, 6 // nd_mac
+		if po164+pn165 > len(data) {
 			return pl.drop(50)
 		}
-		pendOff = po174
-		pendN = pn175
+		pendOff = po164
+		pendN = pn165
 		h14 = -1
-		if (h0 >= 0) && h0 > po174 {
-			h0 -= pn175
+		if (h0 >= 0) && h0 > po164 {
+			h0 -= pn165
 		} // ethernet
-		if (h1 >= 0) && h1 > po174 {
-			h1 -= pn175
+		if (h1 >= 0) && h1 > po164 {
+			h1 -= pn165
 		} // vlan
-		if (h2 >= 0) && h2 > po174 {
-			h2 -= pn175
+		if (h2 >= 0) && h2 > po164 {
+			h2 -= pn165
 		} // ipv4
-		if (h3 >= 0) && h3 > po174 {
-			h3 -= pn175
+		if (h3 >= 0) && h3 > po164 {
+			h3 -= pn165
 		} // ipv6
-		if (h4 >= 0) && h4 > po174 {
-			h4 -= pn175
+		if (h4 >= 0) && h4 > po164 {
+			h4 -= pn165
 		} // udp
-		if (h5 >= 0) && h5 > po174 {
-			h5 -= pn175
+		if (h5 >= 0) && h5 > po164 {
+			h5 -= pn165
 		} // arp
-		if (h6 >= 0) && h6 > po174 {
-			h6 -= pn175
+		if (h6 >= 0) && h6 > po164 {
+			h6 -= pn165
 		} // icmp
-		if (h7 >= 0) && h7 > po174 {
-			h7 -= pn175
+		if (h7 >= 0) && h7 > po164 {
+			h7 -= pn165
 		} // icmpv6
-		if (h8 >= 0) && h8 > po174 {
-			h8 -= pn175
+		if (h8 >= 0) && h8 > po164 {
+			h8 -= pn165
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po174 {
-			h9 -= pn175
+		if (h9 >= 0) && h9 > po164 {
+			h9 -= pn165
 		} // lb_common
-		if (h10 >= 0) && h10 > po174 {
-			h10 -= pn175
+		if (h10 >= 0) && h10 > po164 {
+			h10 -= pn165
 		} // lb_v2
-		if (h11 >= 0) && h11 > po174 {
-			h11 -= pn175
+		if (h11 >= 0) && h11 > po164 {
+			h11 -= pn165
 		} // lb_v3
-		if (h12 >= 0) && h12 > po174 {
-			h12 -= pn175
+		if (h12 >= 0) && h12 > po164 {
+			h12 -= pn165
 		} // nd_ns
-		if (h13 >= 0) && h13 > po174 {
-			h13 -= pn175
+		if (h13 >= 0) && h13 > po164 {
+			h13 -= pn165
 		} // nd_opt
-		if (h15 >= 0) && h15 > po174 {
-			h15 -= pn175
+		if (h15 >= 0) && h15 > po164 {
+			h15 -= pn165
 		} // nd_na
-		if (h16 >= 0) && h16 > po174 {
-			h16 -= pn175
+		if (h16 >= 0) && h16 > po164 {
+			h16 -= pn165
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po174 {
-			h17 -= pn175
+		if (h17 >= 0) && h17 > po164 {
+			h17 -= pn165
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po174 {
-			h18 -= pn175
+		if (h18 >= 0) && h18 > po164 {
+			h18 -= pn165
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po174 {
-			h19 -= pn175
+		if (h19 >= 0) && h19 > po164 {
+			h19 -= pn165
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po174 {
-			h20 -= pn175
+		if (h20 >= 0) && h20 > po164 {
+			h20 -= pn165
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po174 {
-			h21 -= pn175
+		if (h21 >= 0) && h21 > po164 {
+			h21 -= pn165
 		} // lldp
-		if (h22 >= 0) && h22 > po174 {
-			h22 -= pn175
+		if (h22 >= 0) && h22 > po164 {
+			h22 -= pn165
 		} // slow
-		if (h23 >= 0) && h23 > po174 {
-			h23 -= pn175
+		if (h23 >= 0) && h23 > po164 {
+			h23 -= pn165
 		} // lacp
-		if cur > po174 {
-			cur = max(po174, cur-pn175)
+		if cur > po164 {
+			cur = max(po164, cur-pn165)
 		}
 		pl.edges[22]++
 		goto n104
@@ -3499,84 +3479,84 @@ n104:
 		if !(h13 >= 0) {
 			return pl.drop(51)
 		}
-		po176, pn177 := h13, 2 // nd_opt
-		if po176+pn177 > len(data) {
+		po166, pn167 := h13, 2 // nd_opt
+		if po166+pn167 > len(data) {
 			return pl.drop(51)
 		}
-		pendOff = po176
-		pendN += pn177
+		pendOff = po166
+		pendN += pn167
 		h13 = -1
-		if (h0 >= 0) && h0 > po176 {
-			h0 -= pn177
+		if (h0 >= 0) && h0 > po166 {
+			h0 -= pn167
 		} // ethernet
-		if (h1 >= 0) && h1 > po176 {
-			h1 -= pn177
+		if (h1 >= 0) && h1 > po166 {
+			h1 -= pn167
 		} // vlan
-		if (h2 >= 0) && h2 > po176 {
-			h2 -= pn177
+		if (h2 >= 0) && h2 > po166 {
+			h2 -= pn167
 		} // ipv4
-		if (h3 >= 0) && h3 > po176 {
-			h3 -= pn177
+		if (h3 >= 0) && h3 > po166 {
+			h3 -= pn167
 		} // ipv6
-		if (h4 >= 0) && h4 > po176 {
-			h4 -= pn177
+		if (h4 >= 0) && h4 > po166 {
+			h4 -= pn167
 		} // udp
-		if (h5 >= 0) && h5 > po176 {
-			h5 -= pn177
+		if (h5 >= 0) && h5 > po166 {
+			h5 -= pn167
 		} // arp
-		if (h6 >= 0) && h6 > po176 {
-			h6 -= pn177
+		if (h6 >= 0) && h6 > po166 {
+			h6 -= pn167
 		} // icmp
-		if (h7 >= 0) && h7 > po176 {
-			h7 -= pn177
+		if (h7 >= 0) && h7 > po166 {
+			h7 -= pn167
 		} // icmpv6
-		if (h8 >= 0) && h8 > po176 {
-			h8 -= pn177
+		if (h8 >= 0) && h8 > po166 {
+			h8 -= pn167
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po176 {
-			h9 -= pn177
+		if (h9 >= 0) && h9 > po166 {
+			h9 -= pn167
 		} // lb_common
-		if (h10 >= 0) && h10 > po176 {
-			h10 -= pn177
+		if (h10 >= 0) && h10 > po166 {
+			h10 -= pn167
 		} // lb_v2
-		if (h11 >= 0) && h11 > po176 {
-			h11 -= pn177
+		if (h11 >= 0) && h11 > po166 {
+			h11 -= pn167
 		} // lb_v3
-		if (h12 >= 0) && h12 > po176 {
-			h12 -= pn177
+		if (h12 >= 0) && h12 > po166 {
+			h12 -= pn167
 		} // nd_ns
-		if (h14 >= 0) && h14 > po176 {
-			h14 -= pn177
+		if (h14 >= 0) && h14 > po166 {
+			h14 -= pn167
 		} // nd_mac
-		if (h15 >= 0) && h15 > po176 {
-			h15 -= pn177
+		if (h15 >= 0) && h15 > po166 {
+			h15 -= pn167
 		} // nd_na
-		if (h16 >= 0) && h16 > po176 {
-			h16 -= pn177
+		if (h16 >= 0) && h16 > po166 {
+			h16 -= pn167
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po176 {
-			h17 -= pn177
+		if (h17 >= 0) && h17 > po166 {
+			h17 -= pn167
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po176 {
-			h18 -= pn177
+		if (h18 >= 0) && h18 > po166 {
+			h18 -= pn167
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po176 {
-			h19 -= pn177
+		if (h19 >= 0) && h19 > po166 {
+			h19 -= pn167
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po176 {
-			h20 -= pn177
+		if (h20 >= 0) && h20 > po166 {
+			h20 -= pn167
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po176 {
-			h21 -= pn177
+		if (h21 >= 0) && h21 > po166 {
+			h21 -= pn167
 		} // lldp
-		if (h22 >= 0) && h22 > po176 {
-			h22 -= pn177
+		if (h22 >= 0) && h22 > po166 {
+			h22 -= pn167
 		} // slow
-		if (h23 >= 0) && h23 > po176 {
-			h23 -= pn177
+		if (h23 >= 0) && h23 > po166 {
+			h23 -= pn167
 		} // lacp
-		if cur > po176 {
-			cur = max(po176, cur-pn177)
+		if cur > po166 {
+			cur = max(po166, cur-pn167)
 		}
 		pl.edges[23]++
 		goto n105
@@ -3596,91 +3576,91 @@ n105:
 		if !(h12 >= 0) {
 			return pl.drop(52)
 		}
-		po178, pn179 := h12, 20 // nd_ns
-		if po178+pn179 > len(data) {
+		po168, pn169 := h12, 20 // nd_ns
+		if po168+pn169 > len(data) {
 			return pl.drop(52)
 		}
-		pendN += pn179
-		if po178 < len(data)-po178-pendN {
-			copy(data[pendN:pendN+po178], data[:po178])
+		pendN += pn169
+		if po168 < len(data)-po168-pendN {
+			copy(data[pendN:pendN+po168], data[:po168])
 			data = data[pendN:]
 		} else {
-			copy(data[po178:], data[po178+pendN:])
+			copy(data[po168:], data[po168+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h12 = -1
-		if (h0 >= 0) && h0 > po178 {
-			h0 -= pn179
+		if (h0 >= 0) && h0 > po168 {
+			h0 -= pn169
 		} // ethernet
-		if (h1 >= 0) && h1 > po178 {
-			h1 -= pn179
+		if (h1 >= 0) && h1 > po168 {
+			h1 -= pn169
 		} // vlan
-		if (h2 >= 0) && h2 > po178 {
-			h2 -= pn179
+		if (h2 >= 0) && h2 > po168 {
+			h2 -= pn169
 		} // ipv4
-		if (h3 >= 0) && h3 > po178 {
-			h3 -= pn179
+		if (h3 >= 0) && h3 > po168 {
+			h3 -= pn169
 		} // ipv6
-		if (h4 >= 0) && h4 > po178 {
-			h4 -= pn179
+		if (h4 >= 0) && h4 > po168 {
+			h4 -= pn169
 		} // udp
-		if (h5 >= 0) && h5 > po178 {
-			h5 -= pn179
+		if (h5 >= 0) && h5 > po168 {
+			h5 -= pn169
 		} // arp
-		if (h6 >= 0) && h6 > po178 {
-			h6 -= pn179
+		if (h6 >= 0) && h6 > po168 {
+			h6 -= pn169
 		} // icmp
-		if (h7 >= 0) && h7 > po178 {
-			h7 -= pn179
+		if (h7 >= 0) && h7 > po168 {
+			h7 -= pn169
 		} // icmpv6
-		if (h8 >= 0) && h8 > po178 {
-			h8 -= pn179
+		if (h8 >= 0) && h8 > po168 {
+			h8 -= pn169
 		} // icmp_echo
-		if (h9 >= 0) && h9 > po178 {
-			h9 -= pn179
+		if (h9 >= 0) && h9 > po168 {
+			h9 -= pn169
 		} // lb_common
-		if (h10 >= 0) && h10 > po178 {
-			h10 -= pn179
+		if (h10 >= 0) && h10 > po168 {
+			h10 -= pn169
 		} // lb_v2
-		if (h11 >= 0) && h11 > po178 {
-			h11 -= pn179
+		if (h11 >= 0) && h11 > po168 {
+			h11 -= pn169
 		} // lb_v3
-		if (h13 >= 0) && h13 > po178 {
-			h13 -= pn179
+		if (h13 >= 0) && h13 > po168 {
+			h13 -= pn169
 		} // nd_opt
-		if (h14 >= 0) && h14 > po178 {
-			h14 -= pn179
+		if (h14 >= 0) && h14 > po168 {
+			h14 -= pn169
 		} // nd_mac
-		if (h15 >= 0) && h15 > po178 {
-			h15 -= pn179
+		if (h15 >= 0) && h15 > po168 {
+			h15 -= pn169
 		} // nd_na
-		if (h16 >= 0) && h16 > po178 {
-			h16 -= pn179
+		if (h16 >= 0) && h16 > po168 {
+			h16 -= pn169
 		} // nd_na_opt
-		if (h17 >= 0) && h17 > po178 {
-			h17 -= pn179
+		if (h17 >= 0) && h17 > po168 {
+			h17 -= pn169
 		} // nd_na_mac
-		if (h18 >= 0) && h18 > po178 {
-			h18 -= pn179
+		if (h18 >= 0) && h18 > po168 {
+			h18 -= pn169
 		} // icmp_ipv4
-		if (h19 >= 0) && h19 > po178 {
-			h19 -= pn179
+		if (h19 >= 0) && h19 > po168 {
+			h19 -= pn169
 		} // icmp_ipv6
-		if (h20 >= 0) && h20 > po178 {
-			h20 -= pn179
+		if (h20 >= 0) && h20 > po168 {
+			h20 -= pn169
 		} // icmp_udp
-		if (h21 >= 0) && h21 > po178 {
-			h21 -= pn179
+		if (h21 >= 0) && h21 > po168 {
+			h21 -= pn169
 		} // lldp
-		if (h22 >= 0) && h22 > po178 {
-			h22 -= pn179
+		if (h22 >= 0) && h22 > po168 {
+			h22 -= pn169
 		} // slow
-		if (h23 >= 0) && h23 > po178 {
-			h23 -= pn179
+		if (h23 >= 0) && h23 > po168 {
+			h23 -= pn169
 		} // lacp
-		if cur > po178 {
-			cur = max(po178, cur-pn179)
+		if cur > po168 {
+			cur = max(po168, cur-pn169)
 		}
 		goto n106
 	}
@@ -3695,9 +3675,9 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s180 := r
-				cb[0] = byte(s180 >> 8)
-				cb[1] = byte(s180)
+				s170 := r
+				cb[0] = byte(s170 >> 8)
+				cb[1] = byte(s170)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3713,9 +3693,9 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s182 := r
-				cb[0] = byte(s182 >> 8)
-				cb[1] = byte(s182)
+				s172 := r
+				cb[0] = byte(s172 >> 8)
+				cb[1] = byte(s172)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -3847,7 +3827,7 @@ n106:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt181 := p.Push(15, h7+4, 0)
+		rt171 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -3974,7 +3954,7 @@ n106:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt181 {
+		if !rt171 {
 			return pl.drop(53)
 		}
 		goto n107
@@ -3990,9 +3970,9 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s183 := r
-				cb[0] = byte(s183 >> 8)
-				cb[1] = byte(s183)
+				s173 := r
+				cb[0] = byte(s173 >> 8)
+				cb[1] = byte(s173)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4008,9 +3988,9 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s185 := r
-				cb[0] = byte(s185 >> 8)
-				cb[1] = byte(s185)
+				s175 := r
+				cb[0] = byte(s175 >> 8)
+				cb[1] = byte(s175)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4142,7 +4122,7 @@ n107:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt184 := p.Push(16, h15+20, 0)
+		rt174 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4269,7 +4249,7 @@ n107:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt184 {
+		if !rt174 {
 			return pl.drop(54)
 		}
 		goto n108
@@ -4285,9 +4265,9 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s186 := r
-				cb[0] = byte(s186 >> 8)
-				cb[1] = byte(s186)
+				s176 := r
+				cb[0] = byte(s176 >> 8)
+				cb[1] = byte(s176)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4303,9 +4283,9 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s188 := r
-				cb[0] = byte(s188 >> 8)
-				cb[1] = byte(s188)
+				s178 := r
+				cb[0] = byte(s178 >> 8)
+				cb[1] = byte(s178)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4437,7 +4417,7 @@ n108:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt187 := p.Push(17, h16+2, 0)
+		rt177 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4564,7 +4544,7 @@ n108:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt187 {
+		if !rt177 {
 			return pl.drop(55)
 		}
 		goto n109
@@ -4574,114 +4554,114 @@ n109:
 		if !(h0 >= 0) {
 			return pl.drop(56)
 		}
-		b189 := data[h0 : h0+14] // ethernet
-		s190 := m25
-		b189[0] = byte(s190 >> 40)
-		b189[1] = byte(s190 >> 32)
-		b189[2] = byte(s190 >> 24)
-		b189[3] = byte(s190 >> 16)
-		b189[4] = byte(s190 >> 8)
-		b189[5] = byte(s190)
-		s191 := m5
-		b189[6] = byte(s191 >> 40)
-		b189[7] = byte(s191 >> 32)
-		b189[8] = byte(s191 >> 24)
-		b189[9] = byte(s191 >> 16)
-		b189[10] = byte(s191 >> 8)
-		b189[11] = byte(s191)
+		b179 := data[h0 : h0+14] // ethernet
+		s180 := m25
+		b179[0] = byte(s180 >> 40)
+		b179[1] = byte(s180 >> 32)
+		b179[2] = byte(s180 >> 24)
+		b179[3] = byte(s180 >> 16)
+		b179[4] = byte(s180 >> 8)
+		b179[5] = byte(s180)
+		s181 := m5
+		b179[6] = byte(s181 >> 40)
+		b179[7] = byte(s181 >> 32)
+		b179[8] = byte(s181 >> 24)
+		b179[9] = byte(s181 >> 16)
+		b179[10] = byte(s181 >> 8)
+		b179[11] = byte(s181)
 		if !(h3 >= 0) {
 			return pl.drop(56)
 		}
-		b192 := data[h3 : h3+40] // ipv6
-		s193 := 0x20
-		b192[4] = byte(s193 >> 8)
-		b192[5] = byte(s193)
-		b192[7] = byte(0xff)
-		v194 := m6
-		s195 := v194.Hi
-		b192[8] = byte(s195 >> 56)
-		b192[9] = byte(s195 >> 48)
-		b192[10] = byte(s195 >> 40)
-		b192[11] = byte(s195 >> 32)
-		b192[12] = byte(s195 >> 24)
-		b192[13] = byte(s195 >> 16)
-		b192[14] = byte(s195 >> 8)
-		b192[15] = byte(s195)
-		s196 := v194.Lo
-		b192[16] = byte(s196 >> 56)
-		b192[17] = byte(s196 >> 48)
-		b192[18] = byte(s196 >> 40)
-		b192[19] = byte(s196 >> 32)
-		b192[20] = byte(s196 >> 24)
-		b192[21] = byte(s196 >> 16)
-		b192[22] = byte(s196 >> 8)
-		b192[23] = byte(s196)
-		v197 := m24
-		s198 := v197.Hi
-		b192[24] = byte(s198 >> 56)
-		b192[25] = byte(s198 >> 48)
-		b192[26] = byte(s198 >> 40)
-		b192[27] = byte(s198 >> 32)
-		b192[28] = byte(s198 >> 24)
-		b192[29] = byte(s198 >> 16)
-		b192[30] = byte(s198 >> 8)
-		b192[31] = byte(s198)
-		s199 := v197.Lo
-		b192[32] = byte(s199 >> 56)
-		b192[33] = byte(s199 >> 48)
-		b192[34] = byte(s199 >> 40)
-		b192[35] = byte(s199 >> 32)
-		b192[36] = byte(s199 >> 24)
-		b192[37] = byte(s199 >> 16)
-		b192[38] = byte(s199 >> 8)
-		b192[39] = byte(s199)
+		b182 := data[h3 : h3+40] // ipv6
+		s183 := 0x20
+		b182[4] = byte(s183 >> 8)
+		b182[5] = byte(s183)
+		b182[7] = byte(0xff)
+		v184 := m6
+		s185 := v184.Hi
+		b182[8] = byte(s185 >> 56)
+		b182[9] = byte(s185 >> 48)
+		b182[10] = byte(s185 >> 40)
+		b182[11] = byte(s185 >> 32)
+		b182[12] = byte(s185 >> 24)
+		b182[13] = byte(s185 >> 16)
+		b182[14] = byte(s185 >> 8)
+		b182[15] = byte(s185)
+		s186 := v184.Lo
+		b182[16] = byte(s186 >> 56)
+		b182[17] = byte(s186 >> 48)
+		b182[18] = byte(s186 >> 40)
+		b182[19] = byte(s186 >> 32)
+		b182[20] = byte(s186 >> 24)
+		b182[21] = byte(s186 >> 16)
+		b182[22] = byte(s186 >> 8)
+		b182[23] = byte(s186)
+		v187 := m24
+		s188 := v187.Hi
+		b182[24] = byte(s188 >> 56)
+		b182[25] = byte(s188 >> 48)
+		b182[26] = byte(s188 >> 40)
+		b182[27] = byte(s188 >> 32)
+		b182[28] = byte(s188 >> 24)
+		b182[29] = byte(s188 >> 16)
+		b182[30] = byte(s188 >> 8)
+		b182[31] = byte(s188)
+		s189 := v187.Lo
+		b182[32] = byte(s189 >> 56)
+		b182[33] = byte(s189 >> 48)
+		b182[34] = byte(s189 >> 40)
+		b182[35] = byte(s189 >> 32)
+		b182[36] = byte(s189 >> 24)
+		b182[37] = byte(s189 >> 16)
+		b182[38] = byte(s189 >> 8)
+		b182[39] = byte(s189)
 		if !(h7 >= 0) {
 			return pl.drop(56)
 		}
-		b200 := data[h7 : h7+4] // icmpv6
-		b200[0] = byte(0x88)
-		b200[1] = byte(0x0)
+		b190 := data[h7 : h7+4] // icmpv6
+		b190[0] = byte(0x88)
+		b190[1] = byte(0x0)
 		if !(h15 >= 0) {
 			return pl.drop(56)
 		}
-		b201 := data[h15 : h15+20] // nd_na
-		b201[0] = b201[0]&^0x40 | byte(m26)<<6&0x40
-		v202 := m27
-		s203 := v202.Hi
-		b201[4] = byte(s203 >> 56)
-		b201[5] = byte(s203 >> 48)
-		b201[6] = byte(s203 >> 40)
-		b201[7] = byte(s203 >> 32)
-		b201[8] = byte(s203 >> 24)
-		b201[9] = byte(s203 >> 16)
-		b201[10] = byte(s203 >> 8)
-		b201[11] = byte(s203)
-		s204 := v202.Lo
-		b201[12] = byte(s204 >> 56)
-		b201[13] = byte(s204 >> 48)
-		b201[14] = byte(s204 >> 40)
-		b201[15] = byte(s204 >> 32)
-		b201[16] = byte(s204 >> 24)
-		b201[17] = byte(s204 >> 16)
-		b201[18] = byte(s204 >> 8)
-		b201[19] = byte(s204)
+		b191 := data[h15 : h15+20] // nd_na
+		b191[0] = b191[0]&^0x40 | byte(m26)<<6&0x40
+		v192 := m27
+		s193 := v192.Hi
+		b191[4] = byte(s193 >> 56)
+		b191[5] = byte(s193 >> 48)
+		b191[6] = byte(s193 >> 40)
+		b191[7] = byte(s193 >> 32)
+		b191[8] = byte(s193 >> 24)
+		b191[9] = byte(s193 >> 16)
+		b191[10] = byte(s193 >> 8)
+		b191[11] = byte(s193)
+		s194 := v192.Lo
+		b191[12] = byte(s194 >> 56)
+		b191[13] = byte(s194 >> 48)
+		b191[14] = byte(s194 >> 40)
+		b191[15] = byte(s194 >> 32)
+		b191[16] = byte(s194 >> 24)
+		b191[17] = byte(s194 >> 16)
+		b191[18] = byte(s194 >> 8)
+		b191[19] = byte(s194)
 		if !(h16 >= 0) {
 			return pl.drop(56)
 		}
-		b205 := data[h16 : h16+2] // nd_na_opt
-		b205[0] = byte(0x2)
-		b205[1] = byte(0x1)
+		b195 := data[h16 : h16+2] // nd_na_opt
+		b195[0] = byte(0x2)
+		b195[1] = byte(0x1)
 		if !(h17 >= 0) {
 			return pl.drop(56)
 		}
-		b206 := data[h17 : h17+6] // nd_na_mac
-		s207 := m5
-		b206[0] = byte(s207 >> 40)
-		b206[1] = byte(s207 >> 32)
-		b206[2] = byte(s207 >> 24)
-		b206[3] = byte(s207 >> 16)
-		b206[4] = byte(s207 >> 8)
-		b206[5] = byte(s207)
+		b196 := data[h17 : h17+6] // nd_na_mac
+		s197 := m5
+		b196[0] = byte(s197 >> 40)
+		b196[1] = byte(s197 >> 32)
+		b196[2] = byte(s197 >> 24)
+		b196[3] = byte(s197 >> 16)
+		b196[4] = byte(s197 >> 8)
+		b196[5] = byte(s197)
 		goto n110
 	}
 n110:
@@ -4695,9 +4675,9 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s208 := r
-				cb[0] = byte(s208 >> 8)
-				cb[1] = byte(s208)
+				s198 := r
+				cb[0] = byte(s198 >> 8)
+				cb[1] = byte(s198)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4710,9 +4690,9 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s210 := r
-				cb[0] = byte(s210 >> 8)
-				cb[1] = byte(s210)
+				s200 := r
+				cb[0] = byte(s200 >> 8)
+				cb[1] = byte(s200)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4844,7 +4824,7 @@ n110:
 		p.Meta[26] = packet.Value{Lo: m26}
 		p.Meta[27] = m27
 
-		rt209 := p.ComputeChecksum(7)
+		rt199 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -4971,7 +4951,7 @@ n110:
 		m26 = p.Meta[26].Lo
 		m27 = p.Meta[27]
 
-		if !rt209 {
+		if !rt199 {
 			return pl.drop(57)
 		}
 		goto n111
@@ -4995,24 +4975,24 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw211 := (m7) & 0xff
-		b213 := data[h2 : h2+20] // ipv4
-		kw212 := (uint64(b213[12])<<24 | uint64(b213[13])<<16 | uint64(b213[14])<<8 | uint64(b213[15])) & 0xffffffff
-		pr214 := pl.tables[3].Probes()
-		k215 := kw212<<0 | kw211<<32
-		if pi216 := &pr214.Packed; len(pi216.Slots) > 0 {
-			k215 &= pi216.Mask
-			for m, j := uint64(len(pi216.Slots)-1), packet.PackedHash(k215); ; j++ {
-				sl := &pi216.Slots[j&m]
+		kw201 := (m7) & 0xff
+		b203 := data[h2 : h2+20] // ipv4
+		kw202 := (uint64(b203[12])<<24 | uint64(b203[13])<<16 | uint64(b203[14])<<8 | uint64(b203[15])) & 0xffffffff
+		pr204 := pl.tables[3].Probes()
+		k205 := kw202<<0 | kw201<<32
+		if pi206 := &pr204.Packed; len(pi206.Slots) > 0 {
+			k205 &= pi206.Mask
+			for m, j := uint64(len(pi206.Slots)-1), packet.PackedHash(k205); ; j++ {
+				sl := &pi206.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k215 {
+				if sl.Key == k205 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k215); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k205); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5026,27 +5006,27 @@ n114:
 n115:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw217 := (m7) & 0xff
-		b219 := data[h3 : h3+40] // ipv6
-		kw218 := packet.Value{Hi: (uint64(b219[8])<<56 | uint64(b219[9])<<48 | uint64(b219[10])<<40 | uint64(b219[11])<<32 | uint64(b219[12])<<24 | uint64(b219[13])<<16 | uint64(b219[14])<<8 | uint64(b219[15])), Lo: (uint64(b219[16])<<56 | uint64(b219[17])<<48 | uint64(b219[18])<<40 | uint64(b219[19])<<32 | uint64(b219[20])<<24 | uint64(b219[21])<<16 | uint64(b219[22])<<8 | uint64(b219[23]))}
-		pr220 := pl.tables[4].Probes()
-		if wl221 := &pr220.Words; len(wl221.Slots) > 0 {
-			x223 := kw217 & wl221.Mask[0]
-			x224 := kw218.Hi & wl221.Mask[1]
-			x225 := kw218.Lo & wl221.Mask[2]
-			h222 := packet.WordsHash(x223, x224, x225, 0)
-			for m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63); ; j = (j + 1) & m {
-				sl := &wl221.Slots[j]
+		kw207 := (m7) & 0xff
+		b209 := data[h3 : h3+40] // ipv6
+		kw208 := packet.Value{Hi: (uint64(b209[8])<<56 | uint64(b209[9])<<48 | uint64(b209[10])<<40 | uint64(b209[11])<<32 | uint64(b209[12])<<24 | uint64(b209[13])<<16 | uint64(b209[14])<<8 | uint64(b209[15])), Lo: (uint64(b209[16])<<56 | uint64(b209[17])<<48 | uint64(b209[18])<<40 | uint64(b209[19])<<32 | uint64(b209[20])<<24 | uint64(b209[21])<<16 | uint64(b209[22])<<8 | uint64(b209[23]))}
+		pr210 := pl.tables[4].Probes()
+		if wl211 := &pr210.Words; len(wl211.Slots) > 0 {
+			x213 := kw207 & wl211.Mask[0]
+			x214 := kw208.Hi & wl211.Mask[1]
+			x215 := kw208.Lo & wl211.Mask[2]
+			h212 := packet.WordsHash(x213, x214, x215, 0)
+			for m, j := uint64(len(wl211.Slots)-1), h212>>(wl211.Shift&63); ; j = (j + 1) & m {
+				sl := &wl211.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl221.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h222 && ks[0] == x223 && ks[1] == x224 && ks[2] == x225 {
-					a := &wl221.Acts[j]
+				if ks := wl211.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h212 && ks[0] == x213 && ks[1] == x214 && ks[2] == x215 {
+					a := &wl211.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw217, kw218.Hi, kw218.Lo, 0); hit {
+		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw207, kw208.Hi, kw208.Lo, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5080,44 +5060,44 @@ n119:
 	}
 n120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
-		b226 := data[h10 : h10+12] // lb_v2
-		m9 = (uint64(b226[4])<<56 | uint64(b226[5])<<48 | uint64(b226[6])<<40 | uint64(b226[7])<<32 | uint64(b226[8])<<24 | uint64(b226[9])<<16 | uint64(b226[10])<<8 | uint64(b226[11]))
-		m13 = ((uint64(b226[4])<<56 | uint64(b226[5])<<48 | uint64(b226[6])<<40 | uint64(b226[7])<<32 | uint64(b226[8])<<24 | uint64(b226[9])<<16 | uint64(b226[10])<<8 | uint64(b226[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b226[2])<<8 | uint64(b226[3])) & 0xffff
+		b216 := data[h10 : h10+12] // lb_v2
+		m9 = (uint64(b216[4])<<56 | uint64(b216[5])<<48 | uint64(b216[6])<<40 | uint64(b216[7])<<32 | uint64(b216[8])<<24 | uint64(b216[9])<<16 | uint64(b216[10])<<8 | uint64(b216[11]))
+		m13 = ((uint64(b216[4])<<56 | uint64(b216[5])<<48 | uint64(b216[6])<<40 | uint64(b216[7])<<32 | uint64(b216[8])<<24 | uint64(b216[9])<<16 | uint64(b216[10])<<8 | uint64(b216[11])) & 0xffff) & 0xffff
+		m14 = (uint64(b216[2])<<8 | uint64(b216[3])) & 0xffff
 		goto n122
 	}
 n121:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
-		b227 := data[h11 : h11+12] // lb_v3
-		m9 = (uint64(b227[4])<<56 | uint64(b227[5])<<48 | uint64(b227[6])<<40 | uint64(b227[7])<<32 | uint64(b227[8])<<24 | uint64(b227[9])<<16 | uint64(b227[10])<<8 | uint64(b227[11]))
-		m13 = (uint64(b227[0])<<8 | uint64(b227[1])) & 0xffff
-		m14 = (uint64(b227[2])<<8 | uint64(b227[3])) & 0xffff
+		b217 := data[h11 : h11+12] // lb_v3
+		m9 = (uint64(b217[4])<<56 | uint64(b217[5])<<48 | uint64(b217[6])<<40 | uint64(b217[7])<<32 | uint64(b217[8])<<24 | uint64(b217[9])<<16 | uint64(b217[10])<<8 | uint64(b217[11]))
+		m13 = (uint64(b217[0])<<8 | uint64(b217[1])) & 0xffff
+		m14 = (uint64(b217[2])<<8 | uint64(b217[3])) & 0xffff
 		pl.edges[26]++
 		goto n122
 	}
 n122:
 	{ // LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1
-		c229 := (h2 >= 0)
-		if c229 {
+		c219 := (h2 >= 0)
+		if c219 {
 			if !(h2 >= 0) {
 				return pl.drop(59)
 			}
-			b230 := data[h2 : h2+20] // ipv4
-			c229 = (uint64(b230[8]) <= 0x1)
+			b220 := data[h2 : h2+20] // ipv4
+			c219 = (uint64(b220[8]) <= 0x1)
 		}
-		c228 := c229
-		if !c228 {
-			c231 := (h3 >= 0)
-			if c231 {
+		c218 := c219
+		if !c218 {
+			c221 := (h3 >= 0)
+			if c221 {
 				if !(h3 >= 0) {
 					return pl.drop(59)
 				}
-				b232 := data[h3 : h3+40] // ipv6
-				c231 = (uint64(b232[7]) <= 0x1)
+				b222 := data[h3 : h3+40] // ipv6
+				c221 = (uint64(b222[7]) <= 0x1)
 			}
-			c228 = c231
+			c218 = c221
 		}
-		if c228 {
+		if c218 {
 			goto n123
 		}
 		goto n124
@@ -5129,54 +5109,54 @@ n123:
 n124:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		kw233 := (m7) & 0xff
-		kw234 := (m9)
-		pr235 := pl.tables[5].Probes()
-		if wl236 := &pr235.Words; len(wl236.Slots) > 0 {
-			x238 := kw233 & wl236.Mask[0]
-			x239 := kw234 & wl236.Mask[1]
-			h237 := packet.WordsHash(x238, x239, 0, 0)
-			for m, j := uint64(len(wl236.Slots)-1), h237>>(wl236.Shift&63); ; j = (j + 1) & m {
-				sl := &wl236.Slots[j]
+		kw223 := (m7) & 0xff
+		kw224 := (m9)
+		pr225 := pl.tables[5].Probes()
+		if wl226 := &pr225.Words; len(wl226.Slots) > 0 {
+			x228 := kw223 & wl226.Mask[0]
+			x229 := kw224 & wl226.Mask[1]
+			h227 := packet.WordsHash(x228, x229, 0, 0)
+			for m, j := uint64(len(wl226.Slots)-1), h227>>(wl226.Shift&63); ; j = (j + 1) & m {
+				sl := &wl226.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl236.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h237 && ks[0] == x238 && ks[1] == x239 {
-					a := &wl236.Acts[j]
+				if ks := wl226.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h227 && ks[0] == x228 && ks[1] == x229 {
+					a := &wl226.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if sc240 := &pr235.Scan; len(sc240.Match) > 0 {
-			for i, ms := 0, sc240.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw233 == ms[0].Val && kw234&ms[1].Mask == ms[1].Val {
-					act, params = int(sc240.Acts[i].Action), sc240.Acts[i].Params
+		} else if sc230 := &pr225.Scan; len(sc230.Match) > 0 {
+			for i, ms := 0, sc230.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
+				if kw223 == ms[0].Val && kw224&ms[1].Mask == ms[1].Val {
+					act, params = int(sc230.Acts[i].Action), sc230.Acts[i].Params
 					break
 				}
 			}
-		} else if iv241 := pr235.Intervals; iv241 != nil {
-			h242 := packet.WordsHash(kw233, 0, 0, 0)
-			for m, j := uint64(len(iv241.Groups)-1), h242>>(iv241.Shift&63); ; j = (j + 1) & m {
-				g := &iv241.Groups[j]
+		} else if iv231 := pr225.Intervals; iv231 != nil {
+			h232 := packet.WordsHash(kw223, 0, 0, 0)
+			for m, j := uint64(len(iv231.Groups)-1), h232>>(iv231.Shift&63); ; j = (j + 1) & m {
+				g := &iv231.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw233 {
-					ss, k := iv241.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw223 {
+					ss, k := iv231.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw234 {
+						if ss[k+half] <= kw224 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv241.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv231.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw233, kw234, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw223, kw224, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5210,24 +5190,24 @@ n126:
 n127:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw243 := (m7) & 0xff
-		kw244 := (m10) & 0xffffffff
-		kw245 := (m15) & 0xffff
-		pr246 := pl.tables[6].Probes()
-		k247 := kw245<<0 | kw244<<16 | kw243<<48
-		if pi248 := &pr246.Packed; len(pi248.Slots) > 0 {
-			k247 &= pi248.Mask
-			for m, j := uint64(len(pi248.Slots)-1), packet.PackedHash(k247); ; j++ {
-				sl := &pi248.Slots[j&m]
+		kw233 := (m7) & 0xff
+		kw234 := (m10) & 0xffffffff
+		kw235 := (m15) & 0xffff
+		pr236 := pl.tables[6].Probes()
+		k237 := kw235<<0 | kw234<<16 | kw233<<48
+		if pi238 := &pr236.Packed; len(pi238.Slots) > 0 {
+			k237 &= pi238.Mask
+			for m, j := uint64(len(pi238.Slots)-1), packet.PackedHash(k237); ; j++ {
+				sl := &pi238.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k247 {
+				if sl.Key == k237 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k247); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordAction(k237); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5246,25 +5226,25 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		kw249 := (m7) & 0xff
-		b251 := data[h0 : h0+14] // ethernet
-		kw250 := (uint64(b251[12])<<8 | uint64(b251[13])) & 0xffff
-		kw252 := (m16) & 0xffff
-		pr253 := pl.tables[7].Probes()
-		k254 := kw252<<0 | kw250<<16 | kw249<<32
-		if pi255 := &pr253.Packed; len(pi255.Slots) > 0 {
-			k254 &= pi255.Mask
-			for m, j := uint64(len(pi255.Slots)-1), packet.PackedHash(k254); ; j++ {
-				sl := &pi255.Slots[j&m]
+		kw239 := (m7) & 0xff
+		b241 := data[h0 : h0+14] // ethernet
+		kw240 := (uint64(b241[12])<<8 | uint64(b241[13])) & 0xffff
+		kw242 := (m16) & 0xffff
+		pr243 := pl.tables[7].Probes()
+		k244 := kw242<<0 | kw240<<16 | kw239<<32
+		if pi245 := &pr243.Packed; len(pi245.Slots) > 0 {
+			k244 &= pi245.Mask
+			for m, j := uint64(len(pi245.Slots)-1), packet.PackedHash(k244); ; j++ {
+				sl := &pi245.Slots[j&m]
 				if sl.Entry == 0 {
 					break
 				}
-				if sl.Key == k254 {
+				if sl.Key == k244 {
 					act, params = int(sl.Action), sl.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k254); hit {
+		} else if a, ps, hit := pl.tables[7].LookupWordAction(k244); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -5315,21 +5295,21 @@ n133:
 	}
 n134:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b256 := data[h0 : h0+14] // ethernet
-		s257 := m5
-		b256[6] = byte(s257 >> 40)
-		b256[7] = byte(s257 >> 32)
-		b256[8] = byte(s257 >> 24)
-		b256[9] = byte(s257 >> 16)
-		b256[10] = byte(s257 >> 8)
-		b256[11] = byte(s257)
-		s258 := m17
-		b256[0] = byte(s258 >> 40)
-		b256[1] = byte(s258 >> 32)
-		b256[2] = byte(s258 >> 24)
-		b256[3] = byte(s258 >> 16)
-		b256[4] = byte(s258 >> 8)
-		b256[5] = byte(s258)
+		b246 := data[h0 : h0+14] // ethernet
+		s247 := m5
+		b246[6] = byte(s247 >> 40)
+		b246[7] = byte(s247 >> 32)
+		b246[8] = byte(s247 >> 24)
+		b246[9] = byte(s247 >> 16)
+		b246[10] = byte(s247 >> 8)
+		b246[11] = byte(s247)
+		s248 := m17
+		b246[0] = byte(s248 >> 40)
+		b246[1] = byte(s248 >> 32)
+		b246[2] = byte(s248 >> 24)
+		b246[3] = byte(s248 >> 16)
+		b246[4] = byte(s248 >> 8)
+		b246[5] = byte(s248)
 		goto n135
 	}
 n135:
@@ -5343,14 +5323,14 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s259 := r
-				cb[0] = byte(s259 >> 8)
-				cb[1] = byte(s259)
+				s249 := r
+				cb[0] = byte(s249 >> 8)
+				cb[1] = byte(s249)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b260 := data[h4 : h4+8] // udp
-		if (uint64(b260[6])<<8 | uint64(b260[7])) == 0x0 {
+		b250 := data[h4 : h4+8] // udp
+		if (uint64(b250[6])<<8 | uint64(b250[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
@@ -5384,222 +5364,198 @@ n139:
 	}
 n140:
 	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d261 uint64 // ipv4 checksum
-		var d262 uint64 // udp checksum
-		v263 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b264 := data[h2 : h2+20] // ipv4
-		ws266 := uint64((uint64(b264[12])<<24 | uint64(b264[13])<<16 | uint64(b264[14])<<8 | uint64(b264[15])))
-		os265 := uint32(uint16(ws266>>0)) + uint32(uint16(ws266>>16))
-		s267 := v263
-		b264[12] = byte(s267 >> 24)
-		b264[13] = byte(s267 >> 16)
-		b264[14] = byte(s267 >> 8)
-		b264[15] = byte(s267)
-		ws268 := uint64(v263)
-		f270 := uint32(os265)
-		f270 += bits.RotateLeft32(f270, 16)
-		dl269 := uint64(^uint16(f270>>16)) + uint64(uint32(uint16(ws268>>0))+uint32(uint16(ws268>>16)))
-		d261 += dl269
-		d262 += dl269
-		v271 := m18
-		ws273 := uint64((uint64(b264[16])<<24 | uint64(b264[17])<<16 | uint64(b264[18])<<8 | uint64(b264[19])))
-		os272 := uint32(uint16(ws273>>0)) + uint32(uint16(ws273>>16))
-		s274 := v271
-		b264[16] = byte(s274 >> 24)
-		b264[17] = byte(s274 >> 16)
-		b264[18] = byte(s274 >> 8)
-		b264[19] = byte(s274)
-		ws275 := uint64(v271)
-		f277 := uint32(os272)
-		f277 += bits.RotateLeft32(f277, 16)
-		dl276 := uint64(^uint16(f277>>16)) + uint64(uint32(uint16(ws275>>0))+uint32(uint16(ws275>>16)))
-		d261 += dl276
-		d262 += dl276
-		v278 := m23
-		b279 := data[h4 : h4+8] // udp
-		os280 := uint32(uint16((uint64(b279[2])<<8 | uint64(b279[3]))))
-		s281 := v278
-		b279[2] = byte(s281 >> 8)
-		b279[3] = byte(s281)
-		f283 := uint32(os280)
-		f283 += bits.RotateLeft32(f283, 16)
-		dl282 := uint64(^uint16(f283>>16)) + uint64(uint32(uint16(v278)))
-		d262 += dl282
-		v284 := (uint64(b264[8]) - 0x1)
-		os285 := uint32(uint64(b264[8])<<8 | uint64(b264[9]))
-		b264[8] = byte(v284)
-		f287 := uint32(os285)
-		f287 += bits.RotateLeft32(f287, 16)
-		dl286 := uint64(^uint16(f287>>16)) + uint64(uint32(uint64(b264[8])<<8|uint64(b264[9])))
-		d261 += dl286
+		var d251 uint64 // ipv4 checksum
+		var d252 uint64 // udp checksum
+		v253 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b254 := data[h2 : h2+20] // ipv4
+		os255 := uint64(^uint32((uint64(b254[12])<<24 | uint64(b254[13])<<16 | uint64(b254[14])<<8 | uint64(b254[15]))))
+		s256 := v253
+		b254[12] = byte(s256 >> 24)
+		b254[13] = byte(s256 >> 16)
+		b254[14] = byte(s256 >> 8)
+		b254[15] = byte(s256)
+		dl257 := os255 + uint64(uint32(v253))
+		d251 += dl257
+		d252 += dl257
+		v258 := m18
+		os259 := uint64(^uint32((uint64(b254[16])<<24 | uint64(b254[17])<<16 | uint64(b254[18])<<8 | uint64(b254[19]))))
+		s260 := v258
+		b254[16] = byte(s260 >> 24)
+		b254[17] = byte(s260 >> 16)
+		b254[18] = byte(s260 >> 8)
+		b254[19] = byte(s260)
+		dl261 := os259 + uint64(uint32(v258))
+		d251 += dl261
+		d252 += dl261
+		v262 := m23
+		b263 := data[h4 : h4+8] // udp
+		os264 := uint64(^uint16((uint64(b263[2])<<8 | uint64(b263[3]))))
+		s265 := v262
+		b263[2] = byte(s265 >> 8)
+		b263[3] = byte(s265)
+		dl266 := os264 + uint64(uint16(v262))
+		d252 += dl266
+		v267 := (uint64(b254[8]) - 0x1)
+		os268 := (uint64(1)*0xffff - uint64(uint32(uint64(b254[8])<<8|uint64(b254[9]))) + uint64(0))
+		b254[8] = byte(v267)
+		dl269 := os268 + uint64(uint32(uint64(b254[8])<<8|uint64(b254[9])))
+		d251 += dl269
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d261
+			x := uint64(^cv) + d251
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s288 := r
-			cb[0] = byte(s288 >> 8)
-			cb[1] = byte(s288)
+			s270 := r
+			cb[0] = byte(s270 >> 8)
+			cb[1] = byte(s270)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d262
+			pendD4 += d252
 			pendK4 = true
 		}
 		goto n149
 	}
 n141:
 	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d289 uint64 // ipv4 checksum
-		var d290 uint64 // udp checksum
-		v291 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b292 := data[h2 : h2+20] // ipv4
-		ws294 := uint64((uint64(b292[12])<<24 | uint64(b292[13])<<16 | uint64(b292[14])<<8 | uint64(b292[15])))
-		os293 := uint32(uint16(ws294>>0)) + uint32(uint16(ws294>>16))
-		s295 := v291
-		b292[12] = byte(s295 >> 24)
-		b292[13] = byte(s295 >> 16)
-		b292[14] = byte(s295 >> 8)
-		b292[15] = byte(s295)
-		ws296 := uint64(v291)
-		f298 := uint32(os293)
-		f298 += bits.RotateLeft32(f298, 16)
-		dl297 := uint64(^uint16(f298>>16)) + uint64(uint32(uint16(ws296>>0))+uint32(uint16(ws296>>16)))
-		d289 += dl297
-		d290 += dl297
-		v299 := m18
-		ws301 := uint64((uint64(b292[16])<<24 | uint64(b292[17])<<16 | uint64(b292[18])<<8 | uint64(b292[19])))
-		os300 := uint32(uint16(ws301>>0)) + uint32(uint16(ws301>>16))
-		s302 := v299
-		b292[16] = byte(s302 >> 24)
-		b292[17] = byte(s302 >> 16)
-		b292[18] = byte(s302 >> 8)
-		b292[19] = byte(s302)
-		ws303 := uint64(v299)
-		f305 := uint32(os300)
-		f305 += bits.RotateLeft32(f305, 16)
-		dl304 := uint64(^uint16(f305>>16)) + uint64(uint32(uint16(ws303>>0))+uint32(uint16(ws303>>16)))
-		d289 += dl304
-		d290 += dl304
-		v306 := m23
-		b307 := data[h4 : h4+8] // udp
-		os308 := uint32(uint16((uint64(b307[2])<<8 | uint64(b307[3]))))
-		s309 := v306
-		b307[2] = byte(s309 >> 8)
-		b307[3] = byte(s309)
-		f311 := uint32(os308)
-		f311 += bits.RotateLeft32(f311, 16)
-		dl310 := uint64(^uint16(f311>>16)) + uint64(uint32(uint16(v306)))
-		d290 += dl310
-		v312 := ((uint64(b292[2])<<8 | uint64(b292[3])) - 0x10)
-		os313 := uint32(uint16((uint64(b292[2])<<8 | uint64(b292[3]))))
-		s314 := v312
-		b292[2] = byte(s314 >> 8)
-		b292[3] = byte(s314)
-		f316 := uint32(os313)
-		f316 += bits.RotateLeft32(f316, 16)
-		dl315 := uint64(^uint16(f316>>16)) + uint64(uint32(uint16(v312)))
-		d289 += dl315
-		d290 += dl315
-		v317 := (uint64(b292[8]) - 0x1)
-		os318 := uint32(uint64(b292[8])<<8 | uint64(b292[9]))
-		b292[8] = byte(v317)
-		f320 := uint32(os318)
-		f320 += bits.RotateLeft32(f320, 16)
-		dl319 := uint64(^uint16(f320>>16)) + uint64(uint32(uint64(b292[8])<<8|uint64(b292[9])))
-		d289 += dl319
+		var d271 uint64 // ipv4 checksum
+		var d272 uint64 // udp checksum
+		v273 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b274 := data[h2 : h2+20] // ipv4
+		os275 := uint64(^uint32((uint64(b274[12])<<24 | uint64(b274[13])<<16 | uint64(b274[14])<<8 | uint64(b274[15]))))
+		s276 := v273
+		b274[12] = byte(s276 >> 24)
+		b274[13] = byte(s276 >> 16)
+		b274[14] = byte(s276 >> 8)
+		b274[15] = byte(s276)
+		dl277 := os275 + uint64(uint32(v273))
+		d271 += dl277
+		d272 += dl277
+		v278 := m18
+		os279 := uint64(^uint32((uint64(b274[16])<<24 | uint64(b274[17])<<16 | uint64(b274[18])<<8 | uint64(b274[19]))))
+		s280 := v278
+		b274[16] = byte(s280 >> 24)
+		b274[17] = byte(s280 >> 16)
+		b274[18] = byte(s280 >> 8)
+		b274[19] = byte(s280)
+		dl281 := os279 + uint64(uint32(v278))
+		d271 += dl281
+		d272 += dl281
+		v282 := m23
+		b283 := data[h4 : h4+8] // udp
+		os284 := uint64(^uint16((uint64(b283[2])<<8 | uint64(b283[3]))))
+		s285 := v282
+		b283[2] = byte(s285 >> 8)
+		b283[3] = byte(s285)
+		dl286 := os284 + uint64(uint16(v282))
+		d272 += dl286
+		v287 := ((uint64(b274[2])<<8 | uint64(b274[3])) - 0x10)
+		os288 := uint64(^uint16((uint64(b274[2])<<8 | uint64(b274[3]))))
+		s289 := v287
+		b274[2] = byte(s289 >> 8)
+		b274[3] = byte(s289)
+		dl290 := os288 + uint64(uint16(v287))
+		d271 += dl290
+		d272 += dl290
+		v291 := (uint64(b274[8]) - 0x1)
+		os292 := (uint64(1)*0xffff - uint64(uint32(uint64(b274[8])<<8|uint64(b274[9]))) + uint64(0))
+		b274[8] = byte(v291)
+		dl293 := os292 + uint64(uint32(uint64(b274[8])<<8|uint64(b274[9])))
+		d271 += dl293
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d289
+			x := uint64(^cv) + d271
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s321 := r
-			cb[0] = byte(s321 >> 8)
-			cb[1] = byte(s321)
+			s294 := r
+			cb[0] = byte(s294 >> 8)
+			cb[1] = byte(s294)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d290
+			pendD4 += d272
 			pendK4 = true
 		}
 		goto n144
 	}
 n142:
 	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d322 uint64 // udp checksum
-		v323 := m6
-		b324 := data[h3 : h3+40] // ipv6
-		ws326 := packet.Value{Hi: (uint64(b324[8])<<56 | uint64(b324[9])<<48 | uint64(b324[10])<<40 | uint64(b324[11])<<32 | uint64(b324[12])<<24 | uint64(b324[13])<<16 | uint64(b324[14])<<8 | uint64(b324[15])), Lo: (uint64(b324[16])<<56 | uint64(b324[17])<<48 | uint64(b324[18])<<40 | uint64(b324[19])<<32 | uint64(b324[20])<<24 | uint64(b324[21])<<16 | uint64(b324[22])<<8 | uint64(b324[23]))}
-		os325 := uint32(uint16(ws326.Hi>>0)) + uint32(uint16(ws326.Hi>>16)) + uint32(uint16(ws326.Hi>>32)) + uint32(uint16(ws326.Hi>>48)) + uint32(uint16(ws326.Lo>>0)) + uint32(uint16(ws326.Lo>>16)) + uint32(uint16(ws326.Lo>>32)) + uint32(uint16(ws326.Lo>>48))
-		v327 := v323
-		s328 := v327.Hi
-		b324[8] = byte(s328 >> 56)
-		b324[9] = byte(s328 >> 48)
-		b324[10] = byte(s328 >> 40)
-		b324[11] = byte(s328 >> 32)
-		b324[12] = byte(s328 >> 24)
-		b324[13] = byte(s328 >> 16)
-		b324[14] = byte(s328 >> 8)
-		b324[15] = byte(s328)
-		s329 := v327.Lo
-		b324[16] = byte(s329 >> 56)
-		b324[17] = byte(s329 >> 48)
-		b324[18] = byte(s329 >> 40)
-		b324[19] = byte(s329 >> 32)
-		b324[20] = byte(s329 >> 24)
-		b324[21] = byte(s329 >> 16)
-		b324[22] = byte(s329 >> 8)
-		b324[23] = byte(s329)
-		ws330 := v323
-		f332 := uint32(os325)
-		f332 += bits.RotateLeft32(f332, 16)
-		dl331 := uint64(^uint16(f332>>16)) + uint64(uint32(uint16(ws330.Hi>>0))+uint32(uint16(ws330.Hi>>16))+uint32(uint16(ws330.Hi>>32))+uint32(uint16(ws330.Hi>>48))+uint32(uint16(ws330.Lo>>0))+uint32(uint16(ws330.Lo>>16))+uint32(uint16(ws330.Lo>>32))+uint32(uint16(ws330.Lo>>48)))
-		d322 += dl331
-		v333 := m19
-		ws335 := packet.Value{Hi: (uint64(b324[24])<<56 | uint64(b324[25])<<48 | uint64(b324[26])<<40 | uint64(b324[27])<<32 | uint64(b324[28])<<24 | uint64(b324[29])<<16 | uint64(b324[30])<<8 | uint64(b324[31])), Lo: (uint64(b324[32])<<56 | uint64(b324[33])<<48 | uint64(b324[34])<<40 | uint64(b324[35])<<32 | uint64(b324[36])<<24 | uint64(b324[37])<<16 | uint64(b324[38])<<8 | uint64(b324[39]))}
-		os334 := uint32(uint16(ws335.Hi>>0)) + uint32(uint16(ws335.Hi>>16)) + uint32(uint16(ws335.Hi>>32)) + uint32(uint16(ws335.Hi>>48)) + uint32(uint16(ws335.Lo>>0)) + uint32(uint16(ws335.Lo>>16)) + uint32(uint16(ws335.Lo>>32)) + uint32(uint16(ws335.Lo>>48))
-		v336 := v333
-		s337 := v336.Hi
-		b324[24] = byte(s337 >> 56)
-		b324[25] = byte(s337 >> 48)
-		b324[26] = byte(s337 >> 40)
-		b324[27] = byte(s337 >> 32)
-		b324[28] = byte(s337 >> 24)
-		b324[29] = byte(s337 >> 16)
-		b324[30] = byte(s337 >> 8)
-		b324[31] = byte(s337)
-		s338 := v336.Lo
-		b324[32] = byte(s338 >> 56)
-		b324[33] = byte(s338 >> 48)
-		b324[34] = byte(s338 >> 40)
-		b324[35] = byte(s338 >> 32)
-		b324[36] = byte(s338 >> 24)
-		b324[37] = byte(s338 >> 16)
-		b324[38] = byte(s338 >> 8)
-		b324[39] = byte(s338)
-		ws339 := v333
-		f341 := uint32(os334)
-		f341 += bits.RotateLeft32(f341, 16)
-		dl340 := uint64(^uint16(f341>>16)) + uint64(uint32(uint16(ws339.Hi>>0))+uint32(uint16(ws339.Hi>>16))+uint32(uint16(ws339.Hi>>32))+uint32(uint16(ws339.Hi>>48))+uint32(uint16(ws339.Lo>>0))+uint32(uint16(ws339.Lo>>16))+uint32(uint16(ws339.Lo>>32))+uint32(uint16(ws339.Lo>>48)))
-		d322 += dl340
-		v342 := m23
-		b343 := data[h4 : h4+8] // udp
-		os344 := uint32(uint16((uint64(b343[2])<<8 | uint64(b343[3]))))
-		s345 := v342
-		b343[2] = byte(s345 >> 8)
-		b343[3] = byte(s345)
-		f347 := uint32(os344)
-		f347 += bits.RotateLeft32(f347, 16)
-		dl346 := uint64(^uint16(f347>>16)) + uint64(uint32(uint16(v342)))
-		d322 += dl346
-		v348 := (uint64(b324[7]) - 0x1)
-		b324[7] = byte(v348)
+		var d295 uint64 // udp checksum
+		v296 := m6
+		b297 := data[h3 : h3+40] // ipv6
+		wv299 := packet.Value{Hi: (uint64(b297[8])<<56 | uint64(b297[9])<<48 | uint64(b297[10])<<40 | uint64(b297[11])<<32 | uint64(b297[12])<<24 | uint64(b297[13])<<16 | uint64(b297[14])<<8 | uint64(b297[15])), Lo: (uint64(b297[16])<<56 | uint64(b297[17])<<48 | uint64(b297[18])<<40 | uint64(b297[19])<<32 | uint64(b297[20])<<24 | uint64(b297[21])<<16 | uint64(b297[22])<<8 | uint64(b297[23]))}
+		ws300 := ^wv299.Hi
+		ws301 := ^wv299.Lo
+		os298 := (ws300>>32 + uint64(uint32(ws300))) + (ws301>>32 + uint64(uint32(ws301)))
+		v302 := v296
+		s303 := v302.Hi
+		b297[8] = byte(s303 >> 56)
+		b297[9] = byte(s303 >> 48)
+		b297[10] = byte(s303 >> 40)
+		b297[11] = byte(s303 >> 32)
+		b297[12] = byte(s303 >> 24)
+		b297[13] = byte(s303 >> 16)
+		b297[14] = byte(s303 >> 8)
+		b297[15] = byte(s303)
+		s304 := v302.Lo
+		b297[16] = byte(s304 >> 56)
+		b297[17] = byte(s304 >> 48)
+		b297[18] = byte(s304 >> 40)
+		b297[19] = byte(s304 >> 32)
+		b297[20] = byte(s304 >> 24)
+		b297[21] = byte(s304 >> 16)
+		b297[22] = byte(s304 >> 8)
+		b297[23] = byte(s304)
+		wv305 := v296
+		ws306 := wv305.Hi
+		ws307 := wv305.Lo
+		dl308 := os298 + (ws306>>32 + uint64(uint32(ws306))) + (ws307>>32 + uint64(uint32(ws307)))
+		d295 += dl308
+		v309 := m19
+		wv311 := packet.Value{Hi: (uint64(b297[24])<<56 | uint64(b297[25])<<48 | uint64(b297[26])<<40 | uint64(b297[27])<<32 | uint64(b297[28])<<24 | uint64(b297[29])<<16 | uint64(b297[30])<<8 | uint64(b297[31])), Lo: (uint64(b297[32])<<56 | uint64(b297[33])<<48 | uint64(b297[34])<<40 | uint64(b297[35])<<32 | uint64(b297[36])<<24 | uint64(b297[37])<<16 | uint64(b297[38])<<8 | uint64(b297[39]))}
+		ws312 := ^wv311.Hi
+		ws313 := ^wv311.Lo
+		os310 := (ws312>>32 + uint64(uint32(ws312))) + (ws313>>32 + uint64(uint32(ws313)))
+		v314 := v309
+		s315 := v314.Hi
+		b297[24] = byte(s315 >> 56)
+		b297[25] = byte(s315 >> 48)
+		b297[26] = byte(s315 >> 40)
+		b297[27] = byte(s315 >> 32)
+		b297[28] = byte(s315 >> 24)
+		b297[29] = byte(s315 >> 16)
+		b297[30] = byte(s315 >> 8)
+		b297[31] = byte(s315)
+		s316 := v314.Lo
+		b297[32] = byte(s316 >> 56)
+		b297[33] = byte(s316 >> 48)
+		b297[34] = byte(s316 >> 40)
+		b297[35] = byte(s316 >> 32)
+		b297[36] = byte(s316 >> 24)
+		b297[37] = byte(s316 >> 16)
+		b297[38] = byte(s316 >> 8)
+		b297[39] = byte(s316)
+		wv317 := v309
+		ws318 := wv317.Hi
+		ws319 := wv317.Lo
+		dl320 := os310 + (ws318>>32 + uint64(uint32(ws318))) + (ws319>>32 + uint64(uint32(ws319)))
+		d295 += dl320
+		v321 := m23
+		b322 := data[h4 : h4+8] // udp
+		os323 := uint64(^uint16((uint64(b322[2])<<8 | uint64(b322[3]))))
+		s324 := v321
+		b322[2] = byte(s324 >> 8)
+		b322[3] = byte(s324)
+		dl325 := os323 + uint64(uint16(v321))
+		d295 += dl325
+		v326 := (uint64(b297[7]) - 0x1)
+		b297[7] = byte(v326)
 		if h4+8 <= len(data) {
-			pendD4 += d322
+			pendD4 += d295
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -5607,85 +5563,85 @@ n142:
 	}
 n143:
 	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d349 uint64 // udp checksum
-		v350 := m6
-		b351 := data[h3 : h3+40] // ipv6
-		ws353 := packet.Value{Hi: (uint64(b351[8])<<56 | uint64(b351[9])<<48 | uint64(b351[10])<<40 | uint64(b351[11])<<32 | uint64(b351[12])<<24 | uint64(b351[13])<<16 | uint64(b351[14])<<8 | uint64(b351[15])), Lo: (uint64(b351[16])<<56 | uint64(b351[17])<<48 | uint64(b351[18])<<40 | uint64(b351[19])<<32 | uint64(b351[20])<<24 | uint64(b351[21])<<16 | uint64(b351[22])<<8 | uint64(b351[23]))}
-		os352 := uint32(uint16(ws353.Hi>>0)) + uint32(uint16(ws353.Hi>>16)) + uint32(uint16(ws353.Hi>>32)) + uint32(uint16(ws353.Hi>>48)) + uint32(uint16(ws353.Lo>>0)) + uint32(uint16(ws353.Lo>>16)) + uint32(uint16(ws353.Lo>>32)) + uint32(uint16(ws353.Lo>>48))
-		v354 := v350
-		s355 := v354.Hi
-		b351[8] = byte(s355 >> 56)
-		b351[9] = byte(s355 >> 48)
-		b351[10] = byte(s355 >> 40)
-		b351[11] = byte(s355 >> 32)
-		b351[12] = byte(s355 >> 24)
-		b351[13] = byte(s355 >> 16)
-		b351[14] = byte(s355 >> 8)
-		b351[15] = byte(s355)
-		s356 := v354.Lo
-		b351[16] = byte(s356 >> 56)
-		b351[17] = byte(s356 >> 48)
-		b351[18] = byte(s356 >> 40)
-		b351[19] = byte(s356 >> 32)
-		b351[20] = byte(s356 >> 24)
-		b351[21] = byte(s356 >> 16)
-		b351[22] = byte(s356 >> 8)
-		b351[23] = byte(s356)
-		ws357 := v350
-		f359 := uint32(os352)
-		f359 += bits.RotateLeft32(f359, 16)
-		dl358 := uint64(^uint16(f359>>16)) + uint64(uint32(uint16(ws357.Hi>>0))+uint32(uint16(ws357.Hi>>16))+uint32(uint16(ws357.Hi>>32))+uint32(uint16(ws357.Hi>>48))+uint32(uint16(ws357.Lo>>0))+uint32(uint16(ws357.Lo>>16))+uint32(uint16(ws357.Lo>>32))+uint32(uint16(ws357.Lo>>48)))
-		d349 += dl358
-		v360 := m19
-		ws362 := packet.Value{Hi: (uint64(b351[24])<<56 | uint64(b351[25])<<48 | uint64(b351[26])<<40 | uint64(b351[27])<<32 | uint64(b351[28])<<24 | uint64(b351[29])<<16 | uint64(b351[30])<<8 | uint64(b351[31])), Lo: (uint64(b351[32])<<56 | uint64(b351[33])<<48 | uint64(b351[34])<<40 | uint64(b351[35])<<32 | uint64(b351[36])<<24 | uint64(b351[37])<<16 | uint64(b351[38])<<8 | uint64(b351[39]))}
-		os361 := uint32(uint16(ws362.Hi>>0)) + uint32(uint16(ws362.Hi>>16)) + uint32(uint16(ws362.Hi>>32)) + uint32(uint16(ws362.Hi>>48)) + uint32(uint16(ws362.Lo>>0)) + uint32(uint16(ws362.Lo>>16)) + uint32(uint16(ws362.Lo>>32)) + uint32(uint16(ws362.Lo>>48))
-		v363 := v360
-		s364 := v363.Hi
-		b351[24] = byte(s364 >> 56)
-		b351[25] = byte(s364 >> 48)
-		b351[26] = byte(s364 >> 40)
-		b351[27] = byte(s364 >> 32)
-		b351[28] = byte(s364 >> 24)
-		b351[29] = byte(s364 >> 16)
-		b351[30] = byte(s364 >> 8)
-		b351[31] = byte(s364)
-		s365 := v363.Lo
-		b351[32] = byte(s365 >> 56)
-		b351[33] = byte(s365 >> 48)
-		b351[34] = byte(s365 >> 40)
-		b351[35] = byte(s365 >> 32)
-		b351[36] = byte(s365 >> 24)
-		b351[37] = byte(s365 >> 16)
-		b351[38] = byte(s365 >> 8)
-		b351[39] = byte(s365)
-		ws366 := v360
-		f368 := uint32(os361)
-		f368 += bits.RotateLeft32(f368, 16)
-		dl367 := uint64(^uint16(f368>>16)) + uint64(uint32(uint16(ws366.Hi>>0))+uint32(uint16(ws366.Hi>>16))+uint32(uint16(ws366.Hi>>32))+uint32(uint16(ws366.Hi>>48))+uint32(uint16(ws366.Lo>>0))+uint32(uint16(ws366.Lo>>16))+uint32(uint16(ws366.Lo>>32))+uint32(uint16(ws366.Lo>>48)))
-		d349 += dl367
-		v369 := m23
-		b370 := data[h4 : h4+8] // udp
-		os371 := uint32(uint16((uint64(b370[2])<<8 | uint64(b370[3]))))
-		s372 := v369
-		b370[2] = byte(s372 >> 8)
-		b370[3] = byte(s372)
-		f374 := uint32(os371)
-		f374 += bits.RotateLeft32(f374, 16)
-		dl373 := uint64(^uint16(f374>>16)) + uint64(uint32(uint16(v369)))
-		d349 += dl373
-		v375 := ((uint64(b351[4])<<8 | uint64(b351[5])) - 0x10)
-		os376 := uint32(uint16((uint64(b351[4])<<8 | uint64(b351[5]))))
-		s377 := v375
-		b351[4] = byte(s377 >> 8)
-		b351[5] = byte(s377)
-		f379 := uint32(os376)
-		f379 += bits.RotateLeft32(f379, 16)
-		dl378 := uint64(^uint16(f379>>16)) + uint64(uint32(uint16(v375)))
-		d349 += dl378
-		v380 := (uint64(b351[7]) - 0x1)
-		b351[7] = byte(v380)
+		var d327 uint64 // udp checksum
+		v328 := m6
+		b329 := data[h3 : h3+40] // ipv6
+		wv331 := packet.Value{Hi: (uint64(b329[8])<<56 | uint64(b329[9])<<48 | uint64(b329[10])<<40 | uint64(b329[11])<<32 | uint64(b329[12])<<24 | uint64(b329[13])<<16 | uint64(b329[14])<<8 | uint64(b329[15])), Lo: (uint64(b329[16])<<56 | uint64(b329[17])<<48 | uint64(b329[18])<<40 | uint64(b329[19])<<32 | uint64(b329[20])<<24 | uint64(b329[21])<<16 | uint64(b329[22])<<8 | uint64(b329[23]))}
+		ws332 := ^wv331.Hi
+		ws333 := ^wv331.Lo
+		os330 := (ws332>>32 + uint64(uint32(ws332))) + (ws333>>32 + uint64(uint32(ws333)))
+		v334 := v328
+		s335 := v334.Hi
+		b329[8] = byte(s335 >> 56)
+		b329[9] = byte(s335 >> 48)
+		b329[10] = byte(s335 >> 40)
+		b329[11] = byte(s335 >> 32)
+		b329[12] = byte(s335 >> 24)
+		b329[13] = byte(s335 >> 16)
+		b329[14] = byte(s335 >> 8)
+		b329[15] = byte(s335)
+		s336 := v334.Lo
+		b329[16] = byte(s336 >> 56)
+		b329[17] = byte(s336 >> 48)
+		b329[18] = byte(s336 >> 40)
+		b329[19] = byte(s336 >> 32)
+		b329[20] = byte(s336 >> 24)
+		b329[21] = byte(s336 >> 16)
+		b329[22] = byte(s336 >> 8)
+		b329[23] = byte(s336)
+		wv337 := v328
+		ws338 := wv337.Hi
+		ws339 := wv337.Lo
+		dl340 := os330 + (ws338>>32 + uint64(uint32(ws338))) + (ws339>>32 + uint64(uint32(ws339)))
+		d327 += dl340
+		v341 := m19
+		wv343 := packet.Value{Hi: (uint64(b329[24])<<56 | uint64(b329[25])<<48 | uint64(b329[26])<<40 | uint64(b329[27])<<32 | uint64(b329[28])<<24 | uint64(b329[29])<<16 | uint64(b329[30])<<8 | uint64(b329[31])), Lo: (uint64(b329[32])<<56 | uint64(b329[33])<<48 | uint64(b329[34])<<40 | uint64(b329[35])<<32 | uint64(b329[36])<<24 | uint64(b329[37])<<16 | uint64(b329[38])<<8 | uint64(b329[39]))}
+		ws344 := ^wv343.Hi
+		ws345 := ^wv343.Lo
+		os342 := (ws344>>32 + uint64(uint32(ws344))) + (ws345>>32 + uint64(uint32(ws345)))
+		v346 := v341
+		s347 := v346.Hi
+		b329[24] = byte(s347 >> 56)
+		b329[25] = byte(s347 >> 48)
+		b329[26] = byte(s347 >> 40)
+		b329[27] = byte(s347 >> 32)
+		b329[28] = byte(s347 >> 24)
+		b329[29] = byte(s347 >> 16)
+		b329[30] = byte(s347 >> 8)
+		b329[31] = byte(s347)
+		s348 := v346.Lo
+		b329[32] = byte(s348 >> 56)
+		b329[33] = byte(s348 >> 48)
+		b329[34] = byte(s348 >> 40)
+		b329[35] = byte(s348 >> 32)
+		b329[36] = byte(s348 >> 24)
+		b329[37] = byte(s348 >> 16)
+		b329[38] = byte(s348 >> 8)
+		b329[39] = byte(s348)
+		wv349 := v341
+		ws350 := wv349.Hi
+		ws351 := wv349.Lo
+		dl352 := os342 + (ws350>>32 + uint64(uint32(ws350))) + (ws351>>32 + uint64(uint32(ws351)))
+		d327 += dl352
+		v353 := m23
+		b354 := data[h4 : h4+8] // udp
+		os355 := uint64(^uint16((uint64(b354[2])<<8 | uint64(b354[3]))))
+		s356 := v353
+		b354[2] = byte(s356 >> 8)
+		b354[3] = byte(s356)
+		dl357 := os355 + uint64(uint16(v353))
+		d327 += dl357
+		v358 := ((uint64(b329[4])<<8 | uint64(b329[5])) - 0x10)
+		os359 := uint64(^uint16((uint64(b329[4])<<8 | uint64(b329[5]))))
+		s360 := v358
+		b329[4] = byte(s360 >> 8)
+		b329[5] = byte(s360)
+		dl361 := os359 + uint64(uint16(v358))
+		d327 += dl361
+		v362 := (uint64(b329[7]) - 0x1)
+		b329[7] = byte(v362)
 		if h4+8 <= len(data) {
-			pendD4 += d349
+			pendD4 += d327
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -5700,47 +5656,47 @@ n144:
 	}
 n145:
 	{ // LbPopV2Body: pop lb_v2
-		po381, pn382 := h10, 12 // lb_v2
-		if po381+pn382 > len(data) {
+		po363, pn364 := h10, 12 // lb_v2
+		if po363+pn364 > len(data) {
 			return pl.drop(66)
 		}
-		if po381 > h4 && (po381-h4)%2 == 0 {
-			pw384 := data[po381 : po381+12]
-			d383 := uint32(uint64(pw384[0])<<8|uint64(pw384[1])) + uint32(uint64(pw384[2])<<8|uint64(pw384[3])) + uint32(uint64(pw384[4])<<8|uint64(pw384[5])) + uint32(uint64(pw384[6])<<8|uint64(pw384[7])) + uint32(uint64(pw384[8])<<8|uint64(pw384[9])) + uint32(uint64(pw384[10])<<8|uint64(pw384[11]))
-			d383 += bits.RotateLeft32(d383, 16)
+		if po363 > h4 && (po363-h4)%2 == 0 {
+			pw366 := data[po363 : po363+12]
+			d365 := uint32(uint64(pw366[0])<<8|uint64(pw366[1])) + uint32(uint64(pw366[2])<<8|uint64(pw366[3])) + uint32(uint64(pw366[4])<<8|uint64(pw366[5])) + uint32(uint64(pw366[6])<<8|uint64(pw366[7])) + uint32(uint64(pw366[8])<<8|uint64(pw366[9])) + uint32(uint64(pw366[10])<<8|uint64(pw366[11]))
+			d365 += bits.RotateLeft32(d365, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d383 >> 16))
+				pendD4 += uint64(^uint16(d365 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po381
-		pendN = pn382
+		pendOff = po363
+		pendN = pn364
 		h10 = -1
-		if cur > po381 {
-			cur = max(po381, cur-pn382)
+		if cur > po363 {
+			cur = max(po363, cur-pn364)
 		}
 		goto n147
 	}
 n146:
 	{ // LbPopV3Body: pop lb_v3
-		po385, pn386 := h11, 12 // lb_v3
-		if po385+pn386 > len(data) {
+		po367, pn368 := h11, 12 // lb_v3
+		if po367+pn368 > len(data) {
 			return pl.drop(67)
 		}
-		if po385 > h4 && (po385-h4)%2 == 0 {
-			pw388 := data[po385 : po385+12]
-			d387 := uint32(uint64(pw388[0])<<8|uint64(pw388[1])) + uint32(uint64(pw388[2])<<8|uint64(pw388[3])) + uint32(uint64(pw388[4])<<8|uint64(pw388[5])) + uint32(uint64(pw388[6])<<8|uint64(pw388[7])) + uint32(uint64(pw388[8])<<8|uint64(pw388[9])) + uint32(uint64(pw388[10])<<8|uint64(pw388[11]))
-			d387 += bits.RotateLeft32(d387, 16)
+		if po367 > h4 && (po367-h4)%2 == 0 {
+			pw370 := data[po367 : po367+12]
+			d369 := uint32(uint64(pw370[0])<<8|uint64(pw370[1])) + uint32(uint64(pw370[2])<<8|uint64(pw370[3])) + uint32(uint64(pw370[4])<<8|uint64(pw370[5])) + uint32(uint64(pw370[6])<<8|uint64(pw370[7])) + uint32(uint64(pw370[8])<<8|uint64(pw370[9])) + uint32(uint64(pw370[10])<<8|uint64(pw370[11]))
+			d369 += bits.RotateLeft32(d369, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d387 >> 16))
+				pendD4 += uint64(^uint16(d369 >> 16))
 				pendK4 = true
 			}
 		}
-		pendOff = po385
-		pendN = pn386
+		pendOff = po367
+		pendN = pn368
 		h11 = -1
-		if cur > po385 {
-			cur = max(po385, cur-pn386)
+		if cur > po367 {
+			cur = max(po367, cur-pn368)
 		}
 		pl.edges[32]++
 		goto n147
@@ -5757,49 +5713,47 @@ n147:
 			}
 			pendN = 0
 		}
-		po389, pn390 := h9, 4 // lb_common
-		if po389+pn390 > len(data) {
+		po371, pn372 := h9, 4 // lb_common
+		if po371+pn372 > len(data) {
 			return pl.drop(68)
 		}
-		if po389 > h4 && (po389-h4)%2 == 0 {
-			pw392 := data[po389 : po389+4]
-			d391 := uint32(uint64(pw392[0])<<8|uint64(pw392[1])) + uint32(uint64(pw392[2])<<8|uint64(pw392[3]))
-			d391 += bits.RotateLeft32(d391, 16)
+		if po371 > h4 && (po371-h4)%2 == 0 {
+			pw374 := data[po371 : po371+4]
+			d373 := uint32(uint64(pw374[0])<<8|uint64(pw374[1])) + uint32(uint64(pw374[2])<<8|uint64(pw374[3]))
+			d373 += bits.RotateLeft32(d373, 16)
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d391 >> 16))
+				pendD4 += uint64(^uint16(d373 >> 16))
 				pendK4 = true
 			}
 		}
-		pendN += pn390
-		if po389 < len(data)-po389-pendN {
-			copy(data[pendN:pendN+po389], data[:po389])
+		pendN += pn372
+		if po371 < len(data)-po371-pendN {
+			copy(data[pendN:pendN+po371], data[:po371])
 			data = data[pendN:]
 		} else {
-			copy(data[po389:], data[po389+pendN:])
+			copy(data[po371:], data[po371+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po389 {
-			cur = max(po389, cur-pn390)
+		if cur > po371 {
+			cur = max(po371, cur-pn372)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d393 uint64         // udp checksum
-		b394 := data[h4 : h4+8] // udp
-		v395 := ((uint64(b394[4])<<8 | uint64(b394[5])) - 0x10)
-		os396 := uint32(uint16((uint64(b394[4])<<8 | uint64(b394[5]))))
-		s397 := v395
-		b394[4] = byte(s397 >> 8)
-		b394[5] = byte(s397)
-		f399 := uint32(os396)
-		f399 += bits.RotateLeft32(f399, 16)
-		dl398 := uint64(^uint16(f399>>16)) + uint64(uint32(uint16(v395)))
-		d393 += dl398
+		var d375 uint64         // udp checksum
+		b376 := data[h4 : h4+8] // udp
+		v377 := ((uint64(b376[4])<<8 | uint64(b376[5])) - 0x10)
+		os378 := uint64(^uint16((uint64(b376[4])<<8 | uint64(b376[5]))))
+		s379 := v377
+		b376[4] = byte(s379 >> 8)
+		b376[5] = byte(s379)
+		dl380 := os378 + uint64(uint16(v377))
+		d375 += dl380
 		if h4+8 <= len(data) {
-			pendD4 += d393
+			pendD4 += d375
 			pendK4 = true
 		}
 		pl.edges[33]++
@@ -5823,16 +5777,16 @@ n150:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s400 := r
-				cb[0] = byte(s400 >> 8)
-				cb[1] = byte(s400)
+				s381 := r
+				cb[0] = byte(s381 >> 8)
+				cb[1] = byte(s381)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b401 := data[h4 : h4+8] // udp
-		s402 := 0x0
-		b401[6] = byte(s402 >> 8)
-		b401[7] = byte(s402)
+		b382 := data[h4 : h4+8] // udp
+		s383 := 0x0
+		b382[6] = byte(s383 >> 8)
+		b382[7] = byte(s383)
 		pl.edges[34]++
 		goto n151
 	}
@@ -5852,9 +5806,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s403 := r
-				cb[0] = byte(s403 >> 8)
-				cb[1] = byte(s403)
+				s384 := r
+				cb[0] = byte(s384 >> 8)
+				cb[1] = byte(s384)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5871,9 +5825,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s404 := r
-				cb[0] = byte(s404 >> 8)
-				cb[1] = byte(s404)
+				s385 := r
+				cb[0] = byte(s385 >> 8)
+				cb[1] = byte(s385)
 			}
 			pendD4, pendK4 = 0, false
 		}

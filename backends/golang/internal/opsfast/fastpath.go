@@ -1260,43 +1260,33 @@ n24:
 		var d65 uint64          // udp checksum
 		b66 := data[h3 : h3+20] // ipv4
 		v67 := (uint64(b66[8]) - 0x1)
-		os68 := uint32(uint64(b66[8])<<8 | uint64(b66[9]))
+		os68 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[8])<<8|uint64(b66[9]))) + uint64(0))
 		b66[8] = byte(v67)
-		f70 := uint32(os68)
-		f70 += bits.RotateLeft32(f70, 16)
-		dl69 := uint64(^uint16(f70>>16)) + uint64(uint32(uint64(b66[8])<<8|uint64(b66[9])))
+		dl69 := os68 + uint64(uint32(uint64(b66[8])<<8|uint64(b66[9])))
 		d64 += dl69
-		v71 := (m1 & 0xffffffff)
-		ws73 := uint64((uint64(b66[16])<<24 | uint64(b66[17])<<16 | uint64(b66[18])<<8 | uint64(b66[19])))
-		os72 := uint32(uint16(ws73>>0)) + uint32(uint16(ws73>>16))
-		s74 := v71
-		b66[16] = byte(s74 >> 24)
-		b66[17] = byte(s74 >> 16)
-		b66[18] = byte(s74 >> 8)
-		b66[19] = byte(s74)
-		ws75 := uint64(v71)
-		f77 := uint32(os72)
-		f77 += bits.RotateLeft32(f77, 16)
-		dl76 := uint64(^uint16(f77>>16)) + uint64(uint32(uint16(ws75>>0))+uint32(uint16(ws75>>16)))
-		d64 += dl76
-		d65 += dl76
-		v78 := 0x7
-		b79 := data[h8 : h8+8] // udp
-		os80 := uint32(uint16((uint64(b79[2])<<8 | uint64(b79[3]))))
-		s81 := v78
-		b79[2] = byte(s81 >> 8)
-		b79[3] = byte(s81)
-		f83 := uint32(os80)
-		f83 += bits.RotateLeft32(f83, 16)
-		dl82 := uint64(^uint16(f83>>16)) + uint64(uint32(uint16(v78)))
-		d65 += dl82
-		v84 := 0x2
-		os85 := uint32(uint64(b66[6])<<8 | uint64(b66[7]))
-		b66[6] = b66[6]&^0xe0 | byte(v84)<<5&0xe0
-		f87 := uint32(os85)
-		f87 += bits.RotateLeft32(f87, 16)
-		dl86 := uint64(^uint16(f87>>16)) + uint64(uint32(uint64(b66[6])<<8|uint64(b66[7])))
-		d64 += dl86
+		v70 := (m1 & 0xffffffff)
+		os71 := uint64(^uint32((uint64(b66[16])<<24 | uint64(b66[17])<<16 | uint64(b66[18])<<8 | uint64(b66[19]))))
+		s72 := v70
+		b66[16] = byte(s72 >> 24)
+		b66[17] = byte(s72 >> 16)
+		b66[18] = byte(s72 >> 8)
+		b66[19] = byte(s72)
+		dl73 := os71 + uint64(uint32(v70))
+		d64 += dl73
+		d65 += dl73
+		v74 := 0x7
+		b75 := data[h8 : h8+8] // udp
+		os76 := uint64(^uint16((uint64(b75[2])<<8 | uint64(b75[3]))))
+		s77 := v74
+		b75[2] = byte(s77 >> 8)
+		b75[3] = byte(s77)
+		dl78 := os76 + uint64(uint16(v74))
+		d65 += dl78
+		v79 := 0x2
+		os80 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[6])<<8|uint64(b66[7]))) + uint64(0))
+		b66[6] = b66[6]&^0xe0 | byte(v79)<<5&0xe0
+		dl81 := os80 + uint64(uint32(uint64(b66[6])<<8|uint64(b66[7])))
+		d64 += dl81
 		if h3+h3len <= len(data) {
 			cb := data[h3+10 : h3+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
@@ -1305,9 +1295,9 @@ n24:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s88 := r
-			cb[0] = byte(s88 >> 8)
-			cb[1] = byte(s88)
+			s82 := r
+			cb[0] = byte(s82 >> 8)
+			cb[1] = byte(s82)
 		}
 		if h8+8 <= len(data) {
 			cb := data[h8+6 : h8+8]
@@ -1321,9 +1311,9 @@ n24:
 				if r == 0 {
 					r = 0xffff
 				}
-				s89 := r
-				cb[0] = byte(s89 >> 8)
-				cb[1] = byte(s89)
+				s83 := r
+				cb[0] = byte(s83 >> 8)
+				cb[1] = byte(s83)
 			}
 		}
 		goto n25
@@ -1339,13 +1329,13 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s90 := r
-				cb[0] = byte(s90 >> 8)
-				cb[1] = byte(s90)
+				s84 := r
+				cb[0] = byte(s84 >> 8)
+				cb[1] = byte(s84)
 			}
 			pendD6, pendK6 = 0, false
 		}
-		b91 := data[h8 : h8+8] // udp
+		b85 := data[h8 : h8+8] // udp
 		if pendK6 {
 			if (h6 >= 0) && h6+4 <= len(data) {
 				cb := data[h6+2 : h6+4]
@@ -1355,9 +1345,9 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s93 := r
-				cb[0] = byte(s93 >> 8)
-				cb[1] = byte(s93)
+				s87 := r
+				cb[0] = byte(s87 >> 8)
+				cb[1] = byte(s87)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1406,7 +1396,7 @@ n25:
 		p.Meta[3] = packet.Value{Lo: m3}
 		p.Meta[4] = packet.Value{Lo: m4}
 
-		rt92 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b91[6])<<8 | uint64(b91[7])) + 0x1) & 0x1ffff)}, update0)
+		rt86 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b85[6])<<8 | uint64(b85[7])) + 0x1) & 0x1ffff)}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1450,7 +1440,7 @@ n25:
 		m3 = p.Meta[3].Lo
 		m4 = p.Meta[4].Lo
 
-		if !rt92 {
+		if !rt86 {
 			return pl.drop(6)
 		}
 		if pendK6 {
@@ -1462,9 +1452,9 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s95 := r
-				cb[0] = byte(s95 >> 8)
-				cb[1] = byte(s95)
+				s89 := r
+				cb[0] = byte(s89 >> 8)
+				cb[1] = byte(s89)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1513,7 +1503,7 @@ n25:
 		p.Meta[3] = packet.Value{Lo: m3}
 		p.Meta[4] = packet.Value{Lo: m4}
 
-		rt94 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
+		rt88 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1557,7 +1547,7 @@ n25:
 		m3 = p.Meta[3].Lo
 		m4 = p.Meta[4].Lo
 
-		if !rt94 {
+		if !rt88 {
 			return pl.drop(6)
 		}
 		goto n26
@@ -1573,9 +1563,9 @@ n26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s96 := r
-				cb[0] = byte(s96 >> 8)
-				cb[1] = byte(s96)
+				s90 := r
+				cb[0] = byte(s90 >> 8)
+				cb[1] = byte(s90)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1588,9 +1578,9 @@ n26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s98 := r
-				cb[0] = byte(s98 >> 8)
-				cb[1] = byte(s98)
+				s92 := r
+				cb[0] = byte(s92 >> 8)
+				cb[1] = byte(s92)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1639,7 +1629,7 @@ n26:
 		p.Meta[3] = packet.Value{Lo: m3}
 		p.Meta[4] = packet.Value{Lo: m4}
 
-		rt97 := p.ComputeChecksum(8)
+		rt91 := p.ComputeChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1683,18 +1673,18 @@ n26:
 		m3 = p.Meta[3].Lo
 		m4 = p.Meta[4].Lo
 
-		if !rt97 {
+		if !rt91 {
 			return pl.drop(7)
 		}
 		goto n27
 	}
 n27:
 	{ // Out: switch meta.k
-		v99 := m3
+		v93 := m3
 		switch {
-		case v99 == 0x1:
+		case v93 == 0x1:
 			goto n42
-		case v99 == 0x2:
+		case v93 == 0x2:
 			return pl.drop(8)
 		default:
 			pl.edges[10]++
@@ -1711,25 +1701,25 @@ n28:
 n29:
 	{ // V6Lpm: lookup t_v6
 		act, params := 0, []packet.Value(defaultParams3)
-		b101 := data[h4 : h4+40] // ipv6
-		kw100 := packet.Value{Hi: (uint64(b101[24])<<56 | uint64(b101[25])<<48 | uint64(b101[26])<<40 | uint64(b101[27])<<32 | uint64(b101[28])<<24 | uint64(b101[29])<<16 | uint64(b101[30])<<8 | uint64(b101[31])), Lo: (uint64(b101[32])<<56 | uint64(b101[33])<<48 | uint64(b101[34])<<40 | uint64(b101[35])<<32 | uint64(b101[36])<<24 | uint64(b101[37])<<16 | uint64(b101[38])<<8 | uint64(b101[39]))}
-		pr102 := pl.tables[3].Probes()
-		if wl103 := &pr102.Words; len(wl103.Slots) > 0 {
-			x105 := kw100.Hi & wl103.Mask[0]
-			x106 := kw100.Lo & wl103.Mask[1]
-			h104 := packet.WordsHash(x105, x106, 0, 0)
-			for m, j := uint64(len(wl103.Slots)-1), h104>>(wl103.Shift&63); ; j = (j + 1) & m {
-				sl := &wl103.Slots[j]
+		b95 := data[h4 : h4+40] // ipv6
+		kw94 := packet.Value{Hi: (uint64(b95[24])<<56 | uint64(b95[25])<<48 | uint64(b95[26])<<40 | uint64(b95[27])<<32 | uint64(b95[28])<<24 | uint64(b95[29])<<16 | uint64(b95[30])<<8 | uint64(b95[31])), Lo: (uint64(b95[32])<<56 | uint64(b95[33])<<48 | uint64(b95[34])<<40 | uint64(b95[35])<<32 | uint64(b95[36])<<24 | uint64(b95[37])<<16 | uint64(b95[38])<<8 | uint64(b95[39]))}
+		pr96 := pl.tables[3].Probes()
+		if wl97 := &pr96.Words; len(wl97.Slots) > 0 {
+			x99 := kw94.Hi & wl97.Mask[0]
+			x100 := kw94.Lo & wl97.Mask[1]
+			h98 := packet.WordsHash(x99, x100, 0, 0)
+			for m, j := uint64(len(wl97.Slots)-1), h98>>(wl97.Shift&63); ; j = (j + 1) & m {
+				sl := &wl97.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl103.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h104 && ks[0] == x105 && ks[1] == x106 {
-					a := &wl103.Acts[j]
+				if ks := wl97.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h98 && ks[0] == x99 && ks[1] == x100 {
+					a := &wl97.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw100.Hi, kw100.Lo, 0, 0); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw94.Hi, kw94.Lo, 0, 0); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1748,28 +1738,28 @@ n29:
 n30:
 	{ // Two: lookup t_two
 		act, params := 1, []packet.Value(nil)
-		b108 := data[h4 : h4+40] // ipv6
-		kw107 := packet.Value{Hi: (uint64(b108[8])<<56 | uint64(b108[9])<<48 | uint64(b108[10])<<40 | uint64(b108[11])<<32 | uint64(b108[12])<<24 | uint64(b108[13])<<16 | uint64(b108[14])<<8 | uint64(b108[15])), Lo: (uint64(b108[16])<<56 | uint64(b108[17])<<48 | uint64(b108[18])<<40 | uint64(b108[19])<<32 | uint64(b108[20])<<24 | uint64(b108[21])<<16 | uint64(b108[22])<<8 | uint64(b108[23]))}
-		kw109 := packet.Value{Hi: (uint64(b108[24])<<56 | uint64(b108[25])<<48 | uint64(b108[26])<<40 | uint64(b108[27])<<32 | uint64(b108[28])<<24 | uint64(b108[29])<<16 | uint64(b108[30])<<8 | uint64(b108[31])), Lo: (uint64(b108[32])<<56 | uint64(b108[33])<<48 | uint64(b108[34])<<40 | uint64(b108[35])<<32 | uint64(b108[36])<<24 | uint64(b108[37])<<16 | uint64(b108[38])<<8 | uint64(b108[39]))}
-		pr110 := pl.tables[6].Probes()
-		if wl111 := &pr110.Words; len(wl111.Slots) > 0 {
-			x113 := kw107.Hi & wl111.Mask[0]
-			x114 := kw107.Lo & wl111.Mask[1]
-			x115 := kw109.Hi & wl111.Mask[2]
-			x116 := kw109.Lo & wl111.Mask[3]
-			h112 := packet.WordsHash(x113, x114, x115, x116)
-			for m, j := uint64(len(wl111.Slots)-1), h112>>(wl111.Shift&63); ; j = (j + 1) & m {
-				sl := &wl111.Slots[j]
+		b102 := data[h4 : h4+40] // ipv6
+		kw101 := packet.Value{Hi: (uint64(b102[8])<<56 | uint64(b102[9])<<48 | uint64(b102[10])<<40 | uint64(b102[11])<<32 | uint64(b102[12])<<24 | uint64(b102[13])<<16 | uint64(b102[14])<<8 | uint64(b102[15])), Lo: (uint64(b102[16])<<56 | uint64(b102[17])<<48 | uint64(b102[18])<<40 | uint64(b102[19])<<32 | uint64(b102[20])<<24 | uint64(b102[21])<<16 | uint64(b102[22])<<8 | uint64(b102[23]))}
+		kw103 := packet.Value{Hi: (uint64(b102[24])<<56 | uint64(b102[25])<<48 | uint64(b102[26])<<40 | uint64(b102[27])<<32 | uint64(b102[28])<<24 | uint64(b102[29])<<16 | uint64(b102[30])<<8 | uint64(b102[31])), Lo: (uint64(b102[32])<<56 | uint64(b102[33])<<48 | uint64(b102[34])<<40 | uint64(b102[35])<<32 | uint64(b102[36])<<24 | uint64(b102[37])<<16 | uint64(b102[38])<<8 | uint64(b102[39]))}
+		pr104 := pl.tables[6].Probes()
+		if wl105 := &pr104.Words; len(wl105.Slots) > 0 {
+			x107 := kw101.Hi & wl105.Mask[0]
+			x108 := kw101.Lo & wl105.Mask[1]
+			x109 := kw103.Hi & wl105.Mask[2]
+			x110 := kw103.Lo & wl105.Mask[3]
+			h106 := packet.WordsHash(x107, x108, x109, x110)
+			for m, j := uint64(len(wl105.Slots)-1), h106>>(wl105.Shift&63); ; j = (j + 1) & m {
+				sl := &wl105.Slots[j]
 				if sl.Entry == 0 {
 					break
 				}
-				if ks := wl111.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h112 && ks[0] == x113 && ks[1] == x114 && ks[2] == x115 && ks[3] == x116 {
-					a := &wl111.Acts[j]
+				if ks := wl105.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h106 && ks[0] == x107 && ks[1] == x108 && ks[2] == x109 && ks[3] == x110 {
+					a := &wl105.Acts[j]
 					act, params = int(a.Action), a.Params
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordsAction(kw107.Hi, kw107.Lo, kw109.Hi, kw109.Lo); hit {
+		} else if a, ps, hit := pl.tables[6].LookupWordsAction(kw101.Hi, kw101.Lo, kw103.Hi, kw103.Lo); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1787,15 +1777,15 @@ n30:
 	}
 n31:
 	{ // Echo6: test valid(icmpv6) && icmpv6.type == 128
-		c117 := (h6 >= 0)
-		if c117 {
+		c111 := (h6 >= 0)
+		if c111 {
 			if !(h6 >= 0) {
 				return pl.drop(9)
 			}
-			b118 := data[h6 : h6+4] // icmpv6
-			c117 = (uint64(b118[0]) == 0x80)
+			b112 := data[h6 : h6+4] // icmpv6
+			c111 = (uint64(b112[0]) == 0x80)
 		}
-		if c117 {
+		if c111 {
 			goto n32
 		}
 		goto n36
@@ -1815,82 +1805,80 @@ n33:
 	}
 n34:
 	{ // Echo6Pop: pop icmp_echo
-		po119, pn120 := h7, 4 // icmp_echo
-		if po119+pn120 > len(data) {
+		po113, pn114 := h7, 4 // icmp_echo
+		if po113+pn114 > len(data) {
 			return pl.drop(11)
 		}
-		if po119 > h6 && (po119-h6)%2 == 0 {
-			pw122 := data[po119 : po119+4]
-			d121 := uint32(uint64(pw122[0])<<8|uint64(pw122[1])) + uint32(uint64(pw122[2])<<8|uint64(pw122[3]))
-			d121 += bits.RotateLeft32(d121, 16)
+		if po113 > h6 && (po113-h6)%2 == 0 {
+			pw116 := data[po113 : po113+4]
+			d115 := uint32(uint64(pw116[0])<<8|uint64(pw116[1])) + uint32(uint64(pw116[2])<<8|uint64(pw116[3]))
+			d115 += bits.RotateLeft32(d115, 16)
 			if h6+4 <= len(data) {
-				pendD6 += uint64(^uint16(d121 >> 16))
+				pendD6 += uint64(^uint16(d115 >> 16))
 				pendK6 = true
 			}
 		}
-		if po119 < len(data)-po119-pn120 {
-			copy(data[pn120:pn120+po119], data[:po119])
-			data = data[pn120:]
+		if po113 < len(data)-po113-pn114 {
+			copy(data[pn114:pn114+po113], data[:po113])
+			data = data[pn114:]
 		} else {
-			copy(data[po119:], data[po119+pn120:])
-			data = data[:len(data)-pn120]
+			copy(data[po113:], data[po113+pn114:])
+			data = data[:len(data)-pn114]
 		}
 		h7 = -1
-		if cur > po119 {
-			cur = max(po119, cur-pn120)
+		if cur > po113 {
+			cur = max(po113, cur-pn114)
 		}
 		goto n35
 	}
 n35:
 	{ // Echo6Set: set icmpv6.type, ipv6.dst, ipv6.payload_len
-		var d123 uint64 // icmpv6 checksum
-		v124 := 0x81
-		b125 := data[h6 : h6+4] // icmpv6
-		os126 := uint32(uint64(b125[0])<<8 | uint64(b125[1]))
-		b125[0] = byte(v124)
-		f128 := uint32(os126)
-		f128 += bits.RotateLeft32(f128, 16)
-		dl127 := uint64(^uint16(f128>>16)) + uint64(uint32(uint64(b125[0])<<8|uint64(b125[1])))
-		d123 += dl127
-		b129 := data[h4 : h4+40] // ipv6
-		v130 := packet.Value{Hi: (uint64(b129[8])<<56 | uint64(b129[9])<<48 | uint64(b129[10])<<40 | uint64(b129[11])<<32 | uint64(b129[12])<<24 | uint64(b129[13])<<16 | uint64(b129[14])<<8 | uint64(b129[15])), Lo: (uint64(b129[16])<<56 | uint64(b129[17])<<48 | uint64(b129[18])<<40 | uint64(b129[19])<<32 | uint64(b129[20])<<24 | uint64(b129[21])<<16 | uint64(b129[22])<<8 | uint64(b129[23]))}.Xor(m0).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		ws132 := packet.Value{Hi: (uint64(b129[24])<<56 | uint64(b129[25])<<48 | uint64(b129[26])<<40 | uint64(b129[27])<<32 | uint64(b129[28])<<24 | uint64(b129[29])<<16 | uint64(b129[30])<<8 | uint64(b129[31])), Lo: (uint64(b129[32])<<56 | uint64(b129[33])<<48 | uint64(b129[34])<<40 | uint64(b129[35])<<32 | uint64(b129[36])<<24 | uint64(b129[37])<<16 | uint64(b129[38])<<8 | uint64(b129[39]))}
-		os131 := uint32(uint16(ws132.Hi>>0)) + uint32(uint16(ws132.Hi>>16)) + uint32(uint16(ws132.Hi>>32)) + uint32(uint16(ws132.Hi>>48)) + uint32(uint16(ws132.Lo>>0)) + uint32(uint16(ws132.Lo>>16)) + uint32(uint16(ws132.Lo>>32)) + uint32(uint16(ws132.Lo>>48))
-		v133 := v130
-		s134 := v133.Hi
-		b129[24] = byte(s134 >> 56)
-		b129[25] = byte(s134 >> 48)
-		b129[26] = byte(s134 >> 40)
-		b129[27] = byte(s134 >> 32)
-		b129[28] = byte(s134 >> 24)
-		b129[29] = byte(s134 >> 16)
-		b129[30] = byte(s134 >> 8)
-		b129[31] = byte(s134)
-		s135 := v133.Lo
-		b129[32] = byte(s135 >> 56)
-		b129[33] = byte(s135 >> 48)
-		b129[34] = byte(s135 >> 40)
-		b129[35] = byte(s135 >> 32)
-		b129[36] = byte(s135 >> 24)
-		b129[37] = byte(s135 >> 16)
-		b129[38] = byte(s135 >> 8)
-		b129[39] = byte(s135)
-		ws136 := v130
-		f138 := uint32(os131)
-		f138 += bits.RotateLeft32(f138, 16)
-		dl137 := uint64(^uint16(f138>>16)) + uint64(uint32(uint16(ws136.Hi>>0))+uint32(uint16(ws136.Hi>>16))+uint32(uint16(ws136.Hi>>32))+uint32(uint16(ws136.Hi>>48))+uint32(uint16(ws136.Lo>>0))+uint32(uint16(ws136.Lo>>16))+uint32(uint16(ws136.Lo>>32))+uint32(uint16(ws136.Lo>>48)))
-		d123 += dl137
-		v139 := ((uint64(b129[4])<<8 | uint64(b129[5])) - 0x4)
-		os140 := uint32(uint16((uint64(b129[4])<<8 | uint64(b129[5]))))
-		s141 := v139
-		b129[4] = byte(s141 >> 8)
-		b129[5] = byte(s141)
-		f143 := uint32(os140)
-		f143 += bits.RotateLeft32(f143, 16)
-		dl142 := uint64(^uint16(f143>>16)) + uint64(uint32(uint16(v139)))
-		d123 += dl142
+		var d117 uint64 // icmpv6 checksum
+		v118 := 0x81
+		b119 := data[h6 : h6+4] // icmpv6
+		os120 := (uint64(1)*0xffff - uint64(uint32(uint64(b119[0])<<8|uint64(b119[1]))) + uint64(0))
+		b119[0] = byte(v118)
+		dl121 := os120 + uint64(uint32(uint64(b119[0])<<8|uint64(b119[1])))
+		d117 += dl121
+		b122 := data[h4 : h4+40] // ipv6
+		v123 := packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}.Xor(m0).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		wv125 := packet.Value{Hi: (uint64(b122[24])<<56 | uint64(b122[25])<<48 | uint64(b122[26])<<40 | uint64(b122[27])<<32 | uint64(b122[28])<<24 | uint64(b122[29])<<16 | uint64(b122[30])<<8 | uint64(b122[31])), Lo: (uint64(b122[32])<<56 | uint64(b122[33])<<48 | uint64(b122[34])<<40 | uint64(b122[35])<<32 | uint64(b122[36])<<24 | uint64(b122[37])<<16 | uint64(b122[38])<<8 | uint64(b122[39]))}
+		ws126 := ^wv125.Hi
+		ws127 := ^wv125.Lo
+		os124 := (ws126>>32 + uint64(uint32(ws126))) + (ws127>>32 + uint64(uint32(ws127)))
+		v128 := v123
+		s129 := v128.Hi
+		b122[24] = byte(s129 >> 56)
+		b122[25] = byte(s129 >> 48)
+		b122[26] = byte(s129 >> 40)
+		b122[27] = byte(s129 >> 32)
+		b122[28] = byte(s129 >> 24)
+		b122[29] = byte(s129 >> 16)
+		b122[30] = byte(s129 >> 8)
+		b122[31] = byte(s129)
+		s130 := v128.Lo
+		b122[32] = byte(s130 >> 56)
+		b122[33] = byte(s130 >> 48)
+		b122[34] = byte(s130 >> 40)
+		b122[35] = byte(s130 >> 32)
+		b122[36] = byte(s130 >> 24)
+		b122[37] = byte(s130 >> 16)
+		b122[38] = byte(s130 >> 8)
+		b122[39] = byte(s130)
+		wv131 := v123
+		ws132 := wv131.Hi
+		ws133 := wv131.Lo
+		dl134 := os124 + (ws132>>32 + uint64(uint32(ws132))) + (ws133>>32 + uint64(uint32(ws133)))
+		d117 += dl134
+		v135 := ((uint64(b122[4])<<8 | uint64(b122[5])) - 0x4)
+		os136 := uint64(^uint16((uint64(b122[4])<<8 | uint64(b122[5]))))
+		s137 := v135
+		b122[4] = byte(s137 >> 8)
+		b122[5] = byte(s137)
+		dl138 := os136 + uint64(uint16(v135))
+		d117 += dl138
 		if h6+4 <= len(data) {
-			pendD6 += d123
+			pendD6 += d117
 			pendK6 = true
 		}
 		pl.edges[13]++
@@ -1915,9 +1903,9 @@ n37:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s144 := r
-				cb[0] = byte(s144 >> 8)
-				cb[1] = byte(s144)
+				s139 := r
+				cb[0] = byte(s139 >> 8)
+				cb[1] = byte(s139)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1966,7 +1954,7 @@ n37:
 		p.Meta[3] = packet.Value{Lo: m3}
 		p.Meta[4] = packet.Value{Lo: m4}
 
-		ok145, wellFormed := p.VerifyChecksum(8)
+		ok140, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2010,7 +1998,7 @@ n37:
 		m3 = p.Meta[3].Lo
 		m4 = p.Meta[4].Lo
 
-		if ok145 && wellFormed {
+		if ok140 && wellFormed {
 			pl.edges[15]++
 			goto n42
 		}
@@ -2030,32 +2018,32 @@ n38:
 	}
 n39:
 	{ // PopVlan: pop vlan
-		po146, pn147 := h1, 4 // vlan
-		if po146+pn147 > len(data) {
+		po141, pn142 := h1, 4 // vlan
+		if po141+pn142 > len(data) {
 			return pl.drop(13)
 		}
-		if po146 < len(data)-po146-pn147 {
-			copy(data[pn147:pn147+po146], data[:po146])
-			data = data[pn147:]
+		if po141 < len(data)-po141-pn142 {
+			copy(data[pn142:pn142+po141], data[:po141])
+			data = data[pn142:]
 		} else {
-			copy(data[po146:], data[po146+pn147:])
-			data = data[:len(data)-pn147]
+			copy(data[po141:], data[po141+pn142:])
+			data = data[:len(data)-pn142]
 		}
 		h1 = -1
-		if (h2 >= 0) && h2 > po146 {
-			h2 -= pn147
+		if (h2 >= 0) && h2 > po141 {
+			h2 -= pn142
 		} // arp
-		if (h5 >= 0) && h5 > po146 {
-			h5 -= pn147
+		if (h5 >= 0) && h5 > po141 {
+			h5 -= pn142
 		} // icmp
-		if (h6 >= 0) && h6 > po146 {
-			h6 -= pn147
+		if (h6 >= 0) && h6 > po141 {
+			h6 -= pn142
 		} // icmpv6
-		if (h8 >= 0) && h8 > po146 {
-			h8 -= pn147
+		if (h8 >= 0) && h8 > po141 {
+			h8 -= pn142
 		} // udp
-		if cur > po146 {
-			cur = max(po146, cur-pn147)
+		if cur > po141 {
+			cur = max(po141, cur-pn142)
 		}
 		pl.edges[16]++
 		goto n41
@@ -2071,9 +2059,9 @@ n40:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s148 := r
-				cb[0] = byte(s148 >> 8)
-				cb[1] = byte(s148)
+				s143 := r
+				cb[0] = byte(s143 >> 8)
+				cb[1] = byte(s143)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2090,9 +2078,9 @@ n41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s149 := r
-				cb[0] = byte(s149 >> 8)
-				cb[1] = byte(s149)
+				s144 := r
+				cb[0] = byte(s144 >> 8)
+				cb[1] = byte(s144)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2109,9 +2097,9 @@ n42:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s150 := r
-				cb[0] = byte(s150 >> 8)
-				cb[1] = byte(s150)
+				s145 := r
+				cb[0] = byte(s145 >> 8)
+				cb[1] = byte(s145)
 			}
 			pendD6, pendK6 = 0, false
 		}

@@ -686,11 +686,9 @@ n12:
 		}
 		b22 := data[h3 : h3+20] // ipv4
 		v23 := (uint64(b22[8]) - 0x1)
-		os24 := uint32(uint64(b22[8])<<8 | uint64(b22[9]))
+		os24 := (uint64(1)*0xffff - uint64(uint32(uint64(b22[8])<<8|uint64(b22[9]))) + uint64(0))
 		b22[8] = byte(v23)
-		f26 := uint32(os24)
-		f26 += bits.RotateLeft32(f26, 16)
-		dl25 := uint64(^uint16(f26>>16)) + uint64(uint32(uint64(b22[8])<<8|uint64(b22[9])))
+		dl25 := os24 + uint64(uint32(uint64(b22[8])<<8|uint64(b22[9])))
 		if h3 >= 0 {
 			d21 += dl25
 		}
@@ -702,28 +700,28 @@ n12:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s27 := r
-			cb[0] = byte(s27 >> 8)
-			cb[1] = byte(s27)
+			s26 := r
+			cb[0] = byte(s26 >> 8)
+			cb[1] = byte(s26)
 		}
 		pl.edges[1]++
 		goto n17
 	}
 n13:
 	{ // GonePop1: pop tag1
-		po28, pn29 := h9, 4 // tag1
-		if po28+pn29 > len(data) {
+		po27, pn28 := h9, 4 // tag1
+		if po27+pn28 > len(data) {
 			return pl.drop(8)
 		}
-		if po28 > h8 && (po28-h8)%2 == 0 {
-			pw31 := data[po28 : po28+4]
-			d30 := uint32(uint64(pw31[0])<<8|uint64(pw31[1])) + uint32(uint64(pw31[2])<<8|uint64(pw31[3]))
-			d30 += bits.RotateLeft32(d30, 16)
+		if po27 > h8 && (po27-h8)%2 == 0 {
+			pw30 := data[po27 : po27+4]
+			d29 := uint32(uint64(pw30[0])<<8|uint64(pw30[1])) + uint32(uint64(pw30[2])<<8|uint64(pw30[3]))
+			d29 += bits.RotateLeft32(d29, 16)
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d30>>16))
+					x := uint64(^cv) + uint64(^uint16(d29>>16))
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -731,20 +729,20 @@ n13:
 					if r == 0 {
 						r = 0xffff
 					}
-					s32 := r
-					cb[0] = byte(s32 >> 8)
-					cb[1] = byte(s32)
+					s31 := r
+					cb[0] = byte(s31 >> 8)
+					cb[1] = byte(s31)
 				}
 			}
 		}
-		pendOff = po28
-		pendN = pn29
+		pendOff = po27
+		pendN = pn28
 		h9 = -1
-		if h10 > po28 {
-			h10 -= pn29
+		if h10 > po27 {
+			h10 -= pn28
 		} // tag2
-		if cur > po28 {
-			cur = max(po28, cur-pn29)
+		if cur > po27 {
+			cur = max(po27, cur-pn28)
 		}
 		goto n14
 	}
@@ -760,43 +758,43 @@ n14:
 			}
 			pendN = 0
 		}
-		po33, pn34 := h8, 8 // udp
-		if po33+pn34 > len(data) {
+		po32, pn33 := h8, 8 // udp
+		if po32+pn33 > len(data) {
 			return pl.drop(9)
 		}
-		pendN += pn34
-		if po33 < len(data)-po33-pendN {
-			copy(data[pendN:pendN+po33], data[:po33])
+		pendN += pn33
+		if po32 < len(data)-po32-pendN {
+			copy(data[pendN:pendN+po32], data[:po32])
 			data = data[pendN:]
 		} else {
-			copy(data[po33:], data[po33+pendN:])
+			copy(data[po32:], data[po32+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h8 = -1
-		if h10 > po33 {
-			h10 -= pn34
+		if h10 > po32 {
+			h10 -= pn33
 		} // tag2
-		if cur > po33 {
-			cur = max(po33, cur-pn34)
+		if cur > po32 {
+			cur = max(po32, cur-pn33)
 		}
 		goto n18
 	}
 n15:
 	{ // RevPop2: pop tag2
-		po35, pn36 := h10, 4 // tag2
-		if po35+pn36 > len(data) {
+		po34, pn35 := h10, 4 // tag2
+		if po34+pn35 > len(data) {
 			return pl.drop(10)
 		}
-		if po35 > h8 && (po35-h8)%2 == 0 {
-			pw38 := data[po35 : po35+4]
-			d37 := uint32(uint64(pw38[0])<<8|uint64(pw38[1])) + uint32(uint64(pw38[2])<<8|uint64(pw38[3]))
-			d37 += bits.RotateLeft32(d37, 16)
+		if po34 > h8 && (po34-h8)%2 == 0 {
+			pw37 := data[po34 : po34+4]
+			d36 := uint32(uint64(pw37[0])<<8|uint64(pw37[1])) + uint32(uint64(pw37[2])<<8|uint64(pw37[3]))
+			d36 += bits.RotateLeft32(d36, 16)
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d37>>16))
+					x := uint64(^cv) + uint64(^uint16(d36>>16))
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -804,17 +802,17 @@ n15:
 					if r == 0 {
 						r = 0xffff
 					}
-					s39 := r
-					cb[0] = byte(s39 >> 8)
-					cb[1] = byte(s39)
+					s38 := r
+					cb[0] = byte(s38 >> 8)
+					cb[1] = byte(s38)
 				}
 			}
 		}
-		pendOff = po35
-		pendN = pn36
+		pendOff = po34
+		pendN = pn35
 		h10 = -1
-		if cur > po35 {
-			cur = max(po35, cur-pn36)
+		if cur > po34 {
+			cur = max(po34, cur-pn35)
 		}
 		goto n16
 	}
@@ -830,19 +828,19 @@ n16:
 			}
 			pendN = 0
 		}
-		po40, pn41 := h9, 4 // tag1
-		if po40+pn41 > len(data) {
+		po39, pn40 := h9, 4 // tag1
+		if po39+pn40 > len(data) {
 			return pl.drop(11)
 		}
-		if po40 > h8 && (po40-h8)%2 == 0 {
-			pw43 := data[po40 : po40+4]
-			d42 := uint32(uint64(pw43[0])<<8|uint64(pw43[1])) + uint32(uint64(pw43[2])<<8|uint64(pw43[3]))
-			d42 += bits.RotateLeft32(d42, 16)
+		if po39 > h8 && (po39-h8)%2 == 0 {
+			pw42 := data[po39 : po39+4]
+			d41 := uint32(uint64(pw42[0])<<8|uint64(pw42[1])) + uint32(uint64(pw42[2])<<8|uint64(pw42[3]))
+			d41 += bits.RotateLeft32(d41, 16)
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d42>>16))
+					x := uint64(^cv) + uint64(^uint16(d41>>16))
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -850,46 +848,44 @@ n16:
 					if r == 0 {
 						r = 0xffff
 					}
-					s44 := r
-					cb[0] = byte(s44 >> 8)
-					cb[1] = byte(s44)
+					s43 := r
+					cb[0] = byte(s43 >> 8)
+					cb[1] = byte(s43)
 				}
 			}
 		}
-		pendN += pn41
-		if po40 < len(data)-po40-pendN {
-			copy(data[pendN:pendN+po40], data[:po40])
+		pendN += pn40
+		if po39 < len(data)-po39-pendN {
+			copy(data[pendN:pendN+po39], data[:po39])
 			data = data[pendN:]
 		} else {
-			copy(data[po40:], data[po40+pendN:])
+			copy(data[po39:], data[po39+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po40 {
-			cur = max(po40, cur-pn41)
+		if cur > po39 {
+			cur = max(po39, cur-pn40)
 		}
 		pl.edges[2]++
 		goto n17
 	}
 n17:
 	{ // Shorter: set udp.length
-		var d45 uint64         // udp checksum
-		b46 := data[h8 : h8+8] // udp
-		v47 := ((uint64(b46[4])<<8 | uint64(b46[5])) - 0x8)
-		os48 := uint32(uint16((uint64(b46[4])<<8 | uint64(b46[5]))))
-		s49 := v47
-		b46[4] = byte(s49 >> 8)
-		b46[5] = byte(s49)
-		f51 := uint32(os48)
-		f51 += bits.RotateLeft32(f51, 16)
-		dl50 := uint64(^uint16(f51>>16)) + uint64(uint32(uint16(v47)))
-		d45 += dl50
+		var d44 uint64         // udp checksum
+		b45 := data[h8 : h8+8] // udp
+		v46 := ((uint64(b45[4])<<8 | uint64(b45[5])) - 0x8)
+		os47 := uint64(^uint16((uint64(b45[4])<<8 | uint64(b45[5]))))
+		s48 := v46
+		b45[4] = byte(s48 >> 8)
+		b45[5] = byte(s48)
+		dl49 := os47 + uint64(uint16(v46))
+		d44 += dl49
 		if h8+8 <= len(data) {
 			cb := data[h8+6 : h8+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 			if cv != 0 {
-				x := uint64(^cv) + d45
+				x := uint64(^cv) + d44
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
@@ -897,9 +893,9 @@ n17:
 				if r == 0 {
 					r = 0xffff
 				}
-				s52 := r
-				cb[0] = byte(s52 >> 8)
-				cb[1] = byte(s52)
+				s50 := r
+				cb[0] = byte(s50 >> 8)
+				cb[1] = byte(s50)
 			}
 		}
 		pl.edges[3]++
