@@ -435,8 +435,8 @@ func specPatch(h uint16, windows ...[2][]byte) uint16 {
 	return ^add(^h, d)
 }
 
-// ChecksumDelta and ApplyChecksumDelta give the spec's result for one
-// window and for the deltas of several windows summed before one patch
+// ChecksumDelta, PopDelta and ApplyChecksumDelta give the spec's result for
+// one window and for the deltas of several windows summed before one patch
 // (as generated code sums a node's fields), including the corners where
 // the old words sum to 0xffff without all being 0xffff and nothing else
 // contributes: the spec then writes 0x0000 where a folded old sum kept
@@ -454,6 +454,12 @@ func TestChecksumDeltaSpecArithmetic(t *testing.T) {
 			if got, want := ApplyChecksumDelta(h, ChecksumDelta(w[0], w[1]), false), specPatch(h, w); got != want {
 				t.Errorf("patch %#04x, %x -> %x: %#04x, spec %#04x", h, w[0], w[1], got, want)
 			}
+		}
+	}
+	// A pop takes the words out as if they became zeros.
+	for _, b := range [][]byte{{0, 0, 0xff, 0xff}, {0x12, 0x34, 0xed, 0xcb, 0xff, 0xff}, {0xff, 0xff}, {0x4c, 0x42, 2, 1}} {
+		if got, want := ApplyChecksumDelta(0xffff, PopDelta(b), false), specPatch(0xffff, [2][]byte{b, make([]byte, len(b))}); got != want {
+			t.Errorf("pop %x under 0xffff: %#04x, spec %#04x", b, got, want)
 		}
 	}
 	if got := ApplyChecksumDelta(0xffff, ChecksumDelta([]byte{0, 0, 0xff, 0xff}, []byte{0, 0, 0, 0}), false); got != 0 {
@@ -487,6 +493,11 @@ func TestChecksumDeltaSpecArithmetic(t *testing.T) {
 				}
 			}
 			ws = append(ws, w)
+			if rnd.IntN(4) == 0 { // popped: the new words are zeros
+				clear(w[1])
+				d += PopDelta(w[0])
+				continue
+			}
 			d += ChecksumDelta(w[0], w[1])
 		}
 		h := uint16(rnd.Uint32())

@@ -217,13 +217,10 @@ func ChecksumDelta(old, new []byte) uint64 {
 }
 
 // PopDelta is what removing the bytes b (an even number, at an even offset
-// of the covered data) adds to a checksum's sum, as pop … update does.
+// of the covered data) adds to a checksum's sum, as pop … update does: the
+// complement of every word, each an operand (ChecksumDelta's old part).
 func PopDelta(b []byte) uint64 {
-	var d uint64
-	for off := 0; off < len(b); off += 64 {
-		d += uint64(^fold64(uint64(SumWords(b[off:min(off+64, len(b))]))))
-	}
-	return d
+	return uint64(len(b)+1)/2*0xffff - uint64(SumWords(b))
 }
 
 // ApplyChecksumDelta returns checksum c after changes that added d to the

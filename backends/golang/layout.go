@@ -2,6 +2,7 @@ package golang
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -147,19 +148,17 @@ func (c *gen) pop(o *packet.Op) {
 		c.emit("if %s {", cond)
 		d := c.newTmp("d")
 		if fixed >= 0 && fixed <= 64 {
+			// packet.PopDelta, the words' complements, taken 64, 32
+			// and 16 bits at a time (wordsOf).
 			pw := c.newTmp("pw")
 			c.emit("%s := p.Data[%s : %s+%d]", pw, off, off, fixed)
-			var terms []string
-			for k := 0; k < fixed; k += 2 {
-				terms = append(terms, "uint32"+beLoad(pw, k, 2))
+			terms := []string{"0"}
+			for k := 0; k < fixed; {
+				w := min(8, 1<<bits.Len(uint(fixed-k))/2)
+				terms = append(terms, c.wordsOf(beLoad(pw, k, w), 8*w, false, true))
+				k += w
 			}
-			if len(terms) == 0 {
-				terms = []string{"0"}
-			}
-			c.usesBits = true
-			c.emit("%s := %s", d, strings.Join(terms, " + "))
-			c.emit("%s += bits.RotateLeft32(%s, 16)", d, d)
-			d = fmt.Sprintf("uint64(^uint16(%s>>16))", d)
+			c.emit("%s := %s", d, strings.Join(terms[min(1, len(terms)-1):], " + "))
 		} else {
 			c.emit("%s := packet.PopDelta(p.Data[%s : %s+%s])", d, off, off, n)
 		}

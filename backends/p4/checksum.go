@@ -22,7 +22,7 @@ import (
 //     word by word: packet.ChecksumDelta). The patches of one node go
 //     into one sum per header, written back once: ~(~c + Σ), the same
 //     16 bits as patching after every field (packet.ApplyChecksumDelta).
-//   - pop H update U: U's sum gets ~(the words of H), per 64 bytes.
+//   - pop H update U: U's sum gets the complements of H's words.
 //   - checksum compute H: the pseudo-header and every word of the covered
 //     headers, the checksum field left out; only when the covered bytes are
 //     provably headers (a constant IP length that ends at the last one).
@@ -347,12 +347,12 @@ func (b *ctl) pop(n *dataflow.Node) error {
 			if err != nil {
 				return c.refuse(n, "%v", err)
 			}
-			b.line("popped = 0;")
+			b.line("popped = 0;") // the words' complements, each an operand
 			for _, w := range ws {
-				b.line("csum_add(popped, %s);", w)
+				b.line("csum_add(popped, ~%s);", paren(w))
 			}
 			for _, u := range us {
-				b.line("csum_add(%s, ~popped);", c.sumVar(u))
+				b.line("csum_add(%s, popped);", c.sumVar(u))
 			}
 		}
 		for _, u := range us {

@@ -207,7 +207,7 @@ func TestHarnessCatchesMutants(t *testing.T) {
 	}
 	for _, mut := range [][2]string{
 		{"sum = s[15:0] + (bit<16>)s[16:16];", "sum = s[15:0];"},
-		{"csum_add(sum_udp, ~popped);", "csum_add(sum_udp, popped);"},
+		{"csum_add(sum_udp, popped);", "csum_add(sum_udp, ~popped);"},
 		{"packet.emit(hdr.lb_v2);", ""},
 		{"hdr.ipv4.ttl - 8w1", "hdr.ipv4.ttl - 8w2"},
 	} {

@@ -147,31 +147,24 @@ __attribute__((noinline)) __u64 nsc_sum(struct xdp_md *ctx, __u32 start, __u32 e
 }
 `
 
-const popSumC = `/* packet.PopDelta over the frame's bytes [off, off+n), n even: per
- * 64-byte chunk the complement of its folded sum. */
+const popSumC = `/* packet.PopDelta over the frame's bytes [off, off+n), n even: every
+ * word's complement. */
 __attribute__((noinline)) __u64 nsc_popdelta(struct xdp_md *ctx, __u32 off, __u32 n)
 {
 	if (!ctx)
 		return 0;
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
-	__u64 d = 0, s = 0;
+	__u64 d = 0;
 	off &= NSC_OM;
 	n &= NSC_OM;
-	__u32 i = 0;
-	for (; i < NSC_MAXFRAME; i += 2) {
+	for (__u32 i = 0; i < NSC_MAXFRAME; i += 2) {
 		if (i + 2 > n)
 			break;
 		unsigned char *p = (unsigned char *)data + ((off + i) & NSC_OM);
 		if ((void *)(p + 2) > data_end)
 			break;
-		s += ((__u32)p[0] << 8) | p[1];
-		if ((i & 63) == 62) {
-			d += (__u16)~nsc_fold(s);
-			s = 0;
-		}
+		d += 0xffff - (((__u32)p[0] << 8) | p[1]);
 	}
-	if (i & 63)
-		d += (__u16)~nsc_fold(s);
 	return d;
 }
 `

@@ -458,7 +458,7 @@ func (c *gen) pop(o *packet.Op) {
 		d := c.newTmp("d")
 		c.emit("if (%s && %s > st->off[%d] && %s %% 2 == 0 && (%s - st->off[%d]) %% 2 == 0) {", c.isValid(u), off, u, n, off, u)
 		if b != "" && fixed <= 64 {
-			c.emit("__u64 %s = (__u16)~nsc_fold(%s);", d, sumAt(b, 0, fixed))
+			c.emit("__u64 %s = %d - (__u64)(%s);", d, fixed/2*0xffff, sumAt(b, 0, fixed))
 		} else {
 			c.usesPopSum = true
 			c.emit("__u64 %s = nsc_popdelta(ctx, %s, %s);", d, off, n)

@@ -1432,13 +1432,13 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                     bit<16> sum_udp = ~hdr.udp.checksum;
                     bit<16> popped;
                     popped = 0;
-                    csum_add(popped, hdr.lb_v2.rsvd);
-                    csum_add(popped, hdr.lb_v2.entropy);
-                    csum_add(popped, hdr.lb_v2.tick[63:48]);
-                    csum_add(popped, hdr.lb_v2.tick[47:32]);
-                    csum_add(popped, hdr.lb_v2.tick[31:16]);
-                    csum_add(popped, hdr.lb_v2.tick[15:0]);
-                    csum_add(sum_udp, ~popped);
+                    csum_add(popped, ~hdr.lb_v2.rsvd);
+                    csum_add(popped, ~hdr.lb_v2.entropy);
+                    csum_add(popped, ~hdr.lb_v2.tick[63:48]);
+                    csum_add(popped, ~hdr.lb_v2.tick[47:32]);
+                    csum_add(popped, ~hdr.lb_v2.tick[31:16]);
+                    csum_add(popped, ~hdr.lb_v2.tick[15:0]);
+                    csum_add(sum_udp, popped);
                     hdr.udp.checksum = ~sum_udp;
                 }
                 hdr.lb_v2.setInvalid();
@@ -1450,13 +1450,13 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                     bit<16> sum_udp = ~hdr.udp.checksum;
                     bit<16> popped;
                     popped = 0;
-                    csum_add(popped, hdr.lb_v3.slot_select);
-                    csum_add(popped, hdr.lb_v3.port_select);
-                    csum_add(popped, hdr.lb_v3.tick[63:48]);
-                    csum_add(popped, hdr.lb_v3.tick[47:32]);
-                    csum_add(popped, hdr.lb_v3.tick[31:16]);
-                    csum_add(popped, hdr.lb_v3.tick[15:0]);
-                    csum_add(sum_udp, ~popped);
+                    csum_add(popped, ~hdr.lb_v3.slot_select);
+                    csum_add(popped, ~hdr.lb_v3.port_select);
+                    csum_add(popped, ~hdr.lb_v3.tick[63:48]);
+                    csum_add(popped, ~hdr.lb_v3.tick[47:32]);
+                    csum_add(popped, ~hdr.lb_v3.tick[31:16]);
+                    csum_add(popped, ~hdr.lb_v3.tick[15:0]);
+                    csum_add(sum_udp, popped);
                     hdr.udp.checksum = ~sum_udp;
                 }
                 hdr.lb_v3.setInvalid();
@@ -1471,9 +1471,9 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                 bit<16> sum_udp = ~hdr.udp.checksum;
                 bit<16> popped;
                 popped = 0;
-                csum_add(popped, hdr.lb_common.magic);
-                csum_add(popped, hdr.lb_common.version ++ hdr.lb_common.proto);
-                csum_add(sum_udp, ~popped);
+                csum_add(popped, ~hdr.lb_common.magic);
+                csum_add(popped, ~(hdr.lb_common.version ++ hdr.lb_common.proto));
+                csum_add(sum_udp, popped);
                 hdr.udp.checksum = ~sum_udp;
             }
             hdr.lb_common.setInvalid();

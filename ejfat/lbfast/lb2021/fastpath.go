@@ -729,10 +729,10 @@ t34:
 		}
 		if po91 > h8 && (po91-h8)%2 == 0 {
 			pw94 := data[po91 : po91+12]
-			d93 := uint32(uint64(pw94[0])<<8|uint64(pw94[1])) + uint32(uint64(pw94[2])<<8|uint64(pw94[3])) + uint32(uint64(pw94[4])<<8|uint64(pw94[5])) + uint32(uint64(pw94[6])<<8|uint64(pw94[7])) + uint32(uint64(pw94[8])<<8|uint64(pw94[9])) + uint32(uint64(pw94[10])<<8|uint64(pw94[11]))
-			d93 += bits.RotateLeft32(d93, 16)
+			ws95 := ^(uint64(pw94[0])<<56 | uint64(pw94[1])<<48 | uint64(pw94[2])<<40 | uint64(pw94[3])<<32 | uint64(pw94[4])<<24 | uint64(pw94[5])<<16 | uint64(pw94[6])<<8 | uint64(pw94[7]))
+			d93 := (ws95>>32 + uint64(uint32(ws95))) + uint64(^uint32((uint64(pw94[8])<<24 | uint64(pw94[9])<<16 | uint64(pw94[10])<<8 | uint64(pw94[11]))))
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d93 >> 16))
+				pendD8 += d93
 				pendK8 = true
 			}
 		}
@@ -761,9 +761,9 @@ t2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s95 := r
-				cb[0] = byte(s95 >> 8)
-				cb[1] = byte(s95)
+				s96 := r
+				cb[0] = byte(s96 >> 8)
+				cb[1] = byte(s96)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -780,9 +780,9 @@ t3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s96 := r
-				cb[0] = byte(s96 >> 8)
-				cb[1] = byte(s96)
+				s97 := r
+				cb[0] = byte(s97 >> 8)
+				cb[1] = byte(s97)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1275,10 +1275,10 @@ n34:
 		}
 		if po91 > h8 && (po91-h8)%2 == 0 {
 			pw94 := data[po91 : po91+12]
-			d93 := uint32(uint64(pw94[0])<<8|uint64(pw94[1])) + uint32(uint64(pw94[2])<<8|uint64(pw94[3])) + uint32(uint64(pw94[4])<<8|uint64(pw94[5])) + uint32(uint64(pw94[6])<<8|uint64(pw94[7])) + uint32(uint64(pw94[8])<<8|uint64(pw94[9])) + uint32(uint64(pw94[10])<<8|uint64(pw94[11]))
-			d93 += bits.RotateLeft32(d93, 16)
+			ws95 := ^(uint64(pw94[0])<<56 | uint64(pw94[1])<<48 | uint64(pw94[2])<<40 | uint64(pw94[3])<<32 | uint64(pw94[4])<<24 | uint64(pw94[5])<<16 | uint64(pw94[6])<<8 | uint64(pw94[7]))
+			d93 := (ws95>>32 + uint64(uint32(ws95))) + uint64(^uint32((uint64(pw94[8])<<24 | uint64(pw94[9])<<16 | uint64(pw94[10])<<8 | uint64(pw94[11]))))
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d93 >> 16))
+				pendD8 += d93
 				pendK8 = true
 			}
 		}
@@ -1307,9 +1307,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s95 := r
-				cb[0] = byte(s95 >> 8)
-				cb[1] = byte(s95)
+				s96 := r
+				cb[0] = byte(s96 >> 8)
+				cb[1] = byte(s96)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1326,9 +1326,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s96 := r
-				cb[0] = byte(s96 >> 8)
-				cb[1] = byte(s96)
+				s97 := r
+				cb[0] = byte(s97 >> 8)
+				cb[1] = byte(s97)
 			}
 			pendD8, pendK8 = 0, false
 		}

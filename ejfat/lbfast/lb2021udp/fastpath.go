@@ -1251,10 +1251,10 @@ n37:
 		}
 		if po101 > h8 && (po101-h8)%2 == 0 {
 			pw104 := data[po101 : po101+12]
-			d103 := uint32(uint64(pw104[0])<<8|uint64(pw104[1])) + uint32(uint64(pw104[2])<<8|uint64(pw104[3])) + uint32(uint64(pw104[4])<<8|uint64(pw104[5])) + uint32(uint64(pw104[6])<<8|uint64(pw104[7])) + uint32(uint64(pw104[8])<<8|uint64(pw104[9])) + uint32(uint64(pw104[10])<<8|uint64(pw104[11]))
-			d103 += bits.RotateLeft32(d103, 16)
+			ws105 := ^(uint64(pw104[0])<<56 | uint64(pw104[1])<<48 | uint64(pw104[2])<<40 | uint64(pw104[3])<<32 | uint64(pw104[4])<<24 | uint64(pw104[5])<<16 | uint64(pw104[6])<<8 | uint64(pw104[7]))
+			d103 := (ws105>>32 + uint64(uint32(ws105))) + uint64(^uint32((uint64(pw104[8])<<24 | uint64(pw104[9])<<16 | uint64(pw104[10])<<8 | uint64(pw104[11]))))
 			if h8+8 <= len(data) {
-				pendD8 += uint64(^uint16(d103 >> 16))
+				pendD8 += d103
 				pendK8 = true
 			}
 		}
@@ -1283,9 +1283,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s105 := r
-				cb[0] = byte(s105 >> 8)
-				cb[1] = byte(s105)
+				s106 := r
+				cb[0] = byte(s106 >> 8)
+				cb[1] = byte(s106)
 			}
 			pendD8, pendK8 = 0, false
 		}
@@ -1302,9 +1302,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s106 := r
-				cb[0] = byte(s106 >> 8)
-				cb[1] = byte(s106)
+				s107 := r
+				cb[0] = byte(s107 >> 8)
+				cb[1] = byte(s107)
 			}
 			pendD8, pendK8 = 0, false
 		}

@@ -1369,10 +1369,10 @@ t106:
 		}
 		if po200 > h4 && (po200-h4)%2 == 0 {
 			pw203 := data[po200 : po200+12]
-			d202 := uint32(uint64(pw203[0])<<8|uint64(pw203[1])) + uint32(uint64(pw203[2])<<8|uint64(pw203[3])) + uint32(uint64(pw203[4])<<8|uint64(pw203[5])) + uint32(uint64(pw203[6])<<8|uint64(pw203[7])) + uint32(uint64(pw203[8])<<8|uint64(pw203[9])) + uint32(uint64(pw203[10])<<8|uint64(pw203[11]))
-			d202 += bits.RotateLeft32(d202, 16)
+			ws204 := ^(uint64(pw203[0])<<56 | uint64(pw203[1])<<48 | uint64(pw203[2])<<40 | uint64(pw203[3])<<32 | uint64(pw203[4])<<24 | uint64(pw203[5])<<16 | uint64(pw203[6])<<8 | uint64(pw203[7]))
+			d202 := (ws204>>32 + uint64(uint32(ws204))) + uint64(^uint32((uint64(pw203[8])<<24 | uint64(pw203[9])<<16 | uint64(pw203[10])<<8 | uint64(pw203[11]))))
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d202 >> 16))
+				pendD4 += d202
 				pendK4 = true
 			}
 		}
@@ -1396,47 +1396,46 @@ t108:
 			}
 			pendN = 0
 		}
-		po208, pn209 := h9, 4 // lb_common
-		if po208+pn209 > len(data) {
+		po210, pn211 := h9, 4 // lb_common
+		if po210+pn211 > len(data) {
 			return pl.drop(21)
 		}
-		if po208 > h4 && (po208-h4)%2 == 0 {
-			pw211 := data[po208 : po208+4]
-			d210 := uint32(uint64(pw211[0])<<8|uint64(pw211[1])) + uint32(uint64(pw211[2])<<8|uint64(pw211[3]))
-			d210 += bits.RotateLeft32(d210, 16)
+		if po210 > h4 && (po210-h4)%2 == 0 {
+			pw213 := data[po210 : po210+4]
+			d212 := uint64(^uint32((uint64(pw213[0])<<24 | uint64(pw213[1])<<16 | uint64(pw213[2])<<8 | uint64(pw213[3]))))
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d210 >> 16))
+				pendD4 += d212
 				pendK4 = true
 			}
 		}
-		pendN += pn209
-		if po208 < len(data)-po208-pendN {
-			copy(data[pendN:pendN+po208], data[:po208])
+		pendN += pn211
+		if po210 < len(data)-po210-pendN {
+			copy(data[pendN:pendN+po210], data[:po210])
 			data = data[pendN:]
 		} else {
-			copy(data[po208:], data[po208+pendN:])
+			copy(data[po210:], data[po210+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po208 {
-			cur = max(po208, cur-pn209)
+		if cur > po210 {
+			cur = max(po210, cur-pn211)
 		}
 		goto t109
 	}
 t109:
 	{ // LbUdpLen: set udp.length
-		var d212 uint64         // udp checksum
-		b213 := data[h4 : h4+8] // udp
-		v214 := ((uint64(b213[4])<<8 | uint64(b213[5])) - 0x10)
-		os215 := uint64(^uint16((uint64(b213[4])<<8 | uint64(b213[5]))))
-		s216 := v214
-		b213[4] = byte(s216 >> 8)
-		b213[5] = byte(s216)
-		dl217 := os215 + uint64(uint16(v214))
-		d212 += dl217
+		var d214 uint64         // udp checksum
+		b215 := data[h4 : h4+8] // udp
+		v216 := ((uint64(b215[4])<<8 | uint64(b215[5])) - 0x10)
+		os217 := uint64(^uint16((uint64(b215[4])<<8 | uint64(b215[5]))))
+		s218 := v216
+		b215[4] = byte(s218 >> 8)
+		b215[5] = byte(s218)
+		dl219 := os217 + uint64(uint16(v216))
+		d214 += dl219
 		if h4+8 <= len(data) {
-			pendD4 += d212
+			pendD4 += d214
 			pendK4 = true
 		}
 		pl.edges[29]++
@@ -1444,21 +1443,21 @@ t109:
 	}
 t97:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b218 := data[h0 : h0+14] // ethernet
-		s219 := m2
-		b218[6] = byte(s219 >> 40)
-		b218[7] = byte(s219 >> 32)
-		b218[8] = byte(s219 >> 24)
-		b218[9] = byte(s219 >> 16)
-		b218[10] = byte(s219 >> 8)
-		b218[11] = byte(s219)
-		s220 := m10
-		b218[0] = byte(s220 >> 40)
-		b218[1] = byte(s220 >> 32)
-		b218[2] = byte(s220 >> 24)
-		b218[3] = byte(s220 >> 16)
-		b218[4] = byte(s220 >> 8)
-		b218[5] = byte(s220)
+		b220 := data[h0 : h0+14] // ethernet
+		s221 := m2
+		b220[6] = byte(s221 >> 40)
+		b220[7] = byte(s221 >> 32)
+		b220[8] = byte(s221 >> 24)
+		b220[9] = byte(s221 >> 16)
+		b220[10] = byte(s221 >> 8)
+		b220[11] = byte(s221)
+		s222 := m10
+		b220[0] = byte(s222 >> 40)
+		b220[1] = byte(s222 >> 32)
+		b220[2] = byte(s222 >> 24)
+		b220[3] = byte(s222 >> 16)
+		b220[4] = byte(s222 >> 8)
+		b220[5] = byte(s222)
 		goto t98
 	}
 t98:
@@ -1477,59 +1476,59 @@ t99:
 	}
 t102:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d241 uint64 // ipv4 checksum
-		var d242 uint64 // udp checksum
-		v243 := m11
-		b244 := data[h2 : h2+20] // ipv4
-		os245 := uint64(^uint32((uint64(b244[16])<<24 | uint64(b244[17])<<16 | uint64(b244[18])<<8 | uint64(b244[19]))))
-		s246 := v243
-		b244[16] = byte(s246 >> 24)
-		b244[17] = byte(s246 >> 16)
-		b244[18] = byte(s246 >> 8)
-		b244[19] = byte(s246)
-		dl247 := os245 + uint64(uint32(v243))
-		d241 += dl247
-		d242 += dl247
-		v248 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		os249 := uint64(^uint32((uint64(b244[12])<<24 | uint64(b244[13])<<16 | uint64(b244[14])<<8 | uint64(b244[15]))))
-		s250 := v248
-		b244[12] = byte(s250 >> 24)
-		b244[13] = byte(s250 >> 16)
-		b244[14] = byte(s250 >> 8)
-		b244[15] = byte(s250)
-		dl251 := os249 + uint64(uint32(v248))
-		d241 += dl251
-		d242 += dl251
-		v252 := m21
-		b253 := data[h4 : h4+8] // udp
-		os254 := uint64(^uint16((uint64(b253[2])<<8 | uint64(b253[3]))))
-		s255 := v252
-		b253[2] = byte(s255 >> 8)
-		b253[3] = byte(s255)
-		dl256 := os254 + uint64(uint16(v252))
-		d242 += dl256
-		v257 := ((uint64(b244[2])<<8 | uint64(b244[3])) - 0x10)
-		os258 := uint64(^uint16((uint64(b244[2])<<8 | uint64(b244[3]))))
-		s259 := v257
-		b244[2] = byte(s259 >> 8)
-		b244[3] = byte(s259)
-		dl260 := os258 + uint64(uint16(v257))
-		d241 += dl260
-		d242 += dl260
+		var d243 uint64 // ipv4 checksum
+		var d244 uint64 // udp checksum
+		v245 := m11
+		b246 := data[h2 : h2+20] // ipv4
+		os247 := uint64(^uint32((uint64(b246[16])<<24 | uint64(b246[17])<<16 | uint64(b246[18])<<8 | uint64(b246[19]))))
+		s248 := v245
+		b246[16] = byte(s248 >> 24)
+		b246[17] = byte(s248 >> 16)
+		b246[18] = byte(s248 >> 8)
+		b246[19] = byte(s248)
+		dl249 := os247 + uint64(uint32(v245))
+		d243 += dl249
+		d244 += dl249
+		v250 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		os251 := uint64(^uint32((uint64(b246[12])<<24 | uint64(b246[13])<<16 | uint64(b246[14])<<8 | uint64(b246[15]))))
+		s252 := v250
+		b246[12] = byte(s252 >> 24)
+		b246[13] = byte(s252 >> 16)
+		b246[14] = byte(s252 >> 8)
+		b246[15] = byte(s252)
+		dl253 := os251 + uint64(uint32(v250))
+		d243 += dl253
+		d244 += dl253
+		v254 := m21
+		b255 := data[h4 : h4+8] // udp
+		os256 := uint64(^uint16((uint64(b255[2])<<8 | uint64(b255[3]))))
+		s257 := v254
+		b255[2] = byte(s257 >> 8)
+		b255[3] = byte(s257)
+		dl258 := os256 + uint64(uint16(v254))
+		d244 += dl258
+		v259 := ((uint64(b246[2])<<8 | uint64(b246[3])) - 0x10)
+		os260 := uint64(^uint16((uint64(b246[2])<<8 | uint64(b246[3]))))
+		s261 := v259
+		b246[2] = byte(s261 >> 8)
+		b246[3] = byte(s261)
+		dl262 := os260 + uint64(uint16(v259))
+		d243 += dl262
+		d244 += dl262
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d241
+			x := uint64(^cv) + d243
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s261 := r
-			cb[0] = byte(s261 >> 8)
-			cb[1] = byte(s261)
+			s263 := r
+			cb[0] = byte(s263 >> 8)
+			cb[1] = byte(s263)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d242
+			pendD4 += d244
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -1558,9 +1557,9 @@ t2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s328 := r
-				cb[0] = byte(s328 >> 8)
-				cb[1] = byte(s328)
+				s330 := r
+				cb[0] = byte(s330 >> 8)
+				cb[1] = byte(s330)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -1577,9 +1576,9 @@ t3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s329 := r
-				cb[0] = byte(s329 >> 8)
-				cb[1] = byte(s329)
+				s331 := r
+				cb[0] = byte(s331 >> 8)
+				cb[1] = byte(s331)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4010,10 +4009,10 @@ n106:
 		}
 		if po200 > h4 && (po200-h4)%2 == 0 {
 			pw203 := data[po200 : po200+12]
-			d202 := uint32(uint64(pw203[0])<<8|uint64(pw203[1])) + uint32(uint64(pw203[2])<<8|uint64(pw203[3])) + uint32(uint64(pw203[4])<<8|uint64(pw203[5])) + uint32(uint64(pw203[6])<<8|uint64(pw203[7])) + uint32(uint64(pw203[8])<<8|uint64(pw203[9])) + uint32(uint64(pw203[10])<<8|uint64(pw203[11]))
-			d202 += bits.RotateLeft32(d202, 16)
+			ws204 := ^(uint64(pw203[0])<<56 | uint64(pw203[1])<<48 | uint64(pw203[2])<<40 | uint64(pw203[3])<<32 | uint64(pw203[4])<<24 | uint64(pw203[5])<<16 | uint64(pw203[6])<<8 | uint64(pw203[7]))
+			d202 := (ws204>>32 + uint64(uint32(ws204))) + uint64(^uint32((uint64(pw203[8])<<24 | uint64(pw203[9])<<16 | uint64(pw203[10])<<8 | uint64(pw203[11]))))
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d202 >> 16))
+				pendD4 += d202
 				pendK4 = true
 			}
 		}
@@ -4027,24 +4026,24 @@ n106:
 	}
 n107:
 	{ // LbPopV3Body: pop lb_v3
-		po204, pn205 := h11, 12 // lb_v3
-		if po204+pn205 > len(data) {
+		po205, pn206 := h11, 12 // lb_v3
+		if po205+pn206 > len(data) {
 			return pl.drop(20)
 		}
-		if po204 > h4 && (po204-h4)%2 == 0 {
-			pw207 := data[po204 : po204+12]
-			d206 := uint32(uint64(pw207[0])<<8|uint64(pw207[1])) + uint32(uint64(pw207[2])<<8|uint64(pw207[3])) + uint32(uint64(pw207[4])<<8|uint64(pw207[5])) + uint32(uint64(pw207[6])<<8|uint64(pw207[7])) + uint32(uint64(pw207[8])<<8|uint64(pw207[9])) + uint32(uint64(pw207[10])<<8|uint64(pw207[11]))
-			d206 += bits.RotateLeft32(d206, 16)
+		if po205 > h4 && (po205-h4)%2 == 0 {
+			pw208 := data[po205 : po205+12]
+			ws209 := ^(uint64(pw208[0])<<56 | uint64(pw208[1])<<48 | uint64(pw208[2])<<40 | uint64(pw208[3])<<32 | uint64(pw208[4])<<24 | uint64(pw208[5])<<16 | uint64(pw208[6])<<8 | uint64(pw208[7]))
+			d207 := (ws209>>32 + uint64(uint32(ws209))) + uint64(^uint32((uint64(pw208[8])<<24 | uint64(pw208[9])<<16 | uint64(pw208[10])<<8 | uint64(pw208[11]))))
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d206 >> 16))
+				pendD4 += d207
 				pendK4 = true
 			}
 		}
-		pendOff = po204
-		pendN = pn205
+		pendOff = po205
+		pendN = pn206
 		h11 = -1
-		if cur > po204 {
-			cur = max(po204, cur-pn205)
+		if cur > po205 {
+			cur = max(po205, cur-pn206)
 		}
 		pl.edges[28]++
 		goto n108
@@ -4061,47 +4060,46 @@ n108:
 			}
 			pendN = 0
 		}
-		po208, pn209 := h9, 4 // lb_common
-		if po208+pn209 > len(data) {
+		po210, pn211 := h9, 4 // lb_common
+		if po210+pn211 > len(data) {
 			return pl.drop(21)
 		}
-		if po208 > h4 && (po208-h4)%2 == 0 {
-			pw211 := data[po208 : po208+4]
-			d210 := uint32(uint64(pw211[0])<<8|uint64(pw211[1])) + uint32(uint64(pw211[2])<<8|uint64(pw211[3]))
-			d210 += bits.RotateLeft32(d210, 16)
+		if po210 > h4 && (po210-h4)%2 == 0 {
+			pw213 := data[po210 : po210+4]
+			d212 := uint64(^uint32((uint64(pw213[0])<<24 | uint64(pw213[1])<<16 | uint64(pw213[2])<<8 | uint64(pw213[3]))))
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d210 >> 16))
+				pendD4 += d212
 				pendK4 = true
 			}
 		}
-		pendN += pn209
-		if po208 < len(data)-po208-pendN {
-			copy(data[pendN:pendN+po208], data[:po208])
+		pendN += pn211
+		if po210 < len(data)-po210-pendN {
+			copy(data[pendN:pendN+po210], data[:po210])
 			data = data[pendN:]
 		} else {
-			copy(data[po208:], data[po208+pendN:])
+			copy(data[po210:], data[po210+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po208 {
-			cur = max(po208, cur-pn209)
+		if cur > po210 {
+			cur = max(po210, cur-pn211)
 		}
 		goto n109
 	}
 n109:
 	{ // LbUdpLen: set udp.length
-		var d212 uint64         // udp checksum
-		b213 := data[h4 : h4+8] // udp
-		v214 := ((uint64(b213[4])<<8 | uint64(b213[5])) - 0x10)
-		os215 := uint64(^uint16((uint64(b213[4])<<8 | uint64(b213[5]))))
-		s216 := v214
-		b213[4] = byte(s216 >> 8)
-		b213[5] = byte(s216)
-		dl217 := os215 + uint64(uint16(v214))
-		d212 += dl217
+		var d214 uint64         // udp checksum
+		b215 := data[h4 : h4+8] // udp
+		v216 := ((uint64(b215[4])<<8 | uint64(b215[5])) - 0x10)
+		os217 := uint64(^uint16((uint64(b215[4])<<8 | uint64(b215[5]))))
+		s218 := v216
+		b215[4] = byte(s218 >> 8)
+		b215[5] = byte(s218)
+		dl219 := os217 + uint64(uint16(v216))
+		d214 += dl219
 		if h4+8 <= len(data) {
-			pendD4 += d212
+			pendD4 += d214
 			pendK4 = true
 		}
 		pl.edges[29]++
@@ -4109,21 +4107,21 @@ n109:
 	}
 n97:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b218 := data[h0 : h0+14] // ethernet
-		s219 := m2
-		b218[6] = byte(s219 >> 40)
-		b218[7] = byte(s219 >> 32)
-		b218[8] = byte(s219 >> 24)
-		b218[9] = byte(s219 >> 16)
-		b218[10] = byte(s219 >> 8)
-		b218[11] = byte(s219)
-		s220 := m10
-		b218[0] = byte(s220 >> 40)
-		b218[1] = byte(s220 >> 32)
-		b218[2] = byte(s220 >> 24)
-		b218[3] = byte(s220 >> 16)
-		b218[4] = byte(s220 >> 8)
-		b218[5] = byte(s220)
+		b220 := data[h0 : h0+14] // ethernet
+		s221 := m2
+		b220[6] = byte(s221 >> 40)
+		b220[7] = byte(s221 >> 32)
+		b220[8] = byte(s221 >> 24)
+		b220[9] = byte(s221 >> 16)
+		b220[10] = byte(s221 >> 8)
+		b220[11] = byte(s221)
+		s222 := m10
+		b220[0] = byte(s222 >> 40)
+		b220[1] = byte(s222 >> 32)
+		b220[2] = byte(s222 >> 24)
+		b220[3] = byte(s222 >> 16)
+		b220[4] = byte(s222 >> 8)
+		b220[5] = byte(s222)
 		goto n98
 	}
 n98:
@@ -4142,115 +4140,115 @@ n99:
 	}
 n101:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d221 uint64 // ipv4 checksum
-		var d222 uint64 // udp checksum
-		v223 := m11
-		b224 := data[h2 : h2+20] // ipv4
-		os225 := uint64(^uint32((uint64(b224[16])<<24 | uint64(b224[17])<<16 | uint64(b224[18])<<8 | uint64(b224[19]))))
-		s226 := v223
-		b224[16] = byte(s226 >> 24)
-		b224[17] = byte(s226 >> 16)
-		b224[18] = byte(s226 >> 8)
-		b224[19] = byte(s226)
-		dl227 := os225 + uint64(uint32(v223))
-		d221 += dl227
-		d222 += dl227
-		v228 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		os229 := uint64(^uint32((uint64(b224[12])<<24 | uint64(b224[13])<<16 | uint64(b224[14])<<8 | uint64(b224[15]))))
-		s230 := v228
-		b224[12] = byte(s230 >> 24)
-		b224[13] = byte(s230 >> 16)
-		b224[14] = byte(s230 >> 8)
-		b224[15] = byte(s230)
-		dl231 := os229 + uint64(uint32(v228))
-		d221 += dl231
-		d222 += dl231
-		v232 := m21
-		b233 := data[h4 : h4+8] // udp
-		os234 := uint64(^uint16((uint64(b233[2])<<8 | uint64(b233[3]))))
-		s235 := v232
-		b233[2] = byte(s235 >> 8)
-		b233[3] = byte(s235)
-		dl236 := os234 + uint64(uint16(v232))
-		d222 += dl236
-		v237 := uint64(b224[8])
-		os238 := (uint64(1)*0xffff - uint64(uint32(uint64(b224[8])<<8|uint64(b224[9]))) + uint64(0))
-		b224[8] = byte(v237)
-		dl239 := os238 + uint64(uint32(uint64(b224[8])<<8|uint64(b224[9])))
-		d221 += dl239
+		var d223 uint64 // ipv4 checksum
+		var d224 uint64 // udp checksum
+		v225 := m11
+		b226 := data[h2 : h2+20] // ipv4
+		os227 := uint64(^uint32((uint64(b226[16])<<24 | uint64(b226[17])<<16 | uint64(b226[18])<<8 | uint64(b226[19]))))
+		s228 := v225
+		b226[16] = byte(s228 >> 24)
+		b226[17] = byte(s228 >> 16)
+		b226[18] = byte(s228 >> 8)
+		b226[19] = byte(s228)
+		dl229 := os227 + uint64(uint32(v225))
+		d223 += dl229
+		d224 += dl229
+		v230 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		os231 := uint64(^uint32((uint64(b226[12])<<24 | uint64(b226[13])<<16 | uint64(b226[14])<<8 | uint64(b226[15]))))
+		s232 := v230
+		b226[12] = byte(s232 >> 24)
+		b226[13] = byte(s232 >> 16)
+		b226[14] = byte(s232 >> 8)
+		b226[15] = byte(s232)
+		dl233 := os231 + uint64(uint32(v230))
+		d223 += dl233
+		d224 += dl233
+		v234 := m21
+		b235 := data[h4 : h4+8] // udp
+		os236 := uint64(^uint16((uint64(b235[2])<<8 | uint64(b235[3]))))
+		s237 := v234
+		b235[2] = byte(s237 >> 8)
+		b235[3] = byte(s237)
+		dl238 := os236 + uint64(uint16(v234))
+		d224 += dl238
+		v239 := uint64(b226[8])
+		os240 := (uint64(1)*0xffff - uint64(uint32(uint64(b226[8])<<8|uint64(b226[9]))) + uint64(0))
+		b226[8] = byte(v239)
+		dl241 := os240 + uint64(uint32(uint64(b226[8])<<8|uint64(b226[9])))
+		d223 += dl241
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d221
+			x := uint64(^cv) + d223
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s240 := r
-			cb[0] = byte(s240 >> 8)
-			cb[1] = byte(s240)
+			s242 := r
+			cb[0] = byte(s242 >> 8)
+			cb[1] = byte(s242)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d222
+			pendD4 += d224
 			pendK4 = true
 		}
 		goto n110
 	}
 n102:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d241 uint64 // ipv4 checksum
-		var d242 uint64 // udp checksum
-		v243 := m11
-		b244 := data[h2 : h2+20] // ipv4
-		os245 := uint64(^uint32((uint64(b244[16])<<24 | uint64(b244[17])<<16 | uint64(b244[18])<<8 | uint64(b244[19]))))
-		s246 := v243
-		b244[16] = byte(s246 >> 24)
-		b244[17] = byte(s246 >> 16)
-		b244[18] = byte(s246 >> 8)
-		b244[19] = byte(s246)
-		dl247 := os245 + uint64(uint32(v243))
-		d241 += dl247
-		d242 += dl247
-		v248 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		os249 := uint64(^uint32((uint64(b244[12])<<24 | uint64(b244[13])<<16 | uint64(b244[14])<<8 | uint64(b244[15]))))
-		s250 := v248
-		b244[12] = byte(s250 >> 24)
-		b244[13] = byte(s250 >> 16)
-		b244[14] = byte(s250 >> 8)
-		b244[15] = byte(s250)
-		dl251 := os249 + uint64(uint32(v248))
-		d241 += dl251
-		d242 += dl251
-		v252 := m21
-		b253 := data[h4 : h4+8] // udp
-		os254 := uint64(^uint16((uint64(b253[2])<<8 | uint64(b253[3]))))
-		s255 := v252
-		b253[2] = byte(s255 >> 8)
-		b253[3] = byte(s255)
-		dl256 := os254 + uint64(uint16(v252))
-		d242 += dl256
-		v257 := ((uint64(b244[2])<<8 | uint64(b244[3])) - 0x10)
-		os258 := uint64(^uint16((uint64(b244[2])<<8 | uint64(b244[3]))))
-		s259 := v257
-		b244[2] = byte(s259 >> 8)
-		b244[3] = byte(s259)
-		dl260 := os258 + uint64(uint16(v257))
-		d241 += dl260
-		d242 += dl260
+		var d243 uint64 // ipv4 checksum
+		var d244 uint64 // udp checksum
+		v245 := m11
+		b246 := data[h2 : h2+20] // ipv4
+		os247 := uint64(^uint32((uint64(b246[16])<<24 | uint64(b246[17])<<16 | uint64(b246[18])<<8 | uint64(b246[19]))))
+		s248 := v245
+		b246[16] = byte(s248 >> 24)
+		b246[17] = byte(s248 >> 16)
+		b246[18] = byte(s248 >> 8)
+		b246[19] = byte(s248)
+		dl249 := os247 + uint64(uint32(v245))
+		d243 += dl249
+		d244 += dl249
+		v250 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		os251 := uint64(^uint32((uint64(b246[12])<<24 | uint64(b246[13])<<16 | uint64(b246[14])<<8 | uint64(b246[15]))))
+		s252 := v250
+		b246[12] = byte(s252 >> 24)
+		b246[13] = byte(s252 >> 16)
+		b246[14] = byte(s252 >> 8)
+		b246[15] = byte(s252)
+		dl253 := os251 + uint64(uint32(v250))
+		d243 += dl253
+		d244 += dl253
+		v254 := m21
+		b255 := data[h4 : h4+8] // udp
+		os256 := uint64(^uint16((uint64(b255[2])<<8 | uint64(b255[3]))))
+		s257 := v254
+		b255[2] = byte(s257 >> 8)
+		b255[3] = byte(s257)
+		dl258 := os256 + uint64(uint16(v254))
+		d244 += dl258
+		v259 := ((uint64(b246[2])<<8 | uint64(b246[3])) - 0x10)
+		os260 := uint64(^uint16((uint64(b246[2])<<8 | uint64(b246[3]))))
+		s261 := v259
+		b246[2] = byte(s261 >> 8)
+		b246[3] = byte(s261)
+		dl262 := os260 + uint64(uint16(v259))
+		d243 += dl262
+		d244 += dl262
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d241
+			x := uint64(^cv) + d243
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s261 := r
-			cb[0] = byte(s261 >> 8)
-			cb[1] = byte(s261)
+			s263 := r
+			cb[0] = byte(s263 >> 8)
+			cb[1] = byte(s263)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d242
+			pendD4 += d244
 			pendK4 = true
 		}
 		pl.edges[30]++
@@ -4265,76 +4263,76 @@ n100:
 	}
 n103:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d262 uint64 // udp checksum
-		v263 := m12
-		b264 := data[h3 : h3+40] // ipv6
-		wv266 := packet.Value{Hi: (uint64(b264[24])<<56 | uint64(b264[25])<<48 | uint64(b264[26])<<40 | uint64(b264[27])<<32 | uint64(b264[28])<<24 | uint64(b264[29])<<16 | uint64(b264[30])<<8 | uint64(b264[31])), Lo: (uint64(b264[32])<<56 | uint64(b264[33])<<48 | uint64(b264[34])<<40 | uint64(b264[35])<<32 | uint64(b264[36])<<24 | uint64(b264[37])<<16 | uint64(b264[38])<<8 | uint64(b264[39]))}
-		ws267 := ^wv266.Hi
-		ws268 := ^wv266.Lo
-		os265 := (ws267>>32 + uint64(uint32(ws267))) + (ws268>>32 + uint64(uint32(ws268)))
-		v269 := v263
-		s270 := v269.Hi
-		b264[24] = byte(s270 >> 56)
-		b264[25] = byte(s270 >> 48)
-		b264[26] = byte(s270 >> 40)
-		b264[27] = byte(s270 >> 32)
-		b264[28] = byte(s270 >> 24)
-		b264[29] = byte(s270 >> 16)
-		b264[30] = byte(s270 >> 8)
-		b264[31] = byte(s270)
-		s271 := v269.Lo
-		b264[32] = byte(s271 >> 56)
-		b264[33] = byte(s271 >> 48)
-		b264[34] = byte(s271 >> 40)
-		b264[35] = byte(s271 >> 32)
-		b264[36] = byte(s271 >> 24)
-		b264[37] = byte(s271 >> 16)
-		b264[38] = byte(s271 >> 8)
-		b264[39] = byte(s271)
-		wv272 := v263
-		ws273 := wv272.Hi
-		ws274 := wv272.Lo
-		dl275 := os265 + (ws273>>32 + uint64(uint32(ws273))) + (ws274>>32 + uint64(uint32(ws274)))
-		d262 += dl275
-		v276 := m3
-		wv278 := packet.Value{Hi: (uint64(b264[8])<<56 | uint64(b264[9])<<48 | uint64(b264[10])<<40 | uint64(b264[11])<<32 | uint64(b264[12])<<24 | uint64(b264[13])<<16 | uint64(b264[14])<<8 | uint64(b264[15])), Lo: (uint64(b264[16])<<56 | uint64(b264[17])<<48 | uint64(b264[18])<<40 | uint64(b264[19])<<32 | uint64(b264[20])<<24 | uint64(b264[21])<<16 | uint64(b264[22])<<8 | uint64(b264[23]))}
-		ws279 := ^wv278.Hi
-		ws280 := ^wv278.Lo
-		os277 := (ws279>>32 + uint64(uint32(ws279))) + (ws280>>32 + uint64(uint32(ws280)))
-		v281 := v276
-		s282 := v281.Hi
-		b264[8] = byte(s282 >> 56)
-		b264[9] = byte(s282 >> 48)
-		b264[10] = byte(s282 >> 40)
-		b264[11] = byte(s282 >> 32)
-		b264[12] = byte(s282 >> 24)
-		b264[13] = byte(s282 >> 16)
-		b264[14] = byte(s282 >> 8)
-		b264[15] = byte(s282)
-		s283 := v281.Lo
-		b264[16] = byte(s283 >> 56)
-		b264[17] = byte(s283 >> 48)
-		b264[18] = byte(s283 >> 40)
-		b264[19] = byte(s283 >> 32)
-		b264[20] = byte(s283 >> 24)
-		b264[21] = byte(s283 >> 16)
-		b264[22] = byte(s283 >> 8)
-		b264[23] = byte(s283)
-		wv284 := v276
-		ws285 := wv284.Hi
-		ws286 := wv284.Lo
-		dl287 := os277 + (ws285>>32 + uint64(uint32(ws285))) + (ws286>>32 + uint64(uint32(ws286)))
-		d262 += dl287
-		v288 := m21
-		b289 := data[h4 : h4+8] // udp
-		os290 := uint64(^uint16((uint64(b289[2])<<8 | uint64(b289[3]))))
-		s291 := v288
-		b289[2] = byte(s291 >> 8)
-		b289[3] = byte(s291)
-		dl292 := os290 + uint64(uint16(v288))
-		d262 += dl292
+		var d264 uint64 // udp checksum
+		v265 := m12
+		b266 := data[h3 : h3+40] // ipv6
+		wv268 := packet.Value{Hi: (uint64(b266[24])<<56 | uint64(b266[25])<<48 | uint64(b266[26])<<40 | uint64(b266[27])<<32 | uint64(b266[28])<<24 | uint64(b266[29])<<16 | uint64(b266[30])<<8 | uint64(b266[31])), Lo: (uint64(b266[32])<<56 | uint64(b266[33])<<48 | uint64(b266[34])<<40 | uint64(b266[35])<<32 | uint64(b266[36])<<24 | uint64(b266[37])<<16 | uint64(b266[38])<<8 | uint64(b266[39]))}
+		ws269 := ^wv268.Hi
+		ws270 := ^wv268.Lo
+		os267 := (ws269>>32 + uint64(uint32(ws269))) + (ws270>>32 + uint64(uint32(ws270)))
+		v271 := v265
+		s272 := v271.Hi
+		b266[24] = byte(s272 >> 56)
+		b266[25] = byte(s272 >> 48)
+		b266[26] = byte(s272 >> 40)
+		b266[27] = byte(s272 >> 32)
+		b266[28] = byte(s272 >> 24)
+		b266[29] = byte(s272 >> 16)
+		b266[30] = byte(s272 >> 8)
+		b266[31] = byte(s272)
+		s273 := v271.Lo
+		b266[32] = byte(s273 >> 56)
+		b266[33] = byte(s273 >> 48)
+		b266[34] = byte(s273 >> 40)
+		b266[35] = byte(s273 >> 32)
+		b266[36] = byte(s273 >> 24)
+		b266[37] = byte(s273 >> 16)
+		b266[38] = byte(s273 >> 8)
+		b266[39] = byte(s273)
+		wv274 := v265
+		ws275 := wv274.Hi
+		ws276 := wv274.Lo
+		dl277 := os267 + (ws275>>32 + uint64(uint32(ws275))) + (ws276>>32 + uint64(uint32(ws276)))
+		d264 += dl277
+		v278 := m3
+		wv280 := packet.Value{Hi: (uint64(b266[8])<<56 | uint64(b266[9])<<48 | uint64(b266[10])<<40 | uint64(b266[11])<<32 | uint64(b266[12])<<24 | uint64(b266[13])<<16 | uint64(b266[14])<<8 | uint64(b266[15])), Lo: (uint64(b266[16])<<56 | uint64(b266[17])<<48 | uint64(b266[18])<<40 | uint64(b266[19])<<32 | uint64(b266[20])<<24 | uint64(b266[21])<<16 | uint64(b266[22])<<8 | uint64(b266[23]))}
+		ws281 := ^wv280.Hi
+		ws282 := ^wv280.Lo
+		os279 := (ws281>>32 + uint64(uint32(ws281))) + (ws282>>32 + uint64(uint32(ws282)))
+		v283 := v278
+		s284 := v283.Hi
+		b266[8] = byte(s284 >> 56)
+		b266[9] = byte(s284 >> 48)
+		b266[10] = byte(s284 >> 40)
+		b266[11] = byte(s284 >> 32)
+		b266[12] = byte(s284 >> 24)
+		b266[13] = byte(s284 >> 16)
+		b266[14] = byte(s284 >> 8)
+		b266[15] = byte(s284)
+		s285 := v283.Lo
+		b266[16] = byte(s285 >> 56)
+		b266[17] = byte(s285 >> 48)
+		b266[18] = byte(s285 >> 40)
+		b266[19] = byte(s285 >> 32)
+		b266[20] = byte(s285 >> 24)
+		b266[21] = byte(s285 >> 16)
+		b266[22] = byte(s285 >> 8)
+		b266[23] = byte(s285)
+		wv286 := v278
+		ws287 := wv286.Hi
+		ws288 := wv286.Lo
+		dl289 := os279 + (ws287>>32 + uint64(uint32(ws287))) + (ws288>>32 + uint64(uint32(ws288)))
+		d264 += dl289
+		v290 := m21
+		b291 := data[h4 : h4+8] // udp
+		os292 := uint64(^uint16((uint64(b291[2])<<8 | uint64(b291[3]))))
+		s293 := v290
+		b291[2] = byte(s293 >> 8)
+		b291[3] = byte(s293)
+		dl294 := os292 + uint64(uint16(v290))
+		d264 += dl294
 		if h4+8 <= len(data) {
-			pendD4 += d262
+			pendD4 += d264
 			pendK4 = true
 		}
 		pl.edges[31]++
@@ -4342,83 +4340,83 @@ n103:
 	}
 n104:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d293 uint64 // udp checksum
-		v294 := m12
-		b295 := data[h3 : h3+40] // ipv6
-		wv297 := packet.Value{Hi: (uint64(b295[24])<<56 | uint64(b295[25])<<48 | uint64(b295[26])<<40 | uint64(b295[27])<<32 | uint64(b295[28])<<24 | uint64(b295[29])<<16 | uint64(b295[30])<<8 | uint64(b295[31])), Lo: (uint64(b295[32])<<56 | uint64(b295[33])<<48 | uint64(b295[34])<<40 | uint64(b295[35])<<32 | uint64(b295[36])<<24 | uint64(b295[37])<<16 | uint64(b295[38])<<8 | uint64(b295[39]))}
-		ws298 := ^wv297.Hi
-		ws299 := ^wv297.Lo
-		os296 := (ws298>>32 + uint64(uint32(ws298))) + (ws299>>32 + uint64(uint32(ws299)))
-		v300 := v294
-		s301 := v300.Hi
-		b295[24] = byte(s301 >> 56)
-		b295[25] = byte(s301 >> 48)
-		b295[26] = byte(s301 >> 40)
-		b295[27] = byte(s301 >> 32)
-		b295[28] = byte(s301 >> 24)
-		b295[29] = byte(s301 >> 16)
-		b295[30] = byte(s301 >> 8)
-		b295[31] = byte(s301)
-		s302 := v300.Lo
-		b295[32] = byte(s302 >> 56)
-		b295[33] = byte(s302 >> 48)
-		b295[34] = byte(s302 >> 40)
-		b295[35] = byte(s302 >> 32)
-		b295[36] = byte(s302 >> 24)
-		b295[37] = byte(s302 >> 16)
-		b295[38] = byte(s302 >> 8)
-		b295[39] = byte(s302)
-		wv303 := v294
-		ws304 := wv303.Hi
-		ws305 := wv303.Lo
-		dl306 := os296 + (ws304>>32 + uint64(uint32(ws304))) + (ws305>>32 + uint64(uint32(ws305)))
-		d293 += dl306
-		v307 := m3
-		wv309 := packet.Value{Hi: (uint64(b295[8])<<56 | uint64(b295[9])<<48 | uint64(b295[10])<<40 | uint64(b295[11])<<32 | uint64(b295[12])<<24 | uint64(b295[13])<<16 | uint64(b295[14])<<8 | uint64(b295[15])), Lo: (uint64(b295[16])<<56 | uint64(b295[17])<<48 | uint64(b295[18])<<40 | uint64(b295[19])<<32 | uint64(b295[20])<<24 | uint64(b295[21])<<16 | uint64(b295[22])<<8 | uint64(b295[23]))}
-		ws310 := ^wv309.Hi
-		ws311 := ^wv309.Lo
-		os308 := (ws310>>32 + uint64(uint32(ws310))) + (ws311>>32 + uint64(uint32(ws311)))
-		v312 := v307
-		s313 := v312.Hi
-		b295[8] = byte(s313 >> 56)
-		b295[9] = byte(s313 >> 48)
-		b295[10] = byte(s313 >> 40)
-		b295[11] = byte(s313 >> 32)
-		b295[12] = byte(s313 >> 24)
-		b295[13] = byte(s313 >> 16)
-		b295[14] = byte(s313 >> 8)
-		b295[15] = byte(s313)
-		s314 := v312.Lo
-		b295[16] = byte(s314 >> 56)
-		b295[17] = byte(s314 >> 48)
-		b295[18] = byte(s314 >> 40)
-		b295[19] = byte(s314 >> 32)
-		b295[20] = byte(s314 >> 24)
-		b295[21] = byte(s314 >> 16)
-		b295[22] = byte(s314 >> 8)
-		b295[23] = byte(s314)
-		wv315 := v307
-		ws316 := wv315.Hi
-		ws317 := wv315.Lo
-		dl318 := os308 + (ws316>>32 + uint64(uint32(ws316))) + (ws317>>32 + uint64(uint32(ws317)))
-		d293 += dl318
-		v319 := m21
-		b320 := data[h4 : h4+8] // udp
-		os321 := uint64(^uint16((uint64(b320[2])<<8 | uint64(b320[3]))))
-		s322 := v319
-		b320[2] = byte(s322 >> 8)
-		b320[3] = byte(s322)
-		dl323 := os321 + uint64(uint16(v319))
-		d293 += dl323
-		v324 := ((uint64(b295[4])<<8 | uint64(b295[5])) - 0x10)
-		os325 := uint64(^uint16((uint64(b295[4])<<8 | uint64(b295[5]))))
-		s326 := v324
-		b295[4] = byte(s326 >> 8)
-		b295[5] = byte(s326)
-		dl327 := os325 + uint64(uint16(v324))
-		d293 += dl327
+		var d295 uint64 // udp checksum
+		v296 := m12
+		b297 := data[h3 : h3+40] // ipv6
+		wv299 := packet.Value{Hi: (uint64(b297[24])<<56 | uint64(b297[25])<<48 | uint64(b297[26])<<40 | uint64(b297[27])<<32 | uint64(b297[28])<<24 | uint64(b297[29])<<16 | uint64(b297[30])<<8 | uint64(b297[31])), Lo: (uint64(b297[32])<<56 | uint64(b297[33])<<48 | uint64(b297[34])<<40 | uint64(b297[35])<<32 | uint64(b297[36])<<24 | uint64(b297[37])<<16 | uint64(b297[38])<<8 | uint64(b297[39]))}
+		ws300 := ^wv299.Hi
+		ws301 := ^wv299.Lo
+		os298 := (ws300>>32 + uint64(uint32(ws300))) + (ws301>>32 + uint64(uint32(ws301)))
+		v302 := v296
+		s303 := v302.Hi
+		b297[24] = byte(s303 >> 56)
+		b297[25] = byte(s303 >> 48)
+		b297[26] = byte(s303 >> 40)
+		b297[27] = byte(s303 >> 32)
+		b297[28] = byte(s303 >> 24)
+		b297[29] = byte(s303 >> 16)
+		b297[30] = byte(s303 >> 8)
+		b297[31] = byte(s303)
+		s304 := v302.Lo
+		b297[32] = byte(s304 >> 56)
+		b297[33] = byte(s304 >> 48)
+		b297[34] = byte(s304 >> 40)
+		b297[35] = byte(s304 >> 32)
+		b297[36] = byte(s304 >> 24)
+		b297[37] = byte(s304 >> 16)
+		b297[38] = byte(s304 >> 8)
+		b297[39] = byte(s304)
+		wv305 := v296
+		ws306 := wv305.Hi
+		ws307 := wv305.Lo
+		dl308 := os298 + (ws306>>32 + uint64(uint32(ws306))) + (ws307>>32 + uint64(uint32(ws307)))
+		d295 += dl308
+		v309 := m3
+		wv311 := packet.Value{Hi: (uint64(b297[8])<<56 | uint64(b297[9])<<48 | uint64(b297[10])<<40 | uint64(b297[11])<<32 | uint64(b297[12])<<24 | uint64(b297[13])<<16 | uint64(b297[14])<<8 | uint64(b297[15])), Lo: (uint64(b297[16])<<56 | uint64(b297[17])<<48 | uint64(b297[18])<<40 | uint64(b297[19])<<32 | uint64(b297[20])<<24 | uint64(b297[21])<<16 | uint64(b297[22])<<8 | uint64(b297[23]))}
+		ws312 := ^wv311.Hi
+		ws313 := ^wv311.Lo
+		os310 := (ws312>>32 + uint64(uint32(ws312))) + (ws313>>32 + uint64(uint32(ws313)))
+		v314 := v309
+		s315 := v314.Hi
+		b297[8] = byte(s315 >> 56)
+		b297[9] = byte(s315 >> 48)
+		b297[10] = byte(s315 >> 40)
+		b297[11] = byte(s315 >> 32)
+		b297[12] = byte(s315 >> 24)
+		b297[13] = byte(s315 >> 16)
+		b297[14] = byte(s315 >> 8)
+		b297[15] = byte(s315)
+		s316 := v314.Lo
+		b297[16] = byte(s316 >> 56)
+		b297[17] = byte(s316 >> 48)
+		b297[18] = byte(s316 >> 40)
+		b297[19] = byte(s316 >> 32)
+		b297[20] = byte(s316 >> 24)
+		b297[21] = byte(s316 >> 16)
+		b297[22] = byte(s316 >> 8)
+		b297[23] = byte(s316)
+		wv317 := v309
+		ws318 := wv317.Hi
+		ws319 := wv317.Lo
+		dl320 := os310 + (ws318>>32 + uint64(uint32(ws318))) + (ws319>>32 + uint64(uint32(ws319)))
+		d295 += dl320
+		v321 := m21
+		b322 := data[h4 : h4+8] // udp
+		os323 := uint64(^uint16((uint64(b322[2])<<8 | uint64(b322[3]))))
+		s324 := v321
+		b322[2] = byte(s324 >> 8)
+		b322[3] = byte(s324)
+		dl325 := os323 + uint64(uint16(v321))
+		d295 += dl325
+		v326 := ((uint64(b297[4])<<8 | uint64(b297[5])) - 0x10)
+		os327 := uint64(^uint16((uint64(b297[4])<<8 | uint64(b297[5]))))
+		s328 := v326
+		b297[4] = byte(s328 >> 8)
+		b297[5] = byte(s328)
+		dl329 := os327 + uint64(uint16(v326))
+		d295 += dl329
 		if h4+8 <= len(data) {
-			pendD4 += d293
+			pendD4 += d295
 			pendK4 = true
 		}
 		pl.edges[32]++
@@ -4447,9 +4445,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s328 := r
-				cb[0] = byte(s328 >> 8)
-				cb[1] = byte(s328)
+				s330 := r
+				cb[0] = byte(s330 >> 8)
+				cb[1] = byte(s330)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4466,9 +4464,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s329 := r
-				cb[0] = byte(s329 >> 8)
-				cb[1] = byte(s329)
+				s331 := r
+				cb[0] = byte(s331 >> 8)
+				cb[1] = byte(s331)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -4114,10 +4114,10 @@ n92:
 		}
 		if po211 > h4 && (po211-h4)%2 == 0 {
 			pw214 := data[po211 : po211+12]
-			d213 := uint32(uint64(pw214[0])<<8|uint64(pw214[1])) + uint32(uint64(pw214[2])<<8|uint64(pw214[3])) + uint32(uint64(pw214[4])<<8|uint64(pw214[5])) + uint32(uint64(pw214[6])<<8|uint64(pw214[7])) + uint32(uint64(pw214[8])<<8|uint64(pw214[9])) + uint32(uint64(pw214[10])<<8|uint64(pw214[11]))
-			d213 += bits.RotateLeft32(d213, 16)
+			ws215 := ^(uint64(pw214[0])<<56 | uint64(pw214[1])<<48 | uint64(pw214[2])<<40 | uint64(pw214[3])<<32 | uint64(pw214[4])<<24 | uint64(pw214[5])<<16 | uint64(pw214[6])<<8 | uint64(pw214[7]))
+			d213 := (ws215>>32 + uint64(uint32(ws215))) + uint64(^uint32((uint64(pw214[8])<<24 | uint64(pw214[9])<<16 | uint64(pw214[10])<<8 | uint64(pw214[11]))))
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d213 >> 16))
+				pendD4 += d213
 				pendK4 = true
 			}
 		}
@@ -4131,24 +4131,24 @@ n92:
 	}
 n93:
 	{ // LbPopV3Body: pop lb_v3
-		po215, pn216 := h11, 12 // lb_v3
-		if po215+pn216 > len(data) {
+		po216, pn217 := h11, 12 // lb_v3
+		if po216+pn217 > len(data) {
 			return pl.drop(34)
 		}
-		if po215 > h4 && (po215-h4)%2 == 0 {
-			pw218 := data[po215 : po215+12]
-			d217 := uint32(uint64(pw218[0])<<8|uint64(pw218[1])) + uint32(uint64(pw218[2])<<8|uint64(pw218[3])) + uint32(uint64(pw218[4])<<8|uint64(pw218[5])) + uint32(uint64(pw218[6])<<8|uint64(pw218[7])) + uint32(uint64(pw218[8])<<8|uint64(pw218[9])) + uint32(uint64(pw218[10])<<8|uint64(pw218[11]))
-			d217 += bits.RotateLeft32(d217, 16)
+		if po216 > h4 && (po216-h4)%2 == 0 {
+			pw219 := data[po216 : po216+12]
+			ws220 := ^(uint64(pw219[0])<<56 | uint64(pw219[1])<<48 | uint64(pw219[2])<<40 | uint64(pw219[3])<<32 | uint64(pw219[4])<<24 | uint64(pw219[5])<<16 | uint64(pw219[6])<<8 | uint64(pw219[7]))
+			d218 := (ws220>>32 + uint64(uint32(ws220))) + uint64(^uint32((uint64(pw219[8])<<24 | uint64(pw219[9])<<16 | uint64(pw219[10])<<8 | uint64(pw219[11]))))
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d217 >> 16))
+				pendD4 += d218
 				pendK4 = true
 			}
 		}
-		pendOff = po215
-		pendN = pn216
+		pendOff = po216
+		pendN = pn217
 		h11 = -1
-		if cur > po215 {
-			cur = max(po215, cur-pn216)
+		if cur > po216 {
+			cur = max(po216, cur-pn217)
 		}
 		pl.edges[23]++
 		goto n94
@@ -4165,47 +4165,46 @@ n94:
 			}
 			pendN = 0
 		}
-		po219, pn220 := h9, 4 // lb_common
-		if po219+pn220 > len(data) {
+		po221, pn222 := h9, 4 // lb_common
+		if po221+pn222 > len(data) {
 			return pl.drop(35)
 		}
-		if po219 > h4 && (po219-h4)%2 == 0 {
-			pw222 := data[po219 : po219+4]
-			d221 := uint32(uint64(pw222[0])<<8|uint64(pw222[1])) + uint32(uint64(pw222[2])<<8|uint64(pw222[3]))
-			d221 += bits.RotateLeft32(d221, 16)
+		if po221 > h4 && (po221-h4)%2 == 0 {
+			pw224 := data[po221 : po221+4]
+			d223 := uint64(^uint32((uint64(pw224[0])<<24 | uint64(pw224[1])<<16 | uint64(pw224[2])<<8 | uint64(pw224[3]))))
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d221 >> 16))
+				pendD4 += d223
 				pendK4 = true
 			}
 		}
-		pendN += pn220
-		if po219 < len(data)-po219-pendN {
-			copy(data[pendN:pendN+po219], data[:po219])
+		pendN += pn222
+		if po221 < len(data)-po221-pendN {
+			copy(data[pendN:pendN+po221], data[:po221])
 			data = data[pendN:]
 		} else {
-			copy(data[po219:], data[po219+pendN:])
+			copy(data[po221:], data[po221+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po219 {
-			cur = max(po219, cur-pn220)
+		if cur > po221 {
+			cur = max(po221, cur-pn222)
 		}
 		goto n95
 	}
 n95:
 	{ // LbUdpLen: set udp.length
-		var d223 uint64         // udp checksum
-		b224 := data[h4 : h4+8] // udp
-		v225 := ((uint64(b224[4])<<8 | uint64(b224[5])) - 0x10)
-		os226 := uint64(^uint16((uint64(b224[4])<<8 | uint64(b224[5]))))
-		s227 := v225
-		b224[4] = byte(s227 >> 8)
-		b224[5] = byte(s227)
-		dl228 := os226 + uint64(uint16(v225))
-		d223 += dl228
+		var d225 uint64         // udp checksum
+		b226 := data[h4 : h4+8] // udp
+		v227 := ((uint64(b226[4])<<8 | uint64(b226[5])) - 0x10)
+		os228 := uint64(^uint16((uint64(b226[4])<<8 | uint64(b226[5]))))
+		s229 := v227
+		b226[4] = byte(s229 >> 8)
+		b226[5] = byte(s229)
+		dl230 := os228 + uint64(uint16(v227))
+		d225 += dl230
 		if h4+8 <= len(data) {
-			pendD4 += d223
+			pendD4 += d225
 			pendK4 = true
 		}
 		pl.edges[24]++
@@ -4213,21 +4212,21 @@ n95:
 	}
 n83:
 	{ // LbEth: set ethernet.src, ethernet.dst
-		b229 := data[h0 : h0+14] // ethernet
-		s230 := m2
-		b229[6] = byte(s230 >> 40)
-		b229[7] = byte(s230 >> 32)
-		b229[8] = byte(s230 >> 24)
-		b229[9] = byte(s230 >> 16)
-		b229[10] = byte(s230 >> 8)
-		b229[11] = byte(s230)
-		s231 := m10
-		b229[0] = byte(s231 >> 40)
-		b229[1] = byte(s231 >> 32)
-		b229[2] = byte(s231 >> 24)
-		b229[3] = byte(s231 >> 16)
-		b229[4] = byte(s231 >> 8)
-		b229[5] = byte(s231)
+		b231 := data[h0 : h0+14] // ethernet
+		s232 := m2
+		b231[6] = byte(s232 >> 40)
+		b231[7] = byte(s232 >> 32)
+		b231[8] = byte(s232 >> 24)
+		b231[9] = byte(s232 >> 16)
+		b231[10] = byte(s232 >> 8)
+		b231[11] = byte(s232)
+		s233 := m10
+		b231[0] = byte(s233 >> 40)
+		b231[1] = byte(s233 >> 32)
+		b231[2] = byte(s233 >> 24)
+		b231[3] = byte(s233 >> 16)
+		b231[4] = byte(s233 >> 8)
+		b231[5] = byte(s233)
 		goto n84
 	}
 n84:
@@ -4246,115 +4245,115 @@ n85:
 	}
 n87:
 	{ // LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl
-		var d232 uint64 // ipv4 checksum
-		var d233 uint64 // udp checksum
-		v234 := m11
-		b235 := data[h2 : h2+20] // ipv4
-		os236 := uint64(^uint32((uint64(b235[16])<<24 | uint64(b235[17])<<16 | uint64(b235[18])<<8 | uint64(b235[19]))))
-		s237 := v234
-		b235[16] = byte(s237 >> 24)
-		b235[17] = byte(s237 >> 16)
-		b235[18] = byte(s237 >> 8)
-		b235[19] = byte(s237)
-		dl238 := os236 + uint64(uint32(v234))
-		d232 += dl238
-		d233 += dl238
-		v239 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		os240 := uint64(^uint32((uint64(b235[12])<<24 | uint64(b235[13])<<16 | uint64(b235[14])<<8 | uint64(b235[15]))))
-		s241 := v239
-		b235[12] = byte(s241 >> 24)
-		b235[13] = byte(s241 >> 16)
-		b235[14] = byte(s241 >> 8)
-		b235[15] = byte(s241)
-		dl242 := os240 + uint64(uint32(v239))
-		d232 += dl242
-		d233 += dl242
-		v243 := m21
-		b244 := data[h4 : h4+8] // udp
-		os245 := uint64(^uint16((uint64(b244[2])<<8 | uint64(b244[3]))))
-		s246 := v243
-		b244[2] = byte(s246 >> 8)
-		b244[3] = byte(s246)
-		dl247 := os245 + uint64(uint16(v243))
-		d233 += dl247
-		v248 := uint64(b235[8])
-		os249 := (uint64(1)*0xffff - uint64(uint32(uint64(b235[8])<<8|uint64(b235[9]))) + uint64(0))
-		b235[8] = byte(v248)
-		dl250 := os249 + uint64(uint32(uint64(b235[8])<<8|uint64(b235[9])))
-		d232 += dl250
+		var d234 uint64 // ipv4 checksum
+		var d235 uint64 // udp checksum
+		v236 := m11
+		b237 := data[h2 : h2+20] // ipv4
+		os238 := uint64(^uint32((uint64(b237[16])<<24 | uint64(b237[17])<<16 | uint64(b237[18])<<8 | uint64(b237[19]))))
+		s239 := v236
+		b237[16] = byte(s239 >> 24)
+		b237[17] = byte(s239 >> 16)
+		b237[18] = byte(s239 >> 8)
+		b237[19] = byte(s239)
+		dl240 := os238 + uint64(uint32(v236))
+		d234 += dl240
+		d235 += dl240
+		v241 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		os242 := uint64(^uint32((uint64(b237[12])<<24 | uint64(b237[13])<<16 | uint64(b237[14])<<8 | uint64(b237[15]))))
+		s243 := v241
+		b237[12] = byte(s243 >> 24)
+		b237[13] = byte(s243 >> 16)
+		b237[14] = byte(s243 >> 8)
+		b237[15] = byte(s243)
+		dl244 := os242 + uint64(uint32(v241))
+		d234 += dl244
+		d235 += dl244
+		v245 := m21
+		b246 := data[h4 : h4+8] // udp
+		os247 := uint64(^uint16((uint64(b246[2])<<8 | uint64(b246[3]))))
+		s248 := v245
+		b246[2] = byte(s248 >> 8)
+		b246[3] = byte(s248)
+		dl249 := os247 + uint64(uint16(v245))
+		d235 += dl249
+		v250 := uint64(b237[8])
+		os251 := (uint64(1)*0xffff - uint64(uint32(uint64(b237[8])<<8|uint64(b237[9]))) + uint64(0))
+		b237[8] = byte(v250)
+		dl252 := os251 + uint64(uint32(uint64(b237[8])<<8|uint64(b237[9])))
+		d234 += dl252
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d232
+			x := uint64(^cv) + d234
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s251 := r
-			cb[0] = byte(s251 >> 8)
-			cb[1] = byte(s251)
+			s253 := r
+			cb[0] = byte(s253 >> 8)
+			cb[1] = byte(s253)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d233
+			pendD4 += d235
 			pendK4 = true
 		}
 		goto n96
 	}
 n88:
 	{ // LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len
-		var d252 uint64 // ipv4 checksum
-		var d253 uint64 // udp checksum
-		v254 := m11
-		b255 := data[h2 : h2+20] // ipv4
-		os256 := uint64(^uint32((uint64(b255[16])<<24 | uint64(b255[17])<<16 | uint64(b255[18])<<8 | uint64(b255[19]))))
-		s257 := v254
-		b255[16] = byte(s257 >> 24)
-		b255[17] = byte(s257 >> 16)
-		b255[18] = byte(s257 >> 8)
-		b255[19] = byte(s257)
-		dl258 := os256 + uint64(uint32(v254))
-		d252 += dl258
-		d253 += dl258
-		v259 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		os260 := uint64(^uint32((uint64(b255[12])<<24 | uint64(b255[13])<<16 | uint64(b255[14])<<8 | uint64(b255[15]))))
-		s261 := v259
-		b255[12] = byte(s261 >> 24)
-		b255[13] = byte(s261 >> 16)
-		b255[14] = byte(s261 >> 8)
-		b255[15] = byte(s261)
-		dl262 := os260 + uint64(uint32(v259))
-		d252 += dl262
-		d253 += dl262
-		v263 := m21
-		b264 := data[h4 : h4+8] // udp
-		os265 := uint64(^uint16((uint64(b264[2])<<8 | uint64(b264[3]))))
-		s266 := v263
-		b264[2] = byte(s266 >> 8)
-		b264[3] = byte(s266)
-		dl267 := os265 + uint64(uint16(v263))
-		d253 += dl267
-		v268 := ((uint64(b255[2])<<8 | uint64(b255[3])) - 0x10)
-		os269 := uint64(^uint16((uint64(b255[2])<<8 | uint64(b255[3]))))
-		s270 := v268
-		b255[2] = byte(s270 >> 8)
-		b255[3] = byte(s270)
-		dl271 := os269 + uint64(uint16(v268))
-		d252 += dl271
-		d253 += dl271
+		var d254 uint64 // ipv4 checksum
+		var d255 uint64 // udp checksum
+		v256 := m11
+		b257 := data[h2 : h2+20] // ipv4
+		os258 := uint64(^uint32((uint64(b257[16])<<24 | uint64(b257[17])<<16 | uint64(b257[18])<<8 | uint64(b257[19]))))
+		s259 := v256
+		b257[16] = byte(s259 >> 24)
+		b257[17] = byte(s259 >> 16)
+		b257[18] = byte(s259 >> 8)
+		b257[19] = byte(s259)
+		dl260 := os258 + uint64(uint32(v256))
+		d254 += dl260
+		d255 += dl260
+		v261 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		os262 := uint64(^uint32((uint64(b257[12])<<24 | uint64(b257[13])<<16 | uint64(b257[14])<<8 | uint64(b257[15]))))
+		s263 := v261
+		b257[12] = byte(s263 >> 24)
+		b257[13] = byte(s263 >> 16)
+		b257[14] = byte(s263 >> 8)
+		b257[15] = byte(s263)
+		dl264 := os262 + uint64(uint32(v261))
+		d254 += dl264
+		d255 += dl264
+		v265 := m21
+		b266 := data[h4 : h4+8] // udp
+		os267 := uint64(^uint16((uint64(b266[2])<<8 | uint64(b266[3]))))
+		s268 := v265
+		b266[2] = byte(s268 >> 8)
+		b266[3] = byte(s268)
+		dl269 := os267 + uint64(uint16(v265))
+		d255 += dl269
+		v270 := ((uint64(b257[2])<<8 | uint64(b257[3])) - 0x10)
+		os271 := uint64(^uint16((uint64(b257[2])<<8 | uint64(b257[3]))))
+		s272 := v270
+		b257[2] = byte(s272 >> 8)
+		b257[3] = byte(s272)
+		dl273 := os271 + uint64(uint16(v270))
+		d254 += dl273
+		d255 += dl273
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d252
+			x := uint64(^cv) + d254
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s272 := r
-			cb[0] = byte(s272 >> 8)
-			cb[1] = byte(s272)
+			s274 := r
+			cb[0] = byte(s274 >> 8)
+			cb[1] = byte(s274)
 		}
 		if h4+8 <= len(data) {
-			pendD4 += d253
+			pendD4 += d255
 			pendK4 = true
 		}
 		pl.edges[25]++
@@ -4369,76 +4368,76 @@ n86:
 	}
 n89:
 	{ // LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport
-		var d273 uint64 // udp checksum
-		v274 := m12
-		b275 := data[h3 : h3+40] // ipv6
-		wv277 := packet.Value{Hi: (uint64(b275[24])<<56 | uint64(b275[25])<<48 | uint64(b275[26])<<40 | uint64(b275[27])<<32 | uint64(b275[28])<<24 | uint64(b275[29])<<16 | uint64(b275[30])<<8 | uint64(b275[31])), Lo: (uint64(b275[32])<<56 | uint64(b275[33])<<48 | uint64(b275[34])<<40 | uint64(b275[35])<<32 | uint64(b275[36])<<24 | uint64(b275[37])<<16 | uint64(b275[38])<<8 | uint64(b275[39]))}
-		ws278 := ^wv277.Hi
-		ws279 := ^wv277.Lo
-		os276 := (ws278>>32 + uint64(uint32(ws278))) + (ws279>>32 + uint64(uint32(ws279)))
-		v280 := v274
-		s281 := v280.Hi
-		b275[24] = byte(s281 >> 56)
-		b275[25] = byte(s281 >> 48)
-		b275[26] = byte(s281 >> 40)
-		b275[27] = byte(s281 >> 32)
-		b275[28] = byte(s281 >> 24)
-		b275[29] = byte(s281 >> 16)
-		b275[30] = byte(s281 >> 8)
-		b275[31] = byte(s281)
-		s282 := v280.Lo
-		b275[32] = byte(s282 >> 56)
-		b275[33] = byte(s282 >> 48)
-		b275[34] = byte(s282 >> 40)
-		b275[35] = byte(s282 >> 32)
-		b275[36] = byte(s282 >> 24)
-		b275[37] = byte(s282 >> 16)
-		b275[38] = byte(s282 >> 8)
-		b275[39] = byte(s282)
-		wv283 := v274
-		ws284 := wv283.Hi
-		ws285 := wv283.Lo
-		dl286 := os276 + (ws284>>32 + uint64(uint32(ws284))) + (ws285>>32 + uint64(uint32(ws285)))
-		d273 += dl286
-		v287 := m3
-		wv289 := packet.Value{Hi: (uint64(b275[8])<<56 | uint64(b275[9])<<48 | uint64(b275[10])<<40 | uint64(b275[11])<<32 | uint64(b275[12])<<24 | uint64(b275[13])<<16 | uint64(b275[14])<<8 | uint64(b275[15])), Lo: (uint64(b275[16])<<56 | uint64(b275[17])<<48 | uint64(b275[18])<<40 | uint64(b275[19])<<32 | uint64(b275[20])<<24 | uint64(b275[21])<<16 | uint64(b275[22])<<8 | uint64(b275[23]))}
-		ws290 := ^wv289.Hi
-		ws291 := ^wv289.Lo
-		os288 := (ws290>>32 + uint64(uint32(ws290))) + (ws291>>32 + uint64(uint32(ws291)))
-		v292 := v287
-		s293 := v292.Hi
-		b275[8] = byte(s293 >> 56)
-		b275[9] = byte(s293 >> 48)
-		b275[10] = byte(s293 >> 40)
-		b275[11] = byte(s293 >> 32)
-		b275[12] = byte(s293 >> 24)
-		b275[13] = byte(s293 >> 16)
-		b275[14] = byte(s293 >> 8)
-		b275[15] = byte(s293)
-		s294 := v292.Lo
-		b275[16] = byte(s294 >> 56)
-		b275[17] = byte(s294 >> 48)
-		b275[18] = byte(s294 >> 40)
-		b275[19] = byte(s294 >> 32)
-		b275[20] = byte(s294 >> 24)
-		b275[21] = byte(s294 >> 16)
-		b275[22] = byte(s294 >> 8)
-		b275[23] = byte(s294)
-		wv295 := v287
-		ws296 := wv295.Hi
-		ws297 := wv295.Lo
-		dl298 := os288 + (ws296>>32 + uint64(uint32(ws296))) + (ws297>>32 + uint64(uint32(ws297)))
-		d273 += dl298
-		v299 := m21
-		b300 := data[h4 : h4+8] // udp
-		os301 := uint64(^uint16((uint64(b300[2])<<8 | uint64(b300[3]))))
-		s302 := v299
-		b300[2] = byte(s302 >> 8)
-		b300[3] = byte(s302)
-		dl303 := os301 + uint64(uint16(v299))
-		d273 += dl303
+		var d275 uint64 // udp checksum
+		v276 := m12
+		b277 := data[h3 : h3+40] // ipv6
+		wv279 := packet.Value{Hi: (uint64(b277[24])<<56 | uint64(b277[25])<<48 | uint64(b277[26])<<40 | uint64(b277[27])<<32 | uint64(b277[28])<<24 | uint64(b277[29])<<16 | uint64(b277[30])<<8 | uint64(b277[31])), Lo: (uint64(b277[32])<<56 | uint64(b277[33])<<48 | uint64(b277[34])<<40 | uint64(b277[35])<<32 | uint64(b277[36])<<24 | uint64(b277[37])<<16 | uint64(b277[38])<<8 | uint64(b277[39]))}
+		ws280 := ^wv279.Hi
+		ws281 := ^wv279.Lo
+		os278 := (ws280>>32 + uint64(uint32(ws280))) + (ws281>>32 + uint64(uint32(ws281)))
+		v282 := v276
+		s283 := v282.Hi
+		b277[24] = byte(s283 >> 56)
+		b277[25] = byte(s283 >> 48)
+		b277[26] = byte(s283 >> 40)
+		b277[27] = byte(s283 >> 32)
+		b277[28] = byte(s283 >> 24)
+		b277[29] = byte(s283 >> 16)
+		b277[30] = byte(s283 >> 8)
+		b277[31] = byte(s283)
+		s284 := v282.Lo
+		b277[32] = byte(s284 >> 56)
+		b277[33] = byte(s284 >> 48)
+		b277[34] = byte(s284 >> 40)
+		b277[35] = byte(s284 >> 32)
+		b277[36] = byte(s284 >> 24)
+		b277[37] = byte(s284 >> 16)
+		b277[38] = byte(s284 >> 8)
+		b277[39] = byte(s284)
+		wv285 := v276
+		ws286 := wv285.Hi
+		ws287 := wv285.Lo
+		dl288 := os278 + (ws286>>32 + uint64(uint32(ws286))) + (ws287>>32 + uint64(uint32(ws287)))
+		d275 += dl288
+		v289 := m3
+		wv291 := packet.Value{Hi: (uint64(b277[8])<<56 | uint64(b277[9])<<48 | uint64(b277[10])<<40 | uint64(b277[11])<<32 | uint64(b277[12])<<24 | uint64(b277[13])<<16 | uint64(b277[14])<<8 | uint64(b277[15])), Lo: (uint64(b277[16])<<56 | uint64(b277[17])<<48 | uint64(b277[18])<<40 | uint64(b277[19])<<32 | uint64(b277[20])<<24 | uint64(b277[21])<<16 | uint64(b277[22])<<8 | uint64(b277[23]))}
+		ws292 := ^wv291.Hi
+		ws293 := ^wv291.Lo
+		os290 := (ws292>>32 + uint64(uint32(ws292))) + (ws293>>32 + uint64(uint32(ws293)))
+		v294 := v289
+		s295 := v294.Hi
+		b277[8] = byte(s295 >> 56)
+		b277[9] = byte(s295 >> 48)
+		b277[10] = byte(s295 >> 40)
+		b277[11] = byte(s295 >> 32)
+		b277[12] = byte(s295 >> 24)
+		b277[13] = byte(s295 >> 16)
+		b277[14] = byte(s295 >> 8)
+		b277[15] = byte(s295)
+		s296 := v294.Lo
+		b277[16] = byte(s296 >> 56)
+		b277[17] = byte(s296 >> 48)
+		b277[18] = byte(s296 >> 40)
+		b277[19] = byte(s296 >> 32)
+		b277[20] = byte(s296 >> 24)
+		b277[21] = byte(s296 >> 16)
+		b277[22] = byte(s296 >> 8)
+		b277[23] = byte(s296)
+		wv297 := v289
+		ws298 := wv297.Hi
+		ws299 := wv297.Lo
+		dl300 := os290 + (ws298>>32 + uint64(uint32(ws298))) + (ws299>>32 + uint64(uint32(ws299)))
+		d275 += dl300
+		v301 := m21
+		b302 := data[h4 : h4+8] // udp
+		os303 := uint64(^uint16((uint64(b302[2])<<8 | uint64(b302[3]))))
+		s304 := v301
+		b302[2] = byte(s304 >> 8)
+		b302[3] = byte(s304)
+		dl305 := os303 + uint64(uint16(v301))
+		d275 += dl305
 		if h4+8 <= len(data) {
-			pendD4 += d273
+			pendD4 += d275
 			pendK4 = true
 		}
 		pl.edges[26]++
@@ -4446,83 +4445,83 @@ n89:
 	}
 n90:
 	{ // LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len
-		var d304 uint64 // udp checksum
-		v305 := m12
-		b306 := data[h3 : h3+40] // ipv6
-		wv308 := packet.Value{Hi: (uint64(b306[24])<<56 | uint64(b306[25])<<48 | uint64(b306[26])<<40 | uint64(b306[27])<<32 | uint64(b306[28])<<24 | uint64(b306[29])<<16 | uint64(b306[30])<<8 | uint64(b306[31])), Lo: (uint64(b306[32])<<56 | uint64(b306[33])<<48 | uint64(b306[34])<<40 | uint64(b306[35])<<32 | uint64(b306[36])<<24 | uint64(b306[37])<<16 | uint64(b306[38])<<8 | uint64(b306[39]))}
-		ws309 := ^wv308.Hi
-		ws310 := ^wv308.Lo
-		os307 := (ws309>>32 + uint64(uint32(ws309))) + (ws310>>32 + uint64(uint32(ws310)))
-		v311 := v305
-		s312 := v311.Hi
-		b306[24] = byte(s312 >> 56)
-		b306[25] = byte(s312 >> 48)
-		b306[26] = byte(s312 >> 40)
-		b306[27] = byte(s312 >> 32)
-		b306[28] = byte(s312 >> 24)
-		b306[29] = byte(s312 >> 16)
-		b306[30] = byte(s312 >> 8)
-		b306[31] = byte(s312)
-		s313 := v311.Lo
-		b306[32] = byte(s313 >> 56)
-		b306[33] = byte(s313 >> 48)
-		b306[34] = byte(s313 >> 40)
-		b306[35] = byte(s313 >> 32)
-		b306[36] = byte(s313 >> 24)
-		b306[37] = byte(s313 >> 16)
-		b306[38] = byte(s313 >> 8)
-		b306[39] = byte(s313)
-		wv314 := v305
-		ws315 := wv314.Hi
-		ws316 := wv314.Lo
-		dl317 := os307 + (ws315>>32 + uint64(uint32(ws315))) + (ws316>>32 + uint64(uint32(ws316)))
-		d304 += dl317
-		v318 := m3
-		wv320 := packet.Value{Hi: (uint64(b306[8])<<56 | uint64(b306[9])<<48 | uint64(b306[10])<<40 | uint64(b306[11])<<32 | uint64(b306[12])<<24 | uint64(b306[13])<<16 | uint64(b306[14])<<8 | uint64(b306[15])), Lo: (uint64(b306[16])<<56 | uint64(b306[17])<<48 | uint64(b306[18])<<40 | uint64(b306[19])<<32 | uint64(b306[20])<<24 | uint64(b306[21])<<16 | uint64(b306[22])<<8 | uint64(b306[23]))}
-		ws321 := ^wv320.Hi
-		ws322 := ^wv320.Lo
-		os319 := (ws321>>32 + uint64(uint32(ws321))) + (ws322>>32 + uint64(uint32(ws322)))
-		v323 := v318
-		s324 := v323.Hi
-		b306[8] = byte(s324 >> 56)
-		b306[9] = byte(s324 >> 48)
-		b306[10] = byte(s324 >> 40)
-		b306[11] = byte(s324 >> 32)
-		b306[12] = byte(s324 >> 24)
-		b306[13] = byte(s324 >> 16)
-		b306[14] = byte(s324 >> 8)
-		b306[15] = byte(s324)
-		s325 := v323.Lo
-		b306[16] = byte(s325 >> 56)
-		b306[17] = byte(s325 >> 48)
-		b306[18] = byte(s325 >> 40)
-		b306[19] = byte(s325 >> 32)
-		b306[20] = byte(s325 >> 24)
-		b306[21] = byte(s325 >> 16)
-		b306[22] = byte(s325 >> 8)
-		b306[23] = byte(s325)
-		wv326 := v318
-		ws327 := wv326.Hi
-		ws328 := wv326.Lo
-		dl329 := os319 + (ws327>>32 + uint64(uint32(ws327))) + (ws328>>32 + uint64(uint32(ws328)))
-		d304 += dl329
-		v330 := m21
-		b331 := data[h4 : h4+8] // udp
-		os332 := uint64(^uint16((uint64(b331[2])<<8 | uint64(b331[3]))))
-		s333 := v330
-		b331[2] = byte(s333 >> 8)
-		b331[3] = byte(s333)
-		dl334 := os332 + uint64(uint16(v330))
-		d304 += dl334
-		v335 := ((uint64(b306[4])<<8 | uint64(b306[5])) - 0x10)
-		os336 := uint64(^uint16((uint64(b306[4])<<8 | uint64(b306[5]))))
-		s337 := v335
-		b306[4] = byte(s337 >> 8)
-		b306[5] = byte(s337)
-		dl338 := os336 + uint64(uint16(v335))
-		d304 += dl338
+		var d306 uint64 // udp checksum
+		v307 := m12
+		b308 := data[h3 : h3+40] // ipv6
+		wv310 := packet.Value{Hi: (uint64(b308[24])<<56 | uint64(b308[25])<<48 | uint64(b308[26])<<40 | uint64(b308[27])<<32 | uint64(b308[28])<<24 | uint64(b308[29])<<16 | uint64(b308[30])<<8 | uint64(b308[31])), Lo: (uint64(b308[32])<<56 | uint64(b308[33])<<48 | uint64(b308[34])<<40 | uint64(b308[35])<<32 | uint64(b308[36])<<24 | uint64(b308[37])<<16 | uint64(b308[38])<<8 | uint64(b308[39]))}
+		ws311 := ^wv310.Hi
+		ws312 := ^wv310.Lo
+		os309 := (ws311>>32 + uint64(uint32(ws311))) + (ws312>>32 + uint64(uint32(ws312)))
+		v313 := v307
+		s314 := v313.Hi
+		b308[24] = byte(s314 >> 56)
+		b308[25] = byte(s314 >> 48)
+		b308[26] = byte(s314 >> 40)
+		b308[27] = byte(s314 >> 32)
+		b308[28] = byte(s314 >> 24)
+		b308[29] = byte(s314 >> 16)
+		b308[30] = byte(s314 >> 8)
+		b308[31] = byte(s314)
+		s315 := v313.Lo
+		b308[32] = byte(s315 >> 56)
+		b308[33] = byte(s315 >> 48)
+		b308[34] = byte(s315 >> 40)
+		b308[35] = byte(s315 >> 32)
+		b308[36] = byte(s315 >> 24)
+		b308[37] = byte(s315 >> 16)
+		b308[38] = byte(s315 >> 8)
+		b308[39] = byte(s315)
+		wv316 := v307
+		ws317 := wv316.Hi
+		ws318 := wv316.Lo
+		dl319 := os309 + (ws317>>32 + uint64(uint32(ws317))) + (ws318>>32 + uint64(uint32(ws318)))
+		d306 += dl319
+		v320 := m3
+		wv322 := packet.Value{Hi: (uint64(b308[8])<<56 | uint64(b308[9])<<48 | uint64(b308[10])<<40 | uint64(b308[11])<<32 | uint64(b308[12])<<24 | uint64(b308[13])<<16 | uint64(b308[14])<<8 | uint64(b308[15])), Lo: (uint64(b308[16])<<56 | uint64(b308[17])<<48 | uint64(b308[18])<<40 | uint64(b308[19])<<32 | uint64(b308[20])<<24 | uint64(b308[21])<<16 | uint64(b308[22])<<8 | uint64(b308[23]))}
+		ws323 := ^wv322.Hi
+		ws324 := ^wv322.Lo
+		os321 := (ws323>>32 + uint64(uint32(ws323))) + (ws324>>32 + uint64(uint32(ws324)))
+		v325 := v320
+		s326 := v325.Hi
+		b308[8] = byte(s326 >> 56)
+		b308[9] = byte(s326 >> 48)
+		b308[10] = byte(s326 >> 40)
+		b308[11] = byte(s326 >> 32)
+		b308[12] = byte(s326 >> 24)
+		b308[13] = byte(s326 >> 16)
+		b308[14] = byte(s326 >> 8)
+		b308[15] = byte(s326)
+		s327 := v325.Lo
+		b308[16] = byte(s327 >> 56)
+		b308[17] = byte(s327 >> 48)
+		b308[18] = byte(s327 >> 40)
+		b308[19] = byte(s327 >> 32)
+		b308[20] = byte(s327 >> 24)
+		b308[21] = byte(s327 >> 16)
+		b308[22] = byte(s327 >> 8)
+		b308[23] = byte(s327)
+		wv328 := v320
+		ws329 := wv328.Hi
+		ws330 := wv328.Lo
+		dl331 := os321 + (ws329>>32 + uint64(uint32(ws329))) + (ws330>>32 + uint64(uint32(ws330)))
+		d306 += dl331
+		v332 := m21
+		b333 := data[h4 : h4+8] // udp
+		os334 := uint64(^uint16((uint64(b333[2])<<8 | uint64(b333[3]))))
+		s335 := v332
+		b333[2] = byte(s335 >> 8)
+		b333[3] = byte(s335)
+		dl336 := os334 + uint64(uint16(v332))
+		d306 += dl336
+		v337 := ((uint64(b308[4])<<8 | uint64(b308[5])) - 0x10)
+		os338 := uint64(^uint16((uint64(b308[4])<<8 | uint64(b308[5]))))
+		s339 := v337
+		b308[4] = byte(s339 >> 8)
+		b308[5] = byte(s339)
+		dl340 := os338 + uint64(uint16(v337))
+		d306 += dl340
 		if h4+8 <= len(data) {
-			pendD4 += d304
+			pendD4 += d306
 			pendK4 = true
 		}
 		pl.edges[27]++
@@ -4551,9 +4550,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s339 := r
-				cb[0] = byte(s339 >> 8)
-				cb[1] = byte(s339)
+				s341 := r
+				cb[0] = byte(s341 >> 8)
+				cb[1] = byte(s341)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4570,9 +4569,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s340 := r
-				cb[0] = byte(s340 >> 8)
-				cb[1] = byte(s340)
+				s342 := r
+				cb[0] = byte(s342 >> 8)
+				cb[1] = byte(s342)
 			}
 			pendD4, pendK4 = 0, false
 		}

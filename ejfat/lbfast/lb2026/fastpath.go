@@ -1842,10 +1842,10 @@ t179:
 		}
 		if (h4 >= 0) && po358 > h4 && (po358-h4)%2 == 0 {
 			pw361 := data[po358 : po358+12]
-			d360 := uint32(uint64(pw361[0])<<8|uint64(pw361[1])) + uint32(uint64(pw361[2])<<8|uint64(pw361[3])) + uint32(uint64(pw361[4])<<8|uint64(pw361[5])) + uint32(uint64(pw361[6])<<8|uint64(pw361[7])) + uint32(uint64(pw361[8])<<8|uint64(pw361[9])) + uint32(uint64(pw361[10])<<8|uint64(pw361[11]))
-			d360 += bits.RotateLeft32(d360, 16)
+			ws362 := ^(uint64(pw361[0])<<56 | uint64(pw361[1])<<48 | uint64(pw361[2])<<40 | uint64(pw361[3])<<32 | uint64(pw361[4])<<24 | uint64(pw361[5])<<16 | uint64(pw361[6])<<8 | uint64(pw361[7]))
+			d360 := (ws362>>32 + uint64(uint32(ws362))) + uint64(^uint32((uint64(pw361[8])<<24 | uint64(pw361[9])<<16 | uint64(pw361[10])<<8 | uint64(pw361[11]))))
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d360 >> 16))
+				pendD4 += d360
 				pendK4 = true
 			}
 		}
@@ -1869,52 +1869,51 @@ t181:
 			}
 			pendN = 0
 		}
-		po366, pn367 := h9, 4 // lb_common
-		if po366+pn367 > len(data) {
+		po368, pn369 := h9, 4 // lb_common
+		if po368+pn369 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po366 > h4 && (po366-h4)%2 == 0 {
-			pw369 := data[po366 : po366+4]
-			d368 := uint32(uint64(pw369[0])<<8|uint64(pw369[1])) + uint32(uint64(pw369[2])<<8|uint64(pw369[3]))
-			d368 += bits.RotateLeft32(d368, 16)
+		if (h4 >= 0) && po368 > h4 && (po368-h4)%2 == 0 {
+			pw371 := data[po368 : po368+4]
+			d370 := uint64(^uint32((uint64(pw371[0])<<24 | uint64(pw371[1])<<16 | uint64(pw371[2])<<8 | uint64(pw371[3]))))
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d368 >> 16))
+				pendD4 += d370
 				pendK4 = true
 			}
 		}
-		pendN += pn367
-		if po366 < len(data)-po366-pendN {
-			copy(data[pendN:pendN+po366], data[:po366])
+		pendN += pn369
+		if po368 < len(data)-po368-pendN {
+			copy(data[pendN:pendN+po368], data[:po368])
 			data = data[pendN:]
 		} else {
-			copy(data[po366:], data[po366+pendN:])
+			copy(data[po368:], data[po368+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po366 {
-			cur = max(po366, cur-pn367)
+		if cur > po368 {
+			cur = max(po368, cur-pn369)
 		}
 		goto t182
 	}
 t182:
 	{ // LbUdpLen: set udp.length
-		var d370 uint64 // udp checksum
+		var d372 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b371 := data[h4 : h4+8] // udp
-		v372 := ((uint64(b371[4])<<8 | uint64(b371[5])) - 0x10)
-		os373 := uint64(^uint16((uint64(b371[4])<<8 | uint64(b371[5]))))
-		s374 := v372
-		b371[4] = byte(s374 >> 8)
-		b371[5] = byte(s374)
-		dl375 := os373 + uint64(uint16(v372))
+		b373 := data[h4 : h4+8] // udp
+		v374 := ((uint64(b373[4])<<8 | uint64(b373[5])) - 0x10)
+		os375 := uint64(^uint16((uint64(b373[4])<<8 | uint64(b373[5]))))
+		s376 := v374
+		b373[4] = byte(s376 >> 8)
+		b373[5] = byte(s376)
+		dl377 := os375 + uint64(uint16(v374))
 		if h4 >= 0 {
-			d370 += dl375
+			d372 += dl377
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d370
+			pendD4 += d372
 			pendK4 = true
 		}
 		pl.edges[51]++
@@ -1943,9 +1942,9 @@ t2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s379 := r
-				cb[0] = byte(s379 >> 8)
-				cb[1] = byte(s379)
+				s381 := r
+				cb[0] = byte(s381 >> 8)
+				cb[1] = byte(s381)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -1962,9 +1961,9 @@ t3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s380 := r
-				cb[0] = byte(s380 >> 8)
-				cb[1] = byte(s380)
+				s382 := r
+				cb[0] = byte(s382 >> 8)
+				cb[1] = byte(s382)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5565,10 +5564,10 @@ n179:
 		}
 		if (h4 >= 0) && po358 > h4 && (po358-h4)%2 == 0 {
 			pw361 := data[po358 : po358+12]
-			d360 := uint32(uint64(pw361[0])<<8|uint64(pw361[1])) + uint32(uint64(pw361[2])<<8|uint64(pw361[3])) + uint32(uint64(pw361[4])<<8|uint64(pw361[5])) + uint32(uint64(pw361[6])<<8|uint64(pw361[7])) + uint32(uint64(pw361[8])<<8|uint64(pw361[9])) + uint32(uint64(pw361[10])<<8|uint64(pw361[11]))
-			d360 += bits.RotateLeft32(d360, 16)
+			ws362 := ^(uint64(pw361[0])<<56 | uint64(pw361[1])<<48 | uint64(pw361[2])<<40 | uint64(pw361[3])<<32 | uint64(pw361[4])<<24 | uint64(pw361[5])<<16 | uint64(pw361[6])<<8 | uint64(pw361[7]))
+			d360 := (ws362>>32 + uint64(uint32(ws362))) + uint64(^uint32((uint64(pw361[8])<<24 | uint64(pw361[9])<<16 | uint64(pw361[10])<<8 | uint64(pw361[11]))))
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d360 >> 16))
+				pendD4 += d360
 				pendK4 = true
 			}
 		}
@@ -5582,24 +5581,24 @@ n179:
 	}
 n180:
 	{ // LbPopV3Body: pop lb_v3
-		po362, pn363 := h11, 12 // lb_v3
-		if po362+pn363 > len(data) {
+		po363, pn364 := h11, 12 // lb_v3
+		if po363+pn364 > len(data) {
 			return pl.drop(61)
 		}
-		if po362 > h4 && (po362-h4)%2 == 0 {
-			pw365 := data[po362 : po362+12]
-			d364 := uint32(uint64(pw365[0])<<8|uint64(pw365[1])) + uint32(uint64(pw365[2])<<8|uint64(pw365[3])) + uint32(uint64(pw365[4])<<8|uint64(pw365[5])) + uint32(uint64(pw365[6])<<8|uint64(pw365[7])) + uint32(uint64(pw365[8])<<8|uint64(pw365[9])) + uint32(uint64(pw365[10])<<8|uint64(pw365[11]))
-			d364 += bits.RotateLeft32(d364, 16)
+		if po363 > h4 && (po363-h4)%2 == 0 {
+			pw366 := data[po363 : po363+12]
+			ws367 := ^(uint64(pw366[0])<<56 | uint64(pw366[1])<<48 | uint64(pw366[2])<<40 | uint64(pw366[3])<<32 | uint64(pw366[4])<<24 | uint64(pw366[5])<<16 | uint64(pw366[6])<<8 | uint64(pw366[7]))
+			d365 := (ws367>>32 + uint64(uint32(ws367))) + uint64(^uint32((uint64(pw366[8])<<24 | uint64(pw366[9])<<16 | uint64(pw366[10])<<8 | uint64(pw366[11]))))
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d364 >> 16))
+				pendD4 += d365
 				pendK4 = true
 			}
 		}
-		pendOff = po362
-		pendN = pn363
+		pendOff = po363
+		pendN = pn364
 		h11 = -1
-		if cur > po362 {
-			cur = max(po362, cur-pn363)
+		if cur > po363 {
+			cur = max(po363, cur-pn364)
 		}
 		pl.edges[50]++
 		goto n181
@@ -5616,52 +5615,51 @@ n181:
 			}
 			pendN = 0
 		}
-		po366, pn367 := h9, 4 // lb_common
-		if po366+pn367 > len(data) {
+		po368, pn369 := h9, 4 // lb_common
+		if po368+pn369 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po366 > h4 && (po366-h4)%2 == 0 {
-			pw369 := data[po366 : po366+4]
-			d368 := uint32(uint64(pw369[0])<<8|uint64(pw369[1])) + uint32(uint64(pw369[2])<<8|uint64(pw369[3]))
-			d368 += bits.RotateLeft32(d368, 16)
+		if (h4 >= 0) && po368 > h4 && (po368-h4)%2 == 0 {
+			pw371 := data[po368 : po368+4]
+			d370 := uint64(^uint32((uint64(pw371[0])<<24 | uint64(pw371[1])<<16 | uint64(pw371[2])<<8 | uint64(pw371[3]))))
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d368 >> 16))
+				pendD4 += d370
 				pendK4 = true
 			}
 		}
-		pendN += pn367
-		if po366 < len(data)-po366-pendN {
-			copy(data[pendN:pendN+po366], data[:po366])
+		pendN += pn369
+		if po368 < len(data)-po368-pendN {
+			copy(data[pendN:pendN+po368], data[:po368])
 			data = data[pendN:]
 		} else {
-			copy(data[po366:], data[po366+pendN:])
+			copy(data[po368:], data[po368+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po366 {
-			cur = max(po366, cur-pn367)
+		if cur > po368 {
+			cur = max(po368, cur-pn369)
 		}
 		goto n182
 	}
 n182:
 	{ // LbUdpLen: set udp.length
-		var d370 uint64 // udp checksum
+		var d372 uint64 // udp checksum
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b371 := data[h4 : h4+8] // udp
-		v372 := ((uint64(b371[4])<<8 | uint64(b371[5])) - 0x10)
-		os373 := uint64(^uint16((uint64(b371[4])<<8 | uint64(b371[5]))))
-		s374 := v372
-		b371[4] = byte(s374 >> 8)
-		b371[5] = byte(s374)
-		dl375 := os373 + uint64(uint16(v372))
+		b373 := data[h4 : h4+8] // udp
+		v374 := ((uint64(b373[4])<<8 | uint64(b373[5])) - 0x10)
+		os375 := uint64(^uint16((uint64(b373[4])<<8 | uint64(b373[5]))))
+		s376 := v374
+		b373[4] = byte(s376 >> 8)
+		b373[5] = byte(s376)
+		dl377 := os375 + uint64(uint16(v374))
 		if h4 >= 0 {
-			d370 += dl375
+			d372 += dl377
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d370
+			pendD4 += d372
 			pendK4 = true
 		}
 		pl.edges[51]++
@@ -5685,19 +5683,19 @@ n184:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s376 := r
-				cb[0] = byte(s376 >> 8)
-				cb[1] = byte(s376)
+				s378 := r
+				cb[0] = byte(s378 >> 8)
+				cb[1] = byte(s378)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(64)
 		}
-		b377 := data[h4 : h4+8] // udp
-		s378 := 0x0
-		b377[6] = byte(s378 >> 8)
-		b377[7] = byte(s378)
+		b379 := data[h4 : h4+8] // udp
+		s380 := 0x0
+		b379[6] = byte(s380 >> 8)
+		b379[7] = byte(s380)
 		pl.edges[52]++
 		goto n185
 	}
@@ -5717,9 +5715,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s379 := r
-				cb[0] = byte(s379 >> 8)
-				cb[1] = byte(s379)
+				s381 := r
+				cb[0] = byte(s381 >> 8)
+				cb[1] = byte(s381)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5736,9 +5734,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s380 := r
-				cb[0] = byte(s380 >> 8)
-				cb[1] = byte(s380)
+				s382 := r
+				cb[0] = byte(s382 >> 8)
+				cb[1] = byte(s382)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -5662,10 +5662,10 @@ n145:
 		}
 		if po363 > h4 && (po363-h4)%2 == 0 {
 			pw366 := data[po363 : po363+12]
-			d365 := uint32(uint64(pw366[0])<<8|uint64(pw366[1])) + uint32(uint64(pw366[2])<<8|uint64(pw366[3])) + uint32(uint64(pw366[4])<<8|uint64(pw366[5])) + uint32(uint64(pw366[6])<<8|uint64(pw366[7])) + uint32(uint64(pw366[8])<<8|uint64(pw366[9])) + uint32(uint64(pw366[10])<<8|uint64(pw366[11]))
-			d365 += bits.RotateLeft32(d365, 16)
+			ws367 := ^(uint64(pw366[0])<<56 | uint64(pw366[1])<<48 | uint64(pw366[2])<<40 | uint64(pw366[3])<<32 | uint64(pw366[4])<<24 | uint64(pw366[5])<<16 | uint64(pw366[6])<<8 | uint64(pw366[7]))
+			d365 := (ws367>>32 + uint64(uint32(ws367))) + uint64(^uint32((uint64(pw366[8])<<24 | uint64(pw366[9])<<16 | uint64(pw366[10])<<8 | uint64(pw366[11]))))
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d365 >> 16))
+				pendD4 += d365
 				pendK4 = true
 			}
 		}
@@ -5679,24 +5679,24 @@ n145:
 	}
 n146:
 	{ // LbPopV3Body: pop lb_v3
-		po367, pn368 := h11, 12 // lb_v3
-		if po367+pn368 > len(data) {
+		po368, pn369 := h11, 12 // lb_v3
+		if po368+pn369 > len(data) {
 			return pl.drop(67)
 		}
-		if po367 > h4 && (po367-h4)%2 == 0 {
-			pw370 := data[po367 : po367+12]
-			d369 := uint32(uint64(pw370[0])<<8|uint64(pw370[1])) + uint32(uint64(pw370[2])<<8|uint64(pw370[3])) + uint32(uint64(pw370[4])<<8|uint64(pw370[5])) + uint32(uint64(pw370[6])<<8|uint64(pw370[7])) + uint32(uint64(pw370[8])<<8|uint64(pw370[9])) + uint32(uint64(pw370[10])<<8|uint64(pw370[11]))
-			d369 += bits.RotateLeft32(d369, 16)
+		if po368 > h4 && (po368-h4)%2 == 0 {
+			pw371 := data[po368 : po368+12]
+			ws372 := ^(uint64(pw371[0])<<56 | uint64(pw371[1])<<48 | uint64(pw371[2])<<40 | uint64(pw371[3])<<32 | uint64(pw371[4])<<24 | uint64(pw371[5])<<16 | uint64(pw371[6])<<8 | uint64(pw371[7]))
+			d370 := (ws372>>32 + uint64(uint32(ws372))) + uint64(^uint32((uint64(pw371[8])<<24 | uint64(pw371[9])<<16 | uint64(pw371[10])<<8 | uint64(pw371[11]))))
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d369 >> 16))
+				pendD4 += d370
 				pendK4 = true
 			}
 		}
-		pendOff = po367
-		pendN = pn368
+		pendOff = po368
+		pendN = pn369
 		h11 = -1
-		if cur > po367 {
-			cur = max(po367, cur-pn368)
+		if cur > po368 {
+			cur = max(po368, cur-pn369)
 		}
 		pl.edges[32]++
 		goto n147
@@ -5713,47 +5713,46 @@ n147:
 			}
 			pendN = 0
 		}
-		po371, pn372 := h9, 4 // lb_common
-		if po371+pn372 > len(data) {
+		po373, pn374 := h9, 4 // lb_common
+		if po373+pn374 > len(data) {
 			return pl.drop(68)
 		}
-		if po371 > h4 && (po371-h4)%2 == 0 {
-			pw374 := data[po371 : po371+4]
-			d373 := uint32(uint64(pw374[0])<<8|uint64(pw374[1])) + uint32(uint64(pw374[2])<<8|uint64(pw374[3]))
-			d373 += bits.RotateLeft32(d373, 16)
+		if po373 > h4 && (po373-h4)%2 == 0 {
+			pw376 := data[po373 : po373+4]
+			d375 := uint64(^uint32((uint64(pw376[0])<<24 | uint64(pw376[1])<<16 | uint64(pw376[2])<<8 | uint64(pw376[3]))))
 			if h4+8 <= len(data) {
-				pendD4 += uint64(^uint16(d373 >> 16))
+				pendD4 += d375
 				pendK4 = true
 			}
 		}
-		pendN += pn372
-		if po371 < len(data)-po371-pendN {
-			copy(data[pendN:pendN+po371], data[:po371])
+		pendN += pn374
+		if po373 < len(data)-po373-pendN {
+			copy(data[pendN:pendN+po373], data[:po373])
 			data = data[pendN:]
 		} else {
-			copy(data[po371:], data[po371+pendN:])
+			copy(data[po373:], data[po373+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po371 {
-			cur = max(po371, cur-pn372)
+		if cur > po373 {
+			cur = max(po373, cur-pn374)
 		}
 		goto n148
 	}
 n148:
 	{ // LbUdpLen: set udp.length
-		var d375 uint64         // udp checksum
-		b376 := data[h4 : h4+8] // udp
-		v377 := ((uint64(b376[4])<<8 | uint64(b376[5])) - 0x10)
-		os378 := uint64(^uint16((uint64(b376[4])<<8 | uint64(b376[5]))))
-		s379 := v377
-		b376[4] = byte(s379 >> 8)
-		b376[5] = byte(s379)
-		dl380 := os378 + uint64(uint16(v377))
-		d375 += dl380
+		var d377 uint64         // udp checksum
+		b378 := data[h4 : h4+8] // udp
+		v379 := ((uint64(b378[4])<<8 | uint64(b378[5])) - 0x10)
+		os380 := uint64(^uint16((uint64(b378[4])<<8 | uint64(b378[5]))))
+		s381 := v379
+		b378[4] = byte(s381 >> 8)
+		b378[5] = byte(s381)
+		dl382 := os380 + uint64(uint16(v379))
+		d377 += dl382
 		if h4+8 <= len(data) {
-			pendD4 += d375
+			pendD4 += d377
 			pendK4 = true
 		}
 		pl.edges[33]++
@@ -5777,16 +5776,16 @@ n150:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s381 := r
-				cb[0] = byte(s381 >> 8)
-				cb[1] = byte(s381)
+				s383 := r
+				cb[0] = byte(s383 >> 8)
+				cb[1] = byte(s383)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b382 := data[h4 : h4+8] // udp
-		s383 := 0x0
-		b382[6] = byte(s383 >> 8)
-		b382[7] = byte(s383)
+		b384 := data[h4 : h4+8] // udp
+		s385 := 0x0
+		b384[6] = byte(s385 >> 8)
+		b384[7] = byte(s385)
 		pl.edges[34]++
 		goto n151
 	}
@@ -5806,9 +5805,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s384 := r
-				cb[0] = byte(s384 >> 8)
-				cb[1] = byte(s384)
+				s386 := r
+				cb[0] = byte(s386 >> 8)
+				cb[1] = byte(s386)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -5825,9 +5824,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s385 := r
-				cb[0] = byte(s385 >> 8)
-				cb[1] = byte(s385)
+				s387 := r
+				cb[0] = byte(s387 >> 8)
+				cb[1] = byte(s387)
 			}
 			pendD4, pendK4 = 0, false
 		}

@@ -1811,10 +1811,9 @@ n34:
 		}
 		if po113 > h6 && (po113-h6)%2 == 0 {
 			pw116 := data[po113 : po113+4]
-			d115 := uint32(uint64(pw116[0])<<8|uint64(pw116[1])) + uint32(uint64(pw116[2])<<8|uint64(pw116[3]))
-			d115 += bits.RotateLeft32(d115, 16)
+			d115 := uint64(^uint32((uint64(pw116[0])<<24 | uint64(pw116[1])<<16 | uint64(pw116[2])<<8 | uint64(pw116[3]))))
 			if h6+4 <= len(data) {
-				pendD6 += uint64(^uint16(d115 >> 16))
+				pendD6 += d115
 				pendK6 = true
 			}
 		}

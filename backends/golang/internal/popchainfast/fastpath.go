@@ -505,13 +505,12 @@ n7:
 		}
 		if po4 > h8 && (po4-h8)%2 == 0 {
 			pw7 := data[po4 : po4+4]
-			d6 := uint32(uint64(pw7[0])<<8|uint64(pw7[1])) + uint32(uint64(pw7[2])<<8|uint64(pw7[3]))
-			d6 += bits.RotateLeft32(d6, 16)
+			d6 := uint64(^uint32((uint64(pw7[0])<<24 | uint64(pw7[1])<<16 | uint64(pw7[2])<<8 | uint64(pw7[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d6>>16))
+					x := uint64(^cv) + d6
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -554,13 +553,12 @@ n8:
 		}
 		if po9 > h8 && (po9-h8)%2 == 0 {
 			pw12 := data[po9 : po9+4]
-			d11 := uint32(uint64(pw12[0])<<8|uint64(pw12[1])) + uint32(uint64(pw12[2])<<8|uint64(pw12[3]))
-			d11 += bits.RotateLeft32(d11, 16)
+			d11 := uint64(^uint32((uint64(pw12[0])<<24 | uint64(pw12[1])<<16 | uint64(pw12[2])<<8 | uint64(pw12[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d11>>16))
+					x := uint64(^cv) + d11
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -597,13 +595,12 @@ n9:
 		}
 		if po14 > h8 && (po14-h8)%2 == 0 {
 			pw17 := data[po14 : po14+4]
-			d16 := uint32(uint64(pw17[0])<<8|uint64(pw17[1])) + uint32(uint64(pw17[2])<<8|uint64(pw17[3]))
-			d16 += bits.RotateLeft32(d16, 16)
+			d16 := uint64(^uint32((uint64(pw17[0])<<24 | uint64(pw17[1])<<16 | uint64(pw17[2])<<8 | uint64(pw17[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d16>>16))
+					x := uint64(^cv) + d16
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -715,13 +712,12 @@ n13:
 		}
 		if po27 > h8 && (po27-h8)%2 == 0 {
 			pw30 := data[po27 : po27+4]
-			d29 := uint32(uint64(pw30[0])<<8|uint64(pw30[1])) + uint32(uint64(pw30[2])<<8|uint64(pw30[3]))
-			d29 += bits.RotateLeft32(d29, 16)
+			d29 := uint64(^uint32((uint64(pw30[0])<<24 | uint64(pw30[1])<<16 | uint64(pw30[2])<<8 | uint64(pw30[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d29>>16))
+					x := uint64(^cv) + d29
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -788,13 +784,12 @@ n15:
 		}
 		if po34 > h8 && (po34-h8)%2 == 0 {
 			pw37 := data[po34 : po34+4]
-			d36 := uint32(uint64(pw37[0])<<8|uint64(pw37[1])) + uint32(uint64(pw37[2])<<8|uint64(pw37[3]))
-			d36 += bits.RotateLeft32(d36, 16)
+			d36 := uint64(^uint32((uint64(pw37[0])<<24 | uint64(pw37[1])<<16 | uint64(pw37[2])<<8 | uint64(pw37[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d36>>16))
+					x := uint64(^cv) + d36
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -834,13 +829,12 @@ n16:
 		}
 		if po39 > h8 && (po39-h8)%2 == 0 {
 			pw42 := data[po39 : po39+4]
-			d41 := uint32(uint64(pw42[0])<<8|uint64(pw42[1])) + uint32(uint64(pw42[2])<<8|uint64(pw42[3]))
-			d41 += bits.RotateLeft32(d41, 16)
+			d41 := uint64(^uint32((uint64(pw42[0])<<24 | uint64(pw42[1])<<16 | uint64(pw42[2])<<8 | uint64(pw42[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + uint64(^uint16(d41>>16))
+					x := uint64(^cv) + d41
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
