@@ -98,7 +98,7 @@ func benchGenerated(b *testing.B, script, frame, want []byte) {
 	for _, buf := range bufs {
 		r := pl.Process(buf, packet.Headroom, len(frame))
 		if r.Sink < 0 {
-			b.Fatalf("dropped at %v", pl.DropSite(r.Drop))
+			b.Fatalf("dropped at %v", pl.DropSite(int(r.Drop)))
 		}
 		if !bytes.Equal(r.Data, want) {
 			b.Fatalf("generated %x, gopacket %x", r.Data, want)
@@ -111,7 +111,7 @@ func benchGenerated(b *testing.B, script, frame, want []byte) {
 			restore()
 		}
 		if r := pl.Process(bufs[i], packet.Headroom, len(frame)); r.Sink < 0 {
-			b.Fatalf("dropped at %v", pl.DropSite(r.Drop))
+			b.Fatalf("dropped at %v", pl.DropSite(int(r.Drop)))
 		}
 		if i++; i == len(bufs) {
 			i = 0

@@ -147,7 +147,7 @@ func runFast(lb, tables string, frames []frame, write func(int, string, []byte))
 	for i, fr := range frames {
 		n := copy(buf[packet.Headroom:len(buf)-packet.Headroom], fr.data)
 		if r := pl.Process(buf, packet.Headroom, n); r.Sink >= 0 {
-			write(i, pl.SinkName(r.Sink), r.Data)
+			write(i, pl.SinkName(int(r.Sink)), r.Data)
 		}
 	}
 	return golang.Counters(pl), nil

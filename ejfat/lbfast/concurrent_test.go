@@ -77,7 +77,7 @@ func TestTablesUpdatedWhileForwarding(t *testing.T) {
 				copy(buf[packet.Headroom:], frame)
 				r := pl.Process(buf, packet.Headroom, len(frame))
 				if r.Sink < 0 {
-					t.Errorf("dropped at %v", pl.DropSite(r.Drop))
+					t.Errorf("dropped at %v", pl.DropSite(int(r.Drop)))
 					return
 				}
 				seen[binary.BigEndian.Uint16(r.Data[14+20+2:])]++

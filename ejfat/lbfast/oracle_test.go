@@ -86,7 +86,7 @@ func TestForwardedFramesDecode(t *testing.T) {
 				}
 				copy(buf[packet.Headroom:], f)
 				r := pl.Process(buf, packet.Headroom, len(f))
-				if r.Sink < 0 || pl.SinkName(r.Sink) != "TxWire" {
+				if r.Sink < 0 || pl.SinkName(int(r.Sink)) != "TxWire" {
 					continue
 				}
 				if bytes.Equal(r.Data, f) {

@@ -70,7 +70,7 @@ func run(w io.Writer, dir, tablesFile string) error {
 		n := copy(buf[packet.Headroom:], f)
 		r := lb.Process(buf, packet.Headroom, n)
 		if r.Sink < 0 {
-			d := lb.DropSite(r.Drop)
+			d := lb.DropSite(int(r.Drop))
 			fmt.Fprintf(w, "event %2d  tick %2d  dropped at %s (%s)\n", i+1, tick, d.Node, d.Reason)
 			continue
 		}

@@ -48,9 +48,9 @@ func Fast(pl fastpath.Pipeline, frame []byte, buf *[]byte) Outcome {
 	copy(b[packet.Headroom:], frame)
 	r := pl.Process(b, packet.Headroom, len(frame))
 	if r.Sink >= 0 {
-		return Outcome{"sink " + pl.SinkName(r.Sink), hex.EncodeToString(r.Data)}
+		return Outcome{"sink " + pl.SinkName(int(r.Sink)), hex.EncodeToString(r.Data)}
 	}
-	d := pl.DropSite(r.Drop)
+	d := pl.DropSite(int(r.Drop))
 	return Outcome{Where: fmt.Sprintf("drop %s: %s", d.Node, d.Reason)}
 }
 

@@ -267,12 +267,12 @@ func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
 
 func (pl *Pipeline) drop(d int) fastpath.Result {
 	pl.Dropped[d]++
-	return fastpath.Result{Sink: -1, Drop: d}
+	return fastpath.Result{Sink: -1, Drop: int32(d)}
 }
 
 func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 	pl.Sunk[s]++
-	return fastpath.Result{Sink: s, Drop: -1, Data: data}
+	return fastpath.Result{Sink: int32(s), Drop: -1, Data: data}
 }
 
 // runs solves the flow graph for the frames each node ran on.
