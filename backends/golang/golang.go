@@ -561,11 +561,12 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		c.emit("%s := %s", k, strings.Join(parts, " | "))
 		c.emit("if %s := &%s.Packed; len(%s.Slots) > 0 {", pi, pr, pi)
 		c.emit("%s &= %s.Mask", k, pi)
-		c.emit("for m, j := uint64(len(%s.Slots)-1), packet.PackedHash(%s); ; j++ {", pi, k)
+		// The first probe outside the loop, which only collisions enter:
+		// a loop on the way costs the register allocator's moves.
+		c.emit("m, j := uint64(len(%s.Slots)-1), packet.PackedHash(%s)", pi, k)
 		c.emit("sl := &%s.Slots[j&m]", pi)
-		c.emit("if sl.Entry == 0 { break }")
-		c.emit("if sl.Key == %s { act, params = int(sl.Action), sl.Params; break }", k)
-		c.emit("}")
+		c.emit("for sl.Entry != 0 && sl.Key != %s { j++; sl = &%s.Slots[j&m] }", k, pi)
+		c.emit("if sl.Entry != 0 { act, params = int(sl.Action), sl.Params }")
 		fallback = fmt.Sprintf("pl.tables[%d].LookupWordAction(%s)", t, k)
 	} else {
 		// At most MaxKeyWords words: one probe for exact tables, lpm tables
@@ -584,20 +585,19 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		all := strings.Join(masked, ", ")
 		c.emit("%s := packet.WordsHash(%s)", h, all)
 		// Shift is below 64; saying so spares Go's test for a wider one.
-		c.emit("for m, j := uint64(len(%s.Slots)-1), %s>>(%s.Shift&63); ; j = (j + 1) & m {", wl, h, wl)
-		c.emit("sl := &%s.Slots[j]", wl)
-		c.emit("if sl.Entry == 0 { break }")
-		// The words past the key's are zero in every slot.
+		// The first probe outside the loop, as for Packed. The words past
+		// the key's are zero in every slot.
 		same := []string{"sl.Hash == " + h}
 		for i := range ws {
 			same = append(same, fmt.Sprintf("ks[%d] == %s", i, masked[i]))
 		}
-		c.emit("if ks := %s.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; %s {", wl, strings.Join(same, " && "))
-		c.emit("a := &%s.Acts[j]", wl)
-		c.emit("act, params = int(a.Action), a.Params")
-		c.emit("break")
+		c.emit("m, j := uint64(len(%s.Slots)-1), %s>>(%s.Shift&63)", wl, h, wl)
+		c.emit("sl, ks := &%s.Slots[j], %s.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]", wl, wl)
+		c.emit("for sl.Entry != 0 && !(%s) {", strings.Join(same, " && "))
+		c.emit("j = (j + 1) & m")
+		c.emit("sl, ks = &%s.Slots[j], %s.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]", wl, wl)
 		c.emit("}")
-		c.emit("}")
+		c.emit("if sl.Entry != 0 { a := &%s.Acts[j]; act, params = int(a.Action), a.Params }", wl)
 		for len(ws) < packet.MaxKeyWords {
 			ws = append(ws, "0")
 		}

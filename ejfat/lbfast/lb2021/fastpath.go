@@ -473,16 +473,15 @@ t18:
 			x23 := kw17.Hi & wl19.Mask[2]
 			x24 := kw17.Lo & wl19.Mask[3]
 			h20 := packet.WordsHash(x21, x22, x23, x24)
-			for m, j := uint64(len(wl19.Slots)-1), h20>>(wl19.Shift&63); ; j = (j + 1) & m {
-				sl := &wl19.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl19.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h20 && ks[0] == x21 && ks[1] == x22 && ks[2] == x23 && ks[3] == x24 {
-					a := &wl19.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl19.Slots)-1), h20>>(wl19.Shift&63)
+			sl, ks := &wl19.Slots[j], wl19.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h20 && ks[0] == x21 && ks[1] == x22 && ks[2] == x23 && ks[3] == x24) {
+				j = (j + 1) & m
+				sl, ks = &wl19.Slots[j], wl19.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl19.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw14, kw16, kw17.Hi, kw17.Lo); hit {
 			act, params = a, ps
@@ -511,15 +510,14 @@ t21:
 		k28 := kw25 << 0
 		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
 			k28 &= pi29.Mask
-			for m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28); ; j++ {
-				sl := &pi29.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k28 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)
+			sl := &pi29.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k28 {
+				j++
+				sl = &pi29.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc30 := &pr27.Scan; len(sc30.Match) > 0 {
 			for i, ms := 0, sc30.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
@@ -572,15 +570,14 @@ t23:
 		k37 := kw34<<0 | kw33<<12
 		if pi38 := &pr36.Packed; len(pi38.Slots) > 0 {
 			k37 &= pi38.Mask
-			for m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37); ; j++ {
-				sl := &pi38.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k37 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37)
+			sl := &pi38.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k37 {
+				j++
+				sl = &pi38.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordAction(k37); hit {
 			act, params = a, ps
@@ -604,15 +601,14 @@ t25:
 		k43 := kw41<<0 | kw39<<16
 		if pi44 := &pr42.Packed; len(pi44.Slots) > 0 {
 			k43 &= pi44.Mask
-			for m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43); ; j++ {
-				sl := &pi44.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k43 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43)
+			sl := &pi44.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k43 {
+				j++
+				sl = &pi44.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordAction(k43); hit {
 			act, params = a, ps
@@ -920,16 +916,15 @@ n18:
 			x23 := kw17.Hi & wl19.Mask[2]
 			x24 := kw17.Lo & wl19.Mask[3]
 			h20 := packet.WordsHash(x21, x22, x23, x24)
-			for m, j := uint64(len(wl19.Slots)-1), h20>>(wl19.Shift&63); ; j = (j + 1) & m {
-				sl := &wl19.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl19.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h20 && ks[0] == x21 && ks[1] == x22 && ks[2] == x23 && ks[3] == x24 {
-					a := &wl19.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl19.Slots)-1), h20>>(wl19.Shift&63)
+			sl, ks := &wl19.Slots[j], wl19.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h20 && ks[0] == x21 && ks[1] == x22 && ks[2] == x23 && ks[3] == x24) {
+				j = (j + 1) & m
+				sl, ks = &wl19.Slots[j], wl19.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl19.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw14, kw16, kw17.Hi, kw17.Lo); hit {
 			act, params = a, ps
@@ -962,15 +957,14 @@ n21:
 		k28 := kw25 << 0
 		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
 			k28 &= pi29.Mask
-			for m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28); ; j++ {
-				sl := &pi29.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k28 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)
+			sl := &pi29.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k28 {
+				j++
+				sl = &pi29.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc30 := &pr27.Scan; len(sc30.Match) > 0 {
 			for i, ms := 0, sc30.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
@@ -1027,15 +1021,14 @@ n23:
 		k37 := kw34<<0 | kw33<<12
 		if pi38 := &pr36.Packed; len(pi38.Slots) > 0 {
 			k37 &= pi38.Mask
-			for m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37); ; j++ {
-				sl := &pi38.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k37 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37)
+			sl := &pi38.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k37 {
+				j++
+				sl = &pi38.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordAction(k37); hit {
 			act, params = a, ps
@@ -1063,15 +1056,14 @@ n25:
 		k43 := kw41<<0 | kw39<<16
 		if pi44 := &pr42.Packed; len(pi44.Slots) > 0 {
 			k43 &= pi44.Mask
-			for m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43); ; j++ {
-				sl := &pi44.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k43 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43)
+			sl := &pi44.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k43 {
+				j++
+				sl = &pi44.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordAction(k43); hit {
 			act, params = a, ps

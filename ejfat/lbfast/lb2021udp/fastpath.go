@@ -896,16 +896,15 @@ n21:
 			x33 := kw27.Hi & wl29.Mask[2]
 			x34 := kw27.Lo & wl29.Mask[3]
 			h30 := packet.WordsHash(x31, x32, x33, x34)
-			for m, j := uint64(len(wl29.Slots)-1), h30>>(wl29.Shift&63); ; j = (j + 1) & m {
-				sl := &wl29.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl29.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h30 && ks[0] == x31 && ks[1] == x32 && ks[2] == x33 && ks[3] == x34 {
-					a := &wl29.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl29.Slots)-1), h30>>(wl29.Shift&63)
+			sl, ks := &wl29.Slots[j], wl29.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h30 && ks[0] == x31 && ks[1] == x32 && ks[2] == x33 && ks[3] == x34) {
+				j = (j + 1) & m
+				sl, ks = &wl29.Slots[j], wl29.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl29.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw24, kw26, kw27.Hi, kw27.Lo); hit {
 			act, params = a, ps
@@ -938,15 +937,14 @@ n24:
 		k38 := kw35 << 0
 		if pi39 := &pr37.Packed; len(pi39.Slots) > 0 {
 			k38 &= pi39.Mask
-			for m, j := uint64(len(pi39.Slots)-1), packet.PackedHash(k38); ; j++ {
-				sl := &pi39.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k38 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi39.Slots)-1), packet.PackedHash(k38)
+			sl := &pi39.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k38 {
+				j++
+				sl = &pi39.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc40 := &pr37.Scan; len(sc40.Match) > 0 {
 			for i, ms := 0, sc40.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
@@ -1003,15 +1001,14 @@ n26:
 		k47 := kw44<<0 | kw43<<12
 		if pi48 := &pr46.Packed; len(pi48.Slots) > 0 {
 			k47 &= pi48.Mask
-			for m, j := uint64(len(pi48.Slots)-1), packet.PackedHash(k47); ; j++ {
-				sl := &pi48.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k47 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi48.Slots)-1), packet.PackedHash(k47)
+			sl := &pi48.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k47 {
+				j++
+				sl = &pi48.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordAction(k47); hit {
 			act, params = a, ps
@@ -1039,15 +1036,14 @@ n28:
 		k53 := kw51<<0 | kw49<<16
 		if pi54 := &pr52.Packed; len(pi54.Slots) > 0 {
 			k53 &= pi54.Mask
-			for m, j := uint64(len(pi54.Slots)-1), packet.PackedHash(k53); ; j++ {
-				sl := &pi54.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k53 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi54.Slots)-1), packet.PackedHash(k53)
+			sl := &pi54.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k53 {
+				j++
+				sl = &pi54.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordAction(k53); hit {
 			act, params = a, ps

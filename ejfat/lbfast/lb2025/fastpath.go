@@ -975,15 +975,14 @@ t36:
 		k34 := kw31<<0 | kw30<<48
 		if pi35 := &pr33.Packed; len(pi35.Slots) > 0 {
 			k34 &= pi35.Mask
-			for m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34); ; j++ {
-				sl := &pi35.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k34 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34)
+			sl := &pi35.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k34 {
+				j++
+				sl = &pi35.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc36 := &pr33.Scan; len(sc36.Match) > 0 {
 			for i, ms := 0, sc36.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -1036,16 +1035,15 @@ t43:
 			x49 := kw43.Hi & wl45.Mask[2]
 			x50 := kw43.Lo & wl45.Mask[3]
 			h46 := packet.WordsHash(x47, x48, x49, x50)
-			for m, j := uint64(len(wl45.Slots)-1), h46>>(wl45.Shift&63); ; j = (j + 1) & m {
-				sl := &wl45.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl45.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h46 && ks[0] == x47 && ks[1] == x48 && ks[2] == x49 && ks[3] == x50 {
-					a := &wl45.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl45.Slots)-1), h46>>(wl45.Shift&63)
+			sl, ks := &wl45.Slots[j], wl45.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h46 && ks[0] == x47 && ks[1] == x48 && ks[2] == x49 && ks[3] == x50) {
+				j = (j + 1) & m
+				sl, ks = &wl45.Slots[j], wl45.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl45.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw40, kw41, kw43.Hi, kw43.Lo); hit {
 			act, params = a, ps
@@ -1128,15 +1126,14 @@ t80:
 		k164 := kw161<<0 | kw160<<32
 		if pi165 := &pr163.Packed; len(pi165.Slots) > 0 {
 			k164 &= pi165.Mask
-			for m, j := uint64(len(pi165.Slots)-1), packet.PackedHash(k164); ; j++ {
-				sl := &pi165.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k164 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi165.Slots)-1), packet.PackedHash(k164)
+			sl := &pi165.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k164 {
+				j++
+				sl = &pi165.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordAction(k164); hit {
 			act, params = a, ps
@@ -1182,16 +1179,15 @@ t88:
 			x182 := kw177 & wl180.Mask[0]
 			x183 := kw178 & wl180.Mask[1]
 			h181 := packet.WordsHash(x182, x183, 0, 0)
-			for m, j := uint64(len(wl180.Slots)-1), h181>>(wl180.Shift&63); ; j = (j + 1) & m {
-				sl := &wl180.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl180.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h181 && ks[0] == x182 && ks[1] == x183 {
-					a := &wl180.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl180.Slots)-1), h181>>(wl180.Shift&63)
+			sl, ks := &wl180.Slots[j], wl180.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h181 && ks[0] == x182 && ks[1] == x183) {
+				j = (j + 1) & m
+				sl, ks = &wl180.Slots[j], wl180.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl180.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if sc184 := &pr179.Scan; len(sc184.Match) > 0 {
 			for i, ms := 0, sc184.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -1263,15 +1259,14 @@ t91:
 		k191 := kw189<<0 | kw188<<16 | kw187<<48
 		if pi192 := &pr190.Packed; len(pi192.Slots) > 0 {
 			k191 &= pi192.Mask
-			for m, j := uint64(len(pi192.Slots)-1), packet.PackedHash(k191); ; j++ {
-				sl := &pi192.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k191 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi192.Slots)-1), packet.PackedHash(k191)
+			sl := &pi192.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k191 {
+				j++
+				sl = &pi192.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[5].LookupWordAction(k191); hit {
 			act, params = a, ps
@@ -1300,15 +1295,14 @@ t93:
 		k198 := kw196<<0 | kw194<<16 | kw193<<32
 		if pi199 := &pr197.Packed; len(pi199.Slots) > 0 {
 			k198 &= pi199.Mask
-			for m, j := uint64(len(pi199.Slots)-1), packet.PackedHash(k198); ; j++ {
-				sl := &pi199.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k198 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi199.Slots)-1), packet.PackedHash(k198)
+			sl := &pi199.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k198 {
+				j++
+				sl = &pi199.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[6].LookupWordAction(k198); hit {
 			act, params = a, ps
@@ -1877,15 +1871,14 @@ n36:
 		k34 := kw31<<0 | kw30<<48
 		if pi35 := &pr33.Packed; len(pi35.Slots) > 0 {
 			k34 &= pi35.Mask
-			for m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34); ; j++ {
-				sl := &pi35.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k34 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34)
+			sl := &pi35.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k34 {
+				j++
+				sl = &pi35.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc36 := &pr33.Scan; len(sc36.Match) > 0 {
 			for i, ms := 0, sc36.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -1963,16 +1956,15 @@ n43:
 			x49 := kw43.Hi & wl45.Mask[2]
 			x50 := kw43.Lo & wl45.Mask[3]
 			h46 := packet.WordsHash(x47, x48, x49, x50)
-			for m, j := uint64(len(wl45.Slots)-1), h46>>(wl45.Shift&63); ; j = (j + 1) & m {
-				sl := &wl45.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl45.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h46 && ks[0] == x47 && ks[1] == x48 && ks[2] == x49 && ks[3] == x50 {
-					a := &wl45.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl45.Slots)-1), h46>>(wl45.Shift&63)
+			sl, ks := &wl45.Slots[j], wl45.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h46 && ks[0] == x47 && ks[1] == x48 && ks[2] == x49 && ks[3] == x50) {
+				j = (j + 1) & m
+				sl, ks = &wl45.Slots[j], wl45.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl45.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw40, kw41, kw43.Hi, kw43.Lo); hit {
 			act, params = a, ps
@@ -3699,15 +3691,14 @@ n80:
 		k164 := kw161<<0 | kw160<<32
 		if pi165 := &pr163.Packed; len(pi165.Slots) > 0 {
 			k164 &= pi165.Mask
-			for m, j := uint64(len(pi165.Slots)-1), packet.PackedHash(k164); ; j++ {
-				sl := &pi165.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k164 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi165.Slots)-1), packet.PackedHash(k164)
+			sl := &pi165.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k164 {
+				j++
+				sl = &pi165.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordAction(k164); hit {
 			act, params = a, ps
@@ -3736,16 +3727,15 @@ n81:
 			x173 := kw167.Hi & wl170.Mask[1]
 			x174 := kw167.Lo & wl170.Mask[2]
 			h171 := packet.WordsHash(x172, x173, x174, 0)
-			for m, j := uint64(len(wl170.Slots)-1), h171>>(wl170.Shift&63); ; j = (j + 1) & m {
-				sl := &wl170.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl170.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h171 && ks[0] == x172 && ks[1] == x173 && ks[2] == x174 {
-					a := &wl170.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl170.Slots)-1), h171>>(wl170.Shift&63)
+			sl, ks := &wl170.Slots[j], wl170.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h171 && ks[0] == x172 && ks[1] == x173 && ks[2] == x174) {
+				j = (j + 1) & m
+				sl, ks = &wl170.Slots[j], wl170.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl170.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw166, kw167.Hi, kw167.Lo, 0); hit {
 			act, params = a, ps
@@ -3810,16 +3800,15 @@ n88:
 			x182 := kw177 & wl180.Mask[0]
 			x183 := kw178 & wl180.Mask[1]
 			h181 := packet.WordsHash(x182, x183, 0, 0)
-			for m, j := uint64(len(wl180.Slots)-1), h181>>(wl180.Shift&63); ; j = (j + 1) & m {
-				sl := &wl180.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl180.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h181 && ks[0] == x182 && ks[1] == x183 {
-					a := &wl180.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl180.Slots)-1), h181>>(wl180.Shift&63)
+			sl, ks := &wl180.Slots[j], wl180.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h181 && ks[0] == x182 && ks[1] == x183) {
+				j = (j + 1) & m
+				sl, ks = &wl180.Slots[j], wl180.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl180.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if sc184 := &pr179.Scan; len(sc184.Match) > 0 {
 			for i, ms := 0, sc184.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -3895,15 +3884,14 @@ n91:
 		k191 := kw189<<0 | kw188<<16 | kw187<<48
 		if pi192 := &pr190.Packed; len(pi192.Slots) > 0 {
 			k191 &= pi192.Mask
-			for m, j := uint64(len(pi192.Slots)-1), packet.PackedHash(k191); ; j++ {
-				sl := &pi192.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k191 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi192.Slots)-1), packet.PackedHash(k191)
+			sl := &pi192.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k191 {
+				j++
+				sl = &pi192.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[5].LookupWordAction(k191); hit {
 			act, params = a, ps
@@ -3936,15 +3924,14 @@ n93:
 		k198 := kw196<<0 | kw194<<16 | kw193<<32
 		if pi199 := &pr197.Packed; len(pi199.Slots) > 0 {
 			k198 &= pi199.Mask
-			for m, j := uint64(len(pi199.Slots)-1), packet.PackedHash(k198); ; j++ {
-				sl := &pi199.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k198 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi199.Slots)-1), packet.PackedHash(k198)
+			sl := &pi199.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k198 {
+				j++
+				sl = &pi199.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[6].LookupWordAction(k198); hit {
 			act, params = a, ps

@@ -1577,15 +1577,14 @@ n24:
 		k28 := kw25<<0 | kw24<<48
 		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
 			k28 &= pi29.Mask
-			for m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28); ; j++ {
-				sl := &pi29.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k28 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)
+			sl := &pi29.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k28 {
+				j++
+				sl = &pi29.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc30 := &pr27.Scan; len(sc30.Match) > 0 {
 			for i, ms := 0, sc30.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -1649,16 +1648,15 @@ n29:
 			x42 := kw36.Hi & wl38.Mask[2]
 			x43 := kw36.Lo & wl38.Mask[3]
 			h39 := packet.WordsHash(x40, x41, x42, x43)
-			for m, j := uint64(len(wl38.Slots)-1), h39>>(wl38.Shift&63); ; j = (j + 1) & m {
-				sl := &wl38.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl38.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h39 && ks[0] == x40 && ks[1] == x41 && ks[2] == x42 && ks[3] == x43 {
-					a := &wl38.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl38.Slots)-1), h39>>(wl38.Shift&63)
+			sl, ks := &wl38.Slots[j], wl38.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h39 && ks[0] == x40 && ks[1] == x41 && ks[2] == x42 && ks[3] == x43) {
+				j = (j + 1) & m
+				sl, ks = &wl38.Slots[j], wl38.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl38.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw33, kw34, kw36.Hi, kw36.Lo); hit {
 			act, params = a, ps
@@ -3804,15 +3802,14 @@ n66:
 		k175 := kw172<<0 | kw171<<32
 		if pi176 := &pr174.Packed; len(pi176.Slots) > 0 {
 			k175 &= pi176.Mask
-			for m, j := uint64(len(pi176.Slots)-1), packet.PackedHash(k175); ; j++ {
-				sl := &pi176.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k175 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi176.Slots)-1), packet.PackedHash(k175)
+			sl := &pi176.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k175 {
+				j++
+				sl = &pi176.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordAction(k175); hit {
 			act, params = a, ps
@@ -3841,16 +3838,15 @@ n67:
 			x184 := kw178.Hi & wl181.Mask[1]
 			x185 := kw178.Lo & wl181.Mask[2]
 			h182 := packet.WordsHash(x183, x184, x185, 0)
-			for m, j := uint64(len(wl181.Slots)-1), h182>>(wl181.Shift&63); ; j = (j + 1) & m {
-				sl := &wl181.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl181.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h182 && ks[0] == x183 && ks[1] == x184 && ks[2] == x185 {
-					a := &wl181.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl181.Slots)-1), h182>>(wl181.Shift&63)
+			sl, ks := &wl181.Slots[j], wl181.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h182 && ks[0] == x183 && ks[1] == x184 && ks[2] == x185) {
+				j = (j + 1) & m
+				sl, ks = &wl181.Slots[j], wl181.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl181.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw177, kw178.Hi, kw178.Lo, 0); hit {
 			act, params = a, ps
@@ -3915,16 +3911,15 @@ n74:
 			x193 := kw188 & wl191.Mask[0]
 			x194 := kw189 & wl191.Mask[1]
 			h192 := packet.WordsHash(x193, x194, 0, 0)
-			for m, j := uint64(len(wl191.Slots)-1), h192>>(wl191.Shift&63); ; j = (j + 1) & m {
-				sl := &wl191.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl191.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h192 && ks[0] == x193 && ks[1] == x194 {
-					a := &wl191.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl191.Slots)-1), h192>>(wl191.Shift&63)
+			sl, ks := &wl191.Slots[j], wl191.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h192 && ks[0] == x193 && ks[1] == x194) {
+				j = (j + 1) & m
+				sl, ks = &wl191.Slots[j], wl191.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl191.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if sc195 := &pr190.Scan; len(sc195.Match) > 0 {
 			for i, ms := 0, sc195.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -4000,15 +3995,14 @@ n77:
 		k202 := kw200<<0 | kw199<<16 | kw198<<48
 		if pi203 := &pr201.Packed; len(pi203.Slots) > 0 {
 			k202 &= pi203.Mask
-			for m, j := uint64(len(pi203.Slots)-1), packet.PackedHash(k202); ; j++ {
-				sl := &pi203.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k202 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi203.Slots)-1), packet.PackedHash(k202)
+			sl := &pi203.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k202 {
+				j++
+				sl = &pi203.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[5].LookupWordAction(k202); hit {
 			act, params = a, ps
@@ -4041,15 +4035,14 @@ n79:
 		k209 := kw207<<0 | kw205<<16 | kw204<<32
 		if pi210 := &pr208.Packed; len(pi210.Slots) > 0 {
 			k209 &= pi210.Mask
-			for m, j := uint64(len(pi210.Slots)-1), packet.PackedHash(k209); ; j++ {
-				sl := &pi210.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k209 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi210.Slots)-1), packet.PackedHash(k209)
+			sl := &pi210.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k209 {
+				j++
+				sl = &pi210.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[6].LookupWordAction(k209); hit {
 			act, params = a, ps

@@ -1270,15 +1270,14 @@ t74:
 		k57 := kw55 << 0
 		if pi58 := &pr56.Packed; len(pi58.Slots) > 0 {
 			k57 &= pi58.Mask
-			for m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57); ; j++ {
-				sl := &pi58.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k57 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57)
+			sl := &pi58.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k57 {
+				j++
+				sl = &pi58.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc59 := &pr56.Scan; len(sc59.Match) > 0 {
 			for i, ms := 0, sc59.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
@@ -1317,15 +1316,14 @@ t76:
 		k64 := kw61<<0 | kw60<<48
 		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
 			k64 &= pi65.Mask
-			for m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64); ; j++ {
-				sl := &pi65.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k64 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64)
+			sl := &pi65.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k64 {
+				j++
+				sl = &pi65.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc66 := &pr63.Scan; len(sc66.Match) > 0 {
 			for i, ms := 0, sc66.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -1380,16 +1378,15 @@ t86:
 			x79 := kw73.Hi & wl75.Mask[2]
 			x80 := kw73.Lo & wl75.Mask[3]
 			h76 := packet.WordsHash(x77, x78, x79, x80)
-			for m, j := uint64(len(wl75.Slots)-1), h76>>(wl75.Shift&63); ; j = (j + 1) & m {
-				sl := &wl75.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl75.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h76 && ks[0] == x77 && ks[1] == x78 && ks[2] == x79 && ks[3] == x80 {
-					a := &wl75.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl75.Slots)-1), h76>>(wl75.Shift&63)
+			sl, ks := &wl75.Slots[j], wl75.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h76 && ks[0] == x77 && ks[1] == x78 && ks[2] == x79 && ks[3] == x80) {
+				j = (j + 1) & m
+				sl, ks = &wl75.Slots[j], wl75.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl75.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw70, kw71, kw73.Hi, kw73.Lo); hit {
 			act, params = a, ps
@@ -1452,15 +1449,14 @@ t144:
 		k200 := kw197<<0 | kw196<<32
 		if pi201 := &pr199.Packed; len(pi201.Slots) > 0 {
 			k200 &= pi201.Mask
-			for m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200); ; j++ {
-				sl := &pi201.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k200 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200)
+			sl := &pi201.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k200 {
+				j++
+				sl = &pi201.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordAction(k200); hit {
 			act, params = a, ps
@@ -1536,16 +1532,15 @@ t158:
 			x223 := kw218 & wl221.Mask[0]
 			x224 := kw219 & wl221.Mask[1]
 			h222 := packet.WordsHash(x223, x224, 0, 0)
-			for m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63); ; j = (j + 1) & m {
-				sl := &wl221.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl221.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h222 && ks[0] == x223 && ks[1] == x224 {
-					a := &wl221.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63)
+			sl, ks := &wl221.Slots[j], wl221.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h222 && ks[0] == x223 && ks[1] == x224) {
+				j = (j + 1) & m
+				sl, ks = &wl221.Slots[j], wl221.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl221.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if sc225 := &pr220.Scan; len(sc225.Match) > 0 {
 			for i, ms := 0, sc225.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -1613,15 +1608,14 @@ t161:
 		k232 := kw230<<0 | kw229<<16 | kw228<<48
 		if pi233 := &pr231.Packed; len(pi233.Slots) > 0 {
 			k232 &= pi233.Mask
-			for m, j := uint64(len(pi233.Slots)-1), packet.PackedHash(k232); ; j++ {
-				sl := &pi233.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k232 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi233.Slots)-1), packet.PackedHash(k232)
+			sl := &pi233.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k232 {
+				j++
+				sl = &pi233.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[6].LookupWordAction(k232); hit {
 			act, params = a, ps
@@ -1646,15 +1640,14 @@ t163:
 		k239 := kw237<<0 | kw235<<16 | kw234<<32
 		if pi240 := &pr238.Packed; len(pi240.Slots) > 0 {
 			k239 &= pi240.Mask
-			for m, j := uint64(len(pi240.Slots)-1), packet.PackedHash(k239); ; j++ {
-				sl := &pi240.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k239 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi240.Slots)-1), packet.PackedHash(k239)
+			sl := &pi240.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k239 {
+				j++
+				sl = &pi240.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[7].LookupWordAction(k239); hit {
 			act, params = a, ps
@@ -2763,15 +2756,14 @@ n74:
 		k57 := kw55 << 0
 		if pi58 := &pr56.Packed; len(pi58.Slots) > 0 {
 			k57 &= pi58.Mask
-			for m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57); ; j++ {
-				sl := &pi58.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k57 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57)
+			sl := &pi58.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k57 {
+				j++
+				sl = &pi58.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc59 := &pr56.Scan; len(sc59.Match) > 0 {
 			for i, ms := 0, sc59.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
@@ -2810,15 +2802,14 @@ n76:
 		k64 := kw61<<0 | kw60<<48
 		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
 			k64 &= pi65.Mask
-			for m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64); ; j++ {
-				sl := &pi65.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k64 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64)
+			sl := &pi65.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k64 {
+				j++
+				sl = &pi65.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc66 := &pr63.Scan; len(sc66.Match) > 0 {
 			for i, ms := 0, sc66.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -2909,16 +2900,15 @@ n86:
 			x79 := kw73.Hi & wl75.Mask[2]
 			x80 := kw73.Lo & wl75.Mask[3]
 			h76 := packet.WordsHash(x77, x78, x79, x80)
-			for m, j := uint64(len(wl75.Slots)-1), h76>>(wl75.Shift&63); ; j = (j + 1) & m {
-				sl := &wl75.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl75.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h76 && ks[0] == x77 && ks[1] == x78 && ks[2] == x79 && ks[3] == x80 {
-					a := &wl75.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl75.Slots)-1), h76>>(wl75.Shift&63)
+			sl, ks := &wl75.Slots[j], wl75.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h76 && ks[0] == x77 && ks[1] == x78 && ks[2] == x79 && ks[3] == x80) {
+				j = (j + 1) & m
+				sl, ks = &wl75.Slots[j], wl75.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl75.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw70, kw71, kw73.Hi, kw73.Lo); hit {
 			act, params = a, ps
@@ -4819,15 +4809,14 @@ n144:
 		k200 := kw197<<0 | kw196<<32
 		if pi201 := &pr199.Packed; len(pi201.Slots) > 0 {
 			k200 &= pi201.Mask
-			for m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200); ; j++ {
-				sl := &pi201.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k200 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200)
+			sl := &pi201.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k200 {
+				j++
+				sl = &pi201.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordAction(k200); hit {
 			act, params = a, ps
@@ -4852,16 +4841,15 @@ n145:
 			x209 := kw203.Hi & wl206.Mask[1]
 			x210 := kw203.Lo & wl206.Mask[2]
 			h207 := packet.WordsHash(x208, x209, x210, 0)
-			for m, j := uint64(len(wl206.Slots)-1), h207>>(wl206.Shift&63); ; j = (j + 1) & m {
-				sl := &wl206.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl206.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h207 && ks[0] == x208 && ks[1] == x209 && ks[2] == x210 {
-					a := &wl206.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl206.Slots)-1), h207>>(wl206.Shift&63)
+			sl, ks := &wl206.Slots[j], wl206.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h207 && ks[0] == x208 && ks[1] == x209 && ks[2] == x210) {
+				j = (j + 1) & m
+				sl, ks = &wl206.Slots[j], wl206.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl206.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw202, kw203.Hi, kw203.Lo, 0); hit {
 			act, params = a, ps
@@ -4975,16 +4963,15 @@ n158:
 			x223 := kw218 & wl221.Mask[0]
 			x224 := kw219 & wl221.Mask[1]
 			h222 := packet.WordsHash(x223, x224, 0, 0)
-			for m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63); ; j = (j + 1) & m {
-				sl := &wl221.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl221.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h222 && ks[0] == x223 && ks[1] == x224 {
-					a := &wl221.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63)
+			sl, ks := &wl221.Slots[j], wl221.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h222 && ks[0] == x223 && ks[1] == x224) {
+				j = (j + 1) & m
+				sl, ks = &wl221.Slots[j], wl221.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl221.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if sc225 := &pr220.Scan; len(sc225.Match) > 0 {
 			for i, ms := 0, sc225.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -5056,15 +5043,14 @@ n161:
 		k232 := kw230<<0 | kw229<<16 | kw228<<48
 		if pi233 := &pr231.Packed; len(pi233.Slots) > 0 {
 			k232 &= pi233.Mask
-			for m, j := uint64(len(pi233.Slots)-1), packet.PackedHash(k232); ; j++ {
-				sl := &pi233.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k232 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi233.Slots)-1), packet.PackedHash(k232)
+			sl := &pi233.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k232 {
+				j++
+				sl = &pi233.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[6].LookupWordAction(k232); hit {
 			act, params = a, ps
@@ -5093,15 +5079,14 @@ n163:
 		k239 := kw237<<0 | kw235<<16 | kw234<<32
 		if pi240 := &pr238.Packed; len(pi240.Slots) > 0 {
 			k239 &= pi240.Mask
-			for m, j := uint64(len(pi240.Slots)-1), packet.PackedHash(k239); ; j++ {
-				sl := &pi240.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k239 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi240.Slots)-1), packet.PackedHash(k239)
+			sl := &pi240.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k239 {
+				j++
+				sl = &pi240.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[7].LookupWordAction(k239); hit {
 			act, params = a, ps

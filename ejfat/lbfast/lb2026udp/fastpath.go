@@ -2564,15 +2564,14 @@ n50:
 		k45 := kw43 << 0
 		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
 			k45 &= pi46.Mask
-			for m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45); ; j++ {
-				sl := &pi46.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k45 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)
+			sl := &pi46.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k45 {
+				j++
+				sl = &pi46.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc47 := &pr44.Scan; len(sc47.Match) > 0 {
 			for i, ms := 0, sc47.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
@@ -2611,15 +2610,14 @@ n52:
 		k52 := kw49<<0 | kw48<<48
 		if pi53 := &pr51.Packed; len(pi53.Slots) > 0 {
 			k52 &= pi53.Mask
-			for m, j := uint64(len(pi53.Slots)-1), packet.PackedHash(k52); ; j++ {
-				sl := &pi53.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k52 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi53.Slots)-1), packet.PackedHash(k52)
+			sl := &pi53.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k52 {
+				j++
+				sl = &pi53.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc54 := &pr51.Scan; len(sc54.Match) > 0 {
 			for i, ms := 0, sc54.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -2685,16 +2683,15 @@ n58:
 			x66 := kw60.Hi & wl62.Mask[2]
 			x67 := kw60.Lo & wl62.Mask[3]
 			h63 := packet.WordsHash(x64, x65, x66, x67)
-			for m, j := uint64(len(wl62.Slots)-1), h63>>(wl62.Shift&63); ; j = (j + 1) & m {
-				sl := &wl62.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl62.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h63 && ks[0] == x64 && ks[1] == x65 && ks[2] == x66 && ks[3] == x67 {
-					a := &wl62.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl62.Slots)-1), h63>>(wl62.Shift&63)
+			sl, ks := &wl62.Slots[j], wl62.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h63 && ks[0] == x64 && ks[1] == x65 && ks[2] == x66 && ks[3] == x67) {
+				j = (j + 1) & m
+				sl, ks = &wl62.Slots[j], wl62.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl62.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw57, kw58, kw60.Hi, kw60.Lo); hit {
 			act, params = a, ps
@@ -4982,15 +4979,14 @@ n114:
 		k205 := kw202<<0 | kw201<<32
 		if pi206 := &pr204.Packed; len(pi206.Slots) > 0 {
 			k205 &= pi206.Mask
-			for m, j := uint64(len(pi206.Slots)-1), packet.PackedHash(k205); ; j++ {
-				sl := &pi206.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k205 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi206.Slots)-1), packet.PackedHash(k205)
+			sl := &pi206.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k205 {
+				j++
+				sl = &pi206.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordAction(k205); hit {
 			act, params = a, ps
@@ -5015,16 +5011,15 @@ n115:
 			x214 := kw208.Hi & wl211.Mask[1]
 			x215 := kw208.Lo & wl211.Mask[2]
 			h212 := packet.WordsHash(x213, x214, x215, 0)
-			for m, j := uint64(len(wl211.Slots)-1), h212>>(wl211.Shift&63); ; j = (j + 1) & m {
-				sl := &wl211.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl211.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h212 && ks[0] == x213 && ks[1] == x214 && ks[2] == x215 {
-					a := &wl211.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl211.Slots)-1), h212>>(wl211.Shift&63)
+			sl, ks := &wl211.Slots[j], wl211.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h212 && ks[0] == x213 && ks[1] == x214 && ks[2] == x215) {
+				j = (j + 1) & m
+				sl, ks = &wl211.Slots[j], wl211.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl211.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw207, kw208.Hi, kw208.Lo, 0); hit {
 			act, params = a, ps
@@ -5116,16 +5111,15 @@ n124:
 			x228 := kw223 & wl226.Mask[0]
 			x229 := kw224 & wl226.Mask[1]
 			h227 := packet.WordsHash(x228, x229, 0, 0)
-			for m, j := uint64(len(wl226.Slots)-1), h227>>(wl226.Shift&63); ; j = (j + 1) & m {
-				sl := &wl226.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl226.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h227 && ks[0] == x228 && ks[1] == x229 {
-					a := &wl226.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl226.Slots)-1), h227>>(wl226.Shift&63)
+			sl, ks := &wl226.Slots[j], wl226.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h227 && ks[0] == x228 && ks[1] == x229) {
+				j = (j + 1) & m
+				sl, ks = &wl226.Slots[j], wl226.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl226.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if sc230 := &pr225.Scan; len(sc230.Match) > 0 {
 			for i, ms := 0, sc230.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -5197,15 +5191,14 @@ n127:
 		k237 := kw235<<0 | kw234<<16 | kw233<<48
 		if pi238 := &pr236.Packed; len(pi238.Slots) > 0 {
 			k237 &= pi238.Mask
-			for m, j := uint64(len(pi238.Slots)-1), packet.PackedHash(k237); ; j++ {
-				sl := &pi238.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k237 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi238.Slots)-1), packet.PackedHash(k237)
+			sl := &pi238.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k237 {
+				j++
+				sl = &pi238.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[6].LookupWordAction(k237); hit {
 			act, params = a, ps
@@ -5234,15 +5227,14 @@ n129:
 		k244 := kw242<<0 | kw240<<16 | kw239<<32
 		if pi245 := &pr243.Packed; len(pi245.Slots) > 0 {
 			k244 &= pi245.Mask
-			for m, j := uint64(len(pi245.Slots)-1), packet.PackedHash(k244); ; j++ {
-				sl := &pi245.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k244 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi245.Slots)-1), packet.PackedHash(k244)
+			sl := &pi245.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k244 {
+				j++
+				sl = &pi245.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[7].LookupWordAction(k244); hit {
 			act, params = a, ps

@@ -872,15 +872,14 @@ n13:
 		k19 := kw16<<0 | kw14<<16
 		if pi20 := &pr18.Packed; len(pi20.Slots) > 0 {
 			k19 &= pi20.Mask
-			for m, j := uint64(len(pi20.Slots)-1), packet.PackedHash(k19); ; j++ {
-				sl := &pi20.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k19 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi20.Slots)-1), packet.PackedHash(k19)
+			sl := &pi20.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k19 {
+				j++
+				sl = &pi20.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc21 := &pr18.Scan; len(sc21.Match) > 0 {
 			for i, ms := 0, sc21.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -913,15 +912,14 @@ n14:
 		k26 := kw24<<0 | kw22<<32
 		if pi27 := &pr25.Packed; len(pi27.Slots) > 0 {
 			k26 &= pi27.Mask
-			for m, j := uint64(len(pi27.Slots)-1), packet.PackedHash(k26); ; j++ {
-				sl := &pi27.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k26 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi27.Slots)-1), packet.PackedHash(k26)
+			sl := &pi27.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k26 {
+				j++
+				sl = &pi27.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if iv28 := pr25.Intervals; iv28 != nil {
 			h29 := packet.WordsHash(kw22, 0, 0, 0)
@@ -983,16 +981,15 @@ n16:
 			x39 := kw32.Lo & wl36.Mask[1]
 			x40 := kw33 & wl36.Mask[2]
 			h37 := packet.WordsHash(x38, x39, x40, 0)
-			for m, j := uint64(len(wl36.Slots)-1), h37>>(wl36.Shift&63); ; j = (j + 1) & m {
-				sl := &wl36.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl36.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h37 && ks[0] == x38 && ks[1] == x39 && ks[2] == x40 {
-					a := &wl36.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl36.Slots)-1), h37>>(wl36.Shift&63)
+			sl, ks := &wl36.Slots[j], wl36.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h37 && ks[0] == x38 && ks[1] == x39 && ks[2] == x40) {
+				j = (j + 1) & m
+				sl, ks = &wl36.Slots[j], wl36.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl36.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw32.Hi, kw32.Lo, kw33, 0); hit {
 			act, params = a, ps
@@ -1018,15 +1015,14 @@ n17:
 		k45 := kw43<<0 | kw41<<3
 		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
 			k45 &= pi46.Mask
-			for m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45); ; j++ {
-				sl := &pi46.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k45 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)
+			sl := &pi46.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k45 {
+				j++
+				sl = &pi46.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[4].LookupWordAction(k45); hit {
 			act, params = a, ps
@@ -1049,15 +1045,14 @@ n18:
 		k48 := uint64(0)
 		if pi49 := &pr47.Packed; len(pi49.Slots) > 0 {
 			k48 &= pi49.Mask
-			for m, j := uint64(len(pi49.Slots)-1), packet.PackedHash(k48); ; j++ {
-				sl := &pi49.Slots[j&m]
-				if sl.Entry == 0 {
-					break
-				}
-				if sl.Key == k48 {
-					act, params = int(sl.Action), sl.Params
-					break
-				}
+			m, j := uint64(len(pi49.Slots)-1), packet.PackedHash(k48)
+			sl := &pi49.Slots[j&m]
+			for sl.Entry != 0 && sl.Key != k48 {
+				j++
+				sl = &pi49.Slots[j&m]
+			}
+			if sl.Entry != 0 {
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[5].LookupWordAction(k48); hit {
 			act, params = a, ps
@@ -1708,16 +1703,15 @@ n29:
 			x99 := kw94.Hi & wl97.Mask[0]
 			x100 := kw94.Lo & wl97.Mask[1]
 			h98 := packet.WordsHash(x99, x100, 0, 0)
-			for m, j := uint64(len(wl97.Slots)-1), h98>>(wl97.Shift&63); ; j = (j + 1) & m {
-				sl := &wl97.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl97.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h98 && ks[0] == x99 && ks[1] == x100 {
-					a := &wl97.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl97.Slots)-1), h98>>(wl97.Shift&63)
+			sl, ks := &wl97.Slots[j], wl97.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h98 && ks[0] == x99 && ks[1] == x100) {
+				j = (j + 1) & m
+				sl, ks = &wl97.Slots[j], wl97.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl97.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw94.Hi, kw94.Lo, 0, 0); hit {
 			act, params = a, ps
@@ -1748,16 +1742,15 @@ n30:
 			x109 := kw103.Hi & wl105.Mask[2]
 			x110 := kw103.Lo & wl105.Mask[3]
 			h106 := packet.WordsHash(x107, x108, x109, x110)
-			for m, j := uint64(len(wl105.Slots)-1), h106>>(wl105.Shift&63); ; j = (j + 1) & m {
-				sl := &wl105.Slots[j]
-				if sl.Entry == 0 {
-					break
-				}
-				if ks := wl105.Keys[j*packet.MaxKeyWords : j*packet.MaxKeyWords+packet.MaxKeyWords]; sl.Hash == h106 && ks[0] == x107 && ks[1] == x108 && ks[2] == x109 && ks[3] == x110 {
-					a := &wl105.Acts[j]
-					act, params = int(a.Action), a.Params
-					break
-				}
+			m, j := uint64(len(wl105.Slots)-1), h106>>(wl105.Shift&63)
+			sl, ks := &wl105.Slots[j], wl105.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			for sl.Entry != 0 && !(sl.Hash == h106 && ks[0] == x107 && ks[1] == x108 && ks[2] == x109 && ks[3] == x110) {
+				j = (j + 1) & m
+				sl, ks = &wl105.Slots[j], wl105.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+			}
+			if sl.Entry != 0 {
+				a := &wl105.Acts[j]
+				act, params = int(a.Action), a.Params
 			}
 		} else if a, ps, hit := pl.tables[6].LookupWordsAction(kw101.Hi, kw101.Lo, kw103.Hi, kw103.Lo); hit {
 			act, params = a, ps
