@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -105,8 +106,9 @@ type Plan struct {
 }
 
 // PlaceGraph is place for the code generated for graph g from start, live
-// holding the nodes whose code is kept; drops are the cold ends.
-func (r *Edges) PlaceGraph(g *dataflow.Graph, start *dataflow.Node, live map[*dataflow.Node]bool) (*Plan, error) {
+// holding the nodes whose code is kept; drops are the cold ends, and edges
+// between two nodes of hot (a profile's hot path, if any) the hot ones.
+func (r *Edges) PlaceGraph(g *dataflow.Graph, start *dataflow.Node, live, hot map[*dataflow.Node]bool) (*Plan, error) {
 	byID := map[int64]*dataflow.Node{}
 	for _, n := range g.Nodes {
 		byID[n.ID] = n
@@ -114,18 +116,24 @@ func (r *Edges) PlaceGraph(g *dataflow.Graph, start *dataflow.Node, live map[*da
 	return r.place(
 		func(owner int64) bool { return live[byID[owner]] },
 		start.ID, len(g.Nodes),
-		func(to int64) bool { // drops: frames rarely go there
-			n := byID[to]
-			return n != nil && n.Kind == dataflow.FNode && n.Op.Kind == packet.OpDrop
+		func(from, to int64) int {
+			switch n := byID[to]; {
+			case n != nil && n.Kind == dataflow.FNode && n.Op.Kind == packet.OpDrop:
+				return 1 // frames rarely go there
+			case hot[byID[from]] && hot[n]:
+				return -1
+			}
+			return 0
 		})
 }
 
 // place decides which edges of the live code (live reports whether an
 // owner's code is kept) get counters, and how to solve for the rest.
-// start is the start node, nodes the number of nodes (IDs are 0..nodes-1),
-// cold reports edges to nodes frames rarely reach (drops), placed last in
-// the forest so that counters sit on the way to them.
-func (r *Edges) place(live func(owner int64) bool, start int64, nodes int, cold func(to int64) bool) (*Plan, error) {
+// start is the start node, nodes the number of nodes (IDs are 0..nodes-1).
+// heat orders the edges for the forest: hot ones (-1) join it first and
+// get no counter, cold ones (1: to nodes frames rarely reach, drops) last,
+// so that counters sit on the way to them.
+func (r *Edges) place(live func(owner int64) bool, start int64, nodes int, heat func(from, to int64) int) (*Plan, error) {
 	var es []edge
 	seen := map[string]bool{}
 	for _, e := range r.es {
@@ -177,13 +185,7 @@ func (r *Edges) place(live func(owner int64) bool, start int64, nodes int, cold 
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		switch ca, cb := cold(es[a].to), cold(es[b].to); {
-		case ca == cb:
-			return 0
-		case ca:
-			return 1
-		}
-		return -1
+		return cmp.Compare(heat(es[a].from, es[a].to), heat(es[b].from, es[b].to))
 	})
 	for _, i := range order {
 		if es[i].known.Kind != "" {

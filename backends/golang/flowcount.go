@@ -35,10 +35,15 @@ func (c *gen) retUndecided(from int64) string {
 	return c.cnt.Shared(c.owner.ID, from) + fmt.Sprintf("return pl.drop(%d)", c.drop(c.start.Name, "undecided"))
 }
 
-// placeCounters places the edge counters in the live code and returns the
-// function that solves for the node runs.
-func (c *gen) placeCounters(code map[*dataflow.Node][]byte, live map[*dataflow.Node]bool) string {
-	plan, err := c.cnt.PlaceGraph(c.g, c.start, live)
+// placeCounters places the edge counters in the live code, none between
+// two nodes of the hot path, and returns the function that solves for the
+// node runs.
+func (c *gen) placeCounters(code map[*dataflow.Node][]byte, live map[*dataflow.Node]bool, hot []*dataflow.Node) string {
+	onHot := map[*dataflow.Node]bool{}
+	for _, n := range hot {
+		onHot[n] = true
+	}
+	plan, err := c.cnt.PlaceGraph(c.g, c.start, live, onHot)
 	if err != nil {
 		panic("go backend: " + err.Error()) // a forest always peels
 	}

@@ -181,11 +181,11 @@ func (c *gen) body() {
 			}
 		}
 	}
-	c.runsCode = c.placeCounters(code, live)
-	c.b.Reset()
 	// The hot path first, each node jumping to the next one's copy (tN);
 	// its other jumps, and every jump in the general code, lead to nN.
 	hot := c.hotPath(c.prof, targets)
+	c.runsCode = c.placeCounters(code, live, hot)
+	c.b.Reset()
 	general := map[*dataflow.Node]bool{}
 	todo = nil
 	for i, n := range hot {

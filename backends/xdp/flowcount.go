@@ -34,7 +34,7 @@ func (c *gen) forcedEnd(from int64) string { return c.edges.Shared(c.owner(), fr
 // placeCounters decides which edges of the live code get a counter,
 // replaces the markers, and returns how to solve for the node runs.
 func (c *gen) placeCounters(code map[*dataflow.Node][]byte, live map[*dataflow.Node]bool) *flow.Flow {
-	plan, err := c.edges.PlaceGraph(c.g, c.start, live)
+	plan, err := c.edges.PlaceGraph(c.g, c.start, live, nil)
 	if err != nil {
 		c.fail("%v", err)
 		return &flow.Flow{}

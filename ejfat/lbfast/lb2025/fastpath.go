@@ -378,6 +378,7 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Sunk[0] + pl.Dropped[22]
 	f[8] = pl.edges[34]
 	f[10] = pl.edges[35]
+	f[11] = pl.edges[9]
 	f[12] = pl.edges[36]
 	f[13] = pl.Dropped[0]
 	f[15] = pl.edges[37]
@@ -385,81 +386,80 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[20] = pl.edges[39]
 	f[22] = pl.edges[40]
 	f[24] = pl.edges[41]
-	f[25] = pl.edges[0]
+	f[25] = pl.edges[10]
 	f[26] = pl.edges[42]
 	f[28] = pl.edges[43]
 	f[30] = pl.edges[44]
-	f[32] = pl.edges[1]
+	f[32] = pl.edges[11]
 	f[33] = pl.edges[45]
 	f[35] = pl.edges[46]
 	f[38] = pl.edges[47]
 	f[40] = pl.edges[48]
-	f[41] = pl.edges[2]
+	f[41] = pl.edges[12]
 	f[42] = pl.edges[49]
 	f[44] = pl.edges[50]
 	f[46] = pl.edges[51]
-	f[47] = pl.edges[3]
+	f[47] = pl.edges[13]
 	f[50] = pl.edges[52]
-	f[52] = pl.edges[4]
-	f[53] = pl.edges[5]
+	f[52] = pl.edges[14]
+	f[53] = pl.edges[15]
 	f[54] = pl.edges[53]
 	f[56] = pl.edges[54]
 	f[58] = pl.edges[55]
 	f[60] = pl.edges[56]
 	f[62] = pl.edges[57]
 	f[65] = pl.edges[58]
-	f[66] = pl.edges[6]
 	f[67] = pl.edges[59]
-	f[68] = pl.edges[7]
+	f[68] = pl.edges[16]
 	f[69] = pl.edges[60]
 	f[70] = pl.Dropped[1]
-	f[72] = pl.edges[8]
+	f[72] = pl.edges[0]
 	f[74] = pl.Dropped[2]
-	f[80] = pl.edges[9]
-	f[81] = pl.edges[10]
-	f[83] = pl.edges[11]
+	f[80] = pl.edges[17]
+	f[81] = pl.edges[18]
+	f[83] = pl.edges[1]
 	f[85] = pl.Dropped[3]
 	f[90] = pl.Dropped[4]
 	f[97] = pl.Dropped[5]
+	f[99] = pl.edges[19]
 	f[102] = pl.Dropped[6]
-	f[104] = pl.edges[12]
-	f[106] = pl.edges[13]
+	f[104] = pl.edges[20]
+	f[106] = pl.edges[21]
 	f[109] = pl.Dropped[7]
-	f[115] = pl.edges[14]
-	f[116] = pl.edges[15]
+	f[115] = pl.edges[22]
+	f[116] = pl.edges[23]
 	f[121] = pl.Dropped[8]
-	f[122] = pl.edges[16]
+	f[122] = pl.edges[24]
 	f[123] = pl.Dropped[9]
-	f[124] = pl.edges[17]
+	f[124] = pl.edges[25]
 	f[125] = pl.Dropped[10]
 	f[127] = pl.Dropped[11]
 	f[129] = pl.Dropped[12]
 	f[131] = pl.Dropped[13]
 	f[134] = pl.Dropped[14]
-	f[136] = pl.edges[18]
-	f[142] = pl.edges[19]
-	f[144] = pl.edges[20]
-	f[145] = pl.edges[21]
+	f[136] = pl.edges[26]
+	f[142] = pl.edges[2]
+	f[144] = pl.edges[27]
+	f[145] = pl.edges[28]
 	f[146] = pl.edges[61]
 	f[147] = pl.Dropped[15]
-	f[153] = pl.edges[22]
-	f[155] = pl.edges[23]
-	f[156] = pl.edges[24]
+	f[153] = pl.edges[29]
+	f[155] = pl.edges[3]
+	f[156] = pl.edges[4]
 	f[158] = pl.Dropped[16]
-	f[161] = pl.edges[25]
+	f[161] = pl.edges[5]
 	f[163] = pl.Dropped[17]
-	f[165] = pl.edges[26]
-	f[166] = pl.edges[27]
+	f[165] = pl.edges[6]
+	f[166] = pl.edges[7]
 	f[168] = pl.Dropped[18]
 	f[174] = pl.Dropped[19]
 	f[176] = pl.Dropped[20]
-	f[177] = pl.edges[28]
+	f[177] = pl.edges[30]
 	f[178] = pl.Dropped[21]
-	f[180] = pl.edges[29]
-	f[187] = pl.edges[30]
-	f[190] = pl.edges[31]
-	f[191] = pl.edges[32]
-	f[192] = pl.edges[33]
+	f[180] = pl.edges[8]
+	f[186] = pl.edges[31]
+	f[190] = pl.edges[32]
+	f[191] = pl.edges[33]
 	f[196] = pl.Sunk[0]
 	f[197] = pl.Dropped[22]
 	f[198] = total
@@ -467,10 +467,10 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[1] = 0 + f[0]
 	f[195] = 0 + f[196]
 	f[2] = 0 + f[1]
+	f[9] = 0 + f[11] + f[12]
 	f[23] = 0 + f[25] + f[26]
 	f[39] = 0 + f[41] + f[42]
 	f[51] = 0 + f[53] + f[54]
-	f[63] = 0 + f[66] + f[67]
 	f[64] = 0 + f[68] + f[69]
 	f[4] = 0 + f[70] - f[8] - f[10] - f[12] - f[15] - f[17] - f[20] - f[22] - f[24] - f[26] - f[28] - f[30] - f[33] - f[35] - f[38] - f[40] - f[42] - f[44] - f[46] - f[50] - f[54] - f[56] - f[58] - f[60] - f[62] - f[65] - f[67] - f[69]
 	f[73] = 0 + f[74]
@@ -478,6 +478,7 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[78] = 0 + f[81]
 	f[84] = 0 + f[85]
 	f[96] = 0 + f[97]
+	f[98] = 0 + f[99]
 	f[101] = 0 + f[102]
 	f[103] = 0 + f[104]
 	f[105] = 0 + f[106]
@@ -492,20 +493,20 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[157] = 0 + f[158]
 	f[162] = 0 + f[163]
 	f[167] = 0 + f[168]
-	f[185] = 0 + f[187]
+	f[184] = 0 + f[186]
 	f[188] = 0 + f[190]
 	f[189] = 0 + f[191]
 	f[173] = 0 + f[176] + f[177]
 	f[179] = 0 + f[180]
-	f[186] = 0 + f[192] - f[187] - f[190] - f[191]
 	f[193] = 0 + f[197]
 	f[194] = 0 + f[195]
 	f[3] = 0 + f[2] - f[4]
+	f[6] = 0 + f[9] + f[10]
 	f[21] = 0 + f[23] + f[24]
 	f[36] = 0 + f[39] + f[40]
 	f[49] = 0 + f[51] + f[52]
-	f[61] = 0 + f[63] + f[64] + f[65]
 	f[76] = 0 + f[77] + f[78]
+	f[95] = 0 + f[98]
 	f[100] = 0 + f[103]
 	f[91] = 0 + f[105]
 	f[113] = 0 + f[114] + f[115]
@@ -513,54 +514,51 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[133] = 0 + f[134] + f[135]
 	f[149] = 0 + f[151]
 	f[183] = 0 + f[188] + f[189]
-	f[184] = 0 + f[186]
 	f[175] = 0 + f[178] + f[179] - f[177]
-	f[99] = 0 + f[193] + f[194] - f[104] - f[106] - f[136] - f[192]
+	f[192] = 0 + f[193] + f[194] - f[99] - f[104] - f[106] - f[136]
 	f[18] = 0 + f[21] + f[22]
 	f[48] = 0 + f[49] + f[50]
-	f[59] = 0 + f[61] + f[62]
-	f[98] = 0 + f[99]
+	f[86] = 0 + f[95] + f[96]
 	f[88] = 0 + f[100] + f[101]
 	f[111] = 0 + f[113]
 	f[132] = 0 + f[133]
-	f[182] = 0 + f[184] + f[185]
 	f[172] = 0 + f[174] + f[175]
+	f[187] = 0 + f[192] - f[186] - f[190] - f[191]
 	f[45] = 0 + f[47] + f[48]
-	f[57] = 0 + f[59] + f[60]
-	f[95] = 0 + f[98]
 	f[130] = 0 + f[131] + f[132]
-	f[181] = 0 + f[182] + f[183]
+	f[185] = 0 + f[187]
 	f[171] = 0 + f[172] + f[173]
 	f[43] = 0 + f[45] + f[46]
-	f[55] = 0 + f[57] + f[58]
-	f[86] = 0 + f[95] + f[96]
 	f[128] = 0 + f[129] + f[130]
-	f[170] = 0 + f[181] - f[180]
+	f[182] = 0 + f[184] + f[185]
 	f[37] = 0 + f[43] + f[44]
-	f[19] = 0 + f[55] + f[56] - f[32]
 	f[126] = 0 + f[127] + f[128]
-	f[169] = 0 + f[170] + f[171]
-	f[16] = 0 + f[18] + f[19] + f[20]
+	f[181] = 0 + f[182] + f[183]
 	f[34] = 0 + f[36] + f[37] + f[38]
 	f[118] = 0 + f[125] + f[126] - f[124]
-	f[164] = 0 + f[169] - f[165] - f[166]
-	f[14] = 0 + f[16] + f[17]
+	f[170] = 0 + f[181] - f[180]
 	f[31] = 0 + f[34] + f[35]
 	f[112] = 0 + f[117] + f[118] - f[115] - f[116]
-	f[160] = 0 + f[164] + f[165] + f[166] + f[167] - f[161]
-	f[5] = 0 + f[13] + f[14] + f[15]
+	f[169] = 0 + f[170] + f[171]
 	f[29] = 0 + f[31] + f[32] + f[33]
 	f[110] = 0 + f[112]
-	f[159] = 0 + f[160] + f[161] + f[162]
+	f[164] = 0 + f[169] - f[165] - f[166]
 	f[27] = 0 + f[29] + f[30]
 	f[107] = 0 + f[110] + f[111]
-	f[154] = 0 + f[159] - f[155] - f[156]
+	f[160] = 0 + f[164] + f[165] + f[166] + f[167] - f[161]
 	f[7] = 0 + f[27] + f[28]
 	f[93] = 0 + f[107] + f[108]
-	f[152] = 0 + f[154] + f[155] + f[156] + f[157] - f[153]
-	f[6] = 0 + f[3] - f[5] - f[7] - f[8]
-	f[9] = 0 + f[6] - f[10]
-	f[11] = 0 + f[9] - f[12]
+	f[159] = 0 + f[160] + f[161] + f[162]
+	f[5] = 0 + f[3] - f[6] - f[7] - f[8]
+	f[14] = 0 + f[5] - f[13] - f[15]
+	f[16] = 0 + f[14] - f[17]
+	f[19] = 0 + f[16] - f[18] - f[20]
+	f[55] = 0 + f[19] + f[32] - f[56]
+	f[57] = 0 + f[55] - f[58]
+	f[59] = 0 + f[57] - f[60]
+	f[61] = 0 + f[59] - f[62]
+	f[63] = 0 + f[61] - f[64] - f[65]
+	f[66] = 0 + f[63] - f[67]
 	f[71] = 0 + f[11] + f[25] + f[41] + f[47] + f[52] + f[53] + f[66] + f[68] - f[72] - f[73]
 	f[75] = 0 + f[71] + f[72] - f[76]
 	f[79] = 0 + f[75]
@@ -575,6 +573,8 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[141] = 0 + f[139] - f[142] - f[143]
 	f[148] = 0 + f[141] + f[142] + f[144] + f[145] - f[149]
 	f[150] = 0 + f[148]
+	f[152] = 0 + f[150]
+	f[154] = 0 + f[152] + f[153] - f[155] - f[156] - f[157]
 	r[0] = 0 + f[198]
 	r[1] = 0 + f[0]
 	r[2] = 0 + f[194]
@@ -959,7 +959,6 @@ t33:
 		if cur >= 0 && cur+12 <= len(data) {
 			h10 = cur
 			cur += 12 // lb_v2
-			pl.edges[6]++
 			goto t36
 		}
 		pl.edges[59]++
@@ -1002,7 +1001,7 @@ t36:
 			goto t38
 		case 1: // drop
 			m16 = (0x1) & 0x1
-			pl.edges[8]++
+			pl.edges[0]++
 			goto t38
 		default: // miss
 			goto n37
@@ -1059,7 +1058,7 @@ t43:
 			goto t45
 		case 1: // drop
 			m16 = (0x1) & 0x1
-			pl.edges[11]++
+			pl.edges[1]++
 			goto t45
 		default: // miss
 			goto n44
@@ -1144,7 +1143,7 @@ t80:
 			goto t83
 		case 1: // drop
 			m16 = (0x1) & 0x1
-			pl.edges[19]++
+			pl.edges[2]++
 			goto t83
 		default: // miss
 			goto n82
@@ -1234,11 +1233,11 @@ t88:
 			m6 = (params[0].Lo) & 0xffffffff
 			m7 = (params[1].Lo) & 0x1f
 			m8 = (params[2].Lo) & 0xffff
-			pl.edges[23]++
+			pl.edges[3]++
 			goto t90
 		case 2: // drop
 			m16 = (0x1) & 0x1
-			pl.edges[24]++
+			pl.edges[4]++
 			goto t90
 		default: // miss
 			goto n89
@@ -1278,7 +1277,7 @@ t91:
 			goto t93
 		case 1: // drop
 			m16 = (0x1) & 0x1
-			pl.edges[25]++
+			pl.edges[5]++
 			goto t93
 		default: // miss
 			goto n92
@@ -1326,11 +1325,11 @@ t93:
 			m13 = (params[2].Lo) & 0xffff
 			m14 = (params[3].Lo) & 0x1f
 			m15 = (params[4].Lo) & 0x1
-			pl.edges[26]++
+			pl.edges[6]++
 			goto t95
 		case 2: // drop
 			m16 = (0x1) & 0x1
-			pl.edges[27]++
+			pl.edges[7]++
 			goto t95
 		default: // miss
 			goto n94
@@ -1432,7 +1431,7 @@ t109:
 			pendD4 += d214
 			pendK4 = true
 		}
-		pl.edges[29]++
+		pl.edges[8]++
 		goto t97
 	}
 t97:
@@ -1525,12 +1524,10 @@ t102:
 			pendD4 += d244
 			pendK4 = true
 		}
-		pl.edges[30]++
 		goto t110
 	}
 t110:
 	{ // LbTxCount: count lb_mbr_tx_pkt_counter
-		pl.edges[33]++
 		goto t111
 	}
 t111:
@@ -1608,6 +1605,7 @@ n8:
 			c4 = ((uint64(b8[6])<<8 | uint64(b8[7])) == 0x1)
 		}
 		if c4 {
+			pl.edges[9]++
 			goto n36
 		}
 		pl.edges[36]++
@@ -1641,7 +1639,7 @@ n14:
 		if cur >= 0 && cur+4 <= len(data) {
 			h8 = cur
 			cur += 4 // icmp_echo
-			pl.edges[0]++
+			pl.edges[10]++
 			goto n36
 		}
 		pl.edges[42]++
@@ -1674,7 +1672,7 @@ n17:
 		case v18 == 0x3a:
 			goto n18
 		case v18 == 0x11:
-			pl.edges[1]++
+			pl.edges[11]++
 			goto n28
 		default:
 			pl.edges[45]++
@@ -1719,7 +1717,7 @@ n21:
 		if cur >= 0 && cur+4 <= len(data) {
 			h8 = cur
 			cur += 4 // icmp_echo
-			pl.edges[2]++
+			pl.edges[12]++
 			goto n36
 		}
 		pl.edges[49]++
@@ -1748,7 +1746,7 @@ n24:
 	{ // ParseNsLen: test ipv6.payload_len == 24
 		b24 := data[h3 : h3+40] // ipv6
 		if (uint64(b24[4])<<8 | uint64(b24[5])) == 0x18 {
-			pl.edges[3]++
+			pl.edges[13]++
 			goto n36
 		}
 		goto n25
@@ -1769,7 +1767,7 @@ n26:
 		if uint64(b25[0]) == 0x1 {
 			goto n27
 		}
-		pl.edges[4]++
+		pl.edges[14]++
 		goto n36
 	}
 n27:
@@ -1777,7 +1775,7 @@ n27:
 		if cur >= 0 && cur+6 <= len(data) {
 			h14 = cur
 			cur += 6 // nd_mac
-			pl.edges[5]++
+			pl.edges[15]++
 			goto n36
 		}
 		pl.edges[53]++
@@ -1840,7 +1838,6 @@ n33:
 		if cur >= 0 && cur+12 <= len(data) {
 			h10 = cur
 			cur += 12 // lb_v2
-			pl.edges[6]++
 			goto n36
 		}
 		pl.edges[59]++
@@ -1851,7 +1848,7 @@ n34:
 		if cur >= 0 && cur+12 <= len(data) {
 			h11 = cur
 			cur += 12 // lb_v3
-			pl.edges[7]++
+			pl.edges[16]++
 			goto n36
 		}
 		pl.edges[60]++
@@ -1898,7 +1895,7 @@ n36:
 			goto n38
 		case 1: // drop
 			m16 = (0x1) & 0x1
-			pl.edges[8]++
+			pl.edges[0]++
 			goto n38
 		default: // miss
 			goto n37
@@ -1932,14 +1929,14 @@ n41:
 	{ // L3SetDaIPv6: set meta.ip_da_key
 		b38 := data[h3 : h3+40] // ipv6
 		m5 = (packet.Value{Hi: (uint64(b38[24])<<56 | uint64(b38[25])<<48 | uint64(b38[26])<<40 | uint64(b38[27])<<32 | uint64(b38[28])<<24 | uint64(b38[29])<<16 | uint64(b38[30])<<8 | uint64(b38[31])), Lo: (uint64(b38[32])<<56 | uint64(b38[33])<<48 | uint64(b38[34])<<40 | uint64(b38[35])<<32 | uint64(b38[36])<<24 | uint64(b38[37])<<16 | uint64(b38[38])<<8 | uint64(b38[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		pl.edges[9]++
+		pl.edges[17]++
 		goto n43
 	}
 n42:
 	{ // L3SetDaArp: set meta.ip_da_key
 		b39 := data[h5 : h5+28] // arp
 		m5 = (packet.Value{Lo: (uint64(b39[24])<<24 | uint64(b39[25])<<16 | uint64(b39[26])<<8 | uint64(b39[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		pl.edges[10]++
+		pl.edges[18]++
 		goto n43
 	}
 n43:
@@ -1980,7 +1977,7 @@ n43:
 			goto n45
 		case 1: // drop
 			m16 = (0x1) & 0x1
-			pl.edges[11]++
+			pl.edges[1]++
 			goto n45
 		default: // miss
 			goto n44
@@ -2087,6 +2084,7 @@ n51:
 	}
 n52:
 	{ // ArpOk: count rx_rslt[8] ARP ok
+		pl.edges[19]++
 		goto n111
 	}
 n53:
@@ -2156,7 +2154,7 @@ n55:
 	}
 n56:
 	{ // Echo4Ok: count rx_rslt[9] ICMPv4 echo ok
-		pl.edges[12]++
+		pl.edges[20]++
 		goto n111
 	}
 n57:
@@ -2260,7 +2258,7 @@ n57:
 	}
 n58:
 	{ // Echo6Ok: count rx_rslt[10] ICMPv6 echo ok
-		pl.edges[13]++
+		pl.edges[21]++
 		goto n111
 	}
 n59:
@@ -2308,14 +2306,14 @@ n64:
 		if h14 >= 0 {
 			goto n65
 		}
-		pl.edges[14]++
+		pl.edges[22]++
 		goto n66
 	}
 n65:
 	{ // NsSrcMac: set meta.na_mac
 		b122 := data[h14 : h14+6] // nd_mac
 		m23 = (uint64(b122[0])<<40 | uint64(b122[1])<<32 | uint64(b122[2])<<24 | uint64(b122[3])<<16 | uint64(b122[4])<<8 | uint64(b122[5])) & 0xffffffffffff
-		pl.edges[15]++
+		pl.edges[23]++
 		goto n66
 	}
 n66:
@@ -2344,7 +2342,7 @@ n68:
 		if cur > po123 {
 			cur = max(po123, cur-pn124)
 		}
-		pl.edges[16]++
+		pl.edges[24]++
 		goto n69
 	}
 n69:
@@ -2369,7 +2367,7 @@ n69:
 		if cur > po125 {
 			cur = max(po125, cur-pn126)
 		}
-		pl.edges[17]++
+		pl.edges[25]++
 		goto n70
 	}
 n70:
@@ -3663,7 +3661,7 @@ n75:
 	}
 n76:
 	{ // NsOk: count rx_rslt[11] NS ok
-		pl.edges[18]++
+		pl.edges[26]++
 		goto n111
 	}
 n77:
@@ -3709,7 +3707,7 @@ n80:
 			goto n83
 		case 1: // drop
 			m16 = (0x1) & 0x1
-			pl.edges[19]++
+			pl.edges[2]++
 			goto n83
 		default: // miss
 			goto n82
@@ -3743,11 +3741,11 @@ n81:
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
-			pl.edges[20]++
+			pl.edges[27]++
 			goto n83
 		case 1: // drop
 			m16 = (0x1) & 0x1
-			pl.edges[21]++
+			pl.edges[28]++
 			goto n83
 		default: // miss
 			pl.edges[61]++
@@ -3787,7 +3785,7 @@ n87:
 		m17 = (uint64(b176[4])<<56 | uint64(b176[5])<<48 | uint64(b176[6])<<40 | uint64(b176[7])<<32 | uint64(b176[8])<<24 | uint64(b176[9])<<16 | uint64(b176[10])<<8 | uint64(b176[11]))
 		m18 = (uint64(b176[0])<<8 | uint64(b176[1])) & 0xffff
 		m19 = (uint64(b176[2])<<8 | uint64(b176[3])) & 0xffff
-		pl.edges[22]++
+		pl.edges[29]++
 		goto n88
 	}
 n88:
@@ -3855,11 +3853,11 @@ n88:
 			m6 = (params[0].Lo) & 0xffffffff
 			m7 = (params[1].Lo) & 0x1f
 			m8 = (params[2].Lo) & 0xffff
-			pl.edges[23]++
+			pl.edges[3]++
 			goto n90
 		case 2: // drop
 			m16 = (0x1) & 0x1
-			pl.edges[24]++
+			pl.edges[4]++
 			goto n90
 		default: // miss
 			goto n89
@@ -3903,7 +3901,7 @@ n91:
 			goto n93
 		case 1: // drop
 			m16 = (0x1) & 0x1
-			pl.edges[25]++
+			pl.edges[5]++
 			goto n93
 		default: // miss
 			goto n92
@@ -3955,11 +3953,11 @@ n93:
 			m13 = (params[2].Lo) & 0xffff
 			m14 = (params[3].Lo) & 0x1f
 			m15 = (params[4].Lo) & 0x1
-			pl.edges[26]++
+			pl.edges[6]++
 			goto n95
 		case 2: // drop
 			m16 = (0x1) & 0x1
-			pl.edges[27]++
+			pl.edges[7]++
 			goto n95
 		default: // miss
 			goto n94
@@ -4032,7 +4030,7 @@ n107:
 		if cur > po205 {
 			cur = max(po205, cur-pn206)
 		}
-		pl.edges[28]++
+		pl.edges[30]++
 		goto n108
 	}
 n108:
@@ -4089,7 +4087,7 @@ n109:
 			pendD4 += d214
 			pendK4 = true
 		}
-		pl.edges[29]++
+		pl.edges[8]++
 		goto n97
 	}
 n97:
@@ -4179,6 +4177,7 @@ n101:
 			pendD4 += d224
 			pendK4 = true
 		}
+		pl.edges[31]++
 		goto n110
 	}
 n102:
@@ -4238,7 +4237,6 @@ n102:
 			pendD4 += d244
 			pendK4 = true
 		}
-		pl.edges[30]++
 		goto n110
 	}
 n100:
@@ -4322,7 +4320,7 @@ n103:
 			pendD4 += d264
 			pendK4 = true
 		}
-		pl.edges[31]++
+		pl.edges[32]++
 		goto n110
 	}
 n104:
@@ -4406,12 +4404,11 @@ n104:
 			pendD4 += d295
 			pendK4 = true
 		}
-		pl.edges[32]++
+		pl.edges[33]++
 		goto n110
 	}
 n110:
 	{ // LbTxCount: count lb_mbr_tx_pkt_counter
-		pl.edges[33]++
 		goto n111
 	}
 n111:
