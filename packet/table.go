@@ -542,7 +542,7 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		for i := range es {
 			keys[i], entries[i] = t.spec.PackKeys(norm[i*nk:(i+1)*nk]), int32(i)
 		}
-		s.Packed = PackedIndex{packSlots(es, keys, entries), 1<<t.keyWidth() - 1}
+		s.Packed = packIndex(es, keys, entries, 1<<t.keyWidth()-1)
 	}
 	s.setProbe()
 	return s, nil
@@ -621,7 +621,7 @@ func (t *Table) maskGroups(s *snapshot) {
 		for k, vals := range g[0].vals {
 			keys[k] = t.spec.PackKeys(vals)
 		}
-		s.Packed = PackedIndex{packSlots(es, keys, g[0].entries), t.spec.PackKeys(g[0].masks)}
+		s.Packed = packIndex(es, keys, g[0].entries, t.spec.PackKeys(g[0].masks))
 	}
 }
 
@@ -680,7 +680,7 @@ func (t *Table) LookupWordAction(k uint64) (action int, params []Value, hit bool
 func (s *snapshot) wordSlot(k uint64) *PackedSlot {
 	k &= s.Packed.Mask
 	m := uint64(len(s.Packed.Slots) - 1)
-	for j := PackedHash(k) & m; ; j = (j + 1) & m {
+	for j := PackedHash(k) >> s.Packed.Shift; ; j = (j + 1) & m {
 		sl := &s.Packed.Slots[j]
 		if sl.Entry == 0 {
 			return nil
@@ -691,21 +691,22 @@ func (s *snapshot) wordSlot(k uint64) *PackedSlot {
 	}
 }
 
-// packSlots indexes entries (indices into es) by their packed keys.
-func packSlots(es []Entry, keys []uint64, entries []int32) []PackedSlot {
-	n := 4
+// packIndex indexes entries (indices into es) by their packed keys, cut
+// by mask.
+func packIndex(es []Entry, keys []uint64, entries []int32, mask uint64) PackedIndex {
+	n, shift := 4, uint8(62)
 	for n < 2*len(entries) {
-		n *= 2
+		n, shift = n*2, shift-1
 	}
 	slots := make([]PackedSlot, n)
 	for k, i := range entries {
-		j := PackedHash(keys[k]) & uint64(n-1)
+		j := PackedHash(keys[k]) >> shift
 		for slots[j].Entry != 0 {
 			j = (j + 1) & uint64(n-1)
 		}
 		slots[j] = PackedSlot{keys[k], i + 1, int32(es[i].Action), es[i].Params}
 	}
-	return slots
+	return PackedIndex{slots, mask, shift}
 }
 
 // LookupWord is Lookup with the keys packed into one word by PackKeys, for
@@ -925,12 +926,14 @@ const hashSeed = 0x243f6a8885a308d3
 // (exact tables, and priority tables whose entries share their masks):
 // open addressing over the packed keys (PackKeys) cut by Mask, each slot
 // with its entry's action and parameters. Generated code probes it inline
-// (Probes.Packed): a key k's probe starts at PackedHash(k) and steps by one,
-// modulo the power-of-two length, to its slot or an empty one. Slots is
-// empty when the table has no such index.
+// (Probes.Packed): a key k's probe starts at PackedHash(k)>>Shift, the
+// product's top bits, and steps by one, modulo the power-of-two length, to
+// its slot or an empty one. Slots is empty when the table has no such
+// index.
 type PackedIndex struct {
 	Slots []PackedSlot
 	Mask  uint64
+	Shift uint8 // 64 - log2(len(Slots)), below 64
 }
 
 // PackedSlot is one slot of a PackedIndex.
@@ -991,11 +994,10 @@ func (s *TableSpec) PackKeys(keys []Value) uint64 {
 	return k
 }
 
-// PackedHash is where a packed key's probe starts (before the modulo).
-func PackedHash(k uint64) uint64 {
-	k *= 0x9e3779b97f4a7c15
-	return k ^ k>>29
-}
+// PackedHash is the Fibonacci hash of a packed key, whose top bits pick
+// the slot its probe starts at (one product and one shift: a value the
+// generated code needs once, not twice).
+func PackedHash(k uint64) uint64 { return k * 0x9e3779b97f4a7c15 }
 
 func hashValues(vs []Value) uint64 {
 	h := uint64(hashSeed)

@@ -563,9 +563,9 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		c.emit("%s &= %s.Mask", k, pi)
 		// The first probe outside the loop, which only collisions enter:
 		// a loop on the way costs the register allocator's moves.
-		c.emit("m, j := uint64(len(%s.Slots)-1), packet.PackedHash(%s)", pi, k)
-		c.emit("sl := &%s.Slots[j&m]", pi)
-		c.emit("for sl.Entry != 0 && sl.Key != %s { j++; sl = &%s.Slots[j&m] }", k, pi)
+		c.emit("m, j := uint64(len(%s.Slots)-1), packet.PackedHash(%s)>>(%s.Shift&63)", pi, k, pi)
+		c.emit("sl := &%s.Slots[j]", pi)
+		c.emit("for sl.Entry != 0 && sl.Key != %s { j = (j + 1) & m; sl = &%s.Slots[j] }", k, pi)
 		c.emit("if sl.Entry != 0 { act, params = int(sl.Action), sl.Params }")
 		fallback = fmt.Sprintf("pl.tables[%d].LookupWordAction(%s)", t, k)
 	} else {

@@ -510,11 +510,11 @@ t21:
 		k28 := kw25 << 0
 		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
 			k28 &= pi29.Mask
-			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)
-			sl := &pi29.Slots[j&m]
+			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)>>(pi29.Shift&63)
+			sl := &pi29.Slots[j]
 			for sl.Entry != 0 && sl.Key != k28 {
-				j++
-				sl = &pi29.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi29.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -570,11 +570,11 @@ t23:
 		k37 := kw34<<0 | kw33<<12
 		if pi38 := &pr36.Packed; len(pi38.Slots) > 0 {
 			k37 &= pi38.Mask
-			m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37)
-			sl := &pi38.Slots[j&m]
+			m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37)>>(pi38.Shift&63)
+			sl := &pi38.Slots[j]
 			for sl.Entry != 0 && sl.Key != k37 {
-				j++
-				sl = &pi38.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi38.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -601,11 +601,11 @@ t25:
 		k43 := kw41<<0 | kw39<<16
 		if pi44 := &pr42.Packed; len(pi44.Slots) > 0 {
 			k43 &= pi44.Mask
-			m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43)
-			sl := &pi44.Slots[j&m]
+			m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43)>>(pi44.Shift&63)
+			sl := &pi44.Slots[j]
 			for sl.Entry != 0 && sl.Key != k43 {
-				j++
-				sl = &pi44.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi44.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -957,11 +957,11 @@ n21:
 		k28 := kw25 << 0
 		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
 			k28 &= pi29.Mask
-			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)
-			sl := &pi29.Slots[j&m]
+			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)>>(pi29.Shift&63)
+			sl := &pi29.Slots[j]
 			for sl.Entry != 0 && sl.Key != k28 {
-				j++
-				sl = &pi29.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi29.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1021,11 +1021,11 @@ n23:
 		k37 := kw34<<0 | kw33<<12
 		if pi38 := &pr36.Packed; len(pi38.Slots) > 0 {
 			k37 &= pi38.Mask
-			m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37)
-			sl := &pi38.Slots[j&m]
+			m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37)>>(pi38.Shift&63)
+			sl := &pi38.Slots[j]
 			for sl.Entry != 0 && sl.Key != k37 {
-				j++
-				sl = &pi38.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi38.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1056,11 +1056,11 @@ n25:
 		k43 := kw41<<0 | kw39<<16
 		if pi44 := &pr42.Packed; len(pi44.Slots) > 0 {
 			k43 &= pi44.Mask
-			m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43)
-			sl := &pi44.Slots[j&m]
+			m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43)>>(pi44.Shift&63)
+			sl := &pi44.Slots[j]
 			for sl.Entry != 0 && sl.Key != k43 {
-				j++
-				sl = &pi44.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi44.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params

@@ -937,11 +937,11 @@ n24:
 		k38 := kw35 << 0
 		if pi39 := &pr37.Packed; len(pi39.Slots) > 0 {
 			k38 &= pi39.Mask
-			m, j := uint64(len(pi39.Slots)-1), packet.PackedHash(k38)
-			sl := &pi39.Slots[j&m]
+			m, j := uint64(len(pi39.Slots)-1), packet.PackedHash(k38)>>(pi39.Shift&63)
+			sl := &pi39.Slots[j]
 			for sl.Entry != 0 && sl.Key != k38 {
-				j++
-				sl = &pi39.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi39.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1001,11 +1001,11 @@ n26:
 		k47 := kw44<<0 | kw43<<12
 		if pi48 := &pr46.Packed; len(pi48.Slots) > 0 {
 			k47 &= pi48.Mask
-			m, j := uint64(len(pi48.Slots)-1), packet.PackedHash(k47)
-			sl := &pi48.Slots[j&m]
+			m, j := uint64(len(pi48.Slots)-1), packet.PackedHash(k47)>>(pi48.Shift&63)
+			sl := &pi48.Slots[j]
 			for sl.Entry != 0 && sl.Key != k47 {
-				j++
-				sl = &pi48.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi48.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1036,11 +1036,11 @@ n28:
 		k53 := kw51<<0 | kw49<<16
 		if pi54 := &pr52.Packed; len(pi54.Slots) > 0 {
 			k53 &= pi54.Mask
-			m, j := uint64(len(pi54.Slots)-1), packet.PackedHash(k53)
-			sl := &pi54.Slots[j&m]
+			m, j := uint64(len(pi54.Slots)-1), packet.PackedHash(k53)>>(pi54.Shift&63)
+			sl := &pi54.Slots[j]
 			for sl.Entry != 0 && sl.Key != k53 {
-				j++
-				sl = &pi54.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi54.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params

@@ -974,11 +974,11 @@ t36:
 		k34 := kw31<<0 | kw30<<48
 		if pi35 := &pr33.Packed; len(pi35.Slots) > 0 {
 			k34 &= pi35.Mask
-			m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34)
-			sl := &pi35.Slots[j&m]
+			m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34)>>(pi35.Shift&63)
+			sl := &pi35.Slots[j]
 			for sl.Entry != 0 && sl.Key != k34 {
-				j++
-				sl = &pi35.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi35.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1125,11 +1125,11 @@ t80:
 		k164 := kw161<<0 | kw160<<32
 		if pi165 := &pr163.Packed; len(pi165.Slots) > 0 {
 			k164 &= pi165.Mask
-			m, j := uint64(len(pi165.Slots)-1), packet.PackedHash(k164)
-			sl := &pi165.Slots[j&m]
+			m, j := uint64(len(pi165.Slots)-1), packet.PackedHash(k164)>>(pi165.Shift&63)
+			sl := &pi165.Slots[j]
 			for sl.Entry != 0 && sl.Key != k164 {
-				j++
-				sl = &pi165.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi165.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1258,11 +1258,11 @@ t91:
 		k191 := kw189<<0 | kw188<<16 | kw187<<48
 		if pi192 := &pr190.Packed; len(pi192.Slots) > 0 {
 			k191 &= pi192.Mask
-			m, j := uint64(len(pi192.Slots)-1), packet.PackedHash(k191)
-			sl := &pi192.Slots[j&m]
+			m, j := uint64(len(pi192.Slots)-1), packet.PackedHash(k191)>>(pi192.Shift&63)
+			sl := &pi192.Slots[j]
 			for sl.Entry != 0 && sl.Key != k191 {
-				j++
-				sl = &pi192.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi192.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1294,11 +1294,11 @@ t93:
 		k198 := kw196<<0 | kw194<<16 | kw193<<32
 		if pi199 := &pr197.Packed; len(pi199.Slots) > 0 {
 			k198 &= pi199.Mask
-			m, j := uint64(len(pi199.Slots)-1), packet.PackedHash(k198)
-			sl := &pi199.Slots[j&m]
+			m, j := uint64(len(pi199.Slots)-1), packet.PackedHash(k198)>>(pi199.Shift&63)
+			sl := &pi199.Slots[j]
 			for sl.Entry != 0 && sl.Key != k198 {
-				j++
-				sl = &pi199.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi199.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1868,11 +1868,11 @@ n36:
 		k34 := kw31<<0 | kw30<<48
 		if pi35 := &pr33.Packed; len(pi35.Slots) > 0 {
 			k34 &= pi35.Mask
-			m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34)
-			sl := &pi35.Slots[j&m]
+			m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34)>>(pi35.Shift&63)
+			sl := &pi35.Slots[j]
 			for sl.Entry != 0 && sl.Key != k34 {
-				j++
-				sl = &pi35.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi35.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -3689,11 +3689,11 @@ n80:
 		k164 := kw161<<0 | kw160<<32
 		if pi165 := &pr163.Packed; len(pi165.Slots) > 0 {
 			k164 &= pi165.Mask
-			m, j := uint64(len(pi165.Slots)-1), packet.PackedHash(k164)
-			sl := &pi165.Slots[j&m]
+			m, j := uint64(len(pi165.Slots)-1), packet.PackedHash(k164)>>(pi165.Shift&63)
+			sl := &pi165.Slots[j]
 			for sl.Entry != 0 && sl.Key != k164 {
-				j++
-				sl = &pi165.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi165.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -3882,11 +3882,11 @@ n91:
 		k191 := kw189<<0 | kw188<<16 | kw187<<48
 		if pi192 := &pr190.Packed; len(pi192.Slots) > 0 {
 			k191 &= pi192.Mask
-			m, j := uint64(len(pi192.Slots)-1), packet.PackedHash(k191)
-			sl := &pi192.Slots[j&m]
+			m, j := uint64(len(pi192.Slots)-1), packet.PackedHash(k191)>>(pi192.Shift&63)
+			sl := &pi192.Slots[j]
 			for sl.Entry != 0 && sl.Key != k191 {
-				j++
-				sl = &pi192.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi192.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -3922,11 +3922,11 @@ n93:
 		k198 := kw196<<0 | kw194<<16 | kw193<<32
 		if pi199 := &pr197.Packed; len(pi199.Slots) > 0 {
 			k198 &= pi199.Mask
-			m, j := uint64(len(pi199.Slots)-1), packet.PackedHash(k198)
-			sl := &pi199.Slots[j&m]
+			m, j := uint64(len(pi199.Slots)-1), packet.PackedHash(k198)>>(pi199.Shift&63)
+			sl := &pi199.Slots[j]
 			for sl.Entry != 0 && sl.Key != k198 {
-				j++
-				sl = &pi199.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi199.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params

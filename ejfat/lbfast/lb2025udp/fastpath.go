@@ -1577,11 +1577,11 @@ n24:
 		k28 := kw25<<0 | kw24<<48
 		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
 			k28 &= pi29.Mask
-			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)
-			sl := &pi29.Slots[j&m]
+			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)>>(pi29.Shift&63)
+			sl := &pi29.Slots[j]
 			for sl.Entry != 0 && sl.Key != k28 {
-				j++
-				sl = &pi29.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi29.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -3802,11 +3802,11 @@ n66:
 		k175 := kw172<<0 | kw171<<32
 		if pi176 := &pr174.Packed; len(pi176.Slots) > 0 {
 			k175 &= pi176.Mask
-			m, j := uint64(len(pi176.Slots)-1), packet.PackedHash(k175)
-			sl := &pi176.Slots[j&m]
+			m, j := uint64(len(pi176.Slots)-1), packet.PackedHash(k175)>>(pi176.Shift&63)
+			sl := &pi176.Slots[j]
 			for sl.Entry != 0 && sl.Key != k175 {
-				j++
-				sl = &pi176.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi176.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -3995,11 +3995,11 @@ n77:
 		k202 := kw200<<0 | kw199<<16 | kw198<<48
 		if pi203 := &pr201.Packed; len(pi203.Slots) > 0 {
 			k202 &= pi203.Mask
-			m, j := uint64(len(pi203.Slots)-1), packet.PackedHash(k202)
-			sl := &pi203.Slots[j&m]
+			m, j := uint64(len(pi203.Slots)-1), packet.PackedHash(k202)>>(pi203.Shift&63)
+			sl := &pi203.Slots[j]
 			for sl.Entry != 0 && sl.Key != k202 {
-				j++
-				sl = &pi203.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi203.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -4035,11 +4035,11 @@ n79:
 		k209 := kw207<<0 | kw205<<16 | kw204<<32
 		if pi210 := &pr208.Packed; len(pi210.Slots) > 0 {
 			k209 &= pi210.Mask
-			m, j := uint64(len(pi210.Slots)-1), packet.PackedHash(k209)
-			sl := &pi210.Slots[j&m]
+			m, j := uint64(len(pi210.Slots)-1), packet.PackedHash(k209)>>(pi210.Shift&63)
+			sl := &pi210.Slots[j]
 			for sl.Entry != 0 && sl.Key != k209 {
-				j++
-				sl = &pi210.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi210.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params

@@ -1269,11 +1269,11 @@ t74:
 		k57 := kw55 << 0
 		if pi58 := &pr56.Packed; len(pi58.Slots) > 0 {
 			k57 &= pi58.Mask
-			m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57)
-			sl := &pi58.Slots[j&m]
+			m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57)>>(pi58.Shift&63)
+			sl := &pi58.Slots[j]
 			for sl.Entry != 0 && sl.Key != k57 {
-				j++
-				sl = &pi58.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi58.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1315,11 +1315,11 @@ t76:
 		k64 := kw61<<0 | kw60<<48
 		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
 			k64 &= pi65.Mask
-			m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64)
-			sl := &pi65.Slots[j&m]
+			m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64)>>(pi65.Shift&63)
+			sl := &pi65.Slots[j]
 			for sl.Entry != 0 && sl.Key != k64 {
-				j++
-				sl = &pi65.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi65.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1448,11 +1448,11 @@ t144:
 		k200 := kw197<<0 | kw196<<32
 		if pi201 := &pr199.Packed; len(pi201.Slots) > 0 {
 			k200 &= pi201.Mask
-			m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200)
-			sl := &pi201.Slots[j&m]
+			m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200)>>(pi201.Shift&63)
+			sl := &pi201.Slots[j]
 			for sl.Entry != 0 && sl.Key != k200 {
-				j++
-				sl = &pi201.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi201.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1607,11 +1607,11 @@ t161:
 		k232 := kw230<<0 | kw229<<16 | kw228<<48
 		if pi233 := &pr231.Packed; len(pi233.Slots) > 0 {
 			k232 &= pi233.Mask
-			m, j := uint64(len(pi233.Slots)-1), packet.PackedHash(k232)
-			sl := &pi233.Slots[j&m]
+			m, j := uint64(len(pi233.Slots)-1), packet.PackedHash(k232)>>(pi233.Shift&63)
+			sl := &pi233.Slots[j]
 			for sl.Entry != 0 && sl.Key != k232 {
-				j++
-				sl = &pi233.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi233.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1639,11 +1639,11 @@ t163:
 		k239 := kw237<<0 | kw235<<16 | kw234<<32
 		if pi240 := &pr238.Packed; len(pi240.Slots) > 0 {
 			k239 &= pi240.Mask
-			m, j := uint64(len(pi240.Slots)-1), packet.PackedHash(k239)
-			sl := &pi240.Slots[j&m]
+			m, j := uint64(len(pi240.Slots)-1), packet.PackedHash(k239)>>(pi240.Shift&63)
+			sl := &pi240.Slots[j]
 			for sl.Entry != 0 && sl.Key != k239 {
-				j++
-				sl = &pi240.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi240.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -2753,11 +2753,11 @@ n74:
 		k57 := kw55 << 0
 		if pi58 := &pr56.Packed; len(pi58.Slots) > 0 {
 			k57 &= pi58.Mask
-			m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57)
-			sl := &pi58.Slots[j&m]
+			m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57)>>(pi58.Shift&63)
+			sl := &pi58.Slots[j]
 			for sl.Entry != 0 && sl.Key != k57 {
-				j++
-				sl = &pi58.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi58.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -2799,11 +2799,11 @@ n76:
 		k64 := kw61<<0 | kw60<<48
 		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
 			k64 &= pi65.Mask
-			m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64)
-			sl := &pi65.Slots[j&m]
+			m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64)>>(pi65.Shift&63)
+			sl := &pi65.Slots[j]
 			for sl.Entry != 0 && sl.Key != k64 {
-				j++
-				sl = &pi65.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi65.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -4807,11 +4807,11 @@ n144:
 		k200 := kw197<<0 | kw196<<32
 		if pi201 := &pr199.Packed; len(pi201.Slots) > 0 {
 			k200 &= pi201.Mask
-			m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200)
-			sl := &pi201.Slots[j&m]
+			m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200)>>(pi201.Shift&63)
+			sl := &pi201.Slots[j]
 			for sl.Entry != 0 && sl.Key != k200 {
-				j++
-				sl = &pi201.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi201.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -5041,11 +5041,11 @@ n161:
 		k232 := kw230<<0 | kw229<<16 | kw228<<48
 		if pi233 := &pr231.Packed; len(pi233.Slots) > 0 {
 			k232 &= pi233.Mask
-			m, j := uint64(len(pi233.Slots)-1), packet.PackedHash(k232)
-			sl := &pi233.Slots[j&m]
+			m, j := uint64(len(pi233.Slots)-1), packet.PackedHash(k232)>>(pi233.Shift&63)
+			sl := &pi233.Slots[j]
 			for sl.Entry != 0 && sl.Key != k232 {
-				j++
-				sl = &pi233.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi233.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -5077,11 +5077,11 @@ n163:
 		k239 := kw237<<0 | kw235<<16 | kw234<<32
 		if pi240 := &pr238.Packed; len(pi240.Slots) > 0 {
 			k239 &= pi240.Mask
-			m, j := uint64(len(pi240.Slots)-1), packet.PackedHash(k239)
-			sl := &pi240.Slots[j&m]
+			m, j := uint64(len(pi240.Slots)-1), packet.PackedHash(k239)>>(pi240.Shift&63)
+			sl := &pi240.Slots[j]
 			for sl.Entry != 0 && sl.Key != k239 {
-				j++
-				sl = &pi240.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi240.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params

@@ -2564,11 +2564,11 @@ n50:
 		k45 := kw43 << 0
 		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
 			k45 &= pi46.Mask
-			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)
-			sl := &pi46.Slots[j&m]
+			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)>>(pi46.Shift&63)
+			sl := &pi46.Slots[j]
 			for sl.Entry != 0 && sl.Key != k45 {
-				j++
-				sl = &pi46.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi46.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -2610,11 +2610,11 @@ n52:
 		k52 := kw49<<0 | kw48<<48
 		if pi53 := &pr51.Packed; len(pi53.Slots) > 0 {
 			k52 &= pi53.Mask
-			m, j := uint64(len(pi53.Slots)-1), packet.PackedHash(k52)
-			sl := &pi53.Slots[j&m]
+			m, j := uint64(len(pi53.Slots)-1), packet.PackedHash(k52)>>(pi53.Shift&63)
+			sl := &pi53.Slots[j]
 			for sl.Entry != 0 && sl.Key != k52 {
-				j++
-				sl = &pi53.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi53.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -4979,11 +4979,11 @@ n114:
 		k205 := kw202<<0 | kw201<<32
 		if pi206 := &pr204.Packed; len(pi206.Slots) > 0 {
 			k205 &= pi206.Mask
-			m, j := uint64(len(pi206.Slots)-1), packet.PackedHash(k205)
-			sl := &pi206.Slots[j&m]
+			m, j := uint64(len(pi206.Slots)-1), packet.PackedHash(k205)>>(pi206.Shift&63)
+			sl := &pi206.Slots[j]
 			for sl.Entry != 0 && sl.Key != k205 {
-				j++
-				sl = &pi206.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi206.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -5191,11 +5191,11 @@ n127:
 		k237 := kw235<<0 | kw234<<16 | kw233<<48
 		if pi238 := &pr236.Packed; len(pi238.Slots) > 0 {
 			k237 &= pi238.Mask
-			m, j := uint64(len(pi238.Slots)-1), packet.PackedHash(k237)
-			sl := &pi238.Slots[j&m]
+			m, j := uint64(len(pi238.Slots)-1), packet.PackedHash(k237)>>(pi238.Shift&63)
+			sl := &pi238.Slots[j]
 			for sl.Entry != 0 && sl.Key != k237 {
-				j++
-				sl = &pi238.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi238.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -5227,11 +5227,11 @@ n129:
 		k244 := kw242<<0 | kw240<<16 | kw239<<32
 		if pi245 := &pr243.Packed; len(pi245.Slots) > 0 {
 			k244 &= pi245.Mask
-			m, j := uint64(len(pi245.Slots)-1), packet.PackedHash(k244)
-			sl := &pi245.Slots[j&m]
+			m, j := uint64(len(pi245.Slots)-1), packet.PackedHash(k244)>>(pi245.Shift&63)
+			sl := &pi245.Slots[j]
 			for sl.Entry != 0 && sl.Key != k244 {
-				j++
-				sl = &pi245.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi245.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params

@@ -872,11 +872,11 @@ n13:
 		k19 := kw16<<0 | kw14<<16
 		if pi20 := &pr18.Packed; len(pi20.Slots) > 0 {
 			k19 &= pi20.Mask
-			m, j := uint64(len(pi20.Slots)-1), packet.PackedHash(k19)
-			sl := &pi20.Slots[j&m]
+			m, j := uint64(len(pi20.Slots)-1), packet.PackedHash(k19)>>(pi20.Shift&63)
+			sl := &pi20.Slots[j]
 			for sl.Entry != 0 && sl.Key != k19 {
-				j++
-				sl = &pi20.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi20.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -912,11 +912,11 @@ n14:
 		k26 := kw24<<0 | kw22<<32
 		if pi27 := &pr25.Packed; len(pi27.Slots) > 0 {
 			k26 &= pi27.Mask
-			m, j := uint64(len(pi27.Slots)-1), packet.PackedHash(k26)
-			sl := &pi27.Slots[j&m]
+			m, j := uint64(len(pi27.Slots)-1), packet.PackedHash(k26)>>(pi27.Shift&63)
+			sl := &pi27.Slots[j]
 			for sl.Entry != 0 && sl.Key != k26 {
-				j++
-				sl = &pi27.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi27.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1015,11 +1015,11 @@ n17:
 		k45 := kw43<<0 | kw41<<3
 		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
 			k45 &= pi46.Mask
-			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)
-			sl := &pi46.Slots[j&m]
+			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)>>(pi46.Shift&63)
+			sl := &pi46.Slots[j]
 			for sl.Entry != 0 && sl.Key != k45 {
-				j++
-				sl = &pi46.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi46.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1045,11 +1045,11 @@ n18:
 		k48 := uint64(0)
 		if pi49 := &pr47.Packed; len(pi49.Slots) > 0 {
 			k48 &= pi49.Mask
-			m, j := uint64(len(pi49.Slots)-1), packet.PackedHash(k48)
-			sl := &pi49.Slots[j&m]
+			m, j := uint64(len(pi49.Slots)-1), packet.PackedHash(k48)>>(pi49.Shift&63)
+			sl := &pi49.Slots[j]
 			for sl.Entry != 0 && sl.Key != k48 {
-				j++
-				sl = &pi49.Slots[j&m]
+				j = (j + 1) & m
+				sl = &pi49.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
