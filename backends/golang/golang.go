@@ -585,12 +585,14 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		all := strings.Join(masked, ", ")
 		c.emit("%s := packet.WordsHash(%s)", h, all)
 		// Shift is below 64; saying so spares Go's test for a wider one.
-		// The first probe outside the loop, as for Packed. The words past
-		// the key's are zero in every slot.
-		same := []string{"sl.Hash == " + h}
+		// The first probe outside the loop, as for Packed. A hit compares
+		// every key word anyway, so the slot's hash is not compared: h is
+		// needed once. The words past the key's are zero in every slot.
+		same := []string{"true"}
 		for i := range ws {
 			same = append(same, fmt.Sprintf("ks[%d] == %s", i, masked[i]))
 		}
+		same = same[min(1, len(ws)):]
 		c.emit("m, j := uint64(len(%s.Slots)-1), %s>>(%s.Shift&63)", wl, h, wl)
 		c.emit("sl, ks := &%s.Slots[j], %s.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]", wl, wl)
 		c.emit("for sl.Entry != 0 && !(%s) {", strings.Join(same, " && "))

@@ -475,7 +475,7 @@ t18:
 			h20 := packet.WordsHash(x21, x22, x23, x24)
 			m, j := uint64(len(wl19.Slots)-1), h20>>(wl19.Shift&63)
 			sl, ks := &wl19.Slots[j], wl19.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h20 && ks[0] == x21 && ks[1] == x22 && ks[2] == x23 && ks[3] == x24) {
+			for sl.Entry != 0 && !(ks[0] == x21 && ks[1] == x22 && ks[2] == x23 && ks[3] == x24) {
 				j = (j + 1) & m
 				sl, ks = &wl19.Slots[j], wl19.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -918,7 +918,7 @@ n18:
 			h20 := packet.WordsHash(x21, x22, x23, x24)
 			m, j := uint64(len(wl19.Slots)-1), h20>>(wl19.Shift&63)
 			sl, ks := &wl19.Slots[j], wl19.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h20 && ks[0] == x21 && ks[1] == x22 && ks[2] == x23 && ks[3] == x24) {
+			for sl.Entry != 0 && !(ks[0] == x21 && ks[1] == x22 && ks[2] == x23 && ks[3] == x24) {
 				j = (j + 1) & m
 				sl, ks = &wl19.Slots[j], wl19.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}

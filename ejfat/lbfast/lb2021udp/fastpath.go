@@ -898,7 +898,7 @@ n21:
 			h30 := packet.WordsHash(x31, x32, x33, x34)
 			m, j := uint64(len(wl29.Slots)-1), h30>>(wl29.Shift&63)
 			sl, ks := &wl29.Slots[j], wl29.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h30 && ks[0] == x31 && ks[1] == x32 && ks[2] == x33 && ks[3] == x34) {
+			for sl.Entry != 0 && !(ks[0] == x31 && ks[1] == x32 && ks[2] == x33 && ks[3] == x34) {
 				j = (j + 1) & m
 				sl, ks = &wl29.Slots[j], wl29.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}

@@ -1036,7 +1036,7 @@ t43:
 			h46 := packet.WordsHash(x47, x48, x49, x50)
 			m, j := uint64(len(wl45.Slots)-1), h46>>(wl45.Shift&63)
 			sl, ks := &wl45.Slots[j], wl45.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h46 && ks[0] == x47 && ks[1] == x48 && ks[2] == x49 && ks[3] == x50) {
+			for sl.Entry != 0 && !(ks[0] == x47 && ks[1] == x48 && ks[2] == x49 && ks[3] == x50) {
 				j = (j + 1) & m
 				sl, ks = &wl45.Slots[j], wl45.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -1180,7 +1180,7 @@ t88:
 			h181 := packet.WordsHash(x182, x183, 0, 0)
 			m, j := uint64(len(wl180.Slots)-1), h181>>(wl180.Shift&63)
 			sl, ks := &wl180.Slots[j], wl180.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h181 && ks[0] == x182 && ks[1] == x183) {
+			for sl.Entry != 0 && !(ks[0] == x182 && ks[1] == x183) {
 				j = (j + 1) & m
 				sl, ks = &wl180.Slots[j], wl180.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -1955,7 +1955,7 @@ n43:
 			h46 := packet.WordsHash(x47, x48, x49, x50)
 			m, j := uint64(len(wl45.Slots)-1), h46>>(wl45.Shift&63)
 			sl, ks := &wl45.Slots[j], wl45.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h46 && ks[0] == x47 && ks[1] == x48 && ks[2] == x49 && ks[3] == x50) {
+			for sl.Entry != 0 && !(ks[0] == x47 && ks[1] == x48 && ks[2] == x49 && ks[3] == x50) {
 				j = (j + 1) & m
 				sl, ks = &wl45.Slots[j], wl45.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -3727,7 +3727,7 @@ n81:
 			h171 := packet.WordsHash(x172, x173, x174, 0)
 			m, j := uint64(len(wl170.Slots)-1), h171>>(wl170.Shift&63)
 			sl, ks := &wl170.Slots[j], wl170.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h171 && ks[0] == x172 && ks[1] == x173 && ks[2] == x174) {
+			for sl.Entry != 0 && !(ks[0] == x172 && ks[1] == x173 && ks[2] == x174) {
 				j = (j + 1) & m
 				sl, ks = &wl170.Slots[j], wl170.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -3800,7 +3800,7 @@ n88:
 			h181 := packet.WordsHash(x182, x183, 0, 0)
 			m, j := uint64(len(wl180.Slots)-1), h181>>(wl180.Shift&63)
 			sl, ks := &wl180.Slots[j], wl180.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h181 && ks[0] == x182 && ks[1] == x183) {
+			for sl.Entry != 0 && !(ks[0] == x182 && ks[1] == x183) {
 				j = (j + 1) & m
 				sl, ks = &wl180.Slots[j], wl180.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}

@@ -1650,7 +1650,7 @@ n29:
 			h39 := packet.WordsHash(x40, x41, x42, x43)
 			m, j := uint64(len(wl38.Slots)-1), h39>>(wl38.Shift&63)
 			sl, ks := &wl38.Slots[j], wl38.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h39 && ks[0] == x40 && ks[1] == x41 && ks[2] == x42 && ks[3] == x43) {
+			for sl.Entry != 0 && !(ks[0] == x40 && ks[1] == x41 && ks[2] == x42 && ks[3] == x43) {
 				j = (j + 1) & m
 				sl, ks = &wl38.Slots[j], wl38.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -3840,7 +3840,7 @@ n67:
 			h182 := packet.WordsHash(x183, x184, x185, 0)
 			m, j := uint64(len(wl181.Slots)-1), h182>>(wl181.Shift&63)
 			sl, ks := &wl181.Slots[j], wl181.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h182 && ks[0] == x183 && ks[1] == x184 && ks[2] == x185) {
+			for sl.Entry != 0 && !(ks[0] == x183 && ks[1] == x184 && ks[2] == x185) {
 				j = (j + 1) & m
 				sl, ks = &wl181.Slots[j], wl181.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -3913,7 +3913,7 @@ n74:
 			h192 := packet.WordsHash(x193, x194, 0, 0)
 			m, j := uint64(len(wl191.Slots)-1), h192>>(wl191.Shift&63)
 			sl, ks := &wl191.Slots[j], wl191.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h192 && ks[0] == x193 && ks[1] == x194) {
+			for sl.Entry != 0 && !(ks[0] == x193 && ks[1] == x194) {
 				j = (j + 1) & m
 				sl, ks = &wl191.Slots[j], wl191.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}

@@ -1379,7 +1379,7 @@ t86:
 			h76 := packet.WordsHash(x77, x78, x79, x80)
 			m, j := uint64(len(wl75.Slots)-1), h76>>(wl75.Shift&63)
 			sl, ks := &wl75.Slots[j], wl75.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h76 && ks[0] == x77 && ks[1] == x78 && ks[2] == x79 && ks[3] == x80) {
+			for sl.Entry != 0 && !(ks[0] == x77 && ks[1] == x78 && ks[2] == x79 && ks[3] == x80) {
 				j = (j + 1) & m
 				sl, ks = &wl75.Slots[j], wl75.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -1533,7 +1533,7 @@ t158:
 			h222 := packet.WordsHash(x223, x224, 0, 0)
 			m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63)
 			sl, ks := &wl221.Slots[j], wl221.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h222 && ks[0] == x223 && ks[1] == x224) {
+			for sl.Entry != 0 && !(ks[0] == x223 && ks[1] == x224) {
 				j = (j + 1) & m
 				sl, ks = &wl221.Slots[j], wl221.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -2899,7 +2899,7 @@ n86:
 			h76 := packet.WordsHash(x77, x78, x79, x80)
 			m, j := uint64(len(wl75.Slots)-1), h76>>(wl75.Shift&63)
 			sl, ks := &wl75.Slots[j], wl75.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h76 && ks[0] == x77 && ks[1] == x78 && ks[2] == x79 && ks[3] == x80) {
+			for sl.Entry != 0 && !(ks[0] == x77 && ks[1] == x78 && ks[2] == x79 && ks[3] == x80) {
 				j = (j + 1) & m
 				sl, ks = &wl75.Slots[j], wl75.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -4841,7 +4841,7 @@ n145:
 			h207 := packet.WordsHash(x208, x209, x210, 0)
 			m, j := uint64(len(wl206.Slots)-1), h207>>(wl206.Shift&63)
 			sl, ks := &wl206.Slots[j], wl206.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h207 && ks[0] == x208 && ks[1] == x209 && ks[2] == x210) {
+			for sl.Entry != 0 && !(ks[0] == x208 && ks[1] == x209 && ks[2] == x210) {
 				j = (j + 1) & m
 				sl, ks = &wl206.Slots[j], wl206.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -4963,7 +4963,7 @@ n158:
 			h222 := packet.WordsHash(x223, x224, 0, 0)
 			m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63)
 			sl, ks := &wl221.Slots[j], wl221.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h222 && ks[0] == x223 && ks[1] == x224) {
+			for sl.Entry != 0 && !(ks[0] == x223 && ks[1] == x224) {
 				j = (j + 1) & m
 				sl, ks = &wl221.Slots[j], wl221.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}

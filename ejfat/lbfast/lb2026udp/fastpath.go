@@ -2685,7 +2685,7 @@ n58:
 			h63 := packet.WordsHash(x64, x65, x66, x67)
 			m, j := uint64(len(wl62.Slots)-1), h63>>(wl62.Shift&63)
 			sl, ks := &wl62.Slots[j], wl62.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h63 && ks[0] == x64 && ks[1] == x65 && ks[2] == x66 && ks[3] == x67) {
+			for sl.Entry != 0 && !(ks[0] == x64 && ks[1] == x65 && ks[2] == x66 && ks[3] == x67) {
 				j = (j + 1) & m
 				sl, ks = &wl62.Slots[j], wl62.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -5013,7 +5013,7 @@ n115:
 			h212 := packet.WordsHash(x213, x214, x215, 0)
 			m, j := uint64(len(wl211.Slots)-1), h212>>(wl211.Shift&63)
 			sl, ks := &wl211.Slots[j], wl211.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h212 && ks[0] == x213 && ks[1] == x214 && ks[2] == x215) {
+			for sl.Entry != 0 && !(ks[0] == x213 && ks[1] == x214 && ks[2] == x215) {
 				j = (j + 1) & m
 				sl, ks = &wl211.Slots[j], wl211.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -5113,7 +5113,7 @@ n124:
 			h227 := packet.WordsHash(x228, x229, 0, 0)
 			m, j := uint64(len(wl226.Slots)-1), h227>>(wl226.Shift&63)
 			sl, ks := &wl226.Slots[j], wl226.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h227 && ks[0] == x228 && ks[1] == x229) {
+			for sl.Entry != 0 && !(ks[0] == x228 && ks[1] == x229) {
 				j = (j + 1) & m
 				sl, ks = &wl226.Slots[j], wl226.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}

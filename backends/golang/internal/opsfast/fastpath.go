@@ -983,7 +983,7 @@ n16:
 			h37 := packet.WordsHash(x38, x39, x40, 0)
 			m, j := uint64(len(wl36.Slots)-1), h37>>(wl36.Shift&63)
 			sl, ks := &wl36.Slots[j], wl36.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h37 && ks[0] == x38 && ks[1] == x39 && ks[2] == x40) {
+			for sl.Entry != 0 && !(ks[0] == x38 && ks[1] == x39 && ks[2] == x40) {
 				j = (j + 1) & m
 				sl, ks = &wl36.Slots[j], wl36.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -1705,7 +1705,7 @@ n29:
 			h98 := packet.WordsHash(x99, x100, 0, 0)
 			m, j := uint64(len(wl97.Slots)-1), h98>>(wl97.Shift&63)
 			sl, ks := &wl97.Slots[j], wl97.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h98 && ks[0] == x99 && ks[1] == x100) {
+			for sl.Entry != 0 && !(ks[0] == x99 && ks[1] == x100) {
 				j = (j + 1) & m
 				sl, ks = &wl97.Slots[j], wl97.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
@@ -1744,7 +1744,7 @@ n30:
 			h106 := packet.WordsHash(x107, x108, x109, x110)
 			m, j := uint64(len(wl105.Slots)-1), h106>>(wl105.Shift&63)
 			sl, ks := &wl105.Slots[j], wl105.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(sl.Hash == h106 && ks[0] == x107 && ks[1] == x108 && ks[2] == x109 && ks[3] == x110) {
+			for sl.Entry != 0 && !(ks[0] == x107 && ks[1] == x108 && ks[2] == x109 && ks[3] == x110) {
 				j = (j + 1) & m
 				sl, ks = &wl105.Slots[j], wl105.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
 			}
