@@ -64,11 +64,11 @@ func ReadProfile(file string, r io.Reader) (Profile, error) {
 }
 
 // hotPath returns the F-nodes from the start along the jumps to the
-// target that ran most by the profile, while one ran at all. Node runs do
-// not say which edge a frame took: when targets ran equally often, the one
-// the others are reached from comes first (a join below a branch ran as
-// often as the branch's arm that leads to it), else the one jumped to
-// first.
+// target that ran most by the profile, while one ran at all (or there is
+// only one). Node runs do not say which edge a frame took: when targets
+// ran equally often, the one the others are reached from comes first (a
+// join below a branch ran as often as the branch's arm that leads to it),
+// else the one jumped to first.
 func (c *gen) hotPath(prof Profile, targets map[*dataflow.Node][]*dataflow.Node) []*dataflow.Node {
 	if len(prof) == 0 {
 		return nil
@@ -105,7 +105,14 @@ func (c *gen) hotPath(prof Profile, targets map[*dataflow.Node][]*dataflow.Node)
 			}
 		}
 		if len(best) == 0 {
-			return path
+			// A node with one place to go leads there whatever the
+			// profile says: a profile of the LPG alone passes the
+			// PRG's nodes that way.
+			ts := slices.Compact(slices.Clone(targets[n]))
+			if len(ts) != 1 || on[ts[0]] {
+				return path
+			}
+			best = ts
 		}
 		next := best[0]
 		for _, t := range best {

@@ -26,6 +26,7 @@ func runSim(e *env, args []string) error {
 	out := fs.String("out", "", "output directory: one pcap per sink")
 	source := fs.String("source", "", "source node packets enter by (default: the graph's first)")
 	tables := fs.String("tables", "", "table entries (table_add lines) to load")
+	profile := fs.String("profile", "", "write the frames each node ran on here (for nsc compile --profile)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -67,6 +68,11 @@ func runSim(e *env, args []string) error {
 	}
 	if err := errors.Join(werr, sinks.close()); err != nil {
 		return err
+	}
+	if *profile != "" {
+		if err := writeProfile(*profile, mach.Counters().Nodes); err != nil {
+			return err
+		}
 	}
 	printCounters(e, len(frames), mach.Counters(), sinks.paths)
 	return nil
