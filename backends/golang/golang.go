@@ -1010,7 +1010,7 @@ func (c *gen) readField(f packet.FieldRef, wide bool) string {
 	if k := fs.Offset / 8; fs.Offset%8 == 0 && fs.Width == 128 {
 		return fmt.Sprintf("packet.Value{Hi: %s, Lo: %s}", beLoad(b, k, 8), beLoad(b, k+8, 8))
 	}
-	if u := spanRead(b, fs); u != "" {
+	if u := spanRead(b, fs, h.FixedBytes()); u != "" {
 		if wide {
 			return "packet.Value{Lo: " + u + "}"
 		}
@@ -1025,12 +1025,23 @@ func (c *gen) readField(f packet.FieldRef, wide bool) string {
 }
 
 // spanRead reads a field of at most 64 bits that lies within eight bytes
-// with one load, a shift and a mask; "" if it does not.
-func spanRead(b string, fs packet.FieldSpec) string {
+// with one load, a shift and a mask; "" if it does not. The header slice b
+// has avail bytes: a field of 3, 5, 6 or 7 bytes (a MAC address) is read
+// as the 8 bytes around it where they are in b, one load where the compiler
+// would make two or three of its bytes.
+func spanRead(b string, fs packet.FieldSpec, avail int) string {
 	k, end := fs.Offset/8, fs.Offset+fs.Width
 	n := (end+7)/8 - k
 	if fs.Width > 64 || n > 8 {
 		return ""
+	}
+	if n != 1 && n != 2 && n != 4 && n != 8 {
+		switch {
+		case k+n >= 8: // the 8 bytes ending with the field's
+			k, n = k+n-8, 8
+		case avail >= k+8: // the 8 bytes starting with it
+			n = 8
+		}
 	}
 	load := beLoad(b, k, n)
 	if shift := (k+n)*8 - end; shift > 0 || fs.Width < 8*n {

@@ -463,7 +463,7 @@ t18:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
 		b15 := data[h0 : h0+14] // ethernet
-		kw14 := (uint64(b15[0])<<40 | uint64(b15[1])<<32 | uint64(b15[2])<<24 | uint64(b15[3])<<16 | uint64(b15[4])<<8 | uint64(b15[5])) & 0xffffffffffff
+		kw14 := ((uint64(b15[0])<<56 | uint64(b15[1])<<48 | uint64(b15[2])<<40 | uint64(b15[3])<<32 | uint64(b15[4])<<24 | uint64(b15[5])<<16 | uint64(b15[6])<<8 | uint64(b15[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
 		kw16 := (uint64(b15[12])<<8 | uint64(b15[13])) & 0xffff
 		kw17 := m0
 		pr18 := pl.tables[0].Probes()
@@ -906,7 +906,7 @@ n18:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
 		b15 := data[h0 : h0+14] // ethernet
-		kw14 := (uint64(b15[0])<<40 | uint64(b15[1])<<32 | uint64(b15[2])<<24 | uint64(b15[3])<<16 | uint64(b15[4])<<8 | uint64(b15[5])) & 0xffffffffffff
+		kw14 := ((uint64(b15[0])<<56 | uint64(b15[1])<<48 | uint64(b15[2])<<40 | uint64(b15[3])<<32 | uint64(b15[4])<<24 | uint64(b15[5])<<16 | uint64(b15[6])<<8 | uint64(b15[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
 		kw16 := (uint64(b15[12])<<8 | uint64(b15[13])) & 0xffff
 		kw17 := m0
 		pr18 := pl.tables[0].Probes()

@@ -886,7 +886,7 @@ n21:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
 		b25 := data[h0 : h0+14] // ethernet
-		kw24 := (uint64(b25[0])<<40 | uint64(b25[1])<<32 | uint64(b25[2])<<24 | uint64(b25[3])<<16 | uint64(b25[4])<<8 | uint64(b25[5])) & 0xffffffffffff
+		kw24 := ((uint64(b25[0])<<56 | uint64(b25[1])<<48 | uint64(b25[2])<<40 | uint64(b25[3])<<32 | uint64(b25[4])<<24 | uint64(b25[5])<<16 | uint64(b25[6])<<8 | uint64(b25[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
 		kw26 := (uint64(b25[12])<<8 | uint64(b25[13])) & 0xffff
 		kw27 := m0
 		pr28 := pl.tables[0].Probes()

@@ -969,7 +969,7 @@ t36:
 		act, params := 2, []packet.Value(nil)
 		kw30 := (m0) & 0xf
 		b32 := data[h0 : h0+14] // ethernet
-		kw31 := (uint64(b32[0])<<40 | uint64(b32[1])<<32 | uint64(b32[2])<<24 | uint64(b32[3])<<16 | uint64(b32[4])<<8 | uint64(b32[5])) & 0xffffffffffff
+		kw31 := ((uint64(b32[0])<<56 | uint64(b32[1])<<48 | uint64(b32[2])<<40 | uint64(b32[3])<<32 | uint64(b32[4])<<24 | uint64(b32[5])<<16 | uint64(b32[6])<<8 | uint64(b32[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
 		pr33 := pl.tables[0].Probes()
 		k34 := kw31<<0 | kw30<<48
 		if pi35 := &pr33.Packed; len(pi35.Slots) > 0 {
@@ -1863,7 +1863,7 @@ n36:
 		act, params := 2, []packet.Value(nil)
 		kw30 := (m0) & 0xf
 		b32 := data[h0 : h0+14] // ethernet
-		kw31 := (uint64(b32[0])<<40 | uint64(b32[1])<<32 | uint64(b32[2])<<24 | uint64(b32[3])<<16 | uint64(b32[4])<<8 | uint64(b32[5])) & 0xffffffffffff
+		kw31 := ((uint64(b32[0])<<56 | uint64(b32[1])<<48 | uint64(b32[2])<<40 | uint64(b32[3])<<32 | uint64(b32[4])<<24 | uint64(b32[5])<<16 | uint64(b32[6])<<8 | uint64(b32[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
 		pr33 := pl.tables[0].Probes()
 		k34 := kw31<<0 | kw30<<48
 		if pi35 := &pr33.Packed; len(pi35.Slots) > 0 {
@@ -2038,7 +2038,7 @@ n50:
 n51:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
 		b54 := data[h0 : h0+14] // ethernet
-		s55 := (uint64(b54[6])<<40 | uint64(b54[7])<<32 | uint64(b54[8])<<24 | uint64(b54[9])<<16 | uint64(b54[10])<<8 | uint64(b54[11]))
+		s55 := ((uint64(b54[4])<<56 | uint64(b54[5])<<48 | uint64(b54[6])<<40 | uint64(b54[7])<<32 | uint64(b54[8])<<24 | uint64(b54[9])<<16 | uint64(b54[10])<<8 | uint64(b54[11])) >> 0 & 0xffffffffffff)
 		b54[0] = byte(s55 >> 40)
 		b54[1] = byte(s55 >> 32)
 		b54[2] = byte(s55 >> 24)
@@ -2056,7 +2056,7 @@ n51:
 		s58 := 0x2
 		b57[6] = byte(s58 >> 8)
 		b57[7] = byte(s58)
-		s59 := (uint64(b57[8])<<40 | uint64(b57[9])<<32 | uint64(b57[10])<<24 | uint64(b57[11])<<16 | uint64(b57[12])<<8 | uint64(b57[13]))
+		s59 := ((uint64(b57[6])<<56 | uint64(b57[7])<<48 | uint64(b57[8])<<40 | uint64(b57[9])<<32 | uint64(b57[10])<<24 | uint64(b57[11])<<16 | uint64(b57[12])<<8 | uint64(b57[13])) >> 0 & 0xffffffffffff)
 		b57[18] = byte(s59 >> 40)
 		b57[19] = byte(s59 >> 32)
 		b57[20] = byte(s59 >> 24)
@@ -2103,7 +2103,7 @@ n55:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
 		var d64 uint64          // icmp checksum
 		b65 := data[h0 : h0+14] // ethernet
-		v66 := (uint64(b65[6])<<40 | uint64(b65[7])<<32 | uint64(b65[8])<<24 | uint64(b65[9])<<16 | uint64(b65[10])<<8 | uint64(b65[11]))
+		v66 := ((uint64(b65[4])<<56 | uint64(b65[5])<<48 | uint64(b65[6])<<40 | uint64(b65[7])<<32 | uint64(b65[8])<<24 | uint64(b65[9])<<16 | uint64(b65[10])<<8 | uint64(b65[11])) >> 0 & 0xffffffffffff)
 		s67 := v66
 		b65[0] = byte(s67 >> 40)
 		b65[1] = byte(s67 >> 32)
@@ -2161,7 +2161,7 @@ n57:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
 		var d80 uint64          // icmpv6 checksum
 		b81 := data[h0 : h0+14] // ethernet
-		v82 := (uint64(b81[6])<<40 | uint64(b81[7])<<32 | uint64(b81[8])<<24 | uint64(b81[9])<<16 | uint64(b81[10])<<8 | uint64(b81[11]))
+		v82 := ((uint64(b81[4])<<56 | uint64(b81[5])<<48 | uint64(b81[6])<<40 | uint64(b81[7])<<32 | uint64(b81[8])<<24 | uint64(b81[9])<<16 | uint64(b81[10])<<8 | uint64(b81[11])) >> 0 & 0xffffffffffff)
 		s83 := v82
 		b81[0] = byte(s83 >> 40)
 		b81[1] = byte(s83 >> 32)
@@ -2295,7 +2295,7 @@ n63:
 		b119 := data[h3 : h3+40] // ipv6
 		m22 = (packet.Value{Hi: (uint64(b119[8])<<56 | uint64(b119[9])<<48 | uint64(b119[10])<<40 | uint64(b119[11])<<32 | uint64(b119[12])<<24 | uint64(b119[13])<<16 | uint64(b119[14])<<8 | uint64(b119[15])), Lo: (uint64(b119[16])<<56 | uint64(b119[17])<<48 | uint64(b119[18])<<40 | uint64(b119[19])<<32 | uint64(b119[20])<<24 | uint64(b119[21])<<16 | uint64(b119[22])<<8 | uint64(b119[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		b120 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11])) & 0xffffffffffff
+		m23 = ((uint64(b120[4])<<56 | uint64(b120[5])<<48 | uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11])) >> 0 & 0xffffffffffff) & 0xffffffffffff
 		m24 = (0x1) & 0x1
 		b121 := data[h12 : h12+20] // nd_ns
 		m25 = (packet.Value{Hi: (uint64(b121[4])<<56 | uint64(b121[5])<<48 | uint64(b121[6])<<40 | uint64(b121[7])<<32 | uint64(b121[8])<<24 | uint64(b121[9])<<16 | uint64(b121[10])<<8 | uint64(b121[11])), Lo: (uint64(b121[12])<<56 | uint64(b121[13])<<48 | uint64(b121[14])<<40 | uint64(b121[15])<<32 | uint64(b121[16])<<24 | uint64(b121[17])<<16 | uint64(b121[18])<<8 | uint64(b121[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})

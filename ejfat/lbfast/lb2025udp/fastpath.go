@@ -1572,7 +1572,7 @@ n24:
 		act, params := 2, []packet.Value(nil)
 		kw24 := (m0) & 0xf
 		b26 := data[h0 : h0+14] // ethernet
-		kw25 := (uint64(b26[0])<<40 | uint64(b26[1])<<32 | uint64(b26[2])<<24 | uint64(b26[3])<<16 | uint64(b26[4])<<8 | uint64(b26[5])) & 0xffffffffffff
+		kw25 := ((uint64(b26[0])<<56 | uint64(b26[1])<<48 | uint64(b26[2])<<40 | uint64(b26[3])<<32 | uint64(b26[4])<<24 | uint64(b26[5])<<16 | uint64(b26[6])<<8 | uint64(b26[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
 		pr27 := pl.tables[0].Probes()
 		k28 := kw25<<0 | kw24<<48
 		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
@@ -1739,7 +1739,7 @@ n37:
 			return pl.drop(10)
 		}
 		b47 := data[h0 : h0+14] // ethernet
-		s48 := (uint64(b47[6])<<40 | uint64(b47[7])<<32 | uint64(b47[8])<<24 | uint64(b47[9])<<16 | uint64(b47[10])<<8 | uint64(b47[11]))
+		s48 := ((uint64(b47[4])<<56 | uint64(b47[5])<<48 | uint64(b47[6])<<40 | uint64(b47[7])<<32 | uint64(b47[8])<<24 | uint64(b47[9])<<16 | uint64(b47[10])<<8 | uint64(b47[11])) >> 0 & 0xffffffffffff)
 		b47[0] = byte(s48 >> 40)
 		b47[1] = byte(s48 >> 32)
 		b47[2] = byte(s48 >> 24)
@@ -1760,7 +1760,7 @@ n37:
 		s51 := 0x2
 		b50[6] = byte(s51 >> 8)
 		b50[7] = byte(s51)
-		s52 := (uint64(b50[8])<<40 | uint64(b50[9])<<32 | uint64(b50[10])<<24 | uint64(b50[11])<<16 | uint64(b50[12])<<8 | uint64(b50[13]))
+		s52 := ((uint64(b50[6])<<56 | uint64(b50[7])<<48 | uint64(b50[8])<<40 | uint64(b50[9])<<32 | uint64(b50[10])<<24 | uint64(b50[11])<<16 | uint64(b50[12])<<8 | uint64(b50[13])) >> 0 & 0xffffffffffff)
 		b50[18] = byte(s52 >> 40)
 		b50[19] = byte(s52 >> 32)
 		b50[20] = byte(s52 >> 24)
@@ -1827,7 +1827,7 @@ n41:
 			return pl.drop(13)
 		}
 		b59 := data[h0 : h0+14] // ethernet
-		v60 := (uint64(b59[6])<<40 | uint64(b59[7])<<32 | uint64(b59[8])<<24 | uint64(b59[9])<<16 | uint64(b59[10])<<8 | uint64(b59[11]))
+		v60 := ((uint64(b59[4])<<56 | uint64(b59[5])<<48 | uint64(b59[6])<<40 | uint64(b59[7])<<32 | uint64(b59[8])<<24 | uint64(b59[9])<<16 | uint64(b59[10])<<8 | uint64(b59[11])) >> 0 & 0xffffffffffff)
 		w61, lo62, hi63 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
@@ -1967,7 +1967,7 @@ n43:
 			return pl.drop(14)
 		}
 		b92 := data[h0 : h0+14] // ethernet
-		v93 := (uint64(b92[6])<<40 | uint64(b92[7])<<32 | uint64(b92[8])<<24 | uint64(b92[9])<<16 | uint64(b92[10])<<8 | uint64(b92[11]))
+		v93 := ((uint64(b92[4])<<56 | uint64(b92[5])<<48 | uint64(b92[6])<<40 | uint64(b92[7])<<32 | uint64(b92[8])<<24 | uint64(b92[9])<<16 | uint64(b92[10])<<8 | uint64(b92[11])) >> 0 & 0xffffffffffff)
 		w94, lo95, hi96 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
@@ -2168,7 +2168,7 @@ n49:
 			return pl.drop(19)
 		}
 		b131 := data[h0 : h0+14] // ethernet
-		m23 = (uint64(b131[6])<<40 | uint64(b131[7])<<32 | uint64(b131[8])<<24 | uint64(b131[9])<<16 | uint64(b131[10])<<8 | uint64(b131[11])) & 0xffffffffffff
+		m23 = ((uint64(b131[4])<<56 | uint64(b131[5])<<48 | uint64(b131[6])<<40 | uint64(b131[7])<<32 | uint64(b131[8])<<24 | uint64(b131[9])<<16 | uint64(b131[10])<<8 | uint64(b131[11])) >> 0 & 0xffffffffffff) & 0xffffffffffff
 		m24 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(19)

@@ -1247,7 +1247,7 @@ t49:
 		c36 := !(h1 >= 0)
 		if c36 {
 			b37 := data[h0 : h0+14] // ethernet
-			c36 = (((uint64(b37[0])<<40 | uint64(b37[1])<<32 | uint64(b37[2])<<24 | uint64(b37[3])<<16 | uint64(b37[4])<<8 | uint64(b37[5])) & 0xfffffffffff0) == 0x180c2000000)
+			c36 = ((((uint64(b37[0])<<56 | uint64(b37[1])<<48 | uint64(b37[2])<<40 | uint64(b37[3])<<32 | uint64(b37[4])<<24 | uint64(b37[5])<<16 | uint64(b37[6])<<8 | uint64(b37[7])) >> 16 & 0xffffffffffff) & 0xfffffffffff0) == 0x180c2000000)
 		}
 		if c36 {
 			goto n50
@@ -1310,7 +1310,7 @@ t76:
 		act, params := 2, []packet.Value(nil)
 		kw60 := (m4) & 0xf
 		b62 := data[h0 : h0+14] // ethernet
-		kw61 := (uint64(b62[0])<<40 | uint64(b62[1])<<32 | uint64(b62[2])<<24 | uint64(b62[3])<<16 | uint64(b62[4])<<8 | uint64(b62[5])) & 0xffffffffffff
+		kw61 := ((uint64(b62[0])<<56 | uint64(b62[1])<<48 | uint64(b62[2])<<40 | uint64(b62[3])<<32 | uint64(b62[4])<<24 | uint64(b62[5])<<16 | uint64(b62[6])<<8 | uint64(b62[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
 		pr63 := pl.tables[1].Probes()
 		k64 := kw61<<0 | kw60<<48
 		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
@@ -2430,7 +2430,7 @@ n49:
 		c36 := !(h1 >= 0)
 		if c36 {
 			b37 := data[h0 : h0+14] // ethernet
-			c36 = (((uint64(b37[0])<<40 | uint64(b37[1])<<32 | uint64(b37[2])<<24 | uint64(b37[3])<<16 | uint64(b37[4])<<8 | uint64(b37[5])) & 0xfffffffffff0) == 0x180c2000000)
+			c36 = ((((uint64(b37[0])<<56 | uint64(b37[1])<<48 | uint64(b37[2])<<40 | uint64(b37[3])<<32 | uint64(b37[4])<<24 | uint64(b37[5])<<16 | uint64(b37[6])<<8 | uint64(b37[7])) >> 16 & 0xffffffffffff) & 0xfffffffffff0) == 0x180c2000000)
 		}
 		if c36 {
 			goto n50
@@ -2794,7 +2794,7 @@ n76:
 		act, params := 2, []packet.Value(nil)
 		kw60 := (m4) & 0xf
 		b62 := data[h0 : h0+14] // ethernet
-		kw61 := (uint64(b62[0])<<40 | uint64(b62[1])<<32 | uint64(b62[2])<<24 | uint64(b62[3])<<16 | uint64(b62[4])<<8 | uint64(b62[5])) & 0xffffffffffff
+		kw61 := ((uint64(b62[0])<<56 | uint64(b62[1])<<48 | uint64(b62[2])<<40 | uint64(b62[3])<<32 | uint64(b62[4])<<24 | uint64(b62[5])<<16 | uint64(b62[6])<<8 | uint64(b62[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
 		pr63 := pl.tables[1].Probes()
 		k64 := kw61<<0 | kw60<<48
 		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
@@ -3100,7 +3100,7 @@ n113:
 n114:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
 		b90 := data[h0 : h0+14] // ethernet
-		s91 := (uint64(b90[6])<<40 | uint64(b90[7])<<32 | uint64(b90[8])<<24 | uint64(b90[9])<<16 | uint64(b90[10])<<8 | uint64(b90[11]))
+		s91 := ((uint64(b90[4])<<56 | uint64(b90[5])<<48 | uint64(b90[6])<<40 | uint64(b90[7])<<32 | uint64(b90[8])<<24 | uint64(b90[9])<<16 | uint64(b90[10])<<8 | uint64(b90[11])) >> 0 & 0xffffffffffff)
 		b90[0] = byte(s91 >> 40)
 		b90[1] = byte(s91 >> 32)
 		b90[2] = byte(s91 >> 24)
@@ -3118,7 +3118,7 @@ n114:
 		s94 := 0x2
 		b93[6] = byte(s94 >> 8)
 		b93[7] = byte(s94)
-		s95 := (uint64(b93[8])<<40 | uint64(b93[9])<<32 | uint64(b93[10])<<24 | uint64(b93[11])<<16 | uint64(b93[12])<<8 | uint64(b93[13]))
+		s95 := ((uint64(b93[6])<<56 | uint64(b93[7])<<48 | uint64(b93[8])<<40 | uint64(b93[9])<<32 | uint64(b93[10])<<24 | uint64(b93[11])<<16 | uint64(b93[12])<<8 | uint64(b93[13])) >> 0 & 0xffffffffffff)
 		b93[18] = byte(s95 >> 40)
 		b93[19] = byte(s95 >> 32)
 		b93[20] = byte(s95 >> 24)
@@ -3168,7 +3168,7 @@ n118:
 	{ // Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type
 		var d100 uint64          // icmp checksum
 		b101 := data[h0 : h0+14] // ethernet
-		v102 := (uint64(b101[6])<<40 | uint64(b101[7])<<32 | uint64(b101[8])<<24 | uint64(b101[9])<<16 | uint64(b101[10])<<8 | uint64(b101[11]))
+		v102 := ((uint64(b101[4])<<56 | uint64(b101[5])<<48 | uint64(b101[6])<<40 | uint64(b101[7])<<32 | uint64(b101[8])<<24 | uint64(b101[9])<<16 | uint64(b101[10])<<8 | uint64(b101[11])) >> 0 & 0xffffffffffff)
 		s103 := v102
 		b101[0] = byte(s103 >> 40)
 		b101[1] = byte(s103 >> 32)
@@ -3229,7 +3229,7 @@ n120:
 	{ // Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type
 		var d116 uint64          // icmpv6 checksum
 		b117 := data[h0 : h0+14] // ethernet
-		v118 := (uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11]))
+		v118 := ((uint64(b117[4])<<56 | uint64(b117[5])<<48 | uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])) >> 0 & 0xffffffffffff)
 		s119 := v118
 		b117[0] = byte(s119 >> 40)
 		b117[1] = byte(s119 >> 32)
@@ -3378,7 +3378,7 @@ n126:
 		b155 := data[h3 : h3+40] // ipv6
 		m24 = (packet.Value{Hi: (uint64(b155[8])<<56 | uint64(b155[9])<<48 | uint64(b155[10])<<40 | uint64(b155[11])<<32 | uint64(b155[12])<<24 | uint64(b155[13])<<16 | uint64(b155[14])<<8 | uint64(b155[15])), Lo: (uint64(b155[16])<<56 | uint64(b155[17])<<48 | uint64(b155[18])<<40 | uint64(b155[19])<<32 | uint64(b155[20])<<24 | uint64(b155[21])<<16 | uint64(b155[22])<<8 | uint64(b155[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		b156 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b156[6])<<40 | uint64(b156[7])<<32 | uint64(b156[8])<<24 | uint64(b156[9])<<16 | uint64(b156[10])<<8 | uint64(b156[11])) & 0xffffffffffff
+		m25 = ((uint64(b156[4])<<56 | uint64(b156[5])<<48 | uint64(b156[6])<<40 | uint64(b156[7])<<32 | uint64(b156[8])<<24 | uint64(b156[9])<<16 | uint64(b156[10])<<8 | uint64(b156[11])) >> 0 & 0xffffffffffff) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(35)

@@ -1779,7 +1779,7 @@ n25:
 		c24 := !(false)
 		if c24 {
 			b25 := data[h0 : h0+14] // ethernet
-			c24 = (((uint64(b25[0])<<40 | uint64(b25[1])<<32 | uint64(b25[2])<<24 | uint64(b25[3])<<16 | uint64(b25[4])<<8 | uint64(b25[5])) & 0xfffffffffff0) == 0x180c2000000)
+			c24 = ((((uint64(b25[0])<<56 | uint64(b25[1])<<48 | uint64(b25[2])<<40 | uint64(b25[3])<<32 | uint64(b25[4])<<24 | uint64(b25[5])<<16 | uint64(b25[6])<<8 | uint64(b25[7])) >> 16 & 0xffffffffffff) & 0xfffffffffff0) == 0x180c2000000)
 		}
 		if c24 {
 			goto n26
@@ -2605,7 +2605,7 @@ n52:
 		act, params := 2, []packet.Value(nil)
 		kw48 := (m4) & 0xf
 		b50 := data[h0 : h0+14] // ethernet
-		kw49 := (uint64(b50[0])<<40 | uint64(b50[1])<<32 | uint64(b50[2])<<24 | uint64(b50[3])<<16 | uint64(b50[4])<<8 | uint64(b50[5])) & 0xffffffffffff
+		kw49 := ((uint64(b50[0])<<56 | uint64(b50[1])<<48 | uint64(b50[2])<<40 | uint64(b50[3])<<32 | uint64(b50[4])<<24 | uint64(b50[5])<<16 | uint64(b50[6])<<8 | uint64(b50[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
 		pr51 := pl.tables[1].Probes()
 		k52 := kw49<<0 | kw48<<48
 		if pi53 := &pr51.Packed; len(pi53.Slots) > 0 {
@@ -2904,7 +2904,7 @@ n86:
 			return pl.drop(39)
 		}
 		b77 := data[h0 : h0+14] // ethernet
-		s78 := (uint64(b77[6])<<40 | uint64(b77[7])<<32 | uint64(b77[8])<<24 | uint64(b77[9])<<16 | uint64(b77[10])<<8 | uint64(b77[11]))
+		s78 := ((uint64(b77[4])<<56 | uint64(b77[5])<<48 | uint64(b77[6])<<40 | uint64(b77[7])<<32 | uint64(b77[8])<<24 | uint64(b77[9])<<16 | uint64(b77[10])<<8 | uint64(b77[11])) >> 0 & 0xffffffffffff)
 		b77[0] = byte(s78 >> 40)
 		b77[1] = byte(s78 >> 32)
 		b77[2] = byte(s78 >> 24)
@@ -2925,7 +2925,7 @@ n86:
 		s81 := 0x2
 		b80[6] = byte(s81 >> 8)
 		b80[7] = byte(s81)
-		s82 := (uint64(b80[8])<<40 | uint64(b80[9])<<32 | uint64(b80[10])<<24 | uint64(b80[11])<<16 | uint64(b80[12])<<8 | uint64(b80[13]))
+		s82 := ((uint64(b80[6])<<56 | uint64(b80[7])<<48 | uint64(b80[8])<<40 | uint64(b80[9])<<32 | uint64(b80[10])<<24 | uint64(b80[11])<<16 | uint64(b80[12])<<8 | uint64(b80[13])) >> 0 & 0xffffffffffff)
 		b80[18] = byte(s82 >> 40)
 		b80[19] = byte(s82 >> 32)
 		b80[20] = byte(s82 >> 24)
@@ -2992,7 +2992,7 @@ n90:
 			return pl.drop(42)
 		}
 		b89 := data[h0 : h0+14] // ethernet
-		v90 := (uint64(b89[6])<<40 | uint64(b89[7])<<32 | uint64(b89[8])<<24 | uint64(b89[9])<<16 | uint64(b89[10])<<8 | uint64(b89[11]))
+		v90 := ((uint64(b89[4])<<56 | uint64(b89[5])<<48 | uint64(b89[6])<<40 | uint64(b89[7])<<32 | uint64(b89[8])<<24 | uint64(b89[9])<<16 | uint64(b89[10])<<8 | uint64(b89[11])) >> 0 & 0xffffffffffff)
 		w91, lo92, hi93 := false, 0, 0
 		if (h6 >= 0) && h0 > h6 {
 			rs := h6
@@ -3132,7 +3132,7 @@ n92:
 			return pl.drop(43)
 		}
 		b122 := data[h0 : h0+14] // ethernet
-		v123 := (uint64(b122[6])<<40 | uint64(b122[7])<<32 | uint64(b122[8])<<24 | uint64(b122[9])<<16 | uint64(b122[10])<<8 | uint64(b122[11]))
+		v123 := ((uint64(b122[4])<<56 | uint64(b122[5])<<48 | uint64(b122[6])<<40 | uint64(b122[7])<<32 | uint64(b122[8])<<24 | uint64(b122[9])<<16 | uint64(b122[10])<<8 | uint64(b122[11])) >> 0 & 0xffffffffffff)
 		w124, lo125, hi126 := false, 0, 0
 		if (h7 >= 0) && h0 > h7 {
 			rs := h7
@@ -3333,7 +3333,7 @@ n98:
 			return pl.drop(48)
 		}
 		b161 := data[h0 : h0+14] // ethernet
-		m25 = (uint64(b161[6])<<40 | uint64(b161[7])<<32 | uint64(b161[8])<<24 | uint64(b161[9])<<16 | uint64(b161[10])<<8 | uint64(b161[11])) & 0xffffffffffff
+		m25 = ((uint64(b161[4])<<56 | uint64(b161[5])<<48 | uint64(b161[6])<<40 | uint64(b161[7])<<32 | uint64(b161[8])<<24 | uint64(b161[9])<<16 | uint64(b161[10])<<8 | uint64(b161[11])) >> 0 & 0xffffffffffff) & 0xffffffffffff
 		m26 = (0x1) & 0x1
 		if !(h12 >= 0) {
 			return pl.drop(48)
