@@ -30,9 +30,9 @@ var generated = []struct {
 	{"ejfat/lb-2021.nsc", "LB2021", "HostRaw", "ejfat/lbfast/lb2021", "ejfat/lbfast/testdata/lb-2021.profile"},
 	{"ejfat/lb-2025.nsc", "LB2025", "HostRaw", "ejfat/lbfast/lb2025", "ejfat/lbfast/testdata/lb-2025.profile"},
 	{"ejfat/lb-2026.nsc", "LB2026", "HostRaw", "ejfat/lbfast/lb2026", "ejfat/lbfast/testdata/lb-2026.profile"},
-	{"ejfat/lb-2021.nsc", "LB2021", "LinuxUDP", "ejfat/lbfast/lb2021udp", ""},
-	{"ejfat/lb-2025.nsc", "LB2025", "LinuxUDP", "ejfat/lbfast/lb2025udp", ""},
-	{"ejfat/lb-2026.nsc", "LB2026", "LinuxUDP", "ejfat/lbfast/lb2026udp", ""},
+	{"ejfat/lb-2021.nsc", "LB2021", "LinuxUDP", "ejfat/lbfast/lb2021udp", "ejfat/lbfast/testdata/lb-2021-udp.profile"},
+	{"ejfat/lb-2025.nsc", "LB2025", "LinuxUDP", "ejfat/lbfast/lb2025udp", "ejfat/lbfast/testdata/lb-2025-udp.profile"},
+	{"ejfat/lb-2026.nsc", "LB2026", "LinuxUDP", "ejfat/lbfast/lb2026udp", "ejfat/lbfast/testdata/lb-2026-udp.profile"},
 }
 
 // TestGeneratedUpToDate fails when a checked-in fast path is not what

@@ -392,6 +392,9 @@ func (c *gen) node(n *dataflow.Node) {
 		c.pop(o)
 		c.fire(n, 0)
 	case packet.OpChecksumVerify:
+		if c.verifyHeader(n) {
+			return
+		}
 		v := c.newTmp("ok")
 		c.emit(syncMark)
 		c.emit("%s, wellFormed := p.VerifyChecksum(%d)", v, o.Header)
@@ -407,6 +410,30 @@ func (c *gen) node(n *dataflow.Node) {
 	default:
 		c.emit("%s // operation %s", c.malformed(), o.Kind)
 	}
+}
+
+// verifyHeader generates `checksum verify` of a checksum over its own
+// header's bytes (the IPv4 header's) as packet.Packet.VerifyChecksum does
+// it, with a call of packet.Sum rather than of the runtime, which would
+// write the packet's whole state back and read it again; false for other
+// checksums.
+func (c *gen) verifyHeader(n *dataflow.Node) bool {
+	h := n.Op.Header
+	spec := c.s.Headers[h]
+	if spec.Metadata || spec.Checksum < 0 || spec.ChecksumKind != packet.ChecksumHeader || spec.ChecksumOptional {
+		return false
+	}
+	v := c.newTmp("ok")
+	c.emit("%s := false", v)
+	valid := ""
+	if !c.mustValid(h) {
+		valid = fmt.Sprintf("p.Hdr[%d].Valid && ", h)
+	}
+	c.emit("if %sp.Hdr[%d].Off+p.Hdr[%d].Len <= len(p.Data) {", valid, h, h)
+	c.emit("%s = packet.Fold(packet.Sum(p.Data[p.Hdr[%d].Off:p.Hdr[%d].Off+p.Hdr[%d].Len], 0)) == 0", v, h, h, h)
+	c.emit("}")
+	c.branch(n, v)
+	return true
 }
 
 // branch fires port 0 (true) when cond holds, else port 1 (false).

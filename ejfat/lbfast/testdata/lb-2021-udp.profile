@@ -1,0 +1,26 @@
+# nsc profile: frames each node ran on
+RxCalendar 11
+RxDstFilter 11
+RxEpoch 11
+RxEth 11
+RxEtherType 11
+RxHasLB 11
+RxIPv4Dst 11
+RxIPv4Rewrite 11
+RxIsIPv4 11
+RxLBHeader 11
+RxLBPort 11
+RxMember 11
+RxPort 11
+RxSocket 11
+RxStrip 11
+RxType 11
+RxUDP 11
+RxUDPCsum 11
+RxUDPRewrite 11
+RxV4 11
+RxV4Check 11
+RxV4Csum 11
+RxWire 11
+TxQueue 11
+TxWire 11
