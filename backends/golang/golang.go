@@ -229,8 +229,8 @@ func (c *gen) body() {
 // hN, metadata fields in mN, the frame in data, the parse cursor in cur
 // (the generator writes the mN itself, and p.Hdr[N], p.Data and p.Cursor,
 // which localState rewrites). The packet runtime's calls read and write the
-// packet.Packet, so the locals are written back before one and read again
-// after it (syncMark, reloadMark).
+// packet.Packet, so the frame, cursor and header states are written back
+// before one and read again after it (syncMark, reloadMark).
 const (
 	syncMark   = "//nsc:sync"
 	reloadMark = "//nsc:reload"
@@ -302,19 +302,17 @@ func (c *gen) localState(body []byte) (decls, out []byte) {
 	for i, h := range c.s.Headers {
 		switch {
 		case h.Metadata:
-			// Always valid; its fields are the mN.
+			// Always valid; its fields are the mN, which no runtime call
+			// reads or writes (they parse, push, pop and patch headers),
+			// so a call neither writes them back nor reads them again.
 			fmt.Fprintf(&d, "h%d := 0 // %s\n_ = h%d\n", i, h.Name, i)
 			fmt.Fprintf(&sync, "p.Hdr[%d] = packet.HeaderState{Valid: true}\n", i)
 			for j, f := range h.Fields {
 				m := h.MetaBase + j
 				if f.Width > 64 {
 					fmt.Fprintf(&d, "var m%d packet.Value // %s.%s\n_ = m%d\n", m, h.Name, f.Name, m)
-					fmt.Fprintf(&sync, "p.Meta[%d] = m%d\n", m, m)
-					fmt.Fprintf(&reload, "m%d = p.Meta[%d]\n", m, m)
 				} else {
 					fmt.Fprintf(&d, "var m%d uint64 // %s.%s\n_ = m%d\n", m, h.Name, f.Name, m)
-					fmt.Fprintf(&sync, "p.Meta[%d] = packet.Value{Lo: m%d}\n", m, m)
-					fmt.Fprintf(&reload, "m%d = p.Meta[%d].Lo\n", m, m)
 				}
 			}
 		case variable(i):

@@ -1081,12 +1081,6 @@ n11:
 			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 20, Valid: true}
 		}
 		p.Hdr[10] = packet.HeaderState{Valid: true}
-		p.Meta[0] = m0
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = m4
-		p.Meta[5] = packet.Value{Lo: m5}
 
 		ok18, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
@@ -1130,12 +1124,6 @@ n11:
 		if p.Hdr[9].Valid {
 			h9 = p.Hdr[9].Off
 		}
-		m0 = p.Meta[0]
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4]
-		m5 = p.Meta[5].Lo
 
 		if ok18 && wellFormed {
 			pl.edges[4]++

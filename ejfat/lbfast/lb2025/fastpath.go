@@ -2535,32 +2535,6 @@ n71:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = m3
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = m5
-		p.Meta[6] = packet.Value{Lo: m6}
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = packet.Value{Lo: m8}
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = m12
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = packet.Value{Lo: m19}
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = m22
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = packet.Value{Lo: m24}
-		p.Meta[25] = m25
 
 		rt130 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
@@ -2660,32 +2634,6 @@ n71:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3]
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5]
-		m6 = p.Meta[6].Lo
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8].Lo
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12]
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19].Lo
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22]
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24].Lo
-		m25 = p.Meta[25]
 
 		if !rt130 {
 			return pl.drop(11)
@@ -2826,32 +2774,6 @@ n72:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = m3
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = m5
-		p.Meta[6] = packet.Value{Lo: m6}
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = packet.Value{Lo: m8}
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = m12
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = packet.Value{Lo: m19}
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = m22
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = packet.Value{Lo: m24}
-		p.Meta[25] = m25
 
 		rt133 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
@@ -2951,32 +2873,6 @@ n72:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3]
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5]
-		m6 = p.Meta[6].Lo
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8].Lo
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12]
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19].Lo
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22]
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24].Lo
-		m25 = p.Meta[25]
 
 		if !rt133 {
 			return pl.drop(12)
@@ -3117,32 +3013,6 @@ n73:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = m3
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = m5
-		p.Meta[6] = packet.Value{Lo: m6}
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = packet.Value{Lo: m8}
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = m12
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = packet.Value{Lo: m19}
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = m22
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = packet.Value{Lo: m24}
-		p.Meta[25] = m25
 
 		rt136 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
@@ -3242,32 +3112,6 @@ n73:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3]
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5]
-		m6 = p.Meta[6].Lo
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8].Lo
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12]
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19].Lo
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22]
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24].Lo
-		m25 = p.Meta[25]
 
 		if !rt136 {
 			return pl.drop(13)
@@ -3502,32 +3346,6 @@ n75:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = m3
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = m5
-		p.Meta[6] = packet.Value{Lo: m6}
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = packet.Value{Lo: m8}
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = m12
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = packet.Value{Lo: m19}
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = m22
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = packet.Value{Lo: m24}
-		p.Meta[25] = m25
 
 		rt158 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
@@ -3627,32 +3445,6 @@ n75:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3]
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5]
-		m6 = p.Meta[6].Lo
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8].Lo
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12]
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19].Lo
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22]
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24].Lo
-		m25 = p.Meta[25]
 
 		if !rt158 {
 			return pl.drop(14)

@@ -3627,34 +3627,6 @@ n134:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = packet.Value{Lo: m5}
-		p.Meta[6] = m6
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = m8
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = packet.Value{Lo: m12}
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = m19
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = packet.Value{Lo: m22}
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = m24
-		p.Meta[25] = packet.Value{Lo: m25}
-		p.Meta[26] = packet.Value{Lo: m26}
-		p.Meta[27] = m27
 
 		rt166 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
@@ -3754,34 +3726,6 @@ n134:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5].Lo
-		m6 = p.Meta[6]
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8]
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12].Lo
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19]
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22].Lo
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24]
-		m25 = p.Meta[25].Lo
-		m26 = p.Meta[26].Lo
-		m27 = p.Meta[27]
 
 		if !rt166 {
 			return pl.drop(39)
@@ -3922,34 +3866,6 @@ n135:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = packet.Value{Lo: m5}
-		p.Meta[6] = m6
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = m8
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = packet.Value{Lo: m12}
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = m19
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = packet.Value{Lo: m22}
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = m24
-		p.Meta[25] = packet.Value{Lo: m25}
-		p.Meta[26] = packet.Value{Lo: m26}
-		p.Meta[27] = m27
 
 		rt169 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
@@ -4049,34 +3965,6 @@ n135:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5].Lo
-		m6 = p.Meta[6]
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8]
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12].Lo
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19]
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22].Lo
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24]
-		m25 = p.Meta[25].Lo
-		m26 = p.Meta[26].Lo
-		m27 = p.Meta[27]
 
 		if !rt169 {
 			return pl.drop(40)
@@ -4217,34 +4105,6 @@ n136:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = packet.Value{Lo: m5}
-		p.Meta[6] = m6
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = m8
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = packet.Value{Lo: m12}
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = m19
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = packet.Value{Lo: m22}
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = m24
-		p.Meta[25] = packet.Value{Lo: m25}
-		p.Meta[26] = packet.Value{Lo: m26}
-		p.Meta[27] = m27
 
 		rt172 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
@@ -4344,34 +4204,6 @@ n136:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5].Lo
-		m6 = p.Meta[6]
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8]
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12].Lo
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19]
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22].Lo
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24]
-		m25 = p.Meta[25].Lo
-		m26 = p.Meta[26].Lo
-		m27 = p.Meta[27]
 
 		if !rt172 {
 			return pl.drop(41)
@@ -4609,34 +4441,6 @@ n138:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = packet.Value{Lo: m5}
-		p.Meta[6] = m6
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = m8
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = packet.Value{Lo: m12}
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = m19
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = packet.Value{Lo: m22}
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = m24
-		p.Meta[25] = packet.Value{Lo: m25}
-		p.Meta[26] = packet.Value{Lo: m26}
-		p.Meta[27] = m27
 
 		rt194 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
@@ -4736,34 +4540,6 @@ n138:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5].Lo
-		m6 = p.Meta[6]
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8]
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12].Lo
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19]
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22].Lo
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24]
-		m25 = p.Meta[25].Lo
-		m26 = p.Meta[26].Lo
-		m27 = p.Meta[27]
 
 		if !rt194 {
 			return pl.drop(43)

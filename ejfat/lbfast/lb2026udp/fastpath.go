@@ -2108,34 +2108,6 @@ n11:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = packet.Value{Lo: m5}
-		p.Meta[6] = m6
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = m8
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = packet.Value{Lo: m12}
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = m19
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = packet.Value{Lo: m22}
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = m24
-		p.Meta[25] = packet.Value{Lo: m25}
-		p.Meta[26] = packet.Value{Lo: m26}
-		p.Meta[27] = m27
 
 		ok18, wellFormed := p.VerifyChecksum(4)
 		data, cur = p.Data, p.Cursor
@@ -2235,34 +2207,6 @@ n11:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5].Lo
-		m6 = p.Meta[6]
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8]
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12].Lo
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19]
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22].Lo
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24]
-		m25 = p.Meta[25].Lo
-		m26 = p.Meta[26].Lo
-		m27 = p.Meta[27]
 
 		if ok18 && wellFormed {
 			pl.edges[8]++
@@ -4389,34 +4333,6 @@ n106:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = packet.Value{Lo: m5}
-		p.Meta[6] = m6
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = m8
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = packet.Value{Lo: m12}
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = m19
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = packet.Value{Lo: m22}
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = m24
-		p.Meta[25] = packet.Value{Lo: m25}
-		p.Meta[26] = packet.Value{Lo: m26}
-		p.Meta[27] = m27
 
 		rt171 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
@@ -4516,34 +4432,6 @@ n106:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5].Lo
-		m6 = p.Meta[6]
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8]
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12].Lo
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19]
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22].Lo
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24]
-		m25 = p.Meta[25].Lo
-		m26 = p.Meta[26].Lo
-		m27 = p.Meta[27]
 
 		if !rt171 {
 			return pl.drop(53)
@@ -4684,34 +4572,6 @@ n107:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = packet.Value{Lo: m5}
-		p.Meta[6] = m6
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = m8
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = packet.Value{Lo: m12}
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = m19
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = packet.Value{Lo: m22}
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = m24
-		p.Meta[25] = packet.Value{Lo: m25}
-		p.Meta[26] = packet.Value{Lo: m26}
-		p.Meta[27] = m27
 
 		rt174 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
@@ -4811,34 +4671,6 @@ n107:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5].Lo
-		m6 = p.Meta[6]
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8]
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12].Lo
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19]
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22].Lo
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24]
-		m25 = p.Meta[25].Lo
-		m26 = p.Meta[26].Lo
-		m27 = p.Meta[27]
 
 		if !rt174 {
 			return pl.drop(54)
@@ -4979,34 +4811,6 @@ n108:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = packet.Value{Lo: m5}
-		p.Meta[6] = m6
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = m8
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = packet.Value{Lo: m12}
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = m19
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = packet.Value{Lo: m22}
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = m24
-		p.Meta[25] = packet.Value{Lo: m25}
-		p.Meta[26] = packet.Value{Lo: m26}
-		p.Meta[27] = m27
 
 		rt177 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
@@ -5106,34 +4910,6 @@ n108:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5].Lo
-		m6 = p.Meta[6]
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8]
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12].Lo
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19]
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22].Lo
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24]
-		m25 = p.Meta[25].Lo
-		m26 = p.Meta[26].Lo
-		m27 = p.Meta[27]
 
 		if !rt177 {
 			return pl.drop(55)
@@ -5386,34 +5162,6 @@ n110:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
-		p.Meta[5] = packet.Value{Lo: m5}
-		p.Meta[6] = m6
-		p.Meta[7] = packet.Value{Lo: m7}
-		p.Meta[8] = m8
-		p.Meta[9] = packet.Value{Lo: m9}
-		p.Meta[10] = packet.Value{Lo: m10}
-		p.Meta[11] = packet.Value{Lo: m11}
-		p.Meta[12] = packet.Value{Lo: m12}
-		p.Meta[13] = packet.Value{Lo: m13}
-		p.Meta[14] = packet.Value{Lo: m14}
-		p.Meta[15] = packet.Value{Lo: m15}
-		p.Meta[16] = packet.Value{Lo: m16}
-		p.Meta[17] = packet.Value{Lo: m17}
-		p.Meta[18] = packet.Value{Lo: m18}
-		p.Meta[19] = m19
-		p.Meta[20] = packet.Value{Lo: m20}
-		p.Meta[21] = packet.Value{Lo: m21}
-		p.Meta[22] = packet.Value{Lo: m22}
-		p.Meta[23] = packet.Value{Lo: m23}
-		p.Meta[24] = m24
-		p.Meta[25] = packet.Value{Lo: m25}
-		p.Meta[26] = packet.Value{Lo: m26}
-		p.Meta[27] = m27
 
 		rt199 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
@@ -5513,34 +5261,6 @@ n110:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-		m0 = p.Meta[0].Lo
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
-		m5 = p.Meta[5].Lo
-		m6 = p.Meta[6]
-		m7 = p.Meta[7].Lo
-		m8 = p.Meta[8]
-		m9 = p.Meta[9].Lo
-		m10 = p.Meta[10].Lo
-		m11 = p.Meta[11].Lo
-		m12 = p.Meta[12].Lo
-		m13 = p.Meta[13].Lo
-		m14 = p.Meta[14].Lo
-		m15 = p.Meta[15].Lo
-		m16 = p.Meta[16].Lo
-		m17 = p.Meta[17].Lo
-		m18 = p.Meta[18].Lo
-		m19 = p.Meta[19]
-		m20 = p.Meta[20].Lo
-		m21 = p.Meta[21].Lo
-		m22 = p.Meta[22].Lo
-		m23 = p.Meta[23].Lo
-		m24 = p.Meta[24]
-		m25 = p.Meta[25].Lo
-		m26 = p.Meta[26].Lo
-		m27 = p.Meta[27]
 
 		if !rt199 {
 			return pl.drop(57)

@@ -506,11 +506,6 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		p.Meta[0] = m0
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
 
 		rt2 := p.ParseFrame(0)
 		data, cur = p.Data, p.Cursor
@@ -550,11 +545,6 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		m0 = p.Meta[0]
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
 
 		if !rt2 {
 			return pl.drop(0)
@@ -721,11 +711,6 @@ n11:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		p.Meta[0] = m0
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
 
 		ok13, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
@@ -765,11 +750,6 @@ n11:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		m0 = p.Meta[0]
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
 
 		if ok13 && wellFormed {
 			goto n13
@@ -1093,11 +1073,6 @@ n22:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		p.Meta[0] = m0
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
 
 		rt57 := p.Push(1, h0+14, 0)
 		data, cur = p.Data, p.Cursor
@@ -1137,11 +1112,6 @@ n22:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		m0 = p.Meta[0]
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
 
 		if !rt57 {
 			return pl.drop(5)
@@ -1300,11 +1270,6 @@ n25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		p.Meta[0] = m0
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
 
 		rt86 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b85[6])<<8 | uint64(b85[7])) + 0x1) & 0x1ffff)}, update0)
 		data, cur = p.Data, p.Cursor
@@ -1344,11 +1309,6 @@ n25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		m0 = p.Meta[0]
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
 
 		if !rt86 {
 			return pl.drop(6)
@@ -1407,11 +1367,6 @@ n25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		p.Meta[0] = m0
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
 
 		rt88 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
 		data, cur = p.Data, p.Cursor
@@ -1451,11 +1406,6 @@ n25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		m0 = p.Meta[0]
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
 
 		if !rt88 {
 			return pl.drop(6)
@@ -1533,11 +1483,6 @@ n26:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		p.Meta[0] = m0
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
 
 		rt91 := p.ComputeChecksum(8)
 		data, cur = p.Data, p.Cursor
@@ -1577,11 +1522,6 @@ n26:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		m0 = p.Meta[0]
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
 
 		if !rt91 {
 			return pl.drop(7)
@@ -1855,11 +1795,6 @@ n37:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		p.Meta[0] = m0
-		p.Meta[1] = packet.Value{Lo: m1}
-		p.Meta[2] = packet.Value{Lo: m2}
-		p.Meta[3] = packet.Value{Lo: m3}
-		p.Meta[4] = packet.Value{Lo: m4}
 
 		ok140, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
@@ -1899,11 +1834,6 @@ n37:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		m0 = p.Meta[0]
-		m1 = p.Meta[1].Lo
-		m2 = p.Meta[2].Lo
-		m3 = p.Meta[3].Lo
-		m4 = p.Meta[4].Lo
 
 		if ok140 && wellFormed {
 			pl.edges[15]++

@@ -363,7 +363,6 @@ n1:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
 
 		rt1 := p.ParseFrame(0)
 		data, cur = p.Data, p.Cursor
@@ -403,7 +402,6 @@ n1:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		m0 = p.Meta[0].Lo
 
 		if rt1 {
 			goto n3
@@ -500,7 +498,6 @@ n9:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		p.Meta[0] = packet.Value{Lo: m0}
 
 		ok5, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
@@ -540,7 +537,6 @@ n9:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		m0 = p.Meta[0].Lo
 
 		if ok5 && wellFormed {
 			goto n11
