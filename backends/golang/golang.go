@@ -933,7 +933,7 @@ func (c *gen) u64(e *packet.Expr) string {
 	if !ok {
 		panic(fmt.Sprintf("go backend: expression kind %d", e.Kind))
 	}
-	x := fmt.Sprintf("(%s %s %s)", c.u64(e.A), op, c.u64(e.B))
+	x := fmt.Sprintf("(%s %s %s)", c.u64(e.A), op, shiftAmount(e, c.u64(e.B)))
 	if e.Kind == packet.EBitAnd || e.Kind == packet.EShr {
 		return x // cannot carry past the width
 	}
@@ -973,9 +973,20 @@ func (c *gen) low(e *packet.Expr) string {
 	case packet.EBitNot:
 		return fmt.Sprintf("(^%s%s)", c.low(e.A), mask)
 	}
-	a, b := c.low(e.A), c.low(e.B)
+	a, b := c.low(e.A), shiftAmount(e, c.low(e.B))
 	op := map[packet.ExprKind]string{packet.EAdd: "+", packet.ESub: "-", packet.EMul: "*", packet.EBitAnd: "&", packet.EBitOr: "|", packet.EBitXor: "^", packet.EShl: "<<"}[e.Kind]
 	return fmt.Sprintf("((%s %s %s)%s)", a, op, b, mask)
+}
+
+// shiftAmount is b, the right operand of e, said to be below 64 when e is
+// a shift by a value that narrow (width 6 or less): that spares Go's test
+// for a wider shift (a compare and a mask, on the way to the LB's slot and
+// port from its lookups).
+func shiftAmount(e *packet.Expr, b string) string {
+	if (e.Kind == packet.EShl || e.Kind == packet.EShr) && e.B.Width <= 6 {
+		return "(" + b + " & 63)"
+	}
+	return b
 }
 
 // value generates a packet.Value.

@@ -1245,7 +1245,7 @@ t88:
 	}
 t90:
 	{ // LbSlot: set meta.calendar_slot
-		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << m7) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << (m7 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto t91
 	}
 t91:
@@ -1337,7 +1337,7 @@ t93:
 	}
 t95:
 	{ // LbPort: set meta.new_port
-		m21 = ((m13 + ((m19 & ((((0x1 << m14) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
+		m21 = ((m13 + ((m19 & ((((0x1 << (m14 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto t96
 	}
 t96:
@@ -3661,7 +3661,7 @@ n89:
 	}
 n90:
 	{ // LbSlot: set meta.calendar_slot
-		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << m7) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << (m7 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n91
 	}
 n91:
@@ -3761,7 +3761,7 @@ n94:
 	}
 n95:
 	{ // LbPort: set meta.new_port
-		m21 = ((m13 + ((m19 & ((((0x1 << m14) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
+		m21 = ((m13 + ((m19 & ((((0x1 << (m14 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n96
 	}
 n96:

@@ -1283,7 +1283,7 @@ t74:
 	}
 t76:
 	{ // LbSlot: set meta.calendar_slot
-		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << m7) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << (m7 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto t77
 	}
 t77:
@@ -1375,7 +1375,7 @@ t79:
 	}
 t81:
 	{ // LbPort: set meta.new_port
-		m21 = ((m13 + ((m19 & ((((0x1 << m14) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
+		m21 = ((m13 + ((m19 & ((((0x1 << (m14 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto t82
 	}
 t82:
@@ -4199,7 +4199,7 @@ n75:
 	}
 n76:
 	{ // LbSlot: set meta.calendar_slot
-		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << m7) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << (m7 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n77
 	}
 n77:
@@ -4299,7 +4299,7 @@ n80:
 	}
 n81:
 	{ // LbPort: set meta.new_port
-		m21 = ((m13 + ((m19 & ((((0x1 << m14) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
+		m21 = ((m13 + ((m19 & ((((0x1 << (m14 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n82
 	}
 n82:

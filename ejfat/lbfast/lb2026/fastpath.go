@@ -1594,7 +1594,7 @@ t158:
 	}
 t160:
 	{ // LbSlot: set meta.calendar_slot
-		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << m11) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << (m11 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto t161
 	}
 t161:
@@ -1682,7 +1682,7 @@ t163:
 	}
 t167:
 	{ // LbPort: set meta.new_port
-		m23 = ((m20 + ((m14 & ((((0x1 << m21) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
+		m23 = ((m20 + ((m14 & ((((0x1 << (m21 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto t168
 	}
 t168:
@@ -4804,7 +4804,7 @@ n159:
 	}
 n160:
 	{ // LbSlot: set meta.calendar_slot
-		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << m11) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << (m11 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n161
 	}
 n161:
@@ -4908,7 +4908,7 @@ n166:
 	}
 n167:
 	{ // LbPort: set meta.new_port
-		m23 = ((m20 + ((m14 & ((((0x1 << m21) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
+		m23 = ((m20 + ((m14 & ((((0x1 << (m21 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n168
 	}
 n168:

@@ -1546,7 +1546,7 @@ t124:
 	}
 t126:
 	{ // LbSlot: set meta.calendar_slot
-		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << m11) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << (m11 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto t127
 	}
 t127:
@@ -1634,7 +1634,7 @@ t129:
 	}
 t133:
 	{ // LbPort: set meta.new_port
-		m23 = ((m20 + ((m14 & ((((0x1 << m21) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
+		m23 = ((m20 + ((m14 & ((((0x1 << (m21 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto t134
 	}
 t134:
@@ -5492,7 +5492,7 @@ n125:
 	}
 n126:
 	{ // LbSlot: set meta.calendar_slot
-		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << m11) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << (m11 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
 		goto n127
 	}
 n127:
@@ -5596,7 +5596,7 @@ n132:
 	}
 n133:
 	{ // LbPort: set meta.new_port
-		m23 = ((m20 + ((m14 & ((((0x1 << m21) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
+		m23 = ((m20 + ((m14 & ((((0x1 << (m21 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
 		goto n134
 	}
 n134:

@@ -857,7 +857,7 @@ n14:
 n15:
 	{ // Arith: set meta.b, meta.a, meta.c, meta.odd
 		b30 := data[h8 : h8+8] // udp
-		m1 = (((m0.Lo * 0x3) + ((uint64(b30[0])<<8 | uint64(b30[1])) << 0x28)) ^ (^m1))
+		m1 = (((m0.Lo * 0x3) + ((uint64(b30[0])<<8 | uint64(b30[1])) << (0x28 & 63))) ^ (^m1))
 		m0 = (m0.Shl(uint(min(packet.Value{Lo: ((uint64(b30[2])<<8 | uint64(b30[3])) & 0x7f)}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(m0.Shr(uint(min(packet.Value{Lo: 0x3}.Lo, 128)))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m2 = (packet.Value{Lo: ((uint64(len(data)-h8) * 0x7) & 0x7ffffffff)}.Add(packet.Value{Lo: m1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).And(packet.Value{Lo: 0xffff})).Lo & 0xffff
 		b31 := data[h3 : h3+20] // ipv4
