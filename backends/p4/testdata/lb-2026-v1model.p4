@@ -731,8 +731,8 @@ control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metad
         bool to_LbRx = false;
         bool to_LbHasLb = false;
         bool to_LbTtl = false;
-        bool to_LbPopV2 = false;
         bool to_LbPopCommon = false;
+        bool to_LbEth = false;
         bool to_LbCsumFix = false;
         bool to_TxQueue = false;
 
@@ -1303,14 +1303,85 @@ control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metad
             }
             // LbPort: set meta.new_port
             meta.new_port = meta.udp_base + (meta.port_select & ((16w1 << meta.port_bits) - 16w1));
-            // LbEth: set ethernet.src, ethernet.dst
-            hdr.ethernet.src = meta.own_mac;
-            hdr.ethernet.dst = meta.mbr_mac;
             // LbCsumZero: test udp.checksum == 0
             if (hdr.udp.checksum == 16w0) {
                 // LbMarkZero: set meta.udp_zero
                 meta.udp_zero = 1w1;
             }
+            // LbKeep: test meta.keep_lb == 1
+            if (meta.keep_lb == 1w1) {
+                to_LbEth = true;
+            } else {
+                // LbPopV2: test valid(lb_v2)
+                if (hdr.lb_v2.isValid()) {
+                    // LbPopV2Body: pop lb_v2
+                    {
+                        // lb_v2's bytes out of the checksum, 64 bytes at a time
+                        bit<16> sum_udp = ~hdr.udp.checksum;
+                        bit<16> popped;
+                        popped = 0;
+                        csum_add(popped, ~hdr.lb_v2.rsvd);
+                        csum_add(popped, ~hdr.lb_v2.entropy);
+                        csum_add(popped, ~hdr.lb_v2.tick[63:48]);
+                        csum_add(popped, ~hdr.lb_v2.tick[47:32]);
+                        csum_add(popped, ~hdr.lb_v2.tick[31:16]);
+                        csum_add(popped, ~hdr.lb_v2.tick[15:0]);
+                        csum_add(sum_udp, popped);
+                        hdr.udp.checksum = ~sum_udp;
+                    }
+                    hdr.lb_v2.setInvalid();
+                    to_LbPopCommon = true;
+                } else {
+                    // LbPopV3Body: pop lb_v3
+                    {
+                        // lb_v3's bytes out of the checksum, 64 bytes at a time
+                        bit<16> sum_udp = ~hdr.udp.checksum;
+                        bit<16> popped;
+                        popped = 0;
+                        csum_add(popped, ~hdr.lb_v3.slot_select);
+                        csum_add(popped, ~hdr.lb_v3.port_select);
+                        csum_add(popped, ~hdr.lb_v3.tick[63:48]);
+                        csum_add(popped, ~hdr.lb_v3.tick[47:32]);
+                        csum_add(popped, ~hdr.lb_v3.tick[31:16]);
+                        csum_add(popped, ~hdr.lb_v3.tick[15:0]);
+                        csum_add(sum_udp, popped);
+                        hdr.udp.checksum = ~sum_udp;
+                    }
+                    hdr.lb_v3.setInvalid();
+                    to_LbPopCommon = true;
+                }
+            }
+        }
+
+        if (to_LbPopCommon) {
+            // LbPopCommon: pop lb_common
+            {
+                // lb_common's bytes out of the checksum, 64 bytes at a time
+                bit<16> sum_udp = ~hdr.udp.checksum;
+                bit<16> popped;
+                popped = 0;
+                csum_add(popped, ~hdr.lb_common.magic);
+                csum_add(popped, ~(hdr.lb_common.version ++ hdr.lb_common.proto));
+                csum_add(sum_udp, popped);
+                hdr.udp.checksum = ~sum_udp;
+            }
+            hdr.lb_common.setInvalid();
+            // LbUdpLen: set udp.length
+            {
+                // the sums the checksums stand for, patched field by field
+                bit<16> sum_udp = ~hdr.udp.checksum;
+                csum_add(sum_udp, ~hdr.udp.length);
+                hdr.udp.length = hdr.udp.length - 16w16;
+                csum_add(sum_udp, hdr.udp.length);
+                hdr.udp.checksum = ~sum_udp;
+            }
+            to_LbEth = true;
+        }
+
+        if (to_LbEth) {
+            // LbEth: set ethernet.src, ethernet.dst
+            hdr.ethernet.src = meta.own_mac;
+            hdr.ethernet.dst = meta.mbr_mac;
             // LbIsIPv4: test valid(ipv4)
             if (hdr.ipv4.isValid()) {
                 // LbKeepIPv4: test meta.keep_lb == 1
@@ -1398,7 +1469,7 @@ control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metad
                         hdr.ipv4.checksum = ~sum_ipv4;
                         hdr.udp.checksum = ~sum_udp;
                     }
-                    to_LbPopV2 = true;
+                    to_LbCsumFix = true;
                 }
             } else {
                 // LbKeepIPv6: test meta.keep_lb == 1
@@ -1516,75 +1587,9 @@ control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metad
                         hdr.ipv6.hop_limit = hdr.ipv6.hop_limit - 8w1;
                         hdr.udp.checksum = ~sum_udp;
                     }
-                    to_LbPopV2 = true;
+                    to_LbCsumFix = true;
                 }
             }
-        }
-
-        if (to_LbPopV2) {
-            // LbPopV2: test valid(lb_v2)
-            if (hdr.lb_v2.isValid()) {
-                // LbPopV2Body: pop lb_v2
-                {
-                    // lb_v2's bytes out of the checksum, 64 bytes at a time
-                    bit<16> sum_udp = ~hdr.udp.checksum;
-                    bit<16> popped;
-                    popped = 0;
-                    csum_add(popped, ~hdr.lb_v2.rsvd);
-                    csum_add(popped, ~hdr.lb_v2.entropy);
-                    csum_add(popped, ~hdr.lb_v2.tick[63:48]);
-                    csum_add(popped, ~hdr.lb_v2.tick[47:32]);
-                    csum_add(popped, ~hdr.lb_v2.tick[31:16]);
-                    csum_add(popped, ~hdr.lb_v2.tick[15:0]);
-                    csum_add(sum_udp, popped);
-                    hdr.udp.checksum = ~sum_udp;
-                }
-                hdr.lb_v2.setInvalid();
-                to_LbPopCommon = true;
-            } else {
-                // LbPopV3Body: pop lb_v3
-                {
-                    // lb_v3's bytes out of the checksum, 64 bytes at a time
-                    bit<16> sum_udp = ~hdr.udp.checksum;
-                    bit<16> popped;
-                    popped = 0;
-                    csum_add(popped, ~hdr.lb_v3.slot_select);
-                    csum_add(popped, ~hdr.lb_v3.port_select);
-                    csum_add(popped, ~hdr.lb_v3.tick[63:48]);
-                    csum_add(popped, ~hdr.lb_v3.tick[47:32]);
-                    csum_add(popped, ~hdr.lb_v3.tick[31:16]);
-                    csum_add(popped, ~hdr.lb_v3.tick[15:0]);
-                    csum_add(sum_udp, popped);
-                    hdr.udp.checksum = ~sum_udp;
-                }
-                hdr.lb_v3.setInvalid();
-                to_LbPopCommon = true;
-            }
-        }
-
-        if (to_LbPopCommon) {
-            // LbPopCommon: pop lb_common
-            {
-                // lb_common's bytes out of the checksum, 64 bytes at a time
-                bit<16> sum_udp = ~hdr.udp.checksum;
-                bit<16> popped;
-                popped = 0;
-                csum_add(popped, ~hdr.lb_common.magic);
-                csum_add(popped, ~(hdr.lb_common.version ++ hdr.lb_common.proto));
-                csum_add(sum_udp, popped);
-                hdr.udp.checksum = ~sum_udp;
-            }
-            hdr.lb_common.setInvalid();
-            // LbUdpLen: set udp.length
-            {
-                // the sums the checksums stand for, patched field by field
-                bit<16> sum_udp = ~hdr.udp.checksum;
-                csum_add(sum_udp, ~hdr.udp.length);
-                hdr.udp.length = hdr.udp.length - 16w16;
-                csum_add(sum_udp, hdr.udp.length);
-                hdr.udp.checksum = ~sum_udp;
-            }
-            to_LbCsumFix = true;
         }
 
         if (to_LbCsumFix) {

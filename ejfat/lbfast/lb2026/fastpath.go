@@ -230,7 +230,7 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [186]string{"RxWire", "RxFrames", "TxQueue", "TxWire", "RxCount", "ParseEth", "ParseEthType", "ParseVlan", "ParseVlanType", "ParseArp", "ParseArpCheck", "ParseIPv4", "ParseIPv4Check", "ParseIPv4Proto", "ParseIPv6", "ParseIPv6Check", "ParseIPv6Next", "ParseIcmp", "ParseIcmpType", "ParseEcho4Code", "ParseEcho4", "ParseIcmp6", "ParseIcmp6Type", "ParseEcho6Code", "ParseEcho6", "ParseUnreach4", "ParseUnreach4Udp", "ParseUnreach6", "ParseUnreach6Udp", "ParseUnreachUdp", "ParseNsCode", "ParseNs", "ParseNsLen", "ParseNsOpt", "ParseNsOptType", "ParseNsMac", "ParseSlow", "ParseSlowType", "ParseLacp", "ParseLldp", "ParseUdp", "ParseUdpPort", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "ParseParsed", "ParseIsReserved", "PuntCount", "PuntIsSlow", "PuntIsLacp", "PuntLacp", "PuntSlowOther", "PuntIsLldp", "PuntLldp", "PuntEgress", "PuntHasNsMac", "PuntPopNsMac", "PuntHasNsOpt", "PuntPopNsOpt", "PuntHasNs", "PuntPopNs", "PuntHasUdp", "PuntPopUdp", "PuntHasIPv4", "PuntPopIPv4", "PuntHasIPv6", "PuntPopIPv6", "ToHost", "L2HasVlan", "L2VlanId", "L2PopVlan", "L2Iface", "L2IfaceAllow", "L2MacDst", "L2DstDrop", "L2DstAllow", "L3DaIPv4", "L3DaIPv6", "L3DaArp", "L3NotIP", "L3SetDaIPv4", "L3SetDaIPv6", "L3SetDaArp", "L3IPDst", "L3BadIP", "L3Allow", "L3IsArp", "L3IsIcmp4", "L3IsIcmp6", "L3IsEcho4", "L3Icmp4Type", "L3Icmp4Unhandled", "L3Unreach4", "L3Unreach4Net", "L3Unreach4Host", "L3Unreach4Port", "L3Unreach4FragNeeded", "L3Unreach4NetUnknown", "L3Unreach4HostUnknown", "L3Unreach4HostProhibited", "L3Unreach4Other", "L3Icmp6Type", "L3Icmp6Unhandled", "L3Unreach6", "L3Unreach6Net", "L3Unreach6HostProhibited", "L3Unreach6Host", "L3Unreach6Port", "L3Unreach6Other", "ArpForUs", "ArpNoMatch", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NoMatch", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNoMatch", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbSrcIPv4", "LbSrcIPv6", "LbNotIP", "LbSrc4", "LbSrc6", "LbBlocked", "LbHasLb", "LbNoHdr", "LbIsV2", "LbIsV3", "LbBadVersion", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbTtl", "LbTtlExpired", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbSoftEvicted", "LbDeregistered", "LbPort", "LbEth", "LbCsumZero", "LbMarkZero", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbCsumFix", "LbCsumKeepZero", "LbTxCount"}
+var NodeNames = [187]string{"RxWire", "RxFrames", "TxQueue", "TxWire", "RxCount", "ParseEth", "ParseEthType", "ParseVlan", "ParseVlanType", "ParseArp", "ParseArpCheck", "ParseIPv4", "ParseIPv4Check", "ParseIPv4Proto", "ParseIPv6", "ParseIPv6Check", "ParseIPv6Next", "ParseIcmp", "ParseIcmpType", "ParseEcho4Code", "ParseEcho4", "ParseIcmp6", "ParseIcmp6Type", "ParseEcho6Code", "ParseEcho6", "ParseUnreach4", "ParseUnreach4Udp", "ParseUnreach6", "ParseUnreach6Udp", "ParseUnreachUdp", "ParseNsCode", "ParseNs", "ParseNsLen", "ParseNsOpt", "ParseNsOptType", "ParseNsMac", "ParseSlow", "ParseSlowType", "ParseLacp", "ParseLldp", "ParseUdp", "ParseUdpPort", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "ParseParsed", "ParseIsReserved", "PuntCount", "PuntIsSlow", "PuntIsLacp", "PuntLacp", "PuntSlowOther", "PuntIsLldp", "PuntLldp", "PuntEgress", "PuntHasNsMac", "PuntPopNsMac", "PuntHasNsOpt", "PuntPopNsOpt", "PuntHasNs", "PuntPopNs", "PuntHasUdp", "PuntPopUdp", "PuntHasIPv4", "PuntPopIPv4", "PuntHasIPv6", "PuntPopIPv6", "ToHost", "L2HasVlan", "L2VlanId", "L2PopVlan", "L2Iface", "L2IfaceAllow", "L2MacDst", "L2DstDrop", "L2DstAllow", "L3DaIPv4", "L3DaIPv6", "L3DaArp", "L3NotIP", "L3SetDaIPv4", "L3SetDaIPv6", "L3SetDaArp", "L3IPDst", "L3BadIP", "L3Allow", "L3IsArp", "L3IsIcmp4", "L3IsIcmp6", "L3IsEcho4", "L3Icmp4Type", "L3Icmp4Unhandled", "L3Unreach4", "L3Unreach4Net", "L3Unreach4Host", "L3Unreach4Port", "L3Unreach4FragNeeded", "L3Unreach4NetUnknown", "L3Unreach4HostUnknown", "L3Unreach4HostProhibited", "L3Unreach4Other", "L3Icmp6Type", "L3Icmp6Unhandled", "L3Unreach6", "L3Unreach6Net", "L3Unreach6HostProhibited", "L3Unreach6Host", "L3Unreach6Port", "L3Unreach6Other", "ArpForUs", "ArpNoMatch", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NoMatch", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNoMatch", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbSrcIPv4", "LbSrcIPv6", "LbNotIP", "LbSrc4", "LbSrc6", "LbBlocked", "LbHasLb", "LbNoHdr", "LbIsV2", "LbIsV3", "LbBadVersion", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbTtl", "LbTtlExpired", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbSoftEvicted", "LbDeregistered", "LbPort", "LbEth", "LbCsumZero", "LbMarkZero", "LbKeep", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbCsumFix", "LbCsumKeepZero", "LbTxCount"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [2]string{"ToHost", "TxWire"}
@@ -292,14 +292,14 @@ var DropSites = [65]fastpath.DropSite{{Node: "ParseIPv4", Reason: "malformed"},
 	{Node: "LbSoftEvicted", Reason: "mbr_drop_soft_evicted_counter"},
 	{Node: "LbDeregistered", Reason: "mbr_drop_deregistered_counter"},
 	{Node: "LbCsumZero", Reason: "malformed"},
-	{Node: "LbIPv4Keep", Reason: "malformed"},
-	{Node: "LbIPv4Strip", Reason: "malformed"},
-	{Node: "LbIPv6Keep", Reason: "malformed"},
-	{Node: "LbIPv6Strip", Reason: "malformed"},
 	{Node: "LbPopV2Body", Reason: "malformed"},
 	{Node: "LbPopV3Body", Reason: "malformed"},
 	{Node: "LbPopCommon", Reason: "malformed"},
 	{Node: "LbUdpLen", Reason: "malformed"},
+	{Node: "LbIPv4Keep", Reason: "malformed"},
+	{Node: "LbIPv4Strip", Reason: "malformed"},
+	{Node: "LbIPv6Keep", Reason: "malformed"},
+	{Node: "LbIPv6Strip", Reason: "malformed"},
 	{Node: "LbCsumKeepZero", Reason: "malformed"},
 }
 
@@ -307,7 +307,7 @@ var DropSites = [65]fastpath.DropSite{{Node: "ParseIPv4", Reason: "malformed"},
 var CountLabels = [17]string{"rx_counter", "phys_ieee802_multicast_counter", "phys_dot3_slow_lacp_counter", "phys_dot3_slow_other_counter", "phys_lldp_counter", "l2_iface_allow_counter", "l2_dst_allow_counter", "l3_allow_counter", "l3_arp_tpa_nomatch", "l3_arp_ok", "l3_icmpv4_echo_ok", "l3_icmpv6_echo_ok", "l3_ipv6nd_neigh_sol_ok", "lb_rx_pkt_counter", "lb_rx_v2_counter", "lb_rx_v3_counter", "mbr_tx_pkt_counter"}
 
 // countOf is, per node, 1 + its count operation's label, or 0.
-var countOf = [186]int{0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3, 4, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 10, 0, 0, 0, 11, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17}
+var countOf = [187]int{0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3, 4, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 10, 0, 0, 0, 11, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17}
 
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
@@ -322,7 +322,7 @@ type Pipeline struct {
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
 	// edges count the frames along the few edges the node runs do not
 	// follow from (see runs).
-	edges [88]uint64
+	edges [89]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -422,88 +422,88 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
-	var f [341]uint64
+	var f [343]uint64
 	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Sunk[0] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24] + pl.Dropped[25] + pl.Dropped[26] + pl.Dropped[27] + pl.Dropped[28] + pl.Dropped[29] + pl.Dropped[30] + pl.Dropped[31] + pl.Dropped[32] + pl.Dropped[33] + pl.Dropped[34] + pl.Dropped[35] + pl.Dropped[36] + pl.Dropped[37] + pl.Dropped[38] + pl.Dropped[39] + pl.Dropped[40] + pl.Dropped[41] + pl.Dropped[42] + pl.Dropped[43] + pl.Dropped[44] + pl.Dropped[45] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[48] + pl.Dropped[49] + pl.Dropped[50] + pl.Dropped[51] + pl.Dropped[52] + pl.Dropped[53] + pl.Dropped[54] + pl.Dropped[55] + pl.Dropped[56] + pl.Dropped[57] + pl.Dropped[58] + pl.Dropped[59] + pl.Dropped[60] + pl.Dropped[61] + pl.Dropped[62] + pl.Dropped[63] + pl.Dropped[64] + pl.Sunk[1]
-	f[11] = pl.edges[54]
-	f[13] = pl.edges[55]
-	f[14] = pl.edges[5]
-	f[15] = pl.edges[6]
-	f[16] = pl.edges[7]
-	f[17] = pl.edges[56]
-	f[19] = pl.edges[57]
-	f[20] = pl.edges[8]
-	f[21] = pl.edges[58]
+	f[11] = pl.edges[55]
+	f[13] = pl.edges[56]
+	f[14] = pl.edges[6]
+	f[15] = pl.edges[7]
+	f[16] = pl.edges[8]
+	f[17] = pl.edges[57]
+	f[19] = pl.edges[58]
+	f[20] = pl.edges[9]
+	f[21] = pl.edges[59]
 	f[22] = pl.Dropped[0]
-	f[24] = pl.edges[59]
-	f[26] = pl.edges[60]
-	f[29] = pl.edges[61]
-	f[31] = pl.edges[62]
-	f[33] = pl.edges[63]
-	f[35] = pl.edges[9]
-	f[36] = pl.edges[64]
-	f[38] = pl.edges[65]
-	f[41] = pl.edges[10]
-	f[43] = pl.edges[11]
-	f[44] = pl.edges[12]
-	f[45] = pl.edges[66]
-	f[47] = pl.edges[67]
-	f[51] = pl.edges[68]
-	f[53] = pl.edges[69]
-	f[54] = pl.edges[13]
-	f[55] = pl.edges[70]
-	f[57] = pl.edges[71]
-	f[59] = pl.edges[14]
-	f[61] = pl.edges[72]
-	f[62] = pl.edges[15]
-	f[63] = pl.edges[16]
-	f[64] = pl.edges[17]
-	f[65] = pl.edges[73]
-	f[67] = pl.edges[74]
-	f[69] = pl.edges[75]
-	f[70] = pl.edges[18]
-	f[73] = pl.edges[76]
-	f[75] = pl.edges[19]
-	f[76] = pl.edges[20]
-	f[77] = pl.edges[77]
-	f[79] = pl.edges[78]
-	f[81] = pl.edges[21]
-	f[82] = pl.edges[22]
-	f[83] = pl.edges[79]
-	f[84] = pl.edges[23]
-	f[85] = pl.edges[80]
-	f[87] = pl.edges[81]
-	f[91] = pl.edges[82]
-	f[93] = pl.edges[83]
-	f[96] = pl.edges[84]
+	f[24] = pl.edges[60]
+	f[26] = pl.edges[61]
+	f[29] = pl.edges[62]
+	f[31] = pl.edges[63]
+	f[33] = pl.edges[64]
+	f[35] = pl.edges[10]
+	f[36] = pl.edges[65]
+	f[38] = pl.edges[66]
+	f[41] = pl.edges[11]
+	f[43] = pl.edges[12]
+	f[44] = pl.edges[13]
+	f[45] = pl.edges[67]
+	f[47] = pl.edges[68]
+	f[51] = pl.edges[69]
+	f[53] = pl.edges[70]
+	f[54] = pl.edges[14]
+	f[55] = pl.edges[71]
+	f[57] = pl.edges[72]
+	f[59] = pl.edges[15]
+	f[61] = pl.edges[73]
+	f[62] = pl.edges[16]
+	f[63] = pl.edges[17]
+	f[64] = pl.edges[18]
+	f[65] = pl.edges[74]
+	f[67] = pl.edges[75]
+	f[69] = pl.edges[76]
+	f[70] = pl.edges[19]
+	f[73] = pl.edges[77]
+	f[75] = pl.edges[20]
+	f[76] = pl.edges[21]
+	f[77] = pl.edges[78]
+	f[79] = pl.edges[79]
+	f[81] = pl.edges[22]
+	f[82] = pl.edges[23]
+	f[83] = pl.edges[80]
+	f[84] = pl.edges[24]
+	f[85] = pl.edges[81]
+	f[87] = pl.edges[82]
+	f[91] = pl.edges[83]
+	f[93] = pl.edges[84]
+	f[96] = pl.edges[85]
 	f[97] = pl.edges[0]
-	f[98] = pl.edges[85]
-	f[99] = pl.edges[24]
-	f[100] = pl.edges[86]
+	f[98] = pl.edges[86]
+	f[99] = pl.edges[25]
+	f[100] = pl.edges[87]
 	f[101] = pl.Dropped[1]
-	f[111] = pl.edges[25]
-	f[113] = pl.edges[26]
-	f[114] = pl.edges[27]
+	f[111] = pl.edges[26]
+	f[113] = pl.edges[27]
+	f[114] = pl.edges[28]
 	f[118] = pl.Dropped[2]
-	f[119] = pl.edges[28]
+	f[119] = pl.edges[29]
 	f[122] = pl.Dropped[3]
-	f[123] = pl.edges[29]
+	f[123] = pl.edges[30]
 	f[126] = pl.Dropped[4]
-	f[127] = pl.edges[30]
+	f[127] = pl.edges[31]
 	f[130] = pl.Dropped[5]
-	f[131] = pl.edges[31]
+	f[131] = pl.edges[32]
 	f[134] = pl.Dropped[6]
-	f[135] = pl.edges[32]
+	f[135] = pl.edges[33]
 	f[138] = pl.Dropped[7]
-	f[139] = pl.edges[33]
+	f[139] = pl.edges[34]
 	f[140] = pl.Sunk[0]
 	f[144] = pl.Dropped[8]
-	f[145] = pl.edges[34]
+	f[145] = pl.edges[35]
 	f[147] = pl.edges[1]
 	f[150] = pl.edges[2]
 	f[152] = pl.Dropped[9]
 	f[160] = pl.Dropped[10]
-	f[162] = pl.edges[35]
-	f[163] = pl.edges[36]
+	f[162] = pl.edges[36]
+	f[163] = pl.edges[37]
 	f[166] = pl.Dropped[11]
 	f[178] = pl.Dropped[12]
 	f[187] = pl.Dropped[13]
@@ -520,39 +520,39 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[207] = pl.Dropped[24]
 	f[208] = pl.Dropped[25]
 	f[209] = pl.Dropped[26]
-	f[212] = pl.edges[37]
-	f[214] = pl.edges[38]
+	f[212] = pl.edges[38]
+	f[214] = pl.edges[39]
 	f[215] = pl.Dropped[27]
 	f[218] = pl.Dropped[28]
 	f[219] = pl.Dropped[29]
-	f[221] = pl.edges[39]
+	f[221] = pl.edges[40]
 	f[222] = pl.Dropped[30]
-	f[224] = pl.edges[40]
+	f[224] = pl.edges[41]
 	f[225] = pl.Dropped[31]
 	f[228] = pl.Dropped[32]
 	f[229] = pl.Dropped[33]
 	f[232] = pl.Dropped[34]
 	f[234] = pl.Dropped[35]
-	f[237] = pl.edges[41]
-	f[238] = pl.edges[42]
+	f[237] = pl.edges[42]
+	f[238] = pl.edges[43]
 	f[243] = pl.Dropped[36]
-	f[244] = pl.edges[43]
+	f[244] = pl.edges[44]
 	f[245] = pl.Dropped[37]
-	f[246] = pl.edges[44]
+	f[246] = pl.edges[45]
 	f[247] = pl.Dropped[38]
 	f[249] = pl.Dropped[39]
 	f[251] = pl.Dropped[40]
 	f[253] = pl.Dropped[41]
 	f[255] = pl.Dropped[42]
 	f[257] = pl.Dropped[43]
-	f[259] = pl.edges[45]
+	f[259] = pl.edges[46]
 	f[265] = pl.Dropped[44]
-	f[268] = pl.edges[46]
-	f[269] = pl.edges[87]
+	f[268] = pl.edges[47]
+	f[269] = pl.edges[88]
 	f[270] = pl.Dropped[45]
 	f[273] = pl.Dropped[46]
 	f[278] = pl.Dropped[47]
-	f[282] = pl.edges[47]
+	f[282] = pl.edges[48]
 	f[283] = pl.Dropped[48]
 	f[286] = pl.Dropped[49]
 	f[288] = pl.edges[3]
@@ -562,27 +562,28 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[300] = pl.Dropped[52]
 	f[301] = pl.Dropped[53]
 	f[302] = pl.Dropped[54]
-	f[305] = pl.Dropped[55]
-	f[308] = pl.edges[48]
-	f[315] = pl.Dropped[56]
-	f[316] = pl.edges[49]
-	f[317] = pl.Dropped[57]
-	f[319] = pl.Dropped[58]
-	f[320] = pl.edges[50]
-	f[321] = pl.Dropped[59]
-	f[322] = pl.edges[51]
+	f[304] = pl.Dropped[55]
+	f[307] = pl.edges[49]
+	f[312] = pl.Dropped[56]
+	f[314] = pl.Dropped[57]
+	f[315] = pl.edges[50]
+	f[316] = pl.Dropped[58]
+	f[318] = pl.Dropped[59]
+	f[319] = pl.edges[5]
 	f[325] = pl.Dropped[60]
+	f[326] = pl.edges[51]
 	f[327] = pl.Dropped[61]
-	f[328] = pl.edges[52]
-	f[329] = pl.Dropped[62]
-	f[331] = pl.Dropped[63]
-	f[335] = pl.Dropped[64]
-	f[336] = pl.edges[53]
-	f[339] = pl.Sunk[1]
-	f[340] = total
-	f[0] = 0 + f[340]
+	f[331] = pl.Dropped[62]
+	f[332] = pl.edges[52]
+	f[333] = pl.Dropped[63]
+	f[334] = pl.edges[53]
+	f[337] = pl.Dropped[64]
+	f[338] = pl.edges[54]
+	f[341] = pl.Sunk[1]
+	f[342] = total
+	f[0] = 0 + f[342]
 	f[1] = 0 + f[0]
-	f[338] = 0 + f[339]
+	f[340] = 0 + f[341]
 	f[2] = 0 + f[1]
 	f[12] = 0 + f[14] + f[15] + f[16] + f[17]
 	f[18] = 0 + f[20] + f[21]
@@ -648,13 +649,14 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[299] = 0 + f[300]
 	f[297] = 0 + f[301]
 	f[298] = 0 + f[302]
-	f[306] = 0 + f[308]
-	f[311] = 0 + f[315] + f[316]
-	f[313] = 0 + f[319] + f[320]
-	f[314] = 0 + f[321] + f[322]
-	f[324] = 0 + f[327] + f[328]
-	f[333] = 0 + f[335] + f[336]
-	f[337] = 0 + f[338] - f[214] - f[221] - f[224] - f[259]
+	f[305] = 0 + f[307]
+	f[323] = 0 + f[325] + f[326]
+	f[329] = 0 + f[331] + f[332]
+	f[330] = 0 + f[333] + f[334]
+	f[311] = 0 + f[314] + f[315]
+	f[317] = 0 + f[318] + f[319]
+	f[335] = 0 + f[337] + f[338]
+	f[339] = 0 + f[340] - f[214] - f[221] - f[224] - f[259]
 	f[3] = 0 + f[2] - f[4]
 	f[7] = 0 + f[12] + f[13]
 	f[6] = 0 + f[18] + f[19] - f[15]
@@ -679,8 +681,9 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[256] = 0 + f[257] + f[258]
 	f[262] = 0 + f[263] + f[264]
 	f[276] = 0 + f[280]
-	f[310] = 0 + f[313] + f[314]
-	f[334] = 0 + f[337] - f[336]
+	f[322] = 0 + f[329] + f[330]
+	f[313] = 0 + f[316] + f[317] - f[315]
+	f[336] = 0 + f[339] - f[338]
 	f[39] = 0 + f[56] + f[57]
 	f[71] = 0 + f[72] + f[73]
 	f[9] = 0 + f[78] + f[79]
@@ -693,43 +696,46 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[231] = 0 + f[234] + f[235]
 	f[254] = 0 + f[255] + f[256]
 	f[275] = 0 + f[276] + f[277]
-	f[332] = 0 + f[333] + f[334] - f[316] - f[320]
+	f[310] = 0 + f[312] + f[313]
+	f[328] = 0 + f[335] + f[336] - f[326] - f[332] - f[334]
 	f[37] = 0 + f[39] + f[40] + f[41]
 	f[68] = 0 + f[70] + f[71]
 	f[88] = 0 + f[90] + f[91]
 	f[125] = 0 + f[128] + f[129] - f[127]
 	f[170] = 0 + f[174] + f[175]
 	f[252] = 0 + f[253] + f[254]
-	f[330] = 0 + f[331] + f[332]
+	f[324] = 0 + f[327] + f[328]
+	f[309] = 0 + f[310] + f[311]
 	f[27] = 0 + f[37] + f[38]
 	f[66] = 0 + f[68] + f[69]
 	f[121] = 0 + f[124] + f[125] - f[123]
 	f[250] = 0 + f[251] + f[252]
-	f[326] = 0 + f[329] + f[330] - f[328]
+	f[321] = 0 + f[323] + f[324]
 	f[50] = 0 + f[66] + f[67]
 	f[117] = 0 + f[120] + f[121] - f[119]
 	f[248] = 0 + f[249] + f[250]
-	f[323] = 0 + f[325] + f[326]
+	f[320] = 0 + f[321] + f[322]
 	f[46] = 0 + f[48] + f[49] + f[50] + f[51]
 	f[115] = 0 + f[116] + f[117]
 	f[240] = 0 + f[247] + f[248] - f[246]
-	f[318] = 0 + f[323] + f[324] - f[322]
+	f[308] = 0 + f[320] - f[319]
+	f[306] = 0 + f[308] + f[309] - f[307]
 	f[34] = 0 + f[46] + f[47]
 	f[110] = 0 + f[115] - f[111] - f[113] - f[114]
 	f[233] = 0 + f[239] + f[240] - f[237] - f[238]
-	f[312] = 0 + f[317] + f[318]
+	f[303] = 0 + f[304] + f[305] + f[306]
 	f[32] = 0 + f[34] + f[35] + f[36]
 	f[108] = 0 + f[110]
 	f[230] = 0 + f[232] + f[233]
-	f[309] = 0 + f[311] + f[312]
+	f[295] = 0 + f[303] - f[296]
 	f[30] = 0 + f[32] + f[33]
 	f[106] = 0 + f[108] + f[109]
 	f[226] = 0 + f[229] + f[230] + f[231]
-	f[307] = 0 + f[309] + f[310] - f[308]
+	f[292] = 0 + f[295] + f[296] + f[297] + f[298] + f[299]
 	f[8] = 0 + f[30] + f[31] - f[16]
 	f[105] = 0 + f[106] + f[107]
 	f[197] = 0 + f[225] + f[226] + f[227]
-	f[304] = 0 + f[305] + f[306] + f[307]
+	f[291] = 0 + f[292] + f[293]
 	f[5] = 0 + f[3] - f[6] - f[7] - f[8] - f[9] - f[10] - f[11]
 	f[23] = 0 + f[5] + f[14] - f[22] - f[24]
 	f[25] = 0 + f[23] - f[26]
@@ -739,7 +745,7 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[102] = 0 + f[20] + f[41] + f[43] + f[44] + f[54] + f[59] + f[63] + f[64] + f[70] + f[75] + f[76] + f[81] + f[82] + f[84] + f[89] + f[97] + f[99]
 	f[103] = 0 + f[105]
 	f[172] = 0 + f[195] + f[196] + f[197] + f[198]
-	f[303] = 0 + f[304]
+	f[287] = 0 + f[291] - f[288]
 	f[104] = 0 + f[102] - f[103]
 	f[142] = 0 + f[104] - f[141]
 	f[146] = 0 + f[142] + f[145] - f[147]
@@ -761,14 +767,10 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[279] = 0 + f[274]
 	f[281] = 0 + f[279]
 	f[285] = 0 + f[281] + f[282] - f[283] - f[284]
-	f[287] = 0 + f[285] - f[288] - f[289]
-	f[291] = 0 + f[287] + f[288]
-	f[292] = 0 + f[291] - f[293]
-	f[295] = 0 + f[292] - f[296] - f[297] - f[298] - f[299]
-	r[0] = 0 + f[340]
+	r[0] = 0 + f[342]
 	r[1] = 0 + f[0]
-	r[2] = 0 + f[214] + f[221] + f[224] + f[259] + f[337]
-	r[3] = 0 + f[338]
+	r[2] = 0 + f[214] + f[221] + f[224] + f[259] + f[339]
+	r[3] = 0 + f[340]
 	r[4] = 0 + f[1]
 	r[5] = 0 + f[2]
 	r[6] = 0 + f[3]
@@ -933,24 +935,25 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[165] = 0 + f[297]
 	r[166] = 0 + f[298]
 	r[167] = 0 + f[295] + f[296]
-	r[168] = 0 + f[303]
-	r[169] = 0 + f[304]
-	r[170] = 0 + f[306]
-	r[171] = 0 + f[307] + f[308]
-	r[172] = 0 + f[309]
-	r[173] = 0 + f[310]
-	r[174] = 0 + f[311]
-	r[175] = 0 + f[312]
-	r[176] = 0 + f[313]
-	r[177] = 0 + f[314]
-	r[178] = 0 + f[318] + f[322]
-	r[179] = 0 + f[323]
-	r[180] = 0 + f[324]
-	r[181] = 0 + f[326] + f[328]
-	r[182] = 0 + f[330]
-	r[183] = 0 + f[316] + f[320] + f[332]
-	r[184] = 0 + f[333]
-	r[185] = 0 + f[334] + f[336]
+	r[168] = 0 + f[308] + f[319]
+	r[169] = 0 + f[303]
+	r[170] = 0 + f[305]
+	r[171] = 0 + f[306] + f[307]
+	r[172] = 0 + f[320]
+	r[173] = 0 + f[321]
+	r[174] = 0 + f[322]
+	r[175] = 0 + f[323]
+	r[176] = 0 + f[324]
+	r[177] = 0 + f[329]
+	r[178] = 0 + f[330]
+	r[179] = 0 + f[309]
+	r[180] = 0 + f[310]
+	r[181] = 0 + f[311]
+	r[182] = 0 + f[313] + f[315]
+	r[183] = 0 + f[317]
+	r[184] = 0 + f[326] + f[328] + f[332] + f[334]
+	r[185] = 0 + f[335]
+	r[186] = 0 + f[336] + f[338]
 	return r
 }
 
@@ -1125,7 +1128,7 @@ t6:
 		case v2 == 0x88cc:
 			goto n39
 		default:
-			pl.edges[54]++
+			pl.edges[55]++
 			goto n47
 		}
 	}
@@ -1145,7 +1148,7 @@ t11:
 			}
 			h2 = -1 // ipv4
 		}
-		pl.edges[59]++
+		pl.edges[60]++
 		goto n47
 	}
 t12:
@@ -1158,7 +1161,7 @@ t12:
 		if c13 {
 			goto t13
 		}
-		pl.edges[60]++
+		pl.edges[61]++
 		goto n47
 	}
 t13:
@@ -1171,7 +1174,7 @@ t13:
 		case v15 == 0x11:
 			goto t40
 		default:
-			pl.edges[61]++
+			pl.edges[62]++
 			goto n47
 		}
 	}
@@ -1182,7 +1185,7 @@ t40:
 			cur += 8 // udp
 			goto t41
 		}
-		pl.edges[81]++
+		pl.edges[82]++
 		goto n47
 	}
 t41:
@@ -1200,7 +1203,7 @@ t42:
 			cur += 4 // lb_common
 			goto t43
 		}
-		pl.edges[82]++
+		pl.edges[83]++
 		goto n47
 	}
 t43:
@@ -1209,7 +1212,7 @@ t43:
 		if (uint64(b33[0])<<8 | uint64(b33[1])) == 0x4c42 {
 			goto t44
 		}
-		pl.edges[83]++
+		pl.edges[84]++
 		goto n47
 	}
 t44:
@@ -1222,7 +1225,7 @@ t44:
 		case v34 == 0x3:
 			goto n46
 		default:
-			pl.edges[84]++
+			pl.edges[85]++
 			goto n47
 		}
 	}
@@ -1234,7 +1237,7 @@ t45:
 			pl.edges[0]++
 			goto t48
 		}
-		pl.edges[85]++
+		pl.edges[86]++
 		goto n47
 	}
 t48:
@@ -1683,25 +1686,6 @@ t163:
 t167:
 	{ // LbPort: set meta.new_port
 		m23 = ((m20 + ((m14 & ((((0x1 << (m21 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
-		goto t168
-	}
-t168:
-	{ // LbEth: set ethernet.src, ethernet.dst
-		b241 := data[h0 : h0+14] // ethernet
-		s242 := m5
-		b241[6] = byte(s242 >> 40)
-		b241[7] = byte(s242 >> 32)
-		b241[8] = byte(s242 >> 24)
-		b241[9] = byte(s242 >> 16)
-		b241[10] = byte(s242 >> 8)
-		b241[11] = byte(s242)
-		s243 := m17
-		b241[0] = byte(s243 >> 40)
-		b241[1] = byte(s243 >> 32)
-		b241[2] = byte(s243 >> 24)
-		b241[3] = byte(s243 >> 16)
-		b241[4] = byte(s243 >> 8)
-		b241[5] = byte(s243)
 		goto t169
 	}
 t169:
@@ -1715,141 +1699,59 @@ t169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s244 := r
-				cb[0] = byte(s244 >> 8)
-				cb[1] = byte(s244)
+				s241 := r
+				cb[0] = byte(s241 >> 8)
+				cb[1] = byte(s241)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b245 := data[h4 : h4+8] // udp
-		if (uint64(b245[6])<<8 | uint64(b245[7])) == 0x0 {
+		b242 := data[h4 : h4+8] // udp
+		if (uint64(b242[6])<<8 | uint64(b242[7])) == 0x0 {
 			goto n170
 		}
 		goto t171
 	}
 t171:
-	{ // LbIsIPv4: test valid(ipv4)
-		if h2 >= 0 {
-			goto t172
-		}
-		goto n173
-	}
-t172:
-	{ // LbKeepIPv4: test meta.keep_lb == 1
+	{ // LbKeep: test meta.keep_lb == 1
 		if m22 == 0x1 {
-			goto n174
+			goto n168
 		}
-		goto t175
-	}
-t175:
-	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d266 uint64 // ipv4 checksum
-		var d267 uint64 // udp checksum
-		v268 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b269 := data[h2 : h2+20] // ipv4
-		os270 := uint64(^uint32((uint64(b269[12])<<24 | uint64(b269[13])<<16 | uint64(b269[14])<<8 | uint64(b269[15]))))
-		s271 := v268
-		b269[12] = byte(s271 >> 24)
-		b269[13] = byte(s271 >> 16)
-		b269[14] = byte(s271 >> 8)
-		b269[15] = byte(s271)
-		dl272 := os270 + uint64(uint32(v268))
-		d266 += dl272
-		if h4 >= 0 {
-			d267 += dl272
-		}
-		v273 := m18
-		os274 := uint64(^uint32((uint64(b269[16])<<24 | uint64(b269[17])<<16 | uint64(b269[18])<<8 | uint64(b269[19]))))
-		s275 := v273
-		b269[16] = byte(s275 >> 24)
-		b269[17] = byte(s275 >> 16)
-		b269[18] = byte(s275 >> 8)
-		b269[19] = byte(s275)
-		dl276 := os274 + uint64(uint32(v273))
-		d266 += dl276
-		if h4 >= 0 {
-			d267 += dl276
-		}
-		v277 := m23
-		if !(h4 >= 0) {
-			return pl.drop(57)
-		}
-		b278 := data[h4 : h4+8] // udp
-		os279 := uint64(^uint16((uint64(b278[2])<<8 | uint64(b278[3]))))
-		s280 := v277
-		b278[2] = byte(s280 >> 8)
-		b278[3] = byte(s280)
-		dl281 := os279 + uint64(uint16(v277))
-		if h4 >= 0 {
-			d267 += dl281
-		}
-		v282 := ((uint64(b269[2])<<8 | uint64(b269[3])) - 0x10)
-		os283 := uint64(^uint16((uint64(b269[2])<<8 | uint64(b269[3]))))
-		s284 := v282
-		b269[2] = byte(s284 >> 8)
-		b269[3] = byte(s284)
-		dl285 := os283 + uint64(uint16(v282))
-		d266 += dl285
-		if h4 >= 0 {
-			d267 += dl285
-		}
-		v286 := (uint64(b269[8]) - 0x1)
-		os287 := (uint64(1)*0xffff - uint64(uint32(uint64(b269[8])<<8|uint64(b269[9]))) + uint64(0))
-		b269[8] = byte(v286)
-		dl288 := os287 + uint64(uint32(uint64(b269[8])<<8|uint64(b269[9])))
-		d266 += dl288
-		if h2+h2len <= len(data) {
-			cb := data[h2+10 : h2+12]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d266
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s289 := r
-			cb[0] = byte(s289 >> 8)
-			cb[1] = byte(s289)
-		}
-		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d267
-			pendK4 = true
-		}
-		goto t178
-	}
-t178:
-	{ // LbPopV2: test valid(lb_v2)
-		if h10 >= 0 {
-			goto t179
-		}
-		goto n180
+		goto t179
 	}
 t179:
-	{ // LbPopV2Body: pop lb_v2
-		po358, pn359 := h10, 12 // lb_v2
-		if po358+pn359 > len(data) {
-			return pl.drop(60)
+	{ // LbPopV2: test valid(lb_v2)
+		if h10 >= 0 {
+			goto t180
 		}
-		if (h4 >= 0) && po358 > h4 && (po358-h4)%2 == 0 {
-			pw361 := data[po358 : po358+12]
-			ws362 := ^(uint64(pw361[0])<<56 | uint64(pw361[1])<<48 | uint64(pw361[2])<<40 | uint64(pw361[3])<<32 | uint64(pw361[4])<<24 | uint64(pw361[5])<<16 | uint64(pw361[6])<<8 | uint64(pw361[7]))
-			d360 := (ws362>>32 + uint64(uint32(ws362))) + uint64(^uint32((uint64(pw361[8])<<24 | uint64(pw361[9])<<16 | uint64(pw361[10])<<8 | uint64(pw361[11]))))
+		goto n181
+	}
+t180:
+	{ // LbPopV2Body: pop lb_v2
+		po243, pn244 := h10, 12 // lb_v2
+		if po243+pn244 > len(data) {
+			return pl.drop(56)
+		}
+		if (h4 >= 0) && po243 > h4 && (po243-h4)%2 == 0 {
+			pw246 := data[po243 : po243+12]
+			ws247 := ^(uint64(pw246[0])<<56 | uint64(pw246[1])<<48 | uint64(pw246[2])<<40 | uint64(pw246[3])<<32 | uint64(pw246[4])<<24 | uint64(pw246[5])<<16 | uint64(pw246[6])<<8 | uint64(pw246[7]))
+			d245 := (ws247>>32 + uint64(uint32(ws247))) + uint64(^uint32((uint64(pw246[8])<<24 | uint64(pw246[9])<<16 | uint64(pw246[10])<<8 | uint64(pw246[11]))))
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += d360
+				pendD4 += d245
 				pendK4 = true
 			}
 		}
-		pendOff = po358
-		pendN = pn359
+		pendOff = po243
+		pendN = pn244
 		h10 = -1
-		if cur > po358 {
-			cur = max(po358, cur-pn359)
+		if cur > po243 {
+			cur = max(po243, cur-pn244)
 		}
-		goto t181
+		goto t182
 	}
-t181:
+t182:
 	{ // LbPopCommon: pop lb_common
 		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
@@ -1861,63 +1763,172 @@ t181:
 			}
 			pendN = 0
 		}
-		po368, pn369 := h9, 4 // lb_common
-		if po368+pn369 > len(data) {
-			return pl.drop(62)
+		po253, pn254 := h9, 4 // lb_common
+		if po253+pn254 > len(data) {
+			return pl.drop(58)
 		}
-		if (h4 >= 0) && po368 > h4 && (po368-h4)%2 == 0 {
-			pw371 := data[po368 : po368+4]
-			d370 := uint64(^uint32((uint64(pw371[0])<<24 | uint64(pw371[1])<<16 | uint64(pw371[2])<<8 | uint64(pw371[3]))))
+		if (h4 >= 0) && po253 > h4 && (po253-h4)%2 == 0 {
+			pw256 := data[po253 : po253+4]
+			d255 := uint64(^uint32((uint64(pw256[0])<<24 | uint64(pw256[1])<<16 | uint64(pw256[2])<<8 | uint64(pw256[3]))))
 			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += d370
+				pendD4 += d255
 				pendK4 = true
 			}
 		}
-		pendN += pn369
-		if po368 < len(data)-po368-pendN {
-			copy(data[pendN:pendN+po368], data[:po368])
+		pendN += pn254
+		if po253 < len(data)-po253-pendN {
+			copy(data[pendN:pendN+po253], data[:po253])
 			data = data[pendN:]
 		} else {
-			copy(data[po368:], data[po368+pendN:])
+			copy(data[po253:], data[po253+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po368 {
-			cur = max(po368, cur-pn369)
-		}
-		goto t182
-	}
-t182:
-	{ // LbUdpLen: set udp.length
-		var d372 uint64 // udp checksum
-		if !(h4 >= 0) {
-			return pl.drop(63)
-		}
-		b373 := data[h4 : h4+8] // udp
-		v374 := ((uint64(b373[4])<<8 | uint64(b373[5])) - 0x10)
-		os375 := uint64(^uint16((uint64(b373[4])<<8 | uint64(b373[5]))))
-		s376 := v374
-		b373[4] = byte(s376 >> 8)
-		b373[5] = byte(s376)
-		dl377 := os375 + uint64(uint16(v374))
-		if h4 >= 0 {
-			d372 += dl377
-		}
-		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d372
-			pendK4 = true
+		if cur > po253 {
+			cur = max(po253, cur-pn254)
 		}
 		goto t183
 	}
 t183:
+	{ // LbUdpLen: set udp.length
+		var d257 uint64 // udp checksum
+		if !(h4 >= 0) {
+			return pl.drop(59)
+		}
+		b258 := data[h4 : h4+8] // udp
+		v259 := ((uint64(b258[4])<<8 | uint64(b258[5])) - 0x10)
+		os260 := uint64(^uint16((uint64(b258[4])<<8 | uint64(b258[5]))))
+		s261 := v259
+		b258[4] = byte(s261 >> 8)
+		b258[5] = byte(s261)
+		dl262 := os260 + uint64(uint16(v259))
+		if h4 >= 0 {
+			d257 += dl262
+		}
+		if (h4 >= 0) && h4+8 <= len(data) {
+			pendD4 += d257
+			pendK4 = true
+		}
+		pl.edges[5]++
+		goto t168
+	}
+t168:
+	{ // LbEth: set ethernet.src, ethernet.dst
+		b263 := data[h0 : h0+14] // ethernet
+		s264 := m5
+		b263[6] = byte(s264 >> 40)
+		b263[7] = byte(s264 >> 32)
+		b263[8] = byte(s264 >> 24)
+		b263[9] = byte(s264 >> 16)
+		b263[10] = byte(s264 >> 8)
+		b263[11] = byte(s264)
+		s265 := m17
+		b263[0] = byte(s265 >> 40)
+		b263[1] = byte(s265 >> 32)
+		b263[2] = byte(s265 >> 24)
+		b263[3] = byte(s265 >> 16)
+		b263[4] = byte(s265 >> 8)
+		b263[5] = byte(s265)
+		goto t172
+	}
+t172:
+	{ // LbIsIPv4: test valid(ipv4)
+		if h2 >= 0 {
+			goto t173
+		}
+		goto n174
+	}
+t173:
+	{ // LbKeepIPv4: test meta.keep_lb == 1
+		if m22 == 0x1 {
+			goto n175
+		}
+		goto t176
+	}
+t176:
+	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
+		var d286 uint64 // ipv4 checksum
+		var d287 uint64 // udp checksum
+		v288 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b289 := data[h2 : h2+20] // ipv4
+		os290 := uint64(^uint32((uint64(b289[12])<<24 | uint64(b289[13])<<16 | uint64(b289[14])<<8 | uint64(b289[15]))))
+		s291 := v288
+		b289[12] = byte(s291 >> 24)
+		b289[13] = byte(s291 >> 16)
+		b289[14] = byte(s291 >> 8)
+		b289[15] = byte(s291)
+		dl292 := os290 + uint64(uint32(v288))
+		d286 += dl292
+		if h4 >= 0 {
+			d287 += dl292
+		}
+		v293 := m18
+		os294 := uint64(^uint32((uint64(b289[16])<<24 | uint64(b289[17])<<16 | uint64(b289[18])<<8 | uint64(b289[19]))))
+		s295 := v293
+		b289[16] = byte(s295 >> 24)
+		b289[17] = byte(s295 >> 16)
+		b289[18] = byte(s295 >> 8)
+		b289[19] = byte(s295)
+		dl296 := os294 + uint64(uint32(v293))
+		d286 += dl296
+		if h4 >= 0 {
+			d287 += dl296
+		}
+		v297 := m23
+		if !(h4 >= 0) {
+			return pl.drop(61)
+		}
+		b298 := data[h4 : h4+8] // udp
+		os299 := uint64(^uint16((uint64(b298[2])<<8 | uint64(b298[3]))))
+		s300 := v297
+		b298[2] = byte(s300 >> 8)
+		b298[3] = byte(s300)
+		dl301 := os299 + uint64(uint16(v297))
+		if h4 >= 0 {
+			d287 += dl301
+		}
+		v302 := ((uint64(b289[2])<<8 | uint64(b289[3])) - 0x10)
+		os303 := uint64(^uint16((uint64(b289[2])<<8 | uint64(b289[3]))))
+		s304 := v302
+		b289[2] = byte(s304 >> 8)
+		b289[3] = byte(s304)
+		dl305 := os303 + uint64(uint16(v302))
+		d286 += dl305
+		if h4 >= 0 {
+			d287 += dl305
+		}
+		v306 := (uint64(b289[8]) - 0x1)
+		os307 := (uint64(1)*0xffff - uint64(uint32(uint64(b289[8])<<8|uint64(b289[9]))) + uint64(0))
+		b289[8] = byte(v306)
+		dl308 := os307 + uint64(uint32(uint64(b289[8])<<8|uint64(b289[9])))
+		d286 += dl308
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d286
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			s309 := r
+			cb[0] = byte(s309 >> 8)
+			cb[1] = byte(s309)
+		}
+		if (h4 >= 0) && h4+8 <= len(data) {
+			pendD4 += d287
+			pendK4 = true
+		}
+		goto t184
+	}
+t184:
 	{ // LbCsumFix: test meta.udp_zero == 1
 		if m0 == 0x1 {
-			goto n184
+			goto n185
 		}
-		goto t185
+		goto t186
 	}
-t185:
+t186:
 	{ // LbTxCount: count mbr_tx_pkt_counter
 		goto t2
 	}
@@ -1966,7 +1977,7 @@ n7:
 			cur += 4 // vlan
 			goto n8
 		}
-		pl.edges[55]++
+		pl.edges[56]++
 		goto n47
 	}
 n8:
@@ -1975,16 +1986,16 @@ n8:
 		v4 := (uint64(b5[2])<<8 | uint64(b5[3]))
 		switch {
 		case v4 == 0x800:
-			pl.edges[5]++
+			pl.edges[6]++
 			goto n11
 		case v4 == 0x806:
-			pl.edges[6]++
+			pl.edges[7]++
 			goto n9
 		case v4 == 0x86dd:
-			pl.edges[7]++
+			pl.edges[8]++
 			goto n14
 		default:
-			pl.edges[56]++
+			pl.edges[57]++
 			goto n47
 		}
 	}
@@ -1995,7 +2006,7 @@ n9:
 			cur += 28 // arp
 			goto n10
 		}
-		pl.edges[57]++
+		pl.edges[58]++
 		goto n47
 	}
 n10:
@@ -2018,10 +2029,10 @@ n10:
 			c6 = ((uint64(b10[6])<<8 | uint64(b10[7])) == 0x1)
 		}
 		if c6 {
-			pl.edges[8]++
+			pl.edges[9]++
 			goto n48
 		}
-		pl.edges[58]++
+		pl.edges[59]++
 		goto n47
 	}
 n11:
@@ -2040,7 +2051,7 @@ n11:
 			}
 			h2 = -1 // ipv4
 		}
-		pl.edges[59]++
+		pl.edges[60]++
 		goto n47
 	}
 n12:
@@ -2053,7 +2064,7 @@ n12:
 		if c13 {
 			goto n13
 		}
-		pl.edges[60]++
+		pl.edges[61]++
 		goto n47
 	}
 n13:
@@ -2066,7 +2077,7 @@ n13:
 		case v15 == 0x11:
 			goto n40
 		default:
-			pl.edges[61]++
+			pl.edges[62]++
 			goto n47
 		}
 	}
@@ -2077,7 +2088,7 @@ n14:
 			cur += 40 // ipv6
 			goto n15
 		}
-		pl.edges[62]++
+		pl.edges[63]++
 		goto n47
 	}
 n15:
@@ -2086,7 +2097,7 @@ n15:
 		if (uint64(b17[0]) >> 4 & 0xf) == 0x6 {
 			goto n16
 		}
-		pl.edges[63]++
+		pl.edges[64]++
 		goto n47
 	}
 n16:
@@ -2097,10 +2108,10 @@ n16:
 		case v18 == 0x3a:
 			goto n21
 		case v18 == 0x11:
-			pl.edges[9]++
+			pl.edges[10]++
 			goto n40
 		default:
-			pl.edges[64]++
+			pl.edges[65]++
 			goto n47
 		}
 	}
@@ -2111,7 +2122,7 @@ n17:
 			cur += 4 // icmp
 			goto n18
 		}
-		pl.edges[65]++
+		pl.edges[66]++
 		goto n47
 	}
 n18:
@@ -2124,7 +2135,7 @@ n18:
 		case v20 == 0x8:
 			goto n19
 		default:
-			pl.edges[10]++
+			pl.edges[11]++
 			goto n48
 		}
 	}
@@ -2134,7 +2145,7 @@ n19:
 		if uint64(b22[1]) == 0x0 {
 			goto n20
 		}
-		pl.edges[11]++
+		pl.edges[12]++
 		goto n48
 	}
 n20:
@@ -2142,10 +2153,10 @@ n20:
 		if cur >= 0 && cur+4 <= len(data) {
 			h8 = cur
 			cur += 4 // icmp_echo
-			pl.edges[12]++
+			pl.edges[13]++
 			goto n48
 		}
-		pl.edges[66]++
+		pl.edges[67]++
 		goto n47
 	}
 n21:
@@ -2155,7 +2166,7 @@ n21:
 			cur += 4 // icmpv6
 			goto n22
 		}
-		pl.edges[67]++
+		pl.edges[68]++
 		goto n47
 	}
 n22:
@@ -2170,7 +2181,7 @@ n22:
 		case v23 == 0x87:
 			goto n30
 		default:
-			pl.edges[68]++
+			pl.edges[69]++
 			goto n47
 		}
 	}
@@ -2180,7 +2191,7 @@ n23:
 		if uint64(b25[1]) == 0x0 {
 			goto n24
 		}
-		pl.edges[69]++
+		pl.edges[70]++
 		goto n47
 	}
 n24:
@@ -2188,10 +2199,10 @@ n24:
 		if cur >= 0 && cur+4 <= len(data) {
 			h8 = cur
 			cur += 4 // icmp_echo
-			pl.edges[13]++
+			pl.edges[14]++
 			goto n48
 		}
-		pl.edges[70]++
+		pl.edges[71]++
 		goto n47
 	}
 n25:
@@ -2201,7 +2212,7 @@ n25:
 			cur += 20 // icmp_ipv4
 			goto n26
 		}
-		pl.edges[71]++
+		pl.edges[72]++
 		goto n47
 	}
 n26:
@@ -2210,7 +2221,7 @@ n26:
 		if uint64(b26[9]) == 0x11 {
 			goto n29
 		}
-		pl.edges[14]++
+		pl.edges[15]++
 		goto n48
 	}
 n27:
@@ -2220,17 +2231,17 @@ n27:
 			cur += 40 // icmp_ipv6
 			goto n28
 		}
-		pl.edges[72]++
+		pl.edges[73]++
 		goto n47
 	}
 n28:
 	{ // ParseUnreach6Udp: test icmp_ipv6.next_hdr == 17
 		b27 := data[h19 : h19+40] // icmp_ipv6
 		if uint64(b27[6]) == 0x11 {
-			pl.edges[15]++
+			pl.edges[16]++
 			goto n29
 		}
-		pl.edges[16]++
+		pl.edges[17]++
 		goto n48
 	}
 n29:
@@ -2238,10 +2249,10 @@ n29:
 		if cur >= 0 && cur+8 <= len(data) {
 			h20 = cur
 			cur += 8 // icmp_udp
-			pl.edges[17]++
+			pl.edges[18]++
 			goto n48
 		}
-		pl.edges[73]++
+		pl.edges[74]++
 		goto n47
 	}
 n30:
@@ -2250,7 +2261,7 @@ n30:
 		if uint64(b28[1]) == 0x0 {
 			goto n31
 		}
-		pl.edges[74]++
+		pl.edges[75]++
 		goto n47
 	}
 n31:
@@ -2260,14 +2271,14 @@ n31:
 			cur += 20 // nd_ns
 			goto n32
 		}
-		pl.edges[75]++
+		pl.edges[76]++
 		goto n47
 	}
 n32:
 	{ // ParseNsLen: test ipv6.payload_len == 24
 		b29 := data[h3 : h3+40] // ipv6
 		if (uint64(b29[4])<<8 | uint64(b29[5])) == 0x18 {
-			pl.edges[18]++
+			pl.edges[19]++
 			goto n48
 		}
 		goto n33
@@ -2279,7 +2290,7 @@ n33:
 			cur += 2 // nd_opt
 			goto n34
 		}
-		pl.edges[76]++
+		pl.edges[77]++
 		goto n47
 	}
 n34:
@@ -2288,7 +2299,7 @@ n34:
 		if uint64(b30[0]) == 0x1 {
 			goto n35
 		}
-		pl.edges[19]++
+		pl.edges[20]++
 		goto n48
 	}
 n35:
@@ -2296,10 +2307,10 @@ n35:
 		if cur >= 0 && cur+6 <= len(data) {
 			h14 = cur
 			cur += 6 // nd_mac
-			pl.edges[20]++
+			pl.edges[21]++
 			goto n48
 		}
-		pl.edges[77]++
+		pl.edges[78]++
 		goto n47
 	}
 n36:
@@ -2309,7 +2320,7 @@ n36:
 			cur += 1 // slow
 			goto n37
 		}
-		pl.edges[78]++
+		pl.edges[79]++
 		goto n47
 	}
 n37:
@@ -2318,7 +2329,7 @@ n37:
 		if uint64(b31[0]) == 0x1 {
 			goto n38
 		}
-		pl.edges[21]++
+		pl.edges[22]++
 		goto n48
 	}
 n38:
@@ -2326,10 +2337,10 @@ n38:
 		if cur >= 0 && cur+1 <= len(data) {
 			h23 = cur
 			cur += 1 // lacp
-			pl.edges[22]++
+			pl.edges[23]++
 			goto n48
 		}
-		pl.edges[79]++
+		pl.edges[80]++
 		goto n47
 	}
 n39:
@@ -2337,10 +2348,10 @@ n39:
 		if cur >= 0 && cur+2 <= len(data) {
 			h21 = cur
 			cur += 2 // lldp
-			pl.edges[23]++
+			pl.edges[24]++
 			goto n48
 		}
-		pl.edges[80]++
+		pl.edges[81]++
 		goto n47
 	}
 n40:
@@ -2350,7 +2361,7 @@ n40:
 			cur += 8 // udp
 			goto n41
 		}
-		pl.edges[81]++
+		pl.edges[82]++
 		goto n47
 	}
 n41:
@@ -2368,7 +2379,7 @@ n42:
 			cur += 4 // lb_common
 			goto n43
 		}
-		pl.edges[82]++
+		pl.edges[83]++
 		goto n47
 	}
 n43:
@@ -2377,7 +2388,7 @@ n43:
 		if (uint64(b33[0])<<8 | uint64(b33[1])) == 0x4c42 {
 			goto n44
 		}
-		pl.edges[83]++
+		pl.edges[84]++
 		goto n47
 	}
 n44:
@@ -2390,7 +2401,7 @@ n44:
 		case v34 == 0x3:
 			goto n46
 		default:
-			pl.edges[84]++
+			pl.edges[85]++
 			goto n47
 		}
 	}
@@ -2402,7 +2413,7 @@ n45:
 			pl.edges[0]++
 			goto n48
 		}
-		pl.edges[85]++
+		pl.edges[86]++
 		goto n47
 	}
 n46:
@@ -2410,10 +2421,10 @@ n46:
 		if cur >= 0 && cur+12 <= len(data) {
 			h11 = cur
 			cur += 12 // lb_v3
-			pl.edges[24]++
+			pl.edges[25]++
 			goto n48
 		}
-		pl.edges[86]++
+		pl.edges[87]++
 		goto n47
 	}
 n47:
@@ -2462,7 +2473,7 @@ n53:
 	}
 n54:
 	{ // PuntSlowOther: count phys_dot3_slow_other_counter
-		pl.edges[25]++
+		pl.edges[26]++
 		goto n57
 	}
 n55:
@@ -2470,12 +2481,12 @@ n55:
 		if h21 >= 0 {
 			goto n56
 		}
-		pl.edges[26]++
+		pl.edges[27]++
 		goto n57
 	}
 n56:
 	{ // PuntLldp: count phys_lldp_counter
-		pl.edges[27]++
+		pl.edges[28]++
 		goto n57
 	}
 n57:
@@ -2507,7 +2518,7 @@ n59:
 		if cur > po39 {
 			cur = max(po39, cur-pn40)
 		}
-		pl.edges[28]++
+		pl.edges[29]++
 		goto n60
 	}
 n60:
@@ -2534,7 +2545,7 @@ n61:
 		if cur > po41 {
 			cur = max(po41, cur-pn42)
 		}
-		pl.edges[29]++
+		pl.edges[30]++
 		goto n62
 	}
 n62:
@@ -2561,7 +2572,7 @@ n63:
 		if cur > po43 {
 			cur = max(po43, cur-pn44)
 		}
-		pl.edges[30]++
+		pl.edges[31]++
 		goto n64
 	}
 n64:
@@ -2588,7 +2599,7 @@ n65:
 		if cur > po45 {
 			cur = max(po45, cur-pn46)
 		}
-		pl.edges[31]++
+		pl.edges[32]++
 		goto n66
 	}
 n66:
@@ -2615,7 +2626,7 @@ n67:
 		if cur > po47 {
 			cur = max(po47, cur-pn48)
 		}
-		pl.edges[32]++
+		pl.edges[33]++
 		goto n68
 	}
 n68:
@@ -2642,7 +2653,7 @@ n69:
 		if cur > po49 {
 			cur = max(po49, cur-pn50)
 		}
-		pl.edges[33]++
+		pl.edges[34]++
 		goto n70
 	}
 n70:
@@ -2742,7 +2753,7 @@ n73:
 		if cur > po53 {
 			cur = max(po53, cur-pn54)
 		}
-		pl.edges[34]++
+		pl.edges[35]++
 		goto n74
 	}
 n74:
@@ -2873,14 +2884,14 @@ n84:
 	{ // L3SetDaIPv6: set meta.ip_da
 		b68 := data[h3 : h3+40] // ipv6
 		m8 = (packet.Value{Hi: (uint64(b68[24])<<56 | uint64(b68[25])<<48 | uint64(b68[26])<<40 | uint64(b68[27])<<32 | uint64(b68[28])<<24 | uint64(b68[29])<<16 | uint64(b68[30])<<8 | uint64(b68[31])), Lo: (uint64(b68[32])<<56 | uint64(b68[33])<<48 | uint64(b68[34])<<40 | uint64(b68[35])<<32 | uint64(b68[36])<<24 | uint64(b68[37])<<16 | uint64(b68[38])<<8 | uint64(b68[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		pl.edges[35]++
+		pl.edges[36]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set meta.ip_da
 		b69 := data[h5 : h5+28] // arp
 		m8 = (packet.Value{Lo: (uint64(b69[24])<<24 | uint64(b69[25])<<16 | uint64(b69[26])<<8 | uint64(b69[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		pl.edges[36]++
+		pl.edges[37]++
 		goto n86
 	}
 n86:
@@ -3094,7 +3105,7 @@ n112:
 	}
 n113:
 	{ // ArpNoMatch: count l3_arp_tpa_nomatch
-		pl.edges[37]++
+		pl.edges[38]++
 		goto n140
 	}
 n114:
@@ -3146,7 +3157,7 @@ n114:
 	}
 n115:
 	{ // ArpOk: count l3_arp_ok
-		pl.edges[38]++
+		pl.edges[39]++
 		goto n2
 	}
 n116:
@@ -3222,7 +3233,7 @@ n118:
 	}
 n119:
 	{ // Echo4Ok: count l3_icmpv4_echo_ok
-		pl.edges[39]++
+		pl.edges[40]++
 		goto n2
 	}
 n120:
@@ -3329,7 +3340,7 @@ n120:
 	}
 n121:
 	{ // Echo6Ok: count l3_icmpv6_echo_ok
-		pl.edges[40]++
+		pl.edges[41]++
 		goto n2
 	}
 n122:
@@ -3392,14 +3403,14 @@ n127:
 		if h14 >= 0 {
 			goto n128
 		}
-		pl.edges[41]++
+		pl.edges[42]++
 		goto n129
 	}
 n128:
 	{ // NsSrcMac: set meta.na_mac
 		b158 := data[h14 : h14+6] // nd_mac
 		m25 = (uint64(b158[0])<<40 | uint64(b158[1])<<32 | uint64(b158[2])<<24 | uint64(b158[3])<<16 | uint64(b158[4])<<8 | uint64(b158[5])) & 0xffffffffffff
-		pl.edges[42]++
+		pl.edges[43]++
 		goto n129
 	}
 n129:
@@ -3428,7 +3439,7 @@ n131:
 		if cur > po159 {
 			cur = max(po159, cur-pn160)
 		}
-		pl.edges[43]++
+		pl.edges[44]++
 		goto n132
 	}
 n132:
@@ -3453,7 +3464,7 @@ n132:
 		if cur > po161 {
 			cur = max(po161, cur-pn162)
 		}
-		pl.edges[44]++
+		pl.edges[45]++
 		goto n133
 	}
 n133:
@@ -4548,7 +4559,7 @@ n138:
 	}
 n139:
 	{ // NsOk: count l3_ipv6nd_neigh_sol_ok
-		pl.edges[45]++
+		pl.edges[46]++
 		goto n2
 	}
 n140:
@@ -4631,10 +4642,10 @@ n145:
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
-			pl.edges[46]++
+			pl.edges[47]++
 			goto n147
 		default: // miss
-			pl.edges[87]++
+			pl.edges[88]++
 			goto n146
 		}
 	}
@@ -4693,7 +4704,7 @@ n155:
 		m9 = (uint64(b212[4])<<56 | uint64(b212[5])<<48 | uint64(b212[6])<<40 | uint64(b212[7])<<32 | uint64(b212[8])<<24 | uint64(b212[9])<<16 | uint64(b212[10])<<8 | uint64(b212[11]))
 		m13 = (uint64(b212[0])<<8 | uint64(b212[1])) & 0xffff
 		m14 = (uint64(b212[2])<<8 | uint64(b212[3])) & 0xffff
-		pl.edges[47]++
+		pl.edges[48]++
 		goto n156
 	}
 n156:
@@ -4909,25 +4920,6 @@ n166:
 n167:
 	{ // LbPort: set meta.new_port
 		m23 = ((m20 + ((m14 & ((((0x1 << (m21 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
-		goto n168
-	}
-n168:
-	{ // LbEth: set ethernet.src, ethernet.dst
-		b241 := data[h0 : h0+14] // ethernet
-		s242 := m5
-		b241[6] = byte(s242 >> 40)
-		b241[7] = byte(s242 >> 32)
-		b241[8] = byte(s242 >> 24)
-		b241[9] = byte(s242 >> 16)
-		b241[10] = byte(s242 >> 8)
-		b241[11] = byte(s242)
-		s243 := m17
-		b241[0] = byte(s243 >> 40)
-		b241[1] = byte(s243 >> 32)
-		b241[2] = byte(s243 >> 24)
-		b241[3] = byte(s243 >> 16)
-		b241[4] = byte(s243 >> 8)
-		b241[5] = byte(s243)
 		goto n169
 	}
 n169:
@@ -4941,17 +4933,17 @@ n169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s244 := r
-				cb[0] = byte(s244 >> 8)
-				cb[1] = byte(s244)
+				s241 := r
+				cb[0] = byte(s241 >> 8)
+				cb[1] = byte(s241)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		if !(h4 >= 0) {
 			return pl.drop(55)
 		}
-		b245 := data[h4 : h4+8] // udp
-		if (uint64(b245[6])<<8 | uint64(b245[7])) == 0x0 {
+		b242 := data[h4 : h4+8] // udp
+		if (uint64(b242[6])<<8 | uint64(b242[7])) == 0x0 {
 			goto n170
 		}
 		goto n171
@@ -4959,98 +4951,167 @@ n169:
 n170:
 	{ // LbMarkZero: set meta.udp_zero
 		m0 = (0x1) & 0x1
-		pl.edges[48]++
+		pl.edges[49]++
 		goto n171
 	}
 n171:
-	{ // LbIsIPv4: test valid(ipv4)
-		if h2 >= 0 {
-			goto n172
-		}
-		goto n173
-	}
-n172:
-	{ // LbKeepIPv4: test meta.keep_lb == 1
+	{ // LbKeep: test meta.keep_lb == 1
 		if m22 == 0x1 {
-			goto n174
+			goto n168
 		}
-		goto n175
+		goto n179
 	}
-n173:
-	{ // LbKeepIPv6: test meta.keep_lb == 1
-		if m22 == 0x1 {
-			goto n176
+n179:
+	{ // LbPopV2: test valid(lb_v2)
+		if h10 >= 0 {
+			goto n180
 		}
-		goto n177
+		goto n181
 	}
-n174:
-	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d246 uint64 // ipv4 checksum
-		var d247 uint64 // udp checksum
-		v248 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b249 := data[h2 : h2+20] // ipv4
-		os250 := uint64(^uint32((uint64(b249[12])<<24 | uint64(b249[13])<<16 | uint64(b249[14])<<8 | uint64(b249[15]))))
-		s251 := v248
-		b249[12] = byte(s251 >> 24)
-		b249[13] = byte(s251 >> 16)
-		b249[14] = byte(s251 >> 8)
-		b249[15] = byte(s251)
-		dl252 := os250 + uint64(uint32(v248))
-		d246 += dl252
-		if h4 >= 0 {
-			d247 += dl252
-		}
-		v253 := m18
-		os254 := uint64(^uint32((uint64(b249[16])<<24 | uint64(b249[17])<<16 | uint64(b249[18])<<8 | uint64(b249[19]))))
-		s255 := v253
-		b249[16] = byte(s255 >> 24)
-		b249[17] = byte(s255 >> 16)
-		b249[18] = byte(s255 >> 8)
-		b249[19] = byte(s255)
-		dl256 := os254 + uint64(uint32(v253))
-		d246 += dl256
-		if h4 >= 0 {
-			d247 += dl256
-		}
-		v257 := m23
-		if !(h4 >= 0) {
+n180:
+	{ // LbPopV2Body: pop lb_v2
+		po243, pn244 := h10, 12 // lb_v2
+		if po243+pn244 > len(data) {
 			return pl.drop(56)
 		}
-		b258 := data[h4 : h4+8] // udp
-		os259 := uint64(^uint16((uint64(b258[2])<<8 | uint64(b258[3]))))
-		s260 := v257
-		b258[2] = byte(s260 >> 8)
-		b258[3] = byte(s260)
-		dl261 := os259 + uint64(uint16(v257))
-		if h4 >= 0 {
-			d247 += dl261
+		if (h4 >= 0) && po243 > h4 && (po243-h4)%2 == 0 {
+			pw246 := data[po243 : po243+12]
+			ws247 := ^(uint64(pw246[0])<<56 | uint64(pw246[1])<<48 | uint64(pw246[2])<<40 | uint64(pw246[3])<<32 | uint64(pw246[4])<<24 | uint64(pw246[5])<<16 | uint64(pw246[6])<<8 | uint64(pw246[7]))
+			d245 := (ws247>>32 + uint64(uint32(ws247))) + uint64(^uint32((uint64(pw246[8])<<24 | uint64(pw246[9])<<16 | uint64(pw246[10])<<8 | uint64(pw246[11]))))
+			if (h4 >= 0) && h4+8 <= len(data) {
+				pendD4 += d245
+				pendK4 = true
+			}
 		}
-		v262 := (uint64(b249[8]) - 0x1)
-		os263 := (uint64(1)*0xffff - uint64(uint32(uint64(b249[8])<<8|uint64(b249[9]))) + uint64(0))
-		b249[8] = byte(v262)
-		dl264 := os263 + uint64(uint32(uint64(b249[8])<<8|uint64(b249[9])))
-		d246 += dl264
-		if h2+h2len <= len(data) {
-			cb := data[h2+10 : h2+12]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d246
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s265 := r
-			cb[0] = byte(s265 >> 8)
-			cb[1] = byte(s265)
+		pendOff = po243
+		pendN = pn244
+		h10 = -1
+		if cur > po243 {
+			cur = max(po243, cur-pn244)
 		}
-		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d247
-			pendK4 = true
+		goto n182
+	}
+n181:
+	{ // LbPopV3Body: pop lb_v3
+		po248, pn249 := h11, 12 // lb_v3
+		if po248+pn249 > len(data) {
+			return pl.drop(57)
 		}
-		pl.edges[49]++
+		if po248 > h4 && (po248-h4)%2 == 0 {
+			pw251 := data[po248 : po248+12]
+			ws252 := ^(uint64(pw251[0])<<56 | uint64(pw251[1])<<48 | uint64(pw251[2])<<40 | uint64(pw251[3])<<32 | uint64(pw251[4])<<24 | uint64(pw251[5])<<16 | uint64(pw251[6])<<8 | uint64(pw251[7]))
+			d250 := (ws252>>32 + uint64(uint32(ws252))) + uint64(^uint32((uint64(pw251[8])<<24 | uint64(pw251[9])<<16 | uint64(pw251[10])<<8 | uint64(pw251[11]))))
+			if h4+8 <= len(data) {
+				pendD4 += d250
+				pendK4 = true
+			}
+		}
+		pendOff = po248
+		pendN = pn249
+		h11 = -1
+		if cur > po248 {
+			cur = max(po248, cur-pn249)
+		}
+		pl.edges[50]++
+		goto n182
+	}
+n182:
+	{ // LbPopCommon: pop lb_common
+		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+		}
+		po253, pn254 := h9, 4 // lb_common
+		if po253+pn254 > len(data) {
+			return pl.drop(58)
+		}
+		if (h4 >= 0) && po253 > h4 && (po253-h4)%2 == 0 {
+			pw256 := data[po253 : po253+4]
+			d255 := uint64(^uint32((uint64(pw256[0])<<24 | uint64(pw256[1])<<16 | uint64(pw256[2])<<8 | uint64(pw256[3]))))
+			if (h4 >= 0) && h4+8 <= len(data) {
+				pendD4 += d255
+				pendK4 = true
+			}
+		}
+		pendN += pn254
+		if po253 < len(data)-po253-pendN {
+			copy(data[pendN:pendN+po253], data[:po253])
+			data = data[pendN:]
+		} else {
+			copy(data[po253:], data[po253+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		h9 = -1
+		if cur > po253 {
+			cur = max(po253, cur-pn254)
+		}
 		goto n183
 	}
+n183:
+	{ // LbUdpLen: set udp.length
+		var d257 uint64 // udp checksum
+		if !(h4 >= 0) {
+			return pl.drop(59)
+		}
+		b258 := data[h4 : h4+8] // udp
+		v259 := ((uint64(b258[4])<<8 | uint64(b258[5])) - 0x10)
+		os260 := uint64(^uint16((uint64(b258[4])<<8 | uint64(b258[5]))))
+		s261 := v259
+		b258[4] = byte(s261 >> 8)
+		b258[5] = byte(s261)
+		dl262 := os260 + uint64(uint16(v259))
+		if h4 >= 0 {
+			d257 += dl262
+		}
+		if (h4 >= 0) && h4+8 <= len(data) {
+			pendD4 += d257
+			pendK4 = true
+		}
+		pl.edges[5]++
+		goto n168
+	}
+n168:
+	{ // LbEth: set ethernet.src, ethernet.dst
+		b263 := data[h0 : h0+14] // ethernet
+		s264 := m5
+		b263[6] = byte(s264 >> 40)
+		b263[7] = byte(s264 >> 32)
+		b263[8] = byte(s264 >> 24)
+		b263[9] = byte(s264 >> 16)
+		b263[10] = byte(s264 >> 8)
+		b263[11] = byte(s264)
+		s265 := m17
+		b263[0] = byte(s265 >> 40)
+		b263[1] = byte(s265 >> 32)
+		b263[2] = byte(s265 >> 24)
+		b263[3] = byte(s265 >> 16)
+		b263[4] = byte(s265 >> 8)
+		b263[5] = byte(s265)
+		goto n172
+	}
+n172:
+	{ // LbIsIPv4: test valid(ipv4)
+		if h2 >= 0 {
+			goto n173
+		}
+		goto n174
+	}
+n173:
+	{ // LbKeepIPv4: test meta.keep_lb == 1
+		if m22 == 0x1 {
+			goto n175
+		}
+		goto n176
+	}
 n175:
-	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
+	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
 		var d266 uint64 // ipv4 checksum
 		var d267 uint64 // udp checksum
 		v268 := ((m6.Lo & 0xffffffff) & 0xffffffff)
@@ -5080,7 +5141,7 @@ n175:
 		}
 		v277 := m23
 		if !(h4 >= 0) {
-			return pl.drop(57)
+			return pl.drop(60)
 		}
 		b278 := data[h4 : h4+8] // udp
 		os279 := uint64(^uint16((uint64(b278[2])<<8 | uint64(b278[3]))))
@@ -5091,21 +5152,11 @@ n175:
 		if h4 >= 0 {
 			d267 += dl281
 		}
-		v282 := ((uint64(b269[2])<<8 | uint64(b269[3])) - 0x10)
-		os283 := uint64(^uint16((uint64(b269[2])<<8 | uint64(b269[3]))))
-		s284 := v282
-		b269[2] = byte(s284 >> 8)
-		b269[3] = byte(s284)
-		dl285 := os283 + uint64(uint16(v282))
-		d266 += dl285
-		if h4 >= 0 {
-			d267 += dl285
-		}
-		v286 := (uint64(b269[8]) - 0x1)
-		os287 := (uint64(1)*0xffff - uint64(uint32(uint64(b269[8])<<8|uint64(b269[9]))) + uint64(0))
-		b269[8] = byte(v286)
-		dl288 := os287 + uint64(uint32(uint64(b269[8])<<8|uint64(b269[9])))
-		d266 += dl288
+		v282 := (uint64(b269[8]) - 0x1)
+		os283 := (uint64(1)*0xffff - uint64(uint32(uint64(b269[8])<<8|uint64(b269[9]))) + uint64(0))
+		b269[8] = byte(v282)
+		dl284 := os283 + uint64(uint32(uint64(b269[8])<<8|uint64(b269[9])))
+		d266 += dl284
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
@@ -5114,324 +5165,292 @@ n175:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s289 := r
-			cb[0] = byte(s289 >> 8)
-			cb[1] = byte(s289)
+			s285 := r
+			cb[0] = byte(s285 >> 8)
+			cb[1] = byte(s285)
 		}
 		if (h4 >= 0) && h4+8 <= len(data) {
 			pendD4 += d267
 			pendK4 = true
 		}
-		goto n178
+		pl.edges[51]++
+		goto n184
 	}
 n176:
-	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d290 uint64 // udp checksum
-		v291 := m6
-		b292 := data[h3 : h3+40] // ipv6
-		wv294 := packet.Value{Hi: (uint64(b292[8])<<56 | uint64(b292[9])<<48 | uint64(b292[10])<<40 | uint64(b292[11])<<32 | uint64(b292[12])<<24 | uint64(b292[13])<<16 | uint64(b292[14])<<8 | uint64(b292[15])), Lo: (uint64(b292[16])<<56 | uint64(b292[17])<<48 | uint64(b292[18])<<40 | uint64(b292[19])<<32 | uint64(b292[20])<<24 | uint64(b292[21])<<16 | uint64(b292[22])<<8 | uint64(b292[23]))}
-		ws295 := ^wv294.Hi
-		ws296 := ^wv294.Lo
-		os293 := (ws295>>32 + uint64(uint32(ws295))) + (ws296>>32 + uint64(uint32(ws296)))
-		v297 := v291
-		s298 := v297.Hi
-		b292[8] = byte(s298 >> 56)
-		b292[9] = byte(s298 >> 48)
-		b292[10] = byte(s298 >> 40)
-		b292[11] = byte(s298 >> 32)
-		b292[12] = byte(s298 >> 24)
-		b292[13] = byte(s298 >> 16)
-		b292[14] = byte(s298 >> 8)
-		b292[15] = byte(s298)
-		s299 := v297.Lo
-		b292[16] = byte(s299 >> 56)
-		b292[17] = byte(s299 >> 48)
-		b292[18] = byte(s299 >> 40)
-		b292[19] = byte(s299 >> 32)
-		b292[20] = byte(s299 >> 24)
-		b292[21] = byte(s299 >> 16)
-		b292[22] = byte(s299 >> 8)
-		b292[23] = byte(s299)
-		wv300 := v291
-		ws301 := wv300.Hi
-		ws302 := wv300.Lo
-		dl303 := os293 + (ws301>>32 + uint64(uint32(ws301))) + (ws302>>32 + uint64(uint32(ws302)))
+	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
+		var d286 uint64 // ipv4 checksum
+		var d287 uint64 // udp checksum
+		v288 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b289 := data[h2 : h2+20] // ipv4
+		os290 := uint64(^uint32((uint64(b289[12])<<24 | uint64(b289[13])<<16 | uint64(b289[14])<<8 | uint64(b289[15]))))
+		s291 := v288
+		b289[12] = byte(s291 >> 24)
+		b289[13] = byte(s291 >> 16)
+		b289[14] = byte(s291 >> 8)
+		b289[15] = byte(s291)
+		dl292 := os290 + uint64(uint32(v288))
+		d286 += dl292
 		if h4 >= 0 {
-			d290 += dl303
+			d287 += dl292
 		}
-		v304 := m19
-		wv306 := packet.Value{Hi: (uint64(b292[24])<<56 | uint64(b292[25])<<48 | uint64(b292[26])<<40 | uint64(b292[27])<<32 | uint64(b292[28])<<24 | uint64(b292[29])<<16 | uint64(b292[30])<<8 | uint64(b292[31])), Lo: (uint64(b292[32])<<56 | uint64(b292[33])<<48 | uint64(b292[34])<<40 | uint64(b292[35])<<32 | uint64(b292[36])<<24 | uint64(b292[37])<<16 | uint64(b292[38])<<8 | uint64(b292[39]))}
-		ws307 := ^wv306.Hi
-		ws308 := ^wv306.Lo
-		os305 := (ws307>>32 + uint64(uint32(ws307))) + (ws308>>32 + uint64(uint32(ws308)))
-		v309 := v304
-		s310 := v309.Hi
-		b292[24] = byte(s310 >> 56)
-		b292[25] = byte(s310 >> 48)
-		b292[26] = byte(s310 >> 40)
-		b292[27] = byte(s310 >> 32)
-		b292[28] = byte(s310 >> 24)
-		b292[29] = byte(s310 >> 16)
-		b292[30] = byte(s310 >> 8)
-		b292[31] = byte(s310)
-		s311 := v309.Lo
-		b292[32] = byte(s311 >> 56)
-		b292[33] = byte(s311 >> 48)
-		b292[34] = byte(s311 >> 40)
-		b292[35] = byte(s311 >> 32)
-		b292[36] = byte(s311 >> 24)
-		b292[37] = byte(s311 >> 16)
-		b292[38] = byte(s311 >> 8)
-		b292[39] = byte(s311)
-		wv312 := v304
-		ws313 := wv312.Hi
-		ws314 := wv312.Lo
-		dl315 := os305 + (ws313>>32 + uint64(uint32(ws313))) + (ws314>>32 + uint64(uint32(ws314)))
+		v293 := m18
+		os294 := uint64(^uint32((uint64(b289[16])<<24 | uint64(b289[17])<<16 | uint64(b289[18])<<8 | uint64(b289[19]))))
+		s295 := v293
+		b289[16] = byte(s295 >> 24)
+		b289[17] = byte(s295 >> 16)
+		b289[18] = byte(s295 >> 8)
+		b289[19] = byte(s295)
+		dl296 := os294 + uint64(uint32(v293))
+		d286 += dl296
 		if h4 >= 0 {
-			d290 += dl315
+			d287 += dl296
 		}
-		v316 := m23
+		v297 := m23
 		if !(h4 >= 0) {
-			return pl.drop(58)
+			return pl.drop(61)
 		}
-		b317 := data[h4 : h4+8] // udp
-		os318 := uint64(^uint16((uint64(b317[2])<<8 | uint64(b317[3]))))
-		s319 := v316
-		b317[2] = byte(s319 >> 8)
-		b317[3] = byte(s319)
-		dl320 := os318 + uint64(uint16(v316))
+		b298 := data[h4 : h4+8] // udp
+		os299 := uint64(^uint16((uint64(b298[2])<<8 | uint64(b298[3]))))
+		s300 := v297
+		b298[2] = byte(s300 >> 8)
+		b298[3] = byte(s300)
+		dl301 := os299 + uint64(uint16(v297))
 		if h4 >= 0 {
-			d290 += dl320
+			d287 += dl301
 		}
-		v321 := (uint64(b292[7]) - 0x1)
-		b292[7] = byte(v321)
+		v302 := ((uint64(b289[2])<<8 | uint64(b289[3])) - 0x10)
+		os303 := uint64(^uint16((uint64(b289[2])<<8 | uint64(b289[3]))))
+		s304 := v302
+		b289[2] = byte(s304 >> 8)
+		b289[3] = byte(s304)
+		dl305 := os303 + uint64(uint16(v302))
+		d286 += dl305
+		if h4 >= 0 {
+			d287 += dl305
+		}
+		v306 := (uint64(b289[8]) - 0x1)
+		os307 := (uint64(1)*0xffff - uint64(uint32(uint64(b289[8])<<8|uint64(b289[9]))) + uint64(0))
+		b289[8] = byte(v306)
+		dl308 := os307 + uint64(uint32(uint64(b289[8])<<8|uint64(b289[9])))
+		d286 += dl308
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d286
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			s309 := r
+			cb[0] = byte(s309 >> 8)
+			cb[1] = byte(s309)
+		}
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d290
+			pendD4 += d287
 			pendK4 = true
 		}
-		pl.edges[50]++
-		goto n183
+		goto n184
+	}
+n174:
+	{ // LbKeepIPv6: test meta.keep_lb == 1
+		if m22 == 0x1 {
+			goto n177
+		}
+		goto n178
 	}
 n177:
-	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d322 uint64 // udp checksum
-		v323 := m6
-		b324 := data[h3 : h3+40] // ipv6
-		wv326 := packet.Value{Hi: (uint64(b324[8])<<56 | uint64(b324[9])<<48 | uint64(b324[10])<<40 | uint64(b324[11])<<32 | uint64(b324[12])<<24 | uint64(b324[13])<<16 | uint64(b324[14])<<8 | uint64(b324[15])), Lo: (uint64(b324[16])<<56 | uint64(b324[17])<<48 | uint64(b324[18])<<40 | uint64(b324[19])<<32 | uint64(b324[20])<<24 | uint64(b324[21])<<16 | uint64(b324[22])<<8 | uint64(b324[23]))}
+	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
+		var d310 uint64 // udp checksum
+		v311 := m6
+		b312 := data[h3 : h3+40] // ipv6
+		wv314 := packet.Value{Hi: (uint64(b312[8])<<56 | uint64(b312[9])<<48 | uint64(b312[10])<<40 | uint64(b312[11])<<32 | uint64(b312[12])<<24 | uint64(b312[13])<<16 | uint64(b312[14])<<8 | uint64(b312[15])), Lo: (uint64(b312[16])<<56 | uint64(b312[17])<<48 | uint64(b312[18])<<40 | uint64(b312[19])<<32 | uint64(b312[20])<<24 | uint64(b312[21])<<16 | uint64(b312[22])<<8 | uint64(b312[23]))}
+		ws315 := ^wv314.Hi
+		ws316 := ^wv314.Lo
+		os313 := (ws315>>32 + uint64(uint32(ws315))) + (ws316>>32 + uint64(uint32(ws316)))
+		v317 := v311
+		s318 := v317.Hi
+		b312[8] = byte(s318 >> 56)
+		b312[9] = byte(s318 >> 48)
+		b312[10] = byte(s318 >> 40)
+		b312[11] = byte(s318 >> 32)
+		b312[12] = byte(s318 >> 24)
+		b312[13] = byte(s318 >> 16)
+		b312[14] = byte(s318 >> 8)
+		b312[15] = byte(s318)
+		s319 := v317.Lo
+		b312[16] = byte(s319 >> 56)
+		b312[17] = byte(s319 >> 48)
+		b312[18] = byte(s319 >> 40)
+		b312[19] = byte(s319 >> 32)
+		b312[20] = byte(s319 >> 24)
+		b312[21] = byte(s319 >> 16)
+		b312[22] = byte(s319 >> 8)
+		b312[23] = byte(s319)
+		wv320 := v311
+		ws321 := wv320.Hi
+		ws322 := wv320.Lo
+		dl323 := os313 + (ws321>>32 + uint64(uint32(ws321))) + (ws322>>32 + uint64(uint32(ws322)))
+		if h4 >= 0 {
+			d310 += dl323
+		}
+		v324 := m19
+		wv326 := packet.Value{Hi: (uint64(b312[24])<<56 | uint64(b312[25])<<48 | uint64(b312[26])<<40 | uint64(b312[27])<<32 | uint64(b312[28])<<24 | uint64(b312[29])<<16 | uint64(b312[30])<<8 | uint64(b312[31])), Lo: (uint64(b312[32])<<56 | uint64(b312[33])<<48 | uint64(b312[34])<<40 | uint64(b312[35])<<32 | uint64(b312[36])<<24 | uint64(b312[37])<<16 | uint64(b312[38])<<8 | uint64(b312[39]))}
 		ws327 := ^wv326.Hi
 		ws328 := ^wv326.Lo
 		os325 := (ws327>>32 + uint64(uint32(ws327))) + (ws328>>32 + uint64(uint32(ws328)))
-		v329 := v323
+		v329 := v324
 		s330 := v329.Hi
-		b324[8] = byte(s330 >> 56)
-		b324[9] = byte(s330 >> 48)
-		b324[10] = byte(s330 >> 40)
-		b324[11] = byte(s330 >> 32)
-		b324[12] = byte(s330 >> 24)
-		b324[13] = byte(s330 >> 16)
-		b324[14] = byte(s330 >> 8)
-		b324[15] = byte(s330)
+		b312[24] = byte(s330 >> 56)
+		b312[25] = byte(s330 >> 48)
+		b312[26] = byte(s330 >> 40)
+		b312[27] = byte(s330 >> 32)
+		b312[28] = byte(s330 >> 24)
+		b312[29] = byte(s330 >> 16)
+		b312[30] = byte(s330 >> 8)
+		b312[31] = byte(s330)
 		s331 := v329.Lo
-		b324[16] = byte(s331 >> 56)
-		b324[17] = byte(s331 >> 48)
-		b324[18] = byte(s331 >> 40)
-		b324[19] = byte(s331 >> 32)
-		b324[20] = byte(s331 >> 24)
-		b324[21] = byte(s331 >> 16)
-		b324[22] = byte(s331 >> 8)
-		b324[23] = byte(s331)
-		wv332 := v323
+		b312[32] = byte(s331 >> 56)
+		b312[33] = byte(s331 >> 48)
+		b312[34] = byte(s331 >> 40)
+		b312[35] = byte(s331 >> 32)
+		b312[36] = byte(s331 >> 24)
+		b312[37] = byte(s331 >> 16)
+		b312[38] = byte(s331 >> 8)
+		b312[39] = byte(s331)
+		wv332 := v324
 		ws333 := wv332.Hi
 		ws334 := wv332.Lo
 		dl335 := os325 + (ws333>>32 + uint64(uint32(ws333))) + (ws334>>32 + uint64(uint32(ws334)))
 		if h4 >= 0 {
-			d322 += dl335
+			d310 += dl335
 		}
-		v336 := m19
-		wv338 := packet.Value{Hi: (uint64(b324[24])<<56 | uint64(b324[25])<<48 | uint64(b324[26])<<40 | uint64(b324[27])<<32 | uint64(b324[28])<<24 | uint64(b324[29])<<16 | uint64(b324[30])<<8 | uint64(b324[31])), Lo: (uint64(b324[32])<<56 | uint64(b324[33])<<48 | uint64(b324[34])<<40 | uint64(b324[35])<<32 | uint64(b324[36])<<24 | uint64(b324[37])<<16 | uint64(b324[38])<<8 | uint64(b324[39]))}
-		ws339 := ^wv338.Hi
-		ws340 := ^wv338.Lo
-		os337 := (ws339>>32 + uint64(uint32(ws339))) + (ws340>>32 + uint64(uint32(ws340)))
-		v341 := v336
-		s342 := v341.Hi
-		b324[24] = byte(s342 >> 56)
-		b324[25] = byte(s342 >> 48)
-		b324[26] = byte(s342 >> 40)
-		b324[27] = byte(s342 >> 32)
-		b324[28] = byte(s342 >> 24)
-		b324[29] = byte(s342 >> 16)
-		b324[30] = byte(s342 >> 8)
-		b324[31] = byte(s342)
-		s343 := v341.Lo
-		b324[32] = byte(s343 >> 56)
-		b324[33] = byte(s343 >> 48)
-		b324[34] = byte(s343 >> 40)
-		b324[35] = byte(s343 >> 32)
-		b324[36] = byte(s343 >> 24)
-		b324[37] = byte(s343 >> 16)
-		b324[38] = byte(s343 >> 8)
-		b324[39] = byte(s343)
-		wv344 := v336
-		ws345 := wv344.Hi
-		ws346 := wv344.Lo
-		dl347 := os337 + (ws345>>32 + uint64(uint32(ws345))) + (ws346>>32 + uint64(uint32(ws346)))
-		if h4 >= 0 {
-			d322 += dl347
-		}
-		v348 := m23
+		v336 := m23
 		if !(h4 >= 0) {
-			return pl.drop(59)
-		}
-		b349 := data[h4 : h4+8] // udp
-		os350 := uint64(^uint16((uint64(b349[2])<<8 | uint64(b349[3]))))
-		s351 := v348
-		b349[2] = byte(s351 >> 8)
-		b349[3] = byte(s351)
-		dl352 := os350 + uint64(uint16(v348))
-		if h4 >= 0 {
-			d322 += dl352
-		}
-		v353 := ((uint64(b324[4])<<8 | uint64(b324[5])) - 0x10)
-		os354 := uint64(^uint16((uint64(b324[4])<<8 | uint64(b324[5]))))
-		s355 := v353
-		b324[4] = byte(s355 >> 8)
-		b324[5] = byte(s355)
-		dl356 := os354 + uint64(uint16(v353))
-		if h4 >= 0 {
-			d322 += dl356
-		}
-		v357 := (uint64(b324[7]) - 0x1)
-		b324[7] = byte(v357)
-		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d322
-			pendK4 = true
-		}
-		pl.edges[51]++
-		goto n178
-	}
-n178:
-	{ // LbPopV2: test valid(lb_v2)
-		if h10 >= 0 {
-			goto n179
-		}
-		goto n180
-	}
-n179:
-	{ // LbPopV2Body: pop lb_v2
-		po358, pn359 := h10, 12 // lb_v2
-		if po358+pn359 > len(data) {
-			return pl.drop(60)
-		}
-		if (h4 >= 0) && po358 > h4 && (po358-h4)%2 == 0 {
-			pw361 := data[po358 : po358+12]
-			ws362 := ^(uint64(pw361[0])<<56 | uint64(pw361[1])<<48 | uint64(pw361[2])<<40 | uint64(pw361[3])<<32 | uint64(pw361[4])<<24 | uint64(pw361[5])<<16 | uint64(pw361[6])<<8 | uint64(pw361[7]))
-			d360 := (ws362>>32 + uint64(uint32(ws362))) + uint64(^uint32((uint64(pw361[8])<<24 | uint64(pw361[9])<<16 | uint64(pw361[10])<<8 | uint64(pw361[11]))))
-			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += d360
-				pendK4 = true
-			}
-		}
-		pendOff = po358
-		pendN = pn359
-		h10 = -1
-		if cur > po358 {
-			cur = max(po358, cur-pn359)
-		}
-		goto n181
-	}
-n180:
-	{ // LbPopV3Body: pop lb_v3
-		po363, pn364 := h11, 12 // lb_v3
-		if po363+pn364 > len(data) {
-			return pl.drop(61)
-		}
-		if po363 > h4 && (po363-h4)%2 == 0 {
-			pw366 := data[po363 : po363+12]
-			ws367 := ^(uint64(pw366[0])<<56 | uint64(pw366[1])<<48 | uint64(pw366[2])<<40 | uint64(pw366[3])<<32 | uint64(pw366[4])<<24 | uint64(pw366[5])<<16 | uint64(pw366[6])<<8 | uint64(pw366[7]))
-			d365 := (ws367>>32 + uint64(uint32(ws367))) + uint64(^uint32((uint64(pw366[8])<<24 | uint64(pw366[9])<<16 | uint64(pw366[10])<<8 | uint64(pw366[11]))))
-			if h4+8 <= len(data) {
-				pendD4 += d365
-				pendK4 = true
-			}
-		}
-		pendOff = po363
-		pendN = pn364
-		h11 = -1
-		if cur > po363 {
-			cur = max(po363, cur-pn364)
-		}
-		pl.edges[52]++
-		goto n181
-	}
-n181:
-	{ // LbPopCommon: pop lb_common
-		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
-			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
-				data = data[pendN:]
-			} else {
-				copy(data[pendOff:], data[pendOff+pendN:])
-				data = data[:len(data)-pendN]
-			}
-			pendN = 0
-		}
-		po368, pn369 := h9, 4 // lb_common
-		if po368+pn369 > len(data) {
 			return pl.drop(62)
 		}
-		if (h4 >= 0) && po368 > h4 && (po368-h4)%2 == 0 {
-			pw371 := data[po368 : po368+4]
-			d370 := uint64(^uint32((uint64(pw371[0])<<24 | uint64(pw371[1])<<16 | uint64(pw371[2])<<8 | uint64(pw371[3]))))
-			if (h4 >= 0) && h4+8 <= len(data) {
-				pendD4 += d370
-				pendK4 = true
-			}
+		b337 := data[h4 : h4+8] // udp
+		os338 := uint64(^uint16((uint64(b337[2])<<8 | uint64(b337[3]))))
+		s339 := v336
+		b337[2] = byte(s339 >> 8)
+		b337[3] = byte(s339)
+		dl340 := os338 + uint64(uint16(v336))
+		if h4 >= 0 {
+			d310 += dl340
 		}
-		pendN += pn369
-		if po368 < len(data)-po368-pendN {
-			copy(data[pendN:pendN+po368], data[:po368])
-			data = data[pendN:]
-		} else {
-			copy(data[po368:], data[po368+pendN:])
-			data = data[:len(data)-pendN]
+		v341 := (uint64(b312[7]) - 0x1)
+		b312[7] = byte(v341)
+		if (h4 >= 0) && h4+8 <= len(data) {
+			pendD4 += d310
+			pendK4 = true
 		}
-		pendN = 0
-		h9 = -1
-		if cur > po368 {
-			cur = max(po368, cur-pn369)
-		}
-		goto n182
+		pl.edges[52]++
+		goto n184
 	}
-n182:
-	{ // LbUdpLen: set udp.length
-		var d372 uint64 // udp checksum
+n178:
+	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
+		var d342 uint64 // udp checksum
+		v343 := m6
+		b344 := data[h3 : h3+40] // ipv6
+		wv346 := packet.Value{Hi: (uint64(b344[8])<<56 | uint64(b344[9])<<48 | uint64(b344[10])<<40 | uint64(b344[11])<<32 | uint64(b344[12])<<24 | uint64(b344[13])<<16 | uint64(b344[14])<<8 | uint64(b344[15])), Lo: (uint64(b344[16])<<56 | uint64(b344[17])<<48 | uint64(b344[18])<<40 | uint64(b344[19])<<32 | uint64(b344[20])<<24 | uint64(b344[21])<<16 | uint64(b344[22])<<8 | uint64(b344[23]))}
+		ws347 := ^wv346.Hi
+		ws348 := ^wv346.Lo
+		os345 := (ws347>>32 + uint64(uint32(ws347))) + (ws348>>32 + uint64(uint32(ws348)))
+		v349 := v343
+		s350 := v349.Hi
+		b344[8] = byte(s350 >> 56)
+		b344[9] = byte(s350 >> 48)
+		b344[10] = byte(s350 >> 40)
+		b344[11] = byte(s350 >> 32)
+		b344[12] = byte(s350 >> 24)
+		b344[13] = byte(s350 >> 16)
+		b344[14] = byte(s350 >> 8)
+		b344[15] = byte(s350)
+		s351 := v349.Lo
+		b344[16] = byte(s351 >> 56)
+		b344[17] = byte(s351 >> 48)
+		b344[18] = byte(s351 >> 40)
+		b344[19] = byte(s351 >> 32)
+		b344[20] = byte(s351 >> 24)
+		b344[21] = byte(s351 >> 16)
+		b344[22] = byte(s351 >> 8)
+		b344[23] = byte(s351)
+		wv352 := v343
+		ws353 := wv352.Hi
+		ws354 := wv352.Lo
+		dl355 := os345 + (ws353>>32 + uint64(uint32(ws353))) + (ws354>>32 + uint64(uint32(ws354)))
+		if h4 >= 0 {
+			d342 += dl355
+		}
+		v356 := m19
+		wv358 := packet.Value{Hi: (uint64(b344[24])<<56 | uint64(b344[25])<<48 | uint64(b344[26])<<40 | uint64(b344[27])<<32 | uint64(b344[28])<<24 | uint64(b344[29])<<16 | uint64(b344[30])<<8 | uint64(b344[31])), Lo: (uint64(b344[32])<<56 | uint64(b344[33])<<48 | uint64(b344[34])<<40 | uint64(b344[35])<<32 | uint64(b344[36])<<24 | uint64(b344[37])<<16 | uint64(b344[38])<<8 | uint64(b344[39]))}
+		ws359 := ^wv358.Hi
+		ws360 := ^wv358.Lo
+		os357 := (ws359>>32 + uint64(uint32(ws359))) + (ws360>>32 + uint64(uint32(ws360)))
+		v361 := v356
+		s362 := v361.Hi
+		b344[24] = byte(s362 >> 56)
+		b344[25] = byte(s362 >> 48)
+		b344[26] = byte(s362 >> 40)
+		b344[27] = byte(s362 >> 32)
+		b344[28] = byte(s362 >> 24)
+		b344[29] = byte(s362 >> 16)
+		b344[30] = byte(s362 >> 8)
+		b344[31] = byte(s362)
+		s363 := v361.Lo
+		b344[32] = byte(s363 >> 56)
+		b344[33] = byte(s363 >> 48)
+		b344[34] = byte(s363 >> 40)
+		b344[35] = byte(s363 >> 32)
+		b344[36] = byte(s363 >> 24)
+		b344[37] = byte(s363 >> 16)
+		b344[38] = byte(s363 >> 8)
+		b344[39] = byte(s363)
+		wv364 := v356
+		ws365 := wv364.Hi
+		ws366 := wv364.Lo
+		dl367 := os357 + (ws365>>32 + uint64(uint32(ws365))) + (ws366>>32 + uint64(uint32(ws366)))
+		if h4 >= 0 {
+			d342 += dl367
+		}
+		v368 := m23
 		if !(h4 >= 0) {
 			return pl.drop(63)
 		}
-		b373 := data[h4 : h4+8] // udp
-		v374 := ((uint64(b373[4])<<8 | uint64(b373[5])) - 0x10)
-		os375 := uint64(^uint16((uint64(b373[4])<<8 | uint64(b373[5]))))
-		s376 := v374
-		b373[4] = byte(s376 >> 8)
-		b373[5] = byte(s376)
-		dl377 := os375 + uint64(uint16(v374))
+		b369 := data[h4 : h4+8] // udp
+		os370 := uint64(^uint16((uint64(b369[2])<<8 | uint64(b369[3]))))
+		s371 := v368
+		b369[2] = byte(s371 >> 8)
+		b369[3] = byte(s371)
+		dl372 := os370 + uint64(uint16(v368))
 		if h4 >= 0 {
-			d372 += dl377
+			d342 += dl372
 		}
+		v373 := ((uint64(b344[4])<<8 | uint64(b344[5])) - 0x10)
+		os374 := uint64(^uint16((uint64(b344[4])<<8 | uint64(b344[5]))))
+		s375 := v373
+		b344[4] = byte(s375 >> 8)
+		b344[5] = byte(s375)
+		dl376 := os374 + uint64(uint16(v373))
+		if h4 >= 0 {
+			d342 += dl376
+		}
+		v377 := (uint64(b344[7]) - 0x1)
+		b344[7] = byte(v377)
 		if (h4 >= 0) && h4+8 <= len(data) {
-			pendD4 += d372
+			pendD4 += d342
 			pendK4 = true
 		}
-		goto n183
-	}
-n183:
-	{ // LbCsumFix: test meta.udp_zero == 1
-		if m0 == 0x1 {
-			goto n184
-		}
-		goto n185
+		pl.edges[53]++
+		goto n184
 	}
 n184:
+	{ // LbCsumFix: test meta.udp_zero == 1
+		if m0 == 0x1 {
+			goto n185
+		}
+		goto n186
+	}
+n185:
 	{ // LbCsumKeepZero: set udp.checksum
 		if pendK4 {
 			if (h4 >= 0) && h4+8 <= len(data) {
@@ -5455,10 +5474,10 @@ n184:
 		s380 := 0x0
 		b379[6] = byte(s380 >> 8)
 		b379[7] = byte(s380)
-		pl.edges[53]++
-		goto n185
+		pl.edges[54]++
+		goto n186
 	}
-n185:
+n186:
 	{ // LbTxCount: count mbr_tx_pkt_counter
 		goto n2
 	}

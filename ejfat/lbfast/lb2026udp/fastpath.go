@@ -230,7 +230,7 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [152]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "RxV4Csum", "RxV6", "RxV6Check", "RxUDP", "RxPort", "RxUDPCsum", "RxUDPVerify", "RxNotForUs", "RxSocket", "TxQueue", "TxWire", "RxCount", "ParseEthType", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "ParseParsed", "ParseIsReserved", "PuntCount", "PuntIsSlow", "PuntIsLacp", "PuntLacp", "PuntSlowOther", "PuntIsLldp", "PuntLldp", "PuntEgress", "PuntHasNsMac", "PuntPopNsMac", "PuntHasNsOpt", "PuntPopNsOpt", "PuntHasNs", "PuntPopNs", "PuntHasUdp", "PuntPopUdp", "PuntHasIPv4", "PuntPopIPv4", "PuntHasIPv6", "PuntPopIPv6", "ToHost", "L2HasVlan", "L2VlanId", "L2PopVlan", "L2Iface", "L2IfaceAllow", "L2MacDst", "L2DstDrop", "L2DstAllow", "L3DaIPv4", "L3SetDaIPv4", "L3SetDaIPv6", "L3IPDst", "L3BadIP", "L3Allow", "L3IsArp", "L3IsIcmp4", "L3IsIcmp6", "L3IsEcho4", "L3Icmp4Type", "L3Icmp4Unhandled", "L3Unreach4", "L3Unreach4Net", "L3Unreach4Host", "L3Unreach4Port", "L3Unreach4FragNeeded", "L3Unreach4NetUnknown", "L3Unreach4HostUnknown", "L3Unreach4HostProhibited", "L3Unreach4Other", "L3Icmp6Type", "L3Icmp6Unhandled", "L3Unreach6", "L3Unreach6Net", "L3Unreach6HostProhibited", "L3Unreach6Host", "L3Unreach6Port", "L3Unreach6Other", "ArpForUs", "ArpNoMatch", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NoMatch", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNoMatch", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbSrcIPv4", "LbSrc4", "LbSrc6", "LbBlocked", "LbIsV2", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbTtl", "LbTtlExpired", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbSoftEvicted", "LbDeregistered", "LbPort", "LbEth", "LbCsumZero", "LbMarkZero", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbCsumFix", "LbCsumKeepZero", "LbTxCount"}
+var NodeNames = [153]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "RxV4Csum", "RxV6", "RxV6Check", "RxUDP", "RxPort", "RxUDPCsum", "RxUDPVerify", "RxNotForUs", "RxSocket", "TxQueue", "TxWire", "RxCount", "ParseEthType", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "ParseParsed", "ParseIsReserved", "PuntCount", "PuntIsSlow", "PuntIsLacp", "PuntLacp", "PuntSlowOther", "PuntIsLldp", "PuntLldp", "PuntEgress", "PuntHasNsMac", "PuntPopNsMac", "PuntHasNsOpt", "PuntPopNsOpt", "PuntHasNs", "PuntPopNs", "PuntHasUdp", "PuntPopUdp", "PuntHasIPv4", "PuntPopIPv4", "PuntHasIPv6", "PuntPopIPv6", "ToHost", "L2HasVlan", "L2VlanId", "L2PopVlan", "L2Iface", "L2IfaceAllow", "L2MacDst", "L2DstDrop", "L2DstAllow", "L3DaIPv4", "L3SetDaIPv4", "L3SetDaIPv6", "L3IPDst", "L3BadIP", "L3Allow", "L3IsArp", "L3IsIcmp4", "L3IsIcmp6", "L3IsEcho4", "L3Icmp4Type", "L3Icmp4Unhandled", "L3Unreach4", "L3Unreach4Net", "L3Unreach4Host", "L3Unreach4Port", "L3Unreach4FragNeeded", "L3Unreach4NetUnknown", "L3Unreach4HostUnknown", "L3Unreach4HostProhibited", "L3Unreach4Other", "L3Icmp6Type", "L3Icmp6Unhandled", "L3Unreach6", "L3Unreach6Net", "L3Unreach6HostProhibited", "L3Unreach6Host", "L3Unreach6Port", "L3Unreach6Other", "ArpForUs", "ArpNoMatch", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NoMatch", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNoMatch", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbSrcIPv4", "LbSrc4", "LbSrc6", "LbBlocked", "LbIsV2", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbTtl", "LbTtlExpired", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbSoftEvicted", "LbDeregistered", "LbPort", "LbEth", "LbCsumZero", "LbMarkZero", "LbKeep", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbCsumFix", "LbCsumKeepZero", "LbTxCount"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [2]string{"ToHost", "TxWire"}
@@ -311,7 +311,7 @@ var DropSites = [69]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 var CountLabels = [17]string{"rx_counter", "phys_ieee802_multicast_counter", "phys_dot3_slow_lacp_counter", "phys_dot3_slow_other_counter", "phys_lldp_counter", "l2_iface_allow_counter", "l2_dst_allow_counter", "l3_allow_counter", "l3_arp_tpa_nomatch", "l3_arp_ok", "l3_icmpv4_echo_ok", "l3_icmpv6_echo_ok", "l3_ipv6nd_neigh_sol_ok", "lb_rx_pkt_counter", "lb_rx_v2_counter", "lb_rx_v3_counter", "mbr_tx_pkt_counter"}
 
 // countOf is, per node, 1 + its count operation's label, or 0.
-var countOf = [152]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3, 4, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 7, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 10, 0, 0, 0, 11, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 14, 0, 0, 0, 0, 0, 15, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17}
+var countOf = [153]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3, 4, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 7, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 10, 0, 0, 0, 11, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 14, 0, 0, 0, 0, 0, 15, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17}
 
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
@@ -326,7 +326,7 @@ type Pipeline struct {
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
 	// edges count the frames along the few edges the node runs do not
 	// follow from (see runs).
-	edges [50]uint64
+	edges [51]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -426,20 +426,20 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
-	var f [273]uint64
+	var f [275]uint64
 	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Sunk[0] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24] + pl.Dropped[25] + pl.Dropped[26] + pl.Dropped[27] + pl.Dropped[28] + pl.Dropped[29] + pl.Dropped[30] + pl.Dropped[31] + pl.Dropped[32] + pl.Dropped[33] + pl.Dropped[34] + pl.Dropped[35] + pl.Dropped[36] + pl.Dropped[37] + pl.Dropped[38] + pl.Dropped[39] + pl.Dropped[40] + pl.Dropped[41] + pl.Dropped[42] + pl.Dropped[43] + pl.Dropped[44] + pl.Dropped[45] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[48] + pl.Dropped[49] + pl.Dropped[50] + pl.Dropped[51] + pl.Dropped[52] + pl.Dropped[53] + pl.Dropped[54] + pl.Dropped[55] + pl.Dropped[56] + pl.Dropped[57] + pl.Dropped[58] + pl.Dropped[59] + pl.Dropped[60] + pl.Dropped[61] + pl.Dropped[62] + pl.Dropped[63] + pl.Dropped[64] + pl.Dropped[65] + pl.Dropped[66] + pl.Dropped[67] + pl.Dropped[68] + pl.Sunk[1]
-	f[5] = pl.edges[36]
+	f[5] = pl.edges[37]
 	f[6] = pl.Dropped[0]
-	f[8] = pl.edges[37]
-	f[10] = pl.edges[38]
-	f[12] = pl.edges[39]
-	f[14] = pl.edges[40]
-	f[15] = pl.edges[7]
-	f[16] = pl.edges[41]
-	f[18] = pl.edges[42]
-	f[20] = pl.edges[43]
-	f[23] = pl.edges[8]
-	f[24] = pl.edges[44]
+	f[8] = pl.edges[38]
+	f[10] = pl.edges[39]
+	f[12] = pl.edges[40]
+	f[14] = pl.edges[41]
+	f[15] = pl.edges[8]
+	f[16] = pl.edges[42]
+	f[18] = pl.edges[43]
+	f[20] = pl.edges[44]
+	f[23] = pl.edges[9]
+	f[24] = pl.edges[45]
 	f[25] = pl.Dropped[1]
 	f[29] = pl.Dropped[2]
 	f[30] = pl.Dropped[3]
@@ -447,36 +447,36 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[32] = pl.Dropped[4]
 	f[33] = pl.Dropped[5]
 	f[34] = pl.Dropped[6]
-	f[38] = pl.edges[45]
-	f[41] = pl.edges[46]
-	f[43] = pl.edges[47]
-	f[44] = pl.edges[9]
-	f[45] = pl.edges[48]
+	f[38] = pl.edges[46]
+	f[41] = pl.edges[47]
+	f[43] = pl.edges[48]
+	f[44] = pl.edges[10]
+	f[45] = pl.edges[49]
 	f[46] = pl.Dropped[7]
 	f[53] = pl.Dropped[8]
-	f[57] = pl.edges[10]
-	f[59] = pl.edges[11]
-	f[60] = pl.edges[12]
+	f[57] = pl.edges[11]
+	f[59] = pl.edges[12]
+	f[60] = pl.edges[13]
 	f[64] = pl.Dropped[9]
-	f[65] = pl.edges[13]
+	f[65] = pl.edges[14]
 	f[68] = pl.Dropped[10]
-	f[69] = pl.edges[14]
+	f[69] = pl.edges[15]
 	f[72] = pl.Dropped[11]
-	f[73] = pl.edges[15]
+	f[73] = pl.edges[16]
 	f[76] = pl.Dropped[12]
-	f[77] = pl.edges[16]
+	f[77] = pl.edges[17]
 	f[80] = pl.Dropped[13]
-	f[81] = pl.edges[17]
+	f[81] = pl.edges[18]
 	f[84] = pl.Dropped[14]
-	f[85] = pl.edges[18]
+	f[85] = pl.edges[19]
 	f[86] = pl.Sunk[0]
 	f[89] = pl.Dropped[15]
 	f[91] = pl.Dropped[16]
-	f[92] = pl.edges[19]
+	f[92] = pl.edges[20]
 	f[94] = pl.edges[1]
 	f[97] = pl.edges[2]
 	f[99] = pl.Dropped[17]
-	f[104] = pl.edges[20]
+	f[104] = pl.edges[21]
 	f[107] = pl.Dropped[18]
 	f[117] = pl.Dropped[19]
 	f[120] = pl.Dropped[20]
@@ -498,38 +498,38 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[153] = pl.Dropped[36]
 	f[154] = pl.Dropped[37]
 	f[155] = pl.Dropped[38]
-	f[158] = pl.edges[21]
+	f[158] = pl.edges[22]
 	f[159] = pl.Dropped[39]
-	f[161] = pl.edges[22]
+	f[161] = pl.edges[23]
 	f[162] = pl.Dropped[40]
 	f[165] = pl.Dropped[41]
 	f[166] = pl.Dropped[42]
-	f[168] = pl.edges[23]
+	f[168] = pl.edges[24]
 	f[169] = pl.Dropped[43]
-	f[171] = pl.edges[24]
+	f[171] = pl.edges[25]
 	f[172] = pl.Dropped[44]
 	f[175] = pl.Dropped[45]
 	f[176] = pl.Dropped[46]
 	f[179] = pl.Dropped[47]
 	f[181] = pl.Dropped[48]
-	f[184] = pl.edges[25]
+	f[184] = pl.edges[26]
 	f[185] = pl.Dropped[49]
-	f[186] = pl.edges[26]
+	f[186] = pl.edges[27]
 	f[191] = pl.Dropped[50]
-	f[192] = pl.edges[27]
+	f[192] = pl.edges[28]
 	f[193] = pl.Dropped[51]
-	f[194] = pl.edges[28]
+	f[194] = pl.edges[29]
 	f[195] = pl.Dropped[52]
 	f[197] = pl.Dropped[53]
 	f[199] = pl.Dropped[54]
 	f[201] = pl.Dropped[55]
 	f[203] = pl.Dropped[56]
 	f[205] = pl.Dropped[57]
-	f[207] = pl.edges[29]
-	f[213] = pl.edges[30]
-	f[214] = pl.edges[49]
+	f[207] = pl.edges[30]
+	f[213] = pl.edges[31]
+	f[214] = pl.edges[50]
 	f[215] = pl.Dropped[58]
-	f[221] = pl.edges[31]
+	f[221] = pl.edges[32]
 	f[222] = pl.Dropped[59]
 	f[225] = pl.Dropped[60]
 	f[227] = pl.edges[3]
@@ -539,22 +539,23 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[239] = pl.Dropped[63]
 	f[240] = pl.Dropped[64]
 	f[241] = pl.Dropped[65]
-	f[246] = pl.edges[5]
-	f[253] = pl.edges[32]
-	f[255] = pl.edges[33]
-	f[256] = pl.edges[34]
-	f[259] = pl.Dropped[66]
-	f[261] = pl.Dropped[67]
-	f[262] = pl.edges[35]
-	f[263] = pl.Dropped[68]
-	f[268] = pl.edges[6]
-	f[271] = pl.Sunk[1]
-	f[272] = total
-	f[0] = 0 + f[272]
+	f[245] = pl.edges[5]
+	f[250] = pl.Dropped[66]
+	f[252] = pl.Dropped[67]
+	f[253] = pl.edges[33]
+	f[254] = pl.Dropped[68]
+	f[256] = pl.edges[6]
+	f[262] = pl.edges[34]
+	f[266] = pl.edges[35]
+	f[267] = pl.edges[36]
+	f[270] = pl.edges[7]
+	f[273] = pl.Sunk[1]
+	f[274] = total
+	f[0] = 0 + f[274]
 	f[13] = 0 + f[15] + f[16]
 	f[22] = 0 + f[23] + f[24]
 	f[2] = 0 + f[25] - f[5] - f[8] - f[10] - f[12] - f[14] - f[16] - f[18] - f[20] - f[24]
-	f[270] = 0 + f[271]
+	f[272] = 0 + f[273]
 	f[40] = 0 + f[44] + f[45]
 	f[36] = 0 + f[46] - f[38] - f[41] - f[43] - f[45]
 	f[55] = 0 + f[57]
@@ -604,15 +605,16 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[238] = 0 + f[239]
 	f[236] = 0 + f[240]
 	f[237] = 0 + f[241]
-	f[244] = 0 + f[246]
-	f[249] = 0 + f[253]
-	f[251] = 0 + f[255]
-	f[252] = 0 + f[256]
-	f[258] = 0 + f[261] + f[262]
-	f[266] = 0 + f[268]
+	f[243] = 0 + f[245]
+	f[260] = 0 + f[262]
+	f[264] = 0 + f[266]
+	f[265] = 0 + f[267]
+	f[249] = 0 + f[252] + f[253]
+	f[255] = 0 + f[256]
+	f[268] = 0 + f[270]
 	f[1] = 0 + f[0] - f[2]
 	f[4] = 0 + f[13] + f[14]
-	f[269] = 0 + f[270] - f[161] - f[168] - f[171] - f[207]
+	f[271] = 0 + f[272] - f[161] - f[168] - f[171] - f[207]
 	f[52] = 0 + f[58] + f[59]
 	f[79] = 0 + f[82] + f[83] - f[81]
 	f[87] = 0 + f[89] + f[90]
@@ -625,8 +627,9 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[187] = 0 + f[189] + f[190]
 	f[204] = 0 + f[205] + f[206]
 	f[217] = 0 + f[219]
-	f[248] = 0 + f[251] + f[252]
-	f[267] = 0 + f[269] - f[268]
+	f[259] = 0 + f[264] + f[265]
+	f[251] = 0 + f[254] + f[255] - f[253]
+	f[269] = 0 + f[271] - f[270]
 	f[3] = 0 + f[1] - f[4] - f[5]
 	f[7] = 0 + f[3] - f[6] - f[8]
 	f[9] = 0 + f[7] - f[10]
@@ -648,35 +651,38 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[115] = 0 + f[162] + f[163] + f[164]
 	f[178] = 0 + f[181] + f[182]
 	f[202] = 0 + f[203] + f[204]
-	f[265] = 0 + f[266] + f[267] - f[253] - f[255]
+	f[248] = 0 + f[250] + f[251]
+	f[263] = 0 + f[268] + f[269] - f[262] - f[266] - f[267]
 	f[71] = 0 + f[74] + f[75] - f[73]
 	f[111] = 0 + f[115] + f[116]
 	f[200] = 0 + f[201] + f[202]
-	f[264] = 0 + f[265]
+	f[261] = 0 + f[263]
+	f[247] = 0 + f[248] + f[249]
 	f[67] = 0 + f[70] + f[71] - f[69]
 	f[198] = 0 + f[199] + f[200]
-	f[260] = 0 + f[263] + f[264] - f[262]
+	f[258] = 0 + f[260] + f[261]
 	f[63] = 0 + f[66] + f[67] - f[65]
 	f[196] = 0 + f[197] + f[198]
-	f[257] = 0 + f[259] + f[260]
+	f[257] = 0 + f[258] + f[259]
 	f[61] = 0 + f[62] + f[63]
 	f[188] = 0 + f[195] + f[196] - f[194]
-	f[254] = 0 + f[257] + f[258] - f[256]
+	f[246] = 0 + f[257] - f[256]
+	f[244] = 0 + f[246] + f[247] - f[245]
 	f[56] = 0 + f[61] - f[57] - f[59] - f[60]
 	f[180] = 0 + f[187] + f[188] - f[184] - f[186]
-	f[250] = 0 + f[254]
+	f[242] = 0 + f[243] + f[244]
 	f[54] = 0 + f[56]
 	f[177] = 0 + f[179] + f[180]
-	f[247] = 0 + f[249] + f[250]
+	f[234] = 0 + f[242] - f[235]
 	f[51] = 0 + f[53] + f[54] + f[55]
 	f[173] = 0 + f[176] + f[177] + f[178]
-	f[245] = 0 + f[247] + f[248] - f[246]
+	f[231] = 0 + f[234] + f[235] + f[236] + f[237] + f[238]
 	f[50] = 0 + f[51] + f[52]
 	f[141] = 0 + f[172] + f[173] + f[174]
-	f[243] = 0 + f[244] + f[245]
+	f[230] = 0 + f[231] + f[232]
 	f[48] = 0 + f[50]
 	f[113] = 0 + f[138] + f[139] + f[140] + f[141] + f[142]
-	f[242] = 0 + f[243]
+	f[226] = 0 + f[230] - f[227]
 	f[49] = 0 + f[47] - f[48]
 	f[88] = 0 + f[49] - f[87]
 	f[93] = 0 + f[88] + f[92] - f[94]
@@ -697,11 +703,7 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[218] = 0 + f[216]
 	f[220] = 0 + f[218]
 	f[224] = 0 + f[220] + f[221] - f[222] - f[223]
-	f[226] = 0 + f[224] - f[227] - f[228]
-	f[230] = 0 + f[226] + f[227]
-	f[231] = 0 + f[230] - f[232]
-	f[234] = 0 + f[231] - f[235] - f[236] - f[237] - f[238]
-	r[0] = 0 + f[272]
+	r[0] = 0 + f[274]
 	r[1] = 0 + f[0]
 	r[2] = 0 + f[1]
 	r[3] = 0 + f[3]
@@ -715,8 +717,8 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[11] = 0 + f[22]
 	r[12] = 0 + f[2] + f[5] + f[8] + f[10] + f[12] + f[14] + f[16] + f[18] + f[20] + f[24]
 	r[13] = 0 + f[21] + f[23]
-	r[14] = 0 + f[161] + f[168] + f[171] + f[207] + f[269]
-	r[15] = 0 + f[270]
+	r[14] = 0 + f[161] + f[168] + f[171] + f[207] + f[271]
+	r[15] = 0 + f[272]
 	r[16] = 0 + f[26]
 	r[17] = 0 + f[27]
 	r[18] = 0 + f[28] + f[31]
@@ -835,24 +837,25 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[131] = 0 + f[236]
 	r[132] = 0 + f[237]
 	r[133] = 0 + f[234] + f[235]
-	r[134] = 0 + f[242]
-	r[135] = 0 + f[243]
-	r[136] = 0 + f[244]
-	r[137] = 0 + f[245] + f[246]
-	r[138] = 0 + f[247]
-	r[139] = 0 + f[248]
-	r[140] = 0 + f[249]
-	r[141] = 0 + f[250]
-	r[142] = 0 + f[251]
-	r[143] = 0 + f[252]
-	r[144] = 0 + f[254] + f[256]
-	r[145] = 0 + f[257]
-	r[146] = 0 + f[258]
-	r[147] = 0 + f[260] + f[262]
-	r[148] = 0 + f[264]
-	r[149] = 0 + f[253] + f[255] + f[265]
-	r[150] = 0 + f[266]
-	r[151] = 0 + f[267] + f[268]
+	r[134] = 0 + f[246] + f[256]
+	r[135] = 0 + f[242]
+	r[136] = 0 + f[243]
+	r[137] = 0 + f[244] + f[245]
+	r[138] = 0 + f[257]
+	r[139] = 0 + f[258]
+	r[140] = 0 + f[259]
+	r[141] = 0 + f[260]
+	r[142] = 0 + f[261]
+	r[143] = 0 + f[264]
+	r[144] = 0 + f[265]
+	r[145] = 0 + f[247]
+	r[146] = 0 + f[248]
+	r[147] = 0 + f[249]
+	r[148] = 0 + f[251] + f[253]
+	r[149] = 0 + f[255]
+	r[150] = 0 + f[262] + f[263] + f[266] + f[267]
+	r[151] = 0 + f[268]
+	r[152] = 0 + f[269] + f[270]
 	return r
 }
 
@@ -1011,7 +1014,7 @@ t2:
 		case v2 == 0x86dd:
 			goto n6
 		default:
-			pl.edges[36]++
+			pl.edges[37]++
 			goto n12
 		}
 	}
@@ -1031,7 +1034,7 @@ t3:
 			}
 			h2 = -1 // ipv4
 		}
-		pl.edges[37]++
+		pl.edges[38]++
 		goto n12
 	}
 t4:
@@ -1048,7 +1051,7 @@ t4:
 		if c6 {
 			goto t5
 		}
-		pl.edges[38]++
+		pl.edges[39]++
 		goto n12
 	}
 t5:
@@ -1075,7 +1078,7 @@ t5:
 		if ok10 {
 			goto t8
 		}
-		pl.edges[39]++
+		pl.edges[40]++
 		goto n12
 	}
 t8:
@@ -1085,7 +1088,7 @@ t8:
 			cur += 8 // udp
 			goto t9
 		}
-		pl.edges[42]++
+		pl.edges[43]++
 		goto n12
 	}
 t9:
@@ -1094,7 +1097,7 @@ t9:
 		if ((uint64(b13[2])<<8 | uint64(b13[3])) & 0xc000) == 0x4000 {
 			goto t10
 		}
-		pl.edges[43]++
+		pl.edges[44]++
 		goto n12
 	}
 t10:
@@ -1169,7 +1172,7 @@ t19:
 		if (uint64(b21[0])<<8 | uint64(b21[1])) == 0x4c42 {
 			goto t20
 		}
-		pl.edges[45]++
+		pl.edges[46]++
 		goto n23
 	}
 t20:
@@ -1182,7 +1185,7 @@ t20:
 		case v22 == 0x3:
 			goto n22
 		default:
-			pl.edges[46]++
+			pl.edges[47]++
 			goto n23
 		}
 	}
@@ -1193,7 +1196,7 @@ t21:
 			cur += 12 // lb_v2
 			goto t24
 		}
-		pl.edges[47]++
+		pl.edges[48]++
 		goto n23
 	}
 t24:
@@ -1635,25 +1638,6 @@ t129:
 t133:
 	{ // LbPort: set meta.new_port
 		m23 = ((m20 + ((m14 & ((((0x1 << (m21 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
-		goto t134
-	}
-t134:
-	{ // LbEth: set ethernet.src, ethernet.dst
-		b246 := data[h0 : h0+14] // ethernet
-		s247 := m5
-		b246[6] = byte(s247 >> 40)
-		b246[7] = byte(s247 >> 32)
-		b246[8] = byte(s247 >> 24)
-		b246[9] = byte(s247 >> 16)
-		b246[10] = byte(s247 >> 8)
-		b246[11] = byte(s247)
-		s248 := m17
-		b246[0] = byte(s248 >> 40)
-		b246[1] = byte(s248 >> 32)
-		b246[2] = byte(s248 >> 24)
-		b246[3] = byte(s248 >> 16)
-		b246[4] = byte(s248 >> 8)
-		b246[5] = byte(s248)
 		goto t135
 	}
 t135:
@@ -1667,14 +1651,14 @@ t135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s249 := r
-				cb[0] = byte(s249 >> 8)
-				cb[1] = byte(s249)
+				s246 := r
+				cb[0] = byte(s246 >> 8)
+				cb[1] = byte(s246)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b250 := data[h4 : h4+8] // udp
-		if (uint64(b250[6])<<8 | uint64(b250[7])) == 0x0 {
+		b247 := data[h4 : h4+8] // udp
+		if (uint64(b247[6])<<8 | uint64(b247[7])) == 0x0 {
 			goto t136
 		}
 		goto n137
@@ -1686,114 +1670,43 @@ t136:
 		goto t137
 	}
 t137:
-	{ // LbIsIPv4: test valid(ipv4)
-		if h2 >= 0 {
-			goto t138
-		}
-		goto n139
-	}
-t138:
-	{ // LbKeepIPv4: test meta.keep_lb == 1
+	{ // LbKeep: test meta.keep_lb == 1
 		if m22 == 0x1 {
-			goto n140
+			goto n134
 		}
-		goto t141
-	}
-t141:
-	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
-		var d271 uint64 // ipv4 checksum
-		var d272 uint64 // udp checksum
-		v273 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b274 := data[h2 : h2+20] // ipv4
-		os275 := uint64(^uint32((uint64(b274[12])<<24 | uint64(b274[13])<<16 | uint64(b274[14])<<8 | uint64(b274[15]))))
-		s276 := v273
-		b274[12] = byte(s276 >> 24)
-		b274[13] = byte(s276 >> 16)
-		b274[14] = byte(s276 >> 8)
-		b274[15] = byte(s276)
-		dl277 := os275 + uint64(uint32(v273))
-		d271 += dl277
-		d272 += dl277
-		v278 := m18
-		os279 := uint64(^uint32((uint64(b274[16])<<24 | uint64(b274[17])<<16 | uint64(b274[18])<<8 | uint64(b274[19]))))
-		s280 := v278
-		b274[16] = byte(s280 >> 24)
-		b274[17] = byte(s280 >> 16)
-		b274[18] = byte(s280 >> 8)
-		b274[19] = byte(s280)
-		dl281 := os279 + uint64(uint32(v278))
-		d271 += dl281
-		d272 += dl281
-		v282 := m23
-		b283 := data[h4 : h4+8] // udp
-		os284 := uint64(^uint16((uint64(b283[2])<<8 | uint64(b283[3]))))
-		s285 := v282
-		b283[2] = byte(s285 >> 8)
-		b283[3] = byte(s285)
-		dl286 := os284 + uint64(uint16(v282))
-		d272 += dl286
-		v287 := ((uint64(b274[2])<<8 | uint64(b274[3])) - 0x10)
-		os288 := uint64(^uint16((uint64(b274[2])<<8 | uint64(b274[3]))))
-		s289 := v287
-		b274[2] = byte(s289 >> 8)
-		b274[3] = byte(s289)
-		dl290 := os288 + uint64(uint16(v287))
-		d271 += dl290
-		d272 += dl290
-		v291 := (uint64(b274[8]) - 0x1)
-		os292 := (uint64(1)*0xffff - uint64(uint32(uint64(b274[8])<<8|uint64(b274[9]))) + uint64(0))
-		b274[8] = byte(v291)
-		dl293 := os292 + uint64(uint32(uint64(b274[8])<<8|uint64(b274[9])))
-		d271 += dl293
-		if h2+h2len <= len(data) {
-			cb := data[h2+10 : h2+12]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d271
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s294 := r
-			cb[0] = byte(s294 >> 8)
-			cb[1] = byte(s294)
-		}
-		if h4+8 <= len(data) {
-			pendD4 += d272
-			pendK4 = true
-		}
-		goto t144
-	}
-t144:
-	{ // LbPopV2: test valid(lb_v2)
-		if h10 >= 0 {
-			goto t145
-		}
-		goto n146
+		goto t145
 	}
 t145:
+	{ // LbPopV2: test valid(lb_v2)
+		if h10 >= 0 {
+			goto t146
+		}
+		goto n147
+	}
+t146:
 	{ // LbPopV2Body: pop lb_v2
-		po363, pn364 := h10, 12 // lb_v2
-		if po363+pn364 > len(data) {
+		po248, pn249 := h10, 12 // lb_v2
+		if po248+pn249 > len(data) {
 			return pl.drop(66)
 		}
-		if po363 > h4 && (po363-h4)%2 == 0 {
-			pw366 := data[po363 : po363+12]
-			ws367 := ^(uint64(pw366[0])<<56 | uint64(pw366[1])<<48 | uint64(pw366[2])<<40 | uint64(pw366[3])<<32 | uint64(pw366[4])<<24 | uint64(pw366[5])<<16 | uint64(pw366[6])<<8 | uint64(pw366[7]))
-			d365 := (ws367>>32 + uint64(uint32(ws367))) + uint64(^uint32((uint64(pw366[8])<<24 | uint64(pw366[9])<<16 | uint64(pw366[10])<<8 | uint64(pw366[11]))))
+		if po248 > h4 && (po248-h4)%2 == 0 {
+			pw251 := data[po248 : po248+12]
+			ws252 := ^(uint64(pw251[0])<<56 | uint64(pw251[1])<<48 | uint64(pw251[2])<<40 | uint64(pw251[3])<<32 | uint64(pw251[4])<<24 | uint64(pw251[5])<<16 | uint64(pw251[6])<<8 | uint64(pw251[7]))
+			d250 := (ws252>>32 + uint64(uint32(ws252))) + uint64(^uint32((uint64(pw251[8])<<24 | uint64(pw251[9])<<16 | uint64(pw251[10])<<8 | uint64(pw251[11]))))
 			if h4+8 <= len(data) {
-				pendD4 += d365
+				pendD4 += d250
 				pendK4 = true
 			}
 		}
-		pendOff = po363
-		pendN = pn364
+		pendOff = po248
+		pendN = pn249
 		h10 = -1
-		if cur > po363 {
-			cur = max(po363, cur-pn364)
+		if cur > po248 {
+			cur = max(po248, cur-pn249)
 		}
-		goto t147
+		goto t148
 	}
-t147:
+t148:
 	{ // LbPopCommon: pop lb_common
 		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
@@ -1805,58 +1718,156 @@ t147:
 			}
 			pendN = 0
 		}
-		po373, pn374 := h9, 4 // lb_common
-		if po373+pn374 > len(data) {
+		po258, pn259 := h9, 4 // lb_common
+		if po258+pn259 > len(data) {
 			return pl.drop(68)
 		}
-		if po373 > h4 && (po373-h4)%2 == 0 {
-			pw376 := data[po373 : po373+4]
-			d375 := uint64(^uint32((uint64(pw376[0])<<24 | uint64(pw376[1])<<16 | uint64(pw376[2])<<8 | uint64(pw376[3]))))
+		if po258 > h4 && (po258-h4)%2 == 0 {
+			pw261 := data[po258 : po258+4]
+			d260 := uint64(^uint32((uint64(pw261[0])<<24 | uint64(pw261[1])<<16 | uint64(pw261[2])<<8 | uint64(pw261[3]))))
 			if h4+8 <= len(data) {
-				pendD4 += d375
+				pendD4 += d260
 				pendK4 = true
 			}
 		}
-		pendN += pn374
-		if po373 < len(data)-po373-pendN {
-			copy(data[pendN:pendN+po373], data[:po373])
+		pendN += pn259
+		if po258 < len(data)-po258-pendN {
+			copy(data[pendN:pendN+po258], data[:po258])
 			data = data[pendN:]
 		} else {
-			copy(data[po373:], data[po373+pendN:])
+			copy(data[po258:], data[po258+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po373 {
-			cur = max(po373, cur-pn374)
-		}
-		goto t148
-	}
-t148:
-	{ // LbUdpLen: set udp.length
-		var d377 uint64         // udp checksum
-		b378 := data[h4 : h4+8] // udp
-		v379 := ((uint64(b378[4])<<8 | uint64(b378[5])) - 0x10)
-		os380 := uint64(^uint16((uint64(b378[4])<<8 | uint64(b378[5]))))
-		s381 := v379
-		b378[4] = byte(s381 >> 8)
-		b378[5] = byte(s381)
-		dl382 := os380 + uint64(uint16(v379))
-		d377 += dl382
-		if h4+8 <= len(data) {
-			pendD4 += d377
-			pendK4 = true
+		if cur > po258 {
+			cur = max(po258, cur-pn259)
 		}
 		goto t149
 	}
 t149:
-	{ // LbCsumFix: test meta.udp_zero == 1
-		if m0 == 0x1 {
-			goto t150
+	{ // LbUdpLen: set udp.length
+		var d262 uint64         // udp checksum
+		b263 := data[h4 : h4+8] // udp
+		v264 := ((uint64(b263[4])<<8 | uint64(b263[5])) - 0x10)
+		os265 := uint64(^uint16((uint64(b263[4])<<8 | uint64(b263[5]))))
+		s266 := v264
+		b263[4] = byte(s266 >> 8)
+		b263[5] = byte(s266)
+		dl267 := os265 + uint64(uint16(v264))
+		d262 += dl267
+		if h4+8 <= len(data) {
+			pendD4 += d262
+			pendK4 = true
 		}
-		goto n151
+		pl.edges[6]++
+		goto t134
+	}
+t134:
+	{ // LbEth: set ethernet.src, ethernet.dst
+		b268 := data[h0 : h0+14] // ethernet
+		s269 := m5
+		b268[6] = byte(s269 >> 40)
+		b268[7] = byte(s269 >> 32)
+		b268[8] = byte(s269 >> 24)
+		b268[9] = byte(s269 >> 16)
+		b268[10] = byte(s269 >> 8)
+		b268[11] = byte(s269)
+		s270 := m17
+		b268[0] = byte(s270 >> 40)
+		b268[1] = byte(s270 >> 32)
+		b268[2] = byte(s270 >> 24)
+		b268[3] = byte(s270 >> 16)
+		b268[4] = byte(s270 >> 8)
+		b268[5] = byte(s270)
+		goto t138
+	}
+t138:
+	{ // LbIsIPv4: test valid(ipv4)
+		if h2 >= 0 {
+			goto t139
+		}
+		goto n140
+	}
+t139:
+	{ // LbKeepIPv4: test meta.keep_lb == 1
+		if m22 == 0x1 {
+			goto n141
+		}
+		goto t142
+	}
+t142:
+	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
+		var d291 uint64 // ipv4 checksum
+		var d292 uint64 // udp checksum
+		v293 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b294 := data[h2 : h2+20] // ipv4
+		os295 := uint64(^uint32((uint64(b294[12])<<24 | uint64(b294[13])<<16 | uint64(b294[14])<<8 | uint64(b294[15]))))
+		s296 := v293
+		b294[12] = byte(s296 >> 24)
+		b294[13] = byte(s296 >> 16)
+		b294[14] = byte(s296 >> 8)
+		b294[15] = byte(s296)
+		dl297 := os295 + uint64(uint32(v293))
+		d291 += dl297
+		d292 += dl297
+		v298 := m18
+		os299 := uint64(^uint32((uint64(b294[16])<<24 | uint64(b294[17])<<16 | uint64(b294[18])<<8 | uint64(b294[19]))))
+		s300 := v298
+		b294[16] = byte(s300 >> 24)
+		b294[17] = byte(s300 >> 16)
+		b294[18] = byte(s300 >> 8)
+		b294[19] = byte(s300)
+		dl301 := os299 + uint64(uint32(v298))
+		d291 += dl301
+		d292 += dl301
+		v302 := m23
+		b303 := data[h4 : h4+8] // udp
+		os304 := uint64(^uint16((uint64(b303[2])<<8 | uint64(b303[3]))))
+		s305 := v302
+		b303[2] = byte(s305 >> 8)
+		b303[3] = byte(s305)
+		dl306 := os304 + uint64(uint16(v302))
+		d292 += dl306
+		v307 := ((uint64(b294[2])<<8 | uint64(b294[3])) - 0x10)
+		os308 := uint64(^uint16((uint64(b294[2])<<8 | uint64(b294[3]))))
+		s309 := v307
+		b294[2] = byte(s309 >> 8)
+		b294[3] = byte(s309)
+		dl310 := os308 + uint64(uint16(v307))
+		d291 += dl310
+		d292 += dl310
+		v311 := (uint64(b294[8]) - 0x1)
+		os312 := (uint64(1)*0xffff - uint64(uint32(uint64(b294[8])<<8|uint64(b294[9]))) + uint64(0))
+		b294[8] = byte(v311)
+		dl313 := os312 + uint64(uint32(uint64(b294[8])<<8|uint64(b294[9])))
+		d291 += dl313
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d291
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			s314 := r
+			cb[0] = byte(s314 >> 8)
+			cb[1] = byte(s314)
+		}
+		if h4+8 <= len(data) {
+			pendD4 += d292
+			pendK4 = true
+		}
+		goto t150
 	}
 t150:
+	{ // LbCsumFix: test meta.udp_zero == 1
+		if m0 == 0x1 {
+			goto t151
+		}
+		goto n152
+	}
+t151:
 	{ // LbCsumKeepZero: set udp.checksum
 		if pendK4 {
 			if h4+8 <= len(data) {
@@ -1877,10 +1888,10 @@ t150:
 		s385 := 0x0
 		b384[6] = byte(s385 >> 8)
 		b384[7] = byte(s385)
-		pl.edges[6]++
-		goto t151
+		pl.edges[7]++
+		goto t152
 	}
-t151:
+t152:
 	{ // LbTxCount: count mbr_tx_pkt_counter
 		goto t14
 	}
@@ -1929,7 +1940,7 @@ n6:
 			cur += 40 // ipv6
 			goto n7
 		}
-		pl.edges[40]++
+		pl.edges[41]++
 		goto n12
 	}
 n7:
@@ -1940,10 +1951,10 @@ n7:
 			c11 = (uint64(b12[6]) == 0x11)
 		}
 		if c11 {
-			pl.edges[7]++
+			pl.edges[8]++
 			goto n8
 		}
-		pl.edges[41]++
+		pl.edges[42]++
 		goto n12
 	}
 n8:
@@ -1953,7 +1964,7 @@ n8:
 			cur += 8 // udp
 			goto n9
 		}
-		pl.edges[42]++
+		pl.edges[43]++
 		goto n12
 	}
 n9:
@@ -1962,7 +1973,7 @@ n9:
 		if ((uint64(b13[2])<<8 | uint64(b13[3])) & 0xc000) == 0x4000 {
 			goto n10
 		}
-		pl.edges[43]++
+		pl.edges[44]++
 		goto n12
 	}
 n10:
@@ -2209,10 +2220,10 @@ n11:
 		}
 
 		if ok18 && wellFormed {
-			pl.edges[8]++
+			pl.edges[9]++
 			goto n13
 		}
-		pl.edges[44]++
+		pl.edges[45]++
 		goto n12
 	}
 n12:
@@ -2264,7 +2275,7 @@ n19:
 		if (uint64(b21[0])<<8 | uint64(b21[1])) == 0x4c42 {
 			goto n20
 		}
-		pl.edges[45]++
+		pl.edges[46]++
 		goto n23
 	}
 n20:
@@ -2277,7 +2288,7 @@ n20:
 		case v22 == 0x3:
 			goto n22
 		default:
-			pl.edges[46]++
+			pl.edges[47]++
 			goto n23
 		}
 	}
@@ -2288,7 +2299,7 @@ n21:
 			cur += 12 // lb_v2
 			goto n24
 		}
-		pl.edges[47]++
+		pl.edges[48]++
 		goto n23
 	}
 n22:
@@ -2296,10 +2307,10 @@ n22:
 		if cur >= 0 && cur+12 <= len(data) {
 			h11 = cur
 			cur += 12 // lb_v3
-			pl.edges[9]++
+			pl.edges[10]++
 			goto n24
 		}
-		pl.edges[48]++
+		pl.edges[49]++
 		goto n23
 	}
 n23:
@@ -2351,7 +2362,7 @@ n29:
 	}
 n30:
 	{ // PuntSlowOther: count phys_dot3_slow_other_counter
-		pl.edges[10]++
+		pl.edges[11]++
 		goto n33
 	}
 n31:
@@ -2359,12 +2370,12 @@ n31:
 		if false {
 			goto n32
 		}
-		pl.edges[11]++
+		pl.edges[12]++
 		goto n33
 	}
 n32:
 	{ // PuntLldp: count phys_lldp_counter
-		pl.edges[12]++
+		pl.edges[13]++
 		goto n33
 	}
 n33:
@@ -2468,7 +2479,7 @@ n35:
 		if cur > po27 {
 			cur = max(po27, cur-pn28)
 		}
-		pl.edges[13]++
+		pl.edges[14]++
 		goto n36
 	}
 n36:
@@ -2567,7 +2578,7 @@ n37:
 		if cur > po29 {
 			cur = max(po29, cur-pn30)
 		}
-		pl.edges[14]++
+		pl.edges[15]++
 		goto n38
 	}
 n38:
@@ -2666,7 +2677,7 @@ n39:
 		if cur > po31 {
 			cur = max(po31, cur-pn32)
 		}
-		pl.edges[15]++
+		pl.edges[16]++
 		goto n40
 	}
 n40:
@@ -2765,7 +2776,7 @@ n41:
 		if cur > po33 {
 			cur = max(po33, cur-pn34)
 		}
-		pl.edges[16]++
+		pl.edges[17]++
 		goto n42
 	}
 n42:
@@ -2864,7 +2875,7 @@ n43:
 		if cur > po35 {
 			cur = max(po35, cur-pn36)
 		}
-		pl.edges[17]++
+		pl.edges[18]++
 		goto n44
 	}
 n44:
@@ -2963,7 +2974,7 @@ n45:
 		if cur > po37 {
 			cur = max(po37, cur-pn38)
 		}
-		pl.edges[18]++
+		pl.edges[19]++
 		goto n46
 	}
 n46:
@@ -3090,7 +3101,7 @@ n49:
 		if cur > po41 {
 			cur = max(po41, cur-pn42)
 		}
-		pl.edges[19]++
+		pl.edges[20]++
 		goto n50
 	}
 n50:
@@ -3203,7 +3214,7 @@ n57:
 	{ // L3SetDaIPv6: set meta.ip_da
 		b56 := data[h3 : h3+40] // ipv6
 		m8 = (packet.Value{Hi: (uint64(b56[24])<<56 | uint64(b56[25])<<48 | uint64(b56[26])<<40 | uint64(b56[27])<<32 | uint64(b56[28])<<24 | uint64(b56[29])<<16 | uint64(b56[30])<<8 | uint64(b56[31])), Lo: (uint64(b56[32])<<56 | uint64(b56[33])<<48 | uint64(b56[34])<<40 | uint64(b56[35])<<32 | uint64(b56[36])<<24 | uint64(b56[37])<<16 | uint64(b56[38])<<8 | uint64(b56[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		pl.edges[20]++
+		pl.edges[21]++
 		goto n58
 	}
 n58:
@@ -3432,7 +3443,7 @@ n84:
 	}
 n85:
 	{ // ArpNoMatch: count l3_arp_tpa_nomatch
-		pl.edges[21]++
+		pl.edges[22]++
 		goto n112
 	}
 n86:
@@ -3490,7 +3501,7 @@ n86:
 	}
 n87:
 	{ // ArpOk: count l3_arp_ok
-		pl.edges[22]++
+		pl.edges[23]++
 		goto n14
 	}
 n88:
@@ -3645,7 +3656,7 @@ n90:
 	}
 n91:
 	{ // Echo4Ok: count l3_icmpv4_echo_ok
-		pl.edges[23]++
+		pl.edges[24]++
 		goto n14
 	}
 n92:
@@ -3819,7 +3830,7 @@ n92:
 	}
 n93:
 	{ // Echo6Ok: count l3_icmpv6_echo_ok
-		pl.edges[24]++
+		pl.edges[25]++
 		goto n14
 	}
 n94:
@@ -3885,7 +3896,7 @@ n99:
 		if h14 >= 0 {
 			goto n100
 		}
-		pl.edges[25]++
+		pl.edges[26]++
 		goto n101
 	}
 n100:
@@ -3895,7 +3906,7 @@ n100:
 		}
 		b163 := data[h14 : h14+6] // nd_mac
 		m25 = (uint64(b163[0])<<40 | uint64(b163[1])<<32 | uint64(b163[2])<<24 | uint64(b163[3])<<16 | uint64(b163[4])<<8 | uint64(b163[5])) & 0xffffffffffff
-		pl.edges[26]++
+		pl.edges[27]++
 		goto n101
 	}
 n101:
@@ -3996,7 +4007,7 @@ n103:
 		if cur > po164 {
 			cur = max(po164, cur-pn165)
 		}
-		pl.edges[27]++
+		pl.edges[28]++
 		goto n104
 	}
 n104:
@@ -4093,7 +4104,7 @@ n104:
 		if cur > po166 {
 			cur = max(po166, cur-pn167)
 		}
-		pl.edges[28]++
+		pl.edges[29]++
 		goto n105
 	}
 n105:
@@ -5269,7 +5280,7 @@ n110:
 	}
 n111:
 	{ // NsOk: count l3_ipv6nd_neigh_sol_ok
-		pl.edges[29]++
+		pl.edges[30]++
 		goto n14
 	}
 n112:
@@ -5341,10 +5352,10 @@ n115:
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
-			pl.edges[30]++
+			pl.edges[31]++
 			goto n117
 		default: // miss
-			pl.edges[49]++
+			pl.edges[50]++
 			goto n116
 		}
 	}
@@ -5381,7 +5392,7 @@ n121:
 		m9 = (uint64(b217[4])<<56 | uint64(b217[5])<<48 | uint64(b217[6])<<40 | uint64(b217[7])<<32 | uint64(b217[8])<<24 | uint64(b217[9])<<16 | uint64(b217[10])<<8 | uint64(b217[11]))
 		m13 = (uint64(b217[0])<<8 | uint64(b217[1])) & 0xffff
 		m14 = (uint64(b217[2])<<8 | uint64(b217[3])) & 0xffff
-		pl.edges[31]++
+		pl.edges[32]++
 		goto n122
 	}
 n122:
@@ -5597,25 +5608,6 @@ n132:
 n133:
 	{ // LbPort: set meta.new_port
 		m23 = ((m20 + ((m14 & ((((0x1 << (m21 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)) & 0x1ffff) & 0xffff
-		goto n134
-	}
-n134:
-	{ // LbEth: set ethernet.src, ethernet.dst
-		b246 := data[h0 : h0+14] // ethernet
-		s247 := m5
-		b246[6] = byte(s247 >> 40)
-		b246[7] = byte(s247 >> 32)
-		b246[8] = byte(s247 >> 24)
-		b246[9] = byte(s247 >> 16)
-		b246[10] = byte(s247 >> 8)
-		b246[11] = byte(s247)
-		s248 := m17
-		b246[0] = byte(s248 >> 40)
-		b246[1] = byte(s248 >> 32)
-		b246[2] = byte(s248 >> 24)
-		b246[3] = byte(s248 >> 16)
-		b246[4] = byte(s248 >> 8)
-		b246[5] = byte(s248)
 		goto n135
 	}
 n135:
@@ -5629,14 +5621,14 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s249 := r
-				cb[0] = byte(s249 >> 8)
-				cb[1] = byte(s249)
+				s246 := r
+				cb[0] = byte(s246 >> 8)
+				cb[1] = byte(s246)
 			}
 			pendD4, pendK4 = 0, false
 		}
-		b250 := data[h4 : h4+8] // udp
-		if (uint64(b250[6])<<8 | uint64(b250[7])) == 0x0 {
+		b247 := data[h4 : h4+8] // udp
+		if (uint64(b247[6])<<8 | uint64(b247[7])) == 0x0 {
 			goto n136
 		}
 		goto n137
@@ -5648,85 +5640,158 @@ n136:
 		goto n137
 	}
 n137:
-	{ // LbIsIPv4: test valid(ipv4)
-		if h2 >= 0 {
-			goto n138
-		}
-		goto n139
-	}
-n138:
-	{ // LbKeepIPv4: test meta.keep_lb == 1
+	{ // LbKeep: test meta.keep_lb == 1
 		if m22 == 0x1 {
-			goto n140
+			goto n134
 		}
-		goto n141
+		goto n145
 	}
-n139:
-	{ // LbKeepIPv6: test meta.keep_lb == 1
-		if m22 == 0x1 {
-			goto n142
+n145:
+	{ // LbPopV2: test valid(lb_v2)
+		if h10 >= 0 {
+			goto n146
 		}
-		goto n143
+		goto n147
 	}
-n140:
-	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
-		var d251 uint64 // ipv4 checksum
-		var d252 uint64 // udp checksum
-		v253 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		b254 := data[h2 : h2+20] // ipv4
-		os255 := uint64(^uint32((uint64(b254[12])<<24 | uint64(b254[13])<<16 | uint64(b254[14])<<8 | uint64(b254[15]))))
-		s256 := v253
-		b254[12] = byte(s256 >> 24)
-		b254[13] = byte(s256 >> 16)
-		b254[14] = byte(s256 >> 8)
-		b254[15] = byte(s256)
-		dl257 := os255 + uint64(uint32(v253))
-		d251 += dl257
-		d252 += dl257
-		v258 := m18
-		os259 := uint64(^uint32((uint64(b254[16])<<24 | uint64(b254[17])<<16 | uint64(b254[18])<<8 | uint64(b254[19]))))
-		s260 := v258
-		b254[16] = byte(s260 >> 24)
-		b254[17] = byte(s260 >> 16)
-		b254[18] = byte(s260 >> 8)
-		b254[19] = byte(s260)
-		dl261 := os259 + uint64(uint32(v258))
-		d251 += dl261
-		d252 += dl261
-		v262 := m23
-		b263 := data[h4 : h4+8] // udp
-		os264 := uint64(^uint16((uint64(b263[2])<<8 | uint64(b263[3]))))
-		s265 := v262
-		b263[2] = byte(s265 >> 8)
-		b263[3] = byte(s265)
-		dl266 := os264 + uint64(uint16(v262))
-		d252 += dl266
-		v267 := (uint64(b254[8]) - 0x1)
-		os268 := (uint64(1)*0xffff - uint64(uint32(uint64(b254[8])<<8|uint64(b254[9]))) + uint64(0))
-		b254[8] = byte(v267)
-		dl269 := os268 + uint64(uint32(uint64(b254[8])<<8|uint64(b254[9])))
-		d251 += dl269
-		if h2+h2len <= len(data) {
-			cb := data[h2+10 : h2+12]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d251
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s270 := r
-			cb[0] = byte(s270 >> 8)
-			cb[1] = byte(s270)
+n146:
+	{ // LbPopV2Body: pop lb_v2
+		po248, pn249 := h10, 12 // lb_v2
+		if po248+pn249 > len(data) {
+			return pl.drop(66)
 		}
-		if h4+8 <= len(data) {
-			pendD4 += d252
-			pendK4 = true
+		if po248 > h4 && (po248-h4)%2 == 0 {
+			pw251 := data[po248 : po248+12]
+			ws252 := ^(uint64(pw251[0])<<56 | uint64(pw251[1])<<48 | uint64(pw251[2])<<40 | uint64(pw251[3])<<32 | uint64(pw251[4])<<24 | uint64(pw251[5])<<16 | uint64(pw251[6])<<8 | uint64(pw251[7]))
+			d250 := (ws252>>32 + uint64(uint32(ws252))) + uint64(^uint32((uint64(pw251[8])<<24 | uint64(pw251[9])<<16 | uint64(pw251[10])<<8 | uint64(pw251[11]))))
+			if h4+8 <= len(data) {
+				pendD4 += d250
+				pendK4 = true
+			}
 		}
-		pl.edges[32]++
+		pendOff = po248
+		pendN = pn249
+		h10 = -1
+		if cur > po248 {
+			cur = max(po248, cur-pn249)
+		}
+		goto n148
+	}
+n147:
+	{ // LbPopV3Body: pop lb_v3
+		po253, pn254 := h11, 12 // lb_v3
+		if po253+pn254 > len(data) {
+			return pl.drop(67)
+		}
+		if po253 > h4 && (po253-h4)%2 == 0 {
+			pw256 := data[po253 : po253+12]
+			ws257 := ^(uint64(pw256[0])<<56 | uint64(pw256[1])<<48 | uint64(pw256[2])<<40 | uint64(pw256[3])<<32 | uint64(pw256[4])<<24 | uint64(pw256[5])<<16 | uint64(pw256[6])<<8 | uint64(pw256[7]))
+			d255 := (ws257>>32 + uint64(uint32(ws257))) + uint64(^uint32((uint64(pw256[8])<<24 | uint64(pw256[9])<<16 | uint64(pw256[10])<<8 | uint64(pw256[11]))))
+			if h4+8 <= len(data) {
+				pendD4 += d255
+				pendK4 = true
+			}
+		}
+		pendOff = po253
+		pendN = pn254
+		h11 = -1
+		if cur > po253 {
+			cur = max(po253, cur-pn254)
+		}
+		pl.edges[33]++
+		goto n148
+	}
+n148:
+	{ // LbPopCommon: pop lb_common
+		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+		}
+		po258, pn259 := h9, 4 // lb_common
+		if po258+pn259 > len(data) {
+			return pl.drop(68)
+		}
+		if po258 > h4 && (po258-h4)%2 == 0 {
+			pw261 := data[po258 : po258+4]
+			d260 := uint64(^uint32((uint64(pw261[0])<<24 | uint64(pw261[1])<<16 | uint64(pw261[2])<<8 | uint64(pw261[3]))))
+			if h4+8 <= len(data) {
+				pendD4 += d260
+				pendK4 = true
+			}
+		}
+		pendN += pn259
+		if po258 < len(data)-po258-pendN {
+			copy(data[pendN:pendN+po258], data[:po258])
+			data = data[pendN:]
+		} else {
+			copy(data[po258:], data[po258+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		h9 = -1
+		if cur > po258 {
+			cur = max(po258, cur-pn259)
+		}
 		goto n149
 	}
+n149:
+	{ // LbUdpLen: set udp.length
+		var d262 uint64         // udp checksum
+		b263 := data[h4 : h4+8] // udp
+		v264 := ((uint64(b263[4])<<8 | uint64(b263[5])) - 0x10)
+		os265 := uint64(^uint16((uint64(b263[4])<<8 | uint64(b263[5]))))
+		s266 := v264
+		b263[4] = byte(s266 >> 8)
+		b263[5] = byte(s266)
+		dl267 := os265 + uint64(uint16(v264))
+		d262 += dl267
+		if h4+8 <= len(data) {
+			pendD4 += d262
+			pendK4 = true
+		}
+		pl.edges[6]++
+		goto n134
+	}
+n134:
+	{ // LbEth: set ethernet.src, ethernet.dst
+		b268 := data[h0 : h0+14] // ethernet
+		s269 := m5
+		b268[6] = byte(s269 >> 40)
+		b268[7] = byte(s269 >> 32)
+		b268[8] = byte(s269 >> 24)
+		b268[9] = byte(s269 >> 16)
+		b268[10] = byte(s269 >> 8)
+		b268[11] = byte(s269)
+		s270 := m17
+		b268[0] = byte(s270 >> 40)
+		b268[1] = byte(s270 >> 32)
+		b268[2] = byte(s270 >> 24)
+		b268[3] = byte(s270 >> 16)
+		b268[4] = byte(s270 >> 8)
+		b268[5] = byte(s270)
+		goto n138
+	}
+n138:
+	{ // LbIsIPv4: test valid(ipv4)
+		if h2 >= 0 {
+			goto n139
+		}
+		goto n140
+	}
+n139:
+	{ // LbKeepIPv4: test meta.keep_lb == 1
+		if m22 == 0x1 {
+			goto n141
+		}
+		goto n142
+	}
 n141:
-	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
+	{ // LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl
 		var d271 uint64 // ipv4 checksum
 		var d272 uint64 // udp checksum
 		v273 := ((m6.Lo & 0xffffffff) & 0xffffffff)
@@ -5758,19 +5823,11 @@ n141:
 		b283[3] = byte(s285)
 		dl286 := os284 + uint64(uint16(v282))
 		d272 += dl286
-		v287 := ((uint64(b274[2])<<8 | uint64(b274[3])) - 0x10)
-		os288 := uint64(^uint16((uint64(b274[2])<<8 | uint64(b274[3]))))
-		s289 := v287
-		b274[2] = byte(s289 >> 8)
-		b274[3] = byte(s289)
-		dl290 := os288 + uint64(uint16(v287))
-		d271 += dl290
-		d272 += dl290
-		v291 := (uint64(b274[8]) - 0x1)
-		os292 := (uint64(1)*0xffff - uint64(uint32(uint64(b274[8])<<8|uint64(b274[9]))) + uint64(0))
-		b274[8] = byte(v291)
-		dl293 := os292 + uint64(uint32(uint64(b274[8])<<8|uint64(b274[9])))
-		d271 += dl293
+		v287 := (uint64(b274[8]) - 0x1)
+		os288 := (uint64(1)*0xffff - uint64(uint32(uint64(b274[8])<<8|uint64(b274[9]))) + uint64(0))
+		b274[8] = byte(v287)
+		dl289 := os288 + uint64(uint32(uint64(b274[8])<<8|uint64(b274[9])))
+		d271 += dl289
 		if h2+h2len <= len(data) {
 			cb := data[h2+10 : h2+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
@@ -5779,299 +5836,261 @@ n141:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s294 := r
-			cb[0] = byte(s294 >> 8)
-			cb[1] = byte(s294)
+			s290 := r
+			cb[0] = byte(s290 >> 8)
+			cb[1] = byte(s290)
 		}
 		if h4+8 <= len(data) {
 			pendD4 += d272
 			pendK4 = true
 		}
-		goto n144
+		pl.edges[34]++
+		goto n150
 	}
 n142:
-	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
-		var d295 uint64 // udp checksum
-		v296 := m6
-		b297 := data[h3 : h3+40] // ipv6
-		wv299 := packet.Value{Hi: (uint64(b297[8])<<56 | uint64(b297[9])<<48 | uint64(b297[10])<<40 | uint64(b297[11])<<32 | uint64(b297[12])<<24 | uint64(b297[13])<<16 | uint64(b297[14])<<8 | uint64(b297[15])), Lo: (uint64(b297[16])<<56 | uint64(b297[17])<<48 | uint64(b297[18])<<40 | uint64(b297[19])<<32 | uint64(b297[20])<<24 | uint64(b297[21])<<16 | uint64(b297[22])<<8 | uint64(b297[23]))}
-		ws300 := ^wv299.Hi
-		ws301 := ^wv299.Lo
-		os298 := (ws300>>32 + uint64(uint32(ws300))) + (ws301>>32 + uint64(uint32(ws301)))
-		v302 := v296
-		s303 := v302.Hi
-		b297[8] = byte(s303 >> 56)
-		b297[9] = byte(s303 >> 48)
-		b297[10] = byte(s303 >> 40)
-		b297[11] = byte(s303 >> 32)
-		b297[12] = byte(s303 >> 24)
-		b297[13] = byte(s303 >> 16)
-		b297[14] = byte(s303 >> 8)
-		b297[15] = byte(s303)
-		s304 := v302.Lo
-		b297[16] = byte(s304 >> 56)
-		b297[17] = byte(s304 >> 48)
-		b297[18] = byte(s304 >> 40)
-		b297[19] = byte(s304 >> 32)
-		b297[20] = byte(s304 >> 24)
-		b297[21] = byte(s304 >> 16)
-		b297[22] = byte(s304 >> 8)
-		b297[23] = byte(s304)
-		wv305 := v296
-		ws306 := wv305.Hi
-		ws307 := wv305.Lo
-		dl308 := os298 + (ws306>>32 + uint64(uint32(ws306))) + (ws307>>32 + uint64(uint32(ws307)))
-		d295 += dl308
-		v309 := m19
-		wv311 := packet.Value{Hi: (uint64(b297[24])<<56 | uint64(b297[25])<<48 | uint64(b297[26])<<40 | uint64(b297[27])<<32 | uint64(b297[28])<<24 | uint64(b297[29])<<16 | uint64(b297[30])<<8 | uint64(b297[31])), Lo: (uint64(b297[32])<<56 | uint64(b297[33])<<48 | uint64(b297[34])<<40 | uint64(b297[35])<<32 | uint64(b297[36])<<24 | uint64(b297[37])<<16 | uint64(b297[38])<<8 | uint64(b297[39]))}
-		ws312 := ^wv311.Hi
-		ws313 := ^wv311.Lo
-		os310 := (ws312>>32 + uint64(uint32(ws312))) + (ws313>>32 + uint64(uint32(ws313)))
-		v314 := v309
-		s315 := v314.Hi
-		b297[24] = byte(s315 >> 56)
-		b297[25] = byte(s315 >> 48)
-		b297[26] = byte(s315 >> 40)
-		b297[27] = byte(s315 >> 32)
-		b297[28] = byte(s315 >> 24)
-		b297[29] = byte(s315 >> 16)
-		b297[30] = byte(s315 >> 8)
-		b297[31] = byte(s315)
-		s316 := v314.Lo
-		b297[32] = byte(s316 >> 56)
-		b297[33] = byte(s316 >> 48)
-		b297[34] = byte(s316 >> 40)
-		b297[35] = byte(s316 >> 32)
-		b297[36] = byte(s316 >> 24)
-		b297[37] = byte(s316 >> 16)
-		b297[38] = byte(s316 >> 8)
-		b297[39] = byte(s316)
-		wv317 := v309
-		ws318 := wv317.Hi
-		ws319 := wv317.Lo
-		dl320 := os310 + (ws318>>32 + uint64(uint32(ws318))) + (ws319>>32 + uint64(uint32(ws319)))
-		d295 += dl320
-		v321 := m23
-		b322 := data[h4 : h4+8] // udp
-		os323 := uint64(^uint16((uint64(b322[2])<<8 | uint64(b322[3]))))
-		s324 := v321
-		b322[2] = byte(s324 >> 8)
-		b322[3] = byte(s324)
-		dl325 := os323 + uint64(uint16(v321))
-		d295 += dl325
-		v326 := (uint64(b297[7]) - 0x1)
-		b297[7] = byte(v326)
+	{ // LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl
+		var d291 uint64 // ipv4 checksum
+		var d292 uint64 // udp checksum
+		v293 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		b294 := data[h2 : h2+20] // ipv4
+		os295 := uint64(^uint32((uint64(b294[12])<<24 | uint64(b294[13])<<16 | uint64(b294[14])<<8 | uint64(b294[15]))))
+		s296 := v293
+		b294[12] = byte(s296 >> 24)
+		b294[13] = byte(s296 >> 16)
+		b294[14] = byte(s296 >> 8)
+		b294[15] = byte(s296)
+		dl297 := os295 + uint64(uint32(v293))
+		d291 += dl297
+		d292 += dl297
+		v298 := m18
+		os299 := uint64(^uint32((uint64(b294[16])<<24 | uint64(b294[17])<<16 | uint64(b294[18])<<8 | uint64(b294[19]))))
+		s300 := v298
+		b294[16] = byte(s300 >> 24)
+		b294[17] = byte(s300 >> 16)
+		b294[18] = byte(s300 >> 8)
+		b294[19] = byte(s300)
+		dl301 := os299 + uint64(uint32(v298))
+		d291 += dl301
+		d292 += dl301
+		v302 := m23
+		b303 := data[h4 : h4+8] // udp
+		os304 := uint64(^uint16((uint64(b303[2])<<8 | uint64(b303[3]))))
+		s305 := v302
+		b303[2] = byte(s305 >> 8)
+		b303[3] = byte(s305)
+		dl306 := os304 + uint64(uint16(v302))
+		d292 += dl306
+		v307 := ((uint64(b294[2])<<8 | uint64(b294[3])) - 0x10)
+		os308 := uint64(^uint16((uint64(b294[2])<<8 | uint64(b294[3]))))
+		s309 := v307
+		b294[2] = byte(s309 >> 8)
+		b294[3] = byte(s309)
+		dl310 := os308 + uint64(uint16(v307))
+		d291 += dl310
+		d292 += dl310
+		v311 := (uint64(b294[8]) - 0x1)
+		os312 := (uint64(1)*0xffff - uint64(uint32(uint64(b294[8])<<8|uint64(b294[9]))) + uint64(0))
+		b294[8] = byte(v311)
+		dl313 := os312 + uint64(uint32(uint64(b294[8])<<8|uint64(b294[9])))
+		d291 += dl313
+		if h2+h2len <= len(data) {
+			cb := data[h2+10 : h2+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d291
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			s314 := r
+			cb[0] = byte(s314 >> 8)
+			cb[1] = byte(s314)
+		}
 		if h4+8 <= len(data) {
-			pendD4 += d295
+			pendD4 += d292
 			pendK4 = true
 		}
-		pl.edges[33]++
-		goto n149
+		goto n150
+	}
+n140:
+	{ // LbKeepIPv6: test meta.keep_lb == 1
+		if m22 == 0x1 {
+			goto n143
+		}
+		goto n144
 	}
 n143:
-	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
-		var d327 uint64 // udp checksum
-		v328 := m6
-		b329 := data[h3 : h3+40] // ipv6
-		wv331 := packet.Value{Hi: (uint64(b329[8])<<56 | uint64(b329[9])<<48 | uint64(b329[10])<<40 | uint64(b329[11])<<32 | uint64(b329[12])<<24 | uint64(b329[13])<<16 | uint64(b329[14])<<8 | uint64(b329[15])), Lo: (uint64(b329[16])<<56 | uint64(b329[17])<<48 | uint64(b329[18])<<40 | uint64(b329[19])<<32 | uint64(b329[20])<<24 | uint64(b329[21])<<16 | uint64(b329[22])<<8 | uint64(b329[23]))}
+	{ // LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit
+		var d315 uint64 // udp checksum
+		v316 := m6
+		b317 := data[h3 : h3+40] // ipv6
+		wv319 := packet.Value{Hi: (uint64(b317[8])<<56 | uint64(b317[9])<<48 | uint64(b317[10])<<40 | uint64(b317[11])<<32 | uint64(b317[12])<<24 | uint64(b317[13])<<16 | uint64(b317[14])<<8 | uint64(b317[15])), Lo: (uint64(b317[16])<<56 | uint64(b317[17])<<48 | uint64(b317[18])<<40 | uint64(b317[19])<<32 | uint64(b317[20])<<24 | uint64(b317[21])<<16 | uint64(b317[22])<<8 | uint64(b317[23]))}
+		ws320 := ^wv319.Hi
+		ws321 := ^wv319.Lo
+		os318 := (ws320>>32 + uint64(uint32(ws320))) + (ws321>>32 + uint64(uint32(ws321)))
+		v322 := v316
+		s323 := v322.Hi
+		b317[8] = byte(s323 >> 56)
+		b317[9] = byte(s323 >> 48)
+		b317[10] = byte(s323 >> 40)
+		b317[11] = byte(s323 >> 32)
+		b317[12] = byte(s323 >> 24)
+		b317[13] = byte(s323 >> 16)
+		b317[14] = byte(s323 >> 8)
+		b317[15] = byte(s323)
+		s324 := v322.Lo
+		b317[16] = byte(s324 >> 56)
+		b317[17] = byte(s324 >> 48)
+		b317[18] = byte(s324 >> 40)
+		b317[19] = byte(s324 >> 32)
+		b317[20] = byte(s324 >> 24)
+		b317[21] = byte(s324 >> 16)
+		b317[22] = byte(s324 >> 8)
+		b317[23] = byte(s324)
+		wv325 := v316
+		ws326 := wv325.Hi
+		ws327 := wv325.Lo
+		dl328 := os318 + (ws326>>32 + uint64(uint32(ws326))) + (ws327>>32 + uint64(uint32(ws327)))
+		d315 += dl328
+		v329 := m19
+		wv331 := packet.Value{Hi: (uint64(b317[24])<<56 | uint64(b317[25])<<48 | uint64(b317[26])<<40 | uint64(b317[27])<<32 | uint64(b317[28])<<24 | uint64(b317[29])<<16 | uint64(b317[30])<<8 | uint64(b317[31])), Lo: (uint64(b317[32])<<56 | uint64(b317[33])<<48 | uint64(b317[34])<<40 | uint64(b317[35])<<32 | uint64(b317[36])<<24 | uint64(b317[37])<<16 | uint64(b317[38])<<8 | uint64(b317[39]))}
 		ws332 := ^wv331.Hi
 		ws333 := ^wv331.Lo
 		os330 := (ws332>>32 + uint64(uint32(ws332))) + (ws333>>32 + uint64(uint32(ws333)))
-		v334 := v328
+		v334 := v329
 		s335 := v334.Hi
-		b329[8] = byte(s335 >> 56)
-		b329[9] = byte(s335 >> 48)
-		b329[10] = byte(s335 >> 40)
-		b329[11] = byte(s335 >> 32)
-		b329[12] = byte(s335 >> 24)
-		b329[13] = byte(s335 >> 16)
-		b329[14] = byte(s335 >> 8)
-		b329[15] = byte(s335)
+		b317[24] = byte(s335 >> 56)
+		b317[25] = byte(s335 >> 48)
+		b317[26] = byte(s335 >> 40)
+		b317[27] = byte(s335 >> 32)
+		b317[28] = byte(s335 >> 24)
+		b317[29] = byte(s335 >> 16)
+		b317[30] = byte(s335 >> 8)
+		b317[31] = byte(s335)
 		s336 := v334.Lo
-		b329[16] = byte(s336 >> 56)
-		b329[17] = byte(s336 >> 48)
-		b329[18] = byte(s336 >> 40)
-		b329[19] = byte(s336 >> 32)
-		b329[20] = byte(s336 >> 24)
-		b329[21] = byte(s336 >> 16)
-		b329[22] = byte(s336 >> 8)
-		b329[23] = byte(s336)
-		wv337 := v328
+		b317[32] = byte(s336 >> 56)
+		b317[33] = byte(s336 >> 48)
+		b317[34] = byte(s336 >> 40)
+		b317[35] = byte(s336 >> 32)
+		b317[36] = byte(s336 >> 24)
+		b317[37] = byte(s336 >> 16)
+		b317[38] = byte(s336 >> 8)
+		b317[39] = byte(s336)
+		wv337 := v329
 		ws338 := wv337.Hi
 		ws339 := wv337.Lo
 		dl340 := os330 + (ws338>>32 + uint64(uint32(ws338))) + (ws339>>32 + uint64(uint32(ws339)))
-		d327 += dl340
-		v341 := m19
-		wv343 := packet.Value{Hi: (uint64(b329[24])<<56 | uint64(b329[25])<<48 | uint64(b329[26])<<40 | uint64(b329[27])<<32 | uint64(b329[28])<<24 | uint64(b329[29])<<16 | uint64(b329[30])<<8 | uint64(b329[31])), Lo: (uint64(b329[32])<<56 | uint64(b329[33])<<48 | uint64(b329[34])<<40 | uint64(b329[35])<<32 | uint64(b329[36])<<24 | uint64(b329[37])<<16 | uint64(b329[38])<<8 | uint64(b329[39]))}
-		ws344 := ^wv343.Hi
-		ws345 := ^wv343.Lo
-		os342 := (ws344>>32 + uint64(uint32(ws344))) + (ws345>>32 + uint64(uint32(ws345)))
-		v346 := v341
-		s347 := v346.Hi
-		b329[24] = byte(s347 >> 56)
-		b329[25] = byte(s347 >> 48)
-		b329[26] = byte(s347 >> 40)
-		b329[27] = byte(s347 >> 32)
-		b329[28] = byte(s347 >> 24)
-		b329[29] = byte(s347 >> 16)
-		b329[30] = byte(s347 >> 8)
-		b329[31] = byte(s347)
-		s348 := v346.Lo
-		b329[32] = byte(s348 >> 56)
-		b329[33] = byte(s348 >> 48)
-		b329[34] = byte(s348 >> 40)
-		b329[35] = byte(s348 >> 32)
-		b329[36] = byte(s348 >> 24)
-		b329[37] = byte(s348 >> 16)
-		b329[38] = byte(s348 >> 8)
-		b329[39] = byte(s348)
-		wv349 := v341
-		ws350 := wv349.Hi
-		ws351 := wv349.Lo
-		dl352 := os342 + (ws350>>32 + uint64(uint32(ws350))) + (ws351>>32 + uint64(uint32(ws351)))
-		d327 += dl352
-		v353 := m23
-		b354 := data[h4 : h4+8] // udp
-		os355 := uint64(^uint16((uint64(b354[2])<<8 | uint64(b354[3]))))
-		s356 := v353
-		b354[2] = byte(s356 >> 8)
-		b354[3] = byte(s356)
-		dl357 := os355 + uint64(uint16(v353))
-		d327 += dl357
-		v358 := ((uint64(b329[4])<<8 | uint64(b329[5])) - 0x10)
-		os359 := uint64(^uint16((uint64(b329[4])<<8 | uint64(b329[5]))))
-		s360 := v358
-		b329[4] = byte(s360 >> 8)
-		b329[5] = byte(s360)
-		dl361 := os359 + uint64(uint16(v358))
-		d327 += dl361
-		v362 := (uint64(b329[7]) - 0x1)
-		b329[7] = byte(v362)
+		d315 += dl340
+		v341 := m23
+		b342 := data[h4 : h4+8] // udp
+		os343 := uint64(^uint16((uint64(b342[2])<<8 | uint64(b342[3]))))
+		s344 := v341
+		b342[2] = byte(s344 >> 8)
+		b342[3] = byte(s344)
+		dl345 := os343 + uint64(uint16(v341))
+		d315 += dl345
+		v346 := (uint64(b317[7]) - 0x1)
+		b317[7] = byte(v346)
 		if h4+8 <= len(data) {
-			pendD4 += d327
+			pendD4 += d315
 			pendK4 = true
-		}
-		pl.edges[34]++
-		goto n144
-	}
-n144:
-	{ // LbPopV2: test valid(lb_v2)
-		if h10 >= 0 {
-			goto n145
-		}
-		goto n146
-	}
-n145:
-	{ // LbPopV2Body: pop lb_v2
-		po363, pn364 := h10, 12 // lb_v2
-		if po363+pn364 > len(data) {
-			return pl.drop(66)
-		}
-		if po363 > h4 && (po363-h4)%2 == 0 {
-			pw366 := data[po363 : po363+12]
-			ws367 := ^(uint64(pw366[0])<<56 | uint64(pw366[1])<<48 | uint64(pw366[2])<<40 | uint64(pw366[3])<<32 | uint64(pw366[4])<<24 | uint64(pw366[5])<<16 | uint64(pw366[6])<<8 | uint64(pw366[7]))
-			d365 := (ws367>>32 + uint64(uint32(ws367))) + uint64(^uint32((uint64(pw366[8])<<24 | uint64(pw366[9])<<16 | uint64(pw366[10])<<8 | uint64(pw366[11]))))
-			if h4+8 <= len(data) {
-				pendD4 += d365
-				pendK4 = true
-			}
-		}
-		pendOff = po363
-		pendN = pn364
-		h10 = -1
-		if cur > po363 {
-			cur = max(po363, cur-pn364)
-		}
-		goto n147
-	}
-n146:
-	{ // LbPopV3Body: pop lb_v3
-		po368, pn369 := h11, 12 // lb_v3
-		if po368+pn369 > len(data) {
-			return pl.drop(67)
-		}
-		if po368 > h4 && (po368-h4)%2 == 0 {
-			pw371 := data[po368 : po368+12]
-			ws372 := ^(uint64(pw371[0])<<56 | uint64(pw371[1])<<48 | uint64(pw371[2])<<40 | uint64(pw371[3])<<32 | uint64(pw371[4])<<24 | uint64(pw371[5])<<16 | uint64(pw371[6])<<8 | uint64(pw371[7]))
-			d370 := (ws372>>32 + uint64(uint32(ws372))) + uint64(^uint32((uint64(pw371[8])<<24 | uint64(pw371[9])<<16 | uint64(pw371[10])<<8 | uint64(pw371[11]))))
-			if h4+8 <= len(data) {
-				pendD4 += d370
-				pendK4 = true
-			}
-		}
-		pendOff = po368
-		pendN = pn369
-		h11 = -1
-		if cur > po368 {
-			cur = max(po368, cur-pn369)
 		}
 		pl.edges[35]++
-		goto n147
+		goto n150
 	}
-n147:
-	{ // LbPopCommon: pop lb_common
-		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
-			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
-				data = data[pendN:]
-			} else {
-				copy(data[pendOff:], data[pendOff+pendN:])
-				data = data[:len(data)-pendN]
-			}
-			pendN = 0
-		}
-		po373, pn374 := h9, 4 // lb_common
-		if po373+pn374 > len(data) {
-			return pl.drop(68)
-		}
-		if po373 > h4 && (po373-h4)%2 == 0 {
-			pw376 := data[po373 : po373+4]
-			d375 := uint64(^uint32((uint64(pw376[0])<<24 | uint64(pw376[1])<<16 | uint64(pw376[2])<<8 | uint64(pw376[3]))))
-			if h4+8 <= len(data) {
-				pendD4 += d375
-				pendK4 = true
-			}
-		}
-		pendN += pn374
-		if po373 < len(data)-po373-pendN {
-			copy(data[pendN:pendN+po373], data[:po373])
-			data = data[pendN:]
-		} else {
-			copy(data[po373:], data[po373+pendN:])
-			data = data[:len(data)-pendN]
-		}
-		pendN = 0
-		h9 = -1
-		if cur > po373 {
-			cur = max(po373, cur-pn374)
-		}
-		goto n148
-	}
-n148:
-	{ // LbUdpLen: set udp.length
-		var d377 uint64         // udp checksum
-		b378 := data[h4 : h4+8] // udp
-		v379 := ((uint64(b378[4])<<8 | uint64(b378[5])) - 0x10)
-		os380 := uint64(^uint16((uint64(b378[4])<<8 | uint64(b378[5]))))
-		s381 := v379
-		b378[4] = byte(s381 >> 8)
-		b378[5] = byte(s381)
-		dl382 := os380 + uint64(uint16(v379))
-		d377 += dl382
+n144:
+	{ // LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit
+		var d347 uint64 // udp checksum
+		v348 := m6
+		b349 := data[h3 : h3+40] // ipv6
+		wv351 := packet.Value{Hi: (uint64(b349[8])<<56 | uint64(b349[9])<<48 | uint64(b349[10])<<40 | uint64(b349[11])<<32 | uint64(b349[12])<<24 | uint64(b349[13])<<16 | uint64(b349[14])<<8 | uint64(b349[15])), Lo: (uint64(b349[16])<<56 | uint64(b349[17])<<48 | uint64(b349[18])<<40 | uint64(b349[19])<<32 | uint64(b349[20])<<24 | uint64(b349[21])<<16 | uint64(b349[22])<<8 | uint64(b349[23]))}
+		ws352 := ^wv351.Hi
+		ws353 := ^wv351.Lo
+		os350 := (ws352>>32 + uint64(uint32(ws352))) + (ws353>>32 + uint64(uint32(ws353)))
+		v354 := v348
+		s355 := v354.Hi
+		b349[8] = byte(s355 >> 56)
+		b349[9] = byte(s355 >> 48)
+		b349[10] = byte(s355 >> 40)
+		b349[11] = byte(s355 >> 32)
+		b349[12] = byte(s355 >> 24)
+		b349[13] = byte(s355 >> 16)
+		b349[14] = byte(s355 >> 8)
+		b349[15] = byte(s355)
+		s356 := v354.Lo
+		b349[16] = byte(s356 >> 56)
+		b349[17] = byte(s356 >> 48)
+		b349[18] = byte(s356 >> 40)
+		b349[19] = byte(s356 >> 32)
+		b349[20] = byte(s356 >> 24)
+		b349[21] = byte(s356 >> 16)
+		b349[22] = byte(s356 >> 8)
+		b349[23] = byte(s356)
+		wv357 := v348
+		ws358 := wv357.Hi
+		ws359 := wv357.Lo
+		dl360 := os350 + (ws358>>32 + uint64(uint32(ws358))) + (ws359>>32 + uint64(uint32(ws359)))
+		d347 += dl360
+		v361 := m19
+		wv363 := packet.Value{Hi: (uint64(b349[24])<<56 | uint64(b349[25])<<48 | uint64(b349[26])<<40 | uint64(b349[27])<<32 | uint64(b349[28])<<24 | uint64(b349[29])<<16 | uint64(b349[30])<<8 | uint64(b349[31])), Lo: (uint64(b349[32])<<56 | uint64(b349[33])<<48 | uint64(b349[34])<<40 | uint64(b349[35])<<32 | uint64(b349[36])<<24 | uint64(b349[37])<<16 | uint64(b349[38])<<8 | uint64(b349[39]))}
+		ws364 := ^wv363.Hi
+		ws365 := ^wv363.Lo
+		os362 := (ws364>>32 + uint64(uint32(ws364))) + (ws365>>32 + uint64(uint32(ws365)))
+		v366 := v361
+		s367 := v366.Hi
+		b349[24] = byte(s367 >> 56)
+		b349[25] = byte(s367 >> 48)
+		b349[26] = byte(s367 >> 40)
+		b349[27] = byte(s367 >> 32)
+		b349[28] = byte(s367 >> 24)
+		b349[29] = byte(s367 >> 16)
+		b349[30] = byte(s367 >> 8)
+		b349[31] = byte(s367)
+		s368 := v366.Lo
+		b349[32] = byte(s368 >> 56)
+		b349[33] = byte(s368 >> 48)
+		b349[34] = byte(s368 >> 40)
+		b349[35] = byte(s368 >> 32)
+		b349[36] = byte(s368 >> 24)
+		b349[37] = byte(s368 >> 16)
+		b349[38] = byte(s368 >> 8)
+		b349[39] = byte(s368)
+		wv369 := v361
+		ws370 := wv369.Hi
+		ws371 := wv369.Lo
+		dl372 := os362 + (ws370>>32 + uint64(uint32(ws370))) + (ws371>>32 + uint64(uint32(ws371)))
+		d347 += dl372
+		v373 := m23
+		b374 := data[h4 : h4+8] // udp
+		os375 := uint64(^uint16((uint64(b374[2])<<8 | uint64(b374[3]))))
+		s376 := v373
+		b374[2] = byte(s376 >> 8)
+		b374[3] = byte(s376)
+		dl377 := os375 + uint64(uint16(v373))
+		d347 += dl377
+		v378 := ((uint64(b349[4])<<8 | uint64(b349[5])) - 0x10)
+		os379 := uint64(^uint16((uint64(b349[4])<<8 | uint64(b349[5]))))
+		s380 := v378
+		b349[4] = byte(s380 >> 8)
+		b349[5] = byte(s380)
+		dl381 := os379 + uint64(uint16(v378))
+		d347 += dl381
+		v382 := (uint64(b349[7]) - 0x1)
+		b349[7] = byte(v382)
 		if h4+8 <= len(data) {
-			pendD4 += d377
+			pendD4 += d347
 			pendK4 = true
 		}
-		goto n149
-	}
-n149:
-	{ // LbCsumFix: test meta.udp_zero == 1
-		if m0 == 0x1 {
-			goto n150
-		}
-		goto n151
+		pl.edges[36]++
+		goto n150
 	}
 n150:
+	{ // LbCsumFix: test meta.udp_zero == 1
+		if m0 == 0x1 {
+			goto n151
+		}
+		goto n152
+	}
+n151:
 	{ // LbCsumKeepZero: set udp.checksum
 		if pendK4 {
 			if h4+8 <= len(data) {
@@ -6092,10 +6111,10 @@ n150:
 		s385 := 0x0
 		b384[6] = byte(s385 >> 8)
 		b384[7] = byte(s385)
-		pl.edges[6]++
-		goto n151
+		pl.edges[7]++
+		goto n152
 	}
-n151:
+n152:
 	{ // LbTxCount: count mbr_tx_pkt_counter
 		goto n14
 	}

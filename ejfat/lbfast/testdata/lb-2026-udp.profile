@@ -20,6 +20,7 @@ LbEth 8
 LbIPv4Strip 8
 LbIsIPv4 8
 LbIsV2 8
+LbKeep 8
 LbKeepIPv4 8
 LbMarkZero 8
 LbMember 8

@@ -23,6 +23,7 @@ LbIPv4Strip 8
 LbIPv6Strip 2
 LbIsIPv4 10
 LbIsV2 10
+LbKeep 10
 LbKeepIPv4 8
 LbKeepIPv6 2
 LbMember 10
