@@ -181,32 +181,13 @@ func (c *gen) body() {
 			}
 		}
 	}
-	// The hot path first, each node jumping to the next one's copy (tN);
-	// its other jumps, and every jump in the general code, lead to nN.
+	// The hot path first (profile.go), then the general code: every node
+	// a jump leads to, behind its label nN.
 	hot := c.hotPath(c.prof, targets)
 	c.runsCode = c.placeCounters(code, live, hot)
 	c.b.Reset()
 	general := map[*dataflow.Node]bool{}
-	todo = nil
-	for i, n := range hot {
-		if i > 0 {
-			fmt.Fprintf(&c.b, "t%d:\n", n.ID)
-		}
-		b := code[n]
-		if i+1 < len(hot) {
-			b = bytes.ReplaceAll(b, fmt.Appendf(nil, "goto n%d\n", hot[i+1].ID), fmt.Appendf(nil, "goto t%d\n", hot[i+1].ID))
-		}
-		c.b.Write(b)
-		for _, t := range targets[n] {
-			if i+1 == len(hot) || t != hot[i+1] {
-				todo = append(todo, t)
-			}
-		}
-	}
-	if len(hot) == 0 {
-		todo = []*dataflow.Node{c.start}
-	}
-	for len(todo) > 0 { // only nodes a jump leads to get a label
+	for todo = c.writeHot(hot, code, targets); len(todo) > 0; {
 		n := todo[0]
 		todo = todo[1:]
 		if !general[n] {

@@ -2,6 +2,7 @@ package golang
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
@@ -125,4 +126,31 @@ func (c *gen) hotPath(prof Profile, targets map[*dataflow.Node][]*dataflow.Node)
 		on[next] = true
 		n = next
 	}
+}
+
+// writeHot writes copies of the hot path's nodes, each jumping to the next
+// one's copy (tN) where it jumped to the next node; every other jump leads
+// to the general code (nN). It returns where the general code starts: the
+// copies' other targets, or the start node when there is no hot path.
+func (c *gen) writeHot(hot []*dataflow.Node, code map[*dataflow.Node][]byte, targets map[*dataflow.Node][]*dataflow.Node) []*dataflow.Node {
+	if len(hot) == 0 {
+		return []*dataflow.Node{c.start}
+	}
+	var exits []*dataflow.Node
+	for i, n := range hot {
+		if i > 0 {
+			fmt.Fprintf(&c.b, "t%d:\n", n.ID)
+		}
+		b := code[n]
+		if i+1 < len(hot) {
+			b = bytes.ReplaceAll(b, fmt.Appendf(nil, "goto n%d\n", hot[i+1].ID), fmt.Appendf(nil, "goto t%d\n", hot[i+1].ID))
+		}
+		c.b.Write(b)
+		for _, t := range targets[n] {
+			if i+1 == len(hot) || t != hot[i+1] {
+				exits = append(exits, t)
+			}
+		}
+	}
+	return exits
 }
