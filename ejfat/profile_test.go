@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"flag"
 	"os"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,8 +22,9 @@ var updateProfiles = flag.Bool("update", false, "rewrite lbfast/testdata's profi
 // with the reference tables. Behind kernel sockets (LinuxUDP, nsc lb) the
 // frames are IPv4 with UDP checksum 0, as ejfat/lbnet frames a datagram.
 func hotTraffic(t *testing.T, version, prg string) (tables string, frames [][]byte) {
+	tables = "testdata/" + version + ".tables"
 	if version == "lb-2021" {
-		frames = seedScapyFrames(t)
+		tables, frames = "testdata/seed000.tables", seedScapyFrames(t)
 	} else {
 		v4 := gplFrame(t, false, gplA7LB(), gplA7Payload())
 		v6 := gplFrame(t, true, gplA7LB(), gplA7Payload())
@@ -33,19 +33,18 @@ func hotTraffic(t *testing.T, version, prg string) (tables string, frames [][]by
 		}
 		frames = append(frames, v6, v6)
 	}
-	if prg != HostPRG {
-		frames = slices.DeleteFunc(slices.Clone(frames), func(f []byte) bool { return f[12] != 0x08 || f[13] != 0x00 })
-		for i, f := range frames {
+	if prg == HostPRG {
+		return tables, frames
+	}
+	var v4 [][]byte
+	for _, f := range frames {
+		if f[12] == 0x08 && f[13] == 0x00 {
 			f = bytes.Clone(f)
 			f[14+20+6], f[14+20+7] = 0, 0 // lbnet frames a datagram with UDP checksum 0
-			frames[i] = f
+			v4 = append(v4, f)
 		}
 	}
-	tables = "testdata/" + version + ".tables"
-	if version == "lb-2021" {
-		tables = "testdata/seed000.tables"
-	}
-	return tables, frames
+	return tables, v4
 }
 
 // profileFile is where the profile of a version's fast path on prg is.
