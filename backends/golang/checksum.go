@@ -82,7 +82,7 @@ func (c *gen) setAccumulating(o *packet.Op) {
 			if exact {
 				c.emit("%s := %s", oldPart, c.wordsOf(c.readField(a.Dst, fs.Width > 64), fs.Width, fs.Width > 64, true))
 			} else {
-				c.emit("%s := %s", oldPart, c.delta(c.bytesSum(b, slo, shi), "0", strconv.Itoa((shi-slo)/2)))
+				c.emit("%s := %s", oldPart, complements(c.bytesSum(b, slo, shi), strconv.Itoa((shi-slo)/2)))
 			}
 		}
 		c.put(b, fs, val, wide)
@@ -107,7 +107,7 @@ func (c *gen) setAccumulating(o *packet.Op) {
 			if n == 0 || n > flow.MaxWindow {
 				words = fmt.Sprintf("(%s-%s+1)/2", w.hi, w.lo)
 			}
-			c.emit("if %s { %s += %s }", w.ok, delta[wus[i]], c.delta(w.old, c.sum(w.lo, w.hi, n), words))
+			c.emit("if %s { %s += %s + uint64(%s) }", w.ok, delta[wus[i]], complements(w.old, words), c.sum(w.lo, w.hi, n))
 		}
 	}
 	for _, u := range us {
@@ -343,11 +343,11 @@ func (c *gen) bytesSum(b string, lo, hi int) string {
 	return strings.Join(t, " + ")
 }
 
-// delta generates packet.ChecksumDelta inline for a window of the given
-// number of words (a Go expression) whose old words sum to oldSum and new
-// ones to newSum: the complement of every old word plus every new word.
-func (c *gen) delta(oldSum, newSum, words string) string {
-	return fmt.Sprintf("(uint64(%s)*0xffff - uint64(%s) + uint64(%s))", words, oldSum, newSum)
+// complements is the sum of the complements of a window's old words, the
+// old part of packet.ChecksumDelta: words (a Go expression) of them
+// summing to oldSum.
+func complements(oldSum, words string) string {
+	return fmt.Sprintf("(uint64(%s)*0xffff - uint64(%s))", words, oldSum)
 }
 
 // windowLen is the length of field f's window in checksum u's region when

@@ -2134,7 +2134,7 @@ n55:
 		b70[15] = byte(s74)
 		v75 := 0x0
 		b76 := data[h6 : h6+4] // icmp
-		os77 := (uint64(1)*0xffff - uint64(uint32(uint64(b76[0])<<8|uint64(b76[1]))) + uint64(0))
+		os77 := (uint64(1)*0xffff - uint64(uint32(uint64(b76[0])<<8|uint64(b76[1]))))
 		b76[0] = byte(v75)
 		dl78 := os77 + uint64(uint32(uint64(b76[0])<<8|uint64(b76[1])))
 		d64 += dl78
@@ -2238,7 +2238,7 @@ n57:
 		d80 += dl110
 		v111 := 0x81
 		b112 := data[h7 : h7+4] // icmpv6
-		os113 := (uint64(1)*0xffff - uint64(uint32(uint64(b112[0])<<8|uint64(b112[1]))) + uint64(0))
+		os113 := (uint64(1)*0xffff - uint64(uint32(uint64(b112[0])<<8|uint64(b112[1]))))
 		b112[0] = byte(v111)
 		dl114 := os113 + uint64(uint32(uint64(b112[0])<<8|uint64(b112[1])))
 		d80 += dl114
@@ -3949,7 +3949,7 @@ n101:
 		dl238 := os236 + uint64(uint16(v234))
 		d224 += dl238
 		v239 := uint64(b226[8])
-		os240 := (uint64(1)*0xffff - uint64(uint32(uint64(b226[8])<<8|uint64(b226[9]))) + uint64(0))
+		os240 := (uint64(1)*0xffff - uint64(uint32(uint64(b226[8])<<8|uint64(b226[9]))))
 		b226[8] = byte(v239)
 		dl241 := os240 + uint64(uint32(uint64(b226[8])<<8|uint64(b226[9])))
 		d223 += dl241

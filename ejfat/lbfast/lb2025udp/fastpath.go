@@ -2272,7 +2272,7 @@ n41:
 		b59[4] = byte(s65 >> 8)
 		b59[5] = byte(s65)
 		if w61 {
-			d58 += (uint64((hi63-lo62+1)/2)*0xffff - uint64(o64) + uint64(packet.SumWords(data[lo62:hi63])))
+			d58 += (uint64((hi63-lo62+1)/2)*0xffff - uint64(o64)) + uint64(packet.SumWords(data[lo62:hi63]))
 		}
 		v66 := m2
 		w67, lo68, hi69 := false, 0, 0
@@ -2294,7 +2294,7 @@ n41:
 		b59[10] = byte(s71 >> 8)
 		b59[11] = byte(s71)
 		if w67 {
-			d58 += (uint64((hi69-lo68+1)/2)*0xffff - uint64(o70) + uint64(packet.SumWords(data[lo68:hi69])))
+			d58 += (uint64((hi69-lo68+1)/2)*0xffff - uint64(o70)) + uint64(packet.SumWords(data[lo68:hi69]))
 		}
 		if !(h2 >= 0) {
 			return pl.drop(13)
@@ -2318,7 +2318,7 @@ n41:
 		b72[18] = byte(s78 >> 8)
 		b72[19] = byte(s78)
 		if w74 {
-			d58 += (uint64((hi76-lo75+1)/2)*0xffff - uint64(o77) + uint64(packet.SumWords(data[lo75:hi76])))
+			d58 += (uint64((hi76-lo75+1)/2)*0xffff - uint64(o77)) + uint64(packet.SumWords(data[lo75:hi76]))
 		}
 		v79 := ((m3.Lo & 0xffffffff) & 0xffffffff)
 		w80, lo81, hi82 := false, 0, 0
@@ -2338,14 +2338,14 @@ n41:
 		b72[14] = byte(s84 >> 8)
 		b72[15] = byte(s84)
 		if w80 {
-			d58 += (uint64((hi82-lo81+1)/2)*0xffff - uint64(o83) + uint64(packet.SumWords(data[lo81:hi82])))
+			d58 += (uint64((hi82-lo81+1)/2)*0xffff - uint64(o83)) + uint64(packet.SumWords(data[lo81:hi82]))
 		}
 		v85 := 0x0
 		if !(h6 >= 0) {
 			return pl.drop(13)
 		}
 		b86 := data[h6 : h6+4] // icmp
-		os87 := (uint64(1)*0xffff - uint64(uint32(uint64(b86[0])<<8|uint64(b86[1]))) + uint64(0))
+		os87 := (uint64(1)*0xffff - uint64(uint32(uint64(b86[0])<<8|uint64(b86[1]))))
 		b86[0] = byte(v85)
 		dl88 := os87 + uint64(uint32(uint64(b86[0])<<8|uint64(b86[1])))
 		if h6 >= 0 {
@@ -2412,7 +2412,7 @@ n43:
 		b92[4] = byte(s98 >> 8)
 		b92[5] = byte(s98)
 		if w94 {
-			d91 += (uint64((hi96-lo95+1)/2)*0xffff - uint64(o97) + uint64(packet.SumWords(data[lo95:hi96])))
+			d91 += (uint64((hi96-lo95+1)/2)*0xffff - uint64(o97)) + uint64(packet.SumWords(data[lo95:hi96]))
 		}
 		v99 := m2
 		w100, lo101, hi102 := false, 0, 0
@@ -2434,7 +2434,7 @@ n43:
 		b92[10] = byte(s104 >> 8)
 		b92[11] = byte(s104)
 		if w100 {
-			d91 += (uint64((hi102-lo101+1)/2)*0xffff - uint64(o103) + uint64(packet.SumWords(data[lo101:hi102])))
+			d91 += (uint64((hi102-lo101+1)/2)*0xffff - uint64(o103)) + uint64(packet.SumWords(data[lo101:hi102]))
 		}
 		if !(h3 >= 0) {
 			return pl.drop(14)
@@ -2475,7 +2475,7 @@ n43:
 		b105[38] = byte(s113 >> 8)
 		b105[39] = byte(s113)
 		if w107 {
-			d91 += (uint64((hi109-lo108+1)/2)*0xffff - uint64(o110) + uint64(packet.SumWords(data[lo108:hi109])))
+			d91 += (uint64((hi109-lo108+1)/2)*0xffff - uint64(o110)) + uint64(packet.SumWords(data[lo108:hi109]))
 		}
 		v114 := m3
 		w115, lo116, hi117 := false, 0, 0
@@ -2512,14 +2512,14 @@ n43:
 		b105[22] = byte(s121 >> 8)
 		b105[23] = byte(s121)
 		if w115 {
-			d91 += (uint64((hi117-lo116+1)/2)*0xffff - uint64(o118) + uint64(packet.SumWords(data[lo116:hi117])))
+			d91 += (uint64((hi117-lo116+1)/2)*0xffff - uint64(o118)) + uint64(packet.SumWords(data[lo116:hi117]))
 		}
 		v122 := 0x81
 		if !(h7 >= 0) {
 			return pl.drop(14)
 		}
 		b123 := data[h7 : h7+4] // icmpv6
-		os124 := (uint64(1)*0xffff - uint64(uint32(uint64(b123[0])<<8|uint64(b123[1]))) + uint64(0))
+		os124 := (uint64(1)*0xffff - uint64(uint32(uint64(b123[0])<<8|uint64(b123[1]))))
 		b123[0] = byte(v122)
 		dl125 := os124 + uint64(uint32(uint64(b123[0])<<8|uint64(b123[1])))
 		if h7 >= 0 {
@@ -4487,7 +4487,7 @@ n87:
 		dl249 := os247 + uint64(uint16(v245))
 		d235 += dl249
 		v250 := uint64(b237[8])
-		os251 := (uint64(1)*0xffff - uint64(uint32(uint64(b237[8])<<8|uint64(b237[9]))) + uint64(0))
+		os251 := (uint64(1)*0xffff - uint64(uint32(uint64(b237[8])<<8|uint64(b237[9]))))
 		b237[8] = byte(v250)
 		dl252 := os251 + uint64(uint32(uint64(b237[8])<<8|uint64(b237[9])))
 		d234 += dl252

@@ -1899,7 +1899,7 @@ t176:
 			d287 += dl305
 		}
 		v306 := (uint64(b289[8]) - 0x1)
-		os307 := (uint64(1)*0xffff - uint64(uint32(uint64(b289[8])<<8|uint64(b289[9]))) + uint64(0))
+		os307 := (uint64(1)*0xffff - uint64(uint32(uint64(b289[8])<<8|uint64(b289[9]))))
 		b289[8] = byte(v306)
 		dl308 := os307 + uint64(uint32(uint64(b289[8])<<8|uint64(b289[9])))
 		d286 += dl308
@@ -3213,7 +3213,7 @@ n118:
 		b106[15] = byte(s110)
 		v111 := 0x0
 		b112 := data[h6 : h6+4] // icmp
-		os113 := (uint64(1)*0xffff - uint64(uint32(uint64(b112[0])<<8|uint64(b112[1]))) + uint64(0))
+		os113 := (uint64(1)*0xffff - uint64(uint32(uint64(b112[0])<<8|uint64(b112[1]))))
 		b112[0] = byte(v111)
 		dl114 := os113 + uint64(uint32(uint64(b112[0])<<8|uint64(b112[1])))
 		d100 += dl114
@@ -3320,7 +3320,7 @@ n120:
 		d116 += dl146
 		v147 := 0x81
 		b148 := data[h7 : h7+4] // icmpv6
-		os149 := (uint64(1)*0xffff - uint64(uint32(uint64(b148[0])<<8|uint64(b148[1]))) + uint64(0))
+		os149 := (uint64(1)*0xffff - uint64(uint32(uint64(b148[0])<<8|uint64(b148[1]))))
 		b148[0] = byte(v147)
 		dl150 := os149 + uint64(uint32(uint64(b148[0])<<8|uint64(b148[1])))
 		d116 += dl150
@@ -5153,7 +5153,7 @@ n175:
 			d267 += dl281
 		}
 		v282 := (uint64(b269[8]) - 0x1)
-		os283 := (uint64(1)*0xffff - uint64(uint32(uint64(b269[8])<<8|uint64(b269[9]))) + uint64(0))
+		os283 := (uint64(1)*0xffff - uint64(uint32(uint64(b269[8])<<8|uint64(b269[9]))))
 		b269[8] = byte(v282)
 		dl284 := os283 + uint64(uint32(uint64(b269[8])<<8|uint64(b269[9])))
 		d266 += dl284
@@ -5229,7 +5229,7 @@ n176:
 			d287 += dl305
 		}
 		v306 := (uint64(b289[8]) - 0x1)
-		os307 := (uint64(1)*0xffff - uint64(uint32(uint64(b289[8])<<8|uint64(b289[9]))) + uint64(0))
+		os307 := (uint64(1)*0xffff - uint64(uint32(uint64(b289[8])<<8|uint64(b289[9]))))
 		b289[8] = byte(v306)
 		dl308 := os307 + uint64(uint32(uint64(b289[8])<<8|uint64(b289[9])))
 		d286 += dl308

@@ -1838,7 +1838,7 @@ t142:
 		d291 += dl310
 		d292 += dl310
 		v311 := (uint64(b294[8]) - 0x1)
-		os312 := (uint64(1)*0xffff - uint64(uint32(uint64(b294[8])<<8|uint64(b294[9]))) + uint64(0))
+		os312 := (uint64(1)*0xffff - uint64(uint32(uint64(b294[8])<<8|uint64(b294[9]))))
 		b294[8] = byte(v311)
 		dl313 := os312 + uint64(uint32(uint64(b294[8])<<8|uint64(b294[9])))
 		d291 += dl313
@@ -3561,7 +3561,7 @@ n90:
 		b89[4] = byte(s95 >> 8)
 		b89[5] = byte(s95)
 		if w91 {
-			d88 += (uint64((hi93-lo92+1)/2)*0xffff - uint64(o94) + uint64(packet.SumWords(data[lo92:hi93])))
+			d88 += (uint64((hi93-lo92+1)/2)*0xffff - uint64(o94)) + uint64(packet.SumWords(data[lo92:hi93]))
 		}
 		v96 := m5
 		w97, lo98, hi99 := false, 0, 0
@@ -3583,7 +3583,7 @@ n90:
 		b89[10] = byte(s101 >> 8)
 		b89[11] = byte(s101)
 		if w97 {
-			d88 += (uint64((hi99-lo98+1)/2)*0xffff - uint64(o100) + uint64(packet.SumWords(data[lo98:hi99])))
+			d88 += (uint64((hi99-lo98+1)/2)*0xffff - uint64(o100)) + uint64(packet.SumWords(data[lo98:hi99]))
 		}
 		if !(h2 >= 0) {
 			return pl.drop(42)
@@ -3607,7 +3607,7 @@ n90:
 		b102[18] = byte(s108 >> 8)
 		b102[19] = byte(s108)
 		if w104 {
-			d88 += (uint64((hi106-lo105+1)/2)*0xffff - uint64(o107) + uint64(packet.SumWords(data[lo105:hi106])))
+			d88 += (uint64((hi106-lo105+1)/2)*0xffff - uint64(o107)) + uint64(packet.SumWords(data[lo105:hi106]))
 		}
 		v109 := ((m6.Lo & 0xffffffff) & 0xffffffff)
 		w110, lo111, hi112 := false, 0, 0
@@ -3627,14 +3627,14 @@ n90:
 		b102[14] = byte(s114 >> 8)
 		b102[15] = byte(s114)
 		if w110 {
-			d88 += (uint64((hi112-lo111+1)/2)*0xffff - uint64(o113) + uint64(packet.SumWords(data[lo111:hi112])))
+			d88 += (uint64((hi112-lo111+1)/2)*0xffff - uint64(o113)) + uint64(packet.SumWords(data[lo111:hi112]))
 		}
 		v115 := 0x0
 		if !(h6 >= 0) {
 			return pl.drop(42)
 		}
 		b116 := data[h6 : h6+4] // icmp
-		os117 := (uint64(1)*0xffff - uint64(uint32(uint64(b116[0])<<8|uint64(b116[1]))) + uint64(0))
+		os117 := (uint64(1)*0xffff - uint64(uint32(uint64(b116[0])<<8|uint64(b116[1]))))
 		b116[0] = byte(v115)
 		dl118 := os117 + uint64(uint32(uint64(b116[0])<<8|uint64(b116[1])))
 		if h6 >= 0 {
@@ -3701,7 +3701,7 @@ n92:
 		b122[4] = byte(s128 >> 8)
 		b122[5] = byte(s128)
 		if w124 {
-			d121 += (uint64((hi126-lo125+1)/2)*0xffff - uint64(o127) + uint64(packet.SumWords(data[lo125:hi126])))
+			d121 += (uint64((hi126-lo125+1)/2)*0xffff - uint64(o127)) + uint64(packet.SumWords(data[lo125:hi126]))
 		}
 		v129 := m5
 		w130, lo131, hi132 := false, 0, 0
@@ -3723,7 +3723,7 @@ n92:
 		b122[10] = byte(s134 >> 8)
 		b122[11] = byte(s134)
 		if w130 {
-			d121 += (uint64((hi132-lo131+1)/2)*0xffff - uint64(o133) + uint64(packet.SumWords(data[lo131:hi132])))
+			d121 += (uint64((hi132-lo131+1)/2)*0xffff - uint64(o133)) + uint64(packet.SumWords(data[lo131:hi132]))
 		}
 		if !(h3 >= 0) {
 			return pl.drop(43)
@@ -3764,7 +3764,7 @@ n92:
 		b135[38] = byte(s143 >> 8)
 		b135[39] = byte(s143)
 		if w137 {
-			d121 += (uint64((hi139-lo138+1)/2)*0xffff - uint64(o140) + uint64(packet.SumWords(data[lo138:hi139])))
+			d121 += (uint64((hi139-lo138+1)/2)*0xffff - uint64(o140)) + uint64(packet.SumWords(data[lo138:hi139]))
 		}
 		v144 := m6
 		w145, lo146, hi147 := false, 0, 0
@@ -3801,14 +3801,14 @@ n92:
 		b135[22] = byte(s151 >> 8)
 		b135[23] = byte(s151)
 		if w145 {
-			d121 += (uint64((hi147-lo146+1)/2)*0xffff - uint64(o148) + uint64(packet.SumWords(data[lo146:hi147])))
+			d121 += (uint64((hi147-lo146+1)/2)*0xffff - uint64(o148)) + uint64(packet.SumWords(data[lo146:hi147]))
 		}
 		v152 := 0x81
 		if !(h7 >= 0) {
 			return pl.drop(43)
 		}
 		b153 := data[h7 : h7+4] // icmpv6
-		os154 := (uint64(1)*0xffff - uint64(uint32(uint64(b153[0])<<8|uint64(b153[1]))) + uint64(0))
+		os154 := (uint64(1)*0xffff - uint64(uint32(uint64(b153[0])<<8|uint64(b153[1]))))
 		b153[0] = byte(v152)
 		dl155 := os154 + uint64(uint32(uint64(b153[0])<<8|uint64(b153[1])))
 		if h7 >= 0 {
@@ -5824,7 +5824,7 @@ n141:
 		dl286 := os284 + uint64(uint16(v282))
 		d272 += dl286
 		v287 := (uint64(b274[8]) - 0x1)
-		os288 := (uint64(1)*0xffff - uint64(uint32(uint64(b274[8])<<8|uint64(b274[9]))) + uint64(0))
+		os288 := (uint64(1)*0xffff - uint64(uint32(uint64(b274[8])<<8|uint64(b274[9]))))
 		b274[8] = byte(v287)
 		dl289 := os288 + uint64(uint32(uint64(b274[8])<<8|uint64(b274[9])))
 		d271 += dl289
@@ -5889,7 +5889,7 @@ n142:
 		d291 += dl310
 		d292 += dl310
 		v311 := (uint64(b294[8]) - 0x1)
-		os312 := (uint64(1)*0xffff - uint64(uint32(uint64(b294[8])<<8|uint64(b294[9]))) + uint64(0))
+		os312 := (uint64(1)*0xffff - uint64(uint32(uint64(b294[8])<<8|uint64(b294[9]))))
 		b294[8] = byte(v311)
 		dl313 := os312 + uint64(uint32(uint64(b294[8])<<8|uint64(b294[9])))
 		d291 += dl313

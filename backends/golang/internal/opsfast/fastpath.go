@@ -1140,7 +1140,7 @@ n24:
 		var d65 uint64          // udp checksum
 		b66 := data[h3 : h3+20] // ipv4
 		v67 := (uint64(b66[8]) - 0x1)
-		os68 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[8])<<8|uint64(b66[9]))) + uint64(0))
+		os68 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[8])<<8|uint64(b66[9]))))
 		b66[8] = byte(v67)
 		dl69 := os68 + uint64(uint32(uint64(b66[8])<<8|uint64(b66[9])))
 		d64 += dl69
@@ -1163,7 +1163,7 @@ n24:
 		dl78 := os76 + uint64(uint16(v74))
 		d65 += dl78
 		v79 := 0x2
-		os80 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[6])<<8|uint64(b66[7]))) + uint64(0))
+		os80 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[6])<<8|uint64(b66[7]))))
 		b66[6] = b66[6]&^0xe0 | byte(v79)<<5&0xe0
 		dl81 := os80 + uint64(uint32(uint64(b66[6])<<8|uint64(b66[7])))
 		d64 += dl81
@@ -1683,7 +1683,7 @@ n35:
 		var d117 uint64 // icmpv6 checksum
 		v118 := 0x81
 		b119 := data[h6 : h6+4] // icmpv6
-		os120 := (uint64(1)*0xffff - uint64(uint32(uint64(b119[0])<<8|uint64(b119[1]))) + uint64(0))
+		os120 := (uint64(1)*0xffff - uint64(uint32(uint64(b119[0])<<8|uint64(b119[1]))))
 		b119[0] = byte(v118)
 		dl121 := os120 + uint64(uint32(uint64(b119[0])<<8|uint64(b119[1])))
 		d117 += dl121

@@ -683,7 +683,7 @@ n12:
 		}
 		b22 := data[h3 : h3+20] // ipv4
 		v23 := (uint64(b22[8]) - 0x1)
-		os24 := (uint64(1)*0xffff - uint64(uint32(uint64(b22[8])<<8|uint64(b22[9]))) + uint64(0))
+		os24 := (uint64(1)*0xffff - uint64(uint32(uint64(b22[8])<<8|uint64(b22[9]))))
 		b22[8] = byte(v23)
 		dl25 := os24 + uint64(uint32(uint64(b22[8])<<8|uint64(b22[9])))
 		if h3 >= 0 {
