@@ -152,13 +152,15 @@ func (c *gen) pop(o *packet.Op) {
 			// and 16 bits at a time (wordsOf).
 			pw := c.newTmp("pw")
 			c.emit("%s := p.Data[%s : %s+%d]", pw, off, off, fixed)
-			terms := []string{"0"}
-			for k := 0; k < fixed; {
-				w := min(8, 1<<bits.Len(uint(fixed-k))/2)
+			terms := []string{"uint64(0)"} // a header of no bytes
+			for k, w := 0, 0; k < fixed; k += w {
+				w = min(8, 1<<(bits.Len(uint(fixed-k))-1)) // the widest load that fits
 				terms = append(terms, c.wordsOf(beLoad(pw, k, w), 8*w, false, true))
-				k += w
 			}
-			c.emit("%s := %s", d, strings.Join(terms[min(1, len(terms)-1):], " + "))
+			if len(terms) > 1 {
+				terms = terms[1:]
+			}
+			c.emit("%s := %s", d, strings.Join(terms, " + "))
 		} else {
 			c.emit("%s := packet.PopDelta(p.Data[%s : %s+%s])", d, off, off, n)
 		}
