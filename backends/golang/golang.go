@@ -202,7 +202,7 @@ func (c *gen) body() {
 		if n != c.start {
 			fmt.Fprintf(&c.b, "n%d:\n", n.ID)
 		}
-		c.b.Write(code[n])
+		c.b.Write(generalCode(code[n]))
 	}
 }
 

@@ -1,6 +1,7 @@
 package golang
 
 import (
+	"bytes"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -35,10 +36,25 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 		return true
 	}
 	c.emit("if off := p.Cursor; off >= 0 && off+%d <= len(p.Data) {", fixed)
-	ext, fits := c.extLength(h)
+	ext, fits, empty := c.extLength(h)
+	// The jump along port 0, emitted twice: one flow edge, two ways.
+	at := c.b.Len()
+	c.fire(n, 0)
+	jump := bytes.Clone(c.b.Bytes()[at:])
+	c.b.Truncate(at)
+	// On the hot path the header is taken without its variable part (an
+	// IPv4 header without options): the offsets behind it stay constants
+	// there, so Go drops their arithmetic and bounds checks. A frame with
+	// a variable part goes on in the general code (writeHot).
+	c.emit("%s", hotOpen)
+	c.emit("if %s {", empty)
+	c.emit("p.Cursor = off + %d", fixed)
+	c.b.Write(jump)
+	c.emit("}")
+	c.emit("%s", hotClose)
 	c.emit("if %s {", fits)
 	c.emit("p.Hdr[%d].Len += int(%s); p.Cursor = off + p.Hdr[%d].Len", h, ext, h)
-	c.fire(n, 0)
+	c.b.Write(jump)
 	c.emit("}")
 	c.emit("p.Hdr[%d] = packet.HeaderState{} // %s", h, spec.Name)
 	c.emit("}")
@@ -49,8 +65,9 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 // extLength places variable-size header h provisionally at off (its fixed
 // part; the length is read with the header there, as packet.Packet.Extract
 // does) and evaluates the length of its variable part: the length as an
-// int expression and whether the whole header fits.
-func (c *gen) extLength(h int) (ext, fits string) {
+// int expression, whether the whole header fits, and whether the variable
+// part is empty.
+func (c *gen) extLength(h int) (ext, fits, empty string) {
 	spec := c.s.Headers[h]
 	n, length := spec.FixedBytes(), spec.Fields[len(spec.Fields)-1].Length
 	c.emit("p.Hdr[%d] = packet.HeaderState{Off: off, Len: %d, Valid: true}", h, n)
@@ -59,14 +76,14 @@ func (c *gen) extLength(h int) (ext, fits string) {
 	ext = c.newTmp("ext")
 	if _, _, small := flow.SmallRange(c.s, length); small {
 		c.emit("%s := %s", ext, c.i64(length))
-		return ext, fmt.Sprintf("%s >= 0 && %s <= int64(len(p.Data)) && off+%d+int(%s) <= len(p.Data)", ext, ext, n, ext)
+		return ext, fmt.Sprintf("%s >= 0 && %s <= int64(len(p.Data)) && off+%d+int(%s) <= len(p.Data)", ext, ext, n, ext), ext + " == 0"
 	}
 	if flow.IsWide(length) {
 		c.emit("%s := %s", ext, c.value(length))
-		return ext + ".Lo", fmt.Sprintf("%s.Hi == 0 && %s.Lo <= uint64(len(p.Data)) && off+%d+int(%s.Lo) <= len(p.Data)", ext, ext, n, ext)
+		return ext + ".Lo", fmt.Sprintf("%s.Hi == 0 && %s.Lo <= uint64(len(p.Data)) && off+%d+int(%s.Lo) <= len(p.Data)", ext, ext, n, ext), ext + ".IsZero()"
 	}
 	c.emit("%s := %s", ext, c.u64(length))
-	return ext, fmt.Sprintf("%s <= uint64(len(p.Data)) && off+%d+int(%s) <= len(p.Data)", ext, n, ext)
+	return ext, fmt.Sprintf("%s <= uint64(len(p.Data)) && off+%d+int(%s) <= len(p.Data)", ext, n, ext), ext + " == 0"
 }
 
 // extract generates `extract H` as a condition; a fixed-size header is
@@ -84,7 +101,7 @@ func (c *gen) extract(h int) string {
 	defer c.emit("}")
 	if last.Variable() {
 		c.emit("if off := p.Cursor; off >= 0 && off+%d <= len(p.Data) {", n)
-		ext, fits := c.extLength(h)
+		ext, fits, _ := c.extLength(h)
 		c.emit("%s = %s", ok, fits)
 		c.emit("if %s { p.Hdr[%d].Len += int(%s); p.Cursor = off + p.Hdr[%d].Len }", ok, h, ext, h)
 		c.emit("}")

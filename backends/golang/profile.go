@@ -130,8 +130,11 @@ func (c *gen) hotPath(prof Profile, targets map[*dataflow.Node][]*dataflow.Node)
 
 // writeHot writes copies of the hot path's nodes, each jumping to the next
 // one's copy (tN) where it jumped to the next node; every other jump leads
-// to the general code (nN). It returns where the general code starts: the
-// copies' other targets, or the start node when there is no hot path.
+// to the general code (nN). A node with code for the hot path only (between
+// hotOpen and hotClose) jumps to the next copy from there alone, its other
+// jumps to the next node leading to the general code. It returns where the
+// general code starts: the copies' other targets, or the start node when
+// there is no hot path.
 func (c *gen) writeHot(hot []*dataflow.Node, code map[*dataflow.Node][]byte, targets map[*dataflow.Node][]*dataflow.Node) []*dataflow.Node {
 	if len(hot) == 0 {
 		return []*dataflow.Node{c.start}
@@ -143,7 +146,22 @@ func (c *gen) writeHot(hot []*dataflow.Node, code map[*dataflow.Node][]byte, tar
 		}
 		b := code[n]
 		if i+1 < len(hot) {
-			b = bytes.ReplaceAll(b, fmt.Appendf(nil, "goto n%d\n", hot[i+1].ID), fmt.Appendf(nil, "goto t%d\n", hot[i+1].ID))
+			general, hotOnly := fmt.Appendf(nil, "goto n%d\n", hot[i+1].ID), fmt.Appendf(nil, "goto t%d\n", hot[i+1].ID)
+			if !bytes.Contains(b, []byte(hotOpen)) {
+				b = bytes.ReplaceAll(b, general, hotOnly)
+			} else {
+				var out []byte
+				for len(b) > 0 {
+					before, block, _ := bytes.Cut(b, []byte(hotOpen+"\n"))
+					block, after, _ := bytes.Cut(block, []byte(hotClose+"\n"))
+					out = append(append(out, before...), bytes.ReplaceAll(block, general, hotOnly)...)
+					if bytes.Contains(before, general) {
+						exits = append(exits, hot[i+1])
+					}
+					b = after
+				}
+				b = out
+			}
 		}
 		c.b.Write(b)
 		for _, t := range targets[n] {
@@ -153,4 +171,24 @@ func (c *gen) writeHot(hot []*dataflow.Node, code map[*dataflow.Node][]byte, tar
 		}
 	}
 	return exits
+}
+
+// Code for the hot path only lies between these lines; the general code
+// leaves it out (generalCode).
+const (
+	hotOpen  = "//nsc:hot{"
+	hotClose = "//nsc:hot}"
+)
+
+// generalCode is a node's code without its code for the hot path only.
+func generalCode(b []byte) []byte {
+	var out []byte
+	for {
+		before, rest, found := bytes.Cut(b, []byte(hotOpen+"\n"))
+		out = append(out, before...)
+		if !found {
+			return out
+		}
+		_, b, _ = bytes.Cut(rest, []byte(hotClose+"\n"))
+	}
 }

@@ -2,6 +2,7 @@ package golang_test
 
 import (
 	"bytes"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -109,5 +110,46 @@ func TestHotPath(t *testing.T) {
 	// its first label follows at once.
 	if got := hotNodes(t, nil); len(got) != 1 {
 		t.Errorf("no profile: %v laid out before the general code", got)
+	}
+}
+
+// TestHotPathFixedLayout checks how the hot path takes IPv4: its copy goes
+// on to the next copy only for a header without options (so that the
+// offsets behind it are constants), a header with options to the general
+// code, which has the rest of the path for it (ejfat/lbfast's differential
+// tests run such frames) and none of the hot path's own lines.
+func TestHotPathFixedLayout(t *testing.T) {
+	m := testutil.Model(t, "ejfat/lb-2025.nsc")
+	g, _ := m.Graph("LB2025")
+	p, _ := m.Graph("HostRaw")
+	em, err := embed.Embed(g, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open("../../ejfat/lbfast/testdata/lb-2025.profile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	prof, err := golang.ReadProfile("lb-2025.profile", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := golang.Generate(em.Graph, golang.Options{Package: "hot", Profile: prof})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := string(src)
+	if strings.Contains(code, "//nsc:hot") {
+		t.Error("generated code has the hot path's markers")
+	}
+	hot := regexp.MustCompile(`(?s)\nt\d+:\n\t\{ // ParseIPv4: .*?\n\}\n`).FindString(code)
+	empty := regexp.MustCompile(`if (ext\d+) == 0 \{\s*cur = off \+ 20\s*goto t(\d+)\s*\}`).FindStringSubmatch(hot)
+	if empty == nil {
+		t.Fatalf("hot ParseIPv4 does not go on for a header without options only:\n%s", hot)
+	}
+	next := empty[2]
+	if !strings.Contains(hot, "goto n"+next+"\n") || !strings.Contains(code, "\nn"+next+":\n") {
+		t.Errorf("hot ParseIPv4 does not leave for n%s in the general code:\n%s", next, hot)
 	}
 }

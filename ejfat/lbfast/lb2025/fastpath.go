@@ -865,10 +865,14 @@ t9:
 			}
 			b10 := data[h2 : h2+20] // ipv4
 			ext9 := ((int64((uint64(b10[0]) >> 0 & 0xf)) - 5) * 4)
+			if ext9 == 0 {
+				cur = off + 20
+				goto t10
+			}
 			if ext9 >= 0 && ext9 <= int64(len(data)) && off+20+int(ext9) <= len(data) {
 				h2len += int(ext9)
 				cur = off + h2len
-				goto t10
+				goto n10
 			}
 			h2 = -1 // ipv4
 		}
@@ -1610,6 +1614,33 @@ n8:
 		}
 		pl.edges[36]++
 		goto n35
+	}
+n10:
+	{ // ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5
+		b12 := data[h2 : h2+20] // ipv4
+		c11 := ((uint64(b12[0]) >> 4 & 0xf) == 0x4)
+		if c11 {
+			c11 = ((uint64(b12[0]) >> 0 & 0xf) >= 0x5)
+		}
+		if c11 {
+			goto n11
+		}
+		pl.edges[38]++
+		goto n35
+	}
+n11:
+	{ // ParseIPv4Proto: switch ipv4.proto
+		b14 := data[h2 : h2+20] // ipv4
+		v13 := uint64(b14[9])
+		switch {
+		case v13 == 0x1:
+			goto n12
+		case v13 == 0x11:
+			goto n28
+		default:
+			pl.edges[39]++
+			goto n35
+		}
 	}
 n12:
 	{ // ParseIcmp: extract icmp

@@ -1141,10 +1141,14 @@ t11:
 			}
 			b12 := data[h2 : h2+20] // ipv4
 			ext11 := ((int64((uint64(b12[0]) >> 0 & 0xf)) - 5) * 4)
+			if ext11 == 0 {
+				cur = off + 20
+				goto t12
+			}
 			if ext11 >= 0 && ext11 <= int64(len(data)) && off+20+int(ext11) <= len(data) {
 				h2len += int(ext11)
 				cur = off + h2len
-				goto t12
+				goto n12
 			}
 			h2 = -1 // ipv4
 		}

@@ -1027,10 +1027,14 @@ t3:
 			}
 			b5 := data[h2 : h2+20] // ipv4
 			ext4 := ((int64((uint64(b5[0]) >> 0 & 0xf)) - 5) * 4)
+			if ext4 == 0 {
+				cur = off + 20
+				goto t4
+			}
 			if ext4 >= 0 && ext4 <= int64(len(data)) && off+20+int(ext4) <= len(data) {
 				h2len += int(ext4)
 				cur = off + h2len
-				goto t4
+				goto n4
 			}
 			h2 = -1 // ipv4
 		}
@@ -1932,6 +1936,50 @@ t15:
 			pendD4, pendK4 = 0, false
 		}
 		return pl.sink(1, data)
+	}
+n4:
+	{ // RxV4Check: test ipv4.version == 4 && ipv4.ihl >= 5 && ipv4.proto == 17
+		b8 := data[h2 : h2+20] // ipv4
+		c7 := ((uint64(b8[0]) >> 4 & 0xf) == 0x4)
+		if c7 {
+			c7 = ((uint64(b8[0]) >> 0 & 0xf) >= 0x5)
+		}
+		c6 := c7
+		if c6 {
+			c6 = (uint64(b8[9]) == 0x11)
+		}
+		if c6 {
+			goto n5
+		}
+		pl.edges[39]++
+		goto n12
+	}
+n5:
+	{ // RxV4Csum: checksum verify ipv4
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s9 := r
+				cb[0] = byte(s9 >> 8)
+				cb[1] = byte(s9)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		ok10 := false
+		if h2+h2len <= len(data) {
+			ok10 = packet.Fold(packet.Sum(data[h2:h2+h2len], 0)) == 0
+		}
+		if ok10 {
+			goto n8
+		}
+		pl.edges[40]++
+		goto n12
 	}
 n6:
 	{ // RxV6: extract ipv6
