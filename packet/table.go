@@ -807,7 +807,7 @@ func (t *Table) LookupWords(k0, k1, k2, k3 uint64) (e *Entry, hit bool) {
 
 // lookupWords finds the entry of LookupWords in snapshot s, nil if none,
 // and its action beside its slot if the word index found it.
-func (t *Table) lookupWords(s *snapshot, k0, k1, k2, k3 uint64) (*Entry, *SlotAction) {
+func (t *Table) lookupWords(s *snapshot, k0, k1, k2, k3 uint64) (*Entry, *WordSlot) {
 	if s.indexed && s.index.words <= MaxKeyWords {
 		if i, a := s.index.lookup4(k0, k1, k2, k3); i >= 0 {
 			return &s.entries[i], a

@@ -402,7 +402,7 @@ func checkAgainstReference(t *testing.T, r *rand.Rand, spec *TableSpec, n, looku
 }
 
 // probeWords probes a WordLevel as its doc says generated code does.
-func probeWords(wl *WordLevel, ws [MaxKeyWords]uint64) *SlotAction {
+func probeWords(wl *WordLevel, ws [MaxKeyWords]uint64) *WordSlot {
 	for i := range ws {
 		ws[i] &= wl.Mask[i]
 	}
@@ -412,8 +412,8 @@ func probeWords(wl *WordLevel, ws [MaxKeyWords]uint64) *SlotAction {
 		if sl.Entry == 0 {
 			return nil
 		}
-		if sl.Hash == h && [MaxKeyWords]uint64(wl.Keys[j*MaxKeyWords:]) == ws {
-			return &wl.Acts[j]
+		if sl.Keys == ws {
+			return sl
 		}
 	}
 }

@@ -31,28 +31,30 @@ type wordIndex struct {
 // hashes of its entries' masked key words. Generated code probes the level
 // of a table that has only one inline (Probes.Words): a key's words, cut by
 // Mask, hash (WordsHash) to their first slot, h >> Shift; the probe steps
-// by one, modulo the power-of-two length, to a slot whose hash and key
-// words match or to an empty one.
+// by one, modulo the power-of-two length, to a slot whose key words match
+// or to an empty one.
 type WordLevel struct {
 	Slots []WordSlot
-	Keys  []uint64            // per slot, its entry's masked words (stride of them)
-	Acts  []SlotAction        // per slot, its entry's action and parameters
+	Wide  []uint64            // keys of more than MaxKeyWords words: per slot, stride of them
 	Mask  [MaxKeyWords]uint64 // the mask's first MaxKeyWords words
 	Shift uint8
 	best  int32    // priority tables: the best rank in the level
 	mask  []uint64 // per word, padded with zeros to stride
 }
 
-// SlotAction is an entry's action and parameters, next to its slot.
+// SlotAction is an entry's action and parameters, next to its match.
 type SlotAction struct {
 	Action int32
 	Params []Value
 }
 
-// WordSlot is one slot of a WordLevel.
+// WordSlot is one slot of a WordLevel: what a probe compares and what a
+// hit returns, in one 64-byte line.
 type WordSlot struct {
-	Hash  uint64
-	Entry int32 // entry index + 1; 0 is an empty slot
+	Keys   [MaxKeyWords]uint64 // the entry's masked key words (the first MaxKeyWords), zeros after them
+	Entry  int32               // entry index + 1; 0 is an empty slot
+	Action int32
+	Params []Value
 }
 
 // MaxKeyWords is the most key words LookupWords takes.
@@ -112,27 +114,45 @@ func (x *wordIndex) addLevel(es []Entry, masks []Value, entries []int32, vals []
 	}
 	lv.Slots = make([]WordSlot, n)
 	lv.Shift = uint8(64 - bits.TrailingZeros(uint(n)))
-	lv.Keys = make([]uint64, n*x.stride)
-	lv.Acts = make([]SlotAction, n)
+	if x.stride > MaxKeyWords {
+		lv.Wide = make([]uint64, n*x.stride)
+	}
 	w := make([]uint64, x.stride)
 	for k, i := range entries {
 		x.toWords(w, vals[k])
-		h := hashWords(w)
-		j := h >> lv.Shift
+		j := hashWords(w) >> lv.Shift
 		for lv.Slots[j].Entry != 0 {
 			j = (j + 1) & uint64(n-1)
 		}
-		lv.Slots[j] = WordSlot{Hash: h, Entry: i + 1}
-		lv.Acts[j] = SlotAction{int32(es[i].Action), es[i].Params}
-		copy(lv.Keys[int(j)*x.stride:], w)
+		sl := &lv.Slots[j]
+		*sl = WordSlot{Entry: i + 1, Action: int32(es[i].Action), Params: es[i].Params}
+		copy(sl.Keys[:], w)
+		if lv.Wide != nil {
+			copy(lv.Wide[int(j)*x.stride:], w)
+		}
 	}
 	x.levels = append(x.levels, lv)
 	x.first = x.levels[0]
 }
 
 // lookup returns the index of the entry keys find, -1 if none. The keys
-// need not be cut to their widths: the masks are.
+// need not be cut to their widths: the masks are. Keys of more words than
+// a slot holds are compared with their copy in Wide.
 func (x *wordIndex) lookup(keys []Value) int32 {
+	if x.words <= MaxKeyWords { // the slots hold the whole key
+		var ws [MaxKeyWords]uint64
+		w := 0
+		for j, v := range keys {
+			if x.wide[j] {
+				ws[w] = v.Hi
+				w++
+			}
+			ws[w] = v.Lo
+			w++
+		}
+		found, _ := x.lookup4(ws[0], ws[1], ws[2], ws[3])
+		return found
+	}
 	found := int32(-1)
 	for li := range x.levels {
 		lv := &x.levels[li]
@@ -156,10 +176,7 @@ func (x *wordIndex) lookup(keys []Value) int32 {
 			if sl.Entry == 0 {
 				break
 			}
-			if sl.Hash != h {
-				continue
-			}
-			stored := lv.Keys[int(i)*x.stride : int(i+1)*x.stride]
+			stored := lv.Wide[int(i)*x.stride : int(i+1)*x.stride]
 			w := 0
 			for j, v := range keys {
 				if x.wide[j] {
@@ -186,9 +203,9 @@ func (x *wordIndex) lookup(keys []Value) int32 {
 }
 
 // lookup4 is lookup for keys of at most MaxKeyWords words, given as words;
-// it returns the entry's action too (nil with -1).
-func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) (int32, *SlotAction) {
-	found, act := int32(-1), (*SlotAction)(nil)
+// it returns the entry's slot too (nil with -1).
+func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) (int32, *WordSlot) {
+	found, act := int32(-1), (*WordSlot)(nil)
 	lv := &x.first
 	for li := 0; li < len(x.levels); li++ {
 		if li > 0 {
@@ -206,12 +223,12 @@ func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) (int32, *SlotAction) {
 			if sl.Entry == 0 {
 				break
 			}
-			if sl.Hash == h && *(*[MaxKeyWords]uint64)(lv.Keys[int(i)*MaxKeyWords:]) == [MaxKeyWords]uint64{k0, k1, k2, k3} {
+			if sl.Keys == [MaxKeyWords]uint64{k0, k1, k2, k3} {
 				if x.rank == nil {
-					return sl.Entry - 1, &lv.Acts[i]
+					return sl.Entry - 1, sl
 				}
 				if found < 0 || x.rank[sl.Entry-1] < x.rank[found] {
-					found, act = sl.Entry-1, &lv.Acts[i]
+					found, act = sl.Entry-1, sl
 				}
 				break
 			}

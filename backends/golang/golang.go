@@ -591,21 +591,18 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		all := strings.Join(masked, ", ")
 		c.emit("%s := packet.WordsHash(%s)", h, all)
 		// Shift is below 64; saying so spares Go's test for a wider one.
-		// The first probe outside the loop, as for Packed. A hit compares
-		// every key word anyway, so the slot's hash is not compared: h is
-		// needed once. The words past the key's are zero in every slot.
+		// The first probe outside the loop, as for Packed. A slot holds
+		// the key words a hit compares (zeros past the key's) and the
+		// action, in one line.
 		same := []string{"true"}
 		for i := range ws {
-			same = append(same, fmt.Sprintf("ks[%d] == %s", i, masked[i]))
+			same = append(same, fmt.Sprintf("sl.Keys[%d] == %s", i, masked[i]))
 		}
 		same = same[min(1, len(ws)):]
 		c.emit("m, j := uint64(len(%s.Slots)-1), %s>>(%s.Shift&63)", wl, h, wl)
-		c.emit("sl, ks := &%s.Slots[j], %s.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]", wl, wl)
-		c.emit("for sl.Entry != 0 && !(%s) {", strings.Join(same, " && "))
-		c.emit("j = (j + 1) & m")
-		c.emit("sl, ks = &%s.Slots[j], %s.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]", wl, wl)
-		c.emit("}")
-		c.emit("if sl.Entry != 0 { a := &%s.Acts[j]; act, params = int(a.Action), a.Params }", wl)
+		c.emit("sl := &%s.Slots[j]", wl)
+		c.emit("for sl.Entry != 0 && !(%s) { j = (j + 1) & m; sl = &%s.Slots[j] }", strings.Join(same, " && "), wl)
+		c.emit("if sl.Entry != 0 { act, params = int(sl.Action), sl.Params }")
 		for len(ws) < packet.MaxKeyWords {
 			ws = append(ws, "0")
 		}

@@ -474,14 +474,13 @@ t18:
 			x24 := kw17.Lo & wl19.Mask[3]
 			h20 := packet.WordsHash(x21, x22, x23, x24)
 			m, j := uint64(len(wl19.Slots)-1), h20>>(wl19.Shift&63)
-			sl, ks := &wl19.Slots[j], wl19.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x21 && ks[1] == x22 && ks[2] == x23 && ks[3] == x24) {
+			sl := &wl19.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x21 && sl.Keys[1] == x22 && sl.Keys[2] == x23 && sl.Keys[3] == x24) {
 				j = (j + 1) & m
-				sl, ks = &wl19.Slots[j], wl19.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl19.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl19.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw14, kw16, kw17.Hi, kw17.Lo); hit {
 			act, params = a, ps
@@ -917,14 +916,13 @@ n18:
 			x24 := kw17.Lo & wl19.Mask[3]
 			h20 := packet.WordsHash(x21, x22, x23, x24)
 			m, j := uint64(len(wl19.Slots)-1), h20>>(wl19.Shift&63)
-			sl, ks := &wl19.Slots[j], wl19.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x21 && ks[1] == x22 && ks[2] == x23 && ks[3] == x24) {
+			sl := &wl19.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x21 && sl.Keys[1] == x22 && sl.Keys[2] == x23 && sl.Keys[3] == x24) {
 				j = (j + 1) & m
-				sl, ks = &wl19.Slots[j], wl19.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl19.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl19.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw14, kw16, kw17.Hi, kw17.Lo); hit {
 			act, params = a, ps

@@ -645,14 +645,13 @@ t21:
 			x34 := kw27.Lo & wl29.Mask[3]
 			h30 := packet.WordsHash(x31, x32, x33, x34)
 			m, j := uint64(len(wl29.Slots)-1), h30>>(wl29.Shift&63)
-			sl, ks := &wl29.Slots[j], wl29.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x31 && ks[1] == x32 && ks[2] == x33 && ks[3] == x34) {
+			sl := &wl29.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x31 && sl.Keys[1] == x32 && sl.Keys[2] == x33 && sl.Keys[3] == x34) {
 				j = (j + 1) & m
-				sl, ks = &wl29.Slots[j], wl29.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl29.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl29.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw24, kw26, kw27.Hi, kw27.Lo); hit {
 			act, params = a, ps
@@ -1254,14 +1253,13 @@ n21:
 			x34 := kw27.Lo & wl29.Mask[3]
 			h30 := packet.WordsHash(x31, x32, x33, x34)
 			m, j := uint64(len(wl29.Slots)-1), h30>>(wl29.Shift&63)
-			sl, ks := &wl29.Slots[j], wl29.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x31 && ks[1] == x32 && ks[2] == x33 && ks[3] == x34) {
+			sl := &wl29.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x31 && sl.Keys[1] == x32 && sl.Keys[2] == x33 && sl.Keys[3] == x34) {
 				j = (j + 1) & m
-				sl, ks = &wl29.Slots[j], wl29.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl29.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl29.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw24, kw26, kw27.Hi, kw27.Lo); hit {
 			act, params = a, ps

@@ -1039,14 +1039,13 @@ t43:
 			x50 := kw43.Lo & wl45.Mask[3]
 			h46 := packet.WordsHash(x47, x48, x49, x50)
 			m, j := uint64(len(wl45.Slots)-1), h46>>(wl45.Shift&63)
-			sl, ks := &wl45.Slots[j], wl45.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x47 && ks[1] == x48 && ks[2] == x49 && ks[3] == x50) {
+			sl := &wl45.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x47 && sl.Keys[1] == x48 && sl.Keys[2] == x49 && sl.Keys[3] == x50) {
 				j = (j + 1) & m
-				sl, ks = &wl45.Slots[j], wl45.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl45.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl45.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw40, kw41, kw43.Hi, kw43.Lo); hit {
 			act, params = a, ps
@@ -1183,14 +1182,13 @@ t88:
 			x183 := kw178 & wl180.Mask[1]
 			h181 := packet.WordsHash(x182, x183, 0, 0)
 			m, j := uint64(len(wl180.Slots)-1), h181>>(wl180.Shift&63)
-			sl, ks := &wl180.Slots[j], wl180.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x182 && ks[1] == x183) {
+			sl := &wl180.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x182 && sl.Keys[1] == x183) {
 				j = (j + 1) & m
-				sl, ks = &wl180.Slots[j], wl180.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl180.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl180.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc184 := &pr179.Scan; len(sc184.Match) > 0 {
 			for i, ms := 0, sc184.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -1985,14 +1983,13 @@ n43:
 			x50 := kw43.Lo & wl45.Mask[3]
 			h46 := packet.WordsHash(x47, x48, x49, x50)
 			m, j := uint64(len(wl45.Slots)-1), h46>>(wl45.Shift&63)
-			sl, ks := &wl45.Slots[j], wl45.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x47 && ks[1] == x48 && ks[2] == x49 && ks[3] == x50) {
+			sl := &wl45.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x47 && sl.Keys[1] == x48 && sl.Keys[2] == x49 && sl.Keys[3] == x50) {
 				j = (j + 1) & m
-				sl, ks = &wl45.Slots[j], wl45.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl45.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl45.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw40, kw41, kw43.Hi, kw43.Lo); hit {
 			act, params = a, ps
@@ -3549,14 +3546,13 @@ n81:
 			x174 := kw167.Lo & wl170.Mask[2]
 			h171 := packet.WordsHash(x172, x173, x174, 0)
 			m, j := uint64(len(wl170.Slots)-1), h171>>(wl170.Shift&63)
-			sl, ks := &wl170.Slots[j], wl170.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x172 && ks[1] == x173 && ks[2] == x174) {
+			sl := &wl170.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x172 && sl.Keys[1] == x173 && sl.Keys[2] == x174) {
 				j = (j + 1) & m
-				sl, ks = &wl170.Slots[j], wl170.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl170.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl170.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw166, kw167.Hi, kw167.Lo, 0); hit {
 			act, params = a, ps
@@ -3622,14 +3618,13 @@ n88:
 			x183 := kw178 & wl180.Mask[1]
 			h181 := packet.WordsHash(x182, x183, 0, 0)
 			m, j := uint64(len(wl180.Slots)-1), h181>>(wl180.Shift&63)
-			sl, ks := &wl180.Slots[j], wl180.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x182 && ks[1] == x183) {
+			sl := &wl180.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x182 && sl.Keys[1] == x183) {
 				j = (j + 1) & m
-				sl, ks = &wl180.Slots[j], wl180.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl180.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl180.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc184 := &pr179.Scan; len(sc184.Match) > 0 {
 			for i, ms := 0, sc184.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {

@@ -1077,14 +1077,13 @@ t29:
 			x43 := kw36.Lo & wl38.Mask[3]
 			h39 := packet.WordsHash(x40, x41, x42, x43)
 			m, j := uint64(len(wl38.Slots)-1), h39>>(wl38.Shift&63)
-			sl, ks := &wl38.Slots[j], wl38.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x40 && ks[1] == x41 && ks[2] == x42 && ks[3] == x43) {
+			sl := &wl38.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x40 && sl.Keys[1] == x41 && sl.Keys[2] == x42 && sl.Keys[3] == x43) {
 				j = (j + 1) & m
-				sl, ks = &wl38.Slots[j], wl38.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl38.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl38.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw33, kw34, kw36.Hi, kw36.Lo); hit {
 			act, params = a, ps
@@ -1221,14 +1220,13 @@ t74:
 			x194 := kw189 & wl191.Mask[1]
 			h192 := packet.WordsHash(x193, x194, 0, 0)
 			m, j := uint64(len(wl191.Slots)-1), h192>>(wl191.Shift&63)
-			sl, ks := &wl191.Slots[j], wl191.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x193 && ks[1] == x194) {
+			sl := &wl191.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x193 && sl.Keys[1] == x194) {
 				j = (j + 1) & m
-				sl, ks = &wl191.Slots[j], wl191.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl191.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl191.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc195 := &pr190.Scan; len(sc195.Match) > 0 {
 			for i, ms := 0, sc195.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -2121,14 +2119,13 @@ n29:
 			x43 := kw36.Lo & wl38.Mask[3]
 			h39 := packet.WordsHash(x40, x41, x42, x43)
 			m, j := uint64(len(wl38.Slots)-1), h39>>(wl38.Shift&63)
-			sl, ks := &wl38.Slots[j], wl38.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x40 && ks[1] == x41 && ks[2] == x42 && ks[3] == x43) {
+			sl := &wl38.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x40 && sl.Keys[1] == x41 && sl.Keys[2] == x42 && sl.Keys[3] == x43) {
 				j = (j + 1) & m
-				sl, ks = &wl38.Slots[j], wl38.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl38.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl38.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw33, kw34, kw36.Hi, kw36.Lo); hit {
 			act, params = a, ps
@@ -4104,14 +4101,13 @@ n67:
 			x185 := kw178.Lo & wl181.Mask[2]
 			h182 := packet.WordsHash(x183, x184, x185, 0)
 			m, j := uint64(len(wl181.Slots)-1), h182>>(wl181.Shift&63)
-			sl, ks := &wl181.Slots[j], wl181.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x183 && ks[1] == x184 && ks[2] == x185) {
+			sl := &wl181.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x183 && sl.Keys[1] == x184 && sl.Keys[2] == x185) {
 				j = (j + 1) & m
-				sl, ks = &wl181.Slots[j], wl181.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl181.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl181.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw177, kw178.Hi, kw178.Lo, 0); hit {
 			act, params = a, ps
@@ -4177,14 +4173,13 @@ n74:
 			x194 := kw189 & wl191.Mask[1]
 			h192 := packet.WordsHash(x193, x194, 0, 0)
 			m, j := uint64(len(wl191.Slots)-1), h192>>(wl191.Shift&63)
-			sl, ks := &wl191.Slots[j], wl191.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x193 && ks[1] == x194) {
+			sl := &wl191.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x193 && sl.Keys[1] == x194) {
 				j = (j + 1) & m
-				sl, ks = &wl191.Slots[j], wl191.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl191.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl191.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc195 := &pr190.Scan; len(sc195.Match) > 0 {
 			for i, ms := 0, sc195.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {

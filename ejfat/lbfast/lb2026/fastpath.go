@@ -1385,14 +1385,13 @@ t86:
 			x80 := kw73.Lo & wl75.Mask[3]
 			h76 := packet.WordsHash(x77, x78, x79, x80)
 			m, j := uint64(len(wl75.Slots)-1), h76>>(wl75.Shift&63)
-			sl, ks := &wl75.Slots[j], wl75.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x77 && ks[1] == x78 && ks[2] == x79 && ks[3] == x80) {
+			sl := &wl75.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x77 && sl.Keys[1] == x78 && sl.Keys[2] == x79 && sl.Keys[3] == x80) {
 				j = (j + 1) & m
-				sl, ks = &wl75.Slots[j], wl75.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl75.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl75.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw70, kw71, kw73.Hi, kw73.Lo); hit {
 			act, params = a, ps
@@ -1539,14 +1538,13 @@ t158:
 			x224 := kw219 & wl221.Mask[1]
 			h222 := packet.WordsHash(x223, x224, 0, 0)
 			m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63)
-			sl, ks := &wl221.Slots[j], wl221.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x223 && ks[1] == x224) {
+			sl := &wl221.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x223 && sl.Keys[1] == x224) {
 				j = (j + 1) & m
-				sl, ks = &wl221.Slots[j], wl221.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl221.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl221.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc225 := &pr220.Scan; len(sc225.Match) > 0 {
 			for i, ms := 0, sc225.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -2913,14 +2911,13 @@ n86:
 			x80 := kw73.Lo & wl75.Mask[3]
 			h76 := packet.WordsHash(x77, x78, x79, x80)
 			m, j := uint64(len(wl75.Slots)-1), h76>>(wl75.Shift&63)
-			sl, ks := &wl75.Slots[j], wl75.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x77 && ks[1] == x78 && ks[2] == x79 && ks[3] == x80) {
+			sl := &wl75.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x77 && sl.Keys[1] == x78 && sl.Keys[2] == x79 && sl.Keys[3] == x80) {
 				j = (j + 1) & m
-				sl, ks = &wl75.Slots[j], wl75.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl75.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl75.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw70, kw71, kw73.Hi, kw73.Lo); hit {
 			act, params = a, ps
@@ -4631,14 +4628,13 @@ n145:
 			x210 := kw203.Lo & wl206.Mask[2]
 			h207 := packet.WordsHash(x208, x209, x210, 0)
 			m, j := uint64(len(wl206.Slots)-1), h207>>(wl206.Shift&63)
-			sl, ks := &wl206.Slots[j], wl206.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x208 && ks[1] == x209 && ks[2] == x210) {
+			sl := &wl206.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x208 && sl.Keys[1] == x209 && sl.Keys[2] == x210) {
 				j = (j + 1) & m
-				sl, ks = &wl206.Slots[j], wl206.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl206.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl206.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw202, kw203.Hi, kw203.Lo, 0); hit {
 			act, params = a, ps
@@ -4753,14 +4749,13 @@ n158:
 			x224 := kw219 & wl221.Mask[1]
 			h222 := packet.WordsHash(x223, x224, 0, 0)
 			m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63)
-			sl, ks := &wl221.Slots[j], wl221.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x223 && ks[1] == x224) {
+			sl := &wl221.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x223 && sl.Keys[1] == x224) {
 				j = (j + 1) & m
-				sl, ks = &wl221.Slots[j], wl221.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl221.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl221.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc225 := &pr220.Scan; len(sc225.Match) > 0 {
 			for i, ms := 0, sc225.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {

@@ -1344,14 +1344,13 @@ t58:
 			x67 := kw60.Lo & wl62.Mask[3]
 			h63 := packet.WordsHash(x64, x65, x66, x67)
 			m, j := uint64(len(wl62.Slots)-1), h63>>(wl62.Shift&63)
-			sl, ks := &wl62.Slots[j], wl62.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x64 && ks[1] == x65 && ks[2] == x66 && ks[3] == x67) {
+			sl := &wl62.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x64 && sl.Keys[1] == x65 && sl.Keys[2] == x66 && sl.Keys[3] == x67) {
 				j = (j + 1) & m
-				sl, ks = &wl62.Slots[j], wl62.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl62.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl62.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw57, kw58, kw60.Hi, kw60.Lo); hit {
 			act, params = a, ps
@@ -1491,14 +1490,13 @@ t124:
 			x229 := kw224 & wl226.Mask[1]
 			h227 := packet.WordsHash(x228, x229, 0, 0)
 			m, j := uint64(len(wl226.Slots)-1), h227>>(wl226.Shift&63)
-			sl, ks := &wl226.Slots[j], wl226.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x228 && ks[1] == x229) {
+			sl := &wl226.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x228 && sl.Keys[1] == x229) {
 				j = (j + 1) & m
-				sl, ks = &wl226.Slots[j], wl226.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl226.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl226.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc230 := &pr225.Scan; len(sc230.Match) > 0 {
 			for i, ms := 0, sc230.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
@@ -3280,14 +3278,13 @@ n58:
 			x67 := kw60.Lo & wl62.Mask[3]
 			h63 := packet.WordsHash(x64, x65, x66, x67)
 			m, j := uint64(len(wl62.Slots)-1), h63>>(wl62.Shift&63)
-			sl, ks := &wl62.Slots[j], wl62.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x64 && ks[1] == x65 && ks[2] == x66 && ks[3] == x67) {
+			sl := &wl62.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x64 && sl.Keys[1] == x65 && sl.Keys[2] == x66 && sl.Keys[3] == x67) {
 				j = (j + 1) & m
-				sl, ks = &wl62.Slots[j], wl62.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl62.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl62.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw57, kw58, kw60.Hi, kw60.Lo); hit {
 			act, params = a, ps
@@ -5385,14 +5382,13 @@ n115:
 			x215 := kw208.Lo & wl211.Mask[2]
 			h212 := packet.WordsHash(x213, x214, x215, 0)
 			m, j := uint64(len(wl211.Slots)-1), h212>>(wl211.Shift&63)
-			sl, ks := &wl211.Slots[j], wl211.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x213 && ks[1] == x214 && ks[2] == x215) {
+			sl := &wl211.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x213 && sl.Keys[1] == x214 && sl.Keys[2] == x215) {
 				j = (j + 1) & m
-				sl, ks = &wl211.Slots[j], wl211.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl211.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl211.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw207, kw208.Hi, kw208.Lo, 0); hit {
 			act, params = a, ps
@@ -5485,14 +5481,13 @@ n124:
 			x229 := kw224 & wl226.Mask[1]
 			h227 := packet.WordsHash(x228, x229, 0, 0)
 			m, j := uint64(len(wl226.Slots)-1), h227>>(wl226.Shift&63)
-			sl, ks := &wl226.Slots[j], wl226.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x228 && ks[1] == x229) {
+			sl := &wl226.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x228 && sl.Keys[1] == x229) {
 				j = (j + 1) & m
-				sl, ks = &wl226.Slots[j], wl226.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl226.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl226.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if sc230 := &pr225.Scan; len(sc230.Match) > 0 {
 			for i, ms := 0, sc230.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {

@@ -877,14 +877,13 @@ n16:
 			x40 := kw33 & wl36.Mask[2]
 			h37 := packet.WordsHash(x38, x39, x40, 0)
 			m, j := uint64(len(wl36.Slots)-1), h37>>(wl36.Shift&63)
-			sl, ks := &wl36.Slots[j], wl36.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x38 && ks[1] == x39 && ks[2] == x40) {
+			sl := &wl36.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x38 && sl.Keys[1] == x39 && sl.Keys[2] == x40) {
 				j = (j + 1) & m
-				sl, ks = &wl36.Slots[j], wl36.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl36.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl36.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw32.Hi, kw32.Lo, kw33, 0); hit {
 			act, params = a, ps
@@ -1559,14 +1558,13 @@ n29:
 			x100 := kw94.Lo & wl97.Mask[1]
 			h98 := packet.WordsHash(x99, x100, 0, 0)
 			m, j := uint64(len(wl97.Slots)-1), h98>>(wl97.Shift&63)
-			sl, ks := &wl97.Slots[j], wl97.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x99 && ks[1] == x100) {
+			sl := &wl97.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x99 && sl.Keys[1] == x100) {
 				j = (j + 1) & m
-				sl, ks = &wl97.Slots[j], wl97.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl97.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl97.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw94.Hi, kw94.Lo, 0, 0); hit {
 			act, params = a, ps
@@ -1598,14 +1596,13 @@ n30:
 			x110 := kw103.Lo & wl105.Mask[3]
 			h106 := packet.WordsHash(x107, x108, x109, x110)
 			m, j := uint64(len(wl105.Slots)-1), h106>>(wl105.Shift&63)
-			sl, ks := &wl105.Slots[j], wl105.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
-			for sl.Entry != 0 && !(ks[0] == x107 && ks[1] == x108 && ks[2] == x109 && ks[3] == x110) {
+			sl := &wl105.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x107 && sl.Keys[1] == x108 && sl.Keys[2] == x109 && sl.Keys[3] == x110) {
 				j = (j + 1) & m
-				sl, ks = &wl105.Slots[j], wl105.Keys[j*packet.MaxKeyWords:j*packet.MaxKeyWords+packet.MaxKeyWords]
+				sl = &wl105.Slots[j]
 			}
 			if sl.Entry != 0 {
-				a := &wl105.Acts[j]
-				act, params = int(a.Action), a.Params
+				act, params = int(sl.Action), sl.Params
 			}
 		} else if a, ps, hit := pl.tables[6].LookupWordsAction(kw101.Hi, kw101.Lo, kw103.Hi, kw103.Lo); hit {
 			act, params = a, ps
