@@ -302,13 +302,19 @@ type snapshot struct {
 	match []matcher
 }
 
-// WordScan is a priority table's entries in priority order as word
-// matchers: entry i (in that order) tests its keys' words against
-// Match[i*keys:], the first entry all of whose matchers pass is the hit,
-// and Acts[i] is its action. Generated code scans it inline (Probes.Scan).
+// WordScan is a priority table's entries in priority order as rows of
+// word matchers, for tables of at most MaxKeyWords keys: the first row all
+// of whose matchers pass is the hit. Generated code scans it inline
+// (Probes.Scan); the rows' fixed size spares it bounds checks.
 type WordScan struct {
-	Match []WordMatch
-	Acts  []SlotAction
+	Rows []ScanRow
+}
+
+// ScanRow is an entry's matchers, one per key (those past the keys pass
+// every word), and its action.
+type ScanRow struct {
+	Match [MaxKeyWords]WordMatch
+	SlotAction
 }
 
 // WordMatch tests a key word k: k&Mask == Val && k-Lo <= Span (Span is hi
@@ -454,15 +460,18 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		if (!s.indexed || len(s.index.levels) > 1) && t.intervals(s, s.order, match) {
 			s.index, s.indexed = wordIndex{}, false
 		}
-		if t.narrow && !s.indexed && s.Intervals == nil {
-			s.Scan.Match = make([]WordMatch, len(es)*nk)
-			s.Scan.Acts = make([]SlotAction, len(es))
+		if t.narrow && nk <= MaxKeyWords && !s.indexed && s.Intervals == nil {
+			s.Scan.Rows = make([]ScanRow, len(es))
 			for oi, i := range s.order {
-				for j := range nk {
-					m := &s.match[int(i)*nk+j]
-					s.Scan.Match[oi*nk+j] = WordMatch{m.val.Lo, m.mask.Lo, m.lo.Lo, m.hi.Lo - m.lo.Lo}
+				r := &s.Scan.Rows[oi]
+				for j := range r.Match {
+					r.Match[j] = WordMatch{Span: math.MaxUint64}
+					if j < nk {
+						m := &s.match[int(i)*nk+j]
+						r.Match[j] = WordMatch{m.val.Lo, m.mask.Lo, m.lo.Lo, m.hi.Lo - m.lo.Lo}
+					}
 				}
-				s.Scan.Acts[oi] = SlotAction{int32(es[i].Action), es[i].Params}
+				r.SlotAction = SlotAction{int32(es[i].Action), es[i].Params}
 			}
 		}
 		s.setProbe()
@@ -720,19 +729,19 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 		}
 		return t.def, false
 	}
-	if nk := len(t.shift); nk > 0 && nk <= maxScanKeys && (len(s.Scan.Match) > 0 || (s.indexed || s.Intervals != nil) && nk <= MaxKeyWords) {
-		var ks [maxScanKeys]uint64
+	if nk := len(t.shift); nk > 0 && nk <= MaxKeyWords && (len(s.Scan.Rows) > 0 || s.indexed || s.Intervals != nil) {
+		var ks [MaxKeyWords]uint64
 		for j := range nk {
 			ks[j] = k >> t.shift[j] & t.masks[j].Lo
 		}
 		switch { // keys each a word
 		case s.Intervals != nil:
-			return s.found(t, s.Intervals.lookup([MaxKeyWords]uint64(ks[:MaxKeyWords])))
+			return s.found(t, s.Intervals.lookup(ks))
 		case s.indexed:
 			i, _ := s.index.lookup4(ks[0], ks[1], ks[2], ks[3])
 			return s.found(t, i)
 		}
-		return s.found(t, s.scanWords(ks[:nk]))
+		return s.found(t, s.scanWords(ks))
 	}
 	var keys [64]Value
 	n := len(t.spec.Keys)
@@ -751,23 +760,18 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 	return t.lookup(s, keys[:n])
 }
 
-// maxScanKeys bounds the keys of the priority tables scanned as words.
-const maxScanKeys = 16
-
 // scanWords returns the first entry in priority order whose matchers the
-// keys pass, one word each, cut to its width; -1 if none.
-func (s *snapshot) scanWords(ks []uint64) int32 {
-	nk := len(ks)
+// keys pass, one word each, cut to its width (zero past the keys); -1 if
+// none.
+func (s *snapshot) scanWords(ks [MaxKeyWords]uint64) int32 {
 scan:
-	for oi, i := range s.order {
-		ms := s.Scan.Match[oi*nk : (oi+1)*nk]
-		for j := range ms {
-			m := &ms[j]
+	for oi := range s.Scan.Rows {
+		for j, m := range &s.Scan.Rows[oi].Match {
 			if v := ks[j]; v&m.Mask != m.Val || v-m.Lo > m.Span {
 				continue scan
 			}
 		}
-		return i
+		return s.order[oi]
 	}
 	return -1
 }
@@ -824,8 +828,8 @@ func (t *Table) lookupWords(s *snapshot, k0, k1, k2, k3 uint64) (*Entry, *WordSl
 		}
 		return nil, nil
 	}
-	if len(s.Scan.Match) > 0 { // narrow keys: a word each
-		if i := s.scanWords(ks[:len(t.spec.Keys)]); i >= 0 {
+	if len(s.Scan.Rows) > 0 { // narrow keys: a word each
+		if i := s.scanWords(ks); i >= 0 {
 			return &s.entries[i], nil
 		}
 		return nil, nil
@@ -896,12 +900,12 @@ func (t *Table) lookup(s *snapshot, keys []Value) (e *Entry, hit bool) {
 	}
 	if t.mode == modePriority {
 		nk := len(keys)
-		if len(s.Scan.Match) > 0 && nk <= maxScanKeys {
-			var ks [maxScanKeys]uint64
+		if len(s.Scan.Rows) > 0 {
+			var ks [MaxKeyWords]uint64
 			for j := range nk {
 				ks[j] = keys[j].Lo & t.masks[j].Lo
 			}
-			return s.found(t, s.scanWords(ks[:nk]))
+			return s.found(t, s.scanWords(ks))
 		}
 	scan:
 		for _, i := range s.order {
@@ -955,8 +959,8 @@ type PackedSlot struct {
 //   - Words is the word index's level if it has only one and keys of at
 //     most MaxKeyWords words (exact tables, lpm tables of one prefix
 //     length, priority tables whose entries share one tuple of masks).
-//   - Scan holds the entries of a priority table of narrow keys without an
-//     index, as word matchers.
+//   - Scan holds the entries of a priority table of at most MaxKeyWords
+//     narrow keys without an index, as rows of word matchers.
 //   - Intervals indexes a priority or lpm table whose keys are exact but
 //     one lpm or range key (intervals.go) instead of the word index of its
 //     many levels; nil if none.

@@ -388,7 +388,7 @@ func checkAgainstReference(t *testing.T, r *rand.Rand, spec *TableSpec, n, looku
 					t.Fatalf("%s: probe of Intervals(%x) = %+v; want %+v", spec.Name, ws, a, want)
 				}
 			}
-			if sc := &tb.Probes().Scan; len(sc.Match) > 0 {
+			if sc := &tb.Probes().Scan; len(sc.Rows) > 0 {
 				if a := scanWords(sc, ws[:len(keys)]); (a != nil) != (want != nil) || a != nil && (int(a.Action) != want.Action || !slices.Equal(a.Params, want.Params)) {
 					t.Fatalf("%s: scan of Scan(%x) = %+v; want %+v", spec.Name, ws, a, want)
 				}
@@ -446,13 +446,13 @@ func probeIntervals(iv *IntervalIndex, ws [MaxKeyWords]uint64) *SlotAction {
 // scanWords scans a WordScan as its doc says generated code does.
 func scanWords(sc *WordScan, ks []uint64) *SlotAction {
 next:
-	for i := range sc.Acts {
+	for i := range sc.Rows {
 		for j, k := range ks {
-			if m := &sc.Match[i*len(ks)+j]; k&m.Mask != m.Val || k-m.Lo > m.Span {
+			if m := &sc.Rows[i].Match[j]; k&m.Mask != m.Val || k-m.Lo > m.Span {
 				continue next
 			}
 		}
-		return &sc.Acts[i]
+		return &sc.Rows[i].SlotAction
 	}
 	return nil
 }

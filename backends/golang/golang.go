@@ -534,7 +534,7 @@ func (c *gen) lookup(n *dataflow.Node) {
 func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 	t := n.Op.Table
 	var ws []string
-	scannable := def.Spec.NeedsPriority()
+	scannable := def.Spec.NeedsPriority() && len(def.Keys) <= packet.MaxKeyWords
 	for i, k := range def.Keys {
 		w := def.Spec.Keys[i].Width
 		v := c.newTmp("kw")
@@ -613,10 +613,9 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		// for an index: its entries in priority order, a word each key.
 		sc := c.newTmp("sc")
 		nk := len(def.Keys)
-		c.emit("} else if %s := &%s.Scan; len(%s.Match) > 0 {", sc, pr, sc)
-		// Stepping through Match, the matchers of an entry need no bounds
-		// checks.
-		c.emit("for i, ms := 0, %s.Match; len(ms) >= %d; i, ms = i+1, ms[%d:] {", sc, nk, nk)
+		c.emit("} else if %s := &%s.Scan; len(%s.Rows) > 0 {", sc, pr, sc)
+		c.emit("for i := range %s.Rows {", sc)
+		c.emit("r := &%s.Rows[i]", sc)
 		// A key of each kind needs one of the matcher's tests: its mask
 		// passes every value of a range key, its range every value of
 		// the others, and an exact key's mask keeps its whole width.
@@ -624,15 +623,15 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		for j, w := range ws[:nk] {
 			switch def.Spec.Keys[j].Kind {
 			case packet.Range:
-				tests = append(tests, fmt.Sprintf("%s-ms[%d].Lo <= ms[%d].Span", w, j, j))
+				tests = append(tests, fmt.Sprintf("%s-r.Match[%d].Lo <= r.Match[%d].Span", w, j, j))
 			case packet.Exact:
-				tests = append(tests, fmt.Sprintf("%s == ms[%d].Val", w, j))
+				tests = append(tests, fmt.Sprintf("%s == r.Match[%d].Val", w, j))
 			default:
-				tests = append(tests, fmt.Sprintf("%s&ms[%d].Mask == ms[%d].Val", w, j, j))
+				tests = append(tests, fmt.Sprintf("%s&r.Match[%d].Mask == r.Match[%d].Val", w, j, j))
 			}
 		}
 		c.emit("if %s {", strings.Join(tests, " && "))
-		c.emit("act, params = int(%s.Acts[i].Action), %s.Acts[i].Params", sc, sc)
+		c.emit("act, params = int(r.Action), r.Params")
 		c.emit("break")
 		c.emit("}")
 		c.emit("}")

@@ -140,7 +140,7 @@ func TestFastPathTableShapes(t *testing.T) {
 				pl, m := pairScript(t, v, ejfat.HostPRG, tc.name, tc.script)
 				for _, tb := range pl.Tables() {
 					pr := tb.Probes()
-					probed := len(pr.Packed.Slots) > 0 || len(pr.Words.Slots) > 0 || len(pr.Scan.Match) > 0 || pr.Intervals != nil
+					probed := len(pr.Packed.Slots) > 0 || len(pr.Words.Slots) > 0 || len(pr.Scan.Rows) > 0 || pr.Intervals != nil
 					if name := tb.Spec().Name; tb.Len() > 0 && probed != inline[tc.name][name] {
 						t.Errorf("%s: probed inline %v", name, probed)
 					}

@@ -518,10 +518,11 @@ t21:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc30 := &pr27.Scan; len(sc30.Match) > 0 {
-			for i, ms := 0, sc30.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw25&ms[0].Mask == ms[0].Val {
-					act, params = int(sc30.Acts[i].Action), sc30.Acts[i].Params
+		} else if sc30 := &pr27.Scan; len(sc30.Rows) > 0 {
+			for i := range sc30.Rows {
+				r := &sc30.Rows[i]
+				if kw25&r.Match[0].Mask == r.Match[0].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -964,10 +965,11 @@ n21:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc30 := &pr27.Scan; len(sc30.Match) > 0 {
-			for i, ms := 0, sc30.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw25&ms[0].Mask == ms[0].Val {
-					act, params = int(sc30.Acts[i].Action), sc30.Acts[i].Params
+		} else if sc30 := &pr27.Scan; len(sc30.Rows) > 0 {
+			for i := range sc30.Rows {
+				r := &sc30.Rows[i]
+				if kw25&r.Match[0].Mask == r.Match[0].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}

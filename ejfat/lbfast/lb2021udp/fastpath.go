@@ -689,10 +689,11 @@ t24:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc40 := &pr37.Scan; len(sc40.Match) > 0 {
-			for i, ms := 0, sc40.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw35&ms[0].Mask == ms[0].Val {
-					act, params = int(sc40.Acts[i].Action), sc40.Acts[i].Params
+		} else if sc40 := &pr37.Scan; len(sc40.Rows) > 0 {
+			for i := range sc40.Rows {
+				r := &sc40.Rows[i]
+				if kw35&r.Match[0].Mask == r.Match[0].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -1301,10 +1302,11 @@ n24:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc40 := &pr37.Scan; len(sc40.Match) > 0 {
-			for i, ms := 0, sc40.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw35&ms[0].Mask == ms[0].Val {
-					act, params = int(sc40.Acts[i].Action), sc40.Acts[i].Params
+		} else if sc40 := &pr37.Scan; len(sc40.Rows) > 0 {
+			for i := range sc40.Rows {
+				r := &sc40.Rows[i]
+				if kw35&r.Match[0].Mask == r.Match[0].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}

@@ -987,10 +987,11 @@ t36:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc36 := &pr33.Scan; len(sc36.Match) > 0 {
-			for i, ms := 0, sc36.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw30&ms[0].Mask == ms[0].Val && kw31 == ms[1].Val {
-					act, params = int(sc36.Acts[i].Action), sc36.Acts[i].Params
+		} else if sc36 := &pr33.Scan; len(sc36.Rows) > 0 {
+			for i := range sc36.Rows {
+				r := &sc36.Rows[i]
+				if kw30&r.Match[0].Mask == r.Match[0].Val && kw31 == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -1190,10 +1191,11 @@ t88:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc184 := &pr179.Scan; len(sc184.Match) > 0 {
-			for i, ms := 0, sc184.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw177 == ms[0].Val && kw178&ms[1].Mask == ms[1].Val {
-					act, params = int(sc184.Acts[i].Action), sc184.Acts[i].Params
+		} else if sc184 := &pr179.Scan; len(sc184.Rows) > 0 {
+			for i := range sc184.Rows {
+				r := &sc184.Rows[i]
+				if kw177 == r.Match[0].Val && kw178&r.Match[1].Mask == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -1906,10 +1908,11 @@ n36:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc36 := &pr33.Scan; len(sc36.Match) > 0 {
-			for i, ms := 0, sc36.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw30&ms[0].Mask == ms[0].Val && kw31 == ms[1].Val {
-					act, params = int(sc36.Acts[i].Action), sc36.Acts[i].Params
+		} else if sc36 := &pr33.Scan; len(sc36.Rows) > 0 {
+			for i := range sc36.Rows {
+				r := &sc36.Rows[i]
+				if kw30&r.Match[0].Mask == r.Match[0].Val && kw31 == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -3626,10 +3629,11 @@ n88:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc184 := &pr179.Scan; len(sc184.Match) > 0 {
-			for i, ms := 0, sc184.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw177 == ms[0].Val && kw178&ms[1].Mask == ms[1].Val {
-					act, params = int(sc184.Acts[i].Action), sc184.Acts[i].Params
+		} else if sc184 := &pr179.Scan; len(sc184.Rows) > 0 {
+			for i := range sc184.Rows {
+				r := &sc184.Rows[i]
+				if kw177 == r.Match[0].Val && kw178&r.Match[1].Mask == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}

@@ -1025,10 +1025,11 @@ t24:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc30 := &pr27.Scan; len(sc30.Match) > 0 {
-			for i, ms := 0, sc30.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw24&ms[0].Mask == ms[0].Val && kw25 == ms[1].Val {
-					act, params = int(sc30.Acts[i].Action), sc30.Acts[i].Params
+		} else if sc30 := &pr27.Scan; len(sc30.Rows) > 0 {
+			for i := range sc30.Rows {
+				r := &sc30.Rows[i]
+				if kw24&r.Match[0].Mask == r.Match[0].Val && kw25 == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -1228,10 +1229,11 @@ t74:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc195 := &pr190.Scan; len(sc195.Match) > 0 {
-			for i, ms := 0, sc195.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw188 == ms[0].Val && kw189&ms[1].Mask == ms[1].Val {
-					act, params = int(sc195.Acts[i].Action), sc195.Acts[i].Params
+		} else if sc195 := &pr190.Scan; len(sc195.Rows) > 0 {
+			for i := range sc195.Rows {
+				r := &sc195.Rows[i]
+				if kw188 == r.Match[0].Val && kw189&r.Match[1].Mask == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -2056,10 +2058,11 @@ n24:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc30 := &pr27.Scan; len(sc30.Match) > 0 {
-			for i, ms := 0, sc30.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw24&ms[0].Mask == ms[0].Val && kw25 == ms[1].Val {
-					act, params = int(sc30.Acts[i].Action), sc30.Acts[i].Params
+		} else if sc30 := &pr27.Scan; len(sc30.Rows) > 0 {
+			for i := range sc30.Rows {
+				r := &sc30.Rows[i]
+				if kw24&r.Match[0].Mask == r.Match[0].Val && kw25 == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -4181,10 +4184,11 @@ n74:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc195 := &pr190.Scan; len(sc195.Match) > 0 {
-			for i, ms := 0, sc195.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw188 == ms[0].Val && kw189&ms[1].Mask == ms[1].Val {
-					act, params = int(sc195.Acts[i].Action), sc195.Acts[i].Params
+		} else if sc195 := &pr190.Scan; len(sc195.Rows) > 0 {
+			for i := range sc195.Rows {
+				r := &sc195.Rows[i]
+				if kw188 == r.Match[0].Val && kw189&r.Match[1].Mask == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}

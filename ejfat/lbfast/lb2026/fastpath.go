@@ -1285,10 +1285,11 @@ t74:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc59 := &pr56.Scan; len(sc59.Match) > 0 {
-			for i, ms := 0, sc59.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw55&ms[0].Mask == ms[0].Val {
-					act, params = int(sc59.Acts[i].Action), sc59.Acts[i].Params
+		} else if sc59 := &pr56.Scan; len(sc59.Rows) > 0 {
+			for i := range sc59.Rows {
+				r := &sc59.Rows[i]
+				if kw55&r.Match[0].Mask == r.Match[0].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -1331,10 +1332,11 @@ t76:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc66 := &pr63.Scan; len(sc66.Match) > 0 {
-			for i, ms := 0, sc66.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw60&ms[0].Mask == ms[0].Val && kw61 == ms[1].Val {
-					act, params = int(sc66.Acts[i].Action), sc66.Acts[i].Params
+		} else if sc66 := &pr63.Scan; len(sc66.Rows) > 0 {
+			for i := range sc66.Rows {
+				r := &sc66.Rows[i]
+				if kw60&r.Match[0].Mask == r.Match[0].Val && kw61 == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -1546,10 +1548,11 @@ t158:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc225 := &pr220.Scan; len(sc225.Match) > 0 {
-			for i, ms := 0, sc225.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw218 == ms[0].Val && kw219&ms[1].Mask == ms[1].Val {
-					act, params = int(sc225.Acts[i].Action), sc225.Acts[i].Params
+		} else if sc225 := &pr220.Scan; len(sc225.Rows) > 0 {
+			for i := range sc225.Rows {
+				r := &sc225.Rows[i]
+				if kw218 == r.Match[0].Val && kw219&r.Match[1].Mask == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -2775,10 +2778,11 @@ n74:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc59 := &pr56.Scan; len(sc59.Match) > 0 {
-			for i, ms := 0, sc59.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw55&ms[0].Mask == ms[0].Val {
-					act, params = int(sc59.Acts[i].Action), sc59.Acts[i].Params
+		} else if sc59 := &pr56.Scan; len(sc59.Rows) > 0 {
+			for i := range sc59.Rows {
+				r := &sc59.Rows[i]
+				if kw55&r.Match[0].Mask == r.Match[0].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -2821,10 +2825,11 @@ n76:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc66 := &pr63.Scan; len(sc66.Match) > 0 {
-			for i, ms := 0, sc66.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw60&ms[0].Mask == ms[0].Val && kw61 == ms[1].Val {
-					act, params = int(sc66.Acts[i].Action), sc66.Acts[i].Params
+		} else if sc66 := &pr63.Scan; len(sc66.Rows) > 0 {
+			for i := range sc66.Rows {
+				r := &sc66.Rows[i]
+				if kw60&r.Match[0].Mask == r.Match[0].Val && kw61 == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -4757,10 +4762,11 @@ n158:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc225 := &pr220.Scan; len(sc225.Match) > 0 {
-			for i, ms := 0, sc225.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw218 == ms[0].Val && kw219&ms[1].Mask == ms[1].Val {
-					act, params = int(sc225.Acts[i].Action), sc225.Acts[i].Params
+		} else if sc225 := &pr220.Scan; len(sc225.Rows) > 0 {
+			for i := range sc225.Rows {
+				r := &sc225.Rows[i]
+				if kw218 == r.Match[0].Val && kw219&r.Match[1].Mask == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}

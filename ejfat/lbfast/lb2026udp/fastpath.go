@@ -1244,10 +1244,11 @@ t50:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc47 := &pr44.Scan; len(sc47.Match) > 0 {
-			for i, ms := 0, sc47.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw43&ms[0].Mask == ms[0].Val {
-					act, params = int(sc47.Acts[i].Action), sc47.Acts[i].Params
+		} else if sc47 := &pr44.Scan; len(sc47.Rows) > 0 {
+			for i := range sc47.Rows {
+				r := &sc47.Rows[i]
+				if kw43&r.Match[0].Mask == r.Match[0].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -1290,10 +1291,11 @@ t52:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc54 := &pr51.Scan; len(sc54.Match) > 0 {
-			for i, ms := 0, sc54.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw48&ms[0].Mask == ms[0].Val && kw49 == ms[1].Val {
-					act, params = int(sc54.Acts[i].Action), sc54.Acts[i].Params
+		} else if sc54 := &pr51.Scan; len(sc54.Rows) > 0 {
+			for i := range sc54.Rows {
+				r := &sc54.Rows[i]
+				if kw48&r.Match[0].Mask == r.Match[0].Val && kw49 == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -1498,10 +1500,11 @@ t124:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc230 := &pr225.Scan; len(sc230.Match) > 0 {
-			for i, ms := 0, sc230.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw223 == ms[0].Val && kw224&ms[1].Mask == ms[1].Val {
-					act, params = int(sc230.Acts[i].Action), sc230.Acts[i].Params
+		} else if sc230 := &pr225.Scan; len(sc230.Rows) > 0 {
+			for i := range sc230.Rows {
+				r := &sc230.Rows[i]
+				if kw223 == r.Match[0].Val && kw224&r.Match[1].Mask == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -3167,10 +3170,11 @@ n50:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc47 := &pr44.Scan; len(sc47.Match) > 0 {
-			for i, ms := 0, sc47.Match; len(ms) >= 1; i, ms = i+1, ms[1:] {
-				if kw43&ms[0].Mask == ms[0].Val {
-					act, params = int(sc47.Acts[i].Action), sc47.Acts[i].Params
+		} else if sc47 := &pr44.Scan; len(sc47.Rows) > 0 {
+			for i := range sc47.Rows {
+				r := &sc47.Rows[i]
+				if kw43&r.Match[0].Mask == r.Match[0].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -3213,10 +3217,11 @@ n52:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc54 := &pr51.Scan; len(sc54.Match) > 0 {
-			for i, ms := 0, sc54.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw48&ms[0].Mask == ms[0].Val && kw49 == ms[1].Val {
-					act, params = int(sc54.Acts[i].Action), sc54.Acts[i].Params
+		} else if sc54 := &pr51.Scan; len(sc54.Rows) > 0 {
+			for i := range sc54.Rows {
+				r := &sc54.Rows[i]
+				if kw48&r.Match[0].Mask == r.Match[0].Val && kw49 == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
@@ -5489,10 +5494,11 @@ n124:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc230 := &pr225.Scan; len(sc230.Match) > 0 {
-			for i, ms := 0, sc230.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw223 == ms[0].Val && kw224&ms[1].Mask == ms[1].Val {
-					act, params = int(sc230.Acts[i].Action), sc230.Acts[i].Params
+		} else if sc230 := &pr225.Scan; len(sc230.Rows) > 0 {
+			for i := range sc230.Rows {
+				r := &sc230.Rows[i]
+				if kw223 == r.Match[0].Val && kw224&r.Match[1].Mask == r.Match[1].Val {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}

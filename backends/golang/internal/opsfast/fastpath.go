@@ -776,10 +776,11 @@ n13:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc21 := &pr18.Scan; len(sc21.Match) > 0 {
-			for i, ms := 0, sc21.Match; len(ms) >= 2; i, ms = i+1, ms[2:] {
-				if kw14&ms[0].Mask == ms[0].Val && kw16-ms[1].Lo <= ms[1].Span {
-					act, params = int(sc21.Acts[i].Action), sc21.Acts[i].Params
+		} else if sc21 := &pr18.Scan; len(sc21.Rows) > 0 {
+			for i := range sc21.Rows {
+				r := &sc21.Rows[i]
+				if kw14&r.Match[0].Mask == r.Match[0].Val && kw16-r.Match[1].Lo <= r.Match[1].Span {
+					act, params = int(r.Action), r.Params
 					break
 				}
 			}
