@@ -75,6 +75,38 @@ type TableSpec struct {
 	Priorities bool
 }
 
+// Shaped reports, as an error, where o differs from s in what code
+// generated for s relies on: the name, the keys (kinds and widths) and
+// the actions (names, parameters' widths), in order. An entry of a table
+// of o is then one of s.
+func (s *TableSpec) Shaped(o *TableSpec) error {
+	if o.Name != s.Name {
+		return fmt.Errorf("table is %s, want %s", o.Name, s.Name)
+	}
+	if len(o.Keys) != len(s.Keys) {
+		return fmt.Errorf("%s: %d keys, want %d", s.Name, len(o.Keys), len(s.Keys))
+	}
+	for i, k := range s.Keys {
+		if ok := o.Keys[i]; ok.Width != k.Width || ok.Kind != k.Kind {
+			return fmt.Errorf("%s: key %d is %d bits %s, want %d bits %s", s.Name, i, ok.Width, ok.Kind, k.Width, k.Kind)
+		}
+	}
+	if len(o.Actions) != len(s.Actions) {
+		return fmt.Errorf("%s: %d actions, want %d", s.Name, len(o.Actions), len(s.Actions))
+	}
+	for i, a := range s.Actions {
+		oa := o.Actions[i]
+		same := oa.Name == a.Name && len(oa.Params) == len(a.Params)
+		for j := 0; same && j < len(a.Params); j++ {
+			same = oa.Params[j].Width == a.Params[j].Width
+		}
+		if !same {
+			return fmt.Errorf("%s: action %d is %s%v, want %s%v", s.Name, i, oa.Name, oa.Params, a.Name, a.Params)
+		}
+	}
+	return nil
+}
+
 // NeedsPriority reports whether entries carry a priority that decides among
 // overlapping matches: with a ternary or range key, more than one lpm key
 // (prefix length alone no longer orders them), or when Priorities is set.

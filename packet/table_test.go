@@ -787,3 +787,33 @@ func BenchmarkEpochLookup(b *testing.B) {
 		})
 	}
 }
+
+func TestSpecShaped(t *testing.T) {
+	base := func() *TableSpec {
+		return &TableSpec{Name: "t", Keys: []KeySpec{{"k", 16, Exact}}, Size: 8,
+			Actions: []ActionSpec{{"a", []Param{{"p", 8}}}, {"NoAction", nil}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*TableSpec)
+		want   string // substring of the error, "" for none
+	}{
+		{"same", func(*TableSpec) {}, ""},
+		{"other names and size", func(s *TableSpec) { s.Keys[0].Name, s.Actions[0].Params[0].Name, s.Size = "x", "y", 0 }, ""},
+		{"name", func(s *TableSpec) { s.Name = "u" }, "table is u, want t"},
+		{"keys", func(s *TableSpec) { s.Keys = append(s.Keys, KeySpec{"l", 8, Exact}) }, "2 keys, want 1"},
+		{"key width", func(s *TableSpec) { s.Keys[0].Width = 32 }, "key 0 is 32 bits exact, want 16 bits exact"},
+		{"key kind", func(s *TableSpec) { s.Keys[0].Kind = LPM }, "key 0 is 16 bits lpm"},
+		{"actions", func(s *TableSpec) { s.Actions = s.Actions[:1] }, "1 actions, want 2"},
+		{"action name", func(s *TableSpec) { s.Actions[1].Name = "drop" }, "action 1 is drop"},
+		{"param width", func(s *TableSpec) { s.Actions[0].Params[0].Width = 16 }, "action 0 is a[{p 16}], want a[{p 8}]"},
+		{"params", func(s *TableSpec) { s.Actions[0].Params = nil }, "action 0 is a[]"},
+	} {
+		o := base()
+		tc.change(o)
+		err := base().Shaped(o)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -539,7 +539,7 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		w := def.Spec.Keys[i].Width
 		v := c.newTmp("kw")
 		if w <= 64 {
-			c.emit("%s := (%s)%s", v, c.low(k), maskSuffix(w))
+			c.emit("%s := (%s)%s", v, c.low(k), maskTo(k, w))
 			ws = append(ws, v)
 			continue
 		}
@@ -739,12 +739,14 @@ func (c *gen) assign(a packet.Assign, params []packet.Param, update []int) {
 	case len(update) > 0 && !h.Metadata:
 		v := c.value(a.Src)
 		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.SetUpdating(packet.FieldRef{Header: %d, Field: %d}, %s, %s)", a.Dst.Header, a.Dst.Field, v, c.update(update))), c.malformed())
+	case h.Metadata && fs.Width > 64 && maskTo(a.Src, fs.Width) == "":
+		c.emit("m%d = %s", h.MetaBase+a.Dst.Field, c.value(a.Src))
 	case h.Metadata && fs.Width > 64:
 		c.emit("m%d = (%s).And(%s)", h.MetaBase+a.Dst.Field, c.value(a.Src), valueLit(packet.Mask(fs.Width)))
 	case h.Metadata && wide:
-		c.emit("m%d = (%s).Lo%s", h.MetaBase+a.Dst.Field, c.value(a.Src), maskSuffix(fs.Width))
+		c.emit("m%d = (%s).Lo%s", h.MetaBase+a.Dst.Field, c.value(a.Src), maskTo(a.Src, fs.Width))
 	case h.Metadata:
-		c.emit("m%d = (%s)%s", h.MetaBase+a.Dst.Field, c.low(a.Src), maskSuffix(fs.Width))
+		c.emit("m%d = (%s)%s", h.MetaBase+a.Dst.Field, c.low(a.Src), maskTo(a.Src, fs.Width))
 	default:
 		var v string
 		if wide {
@@ -811,6 +813,26 @@ func (c *gen) hdr(h int) string {
 	c.emit("%s := p.Data[p.Hdr[%d].Off : p.Hdr[%d].Off+%d] // %s", v, h, h, c.s.Headers[h].FixedBytes(), c.s.Headers[h].Name)
 	c.hdrs[len(c.hdrs)-1][h] = v
 	return v
+}
+
+// maskTo is maskSuffix(w) for the value of e, or nothing where the value
+// fits w bits anyway: generated expressions are cut to their widths (u64,
+// low, value), the fields read and the metadata too, and an action's
+// parameters fit theirs (packet.Table checks every entry and default;
+// New, that the tables are the schema's).
+func maskTo(e *packet.Expr, w int) string {
+	switch e.Kind {
+	case packet.EConst:
+		if e.Const.Fits(w) {
+			return ""
+		}
+	case packet.ELen:
+	default:
+		if e.Width > 0 && e.Width <= w {
+			return ""
+		}
+	}
+	return maskSuffix(w)
 }
 
 func maskSuffix(w int) string {

@@ -2,7 +2,10 @@ package golang_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dragonet-go/nsc/backends/golang/internal/csumfast"
@@ -89,4 +92,30 @@ func TestCsumRxAgainstInterpreter(t *testing.T) {
 			t.Errorf("no frame ran through %s", n)
 		}
 	}
+}
+
+// TestNewRefusesOtherTables: generated code relies on its tables' shape
+// (parameters' widths, key kinds), so New refuses a table of the same
+// name and another shape.
+func TestNewRefusesOtherTables(t *testing.T) {
+	ts := opsfast.NewTables()
+	for i, tb := range ts {
+		spec := *tb.Spec()
+		spec.Actions = slices.Clone(spec.Actions)
+		for j, a := range spec.Actions {
+			if len(a.Params) == 0 {
+				continue
+			}
+			a.Params = slices.Clone(a.Params)
+			a.Params[0].Width++
+			spec.Actions[j] = a
+			other := slices.Clone(ts)
+			other[i] = packet.NewTable(&spec)
+			if _, err := opsfast.New(other); err == nil || !strings.Contains(err.Error(), "action "+fmt.Sprint(j)) {
+				t.Errorf("table %s with param %s wider: error %v", spec.Name, a.Params[0].Name, err)
+			}
+			return
+		}
+	}
+	t.Fatal("no table with a parameter")
 }

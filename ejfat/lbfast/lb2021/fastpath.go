@@ -199,8 +199,8 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 		return nil, fmt.Errorf("%d tables given, the fast path has %d", len(tables), len(Schema.Tables))
 	}
 	for i, t := range tables {
-		if t.Spec().Name != Schema.Tables[i].Spec.Name {
-			return nil, fmt.Errorf("table %d is %s, want %s", i, t.Spec().Name, Schema.Tables[i].Spec.Name)
+		if err := Schema.Tables[i].Spec.Shaped(t.Spec()); err != nil {
+			return nil, fmt.Errorf("table %d: %v", i, err)
 		}
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
@@ -463,8 +463,8 @@ t18:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
 		b15 := data[h0 : h0+14] // ethernet
-		kw14 := ((uint64(b15[0])<<56 | uint64(b15[1])<<48 | uint64(b15[2])<<40 | uint64(b15[3])<<32 | uint64(b15[4])<<24 | uint64(b15[5])<<16 | uint64(b15[6])<<8 | uint64(b15[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
-		kw16 := (uint64(b15[12])<<8 | uint64(b15[13])) & 0xffff
+		kw14 := ((uint64(b15[0])<<56 | uint64(b15[1])<<48 | uint64(b15[2])<<40 | uint64(b15[3])<<32 | uint64(b15[4])<<24 | uint64(b15[5])<<16 | uint64(b15[6])<<8 | uint64(b15[7])) >> 16 & 0xffffffffffff)
+		kw16 := (uint64(b15[12])<<8 | uint64(b15[13]))
 		kw17 := m0
 		pr18 := pl.tables[0].Probes()
 		if wl19 := &pr18.Words; len(wl19.Slots) > 0 {
@@ -554,7 +554,7 @@ t21:
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m1 = (params[0].Lo) & 0xffffffff
+			m1 = (params[0].Lo)
 			goto t23
 		default: // drop
 			goto n22
@@ -563,9 +563,9 @@ t21:
 t23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw33 := (m1) & 0xffffffff
+		kw33 := (m1)
 		b35 := data[h5 : h5+12] // lbv1
-		kw34 := ((uint64(b35[4])<<56 | uint64(b35[5])<<48 | uint64(b35[6])<<40 | uint64(b35[7])<<32 | uint64(b35[8])<<24 | uint64(b35[9])<<16 | uint64(b35[10])<<8 | uint64(b35[11])) & 0x1ff) & 0xfff
+		kw34 := ((uint64(b35[4])<<56 | uint64(b35[5])<<48 | uint64(b35[6])<<40 | uint64(b35[7])<<32 | uint64(b35[8])<<24 | uint64(b35[9])<<16 | uint64(b35[10])<<8 | uint64(b35[11])) & 0x1ff)
 		pr36 := pl.tables[2].Probes()
 		k37 := kw34<<0 | kw33<<12
 		if pi38 := &pr36.Packed; len(pi38.Slots) > 0 {
@@ -585,7 +585,7 @@ t23:
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m2 = (params[0].Lo) & 0xffff
+			m2 = (params[0].Lo)
 			goto t25
 		default: // drop
 			goto n24
@@ -595,8 +595,8 @@ t25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
 		b40 := data[h0 : h0+14] // ethernet
-		kw39 := (uint64(b40[12])<<8 | uint64(b40[13])) & 0xffff
-		kw41 := (m2) & 0xffff
+		kw39 := (uint64(b40[12])<<8 | uint64(b40[13]))
+		kw41 := (m2)
 		pr42 := pl.tables[3].Probes()
 		k43 := kw41<<0 | kw39<<16
 		if pi44 := &pr42.Packed; len(pi44.Slots) > 0 {
@@ -625,8 +625,8 @@ t25:
 			b40[3] = byte(s45 >> 16)
 			b40[4] = byte(s45 >> 8)
 			b40[5] = byte(s45)
-			m3 = (params[1].Lo) & 0xffffffff
-			m5 = (params[2].Lo) & 0xffff
+			m3 = (params[1].Lo)
+			m5 = (params[2].Lo)
 			goto t27
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
@@ -638,8 +638,8 @@ t25:
 			b40[3] = byte(s46 >> 16)
 			b40[4] = byte(s46 >> 8)
 			b40[5] = byte(s46)
-			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m5 = (params[2].Lo) & 0xffff
+			m4 = params[1]
+			m5 = (params[2].Lo)
 			goto n28
 		default: // drop
 			goto n26
@@ -819,14 +819,14 @@ n8:
 n9:
 	{ // RxIPv4BaseDst: set meta.ipdst
 		b6 := data[h9 : h9+20] // ipv4_base
-		m0 = (packet.Value{Lo: (uint64(b6[16])<<24 | uint64(b6[17])<<16 | uint64(b6[18])<<8 | uint64(b6[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m0 = packet.Value{Lo: (uint64(b6[16])<<24 | uint64(b6[17])<<16 | uint64(b6[18])<<8 | uint64(b6[19]))}
 		pl.edges[2]++
 		goto n18
 	}
 n10:
 	{ // RxIPv4Dst: set meta.ipdst
 		b7 := data[h2 : h2+20] // ipv4
-		m0 = (packet.Value{Lo: (uint64(b7[16])<<24 | uint64(b7[17])<<16 | uint64(b7[18])<<8 | uint64(b7[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m0 = packet.Value{Lo: (uint64(b7[16])<<24 | uint64(b7[17])<<16 | uint64(b7[18])<<8 | uint64(b7[19]))}
 		goto n11
 	}
 n11:
@@ -855,7 +855,7 @@ n12:
 n13:
 	{ // RxIPv6Dst: set meta.ipdst
 		b10 := data[h3 : h3+40] // ipv6
-		m0 = (packet.Value{Hi: (uint64(b10[24])<<56 | uint64(b10[25])<<48 | uint64(b10[26])<<40 | uint64(b10[27])<<32 | uint64(b10[28])<<24 | uint64(b10[29])<<16 | uint64(b10[30])<<8 | uint64(b10[31])), Lo: (uint64(b10[32])<<56 | uint64(b10[33])<<48 | uint64(b10[34])<<40 | uint64(b10[35])<<32 | uint64(b10[36])<<24 | uint64(b10[37])<<16 | uint64(b10[38])<<8 | uint64(b10[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m0 = packet.Value{Hi: (uint64(b10[24])<<56 | uint64(b10[25])<<48 | uint64(b10[26])<<40 | uint64(b10[27])<<32 | uint64(b10[28])<<24 | uint64(b10[29])<<16 | uint64(b10[30])<<8 | uint64(b10[31])), Lo: (uint64(b10[32])<<56 | uint64(b10[33])<<48 | uint64(b10[34])<<40 | uint64(b10[35])<<32 | uint64(b10[36])<<24 | uint64(b10[37])<<16 | uint64(b10[38])<<8 | uint64(b10[39]))}
 		goto n14
 	}
 n14:
@@ -906,8 +906,8 @@ n18:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
 		b15 := data[h0 : h0+14] // ethernet
-		kw14 := ((uint64(b15[0])<<56 | uint64(b15[1])<<48 | uint64(b15[2])<<40 | uint64(b15[3])<<32 | uint64(b15[4])<<24 | uint64(b15[5])<<16 | uint64(b15[6])<<8 | uint64(b15[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
-		kw16 := (uint64(b15[12])<<8 | uint64(b15[13])) & 0xffff
+		kw14 := ((uint64(b15[0])<<56 | uint64(b15[1])<<48 | uint64(b15[2])<<40 | uint64(b15[3])<<32 | uint64(b15[4])<<24 | uint64(b15[5])<<16 | uint64(b15[6])<<8 | uint64(b15[7])) >> 16 & 0xffffffffffff)
+		kw16 := (uint64(b15[12])<<8 | uint64(b15[13]))
 		kw17 := m0
 		pr18 := pl.tables[0].Probes()
 		if wl19 := &pr18.Words; len(wl19.Slots) > 0 {
@@ -1001,7 +1001,7 @@ n21:
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m1 = (params[0].Lo) & 0xffffffff
+			m1 = (params[0].Lo)
 			goto n23
 		default: // drop
 			goto n22
@@ -1014,9 +1014,9 @@ n22:
 n23:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw33 := (m1) & 0xffffffff
+		kw33 := (m1)
 		b35 := data[h5 : h5+12] // lbv1
-		kw34 := ((uint64(b35[4])<<56 | uint64(b35[5])<<48 | uint64(b35[6])<<40 | uint64(b35[7])<<32 | uint64(b35[8])<<24 | uint64(b35[9])<<16 | uint64(b35[10])<<8 | uint64(b35[11])) & 0x1ff) & 0xfff
+		kw34 := ((uint64(b35[4])<<56 | uint64(b35[5])<<48 | uint64(b35[6])<<40 | uint64(b35[7])<<32 | uint64(b35[8])<<24 | uint64(b35[9])<<16 | uint64(b35[10])<<8 | uint64(b35[11])) & 0x1ff)
 		pr36 := pl.tables[2].Probes()
 		k37 := kw34<<0 | kw33<<12
 		if pi38 := &pr36.Packed; len(pi38.Slots) > 0 {
@@ -1036,7 +1036,7 @@ n23:
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m2 = (params[0].Lo) & 0xffff
+			m2 = (params[0].Lo)
 			goto n25
 		default: // drop
 			goto n24
@@ -1050,8 +1050,8 @@ n25:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
 		b40 := data[h0 : h0+14] // ethernet
-		kw39 := (uint64(b40[12])<<8 | uint64(b40[13])) & 0xffff
-		kw41 := (m2) & 0xffff
+		kw39 := (uint64(b40[12])<<8 | uint64(b40[13]))
+		kw41 := (m2)
 		pr42 := pl.tables[3].Probes()
 		k43 := kw41<<0 | kw39<<16
 		if pi44 := &pr42.Packed; len(pi44.Slots) > 0 {
@@ -1080,8 +1080,8 @@ n25:
 			b40[3] = byte(s45 >> 16)
 			b40[4] = byte(s45 >> 8)
 			b40[5] = byte(s45)
-			m3 = (params[1].Lo) & 0xffffffff
-			m5 = (params[2].Lo) & 0xffff
+			m3 = (params[1].Lo)
+			m5 = (params[2].Lo)
 			goto n27
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
@@ -1093,8 +1093,8 @@ n25:
 			b40[3] = byte(s46 >> 16)
 			b40[4] = byte(s46 >> 8)
 			b40[5] = byte(s46)
-			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m5 = (params[2].Lo) & 0xffff
+			m4 = params[1]
+			m5 = (params[2].Lo)
 			goto n28
 		default: // drop
 			goto n26

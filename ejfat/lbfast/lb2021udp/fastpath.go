@@ -202,8 +202,8 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 		return nil, fmt.Errorf("%d tables given, the fast path has %d", len(tables), len(Schema.Tables))
 	}
 	for i, t := range tables {
-		if t.Spec().Name != Schema.Tables[i].Spec.Name {
-			return nil, fmt.Errorf("table %d is %s, want %s", i, t.Spec().Name, Schema.Tables[i].Spec.Name)
+		if err := Schema.Tables[i].Spec.Shaped(t.Spec()); err != nil {
+			return nil, fmt.Errorf("table %d: %v", i, err)
 		}
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
@@ -608,7 +608,7 @@ t17:
 			return pl.drop(3)
 		}
 		b21 := data[h2 : h2+20] // ipv4
-		m0 = (packet.Value{Lo: (uint64(b21[16])<<24 | uint64(b21[17])<<16 | uint64(b21[18])<<8 | uint64(b21[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m0 = packet.Value{Lo: (uint64(b21[16])<<24 | uint64(b21[17])<<16 | uint64(b21[18])<<8 | uint64(b21[19]))}
 		goto t19
 	}
 t19:
@@ -634,8 +634,8 @@ t21:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
 		b25 := data[h0 : h0+14] // ethernet
-		kw24 := ((uint64(b25[0])<<56 | uint64(b25[1])<<48 | uint64(b25[2])<<40 | uint64(b25[3])<<32 | uint64(b25[4])<<24 | uint64(b25[5])<<16 | uint64(b25[6])<<8 | uint64(b25[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
-		kw26 := (uint64(b25[12])<<8 | uint64(b25[13])) & 0xffff
+		kw24 := ((uint64(b25[0])<<56 | uint64(b25[1])<<48 | uint64(b25[2])<<40 | uint64(b25[3])<<32 | uint64(b25[4])<<24 | uint64(b25[5])<<16 | uint64(b25[6])<<8 | uint64(b25[7])) >> 16 & 0xffffffffffff)
+		kw26 := (uint64(b25[12])<<8 | uint64(b25[13]))
 		kw27 := m0
 		pr28 := pl.tables[0].Probes()
 		if wl29 := &pr28.Words; len(wl29.Slots) > 0 {
@@ -725,7 +725,7 @@ t24:
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m1 = (params[0].Lo) & 0xffffffff
+			m1 = (params[0].Lo)
 			goto t26
 		default: // drop
 			goto n25
@@ -734,9 +734,9 @@ t24:
 t26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw43 := (m1) & 0xffffffff
+		kw43 := (m1)
 		b45 := data[h5 : h5+12] // lbv1
-		kw44 := ((uint64(b45[4])<<56 | uint64(b45[5])<<48 | uint64(b45[6])<<40 | uint64(b45[7])<<32 | uint64(b45[8])<<24 | uint64(b45[9])<<16 | uint64(b45[10])<<8 | uint64(b45[11])) & 0x1ff) & 0xfff
+		kw44 := ((uint64(b45[4])<<56 | uint64(b45[5])<<48 | uint64(b45[6])<<40 | uint64(b45[7])<<32 | uint64(b45[8])<<24 | uint64(b45[9])<<16 | uint64(b45[10])<<8 | uint64(b45[11])) & 0x1ff)
 		pr46 := pl.tables[2].Probes()
 		k47 := kw44<<0 | kw43<<12
 		if pi48 := &pr46.Packed; len(pi48.Slots) > 0 {
@@ -756,7 +756,7 @@ t26:
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m2 = (params[0].Lo) & 0xffff
+			m2 = (params[0].Lo)
 			goto t28
 		default: // drop
 			goto n27
@@ -766,8 +766,8 @@ t28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
 		b50 := data[h0 : h0+14] // ethernet
-		kw49 := (uint64(b50[12])<<8 | uint64(b50[13])) & 0xffff
-		kw51 := (m2) & 0xffff
+		kw49 := (uint64(b50[12])<<8 | uint64(b50[13]))
+		kw51 := (m2)
 		pr52 := pl.tables[3].Probes()
 		k53 := kw51<<0 | kw49<<16
 		if pi54 := &pr52.Packed; len(pi54.Slots) > 0 {
@@ -796,8 +796,8 @@ t28:
 			b50[3] = byte(s55 >> 16)
 			b50[4] = byte(s55 >> 8)
 			b50[5] = byte(s55)
-			m3 = (params[1].Lo) & 0xffffffff
-			m5 = (params[2].Lo) & 0xffff
+			m3 = (params[1].Lo)
+			m5 = (params[2].Lo)
 			goto t30
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
@@ -809,8 +809,8 @@ t28:
 			b50[3] = byte(s56 >> 16)
 			b50[4] = byte(s56 >> 8)
 			b50[5] = byte(s56)
-			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m5 = (params[2].Lo) & 0xffff
+			m4 = params[1]
+			m5 = (params[2].Lo)
 			goto n31
 		default: // drop
 			goto n29
@@ -1207,7 +1207,7 @@ n17:
 			return pl.drop(3)
 		}
 		b21 := data[h2 : h2+20] // ipv4
-		m0 = (packet.Value{Lo: (uint64(b21[16])<<24 | uint64(b21[17])<<16 | uint64(b21[18])<<8 | uint64(b21[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m0 = packet.Value{Lo: (uint64(b21[16])<<24 | uint64(b21[17])<<16 | uint64(b21[18])<<8 | uint64(b21[19]))}
 		goto n19
 	}
 n18:
@@ -1216,7 +1216,7 @@ n18:
 			return pl.drop(4)
 		}
 		b22 := data[h3 : h3+40] // ipv6
-		m0 = (packet.Value{Hi: (uint64(b22[24])<<56 | uint64(b22[25])<<48 | uint64(b22[26])<<40 | uint64(b22[27])<<32 | uint64(b22[28])<<24 | uint64(b22[29])<<16 | uint64(b22[30])<<8 | uint64(b22[31])), Lo: (uint64(b22[32])<<56 | uint64(b22[33])<<48 | uint64(b22[34])<<40 | uint64(b22[35])<<32 | uint64(b22[36])<<24 | uint64(b22[37])<<16 | uint64(b22[38])<<8 | uint64(b22[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m0 = packet.Value{Hi: (uint64(b22[24])<<56 | uint64(b22[25])<<48 | uint64(b22[26])<<40 | uint64(b22[27])<<32 | uint64(b22[28])<<24 | uint64(b22[29])<<16 | uint64(b22[30])<<8 | uint64(b22[31])), Lo: (uint64(b22[32])<<56 | uint64(b22[33])<<48 | uint64(b22[34])<<40 | uint64(b22[35])<<32 | uint64(b22[36])<<24 | uint64(b22[37])<<16 | uint64(b22[38])<<8 | uint64(b22[39]))}
 		pl.edges[5]++
 		goto n19
 	}
@@ -1243,8 +1243,8 @@ n21:
 	{ // RxDstFilter: lookup dst_filter_table
 		act, params := 0, []packet.Value(nil)
 		b25 := data[h0 : h0+14] // ethernet
-		kw24 := ((uint64(b25[0])<<56 | uint64(b25[1])<<48 | uint64(b25[2])<<40 | uint64(b25[3])<<32 | uint64(b25[4])<<24 | uint64(b25[5])<<16 | uint64(b25[6])<<8 | uint64(b25[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
-		kw26 := (uint64(b25[12])<<8 | uint64(b25[13])) & 0xffff
+		kw24 := ((uint64(b25[0])<<56 | uint64(b25[1])<<48 | uint64(b25[2])<<40 | uint64(b25[3])<<32 | uint64(b25[4])<<24 | uint64(b25[5])<<16 | uint64(b25[6])<<8 | uint64(b25[7])) >> 16 & 0xffffffffffff)
+		kw26 := (uint64(b25[12])<<8 | uint64(b25[13]))
 		kw27 := m0
 		pr28 := pl.tables[0].Probes()
 		if wl29 := &pr28.Words; len(wl29.Slots) > 0 {
@@ -1338,7 +1338,7 @@ n24:
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m1 = (params[0].Lo) & 0xffffffff
+			m1 = (params[0].Lo)
 			goto n26
 		default: // drop
 			goto n25
@@ -1351,9 +1351,9 @@ n25:
 n26:
 	{ // RxCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw43 := (m1) & 0xffffffff
+		kw43 := (m1)
 		b45 := data[h5 : h5+12] // lbv1
-		kw44 := ((uint64(b45[4])<<56 | uint64(b45[5])<<48 | uint64(b45[6])<<40 | uint64(b45[7])<<32 | uint64(b45[8])<<24 | uint64(b45[9])<<16 | uint64(b45[10])<<8 | uint64(b45[11])) & 0x1ff) & 0xfff
+		kw44 := ((uint64(b45[4])<<56 | uint64(b45[5])<<48 | uint64(b45[6])<<40 | uint64(b45[7])<<32 | uint64(b45[8])<<24 | uint64(b45[9])<<16 | uint64(b45[10])<<8 | uint64(b45[11])) & 0x1ff)
 		pr46 := pl.tables[2].Probes()
 		k47 := kw44<<0 | kw43<<12
 		if pi48 := &pr46.Packed; len(pi48.Slots) > 0 {
@@ -1373,7 +1373,7 @@ n26:
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m2 = (params[0].Lo) & 0xffff
+			m2 = (params[0].Lo)
 			goto n28
 		default: // drop
 			goto n27
@@ -1387,8 +1387,8 @@ n28:
 	{ // RxMember: lookup member_info_lookup_table
 		act, params := 2, []packet.Value(nil)
 		b50 := data[h0 : h0+14] // ethernet
-		kw49 := (uint64(b50[12])<<8 | uint64(b50[13])) & 0xffff
-		kw51 := (m2) & 0xffff
+		kw49 := (uint64(b50[12])<<8 | uint64(b50[13]))
+		kw51 := (m2)
 		pr52 := pl.tables[3].Probes()
 		k53 := kw51<<0 | kw49<<16
 		if pi54 := &pr52.Packed; len(pi54.Slots) > 0 {
@@ -1417,8 +1417,8 @@ n28:
 			b50[3] = byte(s55 >> 16)
 			b50[4] = byte(s55 >> 8)
 			b50[5] = byte(s55)
-			m3 = (params[1].Lo) & 0xffffffff
-			m5 = (params[2].Lo) & 0xffff
+			m3 = (params[1].Lo)
+			m5 = (params[2].Lo)
 			goto n30
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
@@ -1430,8 +1430,8 @@ n28:
 			b50[3] = byte(s56 >> 16)
 			b50[4] = byte(s56 >> 8)
 			b50[5] = byte(s56)
-			m4 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m5 = (params[2].Lo) & 0xffff
+			m4 = params[1]
+			m5 = (params[2].Lo)
 			goto n31
 		default: // drop
 			goto n29

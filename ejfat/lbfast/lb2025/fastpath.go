@@ -299,8 +299,8 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 		return nil, fmt.Errorf("%d tables given, the fast path has %d", len(tables), len(Schema.Tables))
 	}
 	for i, t := range tables {
-		if t.Spec().Name != Schema.Tables[i].Spec.Name {
-			return nil, fmt.Errorf("table %d is %s, want %s", i, t.Spec().Name, Schema.Tables[i].Spec.Name)
+		if err := Schema.Tables[i].Spec.Shaped(t.Spec()); err != nil {
+			return nil, fmt.Errorf("table %d: %v", i, err)
 		}
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
@@ -971,9 +971,9 @@ t33:
 t36:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw30 := (m0) & 0xf
+		kw30 := (m0)
 		b32 := data[h0 : h0+14] // ethernet
-		kw31 := ((uint64(b32[0])<<56 | uint64(b32[1])<<48 | uint64(b32[2])<<40 | uint64(b32[3])<<32 | uint64(b32[4])<<24 | uint64(b32[5])<<16 | uint64(b32[6])<<8 | uint64(b32[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
+		kw31 := ((uint64(b32[0])<<56 | uint64(b32[1])<<48 | uint64(b32[2])<<40 | uint64(b32[3])<<32 | uint64(b32[4])<<24 | uint64(b32[5])<<16 | uint64(b32[6])<<8 | uint64(b32[7])) >> 16 & 0xffffffffffff)
 		pr33 := pl.tables[0].Probes()
 		k34 := kw31<<0 | kw30<<48
 		if pi35 := &pr33.Packed; len(pi35.Slots) > 0 {
@@ -1001,11 +1001,11 @@ t36:
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			m2 = (params[0].Lo) & 0xffffffffffff
-			m1 = (m0) & 0xf
+			m2 = (params[0].Lo)
+			m1 = (m0)
 			goto t38
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[0]++
 			goto t38
 		default: // miss
@@ -1022,15 +1022,15 @@ t38:
 t40:
 	{ // L3SetDaIPv4: set meta.ip_da_key
 		b37 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b37[16])<<24 | uint64(b37[17])<<16 | uint64(b37[18])<<8 | uint64(b37[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m5 = packet.Value{Lo: (uint64(b37[16])<<24 | uint64(b37[17])<<16 | uint64(b37[18])<<8 | uint64(b37[19]))}
 		goto t43
 	}
 t43:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw40 := (m0) & 0xf
+		kw40 := (m0)
 		b42 := data[h0 : h0+14] // ethernet
-		kw41 := (uint64(b42[12])<<8 | uint64(b42[13])) & 0xffff
+		kw41 := (uint64(b42[12])<<8 | uint64(b42[13]))
 		kw43 := m5
 		pr44 := pl.tables[1].Probes()
 		if wl45 := &pr44.Words; len(wl45.Slots) > 0 {
@@ -1056,12 +1056,12 @@ t43:
 		case 0: // set_ip_sa
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m3 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m4 = (params[1].Lo) & 0x7
-			m1 = (m0) & 0xf
+			m3 = params[0]
+			m4 = (params[1].Lo)
+			m1 = (m0)
 			goto t45
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[1]++
 			goto t45
 		default: // miss
@@ -1122,9 +1122,9 @@ t79:
 t80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw160 := (m4) & 0x7
+		kw160 := (m4)
 		b162 := data[h2 : h2+20] // ipv4
-		kw161 := (uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])) & 0xffffffff
+		kw161 := (uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15]))
 		pr163 := pl.tables[2].Probes()
 		k164 := kw161<<0 | kw160<<32
 		if pi165 := &pr163.Packed; len(pi165.Slots) > 0 {
@@ -1146,7 +1146,7 @@ t80:
 		case 0: // allow_ip_src
 			goto t83
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[2]++
 			goto t83
 		default: // miss
@@ -1168,14 +1168,14 @@ t86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
 		b175 := data[h10 : h10+12] // lb_v2
 		m17 = (uint64(b175[4])<<56 | uint64(b175[5])<<48 | uint64(b175[6])<<40 | uint64(b175[7])<<32 | uint64(b175[8])<<24 | uint64(b175[9])<<16 | uint64(b175[10])<<8 | uint64(b175[11]))
-		m18 = ((uint64(b175[4])<<56 | uint64(b175[5])<<48 | uint64(b175[6])<<40 | uint64(b175[7])<<32 | uint64(b175[8])<<24 | uint64(b175[9])<<16 | uint64(b175[10])<<8 | uint64(b175[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b175[2])<<8 | uint64(b175[3])) & 0xffff
+		m18 = ((uint64(b175[4])<<56 | uint64(b175[5])<<48 | uint64(b175[6])<<40 | uint64(b175[7])<<32 | uint64(b175[8])<<24 | uint64(b175[9])<<16 | uint64(b175[10])<<8 | uint64(b175[11])) & 0xffff)
+		m19 = (uint64(b175[2])<<8 | uint64(b175[3]))
 		goto t88
 	}
 t88:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		kw177 := (m4) & 0x7
+		kw177 := (m4)
 		kw178 := (m17)
 		pr179 := pl.tables[4].Probes()
 		if wl180 := &pr179.Words; len(wl180.Slots) > 0 {
@@ -1227,20 +1227,20 @@ t88:
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m6 = (params[0].Lo) & 0xffffffff
-			m7 = (0x9) & 0x1f
-			m8 = (0x0) & 0xffff
+			m6 = (params[0].Lo)
+			m7 = (0x9)
+			m8 = (0x0)
 			goto t90
 		case 1: // do_assign_epoch_with_slot_sel_opts
 			params := (*[3]packet.Value)(params)
 			_ = params
-			m6 = (params[0].Lo) & 0xffffffff
-			m7 = (params[1].Lo) & 0x1f
-			m8 = (params[2].Lo) & 0xffff
+			m6 = (params[0].Lo)
+			m7 = (params[1].Lo)
+			m8 = (params[2].Lo)
 			pl.edges[3]++
 			goto t90
 		case 2: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[4]++
 			goto t90
 		default: // miss
@@ -1249,15 +1249,15 @@ t88:
 	}
 t90:
 	{ // LbSlot: set meta.calendar_slot
-		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << (m7 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << (m7 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)
 		goto t91
 	}
 t91:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		kw187 := (m4) & 0x7
-		kw188 := (m6) & 0xffffffff
-		kw189 := (m20) & 0xffff
+		kw187 := (m4)
+		kw188 := (m6)
+		kw189 := (m20)
 		pr190 := pl.tables[5].Probes()
 		k191 := kw189<<0 | kw188<<16 | kw187<<48
 		if pi192 := &pr190.Packed; len(pi192.Slots) > 0 {
@@ -1277,10 +1277,10 @@ t91:
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m9 = (params[0].Lo) & 0xffff
+			m9 = (params[0].Lo)
 			goto t93
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[5]++
 			goto t93
 		default: // miss
@@ -1290,10 +1290,10 @@ t91:
 t93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		kw193 := (m4) & 0x7
+		kw193 := (m4)
 		b195 := data[h0 : h0+14] // ethernet
-		kw194 := (uint64(b195[12])<<8 | uint64(b195[13])) & 0xffff
-		kw196 := (m9) & 0xffff
+		kw194 := (uint64(b195[12])<<8 | uint64(b195[13]))
+		kw196 := (m9)
 		pr197 := pl.tables[6].Probes()
 		k198 := kw196<<0 | kw194<<16 | kw193<<32
 		if pi199 := &pr197.Packed; len(pi199.Slots) > 0 {
@@ -1315,24 +1315,24 @@ t93:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m10 = (params[0].Lo) & 0xffffffffffff
-			m11 = (params[1].Lo) & 0xffffffff
-			m13 = (params[2].Lo) & 0xffff
-			m14 = (params[3].Lo) & 0x1f
-			m15 = (params[4].Lo) & 0x1
+			m10 = (params[0].Lo)
+			m11 = (params[1].Lo)
+			m13 = (params[2].Lo)
+			m14 = (params[3].Lo)
+			m15 = (params[4].Lo)
 			goto t95
 		case 1: // do_ipv6_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m10 = (params[0].Lo) & 0xffffffffffff
-			m12 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m13 = (params[2].Lo) & 0xffff
-			m14 = (params[3].Lo) & 0x1f
-			m15 = (params[4].Lo) & 0x1
+			m10 = (params[0].Lo)
+			m12 = params[1]
+			m13 = (params[2].Lo)
+			m14 = (params[3].Lo)
+			m15 = (params[4].Lo)
 			pl.edges[6]++
 			goto t95
 		case 2: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[7]++
 			goto t95
 		default: // miss
@@ -1892,9 +1892,9 @@ n35:
 n36:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw30 := (m0) & 0xf
+		kw30 := (m0)
 		b32 := data[h0 : h0+14] // ethernet
-		kw31 := ((uint64(b32[0])<<56 | uint64(b32[1])<<48 | uint64(b32[2])<<40 | uint64(b32[3])<<32 | uint64(b32[4])<<24 | uint64(b32[5])<<16 | uint64(b32[6])<<8 | uint64(b32[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
+		kw31 := ((uint64(b32[0])<<56 | uint64(b32[1])<<48 | uint64(b32[2])<<40 | uint64(b32[3])<<32 | uint64(b32[4])<<24 | uint64(b32[5])<<16 | uint64(b32[6])<<8 | uint64(b32[7])) >> 16 & 0xffffffffffff)
 		pr33 := pl.tables[0].Probes()
 		k34 := kw31<<0 | kw30<<48
 		if pi35 := &pr33.Packed; len(pi35.Slots) > 0 {
@@ -1922,11 +1922,11 @@ n36:
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			m2 = (params[0].Lo) & 0xffffffffffff
-			m1 = (m0) & 0xf
+			m2 = (params[0].Lo)
+			m1 = (m0)
 			goto n38
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[0]++
 			goto n38
 		default: // miss
@@ -1954,29 +1954,29 @@ n39:
 n40:
 	{ // L3SetDaIPv4: set meta.ip_da_key
 		b37 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b37[16])<<24 | uint64(b37[17])<<16 | uint64(b37[18])<<8 | uint64(b37[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m5 = packet.Value{Lo: (uint64(b37[16])<<24 | uint64(b37[17])<<16 | uint64(b37[18])<<8 | uint64(b37[19]))}
 		goto n43
 	}
 n41:
 	{ // L3SetDaIPv6: set meta.ip_da_key
 		b38 := data[h3 : h3+40] // ipv6
-		m5 = (packet.Value{Hi: (uint64(b38[24])<<56 | uint64(b38[25])<<48 | uint64(b38[26])<<40 | uint64(b38[27])<<32 | uint64(b38[28])<<24 | uint64(b38[29])<<16 | uint64(b38[30])<<8 | uint64(b38[31])), Lo: (uint64(b38[32])<<56 | uint64(b38[33])<<48 | uint64(b38[34])<<40 | uint64(b38[35])<<32 | uint64(b38[36])<<24 | uint64(b38[37])<<16 | uint64(b38[38])<<8 | uint64(b38[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m5 = packet.Value{Hi: (uint64(b38[24])<<56 | uint64(b38[25])<<48 | uint64(b38[26])<<40 | uint64(b38[27])<<32 | uint64(b38[28])<<24 | uint64(b38[29])<<16 | uint64(b38[30])<<8 | uint64(b38[31])), Lo: (uint64(b38[32])<<56 | uint64(b38[33])<<48 | uint64(b38[34])<<40 | uint64(b38[35])<<32 | uint64(b38[36])<<24 | uint64(b38[37])<<16 | uint64(b38[38])<<8 | uint64(b38[39]))}
 		pl.edges[17]++
 		goto n43
 	}
 n42:
 	{ // L3SetDaArp: set meta.ip_da_key
 		b39 := data[h5 : h5+28] // arp
-		m5 = (packet.Value{Lo: (uint64(b39[24])<<24 | uint64(b39[25])<<16 | uint64(b39[26])<<8 | uint64(b39[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m5 = packet.Value{Lo: (uint64(b39[24])<<24 | uint64(b39[25])<<16 | uint64(b39[26])<<8 | uint64(b39[27]))}
 		pl.edges[18]++
 		goto n43
 	}
 n43:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw40 := (m0) & 0xf
+		kw40 := (m0)
 		b42 := data[h0 : h0+14] // ethernet
-		kw41 := (uint64(b42[12])<<8 | uint64(b42[13])) & 0xffff
+		kw41 := (uint64(b42[12])<<8 | uint64(b42[13]))
 		kw43 := m5
 		pr44 := pl.tables[1].Probes()
 		if wl45 := &pr44.Words; len(wl45.Slots) > 0 {
@@ -2002,12 +2002,12 @@ n43:
 		case 0: // set_ip_sa
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m3 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m4 = (params[1].Lo) & 0x7
-			m1 = (m0) & 0xf
+			m3 = params[0]
+			m4 = (params[1].Lo)
+			m1 = (m0)
 			goto n45
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[1]++
 			goto n45
 		default: // miss
@@ -2314,22 +2314,22 @@ n61:
 	}
 n62:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		m23 = (0x333300000001) & 0xffffffffffff
-		m24 = (0x0) & 0x1
+		m22 = packet.Value{Hi: 0xff02000000000000, Lo: 0x1}
+		m23 = (0x333300000001)
+		m24 = (0x0)
 		b118 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b118[4])<<56 | uint64(b118[5])<<48 | uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11])), Lo: (uint64(b118[12])<<56 | uint64(b118[13])<<48 | uint64(b118[14])<<40 | uint64(b118[15])<<32 | uint64(b118[16])<<24 | uint64(b118[17])<<16 | uint64(b118[18])<<8 | uint64(b118[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m25 = packet.Value{Hi: (uint64(b118[4])<<56 | uint64(b118[5])<<48 | uint64(b118[6])<<40 | uint64(b118[7])<<32 | uint64(b118[8])<<24 | uint64(b118[9])<<16 | uint64(b118[10])<<8 | uint64(b118[11])), Lo: (uint64(b118[12])<<56 | uint64(b118[13])<<48 | uint64(b118[14])<<40 | uint64(b118[15])<<32 | uint64(b118[16])<<24 | uint64(b118[17])<<16 | uint64(b118[18])<<8 | uint64(b118[19]))}
 		goto n66
 	}
 n63:
 	{ // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
 		b119 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b119[8])<<56 | uint64(b119[9])<<48 | uint64(b119[10])<<40 | uint64(b119[11])<<32 | uint64(b119[12])<<24 | uint64(b119[13])<<16 | uint64(b119[14])<<8 | uint64(b119[15])), Lo: (uint64(b119[16])<<56 | uint64(b119[17])<<48 | uint64(b119[18])<<40 | uint64(b119[19])<<32 | uint64(b119[20])<<24 | uint64(b119[21])<<16 | uint64(b119[22])<<8 | uint64(b119[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m22 = packet.Value{Hi: (uint64(b119[8])<<56 | uint64(b119[9])<<48 | uint64(b119[10])<<40 | uint64(b119[11])<<32 | uint64(b119[12])<<24 | uint64(b119[13])<<16 | uint64(b119[14])<<8 | uint64(b119[15])), Lo: (uint64(b119[16])<<56 | uint64(b119[17])<<48 | uint64(b119[18])<<40 | uint64(b119[19])<<32 | uint64(b119[20])<<24 | uint64(b119[21])<<16 | uint64(b119[22])<<8 | uint64(b119[23]))}
 		b120 := data[h0 : h0+14] // ethernet
-		m23 = ((uint64(b120[4])<<56 | uint64(b120[5])<<48 | uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11])) >> 0 & 0xffffffffffff) & 0xffffffffffff
-		m24 = (0x1) & 0x1
+		m23 = ((uint64(b120[4])<<56 | uint64(b120[5])<<48 | uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11])) >> 0 & 0xffffffffffff)
+		m24 = (0x1)
 		b121 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b121[4])<<56 | uint64(b121[5])<<48 | uint64(b121[6])<<40 | uint64(b121[7])<<32 | uint64(b121[8])<<24 | uint64(b121[9])<<16 | uint64(b121[10])<<8 | uint64(b121[11])), Lo: (uint64(b121[12])<<56 | uint64(b121[13])<<48 | uint64(b121[14])<<40 | uint64(b121[15])<<32 | uint64(b121[16])<<24 | uint64(b121[17])<<16 | uint64(b121[18])<<8 | uint64(b121[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m25 = packet.Value{Hi: (uint64(b121[4])<<56 | uint64(b121[5])<<48 | uint64(b121[6])<<40 | uint64(b121[7])<<32 | uint64(b121[8])<<24 | uint64(b121[9])<<16 | uint64(b121[10])<<8 | uint64(b121[11])), Lo: (uint64(b121[12])<<56 | uint64(b121[13])<<48 | uint64(b121[14])<<40 | uint64(b121[15])<<32 | uint64(b121[16])<<24 | uint64(b121[17])<<16 | uint64(b121[18])<<8 | uint64(b121[19]))}
 		goto n64
 	}
 n64:
@@ -2343,7 +2343,7 @@ n64:
 n65:
 	{ // NsSrcMac: set meta.na_mac
 		b122 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b122[0])<<40 | uint64(b122[1])<<32 | uint64(b122[2])<<24 | uint64(b122[3])<<16 | uint64(b122[4])<<8 | uint64(b122[5])) & 0xffffffffffff
+		m23 = (uint64(b122[0])<<40 | uint64(b122[1])<<32 | uint64(b122[2])<<24 | uint64(b122[3])<<16 | uint64(b122[4])<<8 | uint64(b122[5]))
 		pl.edges[23]++
 		goto n66
 	}
@@ -3505,9 +3505,9 @@ n79:
 n80:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw160 := (m4) & 0x7
+		kw160 := (m4)
 		b162 := data[h2 : h2+20] // ipv4
-		kw161 := (uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15])) & 0xffffffff
+		kw161 := (uint64(b162[12])<<24 | uint64(b162[13])<<16 | uint64(b162[14])<<8 | uint64(b162[15]))
 		pr163 := pl.tables[2].Probes()
 		k164 := kw161<<0 | kw160<<32
 		if pi165 := &pr163.Packed; len(pi165.Slots) > 0 {
@@ -3529,7 +3529,7 @@ n80:
 		case 0: // allow_ip_src
 			goto n83
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[2]++
 			goto n83
 		default: // miss
@@ -3539,7 +3539,7 @@ n80:
 n81:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw166 := (m4) & 0x7
+		kw166 := (m4)
 		b168 := data[h3 : h3+40] // ipv6
 		kw167 := packet.Value{Hi: (uint64(b168[8])<<56 | uint64(b168[9])<<48 | uint64(b168[10])<<40 | uint64(b168[11])<<32 | uint64(b168[12])<<24 | uint64(b168[13])<<16 | uint64(b168[14])<<8 | uint64(b168[15])), Lo: (uint64(b168[16])<<56 | uint64(b168[17])<<48 | uint64(b168[18])<<40 | uint64(b168[19])<<32 | uint64(b168[20])<<24 | uint64(b168[21])<<16 | uint64(b168[22])<<8 | uint64(b168[23]))}
 		pr169 := pl.tables[3].Probes()
@@ -3566,7 +3566,7 @@ n81:
 			pl.edges[27]++
 			goto n83
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[28]++
 			goto n83
 		default: // miss
@@ -3597,23 +3597,23 @@ n86:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
 		b175 := data[h10 : h10+12] // lb_v2
 		m17 = (uint64(b175[4])<<56 | uint64(b175[5])<<48 | uint64(b175[6])<<40 | uint64(b175[7])<<32 | uint64(b175[8])<<24 | uint64(b175[9])<<16 | uint64(b175[10])<<8 | uint64(b175[11]))
-		m18 = ((uint64(b175[4])<<56 | uint64(b175[5])<<48 | uint64(b175[6])<<40 | uint64(b175[7])<<32 | uint64(b175[8])<<24 | uint64(b175[9])<<16 | uint64(b175[10])<<8 | uint64(b175[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b175[2])<<8 | uint64(b175[3])) & 0xffff
+		m18 = ((uint64(b175[4])<<56 | uint64(b175[5])<<48 | uint64(b175[6])<<40 | uint64(b175[7])<<32 | uint64(b175[8])<<24 | uint64(b175[9])<<16 | uint64(b175[10])<<8 | uint64(b175[11])) & 0xffff)
+		m19 = (uint64(b175[2])<<8 | uint64(b175[3]))
 		goto n88
 	}
 n87:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
 		b176 := data[h11 : h11+12] // lb_v3
 		m17 = (uint64(b176[4])<<56 | uint64(b176[5])<<48 | uint64(b176[6])<<40 | uint64(b176[7])<<32 | uint64(b176[8])<<24 | uint64(b176[9])<<16 | uint64(b176[10])<<8 | uint64(b176[11]))
-		m18 = (uint64(b176[0])<<8 | uint64(b176[1])) & 0xffff
-		m19 = (uint64(b176[2])<<8 | uint64(b176[3])) & 0xffff
+		m18 = (uint64(b176[0])<<8 | uint64(b176[1]))
+		m19 = (uint64(b176[2])<<8 | uint64(b176[3]))
 		pl.edges[29]++
 		goto n88
 	}
 n88:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		kw177 := (m4) & 0x7
+		kw177 := (m4)
 		kw178 := (m17)
 		pr179 := pl.tables[4].Probes()
 		if wl180 := &pr179.Words; len(wl180.Slots) > 0 {
@@ -3665,20 +3665,20 @@ n88:
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m6 = (params[0].Lo) & 0xffffffff
-			m7 = (0x9) & 0x1f
-			m8 = (0x0) & 0xffff
+			m6 = (params[0].Lo)
+			m7 = (0x9)
+			m8 = (0x0)
 			goto n90
 		case 1: // do_assign_epoch_with_slot_sel_opts
 			params := (*[3]packet.Value)(params)
 			_ = params
-			m6 = (params[0].Lo) & 0xffffffff
-			m7 = (params[1].Lo) & 0x1f
-			m8 = (params[2].Lo) & 0xffff
+			m6 = (params[0].Lo)
+			m7 = (params[1].Lo)
+			m8 = (params[2].Lo)
 			pl.edges[3]++
 			goto n90
 		case 2: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[4]++
 			goto n90
 		default: // miss
@@ -3691,15 +3691,15 @@ n89:
 	}
 n90:
 	{ // LbSlot: set meta.calendar_slot
-		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << (m7 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << (m7 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)
 		goto n91
 	}
 n91:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		kw187 := (m4) & 0x7
-		kw188 := (m6) & 0xffffffff
-		kw189 := (m20) & 0xffff
+		kw187 := (m4)
+		kw188 := (m6)
+		kw189 := (m20)
 		pr190 := pl.tables[5].Probes()
 		k191 := kw189<<0 | kw188<<16 | kw187<<48
 		if pi192 := &pr190.Packed; len(pi192.Slots) > 0 {
@@ -3719,10 +3719,10 @@ n91:
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m9 = (params[0].Lo) & 0xffff
+			m9 = (params[0].Lo)
 			goto n93
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[5]++
 			goto n93
 		default: // miss
@@ -3736,10 +3736,10 @@ n92:
 n93:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		kw193 := (m4) & 0x7
+		kw193 := (m4)
 		b195 := data[h0 : h0+14] // ethernet
-		kw194 := (uint64(b195[12])<<8 | uint64(b195[13])) & 0xffff
-		kw196 := (m9) & 0xffff
+		kw194 := (uint64(b195[12])<<8 | uint64(b195[13]))
+		kw196 := (m9)
 		pr197 := pl.tables[6].Probes()
 		k198 := kw196<<0 | kw194<<16 | kw193<<32
 		if pi199 := &pr197.Packed; len(pi199.Slots) > 0 {
@@ -3761,24 +3761,24 @@ n93:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m10 = (params[0].Lo) & 0xffffffffffff
-			m11 = (params[1].Lo) & 0xffffffff
-			m13 = (params[2].Lo) & 0xffff
-			m14 = (params[3].Lo) & 0x1f
-			m15 = (params[4].Lo) & 0x1
+			m10 = (params[0].Lo)
+			m11 = (params[1].Lo)
+			m13 = (params[2].Lo)
+			m14 = (params[3].Lo)
+			m15 = (params[4].Lo)
 			goto n95
 		case 1: // do_ipv6_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m10 = (params[0].Lo) & 0xffffffffffff
-			m12 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m13 = (params[2].Lo) & 0xffff
-			m14 = (params[3].Lo) & 0x1f
-			m15 = (params[4].Lo) & 0x1
+			m10 = (params[0].Lo)
+			m12 = params[1]
+			m13 = (params[2].Lo)
+			m14 = (params[3].Lo)
+			m15 = (params[4].Lo)
 			pl.edges[6]++
 			goto n95
 		case 2: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[7]++
 			goto n95
 		default: // miss

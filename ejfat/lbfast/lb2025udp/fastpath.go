@@ -313,8 +313,8 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 		return nil, fmt.Errorf("%d tables given, the fast path has %d", len(tables), len(Schema.Tables))
 	}
 	for i, t := range tables {
-		if t.Spec().Name != Schema.Tables[i].Spec.Name {
-			return nil, fmt.Errorf("table %d is %s, want %s", i, t.Spec().Name, Schema.Tables[i].Spec.Name)
+		if err := Schema.Tables[i].Spec.Shaped(t.Spec()); err != nil {
+			return nil, fmt.Errorf("table %d: %v", i, err)
 		}
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
@@ -1009,9 +1009,9 @@ t21:
 t24:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw24 := (m0) & 0xf
+		kw24 := (m0)
 		b26 := data[h0 : h0+14] // ethernet
-		kw25 := ((uint64(b26[0])<<56 | uint64(b26[1])<<48 | uint64(b26[2])<<40 | uint64(b26[3])<<32 | uint64(b26[4])<<24 | uint64(b26[5])<<16 | uint64(b26[6])<<8 | uint64(b26[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
+		kw25 := ((uint64(b26[0])<<56 | uint64(b26[1])<<48 | uint64(b26[2])<<40 | uint64(b26[3])<<32 | uint64(b26[4])<<24 | uint64(b26[5])<<16 | uint64(b26[6])<<8 | uint64(b26[7])) >> 16 & 0xffffffffffff)
 		pr27 := pl.tables[0].Probes()
 		k28 := kw25<<0 | kw24<<48
 		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
@@ -1039,11 +1039,11 @@ t24:
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			m2 = (params[0].Lo) & 0xffffffffffff
-			m1 = (m0) & 0xf
+			m2 = (params[0].Lo)
+			m1 = (m0)
 			goto t26
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[1]++
 			goto t26
 		default: // miss
@@ -1060,15 +1060,15 @@ t26:
 t27:
 	{ // L3SetDaIPv4: set meta.ip_da_key
 		b31 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b31[16])<<24 | uint64(b31[17])<<16 | uint64(b31[18])<<8 | uint64(b31[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m5 = packet.Value{Lo: (uint64(b31[16])<<24 | uint64(b31[17])<<16 | uint64(b31[18])<<8 | uint64(b31[19]))}
 		goto t29
 	}
 t29:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw33 := (m0) & 0xf
+		kw33 := (m0)
 		b35 := data[h0 : h0+14] // ethernet
-		kw34 := (uint64(b35[12])<<8 | uint64(b35[13])) & 0xffff
+		kw34 := (uint64(b35[12])<<8 | uint64(b35[13]))
 		kw36 := m5
 		pr37 := pl.tables[1].Probes()
 		if wl38 := &pr37.Words; len(wl38.Slots) > 0 {
@@ -1094,12 +1094,12 @@ t29:
 		case 0: // set_ip_sa
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m3 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m4 = (params[1].Lo) & 0x7
-			m1 = (m0) & 0xf
+			m3 = params[0]
+			m4 = (params[1].Lo)
+			m1 = (m0)
 			goto t31
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[2]++
 			goto t31
 		default: // miss
@@ -1160,9 +1160,9 @@ t65:
 t66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw171 := (m4) & 0x7
+		kw171 := (m4)
 		b173 := data[h2 : h2+20] // ipv4
-		kw172 := (uint64(b173[12])<<24 | uint64(b173[13])<<16 | uint64(b173[14])<<8 | uint64(b173[15])) & 0xffffffff
+		kw172 := (uint64(b173[12])<<24 | uint64(b173[13])<<16 | uint64(b173[14])<<8 | uint64(b173[15]))
 		pr174 := pl.tables[2].Probes()
 		k175 := kw172<<0 | kw171<<32
 		if pi176 := &pr174.Packed; len(pi176.Slots) > 0 {
@@ -1184,7 +1184,7 @@ t66:
 		case 0: // allow_ip_src
 			goto t69
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[3]++
 			goto t69
 		default: // miss
@@ -1206,14 +1206,14 @@ t72:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
 		b186 := data[h10 : h10+12] // lb_v2
 		m17 = (uint64(b186[4])<<56 | uint64(b186[5])<<48 | uint64(b186[6])<<40 | uint64(b186[7])<<32 | uint64(b186[8])<<24 | uint64(b186[9])<<16 | uint64(b186[10])<<8 | uint64(b186[11]))
-		m18 = ((uint64(b186[4])<<56 | uint64(b186[5])<<48 | uint64(b186[6])<<40 | uint64(b186[7])<<32 | uint64(b186[8])<<24 | uint64(b186[9])<<16 | uint64(b186[10])<<8 | uint64(b186[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b186[2])<<8 | uint64(b186[3])) & 0xffff
+		m18 = ((uint64(b186[4])<<56 | uint64(b186[5])<<48 | uint64(b186[6])<<40 | uint64(b186[7])<<32 | uint64(b186[8])<<24 | uint64(b186[9])<<16 | uint64(b186[10])<<8 | uint64(b186[11])) & 0xffff)
+		m19 = (uint64(b186[2])<<8 | uint64(b186[3]))
 		goto t74
 	}
 t74:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		kw188 := (m4) & 0x7
+		kw188 := (m4)
 		kw189 := (m17)
 		pr190 := pl.tables[4].Probes()
 		if wl191 := &pr190.Words; len(wl191.Slots) > 0 {
@@ -1265,20 +1265,20 @@ t74:
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m6 = (params[0].Lo) & 0xffffffff
-			m7 = (0x9) & 0x1f
-			m8 = (0x0) & 0xffff
+			m6 = (params[0].Lo)
+			m7 = (0x9)
+			m8 = (0x0)
 			goto t76
 		case 1: // do_assign_epoch_with_slot_sel_opts
 			params := (*[3]packet.Value)(params)
 			_ = params
-			m6 = (params[0].Lo) & 0xffffffff
-			m7 = (params[1].Lo) & 0x1f
-			m8 = (params[2].Lo) & 0xffff
+			m6 = (params[0].Lo)
+			m7 = (params[1].Lo)
+			m8 = (params[2].Lo)
 			pl.edges[4]++
 			goto t76
 		case 2: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[5]++
 			goto t76
 		default: // miss
@@ -1287,15 +1287,15 @@ t74:
 	}
 t76:
 	{ // LbSlot: set meta.calendar_slot
-		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << (m7 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << (m7 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)
 		goto t77
 	}
 t77:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		kw198 := (m4) & 0x7
-		kw199 := (m6) & 0xffffffff
-		kw200 := (m20) & 0xffff
+		kw198 := (m4)
+		kw199 := (m6)
+		kw200 := (m20)
 		pr201 := pl.tables[5].Probes()
 		k202 := kw200<<0 | kw199<<16 | kw198<<48
 		if pi203 := &pr201.Packed; len(pi203.Slots) > 0 {
@@ -1315,10 +1315,10 @@ t77:
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m9 = (params[0].Lo) & 0xffff
+			m9 = (params[0].Lo)
 			goto t79
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[6]++
 			goto t79
 		default: // miss
@@ -1328,10 +1328,10 @@ t77:
 t79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		kw204 := (m4) & 0x7
+		kw204 := (m4)
 		b206 := data[h0 : h0+14] // ethernet
-		kw205 := (uint64(b206[12])<<8 | uint64(b206[13])) & 0xffff
-		kw207 := (m9) & 0xffff
+		kw205 := (uint64(b206[12])<<8 | uint64(b206[13]))
+		kw207 := (m9)
 		pr208 := pl.tables[6].Probes()
 		k209 := kw207<<0 | kw205<<16 | kw204<<32
 		if pi210 := &pr208.Packed; len(pi210.Slots) > 0 {
@@ -1353,24 +1353,24 @@ t79:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m10 = (params[0].Lo) & 0xffffffffffff
-			m11 = (params[1].Lo) & 0xffffffff
-			m13 = (params[2].Lo) & 0xffff
-			m14 = (params[3].Lo) & 0x1f
-			m15 = (params[4].Lo) & 0x1
+			m10 = (params[0].Lo)
+			m11 = (params[1].Lo)
+			m13 = (params[2].Lo)
+			m14 = (params[3].Lo)
+			m15 = (params[4].Lo)
 			goto t81
 		case 1: // do_ipv6_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m10 = (params[0].Lo) & 0xffffffffffff
-			m12 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m13 = (params[2].Lo) & 0xffff
-			m14 = (params[3].Lo) & 0x1f
-			m15 = (params[4].Lo) & 0x1
+			m10 = (params[0].Lo)
+			m12 = params[1]
+			m13 = (params[2].Lo)
+			m14 = (params[3].Lo)
+			m15 = (params[4].Lo)
 			pl.edges[7]++
 			goto t81
 		case 2: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[8]++
 			goto t81
 		default: // miss
@@ -2042,9 +2042,9 @@ n23:
 n24:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw24 := (m0) & 0xf
+		kw24 := (m0)
 		b26 := data[h0 : h0+14] // ethernet
-		kw25 := ((uint64(b26[0])<<56 | uint64(b26[1])<<48 | uint64(b26[2])<<40 | uint64(b26[3])<<32 | uint64(b26[4])<<24 | uint64(b26[5])<<16 | uint64(b26[6])<<8 | uint64(b26[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
+		kw25 := ((uint64(b26[0])<<56 | uint64(b26[1])<<48 | uint64(b26[2])<<40 | uint64(b26[3])<<32 | uint64(b26[4])<<24 | uint64(b26[5])<<16 | uint64(b26[6])<<8 | uint64(b26[7])) >> 16 & 0xffffffffffff)
 		pr27 := pl.tables[0].Probes()
 		k28 := kw25<<0 | kw24<<48
 		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
@@ -2072,11 +2072,11 @@ n24:
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			m2 = (params[0].Lo) & 0xffffffffffff
-			m1 = (m0) & 0xf
+			m2 = (params[0].Lo)
+			m1 = (m0)
 			goto n26
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[1]++
 			goto n26
 		default: // miss
@@ -2097,22 +2097,22 @@ n26:
 n27:
 	{ // L3SetDaIPv4: set meta.ip_da_key
 		b31 := data[h2 : h2+20] // ipv4
-		m5 = (packet.Value{Lo: (uint64(b31[16])<<24 | uint64(b31[17])<<16 | uint64(b31[18])<<8 | uint64(b31[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m5 = packet.Value{Lo: (uint64(b31[16])<<24 | uint64(b31[17])<<16 | uint64(b31[18])<<8 | uint64(b31[19]))}
 		goto n29
 	}
 n28:
 	{ // L3SetDaIPv6: set meta.ip_da_key
 		b32 := data[h3 : h3+40] // ipv6
-		m5 = (packet.Value{Hi: (uint64(b32[24])<<56 | uint64(b32[25])<<48 | uint64(b32[26])<<40 | uint64(b32[27])<<32 | uint64(b32[28])<<24 | uint64(b32[29])<<16 | uint64(b32[30])<<8 | uint64(b32[31])), Lo: (uint64(b32[32])<<56 | uint64(b32[33])<<48 | uint64(b32[34])<<40 | uint64(b32[35])<<32 | uint64(b32[36])<<24 | uint64(b32[37])<<16 | uint64(b32[38])<<8 | uint64(b32[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m5 = packet.Value{Hi: (uint64(b32[24])<<56 | uint64(b32[25])<<48 | uint64(b32[26])<<40 | uint64(b32[27])<<32 | uint64(b32[28])<<24 | uint64(b32[29])<<16 | uint64(b32[30])<<8 | uint64(b32[31])), Lo: (uint64(b32[32])<<56 | uint64(b32[33])<<48 | uint64(b32[34])<<40 | uint64(b32[35])<<32 | uint64(b32[36])<<24 | uint64(b32[37])<<16 | uint64(b32[38])<<8 | uint64(b32[39]))}
 		pl.edges[13]++
 		goto n29
 	}
 n29:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw33 := (m0) & 0xf
+		kw33 := (m0)
 		b35 := data[h0 : h0+14] // ethernet
-		kw34 := (uint64(b35[12])<<8 | uint64(b35[13])) & 0xffff
+		kw34 := (uint64(b35[12])<<8 | uint64(b35[13]))
 		kw36 := m5
 		pr37 := pl.tables[1].Probes()
 		if wl38 := &pr37.Words; len(wl38.Slots) > 0 {
@@ -2138,12 +2138,12 @@ n29:
 		case 0: // set_ip_sa
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m3 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m4 = (params[1].Lo) & 0x7
-			m1 = (m0) & 0xf
+			m3 = params[0]
+			m4 = (params[1].Lo)
+			m1 = (m0)
 			goto n31
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[2]++
 			goto n31
 		default: // miss
@@ -2620,14 +2620,14 @@ n47:
 	}
 n48:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		m22 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		m23 = (0x333300000001) & 0xffffffffffff
-		m24 = (0x0) & 0x1
+		m22 = packet.Value{Hi: 0xff02000000000000, Lo: 0x1}
+		m23 = (0x333300000001)
+		m24 = (0x0)
 		if !(h12 >= 0) {
 			return pl.drop(18)
 		}
 		b129 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b129[4])<<56 | uint64(b129[5])<<48 | uint64(b129[6])<<40 | uint64(b129[7])<<32 | uint64(b129[8])<<24 | uint64(b129[9])<<16 | uint64(b129[10])<<8 | uint64(b129[11])), Lo: (uint64(b129[12])<<56 | uint64(b129[13])<<48 | uint64(b129[14])<<40 | uint64(b129[15])<<32 | uint64(b129[16])<<24 | uint64(b129[17])<<16 | uint64(b129[18])<<8 | uint64(b129[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m25 = packet.Value{Hi: (uint64(b129[4])<<56 | uint64(b129[5])<<48 | uint64(b129[6])<<40 | uint64(b129[7])<<32 | uint64(b129[8])<<24 | uint64(b129[9])<<16 | uint64(b129[10])<<8 | uint64(b129[11])), Lo: (uint64(b129[12])<<56 | uint64(b129[13])<<48 | uint64(b129[14])<<40 | uint64(b129[15])<<32 | uint64(b129[16])<<24 | uint64(b129[17])<<16 | uint64(b129[18])<<8 | uint64(b129[19]))}
 		goto n52
 	}
 n49:
@@ -2636,18 +2636,18 @@ n49:
 			return pl.drop(19)
 		}
 		b130 := data[h3 : h3+40] // ipv6
-		m22 = (packet.Value{Hi: (uint64(b130[8])<<56 | uint64(b130[9])<<48 | uint64(b130[10])<<40 | uint64(b130[11])<<32 | uint64(b130[12])<<24 | uint64(b130[13])<<16 | uint64(b130[14])<<8 | uint64(b130[15])), Lo: (uint64(b130[16])<<56 | uint64(b130[17])<<48 | uint64(b130[18])<<40 | uint64(b130[19])<<32 | uint64(b130[20])<<24 | uint64(b130[21])<<16 | uint64(b130[22])<<8 | uint64(b130[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m22 = packet.Value{Hi: (uint64(b130[8])<<56 | uint64(b130[9])<<48 | uint64(b130[10])<<40 | uint64(b130[11])<<32 | uint64(b130[12])<<24 | uint64(b130[13])<<16 | uint64(b130[14])<<8 | uint64(b130[15])), Lo: (uint64(b130[16])<<56 | uint64(b130[17])<<48 | uint64(b130[18])<<40 | uint64(b130[19])<<32 | uint64(b130[20])<<24 | uint64(b130[21])<<16 | uint64(b130[22])<<8 | uint64(b130[23]))}
 		if !(h0 >= 0) {
 			return pl.drop(19)
 		}
 		b131 := data[h0 : h0+14] // ethernet
-		m23 = ((uint64(b131[4])<<56 | uint64(b131[5])<<48 | uint64(b131[6])<<40 | uint64(b131[7])<<32 | uint64(b131[8])<<24 | uint64(b131[9])<<16 | uint64(b131[10])<<8 | uint64(b131[11])) >> 0 & 0xffffffffffff) & 0xffffffffffff
-		m24 = (0x1) & 0x1
+		m23 = ((uint64(b131[4])<<56 | uint64(b131[5])<<48 | uint64(b131[6])<<40 | uint64(b131[7])<<32 | uint64(b131[8])<<24 | uint64(b131[9])<<16 | uint64(b131[10])<<8 | uint64(b131[11])) >> 0 & 0xffffffffffff)
+		m24 = (0x1)
 		if !(h12 >= 0) {
 			return pl.drop(19)
 		}
 		b132 := data[h12 : h12+20] // nd_ns
-		m25 = (packet.Value{Hi: (uint64(b132[4])<<56 | uint64(b132[5])<<48 | uint64(b132[6])<<40 | uint64(b132[7])<<32 | uint64(b132[8])<<24 | uint64(b132[9])<<16 | uint64(b132[10])<<8 | uint64(b132[11])), Lo: (uint64(b132[12])<<56 | uint64(b132[13])<<48 | uint64(b132[14])<<40 | uint64(b132[15])<<32 | uint64(b132[16])<<24 | uint64(b132[17])<<16 | uint64(b132[18])<<8 | uint64(b132[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m25 = packet.Value{Hi: (uint64(b132[4])<<56 | uint64(b132[5])<<48 | uint64(b132[6])<<40 | uint64(b132[7])<<32 | uint64(b132[8])<<24 | uint64(b132[9])<<16 | uint64(b132[10])<<8 | uint64(b132[11])), Lo: (uint64(b132[12])<<56 | uint64(b132[13])<<48 | uint64(b132[14])<<40 | uint64(b132[15])<<32 | uint64(b132[16])<<24 | uint64(b132[17])<<16 | uint64(b132[18])<<8 | uint64(b132[19]))}
 		goto n50
 	}
 n50:
@@ -2664,7 +2664,7 @@ n51:
 			return pl.drop(20)
 		}
 		b133 := data[h14 : h14+6] // nd_mac
-		m23 = (uint64(b133[0])<<40 | uint64(b133[1])<<32 | uint64(b133[2])<<24 | uint64(b133[3])<<16 | uint64(b133[4])<<8 | uint64(b133[5])) & 0xffffffffffff
+		m23 = (uint64(b133[0])<<40 | uint64(b133[1])<<32 | uint64(b133[2])<<24 | uint64(b133[3])<<16 | uint64(b133[4])<<8 | uint64(b133[5]))
 		pl.edges[18]++
 		goto n52
 	}
@@ -4060,9 +4060,9 @@ n65:
 n66:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw171 := (m4) & 0x7
+		kw171 := (m4)
 		b173 := data[h2 : h2+20] // ipv4
-		kw172 := (uint64(b173[12])<<24 | uint64(b173[13])<<16 | uint64(b173[14])<<8 | uint64(b173[15])) & 0xffffffff
+		kw172 := (uint64(b173[12])<<24 | uint64(b173[13])<<16 | uint64(b173[14])<<8 | uint64(b173[15]))
 		pr174 := pl.tables[2].Probes()
 		k175 := kw172<<0 | kw171<<32
 		if pi176 := &pr174.Packed; len(pi176.Slots) > 0 {
@@ -4084,7 +4084,7 @@ n66:
 		case 0: // allow_ip_src
 			goto n69
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[3]++
 			goto n69
 		default: // miss
@@ -4094,7 +4094,7 @@ n66:
 n67:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw177 := (m4) & 0x7
+		kw177 := (m4)
 		b179 := data[h3 : h3+40] // ipv6
 		kw178 := packet.Value{Hi: (uint64(b179[8])<<56 | uint64(b179[9])<<48 | uint64(b179[10])<<40 | uint64(b179[11])<<32 | uint64(b179[12])<<24 | uint64(b179[13])<<16 | uint64(b179[14])<<8 | uint64(b179[15])), Lo: (uint64(b179[16])<<56 | uint64(b179[17])<<48 | uint64(b179[18])<<40 | uint64(b179[19])<<32 | uint64(b179[20])<<24 | uint64(b179[21])<<16 | uint64(b179[22])<<8 | uint64(b179[23]))}
 		pr180 := pl.tables[3].Probes()
@@ -4121,7 +4121,7 @@ n67:
 			pl.edges[22]++
 			goto n69
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[23]++
 			goto n69
 		default: // miss
@@ -4152,23 +4152,23 @@ n72:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
 		b186 := data[h10 : h10+12] // lb_v2
 		m17 = (uint64(b186[4])<<56 | uint64(b186[5])<<48 | uint64(b186[6])<<40 | uint64(b186[7])<<32 | uint64(b186[8])<<24 | uint64(b186[9])<<16 | uint64(b186[10])<<8 | uint64(b186[11]))
-		m18 = ((uint64(b186[4])<<56 | uint64(b186[5])<<48 | uint64(b186[6])<<40 | uint64(b186[7])<<32 | uint64(b186[8])<<24 | uint64(b186[9])<<16 | uint64(b186[10])<<8 | uint64(b186[11])) & 0xffff) & 0xffff
-		m19 = (uint64(b186[2])<<8 | uint64(b186[3])) & 0xffff
+		m18 = ((uint64(b186[4])<<56 | uint64(b186[5])<<48 | uint64(b186[6])<<40 | uint64(b186[7])<<32 | uint64(b186[8])<<24 | uint64(b186[9])<<16 | uint64(b186[10])<<8 | uint64(b186[11])) & 0xffff)
+		m19 = (uint64(b186[2])<<8 | uint64(b186[3]))
 		goto n74
 	}
 n73:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
 		b187 := data[h11 : h11+12] // lb_v3
 		m17 = (uint64(b187[4])<<56 | uint64(b187[5])<<48 | uint64(b187[6])<<40 | uint64(b187[7])<<32 | uint64(b187[8])<<24 | uint64(b187[9])<<16 | uint64(b187[10])<<8 | uint64(b187[11]))
-		m18 = (uint64(b187[0])<<8 | uint64(b187[1])) & 0xffff
-		m19 = (uint64(b187[2])<<8 | uint64(b187[3])) & 0xffff
+		m18 = (uint64(b187[0])<<8 | uint64(b187[1]))
+		m19 = (uint64(b187[2])<<8 | uint64(b187[3]))
 		pl.edges[24]++
 		goto n74
 	}
 n74:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 3, []packet.Value(nil)
-		kw188 := (m4) & 0x7
+		kw188 := (m4)
 		kw189 := (m17)
 		pr190 := pl.tables[4].Probes()
 		if wl191 := &pr190.Words; len(wl191.Slots) > 0 {
@@ -4220,20 +4220,20 @@ n74:
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m6 = (params[0].Lo) & 0xffffffff
-			m7 = (0x9) & 0x1f
-			m8 = (0x0) & 0xffff
+			m6 = (params[0].Lo)
+			m7 = (0x9)
+			m8 = (0x0)
 			goto n76
 		case 1: // do_assign_epoch_with_slot_sel_opts
 			params := (*[3]packet.Value)(params)
 			_ = params
-			m6 = (params[0].Lo) & 0xffffffff
-			m7 = (params[1].Lo) & 0x1f
-			m8 = (params[2].Lo) & 0xffff
+			m6 = (params[0].Lo)
+			m7 = (params[1].Lo)
+			m8 = (params[2].Lo)
 			pl.edges[4]++
 			goto n76
 		case 2: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[5]++
 			goto n76
 		default: // miss
@@ -4246,15 +4246,15 @@ n75:
 	}
 n76:
 	{ // LbSlot: set meta.calendar_slot
-		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << (m7 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m20 = ((((m18 ^ m8) & 0xffff) & ((((0x1 << (m7 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)
 		goto n77
 	}
 n77:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 2, []packet.Value(nil)
-		kw198 := (m4) & 0x7
-		kw199 := (m6) & 0xffffffff
-		kw200 := (m20) & 0xffff
+		kw198 := (m4)
+		kw199 := (m6)
+		kw200 := (m20)
 		pr201 := pl.tables[5].Probes()
 		k202 := kw200<<0 | kw199<<16 | kw198<<48
 		if pi203 := &pr201.Packed; len(pi203.Slots) > 0 {
@@ -4274,10 +4274,10 @@ n77:
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m9 = (params[0].Lo) & 0xffff
+			m9 = (params[0].Lo)
 			goto n79
 		case 1: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[6]++
 			goto n79
 		default: // miss
@@ -4291,10 +4291,10 @@ n78:
 n79:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 3, []packet.Value(nil)
-		kw204 := (m4) & 0x7
+		kw204 := (m4)
 		b206 := data[h0 : h0+14] // ethernet
-		kw205 := (uint64(b206[12])<<8 | uint64(b206[13])) & 0xffff
-		kw207 := (m9) & 0xffff
+		kw205 := (uint64(b206[12])<<8 | uint64(b206[13]))
+		kw207 := (m9)
 		pr208 := pl.tables[6].Probes()
 		k209 := kw207<<0 | kw205<<16 | kw204<<32
 		if pi210 := &pr208.Packed; len(pi210.Slots) > 0 {
@@ -4316,24 +4316,24 @@ n79:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m10 = (params[0].Lo) & 0xffffffffffff
-			m11 = (params[1].Lo) & 0xffffffff
-			m13 = (params[2].Lo) & 0xffff
-			m14 = (params[3].Lo) & 0x1f
-			m15 = (params[4].Lo) & 0x1
+			m10 = (params[0].Lo)
+			m11 = (params[1].Lo)
+			m13 = (params[2].Lo)
+			m14 = (params[3].Lo)
+			m15 = (params[4].Lo)
 			goto n81
 		case 1: // do_ipv6_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m10 = (params[0].Lo) & 0xffffffffffff
-			m12 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m13 = (params[2].Lo) & 0xffff
-			m14 = (params[3].Lo) & 0x1f
-			m15 = (params[4].Lo) & 0x1
+			m10 = (params[0].Lo)
+			m12 = params[1]
+			m13 = (params[2].Lo)
+			m14 = (params[3].Lo)
+			m15 = (params[4].Lo)
 			pl.edges[7]++
 			goto n81
 		case 2: // drop
-			m16 = (0x1) & 0x1
+			m16 = (0x1)
 			pl.edges[8]++
 			goto n81
 		default: // miss

@@ -347,8 +347,8 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 		return nil, fmt.Errorf("%d tables given, the fast path has %d", len(tables), len(Schema.Tables))
 	}
 	for i, t := range tables {
-		if t.Spec().Name != Schema.Tables[i].Spec.Name {
-			return nil, fmt.Errorf("table %d is %s, want %s", i, t.Spec().Name, Schema.Tables[i].Spec.Name)
+		if err := Schema.Tables[i].Spec.Shaped(t.Spec()); err != nil {
+			return nil, fmt.Errorf("table %d: %v", i, err)
 		}
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
@@ -1246,7 +1246,7 @@ t45:
 	}
 t48:
 	{ // ParseParsed: set meta.egress_port
-		m2 = (m1) & 0xf
+		m2 = (m1)
 		goto t49
 	}
 t49:
@@ -1271,7 +1271,7 @@ t71:
 t74:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		kw55 := (m3) & 0xfff
+		kw55 := (m3)
 		pr56 := pl.tables[0].Probes()
 		k57 := kw55 << 0
 		if pi58 := &pr56.Packed; len(pi58.Slots) > 0 {
@@ -1301,8 +1301,8 @@ t74:
 		case 0: // set_l2_iface
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m4 = (params[0].Lo) & 0xf
-			m5 = (params[1].Lo) & 0xffffffffffff
+			m4 = (params[0].Lo)
+			m5 = (params[1].Lo)
 			goto t75
 		default: // miss
 			pl.edges[1]++
@@ -1316,9 +1316,9 @@ t75:
 t76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw60 := (m4) & 0xf
+		kw60 := (m4)
 		b62 := data[h0 : h0+14] // ethernet
-		kw61 := ((uint64(b62[0])<<56 | uint64(b62[1])<<48 | uint64(b62[2])<<40 | uint64(b62[3])<<32 | uint64(b62[4])<<24 | uint64(b62[5])<<16 | uint64(b62[6])<<8 | uint64(b62[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
+		kw61 := ((uint64(b62[0])<<56 | uint64(b62[1])<<48 | uint64(b62[2])<<40 | uint64(b62[3])<<32 | uint64(b62[4])<<24 | uint64(b62[5])<<16 | uint64(b62[6])<<8 | uint64(b62[7])) >> 16 & 0xffffffffffff)
 		pr63 := pl.tables[1].Probes()
 		k64 := kw61<<0 | kw60<<48
 		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
@@ -1346,7 +1346,7 @@ t76:
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			m5 = (params[0].Lo) & 0xffffffffffff
+			m5 = (params[0].Lo)
 			goto t78
 		case 1: // l2_dst_allow
 			pl.edges[2]++
@@ -1369,15 +1369,15 @@ t79:
 t83:
 	{ // L3SetDaIPv4: set meta.ip_da
 		b67 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b67[16])<<24 | uint64(b67[17])<<16 | uint64(b67[18])<<8 | uint64(b67[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m8 = packet.Value{Lo: (uint64(b67[16])<<24 | uint64(b67[17])<<16 | uint64(b67[18])<<8 | uint64(b67[19]))}
 		goto t86
 	}
 t86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw70 := (m4) & 0xf
+		kw70 := (m4)
 		b72 := data[h0 : h0+14] // ethernet
-		kw71 := (uint64(b72[12])<<8 | uint64(b72[13])) & 0xffff
+		kw71 := (uint64(b72[12])<<8 | uint64(b72[13]))
 		kw73 := m8
 		pr74 := pl.tables[2].Probes()
 		if wl75 := &pr74.Words; len(wl75.Slots) > 0 {
@@ -1403,8 +1403,8 @@ t86:
 		case 0: // set_ip_sa
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m6 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m7 = (params[1].Lo) & 0xff
+			m6 = params[0]
+			m7 = (params[1].Lo)
 			goto t88
 		default: // miss
 			goto n87
@@ -1449,9 +1449,9 @@ t141:
 t144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw196 := (m7) & 0xff
+		kw196 := (m7)
 		b198 := data[h2 : h2+20] // ipv4
-		kw197 := (uint64(b198[12])<<24 | uint64(b198[13])<<16 | uint64(b198[14])<<8 | uint64(b198[15])) & 0xffffffff
+		kw197 := (uint64(b198[12])<<24 | uint64(b198[13])<<16 | uint64(b198[14])<<8 | uint64(b198[15]))
 		pr199 := pl.tables[3].Probes()
 		k200 := kw197<<0 | kw196<<32
 		if pi201 := &pr199.Packed; len(pi201.Slots) > 0 {
@@ -1498,8 +1498,8 @@ t154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
 		b211 := data[h10 : h10+12] // lb_v2
 		m9 = (uint64(b211[4])<<56 | uint64(b211[5])<<48 | uint64(b211[6])<<40 | uint64(b211[7])<<32 | uint64(b211[8])<<24 | uint64(b211[9])<<16 | uint64(b211[10])<<8 | uint64(b211[11]))
-		m13 = ((uint64(b211[4])<<56 | uint64(b211[5])<<48 | uint64(b211[6])<<40 | uint64(b211[7])<<32 | uint64(b211[8])<<24 | uint64(b211[9])<<16 | uint64(b211[10])<<8 | uint64(b211[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b211[2])<<8 | uint64(b211[3])) & 0xffff
+		m13 = ((uint64(b211[4])<<56 | uint64(b211[5])<<48 | uint64(b211[6])<<40 | uint64(b211[7])<<32 | uint64(b211[8])<<24 | uint64(b211[9])<<16 | uint64(b211[10])<<8 | uint64(b211[11])) & 0xffff)
+		m14 = (uint64(b211[2])<<8 | uint64(b211[3]))
 		goto t156
 	}
 t156:
@@ -1532,7 +1532,7 @@ t156:
 t158:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		kw218 := (m7) & 0xff
+		kw218 := (m7)
 		kw219 := (m9)
 		pr220 := pl.tables[5].Probes()
 		if wl221 := &pr220.Words; len(wl221.Slots) > 0 {
@@ -1584,16 +1584,16 @@ t158:
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m10 = (params[0].Lo) & 0xffffffff
-			m11 = (0x9) & 0x1f
-			m12 = (0x0) & 0xffff
+			m10 = (params[0].Lo)
+			m11 = (0x9)
+			m12 = (0x0)
 			goto t160
 		case 1: // do_assign_epoch_with_slot_sel_opts
 			params := (*[3]packet.Value)(params)
 			_ = params
-			m10 = (params[0].Lo) & 0xffffffff
-			m11 = (params[1].Lo) & 0x1f
-			m12 = (params[2].Lo) & 0xffff
+			m10 = (params[0].Lo)
+			m11 = (params[1].Lo)
+			m12 = (params[2].Lo)
 			pl.edges[3]++
 			goto t160
 		default: // miss
@@ -1602,15 +1602,15 @@ t158:
 	}
 t160:
 	{ // LbSlot: set meta.calendar_slot
-		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << (m11 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << (m11 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)
 		goto t161
 	}
 t161:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw228 := (m7) & 0xff
-		kw229 := (m10) & 0xffffffff
-		kw230 := (m15) & 0xffff
+		kw228 := (m7)
+		kw229 := (m10)
+		kw230 := (m15)
 		pr231 := pl.tables[6].Probes()
 		k232 := kw230<<0 | kw229<<16 | kw228<<48
 		if pi233 := &pr231.Packed; len(pi233.Slots) > 0 {
@@ -1630,7 +1630,7 @@ t161:
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m16 = (params[0].Lo) & 0xffff
+			m16 = (params[0].Lo)
 			goto t163
 		default: // miss
 			goto n162
@@ -1639,10 +1639,10 @@ t161:
 t163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		kw234 := (m7) & 0xff
+		kw234 := (m7)
 		b236 := data[h0 : h0+14] // ethernet
-		kw235 := (uint64(b236[12])<<8 | uint64(b236[13])) & 0xffff
-		kw237 := (m16) & 0xffff
+		kw235 := (uint64(b236[12])<<8 | uint64(b236[13]))
+		kw237 := (m16)
 		pr238 := pl.tables[7].Probes()
 		k239 := kw237<<0 | kw235<<16 | kw234<<32
 		if pi240 := &pr238.Packed; len(pi240.Slots) > 0 {
@@ -1664,20 +1664,20 @@ t163:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m17 = (params[0].Lo) & 0xffffffffffff
-			m18 = (params[1].Lo) & 0xffffffff
-			m20 = (params[2].Lo) & 0xffff
-			m21 = (params[3].Lo) & 0x1f
-			m22 = (params[4].Lo) & 0x1
+			m17 = (params[0].Lo)
+			m18 = (params[1].Lo)
+			m20 = (params[2].Lo)
+			m21 = (params[3].Lo)
+			m22 = (params[4].Lo)
 			goto t167
 		case 1: // do_ipv6_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m17 = (params[0].Lo) & 0xffffffffffff
-			m19 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m20 = (params[2].Lo) & 0xffff
-			m21 = (params[3].Lo) & 0x1f
-			m22 = (params[4].Lo) & 0x1
+			m17 = (params[0].Lo)
+			m19 = params[1]
+			m20 = (params[2].Lo)
+			m21 = (params[3].Lo)
+			m22 = (params[4].Lo)
 			pl.edges[4]++
 			goto t167
 		case 2: // drop_soft_evicted
@@ -2438,7 +2438,7 @@ n47:
 	}
 n48:
 	{ // ParseParsed: set meta.egress_port
-		m2 = (m1) & 0xf
+		m2 = (m1)
 		goto n49
 	}
 n49:
@@ -2496,7 +2496,7 @@ n56:
 	}
 n57:
 	{ // PuntEgress: set meta.egress_port
-		m2 = ((m1 | 0x2) & 0xf) & 0xf
+		m2 = ((m1 | 0x2) & 0xf)
 		goto n58
 	}
 n58:
@@ -2690,7 +2690,7 @@ n71:
 n72:
 	{ // L2VlanId: set meta.vlan_id
 		b52 := data[h1 : h1+4] // vlan
-		m3 = ((uint64(b52[0])<<8 | uint64(b52[1])) >> 0 & 0xfff) & 0xfff
+		m3 = ((uint64(b52[0])<<8 | uint64(b52[1])) >> 0 & 0xfff)
 		goto n73
 	}
 n73:
@@ -2764,7 +2764,7 @@ n73:
 n74:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		kw55 := (m3) & 0xfff
+		kw55 := (m3)
 		pr56 := pl.tables[0].Probes()
 		k57 := kw55 << 0
 		if pi58 := &pr56.Packed; len(pi58.Slots) > 0 {
@@ -2794,8 +2794,8 @@ n74:
 		case 0: // set_l2_iface
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m4 = (params[0].Lo) & 0xf
-			m5 = (params[1].Lo) & 0xffffffffffff
+			m4 = (params[0].Lo)
+			m5 = (params[1].Lo)
 			goto n75
 		default: // miss
 			pl.edges[1]++
@@ -2809,9 +2809,9 @@ n75:
 n76:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw60 := (m4) & 0xf
+		kw60 := (m4)
 		b62 := data[h0 : h0+14] // ethernet
-		kw61 := ((uint64(b62[0])<<56 | uint64(b62[1])<<48 | uint64(b62[2])<<40 | uint64(b62[3])<<32 | uint64(b62[4])<<24 | uint64(b62[5])<<16 | uint64(b62[6])<<8 | uint64(b62[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
+		kw61 := ((uint64(b62[0])<<56 | uint64(b62[1])<<48 | uint64(b62[2])<<40 | uint64(b62[3])<<32 | uint64(b62[4])<<24 | uint64(b62[5])<<16 | uint64(b62[6])<<8 | uint64(b62[7])) >> 16 & 0xffffffffffff)
 		pr63 := pl.tables[1].Probes()
 		k64 := kw61<<0 | kw60<<48
 		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
@@ -2839,7 +2839,7 @@ n76:
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			m5 = (params[0].Lo) & 0xffffffffffff
+			m5 = (params[0].Lo)
 			goto n78
 		case 1: // l2_dst_allow
 			pl.edges[2]++
@@ -2884,29 +2884,29 @@ n82:
 n83:
 	{ // L3SetDaIPv4: set meta.ip_da
 		b67 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b67[16])<<24 | uint64(b67[17])<<16 | uint64(b67[18])<<8 | uint64(b67[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m8 = packet.Value{Lo: (uint64(b67[16])<<24 | uint64(b67[17])<<16 | uint64(b67[18])<<8 | uint64(b67[19]))}
 		goto n86
 	}
 n84:
 	{ // L3SetDaIPv6: set meta.ip_da
 		b68 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b68[24])<<56 | uint64(b68[25])<<48 | uint64(b68[26])<<40 | uint64(b68[27])<<32 | uint64(b68[28])<<24 | uint64(b68[29])<<16 | uint64(b68[30])<<8 | uint64(b68[31])), Lo: (uint64(b68[32])<<56 | uint64(b68[33])<<48 | uint64(b68[34])<<40 | uint64(b68[35])<<32 | uint64(b68[36])<<24 | uint64(b68[37])<<16 | uint64(b68[38])<<8 | uint64(b68[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m8 = packet.Value{Hi: (uint64(b68[24])<<56 | uint64(b68[25])<<48 | uint64(b68[26])<<40 | uint64(b68[27])<<32 | uint64(b68[28])<<24 | uint64(b68[29])<<16 | uint64(b68[30])<<8 | uint64(b68[31])), Lo: (uint64(b68[32])<<56 | uint64(b68[33])<<48 | uint64(b68[34])<<40 | uint64(b68[35])<<32 | uint64(b68[36])<<24 | uint64(b68[37])<<16 | uint64(b68[38])<<8 | uint64(b68[39]))}
 		pl.edges[36]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set meta.ip_da
 		b69 := data[h5 : h5+28] // arp
-		m8 = (packet.Value{Lo: (uint64(b69[24])<<24 | uint64(b69[25])<<16 | uint64(b69[26])<<8 | uint64(b69[27]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m8 = packet.Value{Lo: (uint64(b69[24])<<24 | uint64(b69[25])<<16 | uint64(b69[26])<<8 | uint64(b69[27]))}
 		pl.edges[37]++
 		goto n86
 	}
 n86:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw70 := (m4) & 0xf
+		kw70 := (m4)
 		b72 := data[h0 : h0+14] // ethernet
-		kw71 := (uint64(b72[12])<<8 | uint64(b72[13])) & 0xffff
+		kw71 := (uint64(b72[12])<<8 | uint64(b72[13]))
 		kw73 := m8
 		pr74 := pl.tables[2].Probes()
 		if wl75 := &pr74.Words; len(wl75.Slots) > 0 {
@@ -2932,8 +2932,8 @@ n86:
 		case 0: // set_ip_sa
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m6 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m7 = (params[1].Lo) & 0xff
+			m6 = params[0]
+			m7 = (params[1].Lo)
 			goto n88
 		default: // miss
 			goto n87
@@ -3377,14 +3377,14 @@ n124:
 	}
 n125:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		m24 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		m25 = (0x333300000001) & 0xffffffffffff
-		m26 = (0x0) & 0x1
+		m24 = packet.Value{Hi: 0xff02000000000000, Lo: 0x1}
+		m25 = (0x333300000001)
+		m26 = (0x0)
 		if !(h12 >= 0) {
 			return pl.drop(34)
 		}
 		b154 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b154[4])<<56 | uint64(b154[5])<<48 | uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11])), Lo: (uint64(b154[12])<<56 | uint64(b154[13])<<48 | uint64(b154[14])<<40 | uint64(b154[15])<<32 | uint64(b154[16])<<24 | uint64(b154[17])<<16 | uint64(b154[18])<<8 | uint64(b154[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m27 = packet.Value{Hi: (uint64(b154[4])<<56 | uint64(b154[5])<<48 | uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11])), Lo: (uint64(b154[12])<<56 | uint64(b154[13])<<48 | uint64(b154[14])<<40 | uint64(b154[15])<<32 | uint64(b154[16])<<24 | uint64(b154[17])<<16 | uint64(b154[18])<<8 | uint64(b154[19]))}
 		goto n129
 	}
 n126:
@@ -3393,15 +3393,15 @@ n126:
 			return pl.drop(35)
 		}
 		b155 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b155[8])<<56 | uint64(b155[9])<<48 | uint64(b155[10])<<40 | uint64(b155[11])<<32 | uint64(b155[12])<<24 | uint64(b155[13])<<16 | uint64(b155[14])<<8 | uint64(b155[15])), Lo: (uint64(b155[16])<<56 | uint64(b155[17])<<48 | uint64(b155[18])<<40 | uint64(b155[19])<<32 | uint64(b155[20])<<24 | uint64(b155[21])<<16 | uint64(b155[22])<<8 | uint64(b155[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m24 = packet.Value{Hi: (uint64(b155[8])<<56 | uint64(b155[9])<<48 | uint64(b155[10])<<40 | uint64(b155[11])<<32 | uint64(b155[12])<<24 | uint64(b155[13])<<16 | uint64(b155[14])<<8 | uint64(b155[15])), Lo: (uint64(b155[16])<<56 | uint64(b155[17])<<48 | uint64(b155[18])<<40 | uint64(b155[19])<<32 | uint64(b155[20])<<24 | uint64(b155[21])<<16 | uint64(b155[22])<<8 | uint64(b155[23]))}
 		b156 := data[h0 : h0+14] // ethernet
-		m25 = ((uint64(b156[4])<<56 | uint64(b156[5])<<48 | uint64(b156[6])<<40 | uint64(b156[7])<<32 | uint64(b156[8])<<24 | uint64(b156[9])<<16 | uint64(b156[10])<<8 | uint64(b156[11])) >> 0 & 0xffffffffffff) & 0xffffffffffff
-		m26 = (0x1) & 0x1
+		m25 = ((uint64(b156[4])<<56 | uint64(b156[5])<<48 | uint64(b156[6])<<40 | uint64(b156[7])<<32 | uint64(b156[8])<<24 | uint64(b156[9])<<16 | uint64(b156[10])<<8 | uint64(b156[11])) >> 0 & 0xffffffffffff)
+		m26 = (0x1)
 		if !(h12 >= 0) {
 			return pl.drop(35)
 		}
 		b157 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b157[4])<<56 | uint64(b157[5])<<48 | uint64(b157[6])<<40 | uint64(b157[7])<<32 | uint64(b157[8])<<24 | uint64(b157[9])<<16 | uint64(b157[10])<<8 | uint64(b157[11])), Lo: (uint64(b157[12])<<56 | uint64(b157[13])<<48 | uint64(b157[14])<<40 | uint64(b157[15])<<32 | uint64(b157[16])<<24 | uint64(b157[17])<<16 | uint64(b157[18])<<8 | uint64(b157[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m27 = packet.Value{Hi: (uint64(b157[4])<<56 | uint64(b157[5])<<48 | uint64(b157[6])<<40 | uint64(b157[7])<<32 | uint64(b157[8])<<24 | uint64(b157[9])<<16 | uint64(b157[10])<<8 | uint64(b157[11])), Lo: (uint64(b157[12])<<56 | uint64(b157[13])<<48 | uint64(b157[14])<<40 | uint64(b157[15])<<32 | uint64(b157[16])<<24 | uint64(b157[17])<<16 | uint64(b157[18])<<8 | uint64(b157[19]))}
 		goto n127
 	}
 n127:
@@ -3415,7 +3415,7 @@ n127:
 n128:
 	{ // NsSrcMac: set meta.na_mac
 		b158 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b158[0])<<40 | uint64(b158[1])<<32 | uint64(b158[2])<<24 | uint64(b158[3])<<16 | uint64(b158[4])<<8 | uint64(b158[5])) & 0xffffffffffff
+		m25 = (uint64(b158[0])<<40 | uint64(b158[1])<<32 | uint64(b158[2])<<24 | uint64(b158[3])<<16 | uint64(b158[4])<<8 | uint64(b158[5]))
 		pl.edges[43]++
 		goto n129
 	}
@@ -4593,9 +4593,9 @@ n143:
 n144:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw196 := (m7) & 0xff
+		kw196 := (m7)
 		b198 := data[h2 : h2+20] // ipv4
-		kw197 := (uint64(b198[12])<<24 | uint64(b198[13])<<16 | uint64(b198[14])<<8 | uint64(b198[15])) & 0xffffffff
+		kw197 := (uint64(b198[12])<<24 | uint64(b198[13])<<16 | uint64(b198[14])<<8 | uint64(b198[15]))
 		pr199 := pl.tables[3].Probes()
 		k200 := kw197<<0 | kw196<<32
 		if pi201 := &pr199.Packed; len(pi201.Slots) > 0 {
@@ -4623,7 +4623,7 @@ n144:
 n145:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw202 := (m7) & 0xff
+		kw202 := (m7)
 		b204 := data[h3 : h3+40] // ipv6
 		kw203 := packet.Value{Hi: (uint64(b204[8])<<56 | uint64(b204[9])<<48 | uint64(b204[10])<<40 | uint64(b204[11])<<32 | uint64(b204[12])<<24 | uint64(b204[13])<<16 | uint64(b204[14])<<8 | uint64(b204[15])), Lo: (uint64(b204[16])<<56 | uint64(b204[17])<<48 | uint64(b204[18])<<40 | uint64(b204[19])<<32 | uint64(b204[20])<<24 | uint64(b204[21])<<16 | uint64(b204[22])<<8 | uint64(b204[23]))}
 		pr205 := pl.tables[4].Probes()
@@ -4699,16 +4699,16 @@ n154:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
 		b211 := data[h10 : h10+12] // lb_v2
 		m9 = (uint64(b211[4])<<56 | uint64(b211[5])<<48 | uint64(b211[6])<<40 | uint64(b211[7])<<32 | uint64(b211[8])<<24 | uint64(b211[9])<<16 | uint64(b211[10])<<8 | uint64(b211[11]))
-		m13 = ((uint64(b211[4])<<56 | uint64(b211[5])<<48 | uint64(b211[6])<<40 | uint64(b211[7])<<32 | uint64(b211[8])<<24 | uint64(b211[9])<<16 | uint64(b211[10])<<8 | uint64(b211[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b211[2])<<8 | uint64(b211[3])) & 0xffff
+		m13 = ((uint64(b211[4])<<56 | uint64(b211[5])<<48 | uint64(b211[6])<<40 | uint64(b211[7])<<32 | uint64(b211[8])<<24 | uint64(b211[9])<<16 | uint64(b211[10])<<8 | uint64(b211[11])) & 0xffff)
+		m14 = (uint64(b211[2])<<8 | uint64(b211[3]))
 		goto n156
 	}
 n155:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
 		b212 := data[h11 : h11+12] // lb_v3
 		m9 = (uint64(b212[4])<<56 | uint64(b212[5])<<48 | uint64(b212[6])<<40 | uint64(b212[7])<<32 | uint64(b212[8])<<24 | uint64(b212[9])<<16 | uint64(b212[10])<<8 | uint64(b212[11]))
-		m13 = (uint64(b212[0])<<8 | uint64(b212[1])) & 0xffff
-		m14 = (uint64(b212[2])<<8 | uint64(b212[3])) & 0xffff
+		m13 = (uint64(b212[0])<<8 | uint64(b212[1]))
+		m14 = (uint64(b212[2])<<8 | uint64(b212[3]))
 		pl.edges[48]++
 		goto n156
 	}
@@ -4746,7 +4746,7 @@ n157:
 n158:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		kw218 := (m7) & 0xff
+		kw218 := (m7)
 		kw219 := (m9)
 		pr220 := pl.tables[5].Probes()
 		if wl221 := &pr220.Words; len(wl221.Slots) > 0 {
@@ -4798,16 +4798,16 @@ n158:
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m10 = (params[0].Lo) & 0xffffffff
-			m11 = (0x9) & 0x1f
-			m12 = (0x0) & 0xffff
+			m10 = (params[0].Lo)
+			m11 = (0x9)
+			m12 = (0x0)
 			goto n160
 		case 1: // do_assign_epoch_with_slot_sel_opts
 			params := (*[3]packet.Value)(params)
 			_ = params
-			m10 = (params[0].Lo) & 0xffffffff
-			m11 = (params[1].Lo) & 0x1f
-			m12 = (params[2].Lo) & 0xffff
+			m10 = (params[0].Lo)
+			m11 = (params[1].Lo)
+			m12 = (params[2].Lo)
 			pl.edges[3]++
 			goto n160
 		default: // miss
@@ -4820,15 +4820,15 @@ n159:
 	}
 n160:
 	{ // LbSlot: set meta.calendar_slot
-		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << (m11 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << (m11 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)
 		goto n161
 	}
 n161:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw228 := (m7) & 0xff
-		kw229 := (m10) & 0xffffffff
-		kw230 := (m15) & 0xffff
+		kw228 := (m7)
+		kw229 := (m10)
+		kw230 := (m15)
 		pr231 := pl.tables[6].Probes()
 		k232 := kw230<<0 | kw229<<16 | kw228<<48
 		if pi233 := &pr231.Packed; len(pi233.Slots) > 0 {
@@ -4848,7 +4848,7 @@ n161:
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m16 = (params[0].Lo) & 0xffff
+			m16 = (params[0].Lo)
 			goto n163
 		default: // miss
 			goto n162
@@ -4861,10 +4861,10 @@ n162:
 n163:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		kw234 := (m7) & 0xff
+		kw234 := (m7)
 		b236 := data[h0 : h0+14] // ethernet
-		kw235 := (uint64(b236[12])<<8 | uint64(b236[13])) & 0xffff
-		kw237 := (m16) & 0xffff
+		kw235 := (uint64(b236[12])<<8 | uint64(b236[13]))
+		kw237 := (m16)
 		pr238 := pl.tables[7].Probes()
 		k239 := kw237<<0 | kw235<<16 | kw234<<32
 		if pi240 := &pr238.Packed; len(pi240.Slots) > 0 {
@@ -4886,20 +4886,20 @@ n163:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m17 = (params[0].Lo) & 0xffffffffffff
-			m18 = (params[1].Lo) & 0xffffffff
-			m20 = (params[2].Lo) & 0xffff
-			m21 = (params[3].Lo) & 0x1f
-			m22 = (params[4].Lo) & 0x1
+			m17 = (params[0].Lo)
+			m18 = (params[1].Lo)
+			m20 = (params[2].Lo)
+			m21 = (params[3].Lo)
+			m22 = (params[4].Lo)
 			goto n167
 		case 1: // do_ipv6_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m17 = (params[0].Lo) & 0xffffffffffff
-			m19 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m20 = (params[2].Lo) & 0xffff
-			m21 = (params[3].Lo) & 0x1f
-			m22 = (params[4].Lo) & 0x1
+			m17 = (params[0].Lo)
+			m19 = params[1]
+			m20 = (params[2].Lo)
+			m21 = (params[3].Lo)
+			m22 = (params[4].Lo)
 			pl.edges[4]++
 			goto n167
 		case 2: // drop_soft_evicted
@@ -4955,7 +4955,7 @@ n169:
 	}
 n170:
 	{ // LbMarkZero: set meta.udp_zero
-		m0 = (0x1) & 0x1
+		m0 = (0x1)
 		pl.edges[49]++
 		goto n171
 	}

@@ -351,8 +351,8 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 		return nil, fmt.Errorf("%d tables given, the fast path has %d", len(tables), len(Schema.Tables))
 	}
 	for i, t := range tables {
-		if t.Spec().Name != Schema.Tables[i].Spec.Name {
-			return nil, fmt.Errorf("table %d is %s, want %s", i, t.Spec().Name, Schema.Tables[i].Spec.Name)
+		if err := Schema.Tables[i].Spec.Shaped(t.Spec()); err != nil {
+			return nil, fmt.Errorf("table %d: %v", i, err)
 		}
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
@@ -1205,7 +1205,7 @@ t21:
 	}
 t24:
 	{ // ParseParsed: set meta.egress_port
-		m2 = (m1) & 0xf
+		m2 = (m1)
 		goto t25
 	}
 t25:
@@ -1230,7 +1230,7 @@ t47:
 t50:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		kw43 := (m3) & 0xfff
+		kw43 := (m3)
 		pr44 := pl.tables[0].Probes()
 		k45 := kw43 << 0
 		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
@@ -1260,8 +1260,8 @@ t50:
 		case 0: // set_l2_iface
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m4 = (params[0].Lo) & 0xf
-			m5 = (params[1].Lo) & 0xffffffffffff
+			m4 = (params[0].Lo)
+			m5 = (params[1].Lo)
 			goto t51
 		default: // miss
 			pl.edges[1]++
@@ -1275,9 +1275,9 @@ t51:
 t52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw48 := (m4) & 0xf
+		kw48 := (m4)
 		b50 := data[h0 : h0+14] // ethernet
-		kw49 := ((uint64(b50[0])<<56 | uint64(b50[1])<<48 | uint64(b50[2])<<40 | uint64(b50[3])<<32 | uint64(b50[4])<<24 | uint64(b50[5])<<16 | uint64(b50[6])<<8 | uint64(b50[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
+		kw49 := ((uint64(b50[0])<<56 | uint64(b50[1])<<48 | uint64(b50[2])<<40 | uint64(b50[3])<<32 | uint64(b50[4])<<24 | uint64(b50[5])<<16 | uint64(b50[6])<<8 | uint64(b50[7])) >> 16 & 0xffffffffffff)
 		pr51 := pl.tables[1].Probes()
 		k52 := kw49<<0 | kw48<<48
 		if pi53 := &pr51.Packed; len(pi53.Slots) > 0 {
@@ -1305,7 +1305,7 @@ t52:
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			m5 = (params[0].Lo) & 0xffffffffffff
+			m5 = (params[0].Lo)
 			goto t54
 		case 1: // l2_dst_allow
 			pl.edges[2]++
@@ -1328,15 +1328,15 @@ t55:
 t56:
 	{ // L3SetDaIPv4: set meta.ip_da
 		b55 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b55[16])<<24 | uint64(b55[17])<<16 | uint64(b55[18])<<8 | uint64(b55[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m8 = packet.Value{Lo: (uint64(b55[16])<<24 | uint64(b55[17])<<16 | uint64(b55[18])<<8 | uint64(b55[19]))}
 		goto t58
 	}
 t58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw57 := (m4) & 0xf
+		kw57 := (m4)
 		b59 := data[h0 : h0+14] // ethernet
-		kw58 := (uint64(b59[12])<<8 | uint64(b59[13])) & 0xffff
+		kw58 := (uint64(b59[12])<<8 | uint64(b59[13]))
 		kw60 := m8
 		pr61 := pl.tables[2].Probes()
 		if wl62 := &pr61.Words; len(wl62.Slots) > 0 {
@@ -1362,8 +1362,8 @@ t58:
 		case 0: // set_ip_sa
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m6 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m7 = (params[1].Lo) & 0xff
+			m6 = params[0]
+			m7 = (params[1].Lo)
 			goto t60
 		default: // miss
 			goto n59
@@ -1408,9 +1408,9 @@ t113:
 t114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw201 := (m7) & 0xff
+		kw201 := (m7)
 		b203 := data[h2 : h2+20] // ipv4
-		kw202 := (uint64(b203[12])<<24 | uint64(b203[13])<<16 | uint64(b203[14])<<8 | uint64(b203[15])) & 0xffffffff
+		kw202 := (uint64(b203[12])<<24 | uint64(b203[13])<<16 | uint64(b203[14])<<8 | uint64(b203[15]))
 		pr204 := pl.tables[3].Probes()
 		k205 := kw202<<0 | kw201<<32
 		if pi206 := &pr204.Packed; len(pi206.Slots) > 0 {
@@ -1450,8 +1450,8 @@ t120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
 		b216 := data[h10 : h10+12] // lb_v2
 		m9 = (uint64(b216[4])<<56 | uint64(b216[5])<<48 | uint64(b216[6])<<40 | uint64(b216[7])<<32 | uint64(b216[8])<<24 | uint64(b216[9])<<16 | uint64(b216[10])<<8 | uint64(b216[11]))
-		m13 = ((uint64(b216[4])<<56 | uint64(b216[5])<<48 | uint64(b216[6])<<40 | uint64(b216[7])<<32 | uint64(b216[8])<<24 | uint64(b216[9])<<16 | uint64(b216[10])<<8 | uint64(b216[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b216[2])<<8 | uint64(b216[3])) & 0xffff
+		m13 = ((uint64(b216[4])<<56 | uint64(b216[5])<<48 | uint64(b216[6])<<40 | uint64(b216[7])<<32 | uint64(b216[8])<<24 | uint64(b216[9])<<16 | uint64(b216[10])<<8 | uint64(b216[11])) & 0xffff)
+		m14 = (uint64(b216[2])<<8 | uint64(b216[3]))
 		goto t122
 	}
 t122:
@@ -1484,7 +1484,7 @@ t122:
 t124:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		kw223 := (m7) & 0xff
+		kw223 := (m7)
 		kw224 := (m9)
 		pr225 := pl.tables[5].Probes()
 		if wl226 := &pr225.Words; len(wl226.Slots) > 0 {
@@ -1536,16 +1536,16 @@ t124:
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m10 = (params[0].Lo) & 0xffffffff
-			m11 = (0x9) & 0x1f
-			m12 = (0x0) & 0xffff
+			m10 = (params[0].Lo)
+			m11 = (0x9)
+			m12 = (0x0)
 			goto t126
 		case 1: // do_assign_epoch_with_slot_sel_opts
 			params := (*[3]packet.Value)(params)
 			_ = params
-			m10 = (params[0].Lo) & 0xffffffff
-			m11 = (params[1].Lo) & 0x1f
-			m12 = (params[2].Lo) & 0xffff
+			m10 = (params[0].Lo)
+			m11 = (params[1].Lo)
+			m12 = (params[2].Lo)
 			pl.edges[3]++
 			goto t126
 		default: // miss
@@ -1554,15 +1554,15 @@ t124:
 	}
 t126:
 	{ // LbSlot: set meta.calendar_slot
-		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << (m11 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << (m11 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)
 		goto t127
 	}
 t127:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw233 := (m7) & 0xff
-		kw234 := (m10) & 0xffffffff
-		kw235 := (m15) & 0xffff
+		kw233 := (m7)
+		kw234 := (m10)
+		kw235 := (m15)
 		pr236 := pl.tables[6].Probes()
 		k237 := kw235<<0 | kw234<<16 | kw233<<48
 		if pi238 := &pr236.Packed; len(pi238.Slots) > 0 {
@@ -1582,7 +1582,7 @@ t127:
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m16 = (params[0].Lo) & 0xffff
+			m16 = (params[0].Lo)
 			goto t129
 		default: // miss
 			goto n128
@@ -1591,10 +1591,10 @@ t127:
 t129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		kw239 := (m7) & 0xff
+		kw239 := (m7)
 		b241 := data[h0 : h0+14] // ethernet
-		kw240 := (uint64(b241[12])<<8 | uint64(b241[13])) & 0xffff
-		kw242 := (m16) & 0xffff
+		kw240 := (uint64(b241[12])<<8 | uint64(b241[13]))
+		kw242 := (m16)
 		pr243 := pl.tables[7].Probes()
 		k244 := kw242<<0 | kw240<<16 | kw239<<32
 		if pi245 := &pr243.Packed; len(pi245.Slots) > 0 {
@@ -1616,20 +1616,20 @@ t129:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m17 = (params[0].Lo) & 0xffffffffffff
-			m18 = (params[1].Lo) & 0xffffffff
-			m20 = (params[2].Lo) & 0xffff
-			m21 = (params[3].Lo) & 0x1f
-			m22 = (params[4].Lo) & 0x1
+			m17 = (params[0].Lo)
+			m18 = (params[1].Lo)
+			m20 = (params[2].Lo)
+			m21 = (params[3].Lo)
+			m22 = (params[4].Lo)
 			goto t133
 		case 1: // do_ipv6_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m17 = (params[0].Lo) & 0xffffffffffff
-			m19 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m20 = (params[2].Lo) & 0xffff
-			m21 = (params[3].Lo) & 0x1f
-			m22 = (params[4].Lo) & 0x1
+			m17 = (params[0].Lo)
+			m19 = params[1]
+			m20 = (params[2].Lo)
+			m21 = (params[3].Lo)
+			m22 = (params[4].Lo)
 			pl.edges[4]++
 			goto t133
 		case 2: // drop_soft_evicted
@@ -1670,7 +1670,7 @@ t135:
 	}
 t136:
 	{ // LbMarkZero: set meta.udp_zero
-		m0 = (0x1) & 0x1
+		m0 = (0x1)
 		pl.edges[5]++
 		goto t137
 	}
@@ -2368,7 +2368,7 @@ n23:
 	}
 n24:
 	{ // ParseParsed: set meta.egress_port
-		m2 = (m1) & 0xf
+		m2 = (m1)
 		goto n25
 	}
 n25:
@@ -2429,7 +2429,7 @@ n32:
 	}
 n33:
 	{ // PuntEgress: set meta.egress_port
-		m2 = ((m1 | 0x2) & 0xf) & 0xf
+		m2 = ((m1 | 0x2) & 0xf)
 		goto n34
 	}
 n34:
@@ -3058,7 +3058,7 @@ n48:
 			return pl.drop(15)
 		}
 		b40 := data[h1 : h1+4] // vlan
-		m3 = ((uint64(b40[0])<<8 | uint64(b40[1])) >> 0 & 0xfff) & 0xfff
+		m3 = ((uint64(b40[0])<<8 | uint64(b40[1])) >> 0 & 0xfff)
 		goto n49
 	}
 n49:
@@ -3156,7 +3156,7 @@ n49:
 n50:
 	{ // L2Iface: lookup l2_iface_table
 		act, params := 1, []packet.Value(nil)
-		kw43 := (m3) & 0xfff
+		kw43 := (m3)
 		pr44 := pl.tables[0].Probes()
 		k45 := kw43 << 0
 		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
@@ -3186,8 +3186,8 @@ n50:
 		case 0: // set_l2_iface
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m4 = (params[0].Lo) & 0xf
-			m5 = (params[1].Lo) & 0xffffffffffff
+			m4 = (params[0].Lo)
+			m5 = (params[1].Lo)
 			goto n51
 		default: // miss
 			pl.edges[1]++
@@ -3201,9 +3201,9 @@ n51:
 n52:
 	{ // L2MacDst: lookup mac_dst_filter_table
 		act, params := 2, []packet.Value(nil)
-		kw48 := (m4) & 0xf
+		kw48 := (m4)
 		b50 := data[h0 : h0+14] // ethernet
-		kw49 := ((uint64(b50[0])<<56 | uint64(b50[1])<<48 | uint64(b50[2])<<40 | uint64(b50[3])<<32 | uint64(b50[4])<<24 | uint64(b50[5])<<16 | uint64(b50[6])<<8 | uint64(b50[7])) >> 16 & 0xffffffffffff) & 0xffffffffffff
+		kw49 := ((uint64(b50[0])<<56 | uint64(b50[1])<<48 | uint64(b50[2])<<40 | uint64(b50[3])<<32 | uint64(b50[4])<<24 | uint64(b50[5])<<16 | uint64(b50[6])<<8 | uint64(b50[7])) >> 16 & 0xffffffffffff)
 		pr51 := pl.tables[1].Probes()
 		k52 := kw49<<0 | kw48<<48
 		if pi53 := &pr51.Packed; len(pi53.Slots) > 0 {
@@ -3231,7 +3231,7 @@ n52:
 		_ = params
 		switch act {
 		case 0: // set_mac_sa
-			m5 = (params[0].Lo) & 0xffffffffffff
+			m5 = (params[0].Lo)
 			goto n54
 		case 1: // l2_dst_allow
 			pl.edges[2]++
@@ -3258,22 +3258,22 @@ n55:
 n56:
 	{ // L3SetDaIPv4: set meta.ip_da
 		b55 := data[h2 : h2+20] // ipv4
-		m8 = (packet.Value{Lo: (uint64(b55[16])<<24 | uint64(b55[17])<<16 | uint64(b55[18])<<8 | uint64(b55[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m8 = packet.Value{Lo: (uint64(b55[16])<<24 | uint64(b55[17])<<16 | uint64(b55[18])<<8 | uint64(b55[19]))}
 		goto n58
 	}
 n57:
 	{ // L3SetDaIPv6: set meta.ip_da
 		b56 := data[h3 : h3+40] // ipv6
-		m8 = (packet.Value{Hi: (uint64(b56[24])<<56 | uint64(b56[25])<<48 | uint64(b56[26])<<40 | uint64(b56[27])<<32 | uint64(b56[28])<<24 | uint64(b56[29])<<16 | uint64(b56[30])<<8 | uint64(b56[31])), Lo: (uint64(b56[32])<<56 | uint64(b56[33])<<48 | uint64(b56[34])<<40 | uint64(b56[35])<<32 | uint64(b56[36])<<24 | uint64(b56[37])<<16 | uint64(b56[38])<<8 | uint64(b56[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m8 = packet.Value{Hi: (uint64(b56[24])<<56 | uint64(b56[25])<<48 | uint64(b56[26])<<40 | uint64(b56[27])<<32 | uint64(b56[28])<<24 | uint64(b56[29])<<16 | uint64(b56[30])<<8 | uint64(b56[31])), Lo: (uint64(b56[32])<<56 | uint64(b56[33])<<48 | uint64(b56[34])<<40 | uint64(b56[35])<<32 | uint64(b56[36])<<24 | uint64(b56[37])<<16 | uint64(b56[38])<<8 | uint64(b56[39]))}
 		pl.edges[21]++
 		goto n58
 	}
 n58:
 	{ // L3IPDst: lookup ip_dst_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw57 := (m4) & 0xf
+		kw57 := (m4)
 		b59 := data[h0 : h0+14] // ethernet
-		kw58 := (uint64(b59[12])<<8 | uint64(b59[13])) & 0xffff
+		kw58 := (uint64(b59[12])<<8 | uint64(b59[13]))
 		kw60 := m8
 		pr61 := pl.tables[2].Probes()
 		if wl62 := &pr61.Words; len(wl62.Slots) > 0 {
@@ -3299,8 +3299,8 @@ n58:
 		case 0: // set_ip_sa
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m6 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m7 = (params[1].Lo) & 0xff
+			m6 = params[0]
+			m7 = (params[1].Lo)
 			goto n60
 		default: // miss
 			goto n59
@@ -3911,14 +3911,14 @@ n96:
 	}
 n97:
 	{ // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-		m24 = (packet.Value{Hi: 0xff02000000000000, Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		m25 = (0x333300000001) & 0xffffffffffff
-		m26 = (0x0) & 0x1
+		m24 = packet.Value{Hi: 0xff02000000000000, Lo: 0x1}
+		m25 = (0x333300000001)
+		m26 = (0x0)
 		if !(h12 >= 0) {
 			return pl.drop(47)
 		}
 		b159 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11])), Lo: (uint64(b159[12])<<56 | uint64(b159[13])<<48 | uint64(b159[14])<<40 | uint64(b159[15])<<32 | uint64(b159[16])<<24 | uint64(b159[17])<<16 | uint64(b159[18])<<8 | uint64(b159[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m27 = packet.Value{Hi: (uint64(b159[4])<<56 | uint64(b159[5])<<48 | uint64(b159[6])<<40 | uint64(b159[7])<<32 | uint64(b159[8])<<24 | uint64(b159[9])<<16 | uint64(b159[10])<<8 | uint64(b159[11])), Lo: (uint64(b159[12])<<56 | uint64(b159[13])<<48 | uint64(b159[14])<<40 | uint64(b159[15])<<32 | uint64(b159[16])<<24 | uint64(b159[17])<<16 | uint64(b159[18])<<8 | uint64(b159[19]))}
 		goto n101
 	}
 n98:
@@ -3927,18 +3927,18 @@ n98:
 			return pl.drop(48)
 		}
 		b160 := data[h3 : h3+40] // ipv6
-		m24 = (packet.Value{Hi: (uint64(b160[8])<<56 | uint64(b160[9])<<48 | uint64(b160[10])<<40 | uint64(b160[11])<<32 | uint64(b160[12])<<24 | uint64(b160[13])<<16 | uint64(b160[14])<<8 | uint64(b160[15])), Lo: (uint64(b160[16])<<56 | uint64(b160[17])<<48 | uint64(b160[18])<<40 | uint64(b160[19])<<32 | uint64(b160[20])<<24 | uint64(b160[21])<<16 | uint64(b160[22])<<8 | uint64(b160[23]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m24 = packet.Value{Hi: (uint64(b160[8])<<56 | uint64(b160[9])<<48 | uint64(b160[10])<<40 | uint64(b160[11])<<32 | uint64(b160[12])<<24 | uint64(b160[13])<<16 | uint64(b160[14])<<8 | uint64(b160[15])), Lo: (uint64(b160[16])<<56 | uint64(b160[17])<<48 | uint64(b160[18])<<40 | uint64(b160[19])<<32 | uint64(b160[20])<<24 | uint64(b160[21])<<16 | uint64(b160[22])<<8 | uint64(b160[23]))}
 		if !(h0 >= 0) {
 			return pl.drop(48)
 		}
 		b161 := data[h0 : h0+14] // ethernet
-		m25 = ((uint64(b161[4])<<56 | uint64(b161[5])<<48 | uint64(b161[6])<<40 | uint64(b161[7])<<32 | uint64(b161[8])<<24 | uint64(b161[9])<<16 | uint64(b161[10])<<8 | uint64(b161[11])) >> 0 & 0xffffffffffff) & 0xffffffffffff
-		m26 = (0x1) & 0x1
+		m25 = ((uint64(b161[4])<<56 | uint64(b161[5])<<48 | uint64(b161[6])<<40 | uint64(b161[7])<<32 | uint64(b161[8])<<24 | uint64(b161[9])<<16 | uint64(b161[10])<<8 | uint64(b161[11])) >> 0 & 0xffffffffffff)
+		m26 = (0x1)
 		if !(h12 >= 0) {
 			return pl.drop(48)
 		}
 		b162 := data[h12 : h12+20] // nd_ns
-		m27 = (packet.Value{Hi: (uint64(b162[4])<<56 | uint64(b162[5])<<48 | uint64(b162[6])<<40 | uint64(b162[7])<<32 | uint64(b162[8])<<24 | uint64(b162[9])<<16 | uint64(b162[10])<<8 | uint64(b162[11])), Lo: (uint64(b162[12])<<56 | uint64(b162[13])<<48 | uint64(b162[14])<<40 | uint64(b162[15])<<32 | uint64(b162[16])<<24 | uint64(b162[17])<<16 | uint64(b162[18])<<8 | uint64(b162[19]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m27 = packet.Value{Hi: (uint64(b162[4])<<56 | uint64(b162[5])<<48 | uint64(b162[6])<<40 | uint64(b162[7])<<32 | uint64(b162[8])<<24 | uint64(b162[9])<<16 | uint64(b162[10])<<8 | uint64(b162[11])), Lo: (uint64(b162[12])<<56 | uint64(b162[13])<<48 | uint64(b162[14])<<40 | uint64(b162[15])<<32 | uint64(b162[16])<<24 | uint64(b162[17])<<16 | uint64(b162[18])<<8 | uint64(b162[19]))}
 		goto n99
 	}
 n99:
@@ -3955,7 +3955,7 @@ n100:
 			return pl.drop(49)
 		}
 		b163 := data[h14 : h14+6] // nd_mac
-		m25 = (uint64(b163[0])<<40 | uint64(b163[1])<<32 | uint64(b163[2])<<24 | uint64(b163[3])<<16 | uint64(b163[4])<<8 | uint64(b163[5])) & 0xffffffffffff
+		m25 = (uint64(b163[0])<<40 | uint64(b163[1])<<32 | uint64(b163[2])<<24 | uint64(b163[3])<<16 | uint64(b163[4])<<8 | uint64(b163[5]))
 		pl.edges[27]++
 		goto n101
 	}
@@ -5347,9 +5347,9 @@ n113:
 n114:
 	{ // LbSrc4: lookup ipv4_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw201 := (m7) & 0xff
+		kw201 := (m7)
 		b203 := data[h2 : h2+20] // ipv4
-		kw202 := (uint64(b203[12])<<24 | uint64(b203[13])<<16 | uint64(b203[14])<<8 | uint64(b203[15])) & 0xffffffff
+		kw202 := (uint64(b203[12])<<24 | uint64(b203[13])<<16 | uint64(b203[14])<<8 | uint64(b203[15]))
 		pr204 := pl.tables[3].Probes()
 		k205 := kw202<<0 | kw201<<32
 		if pi206 := &pr204.Packed; len(pi206.Slots) > 0 {
@@ -5377,7 +5377,7 @@ n114:
 n115:
 	{ // LbSrc6: lookup ipv6_src_filter_table
 		act, params := 1, []packet.Value(nil)
-		kw207 := (m7) & 0xff
+		kw207 := (m7)
 		b209 := data[h3 : h3+40] // ipv6
 		kw208 := packet.Value{Hi: (uint64(b209[8])<<56 | uint64(b209[9])<<48 | uint64(b209[10])<<40 | uint64(b209[11])<<32 | uint64(b209[12])<<24 | uint64(b209[13])<<16 | uint64(b209[14])<<8 | uint64(b209[15])), Lo: (uint64(b209[16])<<56 | uint64(b209[17])<<48 | uint64(b209[18])<<40 | uint64(b209[19])<<32 | uint64(b209[20])<<24 | uint64(b209[21])<<16 | uint64(b209[22])<<8 | uint64(b209[23]))}
 		pr210 := pl.tables[4].Probes()
@@ -5431,16 +5431,16 @@ n120:
 	{ // LbSelV2: set meta.tick, meta.slot_select, meta.port_select
 		b216 := data[h10 : h10+12] // lb_v2
 		m9 = (uint64(b216[4])<<56 | uint64(b216[5])<<48 | uint64(b216[6])<<40 | uint64(b216[7])<<32 | uint64(b216[8])<<24 | uint64(b216[9])<<16 | uint64(b216[10])<<8 | uint64(b216[11]))
-		m13 = ((uint64(b216[4])<<56 | uint64(b216[5])<<48 | uint64(b216[6])<<40 | uint64(b216[7])<<32 | uint64(b216[8])<<24 | uint64(b216[9])<<16 | uint64(b216[10])<<8 | uint64(b216[11])) & 0xffff) & 0xffff
-		m14 = (uint64(b216[2])<<8 | uint64(b216[3])) & 0xffff
+		m13 = ((uint64(b216[4])<<56 | uint64(b216[5])<<48 | uint64(b216[6])<<40 | uint64(b216[7])<<32 | uint64(b216[8])<<24 | uint64(b216[9])<<16 | uint64(b216[10])<<8 | uint64(b216[11])) & 0xffff)
+		m14 = (uint64(b216[2])<<8 | uint64(b216[3]))
 		goto n122
 	}
 n121:
 	{ // LbSelV3: set meta.tick, meta.slot_select, meta.port_select
 		b217 := data[h11 : h11+12] // lb_v3
 		m9 = (uint64(b217[4])<<56 | uint64(b217[5])<<48 | uint64(b217[6])<<40 | uint64(b217[7])<<32 | uint64(b217[8])<<24 | uint64(b217[9])<<16 | uint64(b217[10])<<8 | uint64(b217[11]))
-		m13 = (uint64(b217[0])<<8 | uint64(b217[1])) & 0xffff
-		m14 = (uint64(b217[2])<<8 | uint64(b217[3])) & 0xffff
+		m13 = (uint64(b217[0])<<8 | uint64(b217[1]))
+		m14 = (uint64(b217[2])<<8 | uint64(b217[3]))
 		pl.edges[32]++
 		goto n122
 	}
@@ -5478,7 +5478,7 @@ n123:
 n124:
 	{ // LbEpoch: lookup epoch_assign_table
 		act, params := 2, []packet.Value(nil)
-		kw223 := (m7) & 0xff
+		kw223 := (m7)
 		kw224 := (m9)
 		pr225 := pl.tables[5].Probes()
 		if wl226 := &pr225.Words; len(wl226.Slots) > 0 {
@@ -5530,16 +5530,16 @@ n124:
 		_ = params
 		switch act {
 		case 0: // do_assign_epoch
-			m10 = (params[0].Lo) & 0xffffffff
-			m11 = (0x9) & 0x1f
-			m12 = (0x0) & 0xffff
+			m10 = (params[0].Lo)
+			m11 = (0x9)
+			m12 = (0x0)
 			goto n126
 		case 1: // do_assign_epoch_with_slot_sel_opts
 			params := (*[3]packet.Value)(params)
 			_ = params
-			m10 = (params[0].Lo) & 0xffffffff
-			m11 = (params[1].Lo) & 0x1f
-			m12 = (params[2].Lo) & 0xffff
+			m10 = (params[0].Lo)
+			m11 = (params[1].Lo)
+			m12 = (params[2].Lo)
 			pl.edges[3]++
 			goto n126
 		default: // miss
@@ -5552,15 +5552,15 @@ n125:
 	}
 n126:
 	{ // LbSlot: set meta.calendar_slot
-		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << (m11 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff) & 0xffff
+		m15 = ((((m13 ^ m12) & 0xffff) & ((((0x1 << (m11 & 63)) - 0x1) & 0xffff) & 0xffff)) & 0xffff)
 		goto n127
 	}
 n127:
 	{ // LbCalendar: lookup load_balance_calendar_table
 		act, params := 1, []packet.Value(nil)
-		kw233 := (m7) & 0xff
-		kw234 := (m10) & 0xffffffff
-		kw235 := (m15) & 0xffff
+		kw233 := (m7)
+		kw234 := (m10)
+		kw235 := (m15)
 		pr236 := pl.tables[6].Probes()
 		k237 := kw235<<0 | kw234<<16 | kw233<<48
 		if pi238 := &pr236.Packed; len(pi238.Slots) > 0 {
@@ -5580,7 +5580,7 @@ n127:
 		_ = params
 		switch act {
 		case 0: // do_assign_member
-			m16 = (params[0].Lo) & 0xffff
+			m16 = (params[0].Lo)
 			goto n129
 		default: // miss
 			goto n128
@@ -5593,10 +5593,10 @@ n128:
 n129:
 	{ // LbMember: lookup member_info_lookup_table
 		act, params := 4, []packet.Value(nil)
-		kw239 := (m7) & 0xff
+		kw239 := (m7)
 		b241 := data[h0 : h0+14] // ethernet
-		kw240 := (uint64(b241[12])<<8 | uint64(b241[13])) & 0xffff
-		kw242 := (m16) & 0xffff
+		kw240 := (uint64(b241[12])<<8 | uint64(b241[13]))
+		kw242 := (m16)
 		pr243 := pl.tables[7].Probes()
 		k244 := kw242<<0 | kw240<<16 | kw239<<32
 		if pi245 := &pr243.Packed; len(pi245.Slots) > 0 {
@@ -5618,20 +5618,20 @@ n129:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m17 = (params[0].Lo) & 0xffffffffffff
-			m18 = (params[1].Lo) & 0xffffffff
-			m20 = (params[2].Lo) & 0xffff
-			m21 = (params[3].Lo) & 0x1f
-			m22 = (params[4].Lo) & 0x1
+			m17 = (params[0].Lo)
+			m18 = (params[1].Lo)
+			m20 = (params[2].Lo)
+			m21 = (params[3].Lo)
+			m22 = (params[4].Lo)
 			goto n133
 		case 1: // do_ipv6_member_rewrite
 			params := (*[5]packet.Value)(params)
 			_ = params
-			m17 = (params[0].Lo) & 0xffffffffffff
-			m19 = (params[1]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m20 = (params[2].Lo) & 0xffff
-			m21 = (params[3].Lo) & 0x1f
-			m22 = (params[4].Lo) & 0x1
+			m17 = (params[0].Lo)
+			m19 = params[1]
+			m20 = (params[2].Lo)
+			m21 = (params[3].Lo)
+			m22 = (params[4].Lo)
 			pl.edges[4]++
 			goto n133
 		case 2: // drop_soft_evicted
@@ -5684,7 +5684,7 @@ n135:
 	}
 n136:
 	{ // LbMarkZero: set meta.udp_zero
-		m0 = (0x1) & 0x1
+		m0 = (0x1)
 		pl.edges[5]++
 		goto n137
 	}

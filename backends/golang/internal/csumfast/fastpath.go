@@ -182,8 +182,8 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 		return nil, fmt.Errorf("%d tables given, the fast path has %d", len(tables), len(Schema.Tables))
 	}
 	for i, t := range tables {
-		if t.Spec().Name != Schema.Tables[i].Spec.Name {
-			return nil, fmt.Errorf("table %d is %s, want %s", i, t.Spec().Name, Schema.Tables[i].Spec.Name)
+		if err := Schema.Tables[i].Spec.Shaped(t.Spec()); err != nil {
+			return nil, fmt.Errorf("table %d: %v", i, err)
 		}
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}

@@ -198,8 +198,8 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 		return nil, fmt.Errorf("%d tables given, the fast path has %d", len(tables), len(Schema.Tables))
 	}
 	for i, t := range tables {
-		if t.Spec().Name != Schema.Tables[i].Spec.Name {
-			return nil, fmt.Errorf("table %d is %s, want %s", i, t.Spec().Name, Schema.Tables[i].Spec.Name)
+		if err := Schema.Tables[i].Spec.Shaped(t.Spec()); err != nil {
+			return nil, fmt.Errorf("table %d: %v", i, err)
 		}
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
@@ -760,9 +760,9 @@ n13:
 	{ // Tern: lookup t_tern
 		act, params := 0, []packet.Value(defaultParams0)
 		b15 := data[h3 : h3+20] // ipv4
-		kw14 := (uint64(b15[12])<<24 | uint64(b15[13])<<16 | uint64(b15[14])<<8 | uint64(b15[15])) & 0xffffffff
+		kw14 := (uint64(b15[12])<<24 | uint64(b15[13])<<16 | uint64(b15[14])<<8 | uint64(b15[15]))
 		b17 := data[h8 : h8+8] // udp
-		kw16 := (uint64(b17[0])<<8 | uint64(b17[1])) & 0xffff
+		kw16 := (uint64(b17[0])<<8 | uint64(b17[1]))
 		pr18 := pl.tables[0].Probes()
 		k19 := kw16<<0 | kw14<<16
 		if pi20 := &pr18.Packed; len(pi20.Slots) > 0 {
@@ -802,8 +802,8 @@ n14:
 	{ // Lpm: lookup t_lpm
 		act, params := 1, []packet.Value(nil)
 		b23 := data[h3 : h3+20] // ipv4
-		kw22 := (uint64(b23[9])) & 0xff
-		kw24 := (uint64(b23[16])<<24 | uint64(b23[17])<<16 | uint64(b23[18])<<8 | uint64(b23[19])) & 0xffffffff
+		kw22 := (uint64(b23[9]))
+		kw24 := (uint64(b23[16])<<24 | uint64(b23[17])<<16 | uint64(b23[18])<<8 | uint64(b23[19]))
 		pr25 := pl.tables[1].Probes()
 		k26 := kw24<<0 | kw22<<32
 		if pi27 := &pr25.Packed; len(pi27.Slots) > 0 {
@@ -847,8 +847,8 @@ n14:
 		case 0: // seta
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m0 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m2 = (params[1].Lo) & 0xffff
+			m0 = params[0]
+			m2 = (params[1].Lo)
 			goto n15
 		default: // none
 			pl.edges[3]++
@@ -859,8 +859,8 @@ n15:
 	{ // Arith: set meta.b, meta.a, meta.c, meta.odd
 		b30 := data[h8 : h8+8] // udp
 		m1 = (((m0.Lo * 0x3) + ((uint64(b30[0])<<8 | uint64(b30[1])) << (0x28 & 63))) ^ (^m1))
-		m0 = (m0.Shl(uint(min(packet.Value{Lo: ((uint64(b30[2])<<8 | uint64(b30[3])) & 0x7f)}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(m0.Shr(uint(min(packet.Value{Lo: 0x3}.Lo, 128)))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		m2 = (packet.Value{Lo: ((uint64(len(data)-h8) * 0x7) & 0x7ffffffff)}.Add(packet.Value{Lo: m1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).And(packet.Value{Lo: 0xffff})).Lo & 0xffff
+		m0 = m0.Shl(uint(min(packet.Value{Lo: ((uint64(b30[2])<<8 | uint64(b30[3])) & 0x7f)}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(m0.Shr(uint(min(packet.Value{Lo: 0x3}.Lo, 128)))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m2 = (packet.Value{Lo: ((uint64(len(data)-h8) * 0x7) & 0x7ffffffff)}.Add(packet.Value{Lo: m1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).And(packet.Value{Lo: 0xffff})).Lo
 		b31 := data[h3 : h3+20] // ipv4
 		m4 = ((((uint64(b31[8]) * 0x12c) & 0x1ffff) + (uint64(b31[4])<<8 | uint64(b31[5]))) & 0x3ffff) & 0x1fff
 		goto n16
@@ -870,7 +870,7 @@ n16:
 		act, params := 1, []packet.Value(nil)
 		kw32 := m0
 		b34 := data[h8 : h8+8] // udp
-		kw33 := (uint64(b34[2])<<8 | uint64(b34[3])) & 0xffff
+		kw33 := (uint64(b34[2])<<8 | uint64(b34[3]))
 		pr35 := pl.tables[2].Probes()
 		if wl36 := &pr35.Words; len(wl36.Slots) > 0 {
 			x38 := kw32.Hi & wl36.Mask[0]
@@ -904,8 +904,8 @@ n17:
 	{ // Slots: lookup t_slots
 		act, params := 1, []packet.Value(nil)
 		b42 := data[h8 : h8+8] // udp
-		kw41 := (uint64(b42[2])<<8 | uint64(b42[3])) & 0xffff
-		kw43 := (m3 & 0x7) & 0x7
+		kw41 := (uint64(b42[2])<<8 | uint64(b42[3]))
+		kw43 := (m3 & 0x7)
 		pr44 := pl.tables[4].Probes()
 		k45 := kw43<<0 | kw41<<3
 		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
@@ -1575,8 +1575,8 @@ n29:
 		case 0: // seta
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m0 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m2 = (params[1].Lo) & 0xffff
+			m0 = params[0]
+			m2 = (params[1].Lo)
 			goto n30
 		default: // none
 			pl.edges[11]++
@@ -1613,8 +1613,8 @@ n30:
 		case 0: // seta
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m0 = (params[0]).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-			m2 = (params[1].Lo) & 0xffff
+			m0 = params[0]
+			m2 = (params[1].Lo)
 			goto n31
 		default: // none
 			pl.edges[12]++
