@@ -106,21 +106,27 @@ type Plan struct {
 }
 
 // PlaceGraph is place for the code generated for graph g from start, live
-// holding the nodes whose code is kept; drops are the cold ends, and edges
-// between two nodes of hot (a profile's hot path, if any) the hot ones.
-func (r *Edges) PlaceGraph(g *dataflow.Graph, start *dataflow.Node, live, hot map[*dataflow.Node]bool) (*Plan, error) {
+// holding the nodes whose code is kept; drops are the cold ends, and the
+// edges from each node of hot (a profile's hot path, if any) to the next
+// one the hot ones (not every edge between two of its nodes: a branch
+// around part of the path would take the path's place).
+func (r *Edges) PlaceGraph(g *dataflow.Graph, start *dataflow.Node, live map[*dataflow.Node]bool, hot []*dataflow.Node) (*Plan, error) {
 	byID := map[int64]*dataflow.Node{}
 	for _, n := range g.Nodes {
 		byID[n.ID] = n
+	}
+	next := map[int64]int64{}
+	for i := 1; i < len(hot); i++ {
+		next[hot[i-1].ID] = hot[i].ID
 	}
 	return r.place(
 		func(owner int64) bool { return live[byID[owner]] },
 		start.ID, len(g.Nodes),
 		func(from, to int64) int {
-			switch n := byID[to]; {
-			case n != nil && n.Kind == dataflow.FNode && n.Op.Kind == packet.OpDrop:
+			if n := byID[to]; n != nil && n.Kind == dataflow.FNode && n.Op.Kind == packet.OpDrop {
 				return 1 // frames rarely go there
-			case hot[byID[from]] && hot[n]:
+			}
+			if t, ok := next[from]; ok && t == to {
 				return -1
 			}
 			return 0

@@ -39,11 +39,7 @@ func (c *gen) retUndecided(from int64) string {
 // two nodes of the hot path, and returns the function that solves for the
 // node runs.
 func (c *gen) placeCounters(code map[*dataflow.Node][]byte, live map[*dataflow.Node]bool, hot []*dataflow.Node) string {
-	onHot := map[*dataflow.Node]bool{}
-	for _, n := range hot {
-		onHot[n] = true
-	}
-	plan, err := c.cnt.PlaceGraph(c.g, c.start, live, onHot)
+	plan, err := c.cnt.PlaceGraph(c.g, c.start, live, hot)
 	if err != nil {
 		panic("go backend: " + err.Error()) // a forest always peels
 	}

@@ -278,17 +278,18 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Sunk[0]
 	f[4] = pl.Dropped[0]
 	f[8] = pl.Dropped[1]
-	f[12] = pl.edges[1]
-	f[13] = pl.edges[2]
-	f[16] = pl.edges[3]
-	f[18] = pl.edges[4]
-	f[20] = pl.edges[5]
-	f[21] = pl.edges[6]
-	f[23] = pl.edges[7]
-	f[25] = pl.edges[8]
-	f[26] = pl.edges[9]
-	f[27] = pl.edges[10]
+	f[12] = pl.edges[0]
+	f[13] = pl.edges[1]
+	f[16] = pl.edges[2]
+	f[18] = pl.edges[3]
+	f[20] = pl.edges[4]
+	f[21] = pl.edges[5]
+	f[23] = pl.edges[6]
+	f[25] = pl.edges[7]
+	f[26] = pl.edges[8]
+	f[27] = pl.edges[9]
 	f[30] = pl.Dropped[2]
+	f[32] = pl.edges[10]
 	f[35] = pl.Dropped[3]
 	f[38] = pl.Dropped[4]
 	f[42] = pl.Dropped[5]
@@ -296,7 +297,6 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[47] = pl.Dropped[6]
 	f[50] = pl.edges[11]
 	f[52] = pl.Dropped[7]
-	f[53] = pl.edges[0]
 	f[55] = pl.Sunk[0]
 	f[56] = total
 	f[0] = 0 + f[56]
@@ -312,27 +312,27 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[41] = 0 + f[42]
 	f[44] = 0 + f[47] - f[46]
 	f[49] = 0 + f[50]
-	f[51] = 0 + f[52] + f[53]
-	f[32] = 0 + f[54] - f[53]
+	f[53] = 0 + f[54] - f[32]
 	f[2] = 0 + f[1] - f[3]
 	f[10] = 0 + f[11] + f[12]
 	f[17] = 0 + f[19]
 	f[22] = 0 + f[24] + f[25]
 	f[45] = 0 + f[49]
-	f[48] = 0 + f[51] - f[50]
+	f[51] = 0 + f[52] + f[53]
 	f[6] = 0 + f[17] + f[18]
 	f[15] = 0 + f[22] + f[23] - f[20]
 	f[40] = 0 + f[45] + f[46]
-	f[43] = 0 + f[48]
+	f[48] = 0 + f[51] - f[50]
 	f[14] = 0 + f[15] + f[16]
-	f[39] = 0 + f[43] + f[44]
+	f[43] = 0 + f[48]
 	f[9] = 0 + f[14]
-	f[36] = 0 + f[39] + f[40] + f[41]
+	f[39] = 0 + f[43] + f[44]
 	f[5] = 0 + f[8] + f[9] + f[10]
-	f[33] = 0 + f[36] + f[37]
+	f[36] = 0 + f[39] + f[40] + f[41]
 	f[7] = 0 + f[2] - f[5] - f[6]
 	f[29] = 0 + f[7] + f[12] + f[13] + f[16] + f[18] + f[21] + f[23] + f[25] + f[26] + f[27] - f[28]
 	f[31] = 0 + f[29] - f[32]
+	f[33] = 0 + f[31] - f[34]
 	r[0] = 0 + f[56]
 	r[1] = 0 + f[0]
 	r[2] = 0 + f[32] + f[53]
@@ -498,6 +498,7 @@ t20:
 		if h5 >= 0 {
 			goto t21
 		}
+		pl.edges[10]++
 		goto n2
 	}
 t21:
@@ -743,7 +744,6 @@ t34:
 		if cur > po91 {
 			cur = max(po91, cur-pn92)
 		}
-		pl.edges[0]++
 		goto t2
 	}
 t2:
@@ -813,14 +813,14 @@ n8:
 			cur += 20 // ipv4_base
 			goto n9
 		}
-		pl.edges[1]++
+		pl.edges[0]++
 		goto n18
 	}
 n9:
 	{ // RxIPv4BaseDst: set meta.ipdst
 		b6 := data[h9 : h9+20] // ipv4_base
 		m0 = packet.Value{Lo: (uint64(b6[16])<<24 | uint64(b6[17])<<16 | uint64(b6[18])<<8 | uint64(b6[19]))}
-		pl.edges[2]++
+		pl.edges[1]++
 		goto n18
 	}
 n10:
@@ -839,7 +839,7 @@ n11:
 		if c8 {
 			goto n15
 		}
-		pl.edges[3]++
+		pl.edges[2]++
 		goto n18
 	}
 n12:
@@ -849,7 +849,7 @@ n12:
 			cur += 40 // ipv6
 			goto n13
 		}
-		pl.edges[4]++
+		pl.edges[3]++
 		goto n18
 	}
 n13:
@@ -866,10 +866,10 @@ n14:
 			c11 = (uint64(b12[6]) == 0x11)
 		}
 		if c11 {
-			pl.edges[5]++
+			pl.edges[4]++
 			goto n15
 		}
-		pl.edges[6]++
+		pl.edges[5]++
 		goto n18
 	}
 n15:
@@ -879,7 +879,7 @@ n15:
 			cur += 8 // udp
 			goto n16
 		}
-		pl.edges[7]++
+		pl.edges[6]++
 		goto n18
 	}
 n16:
@@ -888,7 +888,7 @@ n16:
 		if (uint64(b13[2])<<8 | uint64(b13[3])) == 0x4c42 {
 			goto n17
 		}
-		pl.edges[8]++
+		pl.edges[7]++
 		goto n18
 	}
 n17:
@@ -896,10 +896,10 @@ n17:
 		if cur >= 0 && cur+12 <= len(data) {
 			h5 = cur
 			cur += 12 // lbv1
-			pl.edges[9]++
+			pl.edges[8]++
 			goto n18
 		}
-		pl.edges[10]++
+		pl.edges[9]++
 		goto n18
 	}
 n18:
@@ -945,6 +945,7 @@ n20:
 		if h5 >= 0 {
 			goto n21
 		}
+		pl.edges[10]++
 		goto n2
 	}
 n21:
@@ -1285,7 +1286,6 @@ n34:
 		if cur > po91 {
 			cur = max(po91, cur-pn92)
 		}
-		pl.edges[0]++
 		goto n2
 	}
 n2:

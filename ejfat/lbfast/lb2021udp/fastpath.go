@@ -285,20 +285,21 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[10] = pl.edges[9]
 	f[12] = pl.edges[10]
 	f[14] = pl.edges[11]
-	f[15] = pl.edges[3]
+	f[15] = pl.edges[1]
 	f[16] = pl.edges[12]
 	f[18] = pl.edges[13]
 	f[20] = pl.edges[14]
-	f[23] = pl.edges[4]
+	f[23] = pl.edges[2]
 	f[24] = pl.edges[15]
 	f[25] = pl.Dropped[1]
 	f[29] = pl.Dropped[2]
 	f[30] = pl.Dropped[3]
 	f[32] = pl.Dropped[4]
-	f[33] = pl.edges[5]
-	f[36] = pl.edges[0]
-	f[37] = pl.edges[1]
+	f[33] = pl.edges[3]
+	f[35] = pl.edges[4]
+	f[37] = pl.edges[0]
 	f[40] = pl.Dropped[5]
+	f[42] = pl.edges[5]
 	f[45] = pl.Dropped[6]
 	f[48] = pl.Dropped[7]
 	f[52] = pl.Dropped[8]
@@ -306,7 +307,6 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[57] = pl.Dropped[9]
 	f[60] = pl.edges[6]
 	f[62] = pl.Dropped[10]
-	f[63] = pl.edges[2]
 	f[65] = pl.Sunk[0]
 	f[66] = total
 	f[0] = 0 + f[66]
@@ -315,19 +315,17 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[2] = 0 + f[25] - f[5] - f[8] - f[10] - f[12] - f[14] - f[16] - f[18] - f[20] - f[24]
 	f[64] = 0 + f[65]
 	f[28] = 0 + f[32] + f[33]
-	f[34] = 0 + f[36] + f[37]
 	f[38] = 0 + f[40]
 	f[44] = 0 + f[45]
 	f[47] = 0 + f[48]
 	f[51] = 0 + f[52]
 	f[54] = 0 + f[57] - f[56]
 	f[59] = 0 + f[60]
-	f[61] = 0 + f[62] + f[63]
 	f[1] = 0 + f[0] - f[2]
 	f[4] = 0 + f[13] + f[14]
-	f[42] = 0 + f[64] - f[63]
+	f[63] = 0 + f[64] - f[42]
 	f[55] = 0 + f[59]
-	f[58] = 0 + f[61] - f[60]
+	f[61] = 0 + f[62] + f[63]
 	f[3] = 0 + f[1] - f[4] - f[5]
 	f[7] = 0 + f[3] - f[6] - f[8]
 	f[9] = 0 + f[7] - f[10]
@@ -338,14 +336,16 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[26] = 0 + f[21] + f[23]
 	f[27] = 0 + f[26] - f[28] - f[29]
 	f[31] = 0 + f[27] - f[30]
-	f[35] = 0 + f[31] + f[33] - f[34]
+	f[34] = 0 + f[31] + f[33] - f[35]
+	f[36] = 0 + f[34] - f[37]
 	f[39] = 0 + f[35] + f[36] + f[37] - f[38]
 	f[41] = 0 + f[39] - f[42]
 	f[43] = 0 + f[41] - f[44]
 	f[46] = 0 + f[43] - f[47]
 	f[50] = 0 + f[55] + f[56]
-	f[53] = 0 + f[58]
+	f[58] = 0 + f[61] - f[60]
 	f[49] = 0 + f[46] - f[50] - f[51]
+	f[53] = 0 + f[49] - f[54]
 	r[0] = 0 + f[66]
 	r[1] = 0 + f[0]
 	r[2] = 0 + f[1]
@@ -617,6 +617,7 @@ t19:
 		if (uint64(b23[2])<<8 | uint64(b23[3])) == 0x4c42 {
 			goto t20
 		}
+		pl.edges[4]++
 		goto n21
 	}
 t20:
@@ -624,10 +625,9 @@ t20:
 		if cur >= 0 && cur+12 <= len(data) {
 			h5 = cur
 			cur += 12 // lbv1
-			pl.edges[0]++
 			goto t21
 		}
-		pl.edges[1]++
+		pl.edges[0]++
 		goto t21
 	}
 t21:
@@ -669,6 +669,7 @@ t23:
 		if h5 >= 0 {
 			goto t24
 		}
+		pl.edges[5]++
 		goto n14
 	}
 t24:
@@ -914,7 +915,6 @@ t37:
 		if cur > po101 {
 			cur = max(po101, cur-pn102)
 		}
-		pl.edges[2]++
 		goto t14
 	}
 t14:
@@ -1017,7 +1017,7 @@ n7:
 			c11 = (uint64(b12[6]) == 0x11)
 		}
 		if c11 {
-			pl.edges[3]++
+			pl.edges[1]++
 			goto n8
 		}
 		pl.edges[12]++
@@ -1174,7 +1174,7 @@ n11:
 		}
 
 		if ok18 && wellFormed {
-			pl.edges[4]++
+			pl.edges[2]++
 			goto n13
 		}
 		pl.edges[15]++
@@ -1217,7 +1217,7 @@ n18:
 		}
 		b22 := data[h3 : h3+40] // ipv6
 		m0 = packet.Value{Hi: (uint64(b22[24])<<56 | uint64(b22[25])<<48 | uint64(b22[26])<<40 | uint64(b22[27])<<32 | uint64(b22[28])<<24 | uint64(b22[29])<<16 | uint64(b22[30])<<8 | uint64(b22[31])), Lo: (uint64(b22[32])<<56 | uint64(b22[33])<<48 | uint64(b22[34])<<40 | uint64(b22[35])<<32 | uint64(b22[36])<<24 | uint64(b22[37])<<16 | uint64(b22[38])<<8 | uint64(b22[39]))}
-		pl.edges[5]++
+		pl.edges[3]++
 		goto n19
 	}
 n19:
@@ -1226,6 +1226,7 @@ n19:
 		if (uint64(b23[2])<<8 | uint64(b23[3])) == 0x4c42 {
 			goto n20
 		}
+		pl.edges[4]++
 		goto n21
 	}
 n20:
@@ -1233,10 +1234,9 @@ n20:
 		if cur >= 0 && cur+12 <= len(data) {
 			h5 = cur
 			cur += 12 // lbv1
-			pl.edges[0]++
 			goto n21
 		}
-		pl.edges[1]++
+		pl.edges[0]++
 		goto n21
 	}
 n21:
@@ -1282,6 +1282,7 @@ n23:
 		if h5 >= 0 {
 			goto n24
 		}
+		pl.edges[5]++
 		goto n14
 	}
 n24:
@@ -1622,7 +1623,6 @@ n37:
 		if cur > po101 {
 			cur = max(po101, cur-pn102)
 		}
-		pl.edges[2]++
 		goto n14
 	}
 n14:

@@ -378,7 +378,7 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Sunk[0] + pl.Dropped[22]
 	f[8] = pl.edges[34]
 	f[10] = pl.edges[35]
-	f[11] = pl.edges[9]
+	f[11] = pl.edges[8]
 	f[12] = pl.edges[36]
 	f[13] = pl.Dropped[0]
 	f[15] = pl.edges[37]
@@ -386,23 +386,23 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[20] = pl.edges[39]
 	f[22] = pl.edges[40]
 	f[24] = pl.edges[41]
-	f[25] = pl.edges[10]
+	f[25] = pl.edges[9]
 	f[26] = pl.edges[42]
 	f[28] = pl.edges[43]
 	f[30] = pl.edges[44]
-	f[32] = pl.edges[11]
+	f[32] = pl.edges[10]
 	f[33] = pl.edges[45]
 	f[35] = pl.edges[46]
 	f[38] = pl.edges[47]
 	f[40] = pl.edges[48]
-	f[41] = pl.edges[12]
+	f[41] = pl.edges[11]
 	f[42] = pl.edges[49]
 	f[44] = pl.edges[50]
 	f[46] = pl.edges[51]
-	f[47] = pl.edges[13]
+	f[47] = pl.edges[12]
 	f[50] = pl.edges[52]
-	f[52] = pl.edges[14]
-	f[53] = pl.edges[15]
+	f[52] = pl.edges[13]
+	f[53] = pl.edges[14]
 	f[54] = pl.edges[53]
 	f[56] = pl.edges[54]
 	f[58] = pl.edges[55]
@@ -410,40 +410,40 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[62] = pl.edges[57]
 	f[65] = pl.edges[58]
 	f[67] = pl.edges[59]
-	f[68] = pl.edges[16]
+	f[68] = pl.edges[15]
 	f[69] = pl.edges[60]
 	f[70] = pl.Dropped[1]
 	f[72] = pl.edges[0]
 	f[74] = pl.Dropped[2]
-	f[80] = pl.edges[17]
-	f[81] = pl.edges[18]
+	f[80] = pl.edges[16]
+	f[81] = pl.edges[17]
 	f[83] = pl.edges[1]
 	f[85] = pl.Dropped[3]
 	f[90] = pl.Dropped[4]
 	f[97] = pl.Dropped[5]
-	f[99] = pl.edges[19]
+	f[99] = pl.edges[18]
 	f[102] = pl.Dropped[6]
-	f[104] = pl.edges[20]
-	f[106] = pl.edges[21]
+	f[104] = pl.edges[19]
+	f[106] = pl.edges[20]
 	f[109] = pl.Dropped[7]
-	f[115] = pl.edges[22]
-	f[116] = pl.edges[23]
+	f[115] = pl.edges[21]
+	f[116] = pl.edges[22]
 	f[121] = pl.Dropped[8]
-	f[122] = pl.edges[24]
+	f[122] = pl.edges[23]
 	f[123] = pl.Dropped[9]
-	f[124] = pl.edges[25]
+	f[124] = pl.edges[24]
 	f[125] = pl.Dropped[10]
 	f[127] = pl.Dropped[11]
 	f[129] = pl.Dropped[12]
 	f[131] = pl.Dropped[13]
 	f[134] = pl.Dropped[14]
-	f[136] = pl.edges[26]
+	f[136] = pl.edges[25]
 	f[142] = pl.edges[2]
-	f[144] = pl.edges[27]
-	f[145] = pl.edges[28]
+	f[144] = pl.edges[26]
+	f[145] = pl.edges[27]
 	f[146] = pl.edges[61]
 	f[147] = pl.Dropped[15]
-	f[153] = pl.edges[29]
+	f[153] = pl.edges[28]
 	f[155] = pl.edges[3]
 	f[156] = pl.edges[4]
 	f[158] = pl.Dropped[16]
@@ -452,11 +452,11 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[165] = pl.edges[6]
 	f[166] = pl.edges[7]
 	f[168] = pl.Dropped[18]
+	f[170] = pl.edges[29]
 	f[174] = pl.Dropped[19]
 	f[176] = pl.Dropped[20]
 	f[177] = pl.edges[30]
 	f[178] = pl.Dropped[21]
-	f[180] = pl.edges[8]
 	f[186] = pl.edges[31]
 	f[190] = pl.edges[32]
 	f[191] = pl.edges[33]
@@ -497,7 +497,6 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[188] = 0 + f[190]
 	f[189] = 0 + f[191]
 	f[173] = 0 + f[176] + f[177]
-	f[179] = 0 + f[180]
 	f[193] = 0 + f[197]
 	f[194] = 0 + f[195]
 	f[3] = 0 + f[2] - f[4]
@@ -514,7 +513,6 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[133] = 0 + f[134] + f[135]
 	f[149] = 0 + f[151]
 	f[183] = 0 + f[188] + f[189]
-	f[175] = 0 + f[178] + f[179] - f[177]
 	f[192] = 0 + f[193] + f[194] - f[99] - f[104] - f[106] - f[136]
 	f[18] = 0 + f[21] + f[22]
 	f[48] = 0 + f[49] + f[50]
@@ -522,12 +520,10 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[88] = 0 + f[100] + f[101]
 	f[111] = 0 + f[113]
 	f[132] = 0 + f[133]
-	f[172] = 0 + f[174] + f[175]
 	f[187] = 0 + f[192] - f[186] - f[190] - f[191]
 	f[45] = 0 + f[47] + f[48]
 	f[130] = 0 + f[131] + f[132]
 	f[185] = 0 + f[187]
-	f[171] = 0 + f[172] + f[173]
 	f[43] = 0 + f[45] + f[46]
 	f[128] = 0 + f[129] + f[130]
 	f[182] = 0 + f[184] + f[185]
@@ -536,19 +532,20 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[181] = 0 + f[182] + f[183]
 	f[34] = 0 + f[36] + f[37] + f[38]
 	f[118] = 0 + f[125] + f[126] - f[124]
-	f[170] = 0 + f[181] - f[180]
+	f[180] = 0 + f[181] - f[170]
+	f[179] = 0 + f[180]
 	f[31] = 0 + f[34] + f[35]
 	f[112] = 0 + f[117] + f[118] - f[115] - f[116]
-	f[169] = 0 + f[170] + f[171]
+	f[175] = 0 + f[178] + f[179] - f[177]
 	f[29] = 0 + f[31] + f[32] + f[33]
 	f[110] = 0 + f[112]
-	f[164] = 0 + f[169] - f[165] - f[166]
+	f[172] = 0 + f[174] + f[175]
 	f[27] = 0 + f[29] + f[30]
 	f[107] = 0 + f[110] + f[111]
-	f[160] = 0 + f[164] + f[165] + f[166] + f[167] - f[161]
+	f[171] = 0 + f[172] + f[173]
 	f[7] = 0 + f[27] + f[28]
 	f[93] = 0 + f[107] + f[108]
-	f[159] = 0 + f[160] + f[161] + f[162]
+	f[169] = 0 + f[170] + f[171]
 	f[5] = 0 + f[3] - f[6] - f[7] - f[8]
 	f[14] = 0 + f[5] - f[13] - f[15]
 	f[16] = 0 + f[14] - f[17]
@@ -575,6 +572,9 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[150] = 0 + f[148]
 	f[152] = 0 + f[150]
 	f[154] = 0 + f[152] + f[153] - f[155] - f[156] - f[157]
+	f[159] = 0 + f[154] + f[155] + f[156]
+	f[160] = 0 + f[159] - f[161] - f[162]
+	f[164] = 0 + f[160] + f[161] - f[165] - f[166] - f[167]
 	r[0] = 0 + f[198]
 	r[1] = 0 + f[0]
 	r[2] = 0 + f[194]
@@ -1347,6 +1347,7 @@ t95:
 t96:
 	{ // LbKeep: test meta.keep_lb == 1
 		if m15 == 0x1 {
+			pl.edges[29]++
 			goto n97
 		}
 		goto t105
@@ -1435,7 +1436,6 @@ t109:
 			pendD4 += d214
 			pendK4 = true
 		}
-		pl.edges[8]++
 		goto t97
 	}
 t97:
@@ -1609,7 +1609,7 @@ n8:
 			c4 = ((uint64(b8[6])<<8 | uint64(b8[7])) == 0x1)
 		}
 		if c4 {
-			pl.edges[9]++
+			pl.edges[8]++
 			goto n36
 		}
 		pl.edges[36]++
@@ -1670,7 +1670,7 @@ n14:
 		if cur >= 0 && cur+4 <= len(data) {
 			h8 = cur
 			cur += 4 // icmp_echo
-			pl.edges[10]++
+			pl.edges[9]++
 			goto n36
 		}
 		pl.edges[42]++
@@ -1703,7 +1703,7 @@ n17:
 		case v18 == 0x3a:
 			goto n18
 		case v18 == 0x11:
-			pl.edges[11]++
+			pl.edges[10]++
 			goto n28
 		default:
 			pl.edges[45]++
@@ -1748,7 +1748,7 @@ n21:
 		if cur >= 0 && cur+4 <= len(data) {
 			h8 = cur
 			cur += 4 // icmp_echo
-			pl.edges[12]++
+			pl.edges[11]++
 			goto n36
 		}
 		pl.edges[49]++
@@ -1777,7 +1777,7 @@ n24:
 	{ // ParseNsLen: test ipv6.payload_len == 24
 		b24 := data[h3 : h3+40] // ipv6
 		if (uint64(b24[4])<<8 | uint64(b24[5])) == 0x18 {
-			pl.edges[13]++
+			pl.edges[12]++
 			goto n36
 		}
 		goto n25
@@ -1798,7 +1798,7 @@ n26:
 		if uint64(b25[0]) == 0x1 {
 			goto n27
 		}
-		pl.edges[14]++
+		pl.edges[13]++
 		goto n36
 	}
 n27:
@@ -1806,7 +1806,7 @@ n27:
 		if cur >= 0 && cur+6 <= len(data) {
 			h14 = cur
 			cur += 6 // nd_mac
-			pl.edges[15]++
+			pl.edges[14]++
 			goto n36
 		}
 		pl.edges[53]++
@@ -1879,7 +1879,7 @@ n34:
 		if cur >= 0 && cur+12 <= len(data) {
 			h11 = cur
 			cur += 12 // lb_v3
-			pl.edges[16]++
+			pl.edges[15]++
 			goto n36
 		}
 		pl.edges[60]++
@@ -1961,14 +1961,14 @@ n41:
 	{ // L3SetDaIPv6: set meta.ip_da_key
 		b38 := data[h3 : h3+40] // ipv6
 		m5 = packet.Value{Hi: (uint64(b38[24])<<56 | uint64(b38[25])<<48 | uint64(b38[26])<<40 | uint64(b38[27])<<32 | uint64(b38[28])<<24 | uint64(b38[29])<<16 | uint64(b38[30])<<8 | uint64(b38[31])), Lo: (uint64(b38[32])<<56 | uint64(b38[33])<<48 | uint64(b38[34])<<40 | uint64(b38[35])<<32 | uint64(b38[36])<<24 | uint64(b38[37])<<16 | uint64(b38[38])<<8 | uint64(b38[39]))}
-		pl.edges[17]++
+		pl.edges[16]++
 		goto n43
 	}
 n42:
 	{ // L3SetDaArp: set meta.ip_da_key
 		b39 := data[h5 : h5+28] // arp
 		m5 = packet.Value{Lo: (uint64(b39[24])<<24 | uint64(b39[25])<<16 | uint64(b39[26])<<8 | uint64(b39[27]))}
-		pl.edges[18]++
+		pl.edges[17]++
 		goto n43
 	}
 n43:
@@ -2115,7 +2115,7 @@ n51:
 	}
 n52:
 	{ // ArpOk: count rx_rslt[8] ARP ok
-		pl.edges[19]++
+		pl.edges[18]++
 		goto n111
 	}
 n53:
@@ -2185,7 +2185,7 @@ n55:
 	}
 n56:
 	{ // Echo4Ok: count rx_rslt[9] ICMPv4 echo ok
-		pl.edges[20]++
+		pl.edges[19]++
 		goto n111
 	}
 n57:
@@ -2289,7 +2289,7 @@ n57:
 	}
 n58:
 	{ // Echo6Ok: count rx_rslt[10] ICMPv6 echo ok
-		pl.edges[21]++
+		pl.edges[20]++
 		goto n111
 	}
 n59:
@@ -2337,14 +2337,14 @@ n64:
 		if h14 >= 0 {
 			goto n65
 		}
-		pl.edges[22]++
+		pl.edges[21]++
 		goto n66
 	}
 n65:
 	{ // NsSrcMac: set meta.na_mac
 		b122 := data[h14 : h14+6] // nd_mac
 		m23 = (uint64(b122[0])<<40 | uint64(b122[1])<<32 | uint64(b122[2])<<24 | uint64(b122[3])<<16 | uint64(b122[4])<<8 | uint64(b122[5]))
-		pl.edges[23]++
+		pl.edges[22]++
 		goto n66
 	}
 n66:
@@ -2373,7 +2373,7 @@ n68:
 		if cur > po123 {
 			cur = max(po123, cur-pn124)
 		}
-		pl.edges[24]++
+		pl.edges[23]++
 		goto n69
 	}
 n69:
@@ -2398,7 +2398,7 @@ n69:
 		if cur > po125 {
 			cur = max(po125, cur-pn126)
 		}
-		pl.edges[25]++
+		pl.edges[24]++
 		goto n70
 	}
 n70:
@@ -3484,7 +3484,7 @@ n75:
 	}
 n76:
 	{ // NsOk: count rx_rslt[11] NS ok
-		pl.edges[26]++
+		pl.edges[25]++
 		goto n111
 	}
 n77:
@@ -3563,11 +3563,11 @@ n81:
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
-			pl.edges[27]++
+			pl.edges[26]++
 			goto n83
 		case 1: // drop
 			m16 = (0x1)
-			pl.edges[28]++
+			pl.edges[27]++
 			goto n83
 		default: // miss
 			pl.edges[61]++
@@ -3607,7 +3607,7 @@ n87:
 		m17 = (uint64(b176[4])<<56 | uint64(b176[5])<<48 | uint64(b176[6])<<40 | uint64(b176[7])<<32 | uint64(b176[8])<<24 | uint64(b176[9])<<16 | uint64(b176[10])<<8 | uint64(b176[11]))
 		m18 = (uint64(b176[0])<<8 | uint64(b176[1]))
 		m19 = (uint64(b176[2])<<8 | uint64(b176[3]))
-		pl.edges[29]++
+		pl.edges[28]++
 		goto n88
 	}
 n88:
@@ -3797,6 +3797,7 @@ n95:
 n96:
 	{ // LbKeep: test meta.keep_lb == 1
 		if m15 == 0x1 {
+			pl.edges[29]++
 			goto n97
 		}
 		goto n105
@@ -3909,7 +3910,6 @@ n109:
 			pendD4 += d214
 			pendK4 = true
 		}
-		pl.edges[8]++
 		goto n97
 	}
 n97:

@@ -396,11 +396,11 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[10] = pl.edges[31]
 	f[12] = pl.edges[32]
 	f[14] = pl.edges[33]
-	f[15] = pl.edges[10]
+	f[15] = pl.edges[9]
 	f[16] = pl.edges[34]
 	f[18] = pl.edges[35]
 	f[20] = pl.edges[36]
-	f[23] = pl.edges[11]
+	f[23] = pl.edges[10]
 	f[24] = pl.edges[37]
 	f[25] = pl.Dropped[1]
 	f[29] = pl.Dropped[2]
@@ -409,50 +409,50 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[35] = pl.edges[38]
 	f[38] = pl.edges[39]
 	f[40] = pl.edges[40]
-	f[41] = pl.edges[12]
+	f[41] = pl.edges[11]
 	f[42] = pl.edges[41]
 	f[43] = pl.Dropped[4]
 	f[45] = pl.edges[1]
 	f[47] = pl.Dropped[5]
-	f[51] = pl.edges[13]
+	f[51] = pl.edges[12]
 	f[53] = pl.edges[2]
 	f[55] = pl.Dropped[6]
 	f[60] = pl.Dropped[7]
 	f[65] = pl.Dropped[8]
 	f[68] = pl.Dropped[9]
 	f[69] = pl.Dropped[10]
-	f[71] = pl.edges[14]
+	f[71] = pl.edges[13]
 	f[72] = pl.Dropped[11]
 	f[75] = pl.Dropped[12]
 	f[76] = pl.Dropped[13]
-	f[78] = pl.edges[15]
+	f[78] = pl.edges[14]
 	f[79] = pl.Dropped[14]
-	f[81] = pl.edges[16]
+	f[81] = pl.edges[15]
 	f[82] = pl.Dropped[15]
 	f[85] = pl.Dropped[16]
 	f[86] = pl.Dropped[17]
 	f[89] = pl.Dropped[18]
 	f[91] = pl.Dropped[19]
-	f[94] = pl.edges[17]
+	f[94] = pl.edges[16]
 	f[95] = pl.Dropped[20]
-	f[96] = pl.edges[18]
+	f[96] = pl.edges[17]
 	f[101] = pl.Dropped[21]
-	f[102] = pl.edges[19]
+	f[102] = pl.edges[18]
 	f[103] = pl.Dropped[22]
-	f[104] = pl.edges[20]
+	f[104] = pl.edges[19]
 	f[105] = pl.Dropped[23]
 	f[107] = pl.Dropped[24]
 	f[109] = pl.Dropped[25]
 	f[111] = pl.Dropped[26]
 	f[113] = pl.Dropped[27]
 	f[115] = pl.Dropped[28]
-	f[117] = pl.edges[21]
+	f[117] = pl.edges[20]
 	f[123] = pl.edges[3]
-	f[125] = pl.edges[22]
-	f[126] = pl.edges[23]
+	f[125] = pl.edges[21]
+	f[126] = pl.edges[22]
 	f[127] = pl.edges[42]
 	f[128] = pl.Dropped[29]
-	f[134] = pl.edges[24]
+	f[134] = pl.edges[23]
 	f[136] = pl.edges[4]
 	f[137] = pl.edges[5]
 	f[139] = pl.Dropped[30]
@@ -461,11 +461,11 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[146] = pl.edges[7]
 	f[147] = pl.edges[8]
 	f[149] = pl.Dropped[32]
+	f[151] = pl.edges[24]
 	f[155] = pl.Dropped[33]
 	f[157] = pl.Dropped[34]
 	f[158] = pl.edges[25]
 	f[159] = pl.Dropped[35]
-	f[161] = pl.edges[9]
 	f[167] = pl.edges[26]
 	f[171] = pl.edges[27]
 	f[172] = pl.edges[28]
@@ -502,7 +502,6 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[169] = 0 + f[171]
 	f[170] = 0 + f[172]
 	f[154] = 0 + f[157] + f[158]
-	f[160] = 0 + f[161]
 	f[174] = 0 + f[178]
 	f[1] = 0 + f[0] - f[2]
 	f[4] = 0 + f[13] + f[14]
@@ -515,7 +514,6 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[114] = 0 + f[115] + f[116]
 	f[130] = 0 + f[132]
 	f[164] = 0 + f[169] + f[170]
-	f[156] = 0 + f[159] + f[160] - f[158]
 	f[173] = 0 + f[174] + f[175] - f[71] - f[78] - f[81] - f[117]
 	f[3] = 0 + f[1] - f[4] - f[5]
 	f[7] = 0 + f[3] - f[6] - f[8]
@@ -539,28 +537,27 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[58] = 0 + f[72] + f[73] + f[74]
 	f[88] = 0 + f[91] + f[92]
 	f[112] = 0 + f[113] + f[114]
-	f[153] = 0 + f[155] + f[156]
 	f[168] = 0 + f[173] - f[167] - f[171] - f[172]
 	f[57] = 0 + f[52] + f[53] - f[56]
 	f[59] = 0 + f[57] - f[58]
 	f[62] = 0 + f[59] - f[60] - f[61]
 	f[110] = 0 + f[111] + f[112]
 	f[166] = 0 + f[168]
-	f[152] = 0 + f[153] + f[154]
 	f[108] = 0 + f[109] + f[110]
 	f[163] = 0 + f[165] + f[166]
 	f[106] = 0 + f[107] + f[108]
 	f[162] = 0 + f[163] + f[164]
 	f[98] = 0 + f[105] + f[106] - f[104]
-	f[151] = 0 + f[162] - f[161]
+	f[161] = 0 + f[162] - f[151]
+	f[160] = 0 + f[161]
 	f[90] = 0 + f[97] + f[98] - f[94] - f[96]
-	f[150] = 0 + f[151] + f[152]
+	f[156] = 0 + f[159] + f[160] - f[158]
 	f[87] = 0 + f[89] + f[90]
-	f[145] = 0 + f[150] - f[146] - f[147]
+	f[153] = 0 + f[155] + f[156]
 	f[83] = 0 + f[86] + f[87] + f[88]
-	f[141] = 0 + f[145] + f[146] + f[147] + f[148] - f[142]
+	f[152] = 0 + f[153] + f[154]
 	f[63] = 0 + f[82] + f[83] + f[84]
-	f[140] = 0 + f[141] + f[142] + f[143]
+	f[150] = 0 + f[151] + f[152]
 	f[64] = 0 + f[62] - f[63]
 	f[118] = 0 + f[64]
 	f[119] = 0 + f[118]
@@ -570,6 +567,9 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[131] = 0 + f[129]
 	f[133] = 0 + f[131]
 	f[135] = 0 + f[133] + f[134] - f[136] - f[137] - f[138]
+	f[140] = 0 + f[135] + f[136] + f[137]
+	f[141] = 0 + f[140] - f[142] - f[143]
+	f[145] = 0 + f[141] + f[142] - f[146] - f[147] - f[148]
 	r[0] = 0 + f[179]
 	r[1] = 0 + f[0]
 	r[2] = 0 + f[1]
@@ -1385,6 +1385,7 @@ t81:
 t82:
 	{ // LbKeep: test meta.keep_lb == 1
 		if m15 == 0x1 {
+			pl.edges[24]++
 			goto n83
 		}
 		goto t91
@@ -1473,7 +1474,6 @@ t95:
 			pendD4 += d225
 			pendK4 = true
 		}
-		pl.edges[9]++
 		goto t83
 	}
 t83:
@@ -1679,7 +1679,7 @@ n7:
 			c11 = (uint64(b12[6]) == 0x11)
 		}
 		if c11 {
-			pl.edges[10]++
+			pl.edges[9]++
 			goto n8
 		}
 		pl.edges[34]++
@@ -1948,7 +1948,7 @@ n11:
 		}
 
 		if ok18 && wellFormed {
-			pl.edges[11]++
+			pl.edges[10]++
 			goto n13
 		}
 		pl.edges[37]++
@@ -2029,7 +2029,7 @@ n22:
 		if cur >= 0 && cur+12 <= len(data) {
 			h11 = cur
 			cur += 12 // lb_v3
-			pl.edges[12]++
+			pl.edges[11]++
 			goto n24
 		}
 		pl.edges[41]++
@@ -2104,7 +2104,7 @@ n28:
 	{ // L3SetDaIPv6: set meta.ip_da_key
 		b32 := data[h3 : h3+40] // ipv6
 		m5 = packet.Value{Hi: (uint64(b32[24])<<56 | uint64(b32[25])<<48 | uint64(b32[26])<<40 | uint64(b32[27])<<32 | uint64(b32[28])<<24 | uint64(b32[29])<<16 | uint64(b32[30])<<8 | uint64(b32[31])), Lo: (uint64(b32[32])<<56 | uint64(b32[33])<<48 | uint64(b32[34])<<40 | uint64(b32[35])<<32 | uint64(b32[36])<<24 | uint64(b32[37])<<16 | uint64(b32[38])<<8 | uint64(b32[39]))}
-		pl.edges[13]++
+		pl.edges[12]++
 		goto n29
 	}
 n29:
@@ -2260,7 +2260,7 @@ n37:
 	}
 n38:
 	{ // ArpOk: count rx_rslt[8] ARP ok
-		pl.edges[14]++
+		pl.edges[13]++
 		goto n97
 	}
 n39:
@@ -2415,7 +2415,7 @@ n41:
 	}
 n42:
 	{ // Echo4Ok: count rx_rslt[9] ICMPv4 echo ok
-		pl.edges[15]++
+		pl.edges[14]++
 		goto n97
 	}
 n43:
@@ -2589,7 +2589,7 @@ n43:
 	}
 n44:
 	{ // Echo6Ok: count rx_rslt[10] ICMPv6 echo ok
-		pl.edges[16]++
+		pl.edges[15]++
 		goto n97
 	}
 n45:
@@ -2655,7 +2655,7 @@ n50:
 		if h14 >= 0 {
 			goto n51
 		}
-		pl.edges[17]++
+		pl.edges[16]++
 		goto n52
 	}
 n51:
@@ -2665,7 +2665,7 @@ n51:
 		}
 		b133 := data[h14 : h14+6] // nd_mac
 		m23 = (uint64(b133[0])<<40 | uint64(b133[1])<<32 | uint64(b133[2])<<24 | uint64(b133[3])<<16 | uint64(b133[4])<<8 | uint64(b133[5]))
-		pl.edges[18]++
+		pl.edges[17]++
 		goto n52
 	}
 n52:
@@ -2766,7 +2766,7 @@ n54:
 		if cur > po134 {
 			cur = max(po134, cur-pn135)
 		}
-		pl.edges[19]++
+		pl.edges[18]++
 		goto n55
 	}
 n55:
@@ -2863,7 +2863,7 @@ n55:
 		if cur > po136 {
 			cur = max(po136, cur-pn137)
 		}
-		pl.edges[20]++
+		pl.edges[19]++
 		goto n56
 	}
 n56:
@@ -4039,7 +4039,7 @@ n61:
 	}
 n62:
 	{ // NsOk: count rx_rslt[11] NS ok
-		pl.edges[21]++
+		pl.edges[20]++
 		goto n97
 	}
 n63:
@@ -4118,11 +4118,11 @@ n67:
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
-			pl.edges[22]++
+			pl.edges[21]++
 			goto n69
 		case 1: // drop
 			m16 = (0x1)
-			pl.edges[23]++
+			pl.edges[22]++
 			goto n69
 		default: // miss
 			pl.edges[42]++
@@ -4162,7 +4162,7 @@ n73:
 		m17 = (uint64(b187[4])<<56 | uint64(b187[5])<<48 | uint64(b187[6])<<40 | uint64(b187[7])<<32 | uint64(b187[8])<<24 | uint64(b187[9])<<16 | uint64(b187[10])<<8 | uint64(b187[11]))
 		m18 = (uint64(b187[0])<<8 | uint64(b187[1]))
 		m19 = (uint64(b187[2])<<8 | uint64(b187[3]))
-		pl.edges[24]++
+		pl.edges[23]++
 		goto n74
 	}
 n74:
@@ -4352,6 +4352,7 @@ n81:
 n82:
 	{ // LbKeep: test meta.keep_lb == 1
 		if m15 == 0x1 {
+			pl.edges[24]++
 			goto n83
 		}
 		goto n91
@@ -4464,7 +4465,6 @@ n95:
 			pendD4 += d225
 			pendK4 = true
 		}
-		pl.edges[9]++
 		goto n83
 	}
 n83:

@@ -426,12 +426,12 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Sunk[0] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24] + pl.Dropped[25] + pl.Dropped[26] + pl.Dropped[27] + pl.Dropped[28] + pl.Dropped[29] + pl.Dropped[30] + pl.Dropped[31] + pl.Dropped[32] + pl.Dropped[33] + pl.Dropped[34] + pl.Dropped[35] + pl.Dropped[36] + pl.Dropped[37] + pl.Dropped[38] + pl.Dropped[39] + pl.Dropped[40] + pl.Dropped[41] + pl.Dropped[42] + pl.Dropped[43] + pl.Dropped[44] + pl.Dropped[45] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[48] + pl.Dropped[49] + pl.Dropped[50] + pl.Dropped[51] + pl.Dropped[52] + pl.Dropped[53] + pl.Dropped[54] + pl.Dropped[55] + pl.Dropped[56] + pl.Dropped[57] + pl.Dropped[58] + pl.Dropped[59] + pl.Dropped[60] + pl.Dropped[61] + pl.Dropped[62] + pl.Dropped[63] + pl.Dropped[64] + pl.Sunk[1]
 	f[11] = pl.edges[55]
 	f[13] = pl.edges[56]
-	f[14] = pl.edges[6]
-	f[15] = pl.edges[7]
-	f[16] = pl.edges[8]
+	f[14] = pl.edges[4]
+	f[15] = pl.edges[5]
+	f[16] = pl.edges[6]
 	f[17] = pl.edges[57]
 	f[19] = pl.edges[58]
-	f[20] = pl.edges[9]
+	f[20] = pl.edges[7]
 	f[21] = pl.edges[59]
 	f[22] = pl.Dropped[0]
 	f[24] = pl.edges[60]
@@ -439,71 +439,71 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[29] = pl.edges[62]
 	f[31] = pl.edges[63]
 	f[33] = pl.edges[64]
-	f[35] = pl.edges[10]
+	f[35] = pl.edges[8]
 	f[36] = pl.edges[65]
 	f[38] = pl.edges[66]
-	f[41] = pl.edges[11]
-	f[43] = pl.edges[12]
-	f[44] = pl.edges[13]
+	f[41] = pl.edges[9]
+	f[43] = pl.edges[10]
+	f[44] = pl.edges[11]
 	f[45] = pl.edges[67]
 	f[47] = pl.edges[68]
 	f[51] = pl.edges[69]
 	f[53] = pl.edges[70]
-	f[54] = pl.edges[14]
+	f[54] = pl.edges[12]
 	f[55] = pl.edges[71]
 	f[57] = pl.edges[72]
-	f[59] = pl.edges[15]
+	f[59] = pl.edges[13]
 	f[61] = pl.edges[73]
-	f[62] = pl.edges[16]
-	f[63] = pl.edges[17]
-	f[64] = pl.edges[18]
+	f[62] = pl.edges[14]
+	f[63] = pl.edges[15]
+	f[64] = pl.edges[16]
 	f[65] = pl.edges[74]
 	f[67] = pl.edges[75]
 	f[69] = pl.edges[76]
-	f[70] = pl.edges[19]
+	f[70] = pl.edges[17]
 	f[73] = pl.edges[77]
-	f[75] = pl.edges[20]
-	f[76] = pl.edges[21]
+	f[75] = pl.edges[18]
+	f[76] = pl.edges[19]
 	f[77] = pl.edges[78]
 	f[79] = pl.edges[79]
-	f[81] = pl.edges[22]
-	f[82] = pl.edges[23]
+	f[81] = pl.edges[20]
+	f[82] = pl.edges[21]
 	f[83] = pl.edges[80]
-	f[84] = pl.edges[24]
+	f[84] = pl.edges[22]
 	f[85] = pl.edges[81]
 	f[87] = pl.edges[82]
+	f[89] = pl.edges[23]
 	f[91] = pl.edges[83]
 	f[93] = pl.edges[84]
 	f[96] = pl.edges[85]
-	f[97] = pl.edges[0]
 	f[98] = pl.edges[86]
-	f[99] = pl.edges[25]
+	f[99] = pl.edges[24]
 	f[100] = pl.edges[87]
 	f[101] = pl.Dropped[1]
-	f[111] = pl.edges[26]
-	f[113] = pl.edges[27]
-	f[114] = pl.edges[28]
+	f[111] = pl.edges[25]
+	f[113] = pl.edges[26]
+	f[114] = pl.edges[27]
 	f[118] = pl.Dropped[2]
-	f[119] = pl.edges[29]
+	f[119] = pl.edges[28]
 	f[122] = pl.Dropped[3]
-	f[123] = pl.edges[30]
+	f[123] = pl.edges[29]
 	f[126] = pl.Dropped[4]
-	f[127] = pl.edges[31]
+	f[127] = pl.edges[30]
 	f[130] = pl.Dropped[5]
-	f[131] = pl.edges[32]
+	f[131] = pl.edges[31]
 	f[134] = pl.Dropped[6]
-	f[135] = pl.edges[33]
+	f[135] = pl.edges[32]
 	f[138] = pl.Dropped[7]
-	f[139] = pl.edges[34]
+	f[139] = pl.edges[33]
 	f[140] = pl.Sunk[0]
 	f[144] = pl.Dropped[8]
-	f[145] = pl.edges[35]
-	f[147] = pl.edges[1]
-	f[150] = pl.edges[2]
+	f[145] = pl.edges[34]
+	f[147] = pl.edges[0]
+	f[150] = pl.edges[1]
 	f[152] = pl.Dropped[9]
 	f[160] = pl.Dropped[10]
-	f[162] = pl.edges[36]
-	f[163] = pl.edges[37]
+	f[162] = pl.edges[35]
+	f[163] = pl.edges[36]
 	f[166] = pl.Dropped[11]
 	f[178] = pl.Dropped[12]
 	f[187] = pl.Dropped[13]
@@ -520,56 +520,56 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[207] = pl.Dropped[24]
 	f[208] = pl.Dropped[25]
 	f[209] = pl.Dropped[26]
-	f[212] = pl.edges[38]
-	f[214] = pl.edges[39]
+	f[212] = pl.edges[37]
+	f[214] = pl.edges[38]
 	f[215] = pl.Dropped[27]
 	f[218] = pl.Dropped[28]
 	f[219] = pl.Dropped[29]
-	f[221] = pl.edges[40]
+	f[221] = pl.edges[39]
 	f[222] = pl.Dropped[30]
-	f[224] = pl.edges[41]
+	f[224] = pl.edges[40]
 	f[225] = pl.Dropped[31]
 	f[228] = pl.Dropped[32]
 	f[229] = pl.Dropped[33]
 	f[232] = pl.Dropped[34]
 	f[234] = pl.Dropped[35]
-	f[237] = pl.edges[42]
-	f[238] = pl.edges[43]
+	f[237] = pl.edges[41]
+	f[238] = pl.edges[42]
 	f[243] = pl.Dropped[36]
-	f[244] = pl.edges[44]
+	f[244] = pl.edges[43]
 	f[245] = pl.Dropped[37]
-	f[246] = pl.edges[45]
+	f[246] = pl.edges[44]
 	f[247] = pl.Dropped[38]
 	f[249] = pl.Dropped[39]
 	f[251] = pl.Dropped[40]
 	f[253] = pl.Dropped[41]
 	f[255] = pl.Dropped[42]
 	f[257] = pl.Dropped[43]
-	f[259] = pl.edges[46]
+	f[259] = pl.edges[45]
 	f[265] = pl.Dropped[44]
-	f[268] = pl.edges[47]
+	f[268] = pl.edges[46]
 	f[269] = pl.edges[88]
 	f[270] = pl.Dropped[45]
 	f[273] = pl.Dropped[46]
 	f[278] = pl.Dropped[47]
-	f[282] = pl.edges[48]
+	f[282] = pl.edges[47]
 	f[283] = pl.Dropped[48]
 	f[286] = pl.Dropped[49]
-	f[288] = pl.edges[3]
+	f[288] = pl.edges[2]
 	f[290] = pl.Dropped[50]
 	f[294] = pl.Dropped[51]
-	f[296] = pl.edges[4]
+	f[296] = pl.edges[3]
 	f[300] = pl.Dropped[52]
 	f[301] = pl.Dropped[53]
 	f[302] = pl.Dropped[54]
 	f[304] = pl.Dropped[55]
-	f[307] = pl.edges[49]
+	f[307] = pl.edges[48]
+	f[308] = pl.edges[49]
 	f[312] = pl.Dropped[56]
 	f[314] = pl.Dropped[57]
 	f[315] = pl.edges[50]
 	f[316] = pl.Dropped[58]
 	f[318] = pl.Dropped[59]
-	f[319] = pl.edges[5]
 	f[325] = pl.Dropped[60]
 	f[326] = pl.edges[51]
 	f[327] = pl.Dropped[61]
@@ -594,7 +594,6 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[74] = 0 + f[76] + f[77]
 	f[80] = 0 + f[82] + f[83]
 	f[10] = 0 + f[84] + f[85]
-	f[94] = 0 + f[97] + f[98]
 	f[95] = 0 + f[99] + f[100]
 	f[4] = 0 + f[101] - f[11] - f[13] - f[17] - f[19] - f[21] - f[24] - f[26] - f[29] - f[31] - f[33] - f[36] - f[38] - f[45] - f[47] - f[51] - f[53] - f[55] - f[57] - f[61] - f[65] - f[67] - f[69] - f[73] - f[77] - f[79] - f[83] - f[85] - f[87] - f[91] - f[93] - f[96] - f[98] - f[100]
 	f[109] = 0 + f[111]
@@ -654,7 +653,6 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[329] = 0 + f[331] + f[332]
 	f[330] = 0 + f[333] + f[334]
 	f[311] = 0 + f[314] + f[315]
-	f[317] = 0 + f[318] + f[319]
 	f[335] = 0 + f[337] + f[338]
 	f[339] = 0 + f[340] - f[214] - f[221] - f[224] - f[259]
 	f[3] = 0 + f[2] - f[4]
@@ -666,7 +664,6 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[48] = 0 + f[60] + f[61]
 	f[72] = 0 + f[74] + f[75]
 	f[78] = 0 + f[80] + f[81]
-	f[92] = 0 + f[94] + f[95] + f[96]
 	f[107] = 0 + f[112] + f[113]
 	f[133] = 0 + f[136] + f[137] - f[135]
 	f[141] = 0 + f[143]
@@ -682,12 +679,10 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[262] = 0 + f[263] + f[264]
 	f[276] = 0 + f[280]
 	f[322] = 0 + f[329] + f[330]
-	f[313] = 0 + f[316] + f[317] - f[315]
 	f[336] = 0 + f[339] - f[338]
 	f[39] = 0 + f[56] + f[57]
 	f[71] = 0 + f[72] + f[73]
 	f[9] = 0 + f[78] + f[79]
-	f[90] = 0 + f[92] + f[93]
 	f[129] = 0 + f[132] + f[133] - f[131]
 	f[155] = 0 + f[156] + f[157]
 	f[175] = 0 + f[176] + f[177]
@@ -696,16 +691,13 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[231] = 0 + f[234] + f[235]
 	f[254] = 0 + f[255] + f[256]
 	f[275] = 0 + f[276] + f[277]
-	f[310] = 0 + f[312] + f[313]
 	f[328] = 0 + f[335] + f[336] - f[326] - f[332] - f[334]
 	f[37] = 0 + f[39] + f[40] + f[41]
 	f[68] = 0 + f[70] + f[71]
-	f[88] = 0 + f[90] + f[91]
 	f[125] = 0 + f[128] + f[129] - f[127]
 	f[170] = 0 + f[174] + f[175]
 	f[252] = 0 + f[253] + f[254]
 	f[324] = 0 + f[327] + f[328]
-	f[309] = 0 + f[310] + f[311]
 	f[27] = 0 + f[37] + f[38]
 	f[66] = 0 + f[68] + f[69]
 	f[121] = 0 + f[124] + f[125] - f[123]
@@ -718,34 +710,38 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[46] = 0 + f[48] + f[49] + f[50] + f[51]
 	f[115] = 0 + f[116] + f[117]
 	f[240] = 0 + f[247] + f[248] - f[246]
-	f[308] = 0 + f[320] - f[319]
-	f[306] = 0 + f[308] + f[309] - f[307]
+	f[319] = 0 + f[320] - f[308]
+	f[317] = 0 + f[318] + f[319]
 	f[34] = 0 + f[46] + f[47]
 	f[110] = 0 + f[115] - f[111] - f[113] - f[114]
 	f[233] = 0 + f[239] + f[240] - f[237] - f[238]
-	f[303] = 0 + f[304] + f[305] + f[306]
+	f[313] = 0 + f[316] + f[317] - f[315]
 	f[32] = 0 + f[34] + f[35] + f[36]
 	f[108] = 0 + f[110]
 	f[230] = 0 + f[232] + f[233]
-	f[295] = 0 + f[303] - f[296]
+	f[310] = 0 + f[312] + f[313]
 	f[30] = 0 + f[32] + f[33]
 	f[106] = 0 + f[108] + f[109]
 	f[226] = 0 + f[229] + f[230] + f[231]
-	f[292] = 0 + f[295] + f[296] + f[297] + f[298] + f[299]
+	f[309] = 0 + f[310] + f[311]
 	f[8] = 0 + f[30] + f[31] - f[16]
 	f[105] = 0 + f[106] + f[107]
 	f[197] = 0 + f[225] + f[226] + f[227]
-	f[291] = 0 + f[292] + f[293]
+	f[306] = 0 + f[308] + f[309] - f[307]
 	f[5] = 0 + f[3] - f[6] - f[7] - f[8] - f[9] - f[10] - f[11]
 	f[23] = 0 + f[5] + f[14] - f[22] - f[24]
 	f[25] = 0 + f[23] - f[26]
 	f[28] = 0 + f[25] - f[27] - f[29]
 	f[86] = 0 + f[28] + f[35] - f[87]
-	f[89] = 0 + f[86] - f[88]
+	f[88] = 0 + f[86] - f[89]
+	f[90] = 0 + f[88] - f[91]
+	f[92] = 0 + f[90] - f[93]
+	f[94] = 0 + f[92] - f[95] - f[96]
+	f[97] = 0 + f[94] - f[98]
 	f[102] = 0 + f[20] + f[41] + f[43] + f[44] + f[54] + f[59] + f[63] + f[64] + f[70] + f[75] + f[76] + f[81] + f[82] + f[84] + f[89] + f[97] + f[99]
 	f[103] = 0 + f[105]
 	f[172] = 0 + f[195] + f[196] + f[197] + f[198]
-	f[287] = 0 + f[291] - f[288]
+	f[303] = 0 + f[304] + f[305] + f[306]
 	f[104] = 0 + f[102] - f[103]
 	f[142] = 0 + f[104] - f[141]
 	f[146] = 0 + f[142] + f[145] - f[147]
@@ -767,6 +763,10 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[279] = 0 + f[274]
 	f[281] = 0 + f[279]
 	f[285] = 0 + f[281] + f[282] - f[283] - f[284]
+	f[287] = 0 + f[285] - f[288] - f[289]
+	f[291] = 0 + f[287] + f[288]
+	f[292] = 0 + f[291] - f[293]
+	f[295] = 0 + f[292] - f[296] - f[297] - f[298] - f[299]
 	r[0] = 0 + f[342]
 	r[1] = 0 + f[0]
 	r[2] = 0 + f[214] + f[221] + f[224] + f[259] + f[339]
@@ -1198,6 +1198,7 @@ t41:
 		if ((uint64(b32[2])<<8 | uint64(b32[3])) & 0xc000) == 0x4000 {
 			goto t42
 		}
+		pl.edges[23]++
 		goto n48
 	}
 t42:
@@ -1238,7 +1239,6 @@ t45:
 		if cur >= 0 && cur+12 <= len(data) {
 			h10 = cur
 			cur += 12 // lb_v2
-			pl.edges[0]++
 			goto t48
 		}
 		pl.edges[86]++
@@ -1305,7 +1305,7 @@ t74:
 			m5 = (params[1].Lo)
 			goto t75
 		default: // miss
-			pl.edges[1]++
+			pl.edges[0]++
 			goto t75
 		}
 	}
@@ -1349,7 +1349,7 @@ t76:
 			m5 = (params[0].Lo)
 			goto t78
 		case 1: // l2_dst_allow
-			pl.edges[2]++
+			pl.edges[1]++
 			goto t78
 		default: // miss
 			goto n77
@@ -1594,7 +1594,7 @@ t158:
 			m10 = (params[0].Lo)
 			m11 = (params[1].Lo)
 			m12 = (params[2].Lo)
-			pl.edges[3]++
+			pl.edges[2]++
 			goto t160
 		default: // miss
 			goto n159
@@ -1678,7 +1678,7 @@ t163:
 			m20 = (params[2].Lo)
 			m21 = (params[3].Lo)
 			m22 = (params[4].Lo)
-			pl.edges[4]++
+			pl.edges[3]++
 			goto t167
 		case 2: // drop_soft_evicted
 			goto n165
@@ -1722,6 +1722,7 @@ t169:
 t171:
 	{ // LbKeep: test meta.keep_lb == 1
 		if m22 == 0x1 {
+			pl.edges[49]++
 			goto n168
 		}
 		goto t179
@@ -1815,7 +1816,6 @@ t183:
 			pendD4 += d257
 			pendK4 = true
 		}
-		pl.edges[5]++
 		goto t168
 	}
 t168:
@@ -1991,13 +1991,13 @@ n8:
 		v4 := (uint64(b5[2])<<8 | uint64(b5[3]))
 		switch {
 		case v4 == 0x800:
-			pl.edges[6]++
+			pl.edges[4]++
 			goto n11
 		case v4 == 0x806:
-			pl.edges[7]++
+			pl.edges[5]++
 			goto n9
 		case v4 == 0x86dd:
-			pl.edges[8]++
+			pl.edges[6]++
 			goto n14
 		default:
 			pl.edges[57]++
@@ -2034,7 +2034,7 @@ n10:
 			c6 = ((uint64(b10[6])<<8 | uint64(b10[7])) == 0x1)
 		}
 		if c6 {
-			pl.edges[9]++
+			pl.edges[7]++
 			goto n48
 		}
 		pl.edges[59]++
@@ -2113,7 +2113,7 @@ n16:
 		case v18 == 0x3a:
 			goto n21
 		case v18 == 0x11:
-			pl.edges[10]++
+			pl.edges[8]++
 			goto n40
 		default:
 			pl.edges[65]++
@@ -2140,7 +2140,7 @@ n18:
 		case v20 == 0x8:
 			goto n19
 		default:
-			pl.edges[11]++
+			pl.edges[9]++
 			goto n48
 		}
 	}
@@ -2150,7 +2150,7 @@ n19:
 		if uint64(b22[1]) == 0x0 {
 			goto n20
 		}
-		pl.edges[12]++
+		pl.edges[10]++
 		goto n48
 	}
 n20:
@@ -2158,7 +2158,7 @@ n20:
 		if cur >= 0 && cur+4 <= len(data) {
 			h8 = cur
 			cur += 4 // icmp_echo
-			pl.edges[13]++
+			pl.edges[11]++
 			goto n48
 		}
 		pl.edges[67]++
@@ -2204,7 +2204,7 @@ n24:
 		if cur >= 0 && cur+4 <= len(data) {
 			h8 = cur
 			cur += 4 // icmp_echo
-			pl.edges[14]++
+			pl.edges[12]++
 			goto n48
 		}
 		pl.edges[71]++
@@ -2226,7 +2226,7 @@ n26:
 		if uint64(b26[9]) == 0x11 {
 			goto n29
 		}
-		pl.edges[15]++
+		pl.edges[13]++
 		goto n48
 	}
 n27:
@@ -2243,10 +2243,10 @@ n28:
 	{ // ParseUnreach6Udp: test icmp_ipv6.next_hdr == 17
 		b27 := data[h19 : h19+40] // icmp_ipv6
 		if uint64(b27[6]) == 0x11 {
-			pl.edges[16]++
+			pl.edges[14]++
 			goto n29
 		}
-		pl.edges[17]++
+		pl.edges[15]++
 		goto n48
 	}
 n29:
@@ -2254,7 +2254,7 @@ n29:
 		if cur >= 0 && cur+8 <= len(data) {
 			h20 = cur
 			cur += 8 // icmp_udp
-			pl.edges[18]++
+			pl.edges[16]++
 			goto n48
 		}
 		pl.edges[74]++
@@ -2283,7 +2283,7 @@ n32:
 	{ // ParseNsLen: test ipv6.payload_len == 24
 		b29 := data[h3 : h3+40] // ipv6
 		if (uint64(b29[4])<<8 | uint64(b29[5])) == 0x18 {
-			pl.edges[19]++
+			pl.edges[17]++
 			goto n48
 		}
 		goto n33
@@ -2304,7 +2304,7 @@ n34:
 		if uint64(b30[0]) == 0x1 {
 			goto n35
 		}
-		pl.edges[20]++
+		pl.edges[18]++
 		goto n48
 	}
 n35:
@@ -2312,7 +2312,7 @@ n35:
 		if cur >= 0 && cur+6 <= len(data) {
 			h14 = cur
 			cur += 6 // nd_mac
-			pl.edges[21]++
+			pl.edges[19]++
 			goto n48
 		}
 		pl.edges[78]++
@@ -2334,7 +2334,7 @@ n37:
 		if uint64(b31[0]) == 0x1 {
 			goto n38
 		}
-		pl.edges[22]++
+		pl.edges[20]++
 		goto n48
 	}
 n38:
@@ -2342,7 +2342,7 @@ n38:
 		if cur >= 0 && cur+1 <= len(data) {
 			h23 = cur
 			cur += 1 // lacp
-			pl.edges[23]++
+			pl.edges[21]++
 			goto n48
 		}
 		pl.edges[80]++
@@ -2353,7 +2353,7 @@ n39:
 		if cur >= 0 && cur+2 <= len(data) {
 			h21 = cur
 			cur += 2 // lldp
-			pl.edges[24]++
+			pl.edges[22]++
 			goto n48
 		}
 		pl.edges[81]++
@@ -2375,6 +2375,7 @@ n41:
 		if ((uint64(b32[2])<<8 | uint64(b32[3])) & 0xc000) == 0x4000 {
 			goto n42
 		}
+		pl.edges[23]++
 		goto n48
 	}
 n42:
@@ -2415,7 +2416,6 @@ n45:
 		if cur >= 0 && cur+12 <= len(data) {
 			h10 = cur
 			cur += 12 // lb_v2
-			pl.edges[0]++
 			goto n48
 		}
 		pl.edges[86]++
@@ -2426,7 +2426,7 @@ n46:
 		if cur >= 0 && cur+12 <= len(data) {
 			h11 = cur
 			cur += 12 // lb_v3
-			pl.edges[25]++
+			pl.edges[24]++
 			goto n48
 		}
 		pl.edges[87]++
@@ -2478,7 +2478,7 @@ n53:
 	}
 n54:
 	{ // PuntSlowOther: count phys_dot3_slow_other_counter
-		pl.edges[26]++
+		pl.edges[25]++
 		goto n57
 	}
 n55:
@@ -2486,12 +2486,12 @@ n55:
 		if h21 >= 0 {
 			goto n56
 		}
-		pl.edges[27]++
+		pl.edges[26]++
 		goto n57
 	}
 n56:
 	{ // PuntLldp: count phys_lldp_counter
-		pl.edges[28]++
+		pl.edges[27]++
 		goto n57
 	}
 n57:
@@ -2523,7 +2523,7 @@ n59:
 		if cur > po39 {
 			cur = max(po39, cur-pn40)
 		}
-		pl.edges[29]++
+		pl.edges[28]++
 		goto n60
 	}
 n60:
@@ -2550,7 +2550,7 @@ n61:
 		if cur > po41 {
 			cur = max(po41, cur-pn42)
 		}
-		pl.edges[30]++
+		pl.edges[29]++
 		goto n62
 	}
 n62:
@@ -2577,7 +2577,7 @@ n63:
 		if cur > po43 {
 			cur = max(po43, cur-pn44)
 		}
-		pl.edges[31]++
+		pl.edges[30]++
 		goto n64
 	}
 n64:
@@ -2604,7 +2604,7 @@ n65:
 		if cur > po45 {
 			cur = max(po45, cur-pn46)
 		}
-		pl.edges[32]++
+		pl.edges[31]++
 		goto n66
 	}
 n66:
@@ -2631,7 +2631,7 @@ n67:
 		if cur > po47 {
 			cur = max(po47, cur-pn48)
 		}
-		pl.edges[33]++
+		pl.edges[32]++
 		goto n68
 	}
 n68:
@@ -2658,7 +2658,7 @@ n69:
 		if cur > po49 {
 			cur = max(po49, cur-pn50)
 		}
-		pl.edges[34]++
+		pl.edges[33]++
 		goto n70
 	}
 n70:
@@ -2758,7 +2758,7 @@ n73:
 		if cur > po53 {
 			cur = max(po53, cur-pn54)
 		}
-		pl.edges[35]++
+		pl.edges[34]++
 		goto n74
 	}
 n74:
@@ -2798,7 +2798,7 @@ n74:
 			m5 = (params[1].Lo)
 			goto n75
 		default: // miss
-			pl.edges[1]++
+			pl.edges[0]++
 			goto n75
 		}
 	}
@@ -2842,7 +2842,7 @@ n76:
 			m5 = (params[0].Lo)
 			goto n78
 		case 1: // l2_dst_allow
-			pl.edges[2]++
+			pl.edges[1]++
 			goto n78
 		default: // miss
 			goto n77
@@ -2891,14 +2891,14 @@ n84:
 	{ // L3SetDaIPv6: set meta.ip_da
 		b68 := data[h3 : h3+40] // ipv6
 		m8 = packet.Value{Hi: (uint64(b68[24])<<56 | uint64(b68[25])<<48 | uint64(b68[26])<<40 | uint64(b68[27])<<32 | uint64(b68[28])<<24 | uint64(b68[29])<<16 | uint64(b68[30])<<8 | uint64(b68[31])), Lo: (uint64(b68[32])<<56 | uint64(b68[33])<<48 | uint64(b68[34])<<40 | uint64(b68[35])<<32 | uint64(b68[36])<<24 | uint64(b68[37])<<16 | uint64(b68[38])<<8 | uint64(b68[39]))}
-		pl.edges[36]++
+		pl.edges[35]++
 		goto n86
 	}
 n85:
 	{ // L3SetDaArp: set meta.ip_da
 		b69 := data[h5 : h5+28] // arp
 		m8 = packet.Value{Lo: (uint64(b69[24])<<24 | uint64(b69[25])<<16 | uint64(b69[26])<<8 | uint64(b69[27]))}
-		pl.edges[37]++
+		pl.edges[36]++
 		goto n86
 	}
 n86:
@@ -3111,7 +3111,7 @@ n112:
 	}
 n113:
 	{ // ArpNoMatch: count l3_arp_tpa_nomatch
-		pl.edges[38]++
+		pl.edges[37]++
 		goto n140
 	}
 n114:
@@ -3163,7 +3163,7 @@ n114:
 	}
 n115:
 	{ // ArpOk: count l3_arp_ok
-		pl.edges[39]++
+		pl.edges[38]++
 		goto n2
 	}
 n116:
@@ -3239,7 +3239,7 @@ n118:
 	}
 n119:
 	{ // Echo4Ok: count l3_icmpv4_echo_ok
-		pl.edges[40]++
+		pl.edges[39]++
 		goto n2
 	}
 n120:
@@ -3346,7 +3346,7 @@ n120:
 	}
 n121:
 	{ // Echo6Ok: count l3_icmpv6_echo_ok
-		pl.edges[41]++
+		pl.edges[40]++
 		goto n2
 	}
 n122:
@@ -3409,14 +3409,14 @@ n127:
 		if h14 >= 0 {
 			goto n128
 		}
-		pl.edges[42]++
+		pl.edges[41]++
 		goto n129
 	}
 n128:
 	{ // NsSrcMac: set meta.na_mac
 		b158 := data[h14 : h14+6] // nd_mac
 		m25 = (uint64(b158[0])<<40 | uint64(b158[1])<<32 | uint64(b158[2])<<24 | uint64(b158[3])<<16 | uint64(b158[4])<<8 | uint64(b158[5]))
-		pl.edges[43]++
+		pl.edges[42]++
 		goto n129
 	}
 n129:
@@ -3445,7 +3445,7 @@ n131:
 		if cur > po159 {
 			cur = max(po159, cur-pn160)
 		}
-		pl.edges[44]++
+		pl.edges[43]++
 		goto n132
 	}
 n132:
@@ -3470,7 +3470,7 @@ n132:
 		if cur > po161 {
 			cur = max(po161, cur-pn162)
 		}
-		pl.edges[45]++
+		pl.edges[44]++
 		goto n133
 	}
 n133:
@@ -4565,7 +4565,7 @@ n138:
 	}
 n139:
 	{ // NsOk: count l3_ipv6nd_neigh_sol_ok
-		pl.edges[46]++
+		pl.edges[45]++
 		goto n2
 	}
 n140:
@@ -4647,7 +4647,7 @@ n145:
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
-			pl.edges[47]++
+			pl.edges[46]++
 			goto n147
 		default: // miss
 			pl.edges[88]++
@@ -4709,7 +4709,7 @@ n155:
 		m9 = (uint64(b212[4])<<56 | uint64(b212[5])<<48 | uint64(b212[6])<<40 | uint64(b212[7])<<32 | uint64(b212[8])<<24 | uint64(b212[9])<<16 | uint64(b212[10])<<8 | uint64(b212[11]))
 		m13 = (uint64(b212[0])<<8 | uint64(b212[1]))
 		m14 = (uint64(b212[2])<<8 | uint64(b212[3]))
-		pl.edges[48]++
+		pl.edges[47]++
 		goto n156
 	}
 n156:
@@ -4808,7 +4808,7 @@ n158:
 			m10 = (params[0].Lo)
 			m11 = (params[1].Lo)
 			m12 = (params[2].Lo)
-			pl.edges[3]++
+			pl.edges[2]++
 			goto n160
 		default: // miss
 			goto n159
@@ -4900,7 +4900,7 @@ n163:
 			m20 = (params[2].Lo)
 			m21 = (params[3].Lo)
 			m22 = (params[4].Lo)
-			pl.edges[4]++
+			pl.edges[3]++
 			goto n167
 		case 2: // drop_soft_evicted
 			goto n165
@@ -4956,12 +4956,13 @@ n169:
 n170:
 	{ // LbMarkZero: set meta.udp_zero
 		m0 = (0x1)
-		pl.edges[49]++
+		pl.edges[48]++
 		goto n171
 	}
 n171:
 	{ // LbKeep: test meta.keep_lb == 1
 		if m22 == 0x1 {
+			pl.edges[49]++
 			goto n168
 		}
 		goto n179
@@ -5079,7 +5080,6 @@ n183:
 			pendD4 += d257
 			pendK4 = true
 		}
-		pl.edges[5]++
 		goto n168
 	}
 n168:

@@ -434,11 +434,11 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[10] = pl.edges[39]
 	f[12] = pl.edges[40]
 	f[14] = pl.edges[41]
-	f[15] = pl.edges[8]
+	f[15] = pl.edges[5]
 	f[16] = pl.edges[42]
 	f[18] = pl.edges[43]
 	f[20] = pl.edges[44]
-	f[23] = pl.edges[9]
+	f[23] = pl.edges[6]
 	f[24] = pl.edges[45]
 	f[25] = pl.Dropped[1]
 	f[29] = pl.Dropped[2]
@@ -450,33 +450,33 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[38] = pl.edges[46]
 	f[41] = pl.edges[47]
 	f[43] = pl.edges[48]
-	f[44] = pl.edges[10]
+	f[44] = pl.edges[7]
 	f[45] = pl.edges[49]
 	f[46] = pl.Dropped[7]
 	f[53] = pl.Dropped[8]
-	f[57] = pl.edges[11]
-	f[59] = pl.edges[12]
-	f[60] = pl.edges[13]
+	f[57] = pl.edges[8]
+	f[59] = pl.edges[9]
+	f[60] = pl.edges[10]
 	f[64] = pl.Dropped[9]
-	f[65] = pl.edges[14]
+	f[65] = pl.edges[11]
 	f[68] = pl.Dropped[10]
-	f[69] = pl.edges[15]
+	f[69] = pl.edges[12]
 	f[72] = pl.Dropped[11]
-	f[73] = pl.edges[16]
+	f[73] = pl.edges[13]
 	f[76] = pl.Dropped[12]
-	f[77] = pl.edges[17]
+	f[77] = pl.edges[14]
 	f[80] = pl.Dropped[13]
-	f[81] = pl.edges[18]
+	f[81] = pl.edges[15]
 	f[84] = pl.Dropped[14]
-	f[85] = pl.edges[19]
+	f[85] = pl.edges[16]
 	f[86] = pl.Sunk[0]
 	f[89] = pl.Dropped[15]
 	f[91] = pl.Dropped[16]
-	f[92] = pl.edges[20]
+	f[92] = pl.edges[17]
 	f[94] = pl.edges[1]
 	f[97] = pl.edges[2]
 	f[99] = pl.Dropped[17]
-	f[104] = pl.edges[21]
+	f[104] = pl.edges[18]
 	f[107] = pl.Dropped[18]
 	f[117] = pl.Dropped[19]
 	f[120] = pl.Dropped[20]
@@ -498,38 +498,38 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[153] = pl.Dropped[36]
 	f[154] = pl.Dropped[37]
 	f[155] = pl.Dropped[38]
-	f[158] = pl.edges[22]
+	f[158] = pl.edges[19]
 	f[159] = pl.Dropped[39]
-	f[161] = pl.edges[23]
+	f[161] = pl.edges[20]
 	f[162] = pl.Dropped[40]
 	f[165] = pl.Dropped[41]
 	f[166] = pl.Dropped[42]
-	f[168] = pl.edges[24]
+	f[168] = pl.edges[21]
 	f[169] = pl.Dropped[43]
-	f[171] = pl.edges[25]
+	f[171] = pl.edges[22]
 	f[172] = pl.Dropped[44]
 	f[175] = pl.Dropped[45]
 	f[176] = pl.Dropped[46]
 	f[179] = pl.Dropped[47]
 	f[181] = pl.Dropped[48]
-	f[184] = pl.edges[26]
+	f[184] = pl.edges[23]
 	f[185] = pl.Dropped[49]
-	f[186] = pl.edges[27]
+	f[186] = pl.edges[24]
 	f[191] = pl.Dropped[50]
-	f[192] = pl.edges[28]
+	f[192] = pl.edges[25]
 	f[193] = pl.Dropped[51]
-	f[194] = pl.edges[29]
+	f[194] = pl.edges[26]
 	f[195] = pl.Dropped[52]
 	f[197] = pl.Dropped[53]
 	f[199] = pl.Dropped[54]
 	f[201] = pl.Dropped[55]
 	f[203] = pl.Dropped[56]
 	f[205] = pl.Dropped[57]
-	f[207] = pl.edges[30]
-	f[213] = pl.edges[31]
+	f[207] = pl.edges[27]
+	f[213] = pl.edges[28]
 	f[214] = pl.edges[50]
 	f[215] = pl.Dropped[58]
-	f[221] = pl.edges[32]
+	f[221] = pl.edges[29]
 	f[222] = pl.Dropped[59]
 	f[225] = pl.Dropped[60]
 	f[227] = pl.edges[3]
@@ -539,16 +539,16 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[239] = pl.Dropped[63]
 	f[240] = pl.Dropped[64]
 	f[241] = pl.Dropped[65]
-	f[245] = pl.edges[5]
+	f[244] = pl.edges[30]
+	f[246] = pl.edges[31]
 	f[250] = pl.Dropped[66]
 	f[252] = pl.Dropped[67]
-	f[253] = pl.edges[33]
+	f[253] = pl.edges[32]
 	f[254] = pl.Dropped[68]
-	f[256] = pl.edges[6]
-	f[262] = pl.edges[34]
-	f[266] = pl.edges[35]
-	f[267] = pl.edges[36]
-	f[270] = pl.edges[7]
+	f[262] = pl.edges[33]
+	f[266] = pl.edges[34]
+	f[267] = pl.edges[35]
+	f[269] = pl.edges[36]
 	f[273] = pl.Sunk[1]
 	f[274] = total
 	f[0] = 0 + f[274]
@@ -605,13 +605,10 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[238] = 0 + f[239]
 	f[236] = 0 + f[240]
 	f[237] = 0 + f[241]
-	f[243] = 0 + f[245]
 	f[260] = 0 + f[262]
 	f[264] = 0 + f[266]
 	f[265] = 0 + f[267]
 	f[249] = 0 + f[252] + f[253]
-	f[255] = 0 + f[256]
-	f[268] = 0 + f[270]
 	f[1] = 0 + f[0] - f[2]
 	f[4] = 0 + f[13] + f[14]
 	f[271] = 0 + f[272] - f[161] - f[168] - f[171] - f[207]
@@ -628,8 +625,7 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[204] = 0 + f[205] + f[206]
 	f[217] = 0 + f[219]
 	f[259] = 0 + f[264] + f[265]
-	f[251] = 0 + f[254] + f[255] - f[253]
-	f[269] = 0 + f[271] - f[270]
+	f[270] = 0 + f[271] - f[269]
 	f[3] = 0 + f[1] - f[4] - f[5]
 	f[7] = 0 + f[3] - f[6] - f[8]
 	f[9] = 0 + f[7] - f[10]
@@ -651,38 +647,36 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[115] = 0 + f[162] + f[163] + f[164]
 	f[178] = 0 + f[181] + f[182]
 	f[202] = 0 + f[203] + f[204]
-	f[248] = 0 + f[250] + f[251]
-	f[263] = 0 + f[268] + f[269] - f[262] - f[266] - f[267]
+	f[268] = 0 + f[270]
 	f[71] = 0 + f[74] + f[75] - f[73]
 	f[111] = 0 + f[115] + f[116]
 	f[200] = 0 + f[201] + f[202]
-	f[261] = 0 + f[263]
-	f[247] = 0 + f[248] + f[249]
+	f[263] = 0 + f[268] + f[269] - f[262] - f[266] - f[267]
 	f[67] = 0 + f[70] + f[71] - f[69]
 	f[198] = 0 + f[199] + f[200]
-	f[258] = 0 + f[260] + f[261]
+	f[261] = 0 + f[263]
 	f[63] = 0 + f[66] + f[67] - f[65]
 	f[196] = 0 + f[197] + f[198]
-	f[257] = 0 + f[258] + f[259]
+	f[258] = 0 + f[260] + f[261]
 	f[61] = 0 + f[62] + f[63]
 	f[188] = 0 + f[195] + f[196] - f[194]
-	f[246] = 0 + f[257] - f[256]
-	f[244] = 0 + f[246] + f[247] - f[245]
+	f[257] = 0 + f[258] + f[259]
 	f[56] = 0 + f[61] - f[57] - f[59] - f[60]
 	f[180] = 0 + f[187] + f[188] - f[184] - f[186]
-	f[242] = 0 + f[243] + f[244]
+	f[256] = 0 + f[257] - f[246]
+	f[255] = 0 + f[256]
 	f[54] = 0 + f[56]
 	f[177] = 0 + f[179] + f[180]
-	f[234] = 0 + f[242] - f[235]
+	f[251] = 0 + f[254] + f[255] - f[253]
 	f[51] = 0 + f[53] + f[54] + f[55]
 	f[173] = 0 + f[176] + f[177] + f[178]
-	f[231] = 0 + f[234] + f[235] + f[236] + f[237] + f[238]
+	f[248] = 0 + f[250] + f[251]
 	f[50] = 0 + f[51] + f[52]
 	f[141] = 0 + f[172] + f[173] + f[174]
-	f[230] = 0 + f[231] + f[232]
+	f[247] = 0 + f[248] + f[249]
 	f[48] = 0 + f[50]
 	f[113] = 0 + f[138] + f[139] + f[140] + f[141] + f[142]
-	f[226] = 0 + f[230] - f[227]
+	f[245] = 0 + f[246] + f[247] - f[244]
 	f[49] = 0 + f[47] - f[48]
 	f[88] = 0 + f[49] - f[87]
 	f[93] = 0 + f[88] + f[92] - f[94]
@@ -703,6 +697,12 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[218] = 0 + f[216]
 	f[220] = 0 + f[218]
 	f[224] = 0 + f[220] + f[221] - f[222] - f[223]
+	f[226] = 0 + f[224] - f[227] - f[228]
+	f[230] = 0 + f[226] + f[227]
+	f[231] = 0 + f[230] - f[232]
+	f[234] = 0 + f[231] - f[235] - f[236] - f[237] - f[238]
+	f[242] = 0 + f[234] + f[235]
+	f[243] = 0 + f[242] - f[244]
 	r[0] = 0 + f[274]
 	r[1] = 0 + f[0]
 	r[2] = 0 + f[1]
@@ -1666,17 +1666,18 @@ t135:
 		if (uint64(b247[6])<<8 | uint64(b247[7])) == 0x0 {
 			goto t136
 		}
+		pl.edges[30]++
 		goto n137
 	}
 t136:
 	{ // LbMarkZero: set meta.udp_zero
 		m0 = (0x1)
-		pl.edges[5]++
 		goto t137
 	}
 t137:
 	{ // LbKeep: test meta.keep_lb == 1
 		if m22 == 0x1 {
+			pl.edges[31]++
 			goto n134
 		}
 		goto t145
@@ -1765,7 +1766,6 @@ t149:
 			pendD4 += d262
 			pendK4 = true
 		}
-		pl.edges[6]++
 		goto t134
 	}
 t134:
@@ -1870,6 +1870,7 @@ t150:
 		if m0 == 0x1 {
 			goto t151
 		}
+		pl.edges[36]++
 		goto n152
 	}
 t151:
@@ -1893,7 +1894,6 @@ t151:
 		s385 := 0x0
 		b384[6] = byte(s385 >> 8)
 		b384[7] = byte(s385)
-		pl.edges[7]++
 		goto t152
 	}
 t152:
@@ -2000,7 +2000,7 @@ n7:
 			c11 = (uint64(b12[6]) == 0x11)
 		}
 		if c11 {
-			pl.edges[8]++
+			pl.edges[5]++
 			goto n8
 		}
 		pl.edges[42]++
@@ -2269,7 +2269,7 @@ n11:
 		}
 
 		if ok18 && wellFormed {
-			pl.edges[9]++
+			pl.edges[6]++
 			goto n13
 		}
 		pl.edges[45]++
@@ -2356,7 +2356,7 @@ n22:
 		if cur >= 0 && cur+12 <= len(data) {
 			h11 = cur
 			cur += 12 // lb_v3
-			pl.edges[10]++
+			pl.edges[7]++
 			goto n24
 		}
 		pl.edges[49]++
@@ -2411,7 +2411,7 @@ n29:
 	}
 n30:
 	{ // PuntSlowOther: count phys_dot3_slow_other_counter
-		pl.edges[11]++
+		pl.edges[8]++
 		goto n33
 	}
 n31:
@@ -2419,12 +2419,12 @@ n31:
 		if false {
 			goto n32
 		}
-		pl.edges[12]++
+		pl.edges[9]++
 		goto n33
 	}
 n32:
 	{ // PuntLldp: count phys_lldp_counter
-		pl.edges[13]++
+		pl.edges[10]++
 		goto n33
 	}
 n33:
@@ -2528,7 +2528,7 @@ n35:
 		if cur > po27 {
 			cur = max(po27, cur-pn28)
 		}
-		pl.edges[14]++
+		pl.edges[11]++
 		goto n36
 	}
 n36:
@@ -2627,7 +2627,7 @@ n37:
 		if cur > po29 {
 			cur = max(po29, cur-pn30)
 		}
-		pl.edges[15]++
+		pl.edges[12]++
 		goto n38
 	}
 n38:
@@ -2726,7 +2726,7 @@ n39:
 		if cur > po31 {
 			cur = max(po31, cur-pn32)
 		}
-		pl.edges[16]++
+		pl.edges[13]++
 		goto n40
 	}
 n40:
@@ -2825,7 +2825,7 @@ n41:
 		if cur > po33 {
 			cur = max(po33, cur-pn34)
 		}
-		pl.edges[17]++
+		pl.edges[14]++
 		goto n42
 	}
 n42:
@@ -2924,7 +2924,7 @@ n43:
 		if cur > po35 {
 			cur = max(po35, cur-pn36)
 		}
-		pl.edges[18]++
+		pl.edges[15]++
 		goto n44
 	}
 n44:
@@ -3023,7 +3023,7 @@ n45:
 		if cur > po37 {
 			cur = max(po37, cur-pn38)
 		}
-		pl.edges[19]++
+		pl.edges[16]++
 		goto n46
 	}
 n46:
@@ -3150,7 +3150,7 @@ n49:
 		if cur > po41 {
 			cur = max(po41, cur-pn42)
 		}
-		pl.edges[20]++
+		pl.edges[17]++
 		goto n50
 	}
 n50:
@@ -3265,7 +3265,7 @@ n57:
 	{ // L3SetDaIPv6: set meta.ip_da
 		b56 := data[h3 : h3+40] // ipv6
 		m8 = packet.Value{Hi: (uint64(b56[24])<<56 | uint64(b56[25])<<48 | uint64(b56[26])<<40 | uint64(b56[27])<<32 | uint64(b56[28])<<24 | uint64(b56[29])<<16 | uint64(b56[30])<<8 | uint64(b56[31])), Lo: (uint64(b56[32])<<56 | uint64(b56[33])<<48 | uint64(b56[34])<<40 | uint64(b56[35])<<32 | uint64(b56[36])<<24 | uint64(b56[37])<<16 | uint64(b56[38])<<8 | uint64(b56[39]))}
-		pl.edges[21]++
+		pl.edges[18]++
 		goto n58
 	}
 n58:
@@ -3493,7 +3493,7 @@ n84:
 	}
 n85:
 	{ // ArpNoMatch: count l3_arp_tpa_nomatch
-		pl.edges[22]++
+		pl.edges[19]++
 		goto n112
 	}
 n86:
@@ -3551,7 +3551,7 @@ n86:
 	}
 n87:
 	{ // ArpOk: count l3_arp_ok
-		pl.edges[23]++
+		pl.edges[20]++
 		goto n14
 	}
 n88:
@@ -3706,7 +3706,7 @@ n90:
 	}
 n91:
 	{ // Echo4Ok: count l3_icmpv4_echo_ok
-		pl.edges[24]++
+		pl.edges[21]++
 		goto n14
 	}
 n92:
@@ -3880,7 +3880,7 @@ n92:
 	}
 n93:
 	{ // Echo6Ok: count l3_icmpv6_echo_ok
-		pl.edges[25]++
+		pl.edges[22]++
 		goto n14
 	}
 n94:
@@ -3946,7 +3946,7 @@ n99:
 		if h14 >= 0 {
 			goto n100
 		}
-		pl.edges[26]++
+		pl.edges[23]++
 		goto n101
 	}
 n100:
@@ -3956,7 +3956,7 @@ n100:
 		}
 		b163 := data[h14 : h14+6] // nd_mac
 		m25 = (uint64(b163[0])<<40 | uint64(b163[1])<<32 | uint64(b163[2])<<24 | uint64(b163[3])<<16 | uint64(b163[4])<<8 | uint64(b163[5]))
-		pl.edges[27]++
+		pl.edges[24]++
 		goto n101
 	}
 n101:
@@ -4057,7 +4057,7 @@ n103:
 		if cur > po164 {
 			cur = max(po164, cur-pn165)
 		}
-		pl.edges[28]++
+		pl.edges[25]++
 		goto n104
 	}
 n104:
@@ -4154,7 +4154,7 @@ n104:
 		if cur > po166 {
 			cur = max(po166, cur-pn167)
 		}
-		pl.edges[29]++
+		pl.edges[26]++
 		goto n105
 	}
 n105:
@@ -5330,7 +5330,7 @@ n110:
 	}
 n111:
 	{ // NsOk: count l3_ipv6nd_neigh_sol_ok
-		pl.edges[30]++
+		pl.edges[27]++
 		goto n14
 	}
 n112:
@@ -5401,7 +5401,7 @@ n115:
 		_ = params
 		switch act {
 		case 0: // allow_ip_src
-			pl.edges[31]++
+			pl.edges[28]++
 			goto n117
 		default: // miss
 			pl.edges[50]++
@@ -5441,7 +5441,7 @@ n121:
 		m9 = (uint64(b217[4])<<56 | uint64(b217[5])<<48 | uint64(b217[6])<<40 | uint64(b217[7])<<32 | uint64(b217[8])<<24 | uint64(b217[9])<<16 | uint64(b217[10])<<8 | uint64(b217[11]))
 		m13 = (uint64(b217[0])<<8 | uint64(b217[1]))
 		m14 = (uint64(b217[2])<<8 | uint64(b217[3]))
-		pl.edges[32]++
+		pl.edges[29]++
 		goto n122
 	}
 n122:
@@ -5680,17 +5680,18 @@ n135:
 		if (uint64(b247[6])<<8 | uint64(b247[7])) == 0x0 {
 			goto n136
 		}
+		pl.edges[30]++
 		goto n137
 	}
 n136:
 	{ // LbMarkZero: set meta.udp_zero
 		m0 = (0x1)
-		pl.edges[5]++
 		goto n137
 	}
 n137:
 	{ // LbKeep: test meta.keep_lb == 1
 		if m22 == 0x1 {
+			pl.edges[31]++
 			goto n134
 		}
 		goto n145
@@ -5746,7 +5747,7 @@ n147:
 		if cur > po253 {
 			cur = max(po253, cur-pn254)
 		}
-		pl.edges[33]++
+		pl.edges[32]++
 		goto n148
 	}
 n148:
@@ -5803,7 +5804,6 @@ n149:
 			pendD4 += d262
 			pendK4 = true
 		}
-		pl.edges[6]++
 		goto n134
 	}
 n134:
@@ -5893,7 +5893,7 @@ n141:
 			pendD4 += d272
 			pendK4 = true
 		}
-		pl.edges[34]++
+		pl.edges[33]++
 		goto n150
 	}
 n142:
@@ -6043,7 +6043,7 @@ n143:
 			pendD4 += d315
 			pendK4 = true
 		}
-		pl.edges[35]++
+		pl.edges[34]++
 		goto n150
 	}
 n144:
@@ -6129,7 +6129,7 @@ n144:
 			pendD4 += d347
 			pendK4 = true
 		}
-		pl.edges[36]++
+		pl.edges[35]++
 		goto n150
 	}
 n150:
@@ -6137,6 +6137,7 @@ n150:
 		if m0 == 0x1 {
 			goto n151
 		}
+		pl.edges[36]++
 		goto n152
 	}
 n151:
@@ -6160,7 +6161,6 @@ n151:
 		s385 := 0x0
 		b384[6] = byte(s385 >> 8)
 		b384[7] = byte(s385)
-		pl.edges[7]++
 		goto n152
 	}
 n152:
