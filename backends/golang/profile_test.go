@@ -119,6 +119,53 @@ func TestHotPath(t *testing.T) {
 // code, which has the rest of the path for it (ejfat/lbfast's differential
 // tests run such frames) and none of the hot path's own lines.
 func TestHotPathFixedLayout(t *testing.T) {
+	code := string(lb2025Hot(t))
+	if strings.Contains(code, "//nsc:hot") {
+		t.Error("generated code has the hot path's markers")
+	}
+	hot := regexp.MustCompile(`(?s)\nt\d+:\n\t\{ // ParseIPv4: .*?\n\}\n`).FindString(code)
+	empty := regexp.MustCompile(`if (ext\d+) == 0 \{\s*cur = off \+ 20\s*goto t(\d+)\s*\}`).FindStringSubmatch(hot)
+	if empty == nil {
+		t.Fatalf("hot ParseIPv4 does not go on for a header without options only:\n%s", hot)
+	}
+	next := empty[2]
+	if !strings.Contains(hot, "goto n"+next+"\n") || !strings.Contains(code, "\nn"+next+":\n") {
+		t.Errorf("hot ParseIPv4 does not leave for n%s in the general code:\n%s", next, hot)
+	}
+}
+
+// TestHotPathUncounted: a step of the hot path carries no edge counter (a
+// branch around part of the path, as LbKeep's to LbEth, takes it), unless
+// another port of the same node leads to the same next node uncounted.
+func TestHotPathUncounted(t *testing.T) {
+	src := lb2025Hot(t)
+	body := string(src[bytes.Index(src, []byte("func (pl *Pipeline) Process(")):])
+	body = body[:regexp.MustCompile(`(?m)^n\d+:$`).FindStringIndex(body)[0]]
+	steps := 0
+	for _, node := range regexp.MustCompile(`(?m)^t\d+:$`).Split(body, -1) {
+		counted, free := map[string]bool{}, map[string]bool{}
+		for _, m := range regexp.MustCompile(`(pl\.edges\[\d+\]\+\+\s*)?goto (t\d+)`).FindAllStringSubmatch(node, -1) {
+			if m[1] != "" {
+				counted[m[2]] = true
+			} else {
+				free[m[2]] = true
+			}
+		}
+		for to := range counted {
+			if !free[to] {
+				t.Errorf("the hot path's step to %s is counted:\n%s", to, node)
+			}
+		}
+		steps += len(free)
+	}
+	if steps < 40 {
+		t.Errorf("%d steps on the hot path: the test did not find it", steps)
+	}
+}
+
+// lb2025Hot generates LB2025@HostRaw with its checked-in profile.
+func lb2025Hot(t *testing.T) []byte {
+	t.Helper()
 	m := testutil.Model(t, "ejfat/lb-2025.nsc")
 	g, _ := m.Graph("LB2025")
 	p, _ := m.Graph("HostRaw")
@@ -139,17 +186,5 @@ func TestHotPathFixedLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code := string(src)
-	if strings.Contains(code, "//nsc:hot") {
-		t.Error("generated code has the hot path's markers")
-	}
-	hot := regexp.MustCompile(`(?s)\nt\d+:\n\t\{ // ParseIPv4: .*?\n\}\n`).FindString(code)
-	empty := regexp.MustCompile(`if (ext\d+) == 0 \{\s*cur = off \+ 20\s*goto t(\d+)\s*\}`).FindStringSubmatch(hot)
-	if empty == nil {
-		t.Fatalf("hot ParseIPv4 does not go on for a header without options only:\n%s", hot)
-	}
-	next := empty[2]
-	if !strings.Contains(hot, "goto n"+next+"\n") || !strings.Contains(code, "\nn"+next+":\n") {
-		t.Errorf("hot ParseIPv4 does not leave for n%s in the general code:\n%s", next, hot)
-	}
+	return src
 }
