@@ -93,6 +93,15 @@ func (c *gen) emit(format string, args ...any) {
 	c.b.WriteByte('\n')
 }
 
+// capture returns what emitting does write, leaving it out of the code.
+func (c *gen) capture(emitting func()) []byte {
+	at := c.b.Len()
+	emitting()
+	out := bytes.Clone(c.b.Bytes()[at:])
+	c.b.Truncate(at)
+	return out
+}
+
 func (c *gen) newTmp(prefix string) string {
 	c.tmp++
 	return fmt.Sprintf("%s%d", prefix, c.tmp)
@@ -547,6 +556,17 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		c.emit("%s := %s", v, c.value(k))
 		ws = append(ws, fmt.Sprintf("%s.Hi%s", v, maskSuffix(w-64)), v+".Lo")
 	}
+	// On the hot path, an index's hit runs the action's code where it
+	// hits: no join of every probe's results before the switch.
+	acts := c.capture(func() { c.actions(n, def) })
+	hit := func(slot string) {
+		c.emit("if %s.Entry != 0 {", slot)
+		c.emit("act, params = int(%s.Action), %s.Params", slot, slot)
+		c.emit("%s", hotOpen)
+		c.b.Write(acts)
+		c.emit("%s", hotClose)
+		c.emit("}")
+	}
 	// One load of the table's snapshot serves every probe.
 	pr := c.newTmp("pr")
 	c.emit("%s := pl.tables[%d].Probes()", pr, t)
@@ -572,7 +592,7 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		c.emit("m, j := uint64(len(%s.Slots)-1), packet.PackedHash(%s)>>(%s.Shift&63)", pi, k, pi)
 		c.emit("sl := &%s.Slots[j]", pi)
 		c.emit("for sl.Entry != 0 && sl.Key != %s { j = (j + 1) & m; sl = &%s.Slots[j] }", k, pi)
-		c.emit("if sl.Entry != 0 { act, params = int(sl.Action), sl.Params }")
+		hit("sl")
 		fallback = fmt.Sprintf("pl.tables[%d].LookupWordAction(%s)", t, k)
 	} else {
 		// At most MaxKeyWords words: one probe for exact tables, lpm tables
@@ -602,7 +622,7 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		c.emit("m, j := uint64(len(%s.Slots)-1), %s>>(%s.Shift&63)", wl, h, wl)
 		c.emit("sl := &%s.Slots[j]", wl)
 		c.emit("for sl.Entry != 0 && !(%s) { j = (j + 1) & m; sl = &%s.Slots[j] }", strings.Join(same, " && "), wl)
-		c.emit("if sl.Entry != 0 { act, params = int(sl.Action), sl.Params }")
+		hit("sl")
 		for len(ws) < packet.MaxKeyWords {
 			ws = append(ws, "0")
 		}
@@ -667,7 +687,7 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 	c.emit("} else if a, ps, hit := %s; hit {", fallback)
 	c.emit("act, params = a, ps")
 	c.emit("}")
-	c.actions(n, def)
+	c.b.Write(acts)
 }
 
 // keys evaluates a table's keys into pl.keys.

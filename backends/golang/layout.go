@@ -38,14 +38,11 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 	c.emit("if off := p.Cursor; off >= 0 && off+%d <= len(p.Data) {", fixed)
 	ext, fits, empty := c.extLength(h)
 	// The jump along port 0, emitted twice: one flow edge, two ways.
-	at := c.b.Len()
-	c.fire(n, 0)
-	jump := bytes.Clone(c.b.Bytes()[at:])
-	c.b.Truncate(at)
+	jump := c.capture(func() { c.fire(n, 0) })
 	// On the hot path the header is taken without its variable part (an
 	// IPv4 header without options): the offsets behind it stay constants
 	// there, so Go drops their arithmetic and bounds checks. A frame with
-	// a variable part goes on in the general code (writeHot).
+	// a variable part goes on in the general code.
 	c.emit("%s", hotOpen)
 	c.emit("if %s {", empty)
 	c.emit("p.Cursor = off + %d", fixed)
@@ -54,7 +51,7 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 	c.emit("%s", hotClose)
 	c.emit("if %s {", fits)
 	c.emit("p.Hdr[%d].Len += int(%s); p.Cursor = off + p.Hdr[%d].Len", h, ext, h)
-	c.b.Write(jump)
+	c.b.Write(bytes.ReplaceAll(jump, []byte("\n"), []byte(generalJump+"\n")))
 	c.emit("}")
 	c.emit("p.Hdr[%d] = packet.HeaderState{} // %s", h, spec.Name)
 	c.emit("}")

@@ -129,12 +129,11 @@ func (c *gen) hotPath(prof Profile, targets map[*dataflow.Node][]*dataflow.Node)
 }
 
 // writeHot writes copies of the hot path's nodes, each jumping to the next
-// one's copy (tN) where it jumped to the next node; every other jump leads
-// to the general code (nN). A node with code for the hot path only (between
-// hotOpen and hotClose) jumps to the next copy from there alone, its other
-// jumps to the next node leading to the general code. It returns where the
-// general code starts: the copies' other targets, or the start node when
-// there is no hot path.
+// one's copy (tN) where it jumped to the next node, unless the jump is
+// marked generalJump; every other jump leads to the general code (nN). The
+// copies keep the code for the hot path only (between hotOpen and
+// hotClose). It returns where the general code starts: the copies' other
+// targets, or the start node when there is no hot path.
 func (c *gen) writeHot(hot []*dataflow.Node, code map[*dataflow.Node][]byte, targets map[*dataflow.Node][]*dataflow.Node) []*dataflow.Node {
 	if len(hot) == 0 {
 		return []*dataflow.Node{c.start}
@@ -146,24 +145,15 @@ func (c *gen) writeHot(hot []*dataflow.Node, code map[*dataflow.Node][]byte, tar
 		}
 		b := code[n]
 		if i+1 < len(hot) {
-			general, hotOnly := fmt.Appendf(nil, "goto n%d\n", hot[i+1].ID), fmt.Appendf(nil, "goto t%d\n", hot[i+1].ID)
-			if !bytes.Contains(b, []byte(hotOpen)) {
-				b = bytes.ReplaceAll(b, general, hotOnly)
-			} else {
-				var out []byte
-				for len(b) > 0 {
-					before, block, _ := bytes.Cut(b, []byte(hotOpen+"\n"))
-					block, after, _ := bytes.Cut(block, []byte(hotClose+"\n"))
-					out = append(append(out, before...), bytes.ReplaceAll(block, general, hotOnly)...)
-					if bytes.Contains(before, general) {
-						exits = append(exits, hot[i+1])
-					}
-					b = after
-				}
-				b = out
+			next := hot[i+1].ID
+			b = bytes.ReplaceAll(b, fmt.Appendf(nil, "goto n%d\n", next), fmt.Appendf(nil, "goto t%d\n", next))
+			if bytes.Contains(b, fmt.Appendf(nil, "goto n%d%s\n", next, generalJump)) {
+				exits = append(exits, hot[i+1])
 			}
 		}
-		c.b.Write(b)
+		b = bytes.ReplaceAll(b, []byte(generalJump), nil)
+		b = bytes.ReplaceAll(b, []byte(hotOpen+"\n"), nil)
+		c.b.Write(bytes.ReplaceAll(b, []byte(hotClose+"\n"), nil))
 		for _, t := range targets[n] {
 			if i+1 == len(hot) || t != hot[i+1] {
 				exits = append(exits, t)
@@ -174,10 +164,12 @@ func (c *gen) writeHot(hot []*dataflow.Node, code map[*dataflow.Node][]byte, tar
 }
 
 // Code for the hot path only lies between these lines; the general code
-// leaves it out (generalCode).
+// leaves it out (generalCode). A jump marked generalJump leads to the
+// general code even from the hot path.
 const (
-	hotOpen  = "//nsc:hot{"
-	hotClose = "//nsc:hot}"
+	hotOpen     = "//nsc:hot{"
+	hotClose    = "//nsc:hot}"
+	generalJump = " //nsc:general"
 )
 
 // generalCode is a node's code without its code for the hot path only.
@@ -187,7 +179,7 @@ func generalCode(b []byte) []byte {
 		before, rest, found := bytes.Cut(b, []byte(hotOpen+"\n"))
 		out = append(out, before...)
 		if !found {
-			return out
+			return bytes.ReplaceAll(out, []byte(generalJump), nil)
 		}
 		_, b, _ = bytes.Cut(rest, []byte(hotClose+"\n"))
 	}

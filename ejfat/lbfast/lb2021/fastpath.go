@@ -481,6 +481,13 @@ t18:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // drop
+					goto n19
+				default: // NoAction
+					goto t20
+				}
 			}
 		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw14, kw16, kw17.Hi, kw17.Lo); hit {
 			act, params = a, ps
@@ -518,6 +525,14 @@ t21:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_assign_epoch
+					m1 = (params[0].Lo)
+					goto t23
+				default: // drop
+					goto n22
+				}
 			}
 		} else if sc30 := &pr27.Scan; len(sc30.Rows) > 0 {
 			for i := range sc30.Rows {
@@ -579,6 +594,14 @@ t23:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_assign_member
+					m2 = (params[0].Lo)
+					goto t25
+				default: // drop
+					goto n24
+				}
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordAction(k37); hit {
 			act, params = a, ps
@@ -598,20 +621,51 @@ t25:
 		b40 := data[h0 : h0+14] // ethernet
 		kw39 := (uint64(b40[12])<<8 | uint64(b40[13]))
 		kw41 := (m2)
-		pr42 := pl.tables[3].Probes()
-		k43 := kw41<<0 | kw39<<16
-		if pi44 := &pr42.Packed; len(pi44.Slots) > 0 {
-			k43 &= pi44.Mask
-			m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43)>>(pi44.Shift&63)
-			sl := &pi44.Slots[j]
-			for sl.Entry != 0 && sl.Key != k43 {
+		pr44 := pl.tables[3].Probes()
+		k45 := kw41<<0 | kw39<<16
+		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
+			k45 &= pi46.Mask
+			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)>>(pi46.Shift&63)
+			sl := &pi46.Slots[j]
+			for sl.Entry != 0 && sl.Key != k45 {
 				j = (j + 1) & m
-				sl = &pi44.Slots[j]
+				sl = &pi46.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_ipv4_member_rewrite
+					params := (*[3]packet.Value)(params)
+					_ = params
+					s42 := params[0].Lo
+					b40[0] = byte(s42 >> 40)
+					b40[1] = byte(s42 >> 32)
+					b40[2] = byte(s42 >> 24)
+					b40[3] = byte(s42 >> 16)
+					b40[4] = byte(s42 >> 8)
+					b40[5] = byte(s42)
+					m3 = (params[1].Lo)
+					m5 = (params[2].Lo)
+					goto t27
+				case 1: // do_ipv6_member_rewrite
+					params := (*[3]packet.Value)(params)
+					_ = params
+					s43 := params[0].Lo
+					b40[0] = byte(s43 >> 40)
+					b40[1] = byte(s43 >> 32)
+					b40[2] = byte(s43 >> 24)
+					b40[3] = byte(s43 >> 16)
+					b40[4] = byte(s43 >> 8)
+					b40[5] = byte(s43)
+					m4 = params[1]
+					m5 = (params[2].Lo)
+					goto n28
+				default: // drop
+					goto n26
+				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k43); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k45); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -619,26 +673,26 @@ t25:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s45 := params[0].Lo
-			b40[0] = byte(s45 >> 40)
-			b40[1] = byte(s45 >> 32)
-			b40[2] = byte(s45 >> 24)
-			b40[3] = byte(s45 >> 16)
-			b40[4] = byte(s45 >> 8)
-			b40[5] = byte(s45)
+			s42 := params[0].Lo
+			b40[0] = byte(s42 >> 40)
+			b40[1] = byte(s42 >> 32)
+			b40[2] = byte(s42 >> 24)
+			b40[3] = byte(s42 >> 16)
+			b40[4] = byte(s42 >> 8)
+			b40[5] = byte(s42)
 			m3 = (params[1].Lo)
 			m5 = (params[2].Lo)
 			goto t27
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s46 := params[0].Lo
-			b40[0] = byte(s46 >> 40)
-			b40[1] = byte(s46 >> 32)
-			b40[2] = byte(s46 >> 24)
-			b40[3] = byte(s46 >> 16)
-			b40[4] = byte(s46 >> 8)
-			b40[5] = byte(s46)
+			s43 := params[0].Lo
+			b40[0] = byte(s43 >> 40)
+			b40[1] = byte(s43 >> 32)
+			b40[2] = byte(s43 >> 24)
+			b40[3] = byte(s43 >> 16)
+			b40[4] = byte(s43 >> 8)
+			b40[5] = byte(s43)
 			m4 = params[1]
 			m5 = (params[2].Lo)
 			goto n28
@@ -1053,20 +1107,20 @@ n25:
 		b40 := data[h0 : h0+14] // ethernet
 		kw39 := (uint64(b40[12])<<8 | uint64(b40[13]))
 		kw41 := (m2)
-		pr42 := pl.tables[3].Probes()
-		k43 := kw41<<0 | kw39<<16
-		if pi44 := &pr42.Packed; len(pi44.Slots) > 0 {
-			k43 &= pi44.Mask
-			m, j := uint64(len(pi44.Slots)-1), packet.PackedHash(k43)>>(pi44.Shift&63)
-			sl := &pi44.Slots[j]
-			for sl.Entry != 0 && sl.Key != k43 {
+		pr44 := pl.tables[3].Probes()
+		k45 := kw41<<0 | kw39<<16
+		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
+			k45 &= pi46.Mask
+			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)>>(pi46.Shift&63)
+			sl := &pi46.Slots[j]
+			for sl.Entry != 0 && sl.Key != k45 {
 				j = (j + 1) & m
-				sl = &pi44.Slots[j]
+				sl = &pi46.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k43); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k45); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1074,26 +1128,26 @@ n25:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s45 := params[0].Lo
-			b40[0] = byte(s45 >> 40)
-			b40[1] = byte(s45 >> 32)
-			b40[2] = byte(s45 >> 24)
-			b40[3] = byte(s45 >> 16)
-			b40[4] = byte(s45 >> 8)
-			b40[5] = byte(s45)
+			s42 := params[0].Lo
+			b40[0] = byte(s42 >> 40)
+			b40[1] = byte(s42 >> 32)
+			b40[2] = byte(s42 >> 24)
+			b40[3] = byte(s42 >> 16)
+			b40[4] = byte(s42 >> 8)
+			b40[5] = byte(s42)
 			m3 = (params[1].Lo)
 			m5 = (params[2].Lo)
 			goto n27
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s46 := params[0].Lo
-			b40[0] = byte(s46 >> 40)
-			b40[1] = byte(s46 >> 32)
-			b40[2] = byte(s46 >> 24)
-			b40[3] = byte(s46 >> 16)
-			b40[4] = byte(s46 >> 8)
-			b40[5] = byte(s46)
+			s43 := params[0].Lo
+			b40[0] = byte(s43 >> 40)
+			b40[1] = byte(s43 >> 32)
+			b40[2] = byte(s43 >> 24)
+			b40[3] = byte(s43 >> 16)
+			b40[4] = byte(s43 >> 8)
+			b40[5] = byte(s43)
 			m4 = params[1]
 			m5 = (params[2].Lo)
 			goto n28

@@ -652,6 +652,13 @@ t21:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // drop
+					goto n22
+				default: // NoAction
+					goto t23
+				}
 			}
 		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw24, kw26, kw27.Hi, kw27.Lo); hit {
 			act, params = a, ps
@@ -689,6 +696,14 @@ t24:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_assign_epoch
+					m1 = (params[0].Lo)
+					goto t26
+				default: // drop
+					goto n25
+				}
 			}
 		} else if sc40 := &pr37.Scan; len(sc40.Rows) > 0 {
 			for i := range sc40.Rows {
@@ -750,6 +765,14 @@ t26:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_assign_member
+					m2 = (params[0].Lo)
+					goto t28
+				default: // drop
+					goto n27
+				}
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordAction(k47); hit {
 			act, params = a, ps
@@ -769,20 +792,51 @@ t28:
 		b50 := data[h0 : h0+14] // ethernet
 		kw49 := (uint64(b50[12])<<8 | uint64(b50[13]))
 		kw51 := (m2)
-		pr52 := pl.tables[3].Probes()
-		k53 := kw51<<0 | kw49<<16
-		if pi54 := &pr52.Packed; len(pi54.Slots) > 0 {
-			k53 &= pi54.Mask
-			m, j := uint64(len(pi54.Slots)-1), packet.PackedHash(k53)>>(pi54.Shift&63)
-			sl := &pi54.Slots[j]
-			for sl.Entry != 0 && sl.Key != k53 {
+		pr54 := pl.tables[3].Probes()
+		k55 := kw51<<0 | kw49<<16
+		if pi56 := &pr54.Packed; len(pi56.Slots) > 0 {
+			k55 &= pi56.Mask
+			m, j := uint64(len(pi56.Slots)-1), packet.PackedHash(k55)>>(pi56.Shift&63)
+			sl := &pi56.Slots[j]
+			for sl.Entry != 0 && sl.Key != k55 {
 				j = (j + 1) & m
-				sl = &pi54.Slots[j]
+				sl = &pi56.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_ipv4_member_rewrite
+					params := (*[3]packet.Value)(params)
+					_ = params
+					s52 := params[0].Lo
+					b50[0] = byte(s52 >> 40)
+					b50[1] = byte(s52 >> 32)
+					b50[2] = byte(s52 >> 24)
+					b50[3] = byte(s52 >> 16)
+					b50[4] = byte(s52 >> 8)
+					b50[5] = byte(s52)
+					m3 = (params[1].Lo)
+					m5 = (params[2].Lo)
+					goto t30
+				case 1: // do_ipv6_member_rewrite
+					params := (*[3]packet.Value)(params)
+					_ = params
+					s53 := params[0].Lo
+					b50[0] = byte(s53 >> 40)
+					b50[1] = byte(s53 >> 32)
+					b50[2] = byte(s53 >> 24)
+					b50[3] = byte(s53 >> 16)
+					b50[4] = byte(s53 >> 8)
+					b50[5] = byte(s53)
+					m4 = params[1]
+					m5 = (params[2].Lo)
+					goto n31
+				default: // drop
+					goto n29
+				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k53); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k55); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -790,26 +844,26 @@ t28:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s55 := params[0].Lo
-			b50[0] = byte(s55 >> 40)
-			b50[1] = byte(s55 >> 32)
-			b50[2] = byte(s55 >> 24)
-			b50[3] = byte(s55 >> 16)
-			b50[4] = byte(s55 >> 8)
-			b50[5] = byte(s55)
+			s52 := params[0].Lo
+			b50[0] = byte(s52 >> 40)
+			b50[1] = byte(s52 >> 32)
+			b50[2] = byte(s52 >> 24)
+			b50[3] = byte(s52 >> 16)
+			b50[4] = byte(s52 >> 8)
+			b50[5] = byte(s52)
 			m3 = (params[1].Lo)
 			m5 = (params[2].Lo)
 			goto t30
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s56 := params[0].Lo
-			b50[0] = byte(s56 >> 40)
-			b50[1] = byte(s56 >> 32)
-			b50[2] = byte(s56 >> 24)
-			b50[3] = byte(s56 >> 16)
-			b50[4] = byte(s56 >> 8)
-			b50[5] = byte(s56)
+			s53 := params[0].Lo
+			b50[0] = byte(s53 >> 40)
+			b50[1] = byte(s53 >> 32)
+			b50[2] = byte(s53 >> 24)
+			b50[3] = byte(s53 >> 16)
+			b50[4] = byte(s53 >> 8)
+			b50[5] = byte(s53)
 			m4 = params[1]
 			m5 = (params[2].Lo)
 			goto n31
@@ -1390,20 +1444,20 @@ n28:
 		b50 := data[h0 : h0+14] // ethernet
 		kw49 := (uint64(b50[12])<<8 | uint64(b50[13]))
 		kw51 := (m2)
-		pr52 := pl.tables[3].Probes()
-		k53 := kw51<<0 | kw49<<16
-		if pi54 := &pr52.Packed; len(pi54.Slots) > 0 {
-			k53 &= pi54.Mask
-			m, j := uint64(len(pi54.Slots)-1), packet.PackedHash(k53)>>(pi54.Shift&63)
-			sl := &pi54.Slots[j]
-			for sl.Entry != 0 && sl.Key != k53 {
+		pr54 := pl.tables[3].Probes()
+		k55 := kw51<<0 | kw49<<16
+		if pi56 := &pr54.Packed; len(pi56.Slots) > 0 {
+			k55 &= pi56.Mask
+			m, j := uint64(len(pi56.Slots)-1), packet.PackedHash(k55)>>(pi56.Shift&63)
+			sl := &pi56.Slots[j]
+			for sl.Entry != 0 && sl.Key != k55 {
 				j = (j + 1) & m
-				sl = &pi54.Slots[j]
+				sl = &pi56.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k53); hit {
+		} else if a, ps, hit := pl.tables[3].LookupWordAction(k55); hit {
 			act, params = a, ps
 		}
 		_ = params
@@ -1411,26 +1465,26 @@ n28:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s55 := params[0].Lo
-			b50[0] = byte(s55 >> 40)
-			b50[1] = byte(s55 >> 32)
-			b50[2] = byte(s55 >> 24)
-			b50[3] = byte(s55 >> 16)
-			b50[4] = byte(s55 >> 8)
-			b50[5] = byte(s55)
+			s52 := params[0].Lo
+			b50[0] = byte(s52 >> 40)
+			b50[1] = byte(s52 >> 32)
+			b50[2] = byte(s52 >> 24)
+			b50[3] = byte(s52 >> 16)
+			b50[4] = byte(s52 >> 8)
+			b50[5] = byte(s52)
 			m3 = (params[1].Lo)
 			m5 = (params[2].Lo)
 			goto n30
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s56 := params[0].Lo
-			b50[0] = byte(s56 >> 40)
-			b50[1] = byte(s56 >> 32)
-			b50[2] = byte(s56 >> 24)
-			b50[3] = byte(s56 >> 16)
-			b50[4] = byte(s56 >> 8)
-			b50[5] = byte(s56)
+			s53 := params[0].Lo
+			b50[0] = byte(s53 >> 40)
+			b50[1] = byte(s53 >> 32)
+			b50[2] = byte(s53 >> 24)
+			b50[3] = byte(s53 >> 16)
+			b50[4] = byte(s53 >> 8)
+			b50[5] = byte(s53)
 			m4 = params[1]
 			m5 = (params[2].Lo)
 			goto n31

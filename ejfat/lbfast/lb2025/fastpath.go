@@ -986,6 +986,19 @@ t36:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // set_mac_sa
+					m2 = (params[0].Lo)
+					m1 = (m0)
+					goto t38
+				case 1: // drop
+					m16 = (0x1)
+					pl.edges[0]++
+					goto t38
+				default: // miss
+					goto n37
+				}
 			}
 		} else if sc36 := &pr33.Scan; len(sc36.Rows) > 0 {
 			for i := range sc36.Rows {
@@ -1047,6 +1060,22 @@ t43:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // set_ip_sa
+					params := (*[2]packet.Value)(params)
+					_ = params
+					m3 = params[0]
+					m4 = (params[1].Lo)
+					m1 = (m0)
+					goto t45
+				case 1: // drop
+					m16 = (0x1)
+					pl.edges[1]++
+					goto t45
+				default: // miss
+					goto n44
+				}
 			}
 		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw40, kw41, kw43.Hi, kw43.Lo); hit {
 			act, params = a, ps
@@ -1137,6 +1166,17 @@ t80:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // allow_ip_src
+					goto t83
+				case 1: // drop
+					m16 = (0x1)
+					pl.edges[2]++
+					goto t83
+				default: // miss
+					goto n82
+				}
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordAction(k164); hit {
 			act, params = a, ps
@@ -1190,6 +1230,28 @@ t88:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_assign_epoch
+					m6 = (params[0].Lo)
+					m7 = (0x9)
+					m8 = (0x0)
+					goto t90
+				case 1: // do_assign_epoch_with_slot_sel_opts
+					params := (*[3]packet.Value)(params)
+					_ = params
+					m6 = (params[0].Lo)
+					m7 = (params[1].Lo)
+					m8 = (params[2].Lo)
+					pl.edges[3]++
+					goto t90
+				case 2: // drop
+					m16 = (0x1)
+					pl.edges[4]++
+					goto t90
+				default: // miss
+					goto n89
+				}
 			}
 		} else if sc184 := &pr179.Scan; len(sc184.Rows) > 0 {
 			for i := range sc184.Rows {
@@ -1270,6 +1332,18 @@ t91:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_assign_member
+					m9 = (params[0].Lo)
+					goto t93
+				case 1: // drop
+					m16 = (0x1)
+					pl.edges[5]++
+					goto t93
+				default: // miss
+					goto n92
+				}
 			}
 		} else if a, ps, hit := pl.tables[5].LookupWordAction(k191); hit {
 			act, params = a, ps
@@ -1306,6 +1380,34 @@ t93:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_ipv4_member_rewrite
+					params := (*[5]packet.Value)(params)
+					_ = params
+					m10 = (params[0].Lo)
+					m11 = (params[1].Lo)
+					m13 = (params[2].Lo)
+					m14 = (params[3].Lo)
+					m15 = (params[4].Lo)
+					goto t95
+				case 1: // do_ipv6_member_rewrite
+					params := (*[5]packet.Value)(params)
+					_ = params
+					m10 = (params[0].Lo)
+					m12 = params[1]
+					m13 = (params[2].Lo)
+					m14 = (params[3].Lo)
+					m15 = (params[4].Lo)
+					pl.edges[6]++
+					goto t95
+				case 2: // drop
+					m16 = (0x1)
+					pl.edges[7]++
+					goto t95
+				default: // miss
+					goto n94
+				}
 			}
 		} else if a, ps, hit := pl.tables[6].LookupWordAction(k198); hit {
 			act, params = a, ps

@@ -1024,6 +1024,19 @@ t24:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // set_mac_sa
+					m2 = (params[0].Lo)
+					m1 = (m0)
+					goto t26
+				case 1: // drop
+					m16 = (0x1)
+					pl.edges[1]++
+					goto t26
+				default: // miss
+					goto n25
+				}
 			}
 		} else if sc30 := &pr27.Scan; len(sc30.Rows) > 0 {
 			for i := range sc30.Rows {
@@ -1085,6 +1098,22 @@ t29:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // set_ip_sa
+					params := (*[2]packet.Value)(params)
+					_ = params
+					m3 = params[0]
+					m4 = (params[1].Lo)
+					m1 = (m0)
+					goto t31
+				case 1: // drop
+					m16 = (0x1)
+					pl.edges[2]++
+					goto t31
+				default: // miss
+					goto n30
+				}
 			}
 		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw33, kw34, kw36.Hi, kw36.Lo); hit {
 			act, params = a, ps
@@ -1175,6 +1204,17 @@ t66:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // allow_ip_src
+					goto t69
+				case 1: // drop
+					m16 = (0x1)
+					pl.edges[3]++
+					goto t69
+				default: // miss
+					goto n68
+				}
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordAction(k175); hit {
 			act, params = a, ps
@@ -1228,6 +1268,28 @@ t74:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_assign_epoch
+					m6 = (params[0].Lo)
+					m7 = (0x9)
+					m8 = (0x0)
+					goto t76
+				case 1: // do_assign_epoch_with_slot_sel_opts
+					params := (*[3]packet.Value)(params)
+					_ = params
+					m6 = (params[0].Lo)
+					m7 = (params[1].Lo)
+					m8 = (params[2].Lo)
+					pl.edges[4]++
+					goto t76
+				case 2: // drop
+					m16 = (0x1)
+					pl.edges[5]++
+					goto t76
+				default: // miss
+					goto n75
+				}
 			}
 		} else if sc195 := &pr190.Scan; len(sc195.Rows) > 0 {
 			for i := range sc195.Rows {
@@ -1308,6 +1370,18 @@ t77:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_assign_member
+					m9 = (params[0].Lo)
+					goto t79
+				case 1: // drop
+					m16 = (0x1)
+					pl.edges[6]++
+					goto t79
+				default: // miss
+					goto n78
+				}
 			}
 		} else if a, ps, hit := pl.tables[5].LookupWordAction(k202); hit {
 			act, params = a, ps
@@ -1344,6 +1418,34 @@ t79:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_ipv4_member_rewrite
+					params := (*[5]packet.Value)(params)
+					_ = params
+					m10 = (params[0].Lo)
+					m11 = (params[1].Lo)
+					m13 = (params[2].Lo)
+					m14 = (params[3].Lo)
+					m15 = (params[4].Lo)
+					goto t81
+				case 1: // do_ipv6_member_rewrite
+					params := (*[5]packet.Value)(params)
+					_ = params
+					m10 = (params[0].Lo)
+					m12 = params[1]
+					m13 = (params[2].Lo)
+					m14 = (params[3].Lo)
+					m15 = (params[4].Lo)
+					pl.edges[7]++
+					goto t81
+				case 2: // drop
+					m16 = (0x1)
+					pl.edges[8]++
+					goto t81
+				default: // miss
+					goto n80
+				}
 			}
 		} else if a, ps, hit := pl.tables[6].LookupWordAction(k209); hit {
 			act, params = a, ps

@@ -1284,6 +1284,18 @@ t74:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // set_l2_iface
+					params := (*[2]packet.Value)(params)
+					_ = params
+					m4 = (params[0].Lo)
+					m5 = (params[1].Lo)
+					goto t75
+				default: // miss
+					pl.edges[0]++
+					goto t75
+				}
 			}
 		} else if sc59 := &pr56.Scan; len(sc59.Rows) > 0 {
 			for i := range sc59.Rows {
@@ -1331,6 +1343,17 @@ t76:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // set_mac_sa
+					m5 = (params[0].Lo)
+					goto t78
+				case 1: // l2_dst_allow
+					pl.edges[1]++
+					goto t78
+				default: // miss
+					goto n77
+				}
 			}
 		} else if sc66 := &pr63.Scan; len(sc66.Rows) > 0 {
 			for i := range sc66.Rows {
@@ -1394,6 +1417,17 @@ t86:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // set_ip_sa
+					params := (*[2]packet.Value)(params)
+					_ = params
+					m6 = params[0]
+					m7 = (params[1].Lo)
+					goto t88
+				default: // miss
+					goto n87
+				}
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw70, kw71, kw73.Hi, kw73.Lo); hit {
 			act, params = a, ps
@@ -1464,6 +1498,13 @@ t144:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // allow_ip_src
+					goto t147
+				default: // miss
+					goto n146
+				}
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordAction(k200); hit {
 			act, params = a, ps
@@ -1547,6 +1588,24 @@ t158:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_assign_epoch
+					m10 = (params[0].Lo)
+					m11 = (0x9)
+					m12 = (0x0)
+					goto t160
+				case 1: // do_assign_epoch_with_slot_sel_opts
+					params := (*[3]packet.Value)(params)
+					_ = params
+					m10 = (params[0].Lo)
+					m11 = (params[1].Lo)
+					m12 = (params[2].Lo)
+					pl.edges[2]++
+					goto t160
+				default: // miss
+					goto n159
+				}
 			}
 		} else if sc225 := &pr220.Scan; len(sc225.Rows) > 0 {
 			for i := range sc225.Rows {
@@ -1623,6 +1682,14 @@ t161:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_assign_member
+					m16 = (params[0].Lo)
+					goto t163
+				default: // miss
+					goto n162
+				}
 			}
 		} else if a, ps, hit := pl.tables[6].LookupWordAction(k232); hit {
 			act, params = a, ps
@@ -1655,6 +1722,34 @@ t163:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_ipv4_member_rewrite
+					params := (*[5]packet.Value)(params)
+					_ = params
+					m17 = (params[0].Lo)
+					m18 = (params[1].Lo)
+					m20 = (params[2].Lo)
+					m21 = (params[3].Lo)
+					m22 = (params[4].Lo)
+					goto t167
+				case 1: // do_ipv6_member_rewrite
+					params := (*[5]packet.Value)(params)
+					_ = params
+					m17 = (params[0].Lo)
+					m19 = params[1]
+					m20 = (params[2].Lo)
+					m21 = (params[3].Lo)
+					m22 = (params[4].Lo)
+					pl.edges[3]++
+					goto t167
+				case 2: // drop_soft_evicted
+					goto n165
+				case 3: // drop_deregistered
+					goto n166
+				default: // miss
+					goto n164
+				}
 			}
 		} else if a, ps, hit := pl.tables[7].LookupWordAction(k239); hit {
 			act, params = a, ps

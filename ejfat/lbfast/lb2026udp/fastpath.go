@@ -1243,6 +1243,18 @@ t50:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // set_l2_iface
+					params := (*[2]packet.Value)(params)
+					_ = params
+					m4 = (params[0].Lo)
+					m5 = (params[1].Lo)
+					goto t51
+				default: // miss
+					pl.edges[1]++
+					goto t51
+				}
 			}
 		} else if sc47 := &pr44.Scan; len(sc47.Rows) > 0 {
 			for i := range sc47.Rows {
@@ -1290,6 +1302,17 @@ t52:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // set_mac_sa
+					m5 = (params[0].Lo)
+					goto t54
+				case 1: // l2_dst_allow
+					pl.edges[2]++
+					goto t54
+				default: // miss
+					goto n53
+				}
 			}
 		} else if sc54 := &pr51.Scan; len(sc54.Rows) > 0 {
 			for i := range sc54.Rows {
@@ -1353,6 +1376,17 @@ t58:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // set_ip_sa
+					params := (*[2]packet.Value)(params)
+					_ = params
+					m6 = params[0]
+					m7 = (params[1].Lo)
+					goto t60
+				default: // miss
+					goto n59
+				}
 			}
 		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw57, kw58, kw60.Hi, kw60.Lo); hit {
 			act, params = a, ps
@@ -1423,6 +1457,13 @@ t114:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // allow_ip_src
+					goto t117
+				default: // miss
+					goto n116
+				}
 			}
 		} else if a, ps, hit := pl.tables[3].LookupWordAction(k205); hit {
 			act, params = a, ps
@@ -1499,6 +1540,24 @@ t124:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_assign_epoch
+					m10 = (params[0].Lo)
+					m11 = (0x9)
+					m12 = (0x0)
+					goto t126
+				case 1: // do_assign_epoch_with_slot_sel_opts
+					params := (*[3]packet.Value)(params)
+					_ = params
+					m10 = (params[0].Lo)
+					m11 = (params[1].Lo)
+					m12 = (params[2].Lo)
+					pl.edges[3]++
+					goto t126
+				default: // miss
+					goto n125
+				}
 			}
 		} else if sc230 := &pr225.Scan; len(sc230.Rows) > 0 {
 			for i := range sc230.Rows {
@@ -1575,6 +1634,14 @@ t127:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_assign_member
+					m16 = (params[0].Lo)
+					goto t129
+				default: // miss
+					goto n128
+				}
 			}
 		} else if a, ps, hit := pl.tables[6].LookupWordAction(k237); hit {
 			act, params = a, ps
@@ -1607,6 +1674,34 @@ t129:
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
+				_ = params
+				switch act {
+				case 0: // do_ipv4_member_rewrite
+					params := (*[5]packet.Value)(params)
+					_ = params
+					m17 = (params[0].Lo)
+					m18 = (params[1].Lo)
+					m20 = (params[2].Lo)
+					m21 = (params[3].Lo)
+					m22 = (params[4].Lo)
+					goto t133
+				case 1: // do_ipv6_member_rewrite
+					params := (*[5]packet.Value)(params)
+					_ = params
+					m17 = (params[0].Lo)
+					m19 = params[1]
+					m20 = (params[2].Lo)
+					m21 = (params[3].Lo)
+					m22 = (params[4].Lo)
+					pl.edges[4]++
+					goto t133
+				case 2: // drop_soft_evicted
+					goto n131
+				case 3: // drop_deregistered
+					goto n132
+				default: // miss
+					goto n130
+				}
 			}
 		} else if a, ps, hit := pl.tables[7].LookupWordAction(k244); hit {
 			act, params = a, ps
