@@ -220,10 +220,23 @@ func (c *gen) pop(o *packet.Op) {
 }
 
 // move generates the removal of the frame's bytes [off, off+n): the shorter
-// side moves over them, as packet.Packet.Pop does.
+// side moves over them, as packet.Packet.Pop does. A head of 16 to 64
+// bytes moving by 16 or more moves in pieces of 16 from its end, each a
+// copy Go makes one load and one store (its length is a constant), no
+// piece overwriting bytes a later one reads; where the offsets are
+// constants, as on the hot path, the pieces' arithmetic and bounds checks
+// fold away, and memmove's call and size dispatch are gone.
 func (c *gen) move(off, n string) {
 	c.emit("if %s < len(p.Data)-%s-%s {", off, off, n)
+	c.emit("if o, k := %s, %s; k >= 16 && o >= 16 && o <= 64 {", off, n)
+	c.emit("copy(p.Data[k+o-16:k+o], p.Data[o-16:o])")
+	for _, above := range []int{16, 32} {
+		c.emit("if o > %d { m := max(o-%d, 0); copy(p.Data[k+m:k+m+16], p.Data[m:m+16]) }", above, above+16)
+	}
+	c.emit("if o > 48 { copy(p.Data[k:k+16], p.Data[:16]) }")
+	c.emit("} else {")
 	c.emit("copy(p.Data[%s:%s+%s], p.Data[:%s])", n, n, off, off)
+	c.emit("}")
 	c.emit("p.Data = p.Data[%s:]", n)
 	c.emit("} else {")
 	c.emit("copy(p.Data[%s:], p.Data[%s+%s:])", off, off, n)

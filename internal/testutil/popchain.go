@@ -40,4 +40,4 @@ func PopChainCorpus(t testing.TB) [][]byte {
 }
 
 // PopChainNodes are the nodes of popchain.nsc the corpus must reach.
-var PopChainNodes = []string{"Pop2", "PopVLAN", "GonePopUDP", "RevPop1"}
+var PopChainNodes = []string{"Pop2", "PopVLAN", "GonePopUDP", "RevPop1", "PopIPv4"}

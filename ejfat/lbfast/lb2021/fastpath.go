@@ -788,7 +788,22 @@ t34:
 			}
 		}
 		if po91 < len(data)-po91-pn92 {
-			copy(data[pn92:pn92+po91], data[:po91])
+			if o, k := po91, pn92; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn92:pn92+po91], data[:po91])
+			}
 			data = data[pn92:]
 		} else {
 			copy(data[po91:], data[po91+pn92:])
@@ -1330,7 +1345,22 @@ n34:
 			}
 		}
 		if po91 < len(data)-po91-pn92 {
-			copy(data[pn92:pn92+po91], data[:po91])
+			if o, k := po91, pn92; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn92:pn92+po91], data[:po91])
+			}
 			data = data[pn92:]
 		} else {
 			copy(data[po91:], data[po91+pn92:])

@@ -959,7 +959,22 @@ t37:
 			}
 		}
 		if po101 < len(data)-po101-pn102 {
-			copy(data[pn102:pn102+po101], data[:po101])
+			if o, k := po101, pn102; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn102:pn102+po101], data[:po101])
+			}
 			data = data[pn102:]
 		} else {
 			copy(data[po101:], data[po101+pn102:])
@@ -1667,7 +1682,22 @@ n37:
 			}
 		}
 		if po101 < len(data)-po101-pn102 {
-			copy(data[pn102:pn102+po101], data[:po101])
+			if o, k := po101, pn102; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn102:pn102+po101], data[:po101])
+			}
 			data = data[pn102:]
 		} else {
 			copy(data[po101:], data[po101+pn102:])

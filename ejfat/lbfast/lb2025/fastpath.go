@@ -1488,7 +1488,22 @@ t108:
 	{ // LbPopCommon: pop lb_common
 		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -1510,7 +1525,22 @@ t108:
 		}
 		pendN += pn211
 		if po210 < len(data)-po210-pendN {
-			copy(data[pendN:pendN+po210], data[:po210])
+			if o, k := po210, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po210], data[:po210])
+			}
 			data = data[pendN:]
 		} else {
 			copy(data[po210:], data[po210+pendN:])
@@ -2482,7 +2512,22 @@ n69:
 	{ // NsPopOpt: pop nd_opt
 		if pendN != 0 && !((h13 >= 0) && h13+2 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -2507,7 +2552,22 @@ n70:
 	{ // NsPopBody: pop nd_ns
 		if pendN != 0 && !((h12 >= 0) && h12+20 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -2521,7 +2581,22 @@ n70:
 		}
 		pendN += pn128
 		if po127 < len(data)-po127-pendN {
-			copy(data[pendN:pendN+po127], data[:po127])
+			if o, k := po127, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po127], data[:po127])
+			}
 			data = data[pendN:]
 		} else {
 			copy(data[po127:], data[po127+pendN:])
@@ -3962,7 +4037,22 @@ n108:
 	{ // LbPopCommon: pop lb_common
 		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -3984,7 +4074,22 @@ n108:
 		}
 		pendN += pn211
 		if po210 < len(data)-po210-pendN {
-			copy(data[pendN:pendN+po210], data[:po210])
+			if o, k := po210, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po210], data[:po210])
+			}
 			data = data[pendN:]
 		} else {
 			copy(data[po210:], data[po210+pendN:])

@@ -1526,7 +1526,22 @@ t94:
 	{ // LbPopCommon: pop lb_common
 		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -1548,7 +1563,22 @@ t94:
 		}
 		pendN += pn222
 		if po221 < len(data)-po221-pendN {
-			copy(data[pendN:pendN+po221], data[:po221])
+			if o, k := po221, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po221], data[:po221])
+			}
 			data = data[pendN:]
 		} else {
 			copy(data[po221:], data[po221+pendN:])
@@ -2875,7 +2905,22 @@ n55:
 	{ // NsPopOpt: pop nd_opt
 		if pendN != 0 && !((h13 >= 0) && h13+2 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -2972,7 +3017,22 @@ n56:
 	{ // NsPopBody: pop nd_ns
 		if pendN != 0 && !((h12 >= 0) && h12+20 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -2989,7 +3049,22 @@ n56:
 		}
 		pendN += pn139
 		if po138 < len(data)-po138-pendN {
-			copy(data[pendN:pendN+po138], data[:po138])
+			if o, k := po138, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po138], data[:po138])
+			}
 			data = data[pendN:]
 		} else {
 			copy(data[po138:], data[po138+pendN:])
@@ -4517,7 +4592,22 @@ n94:
 	{ // LbPopCommon: pop lb_common
 		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -4539,7 +4629,22 @@ n94:
 		}
 		pendN += pn222
 		if po221 < len(data)-po221-pendN {
-			copy(data[pendN:pendN+po221], data[:po221])
+			if o, k := po221, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po221], data[:po221])
+			}
 			data = data[pendN:]
 		} else {
 			copy(data[po221:], data[po221+pendN:])

@@ -1856,7 +1856,22 @@ t182:
 	{ // LbPopCommon: pop lb_common
 		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -1878,7 +1893,22 @@ t182:
 		}
 		pendN += pn254
 		if po253 < len(data)-po253-pendN {
-			copy(data[pendN:pendN+po253], data[:po253])
+			if o, k := po253, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po253], data[:po253])
+			}
 			data = data[pendN:]
 		} else {
 			copy(data[po253:], data[po253+pendN:])
@@ -2608,7 +2638,22 @@ n59:
 			return pl.drop(2)
 		}
 		if po39 < len(data)-po39-pn40 {
-			copy(data[pn40:pn40+po39], data[:po39])
+			if o, k := po39, pn40; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn40:pn40+po39], data[:po39])
+			}
 			data = data[pn40:]
 		} else {
 			copy(data[po39:], data[po39+pn40:])
@@ -2635,7 +2680,22 @@ n61:
 			return pl.drop(3)
 		}
 		if po41 < len(data)-po41-pn42 {
-			copy(data[pn42:pn42+po41], data[:po41])
+			if o, k := po41, pn42; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn42:pn42+po41], data[:po41])
+			}
 			data = data[pn42:]
 		} else {
 			copy(data[po41:], data[po41+pn42:])
@@ -2662,7 +2722,22 @@ n63:
 			return pl.drop(4)
 		}
 		if po43 < len(data)-po43-pn44 {
-			copy(data[pn44:pn44+po43], data[:po43])
+			if o, k := po43, pn44; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn44:pn44+po43], data[:po43])
+			}
 			data = data[pn44:]
 		} else {
 			copy(data[po43:], data[po43+pn44:])
@@ -2689,7 +2764,22 @@ n65:
 			return pl.drop(5)
 		}
 		if po45 < len(data)-po45-pn46 {
-			copy(data[pn46:pn46+po45], data[:po45])
+			if o, k := po45, pn46; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn46:pn46+po45], data[:po45])
+			}
 			data = data[pn46:]
 		} else {
 			copy(data[po45:], data[po45+pn46:])
@@ -2716,7 +2806,22 @@ n67:
 			return pl.drop(6)
 		}
 		if po47 < len(data)-po47-pn48 {
-			copy(data[pn48:pn48+po47], data[:po47])
+			if o, k := po47, pn48; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn48:pn48+po47], data[:po47])
+			}
 			data = data[pn48:]
 		} else {
 			copy(data[po47:], data[po47+pn48:])
@@ -2743,7 +2848,22 @@ n69:
 			return pl.drop(7)
 		}
 		if po49 < len(data)-po49-pn50 {
-			copy(data[pn50:pn50+po49], data[:po49])
+			if o, k := po49, pn50; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn50:pn50+po49], data[:po49])
+			}
 			data = data[pn50:]
 		} else {
 			copy(data[po49:], data[po49+pn50:])
@@ -2795,7 +2915,22 @@ n73:
 			return pl.drop(8)
 		}
 		if po53 < len(data)-po53-pn54 {
-			copy(data[pn54:pn54+po53], data[:po53])
+			if o, k := po53, pn54; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn54:pn54+po53], data[:po53])
+			}
 			data = data[pn54:]
 		} else {
 			copy(data[po53:], data[po53+pn54:])
@@ -3547,7 +3682,22 @@ n132:
 	{ // NsPopOpt: pop nd_opt
 		if pendN != 0 && !((h13 >= 0) && h13+2 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -3572,7 +3722,22 @@ n133:
 	{ // NsPopBody: pop nd_ns
 		if pendN != 0 && !((h12 >= 0) && h12+20 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -3589,7 +3754,22 @@ n133:
 		}
 		pendN += pn164
 		if po163 < len(data)-po163-pendN {
-			copy(data[pendN:pendN+po163], data[:po163])
+			if o, k := po163, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po163], data[:po163])
+			}
 			data = data[pendN:]
 		} else {
 			copy(data[po163:], data[po163+pendN:])
@@ -5120,7 +5300,22 @@ n182:
 	{ // LbPopCommon: pop lb_common
 		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -5142,7 +5337,22 @@ n182:
 		}
 		pendN += pn254
 		if po253 < len(data)-po253-pendN {
-			copy(data[pendN:pendN+po253], data[:po253])
+			if o, k := po253, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po253], data[:po253])
+			}
 			data = data[pendN:]
 		} else {
 			copy(data[po253:], data[po253+pendN:])

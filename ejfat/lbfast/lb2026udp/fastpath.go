@@ -1811,7 +1811,22 @@ t148:
 	{ // LbPopCommon: pop lb_common
 		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -1833,7 +1848,22 @@ t148:
 		}
 		pendN += pn259
 		if po258 < len(data)-po258-pendN {
-			copy(data[pendN:pendN+po258], data[:po258])
+			if o, k := po258, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po258], data[:po258])
+			}
 			data = data[pendN:]
 		} else {
 			copy(data[po258:], data[po258+pendN:])
@@ -2544,7 +2574,22 @@ n35:
 			return pl.drop(9)
 		}
 		if po27 < len(data)-po27-pn28 {
-			copy(data[pn28:pn28+po27], data[:po27])
+			if o, k := po27, pn28; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn28:pn28+po27], data[:po27])
+			}
 			data = data[pn28:]
 		} else {
 			copy(data[po27:], data[po27+pn28:])
@@ -2643,7 +2688,22 @@ n37:
 			return pl.drop(10)
 		}
 		if po29 < len(data)-po29-pn30 {
-			copy(data[pn30:pn30+po29], data[:po29])
+			if o, k := po29, pn30; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn30:pn30+po29], data[:po29])
+			}
 			data = data[pn30:]
 		} else {
 			copy(data[po29:], data[po29+pn30:])
@@ -2742,7 +2802,22 @@ n39:
 			return pl.drop(11)
 		}
 		if po31 < len(data)-po31-pn32 {
-			copy(data[pn32:pn32+po31], data[:po31])
+			if o, k := po31, pn32; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn32:pn32+po31], data[:po31])
+			}
 			data = data[pn32:]
 		} else {
 			copy(data[po31:], data[po31+pn32:])
@@ -2841,7 +2916,22 @@ n41:
 			return pl.drop(12)
 		}
 		if po33 < len(data)-po33-pn34 {
-			copy(data[pn34:pn34+po33], data[:po33])
+			if o, k := po33, pn34; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn34:pn34+po33], data[:po33])
+			}
 			data = data[pn34:]
 		} else {
 			copy(data[po33:], data[po33+pn34:])
@@ -2940,7 +3030,22 @@ n43:
 			return pl.drop(13)
 		}
 		if po35 < len(data)-po35-pn36 {
-			copy(data[pn36:pn36+po35], data[:po35])
+			if o, k := po35, pn36; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn36:pn36+po35], data[:po35])
+			}
 			data = data[pn36:]
 		} else {
 			copy(data[po35:], data[po35+pn36:])
@@ -3039,7 +3144,22 @@ n45:
 			return pl.drop(14)
 		}
 		if po37 < len(data)-po37-pn38 {
-			copy(data[pn38:pn38+po37], data[:po37])
+			if o, k := po37, pn38; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn38:pn38+po37], data[:po37])
+			}
 			data = data[pn38:]
 		} else {
 			copy(data[po37:], data[po37+pn38:])
@@ -3166,7 +3286,22 @@ n49:
 			return pl.drop(16)
 		}
 		if po41 < len(data)-po41-pn42 {
-			copy(data[pn42:pn42+po41], data[:po41])
+			if o, k := po41, pn42; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn42:pn42+po41], data[:po41])
+			}
 			data = data[pn42:]
 		} else {
 			copy(data[po41:], data[po41+pn42:])
@@ -4159,7 +4294,22 @@ n104:
 	{ // NsPopOpt: pop nd_opt
 		if pendN != 0 && !((h13 >= 0) && h13+2 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -4256,7 +4406,22 @@ n105:
 	{ // NsPopBody: pop nd_ns
 		if pendN != 0 && !((h12 >= 0) && h12+20 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -4273,7 +4438,22 @@ n105:
 		}
 		pendN += pn169
 		if po168 < len(data)-po168-pendN {
-			copy(data[pendN:pendN+po168], data[:po168])
+			if o, k := po168, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po168], data[:po168])
+			}
 			data = data[pendN:]
 		} else {
 			copy(data[po168:], data[po168+pendN:])
@@ -5849,7 +6029,22 @@ n148:
 	{ // LbPopCommon: pop lb_common
 		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -5871,7 +6066,22 @@ n148:
 		}
 		pendN += pn259
 		if po258 < len(data)-po258-pendN {
-			copy(data[pendN:pendN+po258], data[:po258])
+			if o, k := po258, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po258], data[:po258])
+			}
 			data = data[pendN:]
 		} else {
 			copy(data[po258:], data[po258+pendN:])

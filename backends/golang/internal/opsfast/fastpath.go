@@ -637,7 +637,22 @@ n10:
 			return pl.drop(4)
 		}
 		if po10 < len(data)-po10-pn11 {
-			copy(data[pn11:pn11+po10], data[:po10])
+			if o, k := po10, pn11; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn11:pn11+po10], data[:po10])
+			}
 			data = data[pn11:]
 		} else {
 			copy(data[po10:], data[po10+pn11:])
@@ -1664,7 +1679,22 @@ n34:
 			}
 		}
 		if po113 < len(data)-po113-pn114 {
-			copy(data[pn114:pn114+po113], data[:po113])
+			if o, k := po113, pn114; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn114:pn114+po113], data[:po113])
+			}
 			data = data[pn114:]
 		} else {
 			copy(data[po113:], data[po113+pn114:])
@@ -1858,7 +1888,22 @@ n39:
 			return pl.drop(13)
 		}
 		if po141 < len(data)-po141-pn142 {
-			copy(data[pn142:pn142+po141], data[:po141])
+			if o, k := po141, pn142; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn142:pn142+po141], data[:po141])
+			}
 			data = data[pn142:]
 		} else {
 			copy(data[po141:], data[po141+pn142:])

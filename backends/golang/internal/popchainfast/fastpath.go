@@ -116,15 +116,16 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [19]string{"RxQueue", "IsUDP", "NotUDP", "T1", "T2", "Short", "Which", "Pop1", "Pop2", "ApartPop2", "HasVLAN", "PopVLAN", "PopIPv4Opts", "GonePop1", "GonePopUDP", "RevPop2", "RevPop1", "Shorter", "TxQueue"}
+var NodeNames = [20]string{"RxQueue", "IsUDP", "NotUDP", "T1", "T2", "Short", "Which", "PopIPv4", "Pop1", "Pop2", "ApartPop2", "HasVLAN", "PopVLAN", "PopIPv4Opts", "GonePop1", "GonePopUDP", "RevPop2", "RevPop1", "Shorter", "TxQueue"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [1]string{"TxQueue"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [12]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
+var DropSites = [13]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
 	{Node: "NotUDP", Reason: "not UDP"},
 	{Node: "Short", Reason: "no tags"},
+	{Node: "PopIPv4", Reason: "malformed"},
 	{Node: "Pop1", Reason: "malformed"},
 	{Node: "Pop2", Reason: "malformed"},
 	{Node: "ApartPop2", Reason: "malformed"},
@@ -140,7 +141,7 @@ var DropSites = [12]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
 var CountLabels = [0]string{}
 
 // countOf is, per node, 1 + its count operation's label, or 0.
-var countOf = [19]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+var countOf = [20]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
@@ -155,7 +156,7 @@ type Pipeline struct {
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
 	// edges count the frames along the few edges the node runs do not
 	// follow from (see runs).
-	edges [5]uint64
+	edges [6]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -255,64 +256,68 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
-	var f [37]uint64
-	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Sunk[0]
+	var f [40]uint64
+	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Sunk[0]
 	f[0] = pl.Dropped[0]
 	f[4] = pl.Dropped[1]
-	f[8] = pl.edges[4]
+	f[8] = pl.edges[5]
 	f[9] = pl.Dropped[2]
-	f[14] = pl.Dropped[3]
-	f[16] = pl.Dropped[4]
-	f[18] = pl.Dropped[5]
-	f[22] = pl.Dropped[6]
-	f[23] = pl.edges[0]
-	f[24] = pl.Dropped[7]
-	f[25] = pl.edges[1]
-	f[26] = pl.Dropped[8]
-	f[28] = pl.Dropped[9]
-	f[30] = pl.Dropped[10]
-	f[32] = pl.Dropped[11]
-	f[33] = pl.edges[2]
-	f[34] = pl.edges[3]
-	f[35] = pl.Sunk[0]
-	f[36] = total
-	f[1] = 0 + f[36] - f[0]
+	f[15] = pl.Dropped[3]
+	f[17] = pl.Dropped[4]
+	f[19] = pl.Dropped[5]
+	f[21] = pl.Dropped[6]
+	f[25] = pl.Dropped[7]
+	f[26] = pl.edges[0]
+	f[27] = pl.Dropped[8]
+	f[28] = pl.edges[1]
+	f[29] = pl.Dropped[9]
+	f[31] = pl.Dropped[10]
+	f[32] = pl.edges[2]
+	f[33] = pl.Dropped[11]
+	f[35] = pl.Dropped[12]
+	f[36] = pl.edges[3]
+	f[37] = pl.edges[4]
+	f[38] = pl.Sunk[0]
+	f[39] = total
+	f[1] = 0 + f[39] - f[0]
 	f[3] = 0 + f[4]
 	f[6] = 0 + f[9] - f[8]
-	f[20] = 0 + f[22] + f[23]
-	f[21] = 0 + f[24] + f[25]
-	f[31] = 0 + f[32] + f[33]
-	f[17] = 0 + f[34] - f[23] - f[25] - f[33]
-	f[29] = 0 + f[35] - f[34]
+	f[23] = 0 + f[25] + f[26]
+	f[24] = 0 + f[27] + f[28]
+	f[30] = 0 + f[31] + f[32]
+	f[34] = 0 + f[35] + f[36]
+	f[20] = 0 + f[37] - f[26] - f[28] - f[36]
+	f[16] = 0 + f[38] - f[32] - f[37]
 	f[2] = 0 + f[1] - f[3]
 	f[5] = 0 + f[2] - f[6]
 	f[7] = 0 + f[5] - f[8]
-	f[15] = 0 + f[16] + f[17]
-	f[19] = 0 + f[20] + f[21]
-	f[27] = 0 + f[28] + f[29]
-	f[13] = 0 + f[30] + f[31]
-	f[10] = 0 + f[14] + f[15]
-	f[11] = 0 + f[18] + f[19]
-	f[12] = 0 + f[26] + f[27]
-	r[0] = 0 + f[36]
+	f[13] = 0 + f[15] + f[16]
+	f[18] = 0 + f[19] + f[20]
+	f[22] = 0 + f[23] + f[24]
+	f[12] = 0 + f[29] + f[30]
+	f[14] = 0 + f[33] + f[34]
+	f[10] = 0 + f[17] + f[18]
+	f[11] = 0 + f[21] + f[22]
+	r[0] = 0 + f[39]
 	r[1] = 0 + f[1]
 	r[2] = 0 + f[3]
 	r[3] = 0 + f[2]
 	r[4] = 0 + f[5]
 	r[5] = 0 + f[6] + f[8]
 	r[6] = 0 + f[7]
-	r[7] = 0 + f[10]
-	r[8] = 0 + f[15]
-	r[9] = 0 + f[11]
-	r[10] = 0 + f[19]
-	r[11] = 0 + f[20]
-	r[12] = 0 + f[21]
-	r[13] = 0 + f[12]
-	r[14] = 0 + f[27]
-	r[15] = 0 + f[13]
-	r[16] = 0 + f[31]
-	r[17] = 0 + f[17] + f[23] + f[25] + f[33]
-	r[18] = 0 + f[29] + f[34]
+	r[7] = 0 + f[13]
+	r[8] = 0 + f[10]
+	r[9] = 0 + f[18]
+	r[10] = 0 + f[11]
+	r[11] = 0 + f[22]
+	r[12] = 0 + f[23]
+	r[13] = 0 + f[24]
+	r[14] = 0 + f[12]
+	r[15] = 0 + f[30]
+	r[16] = 0 + f[14]
+	r[17] = 0 + f[34]
+	r[18] = 0 + f[20] + f[26] + f[28] + f[36]
+	r[19] = 0 + f[16] + f[32] + f[37]
 	return r
 }
 
@@ -475,7 +480,7 @@ n4:
 			cur += 4 // tag2
 			goto n6
 		}
-		pl.edges[4]++
+		pl.edges[5]++
 		goto n5
 	}
 n5:
@@ -483,63 +488,129 @@ n5:
 		return pl.drop(2)
 	}
 n6:
-	{ // Which: switch udp.dport & 3
+	{ // Which: switch udp.dport & 7
 		b3 := data[h8 : h8+8] // udp
-		v2 := ((uint64(b3[2])<<8 | uint64(b3[3])) & 0x3)
+		v2 := ((uint64(b3[2])<<8 | uint64(b3[3])) & 0x7)
 		switch {
 		case v2 == 0x0:
-			goto n7
+			goto n8
 		case v2 == 0x1:
-			goto n9
+			goto n10
 		case v2 == 0x2:
-			goto n13
+			goto n14
+		case v2 == 0x4:
+			goto n7
 		default:
-			goto n15
+			goto n16
 		}
 	}
 n7:
-	{ // Pop1: pop tag1
-		po4, pn5 := h9, 4 // tag1
+	{ // PopIPv4: pop ipv4
+		if !(h3 >= 0) {
+			return pl.drop(3)
+		}
+		po4, pn5 := h3, h3len // ipv4
 		if po4+pn5 > len(data) {
 			return pl.drop(3)
 		}
-		if po4 > h8 && (po4-h8)%2 == 0 {
-			pw7 := data[po4 : po4+4]
-			d6 := uint64(^uint32((uint64(pw7[0])<<24 | uint64(pw7[1])<<16 | uint64(pw7[2])<<8 | uint64(pw7[3]))))
-			if h8+8 <= len(data) {
-				cb := data[h8+6 : h8+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				if cv != 0 {
-					x := uint64(^cv) + d6
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					if r == 0 {
-						r = 0xffff
-					}
-					s8 := r
-					cb[0] = byte(s8 >> 8)
-					cb[1] = byte(s8)
+		if po4 < len(data)-po4-pn5 {
+			if o, k := po4, pn5; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
 				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn5:pn5+po4], data[:po4])
 			}
+			data = data[pn5:]
+		} else {
+			copy(data[po4:], data[po4+pn5:])
+			data = data[:len(data)-pn5]
 		}
-		pendOff = po4
-		pendN = pn5
-		h9 = -1
+		h3 = -1
+		if (h5 >= 0) && h5 > po4 {
+			h5 -= pn5
+		} // icmp
+		if h8 > po4 {
+			h8 -= pn5
+		} // udp
+		if h9 > po4 {
+			h9 -= pn5
+		} // tag1
 		if h10 > po4 {
 			h10 -= pn5
 		} // tag2
 		if cur > po4 {
 			cur = max(po4, cur-pn5)
 		}
-		goto n8
+		goto n19
 	}
 n8:
+	{ // Pop1: pop tag1
+		po6, pn7 := h9, 4 // tag1
+		if po6+pn7 > len(data) {
+			return pl.drop(4)
+		}
+		if po6 > h8 && (po6-h8)%2 == 0 {
+			pw9 := data[po6 : po6+4]
+			d8 := uint64(^uint32((uint64(pw9[0])<<24 | uint64(pw9[1])<<16 | uint64(pw9[2])<<8 | uint64(pw9[3]))))
+			if h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				if cv != 0 {
+					x := uint64(^cv) + d8
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					if r == 0 {
+						r = 0xffff
+					}
+					s10 := r
+					cb[0] = byte(s10 >> 8)
+					cb[1] = byte(s10)
+				}
+			}
+		}
+		pendOff = po6
+		pendN = pn7
+		h9 = -1
+		if h10 > po6 {
+			h10 -= pn7
+		} // tag2
+		if cur > po6 {
+			cur = max(po6, cur-pn7)
+		}
+		goto n9
+	}
+n9:
 	{ // Pop2: pop tag2
 		if pendN != 0 && !((h10 >= 0) && h10+4 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -547,18 +618,18 @@ n8:
 			}
 			pendN = 0
 		}
-		po9, pn10 := h10, 4 // tag2
-		if po9+pn10 > len(data) {
-			return pl.drop(4)
+		po11, pn12 := h10, 4 // tag2
+		if po11+pn12 > len(data) {
+			return pl.drop(5)
 		}
-		if po9 > h8 && (po9-h8)%2 == 0 {
-			pw12 := data[po9 : po9+4]
-			d11 := uint64(^uint32((uint64(pw12[0])<<24 | uint64(pw12[1])<<16 | uint64(pw12[2])<<8 | uint64(pw12[3]))))
+		if po11 > h8 && (po11-h8)%2 == 0 {
+			pw14 := data[po11 : po11+4]
+			d13 := uint64(^uint32((uint64(pw14[0])<<24 | uint64(pw14[1])<<16 | uint64(pw14[2])<<8 | uint64(pw14[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + d11
+					x := uint64(^cv) + d13
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -566,41 +637,56 @@ n8:
 					if r == 0 {
 						r = 0xffff
 					}
-					s13 := r
-					cb[0] = byte(s13 >> 8)
-					cb[1] = byte(s13)
+					s15 := r
+					cb[0] = byte(s15 >> 8)
+					cb[1] = byte(s15)
 				}
 			}
 		}
-		pendN += pn10
-		if po9 < len(data)-po9-pendN {
-			copy(data[pendN:pendN+po9], data[:po9])
+		pendN += pn12
+		if po11 < len(data)-po11-pendN {
+			if o, k := po11, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po11], data[:po11])
+			}
 			data = data[pendN:]
 		} else {
-			copy(data[po9:], data[po9+pendN:])
+			copy(data[po11:], data[po11+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h10 = -1
-		if cur > po9 {
-			cur = max(po9, cur-pn10)
+		if cur > po11 {
+			cur = max(po11, cur-pn12)
 		}
-		goto n17
+		goto n18
 	}
-n9:
+n10:
 	{ // ApartPop2: pop tag2
-		po14, pn15 := h10, 4 // tag2
-		if po14+pn15 > len(data) {
-			return pl.drop(5)
+		po16, pn17 := h10, 4 // tag2
+		if po16+pn17 > len(data) {
+			return pl.drop(6)
 		}
-		if po14 > h8 && (po14-h8)%2 == 0 {
-			pw17 := data[po14 : po14+4]
-			d16 := uint64(^uint32((uint64(pw17[0])<<24 | uint64(pw17[1])<<16 | uint64(pw17[2])<<8 | uint64(pw17[3]))))
+		if po16 > h8 && (po16-h8)%2 == 0 {
+			pw19 := data[po16 : po16+4]
+			d18 := uint64(^uint32((uint64(pw19[0])<<24 | uint64(pw19[1])<<16 | uint64(pw19[2])<<8 | uint64(pw19[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + d16
+					x := uint64(^cv) + d18
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -608,116 +694,146 @@ n9:
 					if r == 0 {
 						r = 0xffff
 					}
-					s18 := r
-					cb[0] = byte(s18 >> 8)
-					cb[1] = byte(s18)
+					s20 := r
+					cb[0] = byte(s20 >> 8)
+					cb[1] = byte(s20)
 				}
 			}
 		}
-		if po14 < len(data)-po14-pn15 {
-			copy(data[pn15:pn15+po14], data[:po14])
-			data = data[pn15:]
+		if po16 < len(data)-po16-pn17 {
+			if o, k := po16, pn17; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn17:pn17+po16], data[:po16])
+			}
+			data = data[pn17:]
 		} else {
-			copy(data[po14:], data[po14+pn15:])
-			data = data[:len(data)-pn15]
+			copy(data[po16:], data[po16+pn17:])
+			data = data[:len(data)-pn17]
 		}
 		h10 = -1
-		if cur > po14 {
-			cur = max(po14, cur-pn15)
+		if cur > po16 {
+			cur = max(po16, cur-pn17)
 		}
-		goto n10
-	}
-n10:
-	{ // HasVLAN: test valid(vlan)
-		if h1 >= 0 {
-			goto n11
-		}
-		goto n12
+		goto n11
 	}
 n11:
-	{ // PopVLAN: pop vlan
-		po19, pn20 := h1, 4 // vlan
-		if po19+pn20 > len(data) {
-			return pl.drop(6)
+	{ // HasVLAN: test valid(vlan)
+		if h1 >= 0 {
+			goto n12
 		}
-		if po19 < len(data)-po19-pn20 {
-			copy(data[pn20:pn20+po19], data[:po19])
-			data = data[pn20:]
-		} else {
-			copy(data[po19:], data[po19+pn20:])
-			data = data[:len(data)-pn20]
-		}
-		h1 = -1
-		if (h2 >= 0) && h2 > po19 {
-			h2 -= pn20
-		} // arp
-		if (h3 >= 0) && h3 > po19 {
-			h3 -= pn20
-		} // ipv4
-		if (h4 >= 0) && h4 > po19 {
-			h4 -= pn20
-		} // ipv6
-		if (h5 >= 0) && h5 > po19 {
-			h5 -= pn20
-		} // icmp
-		if (h6 >= 0) && h6 > po19 {
-			h6 -= pn20
-		} // icmpv6
-		if h8 > po19 {
-			h8 -= pn20
-		} // udp
-		if h9 > po19 {
-			h9 -= pn20
-		} // tag1
-		if cur > po19 {
-			cur = max(po19, cur-pn20)
-		}
-		pl.edges[0]++
-		goto n17
+		goto n13
 	}
 n12:
-	{ // PopIPv4Opts: set ipv4.ttl
-		var d21 uint64 // ipv4 checksum
-		if !(h3 >= 0) {
+	{ // PopVLAN: pop vlan
+		po21, pn22 := h1, 4 // vlan
+		if po21+pn22 > len(data) {
 			return pl.drop(7)
 		}
-		b22 := data[h3 : h3+20] // ipv4
-		v23 := (uint64(b22[8]) - 0x1)
-		os24 := (uint64(1)*0xffff - uint64(uint32(uint64(b22[8])<<8|uint64(b22[9]))))
-		b22[8] = byte(v23)
-		dl25 := os24 + uint64(uint32(uint64(b22[8])<<8|uint64(b22[9])))
+		if po21 < len(data)-po21-pn22 {
+			if o, k := po21, pn22; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn22:pn22+po21], data[:po21])
+			}
+			data = data[pn22:]
+		} else {
+			copy(data[po21:], data[po21+pn22:])
+			data = data[:len(data)-pn22]
+		}
+		h1 = -1
+		if (h2 >= 0) && h2 > po21 {
+			h2 -= pn22
+		} // arp
+		if (h3 >= 0) && h3 > po21 {
+			h3 -= pn22
+		} // ipv4
+		if (h4 >= 0) && h4 > po21 {
+			h4 -= pn22
+		} // ipv6
+		if (h5 >= 0) && h5 > po21 {
+			h5 -= pn22
+		} // icmp
+		if (h6 >= 0) && h6 > po21 {
+			h6 -= pn22
+		} // icmpv6
+		if h8 > po21 {
+			h8 -= pn22
+		} // udp
+		if h9 > po21 {
+			h9 -= pn22
+		} // tag1
+		if cur > po21 {
+			cur = max(po21, cur-pn22)
+		}
+		pl.edges[0]++
+		goto n18
+	}
+n13:
+	{ // PopIPv4Opts: set ipv4.ttl
+		var d23 uint64 // ipv4 checksum
+		if !(h3 >= 0) {
+			return pl.drop(8)
+		}
+		b24 := data[h3 : h3+20] // ipv4
+		v25 := (uint64(b24[8]) - 0x1)
+		os26 := (uint64(1)*0xffff - uint64(uint32(uint64(b24[8])<<8|uint64(b24[9]))))
+		b24[8] = byte(v25)
+		dl27 := os26 + uint64(uint32(uint64(b24[8])<<8|uint64(b24[9])))
 		if h3 >= 0 {
-			d21 += dl25
+			d23 += dl27
 		}
 		if (h3 >= 0) && h3+h3len <= len(data) {
 			cb := data[h3+10 : h3+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d21
+			x := uint64(^cv) + d23
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s26 := r
-			cb[0] = byte(s26 >> 8)
-			cb[1] = byte(s26)
+			s28 := r
+			cb[0] = byte(s28 >> 8)
+			cb[1] = byte(s28)
 		}
 		pl.edges[1]++
-		goto n17
+		goto n18
 	}
-n13:
+n14:
 	{ // GonePop1: pop tag1
-		po27, pn28 := h9, 4 // tag1
-		if po27+pn28 > len(data) {
-			return pl.drop(8)
+		po29, pn30 := h9, 4 // tag1
+		if po29+pn30 > len(data) {
+			return pl.drop(9)
 		}
-		if po27 > h8 && (po27-h8)%2 == 0 {
-			pw30 := data[po27 : po27+4]
-			d29 := uint64(^uint32((uint64(pw30[0])<<24 | uint64(pw30[1])<<16 | uint64(pw30[2])<<8 | uint64(pw30[3]))))
+		if po29 > h8 && (po29-h8)%2 == 0 {
+			pw32 := data[po29 : po29+4]
+			d31 := uint64(^uint32((uint64(pw32[0])<<24 | uint64(pw32[1])<<16 | uint64(pw32[2])<<8 | uint64(pw32[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + d29
+					x := uint64(^cv) + d31
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -725,28 +841,43 @@ n13:
 					if r == 0 {
 						r = 0xffff
 					}
-					s31 := r
-					cb[0] = byte(s31 >> 8)
-					cb[1] = byte(s31)
+					s33 := r
+					cb[0] = byte(s33 >> 8)
+					cb[1] = byte(s33)
 				}
 			}
 		}
-		pendOff = po27
-		pendN = pn28
+		pendOff = po29
+		pendN = pn30
 		h9 = -1
-		if h10 > po27 {
-			h10 -= pn28
+		if h10 > po29 {
+			h10 -= pn30
 		} // tag2
-		if cur > po27 {
-			cur = max(po27, cur-pn28)
+		if cur > po29 {
+			cur = max(po29, cur-pn30)
 		}
-		goto n14
+		goto n15
 	}
-n14:
+n15:
 	{ // GonePopUDP: pop udp
 		if pendN != 0 && !((h8 >= 0) && h8+8 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -754,42 +885,58 @@ n14:
 			}
 			pendN = 0
 		}
-		po32, pn33 := h8, 8 // udp
-		if po32+pn33 > len(data) {
-			return pl.drop(9)
+		po34, pn35 := h8, 8 // udp
+		if po34+pn35 > len(data) {
+			return pl.drop(10)
 		}
-		pendN += pn33
-		if po32 < len(data)-po32-pendN {
-			copy(data[pendN:pendN+po32], data[:po32])
+		pendN += pn35
+		if po34 < len(data)-po34-pendN {
+			if o, k := po34, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po34], data[:po34])
+			}
 			data = data[pendN:]
 		} else {
-			copy(data[po32:], data[po32+pendN:])
+			copy(data[po34:], data[po34+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h8 = -1
-		if h10 > po32 {
-			h10 -= pn33
+		if h10 > po34 {
+			h10 -= pn35
 		} // tag2
-		if cur > po32 {
-			cur = max(po32, cur-pn33)
+		if cur > po34 {
+			cur = max(po34, cur-pn35)
 		}
-		goto n18
+		pl.edges[2]++
+		goto n19
 	}
-n15:
+n16:
 	{ // RevPop2: pop tag2
-		po34, pn35 := h10, 4 // tag2
-		if po34+pn35 > len(data) {
-			return pl.drop(10)
+		po36, pn37 := h10, 4 // tag2
+		if po36+pn37 > len(data) {
+			return pl.drop(11)
 		}
-		if po34 > h8 && (po34-h8)%2 == 0 {
-			pw37 := data[po34 : po34+4]
-			d36 := uint64(^uint32((uint64(pw37[0])<<24 | uint64(pw37[1])<<16 | uint64(pw37[2])<<8 | uint64(pw37[3]))))
+		if po36 > h8 && (po36-h8)%2 == 0 {
+			pw39 := data[po36 : po36+4]
+			d38 := uint64(^uint32((uint64(pw39[0])<<24 | uint64(pw39[1])<<16 | uint64(pw39[2])<<8 | uint64(pw39[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + d36
+					x := uint64(^cv) + d38
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -797,25 +944,40 @@ n15:
 					if r == 0 {
 						r = 0xffff
 					}
-					s38 := r
-					cb[0] = byte(s38 >> 8)
-					cb[1] = byte(s38)
+					s40 := r
+					cb[0] = byte(s40 >> 8)
+					cb[1] = byte(s40)
 				}
 			}
 		}
-		pendOff = po34
-		pendN = pn35
+		pendOff = po36
+		pendN = pn37
 		h10 = -1
-		if cur > po34 {
-			cur = max(po34, cur-pn35)
+		if cur > po36 {
+			cur = max(po36, cur-pn37)
 		}
-		goto n16
+		goto n17
 	}
-n16:
+n17:
 	{ // RevPop1: pop tag1
 		if pendN != 0 && !((h9 >= 0) && h9+4 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
-				copy(data[pendN:pendN+pendOff], data[:pendOff])
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
 				data = data[pendN:]
 			} else {
 				copy(data[pendOff:], data[pendOff+pendN:])
@@ -823,18 +985,18 @@ n16:
 			}
 			pendN = 0
 		}
-		po39, pn40 := h9, 4 // tag1
-		if po39+pn40 > len(data) {
-			return pl.drop(11)
+		po41, pn42 := h9, 4 // tag1
+		if po41+pn42 > len(data) {
+			return pl.drop(12)
 		}
-		if po39 > h8 && (po39-h8)%2 == 0 {
-			pw42 := data[po39 : po39+4]
-			d41 := uint64(^uint32((uint64(pw42[0])<<24 | uint64(pw42[1])<<16 | uint64(pw42[2])<<8 | uint64(pw42[3]))))
+		if po41 > h8 && (po41-h8)%2 == 0 {
+			pw44 := data[po41 : po41+4]
+			d43 := uint64(^uint32((uint64(pw44[0])<<24 | uint64(pw44[1])<<16 | uint64(pw44[2])<<8 | uint64(pw44[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + d41
+					x := uint64(^cv) + d43
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -842,44 +1004,59 @@ n16:
 					if r == 0 {
 						r = 0xffff
 					}
-					s43 := r
-					cb[0] = byte(s43 >> 8)
-					cb[1] = byte(s43)
+					s45 := r
+					cb[0] = byte(s45 >> 8)
+					cb[1] = byte(s45)
 				}
 			}
 		}
-		pendN += pn40
-		if po39 < len(data)-po39-pendN {
-			copy(data[pendN:pendN+po39], data[:po39])
+		pendN += pn42
+		if po41 < len(data)-po41-pendN {
+			if o, k := po41, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po41], data[:po41])
+			}
 			data = data[pendN:]
 		} else {
-			copy(data[po39:], data[po39+pendN:])
+			copy(data[po41:], data[po41+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h9 = -1
-		if cur > po39 {
-			cur = max(po39, cur-pn40)
+		if cur > po41 {
+			cur = max(po41, cur-pn42)
 		}
-		pl.edges[2]++
-		goto n17
+		pl.edges[3]++
+		goto n18
 	}
-n17:
+n18:
 	{ // Shorter: set udp.length
-		var d44 uint64         // udp checksum
-		b45 := data[h8 : h8+8] // udp
-		v46 := ((uint64(b45[4])<<8 | uint64(b45[5])) - 0x8)
-		os47 := uint64(^uint16((uint64(b45[4])<<8 | uint64(b45[5]))))
-		s48 := v46
-		b45[4] = byte(s48 >> 8)
-		b45[5] = byte(s48)
-		dl49 := os47 + uint64(uint16(v46))
-		d44 += dl49
+		var d46 uint64         // udp checksum
+		b47 := data[h8 : h8+8] // udp
+		v48 := ((uint64(b47[4])<<8 | uint64(b47[5])) - 0x8)
+		os49 := uint64(^uint16((uint64(b47[4])<<8 | uint64(b47[5]))))
+		s50 := v48
+		b47[4] = byte(s50 >> 8)
+		b47[5] = byte(s50)
+		dl51 := os49 + uint64(uint16(v48))
+		d46 += dl51
 		if h8+8 <= len(data) {
 			cb := data[h8+6 : h8+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 			if cv != 0 {
-				x := uint64(^cv) + d44
+				x := uint64(^cv) + d46
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
@@ -887,15 +1064,15 @@ n17:
 				if r == 0 {
 					r = 0xffff
 				}
-				s50 := r
-				cb[0] = byte(s50 >> 8)
-				cb[1] = byte(s50)
+				s52 := r
+				cb[0] = byte(s52 >> 8)
+				cb[1] = byte(s52)
 			}
 		}
-		pl.edges[3]++
-		goto n18
+		pl.edges[4]++
+		goto n19
 	}
-n18:
+n19:
 	{ // TxQueue: emit
 		return pl.sink(0, data)
 	}
