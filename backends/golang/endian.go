@@ -37,7 +37,15 @@ func (c *gen) beStore(b string, k, n int, v string) {
 		return
 	}
 	t := c.newTmp("s")
-	c.emit("%s := %s", t, v)
+	switch n {
+	case 2, 4:
+		// As the type's width, the bytes are one value's to the
+		// compiler's store merging; a uint64 cut to the width by a mask
+		// was not always (a zero extension in between left three stores).
+		c.emit("%s := uint%d(%s)", t, 8*n, v)
+	default:
+		c.emit("%s := %s", t, v)
+	}
 	for i := range n {
 		if sh := 8 * (n - 1 - i); sh > 0 {
 			c.emit("%s[%d] = byte(%s >> %d)", b, k+i, t, sh)

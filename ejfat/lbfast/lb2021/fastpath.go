@@ -425,7 +425,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s1 := r
+				s1 := uint16(r)
 				cb[0] = byte(s1 >> 8)
 				cb[1] = byte(s1)
 			}
@@ -714,7 +714,7 @@ t30:
 		v49 := m3
 		b50 := data[h2 : h2+20] // ipv4
 		os51 := uint64(^uint32((uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19]))))
-		s52 := v49
+		s52 := uint32(v49)
 		b50[16] = byte(s52 >> 24)
 		b50[17] = byte(s52 >> 16)
 		b50[18] = byte(s52 >> 8)
@@ -724,7 +724,7 @@ t30:
 		d48 += dl53
 		v54 := ((uint64(b50[2])<<8 | uint64(b50[3])) - 0xc)
 		os55 := uint64(^uint16((uint64(b50[2])<<8 | uint64(b50[3]))))
-		s56 := v54
+		s56 := uint16(v54)
 		b50[2] = byte(s56 >> 8)
 		b50[3] = byte(s56)
 		dl57 := os55 + uint64(uint16(v54))
@@ -738,7 +738,7 @@ t30:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s58 := r
+			s58 := uint16(r)
 			cb[0] = byte(s58 >> 8)
 			cb[1] = byte(s58)
 		}
@@ -754,14 +754,14 @@ t33:
 		v82 := m5
 		b83 := data[h8 : h8+8] // udp
 		os84 := uint64(^uint16((uint64(b83[2])<<8 | uint64(b83[3]))))
-		s85 := v82
+		s85 := uint16(v82)
 		b83[2] = byte(s85 >> 8)
 		b83[3] = byte(s85)
 		dl86 := os84 + uint64(uint16(v82))
 		d81 += dl86
 		v87 := ((uint64(b83[4])<<8 | uint64(b83[5])) - 0xc)
 		os88 := uint64(^uint16((uint64(b83[4])<<8 | uint64(b83[5]))))
-		s89 := v87
+		s89 := uint16(v87)
 		b83[4] = byte(s89 >> 8)
 		b83[5] = byte(s89)
 		dl90 := os88 + uint64(uint16(v87))
@@ -826,7 +826,7 @@ t2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s96 := r
+				s96 := uint16(r)
 				cb[0] = byte(s96 >> 8)
 				cb[1] = byte(s96)
 			}
@@ -845,7 +845,7 @@ t3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s97 := r
+				s97 := uint16(r)
 				cb[0] = byte(s97 >> 8)
 				cb[1] = byte(s97)
 			}
@@ -1200,7 +1200,7 @@ n30:
 		v49 := m3
 		b50 := data[h2 : h2+20] // ipv4
 		os51 := uint64(^uint32((uint64(b50[16])<<24 | uint64(b50[17])<<16 | uint64(b50[18])<<8 | uint64(b50[19]))))
-		s52 := v49
+		s52 := uint32(v49)
 		b50[16] = byte(s52 >> 24)
 		b50[17] = byte(s52 >> 16)
 		b50[18] = byte(s52 >> 8)
@@ -1210,7 +1210,7 @@ n30:
 		d48 += dl53
 		v54 := ((uint64(b50[2])<<8 | uint64(b50[3])) - 0xc)
 		os55 := uint64(^uint16((uint64(b50[2])<<8 | uint64(b50[3]))))
-		s56 := v54
+		s56 := uint16(v54)
 		b50[2] = byte(s56 >> 8)
 		b50[3] = byte(s56)
 		dl57 := os55 + uint64(uint16(v54))
@@ -1224,7 +1224,7 @@ n30:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s58 := r
+			s58 := uint16(r)
 			cb[0] = byte(s58 >> 8)
 			cb[1] = byte(s58)
 		}
@@ -1269,7 +1269,7 @@ n31:
 		d59 += dl72
 		v73 := ((uint64(b60[4])<<8 | uint64(b60[5])) - 0xc)
 		os74 := uint64(^uint16((uint64(b60[4])<<8 | uint64(b60[5]))))
-		s75 := v73
+		s75 := uint16(v73)
 		b60[4] = byte(s75 >> 8)
 		b60[5] = byte(s75)
 		dl76 := os74 + uint64(uint16(v73))
@@ -1311,14 +1311,14 @@ n33:
 		v82 := m5
 		b83 := data[h8 : h8+8] // udp
 		os84 := uint64(^uint16((uint64(b83[2])<<8 | uint64(b83[3]))))
-		s85 := v82
+		s85 := uint16(v82)
 		b83[2] = byte(s85 >> 8)
 		b83[3] = byte(s85)
 		dl86 := os84 + uint64(uint16(v82))
 		d81 += dl86
 		v87 := ((uint64(b83[4])<<8 | uint64(b83[5])) - 0xc)
 		os88 := uint64(^uint16((uint64(b83[4])<<8 | uint64(b83[5]))))
-		s89 := v87
+		s89 := uint16(v87)
 		b83[4] = byte(s89 >> 8)
 		b83[5] = byte(s89)
 		dl90 := os88 + uint64(uint16(v87))
@@ -1383,7 +1383,7 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s96 := r
+				s96 := uint16(r)
 				cb[0] = byte(s96 >> 8)
 				cb[1] = byte(s96)
 			}
@@ -1402,7 +1402,7 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s97 := r
+				s97 := uint16(r)
 				cb[0] = byte(s97 >> 8)
 				cb[1] = byte(s97)
 			}

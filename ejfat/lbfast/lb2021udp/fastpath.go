@@ -441,7 +441,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s1 := r
+				s1 := uint16(r)
 				cb[0] = byte(s1 >> 8)
 				cb[1] = byte(s1)
 			}
@@ -523,7 +523,7 @@ t5:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s9 := r
+				s9 := uint16(r)
 				cb[0] = byte(s9 >> 8)
 				cb[1] = byte(s9)
 			}
@@ -569,7 +569,7 @@ t10:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s14 := r
+				s14 := uint16(r)
 				cb[0] = byte(s14 >> 8)
 				cb[1] = byte(s14)
 			}
@@ -885,7 +885,7 @@ t33:
 		v59 := m3
 		b60 := data[h2 : h2+20] // ipv4
 		os61 := uint64(^uint32((uint64(b60[16])<<24 | uint64(b60[17])<<16 | uint64(b60[18])<<8 | uint64(b60[19]))))
-		s62 := v59
+		s62 := uint32(v59)
 		b60[16] = byte(s62 >> 24)
 		b60[17] = byte(s62 >> 16)
 		b60[18] = byte(s62 >> 8)
@@ -895,7 +895,7 @@ t33:
 		d58 += dl63
 		v64 := ((uint64(b60[2])<<8 | uint64(b60[3])) - 0xc)
 		os65 := uint64(^uint16((uint64(b60[2])<<8 | uint64(b60[3]))))
-		s66 := v64
+		s66 := uint16(v64)
 		b60[2] = byte(s66 >> 8)
 		b60[3] = byte(s66)
 		dl67 := os65 + uint64(uint16(v64))
@@ -909,7 +909,7 @@ t33:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s68 := r
+			s68 := uint16(r)
 			cb[0] = byte(s68 >> 8)
 			cb[1] = byte(s68)
 		}
@@ -925,14 +925,14 @@ t36:
 		v92 := m5
 		b93 := data[h8 : h8+8] // udp
 		os94 := uint64(^uint16((uint64(b93[2])<<8 | uint64(b93[3]))))
-		s95 := v92
+		s95 := uint16(v92)
 		b93[2] = byte(s95 >> 8)
 		b93[3] = byte(s95)
 		dl96 := os94 + uint64(uint16(v92))
 		d91 += dl96
 		v97 := ((uint64(b93[4])<<8 | uint64(b93[5])) - 0xc)
 		os98 := uint64(^uint16((uint64(b93[4])<<8 | uint64(b93[5]))))
-		s99 := v97
+		s99 := uint16(v97)
 		b93[4] = byte(s99 >> 8)
 		b93[5] = byte(s99)
 		dl100 := os98 + uint64(uint16(v97))
@@ -997,7 +997,7 @@ t14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s106 := r
+				s106 := uint16(r)
 				cb[0] = byte(s106 >> 8)
 				cb[1] = byte(s106)
 			}
@@ -1016,7 +1016,7 @@ t15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s107 := r
+				s107 := uint16(r)
 				cb[0] = byte(s107 >> 8)
 				cb[1] = byte(s107)
 			}
@@ -1052,7 +1052,7 @@ n5:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s9 := r
+				s9 := uint16(r)
 				cb[0] = byte(s9 >> 8)
 				cb[1] = byte(s9)
 			}
@@ -1122,7 +1122,7 @@ n10:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s14 := r
+				s14 := uint16(r)
 				cb[0] = byte(s14 >> 8)
 				cb[1] = byte(s14)
 			}
@@ -1149,7 +1149,7 @@ n11:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s17 := r
+				s17 := uint16(r)
 				cb[0] = byte(s17 >> 8)
 				cb[1] = byte(s17)
 			}
@@ -1537,7 +1537,7 @@ n33:
 		v59 := m3
 		b60 := data[h2 : h2+20] // ipv4
 		os61 := uint64(^uint32((uint64(b60[16])<<24 | uint64(b60[17])<<16 | uint64(b60[18])<<8 | uint64(b60[19]))))
-		s62 := v59
+		s62 := uint32(v59)
 		b60[16] = byte(s62 >> 24)
 		b60[17] = byte(s62 >> 16)
 		b60[18] = byte(s62 >> 8)
@@ -1547,7 +1547,7 @@ n33:
 		d58 += dl63
 		v64 := ((uint64(b60[2])<<8 | uint64(b60[3])) - 0xc)
 		os65 := uint64(^uint16((uint64(b60[2])<<8 | uint64(b60[3]))))
-		s66 := v64
+		s66 := uint16(v64)
 		b60[2] = byte(s66 >> 8)
 		b60[3] = byte(s66)
 		dl67 := os65 + uint64(uint16(v64))
@@ -1561,7 +1561,7 @@ n33:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s68 := r
+			s68 := uint16(r)
 			cb[0] = byte(s68 >> 8)
 			cb[1] = byte(s68)
 		}
@@ -1606,7 +1606,7 @@ n34:
 		d69 += dl82
 		v83 := ((uint64(b70[4])<<8 | uint64(b70[5])) - 0xc)
 		os84 := uint64(^uint16((uint64(b70[4])<<8 | uint64(b70[5]))))
-		s85 := v83
+		s85 := uint16(v83)
 		b70[4] = byte(s85 >> 8)
 		b70[5] = byte(s85)
 		dl86 := os84 + uint64(uint16(v83))
@@ -1648,14 +1648,14 @@ n36:
 		v92 := m5
 		b93 := data[h8 : h8+8] // udp
 		os94 := uint64(^uint16((uint64(b93[2])<<8 | uint64(b93[3]))))
-		s95 := v92
+		s95 := uint16(v92)
 		b93[2] = byte(s95 >> 8)
 		b93[3] = byte(s95)
 		dl96 := os94 + uint64(uint16(v92))
 		d91 += dl96
 		v97 := ((uint64(b93[4])<<8 | uint64(b93[5])) - 0xc)
 		os98 := uint64(^uint16((uint64(b93[4])<<8 | uint64(b93[5]))))
-		s99 := v97
+		s99 := uint16(v97)
 		b93[4] = byte(s99 >> 8)
 		b93[5] = byte(s99)
 		dl100 := os98 + uint64(uint16(v97))
@@ -1720,7 +1720,7 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s106 := r
+				s106 := uint16(r)
 				cb[0] = byte(s106 >> 8)
 				cb[1] = byte(s106)
 			}
@@ -1739,7 +1739,7 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s107 := r
+				s107 := uint16(r)
 				cb[0] = byte(s107 >> 8)
 				cb[1] = byte(s107)
 			}

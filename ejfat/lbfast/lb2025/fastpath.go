@@ -815,7 +815,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s1 := r
+				s1 := uint16(r)
 				cb[0] = byte(s1 >> 8)
 				cb[1] = byte(s1)
 			}
@@ -1559,7 +1559,7 @@ t109:
 		b215 := data[h4 : h4+8] // udp
 		v216 := ((uint64(b215[4])<<8 | uint64(b215[5])) - 0x10)
 		os217 := uint64(^uint16((uint64(b215[4])<<8 | uint64(b215[5]))))
-		s218 := v216
+		s218 := uint16(v216)
 		b215[4] = byte(s218 >> 8)
 		b215[5] = byte(s218)
 		dl219 := os217 + uint64(uint16(v216))
@@ -1610,7 +1610,7 @@ t102:
 		v245 := m11
 		b246 := data[h2 : h2+20] // ipv4
 		os247 := uint64(^uint32((uint64(b246[16])<<24 | uint64(b246[17])<<16 | uint64(b246[18])<<8 | uint64(b246[19]))))
-		s248 := v245
+		s248 := uint32(v245)
 		b246[16] = byte(s248 >> 24)
 		b246[17] = byte(s248 >> 16)
 		b246[18] = byte(s248 >> 8)
@@ -1620,7 +1620,7 @@ t102:
 		d244 += dl249
 		v250 := ((m3.Lo & 0xffffffff) & 0xffffffff)
 		os251 := uint64(^uint32((uint64(b246[12])<<24 | uint64(b246[13])<<16 | uint64(b246[14])<<8 | uint64(b246[15]))))
-		s252 := v250
+		s252 := uint32(v250)
 		b246[12] = byte(s252 >> 24)
 		b246[13] = byte(s252 >> 16)
 		b246[14] = byte(s252 >> 8)
@@ -1631,14 +1631,14 @@ t102:
 		v254 := m21
 		b255 := data[h4 : h4+8] // udp
 		os256 := uint64(^uint16((uint64(b255[2])<<8 | uint64(b255[3]))))
-		s257 := v254
+		s257 := uint16(v254)
 		b255[2] = byte(s257 >> 8)
 		b255[3] = byte(s257)
 		dl258 := os256 + uint64(uint16(v254))
 		d244 += dl258
 		v259 := ((uint64(b246[2])<<8 | uint64(b246[3])) - 0x10)
 		os260 := uint64(^uint16((uint64(b246[2])<<8 | uint64(b246[3]))))
-		s261 := v259
+		s261 := uint16(v259)
 		b246[2] = byte(s261 >> 8)
 		b246[3] = byte(s261)
 		dl262 := os260 + uint64(uint16(v259))
@@ -1652,7 +1652,7 @@ t102:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s263 := r
+			s263 := uint16(r)
 			cb[0] = byte(s263 >> 8)
 			cb[1] = byte(s263)
 		}
@@ -1684,7 +1684,7 @@ t2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s330 := r
+				s330 := uint16(r)
 				cb[0] = byte(s330 >> 8)
 				cb[1] = byte(s330)
 			}
@@ -1703,7 +1703,7 @@ t3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s331 := r
+				s331 := uint16(r)
 				cb[0] = byte(s331 >> 8)
 				cb[1] = byte(s331)
 			}
@@ -2216,7 +2216,7 @@ n51:
 		b54[10] = byte(s56 >> 8)
 		b54[11] = byte(s56)
 		b57 := data[h5 : h5+28] // arp
-		s58 := 0x2
+		s58 := uint16(0x2)
 		b57[6] = byte(s58 >> 8)
 		b57[7] = byte(s58)
 		s59 := ((uint64(b57[6])<<56 | uint64(b57[7])<<48 | uint64(b57[8])<<40 | uint64(b57[9])<<32 | uint64(b57[10])<<24 | uint64(b57[11])<<16 | uint64(b57[12])<<8 | uint64(b57[13])) >> 0 & 0xffffffffffff)
@@ -2233,12 +2233,12 @@ n51:
 		b57[11] = byte(s60 >> 16)
 		b57[12] = byte(s60 >> 8)
 		b57[13] = byte(s60)
-		s61 := (uint64(b57[14])<<24 | uint64(b57[15])<<16 | uint64(b57[16])<<8 | uint64(b57[17]))
+		s61 := uint32((uint64(b57[14])<<24 | uint64(b57[15])<<16 | uint64(b57[16])<<8 | uint64(b57[17])))
 		b57[24] = byte(s61 >> 24)
 		b57[25] = byte(s61 >> 16)
 		b57[26] = byte(s61 >> 8)
 		b57[27] = byte(s61)
-		s62 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s62 := uint32(((m3.Lo & 0xffffffff) & 0xffffffff))
 		b57[14] = byte(s62 >> 24)
 		b57[15] = byte(s62 >> 16)
 		b57[16] = byte(s62 >> 8)
@@ -2284,13 +2284,13 @@ n55:
 		b65[11] = byte(s69)
 		b70 := data[h2 : h2+20] // ipv4
 		v71 := (uint64(b70[12])<<24 | uint64(b70[13])<<16 | uint64(b70[14])<<8 | uint64(b70[15]))
-		s72 := v71
+		s72 := uint32(v71)
 		b70[16] = byte(s72 >> 24)
 		b70[17] = byte(s72 >> 16)
 		b70[18] = byte(s72 >> 8)
 		b70[19] = byte(s72)
 		v73 := ((m3.Lo & 0xffffffff) & 0xffffffff)
-		s74 := v73
+		s74 := uint32(v73)
 		b70[12] = byte(s74 >> 24)
 		b70[13] = byte(s74 >> 16)
 		b70[14] = byte(s74 >> 8)
@@ -2309,7 +2309,7 @@ n55:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s79 := r
+			s79 := uint16(r)
 			cb[0] = byte(s79 >> 8)
 			cb[1] = byte(s79)
 		}
@@ -2413,7 +2413,7 @@ n57:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s115 := r
+			s115 := uint16(r)
 			cb[0] = byte(s115 >> 8)
 			cb[1] = byte(s115)
 		}
@@ -2620,7 +2620,7 @@ n71:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s129 := r
+				s129 := uint16(r)
 				cb[0] = byte(s129 >> 8)
 				cb[1] = byte(s129)
 			}
@@ -2638,7 +2638,7 @@ n71:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s131 := r
+				s131 := uint16(r)
 				cb[0] = byte(s131 >> 8)
 				cb[1] = byte(s131)
 			}
@@ -2859,7 +2859,7 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s132 := r
+				s132 := uint16(r)
 				cb[0] = byte(s132 >> 8)
 				cb[1] = byte(s132)
 			}
@@ -2877,7 +2877,7 @@ n72:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s134 := r
+				s134 := uint16(r)
 				cb[0] = byte(s134 >> 8)
 				cb[1] = byte(s134)
 			}
@@ -3098,7 +3098,7 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s135 := r
+				s135 := uint16(r)
 				cb[0] = byte(s135 >> 8)
 				cb[1] = byte(s135)
 			}
@@ -3116,7 +3116,7 @@ n73:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s137 := r
+				s137 := uint16(r)
 				cb[0] = byte(s137 >> 8)
 				cb[1] = byte(s137)
 			}
@@ -3344,7 +3344,7 @@ n74:
 		b138[10] = byte(s140 >> 8)
 		b138[11] = byte(s140)
 		b141 := data[h3 : h3+40] // ipv6
-		s142 := 0x20
+		s142 := uint16(0x20)
 		b141[4] = byte(s142 >> 8)
 		b141[5] = byte(s142)
 		b141[7] = byte(0xff)
@@ -3434,7 +3434,7 @@ n75:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s157 := r
+				s157 := uint16(r)
 				cb[0] = byte(s157 >> 8)
 				cb[1] = byte(s157)
 			}
@@ -3449,7 +3449,7 @@ n75:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s159 := r
+				s159 := uint16(r)
 				cb[0] = byte(s159 >> 8)
 				cb[1] = byte(s159)
 			}
@@ -4108,7 +4108,7 @@ n109:
 		b215 := data[h4 : h4+8] // udp
 		v216 := ((uint64(b215[4])<<8 | uint64(b215[5])) - 0x10)
 		os217 := uint64(^uint16((uint64(b215[4])<<8 | uint64(b215[5]))))
-		s218 := v216
+		s218 := uint16(v216)
 		b215[4] = byte(s218 >> 8)
 		b215[5] = byte(s218)
 		dl219 := os217 + uint64(uint16(v216))
@@ -4159,7 +4159,7 @@ n101:
 		v225 := m11
 		b226 := data[h2 : h2+20] // ipv4
 		os227 := uint64(^uint32((uint64(b226[16])<<24 | uint64(b226[17])<<16 | uint64(b226[18])<<8 | uint64(b226[19]))))
-		s228 := v225
+		s228 := uint32(v225)
 		b226[16] = byte(s228 >> 24)
 		b226[17] = byte(s228 >> 16)
 		b226[18] = byte(s228 >> 8)
@@ -4169,7 +4169,7 @@ n101:
 		d224 += dl229
 		v230 := ((m3.Lo & 0xffffffff) & 0xffffffff)
 		os231 := uint64(^uint32((uint64(b226[12])<<24 | uint64(b226[13])<<16 | uint64(b226[14])<<8 | uint64(b226[15]))))
-		s232 := v230
+		s232 := uint32(v230)
 		b226[12] = byte(s232 >> 24)
 		b226[13] = byte(s232 >> 16)
 		b226[14] = byte(s232 >> 8)
@@ -4180,7 +4180,7 @@ n101:
 		v234 := m21
 		b235 := data[h4 : h4+8] // udp
 		os236 := uint64(^uint16((uint64(b235[2])<<8 | uint64(b235[3]))))
-		s237 := v234
+		s237 := uint16(v234)
 		b235[2] = byte(s237 >> 8)
 		b235[3] = byte(s237)
 		dl238 := os236 + uint64(uint16(v234))
@@ -4198,7 +4198,7 @@ n101:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s242 := r
+			s242 := uint16(r)
 			cb[0] = byte(s242 >> 8)
 			cb[1] = byte(s242)
 		}
@@ -4216,7 +4216,7 @@ n102:
 		v245 := m11
 		b246 := data[h2 : h2+20] // ipv4
 		os247 := uint64(^uint32((uint64(b246[16])<<24 | uint64(b246[17])<<16 | uint64(b246[18])<<8 | uint64(b246[19]))))
-		s248 := v245
+		s248 := uint32(v245)
 		b246[16] = byte(s248 >> 24)
 		b246[17] = byte(s248 >> 16)
 		b246[18] = byte(s248 >> 8)
@@ -4226,7 +4226,7 @@ n102:
 		d244 += dl249
 		v250 := ((m3.Lo & 0xffffffff) & 0xffffffff)
 		os251 := uint64(^uint32((uint64(b246[12])<<24 | uint64(b246[13])<<16 | uint64(b246[14])<<8 | uint64(b246[15]))))
-		s252 := v250
+		s252 := uint32(v250)
 		b246[12] = byte(s252 >> 24)
 		b246[13] = byte(s252 >> 16)
 		b246[14] = byte(s252 >> 8)
@@ -4237,14 +4237,14 @@ n102:
 		v254 := m21
 		b255 := data[h4 : h4+8] // udp
 		os256 := uint64(^uint16((uint64(b255[2])<<8 | uint64(b255[3]))))
-		s257 := v254
+		s257 := uint16(v254)
 		b255[2] = byte(s257 >> 8)
 		b255[3] = byte(s257)
 		dl258 := os256 + uint64(uint16(v254))
 		d244 += dl258
 		v259 := ((uint64(b246[2])<<8 | uint64(b246[3])) - 0x10)
 		os260 := uint64(^uint16((uint64(b246[2])<<8 | uint64(b246[3]))))
-		s261 := v259
+		s261 := uint16(v259)
 		b246[2] = byte(s261 >> 8)
 		b246[3] = byte(s261)
 		dl262 := os260 + uint64(uint16(v259))
@@ -4258,7 +4258,7 @@ n102:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s263 := r
+			s263 := uint16(r)
 			cb[0] = byte(s263 >> 8)
 			cb[1] = byte(s263)
 		}
@@ -4340,7 +4340,7 @@ n103:
 		v290 := m21
 		b291 := data[h4 : h4+8] // udp
 		os292 := uint64(^uint16((uint64(b291[2])<<8 | uint64(b291[3]))))
-		s293 := v290
+		s293 := uint16(v290)
 		b291[2] = byte(s293 >> 8)
 		b291[3] = byte(s293)
 		dl294 := os292 + uint64(uint16(v290))
@@ -4417,14 +4417,14 @@ n104:
 		v321 := m21
 		b322 := data[h4 : h4+8] // udp
 		os323 := uint64(^uint16((uint64(b322[2])<<8 | uint64(b322[3]))))
-		s324 := v321
+		s324 := uint16(v321)
 		b322[2] = byte(s324 >> 8)
 		b322[3] = byte(s324)
 		dl325 := os323 + uint64(uint16(v321))
 		d295 += dl325
 		v326 := ((uint64(b297[4])<<8 | uint64(b297[5])) - 0x10)
 		os327 := uint64(^uint16((uint64(b297[4])<<8 | uint64(b297[5]))))
-		s328 := v326
+		s328 := uint16(v326)
 		b297[4] = byte(s328 >> 8)
 		b297[5] = byte(s328)
 		dl329 := os327 + uint64(uint16(v326))
@@ -4458,7 +4458,7 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s330 := r
+				s330 := uint16(r)
 				cb[0] = byte(s330 >> 8)
 				cb[1] = byte(s330)
 			}
@@ -4477,7 +4477,7 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s331 := r
+				s331 := uint16(r)
 				cb[0] = byte(s331 >> 8)
 				cb[1] = byte(s331)
 			}

@@ -796,7 +796,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s1 := r
+				s1 := uint16(r)
 				cb[0] = byte(s1 >> 8)
 				cb[1] = byte(s1)
 			}
@@ -878,7 +878,7 @@ t5:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s9 := r
+				s9 := uint16(r)
 				cb[0] = byte(s9 >> 8)
 				cb[1] = byte(s9)
 			}
@@ -924,7 +924,7 @@ t10:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s14 := r
+				s14 := uint16(r)
 				cb[0] = byte(s14 >> 8)
 				cb[1] = byte(s14)
 			}
@@ -1597,7 +1597,7 @@ t95:
 		b226 := data[h4 : h4+8] // udp
 		v227 := ((uint64(b226[4])<<8 | uint64(b226[5])) - 0x10)
 		os228 := uint64(^uint16((uint64(b226[4])<<8 | uint64(b226[5]))))
-		s229 := v227
+		s229 := uint16(v227)
 		b226[4] = byte(s229 >> 8)
 		b226[5] = byte(s229)
 		dl230 := os228 + uint64(uint16(v227))
@@ -1648,7 +1648,7 @@ t88:
 		v256 := m11
 		b257 := data[h2 : h2+20] // ipv4
 		os258 := uint64(^uint32((uint64(b257[16])<<24 | uint64(b257[17])<<16 | uint64(b257[18])<<8 | uint64(b257[19]))))
-		s259 := v256
+		s259 := uint32(v256)
 		b257[16] = byte(s259 >> 24)
 		b257[17] = byte(s259 >> 16)
 		b257[18] = byte(s259 >> 8)
@@ -1658,7 +1658,7 @@ t88:
 		d255 += dl260
 		v261 := ((m3.Lo & 0xffffffff) & 0xffffffff)
 		os262 := uint64(^uint32((uint64(b257[12])<<24 | uint64(b257[13])<<16 | uint64(b257[14])<<8 | uint64(b257[15]))))
-		s263 := v261
+		s263 := uint32(v261)
 		b257[12] = byte(s263 >> 24)
 		b257[13] = byte(s263 >> 16)
 		b257[14] = byte(s263 >> 8)
@@ -1669,14 +1669,14 @@ t88:
 		v265 := m21
 		b266 := data[h4 : h4+8] // udp
 		os267 := uint64(^uint16((uint64(b266[2])<<8 | uint64(b266[3]))))
-		s268 := v265
+		s268 := uint16(v265)
 		b266[2] = byte(s268 >> 8)
 		b266[3] = byte(s268)
 		dl269 := os267 + uint64(uint16(v265))
 		d255 += dl269
 		v270 := ((uint64(b257[2])<<8 | uint64(b257[3])) - 0x10)
 		os271 := uint64(^uint16((uint64(b257[2])<<8 | uint64(b257[3]))))
-		s272 := v270
+		s272 := uint16(v270)
 		b257[2] = byte(s272 >> 8)
 		b257[3] = byte(s272)
 		dl273 := os271 + uint64(uint16(v270))
@@ -1690,7 +1690,7 @@ t88:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s274 := r
+			s274 := uint16(r)
 			cb[0] = byte(s274 >> 8)
 			cb[1] = byte(s274)
 		}
@@ -1722,7 +1722,7 @@ t14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s341 := r
+				s341 := uint16(r)
 				cb[0] = byte(s341 >> 8)
 				cb[1] = byte(s341)
 			}
@@ -1741,7 +1741,7 @@ t15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s342 := r
+				s342 := uint16(r)
 				cb[0] = byte(s342 >> 8)
 				cb[1] = byte(s342)
 			}
@@ -1777,7 +1777,7 @@ n5:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s9 := r
+				s9 := uint16(r)
 				cb[0] = byte(s9 >> 8)
 				cb[1] = byte(s9)
 			}
@@ -1847,7 +1847,7 @@ n10:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s14 := r
+				s14 := uint16(r)
 				cb[0] = byte(s14 >> 8)
 				cb[1] = byte(s14)
 			}
@@ -1874,7 +1874,7 @@ n11:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s17 := r
+				s17 := uint16(r)
 				cb[0] = byte(s17 >> 8)
 				cb[1] = byte(s17)
 			}
@@ -2361,7 +2361,7 @@ n37:
 			return pl.drop(10)
 		}
 		b50 := data[h5 : h5+28] // arp
-		s51 := 0x2
+		s51 := uint16(0x2)
 		b50[6] = byte(s51 >> 8)
 		b50[7] = byte(s51)
 		s52 := ((uint64(b50[6])<<56 | uint64(b50[7])<<48 | uint64(b50[8])<<40 | uint64(b50[9])<<32 | uint64(b50[10])<<24 | uint64(b50[11])<<16 | uint64(b50[12])<<8 | uint64(b50[13])) >> 0 & 0xffffffffffff)
@@ -2378,12 +2378,12 @@ n37:
 		b50[11] = byte(s53 >> 16)
 		b50[12] = byte(s53 >> 8)
 		b50[13] = byte(s53)
-		s54 := (uint64(b50[14])<<24 | uint64(b50[15])<<16 | uint64(b50[16])<<8 | uint64(b50[17]))
+		s54 := uint32((uint64(b50[14])<<24 | uint64(b50[15])<<16 | uint64(b50[16])<<8 | uint64(b50[17])))
 		b50[24] = byte(s54 >> 24)
 		b50[25] = byte(s54 >> 16)
 		b50[26] = byte(s54 >> 8)
 		b50[27] = byte(s54)
-		s55 := ((m3.Lo & 0xffffffff) & 0xffffffff)
+		s55 := uint32(((m3.Lo & 0xffffffff) & 0xffffffff))
 		b50[14] = byte(s55 >> 24)
 		b50[15] = byte(s55 >> 16)
 		b50[16] = byte(s55 >> 8)
@@ -2421,7 +2421,7 @@ n41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s57 := r
+				s57 := uint16(r)
 				cb[0] = byte(s57 >> 8)
 				cb[1] = byte(s57)
 			}
@@ -2492,7 +2492,7 @@ n41:
 		if w74 {
 			o77 = packet.SumWords(data[lo75:hi76])
 		}
-		s78 := v73
+		s78 := uint32(v73)
 		b72[16] = byte(s78 >> 24)
 		b72[17] = byte(s78 >> 16)
 		b72[18] = byte(s78 >> 8)
@@ -2512,7 +2512,7 @@ n41:
 		if w80 {
 			o83 = packet.SumWords(data[lo81:hi82])
 		}
-		s84 := v79
+		s84 := uint32(v79)
 		b72[12] = byte(s84 >> 24)
 		b72[13] = byte(s84 >> 16)
 		b72[14] = byte(s84 >> 8)
@@ -2539,7 +2539,7 @@ n41:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s89 := r
+			s89 := uint16(r)
 			cb[0] = byte(s89 >> 8)
 			cb[1] = byte(s89)
 		}
@@ -2561,7 +2561,7 @@ n43:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s90 := r
+				s90 := uint16(r)
 				cb[0] = byte(s90 >> 8)
 				cb[1] = byte(s90)
 			}
@@ -2713,7 +2713,7 @@ n43:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s126 := r
+			s126 := uint16(r)
 			cb[0] = byte(s126 >> 8)
 			cb[1] = byte(s126)
 		}
@@ -3157,7 +3157,7 @@ n57:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s140 := r
+				s140 := uint16(r)
 				cb[0] = byte(s140 >> 8)
 				cb[1] = byte(s140)
 			}
@@ -3175,7 +3175,7 @@ n57:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s142 := r
+				s142 := uint16(r)
 				cb[0] = byte(s142 >> 8)
 				cb[1] = byte(s142)
 			}
@@ -3396,7 +3396,7 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s143 := r
+				s143 := uint16(r)
 				cb[0] = byte(s143 >> 8)
 				cb[1] = byte(s143)
 			}
@@ -3414,7 +3414,7 @@ n58:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s145 := r
+				s145 := uint16(r)
 				cb[0] = byte(s145 >> 8)
 				cb[1] = byte(s145)
 			}
@@ -3635,7 +3635,7 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s146 := r
+				s146 := uint16(r)
 				cb[0] = byte(s146 >> 8)
 				cb[1] = byte(s146)
 			}
@@ -3653,7 +3653,7 @@ n59:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s148 := r
+				s148 := uint16(r)
 				cb[0] = byte(s148 >> 8)
 				cb[1] = byte(s148)
 			}
@@ -3887,7 +3887,7 @@ n60:
 			return pl.drop(27)
 		}
 		b152 := data[h3 : h3+40] // ipv6
-		s153 := 0x20
+		s153 := uint16(0x20)
 		b152[4] = byte(s153 >> 8)
 		b152[5] = byte(s153)
 		b152[7] = byte(0xff)
@@ -3989,7 +3989,7 @@ n61:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s168 := r
+				s168 := uint16(r)
 				cb[0] = byte(s168 >> 8)
 				cb[1] = byte(s168)
 			}
@@ -4004,7 +4004,7 @@ n61:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s170 := r
+				s170 := uint16(r)
 				cb[0] = byte(s170 >> 8)
 				cb[1] = byte(s170)
 			}
@@ -4663,7 +4663,7 @@ n95:
 		b226 := data[h4 : h4+8] // udp
 		v227 := ((uint64(b226[4])<<8 | uint64(b226[5])) - 0x10)
 		os228 := uint64(^uint16((uint64(b226[4])<<8 | uint64(b226[5]))))
-		s229 := v227
+		s229 := uint16(v227)
 		b226[4] = byte(s229 >> 8)
 		b226[5] = byte(s229)
 		dl230 := os228 + uint64(uint16(v227))
@@ -4714,7 +4714,7 @@ n87:
 		v236 := m11
 		b237 := data[h2 : h2+20] // ipv4
 		os238 := uint64(^uint32((uint64(b237[16])<<24 | uint64(b237[17])<<16 | uint64(b237[18])<<8 | uint64(b237[19]))))
-		s239 := v236
+		s239 := uint32(v236)
 		b237[16] = byte(s239 >> 24)
 		b237[17] = byte(s239 >> 16)
 		b237[18] = byte(s239 >> 8)
@@ -4724,7 +4724,7 @@ n87:
 		d235 += dl240
 		v241 := ((m3.Lo & 0xffffffff) & 0xffffffff)
 		os242 := uint64(^uint32((uint64(b237[12])<<24 | uint64(b237[13])<<16 | uint64(b237[14])<<8 | uint64(b237[15]))))
-		s243 := v241
+		s243 := uint32(v241)
 		b237[12] = byte(s243 >> 24)
 		b237[13] = byte(s243 >> 16)
 		b237[14] = byte(s243 >> 8)
@@ -4735,7 +4735,7 @@ n87:
 		v245 := m21
 		b246 := data[h4 : h4+8] // udp
 		os247 := uint64(^uint16((uint64(b246[2])<<8 | uint64(b246[3]))))
-		s248 := v245
+		s248 := uint16(v245)
 		b246[2] = byte(s248 >> 8)
 		b246[3] = byte(s248)
 		dl249 := os247 + uint64(uint16(v245))
@@ -4753,7 +4753,7 @@ n87:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s253 := r
+			s253 := uint16(r)
 			cb[0] = byte(s253 >> 8)
 			cb[1] = byte(s253)
 		}
@@ -4771,7 +4771,7 @@ n88:
 		v256 := m11
 		b257 := data[h2 : h2+20] // ipv4
 		os258 := uint64(^uint32((uint64(b257[16])<<24 | uint64(b257[17])<<16 | uint64(b257[18])<<8 | uint64(b257[19]))))
-		s259 := v256
+		s259 := uint32(v256)
 		b257[16] = byte(s259 >> 24)
 		b257[17] = byte(s259 >> 16)
 		b257[18] = byte(s259 >> 8)
@@ -4781,7 +4781,7 @@ n88:
 		d255 += dl260
 		v261 := ((m3.Lo & 0xffffffff) & 0xffffffff)
 		os262 := uint64(^uint32((uint64(b257[12])<<24 | uint64(b257[13])<<16 | uint64(b257[14])<<8 | uint64(b257[15]))))
-		s263 := v261
+		s263 := uint32(v261)
 		b257[12] = byte(s263 >> 24)
 		b257[13] = byte(s263 >> 16)
 		b257[14] = byte(s263 >> 8)
@@ -4792,14 +4792,14 @@ n88:
 		v265 := m21
 		b266 := data[h4 : h4+8] // udp
 		os267 := uint64(^uint16((uint64(b266[2])<<8 | uint64(b266[3]))))
-		s268 := v265
+		s268 := uint16(v265)
 		b266[2] = byte(s268 >> 8)
 		b266[3] = byte(s268)
 		dl269 := os267 + uint64(uint16(v265))
 		d255 += dl269
 		v270 := ((uint64(b257[2])<<8 | uint64(b257[3])) - 0x10)
 		os271 := uint64(^uint16((uint64(b257[2])<<8 | uint64(b257[3]))))
-		s272 := v270
+		s272 := uint16(v270)
 		b257[2] = byte(s272 >> 8)
 		b257[3] = byte(s272)
 		dl273 := os271 + uint64(uint16(v270))
@@ -4813,7 +4813,7 @@ n88:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s274 := r
+			s274 := uint16(r)
 			cb[0] = byte(s274 >> 8)
 			cb[1] = byte(s274)
 		}
@@ -4895,7 +4895,7 @@ n89:
 		v301 := m21
 		b302 := data[h4 : h4+8] // udp
 		os303 := uint64(^uint16((uint64(b302[2])<<8 | uint64(b302[3]))))
-		s304 := v301
+		s304 := uint16(v301)
 		b302[2] = byte(s304 >> 8)
 		b302[3] = byte(s304)
 		dl305 := os303 + uint64(uint16(v301))
@@ -4972,14 +4972,14 @@ n90:
 		v332 := m21
 		b333 := data[h4 : h4+8] // udp
 		os334 := uint64(^uint16((uint64(b333[2])<<8 | uint64(b333[3]))))
-		s335 := v332
+		s335 := uint16(v332)
 		b333[2] = byte(s335 >> 8)
 		b333[3] = byte(s335)
 		dl336 := os334 + uint64(uint16(v332))
 		d306 += dl336
 		v337 := ((uint64(b308[4])<<8 | uint64(b308[5])) - 0x10)
 		os338 := uint64(^uint16((uint64(b308[4])<<8 | uint64(b308[5]))))
-		s339 := v337
+		s339 := uint16(v337)
 		b308[4] = byte(s339 >> 8)
 		b308[5] = byte(s339)
 		dl340 := os338 + uint64(uint16(v337))
@@ -5013,7 +5013,7 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s341 := r
+				s341 := uint16(r)
 				cb[0] = byte(s341 >> 8)
 				cb[1] = byte(s341)
 			}
@@ -5032,7 +5032,7 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s342 := r
+				s342 := uint16(r)
 				cb[0] = byte(s342 >> 8)
 				cb[1] = byte(s342)
 			}

@@ -1085,7 +1085,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s1 := r
+				s1 := uint16(r)
 				cb[0] = byte(s1 >> 8)
 				cb[1] = byte(s1)
 			}
@@ -1799,7 +1799,7 @@ t169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s241 := r
+				s241 := uint16(r)
 				cb[0] = byte(s241 >> 8)
 				cb[1] = byte(s241)
 			}
@@ -1930,7 +1930,7 @@ t183:
 		b258 := data[h4 : h4+8] // udp
 		v259 := ((uint64(b258[4])<<8 | uint64(b258[5])) - 0x10)
 		os260 := uint64(^uint16((uint64(b258[4])<<8 | uint64(b258[5]))))
-		s261 := v259
+		s261 := uint16(v259)
 		b258[4] = byte(s261 >> 8)
 		b258[5] = byte(s261)
 		dl262 := os260 + uint64(uint16(v259))
@@ -1983,7 +1983,7 @@ t176:
 		v288 := ((m6.Lo & 0xffffffff) & 0xffffffff)
 		b289 := data[h2 : h2+20] // ipv4
 		os290 := uint64(^uint32((uint64(b289[12])<<24 | uint64(b289[13])<<16 | uint64(b289[14])<<8 | uint64(b289[15]))))
-		s291 := v288
+		s291 := uint32(v288)
 		b289[12] = byte(s291 >> 24)
 		b289[13] = byte(s291 >> 16)
 		b289[14] = byte(s291 >> 8)
@@ -1995,7 +1995,7 @@ t176:
 		}
 		v293 := m18
 		os294 := uint64(^uint32((uint64(b289[16])<<24 | uint64(b289[17])<<16 | uint64(b289[18])<<8 | uint64(b289[19]))))
-		s295 := v293
+		s295 := uint32(v293)
 		b289[16] = byte(s295 >> 24)
 		b289[17] = byte(s295 >> 16)
 		b289[18] = byte(s295 >> 8)
@@ -2011,7 +2011,7 @@ t176:
 		}
 		b298 := data[h4 : h4+8] // udp
 		os299 := uint64(^uint16((uint64(b298[2])<<8 | uint64(b298[3]))))
-		s300 := v297
+		s300 := uint16(v297)
 		b298[2] = byte(s300 >> 8)
 		b298[3] = byte(s300)
 		dl301 := os299 + uint64(uint16(v297))
@@ -2020,7 +2020,7 @@ t176:
 		}
 		v302 := ((uint64(b289[2])<<8 | uint64(b289[3])) - 0x10)
 		os303 := uint64(^uint16((uint64(b289[2])<<8 | uint64(b289[3]))))
-		s304 := v302
+		s304 := uint16(v302)
 		b289[2] = byte(s304 >> 8)
 		b289[3] = byte(s304)
 		dl305 := os303 + uint64(uint16(v302))
@@ -2041,7 +2041,7 @@ t176:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s309 := r
+			s309 := uint16(r)
 			cb[0] = byte(s309 >> 8)
 			cb[1] = byte(s309)
 		}
@@ -2073,7 +2073,7 @@ t2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s381 := r
+				s381 := uint16(r)
 				cb[0] = byte(s381 >> 8)
 				cb[1] = byte(s381)
 			}
@@ -2092,7 +2092,7 @@ t3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s382 := r
+				s382 := uint16(r)
 				cb[0] = byte(s382 >> 8)
 				cb[1] = byte(s382)
 			}
@@ -2887,7 +2887,7 @@ n70:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s51 := r
+				s51 := uint16(r)
 				cb[0] = byte(s51 >> 8)
 				cb[1] = byte(s51)
 			}
@@ -3362,7 +3362,7 @@ n114:
 		b90[10] = byte(s92 >> 8)
 		b90[11] = byte(s92)
 		b93 := data[h5 : h5+28] // arp
-		s94 := 0x2
+		s94 := uint16(0x2)
 		b93[6] = byte(s94 >> 8)
 		b93[7] = byte(s94)
 		s95 := ((uint64(b93[6])<<56 | uint64(b93[7])<<48 | uint64(b93[8])<<40 | uint64(b93[9])<<32 | uint64(b93[10])<<24 | uint64(b93[11])<<16 | uint64(b93[12])<<8 | uint64(b93[13])) >> 0 & 0xffffffffffff)
@@ -3379,12 +3379,12 @@ n114:
 		b93[11] = byte(s96 >> 16)
 		b93[12] = byte(s96 >> 8)
 		b93[13] = byte(s96)
-		s97 := (uint64(b93[14])<<24 | uint64(b93[15])<<16 | uint64(b93[16])<<8 | uint64(b93[17]))
+		s97 := uint32((uint64(b93[14])<<24 | uint64(b93[15])<<16 | uint64(b93[16])<<8 | uint64(b93[17])))
 		b93[24] = byte(s97 >> 24)
 		b93[25] = byte(s97 >> 16)
 		b93[26] = byte(s97 >> 8)
 		b93[27] = byte(s97)
-		s98 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s98 := uint32(((m6.Lo & 0xffffffff) & 0xffffffff))
 		b93[14] = byte(s98 >> 24)
 		b93[15] = byte(s98 >> 16)
 		b93[16] = byte(s98 >> 8)
@@ -3436,13 +3436,13 @@ n118:
 		}
 		b106 := data[h2 : h2+20] // ipv4
 		v107 := (uint64(b106[12])<<24 | uint64(b106[13])<<16 | uint64(b106[14])<<8 | uint64(b106[15]))
-		s108 := v107
+		s108 := uint32(v107)
 		b106[16] = byte(s108 >> 24)
 		b106[17] = byte(s108 >> 16)
 		b106[18] = byte(s108 >> 8)
 		b106[19] = byte(s108)
 		v109 := ((m6.Lo & 0xffffffff) & 0xffffffff)
-		s110 := v109
+		s110 := uint32(v109)
 		b106[12] = byte(s110 >> 24)
 		b106[13] = byte(s110 >> 16)
 		b106[14] = byte(s110 >> 8)
@@ -3461,7 +3461,7 @@ n118:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s115 := r
+			s115 := uint16(r)
 			cb[0] = byte(s115 >> 8)
 			cb[1] = byte(s115)
 		}
@@ -3568,7 +3568,7 @@ n120:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s151 := r
+			s151 := uint16(r)
 			cb[0] = byte(s151 >> 8)
 			cb[1] = byte(s151)
 		}
@@ -3796,7 +3796,7 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s165 := r
+				s165 := uint16(r)
 				cb[0] = byte(s165 >> 8)
 				cb[1] = byte(s165)
 			}
@@ -3814,7 +3814,7 @@ n134:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s167 := r
+				s167 := uint16(r)
 				cb[0] = byte(s167 >> 8)
 				cb[1] = byte(s167)
 			}
@@ -4035,7 +4035,7 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s168 := r
+				s168 := uint16(r)
 				cb[0] = byte(s168 >> 8)
 				cb[1] = byte(s168)
 			}
@@ -4053,7 +4053,7 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s170 := r
+				s170 := uint16(r)
 				cb[0] = byte(s170 >> 8)
 				cb[1] = byte(s170)
 			}
@@ -4274,7 +4274,7 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s171 := r
+				s171 := uint16(r)
 				cb[0] = byte(s171 >> 8)
 				cb[1] = byte(s171)
 			}
@@ -4292,7 +4292,7 @@ n136:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s173 := r
+				s173 := uint16(r)
 				cb[0] = byte(s173 >> 8)
 				cb[1] = byte(s173)
 			}
@@ -4523,7 +4523,7 @@ n137:
 			return pl.drop(42)
 		}
 		b177 := data[h3 : h3+40] // ipv6
-		s178 := 0x20
+		s178 := uint16(0x20)
 		b177[4] = byte(s178 >> 8)
 		b177[5] = byte(s178)
 		b177[7] = byte(0xff)
@@ -4613,7 +4613,7 @@ n138:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s193 := r
+				s193 := uint16(r)
 				cb[0] = byte(s193 >> 8)
 				cb[1] = byte(s193)
 			}
@@ -4628,7 +4628,7 @@ n138:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s195 := r
+				s195 := uint16(r)
 				cb[0] = byte(s195 >> 8)
 				cb[1] = byte(s195)
 			}
@@ -5213,7 +5213,7 @@ n169:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s241 := r
+				s241 := uint16(r)
 				cb[0] = byte(s241 >> 8)
 				cb[1] = byte(s241)
 			}
@@ -5374,7 +5374,7 @@ n183:
 		b258 := data[h4 : h4+8] // udp
 		v259 := ((uint64(b258[4])<<8 | uint64(b258[5])) - 0x10)
 		os260 := uint64(^uint16((uint64(b258[4])<<8 | uint64(b258[5]))))
-		s261 := v259
+		s261 := uint16(v259)
 		b258[4] = byte(s261 >> 8)
 		b258[5] = byte(s261)
 		dl262 := os260 + uint64(uint16(v259))
@@ -5427,7 +5427,7 @@ n175:
 		v268 := ((m6.Lo & 0xffffffff) & 0xffffffff)
 		b269 := data[h2 : h2+20] // ipv4
 		os270 := uint64(^uint32((uint64(b269[12])<<24 | uint64(b269[13])<<16 | uint64(b269[14])<<8 | uint64(b269[15]))))
-		s271 := v268
+		s271 := uint32(v268)
 		b269[12] = byte(s271 >> 24)
 		b269[13] = byte(s271 >> 16)
 		b269[14] = byte(s271 >> 8)
@@ -5439,7 +5439,7 @@ n175:
 		}
 		v273 := m18
 		os274 := uint64(^uint32((uint64(b269[16])<<24 | uint64(b269[17])<<16 | uint64(b269[18])<<8 | uint64(b269[19]))))
-		s275 := v273
+		s275 := uint32(v273)
 		b269[16] = byte(s275 >> 24)
 		b269[17] = byte(s275 >> 16)
 		b269[18] = byte(s275 >> 8)
@@ -5455,7 +5455,7 @@ n175:
 		}
 		b278 := data[h4 : h4+8] // udp
 		os279 := uint64(^uint16((uint64(b278[2])<<8 | uint64(b278[3]))))
-		s280 := v277
+		s280 := uint16(v277)
 		b278[2] = byte(s280 >> 8)
 		b278[3] = byte(s280)
 		dl281 := os279 + uint64(uint16(v277))
@@ -5475,7 +5475,7 @@ n175:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s285 := r
+			s285 := uint16(r)
 			cb[0] = byte(s285 >> 8)
 			cb[1] = byte(s285)
 		}
@@ -5493,7 +5493,7 @@ n176:
 		v288 := ((m6.Lo & 0xffffffff) & 0xffffffff)
 		b289 := data[h2 : h2+20] // ipv4
 		os290 := uint64(^uint32((uint64(b289[12])<<24 | uint64(b289[13])<<16 | uint64(b289[14])<<8 | uint64(b289[15]))))
-		s291 := v288
+		s291 := uint32(v288)
 		b289[12] = byte(s291 >> 24)
 		b289[13] = byte(s291 >> 16)
 		b289[14] = byte(s291 >> 8)
@@ -5505,7 +5505,7 @@ n176:
 		}
 		v293 := m18
 		os294 := uint64(^uint32((uint64(b289[16])<<24 | uint64(b289[17])<<16 | uint64(b289[18])<<8 | uint64(b289[19]))))
-		s295 := v293
+		s295 := uint32(v293)
 		b289[16] = byte(s295 >> 24)
 		b289[17] = byte(s295 >> 16)
 		b289[18] = byte(s295 >> 8)
@@ -5521,7 +5521,7 @@ n176:
 		}
 		b298 := data[h4 : h4+8] // udp
 		os299 := uint64(^uint16((uint64(b298[2])<<8 | uint64(b298[3]))))
-		s300 := v297
+		s300 := uint16(v297)
 		b298[2] = byte(s300 >> 8)
 		b298[3] = byte(s300)
 		dl301 := os299 + uint64(uint16(v297))
@@ -5530,7 +5530,7 @@ n176:
 		}
 		v302 := ((uint64(b289[2])<<8 | uint64(b289[3])) - 0x10)
 		os303 := uint64(^uint16((uint64(b289[2])<<8 | uint64(b289[3]))))
-		s304 := v302
+		s304 := uint16(v302)
 		b289[2] = byte(s304 >> 8)
 		b289[3] = byte(s304)
 		dl305 := os303 + uint64(uint16(v302))
@@ -5551,7 +5551,7 @@ n176:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s309 := r
+			s309 := uint16(r)
 			cb[0] = byte(s309 >> 8)
 			cb[1] = byte(s309)
 		}
@@ -5640,7 +5640,7 @@ n177:
 		}
 		b337 := data[h4 : h4+8] // udp
 		os338 := uint64(^uint16((uint64(b337[2])<<8 | uint64(b337[3]))))
-		s339 := v336
+		s339 := uint16(v336)
 		b337[2] = byte(s339 >> 8)
 		b337[3] = byte(s339)
 		dl340 := os338 + uint64(uint16(v336))
@@ -5728,7 +5728,7 @@ n178:
 		}
 		b369 := data[h4 : h4+8] // udp
 		os370 := uint64(^uint16((uint64(b369[2])<<8 | uint64(b369[3]))))
-		s371 := v368
+		s371 := uint16(v368)
 		b369[2] = byte(s371 >> 8)
 		b369[3] = byte(s371)
 		dl372 := os370 + uint64(uint16(v368))
@@ -5737,7 +5737,7 @@ n178:
 		}
 		v373 := ((uint64(b344[4])<<8 | uint64(b344[5])) - 0x10)
 		os374 := uint64(^uint16((uint64(b344[4])<<8 | uint64(b344[5]))))
-		s375 := v373
+		s375 := uint16(v373)
 		b344[4] = byte(s375 >> 8)
 		b344[5] = byte(s375)
 		dl376 := os374 + uint64(uint16(v373))
@@ -5771,7 +5771,7 @@ n185:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s378 := r
+				s378 := uint16(r)
 				cb[0] = byte(s378 >> 8)
 				cb[1] = byte(s378)
 			}
@@ -5781,7 +5781,7 @@ n185:
 			return pl.drop(64)
 		}
 		b379 := data[h4 : h4+8] // udp
-		s380 := 0x0
+		s380 := uint16(0x0)
 		b379[6] = byte(s380 >> 8)
 		b379[7] = byte(s380)
 		pl.edges[54]++
@@ -5802,7 +5802,7 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s381 := r
+				s381 := uint16(r)
 				cb[0] = byte(s381 >> 8)
 				cb[1] = byte(s381)
 			}
@@ -5821,7 +5821,7 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s382 := r
+				s382 := uint16(r)
 				cb[0] = byte(s382 >> 8)
 				cb[1] = byte(s382)
 			}

@@ -987,7 +987,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s1 := r
+				s1 := uint16(r)
 				cb[0] = byte(s1 >> 8)
 				cb[1] = byte(s1)
 			}
@@ -1069,7 +1069,7 @@ t5:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s9 := r
+				s9 := uint16(r)
 				cb[0] = byte(s9 >> 8)
 				cb[1] = byte(s9)
 			}
@@ -1115,7 +1115,7 @@ t10:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s14 := r
+				s14 := uint16(r)
 				cb[0] = byte(s14 >> 8)
 				cb[1] = byte(s14)
 			}
@@ -1751,7 +1751,7 @@ t135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s246 := r
+				s246 := uint16(r)
 				cb[0] = byte(s246 >> 8)
 				cb[1] = byte(s246)
 			}
@@ -1882,7 +1882,7 @@ t149:
 		b263 := data[h4 : h4+8] // udp
 		v264 := ((uint64(b263[4])<<8 | uint64(b263[5])) - 0x10)
 		os265 := uint64(^uint16((uint64(b263[4])<<8 | uint64(b263[5]))))
-		s266 := v264
+		s266 := uint16(v264)
 		b263[4] = byte(s266 >> 8)
 		b263[5] = byte(s266)
 		dl267 := os265 + uint64(uint16(v264))
@@ -1933,7 +1933,7 @@ t142:
 		v293 := ((m6.Lo & 0xffffffff) & 0xffffffff)
 		b294 := data[h2 : h2+20] // ipv4
 		os295 := uint64(^uint32((uint64(b294[12])<<24 | uint64(b294[13])<<16 | uint64(b294[14])<<8 | uint64(b294[15]))))
-		s296 := v293
+		s296 := uint32(v293)
 		b294[12] = byte(s296 >> 24)
 		b294[13] = byte(s296 >> 16)
 		b294[14] = byte(s296 >> 8)
@@ -1943,7 +1943,7 @@ t142:
 		d292 += dl297
 		v298 := m18
 		os299 := uint64(^uint32((uint64(b294[16])<<24 | uint64(b294[17])<<16 | uint64(b294[18])<<8 | uint64(b294[19]))))
-		s300 := v298
+		s300 := uint32(v298)
 		b294[16] = byte(s300 >> 24)
 		b294[17] = byte(s300 >> 16)
 		b294[18] = byte(s300 >> 8)
@@ -1954,14 +1954,14 @@ t142:
 		v302 := m23
 		b303 := data[h4 : h4+8] // udp
 		os304 := uint64(^uint16((uint64(b303[2])<<8 | uint64(b303[3]))))
-		s305 := v302
+		s305 := uint16(v302)
 		b303[2] = byte(s305 >> 8)
 		b303[3] = byte(s305)
 		dl306 := os304 + uint64(uint16(v302))
 		d292 += dl306
 		v307 := ((uint64(b294[2])<<8 | uint64(b294[3])) - 0x10)
 		os308 := uint64(^uint16((uint64(b294[2])<<8 | uint64(b294[3]))))
-		s309 := v307
+		s309 := uint16(v307)
 		b294[2] = byte(s309 >> 8)
 		b294[3] = byte(s309)
 		dl310 := os308 + uint64(uint16(v307))
@@ -1980,7 +1980,7 @@ t142:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s314 := r
+			s314 := uint16(r)
 			cb[0] = byte(s314 >> 8)
 			cb[1] = byte(s314)
 		}
@@ -2009,14 +2009,14 @@ t151:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s383 := r
+				s383 := uint16(r)
 				cb[0] = byte(s383 >> 8)
 				cb[1] = byte(s383)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		b384 := data[h4 : h4+8] // udp
-		s385 := 0x0
+		s385 := uint16(0x0)
 		b384[6] = byte(s385 >> 8)
 		b384[7] = byte(s385)
 		goto t152
@@ -2036,7 +2036,7 @@ t14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s386 := r
+				s386 := uint16(r)
 				cb[0] = byte(s386 >> 8)
 				cb[1] = byte(s386)
 			}
@@ -2055,7 +2055,7 @@ t15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s387 := r
+				s387 := uint16(r)
 				cb[0] = byte(s387 >> 8)
 				cb[1] = byte(s387)
 			}
@@ -2091,7 +2091,7 @@ n5:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s9 := r
+				s9 := uint16(r)
 				cb[0] = byte(s9 >> 8)
 				cb[1] = byte(s9)
 			}
@@ -2161,7 +2161,7 @@ n10:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s14 := r
+				s14 := uint16(r)
 				cb[0] = byte(s14 >> 8)
 				cb[1] = byte(s14)
 			}
@@ -2188,7 +2188,7 @@ n11:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s17 := r
+				s17 := uint16(r)
 				cb[0] = byte(s17 >> 8)
 				cb[1] = byte(s17)
 			}
@@ -3252,7 +3252,7 @@ n46:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s39 := r
+				s39 := uint16(r)
 				cb[0] = byte(s39 >> 8)
 				cb[1] = byte(s39)
 			}
@@ -3750,7 +3750,7 @@ n86:
 			return pl.drop(39)
 		}
 		b80 := data[h5 : h5+28] // arp
-		s81 := 0x2
+		s81 := uint16(0x2)
 		b80[6] = byte(s81 >> 8)
 		b80[7] = byte(s81)
 		s82 := ((uint64(b80[6])<<56 | uint64(b80[7])<<48 | uint64(b80[8])<<40 | uint64(b80[9])<<32 | uint64(b80[10])<<24 | uint64(b80[11])<<16 | uint64(b80[12])<<8 | uint64(b80[13])) >> 0 & 0xffffffffffff)
@@ -3767,12 +3767,12 @@ n86:
 		b80[11] = byte(s83 >> 16)
 		b80[12] = byte(s83 >> 8)
 		b80[13] = byte(s83)
-		s84 := (uint64(b80[14])<<24 | uint64(b80[15])<<16 | uint64(b80[16])<<8 | uint64(b80[17]))
+		s84 := uint32((uint64(b80[14])<<24 | uint64(b80[15])<<16 | uint64(b80[16])<<8 | uint64(b80[17])))
 		b80[24] = byte(s84 >> 24)
 		b80[25] = byte(s84 >> 16)
 		b80[26] = byte(s84 >> 8)
 		b80[27] = byte(s84)
-		s85 := ((m6.Lo & 0xffffffff) & 0xffffffff)
+		s85 := uint32(((m6.Lo & 0xffffffff) & 0xffffffff))
 		b80[14] = byte(s85 >> 24)
 		b80[15] = byte(s85 >> 16)
 		b80[16] = byte(s85 >> 8)
@@ -3810,7 +3810,7 @@ n90:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s87 := r
+				s87 := uint16(r)
 				cb[0] = byte(s87 >> 8)
 				cb[1] = byte(s87)
 			}
@@ -3881,7 +3881,7 @@ n90:
 		if w104 {
 			o107 = packet.SumWords(data[lo105:hi106])
 		}
-		s108 := v103
+		s108 := uint32(v103)
 		b102[16] = byte(s108 >> 24)
 		b102[17] = byte(s108 >> 16)
 		b102[18] = byte(s108 >> 8)
@@ -3901,7 +3901,7 @@ n90:
 		if w110 {
 			o113 = packet.SumWords(data[lo111:hi112])
 		}
-		s114 := v109
+		s114 := uint32(v109)
 		b102[12] = byte(s114 >> 24)
 		b102[13] = byte(s114 >> 16)
 		b102[14] = byte(s114 >> 8)
@@ -3928,7 +3928,7 @@ n90:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s119 := r
+			s119 := uint16(r)
 			cb[0] = byte(s119 >> 8)
 			cb[1] = byte(s119)
 		}
@@ -3950,7 +3950,7 @@ n92:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s120 := r
+				s120 := uint16(r)
 				cb[0] = byte(s120 >> 8)
 				cb[1] = byte(s120)
 			}
@@ -4102,7 +4102,7 @@ n92:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s156 := r
+			s156 := uint16(r)
 			cb[0] = byte(s156 >> 8)
 			cb[1] = byte(s156)
 		}
@@ -4546,7 +4546,7 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s170 := r
+				s170 := uint16(r)
 				cb[0] = byte(s170 >> 8)
 				cb[1] = byte(s170)
 			}
@@ -4564,7 +4564,7 @@ n106:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s172 := r
+				s172 := uint16(r)
 				cb[0] = byte(s172 >> 8)
 				cb[1] = byte(s172)
 			}
@@ -4785,7 +4785,7 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s173 := r
+				s173 := uint16(r)
 				cb[0] = byte(s173 >> 8)
 				cb[1] = byte(s173)
 			}
@@ -4803,7 +4803,7 @@ n107:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s175 := r
+				s175 := uint16(r)
 				cb[0] = byte(s175 >> 8)
 				cb[1] = byte(s175)
 			}
@@ -5024,7 +5024,7 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s176 := r
+				s176 := uint16(r)
 				cb[0] = byte(s176 >> 8)
 				cb[1] = byte(s176)
 			}
@@ -5042,7 +5042,7 @@ n108:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s178 := r
+				s178 := uint16(r)
 				cb[0] = byte(s178 >> 8)
 				cb[1] = byte(s178)
 			}
@@ -5276,7 +5276,7 @@ n109:
 			return pl.drop(56)
 		}
 		b182 := data[h3 : h3+40] // ipv6
-		s183 := 0x20
+		s183 := uint16(0x20)
 		b182[4] = byte(s183 >> 8)
 		b182[5] = byte(s183)
 		b182[7] = byte(0xff)
@@ -5378,7 +5378,7 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s198 := r
+				s198 := uint16(r)
 				cb[0] = byte(s198 >> 8)
 				cb[1] = byte(s198)
 			}
@@ -5393,7 +5393,7 @@ n110:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s200 := r
+				s200 := uint16(r)
 				cb[0] = byte(s200 >> 8)
 				cb[1] = byte(s200)
 			}
@@ -5945,7 +5945,7 @@ n135:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s246 := r
+				s246 := uint16(r)
 				cb[0] = byte(s246 >> 8)
 				cb[1] = byte(s246)
 			}
@@ -6100,7 +6100,7 @@ n149:
 		b263 := data[h4 : h4+8] // udp
 		v264 := ((uint64(b263[4])<<8 | uint64(b263[5])) - 0x10)
 		os265 := uint64(^uint16((uint64(b263[4])<<8 | uint64(b263[5]))))
-		s266 := v264
+		s266 := uint16(v264)
 		b263[4] = byte(s266 >> 8)
 		b263[5] = byte(s266)
 		dl267 := os265 + uint64(uint16(v264))
@@ -6151,7 +6151,7 @@ n141:
 		v273 := ((m6.Lo & 0xffffffff) & 0xffffffff)
 		b274 := data[h2 : h2+20] // ipv4
 		os275 := uint64(^uint32((uint64(b274[12])<<24 | uint64(b274[13])<<16 | uint64(b274[14])<<8 | uint64(b274[15]))))
-		s276 := v273
+		s276 := uint32(v273)
 		b274[12] = byte(s276 >> 24)
 		b274[13] = byte(s276 >> 16)
 		b274[14] = byte(s276 >> 8)
@@ -6161,7 +6161,7 @@ n141:
 		d272 += dl277
 		v278 := m18
 		os279 := uint64(^uint32((uint64(b274[16])<<24 | uint64(b274[17])<<16 | uint64(b274[18])<<8 | uint64(b274[19]))))
-		s280 := v278
+		s280 := uint32(v278)
 		b274[16] = byte(s280 >> 24)
 		b274[17] = byte(s280 >> 16)
 		b274[18] = byte(s280 >> 8)
@@ -6172,7 +6172,7 @@ n141:
 		v282 := m23
 		b283 := data[h4 : h4+8] // udp
 		os284 := uint64(^uint16((uint64(b283[2])<<8 | uint64(b283[3]))))
-		s285 := v282
+		s285 := uint16(v282)
 		b283[2] = byte(s285 >> 8)
 		b283[3] = byte(s285)
 		dl286 := os284 + uint64(uint16(v282))
@@ -6190,7 +6190,7 @@ n141:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s290 := r
+			s290 := uint16(r)
 			cb[0] = byte(s290 >> 8)
 			cb[1] = byte(s290)
 		}
@@ -6208,7 +6208,7 @@ n142:
 		v293 := ((m6.Lo & 0xffffffff) & 0xffffffff)
 		b294 := data[h2 : h2+20] // ipv4
 		os295 := uint64(^uint32((uint64(b294[12])<<24 | uint64(b294[13])<<16 | uint64(b294[14])<<8 | uint64(b294[15]))))
-		s296 := v293
+		s296 := uint32(v293)
 		b294[12] = byte(s296 >> 24)
 		b294[13] = byte(s296 >> 16)
 		b294[14] = byte(s296 >> 8)
@@ -6218,7 +6218,7 @@ n142:
 		d292 += dl297
 		v298 := m18
 		os299 := uint64(^uint32((uint64(b294[16])<<24 | uint64(b294[17])<<16 | uint64(b294[18])<<8 | uint64(b294[19]))))
-		s300 := v298
+		s300 := uint32(v298)
 		b294[16] = byte(s300 >> 24)
 		b294[17] = byte(s300 >> 16)
 		b294[18] = byte(s300 >> 8)
@@ -6229,14 +6229,14 @@ n142:
 		v302 := m23
 		b303 := data[h4 : h4+8] // udp
 		os304 := uint64(^uint16((uint64(b303[2])<<8 | uint64(b303[3]))))
-		s305 := v302
+		s305 := uint16(v302)
 		b303[2] = byte(s305 >> 8)
 		b303[3] = byte(s305)
 		dl306 := os304 + uint64(uint16(v302))
 		d292 += dl306
 		v307 := ((uint64(b294[2])<<8 | uint64(b294[3])) - 0x10)
 		os308 := uint64(^uint16((uint64(b294[2])<<8 | uint64(b294[3]))))
-		s309 := v307
+		s309 := uint16(v307)
 		b294[2] = byte(s309 >> 8)
 		b294[3] = byte(s309)
 		dl310 := os308 + uint64(uint16(v307))
@@ -6255,7 +6255,7 @@ n142:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s314 := r
+			s314 := uint16(r)
 			cb[0] = byte(s314 >> 8)
 			cb[1] = byte(s314)
 		}
@@ -6337,7 +6337,7 @@ n143:
 		v341 := m23
 		b342 := data[h4 : h4+8] // udp
 		os343 := uint64(^uint16((uint64(b342[2])<<8 | uint64(b342[3]))))
-		s344 := v341
+		s344 := uint16(v341)
 		b342[2] = byte(s344 >> 8)
 		b342[3] = byte(s344)
 		dl345 := os343 + uint64(uint16(v341))
@@ -6416,14 +6416,14 @@ n144:
 		v373 := m23
 		b374 := data[h4 : h4+8] // udp
 		os375 := uint64(^uint16((uint64(b374[2])<<8 | uint64(b374[3]))))
-		s376 := v373
+		s376 := uint16(v373)
 		b374[2] = byte(s376 >> 8)
 		b374[3] = byte(s376)
 		dl377 := os375 + uint64(uint16(v373))
 		d347 += dl377
 		v378 := ((uint64(b349[4])<<8 | uint64(b349[5])) - 0x10)
 		os379 := uint64(^uint16((uint64(b349[4])<<8 | uint64(b349[5]))))
-		s380 := v378
+		s380 := uint16(v378)
 		b349[4] = byte(s380 >> 8)
 		b349[5] = byte(s380)
 		dl381 := os379 + uint64(uint16(v378))
@@ -6456,14 +6456,14 @@ n151:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s383 := r
+				s383 := uint16(r)
 				cb[0] = byte(s383 >> 8)
 				cb[1] = byte(s383)
 			}
 			pendD4, pendK4 = 0, false
 		}
 		b384 := data[h4 : h4+8] // udp
-		s385 := 0x0
+		s385 := uint16(0x0)
 		b384[6] = byte(s385 >> 8)
 		b384[7] = byte(s385)
 		goto n152
@@ -6483,7 +6483,7 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s386 := r
+				s386 := uint16(r)
 				cb[0] = byte(s386 >> 8)
 				cb[1] = byte(s386)
 			}
@@ -6502,7 +6502,7 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s387 := r
+				s387 := uint16(r)
 				cb[0] = byte(s387 >> 8)
 				cb[1] = byte(s387)
 			}

@@ -438,7 +438,7 @@ n9:
 		v10 := ((uint64(b9[0])<<8 | uint64(b9[1])) & 0xffffffff)
 		b11 := data[h3 : h3+20] // ipv4
 		os12 := uint64(^uint32((uint64(b11[12])<<24 | uint64(b11[13])<<16 | uint64(b11[14])<<8 | uint64(b11[15]))))
-		s13 := v10
+		s13 := uint32(v10)
 		b11[12] = byte(s13 >> 24)
 		b11[13] = byte(s13 >> 16)
 		b11[14] = byte(s13 >> 8)
@@ -448,7 +448,7 @@ n9:
 		d8 += dl14
 		v15 := ((uint64(b9[4])<<8 | uint64(b9[5])) - (uint64(b9[4])<<8 | uint64(b9[5])))
 		os16 := uint64(^uint16((uint64(b9[2])<<8 | uint64(b9[3]))))
-		s17 := v15
+		s17 := uint16(v15)
 		b9[2] = byte(s17 >> 8)
 		b9[3] = byte(s17)
 		dl18 := os16 + uint64(uint16(v15))
@@ -461,7 +461,7 @@ n9:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s19 := r
+			s19 := uint16(r)
 			cb[0] = byte(s19 >> 8)
 			cb[1] = byte(s19)
 		}
@@ -477,7 +477,7 @@ n9:
 				if r == 0 {
 					r = 0xffff
 				}
-				s20 := r
+				s20 := uint16(r)
 				cb[0] = byte(s20 >> 8)
 				cb[1] = byte(s20)
 			}
@@ -520,7 +520,7 @@ n10:
 		d21 += dl35
 		v36 := ((uint64(b23[4])<<8 | uint64(b23[5])) - (uint64(b23[4])<<8 | uint64(b23[5])))
 		os37 := uint64(^uint16((uint64(b23[2])<<8 | uint64(b23[3]))))
-		s38 := v36
+		s38 := uint16(v36)
 		b23[2] = byte(s38 >> 8)
 		b23[3] = byte(s38)
 		dl39 := os37 + uint64(uint16(v36))
@@ -537,7 +537,7 @@ n10:
 				if r == 0 {
 					r = 0xffff
 				}
-				s40 := r
+				s40 := uint16(r)
 				cb[0] = byte(s40 >> 8)
 				cb[1] = byte(s40)
 			}

@@ -446,7 +446,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s1 := r
+				s1 := uint16(r)
 				cb[0] = byte(s1 >> 8)
 				cb[1] = byte(s1)
 			}
@@ -461,7 +461,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s3 := r
+				s3 := uint16(r)
 				cb[0] = byte(s3 >> 8)
 				cb[1] = byte(s3)
 			}
@@ -573,7 +573,7 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s4 := r
+				s4 := uint16(r)
 				cb[0] = byte(s4 >> 8)
 				cb[1] = byte(s4)
 			}
@@ -681,7 +681,7 @@ n11:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s12 := r
+				s12 := uint16(r)
 				cb[0] = byte(s12 >> 8)
 				cb[1] = byte(s12)
 			}
@@ -1025,7 +1025,7 @@ n22:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s56 := r
+				s56 := uint16(r)
 				cb[0] = byte(s56 >> 8)
 				cb[1] = byte(s56)
 			}
@@ -1043,7 +1043,7 @@ n22:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s58 := r
+				s58 := uint16(r)
 				cb[0] = byte(s58 >> 8)
 				cb[1] = byte(s58)
 			}
@@ -1136,14 +1136,14 @@ n22:
 n23:
 	{ // VlanFields: set vlan.vid, vlan.type, ethernet.type
 		b59 := data[h1 : h1+4] // vlan
-		s60 := (uint64(b59[0])<<8|uint64(b59[1]))&^0xfff | uint64(0xabc)<<0&0xfff
+		s60 := uint16((uint64(b59[0])<<8|uint64(b59[1]))&^0xfff | uint64(0xabc)<<0&0xfff)
 		b59[0] = byte(s60 >> 8)
 		b59[1] = byte(s60)
 		b61 := data[h0 : h0+14] // ethernet
-		s62 := (uint64(b61[12])<<8 | uint64(b61[13]))
+		s62 := uint16((uint64(b61[12])<<8 | uint64(b61[13])))
 		b59[2] = byte(s62 >> 8)
 		b59[3] = byte(s62)
-		s63 := 0x8100
+		s63 := uint16(0x8100)
 		b61[12] = byte(s63 >> 8)
 		b61[13] = byte(s63)
 		pl.edges[9]++
@@ -1161,7 +1161,7 @@ n24:
 		d64 += dl69
 		v70 := (m1 & 0xffffffff)
 		os71 := uint64(^uint32((uint64(b66[16])<<24 | uint64(b66[17])<<16 | uint64(b66[18])<<8 | uint64(b66[19]))))
-		s72 := v70
+		s72 := uint32(v70)
 		b66[16] = byte(s72 >> 24)
 		b66[17] = byte(s72 >> 16)
 		b66[18] = byte(s72 >> 8)
@@ -1172,7 +1172,7 @@ n24:
 		v74 := 0x7
 		b75 := data[h8 : h8+8] // udp
 		os76 := uint64(^uint16((uint64(b75[2])<<8 | uint64(b75[3]))))
-		s77 := v74
+		s77 := uint16(v74)
 		b75[2] = byte(s77 >> 8)
 		b75[3] = byte(s77)
 		dl78 := os76 + uint64(uint16(v74))
@@ -1190,7 +1190,7 @@ n24:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s82 := r
+			s82 := uint16(r)
 			cb[0] = byte(s82 >> 8)
 			cb[1] = byte(s82)
 		}
@@ -1206,7 +1206,7 @@ n24:
 				if r == 0 {
 					r = 0xffff
 				}
-				s83 := r
+				s83 := uint16(r)
 				cb[0] = byte(s83 >> 8)
 				cb[1] = byte(s83)
 			}
@@ -1224,7 +1224,7 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s84 := r
+				s84 := uint16(r)
 				cb[0] = byte(s84 >> 8)
 				cb[1] = byte(s84)
 			}
@@ -1240,7 +1240,7 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s87 := r
+				s87 := uint16(r)
 				cb[0] = byte(s87 >> 8)
 				cb[1] = byte(s87)
 			}
@@ -1337,7 +1337,7 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s89 := r
+				s89 := uint16(r)
 				cb[0] = byte(s89 >> 8)
 				cb[1] = byte(s89)
 			}
@@ -1438,7 +1438,7 @@ n26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s90 := r
+				s90 := uint16(r)
 				cb[0] = byte(s90 >> 8)
 				cb[1] = byte(s90)
 			}
@@ -1453,7 +1453,7 @@ n26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s92 := r
+				s92 := uint16(r)
 				cb[0] = byte(s92 >> 8)
 				cb[1] = byte(s92)
 			}
@@ -1747,7 +1747,7 @@ n35:
 		d117 += dl134
 		v135 := ((uint64(b122[4])<<8 | uint64(b122[5])) - 0x4)
 		os136 := uint64(^uint16((uint64(b122[4])<<8 | uint64(b122[5]))))
-		s137 := v135
+		s137 := uint16(v135)
 		b122[4] = byte(s137 >> 8)
 		b122[5] = byte(s137)
 		dl138 := os136 + uint64(uint16(v135))
@@ -1778,7 +1778,7 @@ n37:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s139 := r
+				s139 := uint16(r)
 				cb[0] = byte(s139 >> 8)
 				cb[1] = byte(s139)
 			}
@@ -1939,7 +1939,7 @@ n40:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s143 := r
+				s143 := uint16(r)
 				cb[0] = byte(s143 >> 8)
 				cb[1] = byte(s143)
 			}
@@ -1958,7 +1958,7 @@ n41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s144 := r
+				s144 := uint16(r)
 				cb[0] = byte(s144 >> 8)
 				cb[1] = byte(s144)
 			}
@@ -1977,7 +1977,7 @@ n42:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s145 := r
+				s145 := uint16(r)
 				cb[0] = byte(s145 >> 8)
 				cb[1] = byte(s145)
 			}

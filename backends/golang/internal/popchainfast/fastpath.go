@@ -574,7 +574,7 @@ n8:
 					if r == 0 {
 						r = 0xffff
 					}
-					s10 := r
+					s10 := uint16(r)
 					cb[0] = byte(s10 >> 8)
 					cb[1] = byte(s10)
 				}
@@ -637,7 +637,7 @@ n9:
 					if r == 0 {
 						r = 0xffff
 					}
-					s15 := r
+					s15 := uint16(r)
 					cb[0] = byte(s15 >> 8)
 					cb[1] = byte(s15)
 				}
@@ -694,7 +694,7 @@ n10:
 					if r == 0 {
 						r = 0xffff
 					}
-					s20 := r
+					s20 := uint16(r)
 					cb[0] = byte(s20 >> 8)
 					cb[1] = byte(s20)
 				}
@@ -813,7 +813,7 @@ n13:
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s28 := r
+			s28 := uint16(r)
 			cb[0] = byte(s28 >> 8)
 			cb[1] = byte(s28)
 		}
@@ -841,7 +841,7 @@ n14:
 					if r == 0 {
 						r = 0xffff
 					}
-					s33 := r
+					s33 := uint16(r)
 					cb[0] = byte(s33 >> 8)
 					cb[1] = byte(s33)
 				}
@@ -944,7 +944,7 @@ n16:
 					if r == 0 {
 						r = 0xffff
 					}
-					s40 := r
+					s40 := uint16(r)
 					cb[0] = byte(s40 >> 8)
 					cb[1] = byte(s40)
 				}
@@ -1004,7 +1004,7 @@ n17:
 					if r == 0 {
 						r = 0xffff
 					}
-					s45 := r
+					s45 := uint16(r)
 					cb[0] = byte(s45 >> 8)
 					cb[1] = byte(s45)
 				}
@@ -1047,7 +1047,7 @@ n18:
 		b47 := data[h8 : h8+8] // udp
 		v48 := ((uint64(b47[4])<<8 | uint64(b47[5])) - 0x8)
 		os49 := uint64(^uint16((uint64(b47[4])<<8 | uint64(b47[5]))))
-		s50 := v48
+		s50 := uint16(v48)
 		b47[4] = byte(s50 >> 8)
 		b47[5] = byte(s50)
 		dl51 := os49 + uint64(uint16(v48))
@@ -1064,7 +1064,7 @@ n18:
 				if r == 0 {
 					r = 0xffff
 				}
-				s52 := r
+				s52 := uint16(r)
 				cb[0] = byte(s52 >> 8)
 				cb[1] = byte(s52)
 			}
