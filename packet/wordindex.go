@@ -141,15 +141,7 @@ func (x *wordIndex) addLevel(es []Entry, masks []Value, entries []int32, vals []
 func (x *wordIndex) lookup(keys []Value) int32 {
 	if x.words <= MaxKeyWords { // the slots hold the whole key
 		var ws [MaxKeyWords]uint64
-		w := 0
-		for j, v := range keys {
-			if x.wide[j] {
-				ws[w] = v.Hi
-				w++
-			}
-			ws[w] = v.Lo
-			w++
-		}
+		x.toWords(ws[:], keys)
 		found, _ := x.lookup4(ws[0], ws[1], ws[2], ws[3])
 		return found
 	}

@@ -52,17 +52,7 @@ func TestReadProfileErrors(t *testing.T) {
 // nodes of the code laid out before the general code's first label.
 func hotNodes(t *testing.T, prof golang.Profile) []string {
 	t.Helper()
-	m := testutil.Model(t, "ejfat/lb-2025.nsc")
-	g, _ := m.Graph("LB2025")
-	p, _ := m.Graph("HostRaw")
-	em, err := embed.Embed(g, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := golang.Generate(em.Graph, golang.Options{Package: "hot", Profile: prof})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := lb2025(t, prof)
 	body := string(src[bytes.Index(src, []byte("func (pl *Pipeline) Process(")):])
 	if i := regexp.MustCompile(`(?m)^n\d+:$`).FindStringIndex(body); i != nil {
 		body = body[:i[0]]
@@ -166,19 +156,25 @@ func TestHotPathUncounted(t *testing.T) {
 // lb2025Hot generates LB2025@HostRaw with its checked-in profile.
 func lb2025Hot(t *testing.T) []byte {
 	t.Helper()
-	m := testutil.Model(t, "ejfat/lb-2025.nsc")
-	g, _ := m.Graph("LB2025")
-	p, _ := m.Graph("HostRaw")
-	em, err := embed.Embed(g, p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	f, err := os.Open("../../ejfat/lbfast/testdata/lb-2025.profile")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	prof, err := golang.ReadProfile("lb-2025.profile", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lb2025(t, prof)
+}
+
+// lb2025 generates LB2025@HostRaw with the profile.
+func lb2025(t *testing.T, prof golang.Profile) []byte {
+	t.Helper()
+	m := testutil.Model(t, "ejfat/lb-2025.nsc")
+	g, _ := m.Graph("LB2025")
+	p, _ := m.Graph("HostRaw")
+	em, err := embed.Embed(g, p)
 	if err != nil {
 		t.Fatal(err)
 	}
