@@ -775,12 +775,26 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 		}
 		return s.found(t, s.scanWords(ks))
 	}
-	var keys [64]Value
-	n := len(t.spec.Keys)
-	if n > len(keys) {
+	if len(s.entries) == 0 {
 		return t.def, false
 	}
-	for i := n - 1; i >= 0; i-- {
+	// The keys back as values, in an array no larger than most tables
+	// need: Go zeroes all of it.
+	if n := len(t.spec.Keys); n <= 8 {
+		var keys [8]Value
+		return t.lookupUnpacked(s, k, keys[:n])
+	}
+	var keys [64]Value
+	if len(t.spec.Keys) > len(keys) {
+		return t.def, false
+	}
+	return t.lookupUnpacked(s, k, keys[:len(t.spec.Keys)])
+}
+
+// lookupUnpacked looks up the keys packed in k (PackKeys) as values,
+// unpacking them into keys, one per key of the table.
+func (t *Table) lookupUnpacked(s *snapshot, k uint64, keys []Value) (*Entry, bool) {
+	for i := len(keys) - 1; i >= 0; i-- {
 		w := t.spec.Keys[i].Width
 		keys[i] = Value{Lo: k & (1<<w - 1)}
 		if w < 64 {
@@ -789,7 +803,7 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 			k = 0
 		}
 	}
-	return t.lookup(s, keys[:n])
+	return t.lookup(s, keys)
 }
 
 // scanWords returns the first entry in priority order whose matchers the
@@ -844,6 +858,9 @@ func (t *Table) LookupWords(k0, k1, k2, k3 uint64) (e *Entry, hit bool) {
 // lookupWords finds the entry of LookupWords in snapshot s, nil if none,
 // and its action beside its slot if the word index found it.
 func (t *Table) lookupWords(s *snapshot, k0, k1, k2, k3 uint64) (*Entry, *WordSlot) {
+	if len(s.entries) == 0 {
+		return nil, nil
+	}
 	if s.indexed && s.index.words <= MaxKeyWords {
 		if i, a := s.index.lookup4(k0, k1, k2, k3); i >= 0 {
 			return &s.entries[i], a
