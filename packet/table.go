@@ -465,6 +465,7 @@ func (t *Table) Entries() []Entry {
 // build indexes validated entries, refusing duplicates.
 func (t *Table) build(es []Entry) (*snapshot, error) {
 	s := &snapshot{entries: es}
+	s.Len = len(es)
 	nk := len(t.masks)
 	if t.mode == modePriority {
 		s.match = make([]matcher, len(es)*nk)
@@ -1018,6 +1019,9 @@ type Probes struct {
 	Words     WordLevel
 	Scan      WordScan
 	Intervals *IntervalIndex
+	// Len is the number of entries: a table without any misses, and
+	// generated code need not call its lookup.
+	Len int
 }
 
 // Probes returns the probes of the table's entries now: what one lookup

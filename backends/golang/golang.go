@@ -684,8 +684,12 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		c.emit("}")
 		c.emit("}")
 	}
-	c.emit("} else if a, ps, hit := %s; hit {", fallback)
+	// The table's own lookup, a call that spills what Process holds in
+	// registers: not for a table without entries (lb-2026's l2_iface).
+	c.emit("} else if %s.Len != 0 {", pr)
+	c.emit("if a, ps, hit := %s; hit {", fallback)
 	c.emit("act, params = a, ps")
+	c.emit("}")
 	c.emit("}")
 	c.b.Write(acts)
 }

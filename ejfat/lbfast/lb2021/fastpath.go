@@ -489,8 +489,10 @@ t18:
 					goto t20
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw14, kw16, kw17.Hi, kw17.Lo); hit {
-			act, params = a, ps
+		} else if pr18.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordsAction(kw14, kw16, kw17.Hi, kw17.Lo); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -564,8 +566,10 @@ t21:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k28); hit {
-			act, params = a, ps
+		} else if pr27.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k28); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -603,8 +607,10 @@ t23:
 					goto n24
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k37); hit {
-			act, params = a, ps
+		} else if pr36.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordAction(k37); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -665,8 +671,10 @@ t25:
 					goto n26
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k45); hit {
-			act, params = a, ps
+		} else if pr44.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordAction(k45); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -994,8 +1002,10 @@ n18:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw14, kw16, kw17.Hi, kw17.Lo); hit {
-			act, params = a, ps
+		} else if pr18.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordsAction(kw14, kw16, kw17.Hi, kw17.Lo); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1065,8 +1075,10 @@ n21:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k28); hit {
-			act, params = a, ps
+		} else if pr27.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k28); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1100,8 +1112,10 @@ n23:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k37); hit {
-			act, params = a, ps
+		} else if pr36.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordAction(k37); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1135,8 +1149,10 @@ n25:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k45); hit {
-			act, params = a, ps
+		} else if pr44.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordAction(k45); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {

@@ -660,8 +660,10 @@ t21:
 					goto t23
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw24, kw26, kw27.Hi, kw27.Lo); hit {
-			act, params = a, ps
+		} else if pr28.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordsAction(kw24, kw26, kw27.Hi, kw27.Lo); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -735,8 +737,10 @@ t24:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k38); hit {
-			act, params = a, ps
+		} else if pr37.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k38); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -774,8 +778,10 @@ t26:
 					goto n27
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k47); hit {
-			act, params = a, ps
+		} else if pr46.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordAction(k47); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -836,8 +842,10 @@ t28:
 					goto n29
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k55); hit {
-			act, params = a, ps
+		} else if pr54.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordAction(k55); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1331,8 +1339,10 @@ n21:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordsAction(kw24, kw26, kw27.Hi, kw27.Lo); hit {
-			act, params = a, ps
+		} else if pr28.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordsAction(kw24, kw26, kw27.Hi, kw27.Lo); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1402,8 +1412,10 @@ n24:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k38); hit {
-			act, params = a, ps
+		} else if pr37.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k38); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1437,8 +1449,10 @@ n26:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k47); hit {
-			act, params = a, ps
+		} else if pr46.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordAction(k47); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1472,8 +1486,10 @@ n28:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k55); hit {
-			act, params = a, ps
+		} else if pr54.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordAction(k55); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {

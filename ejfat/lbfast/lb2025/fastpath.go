@@ -1008,8 +1008,10 @@ t36:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k34); hit {
-			act, params = a, ps
+		} else if pr33.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k34); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1077,8 +1079,10 @@ t43:
 					goto n44
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw40, kw41, kw43.Hi, kw43.Lo); hit {
-			act, params = a, ps
+		} else if pr44.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordsAction(kw40, kw41, kw43.Hi, kw43.Lo); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1178,8 +1182,10 @@ t80:
 					goto n82
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k164); hit {
-			act, params = a, ps
+		} else if pr163.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordAction(k164); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1283,8 +1289,10 @@ t88:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw177, kw178, 0, 0); hit {
-			act, params = a, ps
+		} else if pr179.Len != 0 {
+			if a, ps, hit := pl.tables[4].LookupWordsAction(kw177, kw178, 0, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1345,8 +1353,10 @@ t91:
 					goto n92
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k191); hit {
-			act, params = a, ps
+		} else if pr190.Len != 0 {
+			if a, ps, hit := pl.tables[5].LookupWordAction(k191); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1409,8 +1419,10 @@ t93:
 					goto n94
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k198); hit {
-			act, params = a, ps
+		} else if pr197.Len != 0 {
+			if a, ps, hit := pl.tables[6].LookupWordAction(k198); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -2048,8 +2060,10 @@ n36:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k34); hit {
-			act, params = a, ps
+		} else if pr33.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k34); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -2126,8 +2140,10 @@ n43:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw40, kw41, kw43.Hi, kw43.Lo); hit {
-			act, params = a, ps
+		} else if pr44.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordsAction(kw40, kw41, kw43.Hi, kw43.Lo); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -3698,8 +3714,10 @@ n80:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k164); hit {
-			act, params = a, ps
+		} else if pr163.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordAction(k164); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -3734,8 +3752,10 @@ n81:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw166, kw167.Hi, kw167.Lo, 0); hit {
-			act, params = a, ps
+		} else if pr169.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordsAction(kw166, kw167.Hi, kw167.Lo, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -3836,8 +3856,10 @@ n88:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw177, kw178, 0, 0); hit {
-			act, params = a, ps
+		} else if pr179.Len != 0 {
+			if a, ps, hit := pl.tables[4].LookupWordsAction(kw177, kw178, 0, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -3890,8 +3912,10 @@ n91:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k191); hit {
-			act, params = a, ps
+		} else if pr190.Len != 0 {
+			if a, ps, hit := pl.tables[5].LookupWordAction(k191); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -3930,8 +3954,10 @@ n93:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k198); hit {
-			act, params = a, ps
+		} else if pr197.Len != 0 {
+			if a, ps, hit := pl.tables[6].LookupWordAction(k198); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {

@@ -1046,8 +1046,10 @@ t24:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k28); hit {
-			act, params = a, ps
+		} else if pr27.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k28); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1115,8 +1117,10 @@ t29:
 					goto n30
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw33, kw34, kw36.Hi, kw36.Lo); hit {
-			act, params = a, ps
+		} else if pr37.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordsAction(kw33, kw34, kw36.Hi, kw36.Lo); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1216,8 +1220,10 @@ t66:
 					goto n68
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k175); hit {
-			act, params = a, ps
+		} else if pr174.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordAction(k175); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1321,8 +1327,10 @@ t74:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw188, kw189, 0, 0); hit {
-			act, params = a, ps
+		} else if pr190.Len != 0 {
+			if a, ps, hit := pl.tables[4].LookupWordsAction(kw188, kw189, 0, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1383,8 +1391,10 @@ t77:
 					goto n78
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k202); hit {
-			act, params = a, ps
+		} else if pr201.Len != 0 {
+			if a, ps, hit := pl.tables[5].LookupWordAction(k202); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1447,8 +1457,10 @@ t79:
 					goto n80
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k209); hit {
-			act, params = a, ps
+		} else if pr208.Len != 0 {
+			if a, ps, hit := pl.tables[6].LookupWordAction(k209); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -2198,8 +2210,10 @@ n24:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k28); hit {
-			act, params = a, ps
+		} else if pr27.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k28); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -2262,8 +2276,10 @@ n29:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordsAction(kw33, kw34, kw36.Hi, kw36.Lo); hit {
-			act, params = a, ps
+		} else if pr37.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordsAction(kw33, kw34, kw36.Hi, kw36.Lo); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -4253,8 +4269,10 @@ n66:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordAction(k175); hit {
-			act, params = a, ps
+		} else if pr174.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordAction(k175); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -4289,8 +4307,10 @@ n67:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw177, kw178.Hi, kw178.Lo, 0); hit {
-			act, params = a, ps
+		} else if pr180.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordsAction(kw177, kw178.Hi, kw178.Lo, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -4391,8 +4411,10 @@ n74:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw188, kw189, 0, 0); hit {
-			act, params = a, ps
+		} else if pr190.Len != 0 {
+			if a, ps, hit := pl.tables[4].LookupWordsAction(kw188, kw189, 0, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -4445,8 +4467,10 @@ n77:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k202); hit {
-			act, params = a, ps
+		} else if pr201.Len != 0 {
+			if a, ps, hit := pl.tables[5].LookupWordAction(k202); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -4485,8 +4509,10 @@ n79:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k209); hit {
-			act, params = a, ps
+		} else if pr208.Len != 0 {
+			if a, ps, hit := pl.tables[6].LookupWordAction(k209); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {

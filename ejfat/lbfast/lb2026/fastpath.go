@@ -1305,8 +1305,10 @@ t74:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k57); hit {
-			act, params = a, ps
+		} else if pr56.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k57); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1363,8 +1365,10 @@ t76:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k64); hit {
-			act, params = a, ps
+		} else if pr63.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k64); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1429,8 +1433,10 @@ t86:
 					goto n87
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw70, kw71, kw73.Hi, kw73.Lo); hit {
-			act, params = a, ps
+		} else if pr74.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordsAction(kw70, kw71, kw73.Hi, kw73.Lo); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1506,8 +1512,10 @@ t144:
 					goto n146
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k200); hit {
-			act, params = a, ps
+		} else if pr199.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordAction(k200); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1637,8 +1645,10 @@ t158:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw218, kw219, 0, 0); hit {
-			act, params = a, ps
+		} else if pr220.Len != 0 {
+			if a, ps, hit := pl.tables[5].LookupWordsAction(kw218, kw219, 0, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1691,8 +1701,10 @@ t161:
 					goto n162
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k232); hit {
-			act, params = a, ps
+		} else if pr231.Len != 0 {
+			if a, ps, hit := pl.tables[6].LookupWordAction(k232); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1751,8 +1763,10 @@ t163:
 					goto n164
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k239); hit {
-			act, params = a, ps
+		} else if pr238.Len != 0 {
+			if a, ps, hit := pl.tables[7].LookupWordAction(k239); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -3016,8 +3030,10 @@ n74:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k57); hit {
-			act, params = a, ps
+		} else if pr56.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k57); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -3063,8 +3079,10 @@ n76:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k64); hit {
-			act, params = a, ps
+		} else if pr63.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k64); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -3154,8 +3172,10 @@ n86:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw70, kw71, kw73.Hi, kw73.Lo); hit {
-			act, params = a, ps
+		} else if pr74.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordsAction(kw70, kw71, kw73.Hi, kw73.Lo); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -4884,8 +4904,10 @@ n144:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k200); hit {
-			act, params = a, ps
+		} else if pr199.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordAction(k200); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -4916,8 +4938,10 @@ n145:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw202, kw203.Hi, kw203.Lo, 0); hit {
-			act, params = a, ps
+		} else if pr205.Len != 0 {
+			if a, ps, hit := pl.tables[4].LookupWordsAction(kw202, kw203.Hi, kw203.Lo, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -5067,8 +5091,10 @@ n158:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw218, kw219, 0, 0); hit {
-			act, params = a, ps
+		} else if pr220.Len != 0 {
+			if a, ps, hit := pl.tables[5].LookupWordsAction(kw218, kw219, 0, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -5117,8 +5143,10 @@ n161:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k232); hit {
-			act, params = a, ps
+		} else if pr231.Len != 0 {
+			if a, ps, hit := pl.tables[6].LookupWordAction(k232); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -5153,8 +5181,10 @@ n163:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k239); hit {
-			act, params = a, ps
+		} else if pr238.Len != 0 {
+			if a, ps, hit := pl.tables[7].LookupWordAction(k239); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {

@@ -1264,8 +1264,10 @@ t50:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k45); hit {
-			act, params = a, ps
+		} else if pr44.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k45); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1322,8 +1324,10 @@ t52:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k52); hit {
-			act, params = a, ps
+		} else if pr51.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k52); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1388,8 +1392,10 @@ t58:
 					goto n59
 				}
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw57, kw58, kw60.Hi, kw60.Lo); hit {
-			act, params = a, ps
+		} else if pr61.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordsAction(kw57, kw58, kw60.Hi, kw60.Lo); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1465,8 +1471,10 @@ t114:
 					goto n116
 				}
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k205); hit {
-			act, params = a, ps
+		} else if pr204.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordAction(k205); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1589,8 +1597,10 @@ t124:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw223, kw224, 0, 0); hit {
-			act, params = a, ps
+		} else if pr225.Len != 0 {
+			if a, ps, hit := pl.tables[5].LookupWordsAction(kw223, kw224, 0, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1643,8 +1653,10 @@ t127:
 					goto n128
 				}
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k237); hit {
-			act, params = a, ps
+		} else if pr236.Len != 0 {
+			if a, ps, hit := pl.tables[6].LookupWordAction(k237); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1703,8 +1715,10 @@ t129:
 					goto n130
 				}
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k244); hit {
-			act, params = a, ps
+		} else if pr243.Len != 0 {
+			if a, ps, hit := pl.tables[7].LookupWordAction(k244); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -3408,8 +3422,10 @@ n50:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k45); hit {
-			act, params = a, ps
+		} else if pr44.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k45); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -3455,8 +3471,10 @@ n52:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k52); hit {
-			act, params = a, ps
+		} else if pr51.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k52); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -3521,8 +3539,10 @@ n58:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw57, kw58, kw60.Hi, kw60.Lo); hit {
-			act, params = a, ps
+		} else if pr61.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordsAction(kw57, kw58, kw60.Hi, kw60.Lo); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -5638,8 +5658,10 @@ n114:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordAction(k205); hit {
-			act, params = a, ps
+		} else if pr204.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordAction(k205); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -5670,8 +5692,10 @@ n115:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordsAction(kw207, kw208.Hi, kw208.Lo, 0); hit {
-			act, params = a, ps
+		} else if pr210.Len != 0 {
+			if a, ps, hit := pl.tables[4].LookupWordsAction(kw207, kw208.Hi, kw208.Lo, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -5799,8 +5823,10 @@ n124:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordsAction(kw223, kw224, 0, 0); hit {
-			act, params = a, ps
+		} else if pr225.Len != 0 {
+			if a, ps, hit := pl.tables[5].LookupWordsAction(kw223, kw224, 0, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -5849,8 +5875,10 @@ n127:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordAction(k237); hit {
-			act, params = a, ps
+		} else if pr236.Len != 0 {
+			if a, ps, hit := pl.tables[6].LookupWordAction(k237); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -5885,8 +5913,10 @@ n129:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[7].LookupWordAction(k244); hit {
-			act, params = a, ps
+		} else if pr243.Len != 0 {
+			if a, ps, hit := pl.tables[7].LookupWordAction(k244); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {

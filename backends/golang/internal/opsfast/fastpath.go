@@ -799,8 +799,10 @@ n13:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[0].LookupWordAction(k19); hit {
-			act, params = a, ps
+		} else if pr18.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k19); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -854,8 +856,10 @@ n14:
 					break
 				}
 			}
-		} else if a, ps, hit := pl.tables[1].LookupWordAction(k26); hit {
-			act, params = a, ps
+		} else if pr25.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k26); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -901,8 +905,10 @@ n16:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[2].LookupWordsAction(kw32.Hi, kw32.Lo, kw33, 0); hit {
-			act, params = a, ps
+		} else if pr35.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordsAction(kw32.Hi, kw32.Lo, kw33, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -934,8 +940,10 @@ n17:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[4].LookupWordAction(k45); hit {
-			act, params = a, ps
+		} else if pr44.Len != 0 {
+			if a, ps, hit := pl.tables[4].LookupWordAction(k45); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -964,8 +972,10 @@ n18:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[5].LookupWordAction(k48); hit {
-			act, params = a, ps
+		} else if pr47.Len != 0 {
+			if a, ps, hit := pl.tables[5].LookupWordAction(k48); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1582,8 +1592,10 @@ n29:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[3].LookupWordsAction(kw94.Hi, kw94.Lo, 0, 0); hit {
-			act, params = a, ps
+		} else if pr96.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordsAction(kw94.Hi, kw94.Lo, 0, 0); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
@@ -1620,8 +1632,10 @@ n30:
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if a, ps, hit := pl.tables[6].LookupWordsAction(kw101.Hi, kw101.Lo, kw103.Hi, kw103.Lo); hit {
-			act, params = a, ps
+		} else if pr104.Len != 0 {
+			if a, ps, hit := pl.tables[6].LookupWordsAction(kw101.Hi, kw101.Lo, kw103.Hi, kw103.Lo); hit {
+				act, params = a, ps
+			}
 		}
 		_ = params
 		switch act {
