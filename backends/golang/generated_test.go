@@ -24,8 +24,8 @@ var generated = []struct {
 	file, lpg, prg, dir, profile string
 }{
 	{"inet/udp.nsc", "UDPIPv4", "", "backends/golang/internal/udpfast", ""},
-	{"backends/flow/testdata/popchain.nsc", "PopChain", "", "backends/golang/internal/popchainfast", ""},
-	{"backends/flow/testdata/ops.nsc", "OpsRx", "", "backends/golang/internal/opsfast", ""},
+	{"backends/flow/testdata/popchain.nsc", "PopChain", "", "backends/golang/internal/popchainfast", "backends/flow/testdata/popchain.profile"},
+	{"backends/flow/testdata/ops.nsc", "OpsRx", "", "backends/golang/internal/opsfast", "backends/flow/testdata/ops.profile"},
 	{"backends/flow/testdata/ops.nsc", "CsumRx", "", "backends/golang/internal/csumfast", ""},
 	{"ejfat/lb-2021.nsc", "LB2021", "HostRaw", "ejfat/lbfast/lb2021", "ejfat/lbfast/testdata/lb-2021.profile"},
 	{"ejfat/lb-2025.nsc", "LB2025", "HostRaw", "ejfat/lbfast/lb2025", "ejfat/lbfast/testdata/lb-2025.profile"},

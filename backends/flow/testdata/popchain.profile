@@ -1,0 +1,19 @@
+# nsc profile: frames each node ran on
+ApartPop2 4
+GonePop1 4
+GonePopUDP 4
+HasVLAN 4
+IsUDP 32
+Pop1 4
+Pop2 4
+PopIPv4 4
+PopIPv4Opts 2
+PopVLAN 2
+RevPop1 16
+RevPop2 16
+RxQueue 32
+Shorter 24
+T1 32
+T2 32
+TxQueue 32
+Which 32
