@@ -51,7 +51,7 @@ type SlotAction struct {
 // WordSlot is one slot of a WordLevel: what a probe compares and what a
 // hit returns, in one 64-byte line.
 type WordSlot struct {
-	Keys   [MaxKeyWords]uint64 // the entry's masked key words (the first MaxKeyWords), zeros after them
+	Keys   [MaxKeyWords]uint64 // the entry's masked key words, zeros after them (wider keys: in Wide)
 	Entry  int32               // entry index + 1; 0 is an empty slot
 	Action int32
 	Params []Value
@@ -126,9 +126,10 @@ func (x *wordIndex) addLevel(es []Entry, masks []Value, entries []int32, vals []
 		}
 		sl := &lv.Slots[j]
 		*sl = WordSlot{Entry: i + 1, Action: int32(es[i].Action), Params: es[i].Params}
-		copy(sl.Keys[:], w)
 		if lv.Wide != nil {
 			copy(lv.Wide[int(j)*x.stride:], w)
+		} else {
+			copy(sl.Keys[:], w)
 		}
 	}
 	x.levels = append(x.levels, lv)

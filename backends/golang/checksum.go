@@ -15,8 +15,9 @@ import (
 // unrolled (and the patches that pops, in layout.go, leave pending): each
 // field change adds its RFC 1624 delta to a sum per checksum, with the
 // byte window fixed at generation time wherever the layout fixes it, and
-// each checksum is patched once at the end of the node. packet.ApplyChecksumDelta documents why that equals the
-// interpreter's patch after every change.
+// each checksum is patched once at the end of the node.
+// packet.ApplyChecksumDelta documents why that equals the interpreter's
+// patch after every change.
 
 // setAccumulating generates a set with updates.
 func (c *gen) setAccumulating(o *packet.Op) {

@@ -35,9 +35,9 @@ func (c *gen) retUndecided(from int64) string {
 	return c.cnt.Shared(c.owner.ID, from) + fmt.Sprintf("return pl.drop(%d)", c.drop(c.start.Name, "undecided"))
 }
 
-// placeCounters places the edge counters in the live code, none between
-// two nodes of the hot path, and returns the function that solves for the
-// node runs.
+// placeCounters places the edge counters in the live code, none on a step
+// of the hot path where it can be helped, and returns the function that
+// solves for the node runs.
 func (c *gen) placeCounters(code map[*dataflow.Node][]byte, live map[*dataflow.Node]bool, hot []*dataflow.Node) string {
 	plan, err := c.cnt.PlaceGraph(c.g, c.start, live, hot)
 	if err != nil {

@@ -997,7 +997,10 @@ func (c *gen) low(e *packet.Expr) string {
 		return fmt.Sprintf("(^%s%s)", c.low(e.A), mask)
 	}
 	a, b := c.low(e.A), shiftAmount(e, c.low(e.B))
-	op := map[packet.ExprKind]string{packet.EAdd: "+", packet.ESub: "-", packet.EMul: "*", packet.EBitAnd: "&", packet.EBitOr: "|", packet.EBitXor: "^", packet.EShl: "<<"}[e.Kind]
+	op, ok := binOps[e.Kind]
+	if !ok || e.Kind == packet.EShr { // a right shift's low bits need the high ones
+		panic(fmt.Sprintf("go backend: low bits of expression kind %d", e.Kind))
+	}
 	return fmt.Sprintf("((%s %s %s)%s)", a, op, b, mask)
 }
 
