@@ -2,6 +2,7 @@ package packet
 
 import (
 	"cmp"
+	"container/heap"
 	"math/bits"
 	"slices"
 )
@@ -146,57 +147,42 @@ func (x *IntervalIndex) segments(ivls []interval, emit func(start uint64, rank i
 	}
 	slices.Sort(points)
 	points = slices.Compact(points)
-	// A heap of the intervals begun, best rank on top; those ended before
-	// a point are dropped when they come to the top.
-	var heap []int
-	less := func(a, b int) bool { return ivls[heap[a]].rank < ivls[heap[b]].rank }
-	push := func(i int) {
-		heap = append(heap, i)
-		for c := len(heap) - 1; c > 0; {
-			p := (c - 1) / 2
-			if !less(c, p) {
-				break
-			}
-			heap[c], heap[p] = heap[p], heap[c]
-			c = p
-		}
-	}
-	pop := func() {
-		last := len(heap) - 1
-		heap[0] = heap[last]
-		heap = heap[:last]
-		for p := 0; ; {
-			c := 2*p + 1
-			if c >= len(heap) {
-				break
-			}
-			if c+1 < len(heap) && less(c+1, c) {
-				c++
-			}
-			if !less(c, p) {
-				break
-			}
-			heap[c], heap[p] = heap[p], heap[c]
-			p = c
-		}
-	}
+	// The intervals begun, best rank on top; those ended before a point
+	// are dropped when they come to the top.
+	begun := &rankHeap{ivls: ivls}
 	next, prev := 0, int32(-2)
 	for _, p := range points {
 		for ; next < len(ivls) && ivls[next].lo <= p; next++ {
-			push(next)
+			heap.Push(begun, next)
 		}
-		for len(heap) > 0 && ivls[heap[0]].hi < p {
-			pop()
+		for begun.Len() > 0 && ivls[begun.top[0]].hi < p {
+			heap.Pop(begun)
 		}
 		rank := int32(-1)
-		if len(heap) > 0 {
-			rank = ivls[heap[0]].rank
+		if begun.Len() > 0 {
+			rank = ivls[begun.top[0]].rank
 		}
 		if rank != prev {
 			emit(p, rank)
 			prev = rank
 		}
 	}
+}
+
+// rankHeap holds intervals (indices into ivls), the best rank first.
+type rankHeap struct {
+	ivls []interval
+	top  []int
+}
+
+func (h *rankHeap) Len() int           { return len(h.top) }
+func (h *rankHeap) Less(a, b int) bool { return h.ivls[h.top[a]].rank < h.ivls[h.top[b]].rank }
+func (h *rankHeap) Swap(a, b int)      { h.top[a], h.top[b] = h.top[b], h.top[a] }
+func (h *rankHeap) Push(x any)         { h.top = append(h.top, x.(int)) }
+func (h *rankHeap) Pop() any {
+	x := h.top[len(h.top)-1]
+	h.top = h.top[:len(h.top)-1]
+	return x
 }
 
 // lookup returns the index of the entry the key words find, -1 if none.
