@@ -98,7 +98,7 @@ func (c *gen) setAccumulating(o *packet.Op) {
 				if c.mustValid(u) {
 					c.emit("%s += %s", delta[u], dl)
 				} else {
-					c.emit("if p.Hdr[%d].Valid { %s += %s }", u, delta[u], dl)
+					c.emit("if %s { %s += %s }", c.hValid(u), delta[u], dl)
 				}
 			}
 		}
@@ -125,9 +125,9 @@ func (c *gen) setAccumulating(o *packet.Op) {
 func (c *gen) pend(u int, d string) {
 	valid := ""
 	if !c.mustValid(u) {
-		valid = fmt.Sprintf("p.Hdr[%d].Valid && ", u)
+		valid = c.hValid(u) + " && "
 	}
-	c.emit("if %sp.Hdr[%d].Off+p.Hdr[%d].Len <= len(p.Data) { pendD%d += %s; pendK%d = true }", valid, u, u, u, d, u)
+	c.emit("if %s%s+%s <= len(data) { pendD%d += %s; pendK%d = true }", valid, c.hOff(u), c.hLen(u), u, d, u)
 }
 
 // flushBefore reports whether node n must see the pending checksum patches
@@ -240,18 +240,18 @@ func (c *gen) window(u int, f packet.FieldRef, ok, lo, hi string) bool {
 	// region starting at the header's start (static parity) ...
 	flo, fhi := fs.Offset/8, (fs.Offset+fs.Width+7)/8
 	slo, shi := flo/2*2, (fhi+1)/2*2
-	uValid := fmt.Sprintf("p.Hdr[%d].Valid && ", u)
+	uValid := c.hValid(u) + " && "
 	if c.mustValid(u) {
 		uValid = ""
 	}
 	static := func(base string) {
 		c.emit("%s, %s := %s+%d, %s+%d", lo, hi, base, slo, base, shi)
-		c.emit("%s := %s%s <= len(p.Data) && %d <= %d", ok, uValid, hi, shi-slo, flow.MaxWindow)
+		c.emit("%s := %s%s <= len(data) && %d <= %d", ok, uValid, hi, shi-slo, flow.MaxWindow)
 	}
 	pseudo := spec.ChecksumKind == packet.ChecksumL4 && c.s.PseudoHeaderField(f)
 	switch {
 	case f.Header == u:
-		static(fmt.Sprintf("p.Hdr[%d].Off", u))
+		static(c.hOff(u))
 		return true
 	case spec.ChecksumKind == packet.ChecksumHeader, !c.mayValid(u):
 		return false
@@ -259,25 +259,25 @@ func (c *gen) window(u int, f packet.FieldRef, ok, lo, hi string) bool {
 		if !pseudo {
 			return false
 		}
-		static(fmt.Sprintf("p.Hdr[%d].Off", f.Header))
+		static(c.hOff(f.Header))
 		return true
 	}
 	// ... or of a region starting at u (parity known only at run time),
 	// or the pseudo-header's, which has the IP header's parity.
 	c.emit("%s, %s, %s := false, 0, 0", ok, lo, hi)
-	c.emit("if %sp.Hdr[%d].Off > p.Hdr[%d].Off {", uValid, f.Header, u)
-	c.emit("rs := p.Hdr[%d].Off", u)
-	c.emit("l, h := p.Hdr[%d].Off+%d, p.Hdr[%d].Off+%d", f.Header, flo, f.Header, fhi)
+	c.emit("if %s%s > %s {", uValid, c.hOff(f.Header), c.hOff(u))
+	c.emit("rs := %s", c.hOff(u))
+	c.emit("l, h := %s+%d, %s+%d", c.hOff(f.Header), flo, c.hOff(f.Header), fhi)
 	c.emit("%s, %s = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2", lo, hi)
-	c.emit("%s = %s <= len(p.Data) && %s-%s <= %d", ok, hi, hi, lo, flow.MaxWindow)
+	c.emit("%s = %s <= len(data) && %s-%s <= %d", ok, hi, hi, lo, flow.MaxWindow)
 	if pseudo {
 		if uValid == "" {
 			c.emit("} else {")
 		} else {
-			c.emit("} else if p.Hdr[%d].Valid {", u)
+			c.emit("} else if %s {", c.hValid(u))
 		}
-		c.emit("%s, %s = p.Hdr[%d].Off+%d, p.Hdr[%d].Off+%d", lo, hi, f.Header, slo, f.Header, shi)
-		c.emit("%s = %s <= len(p.Data) && %s-%s <= %d", ok, hi, hi, lo, flow.MaxWindow)
+		c.emit("%s, %s = %s+%d, %s+%d", lo, hi, c.hOff(f.Header), slo, c.hOff(f.Header), shi)
+		c.emit("%s = %s <= len(data) && %s-%s <= %d", ok, hi, hi, lo, flow.MaxWindow)
 	}
 	c.emit("}")
 	return true
@@ -364,15 +364,15 @@ func (c *gen) windowLen(u int, f packet.FieldRef) int {
 	return 0
 }
 
-// sum is the one's-complement sum of p.Data[lo:hi] (not folded), unrolled
+// sum is the one's-complement sum of data[lo:hi] (not folded), unrolled
 // when the window's length n is known.
 func (c *gen) sum(lo, hi string, n int) string {
 	if n == 0 || n > flow.MaxWindow {
-		return fmt.Sprintf("packet.SumWords(p.Data[%s:%s])", lo, hi)
+		return fmt.Sprintf("packet.SumWords(data[%s:%s])", lo, hi)
 	}
 	var terms []string
 	for k := 0; k < n; k += 2 {
-		terms = append(terms, fmt.Sprintf("(uint32(p.Data[%s+%d])<<8 | uint32(p.Data[%s+%d]))", lo, k, lo, k+1))
+		terms = append(terms, fmt.Sprintf("(uint32(data[%s+%d])<<8 | uint32(data[%s+%d]))", lo, k, lo, k+1))
 	}
 	return strings.Join(terms, " + ")
 }
@@ -384,10 +384,10 @@ func (c *gen) applyDelta(u int, d string) {
 	fs := spec.Fields[spec.Checksum]
 	valid := ""
 	if !c.mustValid(u) {
-		valid = fmt.Sprintf("p.Hdr[%d].Valid && ", u) // a valid header's offset is not negative
+		valid = c.hValid(u) + " && " // a valid header's offset is not negative
 	}
-	c.emit("if %sp.Hdr[%d].Off+p.Hdr[%d].Len <= len(p.Data) {", valid, u, u)
-	c.emit("cb := p.Data[p.Hdr[%d].Off+%d : p.Hdr[%d].Off+%d]", u, fs.Offset/8, u, fs.Offset/8+2)
+	c.emit("if %s%s+%s <= len(data) {", valid, c.hOff(u), c.hLen(u))
+	c.emit("cb := data[%s+%d : %s+%d]", c.hOff(u), fs.Offset/8, c.hOff(u), fs.Offset/8+2)
 	// packet.ApplyChecksumDelta inline: ^fold(^c + d), the fold by end-around
 	// additions of the halves (a non-zero sum never folds to zero).
 	c.usesBits = true

@@ -26,7 +26,7 @@ func (c *gen) retDrop(from int64, d int) string {
 // retSink returns the statement that sends a frame out at sink s.
 func (c *gen) retSink(from int64, s int) string {
 	c.cnt.End(c.owner.ID, from, flow.Counter{Kind: flow.CountSink, Index: s})
-	return fmt.Sprintf("return pl.sink(%d, p.Data)", s)
+	return fmt.Sprintf("return pl.sink(%d, data)", s)
 }
 
 // retUndecided ends a frame undecided: the drop site is shared by every

@@ -14,8 +14,6 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/flow"
@@ -215,16 +213,47 @@ func (c *gen) body() {
 	}
 }
 
-// The generated code keeps the packet's state in locals: header states in
-// hN, metadata fields in mN, the frame in data, the parse cursor in cur
-// (the generator writes the mN itself, and p.Hdr[N], p.Data and p.Cursor,
-// which localState rewrites). The packet runtime's calls read and write the
-// packet.Packet, so the frame, cursor and header states are written back
-// before one and read again after it (syncMark, reloadMark).
-const (
-	syncMark   = "//nsc:sync"
-	reloadMark = "//nsc:reload"
-)
+// The generated code keeps the packet's state in locals (stateDecls): a
+// wire header's state is one int, hN, its offset, -1 when it is not valid
+// (a valid header's offset is never negative), plus hNlen for a header of
+// variable size; a metadata field of at most 64 bits is a uint64 mN; the
+// frame is data, the parse cursor cur. Few locals keep the register
+// allocator's work at the many joins of the graph small. The packet
+// runtime's calls read and write the packet.Packet, so the frame, cursor
+// and header states are written back before one (syncState) and read
+// again after it (reloadState).
+
+// variable reports whether header h has a variable-size part.
+func (c *gen) variable(h int) bool {
+	fs := c.s.Headers[h].Fields
+	return fs[len(fs)-1].Variable()
+}
+
+// hValid is the condition that header h is valid.
+func (c *gen) hValid(h int) string { return fmt.Sprintf("(h%d >= 0)", h) }
+
+// hOff is header h's offset in data (valid headers only).
+func (c *gen) hOff(h int) string { return fmt.Sprintf("h%d", h) }
+
+// hLen is header h's length: a local for a variable-size header, else a
+// constant.
+func (c *gen) hLen(h int) string {
+	if c.variable(h) {
+		return fmt.Sprintf("h%dlen", h)
+	}
+	return fmt.Sprint(c.s.Headers[h].FixedBytes())
+}
+
+// hSet is the statement that makes header h valid at off with length n.
+func (c *gen) hSet(h int, off, n string) string {
+	if c.variable(h) {
+		return fmt.Sprintf("h%d, h%dlen = %s, %s", h, h, off, n)
+	}
+	return fmt.Sprintf("h%d = %s", h, off)
+}
+
+// hClear is the statement that makes header h invalid.
+func (c *gen) hClear(h int) string { return fmt.Sprintf("h%d = -1", h) }
 
 // call generates a call of the packet runtime (an expression over p) with
 // the locals written back before and read again after; it returns the
@@ -232,71 +261,54 @@ const (
 func (c *gen) call(expr string) string {
 	v := c.newTmp("rt")
 	c.patchPending() // the runtime sees the packet as it is
-	c.emit(syncMark)
+	c.syncState()
 	c.emit("%s := %s", v, expr)
-	c.emit(reloadMark)
+	c.reloadState()
 	return v
 }
 
-var (
-	reHdrSet   = regexp.MustCompile(`\bp\.Hdr\[(\d+)\] = packet\.HeaderState\{Off: ([^,]+), Len: ([^,]+), Valid: true\}`)
-	reHdrClear = regexp.MustCompile(`\bp\.Hdr\[(\d+)\] = packet\.HeaderState\{\}`)
-	reHdrField = regexp.MustCompile(`\bp\.Hdr\[(\d+)\]\.(Valid|Off|Len)\b`)
-	reData     = regexp.MustCompile(`\bp\.Data\b`)
-	reCursor   = regexp.MustCompile(`\bp\.Cursor\b`)
-)
+// syncState writes the locals back into the packet before a runtime call.
+// Metadata is always valid; its fields, the mN, are neither written back
+// nor read again: no runtime call reads or writes them (they parse, push,
+// pop and patch headers).
+func (c *gen) syncState() {
+	c.emit("p.Load(buf, off, n) // the packet's buffer; its state follows")
+	c.emit("p.Data, p.Cursor = data, cur")
+	for i, h := range c.s.Headers {
+		switch {
+		case h.Metadata:
+			c.emit("p.Hdr[%d] = packet.HeaderState{Valid: true}", i)
+		default:
+			c.emit("p.Hdr[%d] = packet.HeaderState{}", i)
+			c.emit("if h%d >= 0 { p.Hdr[%d] = packet.HeaderState{Off: h%d, Len: %s, Valid: true} }", i, i, i, c.hLen(i))
+		}
+	}
+}
 
-// localState rewrites Process's body to keep the packet's state in locals
-// and returns the declarations it needs. Few locals keep the register
-// allocator's work at the many joins of the graph small: a wire header's
-// state is one int, its offset, -1 when it is not valid (a valid header's
-// offset is never negative), plus hNlen for a header of variable size; a
-// metadata field of at most 64 bits is a uint64.
-func (c *gen) localState(body []byte) (decls, out []byte) {
-	variable := func(h int) bool {
-		fs := c.s.Headers[h].Fields
-		return fs[len(fs)-1].Variable()
+// reloadState reads the locals again after a runtime call.
+func (c *gen) reloadState() {
+	c.emit("data, cur = p.Data, p.Cursor")
+	for i, h := range c.s.Headers {
+		switch {
+		case h.Metadata:
+		case c.variable(i):
+			c.emit("h%d, h%dlen = -1, 0", i, i)
+			c.emit("if p.Hdr[%d].Valid { h%d, h%dlen = p.Hdr[%d].Off, p.Hdr[%d].Len }", i, i, i, i, i)
+		default:
+			c.emit("h%d = -1", i)
+			c.emit("if p.Hdr[%d].Valid { h%d = p.Hdr[%d].Off }", i, i, i)
+		}
 	}
-	hdrIndex := func(m []byte) int {
-		h, _ := strconv.Atoi(string(m))
-		return h
-	}
-	body = reHdrSet.ReplaceAllFunc(body, func(m []byte) []byte {
-		g := reHdrSet.FindSubmatch(m)
-		if h := hdrIndex(g[1]); variable(h) {
-			return fmt.Appendf(nil, "h%d, h%dlen = %s, %s", h, h, g[2], g[3])
-		}
-		return fmt.Appendf(nil, "h%s = %s", g[1], g[2])
-	})
-	body = reHdrClear.ReplaceAll(body, []byte("h$1 = -1"))
-	body = reHdrField.ReplaceAllFunc(body, func(m []byte) []byte {
-		g := reHdrField.FindSubmatch(m)
-		h := hdrIndex(g[1])
-		switch string(g[2]) {
-		case "Valid":
-			return fmt.Appendf(nil, "(h%d >= 0)", h)
-		case "Off":
-			return fmt.Appendf(nil, "h%d", h)
-		}
-		if variable(h) {
-			return fmt.Appendf(nil, "h%dlen", h)
-		}
-		return fmt.Appendf(nil, "%d", c.s.Headers[h].FixedBytes())
-	})
-	body = reData.ReplaceAll(body, []byte("data"))
-	body = reCursor.ReplaceAll(body, []byte("cur"))
-	var sync, reload, d bytes.Buffer
-	sync.WriteString("p.Load(buf, off, n) // the packet's buffer; its state follows\np.Data, p.Cursor = data, cur\n")
-	reload.WriteString("data, cur = p.Data, p.Cursor\n")
+}
+
+// stateDecls declares the locals.
+func (c *gen) stateDecls() []byte {
+	var d bytes.Buffer
 	d.WriteString("data, cur := buf[:cap(buf)][off:off+n], 0\n_ = cur\n")
 	for i, h := range c.s.Headers {
 		switch {
 		case h.Metadata:
-			// Always valid; its fields are the mN, which no runtime call
-			// reads or writes (they parse, push, pop and patch headers),
-			// so a call neither writes them back nor reads them again.
 			fmt.Fprintf(&d, "h%d := 0 // %s\n_ = h%d\n", i, h.Name, i)
-			fmt.Fprintf(&sync, "p.Hdr[%d] = packet.HeaderState{Valid: true}\n", i)
 			for j, f := range h.Fields {
 				m := h.MetaBase + j
 				if f.Width > 64 {
@@ -305,14 +317,10 @@ func (c *gen) localState(body []byte) (decls, out []byte) {
 					fmt.Fprintf(&d, "var m%d uint64 // %s.%s\n_ = m%d\n", m, h.Name, f.Name, m)
 				}
 			}
-		case variable(i):
+		case c.variable(i):
 			fmt.Fprintf(&d, "h%d, h%dlen := -1, 0 // %s\n_, _ = h%d, h%dlen\n", i, i, h.Name, i, i)
-			fmt.Fprintf(&sync, "p.Hdr[%d] = packet.HeaderState{}\nif h%d >= 0 { p.Hdr[%d] = packet.HeaderState{Off: h%d, Len: h%dlen, Valid: true} }\n", i, i, i, i, i)
-			fmt.Fprintf(&reload, "h%d, h%dlen = -1, 0\nif p.Hdr[%d].Valid { h%d, h%dlen = p.Hdr[%d].Off, p.Hdr[%d].Len }\n", i, i, i, i, i, i, i)
 		default:
 			fmt.Fprintf(&d, "h%d := -1 // %s\n_ = h%d\n", i, h.Name, i)
-			fmt.Fprintf(&sync, "p.Hdr[%d] = packet.HeaderState{}\nif h%d >= 0 { p.Hdr[%d] = packet.HeaderState{Off: h%d, Len: %d, Valid: true} }\n", i, i, i, i, h.FixedBytes())
-			fmt.Fprintf(&reload, "h%d = -1\nif p.Hdr[%d].Valid { h%d = p.Hdr[%d].Off }\n", i, i, i, i)
 		}
 	}
 	if len(c.pops.Defers) > 0 {
@@ -321,9 +329,7 @@ func (c *gen) localState(body []byte) (decls, out []byte) {
 	for _, u := range c.pops.Pending {
 		fmt.Fprintf(&d, "pendD%d, pendK%d := uint64(0), false // %s checksum: a patch left pending\n_, _ = pendD%d, pendK%d\n", u, u, c.s.Headers[u].Name, u, u)
 	}
-	body = bytes.ReplaceAll(body, []byte(syncMark), sync.Bytes())
-	body = bytes.ReplaceAll(body, []byte(reloadMark), reload.Bytes())
-	return d.Bytes(), body
+	return d.Bytes()
 }
 
 func (c *gen) malformed() string {
@@ -371,8 +377,8 @@ func (c *gen) node(n *dataflow.Node) {
 	case packet.OpPush:
 		off := "0"
 		if o.After >= 0 {
-			c.emit("if !p.Hdr[%d].Valid { %s }", o.After, c.malformed())
-			off = fmt.Sprintf("p.Hdr[%d].Off+p.Hdr[%d].Len", o.After, o.After)
+			c.emit("if !%s { %s }", c.hValid(o.After), c.malformed())
+			off = c.hOff(o.After) + "+" + c.hLen(o.After)
 		}
 		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.Push(%d, %s, %d)", o.Header, off, o.Extra)), c.malformed())
 		c.fire(n, 0)
@@ -384,9 +390,9 @@ func (c *gen) node(n *dataflow.Node) {
 			return
 		}
 		v := c.newTmp("ok")
-		c.emit(syncMark)
+		c.syncState()
 		c.emit("%s, wellFormed := p.VerifyChecksum(%d)", v, o.Header)
-		c.emit(reloadMark)
+		c.reloadState()
 		c.branch(n, v+" && wellFormed")
 	case packet.OpChecksumCompute:
 		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ComputeChecksum(%d)", o.Header)), c.malformed())
@@ -415,10 +421,10 @@ func (c *gen) verifyHeader(n *dataflow.Node) bool {
 	c.emit("%s := false", v)
 	valid := ""
 	if !c.mustValid(h) {
-		valid = fmt.Sprintf("p.Hdr[%d].Valid && ", h)
+		valid = c.hValid(h) + " && "
 	}
-	c.emit("if %sp.Hdr[%d].Off+p.Hdr[%d].Len <= len(p.Data) {", valid, h, h)
-	c.emit("%s = packet.Fold(packet.Sum(p.Data[p.Hdr[%d].Off:p.Hdr[%d].Off+p.Hdr[%d].Len], 0)) == 0", v, h, h, h)
+	c.emit("if %s%s+%s <= len(data) {", valid, c.hOff(h), c.hLen(h))
+	c.emit("%s = packet.Fold(packet.Sum(data[%s:%s+%s], 0)) == 0", v, c.hOff(h), c.hOff(h), c.hLen(h))
 	c.emit("}")
 	c.branch(n, v)
 	return true
@@ -829,12 +835,12 @@ func (c *gen) hdr(h int) string {
 	}
 	v := c.newTmp("b")
 	if !c.mustValid(h) {
-		c.emit("if !p.Hdr[%d].Valid { %s }", h, c.malformed())
+		c.emit("if !%s { %s }", c.hValid(h), c.malformed())
 	}
 	// A valid header lies within the frame (extract, push and pop keep it
 	// so), so the slice is in range. Its length is the header's fixed part,
 	// a constant, so that the field accesses need no bounds checks.
-	c.emit("%s := p.Data[p.Hdr[%d].Off : p.Hdr[%d].Off+%d] // %s", v, h, h, c.s.Headers[h].FixedBytes(), c.s.Headers[h].Name)
+	c.emit("%s := data[%s : %s+%d] // %s", v, c.hOff(h), c.hOff(h), c.s.Headers[h].FixedBytes(), c.s.Headers[h].Name)
 	c.hdrs[len(c.hdrs)-1][h] = v
 	return v
 }
@@ -884,7 +890,7 @@ func (c *gen) cond(e *packet.Expr) string {
 		case !c.mayValid(e.Header):
 			return "false"
 		}
-		return fmt.Sprintf("p.Hdr[%d].Valid", e.Header)
+		return c.hValid(e.Header)
 	case packet.ENot:
 		return "!(" + c.cond(e.A) + ")"
 	case packet.EAnd, packet.EOr:
@@ -946,9 +952,9 @@ func (c *gen) u64(e *packet.Expr) string {
 		return c.readField(e.Field, false)
 	case packet.ELen:
 		if !c.mustValid(e.Header) {
-			c.emit("if !p.Hdr[%d].Valid { %s }", e.Header, c.malformed())
+			c.emit("if !%s { %s }", c.hValid(e.Header), c.malformed())
 		}
-		return fmt.Sprintf("uint64(len(p.Data)-p.Hdr[%d].Off)", e.Header)
+		return fmt.Sprintf("uint64(len(data)-%s)", c.hOff(e.Header))
 	case packet.EBitNot:
 		return fmt.Sprintf("(^%s%s)", c.u64(e.A), maskSuffix(e.Width))
 	}
@@ -1134,9 +1140,8 @@ func (c *gen) file(opt Options) ([]byte, error) {
 	w.WriteString(c.runsCode)
 	w.WriteString("// Process runs the frame buf[off:off+n] through the graph, in place: the\n// result's Data aliases buf. Keep packet.Headroom bytes free before off and\n// after off+n for headers the graph pushes. It does not allocate.\n")
 	w.WriteString("func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {\n\tp := pl.pkt\n\t_ = p\n")
-	decls, body := c.localState(c.b.Bytes())
-	w.Write(decls)
-	w.Write(body)
+	w.Write(c.stateDecls())
+	w.Write(c.b.Bytes())
 	w.WriteString("}\n")
 	out, err := format.Source(w.Bytes())
 	if err != nil {

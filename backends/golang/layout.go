@@ -28,14 +28,14 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 	fixed := spec.FixedBytes()
 	last := spec.Fields[len(spec.Fields)-1]
 	if !last.Variable() {
-		c.emit("if p.Cursor >= 0 && p.Cursor+%d <= len(p.Data) {", fixed)
-		c.emit("p.Hdr[%d] = packet.HeaderState{Off: p.Cursor, Len: %d, Valid: true}; p.Cursor += %d // %s", h, fixed, fixed, spec.Name)
+		c.emit("if cur >= 0 && cur+%d <= len(data) {", fixed)
+		c.emit("%s; cur += %d // %s", c.hSet(h, "cur", fmt.Sprint(fixed)), fixed, spec.Name)
 		c.fire(n, 0)
 		c.emit("}")
 		c.fire(n, 1)
 		return true
 	}
-	c.emit("if off := p.Cursor; off >= 0 && off+%d <= len(p.Data) {", fixed)
+	c.emit("if off := cur; off >= 0 && off+%d <= len(data) {", fixed)
 	ext, fits, empty := c.extLength(h)
 	// The jump along port 0, emitted twice: one flow edge, two ways.
 	jump := c.capture(func() { c.fire(n, 0) })
@@ -45,15 +45,15 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 	// a variable part goes on in the general code.
 	c.emit("%s", hotOpen)
 	c.emit("if %s {", empty)
-	c.emit("p.Cursor = off + %d", fixed)
+	c.emit("cur = off + %d", fixed)
 	c.b.Write(jump)
 	c.emit("}")
 	c.emit("%s", hotClose)
 	c.emit("if %s {", fits)
-	c.emit("p.Hdr[%d].Len += int(%s); p.Cursor = off + p.Hdr[%d].Len", h, ext, h)
+	c.emit("%s += int(%s); cur = off + %s", c.hLen(h), ext, c.hLen(h))
 	c.b.Write(bytes.ReplaceAll(jump, []byte("\n"), []byte(generalJump+"\n")))
 	c.emit("}")
-	c.emit("p.Hdr[%d] = packet.HeaderState{} // %s", h, spec.Name)
+	c.emit("%s // %s", c.hClear(h), spec.Name)
 	c.emit("}")
 	c.fire(n, 1)
 	return true
@@ -67,20 +67,20 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 func (c *gen) extLength(h int) (ext, fits, empty string) {
 	spec := c.s.Headers[h]
 	n, length := spec.FixedBytes(), spec.Fields[len(spec.Fields)-1].Length
-	c.emit("p.Hdr[%d] = packet.HeaderState{Off: off, Len: %d, Valid: true}", h, n)
+	c.emit("%s", c.hSet(h, "off", fmt.Sprint(n)))
 	c.hdrs = append(c.hdrs, map[int]string{})
 	defer func() { c.hdrs = c.hdrs[:len(c.hdrs)-1] }()
 	ext = c.newTmp("ext")
 	if _, _, small := flow.SmallRange(c.s, length); small {
 		c.emit("%s := %s", ext, c.i64(length))
-		return ext, fmt.Sprintf("%s >= 0 && %s <= int64(len(p.Data)) && off+%d+int(%s) <= len(p.Data)", ext, ext, n, ext), ext + " == 0"
+		return ext, fmt.Sprintf("%s >= 0 && %s <= int64(len(data)) && off+%d+int(%s) <= len(data)", ext, ext, n, ext), ext + " == 0"
 	}
 	if flow.IsWide(length) {
 		c.emit("%s := %s", ext, c.value(length))
-		return ext + ".Lo", fmt.Sprintf("%s.Hi == 0 && %s.Lo <= uint64(len(p.Data)) && off+%d+int(%s.Lo) <= len(p.Data)", ext, ext, n, ext), ext + ".IsZero()"
+		return ext + ".Lo", fmt.Sprintf("%s.Hi == 0 && %s.Lo <= uint64(len(data)) && off+%d+int(%s.Lo) <= len(data)", ext, ext, n, ext), ext + ".IsZero()"
 	}
 	c.emit("%s := %s", ext, c.u64(length))
-	return ext, fmt.Sprintf("%s <= uint64(len(p.Data)) && off+%d+int(%s) <= len(p.Data)", ext, n, ext), ext + " == 0"
+	return ext, fmt.Sprintf("%s <= uint64(len(data)) && off+%d+int(%s) <= len(data)", ext, n, ext), ext + " == 0"
 }
 
 // extract generates `extract H` as a condition; a fixed-size header is
@@ -93,20 +93,20 @@ func (c *gen) extract(h int) string {
 	last := spec.Fields[len(spec.Fields)-1]
 	n := spec.FixedBytes()
 	ok := c.newTmp("x")
-	c.emit("%s := p.Hdr[%d].Valid // already there: nothing to do", ok, h)
+	c.emit("%s := %s // already there: nothing to do", ok, c.hValid(h))
 	c.emit("if !%s {", ok)
 	defer c.emit("}")
 	if last.Variable() {
-		c.emit("if off := p.Cursor; off >= 0 && off+%d <= len(p.Data) {", n)
+		c.emit("if off := cur; off >= 0 && off+%d <= len(data) {", n)
 		ext, fits, _ := c.extLength(h)
 		c.emit("%s = %s", ok, fits)
-		c.emit("if %s { p.Hdr[%d].Len += int(%s); p.Cursor = off + p.Hdr[%d].Len }", ok, h, ext, h)
+		c.emit("if %s { %s += int(%s); cur = off + %s }", ok, c.hLen(h), ext, c.hLen(h))
 		c.emit("}")
-		c.emit("if !%s { p.Hdr[%d] = packet.HeaderState{} } // %s", ok, h, spec.Name)
+		c.emit("if !%s { %s } // %s", ok, c.hClear(h), spec.Name)
 		return ok
 	}
-	c.emit("%s = p.Cursor >= 0 && p.Cursor+%d <= len(p.Data)", ok, n)
-	c.emit("if %s { p.Hdr[%d] = packet.HeaderState{Off: p.Cursor, Len: %d, Valid: true}; p.Cursor += %d } else { p.Hdr[%d] = packet.HeaderState{} } // %s", ok, h, n, n, h, spec.Name)
+	c.emit("%s = cur >= 0 && cur+%d <= len(data)", ok, n)
+	c.emit("if %s { %s; cur += %d } else { %s } // %s", ok, c.hSet(h, "cur", fmt.Sprint(n)), n, c.hClear(h), spec.Name)
 	return ok
 }
 
@@ -126,7 +126,7 @@ func (c *gen) pop(o *packet.Op) {
 	if receives {
 		// A pop just before left its bytes in place (pendOff, pendN):
 		// unless this header ends where they begin, move them now.
-		c.emit("if pendN != 0 && !(p.Hdr[%d].Valid && p.Hdr[%d].Off+p.Hdr[%d].Len == pendOff) {", h, h, h)
+		c.emit("if pendN != 0 && !(%s && %s+%s == pendOff) {", c.hValid(h), c.hOff(h), c.hLen(h))
 		c.move("pendOff", "pendN")
 		c.emit("pendN = 0")
 		c.emit("}")
@@ -136,14 +136,14 @@ func (c *gen) pop(o *packet.Op) {
 	}
 	off, n := c.newTmp("po"), c.newTmp("pn")
 	if !c.mustValid(h) {
-		c.emit("if !p.Hdr[%d].Valid { %s }", h, c.malformed())
+		c.emit("if !%s { %s }", c.hValid(h), c.malformed())
 	}
 	fixed := -1
 	if !spec.Fields[len(spec.Fields)-1].Variable() {
 		fixed = spec.FixedBytes()
 	}
-	c.emit("%s, %s := p.Hdr[%d].Off, p.Hdr[%d].Len // %s", off, n, h, h, spec.Name)
-	c.emit("if %s+%s > len(p.Data) { %s }", off, n, c.malformed()) // a valid header's offset is not negative
+	c.emit("%s, %s := %s, %s // %s", off, n, c.hOff(h), c.hLen(h), spec.Name)
+	c.emit("if %s+%s > len(data) { %s }", off, n, c.malformed()) // a valid header's offset is not negative
 	for _, u := range o.Update {
 		us := c.s.Headers[u]
 		if us.Metadata || us.ChecksumKind == packet.ChecksumHeader || us.Checksum < 0 || !c.mayValid(u) {
@@ -152,9 +152,9 @@ func (c *gen) pop(o *packet.Op) {
 		if fixed%2 != 0 && fixed >= 0 {
 			continue // an odd length is never taken out (packet.Packet.popUpdating)
 		}
-		cond := fmt.Sprintf("%s > p.Hdr[%d].Off && (%s-p.Hdr[%d].Off)%%2 == 0", off, u, off, u)
+		cond := fmt.Sprintf("%s > %s && (%s-%s)%%2 == 0", off, c.hOff(u), off, c.hOff(u))
 		if !c.mustValid(u) {
-			cond = fmt.Sprintf("p.Hdr[%d].Valid && ", u) + cond
+			cond = c.hValid(u) + " && " + cond
 		}
 		if fixed < 0 {
 			cond += fmt.Sprintf(" && %s%%2 == 0", n)
@@ -165,7 +165,7 @@ func (c *gen) pop(o *packet.Op) {
 			// packet.PopDelta, the words' complements, taken 64, 32
 			// and 16 bits at a time (wordsOf).
 			pw := c.newTmp("pw")
-			c.emit("%s := p.Data[%s : %s+%d]", pw, off, off, fixed)
+			c.emit("%s := data[%s : %s+%d]", pw, off, off, fixed)
 			terms := []string{"uint64(0)"} // a header of no bytes
 			for k, w := 0, 0; k < fixed; k += w {
 				w = min(8, 1<<(bits.Len(uint(fixed-k))-1)) // the widest load that fits
@@ -176,7 +176,7 @@ func (c *gen) pop(o *packet.Op) {
 			}
 			c.emit("%s := %s", d, strings.Join(terms, " + "))
 		} else {
-			c.emit("%s := packet.PopDelta(p.Data[%s : %s+%s])", d, off, off, n)
+			c.emit("%s := packet.PopDelta(data[%s : %s+%s])", d, off, off, n)
 		}
 		if slices.Contains(c.pops.Pending, u) {
 			c.pend(u, d) // patched later (flow.PopChains)
@@ -201,18 +201,18 @@ func (c *gen) pop(o *packet.Op) {
 	default:
 		c.move(off, n)
 	}
-	c.emit("p.Hdr[%d] = packet.HeaderState{}", h)
+	c.emit("%s", c.hClear(h))
 	for i, hs := range c.s.Headers {
 		if hs.Metadata || i == h || !c.mayValid(i) || !c.valid.Behind(c.owner, i, h) {
 			continue
 		}
-		valid := fmt.Sprintf("p.Hdr[%d].Valid && ", i)
+		valid := c.hValid(i) + " && "
 		if c.mustValid(i) {
 			valid = ""
 		}
-		c.emit("if %sp.Hdr[%d].Off > %s { p.Hdr[%d].Off -= %s } // %s", valid, i, off, i, n, hs.Name)
+		c.emit("if %s%s > %s { %s -= %s } // %s", valid, c.hOff(i), off, c.hOff(i), n, hs.Name)
 	}
-	c.emit("if p.Cursor > %s { p.Cursor = max(%s, p.Cursor-%s) }", off, off, n)
+	c.emit("if cur > %s { cur = max(%s, cur-%s) }", off, off, n)
 	// The frame moved: header slices taken before are stale.
 	for i := range c.hdrs {
 		c.hdrs[i] = map[int]string{}
@@ -227,19 +227,19 @@ func (c *gen) pop(o *packet.Op) {
 // constants, as on the hot path, the pieces' arithmetic and bounds checks
 // fold away, and memmove's call and size dispatch are gone.
 func (c *gen) move(off, n string) {
-	c.emit("if %s < len(p.Data)-%s-%s {", off, off, n)
+	c.emit("if %s < len(data)-%s-%s {", off, off, n)
 	c.emit("if o, k := %s, %s; k >= 16 && o >= 16 && o <= 64 {", off, n)
-	c.emit("copy(p.Data[k+o-16:k+o], p.Data[o-16:o])")
+	c.emit("copy(data[k+o-16:k+o], data[o-16:o])")
 	for _, above := range []int{16, 32} {
-		c.emit("if o > %d { m := max(o-%d, 0); copy(p.Data[k+m:k+m+16], p.Data[m:m+16]) }", above, above+16)
+		c.emit("if o > %d { m := max(o-%d, 0); copy(data[k+m:k+m+16], data[m:m+16]) }", above, above+16)
 	}
-	c.emit("if o > 48 { copy(p.Data[k:k+16], p.Data[:16]) }")
+	c.emit("if o > 48 { copy(data[k:k+16], data[:16]) }")
 	c.emit("} else {")
-	c.emit("copy(p.Data[%s:%s+%s], p.Data[:%s])", n, n, off, off)
+	c.emit("copy(data[%s:%s+%s], data[:%s])", n, n, off, off)
 	c.emit("}")
-	c.emit("p.Data = p.Data[%s:]", n)
+	c.emit("data = data[%s:]", n)
 	c.emit("} else {")
-	c.emit("copy(p.Data[%s:], p.Data[%s+%s:])", off, off, n)
-	c.emit("p.Data = p.Data[:len(p.Data)-%s]", n)
+	c.emit("copy(data[%s:], data[%s+%s:])", off, off, n)
+	c.emit("data = data[:len(data)-%s]", n)
 	c.emit("}")
 }

@@ -1206,7 +1206,6 @@ n11:
 			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 20, Valid: true}
 		}
 		p.Hdr[10] = packet.HeaderState{Valid: true}
-
 		ok18, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -1249,7 +1248,6 @@ n11:
 		if p.Hdr[9].Valid {
 			h9 = p.Hdr[9].Off
 		}
-
 		if ok18 && wellFormed {
 			pl.edges[2]++
 			goto n13

@@ -2759,7 +2759,6 @@ n71:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt130 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -2858,7 +2857,6 @@ n71:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt130 {
 			return pl.drop(11)
 		}
@@ -2998,7 +2996,6 @@ n72:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt133 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -3097,7 +3094,6 @@ n72:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt133 {
 			return pl.drop(12)
 		}
@@ -3237,7 +3233,6 @@ n73:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt136 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -3336,7 +3331,6 @@ n73:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt136 {
 			return pl.drop(13)
 		}
@@ -3570,7 +3564,6 @@ n75:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt158 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -3669,7 +3662,6 @@ n75:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt158 {
 			return pl.drop(14)
 		}

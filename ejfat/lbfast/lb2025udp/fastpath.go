@@ -1991,7 +1991,6 @@ n11:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		ok18, wellFormed := p.VerifyChecksum(4)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -2090,7 +2089,6 @@ n11:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if ok18 && wellFormed {
 			pl.edges[10]++
 			goto n13
@@ -3296,7 +3294,6 @@ n57:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt141 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -3395,7 +3392,6 @@ n57:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt141 {
 			return pl.drop(24)
 		}
@@ -3535,7 +3531,6 @@ n58:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt144 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -3634,7 +3629,6 @@ n58:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt144 {
 			return pl.drop(25)
 		}
@@ -3774,7 +3768,6 @@ n59:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt147 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -3873,7 +3866,6 @@ n59:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt147 {
 			return pl.drop(26)
 		}
@@ -4125,7 +4117,6 @@ n61:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt169 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -4224,7 +4215,6 @@ n61:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt169 {
 			return pl.drop(28)
 		}

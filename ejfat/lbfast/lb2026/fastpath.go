@@ -3939,7 +3939,6 @@ n134:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt166 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -4038,7 +4037,6 @@ n134:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt166 {
 			return pl.drop(39)
 		}
@@ -4178,7 +4176,6 @@ n135:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt169 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -4277,7 +4274,6 @@ n135:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt169 {
 			return pl.drop(40)
 		}
@@ -4417,7 +4413,6 @@ n136:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt172 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -4516,7 +4511,6 @@ n136:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt172 {
 			return pl.drop(41)
 		}
@@ -4753,7 +4747,6 @@ n138:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt194 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -4852,7 +4845,6 @@ n138:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt194 {
 			return pl.drop(43)
 		}

@@ -2307,7 +2307,6 @@ n11:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		ok18, wellFormed := p.VerifyChecksum(4)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -2406,7 +2405,6 @@ n11:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if ok18 && wellFormed {
 			pl.edges[6]++
 			goto n13
@@ -4689,7 +4687,6 @@ n106:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt171 := p.Push(15, h7+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -4788,7 +4785,6 @@ n106:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt171 {
 			return pl.drop(53)
 		}
@@ -4928,7 +4924,6 @@ n107:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt174 := p.Push(16, h15+20, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -5027,7 +5022,6 @@ n107:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt174 {
 			return pl.drop(54)
 		}
@@ -5167,7 +5161,6 @@ n108:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt177 := p.Push(17, h16+2, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -5266,7 +5259,6 @@ n108:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt177 {
 			return pl.drop(55)
 		}
@@ -5518,7 +5510,6 @@ n110:
 			p.Hdr[23] = packet.HeaderState{Off: h23, Len: 1, Valid: true}
 		}
 		p.Hdr[24] = packet.HeaderState{Valid: true}
-
 		rt199 := p.ComputeChecksum(7)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -5617,7 +5608,6 @@ n110:
 		if p.Hdr[23].Valid {
 			h23 = p.Hdr[23].Off
 		}
-
 		if !rt199 {
 			return pl.drop(57)
 		}

@@ -506,7 +506,6 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-
 		rt2 := p.ParseFrame(0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -545,7 +544,6 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-
 		if !rt2 {
 			return pl.drop(0)
 		}
@@ -659,7 +657,6 @@ t11:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-
 		ok13, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -698,7 +695,6 @@ t11:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-
 		if ok13 && wellFormed {
 			goto t13
 		}
@@ -1145,7 +1141,6 @@ t25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-
 		rt86 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b85[6])<<8 | uint64(b85[7])) + 0x1) & 0x1ffff)}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -1184,7 +1179,6 @@ t25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-
 		if !rt86 {
 			return pl.drop(6)
 		}
@@ -1242,7 +1236,6 @@ t25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-
 		rt88 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -1281,7 +1274,6 @@ t25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-
 		if !rt88 {
 			return pl.drop(6)
 		}
@@ -1358,7 +1350,6 @@ t26:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-
 		rt91 := p.ComputeChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -1397,7 +1388,6 @@ t26:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-
 		if !rt91 {
 			return pl.drop(7)
 		}
@@ -1576,7 +1566,6 @@ n22:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-
 		rt57 := p.Push(1, h0+14, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -1615,7 +1604,6 @@ n22:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-
 		if !rt57 {
 			return pl.drop(5)
 		}
@@ -1773,7 +1761,6 @@ n25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-
 		rt86 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b85[6])<<8 | uint64(b85[7])) + 0x1) & 0x1ffff)}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -1812,7 +1799,6 @@ n25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-
 		if !rt86 {
 			return pl.drop(6)
 		}
@@ -1870,7 +1856,6 @@ n25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-
 		rt88 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -1909,7 +1894,6 @@ n25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-
 		if !rt88 {
 			return pl.drop(6)
 		}
@@ -1986,7 +1970,6 @@ n26:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-
 		rt91 := p.ComputeChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -2025,7 +2008,6 @@ n26:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-
 		if !rt91 {
 			return pl.drop(7)
 		}
@@ -2314,7 +2296,6 @@ n37:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-
 		ok140, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -2353,7 +2334,6 @@ n37:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-
 		if ok140 && wellFormed {
 			pl.edges[15]++
 			goto n42

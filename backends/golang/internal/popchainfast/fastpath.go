@@ -400,7 +400,6 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 		if h10 >= 0 {
 			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 4, Valid: true}
 		}
-
 		rt1 := p.ParseFrame(0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -447,7 +446,6 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 		if p.Hdr[10].Valid {
 			h10 = p.Hdr[10].Off
 		}
-
 		if !rt1 {
 			return pl.drop(0)
 		}

@@ -363,7 +363,6 @@ n1:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-
 		rt1 := p.ParseFrame(0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -402,7 +401,6 @@ n1:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-
 		if rt1 {
 			goto n3
 		}
@@ -498,7 +496,6 @@ n9:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-
 		ok5, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -537,7 +534,6 @@ n9:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-
 		if ok5 && wellFormed {
 			goto n11
 		}
