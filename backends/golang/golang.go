@@ -1127,16 +1127,15 @@ func (c *gen) file(opt Options) ([]byte, error) {
 	}
 	fmt.Fprintf(&w, "\n// Package %s runs graph %s as straight-line Go. Its behaviour is the\n// interpreter's on the same graph (nsc's sim package), counters included.\npackage %s\n\n", opt.Package, c.g.Name, opt.Package)
 	w.WriteString("import (\n")
-	w.WriteString("\t\"fmt\"\n")
 	if c.usesBits {
-		w.WriteString("\t\"math/bits\"\n")
+		w.WriteString("\t\"math/bits\"\n\n")
 	}
-	w.WriteString("\n\t\"github.com/dragonet-go/nsc/backends/golang/fastpath\"\n\t\"github.com/dragonet-go/nsc/packet\"\n)\n\n")
+	w.WriteString("\t\"github.com/dragonet-go/nsc/backends/golang/fastpath\"\n\t\"github.com/dragonet-go/nsc/packet\"\n)\n\n")
 	c.schema(&w)
 	c.names(&w)
 	w.Write(c.vars.Bytes())
-	rt := strings.NewReplacer("MAXKEYS", fmt.Sprint(max(c.maxKeys, 1)), "TABLES", fmt.Sprint(len(c.s.Tables)), "EDGES", fmt.Sprint(c.counters)).Replace(runtimeSrc)
-	fmt.Fprintf(&w, "\n%s\n", rt)
+	w.WriteString("\n")
+	c.pipeline(&w)
 	w.WriteString(c.runsCode)
 	w.WriteString("// Process runs the frame buf[off:off+n] through the graph, in place: the\n// result's Data aliases buf. Keep packet.Headroom bytes free before off and\n// after off+n for headers the graph pushes. It does not allocate.\n")
 	w.WriteString("func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {\n\tp := pl.pkt\n\t_ = p\n")

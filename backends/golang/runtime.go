@@ -1,49 +1,48 @@
 package golang
 
-// runtimeSrc is the part of every generated package that does not depend
-// on the graph. MAXKEYS is replaced by the most keys a table has, TABLES by
-// the number of tables, EDGES by the number of edge counters.
-const runtimeSrc = `// Pipeline runs frames through the graph. Its tables may be updated by the
+import (
+	"bytes"
+	"fmt"
+)
+
+// pipeline writes the generated package's Pipeline: its state, sized for
+// the graph, and the methods fastpath.Pipeline asks for. What does not
+// depend on the graph (tables' checks, counter naming) is in package
+// fastpath, compiled and tested on its own; the generated methods only
+// hand it their arrays.
+func (c *gen) pipeline(w *bytes.Buffer) {
+	fmt.Fprintf(w, `// Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
 // Pipeline itself is for one goroutine: give each worker its own, sharing
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables [TABLES]*packet.Table // an array: one load less to a table
-	keys   [MAXKEYS]packet.Value
+	tables [%d]*packet.Table // an array: one load less to a table
+	keys   [%d]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
 	// edges count the frames along the few edges the node runs do not
 	// follow from (see runs).
-	edges [EDGES]uint64
+	edges [%d]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
 
+// names name the counters, for package fastpath.
+var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
+`, len(c.s.Tables), max(c.maxKeys, 1), c.counters)
+	w.WriteString(`
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
 // with packet.LoadTables(Schema, …) or Table.Insert.
-func NewTables() []*packet.Table {
-	ts := make([]*packet.Table, len(Schema.Tables))
-	for i, t := range Schema.Tables {
-		ts[i] = packet.NewTable(t.Spec)
-	}
-	return ts
-}
+func NewTables() []*packet.Table { return fastpath.NewTables(Schema) }
 
 // New returns a pipeline over tables (in Schema.Tables order, as
 // NewTables or packet.LoadTables(Schema, …) make them; nil: empty ones).
 func New(tables []*packet.Table) (*Pipeline, error) {
-	if tables == nil {
-		tables = NewTables()
-	}
-	if len(tables) != len(Schema.Tables) {
-		return nil, fmt.Errorf("%d tables given, the fast path has %d", len(tables), len(Schema.Tables))
-	}
-	for i, t := range tables {
-		if err := Schema.Tables[i].Spec.Shaped(t.Spec()); err != nil {
-			return nil, fmt.Errorf("table %d: %v", i, err)
-		}
+	tables, err := fastpath.CheckTables(Schema, tables)
+	if err != nil {
+		return nil, err
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
 	copy(pl.tables[:], tables)
@@ -72,36 +71,15 @@ func (pl *Pipeline) Runs() [len(NodeNames)]uint64 { return pl.runs() }
 
 // Counted returns the count operations' counters (by CountLabels index).
 func (pl *Pipeline) Counted() (c [len(CountLabels)]uint64) {
-	for i, v := range pl.runs() {
-		if countOf[i] > 0 {
-			c[countOf[i]-1] += v
-		}
-	}
+	runs := pl.runs()
+	names.Counted(runs[:], c[:])
 	return c
 }
 
 // Each calls f for every non-zero counter, nodes in graph order.
 func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
-	for i, v := range pl.runs() {
-		if v > 0 {
-			f(fastpath.CountNode, NodeNames[i], "", v)
-		}
-	}
-	for i, v := range pl.Sunk {
-		if v > 0 {
-			f(fastpath.CountSink, SinkNames[i], "", v)
-		}
-	}
-	for i, v := range pl.Dropped {
-		if v > 0 {
-			f(fastpath.CountDrop, DropSites[i].Node, DropSites[i].Reason, v)
-		}
-	}
-	for i, v := range pl.Counted() {
-		if v > 0 {
-			f(fastpath.CountLabel, CountLabels[i], "", v)
-		}
-	}
+	runs := pl.runs()
+	names.Each(runs[:], pl.Sunk[:], pl.Dropped[:], f)
 }
 
 func (pl *Pipeline) drop(d int) fastpath.Result {
@@ -113,4 +91,6 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 	pl.Sunk[s]++
 	return fastpath.Result{Sink: int32(s), Drop: -1, Data: data}
 }
-`
+
+`)
+}

@@ -3,7 +3,11 @@
 // of them through one interface.
 package fastpath
 
-import "github.com/dragonet-go/nsc/packet"
+import (
+	"fmt"
+
+	"github.com/dragonet-go/nsc/packet"
+)
 
 // Result says where a frame went: out at sink number Sink with the bytes
 // Data (aliasing the caller's buffer), or dropped at drop site number Drop.
@@ -57,4 +61,80 @@ func B2U(b bool) uint64 {
 		return 1
 	}
 	return 0
+}
+
+// NewTables makes empty runtime tables for schema s, in s.Tables order.
+func NewTables(s *packet.Schema) []*packet.Table {
+	ts := make([]*packet.Table, len(s.Tables))
+	for i, t := range s.Tables {
+		ts[i] = packet.NewTable(t.Spec)
+	}
+	return ts
+}
+
+// CheckTables returns the tables a generated pipeline over schema s runs
+// on: tables itself when it has s's tables in order, each of its spec's
+// shape (the generated code relies on keys, actions and parameter widths),
+// empty tables when it is nil, and an error otherwise.
+func CheckTables(s *packet.Schema, tables []*packet.Table) ([]*packet.Table, error) {
+	if tables == nil {
+		return NewTables(s), nil
+	}
+	if len(tables) != len(s.Tables) {
+		return nil, fmt.Errorf("%d tables given, the fast path has %d", len(tables), len(s.Tables))
+	}
+	for i, t := range tables {
+		if err := s.Tables[i].Spec.Shaped(t.Spec()); err != nil {
+			return nil, fmt.Errorf("table %d: %v", i, err)
+		}
+	}
+	return tables, nil
+}
+
+// Names name a generated pipeline's counters, each slice by its index.
+type Names struct {
+	Nodes  []string   // node runs
+	Sinks  []string   // frames out at a sink
+	Drops  []DropSite // frames ended at a drop site
+	Counts []string   // count operations' labels
+	// CountOf is, per node, 1 + the index of its count operation's
+	// label, or 0.
+	CountOf []int
+}
+
+// Counted adds the count operations' counters, derived from the node runs,
+// into out (by Counts index).
+func (nm *Names) Counted(runs, out []uint64) {
+	for i, v := range runs {
+		if k := nm.CountOf[i]; k > 0 {
+			out[k-1] += v
+		}
+	}
+}
+
+// Each calls f for every non-zero counter: node runs in graph order, then
+// sinks, drops and count labels.
+func (nm *Names) Each(runs, sunk, dropped []uint64, f func(kind, name, reason string, n uint64)) {
+	for i, v := range runs {
+		if v > 0 {
+			f(CountNode, nm.Nodes[i], "", v)
+		}
+	}
+	for i, v := range sunk {
+		if v > 0 {
+			f(CountSink, nm.Sinks[i], "", v)
+		}
+	}
+	for i, v := range dropped {
+		if v > 0 {
+			f(CountDrop, nm.Drops[i].Node, nm.Drops[i].Reason, v)
+		}
+	}
+	counted := make([]uint64, len(nm.Counts))
+	nm.Counted(runs, counted)
+	for i, v := range counted {
+		if v > 0 {
+			f(CountLabel, nm.Counts[i], "", v)
+		}
+	}
 }

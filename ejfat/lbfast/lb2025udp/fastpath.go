@@ -6,7 +6,6 @@
 package lb2025udp
 
 import (
-	"fmt"
 	"math/bits"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
@@ -293,29 +292,19 @@ type Pipeline struct {
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
 
+// names name the counters, for package fastpath.
+var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
+
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
 // with packet.LoadTables(Schema, …) or Table.Insert.
-func NewTables() []*packet.Table {
-	ts := make([]*packet.Table, len(Schema.Tables))
-	for i, t := range Schema.Tables {
-		ts[i] = packet.NewTable(t.Spec)
-	}
-	return ts
-}
+func NewTables() []*packet.Table { return fastpath.NewTables(Schema) }
 
 // New returns a pipeline over tables (in Schema.Tables order, as
 // NewTables or packet.LoadTables(Schema, …) make them; nil: empty ones).
 func New(tables []*packet.Table) (*Pipeline, error) {
-	if tables == nil {
-		tables = NewTables()
-	}
-	if len(tables) != len(Schema.Tables) {
-		return nil, fmt.Errorf("%d tables given, the fast path has %d", len(tables), len(Schema.Tables))
-	}
-	for i, t := range tables {
-		if err := Schema.Tables[i].Spec.Shaped(t.Spec()); err != nil {
-			return nil, fmt.Errorf("table %d: %v", i, err)
-		}
+	tables, err := fastpath.CheckTables(Schema, tables)
+	if err != nil {
+		return nil, err
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
 	copy(pl.tables[:], tables)
@@ -344,36 +333,15 @@ func (pl *Pipeline) Runs() [len(NodeNames)]uint64 { return pl.runs() }
 
 // Counted returns the count operations' counters (by CountLabels index).
 func (pl *Pipeline) Counted() (c [len(CountLabels)]uint64) {
-	for i, v := range pl.runs() {
-		if countOf[i] > 0 {
-			c[countOf[i]-1] += v
-		}
-	}
+	runs := pl.runs()
+	names.Counted(runs[:], c[:])
 	return c
 }
 
 // Each calls f for every non-zero counter, nodes in graph order.
 func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
-	for i, v := range pl.runs() {
-		if v > 0 {
-			f(fastpath.CountNode, NodeNames[i], "", v)
-		}
-	}
-	for i, v := range pl.Sunk {
-		if v > 0 {
-			f(fastpath.CountSink, SinkNames[i], "", v)
-		}
-	}
-	for i, v := range pl.Dropped {
-		if v > 0 {
-			f(fastpath.CountDrop, DropSites[i].Node, DropSites[i].Reason, v)
-		}
-	}
-	for i, v := range pl.Counted() {
-		if v > 0 {
-			f(fastpath.CountLabel, CountLabels[i], "", v)
-		}
-	}
+	runs := pl.runs()
+	names.Each(runs[:], pl.Sunk[:], pl.Dropped[:], f)
 }
 
 func (pl *Pipeline) drop(d int) fastpath.Result {

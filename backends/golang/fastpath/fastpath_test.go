@@ -1,0 +1,68 @@
+package fastpath_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dragonet-go/nsc/backends/golang/fastpath"
+	"github.com/dragonet-go/nsc/internal/testutil"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+func lbSchema(t *testing.T) *packet.Schema {
+	g, ok := testutil.Model(t, "ejfat/lb-2025.nsc").Graph("LB2025")
+	if !ok {
+		t.Fatal("no LB2025")
+	}
+	return g.Schema
+}
+
+func TestCheckTables(t *testing.T) {
+	s := lbSchema(t)
+	ts, err := fastpath.CheckTables(s, nil)
+	if err != nil || len(ts) != len(s.Tables) {
+		t.Fatalf("nil tables: %d tables, %v; want %d empty ones", len(ts), err, len(s.Tables))
+	}
+	for i, tb := range ts {
+		if tb.Spec().Name != s.Tables[i].Spec.Name {
+			t.Errorf("table %d is %s, want %s", i, tb.Spec().Name, s.Tables[i].Spec.Name)
+		}
+	}
+	if _, err := fastpath.CheckTables(s, ts[1:]); err == nil || !strings.Contains(err.Error(), "tables given") {
+		t.Errorf("one table short: %v", err)
+	}
+	swapped := append([]*packet.Table(nil), ts...)
+	swapped[0], swapped[1] = swapped[1], swapped[0]
+	if _, err := fastpath.CheckTables(s, swapped); err == nil || !strings.HasPrefix(err.Error(), "table 0: ") {
+		t.Errorf("tables out of order: %v", err)
+	}
+	if got, err := fastpath.CheckTables(s, ts); err != nil || &got[0] != &ts[0] {
+		t.Errorf("the schema's own tables: %v (same slice: %v)", err, err == nil && &got[0] == &ts[0])
+	}
+}
+
+func TestNamesEach(t *testing.T) {
+	nm := fastpath.Names{
+		Nodes:   []string{"a", "b", "c"},
+		Sinks:   []string{"out"},
+		Drops:   []fastpath.DropSite{{Node: "b", Reason: "bad"}, {Node: "c", Reason: "worse"}},
+		Counts:  []string{"x", "y"},
+		CountOf: []int{0, 2, 2},
+	}
+	runs := []uint64{5, 3, 4}
+	counted := make([]uint64, 2)
+	nm.Counted(runs, counted)
+	if diff := cmp.Diff([]uint64{0, 7}, counted); diff != "" {
+		t.Errorf("Counted (-want +got):\n%s", diff)
+	}
+	var got []string
+	nm.Each(runs, []uint64{0}, []uint64{0, 2}, func(kind, name, reason string, n uint64) {
+		got = append(got, strings.Join([]string{kind, name, reason, string(rune('0' + n))}, "/"))
+	})
+	want := []string{"node/a//5", "node/b//3", "node/c//4", "drop/c/worse/2", "count/y//7"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Each (-want +got):\n%s", diff)
+	}
+}
