@@ -7,27 +7,10 @@
 package flow
 
 import (
-	"fmt"
 
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )
-
-// SinglePath refuses, for a target, graphs in which a frame could take two
-// paths: a spawn edge, or a port with more than one target.
-func SinglePath(g *dataflow.Graph, target string) error {
-	for _, n := range g.Nodes {
-		for _, p := range n.Ports {
-			if len(p.Spawn) > 0 {
-				return fmt.Errorf("%s backend: %s: node %s port %s has a spawn edge; the generated code runs one task per frame", target, n.Pos, n.Name, p.Name)
-			}
-			if len(p.Out) > 1 {
-				return fmt.Errorf("%s backend: %s: node %s port %s leads to %d nodes; the generated code needs one path per frame", target, n.Pos, n.Name, p.Name, len(p.Out))
-			}
-		}
-	}
-	return nil
-}
 
 // Decide is the interpreter's O-node rule when only the operand behind
 // port pt has fired, as on a single path: the port o fires, or ok false

@@ -16,10 +16,14 @@ import (
 	"go/format"
 	"strings"
 
+	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )
+
+// Name is the target's name in refusals.
+const Name = "go"
 
 // Options control the generated package.
 type Options struct {
@@ -36,22 +40,26 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	if opt.Package == "" {
 		opt.Package = "fastpath"
 	}
-	if err := flow.SinglePath(g, "go"); err != nil {
-		return nil, err
+	if rs := backends.SinglePath(g, Name); rs != nil {
+		return nil, rs.Err()
 	}
 	srcs := g.Sources()
 	if len(srcs) == 0 {
-		return nil, fmt.Errorf("go backend: graph %s has no source", g.Name)
+		return nil, backends.Refuse(Name, nil, "graph %s has no source", g.Name)
 	}
 	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: srcs[0], prof: opt.Profile}
 	c.valid = flow.AnalyzeValid(g, c.start, 16) // paths kept apart: fewer checks
 	c.pops = flow.FindPopChains(g, c.s)
 	c.body()
+	if c.refused != nil {
+		return nil, c.refused.Err()
+	}
 	return c.file(opt)
 }
 
 type gen struct {
-	g     *dataflow.Graph
+	g       *dataflow.Graph
+	refused backends.Refusals
 	s     *packet.Schema
 	start *dataflow.Node
 	b     bytes.Buffer // Process's body
@@ -402,7 +410,7 @@ func (c *gen) node(n *dataflow.Node) {
 	case packet.OpDrop:
 		c.emit("%s", c.retDrop(n.ID, c.drop(n.Name, o.Label)))
 	default:
-		c.emit("%s // operation %s", c.malformed(), o.Kind)
+		c.refused = append(c.refused, backends.Refuse(Name, n, "operation %s is not supported", o.Kind))
 	}
 }
 

@@ -140,7 +140,7 @@ func TestLB2021Refused(t *testing.T) {
 		if !errors.Is(err, p4.ErrUnsupported) {
 			t.Fatalf("%s: err = %v, want a refusal", arch, err)
 		}
-		want := fmt.Sprintf("p4 backend (%s): ejfat/lb-2021.nsc:", arch)
+		want := fmt.Sprintf("ejfat/lb-2021.nsc:165:9: p4 (%s): node RxIPv4: ", arch)
 		for _, s := range []string{want, "node RxIPv4: when extract ipv4 fails the frame goes to RxIPv4Base"} {
 			if !strings.Contains(err.Error(), s) {
 				t.Errorf("%s: error %q lacks %q", arch, err, s)

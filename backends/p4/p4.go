@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
@@ -34,31 +34,11 @@ type Options struct {
 }
 
 // ErrUnsupported is what every refusal matches (errors.Is).
-var ErrUnsupported = errors.New("not supported by the P4 backend")
+var ErrUnsupported = backends.ErrUnsupported
 
 // Unsupported is a graph construct the P4 backend refuses: the node, where
 // it is declared, and why.
-type Unsupported struct {
-	Arch, Node, Pos string
-	Reason          string
-}
-
-func (e *Unsupported) Error() string {
-	var b strings.Builder
-	b.WriteString("p4 backend")
-	if e.Arch != "" {
-		fmt.Fprintf(&b, " (%s)", e.Arch)
-	}
-	if e.Pos != "" {
-		b.WriteString(": " + e.Pos)
-	}
-	if e.Node != "" {
-		b.WriteString(": node " + e.Node)
-	}
-	return b.String() + ": " + e.Reason
-}
-
-func (e *Unsupported) Is(target error) bool { return target == ErrUnsupported }
+type Unsupported = backends.Refusal
 
 // Program is a generated P4 program.
 type Program struct {
@@ -114,6 +94,7 @@ type gen struct {
 	usesCsum bool
 	wire     []int
 	used     map[int]bool // wire headers the program touches
+	lookedUp map[int]bool // tables looked up so far (check)
 }
 
 // Generate writes the P4 program for g, which runs from its first source.
@@ -121,14 +102,14 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 	if opt.Arch != V1Model && opt.Arch != XSA {
 		return nil, fmt.Errorf("p4 backend: unknown architecture %q (have: %s, %s)", opt.Arch, V1Model, XSA)
 	}
-	if err := flow.SinglePath(g, "p4"); err != nil {
-		return nil, err
+	if rs := backends.SinglePath(g, "p4 ("+opt.Arch+")"); rs != nil {
+		return nil, rs.Err()
 	}
 	srcs := g.Sources()
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("p4 backend: graph %s has no source", g.Name)
 	}
-	c := &gen{g: g, s: g.Schema, opt: opt, start: srcs[0], order: g.Order(), counters: map[string]string{}}
+	c := &gen{g: g, s: g.Schema, opt: opt, start: srcs[0], order: g.Order(), counters: map[string]string{}, lookedUp: map[int]bool{}}
 	if c.order == nil {
 		return nil, fmt.Errorf("p4 backend: graph %s has a cycle", g.Name)
 	}
@@ -137,31 +118,37 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 	steps := []func() error{c.check, c.analyze, c.findParser, c.findControl, c.wireHeaders}
 	for _, step := range steps {
 		if err := step(); err != nil {
-			var u *Unsupported
-			if errors.As(err, &u) {
-				u.Arch = opt.Arch
-			}
-			return nil, err
+			return nil, c.target(err)
 		}
 	}
 	src, err := c.program()
 	if err != nil {
-		var u *Unsupported
-		if errors.As(err, &u) {
-			u.Arch = opt.Arch
-		}
-		return nil, err
+		return nil, c.target(err)
 	}
 	return &Program{Arch: opt.Arch, Source: src, Tables: c.tables}, nil
 }
 
+// targetName is the target in refusals: P4 and the architecture.
+func (c *gen) targetName() string { return "p4 (" + c.opt.Arch + ")" }
+
 // refuse makes the error for node n.
 func (c *gen) refuse(n *dataflow.Node, format string, args ...any) error {
-	u := &Unsupported{Reason: fmt.Sprintf(format, args...)}
-	if n != nil {
-		u.Node, u.Pos = display(n), n.Pos
+	return backends.Refuse(c.targetName(), n, format, args...)
+}
+
+// target names the target in the refusals of err.
+func (c *gen) target(err error) error {
+	var rs backends.Refusals
+	var r *backends.Refusal
+	switch {
+	case errors.As(err, &rs):
+		for _, r := range rs {
+			r.Target = c.targetName()
+		}
+	case errors.As(err, &r):
+		r.Target = c.targetName()
 	}
-	return u
+	return err
 }
 
 // display is a node's name for people: an LPG copy by its LPG name.
@@ -281,39 +268,51 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 
 // check refuses, up front, what P4 or the target cannot do.
 func (c *gen) check() error {
-	tables := map[int]bool{}
+	var rs backends.Refusals
 	for _, n := range c.order {
 		if !c.reached[n] || n.Kind != dataflow.FNode {
 			continue
 		}
-		if n.Software {
-			return c.refuse(n, "it runs in software on %s; the P4 program cannot hand frames to software", c.prgName())
-		}
-		o := n.Op
-		switch o.Kind {
-		case packet.OpSteer:
-			return c.refuse(n, "steer %s: a P4 pipeline has no queues or sockets to deliver to; emit the frame", o.Label)
-		case packet.OpParse:
-			return c.refuse(n, "parse %s runs the model's parse graph, which the P4 backend does not translate yet; parse with extract, switch and test nodes", c.s.Headers[o.Header].Name)
-		case packet.OpInput:
-			if o.Header >= 0 {
-				return c.refuse(n, "input parse %s runs the model's parse graph, which the P4 backend does not translate yet; parse with extract, switch and test nodes", c.s.Headers[o.Header].Name)
-			}
-		case packet.OpPush:
-			h := c.s.Headers[o.Header]
-			if o.Extra > 0 || h.Fields[len(h.Fields)-1].Variable() {
-				return c.refuse(n, "push %s: a header with a variable-length field cannot be made in P4 (varbit contents are not writable)", h.Name)
-			}
-		case packet.OpLookup:
-			tables[o.Table] = true
-			if err := c.checkTable(n, len(tables)); err != nil {
+		if err := c.checkNode(n); err != nil {
+			var r *backends.Refusal
+			if !errors.As(err, &r) {
 				return err
 			}
+			rs = append(rs, r)
 		}
-		for _, e := range c.exprs(n) {
-			if h, ok := usesLen(e); ok {
-				return c.refuse(n, "len(%s) is the length of the frame from %s on: that needs payload access, which %s does not have", c.s.Headers[h].Name, c.s.Headers[h].Name, c.prgName())
-			}
+	}
+	return rs.Err()
+}
+
+// checkNode refuses what node n does that P4 cannot.
+func (c *gen) checkNode(n *dataflow.Node) error {
+	if n.Software {
+		return c.refuse(n, "it runs in software on %s; the P4 program cannot hand frames to software", c.prgName())
+	}
+	o := n.Op
+	switch o.Kind {
+	case packet.OpSteer:
+		return c.refuse(n, "steer %s: a P4 pipeline has no queues or sockets to deliver to; emit the frame", o.Label)
+	case packet.OpParse:
+		return c.refuse(n, "parse %s runs the model's parse graph, which the P4 backend does not translate yet; parse with extract, switch and test nodes", c.s.Headers[o.Header].Name)
+	case packet.OpInput:
+		if o.Header >= 0 {
+			return c.refuse(n, "input parse %s runs the model's parse graph, which the P4 backend does not translate yet; parse with extract, switch and test nodes", c.s.Headers[o.Header].Name)
+		}
+	case packet.OpPush:
+		h := c.s.Headers[o.Header]
+		if o.Extra > 0 || h.Fields[len(h.Fields)-1].Variable() {
+			return c.refuse(n, "push %s: a header with a variable-length field cannot be made in P4 (varbit contents are not writable)", h.Name)
+		}
+	case packet.OpLookup:
+		c.lookedUp[o.Table] = true
+		if err := c.checkTable(n, len(c.lookedUp)); err != nil {
+			return err
+		}
+	}
+	for _, e := range c.exprs(n) {
+		if h, ok := usesLen(e); ok {
+			return c.refuse(n, "len(%s) is the length of the frame from %s on: that needs payload access, which %s does not have", c.s.Headers[h].Name, c.s.Headers[h].Name, c.prgName())
 		}
 	}
 	return nil

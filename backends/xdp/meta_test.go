@@ -19,7 +19,7 @@ func TestMetaDamaged(t *testing.T) {
 	}
 	m := testutil.ModelSource(t, string(src))
 	g, _ := m.Graph("OpsRx")
-	p, err := Generate(g, Options{})
+	p, err := Generate(g, Options{Limits: testutil.XDPLimits(t, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,11 @@ package xdp
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
+	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
@@ -27,8 +29,8 @@ import (
 type Options struct {
 	// Command is recorded in the header comment: how to regenerate.
 	Command string
-	// Limits are the PRG's declared limits (dataflow.LimitNames); the
-	// backend's own BPF limits (Limits) apply in any case.
+	// Limits are the PRG's declared limits (dataflow.LimitNames), what
+	// BPF and the kernel allow (models/ejfat/xdp.nsc); all are required.
 	Limits map[string]int
 }
 
@@ -40,18 +42,8 @@ type Program struct {
 	Meta *Meta
 }
 
-// The backend's own limits, what BPF and the kernel allow; the XDP PRG
-// (models/ejfat/xdp.nsc) declares the same.
-var Limits = map[string]int{
-	// A program uses at most 64 maps; the backend takes 4 of its own.
-	"tables": 60,
-	// Entries per table map (hash, LPM trie, array).
-	"table_size": 1 << 20,
-	// The longest LPM trie key is 256 bytes.
-	"key_bits": 2048,
-	// Parameters per entry: 64 words.
-	"action_bits": 4096,
-}
+// Name is the target's name in refusals.
+const Name = "xdp"
 
 // Bounds of the generated code.
 const (
@@ -74,28 +66,31 @@ const FuncName = "nsc_xdp"
 
 // Generate returns the C source of an XDP program that runs g.
 func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
-	if err := flow.SinglePath(g, "xdp"); err != nil {
-		return nil, err
+	if rs := backends.SinglePath(g, Name); rs != nil {
+		return nil, rs.Err()
 	}
 	srcs := g.Sources()
 	if len(srcs) == 0 {
-		return nil, fmt.Errorf("xdp backend: graph %s has no source", g.Name)
+		return nil, backends.Refuse(Name, nil, "graph %s has no source", g.Name)
 	}
 	newGen := func() *gen {
 		c := &gen{g: g, s: g.Schema, start: srcs[0], dropIdx: map[[2]string]int{}, sinkIdx: map[string]int{}, countIdx: map[string]int{},
 			tableUsed: map[int]bool{}, lim: map[string]int{}, topHdr: map[*dataflow.Node]hset{}, hpUsed: map[int]bool{}}
-		for k, v := range Limits {
-			c.lim[k] = v
-		}
-		for k, v := range opt.Limits {
-			if cur, ok := c.lim[k]; !ok || v < cur {
-				c.lim[k] = v
-			}
-		}
+		maps.Copy(c.lim, opt.Limits)
 		c.layoutMeta()
 		c.analyzeValid()
 		c.popChains()
 		return c
+	}
+	// BPF bounds every table resource, so the PRG must say how far.
+	var missing []string
+	for _, k := range dataflow.LimitNames {
+		if _, ok := opt.Limits[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if missing != nil {
+		return nil, backends.Refuse(Name, nil, "the PRG declares no limit %s; the XDP target takes its limits from its PRG (models/ejfat/xdp.nsc: compile with --prg XDP)", strings.Join(missing, ", "))
 	}
 	// Two passes: the first finds where each node leaves header pointers
 	// checked, the second uses them where every path has.
@@ -104,17 +99,15 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 		return nil, err
 	}
 	first.body()
-	if first.err != nil {
-		return nil, first.err
+	if first.refused != nil {
+		return nil, first.refused.Err()
 	}
 	c := newGen()
 	c.avail = first.analyzeAvail()
 	c.body()
-	if c.err != nil {
-		return nil, c.err
-	}
-	if err := c.checkTables(); err != nil {
-		return nil, err
+	c.checkTables()
+	if c.refused != nil {
+		return nil, c.refused.Err()
 	}
 	return c.file(opt)
 }
@@ -125,7 +118,7 @@ type gen struct {
 	start *dataflow.Node
 	b     bytes.Buffer
 	tmp   int
-	err   error
+	refused backends.Refusals
 	lim   map[string]int
 
 	drops      [][2]string
@@ -182,16 +175,23 @@ type hdrVar struct {
 	v string
 }
 
+// fail refuses the node being generated (or the graph): the first
+// reason per node, since what the node's code does after it means little.
 func (c *gen) fail(format string, args ...any) {
-	if c.err != nil {
-		return
+	for _, r := range c.refused {
+		if r.Node == c.nodeName() {
+			return
+		}
 	}
-	n := c.node
-	if n == nil {
-		c.err = fmt.Errorf("xdp backend: graph %s: "+format, append([]any{c.g.Name}, args...)...)
-		return
+	c.refused = append(c.refused, backends.Refuse(Name, c.node, format, args...))
+}
+
+// nodeName is the refused node's name as a Refusal gives it.
+func (c *gen) nodeName() string {
+	if c.node == nil {
+		return ""
 	}
-	c.err = fmt.Errorf("xdp backend: %s: node %s: "+format, append([]any{n.Pos, n.Name}, args...)...)
+	return backends.Refuse(Name, c.node, "").Node
 }
 
 func (c *gen) emit(format string, args ...any) {
@@ -296,7 +296,7 @@ func (c *gen) layoutMeta() {
 func (c *gen) checkPushes() error {
 	order := c.g.Order()
 	if order == nil {
-		return fmt.Errorf("xdp backend: graph %s has a cycle", c.g.Name)
+		return backends.Refuse(Name, nil, "graph %s has a cycle", c.g.Name)
 	}
 	most := map[*dataflow.Node]int{}
 	for _, n := range order {
@@ -307,7 +307,7 @@ func (c *gen) checkPushes() error {
 				here += h.FixedBytes() + n.Op.Extra
 			}
 			if here > MaxPush {
-				return fmt.Errorf("xdp backend: %s: node %s: a frame may have pushed %d bytes here; the interpreter guarantees room for %d (limit push bytes)", n.Pos, n.Name, here, MaxPush)
+				return backends.Refuse(Name, n, "a frame may have pushed %d bytes here; the interpreter guarantees room for %d (limit push bytes)", here, MaxPush)
 			}
 		}
 		for _, p := range n.Ports {
@@ -319,8 +319,8 @@ func (c *gen) checkPushes() error {
 	return nil
 }
 
-// checkTables enforces the limits on the tables the graph looks up.
-func (c *gen) checkTables() error {
+// checkTables refuses the tables the graph looks up beyond the limits.
+func (c *gen) checkTables() {
 	var used []int
 	for t := range c.tableUsed {
 		used = append(used, t)
@@ -330,27 +330,29 @@ func (c *gen) checkTables() error {
 	for _, t := range used {
 		spec := c.s.Tables[t].Spec
 		n := c.tableNode[t]
-		where := fmt.Sprintf("xdp backend: %s: node %s: table %s", n.Pos, n.Name, spec.Name)
+		where := "table " + spec.Name
+		refuse := func(format string, args ...any) {
+			c.refused = append(c.refused, backends.Refuse(Name, n, format, args...))
+		}
 		keyBits, actionBits := spec.KeyBits(), spec.ActionBits()
 		size := tableSize(spec)
 		l := layoutOf(spec)
 		switch {
 		case over("table_size", size):
-			return fmt.Errorf("%s has %d entries and XDP maps hold at most %d here (limit table_size)", where, size, c.lim["table_size"])
+			refuse("%s has %d entries and XDP maps hold at most %d here (limit table_size)", where, size, c.lim["table_size"])
 		case over("key_bits", keyBits):
-			return fmt.Errorf("%s has a %d-bit key and XDP takes at most %d bits (limit key_bits)", where, keyBits, c.lim["key_bits"])
+			refuse("%s has a %d-bit key and XDP takes at most %d bits (limit key_bits)", where, keyBits, c.lim["key_bits"])
 		case over("action_bits", actionBits):
-			return fmt.Errorf("%s's actions carry %d bits of parameters and XDP at most %d (limit action_bits)", where, actionBits, c.lim["action_bits"])
+			refuse("%s's actions carry %d bits of parameters and XDP at most %d (limit action_bits)", where, actionBits, c.lim["action_bits"])
 		case l.mode == modeScan && size > MaxScan:
-			return fmt.Errorf("%s needs priorities and has %d entries; the XDP backend scans priority tables with a bounded loop of at most %d entries (limit table_size for priority tables)", where, size, MaxScan)
+			refuse("%s needs priorities and has %d entries; the XDP backend scans priority tables with a bounded loop of at most %d entries (limit table_size for priority tables)", where, size, MaxScan)
 		case l.mode == modeLPM && l.lpmBytes > 256:
-			return fmt.Errorf("%s's LPM key is %d bytes and a BPF LPM trie takes at most 256 (limit key_bits)", where, l.lpmBytes)
+			refuse("%s's LPM key is %d bytes and a BPF LPM trie takes at most 256 (limit key_bits)", where, l.lpmBytes)
 		}
 	}
 	if over("tables", len(used)) {
-		return fmt.Errorf("xdp backend: graph %s looks up %d tables and an XDP program holds at most %d (limit tables)", c.g.Name, len(used), c.lim["tables"])
+		c.refused = append(c.refused, backends.Refuse(Name, nil, "graph %s looks up %d tables and an XDP program holds at most %d (limit tables)", c.g.Name, len(used), c.lim["tables"]))
 	}
-	return nil
 }
 
 // tableSize is a table's number of entries as its map holds them.

@@ -3,13 +3,20 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
+	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/backends/golang"
+	"github.com/dragonet-go/nsc/backends/p4"
+	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/dataflow"
 )
 
+// runCompile generates a target's artifacts for an LPG (embedded in a
+// PRG) into a directory: every target through backends.Target, every
+// refusal of the graph reported at once.
 func runCompile(e *env, args []string) error {
 	fs := newFlags("compile", e)
 	lpg := fs.String("lpg", "", "the LPG")
@@ -33,66 +40,116 @@ func runCompile(e *env, args []string) error {
 	if *profile != "" && *target != "go" {
 		return usagef("--profile is for --target go")
 	}
+	if *lpg == "" {
+		return usagef("--lpg is required")
+	}
+	outSlash := filepath.ToSlash(*out)
+	var t backends.Target
 	switch *target {
 	case "go":
+		name := *pkg
+		if name == "" {
+			name = strings.ReplaceAll(filepath.Base(filepath.Clean(*out)), "-", "")
+		}
+		opt := golang.Options{Package: name, Command: golang.Command(files, *lpg, *prg, filepath.ToSlash(*profile), outSlash)}
+		if *profile != "" {
+			if opt.Profile, err = readProfile(*profile); err != nil {
+				return err
+			}
+		}
+		t = golang.Target{Options: opt}
 	case "xdp":
-		return compileXDP(e, files, *lpg, *prg, *out)
+		t = xdp.Target{Options: xdp.Options{Command: compileCommand(files, *lpg, *prg, "--target", "xdp", "-o", outSlash)}, Program: strings.ToLower(*lpg)}
 	case "p4":
-		return compileP4(e, files, *lpg, *prg, *arch, *tables, *out)
+		extra := []string{"--target", "p4", "--arch", *arch}
+		if *tables != "" {
+			extra = append(extra, "--tables", *tables)
+		}
+		pt := p4.Target{Options: p4.Options{Arch: *arch, Name: strings.ToLower(*lpg), Command: compileCommand(files, *lpg, *prg, append(extra, "-o", outSlash)...)}, Tables: *tables}
+		if *tables != "" {
+			if pt.Script, err = os.ReadFile(*tables); err != nil {
+				return err
+			}
+		}
+		t = pt
 	default:
 		return usagef("unknown target %q (have: go, xdp, p4)", *target)
 	}
-	g, err := compileGraph(files, *lpg, *prg)
+	if t.Needs().PRG && *prg == "" {
+		return usagef("--target %s takes its limits from a PRG: give --prg", *target)
+	}
+	in, err := compileInput(files, *lpg, *prg)
 	if err != nil {
 		return err
 	}
-	name := *pkg
-	if name == "" {
-		name = strings.ReplaceAll(filepath.Base(filepath.Clean(*out)), "-", "")
-	}
-	opt := golang.Options{Package: name, Command: golang.Command(files, *lpg, *prg, filepath.ToSlash(*profile), filepath.ToSlash(*out))}
-	if *profile != "" {
-		f, err := os.Open(*profile)
-		if err != nil {
-			return err
-		}
-		opt.Profile, err = golang.ReadProfile(*profile, f)
-		f.Close()
-		if err != nil {
-			return err
-		}
-	}
-	src, err := golang.Generate(g, opt)
+	arts, err := t.Generate(in)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	file := filepath.Join(*out, "fastpath.go")
-	if err := os.WriteFile(file, src, 0o644); err != nil {
-		return err
+	for _, a := range arts {
+		file := filepath.Join(*out, a.Name)
+		if err := os.WriteFile(file, a.Data, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "wrote %s (%s, graph %s, %d nodes)\n", file, t.Name(), in.Graph.Name, len(in.Graph.Nodes))
 	}
-	fmt.Fprintf(e.stdout, "wrote %s (package %s, graph %s, %d nodes)\n", file, name, g.Name, len(g.Nodes))
+	if *target == "xdp" {
+		return clang(e, filepath.Join(*out, arts[0].Name))
+	}
 	return nil
 }
 
-// compileGraph loads the model and returns the graph to compile: the LPG
-// embedded in the PRG, or the LPG alone.
-func compileGraph(files []string, lpg, prg string) (*dataflow.Graph, error) {
-	if lpg == "" {
-		return nil, usagef("--lpg is required")
+// clang compiles an XDP program's C into its .o beside it, when clang is
+// installed.
+func clang(e *env, src string) error {
+	if _, err := exec.LookPath("clang"); err != nil {
+		fmt.Fprintf(e.stdout, "clang is not on PATH: compile it with clang -O2 -g -target bpf -c %s\n", src)
+		return nil
 	}
+	obj := strings.TrimSuffix(src, ".c") + ".o"
+	if err := xdp.Clang(src, obj); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "wrote %s: run it with nsc xdp run --obj %s --tables FILE --in in.pcap --out out.pcap\n", obj, obj)
+	return nil
+}
+
+// compileCommand is the command line that generates a program, for its header.
+func compileCommand(files []string, lpg, prg string, extra ...string) string {
+	cmd := append([]string{"nsc compile"}, files...)
+	cmd = append(cmd, "--lpg", lpg)
 	if prg != "" {
-		em, err := embedding(files, lpg, prg)
-		if err != nil {
-			return nil, err
-		}
-		return em.Graph, nil
+		cmd = append(cmd, "--prg", prg)
 	}
-	m, err := loadModel(files)
+	return strings.Join(append(cmd, extra...), " ")
+}
+
+func readProfile(file string) (golang.Profile, error) {
+	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
-	return graphKind(m, lpg, dataflow.LPG)
+	defer f.Close()
+	return golang.ReadProfile(file, f)
+}
+
+// compileInput loads the model and returns what to compile: the LPG
+// embedded in the PRG, or the LPG alone.
+func compileInput(files []string, lpg, prg string) (backends.Input, error) {
+	if prg != "" {
+		em, err := embedding(files, lpg, prg)
+		if err != nil {
+			return backends.Input{}, err
+		}
+		return backends.Input{Graph: em.Graph, PRG: em.PRG}, nil
+	}
+	m, err := loadModel(files)
+	if err != nil {
+		return backends.Input{}, err
+	}
+	g, err := graphKind(m, lpg, dataflow.LPG)
+	return backends.Input{Graph: g}, err
 }

@@ -30,7 +30,7 @@ func TestCompileXDP(t *testing.T) {
 	if !strings.HasPrefix(string(src), header) {
 		t.Errorf("lb2025.c starts %q", src[:min(len(src), 200)])
 	}
-	if !strings.Contains(out, "wrote "+filepath.Join(dir, "lb2025.c")+" (graph LB2025@XDP, 113 nodes, 7 tables in maps)") {
+	if !strings.Contains(out, "wrote "+filepath.Join(dir, "lb2025.c")+" (xdp, graph LB2025@XDP, 113 nodes)") {
 		t.Errorf("output: %s", out)
 	}
 	if _, err := exec.LookPath("clang"); err != nil {
@@ -53,7 +53,7 @@ func TestCompileXDPRefusal(t *testing.T) {
 action a() { }
 table big { key { ipv4.dst: exact } actions { a } size 100000 default a }
 prg Small {
-    limits { table_size 1024 }
+    limits { tables 60  table_size 1024  key_bits 2048  action_bits 4096 }
     node RxWire [hardware] { op input  port out -> RxFrames }
     node RxFrames [software, sink] { op nop  port out }
     node TxQueue [software] { op input  port out -> TxWire }

@@ -5,6 +5,7 @@ package testutil
 import (
 	"bytes"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -117,4 +118,18 @@ func payloads(rnd *rand.Rand) func(n int) gopacket.Payload {
 		}
 		return b
 	}
+}
+
+// XDPLimits are the limits the shipped XDP PRG (models/ejfat/xdp.nsc)
+// declares, with over's in their place: what the XDP target takes from
+// its PRG when a test compiles an LPG alone.
+func XDPLimits(t testing.TB, over map[string]int) map[string]int {
+	t.Helper()
+	p, ok := Model(t, "ejfat/xdp.nsc").Graph("XDP")
+	if !ok {
+		t.Fatal("models/ejfat/xdp.nsc has no PRG XDP")
+	}
+	lim := maps.Clone(p.Limits)
+	maps.Copy(lim, over)
+	return lim
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/difftest"
+	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -56,6 +57,9 @@ func exists(p string) bool {
 // object's path and the program.
 func Build(t testing.TB, g *dataflow.Graph, limits map[string]int, dir, name string) (string, *xdp.Program) {
 	t.Helper()
+	if limits == nil {
+		limits = testutil.XDPLimits(t, nil)
+	}
 	prog, err := xdp.Generate(g, xdp.Options{Limits: limits})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,49 @@
+package p4
+
+import (
+	"bytes"
+
+	"github.com/dragonet-go/nsc/backends"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// Target is the P4 program as a backends.Target: NAME.p4 for
+// Options.Arch, and with a table_add script its entries in the program's
+// names as NAME.entries. Its limits are the PRG's.
+type Target struct {
+	Options Options
+	// Script is a table_add script for the model (Tables names it in
+	// errors); nil: none.
+	Script []byte
+	Tables string
+}
+
+var _ backends.Target = Target{}
+
+func (t Target) Name() string        { return "p4 (" + t.Options.Arch + ")" }
+func (Target) Needs() backends.Needs { return backends.Needs{PRG: true} }
+
+func (t Target) Generate(in backends.Input) ([]backends.Artifact, error) {
+	opt := t.Options
+	opt.Limits = in.Limits()
+	if in.PRG != nil {
+		opt.PRG = in.PRG.Name
+	}
+	p, err := Generate(in.Graph, opt)
+	if err != nil {
+		return nil, err
+	}
+	arts := []backends.Artifact{{Name: opt.Name + ".p4", Data: p.Source}}
+	if t.Script != nil {
+		es, err := packet.ParseEntries(t.Tables, bytes.NewReader(t.Script), in.Graph.Schema.TableSpec)
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if err := p.Entries(&buf, es); err != nil {
+			return nil, err
+		}
+		arts = append(arts, backends.Artifact{Name: opt.Name + ".entries", Data: buf.Bytes()})
+	}
+	return arts, nil
+}
