@@ -7,7 +7,6 @@
 package flow
 
 import (
-
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )

@@ -60,11 +60,11 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 type gen struct {
 	g       *dataflow.Graph
 	refused backends.Refusals
-	s     *packet.Schema
-	start *dataflow.Node
-	b     bytes.Buffer // Process's body
-	vars  bytes.Buffer // package-level variables the body uses
-	tmp   int
+	s       *packet.Schema
+	start   *dataflow.Node
+	b       bytes.Buffer // Process's body
+	vars    bytes.Buffer // package-level variables the body uses
+	tmp     int
 
 	drops    registry[[2]string] // drop sites: node (or node.port), reason
 	sinks    registry[string]

@@ -113,13 +113,13 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 }
 
 type gen struct {
-	g     *dataflow.Graph
-	s     *packet.Schema
-	start *dataflow.Node
-	b     bytes.Buffer
-	tmp   int
+	g       *dataflow.Graph
+	s       *packet.Schema
+	start   *dataflow.Node
+	b       bytes.Buffer
+	tmp     int
 	refused backends.Refusals
-	lim   map[string]int
+	lim     map[string]int
 
 	drops      [][2]string
 	dropIdx    map[[2]string]int
