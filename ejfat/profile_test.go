@@ -97,7 +97,7 @@ func TestHotProfiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(string(want), got.String()); diff != "" {
-				t.Errorf("%s is stale (-have +want):\n%s", file, diff)
+				t.Errorf("%s is stale: run go generate ./... (-have +want):\n%s", file, diff)
 			}
 			if sent == 0 {
 				t.Errorf("no frame sent")

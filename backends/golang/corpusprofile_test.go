@@ -56,7 +56,7 @@ func TestCorpusProfiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(string(want), got.String()); diff != "" {
-				t.Errorf("%s is stale (-have +want):\n%s", tc.profile, diff)
+				t.Errorf("%s is stale: run go generate ./... (-have +want):\n%s", tc.profile, diff)
 			}
 		})
 	}

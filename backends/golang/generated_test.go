@@ -93,7 +93,7 @@ func TestGeneratedUpToDate(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(have, src) {
-				t.Errorf("%s is stale: run %s (or go test ./backends/golang -run UpToDate -update)", out, golang.Command([]string{file}, gp.lpg, gp.prg, gp.profile, gp.dir))
+				t.Errorf("%s is stale: run go generate ./... (or %s)", out, golang.Command([]string{file}, gp.lpg, gp.prg, gp.profile, gp.dir))
 			}
 		})
 	}

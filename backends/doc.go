@@ -1,0 +1,38 @@
+// Package backends is the contract every code generator meets, and the
+// way a graph reaches one.
+//
+//	model files --lang--> LPG, PRG --embed--> embedded graph (+ PRG limits)
+//	    --backends.Input--> Target.Generate --> []Artifact, or Refusals
+//
+// A target (backends/golang, backends/xdp, backends/p4) implements Target:
+// its Name, what it Needs of the embedding (a PRG whose limits bound it),
+// and Generate, which turns an Input — the LPG embedded in its PRG, or the
+// LPG alone — into files. The analyses a generated program rests on are
+// shared in backends/flow: one path per frame (SinglePath here), header
+// validity along every path, pop chains, counter placement; each target
+// prints the graph in its dialect from them.
+//
+// What a target cannot express it refuses: a *Refusal per node (Target,
+// Node, Pos, Reason), all of a graph's as Refusals, every one matching
+// ErrUnsupported, so that a caller tells "this target cannot do node N"
+// from a bug. nsc compile prints them all, one per line, as
+// file:line:col: target: node N: reason.
+//
+// A new target plugs in as a package backends/<name> implementing Target,
+// refusing with Refuse what it cannot print, and a case in cmd/nsc's
+// compile; its checked-in outputs get a golden test with -update and a
+// line below.
+//
+// go generate ./... regenerates every checked-in generated file, in this
+// order (profiles feed the fast paths): the LB's hot-path profiles, the
+// test corpora's profiles, the Go fast paths, the XDP programs, the P4
+// programs and their entries, the DOT goldens. Each is also a test that
+// fails, naming the file and the command, when the file is stale.
+package backends
+
+//go:generate go test ../ejfat -run TestHotProfiles -update
+//go:generate go test ./golang -run TestCorpusProfiles -update
+//go:generate go test ./golang -run TestGeneratedUpToDate -update
+//go:generate go test ./xdp -run TestGolden -update
+//go:generate go test ./p4 -run TestGolden -update
+//go:generate go test ./dot -run TestGolden -update
