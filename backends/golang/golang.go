@@ -16,8 +16,8 @@ import (
 	"go/format"
 	"strings"
 
-	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )
@@ -40,31 +40,29 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	if opt.Package == "" {
 		opt.Package = "fastpath"
 	}
-	if rs := backends.SinglePath(g, Name); rs != nil {
-		return nil, rs.Err()
+	prog, err := lower.Lower(g, Name)
+	if err != nil {
+		return nil, err
 	}
-	srcs := g.Sources()
-	if len(srcs) == 0 {
-		return nil, backends.Refuse(Name, nil, "graph %s has no source", g.Name)
-	}
-	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: srcs[0], prof: opt.Profile}
+	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: prog.Start, prof: opt.Profile}
+	c.w = lower.NewWalker(prog, c, Name)
 	c.valid = flow.AnalyzeValid(g, c.start, 16) // paths kept apart: fewer checks
 	c.pops = flow.FindPopChains(g, c.s)
 	c.body()
-	if c.refused != nil {
-		return nil, c.refused.Err()
+	if c.w.Refused != nil {
+		return nil, c.w.Refused.Err()
 	}
 	return c.file(opt)
 }
 
 type gen struct {
-	g       *dataflow.Graph
-	refused backends.Refusals
-	s       *packet.Schema
-	start   *dataflow.Node
-	b       bytes.Buffer // Process's body
-	vars    bytes.Buffer // package-level variables the body uses
-	tmp     int
+	g     *dataflow.Graph
+	w     *lower.Walker // the lowered graph, printed through this dialect
+	s     *packet.Schema
+	start *dataflow.Node
+	b     bytes.Buffer // Process's body
+	vars  bytes.Buffer // package-level variables the body uses
+	tmp   int
 
 	drops    registry[[2]string] // drop sites: node (or node.port), reason
 	sinks    registry[string]
@@ -74,8 +72,7 @@ type gen struct {
 	usesBits bool // math/bits
 
 	// hdrs is a stack of scopes: header index -> variable holding its bytes.
-	hdrs  []map[int]string
-	jumps []*dataflow.Node // F-nodes the node being generated jumps to
+	hdrs []map[int]string
 
 	cnt      flow.Edges     // the flow graph, for counter placement
 	owner    *dataflow.Node // the F-node being generated
@@ -165,44 +162,27 @@ func joinInts(xs []int) string {
 // body generates Process's statements: the start node, then every F-node
 // a jump leads to, in topological order, each behind its label.
 func (c *gen) body() {
-	code := map[*dataflow.Node][]byte{}
-	targets := map[*dataflow.Node][]*dataflow.Node{}
-	reach := dataflow.Reachable(c.start)
-	for _, n := range c.g.Order() {
-		if n.Kind != dataflow.FNode || !reach[n] {
-			continue
-		}
+	code, targets, live := c.w.Print(func(b *lower.Block) {
+		n := b.Node
 		c.b.Reset()
-		c.jumps = nil
 		c.owner = n
 		c.emit("{ // %s: %s", n.Name, n.Op.Describe(c.s))
 		c.hdrs = []map[int]string{{}}
 		c.mal = n.Name
-		c.node(n)
-		c.emit("}")
-		code[n] = bytes.Clone(c.b.Bytes())
-		targets[n] = c.jumps
-	}
-	// Only nodes a jump leads to are generated (Go refuses unused labels).
-	live := map[*dataflow.Node]bool{c.start: true}
-	todo := []*dataflow.Node{c.start}
-	for len(todo) > 0 {
-		n := todo[0]
-		todo = todo[1:]
-		for _, t := range targets[n] {
-			if !live[t] {
-				live[t] = true
-				todo = append(todo, t)
-			}
+		if c.flushBefore(n) {
+			c.patchPending()
 		}
-	}
+	}, func(*lower.Block) []byte {
+		c.emit("}")
+		return bytes.Clone(c.b.Bytes())
+	})
 	// The hot path first (profile.go), then the general code: every node
 	// a jump leads to, behind its label nN.
 	hot := c.hotPath(c.prof, targets)
 	c.runsCode = c.placeCounters(code, live, hot)
 	c.b.Reset()
 	general := map[*dataflow.Node]bool{}
-	for todo = c.writeHot(hot, code, targets); len(todo) > 0; {
+	for todo := c.writeHot(hot, code, targets); len(todo) > 0; {
 		n := todo[0]
 		todo = todo[1:]
 		if !general[n] {
@@ -344,74 +324,66 @@ func (c *gen) malformed() string {
 	return c.retDrop(c.owner.ID, c.drop(c.mal, "malformed"))
 }
 
-// node generates an F-node's operation and the jumps out of it.
-func (c *gen) node(n *dataflow.Node) {
+// The dialect's operations (lower.Dialect): the Walker fires the ports.
+
+func (c *gen) Input(n *dataflow.Node) {
+	if h := n.Op.Header; h >= 0 {
+		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ParseFrame(%d)", h)), c.malformed())
+	}
+}
+
+func (c *gen) Count(n *dataflow.Node) { c.count(n.Op.Label) }
+
+func (c *gen) Parse(n *dataflow.Node) string {
+	return c.call(fmt.Sprintf("p.ParseFrame(%d)", n.Op.Header))
+}
+
+func (c *gen) Extract(n *dataflow.Node) (string, bool) {
+	if c.extractAbsent(n) {
+		return "", true
+	}
+	return c.extract(n.Op.Header), false
+}
+
+func (c *gen) Test(n *dataflow.Node) string { return c.cond(n.Op.Cond) }
+func (c *gen) Switch(n *dataflow.Node)      { c.switchOp(n) }
+func (c *gen) Lookup(n *dataflow.Node)      { c.lookup(n) }
+func (c *gen) Pop(n *dataflow.Node)         { c.pop(n.Op) }
+
+func (c *gen) Set(n *dataflow.Node) {
 	o := n.Op
-	if c.flushBefore(n) {
-		c.patchPending()
+	if flow.CanSumUpdates(c.s, o) {
+		c.setAccumulating(o)
+		return
 	}
-	switch o.Kind {
-	case packet.OpInput:
-		if o.Header >= 0 {
-			c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ParseFrame(%d)", o.Header)), c.malformed())
-		}
-		c.fire(n, 0)
-	case packet.OpNop, packet.OpContext:
-		c.fire(n, 0)
-	case packet.OpCount:
-		c.count(o.Label) // counted as the node's runs
-		c.fire(n, 0)
-	case packet.OpParse:
-		c.branch(n, c.call(fmt.Sprintf("p.ParseFrame(%d)", o.Header)))
-	case packet.OpExtract:
-		if !c.extractAbsent(n) {
-			c.branch(n, c.extract(o.Header))
-		}
-	case packet.OpTest:
-		c.branch(n, c.cond(o.Cond))
-	case packet.OpSwitch:
-		c.switchOp(n)
-	case packet.OpLookup:
-		c.lookup(n)
-	case packet.OpSet:
-		if flow.CanSumUpdates(c.s, o) {
-			c.setAccumulating(o)
-		} else {
-			for _, a := range o.Assign {
-				c.assign(a, nil, o.Update)
-			}
-		}
-		c.fire(n, 0)
-	case packet.OpPush:
-		off := "0"
-		if o.After >= 0 {
-			c.emit("if !%s { %s }", c.hValid(o.After), c.malformed())
-			off = c.hOff(o.After) + "+" + c.hLen(o.After)
-		}
-		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.Push(%d, %s, %d)", o.Header, off, o.Extra)), c.malformed())
-		c.fire(n, 0)
-	case packet.OpPop:
-		c.pop(o)
-		c.fire(n, 0)
-	case packet.OpChecksumVerify:
-		if c.verifyHeader(n) {
-			return
-		}
-		v := c.newTmp("ok")
-		c.syncState()
-		c.emit("%s, wellFormed := p.VerifyChecksum(%d)", v, o.Header)
-		c.reloadState()
-		c.branch(n, v+" && wellFormed")
-	case packet.OpChecksumCompute:
-		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ComputeChecksum(%d)", o.Header)), c.malformed())
-		c.fire(n, 0)
-	case packet.OpEmit, packet.OpSteer:
-		c.emit("%s", c.retSink(n.ID, c.sink(n.Name)))
-	case packet.OpDrop:
-		c.emit("%s", c.retDrop(n.ID, c.drop(n.Name, o.Label)))
-	default:
-		c.refused = append(c.refused, backends.Refuse(Name, n, "operation %s is not supported", o.Kind))
+	for _, a := range o.Assign {
+		c.assign(a, nil, o.Update)
 	}
+}
+
+func (c *gen) Push(n *dataflow.Node) {
+	o := n.Op
+	off := "0"
+	if o.After >= 0 {
+		c.emit("if !%s { %s }", c.hValid(o.After), c.malformed())
+		off = c.hOff(o.After) + "+" + c.hLen(o.After)
+	}
+	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.Push(%d, %s, %d)", o.Header, off, o.Extra)), c.malformed())
+}
+
+func (c *gen) Verify(n *dataflow.Node) string {
+	if v, ok := c.verifyHeader(n); ok {
+		return v
+	}
+	v := c.newTmp("ok")
+	c.syncState()
+	c.emit("%s, wellFormed := p.VerifyChecksum(%d)", v, n.Op.Header)
+	c.reloadState()
+	return v + " && wellFormed"
+}
+
+func (c *gen) Compute(n *dataflow.Node) {
+	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ComputeChecksum(%d)", n.Op.Header)), c.malformed())
 }
 
 // verifyHeader generates `checksum verify` of a checksum over its own
@@ -419,11 +391,11 @@ func (c *gen) node(n *dataflow.Node) {
 // it, with a call of packet.Sum rather than of the runtime, which would
 // write the packet's whole state back and read it again; false for other
 // checksums.
-func (c *gen) verifyHeader(n *dataflow.Node) bool {
+func (c *gen) verifyHeader(n *dataflow.Node) (string, bool) {
 	h := n.Op.Header
 	spec := c.s.Headers[h]
 	if spec.Metadata || spec.Checksum < 0 || spec.ChecksumKind != packet.ChecksumHeader || spec.ChecksumOptional {
-		return false
+		return "", false
 	}
 	v := c.newTmp("ok")
 	c.emit("%s := false", v)
@@ -434,63 +406,34 @@ func (c *gen) verifyHeader(n *dataflow.Node) bool {
 	c.emit("if %s%s+%s <= len(data) {", valid, c.hOff(h), c.hLen(h))
 	c.emit("%s = packet.Fold(packet.Sum(data[%s:%s+%s], 0)) == 0", v, c.hOff(h), c.hOff(h), c.hLen(h))
 	c.emit("}")
-	c.branch(n, v)
-	return true
+	return v, true
 }
 
-// branch fires port 0 (true) when cond holds, else port 1 (false).
-func (c *gen) branch(n *dataflow.Node, cond string) {
-	c.emit("if %s {", cond)
-	c.fire(n, 0)
-	c.emit("}")
-	c.fire(n, 1)
-}
+func (c *gen) If(cond string) { c.emit("if %s {", cond) }
+func (c *gen) EndIf()         { c.emit("}") }
 
-// fire generates what happens when F-node n's operation picks its k-th port.
-func (c *gen) fire(n *dataflow.Node, k int) {
-	name := n.Op.Ports(c.s)[k]
-	pt := n.Port(name)
-	if pt == nil {
-		c.emit("%s", c.retDrop(n.ID, c.drop(n.Name+"."+name, "unconnected")))
-		return
+// Exit generates the jump along a fired port: to the next F-node, through
+// the O-nodes decided on the way, or out of the graph.
+func (c *gen) Exit(e *lower.Exit) {
+	for _, h := range e.Hops {
+		c.emit("%s// decided %s %s", c.jumpEdge(h.From, h.Node.ID), h.Node.Name, h.Port)
 	}
-	c.follow(pt)
-}
-
-// follow generates the jump along a fired port: to the next F-node, through
-// O-nodes (decided here: on a single path only the fired operand counts),
-// or out of the graph.
-func (c *gen) follow(pt *dataflow.Port) {
-	n := pt.Node
-	if len(pt.Out) == 0 {
-		if n.Sink {
-			c.patchPending()
-			c.emit("%s", c.retSink(n.ID, c.sink(n.Name)))
+	switch e.Kind {
+	case lower.Goto:
+		c.emit("%sgoto n%d", c.jumpEdge(e.From, e.To.ID), e.To.ID)
+	case lower.Sink:
+		if !e.Own {
+			c.patchPending() // an emit node patched before its operation
+		}
+		c.emit("%s", c.retSink(e.From, c.sink(e.To.Name)))
+	case lower.Drop:
+		c.emit("%s", c.retDrop(e.From, c.drop(e.Site, e.Reason)))
+	case lower.Undecided:
+		if e.Site != "" {
+			c.emit("%s // %s cannot decide on one operand", c.retUndecided(e.From), e.Site)
 		} else {
-			c.emit("%s", c.retDrop(n.ID, c.drop(n.Name+"."+pt.Name, "unconnected")))
+			c.emit("%s", c.retUndecided(e.From))
 		}
-		return
-	}
-	to := pt.Out[0].To
-	switch to.Kind {
-	case dataflow.FNode:
-		c.emit("%sgoto n%d", c.jumpEdge(n.ID, to.ID), to.ID)
-		c.jumps = append(c.jumps, to)
-	case dataflow.ONode:
-		want, ok := flow.Decide(to, pt)
-		if !ok {
-			c.emit("%s // %s cannot decide on one operand", c.retUndecided(n.ID), to.Name)
-			return
-		}
-		c.emit("%s// decided %s %s", c.jumpEdge(n.ID, to.ID), to.Name, want)
-		op := to.Port(want)
-		if op == nil {
-			c.emit("%s", c.retDrop(to.ID, c.drop(to.Name+"."+want, "unconnected")))
-			return
-		}
-		c.follow(op)
-	default: // C-nodes never run
-		c.emit("%s", c.retUndecided(n.ID))
 	}
 }
 
@@ -519,10 +462,10 @@ func (c *gen) switchOp(n *dataflow.Node) {
 		} else {
 			c.emit("case %s == %#x:", v, cs.Value.Lo)
 		}
-		c.fire(n, index(cs.Port))
+		c.w.Fire(n, index(cs.Port))
 	}
 	c.emit("default:")
-	c.fire(n, index(o.Default))
+	c.w.Fire(n, index(o.Default))
 	c.emit("}")
 }
 
@@ -760,7 +703,7 @@ func (c *gen) actions(n *dataflow.Node, def *packet.TableDef) {
 			c.assign(as, a.Params, nil)
 		}
 		c.hdrs = c.hdrs[:len(c.hdrs)-1]
-		c.fire(n, i)
+		c.w.Fire(n, i)
 	}
 	c.emit("}")
 }

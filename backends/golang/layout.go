@@ -30,15 +30,15 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 	if !last.Variable() {
 		c.emit("if cur >= 0 && cur+%d <= len(data) {", fixed)
 		c.emit("%s; cur += %d // %s", c.hSet(h, "cur", fmt.Sprint(fixed)), fixed, spec.Name)
-		c.fire(n, 0)
+		c.w.Fire(n, 0)
 		c.emit("}")
-		c.fire(n, 1)
+		c.w.Fire(n, 1)
 		return true
 	}
 	c.emit("if off := cur; off >= 0 && off+%d <= len(data) {", fixed)
 	ext, fits, empty := c.extLength(h)
 	// The jump along port 0, emitted twice: one flow edge, two ways.
-	jump := c.capture(func() { c.fire(n, 0) })
+	jump := c.capture(func() { c.w.Fire(n, 0) })
 	// On the hot path the header is taken without its variable part (an
 	// IPv4 header without options): the offsets behind it stay constants
 	// there, so Go drops their arithmetic and bounds checks. A frame with
@@ -55,7 +55,7 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 	c.emit("}")
 	c.emit("%s // %s", c.hClear(h), spec.Name)
 	c.emit("}")
-	c.fire(n, 1)
+	c.w.Fire(n, 1)
 	return true
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )
@@ -66,17 +67,15 @@ const FuncName = "nsc_xdp"
 
 // Generate returns the C source of an XDP program that runs g.
 func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
-	if rs := backends.SinglePath(g, Name); rs != nil {
-		return nil, rs.Err()
-	}
-	srcs := g.Sources()
-	if len(srcs) == 0 {
-		return nil, backends.Refuse(Name, nil, "graph %s has no source", g.Name)
+	prog, err := lower.Lower(g, Name)
+	if err != nil {
+		return nil, err
 	}
 	newGen := func() *gen {
-		c := &gen{g: g, s: g.Schema, start: srcs[0], dropIdx: map[[2]string]int{}, sinkIdx: map[string]int{}, countIdx: map[string]int{},
+		c := &gen{g: g, s: g.Schema, start: prog.Start, dropIdx: map[[2]string]int{}, sinkIdx: map[string]int{}, countIdx: map[string]int{},
 			tableUsed: map[int]bool{}, lim: map[string]int{}, topHdr: map[*dataflow.Node]hset{}, hpUsed: map[int]bool{}}
 		maps.Copy(c.lim, opt.Limits)
+		c.w = lower.NewWalker(prog, c, Name)
 		c.layoutMeta()
 		c.analyzeValid()
 		c.popChains()
@@ -99,27 +98,27 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 		return nil, err
 	}
 	first.body()
-	if first.refused != nil {
-		return nil, first.refused.Err()
+	if first.w.Refused != nil {
+		return nil, first.w.Refused.Err()
 	}
 	c := newGen()
 	c.avail = first.analyzeAvail()
 	c.body()
 	c.checkTables()
-	if c.refused != nil {
-		return nil, c.refused.Err()
+	if c.w.Refused != nil {
+		return nil, c.w.Refused.Err()
 	}
 	return c.file(opt)
 }
 
 type gen struct {
-	g       *dataflow.Graph
-	s       *packet.Schema
-	start   *dataflow.Node
-	b       bytes.Buffer
-	tmp     int
-	refused backends.Refusals
-	lim     map[string]int
+	g     *dataflow.Graph
+	s     *packet.Schema
+	start *dataflow.Node
+	b     bytes.Buffer
+	tmp   int
+	w     *lower.Walker // the lowered graph, printed through this dialect
+	lim   map[string]int
 
 	drops      [][2]string
 	dropIdx    map[[2]string]int
@@ -159,10 +158,9 @@ type gen struct {
 
 	// hdrs is a stack of scopes: header index -> variable holding a
 	// pointer to its bytes (bounds checked for its fixed part).
-	hdrs  [][]hdrVar
-	jumps []*dataflow.Node
-	node  *dataflow.Node // being generated
-	mal   string         // where malformed packets end
+	hdrs [][]hdrVar
+	node *dataflow.Node // being generated
+	mal  string         // where malformed packets end
 	// params are the C expressions of the current action's parameters:
 	// the entry pointer and the word offsets.
 	entry     string
@@ -175,24 +173,8 @@ type hdrVar struct {
 	v string
 }
 
-// fail refuses the node being generated (or the graph): the first
-// reason per node, since what the node's code does after it means little.
-func (c *gen) fail(format string, args ...any) {
-	for _, r := range c.refused {
-		if r.Node == c.nodeName() {
-			return
-		}
-	}
-	c.refused = append(c.refused, backends.Refuse(Name, c.node, format, args...))
-}
-
-// nodeName is the refused node's name as a Refusal gives it.
-func (c *gen) nodeName() string {
-	if c.node == nil {
-		return ""
-	}
-	return backends.Refuse(Name, c.node, "").Node
-}
+// fail refuses the node being generated (or the graph).
+func (c *gen) fail(format string, args ...any) { c.w.Refuse(c.node, format, args...) }
 
 func (c *gen) emit(format string, args ...any) {
 	fmt.Fprintf(&c.b, format, args...)
@@ -331,27 +313,24 @@ func (c *gen) checkTables() {
 		spec := c.s.Tables[t].Spec
 		n := c.tableNode[t]
 		where := "table " + spec.Name
-		refuse := func(format string, args ...any) {
-			c.refused = append(c.refused, backends.Refuse(Name, n, format, args...))
-		}
 		keyBits, actionBits := spec.KeyBits(), spec.ActionBits()
 		size := tableSize(spec)
 		l := layoutOf(spec)
 		switch {
 		case over("table_size", size):
-			refuse("%s has %d entries and XDP maps hold at most %d here (limit table_size)", where, size, c.lim["table_size"])
+			c.w.Refuse(n, "%s has %d entries and XDP maps hold at most %d here (limit table_size)", where, size, c.lim["table_size"])
 		case over("key_bits", keyBits):
-			refuse("%s has a %d-bit key and XDP takes at most %d bits (limit key_bits)", where, keyBits, c.lim["key_bits"])
+			c.w.Refuse(n, "%s has a %d-bit key and XDP takes at most %d bits (limit key_bits)", where, keyBits, c.lim["key_bits"])
 		case over("action_bits", actionBits):
-			refuse("%s's actions carry %d bits of parameters and XDP at most %d (limit action_bits)", where, actionBits, c.lim["action_bits"])
+			c.w.Refuse(n, "%s's actions carry %d bits of parameters and XDP at most %d (limit action_bits)", where, actionBits, c.lim["action_bits"])
 		case l.mode == modeScan && size > MaxScan:
-			refuse("%s needs priorities and has %d entries; the XDP backend scans priority tables with a bounded loop of at most %d entries (limit table_size for priority tables)", where, size, MaxScan)
+			c.w.Refuse(n, "%s needs priorities and has %d entries; the XDP backend scans priority tables with a bounded loop of at most %d entries (limit table_size for priority tables)", where, size, MaxScan)
 		case l.mode == modeLPM && l.lpmBytes > 256:
-			refuse("%s's LPM key is %d bytes and a BPF LPM trie takes at most 256 (limit key_bits)", where, l.lpmBytes)
+			c.w.Refuse(n, "%s's LPM key is %d bytes and a BPF LPM trie takes at most 256 (limit key_bits)", where, l.lpmBytes)
 		}
 	}
 	if over("tables", len(used)) {
-		c.refused = append(c.refused, backends.Refuse(Name, nil, "graph %s looks up %d tables and an XDP program holds at most %d (limit tables)", c.g.Name, len(used), c.lim["tables"]))
+		c.w.Refuse(nil, "graph %s looks up %d tables and an XDP program holds at most %d (limit tables)", c.g.Name, len(used), c.lim["tables"])
 	}
 }
 
@@ -366,39 +345,20 @@ func tableSize(spec *packet.TableSpec) int {
 // body generates the program's statements: the start node, then every
 // F-node a jump leads to, in topological order, each behind its label.
 func (c *gen) body() {
-	code := map[*dataflow.Node][]byte{}
-	targets := map[*dataflow.Node][]*dataflow.Node{}
-	reach := dataflow.Reachable(c.start)
 	c.tableNode = map[int]*dataflow.Node{}
-	for _, n := range c.g.Order() {
-		if n.Kind != dataflow.FNode || !reach[n] {
-			continue
-		}
+	code, _, live := c.w.Print(func(b *lower.Block) {
+		n := b.Node
 		c.b.Reset()
-		c.jumps = nil
 		c.node = n
 		c.noFacts = false
 		c.moved = false
 		c.emit("{ /* %s: %s */", n.Name, cComment(n.Op.Describe(c.s)))
 		c.hdrs = [][]hdrVar{{}}
 		c.mal = n.Name
-		c.nodeOp(n)
+	}, func(*lower.Block) []byte {
 		c.emit("}")
-		code[n] = bytes.Clone(c.b.Bytes())
-		targets[n] = c.jumps
-	}
-	live := map[*dataflow.Node]bool{c.start: true}
-	todo := []*dataflow.Node{c.start}
-	for len(todo) > 0 {
-		n := todo[0]
-		todo = todo[1:]
-		for _, t := range targets[n] {
-			if !live[t] {
-				live[t] = true
-				todo = append(todo, t)
-			}
-		}
-	}
+		return bytes.Clone(c.b.Bytes())
+	})
 	c.node = nil
 	c.flow = c.placeCounters(code, live)
 	c.b.Reset()
@@ -415,67 +375,39 @@ func (c *gen) body() {
 
 func cComment(s string) string { return strings.ReplaceAll(s, "*/", "* /") }
 
-// nodeOp generates an F-node's operation and the jumps out of it.
-func (c *gen) nodeOp(n *dataflow.Node) {
-	o := n.Op
-	switch o.Kind {
-	case packet.OpInput:
-		if o.Header >= 0 {
-			r := c.parseFrame(o.Header)
-			c.emit("if (!%s) %s", r, c.malformed())
-		}
-		c.fire(n, 0)
-	case packet.OpNop, packet.OpContext:
-		c.fire(n, 0)
-	case packet.OpCount:
-		c.count(o.Label) // the node's runs (Meta.CountNodes)
-		c.fire(n, 0)
-	case packet.OpParse:
-		c.branch(n, c.parseFrame(o.Header))
-	case packet.OpExtract:
-		c.branch(n, c.extract(o.Header))
-	case packet.OpTest:
-		c.branch(n, c.cond(o.Cond))
-	case packet.OpSwitch:
-		c.switchOp(n)
-	case packet.OpLookup:
-		c.lookup(n)
-	case packet.OpSet:
-		if flow.CanSumUpdates(c.s, o) {
-			c.setAccumulating(o)
-		} else {
-			for _, a := range o.Assign {
-				c.assign(a, o.Update)
-			}
-		}
-		c.fire(n, 0)
-	case packet.OpPush:
-		c.push(o)
-		c.fire(n, 0)
-	case packet.OpPop:
-		c.pop(o)
-		c.fire(n, 0)
-	case packet.OpChecksumVerify:
-		c.branch(n, c.verify(o.Header))
-	case packet.OpChecksumCompute:
-		c.compute(o.Header)
-		c.fire(n, 0)
-	case packet.OpEmit, packet.OpSteer:
-		c.emit("%s", c.sinkStmt(n))
-	case packet.OpDrop:
-		c.emit("%s", c.dropStmt(n.ID, n.Name, o.Label))
-	default:
-		c.fail("operation %s is not supported", o.Kind)
+// The dialect's operations (lower.Dialect): the Walker fires the ports.
+
+func (c *gen) Input(n *dataflow.Node) {
+	if h := n.Op.Header; h >= 0 {
+		r := c.parseFrame(h)
+		c.emit("if (!%s) %s", r, c.malformed())
 	}
 }
 
-// branch fires port 0 (true) when cond holds, else port 1 (false).
-func (c *gen) branch(n *dataflow.Node, cond string) {
-	c.emit("if %s {", paren(cond))
-	c.fire(n, 0)
-	c.emit("}")
-	c.fire(n, 1)
+func (c *gen) Count(n *dataflow.Node)                  { c.count(n.Op.Label) } // the node's runs (Meta.CountNodes)
+func (c *gen) Parse(n *dataflow.Node) string           { return c.parseFrame(n.Op.Header) }
+func (c *gen) Extract(n *dataflow.Node) (string, bool) { return c.extract(n.Op.Header), false }
+func (c *gen) Test(n *dataflow.Node) string            { return c.cond(n.Op.Cond) }
+func (c *gen) Switch(n *dataflow.Node)                 { c.switchOp(n) }
+func (c *gen) Lookup(n *dataflow.Node)                 { c.lookup(n) }
+func (c *gen) Push(n *dataflow.Node)                   { c.push(n.Op) }
+func (c *gen) Pop(n *dataflow.Node)                    { c.pop(n.Op) }
+func (c *gen) Verify(n *dataflow.Node) string          { return c.verify(n.Op.Header) }
+func (c *gen) Compute(n *dataflow.Node)                { c.compute(n.Op.Header) }
+
+func (c *gen) Set(n *dataflow.Node) {
+	o := n.Op
+	if flow.CanSumUpdates(c.s, o) {
+		c.setAccumulating(o)
+		return
+	}
+	for _, a := range o.Assign {
+		c.assign(a, o.Update)
+	}
 }
+
+func (c *gen) If(cond string) { c.emit("if %s {", paren(cond)) }
+func (c *gen) EndIf()         { c.emit("}") }
 
 // paren puts a condition in parentheses unless it is in a pair already.
 func paren(cond string) string {
@@ -497,54 +429,25 @@ func paren(cond string) string {
 	return "(" + cond + ")"
 }
 
-// fire generates what happens when F-node n's operation picks its k-th port.
-func (c *gen) fire(n *dataflow.Node, k int) {
-	ports := n.Op.Ports(c.s)
-	if k < 0 || k >= len(ports) {
-		c.fail("port %d of its operation does not exist", k)
-		return
+// Exit generates the jump along a fired port: to the next F-node, through
+// the O-nodes decided on the way, or out of the graph.
+func (c *gen) Exit(e *lower.Exit) {
+	for _, h := range e.Hops {
+		c.emit("%s/* decided %s %s */", c.jumpEdge(h.From, h.Node.ID), h.Node.Name, h.Port)
 	}
-	pt := n.Port(ports[k])
-	if pt == nil {
-		c.emit("%s", c.dropStmt(n.ID, n.Name+"."+ports[k], "unconnected"))
-		return
-	}
-	c.follow(pt)
-}
-
-// follow generates the jump along a fired port: to the next F-node,
-// through O-nodes (decided here: on a single path only the fired operand
-// counts), or out of the graph.
-func (c *gen) follow(pt *dataflow.Port) {
-	n := pt.Node
-	if len(pt.Out) == 0 {
-		if n.Sink {
-			c.emit("%s", c.sinkStmt(n))
+	switch e.Kind {
+	case lower.Goto:
+		c.emit("%sgoto n%d;", c.jumpEdge(e.From, e.To.ID), e.To.ID)
+	case lower.Sink:
+		c.emit("%s", c.sinkStmt(e.To))
+	case lower.Drop:
+		c.emit("%s", c.dropStmt(e.From, e.Site, e.Reason))
+	case lower.Undecided:
+		if e.Site != "" {
+			c.emit("%s /* %s cannot decide on one operand */", c.undecided(e.From), e.Site)
 		} else {
-			c.emit("%s", c.dropStmt(n.ID, n.Name+"."+pt.Name, "unconnected"))
+			c.emit("%s", c.undecided(e.From))
 		}
-		return
-	}
-	to := pt.Out[0].To
-	switch to.Kind {
-	case dataflow.FNode:
-		c.emit("%sgoto n%d;", c.jumpEdge(n.ID, to.ID), to.ID)
-		c.jumps = append(c.jumps, to)
-	case dataflow.ONode:
-		want, ok := flow.Decide(to, pt)
-		if !ok {
-			c.emit("%s /* %s cannot decide on one operand */", c.undecided(n.ID), to.Name)
-			return
-		}
-		c.emit("%s/* decided %s %s */", c.jumpEdge(n.ID, to.ID), to.Name, want)
-		op := to.Port(want)
-		if op == nil {
-			c.emit("%s", c.dropStmt(to.ID, to.Name+"."+want, "unconnected"))
-			return
-		}
-		c.follow(op)
-	default: // C-nodes never run
-		c.emit("%s", c.undecided(n.ID))
 	}
 }
 
@@ -568,22 +471,22 @@ func (c *gen) switchOp(n *dataflow.Node) {
 				kw = "} else if"
 			}
 			c.emit("%s (nsc_veq(%s, %s)) {", kw, v, vlit(cs.Value))
-			c.fire(n, index(cs.Port))
+			c.w.Fire(n, index(cs.Port))
 		}
 		if len(o.Cases) > 0 {
 			c.emit("}")
 		}
-		c.fire(n, index(o.Default))
+		c.w.Fire(n, index(o.Default))
 		return
 	}
 	c.emit("__u64 %s = %s;", v, c.u64(o.Expr))
 	c.emit("switch (%s) {", v)
 	for _, cs := range o.Cases {
 		c.emit("case %s:", ulit(cs.Value.Lo))
-		c.fire(n, index(cs.Port))
+		c.w.Fire(n, index(cs.Port))
 	}
 	c.emit("default:")
-	c.fire(n, index(o.Default))
+	c.w.Fire(n, index(o.Default))
 	c.emit("}")
 }
 
@@ -845,7 +748,7 @@ func (c *gen) actions(n *dataflow.Node, def *packet.TableDef, l layout, e string
 		}
 		c.popScope()
 		c.entry = ""
-		c.fire(n, i)
+		c.w.Fire(n, i)
 		c.emit("}")
 	}
 	c.emit("}")

@@ -1,0 +1,133 @@
+// Package lower lowers a graph once for the targets whose generated code
+// follows one path per frame (Go, XDP): every reachable F-node becomes a
+// Block holding its operation and, for each port the operation can pick,
+// the Exit a frame takes — the next F-node, a sink, a drop with its
+// reason, or an end undecided — with the O-nodes on the way decided at
+// generation time (on a single path only the fired operand counts). A
+// Walker then prints the blocks through a target's Dialect: it dispatches
+// on the operation, fires ports, records the jumps that make a block live,
+// and refuses, identically for every target, what no dialect prints.
+//
+// The operations themselves stay as the model states them (packet.Op:
+// field reads and writes as expressions, lookups with their actions,
+// checksums, header pushes and pops); the analyses the printers share —
+// header validity, pop chains, counter placement — are in backends/flow.
+package lower
+
+import (
+	"github.com/dragonet-go/nsc/backends"
+	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/dataflow"
+)
+
+// ExitKind says where a fired port takes a frame.
+type ExitKind uint8
+
+const (
+	Goto      ExitKind = iota // to the next F-node, To
+	Sink                      // out at sink node To
+	Drop                      // ended at drop site Site for Reason
+	Undecided                 // an O-node (Site; "" for a C-node) cannot decide on one operand
+)
+
+// Hop is an O-node a frame passes, decided on the fired operand.
+type Hop struct {
+	From int64          // the flow vertex the frame comes from
+	Node *dataflow.Node // the O-node
+	Port string         // the port it fires
+}
+
+// Exit is the way out of a block along one port.
+type Exit struct {
+	Kind ExitKind
+	Hops []Hop
+	// From is the flow vertex the frame leaves from: the F-node, or the
+	// last node before the end (the counters' flow graph, flow.Counts).
+	From   int64
+	To     *dataflow.Node // Goto, Sink
+	Site   string         // Drop: node (or node.port); Undecided: the O-node
+	Reason string         // Drop
+	// Own: the end is the node's own operation (emit, steer, drop), not
+	// a port without an edge.
+	Own bool
+}
+
+// Block is a reachable F-node: its operation and, per port of the
+// operation (Op.Ports order), the exit taken when it fires.
+type Block struct {
+	Node  *dataflow.Node
+	Exits []Exit
+}
+
+// Program is a graph lowered for a single-path target.
+type Program struct {
+	Graph  *dataflow.Graph
+	Start  *dataflow.Node
+	Blocks []*Block // reachable F-nodes in graph order
+	block  map[*dataflow.Node]*Block
+}
+
+// Lower lowers g, run from its first source, for target; it refuses a
+// graph in which a frame could take two paths.
+func Lower(g *dataflow.Graph, target string) (*Program, error) {
+	if rs := backends.SinglePath(g, target); rs != nil {
+		return nil, rs.Err()
+	}
+	srcs := g.Sources()
+	if len(srcs) == 0 {
+		return nil, backends.Refuse(target, nil, "graph %s has no source", g.Name)
+	}
+	p := &Program{Graph: g, Start: srcs[0], block: map[*dataflow.Node]*Block{}}
+	reach := dataflow.Reachable(p.Start)
+	for _, n := range g.Order() {
+		if n.Kind != dataflow.FNode || !reach[n] {
+			continue
+		}
+		b := &Block{Node: n}
+		for _, name := range n.Op.Ports(g.Schema) {
+			b.Exits = append(b.Exits, exit(n, name))
+		}
+		p.Blocks = append(p.Blocks, b)
+		p.block[n] = b
+	}
+	return p, nil
+}
+
+// exit resolves F-node n's port name.
+func exit(n *dataflow.Node, name string) Exit {
+	pt := n.Port(name)
+	if pt == nil {
+		return Exit{Kind: Drop, From: n.ID, Site: n.Name + "." + name, Reason: "unconnected"}
+	}
+	return follow(pt, nil)
+}
+
+// follow resolves the way along port pt: to the next F-node, through
+// O-nodes, or out of the graph.
+func follow(pt *dataflow.Port, hops []Hop) Exit {
+	n := pt.Node
+	if len(pt.Out) == 0 {
+		if n.Sink {
+			return Exit{Kind: Sink, Hops: hops, From: n.ID, To: n}
+		}
+		return Exit{Kind: Drop, Hops: hops, From: n.ID, Site: n.Name + "." + pt.Name, Reason: "unconnected"}
+	}
+	to := pt.Out[0].To
+	switch to.Kind {
+	case dataflow.FNode:
+		return Exit{Kind: Goto, Hops: hops, From: n.ID, To: to}
+	case dataflow.ONode:
+		want, ok := flow.Decide(to, pt)
+		if !ok {
+			return Exit{Kind: Undecided, Hops: hops, From: n.ID, Site: to.Name}
+		}
+		hops = append(hops, Hop{From: n.ID, Node: to, Port: want})
+		op := to.Port(want)
+		if op == nil {
+			return Exit{Kind: Drop, Hops: hops, From: to.ID, Site: to.Name + "." + want, Reason: "unconnected"}
+		}
+		return follow(op, hops)
+	default: // C-nodes never run
+		return Exit{Kind: Undecided, Hops: hops, From: n.ID}
+	}
+}

@@ -1,0 +1,159 @@
+package lower
+
+import (
+	"github.com/dragonet-go/nsc/backends"
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// Dialect prints a lowered program's parts in one target's language. An
+// operation's printer that picks a port itself calls Walker.Fire; a
+// printer that returns a condition leaves the branch to the Walker.
+type Dialect interface {
+	// If opens a block run when cond holds; EndIf closes it.
+	If(cond string)
+	EndIf()
+	// Exit prints the way out along e.
+	Exit(e *Exit)
+
+	Input(n *dataflow.Node) // parse the frame if the input says so
+	Count(n *dataflow.Node)
+	Parse(n *dataflow.Node) (cond string)
+	// Extract returns the condition that the header is there, or fired
+	// when the printer branched itself.
+	Extract(n *dataflow.Node) (cond string, fired bool)
+	Test(n *dataflow.Node) (cond string)
+	Switch(n *dataflow.Node)
+	Lookup(n *dataflow.Node)
+	Set(n *dataflow.Node)
+	Push(n *dataflow.Node)
+	Pop(n *dataflow.Node)
+	Verify(n *dataflow.Node) (cond string)
+	Compute(n *dataflow.Node)
+}
+
+// Walker prints a Program's blocks through a Dialect.
+type Walker struct {
+	P      *Program
+	D      Dialect
+	Target string
+	// Refused are the refusals so far: the walker's and the dialect's
+	// (Refuse).
+	Refused backends.Refusals
+
+	cur   *Block
+	jumps map[*dataflow.Node][]*dataflow.Node
+}
+
+// NewWalker returns a walker printing p through d for target.
+func NewWalker(p *Program, d Dialect, target string) *Walker {
+	return &Walker{P: p, D: d, Target: target, jumps: map[*dataflow.Node][]*dataflow.Node{}}
+}
+
+// Refuse refuses node n (nil: the graph) once: what a node's code does
+// after its first refusal means little.
+func (w *Walker) Refuse(n *dataflow.Node, format string, args ...any) {
+	r := backends.Refuse(w.Target, n, format, args...)
+	for _, o := range w.Refused {
+		if o.Node == r.Node {
+			return
+		}
+	}
+	w.Refused = append(w.Refused, r)
+}
+
+// Print prints every block: begin, its operation and exits, end (which
+// returns the block's code). It returns the code per node, the nodes each
+// block jumps to, and the live nodes, those jumps reach from the start.
+func (w *Walker) Print(begin func(*Block), end func(*Block) []byte) (code map[*dataflow.Node][]byte, targets map[*dataflow.Node][]*dataflow.Node, live map[*dataflow.Node]bool) {
+	code = map[*dataflow.Node][]byte{}
+	for _, b := range w.P.Blocks {
+		w.cur = b
+		begin(b)
+		w.Node(b)
+		code[b.Node] = end(b)
+	}
+	w.cur = nil
+	live = map[*dataflow.Node]bool{w.P.Start: true}
+	todo := []*dataflow.Node{w.P.Start}
+	for len(todo) > 0 {
+		n := todo[0]
+		todo = todo[1:]
+		for _, t := range w.jumps[n] {
+			if !live[t] {
+				live[t] = true
+				todo = append(todo, t)
+			}
+		}
+	}
+	return code, w.jumps, live
+}
+
+// Node prints block b's operation and the exits it picks.
+func (w *Walker) Node(b *Block) {
+	n, d := b.Node, w.D
+	switch n.Op.Kind {
+	case packet.OpInput:
+		d.Input(n)
+		w.Fire(n, 0)
+	case packet.OpNop, packet.OpContext:
+		w.Fire(n, 0)
+	case packet.OpCount:
+		d.Count(n) // counted as the node's runs
+		w.Fire(n, 0)
+	case packet.OpParse:
+		w.Branch(n, d.Parse(n))
+	case packet.OpExtract:
+		if cond, fired := d.Extract(n); !fired {
+			w.Branch(n, cond)
+		}
+	case packet.OpTest:
+		w.Branch(n, d.Test(n))
+	case packet.OpSwitch:
+		d.Switch(n)
+	case packet.OpLookup:
+		d.Lookup(n)
+	case packet.OpSet:
+		d.Set(n)
+		w.Fire(n, 0)
+	case packet.OpPush:
+		d.Push(n)
+		w.Fire(n, 0)
+	case packet.OpPop:
+		d.Pop(n)
+		w.Fire(n, 0)
+	case packet.OpChecksumVerify:
+		w.Branch(n, d.Verify(n))
+	case packet.OpChecksumCompute:
+		d.Compute(n)
+		w.Fire(n, 0)
+	case packet.OpEmit, packet.OpSteer:
+		d.Exit(&Exit{Kind: Sink, From: n.ID, To: n, Own: true})
+	case packet.OpDrop:
+		d.Exit(&Exit{Kind: Drop, From: n.ID, Site: n.Name, Reason: n.Op.Label, Own: true})
+	default:
+		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
+	}
+}
+
+// Branch fires port 0 (true) when cond holds, else port 1 (false).
+func (w *Walker) Branch(n *dataflow.Node, cond string) {
+	w.D.If(cond)
+	w.Fire(n, 0)
+	w.D.EndIf()
+	w.Fire(n, 1)
+}
+
+// Fire prints what happens when F-node n's operation picks its k-th port.
+func (w *Walker) Fire(n *dataflow.Node, k int) {
+	b := w.P.block[n]
+	if b == nil || k < 0 || k >= len(b.Exits) {
+		w.Refuse(n, "port %d of its operation does not exist", k)
+		return
+	}
+	e := &b.Exits[k]
+	if e.Kind == Goto {
+		w.jumps[n] = append(w.jumps[n], e.To)
+	}
+	w.D.Exit(e)
+}
