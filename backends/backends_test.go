@@ -124,3 +124,30 @@ lpg L {
 		})
 	}
 }
+
+// An operation no dialect prints (here one this nsc does not know) is
+// refused by the shared walk, identically for Go and XDP.
+func TestUnknownOperationRefusedAlike(t *testing.T) {
+	const src = `include "lib/inet.nsc"
+include "ejfat/xdp.nsc"
+lpg L {
+  node RxQueue { op input parse ethernet  port out -> A }
+  node A { op count "a"  port out -> TxQueue }
+  node TxQueue { op emit }
+}`
+	in := input(t, src, "")
+	in.PRG, _ = testutil.ModelSource(t, src).Graph("XDP")
+	in.Graph.Node("A").Op.Kind = 250
+	var reasons []string
+	for _, target := range []backends.Target{golang.Target{}, xdp.Target{}} {
+		_, err := target.Generate(in)
+		var r *backends.Refusal
+		if !errors.As(err, &r) || r.Node != "A" || r.Pos != "m.nsc:5:3" {
+			t.Fatalf("%s: %v, want a refusal of node A at m.nsc:5:3", target.Name(), err)
+		}
+		reasons = append(reasons, r.Reason)
+	}
+	if reasons[0] != reasons[1] {
+		t.Errorf("go refuses %q, xdp %q", reasons[0], reasons[1])
+	}
+}

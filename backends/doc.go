@@ -4,13 +4,23 @@
 //	model files --lang--> LPG, PRG --embed--> embedded graph (+ PRG limits)
 //	    --backends.Input--> Target.Generate --> []Artifact, or Refusals
 //
+// Inside the single-path targets (Go, XDP):
+//
+//	graph --lower.Lower--> Program: blocks (F-node, operation, every
+//	    port's Exit with O-nodes decided) --lower.Walker + Dialect-->
+//	    Go | C text, printed once per block; analyses from backends/flow
+//
 // A target (backends/golang, backends/xdp, backends/p4) implements Target:
 // its Name, what it Needs of the embedding (a PRG whose limits bound it),
 // and Generate, which turns an Input — the LPG embedded in its PRG, or the
 // LPG alone — into files. The analyses a generated program rests on are
 // shared in backends/flow: one path per frame (SinglePath here), header
-// validity along every path, pop chains, counter placement; each target
-// prints the graph in its dialect from them.
+// validity along every path, pop chains, counter placement. The Go and
+// XDP targets share one lowering and one walk (backends/lower): the
+// walker dispatches on each operation, fires ports, records which blocks
+// are live and refuses what no dialect prints; golang and xdp only print
+// (a lower.Dialect each). P4, whose programs are a parser and a control
+// rather than a jump graph, uses the same analyses and refusals.
 //
 // What a target cannot express it refuses: a *Refusal per node (Target,
 // Node, Pos, Reason), all of a graph's as Refusals, every one matching
@@ -18,7 +28,8 @@
 // from a bug. nsc compile prints them all, one per line, as
 // file:line:col: target: node N: reason.
 //
-// A new target plugs in as a package backends/<name> implementing Target,
+// A new target plugs in as a package backends/<name> implementing Target
+// (a jump-graph target prints a lower.Program through a lower.Dialect),
 // refusing with Refuse what it cannot print, and a case in cmd/nsc's
 // compile; its checked-in outputs get a golden test with -update and a
 // line below.

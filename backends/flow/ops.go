@@ -12,6 +12,18 @@ const (
 	MaxWindow  = packet.MaxWindow
 )
 
+// Checksummed are the headers a `set … update` node updates that have a
+// checksum, in the node's order.
+func Checksummed(s *packet.Schema, o *packet.Op) []int {
+	var us []int
+	for _, u := range o.Update {
+		if s.Headers[u].Checksum >= 0 {
+			us = append(us, u)
+		}
+	}
+	return us
+}
+
 // CanSumUpdates reports whether a `set … update` node's checksum patches
 // can be summed per checksum and applied once at the end of the node
 // (packet.ApplyChecksumDelta): its assignments neither read nor write a

@@ -21,12 +21,7 @@ import (
 
 // setAccumulating generates a set with updates.
 func (c *gen) setAccumulating(o *packet.Op) {
-	var us []int
-	for _, u := range o.Update {
-		if c.s.Headers[u].Checksum >= 0 {
-			us = append(us, u)
-		}
-	}
+	us := flow.Checksummed(c.s, o)
 	delta := map[int]string{}
 	for _, u := range us {
 		delta[u] = c.newTmp("d")

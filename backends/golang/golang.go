@@ -56,13 +56,14 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 }
 
 type gen struct {
-	g     *dataflow.Graph
-	w     *lower.Walker // the lowered graph, printed through this dialect
-	s     *packet.Schema
-	start *dataflow.Node
-	b     bytes.Buffer // Process's body
-	vars  bytes.Buffer // package-level variables the body uses
-	tmp   int
+	g         *dataflow.Graph
+	w         *lower.Walker // the lowered graph, printed through this dialect
+	switchVar string        // the value a switch compares
+	s         *packet.Schema
+	start     *dataflow.Node
+	b         bytes.Buffer // Process's body
+	vars      bytes.Buffer // package-level variables the body uses
+	tmp       int
 
 	drops    registry[[2]string] // drop sites: node (or node.port), reason
 	sinks    registry[string]
@@ -346,7 +347,6 @@ func (c *gen) Extract(n *dataflow.Node) (string, bool) {
 }
 
 func (c *gen) Test(n *dataflow.Node) string { return c.cond(n.Op.Cond) }
-func (c *gen) Switch(n *dataflow.Node)      { c.switchOp(n) }
 func (c *gen) Lookup(n *dataflow.Node)      { c.lookup(n) }
 func (c *gen) Pop(n *dataflow.Node)         { c.pop(n.Op) }
 
@@ -412,62 +412,54 @@ func (c *gen) verifyHeader(n *dataflow.Node) (string, bool) {
 func (c *gen) If(cond string) { c.emit("if %s {", cond) }
 func (c *gen) EndIf()         { c.emit("}") }
 
-// Exit generates the jump along a fired port: to the next F-node, through
-// the O-nodes decided on the way, or out of the graph.
-func (c *gen) Exit(e *lower.Exit) {
-	for _, h := range e.Hops {
-		c.emit("%s// decided %s %s", c.jumpEdge(h.From, h.Node.ID), h.Node.Name, h.Port)
+// The ways out of a block (lower.Walker.Exit).
+
+func (c *gen) Decided(h *lower.Hop) {
+	c.emit("%s// decided %s %s", c.jumpEdge(h.From, h.Node.ID), h.Node.Name, h.Port)
+}
+
+func (c *gen) Goto(e *lower.Exit) { c.emit("%sgoto n%d", c.jumpEdge(e.From, e.To.ID), e.To.ID) }
+
+func (c *gen) Sink(e *lower.Exit) {
+	if !e.Own {
+		c.patchPending() // an emit node patched before its operation
 	}
-	switch e.Kind {
-	case lower.Goto:
-		c.emit("%sgoto n%d", c.jumpEdge(e.From, e.To.ID), e.To.ID)
-	case lower.Sink:
-		if !e.Own {
-			c.patchPending() // an emit node patched before its operation
-		}
-		c.emit("%s", c.retSink(e.From, c.sink(e.To.Name)))
-	case lower.Drop:
-		c.emit("%s", c.retDrop(e.From, c.drop(e.Site, e.Reason)))
-	case lower.Undecided:
-		if e.Site != "" {
-			c.emit("%s // %s cannot decide on one operand", c.retUndecided(e.From), e.Site)
-		} else {
-			c.emit("%s", c.retUndecided(e.From))
-		}
+	c.emit("%s", c.retSink(e.From, c.sink(e.To.Name)))
+}
+
+func (c *gen) Drop(e *lower.Exit) { c.emit("%s", c.retDrop(e.From, c.drop(e.Site, e.Reason))) }
+
+func (c *gen) Undecided(e *lower.Exit) {
+	if e.Site != "" {
+		c.emit("%s // %s cannot decide on one operand", c.retUndecided(e.From), e.Site)
+	} else {
+		c.emit("%s", c.retUndecided(e.From))
 	}
 }
 
-func (c *gen) switchOp(n *dataflow.Node) {
-	o := n.Op
-	ports := o.Ports(c.s)
-	index := func(name string) int {
-		for i, p := range ports {
-			if p == name {
-				return i
-			}
-		}
-		return -1
-	}
-	wide := flow.IsWide(o.Expr)
+// A switch compares its value, wide or a word, case by case.
+
+func (c *gen) Switch(n *dataflow.Node) {
 	v := c.newTmp("v")
-	if wide {
-		c.emit("%s := %s", v, c.value(o.Expr))
+	c.switchVar = v
+	if flow.IsWide(n.Op.Expr) {
+		c.emit("%s := %s", v, c.value(n.Op.Expr))
 	} else {
-		c.emit("%s := %s", v, c.u64(o.Expr))
+		c.emit("%s := %s", v, c.u64(n.Op.Expr))
 	}
 	c.emit("switch {")
-	for _, cs := range o.Cases {
-		if wide {
-			c.emit("case %s == %s:", v, valueLit(cs.Value))
-		} else {
-			c.emit("case %s == %#x:", v, cs.Value.Lo)
-		}
-		c.w.Fire(n, index(cs.Port))
-	}
-	c.emit("default:")
-	c.w.Fire(n, index(o.Default))
-	c.emit("}")
 }
+
+func (c *gen) Case(n *dataflow.Node, _ int, v packet.Value) {
+	if flow.IsWide(n.Op.Expr) {
+		c.emit("case %s == %s:", c.switchVar, valueLit(v))
+	} else {
+		c.emit("case %s == %#x:", c.switchVar, v.Lo)
+	}
+}
+
+func (c *gen) Default(*dataflow.Node)   { c.emit("default:") }
+func (c *gen) EndSwitch(*dataflow.Node) { c.emit("}") }
 
 func (c *gen) lookup(n *dataflow.Node) {
 	o := n.Op

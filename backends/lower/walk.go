@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"slices"
+
 	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
@@ -13,8 +15,18 @@ type Dialect interface {
 	// If opens a block run when cond holds; EndIf closes it.
 	If(cond string)
 	EndIf()
-	// Exit prints the way out along e.
-	Exit(e *Exit)
+	// The ways out (Exit): an O-node decided on the way, the jump to the
+	// next F-node, a sink, a drop, an undecided end.
+	Decided(h *Hop)
+	Goto(e *Exit)
+	Sink(e *Exit)
+	Drop(e *Exit)
+	Undecided(e *Exit)
+	// A switch: its cases in order (the value and the case's index),
+	// then the default, then the end.
+	Case(n *dataflow.Node, i int, v packet.Value)
+	Default(n *dataflow.Node)
+	EndSwitch(n *dataflow.Node)
 
 	Input(n *dataflow.Node) // parse the frame if the input says so
 	Count(n *dataflow.Node)
@@ -23,6 +35,7 @@ type Dialect interface {
 	// when the printer branched itself.
 	Extract(n *dataflow.Node) (cond string, fired bool)
 	Test(n *dataflow.Node) (cond string)
+	// Switch evaluates the switch's expression before its cases.
 	Switch(n *dataflow.Node)
 	Lookup(n *dataflow.Node)
 	Set(n *dataflow.Node)
@@ -110,7 +123,7 @@ func (w *Walker) Node(b *Block) {
 	case packet.OpTest:
 		w.Branch(n, d.Test(n))
 	case packet.OpSwitch:
-		d.Switch(n)
+		w.switchOp(n)
 	case packet.OpLookup:
 		d.Lookup(n)
 	case packet.OpSet:
@@ -128,9 +141,9 @@ func (w *Walker) Node(b *Block) {
 		d.Compute(n)
 		w.Fire(n, 0)
 	case packet.OpEmit, packet.OpSteer:
-		d.Exit(&Exit{Kind: Sink, From: n.ID, To: n, Own: true})
+		w.Exit(&Exit{Kind: Sink, From: n.ID, To: n, Own: true})
 	case packet.OpDrop:
-		d.Exit(&Exit{Kind: Drop, From: n.ID, Site: n.Name, Reason: n.Op.Label, Own: true})
+		w.Exit(&Exit{Kind: Drop, From: n.ID, Site: n.Name, Reason: n.Op.Label, Own: true})
 	default:
 		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
 	}
@@ -155,5 +168,39 @@ func (w *Walker) Fire(n *dataflow.Node, k int) {
 	if e.Kind == Goto {
 		w.jumps[n] = append(w.jumps[n], e.To)
 	}
-	w.D.Exit(e)
+	w.Exit(e)
+}
+
+// FirePort fires F-node n's port by name.
+func (w *Walker) FirePort(n *dataflow.Node, port string) {
+	w.Fire(n, slices.Index(n.Op.Ports(w.P.Graph.Schema), port))
+}
+
+// Exit prints the way out along e.
+func (w *Walker) Exit(e *Exit) {
+	for i := range e.Hops {
+		w.D.Decided(&e.Hops[i])
+	}
+	switch e.Kind {
+	case Goto:
+		w.D.Goto(e)
+	case Sink:
+		w.D.Sink(e)
+	case Drop:
+		w.D.Drop(e)
+	case Undecided:
+		w.D.Undecided(e)
+	}
+}
+
+// switchOp prints a switch: each case fires its port, the default its.
+func (w *Walker) switchOp(n *dataflow.Node) {
+	w.D.Switch(n)
+	for i, cs := range n.Op.Cases {
+		w.D.Case(n, i, cs.Value)
+		w.FirePort(n, cs.Port)
+	}
+	w.D.Default(n)
+	w.FirePort(n, n.Op.Default)
+	w.D.EndSwitch(n)
 }

@@ -319,12 +319,7 @@ func sumAt(p string, lo, hi int) string {
 // setAccumulating generates a set with updates: per checksum one sum of
 // the fields' deltas, applied once at the end (packet.ApplyChecksumDelta).
 func (c *gen) setAccumulating(o *packet.Op) {
-	var us []int
-	for _, u := range o.Update {
-		if c.s.Headers[u].Checksum >= 0 {
-			us = append(us, u)
-		}
-	}
+	us := flow.Checksummed(c.s, o)
 	delta := map[int]string{}
 	for _, u := range us {
 		delta[u] = c.newTmp("d")

@@ -112,13 +112,14 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 }
 
 type gen struct {
-	g     *dataflow.Graph
-	s     *packet.Schema
-	start *dataflow.Node
-	b     bytes.Buffer
-	tmp   int
-	w     *lower.Walker // the lowered graph, printed through this dialect
-	lim   map[string]int
+	g         *dataflow.Graph
+	s         *packet.Schema
+	start     *dataflow.Node
+	b         bytes.Buffer
+	tmp       int
+	w         *lower.Walker // the lowered graph, printed through this dialect
+	switchVar string        // the value a switch compares
+	lim       map[string]int
 
 	drops      [][2]string
 	dropIdx    map[[2]string]int
@@ -388,7 +389,6 @@ func (c *gen) Count(n *dataflow.Node)                  { c.count(n.Op.Label) } /
 func (c *gen) Parse(n *dataflow.Node) string           { return c.parseFrame(n.Op.Header) }
 func (c *gen) Extract(n *dataflow.Node) (string, bool) { return c.extract(n.Op.Header), false }
 func (c *gen) Test(n *dataflow.Node) string            { return c.cond(n.Op.Cond) }
-func (c *gen) Switch(n *dataflow.Node)                 { c.switchOp(n) }
 func (c *gen) Lookup(n *dataflow.Node)                 { c.lookup(n) }
 func (c *gen) Push(n *dataflow.Node)                   { c.push(n.Op) }
 func (c *gen) Pop(n *dataflow.Node)                    { c.pop(n.Op) }
@@ -429,65 +429,61 @@ func paren(cond string) string {
 	return "(" + cond + ")"
 }
 
-// Exit generates the jump along a fired port: to the next F-node, through
-// the O-nodes decided on the way, or out of the graph.
-func (c *gen) Exit(e *lower.Exit) {
-	for _, h := range e.Hops {
-		c.emit("%s/* decided %s %s */", c.jumpEdge(h.From, h.Node.ID), h.Node.Name, h.Port)
-	}
-	switch e.Kind {
-	case lower.Goto:
-		c.emit("%sgoto n%d;", c.jumpEdge(e.From, e.To.ID), e.To.ID)
-	case lower.Sink:
-		c.emit("%s", c.sinkStmt(e.To))
-	case lower.Drop:
-		c.emit("%s", c.dropStmt(e.From, e.Site, e.Reason))
-	case lower.Undecided:
-		if e.Site != "" {
-			c.emit("%s /* %s cannot decide on one operand */", c.undecided(e.From), e.Site)
-		} else {
-			c.emit("%s", c.undecided(e.From))
-		}
+// The ways out of a block (lower.Walker.Exit).
+
+func (c *gen) Decided(h *lower.Hop) {
+	c.emit("%s/* decided %s %s */", c.jumpEdge(h.From, h.Node.ID), h.Node.Name, h.Port)
+}
+
+func (c *gen) Goto(e *lower.Exit) { c.emit("%sgoto n%d;", c.jumpEdge(e.From, e.To.ID), e.To.ID) }
+func (c *gen) Sink(e *lower.Exit) { c.emit("%s", c.sinkStmt(e.To)) }
+func (c *gen) Drop(e *lower.Exit) { c.emit("%s", c.dropStmt(e.From, e.Site, e.Reason)) }
+
+func (c *gen) Undecided(e *lower.Exit) {
+	if e.Site != "" {
+		c.emit("%s /* %s cannot decide on one operand */", c.undecided(e.From), e.Site)
+	} else {
+		c.emit("%s", c.undecided(e.From))
 	}
 }
 
-func (c *gen) switchOp(n *dataflow.Node) {
-	o := n.Op
-	ports := o.Ports(c.s)
-	index := func(name string) int {
-		for i, p := range ports {
-			if p == name {
-				return i
-			}
-		}
-		return -1
-	}
+// A switch on a word is a C switch; on a 128-bit value a chain of ifs.
+
+func (c *gen) Switch(n *dataflow.Node) {
 	v := c.newTmp("sw")
-	if flow.IsWide(o.Expr) {
-		c.emit("nsc_v128 %s = %s;", v, c.value(o.Expr))
-		for i, cs := range o.Cases {
-			kw := "if"
-			if i > 0 {
-				kw = "} else if"
-			}
-			c.emit("%s (nsc_veq(%s, %s)) {", kw, v, vlit(cs.Value))
-			c.w.Fire(n, index(cs.Port))
-		}
-		if len(o.Cases) > 0 {
-			c.emit("}")
-		}
-		c.w.Fire(n, index(o.Default))
+	c.switchVar = v
+	if flow.IsWide(n.Op.Expr) {
+		c.emit("nsc_v128 %s = %s;", v, c.value(n.Op.Expr))
 		return
 	}
-	c.emit("__u64 %s = %s;", v, c.u64(o.Expr))
+	c.emit("__u64 %s = %s;", v, c.u64(n.Op.Expr))
 	c.emit("switch (%s) {", v)
-	for _, cs := range o.Cases {
-		c.emit("case %s:", ulit(cs.Value.Lo))
-		c.w.Fire(n, index(cs.Port))
+}
+
+func (c *gen) Case(n *dataflow.Node, i int, v packet.Value) {
+	switch {
+	case !flow.IsWide(n.Op.Expr):
+		c.emit("case %s:", ulit(v.Lo))
+	case i == 0:
+		c.emit("if (nsc_veq(%s, %s)) {", c.switchVar, vlit(v))
+	default:
+		c.emit("} else if (nsc_veq(%s, %s)) {", c.switchVar, vlit(v))
 	}
-	c.emit("default:")
-	c.w.Fire(n, index(o.Default))
-	c.emit("}")
+}
+
+func (c *gen) Default(n *dataflow.Node) {
+	switch {
+	case !flow.IsWide(n.Op.Expr):
+		c.emit("default:")
+	case len(n.Op.Cases) > 0:
+		c.emit("}")
+	}
+}
+
+func (c *gen) EndSwitch(n *dataflow.Node) {
+	if !flow.IsWide(n.Op.Expr) {
+		c.emit("}")
+	}
 }
 
 // hdr returns a variable pointing to wire header h's bytes, generating
