@@ -8,6 +8,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/internal/fileout"
 )
 
 func runCompile(e *env, args []string) error {
@@ -33,6 +34,7 @@ func runCompile(e *env, args []string) error {
 	if *profile != "" && *target != "go" {
 		return usagef("--profile is for --target go")
 	}
+	defer fileout.AbortOnInterrupt()()
 	switch *target {
 	case "go":
 	case "xdp":
@@ -41,6 +43,10 @@ func runCompile(e *env, args []string) error {
 		return compileP4(e, files, *lpg, *prg, *arch, *tables, *out)
 	default:
 		return usagef("unknown target %q (have: go, xdp, p4)", *target)
+	}
+	file := filepath.Join(*out, "fastpath.go")
+	if err := refuseOverwrite(append(files, *profile), file); err != nil {
+		return err
 	}
 	g, err := compileGraph(files, *lpg, *prg)
 	if err != nil {
@@ -69,8 +75,7 @@ func runCompile(e *env, args []string) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	file := filepath.Join(*out, "fastpath.go")
-	if err := os.WriteFile(file, src, 0o644); err != nil {
+	if err := fileout.WriteFile(file, src); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "wrote %s (package %s, graph %s, %d nodes)\n", file, name, g.Name, len(g.Nodes))

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/p4"
+	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -15,11 +16,17 @@ import (
 // DIR/NAME.p4 (NAME: the LPG's name in lower case), and with --tables the
 // script's entries in the program's names as DIR/NAME.entries.
 func compileP4(e *env, files []string, lpg, prg, arch, tables, out string) error {
+	name := strings.ToLower(lpg)
+	file := filepath.Join(out, name+".p4")
+	entriesFile := filepath.Join(out, name+".entries")
+	if err := refuseOverwrite(append(files, tables), file, entriesFile); err != nil {
+		return err
+	}
 	g, err := compileGraph(files, lpg, prg)
 	if err != nil {
 		return err
 	}
-	opt := p4.Options{Arch: arch, Name: strings.ToLower(lpg), PRG: prg, Command: p4Command(files, lpg, prg, arch, tables, filepath.ToSlash(out))}
+	opt := p4.Options{Arch: arch, Name: name, PRG: prg, Command: p4Command(files, lpg, prg, arch, tables, filepath.ToSlash(out))}
 	if prg != "" {
 		m, err := loadModel(files)
 		if err != nil {
@@ -52,17 +59,15 @@ func compileP4(e *env, files []string, lpg, prg, arch, tables, out string) error
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	file := filepath.Join(out, opt.Name+".p4")
-	if err := os.WriteFile(file, prog.Source, 0o644); err != nil {
+	if err := fileout.WriteFile(file, prog.Source); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "wrote %s (%s, graph %s, %d tables)\n", file, arch, g.Name, len(prog.Tables))
 	if entries != nil {
-		file := filepath.Join(out, opt.Name+".entries")
-		if err := os.WriteFile(file, entries, 0o644); err != nil {
+		if err := fileout.WriteFile(entriesFile, entries); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "wrote %s (%d entries)\n", file, bytes.Count(entries, []byte("\n")))
+		fmt.Fprintf(e.stdout, "wrote %s (%d entries)\n", entriesFile, bytes.Count(entries, []byte("\n")))
 	}
 	return nil
 }

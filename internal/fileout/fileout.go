@@ -46,6 +46,10 @@ func Create(path string) (*File, error) {
 		return nil, err
 	}
 	dir, base := filepath.Split(target)
+	// Created and registered under mu, so an interrupt finds every
+	// temporary file there is.
+	mu.Lock()
+	defer mu.Unlock()
 	for range 100 {
 		tmp := filepath.Join(dir, "."+base+".tmp"+strconv.FormatUint(rand.Uint64()%1e10, 10))
 		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -56,9 +60,7 @@ func Create(path string) (*File, error) {
 			return nil, fmt.Errorf("create %s: %w", path, err)
 		}
 		o := &File{path: target, tmp: tmp, f: f, bw: bufio.NewWriterSize(f, 64<<10)}
-		mu.Lock()
 		pending[o] = true
-		mu.Unlock()
 		return o, nil
 	}
 	return nil, fmt.Errorf("create %s: no free temporary name in %s", path, dir)
