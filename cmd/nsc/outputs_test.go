@@ -35,19 +35,6 @@ func abs(t *testing.T, name string) string {
 	return p
 }
 
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 // A table script with an error on line 2: every command that loads one
 // fails before it writes anything, and leaves an output file that was
 // there as it was.
@@ -71,7 +58,7 @@ func TestBadTablesLeaveNoOutput(t *testing.T) {
 		if code != exitModel || !strings.Contains(stderr, bad+":1:") {
 			t.Errorf("%s: exit %d, stderr %q; want exit 1 naming %s:1", c.name, code, stderr, bad)
 		}
-		if names := dirNames(t, dir); !slices.Equal(names, []string{"bad.tables", "old.pcap"}) {
+		if names := testutil.DirNames(t, dir); !slices.Equal(names, []string{"bad.tables", "old.pcap"}) {
 			t.Errorf("%s: the directory holds %v", c.name, names)
 		}
 		if b, _ := os.ReadFile(old); string(b) != "previous output" {
@@ -157,7 +144,7 @@ func TestUnsupportedLinkType(t *testing.T) {
 	if want := in + ": frame 1: link type 802.11 (105) is not supported"; code != exitModel || !strings.Contains(stderr, want) {
 		t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
 	}
-	if names := dirNames(t, dir); !slices.Equal(names, []string{"wifi.pcap"}) {
+	if names := testutil.DirNames(t, dir); !slices.Equal(names, []string{"wifi.pcap"}) {
 		t.Errorf("the directory holds %v", names)
 	}
 }
@@ -262,17 +249,17 @@ func TestInterruptLeavesNoOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Interrupt as soon as the temporary file shows.
-	for len(dirNames(t, outDir)) == 0 {
+	for len(testutil.DirNames(t, outDir)) == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	seen := dirNames(t, outDir)
+	seen := testutil.DirNames(t, outDir)
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
 		t.Fatalf("nsc run ended with %v, not by SIGINT (it had written %v)", err, seen)
 	}
-	if names := dirNames(t, outDir); len(names) != 0 {
+	if names := testutil.DirNames(t, outDir); len(names) != 0 {
 		t.Errorf("after SIGINT the output directory holds %v (before: %v)", names, seen)
 	}
 }

@@ -9,20 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-)
 
-func names(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	return out
-}
+	"github.com/dragonet-go/nsc/internal/testutil"
+)
 
 func content(t *testing.T, path string) string {
 	t.Helper()
@@ -56,7 +45,7 @@ func TestCommit(t *testing.T) {
 	if st, _ := os.Stat(path); st.Mode().Perm()&0o600 != 0o600 || st.Mode().Perm()&0o022 != 0o022&^umask(t) {
 		t.Errorf("mode %v", st.Mode())
 	}
-	if got := names(t, dir); !slices.Equal(got, []string{"out"}) {
+	if got := testutil.DirNames(t, dir); !slices.Equal(got, []string{"out"}) {
 		t.Errorf("directory holds %v", got)
 	}
 	if err := o.Commit(); err == nil {
@@ -93,7 +82,7 @@ func TestFailureLeavesTargetAlone(t *testing.T) {
 	if got := content(t, path); got != "old" {
 		t.Errorf("target holds %d bytes", len(got))
 	}
-	if got := names(t, dir); !slices.Equal(got, []string{"out"}) {
+	if got := testutil.DirNames(t, dir); !slices.Equal(got, []string{"out"}) {
 		t.Errorf("directory holds %v", got)
 	}
 	sub := filepath.Join(dir, "sub")
@@ -102,7 +91,7 @@ func TestFailureLeavesTargetAlone(t *testing.T) {
 	if err := WriteFile(sub, []byte("data")); err == nil || !strings.Contains(err.Error(), "write "+sub) {
 		t.Errorf("renaming over a directory: %v", err)
 	}
-	if got := names(t, dir); !slices.Equal(got, []string{"out", "sub"}) {
+	if got := testutil.DirNames(t, dir); !slices.Equal(got, []string{"out", "sub"}) {
 		t.Errorf("directory holds %v", got)
 	}
 	if err := WriteFile(filepath.Join(dir, "missing", "out"), nil); err == nil {
@@ -179,7 +168,7 @@ func TestInterrupt(t *testing.T) {
 	if got := content(t, path); got != "old" {
 		t.Errorf("target holds %d bytes", len(got))
 	}
-	if got := names(t, dir); !slices.Equal(got, []string{"out"}) {
+	if got := testutil.DirNames(t, dir); !slices.Equal(got, []string{"out"}) {
 		t.Errorf("directory holds %v", got)
 	}
 }

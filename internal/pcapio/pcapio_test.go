@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,8 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/dragonet-go/nsc/internal/testutil"
 )
 
 var srcMAC = net.HardwareAddr{0x02, 0x11, 0x22, 0x33, 0x44, 0x55}
@@ -273,21 +274,9 @@ func TestWriter(t *testing.T) {
 	}
 	w.WritePacket(frames[0].CI, frames[0].Data)
 	w.Abort()
-	if names := dirNames(t, dir); !cmp.Equal(names, []string{"out.pcap"}) {
+	if names := testutil.DirNames(t, dir); !cmp.Equal(names, []string{"out.pcap"}) {
 		t.Errorf("after abort the directory has %v", names)
 	}
-}
-
-func dirNames(t *testing.T, dir string) []string {
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 // Read never panics, and what it reads writes and reads back the same.
