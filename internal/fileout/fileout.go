@@ -57,6 +57,10 @@ func Create(path string) (*File, error) {
 			continue
 		}
 		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the target's name, not the temporary one
+			}
 			return nil, fmt.Errorf("create %s: %w", path, err)
 		}
 		o := &File{path: target, tmp: tmp, f: f, bw: bufio.NewWriterSize(f, 64<<10)}

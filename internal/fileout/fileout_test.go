@@ -94,8 +94,9 @@ func TestFailureLeavesTargetAlone(t *testing.T) {
 	if got := testutil.DirNames(t, dir); !slices.Equal(got, []string{"out", "sub"}) {
 		t.Errorf("directory holds %v", got)
 	}
-	if err := WriteFile(filepath.Join(dir, "missing", "out"), nil); err == nil {
-		t.Errorf("no error for a missing directory")
+	missing := filepath.Join(dir, "missing", "out")
+	if err := WriteFile(missing, nil); err == nil || err.Error() != "create "+missing+": no such file or directory" {
+		t.Errorf("missing directory: %v", err)
 	}
 }
 
