@@ -67,6 +67,20 @@ func TestBadTablesLeaveNoOutput(t *testing.T) {
 	}
 }
 
+// A profile that cannot be written fails the run before its pcap is put
+// in place.
+func TestUnwritableProfileLeavesNoOutput(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "missing", "p.profile")
+	code, _, stderr := nsc(t, "run", "--lb", "lb-2021", "--tables", seedTables, "--in", seedPcap, "--out", filepath.Join(dir, "out.pcap"), "--profile", prof)
+	if code != exitModel || !strings.Contains(stderr, "create "+prof+": no such file or directory") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if names := testutil.DirNames(t, dir); len(names) != 0 {
+		t.Errorf("the directory holds %v", names)
+	}
+}
+
 // An output that is an input — by the same name, through a symbolic
 // link, with a ./ prefix, or a hard link — is refused (exit 2) and the
 // input stays as it was.

@@ -58,13 +58,13 @@ func runRun(e *env, args []string) error {
 		paths[sink] = *out
 		w.WritePacket(frames[i].CI, data)
 	})
-	if err := w.Commit(); err != nil {
-		return err
-	}
 	if *profile != "" {
 		if err := writeProfile(*profile, counters.Nodes); err != nil {
 			return err
 		}
+	}
+	if err := w.Commit(); err != nil {
+		return err
 	}
 	printCounters(e, len(frames), counters, paths)
 	return nil

@@ -64,13 +64,13 @@ func runSim(e *env, args []string) error {
 	for _, f := range frames {
 		mach.RunAt(start, f.Data, func(sink *dataflow.Node, data []byte) { sinks.write(sink.Name, f.CI, data) })
 	}
-	if err := sinks.commit(); err != nil {
-		return err
-	}
 	if *profile != "" {
 		if err := writeProfile(*profile, mach.Counters().Nodes); err != nil {
 			return err
 		}
+	}
+	if err := sinks.commit(); err != nil {
+		return err
 	}
 	printCounters(e, len(frames), mach.Counters(), sinks.paths)
 	return nil
