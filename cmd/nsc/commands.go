@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/dot"
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/internal/fileout"
 )
 
 func runCheck(e *env, args []string) error {
@@ -56,6 +56,10 @@ func runDot(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseOverwrite(files, *out); err != nil {
+		return err
+	}
+	defer fileout.AbortOnInterrupt()()
 	if *embedded {
 		em, err := embedding(files, *lpg, *prg)
 		if err != nil {
@@ -88,7 +92,7 @@ func writeDot(e *env, g *dataflow.Graph, out string, opts dot.Options) error {
 		_, err := e.stdout.Write(data)
 		return err
 	}
-	return os.WriteFile(out, data, 0o644)
+	return fileout.WriteFile(out, data)
 }
 
 func runPred(e *env, args []string) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/internal/fileout"
 )
 
 // runCompile generates a target's artifacts for an LPG (embedded in a
@@ -43,14 +45,20 @@ func runCompile(e *env, args []string) error {
 	if *lpg == "" {
 		return usagef("--lpg is required")
 	}
+	defer fileout.AbortOnInterrupt()()
 	outSlash := filepath.ToSlash(*out)
 	var t backends.Target
+	var names []string // the files the target writes, refused if inputs
 	switch *target {
 	case "go":
 		name := *pkg
 		if name == "" {
 			name = strings.ReplaceAll(filepath.Base(filepath.Clean(*out)), "-", "")
 		}
+		if !token.IsIdentifier(name) {
+			return usagef("package name %q is not a Go identifier: give --package", name)
+		}
+		names = []string{"fastpath.go"}
 		opt := golang.Options{Package: name, Command: golang.Command(files, *lpg, *prg, filepath.ToSlash(*profile), outSlash)}
 		if *profile != "" {
 			if opt.Profile, err = readProfile(*profile); err != nil {
@@ -59,6 +67,7 @@ func runCompile(e *env, args []string) error {
 		}
 		t = golang.Target{Options: opt}
 	case "xdp":
+		names = []string{strings.ToLower(*lpg) + ".c", strings.ToLower(*lpg) + ".o"}
 		t = xdp.Target{Options: xdp.Options{Command: compileCommand(files, *lpg, *prg, "--target", "xdp", "-o", outSlash)}, Program: strings.ToLower(*lpg)}
 	case "p4":
 		extra := []string{"--target", "p4", "--arch", *arch}
@@ -71,12 +80,20 @@ func runCompile(e *env, args []string) error {
 				return err
 			}
 		}
+		names = []string{strings.ToLower(*lpg) + ".p4", strings.ToLower(*lpg) + ".entries"}
 		t = pt
 	default:
 		return usagef("unknown target %q (have: go, xdp, p4)", *target)
 	}
 	if t.Needs().PRG && *prg == "" {
 		return usagef("--target %s takes its limits from a PRG: give --prg", *target)
+	}
+	var outputs []string
+	for _, n := range names {
+		outputs = append(outputs, filepath.Join(*out, n))
+	}
+	if err := refuseOverwrite(append(files, *profile, *tables), outputs...); err != nil {
+		return err
 	}
 	in, err := compileInput(files, *lpg, *prg)
 	if err != nil {
@@ -91,7 +108,7 @@ func runCompile(e *env, args []string) error {
 	}
 	for _, a := range arts {
 		file := filepath.Join(*out, a.Name)
-		if err := os.WriteFile(file, a.Data, 0o644); err != nil {
+		if err := fileout.WriteFile(file, a.Data); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "wrote %s (%s, graph %s, %d nodes)\n", file, t.Name(), in.Graph.Name, len(in.Graph.Nodes))
@@ -110,7 +127,15 @@ func clang(e *env, src string) error {
 		return nil
 	}
 	obj := strings.TrimSuffix(src, ".c") + ".o"
-	if err := xdp.Clang(src, obj); err != nil {
+	o, err := fileout.Create(obj) // all or nothing: clang writes the temporary file
+	if err != nil {
+		return err
+	}
+	defer o.Abort()
+	if err := xdp.Clang(src, o.TempName()); err != nil {
+		return err
+	}
+	if err := o.Commit(); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "wrote %s: run it with nsc xdp run --obj %s --tables FILE --in in.pcap --out out.pcap\n", obj, obj)

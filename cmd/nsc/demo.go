@@ -16,6 +16,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/embed"
+	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -40,6 +41,7 @@ func runDemo(e *env, args []string) error {
 	if _, err := parseArgs(fs, args); err != nil {
 		return err
 	}
+	defer fileout.AbortOnInterrupt()()
 	m, err := loadModel([]string{demoModel})
 	if err != nil {
 		return err

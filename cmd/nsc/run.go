@@ -1,19 +1,15 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"os"
-
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
+	"github.com/dragonet-go/nsc/internal/fileout"
+	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -36,82 +32,46 @@ func runRun(e *env, args []string) error {
 	if *lb == "" || *in == "" || *out == "" {
 		return usagef("--lb, --in and --out are required")
 	}
-	frames, link, err := readPcap(*in)
+	if err := refuseOverwrite([]string{*in, *tables}, *out, *profile); err != nil {
+		return err
+	}
+	defer fileout.AbortOnInterrupt()()
+	frames, err := pcapio.ReadFile(*in)
 	if err != nil {
 		return err
 	}
-	w, err := createPcap(*out, link)
-	if err != nil {
-		return err
-	}
-	defer w.close()
-	paths := map[string]string{}
-	write := func(i int, sink string, data []byte) {
-		paths[sink] = *out
-		w.write(frames[i].ci, data)
-	}
-	var counters sim.Counters
+	load := loadFast
 	if *interp {
-		counters, err = runInterp(*lb, *tables, frames, write)
-	} else {
-		counters, err = runFast(*lb, *tables, frames, write)
+		load = loadInterp
 	}
+	runLB, err := load(*lb, *tables)
 	if err != nil {
 		return err
 	}
-	if err := w.close(); err != nil {
+	w, err := pcapio.Create(*out)
+	if err != nil {
 		return err
 	}
+	defer w.Abort()
+	paths := map[string]string{}
+	counters := runLB(frames, func(i int, sink string, data []byte) {
+		paths[sink] = *out
+		w.WritePacket(frames[i].CI, data)
+	})
 	if *profile != "" {
 		if err := writeProfile(*profile, counters.Nodes); err != nil {
 			return err
 		}
 	}
+	if err := w.Commit(); err != nil {
+		return err
+	}
 	printCounters(e, len(frames), counters, paths)
 	return nil
 }
 
-// pcapOut writes frames to a pcap file; the first error sticks.
-type pcapOut struct {
-	f   *os.File
-	bw  *bufio.Writer
-	w   *pcapgo.Writer
-	err error
-}
-
-func createPcap(name string, link layers.LinkType) (*pcapOut, error) {
-	f, err := os.Create(name)
-	if err != nil {
-		return nil, err
-	}
-	o := &pcapOut{f: f, bw: bufio.NewWriter(f)}
-	o.w = pcapgo.NewWriter(o.bw)
-	if err := o.w.WriteFileHeader(65536, link); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return o, nil
-}
-
-// write writes data with the capture info of the frame it came from.
-func (o *pcapOut) write(ci gopacket.CaptureInfo, data []byte) {
-	ci.CaptureLength, ci.Length = len(data), len(data)
-	if err := o.w.WritePacket(ci, data); err != nil && o.err == nil {
-		o.err = err
-	}
-}
-
-// close flushes and closes the file (again: a no-op), with the first
-// error of the writes.
-func (o *pcapOut) close() error {
-	if o.f == nil {
-		return o.err
-	}
-	err := errors.Join(o.err, o.bw.Flush(), o.f.Close())
-	o.f = nil
-	o.err = err
-	return err
-}
+// lbRunner runs frames through a loaded LB, handing write what it sends.
+type lbRunner func(frames []pcapio.Frame, write func(i int, sink string, data []byte)) sim.Counters
 
 // openTables opens a table script, or returns a nil reader for none.
 func openTables(file string, use func(*os.File) error) error {
@@ -126,7 +86,8 @@ func openTables(file string, use func(*os.File) error) error {
 	return use(f)
 }
 
-func runFast(lb, tables string, frames []frame, write func(int, string, []byte)) (sim.Counters, error) {
+// loadFast loads an LB's generated fast path with its tables.
+func loadFast(lb, tables string) (lbRunner, error) {
 	var ts []*packet.Table
 	err := openTables(tables, func(f *os.File) (err error) {
 		if f == nil {
@@ -137,23 +98,26 @@ func runFast(lb, tables string, frames []frame, write func(int, string, []byte))
 		return err
 	})
 	if err != nil {
-		return sim.Counters{}, err
+		return nil, err
 	}
 	pl, err := lbfast.New(lb, ts)
 	if err != nil {
-		return sim.Counters{}, err
+		return nil, err
 	}
-	buf := make([]byte, 2*packet.Headroom+65536)
-	for i, fr := range frames {
-		n := copy(buf[packet.Headroom:len(buf)-packet.Headroom], fr.data)
-		if r := pl.Process(buf, packet.Headroom, n); r.Sink >= 0 {
-			write(i, pl.SinkName(int(r.Sink)), r.Data)
+	return func(frames []pcapio.Frame, write func(int, string, []byte)) sim.Counters {
+		buf := make([]byte, 2*packet.Headroom+65536)
+		for i, fr := range frames {
+			n := copy(buf[packet.Headroom:len(buf)-packet.Headroom], fr.Data)
+			if r := pl.Process(buf, packet.Headroom, n); r.Sink >= 0 {
+				write(i, pl.SinkName(int(r.Sink)), r.Data)
+			}
 		}
-	}
-	return golang.Counters(pl), nil
+		return golang.Counters(pl)
+	}, nil
 }
 
-func runInterp(lb, tables string, frames []frame, write func(int, string, []byte)) (sim.Counters, error) {
+// loadInterp loads the reference interpreter of an LB with its tables.
+func loadInterp(lb, tables string) (lbRunner, error) {
 	var mach *sim.Machine
 	err := openTables(tables, func(f *os.File) (err error) {
 		if f == nil {
@@ -164,22 +128,24 @@ func runInterp(lb, tables string, frames []frame, write func(int, string, []byte
 		return err
 	})
 	if err != nil {
-		return sim.Counters{}, err
+		return nil, err
 	}
-	for i, fr := range frames {
-		mach.Run(fr.data, func(sink *dataflow.Node, data []byte) { write(i, sink.Name, data) })
-	}
-	return mach.Counters(), nil
+	return func(frames []pcapio.Frame, write func(int, string, []byte)) sim.Counters {
+		for i, fr := range frames {
+			mach.Run(fr.Data, func(sink *dataflow.Node, data []byte) { write(i, sink.Name, data) })
+		}
+		return mach.Counters()
+	}, nil
 }
 
 func writeProfile(name string, runs map[string]uint64) error {
-	f, err := os.Create(name)
+	f, err := fileout.Create(name)
 	if err != nil {
 		return err
 	}
+	defer f.Abort()
 	if _, err := golang.Profile(runs).WriteTo(f); err != nil {
-		f.Close()
 		return err
 	}
-	return f.Close()
+	return f.Commit()
 }

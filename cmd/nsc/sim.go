@@ -1,19 +1,16 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/internal/fileout"
+	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
@@ -38,6 +35,11 @@ func runSim(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	inputs := append([]string{*in, *tables}, files...)
+	if err := refuseOverwrite(inputs, sinkPaths(g, *out, *profile)...); err != nil {
+		return err
+	}
+	defer fileout.AbortOnInterrupt()()
 	start, err := pickSource(g, *source)
 	if err != nil {
 		return err
@@ -50,33 +52,41 @@ func runSim(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	frames, link, err := readPcap(*in)
+	frames, err := pcapio.ReadFile(*in)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	sinks := newSinkWriters(*out, link)
-	var werr error
+	sinks := newSinkWriters(*out)
+	defer sinks.abort()
 	for _, f := range frames {
-		mach.RunAt(start, f.data, func(sink *dataflow.Node, data []byte) {
-			if err := sinks.write(sink.Name, f.ci, data); err != nil && werr == nil {
-				werr = err
-			}
-		})
-	}
-	if err := errors.Join(werr, sinks.close()); err != nil {
-		return err
+		mach.RunAt(start, f.Data, func(sink *dataflow.Node, data []byte) { sinks.write(sink.Name, f.CI, data) })
 	}
 	if *profile != "" {
 		if err := writeProfile(*profile, mach.Counters().Nodes); err != nil {
 			return err
 		}
 	}
+	if err := sinks.commit(); err != nil {
+		return err
+	}
 	printCounters(e, len(frames), mach.Counters(), sinks.paths)
 	return nil
 }
+
+// sinkPaths are the files nsc sim may write: DIR/NODE.pcap for every node
+// (any may end a packet's run), and the profile.
+func sinkPaths(g *dataflow.Graph, dir, profile string) []string {
+	paths := []string{profile}
+	for _, n := range g.Nodes {
+		paths = append(paths, sinkPath(dir, n.Name))
+	}
+	return paths
+}
+
+func sinkPath(dir, sink string) string { return filepath.Join(dir, sink+".pcap") }
 
 func pickSource(g *dataflow.Graph, name string) (*dataflow.Node, error) {
 	srcs := g.Sources()
@@ -110,80 +120,50 @@ func loadTables(m *lang.Model, file string) ([]*packet.Table, error) {
 	return packet.LoadTables(m.Schema, file, f)
 }
 
-type frame struct {
-	ci   gopacket.CaptureInfo
-	data []byte
-}
-
-// readPcap reads every frame of a pcap or pcapng file.
-func readPcap(name string) ([]frame, layers.LinkType, error) {
-	raw, err := os.ReadFile(name)
-	if err != nil {
-		return nil, 0, err
-	}
-	var src gopacket.PacketDataSource
-	var link layers.LinkType
-	if r, err := pcapgo.NewReader(bytes.NewReader(raw)); err == nil {
-		src, link = r, r.LinkType()
-	} else if r, err2 := pcapgo.NewNgReader(bytes.NewReader(raw), pcapgo.DefaultNgReaderOptions); err2 == nil {
-		src, link = r, r.LinkType()
-	} else {
-		return nil, 0, fmt.Errorf("%s: not a pcap or pcapng file: %v", name, err)
-	}
-	var frames []frame
-	for {
-		data, ci, err := src.ReadPacketData()
-		if errors.Is(err, io.EOF) {
-			return frames, link, nil
-		}
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s: frame %d: %v", name, len(frames)+1, err)
-		}
-		frames = append(frames, frame{ci, data})
-	}
-}
-
-// sinkWriters opens one pcap per sink on first use.
+// sinkWriters opens one pcap per sink on first use; the first error
+// sticks.
 type sinkWriters struct {
 	dir   string
-	link  layers.LinkType
-	files map[string]*os.File
-	bufs  map[string]*bufio.Writer
-	ws    map[string]*pcapgo.Writer
+	ws    map[string]*pcapio.Writer
 	paths map[string]string
+	err   error
 }
 
-func newSinkWriters(dir string, link layers.LinkType) *sinkWriters {
-	return &sinkWriters{dir: dir, link: link, files: map[string]*os.File{}, bufs: map[string]*bufio.Writer{},
-		ws: map[string]*pcapgo.Writer{}, paths: map[string]string{}}
+func newSinkWriters(dir string) *sinkWriters {
+	return &sinkWriters{dir: dir, ws: map[string]*pcapio.Writer{}, paths: map[string]string{}}
 }
 
-func (s *sinkWriters) write(sink string, ci gopacket.CaptureInfo, data []byte) error {
+func (s *sinkWriters) write(sink string, ci gopacket.CaptureInfo, data []byte) {
 	w, ok := s.ws[sink]
-	if !ok {
-		p := filepath.Join(s.dir, sink+".pcap")
-		f, err := os.Create(p)
-		if err != nil {
-			return err
+	if !ok && s.err == nil {
+		p := sinkPath(s.dir, sink)
+		if w, s.err = pcapio.Create(p); s.err != nil {
+			return
 		}
-		b := bufio.NewWriter(f)
-		w = pcapgo.NewWriter(b)
-		if err := w.WriteFileHeader(65536, s.link); err != nil {
-			f.Close()
-			return err
-		}
-		s.files[sink], s.bufs[sink], s.ws[sink], s.paths[sink] = f, b, w, p
+		s.ws[sink], s.paths[sink] = w, p
 	}
-	ci.CaptureLength, ci.Length = len(data), len(data)
-	return w.WritePacket(ci, data)
+	if w != nil {
+		w.WritePacket(ci, data)
+	}
 }
 
-func (s *sinkWriters) close() error {
+// commit puts every sink's pcap in place, each all or nothing.
+func (s *sinkWriters) commit() error {
+	if s.err != nil {
+		return s.err
+	}
 	var errs []error
-	for _, k := range sortedKeys(s.files) {
-		errs = append(errs, s.bufs[k].Flush(), s.files[k].Close())
+	for _, k := range sortedKeys(s.ws) {
+		errs = append(errs, s.ws[k].Commit())
 	}
 	return errors.Join(errs...)
+}
+
+// abort removes the pcaps not committed.
+func (s *sinkWriters) abort() {
+	for _, w := range s.ws {
+		w.Abort()
+	}
 }
 
 func printCounters(e *env, in int, c sim.Counters, paths map[string]string) {

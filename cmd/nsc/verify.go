@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/dragonet-go/nsc/internal/fileout"
+	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/verify"
 )
 
@@ -26,6 +25,10 @@ func runVerify(e *env, args []string) error {
 	if *n < 1 {
 		return usagef("--packets must be at least 1")
 	}
+	if err := refuseOverwrite(files, *bad); err != nil {
+		return err
+	}
+	defer fileout.AbortOnInterrupt()()
 	em, err := embedding(files, *lpg, *prg)
 	if err != nil {
 		return err
@@ -57,23 +60,15 @@ func runVerify(e *env, args []string) error {
 }
 
 func writeMismatches(name string, ms []verify.Mismatch) error {
-	f, err := os.Create(name)
+	w, err := pcapio.Create(name)
 	if err != nil {
 		return err
 	}
-	w := pcapgo.NewWriter(f)
-	if err := w.WriteFileHeader(65536, layers.LinkTypeEthernet); err != nil {
-		f.Close()
-		return err
-	}
+	defer w.Abort()
 	for i, m := range ms {
-		ci := gopacket.CaptureInfo{Timestamp: time.Unix(int64(i), 0), CaptureLength: len(m.Case.Frame), Length: len(m.Case.Frame)}
-		if err := w.WritePacket(ci, m.Case.Frame); err != nil {
-			f.Close()
-			return err
-		}
+		w.WritePacket(gopacket.CaptureInfo{Timestamp: time.Unix(int64(i), 0)}, m.Case.Frame)
 	}
-	return f.Close()
+	return w.Commit()
 }
 
 // progress draws a bar on stderr for runs that take longer than a second.

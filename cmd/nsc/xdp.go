@@ -12,6 +12,8 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/internal/fileout"
+	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -71,7 +73,11 @@ func xdpRun(e *env, args []string) error {
 	if *obj == "" || *in == "" || *out == "" {
 		return usagef("--obj, --in and --out are required")
 	}
-	frames, link, err := readPcap(*in)
+	if err := refuseOverwrite([]string{*obj, *tables, *in}, *out); err != nil {
+		return err
+	}
+	defer fileout.AbortOnInterrupt()()
+	frames, err := pcapio.ReadFile(*in)
 	if err != nil {
 		return err
 	}
@@ -80,11 +86,11 @@ func xdpRun(e *env, args []string) error {
 		return err
 	}
 	defer r.Close()
-	w, err := createPcap(*out, link)
+	w, err := pcapio.Create(*out)
 	if err != nil {
 		return err
 	}
-	defer w.close()
+	defer w.Abort()
 	paths := map[string]string{}
 	for _, s := range r.Meta.Sinks {
 		if s.Verdict == "XDP_TX" {
@@ -95,19 +101,19 @@ func xdpRun(e *env, args []string) error {
 	}
 	short := 0
 	for i, fr := range frames {
-		if len(fr.data) < 14 {
+		if len(fr.Data) < 14 {
 			short++
 			continue
 		}
-		res, err := r.Run(fr.data)
+		res, err := r.Run(fr.Data)
 		if err != nil {
 			return fmt.Errorf("frame %d: %w", i+1, err)
 		}
 		if res.Verdict == xdp.VerdictTX {
-			w.write(fr.ci, res.Data)
+			w.WritePacket(fr.CI, res.Data)
 		}
 	}
-	if err := w.close(); err != nil {
+	if err := w.Commit(); err != nil {
 		return err
 	}
 	c, oversize, err := r.Counters()
