@@ -143,9 +143,15 @@ func runFast(lb, tables string, frames []frame, write func(int, string, []byte))
 	if err != nil {
 		return sim.Counters{}, err
 	}
-	buf := make([]byte, 2*packet.Headroom+65536)
+	// The fast path takes frames of any length its buffer holds: room for
+	// the longest frame of the capture, and headroom either side.
+	longest := 0
+	for _, fr := range frames {
+		longest = max(longest, len(fr.data))
+	}
+	buf := make([]byte, 2*packet.Headroom+longest)
 	for i, fr := range frames {
-		n := copy(buf[packet.Headroom:len(buf)-packet.Headroom], fr.data)
+		n := copy(buf[packet.Headroom:], fr.data)
 		if r := pl.Process(buf, packet.Headroom, n); r.Sink >= 0 {
 			write(i, pl.SinkName(int(r.Sink)), r.Data)
 		}
