@@ -5,33 +5,20 @@ import (
 	"github.com/gopacket/gopacket/layers"
 )
 
-// EdgeSizes are the frame lengths where backends could part ways: nothing,
-// one byte, one short of an Ethernet header and one, one short of
-// Ethernet's 60-byte minimum (FCS not counted) and that minimum, a full
-// 1500-byte MTU, a 9000-byte jumbo MTU with a VLAN tag, and either side of
-// 64 KiB (the longest IPv4 datagram still fits in 65535 + 14 bytes).
-var EdgeSizes = []int{0, 1, 13, 14, 59, 60, 1514, 9018, 65535, 65536, 65537}
-
-// Edges returns frames at the edges of length: for every size of
-// EdgeSizes and of sizes, an LB v2 frame over IPv4 and an LB v3 frame over
-// IPv6 to LB 0 of that length (their payload filling it), ICMP and ICMPv6
-// echo requests of that length, an ARP request and a good LB frame padded
-// with zeros to it, and that many zeros (a frame too short for a kind is
-// the good one cut to the length); and every crafted frame of Corpus cut
-// at every byte, so that each header of each path ends at each of its
-// bytes. Frames that repeat are left out.
-func Edges(sizes ...int) ([][]byte, error) {
+// EdgeSeeds returns the seeds of the frames at the edges of length
+// (difftest.Edges cuts them and pads them): the crafted frames of Corpus,
+// and for every size of sizes an LB v2 frame over IPv4 and an LB v3 frame
+// over IPv6 to LB 0 of that length (their payload filling it), ICMP and
+// ICMPv6 echo requests of that length, and an ARP request and a good LB
+// frame padded with zeros to it (a frame too short for its headers is the
+// good one cut to the length).
+func EdgeSeeds(sizes []int) ([][]byte, error) {
 	c := &corpus{}
 	c.crafted()
-	for _, f := range c.frames {
-		for n := range f {
-			c.frames = append(c.frames, f[:n])
-		}
-	}
-	for _, n := range append(append([]int(nil), EdgeSizes...), sizes...) {
+	for _, n := range sizes {
 		c.sized(n)
 	}
-	return dedupe(c.frames), c.err
+	return c.frames, c.err
 }
 
 // sized adds the frames of length n.
@@ -60,7 +47,6 @@ func (c *corpus) sized(n int) {
 		Operation: layers.ARPRequest, SourceHwAddress: corpusPeerMAC, SourceProtAddress: corpusSrc4[0].To4(), DstHwAddress: make([]byte, 6), DstProtAddress: corpusLB4[0].To4()}
 	c.size(n, c.add(eth(layers.EthernetTypeARP), a))
 	c.size(n, c.lbUDP(false, corpusSrc4[0], corpusLB4[0], LBPort, h, []byte("event")))
-	c.frames = append(c.frames, make([]byte, n))
 }
 
 // size makes the frame just added, f, n bytes long: cut, or padded with
@@ -70,17 +56,4 @@ func (c *corpus) size(n int, f []byte) {
 		k := min(n, len(f))
 		c.frames[len(c.frames)-1] = append(f[:k:k], make([]byte, n-k)...)
 	}
-}
-
-// dedupe drops the frames that repeat an earlier one.
-func dedupe(fs [][]byte) [][]byte {
-	seen := map[string]bool{}
-	out := fs[:0]
-	for _, f := range fs {
-		if !seen[string(f)] {
-			seen[string(f)] = true
-			out = append(out, f)
-		}
-	}
-	return out
 }

@@ -4,19 +4,22 @@ import (
 	"testing"
 
 	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 )
 
-// TestXDPEdges runs the frames at the edges of length (Edges, with frames
-// of xdp.MaxFrame bytes and one more) through each version's XDP program
+// TestXDPEdges runs the frames at the edges of length (difftest.Edges of
+// EdgeSeeds, with frames of xdp.MaxFrame bytes and one more) through each version's XDP program
 // in the kernel and through the interpreter held to the same longest
 // frame: the same verdicts, bytes and counters. Longer frames are passed
 // to the kernel untouched and counted as oversize.
 func TestXDPEdges(t *testing.T) {
-	frames, err := Edges(xdp.MaxFrame, xdp.MaxFrame+1)
+	sizes := append([]int{xdp.MaxFrame, xdp.MaxFrame + 1}, difftest.EdgeSizes...)
+	seeds, err := EdgeSeeds(sizes)
 	if err != nil {
 		t.Fatal(err)
 	}
+	frames := difftest.Edges(seeds, sizes)
 	for _, v := range Versions {
 		t.Run(v, func(t *testing.T) {
 			r, m := xdpPair(t, v)

@@ -13,17 +13,18 @@ import (
 )
 
 // TestEdgesAgainstInterpreter runs the frames at the edges of length
-// (ejfat.Edges: empty to past 64 KiB, every crafted frame cut at every
-// byte) through each golden program in the P4 interpreter of
+// (difftest.Edges of ejfat.EdgeSeeds: empty to past 64 KiB, every crafted
+// frame cut at every byte) through each golden program in the P4 interpreter of
 // p4run_test.go and through nsc's interpreter: every frame leaves with
 // the same bytes or is dropped by both. The programs have no longest
 // frame of their own (the device's MAC has one, before the pipeline), so
 // the interpreter takes frames of any length.
 func TestEdgesAgainstInterpreter(t *testing.T) {
-	frames, err := ejfat.Edges()
+	seeds, err := ejfat.EdgeSeeds(difftest.EdgeSizes)
 	if err != nil {
 		t.Fatal(err)
 	}
+	frames := difftest.Edges(seeds, difftest.EdgeSizes)
 	for _, gc := range golden {
 		t.Run(name(gc.version, gc.arch), func(t *testing.T) {
 			prog, m, _, err := build(t, "ejfat/"+gc.version+".nsc", gc.lpg, gc.prg, gc.arch)

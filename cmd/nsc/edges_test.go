@@ -13,10 +13,12 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/dragonet-go/nsc/ejfat"
+	"github.com/dragonet-go/nsc/internal/difftest"
 )
 
 // nsc run sends what nsc run --interp sends, with the same counters, for
-// the frames at the edges of length (ejfat.Edges), up to past 64 KiB.
+// the frames at the edges of length (difftest.Edges of ejfat.EdgeSeeds),
+// up to past 64 KiB.
 func TestRunEdges(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "edges.pcap")
@@ -48,13 +50,14 @@ func TestRunEdges(t *testing.T) {
 	}
 }
 
-// writeEdges writes ejfat.Edges to a pcap.
+// writeEdges writes the frames at the edges of length to a pcap.
 func writeEdges(t *testing.T, name string) {
 	t.Helper()
-	frames, err := ejfat.Edges()
+	seeds, err := ejfat.EdgeSeeds(difftest.EdgeSizes)
 	if err != nil {
 		t.Fatal(err)
 	}
+	frames := difftest.Edges(seeds, difftest.EdgeSizes)
 	var b bytes.Buffer
 	w := pcapgo.NewWriter(&b)
 	if err := w.WriteFileHeader(262144, layers.LinkTypeEthernet); err != nil {

@@ -1,0 +1,43 @@
+package xdp_test
+
+import (
+	"testing"
+
+	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/internal/difftest"
+	"github.com/dragonet-go/nsc/internal/testutil"
+	"github.com/dragonet-go/nsc/internal/xdptest"
+	"github.com/dragonet-go/nsc/lang"
+)
+
+// TestEdgesAgainstInterpreter holds the ops models' graphs (OpsTx pushes
+// headers in front of the whole frame and sums it for their checksums)
+// and the shipped UDP stack to the interpreter on frames at the edges of
+// length (difftest.Edges, with frames of MaxFrame bytes and one more):
+// frames up to MaxFrame run whole, longer ones are passed untouched and
+// counted as oversize.
+func TestEdgesAgainstInterpreter(t *testing.T) {
+	sizes := append([]int{xdp.MaxFrame, xdp.MaxFrame + 1}, difftest.EdgeSizes...)
+	ops := loadOps(t)
+	for _, c := range []struct {
+		m             *lang.Model
+		graph, script string
+		seeds         [][]byte
+	}{
+		{ops, "OpsRx", "../flow/testdata/ops.tables", testutil.OpsCorpus(t)},
+		{ops, "OpsTx", "", [][]byte{make([]byte, 14)}},
+		{ops, "CsumRx", "", testutil.CsumCorpus(t)},
+		{testutil.Model(t, "inet/udp.nsc"), "UDPIPv4", "", testutil.UDPCorpus(t)},
+	} {
+		t.Run(c.graph, func(t *testing.T) {
+			g, _ := c.m.Graph(c.graph)
+			r, mach := pair(t, c.m, g, c.script)
+			frames := difftest.Edges(c.seeds, sizes)
+			where := xdptest.Compare(t, r, mach, frames)
+			if where["drop "+g.Name+": oversize"] == 0 {
+				t.Errorf("no frame was passed as oversize: %v", where)
+			}
+			t.Logf("%d frames: %v", len(frames), where)
+		})
+	}
+}
