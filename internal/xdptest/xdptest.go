@@ -104,6 +104,24 @@ func Interp(m *sim.Machine, meta *xdp.Meta, frame []byte) Outcome {
 	return out
 }
 
+// EdgeSizes are difftest.EdgeSizes and either side of the program's
+// longest frame.
+var EdgeSizes = append([]int{xdp.MaxFrame, xdp.MaxFrame + 1}, difftest.EdgeSizes...)
+
+// CompareEdges is Compare on the frames at the edges of length made from
+// seeds (difftest.Edges, EdgeSizes); some of them must be passed as
+// oversize.
+func CompareEdges(t testing.TB, r *xdp.Runner, m *sim.Machine, seeds [][]byte) map[string]int {
+	t.Helper()
+	frames := difftest.Edges(seeds, EdgeSizes)
+	where := Compare(t, r, m, frames)
+	if where["drop "+r.Meta.Graph+": "+sim.ReasonOversize] == 0 {
+		t.Errorf("no frame was passed as oversize: %v", where)
+	}
+	t.Logf("%d frames: %v", len(frames), where)
+	return where
+}
+
 // Compare runs frames (14 bytes and longer: XDP never sees shorter ones)
 // through the loaded program and the interpreter, held to the program's
 // MaxFrame, and fails t on differing verdicts, bytes or counters (the
