@@ -28,10 +28,7 @@ func Corpus() ([][]byte, error) {
 		return nil, err
 	}
 	c.frames = append(c.frames, seed...)
-	c.lbFrames()
-	c.foreign()
-	c.responders()
-	c.l2()
+	c.crafted()
 	for _, f := range []int{1, 2, 3, 4} { // a few good frames, cut everywhere
 		good := c.frames[len(seed)+f*7]
 		for n := 0; n < len(good); n++ {
@@ -44,6 +41,14 @@ func Corpus() ([][]byte, error) {
 type corpus struct {
 	frames [][]byte
 	err    error
+}
+
+// crafted adds the crafted frames, good and bad, of every kind.
+func (c *corpus) crafted() {
+	c.lbFrames()
+	c.foreign()
+	c.responders()
+	c.l2()
 }
 
 var (

@@ -29,7 +29,8 @@ import (
 // the other end sending EJFAT frames built with gopacket over an
 // AF_PACKET socket and receiving what comes back. What comes back must be
 // what the interpreter sends for the same frames, and the program's
-// counters must say so. No addresses are configured: raw frames only,
+// counters must say so; in generic XDP on a jumbo MTU, a frame longer than
+// xdp.MaxFrame is passed as oversize, not answered. No addresses are configured: raw frames only,
 // inside the namespaces, which are removed at the end, failed or not.
 func TestXDPAttach(t *testing.T) {
 	if _, err := exec.LookPath("ip"); err != nil {
@@ -60,6 +61,12 @@ func xdpAttach(t *testing.T, mode link.XDPAttachFlags) {
 	ip("-n", lbNS, "link", "add", "vlb", "address", "00:aa:bb:cc:dd:ee", "type", "veth", "peer", "name", "vtx", "address", "00:11:22:33:44:55", "netns", txNS)
 	ip("-n", lbNS, "link", "set", "vlb", "up")
 	ip("-n", txNS, "link", "set", "vtx", "up")
+	if mode == link.XDPGenericMode {
+		// A jumbo MTU: generic XDP hands the program whole frames longer
+		// than xdp.MaxFrame, which it passes to the kernel as oversize.
+		ip("-n", lbNS, "link", "set", "vlb", "mtu", "9000")
+		ip("-n", txNS, "link", "set", "vtx", "mtu", "9000")
+	}
 
 	// The program goes on the LB's end, in the LB's namespace.
 	var l link.Link
@@ -119,8 +126,16 @@ func xdpAttach(t *testing.T, mode link.XDPAttachFlags) {
 	if len(frames) < 32 {
 		t.Fatalf("the interpreter forwards only %d frames: the test set-up is wrong", len(frames))
 	}
+	sent := frames
+	if mode == link.XDPGenericMode {
+		// A 9014-byte frame the interpreter forwards; the program
+		// passes it to the kernel, which has no address to take it.
+		lb := gplA7LB()
+		lb.Tick = 0
+		sent = append(slices.Clone(frames), gplFrame(t, false, lb, make([]byte, 9014-14-20-8-16)))
+	}
 	to := &syscall.SockaddrLinklayer{Ifindex: ifindex, Halen: 6, Addr: [8]byte{0x00, 0xaa, 0xbb, 0xcc, 0xdd, 0xee}}
-	for _, f := range frames {
+	for _, f := range sent {
 		if err := syscall.Sendto(fd, f, 0, to); err != nil {
 			t.Fatalf("send: %v", err)
 		}
@@ -153,12 +168,15 @@ func xdpAttach(t *testing.T, mode link.XDPAttachFlags) {
 	if !slices.Equal(got, want) {
 		t.Errorf("received %d frames, want the interpreter's %d:\n got %v\nwant %v", len(got), len(want), got, want)
 	}
-	c, _, err := r.Counters()
+	c, oversize, err := r.Counters()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Sinks["TxWire"] != uint64(len(frames)) {
 		t.Errorf("the program transmitted %d frames, want %d (counters %v)", c.Sinks["TxWire"], len(frames), c)
+	}
+	if want := uint64(len(sent) - len(frames)); oversize != want {
+		t.Errorf("%d frames passed as oversize, want %d", oversize, want)
 	}
 	t.Logf("%d frames sent, %d answers back through XDP_TX, as the interpreter's", len(frames), len(got))
 }

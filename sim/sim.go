@@ -17,6 +17,9 @@ const (
 	ReasonUnconnected = "unconnected"
 	ReasonUndecided   = "undecided" // no node took the packet any further
 	ReasonSpawnLimit  = "spawn limit"
+	// ReasonOversize: a frame longer than the machine's MaxFrame, not
+	// run (counted under the graph's name).
+	ReasonOversize = "oversize"
 )
 
 // Emit receives a packet leaving at a sink; data is valid only during the
@@ -43,6 +46,7 @@ type Machine struct {
 	counts   map[string]uint64 // by the label of count operations
 	last     DropKey           // the last drop of the current frame
 	dropped  bool
+	maxFrame int // 0: none
 }
 
 // DropKey names a drop: where and why.
@@ -140,11 +144,21 @@ func (m *Machine) RunAt(start *dataflow.Node, frame []byte, emit Emit) {
 	m.RunMeta(start, frame, nil, emit)
 }
 
+// SetMaxFrame makes the machine hold frames longer than n bytes to a
+// target's longest frame: they are not run, and are counted under the
+// graph's name, reason oversize (each backend says what it does with them,
+// docs/language.md). 0, the default, takes frames of any length.
+func (m *Machine) SetMaxFrame(n int) { m.maxFrame = n }
+
 // RunMeta is RunAt with the packet's metadata fields (Schema.MetaFields
 // slots; missing ones are zero) set before the first node runs: what a
 // socket or a descriptor hands over with the bytes.
 func (m *Machine) RunMeta(start *dataflow.Node, frame []byte, meta []packet.Value, emit Emit) {
 	m.dropped = false
+	if m.maxFrame > 0 && len(frame) > m.maxFrame {
+		m.drop(DropKey{m.g.Name, ReasonOversize})
+		return
+	}
 	m.pkt.Reset(frame)
 	copy(m.pkt.Meta, meta)
 	m.task(start, m.pkt, emit)

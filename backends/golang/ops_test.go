@@ -68,9 +68,9 @@ func FuzzOpsFastPath(f *testing.F) {
 	})
 }
 
-// TestCsumRxAgainstInterpreter: checksum patches in their one's-complement
-// corners (ops.nsc's CsumRx) against the interpreter.
-func TestCsumRxAgainstInterpreter(t *testing.T) {
+// csumPair returns the generated fast path of CsumRx
+// (backends/flow/testdata/ops.nsc) and the interpreter on the same graph.
+func csumPair(t testing.TB) (*csumfast.Pipeline, *sim.Machine) {
 	src, err := os.ReadFile("../flow/testdata/ops.nsc")
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +82,13 @@ func TestCsumRxAgainstInterpreter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pl, mach
+}
+
+// TestCsumRxAgainstInterpreter: checksum patches in their one's-complement
+// corners (ops.nsc's CsumRx) against the interpreter.
+func TestCsumRxAgainstInterpreter(t *testing.T) {
+	pl, mach := csumPair(t)
 	seeds := testutil.CsumCorpus(t)
 	where := difftest.Compare(t, pl, mach, append(seeds, difftest.Mutate(seeds, 5000, 3)...))
 	if where["sink TxQueue"] < len(seeds) {

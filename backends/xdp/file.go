@@ -333,7 +333,12 @@ func (c *gen) file(opt Options) (*Program, error) {
 	for _, u := range c.pendPatchList {
 		fmt.Fprintf(&w, "\t__u64 pend_d%d = 0; int pend_k%d = 0; /* %s checksum: a patch left for after a pop's move */\n", u, u, cComment(c.s.Headers[u].Name))
 	}
-	w.WriteString("\tif (NSC_LEN > NSC_MAXFRAME) {\n\t\tcnt->c[NSC_OVERSIZE]++;\n\t\treturn XDP_PASS;\n\t}\n")
+	// The frame's whole length, fragments included: BPF_PROG_TEST_RUN
+	// hands a frame longer than one buffer over in fragments even to a
+	// program not built for them, which sees only the first. A frame the
+	// program does not see whole, or longer than MaxFrame, goes to the
+	// kernel.
+	w.WriteString("\t__u32 whole = bpf_xdp_get_buff_len(ctx);\n\tif (whole != NSC_LEN || whole > NSC_MAXFRAME) {\n\t\tcnt->c[NSC_OVERSIZE]++;\n\t\treturn XDP_PASS;\n\t}\n")
 	for i := 0; i < c.validWords; i++ {
 		fmt.Fprintf(&w, "\tst->valid[%d] = 0;\n", i)
 	}

@@ -48,10 +48,13 @@ const Name = "xdp"
 
 // Bounds of the generated code.
 const (
-	// MaxFrame is the longest frame the program runs the graph on; XDP's
-	// linear buffer is one page, so a frame is always shorter. Longer
-	// ones (generic XDP on a jumbo MTU) go to the kernel untouched.
-	MaxFrame = 4096
+	// MaxFrame is the longest frame the program runs the graph on: what
+	// one XDP buffer of a 4 KiB page holds after XDP's 256 bytes of
+	// headroom and the kernel's 320 of struct skb_shared_info, the most a
+	// driver hands a program not built for fragments. Longer ones
+	// (generic XDP on a jumbo MTU; BPF_PROG_TEST_RUN, in fragments) go to
+	// the kernel untouched, counted as oversize (docs/xdp.md).
+	MaxFrame = 4096 - 256 - 320
 	// MaxScan bounds a priority table's entries: its lookup scans them
 	// with a bounded loop, which the verifier walks through.
 	MaxScan = 4096

@@ -123,5 +123,5 @@ func TestRefusals(t *testing.T) {
 // The backend's bounds.
 func ExampleGenerate() {
 	fmt.Println(xdp.MaxPush, xdp.MaxFrame, xdp.MaxScan)
-	// Output: 128 4096 4096
+	// Output: 128 3520 4096
 }

@@ -105,9 +105,15 @@ func loadFast(lb, tables string) (lbRunner, error) {
 		return nil, err
 	}
 	return func(frames []pcapio.Frame, write func(int, string, []byte)) sim.Counters {
-		buf := make([]byte, 2*packet.Headroom+65536)
+		// The fast path takes frames of any length its buffer holds: room
+		// for the longest frame of the capture, and headroom either side.
+		longest := 0
+		for _, fr := range frames {
+			longest = max(longest, len(fr.Data))
+		}
+		buf := make([]byte, 2*packet.Headroom+longest)
 		for i, fr := range frames {
-			n := copy(buf[packet.Headroom:len(buf)-packet.Headroom], fr.Data)
+			n := copy(buf[packet.Headroom:], fr.Data)
 			if r := pl.Process(buf, packet.Headroom, n); r.Sink >= 0 {
 				write(i, pl.SinkName(int(r.Sink)), r.Data)
 			}

@@ -25,7 +25,8 @@ import (
 	"github.com/dragonet-go/nsc/packet"
 )
 
-// MaxDatagram is the largest datagram forwarded (a jumbo frame's payload).
+// MaxDatagram is the largest datagram forwarded (a jumbo frame's payload);
+// longer ones are dropped and counted in Stats.Dropped.
 const MaxDatagram = 9000
 
 const (
@@ -89,8 +90,10 @@ func (f *Forwarder) init() error {
 	f.out = make([]ipv4.Message, f.Batch)
 	f.addrs = make([]net.UDPAddr, f.Batch)
 	for i := range f.bufs {
-		f.bufs[i] = make([]byte, hdr+MaxDatagram+packet.Headroom)
-		f.in[i].Buffers = [][]byte{f.bufs[i][hdr : hdr+MaxDatagram]}
+		// A byte more than MaxDatagram, so that a longer datagram, which
+		// the socket cuts to the buffer, shows as too long.
+		f.bufs[i] = make([]byte, hdr+MaxDatagram+1+packet.Headroom)
+		f.in[i].Buffers = [][]byte{f.bufs[i][hdr : hdr+MaxDatagram+1]}
 		f.out[i].Buffers = make([][]byte, 1)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dragonet-go/nsc/backends/golang"
+	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/ejfat/lbnet"
 )
@@ -41,27 +42,35 @@ func event(tick uint64) []byte {
 	return append(b, fmt.Sprintf("event %d", tick)...)
 }
 
-// TestLiveLoopback sends N events through the forwarder to two receivers
-// and checks every one arrived, at the member its tick's calendar slot
-// names, with the LB header removed.
-func TestLiveLoopback(t *testing.T) {
-	const n = 400
-	var members [2]*net.UDPConn
-	for i := range members {
+// live is a forwarder running lb-2025 on loopback (loopbackTables) to two
+// member sockets, and a socket sending to it.
+type live struct {
+	members [2]*net.UDPConn
+	sender  *net.UDPConn
+	f       *lbnet.Forwarder
+	pl      fastpath.Pipeline
+	stop    func() error // ends the forwarder, returning what Run did
+	wait    func()       // waits until receive is done
+}
+
+// startLive starts a forwarder; it skips t without loopback UDP.
+func startLive(t *testing.T) *live {
+	t.Helper()
+	l := &live{}
+	for i := range l.members {
 		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		if err != nil {
 			t.Skipf("no loopback UDP: %v", err)
 		}
-		defer c.Close()
-		members[i] = c
+		t.Cleanup(func() { c.Close() })
+		l.members[i] = c
 	}
-	script := loopbackTables(members[0].LocalAddr().(*net.UDPAddr).Port, members[1].LocalAddr().(*net.UDPAddr).Port)
+	script := loopbackTables(l.members[0].LocalAddr().(*net.UDPAddr).Port, l.members[1].LocalAddr().(*net.UDPAddr).Port)
 	ts, err := lbfast.Tables("lb-2025", "loopback.tables", strings.NewReader(script))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := lbfast.NewSocket("lb-2025", ts)
-	if err != nil {
+	if l.pl, err = lbfast.NewSocket("lb-2025", ts); err != nil {
 		t.Fatal(err)
 	}
 	mac, ok := lbnet.OwnMAC(ts)
@@ -77,20 +86,30 @@ func TestLiveLoopback(t *testing.T) {
 	if lbConn == nil {
 		t.Fatal("no free port for the LB in 19522..19621")
 	}
-	defer lbConn.Close()
-	f := &lbnet.Forwarder{PL: pl, Conn: lbConn, MAC: mac, Batch: 16}
+	t.Cleanup(func() { lbConn.Close() })
+	l.f = &lbnet.Forwarder{PL: l.pl, Conn: lbConn, MAC: mac, Batch: 16}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
+	go func() { done <- l.f.Run(ctx) }()
+	l.stop = func() error { cancel(); return <-done }
+	if l.sender, err = net.DialUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, lbConn.LocalAddr().(*net.UDPAddr)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.sender.Close() })
+	return l
+}
 
-	got := [2][]string{}
+// receive collects what each member receives until it has been quiet for
+// two seconds.
+func (l *live) receive() *[2][]string {
+	got := &[2][]string{}
 	var wg sync.WaitGroup
-	for i, c := range members {
+	for i, c := range l.members {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, 2048)
+			buf := make([]byte, 65536)
 			for {
 				c.SetReadDeadline(time.Now().Add(2 * time.Second))
 				k, _, err := c.ReadFromUDP(buf)
@@ -101,22 +120,27 @@ func TestLiveLoopback(t *testing.T) {
 			}
 		}()
 	}
-	sender, err := net.DialUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, lbConn.LocalAddr().(*net.UDPAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sender.Close()
+	l.wait = wg.Wait
+	return got
+}
+
+// TestLiveLoopback sends N events through the forwarder to two receivers
+// and checks every one arrived, at the member its tick's calendar slot
+// names, with the LB header removed.
+func TestLiveLoopback(t *testing.T) {
+	const n = 400
+	l := startLive(t)
+	got := l.receive()
 	for tick := range uint64(n) {
-		if _, err := sender.Write(event(tick)); err != nil {
+		if _, err := l.sender.Write(event(tick)); err != nil {
 			t.Fatal(err)
 		}
 		if tick%32 == 31 {
 			time.Sleep(time.Millisecond) // stay within the socket buffers
 		}
 	}
-	wg.Wait()
-	cancel()
-	if err := <-done; err != nil {
+	l.wait()
+	if err := l.stop(); err != nil {
 		t.Fatal(err)
 	}
 	seen := 0
@@ -135,6 +159,33 @@ func TestLiveLoopback(t *testing.T) {
 	}
 	if seen != n {
 		t.Errorf("%d of %d events arrived (stats: %d received, %d forwarded, %d dropped; drops %v)", seen, n,
-			f.Stats.Received.Load(), f.Stats.Forwarded.Load(), f.Stats.Dropped.Load(), golang.Counters(pl).Drops)
+			l.f.Stats.Received.Load(), l.f.Stats.Forwarded.Load(), l.f.Stats.Dropped.Load(), golang.Counters(l.pl).Drops)
+	}
+}
+
+// TestLiveLongest: a datagram of MaxDatagram bytes is forwarded whole; a
+// longer one is dropped and counted, not forwarded cut to MaxDatagram.
+func TestLiveLongest(t *testing.T) {
+	l := startLive(t)
+	got := l.receive()
+	for _, n := range []int{lbnet.MaxDatagram, lbnet.MaxDatagram + 1} {
+		ev := event(0)
+		if _, err := l.sender.Write(append(ev, make([]byte, n-len(ev))...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.wait()
+	if err := l.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got[0]) != 1 || len(got[0][0]) != lbnet.MaxDatagram-16 || len(got[1]) != 0 {
+		var lens []int
+		for _, d := range got[0] {
+			lens = append(lens, len(d))
+		}
+		t.Errorf("member 0 got datagrams of %v bytes, member 1 %d datagrams; want one of %d bytes", lens, len(got[1]), lbnet.MaxDatagram-16)
+	}
+	if d := l.f.Stats.Dropped.Load(); d != 1 {
+		t.Errorf("%d datagrams dropped, want 1", d)
 	}
 }

@@ -122,3 +122,43 @@ func Mutate(seeds [][]byte, n int, seed uint64) [][]byte {
 	}
 	return out
 }
+
+// EdgeSizes are the frame lengths where backends could part ways: nothing,
+// one byte, one short of an Ethernet header and one, one short of
+// Ethernet's 60-byte minimum (FCS not counted) and that minimum, a full
+// 1500-byte MTU, a 9000-byte jumbo MTU with a VLAN tag, and either side of
+// 64 KiB (the longest IPv4 datagram still fits in 65535 + 14 bytes).
+var EdgeSizes = []int{0, 1, 13, 14, 59, 60, 1514, 9018, 65535, 65536, 65537}
+
+// maxCut bounds where Edges cuts a seed: past every header.
+const maxCut = 256
+
+// Edges returns frames at the edges of length made from seeds: the seeds;
+// each cut at every byte of its first maxCut, so that every header of
+// every path ends at each of its bytes; for every size of sizes the first
+// seed cut or padded with zeros to that length, and that many zeros.
+// Frames that repeat are left out.
+func Edges(seeds [][]byte, sizes []int) [][]byte {
+	out := append([][]byte(nil), seeds...)
+	for _, f := range seeds {
+		for n := range min(len(f), maxCut) {
+			out = append(out, f[:n])
+		}
+	}
+	for _, n := range sizes {
+		if len(seeds) > 0 {
+			k := min(n, len(seeds[0]))
+			out = append(out, append(seeds[0][:k:k], make([]byte, n-k)...))
+		}
+		out = append(out, make([]byte, n))
+	}
+	seen := map[string]bool{}
+	frames := out[:0]
+	for _, f := range out {
+		if !seen[string(f)] {
+			seen[string(f)] = true
+			frames = append(frames, f)
+		}
+	}
+	return frames
+}
