@@ -11,7 +11,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define NSC_MAXFRAME 4096
+#define NSC_MAXFRAME 3520
 #define NSC_OM 0x1fff /* offsets are below NSC_MAXFRAME + pushes */
 /* Hides a packet pointer from clang, so that it cannot rebuild it from
  * its offset where the verifier would not see the bounds check. */
@@ -716,7 +716,8 @@ int nsc_xdp(struct xdp_md *ctx)
 	unsigned char *hp8 = cnt->spare; /* udp */
 	unsigned char *hp9 = cnt->spare; /* ipv4_base */
 	__u64 pend_d8 = 0; int pend_k8 = 0; /* udp checksum: a patch left for after a pop's move */
-	if (NSC_LEN > NSC_MAXFRAME) {
+	__u32 whole = bpf_xdp_get_buff_len(ctx);
+	if (whole != NSC_LEN || whole > NSC_MAXFRAME) {
 		cnt->c[NSC_OVERSIZE]++;
 		return XDP_PASS;
 	}
@@ -1308,5 +1309,5 @@ __attribute__((section(".nsc.meta"), used)) static const char nsc_meta[] =
 	"8},{\"Name\":\"ip_dst\",\"Width\":32},{\"Name\":\"udp_dst\",\"Width\":16}]},{\"Name\":\"do_ipv6_member_rewrite\",\"Pa"
 	"rams\":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Name\":\"ip_dst\",\"Width\":128},{\"Name\":\"udp_dst\",\"Width\":16}]},{"
 	"\"Name\":\"drop\",\"Params\":[]}],\"Size\":1024,\"Default\":\"drop\",\"DefaultParams\":null,\"Priorities\":false},\"u"
-	"sed\":true}],\"max_frame\":4096}"
+	"sed\":true}],\"max_frame\":3520}"
 ;

@@ -11,7 +11,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define NSC_MAXFRAME 4096
+#define NSC_MAXFRAME 3520
 #define NSC_OM 0x1fff /* offsets are below NSC_MAXFRAME + pushes */
 /* Hides a packet pointer from clang, so that it cannot rebuild it from
  * its offset where the verifier would not see the bounds check. */
@@ -990,7 +990,8 @@ int nsc_xdp(struct xdp_md *ctx)
 	unsigned char *hp17 = cnt->spare; /* nd_na_mac */
 	__u32 pend_off = 0, pend_n = 0; /* bytes a pop left for the next pop to move */
 	__u64 pend_d4 = 0; int pend_k4 = 0; /* udp checksum: a patch left for after a pop's move */
-	if (NSC_LEN > NSC_MAXFRAME) {
+	__u32 whole = bpf_xdp_get_buff_len(ctx);
+	if (whole != NSC_LEN || whole > NSC_MAXFRAME) {
 		cnt->c[NSC_OVERSIZE]++;
 		return XDP_PASS;
 	}
@@ -3196,5 +3197,5 @@ __attribute__((section(".nsc.meta"), used)) static const char nsc_meta[] =
 	":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Name\":\"ip_dst\",\"Width\":128},{\"Name\":\"udp_base\",\"Width\":16},{\"Name\""
 	":\"port_select_bit_cnt\",\"Width\":5},{\"Name\":\"keep_lb_header\",\"Width\":1}]},{\"Name\":\"drop\",\"Params\":[]},"
 	"{\"Name\":\"miss\",\"Params\":[]}],\"Size\":8192,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\""
-	"used\":true}],\"max_frame\":4096}"
+	"used\":true}],\"max_frame\":3520}"
 ;
