@@ -20,7 +20,7 @@ var lex = lexer.MustSimple([]lexer.SimpleRule{
 })
 
 var parser = participle.MustBuild[File](
-	participle.Lexer(lex),
+	participle.Lexer(nestingLimit{lex}),
 	participle.Elide("Comment", "Whitespace"),
 	participle.UseLookahead(4),
 )

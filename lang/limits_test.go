@@ -1,0 +1,87 @@
+package lang_test
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/dragonet-go/nsc/lang"
+)
+
+// testNode wraps a condition into a model that loads when the condition
+// is fine.
+func testNode(cond string) string {
+	return "header h { a: 8 }\nlpg G {\n node Q { op input port out -> T }\n node T { op test " + cond + " port true port false }\n}"
+}
+
+// Nesting deeper than the limit is a positioned error at the first token
+// past it, whatever nests: brackets, operator runs, type arguments,
+// clusters, lists. The lpg and node braces are two levels already.
+func TestNestingLimit(t *testing.T) {
+	deep := func(open, mid, close string, n int) string {
+		return strings.Repeat(open, n) + mid + strings.Repeat(close, n)
+	}
+	cases := []struct{ name, src, want string }{
+		{"parens at the limit", testNode(deep("(", "h.a == 1", ")", 98)), ""},
+		{"parens over it", testNode(deep("(", "h.a == 1", ")", 99)),
+			"main.nsc:4:117: nested more than 100 levels deep (brackets, !, ~ and < count)"},
+		{"100k parens", testNode(deep("(", "h.a == 1", ")", 100_000)),
+			"main.nsc:4:117: nested more than 100 levels deep (brackets, !, ~ and < count)"},
+		{"nots at the limit", testNode(deep("!", "(h.a == 1)", "", 97)), ""},
+		{"nots over it", testNode(deep("!", "(h.a == 1)", "", 99)),
+			"main.nsc:4:117: nested more than 100 levels deep (brackets, !, ~ and < count)"},
+		{"nots and parens", testNode(deep("!(", "h.a == 1", ")", 50)),
+			"main.nsc:4:117: nested more than 100 levels deep (brackets, !, ~ and < count)"},
+		{"nots after && do not add up", testNode("!!!!!!!!!!" + strings.Repeat(" h.a == 1 && !!!!!!!!!!", 50) + "h.a == 1"), ""},
+		{"inversions", "header h { a: 8 }\naction f() { h.a = " + deep("~", "1", "", 200) + " }",
+			"main.nsc:2:119: nested more than 100 levels deep (brackets, !, ~ and < count)"},
+		{"type arguments", "prg P {\n config C: " + deep("t<", "x", ">", 200) + " { port out }\n}",
+			"main.nsc:2:211: nested more than 100 levels deep (brackets, !, ~ and < count)"},
+		{"type arguments after commas", "prg P {\n config C: " + deep("t<x, ", "x", ">", 200) + " { port out }\n}",
+			"main.nsc:2:508: nested more than 100 levels deep (brackets, !, ~ and < count)"},
+		{"clusters", "lpg G {\n" + deep("cluster C {", "", "}", 200) + "\n}",
+			"main.nsc:2:1100: nested more than 100 levels deep (brackets, !, ~ and < count)"},
+		{"lists", "prg P {\n config C: t = " + deep("[", "1", "]", 200) + " { port out }\n}",
+			"main.nsc:2:115: nested more than 100 levels deep (brackets, !, ~ and < count)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := load(map[string]string{"main.nsc": c.src})
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("got %v, want the model to load", err)
+				}
+				return
+			}
+			var el lang.ErrorList
+			if !errors.As(err, &el) || el[0].Error() != c.want {
+				t.Fatalf("got %v, want %s", err, c.want)
+			}
+		})
+	}
+}
+
+// allocated is how many bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A million `!` is refused at the nesting limit, allocating a small
+// multiple of the input (it used to take gigabytes, then the stack).
+func TestLongNotRunBoundedMemory(t *testing.T) {
+	src := testNode(strings.Repeat("!", 1_000_000) + "h.a == 1")
+	var err error
+	n := allocated(func() { _, err = load(map[string]string{"main.nsc": src}) })
+	if err == nil || !strings.Contains(err.Error(), "nested more than 100 levels deep") {
+		t.Fatalf("got %v, want the nesting error", err)
+	}
+	if limit := 50 * uint64(len(src)); n > limit {
+		t.Errorf("loading %d bytes allocated %d, want < %d", len(src), n, limit)
+	}
+	t.Logf("%d bytes in, %d allocated (%.1fx)", len(src), n, float64(n)/float64(len(src)))
+}
