@@ -85,3 +85,26 @@ func TestLongNotRunBoundedMemory(t *testing.T) {
 	}
 	t.Logf("%d bytes in, %d allocated (%.1fx)", len(src), n, float64(n)/float64(len(src)))
 }
+
+// A long flat chain costs memory linear in its length: doubling the
+// operands doubles the allocation. (Each node's text once copied its
+// operands' texts, which made a chain quadratic.)
+func TestLongChainLinearMemory(t *testing.T) {
+	field := strings.Repeat("f", 64)
+	model := func(n int) string {
+		return "header h { " + field + ": 8 }\nlpg G {\n node Q { op input port out -> T }\n node T { op test h." + field +
+			strings.Repeat(" + h."+field, n) + " == 1 port true port false }\n}"
+	}
+	size := func(n int) uint64 {
+		src := model(n)
+		return allocated(func() {
+			if _, err := load(map[string]string{"main.nsc": src}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := size(1000), size(2000)
+	if ratio := float64(large) / float64(small); ratio > 2.5 {
+		t.Errorf("1000 operands allocate %d bytes, 2000 allocate %d: %.1f times as much, want about 2", small, large, ratio)
+	}
+}
