@@ -2,7 +2,10 @@ package lang_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,5 +109,33 @@ func TestLongChainLinearMemory(t *testing.T) {
 	small, large := size(1000), size(2000)
 	if ratio := float64(large) / float64(small); ratio > 2.5 {
 		t.Errorf("1000 operands allocate %d bytes, 2000 allocate %d: %.1f times as much, want about 2", small, large, ratio)
+	}
+}
+
+// An absolute include is read from that path, not joined to the including
+// file's directory.
+func TestAbsoluteInclude(t *testing.T) {
+	dir := t.TempDir()
+	hdr := filepath.Join(dir, "lib", "h.nsc")
+	if err := os.MkdirAll(filepath.Dir(hdr), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hdr, []byte("header h { a: 8 }"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(dir, "models", "main.nsc")
+	if err := os.MkdirAll(filepath.Dir(main), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "include " + strconv.Quote(hdr) + "\nlpg G {\n node Q { op input parse h port out -> E }\n node E { op emit }\n}"
+	if err := os.WriteFile(main, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := lang.Loader{}.Load(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{hdr, main}; strings.Join(m.Files, " ") != strings.Join(want, " ") {
+		t.Errorf("files read %q, want %q", m.Files, want)
 	}
 }
