@@ -65,6 +65,15 @@ func TestNestingLimit(t *testing.T) {
 	}
 }
 
+// Every `/*` after one left open used to scan to the end of the file for
+// its `*/`: a 60 kB file took half a minute. The first one is the error.
+func TestUnclosedCommentsAreOneError(t *testing.T) {
+	_, err := load(map[string]string{"main.nsc": "header h { a: 8 }\n" + strings.Repeat(`/*"`, 20_000)})
+	if want := "main.nsc:2:1: comment /* is not closed"; err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+}
+
 // allocated is how many bytes f allocates.
 func allocated(f func()) uint64 {
 	var before, after runtime.MemStats

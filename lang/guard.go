@@ -9,8 +9,8 @@ import (
 
 // maxNesting bounds how deeply a model may nest. The parser recurses once
 // per level (and the resolver and every backend once more), so without a
-// bound a file of a million `(` or `!` overflows the stack instead of
-// reporting an error.
+// bound a file of a million `(` overflows the stack instead of reporting
+// an error.
 const maxNesting = 100
 
 // A level is opened by a bracket `(`, `[` or `{`, which its closer ends,
@@ -26,29 +26,36 @@ var (
 	endsSoft  = map[string]bool{"&&": true, "||": true, "=": true, ":": true, ";": true}
 )
 
-// nestingLimit is the lexer with the nesting check in its token stream, so
-// the parser sees an error before it sees the level too many.
-type nestingLimit struct{ lexer.Definition }
+// guarded is the lexer with the checks the parser cannot make in its token
+// stream, so that the parser sees an error before the input that would
+// overflow its stack (nesting) or take time quadratic in its length (an
+// unclosed `/*`, which the Comment rule would scan to the end for at
+// every later `/*`).
+type guarded struct{ lexer.Definition }
 
-func (d nestingLimit) Lex(name string, r io.Reader) (lexer.Lexer, error) {
+func (d guarded) Lex(name string, r io.Reader) (lexer.Lexer, error) {
 	lx, err := d.Definition.Lex(name, r)
 	if err != nil {
 		return nil, err
 	}
-	return &nestingLexer{Lexer: lx}, nil
+	return &guardLexer{Lexer: lx, unclosed: d.Symbols()["Unclosed"]}, nil
 }
 
-// nestingLexer keeps the open levels, innermost last; there are never more
+// guardLexer keeps the open levels, innermost last; there are never more
 // than maxNesting, so the check costs constant memory.
-type nestingLexer struct {
+type guardLexer struct {
 	lexer.Lexer
-	open []string
+	unclosed lexer.TokenType
+	open     []string
 }
 
-func (l *nestingLexer) Next() (lexer.Token, error) {
+func (l *guardLexer) Next() (lexer.Token, error) {
 	t, err := l.Lexer.Next()
 	if err != nil {
 		return t, err
+	}
+	if t.Type == l.unclosed {
+		return t, &lexer.Error{Pos: t.Pos, Msg: "comment /* is not closed"}
 	}
 	switch v := t.Value; {
 	case v == "(" || v == "[" || v == "{" || softLevel[v]:
@@ -72,7 +79,7 @@ func (l *nestingLexer) Next() (lexer.Token, error) {
 }
 
 // endSoft closes the soft levels innermost.
-func (l *nestingLexer) endSoft() {
+func (l *guardLexer) endSoft() {
 	for n := len(l.open); n > 0 && softLevel[l.open[n-1]]; n-- {
 		l.open = l.open[:n-1]
 	}
