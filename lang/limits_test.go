@@ -2,6 +2,7 @@ package lang_test
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dragonet-go/nsc/lang"
+	"github.com/dragonet-go/nsc/models"
 )
 
 // testNode wraps a condition into a model that loads when the condition
@@ -102,13 +104,8 @@ func TestLongNotRunBoundedMemory(t *testing.T) {
 // operands doubles the allocation. (Each node's text once copied its
 // operands' texts, which made a chain quadratic.)
 func TestLongChainLinearMemory(t *testing.T) {
-	field := strings.Repeat("f", 64)
-	model := func(n int) string {
-		return "header h { " + field + ": 8 }\nlpg G {\n node Q { op input port out -> T }\n node T { op test h." + field +
-			strings.Repeat(" + h."+field, n) + " == 1 port true port false }\n}"
-	}
 	size := func(n int) uint64 {
-		src := model(n)
+		src := chainModel(n)
 		return allocated(func() {
 			if _, err := load(map[string]string{"main.nsc": src}); err != nil {
 				t.Fatal(err)
@@ -118,6 +115,52 @@ func TestLongChainLinearMemory(t *testing.T) {
 	small, large := size(1000), size(2000)
 	if ratio := float64(large) / float64(small); ratio > 2.5 {
 		t.Errorf("1000 operands allocate %d bytes, 2000 allocate %d: %.1f times as much, want about 2", small, large, ratio)
+	}
+}
+
+// chainModel tests a sum of n+1 fields with long names, so that the
+// chain's text outweighs its tokens.
+func chainModel(n int) string {
+	field := strings.Repeat("f", 64)
+	return "header h { " + field + ": 8 }\nlpg G {\n node Q { op input port out -> T }\n node T { op test h." + field +
+		strings.Repeat(" + h."+field, n) + " == 1 port true port false }\n}"
+}
+
+// BenchmarkLoad measures loading a shipped model with what it includes
+// (the baseline) and long chains, per byte of input.
+func BenchmarkLoad(b *testing.B) {
+	shipped := lang.Loader{ReadFile: func(name string) ([]byte, error) { return fs.ReadFile(models.FS, name) }, Library: models.FS}
+	m, err := shipped.Load("ejfat/lb-2026.nsc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := 0
+	for _, f := range m.Files {
+		src, _ := fs.ReadFile(models.FS, strings.TrimPrefix(f, "nsc:"))
+		size += len(src)
+	}
+	chain := func(n int) func() (*lang.Model, error) {
+		src := chainModel(n)
+		return func() (*lang.Model, error) { return load(map[string]string{"main.nsc": src}) }
+	}
+	for _, c := range []struct {
+		name string
+		size int
+		load func() (*lang.Model, error)
+	}{
+		{"lb-2026", size, func() (*lang.Model, error) { return shipped.Load("ejfat/lb-2026.nsc") }},
+		{"chain-1000", len(chainModel(1000)), chain(1000)},
+		{"chain-2000", len(chainModel(2000)), chain(2000)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(c.size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.load(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
