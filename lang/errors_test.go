@@ -31,6 +31,8 @@ var errorCases = []struct {
 }{
 	{"syntax", "header h { a: 8 b 8 }",
 		`main.nsc:1:19: unexpected token "8" (expected ":" (<int> | ("bytes" "(" Expr ")")) ChecksumAttr? ";"?)`},
+	{"comment not closed", "header h { a: 8 } /* a: 8 }",
+		"main.nsc:1:19: comment /* is not closed"},
 	{"unknown field", udpHeaders + "lpg G {\n node Q { op input port out -> T }\n node T { op test ipv4.protocol == 17 port true port false }\n}",
 		"main.nsc:4:19: header ipv4 has no field protocol (it has version, ihl, dscp_ecn, total_len, id, flags, frag, ttl, proto, checksum, src, dst, options)"},
 	{"unknown header", "lpg G {\n node Q { op input parse eth port out }\n}",

@@ -82,23 +82,60 @@ func errAt(pos lexer.Position, format string, args ...any) error {
 	return &exprErr{pos, fmt.Sprintf(format, args...)}
 }
 
-// resolver turns expression ASTs into packet.Expr.
+// resolver turns expression ASTs into packet.Expr. Every node's Text is a
+// piece of one string, the whole expression written out once: joining
+// each node's text from its operands' would copy a chain (`!!…!x`,
+// `a + a + … + a`) once per operator, quadratic in its length.
 type resolver struct {
 	schema *packet.Schema
 	scope  scope
+	buf    []byte                // the expression's text so far
+	spans  map[*packet.Expr]span // each node's piece of buf
 }
 
+type span struct{ start, end int }
+
+// expr resolves a whole expression and gives its nodes their text.
 func (r *resolver) expr(e *Expr) (*packet.Expr, error) {
+	r.buf, r.spans = r.buf[:0], map[*packet.Expr]span{}
+	x, err := r.or(e)
+	if err != nil {
+		return nil, err
+	}
+	text := string(r.buf)
+	for n, s := range r.spans {
+		n.Text = text[s.start:s.end]
+	}
+	return x, nil
+}
+
+func (r *resolver) write(s string) { r.buf = append(r.buf, s...) }
+
+// node records that x's text is what was written since start.
+func (r *resolver) node(x *packet.Expr, start int) *packet.Expr {
+	r.spans[x] = span{start, len(r.buf)}
+	return x
+}
+
+// text is x's text while its expression is being resolved.
+func (r *resolver) text(x *packet.Expr) string {
+	s := r.spans[x]
+	return string(r.buf[s.start:s.end])
+}
+
+func (r *resolver) or(e *Expr) (*packet.Expr, error) {
+	start := len(r.buf)
 	x, err := r.and(e.Left)
 	if err != nil {
 		return nil, err
 	}
 	for _, rhs := range e.Right {
+		r.write(" || ")
 		y, err := r.and(rhs)
 		if err != nil {
 			return nil, err
 		}
-		if x, err = logical(packet.EOr, "||", x, y, e.Pos); err != nil {
+		if x, err = r.logical(packet.EOr, "||", x, y, e.Pos, start); err != nil {
 			return nil, err
 		}
 	}
@@ -106,41 +143,45 @@ func (r *resolver) expr(e *Expr) (*packet.Expr, error) {
 }
 
 func (r *resolver) and(e *AndExpr) (*packet.Expr, error) {
+	start := len(r.buf)
 	x, err := r.not(e.Left)
 	if err != nil {
 		return nil, err
 	}
 	for _, rhs := range e.Right {
+		r.write(" && ")
 		y, err := r.not(rhs)
 		if err != nil {
 			return nil, err
 		}
-		if x, err = logical(packet.EAnd, "&&", x, y, e.Pos); err != nil {
+		if x, err = r.logical(packet.EAnd, "&&", x, y, e.Pos, start); err != nil {
 			return nil, err
 		}
 	}
 	return x, nil
 }
 
-func logical(k packet.ExprKind, op string, a, b *packet.Expr, pos lexer.Position) (*packet.Expr, error) {
+func (r *resolver) logical(k packet.ExprKind, op string, a, b *packet.Expr, pos lexer.Position, start int) (*packet.Expr, error) {
 	if !a.Boolean() || !b.Boolean() {
 		return nil, errAt(pos, "%s needs conditions on both sides", op)
 	}
-	return &packet.Expr{Kind: k, Width: 1, A: a, B: b, Text: a.Text + " " + op + " " + b.Text}, nil
+	return r.node(&packet.Expr{Kind: k, Width: 1, A: a, B: b}, start), nil
 }
 
 func (r *resolver) not(e *NotExpr) (*packet.Expr, error) {
-	if e.Not != nil {
-		x, err := r.not(e.Not)
-		if err != nil {
-			return nil, err
-		}
-		if !x.Boolean() {
-			return nil, errAt(e.Pos, "! needs a condition, %s is a value", x.Text)
-		}
-		return &packet.Expr{Kind: packet.ENot, Width: 1, A: x, Text: "!" + x.Text}, nil
+	if e.Not == nil {
+		return r.cmp(e.Cmp)
 	}
-	return r.cmp(e.Cmp)
+	start := len(r.buf)
+	r.write("!")
+	x, err := r.not(e.Not)
+	if err != nil {
+		return nil, err
+	}
+	if !x.Boolean() {
+		return nil, errAt(e.Pos, "! needs a condition, %s is a value", r.text(x))
+	}
+	return r.node(&packet.Expr{Kind: packet.ENot, Width: 1, A: x}, start), nil
 }
 
 var cmpKinds = map[string]packet.ExprKind{
@@ -148,116 +189,122 @@ var cmpKinds = map[string]packet.ExprKind{
 }
 
 func (r *resolver) cmp(e *CmpExpr) (*packet.Expr, error) {
+	start := len(r.buf)
 	x, err := r.sum(e.Left)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case e.Op != "":
+		r.write(" " + e.Op + " ")
 		y, err := r.sum(e.Right)
 		if err != nil {
 			return nil, err
 		}
-		if err := fits(x, y, e.Pos); err != nil {
+		if err := r.fits(x, y, e.Pos); err != nil {
 			return nil, err
 		}
-		if err := fits(y, x, e.Pos); err != nil {
+		if err := r.fits(y, x, e.Pos); err != nil {
 			return nil, err
 		}
-		return &packet.Expr{Kind: cmpKinds[e.Op], Width: 1, A: x, B: y, Text: x.Text + " " + e.Op + " " + y.Text}, nil
+		return r.node(&packet.Expr{Kind: cmpKinds[e.Op], Width: 1, A: x, B: y}, start), nil
 	case e.In != nil:
-		return r.in(x, e.In)
+		return r.in(x, e.In, start)
 	}
 	return x, nil
 }
 
 // fits refuses comparing a field with a constant it can never equal.
-func fits(v, c *packet.Expr, pos lexer.Position) error {
+func (r *resolver) fits(v, c *packet.Expr, pos lexer.Position) error {
 	if v.Boolean() || c.Boolean() {
-		return errAt(pos, "cannot compare a condition (%s, %s); compare values", v.Text, c.Text)
+		return errAt(pos, "cannot compare a condition (%s, %s); compare values", r.text(v), r.text(c))
 	}
 	if c.Kind == packet.EConst && v.Kind != packet.EConst && c.Width > v.Width {
-		return errAt(pos, "constant %s does not fit in %s (%d bits)", c.Text, v.Text, v.Width)
+		return errAt(pos, "constant %s does not fit in %s (%d bits)", r.text(c), r.text(v), v.Width)
 	}
 	return nil
 }
 
-func (r *resolver) constant(s *Sum) (packet.Value, string, error) {
+func (r *resolver) constant(s *Sum) (*packet.Expr, error) {
 	x, err := r.sum(s)
-	if err != nil {
-		return packet.Value{}, "", err
-	}
-	if x.Kind != packet.EConst {
-		return packet.Value{}, "", errAt(s.Pos, "%s is not a constant", x.Text)
-	}
-	return x.Const, x.Text, nil
-}
-
-func (r *resolver) in(x *packet.Expr, set *InSet) (*packet.Expr, error) {
-	if x.Boolean() {
-		return nil, errAt(set.Pos, "`in` needs a value on its left, %s is a condition", x.Text)
-	}
-	if set.Lo != nil {
-		lo, lt, err := r.constant(set.Lo)
-		if err != nil {
-			return nil, err
-		}
-		hi, ht, err := r.constant(set.Hi)
-		if err != nil {
-			return nil, err
-		}
-		if hi.And(packet.Mask(x.Width)) != hi {
-			return nil, errAt(set.Pos, "%s does not fit in %s (%d bits)", ht, x.Text, x.Width)
-		}
-		if lo.Cmp(hi) > 0 {
-			return nil, errAt(set.Pos, "empty range [%s, %s]", lt, ht)
-		}
-		return &packet.Expr{Kind: packet.ERange, Width: 1, A: x, Lo: lo, Hi: hi,
-			Text: fmt.Sprintf("%s in [%s, %s]", x.Text, lt, ht)}, nil
-	}
-	v, vt, err := r.constant(set.Value)
 	if err != nil {
 		return nil, err
 	}
-	var mask packet.Value
-	var text string
-	switch {
-	case set.Mask != nil:
-		m, mt, err := r.constant(set.Mask)
+	if x.Kind != packet.EConst {
+		return nil, errAt(s.Pos, "%s is not a constant", r.text(x))
+	}
+	return x, nil
+}
+
+// in resolves `x in SET`, x written from start on.
+func (r *resolver) in(x *packet.Expr, set *InSet, start int) (*packet.Expr, error) {
+	if x.Boolean() {
+		return nil, errAt(set.Pos, "`in` needs a value on its left, %s is a condition", r.text(x))
+	}
+	r.write(" in ")
+	if set.Lo != nil {
+		r.write("[")
+		lo, err := r.constant(set.Lo)
 		if err != nil {
 			return nil, err
 		}
-		mask, text = m, fmt.Sprintf("%s in %s&&&%s", x.Text, vt, mt)
+		r.write(", ")
+		hi, err := r.constant(set.Hi)
+		if err != nil {
+			return nil, err
+		}
+		r.write("]")
+		if hi.Const.And(packet.Mask(x.Width)) != hi.Const {
+			return nil, errAt(set.Pos, "%s does not fit in %s (%d bits)", r.text(hi), r.text(x), x.Width)
+		}
+		if lo.Const.Cmp(hi.Const) > 0 {
+			return nil, errAt(set.Pos, "empty range [%s, %s]", r.text(lo), r.text(hi))
+		}
+		return r.node(&packet.Expr{Kind: packet.ERange, Width: 1, A: x, Lo: lo.Const, Hi: hi.Const}, start), nil
+	}
+	v, err := r.constant(set.Value)
+	if err != nil {
+		return nil, err
+	}
+	mask := packet.Mask(x.Width)
+	switch {
+	case set.Mask != nil:
+		r.write("&&&")
+		m, err := r.constant(set.Mask)
+		if err != nil {
+			return nil, err
+		}
+		mask = m.Const
 	case set.Prefix != nil:
 		n, err := smallInt(*set.Prefix, x.Width)
 		if err != nil {
-			return nil, errAt(set.Pos, "prefix length %s: longer than %s (%d bits)", *set.Prefix, x.Text, x.Width)
+			return nil, errAt(set.Pos, "prefix length %s: longer than %s (%d bits)", *set.Prefix, r.text(x), x.Width)
 		}
-		mask = packet.Mask(x.Width).And(packet.Mask(x.Width - n).Not())
-		text = fmt.Sprintf("%s in %s/%d", x.Text, vt, n)
-	default:
-		mask, text = packet.Mask(x.Width), fmt.Sprintf("%s in %s", x.Text, vt)
+		mask = mask.And(packet.Mask(x.Width - n).Not())
+		r.write("/" + strconv.Itoa(n))
 	}
-	if v.And(mask) != v && set.Prefix == nil {
-		return nil, errAt(set.Pos, "%s has bits outside %s (%d bits)", vt, x.Text, x.Width)
+	if v.Const.And(mask) != v.Const && set.Prefix == nil {
+		return nil, errAt(set.Pos, "%s has bits outside %s (%d bits)", r.text(v), r.text(x), x.Width)
 	}
-	return &packet.Expr{Kind: packet.EMasked, Width: 1, A: x, Value: v, Mask: mask, Text: text}, nil
+	return r.node(&packet.Expr{Kind: packet.EMasked, Width: 1, A: x, Value: v.Const, Mask: mask}, start), nil
 }
 
 var sumKinds = map[string]packet.ExprKind{"+": packet.EAdd, "-": packet.ESub, "|": packet.EBitOr, "^": packet.EBitXor,
 	"*": packet.EMul, "&": packet.EBitAnd, "<<": packet.EShl, ">>": packet.EShr}
 
 func (r *resolver) sum(e *Sum) (*packet.Expr, error) {
+	start := len(r.buf)
 	x, err := r.term(e.Left)
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range e.Right {
+		r.write(" " + o.Op + " ")
 		y, err := r.term(o.Right)
 		if err != nil {
 			return nil, err
 		}
-		if x, err = arith(o.Op, x, y, e.Pos); err != nil {
+		if x, err = r.arith(o.Op, x, y, e.Pos, start); err != nil {
 			return nil, err
 		}
 	}
@@ -265,16 +312,18 @@ func (r *resolver) sum(e *Sum) (*packet.Expr, error) {
 }
 
 func (r *resolver) term(e *Term) (*packet.Expr, error) {
+	start := len(r.buf)
 	x, err := r.unary(e.Left)
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range e.Right {
+		r.write(" " + o.Op + " ")
 		y, err := r.unary(o.Right)
 		if err != nil {
 			return nil, err
 		}
-		if x, err = arith(o.Op, x, y, e.Pos); err != nil {
+		if x, err = r.arith(o.Op, x, y, e.Pos, start); err != nil {
 			return nil, err
 		}
 	}
@@ -283,7 +332,7 @@ func (r *resolver) term(e *Term) (*packet.Expr, error) {
 
 // arith combines values; constants fold so that `(ihl - 5) * 4` stays a
 // small tree and a constant stays a constant.
-func arith(op string, a, b *packet.Expr, pos lexer.Position) (*packet.Expr, error) {
+func (r *resolver) arith(op string, a, b *packet.Expr, pos lexer.Position, start int) (*packet.Expr, error) {
 	if a.Boolean() || b.Boolean() {
 		return nil, errAt(pos, "%s needs values, not conditions", op)
 	}
@@ -302,36 +351,40 @@ func arith(op string, a, b *packet.Expr, pos lexer.Position) (*packet.Expr, erro
 	case "-", "<<":
 		w = 128
 	}
-	x := &packet.Expr{Kind: sumKinds[op], Width: w, A: a, B: b, Text: a.Text + " " + op + " " + b.Text}
+	x := &packet.Expr{Kind: sumKinds[op], Width: w, A: a, B: b}
 	if a.Kind == packet.EConst && b.Kind == packet.EConst {
 		v, _ := x.Eval(nil, nil)
-		return &packet.Expr{Kind: packet.EConst, Width: widthOf(v), Const: v, Text: x.Text}, nil
+		x = &packet.Expr{Kind: packet.EConst, Width: widthOf(v), Const: v}
 	}
-	return x, nil
+	return r.node(x, start), nil
 }
 
 func (r *resolver) unary(e *Unary) (*packet.Expr, error) {
-	if e.Inv != nil {
-		x, err := r.unary(e.Inv)
-		if err != nil {
-			return nil, err
-		}
-		if x.Boolean() {
-			return nil, errAt(e.Pos, "~ needs a value; use ! for conditions")
-		}
-		return &packet.Expr{Kind: packet.EBitNot, Width: x.Width, A: x, Text: "~" + x.Text}, nil
+	if e.Inv == nil {
+		return r.primary(e.Primary)
 	}
-	return r.primary(e.Primary)
+	start := len(r.buf)
+	r.write("~")
+	x, err := r.unary(e.Inv)
+	if err != nil {
+		return nil, err
+	}
+	if x.Boolean() {
+		return nil, errAt(e.Pos, "~ needs a value; use ! for conditions")
+	}
+	return r.node(&packet.Expr{Kind: packet.EBitNot, Width: x.Width, A: x}, start), nil
 }
 
 func (r *resolver) primary(p *Primary) (*packet.Expr, error) {
+	start := len(r.buf)
 	switch {
 	case p.Valid != nil:
 		h, ok := r.schema.Header(*p.Valid)
 		if !ok {
 			return nil, errAt(p.Pos, "valid(%s): unknown header %s", *p.Valid, *p.Valid)
 		}
-		return &packet.Expr{Kind: packet.EValid, Width: 1, Header: h.ID, Text: "valid(" + h.Name + ")"}, nil
+		r.write("valid(" + h.Name + ")")
+		return r.node(&packet.Expr{Kind: packet.EValid, Width: 1, Header: h.ID}, start), nil
 	case p.Len != nil:
 		h, ok := r.schema.Header(*p.Len)
 		if !ok {
@@ -340,35 +393,39 @@ func (r *resolver) primary(p *Primary) (*packet.Expr, error) {
 		if h.Metadata {
 			return nil, errAt(p.Pos, "len(%s): %s is metadata and has no length on the wire", *p.Len, *p.Len)
 		}
-		return &packet.Expr{Kind: packet.ELen, Width: 32, Header: h.ID, Text: "len(" + h.Name + ")"}, nil
+		r.write("len(" + h.Name + ")")
+		return r.node(&packet.Expr{Kind: packet.ELen, Width: 32, Header: h.ID}, start), nil
 	case p.Cast != nil:
 		w, err := smallInt(p.Cast.Width, 128)
 		if err != nil || w == 0 {
 			return nil, errAt(p.Pos, "bit<%s>: width must be 1..128", p.Cast.Width)
 		}
-		x, err := r.expr(p.Cast.Expr)
+		r.write("bit<" + strconv.Itoa(w) + ">(")
+		x, err := r.or(p.Cast.Expr)
 		if err != nil {
 			return nil, err
 		}
-		mask := &packet.Expr{Kind: packet.EConst, Width: w, Const: packet.Mask(w), Text: fmt.Sprint(w)}
-		return &packet.Expr{Kind: packet.EBitAnd, Width: w, A: x, B: mask, Text: fmt.Sprintf("bit<%d>(%s)", w, x.Text)}, nil
+		r.write(")")
+		mask := &packet.Expr{Kind: packet.EConst, Width: w, Const: packet.Mask(w), Text: strconv.Itoa(w)}
+		return r.node(&packet.Expr{Kind: packet.EBitAnd, Width: w, A: x, B: mask}, start), nil
 	case p.Value != nil:
 		v, w, err := parseValue(p.Value)
 		if err != nil {
 			return nil, errAt(p.Pos, "%v", err)
 		}
-		text := *orElse(p.Value.Int, p.Value.IPv4)
-		return &packet.Expr{Kind: packet.EConst, Width: w, Const: v, Text: text}, nil
+		r.write(*orElse(p.Value.Int, p.Value.IPv4))
+		return r.node(&packet.Expr{Kind: packet.EConst, Width: w, Const: v}, start), nil
 	case p.Ref != nil:
 		return r.ref(p.Ref)
 	}
-	x, err := r.expr(p.Paren)
+	r.write("(")
+	x, err := r.or(p.Paren)
 	if err != nil {
 		return nil, err
 	}
+	r.write(")")
 	y := *x
-	y.Text = "(" + x.Text + ")"
-	return &y, nil
+	return r.node(&y, start), nil
 }
 
 func orElse(a, b *string) *string {
@@ -381,15 +438,28 @@ func orElse(a, b *string) *string {
 // ref resolves `header.field`, a parameter, or (inside a header) a bare
 // field of that header.
 func (r *resolver) ref(ref *Ref) (*packet.Expr, error) {
+	x, err := r.refExpr(ref)
+	if err != nil {
+		return nil, err
+	}
+	start := len(r.buf)
+	r.write(ref.Name)
+	if ref.Field != nil {
+		r.write("." + *ref.Field)
+	}
+	return r.node(x, start), nil
+}
+
+func (r *resolver) refExpr(ref *Ref) (*packet.Expr, error) {
 	if ref.Field == nil {
 		for i, p := range r.scope.params {
 			if p.Name == ref.Name {
-				return &packet.Expr{Kind: packet.EParam, Width: p.Width, Param: i, Text: p.Name}, nil
+				return &packet.Expr{Kind: packet.EParam, Width: p.Width, Param: i}, nil
 			}
 		}
 		if h := r.scope.header; h != nil {
 			if i, ok := h.Field(ref.Name); ok && !h.Fields[i].Variable() {
-				return &packet.Expr{Kind: packet.EField, Width: h.Fields[i].Width, Field: packet.FieldRef{Header: h.ID, Field: i}, Text: ref.Name}, nil
+				return &packet.Expr{Kind: packet.EField, Width: h.Fields[i].Width, Field: packet.FieldRef{Header: h.ID, Field: i}}, nil
 			}
 		}
 		if r.scope.params != nil {
@@ -405,7 +475,7 @@ func (r *resolver) ref(ref *Ref) (*packet.Expr, error) {
 	if fs.Variable() {
 		return nil, errAt(ref.Pos, "%s.%s has a variable length and no value", ref.Name, *ref.Field)
 	}
-	return &packet.Expr{Kind: packet.EField, Width: fs.Width, Field: f, Text: ref.Name + "." + *ref.Field}, nil
+	return &packet.Expr{Kind: packet.EField, Width: fs.Width, Field: f}, nil
 }
 
 func (r *resolver) field(ref *Ref) (packet.FieldRef, error) {

@@ -10,7 +10,8 @@ import (
 // FuzzLoad feeds arbitrary text to the loader as a model file (the shipped
 // library behind it). Nothing may panic; a graph that loads must also give
 // every port a predicate. The seed corpus in testdata/fuzz/FuzzLoad holds
-// the shipped models and broken variants of them.
+// broken variants of the shipped models, and inputs that nest too deep or
+// run long (operators, chains, unclosed brackets).
 func FuzzLoad(f *testing.F) {
 	err := fs.WalkDir(models.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {

@@ -10,6 +10,7 @@ import (
 
 var lex = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "Comment", Pattern: `//[^\n]*|/\*([^*]|\*+[^*/])*\*+/`},
+	{Name: "Unclosed", Pattern: `/\*`}, // a /* that Comment found no */ for
 	{Name: "String", Pattern: `"(\\.|[^"\\\n])*"`},
 	{Name: "Layout", Pattern: `'[^'\n]*'`},
 	{Name: "IPv4", Pattern: `\d+\.\d+\.\d+\.\d+`},
@@ -20,7 +21,7 @@ var lex = lexer.MustSimple([]lexer.SimpleRule{
 })
 
 var parser = participle.MustBuild[File](
-	participle.Lexer(lex),
+	participle.Lexer(guarded{lex}),
 	participle.Elide("Comment", "Whitespace"),
 	participle.UseLookahead(4),
 )

@@ -148,7 +148,8 @@ func unwrapPath(err error) error {
 }
 
 // includePath resolves an include beside the including file, else in the
-// library (where it is read through the library's FS).
+// library (where it is read through the library's FS). An absolute path is
+// taken as it is.
 func (l *loader) includePath(from string, inc *Include) string {
 	rel, err := strconv.Unquote(inc.Path)
 	if err != nil {
@@ -156,6 +157,9 @@ func (l *loader) includePath(from string, inc *Include) string {
 	}
 	if strings.HasPrefix(from, libPrefix) {
 		return libPrefix + path.Join(path.Dir(strings.TrimPrefix(from, libPrefix)), rel)
+	}
+	if filepath.IsAbs(rel) {
+		return filepath.Clean(rel)
 	}
 	local := filepath.Join(filepath.Dir(from), rel)
 	if _, err := l.ReadFile(local); err == nil || l.Library == nil {
