@@ -977,31 +977,38 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                             to_TxQueue = true;
                         } else if (hdr.icmpv6.type_ == 8w135) {
                             // NsForUs: test nd_ns.target == meta.own_ip
-                            if (!(hdr.nd_ns.target == meta.own_ip)) {
-                                // NsNoMatch: drop l3_ipv6nd_neigh_sol_target_nomatch
+                            // tested for p4c, which takes a header set invalid above as maybe invalid
+                            if (hdr.nd_ns.isValid()) {
+                                if (!(hdr.nd_ns.target == meta.own_ip)) {
+                                    // NsNoMatch: drop l3_ipv6nd_neigh_sol_target_nomatch
+                                    smeta.drop = 1;
+                                    return;
+                                }
+                                // NsUnspecified: test ipv6.src == 0
+                                if (hdr.ipv6.src == 128w0) {
+                                    // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+                                    meta.na_dst = 128w0xff020000000000000000000000000001;
+                                    meta.na_mac = 48w0x333300000001;
+                                    meta.na_s = 1w0;
+                                    meta.na_target = hdr.nd_ns.target;
+                                    to_NsHasOpt = true;
+                                } else {
+                                    // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+                                    meta.na_dst = hdr.ipv6.src;
+                                    meta.na_mac = hdr.ethernet.src;
+                                    meta.na_s = 1w1;
+                                    meta.na_target = hdr.nd_ns.target;
+                                    // NsHasSrcMac: test valid(nd_mac)
+                                    if (hdr.nd_mac.isValid()) {
+                                        // NsSrcMac: set meta.na_mac
+                                        meta.na_mac = hdr.nd_mac.mac;
+                                    }
+                                    to_NsHasOpt = true;
+                                }
+                            } else {
+                                // malformed: a header it needs is not there
                                 smeta.drop = 1;
                                 return;
-                            }
-                            // NsUnspecified: test ipv6.src == 0
-                            if (hdr.ipv6.src == 128w0) {
-                                // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-                                meta.na_dst = 128w0xff020000000000000000000000000001;
-                                meta.na_mac = 48w0x333300000001;
-                                meta.na_s = 1w0;
-                                meta.na_target = hdr.nd_ns.target;
-                                to_NsHasOpt = true;
-                            } else {
-                                // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-                                meta.na_dst = hdr.ipv6.src;
-                                meta.na_mac = hdr.ethernet.src;
-                                meta.na_s = 1w1;
-                                meta.na_target = hdr.nd_ns.target;
-                                // NsHasSrcMac: test valid(nd_mac)
-                                if (hdr.nd_mac.isValid()) {
-                                    // NsSrcMac: set meta.na_mac
-                                    meta.na_mac = hdr.nd_mac.mac;
-                                }
-                                to_NsHasOpt = true;
                             }
                         } else {
                             // L3Icmp6Unhandled: drop l3_icmpv6_unhandled
