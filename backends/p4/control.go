@@ -385,7 +385,9 @@ func (c *gen) accessed(n *dataflow.Node) []int {
 			always(o.Update)
 		}
 	case packet.OpChecksumCompute, packet.OpChecksumVerify:
-		add(o.Header)
+		if o.Kind == packet.OpChecksumCompute {
+			add(o.Header) // else the sum tests it valid first
+		}
 		if ip, _, ls, err := c.covered(n, o.Header); err == nil { // else refused when written
 			always([]int{ip})
 			for _, l := range ls {

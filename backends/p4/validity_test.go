@@ -3,6 +3,7 @@ package p4_test
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -397,17 +398,26 @@ func TestNoInvalidHeaderAccess(t *testing.T) {
 
 // guardModel pops ethernet on one path and udp on another, then, on the
 // ways that meet after them, reads ethernet (there, as the analysis
-// knows) and udp (maybe missing: a malformed drop) and patches udp's
-// checksum where udp may be missing.
+// knows) and udp (maybe missing: a malformed drop), patches udp's checksum
+// and verifies tag's where they may be missing.
 const guardModel = `
 include "lib/ethernet.nsc"
 include "lib/ipv4.nsc"
 include "lib/udp.nsc"
 include "ejfat/p4.nsc"
 
+header tag {
+    kind:  8
+    flags: 8
+    sum:   16 @checksum(header)
+    val:   32
+}
+
 lpg L {
     node RxQueue { op input  port out -> Eth }
-    node Eth { op extract ethernet  port true -> IPv4  port false -> Bad }
+    node Eth { op extract ethernet  port true -> Type  port false -> Bad }
+    node Type { op test ethernet.type == 0x88b5  port true -> Tag  port false -> IPv4 }
+    node Tag { op extract tag  port true -> TagSum  port false -> Bad }
     node IPv4 { op extract ipv4  port true -> Proto  port false -> Bad }
     node Bad { op drop "parse" }
     node Proto { op test ipv4.proto == 17  port true -> UDP  port false -> Strip }
@@ -415,8 +425,10 @@ lpg L {
     node Strip { op test ipv4.ttl == 0  port true -> PopEth  port false -> Ttl }
     node PopEth { op pop ethernet  port out -> TxQueue }
     node Ttl { op test ipv4.ttl < 8  port true -> HasUdp  port false -> Dst }
-    node HasUdp { op test valid(udp)  port true -> PopUdp  port false -> Dst }
+    node HasUdp { op test valid(udp)  port true -> PopUdp  port false -> TagSum }
     node PopUdp { op pop udp  port out -> Dst }
+    node TagSum { op checksum verify tag  port true -> TxQueue  port false -> BadSum }
+    node BadSum { op drop "bad sum" }
     node Dst { op set { ipv4.dst = ipv4.src } update ipv4, udp  port out -> Port }
     node Port { op test udp.dport == 53 || ethernet.type == 0x88b5  port true -> TxQueue  port false -> Drop }
     node Drop { op drop "port" }
@@ -424,9 +436,9 @@ lpg L {
 }`
 
 // TestCompilerGuards: on guardModel the generated code tests, for p4c,
-// ethernet and udp before Port (its else the malformed drop) and udp
-// before reading its checksum; nothing p4c would warn about is left, and
-// the frames go as in the interpreter (the P4 interpreter stops on any
+// ethernet and udp before Port (its else the malformed drop), and udp and
+// tag before summing their bytes; nothing p4c would warn about is left,
+// and the frames go as in the interpreter (the P4 interpreter stops on any
 // field of an invalid header).
 func TestCompilerGuards(t *testing.T) {
 	m := testutil.ModelSource(t, guardModel)
@@ -437,9 +449,13 @@ func TestCompilerGuards(t *testing.T) {
 			t.Fatal(err)
 		}
 		src := string(prog.Source)
-		for _, want := range []string{"if (hdr.udp.isValid() && hdr.ethernet.isValid()) {", "bit<16> sum_udp = 0;"} {
-			if !strings.Contains(src, want) {
-				t.Errorf("%s: the program lacks %q, which this test means to exercise", arch, want)
+		for _, want := range []string{
+			`if \(hdr\.udp\.isValid\(\) && hdr\.ethernet\.isValid\(\)\) \{`,
+			`bit<16> sum_udp = 0;\s+if \(hdr\.udp\.isValid\(\)\) \{`,
+			`bit<16> sum_TagSum = 0;\s+if \(hdr\.tag\.isValid\(\)\) \{`,
+		} {
+			if !regexp.MustCompile(want).MatchString(src) {
+				t.Errorf("%s: the program lacks %s, which this test means to exercise", arch, want)
 			}
 		}
 		parsed, err := parseProgram(src)
@@ -458,7 +474,7 @@ func TestCompilerGuards(t *testing.T) {
 			t.Fatal(err)
 		}
 		ends := compareP4(t, arch, newMachine(parsed, arch, loadP4Tables(t, prog, nil)), mach, frames)
-		for _, end := range []string{"sent", "parse", "port", "malformed"} {
+		for _, end := range []string{"sent", "parse", "port", "malformed", "bad sum"} {
 			if ends[end] < 10 {
 				t.Errorf("%s: only %d frames end %q: %v", arch, ends[end], end, ends)
 			}
