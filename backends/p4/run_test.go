@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dragonet-go/nsc/backends/p4"
-	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/packet"
@@ -87,35 +86,6 @@ func lbSetup(t *testing.T, version, lpg, prg, arch, tables string) (prog *p4.Pro
 	return prog, load, interp
 }
 
-// diffFrames runs frames through the P4 program and nsc's interpreter and
-// returns how many differ (the same bytes must leave, or both drop; a P4
-// program that stops, reading an invalid header, differs) and how many
-// the interpreter sends. It reports the first few differences on t when
-// report is set.
-func diffFrames(t *testing.T, run *machine, mach *sim.Machine, frames [][]byte, report bool) (bad, sent int) {
-	t.Helper()
-	for i, f := range frames {
-		var want []byte
-		left := false
-		mach.Run(f, func(_ *dataflow.Node, data []byte) { want, left = append([]byte(nil), data...), true })
-		got, err := run.run(f)
-		if left {
-			sent++
-		}
-		if err != nil || left != (got != nil) || !bytes.Equal(want, got) {
-			bad++
-			if report && bad <= 5 {
-				k, _ := mach.LastDrop()
-				t.Errorf("frame %d %x:\ninterpreter: left=%v %x (drop %v)\nP4:          left=%v %x (error %v)", i, f, left, want, k, got != nil, got, err)
-			}
-		}
-	}
-	if report && bad > 0 {
-		t.Errorf("%d of %d frames differ", bad, len(frames))
-	}
-	return bad, sent
-}
-
 // counterDiff compares the counters of a v1model program (by the labels
 // on their declarations) with what nsc's interpreter counted under those
 // labels: count labels, and drops summed by reason. "" when they agree.
@@ -165,7 +135,8 @@ func TestAgainstInterpreter(t *testing.T) {
 		t.Run(name(gc.version, gc.arch), func(t *testing.T) {
 			prog, load, interp := lbSetup(t, gc.version, gc.lpg, gc.prg, gc.arch, gc.tables)
 			run, mach := load(string(prog.Source)), interp()
-			_, sent := diffFrames(t, run, mach, frames, true)
+			_, ends := compareP4(t, "P4", run, mach, frames, true)
+			sent := ends["sent"]
 			if sent < 50 {
 				t.Errorf("only %d frames leave: the corpus exercises too little", sent)
 			}
@@ -220,7 +191,7 @@ func TestMutatedHeaders(t *testing.T) {
 			prog, load, interp := lbSetup(t, gc.version, gc.lpg, gc.prg, gc.arch, gc.tables)
 			frames := mutateHeaders(t, load(string(prog.Source)), seeds, 10000, 19)
 			run, mach := load(string(prog.Source)), interp()
-			_, sent := diffFrames(t, run, mach, frames, true)
+			_, ends := compareP4(t, "P4", run, mach, frames, true)
 			if diff := counterDiff(mach, prog.Source, run); diff != "" {
 				t.Errorf("counters differ (-interpreter +P4):\n%s", diff)
 			}
@@ -229,12 +200,12 @@ func TestMutatedHeaders(t *testing.T) {
 				t.Fatal("the program has no default: noMatch arm")
 			}
 			run, mach = load(src), interp()
-			bad, _ := diffFrames(t, run, mach, frames, false)
+			bad, _ := compareP4(t, "", run, mach, frames, false)
 			counters := counterDiff(mach, []byte(src), run)
 			if bad == 0 && counters == "" {
 				t.Error("without its default arms the program still agrees: the test does not see BMv2's accept")
 			}
-			t.Logf("%d frames, %d sent; without the default arms %d differ, counters agree: %v", len(frames), sent, bad, counters == "")
+			t.Logf("%d frames, %d sent; without the default arms %d differ, counters agree: %v", len(frames), ends["sent"], bad, counters == "")
 		})
 	}
 }
@@ -288,7 +259,7 @@ func TestHarnessCatchesMutants(t *testing.T) {
 		if src == string(prog.Source) {
 			t.Fatalf("mutation %q does not apply", mut[0])
 		}
-		if bad, _ := diffFrames(t, load(src), mach, seeds, false); bad == 0 {
+		if bad, _ := compareP4(t, "", load(src), mach, seeds, false); bad == 0 {
 			t.Errorf("mutant %q -> %q: no frame differs", mut[0], mut[1])
 		}
 	}

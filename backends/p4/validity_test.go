@@ -12,8 +12,6 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/internal/testutil"
-	"github.com/dragonet-go/nsc/packet"
-	"github.com/dragonet-go/nsc/sim"
 )
 
 // p4c's check of header validity (frontends/p4/simplifyDefUse.cpp,
@@ -400,19 +398,7 @@ func TestNoInvalidHeaderAccess(t *testing.T) {
 // ways that meet after them, reads ethernet (there, as the analysis
 // knows) and udp (maybe missing: a malformed drop), patches udp's checksum
 // and verifies tag's where they may be missing.
-const guardModel = `
-include "lib/ethernet.nsc"
-include "lib/ipv4.nsc"
-include "lib/udp.nsc"
-include "ejfat/p4.nsc"
-
-header tag {
-    kind:  8
-    flags: 8
-    sum:   16 @checksum(header)
-    val:   32
-}
-
+const guardModel = tagPreamble + `
 lpg L {
     node RxQueue { op input  port out -> Eth }
     node Eth { op extract ethernet  port true -> Type  port false -> Bad }
@@ -444,36 +430,20 @@ func TestCompilerGuards(t *testing.T) {
 	m := testutil.ModelSource(t, guardModel)
 	frames := coverageFrames(3000)
 	for _, arch := range []string{p4.XSA, p4.V1Model} {
-		prog, _, g, err := buildModel(t, m, "L", "BMv2", arch, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		src := string(prog.Source)
+		prog, parsed, run, mach := modelMachines(t, m, "L", arch, "")
 		for _, want := range []string{
 			`if \(hdr\.udp\.isValid\(\) && hdr\.ethernet\.isValid\(\)\) \{`,
 			`bit<16> sum_udp = 0;\s+if \(hdr\.udp\.isValid\(\)\) \{`,
 			`bit<16> sum_TagSum = 0;\s+if \(hdr\.tag\.isValid\(\)\) \{`,
 		} {
-			if !regexp.MustCompile(want).MatchString(src) {
+			if !regexp.MustCompile(want).Match(prog.Source) {
 				t.Errorf("%s: the program lacks %s, which this test means to exercise", arch, want)
 			}
-		}
-		parsed, err := parseProgram(src)
-		if err != nil {
-			t.Fatal(err)
 		}
 		for _, f := range invalidHeaderAccesses(parsed) {
 			t.Errorf("%s: %s", arch, f)
 		}
-		ts, err := packet.LoadTables(m.Schema, "none", strings.NewReader(""))
-		if err != nil {
-			t.Fatal(err)
-		}
-		mach, err := sim.New(g, ts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ends := compareP4(t, arch, newMachine(parsed, arch, loadP4Tables(t, prog, nil)), mach, frames)
+		_, ends := compareP4(t, arch, run, mach, frames, true)
 		for _, end := range []string{"sent", "parse", "port", "malformed", "bad sum"} {
 			if ends[end] < 10 {
 				t.Errorf("%s: only %d frames end %q: %v", arch, ends[end], end, ends)
