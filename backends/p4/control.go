@@ -141,11 +141,18 @@ type ctl struct {
 	out
 	c     *gen
 	stops []*dataflow.Node // where the diamond arms being written end
+	// What p4c's header validity check knows where code is being written
+	// (p4test warns about a field of a header that may be invalid): the
+	// headers a setInvalid was written for above, maybe invalid from there
+	// on as it goes, since it cannot tell the frames' paths apart; and the
+	// conditions of the ifs around, in which h.isValid() makes h valid.
+	invalidated map[int]bool
+	within      []string
 }
 
 // control writes the match-action control.
 func (c *gen) control() ([]byte, error) {
-	b := &ctl{c: c}
+	b := &ctl{c: c, invalidated: map[int]bool{}}
 	b.ind = 2
 	// Body first: it decides which tables, actions and counters exist.
 	if len(c.prefix) > 0 {
@@ -344,19 +351,162 @@ func (c *gen) malCond(n *dataflow.Node) string {
 	return anyOf(terms...)
 }
 
+// accessed lists the wire headers whose fields node n's code reads or
+// writes without testing them valid first in that code (the checksum sums
+// test a header that may be missing before they read it).
+func (c *gen) accessed(n *dataflow.Node) []int {
+	o := n.Op
+	in := c.info[n]
+	var hs []int
+	add := func(h int) {
+		if !c.s.Headers[h].Metadata && !slices.Contains(hs, h) {
+			hs = append(hs, h)
+		}
+	}
+	for _, e := range c.exprs(n) {
+		readsBeforeValid(e, map[int]bool{}, add)
+	}
+	always := func(us []int) {
+		for _, u := range us {
+			if in.always[u] {
+				add(u)
+			}
+		}
+	}
+	switch o.Kind {
+	case packet.OpSet:
+		for _, a := range o.Assign {
+			add(a.Dst.Header)
+		}
+		always(o.Update)
+	case packet.OpPop:
+		if len(o.Update) > 0 {
+			add(o.Header)
+			always(o.Update)
+		}
+	case packet.OpChecksumCompute, packet.OpChecksumVerify:
+		if o.Kind == packet.OpChecksumCompute {
+			add(o.Header) // else the sum tests it valid first
+		}
+		if ip, _, ls, err := c.covered(n, o.Header); err == nil { // else refused when written
+			always([]int{ip})
+			for _, l := range ls {
+				always(l)
+			}
+		}
+	case packet.OpLookup:
+		for _, ai := range c.s.Tables[o.Table].Actions {
+			for _, a := range c.s.Actions[ai].Body {
+				add(a.Dst.Header)
+			}
+		}
+	}
+	return hs
+}
+
+// readsBeforeValid calls add for each header a field of which e reads
+// before e has called valid() on it, in the order P4 evaluates e (p4c's
+// check goes the same way).
+func readsBeforeValid(e *packet.Expr, seen map[int]bool, add func(int)) {
+	if e == nil {
+		return
+	}
+	switch e.Kind {
+	case packet.EValid:
+		seen[e.Header] = true
+	case packet.EField:
+		if !seen[e.Field.Header] {
+			add(e.Field.Header)
+		}
+	}
+	readsBeforeValid(e.A, seen, add)
+	readsBeforeValid(e.B, seen, add)
+}
+
+// tested reports whether an if around the code being written tests h
+// valid in its condition.
+func (b *ctl) tested(h int) bool {
+	v := b.c.valid(h)
+	return slices.ContainsFunc(b.within, func(cond string) bool { return strings.Contains(cond, v) })
+}
+
+// inside writes body inside an if on cond.
+func (b *ctl) inside(cond string, body func() error) error {
+	b.within = append(b.within, cond)
+	defer func() { b.within = b.within[:len(b.within)-1] }()
+	return body()
+}
+
+// compilerGuard is the condition node n and what follows it are written
+// under when n touches a field of a header p4c's check takes as maybe
+// invalid there (a setInvalid above, no isValid() around), though the
+// analysis knows better: true for the headers the analysis knows are
+// there, and the malformed condition m taken out (the guard's else is the
+// malformed drop). "" when there is no such header.
+func (b *ctl) compilerGuard(n *dataflow.Node, m string) string {
+	c := b.c
+	var terms []string
+	if m != "" {
+		terms = append(terms, negate(m))
+	}
+	need := false
+	for _, h := range c.accessed(n) {
+		if !b.invalidated[h] || b.tested(h) {
+			continue
+		}
+		need = true
+		if c.info[n].always[h] {
+			terms = append(terms, c.valid(h))
+		}
+	}
+	if !need {
+		return ""
+	}
+	return strings.Join(terms, " && ")
+}
+
+// negate is !cond, without a double negation.
+func negate(cond string) string {
+	if s, ok := strings.CutPrefix(cond, "!"); ok && atomic(s) {
+		return s
+	}
+	return "!" + paren(cond)
+}
+
 // chain writes node n and what follows it, up to the ends and joins.
 func (b *ctl) chain(n *dataflow.Node) error {
 	c := b.c
-	o := n.Op
-	sc := &scope{}
-	b.line("// %s: %s", c.nodeName[n], o.Describe(c.s))
-	if m := c.malCond(n); m != "" {
+	b.line("// %s: %s", c.nodeName[n], n.Op.Describe(c.s))
+	m := c.malCond(n)
+	if g := b.compilerGuard(n, m); g != "" {
+		b.line("// tested for p4c, which takes a header set invalid above as maybe invalid")
+		b.line("if (%s) {", g)
+		err := b.inside(g, func() error { return b.node(n) })
+		b.line("} else {")
+		b.malformed(n)
+		b.line("}")
+		return err
+	}
+	if m != "" {
 		b.line("if (%s) {", bare(m))
-		b.line("// malformed: a header it needs is not there")
-		b.drop(sim.DropKey{Node: n.Name, Reason: sim.ReasonMalformed})
-		b.line("return;")
+		b.malformed(n)
 		b.line("}")
 	}
+	return b.node(n)
+}
+
+// malformed writes node n's malformed drop.
+func (b *ctl) malformed(n *dataflow.Node) {
+	b.line("// malformed: a header it needs is not there")
+	b.drop(sim.DropKey{Node: n.Name, Reason: sim.ReasonMalformed})
+	b.line("return;")
+}
+
+// node writes node n's operation and what follows it.
+func (b *ctl) node(n *dataflow.Node) error {
+	c := b.c
+	o := n.Op
+	sc := &scope{}
 	switch o.Kind {
 	case packet.OpInput, packet.OpNop, packet.OpContext:
 	case packet.OpCount:
@@ -424,7 +574,7 @@ func (b *ctl) branch2(n *dataflow.Node, cond string, t, f dest) error {
 		}
 		b.line("if (%s) {", bare(cond))
 		b.stops = append(b.stops, d.join)
-		err := b.goTo(arm)
+		err := b.inside(cond, func() error { return b.goTo(arm) })
 		b.stops = b.stops[:len(b.stops)-1]
 		if err != nil {
 			return err
@@ -436,7 +586,7 @@ func (b *ctl) branch2(n *dataflow.Node, cond string, t, f dest) error {
 	switch {
 	case ft && !tt:
 		b.line("if (%s) {", bare("!"+paren(cond)))
-		if err := b.goTo(f); err != nil {
+		if err := b.inside(cond, func() error { return b.goTo(f) }); err != nil {
 			return err
 		}
 		b.line("return;")
@@ -444,7 +594,7 @@ func (b *ctl) branch2(n *dataflow.Node, cond string, t, f dest) error {
 		return b.goTo(t)
 	case tt && !ft:
 		b.line("if (%s) {", bare(cond))
-		if err := b.goTo(t); err != nil {
+		if err := b.inside(cond, func() error { return b.goTo(t) }); err != nil {
 			return err
 		}
 		b.line("return;")
@@ -452,11 +602,14 @@ func (b *ctl) branch2(n *dataflow.Node, cond string, t, f dest) error {
 		return b.goTo(f)
 	}
 	b.line("if (%s) {", bare(cond))
-	if err := b.goTo(t); err != nil {
-		return err
-	}
-	b.line("} else {")
-	if err := b.goTo(f); err != nil {
+	err := b.inside(cond, func() error {
+		if err := b.goTo(t); err != nil {
+			return err
+		}
+		b.line("} else {")
+		return b.goTo(f)
+	})
+	if err != nil {
 		return err
 	}
 	b.line("}")

@@ -84,6 +84,7 @@ type gen struct {
 	fail      *dest
 	exits     []dest
 	exitField string
+	noMatch   bool // a select's default goes to the noMatch state
 
 	// the control (control.go)
 	heads    map[*dataflow.Node]bool
@@ -243,7 +244,7 @@ func (c *gen) names() {
 	for n := range c.reached {
 		short[display(n)]++
 	}
-	nodes := newNamer(slices.Collect(mapKeys(keywords))...)
+	nodes := newNamer(append(slices.Collect(mapKeys(keywords)), noMatch)...)
 	for _, n := range c.g.Nodes {
 		if !c.reached[n] {
 			continue

@@ -183,6 +183,13 @@ func (c *gen) findParser() error {
 	return nil
 }
 
+// noMatch is the parser state a select's default goes to when no case
+// takes the value and the model fails the parse there. P4_16 makes a
+// select without a default fail with error.NoMatch by itself, but
+// p4c-bm2-ss leaves that transition out and BMv2 then accepts the frame
+// with the headers parsed so far, so every select has an explicit default.
+const noMatch = "noMatch"
+
 // isFail reports whether d is the parse failure.
 func (c *gen) isFail(d dest) bool { return c.fail != nil && sameDest(*c.fail, d) }
 
@@ -276,6 +283,13 @@ func (c *gen) parser() ([]byte, error) {
 		}
 		body.line("state %s {", s)
 		body.line("verify(false, error.%s);", c.errorName(n))
+		body.line("transition reject;")
+		body.line("}")
+		body.line("")
+	}
+	if c.noMatch {
+		body.line("state %s {", noMatch)
+		body.line("verify(false, error.NoMatch);")
 		body.line("transition reject;")
 		body.line("}")
 		body.line("")
@@ -389,7 +403,7 @@ func (c *gen) parseNode(w *out, n *dataflow.Node, target func(*dataflow.Node, de
 		}
 		w.line("transition select(%s) {", bare(cond))
 		w.line("true: %s;", target(n, t))
-		w.line("false: %s;", target(n, f))
+		w.line("default: %s;", target(n, f))
 		w.line("}")
 		return dest{}, false, nil
 	case packet.OpSwitch:
@@ -400,15 +414,19 @@ func (c *gen) parseNode(w *out, n *dataflow.Node, target func(*dataflow.Node, de
 		ports := o.Ports(c.s)
 		port := func(name string) dest { return ds[slices.Index(ports, name)] }
 		w.line("transition select(%s) {", bare(c.value(o.Expr, sc)))
+		dflt := port(o.Default)
 		for _, cs := range o.Cases {
 			d := port(cs.Port)
-			if c.isFail(d) && c.isFail(port(o.Default)) {
-				continue // no case: error.NoMatch
+			if c.isFail(d) && c.isFail(dflt) {
+				continue // the default's
 			}
 			w.line("%s: %s;", lit(cs.Value, o.Expr.Width), target(n, d))
 		}
-		if d := port(o.Default); !c.isFail(d) {
-			w.line("default: %s;", target(n, d))
+		if c.isFail(dflt) {
+			w.line("default: %s;", noMatch)
+			c.noMatch = true
+		} else {
+			w.line("default: %s;", target(n, dflt))
 		}
 		w.line("}")
 		return dest{}, false, nil

@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,10 +12,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dragonet-go/nsc/backends/p4"
-	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/sim"
 )
 
 // loadP4Tables fills runtime tables, by the program's table identifiers,
@@ -56,6 +55,66 @@ func counterLabels(src []byte) map[string]string {
 	return out
 }
 
+// lbSetup builds an LB version's program; load runs a program text (the
+// program's, or a changed copy) in the P4 interpreter with the converted
+// entries, interp makes nsc's interpreter on the same embedded graph with
+// the original script.
+func lbSetup(t *testing.T, version, lpg, prg, arch, tables string) (prog *p4.Program, load func(src string) *machine, interp func() *sim.Machine) {
+	t.Helper()
+	prog, m, _, err := build(t, "ejfat/"+version+".nsc", lpg, prg, arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines bytes.Buffer
+	if err := prog.Entries(&lines, entries(t, m, tables)); err != nil {
+		t.Fatal(err)
+	}
+	load = func(src string) *machine {
+		parsed, err := parseProgram(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newMachine(parsed, arch, loadP4Tables(t, prog, lines.Bytes()))
+	}
+	interp = func() *sim.Machine {
+		mach, err := ejfat.Interpreter(version, prg, tables, bytes.NewReader(scriptBytes(t, tables)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mach
+	}
+	return prog, load, interp
+}
+
+// counterDiff compares the counters of a v1model program (by the labels
+// on their declarations) with what nsc's interpreter counted under those
+// labels: count labels, and drops summed by reason. "" when they agree.
+func counterDiff(mach *sim.Machine, src []byte, run *machine) string {
+	c := mach.Counters()
+	want := map[string]int{}
+	for l, v := range c.Counts {
+		want[l] += int(v)
+	}
+	for k, v := range c.Drops {
+		want[k.Reason] += int(v)
+	}
+	got := map[string]int{}
+	for ctr, l := range counterLabels(src) {
+		got[l] = run.counts[ctr]
+	}
+	for l := range want {
+		if _, ok := got[l]; !ok && want[l] > 0 {
+			got[l] = -1 // no counter for it
+		}
+	}
+	for l, v := range got {
+		if v == 0 && want[l] == 0 {
+			delete(got, l)
+		}
+	}
+	return cmp.Diff(want, got)
+}
+
 // TestAgainstInterpreter runs the crafted EJFAT corpus and frames derived
 // from it through each golden program (in the P4 interpreter of
 // p4run_test.go, with the converted entries) and through nsc's interpreter
@@ -74,50 +133,10 @@ func TestAgainstInterpreter(t *testing.T) {
 	frames := append(seeds, difftest.Mutate(seeds, n, 5)...)
 	for _, gc := range golden {
 		t.Run(name(gc.version, gc.arch), func(t *testing.T) {
-			prog, m, _, err := build(t, "ejfat/"+gc.version+".nsc", gc.lpg, gc.prg, gc.arch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var lines bytes.Buffer
-			if err := prog.Entries(&lines, entries(t, m, gc.tables)); err != nil {
-				t.Fatal(err)
-			}
-			parsed, err := parseProgram(string(prog.Source))
-			if err != nil {
-				t.Fatal(err)
-			}
-			run := newMachine(parsed, gc.arch, loadP4Tables(t, prog, lines.Bytes()))
-			script, err := os.ReadFile(filepath.Join("..", "..", "ejfat", "testdata", gc.tables))
-			if err != nil {
-				t.Fatal(err)
-			}
-			mach, err := ejfat.Interpreter(gc.version, gc.prg, gc.tables, bytes.NewReader(script))
-			if err != nil {
-				t.Fatal(err)
-			}
-			bad, sent := 0, 0
-			for i, f := range frames {
-				var want []byte
-				left := false
-				mach.Run(f, func(_ *dataflow.Node, data []byte) { want, left = append([]byte(nil), data...), true })
-				got, err := run.run(f)
-				if err != nil {
-					t.Fatalf("frame %d (%x): the P4 program does not run: %v", i, f, err)
-				}
-				if left {
-					sent++
-				}
-				if left != (got != nil) || !bytes.Equal(want, got) {
-					bad++
-					if bad <= 5 {
-						k, _ := mach.LastDrop()
-						t.Errorf("frame %d %x:\ninterpreter: left=%v %x (drop %v)\nP4:          left=%v %x", i, f, left, want, k, got != nil, got)
-					}
-				}
-			}
-			if bad > 0 {
-				t.Errorf("%d of %d frames differ", bad, len(frames))
-			}
+			prog, load, interp := lbSetup(t, gc.version, gc.lpg, gc.prg, gc.arch, gc.tables)
+			run, mach := load(string(prog.Source)), interp()
+			_, ends := compareP4(t, "P4", run, mach, frames, true)
+			sent := ends["sent"]
 			if sent < 50 {
 				t.Errorf("only %d frames leave: the corpus exercises too little", sent)
 			}
@@ -125,30 +144,7 @@ func TestAgainstInterpreter(t *testing.T) {
 			if gc.arch != p4.V1Model {
 				return
 			}
-			// Counters: count labels, and drops summed by reason.
-			c := mach.Counters()
-			want := map[string]int{}
-			for l, v := range c.Counts {
-				want[l] += int(v)
-			}
-			for k, v := range c.Drops {
-				want[k.Reason] += int(v)
-			}
-			got := map[string]int{}
-			for ctr, l := range counterLabels(prog.Source) {
-				got[l] = run.counts[ctr]
-			}
-			for l := range want {
-				if _, ok := got[l]; !ok && want[l] > 0 {
-					got[l] = -1 // no counter for it
-				}
-			}
-			for l, v := range got {
-				if v == 0 && want[l] == 0 {
-					delete(got, l)
-				}
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := counterDiff(mach, prog.Source, run); diff != "" {
 				t.Errorf("counters differ (-interpreter +P4):\n%s", diff)
 			}
 		})
@@ -162,19 +158,8 @@ func TestSpecExample(t *testing.T) {
 	in, _ := hex.DecodeString("00aabbccddee0011223344550800450000380001000040116" + "2ae0a0102020a01020304d24c42002417ac4c42020000000001000000000000000a" + "736f6d65207061796c6f6164")
 	want, _ := hex.DecodeString("112233445566" + "00aabbccddee" + "0800" + "4500" + "0028" + "0001" + "0000" + "3f11" + "f827" + "0a010203" + "aabbccdd" + "04d2" + "4557" + "0014" + "016e" + "736f6d65207061796c6f6164")
 	for _, arch := range []string{p4.XSA, p4.V1Model} {
-		prog, m, _, err := build(t, "ejfat/lb-2026.nsc", "LB2026", "U280", arch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var lines bytes.Buffer
-		if err := prog.Entries(&lines, entries(t, m, "lb-2026.tables")); err != nil {
-			t.Fatal(err)
-		}
-		parsed, err := parseProgram(string(prog.Source))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := newMachine(parsed, arch, loadP4Tables(t, prog, lines.Bytes())).run(in)
+		prog, load, _ := lbSetup(t, "lb-2026", "LB2026", "U280", arch, "lb-2026.tables")
+		got, err := load(string(prog.Source)).run(in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,24 +169,83 @@ func TestSpecExample(t *testing.T) {
 	}
 }
 
+// TestMutatedHeaders is issue 19's BMv2 run: frames of the EJFAT corpus
+// with 1-3 of their header bytes changed (an unknown EtherType, IP
+// protocol or LB version among them), 10,000 per LB model, go through the
+// v1model program and through nsc's interpreter: the same verdicts, bytes
+// and counters. The P4 interpreter ends a select no case takes with
+// accept, as BMv2 does, and stops on a field of an invalid header; so the
+// same program with its `default: noMatch` arms taken out (what the
+// generator wrote before) must differ.
+func TestMutatedHeaders(t *testing.T) {
+	seeds, err := ejfat.Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	noDefault := regexp.MustCompile(`(?m)^\s*default: noMatch;\n`)
+	for _, gc := range golden {
+		if gc.arch != p4.V1Model {
+			continue
+		}
+		t.Run(gc.version, func(t *testing.T) {
+			prog, load, interp := lbSetup(t, gc.version, gc.lpg, gc.prg, gc.arch, gc.tables)
+			frames := mutateHeaders(t, load(string(prog.Source)), seeds, 10000, 19)
+			run, mach := load(string(prog.Source)), interp()
+			_, ends := compareP4(t, "P4", run, mach, frames, true)
+			if diff := counterDiff(mach, prog.Source, run); diff != "" {
+				t.Errorf("counters differ (-interpreter +P4):\n%s", diff)
+			}
+			src := noDefault.ReplaceAllString(string(prog.Source), "")
+			if src == string(prog.Source) {
+				t.Fatal("the program has no default: noMatch arm")
+			}
+			run, mach = load(src), interp()
+			bad, _ := compareP4(t, "", run, mach, frames, false)
+			counters := counterDiff(mach, []byte(src), run)
+			if bad == 0 && counters == "" {
+				t.Error("without its default arms the program still agrees: the test does not see BMv2's accept")
+			}
+			t.Logf("%d frames, %d sent; without the default arms %d differ, counters agree: %v", len(frames), ends["sent"], bad, counters == "")
+		})
+	}
+}
+
+// mutateHeaders derives n frames from seeds, reproducibly from seed, each
+// with 1-3 bytes changed among the header bytes of its seed (those the
+// program's parser takes from it).
+func mutateHeaders(t *testing.T, run *machine, seeds [][]byte, n int, seed uint64) [][]byte {
+	t.Helper()
+	var headed [][]byte
+	var lens []int
+	for _, f := range seeds {
+		if _, err := run.run(f); err != nil {
+			t.Fatalf("seed %x: %v", f, err)
+		}
+		if run.cursor > 0 {
+			headed, lens = append(headed, f), append(lens, run.cursor)
+		}
+	}
+	rnd := rand.New(rand.NewPCG(seed, 19))
+	out := make([][]byte, n)
+	for i := range out {
+		k := rnd.IntN(len(headed))
+		f := append([]byte(nil), headed[k]...)
+		for range 1 + rnd.IntN(3) {
+			f[rnd.IntN(lens[k])] ^= byte(1 + rnd.IntN(255))
+		}
+		out[i] = f
+	}
+	return out
+}
+
 // The harness is not vacuous: programs broken on purpose (the end-around
 // carry left out, a popped header's words added instead of taken out, a
 // header not emitted, a TTL decremented twice) differ from the
 // interpreter on the crafted corpus.
 func TestHarnessCatchesMutants(t *testing.T) {
-	prog, m, _, err := build(t, "ejfat/lb-2026.nsc", "LB2026", "U280", p4.XSA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines bytes.Buffer
-	if err := prog.Entries(&lines, entries(t, m, "lb-2026.tables")); err != nil {
-		t.Fatal(err)
-	}
+	prog, load, interp := lbSetup(t, "lb-2026", "LB2026", "U280", p4.XSA, "lb-2026.tables")
+	mach := interp()
 	seeds, err := ejfat.Corpus()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mach, err := ejfat.Interpreter("lb-2026", "U280", "lb-2026.tables", bytes.NewReader(scriptBytes(t, "lb-2026.tables")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,22 +259,7 @@ func TestHarnessCatchesMutants(t *testing.T) {
 		if src == string(prog.Source) {
 			t.Fatalf("mutation %q does not apply", mut[0])
 		}
-		parsed, err := parseProgram(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run := newMachine(parsed, p4.XSA, loadP4Tables(t, prog, lines.Bytes()))
-		bad := 0
-		for _, f := range seeds {
-			var want []byte
-			left := false
-			mach.Run(f, func(_ *dataflow.Node, data []byte) { want, left = append([]byte(nil), data...), true })
-			got, err := run.run(f)
-			if err != nil || left != (got != nil) || !bytes.Equal(want, got) {
-				bad++
-			}
-		}
-		if bad == 0 {
+		if bad, _ := compareP4(t, "", load(src), mach, seeds, false); bad == 0 {
 			t.Errorf("mutant %q -> %q: no frame differs", mut[0], mut[1])
 		}
 	}

@@ -250,6 +250,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
             16w0x0800: ParseIPv4;
             16w0x0806: ParseArp;
             16w0x86dd: ParseIPv6;
+            default: noMatch;
         }
     }
 
@@ -261,6 +262,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         transition select(hdr.ipv4.proto) {
             8w1: ParseIcmp;
             8w17: ParseUdp;
+            default: noMatch;
         }
     }
 
@@ -276,6 +278,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         transition select(hdr.ipv6.next_hdr) {
             8w58: ParseIcmp6;
             8w17: ParseUdp;
+            default: noMatch;
         }
     }
 
@@ -294,6 +297,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         transition select(hdr.lb_common.version) {
             8w2: ParseLbV2;
             8w3: ParseLbV3;
+            default: noMatch;
         }
     }
 
@@ -302,6 +306,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         transition select(hdr.icmpv6.type_) {
             8w128: ParseEcho6Code;
             8w135: ParseNsCode;
+            default: noMatch;
         }
     }
 
@@ -326,7 +331,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.nd_ns); // ParseNs
         transition select(hdr.ipv6.payload_len == 16w24) {
             true: accept;
-            false: ParseNsOpt;
+            default: ParseNsOpt;
         }
     }
 
@@ -334,13 +339,18 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.nd_opt); // ParseNsOpt
         transition select(hdr.nd_opt.type_ == 8w1) {
             true: ParseNsMac;
-            false: accept;
+            default: accept;
         }
     }
 
     state ParseNsMac {
         packet.extract(hdr.nd_mac); // ParseNsMac
         transition accept;
+    }
+
+    state noMatch {
+        verify(false, error.NoMatch);
+        transition reject;
     }
 }
 

@@ -322,6 +322,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
             16w0x86dd: ParseIPv6;
             16w0x8809: ParseSlow;
             16w0x88cc: ParseLldp;
+            default: noMatch;
         }
     }
 
@@ -333,6 +334,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         transition select(hdr.ipv4.proto) {
             8w1: ParseIcmp;
             8w17: ParseUdp;
+            default: noMatch;
         }
     }
 
@@ -348,6 +350,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
             16w0x0800: ParseIPv4;
             16w0x0806: ParseArp;
             16w0x86dd: ParseIPv6;
+            default: noMatch;
         }
     }
 
@@ -357,6 +360,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         transition select(hdr.ipv6.next_hdr) {
             8w58: ParseIcmp6;
             8w17: ParseUdp;
+            default: noMatch;
         }
     }
 
@@ -364,7 +368,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.slow); // ParseSlow
         transition select(hdr.slow.subtype == 8w1) {
             true: ParseLacp;
-            false: accept;
+            default: accept;
         }
     }
 
@@ -386,7 +390,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.udp); // ParseUdp
         transition select((hdr.udp.dport & 16w0xc000) == 16w0x4000) {
             true: ParseLb;
-            false: accept;
+            default: accept;
         }
     }
 
@@ -396,6 +400,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
             8w1: ParseUnreach6;
             8w128: ParseEcho6Code;
             8w135: ParseNsCode;
+            default: noMatch;
         }
     }
 
@@ -408,14 +413,14 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.icmp_ipv4); // ParseUnreach4
         transition select(hdr.icmp_ipv4.proto == 8w17) {
             true: ParseUnreachUdp;
-            false: accept;
+            default: accept;
         }
     }
 
     state ParseEcho4Code {
         transition select(hdr.icmp.code == 8w0) {
             true: ParseEcho4;
-            false: accept;
+            default: accept;
         }
     }
 
@@ -425,6 +430,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         transition select(hdr.lb_common.version) {
             8w2: ParseLbV2;
             8w3: ParseLbV3;
+            default: noMatch;
         }
     }
 
@@ -432,7 +438,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.icmp_ipv6); // ParseUnreach6
         transition select(hdr.icmp_ipv6.next_hdr == 8w17) {
             true: ParseUnreachUdp;
-            false: accept;
+            default: accept;
         }
     }
 
@@ -447,7 +453,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.nd_ns); // ParseNs
         transition select(hdr.ipv6.payload_len == 16w24) {
             true: accept;
-            false: ParseNsOpt;
+            default: ParseNsOpt;
         }
     }
 
@@ -475,13 +481,18 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.nd_opt); // ParseNsOpt
         transition select(hdr.nd_opt.type_ == 8w1) {
             true: ParseNsMac;
-            false: accept;
+            default: accept;
         }
     }
 
     state ParseNsMac {
         packet.extract(hdr.nd_mac); // ParseNsMac
         transition accept;
+    }
+
+    state noMatch {
+        verify(false, error.NoMatch);
+        transition reject;
     }
 }
 
@@ -519,6 +530,7 @@ control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metad
     counter(1, CounterType.packets) l3_icmpv6_dest_unreach_other; // "l3_icmpv6_dest_unreach_other"
     counter(1, CounterType.packets) l3_icmpv6_echo_ok; // "l3_icmpv6_echo_ok"
     counter(1, CounterType.packets) l3_ipv6nd_neigh_sol_target_nomatch; // "l3_ipv6nd_neigh_sol_target_nomatch"
+    counter(1, CounterType.packets) malformed; // "malformed"
     counter(1, CounterType.packets) l3_icmpv6_unhandled; // "l3_icmpv6_unhandled"
     counter(1, CounterType.packets) l3_ipv6nd_neigh_sol_ok; // "l3_ipv6nd_neigh_sol_ok"
     counter(1, CounterType.packets) lb_rx_pkt_counter; // "lb_rx_pkt_counter"
@@ -1047,32 +1059,40 @@ control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metad
                             to_TxQueue = true;
                         } else if (hdr.icmpv6.type_ == 8w135) {
                             // NsForUs: test nd_ns.target == meta.own_ip
-                            if (!(hdr.nd_ns.target == meta.own_ip)) {
-                                // NsNoMatch: drop l3_ipv6nd_neigh_sol_target_nomatch
-                                l3_ipv6nd_neigh_sol_target_nomatch.count(0);
+                            // tested for p4c, which takes a header set invalid above as maybe invalid
+                            if (hdr.nd_ns.isValid()) {
+                                if (!(hdr.nd_ns.target == meta.own_ip)) {
+                                    // NsNoMatch: drop l3_ipv6nd_neigh_sol_target_nomatch
+                                    l3_ipv6nd_neigh_sol_target_nomatch.count(0);
+                                    mark_to_drop(standard_metadata);
+                                    return;
+                                }
+                                // NsUnspecified: test ipv6.src == 0
+                                if (hdr.ipv6.src == 128w0) {
+                                    // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+                                    meta.na_dst = 128w0xff020000000000000000000000000001;
+                                    meta.na_mac = 48w0x333300000001;
+                                    meta.na_s = 1w0;
+                                    meta.na_target = hdr.nd_ns.target;
+                                    to_NsHasOpt = true;
+                                } else {
+                                    // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+                                    meta.na_dst = hdr.ipv6.src;
+                                    meta.na_mac = hdr.ethernet.src;
+                                    meta.na_s = 1w1;
+                                    meta.na_target = hdr.nd_ns.target;
+                                    // NsHasSrcMac: test valid(nd_mac)
+                                    if (hdr.nd_mac.isValid()) {
+                                        // NsSrcMac: set meta.na_mac
+                                        meta.na_mac = hdr.nd_mac.mac;
+                                    }
+                                    to_NsHasOpt = true;
+                                }
+                            } else {
+                                // malformed: a header it needs is not there
+                                malformed.count(0);
                                 mark_to_drop(standard_metadata);
                                 return;
-                            }
-                            // NsUnspecified: test ipv6.src == 0
-                            if (hdr.ipv6.src == 128w0) {
-                                // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-                                meta.na_dst = 128w0xff020000000000000000000000000001;
-                                meta.na_mac = 48w0x333300000001;
-                                meta.na_s = 1w0;
-                                meta.na_target = hdr.nd_ns.target;
-                                to_NsHasOpt = true;
-                            } else {
-                                // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-                                meta.na_dst = hdr.ipv6.src;
-                                meta.na_mac = hdr.ethernet.src;
-                                meta.na_s = 1w1;
-                                meta.na_target = hdr.nd_ns.target;
-                                // NsHasSrcMac: test valid(nd_mac)
-                                if (hdr.nd_mac.isValid()) {
-                                    // NsSrcMac: set meta.na_mac
-                                    meta.na_mac = hdr.nd_mac.mac;
-                                }
-                                to_NsHasOpt = true;
                             }
                         } else {
                             // L3Icmp6Unhandled: drop l3_icmpv6_unhandled

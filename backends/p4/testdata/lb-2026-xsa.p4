@@ -323,6 +323,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
             16w0x86dd: ParseIPv6;
             16w0x8809: ParseSlow;
             16w0x88cc: ParseLldp;
+            default: noMatch;
         }
     }
 
@@ -334,6 +335,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         transition select(hdr.ipv4.proto) {
             8w1: ParseIcmp;
             8w17: ParseUdp;
+            default: noMatch;
         }
     }
 
@@ -349,6 +351,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
             16w0x0800: ParseIPv4;
             16w0x0806: ParseArp;
             16w0x86dd: ParseIPv6;
+            default: noMatch;
         }
     }
 
@@ -358,6 +361,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         transition select(hdr.ipv6.next_hdr) {
             8w58: ParseIcmp6;
             8w17: ParseUdp;
+            default: noMatch;
         }
     }
 
@@ -365,7 +369,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.slow); // ParseSlow
         transition select(hdr.slow.subtype == 8w1) {
             true: ParseLacp;
-            false: accept;
+            default: accept;
         }
     }
 
@@ -387,7 +391,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.udp); // ParseUdp
         transition select((hdr.udp.dport & 16w0xc000) == 16w0x4000) {
             true: ParseLb;
-            false: accept;
+            default: accept;
         }
     }
 
@@ -397,6 +401,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
             8w1: ParseUnreach6;
             8w128: ParseEcho6Code;
             8w135: ParseNsCode;
+            default: noMatch;
         }
     }
 
@@ -409,14 +414,14 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.icmp_ipv4); // ParseUnreach4
         transition select(hdr.icmp_ipv4.proto == 8w17) {
             true: ParseUnreachUdp;
-            false: accept;
+            default: accept;
         }
     }
 
     state ParseEcho4Code {
         transition select(hdr.icmp.code == 8w0) {
             true: ParseEcho4;
-            false: accept;
+            default: accept;
         }
     }
 
@@ -426,6 +431,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         transition select(hdr.lb_common.version) {
             8w2: ParseLbV2;
             8w3: ParseLbV3;
+            default: noMatch;
         }
     }
 
@@ -433,7 +439,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.icmp_ipv6); // ParseUnreach6
         transition select(hdr.icmp_ipv6.next_hdr == 8w17) {
             true: ParseUnreachUdp;
-            false: accept;
+            default: accept;
         }
     }
 
@@ -448,7 +454,7 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.nd_ns); // ParseNs
         transition select(hdr.ipv6.payload_len == 16w24) {
             true: accept;
-            false: ParseNsOpt;
+            default: ParseNsOpt;
         }
     }
 
@@ -476,13 +482,18 @@ parser ParserImpl(packet_in packet, out headers_t hdr, inout meta_t meta, inout 
         packet.extract(hdr.nd_opt); // ParseNsOpt
         transition select(hdr.nd_opt.type_ == 8w1) {
             true: ParseNsMac;
-            false: accept;
+            default: accept;
         }
     }
 
     state ParseNsMac {
         packet.extract(hdr.nd_mac); // ParseNsMac
         transition accept;
+    }
+
+    state noMatch {
+        verify(false, error.NoMatch);
+        transition reject;
     }
 }
 
@@ -966,31 +977,38 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
                             to_TxQueue = true;
                         } else if (hdr.icmpv6.type_ == 8w135) {
                             // NsForUs: test nd_ns.target == meta.own_ip
-                            if (!(hdr.nd_ns.target == meta.own_ip)) {
-                                // NsNoMatch: drop l3_ipv6nd_neigh_sol_target_nomatch
+                            // tested for p4c, which takes a header set invalid above as maybe invalid
+                            if (hdr.nd_ns.isValid()) {
+                                if (!(hdr.nd_ns.target == meta.own_ip)) {
+                                    // NsNoMatch: drop l3_ipv6nd_neigh_sol_target_nomatch
+                                    smeta.drop = 1;
+                                    return;
+                                }
+                                // NsUnspecified: test ipv6.src == 0
+                                if (hdr.ipv6.src == 128w0) {
+                                    // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+                                    meta.na_dst = 128w0xff020000000000000000000000000001;
+                                    meta.na_mac = 48w0x333300000001;
+                                    meta.na_s = 1w0;
+                                    meta.na_target = hdr.nd_ns.target;
+                                    to_NsHasOpt = true;
+                                } else {
+                                    // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
+                                    meta.na_dst = hdr.ipv6.src;
+                                    meta.na_mac = hdr.ethernet.src;
+                                    meta.na_s = 1w1;
+                                    meta.na_target = hdr.nd_ns.target;
+                                    // NsHasSrcMac: test valid(nd_mac)
+                                    if (hdr.nd_mac.isValid()) {
+                                        // NsSrcMac: set meta.na_mac
+                                        meta.na_mac = hdr.nd_mac.mac;
+                                    }
+                                    to_NsHasOpt = true;
+                                }
+                            } else {
+                                // malformed: a header it needs is not there
                                 smeta.drop = 1;
                                 return;
-                            }
-                            // NsUnspecified: test ipv6.src == 0
-                            if (hdr.ipv6.src == 128w0) {
-                                // NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-                                meta.na_dst = 128w0xff020000000000000000000000000001;
-                                meta.na_mac = 48w0x333300000001;
-                                meta.na_s = 1w0;
-                                meta.na_target = hdr.nd_ns.target;
-                                to_NsHasOpt = true;
-                            } else {
-                                // NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target
-                                meta.na_dst = hdr.ipv6.src;
-                                meta.na_mac = hdr.ethernet.src;
-                                meta.na_s = 1w1;
-                                meta.na_target = hdr.nd_ns.target;
-                                // NsHasSrcMac: test valid(nd_mac)
-                                if (hdr.nd_mac.isValid()) {
-                                    // NsSrcMac: set meta.na_mac
-                                    meta.na_mac = hdr.nd_mac.mac;
-                                }
-                                to_NsHasOpt = true;
                             }
                         } else {
                             // L3Icmp6Unhandled: drop l3_icmpv6_unhandled
