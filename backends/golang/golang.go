@@ -429,12 +429,11 @@ func (c *gen) Sink(e *lower.Exit) {
 
 func (c *gen) Drop(e *lower.Exit) { c.emit("%s", c.retDrop(e.From, c.drop(e.Site, e.Reason))) }
 
-func (c *gen) Undecided(e *lower.Exit) {
-	if e.Site != "" {
-		c.emit("%s // %s cannot decide on one operand", c.retUndecided(e.From), e.Site)
-	} else {
-		c.emit("%s", c.retUndecided(e.From))
+func (c *gen) Undecided(e *lower.Exit, why string) {
+	if why != "" {
+		why = " // " + why
 	}
+	c.emit("%s%s", c.retUndecided(e.From), why)
 }
 
 // A switch compares its value, wide or a word, case by case.
@@ -979,28 +978,25 @@ func (c *gen) value(e *packet.Expr) string {
 	case packet.EBitNot:
 		return fmt.Sprintf("%s.Not().And(%s)", c.value(e.A), valueLit(packet.Mask(e.Width)))
 	}
-	a := c.value(e.A)
-	b := c.value(e.B)
-	mask := valueLit(packet.Mask(e.Width))
-	switch e.Kind {
-	case packet.EAdd:
-		return fmt.Sprintf("%s.Add(%s).And(%s)", a, b, mask)
-	case packet.ESub:
-		return fmt.Sprintf("%s.Sub(%s).And(%s)", a, b, mask)
-	case packet.EMul:
-		return fmt.Sprintf("%s.Mul(%s).And(%s)", a, b, mask)
-	case packet.EBitAnd:
-		return fmt.Sprintf("%s.And(%s)", a, b)
-	case packet.EBitOr:
-		return fmt.Sprintf("%s.Or(%s).And(%s)", a, b, mask)
-	case packet.EBitXor:
-		return fmt.Sprintf("%s.Xor(%s).And(%s)", a, b, mask)
-	case packet.EShl:
-		return fmt.Sprintf("%s.Shl(uint(min(%s.Lo, 128))).And(%s)", a, b, mask)
-	case packet.EShr:
-		return fmt.Sprintf("%s.Shr(uint(min(%s.Lo, 128)))", a, b)
+	f, ok := wideOps[e.Kind]
+	if !ok {
+		c.w.Refuse(c.owner, "expression %q: operator %d is not supported", e.Text, e.Kind)
+		return "packet.Value{}"
 	}
-	panic(fmt.Sprintf("go backend: expression kind %d", e.Kind))
+	return fmt.Sprintf(f, c.value(e.A), c.value(e.B), valueLit(packet.Mask(e.Width)))
+}
+
+// wideOps print the 128-bit operators: %[1]s and %[2]s are the operands,
+// %[3]s the mask of the result's width (results are cut to it).
+var wideOps = map[packet.ExprKind]string{
+	packet.EAdd:    "%[1]s.Add(%[2]s).And(%[3]s)",
+	packet.ESub:    "%[1]s.Sub(%[2]s).And(%[3]s)",
+	packet.EMul:    "%[1]s.Mul(%[2]s).And(%[3]s)",
+	packet.EBitAnd: "%[1]s.And(%[2]s)",
+	packet.EBitOr:  "%[1]s.Or(%[2]s).And(%[3]s)",
+	packet.EBitXor: "%[1]s.Xor(%[2]s).And(%[3]s)",
+	packet.EShl:    "%[1]s.Shl(uint(min(%[2]s.Lo, 128))).And(%[3]s)",
+	packet.EShr:    "%[1]s.Shr(uint(min(%[2]s.Lo, 128)))",
 }
 
 // readField reads a field as uint64 or, if wide, as packet.Value.

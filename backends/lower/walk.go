@@ -21,7 +21,9 @@ type Dialect interface {
 	Goto(e *Exit)
 	Sink(e *Exit)
 	Drop(e *Exit)
-	Undecided(e *Exit)
+	// Undecided ends a frame no O-node could decide; why says which
+	// ("" for a C-node), for a comment.
+	Undecided(e *Exit, why string)
 	// A switch: its cases in order (the value and the case's index),
 	// then the default, then the end.
 	Case(n *dataflow.Node, i int, v packet.Value)
@@ -189,7 +191,11 @@ func (w *Walker) Exit(e *Exit) {
 	case Drop:
 		w.D.Drop(e)
 	case Undecided:
-		w.D.Undecided(e)
+		why := ""
+		if e.Site != "" {
+			why = e.Site + " cannot decide on one operand"
+		}
+		w.D.Undecided(e, why)
 	}
 }
 

@@ -221,26 +221,22 @@ func (c *gen) value(e *packet.Expr) string {
 	if e.A == nil || e.B == nil {
 		return c.bad(nil)
 	}
-	a := c.value(e.A)
-	b := c.value(e.B)
-	mask := vlit(packet.Mask(e.Width))
-	switch e.Kind {
-	case packet.EAdd:
-		return fmt.Sprintf("nsc_vand(nsc_vadd(%s, %s), %s)", a, b, mask)
-	case packet.ESub:
-		return fmt.Sprintf("nsc_vand(nsc_vsub(%s, %s), %s)", a, b, mask)
-	case packet.EMul:
-		return fmt.Sprintf("nsc_vand(nsc_vmul(%s, %s), %s)", a, b, mask)
-	case packet.EBitAnd:
-		return fmt.Sprintf("nsc_vand(%s, %s)", a, b)
-	case packet.EBitOr:
-		return fmt.Sprintf("nsc_vand(nsc_vor(%s, %s), %s)", a, b, mask)
-	case packet.EBitXor:
-		return fmt.Sprintf("nsc_vand(nsc_vxor(%s, %s), %s)", a, b, mask)
-	case packet.EShl:
-		return fmt.Sprintf("nsc_vand(nsc_vshlv(%s, %s), %s)", a, b, mask)
-	case packet.EShr:
-		return fmt.Sprintf("nsc_vshrv(%s, %s)", a, b)
+	f, ok := wideOps[e.Kind]
+	if !ok {
+		return c.bad(e)
 	}
-	return c.bad(e)
+	return fmt.Sprintf(f, c.value(e.A), c.value(e.B), vlit(packet.Mask(e.Width)))
+}
+
+// wideOps print the 128-bit operators: %[1]s and %[2]s are the operands,
+// %[3]s the mask of the result's width (results are cut to it).
+var wideOps = map[packet.ExprKind]string{
+	packet.EAdd:    "nsc_vand(nsc_vadd(%[1]s, %[2]s), %[3]s)",
+	packet.ESub:    "nsc_vand(nsc_vsub(%[1]s, %[2]s), %[3]s)",
+	packet.EMul:    "nsc_vand(nsc_vmul(%[1]s, %[2]s), %[3]s)",
+	packet.EBitAnd: "nsc_vand(%[1]s, %[2]s)",
+	packet.EBitOr:  "nsc_vand(nsc_vor(%[1]s, %[2]s), %[3]s)",
+	packet.EBitXor: "nsc_vand(nsc_vxor(%[1]s, %[2]s), %[3]s)",
+	packet.EShl:    "nsc_vand(nsc_vshlv(%[1]s, %[2]s), %[3]s)",
+	packet.EShr:    "nsc_vshrv(%[1]s, %[2]s)",
 }

@@ -442,12 +442,11 @@ func (c *gen) Goto(e *lower.Exit) { c.emit("%sgoto n%d;", c.jumpEdge(e.From, e.T
 func (c *gen) Sink(e *lower.Exit) { c.emit("%s", c.sinkStmt(e.To)) }
 func (c *gen) Drop(e *lower.Exit) { c.emit("%s", c.dropStmt(e.From, e.Site, e.Reason)) }
 
-func (c *gen) Undecided(e *lower.Exit) {
-	if e.Site != "" {
-		c.emit("%s /* %s cannot decide on one operand */", c.undecided(e.From), e.Site)
-	} else {
-		c.emit("%s", c.undecided(e.From))
+func (c *gen) Undecided(e *lower.Exit, why string) {
+	if why != "" {
+		why = " /* " + why + " */"
 	}
+	c.emit("%s%s", c.undecided(e.From), why)
 }
 
 // A switch on a word is a C switch; on a 128-bit value a chain of ifs.
