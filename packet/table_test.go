@@ -116,8 +116,12 @@ func TestInsertErrors(t *testing.T) {
 	if err := tb.Insert(Entry{Keys: exactKeys(V(9), v6), Action: 0}); !errors.Is(err, ErrTableFull) {
 		t.Errorf("fifth Insert into size 4 = %v; want ErrTableFull", err)
 	}
-	if err := tb.Replace(make([]Entry, 5)); !errors.Is(err, ErrTableFull) {
-		t.Errorf("Replace with 5 = %v; want ErrTableFull", err)
+	five := make([]Entry, 5)
+	for i := range five {
+		five[i] = Entry{Keys: exactKeys(V(uint64(i)), v6)}
+	}
+	if err := tb.Replace(five); !errors.Is(err, ErrTableFull) || !strings.Contains(err.Error(), "entry 4: table full (size 4)") {
+		t.Errorf("Replace with 5 = %v; want ErrTableFull at entry 4", err)
 	}
 	dup := []Entry{{Keys: exactKeys(V(1), v6)}, {Keys: exactKeys(V(2), v6)}, {Keys: exactKeys(V(1), v6)}}
 	if err := tb.Replace(dup); !errors.Is(err, ErrDuplicateEntry) || !strings.Contains(err.Error(), "entry 2: duplicate entry of entry 0") {
