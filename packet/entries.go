@@ -125,7 +125,7 @@ func readWords(r io.Reader, word func(scriptWord) error) error {
 			b, long = append(long, b...), nil
 		}
 		if err != nil && err != io.EOF {
-			return err
+			return &ScriptError{Line: line, Err: err}
 		}
 		text, _, _ := strings.Cut(string(b), "#")
 		for _, f := range strings.Fields(text) {

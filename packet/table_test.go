@@ -347,6 +347,14 @@ func checkAgainstReference(t *testing.T, r *rand.Rand, spec *TableSpec, n, looku
 		}
 		es = append(es, e)
 	}
+	return checkLookups(t, r, tb, es, lookups)
+}
+
+// checkLookups looks up random keys in tb, whose entries are es, every
+// way there is, against refLookup; it returns the hits.
+func checkLookups(t *testing.T, r *rand.Rand, tb *Table, es []Entry, lookups int) int {
+	t.Helper()
+	spec := tb.Spec()
 	hits := 0
 	for range lookups {
 		keys := randKeys(r, spec)
