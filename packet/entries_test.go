@@ -317,7 +317,7 @@ func TestScriptValidation(t *testing.T) {
 	long := strings.Repeat("x", 1<<20)
 	tests := []struct {
 		name, src, want string
-		is          error
+		is              error
 	}{
 		{"duplicate", "table_add small fwd 1 => 1\ntable_add small fwd 2 => 1\n\ntable_add small fwd 0x01 => 2\n",
 			"t.tables:4: table_add small: duplicate entry of entry at line 1", ErrDuplicateEntry},
