@@ -17,7 +17,7 @@ func TestCompileP4TablesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := bytes.Count(base, []byte("\n")) + 1 // the line a case adds
-	full := func() string {                    // T1 (size 64) filled, then one more
+	full := func() string {                     // T1 (size 64) filled, then one more
 		var b strings.Builder
 		for i := range 64 - 5 { // lb-2025.tables has 5
 			fmt.Fprintf(&b, "table_add mac_dst_filter_table set_mac_sa 0&&&0 %#x => 0 1\n", 0x020000000000+i)
