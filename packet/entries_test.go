@@ -288,8 +288,37 @@ func FuzzParseEntries(f *testing.F) {
 	f.Add([]byte("table_add routes fwd 10/8 => 1 # c\ntable_add routes fwd 0/0 =>\n0x1ff"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		es, err := ParseEntries("fuzz", bytes.NewReader(data), seedTables)
+		ts, lerr := LoadTables(seedSchema(), "fuzz", bytes.NewReader(data))
+		if (err == nil) != (lerr == nil) {
+			t.Fatalf("ParseEntries: %v, LoadTables: %v", err, lerr)
+		}
 		if err != nil {
+			// Every error names a line of the script, in a short message.
+			var se *ScriptError
+			if lines := bytes.Count(data, []byte("\n")) + 1; !errors.As(err, &se) || se.Line < 1 || se.Line > lines {
+				t.Fatalf("error %v is not at a line 1..%d", err, lines)
+			}
+			if len(err.Error()) > 4096 {
+				t.Fatalf("error of %d bytes", len(err.Error()))
+			}
 			return
+		}
+		// The entries loaded are the script's, table by table, and pass
+		// the one validator again.
+		s := seedSchema()
+		for i, d := range s.Tables {
+			var want []Entry
+			for _, te := range es {
+				if te.Table == d.Spec.Name {
+					want = append(want, te.Entry)
+				}
+			}
+			if diff := cmp.Diff(want, ts[i].Entries(), cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("table %s (-script +loaded):\n%s", d.Spec.Name, diff)
+			}
+		}
+		if err := CheckEntries(es, seedTables); err != nil {
+			t.Fatalf("CheckEntries of parsed entries: %v", err)
 		}
 		var out bytes.Buffer
 		if err := FormatEntries(&out, es, seedTables); err != nil {

@@ -91,6 +91,8 @@ func (t *Table) update(us []Update, fresh bool, name func(e *Entry, i int) strin
 	for i := range es {
 		set.known(&es[i], i)
 	}
+	var sl slab
+	sl.reserve(us)
 	deleted := false
 	for ui := range us {
 		u := &us[ui]
@@ -98,12 +100,12 @@ func (t *Table) update(us []Update, fresh bool, name func(e *Entry, i int) strin
 		switch u.Kind {
 		case InsertEntry:
 			if err = set.insert(&u.Entry, len(es)); err == nil {
-				es = append(es, u.Entry.clone())
+				es = append(es, sl.clone(&u.Entry))
 			}
 		case ModifyEntry:
 			var i int
 			if i, err = set.modify(&u.Entry); err == nil {
-				es[i] = u.Entry.clone()
+				es[i] = sl.clone(&u.Entry)
 			}
 		case DeleteEntry:
 			var i int
@@ -122,6 +124,39 @@ func (t *Table) update(us []Update, fresh bool, name func(e *Entry, i int) strin
 	}
 	t.snap.Store(t.build(es))
 	return nil
+}
+
+// slab holds the keys and parameters of a batch's entries, so that
+// copying them takes two allocations, not two per entry.
+type slab struct {
+	keys   []KeyMatch
+	params []Value
+}
+
+// reserve makes room for the entries of us.
+func (s *slab) reserve(us []Update) {
+	nk, np := 0, 0
+	for i := range us {
+		nk += len(us[i].Entry.Keys)
+		np += len(us[i].Entry.Params)
+	}
+	s.keys, s.params = make([]KeyMatch, 0, nk), make([]Value, 0, np)
+}
+
+// clone copies e, its slices into the slab (nil stays nil).
+func (s *slab) clone(e *Entry) Entry {
+	c := *e
+	if e.Keys != nil {
+		n := len(s.keys)
+		s.keys = append(s.keys, e.Keys...)
+		c.Keys = s.keys[n:len(s.keys):len(s.keys)]
+	}
+	if e.Params != nil {
+		n := len(s.params)
+		s.params = append(s.params, e.Params...)
+		c.Params = s.params[n:len(s.params):len(s.params)]
+	}
+	return c
 }
 
 // entrySet is the one validator of a table's content, whichever way the
