@@ -523,39 +523,54 @@ func TestConcurrentLookup(t *testing.T) {
 		}
 		return es
 	}
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for range 4 {
-		wg.Go(func() {
-			keys := make([]Value, 1)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				for k := range uint64(65) {
-					keys[0] = V(k)
-					e, hit := tb.Lookup(keys)
-					if hit && e.Keys[0].Value != keys[0] {
-						t.Errorf("Lookup(%d) hit entry for %v", k, e.Keys[0].Value)
-						return
-					}
-					if hit && (k == 0 && e.Params[0].Lo%2 != 0 || k == 64 && e.Params[0].Lo%2 != 1) {
-						t.Errorf("Lookup(%d) hit generation %v", k, e.Params[0])
-						return
-					}
-				}
+	stop := readWhile(func(keys []Value) bool {
+		for k := range uint64(65) {
+			keys[0] = V(k)
+			e, hit := tb.Lookup(keys)
+			if hit && e.Keys[0].Value != keys[0] {
+				t.Errorf("Lookup(%d) hit entry for %v", k, e.Keys[0].Value)
+				return false
 			}
-		})
-	}
+			if hit && (k == 0 && e.Params[0].Lo%2 != 0 || k == 64 && e.Params[0].Lo%2 != 1) {
+				t.Errorf("Lookup(%d) hit generation %v", k, e.Params[0])
+				return false
+			}
+		}
+		return true
+	})
+	defer stop()
 	for g := range uint64(300) {
 		if err := tb.Replace(gen(g)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	close(stop)
-	wg.Wait()
+}
+
+// readWhile runs sweep, in four goroutines, over and over until it
+// returns false or until the returned stop is called, which waits for
+// them; keys is each goroutine's own, one key long.
+func readWhile(sweep func(keys []Value) bool) (stop func()) {
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for range 4 {
+		wg.Go(func() {
+			keys := make([]Value, 1)
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if !sweep(keys) {
+					return
+				}
+			}
+		})
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 func TestLookupNoAlloc(t *testing.T) {

@@ -205,13 +205,9 @@ func (s *entrySet) insert(e *Entry, i int) error {
 
 // modify checks e and returns the index of the entry it replaces.
 func (s *entrySet) modify(e *Entry) (int, error) {
-	if err := s.spec.checkEntry(e); err != nil {
+	p, err := s.find(e, s.spec.checkEntry)
+	if err != nil {
 		return 0, err
-	}
-	s.key = s.spec.appendMatch(s.key[:0], e)
-	p, ok := s.at[string(s.key)]
-	if !ok {
-		return 0, ErrNoEntry
 	}
 	s.at[string(s.key)] = entryRef{p.i, e.Line}
 	return p.i, nil
@@ -219,17 +215,27 @@ func (s *entrySet) modify(e *Entry) (int, error) {
 
 // remove checks e's match and returns the index of the entry it removes.
 func (s *entrySet) remove(e *Entry) (int, error) {
-	if err := s.spec.checkMatch(e); err != nil {
+	p, err := s.find(e, s.spec.checkMatch)
+	if err != nil {
 		return 0, err
-	}
-	s.key = s.spec.appendMatch(s.key[:0], e)
-	p, ok := s.at[string(s.key)]
-	if !ok {
-		return 0, ErrNoEntry
 	}
 	delete(s.at, string(s.key))
 	s.live--
 	return p.i, nil
+}
+
+// find checks e by check and returns the entry with e's match, whose key
+// it leaves in s.key.
+func (s *entrySet) find(e *Entry, check func(*Entry) error) (entryRef, error) {
+	if err := check(e); err != nil {
+		return entryRef{}, err
+	}
+	s.key = s.spec.appendMatch(s.key[:0], e)
+	p, ok := s.at[string(s.key)]
+	if !ok {
+		return entryRef{}, ErrNoEntry
+	}
+	return p, nil
 }
 
 // appendMatch appends e's match, which checkMatch passed, as bytes: the

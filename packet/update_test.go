@@ -3,7 +3,6 @@ package packet
 import (
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -152,38 +151,28 @@ func TestConcurrentApply(t *testing.T) {
 	if err := tb.Apply(us); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for range 4 {
-		wg.Go(func() {
-			keys := make([]Value, 1)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
+	stop := readWhile(func(keys []Value) bool {
+		last := uint64(0)
+		for k := range uint64(n + 1) {
+			keys[0] = V(k)
+			e, hit := tb.Lookup(keys)
+			if !hit {
+				if k > 0 && k < n {
+					t.Errorf("Lookup(%d) missed", k)
+					return false
 				}
-				last := uint64(0)
-				for k := range uint64(n + 1) {
-					keys[0] = V(k)
-					e, hit := tb.Lookup(keys)
-					if !hit {
-						if k > 0 && k < n {
-							t.Errorf("Lookup(%d) missed", k)
-							return
-						}
-						continue
-					}
-					g := e.Params[0].Lo
-					if e.Keys[0].Value != keys[0] || k == 0 && g%2 != 0 || k == n && g%2 != 1 || g < last {
-						t.Errorf("Lookup(%d) = %+v after generation %d", k, e, last)
-						return
-					}
-					last = g
-				}
+				continue
 			}
-		})
-	}
+			g := e.Params[0].Lo
+			if e.Keys[0].Value != keys[0] || k == 0 && g%2 != 0 || k == n && g%2 != 1 || g < last {
+				t.Errorf("Lookup(%d) = %+v after generation %d", k, e, last)
+				return false
+			}
+			last = g
+		}
+		return true
+	})
+	defer stop()
 	for g := uint64(1); g < 300; g++ {
 		gone, added := (1-g%2)*n, g%2*n
 		us = append(us[:0], Update{DeleteEntry, entry(gone, 0)})
@@ -195,6 +184,4 @@ func TestConcurrentApply(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	close(stop)
-	wg.Wait()
 }
