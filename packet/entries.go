@@ -43,7 +43,7 @@ type scriptWord struct {
 // wins). tables resolves a table name to its spec. The entries are
 // validated as the whole content of their tables, as CheckEntries does:
 // each on its own, no duplicates, no table over its size. Lines may be of
-// any length; a word may not be longer than MaxWord bytes. Errors in the
+// any length; a word may not be longer than 320 bytes (maxWord). Errors in the
 // script are *ScriptError, at the line of the offending word or else of the
 // table_add.
 func ParseEntries(name string, r io.Reader, tables func(string) (*TableSpec, bool)) ([]TableEntry, error) {
@@ -105,10 +105,10 @@ func (p *scriptParser) command() error {
 	return nil
 }
 
-// MaxWord is the longest word a table script may have: four times the
+// maxWord is the longest word a table script may have: four times the
 // longest a valid entry needs (a 128-bit range in decimal), so that errors
 // quoting a word stay short.
-const MaxWord = 4 * 80
+const maxWord = 4 * 80
 
 // readWords calls word with each word of a script, and its line, dropping
 // comments; it stops at word's first error. Lines may be of any length.
@@ -129,8 +129,8 @@ func readWords(r io.Reader, word func(scriptWord) error) error {
 		}
 		text, _, _ := strings.Cut(string(b), "#")
 		for _, f := range strings.Fields(text) {
-			if len(f) > MaxWord {
-				return &ScriptError{Line: line, Err: fmt.Errorf("word of %d bytes (at most %d): %.20q...", len(f), MaxWord, f)}
+			if len(f) > maxWord {
+				return &ScriptError{Line: line, Err: fmt.Errorf("word of %d bytes (at most %d): %.20q...", len(f), maxWord, f)}
 			}
 			if err := word(scriptWord{f, line}); err != nil {
 				return err
