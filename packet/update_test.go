@@ -1,6 +1,7 @@
 package packet
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -183,5 +184,58 @@ func TestConcurrentApply(t *testing.T) {
 		if err := tb.Apply(us); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestApplyErrors: what a batch refuses, named by its line or place in
+// the batch, leaves the table as it was; a delete frees a place for an
+// insert of the same batch; the one-entry forms are batches of one.
+func TestApplyErrors(t *testing.T) {
+	spec := &TableSpec{Name: "t", Keys: []KeySpec{{"k", 8, Exact}}, Size: 2,
+		Actions: []ActionSpec{{"set", []Param{{"v", 8}}}}}
+	e := func(k, v uint64, line int) Entry { return Entry{Keys: exactKeys(V(k)), Params: []Value{V(v)}, Line: line} }
+	tb := NewTable(spec)
+	if err := tb.Apply([]Update{{InsertEntry, e(1, 1, 0)}, {InsertEntry, e(2, 2, 0)}}); err != nil {
+		t.Fatal(err)
+	}
+	// Full: a delete (its action and params unread) makes room.
+	if err := tb.Apply([]Update{{DeleteEntry, Entry{Keys: exactKeys(V(1)), Action: 9}}, {InsertEntry, e(3, 3, 0)}}); err != nil {
+		t.Fatal(err)
+	}
+	before := tb.Entries()
+	for _, tc := range []struct {
+		name string
+		us   []Update
+		want string
+		is   error
+	}{
+		{"full", []Update{{ModifyEntry, e(2, 7, 0)}, {InsertEntry, e(4, 4, 0)}}, "table t: update 1: table full (size 2)", ErrTableFull},
+		{"duplicate", []Update{{ModifyEntry, e(2, 7, 0)}, {InsertEntry, e(2, 4, 12)}}, "table t: entry at line 12: duplicate entry of entry 0", ErrDuplicateEntry},
+		{"modify of none", []Update{{ModifyEntry, e(1, 7, 0)}}, "table t: update 0: no entry with this match", ErrNoEntry},
+		{"delete of none", []Update{{DeleteEntry, e(2, 0, 0)}, {DeleteEntry, e(2, 0, 5)}}, "table t: entry at line 5: no entry with this match", ErrNoEntry},
+		{"invalid modify", []Update{{ModifyEntry, e(2, 256, 0)}}, "table t: update 0: action set: param v: 256 wider than 8 bits", nil},
+		{"invalid delete", []Update{{DeleteEntry, e(256, 0, 0)}}, "table t: update 0: key k: value 256 wider than 8 bits", nil},
+		{"unknown kind", []Update{{UpdateKind(7), e(2, 0, 0)}}, "table t: update 0: unknown update kind 7", nil},
+	} {
+		err := tb.Apply(tc.us)
+		if err == nil || err.Error() != tc.want || tc.is != nil && !errors.Is(err, tc.is) {
+			t.Errorf("%s: Apply = %v; want %s", tc.name, err, tc.want)
+		}
+		if diff := cmp.Diff(before, tb.Entries()); diff != "" {
+			t.Errorf("%s: a refused batch changed the table (-before +after):\n%s", tc.name, diff)
+		}
+	}
+	if err := tb.Modify(e(2, 9, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Delete(e(3, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Insert(e(5, 5, 0)); err != nil {
+		t.Fatal(err)
+	}
+	want := []Entry{e(2, 9, 0), e(5, 5, 0)}
+	if diff := cmp.Diff(want, tb.Entries()); diff != "" {
+		t.Errorf("after Modify, Delete, Insert (-want +got):\n%s", diff)
 	}
 }
