@@ -193,7 +193,9 @@ func TestConcurrentApply(t *testing.T) {
 func TestApplyErrors(t *testing.T) {
 	spec := &TableSpec{Name: "t", Keys: []KeySpec{{"k", 8, Exact}}, Size: 2,
 		Actions: []ActionSpec{{"set", []Param{{"v", 8}}}}}
-	e := func(k, v uint64, line int) Entry { return Entry{Keys: exactKeys(V(k)), Params: []Value{V(v)}, Line: line} }
+	e := func(k, v uint64, line int) Entry {
+		return Entry{Keys: exactKeys(V(k)), Params: []Value{V(v)}, Line: line}
+	}
 	tb := NewTable(spec)
 	if err := tb.Apply([]Update{{InsertEntry, e(1, 1, 0)}, {InsertEntry, e(2, 2, 0)}}); err != nil {
 		t.Fatal(err)
