@@ -53,14 +53,11 @@ func ParseEntries(name string, r io.Reader, tables func(string) (*TableSpec, boo
 		err = p.command()
 	}
 	var se *ScriptError
-	switch {
-	case errors.As(err, &se):
+	if errors.As(err, &se) { // every error of a script is one
 		se.Name = name
 		return nil, se
-	case err != nil:
-		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return p.out, nil
+	return p.out, err
 }
 
 // scriptParser parses a script's commands as their words come, so that

@@ -38,7 +38,8 @@ func (t *Table) Apply(us []Update) error {
 	return t.update(us, false, updateName)
 }
 
-// Insert adds e (copied): Apply of one InsertEntry.
+// Insert adds e (copied): Apply of one InsertEntry. Each costs an index
+// build, O(entries): write many entries in one Apply.
 func (t *Table) Insert(e Entry) error {
 	return t.update([]Update{{InsertEntry, e}}, false, func(e *Entry, _ int) string { return entryName(e, t.Len()) })
 }
@@ -69,9 +70,11 @@ func (t *Table) load(es []Entry) {
 	t.snap.Store(t.build(es))
 }
 
+// updateName names update i of a batch in errors: by script line when
+// known.
 func updateName(e *Entry, i int) string {
 	if e.Line > 0 {
-		return fmt.Sprintf("entry at line %d", e.Line)
+		return entryName(e, i)
 	}
 	return fmt.Sprintf("update %d", i)
 }
