@@ -2,6 +2,7 @@ package packet
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -39,43 +40,103 @@ type scriptWord struct {
 // starts a comment. Numbers are hex (0x...) or decimal. Keys are written by
 // kind: exact v, lpm v/len, ternary v&&&mask (or v/len for a prefix mask),
 // range lo->hi. PRIORITY follows the params when the table needs one (lower
-// wins). tables resolves a table name to its spec. Errors in the script are
-// *ScriptError, at the line of the offending word or else of the table_add.
+// wins). tables resolves a table name to its spec. The entries are
+// validated as the whole content of their tables, as CheckEntries does:
+// each on its own, no duplicates, no table over its size. Lines may be of
+// any length; a word may not be longer than 320 bytes (maxWord). Errors in the
+// script are *ScriptError, at the line of the offending word or else of the
+// table_add.
 func ParseEntries(name string, r io.Reader, tables func(string) (*TableSpec, bool)) ([]TableEntry, error) {
-	var toks []scriptWord
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		text, _, _ := strings.Cut(sc.Text(), "#")
+	p := &scriptParser{tables: tables, sets: newScriptSets(tables)}
+	err := readWords(r, p.word)
+	if err == nil {
+		err = p.command()
+	}
+	var se *ScriptError
+	if errors.As(err, &se) { // every error of a script is one
+		se.Name = name
+		return nil, se
+	}
+	return p.out, err
+}
+
+// scriptParser parses a script's commands as their words come, so that
+// it holds one command's words at a time.
+type scriptParser struct {
+	tables func(string) (*TableSpec, bool)
+	sets   *scriptSets
+	cmd    []scriptWord // the command so far
+	out    []TableEntry
+}
+
+// word takes the script's next word.
+func (p *scriptParser) word(w scriptWord) error {
+	if !isCommand(w.s) {
+		if len(p.cmd) == 0 {
+			return &ScriptError{Line: w.line, Err: fmt.Errorf("expected table_add, found %q", w.s)}
+		}
+		p.cmd = append(p.cmd, w)
+		return nil
+	}
+	if err := p.command(); err != nil {
+		return err
+	}
+	p.cmd = append(p.cmd[:0], w)
+	return nil
+}
+
+// command parses the command whose words p holds, if it is a table_add
+// (the others drive a simulator: no table content).
+func (p *scriptParser) command() error {
+	if len(p.cmd) == 0 || p.cmd[0].s != "table_add" {
+		return nil
+	}
+	te, serr := parseEntry(p.cmd[0].line, p.cmd[1:], p.tables)
+	if serr != nil {
+		return serr
+	}
+	if err := p.sets.insert(&te, len(p.out)); err != nil {
+		return &ScriptError{Line: te.Entry.Line, Err: fmt.Errorf("table_add %s: %w", te.Table, err)}
+	}
+	p.out = append(p.out, te)
+	return nil
+}
+
+// maxWord is the longest word a table script may have: four times the
+// longest a valid entry needs (a 128-bit range in decimal), so that errors
+// quoting a word stay short.
+const maxWord = 4 * 80
+
+// readWords calls word with each word of a script, and its line, dropping
+// comments; it stops at word's first error. Lines may be of any length.
+func readWords(r io.Reader, word func(scriptWord) error) error {
+	br := bufio.NewReader(r)
+	var long []byte // a line longer than br's buffer, gathered
+	for line := 1; ; line++ {
+		b, err := br.ReadSlice('\n')
+		for err == bufio.ErrBufferFull {
+			long = append(long, b...)
+			b, err = br.ReadSlice('\n')
+		}
+		if long != nil {
+			b, long = append(long, b...), nil
+		}
+		if err != nil && err != io.EOF {
+			return &ScriptError{Line: line, Err: err}
+		}
+		text, _, _ := strings.Cut(string(b), "#")
 		for _, f := range strings.Fields(text) {
-			toks = append(toks, scriptWord{f, line})
+			if len(f) > maxWord {
+				return &ScriptError{Line: line, Err: fmt.Errorf("word of %d bytes (at most %d): %.20q...", len(f), maxWord, f)}
+			}
+			if err := word(scriptWord{f, line}); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			return nil
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	var out []TableEntry
-	for len(toks) > 0 {
-		n := 1
-		for n < len(toks) && !isCommand(toks[n].s) {
-			n++
-		}
-		if !isCommand(toks[0].s) {
-			return nil, &ScriptError{name, toks[0].line, fmt.Errorf("expected table_add, found %q", toks[0].s)}
-		}
-		if toks[0].s != "table_add" { // a simulator command: no table content
-			toks = toks[n:]
-			continue
-		}
-		te, err := parseEntry(toks[0].line, toks[1:n], tables)
-		if err != nil {
-			err.Name = name
-			return nil, err
-		}
-		out = append(out, te)
-		toks = toks[n:]
-	}
-	return out, nil
 }
 
 // isCommand reports whether word starts a command of the BMv2/p4bm CLI.
@@ -92,7 +153,8 @@ func isCommand(word string) bool {
 
 // LoadTables makes empty runtime tables for every table of s, in
 // Schema.Tables order, and fills them from a table_add script read from r
-// (name is for messages). Errors name the line.
+// (name is for messages). Errors name the line. Each table's index is
+// built once, from all its entries.
 func LoadTables(s *Schema, name string, r io.Reader) ([]*Table, error) {
 	ts := make([]*Table, len(s.Tables))
 	for i, t := range s.Tables {
@@ -105,11 +167,20 @@ func LoadTables(s *Schema, name string, r io.Reader) ([]*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, te := range entries {
-		i, _ := s.Table(te.Table)
-		if err := ts[i].Insert(te.Entry); err != nil {
-			return nil, &ScriptError{name, te.Entry.Line, err}
-		}
+	at, n := make([]int, len(entries)), make([]int, len(ts))
+	for k, te := range entries {
+		at[k], _ = s.Table(te.Table)
+		n[at[k]]++
+	}
+	byTable := make([][]Entry, len(ts))
+	for i := range byTable {
+		byTable[i] = make([]Entry, 0, n[i])
+	}
+	for k, te := range entries {
+		byTable[at[k]] = append(byTable[at[k]], te.Entry)
+	}
+	for i, es := range byTable {
+		ts[i].load(es) // ParseEntries checked them against the same specs
 	}
 	return ts, nil
 }
@@ -149,7 +220,7 @@ func parseEntry(start int, toks []scriptWord, tables func(string) (*TableSpec, b
 	if len(keys) != len(spec.Keys) {
 		return fail(start, "%s: %d keys, table has %d", where, len(keys), len(spec.Keys))
 	}
-	e := Entry{Action: act, Line: start}
+	e := Entry{Action: act, Line: start, Keys: make([]KeyMatch, 0, len(keys))}
 	for i, t := range keys {
 		km, err := parseKey(t.s, spec.Keys[i])
 		if err != nil {
@@ -186,10 +257,6 @@ func parseEntry(start int, toks []scriptWord, tables func(string) (*TableSpec, b
 			return fail(t.line, "%s: priority %q is not a number below 2^31", where, t.s)
 		}
 		e.Priority = int(v.Lo)
-	}
-	// The checks above mirror Table.Insert's; this guards against drift.
-	if err := spec.checkEntry(&e); err != nil {
-		return fail(start, "%s: %v", where, err)
 	}
 	return TableEntry{Table: tname, Entry: e}, nil
 }

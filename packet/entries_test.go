@@ -2,7 +2,11 @@ package packet
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,6 +51,22 @@ var seedSpecs = map[string]*TableSpec{
 		Keys:    []KeySpec{{"ipv4.dst", 32, LPM}},
 		Actions: []ActionSpec{{"fwd", []Param{{"port", 9}}}},
 	},
+	// And one with a size to fill.
+	"small": {
+		Name:    "small",
+		Keys:    []KeySpec{{"ipv4.proto", 8, Exact}},
+		Actions: []ActionSpec{{"fwd", []Param{{"port", 9}}}},
+		Size:    2,
+	},
+}
+
+// seedSchema is a schema of seedSpecs' tables, by name.
+func seedSchema() *Schema {
+	s := &Schema{}
+	for _, name := range slices.Sorted(maps.Keys(seedSpecs)) {
+		s.Tables = append(s.Tables, &TableDef{Spec: seedSpecs[name]})
+	}
+	return s
 }
 
 func seedTables(name string) (*TableSpec, bool) {
@@ -268,8 +288,37 @@ func FuzzParseEntries(f *testing.F) {
 	f.Add([]byte("table_add routes fwd 10/8 => 1 # c\ntable_add routes fwd 0/0 =>\n0x1ff"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		es, err := ParseEntries("fuzz", bytes.NewReader(data), seedTables)
+		ts, lerr := LoadTables(seedSchema(), "fuzz", bytes.NewReader(data))
+		if (err == nil) != (lerr == nil) {
+			t.Fatalf("ParseEntries: %v, LoadTables: %v", err, lerr)
+		}
 		if err != nil {
+			// Every error names a line of the script, in a short message.
+			var se *ScriptError
+			if lines := bytes.Count(data, []byte("\n")) + 1; !errors.As(err, &se) || se.Line < 1 || se.Line > lines {
+				t.Fatalf("error %v is not at a line 1..%d", err, lines)
+			}
+			if len(err.Error()) > 4096 {
+				t.Fatalf("error of %d bytes", len(err.Error()))
+			}
 			return
+		}
+		// The entries loaded are the script's, table by table, and pass
+		// the one validator again.
+		s := seedSchema()
+		for i, d := range s.Tables {
+			var want []Entry
+			for _, te := range es {
+				if te.Table == d.Spec.Name {
+					want = append(want, te.Entry)
+				}
+			}
+			if diff := cmp.Diff(want, ts[i].Entries(), cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("table %s (-script +loaded):\n%s", d.Spec.Name, diff)
+			}
+		}
+		if err := CheckEntries(es, seedTables); err != nil {
+			t.Fatalf("CheckEntries of parsed entries: %v", err)
 		}
 		var out bytes.Buffer
 		if err := FormatEntries(&out, es, seedTables); err != nil {
@@ -288,4 +337,78 @@ func FuzzParseEntries(f *testing.F) {
 			t.Fatalf("Format not deterministic: %v\n%s\n%s", err, first, out.String())
 		}
 	})
+}
+
+// TestScriptValidation: each way a script's entry is wrong, alone or with
+// the others of its table, is refused by LoadTables, the loader of every
+// target, with the line of the table_add.
+func TestScriptValidation(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	tests := []struct {
+		name, src, want string
+		is              error
+	}{
+		{"duplicate", "table_add small fwd 1 => 1\ntable_add small fwd 2 => 1\n\ntable_add small fwd 0x01 => 2\n",
+			"t.tables:4: table_add small: duplicate entry of entry at line 1", ErrDuplicateEntry},
+		{"duplicate lpm, bits past the prefix aside", "table_add routes fwd 0x0a000000/8 => 1\ntable_add routes fwd 0x0b000000/8 => 1\ntable_add routes fwd 0x0a000001/8 => 1\n",
+			"t.tables:3: table_add routes: duplicate entry of entry at line 1", ErrDuplicateEntry},
+		{"duplicate ternary, bits outside the mask aside", "table_add acl allow 0x0a000001&&&0xff000000 1->2 6 => 3\n" +
+			"table_add acl allow 0x0a000001&&&0xff000000 1->2 6 => 4\n" +
+			"table_add acl deny\n 0x0a000002&&&0xff000000 1->2 6 => 5 3\n",
+			"t.tables:3: table_add acl: duplicate entry of entry at line 1", ErrDuplicateEntry},
+		{"over capacity", "table_add small fwd 1 => 1\ntable_add routes fwd 0/0 => 1\ntable_add small fwd 2 => 1\n# full\ntable_add small fwd 3 => 1\n",
+			"t.tables:5: table_add small: table full (size 2)", ErrTableFull},
+		{"value wider than key", "table_add small fwd 1 => 1\ntable_add small fwd 0x100 => 1\n",
+			"t.tables:2: table_add small: key ipv4.proto: value 0x100 wider than 8 bits", nil},
+		{"lpm prefix longer than key", "table_add routes fwd 0/0 => 1\ntable_add routes fwd 0/33 => 1\n",
+			`t.tables:2: table_add routes: key ipv4.dst: prefix length "33" not in 0..32`, nil},
+		{"ternary prefix longer than key", "\ntable_add acl allow 0/33 1->2 6 => 3\n",
+			`t.tables:2: table_add acl: key ipv4.src: prefix length "33" not in 0..32`, nil},
+		{"mask wider than key", "table_add acl allow\n 0&&&0x100000000 1->2 6 => 3\n",
+			"t.tables:2: table_add acl: key ipv4.src: mask 0x100000000 wider than 32 bits", nil},
+		{"range bound wider than key", "table_add acl allow 0&&&0 1->0x10000 6 => 3\n",
+			"t.tables:1: table_add acl: key udp.dst: high bound 0x10000 wider than 16 bits", nil},
+		{"empty range", "table_add acl allow 0&&&0 1->2 6 => 3\ntable_add acl allow 0&&&0 3->2 6 => 3\n",
+			`t.tables:2: table_add acl: key udp.dst: empty range "3->2"`, nil},
+		{"1 MiB word", "table_add small fwd 1 => 1\ntable_add small fwd 2 => 0x" + long + "\n",
+			`t.tables:2: word of 1048578 bytes (at most 320): "0xxxxxxxxxxxxxxxxxxx"...`, nil},
+		{"after a 1 MiB comment", "table_add small fwd 1 => 1 # " + long + "\ntable_add small fwd 1 => 1\n",
+			"t.tables:2: table_add small: duplicate entry of entry at line 1", ErrDuplicateEntry},
+		{"1 MiB line of entries", "table_add routes fwd 1/32 => 1" + strings.Repeat(" table_add routes fwd 0/0 => 1", 1<<15) + "\n",
+			"t.tables:1: table_add routes: duplicate entry of entry at line 1", ErrDuplicateEntry},
+	}
+	for _, tc := range tests {
+		_, err := LoadTables(seedSchema(), "t.tables", strings.NewReader(tc.src))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s:\n got %.200v\nwant %s", tc.name, err, tc.want)
+		}
+		var se *ScriptError
+		if !errors.As(err, &se) || tc.is != nil && !errors.Is(err, tc.is) {
+			t.Errorf("%s: %T %v is not a *ScriptError wrapping %v", tc.name, err, err, tc.is)
+		}
+	}
+}
+
+// TestLongLines: lines longer than any buffer load as short ones do, and
+// the lines after them keep their numbers.
+func TestLongLines(t *testing.T) {
+	var src strings.Builder
+	for i := range 1 << 15 { // a 1 MiB line of entries
+		fmt.Fprintf(&src, "table_add routes fwd %d/32 => 1 ", i)
+	}
+	src.WriteString("\n# " + strings.Repeat("#", 1<<20) + "\ntable_add small fwd 1\n => 2\n")
+	s := seedSchema()
+	ts, err := LoadTables(s, "long", strings.NewReader(src.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes, _ := s.Table("routes")
+	if n := ts[routes].Len(); n != 1<<15 {
+		t.Errorf("routes: %d entries from the long line; want %d", n, 1<<15)
+	}
+	small, _ := s.Table("small")
+	e, hit := ts[small].Lookup([]Value{V(1)})
+	if !hit || e.Line != 3 || e.Params[0] != V(2) {
+		t.Errorf("small: %+v, %v; want the entry at line 3", e, hit)
+	}
 }

@@ -226,6 +226,17 @@ func (s *TableSpec) checkParams(a int, params []Value) error {
 
 // checkEntry validates e against the spec, without looking at other entries.
 func (s *TableSpec) checkEntry(e *Entry) error {
+	if err := s.checkMatch(e); err != nil {
+		return err
+	}
+	if e.Action < 0 || e.Action >= len(s.Actions) {
+		return fmt.Errorf("action index %d out of range", e.Action)
+	}
+	return s.checkParams(e.Action, e.Params)
+}
+
+// checkMatch validates e's keys and priority against the spec.
+func (s *TableSpec) checkMatch(e *Entry) error {
 	if len(e.Keys) != len(s.Keys) {
 		return fmt.Errorf("%d keys, table has %d", len(e.Keys), len(s.Keys))
 	}
@@ -257,12 +268,6 @@ func (s *TableSpec) checkEntry(e *Entry) error {
 		if err != nil {
 			return fmt.Errorf("key %s: %w", k.Name, err)
 		}
-	}
-	if e.Action < 0 || e.Action >= len(s.Actions) {
-		return fmt.Errorf("action index %d out of range", e.Action)
-	}
-	if err := s.checkParams(e.Action, e.Params); err != nil {
-		return err
 	}
 	switch {
 	case e.Priority != 0 && !s.NeedsPriority():
@@ -356,9 +361,9 @@ type WordMatch struct{ Val, Mask, Lo, Span uint64 }
 // level gathers, while a table is built, the entries of one lpm prefix
 // length (or all exact entries).
 type level struct {
-	prefix int
-	mask   Value            // the lpm key's prefix mask
-	heads  map[uint64]int32 // hash of the key tuple -> chain (build's next)
+	prefix  int
+	mask    Value   // the lpm key's prefix mask
+	entries []int32 // in insertion order
 }
 
 // matcher tests k&mask == val && lo <= k <= hi; every kind is a special case.
@@ -395,8 +400,7 @@ func NewTable(spec *TableSpec) *Table {
 	if a, ok := spec.ActionIndex(spec.Default); ok && spec.checkParams(a, spec.DefaultParams) == nil {
 		t.def = &Entry{Action: a, Params: slices.Clone(spec.DefaultParams)}
 	}
-	s, _ := t.build(nil)
-	t.snap.Store(s)
+	t.snap.Store(t.build(nil))
 	return t
 }
 
@@ -405,52 +409,6 @@ func (t *Table) Spec() *TableSpec { return t.spec }
 
 // Len returns the number of entries.
 func (t *Table) Len() int { return len(t.snap.Load().entries) }
-
-// Insert adds e (copied) after validating it against the spec and the other
-// entries. It costs a rebuild of the index, O(entries); load many with Replace.
-func (t *Table) Insert(e Entry) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	old := t.snap.Load().entries
-	if err := t.spec.checkEntry(&e); err != nil {
-		return fmt.Errorf("table %s: %s: %w", t.spec.Name, entryName(&e, len(old)), err)
-	}
-	if t.spec.Size > 0 && len(old) >= t.spec.Size {
-		return fmt.Errorf("table %s: %s: %w (size %d)", t.spec.Name, entryName(&e, len(old)), ErrTableFull, t.spec.Size)
-	}
-	es := make([]Entry, len(old), len(old)+1)
-	copy(es, old) // entries are immutable, so sharing their slices is safe
-	es = append(es, e.clone())
-	s, err := t.build(es)
-	if err != nil {
-		return err
-	}
-	t.snap.Store(s)
-	return nil
-}
-
-// Replace swaps in a whole new set of entries (copied) at once, or changes
-// nothing if any entry is invalid.
-func (t *Table) Replace(es []Entry) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.spec.Size > 0 && len(es) > t.spec.Size {
-		return fmt.Errorf("table %s: %d entries: %w (size %d)", t.spec.Name, len(es), ErrTableFull, t.spec.Size)
-	}
-	own := make([]Entry, len(es))
-	for i := range es {
-		if err := t.spec.checkEntry(&es[i]); err != nil {
-			return fmt.Errorf("table %s: %s: %w", t.spec.Name, entryName(&es[i], i), err)
-		}
-		own[i] = es[i].clone()
-	}
-	s, err := t.build(own)
-	if err != nil {
-		return err
-	}
-	t.snap.Store(s)
-	return nil
-}
 
 // Entries returns a copy of the entries in insertion order.
 func (t *Table) Entries() []Entry {
@@ -462,28 +420,21 @@ func (t *Table) Entries() []Entry {
 	return out
 }
 
-// build indexes validated entries, refusing duplicates.
-func (t *Table) build(es []Entry) (*snapshot, error) {
+// build indexes entries an entrySet let in: valid, no two with the same
+// match.
+func (t *Table) build(es []Entry) *snapshot {
 	s := &snapshot{entries: es}
 	s.Len = len(es)
 	nk := len(t.masks)
 	if t.mode == modePriority {
 		s.match = make([]matcher, len(es)*nk)
 		s.order = make([]int32, len(es))
-		seen := make(map[string]int, len(es))
 		for i := range es {
 			s.order[i] = int32(i)
 			ms := s.match[i*nk : (i+1)*nk]
 			for j := range ms {
 				ms[j] = t.matcher(j, &es[i].Keys[j])
 			}
-			// A repeat of the same match at the same priority could never
-			// be hit, which is a script mistake worth reporting.
-			key := fmt.Sprint(ms, es[i].Priority)
-			if p, dup := seen[key]; dup {
-				return nil, t.dupError(es, i, p)
-			}
-			seen[key] = i
 		}
 		sort.SliceStable(s.order, func(a, b int) bool {
 			return es[s.order[a]].Priority < es[s.order[b]].Priority
@@ -508,13 +459,12 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 			}
 		}
 		s.setProbe()
-		return s, nil
+		return s
 	}
 
 	// norm holds, per entry, each key's value as compared (lpm values cut
-	// to their prefix); next chains entries whose hashes collide (entry
-	// index + 1, 0 ends): what finds duplicates.
-	norm, next := make([]Value, len(es)*nk), make([]int32, len(es))
+	// to their prefix).
+	norm := make([]Value, len(es)*nk)
 	var levels []level        // modeExact: one, prefix -1; modeLPM: one per prefix
 	byPrefix := map[int]int{} // prefix length -> index in levels
 	for i := range es {
@@ -533,17 +483,9 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		if !ok {
 			li = len(levels)
 			byPrefix[prefix] = li
-			levels = append(levels, level{prefix: prefix, mask: mask, heads: map[uint64]int32{}})
+			levels = append(levels, level{prefix: prefix, mask: mask})
 		}
-		lv := &levels[li]
-		h := hashValues(norm[i*nk : (i+1)*nk])
-		for p := lv.heads[h]; p != 0; p = next[p-1] {
-			if slices.Equal(norm[int(p-1)*nk:int(p)*nk], norm[i*nk:(i+1)*nk]) {
-				return nil, t.dupError(es, i, int(p-1))
-			}
-		}
-		next[i] = lv.heads[h]
-		lv.heads[h] = int32(i + 1)
+		levels[li].entries = append(levels[li].entries, int32(i))
 	}
 	slices.SortFunc(levels, func(a, b level) int { return b.prefix - a.prefix })
 	s.index, s.indexed = newWordIndex(t.spec), true
@@ -552,15 +494,11 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		if t.lpm >= 0 {
 			masks[t.lpm] = lv.mask
 		}
-		var entries []int32
-		var vals [][]Value
-		for _, head := range lv.heads {
-			for p := head; p != 0; p = next[p-1] {
-				entries = append(entries, p-1)
-				vals = append(vals, norm[int(p-1)*nk:int(p)*nk])
-			}
+		vals := make([][]Value, len(lv.entries))
+		for k, i := range lv.entries {
+			vals[k] = norm[int(i)*nk : int(i+1)*nk]
 		}
-		s.index.addLevel(es, masks, entries, vals)
+		s.index.addLevel(es, masks, lv.entries, vals)
 	}
 	if t.mode == modeLPM && len(levels) > 1 {
 		// Longest prefix first: the lpm order as a priority order.
@@ -587,7 +525,7 @@ func (t *Table) build(es []Entry) (*snapshot, error) {
 		s.Packed = packIndex(es, keys, entries, 1<<t.keyWidth()-1)
 	}
 	s.setProbe()
-	return s, nil
+	return s
 }
 
 // setProbe exports the index's level to generated code if it is the only
@@ -596,10 +534,6 @@ func (s *snapshot) setProbe() {
 	if x := &s.index; s.indexed && len(x.levels) == 1 && x.stride == MaxKeyWords {
 		s.Words = x.levels[0]
 	}
-}
-
-func (t *Table) dupError(es []Entry, i, prev int) error {
-	return fmt.Errorf("table %s: %s: %w of %s", t.spec.Name, entryName(&es[i], i), ErrDuplicateEntry, entryName(&es[prev], prev))
 }
 
 // maskGroups indexes a priority table's entries by their masks (s.index):
@@ -974,8 +908,6 @@ func (t *Table) lookup(s *snapshot, keys []Value) (e *Entry, hit bool) {
 	return t.def, false // modeExact and modeLPM tables have an index or Intervals
 }
 
-const hashSeed = 0x243f6a8885a308d3
-
 // PackedIndex is the index of a table whose keys fit one word together
 // (exact tables, and priority tables whose entries share their masks):
 // open addressing over the packed keys (PackKeys) cut by Mask, each slot
@@ -1055,21 +987,3 @@ func (s *TableSpec) PackKeys(keys []Value) uint64 {
 // the slot its probe starts at (one product and one shift: a value the
 // generated code needs once, not twice).
 func PackedHash(k uint64) uint64 { return k * 0x9e3779b97f4a7c15 }
-
-func hashValues(vs []Value) uint64 {
-	h := uint64(hashSeed)
-	for _, v := range vs {
-		h = mixValue(h, v)
-	}
-	return h
-}
-
-// mixValue folds v into h. The map hashes the result again, so this only has
-// to keep distinct key tuples apart, which a multiply-xorshift does.
-func mixValue(h uint64, v Value) uint64 {
-	h = (h ^ v.Hi) * 0x9e3779b97f4a7c15
-	h ^= h >> 29
-	h = (h ^ v.Lo) * 0xbf58476d1ce4e5b9
-	h ^= h >> 32
-	return h
-}

@@ -116,8 +116,12 @@ func TestInsertErrors(t *testing.T) {
 	if err := tb.Insert(Entry{Keys: exactKeys(V(9), v6), Action: 0}); !errors.Is(err, ErrTableFull) {
 		t.Errorf("fifth Insert into size 4 = %v; want ErrTableFull", err)
 	}
-	if err := tb.Replace(make([]Entry, 5)); !errors.Is(err, ErrTableFull) {
-		t.Errorf("Replace with 5 = %v; want ErrTableFull", err)
+	five := make([]Entry, 5)
+	for i := range five {
+		five[i] = Entry{Keys: exactKeys(V(uint64(i)), v6)}
+	}
+	if err := tb.Replace(five); !errors.Is(err, ErrTableFull) || !strings.Contains(err.Error(), "entry 4: table full (size 4)") {
+		t.Errorf("Replace with 5 = %v; want ErrTableFull at entry 4", err)
 	}
 	dup := []Entry{{Keys: exactKeys(V(1), v6)}, {Keys: exactKeys(V(2), v6)}, {Keys: exactKeys(V(1), v6)}}
 	if err := tb.Replace(dup); !errors.Is(err, ErrDuplicateEntry) || !strings.Contains(err.Error(), "entry 2: duplicate entry of entry 0") {
@@ -343,6 +347,14 @@ func checkAgainstReference(t *testing.T, r *rand.Rand, spec *TableSpec, n, looku
 		}
 		es = append(es, e)
 	}
+	return checkLookups(t, r, tb, es, lookups)
+}
+
+// checkLookups looks up random keys in tb, whose entries are es, every
+// way there is, against refLookup; it returns the hits.
+func checkLookups(t *testing.T, r *rand.Rand, tb *Table, es []Entry, lookups int) int {
+	t.Helper()
+	spec := tb.Spec()
 	hits := 0
 	for range lookups {
 		keys := randKeys(r, spec)
@@ -511,39 +523,54 @@ func TestConcurrentLookup(t *testing.T) {
 		}
 		return es
 	}
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for range 4 {
-		wg.Go(func() {
-			keys := make([]Value, 1)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				for k := range uint64(65) {
-					keys[0] = V(k)
-					e, hit := tb.Lookup(keys)
-					if hit && e.Keys[0].Value != keys[0] {
-						t.Errorf("Lookup(%d) hit entry for %v", k, e.Keys[0].Value)
-						return
-					}
-					if hit && (k == 0 && e.Params[0].Lo%2 != 0 || k == 64 && e.Params[0].Lo%2 != 1) {
-						t.Errorf("Lookup(%d) hit generation %v", k, e.Params[0])
-						return
-					}
-				}
+	stop := readWhile(func(keys []Value) bool {
+		for k := range uint64(65) {
+			keys[0] = V(k)
+			e, hit := tb.Lookup(keys)
+			if hit && e.Keys[0].Value != keys[0] {
+				t.Errorf("Lookup(%d) hit entry for %v", k, e.Keys[0].Value)
+				return false
 			}
-		})
-	}
+			if hit && (k == 0 && e.Params[0].Lo%2 != 0 || k == 64 && e.Params[0].Lo%2 != 1) {
+				t.Errorf("Lookup(%d) hit generation %v", k, e.Params[0])
+				return false
+			}
+		}
+		return true
+	})
+	defer stop()
 	for g := range uint64(300) {
 		if err := tb.Replace(gen(g)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	close(stop)
-	wg.Wait()
+}
+
+// readWhile runs sweep, in four goroutines, over and over until it
+// returns false or until the returned stop is called, which waits for
+// them; keys is each goroutine's own, one key long.
+func readWhile(sweep func(keys []Value) bool) (stop func()) {
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for range 4 {
+		wg.Go(func() {
+			keys := make([]Value, 1)
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if !sweep(keys) {
+					return
+				}
+			}
+		})
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 func TestLookupNoAlloc(t *testing.T) {

@@ -234,14 +234,22 @@ func (p *Program) TableSpec(name string) (*packet.TableSpec, bool) {
 // the model's tables): the program's table and action names, keys and
 // parameters in the same order, keys in the form of the program's match
 // kinds, and a priority where the program's table takes one. Entries for a
-// table the program does not look up are refused.
+// table the program does not look up are refused, and so is what the
+// model's tables refuse (packet.CheckEntries: duplicates, more entries
+// than a table's size, values wider than their keys).
 func (p *Program) Entries(w io.Writer, es []packet.TableEntry) error {
+	for _, te := range es {
+		if p.table(te.Table) == nil {
+			return fmt.Errorf("p4 entries: line %d: table %s is not in the program (no node looks it up)", te.Entry.Line, te.Table)
+		}
+	}
+	spec := func(name string) (*packet.TableSpec, bool) { return p.table(name).spec, true }
+	if err := packet.CheckEntries(es, spec); err != nil {
+		return fmt.Errorf("p4 entries: %w", err)
+	}
 	bw := bufio.NewWriter(w)
 	for _, te := range es {
 		t := p.table(te.Table)
-		if t == nil {
-			return fmt.Errorf("p4 entries: line %d: table %s is not in the program (no node looks it up)", te.Entry.Line, te.Table)
-		}
 		e := &te.Entry
 		line := []byte("table_add " + t.Name + " " + t.Actions[e.Action])
 		lpmLen, lpmWidth := -1, 0

@@ -1,0 +1,81 @@
+package packet
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+)
+
+// calendarSpec is lb-2025's load_balance_calendar_table
+// (models/ejfat/lb-2025.nsc: lb_id 3 bits, epoch 32, calendar_slot 16,
+// all exact; size 16384), its size raised to hold n entries where n is
+// more.
+func calendarSpec(n int) *TableSpec {
+	return &TableSpec{Name: "load_balance_calendar_table",
+		Keys:    []KeySpec{{"meta.lb_id", 3, Exact}, {"meta.epoch", 32, Exact}, {"meta.calendar_slot", 16, Exact}},
+		Actions: []ActionSpec{{"do_assign_member", []Param{{"member_id", 16}}}, {"drop", nil}, {"miss", nil}},
+		Size:    max(16384, n), Default: "miss"}
+}
+
+// calendarScript is n calendar entries as an EJFAT control plane writes
+// them: per epoch, each of 8 LB instances' 512 slots naming one of 16
+// members (16,384 entries: 4 epochs).
+func calendarScript(n int) []byte {
+	var b bytes.Buffer
+	for i := range n {
+		slot, lb, epoch := i%512, i/512%8, i/4096
+		fmt.Fprintf(&b, "table_add load_balance_calendar_table do_assign_member %d %d %d => %d\n", lb, epoch, slot, (slot*7+lb)%16)
+	}
+	return b.Bytes()
+}
+
+// BenchmarkLoadCalendar loads n calendar entries: a table_add script
+// (LoadTables: parse, validate, one index build), the same entries as one
+// batch of Table.Apply (what a control plane calls), and, the baseline,
+// one Table.Insert each (an index build each: quadratic).
+func BenchmarkLoadCalendar(b *testing.B) {
+	for _, n := range []int{1024, 16384, 131072} {
+		script := calendarScript(n)
+		s := &Schema{Tables: []*TableDef{{Spec: calendarSpec(n)}}}
+		b.Run(fmt.Sprintf("script/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ts, err := LoadTables(s, "calendar", bytes.NewReader(script))
+				if err != nil || ts[0].Len() != n {
+					b.Fatal(err)
+				}
+			}
+		})
+		tes, err := ParseEntries("calendar", bytes.NewReader(script), s.TableSpec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		us := make([]Update, n)
+		for i, te := range tes {
+			us[i] = Update{InsertEntry, te.Entry}
+		}
+		b.Run(fmt.Sprintf("apply/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				tb := NewTable(s.Tables[0].Spec)
+				if err := tb.Apply(us); err != nil || tb.Len() != n {
+					b.Fatal(err)
+				}
+			}
+		})
+		if n > 4096 {
+			continue // tens of seconds
+		}
+		b.Run(fmt.Sprintf("insert-each/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				tb := NewTable(s.Tables[0].Spec)
+				for _, u := range us {
+					if err := tb.Insert(u.Entry); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
