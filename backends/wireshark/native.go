@@ -1,0 +1,141 @@
+package wireshark
+
+import (
+	"slices"
+
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// The headers of the shipped library that Wireshark dissects itself, by
+// name: their fields that select what follows (a dissector table), and the
+// dissector a generated header hands them to.
+var (
+	nativeTables = map[string]map[string]string{
+		"ethernet": {"type": "ethertype"},
+		"vlan":     {"type": "ethertype"},
+		"ipv4":     {"proto": "ip.proto"},
+		"ipv6":     {"next_hdr": "ip.proto"},
+		"udp":      {"sport": "udp.port", "dport": "udp.port"},
+		"tcp":      {"sport": "tcp.port", "dport": "tcp.port"},
+	}
+	// transportTables bind a header by default (Options.Headers).
+	transportTables = map[string]bool{"udp.port": true, "tcp.port": true}
+	nativeDissectors = map[string]string{
+		"ethernet": "eth_withoutfcs", "vlan": "vlan", "arp": "arp", "ipv4": "ip", "ipv6": "ipv6",
+		"icmp": "icmp", "icmpv6": "icmpv6", "udp": "udp", "tcp": "tcp",
+	}
+)
+
+// native reports whether Wireshark dissects header h itself.
+func native(h *packet.HeaderSpec) bool {
+	_, ok := nativeDissectors[h.Name]
+	return ok || h.Name == "icmp_echo" // part of Wireshark's ICMP
+}
+
+// binding registers a generated header in a Wireshark dissector table.
+type binding struct {
+	table string
+	field packet.FieldRef // the native field whose values bind
+	set   valueSet
+}
+
+// bindings finds, for every header that follows a native one, the values
+// of the native header's table field on the paths that lead to it: udp.dport
+// in 0x4000..0x7fff gives udp.port 16384-32767.
+func bindings(s *packet.Schema, tr map[int][]*step) map[int][]binding {
+	out := map[int][]binding{}
+	for _, h := range s.Headers {
+		fields := nativeTables[h.Name]
+		if fields == nil {
+			continue
+		}
+		for _, st := range tr[h.ID] {
+			paths(s, st, map[packet.FieldRef]valueSet{}, func(to int, cons map[packet.FieldRef]valueSet) {
+				if native(s.Headers[to]) {
+					return
+				}
+				for _, f := range tableFields(h, fields) {
+					set, ok := cons[f]
+					if !ok || set.isFull(s.FieldSpec(f).Width) || len(set) == 0 {
+						continue
+					}
+					out[to] = addBinding(out[to], binding{fields[h.Fields[f.Field].Name], f, set})
+					return
+				}
+			})
+		}
+	}
+	return out
+}
+
+// tableFields are header h's fields that have a dissector table, in the
+// header's order.
+func tableFields(h *packet.HeaderSpec, fields map[string]string) []packet.FieldRef {
+	var out []packet.FieldRef
+	for i, f := range h.Fields {
+		if _, ok := fields[f.Name]; ok {
+			out = append(out, packet.FieldRef{Header: h.ID, Field: i})
+		}
+	}
+	return out
+}
+
+func addBinding(bs []binding, b binding) []binding {
+	i := slices.IndexFunc(bs, func(x binding) bool { return x.table == b.table && x.field == b.field })
+	if i < 0 {
+		return append(bs, b)
+	}
+	bs[i].set = bs[i].set.union(b.set)
+	return bs
+}
+
+// paths calls leaf for every stepNext of st with the values each field is
+// known to have on the way: a test or switch on a single field narrows it,
+// any other test leaves it as it is.
+func paths(s *packet.Schema, st *step, cons map[packet.FieldRef]valueSet, leaf func(int, map[packet.FieldRef]valueSet)) {
+	narrow := func(f packet.FieldRef, set valueSet) map[packet.FieldRef]valueSet {
+		c := make(map[packet.FieldRef]valueSet, len(cons)+1)
+		for k, v := range cons {
+			c[k] = v
+		}
+		if old, ok := c[f]; ok {
+			set = old.intersect(set)
+		}
+		c[f] = set
+		return c
+	}
+	switch st.kind {
+	case stepNext:
+		leaf(st.header, cons)
+	case stepIf:
+		fs, _ := reads(st.cond)
+		set, ok := valueSet(nil), false
+		if len(fs) == 1 {
+			set, ok = condSet(s, st.cond, fs[0])
+		}
+		if !ok {
+			paths(s, st.then, cons, leaf)
+			paths(s, st.els, cons, leaf)
+			return
+		}
+		w := s.FieldSpec(fs[0]).Width
+		paths(s, st.then, narrow(fs[0], set), leaf)
+		paths(s, st.els, narrow(fs[0], set.complement(w)), leaf)
+	case stepSwitch:
+		var all valueSet
+		for _, a := range st.arms {
+			set := valuesSet(a.values)
+			all = all.union(set)
+			paths(s, a.body, narrow(st.field, set), leaf)
+		}
+		paths(s, st.els, narrow(st.field, all.complement(s.FieldSpec(st.field).Width)), leaf)
+	}
+}
+
+func valuesSet(vs []uint64) valueSet {
+	var out valueSet
+	for _, v := range vs {
+		out = append(out, span{v, v})
+	}
+	return out.normal()
+}
