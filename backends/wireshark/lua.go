@@ -454,5 +454,4 @@ func (g *gen) register() {
 	}
 }
 
-
 func tableVar(t string) string { return strings.NewReplacer(".", "_").Replace(t) }

@@ -19,7 +19,7 @@ var (
 		"tcp":      {"sport": "tcp.port", "dport": "tcp.port"},
 	}
 	// transportTables bind a header by default (Options.Headers).
-	transportTables = map[string]bool{"udp.port": true, "tcp.port": true}
+	transportTables  = map[string]bool{"udp.port": true, "tcp.port": true}
 	nativeDissectors = map[string]string{
 		"ethernet": "eth_withoutfcs", "vlan": "vlan", "arp": "arp", "ipv4": "ip", "ipv6": "ipv6",
 		"icmp": "icmp", "icmpv6": "icmpv6", "udp": "udp", "tcp": "tcp",
