@@ -325,7 +325,8 @@ func (g *gen) next(h int, st *step, depth int) {
 	to := g.s.Headers[st.header]
 	switch {
 	case slices.Contains(g.headers, st.header):
-		g.line(depth, "return follow(tvb, n, pinfo, tree, t, x_%s, %q)", p, g.protoName(st.header))
+		q := g.protoName(st.header)
+		g.line(depth, "return follow(tvb, n, pinfo, tree, t, x_%s, %q)", q, q)
 	case nativeDissectors[to.Name] != "":
 		g.line(depth, "return follow(tvb, n, pinfo, tree, t, x_%s, %q) -- %s", p, nativeDissectors[to.Name], to.Name)
 	default:

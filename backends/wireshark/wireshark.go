@@ -154,7 +154,8 @@ local function rest(tvb, n, pinfo, tree)
     return tvb:len()
 end
 
--- follow hands the bytes after a header to the dissector of the next one.
+-- follow hands the bytes after a header to the dissector of the next one;
+-- with none left, the next header is marked (expert_field) on this one.
 local function follow(tvb, n, pinfo, tree, item, expert_field, name)
     if n >= tvb:len() then
         malformed(pinfo, item, expert_field, string.format("%s: no bytes left for it", name))
