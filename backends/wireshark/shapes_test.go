@@ -1,0 +1,131 @@
+package wireshark_test
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/dragonet-go/nsc/backends/wireshark"
+	"github.com/dragonet-go/nsc/internal/testutil"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// shapesFrames are UDP datagrams to port 5000 carrying random seg and odd
+// headers, some of another seg version, with a random count of option
+// bytes that may or may not be there, and frames cut at random lengths.
+func shapesFrames(t *testing.T) [][]byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	var frames [][]byte
+	for i := range 300 {
+		payload := make([]byte, 8+28+r.IntN(48))
+		for j := range payload {
+			payload[j] = byte(r.Uint32())
+		}
+		payload[8+27] = byte(r.IntN(24)) // odd.count: 0..46 option bytes, there or not
+		if i%5 != 0 {
+			payload[0] = 0x10 | payload[0]&0x0f // version 1: odd follows
+		}
+		ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP,
+			SrcIP: net.IPv4(10, 0, 0, 1).To4(), DstIP: net.IPv4(10, 0, 0, 2).To4()}
+		u := &layers.UDP{SrcPort: 40000, DstPort: 5000}
+		u.SetNetworkLayerForChecksum(ip)
+		f := testutil.Serialize(t, testutil.Eth(layers.EthernetTypeIPv4), ip, u, gopacket.Payload(payload))
+		if i%3 == 0 { // cut in the UDP payload: the lengths say more (no Ethernet padding to take for headers)
+			f = f[:42+r.IntN(len(payload)+1)]
+		}
+		frames = append(frames, f)
+	}
+	return frames
+}
+
+// The dissector of shapes.nsc shows every field as the model's own
+// decoding (the packet package's parse, which the interpreter runs)
+// reads it: bit fields, flags, a 60-bit field, a 128-bit one, options of a
+// computed length; and marks malformed the headers that parse finds
+// truncated.
+func TestShapes(t *testing.T) {
+	src, err := os.ReadFile("testdata/shapes.nsc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := testutil.ModelSource(t, string(src))
+	s := m.Schema
+	var gen []*packet.HeaderSpec
+	var fields []string
+	for _, name := range []string{"seg", "odd"} {
+		h, _ := s.Header(name)
+		gen = append(gen, h)
+		for _, f := range h.Fields {
+			fields = append(fields, name+"."+f.Name)
+		}
+		fields = append(fields, name+".nsc.malformed")
+	}
+	frames := shapesFrames(t)
+	rows := dissect(t, m, wireshark.Options{}, frames, fields)
+	eth, _ := s.Header("ethernet")
+	p := packet.NewPacket(s)
+	compared, malformed := 0, 0
+	for i, row := range rows {
+		p.Reset(frames[i])
+		p.ParseFrame(eth.ID)
+		want := shapesWant(p, gen)
+		for _, f := range fields {
+			if row[f] != want[f] {
+				t.Errorf("frame %d: %s = %q, want %q", i+1, f, row[f], want[f])
+			}
+			if want[f] != "" {
+				compared++
+			}
+		}
+		if want["seg.nsc.malformed"]+want["odd.nsc.malformed"] != "" {
+			malformed++
+		}
+	}
+	t.Logf("%d frames, %d values compared, %d malformed", len(rows), compared, malformed)
+	if compared < 2000 || malformed < 30 {
+		t.Errorf("compared %d values, %d malformed: the frames no longer exercise the dissector", compared, malformed)
+	}
+}
+
+// shapesWant is what the dissector must show of a parsed packet: the
+// fields of the valid headers, and a malformed mark on the header the
+// parse graph leads to but that does not fit.
+func shapesWant(p *packet.Packet, hs []*packet.HeaderSpec) map[string]string {
+	udp, _ := p.Schema.Header("udp")
+	want := map[string]string{}
+	if b, ok := p.Bytes(udp.ID); !ok || len(b) < 4 || b[2] != 0x13 || b[3] != 0x88 || p.Cursor >= len(p.Data) && !p.Valid(hs[0].ID) {
+		return want // not to port 5000, or an empty datagram (UDP calls no dissector)
+	}
+	for i, h := range hs {
+		if !p.Valid(h.ID) {
+			if i == 0 || p.Valid(hs[0].ID) && want["seg.version"] == "1" {
+				want[h.Name+".nsc.malformed"] = "1"
+			}
+			return want
+		}
+		for j, f := range h.Fields {
+			ref := packet.FieldRef{Header: h.ID, Field: j}
+			switch {
+			case f.Variable() || f.Width > 64:
+				b, _ := p.Bytes(h.ID)
+				lo, hi := f.Offset/8, len(b)
+				if !f.Variable() {
+					hi = lo + f.Width/8
+				}
+				if lo < hi {
+					want[h.Name+"."+f.Name] = hex.EncodeToString(b[lo:hi])
+				}
+			default:
+				v, _ := p.Get(ref)
+				want[h.Name+"."+f.Name] = fmt.Sprint(v.Lo)
+			}
+		}
+	}
+	return want
+}
