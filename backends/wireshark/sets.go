@@ -236,11 +236,11 @@ func eval(e *packet.Expr, f packet.FieldRef, v uint64) (uint64, bool) {
 	if !ok1 || !ok2 {
 		return 0, false
 	}
-	r, ok := binary(e.Kind, a, b)
+	r, ok := binaryOp(e.Kind, a, b)
 	return r & maxOf(e.Width), ok
 }
 
-func binary(k packet.ExprKind, a, b uint64) (uint64, bool) {
+func binaryOp(k packet.ExprKind, a, b uint64) (uint64, bool) {
 	switch k {
 	case packet.EAnd:
 		return b2u(a != 0 && b != 0), true
