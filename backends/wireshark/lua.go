@@ -188,7 +188,7 @@ func (g *gen) dissector(h int) error {
 	p := g.protoName(h)
 	fixed := hs.FixedBytes()
 	g.line(0, "")
-	g.line(0, "function p_%s.dissector(tvb, pinfo, tree)", p)
+	g.line(0, "local function dissect_%s(tvb, pinfo, tree)", p)
 	g.line(1, "pinfo.cols.protocol = %q", hs.Name)
 	g.line(1, "if tvb:len() < %d then", fixed)
 	g.line(2, "return short(tvb, pinfo, tree, p_%s, x_%s, %q, %d)", p, p, hs.Name, fixed)
@@ -225,6 +225,13 @@ func (g *gen) dissector(h int) error {
 		st = ts[0]
 	}
 	g.step(h, st, 1, nil)
+	g.line(0, "end")
+	g.line(0, "")
+	g.line(0, "function p_%s.dissector(tvb, pinfo, tree)", p)
+	g.line(1, "active[%q] = true", p)
+	g.line(1, "local n = dissect_%s(tvb, pinfo, tree)", p)
+	g.line(1, "active[%q] = nil", p)
+	g.line(1, "return n")
 	g.line(0, "end")
 	return nil
 }

@@ -154,11 +154,17 @@ local function rest(tvb, n, pinfo, tree)
     return tvb:len()
 end
 
+-- active holds the headers being dissected, outermost first: like the
+-- model's parser, dissection stops at a header it already parsed.
+local active = {}
+
 -- follow hands the bytes after a header to the dissector of the next one;
 -- with none left, the next header is marked (expert_field) on this one.
 local function follow(tvb, n, pinfo, tree, item, expert_field, name)
     if n >= tvb:len() then
         malformed(pinfo, item, expert_field, string.format("%s: no bytes left for it", name))
+    elseif active[name] then
+        return rest(tvb, n, pinfo, tree)
     else
         Dissector.get(name):call(tvb(n):tvb(), pinfo, tree)
     end

@@ -32,11 +32,17 @@ local function rest(tvb, n, pinfo, tree)
     return tvb:len()
 end
 
+-- active holds the headers being dissected, outermost first: like the
+-- model's parser, dissection stops at a header it already parsed.
+local active = {}
+
 -- follow hands the bytes after a header to the dissector of the next one;
 -- with none left, the next header is marked (expert_field) on this one.
 local function follow(tvb, n, pinfo, tree, item, expert_field, name)
     if n >= tvb:len() then
         malformed(pinfo, item, expert_field, string.format("%s: no bytes left for it", name))
+    elseif active[name] then
+        return rest(tvb, n, pinfo, tree)
     else
         Dissector.get(name):call(tvb(n):tvb(), pinfo, tree)
     end
@@ -54,7 +60,7 @@ local x_lbv1 = ProtoExpert.new("lbv1.nsc.malformed", "lbv1 is malformed", expert
 p_lbv1.fields = { f_lbv1_L, f_lbv1_B, f_lbv1_Version, f_lbv1_Protocol, f_lbv1_Tick }
 p_lbv1.experts = { x_lbv1 }
 
-function p_lbv1.dissector(tvb, pinfo, tree)
+local function dissect_lbv1(tvb, pinfo, tree)
     pinfo.cols.protocol = "lbv1"
     if tvb:len() < 12 then
         return short(tvb, pinfo, tree, p_lbv1, x_lbv1, "lbv1", 12)
@@ -73,6 +79,13 @@ function p_lbv1.dissector(tvb, pinfo, tree)
     t:add(f_lbv1_Tick, tvb(4, 8))
     pinfo.cols.info:append(" lbv1 L=" .. tostring(v_L) .. " B=" .. tostring(v_B) .. " Version=" .. tostring(v_Version) .. " Protocol=" .. tostring(v_Protocol) .. " Tick=" .. tostring(v_Tick))
     return rest(tvb, n, pinfo, tree) -- LB2021 node RxDstFilter: the model's parsing ends here
+end
+
+function p_lbv1.dissector(tvb, pinfo, tree)
+    active["lbv1"] = true
+    local n = dissect_lbv1(tvb, pinfo, tree)
+    active["lbv1"] = nil
+    return n
 end
 
 -- Where the model parses these headers after one Wireshark dissects.
