@@ -105,15 +105,11 @@ func (g *gen) valueNames(h int) map[int]map[uint64]string {
 
 // equality recognises `f == c` (and a next edge's full mask).
 func equality(s *packet.Schema, e *packet.Expr) (packet.FieldRef, uint64, bool) {
-	fs, ok := reads(e)
-	if !ok || len(fs) != 1 || s.FieldSpec(fs[0]).Width > 64 {
-		return packet.FieldRef{}, 0, false
-	}
-	set, ok := condSet(s, e, fs[0])
+	f, set, ok := single(s, e)
 	if !ok || len(set) != 1 || set[0].lo != set[0].hi {
 		return packet.FieldRef{}, 0, false
 	}
-	return fs[0], set[0].lo, true
+	return f, set[0].lo, true
 }
 
 // declare writes header h's Proto, ProtoFields and expert field.
@@ -353,15 +349,11 @@ func (g *gen) luaCond(h int, e *packet.Expr) (string, bool) {
 		op := map[packet.ExprKind]string{packet.EAnd: "and", packet.EOr: "or"}[e.Kind]
 		return "(" + a + " " + op + " " + b + ")", ok1 && ok2
 	}
-	fs, ok := reads(e)
-	if !ok || len(fs) != 1 || fs[0].Header != h {
+	ref, set, ok := single(g.s, e)
+	if !ok || ref.Header != h || len(set) > maxSpans {
 		return "", false
 	}
-	set, ok := condSet(g.s, e, fs[0])
-	f := g.s.FieldSpec(fs[0])
-	if !ok || len(set) > maxSpans {
-		return "", false
-	}
+	f := g.s.FieldSpec(ref)
 	return luaSet(valueVar(f), set, f.Width), true
 }
 

@@ -54,13 +54,15 @@ func bindings(s *packet.Schema, tr map[int][]*step) map[int][]binding {
 				if native(s.Headers[to]) {
 					return
 				}
+				var best *binding // the field with the fewest values: dport 4000 over sport >= 1024
 				for _, f := range tableFields(h, fields) {
 					set, ok := cons[f]
-					if !ok || set.isFull(s.FieldSpec(f).Width) || len(set) == 0 {
-						continue
+					if ok && len(set) > 0 && !set.isFull(s.FieldSpec(f).Width) && (best == nil || set.size() < best.set.size()) {
+						best = &binding{fields[h.Fields[f.Field].Name], f, set}
 					}
-					out[to] = addBinding(out[to], binding{fields[h.Fields[f.Field].Name], f, set})
-					return
+				}
+				if best != nil {
+					out[to] = addBinding(out[to], *best)
 				}
 			})
 		}
@@ -93,43 +95,61 @@ func addBinding(bs []binding, b binding) []binding {
 // known to have on the way: a test or switch on a single field narrows it,
 // any other test leaves it as it is.
 func paths(s *packet.Schema, st *step, cons map[packet.FieldRef]valueSet, leaf func(int, map[packet.FieldRef]valueSet)) {
-	narrow := func(f packet.FieldRef, set valueSet) map[packet.FieldRef]valueSet {
-		c := make(map[packet.FieldRef]valueSet, len(cons)+1)
-		for k, v := range cons {
-			c[k] = v
-		}
-		if old, ok := c[f]; ok {
-			set = old.intersect(set)
-		}
-		c[f] = set
-		return c
-	}
 	switch st.kind {
 	case stepNext:
 		leaf(st.header, cons)
 	case stepIf:
-		fs, _ := reads(st.cond)
-		set, ok := valueSet(nil), false
-		if len(fs) == 1 {
-			set, ok = condSet(s, st.cond, fs[0])
+		then, els := cons, cons
+		for _, c := range conjuncts(st.cond) { // the true branch: each on its own
+			if f, set, ok := single(s, c); ok {
+				then = narrow(then, f, set)
+			}
 		}
-		if !ok {
-			paths(s, st.then, cons, leaf)
-			paths(s, st.els, cons, leaf)
-			return
+		if f, set, ok := single(s, st.cond); ok { // the false branch: only a test of one field
+			els = narrow(els, f, set.complement(s.FieldSpec(f).Width))
 		}
-		w := s.FieldSpec(fs[0]).Width
-		paths(s, st.then, narrow(fs[0], set), leaf)
-		paths(s, st.els, narrow(fs[0], set.complement(w)), leaf)
+		paths(s, st.then, then, leaf)
+		paths(s, st.els, els, leaf)
 	case stepSwitch:
 		var all valueSet
 		for _, a := range st.arms {
 			set := valuesSet(a.values)
 			all = all.union(set)
-			paths(s, a.body, narrow(st.field, set), leaf)
+			paths(s, a.body, narrow(cons, st.field, set), leaf)
 		}
-		paths(s, st.els, narrow(st.field, all.complement(s.FieldSpec(st.field).Width)), leaf)
+		paths(s, st.els, narrow(cons, st.field, all.complement(s.FieldSpec(st.field).Width)), leaf)
 	}
+}
+
+// narrow returns cons with field f known to be in set as well.
+func narrow(cons map[packet.FieldRef]valueSet, f packet.FieldRef, set valueSet) map[packet.FieldRef]valueSet {
+	c := make(map[packet.FieldRef]valueSet, len(cons)+1)
+	for k, v := range cons {
+		c[k] = v
+	}
+	if old, ok := c[f]; ok {
+		set = old.intersect(set)
+	}
+	c[f] = set
+	return c
+}
+
+// conjuncts splits a && b && … into its terms.
+func conjuncts(e *packet.Expr) []*packet.Expr {
+	if e.Kind == packet.EAnd {
+		return append(conjuncts(e.A), conjuncts(e.B)...)
+	}
+	return []*packet.Expr{e}
+}
+
+// single places a condition on one field.
+func single(s *packet.Schema, e *packet.Expr) (packet.FieldRef, valueSet, bool) {
+	fs, ok := reads(e)
+	if !ok || len(fs) != 1 {
+		return packet.FieldRef{}, nil, false
+	}
+	set, ok := condSet(s, e, fs[0])
+	return fs[0], set, ok
 }
 
 func valuesSet(vs []uint64) valueSet {

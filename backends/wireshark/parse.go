@@ -26,7 +26,7 @@ type step struct {
 	kind   stepKind
 	at     string // "graph node", where the model decides
 	header int    // stepNext
-	reason string // stepFail: the drop's reason; stepEnd: why parsing stops
+	reason string // stepFail: the drop's reason
 	cond   *packet.Expr
 	then   *step // stepIf
 	els    *step // stepIf; stepSwitch: the default
@@ -54,8 +54,8 @@ type builder struct {
 // from follows a port: its first edge (a fork's other branches are not
 // parsing).
 func (b *builder) from(p *dataflow.Port, depth int) *step {
-	if p == nil || len(p.Out) == 0 {
-		return &step{kind: stepEnd, reason: "unconnected port"}
+	if len(p.Out) == 0 { // the packet ends (unconnected) or leaves by a sink
+		return &step{kind: stepEnd, at: b.g.Name + " node " + p.Node.Name + " port " + p.Name}
 	}
 	return b.node(p.Out[0].To, depth+1)
 }
@@ -154,18 +154,33 @@ func nextStep(s *packet.Schema, h int) *step {
 
 // trees are, per header, the decision trees after it: one per extract
 // node (LPGs first, then PRGs, each in declaration order), then the one of
-// its `next` edges.
+// its `next` edges. After a `parse H` (or `input parse H`), any header the
+// parse graph may reach from H may be the last one parsed: the nodes after
+// it give a tree to each such header Wireshark dissects, for the ports of
+// the headers extracted there.
 func trees(m *lang.Model) map[int][]*step {
 	out := map[int][]*step{}
+	s := m.Schema
 	for _, kind := range []dataflow.Kind{dataflow.LPG, dataflow.PRG} {
 		for _, g := range m.Graphs {
 			if g.Kind != kind {
 				continue
 			}
 			for _, n := range g.Nodes {
-				if n.Kind == dataflow.FNode && n.Op.Kind == packet.OpExtract {
-					b := &builder{s: m.Schema, g: g, h: n.Op.Header}
+				if n.Kind != dataflow.FNode {
+					continue
+				}
+				switch op := n.Op; {
+				case op.Kind == packet.OpExtract:
+					b := &builder{s: s, g: g, h: op.Header}
 					out[b.h] = append(out[b.h], b.from(n.Port(packet.PortTrue), 0))
+				case op.Kind == packet.OpParse || op.Kind == packet.OpInput && op.Header >= 0:
+					for _, h := range reachable(s, op.Header) {
+						if nativeTables[s.Headers[h].Name] != nil {
+							b := &builder{s: s, g: g, h: h}
+							out[h] = append(out[h], b.from(n.Ports[0], 0))
+						}
+					}
 				}
 			}
 		}
@@ -173,6 +188,19 @@ func trees(m *lang.Model) map[int][]*step {
 	for _, h := range m.Schema.Headers {
 		if st := nextStep(m.Schema, h.ID); st != nil {
 			out[h.ID] = append(out[h.ID], st)
+		}
+	}
+	return out
+}
+
+// reachable lists h and the headers the parse graph may reach from it.
+func reachable(s *packet.Schema, h int) []int {
+	out := []int{h}
+	for i := 0; i < len(out); i++ {
+		for _, e := range s.Next {
+			if e.From == out[i] && !slices.Contains(out, e.To) {
+				out = append(out, e.To)
+			}
 		}
 	}
 	return out

@@ -20,6 +20,19 @@ func maxOf(width int) uint64 {
 	return 1<<uint(width) - 1
 }
 
+// size is how many values s holds (saturating).
+func (s valueSet) size() uint64 {
+	n := uint64(0)
+	for _, x := range s {
+		d := x.hi - x.lo + 1
+		if d == 0 || n+d < n {
+			return ^uint64(0)
+		}
+		n += d
+	}
+	return n
+}
+
 func fullSet(width int) valueSet { return valueSet{{0, maxOf(width)}} }
 
 func (s valueSet) isFull(width int) bool {

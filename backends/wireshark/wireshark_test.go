@@ -6,6 +6,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/wireshark"
 	"github.com/dragonet-go/nsc/ejfat"
+	"github.com/dragonet-go/nsc/internal/testutil"
 )
 
 // The same model gives the same bytes, run after run (map order plays no
@@ -29,5 +30,30 @@ func TestDeterministic(t *testing.T) {
 				t.Fatalf("%s: two runs differ", version)
 			}
 		}
+	}
+}
+
+// A header extracted after the parse graph ran binds by the UDP ports the
+// nodes between test, each conjunct of a test on its own.
+func TestBindAfterParse(t *testing.T) {
+	m := testutil.ModelSource(t, `include "lib/inet.nsc"
+header h { a: 8 }
+lpg G {
+    node In { op input parse ethernet  port out -> Port }
+    node Port {
+        op test udp.dport == 4000 && udp.sport >= 1024
+        port true -> H
+        port false -> Out
+    }
+    node H { op extract h  port true -> Out  port false -> Out }
+    node Out { op emit }
+}
+`)
+	src, err := wireshark.Generate(m, wireshark.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(src, []byte("udp_port:add(4000, p_h)\n")) {
+		t.Errorf("h is not bound to UDP port 4000:\n%s", src)
 	}
 }
