@@ -178,16 +178,65 @@ func valueString(names map[uint64]string) string {
 	return "{ " + strings.Join(parts, ", ") + " }"
 }
 
-// dissector writes header h's dissector function.
+// dissector writes header h's dissector function, and the function a
+// heuristic dissector asks whether the bytes are such a header.
 func (g *gen) dissector(h int) error {
 	hs := g.s.Headers[h]
 	p := g.protoName(h)
-	fixed := hs.FixedBytes()
 	g.line(0, "")
 	g.line(0, "local function dissect_%s(tvb, pinfo, tree)", p)
 	g.line(1, "pinfo.cols.protocol = %q", hs.Name)
+	info, err := g.values(h, func(need string) string {
+		return fmt.Sprintf("return short(tvb, pinfo, tree, p_%s, x_%s, %q, %s)", p, p, hs.Name, need)
+	})
+	if err != nil {
+		return err
+	}
+	g.line(1, "local t = tree:add(p_%s, tvb(0, n))", p)
+	for i := range hs.Fields {
+		g.addField(packet.FieldRef{Header: h, Field: i})
+	}
+	g.line(1, "pinfo.cols.info:append(%s)", info)
+	g.step(h, g.tree(h), 1, nil)
+	g.line(0, "end")
+	g.line(0, "")
+	g.line(0, "function p_%s.dissector(tvb, pinfo, tree)", p)
+	g.line(1, "active[%q] = true", p)
+	g.line(1, "local n = dissect_%s(tvb, pinfo, tree)", p)
+	g.line(1, "active[%q] = nil", p)
+	g.line(1, "return n")
+	g.line(0, "end")
+	if g.heuristic(h) {
+		g.line(0, "")
+		g.line(0, "-- accepts_%s: the bytes are a %s the model's parser does not reject.", p, hs.Name)
+		g.line(0, "local function accepts_%s(tvb)", p)
+		if _, err := g.values(h, func(string) string { return "return false" }); err != nil {
+			return err
+		}
+		g.accepting = true
+		g.step(h, g.tree(h), 1, nil)
+		g.accepting = false
+		g.line(0, "end")
+	}
+	return nil
+}
+
+// tree is the decision tree after header h (nil: none).
+func (g *gen) tree(h int) *step {
+	if ts := g.trees[h]; len(ts) > 0 {
+		return ts[0]
+	}
+	return nil
+}
+
+// values writes the reading of header h's fields into locals, n (its
+// length) and size (its variable field's), with short (given the bytes
+// needed) where the header does not fit. It returns the Info text.
+func (g *gen) values(h int, short func(need string) string) (luaText, error) {
+	hs := g.s.Headers[h]
+	fixed := hs.FixedBytes()
 	g.line(1, "if tvb:len() < %d then", fixed)
-	g.line(2, "return short(tvb, pinfo, tree, p_%s, x_%s, %q, %d)", p, p, hs.Name, fixed)
+	g.line(2, "%s", short(strconv.Itoa(fixed)))
 	g.line(1, "end")
 	info := luaText{" " + hs.Name}
 	for i := range hs.Fields {
@@ -203,33 +252,15 @@ func (g *gen) dissector(h int) error {
 	if last := &hs.Fields[len(hs.Fields)-1]; last.Variable() {
 		size, err := g.luaArith(h, last.Length)
 		if err != nil {
-			return fmt.Errorf("header %s: the size of %s: %w", hs.Name, last.Name, err)
+			return nil, fmt.Errorf("header %s: the size of %s: %w", hs.Name, last.Name, err)
 		}
 		g.line(1, "local size = %s", size)
 		g.line(1, "if size < 0 or tvb:len() < n + size then")
-		g.line(2, "return short(tvb, pinfo, tree, p_%s, x_%s, %q, n + math.max(size, 0))", p, p, hs.Name)
+		g.line(2, "%s", short("n + math.max(size, 0)"))
 		g.line(1, "end")
 		g.line(1, "n = n + size")
 	}
-	g.line(1, "local t = tree:add(p_%s, tvb(0, n))", p)
-	for i := range hs.Fields {
-		g.addField(packet.FieldRef{Header: h, Field: i})
-	}
-	g.line(1, "pinfo.cols.info:append(%s)", info)
-	var st *step
-	if ts := g.trees[h]; len(ts) > 0 {
-		st = ts[0]
-	}
-	g.step(h, st, 1, nil)
-	g.line(0, "end")
-	g.line(0, "")
-	g.line(0, "function p_%s.dissector(tvb, pinfo, tree)", p)
-	g.line(1, "active[%q] = true", p)
-	g.line(1, "local n = dissect_%s(tvb, pinfo, tree)", p)
-	g.line(1, "active[%q] = nil", p)
-	g.line(1, "return n")
-	g.line(0, "end")
-	return nil
+	return info, nil
 }
 
 // addField writes the line that adds field f to the tree.
@@ -252,6 +283,10 @@ func (g *gen) addField(f packet.FieldRef) {
 // why says, as a Lua string expression, what led to a drop.
 func (g *gen) step(h int, st *step, depth int, why luaText) {
 	p := g.protoName(h)
+	if g.accepting && (st == nil || st.kind == stepEnd || st.kind == stepNext) {
+		g.line(depth, "return true")
+		return
+	}
 	if st == nil {
 		g.line(depth, "return rest(tvb, n, pinfo, tree)")
 		return
@@ -260,6 +295,10 @@ func (g *gen) step(h int, st *step, depth int, why luaText) {
 	case stepEnd:
 		g.line(depth, "return rest(tvb, n, pinfo, tree) -- %s: the model's parsing ends here", st.at)
 	case stepFail:
+		if g.accepting {
+			g.line(depth, "return false -- %s", st.at)
+			return
+		}
 		if why == nil {
 			why = luaText{"the model's parser"}
 		}
@@ -271,7 +310,7 @@ func (g *gen) step(h int, st *step, depth int, why luaText) {
 	case stepIf:
 		cond, ok := g.luaCond(h, st.cond)
 		if !ok {
-			g.line(depth, "return rest(tvb, n, pinfo, tree) -- %s: `%s` is not translated; decoding stops", st.at, st.cond.Text)
+			g.line(depth, "return %s -- %s: `%s` is not translated; decoding stops", map[bool]string{false: "rest(tvb, n, pinfo, tree)", true: "true"}[g.accepting], st.at, st.cond.Text)
 			return
 		}
 		g.line(depth, "if %s then", cond)
@@ -293,6 +332,11 @@ func (g *gen) step(h int, st *step, depth int, why luaText) {
 		g.step(h, st.els, depth+1, luaText{g.s.FieldName(st.field) + " is ", luaValue(valueVar(f)), ", no case of the switch"})
 		g.line(depth, "end")
 	}
+}
+
+// heuristic reports whether header h binds by a heuristic dissector.
+func (g *gen) heuristic(h int) bool {
+	return slices.ContainsFunc(g.binds[h], func(b binding) bool { return b.heuristic })
 }
 
 // luaText is a Lua string built of literals and values (luaValue).
@@ -426,13 +470,15 @@ func (g *gen) register() {
 	tables := map[string]bool{}
 	for _, h := range g.headers {
 		for _, b := range g.binds[h] {
-			tables[b.table] = true
+			tables[b.table] = !b.heuristic
 		}
 	}
 	tables["udp.port"] = true // for Decode As
 	names := make([]string, 0, len(tables))
-	for t := range tables {
-		names = append(names, t)
+	for t, table := range tables {
+		if table {
+			names = append(names, t)
+		}
 	}
 	sort.Strings(names)
 	for _, t := range names {
@@ -441,6 +487,15 @@ func (g *gen) register() {
 	for _, h := range g.headers {
 		p := g.protoName(h)
 		for _, b := range g.binds[h] {
+			if b.heuristic {
+				g.line(0, "-- after %s on any port: a heuristic dissector", g.s.Headers[b.field.Header].Name)
+				g.line(0, "p_%s:register_heuristic(%q, function(tvb, pinfo, tree)", p, b.table)
+				g.line(1, "if not accepts_%s(tvb) then return false end", p)
+				g.line(1, "p_%s.dissector(tvb, pinfo, tree)", p)
+				g.line(1, "return true")
+				g.line(0, "end)")
+				continue
+			}
 			g.line(0, "-- %s, on the model's paths to %s", g.s.FieldName(b.field), g.s.Headers[h].Name)
 			for _, x := range b.set {
 				if x.lo == x.hi {

@@ -18,6 +18,9 @@ var (
 		"udp":      {"sport": "udp.port", "dport": "udp.port"},
 		"tcp":      {"sport": "tcp.port", "dport": "tcp.port"},
 	}
+	// heuristicLists take a header after UDP or TCP the model tests no
+	// port for.
+	heuristicLists = map[string]string{"udp": "udp", "tcp": "tcp"}
 	// transportTables bind a header by default (Options.Headers).
 	transportTables  = map[string]bool{"udp.port": true, "tcp.port": true}
 	nativeDissectors = map[string]string{
@@ -32,11 +35,14 @@ func native(h *packet.HeaderSpec) bool {
 	return ok || h.Name == "icmp_echo" // part of Wireshark's ICMP
 }
 
-// binding registers a generated header in a Wireshark dissector table.
+// binding registers a generated header in a Wireshark dissector table, or
+// as a heuristic dissector of a transport protocol.
 type binding struct {
-	table string
+	table string          // a dissector table; for a heuristic, "udp" or "tcp"
 	field packet.FieldRef // the native field whose values bind
 	set   valueSet
+	// heuristic: the model tests no port on the way to the header.
+	heuristic bool
 }
 
 // bindings finds, for every header that follows a native one, the values
@@ -58,11 +64,14 @@ func bindings(s *packet.Schema, tr map[int][]*step) map[int][]binding {
 				for _, f := range tableFields(h, fields) {
 					set, ok := cons[f]
 					if ok && len(set) > 0 && !set.isFull(s.FieldSpec(f).Width) && (best == nil || set.size() < best.set.size()) {
-						best = &binding{fields[h.Fields[f.Field].Name], f, set}
+						best = &binding{table: fields[h.Fields[f.Field].Name], field: f, set: set}
 					}
 				}
-				if best != nil {
+				switch {
+				case best != nil:
 					out[to] = addBinding(out[to], *best)
+				case heuristicLists[h.Name] != "":
+					out[to] = addBinding(out[to], binding{table: heuristicLists[h.Name], field: tableFields(h, fields)[0], heuristic: true})
 				}
 			})
 		}
@@ -83,7 +92,9 @@ func tableFields(h *packet.HeaderSpec, fields map[string]string) []packet.FieldR
 }
 
 func addBinding(bs []binding, b binding) []binding {
-	i := slices.IndexFunc(bs, func(x binding) bool { return x.table == b.table && x.field == b.field })
+	i := slices.IndexFunc(bs, func(x binding) bool {
+		return x.table == b.table && x.field == b.field && x.heuristic == b.heuristic
+	})
 	if i < 0 {
 		return append(bs, b)
 	}

@@ -60,7 +60,7 @@ func selectHeaders(s *packet.Schema, tr map[int][]*step, binds map[int][]binding
 	}
 	var todo []int
 	for h, bs := range binds {
-		if slices.ContainsFunc(bs, func(b binding) bool { return transportTables[b.table] }) {
+		if slices.ContainsFunc(bs, func(b binding) bool { return transportTables[b.table] || b.heuristic }) {
 			todo = append(todo, h)
 		}
 	}
@@ -89,6 +89,8 @@ type gen struct {
 	binds   map[int][]binding
 	headers []int
 	b       bytes.Buffer
+	// accepting: step writes a heuristic's answer, not a dissection.
+	accepting bool
 }
 
 func (g *gen) line(depth int, format string, args ...any) {
