@@ -16,7 +16,8 @@
 // on the way marks the packet malformed with the drop's reason. Where a
 // header follows one Wireshark dissects itself (UDP, TCP, IP, Ethernet),
 // the values of that header's port, protocol or EtherType field on the way
-// register the dissector in Wireshark's table (udp.port, ip.proto, …).
+// register the dissector in Wireshark's table (udp.port, ip.proto, …); a
+// header after UDP or TCP on any port becomes a heuristic dissector.
 //
 // The model language has no enumerations; the values it names are the
 // cases of a `switch` (named by the header the case leads to, or else by
