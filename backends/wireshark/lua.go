@@ -15,8 +15,9 @@ import (
 func (g *gen) protoName(h int) string { return strings.ToLower(g.s.Headers[h].Name) }
 
 // fieldVar, valueVar: the Lua names of a field's ProtoField and value.
+// ProtoFields live in a table per header: Lua allows a chunk 200 locals.
 func (g *gen) fieldVar(f packet.FieldRef) string {
-	return "f_" + g.protoName(f.Header) + "_" + g.s.Headers[f.Header].Fields[f.Field].Name
+	return fmt.Sprintf("h_%s.field[%q]", g.protoName(f.Header), g.s.Headers[f.Header].Fields[f.Field].Name)
 }
 func valueVar(f *packet.FieldSpec) string { return "v_" + f.Name }
 
@@ -119,7 +120,8 @@ func (g *gen) declare(h int) error {
 	names := g.valueNames(h)
 	g.line(0, "")
 	g.line(0, "-- Header %s: %d bytes%s.", hs.Name, hs.FixedBytes(), variableNote(hs))
-	g.line(0, "local p_%s = Proto(%q, %q)", p, p, hs.Name+" header")
+	g.line(0, "local h_%s = { field = {} }", p)
+	g.line(0, "h_%s.proto = Proto(%q, %q)", p, p, hs.Name+" header")
 	var vars []string
 	for i := range hs.Fields {
 		f := &hs.Fields[i]
@@ -128,15 +130,15 @@ func (g *gen) declare(h int) error {
 		vars = append(vars, v)
 		abbr := p + "." + f.Name
 		if f.Variable() {
-			g.line(0, "local %s = ProtoField.bytes(%q, %q)", v, abbr, f.Name)
+			g.line(0, "%s = ProtoField.bytes(%q, %q)", v, abbr, f.Name)
 			continue
 		}
 		l := fieldLayout(f)
 		switch l.kind {
 		case "bytes":
-			g.line(0, "local %s = ProtoField.bytes(%q, %q)", v, abbr, f.Name)
+			g.line(0, "%s = ProtoField.bytes(%q, %q)", v, abbr, f.Name)
 		case "bool":
-			g.line(0, "local %s = ProtoField.bool(%q, %q, %d, nil, %s)", v, abbr, f.Name, l.n*8, hex(l.mask))
+			g.line(0, "%s = ProtoField.bool(%q, %q, %d, nil, %s)", v, abbr, f.Name, l.n*8, hex(l.mask))
 		default:
 			var extra string // value string and mask, as far as there are any
 			if l.mask != 0 {
@@ -147,12 +149,12 @@ func (g *gen) declare(h int) error {
 			} else if extra != "" {
 				extra = ", nil" + extra
 			}
-			g.line(0, "local %s = ProtoField.%s(%q, %q, base.DEC%s)", v, l.kind, abbr, f.Name, extra)
+			g.line(0, "%s = ProtoField.%s(%q, %q, base.DEC%s)", v, l.kind, abbr, f.Name, extra)
 		}
 	}
-	g.line(0, "local x_%s = ProtoExpert.new(%q, %q, expert.group.MALFORMED, expert.severity.ERROR)", p, p+".nsc.malformed", hs.Name+" is malformed")
-	g.line(0, "p_%s.fields = { %s }", p, strings.Join(vars, ", "))
-	g.line(0, "p_%s.experts = { x_%s }", p, p)
+	g.line(0, "h_%s.expert = ProtoExpert.new(%q, %q, expert.group.MALFORMED, expert.severity.ERROR)", p, p+".nsc.malformed", hs.Name+" is malformed")
+	g.line(0, "h_%s.proto.fields = { %s }", p, strings.Join(vars, ", "))
+	g.line(0, "h_%s.proto.experts = { h_%s.expert }", p, p)
 	return nil
 }
 
@@ -184,15 +186,15 @@ func (g *gen) dissector(h int) error {
 	hs := g.s.Headers[h]
 	p := g.protoName(h)
 	g.line(0, "")
-	g.line(0, "local function dissect_%s(tvb, pinfo, tree)", p)
+	g.line(0, "function h_%s.dissect(tvb, pinfo, tree)", p)
 	g.line(1, "pinfo.cols.protocol = %q", hs.Name)
 	info, err := g.values(h, func(need string) string {
-		return fmt.Sprintf("return short(tvb, pinfo, tree, p_%s, x_%s, %q, %s)", p, p, hs.Name, need)
+		return fmt.Sprintf("return short(tvb, pinfo, tree, h_%s.proto, h_%s.expert, %q, %s)", p, p, hs.Name, need)
 	})
 	if err != nil {
 		return err
 	}
-	g.line(1, "local t = tree:add(p_%s, tvb(0, n))", p)
+	g.line(1, "local t = tree:add(h_%s.proto, tvb(0, n))", p)
 	for i := range hs.Fields {
 		g.addField(packet.FieldRef{Header: h, Field: i})
 	}
@@ -200,16 +202,16 @@ func (g *gen) dissector(h int) error {
 	g.step(h, g.tree(h), 1, nil)
 	g.line(0, "end")
 	g.line(0, "")
-	g.line(0, "function p_%s.dissector(tvb, pinfo, tree)", p)
+	g.line(0, "function h_%s.proto.dissector(tvb, pinfo, tree)", p)
 	g.line(1, "active[%q] = true", p)
-	g.line(1, "local n = dissect_%s(tvb, pinfo, tree)", p)
+	g.line(1, "local n = h_%s.dissect(tvb, pinfo, tree)", p)
 	g.line(1, "active[%q] = nil", p)
 	g.line(1, "return n")
 	g.line(0, "end")
 	if g.heuristic(h) {
 		g.line(0, "")
-		g.line(0, "-- accepts_%s: the bytes are a %s the model's parser does not reject.", p, hs.Name)
-		g.line(0, "local function accepts_%s(tvb)", p)
+		g.line(0, "-- accepts: the bytes are a %s the model's parser does not reject.", hs.Name)
+		g.line(0, "function h_%s.accepts(tvb)", p)
 		if _, err := g.values(h, func(string) string { return "return false" }); err != nil {
 			return err
 		}
@@ -303,14 +305,18 @@ func (g *gen) step(h int, st *step, depth int, why luaText) {
 			why = luaText{"the model's parser"}
 		}
 		why = append(why, fmt.Sprintf(": dropped at %s (%s)", st.at, st.reason))
-		g.line(depth, "malformed(pinfo, t, x_%s, %s)", p, why)
+		g.line(depth, "malformed(pinfo, t, h_%s.expert, %s)", p, why)
 		g.line(depth, "return rest(tvb, n, pinfo, tree)")
 	case stepNext:
 		g.next(h, st, depth)
 	case stepIf:
 		cond, ok := g.luaCond(h, st.cond)
 		if !ok {
-			g.line(depth, "return %s -- %s: `%s` is not translated; decoding stops", map[bool]string{false: "rest(tvb, n, pinfo, tree)", true: "true"}[g.accepting], st.at, st.cond.Text)
+			stop := "rest(tvb, n, pinfo, tree)"
+			if g.accepting {
+				stop = "true"
+			}
+			g.line(depth, "return %s -- %s: `%s` is not translated; decoding stops", stop, st.at, st.cond.Text)
 			return
 		}
 		g.line(depth, "if %s then", cond)
@@ -373,9 +379,9 @@ func (g *gen) next(h int, st *step, depth int) {
 	switch {
 	case slices.Contains(g.headers, st.header):
 		q := g.protoName(st.header)
-		g.line(depth, "return follow(tvb, n, pinfo, tree, t, x_%s, %q)", q, q)
+		g.line(depth, "return follow(tvb, n, pinfo, tree, t, h_%s.expert, %q)", q, q)
 	case nativeDissectors[to.Name] != "":
-		g.line(depth, "return follow(tvb, n, pinfo, tree, t, x_%s, %q) -- %s", p, nativeDissectors[to.Name], to.Name)
+		g.line(depth, "return follow(tvb, n, pinfo, tree, t, h_%s.expert, %q) -- %s", p, nativeDissectors[to.Name], to.Name)
 	default:
 		g.line(depth, "return rest(tvb, n, pinfo, tree) -- %s: %s follows; not dissected here", st.at, to.Name)
 	}
@@ -489,9 +495,9 @@ func (g *gen) register() {
 		for _, b := range g.binds[h] {
 			if b.heuristic {
 				g.line(0, "-- after %s on any port: a heuristic dissector", g.s.Headers[b.field.Header].Name)
-				g.line(0, "p_%s:register_heuristic(%q, function(tvb, pinfo, tree)", p, b.table)
-				g.line(1, "if not accepts_%s(tvb) then return false end", p)
-				g.line(1, "p_%s.dissector(tvb, pinfo, tree)", p)
+				g.line(0, "h_%s.proto:register_heuristic(%q, function(tvb, pinfo, tree)", p, b.table)
+				g.line(1, "if not h_%s.accepts(tvb) then return false end", p)
+				g.line(1, "h_%s.proto.dissector(tvb, pinfo, tree)", p)
 				g.line(1, "return true")
 				g.line(0, "end)")
 				continue
@@ -499,13 +505,13 @@ func (g *gen) register() {
 			g.line(0, "-- %s, on the model's paths to %s", g.s.FieldName(b.field), g.s.Headers[h].Name)
 			for _, x := range b.set {
 				if x.lo == x.hi {
-					g.line(0, "%s:add(%d, p_%s)", tableVar(b.table), x.lo, p)
+					g.line(0, "%s:add(%d, h_%s.proto)", tableVar(b.table), x.lo, p)
 				} else {
-					g.line(0, "%s:add(\"%d-%d\", p_%s)", tableVar(b.table), x.lo, x.hi, p)
+					g.line(0, "%s:add(\"%d-%d\", h_%s.proto)", tableVar(b.table), x.lo, x.hi, p)
 				}
 			}
 		}
-		g.line(0, "udp_port:add_for_decode_as(p_%s)", p)
+		g.line(0, "udp_port:add_for_decode_as(h_%s.proto)", p)
 	}
 }
 

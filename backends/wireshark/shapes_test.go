@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -128,4 +129,25 @@ func shapesWant(p *packet.Packet, hs []*packet.HeaderSpec) map[string]string {
 		}
 	}
 	return want
+}
+
+// A model of 100 headers loads in tshark (Lua allows 200 locals in a chunk)
+// and dissects a chain of them.
+func TestManyHeaders(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("include \"lib/inet.nsc\"\nnext udp.dport { 5000 -> zq0 }\n")
+	for i := range 100 {
+		fmt.Fprintf(&src, "header zq%d { a: 4  b: 4  c: 8 }\nnext zq%d.a { 1 -> zq%d }\n", i, i, (i+1)%100)
+	}
+	m := testutil.ModelSource(t, src.String())
+	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP,
+		SrcIP: net.IPv4(10, 0, 0, 1).To4(), DstIP: net.IPv4(10, 0, 0, 2).To4()}
+	u := &layers.UDP{SrcPort: 40000, DstPort: 5000}
+	u.SetNetworkLayerForChecksum(ip)
+	payload := []byte{0x10, 7, 0x10, 8, 0x20, 9}
+	frame := testutil.Serialize(t, testutil.Eth(layers.EthernetTypeIPv4), ip, u, gopacket.Payload(payload))
+	rows := dissect(t, m, wireshark.Options{}, [][]byte{frame}, []string{"zq0.c", "zq1.c", "zq2.c", "zq3.c"})
+	if got := rows[0]; got["zq0.c"] != "7" || got["zq1.c"] != "8" || got["zq2.c"] != "9" || got["zq3.c"] != "" {
+		t.Errorf("the chain zq0 zq1 zq2 shows %v", got)
+	}
 }

@@ -53,7 +53,7 @@ lpg G {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(src, []byte("udp_port:add(4000, p_h)\n")) {
+	if !bytes.Contains(src, []byte("udp_port:add(4000, h_h.proto)\n")) {
 		t.Errorf("h is not bound to UDP port 4000:\n%s", src)
 	}
 }

@@ -11,7 +11,7 @@ func TestDissector(t *testing.T) {
 		code       int
 		want, lack string
 	}{
-		{[]string{"dissector", "models/ejfat/lb-2025.nsc"}, 0, `udp_port:add("16384-32767", p_lb_common)`, ""},
+		{[]string{"dissector", "models/ejfat/lb-2025.nsc"}, 0, `udp_port:add("16384-32767", h_lb_common.proto)`, ""},
 		{[]string{"dissector", "models/ejfat/lb-2025.nsc", "--headers", "lb_common"}, 0, "lb_v2 follows; not dissected here", `Proto("lb_v2"`},
 		{[]string{"dissector", "models/ejfat/lb-2025.nsc", "--headers", "nope"}, 1, "the model has no header nope", ""},
 		{[]string{"dissector", "models/ejfat/lb-2025.nsc", "--headers", "meta"}, 1, "meta is metadata", ""},

@@ -50,20 +50,21 @@ local function follow(tvb, n, pinfo, tree, item, expert_field, name)
 end
 
 -- Header lbv1: 12 bytes.
-local p_lbv1 = Proto("lbv1", "lbv1 header")
-local f_lbv1_L = ProtoField.uint8("lbv1.L", "L", base.DEC)
-local f_lbv1_B = ProtoField.uint8("lbv1.B", "B", base.DEC)
-local f_lbv1_Version = ProtoField.uint8("lbv1.Version", "Version", base.DEC)
-local f_lbv1_Protocol = ProtoField.uint8("lbv1.Protocol", "Protocol", base.DEC)
-local f_lbv1_Tick = ProtoField.uint64("lbv1.Tick", "Tick", base.DEC)
-local x_lbv1 = ProtoExpert.new("lbv1.nsc.malformed", "lbv1 is malformed", expert.group.MALFORMED, expert.severity.ERROR)
-p_lbv1.fields = { f_lbv1_L, f_lbv1_B, f_lbv1_Version, f_lbv1_Protocol, f_lbv1_Tick }
-p_lbv1.experts = { x_lbv1 }
+local h_lbv1 = { field = {} }
+h_lbv1.proto = Proto("lbv1", "lbv1 header")
+h_lbv1.field["L"] = ProtoField.uint8("lbv1.L", "L", base.DEC)
+h_lbv1.field["B"] = ProtoField.uint8("lbv1.B", "B", base.DEC)
+h_lbv1.field["Version"] = ProtoField.uint8("lbv1.Version", "Version", base.DEC)
+h_lbv1.field["Protocol"] = ProtoField.uint8("lbv1.Protocol", "Protocol", base.DEC)
+h_lbv1.field["Tick"] = ProtoField.uint64("lbv1.Tick", "Tick", base.DEC)
+h_lbv1.expert = ProtoExpert.new("lbv1.nsc.malformed", "lbv1 is malformed", expert.group.MALFORMED, expert.severity.ERROR)
+h_lbv1.proto.fields = { h_lbv1.field["L"], h_lbv1.field["B"], h_lbv1.field["Version"], h_lbv1.field["Protocol"], h_lbv1.field["Tick"] }
+h_lbv1.proto.experts = { h_lbv1.expert }
 
-local function dissect_lbv1(tvb, pinfo, tree)
+function h_lbv1.dissect(tvb, pinfo, tree)
     pinfo.cols.protocol = "lbv1"
     if tvb:len() < 12 then
-        return short(tvb, pinfo, tree, p_lbv1, x_lbv1, "lbv1", 12)
+        return short(tvb, pinfo, tree, h_lbv1.proto, h_lbv1.expert, "lbv1", 12)
     end
     local v_L = tvb(0, 1):bitfield(0, 8)
     local v_B = tvb(1, 1):bitfield(0, 8)
@@ -71,19 +72,19 @@ local function dissect_lbv1(tvb, pinfo, tree)
     local v_Protocol = tvb(3, 1):bitfield(0, 8)
     local v_Tick = tvb(4, 8):bitfield(0, 64)
     local n = 12
-    local t = tree:add(p_lbv1, tvb(0, n))
-    t:add(f_lbv1_L, tvb(0, 1))
-    t:add(f_lbv1_B, tvb(1, 1))
-    t:add(f_lbv1_Version, tvb(2, 1))
-    t:add(f_lbv1_Protocol, tvb(3, 1))
-    t:add(f_lbv1_Tick, tvb(4, 8))
+    local t = tree:add(h_lbv1.proto, tvb(0, n))
+    t:add(h_lbv1.field["L"], tvb(0, 1))
+    t:add(h_lbv1.field["B"], tvb(1, 1))
+    t:add(h_lbv1.field["Version"], tvb(2, 1))
+    t:add(h_lbv1.field["Protocol"], tvb(3, 1))
+    t:add(h_lbv1.field["Tick"], tvb(4, 8))
     pinfo.cols.info:append(" lbv1 L=" .. tostring(v_L) .. " B=" .. tostring(v_B) .. " Version=" .. tostring(v_Version) .. " Protocol=" .. tostring(v_Protocol) .. " Tick=" .. tostring(v_Tick))
     return rest(tvb, n, pinfo, tree) -- LB2021 node RxDstFilter: the model's parsing ends here
 end
 
-function p_lbv1.dissector(tvb, pinfo, tree)
+function h_lbv1.proto.dissector(tvb, pinfo, tree)
     active["lbv1"] = true
-    local n = dissect_lbv1(tvb, pinfo, tree)
+    local n = h_lbv1.dissect(tvb, pinfo, tree)
     active["lbv1"] = nil
     return n
 end
@@ -91,5 +92,5 @@ end
 -- Where the model parses these headers after one Wireshark dissects.
 local udp_port = DissectorTable.get("udp.port")
 -- udp.dport, on the model's paths to lbv1
-udp_port:add(19522, p_lbv1)
-udp_port:add_for_decode_as(p_lbv1)
+udp_port:add(19522, h_lbv1.proto)
+udp_port:add_for_decode_as(h_lbv1.proto)
