@@ -4,11 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"testing"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/dragonet-go/nsc/backends/wireshark"
@@ -34,11 +32,7 @@ func TestHeuristic(t *testing.T) {
 		if i%4 == 3 {
 			payload = payload[:r.IntN(4)]
 		}
-		ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP,
-			SrcIP: net.IPv4(10, 0, 0, 1).To4(), DstIP: net.IPv4(10, 0, 0, 2).To4()}
-		u := &layers.UDP{SrcPort: 61000, DstPort: layers.UDPPort(61001 + r.IntN(8))}
-		u.SetNetworkLayerForChecksum(ip)
-		frames = append(frames, testutil.Serialize(t, testutil.Eth(layers.EthernetTypeIPv4), ip, u, gopacket.Payload(payload)))
+		frames = append(frames, udpFrame(t, 61000, layers.UDPPort(61001+r.IntN(8)), payload))
 	}
 	fields := []string{"tag.magic", "tag.kind", "tag.len", "tag.nsc.malformed"}
 	rows := dissect(t, m, wireshark.Options{}, frames, fields)

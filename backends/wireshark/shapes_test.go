@@ -17,6 +17,15 @@ import (
 	"github.com/dragonet-go/nsc/packet"
 )
 
+// udpFrame is an Ethernet/IPv4/UDP frame carrying payload.
+func udpFrame(t *testing.T, sport, dport layers.UDPPort, payload []byte) []byte {
+	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP,
+		SrcIP: net.IPv4(10, 0, 0, 1).To4(), DstIP: net.IPv4(10, 0, 0, 2).To4()}
+	u := &layers.UDP{SrcPort: sport, DstPort: dport}
+	u.SetNetworkLayerForChecksum(ip)
+	return testutil.Serialize(t, testutil.Eth(layers.EthernetTypeIPv4), ip, u, gopacket.Payload(payload))
+}
+
 // shapesFrames are UDP datagrams to port 5000 carrying random seg and odd
 // headers, some of another seg version, with a random count of option
 // bytes that may or may not be there, and frames cut at random lengths.
@@ -32,11 +41,7 @@ func shapesFrames(t *testing.T) [][]byte {
 		if i%5 != 0 {
 			payload[0] = 0x10 | payload[0]&0x0f // version 1: odd follows
 		}
-		ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP,
-			SrcIP: net.IPv4(10, 0, 0, 1).To4(), DstIP: net.IPv4(10, 0, 0, 2).To4()}
-		u := &layers.UDP{SrcPort: 40000, DstPort: 5000}
-		u.SetNetworkLayerForChecksum(ip)
-		f := testutil.Serialize(t, testutil.Eth(layers.EthernetTypeIPv4), ip, u, gopacket.Payload(payload))
+		f := udpFrame(t, 40000, 5000, payload)
 		if i%3 == 0 { // cut in the UDP payload: the lengths say more (no Ethernet padding to take for headers)
 			f = f[:42+r.IntN(len(payload)+1)]
 		}
@@ -140,12 +145,7 @@ func TestManyHeaders(t *testing.T) {
 		fmt.Fprintf(&src, "header zq%d { a: 4  b: 4  c: 8 }\nnext zq%d.a { 1 -> zq%d }\n", i, i, (i+1)%100)
 	}
 	m := testutil.ModelSource(t, src.String())
-	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP,
-		SrcIP: net.IPv4(10, 0, 0, 1).To4(), DstIP: net.IPv4(10, 0, 0, 2).To4()}
-	u := &layers.UDP{SrcPort: 40000, DstPort: 5000}
-	u.SetNetworkLayerForChecksum(ip)
-	payload := []byte{0x10, 7, 0x10, 8, 0x20, 9}
-	frame := testutil.Serialize(t, testutil.Eth(layers.EthernetTypeIPv4), ip, u, gopacket.Payload(payload))
+	frame := udpFrame(t, 40000, 5000, []byte{0x10, 7, 0x10, 8, 0x20, 9})
 	rows := dissect(t, m, wireshark.Options{}, [][]byte{frame}, []string{"zq0.c", "zq1.c", "zq2.c", "zq3.c"})
 	if got := rows[0]; got["zq0.c"] != "7" || got["zq1.c"] != "8" || got["zq2.c"] != "9" || got["zq3.c"] != "" {
 		t.Errorf("the chain zq0 zq1 zq2 shows %v", got)
