@@ -84,10 +84,7 @@ func (g *gen) valueNames(h int) map[int]map[uint64]string {
 			out[f.Field][v] = port
 		}
 	}
-	if len(g.trees[h]) == 0 {
-		return out
-	}
-	g.trees[h][0].walk(func(st *step) {
+	g.tree(h).walk(func(st *step) {
 		switch st.kind {
 		case stepSwitch:
 			for _, a := range st.arms {

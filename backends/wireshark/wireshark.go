@@ -13,8 +13,8 @@ import (
 // Options control Generate.
 type Options struct {
 	// Headers are the headers to dissect. None: every header the model
-	// parses after UDP or TCP on a port it tests, and the headers that
-	// follow those. (Headers after an EtherType or IP protocol number are
+	// parses after UDP or TCP (on the ports it tests, or by a heuristic
+	// dissector when it tests none), and the headers that follow those. (Headers after an EtherType or IP protocol number are
 	// left out unless named: those numbers are registered, and Wireshark
 	// has a dissector, and a protocol of that name, for most of them;
 	// lb-2026's lldp and slow re-describe two.)
@@ -76,7 +76,7 @@ func selectHeaders(s *packet.Schema, tr map[int][]*step, binds map[int][]binding
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("the model parses no header after UDP or TCP on a port it tests; name the headers with --headers")
+		return nil, fmt.Errorf("the model parses no header after UDP or TCP; name the headers with --headers")
 	}
 	slices.Sort(out)
 	return out, nil

@@ -11,7 +11,7 @@ import (
 
 func runDissector(e *env, args []string) error {
 	fs := newFlags("dissector", e)
-	headers := fs.String("headers", "", "comma-separated headers to dissect (default: those the model parses after UDP, TCP, IP or Ethernet, and what follows them)")
+	headers := fs.String("headers", "", "comma-separated headers to dissect (default: those the model parses after UDP or TCP, and what follows them)")
 	out := fs.String("o", "", "output .lua file (default stdout)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
@@ -23,7 +23,9 @@ func runDissector(e *env, args []string) error {
 	}
 	opt := wireshark.Options{Command: dissectorCommand(files, *headers, *out)}
 	if *headers != "" {
-		opt.Headers = strings.Split(*headers, ",")
+		for _, h := range strings.Split(*headers, ",") {
+			opt.Headers = append(opt.Headers, strings.TrimSpace(h))
+		}
 	}
 	src, err := wireshark.Generate(m, opt)
 	if err != nil {
