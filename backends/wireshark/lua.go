@@ -200,6 +200,7 @@ func (g *gen) dissector(h int) error {
 	g.line(0, "end")
 	g.line(0, "")
 	g.line(0, "function h_%s.proto.dissector(tvb, pinfo, tree)", p)
+	g.line(1, "if next(active) == nil then cut = 0 end -- called by Wireshark: tvb knows its length")
 	g.line(1, "active[%q] = true", p)
 	g.line(1, "local n = h_%s.dissect(tvb, pinfo, tree)", p)
 	g.line(1, "active[%q] = nil", p)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/dragonet-go/nsc/backends/wireshark"
 	"github.com/dragonet-go/nsc/ejfat"
@@ -37,6 +38,16 @@ func tsharkPath(t *testing.T) string {
 // stderr and on any Lua error in the dissection.
 func dissect(t *testing.T, m *lang.Model, opt wireshark.Options, frames [][]byte, fields []string) []map[string]string {
 	t.Helper()
+	var buf bytes.Buffer
+	if err := ejfat.WritePcap(&buf, frames); err != nil {
+		t.Fatal(err)
+	}
+	return dissectPcap(t, m, opt, buf.Bytes(), len(frames), fields)
+}
+
+// dissectPcap is dissect over a pcap of n frames.
+func dissectPcap(t *testing.T, m *lang.Model, opt wireshark.Options, pcapData []byte, n int, fields []string) []map[string]string {
+	t.Helper()
 	tshark := tsharkPath(t)
 	dir := t.TempDir()
 	src, err := wireshark.Generate(m, opt)
@@ -45,11 +56,7 @@ func dissect(t *testing.T, m *lang.Model, opt wireshark.Options, frames [][]byte
 	}
 	lua := filepath.Join(dir, "d.lua")
 	pcap := filepath.Join(dir, "in.pcap")
-	var buf bytes.Buffer
-	if err := ejfat.WritePcap(&buf, frames); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(pcap, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(pcap, pcapData, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(lua, src, 0o644); err != nil {
@@ -86,8 +93,8 @@ func dissect(t *testing.T, m *lang.Model, opt wireshark.Options, frames [][]byte
 		}
 		rows = append(rows, row)
 	}
-	if len(rows) != len(frames) {
-		t.Fatalf("tshark shows %d frames, want %d", len(rows), len(frames))
+	if len(rows) != n {
+		t.Fatalf("tshark shows %d frames, want %d", len(rows), n)
 	}
 	return rows
 }
@@ -241,5 +248,51 @@ func TestLBCorpus(t *testing.T) {
 				t.Errorf("compared %d values and %d malformed headers: the corpus no longer exercises the dissector", compared, malformed)
 			}
 		})
+	}
+}
+
+// A frame the capture cut short (snaplen) inside a header is not
+// malformed; the same bytes as the whole packet are.
+func TestSnaplen(t *testing.T) {
+	frames, err := ejfat.Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := frames[22] // the corpus's first v2 frame over IPv4
+	m, err := ejfat.Model("lb-2025")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w := pcapgo.NewWriter(&buf)
+	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
+		t.Fatal(err)
+	}
+	cuts := []int{42 + 2, 42 + 4, 42 + 10} // in lb_common, after it, in lb_v2
+	for _, whole := range []bool{false, true} {
+		for _, n := range cuts {
+			length := len(good)
+			if whole {
+				length = n
+			}
+			if err := w.WritePacket(gopacket.CaptureInfo{CaptureLength: n, Length: length}, good[:n]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fields := []string{"lb_common.magic", "lb_common.nsc.malformed", "lb_v2.nsc.malformed"}
+	rows := dissectPcap(t, m, wireshark.Options{}, buf.Bytes(), 2*len(cuts), fields)
+	want := []map[string]string{
+		{}, {"lb_common.magic": "19522"}, {"lb_common.magic": "19522"}, // cut by the capture
+		{"lb_common.nsc.malformed": "1", "_ws.malformed": "1"},
+		{"lb_common.magic": "19522", "lb_v2.nsc.malformed": "1", "_ws.malformed": "1"},
+		{"lb_common.magic": "19522", "lb_v2.nsc.malformed": "1", "_ws.malformed": "1"},
+	}
+	for i, row := range rows {
+		for _, f := range append(fields, "_ws.malformed") {
+			if row[f] != want[i][f] {
+				t.Errorf("frame %d: %s = %q, want %q", i+1, f, row[f], want[i][f])
+			}
+		}
 	}
 }

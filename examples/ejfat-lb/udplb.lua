@@ -14,13 +14,28 @@ local function malformed(pinfo, item, expert_field, msg)
     pinfo.cols.info:append(" [Malformed Packet]")
 end
 
--- short marks a header that does not fit in what is left of the packet.
+-- cut is how many bytes of the packet the capture (snaplen) left out past
+-- the end of the bytes a header's dissector was handed: Wireshark's Lua
+-- gives a header after one of ours only the captured bytes.
+local cut = 0
+
+-- reported is how long the packet is from the start of tvb.
+local function reported(tvb)
+    return tvb:reported_len() + cut
+end
+
+-- short marks a header that does not fit in what is left of the packet:
+-- malformed, unless only the capture cut the packet short.
 local function short(tvb, pinfo, tree, proto, expert_field, name, need)
     local item = tree
     if tvb:len() > 0 then
         item = tree:add(proto, tvb())
     end
-    malformed(pinfo, item, expert_field, string.format("%s: %d bytes needed, %d left", name, need, tvb:len()))
+    if reported(tvb) >= need then
+        item:append_text(string.format(" [%s cut short by the capture: %d of %d bytes]", name, tvb:len(), need))
+    else
+        malformed(pinfo, item, expert_field, string.format("%s: %d bytes needed, %d left", name, need, reported(tvb)))
+    end
     return tvb:len()
 end
 
@@ -39,11 +54,14 @@ local active = {}
 -- follow hands the bytes after a header to the dissector of the next one;
 -- with none left, the next header is marked (expert_field) on this one.
 local function follow(tvb, n, pinfo, tree, item, expert_field, name)
-    if n >= tvb:len() then
+    if n >= reported(tvb) then
         malformed(pinfo, item, expert_field, string.format("%s: no bytes left for it", name))
+    elseif n >= tvb:len() then
+        item:append_text(string.format(" [%s cut off by the capture]", name))
     elseif active[name] then
         return rest(tvb, n, pinfo, tree)
     else
+        cut = reported(tvb) - tvb:len()
         Dissector.get(name):call(tvb(n):tvb(), pinfo, tree)
     end
     return tvb:len()
@@ -83,6 +101,7 @@ function h_lbv1.dissect(tvb, pinfo, tree)
 end
 
 function h_lbv1.proto.dissector(tvb, pinfo, tree)
+    if next(active) == nil then cut = 0 end -- called by Wireshark: tvb knows its length
     active["lbv1"] = true
     local n = h_lbv1.dissect(tvb, pinfo, tree)
     active["lbv1"] = nil
