@@ -50,6 +50,8 @@ func selectHeaders(s *packet.Schema, tr map[int][]*step, binds map[int][]binding
 				return nil, fmt.Errorf("%s is metadata, not a header on the wire", name)
 			case h.FixedBytes() == 0:
 				return nil, fmt.Errorf("header %s has no fixed-size field to show", name)
+			case native(h):
+				return nil, fmt.Errorf("Wireshark dissects %s itself", name)
 			}
 			if !slices.Contains(out, h.ID) {
 				out = append(out, h.ID)

@@ -15,6 +15,7 @@ func TestDissector(t *testing.T) {
 		{[]string{"dissector", "models/ejfat/lb-2025.nsc", "--headers", "lb_common"}, 0, "lb_v2 follows; not dissected here", `Proto("lb_v2"`},
 		{[]string{"dissector", "models/ejfat/lb-2025.nsc", "--headers", "nope"}, 1, "the model has no header nope", ""},
 		{[]string{"dissector", "models/ejfat/lb-2025.nsc", "--headers", "meta"}, 1, "meta is metadata", ""},
+		{[]string{"dissector", "models/ejfat/lb-2025.nsc", "--headers", "lb_v2, udp"}, 1, "Wireshark dissects udp itself", ""},
 		{[]string{"dissector", "models/inet/udp.nsc"}, 1, "name the headers with --headers", ""},
 		{[]string{"dissector"}, 2, "no model file given", ""},
 	} {
