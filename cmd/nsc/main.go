@@ -34,6 +34,7 @@ var commands = []command{
 	{"run", "--lb MODEL --tables FILE --in in.pcap --out out.pcap [--interp]", "run a pcap through an EJFAT LB's generated fast path (or the interpreter)", runRun},
 	{"lb", "--tables FILE --listen ADDR [--lb MODEL]", "forward EJFAT datagrams live on UDP sockets through an LB's fast path", runLB},
 	{"xdp", "run|attach …", "run a compiled XDP program over a pcap in the kernel, or attach it to an interface", runXDP},
+	{"dissector", "FILE… [--headers H,…] [-o FILE.lua]", "generate a Wireshark Lua dissector for the model's headers", runDissector},
 	{"verify", "FILE… --lpg L --prg P [--packets N] [--seed S]", "run the same packets through the LPG alone and embedded; any difference fails", runVerify},
 }
 

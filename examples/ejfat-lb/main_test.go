@@ -8,6 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dragonet-go/nsc/backends/wireshark"
+	"github.com/dragonet-go/nsc/ejfat"
 )
 
 // The story's decisions: member 0 for both transfers, tick 11 dropped.
@@ -99,5 +102,25 @@ func TestReadmeIsTrue(t *testing.T) {
 	}
 	if ran < 2 {
 		t.Errorf("ran %d README commands", ran)
+	}
+}
+
+// udplb.lua is what `nsc dissector` makes of the 2021 model today.
+func TestDissectorIsFresh(t *testing.T) {
+	const command = "nsc dissector models/ejfat/lb-2021.nsc -o examples/ejfat-lb/udplb.lua"
+	m, err := ejfat.Model("lb-2021")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := wireshark.Generate(m, wireshark.Options{Command: command})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("udplb.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("udplb.lua is stale: run go run ./cmd/%s", command)
 	}
 }
