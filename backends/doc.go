@@ -37,7 +37,8 @@
 // go generate ./... regenerates every checked-in generated file, in this
 // order (profiles feed the fast paths): the LB's hot-path profiles, the
 // test corpora's profiles, the Go fast paths, the XDP programs, the P4
-// programs and their entries, the DOT goldens. Each is also a test that
+// programs and their entries, the DOT goldens, the example's Wireshark
+// dissector. Each is also a test that
 // fails, naming the file and the command, when the file is stale.
 package backends
 
@@ -47,3 +48,4 @@ package backends
 //go:generate go test ./xdp -run TestGolden -update
 //go:generate go test ./p4 -run TestGolden -update
 //go:generate go test ./dot -run TestGolden -update
+//go:generate sh -c "cd .. && go run ./cmd/nsc dissector models/ejfat/lb-2021.nsc -o examples/ejfat-lb/udplb.lua"
