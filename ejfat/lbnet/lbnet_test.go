@@ -2,65 +2,27 @@ package lbnet_test
 
 import (
 	"context"
-	"encoding/binary"
-	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/dragonet-go/nsc/backends/golang"
+	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/ejfat/lbnet"
+	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
+	"github.com/dragonet-go/nsc/packet"
 )
 
-// loopbackTables is an lb-2025 configuration for 127.0.0.1: one epoch for
-// every tick with a 1-bit calendar, so even ticks go to member 0 and odd
-// ones to member 1, each a UDP port on loopback; the LB header is removed.
-func loopbackTables(port0, port1 int) string {
-	return fmt.Sprintf(`
-table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0
-table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 0x7f000001 => 0x7f000001 0 0
-table_add ipv4_src_filter_table allow_ip_src 0 0x7f000001 =>
-table_add epoch_assign_table do_assign_epoch_with_slot_sel_opts 0 0x0/0 => 0 1 0 63
-table_add load_balance_calendar_table do_assign_member 0 0 0 => 0
-table_add load_balance_calendar_table do_assign_member 0 0 1 => 1
-table_add member_info_lookup_table do_ipv4_member_rewrite 0 0x0800 0 => 0x112233445566 0x7f000001 %d 0 0
-table_add member_info_lookup_table do_ipv4_member_rewrite 0 0x0800 1 => 0x112233445566 0x7f000001 %d 0 0
-`, port0, port1)
-}
+// wait bounds every wait for a datagram: a failure, not a measurement.
+const wait = 5 * time.Second
 
-// event is an LB v2 header for tick followed by a payload naming the tick.
-func event(tick uint64) []byte {
-	b := make([]byte, 16)
-	binary.BigEndian.PutUint16(b, 0x4c42)
-	b[2], b[3] = 2, 1
-	binary.BigEndian.PutUint16(b[6:], uint16(tick)) // entropy
-	binary.BigEndian.PutUint64(b[8:], tick)
-	return append(b, fmt.Sprintf("event %d", tick)...)
-}
-
-// TestLiveLoopback sends N events through the forwarder to two receivers
-// and checks every one arrived, at the member its tick's calendar slot
-// names, with the LB header removed.
-func TestLiveLoopback(t *testing.T) {
-	const n = 400
-	var members [2]*net.UDPConn
-	for i := range members {
-		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-		if err != nil {
-			t.Skipf("no loopback UDP: %v", err)
-		}
-		defer c.Close()
-		members[i] = c
-	}
-	script := loopbackTables(members[0].LocalAddr().(*net.UDPAddr).Port, members[1].LocalAddr().(*net.UDPAddr).Port)
-	ts, err := lbfast.Tables("lb-2025", "loopback.tables", strings.NewReader(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := lbfast.NewSocket("lb-2025", ts)
+// tables loads an lb-2025 table script, failing the test if it is bad.
+func tables(t testing.TB, script string) ([]*packet.Table, net.HardwareAddr) {
+	t.Helper()
+	ts, err := lbfast.Tables("lb-2025", "test.tables", strings.NewReader(script))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,73 +30,90 @@ func TestLiveLoopback(t *testing.T) {
 	if !ok || mac.String() != "00:aa:bb:cc:dd:ee" {
 		t.Fatalf("OwnMAC = %v, %v", mac, ok)
 	}
-	// The LB parses the LB header only on ports 16384..32767 (0x4C42 is
-	// the usual one).
-	var lbConn *net.UDPConn
-	for port := 0x4c42; port < 0x4c42+100 && lbConn == nil; port++ {
-		lbConn, _ = net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
-	}
-	if lbConn == nil {
-		t.Fatal("no free port for the LB in 19522..19621")
-	}
-	defer lbConn.Close()
-	f := &lbnet.Forwarder{PL: pl, Conn: lbConn, MAC: mac, Batch: 16}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
+	return ts, mac
+}
 
-	got := [2][]string{}
-	var wg sync.WaitGroup
-	for i, c := range members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 2048)
-			for {
-				c.SetReadDeadline(time.Now().Add(2 * time.Second))
-				k, _, err := c.ReadFromUDP(buf)
-				if err != nil {
-					return
-				}
-				got[i] = append(got[i], string(buf[:k]))
-			}
-		}()
-	}
-	sender, err := net.DialUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, lbConn.LocalAddr().(*net.UDPAddr))
+// newLB makes an lb-2025 LB with workers sockets on a fresh loopback
+// address; set its tables with setTables.
+func newLB(t testing.TB, workers int, cfg lbnet.Config) (*lbnet.LB, *net.UDPAddr) {
+	t.Helper()
+	conns, err := lbnet.Listen(lbtest.Addr(t), workers)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sender.Close()
+	for _, c := range conns {
+		c.SetReadBuffer(8 << 20)
+		t.Cleanup(func() { c.Close() })
+	}
+	cfg.Conns = conns
+	cfg.New = func(ts []*packet.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket("lb-2025", ts) }
+	lb, err := lbnet.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lb, conns[0].LocalAddr().(*net.UDPAddr)
+}
+
+func setTables(t testing.TB, lb *lbnet.LB, script string) {
+	t.Helper()
+	if err := lb.SetTables(tables(t, script)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// start runs lb until the test ends (or stop is called).
+func start(t testing.TB, lb *lbnet.LB) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- lb.Run(ctx) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() { cancel(); err = <-done })
+		return err
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+func ip(a *net.UDPAddr) netip.Addr { return a.AddrPort().Addr() }
+
+// TestLiveLoopback sends events from four senders through an LB with two
+// workers to two members and checks every one arrived, at the member its
+// tick's calendar slot names, with the LB header removed.
+func TestLiveLoopback(t *testing.T) {
+	const n = 400
+	m := [2]*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
+	lb, addr := newLB(t, 2, lbnet.Config{Batch: 16})
+	setTables(t, lb, lbtest.Tables(ip(addr), m[0], m[1]))
+	stop := start(t, lb)
+	var senders []*net.UDPConn
+	for range 4 {
+		senders = append(senders, lbtest.Sender(t, addr))
+	}
 	for tick := range uint64(n) {
-		if _, err := sender.Write(event(tick)); err != nil {
+		if _, err := senders[tick%4].Write(lbtest.Event(tick, 0)); err != nil {
 			t.Fatal(err)
 		}
 		if tick%32 == 31 {
 			time.Sleep(time.Millisecond) // stay within the socket buffers
 		}
 	}
-	wg.Wait()
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	seen := 0
-	for m, evs := range got {
-		for _, ev := range evs {
-			var tick int
-			if _, err := fmt.Sscanf(ev, "event %d", &tick); err != nil {
-				t.Errorf("member %d got %q: not an event with the LB header removed", m, ev)
-				continue
-			}
-			if tick%2 != m {
-				t.Errorf("event %d arrived at member %d, the calendar says %d", tick, m, tick%2)
-			}
-			seen++
+	for i := range n {
+		got := i % 2 // the two members get n/2 each
+		d, ok := m[got].Next(wait)
+		if !ok {
+			t.Fatalf("member %d: %d of %d events arrived (%+v, drops %v)", got, i/2, n/2, lb.Stats(), lb.Drops())
+		}
+		tick, ok := lbtest.Tick(d)
+		if !ok || int(tick%2) != got {
+			t.Errorf("member %d got %q: not one of its events with the LB header removed", got, d)
 		}
 	}
-	if seen != n {
-		t.Errorf("%d of %d events arrived (stats: %d received, %d forwarded, %d dropped; drops %v)", seen, n,
-			f.Stats.Received.Load(), f.Stats.Forwarded.Load(), f.Stats.Dropped.Load(), golang.Counters(pl).Drops)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if s := lb.Stats(); s != (lbnet.Stats{Received: n, Forwarded: n}) {
+		t.Errorf("stats %+v, want %d received and forwarded", s, n)
 	}
 }

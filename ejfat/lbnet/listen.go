@@ -1,0 +1,45 @@
+package lbnet
+
+import (
+	"context"
+	"net"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Listen opens n UDP sockets on addr (port 0: one the kernel picks),
+// sharing its port with SO_REUSEPORT: the kernel hashes each sender's
+// address and port to one of them, so one sender's datagrams stay in
+// order on one worker.
+func Listen(addr *net.UDPAddr, n int) ([]*net.UDPConn, error) {
+	lc := net.ListenConfig{Control: reusePort}
+	var conns []*net.UDPConn
+	for range n {
+		c, err := lc.ListenPacket(context.Background(), "udp4", addr.String())
+		if err != nil {
+			closeAll(conns)
+			return nil, err
+		}
+		conn := c.(*net.UDPConn)
+		conns = append(conns, conn)
+		addr = conn.LocalAddr().(*net.UDPAddr) // the port picked, for the others
+	}
+	return conns, nil
+}
+
+func reusePort(network, address string, c syscall.RawConn) error {
+	var err error
+	if cerr := c.Control(func(fd uintptr) {
+		err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+func closeAll(conns []*net.UDPConn) {
+	for _, c := range conns {
+		c.Close()
+	}
+}
