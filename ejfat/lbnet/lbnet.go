@@ -92,9 +92,6 @@ type LB struct {
 	cfg     Config
 	workers []*worker
 	current atomic.Pointer[tableSet]
-
-	mu   sync.Mutex
-	sets []*tableSet // every set installed: their pipelines hold the counters
 }
 
 // tableSet is one generation of tables, with one pipeline over them per
@@ -140,9 +137,6 @@ func (lb *LB) SetTables(ts []*packet.Table, mac net.HardwareAddr) error {
 		}
 		set.pls[i] = pl
 	}
-	lb.mu.Lock()
-	lb.sets = append(lb.sets, set)
-	lb.mu.Unlock()
 	lb.current.Store(set)
 	return nil
 }
@@ -184,18 +178,24 @@ func (lb *LB) Stats() Stats {
 // table set; read them after Run has returned.
 func (lb *LB) Drops() map[fastpath.DropSite]uint64 {
 	drops := map[fastpath.DropSite]uint64{}
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
-	for _, set := range lb.sets {
-		for _, pl := range set.pls {
-			pl.Each(func(kind, name, reason string, n uint64) {
-				if kind == fastpath.CountDrop {
-					drops[fastpath.DropSite{Node: name, Reason: reason}] += n
-				}
-			})
+	for _, w := range lb.workers {
+		for k, n := range w.drops {
+			drops[k] += n
+		}
+		if w.set != nil {
+			addDrops(drops, w.set.pls[w.id])
 		}
 	}
 	return drops
+}
+
+// addDrops adds a pipeline's drops by site to drops.
+func addDrops(drops map[fastpath.DropSite]uint64, pl fastpath.Pipeline) {
+	pl.Each(func(kind, name, reason string, n uint64) {
+		if kind == fastpath.CountDrop {
+			drops[fastpath.DropSite{Node: name, Reason: reason}] += n
+		}
+	})
 }
 
 // OwnMAC finds the LB's own MAC in its tables: the first unicast value of

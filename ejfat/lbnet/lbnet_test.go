@@ -1,9 +1,12 @@
 package lbnet_test
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"net/netip"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -115,5 +118,185 @@ func TestLiveLoopback(t *testing.T) {
 	}
 	if s := lb.Stats(); s != (lbnet.Stats{Received: n, Forwarded: n}) {
 		t.Errorf("stats %+v, want %d received and forwarded", s, n)
+	}
+}
+
+// TestOversize: a datagram larger than MaxDatagram is counted oversize
+// and not forwarded (the kernel truncates it into the receive buffer and
+// says so); with the default, the largest IPv4 UDP datagram is forwarded
+// whole.
+func TestOversize(t *testing.T) {
+	m := lbtest.NewMember(t, 0)
+	for _, c := range []struct {
+		max, size int
+		oversize  bool
+	}{
+		{9000, 9500, true},
+		{9000, 9000, false},
+		{0, 9500, false},
+		{0, lbnet.MaxUDPPayload, false},
+	} {
+		lb, addr := newLB(t, 1, lbnet.Config{MaxDatagram: c.max, Batch: 4})
+		setTables(t, lb, lbtest.Tables(ip(addr), m, m))
+		stop := start(t, lb)
+		s := lbtest.Sender(t, addr)
+		big, small := lbtest.Event(1, c.size), lbtest.Event(2, 0)
+		for _, ev := range [][]byte{big, small} {
+			if _, err := s.Write(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// One sender, one socket: the LB handles them in order, so the
+		// big one is done when the small one arrives.
+		var got [][]byte
+		for {
+			d, ok := m.Next(wait)
+			if !ok {
+				t.Fatalf("max %d, %d bytes: the small event did not arrive (%+v)", c.max, c.size, lb.Stats())
+			}
+			got = append(got, d)
+			if tick, _ := lbtest.Tick(d); tick == 2 {
+				break
+			}
+		}
+		stop()
+		want := lbnet.Stats{Received: 2, Forwarded: 2}
+		wantGot := [][]byte{big[16:], small[16:]} // the LB header removed
+		if c.oversize {
+			want = lbnet.Stats{Received: 2, Forwarded: 1, Oversize: 1}
+			wantGot = wantGot[1:]
+		}
+		if st := lb.Stats(); st != want {
+			t.Errorf("max %d, %d bytes: stats %+v, want %+v", c.max, c.size, st, want)
+		}
+		if !slices.EqualFunc(got, wantGot, bytes.Equal) {
+			t.Errorf("max %d, %d bytes: the member got %d datagrams of %v bytes, want %d", c.max, c.size, len(got), lens(got), len(wantGot))
+		}
+	}
+}
+
+func lens(ds [][]byte) []int {
+	var ns []int
+	for _, d := range ds {
+		ns = append(ns, len(d))
+	}
+	return ns
+}
+
+// TestStopDrains: what the socket holds when the LB stops is forwarded.
+// The datagrams are sent before the LB runs, and it runs already stopped.
+func TestStopDrains(t *testing.T) {
+	const n = 50
+	m := lbtest.NewMember(t, 0)
+	lb, addr := newLB(t, 1, lbnet.Config{Batch: 8})
+	setTables(t, lb, lbtest.Tables(ip(addr), m, m))
+	s := lbtest.Sender(t, addr)
+	for tick := range uint64(n) {
+		if _, err := s.Write(lbtest.Event(tick, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := lb.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := lb.Stats(); st != (lbnet.Stats{Received: n, Forwarded: n}) {
+		t.Errorf("stats %+v, want %d received and forwarded", st, n)
+	}
+	for i := range n {
+		if _, ok := m.Next(wait); !ok {
+			t.Fatalf("%d of %d events arrived", i, n)
+		}
+	}
+}
+
+// TestSetTablesWhileForwarding swaps two table sets, each sending every
+// event to one member (member 0 in one, 1 in the other; each set lacks the
+// other's member, so a frame that met the calendar of one set and the
+// member table of the other would be dropped), thousands of times while
+// two workers forward. Every event arrives at one of the two members, and
+// none is dropped.
+func TestSetTablesWhileForwarding(t *testing.T) {
+	const n = 3000
+	m := [2]*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
+	lb, addr := newLB(t, 2, lbnet.Config{Batch: 8})
+	var sets [2][]*packet.Table
+	var mac net.HardwareAddr
+	for i := range sets {
+		sets[i], mac = tables(t, lbtest.Tables(ip(addr), m[i], m[i]))
+	}
+	if err := lb.SetTables(sets[0], mac); err != nil {
+		t.Fatal(err)
+	}
+	stop := start(t, lb)
+	swapped := make(chan int)
+	quit := make(chan struct{})
+	go func() { // the control plane
+		i := 0
+		defer func() { swapped <- i }()
+		for ; ; i++ {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			if err := lb.SetTables(sets[(i+1)%2], mac); err != nil {
+				t.Error(err)
+				return
+			}
+			runtime.Gosched()
+		}
+	}()
+	var senders []*net.UDPConn
+	for range 4 {
+		senders = append(senders, lbtest.Sender(t, addr))
+	}
+	for tick := range uint64(n) {
+		if _, err := senders[tick%4].Write(lbtest.Event(tick, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if tick%32 == 31 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(quit)
+	swaps := <-swapped
+	got := [2]int{}
+	for got[0]+got[1] < n {
+		select {
+		case <-m[0].Got():
+			got[0]++
+		case <-m[1].Got():
+			got[1]++
+		case <-time.After(wait):
+			t.Fatalf("%d of %d events arrived (%v; %+v, drops %v)", got[0]+got[1], n, got, lb.Stats(), lb.Drops())
+		}
+	}
+	stop()
+	if st := lb.Stats(); st != (lbnet.Stats{Received: n, Forwarded: n}) || len(lb.Drops()) > 0 {
+		t.Errorf("stats %+v, drops %v; want %d received and forwarded", st, lb.Drops(), n)
+	}
+	if got[0] == 0 || got[1] == 0 {
+		t.Errorf("the members got %v: the swaps did not take", got)
+	}
+	t.Logf("%d swaps; the members got %v", swaps, got)
+}
+
+// TestConfigChecks: batches and datagram sizes out of range are refused.
+func TestConfigChecks(t *testing.T) {
+	for _, c := range []struct {
+		cfg  lbnet.Config
+		want string
+	}{
+		{lbnet.Config{Batch: lbnet.MaxBatch + 1}, "batch 1025: must be 1 to 1024"},
+		{lbnet.Config{Batch: -1}, "batch -1: must be 1 to 1024"},
+		{lbnet.Config{MaxDatagram: lbnet.MaxUDPPayload + 1}, "max datagram 65508: must be 1 to 65507"},
+		{lbnet.Config{Batch: lbnet.MaxBatch, MaxDatagram: 1}, ""},
+	} {
+		err := c.cfg.Check()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}
 	}
 }

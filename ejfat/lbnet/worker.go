@@ -14,6 +14,7 @@ import (
 	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
 
+	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -38,6 +39,9 @@ type worker struct {
 	batch batchConn
 	local netip.AddrPort
 	count counters
+	set   *tableSet // the one the last batch ran over
+	// drops are those of the pipelines of earlier sets, by site.
+	drops map[fastpath.DropSite]uint64
 
 	bufs  [][]byte
 	in    []ipv4.Message
@@ -52,7 +56,7 @@ type batchConn interface {
 }
 
 func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
-	w := &worker{lb: lb, id: id, conn: conn}
+	w := &worker{lb: lb, id: id, conn: conn, drops: map[fastpath.DropSite]uint64{}}
 	local := conn.LocalAddr().(*net.UDPAddr).AddrPort()
 	ip := local.Addr().Unmap()
 	switch {
@@ -85,7 +89,11 @@ func (w *worker) stats() Stats {
 // run forwards until ctx ends, then drains the socket; or until the socket
 // fails.
 func (w *worker) run(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() { w.conn.SetReadDeadline(time.Now()) })
+	woken := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		w.conn.SetReadDeadline(time.Now())
+		close(woken)
+	})
 	defer stop()
 	for {
 		n, err := w.batch.ReadBatch(w.in, 0)
@@ -93,6 +101,9 @@ func (w *worker) run(ctx context.Context) error {
 			w.forward(n)
 		}
 		if ctx.Err() != nil {
+			if !stop() {
+				<-woken // its deadline is set before drain clears it
+			}
 			return w.drain()
 		}
 		var ne net.Error
@@ -126,8 +137,10 @@ func (w *worker) drain() error {
 // forward runs n received datagrams through the LB, over the table set
 // current when the batch starts, and sends the results.
 func (w *worker) forward(n int) {
-	set := w.lb.current.Load()
-	pl := set.pls[w.id]
+	if set := w.lb.current.Load(); set != w.set {
+		w.use(set)
+	}
+	set, pl := w.set, w.set.pls[w.id]
 	w.count.received.Add(uint64(n))
 	k := 0
 	for i := range n {
@@ -158,6 +171,16 @@ func (w *worker) forward(n int) {
 		k++
 	}
 	w.send(k)
+}
+
+// use moves the worker to a new table set, keeping the drops of its
+// pipeline over the old one (the old set is garbage once every worker has
+// moved).
+func (w *worker) use(set *tableSet) {
+	if w.set != nil {
+		addDrops(w.drops, w.set.pls[w.id])
+	}
+	w.set = set
 }
 
 // send sends the first k messages of w.out.

@@ -78,8 +78,8 @@ func (m *Member) Next(wait time.Duration) ([]byte, bool) {
 	}
 }
 
-// Pending is how many datagrams have arrived that Next has not returned.
-func (m *Member) Pending() int { return len(m.got) }
+// Got delivers the datagrams the member receives.
+func (m *Member) Got() <-chan []byte { return m.got }
 
 // Tables is an lb-2025 table script for an LB at lb: its MAC
 // 00:aa:bb:cc:dd:ee, senders on 127.0.0.1 allowed, one epoch for every
@@ -95,10 +95,11 @@ table_add epoch_assign_table do_assign_epoch_with_slot_sel_opts 0 0x0/0 => 0 1 0
 table_add load_balance_calendar_table do_assign_member 0 0 0 => %d
 table_add load_balance_calendar_table do_assign_member 0 0 1 => %d
 `, ip, ip, even.ID, odd.ID)
-	for _, m := range []*Member{even, odd} {
-		if m == odd && odd.ID == even.ID {
-			break
-		}
+	members := []*Member{even}
+	if odd.ID != even.ID {
+		members = append(members, odd)
+	}
+	for _, m := range members {
 		fmt.Fprintf(&b, "table_add member_info_lookup_table do_ipv4_member_rewrite 0 0x0800 %d => 0x112233445566 0x7f000001 %d 0 0\n", m.ID, m.Port())
 	}
 	return b.String()
