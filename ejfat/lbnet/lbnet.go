@@ -56,15 +56,9 @@ type Config struct {
 	MaxDatagram int
 }
 
-// Check fills in the defaults of Batch and MaxDatagram and checks their
-// ranges.
+// Check checks the ranges of Batch and MaxDatagram (New takes 0 for the
+// defaults, Check does not).
 func (c *Config) Check() error {
-	if c.Batch == 0 {
-		c.Batch = DefaultBatch
-	}
-	if c.MaxDatagram == 0 {
-		c.MaxDatagram = MaxUDPPayload
-	}
 	switch {
 	case c.Batch < 1 || c.Batch > MaxBatch:
 		return fmt.Errorf("batch %d: must be 1 to %d (the kernel's limit on one recvmmsg)", c.Batch, MaxBatch)
@@ -103,6 +97,12 @@ type tableSet struct {
 
 // New makes an LB; give it tables with SetTables before Run.
 func New(cfg Config) (*LB, error) {
+	if cfg.Batch == 0 {
+		cfg.Batch = DefaultBatch
+	}
+	if cfg.MaxDatagram == 0 {
+		cfg.MaxDatagram = MaxUDPPayload
+	}
 	if err := cfg.Check(); err != nil {
 		return nil, fmt.Errorf("lbnet: %v", err)
 	}

@@ -289,9 +289,11 @@ func TestConfigChecks(t *testing.T) {
 		cfg  lbnet.Config
 		want string
 	}{
-		{lbnet.Config{Batch: lbnet.MaxBatch + 1}, "batch 1025: must be 1 to 1024"},
-		{lbnet.Config{Batch: -1}, "batch -1: must be 1 to 1024"},
-		{lbnet.Config{MaxDatagram: lbnet.MaxUDPPayload + 1}, "max datagram 65508: must be 1 to 65507"},
+		{lbnet.Config{Batch: lbnet.MaxBatch + 1, MaxDatagram: 1}, "batch 1025: must be 1 to 1024"},
+		{lbnet.Config{Batch: -1, MaxDatagram: 1}, "batch -1: must be 1 to 1024"},
+		{lbnet.Config{Batch: 1, MaxDatagram: lbnet.MaxUDPPayload + 1}, "max datagram 65508: must be 1 to 65507"},
+		{lbnet.Config{Batch: 0, MaxDatagram: 1}, "batch 0: must be 1 to 1024"},
+		{lbnet.Config{Batch: 1, MaxDatagram: 0}, "max datagram 0: must be 1 to 65507"},
 		{lbnet.Config{Batch: lbnet.MaxBatch, MaxDatagram: 1}, ""},
 	} {
 		err := c.cfg.Check()
