@@ -187,7 +187,7 @@ func TestLBReloadAndStop(t *testing.T) {
 	at := collect(t, a, b)
 	addr := lbtest.Addr(t)
 	tables := filepath.Join(t.TempDir(), "lb.tables")
-	toA, toB := lbtest.Tables(addr.AddrPort().Addr(), a, a), lbtest.Tables(addr.AddrPort().Addr(), b, b)
+	toA, toB := lbtest.Tables(addr.AddrPort().Addr(), a.Dest(), a.Dest()), lbtest.Tables(addr.AddrPort().Addr(), b.Dest(), b.Dest())
 	writeFile(t, tables, toA)
 	p := startLB(t, "--lb", "lb-2025", "--tables", tables, "--listen", addr.String(), "--workers", "2", "--batch", "8")
 
@@ -260,7 +260,7 @@ func TestLBOversizeAndInterrupt(t *testing.T) {
 	m := lbtest.NewMember(t, 0)
 	addr := lbtest.Addr(t)
 	tables := filepath.Join(t.TempDir(), "lb.tables")
-	writeFile(t, tables, lbtest.Tables(addr.AddrPort().Addr(), m, m))
+	writeFile(t, tables, lbtest.Tables(addr.AddrPort().Addr(), m.Dest(), m.Dest()))
 	p := startLB(t, "--tables", tables, "--listen", addr.String(), "--workers", "1", "--max-datagram", "9000")
 	s := lbtest.Sender(t, addr)
 	for _, ev := range [][]byte{lbtest.Event(1, 9500), lbtest.Event(2, 0)} {

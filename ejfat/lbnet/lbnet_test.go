@@ -88,7 +88,7 @@ func TestLiveLoopback(t *testing.T) {
 	const n = 400
 	m := [2]*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
 	lb, addr := newLB(t, 2, lbnet.Config{Batch: 16})
-	setTables(t, lb, lbtest.Tables(ip(addr), m[0], m[1]))
+	setTables(t, lb, lbtest.Tables(ip(addr), m[0].Dest(), m[1].Dest()))
 	stop := start(t, lb)
 	var senders []*net.UDPConn
 	for range 4 {
@@ -137,7 +137,7 @@ func TestOversize(t *testing.T) {
 		{0, lbnet.MaxUDPPayload, false},
 	} {
 		lb, addr := newLB(t, 1, lbnet.Config{MaxDatagram: c.max, Batch: 4})
-		setTables(t, lb, lbtest.Tables(ip(addr), m, m))
+		setTables(t, lb, lbtest.Tables(ip(addr), m.Dest(), m.Dest()))
 		stop := start(t, lb)
 		s := lbtest.Sender(t, addr)
 		big, small := lbtest.Event(1, c.size), lbtest.Event(2, 0)
@@ -189,7 +189,7 @@ func TestStopDrains(t *testing.T) {
 	const n = 50
 	m := lbtest.NewMember(t, 0)
 	lb, addr := newLB(t, 1, lbnet.Config{Batch: 8})
-	setTables(t, lb, lbtest.Tables(ip(addr), m, m))
+	setTables(t, lb, lbtest.Tables(ip(addr), m.Dest(), m.Dest()))
 	s := lbtest.Sender(t, addr)
 	for tick := range uint64(n) {
 		if _, err := s.Write(lbtest.Event(tick, 0)); err != nil {
@@ -224,7 +224,7 @@ func TestSetTablesWhileForwarding(t *testing.T) {
 	var sets [2][]*packet.Table
 	var mac net.HardwareAddr
 	for i := range sets {
-		sets[i], mac = tables(t, lbtest.Tables(ip(addr), m[i], m[i]))
+		sets[i], mac = tables(t, lbtest.Tables(ip(addr), m[i].Dest(), m[i].Dest()))
 	}
 	if err := lb.SetTables(sets[0], mac); err != nil {
 		t.Fatal(err)

@@ -81,11 +81,18 @@ func (m *Member) Next(wait time.Duration) ([]byte, bool) {
 // Got delivers the datagrams the member receives.
 func (m *Member) Got() <-chan []byte { return m.got }
 
+// Dest is a member as the tables name it: its ID and its UDP port on
+// 127.0.0.1.
+type Dest struct{ ID, Port int }
+
+// Dest is the member's Dest.
+func (m *Member) Dest() Dest { return Dest{m.ID, m.Port()} }
+
 // Tables is an lb-2025 table script for an LB at lb: its MAC
 // 00:aa:bb:cc:dd:ee, senders on 127.0.0.1 allowed, one epoch for every
 // tick with a 1-bit calendar sending even ticks to member even and odd
 // ones to odd; the LB header is removed.
-func Tables(lb netip.Addr, even, odd *Member) string {
+func Tables(lb netip.Addr, even, odd Dest) string {
 	ip := binary.BigEndian.Uint32(lb.AsSlice())
 	var b strings.Builder
 	fmt.Fprintf(&b, `table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0
@@ -95,12 +102,12 @@ table_add epoch_assign_table do_assign_epoch_with_slot_sel_opts 0 0x0/0 => 0 1 0
 table_add load_balance_calendar_table do_assign_member 0 0 0 => %d
 table_add load_balance_calendar_table do_assign_member 0 0 1 => %d
 `, ip, ip, even.ID, odd.ID)
-	members := []*Member{even}
+	members := []Dest{even}
 	if odd.ID != even.ID {
 		members = append(members, odd)
 	}
 	for _, m := range members {
-		fmt.Fprintf(&b, "table_add member_info_lookup_table do_ipv4_member_rewrite 0 0x0800 %d => 0x112233445566 0x7f000001 %d 0 0\n", m.ID, m.Port())
+		fmt.Fprintf(&b, "table_add member_info_lookup_table do_ipv4_member_rewrite 0 0x0800 %d => 0x112233445566 0x7f000001 %d 0 0\n", m.ID, m.Port)
 	}
 	return b.String()
 }
