@@ -58,7 +58,7 @@ func runLB(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	addr, err := net.ResolveUDPAddr("udp4", *listen)
+	addr, err := net.ResolveUDPAddr("udp", *listen)
 	if err != nil {
 		return usagef("--listen: %v", err)
 	}

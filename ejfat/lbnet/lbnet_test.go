@@ -184,9 +184,11 @@ func lens(ds [][]byte) []int {
 }
 
 // TestStopDrains: what the socket holds when the LB stops is forwarded.
-// The datagrams are sent before the LB runs, and it runs already stopped.
+// The datagrams are sent before the LB runs, and it runs already stopped;
+// there are six batches of them, so that the last read finds the socket
+// empty.
 func TestStopDrains(t *testing.T) {
-	const n = 50
+	const n = 48
 	m := lbtest.NewMember(t, 0)
 	lb, addr := newLB(t, 1, lbnet.Config{Batch: 8})
 	setTables(t, lb, lbtest.Tables(ip(addr), m.Dest(), m.Dest()))
@@ -281,6 +283,20 @@ func TestSetTablesWhileForwarding(t *testing.T) {
 		t.Errorf("the members got %v: the swaps did not take", got)
 	}
 	t.Logf("%d swaps; the members got %v", swaps, got)
+}
+
+// TestListenRefusesPortInUse: a second LB on a port does not share it.
+func TestListenRefusesPortInUse(t *testing.T) {
+	conns, err := lbnet.Listen(lbtest.Addr(t), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conns[1].Close()
+	defer conns[0].Close()
+	if again, err := lbnet.Listen(conns[0].LocalAddr().(*net.UDPAddr), 1); err == nil {
+		again[0].Close()
+		t.Errorf("a second Listen on %v succeeded", conns[0].LocalAddr())
+	}
 }
 
 // TestConfigChecks: batches and datagram sizes out of range are refused.

@@ -11,12 +11,20 @@ import (
 // Listen opens n UDP sockets on addr (port 0: one the kernel picks),
 // sharing its port with SO_REUSEPORT: the kernel hashes each sender's
 // address and port to one of them, so one sender's datagrams stay in
-// order on one worker.
+// order on one worker. It refuses a port in use: SO_REUSEPORT would let a
+// second LB on it take a share of the datagrams silently.
 func Listen(addr *net.UDPAddr, n int) ([]*net.UDPConn, error) {
+	if addr.Port != 0 {
+		probe, err := net.ListenUDP("udp", addr)
+		if err != nil {
+			return nil, err
+		}
+		probe.Close()
+	}
 	lc := net.ListenConfig{Control: reusePort}
 	var conns []*net.UDPConn
 	for range n {
-		c, err := lc.ListenPacket(context.Background(), "udp4", addr.String())
+		c, err := lc.ListenPacket(context.Background(), "udp", addr.String())
 		if err != nil {
 			closeAll(conns)
 			return nil, err
