@@ -45,7 +45,6 @@ func newLB(t testing.TB, workers int, cfg lbnet.Config) (*lbnet.LB, *net.UDPAddr
 		t.Fatal(err)
 	}
 	for _, c := range conns {
-		c.SetReadBuffer(8 << 20)
 		t.Cleanup(func() { c.Close() })
 	}
 	cfg.Conns = conns

@@ -8,6 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// readBuffer is the receive buffer Listen asks for: room for the bursts
+// that arrive while a worker waits for a core.
+const readBuffer = 8 << 20
+
 // Listen opens n UDP sockets on addr (port 0: one the kernel picks),
 // sharing its port with SO_REUSEPORT: the kernel hashes each sender's
 // address and port to one of them, so one sender's datagrams stay in
@@ -30,6 +34,7 @@ func Listen(addr *net.UDPAddr, n int) ([]*net.UDPConn, error) {
 			return nil, err
 		}
 		conn := c.(*net.UDPConn)
+		conn.SetReadBuffer(readBuffer) // at most net.core.rmem_max: best effort
 		conns = append(conns, conn)
 		addr = conn.LocalAddr().(*net.UDPAddr) // the port picked, for the others
 	}
