@@ -78,17 +78,10 @@ func start(t testing.TB, lb *lbnet.LB) (stop func() error) {
 	return stop
 }
 
-func ip(a *net.UDPAddr) netip.Addr { return a.AddrPort().Addr() }
-
-// TestLiveLoopback sends events from four senders through an LB with two
-// workers to two members and checks every one arrived, at the member its
-// tick's calendar slot names, with the LB header removed.
-func TestLiveLoopback(t *testing.T) {
-	const n = 400
-	m := [2]*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
-	lb, addr := newLB(t, 2, lbnet.Config{Batch: 16})
-	setTables(t, lb, lbtest.Tables(ip(addr), m[0].Dest(), m[1].Dest()))
-	stop := start(t, lb)
+// sendEvents sends events 0 to n-1 to addr from four senders in turn
+// (which SO_REUSEPORT spreads over the workers).
+func sendEvents(t *testing.T, addr *net.UDPAddr, n int) {
+	t.Helper()
 	var senders []*net.UDPConn
 	for range 4 {
 		senders = append(senders, lbtest.Sender(t, addr))
@@ -101,6 +94,20 @@ func TestLiveLoopback(t *testing.T) {
 			time.Sleep(time.Millisecond) // stay within the socket buffers
 		}
 	}
+}
+
+func ip(a *net.UDPAddr) netip.Addr { return a.AddrPort().Addr() }
+
+// TestLiveLoopback sends events from four senders through an LB with two
+// workers to two members and checks every one arrived, at the member its
+// tick's calendar slot names, with the LB header removed.
+func TestLiveLoopback(t *testing.T) {
+	const n = 400
+	m := [2]*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
+	lb, addr := newLB(t, 2, lbnet.Config{Batch: 16})
+	setTables(t, lb, lbtest.Tables(ip(addr), m[0].Dest(), m[1].Dest()))
+	stop := start(t, lb)
+	sendEvents(t, addr, n)
 	for i := range n {
 		got := i % 2 // the two members get n/2 each
 		d, ok := m[got].Next(wait)
@@ -249,18 +256,7 @@ func TestSetTablesWhileForwarding(t *testing.T) {
 			runtime.Gosched()
 		}
 	}()
-	var senders []*net.UDPConn
-	for range 4 {
-		senders = append(senders, lbtest.Sender(t, addr))
-	}
-	for tick := range uint64(n) {
-		if _, err := senders[tick%4].Write(lbtest.Event(tick, 0)); err != nil {
-			t.Fatal(err)
-		}
-		if tick%32 == 31 {
-			time.Sleep(time.Millisecond)
-		}
-	}
+	sendEvents(t, addr, n)
 	close(quit)
 	swaps := <-swapped
 	got := [2]int{}
