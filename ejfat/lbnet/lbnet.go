@@ -68,7 +68,9 @@ func (c *Config) Check() error {
 	return nil
 }
 
-// Stats count what workers did.
+// Stats count what workers did with the datagrams they received: each is
+// forwarded (sendmmsg took it), dropped (by the LB), oversize, or a send
+// error.
 type Stats struct {
 	Received, Forwarded, Dropped, Oversize, SendErrors uint64
 }

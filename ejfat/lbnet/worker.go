@@ -77,6 +77,8 @@ func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
 		w.bufs[i] = make([]byte, hdr+size+packet.Headroom)
 		w.in[i].Buffers = [][]byte{w.bufs[i][hdr : hdr+size]}
 		w.out[i].Buffers = make([][]byte, 1)
+		w.out[i].Addr = &w.addrs[i]
+		w.addrs[i].IP = make(net.IP, 4) // filled in place: no allocation per datagram
 	}
 	return w, nil
 }
@@ -165,9 +167,10 @@ func (w *worker) forward(n int) {
 			w.count.dropped.Add(1)
 			continue
 		}
-		w.addrs[k] = net.UDPAddr{IP: to.Addr().AsSlice(), Port: int(to.Port())}
+		ip4 := to.Addr().As4()
+		copy(w.addrs[k].IP, ip4[:])
+		w.addrs[k].Port = int(to.Port())
 		w.out[k].Buffers[0] = payload
-		w.out[k].Addr = &w.addrs[k]
 		k++
 	}
 	w.send(k)
