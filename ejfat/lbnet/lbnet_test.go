@@ -238,8 +238,10 @@ func TestSetTablesWhileForwarding(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := start(t, lb)
-	swapped := make(chan int)
+	swapped := make(chan int, 1)
 	quit := make(chan struct{})
+	stopSwapping := sync.OnceFunc(func() { close(quit) })
+	t.Cleanup(stopSwapping)
 	go func() { // the control plane
 		i := 0
 		defer func() { swapped <- i }()
@@ -257,7 +259,7 @@ func TestSetTablesWhileForwarding(t *testing.T) {
 		}
 	}()
 	sendEvents(t, addr, n)
-	close(quit)
+	stopSwapping()
 	swaps := <-swapped
 	got := [2]int{}
 	for got[0]+got[1] < n {
