@@ -282,14 +282,19 @@ func TestSetTablesWhileForwarding(t *testing.T) {
 	t.Logf("%d swaps; the members got %v", swaps, got)
 }
 
-// TestListenRefusesPortInUse: a second LB on a port does not share it.
-func TestListenRefusesPortInUse(t *testing.T) {
-	conns, err := lbnet.Listen(lbtest.Addr(t), 2)
+// TestListen: the sockets share the port the first one got, and a second
+// LB on it is refused rather than given a share of the datagrams.
+func TestListen(t *testing.T) {
+	conns, err := lbnet.Listen(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conns[1].Close()
-	defer conns[0].Close()
+	for _, c := range conns {
+		defer c.Close()
+		if c.LocalAddr().String() != conns[0].LocalAddr().String() {
+			t.Errorf("sockets on %v and %v", conns[0].LocalAddr(), c.LocalAddr())
+		}
+	}
 	if again, err := lbnet.Listen(conns[0].LocalAddr().(*net.UDPAddr), 1); err == nil {
 		again[0].Close()
 		t.Errorf("a second Listen on %v succeeded", conns[0].LocalAddr())
