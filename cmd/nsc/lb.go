@@ -1,13 +1,19 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
+	"slices"
+	"syscall"
 	"time"
 
+	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/ejfat/lbnet"
 	"github.com/dragonet-go/nsc/packet"
@@ -16,11 +22,13 @@ import (
 func runLB(e *env, args []string) error {
 	fs := newFlags("lb", e)
 	lb := fs.String("lb", "lb-2025", "LB model")
-	tables := fs.String("tables", "", "table entries (table_add lines)")
+	tables := fs.String("tables", "", "table entries (table_add lines); SIGHUP reloads them")
 	listen := fs.String("listen", "", "UDP address to receive EJFAT datagrams on (the LB's own IP and port)")
 	mac := fs.String("mac", "", "the LB's MAC (default: from the MAC filter entries)")
-	batch := fs.Int("batch", 64, "datagrams per recvmmsg/sendmmsg")
-	duration := fs.Duration("duration", 0, "stop after this long (default: at interrupt)")
+	batch := fs.Int("batch", lbnet.DefaultBatch, fmt.Sprintf("datagrams per recvmmsg/sendmmsg (1 to %d)", lbnet.MaxBatch))
+	workers := fs.Int("workers", runtime.NumCPU(), "receivers on the port (SO_REUSEPORT), each with its own fast path")
+	maxDatagram := fs.Int("max-datagram", lbnet.MaxUDPPayload, "largest datagram forwarded; larger ones are counted oversize")
+	duration := fs.Duration("duration", 0, "stop after this long (default: at SIGINT or SIGTERM)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -28,48 +36,119 @@ func runLB(e *env, args []string) error {
 	if len(files) > 0 || *listen == "" || *tables == "" {
 		return usagef("--tables and --listen are required")
 	}
-	var ts []*packet.Table
-	if err := openTables(*tables, func(f *os.File) (err error) {
-		ts, err = lbfast.Tables(*lb, *tables, f)
-		return err
-	}); err != nil {
-		return err
+	cfg := lbnet.Config{
+		New:         func(ts []*packet.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket(*lb, ts) },
+		Batch:       *batch,
+		MaxDatagram: *maxDatagram,
 	}
-	pl, err := lbfast.NewSocket(*lb, ts)
-	if err != nil {
-		return err
+	if err := cfg.Check(); err != nil {
+		return usagef("%v", err)
 	}
-	own, ok := lbnet.OwnMAC(ts)
+	if *workers < 1 {
+		return usagef("--workers %d: must be at least 1", *workers)
+	}
+	var fixed net.HardwareAddr
 	if *mac != "" {
-		own, err = net.ParseMAC(*mac)
-		if err != nil {
+		if fixed, err = net.ParseMAC(*mac); err != nil {
 			return usagef("--mac: %v", err)
 		}
-	} else if !ok {
-		return usagef("no unicast MAC in the tables' MAC filter; give --mac")
+	}
+	load := func() ([]*packet.Table, net.HardwareAddr, error) { return loadLBTables(*lb, *tables, fixed) }
+	ts, own, err := load()
+	if err != nil {
+		return err
 	}
 	addr, err := net.ResolveUDPAddr("udp", *listen)
 	if err != nil {
 		return usagef("--listen: %v", err)
 	}
-	conn, err := net.ListenUDP("udp", addr)
+	if cfg.Conns, err = lbnet.Listen(addr, *workers); err != nil {
+		return err
+	}
+	for _, c := range cfg.Conns {
+		defer c.Close()
+	}
+	fwd, err := lbnet.New(cfg)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	if err := fwd.SetTables(ts, own); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%s forwarding on %s with %s (MAC %s)\n", *lb, cfg.Conns[0].LocalAddr(), plural(*workers, "worker"), own)
+	start := time.Now()
+	err = serveLB(e, fwd, *tables, *duration, func() error {
+		ts, own, err := load()
+		if err == nil {
+			err = fwd.SetTables(ts, own)
+		}
+		return err
+	})
+	reportLB(e, fwd, time.Since(start))
+	return err
+}
+
+// loadLBTables loads a table script whole, with the LB's MAC: fixed, or
+// the one the MAC filter admits.
+func loadLBTables(lb, file string, fixed net.HardwareAddr) ([]*packet.Table, net.HardwareAddr, error) {
+	var ts []*packet.Table
+	if err := openTables(file, func(f *os.File) (err error) {
+		ts, err = lbfast.Tables(lb, file, f)
+		return err
+	}); err != nil {
+		return nil, nil, err
+	}
+	if fixed != nil {
+		return ts, fixed, nil
+	}
+	own, ok := lbnet.OwnMAC(ts)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: no unicast MAC in the MAC filter's entries; give --mac", file)
+	}
+	return ts, own, nil
+}
+
+// serveLB runs the LB until SIGINT or SIGTERM (or for d, if not 0),
+// calling reload at every SIGHUP to load the tables file anew; the LB
+// keeps its tables when reload fails.
+func serveLB(e *env, fwd *lbnet.LB, tables string, d time.Duration, reload func() error) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *duration > 0 {
+	if d > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *duration)
+		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	f := &lbnet.Forwarder{PL: pl, Conn: conn, MAC: own, Batch: *batch}
-	fmt.Fprintf(e.stdout, "%s forwarding on %s (MAC %s)\n", *lb, conn.LocalAddr(), own)
-	start := time.Now()
-	err = f.Run(ctx)
-	secs := time.Since(start).Seconds()
-	fmt.Fprintf(e.stdout, "%d received, %d forwarded, %d dropped, %d send errors in %.1fs (%.0f packets/s)\n",
-		f.Stats.Received.Load(), f.Stats.Forwarded.Load(), f.Stats.Dropped.Load(), f.Stats.SendErrors.Load(), secs, float64(f.Stats.Forwarded.Load())/secs)
-	return err
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	done := make(chan error, 1)
+	go func() { done <- fwd.Run(ctx) }()
+	for {
+		select {
+		case <-hup:
+			if err := reload(); err != nil {
+				fmt.Fprintf(e.stderr, "nsc lb: reload: %v; keeping the old tables\n", err)
+			} else {
+				fmt.Fprintf(e.stdout, "reloaded %s\n", tables)
+			}
+		case err := <-done:
+			return err
+		}
+	}
+}
+
+// reportLB prints the LB's counters, its fast paths' drops by reason
+// among them.
+func reportLB(e *env, fwd *lbnet.LB, d time.Duration) {
+	s := fwd.Stats()
+	fmt.Fprintf(e.stdout, "%d received, %d forwarded, %d dropped, %d oversize, %d send errors in %.1fs (%.0f packets/s)\n",
+		s.Received, s.Forwarded, s.Dropped, s.Oversize, s.SendErrors, d.Seconds(), float64(s.Forwarded)/d.Seconds())
+	drops := fwd.Drops()
+	sites := slices.SortedFunc(maps.Keys(drops), func(a, b fastpath.DropSite) int {
+		return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Reason, b.Reason))
+	})
+	for _, k := range sites {
+		fmt.Fprintf(e.stdout, "  drop %-24s %6d  (%s)\n", k.Node, drops[k], k.Reason)
+	}
 }

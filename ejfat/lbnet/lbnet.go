@@ -1,12 +1,18 @@
 // Package lbnet runs an EJFAT LB fast path live on UDP sockets, the way a
 // host without raw frame access runs it (the LinuxUDP PRG; use the fast
-// paths generated for it, lbfast.NewSocket): the kernel
-// receives and checks the datagrams addressed to the LB, the forwarder
-// frames each one as the wire had it (Ethernet, IP and UDP headers rebuilt
-// from the socket addresses), runs the frame through the fast path, and
-// sends what the LB transmits to the address and port the LB wrote into
-// it. The kernel builds the outgoing headers and checksums. Receive and
-// send are batched (recvmmsg/sendmmsg through golang.org/x/net).
+// paths generated for it, lbfast.NewSocket): the kernel receives and checks
+// the datagrams addressed to the LB, a worker frames each one as the wire
+// had it (Ethernet, IP and UDP headers rebuilt from the socket addresses),
+// runs the frame through its fast path, and sends what the LB transmits to
+// the address and port the LB wrote into it. The kernel builds the outgoing
+// headers and checksums. Receive and send are batched (recvmmsg/sendmmsg
+// through golang.org/x/net).
+//
+// An LB runs one worker per socket, the sockets sharing one port
+// (SO_REUSEPORT: the kernel spreads the senders over them), each worker
+// with its own pipeline and counters. The workers share one table set,
+// which SetTables replaces whole: a worker picks up the current set once
+// per batch, so no datagram sees a mix of old and new tables.
 package lbnet
 
 import (
@@ -15,198 +21,183 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
+	"sync"
 	"sync/atomic"
-	"time"
-
-	"golang.org/x/net/ipv4"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
 )
 
-// MaxDatagram is the largest datagram forwarded (a jumbo frame's payload);
-// longer ones are dropped and counted in Stats.Dropped.
-const MaxDatagram = 9000
-
 const (
-	ethLen = 14
-	udpLen = 8
+	// MaxUDPPayload is the largest UDP payload over IPv4 (65,535 bytes
+	// less the IPv4 and UDP headers).
+	MaxUDPPayload = 65535 - 20 - udpLen
+	// MaxBatch is the most datagrams one recvmmsg or sendmmsg moves: the
+	// kernel's UIO_MAXIOV, to which it cuts longer vectors silently.
+	MaxBatch = 1024
+	// DefaultBatch is the batch size when Config.Batch is 0.
+	DefaultBatch = 64
 )
 
-// Stats count what the forwarder did; read them with atomic loads while it
-// runs.
-type Stats struct {
-	Received, Forwarded, Dropped, SendErrors atomic.Uint64
-}
-
-// Forwarder forwards the datagrams arriving on one UDP socket.
-type Forwarder struct {
-	PL   fastpath.Pipeline
-	Conn *net.UDPConn
-	// MAC is the LB's own MAC: the Ethernet destination of rebuilt frames.
-	MAC net.HardwareAddr
-	// Batch is how many datagrams one system call moves (default 64).
+// Config says how an LB runs.
+type Config struct {
+	// Conns are the sockets the LB receives on, one worker each (Listen
+	// opens them).
+	Conns []*net.UDPConn
+	// New makes a worker's fast path over a table set (lbfast.NewSocket
+	// for one LB version).
+	New func([]*packet.Table) (fastpath.Pipeline, error)
+	// Batch is how many datagrams one system call moves (1 to MaxBatch;
+	// 0: DefaultBatch).
 	Batch int
-	Stats Stats
-
-	local  netip.AddrPort
-	batch  batchConn
-	bufs   [][]byte
-	in     []ipv4.Message
-	out    []ipv4.Message
-	addrs  []net.UDPAddr
-	ipsize int
+	// MaxDatagram is the largest datagram forwarded (1 to MaxUDPPayload;
+	// 0: MaxUDPPayload); the kernel truncates larger ones into the
+	// receive buffers, which are this size, and they count as Oversize.
+	MaxDatagram int
 }
 
-// batchConn is what x/net's ipv4 and ipv6 packet conns have in common.
-type batchConn interface {
-	ReadBatch(ms []ipv4.Message, flags int) (int, error)
-	WriteBatch(ms []ipv4.Message, flags int) (int, error)
-}
-
-func (f *Forwarder) init() error {
-	if f.Batch <= 0 {
-		f.Batch = 64
-	}
-	if len(f.MAC) != 6 {
-		return fmt.Errorf("lbnet: the LB's MAC must be 6 bytes, got %v", f.MAC)
-	}
-	f.local = f.Conn.LocalAddr().(*net.UDPAddr).AddrPort()
-	ip := f.local.Addr().Unmap()
+// Check checks the ranges of Batch and MaxDatagram (New takes 0 for the
+// defaults, Check does not).
+func (c *Config) Check() error {
 	switch {
-	case ip.IsUnspecified():
-		return fmt.Errorf("lbnet: listen on the LB's own address (the one its IP filter admits), not %v", ip)
-	case ip.Is4():
-		f.ipsize = 20
-		f.batch = ipv4.NewPacketConn(f.Conn)
-	default:
-		return fmt.Errorf("lbnet: IPv6 listen addresses are not supported yet (%v)", ip)
-	}
-	f.local = netip.AddrPortFrom(ip, f.local.Port())
-	hdr := packet.Headroom + ethLen + f.ipsize + udpLen
-	f.bufs = make([][]byte, f.Batch)
-	f.in = make([]ipv4.Message, f.Batch)
-	f.out = make([]ipv4.Message, f.Batch)
-	f.addrs = make([]net.UDPAddr, f.Batch)
-	for i := range f.bufs {
-		// A byte more than MaxDatagram, so that a longer datagram, which
-		// the socket cuts to the buffer, shows as too long.
-		f.bufs[i] = make([]byte, hdr+MaxDatagram+1+packet.Headroom)
-		f.in[i].Buffers = [][]byte{f.bufs[i][hdr : hdr+MaxDatagram+1]}
-		f.out[i].Buffers = make([][]byte, 1)
+	case c.Batch < 1 || c.Batch > MaxBatch:
+		return fmt.Errorf("batch %d: must be 1 to %d (the kernel's limit on one recvmmsg)", c.Batch, MaxBatch)
+	case c.MaxDatagram < 1 || c.MaxDatagram > MaxUDPPayload:
+		return fmt.Errorf("max datagram %d: must be 1 to %d (the largest UDP payload over IPv4)", c.MaxDatagram, MaxUDPPayload)
 	}
 	return nil
 }
 
-// Run forwards until ctx ends or the socket fails.
-func (f *Forwarder) Run(ctx context.Context) error {
-	if err := f.init(); err != nil {
-		return err
+// Stats count what workers did with the datagrams they received: each is
+// forwarded (sendmmsg took it), dropped (by the LB), oversize, or a send
+// error.
+type Stats struct {
+	Received, Forwarded, Dropped, Oversize, SendErrors uint64
+}
+
+func (s *Stats) add(o Stats) {
+	s.Received += o.Received
+	s.Forwarded += o.Forwarded
+	s.Dropped += o.Dropped
+	s.Oversize += o.Oversize
+	s.SendErrors += o.SendErrors
+}
+
+// LB forwards the datagrams arriving on its sockets.
+type LB struct {
+	cfg     Config
+	workers []*worker
+	current atomic.Pointer[tableSet]
+}
+
+// tableSet is one generation of tables, with one pipeline over them per
+// worker and the MAC the workers frame datagrams with.
+type tableSet struct {
+	mac net.HardwareAddr
+	pls []fastpath.Pipeline
+}
+
+// New makes an LB; give it tables with SetTables before Run.
+func New(cfg Config) (*LB, error) {
+	if cfg.Batch == 0 {
+		cfg.Batch = DefaultBatch
 	}
-	stop := context.AfterFunc(ctx, func() { f.Conn.SetReadDeadline(time.Now()) })
-	defer stop()
-	for {
-		n, err := f.batch.ReadBatch(f.in, 0)
-		if ctx.Err() != nil {
-			return nil
-		}
+	if cfg.MaxDatagram == 0 {
+		cfg.MaxDatagram = MaxUDPPayload
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, fmt.Errorf("lbnet: %v", err)
+	}
+	if len(cfg.Conns) == 0 || cfg.New == nil {
+		return nil, errors.New("lbnet: no sockets to receive on (Config.Conns) or no fast path (Config.New)")
+	}
+	lb := &LB{cfg: cfg}
+	for i, c := range cfg.Conns {
+		w, err := newWorker(lb, i, c)
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
+			return nil, err
+		}
+		lb.workers = append(lb.workers, w)
+	}
+	return lb, nil
+}
+
+// SetTables makes ts, with mac as the LB's own MAC (the Ethernet
+// destination of the frames rebuilt from datagrams), the tables every
+// worker runs over from its next batch on. The tables must not change
+// afterwards (load a new set instead). When the fast path refuses them,
+// the LB keeps its tables and SetTables says why.
+func (lb *LB) SetTables(ts []*packet.Table, mac net.HardwareAddr) error {
+	if len(mac) != 6 {
+		return fmt.Errorf("lbnet: the LB's MAC must be 6 bytes, got %v", mac)
+	}
+	set := &tableSet{mac: mac, pls: make([]fastpath.Pipeline, len(lb.workers))}
+	for i := range set.pls {
+		pl, err := lb.cfg.New(ts)
+		if err != nil {
 			return err
 		}
-		f.forward(n)
+		set.pls[i] = pl
 	}
+	lb.current.Store(set)
+	return nil
 }
 
-// forward runs n received datagrams through the LB and sends the results.
-func (f *Forwarder) forward(n int) {
-	f.Stats.Received.Add(uint64(n))
-	k := 0
-	for i := 0; i < n; i++ {
-		m := &f.in[i]
-		src, ok := m.Addr.(*net.UDPAddr)
-		if !ok || m.N > MaxDatagram {
-			f.Stats.Dropped.Add(1)
-			continue
-		}
-		off, size := f.frame(f.bufs[i], src, m.N)
-		r := f.PL.Process(f.bufs[i], off, size)
-		if r.Sink < 0 {
-			f.Stats.Dropped.Add(1)
-			continue
-		}
-		payload, to, ok := destination(r.Data)
-		if !ok {
-			f.Stats.Dropped.Add(1)
-			continue
-		}
-		f.addrs[k] = net.UDPAddr{IP: to.Addr().AsSlice(), Port: int(to.Port())}
-		f.out[k].Buffers[0] = payload
-		f.out[k].Addr = &f.addrs[k]
-		k++
+// Run forwards until ctx ends, then forwards what the sockets still hold
+// (until each is empty or outpaces the LB) and returns; or until a socket
+// fails.
+func (lb *LB) Run(ctx context.Context) error {
+	if lb.current.Load() == nil {
+		return errors.New("lbnet: no tables (SetTables)")
 	}
-	for sent := 0; sent < k; {
-		w, err := f.batch.WriteBatch(f.out[sent:k], 0)
-		if err != nil {
-			f.Stats.SendErrors.Add(uint64(k - sent))
-			break
-		}
-		f.Stats.Forwarded.Add(uint64(w))
-		sent += w
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(lb.workers))
+	var wg sync.WaitGroup
+	for i, w := range lb.workers {
+		wg.Go(func() {
+			errs[i] = w.run(ctx)
+			if errs[i] != nil {
+				cancel() // one socket failed: stop them all
+			}
+		})
 	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
-// frame writes Ethernet, IPv4 and UDP headers in front of the n datagram
-// bytes in buf, as they were on the wire (TTL 64, the IPv4 header checksum
-// right; the UDP checksum 0, "none", which spares summing the payload: the
-// kernel has checked it, and it frames what the LB sends anew), and returns
-// the frame's offset and size.
-func (f *Forwarder) frame(buf []byte, src *net.UDPAddr, n int) (off, size int) {
-	off = packet.Headroom
-	b := buf[off:]
-	copy(b[0:6], f.MAC)
-	clear(b[6:12])
-	binary.BigEndian.PutUint16(b[12:], 0x0800)
-	ip := b[ethLen:]
-	ip[0], ip[1] = 0x45, 0
-	binary.BigEndian.PutUint16(ip[2:], uint16(20+udpLen+n))
-	binary.BigEndian.PutUint32(ip[4:], 0) // id, flags, fragment offset
-	ip[8], ip[9] = 64, 17
-	clear(ip[10:12])
-	copy(ip[12:16], src.IP.To4())
-	dst := f.local.Addr().As4()
-	copy(ip[16:20], dst[:])
-	binary.BigEndian.PutUint16(ip[10:], packet.IPv4HeaderChecksum(ip[:20]))
-	u := ip[20:]
-	binary.BigEndian.PutUint16(u[0:], uint16(src.Port))
-	binary.BigEndian.PutUint16(u[2:], f.local.Port())
-	binary.BigEndian.PutUint16(u[4:], uint16(udpLen+n))
-	binary.BigEndian.PutUint16(u[6:], 0) // none: the kernel has checked it, LinuxUDP takes 0 over IPv4
-	return off, ethLen + 20 + udpLen + n
+// Stats are the workers' counts, summed; they may be read while the LB
+// runs.
+func (lb *LB) Stats() Stats {
+	var s Stats
+	for _, w := range lb.workers {
+		s.add(w.stats())
+	}
+	return s
 }
 
-// destination reads, from a frame the LB sends, the UDP payload and the
-// address and port it goes to.
-func destination(frame []byte) (payload []byte, to netip.AddrPort, ok bool) {
-	if len(frame) < ethLen+20+udpLen || binary.BigEndian.Uint16(frame[12:]) != 0x0800 {
-		return nil, netip.AddrPort{}, false
+// Drops are the fast paths' drops by site, summed over every worker and
+// table set; read them after Run has returned.
+func (lb *LB) Drops() map[fastpath.DropSite]uint64 {
+	drops := map[fastpath.DropSite]uint64{}
+	for _, w := range lb.workers {
+		for k, n := range w.drops {
+			drops[k] += n
+		}
+		if w.set != nil {
+			addDrops(drops, w.set.pls[w.id])
+		}
 	}
-	ip := frame[ethLen:]
-	ihl := int(ip[0]&0x0f) * 4
-	if ihl < 20 || len(ip) < ihl+udpLen {
-		return nil, netip.AddrPort{}, false
-	}
-	dst := netip.AddrFrom4([4]byte(ip[16:20]))
-	u := ip[ihl:]
-	length := int(binary.BigEndian.Uint16(u[4:]))
-	if length < udpLen || length > len(u) {
-		return nil, netip.AddrPort{}, false
-	}
-	return u[udpLen:length], netip.AddrPortFrom(dst, binary.BigEndian.Uint16(u[2:])), true
+	return drops
+}
+
+// addDrops adds a pipeline's drops by site to drops.
+func addDrops(drops map[fastpath.DropSite]uint64, pl fastpath.Pipeline) {
+	pl.Each(func(kind, name, reason string, n uint64) {
+		if kind == fastpath.CountDrop {
+			drops[fastpath.DropSite{Node: name, Reason: reason}] += n
+		}
+	})
 }
 
 // OwnMAC finds the LB's own MAC in its tables: the first unicast value of

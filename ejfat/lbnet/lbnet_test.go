@@ -1,191 +1,322 @@
 package lbnet_test
 
 import (
+	"bytes"
 	"context"
-	"encoding/binary"
-	"fmt"
 	"net"
+	"net/netip"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/ejfat/lbnet"
+	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
+	"github.com/dragonet-go/nsc/packet"
 )
 
-// loopbackTables is an lb-2025 configuration for 127.0.0.1: one epoch for
-// every tick with a 1-bit calendar, so even ticks go to member 0 and odd
-// ones to member 1, each a UDP port on loopback; the LB header is removed.
-func loopbackTables(port0, port1 int) string {
-	return fmt.Sprintf(`
-table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0
-table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 0x7f000001 => 0x7f000001 0 0
-table_add ipv4_src_filter_table allow_ip_src 0 0x7f000001 =>
-table_add epoch_assign_table do_assign_epoch_with_slot_sel_opts 0 0x0/0 => 0 1 0 63
-table_add load_balance_calendar_table do_assign_member 0 0 0 => 0
-table_add load_balance_calendar_table do_assign_member 0 0 1 => 1
-table_add member_info_lookup_table do_ipv4_member_rewrite 0 0x0800 0 => 0x112233445566 0x7f000001 %d 0 0
-table_add member_info_lookup_table do_ipv4_member_rewrite 0 0x0800 1 => 0x112233445566 0x7f000001 %d 0 0
-`, port0, port1)
-}
+// wait bounds every wait for a datagram: a failure, not a measurement.
+const wait = 5 * time.Second
 
-// event is an LB v2 header for tick followed by a payload naming the tick.
-func event(tick uint64) []byte {
-	b := make([]byte, 16)
-	binary.BigEndian.PutUint16(b, 0x4c42)
-	b[2], b[3] = 2, 1
-	binary.BigEndian.PutUint16(b[6:], uint16(tick)) // entropy
-	binary.BigEndian.PutUint64(b[8:], tick)
-	return append(b, fmt.Sprintf("event %d", tick)...)
-}
-
-// live is a forwarder running lb-2025 on loopback (loopbackTables) to two
-// member sockets, and a socket sending to it.
-type live struct {
-	members [2]*net.UDPConn
-	sender  *net.UDPConn
-	f       *lbnet.Forwarder
-	pl      fastpath.Pipeline
-	stop    func() error // ends the forwarder, returning what Run did
-	wait    func()       // waits until receive is done
-}
-
-// startLive starts a forwarder; it skips t without loopback UDP.
-func startLive(t *testing.T) *live {
+// tables loads an lb-2025 table script, failing the test if it is bad.
+func tables(t testing.TB, script string) ([]*packet.Table, net.HardwareAddr) {
 	t.Helper()
-	l := &live{}
-	for i := range l.members {
-		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-		if err != nil {
-			t.Skipf("no loopback UDP: %v", err)
-		}
-		t.Cleanup(func() { c.Close() })
-		l.members[i] = c
-	}
-	script := loopbackTables(l.members[0].LocalAddr().(*net.UDPAddr).Port, l.members[1].LocalAddr().(*net.UDPAddr).Port)
-	ts, err := lbfast.Tables("lb-2025", "loopback.tables", strings.NewReader(script))
+	ts, err := lbfast.Tables("lb-2025", "test.tables", strings.NewReader(script))
 	if err != nil {
-		t.Fatal(err)
-	}
-	if l.pl, err = lbfast.NewSocket("lb-2025", ts); err != nil {
 		t.Fatal(err)
 	}
 	mac, ok := lbnet.OwnMAC(ts)
 	if !ok || mac.String() != "00:aa:bb:cc:dd:ee" {
 		t.Fatalf("OwnMAC = %v, %v", mac, ok)
 	}
-	// The LB parses the LB header only on ports 16384..32767 (0x4C42 is
-	// the usual one).
-	var lbConn *net.UDPConn
-	for port := 0x4c42; port < 0x4c42+100 && lbConn == nil; port++ {
-		lbConn, _ = net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
-	}
-	if lbConn == nil {
-		t.Fatal("no free port for the LB in 19522..19621")
-	}
-	t.Cleanup(func() { lbConn.Close() })
-	l.f = &lbnet.Forwarder{PL: l.pl, Conn: lbConn, MAC: mac, Batch: 16}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	done := make(chan error, 1)
-	go func() { done <- l.f.Run(ctx) }()
-	l.stop = func() error { cancel(); return <-done }
-	if l.sender, err = net.DialUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, lbConn.LocalAddr().(*net.UDPAddr)); err != nil {
+	return ts, mac
+}
+
+// newLB makes an lb-2025 LB with workers sockets on a fresh loopback
+// address; set its tables with setTables.
+func newLB(t testing.TB, workers int, cfg lbnet.Config) (*lbnet.LB, *net.UDPAddr) {
+	t.Helper()
+	conns, err := lbnet.Listen(lbtest.Addr(t), workers)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.sender.Close() })
-	return l
-}
-
-// receive collects what each member receives until it has been quiet for
-// two seconds.
-func (l *live) receive() *[2][]string {
-	got := &[2][]string{}
-	var wg sync.WaitGroup
-	for i, c := range l.members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 65536)
-			for {
-				c.SetReadDeadline(time.Now().Add(2 * time.Second))
-				k, _, err := c.ReadFromUDP(buf)
-				if err != nil {
-					return
-				}
-				got[i] = append(got[i], string(buf[:k]))
-			}
-		}()
+	for _, c := range conns {
+		t.Cleanup(func() { c.Close() })
 	}
-	l.wait = wg.Wait
-	return got
+	cfg.Conns = conns
+	cfg.New = func(ts []*packet.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket("lb-2025", ts) }
+	lb, err := lbnet.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lb, conns[0].LocalAddr().(*net.UDPAddr)
 }
 
-// TestLiveLoopback sends N events through the forwarder to two receivers
-// and checks every one arrived, at the member its tick's calendar slot
-// names, with the LB header removed.
-func TestLiveLoopback(t *testing.T) {
-	const n = 400
-	l := startLive(t)
-	got := l.receive()
+func setTables(t testing.TB, lb *lbnet.LB, script string) {
+	t.Helper()
+	if err := lb.SetTables(tables(t, script)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// start runs lb until the test ends (or stop is called).
+func start(t testing.TB, lb *lbnet.LB) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- lb.Run(ctx) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() { cancel(); err = <-done })
+		return err
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+// sendEvents sends events 0 to n-1 to addr from four senders in turn
+// (which SO_REUSEPORT spreads over the workers).
+func sendEvents(t *testing.T, addr *net.UDPAddr, n int) {
+	t.Helper()
+	var senders []*net.UDPConn
+	for range 4 {
+		senders = append(senders, lbtest.Sender(t, addr))
+	}
 	for tick := range uint64(n) {
-		if _, err := l.sender.Write(event(tick)); err != nil {
+		if _, err := senders[tick%4].Write(lbtest.Event(tick, 0)); err != nil {
 			t.Fatal(err)
 		}
 		if tick%32 == 31 {
 			time.Sleep(time.Millisecond) // stay within the socket buffers
 		}
 	}
-	l.wait()
-	if err := l.stop(); err != nil {
-		t.Fatal(err)
-	}
-	seen := 0
-	for m, evs := range got {
-		for _, ev := range evs {
-			var tick int
-			if _, err := fmt.Sscanf(ev, "event %d", &tick); err != nil {
-				t.Errorf("member %d got %q: not an event with the LB header removed", m, ev)
-				continue
-			}
-			if tick%2 != m {
-				t.Errorf("event %d arrived at member %d, the calendar says %d", tick, m, tick%2)
-			}
-			seen++
+}
+
+func ip(a *net.UDPAddr) netip.Addr { return a.AddrPort().Addr() }
+
+// TestLiveLoopback sends events from four senders through an LB with two
+// workers to two members and checks every one arrived, at the member its
+// tick's calendar slot names, with the LB header removed.
+func TestLiveLoopback(t *testing.T) {
+	const n = 400
+	m := [2]*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
+	lb, addr := newLB(t, 2, lbnet.Config{Batch: 16})
+	setTables(t, lb, lbtest.Tables(ip(addr), m[0].Dest(), m[1].Dest()))
+	stop := start(t, lb)
+	sendEvents(t, addr, n)
+	for i := range n {
+		got := i % 2 // the two members get n/2 each
+		d, ok := m[got].Next(wait)
+		if !ok {
+			t.Fatalf("member %d: %d of %d events arrived (%+v, drops %v)", got, i/2, n/2, lb.Stats(), lb.Drops())
+		}
+		tick, ok := lbtest.Tick(d)
+		if !ok || int(tick%2) != got {
+			t.Errorf("member %d got %q: not one of its events with the LB header removed", got, d)
 		}
 	}
-	if seen != n {
-		t.Errorf("%d of %d events arrived (stats: %d received, %d forwarded, %d dropped; drops %v)", seen, n,
-			l.f.Stats.Received.Load(), l.f.Stats.Forwarded.Load(), l.f.Stats.Dropped.Load(), golang.Counters(l.pl).Drops)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if s := lb.Stats(); s != (lbnet.Stats{Received: n, Forwarded: n}) {
+		t.Errorf("stats %+v, want %d received and forwarded", s, n)
 	}
 }
 
-// TestLiveLongest: a datagram of MaxDatagram bytes is forwarded whole; a
-// longer one is dropped and counted, not forwarded cut to MaxDatagram.
-func TestLiveLongest(t *testing.T) {
-	l := startLive(t)
-	got := l.receive()
-	for _, n := range []int{lbnet.MaxDatagram, lbnet.MaxDatagram + 1} {
-		ev := event(0)
-		if _, err := l.sender.Write(append(ev, make([]byte, n-len(ev))...)); err != nil {
+// TestOversize: a datagram larger than MaxDatagram is counted oversize
+// and not forwarded (the kernel truncates it into the receive buffer and
+// says so); with the default, the largest IPv4 UDP datagram is forwarded
+// whole.
+func TestOversize(t *testing.T) {
+	m := lbtest.NewMember(t, 0)
+	for _, c := range []struct {
+		max, size int
+		oversize  bool
+	}{
+		{9000, 9500, true},
+		{9000, 9000, false},
+		{0, 9500, false},
+		{0, lbnet.MaxUDPPayload, false},
+	} {
+		lb, addr := newLB(t, 1, lbnet.Config{MaxDatagram: c.max, Batch: 4})
+		setTables(t, lb, lbtest.Tables(ip(addr), m.Dest(), m.Dest()))
+		stop := start(t, lb)
+		s := lbtest.Sender(t, addr)
+		big, small := lbtest.Event(1, c.size), lbtest.Event(2, 0)
+		for _, ev := range [][]byte{big, small} {
+			if _, err := s.Write(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// One sender, one socket: the LB handles them in order, so the
+		// big one is done when the small one arrives.
+		var got [][]byte
+		for {
+			d, ok := m.Next(wait)
+			if !ok {
+				t.Fatalf("max %d, %d bytes: the small event did not arrive (%+v)", c.max, c.size, lb.Stats())
+			}
+			got = append(got, d)
+			if tick, _ := lbtest.Tick(d); tick == 2 {
+				break
+			}
+		}
+		stop()
+		want := lbnet.Stats{Received: 2, Forwarded: 2}
+		wantGot := [][]byte{big[16:], small[16:]} // the LB header removed
+		if c.oversize {
+			want = lbnet.Stats{Received: 2, Forwarded: 1, Oversize: 1}
+			wantGot = wantGot[1:]
+		}
+		if st := lb.Stats(); st != want {
+			t.Errorf("max %d, %d bytes: stats %+v, want %+v", c.max, c.size, st, want)
+		}
+		if !slices.EqualFunc(got, wantGot, bytes.Equal) {
+			t.Errorf("max %d, %d bytes: the member got %d datagrams of %v bytes, want %d", c.max, c.size, len(got), lens(got), len(wantGot))
+		}
+	}
+}
+
+func lens(ds [][]byte) []int {
+	var ns []int
+	for _, d := range ds {
+		ns = append(ns, len(d))
+	}
+	return ns
+}
+
+// TestStopDrains: what the socket holds when the LB stops is forwarded.
+// The datagrams are sent before the LB runs, and it runs already stopped;
+// there are six batches of them, so that the last read finds the socket
+// empty.
+func TestStopDrains(t *testing.T) {
+	const n = 48
+	m := lbtest.NewMember(t, 0)
+	lb, addr := newLB(t, 1, lbnet.Config{Batch: 8})
+	setTables(t, lb, lbtest.Tables(ip(addr), m.Dest(), m.Dest()))
+	s := lbtest.Sender(t, addr)
+	for tick := range uint64(n) {
+		if _, err := s.Write(lbtest.Event(tick, 0)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l.wait()
-	if err := l.stop(); err != nil {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := lb.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if len(got[0]) != 1 || len(got[0][0]) != lbnet.MaxDatagram-16 || len(got[1]) != 0 {
-		var lens []int
-		for _, d := range got[0] {
-			lens = append(lens, len(d))
-		}
-		t.Errorf("member 0 got datagrams of %v bytes, member 1 %d datagrams; want one of %d bytes", lens, len(got[1]), lbnet.MaxDatagram-16)
+	if st := lb.Stats(); st != (lbnet.Stats{Received: n, Forwarded: n}) {
+		t.Errorf("stats %+v, want %d received and forwarded", st, n)
 	}
-	if d := l.f.Stats.Dropped.Load(); d != 1 {
-		t.Errorf("%d datagrams dropped, want 1", d)
+	for i := range n {
+		if _, ok := m.Next(wait); !ok {
+			t.Fatalf("%d of %d events arrived", i, n)
+		}
+	}
+}
+
+// TestSetTablesWhileForwarding swaps two table sets, each sending every
+// event to one member (member 0 in one, 1 in the other; each set lacks the
+// other's member, so a frame that met the calendar of one set and the
+// member table of the other would be dropped), thousands of times while
+// two workers forward. Every event arrives at one of the two members, and
+// none is dropped.
+func TestSetTablesWhileForwarding(t *testing.T) {
+	const n = 3000
+	m := [2]*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
+	lb, addr := newLB(t, 2, lbnet.Config{Batch: 8})
+	var sets [2][]*packet.Table
+	var mac net.HardwareAddr
+	for i := range sets {
+		sets[i], mac = tables(t, lbtest.Tables(ip(addr), m[i].Dest(), m[i].Dest()))
+	}
+	if err := lb.SetTables(sets[0], mac); err != nil {
+		t.Fatal(err)
+	}
+	stop := start(t, lb)
+	swapped := make(chan int, 1)
+	quit := make(chan struct{})
+	stopSwapping := sync.OnceFunc(func() { close(quit) })
+	t.Cleanup(stopSwapping)
+	go func() { // the control plane
+		i := 0
+		defer func() { swapped <- i }()
+		for ; ; i++ {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			if err := lb.SetTables(sets[(i+1)%2], mac); err != nil {
+				t.Error(err)
+				return
+			}
+			runtime.Gosched()
+		}
+	}()
+	sendEvents(t, addr, n)
+	stopSwapping()
+	swaps := <-swapped
+	got := [2]int{}
+	for got[0]+got[1] < n {
+		select {
+		case <-m[0].Got():
+			got[0]++
+		case <-m[1].Got():
+			got[1]++
+		case <-time.After(wait):
+			t.Fatalf("%d of %d events arrived (%v; %+v, drops %v)", got[0]+got[1], n, got, lb.Stats(), lb.Drops())
+		}
+	}
+	stop()
+	if st := lb.Stats(); st != (lbnet.Stats{Received: n, Forwarded: n}) || len(lb.Drops()) > 0 {
+		t.Errorf("stats %+v, drops %v; want %d received and forwarded", st, lb.Drops(), n)
+	}
+	if got[0] == 0 || got[1] == 0 {
+		t.Errorf("the members got %v: the swaps did not take", got)
+	}
+	t.Logf("%d swaps; the members got %v", swaps, got)
+}
+
+// TestListen: the sockets share the port the first one got, and a second
+// LB on it is refused rather than given a share of the datagrams.
+func TestListen(t *testing.T) {
+	conns, err := lbnet.Listen(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range conns {
+		defer c.Close()
+		if c.LocalAddr().String() != conns[0].LocalAddr().String() {
+			t.Errorf("sockets on %v and %v", conns[0].LocalAddr(), c.LocalAddr())
+		}
+	}
+	if again, err := lbnet.Listen(conns[0].LocalAddr().(*net.UDPAddr), 1); err == nil {
+		again[0].Close()
+		t.Errorf("a second Listen on %v succeeded", conns[0].LocalAddr())
+	}
+}
+
+// TestConfigChecks: batches and datagram sizes out of range are refused.
+func TestConfigChecks(t *testing.T) {
+	for _, c := range []struct {
+		cfg  lbnet.Config
+		want string
+	}{
+		{lbnet.Config{Batch: lbnet.MaxBatch + 1, MaxDatagram: 1}, "batch 1025: must be 1 to 1024"},
+		{lbnet.Config{Batch: -1, MaxDatagram: 1}, "batch -1: must be 1 to 1024"},
+		{lbnet.Config{Batch: 1, MaxDatagram: lbnet.MaxUDPPayload + 1}, "max datagram 65508: must be 1 to 65507"},
+		{lbnet.Config{Batch: 0, MaxDatagram: 1}, "batch 0: must be 1 to 1024"},
+		{lbnet.Config{Batch: 1, MaxDatagram: 0}, "max datagram 0: must be 1 to 65507"},
+		{lbnet.Config{Batch: lbnet.MaxBatch, MaxDatagram: 1}, ""},
+	} {
+		err := c.cfg.Check()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}
 	}
 }

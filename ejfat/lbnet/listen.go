@@ -1,0 +1,58 @@
+package lbnet
+
+import (
+	"context"
+	"net"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// readBuffer is the receive buffer Listen asks for: room for the bursts
+// that arrive while a worker waits for a core.
+const readBuffer = 8 << 20
+
+// Listen opens n UDP sockets on addr (port 0: one the kernel picks),
+// sharing its port with SO_REUSEPORT: the kernel hashes each sender's
+// address and port to one of them, so one sender's datagrams stay in
+// order on one worker. It refuses a port in use: SO_REUSEPORT would let a
+// second LB on it take a share of the datagrams silently.
+func Listen(addr *net.UDPAddr, n int) ([]*net.UDPConn, error) {
+	if addr.Port != 0 {
+		probe, err := net.ListenUDP("udp", addr)
+		if err != nil {
+			return nil, err
+		}
+		probe.Close()
+	}
+	lc := net.ListenConfig{Control: reusePort}
+	var conns []*net.UDPConn
+	for range n {
+		c, err := lc.ListenPacket(context.Background(), "udp", addr.String())
+		if err != nil {
+			closeAll(conns)
+			return nil, err
+		}
+		conn := c.(*net.UDPConn)
+		conn.SetReadBuffer(readBuffer) // at most net.core.rmem_max: best effort
+		conns = append(conns, conn)
+		addr = conn.LocalAddr().(*net.UDPAddr) // the port picked, for the others
+	}
+	return conns, nil
+}
+
+func reusePort(network, address string, c syscall.RawConn) error {
+	var err error
+	if cerr := c.Control(func(fd uintptr) {
+		err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+func closeAll(conns []*net.UDPConn) {
+	for _, c := range conns {
+		c.Close()
+	}
+}
