@@ -47,14 +47,14 @@ lpg L {
   node B { op test valid(udp)  port true -> TxQueue  spawn true -> TxQueue  port false -> TxQueue }
   node TxQueue { op emit }
 }`
-	// XDP frames leave by XDP_TX or XDP_PASS; a sink of neither kind has
-	// no verdict.
+	// XDP frames leave by XDP_TX (an emit) or XDP_PASS (a steer, an emit
+	// marked [host]); a sink that is neither has no verdict.
 	const sinks = `include "lib/inet.nsc"
 lpg L {
   node RxQueue { op input parse ethernet  port out -> A }
   node A { op test valid(ipv4)  port true -> Out1  port false -> Out2 }
-  node Out1 { op emit }
-  node Out2 { op emit }
+  node Out1 [sink] { op nop  port out }
+  node Out2 [sink] { op nop  port out }
 }`
 	// A P4 pipeline has no queues or sockets.
 	const steers = `include "lib/inet.nsc"
@@ -79,7 +79,7 @@ lpg L {
 	// The LPG alone, with the XDP PRG's limits.
 	xdpSinks := input(t, sinks, "")
 	xdpSinks.PRG, _ = testutil.Model(t, "ejfat/xdp.nsc").Graph("XDP")
-	noOutput := ": the XDP hook has no output for it (frames leave by the PRG's TxWire or the LPG's TxQueue, XDP_TX, or by a node named ToHost or a steer, XDP_PASS)"
+	noOutput := ": the XDP hook has no output for it (frames leave by an emit, XDP_TX, or by a steer or an emit marked [host], XDP_PASS)"
 	for _, c := range []struct {
 		name   string
 		target backends.Target

@@ -81,6 +81,9 @@ type Node struct {
 	// Program marks a hardware sink of a programmable device (a P4
 	// pipeline): the graph behind it is compiled into the device's program.
 	Program bool
+	// Host marks an emit that hands the frame to the host's own network
+	// stack rather than out of the device (a punt).
+	Host bool
 	// Pos is where the node is declared, "file:line:col".
 	Pos string
 }

@@ -60,7 +60,7 @@ func materialize(name string, kind dataflow.Kind, schema *packet.Schema, ns []*e
 			continue
 		}
 		n := &dataflow.Node{Name: e.name, Cluster: e.tmpl.Cluster, Kind: e.tmpl.Kind, Op: e.op, Logic: e.tmpl.Logic,
-			Config: e.tmpl.Config, Software: e.software, Hardware: e.hardware, Source: e.source, Sink: e.isSink, Program: e.program, Pos: e.tmpl.Pos}
+			Config: e.tmpl.Config, Software: e.software, Hardware: e.hardware, Source: e.source, Sink: e.isSink, Program: e.program, Host: e.tmpl.Host, Pos: e.tmpl.Pos}
 		if err := g.AddNode(n); err != nil {
 			return nil, nil, fmt.Errorf("embedded graph: %w", err)
 		}

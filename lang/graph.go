@@ -184,8 +184,10 @@ func (l *loader) attrs(n *dataflow.Node, a *Attrs) {
 			n.Sink = true
 		case "program":
 			n.Program = true
+		case "host":
+			n.Host = true
 		default:
-			l.errorf(a.Pos, "node %s: unknown attribute %s (want software, hardware, source, sink or program)", n.Name, name)
+			l.errorf(a.Pos, "node %s: unknown attribute %s (want software, hardware, source, sink, program or host)", n.Name, name)
 		}
 	}
 	if n.Software && n.Hardware {
@@ -267,6 +269,9 @@ func (l *loader) fnode(g *dataflow.Graph, p *placed) {
 	}
 	if p.n.Op.Kind == packet.OpEmit || p.n.Op.Kind == packet.OpSteer {
 		p.n.Sink = true
+	}
+	if p.n.Host && p.n.Op.Kind != packet.OpEmit {
+		l.errorf(nd.Attrs.Pos, "node %s: host marks an emit node", p.n.Name)
 	}
 	// Ports go in the op's order so port indices agree with Op.Exec.
 	order := p.n.Op.Ports(l.schema)

@@ -215,7 +215,7 @@ func (c *gen) sinkStmt(n *dataflow.Node) string {
 	if !ok {
 		v := verdict(n)
 		if v == "" {
-			c.fail("sink %s: the XDP hook has no output for it (frames leave by the PRG's TxWire or the LPG's TxQueue, XDP_TX, or by a node named ToHost or a steer, XDP_PASS)", n.Name)
+			c.fail("sink %s: the XDP hook has no output for it (frames leave by an emit, XDP_TX, or by a steer or an emit marked [host], XDP_PASS)", n.Name)
 			v = "XDP_ABORTED"
 		}
 		i = len(c.sinks)
@@ -226,18 +226,16 @@ func (c *gen) sinkStmt(n *dataflow.Node) string {
 	return fmt.Sprintf("NSC_SINK(%d, %s);", i, c.sinks[i].Verdict)
 }
 
-// verdict is the XDP action of a sink: the PRG's Tx wire transmits, the
-// host punt passes the frame to the kernel.
+// verdict is the XDP action of a sink: an emit (the PRG's Tx wire, an
+// LPG's exit) transmits; a steer or an emit marked [host] passes the frame
+// to the kernel; a sink that does neither has no verdict.
 func verdict(n *dataflow.Node) string {
-	base := n.Name
-	if i := strings.IndexByte(base, '@'); i >= 0 {
-		base = base[:i]
-	}
 	switch {
-	case base == "TxWire" || base == "TxQueue" && n.Op != nil && n.Op.Kind == packet.OpEmit:
-		return "XDP_TX"
-	case base == "ToHost" || n.Op != nil && n.Op.Kind == packet.OpSteer:
+	case n.Op == nil:
+	case n.Op.Kind == packet.OpSteer, n.Host:
 		return "XDP_PASS"
+	case n.Op.Kind == packet.OpEmit:
+		return "XDP_TX"
 	}
 	return ""
 }

@@ -92,7 +92,7 @@ func TestRefusals(t *testing.T) {
 		{"tables", lpg("table t { key { ipv4.dst: exact } actions { a } default a }\ntable u { key { ipv4.src: exact } actions { a } default a }",
 			parse+"node Look { op lookup t  port a -> Look2 }\nnode Look2 { op lookup u  port a -> TxQueue }\nnode TxQueue { op emit }"),
 			map[string]int{"tables": 1}, []string{"looks up 2 tables", "limit tables"}},
-		{"sink", lpg("", "node RxQueue { op input parse ethernet  port out -> Out }\nnode Out { op emit }"),
+		{"sink", lpg("", "node RxQueue { op input parse ethernet  port out -> Out }\nnode Out [sink] { op nop  port out }"),
 			nil, []string{"node Out", "sink Out: the XDP hook has no output for it"}},
 		{"push", lpg("", "node RxQueue { op input  port out -> P1 }\nnode P1 { op push ipv6  port out -> P2 }\nnode P2 { op push ipv4 extra 40  port out -> P3 }\n"+
 			"node P3 { op push ethernet  port out -> P4 }\nnode P4 { op push udp  port out -> P5 }\nnode P5 { op push icmp  port out -> P6 }\n"+
