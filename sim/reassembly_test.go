@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"net"
 	"slices"
@@ -293,4 +294,118 @@ func TestReassemblyCaps(t *testing.T) {
 		r.send(s)
 	}
 	r.check(nil, map[string]uint64{"stored": 1035, "evicted": 6 + 4 + 1, "late": 1})
+}
+
+// segmenterMeta is the tx metadata of one segment, in the schema's slots.
+func segmenterMeta(t *testing.T, s *packet.Schema, seg testutil.Segment, lb int) []packet.Value {
+	h, ok := s.Header("tx")
+	if !ok {
+		t.Fatal("no tx metadata")
+	}
+	addr := func(ip net.IP) packet.Value {
+		if len(ip) == 4 {
+			return packet.V(uint64(binary.BigEndian.Uint32(ip)))
+		}
+		return packet.Value{Hi: binary.BigEndian.Uint64(ip[:8]), Lo: binary.BigEndian.Uint64(ip[8:])}
+	}
+	v6, dst := uint64(0), testutil.IPv4(0).DstIP // testutil's addresses
+	if len(seg.Src) == 16 {
+		v6, dst = 1, testutil.IPv6(0).DstIP
+	}
+	vals := map[string]packet.Value{
+		"v6": packet.V(v6), "lb_version": packet.V(uint64(lb)), "data_id": packet.V(uint64(seg.DataID)),
+		"offset": packet.V(uint64(seg.Offset)), "length": packet.V(uint64(seg.Length)), "tick": packet.V(seg.Tick),
+		"entropy": packet.V(0x1234), "src": addr(seg.Src), "dst": addr(dst), "sport": packet.V(46000), "dport": packet.V(uint64(seg.Port)),
+		"smac": packet.V(0x020000000001), "dmac": packet.V(0x020000000002),
+	}
+	meta := make([]packet.Value, s.MetaFields)
+	for i, f := range h.Fields {
+		meta[h.MetaBase+i] = vals[f.Name]
+	}
+	return meta
+}
+
+// The segmenter model's frames: gopacket finds their lengths and
+// checksums right, and the reassembler makes the events of them again.
+func TestSegmenterToReassembler(t *testing.T) {
+	md := testutil.Model(t, "ejfat/segmenter.nsc")
+	g, _ := md.Graph("Segmenter")
+	seg, err := sim.New(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rnd := rand.New(rand.NewPCG(6, 13))
+	r := newRig(t)
+	var want [][]byte
+	for i, src := range []net.IP{srcA, srcB, srcA, srcB} {
+		ev := event(rnd, src, uint16(i), uint64(1000+i), 100+rnd.IntN(5000))
+		want = append(want, ev.Data)
+		lb := 2 + i/2
+		for _, s := range testutil.Segments(ev, 1000, lb) {
+			s.Port = 20003 // the LB kept its header
+			var out []byte
+			seg.RunMeta(g.Node("Payload"), s.Payload, segmenterMeta(t, md.Schema, s, lb), func(_ *dataflow.Node, data []byte) { out = bytes.Clone(data) })
+			if want := s.Frame(t); !bytes.Equal(out, want) {
+				t.Fatalf("segment %d of event %d: differs from gopacket's\n got % x\nwant % x", s.Offset, i, out[:min(len(out), 80)], want[:min(len(want), 80)])
+			}
+			r.frame(out)
+		}
+	}
+	r.check(want, map[string]uint64{"stored": r.drops()["stored"]})
+}
+
+// FuzzReassembler runs a script of segments of three events through the
+// reassembler: each step sends a segment as it is, with its offset or
+// length mangled, or cut short, or moves the clock. No panic, every frame
+// ends somewhere, what is delivered is (a prefix, when a mangled first
+// segment set a shorter length, of) the event of its key, and no event is
+// delivered twice within a timeout.
+func FuzzReassembler(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 1, 0, 0, 2, 0, 1, 0, 1, 1, 1, 5, 1, 0, 0})
+	f.Add([]byte{0, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0x7e, 0, 1, 0, 0, 2, 0})
+	f.Add([]byte{2, 0, 4, 2, 0, 0, 2, 1, 7, 2, 1, 0, 2, 0, 0})
+	f.Add([]byte{2, 0, 0, 2, 0, 0}) // a one-segment event, twice
+	rnd := rand.New(rand.NewPCG(7, 13))
+	evs := []testutil.Event{event(rnd, srcA, 1, 1, 2500), event(rnd, srcB, 1, 1, 900), event(rnd, srcA, 2, 1, 1)}
+	var segs [][]testutil.Segment
+	for _, ev := range evs {
+		segs = append(segs, testutil.Segments(ev, 1000, 0))
+	}
+	f.Fuzz(func(t *testing.T, script []byte) {
+		r := newRig(t)
+		last := map[int]time.Time{}
+		for ; len(script) >= 3; script = script[3:] {
+			e, arg := int(script[0])%len(evs), int(script[2])
+			s := segs[e][int(script[1])%len(segs[e])]
+			frame := s.Frame(t)
+			switch arg % 8 {
+			case 4:
+				s.Offset = s.Length + uint32(arg)
+				frame = s.Frame(t)
+			case 5:
+				s.Length ^= uint32(arg)
+				frame = s.Frame(t)
+			case 6:
+				r.now = r.now.Add(time.Duration(arg) * 4 * time.Millisecond)
+				continue
+			case 7:
+				frame = frame[:arg%len(frame)]
+			}
+			before, delivered := total(r.m.Counters()), len(r.got)
+			r.frame(frame)
+			if total(r.m.Counters()) == before {
+				t.Fatalf("a frame ended nowhere")
+			}
+			if len(r.got) == delivered {
+				continue
+			}
+			if got := r.got[len(r.got)-1]; !bytes.HasPrefix(evs[e].Data, got) {
+				t.Fatalf("event %d delivered as % x", e, got)
+			}
+			if at, ok := last[e]; ok && r.now.Sub(at) < 500*time.Millisecond {
+				t.Fatalf("event %d delivered twice within %v", e, r.now.Sub(at))
+			}
+			last[e] = r.now
+		}
+	})
 }
