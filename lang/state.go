@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"strings"
 	"time"
 
 	"github.com/dragonet-go/nsc/packet"
@@ -111,7 +112,7 @@ func (l *loader) stateLimit(state string, st *packet.StateDef, limit string, a *
 		unit = *a.Unit
 	}
 	bad := func(want string) {
-		l.errorf(a.Pos, "state %s: %s %s%s: want %s", state, limit, a.Value, unit, want)
+		l.errorf(a.Pos, "state %s: %s %s: want %s", state, limit, strings.TrimSpace(a.Value+" "+unit), want)
 	}
 	switch limit {
 	case "timeout":
