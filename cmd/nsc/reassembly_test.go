@@ -81,8 +81,8 @@ func TestSimReassembly(t *testing.T) {
 	}
 	wantCounts := map[string]int{
 		"sink Deliver " + filepath.Join(out, "Deliver.pcap"): len(want),
-		"drop Stored (stored)":  len(segs) - len(events),
-		"drop events (timeout)": 1,
+		"drop Stored (stored)":                               len(segs) - len(events),
+		"drop events (timeout)":                              1,
 	}
 	if diff := cmp.Diff(wantCounts, counts); diff != "" {
 		t.Errorf("counters (-want +got):\n%s\n%s", diff, stdout)
