@@ -50,6 +50,9 @@ lpg G {
 	if op.Kind != packet.OpPlace || op.State != 1 || op.Offset.Text != "h.off" || op.Size.Text != "3" {
 		t.Errorf("place op: %+v", op)
 	}
+	if got := op.Describe(m.Schema); got != "place b at h.off" {
+		t.Errorf("Describe: %q", got)
+	}
 	if diff := cmp.Diff(packet.PlacePorts, op.Ports(m.Schema)); diff != "" {
 		t.Errorf("ports (-want +got):\n%s", diff)
 	}
