@@ -19,7 +19,7 @@ var byteUnits = map[string]uint64{"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20,
 
 var timeUnits = map[string]time.Duration{"ns": time.Nanosecond, "us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}
 
-// maxAmount bounds every state amount (a petabyte, or 11 days in ns).
+// maxAmount bounds every state amount, in bytes or ns (1 PiB, 13 days).
 const maxAmount = 1 << 50
 
 func (l *loader) states() {
@@ -117,8 +117,12 @@ func (l *loader) stateLimit(state string, st *packet.StateDef, limit string, a *
 	switch limit {
 	case "timeout":
 		u, ok := timeUnits[unit]
-		if !ok {
+		switch {
+		case !ok:
 			bad("a duration (ns, us, ms or s)")
+			return
+		case n > maxAmount/int(u):
+			bad("at most 2^50 ns (13 days)")
 			return
 		}
 		st.Timeout = time.Duration(n) * u
@@ -130,8 +134,12 @@ func (l *loader) stateLimit(state string, st *packet.StateDef, limit string, a *
 		st.Events = n
 	default:
 		u, ok := byteUnits[unit]
-		if !ok || uint64(n)*u > maxAmount {
-			bad("bytes (B, KiB, MiB or GiB) up to 1 PiB")
+		switch {
+		case !ok:
+			bad("bytes (B, KiB, MiB or GiB)")
+			return
+		case uint64(n) > maxAmount/u:
+			bad("at most 2^50 bytes (1 PiB)")
 			return
 		}
 		if limit == "max" {
