@@ -57,3 +57,23 @@ lpg G {
 		t.Errorf("ports (-want +got):\n%s", diff)
 	}
 }
+
+// The sender's headers have the sizes of specs/ejfat-reassembly.md §2.
+func TestEJFATSenderHeaders(t *testing.T) {
+	m, err := load(map[string]string{"main.nsc": `include "lib/ejfat-sender.nsc"
+include "lib/ejfat.nsc"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, bytes := range map[string]int{"evio6": 8, "lbsync": 28, "re": 20, "lb": 16, "lbv3": 16} {
+		h, ok := m.Schema.Header(name)
+		if !ok {
+			t.Errorf("no header %s", name)
+			continue
+		}
+		last := h.Fields[len(h.Fields)-1]
+		if got := (last.Offset + last.Width) / 8; got != bytes {
+			t.Errorf("%s is %d bytes, want %d", name, got, bytes)
+		}
+	}
+}
