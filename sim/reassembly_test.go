@@ -189,12 +189,13 @@ func TestReassemblyBadSegments(t *testing.T) {
 		bad(func(s *testutil.Segment) { s.RE1 = 0x01 }),
 		bad(func(s *testutil.Segment) { s.Port = 21000 }),
 		bad(func(s *testutil.Segment) { s.Payload = nil }), // no new byte
+		bad(func(s *testutil.Segment) { s.Payload = nil; s.Tick++ }), // nor here, and no event made
 	)
 	r.check(nil, map[string]uint64{"stored": 1, "overlap": 1, "out of bounds": 2, "length mismatch": 1,
-		"zero length": 1, "too large": 1, "bad re header": 3, "not a data port": 1, "duplicate": 1})
+		"zero length": 1, "too large": 1, "bad re header": 3, "not a data port": 1, "duplicate": 2})
 	r.send(segs[1:]...)
 	r.check([][]byte{ev.Data}, map[string]uint64{"stored": 3, "overlap": 1, "out of bounds": 2, "length mismatch": 1,
-		"zero length": 1, "too large": 1, "bad re header": 3, "not a data port": 1, "duplicate": 1})
+		"zero length": 1, "too large": 1, "bad re header": 3, "not a data port": 1, "duplicate": 2})
 }
 
 // Two first segments of one event with different lengths: the second is a

@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/dragonet-go/nsc/packet"
@@ -83,66 +86,89 @@ func (m *Machine) now() time.Time {
 	return m.clock()
 }
 
+// segment is what a place reads from the packet.
+type segment struct {
+	key                  string
+	offset, length, size uint64
+	payload              []byte
+}
+
 // Place runs `place` (packet.States).
 func (k *keyed) Place(o *packet.Op, p *packet.Packet) int {
 	t := k.tables[o.State]
-	key, ok := t.key(p)
+	sg, ok := t.segment(o, p)
 	if !ok {
-		return packet.Malformed
-	}
-	offset, ok1 := evalU64(o.Offset.Eval(p, nil))
-	length, ok2 := evalU64(t.def.Length.Eval(p, nil))
-	size := uint64(len(p.Data) - p.Cursor)
-	ok3 := true
-	if o.Size != nil {
-		size, ok3 = evalU64(o.Size.Eval(p, nil))
-	}
-	if !ok1 || !ok2 || !ok3 || size > uint64(len(p.Data)-p.Cursor) {
 		return packet.Malformed
 	}
 	now := k.m.now()
 	k.expire(t, now)
+	if port := t.refuse(sg); port >= 0 {
+		return port
+	}
+	ev := t.live[sg.key]
+	if ev == nil {
+		ev = k.start(t, sg.key, sg.length, now)
+	}
+	ev.pieces = append(ev.pieces, piece{sg.offset, bytes.Clone(sg.payload)})
+	ev.arrived += sg.size
+	if ev.arrived < ev.length {
+		return packet.PlacePlaced
+	}
+	t.finish(sg.key, now, true)
+	p.Replace(ev.bytes())
+	return packet.PlaceComplete
+}
+
+// segment evaluates the key, the event length, the offset and the payload.
+func (t *stateTable) segment(o *packet.Op, p *packet.Packet) (segment, bool) {
+	key, ok := t.key(p)
+	offset, ok1 := evalU64(o.Offset.Eval(p, nil))
+	length, ok2 := evalU64(t.def.Length.Eval(p, nil))
+	rest := uint64(max(len(p.Data)-p.Cursor, 0))
+	size, ok3 := rest, true
+	if o.Size != nil {
+		size, ok3 = evalU64(o.Size.Eval(p, nil))
+	}
+	if !ok || !ok1 || !ok2 || !ok3 || size > rest {
+		return segment{}, false
+	}
+	return segment{key, offset, length, size, p.Data[p.Cursor : p.Cursor+int(size)]}, true
+}
+
+// refuse returns the port of a segment that is not placed, in the order
+// docs/language.md §10.17 gives, or -1 for one to place.
+func (t *stateTable) refuse(sg segment) int {
 	switch {
-	case length == 0:
+	case sg.length == 0:
 		return packet.PlaceZeroLength
-	case length > t.def.Max:
+	case sg.length > t.def.Max:
 		return packet.PlaceTooLarge
-	case size > length || offset > length-size:
+	case sg.size > sg.length || sg.offset > sg.length-sg.size:
 		return packet.PlaceOutOfBounds
 	}
-	ev := t.live[key]
+	ev := t.live[sg.key]
 	if ev == nil {
-		if f, ok := t.done[key]; ok {
-			if f.complete {
-				return packet.PlaceDuplicate
-			}
+		f, ok := t.done[sg.key]
+		switch {
+		case ok && f.complete:
+			return packet.PlaceDuplicate
+		case ok:
 			return packet.PlaceLate
+		case sg.size == 0:
+			return packet.PlaceDuplicate // brings no byte
 		}
-	} else if ev.length != length {
+		return -1
+	}
+	if ev.length != sg.length {
 		return packet.PlaceLengthMismatch
 	}
-	var have uint64
-	if ev != nil {
-		have = ev.covered(offset, size)
-	}
-	switch {
-	case have == size:
+	switch have := ev.covered(sg.offset, sg.size); {
+	case have == sg.size:
 		return packet.PlaceDuplicate
 	case have > 0:
 		return packet.PlaceOverlap
 	}
-	if ev == nil {
-		ev = k.start(t, key, length, now)
-	}
-	data := p.Data[p.Cursor : p.Cursor+int(size)]
-	ev.pieces = append(ev.pieces, piece{offset, append([]byte(nil), data...)})
-	ev.arrived += size
-	if ev.arrived < ev.length {
-		return packet.PlacePlaced
-	}
-	t.finish(key, now, true)
-	p.Replace(ev.bytes())
-	return packet.PlaceComplete
+	return -1
 }
 
 // evalU64 is an expression's value, saturated to 64 bits.
@@ -170,7 +196,7 @@ func (t *stateTable) key(p *packet.Packet) (string, bool) {
 // start makes an entry for a new event, evicting the oldest ones first
 // until it fits under the caps.
 func (k *keyed) start(t *stateTable, key string, length uint64, now time.Time) *event {
-	for len(t.live) >= t.def.Events || t.bytes+length > t.def.Bytes {
+	for len(t.live) > 0 && (len(t.live) >= t.def.Events || t.bytes+length > t.def.Bytes) {
 		oldest := ""
 		for key, ev := range t.live {
 			if oldest == "" || ev.seq < t.live[oldest].seq {
@@ -207,11 +233,16 @@ func (t *stateTable) finish(key string, now time.Time, complete bool) {
 // expire drops the events whose timeout has passed, and forgets events
 // finished longer than a timeout ago.
 func (k *keyed) expire(t *stateTable, now time.Time) {
+	var gone []string
 	for key, ev := range t.live {
 		if now.Sub(ev.first) >= t.def.Timeout {
-			t.finish(key, now, false)
-			k.m.drop(DropKey{t.def.Name, ReasonTimeout})
+			gone = append(gone, key)
 		}
+	}
+	slices.SortFunc(gone, func(a, b string) int { return cmp.Compare(t.live[a].seq, t.live[b].seq) })
+	for _, key := range gone { // oldest first, so what is remembered does not depend on map order
+		t.finish(key, now, false)
+		k.m.drop(DropKey{t.def.Name, ReasonTimeout})
 	}
 	for key, f := range t.done {
 		if now.Sub(f.at) >= t.def.Timeout {
