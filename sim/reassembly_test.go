@@ -188,7 +188,7 @@ func TestReassemblyBadSegments(t *testing.T) {
 		bad(func(s *testutil.Segment) { s.RE0 = 0x11 }),
 		bad(func(s *testutil.Segment) { s.RE1 = 0x01 }),
 		bad(func(s *testutil.Segment) { s.Port = 21000 }),
-		bad(func(s *testutil.Segment) { s.Payload = nil }), // no new byte
+		bad(func(s *testutil.Segment) { s.Payload = nil }),           // no new byte
 		bad(func(s *testutil.Segment) { s.Payload = nil; s.Tick++ }), // nor here, and no event made
 	)
 	r.check(nil, map[string]uint64{"stored": 1, "overlap": 1, "out of bounds": 2, "length mismatch": 1,
