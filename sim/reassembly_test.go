@@ -410,3 +410,23 @@ func FuzzReassembler(f *testing.F) {
 		}
 	})
 }
+
+// Bytes after the UDP datagram (Ethernet padding, a trailer) are not
+// payload; a UDP length longer than the frame or shorter than the headers
+// is dropped.
+func TestReassemblyUDPLength(t *testing.T) {
+	ev := testutil.Event{Src: srcA, Data: []byte("tiny")}
+	s := testutil.Segments(ev, 100, 0)[0]
+	r := newRig(t)
+	padded := append(s.Frame(t), make([]byte, 12)...)
+	r.frame(padded)
+	r.check([][]byte{ev.Data}, map[string]uint64{})
+	s.Tick++
+	for _, udpLen := range []uint16{8 + 20 - 1, 8 + 20 + 4 + 1} {
+		f := s.Frame(t)
+		binary.BigEndian.PutUint16(f[14+20+4:], udpLen)
+		binary.BigEndian.PutUint16(f[14+20+6:], 0) // no checksum
+		r.frame(f)
+	}
+	r.check([][]byte{ev.Data}, map[string]uint64{"udp length": 2})
+}
