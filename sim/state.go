@@ -74,6 +74,16 @@ func (m *Machine) Expire() {
 	}
 }
 
+// InProgress is, per state, the number of events in progress: begun,
+// not yet complete, timed out or evicted.
+func (m *Machine) InProgress() map[string]int {
+	out := map[string]int{}
+	for _, t := range m.keyed.tables {
+		out[t.def.Name] = len(t.live)
+	}
+	return out
+}
+
 // SetClock gives the machine its time source, which the keyed state's
 // timeouts run on (nsc sim: the capture's timestamps; tests: a logical
 // clock). Without one the machine uses time.Now.

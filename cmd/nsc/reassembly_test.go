@@ -59,6 +59,9 @@ func TestSimReassembly(t *testing.T) {
 	// a frame a second later expires the lost event's entry
 	late := testutil.Segments(testutil.Event{Src: net.IP{10, 0, 0, 9}, Data: []byte{1}}, 10, 0)[0].Frame(t)
 	w.WritePacket(gopacket.CaptureInfo{Timestamp: at.Add(time.Second), CaptureLength: len(late), Length: len(late)}, late)
+	// and the capture ends with an event begun
+	begun := testutil.Segments(testutil.Event{Src: net.IP{10, 0, 0, 9}, Tick: 1, Data: []byte{1, 2}}, 1, 0)[0].Frame(t)
+	w.WritePacket(gopacket.CaptureInfo{Timestamp: at.Add(time.Second), CaptureLength: len(begun), Length: len(begun)}, begun)
 	f.Close()
 
 	out := filepath.Join(dir, "out")
@@ -75,14 +78,15 @@ func TestSimReassembly(t *testing.T) {
 	}
 	counts := map[string]int{}
 	for _, l := range strings.Split(stdout, "\n") {
-		if fs := strings.Fields(l); len(fs) >= 3 && (fs[0] == "sink" || fs[0] == "drop") {
-			counts[strings.Join(append(fs[:2:2], fs[len(fs)-1]), " ")] = atoi(fs[2])
+		if fs := strings.Fields(l); len(fs) >= 3 && (fs[0] == "sink" || fs[0] == "drop" || fs[0] == "state") {
+			counts[strings.Join(append(fs[:2:2], fs[3:]...), " ")] = atoi(fs[2]) // the line without its count
 		}
 	}
 	wantCounts := map[string]int{
-		"sink Deliver " + filepath.Join(out, "Deliver.pcap"): len(want),
-		"drop Stored (stored)":                               len(segs) - len(events),
-		"drop events (timeout)":                              1,
+		"sink Deliver -> " + filepath.Join(out, "Deliver.pcap"): len(want),
+		"drop Stored (stored)":       len(segs) - len(events) + 1,
+		"drop events (timeout)":      1,
+		"state events (in progress)": 1,
 	}
 	if diff := cmp.Diff(wantCounts, counts); diff != "" {
 		t.Errorf("counters (-want +got):\n%s\n%s", diff, stdout)

@@ -77,6 +77,9 @@ func runSim(e *env, args []string) error {
 		return err
 	}
 	printCounters(e, len(frames), mach.Counters(), sinks.paths)
+	for _, st := range sortedKeys(mach.InProgress()) {
+		fmt.Fprintf(e.stdout, "  state %-23s %6d  (in progress)\n", st, mach.InProgress()[st])
+	}
 	return nil
 }
 
