@@ -70,6 +70,28 @@ lpg L {
   node Bad { op drop "parse" }
   node TxQueue { op emit }
 }`
+	// Keyed state: no backend generates it yet.
+	const places = `include "lib/inet.nsc"
+state s { key { ipv4.src } buffer ipv4.total_len }
+lpg L {
+  node RxQueue { op input  port out -> Eth }
+  node Eth { op extract ethernet  port true -> IPv4  port false -> Bad }
+  node IPv4 { op extract ipv4  port true -> A  port false -> Bad }
+  node A { op test ipv4.ttl == 1  port true -> P1  port false -> P2 }
+  node P1 { op place s at ipv4.id  port placed -> Bad  port complete -> TxQueue  port duplicate -> Bad  port overlap -> Bad
+    port late -> Bad  port length_mismatch -> Bad  port out_of_bounds -> Bad  port zero_length -> Bad  port too_large -> Bad }
+  node P2 { op place s at ipv4.frag  port placed -> Bad  port complete -> TxQueue  port duplicate -> Bad  port overlap -> Bad
+    port late -> Bad  port length_mismatch -> Bad  port out_of_bounds -> Bad  port zero_length -> Bad  port too_large -> Bad }
+  node Bad { op drop "bad" }
+  node TxQueue { op emit }
+}`
+	placeWant := func(target, reason string) []backends.Refusal {
+		return []backends.Refusal{
+			{Target: target, Node: "P1", Pos: "m.nsc:8:3", Reason: reason},
+			{Target: target, Node: "P2", Pos: "m.nsc:10:3", Reason: reason},
+		}
+	}
+	const notGenerated = "place s: keyed state (event buffers the data path creates) is not generated for this target"
 	spawnWant := func(target string) []backends.Refusal {
 		return []backends.Refusal{
 			{Target: target, Node: "A", Pos: "m.nsc:4:3", Reason: "port true has a spawn edge; the generated code runs one task per frame"},
@@ -79,6 +101,8 @@ lpg L {
 	// The LPG alone, with the XDP PRG's limits.
 	xdpSinks := input(t, sinks, "")
 	xdpSinks.PRG, _ = testutil.Model(t, "ejfat/xdp.nsc").Graph("XDP")
+	xdpPlaces := input(t, places, "")
+	xdpPlaces.PRG = xdpSinks.PRG
 	noOutput := ": the XDP hook has no output for it (frames leave by an emit, XDP_TX, or by a steer or an emit marked [host], XDP_PASS)"
 	for _, c := range []struct {
 		name   string
@@ -89,6 +113,10 @@ lpg L {
 		{"go spawn", golang.Target{}, input(t, spawns, ""), spawnWant("go")},
 		{"xdp spawn", xdp.Target{}, input(t, spawns, ""), spawnWant("xdp")},
 		{"p4 spawn", p4.Target{Options: p4.Options{Arch: p4.V1Model}}, input(t, spawns, ""), spawnWant("p4 (v1model)")},
+		{"go place", golang.Target{}, input(t, places, ""), placeWant("go", notGenerated)},
+		{"xdp place", xdp.Target{}, xdpPlaces, placeWant("xdp", notGenerated)},
+		{"p4 place", p4.Target{Options: p4.Options{Arch: p4.V1Model}}, input(t, places, ""),
+			placeWant("p4 (v1model)", "place s: a P4 pipeline holds no keyed state that the data path creates (event buffers); reassemble in software")},
 		{"xdp sinks", xdp.Target{}, xdpSinks, []backends.Refusal{
 			{Target: "xdp", Node: "Out1", Pos: "m.nsc:5:3", Reason: "sink Out1" + noOutput},
 			{Target: "xdp", Node: "Out2", Pos: "m.nsc:6:3", Reason: "sink Out2" + noOutput},

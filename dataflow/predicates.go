@@ -195,6 +195,8 @@ func (ps *Predicates) condition(n *Node, p *Port) predicate.Pred {
 	case packet.OpLookup:
 		t := schema.Tables[op.Table].Spec
 		return s.Eq(actionField(t), packet.V(uint64(p.Index)))
+	case packet.OpPlace:
+		return s.Symbol(fmt.Sprintf("%s(%s)", p.Name, schema.States[op.State].Name))
 	}
 	return s.True()
 }
@@ -241,6 +243,17 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 		return ps.forgetChecksums(p, nil)
 	case packet.OpPop:
 		return ps.forgetChecksums(ps.forgetHeader(p, op.Header, false), op.Update)
+	case packet.OpPlace:
+		if port.Name != packet.PlacePorts[packet.PlaceComplete] {
+			return p
+		}
+		// The packet is the event now: no header of the segment is left.
+		for _, h := range schema.Headers {
+			if !h.Metadata {
+				p = ps.forgetHeader(p, h.ID, false)
+			}
+		}
+		return p
 	case packet.OpChecksumCompute:
 		h := schema.Headers[op.Header]
 		p = p.ForgetField(ps.field(packet.FieldRef{Header: op.Header, Field: h.Checksum}))

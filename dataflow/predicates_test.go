@@ -72,3 +72,32 @@ func TestLPGAndNode(t *testing.T) {
 		t.Errorf("RxPCsumFailed = %s", got.Format("RxPCsumFailed"))
 	}
 }
+
+// The reassembler's place ports: each carries its own atom on the state,
+// the delivered packets have none of the segment's headers left, and a
+// segment dropped as a duplicate still has its RE header.
+func TestPlacePredicates(t *testing.T) {
+	g := testutil.Graph(t, "Reassembler", "ejfat/reassembler.nsc")
+	ps := g.Predicates()
+	s := ps.Space
+	complete, dup := s.Symbol("complete(events)"), s.Symbol("duplicate(events)")
+	deliver, duplicate := ps.Reaching(g.Node("Deliver")), ps.Reaching(g.Node("Duplicate"))
+	for _, c := range []struct {
+		name  string
+		got   predicate.Pred
+		want  predicate.Pred
+		holds bool
+	}{
+		{"Deliver: complete(events)", deliver, complete, true},
+		{"Deliver: no RE header", deliver, s.Valid("re").Not(), true},
+		{"Deliver: no UDP header", deliver, s.Valid("udp").Not(), true},
+		{"Deliver: duplicate(events)", deliver, dup, false},
+		{"Duplicate: duplicate(events)", duplicate, dup, true},
+		{"Duplicate: the RE header", duplicate, s.Valid("re"), true},
+		{"Duplicate: complete(events)", duplicate, complete, false},
+	} {
+		if predicate.Implies(c.got, c.want) != c.holds {
+			t.Errorf("%s: implied %v, want %v", c.name, !c.holds, c.holds)
+		}
+	}
+}

@@ -36,6 +36,7 @@ type Decl struct {
 	Next    *NextDecl   `parser:"| @@"`
 	Action  *ActionDecl `parser:"| @@"`
 	Table   *TableDecl  `parser:"| @@"`
+	State   *StateDecl  `parser:"| @@"`
 	Graph   *GraphDecl  `parser:"| @@"`
 }
 
@@ -111,6 +112,29 @@ type TableItem struct {
 	Prio    bool       `parser:"| @'priorities'"`
 	Size    *string    `parser:"| 'size' @Int"`
 	Default *Call      `parser:"| 'default' @@ ) ';'?"`
+}
+
+// StateDecl declares keyed state: `state events { key { … } buffer re.Length
+// max 1 GiB timeout 500ms events 1024 bytes 4 GiB }`.
+type StateDecl struct {
+	Pos   lexer.Position
+	Name  string       `parser:"'state' @Ident '{'"`
+	Items []*StateItem `parser:"@@* '}'"`
+}
+
+type StateItem struct {
+	Pos    lexer.Position
+	Keys   []*Expr `parser:"( 'key' '{' ( @@ ','? )* '}'"`
+	Buffer *Expr   `parser:"| 'buffer' @@"`
+	Limit  string  `parser:"| @('max' | 'timeout' | 'events' | 'bytes')"`
+	Amount *Amount `parser:"  @@ ) ';'?"`
+}
+
+// Amount is a number with an optional unit: 1 GiB, 500ms.
+type Amount struct {
+	Pos   lexer.Position
+	Value string  `parser:"@Int"`
+	Unit  *string `parser:"@('B' | 'KiB' | 'MiB' | 'GiB' | 'ns' | 'us' | 'ms' | 's')?"`
 }
 
 type KeyDecl struct {
@@ -247,6 +271,7 @@ type OpDecl struct {
 	Steer    *SteerOp    `parser:"| @@"`
 	Drop     *DropOp     `parser:"| @@"`
 	Count    *CountOp    `parser:"| @@"`
+	Place    *PlaceOp    `parser:"| @@"`
 	Context  *string     `parser:"| 'context' @String"`
 	Nop      bool        `parser:"| @'nop'"`
 }
@@ -275,6 +300,13 @@ type PopOp struct {
 type ChecksumOp struct {
 	Mode   string `parser:"'checksum' @('verify' | 'compute')"`
 	Header string `parser:"@Ident"`
+}
+
+// PlaceOp places the payload at the cursor in keyed state.
+type PlaceOp struct {
+	State  string `parser:"'place' @Ident"`
+	Offset *Expr  `parser:"'at' @@"`
+	Size   *Expr  `parser:"( 'size' @@ )?"`
 }
 
 type SteerOp struct {

@@ -378,6 +378,8 @@ func (l *loader) op(od *OpDecl) *packet.Op {
 		o.Cond = x
 	case od.Switch != nil:
 		return l.switchOp(od, r)
+	case od.Place != nil:
+		return l.placeOp(od, r)
 	case od.Lookup != nil:
 		o.Kind = packet.OpLookup
 		o.Table, ok = s.Table(*od.Lookup)

@@ -180,6 +180,7 @@ func (l *loader) resolve() *Model {
 	l.nextEdges()
 	l.actions()
 	l.tables()
+	l.states()
 	l.schema.Finish()
 	m := &Model{Schema: l.schema, Files: l.files}
 	for _, d := range l.decls {

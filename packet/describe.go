@@ -30,6 +30,10 @@ func (op *Op) Describe(s *Schema) string {
 		if s != nil && op.Table >= 0 && op.Table < len(s.Tables) && s.Tables[op.Table].Spec != nil {
 			detail = s.Tables[op.Table].Spec.Name
 		}
+	case OpPlace:
+		if s != nil && op.State >= 0 && op.State < len(s.States) && op.Offset != nil {
+			detail = s.States[op.State].Name + " at " + op.Offset.Text
+		}
 	case OpSet:
 		var fields []string
 		for _, a := range op.Assign {

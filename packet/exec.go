@@ -10,9 +10,11 @@ const (
 )
 
 // Env is what operations need besides the packet: the runtime tables, in
-// Schema.Tables order, and scratch space so lookups do not allocate.
+// Schema.Tables order, the keyed state (nil: place is malformed), and
+// scratch space so lookups do not allocate.
 type Env struct {
 	Tables []*Table
+	States States
 	keys   []Value
 }
 
@@ -84,6 +86,11 @@ func (o *Op) Exec(p *Packet, env *Env) int {
 			return Malformed
 		}
 		return 0
+	case OpPlace:
+		if env.States == nil {
+			return Malformed
+		}
+		return env.States.Place(o, p)
 	case OpEmit, OpSteer, OpDrop:
 		return End
 	}

@@ -23,10 +23,11 @@ const (
 	OpCount                         // count under Label and go on
 	OpContext                       // a driver context (descriptor) setting, named Label
 	OpNop                           // pass through
+	OpPlace                         // place a segment in keyed State at Offset
 )
 
 var opNames = [...]string{"input", "parse", "extract", "test", "switch", "lookup", "set", "push", "pop",
-	"checksum verify", "checksum compute", "emit", "steer", "drop", "count", "context", "nop"}
+	"checksum verify", "checksum compute", "emit", "steer", "drop", "count", "context", "nop", "place"}
 
 func (k OpKind) String() string {
 	if int(k) < len(opNames) {
@@ -64,6 +65,10 @@ type Op struct {
 	// Update lists the headers whose checksums a set updates incrementally.
 	Update []int
 	Label  string
+	// place: the state, the segment's offset in its event, and its payload
+	// size (nil: the rest of the frame from the cursor).
+	State        int
+	Offset, Size *Expr
 
 	// casePort[i] is the port index of Cases[i]; defaultPort that of Default.
 	casePort    []int
@@ -121,6 +126,8 @@ func (o *Op) Ports(s *Schema) []string {
 			ps[i] = a.Name
 		}
 		return ps
+	case OpPlace:
+		return PlacePorts
 	case OpEmit, OpSteer, OpDrop:
 		return nil
 	}

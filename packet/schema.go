@@ -11,6 +11,7 @@ type Schema struct {
 	Next       []ParseEdge
 	Actions    []*Action
 	Tables     []*TableDef
+	States     []*StateDef
 
 	ip     ipHeaders     // resolved by Finish
 	follow map[int][]int // header -> headers the parse graph lets follow it, transitively; by Finish

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -32,5 +33,33 @@ func BenchmarkInterpreterUDP(b *testing.B) {
 	}
 	if delivered == 0 {
 		b.Fatal("nothing delivered")
+	}
+}
+
+// BenchmarkInterpreterReassembly reassembles a 64 KiB event from eight
+// 8 KiB segments through models/ejfat/reassembler.nsc, per event, next to
+// BenchmarkInterpreterUDP's per-frame cost: the reference the generated
+// reassembly is measured against.
+func BenchmarkInterpreterReassembly(b *testing.B) {
+	r := newRig(b)
+	ev := testutil.Event{Src: srcA, Data: make([]byte, 64<<10)}
+	var frames [][]byte
+	for _, s := range testutil.Segments(ev, 8<<10, 0) {
+		f := s.Frame(b)
+		binary.BigEndian.PutUint16(f[14+20+6:], 0) // no UDP checksum, so the tick can change
+		frames = append(frames, f)
+	}
+	delivered := 0
+	emit := func(*dataflow.Node, []byte) { delivered++ }
+	b.ReportAllocs()
+	b.SetBytes(int64(len(ev.Data)))
+	for i := uint64(0); b.Loop(); i++ {
+		for _, f := range frames { // a new event number each time
+			binary.BigEndian.PutUint64(f[14+20+8+12:], i)
+			r.m.Run(f, emit)
+		}
+	}
+	if delivered != b.N {
+		b.Fatalf("%d events delivered, want %d", delivered, b.N)
 	}
 }

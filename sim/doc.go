@@ -19,5 +19,12 @@
 // the packet as it was then, after the current task ends (at most
 // MaxSpawn per frame).
 //
+// Keyed state (docs/language.md §8.1) lives in the machine across frames:
+// state.go is its reference implementation, plain maps and lists of the
+// byte ranges that arrived, with timeouts on the machine's clock
+// (SetClock; time.Now without one). A place that completes an event makes
+// the packet the event's bytes. Events that time out or are evicted are
+// counted as drops under the state's name.
+//
 // Malformed input never panics.
 package sim

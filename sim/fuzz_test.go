@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/testutil"
@@ -27,16 +28,21 @@ func FuzzInterpreter(f *testing.F) {
 	}
 	f.Add([]byte{2, 8, 0xaa}) // an I/P ping
 	f.Add([]byte{2, 0x12, 0x34, 0, 1})
+	for _, s := range testutil.Segments(testutil.Event{Src: []byte{10, 0, 0, 1}, Data: make([]byte, 300)}, 100, 0) {
+		f.Add(s.Frame(f))
+	}
 	var ms []*sim.Machine
 	for _, g := range []*dataflow.Graph{
 		udpGraph(f),
 		testutil.Graph(f, "IPStack", "dragonet/stack.nsc"),
 		testutil.Graph(f, "I82599", "inet/i82599.nsc"),
+		testutil.Graph(f, "Reassembler", "ejfat/reassembler.nsc"),
 	} {
 		m, err := sim.New(g, nil)
 		if err != nil {
 			f.Fatal(err)
 		}
+		m.SetClock(func() time.Time { return time.Unix(0, 0) }) // deterministic timeouts
 		ms = append(ms, m)
 	}
 	f.Fuzz(func(t *testing.T, frame []byte) {

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
@@ -47,6 +48,8 @@ type Machine struct {
 	last     DropKey           // the last drop of the current frame
 	dropped  bool
 	maxFrame int // 0: none
+	keyed    *keyed
+	clock    func() time.Time // nil: time.Now
 }
 
 // DropKey names a drop: where and why.
@@ -97,6 +100,8 @@ func New(g *dataflow.Graph, tables []*packet.Table) (*Machine, error) {
 		drops:    map[DropKey]uint64{},
 		counts:   map[string]uint64{},
 	}
+	m.keyed = newKeyed(m, g.Schema.States)
+	m.env.States = m.keyed
 	if srcs := g.Sources(); len(srcs) > 0 {
 		m.source = srcs[0]
 	}

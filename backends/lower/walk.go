@@ -146,6 +146,8 @@ func (w *Walker) Node(b *Block) {
 		w.Exit(&Exit{Kind: Sink, From: n.ID, To: n, Own: true})
 	case packet.OpDrop:
 		w.Exit(&Exit{Kind: Drop, From: n.ID, Site: n.Name, Reason: n.Op.Label, Own: true})
+	case packet.OpPlace:
+		w.Refuse(n, "place %s: keyed state (event buffers the data path creates) is not generated for this target", w.P.Graph.Schema.States[n.Op.State].Name)
 	default:
 		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
 	}

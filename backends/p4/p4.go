@@ -294,6 +294,8 @@ func (c *gen) checkNode(n *dataflow.Node) error {
 	switch o.Kind {
 	case packet.OpSteer:
 		return c.refuse(n, "steer %s: a P4 pipeline has no queues or sockets to deliver to; emit the frame", o.Label)
+	case packet.OpPlace:
+		return c.refuse(n, "place %s: a P4 pipeline holds no keyed state that the data path creates (event buffers); reassemble in software", c.s.States[o.State].Name)
 	case packet.OpParse:
 		return c.refuse(n, "parse %s runs the model's parse graph, which the P4 backend does not translate yet; parse with extract, switch and test nodes", c.s.Headers[o.Header].Name)
 	case packet.OpInput:

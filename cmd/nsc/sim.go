@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/gopacket/gopacket"
 
@@ -61,7 +62,10 @@ func runSim(e *env, args []string) error {
 	}
 	sinks := newSinkWriters(*out)
 	defer sinks.abort()
+	var now time.Time // keyed state's timeouts run on the capture's clock
+	mach.SetClock(func() time.Time { return now })
 	for _, f := range frames {
+		now = f.CI.Timestamp
 		mach.RunAt(start, f.Data, func(sink *dataflow.Node, data []byte) { sinks.write(sink.Name, f.CI, data) })
 	}
 	if *profile != "" {
@@ -73,6 +77,9 @@ func runSim(e *env, args []string) error {
 		return err
 	}
 	printCounters(e, len(frames), mach.Counters(), sinks.paths)
+	for _, st := range sortedKeys(mach.InProgress()) {
+		fmt.Fprintf(e.stdout, "  state %-23s %6d  (in progress)\n", st, mach.InProgress()[st])
+	}
 	return nil
 }
 
