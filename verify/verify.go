@@ -31,6 +31,8 @@ type Case struct {
 	Frame  []byte
 	Meta   []packet.Value
 	Why    string
+	// Claim is the Name of the claim the packet tests, if it tests one.
+	Claim string
 }
 
 // Out is one place a packet ended: an LPG sink (by its LPG name) with the
@@ -47,11 +49,18 @@ const Dropped = "(dropped)"
 type Mismatch struct {
 	Case      Case
 	LPG, Embd []Out
+	// Passed names the claims whose nodes the packet ran in the embedded
+	// graph: the facts it was trusted with on its way.
+	Passed []string
 }
 
 func (m Mismatch) String() string {
-	return fmt.Sprintf("packet from %s (%s), %d bytes:\n%s", m.Case.Source, m.Case.Why, len(m.Case.Frame),
-		cmp.Diff(m.LPG, m.Embd))
+	var passed string
+	if len(m.Passed) > 0 {
+		passed = "trusted on its way: " + strings.Join(m.Passed, "; ") + "\n"
+	}
+	return fmt.Sprintf("packet from %s (%s), %d bytes:\n%s%s", m.Case.Source, m.Case.Why, len(m.Case.Frame),
+		passed, cmp.Diff(m.LPG, m.Embd))
 }
 
 // Result sums up a run.
@@ -59,6 +68,17 @@ type Result struct {
 	Cases      int
 	Classes    int // cases made from predicate classes
 	Mismatches []Mismatch
+	// Claims has one entry per claim of the embedded graph (Claims), with
+	// the cases that tested it.
+	Claims []ClaimResult
+}
+
+// ClaimResult counts the packets made to test one claim: how many were
+// run, how many reached the claim's node in the embedded graph, and how
+// many came out differently from the LPG alone.
+type ClaimResult struct {
+	Claim                        *Claim
+	Packets, Reached, Mismatches int
 }
 
 // runner runs cases through one graph and names the outcomes in LPG terms.
@@ -66,8 +86,9 @@ type runner struct {
 	m     *sim.Machine
 	entry map[string]*dataflow.Node // LPG source name -> node of this graph
 	name  func(*dataflow.Node) string
-	drops func(sim.Counters) uint64
 	outs  []Out
+	// before and after are the counters around the last case.
+	before, after sim.Counters
 }
 
 func (r *runner) run(c Case) ([]Out, error) {
@@ -76,11 +97,12 @@ func (r *runner) run(c Case) ([]Out, error) {
 		return nil, fmt.Errorf("no entry for %s", c.Source)
 	}
 	r.outs = r.outs[:0]
-	before := r.drops(r.m.Counters())
+	r.before = r.m.Counters()
 	r.m.RunMeta(start, c.Frame, c.Meta, func(sink *dataflow.Node, data []byte) {
 		r.outs = append(r.outs, Out{r.name(sink), slices.Clone(data)})
 	})
-	for n := r.drops(r.m.Counters()) - before; n > 0; n-- {
+	r.after = r.m.Counters()
+	for n := totalDrops(r.after) - totalDrops(r.before); n > 0; n-- {
 		r.outs = append(r.outs, Out{Where: Dropped})
 	}
 	out := slices.Clone(r.outs)
@@ -112,12 +134,19 @@ func Run(em *embed.Embedding, cases []Case, progress func(done int)) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	ref := &runner{m: lpg, entry: map[string]*dataflow.Node{}, name: func(n *dataflow.Node) string { return n.Name }, drops: totalDrops}
+	ref := &runner{m: lpg, entry: map[string]*dataflow.Node{}, name: func(n *dataflow.Node) string { return n.Name }}
 	for _, s := range em.LPG.Sources() {
 		ref.entry[s.Name] = s
 	}
-	got := &runner{m: emb, entry: Entries(em), name: func(n *dataflow.Node) string { return lpgName(em, n) }, drops: totalDrops}
+	got := &runner{m: emb, entry: Entries(em), name: func(n *dataflow.Node) string { return lpgName(em, n) }}
 	res := &Result{}
+	claims := map[string]*ClaimResult{}
+	for _, c := range Claims(em) {
+		res.Claims = append(res.Claims, ClaimResult{Claim: c})
+	}
+	for i := range res.Claims {
+		claims[res.Claims[i].Claim.Name()] = &res.Claims[i]
+	}
 	for i, c := range cases {
 		want, err := ref.run(c)
 		if err != nil {
@@ -131,14 +160,45 @@ func Run(em *embed.Embedding, cases []Case, progress func(done int)) (*Result, e
 		if strings.HasPrefix(c.Why, "class") {
 			res.Classes++
 		}
-		if !cmp.Equal(want, have) {
-			res.Mismatches = append(res.Mismatches, Mismatch{c, want, have})
+		same := cmp.Equal(want, have)
+		if !same {
+			res.Mismatches = append(res.Mismatches, Mismatch{Case: c, LPG: want, Embd: have, Passed: passed(res.Claims, got)})
+		}
+		if cr := claims[c.Claim]; cr != nil {
+			cr.count(got, same)
 		}
 		if progress != nil {
 			progress(i + 1)
 		}
 	}
 	return res, nil
+}
+
+// count adds a case that tested the claim, run by r.
+func (cr *ClaimResult) count(r *runner, same bool) {
+	cr.Packets++
+	if r.ran(cr.Claim.node) {
+		cr.Reached++
+	}
+	if !same {
+		cr.Mismatches++
+	}
+}
+
+// passed names the claims whose nodes r's last case ran.
+func passed(cs []ClaimResult, r *runner) []string {
+	var out []string
+	for _, c := range cs {
+		if r.ran(c.Claim.node) {
+			out = append(out, c.Claim.Name())
+		}
+	}
+	return out
+}
+
+// ran reports whether the last case ran node n.
+func (r *runner) ran(n *dataflow.Node) bool {
+	return r.after.Nodes[n.Name] > r.before.Nodes[n.Name]
 }
 
 // lpgName names an embedded sink as the LPG node it stands for: an LPG
@@ -170,9 +230,11 @@ func Entries(em *embed.Embedding) map[string]*dataflow.Node {
 	return out
 }
 
-// Generate makes n cases: first frames sampled from the predicate of every
-// port of the embedded graph, round-robin so every class gets some, then
-// random frames and malformed variants.
+// Generate makes n cases: first frames that lack what a PRG port claims
+// (a quarter of them, if there are claims to test; see Claims), then
+// frames sampled from the predicate of every port of the embedded graph,
+// round-robin so every class gets some (half), then random frames and
+// malformed variants.
 func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 	rnd := rand.New(rand.NewPCG(seed, seed^0x6e7363))
 	g := em.Graph
@@ -204,7 +266,8 @@ func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 	for _, src := range sources {
 		starts[src] = parseStart(em.LPG.Node(src), em.LPG)
 	}
-	var cases []Case
+	// Claims first: their mismatches are the ones that name the culprit.
+	cases := claimCases(em, findClaims(em, space), space, n/4, rnd)
 	classes := n / 2
 	for i := 0; len(targets) > 0 && i < classes; i++ {
 		t := targets[i%len(targets)]
@@ -213,15 +276,15 @@ func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 			continue
 		}
 		frame, meta := build(g.Schema, starts[t.source], c, rnd)
-		cases = append(cases, Case{t.source, frame, meta, fmt.Sprintf("class of %s.%s: %s", t.port.Node.Name, t.port.Name, c)})
+		cases = append(cases, Case{Source: t.source, Frame: frame, Meta: meta, Why: fmt.Sprintf("class of %s.%s: %s", t.port.Node.Name, t.port.Name, c)})
 	}
 	for len(cases) < n && len(sources) > 0 {
 		src := sources[rnd.IntN(len(sources))]
 		frame, meta := build(g.Schema, starts[src], predicate.Class{}, rnd)
-		cases = append(cases, Case{src, frame, meta, "random"})
+		cases = append(cases, Case{Source: src, Frame: frame, Meta: meta, Why: "random"})
 		for _, m := range Mutations(frame, rnd, 4) {
 			if len(cases) < n {
-				cases = append(cases, Case{src, m, meta, "malformed"})
+				cases = append(cases, Case{Source: src, Frame: m, Meta: meta, Why: "malformed"})
 			}
 		}
 	}
