@@ -109,7 +109,7 @@ func findClaims(em *embed.Embedding, space *predicate.Space) []*Claim {
 				}
 				s := entries[src]
 				from := lack.And(space.Symbol(fmt.Sprintf("pred(%s,%s)", s.Name, s.Ports[0].Name)))
-				c.targets = append(c.targets, endTargets(em, ps, c.node, src, from, context)...)
+				c.targets = append(c.targets, endTargets(em, ps, c, n, src, from, context)...)
 			}
 			switch {
 			case len(c.targets) > 0:
@@ -169,20 +169,18 @@ func witness(n *dataflow.Node, p *dataflow.Port) *dataflow.Node {
 	return n
 }
 
-// endTargets splits the class lack (packets from src without the fact at
-// node n) by the end of the embedded graph they would reach, so that each
-// end that can tell a lie from the truth gets packets. With no end in
-// reach the class is taken whole.
-func endTargets(em *embed.Embedding, ps *dataflow.Predicates, n *dataflow.Node, src string, lack, context predicate.Pred) []claimTarget {
+// endTargets splits the class lack (packets from src without the fact,
+// leaving by the claim's port) by the end of the embedded graph they would
+// reach, so that each end that can tell a lie from the truth gets packets.
+// Only ends that nothing on the way writes to count: there the predicate
+// at the end describes the same packets as lack. With no such end the
+// class is taken whole.
+func endTargets(em *embed.Embedding, ps *dataflow.Predicates, c *Claim, n *dataflow.Node, src string, lack, context predicate.Pred) []claimTarget {
 	if !predicate.Satisfiable(lack) {
 		return nil
 	}
 	var out []claimTarget
-	after := dataflow.Reachable(n)
-	for _, e := range em.Graph.Nodes {
-		if e.Kind != dataflow.FNode || !(e.Op.Terminal() || e.Sink) || !after[e] {
-			continue
-		}
+	for _, e := range quietEnds(n, c) {
 		if t := lack.And(ps.Reaching(e)); predicate.Satisfiable(t) {
 			out = append(out, claimTarget{src, t, context, display(em, e)})
 		}
@@ -191,6 +189,53 @@ func endTargets(em *embed.Embedding, ps *dataflow.Predicates, n *dataflow.Node, 
 		out = append(out, claimTarget{src, lack, context, ""})
 	}
 	return out
+}
+
+// quietEnds lists, in graph order, the ends (emit, steer, drop, sinks)
+// that packets leaving n by the claim's port (any port, for an
+// operation's fact) reach through nodes that do not write the packet.
+func quietEnds(n *dataflow.Node, c *Claim) []*dataflow.Node {
+	var todo []*dataflow.Node
+	for _, p := range n.Ports {
+		if c.By != ByPred || p.Name == c.Port {
+			for _, e := range p.Out {
+				todo = append(todo, e.To)
+			}
+		}
+	}
+	seen := map[*dataflow.Node]bool{}
+	var out []*dataflow.Node
+	for len(todo) > 0 {
+		x := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if seen[x] || writes(x) {
+			continue
+		}
+		seen[x] = true
+		if x.Kind == dataflow.FNode && (x.Op.Terminal() || x.Sink) {
+			out = append(out, x)
+			continue
+		}
+		for _, p := range x.Ports {
+			for _, e := range p.Out {
+				todo = append(todo, e.To)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *dataflow.Node) int { return int(a.ID - b.ID) })
+	return out
+}
+
+// writes reports whether a node changes the packet's fields or headers.
+func writes(n *dataflow.Node) bool {
+	if n.Kind != dataflow.FNode {
+		return false
+	}
+	switch n.Op.Kind {
+	case packet.OpSet, packet.OpPush, packet.OpPop, packet.OpChecksumCompute, packet.OpLookup:
+		return true
+	}
+	return false
 }
 
 // display names an embedded node for people: an LPG copy by its LPG name.
@@ -226,7 +271,7 @@ func predicatesWithoutClaims(em *embed.Embedding, space *predicate.Space) *dataf
 
 // claimCases makes n cases that test claims: round-robin over the claims
 // with classes, and within each over its classes.
-func claimCases(em *embed.Embedding, claims []*Claim, space *predicate.Space, n int, rnd *rand.Rand) []Case {
+func claimCases(fs *frames, claims []*Claim, space *predicate.Space, n int, rnd *rand.Rand) []Case {
 	var tested []*Claim
 	for _, c := range claims {
 		if len(c.targets) > 0 {
@@ -241,7 +286,7 @@ func claimCases(em *embed.Embedding, claims []*Claim, space *predicate.Space, n 
 		if !ok {
 			continue
 		}
-		frame, meta := build(em.Graph.Schema, parseStart(em.LPG.Node(t.source), em.LPG), class, rnd)
+		frame, meta := fs.build(t.source, class, rnd)
 		why := fmt.Sprintf("claim %s: class %s", c.Name(), class.Relative(t.context))
 		if t.end != "" {
 			why += ", on the way to " + t.end

@@ -262,12 +262,9 @@ func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 			}
 		}
 	}
-	starts := map[string]int{}
-	for _, src := range sources {
-		starts[src] = parseStart(em.LPG.Node(src), em.LPG)
-	}
+	fs := newFrames(em)
 	// Claims first: their mismatches are the ones that name the culprit.
-	cases := claimCases(em, findClaims(em, space), space, n/4, rnd)
+	cases := claimCases(fs, findClaims(em, space), space, n/4, rnd)
 	classes := n / 2
 	for i := 0; len(targets) > 0 && i < classes; i++ {
 		t := targets[i%len(targets)]
@@ -275,12 +272,12 @@ func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 		if !ok {
 			continue
 		}
-		frame, meta := build(g.Schema, starts[t.source], c, rnd)
+		frame, meta := fs.build(t.source, c, rnd)
 		cases = append(cases, Case{Source: t.source, Frame: frame, Meta: meta, Why: fmt.Sprintf("class of %s.%s: %s", t.port.Node.Name, t.port.Name, c)})
 	}
 	for len(cases) < n && len(sources) > 0 {
 		src := sources[rnd.IntN(len(sources))]
-		frame, meta := build(g.Schema, starts[src], predicate.Class{}, rnd)
+		frame, meta := fs.build(src, predicate.Class{}, rnd)
 		cases = append(cases, Case{Source: src, Frame: frame, Meta: meta, Why: "random"})
 		for _, m := range Mutations(frame, rnd, 4) {
 			if len(cases) < n {
@@ -291,12 +288,76 @@ func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 	return cases
 }
 
-// build makes a frame for a class: through the parse graph from start, or,
-// for a source that takes payloads (start < 0), random bytes with the
-// class's metadata.
-func build(s *packet.Schema, start int, c predicate.Class, rnd *rand.Rand) ([]byte, []packet.Value) {
-	if start >= 0 {
-		return Frame(s, start, c, rnd)
+// frames builds the frames of an embedding's cases.
+type frames struct {
+	schema *packet.Schema
+	// starts has the header each LPG source's frames begin with (see
+	// parseStart).
+	starts map[string]int
+	hints  hints
+}
+
+// newFrames takes the hints from the embedded graph: the order of its
+// extract operations, and the conditions of its tests.
+func newFrames(em *embed.Embedding) *frames {
+	fs := &frames{schema: em.Graph.Schema, starts: map[string]int{}, hints: hints{conds: map[string]*packet.Expr{}}}
+	for _, s := range em.LPG.Sources() {
+		fs.starts[s.Name] = parseStart(s, em.LPG)
+	}
+	for _, n := range em.Graph.Order() {
+		if n.Kind != dataflow.FNode {
+			continue
+		}
+		switch n.Op.Kind {
+		case packet.OpExtract:
+			if !slices.Contains(fs.hints.extracted, n.Op.Header) {
+				fs.hints.extracted = append(fs.hints.extracted, n.Op.Header)
+			}
+		case packet.OpTest:
+			walkExpr(n.Op.Cond, func(e *packet.Expr) {
+				if e.Text != "" {
+					fs.hints.conds[e.Text] = e
+				}
+			})
+		}
+		fs.hints.selects = append(fs.hints.selects, selects(n)...)
+	}
+	return fs
+}
+
+// selects are the parse edges a switch or an equality test makes: a port
+// taken when a field has a value, leading straight to an extract.
+func selects(n *dataflow.Node) []packet.ParseEdge {
+	var out []packet.ParseEdge
+	edge := func(f packet.FieldRef, v packet.Value, port string) {
+		p := n.Port(port)
+		if p == nil {
+			return
+		}
+		for _, e := range p.Out {
+			if t := e.To; t.Kind == dataflow.FNode && t.Op.Kind == packet.OpExtract {
+				out = append(out, packet.ParseEdge{From: f.Header, Field: f.Field, Value: v, Mask: packet.Mask(128), To: t.Op.Header})
+			}
+		}
+	}
+	switch op := n.Op; {
+	case op.Kind == packet.OpSwitch && op.Expr.Kind == packet.EField:
+		for _, c := range op.Cases {
+			edge(op.Expr.Field, c.Value, c.Port)
+		}
+	case op.Kind == packet.OpTest && op.Cond.Kind == packet.EEq && op.Cond.A.Kind == packet.EField && op.Cond.B.Kind == packet.EConst:
+		edge(op.Cond.A.Field, op.Cond.B.Const, packet.PortTrue)
+	}
+	return out
+}
+
+// build makes a frame for a class, for packets from LPG source src:
+// headers from the one it begins with, or, for a source that takes
+// payloads, random bytes with the class's metadata.
+func (fs *frames) build(src string, c predicate.Class, rnd *rand.Rand) ([]byte, []packet.Value) {
+	s := fs.schema
+	if start, ok := fs.starts[src]; ok && start >= 0 {
+		return frameIn(s, start, &fs.hints, c, rnd)
 	}
 	payload := make([]byte, rnd.IntN(65))
 	for i := range payload {
@@ -321,8 +382,8 @@ func build(s *packet.Schema, start int, c predicate.Class, rnd *rand.Rand) ([]by
 }
 
 // parseStart is the header the packets of source src are parsed from: the
-// source's own (input parse H) or the first parse operation after it; -1
-// for sources that take payloads.
+// source's own (input parse H) or that of the first parse or extract
+// operation after it; -1 for sources that take payloads.
 func parseStart(src *dataflow.Node, g *dataflow.Graph) int {
 	if src == nil {
 		return -1
@@ -341,7 +402,7 @@ func parseStart(src *dataflow.Node, g *dataflow.Graph) int {
 		seen[n] = true
 		if n.Kind == dataflow.FNode {
 			switch n.Op.Kind {
-			case packet.OpParse:
+			case packet.OpParse, packet.OpExtract:
 				return n.Op.Header
 			case packet.OpPush:
 				return -1 // a Tx path builds its headers
