@@ -68,7 +68,9 @@ func (c *Claim) Name() string {
 
 // Claims lists the facts the embedded graph trusts PRG ports with, each
 // with the classes that test it: the pred claims, then the facts
-// operations establish, each in the embedded graph's node order.
+// operations establish, each in the embedded graph's node order. It clears
+// and restores the claims of em.Graph's ports while it works, so it must
+// not run alongside other users of the graph.
 func Claims(em *embed.Embedding) []*Claim {
 	return findClaims(em, predicate.NewSpace())
 }

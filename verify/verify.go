@@ -5,8 +5,9 @@
 // bytes, or that it is dropped.
 //
 // The frames cover every predicate class of the embedded graph (satisfying
-// assignments of each port's BDD, turned into bytes by Frame), plus random
-// and malformed ones (Mutations).
+// assignments of each port's BDD, turned into bytes by Frame), the classes
+// that lack each fact the embedded graph trusts a PRG port with (Claims),
+// plus random and malformed ones (Mutations).
 package verify
 
 import (
@@ -49,15 +50,15 @@ const Dropped = "(dropped)"
 type Mismatch struct {
 	Case      Case
 	LPG, Embd []Out
-	// Passed names the claims whose nodes the packet ran in the embedded
-	// graph: the facts it was trusted with on its way.
+	// Passed names the claims at the nodes the packet ran in the embedded
+	// graph: the facts it may have been trusted with on its way.
 	Passed []string
 }
 
 func (m Mismatch) String() string {
 	var passed string
 	if len(m.Passed) > 0 {
-		passed = "trusted on its way: " + strings.Join(m.Passed, "; ") + "\n"
+		passed = "claims at nodes it ran: " + strings.Join(m.Passed, "; ") + "\n"
 	}
 	return fmt.Sprintf("packet from %s (%s), %d bytes:\n%s%s", m.Case.Source, m.Case.Why, len(m.Case.Frame),
 		passed, cmp.Diff(m.LPG, m.Embd))
