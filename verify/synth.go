@@ -3,8 +3,11 @@ package verify
 // This file is the packet synthesizer: it turns a packet class (one cube of
 // a port predicate, from predicate.Space.Sample or Counterexample) into
 // bytes, so that every class the embedder reasons about is also run through
-// the interpreter and the target. It works from the schema alone: header
-// layouts, the parse graph, length expressions and checksum kinds.
+// the interpreter and the target. It works from the schema (header
+// layouts, the parse graph, length expressions and checksum kinds) and,
+// through frameIn, from hints the graph gives: for a schema without a parse
+// graph, the order the graph extracts headers in and the field values that
+// lead to each extract; the expressions behind symbolic atoms.
 //
 // Which atoms of a class are honoured:
 //   - parsed(start): the frame parses from start, or, when false, is cut in
@@ -12,6 +15,9 @@ package verify
 //     that parsing fails (valid(start) false is also a cut, inside start);
 //   - valid(h) for wire headers: the walk through the parse graph goes to
 //     h (setting the select fields on the way) or keeps away from it;
+//     without a parse graph, the headers wanted valid follow each other in
+//     extraction order, but for one a placed header's field does not
+//     select (an IPv4 header after ethernet.type 0x86dd);
 //   - field atoms ("header.field" bits): on every header in the frame and on
 //     every metadata field. A field of a header that is not in the frame is
 //     not on the wire and cannot be honoured (the interpreter cannot read
@@ -20,7 +26,11 @@ package verify
 //     a good checksum, false gives a bad one (one bit flipped) if h is
 //     there. When the class pins the checksum field, a free 16-bit word the
 //     checksum covers (payload, or a field of h nothing else reads) is
-//     adjusted instead.
+//     adjusted instead;
+//   - symbolic atoms of test conditions the hints give the expression of
+//     ("udp.dport & 0xc000 == 0x4000"): a frame that evaluates otherwise
+//     is made again, up to symbolTries times (a condition random bits
+//     rarely meet, such as an equality of two fields, stays unmet).
 //
 // What the class leaves free varies from frame to frame so both sides of
 // each choice get run: where the walk stops, IPv4 options (ihl 5 mostly,
@@ -30,8 +40,8 @@ package verify
 // agree with the bytes; a pinned one is kept, and the payload is sized to
 // match it when it can be.
 //
-// Everything else is left to chance: pred(Node,port), spawn(Node), the
-// symbolic atoms of conditions no field atom expresses, parsed(h) for h
+// Everything else is left to chance: pred(Node,port), spawn(Node), other
+// symbolic atoms, parsed(h) for h
 // other than start, and synthetic fields such as "table.action". So are
 // combinations the schema makes impossible: a pinned select field that
 // leads elsewhere than valid(h) asks, two headers the parse graph never
@@ -68,19 +78,62 @@ const (
 // (a source that takes payloads, not frames) gives random bytes. meta has
 // Schema.MetaFields values. A nil rnd uses a fixed seed.
 func Frame(s *packet.Schema, start int, c predicate.Class, rnd *rand.Rand) (frame []byte, meta []packet.Value) {
+	return frameIn(s, start, nil, c, rnd)
+}
+
+// hints is what a graph tells the synthesizer beyond the schema.
+type hints struct {
+	// extracted lists header IDs in the order the graph extracts them. For
+	// a schema without a parse graph (headers extracted one by one, as the
+	// EJFAT models do), the headers the class wants valid follow start in
+	// this order (others after them, in declaration order).
+	extracted []int
+	// conds maps the text of a condition the predicates name by a symbolic
+	// atom ("udp.dport & 0xc000 == 0x4000", "ipv4.dst == host.addr") to its
+	// expression. A frame whose value of one differs from what the class
+	// says is made again, up to symbolTries times in all.
+	conds map[string]*packet.Expr
+	// selects are the choices the graph makes before it extracts a header
+	// (a switch on ethernet.type whose 0x86dd port extracts ipv6), as parse
+	// edges: without a parse graph, a wanted header that a placed header's
+	// field does not select is left out.
+	selects []packet.ParseEdge
+}
+
+// symbolTries bounds the frames made for a class whose symbolic
+// conditions come out wrong.
+const symbolTries = 32
+
+// frameIn is Frame with what the graph says (see hints); nil hints are
+// none.
+func frameIn(s *packet.Schema, start int, h *hints, c predicate.Class, rnd *rand.Rand) (frame []byte, meta []packet.Value) {
 	if s == nil {
 		return nil, nil
 	}
 	if rnd == nil {
 		rnd = rand.New(rand.NewPCG(1, 2))
 	}
-	y := &synth{s: s, c: c, rnd: rnd, pins: map[string]predicate.FieldClass{}, pkt: packet.NewPacket(s)}
-	for _, fc := range c.Fields() {
-		y.pins[fc.Field.Name] = fc
+	if h == nil {
+		h = &hints{}
 	}
+	for try := 1; ; try++ {
+		y := &synth{s: s, c: c, rnd: rnd, pins: map[string]predicate.FieldClass{}, pkt: packet.NewPacket(s), extracted: h.extracted, selects: h.selects}
+		for _, fc := range c.Fields() {
+			y.pins[fc.Field.Name] = fc
+		}
+		frame, meta = y.frame(start)
+		if try == symbolTries || y.meets(h.conds) {
+			return frame, meta
+		}
+	}
+}
+
+// frame builds the frame from header start.
+func (y *synth) frame(start int) ([]byte, []packet.Value) {
+	s := y.s
 	y.metadata()
 	if start < 0 || start >= len(s.Headers) || s.Headers[start].Metadata || len(s.Headers[start].Fields) == 0 {
-		y.buf = y.randomBytes(rnd.IntN(maxPayload + 1))
+		y.buf = y.randomBytes(y.rnd.IntN(maxPayload + 1))
 		return y.buf, y.meta
 	}
 	y.start = start
@@ -93,6 +146,27 @@ func Frame(s *packet.Schema, start int, c predicate.Class, rnd *rand.Rand) (fram
 		y.truncate()
 	}
 	return y.buf, y.meta
+}
+
+// meets reports whether the frame gives every condition in conds that the
+// class constrains the value the class asks for. A condition that cannot
+// be evaluated (a field of a header not in the frame) counts as false.
+func (y *synth) meets(conds map[string]*packet.Expr) bool {
+	if len(conds) == 0 {
+		return true
+	}
+	y.parse(y.buf)
+	for text, e := range conds {
+		want, ok := y.c.Symbol(text)
+		if !ok {
+			continue
+		}
+		v, ok := e.Eval(y.pkt, nil)
+		if (ok && !v.IsZero()) != want {
+			return false
+		}
+	}
+	return true
 }
 
 // synth is the state of one Frame call.
@@ -111,6 +185,10 @@ type synth struct {
 	// cut: the frame is to be truncated inside a header (parsed(start)
 	// false, or now and then when the class does not care).
 	cut, mustCut bool
+	// extracted and selects are what a graph without a parse graph says
+	// of its headers (see hints).
+	extracted []int
+	selects   []packet.ParseEdge
 }
 
 // placed is a header instance the walk put in the frame.
@@ -237,7 +315,7 @@ func (y *synth) walk() {
 		if y.cut && y.wantedPlaced() && y.cutTarget() >= 0 && y.rnd.IntN(2) == 0 {
 			return // enough to cut into; going on lets deeper headers be cut
 		}
-		next := y.chooseNext(h, off)
+		next := y.nextHeader(h, off)
 		if next < 0 || y.isPlaced(next) {
 			return
 		}
@@ -388,6 +466,69 @@ func walkExpr(e *packet.Expr, f func(*packet.Expr)) {
 	f(e)
 	walkExpr(e.A, f)
 	walkExpr(e.B, f)
+}
+
+// nextHeader is the header to place after h (at off): where the parse
+// graph goes, or, for a schema without one, the first header the class
+// wants valid that is not placed yet, in extraction order.
+func (y *synth) nextHeader(h, off int) int {
+	if len(y.s.Next) > 0 {
+		return y.chooseNext(h, off)
+	}
+	for _, id := range y.extracted {
+		if y.wantedNext(id) && y.selectable(id) {
+			return id
+		}
+	}
+	for _, spec := range y.s.Headers {
+		if y.wantedNext(spec.ID) {
+			return spec.ID
+		}
+	}
+	return -1
+}
+
+// selectable reports whether the placed headers let the graph extract h:
+// no select leads to it from a placed header, or one whose field matches.
+func (y *synth) selectable(h int) bool {
+	led := false
+	for _, e := range y.selects {
+		for _, pl := range y.placed {
+			if e.To != h || e.From != pl.h {
+				continue
+			}
+			led = true
+			if y.getField(pl.off, e.From, e.Field).And(e.Mask) == e.Value.And(e.Mask) {
+				return true
+			}
+		}
+	}
+	return !led
+}
+
+// wantedNext reports whether the class wants header h in the frame and
+// it is not there yet.
+func (y *synth) wantedNext(h int) bool {
+	v, ok := y.valid(h)
+	return ok && v && !y.s.Headers[h].Metadata && !y.isPlaced(h)
+}
+
+// parse loads the frame into y.pkt as the graph will find it: by the
+// parse graph from start, or, without one, by extracting the placed
+// headers in order. It reports whether every header came out whole.
+func (y *synth) parse(buf []byte) bool {
+	p := y.pkt
+	p.Reset(buf)
+	copy(p.Meta, y.meta)
+	if len(y.s.Next) > 0 {
+		return p.ParseFrame(y.start)
+	}
+	for _, pl := range y.placed {
+		if !p.Extract(pl.h) {
+			return false
+		}
+	}
+	return true
 }
 
 // edgesFrom returns the indices of the parse edges leaving h, in the order
@@ -678,9 +819,7 @@ func (y *synth) lengths() {
 // computed".
 func (y *synth) checksums() {
 	p := y.pkt
-	p.Reset(y.buf)
-	copy(p.Meta, y.meta)
-	p.ParseFrame(y.start)
+	y.parse(y.buf)
 	var hs []int
 	for _, h := range y.s.Headers {
 		if h.Checksum >= 0 && h.Checksum < len(h.Fields) && !h.Metadata && p.Valid(h.ID) {
@@ -903,8 +1042,7 @@ func (y *synth) truncate() {
 	pl := y.placed[i+y.rnd.IntN(last-i+1)]
 	for _, n := range []int{pl.off + y.rnd.IntN(max(pl.len, 1)), pl.off, 0} {
 		n = min(n, len(y.buf))
-		y.pkt.Reset(y.buf[:n])
-		if !y.pkt.ParseFrame(y.start) {
+		if !y.parse(y.buf[:n]) {
 			y.buf = y.buf[:n]
 			return
 		}

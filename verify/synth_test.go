@@ -12,6 +12,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/predicate"
@@ -689,4 +690,73 @@ func popcount(b byte) int {
 		n++
 	}
 	return n
+}
+
+// Without a parse graph (the EJFAT models extract header by header), the
+// hints of the embedded graph put the headers a class wants in the order
+// the graph extracts them, leave out one a placed header's field does not
+// select (IPv4 after ethernet.type 0x86dd), and meet the symbolic
+// condition of a test either way the class asks. gopacket decodes them.
+func TestFrameExtractHints(t *testing.T) {
+	m := testutil.Model(t, "ejfat/lb-2026.nsc")
+	l, _ := m.Graph("LB2026")
+	p, _ := m.Graph("LinuxUDP")
+	em, err := embed.Embed(l, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := newFrames(em)
+	space := predicate.NewSpace()
+	eq := func(name string, v uint64) predicate.Pred {
+		return space.Eq(predicate.Field{Name: name, Width: em.Graph.Schema.FieldSpec(fieldRef(t, em.Graph.Schema, name)).Width}, packet.V(v))
+	}
+	const lbPort = "udp.dport & 0xc000 == 0x4000"
+	for _, c := range []struct {
+		v6, lb bool
+	}{{true, true}, {true, false}, {false, true}, {false, false}} {
+		// Not a fragment, or gopacket would not decode the UDP header.
+		net := eq("ethernet.type", 0x0800).And(eq("ipv4.version", 4), eq("ipv4.ihl", 5), eq("ipv4.proto", 17), eq("ipv4.flags", 0), eq("ipv4.frag", 0))
+		if c.v6 {
+			net = eq("ethernet.type", 0x86dd).And(eq("ipv6.version", 6), eq("ipv6.next_hdr", 17))
+		}
+		port := space.Symbol(lbPort)
+		if !c.lb {
+			port = port.Not()
+		}
+		// valid(ipv4) and valid(ipv6) both: the predicates of an extracting
+		// graph leave the one not extracted free.
+		pred := space.And(net, port, space.Valid("ethernet"), space.Valid("ipv4"), space.Valid("ipv6"), space.Valid("udp"))
+		rnd := rand.New(rand.NewPCG(3, 4))
+		for range 100 {
+			class, ok := space.Sample(pred, rnd)
+			if !ok {
+				t.Fatal("no class")
+			}
+			frame, _ := fs.build(embed.LPGRxEntry, class, rnd)
+			pkt := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.Default)
+			udp, ok := pkt.Layer(layers.LayerTypeUDP).(*layers.UDP)
+			_, v4 := pkt.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+			_, v6 := pkt.Layer(layers.LayerTypeIPv6).(*layers.IPv6)
+			if !ok || v4 == c.v6 || v6 != c.v6 {
+				t.Fatalf("v6 %v: IPv4 %v, IPv6 %v, UDP %v: % x", c.v6, v4, v6, ok, frame)
+			}
+			if lb := udp.DstPort&0xc000 == 0x4000; lb != c.lb {
+				t.Fatalf("class says %s is %v, the frame's port is %#x", lbPort, c.lb, uint16(udp.DstPort))
+			}
+		}
+	}
+}
+
+func fieldRef(t *testing.T, s *packet.Schema, name string) packet.FieldRef {
+	t.Helper()
+	h, f, _ := strings.Cut(name, ".")
+	spec, ok := s.Header(h)
+	if !ok {
+		t.Fatalf("no header %s", h)
+	}
+	i, ok := spec.Field(f)
+	if !ok {
+		t.Fatalf("no field %s", name)
+	}
+	return packet.FieldRef{Header: spec.ID, Field: i}
 }

@@ -5,8 +5,9 @@
 // bytes, or that it is dropped.
 //
 // The frames cover every predicate class of the embedded graph (satisfying
-// assignments of each port's BDD, turned into bytes by Frame), plus random
-// and malformed ones (Mutations).
+// assignments of each port's BDD, turned into bytes by Frame), the classes
+// that lack each fact the embedded graph trusts a PRG port with (Claims),
+// plus random and malformed ones (Mutations).
 package verify
 
 import (
@@ -31,6 +32,8 @@ type Case struct {
 	Frame  []byte
 	Meta   []packet.Value
 	Why    string
+	// Claim is the Name of the claim the packet tests, if it tests one.
+	Claim string
 }
 
 // Out is one place a packet ended: an LPG sink (by its LPG name) with the
@@ -47,11 +50,18 @@ const Dropped = "(dropped)"
 type Mismatch struct {
 	Case      Case
 	LPG, Embd []Out
+	// Passed names the claims at the nodes the packet ran in the embedded
+	// graph: the facts it may have been trusted with on its way.
+	Passed []string
 }
 
 func (m Mismatch) String() string {
-	return fmt.Sprintf("packet from %s (%s), %d bytes:\n%s", m.Case.Source, m.Case.Why, len(m.Case.Frame),
-		cmp.Diff(m.LPG, m.Embd))
+	var passed string
+	if len(m.Passed) > 0 {
+		passed = "claims at nodes it ran: " + strings.Join(m.Passed, "; ") + "\n"
+	}
+	return fmt.Sprintf("packet from %s (%s), %d bytes:\n%s%s", m.Case.Source, m.Case.Why, len(m.Case.Frame),
+		passed, cmp.Diff(m.LPG, m.Embd))
 }
 
 // Result sums up a run.
@@ -59,6 +69,17 @@ type Result struct {
 	Cases      int
 	Classes    int // cases made from predicate classes
 	Mismatches []Mismatch
+	// Claims has one entry per claim of the embedded graph (Claims), with
+	// the cases that tested it.
+	Claims []ClaimResult
+}
+
+// ClaimResult counts the packets made to test one claim: how many were
+// run, how many reached the claim's node in the embedded graph, and how
+// many came out differently from the LPG alone.
+type ClaimResult struct {
+	Claim                        *Claim
+	Packets, Reached, Mismatches int
 }
 
 // runner runs cases through one graph and names the outcomes in LPG terms.
@@ -66,8 +87,9 @@ type runner struct {
 	m     *sim.Machine
 	entry map[string]*dataflow.Node // LPG source name -> node of this graph
 	name  func(*dataflow.Node) string
-	drops func(sim.Counters) uint64
 	outs  []Out
+	// before and after are the counters around the last case.
+	before, after sim.Counters
 }
 
 func (r *runner) run(c Case) ([]Out, error) {
@@ -76,11 +98,12 @@ func (r *runner) run(c Case) ([]Out, error) {
 		return nil, fmt.Errorf("no entry for %s", c.Source)
 	}
 	r.outs = r.outs[:0]
-	before := r.drops(r.m.Counters())
+	r.before = r.m.Counters()
 	r.m.RunMeta(start, c.Frame, c.Meta, func(sink *dataflow.Node, data []byte) {
 		r.outs = append(r.outs, Out{r.name(sink), slices.Clone(data)})
 	})
-	for n := r.drops(r.m.Counters()) - before; n > 0; n-- {
+	r.after = r.m.Counters()
+	for n := totalDrops(r.after) - totalDrops(r.before); n > 0; n-- {
 		r.outs = append(r.outs, Out{Where: Dropped})
 	}
 	out := slices.Clone(r.outs)
@@ -112,12 +135,19 @@ func Run(em *embed.Embedding, cases []Case, progress func(done int)) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	ref := &runner{m: lpg, entry: map[string]*dataflow.Node{}, name: func(n *dataflow.Node) string { return n.Name }, drops: totalDrops}
+	ref := &runner{m: lpg, entry: map[string]*dataflow.Node{}, name: func(n *dataflow.Node) string { return n.Name }}
 	for _, s := range em.LPG.Sources() {
 		ref.entry[s.Name] = s
 	}
-	got := &runner{m: emb, entry: Entries(em), name: func(n *dataflow.Node) string { return lpgName(em, n) }, drops: totalDrops}
+	got := &runner{m: emb, entry: Entries(em), name: func(n *dataflow.Node) string { return lpgName(em, n) }}
 	res := &Result{}
+	claims := map[string]*ClaimResult{}
+	for _, c := range Claims(em) {
+		res.Claims = append(res.Claims, ClaimResult{Claim: c})
+	}
+	for i := range res.Claims {
+		claims[res.Claims[i].Claim.Name()] = &res.Claims[i]
+	}
 	for i, c := range cases {
 		want, err := ref.run(c)
 		if err != nil {
@@ -131,14 +161,45 @@ func Run(em *embed.Embedding, cases []Case, progress func(done int)) (*Result, e
 		if strings.HasPrefix(c.Why, "class") {
 			res.Classes++
 		}
-		if !cmp.Equal(want, have) {
-			res.Mismatches = append(res.Mismatches, Mismatch{c, want, have})
+		same := cmp.Equal(want, have)
+		if !same {
+			res.Mismatches = append(res.Mismatches, Mismatch{Case: c, LPG: want, Embd: have, Passed: passed(res.Claims, got)})
+		}
+		if cr := claims[c.Claim]; cr != nil {
+			cr.count(got, same)
 		}
 		if progress != nil {
 			progress(i + 1)
 		}
 	}
 	return res, nil
+}
+
+// count adds a case that tested the claim, run by r.
+func (cr *ClaimResult) count(r *runner, same bool) {
+	cr.Packets++
+	if r.ran(cr.Claim.node) {
+		cr.Reached++
+	}
+	if !same {
+		cr.Mismatches++
+	}
+}
+
+// passed names the claims whose nodes r's last case ran.
+func passed(cs []ClaimResult, r *runner) []string {
+	var out []string
+	for _, c := range cs {
+		if r.ran(c.Claim.node) {
+			out = append(out, c.Claim.Name())
+		}
+	}
+	return out
+}
+
+// ran reports whether the last case ran node n.
+func (r *runner) ran(n *dataflow.Node) bool {
+	return r.after.Nodes[n.Name] > r.before.Nodes[n.Name]
 }
 
 // lpgName names an embedded sink as the LPG node it stands for: an LPG
@@ -170,9 +231,11 @@ func Entries(em *embed.Embedding) map[string]*dataflow.Node {
 	return out
 }
 
-// Generate makes n cases: first frames sampled from the predicate of every
-// port of the embedded graph, round-robin so every class gets some, then
-// random frames and malformed variants.
+// Generate makes n cases: first frames that lack what a PRG port claims
+// (a quarter of them, if there are claims to test; see Claims), then
+// frames sampled from the predicate of every port of the embedded graph,
+// round-robin so every class gets some (half), then random frames and
+// malformed variants.
 func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 	rnd := rand.New(rand.NewPCG(seed, seed^0x6e7363))
 	g := em.Graph
@@ -200,11 +263,9 @@ func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 			}
 		}
 	}
-	starts := map[string]int{}
-	for _, src := range sources {
-		starts[src] = parseStart(em.LPG.Node(src), em.LPG)
-	}
-	var cases []Case
+	fs := newFrames(em)
+	// Claims first: their mismatches are the ones that name the culprit.
+	cases := claimCases(fs, findClaims(em, space), space, n/4, rnd)
 	classes := n / 2
 	for i := 0; len(targets) > 0 && i < classes; i++ {
 		t := targets[i%len(targets)]
@@ -212,28 +273,92 @@ func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 		if !ok {
 			continue
 		}
-		frame, meta := build(g.Schema, starts[t.source], c, rnd)
-		cases = append(cases, Case{t.source, frame, meta, fmt.Sprintf("class of %s.%s: %s", t.port.Node.Name, t.port.Name, c)})
+		frame, meta := fs.build(t.source, c, rnd)
+		cases = append(cases, Case{Source: t.source, Frame: frame, Meta: meta, Why: fmt.Sprintf("class of %s.%s: %s", t.port.Node.Name, t.port.Name, c)})
 	}
 	for len(cases) < n && len(sources) > 0 {
 		src := sources[rnd.IntN(len(sources))]
-		frame, meta := build(g.Schema, starts[src], predicate.Class{}, rnd)
-		cases = append(cases, Case{src, frame, meta, "random"})
+		frame, meta := fs.build(src, predicate.Class{}, rnd)
+		cases = append(cases, Case{Source: src, Frame: frame, Meta: meta, Why: "random"})
 		for _, m := range Mutations(frame, rnd, 4) {
 			if len(cases) < n {
-				cases = append(cases, Case{src, m, meta, "malformed"})
+				cases = append(cases, Case{Source: src, Frame: m, Meta: meta, Why: "malformed"})
 			}
 		}
 	}
 	return cases
 }
 
-// build makes a frame for a class: through the parse graph from start, or,
-// for a source that takes payloads (start < 0), random bytes with the
-// class's metadata.
-func build(s *packet.Schema, start int, c predicate.Class, rnd *rand.Rand) ([]byte, []packet.Value) {
-	if start >= 0 {
-		return Frame(s, start, c, rnd)
+// frames builds the frames of an embedding's cases.
+type frames struct {
+	schema *packet.Schema
+	// starts has the header each LPG source's frames begin with (see
+	// parseStart).
+	starts map[string]int
+	hints  hints
+}
+
+// newFrames takes the hints from the embedded graph: the order of its
+// extract operations, and the conditions of its tests.
+func newFrames(em *embed.Embedding) *frames {
+	fs := &frames{schema: em.Graph.Schema, starts: map[string]int{}, hints: hints{conds: map[string]*packet.Expr{}}}
+	for _, s := range em.LPG.Sources() {
+		fs.starts[s.Name] = parseStart(s, em.LPG)
+	}
+	for _, n := range em.Graph.Order() {
+		if n.Kind != dataflow.FNode {
+			continue
+		}
+		switch n.Op.Kind {
+		case packet.OpExtract:
+			if !slices.Contains(fs.hints.extracted, n.Op.Header) {
+				fs.hints.extracted = append(fs.hints.extracted, n.Op.Header)
+			}
+		case packet.OpTest:
+			walkExpr(n.Op.Cond, func(e *packet.Expr) {
+				if e.Text != "" {
+					fs.hints.conds[e.Text] = e
+				}
+			})
+		}
+		fs.hints.selects = append(fs.hints.selects, selects(n)...)
+	}
+	return fs
+}
+
+// selects are the parse edges a switch or an equality test makes: a port
+// taken when a field has a value, leading straight to an extract.
+func selects(n *dataflow.Node) []packet.ParseEdge {
+	var out []packet.ParseEdge
+	edge := func(f packet.FieldRef, v packet.Value, port string) {
+		p := n.Port(port)
+		if p == nil {
+			return
+		}
+		for _, e := range p.Out {
+			if t := e.To; t.Kind == dataflow.FNode && t.Op.Kind == packet.OpExtract {
+				out = append(out, packet.ParseEdge{From: f.Header, Field: f.Field, Value: v, Mask: packet.Mask(128), To: t.Op.Header})
+			}
+		}
+	}
+	switch op := n.Op; {
+	case op.Kind == packet.OpSwitch && op.Expr.Kind == packet.EField:
+		for _, c := range op.Cases {
+			edge(op.Expr.Field, c.Value, c.Port)
+		}
+	case op.Kind == packet.OpTest && op.Cond.Kind == packet.EEq && op.Cond.A.Kind == packet.EField && op.Cond.B.Kind == packet.EConst:
+		edge(op.Cond.A.Field, op.Cond.B.Const, packet.PortTrue)
+	}
+	return out
+}
+
+// build makes a frame for a class, for packets from LPG source src:
+// headers from the one it begins with, or, for a source that takes
+// payloads, random bytes with the class's metadata.
+func (fs *frames) build(src string, c predicate.Class, rnd *rand.Rand) ([]byte, []packet.Value) {
+	s := fs.schema
+	if start, ok := fs.starts[src]; ok && start >= 0 {
+		return frameIn(s, start, &fs.hints, c, rnd)
 	}
 	payload := make([]byte, rnd.IntN(65))
 	for i := range payload {
@@ -258,8 +383,8 @@ func build(s *packet.Schema, start int, c predicate.Class, rnd *rand.Rand) ([]by
 }
 
 // parseStart is the header the packets of source src are parsed from: the
-// source's own (input parse H) or the first parse operation after it; -1
-// for sources that take payloads.
+// source's own (input parse H) or that of the first parse or extract
+// operation after it; -1 for sources that take payloads.
 func parseStart(src *dataflow.Node, g *dataflow.Graph) int {
 	if src == nil {
 		return -1
@@ -278,7 +403,7 @@ func parseStart(src *dataflow.Node, g *dataflow.Graph) int {
 		seen[n] = true
 		if n.Kind == dataflow.FNode {
 			switch n.Op.Kind {
-			case packet.OpParse:
+			case packet.OpParse, packet.OpExtract:
 				return n.Op.Header
 			case packet.OpPush:
 				return -1 // a Tx path builds its headers

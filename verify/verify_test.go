@@ -2,8 +2,12 @@ package verify_test
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/testutil"
@@ -27,23 +31,24 @@ func embedding(t *testing.T, m *lang.Model, lpg, prg string) *embed.Embedding {
 }
 
 // Honest PRGs: the embedded graph behaves like the LPG alone on every
-// packet, class-covering, random and malformed.
+// packet, class-covering, claim-testing, random and malformed; and every
+// fact the embedded graph trusts the PRG with was tested by packets that
+// lack it and reached its node.
 func TestHonestPRGs(t *testing.T) {
 	for _, c := range []struct {
 		file, lpg, prg string
-		n              int
+		claims         int // facts tested
 	}{
-		{"inet/offload.nsc", "UDPIPv4", "I82599", 10000},
-		{"dragonet/offload.nsc", "IPStack", "IPNicTx", 3000},
-		{"dragonet/offload.nsc", "IPStack", "IPNicTxPlain", 3000},
-		{"dragonet/offload.nsc", "IPStack", "IPNicRx", 3000},
+		{"inet/offload.nsc", "UDPIPv4", "I82599", 5},
+		{"dragonet/offload.nsc", "IPStack", "IPNicTx", 1},
+		{"dragonet/offload.nsc", "IPStack", "IPNicTxPlain", 0},
+		{"dragonet/offload.nsc", "IPStack", "IPNicRx", 1},
+		{"ejfat/lb-2026.nsc", "LB2026", "LinuxUDP", 2},
 	} {
+		const n = 10000
 		em := embedding(t, testutil.Model(t, c.file), c.lpg, c.prg)
-		res, err := verify.Run(em, verify.Generate(em, c.n, 7), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Cases != c.n || res.Classes == 0 {
+		res := run(t, em, n)
+		if res.Cases != n || res.Classes == 0 {
 			t.Errorf("%s/%s: %d cases, %d from classes", c.lpg, c.prg, res.Cases, res.Classes)
 		}
 		for i, m := range res.Mismatches {
@@ -52,6 +57,153 @@ func TestHonestPRGs(t *testing.T) {
 			}
 			t.Errorf("%s/%s: %s", c.lpg, c.prg, m)
 		}
+		if got := testedClaims(t, res); got != c.claims {
+			t.Errorf("%s/%s: %d facts tested, want %d", c.lpg, c.prg, got, c.claims)
+		}
+	}
+}
+
+func run(t *testing.T, em *embed.Embedding, n int) *verify.Result {
+	t.Helper()
+	res, err := verify.Run(em, verify.Generate(em, n, 7), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// testedClaims checks that every claim that can be tested was, by packets
+// most of which reached its node, and returns how many were.
+func testedClaims(t *testing.T, res *verify.Result) int {
+	t.Helper()
+	n := 0
+	for _, c := range res.Claims {
+		switch {
+		case c.Claim.Untested != "":
+			if c.Packets != 0 {
+				t.Errorf("%s: %s, yet %d packets tested it", c.Claim.Name(), c.Claim.Untested, c.Packets)
+			}
+		case c.Packets == 0 || 2*c.Reached < c.Packets:
+			t.Errorf("%s: %d packets lacking it, %d reached %s", c.Claim.Name(), c.Packets, c.Reached, c.Claim.Node)
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+func load(t *testing.T, file string) *lang.Model {
+	t.Helper()
+	ld := lang.Loader{ReadFile: os.ReadFile, Library: models.FS}
+	m, err := ld.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// PRGs that claim a fact their operations do not establish, on Rx and on
+// Tx. The embedder believes each (the LPG node that checks or makes the
+// fact is gone); verify must fail on packets that lack the fact, naming
+// the claim and the class.
+func TestClaimLiars(t *testing.T) {
+	for _, c := range []struct {
+		file, lpg, prg string
+		believed       string // the LPG node the claim does away with
+		claim, class   string
+	}{
+		// The UDP sink claims a good UDP checksum; only IPv4's is checked.
+		{"testdata/liars.nsc", "UDPIPv4", "RxCsumLiar", "RxUDPCsum",
+			"csum_ok(udp) claimed by RxIsUDP.true (pred)", "not csum_ok(udp)"},
+		// The Tx engine computes IPv4's checksum and claims UDP's.
+		{"testdata/liars.nsc", "UDPIPv4", "TxCsumLiar", "TxUDPCsum",
+			"csum_ok(udp) claimed by TxUDPField.out (pred)", "not csum_ok(udp)"},
+		// The Tx engine claims UDP's checksum for IPv4 with options.
+		{"testdata/lying.nsc", "UDPIPv4", "Liar", "TxUDPCsum",
+			"csum_ok(udp) claimed by TxClaim.out (pred)", "not csum_ok(udp)"},
+		// The address filter claims what it does not test.
+		{"testdata/filter.nsc", "ForUs", "AddrLiar", "RxMine",
+			"ipv4.dst == host.addr claimed by RxFilter.true (pred)", "not ipv4.dst == host.addr"},
+	} {
+		em := embedding(t, load(t, c.file), c.lpg, c.prg)
+		if p, _ := em.Placement(c.believed); p.Kind != embed.Hardware && p.Kind != embed.Pruned {
+			t.Errorf("%s: the claim should have been believed: %+v", c.prg, p)
+		}
+		res := run(t, em, 2000)
+		named := slices.ContainsFunc(res.Mismatches, func(m verify.Mismatch) bool {
+			if m.Case.Claim != c.claim {
+				return false
+			}
+			text := m.String()
+			return strings.Contains(text, "claim "+c.claim+": class ") && strings.Contains(text, c.class)
+		})
+		if !named {
+			t.Errorf("%s: %d mismatches, none on a packet testing %q of class %q", c.prg, len(res.Mismatches), c.claim, c.class)
+			continue
+		}
+		for _, cr := range res.Claims {
+			if cr.Claim.Name() == c.claim && (cr.Mismatches == 0 || cr.Reached == 0) {
+				t.Errorf("%s: %s: %d packets, %d reached, %d mismatches", c.prg, c.claim, cr.Packets, cr.Reached, cr.Mismatches)
+			}
+		}
+	}
+}
+
+// Claims that hold pass: a NIC that checks and computes the UDP checksum
+// for IPv4 without options only and claims it only there (the claims are
+// tested on that class alone), and an address filter that tests what it
+// claims.
+func TestHonestClaims(t *testing.T) {
+	for _, c := range []struct {
+		file, lpg, prg string
+		claims         int
+	}{
+		{"testdata/liars.nsc", "UDPIPv4", "Partial", 5},
+		{"testdata/filter.nsc", "ForUs", "AddrFilter", 1},
+	} {
+		em := embedding(t, load(t, c.file), c.lpg, c.prg)
+		res := run(t, em, 4000)
+		for i, m := range res.Mismatches {
+			if i == 3 {
+				break
+			}
+			t.Errorf("%s: %s", c.prg, m)
+		}
+		if got := testedClaims(t, res); got != c.claims {
+			t.Errorf("%s: %d facts tested, want %d", c.prg, got, c.claims)
+		}
+	}
+}
+
+// The partial offload's facts are tested under its guard only: the UDP
+// checksum it checks and computes, on IPv4 without options.
+func TestClaimsUnderGuard(t *testing.T) {
+	em := embedding(t, load(t, "testdata/liars.nsc"), "UDPIPv4", "Partial")
+	if p, _ := em.Placement("TxUDPCsum"); p.Kind != embed.Split {
+		t.Fatalf("TxUDPCsum: %+v, want a split", p)
+	}
+	guarded := map[string]bool{
+		"csum_ok(udp) established by RxL4CS.true (checksum verify udp)":    true,
+		"csum_ok(udp) established by TxUDPCsum.out (checksum compute udp)": true,
+	}
+	n := 0
+	for _, c := range verify.Generate(em, 4000, 7) {
+		if !guarded[c.Claim] {
+			continue
+		}
+		n++
+		if c.Source == "AppOut" && c.Meta[0].Lo != 0 { // sock.opts: options
+			t.Errorf("%s: a packet with IPv4 options (%s)", c.Claim, c.Why)
+		}
+		if c.Source == "RxQueue" {
+			ip, ok := gopacket.NewPacket(c.Frame, layers.LayerTypeEthernet, gopacket.Default).Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+			if !ok || ip.IHL != 5 {
+				t.Errorf("%s: a frame that is not IPv4 without options: % x", c.Claim, c.Frame)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no packet tests the guarded facts")
 	}
 }
 
@@ -76,12 +228,7 @@ func TestTrimmedANDBehaves(t *testing.T) {
 // computing one fools the embedder (it is a proof from declarations), but
 // not verify: packets of that class come out with bad checksums.
 func TestLyingPRG(t *testing.T) {
-	ld := lang.Loader{ReadFile: os.ReadFile, Library: models.FS}
-	m, err := ld.Load("testdata/lying.nsc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	em := embedding(t, m, "UDPIPv4", "Liar")
+	em := embedding(t, load(t, "testdata/lying.nsc"), "UDPIPv4", "Liar")
 	if p, _ := em.Placement("TxUDPCsum"); p.Kind != embed.Hardware {
 		t.Fatalf("the lie should have been believed: %+v", p)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -228,6 +229,15 @@ func TestEmbedAndVerify(t *testing.T) {
 	code, out, stderr = nsc(t, "verify", "models/inet/offload.nsc", "--lpg", "UDPIPv4", "--prg", "I82599", "--packets", "3000")
 	if code != exitOK || !strings.Contains(out, "3000 packets") || !strings.Contains(out, "0 mismatches") {
 		t.Errorf("honest verify: exit %d\n%s%s", code, out, stderr)
+	}
+	// Per fact trusted, the packets that lacked it.
+	perClaim := regexp.MustCompile(`(?m)^  csum_ok\(udp\) established by RxL4CS\.true \(checksum verify udp\): ([1-9][0-9]*) packets without it, ([0-9]+) reached RxL4CS, 0 mismatches$`)
+	if m := perClaim.FindStringSubmatch(out); m == nil || m[1] != m[2] {
+		t.Errorf("honest verify: no count of the packets testing the UDP checksum check\n%s", out)
+	}
+	code, out, stderr = nsc(t, "verify", "verify/testdata/liars.nsc", "--lpg", "UDPIPv4", "--prg", "RxCsumLiar", "--packets", "2000", "--mismatches", filepath.Join(t.TempDir(), "liar.pcap"))
+	if code != exitModel || !strings.Contains(out, "mismatch 1: packet from RxQueue (claim csum_ok(udp) claimed by RxIsUDP.true (pred): class ") {
+		t.Errorf("Rx liar: exit %d\n%s%s", code, out, stderr)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.pcap")
 	code, out, stderr = nsc(t, "verify", "verify/testdata/lying.nsc", "--lpg", "UDPIPv4", "--prg", "Liar", "--packets", "1000", "--mismatches", bad)

@@ -40,8 +40,13 @@ func runVerify(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s into %s: %d packets (%d from predicate classes, %d random or malformed), %d mismatches\n",
-		em.LPG.Name, em.PRG.Name, res.Cases, res.Classes, res.Cases-res.Classes, len(res.Mismatches))
+	claimed := 0
+	for _, c := range res.Claims {
+		claimed += c.Packets
+	}
+	fmt.Fprintf(e.stdout, "%s into %s: %d packets (%d from predicate classes, %d lacking what a claim says, %d random or malformed), %d mismatches\n",
+		em.LPG.Name, em.PRG.Name, res.Cases, res.Classes, claimed, res.Cases-res.Classes-claimed, len(res.Mismatches))
+	writeClaims(e, res.Claims)
 	if len(res.Mismatches) == 0 {
 		return nil
 	}
@@ -57,6 +62,19 @@ func runVerify(e *env, args []string) error {
 	}
 	return fmt.Errorf("verify: %d of %d packets differ between %s alone and embedded in %s; they are in %s",
 		len(res.Mismatches), res.Cases, em.LPG.Name, em.PRG.Name, *bad)
+}
+
+// writeClaims says, per fact the embedded graph trusts the PRG with, how
+// many packets lacking it were run.
+func writeClaims(e *env, cs []verify.ClaimResult) {
+	for _, c := range cs {
+		if c.Claim.Untested != "" {
+			fmt.Fprintf(e.stdout, "  %s: %s\n", c.Claim.Name(), c.Claim.Untested)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "  %s: %d packets without it, %d reached %s, %d mismatches\n",
+			c.Claim.Name(), c.Packets, c.Reached, c.Claim.Node, c.Mismatches)
+	}
 }
 
 func writeMismatches(name string, ms []verify.Mismatch) error {
