@@ -1,0 +1,62 @@
+package calendar
+
+import (
+	"encoding/binary"
+	"slices"
+
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// Diff is what changes from one table state to another. A data plane
+// applies Added, then Modified, then Deleted, each in order: Entries puts
+// members before the calendars that name them and calendars before the
+// epochs that select them, and Deleted is in the reverse order, so no
+// event meets an epoch without its calendar or a slot without its member.
+// An entry's identity is its table, keys and priority; Modified holds the
+// new entries whose action or parameters changed.
+type Diff struct {
+	Added, Modified, Deleted []packet.TableEntry
+}
+
+// Len is the number of changes.
+func (d *Diff) Len() int { return len(d.Added) + len(d.Modified) + len(d.Deleted) }
+
+// Compare returns the diff from table state old to next.
+func Compare(old, next []packet.TableEntry) Diff {
+	before := make(map[string]*packet.TableEntry, len(old))
+	for i := range old {
+		before[identity(&old[i])] = &old[i]
+	}
+	var d Diff
+	for i := range next {
+		e := &next[i]
+		id := identity(e)
+		o, ok := before[id]
+		switch {
+		case !ok:
+			d.Added = append(d.Added, *e)
+		case o.Entry.Action != e.Entry.Action || !slices.Equal(o.Entry.Params, e.Entry.Params):
+			d.Modified = append(d.Modified, *e)
+		}
+		delete(before, id)
+	}
+	for i := len(old) - 1; i >= 0; i-- {
+		if _, gone := before[identity(&old[i])]; gone {
+			d.Deleted = append(d.Deleted, old[i])
+		}
+	}
+	return d
+}
+
+// identity encodes an entry's table, keys and priority.
+func identity(te *packet.TableEntry) string {
+	b := append([]byte(te.Table), 0)
+	for _, k := range te.Entry.Keys {
+		for _, v := range []packet.Value{k.Value, k.Mask, k.Lo, k.Hi} {
+			b = binary.BigEndian.AppendUint64(b, v.Hi)
+			b = binary.BigEndian.AppendUint64(b, v.Lo)
+		}
+		b = binary.BigEndian.AppendUint32(b, uint32(k.PrefixLen))
+	}
+	return string(binary.BigEndian.AppendUint32(b, uint32(te.Entry.Priority)))
+}
