@@ -162,6 +162,7 @@ func Build(s Strategy, sessions []Session, prev *Calendar) (*Layout, error) {
 	if err != nil {
 		return nil, err
 	}
+	own, held := owners(prev, sessions)
 	l := &Layout{Weights: make([]float64, len(sessions))}
 	for i, ss := range sessions {
 		l.Weights[i] = ss.Weight
@@ -181,9 +182,9 @@ func Build(s Strategy, sessions []Session, prev *Calendar) (*Layout, error) {
 		}
 	} else {
 		l.Shares = Shares(l.Weights, bounds(sessions, demanded))
-		l.Targets = round(l.Shares, demanded, prevCounts(prev, sessions))
+		l.Targets = round(l.Shares, demanded, held)
 	}
-	fill(cal, pinned, sessions, l.Targets, prev)
+	fill(cal, pinned, sessions, l.Targets, demanded, own)
 	l.Calendar = *cal
 	return l, nil
 }
@@ -279,56 +280,77 @@ func bounds(sessions []Session, demanded []int) [][2]float64 {
 // or takes goes to the others in proportion to their weights. When the
 // lower bounds alone exceed Slots they are scaled down to fit; when the
 // upper bounds cannot hold all slots, the leftover is handed out by weight
-// above them. Weights all 0 count as equal.
+// above them; when the sessions of weight above 0 cannot take all slots
+// even at their upper bounds, those of weight 0 share the rest evenly.
+// Weights all 0 count as equal.
 func Shares(weights []float64, b [][2]float64) []float64 {
-	n := len(weights)
+	return share(weights, b, Slots)
+}
+
+func share(w []float64, b [][2]float64, total float64) []float64 {
+	n := len(w)
 	out := make([]float64, n)
 	if n == 0 {
 		return out
 	}
-	w := weights
 	if !slices.ContainsFunc(w, func(x float64) bool { return x > 0 }) {
 		w = slices.Repeat([]float64{1}, n)
 	}
-	sumLo, sumHi, sumW := 0.0, 0.0, 0.0
+	sumLo, sumHi, sumW, reach, lambdaMax := 0.0, 0.0, 0.0, 0.0, 0.0
 	for i := range n {
 		sumLo += b[i][0]
 		sumHi += b[i][1]
 		sumW += w[i]
+		if w[i] > 0 {
+			reach += b[i][1]
+			lambdaMax = max(lambdaMax, b[i][1]/w[i])
+		} else {
+			reach += b[i][0]
+		}
 	}
 	switch {
-	case sumLo >= Slots:
+	case sumLo >= total:
 		for i := range n {
-			out[i] = b[i][0] * Slots / sumLo
+			out[i] = b[i][0] * total / sumLo
 		}
-		return out
-	case sumHi <= Slots:
+	case sumHi <= total:
 		for i := range n {
-			out[i] = b[i][1] + (Slots-sumHi)*w[i]/sumW
+			out[i] = b[i][1] + (total-sumHi)*w[i]/sumW
 		}
-		return out
-	}
-	total := func(lambda float64) float64 {
-		s := 0.0
+	case reach < total:
+		var zero []int
+		var zb [][2]float64
 		for i := range n {
-			s += min(max(lambda*w[i], b[i][0]), b[i][1])
+			if w[i] > 0 {
+				out[i] = b[i][1]
+				total -= b[i][1]
+			} else {
+				zero = append(zero, i)
+				zb = append(zb, b[i])
+			}
 		}
-		return s
-	}
-	lo, hi := 0.0, 1.0
-	for total(hi) < Slots {
-		hi *= 2
-	}
-	for range 100 {
-		mid := (lo + hi) / 2
-		if total(mid) < Slots {
-			lo = mid
-		} else {
-			hi = mid
+		for k, x := range share(make([]float64, len(zero)), zb, total) {
+			out[zero[k]] = x
 		}
-	}
-	for i := range n {
-		out[i] = min(max(hi*w[i], b[i][0]), b[i][1])
+	default:
+		sum := func(lambda float64) float64 {
+			s := 0.0
+			for i := range n {
+				s += min(max(lambda*w[i], b[i][0]), b[i][1])
+			}
+			return s
+		}
+		lo, hi := 0.0, lambdaMax // sum(lambdaMax) = reach >= total
+		for range 100 {
+			if mid := (lo + hi) / 2; sum(mid) < total {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		for i := range n {
+			out[i] = min(max(hi*w[i], b[i][0]), b[i][1])
+		}
 	}
 	return out
 }
@@ -378,41 +400,42 @@ func round(shares []float64, demanded, prevCount []int) []int {
 	return t
 }
 
-// prevCounts is how many slots of prev each session held.
-func prevCounts(prev *Calendar, sessions []Session) []int {
-	out := make([]int, len(sessions))
-	if prev == nil {
-		return out
+// owners maps each slot of prev to the index of the session that held it,
+// -1 for none or a session gone, and counts each session's slots.
+func owners(prev *Calendar, sessions []Session) (*[Slots]int, []int) {
+	own := new([Slots]int)
+	counts := make([]int, len(sessions))
+	byID := make([]int, len(sessions))
+	for i := range byID {
+		byID[i] = i
 	}
-	counts := prev.Counts()
-	for i, s := range sessions {
-		out[i] = counts[s.Member]
-	}
-	return out
-}
-
-// fill completes cal, whose pinned slots hold the demands: each session
-// first keeps its slots of prev while under its target, then the free
-// slots go, in slot order, each to the session furthest below its target
-// (earliest in session order on ties), which interleaves the sessions.
-func fill(cal *Calendar, pinned *[Slots]bool, sessions []Session, targets []int, prev *Calendar) {
-	index := make(map[uint16]int, len(sessions))
-	count := make([]int, len(sessions))
-	for i, s := range sessions {
-		index[s.Member] = i
-	}
-	for j := range Slots {
-		if pinned[j] {
-			count[index[cal[j]]]++
+	slices.SortFunc(byID, func(a, b int) int { return cmp.Compare(sessions[a].Member, sessions[b].Member) })
+	for j := range own {
+		own[j] = -1
+		if prev == nil {
+			continue
+		}
+		k, ok := slices.BinarySearchFunc(byID, prev[j], func(i int, m uint16) int { return cmp.Compare(sessions[i].Member, m) })
+		if ok {
+			own[j] = byID[k]
+			counts[byID[k]]++
 		}
 	}
-	if prev != nil {
-		for j, m := range prev {
-			if i, ok := index[m]; ok && !pinned[j] && count[i] < targets[i] {
-				cal[j] = m
-				pinned[j] = true
-				count[i]++
-			}
+	return own, counts
+}
+
+// fill completes cal, whose pinned slots hold the demands (demanded
+// counts them per session): each session first keeps its slots of the
+// previous calendar (own) while under its target, then the free slots go,
+// in slot order, each to the session furthest below its target (earliest
+// in session order on ties), which interleaves the sessions.
+func fill(cal *Calendar, pinned *[Slots]bool, sessions []Session, targets, demanded []int, own *[Slots]int) {
+	count := slices.Clone(demanded)
+	for j, i := range own {
+		if i >= 0 && !pinned[j] && count[i] < targets[i] {
+			cal[j] = sessions[i].Member
+			pinned[j] = true
+			count[i]++
 		}
 	}
 	for j := range Slots {
