@@ -27,8 +27,10 @@ type Method uint8
 
 const (
 	// Steepest takes the larger of the least-squares slope over the
-	// window and the slope of the last interval: the fit smooths jitter,
-	// the last interval sees a rate increase a whole window earlier.
+	// window and the slope of the last interval, the latter scaled up by
+	// how much it rose over the interval before: the fit smooths jitter,
+	// the last interval sees a rate increase a whole window earlier, and
+	// a rate that rose is taken to keep rising for one more interval.
 	// It is the default: TestPredictionMethods shows the other two
 	// falling behind events already sent when rates change.
 	Steepest Method = iota
@@ -52,8 +54,11 @@ type Predictor struct {
 	// the data plane takes to install it (udplbd2: about 800 ms).
 	Lead time.Duration
 	// Guard adds this much time's worth of events beyond Lead, so that
-	// rates rising since the last sample, late sync messages and events
-	// in flight still fall before the boundary.
+	// rates rising since the last sample, late or lost sync messages and
+	// events in flight still fall before the boundary. It must cover the
+	// rise of the rate over a sync period and Lead: with Lead 0.5 s,
+	// Guard 1.5 s held for rates ramping up 1.5× a second and jumping
+	// by a third (TestPredictionNeverBehind).
 	Guard time.Duration
 	// Slack is added in ticks: E2SAR's ticks are its clock in µs with
 	// random low bits, so a tick sent may run up to 2^bits ahead of the
@@ -132,12 +137,32 @@ func (p *Predictor) slope(h []Sample) float64 {
 	case p.Method == RateElapsed && rate > 0, !ok:
 		return rate
 	case p.Method == Steepest:
-		a, b := &h[len(h)-2], &h[len(h)-1]
-		if b.Received > a.Received {
-			fit = max(fit, float64(b.EventNumber-a.EventNumber)/float64(b.Received-a.Received))
-		}
+		fit = max(fit, rising(h))
 	}
 	return max(fit, 0)
+}
+
+// rising is the slope of the last interval of h, times how much it rose
+// over the interval before (at most twice): a rate that is rising is
+// taken to keep rising for one more interval.
+func rising(h []Sample) float64 {
+	n := len(h)
+	last := interval(&h[n-2], &h[n-1])
+	if n < 3 {
+		return last
+	}
+	if before := interval(&h[n-3], &h[n-2]); before > 0 && last > before {
+		return last * min(last/before, 2)
+	}
+	return last
+}
+
+// interval is the slope from sample a to b, 0 if b is not later.
+func interval(a, b *Sample) float64 {
+	if b.Received <= a.Received {
+		return 0
+	}
+	return float64(b.EventNumber-a.EventNumber) / float64(b.Received-a.Received)
 }
 
 // leastSquares fits event number against receipt time over h, relative to
