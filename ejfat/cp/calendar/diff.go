@@ -8,10 +8,12 @@ import (
 )
 
 // Diff is what changes from one table state to another. A data plane
-// applies Added, then Modified, then Deleted, each in order: Entries puts
-// members before the calendars that name them and calendars before the
-// epochs that select them, and Deleted is in the reverse order, so no
-// event meets an epoch without its calendar or a slot without its member.
+// applies Added, then Modified, then Deleted, each in order: Added and
+// Modified keep the new state's order, in which Entries puts members
+// before the calendars that name them and calendars before the epochs
+// that select them; Deleted is in the reverse of the old state's order.
+// For an epoch change this keeps every tick of the epochs that stay live
+// where it went (TestDiffEpochChange).
 // An entry's identity is its table, keys and priority; Modified holds the
 // new entries whose action or parameters changed.
 type Diff struct {
