@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 )
 
 // Slots is the number of calendar slots of an LB instance (slotResolution):
@@ -120,9 +121,15 @@ type Session struct {
 // result is the weights to keep for the next epoch.
 func Reweight(weights, signals []float64) []float64 {
 	out := make([]float64, len(weights))
-	sum := 0.0
 	for i, w := range weights {
-		out[i] = max(w+signals[i], 0)
+		out[i] = max(w/2+signals[i]/2, 0) // halves: no overflow to +Inf
+	}
+	top := slices.Max(append(out, 0))
+	sum := 0.0
+	for i := range out {
+		if top > 0 {
+			out[i] /= top
+		}
 		sum += out[i]
 	}
 	for i := range out {
@@ -197,10 +204,10 @@ func checkSessions(sessions []Session) error {
 			return fmt.Errorf("member id %#x is reserved for unassigned slots", s.Member)
 		case seen[s.Member]:
 			return fmt.Errorf("member %d twice", s.Member)
-		case math.IsNaN(s.Weight) || math.IsInf(s.Weight, 0) || s.Weight < 0:
-			return fmt.Errorf("member %d: weight %v", s.Member, s.Weight)
-		case !(s.MinFactor >= 0) || !(s.MaxFactor >= 0) || math.IsInf(s.MinFactor, 0) || math.IsInf(s.MaxFactor, 0):
-			return fmt.Errorf("member %d: factors %v, %v", s.Member, s.MinFactor, s.MaxFactor)
+		case !(s.Weight >= 0) || math.IsInf(s.Weight, 0) || math.IsNaN(s.ControlSignal) || math.IsInf(s.ControlSignal, 0):
+			return fmt.Errorf("member %d: weight %v, control signal %v", s.Member, s.Weight, s.ControlSignal)
+		case !(s.MinFactor >= 0 && s.MinFactor <= Slots) || !(s.MaxFactor >= 0 && s.MaxFactor <= Slots):
+			return fmt.Errorf("member %d: factors %v, %v not in 0..%d", s.Member, s.MinFactor, s.MaxFactor, Slots)
 		}
 		seen[s.Member] = true
 	}
@@ -293,17 +300,21 @@ func share(w []float64, b [][2]float64, total float64) []float64 {
 	if n == 0 {
 		return out
 	}
-	if !slices.ContainsFunc(w, func(x float64) bool { return x > 0 }) {
+	if top := slices.Max(w); top > 0 {
+		w = slices.Clone(w) // scaled to at most 1: sums cannot overflow
+		for i := range w {
+			w[i] /= top
+		}
+	} else {
 		w = slices.Repeat([]float64{1}, n)
 	}
-	sumLo, sumHi, sumW, reach, lambdaMax := 0.0, 0.0, 0.0, 0.0, 0.0
+	sumLo, sumHi, sumW, reach := 0.0, 0.0, 0.0, 0.0
 	for i := range n {
 		sumLo += b[i][0]
 		sumHi += b[i][1]
 		sumW += w[i]
 		if w[i] > 0 {
 			reach += b[i][1]
-			lambdaMax = max(lambdaMax, b[i][1]/w[i])
 		} else {
 			reach += b[i][0]
 		}
@@ -333,26 +344,45 @@ func share(w []float64, b [][2]float64, total float64) []float64 {
 			out[zero[k]] = x
 		}
 	default:
-		sum := func(lambda float64) float64 {
-			s := 0.0
-			for i := range n {
-				s += min(max(lambda*w[i], b[i][0]), b[i][1])
-			}
-			return s
-		}
-		lo, hi := 0.0, lambdaMax // sum(lambdaMax) = reach >= total
-		for range 100 {
-			if mid := (lo + hi) / 2; sum(mid) < total {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
+		lambda := solve(w, b, total)
 		for i := range n {
-			out[i] = min(max(hi*w[i], b[i][0]), b[i][1])
+			out[i] = min(max(lambda*w[i], b[i][0]), b[i][1])
 		}
 	}
 	return out
+}
+
+// solve finds the λ at which Σ clamp(λ·w, lo, hi) = total, given that
+// Σ lo < total ≤ the sum at λ large. The sum is piecewise linear between
+// the λs where a share meets a bound: a binary search finds the piece
+// where it reaches total, where it is solved exactly.
+func solve(w []float64, b [][2]float64, total float64) float64 {
+	sum := func(lambda float64) float64 {
+		s := 0.0
+		for i := range w {
+			s += min(max(lambda*w[i], b[i][0]), b[i][1])
+		}
+		return s
+	}
+	breaks := []float64{0}
+	for i := range w {
+		if w[i] > 0 {
+			breaks = append(breaks, b[i][0]/w[i], b[i][1]/w[i])
+		}
+	}
+	slices.Sort(breaks)
+	k := max(sort.Search(len(breaks), func(k int) bool { return sum(breaks[k]) >= total }), 1)
+	lo, hi := breaks[k-1], breaks[min(k, len(breaks)-1)]
+	slope := 0.0 // the weights of the shares strictly between their bounds on (lo, hi)
+	for i := range w {
+		if m := (lo + hi) / 2 * w[i]; m > b[i][0] && m < b[i][1] {
+			slope += w[i]
+		}
+	}
+	if slope == 0 {
+		return hi
+	}
+	return lo + (total-sum(lo))/slope
 }
 
 // round turns shares summing to Slots into whole slots summing to Slots,
