@@ -2,6 +2,7 @@ package calendar
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"time"
 )
@@ -41,6 +42,18 @@ const (
 	// against receipt time over the window.
 	LeastSquares
 )
+
+func (m Method) String() string {
+	switch m {
+	case Steepest:
+		return "steepest"
+	case RateElapsed:
+		return "rate×elapsed"
+	case LeastSquares:
+		return "least squares"
+	}
+	return fmt.Sprintf("method(%d)", uint8(m))
+}
 
 // ErrNoSamples: no sender has sent a sync message.
 var ErrNoSamples = errors.New("no sync samples")

@@ -163,12 +163,12 @@ func TestPredictionMethods(t *testing.T) {
 			behind += n
 			lead += l / seeds
 		}
-		t.Logf("method %d: %d of %d boundaries behind, mean lead %.2f s", m, behind, seeds*10, lead)
+		t.Logf("%v: %d of %d boundaries behind, mean lead %.2f s", m, behind, seeds*10, lead)
 		switch {
 		case m == Steepest && (behind > 0 || lead > 3):
-			t.Errorf("Steepest: %d behind, lead %.2f s", behind, lead)
+			t.Errorf("%v: %d behind, lead %.2f s", m, behind, lead)
 		case m != Steepest && behind == 0:
-			t.Errorf("method %d never behind: the test does not tell the methods apart", m)
+			t.Errorf("%v never behind: the test does not tell the methods apart", m)
 		}
 	}
 }
@@ -206,7 +206,7 @@ func TestPredictorEdges(t *testing.T) {
 // BenchmarkBoundary: a prediction over 4 senders with full windows.
 func BenchmarkBoundary(b *testing.B) {
 	for _, m := range []Method{Steepest, RateElapsed, LeastSquares} {
-		b.Run(fmt.Sprint("method", m), func(b *testing.B) {
+		b.Run(m.String(), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(5, 5))
 			p := &Predictor{Method: m, Lead: time.Second}
 			for i := range 4 {

@@ -222,7 +222,8 @@ func equalEntries(a, b []packet.TableEntry) bool {
 	})
 }
 
-// TestDiffEpochChange: over a run of epoch changes, applying the diff
+// TestDiffEpochChange: over a run of epoch changes (weights walking, a
+// member leaving and coming back), applying the diff
 // phase by phase (added, modified, deleted) ends in exactly the new
 // state, and at every phase the ticks of the epochs that stay live (below
 // the new boundary, from the new oldest one on) still reach the member
@@ -238,12 +239,17 @@ func TestDiffEpochChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		changes := 0
+		weights := make([]float64, len(ms))
+		for j := range weights {
+			weights[j] = 1 + r.Float64()
+		}
 		for k := range 12 {
-			weights := make([]calendar.Session, len(ms)-k%2) // a member leaves and comes back
-			for j := range weights {
-				weights[j] = calendar.Session{Member: ms[j].ID, Weight: 1 + r.Float64()}
+			ss := make([]calendar.Session, len(ms)-k%2) // a member leaves and comes back
+			for j := range ss {
+				weights[j] *= 0.9 + 0.2*r.Float64()
+				ss[j] = calendar.Session{Member: ms[j].ID, Weight: weights[j]}
 			}
-			l, err := calendar.Build(calendar.Static, weights, &live[len(live)-1].Calendar)
+			l, err := calendar.Build(calendar.Static, ss, &live[len(live)-1].Calendar)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -313,4 +319,32 @@ func routes(t testing.TB, specs func(string) (*packet.TableSpec, bool), es []pac
 		_, out[i], _ = route(ts, 1, tick)
 	}
 	return out
+}
+
+// BenchmarkEpochChange: what the CP does at an epoch change of one LB,
+// beyond building the calendar: the live epochs' entries (four epochs of
+// 16 members) and their diff from the previous state.
+func BenchmarkEpochChange(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 7))
+	_, w := model(b, "lb-2026")
+	ms := testMembers(16)
+	live := testEpochs(b, r, ms, 1e15, 1e15+8e5, 1e15+17e5, 1e15+26e5)
+	prev, err := w.Entries(0, live, ms)
+	if err != nil {
+		b.Fatal(err)
+	}
+	next, err := calendar.Advance(live, 1e15+35e5, &live[3].Calendar)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var d calendar.Diff
+	for b.Loop() {
+		es, err := w.Entries(0, next, ms)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d = calendar.Compare(prev, es)
+	}
+	b.ReportMetric(float64(d.Len()), "changes/op")
 }
