@@ -48,6 +48,22 @@ func (c *Calendar) Counts() map[uint16]int {
 	return n
 }
 
+// Ranges are member m's slots as runs of consecutive slots (WorkerStatus
+// slots).
+func (c *Calendar) Ranges(m uint16) []SlotRange {
+	var out []SlotRange
+	for j, x := range c {
+		switch {
+		case x != m:
+		case j > 0 && c[j-1] == m:
+			out[len(out)-1].Length++
+		default:
+			out = append(out, SlotRange{Index: int32(j), Length: 1})
+		}
+	}
+	return out
+}
+
 // Moves counts the slots whose member differs between a and b: the events
 // that go elsewhere from one epoch to the next.
 func Moves(a, b *Calendar) int {

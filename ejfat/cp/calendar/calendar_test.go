@@ -227,6 +227,23 @@ func TestDemands(t *testing.T) {
 			t.Errorf("slot %d: member %d, want %d", slot, l.Calendar[slot], m)
 		}
 	}
+	if got := l.Calendar.Ranges(3); len(got) == 0 || got[0].Index != 5 || got[0].Length < 2 {
+		t.Errorf("member 3's ranges %v, want its demand 5+2 in the first", got)
+	}
+	for _, m := range []uint16{1, 2, 3} {
+		n := 0
+		for _, r := range l.Calendar.Ranges(m) {
+			for j := r.Index; j < r.Index+int32(r.Length); j++ {
+				if l.Calendar[j] != m {
+					t.Fatalf("member %d's range %v holds slot %d of %d", m, r, j, l.Calendar[j])
+				}
+			}
+			n += int(r.Length)
+		}
+		if n != l.Calendar.Counts()[m] {
+			t.Errorf("member %d: ranges of %d slots, holds %d", m, n, l.Calendar.Counts()[m])
+		}
+	}
 	if n := l.Calendar.Counts(); n[2] != 302 || n[1]+n[2]+n[3] != Slots {
 		t.Errorf("counts %v: member 2 must keep its 302 demanded slots", n)
 	}
