@@ -26,33 +26,37 @@ func (d *Diff) Len() int { return len(d.Added) + len(d.Modified) + len(d.Deleted
 // Compare returns the diff from table state old to next.
 func Compare(old, next []packet.TableEntry) Diff {
 	before := make(map[string]*packet.TableEntry, len(old))
+	var buf []byte
 	for i := range old {
-		before[identity(&old[i])] = &old[i]
+		buf = identity(buf[:0], &old[i])
+		before[string(buf)] = &old[i]
 	}
 	var d Diff
 	for i := range next {
 		e := &next[i]
-		id := identity(e)
-		o, ok := before[id]
+		buf = identity(buf[:0], e)
+		o, ok := before[string(buf)]
 		switch {
 		case !ok:
 			d.Added = append(d.Added, *e)
 		case o.Entry.Action != e.Entry.Action || !slices.Equal(o.Entry.Params, e.Entry.Params):
 			d.Modified = append(d.Modified, *e)
 		}
-		delete(before, id)
+		delete(before, string(buf))
 	}
 	for i := len(old) - 1; i >= 0; i-- {
-		if _, gone := before[identity(&old[i])]; gone {
+		buf = identity(buf[:0], &old[i])
+		if _, gone := before[string(buf)]; gone {
 			d.Deleted = append(d.Deleted, old[i])
 		}
 	}
 	return d
 }
 
-// identity encodes an entry's table, keys and priority.
-func identity(te *packet.TableEntry) string {
-	b := append([]byte(te.Table), 0)
+// identity appends to b an encoding of the entry's table, keys and
+// priority.
+func identity(b []byte, te *packet.TableEntry) []byte {
+	b = append(append(b, te.Table...), 0)
 	for _, k := range te.Entry.Keys {
 		for _, v := range []packet.Value{k.Value, k.Mask, k.Lo, k.Hi} {
 			b = binary.BigEndian.AppendUint64(b, v.Hi)
@@ -60,5 +64,5 @@ func identity(te *packet.TableEntry) string {
 		}
 		b = binary.BigEndian.AppendUint32(b, uint32(k.PrefixLen))
 	}
-	return string(binary.BigEndian.AppendUint32(b, uint32(te.Entry.Priority)))
+	return binary.BigEndian.AppendUint32(b, uint32(te.Entry.Priority))
 }
