@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 )
 
@@ -104,27 +105,32 @@ func (p *Predictor) Remove(sender string) { delete(p.senders, sender) }
 // now (ns, the CP's clock): above every sender's predicted event number
 // then, plus Guard and Slack.
 func (p *Predictor) Boundary(now int64) (uint64, error) {
+	return p.largest(now+int64(p.Lead+p.Guard), p.Slack+1)
+}
+
+// Predicted is the largest event number the senders are predicted to have
+// sent by now (LoadBalancerStatusReply's currentPredictedEventNumber).
+func (p *Predictor) Predicted(now int64) (uint64, error) {
+	return p.largest(now, 0)
+}
+
+// largest is the largest over the senders of the event number predicted
+// for time at, plus extra, saturating at 2^64−1.
+func (p *Predictor) largest(at int64, extra uint64) (uint64, error) {
 	if len(p.senders) == 0 {
 		return 0, ErrNoSamples
 	}
-	at := now + int64(p.Lead+p.Guard)
 	var b uint64
 	for _, h := range p.senders {
-		b = max(b, p.predict(h, at))
+		ahead := math.Ceil(p.slope(h) * float64(max(at-anchor(h), 0)))
+		sum, c1 := bits.Add64(h[len(h)-1].EventNumber, uint64(ahead), 0)
+		sum, c2 := bits.Add64(sum, extra, 0)
+		if !(ahead < 1<<63) || c1|c2 != 0 {
+			return math.MaxUint64, nil
+		}
+		b = max(b, sum)
 	}
 	return b, nil
-}
-
-// predict is one sender's boundary for time at.
-func (p *Predictor) predict(h []Sample, at int64) uint64 {
-	last := &h[len(h)-1]
-	elapsed := float64(max(at-anchor(h), 0))
-	ahead := math.Ceil(p.slope(h) * elapsed)
-	b := float64(last.EventNumber) + ahead + float64(p.Slack) + 1
-	if ahead >= math.MaxUint64 || b >= math.MaxUint64 {
-		return math.MaxUint64
-	}
-	return last.EventNumber + uint64(ahead) + p.Slack + 1
 }
 
 // anchor is when the last sample was taken on the CP's clock: its receipt

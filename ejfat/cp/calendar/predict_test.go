@@ -195,6 +195,9 @@ func TestPredictorEdges(t *testing.T) {
 	if b, _ := p.Boundary(5e9 + 5e8); b != 1000+50+1 {
 		t.Errorf("one sample, 0.5 s later at 100 Hz: %d, want 1051", b)
 	}
+	if e, _ := p.Predicted(5e9 + 5e8); e != 1000+50 {
+		t.Errorf("one sample, predicted 0.5 s later at 100 Hz: %d, want 1050", e)
+	}
 	p.Add("a", Sample{EventNumber: 1000, SenderClock: 6e9, Received: 6e9})
 	if b, _ := p.Boundary(9e9); b != 1001 {
 		t.Errorf("stalled sender: %d, want 1001", b)
