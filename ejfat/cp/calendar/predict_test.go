@@ -210,6 +210,11 @@ func TestPredictorEdges(t *testing.T) {
 	if b, _ := p.Boundary(8e9); b != math.MaxUint64 {
 		t.Errorf("near 2^64: %d", b)
 	}
+	q := Predictor{Slack: 256}
+	q.Add("c", Sample{EventNumber: math.MaxUint64 - 5, Received: 7e9})
+	if b, _ := q.Boundary(7e9); b != math.MaxUint64 {
+		t.Errorf("stalled near 2^64 with slack: %d", b)
+	}
 	p.Remove("b")
 	if b, _ := p.Boundary(8e9); b != 21 {
 		t.Errorf("after removing b: %d", b)
