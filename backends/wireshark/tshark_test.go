@@ -36,17 +36,17 @@ func tsharkPath(t *testing.T) string {
 // runs tshark over them and returns, per frame, each field's values
 // (comma-separated occurrences). It fails on anything tshark prints on
 // stderr and on any Lua error in the dissection.
-func dissect(t *testing.T, m *lang.Model, opt wireshark.Options, frames [][]byte, fields []string) []map[string]string {
+func dissect(t *testing.T, m *lang.Model, opt wireshark.Options, frames [][]byte, fields []string, tsharkArgs ...string) []map[string]string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := ejfat.WritePcap(&buf, frames); err != nil {
 		t.Fatal(err)
 	}
-	return dissectPcap(t, m, opt, buf.Bytes(), len(frames), fields)
+	return dissectPcap(t, m, opt, buf.Bytes(), len(frames), fields, tsharkArgs...)
 }
 
 // dissectPcap is dissect over a pcap of n frames.
-func dissectPcap(t *testing.T, m *lang.Model, opt wireshark.Options, pcapData []byte, n int, fields []string) []map[string]string {
+func dissectPcap(t *testing.T, m *lang.Model, opt wireshark.Options, pcapData []byte, n int, fields []string, tsharkArgs ...string) []map[string]string {
 	t.Helper()
 	tshark := tsharkPath(t)
 	dir := t.TempDir()
@@ -63,7 +63,7 @@ func dissectPcap(t *testing.T, m *lang.Model, opt wireshark.Options, pcapData []
 		t.Fatal(err)
 	}
 	all := append([]string{"frame.number", "_ws.lua.error", "_ws.malformed"}, fields...)
-	args := []string{"-X", "lua_script:" + lua, "-r", pcap, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,"}
+	args := append([]string{"-X", "lua_script:" + lua, "-r", pcap, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,"}, tsharkArgs...)
 	for _, f := range all {
 		args = append(args, "-e", f)
 	}
