@@ -16,23 +16,29 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata's XDP programs")
 
+// embedXDP embeds LB version v into the shipped XDP PRG.
+func embedXDP(t *testing.T, v string) *embed.Embedding {
+	t.Helper()
+	m, g, err := ejfat.LPG(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := m.Graph("XDP")
+	em, err := embed.Embed(g, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return em
+}
+
 // TestGolden fails when a checked-in XDP program (testdata/lb-20XX.c) is
 // not what nsc compile writes for its model today; go generate ./...
 // rewrites them (review the diff).
 func TestGolden(t *testing.T) {
 	for _, v := range ejfat.Versions {
 		t.Run(v, func(t *testing.T) {
-			m, g, err := ejfat.LPG(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, _ := m.Graph("XDP")
-			em, err := embed.Embed(g, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lpg := g.Name
-			cmd := "nsc compile models/ejfat/" + v + ".nsc --lpg " + lpg + " --prg XDP --target xdp -o DIR"
+			em := embedXDP(t, v)
+			cmd := "nsc compile models/ejfat/" + v + ".nsc --lpg " + ejfat.LPGName(v) + " --prg XDP --target xdp -o DIR"
 			arts, err := xdp.Target{Options: xdp.Options{Command: cmd}, Program: v}.Generate(backends.Input{Graph: em.Graph, PRG: em.PRG})
 			if err != nil {
 				t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/ejfat"
-	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/testutil"
 )
 
@@ -16,15 +15,8 @@ import (
 // and the same bytes every time.
 func TestGenerateLB(t *testing.T) {
 	for _, v := range ejfat.Versions {
-		m, g, err := ejfat.LPG(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, _ := m.Graph("XDP")
-		em, err := embed.Embed(g, p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		em := embedXDP(t, v)
+		p := em.PRG
 		a, err := xdp.Generate(em.Graph, xdp.Options{Limits: p.Limits, Command: "nsc compile x"})
 		if err != nil {
 			t.Fatalf("%s: %v", v, err)
