@@ -104,10 +104,10 @@ type Reassembler struct {
 	cfg    Config
 	start  time.Time
 	now    int64
-	events map[Key]*Event
+	events table[*Event]
+	n      int // events in progress
 	last   *Event // the event of the previous segment
 	age    Event  // sentinel of the incomplete events, oldest first
-	n      int
 	bytes  int64
 	tombs  tombstones
 	pool   pool
@@ -123,7 +123,7 @@ func New(cfg Config) (*Reassembler, error) {
 	r := &Reassembler{
 		cfg:    cfg,
 		start:  cfg.Now(),
-		events: make(map[Key]*Event, cfg.MaxEvents),
+		events: newTable[*Event](cfg.MaxEvents),
 		tombs:  newTombstones(cfg.Tombstones),
 		pool:   pool{limit: cfg.MaxBytes, kind: cfg.Record},
 		queue:  make(chan *Event, cfg.Queue),
@@ -168,7 +168,7 @@ func (r *Reassembler) segment(k Key, offset, length uint32, payload []byte) Reas
 	}
 	ev := r.last
 	if ev == nil || ev.Key != k {
-		if ev = r.events[k]; ev == nil {
+		if ev, _ = r.events.get(k); ev == nil {
 			return r.first(k, offset, length, payload)
 		}
 		r.last = ev
@@ -198,7 +198,7 @@ func (r *Reassembler) first(k Key, offset, length uint32, payload []byte) Reason
 	ev.rec.reset(length)
 	ev.older, ev.newer = r.age.older, &r.age
 	r.age.older.newer, r.age.older = ev, ev
-	r.events[k] = ev
+	r.events.put(k, ev)
 	r.n++
 	r.bytes += int64(len(ev.buf))
 	r.last = ev
@@ -237,7 +237,7 @@ func (r *Reassembler) place(ev *Event, offset uint32, payload []byte) Reason {
 func (r *Reassembler) finish(ev *Event, why Reason) {
 	ev.older.newer, ev.newer.older = ev.newer, ev.older
 	ev.older, ev.newer = nil, nil
-	delete(r.events, ev.Key)
+	r.events.del(ev.Key)
 	r.n--
 	r.bytes -= int64(len(ev.buf))
 	if r.last == ev {
@@ -304,19 +304,16 @@ func (r *Reassembler) Stats() Stats { return r.c.snapshot() }
 // tombstones are the keys of finished events, each with the reason its
 // later segments are dropped for, the oldest forgotten first.
 type tombstones struct {
-	why  map[Key]Reason
+	why  table[Reason]
 	ring []Key
 	next int
 }
 
 func newTombstones(n int) tombstones {
-	return tombstones{why: make(map[Key]Reason, n), ring: make([]Key, 0, n)}
+	return tombstones{why: newTable[Reason](n), ring: make([]Key, 0, n)}
 }
 
-func (t *tombstones) lookup(k Key) (Reason, bool) {
-	why, ok := t.why[k]
-	return why, ok
-}
+func (t *tombstones) lookup(k Key) (Reason, bool) { return t.why.get(k) }
 
 func (t *tombstones) add(k Key, why Reason) {
 	if cap(t.ring) == 0 {
@@ -325,9 +322,9 @@ func (t *tombstones) add(k Key, why Reason) {
 	if len(t.ring) < cap(t.ring) {
 		t.ring = append(t.ring, k)
 	} else {
-		delete(t.why, t.ring[t.next])
+		t.why.del(t.ring[t.next])
 		t.ring[t.next] = k
 		t.next = (t.next + 1) % len(t.ring)
 	}
-	t.why[k] = why
+	t.why.put(k, why)
 }
