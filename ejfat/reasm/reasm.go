@@ -105,7 +105,7 @@ type Reassembler struct {
 	start  time.Time
 	now    int64
 	events table[*Event]
-	n      int // events in progress
+	n      int    // events in progress
 	last   *Event // the event of the previous segment
 	age    Event  // sentinel of the incomplete events, oldest first
 	bytes  int64
