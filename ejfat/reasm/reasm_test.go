@@ -393,6 +393,10 @@ func TestFragmented(t *testing.T) {
 	if got := r.Segment(k, 1, n, p); got != Placed {
 		t.Errorf("a byte merging two ranges: %s", got)
 	}
+	// The merge freed a range.
+	if got := r.Segment(k, n-1, n, p); got != Placed {
+		t.Errorf("a range after a merge: %s", got)
+	}
 }
 
 func TestConfigErrors(t *testing.T) {
