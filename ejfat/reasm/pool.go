@@ -43,6 +43,7 @@ func (p *pool) get(n uint32) *Event {
 		ev := p.free[c][l-1]
 		p.free[c] = p.free[c][:l-1]
 		p.bytes -= int64(size)
+		ev.pooled = false
 		p.mu.Unlock()
 		return ev
 	}
@@ -51,14 +52,17 @@ func (p *pool) get(n uint32) *Event {
 }
 
 // put keeps ev for reuse, or leaves it to the garbage collector when the
-// pool holds limit bytes already.
+// pool holds limit bytes already. Putting an event twice puts it once.
 func (p *pool) put(ev *Event) {
-	ev.Data = nil
 	size := int64(len(ev.buf))
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ev.pooled {
+		return
+	}
+	ev.pooled, ev.Data = true, nil
 	if p.bytes+size <= p.limit {
 		p.free[ev.class] = append(p.free[ev.class], ev)
 		p.bytes += size
 	}
-	p.mu.Unlock()
 }

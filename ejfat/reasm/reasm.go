@@ -94,6 +94,7 @@ type Event struct {
 	length       uint32
 	arrived      uint32
 	deadline     int64 // ns on the reassembler's clock
+	pooled       bool
 	older, newer *Event
 }
 
@@ -291,7 +292,7 @@ func (r *Reassembler) TryDequeue() (*Event, bool) {
 }
 
 // Release returns a dequeued event's buffer for reuse; ev and its Data must
-// not be used afterwards.
+// not be used afterwards. Releasing an event again does nothing.
 func (r *Reassembler) Release(ev *Event) { r.pool.put(ev) }
 
 // Fill is how full the queue of complete events is, 0 to 1: the fill

@@ -1,6 +1,7 @@
 package reasm
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -370,6 +371,10 @@ func TestQueue(t *testing.T) {
 		t.Fatalf("Dequeue: %v, %v", ev, err)
 	}
 	r.Release(ev)
+	r.Release(ev) // twice: still one buffer in the pool
+	if a, b := r.pool.get(10), r.pool.get(10); a == b {
+		t.Error("a released event came out of the pool twice")
+	}
 	if st := r.Stats(); st.EnqueueErrors != 1 || st.Dequeued != 1 || st.Reassembled != 3 || r.Fill() != 0.5 {
 		t.Errorf("stats %+v, fill %v", st, r.Fill())
 	}
@@ -446,5 +451,51 @@ func TestBufClass(t *testing.T) {
 			t.Errorf("bufClass(%d) = %d, %d", n, c, size)
 		}
 		prev = c
+	}
+}
+
+// TestConcurrentApplication: the application dequeues, checks and
+// releases events on its own goroutine while segments arrive (run with
+// -race); every event arrives whole, and the counters add up.
+func TestConcurrentApplication(t *testing.T) {
+	r, _ := newTest(t, Config{Queue: 4})
+	const events = 200
+	want := map[Key][]byte{}
+	for i := range events {
+		k := Key{src1, 1, uint64(i)}
+		want[k] = content(k, 3000+i)
+	}
+	check := func(ev *Event) {
+		if !slices.Equal(ev.Data, want[ev.Key]) {
+			t.Errorf("event %d: wrong bytes", ev.Number)
+		}
+		r.Release(ev)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int)
+	go func() {
+		n := 0
+		for {
+			ev, err := r.Dequeue(ctx)
+			if err != nil {
+				for ev, ok := r.TryDequeue(); ok; ev, ok = r.TryDequeue() {
+					check(ev)
+					n++
+				}
+				done <- n
+				return
+			}
+			check(ev)
+			n++
+		}
+	}()
+	for i := range events {
+		k := Key{src1, 1, uint64(i)}
+		send(r, k, uint32(len(want[k])), cut(want[k], 1000))
+	}
+	cancel()
+	n := <-done
+	if st := r.Stats(); st.Reassembled != events || st.Dequeued != uint64(n) || uint64(n)+st.EnqueueErrors != events {
+		t.Errorf("%d dequeued, stats %+v", n, st)
 	}
 }
