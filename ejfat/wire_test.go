@@ -63,21 +63,13 @@ func TestREDecodeKnownBytes(t *testing.T) {
 
 func TestREValid(t *testing.T) {
 	good := layersUnhex(t, reHex)
-	for _, tc := range []struct {
-		name string
-		b    []byte
-		want bool
-	}{
+	checkValid(t, func(b []byte) bool { return RE(b).Valid() }, []validCase{
 		{"good", good, true},
 		{"short", good[:RELen-1], false},
 		{"version 2", append([]byte{0x20}, good[1:]...), false},
 		{"reserved in byte 0", append([]byte{0x11}, good[1:]...), false},
 		{"reserved in byte 1", append([]byte{0x10, 0x01}, good[2:]...), false},
-	} {
-		if got := RE(tc.b).Valid(); got != tc.want {
-			t.Errorf("%s: Valid %v, want %v", tc.name, got, tc.want)
-		}
-	}
+	})
 	if p := gopacket.NewPacket(good[:RELen-1], LayerTypeRE, gopacket.Default); p.ErrorLayer() == nil {
 		t.Error("a 19-byte RE header decoded without error")
 	}
@@ -136,19 +128,27 @@ func TestSyncDecodeKnownBytes(t *testing.T) {
 // version.
 func TestSyncValid(t *testing.T) {
 	good := layersUnhex(t, syncHex)
-	for _, tc := range []struct {
-		name string
-		b    []byte
-		want bool
-	}{
+	checkValid(t, func(b []byte) bool { return Sync(b).Valid() }, []validCase{
 		{"good", good, true},
 		{"27 bytes", good[:SyncLen-1], false},
 		{"29 bytes", append(append([]byte{}, good...), 0), false},
 		{"magic LB", append([]byte{0x4c, 0x42}, good[2:]...), false},
 		{"version 1", append([]byte{0x4c, 0x43, 1}, good[3:]...), false},
 		{"reserved set", append([]byte{0x4c, 0x43, 2, 0xff}, good[4:]...), true},
-	} {
-		if got := Sync(tc.b).Valid(); got != tc.want {
+	})
+}
+
+type validCase struct {
+	name string
+	b    []byte
+	want bool
+}
+
+// checkValid checks a receiver's validity test on each case.
+func checkValid(t *testing.T, valid func([]byte) bool, cases []validCase) {
+	t.Helper()
+	for _, tc := range cases {
+		if got := valid(tc.b); got != tc.want {
 			t.Errorf("%s: Valid %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -95,3 +95,21 @@ func wantSegments(t *testing.T, r *Reassembler, want map[Reason]uint64) {
 		}
 	}
 }
+
+// threeSegments makes a reassembler of kind and an event of 3000 bytes cut
+// into three segments.
+func threeSegments(t *testing.T, kind RecordKind) (*Reassembler, Key, []byte, []seg) {
+	t.Helper()
+	r, _ := newTest(t, Config{Record: kind})
+	k := Key{src1, 1, 1}
+	data := content(k, 3000)
+	return r, k, data, cut(data, 1000)
+}
+
+// deliveredOnce checks that exactly the event k, data, waits.
+func deliveredOnce(t *testing.T, r *Reassembler, k Key, data []byte) {
+	t.Helper()
+	if n := drain(t, r, map[Key][]byte{k: data}); n != 1 {
+		t.Errorf("%s: %d events delivered, want 1", r.cfg.Record, n)
+	}
+}

@@ -132,10 +132,7 @@ func TestBounds(t *testing.T) {
 // segment said.
 func TestLengthMismatch(t *testing.T) {
 	for _, kind := range kinds {
-		r, _ := newTest(t, Config{Record: kind})
-		k := Key{src1, 1, 1}
-		data := content(k, 3000)
-		segs := cut(data, 1000)
+		r, k, data, segs := threeSegments(t, kind)
 		send(r, k, 3000, segs[:1])
 		if got := r.Segment(k, 1000, 2000, make([]byte, 1000)); got != LengthMismatch {
 			t.Errorf("%s: shorter length: %s", kind, got)
@@ -144,9 +141,7 @@ func TestLengthMismatch(t *testing.T) {
 			t.Errorf("%s: longer length: %s", kind, got)
 		}
 		send(r, k, 3000, segs[1:])
-		if n := drain(t, r, map[Key][]byte{k: data}); n != 1 {
-			t.Errorf("%s: %d events", kind, n)
-		}
+		deliveredOnce(t, r, k, data)
 		wantSegments(t, r, map[Reason]uint64{Placed: 2, Completed: 1, LengthMismatch: 2})
 	}
 }
@@ -157,10 +152,7 @@ func TestLengthMismatch(t *testing.T) {
 // the first.
 func TestSecondOffsetZero(t *testing.T) {
 	for _, kind := range kinds {
-		r, _ := newTest(t, Config{Record: kind})
-		k := Key{src1, 1, 1}
-		data := content(k, 3000)
-		segs := cut(data, 1000)
+		r, k, data, segs := threeSegments(t, kind)
 		send(r, k, 3000, segs[:2])
 		other := make([]byte, 1000)
 		if got := r.Segment(k, 0, 3000, other); got != Duplicate {
@@ -170,9 +162,7 @@ func TestSecondOffsetZero(t *testing.T) {
 			t.Errorf("%s: second offset-0 segment of another length: %s", kind, got)
 		}
 		send(r, k, 3000, segs[2:])
-		if n := drain(t, r, map[Key][]byte{k: data}); n != 1 {
-			t.Errorf("%s: %d events", kind, n)
-		}
+		deliveredOnce(t, r, k, data)
 		if st := r.Stats(); st.Received != 1 {
 			t.Errorf("%s: the offset-0 segment began %d events", kind, st.Received)
 		}
@@ -184,18 +174,13 @@ func TestSecondOffsetZero(t *testing.T) {
 // counted, not copied, and never completes the event early or twice.
 func TestInOrderDuplicate(t *testing.T) {
 	for _, kind := range kinds {
-		r, _ := newTest(t, Config{Record: kind})
-		k := Key{src1, 1, 1}
-		data := content(k, 3000)
-		segs := cut(data, 1000)
+		r, k, data, segs := threeSegments(t, kind)
 		want := []Reason{Placed, Duplicate, Placed, Duplicate, Duplicate, Completed, Duplicate}
 		got := send(r, k, 3000, []seg{segs[0], segs[0], segs[1], segs[1], segs[1], segs[2], segs[2]})
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: reasons %v, want %v", kind, got, want)
 		}
-		if n := drain(t, r, map[Key][]byte{k: data}); n != 1 {
-			t.Errorf("%s: %d events", kind, n)
-		}
+		deliveredOnce(t, r, k, data)
 		// A duplicate of a one-segment event after it was delivered begins
 		// nothing.
 		k1 := Key{src1, 1, 2}
@@ -218,14 +203,11 @@ func TestInOrderDuplicate(t *testing.T) {
 // lengths arriving out of order land with their own.
 func TestOutOfOrderLengths(t *testing.T) {
 	for _, kind := range kinds {
-		r, _ := newTest(t, Config{Record: kind})
-		k := Key{src1, 1, 1}
-		data := content(k, 1000)
+		r, k, data, _ := threeSegments(t, kind)
+		data = data[:1000]
 		segs := []seg{{0, data[:100]}, {100, data[100:137]}, {137, data[137:600]}, {600, data[600:601]}, {601, data[601:]}}
 		send(r, k, 1000, []seg{segs[4], segs[2], segs[0], segs[3], segs[1]})
-		if n := drain(t, r, map[Key][]byte{k: data}); n != 1 {
-			t.Errorf("%s: %d events", kind, n)
-		}
+		deliveredOnce(t, r, k, data)
 	}
 }
 
@@ -233,9 +215,7 @@ func TestOutOfOrderLengths(t *testing.T) {
 // nothing, and the event completes from the non-overlapping segments.
 func TestOverlap(t *testing.T) {
 	for _, kind := range kinds {
-		r, _ := newTest(t, Config{Record: kind})
-		k := Key{src1, 1, 1}
-		data := content(k, 3000)
+		r, k, data, _ := threeSegments(t, kind)
 		bad := make([]byte, 1500)
 		got := send(r, k, 3000, []seg{{1000, data[1000:2000]}, {500, bad[:1000]}, {1500, bad[:1000]}, {999, bad[:2]}, {500, bad[:1500]},
 			{0, data[:1000]}, {2000, data[2000:]}})
@@ -243,9 +223,7 @@ func TestOverlap(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: reasons %v, want %v", kind, got, want)
 		}
-		if n := drain(t, r, map[Key][]byte{k: data}); n != 1 {
-			t.Errorf("%s: %d events", kind, n)
-		}
+		deliveredOnce(t, r, k, data)
 	}
 }
 
