@@ -99,8 +99,8 @@ type Event struct {
 }
 
 // Reassembler reassembles the segments of one receive thread. Segment,
-// Datagram and Expire are called from one goroutine; Dequeue, Release,
-// Stats and Fill from any.
+// Datagram and Expire are called from one goroutine; Dequeue, TryDequeue,
+// Release, Stats and Fill from any.
 type Reassembler struct {
 	cfg    Config
 	start  time.Time
@@ -109,7 +109,7 @@ type Reassembler struct {
 	n      int    // events in progress
 	last   *Event // the event of the previous segment
 	age    Event  // sentinel of the incomplete events, oldest first
-	bytes  int64
+	bytes  int64 // of the buffers of the events in progress
 	tombs  tombstones
 	pool   pool
 	queue  chan *Event
