@@ -109,7 +109,7 @@ type Reassembler struct {
 	n      int    // events in progress
 	last   *Event // the event of the previous segment
 	age    Event  // sentinel of the incomplete events, oldest first
-	bytes  int64 // of the buffers of the events in progress
+	bytes  int64  // of the buffers of the events in progress
 	tombs  tombstones
 	pool   pool
 	queue  chan *Event
