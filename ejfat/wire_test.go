@@ -153,3 +153,26 @@ func checkValid(t *testing.T, valid func([]byte) bool, cases []validCase) {
 		}
 	}
 }
+
+// FuzzWire decodes arbitrary bytes as each new header: no panic, and a
+// decoded layer serializes back to the bytes it was decoded from.
+func FuzzWire(f *testing.F) {
+	for _, h := range []string{reHex, evio6Hex, syncHex} {
+		f.Add(layersUnhex(f, h))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, lt := range []gopacket.LayerType{LayerTypeRE, LayerTypeEVIO6, LayerTypeSync} {
+			l, ok := gopacket.NewPacket(data, lt, gopacket.Default).Layer(lt).(gopacket.SerializableLayer)
+			if !ok {
+				continue
+			}
+			sb := gopacket.NewSerializeBuffer()
+			if err := l.SerializeTo(sb, gopacket.SerializeOptions{}); err != nil {
+				t.Fatalf("%s: %v", lt, err)
+			}
+			if want := l.(gopacket.Layer).LayerContents(); !bytes.Equal(sb.Bytes(), want) {
+				t.Fatalf("%s: decoded from %x, serialized %x", lt, want, sb.Bytes())
+			}
+		}
+	})
+}
