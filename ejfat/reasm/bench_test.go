@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/dragonet-go/nsc/ejfat"
 )
 
 // benchSegsPerEvent is the number of segments of a benchmark event.
@@ -85,4 +87,46 @@ func benchLoop(b *testing.B, size int, seg func(i, j int)) {
 		seg(i, i%benchSegsPerEvent)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "segments/s")
+}
+
+// BenchmarkDatagram is BenchmarkReassembly's in-order case through
+// Datagram, as a receive loop calls it: each segment behind its RE header,
+// which Datagram checks and decodes.
+func BenchmarkDatagram(b *testing.B) {
+	for _, size := range []int{8192, 1024} {
+		src := content(Key{}, size*benchSegsPerEvent)
+		dgrams := make([][]byte, benchSegsPerEvent)
+		for j := range dgrams {
+			d := make([]byte, ejfat.RELen+size)
+			ejfat.RE(d).Encode(1, uint32(j*size), uint32(len(src)), 0)
+			copy(d[ejfat.RELen:], src[j*size:])
+			dgrams[j] = d
+		}
+		b.Run(fmt.Sprintf("seg=%d", size), func(b *testing.B) {
+			r, err := New(Config{Now: func() time.Time { return time.Time{} }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, d := range dgrams { // warm the pool, with event 0
+				r.Datagram(src1, d)
+			}
+			ev, _ := r.TryDequeue()
+			r.Release(ev)
+			number := uint64(0)
+			benchLoop(b, size, func(i, j int) {
+				d := dgrams[j]
+				if j == 0 { // a new event number, in place
+					number++
+					ejfat.RE(d).SetEventNumber(number)
+					for _, o := range dgrams[1:] {
+						ejfat.RE(o).SetEventNumber(number)
+					}
+				}
+				if r.Datagram(src1, d) == Completed {
+					ev, _ := r.TryDequeue()
+					r.Release(ev)
+				}
+			})
+		})
+	}
 }
