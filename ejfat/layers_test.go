@@ -9,7 +9,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 )
 
-func layersUnhex(t *testing.T, s string) []byte {
+func layersUnhex(t testing.TB, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
 	if err != nil {
