@@ -145,81 +145,19 @@ func (l *LB) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions
 	return nil
 }
 
-func decodeLB(data []byte, p gopacket.PacketBuilder) error {
-	l := &LB{}
+func decodeLB(data []byte, p gopacket.PacketBuilder) error { return decodeLayer(&LB{}, data, p) }
+
+// decodingLayer is a layer that decodes itself: each header's gopacket
+// decoder is decodeLayer of a new one.
+type decodingLayer interface {
+	gopacket.Layer
+	gopacket.DecodingLayer
+}
+
+func decodeLayer(l decodingLayer, data []byte, p gopacket.PacketBuilder) error {
 	if err := l.DecodeFromBytes(data, p); err != nil {
 		return err
 	}
 	p.AddLayer(l)
 	return p.NextDecoder(l.NextLayerType())
-}
-
-// EVIO6Flags are the two flag bits of an EVIO6 segment header, as scapy's
-// FlagsField(["last", "first"]) numbers them.
-type EVIO6Flags uint8
-
-// The EVIO6 flags.
-const (
-	EVIO6Last  EVIO6Flags = 1 // the last (possibly short) segment
-	EVIO6First EVIO6Flags = 2 // the first segment
-)
-
-// EVIO6 is seed 000's EVIO6 segment header, 8 bytes: Version 4 bits,
-// Reserved 10, Flags 2, RocID 16, Offset 32.
-type EVIO6 struct {
-	layers.BaseLayer
-	Version  uint8  // 4 bits
-	Reserved uint16 // 10 bits
-	Flags    EVIO6Flags
-	RocID    uint16
-	Offset   uint32
-}
-
-// LayerType returns LayerTypeEVIO6.
-func (e *EVIO6) LayerType() gopacket.LayerType { return LayerTypeEVIO6 }
-
-// CanDecode returns LayerTypeEVIO6.
-func (e *EVIO6) CanDecode() gopacket.LayerClass { return LayerTypeEVIO6 }
-
-// NextLayerType is the payload: the segment's data.
-func (e *EVIO6) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePayload }
-
-// DecodeFromBytes decodes the 8-byte header.
-func (e *EVIO6) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < EVIO6Len {
-		df.SetTruncated()
-		return fmt.Errorf("EVIO6 segment header: %d bytes, need %d", len(data), EVIO6Len)
-	}
-	w := binary.BigEndian.Uint16(data)
-	e.Version = uint8(w >> 12)
-	e.Reserved = w >> 2 & 0x3ff
-	e.Flags = EVIO6Flags(w & 3)
-	e.RocID = binary.BigEndian.Uint16(data[2:])
-	e.Offset = binary.BigEndian.Uint32(data[4:])
-	e.BaseLayer = layers.BaseLayer{Contents: data[:EVIO6Len], Payload: data[EVIO6Len:]}
-	return nil
-}
-
-// SerializeTo writes the header; fields wider than their bits are an error.
-func (e *EVIO6) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
-	if e.Version > 0xf || e.Reserved > 0x3ff || e.Flags > 3 {
-		return fmt.Errorf("EVIO6 segment header: version %d, reserved %d or flags %d too wide", e.Version, e.Reserved, e.Flags)
-	}
-	bytes, err := b.PrependBytes(EVIO6Len)
-	if err != nil {
-		return err
-	}
-	binary.BigEndian.PutUint16(bytes, uint16(e.Version)<<12|e.Reserved<<2|uint16(e.Flags))
-	binary.BigEndian.PutUint16(bytes[2:], e.RocID)
-	binary.BigEndian.PutUint32(bytes[4:], e.Offset)
-	return nil
-}
-
-func decodeEVIO6(data []byte, p gopacket.PacketBuilder) error {
-	e := &EVIO6{}
-	if err := e.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(e)
-	return p.NextDecoder(e.NextLayerType())
 }
