@@ -45,6 +45,16 @@ type recvOpts struct {
 }
 
 func runRecv(e *env, args []string) error {
+	o, err := parseRecv(e, args)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return o.run(ctx, e)
+}
+
+func parseRecv(e *env, args []string) (*recvOpts, error) {
 	o := &recvOpts{}
 	fs := newFlags("recv", e)
 	fs.StringVar(&o.listen, "listen", "", "the first UDP address and port to receive on (port 0: any free ones)")
@@ -59,11 +69,14 @@ func runRecv(e *env, args []string) error {
 	fs.DurationVar(&o.runFor, "duration", 0, "stop after this long (0: at SIGINT or SIGTERM)")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := o.check(rest); err != nil {
-		return err
-	}
+	return o, o.check(rest)
+}
+
+// run receives (or reads the pcap) until ctx ends, --events or
+// --duration.
+func (o *recvOpts) run(ctx context.Context, e *env) error {
 	if o.out != "" {
 		if err := os.MkdirAll(o.out, 0o755); err != nil {
 			return err
@@ -72,7 +85,7 @@ func runRecv(e *env, args []string) error {
 	if o.in != "" {
 		return o.offline(e)
 	}
-	return o.live(e)
+	return o.live(ctx, e)
 }
 
 func (o *recvOpts) check(rest []string) error {
@@ -137,7 +150,7 @@ func (d *delivery) window() time.Duration {
 }
 
 // live receives on the ports until a signal, --events or --duration.
-func (o *recvOpts) live(e *env) error {
+func (o *recvOpts) live(ctx context.Context, e *env) error {
 	conns, err := listenPorts(o.base, o.ports)
 	if err != nil {
 		return err
@@ -153,8 +166,6 @@ func (o *recvOpts) live(e *env) error {
 	first := conns[0].LocalAddr().(*net.UDPAddr).AddrPort()
 	fmt.Fprintf(e.stdout, "receiving on %s, ports %d-%d, with %s\n", first.Addr(), first.Port(),
 		int(first.Port())+o.ports-1, plural(o.threads, "thread"))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if o.runFor > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.runFor)
