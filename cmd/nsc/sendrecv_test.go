@@ -400,3 +400,58 @@ func TestRecvPcapGopacket(t *testing.T) {
 		}
 	}
 }
+
+// TestSendRecvInterrupt: nsc send with no end of events stops at SIGINT
+// with its summary and exit code 0, and prints progress once a second;
+// nsc recv, once every event sent is written, stops at SIGINT with its
+// counters, every event delivered and verified, exit code 0.
+func TestSendRecvInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	recv, port := startRecv(t, "--out", dir, "--verify")
+	send := startNSC(t, "send", "--to", fmt.Sprintf("127.0.0.1:%d", port), "--rate", "200", "--size", "10000", "--data-id", "2")
+	send.expect(t, send.stderr, "nsc send: ")
+	code, last := send.stop(t, os.Interrupt)
+	m := regexp.MustCompile(`^sent (\d+) events, (\d+) segments, (\d+) bytes`).FindStringSubmatch(last)
+	if code != 0 || m == nil || atoi(m[1]) < 100 || atoi(m[2]) != 2*atoi(m[1]) || atoi(m[3]) != 10000*atoi(m[1]) {
+		t.Fatalf("nsc send exited %d, its last line %q; want 0 and a second's events of 2 segments and 10000 bytes", code, last)
+	}
+	n := atoi(m[1])
+	until(t, "every event written", func() bool { return countFiles(dir) >= n })
+	recv.cmd.Process.Signal(os.Interrupt)
+	code, out := recv.waitExit(t)
+	if want := fmt.Sprintf("%d events delivered", n); code != 0 || !strings.HasPrefix(out[len(out)-1], want) || !strings.HasSuffix(out[len(out)-1], fmt.Sprintf("%d verified, 0 bad", n)) {
+		t.Errorf("nsc recv exited %d: %q; want 0 and %q, all verified", code, out, want)
+	}
+}
+
+func TestSendRecvUsage(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty")
+	os.WriteFile(empty, nil, 0o644)
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"send"}, exitUsage, "--to is required"},
+		{[]string{"send", "--to", "127.0.0.1:1", "--lb", "v4"}, exitUsage, "--lb v4: want v2 or v3"},
+		{[]string{"send", "--to", "127.0.0.1:1", "--data-id", "65536"}, exitUsage, "--data-id 65536: must be 0 to 65535"},
+		{[]string{"send", "--to", "127.0.0.1:1", "--size", "0"}, exitUsage, "--size 0: must be 1 to"},
+		{[]string{"send", "--to", "127.0.0.1:1", "--rate", "-1"}, exitUsage, "--rate -1: must not be negative"},
+		{[]string{"send", "--to", "127.0.0.1:1", "--mtu", "60"}, exitUsage, "MTU 60 leaves no payload"},
+		{[]string{"send", "--to", "127.0.0.1:1", "--pcap", "x.pcap", "--sync", "127.0.0.1:2"}, exitUsage, "--sync sends; --pcap does not"},
+		{[]string{"send", "--to", "127.0.0.1:1", "file"}, exitUsage, "files to send follow --in"},
+		{[]string{"send", "--to", "127.0.0.1:1", "--events", "3", "--in", "file"}, exitUsage, "--in sends one per file"},
+		{[]string{"send", "--to", "127.0.0.1:1", "--in", empty}, exitModel, "empty: an event holds at least one byte"},
+		{[]string{"recv"}, exitUsage, "--listen or --in is required"},
+		{[]string{"recv", "--listen", "127.0.0.1:0", "--ports", "3"}, exitUsage, "--ports 3: must be a power of 2"},
+		{[]string{"recv", "--listen", "127.0.0.1:0", "--ports", "2", "--threads", "3"}, exitUsage, "--threads 3: must be 1 to --ports (2)"},
+		{[]string{"recv", "--listen", "127.0.0.1:65535", "--ports", "2"}, exitUsage, "ports past 65535"},
+		{[]string{"recv", "--listen", "127.0.0.1:0", "--timeout", "0s"}, exitUsage, "--timeout 0s: must be positive"},
+		{[]string{"recv", "--in", "go.mod"}, exitModel, "go.mod: not a pcap or pcapng file"},
+	} {
+		code, _, stderr := nsc(t, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.stderr) {
+			t.Errorf("nsc %v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.stderr)
+		}
+	}
+}
