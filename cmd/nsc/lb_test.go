@@ -41,7 +41,7 @@ type nscProcess struct {
 	out, errOut []string // every line so far
 }
 
-func startLB(t *testing.T, args ...string) *nscProcess {
+func startLB(t testing.TB, args ...string) *nscProcess {
 	t.Helper()
 	p := startNSC(t, append([]string{"lb"}, args...)...)
 	p.expect(t, p.stdout, "forwarding on")
@@ -50,7 +50,7 @@ func startLB(t *testing.T, args ...string) *nscProcess {
 
 // startNSC starts nsc with args; it is killed when the test ends, if it
 // is still running.
-func startNSC(t *testing.T, args ...string) *nscProcess {
+func startNSC(t testing.TB, args ...string) *nscProcess {
 	t.Helper()
 	p := &nscProcess{name: args[0], stdout: make(chan string, 100), stderr: make(chan string, 100), exited: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], args...)
@@ -90,7 +90,7 @@ func (p *nscProcess) lines(r interface{ Read([]byte) (int, error) }, ch chan str
 }
 
 // expect waits for a line of ch holding want.
-func (p *nscProcess) expect(t *testing.T, ch chan string, want string) string {
+func (p *nscProcess) expect(t testing.TB, ch chan string, want string) string {
 	t.Helper()
 	timeout := time.After(wait)
 	for {
@@ -108,7 +108,7 @@ func (p *nscProcess) expect(t *testing.T, ch chan string, want string) string {
 }
 
 // stop signals the process and returns its exit code and its last line.
-func (p *nscProcess) stop(t *testing.T, sig os.Signal) (int, string) {
+func (p *nscProcess) stop(t testing.TB, sig os.Signal) (int, string) {
 	t.Helper()
 	p.cmd.Process.Signal(sig)
 	code, out := p.waitExit(t)
@@ -120,7 +120,7 @@ func (p *nscProcess) stop(t *testing.T, sig os.Signal) (int, string) {
 
 // waitExit waits for the process to end and returns its exit code and
 // every line it printed on stdout.
-func (p *nscProcess) waitExit(t *testing.T) (int, []string) {
+func (p *nscProcess) waitExit(t testing.TB) (int, []string) {
 	t.Helper()
 	select {
 	case <-p.exited:
@@ -135,7 +135,7 @@ func (p *nscProcess) waitExit(t *testing.T) (int, []string) {
 
 // writeFile replaces a file whole (as a control plane should: a reload
 // never reads it half written).
-func writeFile(t *testing.T, name, data string) {
+func writeFile(t testing.TB, name, data string) {
 	t.Helper()
 	if err := os.WriteFile(name+".new", []byte(data), 0o644); err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func (a *arrivals) count(id int, from uint64) (n int) {
 }
 
 // until waits for cond, polling.
-func until(t *testing.T, what string, cond func() bool) {
+func until(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	for end := time.Now().Add(wait); !cond(); time.Sleep(2 * time.Millisecond) {
 		if time.Now().After(end) {

@@ -42,6 +42,7 @@ type recvOpts struct {
 	reasm            reasm.Config
 	deliveredEnough  context.CancelFunc
 	lbHeaders, skips atomic.Uint64
+	got              delivery
 }
 
 func runRecv(e *env, args []string) error {
@@ -173,17 +174,17 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 	}
 	ctx, o.deliveredEnough = context.WithCancel(ctx)
 	defer o.deliveredEnough()
-	var d delivery
+	d := &o.got
 	start := time.Now()
 	var readers, consumers sync.WaitGroup
 	for i, c := range conns {
 		t := threads[i%len(threads)]
-		readers.Go(func() { o.read(c, t, &d) })
+		readers.Go(func() { o.read(c, t, d) })
 	}
 	for _, t := range threads {
-		consumers.Go(func() { o.consume(ctx, e, t.r, &d) })
+		consumers.Go(func() { o.consume(ctx, e, t.r, d) })
 	}
-	progress := o.progress(e, threads, &d, start)
+	progress := o.progress(e, threads, d, start)
 	<-ctx.Done()
 	for _, c := range conns {
 		c.Close() // ends the readers
@@ -191,7 +192,7 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 	readers.Wait()
 	consumers.Wait()
 	progress()
-	return o.report(e, threads, &d)
+	return o.report(e, threads, d)
 }
 
 // listenPorts opens n consecutive UDP ports from base's; from any free
@@ -412,7 +413,7 @@ func (o *recvOpts) offline(e *env) error {
 		return usagef("%v", err)
 	}
 	t := &thread{r: r}
-	var d delivery
+	d := &o.got
 	var p udpParser
 	for _, f := range frames {
 		now = f.CI.Timestamp
@@ -423,12 +424,12 @@ func (o *recvOpts) offline(e *env) error {
 		}
 		d.began()
 		if r.Datagram(src, o.stripLB(payload)) == reasm.Completed {
-			o.drain(e, r, &d)
+			o.drain(e, r, d)
 		}
 	}
 	now = now.Add(o.timeout) // the capture ends: what is incomplete is lost
 	r.Expire()
-	return o.report(e, []*thread{t}, &d)
+	return o.report(e, []*thread{t}, d)
 }
 
 // ours reports whether dst is one of the --listen ports (any address if
