@@ -18,6 +18,8 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/reasm"
@@ -232,20 +234,53 @@ func openPorts(base netip.AddrPort, n int) ([]*net.UDPConn, error) {
 			}
 			return nil, err
 		}
-		c.SetReadBuffer(8 << 20) // at most net.core.rmem_max: best effort
+		setReadBuffer(c, readBuffer)
 		conns = append(conns, c)
 	}
 	return conns, nil
 }
 
-// read hands c's datagrams to t's reassembler until c is closed, and
-// drops the timed-out events when c is idle.
+// readBuffer is each port's socket receive buffer: a receive thread
+// descheduled for a few milliseconds must not overflow it (a 9000-byte
+// datagram takes about 12 KiB of it on loopback).
+const readBuffer = 64 << 20
+
+// setReadBuffer sets c's receive buffer to n bytes past net.core.rmem_max
+// if the process may (CAP_NET_ADMIN), else as far as rmem_max allows.
+func setReadBuffer(c *net.UDPConn, n int) {
+	raw, err := c.SyscallConn()
+	if err == nil {
+		raw.Control(func(fd uintptr) {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, n)
+		})
+	}
+	if err != nil {
+		c.SetReadBuffer(n)
+	}
+}
+
+// readBatch is how many datagrams one recvmmsg takes.
+const readBatch = 32
+
+// read hands c's datagrams to t's reassembler, a batch (one recvmmsg, one
+// lock) at a time, until c is closed, and drops the timed-out events
+// when c is idle.
 func (o *recvOpts) read(c *net.UDPConn, t *thread, d *delivery) {
-	buf := make([]byte, 1<<16)
+	var pc interface {
+		ReadBatch([]ipv4.Message, int) (int, error)
+	} = ipv4.NewPacketConn(c)
+	if c.LocalAddr().(*net.UDPAddr).IP.To4() == nil {
+		pc = ipv6.NewPacketConn(c)
+	}
+	msgs := make([]ipv4.Message, readBatch)
+	for i := range msgs {
+		msgs[i].Buffers = [][]byte{make([]byte, 1<<16)}
+	}
 	c.SetReadDeadline(time.Now().Add(expireEvery))
 	for {
-		n, from, err := c.ReadFromUDPAddrPort(buf)
-		if errors.Is(err, os.ErrDeadlineExceeded) {
+		n, err := pc.ReadBatch(msgs, 0)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
 			t.mu.Lock()
 			t.r.Expire()
 			t.mu.Unlock()
@@ -256,9 +291,13 @@ func (o *recvOpts) read(c *net.UDPConn, t *thread, d *delivery) {
 			return
 		}
 		d.began()
-		b := o.stripLB(buf[:n])
 		t.mu.Lock()
-		t.r.Datagram(from.Addr().Unmap(), b)
+		for _, m := range msgs[:n] {
+			if from, ok := m.Addr.(*net.UDPAddr); ok {
+				src, _ := netip.AddrFromSlice(from.IP)
+				t.r.Datagram(src.Unmap(), o.stripLB(m.Buffers[0][:m.N]))
+			}
+		}
 		t.mu.Unlock()
 	}
 }

@@ -16,21 +16,29 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
 )
 
-// BenchmarkSendRecv: b.N events of 64 KiB from nsc send (unpaced, MTU
-// 9000) to nsc recv (2 ports, 1 or 2 threads) on loopback, directly and
-// through nsc lb (a process, one worker, lb-2025). Send and recv run
-// in-process. events/s and Gbps are the receiver's, from its first
-// datagram to its last event; %lost the events that never completed (the
-// sender outran a socket). Bound it with -benchtime=Nx.
+// BenchmarkSendRecv: b.N events of 64 KiB from nsc send (MTU 9000,
+// unpaced or at a rate) to nsc recv (2 ports, 1 or 2 threads) on
+// loopback, directly (every datagram to the first port: the baseline) and
+// through nsc lb (a process, one worker, lb-2025, spreading the events
+// over both ports). Send and recv run in-process. events/s and Gbps are
+// the receiver's, from its first datagram to its last event; %lost the
+// events that never completed (a socket overflowed). Bound it with
+// -benchtime=Nx.
 func BenchmarkSendRecv(b *testing.B) {
-	for _, via := range []string{"direct", "lb"} {
-		for _, threads := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/threads=%d", via, threads), func(b *testing.B) { benchSendRecv(b, via == "lb", threads) })
+	for _, c := range []struct {
+		lb      bool
+		threads int
+		rate    int
+	}{{false, 1, 0}, {false, 1, 4000}, {true, 1, 0}, {true, 2, 0}, {true, 2, 4000}} {
+		name := fmt.Sprintf("direct/threads=%d/rate=%d", c.threads, c.rate)
+		if c.lb {
+			name = "lb" + name[len("direct"):]
 		}
+		b.Run(name, func(b *testing.B) { benchSendRecv(b, c.lb, c.threads, c.rate) })
 	}
 }
 
-func benchSendRecv(b *testing.B, viaLB bool, threads int) {
+func benchSendRecv(b *testing.B, viaLB bool, threads, rate int) {
 	const size = 64 << 10
 	quiet := &env{io.Discard, io.Discard}
 	o, err := parseRecv(quiet, []string{"--listen", "127.0.0.1:0", "--ports", "2", "--threads", strconv.Itoa(threads)})
@@ -64,7 +72,7 @@ func benchSendRecv(b *testing.B, viaLB bool, threads int) {
 		to = addr.String()
 	}
 	b.ResetTimer()
-	if code := run([]string{"send", "--to", to, "--from", "127.0.0.1:0", "--events", strconv.Itoa(b.N), "--size", strconv.Itoa(size)}, quiet); code != 0 {
+	if code := run([]string{"send", "--to", to, "--from", "127.0.0.1:0", "--events", strconv.Itoa(b.N), "--size", strconv.Itoa(size), "--rate", strconv.Itoa(rate)}, quiet); code != 0 {
 		b.Fatalf("nsc send exited %d", code)
 	}
 	// The last events: until every one is delivered, or none for 200 ms.
