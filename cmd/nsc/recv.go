@@ -154,10 +154,6 @@ func (d *delivery) window() time.Duration {
 
 // live receives on the ports until a signal, --events or --duration.
 func (o *recvOpts) live(ctx context.Context, e *env) error {
-	conns, err := listenPorts(o.base, o.ports)
-	if err != nil {
-		return err
-	}
 	threads := make([]*thread, o.threads)
 	for i := range threads {
 		r, err := reasm.New(o.reasm)
@@ -165,6 +161,10 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 			return usagef("%v", err)
 		}
 		threads[i] = &thread{r: r}
+	}
+	conns, err := listenPorts(o.base, o.ports)
+	if err != nil {
+		return err
 	}
 	first := conns[0].LocalAddr().(*net.UDPAddr).AddrPort()
 	fmt.Fprintf(e.stdout, "receiving on %s, ports %d-%d, with %s\n", first.Addr(), first.Port(),
@@ -179,12 +179,16 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 	d := &o.got
 	start := time.Now()
 	var readers, consumers sync.WaitGroup
+	// The consumers outlast the readers: an event a reader completes as
+	// it stops is still delivered.
+	readersDone, stopConsumers := context.WithCancel(context.Background())
+	defer stopConsumers()
 	for i, c := range conns {
 		t := threads[i%len(threads)]
 		readers.Go(func() { o.read(c, t, d) })
 	}
 	for _, t := range threads {
-		consumers.Go(func() { o.consume(ctx, e, t.r, d) })
+		consumers.Go(func() { o.consume(readersDone, e, t.r, d) })
 	}
 	progress := o.progress(e, threads, d, start)
 	<-ctx.Done()
@@ -192,6 +196,7 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 		c.Close() // ends the readers
 	}
 	readers.Wait()
+	stopConsumers()
 	consumers.Wait()
 	progress()
 	return o.report(e, threads, d)
@@ -322,13 +327,7 @@ func (o *recvOpts) consume(ctx context.Context, e *env, r *reasm.Reassembler, d 
 		}
 		o.deliver(e, r, ev, d)
 	}
-	for {
-		ev, ok := r.TryDequeue()
-		if !ok {
-			return
-		}
-		o.deliver(e, r, ev, d)
-	}
+	o.drain(e, r, d)
 }
 
 // deliver checks and writes one complete event and returns its buffer.
@@ -478,6 +477,7 @@ func (o *recvOpts) ours(dst netip.AddrPort) bool {
 	return (o.base.Addr().IsUnspecified() || dst.Addr() == o.base.Addr()) && p >= b && p < b+o.ports
 }
 
+// drain delivers the complete events waiting.
 func (o *recvOpts) drain(e *env, r *reasm.Reassembler, d *delivery) {
 	for {
 		ev, ok := r.TryDequeue()
