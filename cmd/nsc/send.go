@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket"
+	"golang.org/x/net/ipv4"
 
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/segment"
@@ -81,11 +82,11 @@ func runSend(e *env, args []string) error {
 		if cfg.Src, err = pcapSource(o.from, cfg.Dst.Addr()); err != nil {
 			return err
 		}
-		if sink, err = newPcapSink(o.pcap, o.rate); err != nil {
+		if sink, err = newPcapSink(o.pcap, o.rate, segment.EthLen+o.mtu); err != nil {
 			return err
 		}
 	} else {
-		us, err := dialSink(o.from, cfg.Dst)
+		us, err := dialSink(o.from, cfg.Dst, segment.EthLen+o.mtu) // room for a frame: more than a datagram needs
 		if err != nil {
 			return err
 		}
@@ -105,7 +106,7 @@ func runSend(e *env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s := &sender{seg: seg, sink: sink, dataID: uint16(o.dataID), buf: make([]byte, seg.MaxLen())}
+	s := &sender{seg: seg, sink: sink, dataID: uint16(o.dataID)}
 	start := time.Now()
 	err = s.run(ctx, e, src, o.rate, syncConn)
 	d := time.Since(start)
@@ -213,21 +214,34 @@ func (f *fileEvents) next(n uint64, _ uint16) ([]byte, error) {
 	return b, err
 }
 
-// segmentSink takes the segments: a socket sends them, a pcap collects
-// them until commit.
+// segmentSink takes the segments: a socket sends them, a batch at a time;
+// a pcap collects them until commit.
 type segmentSink interface {
-	write(seg []byte, event uint64) error
+	// room is where the next segment goes.
+	room() []byte
+	// put takes the segment of n bytes just written into room, of event.
+	put(n int, event uint64) error
+	// flush sends the segments put and not yet sent.
+	flush() error
 	commit() error
 	abort()
 }
 
-// udpSink sends each segment as a datagram on a connected socket.
+// sendBatch is how many datagrams one sendmmsg sends.
+const sendBatch = 32
+
+// udpSink sends the segments as datagrams on a connected socket,
+// sendBatch to a system call.
 type udpSink struct {
 	conn  *net.UDPConn
+	batch *ipv4.PacketConn // sendmmsg on conn, whatever its family
 	local netip.AddrPort
+	msgs  []ipv4.Message
+	bufs  [][]byte
+	n     int // segments put, not yet sent
 }
 
-func dialSink(from string, to netip.AddrPort) (*udpSink, error) {
+func dialSink(from string, to netip.AddrPort, maxLen int) (*udpSink, error) {
 	var laddr *net.UDPAddr
 	if from != "" {
 		a, err := net.ResolveUDPAddr("udp", from)
@@ -242,15 +256,39 @@ func dialSink(from string, to netip.AddrPort) (*udpSink, error) {
 	}
 	c.SetWriteBuffer(4 << 20) // at most net.core.wmem_max: best effort
 	la := c.LocalAddr().(*net.UDPAddr).AddrPort()
-	return &udpSink{conn: c, local: netip.AddrPortFrom(la.Addr().Unmap(), la.Port())}, nil
+	u := &udpSink{conn: c, batch: ipv4.NewPacketConn(c), local: netip.AddrPortFrom(la.Addr().Unmap(), la.Port()),
+		msgs: make([]ipv4.Message, sendBatch), bufs: make([][]byte, sendBatch)}
+	for i := range u.bufs {
+		u.bufs[i] = make([]byte, maxLen)
+		u.msgs[i].Buffers = [][]byte{nil}
+	}
+	return u, nil
 }
 
-func (u *udpSink) write(seg []byte, _ uint64) error {
-	_, err := u.conn.Write(seg)
-	return err
+func (u *udpSink) room() []byte { return u.bufs[u.n] }
+
+func (u *udpSink) put(n int, _ uint64) error {
+	u.msgs[u.n].Buffers[0] = u.bufs[u.n][:n]
+	if u.n++; u.n == len(u.msgs) {
+		return u.flush()
+	}
+	return nil
 }
 
-func (u *udpSink) commit() error { return u.conn.Close() }
+func (u *udpSink) flush() error {
+	for sent := 0; sent < u.n; {
+		k, err := u.batch.WriteBatch(u.msgs[sent:u.n], 0)
+		if err != nil {
+			u.n = 0
+			return err
+		}
+		sent += k
+	}
+	u.n = 0
+	return nil
+}
+
+func (u *udpSink) commit() error { return errors.Join(u.flush(), u.conn.Close()) }
 func (u *udpSink) abort()        { u.conn.Close() }
 
 // pcapSink writes frames stamped at their event's time at the rate, at
@@ -259,24 +297,28 @@ type pcapSink struct {
 	w    *pcapio.Writer
 	rate float64
 	at   time.Duration // the last frame's time after pcapEpoch
+	buf  []byte
 }
 
-func newPcapSink(path string, rate float64) (*pcapSink, error) {
+func newPcapSink(path string, rate float64, maxLen int) (*pcapSink, error) {
 	w, err := pcapio.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	return &pcapSink{w: w, rate: rate}, nil
+	return &pcapSink{w: w, rate: rate, buf: make([]byte, maxLen)}, nil
 }
 
-func (p *pcapSink) write(frame []byte, event uint64) error {
+func (p *pcapSink) room() []byte { return p.buf }
+
+func (p *pcapSink) put(n int, event uint64) error {
 	p.at += time.Microsecond
 	if p.rate > 0 {
 		p.at = max(p.at, time.Duration(float64(event)/p.rate*1e9))
 	}
-	return p.w.WritePacket(gopacket.CaptureInfo{Timestamp: pcapEpoch.Add(p.at)}, frame)
+	return p.w.WritePacket(gopacket.CaptureInfo{Timestamp: pcapEpoch.Add(p.at)}, p.buf[:n])
 }
 
+func (p *pcapSink) flush() error  { return nil }
 func (p *pcapSink) commit() error { return p.w.Commit() }
 func (p *pcapSink) abort()        { p.w.Abort() }
 
@@ -285,7 +327,6 @@ type sender struct {
 	seg    *segment.Segmenter
 	sink   segmentSink
 	dataID uint16
-	buf    []byte
 	// What was sent, for the progress and sync goroutine and the summary.
 	events, segments, bytes atomic.Uint64
 }
@@ -352,24 +393,28 @@ func pace(ctx context.Context, start time.Time, n uint64, rate float64) error {
 	}
 }
 
-// event sends one event's segments.
+// event sends one event's segments; they are counted once all are sent.
 func (s *sender) event(ev []byte, n uint64) error {
 	if err := s.seg.Start(ev, n, s.dataID); err != nil {
 		return err
 	}
-	for {
-		l, err := s.seg.Next(s.buf)
+	segs := uint64(0)
+	for ; ; segs++ {
+		l, err := s.seg.Next(s.sink.room())
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil {
-			return err
+		if err == nil {
+			err = s.sink.put(l, n)
 		}
-		if err := s.sink.write(s.buf[:l], n); err != nil {
+		if err != nil {
 			return fmt.Errorf("event %d: %w", n, err)
 		}
-		s.segments.Add(1)
 	}
+	if err := s.sink.flush(); err != nil {
+		return fmt.Errorf("event %d: %w", n, err)
+	}
+	s.segments.Add(segs)
 	s.bytes.Add(uint64(len(ev)))
 	s.events.Add(1)
 	return nil
