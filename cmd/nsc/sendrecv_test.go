@@ -83,7 +83,7 @@ func startRecv(t *testing.T, args ...string) (*nscProcess, int) {
 }
 
 // counter finds the number before what in out's lines.
-func counter(t *testing.T, out []string, what string) int {
+func counter(t testing.TB, out []string, what string) int {
 	t.Helper()
 	re := regexp.MustCompile(`(\d+) ` + regexp.QuoteMeta(what))
 	for _, l := range out {
