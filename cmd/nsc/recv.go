@@ -32,18 +32,20 @@ import (
 // timeout passed.
 const expireEvery = 100 * time.Millisecond
 
-// recvOpts is nsc recv's command line.
+// recvOpts is nsc recv's command line, and the counters of a run that
+// are not a reassembler's.
 type recvOpts struct {
-	listen, out, in  string
-	ports, threads   int
-	timeout, runFor  time.Duration
-	maxEvent         uint
-	events           uint64
-	verify           bool
-	base             netip.AddrPort // --listen resolved
-	reasm            reasm.Config
-	deliveredEnough  context.CancelFunc
-	lbHeaders, skips atomic.Uint64
+	listen, out, in string
+	ports, threads  int
+	timeout, runFor time.Duration
+	maxEvent        uint
+	events          uint64
+	verify          bool
+	base            netip.AddrPort // --listen resolved
+	reasm           reasm.Config
+
+	deliveredEnough  context.CancelFunc // stops a live run at --events
+	lbHeaders, skips atomic.Uint64      // datagrams with an LB header; frames of --in not taken
 	got              delivery
 }
 
@@ -126,7 +128,7 @@ func (o *recvOpts) check(rest []string) error {
 }
 
 // thread is a receive thread: a reassembler, locked by the readers of the
-// ports it owns for one datagram at a time.
+// ports it owns for one batch of datagrams at a time.
 type thread struct {
 	mu sync.Mutex
 	r  *reasm.Reassembler

@@ -400,6 +400,17 @@ func TestRecvPcapGopacket(t *testing.T) {
 			t.Errorf("no drop %s 1 in %s", drop, stdout)
 		}
 	}
+
+	// Below the 3000 and 2500 bytes of events 5 and 7, their 7 segments
+	// are refused as too large.
+	out = filepath.Join(t.TempDir(), "small")
+	if code, stdout, stderr = nsc(t, "recv", "--in", pcap, "--listen", "0.0.0.0:19522", "--ports", "2", "--max-event", "2499", "--out", out); code != 0 {
+		t.Fatalf("nsc recv exited %d: %s", code, stderr)
+	}
+	checkEvents(t, out, map[string][]byte{"6-1.bin": b})
+	if !regexp.MustCompile(`drop too large +7\n`).MatchString(stdout) {
+		t.Errorf("no drop too large 7 in %s", stdout)
+	}
 }
 
 // TestSendRecvInterrupt: nsc send with no end of events stops at SIGINT
