@@ -19,7 +19,6 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"golang.org/x/net/ipv4"
-	"golang.org/x/net/ipv6"
 
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/reasm"
@@ -273,12 +272,7 @@ const readBatch = 32
 // lock) at a time, until c is closed, and drops the timed-out events
 // when c is idle.
 func (o *recvOpts) read(c *net.UDPConn, t *thread, d *delivery) {
-	var pc interface {
-		ReadBatch([]ipv4.Message, int) (int, error)
-	} = ipv4.NewPacketConn(c)
-	if c.LocalAddr().(*net.UDPAddr).IP.To4() == nil {
-		pc = ipv6.NewPacketConn(c)
-	}
+	pc := ipv4.NewPacketConn(c) // recvmmsg, whatever the socket's family
 	msgs := make([]ipv4.Message, readBatch)
 	for i := range msgs {
 		msgs[i].Buffers = [][]byte{make([]byte, 1<<16)}

@@ -70,8 +70,8 @@ func e2eTables(lb netip.Addr, bases [2]int) string {
 	return b.String()
 }
 
-// startRecv starts nsc recv on two free consecutive loopback ports and
-// returns it with its first port.
+// startRecv starts nsc recv on two free consecutive ports of 127.0.0.1
+// (or of the --listen address in args) and returns it with its first port.
 func startRecv(t *testing.T, args ...string) (*nscProcess, int) {
 	t.Helper()
 	p := startNSC(t, append([]string{"recv", "--listen", "127.0.0.1:0", "--ports", "2"}, args...)...)
@@ -433,6 +433,25 @@ func TestSendRecvInterrupt(t *testing.T) {
 	code, out := recv.waitExit(t)
 	if want := fmt.Sprintf("%d events delivered", n); code != 0 || !strings.HasPrefix(out[len(out)-1], want) || !strings.HasSuffix(out[len(out)-1], fmt.Sprintf("%d verified, 0 bad", n)) {
 		t.Errorf("nsc recv exited %d: %q; want 0 and %q, all verified", code, out, want)
+	}
+}
+
+// TestSendRecvIPv6: over IPv6 loopback, with v3 headers, nsc recv stops
+// by itself after --events, every event verified.
+func TestSendRecvIPv6(t *testing.T) {
+	if c, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback}); err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	} else {
+		c.Close()
+	}
+	recv, port := startRecv(t, "--listen", "[::1]:0", "--verify", "--events", "50")
+	send := startNSC(t, "send", "--to", fmt.Sprintf("[::1]:%d", port), "--lb", "v3", "--events", "50", "--size", "100000", "--rate", "1000")
+	if code, out := send.waitExit(t); code != 0 {
+		t.Fatalf("nsc send exited %d: %q", code, out)
+	}
+	code, out := recv.waitExit(t)
+	if code != 0 || !strings.HasPrefix(out[len(out)-1], "50 events delivered, 5000000 bytes") || !strings.HasSuffix(out[len(out)-1], "50 verified, 0 bad") {
+		t.Errorf("nsc recv exited %d: %q", code, out)
 	}
 }
 
