@@ -414,7 +414,7 @@ func TestRecvPcapGopacket(t *testing.T) {
 }
 
 // TestSendRecvInterrupt: nsc send with no end of events stops at SIGINT
-// with its summary and exit code 0, and prints progress once a second;
+// with its summary and exit code 0; both print progress once a second;
 // nsc recv, once every event sent is written, stops at SIGINT with its
 // counters, every event delivered and verified, exit code 0.
 func TestSendRecvInterrupt(t *testing.T) {
@@ -428,6 +428,7 @@ func TestSendRecvInterrupt(t *testing.T) {
 		t.Fatalf("nsc send exited %d, its last line %q; want 0 and a second's events of 2 segments and 10000 bytes", code, last)
 	}
 	n := atoi(m[1])
+	recv.expect(t, recv.stderr, "nsc recv: ")
 	until(t, "every event written", func() bool { return countFiles(dir) >= n })
 	recv.cmd.Process.Signal(os.Interrupt)
 	code, out := recv.waitExit(t)
