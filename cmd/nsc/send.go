@@ -91,6 +91,11 @@ func runSend(e *env, args []string) error {
 			return err
 		}
 		cfg.Src, sink = us.local, us
+		defer func() {
+			if us.refused > 0 {
+				fmt.Fprintf(e.stderr, "nsc send: %s refused datagrams %d times (ICMP port unreachable): is anything listening?\n", cfg.Dst, us.refused)
+			}
+		}()
 	}
 	defer sink.abort()
 	seg, err := segment.New(cfg)
@@ -239,6 +244,10 @@ type udpSink struct {
 	msgs  []ipv4.Message
 	bufs  [][]byte
 	n     int // segments put, not yet sent
+	// refused counts the ICMP port unreachables the socket reported (a
+	// send fails with ECONNREFUSED once for the datagrams before it): a
+	// datagram sender carries on, as if they were lost on the way.
+	refused uint64
 }
 
 func dialSink(from string, to netip.AddrPort, maxLen int) (*udpSink, error) {
@@ -278,6 +287,10 @@ func (u *udpSink) put(n int, _ uint64) error {
 func (u *udpSink) flush() error {
 	for sent := 0; sent < u.n; {
 		k, err := u.batch.WriteBatch(u.msgs[sent:u.n], 0)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			u.refused++ // reported, and cleared: the retry sends
+			continue
+		}
 		if err != nil {
 			u.n = 0
 			return err

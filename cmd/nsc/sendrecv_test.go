@@ -456,6 +456,21 @@ func TestSendRecvIPv6(t *testing.T) {
 	}
 }
 
+// TestSendRefused: nsc send to a port no one listens on carries on past
+// the ICMP port unreachables, says so, and exits 0.
+func TestSendRefused(t *testing.T) {
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Skipf("no loopback UDP: %v", err)
+	}
+	closed := c.LocalAddr().String()
+	c.Close()
+	code, stdout, stderr := nsc(t, "send", "--to", closed, "--events", "20", "--size", "20000", "--rate", "1000")
+	if code != 0 || !strings.HasPrefix(stdout, "sent 20 events, 60 segments") || !strings.Contains(stderr, closed+" refused datagrams") {
+		t.Errorf("nsc send exited %d: %q %q", code, stdout, stderr)
+	}
+}
+
 func TestSendRecvUsage(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "empty")
 	os.WriteFile(empty, nil, 0o644)
