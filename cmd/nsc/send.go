@@ -73,29 +73,9 @@ func runSend(e *env, args []string) error {
 		return err
 	}
 	src := o.source()
-	var sink segmentSink
-	if o.pcap != "" {
-		if err := refuseOverwrite(o.ins, o.pcap); err != nil {
-			return err
-		}
-		cfg.Frames, cfg.SrcMAC, cfg.DstMAC = true, sendSrcMAC, sendDstMAC
-		if cfg.Src, err = pcapSource(o.from, cfg.Dst.Addr()); err != nil {
-			return err
-		}
-		if sink, err = newPcapSink(o.pcap, o.rate, segment.EthLen+o.mtu); err != nil {
-			return err
-		}
-	} else {
-		us, err := dialSink(o.from, cfg.Dst, segment.EthLen+o.mtu) // room for a frame: more than a datagram needs
-		if err != nil {
-			return err
-		}
-		cfg.Src, sink = us.local, us
-		defer func() {
-			if us.refused > 0 {
-				fmt.Fprintf(e.stderr, "nsc send: %s refused datagrams %d times (ICMP port unreachable): is anything listening?\n", cfg.Dst, us.refused)
-			}
-		}()
+	sink, err := o.sink(&cfg)
+	if err != nil {
+		return err
 	}
 	defer sink.abort()
 	seg, err := segment.New(cfg)
@@ -119,7 +99,33 @@ func runSend(e *env, args []string) error {
 		err = sink.commit()
 	}
 	s.summary(e.stdout, d)
+	if u, ok := sink.(*udpSink); ok && u.refused > 0 {
+		fmt.Fprintf(e.stderr, "nsc send: %s refused datagrams %d times (ICMP port unreachable): is anything listening?\n", cfg.Dst, u.refused)
+	}
 	return err
+}
+
+// sink opens the pcap or the socket the segments go to, and completes cfg
+// with the source and, for a pcap, the frame settings.
+func (o *sendOpts) sink(cfg *segment.Config) (segmentSink, error) {
+	room := segment.EthLen + o.mtu // a frame's: more than a datagram needs
+	if o.pcap == "" {
+		u, err := dialSink(o.from, cfg.Dst, room)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Src = u.local
+		return u, nil
+	}
+	if err := refuseOverwrite(o.ins, o.pcap); err != nil {
+		return nil, err
+	}
+	src, err := pcapSource(o.from, cfg.Dst.Addr())
+	if err != nil {
+		return nil, err
+	}
+	cfg.Src, cfg.Frames, cfg.SrcMAC, cfg.DstMAC = src, true, sendSrcMAC, sendDstMAC
+	return newPcapSink(o.pcap, o.rate, room)
 }
 
 // check checks the command line and returns the segmenter's config, less
