@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,7 +18,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
 )
 
-// TestMain lets tests run this binary as nsc (lbProcess).
+// TestMain lets tests run this binary as nsc (nscProcess).
 func TestMain(m *testing.M) {
 	if os.Getenv("NSC_TEST_AS_NSC") == "1" {
 		main()
@@ -25,12 +26,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// wait bounds every wait on nsc lb: a failure, not a measurement.
+// wait bounds every wait on an nsc process: a failure, not a measurement.
 const wait = 10 * time.Second
 
-// lbProcess is `nsc lb` running as a process; its output arrives line by
+// nscProcess is nsc running as a process; its output arrives line by
 // line.
-type lbProcess struct {
+type nscProcess struct {
+	name        string // the command
 	cmd         *exec.Cmd
 	stdout      chan string
 	stderr      chan string
@@ -39,10 +41,19 @@ type lbProcess struct {
 	out, errOut []string // every line so far
 }
 
-func startLB(t *testing.T, args ...string) *lbProcess {
+func startLB(t testing.TB, args ...string) *nscProcess {
 	t.Helper()
-	p := &lbProcess{stdout: make(chan string, 100), stderr: make(chan string, 100), exited: make(chan struct{})}
-	p.cmd = exec.Command(os.Args[0], append([]string{"lb"}, args...)...)
+	p := startNSC(t, append([]string{"lb"}, args...)...)
+	p.expect(t, p.stdout, "forwarding on")
+	return p
+}
+
+// startNSC starts nsc with args; it is killed when the test ends, if it
+// is still running.
+func startNSC(t testing.TB, args ...string) *nscProcess {
+	t.Helper()
+	p := &nscProcess{name: args[0], stdout: make(chan string, 100), stderr: make(chan string, 100), exited: make(chan struct{})}
+	p.cmd = exec.Command(os.Args[0], args...)
 	p.cmd.Env = append(os.Environ(), "NSC_TEST_AS_NSC=1")
 	stdout, _ := p.cmd.StdoutPipe()
 	stderr, _ := p.cmd.StderrPipe()
@@ -62,11 +73,10 @@ func startLB(t *testing.T, args ...string) *lbProcess {
 			p.cmd.Wait()
 		}
 	})
-	p.expect(t, p.stdout, "forwarding on")
 	return p
 }
 
-func (p *lbProcess) lines(r interface{ Read([]byte) (int, error) }, ch chan string, all *[]string) {
+func (p *nscProcess) lines(r interface{ Read([]byte) (int, error) }, ch chan string, all *[]string) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		p.mu.Lock()
@@ -80,7 +90,7 @@ func (p *lbProcess) lines(r interface{ Read([]byte) (int, error) }, ch chan stri
 }
 
 // expect waits for a line of ch holding want.
-func (p *lbProcess) expect(t *testing.T, ch chan string, want string) string {
+func (p *nscProcess) expect(t testing.TB, ch chan string, want string) string {
 	t.Helper()
 	timeout := time.After(wait)
 	for {
@@ -92,32 +102,40 @@ func (p *lbProcess) expect(t *testing.T, ch chan string, want string) string {
 		case <-timeout:
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			t.Fatalf("nsc lb did not print %q; stdout %q, stderr %q", want, p.out, p.errOut)
+			t.Fatalf("nsc %s did not print %q; stdout %q, stderr %q", p.name, want, p.out, p.errOut)
 		}
 	}
 }
 
 // stop signals the process and returns its exit code and its last line.
-func (p *lbProcess) stop(t *testing.T, sig os.Signal) (int, string) {
+func (p *nscProcess) stop(t testing.TB, sig os.Signal) (int, string) {
 	t.Helper()
 	p.cmd.Process.Signal(sig)
+	code, out := p.waitExit(t)
+	if len(out) == 0 {
+		return code, ""
+	}
+	return code, out[len(out)-1]
+}
+
+// waitExit waits for the process to end and returns its exit code and
+// every line it printed on stdout.
+func (p *nscProcess) waitExit(t testing.TB) (int, []string) {
+	t.Helper()
 	select {
 	case <-p.exited:
 	case <-time.After(wait):
-		t.Fatalf("nsc lb did not exit at %v", sig)
+		t.Fatalf("nsc %s did not exit", p.name)
 	}
 	p.cmd.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.out) == 0 {
-		return p.cmd.ProcessState.ExitCode(), ""
-	}
-	return p.cmd.ProcessState.ExitCode(), p.out[len(p.out)-1]
+	return p.cmd.ProcessState.ExitCode(), slices.Clone(p.out)
 }
 
 // writeFile replaces a file whole (as a control plane should: a reload
 // never reads it half written).
-func writeFile(t *testing.T, name, data string) {
+func writeFile(t testing.TB, name, data string) {
 	t.Helper()
 	if err := os.WriteFile(name+".new", []byte(data), 0o644); err != nil {
 		t.Fatal(err)
@@ -167,7 +185,7 @@ func (a *arrivals) count(id int, from uint64) (n int) {
 }
 
 // until waits for cond, polling.
-func until(t *testing.T, what string, cond func() bool) {
+func until(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	for end := time.Now().Add(wait); !cond(); time.Sleep(2 * time.Millisecond) {
 		if time.Now().After(end) {

@@ -1,0 +1,523 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"golang.org/x/net/ipv4"
+
+	"github.com/dragonet-go/nsc/ejfat"
+	"github.com/dragonet-go/nsc/ejfat/reasm"
+	"github.com/dragonet-go/nsc/ejfat/segment"
+	"github.com/dragonet-go/nsc/internal/fileout"
+	"github.com/dragonet-go/nsc/internal/pcapio"
+)
+
+// expireEvery is how often an idle receive thread drops the events whose
+// timeout passed.
+const expireEvery = 100 * time.Millisecond
+
+// recvOpts is nsc recv's command line, and the counters of a run that
+// are not a reassembler's.
+type recvOpts struct {
+	listen, out, in string
+	ports, threads  int
+	timeout, runFor time.Duration
+	maxEvent        uint
+	events          uint64
+	verify          bool
+	base            netip.AddrPort // --listen resolved
+	reasm           reasm.Config
+
+	deliveredEnough  context.CancelFunc // stops a live run at --events
+	lbHeaders, skips atomic.Uint64      // datagrams with an LB header; frames of --in not taken
+	got              delivery
+}
+
+func runRecv(e *env, args []string) error {
+	o, err := parseRecv(e, args)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return o.run(ctx, e)
+}
+
+func parseRecv(e *env, args []string) (*recvOpts, error) {
+	o := &recvOpts{}
+	fs := newFlags("recv", e)
+	fs.StringVar(&o.listen, "listen", "", "the first UDP address and port to receive on (port 0: any free ones)")
+	fs.IntVar(&o.ports, "ports", 1, "consecutive ports to receive on, a power of 2 (the member's port range)")
+	fs.IntVar(&o.threads, "threads", 0, "receive threads, each with its own reassembler; a port's datagrams go to one (default: one per port, at most one per CPU)")
+	fs.DurationVar(&o.timeout, "timeout", reasm.DefaultTimeout, "how long an event may take to complete after its first segment")
+	fs.UintVar(&o.maxEvent, "max-event", reasm.DefaultMaxEventSize, "the largest event accepted, bytes")
+	fs.StringVar(&o.out, "out", "", "write each complete event to DIR/<event>-<dataid>.bin")
+	fs.StringVar(&o.in, "in", "", "reassemble the UDP datagrams of this pcap (to the --listen ports, if given) instead of listening")
+	fs.BoolVar(&o.verify, "verify", false, "check each event holds nsc send's synthetic content for its number and data id")
+	fs.Uint64Var(&o.events, "events", 0, "stop after this many complete events (0: at SIGINT or SIGTERM)")
+	fs.DurationVar(&o.runFor, "duration", 0, "stop after this long (0: at SIGINT or SIGTERM)")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	return o, o.check(rest)
+}
+
+// run receives (or reads the pcap) until ctx ends, --events or
+// --duration.
+func (o *recvOpts) run(ctx context.Context, e *env) error {
+	if o.out != "" {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return err
+		}
+	}
+	if o.in != "" {
+		return o.offline(e)
+	}
+	return o.live(ctx, e)
+}
+
+func (o *recvOpts) check(rest []string) error {
+	switch {
+	case len(rest) > 0:
+		return usagef("unexpected arguments %q", rest)
+	case o.listen == "" && o.in == "":
+		return usagef("--listen or --in is required")
+	case o.ports < 1 || o.ports > 1<<14 || bits.OnesCount(uint(o.ports)) != 1:
+		return usagef("--ports %d: must be a power of 2, 1 to 16384", o.ports)
+	case o.threads < 0 || o.threads > o.ports:
+		return usagef("--threads %d: must be 1 to --ports (%d)", o.threads, o.ports)
+	case o.maxEvent < 1 || o.maxEvent > 0xffffffff:
+		return usagef("--max-event %d: must be 1 to 4294967295", o.maxEvent)
+	case o.timeout <= 0:
+		return usagef("--timeout %v: must be positive", o.timeout)
+	}
+	if o.threads == 0 {
+		o.threads = min(o.ports, runtime.NumCPU())
+	}
+	o.reasm = reasm.Config{Timeout: o.timeout, MaxEventSize: uint32(o.maxEvent)}
+	if o.reasm.MaxEventSize > reasm.DefaultMaxEventSize {
+		o.reasm.MaxBytes = 2 * int64(o.maxEvent) // room for the largest event's buffer class
+	}
+	if o.listen != "" {
+		var err error
+		if o.base, err = resolveUDP(o.listen); err != nil {
+			return usagef("--listen: %v", err)
+		}
+		if int(o.base.Port())+o.ports > 65536 {
+			return usagef("--listen %s --ports %d: ports past 65535", o.listen, o.ports)
+		}
+	}
+	return nil
+}
+
+// thread is a receive thread: a reassembler, locked by the readers of the
+// ports it owns for one batch of datagrams at a time.
+type thread struct {
+	mu sync.Mutex
+	r  *reasm.Reassembler
+}
+
+// delivery counts what the application did with the complete events,
+// and when the first datagram came and the last event went (Unix ns): the
+// rates are over that window, not the idle time around it.
+type delivery struct {
+	events, bytes, verified, bad, writeErrors atomic.Uint64
+	first, last                               atomic.Int64
+}
+
+// began notes the first datagram's time.
+func (d *delivery) began() {
+	if d.first.Load() == 0 {
+		d.first.CompareAndSwap(0, time.Now().UnixNano())
+	}
+}
+
+// window is the time from the first datagram to the last event delivered.
+func (d *delivery) window() time.Duration {
+	return time.Duration(max(0, d.last.Load()-d.first.Load()))
+}
+
+// live receives on the ports until a signal, --events or --duration.
+func (o *recvOpts) live(ctx context.Context, e *env) error {
+	threads := make([]*thread, o.threads)
+	for i := range threads {
+		r, err := reasm.New(o.reasm)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		threads[i] = &thread{r: r}
+	}
+	conns, err := listenPorts(o.base, o.ports)
+	if err != nil {
+		return err
+	}
+	first := conns[0].LocalAddr().(*net.UDPAddr).AddrPort()
+	fmt.Fprintf(e.stdout, "receiving on %s, ports %d-%d, with %s\n", first.Addr(), first.Port(),
+		int(first.Port())+o.ports-1, plural(o.threads, "thread"))
+	if o.runFor > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.runFor)
+		defer cancel()
+	}
+	ctx, o.deliveredEnough = context.WithCancel(ctx)
+	defer o.deliveredEnough()
+	d := &o.got
+	start := time.Now()
+	var readers, consumers sync.WaitGroup
+	// The consumers outlast the readers: an event a reader completes as
+	// it stops is still delivered.
+	readersDone, stopConsumers := context.WithCancel(context.Background())
+	defer stopConsumers()
+	for i, c := range conns {
+		t := threads[i%len(threads)]
+		readers.Go(func() { o.read(c, t, d) })
+	}
+	for _, t := range threads {
+		consumers.Go(func() { o.consume(readersDone, e, t.r, d) })
+	}
+	progress := o.progress(e, threads, d, start)
+	<-ctx.Done()
+	for _, c := range conns {
+		c.Close() // ends the readers
+	}
+	readers.Wait()
+	stopConsumers()
+	consumers.Wait()
+	progress()
+	return o.report(e, threads, d)
+}
+
+// listenPorts opens n consecutive UDP ports from base's; from any free
+// ones when its port is 0.
+func listenPorts(base netip.AddrPort, n int) ([]*net.UDPConn, error) {
+	if base.Port() != 0 {
+		return openPorts(base, n)
+	}
+	var err error
+	for range 100 {
+		var c *net.UDPConn
+		if c, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(base)); err != nil {
+			return nil, err
+		}
+		p := c.LocalAddr().(*net.UDPAddr).Port
+		c.Close()
+		if p+n > 65536 {
+			continue
+		}
+		var conns []*net.UDPConn
+		if conns, err = openPorts(netip.AddrPortFrom(base.Addr(), uint16(p)), n); err == nil {
+			return conns, nil
+		}
+	}
+	return nil, fmt.Errorf("no %d free consecutive ports on %s: %w", n, base.Addr(), err)
+}
+
+// openPorts opens the n ports from base's, or none.
+func openPorts(base netip.AddrPort, n int) ([]*net.UDPConn, error) {
+	conns := make([]*net.UDPConn, 0, n)
+	for i := range n {
+		a := netip.AddrPortFrom(base.Addr(), base.Port()+uint16(i))
+		c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(a))
+		if err != nil {
+			for _, c := range conns {
+				c.Close()
+			}
+			return nil, err
+		}
+		setReadBuffer(c, readBuffer)
+		conns = append(conns, c)
+	}
+	return conns, nil
+}
+
+// readBuffer is each port's socket receive buffer: a receive thread
+// descheduled for a few milliseconds must not overflow it (a 9000-byte
+// datagram takes about 12 KiB of it on loopback).
+const readBuffer = 64 << 20
+
+// setReadBuffer sets c's receive buffer to n bytes past net.core.rmem_max
+// if the process may (CAP_NET_ADMIN), else as far as rmem_max allows.
+func setReadBuffer(c *net.UDPConn, n int) {
+	raw, err := c.SyscallConn()
+	if err == nil {
+		raw.Control(func(fd uintptr) {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, n)
+		})
+	}
+	if err != nil {
+		c.SetReadBuffer(n)
+	}
+}
+
+// readBatch is how many datagrams one recvmmsg takes.
+const readBatch = 32
+
+// read hands c's datagrams to t's reassembler, a batch (one recvmmsg, one
+// lock) at a time, until c is closed, and drops the timed-out events
+// when c is idle.
+func (o *recvOpts) read(c *net.UDPConn, t *thread, d *delivery) {
+	pc := ipv4.NewPacketConn(c) // recvmmsg, whatever the socket's family
+	msgs := make([]ipv4.Message, readBatch)
+	for i := range msgs {
+		msgs[i].Buffers = [][]byte{make([]byte, 1<<16)}
+	}
+	c.SetReadDeadline(time.Now().Add(expireEvery))
+	for {
+		n, err := pc.ReadBatch(msgs, 0)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.mu.Lock()
+			t.r.Expire()
+			t.mu.Unlock()
+			c.SetReadDeadline(time.Now().Add(expireEvery))
+			continue
+		}
+		if err != nil {
+			return
+		}
+		d.began()
+		t.mu.Lock()
+		for _, m := range msgs[:n] {
+			if from, ok := m.Addr.(*net.UDPAddr); ok {
+				src, _ := netip.AddrFromSlice(from.IP)
+				t.r.Datagram(src.Unmap(), o.stripLB(m.Buffers[0][:m.N]))
+			}
+		}
+		t.mu.Unlock()
+	}
+}
+
+// stripLB returns a datagram's RE header and payload: past the LB header
+// when a member that registered with keepLbHeader gets one ("LB", version
+// 2 or 3; an RE header's first byte is 0x10).
+func (o *recvOpts) stripLB(b []byte) []byte {
+	if len(b) >= ejfat.LBLen && b[0] == 'L' && b[1] == 'B' && (b[2] == 2 || b[2] == 3) {
+		o.lbHeaders.Add(1)
+		return b[ejfat.LBLen:]
+	}
+	return b
+}
+
+// consume takes r's complete events until ctx ends, then the ones left.
+func (o *recvOpts) consume(ctx context.Context, e *env, r *reasm.Reassembler, d *delivery) {
+	for {
+		ev, err := r.Dequeue(ctx)
+		if err != nil {
+			break
+		}
+		o.deliver(e, r, ev, d)
+	}
+	o.drain(e, r, d)
+}
+
+// deliver checks and writes one complete event and returns its buffer.
+func (o *recvOpts) deliver(e *env, r *reasm.Reassembler, ev *reasm.Event, d *delivery) {
+	defer r.Release(ev)
+	if o.verify {
+		if at := segment.Verify(ev.Data, ev.Number, ev.DataID); at >= 0 {
+			d.bad.Add(1)
+			fmt.Fprintf(e.stderr, "nsc recv: event %d data id %d from %s: byte %d of %d is not the synthetic content\n",
+				ev.Number, ev.DataID, ev.Src, at, len(ev.Data))
+		} else {
+			d.verified.Add(1)
+		}
+	}
+	if o.out != "" {
+		name := filepath.Join(o.out, fmt.Sprintf("%d-%d.bin", ev.Number, ev.DataID))
+		if err := fileout.WriteFile(name, ev.Data); err != nil {
+			d.writeErrors.Add(1)
+			fmt.Fprintf(e.stderr, "nsc recv: %v\n", err)
+		}
+	}
+	d.bytes.Add(uint64(len(ev.Data)))
+	d.last.Store(time.Now().UnixNano())
+	if n := d.events.Add(1); o.events != 0 && n >= o.events && o.deliveredEnough != nil {
+		o.deliveredEnough()
+	}
+}
+
+// progress prints the counters on stderr once a second until the returned
+// function is called.
+func (o *recvOpts) progress(e *env, threads []*thread, d *delivery, start time.Time) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				s := sumStats(threads)
+				fmt.Fprintf(e.stderr, "nsc recv: %d events, %d lost, %d packets, %.3f Gbps\n",
+					d.events.Load(), s.Errors(), s.Packets, gbps(d.bytes.Load(), now.Sub(start)))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+func sumStats(threads []*thread) reasm.Stats {
+	var sum reasm.Stats
+	for _, t := range threads {
+		s := t.r.Stats()
+		sum.Received += s.Received
+		sum.Reassembled += s.Reassembled
+		sum.TimedOut += s.TimedOut
+		sum.Evicted += s.Evicted
+		sum.Dequeued += s.Dequeued
+		sum.EnqueueErrors += s.EnqueueErrors
+		sum.Packets += s.Packets
+		sum.Bytes += s.Bytes
+		for i := range sum.Segments {
+			sum.Segments[i] += s.Segments[i]
+		}
+	}
+	return sum
+}
+
+// report prints the final counters (spec §4.6), the segments dropped by
+// reason, and the rate; an error if an event failed --verify or could
+// not be written.
+func (o *recvOpts) report(e *env, threads []*thread, d *delivery) error {
+	s := sumStats(threads)
+	w := e.stdout
+	fmt.Fprintf(w, "%d events received, %d reassembled, %d errors (%d timed out, %d evicted), %d dequeued, %d enqueue errors\n",
+		s.Received, s.Reassembled, s.Errors(), s.TimedOut, s.Evicted, s.Dequeued, s.EnqueueErrors)
+	fmt.Fprintf(w, "%d packets, %d bytes, %d with an LB header, %d skipped\n", s.Packets, s.Bytes, o.lbHeaders.Load(), o.skips.Load())
+	for i, n := range s.Segments {
+		if why := reasm.Reason(i); n > 0 && why != reasm.Placed && why != reasm.Completed {
+			fmt.Fprintf(w, "  drop %-16s %d\n", why, n)
+		}
+	}
+	n, b, took := d.events.Load(), d.bytes.Load(), d.window()
+	fmt.Fprintf(w, "%d events delivered, %d bytes", n, b)
+	if took > 0 {
+		fmt.Fprintf(w, " in %.3fs: %.0f events/s, %.3f Gbps", took.Seconds(), float64(n)/took.Seconds(), gbps(b, took))
+	}
+	if o.verify {
+		fmt.Fprintf(w, "; %d verified, %d bad", d.verified.Load(), d.bad.Load())
+	}
+	fmt.Fprintln(w)
+	var errs []error
+	if n := d.bad.Load(); n > 0 {
+		errs = append(errs, fmt.Errorf("nsc recv: %d events failed --verify", n))
+	}
+	if n := d.writeErrors.Load(); n > 0 {
+		errs = append(errs, fmt.Errorf("nsc recv: %d events not written", n))
+	}
+	return errors.Join(errs...)
+}
+
+// offline reassembles the UDP datagrams of a pcap on the capture's clock:
+// an event times out --timeout after its first segment's frame.
+func (o *recvOpts) offline(e *env) error {
+	frames, err := pcapio.ReadFile(o.in)
+	if err != nil {
+		return err
+	}
+	var now time.Time
+	if len(frames) > 0 {
+		now = frames[0].CI.Timestamp
+	}
+	cfg := o.reasm
+	cfg.Now = func() time.Time { return now }
+	r, err := reasm.New(cfg)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	t := &thread{r: r}
+	d := &o.got
+	var p udpParser
+	for _, f := range frames {
+		now = f.CI.Timestamp
+		src, dst, payload, ok := p.parse(f.Data)
+		if !ok || (o.listen != "" && !o.ours(dst)) {
+			o.skips.Add(1)
+			continue
+		}
+		d.began()
+		if r.Datagram(src, o.stripLB(payload)) == reasm.Completed {
+			o.drain(e, r, d)
+		}
+	}
+	now = now.Add(o.timeout) // the capture ends: what is incomplete is lost
+	r.Expire()
+	return o.report(e, []*thread{t}, d)
+}
+
+// ours reports whether dst is one of the --listen ports (any address if
+// --listen's is unspecified).
+func (o *recvOpts) ours(dst netip.AddrPort) bool {
+	p, b := int(dst.Port()), int(o.base.Port())
+	return (o.base.Addr().IsUnspecified() || dst.Addr() == o.base.Addr()) && p >= b && p < b+o.ports
+}
+
+// drain delivers the complete events waiting.
+func (o *recvOpts) drain(e *env, r *reasm.Reassembler, d *delivery) {
+	for {
+		ev, ok := r.TryDequeue()
+		if !ok {
+			return
+		}
+		o.deliver(e, r, ev, d)
+	}
+}
+
+// udpParser finds the UDP datagram in an Ethernet frame.
+type udpParser struct {
+	eth     layers.Ethernet
+	ip4     layers.IPv4
+	ip6     layers.IPv6
+	udp     layers.UDP
+	parser  *gopacket.DecodingLayerParser
+	decoded []gopacket.LayerType
+}
+
+// parse returns the datagram's source address, destination and payload;
+// false for a frame that holds no whole UDP datagram.
+func (p *udpParser) parse(frame []byte) (src netip.Addr, dst netip.AddrPort, payload []byte, ok bool) {
+	if p.parser == nil {
+		p.parser = gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &p.eth, &p.ip4, &p.ip6, &p.udp)
+		p.parser.IgnoreUnsupported = true
+	}
+	if err := p.parser.DecodeLayers(frame, &p.decoded); err != nil || len(p.decoded) != 3 || p.decoded[2] != layers.LayerTypeUDP {
+		return src, dst, nil, false
+	}
+	var dstIP net.IP
+	if p.decoded[1] == layers.LayerTypeIPv4 {
+		if p.ip4.Flags&layers.IPv4MoreFragments != 0 || p.ip4.FragOffset != 0 {
+			return src, dst, nil, false
+		}
+		src, _ = netip.AddrFromSlice(p.ip4.SrcIP)
+		dstIP = p.ip4.DstIP
+	} else {
+		src, _ = netip.AddrFromSlice(p.ip6.SrcIP)
+		dstIP = p.ip6.DstIP
+	}
+	d, _ := netip.AddrFromSlice(dstIP)
+	if int(p.udp.Length) != len(p.udp.Contents)+len(p.udp.Payload) {
+		return src, dst, nil, false // truncated or padded: not the datagram sent
+	}
+	return src.Unmap(), netip.AddrPortFrom(d.Unmap(), uint16(p.udp.DstPort)), p.udp.Payload, true
+}
