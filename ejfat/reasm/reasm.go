@@ -317,9 +317,6 @@ func newTombstones(n int) tombstones {
 func (t *tombstones) lookup(k Key) (Reason, bool) { return t.why.get(k) }
 
 func (t *tombstones) add(k Key, why Reason) {
-	if cap(t.ring) == 0 {
-		return
-	}
 	if len(t.ring) < cap(t.ring) {
 		t.ring = append(t.ring, k)
 	} else {
