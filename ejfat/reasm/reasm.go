@@ -134,7 +134,8 @@ func New(cfg Config) (*Reassembler, error) {
 }
 
 // Datagram takes one UDP payload as a receiver gets it, RE header and
-// segment, from the sender at src.
+// segment, from the sender at src. (A member registered with keepLbHeader
+// gets the LB header in front: pass the bytes after it.)
 func (r *Reassembler) Datagram(src netip.Addr, b []byte) Reason {
 	inc(&r.c.packets, 1)
 	inc(&r.c.bytes, uint64(len(b)))
