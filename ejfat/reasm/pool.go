@@ -29,7 +29,7 @@ func bufClass(n uint32) (int, int) {
 // event, never per segment).
 type pool struct {
 	mu    sync.Mutex
-	free  [4*21 + 1][]*Event
+	free  [4*21 + 1][]*Event // by bufClass: up to 2^32 bytes
 	bytes int64
 	limit int64
 	kind  RecordKind

@@ -134,7 +134,8 @@ func New(cfg Config) (*Reassembler, error) {
 }
 
 // Datagram takes one UDP payload as a receiver gets it, RE header and
-// segment, from the sender at src.
+// segment, from the sender at src. (A member registered with keepLbHeader
+// gets the LB header in front: pass the bytes after it.)
 func (r *Reassembler) Datagram(src netip.Addr, b []byte) Reason {
 	inc(&r.c.packets, 1)
 	inc(&r.c.bytes, uint64(len(b)))
@@ -317,9 +318,6 @@ func newTombstones(n int) tombstones {
 func (t *tombstones) lookup(k Key) (Reason, bool) { return t.why.get(k) }
 
 func (t *tombstones) add(k Key, why Reason) {
-	if cap(t.ring) == 0 {
-		return
-	}
 	if len(t.ring) < cap(t.ring) {
 		t.ring = append(t.ring, k)
 	} else {
