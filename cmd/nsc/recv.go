@@ -21,6 +21,7 @@ import (
 	"golang.org/x/net/ipv4"
 
 	"github.com/dragonet-go/nsc/ejfat"
+	"github.com/dragonet-go/nsc/ejfat/lbnet"
 	"github.com/dragonet-go/nsc/ejfat/reasm"
 	"github.com/dragonet-go/nsc/ejfat/segment"
 	"github.com/dragonet-go/nsc/internal/fileout"
@@ -240,7 +241,7 @@ func openPorts(base netip.AddrPort, n int) ([]*net.UDPConn, error) {
 			}
 			return nil, err
 		}
-		setReadBuffer(c, readBuffer)
+		lbnet.SetReadBuffer(c, readBuffer)
 		conns = append(conns, c)
 	}
 	return conns, nil
@@ -250,20 +251,6 @@ func openPorts(base netip.AddrPort, n int) ([]*net.UDPConn, error) {
 // descheduled for a few milliseconds must not overflow it (a 9000-byte
 // datagram takes about 12 KiB of it on loopback).
 const readBuffer = 64 << 20
-
-// setReadBuffer sets c's receive buffer to n bytes past net.core.rmem_max
-// if the process may (CAP_NET_ADMIN), else as far as rmem_max allows.
-func setReadBuffer(c *net.UDPConn, n int) {
-	raw, err := c.SyscallConn()
-	if err == nil {
-		raw.Control(func(fd uintptr) {
-			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, n)
-		})
-	}
-	if err != nil {
-		c.SetReadBuffer(n)
-	}
-}
 
 // readBatch is how many datagrams one recvmmsg takes.
 const readBatch = 32

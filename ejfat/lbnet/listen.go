@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readBuffer is the receive buffer Listen asks for: room for the bursts
-// that arrive while a worker waits for a core.
-const readBuffer = 8 << 20
+// readBuffer is the receive buffer Listen asks for (SetReadBuffer): room
+// for the bursts that arrive while a worker waits for a core.
+const readBuffer = 64 << 20
 
 // Listen opens n UDP sockets on addr (port 0: one the kernel picks),
 // sharing its port with SO_REUSEPORT: the kernel hashes each sender's
@@ -34,7 +34,7 @@ func Listen(addr *net.UDPAddr, n int) ([]*net.UDPConn, error) {
 			return nil, err
 		}
 		conn := c.(*net.UDPConn)
-		conn.SetReadBuffer(readBuffer) // at most net.core.rmem_max: best effort
+		SetReadBuffer(conn, readBuffer)
 		conns = append(conns, conn)
 		addr = conn.LocalAddr().(*net.UDPAddr) // the port picked, for the others
 	}
@@ -54,5 +54,20 @@ func reusePort(network, address string, c syscall.RawConn) error {
 func closeAll(conns []*net.UDPConn) {
 	for _, c := range conns {
 		c.Close()
+	}
+}
+
+// SetReadBuffer sets c's receive buffer to n bytes past net.core.rmem_max
+// if the process may (CAP_NET_ADMIN, SO_RCVBUFFORCE), else as far as
+// rmem_max allows: best effort, a smaller buffer only drops more in bursts.
+func SetReadBuffer(c *net.UDPConn, n int) {
+	raw, err := c.SyscallConn()
+	if err == nil {
+		raw.Control(func(fd uintptr) {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, n)
+		})
+	}
+	if err != nil {
+		c.SetReadBuffer(n)
 	}
 }
