@@ -902,7 +902,8 @@ func (c *gen) u64(e *packet.Expr) string {
 	}
 	op, ok := binOps[e.Kind]
 	if !ok {
-		panic(fmt.Sprintf("go backend: expression kind %d", e.Kind))
+		c.w.Refuse(c.owner, "expression %q: operator %d is not supported", e.Text, e.Kind)
+		return "0"
 	}
 	x := fmt.Sprintf("(%s %s %s)", c.u64(e.A), op, shiftAmount(e, c.u64(e.B)))
 	if e.Kind == packet.EBitAnd || e.Kind == packet.EShr {
@@ -947,7 +948,8 @@ func (c *gen) low(e *packet.Expr) string {
 	a, b := c.low(e.A), shiftAmount(e, c.low(e.B))
 	op, ok := binOps[e.Kind]
 	if !ok || e.Kind == packet.EShr { // a right shift's low bits need the high ones
-		panic(fmt.Sprintf("go backend: low bits of expression kind %d", e.Kind))
+		c.w.Refuse(c.owner, "expression %q: the low bits of operator %d are not supported", e.Text, e.Kind)
+		return "0"
 	}
 	return fmt.Sprintf("((%s %s %s)%s)", a, op, b, mask)
 }
