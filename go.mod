@@ -1,6 +1,6 @@
 module github.com/dragonet-go/nsc
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/alecthomas/participle/v2 v2.1.4
@@ -8,8 +8,18 @@ require (
 	github.com/emicklei/dot v1.6.2
 	github.com/google/go-cmp v0.7.0
 	github.com/gopacket/gopacket v1.7.7
-	golang.org/x/net v0.55.0
+	golang.org/x/net v0.60.0
 	gonum.org/v1/gonum v0.17.0
 )
 
-require golang.org/x/sys v0.45.0
+require (
+	golang.org/x/sys v0.49.0
+	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+)
