@@ -1,0 +1,160 @@
+package cp
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dragonet-go/nsc/ejfat/cp/pb"
+	"github.com/google/go-cmp/cmp"
+)
+
+func openStore(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// snapshot is everything a store holds in memory, for comparing a store
+// with the one reopened from its database.
+type snapshot struct {
+	Res      []Reservation
+	Sessions [][]Session
+	Epochs   [][]Epoch
+	Sync     [][]SyncSample
+	Tokens   []Token
+}
+
+func snap(s *Store) snapshot {
+	var x snapshot
+	x.Res = s.Reservations()
+	for _, r := range x.Res {
+		x.Sessions = append(x.Sessions, s.Sessions(r.ID))
+		x.Epochs = append(x.Epochs, s.Epochs(r.ID))
+		x.Sync = append(x.Sync, s.Sync(r.ID))
+	}
+	for id := int64(1); id < 100; id++ {
+		if t, ok := s.Token(id); ok {
+			x.Tokens = append(x.Tokens, t)
+		}
+	}
+	return x
+}
+
+func TestStoreReopensSameState(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cp.db")
+	s := openStore(t, path)
+	now := time.UnixMilli(1_700_000_000_000)
+	admin, _, err := s.CreateToken("admin", 0, []Permission{{Resource: pb.ResourceType_ALL, Level: pb.PermissionType_UPDATE}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := s.Reserve(Reservation{Name: "a", Strategy: "dynamic", Created: now, Until: now.Add(time.Hour),
+		Senders: []string{"10.0.0.2", "10.0.0.1", "10.0.0.1"}}, 2, admin.ID,
+		Permission{Resource: pb.ResourceType_LOAD_BALANCER, Level: pb.PermissionType_UPDATE})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Senders; !cmp.Equal(got, []string{"10.0.0.1", "10.0.0.2"}) {
+		t.Errorf("senders %v", got)
+	}
+	x, _, err := s.Register(Session{Reservation: r.ID, Name: "w", Weight: 1, IP: "10.0.1.1", Port: 19522,
+		PortRange: pb.PortRange_PORT_RANGE_4, MaxFactor: 2, Demands: []SlotRange{{Index: -1, Length: 8}}, Created: now},
+		admin.ID, Permission{Resource: pb.ResourceType_SESSION, Level: pb.PermissionType_UPDATE})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddState(x.ID, State{Time: now, Fill: 0.5, Control: -0.25, Ready: true, Bytes: 1 << 40}); err != nil {
+		t.Fatal(err)
+	}
+	cal := make([]int64, Slots)
+	cal[7] = x.ID
+	for n := uint64(1); n <= 6; n++ {
+		if err := s.AddEpoch(r.ID, Epoch{Number: n, Boundary: 1<<63 + n, Created: now, Calendar: cal}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 12 {
+		if err := s.AddSync(r.ID, SyncSample{Time: now, Source: 3, Event: uint64(i) << 60, Rate: 1e6}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := snap(s)
+	if len(before.Epochs[0]) != liveEpochs || len(before.Sync[0]) != syncWindow || before.Sessions[0][0].State == nil {
+		t.Fatalf("store kept %d epochs, %d sync samples, state %v", len(before.Epochs[0]), len(before.Sync[0]), before.Sessions[0][0].State)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, path)
+	defer s.Close()
+	if d := cmp.Diff(before, snap(s)); d != "" {
+		t.Errorf("reopened store differs (-before +after):\n%s", d)
+	}
+	if v, err := s.SchemaVersion(); err != nil || v != len(migrations) {
+		t.Errorf("schema version %d, %v; want %d", v, err, len(migrations))
+	}
+}
+
+func TestStoreInstancesAndFree(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "cp.db"))
+	defer s.Close()
+	now := time.Now()
+	perm := Permission{Resource: pb.ResourceType_LOAD_BALANCER, Level: pb.PermissionType_UPDATE}
+	a, _, err := s.Reserve(Reservation{Created: now}, 2, 0, perm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := s.Reserve(Reservation{Created: now}, 2, 0, perm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Instance != 0 || b.Instance != 1 {
+		t.Errorf("instances %d, %d; want 0, 1", a.Instance, b.Instance)
+	}
+	if _, _, err := s.Reserve(Reservation{Created: now}, 2, 0, perm); !errors.Is(err, ErrNoInstance) {
+		t.Errorf("third reservation on 2 instances: %v, want ErrNoInstance", err)
+	}
+	if _, _, err := s.Register(Session{Reservation: a.ID, Created: now}, 0, perm); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Free(a.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Sessions(a.ID)) != 0 {
+		t.Error("sessions of a freed reservation remain")
+	}
+	c, _, err := s.Reserve(Reservation{Created: now}, 2, 0, perm)
+	if err != nil || c.Instance != 0 || c.ID == a.ID {
+		t.Errorf("reservation after free: %+v, %v; want instance 0 and a new ID", c, err)
+	}
+}
+
+func TestStoreRevokeCascades(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "cp.db"))
+	defer s.Close()
+	now := time.Now()
+	root, _, _ := s.CreateToken("root", 0, nil, now)
+	child, _, _ := s.CreateToken("child", root.ID, nil, now)
+	_, grandSecret, _ := s.CreateToken("grandchild", child.ID, nil, now)
+	other, _, _ := s.CreateToken("other", root.ID, nil, now)
+	if !s.IsAncestorOrSelf(root.ID, child.ID) || s.IsAncestorOrSelf(child.ID, other.ID) {
+		t.Error("ancestry wrong")
+	}
+	if err := s.Revoke(child.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Authenticate(grandSecret); ok {
+		t.Error("grandchild of a revoked token still authenticates")
+	}
+	if _, ok := s.Token(other.ID); !ok {
+		t.Error("revoking a token revoked its sibling")
+	}
+	if got := len(s.Children(root.ID)); got != 1 {
+		t.Errorf("root has %d children after revoke, want 1", got)
+	}
+}
