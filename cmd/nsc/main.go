@@ -34,6 +34,7 @@ var commands = []command{
 	{"run", "--lb MODEL --tables FILE --in in.pcap --out out.pcap [--interp]", "run a pcap through an EJFAT LB's generated fast path (or the interpreter)", runRun},
 	{"lb", "--tables FILE --listen ADDR [--lb MODEL]", "forward EJFAT datagrams live on UDP sockets through an LB's fast path", runLB},
 	{"xdp", "run|attach …", "run a compiled XDP program over a pcap in the kernel, or attach it to an interface", runXDP},
+	{"cp", "--grpc HOST:PORT --db FILE --admin-token-file FILE [--http HOST:PORT] [--config FILE] …", "run the EJFAT control plane: the udplbd2-compatible gRPC API over SQLite, sync servers, metrics", runCP},
 	{"verify", "FILE… --lpg L --prg P [--packets N] [--seed S]", "run the same packets through the LPG alone and embedded; any difference fails", runVerify},
 }
 

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dragonet-go/nsc/ejfat/cp/pb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+)
+
+// cpProcess is `nsc cp` running as a real process.
+type cpProcess struct {
+	cmd   *exec.Cmd
+	addr  string // gRPC
+	lines []string
+}
+
+// buildNSC builds the nsc binary once per test.
+func buildNSC(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "nsc")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startCPProcess runs bin cp on dir's database and waits until it serves.
+func startCPProcess(t *testing.T, bin, dir string) *cpProcess {
+	t.Helper()
+	cmd := exec.Command(bin, "cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"),
+		"--admin-token-file", filepath.Join(dir, "admin"), "--instances", "2")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &cpProcess{cmd: cmd}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		p.lines = append(p.lines, sc.Text())
+		if addr, ok := strings.CutPrefix(sc.Text(), "nsc cp: gRPC on "); ok {
+			p.addr = addr
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return p
+		}
+	}
+	t.Fatalf("nsc cp did not start: %q", p.lines)
+	return nil
+}
+
+func cpClient(t *testing.T, addr string) pb.LoadBalancerClient {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return pb.NewLoadBalancerClient(conn)
+}
+
+func bearer(token string) context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token)
+}
+
+func adminToken(t *testing.T, dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "admin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// TestCPSurvivesKill reserves, registers and sends state through a real
+// `nsc cp`, kills it with SIGKILL, restarts it on the same database and
+// finds the same reservation, session, state and tokens.
+func TestCPSurvivesKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds nsc")
+	}
+	bin, dir := buildNSC(t), t.TempDir()
+	p := startCPProcess(t, bin, dir)
+	admin := adminToken(t, dir)
+	if !strings.Contains(strings.Join(p.lines, "\n"), "shown once): "+admin) {
+		t.Errorf("first start did not print the admin token: %q", p.lines)
+	}
+	lc := cpClient(t, p.addr)
+	res, err := lc.ReserveLoadBalancer(bearer(admin), &pb.ReserveLoadBalancerRequest{Name: "crash",
+		SenderAddresses: []string{"192.0.2.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := lc.Register(bearer(res.Token), &pb.RegisterRequest{LbId: res.LbId, Name: "w", Weight: 2,
+		IpAddress: "127.0.0.1", UdpPort: 20000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lc.SendState(bearer(reg.Token), &pb.SendStateRequest{LbId: res.LbId, SessionId: reg.SessionId,
+		FillPercent: 0.375, IsReady: true, TotalBytesRecv: 4242}); err != nil {
+		t.Fatal(err)
+	}
+	child, err := lc.CreateToken(bearer(admin), &pb.CreateTokenRequest{Name: "reader",
+		Permissions: []*pb.TokenPermission{{ResourceType: pb.ResourceType_ALL, Permission: pb.PermissionType_READ_ONLY}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Process.Kill() // SIGKILL: no chance to clean up
+	p.cmd.Wait()
+
+	p = startCPProcess(t, bin, dir)
+	if strings.Contains(strings.Join(p.lines, "\n"), "admin token") {
+		t.Errorf("a restart printed the admin token again: %q", p.lines)
+	}
+	lc = cpClient(t, p.addr)
+	ov, err := lc.Overview(bearer(child.Token), &pb.OverviewRequest{})
+	if err != nil {
+		t.Fatalf("overview with the child token after restart: %v", err)
+	}
+	if len(ov.LoadBalancers) != 1 || ov.LoadBalancers[0].Name != "crash" {
+		t.Fatalf("after restart: %v", ov.LoadBalancers)
+	}
+	st := ov.LoadBalancers[0].Status
+	if len(st.Workers) != 1 || st.Workers[0].Name != "w" || st.Workers[0].FillPercent != 0.375 ||
+		st.Workers[0].TotalBytesRecv != 4242 || strings.Join(st.SenderAddresses, ",") != "192.0.2.1" {
+		t.Errorf("status after restart: %v", st)
+	}
+	if _, err := lc.SendState(bearer(reg.Token), &pb.SendStateRequest{LbId: res.LbId, SessionId: reg.SessionId,
+		FillPercent: 0.5}); err != nil {
+		t.Errorf("the session token after restart: %v", err)
+	}
+	if _, err := lc.GetLoadBalancer(bearer(res.Token), &pb.GetLoadBalancerRequest{LbId: res.LbId}); err != nil {
+		t.Errorf("the reservation token after restart: %v", err)
+	}
+	if _, err := lc.ReserveLoadBalancer(bearer(admin), &pb.ReserveLoadBalancerRequest{}); err != nil {
+		t.Errorf("the second instance is not free after restart: %v", err)
+	}
+}
+
+// TestCPStopsCleanly sends SIGTERM and expects exit status 0.
+func TestCPStopsCleanly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds nsc")
+	}
+	bin, dir := buildNSC(t), t.TempDir()
+	p := startCPProcess(t, bin, dir)
+	if _, err := cpClient(t, p.addr).Overview(bearer(adminToken(t, dir)), &pb.OverviewRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("nsc cp after SIGTERM: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("nsc cp still running 20 s after SIGTERM")
+	}
+}
+
+func TestCPConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "cp.conf")
+	os.WriteFile(conf, []byte("# test\ngrpc 127.0.0.1:1\ndb = x.db\ninstances = two\n"), 0o644)
+	_, err := cpOptions(&env{os.Stdout, os.Stderr}, []string{"--config", conf, "--admin-token-file", "a"})
+	if err == nil || !strings.HasPrefix(err.Error(), conf+":4: ") {
+		t.Errorf("bad config line: %v, want %s:4: ...", err, conf)
+	}
+	os.WriteFile(conf, []byte("grpc 127.0.0.1:1\ndb = x.db\ninstances 3\n"), 0o644)
+	f, err := cpOptions(&env{os.Stdout, os.Stderr}, []string{"--config", conf, "--admin-token-file", "a", "--instances", "4"})
+	if err != nil || f.db != "x.db" || f.grpc != "127.0.0.1:1" || f.cfg.Instances != 4 {
+		t.Errorf("config + flags: %+v, %v; want db x.db, 4 instances (the command line wins)", f, err)
+	}
+}
