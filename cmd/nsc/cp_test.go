@@ -3,10 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,11 +38,12 @@ func buildNSC(t *testing.T) string {
 	return bin
 }
 
-// startCPProcess runs bin cp on dir's database and waits until it serves.
-func startCPProcess(t *testing.T, bin, dir string) *cpProcess {
+// startCPProcess runs bin cp with instances LB instances on dir's
+// database and waits until it serves.
+func startCPProcess(t *testing.T, bin, dir string, instances int) *cpProcess {
 	t.Helper()
 	cmd := exec.Command(bin, "cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"),
-		"--admin-token-file", filepath.Join(dir, "admin"), "--instances", "2")
+		"--admin-token-file", filepath.Join(dir, "admin"), "--instances", fmt.Sprint(instances))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +99,7 @@ func TestCPSurvivesKill(t *testing.T) {
 		t.Skip("builds nsc")
 	}
 	bin, dir := buildNSC(t), t.TempDir()
-	p := startCPProcess(t, bin, dir)
+	p := startCPProcess(t, bin, dir, 2)
 	admin := adminToken(t, dir)
 	if !strings.Contains(strings.Join(p.lines, "\n"), "shown once): "+admin) {
 		t.Errorf("first start did not print the admin token: %q", p.lines)
@@ -122,7 +127,7 @@ func TestCPSurvivesKill(t *testing.T) {
 	p.cmd.Process.Kill() // SIGKILL: no chance to clean up
 	p.cmd.Wait()
 
-	p = startCPProcess(t, bin, dir)
+	p = startCPProcess(t, bin, dir, 2)
 	if strings.Contains(strings.Join(p.lines, "\n"), "admin token") {
 		t.Errorf("a restart printed the admin token again: %q", p.lines)
 	}
@@ -157,7 +162,7 @@ func TestCPStopsCleanly(t *testing.T) {
 		t.Skip("builds nsc")
 	}
 	bin, dir := buildNSC(t), t.TempDir()
-	p := startCPProcess(t, bin, dir)
+	p := startCPProcess(t, bin, dir, 2)
 	if _, err := cpClient(t, p.addr).Overview(bearer(adminToken(t, dir)), &pb.OverviewRequest{}); err != nil {
 		t.Fatal(err)
 	}
@@ -187,4 +192,96 @@ func TestCPConfigFile(t *testing.T) {
 	if err != nil || f.db != "x.db" || f.grpc != "127.0.0.1:1" || f.cfg.Instances != 4 {
 		t.Errorf("config + flags: %+v, %v; want db x.db, 4 instances (the command line wins)", f, err)
 	}
+}
+
+var cpLoad = flag.Duration("cp-load", 3*time.Second, "how long TestCPSendStateLoad runs")
+
+// TestCPSendStateLoad drives a real `nsc cp` with 8 instances × 64
+// sessions each sending state every 100 ms for -cp-load, and reports the
+// calls' p50/p99 latency and the CP process's CPU. It asserts only that
+// every call succeeded: timings on a shared machine are reported, not
+// judged.
+func TestCPSendStateLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds nsc and runs a load")
+	}
+	const instances, sessions, period = 8, 64, 100 * time.Millisecond
+	bin, dir := buildNSC(t), t.TempDir()
+	p := startCPProcess(t, bin, dir, instances)
+	admin := adminToken(t, dir)
+	lc := cpClient(t, p.addr)
+	type sess struct {
+		lb  string
+		reg *pb.RegisterReply
+	}
+	var all []sess
+	for range instances {
+		res, err := lc.ReserveLoadBalancer(bearer(admin), &pb.ReserveLoadBalancerRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range sessions {
+			reg, err := lc.Register(bearer(res.Token), &pb.RegisterRequest{LbId: res.LbId, Name: fmt.Sprint("w", i),
+				Weight: 1, IpAddress: "127.0.0.1", UdpPort: uint32(20000 + i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, sess{res.LbId, reg})
+		}
+	}
+	cpu0 := processCPU(t, p.cmd.Process.Pid)
+	start := time.Now()
+	lat := make([][]time.Duration, len(all))
+	errs := make(chan error, len(all))
+	var wg sync.WaitGroup
+	for i, s := range all {
+		wg.Go(func() {
+			time.Sleep(period * time.Duration(i) / time.Duration(len(all))) // spread the phases
+			tick := time.NewTicker(period)
+			defer tick.Stop()
+			ctx := bearer(s.reg.Token)
+			for time.Since(start) < *cpLoad {
+				t0 := time.Now()
+				_, err := lc.SendState(ctx, &pb.SendStateRequest{LbId: s.lb, SessionId: s.reg.SessionId,
+					FillPercent: 0.5, IsReady: true, TotalEventsRecv: int64(len(lat[i]))})
+				if err != nil {
+					errs <- err
+					return
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+				<-tick.C
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := processCPU(t, p.cmd.Process.Pid) - cpu0
+	close(errs)
+	for err := range errs {
+		t.Fatalf("SendState under load: %v", err)
+	}
+	var flat []time.Duration
+	for _, l := range lat {
+		flat = append(flat, l...)
+	}
+	slices.Sort(flat)
+	q := func(f float64) time.Duration { return flat[int(f*float64(len(flat)-1))] }
+	t.Logf("%d sessions × SendState every %v for %v: %d calls (%.0f/s), latency p50 %v p99 %v max %v; CP CPU %v (%.0f%% of one core)",
+		len(all), period, elapsed.Round(time.Millisecond), len(flat), float64(len(flat))/elapsed.Seconds(),
+		q(0.5), q(0.99), flat[len(flat)-1], cpu, 100*cpu.Seconds()/elapsed.Seconds())
+}
+
+// processCPU is the user+system CPU time process pid has used (Linux).
+func processCPU(t *testing.T, pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	// Fields after the parenthesized command: utime and stime are the
+	// 12th and 13th, in clock ticks (USER_HZ, 100 on Linux).
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	var utime, stime int64
+	fmt.Sscan(f[11], &utime)
+	fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }

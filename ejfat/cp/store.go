@@ -918,9 +918,10 @@ func (s *Store) writeStates() {
 	}
 }
 
+// commitStates writes a batch without holding s.mu, so calls are
+// authenticated while it commits; a session deleted meanwhile gets no row
+// (WHERE EXISTS) and no memory update.
 func (s *Store) commitStates(batch []stateWrite) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	err := s.tx(func(tx *sql.Tx) error {
 		stmt, err := tx.Prepare(`INSERT INTO session_states (session, ` + stateColumns + `)
 			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?)`)
@@ -940,6 +941,8 @@ func (s *Store) commitStates(batch []stateWrite) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, w := range batch {
 		if x := s.sessions[w.session]; x != nil {
 			st := w.state
