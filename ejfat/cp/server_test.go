@@ -30,6 +30,15 @@ func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
 func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
+// clockedCP starts a CP on a clock the test sets.
+func clockedCP(t *testing.T) (*clock, *testCP, pb.LoadBalancerClient) {
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	cfg := cpConfig()
+	cfg.Now = clk.Now
+	c := startCP(t, cfg)
+	return clk, c, client(t, c)
+}
+
 func wantCode(t *testing.T, what string, err error, want codes.Code) {
 	t.Helper()
 	if got := status.Code(err); got != want {
@@ -187,11 +196,7 @@ func TestTokens(t *testing.T) {
 }
 
 func TestReservationLifecycle(t *testing.T) {
-	clk := &clock{t: time.Unix(1_800_000_000, 0)}
-	cfg := cpConfig()
-	cfg.Now = clk.Now
-	c := startCP(t, cfg)
-	lc := client(t, c)
+	clk, c, lc := clockedCP(t)
 	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{
 		Until: timestamppb.New(clk.Now().Add(10 * time.Second)), SenderAddresses: []string{"10.0.0.1"}})
 	if err != nil {
@@ -233,11 +238,7 @@ func TestReservationLifecycle(t *testing.T) {
 }
 
 func TestSessionsEpochsTimeseries(t *testing.T) {
-	clk := &clock{t: time.Unix(1_800_000_000, 0)}
-	cfg := cpConfig()
-	cfg.Now = clk.Now
-	c := startCP(t, cfg)
-	lc := client(t, c)
+	clk, c, lc := clockedCP(t)
 	res, reg := lbSession(t, lc, c.admin)
 	ctx, lb := as(res.Token), res.LbId
 	send := func(fill float32, ready bool) {

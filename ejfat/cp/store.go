@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -480,29 +481,38 @@ func (t *Token) copy() Token {
 	return c
 }
 
-// Token returns the token with this ID.
-func (s *Store) Token(id int64) (Token, bool) {
+// get returns a copy of m[id], under the read lock.
+func get[T any](s *Store, m map[int64]*T, id int64, copy func(*T) T) (T, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	t, ok := s.tokens[id]
+	x, ok := m[id]
 	if !ok {
-		return Token{}, false
+		var zero T
+		return zero, false
 	}
-	return t.copy(), true
+	return copy(x), true
 }
+
+// list returns copies of the values of m that keep selects, sorted by
+// key, under the read lock.
+func list[T any](s *Store, m map[int64]*T, keep func(*T) bool, copy func(*T) T) []T {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []T
+	for _, id := range slices.Sorted(maps.Keys(m)) {
+		if keep(m[id]) {
+			out = append(out, copy(m[id]))
+		}
+	}
+	return out
+}
+
+// Token returns the token with this ID.
+func (s *Store) Token(id int64) (Token, bool) { return get(s, s.tokens, id, (*Token).copy) }
 
 // Children returns the tokens whose parent is id, by ID.
 func (s *Store) Children(id int64) []Token {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var out []Token
-	for _, t := range s.tokens {
-		if t.Parent == id {
-			out = append(out, t.copy())
-		}
-	}
-	slices.SortFunc(out, func(a, b Token) int { return int(a.ID - b.ID) })
-	return out
+	return list(s, s.tokens, func(t *Token) bool { return t.Parent == id }, (*Token).copy)
 }
 
 // IsAncestorOrSelf says whether token a is b or one of b's ancestors.
@@ -632,25 +642,12 @@ func (r *Reservation) copy() Reservation {
 
 // Reservation returns the active reservation id.
 func (s *Store) Reservation(id int64) (Reservation, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	r, ok := s.res[id]
-	if !ok {
-		return Reservation{}, false
-	}
-	return r.copy(), true
+	return get(s, s.res, id, (*Reservation).copy)
 }
 
 // Reservations returns the active reservations by ID.
 func (s *Store) Reservations() []Reservation {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make([]Reservation, 0, len(s.res))
-	for _, r := range s.res {
-		out = append(out, r.copy())
-	}
-	slices.SortFunc(out, func(a, b Reservation) int { return int(a.ID - b.ID) })
-	return out
+	return list(s, s.res, func(*Reservation) bool { return true }, (*Reservation).copy)
 }
 
 // Free ends reservation id: its instance becomes free, and its sessions,
@@ -813,28 +810,11 @@ func (x *Session) copy() Session {
 }
 
 // Session returns session id.
-func (s *Store) Session(id int64) (Session, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	x, ok := s.sessions[id]
-	if !ok {
-		return Session{}, false
-	}
-	return x.copy(), true
-}
+func (s *Store) Session(id int64) (Session, bool) { return get(s, s.sessions, id, (*Session).copy) }
 
 // Sessions returns reservation id's sessions by ID.
 func (s *Store) Sessions(id int64) []Session {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var out []Session
-	for _, x := range s.sessions {
-		if x.Reservation == id {
-			out = append(out, x.copy())
-		}
-	}
-	slices.SortFunc(out, func(a, b Session) int { return int(a.ID - b.ID) })
-	return out
+	return list(s, s.sessions, func(x *Session) bool { return x.Reservation == id }, (*Session).copy)
 }
 
 // Deregister deletes session id and its states.
