@@ -46,7 +46,7 @@ func (f *cpFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&f.cfg.ReadyTimeout, "ready-timeout", 2*time.Second, "a session without SendState this long is not ready")
 	fs.DurationVar(&f.cfg.DeleteTimeout, "delete-timeout", 60*time.Second, "a session without SendState this long is deleted")
 	fs.DurationVar(&f.cfg.EpochInterval, "epoch-interval", time.Second, "how often new epochs are considered")
-	fs.DurationVar(&f.cfg.Retention, "retention", time.Hour, "how long session states and sync samples are kept")
+	fs.DurationVar(&f.cfg.Retention, "retention", 10*time.Minute, "how long session states and sync samples are kept")
 }
 
 // cpOptions parses the command line, over the --config file if it names one.

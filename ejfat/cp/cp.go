@@ -25,7 +25,7 @@ type Config struct {
 	ReadyTimeout  time.Duration // a session without SendState this long is not ready; default 2 s
 	DeleteTimeout time.Duration // and is deleted after this long; default 60 s
 	EpochInterval time.Duration // how often epochs are considered; default 1 s
-	Retention     time.Duration // states and sync samples kept this long; default 1 h
+	Retention     time.Duration // states and sync samples kept this long; default 10 min
 
 	Epocher Epocher
 	Now     func() time.Time // default time.Now
@@ -44,7 +44,7 @@ func (cfg *Config) defaults() {
 	def(&cfg.ReadyTimeout, 2*time.Second)
 	def(&cfg.DeleteTimeout, 60*time.Second)
 	def(&cfg.EpochInterval, time.Second)
-	def(&cfg.Retention, time.Hour)
+	def(&cfg.Retention, 10*time.Minute)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -66,6 +66,7 @@ type CP struct {
 	sync    []*net.UDPConn // one per instance
 	wg      sync.WaitGroup
 	mu      sync.Mutex // serializes housekeeping and Free/Reset with epochs
+	pruned  time.Time  // when Tick last pruned
 }
 
 // New makes a CP over store and opens its sync servers.

@@ -54,6 +54,9 @@ func (c *CP) ready(x Session, now time.Time) bool {
 	return x.State != nil && x.State.Ready && now.Sub(x.State.Time) <= c.cfg.ReadyTimeout
 }
 
+// pruneEvery is how often old samples are deleted.
+const pruneEvery = time.Minute
+
 // Tick does the CP's periodic work: frees expired reservations, deletes
 // silent sessions, starts new epochs, prunes old samples.
 func (c *CP) Tick() {
@@ -76,7 +79,10 @@ func (c *CP) Tick() {
 		}
 		c.logErr("new epoch", c.nextEpoch(r, ready, now))
 	}
-	c.logErr("prune", c.store.Prune(now.Add(-c.cfg.Retention)))
+	if now.Sub(c.pruned) >= pruneEvery {
+		c.logErr("prune", c.store.Prune(now.Add(-c.cfg.Retention)))
+		c.pruned = now
+	}
 }
 
 func (c *CP) logErr(what string, err error) {

@@ -1006,13 +1006,25 @@ func (s *Store) Sync(id int64) []SyncSample {
 }
 
 // Prune deletes states and sync samples older than before, so the
-// database stays bounded.
+// database stays bounded. It deletes per session and per reservation, so
+// the deletes use the (session, time) and (reservation, time) indexes
+// rather than scanning the tables.
 func (s *Store) Prune(before time.Time) error {
+	s.mu.RLock()
+	sessions := slices.Collect(maps.Keys(s.sessions))
+	res := slices.Collect(maps.Keys(s.res))
+	s.mu.RUnlock()
 	return s.tx(func(tx *sql.Tx) error {
-		if _, err := tx.Exec(`DELETE FROM session_states WHERE time < ?`, ms(before)); err != nil {
-			return err
+		for _, id := range sessions {
+			if _, err := tx.Exec(`DELETE FROM session_states WHERE session = ? AND time < ?`, id, ms(before)); err != nil {
+				return err
+			}
 		}
-		_, err := tx.Exec(`DELETE FROM sync_samples WHERE time < ?`, ms(before))
-		return err
+		for _, id := range res {
+			if _, err := tx.Exec(`DELETE FROM sync_samples WHERE reservation = ? AND time < ?`, id, ms(before)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }

@@ -158,3 +158,33 @@ func TestStoreRevokeCascades(t *testing.T) {
 		t.Errorf("root has %d children after revoke, want 1", got)
 	}
 }
+
+func TestStorePrune(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "cp.db"))
+	defer s.Close()
+	now := time.UnixMilli(1_700_000_000_000)
+	perm := Permission{Resource: pb.ResourceType_LOAD_BALANCER, Level: pb.PermissionType_UPDATE}
+	r, _, _ := s.Reserve(Reservation{Created: now}, 1, 0, perm)
+	x, _, _ := s.Register(Session{Reservation: r.ID, Created: now}, 0, perm)
+	for i := range 10 {
+		at := now.Add(time.Duration(i) * time.Second)
+		if err := s.AddState(x.ID, State{Time: at, Fill: float32(i) / 10}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddSync(r.ID, SyncSample{Time: at, Event: uint64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Prune(now.Add(7 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	states, err := s.States(x.ID, time.Time{})
+	if err != nil || len(states) != 3 || states[0].Fill != 0.7 {
+		t.Errorf("states after pruning before 7 s: %+v, %v; want those at 7, 8, 9 s", states, err)
+	}
+	var n int
+	s.db.QueryRow(`SELECT COUNT(*) FROM sync_samples`).Scan(&n)
+	if n != 3 {
+		t.Errorf("%d sync samples after pruning, want 3", n)
+	}
+}
