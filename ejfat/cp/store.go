@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"maps"
 	"slices"
 	"strings"
@@ -116,9 +117,12 @@ const syncWindow = 10
 // moment restarts (Open) with the state of its last committed change.
 // Callers get copies; nothing they hold changes under them.
 type Store struct {
-	db     *sql.DB
-	states chan stateWrite
-	done   chan struct{}
+	db       *sql.DB
+	ckpt     *sql.DB // the checkpointer's connection
+	states   chan stateWrite
+	done     chan struct{} // closed when the state writer has stopped
+	stop     chan struct{} // closed to stop the checkpointer
+	ckptDone chan struct{}
 
 	mu       sync.RWMutex
 	res      map[int64]*Reservation // the active (not freed) ones
@@ -133,14 +137,17 @@ type Store struct {
 func Open(path string) (*Store, error) {
 	dsn := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) +
 		"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)"
-	db, err := sql.Open("sqlite", dsn)
+	// Commits do not checkpoint (the checkpoint's fsyncs would stall the
+	// calls waiting on them); checkpoint() does, on its own connection.
+	db, err := sql.Open("sqlite", dsn+"&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		return nil, err
 	}
 	// One connection: SQLite has one writer anyway, and this way no call
 	// ever sees SQLITE_BUSY.
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, states: make(chan stateWrite, 1024), done: make(chan struct{})}
+	s := &Store{db: db, states: make(chan stateWrite, 1024), done: make(chan struct{}), stop: make(chan struct{}),
+		ckptDone: make(chan struct{})}
 	if err := s.migrate(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -149,8 +156,35 @@ func Open(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if s.ckpt, err = sql.Open("sqlite", dsn); err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.ckpt.SetMaxOpenConns(1)
 	go s.writeStates()
+	go s.checkpoint()
 	return s, nil
+}
+
+// checkpointEvery is how often the WAL is copied into the database.
+const checkpointEvery = time.Second
+
+// checkpoint copies the WAL into the database every checkpointEvery until
+// Close, without blocking writers (PASSIVE).
+func (s *Store) checkpoint() {
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			s.ckptDone <- struct{}{}
+			return
+		case <-t.C:
+			if _, err := s.ckpt.Exec(`PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+				log.Printf("nsc cp: checkpoint: %v", err)
+			}
+		}
+	}
 }
 
 // Close stops the state writer (after it wrote what it was given) and
@@ -158,7 +192,9 @@ func Open(path string) (*Store, error) {
 func (s *Store) Close() error {
 	close(s.states)
 	<-s.done
-	return s.db.Close()
+	close(s.stop)
+	<-s.ckptDone
+	return errors.Join(s.ckpt.Close(), s.db.Close())
 }
 
 // SchemaVersion is the number of migrations applied.
