@@ -381,3 +381,35 @@ func TestSyncServer(t *testing.T) {
 		t.Errorf("stored sync samples %+v", s)
 	}
 }
+
+func TestMetricsAndDashboard(t *testing.T) {
+	c := startCP(t, cpConfig())
+	lc := client(t, c)
+	res, reg := lbSession(t, lc, c.admin)
+	if _, err := lc.SendState(as(reg.Token), &pb.SendStateRequest{LbId: res.LbId, SessionId: reg.SessionId,
+		FillPercent: 0.75, ControlSignal: 0.5, IsReady: true, TotalBytesRecv: 777}); err != nil {
+		t.Fatal(err)
+	}
+	c.Tick()
+	metrics := get200(t, "http://"+c.http+"/metrics")
+	labels := `{lb="` + res.LbId + `",name="w",session="` + reg.SessionId + `"}`
+	for _, line := range []string{
+		"nsc_cp_session_fill_percent" + labels + " 0.75",
+		"nsc_cp_session_control_signal" + labels + " 0.5",
+		"nsc_cp_session_bytes_received" + labels + " 777",
+		"nsc_cp_session_slots" + labels + " 512",
+		`nsc_cp_lb_ready_sessions{instance="0",lb="` + res.LbId + `"} 1`,
+		`nsc_cp_epochs_total{lb="` + res.LbId + `"} 1`,
+	} {
+		if !strings.Contains(metrics, line+"\n") {
+			t.Errorf("/metrics lacks %s", line)
+		}
+	}
+	page := get200(t, "http://"+c.http+"/")
+	for _, want := range []string{"instance 0: LB " + res.LbId + " t (dynamic)", "instance 1: free",
+		"<td>w</td><td>127.0.0.1:20000</td>", "width:75px"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("dashboard lacks %q", want)
+		}
+	}
+}
