@@ -3,8 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"flag"
 	"fmt"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +24,7 @@ import (
 
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 )
@@ -39,11 +47,11 @@ func buildNSC(t *testing.T) string {
 }
 
 // startCPProcess runs bin cp with instances LB instances on dir's
-// database and waits until it serves.
-func startCPProcess(t *testing.T, bin, dir string, instances int) *cpProcess {
+// database (more flags added) and waits until it serves.
+func startCPProcess(t *testing.T, bin, dir string, instances int, more ...string) *cpProcess {
 	t.Helper()
-	cmd := exec.Command(bin, "cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"),
-		"--admin-token-file", filepath.Join(dir, "admin"), "--instances", fmt.Sprint(instances))
+	cmd := exec.Command(bin, append([]string{"cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"),
+		"--admin-token-file", filepath.Join(dir, "admin"), "--instances", fmt.Sprint(instances)}, more...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -284,4 +292,52 @@ func processCPU(t *testing.T, pid int) time.Duration {
 	fmt.Sscan(f[11], &utime)
 	fmt.Sscan(f[12], &stime)
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// TestCPServesTLS starts nsc cp with a self-signed certificate and calls
+// it over TLS trusting only that certificate.
+func TestCPServesTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds nsc")
+	}
+	bin, dir := buildNSC(t), t.TempDir()
+	certPEM, keyPEM := selfSigned(t)
+	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(cert, certPEM, 0o600)
+	os.WriteFile(key, keyPEM, 0o600)
+	p := startCPProcess(t, bin, dir, 1, "--tls-cert", cert, "--tls-key", key)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(credentials.NewClientTLSFromCert(pool, "127.0.0.1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := pb.NewLoadBalancerClient(conn).Overview(bearer(adminToken(t, dir)), &pb.OverviewRequest{}); err != nil {
+		t.Errorf("Overview over TLS: %v", err)
+	}
+	if _, err := cpClient(t, p.addr).Version(context.Background(), &pb.VersionRequest{}); err == nil {
+		t.Error("a plaintext call to the TLS server succeeded")
+	}
+}
+
+// selfSigned makes a certificate for 127.0.0.1 and its key, PEM-encoded.
+func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }
