@@ -985,14 +985,9 @@ func (s *Store) States(id int64, since time.Time) ([]State, error) {
 // AddEpoch stores e as reservation id's newest epoch, keeping the last
 // liveEpochs.
 func (s *Store) AddEpoch(id int64, e Epoch) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.res[id] == nil {
-		return ErrNotFound
-	}
 	err := s.tx(func(tx *sql.Tx) error {
-		if _, err := tx.Exec(`INSERT INTO epochs VALUES (?, ?, ?, ?, ?)`, id, int64(e.Number), int64(e.Boundary), ms(e.Created),
-			encodeCalendar(e.Calendar)); err != nil {
+		if err := insertForActive(tx, `INSERT INTO epochs SELECT ?, ?, ?, ?, ?`, id, int64(e.Number), int64(e.Boundary),
+			ms(e.Created), encodeCalendar(e.Calendar)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(`DELETE FROM epochs WHERE reservation = ? AND number <= ?`, id, int64(e.Number)-liveEpochs)
@@ -1001,9 +996,29 @@ func (s *Store) AddEpoch(id int64, e Epoch) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.res[id] == nil {
+		return ErrNotFound
+	}
 	e.Calendar = slices.Clone(e.Calendar)
 	es := append(s.epochs[id], e)
 	s.epochs[id] = es[max(0, len(es)-liveEpochs):]
+	return nil
+}
+
+// insertForActive runs insert (an INSERT … SELECT of the values, the
+// first the reservation id) only while reservation id is active, else
+// ErrNotFound. The store lock is not held: calls go on while it writes.
+func insertForActive(tx *sql.Tx, insert string, values ...any) error {
+	res, err := tx.Exec(insert+` WHERE EXISTS (SELECT 1 FROM reservations WHERE id = ? AND freed IS NULL)`,
+		append(values, values[0])...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
 	return nil
 }
 
@@ -1020,14 +1035,17 @@ func (s *Store) Epochs(id int64) []Epoch {
 
 // AddSync stores a sync sample for reservation id.
 func (s *Store) AddSync(id int64, x SyncSample) error {
+	err := s.tx(func(tx *sql.Tx) error {
+		return insertForActive(tx, `INSERT INTO sync_samples SELECT ?, ?, ?, ?, ?, ?`, id, ms(x.Time), x.Source,
+			int64(x.Event), x.Rate, x.SenderTime)
+	})
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.res[id] == nil {
 		return ErrNotFound
-	}
-	if _, err := s.db.Exec(`INSERT INTO sync_samples VALUES (?, ?, ?, ?, ?, ?)`, id, ms(x.Time), x.Source, int64(x.Event),
-		x.Rate, x.SenderTime); err != nil {
-		return err
 	}
 	xs := append(s.sync[id], x)
 	s.sync[id] = xs[max(0, len(xs)-syncWindow):]
