@@ -128,6 +128,17 @@ func TestStoreInstancesAndFree(t *testing.T) {
 	if len(s.Sessions(a.ID)) != 0 {
 		t.Error("sessions of a freed reservation remain")
 	}
+	if err := s.AddSync(a.ID, SyncSample{Time: now}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("sync sample for a freed reservation: %v, want ErrNotFound", err)
+	}
+	if err := s.AddEpoch(a.ID, Epoch{Number: 1, Calendar: make([]int64, Slots)}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("epoch for a freed reservation: %v, want ErrNotFound", err)
+	}
+	var rows int
+	s.db.QueryRow(`SELECT (SELECT COUNT(*) FROM sync_samples) + (SELECT COUNT(*) FROM epochs)`).Scan(&rows)
+	if rows != 0 {
+		t.Errorf("%d sync sample and epoch rows stored for a freed reservation", rows)
+	}
 	c, _, err := s.Reserve(Reservation{Created: now}, 2, 0, perm)
 	if err != nil || c.Instance != 0 || c.ID == a.ID {
 		t.Errorf("reservation after free: %+v, %v; want instance 0 and a new ID", c, err)
