@@ -230,6 +230,29 @@ func (s *Store) migrate() error {
 	return nil
 }
 
+// change commits write, then applies the change to memory under the
+// lock. The lock is not held while writing, so calls go on meanwhile.
+func (s *Store) change(write func(*sql.Tx) error, apply func() error) error {
+	if err := s.tx(write); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return apply()
+}
+
+// execOne runs a statement that must change a row, else ErrNotFound.
+func execOne(tx *sql.Tx, query string, args ...any) error {
+	res, err := tx.Exec(query, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
 // tx runs f in a transaction, committing when it returns nil.
 func (s *Store) tx(f func(*sql.Tx) error) error {
 	tx, err := s.db.Begin()
@@ -459,17 +482,14 @@ func decodeCalendar(b []byte) []int64 {
 func (s *Store) CreateToken(name string, parent int64, perms []Permission, now time.Time) (Token, string, error) {
 	var t Token
 	var secret string
-	err := s.tx(func(tx *sql.Tx) (err error) {
+	err := s.change(func(tx *sql.Tx) (err error) {
 		t, secret, err = insertToken(tx, name, parent, perms, now)
 		return err
+	}, func() error {
+		s.addToken(t, secret)
+		return nil
 	})
-	if err != nil {
-		return Token{}, "", err
-	}
-	s.mu.Lock()
-	s.addToken(t, secret)
-	s.mu.Unlock()
-	return t, secret, nil
+	return t, secret, err
 }
 
 func insertToken(tx *sql.Tx, name string, parent int64, perms []Permission, now time.Time) (Token, string, error) {
@@ -570,30 +590,20 @@ func (s *Store) IsAncestorOrSelf(a, b int64) bool {
 
 // Revoke deletes token id and, by cascade, all its descendants.
 func (s *Store) Revoke(id int64) error {
-	err := s.tx(func(tx *sql.Tx) error {
-		res, err := tx.Exec(`DELETE FROM tokens WHERE id = ?`, id)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrNotFound
-		}
+	return s.change(func(tx *sql.Tx) error {
+		return execOne(tx, `DELETE FROM tokens WHERE id = ?`, id)
+	}, func() error {
+		s.forget(id)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+}
+
+// forget drops token id and its descendants from memory; s.mu is held.
+func (s *Store) forget(id int64) {
 	gone := map[int64]bool{id: true}
 	// Parents have smaller IDs than their children: one pass in ID order
 	// finds every descendant.
-	ids := make([]int64, 0, len(s.tokens))
-	for tid := range s.tokens {
-		ids = append(ids, tid)
-	}
-	slices.Sort(ids)
-	for _, tid := range ids {
+	for _, tid := range slices.Sorted(maps.Keys(s.tokens)) {
 		if gone[s.tokens[tid].Parent] {
 			gone[tid] = true
 		}
@@ -604,7 +614,6 @@ func (s *Store) Revoke(id int64) error {
 			delete(s.tokens, tid)
 		}
 	}
-	return nil
 }
 
 // --- reservations ---
@@ -938,7 +947,7 @@ func (s *Store) writeStates() {
 // authenticated while it commits; a session deleted meanwhile gets no row
 // (WHERE EXISTS) and no memory update.
 func (s *Store) commitStates(batch []stateWrite) error {
-	err := s.tx(func(tx *sql.Tx) error {
+	return s.change(func(tx *sql.Tx) error {
 		stmt, err := tx.Prepare(`INSERT INTO session_states (session, ` + stateColumns + `)
 			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?)`)
 		if err != nil {
@@ -953,19 +962,15 @@ func (s *Store) commitStates(batch []stateWrite) error {
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, w := range batch {
-		if x := s.sessions[w.session]; x != nil {
-			st := w.state
-			x.State = &st
+	}, func() error {
+		for _, w := range batch {
+			if x := s.sessions[w.session]; x != nil {
+				st := w.state
+				x.State = &st
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // States returns session id's states after since, oldest first.
@@ -985,41 +990,30 @@ func (s *Store) States(id int64, since time.Time) ([]State, error) {
 // AddEpoch stores e as reservation id's newest epoch, keeping the last
 // liveEpochs.
 func (s *Store) AddEpoch(id int64, e Epoch) error {
-	err := s.tx(func(tx *sql.Tx) error {
+	return s.change(func(tx *sql.Tx) error {
 		if err := insertForActive(tx, `INSERT INTO epochs SELECT ?, ?, ?, ?, ?`, id, int64(e.Number), int64(e.Boundary),
 			ms(e.Created), encodeCalendar(e.Calendar)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(`DELETE FROM epochs WHERE reservation = ? AND number <= ?`, id, int64(e.Number)-liveEpochs)
 		return err
+	}, func() error {
+		if s.res[id] == nil {
+			return ErrNotFound
+		}
+		e.Calendar = slices.Clone(e.Calendar)
+		es := append(s.epochs[id], e)
+		s.epochs[id] = es[max(0, len(es)-liveEpochs):]
+		return nil
 	})
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.res[id] == nil {
-		return ErrNotFound
-	}
-	e.Calendar = slices.Clone(e.Calendar)
-	es := append(s.epochs[id], e)
-	s.epochs[id] = es[max(0, len(es)-liveEpochs):]
-	return nil
 }
 
 // insertForActive runs insert (an INSERT … SELECT of the values, the
 // first the reservation id) only while reservation id is active, else
 // ErrNotFound. The store lock is not held: calls go on while it writes.
 func insertForActive(tx *sql.Tx, insert string, values ...any) error {
-	res, err := tx.Exec(insert+` WHERE EXISTS (SELECT 1 FROM reservations WHERE id = ? AND freed IS NULL)`,
+	return execOne(tx, insert+` WHERE EXISTS (SELECT 1 FROM reservations WHERE id = ? AND freed IS NULL)`,
 		append(values, values[0])...)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
 }
 
 // Epochs returns reservation id's live epochs, oldest first.
@@ -1035,21 +1029,17 @@ func (s *Store) Epochs(id int64) []Epoch {
 
 // AddSync stores a sync sample for reservation id.
 func (s *Store) AddSync(id int64, x SyncSample) error {
-	err := s.tx(func(tx *sql.Tx) error {
+	return s.change(func(tx *sql.Tx) error {
 		return insertForActive(tx, `INSERT INTO sync_samples SELECT ?, ?, ?, ?, ?, ?`, id, ms(x.Time), x.Source,
 			int64(x.Event), x.Rate, x.SenderTime)
+	}, func() error {
+		if s.res[id] == nil {
+			return ErrNotFound
+		}
+		xs := append(s.sync[id], x)
+		s.sync[id] = xs[max(0, len(xs)-syncWindow):]
+		return nil
 	})
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.res[id] == nil {
-		return ErrNotFound
-	}
-	xs := append(s.sync[id], x)
-	s.sync[id] = xs[max(0, len(xs)-syncWindow):]
-	return nil
 }
 
 // Sync returns reservation id's last sync samples, oldest first.
