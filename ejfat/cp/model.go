@@ -25,6 +25,7 @@ type Reservation struct {
 	Created  time.Time
 	Until    time.Time // zero: no expiry
 	Senders  []string  // sorted
+	Token    int64     // the token made at reservation
 }
 
 // Expired says whether r's reservation has ended at now.
@@ -47,6 +48,7 @@ type Session struct {
 	Demands      []SlotRange
 	Created      time.Time
 	State        *State // the latest SendState; nil before the first
+	Token        int64  // the token made at registration
 }
 
 // LastSeen is when the session last reported, or registered.

@@ -332,6 +332,8 @@ func TestResetAndSlotDemands(t *testing.T) {
 		t.Errorf("%d workers after reset", len(st.Workers))
 	}
 	_, err = lc.Deregister(as(reg.Token), &pb.DeregisterRequest{LbId: lb, SessionId: reg.SessionId})
+	wantCode(t, "the token of a reset session", err, codes.Unauthenticated)
+	_, err = lc.Deregister(ctx, &pb.DeregisterRequest{LbId: lb, SessionId: reg.SessionId})
 	wantCode(t, "deregister a reset session", err, codes.NotFound)
 }
 

@@ -35,7 +35,8 @@ CREATE TABLE reservations (
 	ip_family INTEGER NOT NULL,
 	created INTEGER NOT NULL,
 	until INTEGER NOT NULL,
-	freed INTEGER
+	freed INTEGER,
+	token INTEGER -- the token Reserve made; revoked when freed
 );
 CREATE UNIQUE INDEX reservations_active ON reservations(instance) WHERE freed IS NULL;
 CREATE TABLE senders (
@@ -55,7 +56,8 @@ CREATE TABLE sessions (
 	max_factor REAL NOT NULL,
 	keep_lb_header INTEGER NOT NULL,
 	demands TEXT NOT NULL,
-	created INTEGER NOT NULL
+	created INTEGER NOT NULL,
+	token INTEGER -- the token Register made; revoked when deleted
 );
 CREATE TABLE session_states (
 	session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -102,6 +104,14 @@ CREATE TABLE token_permissions (
 	resource_id TEXT NOT NULL,
 	permission INTEGER NOT NULL
 );
+-- A token made for a reservation or session (and its children) grants
+-- nothing once that is gone, so it goes too.
+CREATE TRIGGER session_token AFTER DELETE ON sessions BEGIN
+	DELETE FROM tokens WHERE id = OLD.token;
+END;
+CREATE TRIGGER reservation_token AFTER UPDATE OF freed ON reservations WHEN NEW.freed IS NOT NULL BEGIN
+	DELETE FROM tokens WHERE id = NEW.token;
+END;
 `}
 
 // liveEpochs is how many epochs a reservation keeps: the data plane holds
@@ -321,11 +331,11 @@ func (s *Store) each(query string, scan func(*sql.Rows) error, args ...any) erro
 }
 
 func (s *Store) loadReservations() error {
-	err := s.each(`SELECT id, instance, name, strategy, ip_family, created, until FROM reservations WHERE freed IS NULL`,
+	err := s.each(`SELECT id, instance, name, strategy, ip_family, created, until, COALESCE(token, 0) FROM reservations WHERE freed IS NULL`,
 		func(rows *sql.Rows) error {
 			var r Reservation
 			var created, until int64
-			if err := rows.Scan(&r.ID, &r.Instance, &r.Name, &r.Strategy, &r.IPFamily, &created, &until); err != nil {
+			if err := rows.Scan(&r.ID, &r.Instance, &r.Name, &r.Strategy, &r.IPFamily, &created, &until, &r.Token); err != nil {
 				return err
 			}
 			r.Created, r.Until = fromMS(created), fromMS(until)
@@ -361,14 +371,14 @@ func scanState(rows *sql.Rows, lead ...any) (State, error) {
 
 func (s *Store) loadSessions() error {
 	err := s.each(`SELECT s.id, s.reservation, s.name, s.weight, s.ip, s.port, s.port_range, s.min_factor,
-		s.max_factor, s.keep_lb_header, s.demands, s.created
+		s.max_factor, s.keep_lb_header, s.demands, s.created, COALESCE(s.token, 0)
 		FROM sessions s JOIN reservations r ON r.id = s.reservation WHERE r.freed IS NULL`,
 		func(rows *sql.Rows) error {
 			var x Session
 			var demands string
 			var created int64
 			if err := rows.Scan(&x.ID, &x.Reservation, &x.Name, &x.Weight, &x.IP, &x.Port, &x.PortRange,
-				&x.MinFactor, &x.MaxFactor, &x.KeepLBHeader, &demands, &created); err != nil {
+				&x.MinFactor, &x.MaxFactor, &x.KeepLBHeader, &demands, &created, &x.Token); err != nil {
 				return err
 			}
 			x.Created = fromMS(created)
@@ -599,7 +609,11 @@ func (s *Store) Revoke(id int64) error {
 }
 
 // forget drops token id and its descendants from memory; s.mu is held.
+// Token 0 (none) has no descendants: parentless tokens are roots.
 func (s *Store) forget(id int64) {
+	if id == 0 {
+		return
+	}
 	gone := map[int64]bool{id: true}
 	// Parents have smaller IDs than their children: one pass in ID order
 	// finds every descendant.
@@ -652,7 +666,11 @@ func (s *Store) Reserve(r Reservation, instances int, parent int64, level Permis
 			return err
 		}
 		level.ID = fmt.Sprint(r.ID)
-		tok, secret, err = insertToken(tx, "reservation "+level.ID, parent, []Permission{level}, r.Created)
+		if tok, secret, err = insertToken(tx, "reservation "+level.ID, parent, []Permission{level}, r.Created); err != nil {
+			return err
+		}
+		r.Token = tok.ID
+		_, err = tx.Exec(`UPDATE reservations SET token = ? WHERE id = ?`, tok.ID, r.ID)
 		return err
 	})
 	if err != nil {
@@ -696,7 +714,8 @@ func (s *Store) Reservations() []Reservation {
 }
 
 // Free ends reservation id: its instance becomes free, and its sessions,
-// senders, epochs and sync samples are deleted.
+// senders, epochs, sync samples and the tokens made for it and its
+// sessions (with their children) are deleted.
 func (s *Store) Free(id int64, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -717,6 +736,7 @@ func (s *Store) Free(id int64, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	s.forget(s.res[id].Token)
 	delete(s.res, id)
 	s.resetMemory(id, true, true, true)
 	return nil
@@ -734,6 +754,7 @@ func (s *Store) resetMemory(id int64, sync, epochs, sessions bool) {
 	if sessions {
 		for sid, x := range s.sessions {
 			if x.Reservation == id {
+				s.forget(x.Token)
 				delete(s.sessions, sid)
 			}
 		}
@@ -833,7 +854,11 @@ func (s *Store) Register(x Session, parent int64, level Permission) (Session, st
 			return err
 		}
 		level.ID = fmt.Sprint(x.ID)
-		tok, secret, err = insertToken(tx, "session "+level.ID, parent, []Permission{level}, x.Created)
+		if tok, secret, err = insertToken(tx, "session "+level.ID, parent, []Permission{level}, x.Created); err != nil {
+			return err
+		}
+		x.Token = tok.ID
+		_, err = tx.Exec(`UPDATE sessions SET token = ? WHERE id = ?`, tok.ID, x.ID)
 		return err
 	})
 	if err != nil {
@@ -862,7 +887,7 @@ func (s *Store) Sessions(id int64) []Session {
 	return list(s, s.sessions, func(x *Session) bool { return x.Reservation == id }, (*Session).copy)
 }
 
-// Deregister deletes session id and its states.
+// Deregister deletes session id, its states and its token.
 func (s *Store) Deregister(id int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -872,6 +897,7 @@ func (s *Store) Deregister(id int64) error {
 	if _, err := s.db.Exec(`DELETE FROM sessions WHERE id = ?`, id); err != nil {
 		return err
 	}
+	s.forget(s.sessions[id].Token)
 	delete(s.sessions, id)
 	return nil
 }

@@ -101,11 +101,12 @@ func TestStoreReopensSameState(t *testing.T) {
 }
 
 func TestStoreInstancesAndFree(t *testing.T) {
-	s := openStore(t, filepath.Join(t.TempDir(), "cp.db"))
-	defer s.Close()
+	path := filepath.Join(t.TempDir(), "cp.db")
+	s := openStore(t, path)
+	defer func() { s.Close() }()
 	now := time.Now()
 	perm := Permission{Resource: pb.ResourceType_LOAD_BALANCER, Level: pb.PermissionType_UPDATE}
-	a, _, err := s.Reserve(Reservation{Created: now}, 2, 0, perm)
+	a, aSecret, err := s.Reserve(Reservation{Created: now}, 2, 0, perm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,14 +120,32 @@ func TestStoreInstancesAndFree(t *testing.T) {
 	if _, _, err := s.Reserve(Reservation{Created: now}, 2, 0, perm); !errors.Is(err, ErrNoInstance) {
 		t.Errorf("third reservation on 2 instances: %v, want ErrNoInstance", err)
 	}
-	if _, _, err := s.Register(Session{Reservation: a.ID, Created: now}, 0, perm); err != nil {
+	admin, _, _ := s.CreateToken("admin", 0, nil, now)
+	_, sessSecret, err := s.Register(Session{Reservation: a.ID, Created: now}, admin.ID, perm)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Free(a.ID, now); err != nil {
 		t.Fatal(err)
 	}
+	if _, ok := s.Authenticate(sessSecret); ok {
+		t.Error("the token of a freed reservation's session still authenticates")
+	}
+	if _, ok := s.Token(admin.ID); !ok {
+		t.Error("freeing a reservation revoked the token that registered its session")
+	}
+	s.Close()
+	s = openStore(t, path) // the tokens are gone from the database too
+	for _, secret := range []string{aSecret, sessSecret} {
+		if _, ok := s.Authenticate(secret); ok {
+			t.Error("a token of a freed reservation authenticates after reopening")
+		}
+	}
 	if len(s.Sessions(a.ID)) != 0 {
 		t.Error("sessions of a freed reservation remain")
+	}
+	if _, ok := s.Authenticate(aSecret); ok {
+		t.Error("the token of a freed reservation still authenticates")
 	}
 	if err := s.AddSync(a.ID, SyncSample{Time: now}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("sync sample for a freed reservation: %v, want ErrNotFound", err)
