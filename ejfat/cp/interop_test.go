@@ -1,10 +1,13 @@
 package cp_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -81,6 +84,35 @@ var specMessages = map[string][]field{
 		f("currentPredictedEventNumber", 3, tUint64), rep(m("workers", 4, ".loadbalancer.WorkerStatus")),
 		rep(f("senderAddresses", 5, tString)), m("expiresAt", 6, timestamp), f("slotResolution", 11, tUint32)},
 	"VersionReply": {f("commit", 1, tString), f("build", 2, tString), f("compatTag", 3, tString)},
+	"ResetLoadBalancerRequest": {f("lbId", 1, tString), f("sync", 2, tBool), f("epochs", 3, tBool), f("senders", 4, tBool),
+		f("workers", 5, tBool)},
+	"ResetLoadBalancerReply":   {f("sync", 2, tBool), f("epochs", 3, tBool), f("senders", 4, tBool), f("workers", 5, tBool)},
+	"ExtendReservationRequest": {f("lbId", 1, tString), m("until", 2, timestamp)},
+	"ExtendReservationReply":   {m("until", 2, timestamp)},
+	"SendersRequest":           {f("lbId", 2, tString), rep(f("senderAddresses", 3, tString))},
+	"SessionSlotRanges":        {f("sessionId", 1, tString), rep(m("slots", 2, ".loadbalancer.SlotRange"))},
+	"SetSlotDemandsRequest":    {f("lbId", 1, tString), rep(m("slotConstraints", 2, ".loadbalancer.SessionSlotRanges"))},
+	"DeregisterRequest":        {f("lbId", 2, tString), f("sessionId", 3, tString)},
+	"Overview": {f("name", 1, tString), m("reservation", 3, ".loadbalancer.ReserveLoadBalancerReply"),
+		m("status", 4, ".loadbalancer.LoadBalancerStatusReply")},
+	"OverviewReply":      {rep(m("loadBalancers", 1, ".loadbalancer.Overview"))},
+	"TimeseriesRequest":  {rep(f("seriesSelector", 1, tString)), m("since", 2, timestamp)},
+	"TimeseriesResponse": {rep(m("timeseries", 1, ".loadbalancer.Timeseries")), m("since", 2, timestamp)},
+	"Timeseries": {f("name", 1, tString), f("unit", 2, tString), m("integer_samples", 3, ".loadbalancer.IntegerTimeseries"),
+		m("float_samples", 4, ".loadbalancer.FloatTimeseries")},
+	"FloatTimeseries":    {rep(m("data", 4, ".loadbalancer.FloatSample"))},
+	"IntegerTimeseries":  {rep(m("data", 1, ".loadbalancer.IntegerSample"))},
+	"FloatSample":        {f("timestamp", 1, tInt64), f("value", 2, tFloat)},
+	"IntegerSample":      {f("timestamp", 1, tInt64), f("value", 2, tInt64)},
+	"TokenPermission":    {f("resourceType", 1, tInt32), f("resourceId", 2, tString), f("permission", 3, tInt32)},
+	"CreateTokenRequest": {f("name", 1, tString), rep(m("permissions", 2, ".loadbalancer.TokenPermission"))},
+	"CreateTokenReply":   {f("token", 1, tString)},
+	"TokenSelector":      {f("id", 1, tUint32), f("token", 2, tString)},
+	"TokenRequest":       {m("target", 1, ".loadbalancer.TokenSelector")},
+	"TokenDetails": {f("name", 1, tString), rep(m("permissions", 2, ".loadbalancer.TokenPermission")),
+		f("created_at", 3, tString), f("id", 4, tUint32)},
+	"ListTokenPermissionsReply": {m("token", 1, ".loadbalancer.TokenDetails")},
+	"ListChildTokensReply":      {rep(m("tokens", 1, ".loadbalancer.TokenDetails"))},
 }
 
 // specFile builds the descriptor of specMessages in package loadbalancer.
@@ -136,6 +168,11 @@ func (d *dyn) msg(name string, fields map[string]any) *dynamicpb.Message {
 			l := x.Mutable(fd).List()
 			for _, s := range v {
 				l.Append(protoreflect.ValueOfString(s))
+			}
+		case []*dynamicpb.Message:
+			l := x.Mutable(fd).List()
+			for _, m := range v {
+				l.Append(protoreflect.ValueOfMessage(m))
 			}
 		case proto.Message:
 			x.Set(fd, protoreflect.ValueOfMessage(v.ProtoReflect()))
@@ -245,4 +282,131 @@ func TestInteropSpecClient(t *testing.T) {
 		t.Error("Version: no compatTag")
 	}
 	interop(t, d)
+}
+
+// list returns the messages of repeated field name.
+func list(x protoreflect.Message, name string) []protoreflect.Message {
+	l := get(x, name).List()
+	out := make([]protoreflect.Message, l.Len())
+	for i := range out {
+		out[i] = l.Get(i).Message()
+	}
+	return out
+}
+
+// joined returns the strings of repeated field name, comma-separated.
+func joined(x protoreflect.Message, name string) string {
+	l := get(x, name).List()
+	var out []string
+	for i := range l.Len() {
+		out = append(out, l.Get(i).String())
+	}
+	return strings.Join(out, ",")
+}
+
+// TestInteropEveryRPC calls the RPCs the main flow does not, through the
+// spec-built client, and checks what each answers.
+func TestInteropEveryRPC(t *testing.T) {
+	c := startCP(t, cpConfig())
+	d := &dyn{t: t, conn: dial(t, c.grpc), file: specFile(t), token: c.admin}
+	res := d.must("ReserveLoadBalancer", d.msg("ReserveLoadBalancerRequest", map[string]any{
+		"name": "every", "senderAddresses": []string{"192.0.2.1"}}), "ReserveLoadBalancerReply")
+	lbID := get(res, "lbId").String()
+	lbMsg := d.msg("LbId", map[string]any{"lbId": lbID})
+	lbStatus := func() protoreflect.Message {
+		return d.must("LoadBalancerStatus", lbMsg, "LoadBalancerStatusReply")
+	}
+	if got := d.must("GetLoadBalancer", lbMsg, "ReserveLoadBalancerReply"); get(got, "lbId").String() != lbID ||
+		get(got, "token").String() != "" || get(got, "strategy").String() != "dynamic" {
+		t.Errorf("GetLoadBalancer: %v", got)
+	}
+
+	d.must("AddSenders", d.msg("SendersRequest", map[string]any{"lbId": lbID, "senderAddresses": []string{"192.0.2.7"}}), "Empty")
+	d.must("RemoveSenders", d.msg("SendersRequest", map[string]any{"lbId": lbID, "senderAddresses": []string{"192.0.2.1"}}), "Empty")
+	if got := joined(lbStatus(), "senderAddresses"); got != "192.0.2.7" {
+		t.Errorf("senders after AddSenders and RemoveSenders: %s", got)
+	}
+	until := timestamppb.New(time.Now().Add(2 * time.Hour).Truncate(time.Second))
+	ext := d.must("ExtendReservation", d.msg("ExtendReservationRequest", map[string]any{"lbId": lbID, "until": until}),
+		"ExtendReservationReply")
+	if get(get(ext, "until").Message(), "seconds").Int() != until.Seconds ||
+		get(get(lbStatus(), "expiresAt").Message(), "seconds").Int() != until.Seconds {
+		t.Errorf("ExtendReservation: %v", ext)
+	}
+
+	reg := d.must("Register", d.msg("RegisterRequest", map[string]any{"lbId": lbID, "name": "r", "weight": float32(1),
+		"ipAddress": "192.0.2.10", "udpPort": uint32(19522)}), "RegisterReply")
+	sid := get(reg, "sessionId").String()
+	slot := d.msg("SlotRange", map[string]any{"index": int32(3), "length": uint32(4)})
+	d.must("SetSlotDemands", d.msg("SetSlotDemandsRequest", map[string]any{"lbId": lbID, "slotConstraints": []*dynamicpb.Message{
+		d.msg("SessionSlotRanges", map[string]any{"sessionId": sid, "slots": []*dynamicpb.Message{slot}})}}), "Empty")
+	if ds := list(list(lbStatus(), "workers")[0], "slotDemands"); len(ds) != 1 || get(ds[0], "index").Int() != 3 ||
+		get(ds[0], "length").Uint() != 4 {
+		t.Errorf("slot demands after SetSlotDemands: %v", ds)
+	}
+	for i, fill := range []float32{0.25, 0.5} {
+		d.must("SendState", d.msg("SendStateRequest", map[string]any{"lbId": lbID, "sessionId": sid, "fillPercent": fill,
+			"totalBytesRecv": int64(100 * (i + 1))}), "Empty")
+	}
+	prefix := "/lb/" + lbID + "/session/" + sid + "/"
+	ts := d.must("Timeseries", d.msg("TimeseriesRequest", map[string]any{
+		"seriesSelector": []string{prefix + "fillPercent", prefix + "totalBytesRecv"}}), "TimeseriesResponse")
+	series := list(ts, "timeseries")
+	if len(series) != 2 || get(series[0], "name").String() != prefix+"fillPercent" ||
+		get(series[1], "name").String() != prefix+"totalBytesRecv" {
+		t.Fatalf("Timeseries: %v", ts)
+	}
+	fs := list(get(series[0], "float_samples").Message(), "data")
+	is := list(get(series[1], "integer_samples").Message(), "data")
+	if len(fs) != 2 || get(fs[1], "value").Float() != 0.5 || get(fs[1], "timestamp").Int() < time.Now().Add(-time.Minute).UnixMilli() ||
+		len(is) != 2 || get(is[1], "value").Int() != 200 {
+		t.Errorf("samples: float %v, integer %v", fs, is)
+	}
+
+	ov := list(d.must("Overview", d.msg("Empty", nil), "OverviewReply"), "loadBalancers")
+	if len(ov) != 1 || get(ov[0], "name").String() != "every" ||
+		get(get(ov[0], "reservation").Message(), "lbId").String() != lbID ||
+		len(list(get(ov[0], "status").Message(), "workers")) != 1 {
+		t.Errorf("Overview: %v", ov)
+	}
+
+	ro := d.msg("TokenPermission", map[string]any{"resourceType": int32(1), "resourceId": lbID, "permission": int32(0)})
+	made := d.must("CreateToken", d.msg("CreateTokenRequest", map[string]any{"name": "ro",
+		"permissions": []*dynamicpb.Message{ro}}), "CreateTokenReply")
+	roDyn := &dyn{t: t, conn: d.conn, file: d.file, token: get(made, "token").String()}
+	self := roDyn.msg("TokenRequest", map[string]any{"target": roDyn.msg("TokenSelector", nil)})
+	det := get(roDyn.must("ListTokenPermissions", self, "ListTokenPermissionsReply"), "token").Message()
+	ps := list(det, "permissions")
+	if get(det, "name").String() != "ro" || get(det, "id").Uint() == 0 || get(det, "created_at").String() == "" ||
+		len(ps) != 1 || get(ps[0], "resourceType").Int() != 1 || get(ps[0], "resourceId").String() != lbID ||
+		get(ps[0], "permission").Int() != 0 {
+		t.Errorf("ListTokenPermissions: %v", det)
+	}
+	var names []string
+	for _, k := range list(d.must("ListChildTokens", self, "ListChildTokensReply"), "tokens") {
+		names = append(names, get(k, "name").String())
+	}
+	if strings.Join(names, ",") != "reservation "+lbID+",session "+sid+",ro" {
+		t.Errorf("the admin's children: %v", names)
+	}
+	byID := d.msg("TokenRequest", map[string]any{"target": d.msg("TokenSelector", map[string]any{"id": uint32(get(det, "id").Uint())})})
+	d.must("RevokeToken", byID, "Empty")
+	if _, err := roDyn.call("ListTokenPermissions", self, "ListTokenPermissionsReply"); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("a revoked token: %v", err)
+	}
+
+	rr := d.must("ResetLoadBalancer", d.msg("ResetLoadBalancerRequest", map[string]any{"lbId": lbID, "workers": true,
+		"sync": true}), "ResetLoadBalancerReply")
+	if !get(rr, "workers").Bool() || !get(rr, "sync").Bool() || get(rr, "epochs").Bool() || get(rr, "senders").Bool() {
+		t.Errorf("ResetLoadBalancer reply: %v", rr)
+	}
+	if n := len(list(lbStatus(), "workers")); n != 0 {
+		t.Errorf("%d workers after reset", n)
+	}
+	reg = d.must("Register", d.msg("RegisterRequest", map[string]any{"lbId": lbID, "name": "r2", "weight": float32(1),
+		"ipAddress": "192.0.2.11", "udpPort": uint32(19522)}), "RegisterReply")
+	d.must("Deregister", d.msg("DeregisterRequest", map[string]any{"lbId": lbID, "sessionId": get(reg, "sessionId").String()}), "Empty")
+	if n := len(list(lbStatus(), "workers")); n != 0 {
+		t.Errorf("%d workers after Deregister", n)
+	}
 }
