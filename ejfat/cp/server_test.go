@@ -296,6 +296,12 @@ func TestSessionsEpochsTimeseries(t *testing.T) {
 	}
 	_, err = lc.Timeseries(ctx, &pb.TimeseriesRequest{SeriesSelector: []string{"/lb/999/*"}})
 	wantCode(t, "timeseries of another LB", err, codes.PermissionDenied)
+	defer cp.SetMaxSamples(2 * 9)()
+	_, err = lc.Timeseries(ctx, &pb.TimeseriesRequest{SeriesSelector: []string{"/lb/" + lb + "/*"}})
+	wantCode(t, "2 states × 9 series within a bound of 18 samples", err, codes.OK)
+	cp.SetMaxSamples(2*9 - 1)
+	_, err = lc.Timeseries(ctx, &pb.TimeseriesRequest{SeriesSelector: []string{"/lb/" + lb + "/*"}})
+	wantCode(t, "2 states × 9 series over a bound of 17 samples", err, codes.ResourceExhausted)
 
 	clk.Add(61 * time.Second) // past the 60 s deletion timeout
 	c.Tick()

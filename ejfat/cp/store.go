@@ -999,15 +999,16 @@ func (s *Store) commitStates(batch []stateWrite) error {
 	})
 }
 
-// States returns session id's states after since, oldest first.
-func (s *Store) States(id int64, since time.Time) ([]State, error) {
+// States returns session id's states after since, oldest first, at most
+// limit of them.
+func (s *Store) States(id int64, since time.Time, limit int) ([]State, error) {
 	var out []State
-	err := s.each(`SELECT `+stateColumns+` FROM session_states WHERE session = ? AND time > ? ORDER BY time`,
+	err := s.each(`SELECT `+stateColumns+` FROM session_states WHERE session = ? AND time > ? ORDER BY time LIMIT ?`,
 		func(rows *sql.Rows) error {
 			st, err := scanState(rows)
 			out = append(out, st)
 			return err
-		}, id, ms(since))
+		}, id, ms(since), limit)
 	return out, err
 }
 

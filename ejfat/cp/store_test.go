@@ -208,7 +208,7 @@ func TestStorePrune(t *testing.T) {
 	if err := s.Prune(now.Add(7 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	states, err := s.States(x.ID, time.Time{})
+	states, err := s.States(x.ID, time.Time{}, 100)
 	if err != nil || len(states) != 3 || states[0].Fill != 0.7 {
 		t.Errorf("states after pruning before 7 s: %+v, %v; want those at 7, 8, 9 s", states, err)
 	}

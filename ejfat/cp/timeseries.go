@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -31,6 +33,10 @@ var sessionSeries = []series{
 	{name: "totalPacketsRecv", unit: "packets", integer: func(s State) int64 { return s.Packets }},
 }
 
+// maxSamples bounds the samples one Timeseries call answers, so that no
+// request makes the CP build a reply of unbounded size.
+var maxSamples = 100_000
+
 // selects says whether selector names series name: a final "/*" matches
 // everything below, other "*" one path element.
 func selects(selector, name string) bool {
@@ -50,6 +56,7 @@ func (c *CP) Timeseries(ctx context.Context, req *pb.TimeseriesRequest) (*pb.Tim
 	}
 	rep := &pb.TimeseriesResponse{Since: req.Since}
 	latest := since
+	budget := maxSamples
 	for _, sel := range req.SeriesSelector {
 		lbID, ok := selectorLB(sel)
 		if !ok {
@@ -60,9 +67,9 @@ func (c *CP) Timeseries(ctx context.Context, req *pb.TimeseriesRequest) (*pb.Tim
 			return nil, err
 		}
 		for _, x := range c.store.Sessions(r.ID) {
-			ts, last, err := c.sessionSeries(sel, x, since)
+			ts, last, err := c.sessionSeries(sel, x, since, &budget)
 			if err != nil {
-				return nil, storeErr(err)
+				return nil, err
 			}
 			rep.Timeseries = append(rep.Timeseries, ts...)
 			if last.After(latest) {
@@ -86,8 +93,9 @@ func selectorLB(sel string) (string, bool) {
 }
 
 // sessionSeries returns session x's series that sel selects, with their
-// samples after since, and the newest sample's time.
-func (c *CP) sessionSeries(sel string, x Session, since time.Time) ([]*pb.Timeseries, time.Time, error) {
+// samples after since, and the newest sample's time. It takes the samples
+// from budget, and fails with ResourceExhausted when that is not enough.
+func (c *CP) sessionSeries(sel string, x Session, since time.Time, budget *int) ([]*pb.Timeseries, time.Time, error) {
 	prefix := fmt.Sprintf("/lb/%d/session/%d/", x.Reservation, x.ID)
 	var want []series
 	for _, s := range sessionSeries {
@@ -98,9 +106,16 @@ func (c *CP) sessionSeries(sel string, x Session, since time.Time) ([]*pb.Timese
 	if len(want) == 0 {
 		return nil, time.Time{}, nil
 	}
-	states, err := c.store.States(x.ID, since)
-	if err != nil || len(states) == 0 {
-		return nil, time.Time{}, err
+	states, err := c.store.States(x.ID, since, *budget/len(want)+1)
+	if err != nil {
+		return nil, time.Time{}, storeErr(err)
+	}
+	if *budget -= len(states) * len(want); *budget < 0 {
+		return nil, time.Time{}, status.Errorf(codes.ResourceExhausted,
+			"more than %d samples: select fewer series or a later since", maxSamples)
+	}
+	if len(states) == 0 {
+		return nil, time.Time{}, nil
 	}
 	var out []*pb.Timeseries
 	for _, s := range want {
