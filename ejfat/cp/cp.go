@@ -2,7 +2,6 @@ package cp
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -19,8 +18,8 @@ type Config struct {
 	DataPortMin uint32
 	DataPortMax uint32
 	SyncIPv4    string // where senders send sync messages; the sync servers listen here
-	SyncIPv6    string
-	SyncPort    int // instance i's sync server listens on SyncPort+i; 0: any free port each
+	SyncIPv6    string // and here too, when set
+	SyncPort    int    // instance i's sync server listens on SyncPort+i; 0: any free port each
 
 	ReadyTimeout  time.Duration // a session without SendState this long is not ready; default 2 s
 	DeleteTimeout time.Duration // and is deleted after this long; default 60 s
@@ -63,7 +62,7 @@ type CP struct {
 	cfg     Config
 	store   *Store
 	metrics *metrics
-	sync    []*net.UDPConn // one per instance
+	sync    []syncConn // per instance, IPv4 and maybe IPv6
 	wg      sync.WaitGroup
 	mu      sync.Mutex // serializes housekeeping and Free/Reset with epochs
 	pruned  time.Time  // when Tick last pruned
@@ -98,8 +97,8 @@ func (c *CP) HTTPHandler() http.Handler {
 // Run serves sync messages and runs the housekeeping loop until ctx ends,
 // then closes the sync servers.
 func (c *CP) Run(ctx context.Context) {
-	for i, conn := range c.sync {
-		c.wg.Go(func() { c.serveSync(i, conn) })
+	for _, s := range c.sync {
+		c.wg.Go(func() { c.serveSync(s.instance, s.conn) })
 	}
 	t := time.NewTicker(c.cfg.EpochInterval)
 	defer t.Stop()

@@ -344,9 +344,14 @@ func TestResetAndSlotDemands(t *testing.T) {
 }
 
 func TestSyncServer(t *testing.T) {
-	c := startCP(t, cpConfig())
+	cfg := cpConfig()
+	cfg.SyncIPv6 = "::1"
+	c := startCP(t, cfg)
 	lc := client(t, c)
 	res, _ := lbSession(t, lc, c.admin)
+	if res.SyncIpv4Address != "127.0.0.1" || res.SyncIpv6Address != "::1" {
+		t.Errorf("sync addresses %q, %q", res.SyncIpv4Address, res.SyncIpv6Address)
+	}
 	conn, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort))
 	if err != nil {
 		t.Fatal(err)
@@ -363,11 +368,19 @@ func TestSyncServer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	conn6, err := net.Dial("udp", fmt.Sprintf("[::1]:%d", res.SyncUdpPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn6.Close()
+	if _, err := conn6.Write(good); err != nil {
+		t.Fatal(err)
+	}
 	want := []string{
 		`nsc_cp_sync_dropped_total{instance="0",reason="length"} 2`,
 		`nsc_cp_sync_dropped_total{instance="0",reason="magic"} 1`,
 		`nsc_cp_sync_dropped_total{instance="0",reason="version"} 1`,
-		`nsc_cp_sync_samples_total{lb="` + res.LbId + `"} 2`,
+		`nsc_cp_sync_samples_total{lb="` + res.LbId + `"} 3`,
 	}
 	var metrics string
 	for range 100 {
@@ -385,7 +398,7 @@ func TestSyncServer(t *testing.T) {
 	var id int64
 	fmt.Sscan(res.LbId, &id)
 	s := c.store.Sync(id)
-	if len(s) != 2 || s[0].Source != 7 || s[0].Event != 12345 || s[0].Rate != 1_000_000 || s[0].SenderTime != 1 {
+	if len(s) != 3 || s[0].Source != 7 || s[0].Event != 12345 || s[0].Rate != 1_000_000 || s[0].SenderTime != 1 {
 		t.Errorf("stored sync samples %+v", s)
 	}
 }

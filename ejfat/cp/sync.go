@@ -3,6 +3,7 @@ package cp
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 )
@@ -38,32 +39,50 @@ func parseSync(b []byte) (SyncSample, string) {
 	}, ""
 }
 
-// listenSync opens one UDP socket per instance on SyncIPv4.
+// syncConn is one socket of instance's sync server.
+type syncConn struct {
+	instance int
+	conn     *net.UDPConn
+}
+
+// listenSync opens instance i's sync server on SyncIPv4 at SyncPort+i (or
+// any free port) and, when SyncIPv6 is set, on SyncIPv6 at the same port.
 func (c *CP) listenSync() error {
 	for i := range c.cfg.Instances {
 		port := 0
 		if c.cfg.SyncPort != 0 {
 			port = c.cfg.SyncPort + i
 		}
-		conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(c.cfg.SyncIPv4), Port: port})
-		if err != nil {
-			c.closeSync()
-			return err
+		for _, ip := range []string{c.cfg.SyncIPv4, c.cfg.SyncIPv6} {
+			if ip == "" {
+				continue
+			}
+			conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(ip), Port: port})
+			if err != nil {
+				c.closeSync()
+				return fmt.Errorf("sync server of instance %d: %w", i, err)
+			}
+			c.sync = append(c.sync, syncConn{i, conn})
+			port = conn.LocalAddr().(*net.UDPAddr).Port
 		}
-		c.sync = append(c.sync, conn)
 	}
 	return nil
 }
 
 func (c *CP) closeSync() {
-	for _, conn := range c.sync {
-		conn.Close()
+	for _, s := range c.sync {
+		s.conn.Close()
 	}
 }
 
 // syncPort is the UDP port of instance i's sync server.
 func (c *CP) syncPort(i int) uint32 {
-	return uint32(c.sync[i].LocalAddr().(*net.UDPAddr).Port)
+	for _, s := range c.sync {
+		if s.instance == i {
+			return uint32(s.conn.LocalAddr().(*net.UDPAddr).Port)
+		}
+	}
+	return 0
 }
 
 // serveSync stores the sync messages instance i receives until conn closes.
