@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -376,16 +377,30 @@ func TestSyncServer(t *testing.T) {
 	if _, err := conn6.Write(good); err != nil {
 		t.Fatal(err)
 	}
+	// A well-formed message to an instance without a reservation.
+	freed, _ := lbSession(t, lc, c.admin)
+	if _, err := lc.FreeLoadBalancer(as(c.admin), &pb.FreeLoadBalancerRequest{LbId: freed.LbId}); err != nil {
+		t.Fatal(err)
+	}
+	conn1, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", freed.SyncUdpPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn1.Close()
+	if _, err := conn1.Write(good); err != nil {
+		t.Fatal(err)
+	}
 	want := []string{
+		`nsc_cp_sync_dropped_total{instance="1",reason="unreserved"} 1`,
 		`nsc_cp_sync_dropped_total{instance="0",reason="length"} 2`,
 		`nsc_cp_sync_dropped_total{instance="0",reason="magic"} 1`,
 		`nsc_cp_sync_dropped_total{instance="0",reason="version"} 1`,
 		`nsc_cp_sync_samples_total{lb="` + res.LbId + `"} 3`,
 	}
 	var metrics string
-	for range 100 {
+	for range 200 { // the datagrams are counted asynchronously
 		metrics = get200(t, "http://"+c.http+"/metrics")
-		if strings.Contains(metrics, want[len(want)-1]) {
+		if !slices.ContainsFunc(want, func(l string) bool { return !strings.Contains(metrics, l+"\n") }) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
