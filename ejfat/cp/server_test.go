@@ -353,43 +353,21 @@ func TestSyncServer(t *testing.T) {
 	if res.SyncIpv4Address != "127.0.0.1" || res.SyncIpv6Address != "::1" {
 		t.Errorf("sync addresses %q, %q", res.SyncIpv4Address, res.SyncIpv6Address)
 	}
-	conn, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	good := []byte{'L', 'C', 2, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0x30, 0x39, 0, 0x0f, 0x42, 0x40, 0, 0, 0, 0, 0, 0, 0, 1}
 	bad := map[string][]byte{
 		"length":  good[:27],
 		"magic":   append([]byte{'L', 'B'}, good[2:]...),
 		"version": append([]byte{'L', 'C', 1}, good[3:]...),
 	}
-	for _, b := range [][]byte{good, bad["length"], append(good[:28:28], 0), bad["magic"], bad["version"], good} {
-		if _, err := conn.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	conn6, err := net.Dial("udp", fmt.Sprintf("[::1]:%d", res.SyncUdpPort))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn6.Close()
-	if _, err := conn6.Write(good); err != nil {
-		t.Fatal(err)
-	}
+	sendUDP(t, fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort),
+		good, bad["length"], append(good[:28:28], 0), bad["magic"], bad["version"], good)
+	sendUDP(t, fmt.Sprintf("[::1]:%d", res.SyncUdpPort), good)
 	// A well-formed message to an instance without a reservation.
 	freed, _ := lbSession(t, lc, c.admin)
 	if _, err := lc.FreeLoadBalancer(as(c.admin), &pb.FreeLoadBalancerRequest{LbId: freed.LbId}); err != nil {
 		t.Fatal(err)
 	}
-	conn1, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", freed.SyncUdpPort))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn1.Close()
-	if _, err := conn1.Write(good); err != nil {
-		t.Fatal(err)
-	}
+	sendUDP(t, fmt.Sprintf("127.0.0.1:%d", freed.SyncUdpPort), good)
 	want := []string{
 		`nsc_cp_sync_dropped_total{instance="1",reason="unreserved"} 1`,
 		`nsc_cp_sync_dropped_total{instance="0",reason="length"} 2`,
@@ -446,6 +424,21 @@ func TestMetricsAndDashboard(t *testing.T) {
 		"<td>w</td><td>127.0.0.1:20000</td>", "width:75px"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("dashboard lacks %q", want)
+		}
+	}
+}
+
+// sendUDP sends each datagram to addr.
+func sendUDP(t *testing.T, addr string, datagrams ...[]byte) {
+	t.Helper()
+	conn, err := net.Dial("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, b := range datagrams {
+		if _, err := conn.Write(b); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
