@@ -37,6 +37,7 @@ var commands = []command{
 	{"recv", "(--listen ADDR [--ports 2^k] [--threads N] | --in IN.pcap) [--timeout D] [--max-event B] [--out DIR] [--verify]", "receive EJFAT segments on consecutive ports (or from a pcap) and reassemble the events", runRecv},
 	{"xdp", "run|attach …", "run a compiled XDP program over a pcap in the kernel, or attach it to an interface", runXDP},
 	{"dissector", "FILE… [--headers H,…] [-o FILE.lua]", "generate a Wireshark Lua dissector for the model's headers", runDissector},
+	{"cp", "--grpc HOST:PORT --db FILE --admin-token-file FILE [--http HOST:PORT] [--config FILE] …", "run the EJFAT control plane: the udplbd2-compatible gRPC API over SQLite, sync servers, metrics", runCP},
 	{"verify", "FILE… --lpg L --prg P [--packets N] [--seed S]", "run the same packets through the LPG alone and embedded; any difference fails", runVerify},
 }
 

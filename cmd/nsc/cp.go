@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dragonet-go/nsc/ejfat/cp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+)
+
+// cpFlags are nsc cp's options; a --config file gives defaults the command
+// line overrides.
+type cpFlags struct {
+	config, grpc, http, db, adminFile, tlsCert, tlsKey string
+	cfg                                                cp.Config
+	dataPortMin, dataPortMax                           uint
+}
+
+func (f *cpFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.config, "config", "", "file of `name value` lines setting these flags (the command line wins)")
+	fs.StringVar(&f.grpc, "grpc", "", "HOST:PORT to serve the gRPC API on (required)")
+	fs.StringVar(&f.http, "http", "", "HOST:PORT to serve /metrics and the dashboard on (default: none)")
+	fs.StringVar(&f.db, "db", "", "SQLite database file (required; created at first start)")
+	fs.StringVar(&f.adminFile, "admin-token-file", "", "file holding the admin token (required; written at first start)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file for gRPC (with --tls-key)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "TLS key file for gRPC")
+	fs.IntVar(&f.cfg.Instances, "instances", 8, "LB instances (virtual LBs) served")
+	fs.StringVar(&f.cfg.DataIPv4, "data-ipv4", "", "the LB's IPv4 data address, handed out at reservation")
+	fs.StringVar(&f.cfg.DataIPv6, "data-ipv6", "", "the LB's IPv6 data address")
+	fs.UintVar(&f.dataPortMin, "data-port-min", 19522, "the LB's first data port")
+	fs.UintVar(&f.dataPortMax, "data-port-max", 19522, "the LB's last data port")
+	fs.StringVar(&f.cfg.SyncIPv4, "sync-ipv4", "127.0.0.1", "address the sync servers listen on and hand out")
+	fs.StringVar(&f.cfg.SyncIPv6, "sync-ipv6", "", "IPv6 sync address handed out")
+	fs.IntVar(&f.cfg.SyncPort, "sync-port", 0, "instance i's sync server listens on this port + i (0: any free port)")
+	fs.DurationVar(&f.cfg.ReadyTimeout, "ready-timeout", 2*time.Second, "a session without SendState this long is not ready")
+	fs.DurationVar(&f.cfg.DeleteTimeout, "delete-timeout", 60*time.Second, "a session without SendState this long is deleted")
+	fs.DurationVar(&f.cfg.EpochInterval, "epoch-interval", time.Second, "how often new epochs are considered")
+	fs.DurationVar(&f.cfg.Retention, "retention", 10*time.Minute, "how long session states and sync samples are kept")
+}
+
+// cpOptions parses the command line, over the --config file if it names one.
+func cpOptions(e *env, args []string) (*cpFlags, error) {
+	f := &cpFlags{}
+	fs := newFlags("cp", e)
+	f.define(fs)
+	if _, err := parseArgs(fs, args); err != nil {
+		return nil, err
+	}
+	if f.config != "" {
+		config := f.config
+		f = &cpFlags{}
+		fs = newFlags("cp", e)
+		f.define(fs)
+		if err := readConfig(fs, config); err != nil {
+			return nil, err
+		}
+		if _, err := parseArgs(fs, args); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, usagef("unexpected argument %q", fs.Arg(0))
+	case f.grpc == "" || f.db == "" || f.adminFile == "":
+		return nil, usagef("--grpc, --db and --admin-token-file are required")
+	case (f.tlsCert == "") != (f.tlsKey == ""):
+		return nil, usagef("--tls-cert and --tls-key go together")
+	case f.dataPortMin == 0 || f.dataPortMin > f.dataPortMax || f.dataPortMax > 65535:
+		return nil, usagef("data ports %d..%d: want 1 <= min <= max <= 65535", f.dataPortMin, f.dataPortMax)
+	case f.cfg.Instances < 1:
+		return nil, usagef("--instances %d: want at least 1", f.cfg.Instances)
+	}
+	f.cfg.DataPortMin, f.cfg.DataPortMax = uint32(f.dataPortMin), uint32(f.dataPortMax)
+	return f, nil
+}
+
+// readConfig sets fs's flags from file's `name value` (or `name = value`)
+// lines; # starts a comment.
+func readConfig(fs *flag.FlagSet, file string) error {
+	r, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		name, value, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if name == "" {
+			continue
+		}
+		value = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(value), "="))
+		if name == "config" {
+			return fmt.Errorf("%s:%d: a config file cannot name another", file, n)
+		}
+		if err := fs.Set(strings.TrimLeft(name, "-"), value); err != nil {
+			return fmt.Errorf("%s:%d: %v", file, n, err)
+		}
+	}
+	return sc.Err()
+}
+
+func runCP(e *env, args []string) error {
+	f, err := cpOptions(e, args)
+	if err != nil {
+		return err
+	}
+	store, err := cp.Open(f.db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	admin, created, err := cp.AdminToken(store, f.adminFile, time.Now())
+	if err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(e.stdout, "admin token (written to %s, shown once): %s\n", f.adminFile, admin)
+	}
+	c, err := cp.New(store, f.cfg)
+	if err != nil {
+		return err
+	}
+	var opts []grpc.ServerOption
+	if f.tlsCert != "" {
+		creds, err := credentials.NewServerTLSFromFile(f.tlsCert, f.tlsKey)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, grpc.Creds(creds))
+	}
+	return serveCP(e, c, f, opts)
+}
+
+// serveCP serves until SIGINT or SIGTERM, then stops accepting calls,
+// finishes those in flight, and returns (the caller closes the database).
+func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption) error {
+	gl, err := net.Listen("tcp", f.grpc)
+	if err != nil {
+		return err
+	}
+	gs := c.GRPCServer(opts...)
+	hs := &http.Server{Handler: c.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errs := make(chan error, 2)
+	where := "gRPC on " + gl.Addr().String()
+	if f.http != "" {
+		hl, err := net.Listen("tcp", f.http)
+		if err != nil {
+			gl.Close()
+			return err
+		}
+		where += ", HTTP on " + hl.Addr().String()
+		go func() { errs <- ignoreClosed(hs.Serve(hl)) }()
+	}
+	runDone := make(chan struct{})
+	go func() { c.Run(ctx); close(runDone) }()
+	go func() { errs <- gs.Serve(gl) }()
+	fmt.Fprintf(e.stdout, "nsc cp: %s\n", where)
+	select {
+	case <-ctx.Done():
+	case err = <-errs:
+	}
+	stop()
+	shutdown(gs, hs)
+	<-runDone
+	return err
+}
+
+// shutdown stops the servers gracefully, forcibly after 10 s.
+func shutdown(gs *grpc.Server, hs *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { gs.GracefulStop(); close(done) }()
+	hs.Shutdown(ctx)
+	select {
+	case <-done:
+	case <-ctx.Done():
+		gs.Stop()
+	}
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}

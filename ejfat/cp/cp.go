@@ -1,0 +1,115 @@
+package cp
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/dragonet-go/nsc/ejfat/cp/pb"
+	"google.golang.org/grpc"
+)
+
+// Config is what a CP serves and how it keeps time.
+type Config struct {
+	Instances   int    // LB instances (virtual LBs) served; default 8
+	DataIPv4    string // the LB's data addresses, handed out at reservation
+	DataIPv6    string
+	DataPortMin uint32
+	DataPortMax uint32
+	SyncIPv4    string // where senders send sync messages; the sync servers listen here
+	SyncIPv6    string // and here too, when set
+	SyncPort    int    // instance i's sync server listens on SyncPort+i; 0: any free port each
+
+	ReadyTimeout  time.Duration // a session without SendState this long is not ready; default 2 s
+	DeleteTimeout time.Duration // and is deleted after this long; default 60 s
+	EpochInterval time.Duration // how often epochs are considered; default 1 s
+	Retention     time.Duration // states and sync samples kept this long; default 10 min
+
+	Epocher Epocher
+	Now     func() time.Time // default time.Now
+	Commit  string           // reported by Version
+}
+
+func (cfg *Config) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if cfg.Instances == 0 {
+		cfg.Instances = 8
+	}
+	def(&cfg.ReadyTimeout, 2*time.Second)
+	def(&cfg.DeleteTimeout, 60*time.Second)
+	def(&cfg.EpochInterval, time.Second)
+	def(&cfg.Retention, 10*time.Minute)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Epocher == nil {
+		cfg.Epocher = RoundRobin{}
+	}
+	if cfg.DataPortMin == 0 {
+		cfg.DataPortMin, cfg.DataPortMax = 19522, 19522
+	}
+}
+
+// CP is a running control plane: the gRPC service over a Store, the sync
+// servers, the housekeeping loop, metrics and dashboard.
+type CP struct {
+	pb.UnimplementedLoadBalancerServer
+	cfg     Config
+	store   *Store
+	metrics *metrics
+	sync    []syncConn // per instance, IPv4 and maybe IPv6
+	wg      sync.WaitGroup
+	mu      sync.Mutex // serializes housekeeping and Free/Reset with epochs
+	pruned  time.Time  // when Tick last pruned
+}
+
+// New makes a CP over store and opens its sync servers.
+func New(store *Store, cfg Config) (*CP, error) {
+	cfg.defaults()
+	c := &CP{cfg: cfg, store: store}
+	c.metrics = newMetrics(c)
+	if err := c.listenSync(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// GRPCServer returns a gRPC server with the service registered, opts added.
+func (c *CP) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
+	s := grpc.NewServer(append(opts, grpc.UnaryInterceptor(c.interceptor))...)
+	pb.RegisterLoadBalancerServer(s, c)
+	return s
+}
+
+// HTTPHandler serves /metrics and the dashboard.
+func (c *CP) HTTPHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", c.metrics.handler())
+	mux.HandleFunc("/{$}", c.dashboard)
+	return mux
+}
+
+// Run serves sync messages and runs the housekeeping loop until ctx ends,
+// then closes the sync servers.
+func (c *CP) Run(ctx context.Context) {
+	for _, s := range c.sync {
+		c.wg.Go(func() { c.serveSync(s.instance, s.conn) })
+	}
+	t := time.NewTicker(c.cfg.EpochInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			c.closeSync()
+			c.wg.Wait()
+			return
+		case <-t.C:
+			c.Tick()
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package cp
+
+import (
+	"fmt"
+	"log"
+	"slices"
+	"time"
+)
+
+// EpochInput is what an Epocher decides a reservation's next epoch from.
+type EpochInput struct {
+	Now      time.Time
+	Strategy string    // dynamic, static or explicit
+	Sessions []Session // the ready ones, by ID, each with its latest State
+	Current  *Epoch    // the newest epoch; nil before the first
+	Sync     []SyncSample
+}
+
+// Epocher computes calendars and epoch boundaries (package
+// ejfat/cp/calendar implements the real one). The CP calls it once per
+// EpochInterval for each reservation.
+type Epocher interface {
+	// Next returns the next epoch's calendar (Slots session IDs, 0 = drop)
+	// and the event number it starts at. A calendar equal to the current
+	// one starts no new epoch.
+	Next(in EpochInput) (calendar []int64, boundary uint64, err error)
+}
+
+// RoundRobin is a stand-in Epocher until ejfat/cp/calendar is wired in:
+// slots dealt to the ready sessions in turn, ignoring weights, starting at
+// the newest sync sample's event number (no look-ahead).
+type RoundRobin struct{}
+
+// Next implements Epocher.
+func (RoundRobin) Next(in EpochInput) ([]int64, uint64, error) {
+	cal := make([]int64, Slots)
+	if len(in.Sessions) > 0 {
+		for i := range cal {
+			cal[i] = in.Sessions[i%len(in.Sessions)].ID
+		}
+	}
+	var boundary uint64
+	if n := len(in.Sync); n > 0 {
+		boundary = in.Sync[n-1].Event
+	}
+	if in.Current != nil {
+		boundary = max(boundary, in.Current.Boundary)
+	}
+	return cal, boundary, nil
+}
+
+// ready says whether session x counts for calendars at now.
+func (c *CP) ready(x Session, now time.Time) bool {
+	return x.State != nil && x.State.Ready && now.Sub(x.State.Time) <= c.cfg.ReadyTimeout
+}
+
+// pruneEvery is how often old samples are deleted.
+const pruneEvery = time.Minute
+
+// Tick does the CP's periodic work: frees expired reservations, deletes
+// silent sessions, starts new epochs, prunes old samples.
+func (c *CP) Tick() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.cfg.Now()
+	for _, r := range c.store.Reservations() {
+		if r.Expired(now) {
+			c.logErr("free expired reservation", c.store.Free(r.ID, now))
+			continue
+		}
+		var ready []Session
+		for _, x := range c.store.Sessions(r.ID) {
+			switch {
+			case now.Sub(x.LastSeen()) > c.cfg.DeleteTimeout:
+				c.logErr("delete silent session", c.store.Deregister(x.ID))
+			case c.ready(x, now):
+				ready = append(ready, x)
+			}
+		}
+		c.logErr("new epoch", c.nextEpoch(r, ready, now))
+	}
+	if now.Sub(c.pruned) >= pruneEvery {
+		c.logErr("prune", c.store.Prune(now.Add(-c.cfg.Retention)))
+		c.pruned = now
+	}
+}
+
+func (c *CP) logErr(what string, err error) {
+	if err != nil {
+		log.Printf("nsc cp: %s: %v", what, err)
+	}
+}
+
+// nextEpoch asks the Epocher for r's next epoch and stores it if its
+// calendar differs from the current one.
+func (c *CP) nextEpoch(r Reservation, ready []Session, now time.Time) error {
+	in := EpochInput{Now: now, Strategy: r.Strategy, Sessions: ready, Sync: c.store.Sync(r.ID)}
+	if es := c.store.Epochs(r.ID); len(es) > 0 {
+		in.Current = &es[len(es)-1]
+	}
+	cal, boundary, err := c.cfg.Epocher.Next(in)
+	if err != nil {
+		return err
+	}
+	if len(cal) != Slots {
+		return fmt.Errorf("LB %d: the epocher made a calendar of %d slots, not %d", r.ID, len(cal), Slots)
+	}
+	if in.Current != nil && slices.Equal(cal, in.Current.Calendar) {
+		return nil
+	}
+	e := Epoch{Number: 1, Boundary: boundary, Created: now, Calendar: cal}
+	if in.Current != nil {
+		e.Number = in.Current.Number + 1
+	}
+	if err := c.store.AddEpoch(r.ID, e); err != nil {
+		return err
+	}
+	c.metrics.epochs.WithLabelValues(lbLabel(r.ID)).Inc()
+	return nil
+}
