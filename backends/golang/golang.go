@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
@@ -380,6 +381,72 @@ func (c *gen) Verify(n *dataflow.Node) string {
 	c.emit("%s, wellFormed := p.VerifyChecksum(%d)", v, n.Op.Header)
 	c.reloadState()
 	return v + " && wellFormed"
+}
+
+// Place generates `place S at OFFSET [size N]` as the interpreter runs
+// it: the key, the event length and the offset evaluated (a 128-bit value
+// saturated to 64 bits), the payload at the cursor, the state's runtime
+// (fastpath.State) picking the port; on complete the packet is the event:
+// no header valid, the cursor at 0, the metadata kept.
+func (c *gen) Place(n *dataflow.Node) {
+	o := n.Op
+	def := c.s.States[o.State]
+	if len(def.Keys) > fastpath.MaxStateKeys {
+		c.w.Refuse(n, "place %s: a key of %d expressions; the Go runtime takes at most %d", def.Name, len(def.Keys), fastpath.MaxStateKeys)
+		return
+	}
+	k := c.newTmp("key")
+	c.emit("var %s fastpath.StateKey", k)
+	for i, e := range def.Keys {
+		if flow.IsWide(e) {
+			v := c.newTmp("kv")
+			c.emit("%s := %s", v, c.value(e))
+			c.emit("%s[%d], %s[%d] = %s.Hi, %s.Lo", k, 2*i, k, 2*i+1, v, v)
+		} else {
+			c.emit("%s[%d] = %s", k, 2*i+1, c.u64(e))
+		}
+	}
+	length, offset := c.saturated(def.Length), c.saturated(o.Offset)
+	rest, size := c.newTmp("rest"), c.newTmp("size")
+	c.emit("%s := uint64(max(len(data)-cur, 0))", rest)
+	if o.Size != nil {
+		c.emit("%s := %s", size, c.saturated(o.Size))
+		c.emit("if %s > %s { %s }", size, rest, c.malformed())
+	} else {
+		c.emit("%s := %s", size, rest)
+	}
+	c.patchPending() // the payload is read as it is
+	port, ev := c.newTmp("port"), c.newTmp("ev")
+	c.emit("%s, %s := pl.states[%d].Place(&%s, %s, %s, data[cur:cur+int(%s)])", port, ev, o.State, k, length, offset, size)
+	c.emit("if %s == %d { // the packet is the event now", port, packet.PlaceComplete)
+	c.emit("data, cur = %s, 0", ev)
+	for h, hs := range c.s.Headers {
+		if !hs.Metadata {
+			c.emit("%s", c.hClear(h))
+		}
+	}
+	c.emit("}")
+	c.emit("switch %s {", port)
+	for i := range packet.PlacePorts {
+		if i == len(packet.PlacePorts)-1 {
+			c.emit("default:")
+		} else {
+			c.emit("case %d:", i)
+		}
+		c.w.Fire(n, i)
+	}
+	c.emit("}")
+}
+
+// saturated evaluates e as a uint64, a 128-bit value above 64 bits as the
+// largest one (the interpreter's rule for lengths and offsets).
+func (c *gen) saturated(e *packet.Expr) string {
+	if !flow.IsWide(e) {
+		return c.u64(e)
+	}
+	v := c.newTmp("w")
+	c.emit("%s := %s", v, c.value(e))
+	return fmt.Sprintf("fastpath.Saturated(%s)", v)
 }
 
 func (c *gen) Compute(n *dataflow.Node) {
@@ -1069,7 +1136,13 @@ func (c *gen) file(opt Options) ([]byte, error) {
 	fmt.Fprintf(&w, "\n// Package %s runs graph %s as straight-line Go. Its behaviour is the\n// interpreter's on the same graph (nsc's sim package), counters included.\npackage %s\n\n", opt.Package, c.g.Name, opt.Package)
 	w.WriteString("import (\n")
 	if c.usesBits {
-		w.WriteString("\t\"math/bits\"\n\n")
+		w.WriteString("\t\"math/bits\"\n")
+	}
+	if len(c.s.States) > 0 {
+		w.WriteString("\t\"time\"\n")
+	}
+	if c.usesBits || len(c.s.States) > 0 {
+		w.WriteString("\n")
 	}
 	w.WriteString("\t\"github.com/dragonet-go/nsc/backends/golang/fastpath\"\n\t\"github.com/dragonet-go/nsc/packet\"\n)\n\n")
 	c.schema(&w)
@@ -1168,7 +1241,19 @@ func (c *gen) schema(w *bytes.Buffer) {
 		fmt.Fprintf(w, "}, DefaultParams: %s}, Actions: []int{%s}, Default: %d, DefaultParams: %s},\n",
 			valuesLit(sp.DefaultParams), joinInts(t.Actions), t.Default, valuesLit(t.DefaultParams))
 	}
-	w.WriteString("},\n}\ns.Finish()\nreturn s\n}\n\n")
+	w.WriteString("},\n")
+	if len(s.States) > 0 {
+		w.WriteString("States: []*packet.StateDef{\n")
+		for _, st := range s.States {
+			fmt.Fprintf(w, "{Name: %q, Max: %d, Timeout: %d, Events: %d, Bytes: %d, Length: %s, Keys: []*packet.Expr{", st.Name, st.Max, st.Timeout, st.Events, st.Bytes, exprLit(st.Length))
+			for _, k := range st.Keys {
+				w.WriteString(exprLit(k) + ", ")
+			}
+			w.WriteString("}},\n")
+		}
+		w.WriteString("},\n")
+	}
+	w.WriteString("}\ns.Finish()\nreturn s\n}\n\n")
 }
 
 func paramsLit(ps []packet.Param) string {

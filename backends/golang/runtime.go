@@ -25,13 +25,13 @@ type Pipeline struct {
 	// edges count the frames along the few edges the node runs do not
 	// follow from (see runs).
 	edges [%d]uint64
-}
+%s}
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
 
 // names name the counters, for package fastpath.
 var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
-`, len(c.s.Tables), max(c.maxKeys, 1), c.counters)
+`, len(c.s.Tables), max(c.maxKeys, 1), c.counters, c.statesField())
 	w.WriteString(`
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
 // with packet.LoadTables(Schema, …) or Table.Insert.
@@ -46,7 +46,7 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
 	copy(pl.tables[:], tables)
-	return pl, nil
+` + c.statesInit() + `	return pl, nil
 }
 
 // Tables are the pipeline's runtime tables.
@@ -80,7 +80,7 @@ func (pl *Pipeline) Counted() (c [len(CountLabels)]uint64) {
 func (pl *Pipeline) Each(f func(kind, name, reason string, n uint64)) {
 	runs := pl.runs()
 	names.Each(runs[:], pl.Sunk[:], pl.Dropped[:], f)
-}
+` + c.statesEach() + `}
 
 func (pl *Pipeline) drop(d int) fastpath.Result {
 	pl.Dropped[d]++
@@ -93,4 +93,31 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 }
 
 `)
+}
+
+// The keyed state of a graph with place operations: one fastpath.State
+// each, with their timeouts and evictions among the drops, and a clock a
+// caller may set. A graph without any gets none of it.
+
+func (c *gen) statesField() string {
+	if len(c.s.States) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\tstates [%d]*fastpath.State // keyed state, in Schema.States order\n", len(c.s.States))
+}
+
+func (c *gen) statesInit() string {
+	if len(c.s.States) == 0 {
+		return ""
+	}
+	return "\tfor i, d := range Schema.States {\n\t\tpl.states[i] = fastpath.NewState(d)\n\t}\n"
+}
+
+func (c *gen) statesEach() string {
+	if len(c.s.States) == 0 {
+		return ""
+	}
+	return "\tfastpath.EachState(pl.states[:], f)\n}\n\n" +
+		"// SetClock gives the keyed state its time source (nil: time.Now).\n" +
+		"func (pl *Pipeline) SetClock(now func() time.Time) {\n\tfor _, s := range pl.states {\n\t\ts.Clock = now\n\t}\n"
 }

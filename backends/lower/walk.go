@@ -45,6 +45,9 @@ type Dialect interface {
 	Pop(n *dataflow.Node)
 	Verify(n *dataflow.Node) (cond string)
 	Compute(n *dataflow.Node)
+	// Place places a segment in keyed state and fires the port the state
+	// picks (or refuses, where the target holds no such state).
+	Place(n *dataflow.Node)
 }
 
 // Walker prints a Program's blocks through a Dialect.
@@ -147,7 +150,7 @@ func (w *Walker) Node(b *Block) {
 	case packet.OpDrop:
 		w.Exit(&Exit{Kind: Drop, From: n.ID, Site: n.Name, Reason: n.Op.Label, Own: true})
 	case packet.OpPlace:
-		w.Refuse(n, "place %s: keyed state (event buffers the data path creates) is not generated for this target", w.P.Graph.Schema.States[n.Op.State].Name)
+		d.Place(n)
 	default:
 		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
 	}

@@ -396,6 +396,10 @@ func (c *gen) Pop(n *dataflow.Node)                    { c.pop(n.Op) }
 func (c *gen) Verify(n *dataflow.Node) string          { return c.verify(n.Op.Header) }
 func (c *gen) Compute(n *dataflow.Node)                { c.compute(n.Op.Header) }
 
+func (c *gen) Place(n *dataflow.Node) {
+	c.fail("place %s: keyed state (event buffers the data path creates) is not generated for this target", c.s.States[n.Op.State].Name)
+}
+
 func (c *gen) Set(n *dataflow.Node) {
 	o := n.Op
 	if flow.CanSumUpdates(c.s, o) {

@@ -1,0 +1,314 @@
+package fastpath
+
+import (
+	"time"
+
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// MaxStateKeys is the most key expressions a state of generated code has:
+// each takes two words of a StateKey.
+const MaxStateKeys = 4
+
+// StateKey is an entry's key: each key expression's value, high word
+// first, in the state's order.
+type StateKey [2 * MaxStateKeys]uint64
+
+// State is keyed state (docs/language.md, "State") for generated code: the
+// rules of the interpreter's reference (sim), which it is tested against,
+// with entries and buffers reused rather than made per segment. Timeouts
+// and evictions are counted in TimedOut and Evicted; the generated
+// pipeline reports them as drops under the state's name.
+type State struct {
+	def *packet.StateDef
+	// Clock is the time source of the timeouts (nil: time.Now).
+	Clock func() time.Time
+
+	live  map[StateKey]*entry
+	age   entryList // live entries, oldest (smallest seq) first
+	done  map[StateKey]doneMark
+	ended []ended // finished keys in the order they finished
+	bytes uint64  // the live entries' lengths
+	seq   uint64
+
+	free    []*entry
+	held    *entry // the entry whose event the last complete handed out
+	spans   [][]span
+	buffers map[int][][]byte // by capacity class
+
+	TimedOut, Evicted uint64
+}
+
+type entry struct {
+	key             StateKey
+	length, arrived uint64
+	first           time.Time
+	seq             uint64
+	spans           []span // arrived byte ranges, sorted, disjoint, not touching
+	buf             []byte
+	older, newer    *entry
+}
+
+type span struct{ lo, hi uint64 }
+
+type entryList struct{ head, tail *entry }
+
+type doneMark struct {
+	at       time.Time
+	seq      uint64
+	complete bool
+}
+
+type ended struct {
+	key StateKey
+	seq uint64
+}
+
+// NewState makes def's state, empty.
+func NewState(def *packet.StateDef) *State {
+	return &State{def: def, live: map[StateKey]*entry{}, done: map[StateKey]doneMark{}, buffers: map[int][][]byte{}}
+}
+
+func (s *State) now() time.Time {
+	if s.Clock == nil {
+		return time.Now()
+	}
+	return s.Clock()
+}
+
+// Place places payload, the segment at offset of the event of length
+// under key, and returns the place operation's port (packet.PlacePlaced …)
+// and, for packet.PlaceComplete, the event's bytes: valid until the next
+// Place on this state.
+func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int, []byte) {
+	if s.held != nil {
+		s.release(s.held)
+		s.held = nil
+	}
+	now := s.now()
+	s.expire(now)
+	size := uint64(len(payload))
+	switch {
+	case length == 0:
+		return packet.PlaceZeroLength, nil
+	case length > s.def.Max:
+		return packet.PlaceTooLarge, nil
+	case size > length || offset > length-size:
+		return packet.PlaceOutOfBounds, nil
+	}
+	e := s.live[*key]
+	if e == nil {
+		if f, ok := s.done[*key]; ok {
+			if f.complete {
+				return packet.PlaceDuplicate, nil
+			}
+			return packet.PlaceLate, nil
+		}
+		if size == 0 {
+			return packet.PlaceDuplicate, nil // brings no byte
+		}
+		e = s.start(key, length, now)
+	} else {
+		if e.length != length {
+			return packet.PlaceLengthMismatch, nil
+		}
+		switch have := e.covered(offset, offset+size); {
+		case have == size:
+			return packet.PlaceDuplicate, nil
+		case have > 0:
+			return packet.PlaceOverlap, nil
+		}
+	}
+	copy(e.buf[offset:], payload)
+	e.add(offset, offset+size)
+	e.arrived += size
+	if e.arrived < e.length {
+		return packet.PlacePlaced, nil
+	}
+	s.finish(e, now, true)
+	s.held = e
+	return packet.PlaceComplete, e.buf[:e.length]
+}
+
+// start makes the entry of a new event, evicting the oldest ones first
+// until it fits under the caps.
+func (s *State) start(key *StateKey, length uint64, now time.Time) *entry {
+	for s.age.head != nil && (len(s.live) >= s.def.Events || s.bytes+length > s.def.Bytes) {
+		old := s.age.head
+		s.finish(old, now, false)
+		s.release(old)
+		s.Evicted++
+	}
+	s.seq++
+	e := s.entry(length)
+	e.key, e.length, e.arrived, e.first, e.seq = *key, length, 0, now, s.seq
+	s.live[*key] = e
+	s.bytes += length
+	s.age.push(e)
+	return e
+}
+
+// finish ends a live entry and remembers, for one timeout and at most
+// Events keys, how it ended.
+func (s *State) finish(e *entry, now time.Time, complete bool) {
+	s.bytes -= e.length
+	delete(s.live, e.key)
+	s.age.remove(e)
+	s.seq++
+	s.done[e.key] = doneMark{at: now, seq: s.seq, complete: complete}
+	s.ended = append(s.ended, ended{e.key, s.seq})
+	for len(s.done) > s.def.Events {
+		s.forgetOldest()
+	}
+}
+
+// forgetOldest forgets the finished key that finished first.
+func (s *State) forgetOldest() {
+	for len(s.ended) > 0 {
+		x := s.ended[0]
+		s.ended = s.ended[1:]
+		if f, ok := s.done[x.key]; ok && f.seq == x.seq {
+			delete(s.done, x.key)
+			return
+		}
+	}
+}
+
+// expire drops the entries whose timeout has passed, oldest first, and
+// forgets the keys that finished longer than a timeout ago.
+func (s *State) expire(now time.Time) {
+	for e := s.age.head; e != nil && now.Sub(e.first) >= s.def.Timeout; e = s.age.head {
+		s.finish(e, now, false)
+		s.release(e)
+		s.TimedOut++
+	}
+	for len(s.ended) > 0 {
+		x := s.ended[0]
+		f, ok := s.done[x.key]
+		if ok && f.seq == x.seq && now.Sub(f.at) < s.def.Timeout {
+			break
+		}
+		if ok && f.seq == x.seq {
+			delete(s.done, x.key)
+		}
+		s.ended = s.ended[1:]
+	}
+	if len(s.ended) == 0 {
+		s.ended = s.ended[:0:0] // let the backing array go once it drained
+	}
+}
+
+// covered counts the bytes of [lo, hi) that have arrived.
+func (e *entry) covered(lo, hi uint64) uint64 {
+	var c uint64
+	for _, sp := range e.spans {
+		if a, b := max(lo, sp.lo), min(hi, sp.hi); a < b {
+			c += b - a
+		}
+	}
+	return c
+}
+
+// add records [lo, hi), which overlaps no arrived range, merging it with
+// the ranges it touches.
+func (e *entry) add(lo, hi uint64) {
+	i := 0
+	for i < len(e.spans) && e.spans[i].hi < lo {
+		i++
+	}
+	switch {
+	case i < len(e.spans) && e.spans[i].hi == lo:
+		e.spans[i].hi = hi
+		if i+1 < len(e.spans) && e.spans[i+1].lo == hi {
+			e.spans[i].hi = e.spans[i+1].hi
+			e.spans = append(e.spans[:i+1], e.spans[i+2:]...)
+		}
+	case i < len(e.spans) && e.spans[i].lo == hi:
+		e.spans[i].lo = lo
+	default:
+		e.spans = append(e.spans, span{})
+		copy(e.spans[i+1:], e.spans[i:])
+		e.spans[i] = span{lo, hi}
+	}
+}
+
+// entry takes an entry with a buffer of at least n bytes from the free
+// lists.
+func (s *State) entry(n uint64) *entry {
+	var e *entry
+	if k := len(s.free); k > 0 {
+		e, s.free = s.free[k-1], s.free[:k-1]
+	} else {
+		e = &entry{}
+	}
+	c := class(n)
+	if l := s.buffers[c]; len(l) > 0 {
+		e.buf, s.buffers[c] = l[len(l)-1], l[:len(l)-1]
+	} else {
+		e.buf = make([]byte, c)
+	}
+	e.spans = e.spans[:0]
+	return e
+}
+
+// release gives an ended entry's buffer and the entry back.
+func (s *State) release(e *entry) {
+	s.buffers[cap(e.buf)] = append(s.buffers[cap(e.buf)], e.buf)
+	e.buf = nil
+	s.free = append(s.free, e)
+}
+
+// class rounds a buffer size up to a power of two (at least 64 bytes), so
+// that buffers of events of similar lengths are reused.
+func class(n uint64) int {
+	c := 64
+	for uint64(c) < n {
+		c <<= 1
+	}
+	return c
+}
+
+func (l *entryList) push(e *entry) {
+	e.older, e.newer = l.tail, nil
+	if l.tail != nil {
+		l.tail.newer = e
+	} else {
+		l.head = e
+	}
+	l.tail = e
+}
+
+func (l *entryList) remove(e *entry) {
+	if e.older != nil {
+		e.older.newer = e.newer
+	} else {
+		l.head = e.newer
+	}
+	if e.newer != nil {
+		e.newer.older = e.older
+	} else {
+		l.tail = e.older
+	}
+	e.older, e.newer = nil, nil
+}
+
+// Saturated is v as a uint64, a value above 64 bits as the largest one.
+func Saturated(v packet.Value) uint64 {
+	if v.Hi != 0 {
+		return ^uint64(0)
+	}
+	return v.Lo
+}
+
+// EachState calls f for the states' timeouts and evictions, which the
+// interpreter counts as drops under the state's name.
+func EachState(states []*State, f func(kind, name, reason string, n uint64)) {
+	for _, s := range states {
+		if s.TimedOut > 0 {
+			f(CountDrop, s.def.Name, "timeout", s.TimedOut)
+		}
+		if s.Evicted > 0 {
+			f(CountDrop, s.def.Name, "evicted", s.Evicted)
+		}
+	}
+}
