@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -78,7 +79,7 @@ func (ld Loader) Load(files ...string) (*Model, error) {
 	if ld.ReadFile == nil {
 		ld.ReadFile = os.ReadFile
 	}
-	l := &loader{Loader: ld, seen: map[string]bool{}}
+	l := &loader{Loader: ld, seen: map[string]bool{}, same: map[[sha256.Size]byte]bool{}}
 	for _, f := range files {
 		l.read(f, lexer.Position{})
 	}
@@ -94,7 +95,10 @@ func (ld Loader) Load(files ...string) (*Model, error) {
 
 type loader struct {
 	Loader
-	seen   map[string]bool
+	seen map[string]bool
+	// same are the contents read: one library file reached by two paths
+	// (beside a model on disk and in the shipped library) is read once.
+	same   map[[sha256.Size]byte]bool
 	files  []string
 	decls  []*Decl
 	errs   ErrorList
@@ -122,6 +126,11 @@ func (l *loader) read(name string, from lexer.Position) {
 		}
 		return
 	}
+	sum := sha256.Sum256(src)
+	if l.same[sum] {
+		return
+	}
+	l.same[sum] = true
 	f, err := Parse(name, src)
 	if err != nil {
 		var el ErrorList

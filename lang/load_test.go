@@ -1,11 +1,14 @@
 package lang_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/lang"
+	"github.com/dragonet-go/nsc/models"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -114,6 +117,22 @@ func TestIPv4Options(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("IHL %d: header length %d, want %d", ihl, got, want)
+		}
+	}
+}
+
+// A library file reached by two paths — beside a model on disk
+// (../lib/inet.nsc from models/inet) and in the shipped library
+// (lib/inet.nsc from models/ejfat) — is read once, not declared twice.
+func TestSameIncludeTwoPaths(t *testing.T) {
+	ld := lang.Loader{ReadFile: os.ReadFile, Library: models.FS}
+	m, err := ld.Load("../models/ejfat/reassembler.nsc", "../models/inet/i82599.nsc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []string{"Reassembler", "I82599"} {
+		if _, ok := m.Graph(g); !ok {
+			t.Errorf("no graph %s", g)
 		}
 	}
 }
