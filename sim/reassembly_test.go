@@ -18,13 +18,6 @@ import (
 	"github.com/dragonet-go/nsc/sim"
 )
 
-// The reassembler's data ports: 20000–20015 keep the LB header, 21000 is
-// not a data port, any other takes segments without it.
-const reassemblerEntries = `
-table_add data_ports keep_lb 20000->20015 => 1
-table_add data_ports not_data 21000->21000 => 1
-`
-
 // rig runs models/ejfat/reassembler.nsc on a logical clock and keeps the
 // events it delivers.
 type rig struct {
@@ -38,7 +31,7 @@ func newRig(t testing.TB) *rig {
 	t.Helper()
 	md := testutil.Model(t, "ejfat/reassembler.nsc")
 	g, _ := md.Graph("Reassembler")
-	ts, err := packet.LoadTables(md.Schema, "entries", strings.NewReader(reassemblerEntries))
+	ts, err := packet.LoadTables(md.Schema, "entries", strings.NewReader(testutil.ReassemblerEntries))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -351,16 +351,8 @@ func (c *gen) Test(n *dataflow.Node) string { return c.cond(n.Op.Cond) }
 func (c *gen) Lookup(n *dataflow.Node)      { c.lookup(n) }
 func (c *gen) Pop(n *dataflow.Node)         { c.pop(n.Op) }
 
-func (c *gen) Set(n *dataflow.Node) {
-	o := n.Op
-	if flow.CanSumUpdates(c.s, o) {
-		c.setAccumulating(o)
-		return
-	}
-	for _, a := range o.Assign {
-		c.assign(a, nil, o.Update)
-	}
-}
+func (c *gen) SetSummed(o *packet.Op)               { c.setAccumulating(o) }
+func (c *gen) Assign(a packet.Assign, update []int) { c.assign(a, nil, update) }
 
 func (c *gen) Push(n *dataflow.Node) {
 	o := n.Op

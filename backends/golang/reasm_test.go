@@ -18,13 +18,6 @@ import (
 	"github.com/dragonet-go/nsc/sim"
 )
 
-// The reassembler's data ports: 20000–20015 keep the LB header, 21000 is
-// not a data port, any other takes segments without it.
-const reasmEntries = `
-table_add data_ports keep_lb 20000->20015 => 1
-table_add data_ports not_data 21000->21000 => 1
-`
-
 // step is a frame and how far the clock moves before it.
 type step struct {
 	frame []byte
@@ -158,7 +151,7 @@ func reasmPair(t testing.TB, now *time.Time) (*reasmfast.Pipeline, *sim.Machine)
 	md := testutil.Model(t, "ejfat/reassembler.nsc")
 	g, _ := md.Graph("Reassembler")
 	load := func(s *packet.Schema) []*packet.Table {
-		ts, err := packet.LoadTables(s, "entries", strings.NewReader(reasmEntries))
+		ts, err := packet.LoadTables(s, "entries", strings.NewReader(testutil.ReassemblerEntries))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/dragonet-go/nsc/backends"
+	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )
@@ -40,7 +41,11 @@ type Dialect interface {
 	// Switch evaluates the switch's expression before its cases.
 	Switch(n *dataflow.Node)
 	Lookup(n *dataflow.Node)
-	Set(n *dataflow.Node)
+	// A set: its assignments one by one (Assign, each patching the
+	// checksums it updates), or, where no assignment reads or writes a
+	// checksum it updates, with the patches summed (SetSummed).
+	Assign(a packet.Assign, update []int)
+	SetSummed(o *packet.Op)
 	Push(n *dataflow.Node)
 	Pop(n *dataflow.Node)
 	Verify(n *dataflow.Node) (cond string)
@@ -132,7 +137,13 @@ func (w *Walker) Node(b *Block) {
 	case packet.OpLookup:
 		d.Lookup(n)
 	case packet.OpSet:
-		d.Set(n)
+		if o := n.Op; flow.CanSumUpdates(w.P.Graph.Schema, o) {
+			d.SetSummed(o)
+		} else {
+			for _, a := range o.Assign {
+				d.Assign(a, o.Update)
+			}
+		}
 		w.Fire(n, 0)
 	case packet.OpPush:
 		d.Push(n)

@@ -400,16 +400,9 @@ func (c *gen) Place(n *dataflow.Node) {
 	c.fail("place %s: keyed state (event buffers the data path creates) is not generated for this target", c.s.States[n.Op.State].Name)
 }
 
-func (c *gen) Set(n *dataflow.Node) {
-	o := n.Op
-	if flow.CanSumUpdates(c.s, o) {
-		c.setAccumulating(o)
-		return
-	}
-	for _, a := range o.Assign {
-		c.assign(a, o.Update)
-	}
-}
+func (c *gen) SetSummed(o *packet.Op) { c.setAccumulating(o) }
+
+func (c *gen) Assign(a packet.Assign, update []int) { c.assign(a, update) }
 
 func (c *gen) If(cond string) { c.emit("if %s {", paren(cond)) }
 func (c *gen) EndIf()         { c.emit("}") }

@@ -10,6 +10,14 @@ import (
 	"github.com/gopacket/gopacket/layers"
 )
 
+// ReassemblerEntries are table entries for models/ejfat/reassembler.nsc:
+// ports 20000–20015 keep the LB header, 21000 is not a data port, any
+// other takes segments without it.
+const ReassemblerEntries = `
+table_add data_ports keep_lb 20000->20015 => 1
+table_add data_ports not_data 21000->21000 => 1
+`
+
 // Event is what an EJFAT sender sends: bytes with a data id and an event
 // number, from a source address (specs/ejfat-reassembly.md §1).
 type Event struct {
