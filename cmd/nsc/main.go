@@ -38,6 +38,7 @@ var commands = []command{
 	{"xdp", "run|attach …", "run a compiled XDP program over a pcap in the kernel, or attach it to an interface", runXDP},
 	{"dissector", "FILE… [--headers H,…] [-o FILE.lua]", "generate a Wireshark Lua dissector for the model's headers", runDissector},
 	{"cp", "--grpc HOST:PORT --db FILE --admin-token-file FILE [--http HOST:PORT] [--config FILE] …", "run the EJFAT control plane: the udplbd2-compatible gRPC API over SQLite, sync servers, metrics", runCP},
+	{"lbctl", "reserve|free|status|overview|register|deregister|send-state|token … [--cp ADDR] [--token T | --token-file F]", "call the EJFAT control plane's API, as E2SAR's lbadm does", runLBCtl},
 	{"verify", "FILE… --lpg L --prg P [--packets N] [--seed S]", "run the same packets through the LPG alone and embedded; any difference fails", runVerify},
 }
 

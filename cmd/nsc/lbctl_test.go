@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// nsc lbctl against a real nsc cp: reserve, register with the
+// reservation's token, send state with the session's, read it back in the
+// status, make a child token, free; a bad token and bad arguments are
+// refused.
+func TestLBCtl(t *testing.T) {
+	dir := t.TempDir()
+	p := startCPProcess(t, buildNSC(t), dir, 2)
+	admin := adminToken(t, dir)
+	ctl := func(token string, args ...string) (int, string, string) {
+		return nsc(t, append([]string{"lbctl", "--cp", p.addr, "--token", token}, args...)...)
+	}
+	decode := func(out string, v any) {
+		if err := json.Unmarshal([]byte(out), v); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+	}
+	code, out, stderr := ctl(admin, "reserve", "demo", "--sender", "127.0.0.1", "--until", "1h")
+	if code != 0 {
+		t.Fatalf("reserve: exit %d: %s", code, stderr)
+	}
+	var res struct{ Token, LbId string }
+	decode(out, &res)
+	if res.LbId == "" || res.Token == "" {
+		t.Fatalf("reserve printed %s", out)
+	}
+	code, out, stderr = ctl(res.Token, "register", res.LbId, "--name", "r1", "--ip", "127.0.0.1", "--port", "19000", "--port-range", "1", "--weight", "2")
+	if code != 0 {
+		t.Fatalf("register: exit %d: %s", code, stderr)
+	}
+	var reg struct{ Token, SessionId string }
+	decode(out, &reg)
+	if code, _, stderr = ctl(reg.Token, "send-state", res.LbId, reg.SessionId, "--fill", "0.25", "--control", "0.5"); code != 0 {
+		t.Fatalf("send-state: exit %d: %s", code, stderr)
+	}
+	code, out, stderr = ctl(admin, "status", res.LbId)
+	if code != 0 {
+		t.Fatalf("status: exit %d: %s", code, stderr)
+	}
+	var st struct {
+		Workers []struct {
+			Name        string
+			FillPercent float64
+			UdpPort     int
+		}
+	}
+	decode(out, &st)
+	if len(st.Workers) != 1 || st.Workers[0].Name != "r1" || st.Workers[0].FillPercent != 0.25 || st.Workers[0].UdpPort != 19000 {
+		t.Errorf("status workers %+v", st.Workers)
+	}
+	if code, out, stderr = ctl(admin, "token", "child", "--perm", "LOAD_BALANCER:"+res.LbId+":READ_ONLY"); code != 0 || strings.TrimSpace(out) == "" {
+		t.Errorf("token: exit %d: %s %s", code, out, stderr)
+	}
+	// A fill outside 0..1 is the server's InvalidArgument; a bad token its
+	// Unauthenticated; both exit non-zero and say so.
+	if code, _, stderr = ctl(reg.Token, "send-state", res.LbId, reg.SessionId, "--fill", "1.5"); code == 0 || !strings.Contains(stderr, "InvalidArgument") {
+		t.Errorf("fill 1.5: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr = ctl("nope", "overview"); code == 0 || !strings.Contains(stderr, "Unauthenticated") {
+		t.Errorf("bad token: exit %d: %s", code, stderr)
+	}
+	for _, args := range [][]string{{"free"}, {"fly"}, {"token", "x", "--perm", "LB:1:READ"}, {"register", res.LbId, "--port-range", "15"}} {
+		if code, _, _ := ctl(admin, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+	if code, _, stderr = ctl(admin, "free", res.LbId); code != 0 {
+		t.Fatalf("free: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr = ctl(admin, "status", res.LbId); code == 0 || !strings.Contains(stderr, "NotFound") {
+		t.Errorf("status after free: exit %d: %s", code, stderr)
+	}
+}
