@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // nsc lbctl against a real nsc cp: reserve, register with the
@@ -76,5 +78,61 @@ func TestLBCtl(t *testing.T) {
 	}
 	if code, _, stderr = ctl(admin, "status", res.LbId); code == 0 || !strings.Contains(stderr, "NotFound") {
 		t.Errorf("status after free: exit %d: %s", code, stderr)
+	}
+}
+
+// nsc recv --cp registers its ports with a reservation, sends its state
+// while it runs (the control plane shows the worker, its port range and a
+// fresh update), and deregisters when it stops.
+func TestRecvRegistersWithCP(t *testing.T) {
+	dir := t.TempDir()
+	p := startCPProcess(t, buildNSC(t), dir, 1)
+	admin := adminToken(t, dir)
+	code, out, stderr := nsc(t, "lbctl", "--cp", p.addr, "--token", admin, "reserve", "r")
+	if code != 0 {
+		t.Fatalf("reserve: %s", stderr)
+	}
+	var res struct{ Token, LbId string }
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	recv := startNSC(t, "recv", "--listen", "127.0.0.1:0", "--ports", "4", "--cp", p.addr, "--token", res.Token,
+		"--lb", res.LbId, "--name", "rx1", "--kp", "1")
+	recv.expect(t, recv.stdout, "registered with "+p.addr)
+	var st struct {
+		Workers []struct {
+			Name          string
+			PortRange     string
+			ControlSignal float64
+			LastUpdated   string
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, out, _ = nsc(t, "lbctl", "--cp", p.addr, "--token", admin, "status", res.LbId)
+		st.Workers = nil
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatal(err)
+		}
+		// With an empty queue and set point 0.5, kp 1 makes 0.5.
+		if len(st.Workers) == 1 && st.Workers[0].ControlSignal == 0.5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no state from rx1: %s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if w := st.Workers[0]; w.Name != "rx1" || w.PortRange != "PORT_RANGE_4" {
+		t.Errorf("worker %+v", w)
+	}
+	if code, _ := recv.stop(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("recv exit %d", code)
+	}
+	_, out, _ = nsc(t, "lbctl", "--cp", p.addr, "--token", admin, "status", res.LbId)
+	st.Workers = nil
+	json.Unmarshal([]byte(out), &st)
+	if len(st.Workers) != 0 {
+		t.Errorf("still registered after recv stopped: %s", out)
 	}
 }

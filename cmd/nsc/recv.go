@@ -43,6 +43,7 @@ type recvOpts struct {
 	verify          bool
 	base            netip.AddrPort // --listen resolved
 	reasm           reasm.Config
+	cp              cpSession // --cp: register and report state
 
 	deliveredEnough  context.CancelFunc // stops a live run at --events
 	lbHeaders, skips atomic.Uint64      // datagrams with an LB header; frames of --in not taken
@@ -72,6 +73,7 @@ func parseRecv(e *env, args []string) (*recvOpts, error) {
 	fs.BoolVar(&o.verify, "verify", false, "check each event holds nsc send's synthetic content for its number and data id")
 	fs.Uint64Var(&o.events, "events", 0, "stop after this many complete events (0: at SIGINT or SIGTERM)")
 	fs.DurationVar(&o.runFor, "duration", 0, "stop after this long (0: at SIGINT or SIGTERM)")
+	o.cp.flags(fs)
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, err
@@ -171,6 +173,16 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 	first := conns[0].LocalAddr().(*net.UDPAddr).AddrPort()
 	fmt.Fprintf(e.stdout, "receiving on %s, ports %d-%d, with %s\n", first.Addr(), first.Port(),
 		int(first.Port())+o.ports-1, plural(o.threads, "thread"))
+	if o.cp.addr != "" {
+		stopCP, err := o.cp.start(e, first, o.ports, func() (reasm.Stats, float64) { return sumStats(threads), meanFill(threads) })
+		if err != nil {
+			for _, c := range conns {
+				c.Close()
+			}
+			return err
+		}
+		defer stopCP() // deregisters after the readers stopped
+	}
 	if o.runFor > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.runFor)
