@@ -27,7 +27,7 @@ var generated = []struct {
 	{"backends/flow/testdata/popchain.nsc", "PopChain", "", "backends/golang/internal/popchainfast", "backends/flow/testdata/popchain.profile"},
 	{"backends/flow/testdata/ops.nsc", "OpsRx", "", "backends/golang/internal/opsfast", "backends/flow/testdata/ops.profile"},
 	{"backends/flow/testdata/ops.nsc", "CsumRx", "", "backends/golang/internal/csumfast", ""},
-	{"ejfat/reassembler.nsc", "Reassembler", "", "backends/golang/internal/reasmfast", ""},
+	{"ejfat/reassembler.nsc", "Reassembler", "", "ejfat/reasmfast", ""},
 	{"ejfat/lb-2021.nsc", "LB2021", "HostRaw", "ejfat/lbfast/lb2021", "ejfat/lbfast/testdata/lb-2021.profile"},
 	{"ejfat/lb-2025.nsc", "LB2025", "HostRaw", "ejfat/lbfast/lb2025", "ejfat/lbfast/testdata/lb-2025.profile"},
 	{"ejfat/lb-2026.nsc", "LB2026", "HostRaw", "ejfat/lbfast/lb2026", "ejfat/lbfast/testdata/lb-2026.profile"},

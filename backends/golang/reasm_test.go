@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dragonet-go/nsc/backends/golang"
-	"github.com/dragonet-go/nsc/backends/golang/internal/reasmfast"
+	"github.com/dragonet-go/nsc/ejfat/reasmfast"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/packet"

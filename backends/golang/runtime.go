@@ -118,6 +118,8 @@ func (c *gen) statesEach() string {
 		return ""
 	}
 	return "\tfastpath.EachState(pl.states[:], f)\n}\n\n" +
+		"// States are the keyed states, in Schema.States order.\n" +
+		"func (pl *Pipeline) States() []*fastpath.State { return pl.states[:] }\n\n" +
 		"// SetClock gives the keyed state its time source (nil: time.Now).\n" +
 		"func (pl *Pipeline) SetClock(now func() time.Time) {\n\tfor _, s := range pl.states {\n\t\ts.Clock = now\n\t}\n"
 }

@@ -44,6 +44,7 @@ type recvOpts struct {
 	base            netip.AddrPort // --listen resolved
 	reasm           reasm.Config
 	cp              cpSession // --cp: register and report state
+	engine          string
 
 	deliveredEnough  context.CancelFunc // stops a live run at --events
 	lbHeaders, skips atomic.Uint64      // datagrams with an LB header; frames of --in not taken
@@ -74,6 +75,7 @@ func parseRecv(e *env, args []string) (*recvOpts, error) {
 	fs.Uint64Var(&o.events, "events", 0, "stop after this many complete events (0: at SIGINT or SIGTERM)")
 	fs.DurationVar(&o.runFor, "duration", 0, "stop after this long (0: at SIGINT or SIGTERM)")
 	o.cp.flags(fs)
+	fs.StringVar(&o.engine, "engine", "runtime", "what reassembles: runtime (ejfat/reasm, after the kernel's checks) or model (the Go code generated from models/ejfat/reassembler.nsc, by its rules)")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, err
@@ -110,6 +112,9 @@ func (o *recvOpts) check(rest []string) error {
 	case o.timeout <= 0:
 		return usagef("--timeout %v: must be positive", o.timeout)
 	}
+	if o.engine != "runtime" && o.engine != "model" {
+		return usagef("--engine %q: runtime or model", o.engine)
+	}
 	if o.threads == 0 {
 		o.threads = min(o.ports, runtime.NumCPU())
 	}
@@ -133,7 +138,7 @@ func (o *recvOpts) check(rest []string) error {
 // ports it owns for one batch of datagrams at a time.
 type thread struct {
 	mu sync.Mutex
-	r  *reasm.Reassembler
+	r  reassembler
 }
 
 // delivery counts what the application did with the complete events,
@@ -160,9 +165,9 @@ func (d *delivery) window() time.Duration {
 func (o *recvOpts) live(ctx context.Context, e *env) error {
 	threads := make([]*thread, o.threads)
 	for i := range threads {
-		r, err := reasm.New(o.reasm)
+		r, err := o.newReassembler(nil)
 		if err != nil {
-			return usagef("%v", err)
+			return err
 		}
 		threads[i] = &thread{r: r}
 	}
@@ -314,7 +319,7 @@ func (o *recvOpts) stripLB(b []byte) []byte {
 }
 
 // consume takes r's complete events until ctx ends, then the ones left.
-func (o *recvOpts) consume(ctx context.Context, e *env, r *reasm.Reassembler, d *delivery) {
+func (o *recvOpts) consume(ctx context.Context, e *env, r reassembler, d *delivery) {
 	for {
 		ev, err := r.Dequeue(ctx)
 		if err != nil {
@@ -326,7 +331,7 @@ func (o *recvOpts) consume(ctx context.Context, e *env, r *reasm.Reassembler, d 
 }
 
 // deliver checks and writes one complete event and returns its buffer.
-func (o *recvOpts) deliver(e *env, r *reasm.Reassembler, ev *reasm.Event, d *delivery) {
+func (o *recvOpts) deliver(e *env, r reassembler, ev *reasm.Event, d *delivery) {
 	defer r.Release(ev)
 	if o.verify {
 		if at := segment.Verify(ev.Data, ev.Number, ev.DataID); at >= 0 {
@@ -439,11 +444,9 @@ func (o *recvOpts) offline(e *env) error {
 	if len(frames) > 0 {
 		now = frames[0].CI.Timestamp
 	}
-	cfg := o.reasm
-	cfg.Now = func() time.Time { return now }
-	r, err := reasm.New(cfg)
+	r, err := o.newReassembler(func() time.Time { return now })
 	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 	t := &thread{r: r}
 	d := &o.got
@@ -473,7 +476,7 @@ func (o *recvOpts) ours(dst netip.AddrPort) bool {
 }
 
 // drain delivers the complete events waiting.
-func (o *recvOpts) drain(e *env, r *reasm.Reassembler, d *delivery) {
+func (o *recvOpts) drain(e *env, r reassembler, d *delivery) {
 	for {
 		ev, ok := r.TryDequeue()
 		if !ok {
@@ -519,4 +522,20 @@ func (p *udpParser) parse(frame []byte) (src netip.Addr, dst netip.AddrPort, pay
 		return src, dst, nil, false // truncated or padded: not the datagram sent
 	}
 	return src.Unmap(), netip.AddrPortFrom(d.Unmap(), uint16(p.udp.DstPort)), p.udp.Payload, true
+}
+
+// newReassembler makes a thread's reassembler: the runtime with --timeout
+// and --max-event, or the model's generated code; now is the clock (nil:
+// time.Now).
+func (o *recvOpts) newReassembler(now func() time.Time) (reassembler, error) {
+	if o.engine == "model" {
+		return newModelReassembler(now)
+	}
+	cfg := o.reasm
+	cfg.Now = now
+	r, err := reasm.New(cfg)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return r, nil
 }

@@ -236,14 +236,17 @@ func TestRecvPcapFromSend(t *testing.T) {
 			if !bytes.Equal(a, b) {
 				t.Error("the same nsc send wrote two different pcaps")
 			}
-			out := filepath.Join(t.TempDir(), "events")
-			code, stdout, stderr := nsc(t, "recv", "--in", pcaps[0], "--out", out)
-			if code != 0 {
-				t.Fatalf("nsc recv exited %d: %s", code, stderr)
-			}
-			checkEvents(t, out, c.want)
-			if !strings.Contains(stdout, "0 errors") || strings.Contains(stdout, "drop") {
-				t.Errorf("nsc recv: %s", stdout)
+			// The runtime, and the code generated from the model.
+			for _, engine := range []string{"runtime", "model"} {
+				out := filepath.Join(t.TempDir(), "events")
+				code, stdout, stderr := nsc(t, "recv", "--in", pcaps[0], "--out", out, "--engine", engine)
+				if code != 0 {
+					t.Fatalf("nsc recv --engine %s exited %d: %s", engine, code, stderr)
+				}
+				checkEvents(t, out, c.want)
+				if !strings.Contains(stdout, "0 errors") || strings.Contains(stdout, "drop") {
+					t.Errorf("nsc recv --engine %s: %s", engine, stdout)
+				}
 			}
 		})
 	}
@@ -445,14 +448,17 @@ func TestSendRecvIPv6(t *testing.T) {
 	} else {
 		c.Close()
 	}
-	recv, port := startRecv(t, "--listen", "[::1]:0", "--verify", "--events", "50")
-	send := startNSC(t, "send", "--to", fmt.Sprintf("[::1]:%d", port), "--lb", "v3", "--events", "50", "--size", "100000", "--rate", "1000")
-	if code, out := send.waitExit(t); code != 0 {
-		t.Fatalf("nsc send exited %d: %q", code, out)
-	}
-	code, out := recv.waitExit(t)
-	if code != 0 || !strings.HasPrefix(out[len(out)-1], "50 events delivered, 5000000 bytes") || !strings.HasSuffix(out[len(out)-1], "50 verified, 0 bad") {
-		t.Errorf("nsc recv exited %d: %q", code, out)
+	// The runtime, and the code generated from the reassembler model.
+	for _, engine := range []string{"runtime", "model"} {
+		recv, port := startRecv(t, "--listen", "[::1]:0", "--verify", "--events", "50", "--engine", engine)
+		send := startNSC(t, "send", "--to", fmt.Sprintf("[::1]:%d", port), "--lb", "v3", "--events", "50", "--size", "100000", "--rate", "1000")
+		if code, out := send.waitExit(t); code != 0 {
+			t.Fatalf("nsc send exited %d: %q", code, out)
+		}
+		code, out := recv.waitExit(t)
+		if code != 0 || !strings.HasPrefix(out[len(out)-1], "50 events delivered, 5000000 bytes") || !strings.HasSuffix(out[len(out)-1], "50 verified, 0 bad") {
+			t.Errorf("nsc recv --engine %s exited %d: %q", engine, code, out)
+		}
 	}
 }
 

@@ -292,6 +292,10 @@ func (l *entryList) remove(e *entry) {
 	e.older, e.newer = nil, nil
 }
 
+// InProgress is the number of events begun and not yet complete, timed
+// out or evicted.
+func (s *State) InProgress() int { return len(s.live) }
+
 // Saturated is v as a uint64, a value above 64 bits as the largest one.
 func Saturated(v packet.Value) uint64 {
 	if v.Hi != 0 {
