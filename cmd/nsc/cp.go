@@ -25,6 +25,7 @@ type cpFlags struct {
 	config, grpc, http, db, adminFile, tlsCert, tlsKey string
 	cfg                                                cp.Config
 	dataPortMin, dataPortMax                           uint
+	epochs                                             *cp.Calendars
 }
 
 func (f *cpFlags) define(fs *flag.FlagSet) {
@@ -47,6 +48,11 @@ func (f *cpFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&f.cfg.DeleteTimeout, "delete-timeout", 60*time.Second, "a session without SendState this long is deleted")
 	fs.DurationVar(&f.cfg.EpochInterval, "epoch-interval", time.Second, "how often new epochs are considered")
 	fs.DurationVar(&f.cfg.Retention, "retention", 10*time.Minute, "how long session states and sync samples are kept")
+	f.epochs = cp.NewCalendars()
+	f.cfg.Epocher = f.epochs
+	fs.DurationVar(&f.epochs.Lead, "epoch-lead", cp.DefaultLead, "an epoch's boundary is predicted for this long after it is made (the data plane's install time)")
+	fs.DurationVar(&f.epochs.Guard, "epoch-guard", cp.DefaultGuard, "and this much time's worth of events more (rate rises, late sync messages)")
+	fs.Uint64Var(&f.epochs.Slack, "epoch-slack", 0, "ticks added to a boundary (E2SAR's random low tick bits)")
 }
 
 // cpOptions parses the command line, over the --config file if it names one.

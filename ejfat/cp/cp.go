@@ -48,7 +48,7 @@ func (cfg *Config) defaults() {
 		cfg.Now = time.Now
 	}
 	if cfg.Epocher == nil {
-		cfg.Epocher = RoundRobin{}
+		cfg.Epocher = NewCalendars()
 	}
 	if cfg.DataPortMin == 0 {
 		cfg.DataPortMin, cfg.DataPortMax = 19522, 19522
