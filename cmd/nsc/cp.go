@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dragonet-go/nsc/ejfat/cp"
+	"github.com/dragonet-go/nsc/ejfat/lbnet"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 )
@@ -26,6 +27,7 @@ type cpFlags struct {
 	cfg                                                cp.Config
 	dataPortMin, dataPortMax                           uint
 	epochs                                             *cp.Calendars
+	lb                                                 cpLBFlags
 }
 
 func (f *cpFlags) define(fs *flag.FlagSet) {
@@ -53,6 +55,7 @@ func (f *cpFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&f.epochs.Lead, "epoch-lead", cp.DefaultLead, "an epoch's boundary is predicted for this long after it is made (the data plane's install time)")
 	fs.DurationVar(&f.epochs.Guard, "epoch-guard", cp.DefaultGuard, "and this much time's worth of events more (rate rises, late sync messages)")
 	fs.Uint64Var(&f.epochs.Slack, "epoch-slack", 0, "ticks added to a boundary (E2SAR's random low tick bits)")
+	f.lb.define(fs)
 }
 
 // cpOptions parses the command line, over the --config file if it names one.
@@ -88,7 +91,7 @@ func cpOptions(e *env, args []string) (*cpFlags, error) {
 		return nil, usagef("--instances %d: want at least 1", f.cfg.Instances)
 	}
 	f.cfg.DataPortMin, f.cfg.DataPortMax = uint32(f.dataPortMin), uint32(f.dataPortMax)
-	return f, nil
+	return f, f.lb.check()
 }
 
 // readConfig sets fs's flags from file's `name value` (or `name = value`)
@@ -134,6 +137,12 @@ func runCP(e *env, args []string) error {
 	if created {
 		fmt.Fprintf(e.stdout, "admin token (written to %s, shown once): %s\n", f.adminFile, admin)
 	}
+	fwd, conns, prog, err := f.lb.start()
+	if err != nil {
+		return err
+	}
+	defer closeConns(conns)
+	f.cfg.Programming = prog
 	c, err := cp.New(store, f.cfg)
 	if err != nil {
 		return err
@@ -146,12 +155,13 @@ func runCP(e *env, args []string) error {
 		}
 		opts = append(opts, grpc.Creds(creds))
 	}
-	return serveCP(e, c, f, opts)
+	return serveCP(e, c, f, opts, fwd)
 }
 
 // serveCP serves until SIGINT or SIGTERM, then stops accepting calls,
 // finishes those in flight, and returns (the caller closes the database).
-func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption) error {
+// It runs fwd, the in-process LB (if not nil), alongside.
+func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption, fwd *lbnet.LB) error {
 	gl, err := net.Listen("tcp", f.grpc)
 	if err != nil {
 		return err
@@ -160,7 +170,7 @@ func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption) error {
 	hs := &http.Server{Handler: c.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	errs := make(chan error, 2)
+	errs := make(chan error, 3)
 	where := "gRPC on " + gl.Addr().String()
 	if f.http != "" {
 		hl, err := net.Listen("tcp", f.http)
@@ -170,6 +180,18 @@ func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption) error {
 		}
 		where += ", HTTP on " + hl.Addr().String()
 		go func() { errs <- ignoreClosed(hs.Serve(hl)) }()
+	}
+	lbDone := make(chan struct{})
+	if fwd != nil {
+		where += ", LB on " + f.lb.listen
+		start := time.Now()
+		go func() {
+			errs <- fwd.Run(ctx)
+			reportLB(e, fwd, time.Since(start))
+			close(lbDone)
+		}()
+	} else {
+		close(lbDone)
 	}
 	runDone := make(chan struct{})
 	go func() { c.Run(ctx); close(runDone) }()
@@ -182,6 +204,7 @@ func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption) error {
 	stop()
 	shutdown(gs, hs)
 	<-runDone
+	<-lbDone
 	return err
 }
 

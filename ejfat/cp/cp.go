@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
+	"github.com/dragonet-go/nsc/packet"
 	"google.golang.org/grpc"
 )
 
@@ -26,9 +27,10 @@ type Config struct {
 	EpochInterval time.Duration // how often epochs are considered; default 1 s
 	Retention     time.Duration // states and sync samples kept this long; default 10 min
 
-	Epocher Epocher
-	Now     func() time.Time // default time.Now
-	Commit  string           // reported by Version
+	Epocher     Epocher
+	Programming Programming      // the data plane; none when its DataPlane is nil
+	Now         func() time.Time // default time.Now
+	Commit      string           // reported by Version
 }
 
 func (cfg *Config) defaults() {
@@ -66,12 +68,13 @@ type CP struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex // serializes housekeeping and Free/Reset with epochs
 	pruned  time.Time  // when Tick last pruned
+	prog    programmer // guarded by mu
 }
 
 // New makes a CP over store and opens its sync servers.
 func New(store *Store, cfg Config) (*CP, error) {
 	cfg.defaults()
-	c := &CP{cfg: cfg, store: store}
+	c := &CP{cfg: cfg, store: store, prog: programmer{applied: map[int][]packet.TableEntry{}, members: map[int]map[int64]uint16{}}}
 	c.metrics = newMetrics(c)
 	if err := c.listenSync(); err != nil {
 		return nil, err

@@ -35,7 +35,8 @@ func (c *CP) ready(x Session, now time.Time) bool {
 const pruneEvery = time.Minute
 
 // Tick does the CP's periodic work: frees expired reservations, deletes
-// silent sessions, starts new epochs, prunes old samples.
+// silent sessions, starts new epochs, programs the data plane, prunes old
+// samples.
 func (c *CP) Tick() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -56,6 +57,7 @@ func (c *CP) Tick() {
 		}
 		c.logErr("new epoch", c.nextEpoch(r, ready, now))
 	}
+	c.program()
 	if now.Sub(c.pruned) >= pruneEvery {
 		c.logErr("prune", c.store.Prune(now.Add(-c.cfg.Retention)))
 		c.pruned = now

@@ -233,6 +233,7 @@ func (c *CP) FreeLoadBalancer(ctx context.Context, req *pb.FreeLoadBalancerReque
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.program()
 	return &pb.FreeLoadBalancerReply{}, storeErr(c.store.Free(r.ID, c.cfg.Now()))
 }
 
@@ -244,6 +245,7 @@ func (c *CP) ResetLoadBalancer(ctx context.Context, req *pb.ResetLoadBalancerReq
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.program()
 	if err := c.store.Reset(r.ID, req.Sync, req.Epochs, req.Senders, req.Workers); err != nil {
 		return nil, storeErr(err)
 	}
@@ -376,6 +378,9 @@ func (c *CP) Deregister(ctx context.Context, req *pb.DeregisterRequest) (*pb.Der
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.program()
 	return &pb.DeregisterReply{}, storeErr(c.store.Deregister(x.ID))
 }
 
