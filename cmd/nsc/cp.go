@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/dragonet-go/nsc/ejfat/cp"
-	"github.com/dragonet-go/nsc/ejfat/lbnet"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 )
@@ -137,12 +136,14 @@ func runCP(e *env, args []string) error {
 	if created {
 		fmt.Fprintf(e.stdout, "admin token (written to %s, shown once): %s\n", f.adminFile, admin)
 	}
-	fwd, conns, prog, err := f.lb.start()
+	golb, err := f.lb.start()
 	if err != nil {
 		return err
 	}
-	defer closeConns(conns)
-	f.cfg.Programming = prog
+	if golb != nil {
+		defer golb.Close()
+		f.cfg.Programming = golb.Programming
+	}
 	c, err := cp.New(store, f.cfg)
 	if err != nil {
 		return err
@@ -155,13 +156,13 @@ func runCP(e *env, args []string) error {
 		}
 		opts = append(opts, grpc.Creds(creds))
 	}
-	return serveCP(e, c, f, opts, fwd)
+	return serveCP(e, c, f, opts, golb)
 }
 
 // serveCP serves until SIGINT or SIGTERM, then stops accepting calls,
 // finishes those in flight, and returns (the caller closes the database).
-// It runs fwd, the in-process LB (if not nil), alongside.
-func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption, fwd *lbnet.LB) error {
+// It runs golb, the in-process LB (if not nil), alongside.
+func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption, golb *cp.GoLB) error {
 	gl, err := net.Listen("tcp", f.grpc)
 	if err != nil {
 		return err
@@ -182,12 +183,12 @@ func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption, fwd *lbnet.
 		go func() { errs <- ignoreClosed(hs.Serve(hl)) }()
 	}
 	lbDone := make(chan struct{})
-	if fwd != nil {
-		where += ", LB on " + f.lb.listen
+	if golb != nil {
+		where += fmt.Sprintf(", %s LB on %s", f.lb.model, golb.Conns[0].LocalAddr())
 		start := time.Now()
 		go func() {
-			errs <- fwd.Run(ctx)
-			reportLB(e, fwd, time.Since(start))
+			errs <- golb.Run(ctx)
+			reportLB(e, golb.LB, time.Since(start))
 			close(lbDone)
 		}()
 	} else {

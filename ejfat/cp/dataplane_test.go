@@ -4,23 +4,15 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/dragonet-go/nsc/backends/golang/fastpath"
-	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/cp"
-	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
-	"github.com/dragonet-go/nsc/ejfat/lbfast"
-	"github.com/dragonet-go/nsc/ejfat/lbnet"
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
-	"github.com/dragonet-go/nsc/ejfat/segment"
-	"github.com/dragonet-go/nsc/packet"
 )
 
 // baseTables are the lb-2025 entries the CP does not write for an LB at
@@ -37,121 +29,21 @@ table_add ipv4_src_filter_table allow_ip_src 0 0x7f000001 =>
 // returns its address and the Programming that drives it.
 func goLB(t *testing.T) (*net.UDPAddr, cp.Programming) {
 	t.Helper()
-	const model = "lb-2025"
 	addr := lbtest.Addr(t)
-	empty := func() ([]*packet.Table, error) { return lbfast.Tables(model, "", nil) }
-	ts, err := empty()
+	g, err := cp.NewGoLB(cp.GoLBConfig{Model: "lb-2025", Listen: addr, Workers: 1,
+		Base: strings.NewReader(baseTables(netip.MustParseAddr(addr.IP.String()))), BaseName: "base"})
 	if err != nil {
-		t.Fatal(err)
-	}
-	specs := func(name string) (*packet.TableSpec, bool) {
-		for _, tb := range ts {
-			if tb.Spec().Name == name {
-				return tb.Spec(), true
-			}
-		}
-		return nil, false
-	}
-	w, err := calendar.NewWriter(specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := packet.ParseEntries("base", strings.NewReader(baseTables(netip.MustParseAddr(addr.IP.String()))), specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conns, err := lbnet.Listen(addr, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fwd, err := lbnet.New(lbnet.Config{Conns: conns,
-		New: func(ts []*packet.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket(model, ts) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mac := net.HardwareAddr{0, 0xaa, 0xbb, 0xcc, 0xdd, 0xee}
-	set := &cp.TableSet{Empty: empty, Base: base, Install: func(ts []*packet.Table) error { return fwd.SetTables(ts, mac) }}
-	if err := set.Apply(0, nil, calendar.Diff{}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { fwd.Run(ctx); close(done) }()
+	go func() { g.Run(ctx); close(done) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done
-		for _, c := range conns {
-			c.Close()
-		}
+		g.Close()
 	})
-	return addr, cp.Programming{DataPlane: set, Writer: w}
-}
-
-// eventSender cuts events into segments of at most 100 payload bytes and
-// sends them to the LB.
-type eventSender struct {
-	conn *net.UDPConn
-	seg  *segment.Segmenter
-	buf  []byte
-}
-
-func newEventSender(t *testing.T, lb *net.UDPAddr) *eventSender {
-	t.Helper()
-	conn := lbtest.Sender(t, lb)
-	seg, err := segment.New(segment.Config{MTU: 100 + segment.IPv4Len + segment.UDPLen + segment.HeadersLen,
-		Src: conn.LocalAddr().(*net.UDPAddr).AddrPort(), Dst: netip.AddrPortFrom(netip.MustParseAddr(lb.IP.String()), uint16(lb.Port))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &eventSender{conn: conn, seg: seg, buf: make([]byte, seg.MaxLen())}
-}
-
-// send sends event number n of 250 bytes: 3 segments.
-func (s *eventSender) send(t *testing.T, n uint64) int {
-	t.Helper()
-	if err := s.seg.Start(make([]byte, 250), n, 0); err != nil {
-		t.Fatal(err)
-	}
-	k := 0
-	for ; ; k++ {
-		l, err := s.seg.Next(s.buf)
-		if err == io.EOF {
-			return k
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.conn.Write(s.buf[:l]); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// arrivals collects which member each event's segments reached, until
-// want segments arrived or a bound passed.
-func arrivals(members []*lbtest.Member, want int) map[uint64]map[int]int {
-	got := map[uint64]map[int]int{}
-	deadline := time.After(10 * time.Second)
-	for n := 0; n < want; n++ {
-		var d []byte
-		var who int
-		select {
-		case d = <-members[0].Got():
-		case d = <-members[1].Got():
-			who = 1
-		case <-deadline:
-			return got
-		}
-		if len(d) < ejfat.RELen {
-			continue
-		}
-		ev := ejfat.RE(d).EventNumber()
-		if got[ev] == nil {
-			got[ev] = map[int]int{}
-		}
-		got[ev][who]++
-	}
-	return got
+	return addr, g.Programming
 }
 
 // TestGoDataPlaneEndToEnd runs the CP with an in-process LB as its data
@@ -206,20 +98,14 @@ func TestGoDataPlaneEndToEnd(t *testing.T) {
 		}
 		clk.Add(500 * time.Millisecond)
 	}
-	sender := newEventSender(t, lbAddr)
+	sender := lbtest.NewEventSender(t, lbAddr)
 	// check sends events lo..hi-1 and wants each at the receiver the
 	// calendar of its epoch names, all of its segments there.
 	check := func(what string, lo, hi uint64) {
 		t.Helper()
 		es := c.store.Epochs(lb)
-		segments := 0
-		for n := lo; n < hi; n++ {
-			segments += sender.send(t, n)
-			if n%32 == 0 {
-				time.Sleep(time.Millisecond) // stay within the sockets' buffers
-			}
-		}
-		got := arrivals(members, segments)
+		sender.Send(t, lo, hi)
+		got := lbtest.Arrivals(members, int(hi-lo)*lbtest.Segments)
 		wrong := 0
 		for n := lo; n < hi; n++ {
 			e := es[len(es)-1]
@@ -229,7 +115,7 @@ func TestGoDataPlaneEndToEnd(t *testing.T) {
 				}
 			}
 			want := receiver[e.Calendar[n%cp.Slots]]
-			if g := got[n]; len(g) != 1 || g[want] != 3 {
+			if g := got[n]; len(g) != 1 || g[want] != lbtest.Segments {
 				if wrong++; wrong <= 5 {
 					t.Errorf("%s: event %d (epoch %d, slot %d) arrived %v (receiver: segments), want 3 segments at receiver %d",
 						what, n, e.Number, n%cp.Slots, g, want)
