@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"syscall"
+	"time"
+
+	"github.com/dragonet-go/nsc/ejfat/cp/pb"
+	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
+)
+
+// TestCPProgramsLB runs `nsc cp --lb-listen` as a process: two sessions
+// on loopback receivers get slots, and every event sent to the LB reaches,
+// whole, the receiver that LoadBalancerStatus says holds its slot; after
+// one session stops being ready, a new epoch sends them all to the other.
+func TestCPProgramsLB(t *testing.T) {
+	dir := t.TempDir()
+	lbAddr := lbtest.Addr(t)
+	ip := binary.BigEndian.Uint32(lbAddr.IP.To4())
+	writeFile(t, filepath.Join(dir, "base.tables"), fmt.Sprintf(`table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0
+table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
+table_add ipv4_src_filter_table allow_ip_src 0 0x7f000001 =>
+`, ip, ip))
+	p := startNSC(t, "cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"), "--admin-token-file", filepath.Join(dir, "admin"),
+		"--instances", "2", "--epoch-interval", "50ms", "--ready-timeout", "1m", "--lb-listen", lbAddr.String(), "--lb-tables", filepath.Join(dir, "base.tables"))
+	line := p.expect(t, p.stdout, "nsc cp: gRPC on ")
+	if !strings.Contains(line, "lb-2025 LB on "+lbAddr.String()) {
+		t.Errorf("start line %q does not name the LB", line)
+	}
+	addr, _, _ := strings.Cut(strings.TrimPrefix(line, "nsc cp: gRPC on "), ",")
+	lc := cpClient(t, addr)
+	res, err := lc.ReserveLoadBalancer(bearer(adminToken(t, dir)), &pb.ReserveLoadBalancerRequest{Name: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := bearer(res.Token)
+	members := []*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
+	var ids []string
+	for i, w := range []float32{1, 3} {
+		reg, err := lc.Register(ctx, &pb.RegisterRequest{LbId: res.LbId, Name: fmt.Sprint("r", i), Weight: w,
+			IpAddress: "127.0.0.1", UdpPort: uint32(members[i].Port()), PortRange: pb.PortRange_PORT_RANGE_1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, reg.SessionId)
+	}
+	ready := func(r0, r1 bool) {
+		t.Helper()
+		for i, r := range []bool{r0, r1} {
+			if _, err := lc.SendState(ctx, &pb.SendStateRequest{LbId: res.LbId, SessionId: ids[i], IsReady: r}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// calendar waits until the current epoch gives member 0 want slots
+	// and returns the epoch, its boundary and each slot's member.
+	calendar := func(want uint32) (uint64, uint64, [512]int) {
+		t.Helper()
+		var cal [512]int
+		for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			st, err := lc.LoadBalancerStatus(ctx, &pb.LoadBalancerStatusRequest{LbId: res.LbId})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st.Workers) != 2 || st.Workers[0].SlotsAssigned != want || st.Workers[1].SlotsAssigned != 512-want {
+				continue
+			}
+			for i, w := range st.Workers {
+				for _, r := range w.Slots {
+					for j := range r.Length {
+						cal[r.Index+int32(j)] = i
+					}
+				}
+			}
+			time.Sleep(200 * time.Millisecond) // the tick that made the epoch programs the LB after storing it
+			return st.CurrentEpoch, st.CurrentPredictedEventNumber, cal
+		}
+		t.Fatalf("no epoch giving %d slots to session 0", want)
+		return 0, 0, cal
+	}
+	sender := lbtest.NewEventSender(t, lbAddr)
+	check := func(what string, boundary uint64, cal [512]int) {
+		t.Helper()
+		lo, hi := boundary+1000, boundary+2024
+		sender.Send(t, lo, hi)
+		got := lbtest.Arrivals(members, int(hi-lo)*lbtest.Segments)
+		wrong := 0
+		for n := lo; n < hi; n++ {
+			if g, want := got[n], cal[n%512]; len(g) != 1 || g[want] != lbtest.Segments {
+				if wrong++; wrong <= 5 {
+					t.Errorf("%s: event %d arrived %v (receiver: segments), want %d segments at %d", what, n, g, lbtest.Segments, want)
+				}
+			}
+		}
+		if wrong > 0 {
+			t.Errorf("%s: %d of %d events wrong", what, wrong, hi-lo)
+		}
+	}
+	ready(true, true)
+	e1, b1, cal := calendar(128)
+	check("weights 1:3", b1, cal)
+	ready(true, false)
+	e2, b2, cal := calendar(512)
+	if e2 <= e1 || b2 <= b1 {
+		t.Errorf("epoch %d at %d after epoch %d at %d", e2, b2, e1, b1)
+	}
+	check("one session ready", b2, cal)
+	if code, last := p.stop(t, syscall.SIGTERM); code != 0 || !strings.Contains(last, "drop") && !strings.Contains(last, "forwarded") {
+		t.Errorf("nsc cp exited %d, last line %q", code, last)
+	}
+}
