@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -143,6 +144,15 @@ func runCP(e *env, args []string) error {
 	if golb != nil {
 		defer golb.Close()
 		f.cfg.Programming = golb.Programming
+	}
+	if f.lb.p4Script != "" {
+		var closer io.Closer
+		if f.cfg.Programming, closer, err = f.lb.p4(e.stdout); err != nil {
+			return err
+		}
+		if closer != nil {
+			defer closer.Close()
+		}
 	}
 	c, err := cp.New(store, f.cfg)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -112,4 +113,39 @@ table_add ipv4_src_filter_table allow_ip_src 0 0x7f000001 =>
 	if code, last := p.stop(t, syscall.SIGTERM); code != 0 || !strings.Contains(last, "drop") && !strings.Contains(last, "forwarded") {
 		t.Errorf("nsc cp exited %d, last line %q", code, last)
 	}
+}
+
+// TestCPWritesP4Script runs `nsc cp --p4-script`: a session's first epoch
+// appears in the file as table_add commands in the BMv2 program's names.
+func TestCPWritesP4Script(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "epochs.cli")
+	p := startNSC(t, "cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"), "--admin-token-file", filepath.Join(dir, "admin"),
+		"--instances", "2", "--epoch-interval", "50ms", "--p4-script", script)
+	addr, _, _ := strings.Cut(strings.TrimPrefix(p.expect(t, p.stdout, "nsc cp: gRPC on "), "nsc cp: gRPC on "), ",")
+	lc := cpClient(t, addr)
+	res, err := lc.ReserveLoadBalancer(bearer(adminToken(t, dir)), &pb.ReserveLoadBalancerRequest{Name: "p4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := lc.Register(bearer(res.Token), &pb.RegisterRequest{LbId: res.LbId, Name: "r", Weight: 1,
+		IpAddress: "10.1.2.3", UdpPort: 0x4556, PortRange: pb.PortRange_PORT_RANGE_16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lc.SendState(bearer(res.Token), &pb.SendStateRequest{LbId: res.LbId, SessionId: reg.SessionId, IsReady: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"table_add IngressImpl.member_info_lookup_table IngressImpl.do_ipv4_member_rewrite 0x0 0x0800 0x0000 => 0x000000000000 0x0a010203 0x4556 0x04 0x0",
+		"table_add IngressImpl.load_balance_calendar_table IngressImpl.do_assign_member 0x0 0x00000001 0x01ff => 0x0000",
+	}
+	var text string
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(script)
+		if text = string(b); strings.Contains(text, want[0]) && strings.Contains(text, want[1]) {
+			return
+		}
+	}
+	t.Errorf("%s lacks %q; has:\n%.2000s", script, want, text)
 }
