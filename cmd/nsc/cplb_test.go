@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dragonet-go/nsc/ejfat/cp/cptest"
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
 )
@@ -40,15 +41,7 @@ table_add ipv4_src_filter_table allow_ip_src 0 0x7f000001 =>
 	}
 	ctx := bearer(res.Token)
 	members := []*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
-	var ids []string
-	for i, w := range []float32{1, 3} {
-		reg, err := lc.Register(ctx, &pb.RegisterRequest{LbId: res.LbId, Name: fmt.Sprint("r", i), Weight: w,
-			IpAddress: "127.0.0.1", UdpPort: uint32(members[i].Port()), PortRange: pb.PortRange_PORT_RANGE_1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, reg.SessionId)
-	}
+	ids := cptest.Register(t, lc, ctx, res.LbId, []int{members[0].Port(), members[1].Port()}, 1, 3)
 	ready := func(r0, r1 bool) {
 		t.Helper()
 		for i, r := range []bool{r0, r1} {

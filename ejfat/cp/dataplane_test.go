@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dragonet-go/nsc/ejfat/cp"
+	"github.com/dragonet-go/nsc/ejfat/cp/cptest"
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
 )
@@ -64,18 +65,12 @@ func TestGoDataPlaneEndToEnd(t *testing.T) {
 	}
 	ctx := as(res.Token)
 	members := []*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
+	ids := cptest.Register(t, lc, ctx, res.LbId, []int{members[0].Port(), members[1].Port()}, 1, 3)
 	receiver := map[int64]int{} // session ID → member index
-	var ids []string
-	for i, w := range []float32{1, 3} {
-		reg, err := lc.Register(ctx, &pb.RegisterRequest{LbId: res.LbId, Name: fmt.Sprint("r", i), Weight: w,
-			IpAddress: "127.0.0.1", UdpPort: uint32(members[i].Port()), PortRange: pb.PortRange_PORT_RANGE_1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var id int64
-		fmt.Sscan(reg.SessionId, &id)
-		receiver[id] = i
-		ids = append(ids, reg.SessionId)
+	for i, id := range ids {
+		var n int64
+		fmt.Sscan(id, &n)
+		receiver[n] = i
 	}
 	state := func(control0 float32) {
 		t.Helper()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dragonet-go/nsc/ejfat/cp"
+	"github.com/dragonet-go/nsc/ejfat/cp/cptest"
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
 )
 
@@ -40,15 +41,10 @@ func TestCalendarsThroughServer(t *testing.T) {
 	}
 	ctx := as(res.Token)
 	var ids []int64
-	for i, w := range []float32{1, 3} {
-		reg, err := lc.Register(ctx, &pb.RegisterRequest{LbId: res.LbId, Name: fmt.Sprint("w", i), Weight: w,
-			IpAddress: "127.0.0.1", UdpPort: 20000, PortRange: pb.PortRange_PORT_RANGE_1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var id int64
-		fmt.Sscan(reg.SessionId, &id)
-		ids = append(ids, id)
+	for _, id := range cptest.Register(t, lc, ctx, res.LbId, []int{20000, 20001}, 1, 3) {
+		var n int64
+		fmt.Sscan(id, &n)
+		ids = append(ids, n)
 	}
 	state := func(control float32) {
 		t.Helper()
