@@ -70,8 +70,8 @@ func (c *CP) program() {
 }
 
 // entries are the table entries of reservation r on instance i: its live
-// epochs, whose slots of sessions gone are unassigned, and the members
-// they name.
+// epochs, whose slots of sessions gone are unassigned, and its sessions
+// as members.
 func (c *CP) entries(i int, r Reservation) ([]packet.TableEntry, error) {
 	sessions := map[int64]Session{}
 	for _, x := range c.store.Sessions(r.ID) {

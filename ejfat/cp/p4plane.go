@@ -68,39 +68,32 @@ func (s *P4Script) Apply(instance int, _ []packet.TableEntry, d calendar.Diff) e
 	if s.tables == nil {
 		s.tables = map[string]*bmTable{}
 	}
+	// Every line is made before any handle changes, so that an error
+	// leaves the handles as the switch has them.
+	lines := make([][]string, 3)
+	for k, es := range [][]packet.TableEntry{d.Added, d.Modified, d.Deleted} {
+		for _, te := range es {
+			line, err := s.line(te)
+			if err != nil {
+				return err
+			}
+			lines[k] = append(lines[k], line)
+		}
+	}
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "# LB %d: %d added, %d modified, %d deleted\n", instance, len(d.Added), len(d.Modified), len(d.Deleted))
-	for _, te := range d.Added {
-		line, err := s.line(te)
-		if err != nil {
-			return err
-		}
+	for j, te := range d.Added {
 		s.table(te.Table).add(entryKey(te))
-		out.WriteString(line)
+		out.WriteString(lines[0][j])
 	}
-	for _, te := range d.Modified {
-		line, err := s.line(te)
-		if err != nil {
-			return err
-		}
-		h, ok := s.table(te.Table).handles[entryKey(te)]
-		if !ok {
-			return fmt.Errorf("p4: modify of an entry never added to %s", te.Table)
-		}
-		f := strings.Fields(line) // table_add T A KEYS... => PARAMS... [PRIORITY]
+	for j, te := range d.Modified {
+		h := s.table(te.Table).handles[entryKey(te)] // present: Compare found it in the old state
+		f := strings.Fields(lines[1][j])             // table_add T A KEYS... => PARAMS... [PRIORITY]
 		params := f[slices.Index(f, "=>")+1:][:len(te.Entry.Params)]
 		fmt.Fprintf(&out, "table_modify %s %s %d => %s\n", f[1], f[2], h, strings.Join(params, " "))
 	}
-	for _, te := range d.Deleted {
-		line, err := s.line(te)
-		if err != nil {
-			return err
-		}
-		h, ok := s.table(te.Table).remove(entryKey(te))
-		if !ok {
-			return fmt.Errorf("p4: delete of an entry never added to %s", te.Table)
-		}
-		fmt.Fprintf(&out, "table_delete %s %d\n", strings.Fields(line)[1], h)
+	for j, te := range d.Deleted {
+		fmt.Fprintf(&out, "table_delete %s %d\n", strings.Fields(lines[2][j])[1], s.table(te.Table).remove(entryKey(te)))
 	}
 	_, err := s.Out.Write(out.Bytes())
 	return err
@@ -135,16 +128,15 @@ func (t *bmTable) add(entry string) {
 	t.handles[entry] = uint32(t.versions[i])<<24 | uint32(i)
 }
 
-// remove frees entry's handle, returning it.
-func (t *bmTable) remove(entry string) (uint32, bool) {
-	h, ok := t.handles[entry]
-	if ok {
-		i := h & 0xffffff
-		t.used[i] = false
-		t.versions[i]++
-		delete(t.handles, entry)
-	}
-	return h, ok
+// remove frees entry's handle (present: Compare found it in the old
+// state), returning it.
+func (t *bmTable) remove(entry string) uint32 {
+	h := t.handles[entry]
+	i := h & 0xffffff
+	t.used[i] = false
+	t.versions[i]++
+	delete(t.handles, entry)
+	return h
 }
 
 // entryKey is an entry's identity: its table, keys and priority.
