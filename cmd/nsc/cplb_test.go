@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,8 +95,23 @@ table_add ipv4_src_filter_table allow_ip_src 0 0x7f000001 =>
 			t.Errorf("%s: %d of %d events wrong", what, wrong, hi-lo)
 		}
 	}
+	// A sender at 1000 events/s, synced every 100 ms.
+	sync, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sync.Close()
+	for i := range 3 {
+		if _, err := sync.Write(cptest.SyncMessage(1, uint64(5000+100*i), 1000, time.Now())); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	ready(true, true)
 	e1, b1, cal := calendar(128)
+	if b1 < 5200+2000 || b1 > 5200+3000 {
+		t.Errorf("first boundary %d, want the last event synced (5200) plus 2 s of events and a little", b1)
+	}
 	check("weights 1:3", b1, cal)
 	ready(true, false)
 	e2, b2, cal := calendar(512)

@@ -87,7 +87,7 @@ func TestGoDataPlaneEndToEnd(t *testing.T) {
 	var lb int64
 	fmt.Sscan(res.LbId, &lb)
 	for i := range 3 { // a sender at 1000 events/s
-		sendUDP(t, fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort), syncMessage(1, uint64(i*500), 1000, clk.Now()))
+		sendUDP(t, fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort), cptest.SyncMessage(1, uint64(i*500), 1000, clk.Now()))
 		for deadline := time.Now().Add(5 * time.Second); len(c.store.Sync(lb)) <= i && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}

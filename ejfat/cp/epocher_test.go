@@ -1,7 +1,6 @@
 package cp_test
 
 import (
-	"encoding/binary"
 	"fmt"
 	"testing"
 	"time"
@@ -10,15 +9,6 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/cp/cptest"
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
 )
-
-// syncMessage is an EJFAT sync message (ejfat-reassembly.md §2).
-func syncMessage(source uint32, event uint64, rate uint32, clock time.Time) []byte {
-	b := []byte{'L', 'C', 2, 0}
-	b = binary.BigEndian.AppendUint32(b, source)
-	b = binary.BigEndian.AppendUint64(b, event)
-	b = binary.BigEndian.AppendUint32(b, rate)
-	return binary.BigEndian.AppendUint64(b, uint64(clock.UnixNano()))
-}
 
 // counts is how many slots each session holds in cal.
 func counts(cal []int64) map[int64]int {
@@ -64,7 +54,7 @@ func TestCalendarsThroughServer(t *testing.T) {
 	// One sender at 1000 events/s, synced twice a second for 2 s.
 	const rate = 1000
 	for i := range 5 {
-		sendUDP(t, fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort), syncMessage(1, uint64(i*rate/2), rate, clk.Now()))
+		sendUDP(t, fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort), cptest.SyncMessage(1, uint64(i*rate/2), rate, clk.Now()))
 		for deadline := time.Now().Add(5 * time.Second); len(c.store.Sync(lb)) <= i && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}

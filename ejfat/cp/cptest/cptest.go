@@ -3,8 +3,10 @@ package cptest
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
 )
@@ -23,4 +25,13 @@ func Register(t testing.TB, lc pb.LoadBalancerClient, ctx context.Context, lb st
 		ids = append(ids, reg.SessionId)
 	}
 	return ids
+}
+
+// SyncMessage is an EJFAT sync message (ejfat-reassembly.md §2).
+func SyncMessage(source uint32, event uint64, rate uint32, clock time.Time) []byte {
+	b := []byte{'L', 'C', 2, 0}
+	b = binary.BigEndian.AppendUint32(b, source)
+	b = binary.BigEndian.AppendUint64(b, event)
+	b = binary.BigEndian.AppendUint32(b, rate)
+	return binary.BigEndian.AppendUint64(b, uint64(clock.UnixNano()))
 }
