@@ -82,7 +82,7 @@ func (f *cpLBFlags) p4(stdout io.Writer) (cp.Programming, io.Closer, error) {
 	if f.p4Script == "" {
 		return cp.Programming{}, nil, nil
 	}
-	prog, w, err := cp.P4Program(f.model)
+	prog, tables, err := cp.P4Program(f.model)
 	if err != nil {
 		return cp.Programming{}, nil, err
 	}
@@ -94,5 +94,5 @@ func (f *cpLBFlags) p4(stdout io.Writer) (cp.Programming, io.Closer, error) {
 		}
 		out, closer = file, file
 	}
-	return cp.Programming{DataPlane: &cp.P4Script{Program: prog, Out: out}, Writer: w, MemberMAC: f.member()}, closer, nil
+	return cp.Programming{DataPlane: &cp.P4Script{Program: prog, Out: out}, Tables: tables, MemberMAC: f.member()}, closer, nil
 }

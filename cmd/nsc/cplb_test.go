@@ -26,7 +26,6 @@ func TestCPProgramsLB(t *testing.T) {
 	ip := binary.BigEndian.Uint32(lbAddr.IP.To4())
 	writeFile(t, filepath.Join(dir, "base.tables"), fmt.Sprintf(`table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0
 table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
-table_add ipv4_src_filter_table allow_ip_src 0 0x7f000001 =>
 `, ip, ip))
 	p := startNSC(t, "cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"), "--admin-token-file", filepath.Join(dir, "admin"),
 		"--instances", "2", "--epoch-interval", "50ms", "--ready-timeout", "1m", "--lb-listen", lbAddr.String(), "--lb-tables", filepath.Join(dir, "base.tables"))
@@ -36,7 +35,8 @@ table_add ipv4_src_filter_table allow_ip_src 0 0x7f000001 =>
 	}
 	addr, _, _ := strings.Cut(strings.TrimPrefix(line, "nsc cp: gRPC on "), ",")
 	lc := cpClient(t, addr)
-	res, err := lc.ReserveLoadBalancer(bearer(adminToken(t, dir)), &pb.ReserveLoadBalancerRequest{Name: "e2e"})
+	res, err := lc.ReserveLoadBalancer(bearer(adminToken(t, dir)), &pb.ReserveLoadBalancerRequest{Name: "e2e",
+		SenderAddresses: []string{"127.0.0.1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

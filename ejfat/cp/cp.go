@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
-	"github.com/dragonet-go/nsc/packet"
 	"google.golang.org/grpc"
 )
 
@@ -74,7 +73,11 @@ type CP struct {
 // New makes a CP over store and opens its sync servers.
 func New(store *Store, cfg Config) (*CP, error) {
 	cfg.defaults()
-	c := &CP{cfg: cfg, store: store, prog: programmer{applied: map[int][]packet.TableEntry{}, members: map[int]map[int64]uint16{}}}
+	prog, err := newProgrammer(&cfg.Programming)
+	if err != nil {
+		return nil, err
+	}
+	c := &CP{cfg: cfg, store: store, prog: prog}
 	c.metrics = newMetrics(c)
 	if err := c.listenSync(); err != nil {
 		return nil, err

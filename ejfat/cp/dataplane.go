@@ -1,6 +1,7 @@
 package cp
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -22,18 +23,50 @@ type DataPlane interface {
 	Apply(instance int, state []packet.TableEntry, diff calendar.Diff) error
 }
 
-// Programming is how the CP turns its epochs into table entries for a
-// DataPlane.
+// Programming is how the CP turns its reservations, epochs and sessions
+// into table entries for a DataPlane.
 type Programming struct {
 	DataPlane DataPlane
-	Writer    *calendar.Writer // the LB model's tables (calendar.NewWriter)
-	MemberMAC [6]byte          // the Ethernet destination of every member
+	Tables    func(string) (*packet.TableSpec, bool) // the LB model's tables
+	MemberMAC [6]byte                                // the Ethernet destination of every member
 }
+
+// The source filters (lb_id and source address exact) and the action that
+// lets a sender through.
+const (
+	srcFilterIPv4 = "ipv4_src_filter_table"
+	srcFilterIPv6 = "ipv6_src_filter_table"
+	allowSource   = "allow_ip_src"
+)
 
 // programmer keeps what each instance's data plane holds.
 type programmer struct {
+	writer  *calendar.Writer
 	applied map[int][]packet.TableEntry
 	members map[int]map[int64]uint16 // per instance, session ID → member id
+}
+
+// newProgrammer checks p's tables: those calendar.Writer writes and the
+// source filters.
+func newProgrammer(p *Programming) (programmer, error) {
+	pr := programmer{applied: map[int][]packet.TableEntry{}, members: map[int]map[int64]uint16{}}
+	if p.DataPlane == nil {
+		return pr, nil
+	}
+	var err error
+	if pr.writer, err = calendar.NewWriter(p.Tables); err != nil {
+		return pr, err
+	}
+	for _, name := range []string{srcFilterIPv4, srcFilterIPv6} {
+		s, ok := p.Tables(name)
+		if !ok || len(s.Keys) != 2 {
+			return pr, fmt.Errorf("the model has no table %s with 2 keys", name)
+		}
+		if i, ok := s.ActionIndex(allowSource); !ok || len(s.Actions[i].Params) != 0 {
+			return pr, fmt.Errorf("table %s has no action %s without parameters", name, allowSource)
+		}
+	}
+	return pr, nil
 }
 
 // program brings every instance's data plane to its reservation's live
@@ -69,14 +102,15 @@ func (c *CP) program() {
 	}
 }
 
-// entries are the table entries of reservation r on instance i: its live
-// epochs, whose slots of sessions gone are unassigned, and its sessions
-// as members.
+// entries are the table entries of reservation r on instance i: its
+// senders, its live epochs, whose slots of sessions gone are unassigned,
+// and its sessions as members.
 func (c *CP) entries(i int, r Reservation) ([]packet.TableEntry, error) {
 	sessions := map[int64]Session{}
 	for _, x := range c.store.Sessions(r.ID) {
 		sessions[x.ID] = x
 	}
+	out := c.senderEntries(i, r)
 	ids := c.memberIDs(i, sessions)
 	var live []calendar.Epoch
 	for _, e := range c.store.Epochs(r.ID) {
@@ -96,7 +130,35 @@ func (c *CP) entries(i int, r Reservation) ([]packet.TableEntry, error) {
 		}
 		members = append(members, mem)
 	}
-	return c.cfg.Programming.Writer.Entries(uint8(i), live, members)
+	es, err := c.prog.writer.Entries(uint8(i), live, members)
+	return append(out, es...), err
+}
+
+// senderEntries let r's senders through instance i's source filter (the
+// server checked their addresses; an IPv4-mapped one is its IPv4 one).
+func (c *CP) senderEntries(i int, r Reservation) []packet.TableEntry {
+	var out []packet.TableEntry
+	seen := map[netip.Addr]bool{}
+	for _, s := range r.Senders {
+		ip, err := netip.ParseAddr(s)
+		if ip = ip.Unmap(); err != nil || seen[ip] {
+			continue
+		}
+		seen[ip] = true
+		table, v := srcFilterIPv4, packet.V(0)
+		if ip.Is4() {
+			a := ip.As4()
+			v = packet.V(uint64(binary.BigEndian.Uint32(a[:])))
+		} else {
+			a := ip.As16()
+			table, v = srcFilterIPv6, packet.Value{Hi: binary.BigEndian.Uint64(a[:8]), Lo: binary.BigEndian.Uint64(a[8:])}
+		}
+		spec, _ := c.cfg.Programming.Tables(table) // checked by newProgrammer
+		allow, _ := spec.ActionIndex(allowSource)
+		out = append(out, packet.TableEntry{Table: table, Entry: packet.Entry{
+			Keys: []packet.KeyMatch{{Value: packet.V(uint64(i))}, {Value: v}}, Action: allow}})
+	}
+	return out
 }
 
 // memberIDs gives each of sessions a member id on instance i, keeping the

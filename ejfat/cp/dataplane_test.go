@@ -17,12 +17,11 @@ import (
 )
 
 // baseTables are the lb-2025 entries the CP does not write for an LB at
-// lb: its MAC, its IPv4 address as LB 0, senders from 127.0.0.1.
+// lb: its MAC and its IPv4 address as LB 0.
 func baseTables(lb netip.Addr) string {
 	ip := binary.BigEndian.Uint32(lb.AsSlice())
 	return fmt.Sprintf(`table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0
 table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
-table_add ipv4_src_filter_table allow_ip_src 0 0x7f000001 =>
 `, ip, ip)
 }
 
@@ -51,7 +50,7 @@ func goLB(t *testing.T) (*net.UDPAddr, cp.Programming) {
 // plane: two sessions on two loopback receivers, sync messages, events
 // through the LB. Every event reaches, whole, the receiver the calendar
 // of its epoch names, before and after a weight change starts a new
-// epoch.
+// epoch; once the sender is removed, nothing passes.
 func TestGoDataPlaneEndToEnd(t *testing.T) {
 	lbAddr, prog := goLB(t)
 	clk := &clock{t: time.Unix(1_800_000_000, 0)}
@@ -59,7 +58,8 @@ func TestGoDataPlaneEndToEnd(t *testing.T) {
 	cfg.Now, cfg.EpochInterval, cfg.Programming = clk.Now, time.Hour, prog
 	c := startCP(t, cfg)
 	lc := client(t, c)
-	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "e2e"})
+	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "e2e",
+		SenderAddresses: []string{"127.0.0.1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,4 +141,13 @@ func TestGoDataPlaneEndToEnd(t *testing.T) {
 		t.Fatalf("second boundary %d not 600 ahead of the first, %d", b, es[0].Boundary)
 	}
 	check("across the second boundary", b-600, b+600)
+
+	if _, err := lc.RemoveSenders(ctx, &pb.RemoveSendersRequest{LbId: res.LbId, SenderAddresses: []string{"127.0.0.1"}}); err != nil {
+		t.Fatal(err)
+	}
+	sender.Send(t, b, b+100)
+	time.Sleep(200 * time.Millisecond) // what would arrive has arrived
+	if n := len(members[0].Got()) + len(members[1].Got()); n != 0 {
+		t.Errorf("%d segments arrived from a sender removed", n)
+	}
 }

@@ -50,10 +50,7 @@ func NewGoLB(cfg GoLBConfig) (*GoLB, error) {
 		}
 		return ts[i].Spec(), true
 	}
-	g := &GoLB{Programming: Programming{MemberMAC: cfg.MemberMAC}}
-	if g.Programming.Writer, err = calendar.NewWriter(specs); err != nil {
-		return nil, fmt.Errorf("%s: %v", cfg.Model, err)
-	}
+	g := &GoLB{Programming: Programming{Tables: specs, MemberMAC: cfg.MemberMAC}}
 	base, err := packet.ParseEntries(cfg.BaseName, cfg.Base, specs)
 	if err != nil {
 		return nil, err

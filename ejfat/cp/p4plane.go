@@ -16,8 +16,9 @@ import (
 )
 
 // P4Program generates an LB model's BMv2 program (v1model), whose names a
-// P4Script writes, and the Writer of the model's tables.
-func P4Program(model string) (*p4.Program, *calendar.Writer, error) {
+// P4Script writes, and returns it with the model's tables (for
+// Programming.Tables).
+func P4Program(model string) (*p4.Program, func(string) (*packet.TableSpec, bool), error) {
 	m, lpg, err := ejfat.LPG(model)
 	if err != nil {
 		return nil, nil, err
@@ -34,8 +35,7 @@ func P4Program(model string) (*p4.Program, *calendar.Writer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := calendar.NewWriter(m.Schema.TableSpec)
-	return prog, w, err
+	return prog, m.Schema.TableSpec, nil
 }
 
 // P4Script is the BMv2 data plane: each Apply writes its diff to Out as
@@ -45,7 +45,8 @@ func P4Program(model string) (*p4.Program, *calendar.Writer, error) {
 // and deletes by entry handle; P4Script predicts them as BMv2 assigns
 // them (the lowest free index of the table, its 8-bit version above bit
 // 24 counting the deletes at that index), so the switch must have started
-// with the CP's three tables empty and nothing else must write them.
+// with the tables the CP writes (source filters, epochs, calendars,
+// members) empty, and nothing else may write them.
 type P4Script struct {
 	Program *p4.Program
 	Out     io.Writer

@@ -103,7 +103,7 @@ func (b *bmv2) lines() []string {
 // scripts, replayed with BMv2's handle rules, end in exactly the table
 // entries of the CP's last state.
 func TestP4ScriptReplays(t *testing.T) {
-	prog, w, err := cp.P4Program("lb-2025")
+	prog, tables, err := cp.P4Program("lb-2025")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,10 +111,11 @@ func TestP4ScriptReplays(t *testing.T) {
 	rec := &lastState{DataPlane: &cp.P4Script{Program: prog, Out: &script}}
 	clk := &clock{t: time.Unix(1_800_000_000, 0)}
 	cfg := cpConfig()
-	cfg.Now, cfg.EpochInterval, cfg.Programming = clk.Now, time.Hour, cp.Programming{DataPlane: rec, Writer: w}
+	cfg.Now, cfg.EpochInterval, cfg.Programming = clk.Now, time.Hour, cp.Programming{DataPlane: rec, Tables: tables}
 	c := startCP(t, cfg)
 	lc := client(t, c)
-	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "p4"})
+	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "p4",
+		SenderAddresses: []string{"10.0.0.9", "fd00::9"}})
 	if err != nil {
 		t.Fatal(err)
 	}

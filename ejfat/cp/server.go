@@ -274,6 +274,9 @@ func (c *CP) AddSenders(ctx context.Context, req *pb.AddSendersRequest) (*pb.Add
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.program()
 	return &pb.AddSendersReply{}, storeErr(c.store.AddSenders(r.ID, req.SenderAddresses))
 }
 
@@ -283,6 +286,9 @@ func (c *CP) RemoveSenders(ctx context.Context, req *pb.RemoveSendersRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.program()
 	return &pb.RemoveSendersReply{}, storeErr(c.store.RemoveSenders(r.ID, req.SenderAddresses))
 }
 
