@@ -50,8 +50,11 @@ type programmer struct {
 // source filters.
 func newProgrammer(p *Programming) (programmer, error) {
 	pr := programmer{applied: map[int][]packet.TableEntry{}, members: map[int]map[int64]uint16{}}
-	if p.DataPlane == nil {
+	switch {
+	case p.DataPlane == nil:
 		return pr, nil
+	case p.Tables == nil:
+		return pr, fmt.Errorf("a data plane without the model's tables")
 	}
 	var err error
 	if pr.writer, err = calendar.NewWriter(p.Tables); err != nil {
