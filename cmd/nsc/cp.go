@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -25,6 +26,8 @@ type cpFlags struct {
 	config, grpc, http, db, adminFile, tlsCert, tlsKey string
 	cfg                                                cp.Config
 	dataPortMin, dataPortMax                           uint
+	epochs                                             *cp.Calendars
+	lb                                                 cpLBFlags
 }
 
 func (f *cpFlags) define(fs *flag.FlagSet) {
@@ -47,6 +50,12 @@ func (f *cpFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&f.cfg.DeleteTimeout, "delete-timeout", 60*time.Second, "a session without SendState this long is deleted")
 	fs.DurationVar(&f.cfg.EpochInterval, "epoch-interval", time.Second, "how often new epochs are considered")
 	fs.DurationVar(&f.cfg.Retention, "retention", 10*time.Minute, "how long session states and sync samples are kept")
+	f.epochs = cp.NewCalendars()
+	f.cfg.Epocher = f.epochs
+	fs.DurationVar(&f.epochs.Lead, "epoch-lead", cp.DefaultLead, "an epoch's boundary is predicted for this long after it is made (the data plane's install time)")
+	fs.DurationVar(&f.epochs.Guard, "epoch-guard", cp.DefaultGuard, "and this much time's worth of events more (rate rises, late sync messages)")
+	fs.Uint64Var(&f.epochs.Slack, "epoch-slack", 0, "ticks added to a boundary (E2SAR's random low tick bits)")
+	f.lb.define(fs)
 }
 
 // cpOptions parses the command line, over the --config file if it names one.
@@ -82,7 +91,7 @@ func cpOptions(e *env, args []string) (*cpFlags, error) {
 		return nil, usagef("--instances %d: want at least 1", f.cfg.Instances)
 	}
 	f.cfg.DataPortMin, f.cfg.DataPortMax = uint32(f.dataPortMin), uint32(f.dataPortMax)
-	return f, nil
+	return f, f.lb.check()
 }
 
 // readConfig sets fs's flags from file's `name value` (or `name = value`)
@@ -128,6 +137,23 @@ func runCP(e *env, args []string) error {
 	if created {
 		fmt.Fprintf(e.stdout, "admin token (written to %s, shown once): %s\n", f.adminFile, admin)
 	}
+	golb, err := f.lb.start()
+	if err != nil {
+		return err
+	}
+	if golb != nil {
+		defer golb.Close()
+		f.cfg.Programming = golb.Programming
+	}
+	if f.lb.p4Script != "" {
+		var closer io.Closer
+		if f.cfg.Programming, closer, err = f.lb.p4(e.stdout); err != nil {
+			return err
+		}
+		if closer != nil {
+			defer closer.Close()
+		}
+	}
 	c, err := cp.New(store, f.cfg)
 	if err != nil {
 		return err
@@ -140,12 +166,13 @@ func runCP(e *env, args []string) error {
 		}
 		opts = append(opts, grpc.Creds(creds))
 	}
-	return serveCP(e, c, f, opts)
+	return serveCP(e, c, f, opts, golb)
 }
 
 // serveCP serves until SIGINT or SIGTERM, then stops accepting calls,
 // finishes those in flight, and returns (the caller closes the database).
-func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption) error {
+// It runs golb, the in-process LB (if not nil), alongside.
+func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption, golb *cp.GoLB) error {
 	gl, err := net.Listen("tcp", f.grpc)
 	if err != nil {
 		return err
@@ -154,7 +181,7 @@ func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption) error {
 	hs := &http.Server{Handler: c.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	errs := make(chan error, 2)
+	errs := make(chan error, 3)
 	where := "gRPC on " + gl.Addr().String()
 	if f.http != "" {
 		hl, err := net.Listen("tcp", f.http)
@@ -164,6 +191,18 @@ func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption) error {
 		}
 		where += ", HTTP on " + hl.Addr().String()
 		go func() { errs <- ignoreClosed(hs.Serve(hl)) }()
+	}
+	lbDone := make(chan struct{})
+	if golb != nil {
+		where += fmt.Sprintf(", %s LB on %s", f.lb.model, golb.Conns[0].LocalAddr())
+		start := time.Now()
+		go func() {
+			errs <- golb.Run(ctx)
+			reportLB(e, golb.LB, time.Since(start))
+			close(lbDone)
+		}()
+	} else {
+		close(lbDone)
 	}
 	runDone := make(chan struct{})
 	go func() { c.Run(ctx); close(runDone) }()
@@ -176,6 +215,7 @@ func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption) error {
 	stop()
 	shutdown(gs, hs)
 	<-runDone
+	<-lbDone
 	return err
 }
 

@@ -26,9 +26,10 @@ type Config struct {
 	EpochInterval time.Duration // how often epochs are considered; default 1 s
 	Retention     time.Duration // states and sync samples kept this long; default 10 min
 
-	Epocher Epocher
-	Now     func() time.Time // default time.Now
-	Commit  string           // reported by Version
+	Epocher     Epocher
+	Programming Programming      // the data plane; none when its DataPlane is nil
+	Now         func() time.Time // default time.Now
+	Commit      string           // reported by Version
 }
 
 func (cfg *Config) defaults() {
@@ -48,7 +49,7 @@ func (cfg *Config) defaults() {
 		cfg.Now = time.Now
 	}
 	if cfg.Epocher == nil {
-		cfg.Epocher = RoundRobin{}
+		cfg.Epocher = NewCalendars()
 	}
 	if cfg.DataPortMin == 0 {
 		cfg.DataPortMin, cfg.DataPortMax = 19522, 19522
@@ -66,12 +67,17 @@ type CP struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex // serializes housekeeping and Free/Reset with epochs
 	pruned  time.Time  // when Tick last pruned
+	prog    programmer // guarded by mu
 }
 
 // New makes a CP over store and opens its sync servers.
 func New(store *Store, cfg Config) (*CP, error) {
 	cfg.defaults()
-	c := &CP{cfg: cfg, store: store}
+	prog, err := newProgrammer(&cfg.Programming)
+	if err != nil {
+		return nil, err
+	}
+	c := &CP{cfg: cfg, store: store, prog: prog}
 	c.metrics = newMetrics(c)
 	if err := c.listenSync(); err != nil {
 		return nil, err

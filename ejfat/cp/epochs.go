@@ -16,37 +16,14 @@ type EpochInput struct {
 	Sync     []SyncSample
 }
 
-// Epocher computes calendars and epoch boundaries (package
-// ejfat/cp/calendar implements the real one). The CP calls it once per
+// Epocher computes calendars and epoch boundaries (Calendars, over
+// package ejfat/cp/calendar, by default). The CP calls it once per
 // EpochInterval for each reservation.
 type Epocher interface {
 	// Next returns the next epoch's calendar (Slots session IDs, 0 = drop)
 	// and the event number it starts at. A calendar equal to the current
 	// one starts no new epoch.
 	Next(in EpochInput) (calendar []int64, boundary uint64, err error)
-}
-
-// RoundRobin is a stand-in Epocher until ejfat/cp/calendar is wired in:
-// slots dealt to the ready sessions in turn, ignoring weights, starting at
-// the newest sync sample's event number (no look-ahead).
-type RoundRobin struct{}
-
-// Next implements Epocher.
-func (RoundRobin) Next(in EpochInput) ([]int64, uint64, error) {
-	cal := make([]int64, Slots)
-	if len(in.Sessions) > 0 {
-		for i := range cal {
-			cal[i] = in.Sessions[i%len(in.Sessions)].ID
-		}
-	}
-	var boundary uint64
-	if n := len(in.Sync); n > 0 {
-		boundary = in.Sync[n-1].Event
-	}
-	if in.Current != nil {
-		boundary = max(boundary, in.Current.Boundary)
-	}
-	return cal, boundary, nil
 }
 
 // ready says whether session x counts for calendars at now.
@@ -58,7 +35,8 @@ func (c *CP) ready(x Session, now time.Time) bool {
 const pruneEvery = time.Minute
 
 // Tick does the CP's periodic work: frees expired reservations, deletes
-// silent sessions, starts new epochs, prunes old samples.
+// silent sessions, starts new epochs, programs the data plane, prunes old
+// samples.
 func (c *CP) Tick() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -79,6 +57,7 @@ func (c *CP) Tick() {
 		}
 		c.logErr("new epoch", c.nextEpoch(r, ready, now))
 	}
+	c.program()
 	if now.Sub(c.pruned) >= pruneEvery {
 		c.logErr("prune", c.store.Prune(now.Add(-c.cfg.Retention)))
 		c.pruned = now

@@ -233,6 +233,7 @@ func (c *CP) FreeLoadBalancer(ctx context.Context, req *pb.FreeLoadBalancerReque
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.program()
 	return &pb.FreeLoadBalancerReply{}, storeErr(c.store.Free(r.ID, c.cfg.Now()))
 }
 
@@ -244,6 +245,7 @@ func (c *CP) ResetLoadBalancer(ctx context.Context, req *pb.ResetLoadBalancerReq
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.program()
 	if err := c.store.Reset(r.ID, req.Sync, req.Epochs, req.Senders, req.Workers); err != nil {
 		return nil, storeErr(err)
 	}
@@ -272,6 +274,9 @@ func (c *CP) AddSenders(ctx context.Context, req *pb.AddSendersRequest) (*pb.Add
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.program()
 	return &pb.AddSendersReply{}, storeErr(c.store.AddSenders(r.ID, req.SenderAddresses))
 }
 
@@ -281,6 +286,9 @@ func (c *CP) RemoveSenders(ctx context.Context, req *pb.RemoveSendersRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.program()
 	return &pb.RemoveSendersReply{}, storeErr(c.store.RemoveSenders(r.ID, req.SenderAddresses))
 }
 
@@ -376,6 +384,9 @@ func (c *CP) Deregister(ctx context.Context, req *pb.DeregisterRequest) (*pb.Der
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.program()
 	return &pb.DeregisterReply{}, storeErr(c.store.Deregister(x.ID))
 }
 

@@ -1,0 +1,153 @@
+package cp_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dragonet-go/nsc/ejfat/cp"
+	"github.com/dragonet-go/nsc/ejfat/cp/cptest"
+	"github.com/dragonet-go/nsc/ejfat/cp/pb"
+	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
+)
+
+// baseTables are the lb-2025 entries the CP does not write for an LB at
+// lb: its MAC and its IPv4 address as LB 0.
+func baseTables(lb netip.Addr) string {
+	ip := binary.BigEndian.Uint32(lb.AsSlice())
+	return fmt.Sprintf(`table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0
+table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
+`, ip, ip)
+}
+
+// goLB runs an in-process lb-2025 LB on loopback until the test ends and
+// returns its address and the Programming that drives it.
+func goLB(t *testing.T) (*net.UDPAddr, cp.Programming) {
+	t.Helper()
+	addr := lbtest.Addr(t)
+	g, err := cp.NewGoLB(cp.GoLBConfig{Model: "lb-2025", Listen: addr, Workers: 1,
+		Base: strings.NewReader(baseTables(netip.MustParseAddr(addr.IP.String()))), BaseName: "base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { g.Run(ctx); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		g.Close()
+	})
+	return addr, g.Programming
+}
+
+// TestGoDataPlaneEndToEnd runs the CP with an in-process LB as its data
+// plane: two sessions on two loopback receivers, sync messages, events
+// through the LB. Every event reaches, whole, the receiver the calendar
+// of its epoch names, before and after a weight change starts a new
+// epoch; once the sender is removed, nothing passes.
+func TestGoDataPlaneEndToEnd(t *testing.T) {
+	lbAddr, prog := goLB(t)
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	cfg := cpConfig()
+	cfg.Now, cfg.EpochInterval, cfg.Programming = clk.Now, time.Hour, prog
+	c := startCP(t, cfg)
+	lc := client(t, c)
+	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "e2e",
+		SenderAddresses: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := as(res.Token)
+	members := []*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
+	ids := cptest.Register(t, lc, ctx, res.LbId, []int{members[0].Port(), members[1].Port()}, 1, 3)
+	receiver := map[int64]int{} // session ID → member index
+	for i, id := range ids {
+		var n int64
+		fmt.Sscan(id, &n)
+		receiver[n] = i
+	}
+	state := func(control0 float32) {
+		t.Helper()
+		for i, id := range ids {
+			sig := float32(0)
+			if i == 0 {
+				sig = control0
+			}
+			if _, err := lc.SendState(ctx, &pb.SendStateRequest{LbId: res.LbId, SessionId: id, IsReady: true, ControlSignal: sig}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var lb int64
+	fmt.Sscan(res.LbId, &lb)
+	for i := range 3 { // a sender at 1000 events/s
+		sendUDP(t, fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort), cptest.SyncMessage(1, uint64(i*500), 1000, clk.Now()))
+		for deadline := time.Now().Add(5 * time.Second); len(c.store.Sync(lb)) <= i && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		clk.Add(500 * time.Millisecond)
+	}
+	sender := lbtest.NewEventSender(t, lbAddr)
+	// check sends events lo..hi-1 and wants each at the receiver the
+	// calendar of its epoch names, all of its segments there.
+	check := func(what string, lo, hi uint64) {
+		t.Helper()
+		es := c.store.Epochs(lb)
+		sender.Send(t, lo, hi)
+		got := lbtest.Arrivals(members, int(hi-lo)*lbtest.Segments)
+		wrong := 0
+		for n := lo; n < hi; n++ {
+			e := es[len(es)-1]
+			for _, x := range es {
+				if n >= x.Boundary {
+					e = x
+				}
+			}
+			want := receiver[e.Calendar[n%cp.Slots]]
+			if g := got[n]; len(g) != 1 || g[want] != lbtest.Segments {
+				if wrong++; wrong <= 5 {
+					t.Errorf("%s: event %d (epoch %d, slot %d) arrived %v (receiver: segments), want 3 segments at receiver %d",
+						what, n, e.Number, n%cp.Slots, g, want)
+				}
+			}
+		}
+		if wrong > 0 {
+			t.Errorf("%s: %d of %d events wrong", what, wrong, hi-lo)
+		}
+	}
+
+	state(0)
+	c.Tick()
+	es := c.store.Epochs(lb)
+	if len(es) != 1 {
+		t.Fatalf("%d epochs, want 1", len(es))
+	}
+	check("first epoch", 0, 1024)
+	clk.Add(time.Second)
+	state(500) // weights 1:3 become 2:3
+	c.Tick()
+	es = c.store.Epochs(lb)
+	if len(es) != 2 {
+		t.Fatalf("%d epochs after a weight change, want 2", len(es))
+	}
+	b := es[1].Boundary
+	if b < es[0].Boundary+600 {
+		t.Fatalf("second boundary %d not 600 ahead of the first, %d", b, es[0].Boundary)
+	}
+	check("across the second boundary", b-600, b+600)
+
+	if _, err := lc.RemoveSenders(ctx, &pb.RemoveSendersRequest{LbId: res.LbId, SenderAddresses: []string{"127.0.0.1"}}); err != nil {
+		t.Fatal(err)
+	}
+	sender.Send(t, b, b+100)
+	time.Sleep(200 * time.Millisecond) // what would arrive has arrived
+	if n := len(members[0].Got()) + len(members[1].Got()); n != 0 {
+		t.Errorf("%d segments arrived from a sender removed", n)
+	}
+}

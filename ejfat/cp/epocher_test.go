@@ -1,0 +1,105 @@
+package cp_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dragonet-go/nsc/ejfat/cp"
+	"github.com/dragonet-go/nsc/ejfat/cp/cptest"
+	"github.com/dragonet-go/nsc/ejfat/cp/pb"
+)
+
+// counts is how many slots each session holds in cal.
+func counts(cal []int64) map[int64]int {
+	n := map[int64]int{}
+	for _, id := range cal {
+		n[id]++
+	}
+	return n
+}
+
+// TestCalendarsThroughServer runs the default Epocher behind the gRPC
+// server: weights 1:3 share the slots 128:384, a control signal moves
+// only the slots the new shares need, and the boundary is ahead of the
+// events the sync messages report.
+func TestCalendarsThroughServer(t *testing.T) {
+	clk, c, lc := clockedCP(t)
+	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := as(res.Token)
+	var ids []int64
+	for _, id := range cptest.Register(t, lc, ctx, res.LbId, []int{20000, 20001}, 1, 3) {
+		var n int64
+		fmt.Sscan(id, &n)
+		ids = append(ids, n)
+	}
+	state := func(control float32) {
+		t.Helper()
+		for _, id := range ids {
+			sig := float32(0)
+			if id == ids[0] {
+				sig = control
+			}
+			if _, err := lc.SendState(ctx, &pb.SendStateRequest{LbId: res.LbId, SessionId: fmt.Sprint(id),
+				IsReady: true, ControlSignal: sig}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var lb int64
+	fmt.Sscan(res.LbId, &lb)
+	// One sender at 1000 events/s, synced twice a second for 2 s.
+	const rate = 1000
+	for i := range 5 {
+		sendUDP(t, fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort), cptest.SyncMessage(1, uint64(i*rate/2), rate, clk.Now()))
+		for deadline := time.Now().Add(5 * time.Second); len(c.store.Sync(lb)) <= i && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		if i < 4 {
+			clk.Add(500 * time.Millisecond)
+		}
+	}
+	newest := uint64(4 * rate / 2)
+	state(0)
+	c.Tick()
+	es := c.store.Epochs(lb)
+	if len(es) != 1 {
+		t.Fatalf("%d epochs, want 1", len(es))
+	}
+	first := es[0]
+	n := counts(first.Calendar)
+	if d := n[ids[0]] - 128; d < -1 || d > 1 || n[ids[0]]+n[ids[1]] != cp.Slots {
+		t.Errorf("weights 1:3: %d:%d slots, want 128:384 within one", n[ids[0]], n[ids[1]])
+	}
+	// Lead 0.5 s + guard 1.5 s at 1000 events/s: 2000 events ahead.
+	if lo := newest + rate*2; first.Boundary < lo || first.Boundary > lo+rate/10 {
+		t.Errorf("boundary %d, want about %d (newest sync event %d + 2 s of events)", first.Boundary, lo, newest)
+	}
+
+	state(500) // session 0: 500 + 500 against 1500 + 0, 2:3
+	c.Tick()
+	es = c.store.Epochs(lb)
+	if len(es) != 2 {
+		t.Fatalf("%d epochs after a weight change, want 2", len(es))
+	}
+	second := es[1]
+	m := counts(second.Calendar)
+	if d := m[ids[0]] - 205; d < -1 || d > 1 || m[ids[0]]+m[ids[1]] != cp.Slots {
+		t.Errorf("weights 2:3: %d:%d slots, want 204.8:307.2 within one", m[ids[0]], m[ids[1]])
+	}
+	moved := 0
+	for j := range second.Calendar {
+		if second.Calendar[j] != first.Calendar[j] {
+			moved++
+		}
+	}
+	if want := max(0, n[ids[1]]-m[ids[1]]); moved != want {
+		t.Errorf("%d slots moved, want %d (only the shrinking session's surplus)", moved, want)
+	}
+	if second.Boundary <= first.Boundary {
+		t.Errorf("second boundary %d not above the first's %d", second.Boundary, first.Boundary)
+	}
+}
