@@ -87,6 +87,12 @@ func (c *CP) nextEpoch(r Reservation, ready []Session, now time.Time) error {
 	if in.Current != nil && slices.Equal(cal, in.Current.Calendar) {
 		return nil
 	}
+	if in.Current == nil && !slices.ContainsFunc(cal, func(s int64) bool { return s != 0 }) {
+		// No epoch yet and no one to send to: the first epoch waits for a
+		// ready session, so that its range begins at the first events
+		// rather than leaving them to an epoch that drops them all.
+		return nil
+	}
 	e := Epoch{Number: 1, Boundary: boundary, Created: now, Calendar: cal}
 	if in.Current != nil {
 		e.Number = in.Current.Number + 1

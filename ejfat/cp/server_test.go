@@ -258,24 +258,24 @@ func TestSessionsEpochsTimeseries(t *testing.T) {
 		return st.CurrentEpoch, st.Workers[0].SlotsAssigned
 	}
 	c.Tick()
-	if e, n := slots(); e != 1 || n != 0 {
-		t.Errorf("before any state: epoch %d, %d slots; want epoch 1 (all slots drop), 0", e, n)
+	if e, n := slots(); e != 0 || n != 0 {
+		t.Errorf("before any state: epoch %d, %d slots; want none yet (the first epoch waits for a ready session), 0", e, n)
 	}
 	send(0.1, true)
 	clk.Add(time.Second)
 	send(0.2, true)
 	c.Tick()
-	if e, n := slots(); e != 2 || n != cp.Slots {
-		t.Errorf("ready session: epoch %d, %d slots; want 2, %d", e, n, cp.Slots)
+	if e, n := slots(); e != 1 || n != cp.Slots {
+		t.Errorf("ready session: epoch %d, %d slots; want 1, %d", e, n, cp.Slots)
 	}
 	c.Tick()
-	if e, _ := slots(); e != 2 {
+	if e, _ := slots(); e != 1 {
 		t.Errorf("unchanged calendar started epoch %d", e)
 	}
 	clk.Add(3 * time.Second) // past the 2 s readiness timeout
 	c.Tick()
-	if e, n := slots(); e != 3 || n != 0 {
-		t.Errorf("silent session: epoch %d, %d slots; want 3, 0", e, n)
+	if e, n := slots(); e != 2 || n != 0 {
+		t.Errorf("silent session: epoch %d, %d slots; want 2, 0", e, n)
 	}
 
 	ts, err := lc.Timeseries(ctx, &pb.TimeseriesRequest{SeriesSelector: []string{"/lb/" + lb + "/*"},

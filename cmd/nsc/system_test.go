@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dragonet-go/nsc/ejfat/cp/pb"
+	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
+)
+
+// TestEJFATSystem runs EJFAT whole, each part a real nsc process on
+// loopback: nsc cp programming its in-process LB, two nsc recv registering
+// with the reservation and sending state (one reassembling with the
+// runtime, one with the code generated from the reassembler model), and
+// nsc send sending events and sync messages to the LB. Every event
+// arrives whole at exactly one receiver, byte for byte what was sent.
+func TestEJFATSystem(t *testing.T) {
+	dir := t.TempDir()
+	lbAddr := lbtest.Addr(t)
+	ip := binary.BigEndian.Uint32(lbAddr.IP.To4())
+	writeFile(t, filepath.Join(dir, "base.tables"), fmt.Sprintf(`table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0
+table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
+`, ip, ip))
+	cp := startNSC(t, "cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"), "--admin-token-file", filepath.Join(dir, "admin"),
+		"--instances", "1", "--epoch-interval", "100ms", "--lb-listen", lbAddr.String(), "--lb-tables", filepath.Join(dir, "base.tables"))
+	line := cp.expect(t, cp.stdout, "nsc cp: gRPC on ")
+	addr, _, _ := strings.Cut(strings.TrimPrefix(line, "nsc cp: gRPC on "), ",")
+	lc := cpClient(t, addr)
+	res, err := lc.ReserveLoadBalancer(bearer(adminToken(t, dir)), &pb.ReserveLoadBalancerRequest{Name: "system", SenderAddresses: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recvs []*nscProcess
+	var outs []string
+	for i, engine := range []string{"runtime", "model"} {
+		out := filepath.Join(dir, fmt.Sprint("rx", i))
+		r, _ := startRecv(t, "--cp", addr, "--token", res.Token, "--lb", res.LbId, "--name", fmt.Sprint("rx", i),
+			"--engine", engine, "--out", out, "--verify")
+		r.expect(t, r.stdout, "registered with")
+		recvs, outs = append(recvs, r), append(outs, out)
+	}
+	// Both receivers hold slots before anything is sent.
+	for deadline := time.Now().Add(wait); ; time.Sleep(50 * time.Millisecond) {
+		st, err := lc.LoadBalancerStatus(bearer(res.Token), &pb.LoadBalancerStatusRequest{LbId: res.LbId})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Workers) == 2 && st.Workers[0].SlotsAssigned > 0 && st.Workers[1].SlotsAssigned > 0 {
+			time.Sleep(300 * time.Millisecond) // the tick that made the epoch programs the LB after storing it
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the receivers never both held slots: %v", st.Workers)
+		}
+	}
+	const events = 200
+	send := startNSC(t, "send", "--to", lbAddr.String(), "--from", "127.0.0.1:0", "--events", fmt.Sprint(events), "--size", "30000",
+		"--rate", "400", "--sync", fmt.Sprintf("%s:%d", res.SyncIpv4Address, res.SyncUdpPort))
+	if code, out := send.waitExit(t); code != 0 {
+		t.Fatalf("nsc send exited %d: %q", code, out)
+	}
+	time.Sleep(500 * time.Millisecond)
+	got := map[string]int{}
+	for i, r := range recvs {
+		r.cmd.Process.Signal(syscall.SIGTERM)
+		code, lines := r.waitExit(t)
+		if code != 0 || !strings.HasSuffix(lines[len(lines)-1], "0 bad") {
+			t.Errorf("rx%d exited %d: %q", i, code, lines)
+		}
+		t.Logf("rx%d: %q", i, lines[max(0, len(lines)-5):])
+		names, _ := os.ReadDir(outs[i])
+		for _, n := range names {
+			got[n.Name()]++
+		}
+		t.Logf("rx%d reassembled %d events", i, len(names))
+	}
+	for n := range events {
+		switch name := fmt.Sprintf("%d-0.bin", n); got[name] {
+		case 1:
+		case 0:
+			t.Errorf("event %d reached no receiver whole", n)
+		default:
+			t.Errorf("event %d reached %d receivers", n, got[name])
+		}
+	}
+	if len(got) != events {
+		t.Errorf("%d distinct events written, want %d", len(got), events)
+	}
+}
