@@ -37,9 +37,14 @@ var demoPreds = []struct{ graph, node string }{
 
 func runDemo(e *env, args []string) error {
 	fs := newFlags("demo", e)
-	out := fs.String("o", "nsc-demo", "directory for the pictures")
+	out := fs.String("o", "nsc-demo", "directory for the pictures (and, with --system, the run's files)")
+	system := fs.Bool("system", false, "run EJFAT whole on loopback instead: nsc cp with its LB, three nsc recv, two nsc send")
+	events := fs.Int("events", 600, "--system: events per sender")
 	if _, err := parseArgs(fs, args); err != nil {
 		return err
+	}
+	if *system {
+		return systemDemo(e, filepath.Join(*out, "system"), *events)
 	}
 	defer fileout.AbortOnInterrupt()()
 	m, err := loadModel([]string{demoModel})

@@ -45,6 +45,7 @@ type recvOpts struct {
 	reasm           reasm.Config
 	cp              cpSession // --cp: register and report state
 	engine          string
+	slow            time.Duration // an application this much slower per event (demos)
 
 	deliveredEnough  context.CancelFunc // stops a live run at --events
 	lbHeaders, skips atomic.Uint64      // datagrams with an LB header; frames of --in not taken
@@ -75,6 +76,8 @@ func parseRecv(e *env, args []string) (*recvOpts, error) {
 	fs.Uint64Var(&o.events, "events", 0, "stop after this many complete events (0: at SIGINT or SIGTERM)")
 	fs.DurationVar(&o.runFor, "duration", 0, "stop after this long (0: at SIGINT or SIGTERM)")
 	o.cp.flags(fs)
+	fs.IntVar(&o.reasm.Queue, "queue", reasm.DefaultQueue, "complete events that may wait for the application (per thread); past it they are lost, counted as enqueue errors")
+	fs.DurationVar(&o.slow, "slow", 0, "take this long over each complete event, as a slow application would (its queue fills)")
 	fs.StringVar(&o.engine, "engine", "runtime", "what reassembles: runtime (ejfat/reasm, after the kernel's checks) or model (the Go code generated from models/ejfat/reassembler.nsc, by its rules)")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
@@ -118,7 +121,10 @@ func (o *recvOpts) check(rest []string) error {
 	if o.threads == 0 {
 		o.threads = min(o.ports, runtime.NumCPU())
 	}
-	o.reasm = reasm.Config{Timeout: o.timeout, MaxEventSize: uint32(o.maxEvent)}
+	if o.reasm.Queue < 1 {
+		return usagef("--queue %d: must be at least 1", o.reasm.Queue)
+	}
+	o.reasm = reasm.Config{Timeout: o.timeout, MaxEventSize: uint32(o.maxEvent), Queue: o.reasm.Queue}
 	if o.reasm.MaxEventSize > reasm.DefaultMaxEventSize {
 		o.reasm.MaxBytes = 2 * int64(o.maxEvent) // room for the largest event's buffer class
 	}
@@ -333,6 +339,7 @@ func (o *recvOpts) consume(ctx context.Context, e *env, r reassembler, d *delive
 // deliver checks and writes one complete event and returns its buffer.
 func (o *recvOpts) deliver(e *env, r reassembler, ev *reasm.Event, d *delivery) {
 	defer r.Release(ev)
+	time.Sleep(o.slow)
 	if o.verify {
 		if at := segment.Verify(ev.Data, ev.Number, ev.DataID); at >= 0 {
 			d.bad.Add(1)
@@ -529,7 +536,7 @@ func (p *udpParser) parse(frame []byte) (src netip.Addr, dst netip.AddrPort, pay
 // time.Now).
 func (o *recvOpts) newReassembler(now func() time.Time) (reassembler, error) {
 	if o.engine == "model" {
-		return newModelReassembler(now)
+		return newModelReassembler(now, o.reasm.Queue)
 	}
 	cfg := o.reasm
 	cfg.Now = now

@@ -40,7 +40,7 @@ type modelReassembler struct {
 	stats reasm.Stats
 }
 
-func newModelReassembler(now func() time.Time) (*modelReassembler, error) {
+func newModelReassembler(now func() time.Time, queue int) (*modelReassembler, error) {
 	pl, err := reasmfast.New(nil) // data_ports empty: every port a plain data port
 	if err != nil {
 		return nil, err
@@ -48,7 +48,7 @@ func newModelReassembler(now func() time.Time) (*modelReassembler, error) {
 	if now != nil {
 		pl.SetClock(now)
 	}
-	return &modelReassembler{pl: pl, queue: make(chan *reasm.Event, 1024)}, nil
+	return &modelReassembler{pl: pl, queue: make(chan *reasm.Event, queue)}, nil
 }
 
 // reasons maps the model's drops to the runtime's reasons, for one report.

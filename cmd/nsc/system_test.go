@@ -93,3 +93,13 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
 		t.Errorf("%d distinct events written, want %d", len(got), events)
 	}
 }
+
+// nsc demo --system runs the whole system and says no event was split.
+func TestSystemDemo(t *testing.T) {
+	p := startNSC(t, "demo", "--system", "--events", "300", "-o", t.TempDir())
+	code, out := p.waitExit(t)
+	text := strings.Join(out, "\n")
+	if code != 0 || !strings.Contains(text, ", 0 split across receivers") || !strings.Contains(text, "nsc_cp_epochs_total") {
+		t.Errorf("nsc demo --system exited %d:\n%s", code, text)
+	}
+}

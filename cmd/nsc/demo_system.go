@@ -1,0 +1,367 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dragonet-go/nsc/ejfat/cp/client"
+)
+
+// systemDemo runs EJFAT whole on loopback, each part an nsc process: the
+// control plane with its LB, three receivers that register and report
+// their state (one slowed down, one leaving half-way), two senders with
+// sync messages; then a summary: events sent, reassembled per receiver,
+// lost, split across receivers (must be 0), and the control plane's
+// metrics.
+func systemDemo(e *env, dir string, events int) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	lbIP, err := freeLBAddress()
+	if err != nil {
+		return err
+	}
+	lbAddr := fmt.Sprintf("%s:%d", lbIP, lbPort)
+	ip := binary.BigEndian.Uint32(lbIP.To4())
+	tables := filepath.Join(dir, "base.tables")
+	if err := os.WriteFile(tables, fmt.Appendf(nil, "table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0\n"+
+		"table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0\n", ip, ip), 0o644); err != nil {
+		return err
+	}
+	// A new run: the files of an earlier one go (the directory is the
+	// demo's own).
+	for _, f := range []string{"cp.db", "cp.db-wal", "cp.db-shm", "admin", "rx0", "rx1", "rx2"} {
+		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
+			return err
+		}
+	}
+	var procs []*demoProc
+	defer func() {
+		for _, p := range procs {
+			p.kill()
+		}
+	}()
+	run := func(args ...string) (*demoProc, error) {
+		p, err := startDemoProc(self, args...)
+		if err == nil {
+			procs = append(procs, p)
+		}
+		return p, err
+	}
+	fmt.Fprintf(e.stdout, "== EJFAT on loopback: nsc cp with its LB on %s, three nsc recv, two nsc send (files in %s)\n", lbAddr, dir)
+	cpp, err := run("cp", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"),
+		"--admin-token-file", filepath.Join(dir, "admin"), "--instances", "1", "--epoch-interval", "200ms",
+		"--lb-listen", lbAddr, "--lb-tables", tables)
+	if err != nil {
+		return err
+	}
+	line, err := cpp.await("nsc cp: gRPC on ")
+	if err != nil {
+		return err
+	}
+	m := regexp.MustCompile(`gRPC on ([^,]+), HTTP on ([^,]+),`).FindStringSubmatch(line)
+	if m == nil {
+		return fmt.Errorf("nsc cp said %q", line)
+	}
+	grpcAddr, httpAddr := m[1], m[2]
+	admin, err := lbctlToken("", filepath.Join(dir, "admin"))
+	if err != nil {
+		return err
+	}
+	cl, err := client.Dial(grpcAddr, admin, "")
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	res, err := cl.Reserve(ctx, "demo", time.Time{}, []string{"127.0.0.1"})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "reserved LB %s: data %s, sync %s:%d\n", res.LbId, lbAddr, res.SyncIpv4Address, res.SyncUdpPort)
+	names := []string{"rx0", "rx1", "rx2"}
+	recvs := map[string]*demoProc{}
+	for _, name := range names {
+		args := []string{"recv", "--listen", "127.0.0.1:0", "--ports", "2", "--cp", grpcAddr, "--token", res.Token, "--lb", res.LbId,
+			"--name", name, "--verify", "--kp", "1000", // weights are rescaled to a mean of 1000 (udplbd2)
+			"--out", filepath.Join(dir, name)}
+		if name == "rx2" {
+			args = append(args, "--slow", "25ms", "--queue", "32") // falls behind: its queue fills, its control signal falls
+		}
+		p, err := run(args...)
+		if err != nil {
+			return err
+		}
+		if _, err := p.await("registered with"); err != nil {
+			return err
+		}
+		recvs[name] = p
+	}
+	slots := func() (map[string]uint32, error) {
+		st, err := cl.Status(ctx, res.LbId)
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]uint32{}
+		for _, w := range st.Workers {
+			out[w.Name] = w.SlotsAssigned
+		}
+		return out, nil
+	}
+	var first map[string]uint32
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if first, err = slots(); err != nil {
+			return err
+		}
+		if len(first) == 3 && first["rx0"] > 0 && first["rx1"] > 0 && first["rx2"] > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the receivers never all held slots: %v", first)
+		}
+	}
+	time.Sleep(400 * time.Millisecond) // the epoch's tables reach the LB
+	fmt.Fprintf(e.stdout, "slots: %s\n", slotLine(first))
+	const rate = 200
+	var senders []*demoProc
+	for i := range 2 {
+		p, err := run("send", "--to", lbAddr, "--from", "127.0.0.1:0", "--events", strconv.Itoa(events), "--size", "30000",
+			"--rate", strconv.Itoa(rate), "--data-id", strconv.Itoa(i+1), "--sync", fmt.Sprintf("%s:%d", res.SyncIpv4Address, res.SyncUdpPort))
+		if err != nil {
+			return err
+		}
+		senders = append(senders, p)
+	}
+	// Watch the calendar while the senders run; rx1 leaves half-way.
+	var mid map[string]uint32
+	gone := map[string]string{}
+	var series []string // rx2's slots as they change
+	half := time.Now().Add(time.Duration(events/2) * time.Second / rate)
+	sent := make(chan error, 1)
+	go func() {
+		for _, s := range senders {
+			if code := s.wait(); code != 0 {
+				sent <- fmt.Errorf("nsc send exited %d: %s", code, s.stderr.String())
+				return
+			}
+		}
+		sent <- nil
+	}()
+watch:
+	for tick := time.NewTicker(100 * time.Millisecond); ; {
+		select {
+		case err := <-sent:
+			tick.Stop()
+			if err != nil {
+				return err
+			}
+			break watch
+		case <-tick.C:
+		}
+		now, err := slots()
+		if err != nil {
+			return err
+		}
+		if v := fmt.Sprint(now["rx2"]); len(series) == 0 || series[len(series)-1] != v {
+			series = append(series, v)
+		}
+		if mid == nil && time.Now().After(half) {
+			mid = now
+			fmt.Fprintf(e.stdout, "half-way, slots: %s; rx1 leaves\n", slotLine(mid))
+			gone["rx1"] = recvs["rx1"].stop()
+		}
+	}
+	fmt.Fprintf(e.stdout, "rx2, slowed down (its queue fills, its PID's control signal falls), held %s slots as the epochs changed\n", strings.Join(series, " → "))
+	time.Sleep(time.Second) // the last segments and the slow receiver's queue
+	end, err := slots()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "at the end, slots: %s\n", slotLine(end))
+	if err := printMetrics(e, httpAddr); err != nil {
+		return err
+	}
+	for _, name := range []string{"rx0", "rx2"} {
+		gone[name] = recvs[name].stop()
+	}
+	total, lost := 0, 0
+	seen := map[string]int{}
+	fmt.Fprintf(e.stdout, "\n%-6s %14s %14s %14s %16s %8s\n", "", "slots at start", "slots half-way", "slots at end", "events written", "errors")
+	for _, name := range names {
+		files, _ := os.ReadDir(filepath.Join(dir, name))
+		for _, f := range files {
+			seen[f.Name()]++
+		}
+		errs := counterOf(gone[name], "errors")
+		total += len(files)
+		lost += counterOf(gone[name], "enqueue errors")
+		fmt.Fprintf(e.stdout, "%-6s %14d %14d %14d %16d %8d\n", name, first[name], mid[name], end[name], len(files), errs)
+	}
+	split := 0
+	for _, n := range seen {
+		if n > 1 {
+			split++
+		}
+	}
+	fmt.Fprintf(e.stdout, "sent %d events, %d written whole, %d lost (%d at a full application queue; the rest sent to rx1's slots\n"+
+		"after it left, up to the next epoch's boundary), %d split across receivers\n", 2*events, total, 2*events-total, lost, split)
+	if split > 0 {
+		return fmt.Errorf("%d events split across receivers", split)
+	}
+	return nil
+}
+
+// lbPort is the LB's data port ("LB"), which the LB models admit.
+const lbPort = 0x4c42
+
+// freeLBAddress is a loopback address whose LB data port is free.
+func freeLBAddress() (net.IP, error) {
+	for i := 2; i < 255; i++ {
+		ip := net.IPv4(127, 0, 0, byte(i))
+		if c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: ip, Port: lbPort}); err == nil {
+			c.Close()
+			return ip, nil
+		}
+	}
+	return nil, fmt.Errorf("no loopback address with UDP port %d free", lbPort)
+}
+
+func slotLine(s map[string]uint32) string {
+	var parts []string
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range s {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, s[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// counterOf finds the number before what in a receiver's report.
+func counterOf(report, what string) int {
+	m := regexp.MustCompile(`(\d+) ` + regexp.QuoteMeta(what)).FindStringSubmatch(report)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// printMetrics prints the control plane's epoch and slot metrics.
+func printMetrics(e *env, addr string) error {
+	r, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return err
+	}
+	defer r.Body.Close()
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, "\ncontrol plane metrics (/metrics):")
+	for l := range strings.Lines(string(b)) {
+		if strings.HasPrefix(l, "nsc_cp_epochs_total") || strings.HasPrefix(l, "nsc_cp_session_slots") ||
+			strings.HasPrefix(l, "nsc_cp_session_control_signal") || strings.HasPrefix(l, "nsc_cp_sync_samples_total") {
+			fmt.Fprint(e.stdout, "  "+l)
+		}
+	}
+	return nil
+}
+
+// demoProc is an nsc process of the demo and what it printed.
+type demoProc struct {
+	cmd    *exec.Cmd
+	lines  chan string
+	mu     sync.Mutex
+	all    []string
+	stderr bytes.Buffer
+	done   chan struct{}
+}
+
+func startDemoProc(self string, args ...string) (*demoProc, error) {
+	p := &demoProc{cmd: exec.Command(self, args...), lines: make(chan string, 1024), done: make(chan struct{})}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p.cmd.Stderr = &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.all = append(p.all, sc.Text())
+			p.mu.Unlock()
+			select {
+			case p.lines <- sc.Text():
+			default:
+			}
+		}
+	}()
+	return p, nil
+}
+
+// await returns the first line that starts with or holds prefix.
+func (p *demoProc) await(prefix string) (string, error) {
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case l := <-p.lines:
+			if strings.Contains(l, prefix) {
+				return l, nil
+			}
+		case <-p.done:
+			return "", fmt.Errorf("nsc %s ended before saying %q: %s", p.cmd.Args[1], prefix, p.stderr.String())
+		case <-timeout:
+			return "", fmt.Errorf("nsc %s did not say %q", p.cmd.Args[1], prefix)
+		}
+	}
+}
+
+// stop ends the process with SIGTERM and returns all it printed.
+func (p *demoProc) stop() string {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.all, "\n")
+}
+
+func (p *demoProc) wait() int {
+	<-p.done
+	p.cmd.Wait()
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func (p *demoProc) kill() {
+	if p.cmd.ProcessState == nil {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+	}
+}
