@@ -270,26 +270,25 @@ func (c *CP) ExtendReservation(ctx context.Context, req *pb.ExtendReservationReq
 
 // AddSenders lets more sender addresses through the LB.
 func (c *CP) AddSenders(ctx context.Context, req *pb.AddSendersRequest) (*pb.AddSendersReply, error) {
-	r, err := c.senders(ctx, req.LbId, req.SenderAddresses)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	defer c.program()
-	return &pb.AddSendersReply{}, storeErr(c.store.AddSenders(r.ID, req.SenderAddresses))
+	return &pb.AddSendersReply{}, c.changeSenders(ctx, req.LbId, req.SenderAddresses, c.store.AddSenders)
 }
 
 // RemoveSenders stops sender addresses at the LB.
 func (c *CP) RemoveSenders(ctx context.Context, req *pb.RemoveSendersRequest) (*pb.RemoveSendersReply, error) {
-	r, err := c.senders(ctx, req.LbId, req.SenderAddresses)
+	return &pb.RemoveSendersReply{}, c.changeSenders(ctx, req.LbId, req.SenderAddresses, c.store.RemoveSenders)
+}
+
+// changeSenders checks an Add/RemoveSenders call, stores the change and
+// programs the data plane.
+func (c *CP) changeSenders(ctx context.Context, lbID string, addrs []string, change func(int64, []string) error) error {
+	r, err := c.senders(ctx, lbID, addrs)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.program()
-	return &pb.RemoveSendersReply{}, storeErr(c.store.RemoveSenders(r.ID, req.SenderAddresses))
+	return storeErr(change(r.ID, addrs))
 }
 
 // senders checks an Add/RemoveSenders call.
