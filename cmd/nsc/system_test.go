@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,4 +103,100 @@ func TestSystemDemo(t *testing.T) {
 	if code != 0 || !strings.Contains(text, ", 0 split across receivers") || !strings.Contains(text, "nsc_cp_epochs_total") {
 		t.Errorf("nsc demo --system exited %d:\n%s", code, text)
 	}
+}
+
+// TestCPKillUnderLoad: nsc cp (with its LB) is killed with SIGKILL while
+// receivers send state and a sender sends, and restarted on the same
+// database: it comes back with the same epoch and calendar, programs its
+// LB again, the receivers go on reporting, and the events sent after the
+// restart arrive whole, each at one receiver.
+func TestCPKillUnderLoad(t *testing.T) {
+	dir := t.TempDir()
+	lbAddr := lbtest.Addr(t)
+	ip := binary.BigEndian.Uint32(lbAddr.IP.To4())
+	writeFile(t, filepath.Join(dir, "base.tables"), fmt.Sprintf(`table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0
+table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
+`, ip, ip))
+	grpcAddr := freeTCP(t)
+	startCP := func() *nscProcess {
+		p := startNSC(t, "cp", "--grpc", grpcAddr, "--db", filepath.Join(dir, "cp.db"), "--admin-token-file", filepath.Join(dir, "admin"),
+			"--instances", "1", "--epoch-interval", "100ms", "--lb-listen", lbAddr.String(), "--lb-tables", filepath.Join(dir, "base.tables"))
+		p.expect(t, p.stdout, "nsc cp: gRPC on ")
+		return p
+	}
+	cp := startCP()
+	lc := cpClient(t, grpcAddr)
+	res, err := lc.ReserveLoadBalancer(bearer(adminToken(t, dir)), &pb.ReserveLoadBalancerRequest{Name: "k", SenderAddresses: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recvs []*nscProcess
+	var outs []string
+	for i := range 2 {
+		out := filepath.Join(dir, fmt.Sprint("rx", i))
+		r, _ := startRecv(t, "--cp", grpcAddr, "--token", res.Token, "--lb", res.LbId, "--name", fmt.Sprint("rx", i), "--out", out, "--verify")
+		r.expect(t, r.stdout, "registered with")
+		recvs, outs = append(recvs, r), append(outs, out)
+	}
+	status := func() string {
+		t.Helper()
+		st, err := lc.LoadBalancerStatus(bearer(res.Token), &pb.LoadBalancerStatusRequest{LbId: res.LbId})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "epoch %d", st.CurrentEpoch)
+		for _, w := range st.Workers {
+			fmt.Fprintf(&b, "; %s %d slots %v", w.Name, w.SlotsAssigned, w.Slots)
+		}
+		return b.String()
+	}
+	for deadline := time.Now().Add(wait); !strings.Contains(status(), "rx1 2"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no calendar with both receivers: %s", status())
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	before := status()
+	cp.cmd.Process.Signal(syscall.SIGKILL)
+	cp.waitExit(t)
+	cp = startCP()
+	if after := status(); after != before {
+		t.Errorf("after the restart\n %s\nwant\n %s", after, before)
+	}
+	time.Sleep(500 * time.Millisecond) // the first tick programs the LB again; the receivers report again
+	send := startNSC(t, "send", "--to", lbAddr.String(), "--from", "127.0.0.1:0", "--events", "100", "--size", "20000", "--rate", "400")
+	if code, out := send.waitExit(t); code != 0 {
+		t.Fatalf("nsc send exited %d: %q", code, out)
+	}
+	time.Sleep(500 * time.Millisecond)
+	got := map[string]int{}
+	for i, r := range recvs {
+		if code, last := r.stop(t, syscall.SIGTERM); code != 0 || !strings.HasSuffix(last, "0 bad") {
+			t.Errorf("rx%d exited %d: %q", i, code, last)
+		}
+		names, _ := os.ReadDir(outs[i])
+		for _, n := range names {
+			got[n.Name()]++
+		}
+	}
+	for n := range 100 {
+		if c := got[fmt.Sprintf("%d-0.bin", n)]; c != 1 {
+			t.Errorf("event %d written by %d receivers, want 1", n, c)
+		}
+	}
+	if st := status(); !strings.Contains(st, "rx0") || !strings.Contains(st, "rx1") {
+		t.Logf("status after the receivers stopped: %s", st)
+	}
+	cp.stop(t, syscall.SIGTERM)
+}
+
+// freeTCP is a free TCP address on loopback.
+func freeTCP(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
