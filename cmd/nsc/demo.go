@@ -140,7 +140,7 @@ func demoLB(e *env) error {
 		}
 	}
 	fmt.Fprintf(e.stdout, "behind kernel UDP sockets (PRG LinuxUDP) %d of %d LPG nodes are pruned: the kernel parses and checks\n", pruned, len(em.Placements))
-	return nil
+	return demoCrossing(e)
 }
 
 // memberOf names where a forwarded frame goes: destination MAC, address,

@@ -193,7 +193,10 @@ func TestDotAndDemo(t *testing.T) {
 		// seed 000: member 0 for both transfers, the two runs agree.
 		"11 events -> member 11:22:33:44:55:66 at 170.187.204.221 port 17750",
 		"11 events -> member 11:22:33:44:55:66 at fe80::3 port 17750",
-		"agree byte for byte on 22 of 22 packets"} {
+		"agree byte for byte on 22 of 22 packets",
+		// an event across segmenter, LB and reassembler, all generated.
+		"cut into 14 segments", "sent 14 segments to member 02:00:00:00:00:02 at 10.1.3.2 port 19001",
+		"20000 bytes, byte for byte the event sent"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q", want)
 		}
