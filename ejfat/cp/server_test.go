@@ -421,10 +421,14 @@ func TestMetricsAndDashboard(t *testing.T) {
 	}
 	page := get200(t, "http://"+c.http+"/")
 	for _, want := range []string{"instance 0: LB " + res.LbId + " t (dynamic)", "instance 1: free",
-		"<td>w</td><td>127.0.0.1:20000</td>", "width:75px"} {
+		"<td>w</td><td>127.0.0.1:20000</td>", "width:75px", "<h3>epoch 1 from event 0</h3><svg"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("dashboard lacks %q", want)
 		}
+	}
+	// The calendar picture: 512 slots, every one the session's color.
+	if n := strings.Count(page, `fill="#4477aa"><title>slot `); n != 512 {
+		t.Errorf("the calendar picture shows %d slots of the session, want 512", n)
 	}
 }
 
