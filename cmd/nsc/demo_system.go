@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -248,13 +247,7 @@ func freeLBAddress() (net.IP, error) {
 
 func slotLine(s map[string]uint32) string {
 	var parts []string
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range s {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range sortedKeys(s) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, s[k]))
 	}
 	return strings.Join(parts, ", ")

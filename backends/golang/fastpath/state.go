@@ -193,9 +193,6 @@ func (s *State) expire(now time.Time) {
 		}
 		s.ended = s.ended[1:]
 	}
-	if len(s.ended) == 0 {
-		s.ended = s.ended[:0:0] // let the backing array go once it drained
-	}
 }
 
 // covered counts the bytes of [lo, hi) that have arrived.
