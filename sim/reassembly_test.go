@@ -423,3 +423,20 @@ func TestReassemblyUDPLength(t *testing.T) {
 	}
 	r.check([][]byte{ev.Data}, map[string]uint64{"udp length": 2})
 }
+
+// A frame whose place expires or evicts another event is judged by its own
+// fate: LastDrop names the frame's drop (stored), or none when it completes
+// an event, never the other event's timeout or eviction.
+func TestReassemblyLastDropIsTheFrames(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(4, 13))
+	old := testutil.Segments(event(rnd, srcA, 1, 5, 3000), 1000, 0)
+	ev := event(rnd, srcA, 2, 6, 1000)
+	r := newRig(t)
+	r.send(old[0])
+	r.now = r.now.Add(time.Second) // old's timeout passes before ev arrives
+	r.send(testutil.Segments(ev, 1000, 0)...)
+	if k, dropped := r.m.LastDrop(); dropped {
+		t.Errorf("the frame completing an event reports drop %v", k)
+	}
+	r.check([][]byte{ev.Data}, map[string]uint64{"stored": 1, "timeout": 1})
+}

@@ -214,7 +214,7 @@ func (k *keyed) start(t *stateTable, key string, length uint64, now time.Time) *
 			}
 		}
 		t.finish(oldest, now, false)
-		k.m.drop(DropKey{t.def.Name, ReasonEvicted})
+		k.m.drops[DropKey{t.def.Name, ReasonEvicted}]++ // another event's loss, not this frame's
 	}
 	t.seq++
 	ev := &event{length: length, first: now, seq: t.seq}
@@ -252,7 +252,7 @@ func (k *keyed) expire(t *stateTable, now time.Time) {
 	slices.SortFunc(gone, func(a, b string) int { return cmp.Compare(t.live[a].seq, t.live[b].seq) })
 	for _, key := range gone { // oldest first, so what is remembered does not depend on map order
 		t.finish(key, now, false)
-		k.m.drop(DropKey{t.def.Name, ReasonTimeout})
+		k.m.drops[DropKey{t.def.Name, ReasonTimeout}]++ // not this frame's fate
 	}
 	for key, f := range t.done {
 		if now.Sub(f.at) >= t.def.Timeout {
