@@ -98,7 +98,7 @@ prg P {
 		t.Errorf("config node: %+v %+v", c, c.Config)
 	}
 	if f, t0 := g.Node("Filter"), g.Node("Filter_0"); f.Kind != dataflow.FNode || f.Op.Kind != packet.OpNop || !f.Hardware ||
-		t0.Op.Cond.Text != "valid(ipv4) && ipv4.proto == 17 && ipv4.dst == 10.0.0.1 && valid(udp) && udp.dport == 19000" {
+		t0.Op.Cond.Text != "valid(ipv4) && ipv4.version == 4 && ipv4.proto == 17 && ipv4.dst == 10.0.0.1 && valid(udp) && udp.dport == 19000" {
 		t.Errorf("configured filter: %+v, %+v", f, t0)
 	}
 	if m := g.Node("Mode"); m.Kind != dataflow.CNode || m.Config.Lit != nil {

@@ -112,7 +112,8 @@ func parseFilter(l *dataflow.Literal) (Filter, error) {
 	return f, nil
 }
 
-// Cond is the filter's test on s: valid(ipv4), then each compared field.
+// Cond is the filter's test on s: an IPv4 packet, then each compared
+// field.
 func (f Filter) Cond(s *packet.Schema) (*packet.Expr, error) {
 	ip, ok := s.Header("ipv4")
 	if !ok {
@@ -132,6 +133,11 @@ func (f Filter) Cond(s *packet.Schema) (*packet.Expr, error) {
 			}
 		}
 		return fmt.Errorf("header %s has no field %s for a five-tuple filter", h.Name, field)
+	}
+	// A packet the parse graph took for IPv4 whose version says otherwise
+	// is not IPv4 to the NIC.
+	if err := eq(ip, "version", 4, "4"); err != nil {
+		return nil, err
 	}
 	if f.Proto != "" {
 		if err := eq(ip, "proto", protoNumbers[f.Proto], strconv.FormatUint(protoNumbers[f.Proto], 10)); err != nil {
@@ -173,4 +179,23 @@ func (f Filter) Cond(s *packet.Schema) (*packet.Expr, error) {
 
 func posErr(pos, format string, args ...any) error {
 	return &dataflow.Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Literal is the configuration value of a filter list, as a model or a
+// file would write it.
+func Literal(fs []Filter) *dataflow.Literal {
+	out := &dataflow.Literal{Kind: dataflow.LitList}
+	for _, f := range fs {
+		fields := strings.Split(strings.Trim(f.String(), "[]"), ", ")
+		x := &dataflow.Literal{Kind: dataflow.LitList}
+		for _, s := range fields {
+			kind := dataflow.LitIdent
+			if s[0] >= '0' && s[0] <= '9' {
+				kind = dataflow.LitNumber
+			}
+			x.List = append(x.List, &dataflow.Literal{Kind: kind, Text: s})
+		}
+		out.List = append(out.List, x)
+	}
+	return out
 }
