@@ -3,6 +3,7 @@ package prg_test
 import (
 	"io/fs"
 	"net"
+	"net/netip"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -190,5 +191,47 @@ func TestConfigErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %s", c.file, err, c.want)
 		}
+	}
+}
+
+// A filter list printed by FormatFilters and built by Literal configures
+// the same filters: the search's value is one a file could hold.
+func TestLiteralRoundTrip(t *testing.T) {
+	m, err := load(t, steering)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := m.Graph("Steer")
+	src, dst := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("10.0.0.9")
+	sp, dp := uint16(5000), uint16(19000)
+	fs := []prg.Filter{{Proto: "udp", Src: &src, Dst: &dst, SPort: &sp, DPort: &dp, Priority: 7, Port: "q2"}, {Priority: 1, Port: "q1"}}
+	const want = "[[udp, 192.0.2.1, 10.0.0.9, 5000, 19000, 7, q2], [any, any, any, any, any, 1, q1]]"
+	if got := prg.FormatFilters(fs); got != want {
+		t.Fatalf("printed %s, want %s", got, want)
+	}
+	vals, err := lang.ParseConfig("f.cfg", []byte("Filters = "+want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lit := range []*dataflow.Literal{vals["Filters"], prg.Literal(fs)} {
+		got, err := prg.ParseFilters(g.Declared.Node("Filters"), prg.Type{Kind: prg.Filters, N: 8}, lit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prg.FormatFilters(got) != want {
+			t.Errorf("read back %s", prg.FormatFilters(got))
+		}
+	}
+	// Any IPv4 packet to 10.0.0.9 matches the second filter, which the
+	// first's priority beats only for its own five-tuple.
+	cg, err := prg.Configure(g, prg.Values{"Filters": prg.Literal(fs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sinkOf(t, cg, udp4(t, "192.0.2.7", "10.0.0.9", 19000)); got != "Q1" {
+		t.Errorf("catch-all: %s", got)
+	}
+	if got := sinkOf(t, cg, udp4(t, "192.0.2.1", "10.0.0.9", 19000)); got != "Q2" {
+		t.Errorf("five-tuple (sport 5000): %s", got)
 	}
 }

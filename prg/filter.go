@@ -29,12 +29,6 @@ var protoNumbers = map[string]uint64{"tcp": 6, "udp": 17, "sctp": 132}
 const FilterFields = "[proto, src, dst, sport, dport, priority, port]"
 
 func (f Filter) String() string {
-	any := func(s string, ok bool) string {
-		if !ok {
-			return "any"
-		}
-		return s
-	}
 	addr := func(a *netip.Addr) string {
 		if a == nil {
 			return "any"
@@ -47,7 +41,11 @@ func (f Filter) String() string {
 		}
 		return strconv.Itoa(int(*p))
 	}
-	return fmt.Sprintf("[%s, %s, %s, %s, %s, %d, %s]", any(f.Proto, f.Proto != ""), addr(f.Src), addr(f.Dst), port(f.SPort), port(f.DPort), f.Priority, f.Port)
+	proto := f.Proto
+	if proto == "" {
+		proto = "any"
+	}
+	return fmt.Sprintf("[%s, %s, %s, %s, %s, %d, %s]", proto, addr(f.Src), addr(f.Dst), port(f.SPort), port(f.DPort), f.Priority, f.Port)
 }
 
 // FormatFilters prints a filter list as a configuration literal.
