@@ -58,11 +58,32 @@ func ParseLogic(s string) (Logic, bool) {
 	return Logic(i), i >= 0
 }
 
-// Config is a C-node's typed configuration. Its semantics (which subgraph a
-// value selects) come later; the model keeps it.
+// Config is a C-node's typed configuration: its declared type and, if the
+// model gives one, its value (package prg gives both their meaning).
 type Config struct {
 	Type  string
-	Value string
+	Value string // Lit as text, "" when none is given
+	// Lit is the value as written, with positions; nil when none is given.
+	Lit *Literal
+}
+
+// LitKind is what a configuration literal is.
+type LitKind uint8
+
+const (
+	LitNumber LitKind = iota // a number or an IPv4 address
+	LitString
+	LitIdent
+	LitList
+)
+
+// Literal is a configuration value as written: Text (a number, an IPv4
+// address, a string's contents, an identifier) or a List, at Pos.
+type Literal struct {
+	Kind LitKind
+	Text string
+	List []*Literal
+	Pos  string
 }
 
 // Node is one node of a graph.
@@ -132,7 +153,10 @@ type Graph struct {
 	// one is unlimited.
 	Limits map[string]int
 	Nodes  []*Node
-	byName map[string]*Node
+	// Declared is the graph as the model declares it when this one is a
+	// configuration of it (its C-nodes instantiated, see package prg).
+	Declared *Graph
+	byName   map[string]*Node
 
 	order []*Node
 	preds *Predicates

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/prg"
 )
 
 // A graph is built in two walks: the first names every node (a node
@@ -53,7 +54,7 @@ func (l *loader) graph(gd *GraphDecl) *dataflow.Graph {
 				n.Logic, _ = dataflow.ParseLogic(it.Logic.Logic)
 			default:
 				name, pos, n.Kind = it.Config.Name, it.Config.Pos, dataflow.CNode
-				n.Config = &dataflow.Config{Type: typeString(it.Config.Type), Value: literalString(it.Config.Value)}
+				n.Config = &dataflow.Config{Type: typeString(it.Config.Type), Value: literalString(it.Config.Value), Lit: literal(it.Config.Value)}
 			}
 			n.Name = strings.Join(path, "") + name
 			n.Pos = posString(pos)
@@ -83,12 +84,22 @@ func (l *loader) graph(gd *GraphDecl) *dataflow.Graph {
 		return nil
 	}
 	if err := g.Validate(); err != nil {
-		for _, e := range err.(dataflow.Errors) {
-			l.errs = append(l.errs, &Error{parsePos(e.Pos), e.Msg})
-		}
+		l.graphErrors(err)
 		return nil
 	}
-	return g
+	// C-nodes with a value in the model run as that configuration.
+	cg, err := prg.Configure(g, nil)
+	if err != nil {
+		l.graphErrors(err)
+		return nil
+	}
+	return cg
+}
+
+func (l *loader) graphErrors(err error) {
+	for _, e := range err.(dataflow.Errors) {
+		l.errs = append(l.errs, &Error{parsePos(e.Pos), e.Msg})
+	}
 }
 
 // parsePos reads back "file:line:col".
@@ -166,6 +177,28 @@ func literalString(v *Literal) string {
 		items[i] = literalString(x)
 	}
 	return "[" + strings.Join(items, ", ") + "]"
+}
+
+// literal keeps a configuration value with its positions.
+func literal(v *Literal) *dataflow.Literal {
+	if v == nil {
+		return nil
+	}
+	out := &dataflow.Literal{Pos: posString(v.Pos), Text: literalString(v)}
+	switch {
+	case v.String != nil:
+		out.Kind = dataflow.LitString
+	case v.Value != nil:
+		out.Kind = dataflow.LitNumber
+	case v.Ident != nil:
+		out.Kind = dataflow.LitIdent
+	default:
+		out.Kind, out.Text = dataflow.LitList, ""
+		for _, x := range v.List {
+			out.List = append(out.List, literal(x))
+		}
+	}
+	return out
 }
 
 func (l *loader) attrs(n *dataflow.Node, a *Attrs) {

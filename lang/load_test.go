@@ -61,8 +61,10 @@ include "lib/inet.nsc"
 header re 'Version:4, Rsvd:12, Data-ID:16, Offset:32, Length:32, Tick:64'
 prg P {
   node Q [source, software] { op input  port out -> Filter }
-  config Filter: list<filter5, 128> = [1, "x", udp] [hardware] { port out -> Sink }
+  config Filter: list<filter5, 128> = [[udp, any, 10.0.0.1, any, 19000, 7, q1]] [hardware] { port miss -> Sink  port q1 -> Q1 }
+  config Mode: enum<2> [hardware] { port a -> Sink  port b -> Sink }
   node Sink [sink] { op emit }
+  node Q1 [sink] { op emit }
 }`})
 	if err != nil {
 		t.Fatal(err)
@@ -88,9 +90,19 @@ prg P {
 		t.Errorf("udp checksum: %+v", udp)
 	}
 	g, _ := m.Graph("P")
-	c := g.Node("Filter")
-	if c.Kind != dataflow.CNode || !c.Hardware || c.Config.Type != "list<filter5,128>" || c.Config.Value != "[1, x, udp]" {
+	// The declared graph keeps the C-node and its value; the model's
+	// graph runs it as a nop and one test per filter (package prg); a
+	// C-node without a value stays a C-node.
+	c := g.Declared.Node("Filter")
+	if c.Kind != dataflow.CNode || !c.Hardware || c.Config.Type != "list<filter5,128>" || c.Config.Value != "[[udp, any, 10.0.0.1, any, 19000, 7, q1]]" || c.Config.Lit.List[0].List[2].Pos != "main.nsc:6:51" {
 		t.Errorf("config node: %+v %+v", c, c.Config)
+	}
+	if f, t0 := g.Node("Filter"), g.Node("Filter_0"); f.Kind != dataflow.FNode || f.Op.Kind != packet.OpNop || !f.Hardware ||
+		t0.Op.Cond.Text != "valid(ipv4) && ipv4.version == 4 && ipv4.proto == 17 && ipv4.dst == 10.0.0.1 && valid(udp) && udp.dport == 19000" {
+		t.Errorf("configured filter: %+v, %+v", f, t0)
+	}
+	if m := g.Node("Mode"); m.Kind != dataflow.CNode || m.Config.Lit != nil {
+		t.Errorf("unconfigured C-node: %+v", m)
 	}
 	if q := g.Node("Q"); !q.Source || !q.Software {
 		t.Errorf("attributes of Q: %+v", q)
