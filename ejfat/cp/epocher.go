@@ -72,15 +72,27 @@ func (c *Calendars) Next(in EpochInput) ([]int64, uint64, error) {
 
 // sessions are the ready sessions as calendar.Build takes them, member i
 // being in.Sessions[i]: weights as registered, or for dynamic the ones
-// kept from the last epoch.
+// kept from the last epoch. A session new to a dynamic calendar joins on
+// the kept weights' scale (mean calendar.MeanWeight): its registered
+// weight relative to the mean registered weight of the ready sessions.
+// Taken raw (a receiver registers 1), it would be a thousandth of the
+// others' and never get a slot.
 func (c *Calendars) sessions(ready []Session, s calendar.Strategy) []calendar.Session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	mean := 0.0
+	for _, x := range ready {
+		mean += float64(x.Weight) / float64(len(ready))
+	}
 	out := make([]calendar.Session, len(ready))
 	for i, x := range ready {
 		w := float64(x.Weight)
-		if k, ok := c.weights[x.ID]; ok && s == calendar.Dynamic {
-			w = k.weight
+		if s == calendar.Dynamic {
+			if k, ok := c.weights[x.ID]; ok {
+				w = k.weight
+			} else if mean > 0 {
+				w *= calendar.MeanWeight / mean
+			}
 		}
 		out[i] = calendar.Session{Member: uint16(i), Weight: w,
 			MinFactor: float64(x.MinFactor), MaxFactor: float64(x.MaxFactor)}

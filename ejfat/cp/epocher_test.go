@@ -103,3 +103,45 @@ func TestCalendarsThroughServer(t *testing.T) {
 		t.Errorf("second boundary %d not above the first's %d", second.Boundary, first.Boundary)
 	}
 }
+
+// TestDynamicLateJoiner: a receiver that registers (weight 1) after
+// another has run alone for some epochs gets its share of the slots at
+// the next epoch: the kept weights are on a scale of 1000 and the new
+// one joins on it, not as a raw 1 next to 1000.
+func TestDynamicLateJoiner(t *testing.T) {
+	clk, c, lc := clockedCP(t)
+	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := as(res.Token)
+	var lb int64
+	fmt.Sscan(res.LbId, &lb)
+	ready := func(ids ...string) {
+		t.Helper()
+		for _, id := range ids {
+			if _, err := lc.SendState(ctx, &pb.SendStateRequest{LbId: res.LbId, SessionId: id, IsReady: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	first := cptest.Register(t, lc, ctx, res.LbId, []int{20000}, 1)
+	for range 5 {
+		ready(first...)
+		c.Tick()
+		clk.Add(100 * time.Millisecond)
+	}
+	late, err := lc.Register(ctx, &pb.RegisterRequest{LbId: res.LbId, Name: "late", Weight: 1,
+		IpAddress: "127.0.0.1", UdpPort: 20001, PortRange: pb.PortRange_PORT_RANGE_1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready(append(first, late.SessionId)...)
+	c.Tick()
+	es := c.store.Epochs(lb)
+	var id int64
+	fmt.Sscan(late.SessionId, &id)
+	if n := counts(es[len(es)-1].Calendar)[id]; n < cp.Slots/2-1 || n > cp.Slots/2+1 {
+		t.Errorf("the late receiver holds %d slots, want %d within one", n, cp.Slots/2)
+	}
+}

@@ -132,9 +132,13 @@ type Session struct {
 }
 
 // Reweight combines each weight with its control signal as udplbd2 does
-// once an epoch: w + signal, rescaled so that the weights' mean is 1000.
+// once an epoch: w + signal, rescaled so that the weights' mean is
+// MeanWeight.
 // A sum below 0 counts as 0; when none is above 0 all get 1000. The
 // result is the weights to keep for the next epoch.
+// MeanWeight is the mean of the weights Reweight returns.
+const MeanWeight = 1000
+
 func Reweight(weights, signals []float64) []float64 {
 	out := make([]float64, len(weights))
 	for i, w := range weights {
@@ -150,9 +154,9 @@ func Reweight(weights, signals []float64) []float64 {
 	}
 	for i := range out {
 		if sum > 0 {
-			out[i] *= 1000 * float64(len(out)) / sum
+			out[i] *= MeanWeight * float64(len(out)) / sum
 		} else {
-			out[i] = 1000
+			out[i] = MeanWeight
 		}
 	}
 	return out
