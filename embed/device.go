@@ -22,10 +22,11 @@ const hostReason = "the host re-runs the device's decisions on the frame as the 
 // pipeline, the XDP hook) between the device and the host, when the
 // device cannot run part of it. The nodes it cannot run (a table over its
 // limits, keyed state) go to the host; so does every node that writes the
-// frame on the way to one: the device hands the host the frame as it came
-// from the wire (at PuntNode), and the host runs the whole embedded graph
-// on it, re-running the device's decisions (the same tables, the same
-// metadata) before it reaches the nodes only it can run. The device's
+// frame on the way to one, or to an emit marked [host]: every frame the
+// device hands the host (at PuntNode or such an emit) is the frame as it
+// came from the wire, and the host runs the whole embedded graph on it,
+// re-running the device's decisions (the same tables, the same metadata)
+// before it reaches the nodes only it can run. The device's
 // part is em.Device: em.Graph with every edge into a host node led to
 // PuntNode instead. em.Graph stays what the host runs.
 func (b *builder) splitDevice(em *Embedding) error {
@@ -66,7 +67,11 @@ func (b *builder) splitDevice(em *Embedding) error {
 			}
 			reach := dataflow.Reachable(n)
 			for _, m := range order {
-				if x := enodeOf[m.Name]; m != n && reach[m] && why[x] != "" {
+				x := enodeOf[m.Name]
+				if m == n || !reach[m] || x == nil {
+					continue
+				}
+				if why[x] != "" || x.lpg && m.Host {
 					why[e] = fmt.Sprintf("writes the frame on the way to %s, and %s", x.display(), hostReason)
 					changed = true
 					break

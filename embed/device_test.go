@@ -10,14 +10,15 @@ import (
 
 // TestDeviceSplit: lb-2026 on an XDP hook whose maps hold 4096 entries.
 // The calendar (16384) goes to the host, and with it what only follows it;
-// the VLAN pop before it too, since the device hands the host the frame
-// as the wire gave it. The rest stays in the program, and the device's
+// the VLAN pop before it too, and the pops on the way to ToHost, since the
+// device hands the host every frame as the wire gave it. The rest stays in the program, and the device's
 // part leads the host's frames to the punt.
 func TestDeviceSplit(t *testing.T) {
 	em := embedOf(t, "ejfat/lb-2026.nsc", "LB2026", "XDPSmall")
 	want := map[string]string{
 		"LbCalendar": "table load_balance_calendar_table has 16384 entries and XDPSmall holds at most 4096 (limit table_size)",
 		"L2PopVlan":  "writes the frame on the way to LbCalendar",
+		"PuntPopNs":  "writes the frame on the way to ToHost",
 		"LbMember":   "only frames the device hands to the host reach it",
 		"LbTxCount":  "only frames the device hands to the host reach it",
 	}
@@ -53,7 +54,7 @@ func TestDeviceSplit(t *testing.T) {
 	for _, e := range d.Node(embed.PuntNode).In {
 		into = append(into, e.From.Node.Name+"."+e.From.Name)
 	}
-	if strings.Join(into, " ") != "L2VlanId.out LbSlot.out" {
+	if strings.Join(into, " ") != "PuntHasNsMac.true PuntHasNsOpt.true PuntHasNs.true PuntHasUdp.true PuntHasIPv4.true PuntHasIPv6.true L2VlanId.out LbSlot.out" {
 		t.Errorf("edges into the punt: %v", into)
 	}
 	var report bytes.Buffer
