@@ -85,6 +85,13 @@ func (b *builder) splitDevice(em *Embedding) error {
 	}
 	em.Device = dev
 	ps := g.PredicatesIn(b.space)
+	// What the device ends itself: against these, a host node's class.
+	ended := b.space.False()
+	for _, n := range dev.Nodes {
+		if x := g.Node(n.Name); x != nil && n.Kind == dataflow.FNode && (n.Op.Terminal() || n.Sink) {
+			ended = ended.Or(ps.Reaching(x))
+		}
+	}
 	for i, p := range em.Placements {
 		n := b.lpg.Node(p.Node)
 		var cut, on []*enode
@@ -100,9 +107,11 @@ func (b *builder) splitDevice(em *Embedding) error {
 		switch {
 		case len(cut) > 0:
 			p.Kind, p.Reason = Host, why[cut[0]]
+			// Frames that reach it and that the device does not end, by
+			// what sets them apart.
 			reach := ps.Reaching(g.Node(cut[0].name))
-			if c, ok := predicate.Counterexample(reach, reach.Not()); ok {
-				p.Counterexample = c.Relative(ps.Reaching(g.Sources()[0])).String()
+			if c, ok := predicate.Counterexample(reach, ended); ok {
+				p.Counterexample = c.Relative(reach.Or(ended)).String()
 			}
 		case len(on) == 0 && slices.ContainsFunc(b.copies[n], func(e *enode) bool { return !e.removed }):
 			p.Kind, p.Reason = Host, "only frames the device hands to the host reach it"
