@@ -81,7 +81,7 @@ func runCompile(e *env, args []string) error {
 				return err
 			}
 		}
-		names = []string{strings.ToLower(*lpg) + ".p4", strings.ToLower(*lpg) + ".entries"}
+		names = []string{strings.ToLower(*lpg) + ".p4", strings.ToLower(*lpg) + ".entries", filepath.Join("host", "fastpath.go")}
 		t = pt
 	default:
 		return usagef("unknown target %q (have: go, xdp, p4)", *target)
@@ -104,7 +104,8 @@ func runCompile(e *env, args []string) error {
 	// its part; the host part, in Go, runs the whole graph on the frames
 	// the device passes (docs/embedding.md, "Devices and the host").
 	host := in
-	if device != nil && *target == "xdp" {
+	split := device != nil && *target != "go"
+	if split {
 		in.Graph = device
 	}
 	arts, err := t.Generate(in)
@@ -121,7 +122,7 @@ func runCompile(e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "wrote %s (%s, graph %s, %d nodes)\n", file, t.Name(), in.Graph.Name, len(in.Graph.Nodes))
 	}
-	if *target == "xdp" && device != nil {
+	if split {
 		if err := writeHost(e, host, golang.Command(files, *lpg, *prg, "", outSlash+"/host"), filepath.Join(*out, "host")); err != nil {
 			return err
 		}
@@ -133,7 +134,8 @@ func runCompile(e *env, args []string) error {
 }
 
 // writeHost writes the host part of a split embedding, a Go package
-// host in dir: the frames the device passes (XDP_PASS) go through it.
+// host in dir: the frames the device hands over (XDP_PASS, P4's CPU
+// port) go through it.
 func writeHost(e *env, in backends.Input, command, dir string) error {
 	arts, err := golang.Target{Options: golang.Options{Package: "host", Command: command}}.Generate(backends.Input{Graph: in.Graph})
 	if err != nil {
@@ -146,7 +148,7 @@ func writeHost(e *env, in backends.Input, command, dir string) error {
 	if err := fileout.WriteFile(file, arts[0].Data); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "wrote %s (go, the host part: runs graph %s, %d nodes, on every frame the device passes at %s or another XDP_PASS)\n", file, in.Graph.Name, len(in.Graph.Nodes), embed.PuntNode)
+	fmt.Fprintf(e.stdout, "wrote %s (go, the host part: runs graph %s, %d nodes, on every frame the device hands the host at %s)\n", file, in.Graph.Name, len(in.Graph.Nodes), embed.PuntNode)
 	return nil
 }
 

@@ -19,7 +19,7 @@ func TestCompileXDPSplit(t *testing.T) {
 	}
 	for _, want := range []string{
 		"wrote " + filepath.Join(dir, "lb2026.c") + " (xdp, graph LB2026@XDPSmall, 155 nodes)",
-		"wrote " + filepath.Join(dir, "host", "fastpath.go") + " (go, the host part: runs graph LB2026@XDPSmall, 187 nodes",
+		"wrote " + filepath.Join(dir, "host", "fastpath.go") + " (go, the host part: runs graph LB2026@XDPSmall, 187 nodes, on every frame the device hands the host at PuntToHost)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -49,5 +49,25 @@ func TestCompileXDPSplit(t *testing.T) {
 	}
 	if b := body(host, "host"); b == "" || b != body(shipped, "lb2026host") {
 		t.Errorf("the host part differs from ejfat/lbfast/lb2026host")
+	}
+}
+
+// The same on BMv2Small for v1model P4: the program sends what it punts
+// to the CPU port, and the host part is written beside it.
+func TestCompileP4Split(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := nsc(t, "compile", "models/ejfat/lb-2026.nsc", "--lpg", "LB2026", "--prg", "BMv2Small", "--target", "p4", "-o", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "wrote "+filepath.Join(dir, "host", "fastpath.go")+" (go, the host part: runs graph LB2026@BMv2Small, 187 nodes") {
+		t.Errorf("output:\n%s", out)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "lb2026.p4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "standard_metadata.egress_spec = 9w510; // to the host CPU") || strings.Contains(string(src), "load_balance_calendar_table") {
+		t.Errorf("the program does not punt to the CPU port, or looks up the calendar")
 	}
 }
