@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dragonet-go/nsc/embed"
+	"github.com/dragonet-go/nsc/internal/testutil"
 )
 
 // TestDeviceSplit: lb-2026 on an XDP hook whose maps hold 4096 entries.
@@ -70,5 +71,23 @@ func TestDeviceSplit(t *testing.T) {
 	// The full XDP PRG holds it all.
 	if full := embedOf(t, "ejfat/lb-2026.nsc", "LB2026", "XDP"); full.Device != nil || place(t, full, "LbCalendar").Kind != embed.Program {
 		t.Errorf("on XDP the calendar fits: %+v", place(t, full, "LbCalendar"))
+	}
+}
+
+// BenchmarkEmbedSplit embeds lb-2026 into the XDP hook, where it fits,
+// and into XDPSmall, where the embedder splits it (the cut, the device's
+// graph and the host nodes' classes): the split's cost is the difference.
+func BenchmarkEmbedSplit(b *testing.B) {
+	m := testutil.Model(b, "ejfat/lb-2026.nsc")
+	l, _ := m.Graph("LB2026")
+	for _, prg := range []string{"XDP", "XDPSmall"} {
+		p, _ := m.Graph(prg)
+		b.Run(prg, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := embed.Embed(l, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
