@@ -55,6 +55,7 @@ func (b *builder) splitDevice(em *Embedding) error {
 			}
 		}
 	}
+	b.overTables(order, lpg, why)
 	if len(why) == 0 {
 		return nil
 	}
@@ -132,6 +133,29 @@ func (b *builder) deviceCannot(e *enode) string {
 		return "keyed state (event buffers the data path creates) is not in " + b.prg.Name + "'s program"
 	}
 	return ""
+}
+
+// overTables leaves to the host, when the device's lookups use more
+// tables than its limit tables, the lookups of the tables that the frames
+// meet last (in the graph's order).
+func (b *builder) overTables(order []*dataflow.Node, lpg func(*dataflow.Node) *enode, why map[*enode]string) {
+	most, ok := b.prg.Limits["tables"]
+	if !ok {
+		return
+	}
+	var tables []int
+	for _, n := range order {
+		e := lpg(n)
+		if e == nil || why[e] != "" || e.op.Kind != packet.OpLookup {
+			continue
+		}
+		if !slices.Contains(tables, e.op.Table) {
+			tables = append(tables, e.op.Table)
+		}
+		if i := slices.Index(tables, e.op.Table); i >= most {
+			why[e] = fmt.Sprintf("table %s would be table %d of %s, which holds %d (limit tables; the device keeps those the frames meet first)", b.lpg.Schema.Tables[e.op.Table].Spec.Name, i+1, b.prg.Name, most)
+		}
+	}
 }
 
 // writesFrame reports whether an operation changes the frame's bytes (not
