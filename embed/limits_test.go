@@ -101,3 +101,32 @@ prg D {
 		t.Errorf("device part: %v", em.Device)
 	}
 }
+
+// Keyed state is not in a device's program: the place goes to the host.
+func TestDevicePlace(t *testing.T) {
+	src := `
+include "lib/inet.nsc"
+state s { key { ipv4.src } buffer ipv4.total_len }
+lpg L {
+  node RxQueue { op input parse ethernet  port out -> IsIPv4 }
+  node IsIPv4 { op test valid(ipv4)  port true -> P  port false -> Bad }
+  node P { op place s at ipv4.id  port placed -> Bad  port complete -> TxQueue  port duplicate -> Bad  port overlap -> Bad
+    port late -> Bad  port length_mismatch -> Bad  port out_of_bounds -> Bad  port zero_length -> Bad  port too_large -> Bad }
+  node Bad { op drop "bad" }
+  node TxQueue { op emit }
+}
+prg D {
+  node Wire [hardware] { op input  port out -> Frames }
+  node Frames [software, sink, program] { op nop  port out }
+  node TxQueue [software] { op input  port out -> Out }
+  node Out [hardware] { op emit }
+}`
+	em := embedString(t, src, "L", "D")
+	p, _ := em.Placement("P")
+	if p.Kind != embed.Host || !strings.Contains(p.Reason, "keyed state") || !strings.Contains(p.Counterexample, "valid(ipv4)") {
+		t.Errorf("P: %+v", p)
+	}
+	if p, _ := em.Placement("IsIPv4"); p.Kind != embed.Program {
+		t.Errorf("IsIPv4: %+v", p)
+	}
+}
