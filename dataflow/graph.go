@@ -99,8 +99,8 @@ type Node struct {
 	In      []*Edge
 
 	Software, Hardware, Source, Sink bool
-	// Program marks a hardware sink of a programmable device (a P4
-	// pipeline): the graph behind it is compiled into the device's program.
+	// Program marks a sink of a programmable device (a P4 pipeline, an
+	// XDP hook): the graph behind it is compiled into the device's program.
 	Program bool
 	// Host marks an emit that hands the frame to the host's own network
 	// stack rather than out of the device (a punt).

@@ -14,8 +14,12 @@
 //     are folded by BDD implication too;
 //   - software: it runs on the host, behind the sinks it serves;
 //   - program: it runs behind program sinks only (a programmable
-//     device's pipeline, such as P4's): the target's backend compiles it
-//     into the device's program;
+//     device's pipeline, such as P4's or an XDP hook): the target's
+//     backend compiles it into the device's program;
+//   - host: behind program sinks, but the device cannot run it (a table
+//     over its limits), or it writes the frame on the way to such a node:
+//     the device punts the frame unchanged (Embedding.Device, PuntNode)
+//     and the host runs the whole graph on it (device.go);
 //   - hardware X: removing it leaves the predicate at every PRG output
 //     BDD-equivalent, because hardware node X establishes what it did (a
 //     checksum, a field value) for every packet class, and no software node

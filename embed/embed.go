@@ -30,6 +30,10 @@ type Embedding struct {
 	Space *predicate.Space
 	// Origin maps each embedded node to the LPG or PRG node it came from.
 	Origin map[string]Origin
+	// Device is the part a programmable device runs when it cannot run
+	// all of Graph (device.go): Graph with the edges into host nodes led
+	// to PuntNode. nil when the device runs it all.
+	Device *dataflow.Graph
 }
 
 // Origin says where an embedded node comes from.
@@ -84,7 +88,14 @@ func Embed(lpg, prg *dataflow.Graph) (*Embedding, error) {
 	if err := b.offloadTx(); err != nil {
 		return nil, err
 	}
-	return b.finish()
+	em, err := b.finish()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.splitDevice(em); err != nil {
+		return nil, err
+	}
+	return em, nil
 }
 
 // build puts the PRG, the LPG's Tx part and one copy of the LPG's Rx part

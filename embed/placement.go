@@ -20,9 +20,14 @@ const (
 	// Program: the node runs behind program sinks only (a P4 pipeline):
 	// the target's backend compiles it into the device's program.
 	Program
+	// Host: the node is the LPG's, behind a program sink, but the device
+	// cannot run it (a table over its limits) or must leave the frame
+	// unchanged for the host (device.go): frames that reach it leave the
+	// device by its punt and the host runs it.
+	Host
 )
 
-var kindNames = [...]string{"software", "hardware", "split", "pruned", "program"}
+var kindNames = [...]string{"software", "hardware", "split", "pruned", "program", "host"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -143,6 +148,8 @@ func (em *Embedding) WriteReport(w io.Writer) error {
 			fmt.Fprintf(w, "%-*s  hardware %s\n%s%s\n", width, p.Node, p.Hardware, indent, p.Reason)
 		case Split:
 			fmt.Fprintf(w, "%-*s  split: software when %s, else hardware %s\n%s%s\n", width, p.Node, p.Guard, p.Hardware, indent, p.Reason)
+		case Host:
+			fmt.Fprintf(w, "%-*s  host:     %s\n", width, p.Node, p.Reason)
 		default:
 			fmt.Fprintf(w, "%-*s  %-9s %s\n", width, p.Node, p.Kind, p.Reason)
 		}

@@ -226,8 +226,8 @@ func (l *loader) attrs(n *dataflow.Node, a *Attrs) {
 	if n.Software && n.Hardware {
 		l.errorf(a.Pos, "node %s is both software and hardware", n.Name)
 	}
-	if n.Program && (!n.Hardware || !n.Sink) {
-		l.errorf(a.Pos, "node %s: program marks a hardware sink", n.Name)
+	if n.Program && !n.Sink {
+		l.errorf(a.Pos, "node %s: program marks a sink", n.Name)
 	}
 }
 

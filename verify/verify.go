@@ -72,6 +72,9 @@ type Result struct {
 	// Claims has one entry per claim of the embedded graph (Claims), with
 	// the cases that tested it.
 	Claims []ClaimResult
+	// Hosted counts the frames a device that runs only part of the
+	// embedded graph handed to the host (embed.Embedding.Device).
+	Hosted int
 }
 
 // ClaimResult counts the packets made to test one claim: how many were
@@ -90,6 +93,12 @@ type runner struct {
 	outs  []Out
 	// before and after are the counters around the last case.
 	before, after sim.Counters
+	// host, for a device that runs only part of the embedded graph
+	// (embed.Embedding.Device), runs what the device hands the host: the
+	// frames that reach an emit marked [host] (its punt among them).
+	host   *runner
+	passed [][]byte
+	hosted int // frames handed to the host
 }
 
 func (r *runner) run(c Case) ([]Out, error) {
@@ -97,14 +106,29 @@ func (r *runner) run(c Case) ([]Out, error) {
 	if start == nil {
 		return nil, fmt.Errorf("no entry for %s", c.Source)
 	}
-	r.outs = r.outs[:0]
+	r.outs, r.passed = r.outs[:0], r.passed[:0]
 	r.before = r.m.Counters()
 	r.m.RunMeta(start, c.Frame, c.Meta, func(sink *dataflow.Node, data []byte) {
+		if r.host != nil && sink.Host {
+			r.passed = append(r.passed, slices.Clone(data))
+			return
+		}
 		r.outs = append(r.outs, Out{r.name(sink), slices.Clone(data)})
 	})
 	r.after = r.m.Counters()
 	for n := totalDrops(r.after) - totalDrops(r.before); n > 0; n-- {
 		r.outs = append(r.outs, Out{Where: Dropped})
+	}
+	if r.host != nil {
+		r.host.before = r.host.after // ran: nothing on the host yet
+	}
+	for _, f := range r.passed {
+		r.hosted++
+		out, err := r.host.run(Case{Source: c.Source, Frame: f, Meta: c.Meta})
+		if err != nil {
+			return nil, err
+		}
+		r.outs = append(r.outs, out...)
 	}
 	out := slices.Clone(r.outs)
 	slices.SortFunc(out, func(a, b Out) int {
@@ -140,6 +164,19 @@ func Run(em *embed.Embedding, cases []Case, progress func(done int)) (*Result, e
 		ref.entry[s.Name] = s
 	}
 	got := &runner{m: emb, entry: Entries(em), name: func(n *dataflow.Node) string { return lpgName(em, n) }}
+	if em.Device != nil {
+		// The split system: the device's part, then the host on what it
+		// passes.
+		dev, err := sim.New(em.Device, nil)
+		if err != nil {
+			return nil, err
+		}
+		host := got
+		got = &runner{m: dev, entry: map[string]*dataflow.Node{}, name: host.name, host: host}
+		for src, n := range host.entry {
+			got.entry[src] = em.Device.Node(n.Name)
+		}
+	}
 	res := &Result{}
 	claims := map[string]*ClaimResult{}
 	for _, c := range Claims(em) {
@@ -172,6 +209,7 @@ func Run(em *embed.Embedding, cases []Case, progress func(done int)) (*Result, e
 			progress(i + 1)
 		}
 	}
+	res.Hosted = got.hosted
 	return res, nil
 }
 
@@ -197,9 +235,10 @@ func passed(cs []ClaimResult, r *runner) []string {
 	return out
 }
 
-// ran reports whether the last case ran node n.
+// ran reports whether the last case ran node n (on the device or the
+// host).
 func (r *runner) ran(n *dataflow.Node) bool {
-	return r.after.Nodes[n.Name] > r.before.Nodes[n.Name]
+	return r.after.Nodes[n.Name] > r.before.Nodes[n.Name] || r.host != nil && r.host.ran(n)
 }
 
 // lpgName names an embedded sink as the LPG node it stands for: an LPG

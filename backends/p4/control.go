@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -544,7 +545,12 @@ func (b *ctl) node(n *dataflow.Node) error {
 	case packet.OpLookup:
 		return b.lookup(n)
 	case packet.OpEmit:
-		if b.c.opt.Arch == V1Model {
+		switch {
+		case n.Name == embed.PuntNode && b.c.opt.Arch != V1Model:
+			return b.c.refuse(n, "the punt to the host needs a port to the host CPU; the backend sets one for v1model only (egress port %d)", PuntPort)
+		case n.Name == embed.PuntNode:
+			b.line("standard_metadata.egress_spec = 9w%d; // to the host CPU", PuntPort)
+		case b.c.opt.Arch == V1Model:
 			b.line("standard_metadata.egress_spec = standard_metadata.ingress_port;")
 		}
 		return nil

@@ -19,6 +19,11 @@ const (
 	XSA     = "xsa"     // AMD VitisNet (ESnet SmartNIC): XilinxPipeline, smeta.drop
 )
 
+// PuntPort is the v1model egress port of the host CPU, by which the part
+// of a split device (embed.Embedding.Device) hands frames to the host at
+// embed.PuntNode; BMv2's simple_switch takes it as --cpu-port 510.
+const PuntPort = 510
+
 // Options control the generated program.
 type Options struct {
 	// Arch is V1Model or XSA.

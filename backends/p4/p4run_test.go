@@ -787,6 +787,9 @@ func (m *machine) run(frameBytes []byte) (out []byte, err error) {
 	return append(out, m.data[m.cursor:]...), nil
 }
 
+// egress is the v1model egress port the last run left.
+func (m *machine) egress() uint64 { return m.store[m.prog.stdName+".egress_spec"].v.Lo }
+
 // headerType is the type of header instance path hdr.X.
 func (m *machine) headerType(path string) string {
 	name := strings.TrimPrefix(path, "hdr.")

@@ -13,6 +13,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/fileout"
 )
 
@@ -67,7 +68,7 @@ func runCompile(e *env, args []string) error {
 		}
 		t = golang.Target{Options: opt}
 	case "xdp":
-		names = []string{strings.ToLower(*lpg) + ".c", strings.ToLower(*lpg) + ".o"}
+		names = []string{strings.ToLower(*lpg) + ".c", strings.ToLower(*lpg) + ".o", filepath.Join("host", "fastpath.go")}
 		t = xdp.Target{Options: xdp.Options{Command: compileCommand(files, *lpg, *prg, "--target", "xdp", "-o", outSlash)}, Program: strings.ToLower(*lpg)}
 	case "p4":
 		extra := []string{"--target", "p4", "--arch", *arch}
@@ -80,7 +81,7 @@ func runCompile(e *env, args []string) error {
 				return err
 			}
 		}
-		names = []string{strings.ToLower(*lpg) + ".p4", strings.ToLower(*lpg) + ".entries"}
+		names = []string{strings.ToLower(*lpg) + ".p4", strings.ToLower(*lpg) + ".entries", filepath.Join("host", "fastpath.go")}
 		t = pt
 	default:
 		return usagef("unknown target %q (have: go, xdp, p4)", *target)
@@ -95,9 +96,17 @@ func runCompile(e *env, args []string) error {
 	if err := refuseOverwrite(append(files, *profile, *tables), outputs...); err != nil {
 		return err
 	}
-	in, err := compileInput(files, *lpg, *prg)
+	in, device, err := compileInput(files, *lpg, *prg)
 	if err != nil {
 		return err
+	}
+	// A device that cannot run the whole graph (nsc embed says why) gets
+	// its part; the host part, in Go, runs the whole graph on the frames
+	// the device passes (docs/embedding.md, "Devices and the host").
+	host := in
+	split := device != nil && *target != "go"
+	if split {
+		in.Graph = device
 	}
 	arts, err := t.Generate(in)
 	if err != nil {
@@ -113,9 +122,33 @@ func runCompile(e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "wrote %s (%s, graph %s, %d nodes)\n", file, t.Name(), in.Graph.Name, len(in.Graph.Nodes))
 	}
+	if split {
+		if err := writeHost(e, host, golang.Command(files, *lpg, *prg, "", outSlash+"/host"), filepath.Join(*out, "host")); err != nil {
+			return err
+		}
+	}
 	if *target == "xdp" {
 		return clang(e, filepath.Join(*out, arts[0].Name))
 	}
+	return nil
+}
+
+// writeHost writes the host part of a split embedding, a Go package
+// host in dir: the frames the device hands over (XDP_PASS, P4's CPU
+// port) go through it.
+func writeHost(e *env, in backends.Input, command, dir string) error {
+	arts, err := golang.Target{Options: golang.Options{Package: "host", Command: command}}.Generate(backends.Input{Graph: in.Graph})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	file := filepath.Join(dir, arts[0].Name)
+	if err := fileout.WriteFile(file, arts[0].Data); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "wrote %s (go, the host part: runs graph %s, %d nodes, on every frame the device hands the host at %s)\n", file, in.Graph.Name, len(in.Graph.Nodes), embed.PuntNode)
 	return nil
 }
 
@@ -163,18 +196,20 @@ func readProfile(file string) (golang.Profile, error) {
 
 // compileInput loads the model and returns what to compile: the LPG
 // embedded in the PRG, or the LPG alone.
-func compileInput(files []string, lpg, prg string) (backends.Input, error) {
+// When the PRG is a device that runs only part of it, device is that part
+// (embed.Embedding.Device).
+func compileInput(files []string, lpg, prg string) (in backends.Input, device *dataflow.Graph, err error) {
 	if prg != "" {
 		em, err := embedding(files, lpg, prg)
 		if err != nil {
-			return backends.Input{}, err
+			return backends.Input{}, nil, err
 		}
-		return backends.Input{Graph: em.Graph, PRG: em.PRG}, nil
+		return backends.Input{Graph: em.Graph, PRG: em.PRG}, em.Device, nil
 	}
 	m, err := loadModel(files)
 	if err != nil {
-		return backends.Input{}, err
+		return backends.Input{}, nil, err
 	}
 	g, err := graphKind(m, lpg, dataflow.LPG)
-	return backends.Input{Graph: g}, err
+	return backends.Input{Graph: g}, nil, err
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 
+	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/verify"
@@ -46,6 +47,10 @@ func runVerify(e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "%s into %s: %d packets (%d from predicate classes, %d lacking what a claim says, %d random or malformed), %d mismatches\n",
 		em.LPG.Name, em.PRG.Name, res.Cases, res.Classes, claimed, res.Cases-res.Classes-claimed, len(res.Mismatches))
+	if em.Device != nil {
+		fmt.Fprintf(e.stdout, "  split: %s runs %d of the embedded graph's %d nodes; %d packets went on to the host (at %s or an emit marked [host])\n",
+			em.PRG.Name, len(em.Device.Nodes)-1, len(em.Graph.Nodes), res.Hosted, embed.PuntNode)
+	}
 	writeClaims(e, res.Claims)
 	if len(res.Mismatches) == 0 {
 		return nil

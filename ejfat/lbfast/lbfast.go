@@ -2,7 +2,9 @@
 // models, one package per version and PRG: lbNNNN on HostRaw (whole frames
 // in and out, nothing offloaded) and lbNNNNudp on LinuxUDP (behind kernel
 // UDP sockets: the kernel's parsing and checks pruned from the LB). It
-// picks one by version name. The packages below are generated
+// picks one by version name. lb2026host and lb2026p4host are the host
+// parts of lb-2026 split on XDPSmall and on BMv2Small (docs/embedding.md,
+// "Devices and the host"), which the split tests run. The packages below are generated
 // by nsc compile and checked in; backends/golang's TestGeneratedUpToDate
 // fails when one is stale.
 package lbfast

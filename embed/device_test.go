@@ -1,0 +1,93 @@
+package embed_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/dragonet-go/nsc/embed"
+	"github.com/dragonet-go/nsc/internal/testutil"
+)
+
+// TestDeviceSplit: lb-2026 on an XDP hook whose maps hold 4096 entries.
+// The calendar (16384) goes to the host, and with it what only follows it;
+// the VLAN pop before it too, and the pops on the way to ToHost, since the
+// device hands the host every frame as the wire gave it. The rest stays in the program, and the device's
+// part leads the host's frames to the punt.
+func TestDeviceSplit(t *testing.T) {
+	em := embedOf(t, "ejfat/lb-2026.nsc", "LB2026", "XDPSmall")
+	want := map[string]string{
+		"LbCalendar": "table load_balance_calendar_table has 16384 entries and XDPSmall holds at most 4096 (limit table_size)",
+		"L2PopVlan":  "writes the frame on the way to LbCalendar",
+		"PuntPopNs":  "writes the frame on the way to ToHost",
+		"LbMember":   "only frames the device hands to the host reach it",
+		"LbTxCount":  "only frames the device hands to the host reach it",
+	}
+	for n, why := range want {
+		if p := place(t, em, n); p.Kind != embed.Host || !strings.Contains(p.Reason, why) {
+			t.Errorf("%s: %+v", n, p)
+		}
+	}
+	for _, n := range []string{"LbCalendar", "L2PopVlan"} {
+		if p := place(t, em, n); !strings.Contains(p.Counterexample, "valid(ethernet)") {
+			t.Errorf("%s: no counterexample class: %+v", n, p)
+		}
+	}
+	if p := place(t, em, "L2PopVlan"); !strings.Contains(p.Counterexample, "valid(vlan)") {
+		t.Errorf("L2PopVlan's class is not the tagged frames: %q", p.Counterexample)
+	}
+	for _, n := range []string{"LbEpoch", "LbSlot", "NsCsum", "ArpReply", "PuntCount", "L2Iface"} {
+		if p := place(t, em, n); p.Kind != embed.Program {
+			t.Errorf("%s: %+v, want program", n, p)
+		}
+	}
+	d := em.Device
+	if d == nil {
+		t.Fatal("no device part")
+	}
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if d.Node("LbCalendar") != nil || d.Node("LbMember") != nil || d.Node("L2PopVlan") != nil {
+		t.Errorf("the device part keeps host nodes")
+	}
+	var into []string
+	for _, e := range d.Node(embed.PuntNode).In {
+		into = append(into, e.From.Node.Name+"."+e.From.Name)
+	}
+	if strings.Join(into, " ") != "PuntHasNsMac.true PuntHasNsOpt.true PuntHasNs.true PuntHasUdp.true PuntHasIPv4.true PuntHasIPv6.true L2VlanId.out LbSlot.out" {
+		t.Errorf("edges into the punt: %v", into)
+	}
+	var report bytes.Buffer
+	em.WriteReport(&report)
+	for _, line := range []string{
+		"LbCalendar                host:     table load_balance_calendar_table has 16384 entries and XDPSmall holds at most 4096 (limit table_size)\n",
+		"LbEpoch                   program   in the program behind RxFrames\n",
+	} {
+		if !strings.Contains(report.String(), line) {
+			t.Errorf("report lacks %q:\n%s", line, report.String())
+		}
+	}
+	// The full XDP PRG holds it all.
+	if full := embedOf(t, "ejfat/lb-2026.nsc", "LB2026", "XDP"); full.Device != nil || place(t, full, "LbCalendar").Kind != embed.Program {
+		t.Errorf("on XDP the calendar fits: %+v", place(t, full, "LbCalendar"))
+	}
+}
+
+// BenchmarkEmbedSplit embeds lb-2026 into the XDP hook, where it fits,
+// and into XDPSmall, where the embedder splits it (the cut, the device's
+// graph and the host nodes' classes): the split's cost is the difference.
+func BenchmarkEmbedSplit(b *testing.B) {
+	m := testutil.Model(b, "ejfat/lb-2026.nsc")
+	l, _ := m.Graph("LB2026")
+	for _, prg := range []string{"XDP", "XDPSmall"} {
+		p, _ := m.Graph(prg)
+		b.Run(prg, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := embed.Embed(l, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
