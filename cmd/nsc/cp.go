@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -137,23 +136,14 @@ func runCP(e *env, args []string) error {
 	if created {
 		fmt.Fprintf(e.stdout, "admin token (written to %s, shown once): %s\n", f.adminFile, admin)
 	}
-	golb, err := f.lb.start()
+	prog, golb, closers, err := f.lb.open(e.stdout)
 	if err != nil {
 		return err
 	}
-	if golb != nil {
-		defer golb.Close()
-		f.cfg.Programming = golb.Programming
+	for _, c := range closers {
+		defer c.Close()
 	}
-	if f.lb.p4Script != "" {
-		var closer io.Closer
-		if f.cfg.Programming, closer, err = f.lb.p4(e.stdout); err != nil {
-			return err
-		}
-		if closer != nil {
-			defer closer.Close()
-		}
-	}
+	f.cfg.Programming = prog
 	c, err := cp.New(store, f.cfg)
 	if err != nil {
 		return err
@@ -191,6 +181,9 @@ func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption, golb *cp.Go
 		}
 		where += ", HTTP on " + hl.Addr().String()
 		go func() { errs <- ignoreClosed(hs.Serve(hl)) }()
+	}
+	if f.lb.xdpDev != "" {
+		where += fmt.Sprintf(", %s XDP on %s", f.lb.model, f.lb.xdpDev)
 	}
 	lbDone := make(chan struct{})
 	if golb != nil {
