@@ -88,6 +88,8 @@ func cpOptions(e *env, args []string) (*cpFlags, error) {
 		return nil, usagef("data ports %d..%d: want 1 <= min <= max <= 65535", f.dataPortMin, f.dataPortMax)
 	case f.cfg.Instances < 1:
 		return nil, usagef("--instances %d: want at least 1", f.cfg.Instances)
+	case f.lb.feed && f.http == "":
+		return nil, usagef("--lb-feed needs --http")
 	}
 	f.cfg.DataPortMin, f.cfg.DataPortMax = uint32(f.dataPortMin), uint32(f.dataPortMax)
 	return f, f.lb.check()
@@ -144,6 +146,9 @@ func runCP(e *env, args []string) error {
 		defer c.Close()
 	}
 	f.cfg.Programming = prog
+	if f.lb.feed {
+		f.cfg.Feed = &cp.TableFeed{}
+	}
 	c, err := cp.New(store, f.cfg)
 	if err != nil {
 		return err

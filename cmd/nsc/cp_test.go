@@ -342,7 +342,7 @@ func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
 		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }
 
-// TestCPDataPlaneFlags: the XDP data plane's flags are checked before
+// TestCPDataPlaneFlags: the data planes' flags are checked before
 // anything starts.
 func TestCPDataPlaneFlags(t *testing.T) {
 	for _, c := range []struct {
@@ -351,6 +351,7 @@ func TestCPDataPlaneFlags(t *testing.T) {
 	}{
 		{[]string{"--xdp-dev", "eth0"}, "--xdp-dev needs --lb-tables"},
 		{[]string{"--xdp-dev", "eth0", "--lb-tables", "t", "--xdp-mode", "fast"}, `unknown --xdp-mode "fast"`},
+		{[]string{"--lb-feed"}, "--lb-feed needs --http"},
 	} {
 		args := append([]string{"--grpc", "127.0.0.1:1", "--db", "x.db", "--admin-token-file", "a"}, c.args...)
 		if _, err := cpOptions(&env{os.Stdout, os.Stderr}, args); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -19,6 +19,7 @@ import (
 type cpLBFlags struct {
 	listen, model, tables, mac, memberMAC, p4Script string
 	xdpDev, xdpObj, xdpMode                         string
+	feed                                            bool
 }
 
 func (f *cpLBFlags) define(fs *flag.FlagSet) {
@@ -28,6 +29,7 @@ func (f *cpLBFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.mac, "lb-mac", "", "the LB's MAC (default: from the MAC filter entries of --lb-tables)")
 	fs.StringVar(&f.memberMAC, "member-mac", "00:00:00:00:00:00", "the Ethernet destination written for every member")
 	fs.StringVar(&f.p4Script, "p4-script", "", "append each epoch's table changes to this file (- for stdout) as simple_switch_CLI commands for the model's BMv2 program")
+	fs.BoolVar(&f.feed, "lb-feed", false, "serve the tables on --http's /tables (admin token) for LBs in other processes (nsc lb --cp)")
 	fs.StringVar(&f.xdpDev, "xdp-dev", "", "attach the model's XDP program to this interface and program its maps")
 	fs.StringVar(&f.xdpObj, "xdp-obj", "", "the XDP program (nsc compile --target xdp; default: compiled now with clang)")
 	fs.StringVar(&f.xdpMode, "xdp-mode", "", "XDP mode: driver, generic or offload (default: driver if the driver has it, else generic)")
@@ -182,7 +184,11 @@ func (f *cpLBFlags) open(stdout io.Writer) (cp.Programming, *cp.GoLB, []io.Close
 	}
 	switch len(planes) {
 	case 0:
-		return cp.Programming{}, nil, nil, nil
+		if !f.feed {
+			return cp.Programming{}, nil, nil, nil
+		}
+		tables, err := cp.ModelTables(f.model)
+		return cp.Programming{Tables: tables, MemberMAC: f.member()}, nil, nil, err
 	case 1:
 		return planes[0], golb, closers, nil
 	}

@@ -104,6 +104,9 @@ func (c *CP) program() {
 		}
 		c.prog.applied[i] = state
 	}
+	if c.cfg.Feed != nil {
+		c.logErr("publish the tables", c.cfg.Feed.publish())
+	}
 }
 
 // entries are the table entries of reservation r on instance i: its
