@@ -76,11 +76,26 @@ func (c *Calendars) Next(in EpochInput) ([]int64, uint64, error) {
 func (c *Calendars) sessions(ready []Session, s calendar.Strategy) []calendar.Session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// A session new to the dynamic weights starts from its registered
+	// weight in their scale: the kept weights over the registered ones of
+	// the sessions that have them (udplbd2 rescales to a mean of 1000, so
+	// a newcomer's registered 1 would otherwise weigh next to nothing).
+	scale, kept, registered := 1.0, 0.0, 0.0
+	for _, x := range ready {
+		if k, ok := c.weights[x.ID]; ok {
+			kept, registered = kept+k.weight, registered+float64(x.Weight)
+		}
+	}
+	if kept > 0 && registered > 0 {
+		scale = kept / registered
+	}
 	out := make([]calendar.Session, len(ready))
 	for i, x := range ready {
 		w := float64(x.Weight)
 		if k, ok := c.weights[x.ID]; ok && s == calendar.Dynamic {
 			w = k.weight
+		} else if s == calendar.Dynamic {
+			w *= scale
 		}
 		out[i] = calendar.Session{Member: uint16(i), Weight: w,
 			MinFactor: float64(x.MinFactor), MaxFactor: float64(x.MaxFactor)}

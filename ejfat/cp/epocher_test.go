@@ -103,3 +103,37 @@ func TestCalendarsThroughServer(t *testing.T) {
 		t.Errorf("second boundary %d not above the first's %d", second.Boundary, first.Boundary)
 	}
 }
+
+// TestNewcomerInTheScale: a session that becomes ready after another has
+// run epochs alone (its dynamic weight rescaled to udplbd2's mean of
+// 1000) starts from its registered weight in that scale: equal registered
+// weights share the slots equally, not 1:1000.
+func TestNewcomerInTheScale(t *testing.T) {
+	clk, c, lc := clockedCP(t)
+	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := as(res.Token)
+	ids := cptest.Register(t, lc, ctx, res.LbId, []int{20000, 20001}, 1, 1)
+	ready := func(ids ...string) {
+		t.Helper()
+		for _, id := range ids {
+			if _, err := lc.SendState(ctx, &pb.SendStateRequest{LbId: res.LbId, SessionId: id, IsReady: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Tick()
+		clk.Add(time.Second)
+	}
+	ready(ids[0])
+	ready(ids[0])
+	var lb, newcomer int64
+	fmt.Sscan(res.LbId, &lb)
+	fmt.Sscan(ids[1], &newcomer)
+	ready(ids...)
+	es := c.store.Epochs(lb)
+	if n := counts(es[len(es)-1].Calendar)[newcomer]; n < 255 || n > 257 {
+		t.Errorf("the newcomer holds %d slots, want 256 of 512 (equal registered weights)", n)
+	}
+}
