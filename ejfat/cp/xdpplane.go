@@ -140,7 +140,8 @@ func (x *XDPMaps) Apply(instance int, state []packet.TableEntry, _ calendar.Diff
 	if err != nil {
 		return err
 	}
-	// The switch: the epoch entries naming the new calendars.
+	// The switch: the epoch entries naming the new calendars (0 for one
+	// without entries).
 	written := make([]packet.Entry, len(epochs))
 	for i, e := range epochs {
 		e.Params = slices.Clone(e.Params)
@@ -239,8 +240,16 @@ func gone[K comparable](old, new map[K]xdpHeld) map[uint64]xdpHeld {
 
 // freshEpoch and freshMember count the data-plane ids round (within the
 // model's epoch and member widths): an id comes back only after every
-// other one, long after the packets that met it.
-func (lb *xdpLB) freshEpoch() uint64  { lb.nextEpoch++; return uint64(lb.nextEpoch) }
+// other one, long after the packets that met it. Epoch id 0 is never
+// given: an epoch whose calendar has no entry (every session gone)
+// names it, and misses as the interpreter's empty calendar does.
+func (lb *xdpLB) freshEpoch() uint64 {
+	if lb.nextEpoch++; lb.nextEpoch == 0 {
+		lb.nextEpoch++
+	}
+	return uint64(lb.nextEpoch)
+}
+
 func (lb *xdpLB) freshMember() uint64 { lb.nextMember++; return uint64(lb.nextMember) }
 
 func sameAction(a, b packet.TableEntry) bool {

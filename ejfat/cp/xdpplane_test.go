@@ -27,7 +27,8 @@ import (
 // xdpStates is a CP's run on one LB instance as table states: an epoch
 // per state, each boundary 1000 events on, about 40 slots moved each time
 // among members 0-3; at state 8 member 3 leaves (its slots unassigned in
-// every live epoch), at 12 a new session takes its id at another address;
+// every live epoch), at 12 a new session takes its id at another address,
+// at 16 every session goes (every calendar empty), at 17 two come back;
 // sender 10.0.0.3 is allowed in states 5 to 9 beside 10.0.0.2.
 func xdpStates(t *testing.T, w *calendar.Writer, specs func(string) (*packet.TableSpec, bool), n int) ([][]packet.TableEntry, []uint64) {
 	t.Helper()
@@ -62,8 +63,15 @@ func xdpStates(t *testing.T, w *calendar.Writer, specs func(string) (*packet.Tab
 			}
 		case 12:
 			members = append(members, member(3, 23))
+		case 16: // every session gone: every calendar empty
+			members = nil
+			for i := range live {
+				live[i].Calendar = *calendar.Empty()
+			}
+		case 17:
+			members = []calendar.Member{member(0, 10), member(1, 11)}
 		}
-		for range 40 {
+		for range 40 * min(len(members), 1) {
 			cal[r.IntN(calendar.Slots)] = uint16(r.IntN(len(members)))
 		}
 		for s, m := range cal {
