@@ -2,6 +2,7 @@ package xdp
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -14,14 +15,18 @@ import (
 )
 
 // Live changes a loaded program's tables entry by entry while frames run
-// through it (SetTables rewrites whole maps): every change is one map
-// update, and a lookup of any other key meets the same entry before,
-// during and after it. A lookup of the key being written may meet it half
-// written (an array map's value is copied in place); a caller that needs
-// atomic changes writes entries under keys no packet looks up yet and
-// then switches to them with one Put or SetGroup (ejfat/cp's XDP data
-// plane does). Start Live on tables SetTables left empty or that only
-// Live writes.
+// through it (SetTables rewrites whole maps): a Put or Delete is one map
+// update, a SetGroup writes aside and switches with one, and a lookup of
+// any other key meets the same entry before, during and after. A lookup
+// of the key being written may meet it half written (an array map's
+// value is copied in place); a caller that needs atomic changes writes
+// entries under keys no packet looks up yet and then switches to them
+// with one Put or SetGroup (ejfat/cp's XDP data plane does). That a
+// lookup meets a slot's used flag after its key, and a group's two bounds
+// together (one aligned 8-byte word), holds on x86-64's store order and
+// copy; other architectures are not tested. Exact tables may hold
+// SetTables' entries (Live reads their slots); a priority table must be
+// empty until Live writes it.
 type Live struct {
 	r      *Runner
 	mu     sync.Mutex
@@ -100,15 +105,13 @@ func (l *Live) edit(table string, e packet.Entry, put bool) error {
 		if put {
 			return m.Put(k, lay.value(e.Action, e.Params, spec))
 		}
-		if err := m.Delete(k); err != nil && !isNotExist(err) {
+		if err := m.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 			return err
 		}
 		return nil
 	}
 	return fmt.Errorf("table %s takes priorities: change it by SetGroup", table)
 }
-
-func isNotExist(err error) bool { return err == ebpf.ErrKeyNotExist }
 
 // slotsOf reads an open-addressing table's slots the first time.
 func (l *Live) slotsOf(tm TableMeta, m *ebpf.Map) (*liveSlots, error) {
