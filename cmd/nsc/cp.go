@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -89,6 +88,8 @@ func cpOptions(e *env, args []string) (*cpFlags, error) {
 		return nil, usagef("data ports %d..%d: want 1 <= min <= max <= 65535", f.dataPortMin, f.dataPortMax)
 	case f.cfg.Instances < 1:
 		return nil, usagef("--instances %d: want at least 1", f.cfg.Instances)
+	case f.lb.feed && f.http == "":
+		return nil, usagef("--lb-feed needs --http")
 	}
 	f.cfg.DataPortMin, f.cfg.DataPortMax = uint32(f.dataPortMin), uint32(f.dataPortMax)
 	return f, f.lb.check()
@@ -137,22 +138,16 @@ func runCP(e *env, args []string) error {
 	if created {
 		fmt.Fprintf(e.stdout, "admin token (written to %s, shown once): %s\n", f.adminFile, admin)
 	}
-	golb, err := f.lb.start()
+	prog, golb, closers, err := f.lb.open(e.stdout)
 	if err != nil {
 		return err
 	}
-	if golb != nil {
-		defer golb.Close()
-		f.cfg.Programming = golb.Programming
+	for _, c := range closers {
+		defer c.Close()
 	}
-	if f.lb.p4Script != "" {
-		var closer io.Closer
-		if f.cfg.Programming, closer, err = f.lb.p4(e.stdout); err != nil {
-			return err
-		}
-		if closer != nil {
-			defer closer.Close()
-		}
+	f.cfg.Programming = prog
+	if f.lb.feed {
+		f.cfg.Feed = &cp.TableFeed{}
 	}
 	c, err := cp.New(store, f.cfg)
 	if err != nil {
@@ -191,6 +186,9 @@ func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption, golb *cp.Go
 		}
 		where += ", HTTP on " + hl.Addr().String()
 		go func() { errs <- ignoreClosed(hs.Serve(hl)) }()
+	}
+	if f.lb.xdpDev != "" {
+		where += fmt.Sprintf(", %s XDP on %s", f.lb.model, f.lb.xdpDev)
 	}
 	lbDone := make(chan struct{})
 	if golb != nil {

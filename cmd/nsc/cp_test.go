@@ -341,3 +341,21 @@ func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }
+
+// TestCPDataPlaneFlags: the data planes' flags are checked before
+// anything starts.
+func TestCPDataPlaneFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--xdp-dev", "eth0"}, "--xdp-dev needs --lb-tables"},
+		{[]string{"--xdp-dev", "eth0", "--lb-tables", "t", "--xdp-mode", "fast"}, `unknown --xdp-mode "fast"`},
+		{[]string{"--lb-feed"}, "--lb-feed needs --http"},
+	} {
+		args := append([]string{"--grpc", "127.0.0.1:1", "--db", "x.db", "--admin-token-file", "a"}, c.args...)
+		if _, err := cpOptions(&env{os.Stdout, os.Stderr}, args); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}

@@ -2,18 +2,24 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"runtime"
 
+	"github.com/cilium/ebpf/link"
+
 	"github.com/dragonet-go/nsc/ejfat/cp"
 )
 
-// cpLBFlags choose the data plane nsc cp programs: an in-process nsc lb,
-// or BMv2 through a script of simple_switch_CLI commands.
+// cpLBFlags choose the data planes nsc cp programs, any of: an
+// in-process nsc lb, the model's XDP program on an interface, BMv2
+// through a script of simple_switch_CLI commands.
 type cpLBFlags struct {
 	listen, model, tables, mac, memberMAC, p4Script string
+	xdpDev, xdpObj, xdpMode                         string
+	feed                                            bool
 }
 
 func (f *cpLBFlags) define(fs *flag.FlagSet) {
@@ -23,17 +29,24 @@ func (f *cpLBFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.mac, "lb-mac", "", "the LB's MAC (default: from the MAC filter entries of --lb-tables)")
 	fs.StringVar(&f.memberMAC, "member-mac", "00:00:00:00:00:00", "the Ethernet destination written for every member")
 	fs.StringVar(&f.p4Script, "p4-script", "", "append each epoch's table changes to this file (- for stdout) as simple_switch_CLI commands for the model's BMv2 program")
+	fs.BoolVar(&f.feed, "lb-feed", false, "serve the tables on --http's /tables (admin token) for LBs in other processes (nsc lb --cp)")
+	fs.StringVar(&f.xdpDev, "xdp-dev", "", "attach the model's XDP program to this interface and program its maps")
+	fs.StringVar(&f.xdpObj, "xdp-obj", "", "the XDP program (nsc compile --target xdp; default: compiled now with clang)")
+	fs.StringVar(&f.xdpMode, "xdp-mode", "", "XDP mode: driver, generic or offload (default: driver if the driver has it, else generic)")
 }
 
-// check validates the flags; the data plane is off without --lb-listen
-// or --p4-script.
+// check validates the flags; the data plane is off without --lb-listen,
+// --xdp-dev or --p4-script.
 func (f *cpLBFlags) check() error {
 	if _, err := net.ParseMAC(f.memberMAC); err != nil {
 		return usagef("--member-mac: %v", err)
 	}
+	if _, ok := xdpModes[f.xdpMode]; !ok {
+		return usagef("unknown --xdp-mode %q (have driver, generic, offload)", f.xdpMode)
+	}
 	switch {
-	case f.listen != "" && f.p4Script != "":
-		return usagef("--lb-listen and --p4-script: choose one data plane")
+	case f.xdpDev != "" && f.tables == "":
+		return usagef("--xdp-dev needs --lb-tables")
 	case f.listen == "":
 		return nil
 	case f.tables == "":
@@ -76,12 +89,9 @@ func (f *cpLBFlags) member() (m [6]byte) {
 	return m
 }
 
-// p4 returns the Programming of --p4-script and the file to close; none
-// without it.
+// p4 returns the Programming of --p4-script and the file to close (nil
+// for stdout).
 func (f *cpLBFlags) p4(stdout io.Writer) (cp.Programming, io.Closer, error) {
-	if f.p4Script == "" {
-		return cp.Programming{}, nil, nil
-	}
 	prog, tables, err := cp.P4Program(f.model)
 	if err != nil {
 		return cp.Programming{}, nil, err
@@ -95,4 +105,98 @@ func (f *cpLBFlags) p4(stdout io.Writer) (cp.Programming, io.Closer, error) {
 		out, closer = file, file
 	}
 	return cp.Programming{DataPlane: &cp.P4Script{Program: prog, Out: out}, Tables: tables, MemberMAC: f.member()}, closer, nil
+}
+
+var xdpModes = map[string]link.XDPAttachFlags{"": 0, "driver": link.XDPDriverMode, "generic": link.XDPGenericMode, "offload": link.XDPOffloadMode}
+
+// xdp loads the model's XDP program (--xdp-obj, or compiled now), fills
+// its maps with --lb-tables, attaches it to --xdp-dev and returns the
+// Programming that changes its maps live, and what detaches and unloads
+// it.
+func (f *cpLBFlags) xdp() (cp.Programming, io.Closer, error) {
+	obj := f.xdpObj
+	if obj == "" {
+		dir, err := os.MkdirTemp("", "nsc-cp-xdp")
+		if err != nil {
+			return cp.Programming{}, nil, err
+		}
+		defer os.RemoveAll(dir)
+		if obj, err = cp.BuildXDP(f.model, dir); err != nil {
+			return cp.Programming{}, nil, err
+		}
+	}
+	r, err := loadXDP(obj, f.tables)
+	if err != nil {
+		return cp.Programming{}, nil, err
+	}
+	l, err := r.Attach(f.xdpDev, xdpModes[f.xdpMode])
+	if err != nil {
+		r.Close()
+		return cp.Programming{}, nil, fmt.Errorf("attach to %s: %w", f.xdpDev, err)
+	}
+	detach := closerFunc(func() error {
+		err := l.Close()
+		r.Close()
+		return err
+	})
+	return cp.Programming{DataPlane: &cp.XDPMaps{Live: r.Live()}, Tables: cp.XDPTables(r), MemberMAC: f.member()}, detach, nil
+}
+
+type closerFunc func() error
+
+func (c closerFunc) Close() error { return c() }
+
+// open starts the data planes the flags name (the in-process LB's, to
+// run, too) and returns the Programming that drives them all, and what to
+// close when the CP ends.
+func (f *cpLBFlags) open(stdout io.Writer) (cp.Programming, *cp.GoLB, []io.Closer, error) {
+	var planes []cp.Programming
+	var closers []io.Closer
+	fail := func(err error) (cp.Programming, *cp.GoLB, []io.Closer, error) {
+		for _, c := range closers {
+			c.Close()
+		}
+		return cp.Programming{}, nil, nil, err
+	}
+	golb, err := f.start()
+	if err != nil {
+		return fail(err)
+	}
+	if golb != nil {
+		closers = append(closers, closerFunc(func() error { golb.Close(); return nil }))
+		planes = append(planes, golb.Programming)
+	}
+	for _, p := range []struct {
+		on   bool
+		open func() (cp.Programming, io.Closer, error)
+	}{{f.xdpDev != "", f.xdp}, {f.p4Script != "", func() (cp.Programming, io.Closer, error) { return f.p4(stdout) }}} {
+		if !p.on {
+			continue
+		}
+		prog, c, err := p.open()
+		if err != nil {
+			return fail(err)
+		}
+		if c != nil {
+			closers = append(closers, c)
+		}
+		planes = append(planes, prog)
+	}
+	switch len(planes) {
+	case 0:
+		if !f.feed {
+			return cp.Programming{}, nil, nil, nil
+		}
+		tables, err := cp.ModelTables(f.model)
+		return cp.Programming{Tables: tables, MemberMAC: f.member()}, nil, nil, err
+	case 1:
+		return planes[0], golb, closers, nil
+	}
+	all := &cp.DataPlanes{}
+	for _, p := range planes {
+		all.Planes = append(all.Planes, p.DataPlane)
+	}
+	prog := planes[0]
+	prog.DataPlane = all
+	return prog, golb, closers, nil
 }

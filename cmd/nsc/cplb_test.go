@@ -20,6 +20,7 @@ import (
 // on loopback receivers get slots, and every event sent to the LB reaches,
 // whole, the receiver that LoadBalancerStatus says holds its slot; after
 // one session stops being ready, a new epoch sends them all to the other.
+// The CP writes the same changes as a BMv2 script (--p4-script) beside.
 func TestCPProgramsLB(t *testing.T) {
 	dir := t.TempDir()
 	lbAddr := lbtest.Addr(t)
@@ -28,7 +29,8 @@ func TestCPProgramsLB(t *testing.T) {
 table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
 `, ip, ip))
 	p := startNSC(t, "cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"), "--admin-token-file", filepath.Join(dir, "admin"),
-		"--instances", "2", "--epoch-interval", "50ms", "--ready-timeout", "1m", "--lb-listen", lbAddr.String(), "--lb-tables", filepath.Join(dir, "base.tables"))
+		"--instances", "2", "--epoch-interval", "50ms", "--ready-timeout", "1m", "--lb-listen", lbAddr.String(), "--lb-tables", filepath.Join(dir, "base.tables"),
+		"--p4-script", filepath.Join(dir, "epochs.cli"))
 	line := p.expect(t, p.stdout, "nsc cp: gRPC on ")
 	if !strings.Contains(line, "lb-2025 LB on "+lbAddr.String()) {
 		t.Errorf("start line %q does not name the LB", line)
@@ -119,6 +121,10 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
 		t.Errorf("epoch %d at %d after epoch %d at %d", e2, b2, e1, b1)
 	}
 	check("one session ready", b2, cal)
+	script, _ := os.ReadFile(filepath.Join(dir, "epochs.cli"))
+	if n := strings.Count(string(script), "table_add IngressImpl.load_balance_calendar_table"); n < 512 {
+		t.Errorf("the P4 script beside the LB adds %d calendar entries, want at least 512", n)
+	}
 	if code, last := p.stop(t, syscall.SIGTERM); code != 0 || !strings.Contains(last, "drop") && !strings.Contains(last, "forwarded") {
 		t.Errorf("nsc cp exited %d, last line %q", code, last)
 	}

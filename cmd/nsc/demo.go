@@ -40,11 +40,15 @@ func runDemo(e *env, args []string) error {
 	out := fs.String("o", "nsc-demo", "directory for the pictures (and, with --system, the run's files)")
 	system := fs.Bool("system", false, "run EJFAT whole on loopback instead: nsc cp with its LB, three nsc recv, two nsc send")
 	events := fs.Int("events", 600, "--system: events per sender")
+	xdp := fs.Bool("xdp", false, "--system: the LB is the model's XDP program on a veth, the receivers and senders in a network namespace (root)")
 	if _, err := parseArgs(fs, args); err != nil {
 		return err
 	}
+	if *xdp && !*system {
+		return usagef("--xdp goes with --system")
+	}
 	if *system {
-		return systemDemo(e, filepath.Join(*out, "system"), *events)
+		return systemDemo(e, filepath.Join(*out, "system"), *events, *xdp)
 	}
 	defer fileout.AbortOnInterrupt()()
 	m, err := loadModel([]string{demoModel})

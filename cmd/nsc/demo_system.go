@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -28,7 +28,7 @@ import (
 // sync messages; then a summary: events sent, reassembled per receiver,
 // lost, split across receivers (must be 0), and the control plane's
 // metrics.
-func systemDemo(e *env, dir string, events int) error {
+func systemDemo(e *env, dir string, events int, xdp bool) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -36,15 +36,28 @@ func systemDemo(e *env, dir string, events int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	lbIP, err := freeLBAddress()
+	nw, err := loopbackNet()
+	if xdp {
+		nw, err = xdpNet()
+	}
 	if err != nil {
 		return err
 	}
-	lbAddr := fmt.Sprintf("%s:%d", lbIP, lbPort)
-	ip := binary.BigEndian.Uint32(lbIP.To4())
+	defer nw.cleanup()
+	// Stopped by a signal, the demo still removes its namespace and veths
+	// (its processes die with it).
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(stop)
+	go func() {
+		if _, ok := <-stop; ok {
+			nw.cleanup()
+			os.Exit(1)
+		}
+	}()
+	lbAddr := nw.lb
 	tables := filepath.Join(dir, "base.tables")
-	if err := os.WriteFile(tables, fmt.Appendf(nil, "table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0\n"+
-		"table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0\n", ip, ip), 0o644); err != nil {
+	if err := os.WriteFile(tables, []byte(nw.tables), 0o644); err != nil {
 		return err
 	}
 	// A new run: the files of an earlier one go (the directory is the
@@ -60,17 +73,25 @@ func systemDemo(e *env, dir string, events int) error {
 			p.kill()
 		}
 	}()
-	run := func(args ...string) (*demoProc, error) {
-		p, err := startDemoProc(self, args...)
+	// runIn starts nsc in the receivers' and senders' namespace, run in
+	// the demo's.
+	runIn := func(netns string, args ...string) (*demoProc, error) {
+		p, err := startDemoProc(self, netns, args...)
 		if err == nil {
 			procs = append(procs, p)
 		}
 		return p, err
 	}
-	fmt.Fprintf(e.stdout, "== EJFAT on loopback: nsc cp with its LB on %s, three nsc recv, two nsc send (files in %s)\n", lbAddr, dir)
-	cpp, err := run("cp", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"),
+	run := func(args ...string) (*demoProc, error) { return runIn("", args...) }
+	if xdp {
+		fmt.Fprintf(e.stdout, "== EJFAT through XDP: nsc cp with the LB's XDP program on %s (%s); three nsc recv and two nsc send in network namespace %s (files in %s)\n",
+			nw.lbFlags[1], lbAddr, nw.netns, dir)
+	} else {
+		fmt.Fprintf(e.stdout, "== EJFAT on loopback: nsc cp with its LB on %s, three nsc recv, two nsc send (files in %s)\n", lbAddr, dir)
+	}
+	cpp, err := run(append([]string{"cp", "--grpc", nw.cpIP + ":0", "--http", "127.0.0.1:0", "--sync-ipv4", nw.cpIP, "--db", filepath.Join(dir, "cp.db"),
 		"--admin-token-file", filepath.Join(dir, "admin"), "--instances", "1", "--epoch-interval", "200ms",
-		"--lb-listen", lbAddr, "--lb-tables", tables)
+		"--lb-tables", tables}, nw.lbFlags...)...)
 	if err != nil {
 		return err
 	}
@@ -93,7 +114,7 @@ func systemDemo(e *env, dir string, events int) error {
 	}
 	defer cl.Close()
 	ctx := context.Background()
-	res, err := cl.Reserve(ctx, "demo", time.Time{}, []string{"127.0.0.1"})
+	res, err := cl.Reserve(ctx, "demo", time.Time{}, []string{nw.hostIP})
 	if err != nil {
 		return err
 	}
@@ -101,13 +122,13 @@ func systemDemo(e *env, dir string, events int) error {
 	names := []string{"rx0", "rx1", "rx2"}
 	recvs := map[string]*demoProc{}
 	for _, name := range names {
-		args := []string{"recv", "--listen", "127.0.0.1:0", "--ports", "2", "--cp", grpcAddr, "--token", res.Token, "--lb", res.LbId,
+		args := []string{"recv", "--listen", nw.hostIP + ":0", "--ports", "2", "--cp", grpcAddr, "--token", res.Token, "--lb", res.LbId,
 			"--name", name, "--verify", "--kp", "1000", // weights are rescaled to a mean of 1000 (udplbd2)
 			"--out", filepath.Join(dir, name)}
 		if name == "rx2" {
 			args = append(args, "--slow", "25ms", "--queue", "32") // falls behind: its queue fills, its control signal falls
 		}
-		p, err := run(args...)
+		p, err := runIn(nw.netns, args...)
 		if err != nil {
 			return err
 		}
@@ -144,7 +165,7 @@ func systemDemo(e *env, dir string, events int) error {
 	const rate = 200
 	var senders []*demoProc
 	for i := range 2 {
-		p, err := run("send", "--to", lbAddr, "--from", "127.0.0.1:0", "--events", strconv.Itoa(events), "--size", "30000",
+		p, err := runIn(nw.netns, "send", "--to", lbAddr, "--from", nw.hostIP+":0", "--mtu", nw.mtu, "--events", strconv.Itoa(events), "--size", "30000",
 			"--rate", strconv.Itoa(rate), "--data-id", strconv.Itoa(i+1), "--sync", fmt.Sprintf("%s:%d", res.SyncIpv4Address, res.SyncUdpPort))
 		if err != nil {
 			return err
@@ -286,6 +307,7 @@ func printMetrics(e *env, addr string) error {
 
 // demoProc is an nsc process of the demo and what it printed.
 type demoProc struct {
+	name   string // the nsc command
 	cmd    *exec.Cmd
 	lines  chan string
 	mu     sync.Mutex
@@ -294,8 +316,14 @@ type demoProc struct {
 	done   chan struct{}
 }
 
-func startDemoProc(self string, args ...string) (*demoProc, error) {
-	p := &demoProc{cmd: exec.Command(self, args...), lines: make(chan string, 1024), done: make(chan struct{})}
+// startDemoProc starts nsc (self) in network namespace netns (ip netns
+// exec, which becomes nsc), or in the demo's for "".
+func startDemoProc(self, netns string, args ...string) (*demoProc, error) {
+	p := &demoProc{name: args[0], cmd: exec.Command(self, args...), lines: make(chan string, 1024), done: make(chan struct{})}
+	if netns != "" {
+		p.cmd = exec.Command("ip", append([]string{"netns", "exec", netns, self}, args...)...)
+	}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // none outlives the demo
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -330,9 +358,9 @@ func (p *demoProc) await(prefix string) (string, error) {
 				return l, nil
 			}
 		case <-p.done:
-			return "", fmt.Errorf("nsc %s ended before saying %q: %s", p.cmd.Args[1], prefix, p.stderr.String())
+			return "", fmt.Errorf("nsc %s ended before saying %q: %s", p.name, prefix, p.stderr.String())
 		case <-timeout:
-			return "", fmt.Errorf("nsc %s did not say %q", p.cmd.Args[1], prefix)
+			return "", fmt.Errorf("nsc %s did not say %q", p.name, prefix)
 		}
 	}
 }

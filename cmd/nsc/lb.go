@@ -1,15 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
 	"os/signal"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,12 +32,18 @@ func runLB(e *env, args []string) error {
 	workers := fs.Int("workers", runtime.NumCPU(), "receivers on the port (SO_REUSEPORT), each with its own fast path")
 	maxDatagram := fs.Int("max-datagram", lbnet.MaxUDPPayload, "largest datagram forwarded; larger ones are counted oversize")
 	duration := fs.Duration("duration", 0, "stop after this long (default: at SIGINT or SIGTERM)")
+	fromCP := &cpTables{}
+	fs.StringVar(&fromCP.addr, "cp", "", "HOST:PORT of an nsc cp's --http (run with --lb-feed): forward by the tables it writes as well as --tables, following their changes")
+	fs.StringVar(&fromCP.token, "token", "", "with --cp: the CP's admin token")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(files) > 0 || *listen == "" || *tables == "" {
 		return usagef("--tables and --listen are required")
+	}
+	if (fromCP.addr == "") != (fromCP.token == "") {
+		return usagef("--cp and --token go together")
 	}
 	cfg := lbnet.Config{
 		New:         func(ts []*packet.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket(*lb, ts) },
@@ -53,7 +62,16 @@ func runLB(e *env, args []string) error {
 			return usagef("--mac: %v", err)
 		}
 	}
-	load := func() ([]*packet.Table, net.HardwareAddr, error) { return loadLBTables(*lb, *tables, fixed) }
+	load := func() ([]*packet.Table, net.HardwareAddr, error) {
+		return loadLBTables(*lb, *tables, fromCP.entries(), fixed)
+	}
+	if fromCP.addr != "" { // start with the CP's tables if it answers
+		if script, etag, _, err := fromCP.poll(context.Background(), 0); err != nil {
+			fmt.Fprintf(e.stderr, "nsc lb: nsc cp at %s: %v; starting with %s alone\n", fromCP.addr, err, *tables)
+		} else {
+			fromCP.script, fromCP.etag = script, etag
+		}
+	}
 	ts, own, err := load()
 	if err != nil {
 		return err
@@ -76,24 +94,34 @@ func runLB(e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "%s forwarding on %s with %s (MAC %s)\n", *lb, cfg.Conns[0].LocalAddr(), plural(*workers, "worker"), own)
-	start := time.Now()
-	err = serveLB(e, fwd, *tables, *duration, func() error {
+	if fromCP.etag != "" {
+		fmt.Fprintf(e.stdout, "tables from nsc cp at %s: version %s\n", fromCP.addr, fromCP.etag)
+	}
+	reload := func() error {
 		ts, own, err := load()
 		if err == nil {
 			err = fwd.SetTables(ts, own)
 		}
 		return err
-	})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if fromCP.addr != "" {
+		go fromCP.follow(ctx, e, reload)
+	}
+	start := time.Now()
+	err = serveLB(e, fwd, *tables, *duration, reload)
 	reportLB(e, fwd, time.Since(start))
 	return err
 }
 
-// loadLBTables loads a table script whole, with the LB's MAC: fixed, or
-// the one the MAC filter admits.
-func loadLBTables(lb, file string, fixed net.HardwareAddr) ([]*packet.Table, net.HardwareAddr, error) {
+// loadLBTables loads a table script whole, and more entries after it (a
+// control plane's), with the LB's MAC: fixed, or the one the MAC filter
+// admits.
+func loadLBTables(lb, file string, more []byte, fixed net.HardwareAddr) ([]*packet.Table, net.HardwareAddr, error) {
 	var ts []*packet.Table
 	if err := openTables(file, func(f *os.File) (err error) {
-		ts, err = lbfast.Tables(lb, file, f)
+		ts, err = lbfast.Tables(lb, file, io.MultiReader(f, strings.NewReader("\n"), bytes.NewReader(more)))
 		return err
 	}); err != nil {
 		return nil, nil, err

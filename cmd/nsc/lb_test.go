@@ -52,8 +52,18 @@ func startLB(t testing.TB, args ...string) *nscProcess {
 // is still running.
 func startNSC(t testing.TB, args ...string) *nscProcess {
 	t.Helper()
+	return startNSCIn(t, "", args...)
+}
+
+// startNSCIn is startNSC in network namespace netns (ip netns exec,
+// which becomes nsc: signals reach it); "" for the test's own.
+func startNSCIn(t testing.TB, netns string, args ...string) *nscProcess {
+	t.Helper()
 	p := &nscProcess{name: args[0], stdout: make(chan string, 100), stderr: make(chan string, 100), exited: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], args...)
+	if netns != "" {
+		p.cmd = exec.Command("ip", append([]string{"netns", "exec", netns, os.Args[0]}, args...)...)
+	}
 	p.cmd.Env = append(os.Environ(), "NSC_TEST_AS_NSC=1")
 	stdout, _ := p.cmd.StdoutPipe()
 	stderr, _ := p.cmd.StderrPipe()

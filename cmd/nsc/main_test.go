@@ -51,6 +51,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"pred", "models/dragonet/nic.nsc", "--node", "TxSwOut"}, exitUsage, "--graph is required: the model has IPNicTx, IPNicTxPlain, IPNicRx"},
 		{[]string{"pred", "models/dragonet/nic.nsc", "--graph", "Nope", "--node", "X"}, exitModel, "no graph Nope in the model (it has IPNicTx, IPNicTxPlain, IPNicRx)"},
 		{[]string{"sim", "models/inet/udp.nsc", "--graph", "UDPIPv4"}, exitUsage, "--in and --out are required"},
+		{[]string{"lb", "--tables", "t", "--listen", "127.0.0.1:1", "--cp", "127.0.0.1:2"}, exitUsage, "--cp and --token go together"},
+		{[]string{"demo", "--xdp"}, exitUsage, "--xdp goes with --system"},
 		{[]string{"check", "models/..."}, exitOK, ""},
 	} {
 		code, _, stderr := nsc(t, c.args...)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
+	"github.com/dragonet-go/nsc/internal/xdptest"
 )
 
 // TestEJFATSystem runs EJFAT whole, each part a real nsc process on
@@ -98,12 +100,51 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
 
 // nsc demo --system runs the whole system and says no event was split.
 func TestSystemDemo(t *testing.T) {
-	p := startNSC(t, "demo", "--system", "--events", "300", "-o", t.TempDir())
+	systemDemoRun(t, "demo", "--system", "--events", "300", "-o", t.TempDir())
+}
+
+// nsc demo --system --xdp does it with the LB as the model's XDP program
+// on a veth, receivers and senders in a network namespace.
+func TestSystemDemoXDP(t *testing.T) {
+	xdptest.Require(t)
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("no ip command")
+	}
+	text := systemDemoRun(t, "demo", "--system", "--xdp", "--events", "300", "-o", t.TempDir())
+	if !strings.Contains(text, "== EJFAT through XDP") {
+		t.Errorf("the demo does not say it runs through XDP:\n%s", text)
+	}
+}
+
+// systemDemoRun runs a system demo, wants it to end well, without a split
+// event and with most events written whole, and returns what it printed.
+func systemDemoRun(t *testing.T, args ...string) string {
+	t.Helper()
+	p := startNSC(t, args...)
+	t.Cleanup(func() { // before startNSC's SIGKILL: SIGTERM lets the demo remove its namespace
+		if p.cmd.ProcessState == nil {
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-p.exited:
+			case <-time.After(5 * time.Second):
+			}
+		}
+	})
+	select { // --xdp compiles the XDP program first
+	case <-p.exited:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("nsc %v did not end", args)
+	}
 	code, out := p.waitExit(t)
 	text := strings.Join(out, "\n")
 	if code != 0 || !strings.Contains(text, ", 0 split across receivers") || !strings.Contains(text, "nsc_cp_epochs_total") {
-		t.Errorf("nsc demo --system exited %d:\n%s", code, text)
+		t.Errorf("nsc %v exited %d:\n%s", args, code, text)
 	}
+	m := regexp.MustCompile(`sent (\d+) events, (\d+) written whole`).FindStringSubmatch(text)
+	if m == nil || 2*atoi(m[2]) < atoi(m[1]) {
+		t.Errorf("nsc %v: fewer than half the events written whole:\n%s", args, text)
+	}
+	return text
 }
 
 // TestCPKillUnderLoad: nsc cp (with its LB) is killed with SIGKILL while

@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cilium/ebpf/link"
-
 	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
@@ -147,8 +145,7 @@ func xdpAttach(e *env, args []string) error {
 	if *dev == "" || *obj == "" {
 		return usagef("--dev and --obj are required")
 	}
-	flags := map[string]link.XDPAttachFlags{"": 0, "driver": link.XDPDriverMode, "generic": link.XDPGenericMode, "offload": link.XDPOffloadMode}
-	fl, ok := flags[*mode]
+	fl, ok := xdpModes[*mode]
 	if !ok {
 		return usagef("unknown mode %q (have driver, generic, offload)", *mode)
 	}

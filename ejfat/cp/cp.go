@@ -27,9 +27,12 @@ type Config struct {
 	Retention     time.Duration // states and sync samples kept this long; default 10 min
 
 	Epocher     Epocher
-	Programming Programming      // the data plane; none when its DataPlane is nil
-	Now         func() time.Time // default time.Now
-	Commit      string           // reported by Version
+	Programming Programming // the data plane; none when its DataPlane is nil
+	// Feed, if set, is programmed beside the data plane (its tables: the
+	// Programming's) and served on the HTTP handler as GET /tables.
+	Feed   *TableFeed
+	Now    func() time.Time // default time.Now
+	Commit string           // reported by Version
 }
 
 func (cfg *Config) defaults() {
@@ -73,6 +76,14 @@ type CP struct {
 // New makes a CP over store and opens its sync servers.
 func New(store *Store, cfg Config) (*CP, error) {
 	cfg.defaults()
+	if f := cfg.Feed; f != nil {
+		f.Tables = cfg.Programming.Tables
+		if p := &cfg.Programming; p.DataPlane == nil {
+			p.DataPlane = f
+		} else {
+			p.DataPlane = &DataPlanes{Planes: []DataPlane{p.DataPlane, f}}
+		}
+	}
 	prog, err := newProgrammer(&cfg.Programming)
 	if err != nil {
 		return nil, err
@@ -92,11 +103,14 @@ func (c *CP) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	return s
 }
 
-// HTTPHandler serves /metrics and the dashboard.
+// HTTPHandler serves /metrics, the dashboard and, with a Feed, /tables.
 func (c *CP) HTTPHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", c.metrics.handler())
 	mux.HandleFunc("/{$}", c.dashboard)
+	if c.cfg.Feed != nil {
+		mux.HandleFunc("GET /tables", c.serveTables)
+	}
 	return mux
 }
 

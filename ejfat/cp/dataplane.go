@@ -2,6 +2,7 @@ package cp
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -102,6 +103,9 @@ func (c *CP) program() {
 			continue
 		}
 		c.prog.applied[i] = state
+	}
+	if c.cfg.Feed != nil {
+		c.logErr("publish the tables", c.cfg.Feed.publish())
 	}
 }
 
@@ -270,4 +274,37 @@ func (s *TableSet) Apply(instance int, state []packet.TableEntry, _ calendar.Dif
 	}
 	s.state[instance] = state
 	return nil
+}
+
+// DataPlanes programs several data planes with the same entries (the Go
+// LB and BMv2, say; their models' tables must be the same), each from the
+// state it holds: a plane whose Apply failed gets the whole change from
+// what it last took at the next Apply, whatever the others took.
+type DataPlanes struct {
+	Planes []DataPlane
+
+	mu      sync.Mutex
+	applied []map[int][]packet.TableEntry // per plane, per instance
+}
+
+// Apply implements DataPlane.
+func (d *DataPlanes) Apply(instance int, state []packet.TableEntry, _ calendar.Diff) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for len(d.applied) < len(d.Planes) {
+		d.applied = append(d.applied, map[int][]packet.TableEntry{})
+	}
+	var errs []error
+	for i, p := range d.Planes {
+		diff := calendar.Compare(d.applied[i][instance], state)
+		if diff.Len() == 0 {
+			continue
+		}
+		if err := p.Apply(instance, state, diff); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		d.applied[i][instance] = state
+	}
+	return errors.Join(errs...)
 }

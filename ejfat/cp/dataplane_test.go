@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/dragonet-go/nsc/ejfat/cp"
+	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
 	"github.com/dragonet-go/nsc/ejfat/cp/cptest"
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
+	"github.com/dragonet-go/nsc/packet"
 )
 
 // baseTables are the lb-2025 entries the CP does not write for an LB at
@@ -149,5 +151,53 @@ func TestGoDataPlaneEndToEnd(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // what would arrive has arrived
 	if n := len(members[0].Got()) + len(members[1].Got()); n != 0 {
 		t.Errorf("%d segments arrived from a sender removed", n)
+	}
+}
+
+// recorder is a data plane that keeps the diffs it is given and fails
+// while fail is set.
+type recorder struct {
+	fail  bool
+	diffs []calendar.Diff
+}
+
+func (r *recorder) Apply(_ int, _ []packet.TableEntry, d calendar.Diff) error {
+	if r.fail {
+		return fmt.Errorf("down")
+	}
+	r.diffs = append(r.diffs, d)
+	return nil
+}
+
+// TestDataPlanesEach: DataPlanes gives each plane the diff from the state
+// it last took, so a plane that failed once gets the whole change later
+// while the other got it in two steps.
+func TestDataPlanesEach(t *testing.T) {
+	e := func(n uint64) packet.TableEntry {
+		return packet.TableEntry{Table: "t", Entry: packet.Entry{Keys: []packet.KeyMatch{{Value: packet.V(n)}}}}
+	}
+	a, b := &recorder{}, &recorder{fail: true}
+	d := &cp.DataPlanes{Planes: []cp.DataPlane{a, b}}
+	if err := d.Apply(0, []packet.TableEntry{e(1)}, calendar.Diff{}); err == nil {
+		t.Error("a plane's failure not reported")
+	}
+	b.fail = false
+	if err := d.Apply(0, []packet.TableEntry{e(2)}, calendar.Diff{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Apply(0, []packet.TableEntry{e(2)}, calendar.Diff{}); err != nil { // no change: no Apply
+		t.Fatal(err)
+	}
+	count := func(ds []calendar.Diff) (n [][2]int) {
+		for _, d := range ds {
+			n = append(n, [2]int{len(d.Added), len(d.Deleted)})
+		}
+		return n
+	}
+	if got, want := fmt.Sprint(count(a.diffs)), "[[1 0] [1 1]]"; got != want {
+		t.Errorf("plane a got diffs (added, deleted) %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(count(b.diffs)), "[[1 0]]"; got != want {
+		t.Errorf("plane b got diffs (added, deleted) %s, want %s", got, want)
 	}
 }

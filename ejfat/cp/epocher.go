@@ -72,27 +72,30 @@ func (c *Calendars) Next(in EpochInput) ([]int64, uint64, error) {
 
 // sessions are the ready sessions as calendar.Build takes them, member i
 // being in.Sessions[i]: weights as registered, or for dynamic the ones
-// kept from the last epoch. A session new to a dynamic calendar joins on
-// the kept weights' scale (mean calendar.MeanWeight): its registered
-// weight relative to the mean registered weight of the ready sessions.
-// Taken raw (a receiver registers 1), it would be a thousandth of the
-// others' and never get a slot.
+// kept from the last epoch.
 func (c *Calendars) sessions(ready []Session, s calendar.Strategy) []calendar.Session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	mean := 0.0
+	// A session new to the dynamic weights starts from its registered
+	// weight in their scale: the kept weights over the registered ones of
+	// the sessions that have them (udplbd2 rescales to a mean of 1000, so
+	// a newcomer's registered 1 would otherwise weigh next to nothing).
+	scale, kept, registered := 1.0, 0.0, 0.0
 	for _, x := range ready {
-		mean += float64(x.Weight) / float64(len(ready))
+		if k, ok := c.weights[x.ID]; ok {
+			kept, registered = kept+k.weight, registered+float64(x.Weight)
+		}
+	}
+	if kept > 0 && registered > 0 {
+		scale = kept / registered
 	}
 	out := make([]calendar.Session, len(ready))
 	for i, x := range ready {
 		w := float64(x.Weight)
-		if s == calendar.Dynamic {
-			if k, ok := c.weights[x.ID]; ok {
-				w = k.weight
-			} else if mean > 0 {
-				w *= calendar.MeanWeight / mean
-			}
+		if k, ok := c.weights[x.ID]; ok && s == calendar.Dynamic {
+			w = k.weight
+		} else if s == calendar.Dynamic {
+			w *= scale
 		}
 		out[i] = calendar.Session{Member: uint16(i), Weight: w,
 			MinFactor: float64(x.MinFactor), MaxFactor: float64(x.MaxFactor)}

@@ -104,19 +104,18 @@ func TestCalendarsThroughServer(t *testing.T) {
 	}
 }
 
-// TestDynamicLateJoiner: a receiver that registers (weight 1) after
-// another has run alone for some epochs gets its share of the slots at
-// the next epoch: the kept weights are on a scale of 1000 and the new
-// one joins on it, not as a raw 1 next to 1000.
-func TestDynamicLateJoiner(t *testing.T) {
+// TestNewcomerInTheScale: a session that becomes ready after another has
+// run epochs alone (its dynamic weight rescaled to udplbd2's mean of
+// 1000) starts from its registered weight in that scale: equal registered
+// weights share the slots equally, not 1:1000.
+func TestNewcomerInTheScale(t *testing.T) {
 	clk, c, lc := clockedCP(t)
 	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := as(res.Token)
-	var lb int64
-	fmt.Sscan(res.LbId, &lb)
+	ids := cptest.Register(t, lc, ctx, res.LbId, []int{20000, 20001}, 1, 1)
 	ready := func(ids ...string) {
 		t.Helper()
 		for _, id := range ids {
@@ -124,24 +123,17 @@ func TestDynamicLateJoiner(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-	}
-	first := cptest.Register(t, lc, ctx, res.LbId, []int{20000}, 1)
-	for range 5 {
-		ready(first...)
 		c.Tick()
-		clk.Add(100 * time.Millisecond)
+		clk.Add(time.Second)
 	}
-	late, err := lc.Register(ctx, &pb.RegisterRequest{LbId: res.LbId, Name: "late", Weight: 1,
-		IpAddress: "127.0.0.1", UdpPort: 20001, PortRange: pb.PortRange_PORT_RANGE_1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ready(append(first, late.SessionId)...)
-	c.Tick()
+	ready(ids[0])
+	ready(ids[0])
+	var lb, newcomer int64
+	fmt.Sscan(res.LbId, &lb)
+	fmt.Sscan(ids[1], &newcomer)
+	ready(ids...)
 	es := c.store.Epochs(lb)
-	var id int64
-	fmt.Sscan(late.SessionId, &id)
-	if n := counts(es[len(es)-1].Calendar)[id]; n < cp.Slots/2-1 || n > cp.Slots/2+1 {
-		t.Errorf("the late receiver holds %d slots, want %d within one", n, cp.Slots/2)
+	if n := counts(es[len(es)-1].Calendar)[newcomer]; n < 255 || n > 257 {
+		t.Errorf("the newcomer holds %d slots, want 256 of 512 (equal registered weights)", n)
 	}
 }

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dragonet-go/nsc/ejfat/cp/pb"
+	"github.com/dragonet-go/nsc/internal/xdptest"
+)
+
+// vethNetns makes a network namespace and a veth pair, one end (host)
+// in the test's namespace at 10.201.0.1/24, the other in the new one at
+// 10.201.0.2/24; both go when the test ends. It returns the namespace
+// and the two ends' names.
+func vethNetns(t *testing.T) (netns, host, peer string) {
+	t.Helper()
+	id := os.Getpid() % 100000
+	netns, host, peer = fmt.Sprintf("nsc-t%d", id), fmt.Sprintf("nsct%da", id), fmt.Sprintf("nsct%db", id)
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	ip("netns", "add", netns)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", netns).Run() })
+	ip("link", "add", host, "type", "veth", "peer", "name", peer)
+	t.Cleanup(func() { exec.Command("ip", "link", "del", host).Run() })
+	ip("link", "set", peer, "netns", netns)
+	ip("addr", "add", "10.201.0.1/24", "dev", host)
+	ip("link", "set", host, "up")
+	ip("-n", netns, "addr", "add", "10.201.0.2/24", "dev", peer)
+	ip("-n", netns, "link", "set", peer, "up")
+	ip("-n", netns, "link", "set", "lo", "up")
+	return netns, host, peer
+}
+
+// TestCPProgramsXDP runs `nsc cp --xdp-dev` on a veth whose other end is
+// in a network namespace with two `nsc recv` and an `nsc send`: the LB is
+// the model's XDP program on the veth (generic mode), answering the
+// sender's ARP and sending each event back out, rewritten, to the
+// receiver its calendar names. Every event is reassembled whole by
+// exactly one receiver; after one session stops being ready, the CP's
+// next epoch sends every later event to the other.
+func TestCPProgramsXDP(t *testing.T) {
+	xdptest.Require(t)
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("no ip command")
+	}
+	netns, host, peer := vethNetns(t)
+	hostIf, err := net.InterfaceByName(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("ip", "-n", netns, "-o", "link", "show", peer).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	peerMAC := regexp.MustCompile(`link/ether ([0-9a-f:]{17})`).FindSubmatch(out)
+	if peerMAC == nil {
+		t.Fatalf("no MAC in %q", out)
+	}
+	dir := t.TempDir()
+	mac := strings.ReplaceAll(hostIf.HardwareAddr.String(), ":", "")
+	// The LB's MAC and broadcast (ARP requests); its address for IPv4 and ARP.
+	writeFile(t, filepath.Join(dir, "base.tables"), fmt.Sprintf(`table_add mac_dst_filter_table set_mac_sa 0&&&0 0x%s => 0x%s 0
+table_add mac_dst_filter_table set_mac_sa 0&&&0 0xffffffffffff => 0x%s 0
+table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 0x0ac90001 => 0x0ac90001 0 0
+table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 0
+`, mac, mac, mac))
+	cp := startNSC(t, "cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"), "--admin-token-file", filepath.Join(dir, "admin"),
+		"--instances", "1", "--epoch-interval", "100ms", "--ready-timeout", "1m", "--data-ipv4", "10.201.0.1",
+		"--xdp-dev", host, "--xdp-mode", "generic", "--lb-tables", filepath.Join(dir, "base.tables"), "--member-mac", string(peerMAC[1]))
+	line := cp.expect(t, cp.stdout, "nsc cp: gRPC on ")
+	if !strings.Contains(line, "lb-2025 XDP on "+host) {
+		t.Errorf("start line %q does not name the XDP LB", line)
+	}
+	addr, _, _ := strings.Cut(strings.TrimPrefix(line, "nsc cp: gRPC on "), ",")
+	lc := cpClient(t, addr)
+	res, err := lc.ReserveLoadBalancer(bearer(adminToken(t, dir)), &pb.ReserveLoadBalancerRequest{Name: "xdp", SenderAddresses: []string{"10.201.0.2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := bearer(res.Token)
+	var recvs []*nscProcess
+	var outs, ids []string
+	for i := range 2 {
+		outs = append(outs, filepath.Join(dir, fmt.Sprint("rx", i)))
+		r := startNSCIn(t, netns, "recv", "--listen", "10.201.0.2:0", "--ports", "2", "--out", outs[i], "--verify")
+		m := regexp.MustCompile(`ports (\d+)-`).FindStringSubmatch(r.expect(t, r.stdout, "receiving on"))
+		reg, err := lc.Register(ctx, &pb.RegisterRequest{LbId: res.LbId, Name: fmt.Sprint("rx", i), Weight: 1,
+			IpAddress: "10.201.0.2", UdpPort: uint32(atoi(m[1])), PortRange: pb.PortRange_PORT_RANGE_2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recvs, ids = append(recvs, r), append(ids, reg.SessionId)
+	}
+	ready := func(r0, r1 bool) {
+		t.Helper()
+		for i, r := range []bool{r0, r1} {
+			if _, err := lc.SendState(ctx, &pb.SendStateRequest{LbId: res.LbId, SessionId: ids[i], IsReady: r}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// slots waits until session 0 holds want slots.
+	slots := func(want uint32) {
+		t.Helper()
+		for deadline := time.Now().Add(wait); ; time.Sleep(50 * time.Millisecond) {
+			st, err := lc.LoadBalancerStatus(ctx, &pb.LoadBalancerStatusRequest{LbId: res.LbId})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st.Workers) == 2 && st.Workers[0].SlotsAssigned == want && st.Workers[1].SlotsAssigned == 512-want {
+				time.Sleep(300 * time.Millisecond) // the tick that made the epoch programs after storing it
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no epoch giving session 0 %d slots: %v", want, st.Workers)
+			}
+		}
+	}
+	send := func(dataID int) { // events 0..99
+		t.Helper()
+		s := startNSCIn(t, netns, "send", "--to", "10.201.0.1:19522", "--from", "10.201.0.2:0", "--events", "100",
+			"--data-id", fmt.Sprint(dataID), "--size", "20000", "--mtu", "1500", "--rate", "400")
+		if code, out := s.waitExit(t); code != 0 {
+			t.Fatalf("nsc send exited %d: %q", code, out)
+		}
+	}
+	ready(true, true)
+	slots(256)
+	send(0)
+	ready(false, true)
+	slots(0)
+	send(1)
+	time.Sleep(500 * time.Millisecond)
+	got := map[string][]int{}
+	for i, r := range recvs {
+		if code, last := r.stop(t, syscall.SIGTERM); code != 0 || !strings.HasSuffix(last, "0 bad") {
+			t.Errorf("rx%d exited %d: %q", i, code, last)
+		}
+		names, _ := os.ReadDir(outs[i])
+		for _, n := range names {
+			got[n.Name()] = append(got[n.Name()], i)
+		}
+	}
+	// per[batch][receiver]: events written whole.
+	var per [2][2]int
+	for batch := range 2 {
+		for n := range 100 {
+			at := got[fmt.Sprintf("%d-%d.bin", n, batch)]
+			if len(at) != 1 {
+				t.Errorf("batch %d: event %d written by receivers %v, want one", batch, n, at)
+				continue
+			}
+			per[batch][at[0]]++
+		}
+	}
+	t.Logf("events through the XDP LB, whole at rx0 and rx1: %v with both ready, %v after rx0 stopped being ready", per[0], per[1])
+	// The second epoch starts just above the first's boundary (no sync
+	// messages): events below it still go by the first calendar.
+	if per[0][0] == 0 || per[0][1] == 0 || per[1][1] < 95 {
+		t.Errorf("events per receiver %v, want both in the first epoch, rx1 in the second", per)
+	}
+	if code, _ := cp.stop(t, syscall.SIGTERM); code != 0 {
+		t.Errorf("nsc cp exited %d", code)
+	}
+}
