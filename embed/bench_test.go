@@ -85,3 +85,31 @@ func BenchmarkEmbedGenerated5000(b *testing.B) {
 		}
 	}
 }
+
+func benchEmbed(b *testing.B, lpg, prg string, files ...string) {
+	m := testutil.Model(b, files...)
+	l, _ := m.Graph(lpg)
+	p, _ := m.Graph(prg)
+	for b.Loop() {
+		if _, err := embed.Embed(l, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// lb-2026 into the ConnectX-6 Dx (receive checks behind five sinks, the
+// stage search on the transmit side), next to its baseline: the same LPG
+// into a host with no offloads (one sink, no stage to try).
+func BenchmarkEmbedLB2026CX6Dx(b *testing.B) {
+	benchEmbed(b, "LB2026", "CX6Dx", "ejfat/lb-2026.nsc", "inet/cx6dx.nsc")
+}
+
+func BenchmarkEmbedLB2026HostRaw(b *testing.B) {
+	benchEmbed(b, "LB2026", "HostRaw", "ejfat/lb-2026.nsc")
+}
+
+// lb-2025 into the NIC with its egress rules: the multi-node stages and
+// their proofs.
+func BenchmarkEmbedLB2025FlowNIC(b *testing.B) {
+	benchEmbed(b, "LB2025", "CX6DxLB", "ejfat/cx6dx-lb.nsc")
+}

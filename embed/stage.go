@@ -76,12 +76,25 @@ func (b *builder) offloadTx() error {
 	if err != nil {
 		return err
 	}
+	// Only a stage with work some hardware node does can move.
+	var cands []*enode
+	for _, e := range order {
+		if isWork(e.op) && slices.ContainsFunc(b.nodes, func(x *enode) bool {
+			return !x.removed && !x.lpg && x.hardware && x.op != nil && sameWork(e.op, x.op)
+		}) {
+			cands = append(cands, e)
+		}
+	}
 	var cur *current
 	for _, e := range order {
 		if done[e] || e.removed {
 			continue
 		}
-		for _, y := range b.exits(e, order) {
+		reach := b.reach(e)
+		if !slices.ContainsFunc(cands, func(c *enode) bool { return reach[c] && !done[c] }) {
+			continue
+		}
+		for _, y := range b.exits(e, order, reach) {
 			nodes, ok := b.region(e, y, order)
 			if !ok || slices.ContainsFunc(nodes, func(n *enode) bool { return done[n] }) {
 				continue
@@ -199,17 +212,38 @@ func (b *builder) lpgOrder() ([]*enode, error) {
 // (e's post-dominators), nearest first: LPG nodes, then the PRG's Tx
 // entry where the LPG hands packets over. The nearest gives the smallest
 // stage: a node alone before the stage it starts.
-func (b *builder) exits(e *enode, order []*enode) []*enode {
+func (b *builder) exits(e *enode, order []*enode, reach map[*enode]bool) []*enode {
 	var out []*enode
 	for _, y := range order[slices.Index(order, e)+1:] {
-		if b.downstream(e, y) && !b.endsAvoiding(e, y) {
+		if reach[y] && !b.endsAvoiding(e, y) {
 			out = append(out, y)
 		}
 	}
-	if b.txEntry != nil && b.downstream(e, b.txEntry) && !b.endsAvoiding(e, b.txEntry) {
+	if b.txEntry != nil && reach[b.txEntry] && !b.endsAvoiding(e, b.txEntry) {
 		out = append(out, b.txEntry)
 	}
 	return out
+}
+
+// reach is the set of live nodes downstream of e, e included.
+func (b *builder) reach(e *enode) map[*enode]bool {
+	seen := map[*enode]bool{}
+	var walk func(n *enode)
+	walk = func(n *enode) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		for _, p := range n.ports {
+			for _, t := range p.out {
+				if !t.removed {
+					walk(t)
+				}
+			}
+		}
+	}
+	walk(e)
+	return seen
 }
 
 // endsAvoiding reports whether a packet from e can end somewhere other
