@@ -404,7 +404,7 @@ func (b *builder) tryStage(st *stage, cur *current) (outcome, error) {
 		return outcome{reason: where, counterexample: class}, nil
 	}
 	return outcome{hw: first.name, guard: g.String(), counterexample: class,
-		reason: fmt.Sprintf("%s does it only when not (%s); e.g. %s", st.hwNames(), g, where)}, nil
+		reason: fmt.Sprintf("%s %s it only when not (%s); e.g. %s", st.hwNames(), verb(len(st.hw)), g, where)}, nil
 }
 
 // stageIn gives, for each node of the stage, the classes of packets
@@ -769,4 +769,12 @@ func (b *builder) blind(op *packet.Op) bool {
 		}
 	}
 	return slices.ContainsFunc(as, func(a packet.Assign) bool { return a.Src.Kind != packet.EConst })
+}
+
+// verb agrees "does" with how many hardware nodes do the work.
+func verb(n int) string {
+	if n > 1 {
+		return "do"
+	}
+	return "does"
 }
