@@ -105,6 +105,11 @@ type Node struct {
 	// Host marks an emit that hands the frame to the host's own network
 	// stack rather than out of the device (a punt).
 	Host bool
+	// Rule marks a hardware node that is a match-action rule of a flow
+	// table (a flow NIC's set-field, decap, lookup): it does its work only
+	// when installed, which the embedder does for a stage it moves there;
+	// otherwise packets pass it by its first port.
+	Rule bool
 	// Pos is where the node is declared, "file:line:col".
 	Pos string
 }

@@ -69,7 +69,7 @@ func computePredicates(g *Graph, s *predicate.Space) *Predicates {
 			in := ps.input(n)
 			ps.in[n] = in
 			for _, p := range n.Ports {
-				out := ps.effect(n, p, in.And(ps.condition(n, p)))
+				out := ps.effect(n, p, in.And(ps.Condition(n, p)))
 				if p.Pred != "" {
 					out = out.And(s.Symbol(p.Pred))
 				}
@@ -141,9 +141,10 @@ func (ps *Predicates) logic(n *Node) {
 	}
 }
 
-// condition is what leaving n by port p says about the packet, beyond
-// having reached n.
-func (ps *Predicates) condition(n *Node, p *Port) predicate.Pred {
+// Condition is what leaving n by port p says about the packet, beyond
+// having reached n (a test's condition, a lookup's action), before n's
+// effect.
+func (ps *Predicates) Condition(n *Node, p *Port) predicate.Pred {
 	s := ps.Space
 	if n.Kind != FNode {
 		return s.Symbol(fmt.Sprintf("pred(%s,%s)", n.Name, p.Name))
@@ -194,7 +195,7 @@ func (ps *Predicates) condition(n *Node, p *Port) predicate.Pred {
 		return s.Or(hit...)
 	case packet.OpLookup:
 		t := schema.Tables[op.Table].Spec
-		return s.Eq(actionField(t), packet.V(uint64(p.Index)))
+		return s.Eq(ActionField(t), packet.V(uint64(p.Index)))
 	case packet.OpPlace:
 		return s.Symbol(fmt.Sprintf("%s(%s)", p.Name, schema.States[op.State].Name))
 	}
@@ -311,9 +312,9 @@ func (ps *Predicates) assign(p predicate.Pred, as []packet.Assign, update []int)
 	return p
 }
 
-// actionField is the synthetic field naming which action a lookup ran, so
+// ActionField is the synthetic field naming which action a lookup ran, so
 // that the ports of one lookup exclude each other.
-func actionField(t *packet.TableSpec) predicate.Field {
+func ActionField(t *packet.TableSpec) predicate.Field {
 	w := 1
 	for 1<<w < len(t.Actions) {
 		w++

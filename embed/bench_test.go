@@ -2,11 +2,15 @@ package embed_test
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/testutil"
+	"github.com/dragonet-go/nsc/lang"
+	"github.com/dragonet-go/nsc/models"
 )
 
 // BenchmarkEmbedUDP embeds the UDP/IPv4 stack into the 82599: Rx pruning
@@ -84,4 +88,52 @@ func BenchmarkEmbedGenerated5000(b *testing.B) {
 			b.Fatalf("embedded graph has %d nodes; pruning left too much", n)
 		}
 	}
+}
+
+func benchEmbed(b *testing.B, lpg, prg string, files ...string) {
+	benchModel(b, testutil.Model(b, files...), lpg, prg)
+}
+
+func benchModel(b *testing.B, m *lang.Model, lpg, prg string) {
+	l, _ := m.Graph(lpg)
+	p, _ := m.Graph(prg)
+	for b.Loop() {
+		if _, err := embed.Embed(l, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// lb-2026 into the ConnectX-6 Dx (receive checks behind five sinks, the
+// stage search on the transmit side), next to its baseline: the same LPG
+// into a host with no offloads (one sink, no stage to try).
+// The NIC's file takes UDP from lib/inet.nsc, the LB its own: the NIC
+// here is the same text over lb-2026's headers.
+func BenchmarkEmbedLB2026CX6Dx(b *testing.B) {
+	src, err := fs.ReadFile(models.FS, "inet/cx6dx.nsc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	nic := strings.Replace(string(src), `include "../lib/inet.nsc"`, "", 1)
+	ld := lang.Loader{Library: models.FS, ReadFile: func(name string) ([]byte, error) {
+		if name == "cx6dx.nsc" {
+			return []byte(nic), nil
+		}
+		return os.ReadFile(name)
+	}}
+	m, err := ld.Load("../models/ejfat/lb-2026.nsc", "cx6dx.nsc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchModel(b, m, "LB2026", "CX6Dx")
+}
+
+func BenchmarkEmbedLB2026HostRaw(b *testing.B) {
+	benchEmbed(b, "LB2026", "HostRaw", "ejfat/lb-2026.nsc")
+}
+
+// lb-2025 into the NIC with its egress rules: the multi-node stages and
+// their proofs.
+func BenchmarkEmbedLB2025FlowNIC(b *testing.B) {
+	benchEmbed(b, "LB2025", "CX6DxLB", "ejfat/cx6dx-lb.nsc")
 }

@@ -20,10 +20,14 @@
 //     over its limits), or it writes the frame on the way to such a node:
 //     the device punts the frame unchanged (Embedding.Device, PuntNode)
 //     and the host runs the whole graph on it (device.go);
-//   - hardware X: removing it leaves the predicate at every PRG output
-//     BDD-equivalent, because hardware node X establishes what it did (a
-//     checksum, a field value) for every packet class, and no software node
-//     downstream reads what it wrote;
+//   - hardware X: removing it, alone or with the stage it belongs to (a
+//     region of LPG nodes with one way in and one on: a lookup and the
+//     rewrite it feeds, a pop and its checksum patches; stage.go), leaves
+//     the predicate at every PRG output BDD-equivalent, because hardware
+//     node X establishes what it did (a checksum, a field value) for every
+//     packet class, and no node left between reads or writes what the
+//     move changes; a PRG node marked rule (a flow table's rule) works
+//     only when a stage moved there installs it;
 //   - split with guard G: the hardware covers only some classes; the node
 //     stays in software behind the residual guard G.
 //

@@ -243,7 +243,7 @@ func (b *builder) finish() (*Embedding, error) {
 	}
 	em := &Embedding{LPG: b.lpg, PRG: b.prg, Graph: g, Space: b.space, Origin: map[string]Origin{}}
 	for _, e := range b.nodes {
-		if e.removed {
+		if of[e] == nil {
 			continue
 		}
 		o := Origin{Serves: e.serves}

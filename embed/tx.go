@@ -9,9 +9,11 @@ import (
 	"github.com/dragonet-go/nsc/predicate"
 )
 
-// A stage is an LPG node that a PRG hardware node might do instead: the
-// same operation on the same header (a checksum computation, a push or
-// pop, a field assignment).
+// sameWork reports whether a PRG hardware node's operation b does the
+// LPG's a: the same operation on the same header (a checksum computation,
+// a push or pop), a lookup of the same table, an assignment of the same
+// fields. Only the fields: the predicates cannot tell the values written
+// apart, so what a hardware node writes is a claim that nsc verify tests.
 func sameWork(a, b *packet.Op) bool {
 	if a.Kind != b.Kind {
 		return false
@@ -32,56 +34,12 @@ func sameWork(a, b *packet.Op) bool {
 	return false
 }
 
-// outcome is the result of trying to offload one stage.
+// outcome is the result of trying to offload a stage.
 type outcome struct {
 	hw             string // hardware node that does the work
 	guard          string // residual guard, for a split
 	reason         string
 	counterexample string
-}
-
-// offloadTx tries every LPG stage that some PRG hardware node could do:
-// remove it (or keep it behind a residual guard) and compare, by BDD
-// equivalence, the predicate at every place packets end.
-func (b *builder) offloadTx() error {
-	for _, e := range slices.Clone(b.nodes) {
-		if e.removed || !e.lpg || e.tmpl.Kind != dataflow.FNode {
-			continue
-		}
-		var hws []*enode
-		for _, x := range b.nodes {
-			if !x.removed && !x.lpg && x.hardware && x.op != nil && sameWork(e.op, x.op) && b.downstream(e, x) {
-				hws = append(hws, x)
-			}
-		}
-		if len(hws) == 0 {
-			continue
-		}
-		if why := b.overLimits(e); why != "" {
-			p := b.placeOf(e.tmpl)
-			p.Kind, p.Reason = Software, fmt.Sprintf("%s could do it, but %s", hws[0].name, why)
-			continue
-		}
-		if len(e.ports) != 1 {
-			p := b.placeOf(e.tmpl)
-			p.Kind, p.Reason = Software, fmt.Sprintf("%s does the same, but moving a node with %d ports is not supported yet", hws[0].name, len(e.ports))
-			continue
-		}
-		o, err := b.tryOffload(e, hws)
-		if err != nil {
-			return err
-		}
-		p := b.placeOf(e.tmpl)
-		switch {
-		case o.hw != "" && o.guard == "":
-			p.Kind, p.Hardware, p.Reason = Hardware, o.hw, o.reason
-		case o.guard != "":
-			p.Kind, p.Hardware, p.Guard, p.Reason, p.Counterexample = Split, o.hw, o.guard, o.reason, o.counterexample
-		default:
-			p.Kind, p.Reason, p.Counterexample = Software, o.reason, o.counterexample
-		}
-	}
-	return nil
 }
 
 // overLimits says which of the PRG's declared limits a table stage
@@ -137,25 +95,6 @@ func (b *builder) downstream(e, x *enode) bool {
 	return walk(e)
 }
 
-// ends are the predicates at the nodes where packets end, by name.
-func (b *builder) ends() (map[string]predicate.Pred, error) {
-	g, _, err := b.graph()
-	if err != nil {
-		return nil, err
-	}
-	if g.Order() == nil {
-		return nil, fmt.Errorf("embedded graph %s has a cycle", g.Name)
-	}
-	ps := g.PredicatesIn(b.space)
-	out := map[string]predicate.Pred{}
-	for _, n := range g.Nodes {
-		if n.Kind == dataflow.FNode && (n.Op.Terminal() || n.Sink) {
-			out[n.Name] = ps.Reaching(n)
-		}
-	}
-	return out, nil
-}
-
 // differ returns the first place (in name order) whose predicate differs,
 // with a packet class that ends there with the stage and not without it
 // (or the reverse).
@@ -182,65 +121,18 @@ func differ(with, without map[string]predicate.Pred) (where, class string) {
 	return "", ""
 }
 
-// tryOffload removes e; failing that, keeps it behind a residual guard made
-// of the hardware's own conditions on the way to the node that does the
-// work; failing that, keeps it and says why.
-func (b *builder) tryOffload(e *enode, hws []*enode) (outcome, error) {
-	with, err := b.ends()
-	if err != nil {
-		return outcome{}, err
-	}
-	hw := hws[0]
-	if r := b.readAfter(e, hw); r != "" {
-		return outcome{reason: r}, nil
-	}
-	// Without the stage.
-	restore := b.snapshot()
-	redirect(b.nodes, e, e.ports[0].out)
-	e.removed = true
-	without, err := b.ends()
-	if err != nil {
-		return outcome{}, err
-	}
-	where, class := differ(with, without)
-	if where == "" {
-		e.removed = true
-		return outcome{hw: hw.name, reason: fmt.Sprintf("%s does it for every packet class: the predicates where packets end are equivalent without %s", hw.name, e.tmpl.Name)}, nil
-	}
-	restore()
-	// Behind a residual guard.
-	if guard, text, ok := b.residualGuard(e, hw); ok {
-		gn := b.guardNode(e, guard)
-		b.nodes = append(b.nodes, gn)
-		redirect(b.nodes, e, []*enode{gn})
-		gn.ports[0].out = []*enode{e}
-		gn.ports[1].out = slices.Clone(e.ports[0].out)
-		split, err := b.ends()
-		if err != nil {
-			return outcome{}, err
-		}
-		if w, _ := differ(with, split); w == "" {
-			return outcome{hw: hw.name, guard: text, counterexample: class,
-				reason: fmt.Sprintf("%s does it only when not (%s); e.g. without %s, %s ends at %s differently", hw.name, text, e.tmpl.Name, class, where)}, nil
-		}
-		restore()
-	}
-	return outcome{counterexample: class,
-		reason: fmt.Sprintf("without it, packets of class %s end at %s differently: %s does not do it for them", class, where, hw.name)}, nil
-}
-
 // snapshot records every port's edges; calling the result restores them
-// and the removed flags.
+// and the removed and installed flags.
 func (b *builder) snapshot() func() {
 	type saved struct {
 		p          *eport
 		out, spawn []*enode
 	}
 	var ports []saved
-	removed := map[*enode]bool{}
+	removed, installed := map[*enode]bool{}, map[*enode]bool{}
 	n := len(b.nodes)
 	for _, e := range b.nodes {
-		removed[e] = e.removed
+		removed[e], installed[e] = e.removed, e.installed
 		for _, p := range e.ports {
 			ports = append(ports, saved{p, slices.Clone(p.out), slices.Clone(p.spawn)})
 		}
@@ -248,52 +140,13 @@ func (b *builder) snapshot() func() {
 	return func() {
 		b.nodes = b.nodes[:n]
 		for _, e := range b.nodes {
-			e.removed = removed[e]
+			e.removed, e.installed = removed[e], installed[e]
 		}
+		// Clones: a restore may be followed by edits and another restore.
 		for _, s := range ports {
-			s.p.out, s.p.spawn = s.out, s.spawn
+			s.p.out, s.p.spawn = slices.Clone(s.out), slices.Clone(s.spawn)
 		}
 	}
-}
-
-// residualGuard is the condition under which the hardware does not do the
-// work: the PRG tests on the way to hw whose other port avoids hw, negated
-// as needed and kept only if some packet class reaching e meets them.
-func (b *builder) residualGuard(e, hw *enode) (*packet.Expr, string, bool) {
-	g, of, err := b.graph()
-	if err != nil || g.Order() == nil {
-		return nil, "", false
-	}
-	ps := g.PredicatesIn(b.space)
-	reach := ps.Reaching(of[e])
-	var terms []*packet.Expr
-	for _, x := range b.nodes {
-		if x.removed || x.lpg || x.op == nil || x.op.Kind != packet.OpTest || !b.downstream(e, x) {
-			continue
-		}
-		yes := b.leadsTo(x.ports[0], hw)
-		no := b.leadsTo(x.ports[1], hw)
-		var t *packet.Expr
-		switch {
-		case yes && !no:
-			t = &packet.Expr{Kind: packet.ENot, Width: 1, A: x.op.Cond, Text: "!(" + x.op.Cond.Text + ")"}
-		case no && !yes:
-			t = x.op.Cond
-		default:
-			continue
-		}
-		if predicate.Satisfiable(reach.And(ps.Cond(t))) {
-			terms = append(terms, t)
-		}
-	}
-	if len(terms) == 0 {
-		return nil, "", false
-	}
-	guard := terms[0]
-	for _, t := range terms[1:] {
-		guard = &packet.Expr{Kind: packet.EOr, Width: 1, A: guard, B: t, Text: guard.Text + " || " + t.Text}
-	}
-	return guard, ps.Cond(guard).String(), true
 }
 
 // leadsTo reports whether port p leads to x.
@@ -315,40 +168,33 @@ func (b *builder) guardNode(e *enode, guard *packet.Expr) *enode {
 		ports: []*eport{{name: packet.PortTrue}, {name: packet.PortFalse}}}
 }
 
-// readAfter names a node after e (other than hw) that reads what e
-// writes; moving e's work to hw would change what that node sees.
-func (b *builder) readAfter(e, hw *enode) string {
-	schema := b.lpg.Schema
-	writes := written(schema, e.op)
-	for _, x := range b.nodes {
-		if x == e || x == hw || x.removed || x.op == nil || !b.downstream(e, x) {
-			continue
-		}
-		for _, f := range writes {
-			if reads(schema, x.op, f) {
-				return fmt.Sprintf("%s reads %s, which %s writes, before %s does the work", x.display(), schema.FieldName(f), e.tmpl.Name, hw.name)
-			}
-		}
-	}
-	return ""
-}
-
-// written lists the fields an operation writes.
-func written(s *packet.Schema, op *packet.Op) []packet.FieldRef {
-	var out []packet.FieldRef
+// writes lists the fields an operation writes: assigned, popped, pushed,
+// computed (w), and checksums patched incrementally (patched).
+func writes(s *packet.Schema, op *packet.Op) (w, patched []packet.FieldRef) {
 	switch op.Kind {
 	case packet.OpChecksumCompute:
-		out = append(out, packet.FieldRef{Header: op.Header, Field: s.Headers[op.Header].Checksum})
+		w = append(w, packet.FieldRef{Header: op.Header, Field: s.Headers[op.Header].Checksum})
 	case packet.OpSet:
 		for _, a := range op.Assign {
-			out = append(out, a.Dst)
+			w = append(w, a.Dst)
 		}
 	case packet.OpPush, packet.OpPop:
 		for i := range s.Headers[op.Header].Fields {
-			out = append(out, packet.FieldRef{Header: op.Header, Field: i})
+			w = append(w, packet.FieldRef{Header: op.Header, Field: i})
+		}
+	case packet.OpLookup:
+		for _, a := range s.Tables[op.Table].Actions {
+			for _, as := range s.Actions[a].Body {
+				if !slices.Contains(w, as.Dst) {
+					w = append(w, as.Dst)
+				}
+			}
 		}
 	}
-	return out
+	for _, h := range op.Update {
+		patched = append(patched, packet.FieldRef{Header: h, Field: s.Headers[h].Checksum})
+	}
+	return w, patched
 }
 
 // reads reports whether an operation reads field f.

@@ -219,8 +219,10 @@ func (l *loader) attrs(n *dataflow.Node, a *Attrs) {
 			n.Program = true
 		case "host":
 			n.Host = true
+		case "rule":
+			n.Rule = true
 		default:
-			l.errorf(a.Pos, "node %s: unknown attribute %s (want software, hardware, source, sink, program or host)", n.Name, name)
+			l.errorf(a.Pos, "node %s: unknown attribute %s (want software, hardware, source, sink, program, host or rule)", n.Name, name)
 		}
 	}
 	if n.Software && n.Hardware {
@@ -228,6 +230,9 @@ func (l *loader) attrs(n *dataflow.Node, a *Attrs) {
 	}
 	if n.Program && !n.Sink {
 		l.errorf(a.Pos, "node %s: program marks a sink", n.Name)
+	}
+	if n.Rule && (!n.Hardware || n.Sink || n.Source) {
+		l.errorf(a.Pos, "node %s: rule marks a hardware node inside a pipeline (not a source or sink)", n.Name)
 	}
 }
 

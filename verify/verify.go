@@ -53,6 +53,10 @@ type Mismatch struct {
 	// Passed names the claims at the nodes the packet ran in the embedded
 	// graph: the facts it may have been trusted with on its way.
 	Passed []string
+	// Moved names the LPG nodes the packet ran in the LPG alone that the
+	// embedder moved to hardware, with where: the class of work the
+	// hardware was trusted with.
+	Moved []string
 }
 
 func (m Mismatch) String() string {
@@ -60,8 +64,31 @@ func (m Mismatch) String() string {
 	if len(m.Passed) > 0 {
 		passed = "claims at nodes it ran: " + strings.Join(m.Passed, "; ") + "\n"
 	}
+	if len(m.Moved) > 0 {
+		passed += "moved to hardware, ran in the LPG: " + strings.Join(m.Moved, "; ") + "\n"
+	}
 	return fmt.Sprintf("packet from %s (%s), %d bytes:\n%s%s", m.Case.Source, m.Case.Why, len(m.Case.Frame),
 		passed, cmp.Diff(m.LPG, m.Embd))
+}
+
+// moved names the LPG nodes moved to hardware (or split) that r's last
+// case ran in the LPG alone: "LbIPv4Strip (hardware TxV4Strip unless
+// ethernet.type != 2048)".
+func moved(em *embed.Embedding, r *runner) []string {
+	var out []string
+	for _, p := range em.Placements {
+		if p.Kind != embed.Hardware && p.Kind != embed.Split {
+			continue
+		}
+		if n := em.LPG.Node(p.Node); n != nil && r.ran(n) {
+			s := fmt.Sprintf("%s (hardware %s", p.Node, p.Hardware)
+			if p.Guard != "" {
+				s += " unless " + p.Guard
+			}
+			out = append(out, s+")")
+		}
+	}
+	return out
 }
 
 // Result sums up a run.
@@ -148,14 +175,34 @@ func totalDrops(c sim.Counters) uint64 {
 	return n
 }
 
-// Run runs the cases through the LPG alone and the embedded graph.
-// progress, if not nil, is called after each case.
+// Run runs the cases through the LPG alone and the embedded graph, with
+// empty tables. progress, if not nil, is called after each case.
 func Run(em *embed.Embedding, cases []Case, progress func(done int)) (*Result, error) {
-	lpg, err := sim.New(em.LPG, nil)
+	return RunTables(em, nil, cases, progress)
+}
+
+// RunTables is Run with the tables tables makes (nil: empty ones), one
+// set for each side, so that packets reach what only entries lead to (an
+// LB's forwarding and its rewrites).
+func RunTables(em *embed.Embedding, tables func() ([]*packet.Table, error), cases []Case, progress func(done int)) (*Result, error) {
+	load := func() ([]*packet.Table, error) {
+		if tables == nil {
+			return nil, nil
+		}
+		return tables()
+	}
+	ts, err := load()
 	if err != nil {
 		return nil, err
 	}
-	emb, err := sim.New(em.Graph, nil)
+	lpg, err := sim.New(em.LPG, ts)
+	if err != nil {
+		return nil, err
+	}
+	if ts, err = load(); err != nil {
+		return nil, err
+	}
+	emb, err := sim.New(em.Graph, ts)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +247,7 @@ func Run(em *embed.Embedding, cases []Case, progress func(done int)) (*Result, e
 		}
 		same := cmp.Equal(want, have)
 		if !same {
-			res.Mismatches = append(res.Mismatches, Mismatch{Case: c, LPG: want, Embd: have, Passed: passed(res.Claims, got)})
+			res.Mismatches = append(res.Mismatches, Mismatch{Case: c, LPG: want, Embd: have, Passed: passed(res.Claims, got), Moved: moved(em, ref)})
 		}
 		if cr := claims[c.Claim]; cr != nil {
 			cr.count(got, same)

@@ -119,12 +119,7 @@ func loadTables(m *lang.Model, file string) ([]*packet.Table, error) {
 	if file == "" {
 		return packet.LoadTables(m.Schema, "", nil)
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return packet.LoadTables(m.Schema, file, f)
+	return loadTablesFile(m.Schema, file)
 }
 
 // sinkWriters opens one pcap per sink on first use; the first error

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -9,6 +10,7 @@ import (
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
+	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/verify"
 )
 
@@ -19,6 +21,8 @@ func runVerify(e *env, args []string) error {
 	n := fs.Int("packets", 10000, "how many packets to run")
 	seed := fs.Uint64("seed", 1, "seed of the packet generator")
 	bad := fs.String("mismatches", "verify-mismatches.pcap", "where to write the packets that differ")
+	tables := fs.String("tables", "", "table entries (table_add lines) for the LPG and the embedded graph")
+	frames := fs.String("frames", "", "a pcap of frames to run too, into the LPG's "+embed.LPGRxEntry)
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -35,8 +39,24 @@ func runVerify(e *env, args []string) error {
 		return err
 	}
 	cases := verify.Generate(em, *n, *seed)
+	if *frames != "" {
+		fr, err := pcapio.ReadFile(*frames)
+		if err != nil {
+			return err
+		}
+		for i, f := range fr {
+			cases = append(cases, verify.Case{Source: embed.LPGRxEntry, Frame: f.Data, Why: fmt.Sprintf("frame %d of %s", i+1, *frames)})
+		}
+	}
+	var load func() ([]*packet.Table, error)
+	if *tables != "" {
+		if _, err := loadTablesFile(em.LPG.Schema, *tables); err != nil {
+			return err
+		}
+		load = func() ([]*packet.Table, error) { return loadTablesFile(em.LPG.Schema, *tables) }
+	}
 	bar := newProgress(e, "verify", len(cases))
-	res, err := verify.Run(em, cases, bar.update)
+	res, err := verify.RunTables(em, load, cases, bar.update)
 	bar.done()
 	if err != nil {
 		return err
@@ -67,6 +87,16 @@ func runVerify(e *env, args []string) error {
 	}
 	return fmt.Errorf("verify: %d of %d packets differ between %s alone and embedded in %s; they are in %s",
 		len(res.Mismatches), res.Cases, em.LPG.Name, em.PRG.Name, *bad)
+}
+
+// loadTablesFile reads table_add lines for the schema's tables.
+func loadTablesFile(s *packet.Schema, file string) ([]*packet.Table, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return packet.LoadTables(s, file, f)
 }
 
 // writeClaims says, per fact the embedded graph trusts the PRG with, how
