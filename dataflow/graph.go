@@ -144,17 +144,12 @@ func (n *Node) Port(name string) *Port {
 	return nil
 }
 
-// LimitNames are the resources a PRG can declare: how many tables its
-// hardware holds, how many entries each, how wide a table's key may be in
-// bits, and how many action parameters (bits) an entry may carry.
-var LimitNames = []string{"tables", "table_size", "key_bits", "action_bits"}
-
 // Graph is an LPG or a PRG over a packet schema.
 type Graph struct {
 	Name   string
 	Kind   Kind
 	Schema *packet.Schema
-	// Limits are a PRG's declared resources (see LimitNames); a missing
+	// Limits are a PRG's declared resources (see prg.LimitNames); a missing
 	// one is unlimited.
 	Limits map[string]int
 	Nodes  []*Node

@@ -161,15 +161,8 @@ func (b *builder) overTables(order []*dataflow.Node, lpg func(*dataflow.Node) *e
 // writesFrame reports whether an operation changes the frame's bytes (not
 // only metadata).
 func writesFrame(s *packet.Schema, op *packet.Op) bool {
-	fs := written(s, op)
-	if op.Kind == packet.OpLookup {
-		for _, a := range s.Tables[op.Table].Actions {
-			for _, as := range s.Actions[a].Body {
-				fs = append(fs, as.Dst)
-			}
-		}
-	}
-	return slices.ContainsFunc(fs, func(f packet.FieldRef) bool { return !s.Headers[f.Header].Metadata })
+	w, patched := writes(s, op)
+	return slices.ContainsFunc(append(w, patched...), func(f packet.FieldRef) bool { return !s.Headers[f.Header].Metadata })
 }
 
 // deviceGraph is g with every edge into a host node (why) led to a new

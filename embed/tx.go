@@ -1,12 +1,12 @@
 package embed
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/predicate"
+	"github.com/dragonet-go/nsc/prg"
 )
 
 // sameWork reports whether a PRG hardware node's operation b does the
@@ -43,32 +43,18 @@ type outcome struct {
 }
 
 // overLimits says which of the PRG's declared limits a table stage
-// exceeds, or "".
+// exceeds, or "": its own and the tables the hardware already holds.
 func (b *builder) overLimits(e *enode) string {
 	if e.op.Kind != packet.OpLookup {
 		return ""
 	}
-	spec := b.lpg.Schema.Tables[e.op.Table].Spec
-	keyBits, actionBits := spec.KeyBits(), spec.ActionBits()
 	tables := map[int]bool{}
 	for _, x := range b.nodes {
 		if !x.removed && x.op != nil && x.op.Kind == packet.OpLookup && (x.hardware || x == e) {
 			tables[x.op.Table] = true
 		}
 	}
-	lim := b.prg.Limits
-	over := func(name string, need int) bool { v, ok := lim[name]; return ok && need > v }
-	switch {
-	case over("table_size", spec.Size):
-		return fmt.Sprintf("table %s has %d entries and %s holds at most %d (limit table_size)", spec.Name, spec.Size, b.prg.Name, lim["table_size"])
-	case over("key_bits", keyBits):
-		return fmt.Sprintf("table %s has a %d-bit key and %s takes at most %d bits (limit key_bits)", spec.Name, keyBits, b.prg.Name, lim["key_bits"])
-	case over("action_bits", actionBits):
-		return fmt.Sprintf("table %s's actions carry %d bits of parameters and %s at most %d (limit action_bits)", spec.Name, actionBits, b.prg.Name, lim["action_bits"])
-	case over("tables", len(tables)):
-		return fmt.Sprintf("%s would need %d tables and holds at most %d (limit tables)", b.prg.Name, len(tables), lim["tables"])
-	}
-	return ""
+	return prg.TableFits(b.prg, b.lpg.Schema.Tables[e.op.Table].Spec, len(tables))
 }
 
 // downstream reports whether x can be reached from e.

@@ -128,8 +128,8 @@ func (l *loader) limits(g *dataflow.Graph, gd *GraphDecl, ld *LimitsDecl, path [
 		return
 	}
 	for _, lim := range ld.Limits {
-		if !slices.Contains(dataflow.LimitNames, lim.Name) {
-			l.errorf(lim.Pos, "prg %s: unknown limit %s (want %s)", gd.Name, lim.Name, strings.Join(dataflow.LimitNames, ", "))
+		if !slices.Contains(prg.LimitNames, lim.Name) {
+			l.errorf(lim.Pos, "prg %s: unknown limit %s (want %s)", gd.Name, lim.Name, strings.Join(prg.LimitNames, ", "))
 			continue
 		}
 		if _, dup := g.Limits[lim.Name]; dup {

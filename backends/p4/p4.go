@@ -33,7 +33,7 @@ type Options struct {
 	// Command is recorded in the header comment: how to regenerate.
 	Command string
 	// PRG names the PRG the LPG is embedded in, for messages; Limits are
-	// its declared resources (dataflow.LimitNames).
+	// its declared resources (prg.LimitNames).
 	PRG    string
 	Limits map[string]int
 }

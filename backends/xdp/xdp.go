@@ -24,13 +24,14 @@ import (
 	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/prg"
 )
 
 // Options control the generated program.
 type Options struct {
 	// Command is recorded in the header comment: how to regenerate.
 	Command string
-	// Limits are the PRG's declared limits (dataflow.LimitNames), what
+	// Limits are the PRG's declared limits (prg.LimitNames), what
 	// BPF and the kernel allow (models/ejfat/xdp.nsc); all are required.
 	Limits map[string]int
 }
@@ -86,7 +87,7 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 	}
 	// BPF bounds every table resource, so the PRG must say how far.
 	var missing []string
-	for _, k := range dataflow.LimitNames {
+	for _, k := range prg.LimitNames {
 		if _, ok := opt.Limits[k]; !ok {
 			missing = append(missing, k)
 		}

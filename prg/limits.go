@@ -1,0 +1,32 @@
+package prg
+
+import (
+	"fmt"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
+)
+
+// LimitNames are the resources a PRG can declare (`limits { … }`): how
+// many tables its hardware holds, how many entries each, how wide a
+// table's key may be in bits, and how many action parameters (bits) an
+// entry may carry. A limit a PRG does not declare is unlimited.
+var LimitNames = []string{"tables", "table_size", "key_bits", "action_bits"}
+
+// TableFits says which of p's declared limits a table would exceed if p
+// held it along with others, tables in all; "" when it fits.
+func TableFits(p *dataflow.Graph, spec *packet.TableSpec, tables int) string {
+	lim := p.Limits
+	over := func(name string, need int) bool { v, ok := lim[name]; return ok && need > v }
+	switch keyBits, actionBits := spec.KeyBits(), spec.ActionBits(); {
+	case over("table_size", spec.Size):
+		return fmt.Sprintf("table %s has %d entries and %s holds at most %d (limit table_size)", spec.Name, spec.Size, p.Name, lim["table_size"])
+	case over("key_bits", keyBits):
+		return fmt.Sprintf("table %s has a %d-bit key and %s takes at most %d bits (limit key_bits)", spec.Name, keyBits, p.Name, lim["key_bits"])
+	case over("action_bits", actionBits):
+		return fmt.Sprintf("table %s's actions carry %d bits of parameters and %s at most %d (limit action_bits)", spec.Name, actionBits, p.Name, lim["action_bits"])
+	case over("tables", tables):
+		return fmt.Sprintf("%s would need %d tables and holds at most %d (limit tables)", p.Name, tables, lim["tables"])
+	}
+	return ""
+}
