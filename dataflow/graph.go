@@ -120,8 +120,15 @@ func (n *Node) Port(name string) *Port {
 
 // LimitNames are the resources a PRG can declare: how many tables its
 // hardware holds, how many entries each, how wide a table's key may be in
-// bits, and how many action parameters (bits) an entry may carry.
-var LimitNames = []string{"tables", "table_size", "key_bits", "action_bits"}
+// bits, and how many action parameters (bits) an entry may carry; for a
+// device that places segments into keyed state (embed/rxoffload.go), the
+// longest event one buffer holds, the bytes of all its buffers, and how
+// many events it tracks at once.
+var LimitNames = append(TableLimitNames[:len(TableLimitNames):len(TableLimitNames)], "place_buffer", "place_memory", "place_events")
+
+// TableLimitNames are the limits on tables, which a table target (XDP)
+// must know.
+var TableLimitNames = []string{"tables", "table_size", "key_bits", "action_bits"}
 
 // Graph is an LPG or a PRG over a packet schema.
 type Graph struct {

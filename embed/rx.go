@@ -94,6 +94,11 @@ func (b *builder) fold(e *enode, n *dataflow.Node, live *eport, ps *dataflow.Pre
 	if n.Kind == dataflow.FNode {
 		switch e.op.Kind {
 		case packet.OpTest, packet.OpSwitch, packet.OpChecksumVerify, packet.OpParse:
+		case packet.OpPlace:
+			// A sink's claim says how the place ended (rxoffload.go).
+			if !e.claimed {
+				return false
+			}
 		case packet.OpExtract:
 			// Extracting a header that every packet here has already
 			// changes nothing.

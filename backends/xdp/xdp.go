@@ -86,7 +86,7 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 	}
 	// BPF bounds every table resource, so the PRG must say how far.
 	var missing []string
-	for _, k := range dataflow.LimitNames {
+	for _, k := range dataflow.TableLimitNames {
 		if _, ok := opt.Limits[k]; !ok {
 			missing = append(missing, k)
 		}

@@ -155,13 +155,13 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [33]string{"Rx", "IsUDP", "Family", "V4Whole", "V4Csum", "V4Src", "V6Src", "UDPCsum", "Ports", "LB", "LBCheck", "RE", "RECheck", "UDPLength", "Place", "Deliver", "Stored", "NotUDP", "Fragment", "BadIPv4Csum", "BadUDPCsum", "NotData", "Truncated", "BadLB", "BadRE", "BadUDPLength", "Duplicate", "Overlap", "Late", "LengthMismatch", "OutOfBounds", "ZeroLength", "TooLarge"}
+var NodeNames = [33]string{"RxQueue", "IsUDP", "Family", "V4Whole", "V4Csum", "V4Src", "V6Src", "UDPCsum", "Ports", "LB", "LBCheck", "RE", "RECheck", "UDPLength", "Place", "Deliver", "Stored", "NotUDP", "Fragment", "BadIPv4Csum", "BadUDPCsum", "NotData", "Truncated", "BadLB", "BadRE", "BadUDPLength", "Duplicate", "Overlap", "Late", "LengthMismatch", "OutOfBounds", "ZeroLength", "TooLarge"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [1]string{"Deliver"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [20]fastpath.DropSite{{Node: "Rx", Reason: "malformed"},
+var DropSites = [20]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
 	{Node: "V6Src", Reason: "malformed"},
 	{Node: "Place", Reason: "malformed"},
 	{Node: "Stored", Reason: "stored"},
@@ -423,7 +423,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m1
 	var m2 uint64 // rx.hdrs
 	_ = m2
-	{ // Rx: input
+	{ // RxQueue: input
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
