@@ -104,7 +104,7 @@ func findClaims(em *embed.Embedding, space *predicate.Space) []*Claim {
 				lack = ps.Reaching(n)
 			}
 			context := lack
-			lack = lack.And(space.Symbol(c.Fact).Not())
+			lack = lack.And(ps.Atom(c.Fact).Not())
 			for _, src := range sources {
 				if !reach[src][n] {
 					continue
@@ -115,7 +115,7 @@ func findClaims(em *embed.Embedding, space *predicate.Space) []*Claim {
 			}
 			switch {
 			case len(c.targets) > 0:
-			case predicate.Satisfiable(context) && predicate.Implies(context, space.Symbol(c.Fact)):
+			case predicate.Satisfiable(context) && predicate.Implies(context, ps.Atom(c.Fact)):
 				c.Untested = "holds by the operations before it"
 			default:
 				c.Untested = "no packet from the LPG's sources reaches it without it"

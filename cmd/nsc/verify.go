@@ -44,8 +44,12 @@ func runVerify(e *env, args []string) error {
 	for _, c := range res.Claims {
 		claimed += c.Packets
 	}
-	fmt.Fprintf(e.stdout, "%s into %s: %d packets (%d from predicate classes, %d lacking what a claim says, %d random or malformed), %d mismatches\n",
-		em.LPG.Name, em.PRG.Name, res.Cases, res.Classes, claimed, res.Cases-res.Classes-claimed, len(res.Mismatches))
+	var seqs string
+	if res.Sequences > 0 {
+		seqs = fmt.Sprintf(", %d segments in sequences", res.Sequences)
+	}
+	fmt.Fprintf(e.stdout, "%s into %s: %d packets (%d from predicate classes, %d lacking what a claim says%s, %d random or malformed), %d mismatches\n",
+		em.LPG.Name, em.PRG.Name, res.Cases, res.Classes, claimed, seqs, res.Cases-res.Classes-claimed-res.Sequences, len(res.Mismatches))
 	writeClaims(e, res.Claims)
 	if len(res.Mismatches) == 0 {
 		return nil
