@@ -276,3 +276,18 @@ func reasmTraffic(t *testing.T, rnd *rand.Rand) [][]byte {
 	}
 	return frames
 }
+
+// The reassembler joins the 82599 at its Rx entry: its checksum checks
+// run only behind the sink where the NIC checked nothing, and its place
+// stays in software (the 82599 places nothing).
+func TestReassemblerI82599(t *testing.T) {
+	em := embedOf2(t, "Reassembler", "I82599", "ejfat/reassembler.nsc", "inet/i82599.nsc")
+	for _, n := range []string{"V4Csum", "UDPCsum"} {
+		if p := place(t, em, n); !slices.Equal(p.Serves, []string{"RxOut"}) {
+			t.Errorf("%s runs behind %v, want only RxOut", n, p.Serves)
+		}
+	}
+	if p := place(t, em, "Place"); p.Kind != embed.Software || !slices.Equal(p.Serves, []string{"RxOut", "RxL4Good"}) {
+		t.Errorf("Place: %+v", p)
+	}
+}
