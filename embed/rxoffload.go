@@ -137,20 +137,26 @@ func (b *builder) canTakeOver(h, sink, e *enode) (walked []*enode, port int, why
 		seen[n] = true
 		dn := of[n]
 		if !n.lpg || n.sink != e.sink || n.tmpl.Kind != dataflow.FNode || n.op.Terminal() {
-			return fmt.Sprintf("a segment %s placed ends at %s in the LPG", hwName, n.display()), ps.Reaching(dn).String()
+			return fmt.Sprintf("a segment %s placed ends at %s in the LPG", hwName, n.display()), classOf(ps.Reaching(dn))
 		}
 		switch n.op.Kind {
 		case packet.OpTest, packet.OpSwitch, packet.OpChecksumVerify, packet.OpParse, packet.OpNop:
 		case packet.OpExtract:
 			if h := schema.Headers[n.op.Header].Name; !predicate.Implies(ps.Reaching(dn), b.space.Valid(h)) {
-				return fmt.Sprintf("%s extracts %s, which %s did not before placing", n.display(), h, b.prg.Name), ps.Reaching(dn).And(b.space.Valid(h).Not()).String()
+				return fmt.Sprintf("%s extracts %s, which %s did not before placing", n.display(), h, b.prg.Name), classOf(ps.Reaching(dn).And(b.space.Valid(h).Not()))
 			}
 		case packet.OpSet, packet.OpLookup:
 			if why := b.sameValues(n, h, walked); why != "" {
-				return why, ps.Reaching(dn).String()
+				return why, classOf(ps.Reaching(dn))
+			}
+		case packet.OpPop:
+			// Gone with the copy: sound if no segment leaves the place by
+			// the sink's port with the bytes the pop would have changed.
+			if !b.bytesGone(e, e.ports[port]) {
+				return fmt.Sprintf("%s pops %s, and segments leave %s by %s with their bytes", n.display(), schema.Headers[n.op.Header].Name, e.tmpl.Name, e.ports[port].name), classOf(ps.Reaching(dn))
 			}
 		default:
-			return fmt.Sprintf("%s does %s, which %s did not do before placing", n.display(), n.op.Kind, b.prg.Name), ps.Reaching(dn).String()
+			return fmt.Sprintf("%s does %s, which %s did not do before placing", n.display(), n.op.Kind, b.prg.Name), classOf(ps.Reaching(dn))
 		}
 		walked = append(walked, n)
 		for i, p := range n.ports {
@@ -158,7 +164,7 @@ func (b *builder) canTakeOver(h, sink, e *enode) (walked []*enode, port int, why
 				continue
 			}
 			if len(p.spawn) > 0 {
-				return fmt.Sprintf("%s spawns a packet before the place", n.display()), ps.Port(dn.Ports[i]).String()
+				return fmt.Sprintf("%s spawns a packet before the place", n.display()), classOf(ps.Port(dn.Ports[i]))
 			}
 			for _, t := range p.out {
 				if why, class := walk(t); why != "" {
@@ -177,7 +183,7 @@ func (b *builder) canTakeOver(h, sink, e *enode) (walked []*enode, port int, why
 		return nil, 0, fmt.Sprintf("no segment %s placed reaches %s", hwName, e.tmpl.Name), "", nil
 	}
 	if why := b.hardwareWrites(h, e, walked); why != "" {
-		return nil, 0, why, ps.Reaching(of[h]).String(), nil
+		return nil, 0, why, classOf(ps.Reaching(of[h])), nil
 	}
 	return walked, port, "", "", nil
 }
@@ -198,7 +204,13 @@ func (b *builder) sameValues(n, h *enode, walkedBefore []*enode) string {
 				between = append(between, y)
 			}
 		}
-		between = append(between, walkedBefore...)
+		// Walked sets and lookups have been shown to write what the
+		// hardware wrote; a pop has not.
+		for _, y := range walkedBefore {
+			if y.op.Kind == packet.OpPop && b.downstream(y, n) {
+				between = append(between, y)
+			}
+		}
 		for _, y := range between {
 			for _, f := range writes(schema, y.op) {
 				if reads(schema, n.op, f) {
@@ -342,7 +354,19 @@ func (b *builder) placeRx() error {
 	if len(b.rxPlaces) == 0 {
 		return nil
 	}
+	// The guard speaks of the packets as the PRG saw them: the LPG's pops
+	// on the way to its place are left out.
+	nop := &packet.Op{Kind: packet.OpNop, Header: -1, After: -1, Table: -1}
+	popped := map[*enode]*packet.Op{}
+	for _, e := range b.nodes {
+		if e.lpg && !e.removed && e.op != nil && e.op.Kind == packet.OpPop {
+			popped[e], e.op = e.op, nop
+		}
+	}
 	g, of, err := b.graph()
+	for e, op := range popped {
+		e.op = op
+	}
 	if err != nil {
 		return err
 	}
@@ -413,4 +437,128 @@ func (b *builder) placeGuard(hw *enode, soft predicate.Pred, ps *dataflow.Predic
 	}
 	g := b.space.Or(terms...)
 	return g, g.String()
+}
+
+// splitPop says whether the LPG pop e is done by a header split: the
+// packets reaching it carry the PRG's claim split(h) (the NIC delivered
+// header h and those before it in a buffer of their own, the payload past
+// them), and the pop changes nothing the LPG shows afterwards: no node
+// after it reads h, and every packet that leaves with its bytes has had
+// them replaced by a place's completed event. If not, why.
+func (b *builder) splitPop(e *enode, reach predicate.Pred) (string, bool) {
+	h := b.lpg.Schema.Headers[e.op.Header].Name
+	if !predicate.Implies(reach, b.space.Symbol("split("+h+")")) {
+		if split := b.splitHeaders(); len(split) > 0 && !b.parsedByPRG(e.op.Header) {
+			return fmt.Sprintf("%s splits headers after %s, never after %s, which it does not parse", b.prg.Name, strings.Join(split, ", "), h), false
+		}
+		return "", false
+	}
+	if !b.bytesGone(e, e.ports[0]) {
+		return fmt.Sprintf("%s splits after %s, but packets leave with the bytes %s's pop would remove", b.prg.Name, h, e.tmpl.Name), false
+	}
+	return "", true
+}
+
+// parsedByPRG reports whether a PRG parse can find header h: the parse
+// graph leads to it, or a parse starts at it. A split ends at a header
+// the NIC parses, never after one it does not (EJFAT's LB and RE).
+func (b *builder) parsedByPRG(h int) bool {
+	s := b.lpg.Schema
+	if slices.ContainsFunc(s.Next, func(e packet.ParseEdge) bool { return e.To == h }) {
+		return true
+	}
+	return slices.ContainsFunc(b.prg.Nodes, func(n *dataflow.Node) bool {
+		return n.Kind == dataflow.FNode && n.Op.Kind == packet.OpParse && n.Op.Header == h
+	})
+}
+
+// splitHeaders lists the headers the PRG's ports claim it splits after.
+func (b *builder) splitHeaders() []string {
+	var out []string
+	for _, n := range b.prg.Nodes {
+		for _, p := range n.Ports {
+			if h, ok := strings.CutPrefix(p.Pred, "split("); ok && !slices.Contains(out, strings.TrimSuffix(h, ")")) {
+				out = append(out, strings.TrimSuffix(h, ")"))
+			}
+		}
+	}
+	return out
+}
+
+// bytesGone reports whether every packet that leaves by port p of e (a pop
+// or a place) and goes on with its bytes to an end other than a drop has
+// them replaced on the way (a place's complete port), and no node before
+// that reads the header e pops.
+func (b *builder) bytesGone(e *enode, p *eport) bool {
+	schema := b.lpg.Schema
+	seen := map[*enode]bool{}
+	var walk func(n *enode, replaced bool) bool
+	walk = func(n *enode, replaced bool) bool {
+		if n.removed || seen[n] {
+			return true
+		}
+		seen[n] = true
+		if n.op == nil || n.tmpl.Kind != dataflow.FNode {
+			return replaced
+		}
+		if e.op.Kind == packet.OpPop && !replaced && readsHeader(schema, n.op, e.op.Header) {
+			return false
+		}
+		if n.op.Terminal() || n.isSink {
+			return replaced || n.op.Kind == packet.OpDrop
+		}
+		for i, q := range n.ports {
+			r := replaced || (n.op.Kind == packet.OpPlace && i == packet.PlaceComplete)
+			for _, t := range append(slices.Clone(q.out), q.spawn...) {
+				if !walk(t, r) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	replaced := e.op.Kind == packet.OpPlace && slices.Index(e.ports, p) == packet.PlaceComplete
+	for _, t := range p.out {
+		if !walk(t, replaced) {
+			return false
+		}
+	}
+	return len(p.spawn) == 0
+}
+
+// readsHeader reports whether an operation reads header h: a field of it,
+// its validity or its length.
+func readsHeader(s *packet.Schema, op *packet.Op, h int) bool {
+	for f := range s.Headers[h].Fields {
+		if reads(s, op, packet.FieldRef{Header: h, Field: f}) {
+			return true
+		}
+	}
+	exprs := []*packet.Expr{op.Cond, op.Expr}
+	if op.Kind == packet.OpPlace {
+		def := s.States[op.State]
+		exprs = append(append(exprs, def.Keys...), def.Length, op.Offset, op.Size)
+	}
+	found := false
+	for _, x := range exprs {
+		walkExprs(x, func(y *packet.Expr) {
+			found = found || ((y.Kind == packet.EValid || y.Kind == packet.ELen) && y.Header == h) || (y.Kind == packet.EField && y.Field.Header == h)
+		})
+	}
+	return found
+}
+
+func walkExprs(x *packet.Expr, f func(*packet.Expr)) {
+	if x == nil {
+		return
+	}
+	f(x)
+	walkExprs(x.A, f)
+	walkExprs(x.B, f)
+}
+
+// classOf is one packet class of p, the one with the fewest constraints.
+func classOf(p predicate.Pred) string {
+	c, _ := predicate.Counterexample(p, p.Not())
+	return c.String()
 }

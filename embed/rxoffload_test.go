@@ -75,7 +75,7 @@ func TestRxPlaceRefused(t *testing.T) {
 		want  string
 	}{
 		{"wrong offset", []string{"at re.Offset size", "at re.Offset + 8 size"}, "RDMA's RxPlace places at re.Offset + 8, Place at re.Offset"},
-		{"wrong size", []string{"size udp.length - rx.hdrs", "size udp.length - 28"}, "RDMA's RxPlace places udp.length - 28 bytes, Place udp.length - rx.hdrs"},
+		{"wrong size", []string{"size rx.size", "size udp.length - 28"}, "RDMA's RxPlace places udp.length - 28 bytes, Place rx.size"},
 		{"other key", []string{"op set { rx.src = ipv4.src }", "op set { rx.src = ipv4.dst }"}, "V4Src writes rx.src, which V4Src reads, and no hardware node of RDMA computes it"},
 		{"no key", []string{"op set { rx.src = ipv4.src }", "op nop"}, "V4Src writes rx.src"},
 		{"one sink, two ports", []string{"port overlap -> Overlap", "port overlap -> Duplicate", "node Overlap [software] { op emit }", ""},
@@ -278,16 +278,49 @@ func reasmTraffic(t *testing.T, rnd *rand.Rand) [][]byte {
 }
 
 // The reassembler joins the 82599 at its Rx entry: its checksum checks
-// run only behind the sink where the NIC checked nothing, and its place
-// stays in software (the 82599 places nothing).
+// run only behind the sink where the NIC checked nothing; its pops of the
+// UDP, IPv4 and Ethernet headers are done by the header split where the
+// NIC splits, the LB header's pop stays in software (the NIC does not
+// parse it), and its place stays in software (the 82599 places nothing).
 func TestReassemblerI82599(t *testing.T) {
 	em := embedOf2(t, "Reassembler", "I82599", "ejfat/reassembler.nsc", "inet/i82599.nsc")
-	for _, n := range []string{"V4Csum", "UDPCsum"} {
+	for _, n := range []string{"V4Csum", "UDPCsum", "PopUDP", "PopIPv4", "PopEthernet"} {
 		if p := place(t, em, n); !slices.Equal(p.Serves, []string{"RxOut"}) {
 			t.Errorf("%s runs behind %v, want only RxOut", n, p.Serves)
 		}
 	}
+	for _, n := range []string{"PopUDP", "PopIPv4", "PopEthernet"} {
+		if p := place(t, em, n); !strings.Contains(p.Reason, "done by I82599's header split behind RxL4Good") {
+			t.Errorf("%s: %s", n, p.Reason)
+		}
+	}
+	if p := place(t, em, "PopLB"); !slices.Equal(p.Serves, []string{"RxOut", "RxL4Good"}) || !strings.Contains(p.Reason, "never after lb, which it does not parse") {
+		t.Errorf("PopLB: %+v", p)
+	}
 	if p := place(t, em, "Place"); p.Kind != embed.Software || !slices.Equal(p.Serves, []string{"RxOut", "RxL4Good"}) {
 		t.Errorf("Place: %+v", p)
+	}
+}
+
+// A header split does not do a pop whose effect shows: here the stripped
+// datagram goes to a socket, so the pop stays.
+func TestSplitPopShows(t *testing.T) {
+	m := testutil.ModelSource(t, `include "inet/i82599.nsc"
+lpg Strip {
+    node RxQueue { op input parse ethernet  port out -> IsUDP }
+    node IsUDP { op test valid(udp) && valid(ipv4)  port true -> PopUDP  port false -> Other }
+    node PopUDP { op pop udp  port out -> App }
+    node App { op steer socket "app" }
+    node Other { op drop "other" }
+}
+`)
+	l, _ := m.Graph("Strip")
+	pr, _ := m.Graph("I82599")
+	em, err := embed.Embed(l, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := place(t, em, "PopUDP"); !slices.Contains(p.Serves, "RxL4Good") || !strings.Contains(p.Reason, "I82599 splits after udp, but packets leave with the bytes PopUDP's pop would remove") {
+		t.Errorf("PopUDP: %+v", p)
 	}
 }

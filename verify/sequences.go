@@ -29,7 +29,7 @@ var sequenceKinds = []string{"in order", "shuffled", "reversed", "duplicated", "
 // sequenceCases makes up to n cases: segment sequences for each place of
 // the LPG whose offset and event length are header fields.
 func sequenceCases(em *embed.Embedding, fs *frames, space *predicate.Space, n int, rnd *rand.Rand) []Case {
-	ps := em.LPG.PredicatesIn(space)
+	ps := unpopped(em.LPG, space)
 	var out []Case
 	for _, pl := range em.LPG.Nodes {
 		if pl.Kind != dataflow.FNode || pl.Op.Kind != packet.OpPlace {
@@ -140,4 +140,24 @@ func placeOutcome(m *sim.Machine, pl *dataflow.Node) int {
 		}
 	}
 	return -1
+}
+
+// unpopped computes g's predicates as if its pops did nothing: the frames
+// of a class reaching a place that follows pops need the headers the pops
+// take (they are built before the graph runs). It swaps the pops' operations
+// for no-ops while it works, so it must not run alongside other users of g.
+func unpopped(g *dataflow.Graph, space *predicate.Space) *dataflow.Predicates {
+	nop := &packet.Op{Kind: packet.OpNop, Header: -1, After: -1, Table: -1}
+	saved := map[*dataflow.Node]*packet.Op{}
+	for _, n := range g.Nodes {
+		if n.Kind == dataflow.FNode && n.Op.Kind == packet.OpPop {
+			saved[n], n.Op = n.Op, nop
+		}
+	}
+	defer func() {
+		for n, op := range saved {
+			n.Op = op
+		}
+	}()
+	return g.PredicatesIn(space)
 }

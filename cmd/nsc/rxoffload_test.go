@@ -7,8 +7,9 @@ import (
 
 // The reassembler into the RDMA NIC: the NIC's place takes over the LPG's
 // for events up to its buffer, the rest stays in software behind the
-// residual guard; nsc verify passes, with sequences of segments, and fails
-// for a NIC claiming completions it does not make.
+// residual guard; into the 82599, the header split does the pops it can;
+// nsc verify passes, with sequences of segments, and fails for a NIC
+// claiming completions it does not make.
 func TestRxOffloadEmbedAndVerify(t *testing.T) {
 	code, out, stderr := nsc(t, "embed", "models/ejfat/reassembler.nsc", "models/ejfat/rdma.nsc", "--lpg", "Reassembler", "--prg", "RDMA")
 	if code != exitOK {
@@ -21,6 +22,21 @@ func TestRxOffloadEmbedAndVerify(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("nsc embed into RDMA lacks %q:\n%s", want, out)
+		}
+	}
+	// Into the 82599: the header split pops UDP, IPv4 and Ethernet where
+	// it splits; the LB header's pop stays, with the reason.
+	code, out, stderr = nsc(t, "embed", "models/ejfat/reassembler.nsc", "models/inet/i82599.nsc", "--lpg", "Reassembler", "--prg", "I82599")
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	for _, want := range []string{
+		"UDPCsum         software  runs behind RxOut; unreachable behind RxIPBad, RxIPGood; always true behind RxL4Good; always false behind RxL4Bad",
+		"PopUDP          software  runs behind RxOut; unreachable behind RxIPBad, RxIPGood, RxL4Bad; done by I82599's header split behind RxL4Good",
+		"PopLB           software  runs behind RxOut, RxL4Good; I82599 splits headers after ethernet, ipv4, udp, never after lb, which it does not parse",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("nsc embed into I82599 lacks %q:\n%s", want, out)
 		}
 	}
 	code, out, stderr = nsc(t, "verify", "models/ejfat/reassembler.nsc", "models/ejfat/rdma.nsc", "--lpg", "Reassembler", "--prg", "RDMA", "--packets", "10000")
