@@ -102,17 +102,6 @@ func (b *builder) canTakeOver(h, sink, e *enode) (walked []*enode, port int, why
 			ports = append(ports, p.name)
 		}
 	}
-	switch {
-	case len(ports) != 1:
-		return nil, 0, fmt.Sprintf("%s reaches %s by %d ports (%s): the host cannot tell how it placed a segment", hwName, sink.name, len(ports), strings.Join(ports, ", ")), "", nil
-	case !sameExpr(h.op.Offset, e.op.Offset):
-		return nil, 0, fmt.Sprintf("%s places at %s, %s at %s", hwName, h.op.Offset.Text, e.tmpl.Name, e.op.Offset.Text), "", nil
-	case !sameExpr(h.op.Size, e.op.Size):
-		return nil, 0, fmt.Sprintf("%s places %s bytes, %s %s", hwName, exprText(h.op.Size), e.tmpl.Name, exprText(e.op.Size)), "", nil
-	}
-	if why := b.placeCaps(e.op.State); why != "" {
-		return nil, 0, why, "", nil
-	}
 	// The packets as the hardware place saw them, on their way to sink.
 	op := h.op
 	h.op = &packet.Op{Kind: packet.OpNop, Header: -1, After: -1, Table: -1}
@@ -125,6 +114,18 @@ func (b *builder) canTakeOver(h, sink, e *enode) (walked []*enode, port int, why
 		return nil, 0, "", "", fmt.Errorf("embedded graph %s has a cycle", g.Name)
 	}
 	ps := g.PredicatesIn(b.space)
+	atSink := classOf(ps.Reaching(of[sink]))
+	switch {
+	case len(ports) != 1:
+		return nil, 0, fmt.Sprintf("%s reaches %s by %d ports (%s): the host cannot tell how it placed a segment", hwName, sink.name, len(ports), strings.Join(ports, ", ")), atSink, nil
+	case !sameExpr(h.op.Offset, e.op.Offset):
+		return nil, 0, fmt.Sprintf("%s places at %s, %s at %s", hwName, h.op.Offset.Text, e.tmpl.Name, e.op.Offset.Text), atSink, nil
+	case !sameExpr(h.op.Size, e.op.Size):
+		return nil, 0, fmt.Sprintf("%s places %s bytes, %s %s", hwName, exprText(h.op.Size), e.tmpl.Name, exprText(e.op.Size)), atSink, nil
+	}
+	if why := b.placeCaps(e.op.State); why != "" {
+		return nil, 0, why, atSink, nil
+	}
 	schema := b.lpg.Schema
 	seen := map[*enode]bool{}
 	reached := false

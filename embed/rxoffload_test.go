@@ -67,7 +67,8 @@ func TestRxPlaceRDMA(t *testing.T) {
 }
 
 // Where the NIC's place is not the LPG's, or it could run out first, the
-// place stays in software with the reason.
+// place stays in software with the reason and a class of the packets
+// concerned.
 func TestRxPlaceRefused(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -87,8 +88,8 @@ func TestRxPlaceRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			em := rdmaVariant(t, c.edits...)
 			p := place(t, em, "Place")
-			if p.Kind != embed.Software || !strings.Contains(p.Reason, c.want) {
-				t.Errorf("Place: %s %q, want software because %q", p.Kind, p.Reason, c.want)
+			if p.Kind != embed.Software || !strings.Contains(p.Reason, c.want) || p.Counterexample == "" {
+				t.Errorf("Place: %s %q (counterexample %q), want software because %q, with a class", p.Kind, p.Reason, p.Counterexample, c.want)
 			}
 		})
 	}
