@@ -3,6 +3,7 @@ package dataflow
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/predicate"
@@ -71,7 +72,7 @@ func computePredicates(g *Graph, s *predicate.Space) *Predicates {
 			for _, p := range n.Ports {
 				out := ps.effect(n, p, in.And(ps.Condition(n, p)))
 				if p.Pred != "" {
-					out = out.And(s.Symbol(p.Pred))
+					out = out.And(ps.Atom(p.Pred))
 				}
 				ps.port[p] = out
 			}
@@ -135,7 +136,7 @@ func (ps *Predicates) logic(n *Node) {
 			c = yes
 		}
 		if p.Pred != "" {
-			c = c.And(s.Symbol(p.Pred))
+			c = c.And(ps.Atom(p.Pred))
 		}
 		ps.port[p] = c
 	}
@@ -197,9 +198,45 @@ func (ps *Predicates) Condition(n *Node, p *Port) predicate.Pred {
 		t := schema.Tables[op.Table].Spec
 		return s.Eq(ActionField(t), packet.V(uint64(p.Index)))
 	case packet.OpPlace:
-		return s.Symbol(fmt.Sprintf("%s(%s)", p.Name, schema.States[op.State].Name))
+		return ps.PlaceOutcome(op.State, p.Index)
 	}
 	return s.True()
+}
+
+// PlaceOutcome is the atom "a place on state st left by port i"
+// (placed(events), complete(events), …): one value of the synthetic field
+// "st.place", so the ports of a place exclude each other, and a place
+// after another on the same state is taken to end as the first did, which
+// is what an Rx offload of placement claims (embed/rxoffload.go).
+func (ps *Predicates) PlaceOutcome(st, i int) predicate.Pred {
+	return ps.Space.Eq(PlaceField(ps.g.Schema.States[st]), packet.V(uint64(i)))
+}
+
+// PlaceField is the synthetic field naming how a place on st ended.
+func PlaceField(st *packet.StateDef) predicate.Field {
+	return predicate.Field{Name: st.Name + ".place", Width: 4}
+}
+
+// Atom is the predicate a port's `pred "…"` text stands for: a place
+// outcome such as complete(events) when it names a place port and a
+// state, else a symbol of that name.
+func (ps *Predicates) Atom(text string) predicate.Pred {
+	if st, i, ok := PlaceAtom(ps.g.Schema, text); ok {
+		return ps.PlaceOutcome(st, i)
+	}
+	return ps.Space.Symbol(text)
+}
+
+// PlaceAtom parses "PORT(STATE)" into the state's index and the place
+// port's index.
+func PlaceAtom(s *packet.Schema, text string) (st, port int, ok bool) {
+	name, rest, found := strings.Cut(text, "(")
+	if !found || !strings.HasSuffix(rest, ")") {
+		return 0, 0, false
+	}
+	port = slices.Index(packet.PlacePorts, name)
+	st, ok = s.State(strings.TrimSuffix(rest, ")"))
+	return st, port, ok && port >= 0
 }
 
 func (ps *Predicates) parsed(h int) predicate.Pred {

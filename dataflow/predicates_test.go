@@ -73,14 +73,14 @@ func TestLPGAndNode(t *testing.T) {
 	}
 }
 
-// The reassembler's place ports: each carries its own atom on the state,
-// the delivered packets have none of the segment's headers left, and a
+// The reassembler's place ports: each carries its own outcome of the
+// state, and the outcomes exclude each other; the delivered packets have none of the segment's headers left, and a
 // segment dropped as a duplicate still has its RE header.
 func TestPlacePredicates(t *testing.T) {
 	g := testutil.Graph(t, "Reassembler", "ejfat/reassembler.nsc")
 	ps := g.Predicates()
 	s := ps.Space
-	complete, dup := s.Symbol("complete(events)"), s.Symbol("duplicate(events)")
+	complete, dup := ps.Atom("complete(events)"), ps.Atom("duplicate(events)")
 	deliver, duplicate := ps.Reaching(g.Node("Deliver")), ps.Reaching(g.Node("Duplicate"))
 	for _, c := range []struct {
 		name  string
@@ -92,9 +92,12 @@ func TestPlacePredicates(t *testing.T) {
 		{"Deliver: no RE header", deliver, s.Valid("re").Not(), true},
 		{"Deliver: no UDP header", deliver, s.Valid("udp").Not(), true},
 		{"Deliver: duplicate(events)", deliver, dup, false},
+		{"Deliver: not duplicate(events)", deliver, dup.Not(), true},
 		{"Duplicate: duplicate(events)", duplicate, dup, true},
 		{"Duplicate: the RE header", duplicate, s.Valid("re"), true},
 		{"Duplicate: complete(events)", duplicate, complete, false},
+		{"Duplicate: not complete(events)", duplicate, complete.Not(), true},
+		{"complete and duplicate exclusive", complete.And(dup), s.False(), true},
 	} {
 		if predicate.Implies(c.got, c.want) != c.holds {
 			t.Errorf("%s: implied %v, want %v", c.name, !c.holds, c.holds)

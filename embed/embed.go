@@ -66,6 +66,8 @@ type builder struct {
 	// ("" for the Tx part): ports cut, then folded or unreachable.
 	notes map[*dataflow.Node]map[string][]string
 	place map[*dataflow.Node]*Placement
+	// rxPlaces: the LPG places a hardware place upstream may take over.
+	rxPlaces map[*dataflow.Node]*rxTakeover
 }
 
 // Embed embeds lpg into prg.
@@ -81,7 +83,13 @@ func Embed(lpg, prg *dataflow.Graph) (*Embedding, error) {
 	if err := b.build(); err != nil {
 		return nil, err
 	}
+	if err := b.takeOverRx(); err != nil {
+		return nil, err
+	}
 	if err := b.pruneRx(); err != nil {
+		return nil, err
+	}
+	if err := b.placeRx(); err != nil {
 		return nil, err
 	}
 	b.merge()

@@ -27,6 +27,9 @@ type enode struct {
 	rule, installed bool
 	// guardOf names the LPG node a residual guard stands in front of.
 	guardOf string
+	// claimed: an LPG place behind a sink no hardware place feeds, which
+	// pruning may fold when the sink's claims decide how it ends.
+	claimed bool
 }
 
 type eport struct {

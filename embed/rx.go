@@ -94,6 +94,21 @@ func (b *builder) fold(e *enode, n *dataflow.Node, live *eport, ps *dataflow.Pre
 	if n.Kind == dataflow.FNode {
 		switch e.op.Kind {
 		case packet.OpTest, packet.OpSwitch, packet.OpChecksumVerify, packet.OpParse:
+		case packet.OpPlace:
+			// A sink's claim says how the place ended (rxoffload.go).
+			if !e.claimed {
+				return false
+			}
+		case packet.OpPop:
+			// A header split did it (rxoffload.go).
+			if why, ok := b.splitPop(e, ps.Reaching(n)); !ok {
+				if why != "" {
+					b.note(e, why)
+				}
+				return false
+			}
+			b.bypass(e, live, "done by "+b.prg.Name+"'s header split")
+			return true
 		case packet.OpExtract:
 			// Extracting a header that every packet here has already
 			// changes nothing.
@@ -244,6 +259,9 @@ func (b *builder) note(e *enode, what string) {
 	}
 	if b.notes[e.tmpl] == nil {
 		b.notes[e.tmpl] = map[string][]string{}
+	}
+	if ns := b.notes[e.tmpl][e.sink]; len(ns) > 0 && ns[len(ns)-1] == what {
+		return // pruning passes again over what it saw
 	}
 	b.notes[e.tmpl][e.sink] = append(b.notes[e.tmpl][e.sink], what)
 }

@@ -10,8 +10,15 @@ import (
 // LimitNames are the resources a PRG can declare (`limits { … }`): how
 // many tables its hardware holds, how many entries each, how wide a
 // table's key may be in bits, and how many action parameters (bits) an
-// entry may carry. A limit a PRG does not declare is unlimited.
-var LimitNames = []string{"tables", "table_size", "key_bits", "action_bits"}
+// entry may carry; for a device that places segments into keyed state
+// (embed/rxoffload.go), the longest event one buffer holds, the bytes of
+// all its buffers, and how many events it tracks at once. A limit a PRG
+// does not declare is unlimited.
+var LimitNames = append(TableLimitNames[:len(TableLimitNames):len(TableLimitNames)], "place_buffer", "place_memory", "place_events")
+
+// TableLimitNames are the limits on tables, which a table target (XDP)
+// must know.
+var TableLimitNames = []string{"tables", "table_size", "key_bits", "action_bits"}
 
 // TableFits says which of p's declared limits a table would exceed if p
 // held it along with others, tables in all; "" when it fits.

@@ -128,6 +128,66 @@ func frameIn(s *packet.Schema, start int, h *hints, c predicate.Class, rnd *rand
 	}
 }
 
+// patcher builds one frame of class c for packets from LPG source src and
+// returns a maker of copies with some header fields set and the checksums
+// made again as the class wants them: the segments of one event (see
+// sequences.go). ok is false for a frame that is cut or lacks a header
+// whose field is set.
+func (fs *frames) patcher(src string, c predicate.Class, rnd *rand.Rand) (mk func(map[packet.FieldRef]uint64) []byte, meta []packet.Value, ok bool) {
+	start, found := fs.starts[src]
+	if !found || start < 0 {
+		return nil, nil, false
+	}
+	y := &synth{s: fs.schema, c: c, rnd: rnd, pins: map[string]predicate.FieldClass{}, pkt: packet.NewPacket(fs.schema), extracted: fs.hints.extracted, selects: fs.hints.selects}
+	for _, fc := range c.Fields() {
+		y.pins[fc.Field.Name] = fc
+	}
+	base, meta := y.frame(start)
+	if y.cut {
+		return nil, nil, false
+	}
+	placedAt := map[int]int{}
+	end := 0
+	for _, pl := range y.placed {
+		placedAt[pl.h] = pl.off
+		end = max(end, pl.off+pl.len)
+	}
+	// Headers the graph extracts past the parse graph's end, as the class
+	// wants them, then at least a byte of payload.
+	var extra []int
+	for _, h := range y.extracted {
+		if v, ok := y.valid(h); ok && v && !y.isPlaced(h) && !y.s.Headers[h].Metadata {
+			placedAt[h] = end
+			extra = append(extra, h)
+			end += y.s.Headers[h].FixedBytes()
+		}
+	}
+	if n := end + 1 + y.rnd.IntN(maxPayload) - len(base); len(extra) > 0 && n > 0 {
+		y.buf = append(slices.Clone(base), y.randomBytes(n)...)
+	}
+	for _, h := range extra {
+		for i, f := range y.s.Headers[h].Fields {
+			if _, pm := y.pin(h, i); !f.Variable() && !pm.IsZero() {
+				y.setField(h, placedAt[h], i, y.overlay(h, i, y.getField(placedAt[h], h, i)))
+			}
+		}
+	}
+	y.lengths()
+	base = slices.Clone(y.buf)
+	return func(set map[packet.FieldRef]uint64) []byte {
+		y.buf = slices.Clone(base)
+		for f, v := range set {
+			off, ok := placedAt[f.Header]
+			if !ok {
+				return nil
+			}
+			y.setField(f.Header, off, f.Field, packet.V(v))
+		}
+		y.checksums()
+		return y.buf
+	}, meta, true
+}
+
 // frame builds the frame from header start.
 func (y *synth) frame(start int) ([]byte, []packet.Value) {
 	s := y.s

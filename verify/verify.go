@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -95,6 +96,7 @@ func moved(em *embed.Embedding, r *runner) []string {
 type Result struct {
 	Cases      int
 	Classes    int // cases made from predicate classes
+	Sequences  int // cases that are segments of a sequence (sequences.go)
 	Mismatches []Mismatch
 	// Claims has one entry per claim of the embedded graph (Claims), with
 	// the cases that tested it.
@@ -206,6 +208,12 @@ func RunTables(em *embed.Embedding, tables func() ([]*packet.Table, error), case
 	if err != nil {
 		return nil, err
 	}
+	// One logical clock, a millisecond a case, so that keyed state times
+	// out at the same case in both.
+	now := time.Unix(0, 0)
+	clock := func() time.Time { return now }
+	lpg.SetClock(clock)
+	emb.SetClock(clock)
 	ref := &runner{m: lpg, entry: map[string]*dataflow.Node{}, name: func(n *dataflow.Node) string { return n.Name }}
 	for _, s := range em.LPG.Sources() {
 		ref.entry[s.Name] = s
@@ -233,6 +241,7 @@ func RunTables(em *embed.Embedding, tables func() ([]*packet.Table, error), case
 		claims[res.Claims[i].Claim.Name()] = &res.Claims[i]
 	}
 	for i, c := range cases {
+		now = now.Add(time.Millisecond)
 		want, err := ref.run(c)
 		if err != nil {
 			return nil, err
@@ -242,8 +251,11 @@ func RunTables(em *embed.Embedding, tables func() ([]*packet.Table, error), case
 			return nil, err
 		}
 		res.Cases++
-		if strings.HasPrefix(c.Why, "class") {
+		switch {
+		case strings.HasPrefix(c.Why, "class"):
 			res.Classes++
+		case strings.HasPrefix(c.Why, "sequence"):
+			res.Sequences++
 		}
 		same := cmp.Equal(want, have)
 		if !same {
@@ -353,6 +365,11 @@ func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 	// Claims first: their mismatches are the ones that name the culprit.
 	cases := claimCases(fs, findClaims(em, space), space, n/4, rnd)
 	classes := n / 2
+	// Then sequences of segments, for an LPG that keeps state.
+	if seqs := sequenceCases(em, fs, space, n/4, rnd); len(seqs) > 0 {
+		cases = append(cases, seqs...)
+		classes = n / 4
+	}
 	for i := 0; len(targets) > 0 && i < classes; i++ {
 		t := targets[i%len(targets)]
 		c, ok := space.Sample(ps.Port(t.port), rnd)

@@ -9,10 +9,12 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/models"
+	"github.com/dragonet-go/nsc/sim"
 	"github.com/dragonet-go/nsc/verify"
 )
 
@@ -250,5 +252,85 @@ func TestLyingPRG(t *testing.T) {
 	}
 	if !named {
 		t.Errorf("no mismatch names the class with options; first: %s", res.Mismatches[0])
+	}
+}
+
+// The reassembler keeps state: verify runs sequences of segments (in
+// order, shuffled, reversed, duplicated, one missing), and behind honest
+// NICs, one that places segments itself among them, every segment comes
+// out as it does from the LPG alone. The sequences make whole events: the
+// LPG alone delivers some of them.
+func TestPlaceSequences(t *testing.T) {
+	for _, prg := range []string{"RDMA", "I82599"} {
+		m := testutil.Model(t, "ejfat/reassembler.nsc", map[string]string{"RDMA": "ejfat/rdma.nsc", "I82599": "inet/i82599.nsc"}[prg])
+		em := embedding(t, m, "Reassembler", prg)
+		const n = 10000
+		cases := verify.Generate(em, n, 7)
+		res, err := verify.Run(em, cases, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Cases != n || res.Sequences < n/5 {
+			t.Errorf("%s: %d cases, %d in sequences", prg, res.Cases, res.Sequences)
+		}
+		for i, m := range res.Mismatches {
+			if i == 3 {
+				break
+			}
+			t.Errorf("%s: %s", prg, m)
+		}
+		if events := delivered(t, em, cases, "sequence"); events < 100 {
+			t.Errorf("%s: the sequences made %d whole events", prg, events)
+		}
+	}
+}
+
+// delivered runs the cases whose reason starts with why through the LPG
+// alone, in the interpreter, and counts what reaches its Deliver.
+func delivered(t *testing.T, em *embed.Embedding, cases []verify.Case, why string) int {
+	t.Helper()
+	m, err := sim.New(em.LPG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range cases {
+		if strings.HasPrefix(c.Why, why) {
+			m.RunMeta(em.LPG.Node(c.Source), c.Frame, c.Meta, func(s *dataflow.Node, _ []byte) {
+				if s.Name == "Deliver" {
+					n++
+				}
+			})
+		}
+	}
+	return n
+}
+
+// NICs that claim placement they do not do: a sink claiming
+// complete(events) with no place behind it (believed: the LPG's place is
+// folded to complete there), and a place at the wrong offset (refused:
+// the LPG places again behind it). Both fail on sequences of segments, and
+// the mismatch names the sequence and its class.
+func TestPlaceLiars(t *testing.T) {
+	ld := lang.Loader{ReadFile: os.ReadFile, Library: models.FS}
+	m, err := ld.Load("../models/ejfat/reassembler.nsc", "testdata/placeliars.nsc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ prg, placement string }{
+		{"CompleteLiar", "always complete behind RxEvent"},
+		{"OffsetLiar", "OffsetLiar's RxPlace places at re.Offset + 8, Place at re.Offset"},
+	} {
+		em := embedding(t, m, "Reassembler", c.prg)
+		if p, _ := em.Placement("Place"); !strings.Contains(p.Reason, c.placement) {
+			t.Errorf("%s: Place %s: %s", c.prg, p.Kind, p.Reason)
+		}
+		res := run(t, em, 3000)
+		named := slices.ContainsFunc(res.Mismatches, func(m verify.Mismatch) bool {
+			return strings.HasPrefix(m.Case.Why, "sequence ") && strings.Contains(m.String(), "at Place: class ")
+		})
+		if !named {
+			t.Errorf("%s: %d mismatches, none on a sequence naming its class", c.prg, len(res.Mismatches))
+		}
 	}
 }

@@ -31,7 +31,7 @@ import (
 type Options struct {
 	// Command is recorded in the header comment: how to regenerate.
 	Command string
-	// Limits are the PRG's declared limits (prg.LimitNames), what
+	// Limits are the PRG's declared limits (prg.TableLimitNames), what
 	// BPF and the kernel allow (models/ejfat/xdp.nsc); all are required.
 	Limits map[string]int
 }
@@ -87,7 +87,7 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 	}
 	// BPF bounds every table resource, so the PRG must say how far.
 	var missing []string
-	for _, k := range prg.LimitNames {
+	for _, k := range prg.TableLimitNames {
 		if _, ok := opt.Limits[k]; !ok {
 			missing = append(missing, k)
 		}

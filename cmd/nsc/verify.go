@@ -65,8 +65,12 @@ func runVerify(e *env, args []string) error {
 	for _, c := range res.Claims {
 		claimed += c.Packets
 	}
-	fmt.Fprintf(e.stdout, "%s into %s: %d packets (%d from predicate classes, %d lacking what a claim says, %d random or malformed), %d mismatches\n",
-		em.LPG.Name, em.PRG.Name, res.Cases, res.Classes, claimed, res.Cases-res.Classes-claimed, len(res.Mismatches))
+	var seqs string
+	if res.Sequences > 0 {
+		seqs = fmt.Sprintf(", %d segments in sequences", res.Sequences)
+	}
+	fmt.Fprintf(e.stdout, "%s into %s: %d packets (%d from predicate classes, %d lacking what a claim says%s, %d random or malformed), %d mismatches\n",
+		em.LPG.Name, em.PRG.Name, res.Cases, res.Classes, claimed, seqs, res.Cases-res.Classes-claimed-res.Sequences, len(res.Mismatches))
 	if em.Device != nil {
 		fmt.Fprintf(e.stdout, "  split: %s runs %d of the embedded graph's %d nodes; %d packets went on to the host (at %s or an emit marked [host])\n",
 			em.PRG.Name, len(em.Device.Nodes)-1, len(em.Graph.Nodes), res.Hosted, embed.PuntNode)

@@ -17,7 +17,7 @@ var Schema = newSchema()
 
 func newSchema() *packet.Schema {
 	s := &packet.Schema{
-		MetaFields: 3,
+		MetaFields: 4,
 		Headers: []*packet.HeaderSpec{
 			{Name: "ethernet", ID: 0, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "dst", Offset: 0, Width: 48},
@@ -123,6 +123,7 @@ func newSchema() *packet.Schema {
 				{Name: "v6", Offset: 0, Width: 1},
 				{Name: "src", Offset: 1, Width: 128},
 				{Name: "hdrs", Offset: 129, Width: 8},
+				{Name: "size", Offset: 137, Width: 16},
 			}},
 		},
 		Next: []packet.ParseEdge{
@@ -155,14 +156,19 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [33]string{"RxQueue", "IsUDP", "Family", "V4Whole", "V4Csum", "V4Src", "V6Src", "UDPCsum", "Ports", "LB", "LBCheck", "RE", "RECheck", "UDPLength", "Place", "Deliver", "Stored", "NotUDP", "Fragment", "BadIPv4Csum", "BadUDPCsum", "NotData", "Truncated", "BadLB", "BadRE", "BadUDPLength", "Duplicate", "Overlap", "Late", "LengthMismatch", "OutOfBounds", "ZeroLength", "TooLarge"}
+var NodeNames = [41]string{"RxQueue", "IsUDP", "Family", "V4Whole", "V4Csum", "V4Src", "V6Src", "UDPCsum", "Ports", "LB", "LBCheck", "RE", "RECheck", "UDPLength", "Size", "HasLB", "PopLB", "PopUDP", "PopFamily", "PopIPv4", "PopIPv6", "PopEthernet", "Place", "Deliver", "Stored", "NotUDP", "Fragment", "BadIPv4Csum", "BadUDPCsum", "NotData", "Truncated", "BadLB", "BadRE", "BadUDPLength", "Duplicate", "Overlap", "Late", "LengthMismatch", "OutOfBounds", "ZeroLength", "TooLarge"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [1]string{"Deliver"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [20]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
+var DropSites = [25]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
 	{Node: "V6Src", Reason: "malformed"},
+	{Node: "PopLB", Reason: "malformed"},
+	{Node: "PopUDP", Reason: "malformed"},
+	{Node: "PopIPv4", Reason: "malformed"},
+	{Node: "PopIPv6", Reason: "malformed"},
+	{Node: "PopEthernet", Reason: "malformed"},
 	{Node: "Place", Reason: "malformed"},
 	{Node: "Stored", Reason: "stored"},
 	{Node: "NotUDP", Reason: "not udp"},
@@ -187,7 +193,7 @@ var DropSites = [20]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
 var CountLabels = [0]string{}
 
 // countOf is, per node, 1 + its count operation's label, or 0.
-var countOf = [33]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+var countOf = [41]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
@@ -202,7 +208,7 @@ type Pipeline struct {
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
 	// edges count the frames along the few edges the node runs do not
 	// follow from (see runs).
-	edges  [3]uint64
+	edges  [5]uint64
 	states [1]*fastpath.State // keyed state, in Schema.States order
 }
 
@@ -286,53 +292,62 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
-	var f [57]uint64
-	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Sunk[0] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19]
+	var f [72]uint64
+	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Sunk[0] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24]
 	f[0] = pl.Dropped[0]
 	f[11] = pl.Dropped[1]
 	f[12] = pl.edges[0]
 	f[20] = pl.edges[1]
-	f[23] = pl.edges[2]
-	f[28] = pl.Dropped[2]
-	f[38] = pl.Sunk[0]
-	f[39] = pl.Dropped[3]
-	f[40] = pl.Dropped[4]
-	f[41] = pl.Dropped[5]
-	f[42] = pl.Dropped[6]
+	f[23] = pl.edges[4]
+	f[31] = pl.Dropped[2]
+	f[32] = pl.edges[2]
+	f[33] = pl.Dropped[3]
+	f[37] = pl.Dropped[4]
+	f[39] = pl.Dropped[5]
+	f[40] = pl.edges[3]
+	f[41] = pl.Dropped[6]
 	f[43] = pl.Dropped[7]
-	f[44] = pl.Dropped[8]
-	f[45] = pl.Dropped[9]
-	f[46] = pl.Dropped[10]
-	f[47] = pl.Dropped[11]
-	f[48] = pl.Dropped[12]
-	f[49] = pl.Dropped[13]
-	f[50] = pl.Dropped[14]
-	f[51] = pl.Dropped[15]
-	f[52] = pl.Dropped[16]
-	f[53] = pl.Dropped[17]
-	f[54] = pl.Dropped[18]
-	f[55] = pl.Dropped[19]
-	f[56] = total
-	f[1] = 0 + f[56] - f[0]
+	f[53] = pl.Sunk[0]
+	f[54] = pl.Dropped[8]
+	f[55] = pl.Dropped[9]
+	f[56] = pl.Dropped[10]
+	f[57] = pl.Dropped[11]
+	f[58] = pl.Dropped[12]
+	f[59] = pl.Dropped[13]
+	f[60] = pl.Dropped[14]
+	f[61] = pl.Dropped[15]
+	f[62] = pl.Dropped[16]
+	f[63] = pl.Dropped[17]
+	f[64] = pl.Dropped[18]
+	f[65] = pl.Dropped[19]
+	f[66] = pl.Dropped[20]
+	f[67] = pl.Dropped[21]
+	f[68] = pl.Dropped[22]
+	f[69] = pl.Dropped[23]
+	f[70] = pl.Dropped[24]
+	f[71] = total
+	f[1] = 0 + f[71] - f[0]
 	f[5] = 0 + f[11] + f[12]
-	f[30] = 0 + f[38]
-	f[29] = 0 + f[39]
-	f[3] = 0 + f[40]
-	f[7] = 0 + f[41]
-	f[9] = 0 + f[42]
-	f[14] = 0 + f[43]
-	f[17] = 0 + f[44]
-	f[19] = 0 + f[45] - f[23]
-	f[21] = 0 + f[46]
-	f[25] = 0 + f[47]
-	f[27] = 0 + f[48]
-	f[31] = 0 + f[49]
-	f[32] = 0 + f[50]
-	f[33] = 0 + f[51]
-	f[34] = 0 + f[52]
-	f[35] = 0 + f[53]
-	f[36] = 0 + f[54]
-	f[37] = 0 + f[55]
+	f[29] = 0 + f[31] + f[32]
+	f[36] = 0 + f[39] + f[40]
+	f[45] = 0 + f[53]
+	f[44] = 0 + f[54]
+	f[3] = 0 + f[55]
+	f[7] = 0 + f[56]
+	f[9] = 0 + f[57]
+	f[14] = 0 + f[58]
+	f[17] = 0 + f[59]
+	f[19] = 0 + f[60] - f[23]
+	f[21] = 0 + f[61]
+	f[25] = 0 + f[62]
+	f[27] = 0 + f[63]
+	f[46] = 0 + f[64]
+	f[47] = 0 + f[65]
+	f[48] = 0 + f[66]
+	f[49] = 0 + f[67]
+	f[50] = 0 + f[68]
+	f[51] = 0 + f[69]
+	f[52] = 0 + f[70]
 	f[2] = 0 + f[1] - f[3]
 	f[4] = 0 + f[2] - f[5]
 	f[6] = 0 + f[4] - f[7]
@@ -340,12 +355,18 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[10] = 0 + f[8]
 	f[13] = 0 + f[10] + f[12] - f[14]
 	f[18] = 0 + f[20] + f[21]
-	f[26] = 0 + f[28] + f[29] + f[30] + f[31] + f[32] + f[33] + f[34] + f[35] + f[36] + f[37]
+	f[42] = 0 + f[43] + f[44] + f[45] + f[46] + f[47] + f[48] + f[49] + f[50] + f[51] + f[52]
 	f[16] = 0 + f[18] + f[19]
-	f[24] = 0 + f[26] + f[27]
+	f[38] = 0 + f[41] + f[42] - f[40]
 	f[15] = 0 + f[13] - f[16] - f[17]
 	f[22] = 0 + f[15] + f[20] - f[23]
-	r[0] = 0 + f[56]
+	f[24] = 0 + f[22] - f[25]
+	f[26] = 0 + f[24] - f[27]
+	f[28] = 0 + f[26]
+	f[30] = 0 + f[28] - f[29]
+	f[34] = 0 + f[30] + f[32] - f[33]
+	f[35] = 0 + f[34] - f[36]
+	r[0] = 0 + f[71]
 	r[1] = 0 + f[1]
 	r[2] = 0 + f[2]
 	r[3] = 0 + f[4]
@@ -360,24 +381,32 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[12] = 0 + f[22]
 	r[13] = 0 + f[24]
 	r[14] = 0 + f[26]
-	r[15] = 0 + f[30]
+	r[15] = 0 + f[28]
 	r[16] = 0 + f[29]
-	r[17] = 0 + f[3]
-	r[18] = 0 + f[7]
-	r[19] = 0 + f[9]
-	r[20] = 0 + f[14]
-	r[21] = 0 + f[17]
-	r[22] = 0 + f[19] + f[23]
-	r[23] = 0 + f[21]
-	r[24] = 0 + f[25]
-	r[25] = 0 + f[27]
-	r[26] = 0 + f[31]
-	r[27] = 0 + f[32]
-	r[28] = 0 + f[33]
-	r[29] = 0 + f[34]
-	r[30] = 0 + f[35]
-	r[31] = 0 + f[36]
-	r[32] = 0 + f[37]
+	r[17] = 0 + f[30] + f[32]
+	r[18] = 0 + f[34]
+	r[19] = 0 + f[35]
+	r[20] = 0 + f[36]
+	r[21] = 0 + f[38] + f[40]
+	r[22] = 0 + f[42]
+	r[23] = 0 + f[45]
+	r[24] = 0 + f[44]
+	r[25] = 0 + f[3]
+	r[26] = 0 + f[7]
+	r[27] = 0 + f[9]
+	r[28] = 0 + f[14]
+	r[29] = 0 + f[17]
+	r[30] = 0 + f[19] + f[23]
+	r[31] = 0 + f[21]
+	r[32] = 0 + f[25]
+	r[33] = 0 + f[27]
+	r[34] = 0 + f[46]
+	r[35] = 0 + f[47]
+	r[36] = 0 + f[48]
+	r[37] = 0 + f[49]
+	r[38] = 0 + f[50]
+	r[39] = 0 + f[51]
+	r[40] = 0 + f[52]
 	return r
 }
 
@@ -423,6 +452,10 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m1
 	var m2 uint64 // rx.hdrs
 	_ = m2
+	var m3 uint64 // rx.size
+	_ = m3
+	pendOff, pendN := 0, 0 // bytes a pop left for the next pop to move
+	_, _ = pendOff, pendN
 	{ // RxQueue: input
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
@@ -543,7 +576,7 @@ n1:
 		if h8 >= 0 {
 			goto n2
 		}
-		goto n17
+		goto n25
 	}
 n2:
 	{ // Family: test valid(ipv4)
@@ -562,7 +595,7 @@ n3:
 		if c2 {
 			goto n4
 		}
-		goto n18
+		goto n26
 	}
 n4:
 	{ // V4Csum: checksum verify ipv4
@@ -573,7 +606,7 @@ n4:
 		if ok4 {
 			goto n5
 		}
-		goto n19
+		goto n27
 	}
 n5:
 	{ // V4Src: set rx.src
@@ -706,7 +739,7 @@ n7:
 		if ok7 && wellFormed {
 			goto n8
 		}
-		goto n20
+		goto n28
 	}
 n8:
 	{ // Ports: lookup data_ports
@@ -770,7 +803,7 @@ n8:
 			m2 = (0x2c)
 			goto n9
 		default: // not_data
-			goto n21
+			goto n29
 		}
 	}
 n9:
@@ -780,7 +813,7 @@ n9:
 			cur += 16 // lb
 			goto n10
 		}
-		goto n22
+		goto n30
 	}
 n10:
 	{ // LBCheck: test lb.L == 0x4c && lb.B == 0x42 && lb.Version in [2, 3] && lb.Protocol == 1
@@ -802,7 +835,7 @@ n10:
 			pl.edges[1]++
 			goto n11
 		}
-		goto n23
+		goto n31
 	}
 n11:
 	{ // RE: extract re
@@ -811,8 +844,8 @@ n11:
 			cur += 20 // re
 			goto n12
 		}
-		pl.edges[2]++
-		goto n22
+		pl.edges[4]++
+		goto n30
 	}
 n12:
 	{ // RECheck: test re.Version == 1 && re.Rsvd == 0
@@ -824,7 +857,7 @@ n12:
 		if c21 {
 			goto n13
 		}
-		goto n24
+		goto n32
 	}
 n13:
 	{ // UDPLength: test udp.length >= rx.hdrs && udp.length <= len(udp)
@@ -836,27 +869,250 @@ n13:
 		if c23 {
 			goto n14
 		}
-		goto n25
+		goto n33
 	}
 n14:
-	{ // Place: place events at re.Offset
-		var key25 fastpath.StateKey
-		key25[1] = m0
-		kv26 := m1
-		key25[2], key25[3] = kv26.Hi, kv26.Lo
-		b27 := data[h12 : h12+20] // re
-		key25[5] = (uint64(b27[2])<<8 | uint64(b27[3]))
-		key25[7] = (uint64(b27[12])<<56 | uint64(b27[13])<<48 | uint64(b27[14])<<40 | uint64(b27[15])<<32 | uint64(b27[16])<<24 | uint64(b27[17])<<16 | uint64(b27[18])<<8 | uint64(b27[19]))
-		rest28 := uint64(max(len(data)-cur, 0))
-		b31 := data[h8 : h8+8] // udp
-		w30 := packet.Value{Lo: (uint64(b31[4])<<8 | uint64(b31[5]))}.Sub(packet.Value{Lo: m2}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		size29 := fastpath.Saturated(w30)
-		if size29 > rest28 {
+	{ // Size: set rx.size
+		b25 := data[h8 : h8+8] // udp
+		m3 = ((uint64(b25[4])<<8 | uint64(b25[5])) - m2) & 0xffff
+		goto n15
+	}
+n15:
+	{ // HasLB: test valid(lb)
+		if h9 >= 0 {
+			goto n16
+		}
+		goto n17
+	}
+n16:
+	{ // PopLB: pop lb
+		po26, pn27 := h9, 16 // lb
+		if po26+pn27 > len(data) {
 			return pl.drop(2)
 		}
-		port32, ev33 := pl.states[0].Place(&key25, (uint64(b27[8])<<24 | uint64(b27[9])<<16 | uint64(b27[10])<<8 | uint64(b27[11])), (uint64(b27[4])<<24 | uint64(b27[5])<<16 | uint64(b27[6])<<8 | uint64(b27[7])), data[cur:cur+int(size29)])
-		if port32 == 1 { // the packet is the event now
-			data, cur = ev33, 0
+		pendOff = po26
+		pendN = pn27
+		h9 = -1
+		if h12 > po26 {
+			h12 -= pn27
+		} // re
+		if cur > po26 {
+			cur = max(po26, cur-pn27)
+		}
+		pl.edges[2]++
+		goto n17
+	}
+n17:
+	{ // PopUDP: pop udp
+		if pendN != 0 && !((h8 >= 0) && h8+8 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+		}
+		po28, pn29 := h8, 8 // udp
+		if po28+pn29 > len(data) {
+			return pl.drop(3)
+		}
+		pendN += pn29
+		if po28 < len(data)-po28-pendN {
+			if o, k := po28, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po28], data[:po28])
+			}
+			data = data[pendN:]
+		} else {
+			copy(data[po28:], data[po28+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		h8 = -1
+		if h12 > po28 {
+			h12 -= pn29
+		} // re
+		if cur > po28 {
+			cur = max(po28, cur-pn29)
+		}
+		goto n18
+	}
+n18:
+	{ // PopFamily: test valid(ipv4)
+		if h3 >= 0 {
+			goto n19
+		}
+		goto n20
+	}
+n19:
+	{ // PopIPv4: pop ipv4
+		po30, pn31 := h3, h3len // ipv4
+		if po30+pn31 > len(data) {
+			return pl.drop(4)
+		}
+		pendOff = po30
+		pendN = pn31
+		h3 = -1
+		if (h5 >= 0) && h5 > po30 {
+			h5 -= pn31
+		} // icmp
+		if h12 > po30 {
+			h12 -= pn31
+		} // re
+		if cur > po30 {
+			cur = max(po30, cur-pn31)
+		}
+		goto n21
+	}
+n20:
+	{ // PopIPv6: pop ipv6
+		if !(h4 >= 0) {
+			return pl.drop(5)
+		}
+		po32, pn33 := h4, 40 // ipv6
+		if po32+pn33 > len(data) {
+			return pl.drop(5)
+		}
+		pendOff = po32
+		pendN = pn33
+		h4 = -1
+		if (h6 >= 0) && h6 > po32 {
+			h6 -= pn33
+		} // icmpv6
+		if h12 > po32 {
+			h12 -= pn33
+		} // re
+		if cur > po32 {
+			cur = max(po32, cur-pn33)
+		}
+		pl.edges[3]++
+		goto n21
+	}
+n21:
+	{ // PopEthernet: pop ethernet
+		if pendN != 0 && !((h0 >= 0) && h0+14 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+		}
+		po34, pn35 := h0, 14 // ethernet
+		if po34+pn35 > len(data) {
+			return pl.drop(6)
+		}
+		pendN += pn35
+		if po34 < len(data)-po34-pendN {
+			if o, k := po34, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po34], data[:po34])
+			}
+			data = data[pendN:]
+		} else {
+			copy(data[po34:], data[po34+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		h0 = -1
+		if (h1 >= 0) && h1 > po34 {
+			h1 -= pn35
+		} // vlan
+		if (h2 >= 0) && h2 > po34 {
+			h2 -= pn35
+		} // arp
+		if (h4 >= 0) && h4 > po34 {
+			h4 -= pn35
+		} // ipv6
+		if (h5 >= 0) && h5 > po34 {
+			h5 -= pn35
+		} // icmp
+		if (h6 >= 0) && h6 > po34 {
+			h6 -= pn35
+		} // icmpv6
+		if h12 > po34 {
+			h12 -= pn35
+		} // re
+		if cur > po34 {
+			cur = max(po34, cur-pn35)
+		}
+		goto n22
+	}
+n22:
+	{ // Place: place events at re.Offset
+		var key36 fastpath.StateKey
+		key36[1] = m0
+		kv37 := m1
+		key36[2], key36[3] = kv37.Hi, kv37.Lo
+		b38 := data[h12 : h12+20] // re
+		key36[5] = (uint64(b38[2])<<8 | uint64(b38[3]))
+		key36[7] = (uint64(b38[12])<<56 | uint64(b38[13])<<48 | uint64(b38[14])<<40 | uint64(b38[15])<<32 | uint64(b38[16])<<24 | uint64(b38[17])<<16 | uint64(b38[18])<<8 | uint64(b38[19]))
+		rest39 := uint64(max(len(data)-cur, 0))
+		size40 := m3
+		if size40 > rest39 {
+			return pl.drop(7)
+		}
+		port41, ev42 := pl.states[0].Place(&key36, (uint64(b38[8])<<24 | uint64(b38[9])<<16 | uint64(b38[10])<<8 | uint64(b38[11])), (uint64(b38[4])<<24 | uint64(b38[5])<<16 | uint64(b38[6])<<8 | uint64(b38[7])), data[cur:cur+int(size40)])
+		if port41 == 1 { // the packet is the event now
+			data, cur = ev42, 0
 			h0 = -1
 			h1 = -1
 			h2 = -1
@@ -871,97 +1127,97 @@ n14:
 			h11 = -1
 			h12 = -1
 		}
-		switch port32 {
+		switch port41 {
 		case 0:
-			goto n16
+			goto n24
 		case 1:
-			goto n15
+			goto n23
 		case 2:
-			goto n26
+			goto n34
 		case 3:
-			goto n27
+			goto n35
 		case 4:
-			goto n28
+			goto n36
 		case 5:
-			goto n29
+			goto n37
 		case 6:
-			goto n30
+			goto n38
 		case 7:
-			goto n31
+			goto n39
 		default:
-			goto n32
+			goto n40
 		}
 	}
-n15:
+n23:
 	{ // Deliver: steer socket events
 		return pl.sink(0, data)
 	}
-n16:
+n24:
 	{ // Stored: drop stored
-		return pl.drop(3)
-	}
-n17:
-	{ // NotUDP: drop not udp
-		return pl.drop(4)
-	}
-n18:
-	{ // Fragment: drop ip fragment
-		return pl.drop(5)
-	}
-n19:
-	{ // BadIPv4Csum: drop ipv4 checksum
-		return pl.drop(6)
-	}
-n20:
-	{ // BadUDPCsum: drop udp checksum
-		return pl.drop(7)
-	}
-n21:
-	{ // NotData: drop not a data port
 		return pl.drop(8)
 	}
-n22:
-	{ // Truncated: drop truncated
+n25:
+	{ // NotUDP: drop not udp
 		return pl.drop(9)
 	}
-n23:
-	{ // BadLB: drop bad lb header
+n26:
+	{ // Fragment: drop ip fragment
 		return pl.drop(10)
 	}
-n24:
-	{ // BadRE: drop bad re header
+n27:
+	{ // BadIPv4Csum: drop ipv4 checksum
 		return pl.drop(11)
 	}
-n25:
-	{ // BadUDPLength: drop udp length
+n28:
+	{ // BadUDPCsum: drop udp checksum
 		return pl.drop(12)
 	}
-n26:
-	{ // Duplicate: drop duplicate
+n29:
+	{ // NotData: drop not a data port
 		return pl.drop(13)
 	}
-n27:
-	{ // Overlap: drop overlap
+n30:
+	{ // Truncated: drop truncated
 		return pl.drop(14)
 	}
-n28:
-	{ // Late: drop late
+n31:
+	{ // BadLB: drop bad lb header
 		return pl.drop(15)
 	}
-n29:
-	{ // LengthMismatch: drop length mismatch
+n32:
+	{ // BadRE: drop bad re header
 		return pl.drop(16)
 	}
-n30:
-	{ // OutOfBounds: drop out of bounds
+n33:
+	{ // BadUDPLength: drop udp length
 		return pl.drop(17)
 	}
-n31:
-	{ // ZeroLength: drop zero length
+n34:
+	{ // Duplicate: drop duplicate
 		return pl.drop(18)
 	}
-n32:
-	{ // TooLarge: drop too large
+n35:
+	{ // Overlap: drop overlap
 		return pl.drop(19)
+	}
+n36:
+	{ // Late: drop late
+		return pl.drop(20)
+	}
+n37:
+	{ // LengthMismatch: drop length mismatch
+		return pl.drop(21)
+	}
+n38:
+	{ // OutOfBounds: drop out of bounds
+		return pl.drop(22)
+	}
+n39:
+	{ // ZeroLength: drop zero length
+		return pl.drop(23)
+	}
+n40:
+	{ // TooLarge: drop too large
+		return pl.drop(24)
 	}
 }

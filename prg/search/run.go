@@ -274,14 +274,20 @@ func (v *view) via(sink string, p predicate.Pred) predicate.Pred {
 	return p.And(v.ps.Reaching(v.g.Node(sink)))
 }
 
-// delivered: behind the sink, some of p's packets reach a node that hands
-// them to the application (steer, emit) or its state (place): the sink is
-// one of the thread's queues.
+// delivered: some of p's packets come through the sink, and behind it a
+// node hands packets to the application (steer, emit) or its state
+// (place): the sink is one of the thread's queues. The delivering node is
+// not asked about p itself: its predicate describes packets as they reach
+// it, and an LPG that pops the headers a flow is told by (the
+// reassembler) has forgotten them there.
 func (v *view) delivered(sink string, p predicate.Pred) bool {
 	p = v.via(sink, p)
+	if !predicate.Satisfiable(p) {
+		return false
+	}
 	for _, n := range v.copies[sink] {
 		if n.Kind == dataflow.FNode && (n.Op.Kind == packet.OpSteer || n.Op.Kind == packet.OpEmit || n.Op.Kind == packet.OpPlace) &&
-			predicate.Satisfiable(v.ps.Reaching(n).And(p)) {
+			predicate.Satisfiable(v.ps.Reaching(n)) {
 			return true
 		}
 	}
