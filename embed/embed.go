@@ -7,15 +7,10 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/lpg"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/predicate"
-)
-
-// Where an LPG and a PRG meet (see doc.go).
-const (
-	LPGRxEntry = "RxQueue"
-	LPGTxExit  = "TxQueue"
-	PRGTxEntry = "TxQueue"
+	"github.com/dragonet-go/nsc/prg"
 )
 
 // Embedding is an LPG embedded into a PRG.
@@ -70,15 +65,15 @@ type builder struct {
 	rxPlaces map[*dataflow.Node]*rxTakeover
 }
 
-// Embed embeds lpg into prg.
-func Embed(lpg, prg *dataflow.Graph) (*Embedding, error) {
-	if lpg.Schema != prg.Schema {
+// Embed embeds the LPG l into the PRG p.
+func Embed(l, p *dataflow.Graph) (*Embedding, error) {
+	if l.Schema != p.Schema {
 		return nil, ErrDifferentModels
 	}
-	if lpg.Kind != dataflow.LPG || prg.Kind != dataflow.PRG {
-		return nil, fmt.Errorf("embed %s %s into %s %s: want an lpg and a prg", lpg.Kind, lpg.Name, prg.Kind, prg.Name)
+	if l.Kind != dataflow.LPG || p.Kind != dataflow.PRG {
+		return nil, fmt.Errorf("embed %s %s into %s %s: want an lpg and a prg", l.Kind, l.Name, p.Kind, p.Name)
 	}
-	b := &builder{lpg: lpg, prg: prg, space: predicate.NewSpace(), prgOf: map[*dataflow.Node]*enode{},
+	b := &builder{lpg: l, prg: p, space: predicate.NewSpace(), prgOf: map[*dataflow.Node]*enode{},
 		copies: map[*dataflow.Node][]*enode{}, unattached: map[*dataflow.Node]string{}, notes: map[*dataflow.Node]map[string][]string{}, place: map[*dataflow.Node]*Placement{}}
 	if err := b.build(); err != nil {
 		return nil, err
@@ -109,32 +104,26 @@ func Embed(lpg, prg *dataflow.Graph) (*Embedding, error) {
 // build puts the PRG, the LPG's Tx part and one copy of the LPG's Rx part
 // per PRG Rx sink into one graph.
 func (b *builder) build() error {
-	rxEntry := b.lpg.Node(LPGRxEntry)
-	txExit := b.lpg.Node(LPGTxExit)
-	if rxEntry != nil && !rxEntry.Source {
-		return fmt.Errorf("lpg %s: %s must be a source (op input) to take packets from the PRG", b.lpg.Name, LPGRxEntry)
+	l, err := lpg.Of(b.lpg)
+	if err != nil {
+		return err
 	}
-	if txExit != nil && (txExit.Kind != dataflow.FNode || !txExit.Op.Terminal()) {
-		return fmt.Errorf("lpg %s: %s must end packets (op emit) to hand them to the PRG", b.lpg.Name, LPGTxExit)
-	}
-	if e := b.prg.Node(PRGTxEntry); e == nil || !e.Source {
+	rxEntry, txExit := l.RxEntry(), l.TxExit()
+	if prg.Entry(b.prg) == nil {
 		txExit = nil // a PRG without a Tx side: the LPG's exit stays its own
 	}
 	// The PRG, with its Tx entry fed by the LPG and its Rx sinks passing
 	// packets on to the LPG copies.
-	txReach := map[*dataflow.Node]bool{}
-	if e := b.prg.Node(PRGTxEntry); e != nil && e.Source {
-		txReach = dataflow.Reachable(e)
-	}
+	rxSinks := prg.RxSinks(b.prg)
 	for _, n := range b.prg.Nodes {
 		e := clone(n, n.Name, false)
 		b.prgOf[n] = e
 		b.nodes = append(b.nodes, e)
 		switch {
-		case n.Name == PRGTxEntry && n.Source && txExit != nil:
+		case n == prg.Entry(b.prg) && txExit != nil:
 			e.source = false // the LPG feeds it
 			b.txEntry = e
-		case n.Sink && !txReach[n] && rxEntry != nil:
+		case slices.Contains(rxSinks, n) && rxEntry != nil:
 			b.rxSinks = append(b.rxSinks, n)
 			e.isSink = false
 			e.op = &packet.Op{Kind: packet.OpNop, Header: -1, After: -1, Table: -1}
@@ -147,16 +136,16 @@ func (b *builder) build() error {
 	// Which LPG nodes the Rx entry reaches: those are copied per sink. A
 	// PRG without Rx sinks leaves the LPG's Rx side as it is.
 	rx := map[*dataflow.Node]bool{}
-	if rxEntry != nil && len(b.rxSinks) > 0 {
-		rx = dataflow.Reachable(rxEntry)
+	if len(b.rxSinks) > 0 {
+		rx = l.RxPart()
 	}
 	if rxEntry != nil && len(b.rxSinks) == 0 {
-		for n := range dataflow.Reachable(rxEntry) {
+		for n := range l.RxPart() {
 			b.unattached[n] = "not joined: " + b.prg.Name + " has no Rx sinks, so this runs on the host as in the LPG"
 		}
 	}
-	if t := b.lpg.Node(LPGTxExit); t != nil && txExit == nil {
-		b.unattached[t] = "not joined: " + b.prg.Name + " has no Tx entry (" + PRGTxEntry + "), so packets end here as in the LPG"
+	if t := l.TxExit(); t != nil && txExit == nil {
+		b.unattached[t] = "not joined: " + b.prg.Name + " has no Tx entry (" + prg.TxEntry + "), so packets end here as in the LPG"
 	}
 	lpgTx := map[*dataflow.Node]*enode{}
 	for _, n := range b.lpg.Nodes {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/lpg"
 )
 
 // Kind is where an LPG node went.
@@ -77,9 +78,9 @@ func (b *builder) placement(n *dataflow.Node) Placement {
 	}
 	notes := b.story(n)
 	switch {
-	case n.Name == LPGRxEntry && len(b.rxSinks) > 0:
+	case n.Name == lpg.RxEntry && len(b.rxSinks) > 0:
 		p.Kind, p.Reason = Pruned, "joined to the PRG's Rx sinks "+b.joinSinks(names(b.rxSinks))
-	case n.Name == LPGTxExit && b.txEntry != nil:
+	case n.Name == lpg.TxExit && b.txEntry != nil:
 		p.Kind, p.Reason = Pruned, "joined to the PRG's Tx entry "+b.txEntry.name
 	case p.Kind == Hardware || p.Kind == Split:
 	case alive == 0 && len(b.copies[n]) > 0:

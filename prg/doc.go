@@ -1,6 +1,8 @@
-// Package prg is the device side of nsc: the configuration of a PRG's
-// C-nodes (Dragonet's configuration nodes) and, in prg/search, the search
-// for the configuration that suits an LPG best.
+// Package prg is the device side of nsc: what makes a dataflow graph a
+// Physical Resource Graph — its Tx entry and Rx sinks (where an LPG joins
+// it, package lpg), its declared resource limits and whether a table fits
+// them, and the configuration of its C-nodes (Dragonet's configuration
+// nodes); prg/search finds the configuration that suits an LPG best.
 //
 // A C-node declares a type and may carry a value (`config NAME: TYPE =
 // LITERAL`, or a configuration file). Configure turns every C-node that has

@@ -14,6 +14,7 @@ import (
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/testutil"
+	"github.com/dragonet-go/nsc/lpg"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/predicate"
 )
@@ -732,7 +733,7 @@ func TestFrameExtractHints(t *testing.T) {
 			if !ok {
 				t.Fatal("no class")
 			}
-			frame, _ := fs.build(embed.LPGRxEntry, class, rnd)
+			frame, _ := fs.build(lpg.RxEntry, class, rnd)
 			pkt := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.Default)
 			udp, ok := pkt.Layer(layers.LayerTypeUDP).(*layers.UDP)
 			_, v4 := pkt.Layer(layers.LayerTypeIPv4).(*layers.IPv4)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/embed"
+	"github.com/dragonet-go/nsc/lpg"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/predicate"
 	"github.com/dragonet-go/nsc/sim"
@@ -306,7 +307,7 @@ func lpgName(em *embed.Embedding, n *dataflow.Node) string {
 	if o := em.Origin[n.Name]; o.LPG != "" {
 		return o.LPG
 	}
-	return embed.LPGTxExit
+	return lpg.TxExit
 }
 
 // Entries maps each LPG source to where its packets enter the embedded
@@ -321,8 +322,8 @@ func Entries(em *embed.Embedding) map[string]*dataflow.Node {
 		}
 		// The PRG source whose packets reach the LPG copies is the wire.
 		for n := range dataflow.Reachable(s) {
-			if len(em.Origin[n.Name].Serves) > 0 && out[embed.LPGRxEntry] == nil {
-				out[embed.LPGRxEntry] = s
+			if len(em.Origin[n.Name].Serves) > 0 && out[lpg.RxEntry] == nil {
+				out[lpg.RxEntry] = s
 			}
 		}
 	}

@@ -10,19 +10,20 @@ import (
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
+	"github.com/dragonet-go/nsc/lpg"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/verify"
 )
 
 func runVerify(e *env, args []string) error {
 	fs := newFlags("verify", e)
-	lpg := fs.String("lpg", "", "the LPG")
+	lpgName := fs.String("lpg", "", "the LPG")
 	prg := fs.String("prg", "", "the PRG")
 	n := fs.Int("packets", 10000, "how many packets to run")
 	seed := fs.Uint64("seed", 1, "seed of the packet generator")
 	bad := fs.String("mismatches", "verify-mismatches.pcap", "where to write the packets that differ")
 	tables := fs.String("tables", "", "table entries (table_add lines) for the LPG and the embedded graph")
-	frames := fs.String("frames", "", "a pcap of frames to run too, into the LPG's "+embed.LPGRxEntry)
+	frames := fs.String("frames", "", "a pcap of frames to run too, into the LPG's "+lpg.RxEntry)
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -34,7 +35,7 @@ func runVerify(e *env, args []string) error {
 		return err
 	}
 	defer fileout.AbortOnInterrupt()()
-	em, err := embedding(files, *lpg, *prg)
+	em, err := embedding(files, *lpgName, *prg)
 	if err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func runVerify(e *env, args []string) error {
 			return err
 		}
 		for i, f := range fr {
-			cases = append(cases, verify.Case{Source: embed.LPGRxEntry, Frame: f.Data, Why: fmt.Sprintf("frame %d of %s", i+1, *frames)})
+			cases = append(cases, verify.Case{Source: lpg.RxEntry, Frame: f.Data, Why: fmt.Sprintf("frame %d of %s", i+1, *frames)})
 		}
 	}
 	var load func() ([]*packet.Table, error)
