@@ -17,7 +17,7 @@ func TestEmbedConfigure(t *testing.T) {
 	}
 	for _, want := range []string{
 		"chosen: RxFilters = [[udp, any, any, any, 19000, 1, q1], [udp, any, any, any, 19001, 1, q2]]",
-		"cost: 46 (software 46 + demux 0; 2 filters, 2 queues); with no filter: 50 (software 46 + demux 4)",
+		"cost: 52 (software 52 + demux 0; 2 filters, 2 queues); with no filter: 56 (software 52 + demux 4)",
 		"RxQueue         pruned    joined to the PRG's Rx sinks RxOut, RxIPBad, RxIPGood, RxL4Good, RxL4Bad, RxQ1, RxQ2\n",
 	} {
 		if !strings.Contains(out, want) {
