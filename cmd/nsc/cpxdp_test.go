@@ -59,19 +59,6 @@ func TestCPProgramsXDP(t *testing.T) { cpProgramsXDP(t, false) }
 // still forwards by the last epoch's tables.
 func TestCPProgramsXDPPinned(t *testing.T) { cpProgramsXDP(t, true) }
 
-// bpffs mounts a BPF filesystem of the test's own on a temporary
-// directory; unmounting it when the test ends drops whatever is pinned
-// there.
-func bpffs(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("bpf", dir, "bpf", 0, ""); err != nil {
-		t.Fatalf("mount bpffs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
-}
-
 func cpProgramsXDP(t *testing.T, pinned bool) {
 	xdptest.Require(t)
 	if _, err := exec.LookPath("ip"); err != nil {
@@ -104,7 +91,7 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 
 		if err != nil {
 			t.Fatal(err)
 		}
-		pins := filepath.Join(bpffs(t), "lb")
+		pins := filepath.Join(xdptest.BPFFS(t), "lb")
 		a := startNSC(t, "xdp", "attach", "--dev", host, "--mode", "generic", "--obj", obj, "--tables", filepath.Join(dir, "base.tables"), "--pin", pins)
 		if code, out := a.waitExit(t); code != 0 {
 			t.Fatalf("nsc xdp attach --pin exited %d: %q", code, out)
