@@ -247,6 +247,24 @@ func (l *Live) SetGroup(table string, exact []packet.Value, es []packet.Entry) e
 	return gs.set(keys, es, starts, ents)
 }
 
+// Own makes the groups of table (a priority table found by its interval
+// index) this Live's to write, as its first SetGroup would: it refuses a
+// table holding entries or groups that another writer wrote (a pinned
+// program's earlier driver), whose regions it cannot know.
+func (l *Live) Own(table string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tm, err := l.table(table)
+	if err != nil {
+		return err
+	}
+	if tm.Mode != modeScan || tm.Spec.IntervalKey() < 0 {
+		return fmt.Errorf("table %s has no interval index", table)
+	}
+	_, err = l.groupsOf(tm)
+	return err
+}
+
 // groupsOf turns a table's interval index on, with no group, the first
 // time: the table must be empty, of SetTables' entries and of another
 // Live's groups.

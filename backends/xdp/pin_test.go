@@ -128,7 +128,7 @@ func TestPinReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(0x4321)
-	if err := again.SetGroup("t_ivl", []packet.Value{packet.V(1), {}}, nil); err == nil || !strings.Contains(err.Error(), "another writer") {
+	if err := again.Own("t_ivl"); err == nil || !strings.Contains(err.Error(), "another writer") {
 		t.Errorf("a second Live took over the groups: %v", err)
 	}
 }

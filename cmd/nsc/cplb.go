@@ -12,6 +12,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/ejfat/cp"
+	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
 )
 
 // cpLBFlags choose the data planes nsc cp programs, any of: an
@@ -129,7 +130,12 @@ func (f *cpLBFlags) xdp() (cp.Programming, io.Closer, error) {
 	if err != nil {
 		return cp.Programming{}, nil, err
 	}
-	return cp.Programming{DataPlane: &cp.XDPMaps{Live: r.Live()}, Tables: cp.XDPTables(r), MemberMAC: f.member()}, closer, nil
+	live := r.Live()
+	if err := live.Own(calendar.EpochTable); err != nil {
+		closer.Close()
+		return cp.Programming{}, nil, fmt.Errorf("%w (a CP drove it before: attach it afresh)", err)
+	}
+	return cp.Programming{DataPlane: &cp.XDPMaps{Live: live}, Tables: cp.XDPTables(r), MemberMAC: f.member()}, closer, nil
 }
 
 // xdpOpenPinned opens the program pinned in --xdp-pinned, refusing one

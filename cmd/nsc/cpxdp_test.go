@@ -173,6 +173,11 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 
 		send(2)
 		time.Sleep(500 * time.Millisecond)
 		batches = 3
+		// Another CP cannot know which map regions the first one's epochs hold.
+		again := startNSC(t, cpArgs...)
+		if code, _ := again.waitExit(t); code == 0 || !strings.Contains(strings.Join(again.errOut, "\n"), "another writer") {
+			t.Errorf("a second nsc cp on the pins exited %d: %q", code, again.errOut)
+		}
 	}
 	got := map[string][]int{}
 	for i, r := range recvs {
