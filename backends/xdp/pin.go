@@ -26,12 +26,12 @@ const (
 	LinkPin     = "link"
 )
 
-// onBPFFS refuses a directory not on a BPF filesystem, the only place
+// OnBPFFS refuses a directory not on a BPF filesystem, the only place
 // the kernel pins objects.
-func onBPFFS(dir string) error {
+func OnBPFFS(dir string) error {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", dir, err)
 	}
 	if st.Type != unix.BPF_FS_MAGIC {
 		return fmt.Errorf("%s is not on a BPF filesystem (mount one: mount -t bpf bpf /sys/fs/bpf)", dir)
@@ -43,7 +43,7 @@ func onBPFFS(dir string) error {
 // directory whose parent is on a BPF filesystem. On failure it removes
 // what it pinned.
 func (r *Runner) Pin(dir string) (err error) {
-	if err := onBPFFS(filepath.Dir(dir)); err != nil {
+	if err := OnBPFFS(filepath.Dir(dir)); err != nil {
 		return err
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil {
@@ -83,7 +83,7 @@ func (r *Runner) Pin(dir string) (err error) {
 // OpenPinned opens the program and maps Pin pinned in dir; closing the
 // Runner closes them here and leaves the pins.
 func OpenPinned(dir string) (*Runner, error) {
-	if err := onBPFFS(dir); err != nil {
+	if err := OnBPFFS(dir); err != nil {
 		return nil, err
 	}
 	mm, err := ebpf.LoadPinnedMap(filepath.Join(dir, ManifestPin), nil)

@@ -150,6 +150,11 @@ func xdpAttach(e *env, args []string) error {
 	if *pin != "" && *duration > 0 {
 		return usagef("--pin leaves the program attached: no --duration")
 	}
+	if *pin != "" {
+		if err := xdp.OnBPFFS(filepath.Dir(*pin)); err != nil {
+			return fmt.Errorf("--pin: %w", err)
+		}
+	}
 	fl, ok := xdpModes[*mode]
 	if !ok {
 		return usagef("unknown mode %q (have driver, generic, offload)", *mode)
