@@ -247,8 +247,27 @@ func (l *Live) SetGroup(table string, exact []packet.Value, es []packet.Entry) e
 	return gs.set(keys, es, starts, ents)
 }
 
+// Own makes the groups of table (a priority table found by its interval
+// index) this Live's to write, as its first SetGroup would: it refuses a
+// table holding entries or groups that another writer wrote (a pinned
+// program's earlier driver), whose regions it cannot know.
+func (l *Live) Own(table string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tm, err := l.table(table)
+	if err != nil {
+		return err
+	}
+	if tm.Mode != modeScan || tm.Spec.IntervalKey() < 0 {
+		return fmt.Errorf("table %s has no interval index", table)
+	}
+	_, err = l.groupsOf(tm)
+	return err
+}
+
 // groupsOf turns a table's interval index on, with no group, the first
-// time: the table must be empty.
+// time: the table must be empty, of SetTables' entries and of another
+// Live's groups.
 func (l *Live) groupsOf(tm TableMeta) (*liveGroups, error) {
 	if gs := l.groups[tm.Spec.Name]; gs != nil {
 		return gs, nil
@@ -270,12 +289,23 @@ func (l *Live) groupsOf(tm TableMeta) (*liveGroups, error) {
 	slots := 1 << (bits.Len32(gs.g.MaxEntries()) - 1) // a power of two
 	gs.mask, gs.shift = uint64(slots-1), uint(64-bits.TrailingZeros(uint(slots)))
 	empty := make([]byte, gs.g.ValueSize())
+	v := make([]byte, gs.g.ValueSize())
+	for i := range slots {
+		// Another Live's groups (a pinned program's, driven before):
+		// which regions they hold is lost with it.
+		if err := gs.g.Lookup(uint32(i), v); err != nil {
+			return nil, err
+		}
+		if n := len(v); binary.NativeEndian.Uint32(v[n-8:]) < binary.NativeEndian.Uint32(v[n-4:]) {
+			return nil, fmt.Errorf("table %s holds groups another writer wrote", tm.Spec.Name)
+		}
+	}
 	for i := range slots {
 		if err := gs.g.Put(uint32(i), empty); err != nil {
 			return nil, err
 		}
 	}
-	v := binary.NativeEndian.AppendUint32(nil, 1)
+	v = binary.NativeEndian.AppendUint32(v[:0], 1)
 	v = binary.NativeEndian.AppendUint32(v, uint32(gs.shift))
 	v = binary.NativeEndian.AppendUint32(v, uint32(gs.mask))
 	if err := on.Put(uint32(0), binary.NativeEndian.AppendUint32(v, 0)); err != nil {

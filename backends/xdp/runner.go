@@ -115,18 +115,28 @@ func Load(obj string) (*Runner, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", obj, err)
 	}
-	r := &Runner{Meta: meta, coll: coll, prog: coll.Programs[meta.Program], counters: coll.Maps[meta.Counters], lens: coll.Maps[meta.Lens]}
-	if r.prog == nil || r.counters == nil || r.lens == nil {
-		coll.Close()
-		return nil, fmt.Errorf("%s: program %s or maps %s, %s missing", obj, meta.Program, meta.Counters, meta.Lens)
+	r, err := newRunner(obj, meta, coll)
+	if err != nil {
+		return nil, err
 	}
 	if m := processed.FindStringSubmatch(r.prog.VerifierLog); m != nil {
 		r.VerifiedInsns, _ = strconv.Atoi(m[1])
 	}
+	return r, nil
+}
+
+// newRunner runs meta's program and maps of coll (named from), which it
+// closes when one is missing.
+func newRunner(from string, meta *Meta, coll *ebpf.Collection) (*Runner, error) {
+	r := &Runner{Meta: meta, coll: coll, prog: coll.Programs[meta.Program], counters: coll.Maps[meta.Counters], lens: coll.Maps[meta.Lens]}
+	if r.prog == nil || r.counters == nil || r.lens == nil {
+		coll.Close()
+		return nil, fmt.Errorf("%s: program %s or maps %s, %s missing", from, meta.Program, meta.Counters, meta.Lens)
+	}
 	for _, t := range meta.Tables {
 		if t.Used && coll.Maps[t.Map] == nil {
 			coll.Close()
-			return nil, fmt.Errorf("%s: map %s of table %s missing", obj, t.Map, t.Spec.Name)
+			return nil, fmt.Errorf("%s: map %s of table %s missing", from, t.Map, t.Spec.Name)
 		}
 	}
 	return r, nil

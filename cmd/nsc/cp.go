@@ -190,6 +190,9 @@ func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption, golb *cp.Go
 	if f.lb.xdpDev != "" {
 		where += fmt.Sprintf(", %s XDP on %s", f.lb.model, f.lb.xdpDev)
 	}
+	if f.lb.xdpPinned != "" {
+		where += fmt.Sprintf(", %s XDP pinned in %s", f.lb.model, f.lb.xdpPinned)
+	}
 	lbDone := make(chan struct{})
 	if golb != nil {
 		where += fmt.Sprintf(", %s LB on %s", f.lb.model, golb.Conns[0].LocalAddr())

@@ -10,7 +10,9 @@ import (
 
 	"github.com/cilium/ebpf/link"
 
+	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/ejfat/cp"
+	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
 )
 
 // cpLBFlags choose the data planes nsc cp programs, any of: an
@@ -18,7 +20,7 @@ import (
 // through a script of simple_switch_CLI commands.
 type cpLBFlags struct {
 	listen, model, tables, mac, memberMAC, p4Script string
-	xdpDev, xdpObj, xdpMode                         string
+	xdpDev, xdpObj, xdpMode, xdpPinned              string
 	feed                                            bool
 }
 
@@ -33,10 +35,11 @@ func (f *cpLBFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.xdpDev, "xdp-dev", "", "attach the model's XDP program to this interface and program its maps")
 	fs.StringVar(&f.xdpObj, "xdp-obj", "", "the XDP program (nsc compile --target xdp; default: compiled now with clang)")
 	fs.StringVar(&f.xdpMode, "xdp-mode", "", "XDP mode: driver, generic or offload (default: driver if the driver has it, else generic)")
+	fs.StringVar(&f.xdpPinned, "xdp-pinned", "", "program the maps of the model's XDP program that nsc xdp attach --pin pinned in this directory")
 }
 
 // check validates the flags; the data plane is off without --lb-listen,
-// --xdp-dev or --p4-script.
+// --xdp-dev, --xdp-pinned or --p4-script.
 func (f *cpLBFlags) check() error {
 	if _, err := net.ParseMAC(f.memberMAC); err != nil {
 		return usagef("--member-mac: %v", err)
@@ -45,6 +48,8 @@ func (f *cpLBFlags) check() error {
 		return usagef("unknown --xdp-mode %q (have driver, generic, offload)", f.xdpMode)
 	}
 	switch {
+	case f.xdpPinned != "" && (f.xdpDev != "" || f.xdpObj != "" || f.xdpMode != ""):
+		return usagef("--xdp-pinned takes the program nsc xdp attach --pin attached: no --xdp-dev, --xdp-obj or --xdp-mode")
 	case f.xdpDev != "" && f.tables == "":
 		return usagef("--xdp-dev needs --lb-tables")
 	case f.listen == "":
@@ -109,37 +114,77 @@ func (f *cpLBFlags) p4(stdout io.Writer) (cp.Programming, io.Closer, error) {
 
 var xdpModes = map[string]link.XDPAttachFlags{"": 0, "driver": link.XDPDriverMode, "generic": link.XDPGenericMode, "offload": link.XDPOffloadMode}
 
-// xdp loads the model's XDP program (--xdp-obj, or compiled now), fills
-// its maps with --lb-tables, attaches it to --xdp-dev and returns the
-// Programming that changes its maps live, and what detaches and unloads
-// it.
+// xdp returns the Programming that changes the maps of the model's XDP
+// program live, and what closes it: the program --xdp-pinned names, or
+// one it attaches to --xdp-dev (xdpAttach).
 func (f *cpLBFlags) xdp() (cp.Programming, io.Closer, error) {
+	var r *xdp.Runner
+	var closer io.Closer
+	var err error
+	if f.xdpPinned != "" {
+		r, err = f.xdpOpenPinned()
+		closer = closerFunc(func() error { r.Close(); return nil })
+	} else {
+		r, closer, err = f.xdpAttach()
+	}
+	if err != nil {
+		return cp.Programming{}, nil, err
+	}
+	live := r.Live()
+	if err := live.Own(calendar.EpochTable); err != nil {
+		closer.Close()
+		return cp.Programming{}, nil, fmt.Errorf("%w (a CP drove it before: attach it afresh)", err)
+	}
+	return cp.Programming{DataPlane: &cp.XDPMaps{Live: live}, Tables: cp.XDPTables(r), MemberMAC: f.member()}, closer, nil
+}
+
+// xdpOpenPinned opens the program pinned in --xdp-pinned, refusing one
+// whose tables are not laid out as the model's XDP program's.
+func (f *cpLBFlags) xdpOpenPinned() (*xdp.Runner, error) {
+	want, err := cp.XDPProgram(f.model)
+	if err != nil {
+		return nil, err
+	}
+	r, err := xdp.OpenPinned(f.xdpPinned)
+	if err != nil {
+		return nil, err
+	}
+	if err := want.Meta.SameTables(r.Meta); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%s: the pinned program is not %s's XDP program: %w", f.xdpPinned, f.model, err)
+	}
+	return r, nil
+}
+
+// xdpAttach loads the model's XDP program (--xdp-obj, or compiled now),
+// fills its maps with --lb-tables and attaches it to --xdp-dev; closing
+// detaches and unloads it.
+func (f *cpLBFlags) xdpAttach() (*xdp.Runner, io.Closer, error) {
 	obj := f.xdpObj
 	if obj == "" {
 		dir, err := os.MkdirTemp("", "nsc-cp-xdp")
 		if err != nil {
-			return cp.Programming{}, nil, err
+			return nil, nil, err
 		}
 		defer os.RemoveAll(dir)
 		if obj, err = cp.BuildXDP(f.model, dir); err != nil {
-			return cp.Programming{}, nil, err
+			return nil, nil, err
 		}
 	}
 	r, err := loadXDP(obj, f.tables)
 	if err != nil {
-		return cp.Programming{}, nil, err
+		return nil, nil, err
 	}
 	l, err := r.Attach(f.xdpDev, xdpModes[f.xdpMode])
 	if err != nil {
 		r.Close()
-		return cp.Programming{}, nil, fmt.Errorf("attach to %s: %w", f.xdpDev, err)
+		return nil, nil, fmt.Errorf("attach to %s: %w", f.xdpDev, err)
 	}
-	detach := closerFunc(func() error {
+	return r, closerFunc(func() error {
 		err := l.Close()
 		r.Close()
 		return err
-	})
-	return cp.Programming{DataPlane: &cp.XDPMaps{Live: r.Live()}, Tables: cp.XDPTables(r), MemberMAC: f.member()}, detach, nil
+	}), nil
 }
 
 type closerFunc func() error
@@ -169,7 +214,7 @@ func (f *cpLBFlags) open(stdout io.Writer) (cp.Programming, *cp.GoLB, []io.Close
 	for _, p := range []struct {
 		on   bool
 		open func() (cp.Programming, io.Closer, error)
-	}{{f.xdpDev != "", f.xdp}, {f.p4Script != "", func() (cp.Programming, io.Closer, error) { return f.p4(stdout) }}} {
+	}{{f.xdpDev != "" || f.xdpPinned != "", f.xdp}, {f.p4Script != "", func() (cp.Programming, io.Closer, error) { return f.p4(stdout) }}} {
 		if !p.on {
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dragonet-go/nsc/ejfat/cp"
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 )
@@ -50,7 +51,15 @@ func vethNetns(t *testing.T) (netns, host, peer string) {
 // receiver its calendar names. Every event is reassembled whole by
 // exactly one receiver; after one session stops being ready, the CP's
 // next epoch sends every later event to the other.
-func TestCPProgramsXDP(t *testing.T) {
+func TestCPProgramsXDP(t *testing.T) { cpProgramsXDP(t, false) }
+
+// TestCPProgramsXDPPinned is TestCPProgramsXDP with the program attached
+// and pinned by `nsc xdp attach --pin` and its maps driven by `nsc cp
+// --xdp-pinned` in another process: after the CP exits, the program
+// still forwards by the last epoch's tables.
+func TestCPProgramsXDPPinned(t *testing.T) { cpProgramsXDP(t, true) }
+
+func cpProgramsXDP(t *testing.T, pinned bool) {
 	xdptest.Require(t)
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("no ip command")
@@ -76,12 +85,25 @@ table_add mac_dst_filter_table set_mac_sa 0&&&0 0xffffffffffff => 0x%s 0
 table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 0x0ac90001 => 0x0ac90001 0 0
 table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 0
 `, mac, mac, mac))
-	cp := startNSC(t, "cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"), "--admin-token-file", filepath.Join(dir, "admin"),
-		"--instances", "1", "--epoch-interval", "100ms", "--ready-timeout", "1m", "--data-ipv4", "10.201.0.1",
-		"--xdp-dev", host, "--xdp-mode", "generic", "--lb-tables", filepath.Join(dir, "base.tables"), "--member-mac", string(peerMAC[1]))
-	line := cp.expect(t, cp.stdout, "nsc cp: gRPC on ")
-	if !strings.Contains(line, "lb-2025 XDP on "+host) {
-		t.Errorf("start line %q does not name the XDP LB", line)
+	plane, named := []string{"--xdp-dev", host, "--xdp-mode", "generic", "--lb-tables", filepath.Join(dir, "base.tables")}, "lb-2025 XDP on "+host
+	if pinned {
+		obj, err := cp.BuildXDP("lb-2025", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pins := filepath.Join(xdptest.BPFFS(t), "lb")
+		a := startNSC(t, "xdp", "attach", "--dev", host, "--mode", "generic", "--obj", obj, "--tables", filepath.Join(dir, "base.tables"), "--pin", pins)
+		if code, out := a.waitExit(t); code != 0 {
+			t.Fatalf("nsc xdp attach --pin exited %d: %q", code, out)
+		}
+		plane, named = []string{"--xdp-pinned", pins}, "lb-2025 XDP pinned in "+pins
+	}
+	cpArgs := append([]string{"cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"), "--admin-token-file", filepath.Join(dir, "admin"),
+		"--instances", "1", "--epoch-interval", "100ms", "--ready-timeout", "1m", "--data-ipv4", "10.201.0.1", "--member-mac", string(peerMAC[1])}, plane...)
+	cpp := startNSC(t, cpArgs...)
+	line := cpp.expect(t, cpp.stdout, "nsc cp: gRPC on ")
+	if !strings.Contains(line, named) {
+		t.Errorf("start line %q does not name the XDP LB (%s)", line, named)
 	}
 	addr, _, _ := strings.Cut(strings.TrimPrefix(line, "nsc cp: gRPC on "), ",")
 	lc := cpClient(t, addr)
@@ -143,6 +165,20 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 
 	slots(0)
 	send(1)
 	time.Sleep(500 * time.Millisecond)
+	if code, _ := cpp.stop(t, syscall.SIGTERM); code != 0 {
+		t.Errorf("nsc cp exited %d", code)
+	}
+	batches := 2
+	if pinned { // the CP is gone, its last tables stay
+		send(2)
+		time.Sleep(500 * time.Millisecond)
+		batches = 3
+		// Another CP cannot know which map regions the first one's epochs hold.
+		again := startNSC(t, cpArgs...)
+		if code, _ := again.waitExit(t); code == 0 || !strings.Contains(strings.Join(again.errOut, "\n"), "another writer") {
+			t.Errorf("a second nsc cp on the pins exited %d: %q", code, again.errOut)
+		}
+	}
 	got := map[string][]int{}
 	for i, r := range recvs {
 		if code, last := r.stop(t, syscall.SIGTERM); code != 0 || !strings.HasSuffix(last, "0 bad") {
@@ -154,8 +190,8 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 
 		}
 	}
 	// per[batch][receiver]: events written whole.
-	var per [2][2]int
-	for batch := range 2 {
+	var per [3][2]int
+	for batch := range batches {
 		for n := range 100 {
 			at := got[fmt.Sprintf("%d-%d.bin", n, batch)]
 			if len(at) != 1 {
@@ -165,13 +201,10 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 
 			per[batch][at[0]]++
 		}
 	}
-	t.Logf("events through the XDP LB, whole at rx0 and rx1: %v with both ready, %v after rx0 stopped being ready", per[0], per[1])
+	t.Logf("events through the XDP LB, whole at rx0 and rx1: %v with both ready, %v after rx0 stopped being ready, %v after the CP exited (pinned %v)", per[0], per[1], per[2], pinned)
 	// The second epoch starts just above the first's boundary (no sync
 	// messages): events below it still go by the first calendar.
-	if per[0][0] == 0 || per[0][1] == 0 || per[1][1] < 95 {
-		t.Errorf("events per receiver %v, want both in the first epoch, rx1 in the second", per)
-	}
-	if code, _ := cp.stop(t, syscall.SIGTERM); code != 0 {
-		t.Errorf("nsc cp exited %d", code)
+	if per[0][0] == 0 || per[0][1] == 0 || per[1][1] < 95 || pinned && per[2][1] < 95 {
+		t.Errorf("events per receiver %v, want both in the first epoch, rx1 in the second (and after the CP exited)", per)
 	}
 }

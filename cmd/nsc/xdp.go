@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -135,6 +136,7 @@ func xdpAttach(e *env, args []string) error {
 	tables := fs.String("tables", "", "table entries (table_add lines)")
 	duration := fs.Duration("duration", 0, "detach after this long (default: when interrupted)")
 	mode := fs.String("mode", "", "XDP mode: driver, generic or offload (default: driver if the driver has it, else generic)")
+	pin := fs.String("pin", "", "pin the link, program, maps and a manifest in this new directory on a BPF filesystem and exit, leaving the program attached (rm -r the directory detaches it); nsc cp --xdp-pinned drives its maps")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -144,6 +146,14 @@ func xdpAttach(e *env, args []string) error {
 	}
 	if *dev == "" || *obj == "" {
 		return usagef("--dev and --obj are required")
+	}
+	if *pin != "" && *duration > 0 {
+		return usagef("--pin leaves the program attached: no --duration")
+	}
+	if *pin != "" {
+		if err := xdp.OnBPFFS(filepath.Dir(*pin)); err != nil {
+			return fmt.Errorf("--pin: %w", err)
+		}
 	}
 	fl, ok := xdpModes[*mode]
 	if !ok {
@@ -160,6 +170,20 @@ func xdpAttach(e *env, args []string) error {
 	}
 	defer l.Close()
 	fmt.Fprintf(e.stdout, "attached %s (graph %s) to %s", *obj, r.Meta.Graph, *dev)
+	if *pin != "" {
+		err := r.Pin(*pin)
+		if err == nil {
+			if err = l.Pin(filepath.Join(*pin, xdp.LinkPin)); err != nil {
+				os.RemoveAll(*pin)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(e.stdout)
+			return fmt.Errorf("--pin: %w", err)
+		}
+		fmt.Fprintf(e.stdout, ", pinned in %s until it is removed\n", *pin)
+		return nil
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *duration > 0 {

@@ -81,11 +81,17 @@ func TestXDPUsage(t *testing.T) {
 		{[]string{"xdp", "run", "--obj", "x.o"}, "--obj, --in and --out are required"},
 		{[]string{"xdp", "attach", "--obj", "x.o"}, "--dev and --obj are required"},
 		{[]string{"xdp", "attach", "--obj", "x.o", "--dev", "lo", "--mode", "fast"}, `unknown mode "fast"`},
+		{[]string{"xdp", "attach", "--obj", "x.o", "--dev", "lo", "--pin", "p", "--duration", "1s"}, "--pin leaves the program attached"},
 	} {
 		code, _, stderr := nsc(t, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.stderr) {
 			t.Errorf("nsc %v: exit %d, stderr %q; want %q", c.args, code, stderr, c.stderr)
 		}
+	}
+	// Refused before anything loads.
+	pin := filepath.Join(t.TempDir(), "lb")
+	if code, _, stderr := nsc(t, "xdp", "attach", "--obj", "x.o", "--dev", "lo", "--pin", pin); code != 1 || !strings.Contains(stderr, "not on a BPF filesystem") {
+		t.Errorf("--pin on a plain directory: exit %d, stderr %q", code, stderr)
 	}
 }
 

@@ -17,26 +17,31 @@ import (
 	"github.com/dragonet-go/nsc/packet"
 )
 
-// BuildXDP generates an LB model's XDP program and compiles it (clang)
-// into dir, returning the object's path.
-func BuildXDP(model, dir string) (string, error) {
+// XDPProgram generates an LB model's XDP program.
+func XDPProgram(model string) (*xdp.Program, error) {
 	m, lpg, err := ejfat.LPG(model)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	prg, ok := m.Graph("XDP")
 	if !ok {
-		return "", fmt.Errorf("%s has no prg XDP", ejfat.File(model))
+		return nil, fmt.Errorf("%s has no prg XDP", ejfat.File(model))
 	}
 	em, err := embed.Embed(lpg, prg)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	prog, err := xdp.Generate(em.Graph, xdp.Options{Limits: prg.Limits, Command: "nsc cp"})
+	return xdp.Generate(em.Graph, xdp.Options{Limits: prg.Limits, Command: "nsc cp"})
+}
+
+// BuildXDP generates an LB model's XDP program and compiles it (clang)
+// into dir, returning the object's path.
+func BuildXDP(model, dir string) (string, error) {
+	prog, err := XDPProgram(model)
 	if err != nil {
 		return "", err
 	}
-	name := strings.ToLower(lpg.Name)
+	name := strings.ToLower(prog.Meta.Graph)
 	src := filepath.Join(dir, name+".c")
 	if err := os.WriteFile(src, prog.C, 0o644); err != nil {
 		return "", err

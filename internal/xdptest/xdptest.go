@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -169,4 +170,17 @@ func Compare(t testing.TB, r *xdp.Runner, m *sim.Machine, frames [][]byte) map[s
 		t.Errorf("counters differ (-interp +xdp):\n%s", diff)
 	}
 	return where
+}
+
+// BPFFS mounts a BPF filesystem of the test's own on a temporary
+// directory and returns it; unmounting it when the test ends drops
+// whatever is pinned there (a pinned link detaches).
+func BPFFS(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("bpf", dir, "bpf", 0, ""); err != nil {
+		t.Fatalf("mount a BPF filesystem: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return dir
 }
