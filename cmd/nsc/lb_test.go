@@ -52,8 +52,15 @@ func startLB(t testing.TB, args ...string) *nscProcess {
 // is still running.
 func startNSC(t testing.TB, args ...string) *nscProcess {
 	t.Helper()
+	return startIn(t, nil, args...)
+}
+
+// startIn is startNSC run by a command prefix (ip netns exec NS).
+func startIn(t testing.TB, prefix []string, args ...string) *nscProcess {
+	t.Helper()
 	p := &nscProcess{name: args[0], stdout: make(chan string, 100), stderr: make(chan string, 100), exited: make(chan struct{})}
-	p.cmd = exec.Command(os.Args[0], args...)
+	argv := append(append(slices.Clone(prefix), os.Args[0]), args...)
+	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Env = append(os.Environ(), "NSC_TEST_AS_NSC=1")
 	stdout, _ := p.cmd.StdoutPipe()
 	stderr, _ := p.cmd.StderrPipe()
