@@ -157,6 +157,7 @@ func TestXDPAttachHost(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("nsc xdp attach: exit %d: %q", code, out)
 	}
+	t.Logf("nsc xdp attach:\n%s", strings.Join(out, "\n"))
 	device, host, ok := strings.Cut(strings.Join(out, "\n"), "host part of lb-2026:\n")
 	if !ok {
 		t.Fatalf("no host part counters:\n%s", strings.Join(out, "\n"))
