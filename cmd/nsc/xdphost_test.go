@@ -17,6 +17,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat"
+	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -26,16 +27,17 @@ import (
 // `nsc xdp attach --host lb-2026` attaches the device's part (as nsc
 // compile writes it) and runs the host part on every frame the program
 // passes, sending what it emits back out of the veth. The other end sends
-// the LB corpus over a packet socket, frames the program answers itself
-// (XDP_TX), frames that need the calendar, which it has no map for, and
-// frames for the host's stack (ToHost), and receives what comes back: the
-// frames the interpreter on lb-2026 alone, with the same entries, sends to
-// the wire, as a multiset, and no others (what either drops does not come
-// back). The host part must see exactly the
-// frames the program passed (counted by the program): the packet socket
-// does not see what XDP transmitted or dropped. IPv6 is off in both
-// namespaces so that their kernels send nothing of their own; the
-// namespaces are removed at the end, failed or not.
+// the LB corpus and 2,000 frames derived from it over a packet socket:
+// frames the program answers itself (XDP_TX), frames that need the
+// calendar, which it has no map for, and frames for the host's stack
+// (ToHost); and it receives what comes back: the frames the interpreter
+// on lb-2026 alone, with the same entries, sends to the wire, as a
+// multiset, and no others (what either drops does not come back). The
+// host part must run exactly the frames the program passed (counted by
+// the program): the packet socket does not see what XDP transmitted or
+// dropped. IPv6 is off in both namespaces so that their kernels send
+// nothing of their own; the namespaces are removed at the end, failed or
+// not.
 func TestXDPAttachHost(t *testing.T) {
 	xdptest.Require(t)
 	if _, err := exec.LookPath("ip"); err != nil {
@@ -75,7 +77,8 @@ func TestXDPAttachHost(t *testing.T) {
 	}
 	var frames [][]byte
 	var want []string
-	for _, f := range corpus {
+	// The crafted frames and 2,000 derived from them.
+	for _, f := range append(corpus, difftest.Mutate(corpus, 2000, 7)...) {
 		if len(f) < 14 || len(f) > 9014 {
 			continue // not a frame of the veth's (MTU 9000)
 		}
