@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -17,10 +16,10 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
-	"golang.org/x/sys/unix"
 
 	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/internal/xdptest"
 )
 
 // TestXDPAttach attaches lb-2025's XDP program for real: two network
@@ -70,7 +69,7 @@ func xdpAttach(t *testing.T, mode link.XDPAttachFlags) {
 
 	// The program goes on the LB's end, in the LB's namespace.
 	var l link.Link
-	inNetns(t, lbNS, func() error {
+	xdptest.InNetns(t, lbNS, func() error {
 		var err error
 		l, err = r.Attach("vlb", mode)
 		return err
@@ -83,7 +82,7 @@ func xdpAttach(t *testing.T, mode link.XDPAttachFlags) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { pass.Close() })
-		inNetns(t, txNS, func() error {
+		xdptest.InNetns(t, txNS, func() error {
 			ifc, err := net.InterfaceByName("vtx")
 			if err != nil {
 				return err
@@ -101,7 +100,7 @@ func xdpAttach(t *testing.T, mode link.XDPAttachFlags) {
 
 	// A packet socket on the sender's end, opened in its namespace.
 	var fd, ifindex int
-	inNetns(t, txNS, func() error {
+	xdptest.InNetns(t, txNS, func() error {
 		var err error
 		fd, ifindex, err = packetSocket("vtx")
 		return err
@@ -189,45 +188,6 @@ func xdpNeed(t *testing.T, why string) {
 	}
 	t.Skip(why)
 }
-
-// inNetns runs f on a thread inside network namespace ns (ip netns's
-// /var/run/netns/NS), then puts the thread back.
-func inNetns(t *testing.T, ns string, f func() error) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		// The thread is dropped, not reused, if it cannot go back.
-		self, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", syscall.Gettid()))
-		if err != nil {
-			done <- err
-			return
-		}
-		defer self.Close()
-		target, err := os.Open("/var/run/netns/" + ns)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer target.Close()
-		if err := setns(int(target.Fd())); err != nil {
-			done <- fmt.Errorf("setns %s: %w", ns, err)
-			return
-		}
-		ferr := f()
-		if err := setns(int(self.Fd())); err != nil {
-			done <- fmt.Errorf("setns back: %w", err)
-			return
-		}
-		runtime.UnlockOSThread()
-		done <- ferr
-	}()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-}
-
-func setns(fd int) error { return unix.Setns(fd, unix.CLONE_NEWNET) }
 
 // packetSocket opens an AF_PACKET socket bound to interface dev, with a
 // receive timeout.

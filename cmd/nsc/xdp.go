@@ -137,6 +137,7 @@ func xdpAttach(e *env, args []string) error {
 	duration := fs.Duration("duration", 0, "detach after this long (default: when interrupted)")
 	mode := fs.String("mode", "", "XDP mode: driver, generic or offload (default: driver if the driver has it, else generic)")
 	pin := fs.String("pin", "", "pin the link, program, maps and a manifest in this new directory on a BPF filesystem and exit, leaving the program attached (rm -r the directory detaches it); nsc cp --xdp-pinned drives its maps")
+	host := fs.String("host", "", "LB model (lb-2026) whose host part runs every frame the program passes, sending what it transmits out of --dev")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -149,6 +150,9 @@ func xdpAttach(e *env, args []string) error {
 	}
 	if *pin != "" && *duration > 0 {
 		return usagef("--pin leaves the program attached: no --duration")
+	}
+	if *pin != "" && *host != "" {
+		return usagef("--pin exits once attached and --host runs in the foreground: not both")
 	}
 	if *pin != "" {
 		if err := xdp.OnBPFFS(filepath.Dir(*pin)); err != nil {
@@ -164,6 +168,13 @@ func xdpAttach(e *env, args []string) error {
 		return err
 	}
 	defer r.Close()
+	var h *xdpHost
+	if *host != "" {
+		// Listening before the program is attached: no passed frame is missed.
+		if h, err = openXDPHost(*host, *dev, *tables, r.Meta); err != nil {
+			return err
+		}
+	}
 	l, err := r.Attach(*dev, fl)
 	if err != nil {
 		return fmt.Errorf("attach to %s: %w", *dev, err)
@@ -195,6 +206,12 @@ func xdpAttach(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, " until interrupted\n")
 	}
 	start := time.Now()
+	if h != nil {
+		fmt.Fprintf(e.stdout, "host part of %s on %s: runs every frame the program passes\n", *host, *dev)
+		if err := h.serve(ctx); err != nil {
+			return err
+		}
+	}
 	<-ctx.Done()
 	if err := l.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		return err
@@ -218,6 +235,9 @@ func xdpAttach(e *env, args []string) error {
 	printCounters(e, int(in+oversize), c, paths)
 	if oversize > 0 {
 		fmt.Fprintf(e.stdout, "  %d frames longer than %d bytes passed to the kernel untouched\n", oversize, r.Meta.MaxFrame)
+	}
+	if h != nil {
+		return h.report(e)
 	}
 	return nil
 }

@@ -4,7 +4,8 @@
 // UDP sockets: the kernel's parsing and checks pruned from the LB). It
 // picks one by version name. lb2026host and lb2026p4host are the host
 // parts of lb-2026 split on XDPSmall and on BMv2Small (docs/embedding.md,
-// "Devices and the host"), which the split tests run. The packages below are generated
+// "Devices and the host"), which the split tests and `nsc xdp attach
+// --host` run; Host picks one by the device's graph. The packages below are generated
 // by nsc compile and checked in; backends/golang's TestGeneratedUpToDate
 // fails when one is stale.
 package lbfast
@@ -12,6 +13,8 @@ package lbfast
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,6 +24,8 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2025"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2025udp"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026"
+	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026host"
+	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026p4host"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026udp"
 	"github.com/dragonet-go/nsc/packet"
 )
@@ -84,4 +89,33 @@ func NewSocket(v string, tables []*packet.Table) (fastpath.Pipeline, error) {
 		return nil, err
 	}
 	return x.socket(tables)
+}
+
+// Part is a generated fast path and the schema its tables are made from.
+type Part struct {
+	Schema *packet.Schema
+	New    func([]*packet.Table) (fastpath.Pipeline, error)
+}
+
+// hosts are the host parts of each version, by the graph of the device's
+// program whose passed or punted frames they run (version@PRG).
+var hosts = map[string]map[string]Part{
+	"lb-2026": {
+		"LB2026@XDPSmall":  {lb2026host.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2026host.New(ts) }},
+		"LB2026@BMv2Small": {lb2026p4host.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2026p4host.New(ts) }},
+	},
+}
+
+// Host returns the host part of version v split with the device whose
+// program runs graph (its name in the program, as nsc compile wrote it).
+func Host(v, graph string) (Part, error) {
+	if _, err := lookup(v); err != nil {
+		return Part{}, err
+	}
+	p, ok := hosts[v][graph]
+	if !ok {
+		have := slices.Sorted(maps.Keys(hosts[v]))
+		return Part{}, fmt.Errorf("no host part of %s for a device running graph %s (have %q)", v, graph, have)
+	}
+	return p, nil
 }

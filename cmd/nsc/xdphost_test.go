@@ -1,0 +1,204 @@
+package main
+
+import (
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/ejfat"
+	"github.com/dragonet-go/nsc/internal/difftest"
+	"github.com/dragonet-go/nsc/internal/xdptest"
+	"github.com/dragonet-go/nsc/sim"
+)
+
+// TestXDPAttachHost runs lb-2026 split between XDPSmall and the host for
+// real: two network namespaces joined by a veth pair; on the LB's end
+// `nsc xdp attach --host lb-2026` attaches the device's part (as nsc
+// compile writes it) and runs the host part on every frame the program
+// passes, sending what it emits back out of the veth. The other end sends
+// the LB corpus and 2,000 frames derived from it over a packet socket:
+// frames the program answers itself (XDP_TX), frames that need the
+// calendar, which it has no map for, and frames for the host's stack
+// (ToHost); and it receives what comes back: the frames the interpreter
+// on lb-2026 alone, with the same entries, sends to the wire, as a
+// multiset, and no others (what either drops does not come back). The
+// host part must run exactly the frames the program passed (counted by
+// the program): the packet socket does not see what XDP transmitted or
+// dropped. IPv6 is off in both namespaces so that their kernels send
+// nothing of their own; the namespaces are removed at the end, failed or
+// not.
+func TestXDPAttachHost(t *testing.T) {
+	xdptest.Require(t)
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("the ip command (iproute2) is missing")
+	}
+	dir := t.TempDir()
+	if code, _, stderr := nsc(t, "compile", "models/ejfat/lb-2026.nsc", "--lpg", "LB2026", "--prg", "XDPSmall", "--target", "xdp", "-o", dir); code != exitOK {
+		t.Fatalf("compile: exit %d: %s", code, stderr)
+	}
+	tables, err := filepath.Abs("../../ejfat/testdata/lb-2026.tables")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// What the LPG alone sends to the wire (its emit TxQueue; TxWire in
+	// the XDP PRG) for each frame the veth carries.
+	m, g, err := ejfat.LPG("lb-2026")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.Open(tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := ejfat.Tables(m, tables, script)
+	script.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lpg, err := sim.New(g, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus, err := ejfat.Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames [][]byte
+	var want []string
+	// The crafted frames and 2,000 derived from them.
+	for _, f := range append(corpus, difftest.Mutate(corpus, 2000, 7)...) {
+		if len(f) < 14 || len(f) > 9014 {
+			continue // not a frame of the veth's (MTU 9000)
+		}
+		frames = append(frames, f)
+		lpg.Run(f, func(n *dataflow.Node, data []byte) {
+			if n.Name == "TxQueue" {
+				want = append(want, hex.EncodeToString(data))
+			}
+		})
+	}
+
+	tag := strconv.Itoa(os.Getpid())
+	lbNS, txNS := "nschost-lb-"+tag, "nschost-tx-"+tag
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	for _, ns := range []string{lbNS, txNS} {
+		ip("netns", "add", ns)
+		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+		ip("netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+	}
+	ip("-n", lbNS, "link", "add", "vlb", "address", "00:aa:bb:cc:dd:ee", "mtu", "9000", "type", "veth", "peer", "name", "vtx", "address", "00:11:22:33:44:55", "mtu", "9000", "netns", txNS)
+	ip("-n", lbNS, "link", "set", "vlb", "up")
+	ip("-n", txNS, "link", "set", "vtx", "up")
+
+	p := startNSCIn(t, lbNS, "xdp", "attach", "--dev", "vlb", "--mode", "generic", "--obj", filepath.Join(dir, "lb2026.o"), "--tables", tables, "--host", "lb-2026")
+	p.expect(t, p.stdout, "host part of lb-2026 on vlb")
+
+	var conn *xdp.PacketConn
+	xdptest.InNetns(t, txNS, func() (err error) {
+		conn, err = xdp.ListenPacket("vtx", 4<<20)
+		return err
+	})
+	defer conn.Close()
+	got := make(chan []string)
+	go func() {
+		var fs []string
+		buf := make([]byte, 9100)
+		deadline := time.Now().Add(wait)
+		quiet := 0 // Read timeouts since the last frame, once all came
+		for time.Now().Before(deadline) && quiet < 3 {
+			n, err := conn.Read(buf)
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			if n == 0 {
+				if len(fs) >= len(want) {
+					quiet++
+				}
+				continue
+			}
+			quiet = 0
+			fs = append(fs, hex.EncodeToString(buf[:n]))
+		}
+		got <- fs
+	}()
+	for i, f := range frames {
+		if err := conn.Write(f); err != nil {
+			t.Fatalf("send frame %d (%d bytes): %v", i, len(f), err)
+		}
+		if i%32 == 31 {
+			time.Sleep(time.Millisecond) // bounded bursts: the veth's backlog holds 1000
+		}
+	}
+	back := <-got
+	slices.Sort(back)
+	slices.Sort(want)
+	if !slices.Equal(back, want) {
+		extra, missing := multisetDiff(back, want)
+		t.Errorf("%d frames came back, the interpreter emits %d: %d not emitted %q, %d missing %q", len(back), len(want), len(extra), extra[:min(len(extra), 3)], len(missing), missing[:min(len(missing), 3)])
+	}
+
+	p.cmd.Process.Signal(syscall.SIGINT)
+	code, out := p.waitExit(t)
+	if code != exitOK {
+		t.Fatalf("nsc xdp attach: exit %d: %q", code, out)
+	}
+	t.Logf("nsc xdp attach:\n%s", strings.Join(out, "\n"))
+	device, host, ok := strings.Cut(strings.Join(out, "\n"), "host part of lb-2026:\n")
+	if !ok {
+		t.Fatalf("no host part counters:\n%s", strings.Join(out, "\n"))
+	}
+	sinks := func(s string) map[string]int {
+		m := map[string]int{}
+		for _, l := range regexp.MustCompile(`sink (\w+) +(\d+)  -> (.*)`).FindAllStringSubmatch(s, -1) {
+			n, _ := strconv.Atoi(l[2])
+			m[l[1]+" -> "+l[3]] = n
+		}
+		return m
+	}
+	ds, hs := sinks(device), sinks(host)
+	passed := ds["PuntToHost -> XDP_PASS"] + ds["ToHost -> XDP_PASS"]
+	if !strings.Contains(host, fmt.Sprintf("%d packets in\n", passed)) {
+		t.Errorf("the program passed %d frames; the host part did not run exactly those:\n%s", passed, host)
+	}
+	if ds["TxWire -> XDP_TX"] == 0 || ds["PuntToHost -> XDP_PASS"] == 0 || hs["TxWire -> sent out of vlb"] == 0 || hs["ToHost -> left to the kernel, which has the frame"] == 0 {
+		t.Errorf("the corpus misses a path (answered by the program, sent by the host, to the host's stack):\n%s", strings.Join(out, "\n"))
+	}
+	if strings.Contains(host, "not sent") || strings.Contains(host, "lost") || strings.Contains(device, "longer than") {
+		t.Errorf("frames lost or not run:\n%s", strings.Join(out, "\n"))
+	}
+	t.Logf("%d frames sent, %d came back (%d transmitted by the program, %d sent by the host part); %d passed to the host part", len(frames), len(back), ds["TxWire -> XDP_TX"], hs["TxWire -> sent out of vlb"], passed)
+}
+
+// multisetDiff returns the elements of sorted a not in sorted b, and of b
+// not in a, each as often as it is in excess.
+func multisetDiff(a, b []string) (onlyA, onlyB []string) {
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0] == b[0]:
+			a, b = a[1:], b[1:]
+		case a[0] < b[0]:
+			onlyA, a = append(onlyA, a[0]), a[1:]
+		default:
+			onlyB, b = append(onlyB, b[0]), b[1:]
+		}
+	}
+	return append(onlyA, a...), append(onlyB, b...)
+}
