@@ -128,12 +128,17 @@ func BenchmarkEmbedLB2026CX6Dx(b *testing.B) {
 	benchModel(b, m, "LB2026", "CX6Dx")
 }
 
-func BenchmarkEmbedLB2026HostRaw(b *testing.B) {
-	benchEmbed(b, "LB2026", "HostRaw", "ejfat/lb-2026.nsc")
-}
-
 // lb-2025 into the NIC with its egress rules: the multi-node stages and
 // their proofs.
 func BenchmarkEmbedLB2025FlowNIC(b *testing.B) {
 	benchEmbed(b, "LB2025", "CX6DxLB", "ejfat/cx6dx-lb.nsc")
+}
+
+// lb-2026 into every PRG its model holds: the host, the kernel's UDP
+// sockets, the XDP hook and the P4 targets, whole and split with the host.
+func BenchmarkEmbedLB2026(b *testing.B) {
+	m := testutil.Model(b, "ejfat/lb-2026.nsc")
+	for _, p := range []string{"HostRaw", "LinuxUDP", "XDP", "XDPSmall", "U280", "BMv2", "BMv2Small"} {
+		b.Run(p, func(b *testing.B) { benchModel(b, m, "LB2026", p) })
+	}
 }
