@@ -280,7 +280,7 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 		}
 		return ps.forgetChecksums(p, nil)
 	case packet.OpPop:
-		return ps.forgetChecksums(ps.forgetHeader(p, op.Header, false), op.Update)
+		return ps.forgetUpdated(ps.forgetChecksums(ps.forgetHeader(p, op.Header, false), op.Update), op.Update)
 	case packet.OpPlace:
 		if port.Name != packet.PlacePorts[packet.PlaceComplete] {
 			return p
@@ -329,9 +329,28 @@ func (ps *Predicates) forgetChecksums(p predicate.Pred, keep []int) predicate.Pr
 	return p
 }
 
+// forgetUpdated forgets the value of each checksum patched incrementally
+// (RFC 1624): it stays valid, but what was known of its bits (that it was
+// not zero, say) no longer holds — except, for an optional checksum
+// (RFC 768), whether it is zero: a zero stays zero and a computed zero is
+// written as 0xffff (packet.ApplyChecksumDelta).
+func (ps *Predicates) forgetUpdated(p predicate.Pred, update []int) predicate.Pred {
+	for _, h := range update {
+		spec := ps.g.Schema.Headers[h]
+		f := ps.field(packet.FieldRef{Header: h, Field: spec.Checksum})
+		if !spec.ChecksumOptional {
+			p = p.ForgetField(f)
+			continue
+		}
+		zero := ps.Space.Eq(f, packet.Value{})
+		p = p.And(zero).ForgetField(f).And(zero).Or(p.And(zero.Not()).ForgetField(f).And(zero.Not()))
+	}
+	return p
+}
+
 // assign applies assignments in order: each forgets its field, a constant
-// pins it, and every checksum covering the field that is not updated
-// incrementally becomes unknown.
+// pins it, and every checksum covering the field becomes unknown, or, when
+// updated incrementally, stays valid with a value unknown.
 func (ps *Predicates) assign(p predicate.Pred, as []packet.Assign, update []int) predicate.Pred {
 	schema := ps.g.Schema
 	for _, a := range as {
@@ -341,7 +360,12 @@ func (ps *Predicates) assign(p predicate.Pred, as []packet.Assign, update []int)
 			p = p.And(ps.Space.Eq(f, a.Src.Const.And(packet.Mask(f.Width))))
 		}
 		for _, c := range schema.Headers {
-			if c.Checksum >= 0 && !slices.Contains(update, c.ID) && schema.ChecksumCovers(c.ID, a.Dst) {
+			if c.Checksum < 0 || !schema.ChecksumCovers(c.ID, a.Dst) {
+				continue
+			}
+			if slices.Contains(update, c.ID) {
+				p = ps.forgetUpdated(p, []int{c.ID})
+			} else {
 				p = p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", c.Name))
 			}
 		}

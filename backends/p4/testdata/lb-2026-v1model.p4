@@ -746,6 +746,7 @@ control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metad
         bool to_LbPopCommon = false;
         bool to_LbEth = false;
         bool to_LbCsumFix = false;
+        bool to_LbTxCount = false;
         bool to_TxQueue = false;
 
         // RxCount: count rx_counter (in the parser; every frame passes it)
@@ -1617,7 +1618,18 @@ control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metad
             if (meta.udp_zero == 1w1) {
                 // LbCsumKeepZero: set udp.checksum
                 hdr.udp.checksum = 16w0;
+                to_LbTxCount = true;
+            } else {
+                // LbCsumComputedZero: test udp.checksum == 0
+                if (hdr.udp.checksum == 16w0) {
+                    // LbCsumFFFF: set udp.checksum
+                    hdr.udp.checksum = 16w0xffff;
+                }
+                to_LbTxCount = true;
             }
+        }
+
+        if (to_LbTxCount) {
             // LbTxCount: count mbr_tx_pkt_counter
             mbr_tx_pkt_counter.count(0);
             to_TxQueue = true;

@@ -696,6 +696,7 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
         bool to_LbPopCommon = false;
         bool to_LbEth = false;
         bool to_LbCsumFix = false;
+        bool to_LbTxCount = false;
         bool to_TxQueue = false;
 
         // RxCount: count rx_counter (in the parser; every frame passes it)
@@ -1517,7 +1518,18 @@ control MatchActionImpl(inout headers_t hdr, inout meta_t meta, inout standard_m
             if (meta.udp_zero == 1w1) {
                 // LbCsumKeepZero: set udp.checksum
                 hdr.udp.checksum = 16w0;
+                to_LbTxCount = true;
+            } else {
+                // LbCsumComputedZero: test udp.checksum == 0
+                if (hdr.udp.checksum == 16w0) {
+                    // LbCsumFFFF: set udp.checksum
+                    hdr.udp.checksum = 16w0xffff;
+                }
+                to_LbTxCount = true;
             }
+        }
+
+        if (to_LbTxCount) {
             // LbTxCount: count mbr_tx_pkt_counter
             to_TxQueue = true;
         }

@@ -114,11 +114,11 @@ NSC_INLINE __u16 nsc_apply(__u16 c, __u64 d, int optional)
 	return r;
 }
 
-/* Counters: flow edges (89; node runs follow from them, Meta.Flow), sinks (2), drops (89), oversize frames (1). */
+/* Counters: flow edges (90; node runs follow from them, Meta.Flow), sinks (2), drops (91), oversize frames (1). */
 #define NSC_EDGE(i) (cnt->c[(i)]++)
-#define NSC_SINK(i, v) do { cnt->c[89 + (i)]++; return (v); } while (0)
-#define NSC_DROP(i) do { cnt->c[91 + (i)]++; return XDP_DROP; } while (0)
-#define NSC_OVERSIZE 180
+#define NSC_SINK(i, v) do { cnt->c[90 + (i)]++; return (v); } while (0)
+#define NSC_DROP(i) do { cnt->c[92 + (i)]++; return XDP_DROP; } while (0)
+#define NSC_OVERSIZE 183
 
 /* The frame's state: valid headers, their offsets and lengths, the
  * parse cursor, metadata (a field wider than 64 bits takes two words,
@@ -132,7 +132,7 @@ struct nsc_state {
 };
 /* Per CPU: the counters, then the frame's state (one lookup per frame). */
 struct nsc_cpu {
-	__u64 c[181];
+	__u64 c[184];
 	struct nsc_state st;
 	unsigned char spare[40];
 };
@@ -1183,7 +1183,7 @@ goto n36;
 case 0x88ccULL:
 goto n39;
 default:
-NSC_EDGE(55); goto n47;
+NSC_EDGE(56); goto n47;
 }
 }
 n7:
@@ -1202,7 +1202,7 @@ if ((void *)(hp1 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked
 if (x4) {
 goto n8;
 }
-NSC_EDGE(56); goto n47;
+NSC_EDGE(57); goto n47;
 }
 n8:
 { /* ParseVlanType: switch vlan.type */
@@ -1215,7 +1215,7 @@ NSC_EDGE(1); goto n9;
 case 0x86ddULL:
 NSC_EDGE(2); goto n14;
 default:
-NSC_EDGE(57); goto n47;
+NSC_EDGE(58); goto n47;
 }
 }
 n9:
@@ -1234,7 +1234,7 @@ if ((void *)(hp5 + 28) > data_end) return XDP_ABORTED; /* within NSC_LEN: checke
 if (x7) {
 goto n10;
 }
-NSC_EDGE(58); goto n47;
+NSC_EDGE(59); goto n47;
 }
 n10:
 { /* ParseArpCheck: test arp.htype == 1 && arp.ptype == 0x0800 && arp.hlen == 6 && arp.plen == 4 && arp.oper == 1 */
@@ -1257,7 +1257,7 @@ c9 = ((__u64)bpf_ntohs(*(__u16 *)(hp5 + 6)) == 0x1ULL);
 if (c9) {
 goto n48;
 }
-NSC_EDGE(59); goto n47;
+NSC_EDGE(60); goto n47;
 }
 n11:
 { /* ParseIPv4: extract ipv4 */
@@ -1288,7 +1288,7 @@ if (!x13) NSC_CLRV(2); /* ipv4 */
 if (x13) {
 goto n12;
 }
-NSC_EDGE(60); goto n47;
+NSC_EDGE(61); goto n47;
 }
 n12:
 { /* ParseIPv4Check: test ipv4.version == 4 && ipv4.ihl >= 5 */
@@ -1299,7 +1299,7 @@ c18 = (((((__u64)hp2[0] << 0)) & 0xfULL) >= 0x5ULL);
 if (c18) {
 goto n13;
 }
-NSC_EDGE(61); goto n47;
+NSC_EDGE(62); goto n47;
 }
 n13:
 { /* ParseIPv4Proto: switch ipv4.proto */
@@ -1310,7 +1310,7 @@ goto n17;
 case 0x11ULL:
 goto n40;
 default:
-NSC_EDGE(62); goto n47;
+NSC_EDGE(63); goto n47;
 }
 }
 n14:
@@ -1329,14 +1329,14 @@ if ((void *)(hp3 + 40) > data_end) return XDP_ABORTED; /* within NSC_LEN: checke
 if (x20) {
 goto n15;
 }
-NSC_EDGE(63); goto n47;
+NSC_EDGE(64); goto n47;
 }
 n15:
 { /* ParseIPv6Check: test ipv6.version == 6 */
 if (((((__u64)hp3[0] >> 4)) & 0xfULL) == 0x6ULL) {
 goto n16;
 }
-NSC_EDGE(64); goto n47;
+NSC_EDGE(65); goto n47;
 }
 n16:
 { /* ParseIPv6Next: switch ipv6.next_hdr */
@@ -1347,7 +1347,7 @@ goto n21;
 case 0x11ULL:
 NSC_EDGE(3); goto n40;
 default:
-NSC_EDGE(65); goto n47;
+NSC_EDGE(66); goto n47;
 }
 }
 n17:
@@ -1366,7 +1366,7 @@ if ((void *)(hp6 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked
 if (x23) {
 goto n18;
 }
-NSC_EDGE(66); goto n47;
+NSC_EDGE(67); goto n47;
 }
 n18:
 { /* ParseIcmpType: switch icmp.type */
@@ -1403,7 +1403,7 @@ if ((void *)(hp8 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked
 if (x26) {
 NSC_EDGE(6); goto n48;
 }
-NSC_EDGE(67); goto n47;
+NSC_EDGE(68); goto n47;
 }
 n21:
 { /* ParseIcmp6: extract icmpv6 */
@@ -1421,7 +1421,7 @@ if ((void *)(hp7 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked
 if (x28) {
 goto n22;
 }
-NSC_EDGE(68); goto n47;
+NSC_EDGE(69); goto n47;
 }
 n22:
 { /* ParseIcmp6Type: switch icmpv6.type */
@@ -1434,7 +1434,7 @@ goto n23;
 case 0x87ULL:
 goto n30;
 default:
-NSC_EDGE(69); goto n47;
+NSC_EDGE(70); goto n47;
 }
 }
 n23:
@@ -1442,7 +1442,7 @@ n23:
 if ((__u64)hp7[1] == 0x0ULL) {
 goto n24;
 }
-NSC_EDGE(70); goto n47;
+NSC_EDGE(71); goto n47;
 }
 n24:
 { /* ParseEcho6: extract icmp_echo */
@@ -1460,7 +1460,7 @@ if ((void *)(hp8 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked
 if (x31) {
 NSC_EDGE(7); goto n48;
 }
-NSC_EDGE(71); goto n47;
+NSC_EDGE(72); goto n47;
 }
 n25:
 { /* ParseUnreach4: extract icmp_ipv4 */
@@ -1478,7 +1478,7 @@ if ((void *)(hp18 + 20) > data_end) return XDP_ABORTED; /* within NSC_LEN: check
 if (x33) {
 goto n26;
 }
-NSC_EDGE(72); goto n47;
+NSC_EDGE(73); goto n47;
 }
 n26:
 { /* ParseUnreach4Udp: test icmp_ipv4.proto == 17 */
@@ -1503,7 +1503,7 @@ if ((void *)(hp19 + 40) > data_end) return XDP_ABORTED; /* within NSC_LEN: check
 if (x35) {
 goto n28;
 }
-NSC_EDGE(73); goto n47;
+NSC_EDGE(74); goto n47;
 }
 n28:
 { /* ParseUnreach6Udp: test icmp_ipv6.next_hdr == 17 */
@@ -1528,14 +1528,14 @@ if ((void *)(hp20 + 8) > data_end) return XDP_ABORTED; /* within NSC_LEN: checke
 if (x37) {
 NSC_EDGE(11); goto n48;
 }
-NSC_EDGE(74); goto n47;
+NSC_EDGE(75); goto n47;
 }
 n30:
 { /* ParseNsCode: test icmpv6.code == 0 */
 if ((__u64)hp7[1] == 0x0ULL) {
 goto n31;
 }
-NSC_EDGE(75); goto n47;
+NSC_EDGE(76); goto n47;
 }
 n31:
 { /* ParseNs: extract nd_ns */
@@ -1553,7 +1553,7 @@ if ((void *)(hp12 + 20) > data_end) return XDP_ABORTED; /* within NSC_LEN: check
 if (x39) {
 goto n32;
 }
-NSC_EDGE(76); goto n47;
+NSC_EDGE(77); goto n47;
 }
 n32:
 { /* ParseNsLen: test ipv6.payload_len == 24 */
@@ -1578,7 +1578,7 @@ if ((void *)(hp13 + 2) > data_end) return XDP_ABORTED; /* within NSC_LEN: checke
 if (x41) {
 goto n34;
 }
-NSC_EDGE(77); goto n47;
+NSC_EDGE(78); goto n47;
 }
 n34:
 { /* ParseNsOptType: test nd_opt.type == 1 */
@@ -1603,7 +1603,7 @@ if ((void *)(hp14 + 6) > data_end) return XDP_ABORTED; /* within NSC_LEN: checke
 if (x43) {
 NSC_EDGE(14); goto n48;
 }
-NSC_EDGE(78); goto n47;
+NSC_EDGE(79); goto n47;
 }
 n36:
 { /* ParseSlow: extract slow */
@@ -1621,7 +1621,7 @@ if ((void *)(hp22 + 1) > data_end) return XDP_ABORTED; /* within NSC_LEN: checke
 if (x45) {
 goto n37;
 }
-NSC_EDGE(79); goto n47;
+NSC_EDGE(80); goto n47;
 }
 n37:
 { /* ParseSlowType: test slow.subtype == 1 */
@@ -1646,7 +1646,7 @@ if ((void *)(hp23 + 1) > data_end) return XDP_ABORTED; /* within NSC_LEN: checke
 if (x47) {
 NSC_EDGE(16); goto n48;
 }
-NSC_EDGE(80); goto n47;
+NSC_EDGE(81); goto n47;
 }
 n39:
 { /* ParseLldp: extract lldp */
@@ -1664,7 +1664,7 @@ if ((void *)(hp21 + 2) > data_end) return XDP_ABORTED; /* within NSC_LEN: checke
 if (x49) {
 NSC_EDGE(17); goto n48;
 }
-NSC_EDGE(81); goto n47;
+NSC_EDGE(82); goto n47;
 }
 n40:
 { /* ParseUdp: extract udp */
@@ -1682,7 +1682,7 @@ if ((void *)(hp4 + 8) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked
 if (x51) {
 goto n41;
 }
-NSC_EDGE(82); goto n47;
+NSC_EDGE(83); goto n47;
 }
 n41:
 { /* ParseUdpPort: test udp.dport & 0xc000 == 0x4000 */
@@ -1707,14 +1707,14 @@ if ((void *)(hp9 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked
 if (x53) {
 goto n43;
 }
-NSC_EDGE(83); goto n47;
+NSC_EDGE(84); goto n47;
 }
 n43:
 { /* ParseLbMagic: test lb_common.magic == 0x4c42 */
 if ((__u64)bpf_ntohs(*(__u16 *)(hp9 + 0)) == 0x4c42ULL) {
 goto n44;
 }
-NSC_EDGE(84); goto n47;
+NSC_EDGE(85); goto n47;
 }
 n44:
 { /* ParseLbVersion: switch lb_common.version */
@@ -1725,7 +1725,7 @@ goto n45;
 case 0x3ULL:
 goto n46;
 default:
-NSC_EDGE(85); goto n47;
+NSC_EDGE(86); goto n47;
 }
 }
 n45:
@@ -1744,7 +1744,7 @@ if ((void *)(hp10 + 12) > data_end) return XDP_ABORTED; /* within NSC_LEN: check
 if (x56) {
 NSC_EDGE(19); goto n48;
 }
-NSC_EDGE(86); goto n47;
+NSC_EDGE(87); goto n47;
 }
 n46:
 { /* ParseLbV3: extract lb_v3 */
@@ -1762,7 +1762,7 @@ if ((void *)(hp11 + 12) > data_end) return XDP_ABORTED; /* within NSC_LEN: check
 if (x58) {
 NSC_EDGE(20); goto n48;
 }
-NSC_EDGE(87); goto n47;
+NSC_EDGE(88); goto n47;
 }
 n47:
 { /* ParseFail: drop phys_parsefail_counter */
@@ -3109,7 +3109,7 @@ case 0: /* allow_ip_src */ {
 NSC_EDGE(43); goto n147;
 }
 default: /* miss */ {
-NSC_EDGE(88); goto n146;
+NSC_EDGE(89); goto n146;
 }
 }
 }
@@ -3934,11 +3934,34 @@ hp4 = (unsigned char *)data + o449;
 NSC_HIDE(hp4);
 if ((void *)(hp4 + 8) > data_end) NSC_DROP(88);
 *(__u16 *)(hp4 + 6) = bpf_htons((__u16)v448);
-NSC_EDGE(53); goto n186;
+goto n188;
 }
 n186:
+{ /* LbCsumComputedZero: test udp.checksum == 0 */
+if (!NSC_VALID(4)) NSC_DROP(89); /* udp */
+__u32 o450 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o450;
+NSC_HIDE(hp4);
+if ((void *)(hp4 + 8) > data_end) NSC_DROP(89);
+if ((__u64)bpf_ntohs(*(__u16 *)(hp4 + 6)) == 0x0ULL) {
+goto n187;
+}
+NSC_EDGE(53); goto n188;
+}
+n187:
+{ /* LbCsumFFFF: set udp.checksum */
+__u64 v451 = 0xffffULL;
+if (!NSC_VALID(4)) NSC_DROP(90); /* udp */
+__u32 o452 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o452;
+NSC_HIDE(hp4);
+if ((void *)(hp4 + 8) > data_end) NSC_DROP(90);
+*(__u16 *)(hp4 + 6) = bpf_htons((__u16)v451);
+NSC_EDGE(54); goto n188;
+}
+n188:
 { /* LbTxCount: count mbr_tx_pkt_counter */
-NSC_EDGE(54); goto n2;
+NSC_EDGE(55); goto n2;
 }
 n2:
 { /* TxQueue: input */
@@ -3953,7 +3976,7 @@ NSC_SINK(1, XDP_TX);
 /* The program's description for nsc xdp (backends/xdp.Meta). */
 __attribute__((section(".nsc.meta"), used)) static const char nsc_meta[] =
 	"{\"version\":1,\"graph\":\"LB2026@XDP\",\"program\":\"nsc_xdp\",\"counters_map\":\"nsc_counters\",\"lens_map\":\"nsc_"
-	"lens\",\"num_counters\":181,\"num_edges\":89,\"nodes\":[\"RxWire\",\"RxFrames\",\"TxQueue\",\"TxWire\",\"RxCount\",\"P"
+	"lens\",\"num_counters\":184,\"num_edges\":90,\"nodes\":[\"RxWire\",\"RxFrames\",\"TxQueue\",\"TxWire\",\"RxCount\",\"P"
 	"arseEth\",\"ParseEthType\",\"ParseVlan\",\"ParseVlanType\",\"ParseArp\",\"ParseArpCheck\",\"ParseIPv4\",\"ParseIPv"
 	"4Check\",\"ParseIPv4Proto\",\"ParseIPv6\",\"ParseIPv6Check\",\"ParseIPv6Next\",\"ParseIcmp\",\"ParseIcmpType\",\"P"
 	"arseEcho4Code\",\"ParseEcho4\",\"ParseIcmp6\",\"ParseIcmp6Type\",\"ParseEcho6Code\",\"ParseEcho6\",\"ParseUnreac"
@@ -3977,264 +4000,268 @@ __attribute__((section(".nsc.meta"), used)) static const char nsc_meta[] =
 	"V2\",\"LbSelV3\",\"LbTtl\",\"LbTtlExpired\",\"LbEpoch\",\"LbEpochMiss\",\"LbSlot\",\"LbCalendar\",\"LbCalendarMiss\","
 	"\"LbMember\",\"LbMemberMiss\",\"LbSoftEvicted\",\"LbDeregistered\",\"LbPort\",\"LbEth\",\"LbCsumZero\",\"LbMarkZero"
 	"\",\"LbKeep\",\"LbIsIPv4\",\"LbKeepIPv4\",\"LbKeepIPv6\",\"LbIPv4Keep\",\"LbIPv4Strip\",\"LbIPv6Keep\",\"LbIPv6Strip"
-	"\",\"LbPopV2\",\"LbPopV2Body\",\"LbPopV3Body\",\"LbPopCommon\",\"LbUdpLen\",\"LbCsumFix\",\"LbCsumKeepZero\",\"LbTxC"
-	"ount\"],\"sinks\":[{\"node\":\"ToHost\",\"verdict\":\"XDP_PASS\"},{\"node\":\"TxWire\",\"verdict\":\"XDP_TX\"}],\"drops\""
-	":[{\"node\":\"ParseIPv4\",\"reason\":\"malformed\"},{\"node\":\"ParseFail\",\"reason\":\"phys_parsefail_counter\"},{"
-	"\"node\":\"PuntPopNsMac\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopNsOpt\",\"reason\":\"frame too"
-	" short for XDP\"},{\"node\":\"PuntPopNsOpt\",\"reason\":\"malformed\"},{\"node\":\"PuntPopNs\",\"reason\":\"frame to"
-	"o short for XDP\"},{\"node\":\"PuntPopNs\",\"reason\":\"malformed\"},{\"node\":\"PuntPopUdp\",\"reason\":\"frame too"
-	" short for XDP\"},{\"node\":\"PuntPopUdp\",\"reason\":\"malformed\"},{\"node\":\"PuntPopIPv4\",\"reason\":\"frame to"
-	"o short for XDP\"},{\"node\":\"PuntPopIPv4\",\"reason\":\"malformed\"},{\"node\":\"PuntPopIPv6\",\"reason\":\"frame "
-	"too short for XDP\"},{\"node\":\"PuntPopIPv6\",\"reason\":\"malformed\"},{\"node\":\"L2PopVlan\",\"reason\":\"frame "
-	"too short for XDP\"},{\"node\":\"L2MacDst\",\"reason\":\"malformed\"},{\"node\":\"L2DstDrop\",\"reason\":\"l2_dst_dr"
-	"op_counter\"},{\"node\":\"L3NotIP\",\"reason\":\"l2_iface_drop_notip_counter\"},{\"node\":\"L3SetDaIPv4\",\"reason"
-	"\":\"malformed\"},{\"node\":\"L3SetDaIPv6\",\"reason\":\"malformed\"},{\"node\":\"L3SetDaArp\",\"reason\":\"malformed\""
-	"},{\"node\":\"L3BadIP\",\"reason\":\"l2_iface_drop_badip_counter\"},{\"node\":\"L3Icmp4Type\",\"reason\":\"malforme"
-	"d\"},{\"node\":\"L3Icmp4Unhandled\",\"reason\":\"l3_icmpv4_unhandled\"},{\"node\":\"L3Unreach4Net\",\"reason\":\"l3_"
-	"icmpv4_dest_unreach_net\"},{\"node\":\"L3Unreach4Host\",\"reason\":\"l3_icmpv4_dest_unreach_host\"},{\"node\":\""
-	"L3Unreach4Port\",\"reason\":\"l3_icmpv4_dest_unreach_port\"},{\"node\":\"L3Unreach4FragNeeded\",\"reason\":\"l3_"
-	"icmpv4_dest_unreach_frag_needed\"},{\"node\":\"L3Unreach4NetUnknown\",\"reason\":\"l3_icmpv4_dest_unreach_ne"
-	"t_unknown\"},{\"node\":\"L3Unreach4HostUnknown\",\"reason\":\"l3_icmpv4_dest_unreach_host_unknown\"},{\"node\":"
-	"\"L3Unreach4HostProhibited\",\"reason\":\"l3_icmpv4_dest_unreach_host_prohibited\"},{\"node\":\"L3Unreach4Oth"
-	"er\",\"reason\":\"l3_icmpv4_dest_unreach_other\"},{\"node\":\"L3Icmp6Type\",\"reason\":\"malformed\"},{\"node\":\"L3"
-	"Icmp6Unhandled\",\"reason\":\"l3_icmpv6_unhandled\"},{\"node\":\"L3Unreach6Net\",\"reason\":\"l3_icmpv6_dest_unr"
-	"each_net\"},{\"node\":\"L3Unreach6HostProhibited\",\"reason\":\"l3_icmpv6_dest_unreach_host_prohibited\"},{\"n"
-	"ode\":\"L3Unreach6Host\",\"reason\":\"l3_icmpv6_dest_unreach_host\"},{\"node\":\"L3Unreach6Port\",\"reason\":\"l3_"
-	"icmpv6_dest_unreach_port\"},{\"node\":\"L3Unreach6Other\",\"reason\":\"l3_icmpv6_dest_unreach_other\"},{\"node"
-	"\":\"ArpForUs\",\"reason\":\"malformed\"},{\"node\":\"Echo4ForUs\",\"reason\":\"malformed\"},{\"node\":\"Echo4NoMatch\""
-	",\"reason\":\"l3_icmpv4_echo_dst_nomatch\"},{\"node\":\"Echo4Reply\",\"reason\":\"malformed\"},{\"node\":\"Echo6Rep"
-	"ly\",\"reason\":\"malformed\"},{\"node\":\"NsForUs\",\"reason\":\"malformed\"},{\"node\":\"NsNoMatch\",\"reason\":\"l3_i"
-	"pv6nd_neigh_sol_target_nomatch\"},{\"node\":\"NsUnspecified\",\"reason\":\"malformed\"},{\"node\":\"NsToAllNodes"
-	"\",\"reason\":\"malformed\"},{\"node\":\"NsToSender\",\"reason\":\"malformed\"},{\"node\":\"NsSrcMac\",\"reason\":\"malf"
-	"ormed\"},{\"node\":\"NsPopMac\",\"reason\":\"frame too short for XDP\"},{\"node\":\"NsPopMac\",\"reason\":\"malforme"
-	"d\"},{\"node\":\"NsPopOpt\",\"reason\":\"frame too short for XDP\"},{\"node\":\"NsPopOpt\",\"reason\":\"malformed\"},"
-	"{\"node\":\"NsPopBody\",\"reason\":\"frame too short for XDP\"},{\"node\":\"NsPopBody\",\"reason\":\"malformed\"},{\""
-	"node\":\"NsPushNa\",\"reason\":\"malformed\"},{\"node\":\"NsPushOpt\",\"reason\":\"malformed\"},{\"node\":\"NsPushMac\""
-	",\"reason\":\"malformed\"},{\"node\":\"NsFill\",\"reason\":\"malformed\"},{\"node\":\"NsCsum\",\"reason\":\"malformed\"}"
-	",{\"node\":\"LbNotIP\",\"reason\":\"lb_drop_not_ip_pkt_counter\"},{\"node\":\"LbSrc4\",\"reason\":\"malformed\"},{\"n"
-	"ode\":\"LbSrc6\",\"reason\":\"malformed\"},{\"node\":\"LbBlocked\",\"reason\":\"lb_drop_blocked_src_pkt_counter\"},"
-	"{\"node\":\"LbNoHdr\",\"reason\":\"lb_drop_no_udplb_hdr_pkt_counter\"},{\"node\":\"LbBadVersion\",\"reason\":\"lb_d"
-	"rop_bad_udplb_version_pkt_counter\"},{\"node\":\"LbSelV2\",\"reason\":\"malformed\"},{\"node\":\"LbSelV3\",\"reaso"
-	"n\":\"malformed\"},{\"node\":\"LbTtl\",\"reason\":\"malformed\"},{\"node\":\"LbTtlExpired\",\"reason\":\"lb_drop_ttl_e"
-	"xpired_pkt_counter\"},{\"node\":\"LbEpochMiss\",\"reason\":\"lb_drop_epoch_assign_miss_pkt_counter\"},{\"node\""
-	":\"LbCalendarMiss\",\"reason\":\"lb_drop_lb_calendar_miss_pkt_counter\"},{\"node\":\"LbMemberMiss\",\"reason\":\""
-	"lb_drop_mbr_info_miss_pkt_counter\"},{\"node\":\"LbSoftEvicted\",\"reason\":\"mbr_drop_soft_evicted_counter\""
-	"},{\"node\":\"LbDeregistered\",\"reason\":\"mbr_drop_deregistered_counter\"},{\"node\":\"LbCsumZero\",\"reason\":\""
-	"malformed\"},{\"node\":\"LbPopV2Body\",\"reason\":\"frame too short for XDP\"},{\"node\":\"LbPopV2Body\",\"reason\""
-	":\"malformed\"},{\"node\":\"LbPopV3Body\",\"reason\":\"frame too short for XDP\"},{\"node\":\"LbPopV3Body\",\"reaso"
-	"n\":\"malformed\"},{\"node\":\"LbPopCommon\",\"reason\":\"frame too short for XDP\"},{\"node\":\"LbPopCommon\",\"rea"
-	"son\":\"malformed\"},{\"node\":\"LbUdpLen\",\"reason\":\"malformed\"},{\"node\":\"LbEth\",\"reason\":\"malformed\"},{\"n"
-	"ode\":\"LbIPv4Keep\",\"reason\":\"malformed\"},{\"node\":\"LbIPv4Strip\",\"reason\":\"malformed\"},{\"node\":\"LbIPv6K"
-	"eep\",\"reason\":\"malformed\"},{\"node\":\"LbIPv6Strip\",\"reason\":\"malformed\"},{\"node\":\"LbCsumKeepZero\",\"rea"
-	"son\":\"malformed\"}],\"counts\":[\"rx_counter\",\"phys_ieee802_multicast_counter\",\"phys_dot3_slow_lacp_coun"
-	"ter\",\"phys_dot3_slow_other_counter\",\"phys_lldp_counter\",\"l2_iface_allow_counter\",\"l2_dst_allow_count"
-	"er\",\"l3_allow_counter\",\"l3_arp_tpa_nomatch\",\"l3_arp_ok\",\"l3_icmpv4_echo_ok\",\"l3_icmpv6_echo_ok\",\"l3_"
-	"ipv6nd_neigh_sol_ok\",\"lb_rx_pkt_counter\",\"lb_rx_v2_counter\",\"lb_rx_v3_counter\",\"mbr_tx_pkt_counter\"]"
-	",\"count_nodes\":[[4],[50],[53],[54],[56],[75],[78],[88],[113],[115],[119],[121],[139],[140],[152],[15"
-	"3],[186]],\"flow\":{\"known\":[{},{},{},{},{},{},{},{},{},{},{},{\"kind\":\"edge\",\"index\":55},{},{\"kind\":\"e"
-	"dge\",\"index\":56},{\"kind\":\"edge\"},{\"kind\":\"edge\",\"index\":1},{\"kind\":\"edge\",\"index\":2},{\"kind\":\"edge\","
-	"\"index\":57},{},{\"kind\":\"edge\",\"index\":58},{},{\"kind\":\"edge\",\"index\":59},{\"kind\":\"drop\"},{},{\"kind\":\""
-	"edge\",\"index\":60},{},{\"kind\":\"edge\",\"index\":61},{},{},{\"kind\":\"edge\",\"index\":62},{},{\"kind\":\"edge\",\""
-	"index\":63},{},{\"kind\":\"edge\",\"index\":64},{},{\"kind\":\"edge\",\"index\":3},{\"kind\":\"edge\",\"index\":65},{},"
-	"{\"kind\":\"edge\",\"index\":66},{},{},{\"kind\":\"edge\",\"index\":4},{},{\"kind\":\"edge\",\"index\":5},{\"kind\":\"edg"
-	"e\",\"index\":6},{\"kind\":\"edge\",\"index\":67},{},{\"kind\":\"edge\",\"index\":68},{},{},{},{\"kind\":\"edge\",\"inde"
-	"x\":69},{},{\"kind\":\"edge\",\"index\":70},{\"kind\":\"edge\",\"index\":7},{\"kind\":\"edge\",\"index\":71},{},{\"kind\""
-	":\"edge\",\"index\":72},{},{\"kind\":\"edge\",\"index\":8},{},{\"kind\":\"edge\",\"index\":73},{\"kind\":\"edge\",\"index"
-	"\":9},{\"kind\":\"edge\",\"index\":10},{\"kind\":\"edge\",\"index\":11},{\"kind\":\"edge\",\"index\":74},{},{\"kind\":\"ed"
-	"ge\",\"index\":75},{},{\"kind\":\"edge\",\"index\":76},{\"kind\":\"edge\",\"index\":12},{},{},{\"kind\":\"edge\",\"index"
-	"\":77},{},{\"kind\":\"edge\",\"index\":13},{\"kind\":\"edge\",\"index\":14},{\"kind\":\"edge\",\"index\":78},{},{\"kind\""
-	":\"edge\",\"index\":79},{},{\"kind\":\"edge\",\"index\":15},{\"kind\":\"edge\",\"index\":16},{\"kind\":\"edge\",\"index\":"
-	"80},{\"kind\":\"edge\",\"index\":17},{\"kind\":\"edge\",\"index\":81},{},{\"kind\":\"edge\",\"index\":82},{},{\"kind\":\""
-	"edge\",\"index\":18},{},{\"kind\":\"edge\",\"index\":83},{},{\"kind\":\"edge\",\"index\":84},{},{},{\"kind\":\"edge\",\""
-	"index\":85},{\"kind\":\"edge\",\"index\":19},{\"kind\":\"edge\",\"index\":86},{\"kind\":\"edge\",\"index\":20},{\"kind\":"
-	"\"edge\",\"index\":87},{\"kind\":\"drop\",\"index\":1},{},{},{},{},{},{},{},{},{},{\"kind\":\"edge\",\"index\":21},{"
-	"},{\"kind\":\"edge\",\"index\":22},{\"kind\":\"edge\",\"index\":23},{},{},{},{\"kind\":\"drop\",\"index\":2},{\"kind\":\""
-	"edge\",\"index\":24},{},{},{\"kind\":\"drop\",\"index\":3},{\"kind\":\"drop\",\"index\":4},{\"kind\":\"edge\",\"index\":2"
-	"5},{},{},{\"kind\":\"drop\",\"index\":5},{\"kind\":\"drop\",\"index\":6},{\"kind\":\"edge\",\"index\":26},{},{},{\"kind"
-	"\":\"drop\",\"index\":7},{\"kind\":\"drop\",\"index\":8},{\"kind\":\"edge\",\"index\":27},{},{},{\"kind\":\"drop\",\"index"
-	"\":9},{\"kind\":\"drop\",\"index\":10},{\"kind\":\"edge\",\"index\":28},{},{},{\"kind\":\"drop\",\"index\":11},{\"kind\":"
-	"\"drop\",\"index\":12},{\"kind\":\"edge\",\"index\":29},{\"kind\":\"sink\"},{},{},{},{\"kind\":\"drop\",\"index\":13},{\""
-	"kind\":\"edge\",\"index\":30},{},{\"kind\":\"edge\",\"index\":31},{},{\"kind\":\"drop\",\"index\":14},{},{\"kind\":\"edg"
-	"e\",\"index\":32},{},{\"kind\":\"drop\",\"index\":15},{},{},{},{},{},{},{},{\"kind\":\"drop\",\"index\":16},{\"kind\""
-	":\"drop\",\"index\":17},{},{\"kind\":\"drop\",\"index\":18},{\"kind\":\"edge\",\"index\":33},{\"kind\":\"drop\",\"index\":"
-	"19},{\"kind\":\"edge\",\"index\":34},{},{},{\"kind\":\"drop\",\"index\":20},{},{},{},{},{},{},{},{},{},{\"kind\":\""
-	"drop\",\"index\":21},{},{},{\"kind\":\"drop\",\"index\":22},{},{},{},{},{},{},{},{},{\"kind\":\"drop\",\"index\":23"
-	"},{\"kind\":\"drop\",\"index\":24},{\"kind\":\"drop\",\"index\":25},{\"kind\":\"drop\",\"index\":26},{\"kind\":\"drop\",\"i"
-	"ndex\":27},{\"kind\":\"drop\",\"index\":28},{\"kind\":\"drop\",\"index\":29},{\"kind\":\"drop\",\"index\":30},{\"kind\":\""
-	"drop\",\"index\":31},{},{},{},{},{\"kind\":\"drop\",\"index\":32},{},{},{},{},{},{\"kind\":\"drop\",\"index\":33},{"
-	"\"kind\":\"drop\",\"index\":34},{\"kind\":\"drop\",\"index\":35},{\"kind\":\"drop\",\"index\":36},{\"kind\":\"drop\",\"inde"
-	"x\":37},{\"kind\":\"drop\",\"index\":38},{},{},{\"kind\":\"edge\",\"index\":35},{},{},{\"kind\":\"drop\",\"index\":39},"
-	"{},{},{\"kind\":\"drop\",\"index\":40},{\"kind\":\"drop\",\"index\":41},{},{\"kind\":\"edge\",\"index\":36},{\"kind\":\"d"
-	"rop\",\"index\":42},{},{\"kind\":\"edge\",\"index\":37},{\"kind\":\"drop\",\"index\":43},{},{},{\"kind\":\"drop\",\"inde"
-	"x\":44},{\"kind\":\"drop\",\"index\":45},{},{},{\"kind\":\"drop\",\"index\":46},{},{\"kind\":\"drop\",\"index\":47},{},"
-	"{},{\"kind\":\"edge\",\"index\":38},{\"kind\":\"drop\",\"index\":48},{\"kind\":\"edge\",\"index\":39},{},{},{},{},{\"ki"
-	"nd\":\"drop\",\"index\":49},{\"kind\":\"drop\",\"index\":50},{\"kind\":\"edge\",\"index\":40},{\"kind\":\"drop\",\"index\":"
-	"51},{\"kind\":\"drop\",\"index\":52},{\"kind\":\"edge\",\"index\":41},{\"kind\":\"drop\",\"index\":53},{\"kind\":\"drop\","
-	"\"index\":54},{},{\"kind\":\"drop\",\"index\":55},{},{\"kind\":\"drop\",\"index\":56},{},{\"kind\":\"drop\",\"index\":57"
-	"},{},{\"kind\":\"drop\",\"index\":58},{},{\"kind\":\"drop\",\"index\":59},{},{\"kind\":\"edge\",\"index\":42},{},{},{}"
-	",{},{},{\"kind\":\"drop\",\"index\":60},{\"kind\":\"drop\",\"index\":61},{},{},{\"kind\":\"drop\",\"index\":62},{\"kind"
-	"\":\"edge\",\"index\":43},{\"kind\":\"edge\",\"index\":88},{\"kind\":\"drop\",\"index\":63},{},{},{\"kind\":\"drop\",\"ind"
-	"ex\":64},{},{},{},{},{\"kind\":\"drop\",\"index\":65},{},{},{\"kind\":\"drop\",\"index\":66},{},{\"kind\":\"drop\",\"i"
-	"ndex\":67},{\"kind\":\"edge\",\"index\":44},{\"kind\":\"drop\",\"index\":68},{},{},{\"kind\":\"drop\",\"index\":69},{},"
-	"{\"kind\":\"edge\",\"index\":45},{},{\"kind\":\"drop\",\"index\":70},{},{},{},{\"kind\":\"drop\",\"index\":71},{},{\"ki"
-	"nd\":\"edge\",\"index\":46},{},{},{},{\"kind\":\"drop\",\"index\":72},{\"kind\":\"drop\",\"index\":73},{\"kind\":\"drop\""
-	",\"index\":74},{},{\"kind\":\"drop\",\"index\":75},{},{},{\"kind\":\"edge\",\"index\":47},{},{},{},{},{\"kind\":\"dro"
-	"p\",\"index\":76},{\"kind\":\"drop\",\"index\":77},{},{\"kind\":\"drop\",\"index\":78},{\"kind\":\"drop\",\"index\":79},{"
-	"\"kind\":\"edge\",\"index\":48},{\"kind\":\"drop\",\"index\":80},{\"kind\":\"drop\",\"index\":81},{},{\"kind\":\"drop\",\"i"
-	"ndex\":82},{\"kind\":\"edge\",\"index\":49},{\"kind\":\"drop\",\"index\":83},{},{},{},{},{},{\"kind\":\"drop\",\"index"
-	"\":84},{},{\"kind\":\"drop\",\"index\":85},{\"kind\":\"edge\",\"index\":50},{},{},{\"kind\":\"drop\",\"index\":86},{\"ki"
-	"nd\":\"edge\",\"index\":51},{\"kind\":\"drop\",\"index\":87},{\"kind\":\"edge\",\"index\":52},{},{},{\"kind\":\"drop\",\"i"
-	"ndex\":88},{\"kind\":\"edge\",\"index\":53},{\"kind\":\"edge\",\"index\":54},{},{\"kind\":\"sink\",\"index\":1},{\"kind\""
-	":\"total\"}],\"solve\":[{\"edge\":0,\"plus\":[366],\"minus\":[]},{\"edge\":1,\"plus\":[0],\"minus\":[]},{\"edge\":364,"
-	"\"plus\":[365],\"minus\":[]},{\"edge\":2,\"plus\":[1],\"minus\":[]},{\"edge\":12,\"plus\":[14,15,16,17],\"minus\":[]"
-	"},{\"edge\":42,\"plus\":[44,45],\"minus\":[]},{\"edge\":52,\"plus\":[54,55],\"minus\":[]},{\"edge\":60,\"plus\":[62,"
-	"63],\"minus\":[]},{\"edge\":58,\"plus\":[64,65],\"minus\":[62]},{\"edge\":74,\"plus\":[76,77],\"minus\":[]},{\"edge"
-	"\":80,\"plus\":[82,83],\"minus\":[]},{\"edge\":10,\"plus\":[84,85],\"minus\":[]},{\"edge\":94,\"plus\":[97,98],\"min"
-	"us\":[]},{\"edge\":95,\"plus\":[99,100],\"minus\":[]},{\"edge\":4,\"plus\":[101],\"minus\":[11,13,17,19,21,24,26,"
-	"29,31,33,36,38,45,47,51,53,55,57,61,65,67,69,73,77,79,83,85,87,91,93,96,98,100]},{\"edge\":109,\"plus\":"
-	"[111],\"minus\":[]},{\"edge\":112,\"plus\":[114],\"minus\":[]},{\"edge\":116,\"plus\":[118,119],\"minus\":[]},{\"ed"
-	"ge\":120,\"plus\":[122,123,124],\"minus\":[]},{\"edge\":125,\"plus\":[127,128,129],\"minus\":[]},{\"edge\":130,\"p"
-	"lus\":[132,133,134],\"minus\":[]},{\"edge\":135,\"plus\":[137,138,139],\"minus\":[]},{\"edge\":140,\"plus\":[142,"
-	"143,144],\"minus\":[]},{\"edge\":141,\"plus\":[145],\"minus\":[144]},{\"edge\":148,\"plus\":[149,150],\"minus\":[]"
-	"},{\"edge\":157,\"plus\":[158],\"minus\":[]},{\"edge\":165,\"plus\":[166],\"minus\":[]},{\"edge\":162,\"plus\":[169,"
-	"170],\"minus\":[]},{\"edge\":164,\"plus\":[171,172],\"minus\":[]},{\"edge\":174,\"plus\":[175],\"minus\":[]},{\"edg"
-	"e\":187,\"plus\":[188],\"minus\":[]},{\"edge\":189,\"plus\":[197],\"minus\":[]},{\"edge\":190,\"plus\":[198],\"minus"
-	"\":[]},{\"edge\":191,\"plus\":[199],\"minus\":[]},{\"edge\":192,\"plus\":[200],\"minus\":[]},{\"edge\":193,\"plus\":["
-	"201],\"minus\":[]},{\"edge\":194,\"plus\":[202],\"minus\":[]},{\"edge\":195,\"plus\":[203],\"minus\":[]},{\"edge\":1"
-	"96,\"plus\":[204],\"minus\":[]},{\"edge\":209,\"plus\":[210],\"minus\":[]},{\"edge\":211,\"plus\":[216],\"minus\":[]"
-	"},{\"edge\":212,\"plus\":[217],\"minus\":[]},{\"edge\":213,\"plus\":[218],\"minus\":[]},{\"edge\":214,\"plus\":[219]"
-	",\"minus\":[]},{\"edge\":215,\"plus\":[220],\"minus\":[]},{\"edge\":223,\"plus\":[224],\"minus\":[]},{\"edge\":229,\""
-	"plus\":[230],\"minus\":[]},{\"edge\":232,\"plus\":[233],\"minus\":[]},{\"edge\":235,\"plus\":[236],\"minus\":[]},{\""
-	"edge\":239,\"plus\":[240],\"minus\":[]},{\"edge\":248,\"plus\":[250,251],\"minus\":[]},{\"edge\":254,\"plus\":[256,"
-	"257,258],\"minus\":[]},{\"edge\":255,\"plus\":[259,260,261],\"minus\":[258]},{\"edge\":274,\"plus\":[275],\"minus"
-	"\":[]},{\"edge\":280,\"plus\":[281],\"minus\":[]},{\"edge\":279,\"plus\":[285,286,287],\"minus\":[]},{\"edge\":284,"
-	"\"plus\":[288],\"minus\":[287]},{\"edge\":290,\"plus\":[291],\"minus\":[]},{\"edge\":295,\"plus\":[296],\"minus\":[]"
-	"},{\"edge\":298,\"plus\":[301,302],\"minus\":[]},{\"edge\":304,\"plus\":[306],\"minus\":[]},{\"edge\":309,\"plus\":["
-	"310],\"minus\":[]},{\"edge\":313,\"plus\":[314],\"minus\":[]},{\"edge\":319,\"plus\":[320],\"minus\":[]},{\"edge\":3"
-	"17,\"plus\":[321],\"minus\":[]},{\"edge\":318,\"plus\":[322],\"minus\":[]},{\"edge\":325,\"plus\":[327],\"minus\":[]"
-	"},{\"edge\":348,\"plus\":[351,352],\"minus\":[]},{\"edge\":353,\"plus\":[355,356],\"minus\":[]},{\"edge\":354,\"plu"
-	"s\":[357,358],\"minus\":[]},{\"edge\":331,\"plus\":[335,336,337],\"minus\":[]},{\"edge\":340,\"plus\":[341,342],\""
-	"minus\":[]},{\"edge\":359,\"plus\":[361,362],\"minus\":[]},{\"edge\":360,\"plus\":[363],\"minus\":[362]},{\"edge\":"
-	"226,\"plus\":[364],\"minus\":[233,236,275,363]},{\"edge\":3,\"plus\":[2],\"minus\":[4]},{\"edge\":7,\"plus\":[12,1"
-	"3],\"minus\":[]},{\"edge\":40,\"plus\":[42,43],\"minus\":[]},{\"edge\":49,\"plus\":[52,53],\"minus\":[]},{\"edge\":5"
-	"6,\"plus\":[58,59],\"minus\":[]},{\"edge\":48,\"plus\":[60,61],\"minus\":[]},{\"edge\":72,\"plus\":[74,75],\"minus\""
-	":[]},{\"edge\":78,\"plus\":[80,81],\"minus\":[]},{\"edge\":92,\"plus\":[94,95,96],\"minus\":[]},{\"edge\":107,\"plu"
-	"s\":[112,113],\"minus\":[]},{\"edge\":136,\"plus\":[140,141],\"minus\":[139]},{\"edge\":146,\"plus\":[148],\"minus"
-	"\":[]},{\"edge\":163,\"plus\":[164,165],\"minus\":[]},{\"edge\":186,\"plus\":[189,190,191,192,193,194,195,196],"
-	"\"minus\":[]},{\"edge\":206,\"plus\":[211,212,213,214,215],\"minus\":[]},{\"edge\":225,\"plus\":[226],\"minus\":[]"
-	"},{\"edge\":228,\"plus\":[231,232],\"minus\":[]},{\"edge\":207,\"plus\":[234,235],\"minus\":[]},{\"edge\":247,\"plu"
-	"s\":[248,249],\"minus\":[]},{\"edge\":252,\"plus\":[254,255],\"minus\":[]},{\"edge\":272,\"plus\":[273,274],\"minu"
-	"s\":[]},{\"edge\":278,\"plus\":[279,280],\"minus\":[]},{\"edge\":294,\"plus\":[298],\"minus\":[]},{\"edge\":346,\"pl"
-	"us\":[353,354],\"minus\":[]},{\"edge\":334,\"plus\":[338,339,340],\"minus\":[337]},{\"edge\":350,\"plus\":[359,36"
-	"0],\"minus\":[352,356,358]},{\"edge\":39,\"plus\":[56,57],\"minus\":[]},{\"edge\":71,\"plus\":[72,73],\"minus\":[]"
-	"},{\"edge\":9,\"plus\":[78,79],\"minus\":[]},{\"edge\":90,\"plus\":[92,93],\"minus\":[]},{\"edge\":131,\"plus\":[135"
-	",136],\"minus\":[134]},{\"edge\":161,\"plus\":[162,163],\"minus\":[]},{\"edge\":184,\"plus\":[185,186,187],\"minu"
-	"s\":[]},{\"edge\":222,\"plus\":[225],\"minus\":[]},{\"edge\":183,\"plus\":[227,228,229],\"minus\":[]},{\"edge\":243"
-	",\"plus\":[246,247],\"minus\":[]},{\"edge\":270,\"plus\":[271,272],\"minus\":[]},{\"edge\":293,\"plus\":[294,295],"
-	"\"minus\":[]},{\"edge\":347,\"plus\":[349,350],\"minus\":[]},{\"edge\":330,\"plus\":[332,333,334],\"minus\":[]},{\""
-	"edge\":37,\"plus\":[39,40,41],\"minus\":[]},{\"edge\":68,\"plus\":[70,71],\"minus\":[]},{\"edge\":88,\"plus\":[90,9"
-	"1],\"minus\":[]},{\"edge\":126,\"plus\":[130,131],\"minus\":[129]},{\"edge\":179,\"plus\":[183,184],\"minus\":[]},"
-	"{\"edge\":177,\"plus\":[221,222,223],\"minus\":[]},{\"edge\":268,\"plus\":[269,270],\"minus\":[]},{\"edge\":345,\"p"
-	"lus\":[347,348],\"minus\":[]},{\"edge\":329,\"plus\":[330,331],\"minus\":[]},{\"edge\":27,\"plus\":[37,38],\"minus"
-	"\":[]},{\"edge\":66,\"plus\":[68,69],\"minus\":[]},{\"edge\":86,\"plus\":[88,89],\"minus\":[]},{\"edge\":121,\"plus\""
-	":[125,126],\"minus\":[124]},{\"edge\":266,\"plus\":[267,268],\"minus\":[]},{\"edge\":344,\"plus\":[345,346],\"min"
-	"us\":[]},{\"edge\":50,\"plus\":[66,67],\"minus\":[]},{\"edge\":28,\"plus\":[86,87],\"minus\":[35]},{\"edge\":117,\"p"
-	"lus\":[120,121],\"minus\":[119]},{\"edge\":264,\"plus\":[265,266],\"minus\":[]},{\"edge\":328,\"plus\":[343,344],"
-	"\"minus\":[342]},{\"edge\":326,\"plus\":[328,329],\"minus\":[327]},{\"edge\":25,\"plus\":[27,28,29],\"minus\":[]},"
-	"{\"edge\":46,\"plus\":[48,49,50,51],\"minus\":[]},{\"edge\":115,\"plus\":[116,117],\"minus\":[]},{\"edge\":253,\"pl"
-	"us\":[262,263,264],\"minus\":[261]},{\"edge\":323,\"plus\":[324,325,326],\"minus\":[]},{\"edge\":23,\"plus\":[25,"
-	"26],\"minus\":[]},{\"edge\":34,\"plus\":[46,47],\"minus\":[]},{\"edge\":110,\"plus\":[115],\"minus\":[111,113,114]"
-	"},{\"edge\":245,\"plus\":[252,253],\"minus\":[249,251]},{\"edge\":315,\"plus\":[323],\"minus\":[316]},{\"edge\":5,"
-	"\"plus\":[22,23,24],\"minus\":[14]},{\"edge\":32,\"plus\":[34,35,36],\"minus\":[]},{\"edge\":108,\"plus\":[110],\"m"
-	"inus\":[]},{\"edge\":242,\"plus\":[244,245],\"minus\":[]},{\"edge\":312,\"plus\":[315,316,317,318,319],\"minus\":"
-	"[]},{\"edge\":30,\"plus\":[32,33],\"minus\":[]},{\"edge\":106,\"plus\":[108,109],\"minus\":[]},{\"edge\":238,\"plus"
-	"\":[241,242,243],\"minus\":[]},{\"edge\":311,\"plus\":[312,313],\"minus\":[]},{\"edge\":8,\"plus\":[30,31],\"minus"
-	"\":[16]},{\"edge\":105,\"plus\":[106,107],\"minus\":[]},{\"edge\":208,\"plus\":[237,238,239],\"minus\":[]},{\"edge"
-	"\":307,\"plus\":[311],\"minus\":[308]},{\"edge\":6,\"plus\":[3],\"minus\":[5,7,8,9,10,11]},{\"edge\":18,\"plus\":[6"
-	",15],\"minus\":[19]},{\"edge\":20,\"plus\":[18],\"minus\":[21]},{\"edge\":102,\"plus\":[20,41,43,44,54,59,63,64,"
-	"70,75,76,81,82,84,89,97,99],\"minus\":[]},{\"edge\":103,\"plus\":[105],\"minus\":[]},{\"edge\":181,\"plus\":[205"
-	",206,207,208,209],\"minus\":[]},{\"edge\":305,\"plus\":[307,308,309],\"minus\":[]},{\"edge\":104,\"plus\":[102],"
-	"\"minus\":[103]},{\"edge\":147,\"plus\":[104],\"minus\":[146]},{\"edge\":151,\"plus\":[147,150],\"minus\":[152]},{"
-	"\"edge\":153,\"plus\":[151,152],\"minus\":[]},{\"edge\":155,\"plus\":[153],\"minus\":[154,156,157]},{\"edge\":159,"
-	"\"plus\":[155,156],\"minus\":[]},{\"edge\":160,\"plus\":[159],\"minus\":[161]},{\"edge\":168,\"plus\":[160],\"minus"
-	"\":[167]},{\"edge\":173,\"plus\":[168,170,172],\"minus\":[174]},{\"edge\":176,\"plus\":[173],\"minus\":[]},{\"edge"
-	"\":178,\"plus\":[176],\"minus\":[177]},{\"edge\":180,\"plus\":[178],\"minus\":[179]},{\"edge\":182,\"plus\":[180],\""
-	"minus\":[181]},{\"edge\":276,\"plus\":[182,224],\"minus\":[]},{\"edge\":277,\"plus\":[276],\"minus\":[278]},{\"edg"
-	"e\":283,\"plus\":[277],\"minus\":[282,284]},{\"edge\":289,\"plus\":[283,286],\"minus\":[290]},{\"edge\":292,\"plus"
-	"\":[289],\"minus\":[293]},{\"edge\":297,\"plus\":[292],\"minus\":[]},{\"edge\":300,\"plus\":[297],\"minus\":[299]}]"
-	",\"in\":[[366],[0],[226,233,236,275,363],[364],[1],[2],[3],[7],[12],[6,15],[18],[5,14],[23],[25],[8,16"
-	"],[30],[32],[27],[37],[40],[42],[34],[46],[49],[52],[39],[56],[48],[60],[58,62],[50],[66],[68],[71],"
-	"[72],[74],[9],[78],[80],[10],[28,35],[86],[88],[90],[92],[94],[95],[4,11,13,17,19,21,24,26,29,31,33,"
-	"36,38,45,47,51,53,55,57,61,65,67,69,73,77,79,83,85,87,91,93,96,98,100],[20,41,43,44,54,59,63,64,70,7"
-	"5,76,81,82,84,89,97,99],[102],[103],[105],[106],[108],[109],[107],[112],[110,111,113,114],[115],[116"
-	"],[117,119],[120],[121,124],[125],[126,129],[130],[131,134],[135],[136,139],[140],[141,144],[104],[1"
-	"46],[148],[147,150],[151,152],[153],[157],[155,156],[159],[161],[163],[165],[160],[162],[164],[168,1"
-	"70,172],[174],[173],[176],[178],[180],[179],[184],[187],[186],[189],[190],[191],[192],[193],[194],[1"
-	"95],[196],[181],[209],[206],[211],[212],[213],[214],[215],[177],[223],[222],[225],[183],[229],[228],"
-	"[232],[207],[235],[208],[239],[238],[242],[243],[247],[248],[245,249,251],[252],[254],[255,258],[253"
-	",261],[264],[266],[268],[270],[272],[274],[182,224],[276],[278],[280],[277],[279],[284,287],[283,286"
-	"],[290],[289],[293],[295],[292],[294],[297],[298],[300,302],[304],[305],[309],[307,308],[311],[313],"
-	"[312],[319],[317],[318],[315,316],[328,342],[323],[325],[326,327],[344],[345],[346],[347],[348],[353"
-	"],[354],[329],[330],[331],[334,337],[340],[350,352,356,358],[359],[360,362]],\"ends\":[{\"kind\":\"drop\"}"
-	",{\"kind\":\"drop\",\"index\":1},{\"kind\":\"drop\",\"index\":2},{\"kind\":\"drop\",\"index\":3},{\"kind\":\"drop\",\"index"
-	"\":4},{\"kind\":\"drop\",\"index\":5},{\"kind\":\"drop\",\"index\":6},{\"kind\":\"drop\",\"index\":7},{\"kind\":\"drop\",\"i"
-	"ndex\":8},{\"kind\":\"drop\",\"index\":9},{\"kind\":\"drop\",\"index\":10},{\"kind\":\"drop\",\"index\":11},{\"kind\":\"dr"
-	"op\",\"index\":12},{\"kind\":\"sink\"},{\"kind\":\"drop\",\"index\":13},{\"kind\":\"drop\",\"index\":14},{\"kind\":\"drop\""
-	",\"index\":15},{\"kind\":\"drop\",\"index\":16},{\"kind\":\"drop\",\"index\":17},{\"kind\":\"drop\",\"index\":18},{\"kind"
-	"\":\"drop\",\"index\":19},{\"kind\":\"drop\",\"index\":20},{\"kind\":\"drop\",\"index\":21},{\"kind\":\"drop\",\"index\":22"
-	"},{\"kind\":\"drop\",\"index\":23},{\"kind\":\"drop\",\"index\":24},{\"kind\":\"drop\",\"index\":25},{\"kind\":\"drop\",\"i"
-	"ndex\":26},{\"kind\":\"drop\",\"index\":27},{\"kind\":\"drop\",\"index\":28},{\"kind\":\"drop\",\"index\":29},{\"kind\":\""
-	"drop\",\"index\":30},{\"kind\":\"drop\",\"index\":31},{\"kind\":\"drop\",\"index\":32},{\"kind\":\"drop\",\"index\":33},{"
-	"\"kind\":\"drop\",\"index\":34},{\"kind\":\"drop\",\"index\":35},{\"kind\":\"drop\",\"index\":36},{\"kind\":\"drop\",\"inde"
-	"x\":37},{\"kind\":\"drop\",\"index\":38},{\"kind\":\"drop\",\"index\":39},{\"kind\":\"drop\",\"index\":40},{\"kind\":\"dro"
-	"p\",\"index\":41},{\"kind\":\"drop\",\"index\":42},{\"kind\":\"drop\",\"index\":43},{\"kind\":\"drop\",\"index\":44},{\"ki"
-	"nd\":\"drop\",\"index\":45},{\"kind\":\"drop\",\"index\":46},{\"kind\":\"drop\",\"index\":47},{\"kind\":\"drop\",\"index\":"
-	"48},{\"kind\":\"drop\",\"index\":49},{\"kind\":\"drop\",\"index\":50},{\"kind\":\"drop\",\"index\":51},{\"kind\":\"drop\","
-	"\"index\":52},{\"kind\":\"drop\",\"index\":53},{\"kind\":\"drop\",\"index\":54},{\"kind\":\"drop\",\"index\":55},{\"kind\""
-	":\"drop\",\"index\":56},{\"kind\":\"drop\",\"index\":57},{\"kind\":\"drop\",\"index\":58},{\"kind\":\"drop\",\"index\":59}"
-	",{\"kind\":\"drop\",\"index\":60},{\"kind\":\"drop\",\"index\":61},{\"kind\":\"drop\",\"index\":62},{\"kind\":\"drop\",\"in"
-	"dex\":63},{\"kind\":\"drop\",\"index\":64},{\"kind\":\"drop\",\"index\":65},{\"kind\":\"drop\",\"index\":66},{\"kind\":\"d"
-	"rop\",\"index\":67},{\"kind\":\"drop\",\"index\":68},{\"kind\":\"drop\",\"index\":69},{\"kind\":\"drop\",\"index\":70},{\""
-	"kind\":\"drop\",\"index\":71},{\"kind\":\"drop\",\"index\":72},{\"kind\":\"drop\",\"index\":73},{\"kind\":\"drop\",\"index"
-	"\":74},{\"kind\":\"drop\",\"index\":75},{\"kind\":\"drop\",\"index\":76},{\"kind\":\"drop\",\"index\":77},{\"kind\":\"drop"
-	"\",\"index\":78},{\"kind\":\"drop\",\"index\":79},{\"kind\":\"drop\",\"index\":80},{\"kind\":\"drop\",\"index\":81},{\"kin"
-	"d\":\"drop\",\"index\":82},{\"kind\":\"drop\",\"index\":83},{\"kind\":\"drop\",\"index\":84},{\"kind\":\"drop\",\"index\":8"
-	"5},{\"kind\":\"drop\",\"index\":86},{\"kind\":\"drop\",\"index\":87},{\"kind\":\"drop\",\"index\":88},{\"kind\":\"sink\",\""
-	"index\":1}]},\"tables\":[{\"index\":0,\"map\":\"nsc_t0\",\"mode\":\"scan\",\"spec\":{\"Name\":\"l2_iface_table\",\"Keys\""
-	":[{\"Name\":\"meta.vlan_id\",\"Width\":12,\"Kind\":2}],\"Actions\":[{\"Name\":\"set_l2_iface\",\"Params\":[{\"Name\":\""
-	"l2_iface_id\",\"Width\":4},{\"Name\":\"l2_iface_uc_mac\",\"Width\":48}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":"
-	"17,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":1,\"map\":\"nsc_t1\","
-	"\"mode\":\"scan\",\"spec\":{\"Name\":\"mac_dst_filter_table\",\"Keys\":[{\"Name\":\"meta.iface\",\"Width\":4,\"Kind\":2}"
-	",{\"Name\":\"ethernet.dst\",\"Width\":48,\"Kind\":0}],\"Actions\":[{\"Name\":\"set_mac_sa\",\"Params\":[{\"Name\":\"mac"
-	"_sa\",\"Width\":48}]},{\"Name\":\"l2_dst_allow\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":64,\"Defau"
-	"lt\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":2,\"map\":\"nsc_t2\",\"mode\":\"s"
-	"can\",\"spec\":{\"Name\":\"ip_dst_filter_table\",\"Keys\":[{\"Name\":\"meta.iface\",\"Width\":4,\"Kind\":2},{\"Name\":\""
-	"ethernet.type\",\"Width\":16,\"Kind\":0},{\"Name\":\"meta.ip_da\",\"Width\":128,\"Kind\":0}],\"Actions\":[{\"Name\":\""
-	"set_ip_sa\",\"Params\":[{\"Name\":\"ip_sa\",\"Width\":128},{\"Name\":\"lb_id\",\"Width\":3}]},{\"Name\":\"miss\",\"Param"
-	"s\":[]}],\"Size\":64,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":3,"
-	"\"map\":\"nsc_t3\",\"mode\":\"slots\",\"spec\":{\"Name\":\"ipv4_src_filter_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"W"
-	"idth\":8,\"Kind\":0},{\"Name\":\"ipv4.src\",\"Width\":32,\"Kind\":0}],\"Actions\":[{\"Name\":\"allow_ip_src\",\"Params"
-	"\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":256,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":fal"
-	"se},\"used\":true},{\"index\":4,\"map\":\"nsc_t4\",\"mode\":\"hash\",\"spec\":{\"Name\":\"ipv6_src_filter_table\",\"Key"
-	"s\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"Name\":\"ipv6.src\",\"Width\":128,\"Kind\":0}],\"Actions\":[{\""
-	"Name\":\"allow_ip_src\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":256,\"Default\":\"miss\",\"DefaultP"
-	"arams\":null,\"Priorities\":false},\"used\":true},{\"index\":5,\"map\":\"nsc_t5\",\"mode\":\"scan\",\"spec\":{\"Name\":"
-	"\"epoch_assign_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"Name\":\"meta.tick\",\"Width\":64"
-	",\"Kind\":1}],\"Actions\":[{\"Name\":\"do_assign_epoch\",\"Params\":[{\"Name\":\"epoch\",\"Width\":32}]},{\"Name\":\"do"
-	"_assign_epoch_with_slot_sel_opts\",\"Params\":[{\"Name\":\"epoch\",\"Width\":32},{\"Name\":\"slot_select_bit_cnt"
-	"\",\"Width\":5},{\"Name\":\"slot_select_xor\",\"Width\":16}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":1024,\"Defau"
-	"lt\":\"miss\",\"DefaultParams\":null,\"Priorities\":true},\"used\":true},{\"index\":6,\"map\":\"nsc_t6\",\"mode\":\"sl"
-	"ots\",\"spec\":{\"Name\":\"load_balance_calendar_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{"
-	"\"Name\":\"meta.epoch\",\"Width\":32,\"Kind\":0},{\"Name\":\"meta.calendar_slot\",\"Width\":16,\"Kind\":0}],\"Actions"
-	"\":[{\"Name\":\"do_assign_member\",\"Params\":[{\"Name\":\"member_id\",\"Width\":16}]},{\"Name\":\"miss\",\"Params\":[]"
-	"}],\"Size\":16384,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":7,\"m"
-	"ap\":\"nsc_t7\",\"mode\":\"slots\",\"spec\":{\"Name\":\"member_info_lookup_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\""
-	"Width\":8,\"Kind\":0},{\"Name\":\"ethernet.type\",\"Width\":16,\"Kind\":0},{\"Name\":\"meta.member_id\",\"Width\":16,"
-	"\"Kind\":0}],\"Actions\":[{\"Name\":\"do_ipv4_member_rewrite\",\"Params\":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Nam"
-	"e\":\"ip_dst\",\"Width\":32},{\"Name\":\"udp_base\",\"Width\":16},{\"Name\":\"port_select_bit_cnt\",\"Width\":5},{\"Na"
-	"me\":\"keep_lb_header\",\"Width\":1}]},{\"Name\":\"do_ipv6_member_rewrite\",\"Params\":[{\"Name\":\"mac_dst\",\"Widt"
-	"h\":48},{\"Name\":\"ip_dst\",\"Width\":128},{\"Name\":\"udp_base\",\"Width\":16},{\"Name\":\"port_select_bit_cnt\",\"W"
-	"idth\":5},{\"Name\":\"keep_lb_header\",\"Width\":1}]},{\"Name\":\"drop_soft_evicted\",\"Params\":[]},{\"Name\":\"dro"
-	"p_deregistered\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":1024,\"Default\":\"miss\",\"DefaultParam"
-	"s\":null,\"Priorities\":false},\"used\":true}],\"max_frame\":3520}"
+	"\",\"LbPopV2\",\"LbPopV2Body\",\"LbPopV3Body\",\"LbPopCommon\",\"LbUdpLen\",\"LbCsumFix\",\"LbCsumKeepZero\",\"LbCsu"
+	"mComputedZero\",\"LbCsumFFFF\",\"LbTxCount\"],\"sinks\":[{\"node\":\"ToHost\",\"verdict\":\"XDP_PASS\"},{\"node\":\"Tx"
+	"Wire\",\"verdict\":\"XDP_TX\"}],\"drops\":[{\"node\":\"ParseIPv4\",\"reason\":\"malformed\"},{\"node\":\"ParseFail\",\"r"
+	"eason\":\"phys_parsefail_counter\"},{\"node\":\"PuntPopNsMac\",\"reason\":\"frame too short for XDP\"},{\"node\":"
+	"\"PuntPopNsOpt\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopNsOpt\",\"reason\":\"malformed\"},{\"no"
+	"de\":\"PuntPopNs\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopNs\",\"reason\":\"malformed\"},{\"node"
+	"\":\"PuntPopUdp\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopUdp\",\"reason\":\"malformed\"},{\"node"
+	"\":\"PuntPopIPv4\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopIPv4\",\"reason\":\"malformed\"},{\"no"
+	"de\":\"PuntPopIPv6\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopIPv6\",\"reason\":\"malformed\"},{\""
+	"node\":\"L2PopVlan\",\"reason\":\"frame too short for XDP\"},{\"node\":\"L2MacDst\",\"reason\":\"malformed\"},{\"nod"
+	"e\":\"L2DstDrop\",\"reason\":\"l2_dst_drop_counter\"},{\"node\":\"L3NotIP\",\"reason\":\"l2_iface_drop_notip_count"
+	"er\"},{\"node\":\"L3SetDaIPv4\",\"reason\":\"malformed\"},{\"node\":\"L3SetDaIPv6\",\"reason\":\"malformed\"},{\"node\""
+	":\"L3SetDaArp\",\"reason\":\"malformed\"},{\"node\":\"L3BadIP\",\"reason\":\"l2_iface_drop_badip_counter\"},{\"node"
+	"\":\"L3Icmp4Type\",\"reason\":\"malformed\"},{\"node\":\"L3Icmp4Unhandled\",\"reason\":\"l3_icmpv4_unhandled\"},{\"n"
+	"ode\":\"L3Unreach4Net\",\"reason\":\"l3_icmpv4_dest_unreach_net\"},{\"node\":\"L3Unreach4Host\",\"reason\":\"l3_ic"
+	"mpv4_dest_unreach_host\"},{\"node\":\"L3Unreach4Port\",\"reason\":\"l3_icmpv4_dest_unreach_port\"},{\"node\":\"L"
+	"3Unreach4FragNeeded\",\"reason\":\"l3_icmpv4_dest_unreach_frag_needed\"},{\"node\":\"L3Unreach4NetUnknown\",\""
+	"reason\":\"l3_icmpv4_dest_unreach_net_unknown\"},{\"node\":\"L3Unreach4HostUnknown\",\"reason\":\"l3_icmpv4_de"
+	"st_unreach_host_unknown\"},{\"node\":\"L3Unreach4HostProhibited\",\"reason\":\"l3_icmpv4_dest_unreach_host_p"
+	"rohibited\"},{\"node\":\"L3Unreach4Other\",\"reason\":\"l3_icmpv4_dest_unreach_other\"},{\"node\":\"L3Icmp6Type\""
+	",\"reason\":\"malformed\"},{\"node\":\"L3Icmp6Unhandled\",\"reason\":\"l3_icmpv6_unhandled\"},{\"node\":\"L3Unreach"
+	"6Net\",\"reason\":\"l3_icmpv6_dest_unreach_net\"},{\"node\":\"L3Unreach6HostProhibited\",\"reason\":\"l3_icmpv6_"
+	"dest_unreach_host_prohibited\"},{\"node\":\"L3Unreach6Host\",\"reason\":\"l3_icmpv6_dest_unreach_host\"},{\"no"
+	"de\":\"L3Unreach6Port\",\"reason\":\"l3_icmpv6_dest_unreach_port\"},{\"node\":\"L3Unreach6Other\",\"reason\":\"l3_"
+	"icmpv6_dest_unreach_other\"},{\"node\":\"ArpForUs\",\"reason\":\"malformed\"},{\"node\":\"Echo4ForUs\",\"reason\":\""
+	"malformed\"},{\"node\":\"Echo4NoMatch\",\"reason\":\"l3_icmpv4_echo_dst_nomatch\"},{\"node\":\"Echo4Reply\",\"reas"
+	"on\":\"malformed\"},{\"node\":\"Echo6Reply\",\"reason\":\"malformed\"},{\"node\":\"NsForUs\",\"reason\":\"malformed\"},"
+	"{\"node\":\"NsNoMatch\",\"reason\":\"l3_ipv6nd_neigh_sol_target_nomatch\"},{\"node\":\"NsUnspecified\",\"reason\":"
+	"\"malformed\"},{\"node\":\"NsToAllNodes\",\"reason\":\"malformed\"},{\"node\":\"NsToSender\",\"reason\":\"malformed\"}"
+	",{\"node\":\"NsSrcMac\",\"reason\":\"malformed\"},{\"node\":\"NsPopMac\",\"reason\":\"frame too short for XDP\"},{\"n"
+	"ode\":\"NsPopMac\",\"reason\":\"malformed\"},{\"node\":\"NsPopOpt\",\"reason\":\"frame too short for XDP\"},{\"node\""
+	":\"NsPopOpt\",\"reason\":\"malformed\"},{\"node\":\"NsPopBody\",\"reason\":\"frame too short for XDP\"},{\"node\":\"N"
+	"sPopBody\",\"reason\":\"malformed\"},{\"node\":\"NsPushNa\",\"reason\":\"malformed\"},{\"node\":\"NsPushOpt\",\"reason"
+	"\":\"malformed\"},{\"node\":\"NsPushMac\",\"reason\":\"malformed\"},{\"node\":\"NsFill\",\"reason\":\"malformed\"},{\"no"
+	"de\":\"NsCsum\",\"reason\":\"malformed\"},{\"node\":\"LbNotIP\",\"reason\":\"lb_drop_not_ip_pkt_counter\"},{\"node\":"
+	"\"LbSrc4\",\"reason\":\"malformed\"},{\"node\":\"LbSrc6\",\"reason\":\"malformed\"},{\"node\":\"LbBlocked\",\"reason\":\""
+	"lb_drop_blocked_src_pkt_counter\"},{\"node\":\"LbNoHdr\",\"reason\":\"lb_drop_no_udplb_hdr_pkt_counter\"},{\"n"
+	"ode\":\"LbBadVersion\",\"reason\":\"lb_drop_bad_udplb_version_pkt_counter\"},{\"node\":\"LbSelV2\",\"reason\":\"ma"
+	"lformed\"},{\"node\":\"LbSelV3\",\"reason\":\"malformed\"},{\"node\":\"LbTtl\",\"reason\":\"malformed\"},{\"node\":\"LbT"
+	"tlExpired\",\"reason\":\"lb_drop_ttl_expired_pkt_counter\"},{\"node\":\"LbEpochMiss\",\"reason\":\"lb_drop_epoch"
+	"_assign_miss_pkt_counter\"},{\"node\":\"LbCalendarMiss\",\"reason\":\"lb_drop_lb_calendar_miss_pkt_counter\"}"
+	",{\"node\":\"LbMemberMiss\",\"reason\":\"lb_drop_mbr_info_miss_pkt_counter\"},{\"node\":\"LbSoftEvicted\",\"reaso"
+	"n\":\"mbr_drop_soft_evicted_counter\"},{\"node\":\"LbDeregistered\",\"reason\":\"mbr_drop_deregistered_counter"
+	"\"},{\"node\":\"LbCsumZero\",\"reason\":\"malformed\"},{\"node\":\"LbPopV2Body\",\"reason\":\"frame too short for XD"
+	"P\"},{\"node\":\"LbPopV2Body\",\"reason\":\"malformed\"},{\"node\":\"LbPopV3Body\",\"reason\":\"frame too short for "
+	"XDP\"},{\"node\":\"LbPopV3Body\",\"reason\":\"malformed\"},{\"node\":\"LbPopCommon\",\"reason\":\"frame too short fo"
+	"r XDP\"},{\"node\":\"LbPopCommon\",\"reason\":\"malformed\"},{\"node\":\"LbUdpLen\",\"reason\":\"malformed\"},{\"node\""
+	":\"LbEth\",\"reason\":\"malformed\"},{\"node\":\"LbIPv4Keep\",\"reason\":\"malformed\"},{\"node\":\"LbIPv4Strip\",\"rea"
+	"son\":\"malformed\"},{\"node\":\"LbIPv6Keep\",\"reason\":\"malformed\"},{\"node\":\"LbIPv6Strip\",\"reason\":\"malform"
+	"ed\"},{\"node\":\"LbCsumKeepZero\",\"reason\":\"malformed\"},{\"node\":\"LbCsumComputedZero\",\"reason\":\"malformed"
+	"\"},{\"node\":\"LbCsumFFFF\",\"reason\":\"malformed\"}],\"counts\":[\"rx_counter\",\"phys_ieee802_multicast_counte"
+	"r\",\"phys_dot3_slow_lacp_counter\",\"phys_dot3_slow_other_counter\",\"phys_lldp_counter\",\"l2_iface_allow_"
+	"counter\",\"l2_dst_allow_counter\",\"l3_allow_counter\",\"l3_arp_tpa_nomatch\",\"l3_arp_ok\",\"l3_icmpv4_echo_"
+	"ok\",\"l3_icmpv6_echo_ok\",\"l3_ipv6nd_neigh_sol_ok\",\"lb_rx_pkt_counter\",\"lb_rx_v2_counter\",\"lb_rx_v3_co"
+	"unter\",\"mbr_tx_pkt_counter\"],\"count_nodes\":[[4],[50],[53],[54],[56],[75],[78],[88],[113],[115],[119]"
+	",[121],[139],[140],[152],[153],[188]],\"flow\":{\"known\":[{},{},{},{},{},{},{},{},{},{},{},{\"kind\":\"edg"
+	"e\",\"index\":56},{},{\"kind\":\"edge\",\"index\":57},{\"kind\":\"edge\"},{\"kind\":\"edge\",\"index\":1},{\"kind\":\"edge"
+	"\",\"index\":2},{\"kind\":\"edge\",\"index\":58},{},{\"kind\":\"edge\",\"index\":59},{},{\"kind\":\"edge\",\"index\":60},"
+	"{\"kind\":\"drop\"},{},{\"kind\":\"edge\",\"index\":61},{},{\"kind\":\"edge\",\"index\":62},{},{},{\"kind\":\"edge\",\"in"
+	"dex\":63},{},{\"kind\":\"edge\",\"index\":64},{},{\"kind\":\"edge\",\"index\":65},{},{\"kind\":\"edge\",\"index\":3},{\""
+	"kind\":\"edge\",\"index\":66},{},{\"kind\":\"edge\",\"index\":67},{},{},{\"kind\":\"edge\",\"index\":4},{},{\"kind\":\"e"
+	"dge\",\"index\":5},{\"kind\":\"edge\",\"index\":6},{\"kind\":\"edge\",\"index\":68},{},{\"kind\":\"edge\",\"index\":69},{"
+	"},{},{},{\"kind\":\"edge\",\"index\":70},{},{\"kind\":\"edge\",\"index\":71},{\"kind\":\"edge\",\"index\":7},{\"kind\":\""
+	"edge\",\"index\":72},{},{\"kind\":\"edge\",\"index\":73},{},{\"kind\":\"edge\",\"index\":8},{},{\"kind\":\"edge\",\"inde"
+	"x\":74},{\"kind\":\"edge\",\"index\":9},{\"kind\":\"edge\",\"index\":10},{\"kind\":\"edge\",\"index\":11},{\"kind\":\"edge"
+	"\",\"index\":75},{},{\"kind\":\"edge\",\"index\":76},{},{\"kind\":\"edge\",\"index\":77},{\"kind\":\"edge\",\"index\":12}"
+	",{},{},{\"kind\":\"edge\",\"index\":78},{},{\"kind\":\"edge\",\"index\":13},{\"kind\":\"edge\",\"index\":14},{\"kind\":\""
+	"edge\",\"index\":79},{},{\"kind\":\"edge\",\"index\":80},{},{\"kind\":\"edge\",\"index\":15},{\"kind\":\"edge\",\"index\""
+	":16},{\"kind\":\"edge\",\"index\":81},{\"kind\":\"edge\",\"index\":17},{\"kind\":\"edge\",\"index\":82},{},{\"kind\":\"ed"
+	"ge\",\"index\":83},{},{\"kind\":\"edge\",\"index\":18},{},{\"kind\":\"edge\",\"index\":84},{},{\"kind\":\"edge\",\"index"
+	"\":85},{},{},{\"kind\":\"edge\",\"index\":86},{\"kind\":\"edge\",\"index\":19},{\"kind\":\"edge\",\"index\":87},{\"kind\""
+	":\"edge\",\"index\":20},{\"kind\":\"edge\",\"index\":88},{\"kind\":\"drop\",\"index\":1},{},{},{},{},{},{},{},{},{},"
+	"{\"kind\":\"edge\",\"index\":21},{},{\"kind\":\"edge\",\"index\":22},{\"kind\":\"edge\",\"index\":23},{},{},{},{\"kind\""
+	":\"drop\",\"index\":2},{\"kind\":\"edge\",\"index\":24},{},{},{\"kind\":\"drop\",\"index\":3},{\"kind\":\"drop\",\"index\""
+	":4},{\"kind\":\"edge\",\"index\":25},{},{},{\"kind\":\"drop\",\"index\":5},{\"kind\":\"drop\",\"index\":6},{\"kind\":\"ed"
+	"ge\",\"index\":26},{},{},{\"kind\":\"drop\",\"index\":7},{\"kind\":\"drop\",\"index\":8},{\"kind\":\"edge\",\"index\":27}"
+	",{},{},{\"kind\":\"drop\",\"index\":9},{\"kind\":\"drop\",\"index\":10},{\"kind\":\"edge\",\"index\":28},{},{},{\"kind\""
+	":\"drop\",\"index\":11},{\"kind\":\"drop\",\"index\":12},{\"kind\":\"edge\",\"index\":29},{\"kind\":\"sink\"},{},{},{},{"
+	"\"kind\":\"drop\",\"index\":13},{\"kind\":\"edge\",\"index\":30},{},{\"kind\":\"edge\",\"index\":31},{},{\"kind\":\"drop\""
+	",\"index\":14},{},{\"kind\":\"edge\",\"index\":32},{},{\"kind\":\"drop\",\"index\":15},{},{},{},{},{},{},{},{\"kind"
+	"\":\"drop\",\"index\":16},{\"kind\":\"drop\",\"index\":17},{},{\"kind\":\"drop\",\"index\":18},{\"kind\":\"edge\",\"index\""
+	":33},{\"kind\":\"drop\",\"index\":19},{\"kind\":\"edge\",\"index\":34},{},{},{\"kind\":\"drop\",\"index\":20},{},{},{}"
+	",{},{},{},{},{},{},{\"kind\":\"drop\",\"index\":21},{},{},{\"kind\":\"drop\",\"index\":22},{},{},{},{},{},{},{},"
+	"{},{\"kind\":\"drop\",\"index\":23},{\"kind\":\"drop\",\"index\":24},{\"kind\":\"drop\",\"index\":25},{\"kind\":\"drop\",\""
+	"index\":26},{\"kind\":\"drop\",\"index\":27},{\"kind\":\"drop\",\"index\":28},{\"kind\":\"drop\",\"index\":29},{\"kind\":"
+	"\"drop\",\"index\":30},{\"kind\":\"drop\",\"index\":31},{},{},{},{},{\"kind\":\"drop\",\"index\":32},{},{},{},{},{},"
+	"{\"kind\":\"drop\",\"index\":33},{\"kind\":\"drop\",\"index\":34},{\"kind\":\"drop\",\"index\":35},{\"kind\":\"drop\",\"ind"
+	"ex\":36},{\"kind\":\"drop\",\"index\":37},{\"kind\":\"drop\",\"index\":38},{},{},{\"kind\":\"edge\",\"index\":35},{},{}"
+	",{\"kind\":\"drop\",\"index\":39},{},{},{\"kind\":\"drop\",\"index\":40},{\"kind\":\"drop\",\"index\":41},{},{\"kind\":\""
+	"edge\",\"index\":36},{\"kind\":\"drop\",\"index\":42},{},{\"kind\":\"edge\",\"index\":37},{\"kind\":\"drop\",\"index\":43"
+	"},{},{},{\"kind\":\"drop\",\"index\":44},{\"kind\":\"drop\",\"index\":45},{},{},{\"kind\":\"drop\",\"index\":46},{},{\""
+	"kind\":\"drop\",\"index\":47},{},{},{\"kind\":\"edge\",\"index\":38},{\"kind\":\"drop\",\"index\":48},{\"kind\":\"edge\","
+	"\"index\":39},{},{},{},{},{\"kind\":\"drop\",\"index\":49},{\"kind\":\"drop\",\"index\":50},{\"kind\":\"edge\",\"index\""
+	":40},{\"kind\":\"drop\",\"index\":51},{\"kind\":\"drop\",\"index\":52},{\"kind\":\"edge\",\"index\":41},{\"kind\":\"drop\""
+	",\"index\":53},{\"kind\":\"drop\",\"index\":54},{},{\"kind\":\"drop\",\"index\":55},{},{\"kind\":\"drop\",\"index\":56},"
+	"{},{\"kind\":\"drop\",\"index\":57},{},{\"kind\":\"drop\",\"index\":58},{},{\"kind\":\"drop\",\"index\":59},{},{\"kind\""
+	":\"edge\",\"index\":42},{},{},{},{},{},{\"kind\":\"drop\",\"index\":60},{\"kind\":\"drop\",\"index\":61},{},{},{\"kin"
+	"d\":\"drop\",\"index\":62},{\"kind\":\"edge\",\"index\":43},{\"kind\":\"edge\",\"index\":89},{\"kind\":\"drop\",\"index\":6"
+	"3},{},{},{\"kind\":\"drop\",\"index\":64},{},{},{},{},{\"kind\":\"drop\",\"index\":65},{},{},{\"kind\":\"drop\",\"ind"
+	"ex\":66},{},{\"kind\":\"drop\",\"index\":67},{\"kind\":\"edge\",\"index\":44},{\"kind\":\"drop\",\"index\":68},{},{},{\""
+	"kind\":\"drop\",\"index\":69},{},{\"kind\":\"edge\",\"index\":45},{},{\"kind\":\"drop\",\"index\":70},{},{},{},{\"kind"
+	"\":\"drop\",\"index\":71},{},{\"kind\":\"edge\",\"index\":46},{},{},{},{\"kind\":\"drop\",\"index\":72},{\"kind\":\"drop"
+	"\",\"index\":73},{\"kind\":\"drop\",\"index\":74},{},{\"kind\":\"drop\",\"index\":75},{},{},{\"kind\":\"edge\",\"index\":"
+	"47},{},{},{},{},{\"kind\":\"drop\",\"index\":76},{\"kind\":\"drop\",\"index\":77},{},{\"kind\":\"drop\",\"index\":78},"
+	"{\"kind\":\"drop\",\"index\":79},{\"kind\":\"edge\",\"index\":48},{\"kind\":\"drop\",\"index\":80},{\"kind\":\"drop\",\"ind"
+	"ex\":81},{},{\"kind\":\"drop\",\"index\":82},{\"kind\":\"edge\",\"index\":49},{\"kind\":\"drop\",\"index\":83},{},{},{}"
+	",{},{},{\"kind\":\"drop\",\"index\":84},{},{\"kind\":\"drop\",\"index\":85},{\"kind\":\"edge\",\"index\":50},{},{},{\"k"
+	"ind\":\"drop\",\"index\":86},{\"kind\":\"edge\",\"index\":51},{\"kind\":\"drop\",\"index\":87},{\"kind\":\"edge\",\"index\""
+	":52},{},{},{\"kind\":\"drop\",\"index\":88},{},{\"kind\":\"drop\",\"index\":89},{},{\"kind\":\"edge\",\"index\":53},{\""
+	"kind\":\"drop\",\"index\":90},{\"kind\":\"edge\",\"index\":54},{\"kind\":\"edge\",\"index\":55},{},{\"kind\":\"sink\",\"in"
+	"dex\":1},{\"kind\":\"total\"}],\"solve\":[{\"edge\":0,\"plus\":[371],\"minus\":[]},{\"edge\":1,\"plus\":[0],\"minus\":["
+	"]},{\"edge\":369,\"plus\":[370],\"minus\":[]},{\"edge\":2,\"plus\":[1],\"minus\":[]},{\"edge\":12,\"plus\":[14,15,16"
+	",17],\"minus\":[]},{\"edge\":42,\"plus\":[44,45],\"minus\":[]},{\"edge\":52,\"plus\":[54,55],\"minus\":[]},{\"edge\""
+	":60,\"plus\":[62,63],\"minus\":[]},{\"edge\":58,\"plus\":[64,65],\"minus\":[62]},{\"edge\":74,\"plus\":[76,77],\"mi"
+	"nus\":[]},{\"edge\":80,\"plus\":[82,83],\"minus\":[]},{\"edge\":10,\"plus\":[84,85],\"minus\":[]},{\"edge\":94,\"plu"
+	"s\":[97,98],\"minus\":[]},{\"edge\":95,\"plus\":[99,100],\"minus\":[]},{\"edge\":4,\"plus\":[101],\"minus\":[11,13,"
+	"17,19,21,24,26,29,31,33,36,38,45,47,51,53,55,57,61,65,67,69,73,77,79,83,85,87,91,93,96,98,100]},{\"ed"
+	"ge\":109,\"plus\":[111],\"minus\":[]},{\"edge\":112,\"plus\":[114],\"minus\":[]},{\"edge\":116,\"plus\":[118,119],\""
+	"minus\":[]},{\"edge\":120,\"plus\":[122,123,124],\"minus\":[]},{\"edge\":125,\"plus\":[127,128,129],\"minus\":[]}"
+	",{\"edge\":130,\"plus\":[132,133,134],\"minus\":[]},{\"edge\":135,\"plus\":[137,138,139],\"minus\":[]},{\"edge\":1"
+	"40,\"plus\":[142,143,144],\"minus\":[]},{\"edge\":141,\"plus\":[145],\"minus\":[144]},{\"edge\":148,\"plus\":[149,"
+	"150],\"minus\":[]},{\"edge\":157,\"plus\":[158],\"minus\":[]},{\"edge\":165,\"plus\":[166],\"minus\":[]},{\"edge\":1"
+	"62,\"plus\":[169,170],\"minus\":[]},{\"edge\":164,\"plus\":[171,172],\"minus\":[]},{\"edge\":174,\"plus\":[175],\"m"
+	"inus\":[]},{\"edge\":187,\"plus\":[188],\"minus\":[]},{\"edge\":189,\"plus\":[197],\"minus\":[]},{\"edge\":190,\"plu"
+	"s\":[198],\"minus\":[]},{\"edge\":191,\"plus\":[199],\"minus\":[]},{\"edge\":192,\"plus\":[200],\"minus\":[]},{\"edg"
+	"e\":193,\"plus\":[201],\"minus\":[]},{\"edge\":194,\"plus\":[202],\"minus\":[]},{\"edge\":195,\"plus\":[203],\"minus"
+	"\":[]},{\"edge\":196,\"plus\":[204],\"minus\":[]},{\"edge\":209,\"plus\":[210],\"minus\":[]},{\"edge\":211,\"plus\":["
+	"216],\"minus\":[]},{\"edge\":212,\"plus\":[217],\"minus\":[]},{\"edge\":213,\"plus\":[218],\"minus\":[]},{\"edge\":2"
+	"14,\"plus\":[219],\"minus\":[]},{\"edge\":215,\"plus\":[220],\"minus\":[]},{\"edge\":223,\"plus\":[224],\"minus\":[]"
+	"},{\"edge\":229,\"plus\":[230],\"minus\":[]},{\"edge\":232,\"plus\":[233],\"minus\":[]},{\"edge\":235,\"plus\":[236]"
+	",\"minus\":[]},{\"edge\":239,\"plus\":[240],\"minus\":[]},{\"edge\":248,\"plus\":[250,251],\"minus\":[]},{\"edge\":2"
+	"54,\"plus\":[256,257,258],\"minus\":[]},{\"edge\":255,\"plus\":[259,260,261],\"minus\":[258]},{\"edge\":274,\"plu"
+	"s\":[275],\"minus\":[]},{\"edge\":280,\"plus\":[281],\"minus\":[]},{\"edge\":279,\"plus\":[285,286,287],\"minus\":["
+	"]},{\"edge\":284,\"plus\":[288],\"minus\":[287]},{\"edge\":290,\"plus\":[291],\"minus\":[]},{\"edge\":295,\"plus\":["
+	"296],\"minus\":[]},{\"edge\":298,\"plus\":[301,302],\"minus\":[]},{\"edge\":304,\"plus\":[306],\"minus\":[]},{\"edg"
+	"e\":309,\"plus\":[310],\"minus\":[]},{\"edge\":313,\"plus\":[314],\"minus\":[]},{\"edge\":319,\"plus\":[320],\"minus"
+	"\":[]},{\"edge\":317,\"plus\":[321],\"minus\":[]},{\"edge\":318,\"plus\":[322],\"minus\":[]},{\"edge\":325,\"plus\":["
+	"327],\"minus\":[]},{\"edge\":348,\"plus\":[351,352],\"minus\":[]},{\"edge\":353,\"plus\":[355,356],\"minus\":[]},{"
+	"\"edge\":354,\"plus\":[357,358],\"minus\":[]},{\"edge\":331,\"plus\":[335,336,337],\"minus\":[]},{\"edge\":340,\"pl"
+	"us\":[341,342],\"minus\":[]},{\"edge\":364,\"plus\":[366,367],\"minus\":[]},{\"edge\":362,\"plus\":[368],\"minus\":"
+	"[365,367]},{\"edge\":226,\"plus\":[369],\"minus\":[233,236,275,368]},{\"edge\":3,\"plus\":[2],\"minus\":[4]},{\"e"
+	"dge\":7,\"plus\":[12,13],\"minus\":[]},{\"edge\":40,\"plus\":[42,43],\"minus\":[]},{\"edge\":49,\"plus\":[52,53],\"m"
+	"inus\":[]},{\"edge\":56,\"plus\":[58,59],\"minus\":[]},{\"edge\":48,\"plus\":[60,61],\"minus\":[]},{\"edge\":72,\"pl"
+	"us\":[74,75],\"minus\":[]},{\"edge\":78,\"plus\":[80,81],\"minus\":[]},{\"edge\":92,\"plus\":[94,95,96],\"minus\":["
+	"]},{\"edge\":107,\"plus\":[112,113],\"minus\":[]},{\"edge\":136,\"plus\":[140,141],\"minus\":[139]},{\"edge\":146,"
+	"\"plus\":[148],\"minus\":[]},{\"edge\":163,\"plus\":[164,165],\"minus\":[]},{\"edge\":186,\"plus\":[189,190,191,19"
+	"2,193,194,195,196],\"minus\":[]},{\"edge\":206,\"plus\":[211,212,213,214,215],\"minus\":[]},{\"edge\":225,\"plu"
+	"s\":[226],\"minus\":[]},{\"edge\":228,\"plus\":[231,232],\"minus\":[]},{\"edge\":207,\"plus\":[234,235],\"minus\":["
+	"]},{\"edge\":247,\"plus\":[248,249],\"minus\":[]},{\"edge\":252,\"plus\":[254,255],\"minus\":[]},{\"edge\":272,\"pl"
+	"us\":[273,274],\"minus\":[]},{\"edge\":278,\"plus\":[279,280],\"minus\":[]},{\"edge\":294,\"plus\":[298],\"minus\":"
+	"[]},{\"edge\":346,\"plus\":[353,354],\"minus\":[]},{\"edge\":334,\"plus\":[338,339,340],\"minus\":[337]},{\"edge\""
+	":359,\"plus\":[361,362],\"minus\":[]},{\"edge\":360,\"plus\":[363,364,365],\"minus\":[]},{\"edge\":39,\"plus\":[56"
+	",57],\"minus\":[]},{\"edge\":71,\"plus\":[72,73],\"minus\":[]},{\"edge\":9,\"plus\":[78,79],\"minus\":[]},{\"edge\":"
+	"90,\"plus\":[92,93],\"minus\":[]},{\"edge\":131,\"plus\":[135,136],\"minus\":[134]},{\"edge\":161,\"plus\":[162,16"
+	"3],\"minus\":[]},{\"edge\":184,\"plus\":[185,186,187],\"minus\":[]},{\"edge\":222,\"plus\":[225],\"minus\":[]},{\"e"
+	"dge\":183,\"plus\":[227,228,229],\"minus\":[]},{\"edge\":243,\"plus\":[246,247],\"minus\":[]},{\"edge\":270,\"plus"
+	"\":[271,272],\"minus\":[]},{\"edge\":293,\"plus\":[294,295],\"minus\":[]},{\"edge\":330,\"plus\":[332,333,334],\"m"
+	"inus\":[]},{\"edge\":350,\"plus\":[359,360],\"minus\":[352,356,358]},{\"edge\":37,\"plus\":[39,40,41],\"minus\":["
+	"]},{\"edge\":68,\"plus\":[70,71],\"minus\":[]},{\"edge\":88,\"plus\":[90,91],\"minus\":[]},{\"edge\":126,\"plus\":[1"
+	"30,131],\"minus\":[129]},{\"edge\":179,\"plus\":[183,184],\"minus\":[]},{\"edge\":177,\"plus\":[221,222,223],\"mi"
+	"nus\":[]},{\"edge\":268,\"plus\":[269,270],\"minus\":[]},{\"edge\":347,\"plus\":[349,350],\"minus\":[]},{\"edge\":3"
+	"29,\"plus\":[330,331],\"minus\":[]},{\"edge\":27,\"plus\":[37,38],\"minus\":[]},{\"edge\":66,\"plus\":[68,69],\"min"
+	"us\":[]},{\"edge\":86,\"plus\":[88,89],\"minus\":[]},{\"edge\":121,\"plus\":[125,126],\"minus\":[124]},{\"edge\":26"
+	"6,\"plus\":[267,268],\"minus\":[]},{\"edge\":345,\"plus\":[347,348],\"minus\":[]},{\"edge\":50,\"plus\":[66,67],\"m"
+	"inus\":[]},{\"edge\":28,\"plus\":[86,87],\"minus\":[35]},{\"edge\":117,\"plus\":[120,121],\"minus\":[119]},{\"edge"
+	"\":264,\"plus\":[265,266],\"minus\":[]},{\"edge\":344,\"plus\":[345,346],\"minus\":[]},{\"edge\":25,\"plus\":[27,28"
+	",29],\"minus\":[]},{\"edge\":46,\"plus\":[48,49,50,51],\"minus\":[]},{\"edge\":115,\"plus\":[116,117],\"minus\":[]"
+	"},{\"edge\":253,\"plus\":[262,263,264],\"minus\":[261]},{\"edge\":328,\"plus\":[343,344],\"minus\":[342]},{\"edge"
+	"\":326,\"plus\":[328,329],\"minus\":[327]},{\"edge\":23,\"plus\":[25,26],\"minus\":[]},{\"edge\":34,\"plus\":[46,47"
+	"],\"minus\":[]},{\"edge\":110,\"plus\":[115],\"minus\":[111,113,114]},{\"edge\":245,\"plus\":[252,253],\"minus\":["
+	"249,251]},{\"edge\":323,\"plus\":[324,325,326],\"minus\":[]},{\"edge\":5,\"plus\":[22,23,24],\"minus\":[14]},{\"e"
+	"dge\":32,\"plus\":[34,35,36],\"minus\":[]},{\"edge\":108,\"plus\":[110],\"minus\":[]},{\"edge\":242,\"plus\":[244,2"
+	"45],\"minus\":[]},{\"edge\":315,\"plus\":[323],\"minus\":[316]},{\"edge\":30,\"plus\":[32,33],\"minus\":[]},{\"edge"
+	"\":106,\"plus\":[108,109],\"minus\":[]},{\"edge\":238,\"plus\":[241,242,243],\"minus\":[]},{\"edge\":312,\"plus\":["
+	"315,316,317,318,319],\"minus\":[]},{\"edge\":8,\"plus\":[30,31],\"minus\":[16]},{\"edge\":105,\"plus\":[106,107]"
+	",\"minus\":[]},{\"edge\":208,\"plus\":[237,238,239],\"minus\":[]},{\"edge\":311,\"plus\":[312,313],\"minus\":[]},{"
+	"\"edge\":6,\"plus\":[3],\"minus\":[5,7,8,9,10,11]},{\"edge\":18,\"plus\":[6,15],\"minus\":[19]},{\"edge\":20,\"plus"
+	"\":[18],\"minus\":[21]},{\"edge\":102,\"plus\":[20,41,43,44,54,59,63,64,70,75,76,81,82,84,89,97,99],\"minus\""
+	":[]},{\"edge\":103,\"plus\":[105],\"minus\":[]},{\"edge\":181,\"plus\":[205,206,207,208,209],\"minus\":[]},{\"edg"
+	"e\":307,\"plus\":[311],\"minus\":[308]},{\"edge\":104,\"plus\":[102],\"minus\":[103]},{\"edge\":147,\"plus\":[104],"
+	"\"minus\":[146]},{\"edge\":151,\"plus\":[147,150],\"minus\":[152]},{\"edge\":153,\"plus\":[151,152],\"minus\":[]},"
+	"{\"edge\":155,\"plus\":[153],\"minus\":[154,156,157]},{\"edge\":159,\"plus\":[155,156],\"minus\":[]},{\"edge\":160"
+	",\"plus\":[159],\"minus\":[161]},{\"edge\":168,\"plus\":[160],\"minus\":[167]},{\"edge\":173,\"plus\":[168,170,172"
+	"],\"minus\":[174]},{\"edge\":176,\"plus\":[173],\"minus\":[]},{\"edge\":178,\"plus\":[176],\"minus\":[177]},{\"edge"
+	"\":180,\"plus\":[178],\"minus\":[179]},{\"edge\":182,\"plus\":[180],\"minus\":[181]},{\"edge\":276,\"plus\":[182,22"
+	"4],\"minus\":[]},{\"edge\":277,\"plus\":[276],\"minus\":[278]},{\"edge\":283,\"plus\":[277],\"minus\":[282,284]},{"
+	"\"edge\":289,\"plus\":[283,286],\"minus\":[290]},{\"edge\":292,\"plus\":[289],\"minus\":[293]},{\"edge\":297,\"plus"
+	"\":[292],\"minus\":[]},{\"edge\":300,\"plus\":[297],\"minus\":[299]},{\"edge\":305,\"plus\":[300,302],\"minus\":[30"
+	"3,304]}],\"in\":[[371],[0],[226,233,236,275,368],[369],[1],[2],[3],[7],[12],[6,15],[18],[5,14],[23],[2"
+	"5],[8,16],[30],[32],[27],[37],[40],[42],[34],[46],[49],[52],[39],[56],[48],[60],[58,62],[50],[66],[6"
+	"8],[71],[72],[74],[9],[78],[80],[10],[28,35],[86],[88],[90],[92],[94],[95],[4,11,13,17,19,21,24,26,2"
+	"9,31,33,36,38,45,47,51,53,55,57,61,65,67,69,73,77,79,83,85,87,91,93,96,98,100],[20,41,43,44,54,59,63"
+	",64,70,75,76,81,82,84,89,97,99],[102],[103],[105],[106],[108],[109],[107],[112],[110,111,113,114],[1"
+	"15],[116],[117,119],[120],[121,124],[125],[126,129],[130],[131,134],[135],[136,139],[140],[141,144],"
+	"[104],[146],[148],[147,150],[151,152],[153],[157],[155,156],[159],[161],[163],[165],[160],[162],[164"
+	"],[168,170,172],[174],[173],[176],[178],[180],[179],[184],[187],[186],[189],[190],[191],[192],[193],"
+	"[194],[195],[196],[181],[209],[206],[211],[212],[213],[214],[215],[177],[223],[222],[225],[183],[229"
+	"],[228],[232],[207],[235],[208],[239],[238],[242],[243],[247],[248],[245,249,251],[252],[254],[255,2"
+	"58],[253,261],[264],[266],[268],[270],[272],[274],[182,224],[276],[278],[280],[277],[279],[284,287],"
+	"[283,286],[290],[289],[293],[295],[292],[294],[297],[298],[300,302],[304],[305],[309],[307,308],[311"
+	"],[313],[312],[319],[317],[318],[315,316],[328,342],[323],[325],[326,327],[344],[345],[346],[347],[3"
+	"48],[353],[354],[329],[330],[331],[334,337],[340],[350,352,356,358],[359],[360],[364],[362,365,367]]"
+	",\"ends\":[{\"kind\":\"drop\"},{\"kind\":\"drop\",\"index\":1},{\"kind\":\"drop\",\"index\":2},{\"kind\":\"drop\",\"index\":"
+	"3},{\"kind\":\"drop\",\"index\":4},{\"kind\":\"drop\",\"index\":5},{\"kind\":\"drop\",\"index\":6},{\"kind\":\"drop\",\"ind"
+	"ex\":7},{\"kind\":\"drop\",\"index\":8},{\"kind\":\"drop\",\"index\":9},{\"kind\":\"drop\",\"index\":10},{\"kind\":\"drop\""
+	",\"index\":11},{\"kind\":\"drop\",\"index\":12},{\"kind\":\"sink\"},{\"kind\":\"drop\",\"index\":13},{\"kind\":\"drop\",\"i"
+	"ndex\":14},{\"kind\":\"drop\",\"index\":15},{\"kind\":\"drop\",\"index\":16},{\"kind\":\"drop\",\"index\":17},{\"kind\":\""
+	"drop\",\"index\":18},{\"kind\":\"drop\",\"index\":19},{\"kind\":\"drop\",\"index\":20},{\"kind\":\"drop\",\"index\":21},{"
+	"\"kind\":\"drop\",\"index\":22},{\"kind\":\"drop\",\"index\":23},{\"kind\":\"drop\",\"index\":24},{\"kind\":\"drop\",\"inde"
+	"x\":25},{\"kind\":\"drop\",\"index\":26},{\"kind\":\"drop\",\"index\":27},{\"kind\":\"drop\",\"index\":28},{\"kind\":\"dro"
+	"p\",\"index\":29},{\"kind\":\"drop\",\"index\":30},{\"kind\":\"drop\",\"index\":31},{\"kind\":\"drop\",\"index\":32},{\"ki"
+	"nd\":\"drop\",\"index\":33},{\"kind\":\"drop\",\"index\":34},{\"kind\":\"drop\",\"index\":35},{\"kind\":\"drop\",\"index\":"
+	"36},{\"kind\":\"drop\",\"index\":37},{\"kind\":\"drop\",\"index\":38},{\"kind\":\"drop\",\"index\":39},{\"kind\":\"drop\","
+	"\"index\":40},{\"kind\":\"drop\",\"index\":41},{\"kind\":\"drop\",\"index\":42},{\"kind\":\"drop\",\"index\":43},{\"kind\""
+	":\"drop\",\"index\":44},{\"kind\":\"drop\",\"index\":45},{\"kind\":\"drop\",\"index\":46},{\"kind\":\"drop\",\"index\":47}"
+	",{\"kind\":\"drop\",\"index\":48},{\"kind\":\"drop\",\"index\":49},{\"kind\":\"drop\",\"index\":50},{\"kind\":\"drop\",\"in"
+	"dex\":51},{\"kind\":\"drop\",\"index\":52},{\"kind\":\"drop\",\"index\":53},{\"kind\":\"drop\",\"index\":54},{\"kind\":\"d"
+	"rop\",\"index\":55},{\"kind\":\"drop\",\"index\":56},{\"kind\":\"drop\",\"index\":57},{\"kind\":\"drop\",\"index\":58},{\""
+	"kind\":\"drop\",\"index\":59},{\"kind\":\"drop\",\"index\":60},{\"kind\":\"drop\",\"index\":61},{\"kind\":\"drop\",\"index"
+	"\":62},{\"kind\":\"drop\",\"index\":63},{\"kind\":\"drop\",\"index\":64},{\"kind\":\"drop\",\"index\":65},{\"kind\":\"drop"
+	"\",\"index\":66},{\"kind\":\"drop\",\"index\":67},{\"kind\":\"drop\",\"index\":68},{\"kind\":\"drop\",\"index\":69},{\"kin"
+	"d\":\"drop\",\"index\":70},{\"kind\":\"drop\",\"index\":71},{\"kind\":\"drop\",\"index\":72},{\"kind\":\"drop\",\"index\":7"
+	"3},{\"kind\":\"drop\",\"index\":74},{\"kind\":\"drop\",\"index\":75},{\"kind\":\"drop\",\"index\":76},{\"kind\":\"drop\",\""
+	"index\":77},{\"kind\":\"drop\",\"index\":78},{\"kind\":\"drop\",\"index\":79},{\"kind\":\"drop\",\"index\":80},{\"kind\":"
+	"\"drop\",\"index\":81},{\"kind\":\"drop\",\"index\":82},{\"kind\":\"drop\",\"index\":83},{\"kind\":\"drop\",\"index\":84},"
+	"{\"kind\":\"drop\",\"index\":85},{\"kind\":\"drop\",\"index\":86},{\"kind\":\"drop\",\"index\":87},{\"kind\":\"drop\",\"ind"
+	"ex\":88},{\"kind\":\"drop\",\"index\":89},{\"kind\":\"drop\",\"index\":90},{\"kind\":\"sink\",\"index\":1}]},\"tables\":["
+	"{\"index\":0,\"map\":\"nsc_t0\",\"mode\":\"scan\",\"spec\":{\"Name\":\"l2_iface_table\",\"Keys\":[{\"Name\":\"meta.vlan_i"
+	"d\",\"Width\":12,\"Kind\":2}],\"Actions\":[{\"Name\":\"set_l2_iface\",\"Params\":[{\"Name\":\"l2_iface_id\",\"Width\":4"
+	"},{\"Name\":\"l2_iface_uc_mac\",\"Width\":48}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":17,\"Default\":\"miss\",\"D"
+	"efaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":1,\"map\":\"nsc_t1\",\"mode\":\"scan\",\"spec\":{"
+	"\"Name\":\"mac_dst_filter_table\",\"Keys\":[{\"Name\":\"meta.iface\",\"Width\":4,\"Kind\":2},{\"Name\":\"ethernet.dst"
+	"\",\"Width\":48,\"Kind\":0}],\"Actions\":[{\"Name\":\"set_mac_sa\",\"Params\":[{\"Name\":\"mac_sa\",\"Width\":48}]},{\"N"
+	"ame\":\"l2_dst_allow\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":64,\"Default\":\"miss\",\"DefaultPar"
+	"ams\":null,\"Priorities\":false},\"used\":true},{\"index\":2,\"map\":\"nsc_t2\",\"mode\":\"scan\",\"spec\":{\"Name\":\"i"
+	"p_dst_filter_table\",\"Keys\":[{\"Name\":\"meta.iface\",\"Width\":4,\"Kind\":2},{\"Name\":\"ethernet.type\",\"Width\""
+	":16,\"Kind\":0},{\"Name\":\"meta.ip_da\",\"Width\":128,\"Kind\":0}],\"Actions\":[{\"Name\":\"set_ip_sa\",\"Params\":[{"
+	"\"Name\":\"ip_sa\",\"Width\":128},{\"Name\":\"lb_id\",\"Width\":3}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":64,\"Def"
+	"ault\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":3,\"map\":\"nsc_t3\",\"mode\":"
+	"\"slots\",\"spec\":{\"Name\":\"ipv4_src_filter_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"Na"
+	"me\":\"ipv4.src\",\"Width\":32,\"Kind\":0}],\"Actions\":[{\"Name\":\"allow_ip_src\",\"Params\":[]},{\"Name\":\"miss\",\""
+	"Params\":[]}],\"Size\":256,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"ind"
+	"ex\":4,\"map\":\"nsc_t4\",\"mode\":\"hash\",\"spec\":{\"Name\":\"ipv6_src_filter_table\",\"Keys\":[{\"Name\":\"meta.lb_i"
+	"d\",\"Width\":8,\"Kind\":0},{\"Name\":\"ipv6.src\",\"Width\":128,\"Kind\":0}],\"Actions\":[{\"Name\":\"allow_ip_src\",\""
+	"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":256,\"Default\":\"miss\",\"DefaultParams\":null,\"Prioritie"
+	"s\":false},\"used\":true},{\"index\":5,\"map\":\"nsc_t5\",\"mode\":\"scan\",\"spec\":{\"Name\":\"epoch_assign_table\",\""
+	"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"Name\":\"meta.tick\",\"Width\":64,\"Kind\":1}],\"Actions\":"
+	"[{\"Name\":\"do_assign_epoch\",\"Params\":[{\"Name\":\"epoch\",\"Width\":32}]},{\"Name\":\"do_assign_epoch_with_slo"
+	"t_sel_opts\",\"Params\":[{\"Name\":\"epoch\",\"Width\":32},{\"Name\":\"slot_select_bit_cnt\",\"Width\":5},{\"Name\":\""
+	"slot_select_xor\",\"Width\":16}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":1024,\"Default\":\"miss\",\"DefaultPar"
+	"ams\":null,\"Priorities\":true},\"used\":true},{\"index\":6,\"map\":\"nsc_t6\",\"mode\":\"slots\",\"spec\":{\"Name\":\"l"
+	"oad_balance_calendar_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"Name\":\"meta.epoch\",\"W"
+	"idth\":32,\"Kind\":0},{\"Name\":\"meta.calendar_slot\",\"Width\":16,\"Kind\":0}],\"Actions\":[{\"Name\":\"do_assign_"
+	"member\",\"Params\":[{\"Name\":\"member_id\",\"Width\":16}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":16384,\"Defau"
+	"lt\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":7,\"map\":\"nsc_t7\",\"mode\":\"s"
+	"lots\",\"spec\":{\"Name\":\"member_info_lookup_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"N"
+	"ame\":\"ethernet.type\",\"Width\":16,\"Kind\":0},{\"Name\":\"meta.member_id\",\"Width\":16,\"Kind\":0}],\"Actions\":["
+	"{\"Name\":\"do_ipv4_member_rewrite\",\"Params\":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Name\":\"ip_dst\",\"Width\":32"
+	"},{\"Name\":\"udp_base\",\"Width\":16},{\"Name\":\"port_select_bit_cnt\",\"Width\":5},{\"Name\":\"keep_lb_header\",\""
+	"Width\":1}]},{\"Name\":\"do_ipv6_member_rewrite\",\"Params\":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Name\":\"ip_dst"
+	"\",\"Width\":128},{\"Name\":\"udp_base\",\"Width\":16},{\"Name\":\"port_select_bit_cnt\",\"Width\":5},{\"Name\":\"keep"
+	"_lb_header\",\"Width\":1}]},{\"Name\":\"drop_soft_evicted\",\"Params\":[]},{\"Name\":\"drop_deregistered\",\"Param"
+	"s\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":1024,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":f"
+	"alse},\"used\":true}],\"max_frame\":3520}"
 ;

@@ -229,13 +229,13 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [187]string{"RxWire", "RxPipeline", "TxQueue", "TxWire", "RxCount", "ParseEth", "ParseEthType", "ParseVlan", "ParseVlanType", "ParseArp", "ParseArpCheck", "ParseIPv4", "ParseIPv4Check", "ParseIPv4Proto", "ParseIPv6", "ParseIPv6Check", "ParseIPv6Next", "ParseIcmp", "ParseIcmpType", "ParseEcho4Code", "ParseEcho4", "ParseIcmp6", "ParseIcmp6Type", "ParseEcho6Code", "ParseEcho6", "ParseUnreach4", "ParseUnreach4Udp", "ParseUnreach6", "ParseUnreach6Udp", "ParseUnreachUdp", "ParseNsCode", "ParseNs", "ParseNsLen", "ParseNsOpt", "ParseNsOptType", "ParseNsMac", "ParseSlow", "ParseSlowType", "ParseLacp", "ParseLldp", "ParseUdp", "ParseUdpPort", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "ParseParsed", "ParseIsReserved", "PuntCount", "PuntIsSlow", "PuntIsLacp", "PuntLacp", "PuntSlowOther", "PuntIsLldp", "PuntLldp", "PuntEgress", "PuntHasNsMac", "PuntPopNsMac", "PuntHasNsOpt", "PuntPopNsOpt", "PuntHasNs", "PuntPopNs", "PuntHasUdp", "PuntPopUdp", "PuntHasIPv4", "PuntPopIPv4", "PuntHasIPv6", "PuntPopIPv6", "ToHost", "L2HasVlan", "L2VlanId", "L2PopVlan", "L2Iface", "L2IfaceAllow", "L2MacDst", "L2DstDrop", "L2DstAllow", "L3DaIPv4", "L3DaIPv6", "L3DaArp", "L3NotIP", "L3SetDaIPv4", "L3SetDaIPv6", "L3SetDaArp", "L3IPDst", "L3BadIP", "L3Allow", "L3IsArp", "L3IsIcmp4", "L3IsIcmp6", "L3IsEcho4", "L3Icmp4Type", "L3Icmp4Unhandled", "L3Unreach4", "L3Unreach4Net", "L3Unreach4Host", "L3Unreach4Port", "L3Unreach4FragNeeded", "L3Unreach4NetUnknown", "L3Unreach4HostUnknown", "L3Unreach4HostProhibited", "L3Unreach4Other", "L3Icmp6Type", "L3Icmp6Unhandled", "L3Unreach6", "L3Unreach6Net", "L3Unreach6HostProhibited", "L3Unreach6Host", "L3Unreach6Port", "L3Unreach6Other", "ArpForUs", "ArpNoMatch", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NoMatch", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNoMatch", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbSrcIPv4", "LbSrcIPv6", "LbNotIP", "LbSrc4", "LbSrc6", "LbBlocked", "LbHasLb", "LbNoHdr", "LbIsV2", "LbIsV3", "LbBadVersion", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbTtl", "LbTtlExpired", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbSoftEvicted", "LbDeregistered", "LbPort", "LbEth", "LbCsumZero", "LbMarkZero", "LbKeep", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbCsumFix", "LbCsumKeepZero", "LbTxCount"}
+var NodeNames = [189]string{"RxWire", "RxPipeline", "TxQueue", "TxWire", "RxCount", "ParseEth", "ParseEthType", "ParseVlan", "ParseVlanType", "ParseArp", "ParseArpCheck", "ParseIPv4", "ParseIPv4Check", "ParseIPv4Proto", "ParseIPv6", "ParseIPv6Check", "ParseIPv6Next", "ParseIcmp", "ParseIcmpType", "ParseEcho4Code", "ParseEcho4", "ParseIcmp6", "ParseIcmp6Type", "ParseEcho6Code", "ParseEcho6", "ParseUnreach4", "ParseUnreach4Udp", "ParseUnreach6", "ParseUnreach6Udp", "ParseUnreachUdp", "ParseNsCode", "ParseNs", "ParseNsLen", "ParseNsOpt", "ParseNsOptType", "ParseNsMac", "ParseSlow", "ParseSlowType", "ParseLacp", "ParseLldp", "ParseUdp", "ParseUdpPort", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "ParseParsed", "ParseIsReserved", "PuntCount", "PuntIsSlow", "PuntIsLacp", "PuntLacp", "PuntSlowOther", "PuntIsLldp", "PuntLldp", "PuntEgress", "PuntHasNsMac", "PuntPopNsMac", "PuntHasNsOpt", "PuntPopNsOpt", "PuntHasNs", "PuntPopNs", "PuntHasUdp", "PuntPopUdp", "PuntHasIPv4", "PuntPopIPv4", "PuntHasIPv6", "PuntPopIPv6", "ToHost", "L2HasVlan", "L2VlanId", "L2PopVlan", "L2Iface", "L2IfaceAllow", "L2MacDst", "L2DstDrop", "L2DstAllow", "L3DaIPv4", "L3DaIPv6", "L3DaArp", "L3NotIP", "L3SetDaIPv4", "L3SetDaIPv6", "L3SetDaArp", "L3IPDst", "L3BadIP", "L3Allow", "L3IsArp", "L3IsIcmp4", "L3IsIcmp6", "L3IsEcho4", "L3Icmp4Type", "L3Icmp4Unhandled", "L3Unreach4", "L3Unreach4Net", "L3Unreach4Host", "L3Unreach4Port", "L3Unreach4FragNeeded", "L3Unreach4NetUnknown", "L3Unreach4HostUnknown", "L3Unreach4HostProhibited", "L3Unreach4Other", "L3Icmp6Type", "L3Icmp6Unhandled", "L3Unreach6", "L3Unreach6Net", "L3Unreach6HostProhibited", "L3Unreach6Host", "L3Unreach6Port", "L3Unreach6Other", "ArpForUs", "ArpNoMatch", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NoMatch", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNoMatch", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbSrcIPv4", "LbSrcIPv6", "LbNotIP", "LbSrc4", "LbSrc6", "LbBlocked", "LbHasLb", "LbNoHdr", "LbIsV2", "LbIsV3", "LbBadVersion", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbTtl", "LbTtlExpired", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbSoftEvicted", "LbDeregistered", "LbPort", "LbEth", "LbCsumZero", "LbMarkZero", "LbKeep", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbCsumFix", "LbCsumKeepZero", "LbCsumComputedZero", "LbCsumFFFF", "LbTxCount"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [2]string{"ToHost", "TxWire"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [65]fastpath.DropSite{{Node: "ParseIPv4", Reason: "malformed"},
+var DropSites = [67]fastpath.DropSite{{Node: "ParseIPv4", Reason: "malformed"},
 	{Node: "ParseFail", Reason: "phys_parsefail_counter"},
 	{Node: "PuntPopNsMac", Reason: "malformed"},
 	{Node: "PuntPopNsOpt", Reason: "malformed"},
@@ -300,13 +300,15 @@ var DropSites = [65]fastpath.DropSite{{Node: "ParseIPv4", Reason: "malformed"},
 	{Node: "LbIPv6Keep", Reason: "malformed"},
 	{Node: "LbIPv6Strip", Reason: "malformed"},
 	{Node: "LbCsumKeepZero", Reason: "malformed"},
+	{Node: "LbCsumComputedZero", Reason: "malformed"},
+	{Node: "LbCsumFFFF", Reason: "malformed"},
 }
 
 // CountLabels name the count operations' counters (Pipeline.Counted).
 var CountLabels = [17]string{"rx_counter", "phys_ieee802_multicast_counter", "phys_dot3_slow_lacp_counter", "phys_dot3_slow_other_counter", "phys_lldp_counter", "l2_iface_allow_counter", "l2_dst_allow_counter", "l3_allow_counter", "l3_arp_tpa_nomatch", "l3_arp_ok", "l3_icmpv4_echo_ok", "l3_icmpv6_echo_ok", "l3_ipv6nd_neigh_sol_ok", "lb_rx_pkt_counter", "lb_rx_v2_counter", "lb_rx_v3_counter", "mbr_tx_pkt_counter"}
 
 // countOf is, per node, 1 + its count operation's label, or 0.
-var countOf = [187]int{0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3, 4, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 10, 0, 0, 0, 11, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17}
+var countOf = [189]int{0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3, 4, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 10, 0, 0, 0, 11, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17}
 
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
@@ -321,7 +323,7 @@ type Pipeline struct {
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
 	// edges count the frames along the few edges the node runs do not
 	// follow from (see runs).
-	edges [89]uint64
+	edges [90]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -390,63 +392,63 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
-	var f [343]uint64
-	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Sunk[0] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24] + pl.Dropped[25] + pl.Dropped[26] + pl.Dropped[27] + pl.Dropped[28] + pl.Dropped[29] + pl.Dropped[30] + pl.Dropped[31] + pl.Dropped[32] + pl.Dropped[33] + pl.Dropped[34] + pl.Dropped[35] + pl.Dropped[36] + pl.Dropped[37] + pl.Dropped[38] + pl.Dropped[39] + pl.Dropped[40] + pl.Dropped[41] + pl.Dropped[42] + pl.Dropped[43] + pl.Dropped[44] + pl.Dropped[45] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[48] + pl.Dropped[49] + pl.Dropped[50] + pl.Dropped[51] + pl.Dropped[52] + pl.Dropped[53] + pl.Dropped[54] + pl.Dropped[55] + pl.Dropped[56] + pl.Dropped[57] + pl.Dropped[58] + pl.Dropped[59] + pl.Dropped[60] + pl.Dropped[61] + pl.Dropped[62] + pl.Dropped[63] + pl.Dropped[64] + pl.Sunk[1]
-	f[11] = pl.edges[55]
-	f[13] = pl.edges[56]
+	var f [348]uint64
+	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Sunk[0] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24] + pl.Dropped[25] + pl.Dropped[26] + pl.Dropped[27] + pl.Dropped[28] + pl.Dropped[29] + pl.Dropped[30] + pl.Dropped[31] + pl.Dropped[32] + pl.Dropped[33] + pl.Dropped[34] + pl.Dropped[35] + pl.Dropped[36] + pl.Dropped[37] + pl.Dropped[38] + pl.Dropped[39] + pl.Dropped[40] + pl.Dropped[41] + pl.Dropped[42] + pl.Dropped[43] + pl.Dropped[44] + pl.Dropped[45] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[48] + pl.Dropped[49] + pl.Dropped[50] + pl.Dropped[51] + pl.Dropped[52] + pl.Dropped[53] + pl.Dropped[54] + pl.Dropped[55] + pl.Dropped[56] + pl.Dropped[57] + pl.Dropped[58] + pl.Dropped[59] + pl.Dropped[60] + pl.Dropped[61] + pl.Dropped[62] + pl.Dropped[63] + pl.Dropped[64] + pl.Dropped[65] + pl.Dropped[66] + pl.Sunk[1]
+	f[11] = pl.edges[56]
+	f[13] = pl.edges[57]
 	f[14] = pl.edges[0]
 	f[15] = pl.edges[1]
 	f[16] = pl.edges[2]
-	f[17] = pl.edges[57]
-	f[19] = pl.edges[58]
-	f[21] = pl.edges[59]
+	f[17] = pl.edges[58]
+	f[19] = pl.edges[59]
+	f[21] = pl.edges[60]
 	f[22] = pl.Dropped[0]
-	f[24] = pl.edges[60]
-	f[26] = pl.edges[61]
-	f[29] = pl.edges[62]
-	f[31] = pl.edges[63]
-	f[33] = pl.edges[64]
+	f[24] = pl.edges[61]
+	f[26] = pl.edges[62]
+	f[29] = pl.edges[63]
+	f[31] = pl.edges[64]
+	f[33] = pl.edges[65]
 	f[35] = pl.edges[3]
-	f[36] = pl.edges[65]
-	f[38] = pl.edges[66]
+	f[36] = pl.edges[66]
+	f[38] = pl.edges[67]
 	f[41] = pl.edges[4]
 	f[43] = pl.edges[5]
 	f[44] = pl.edges[6]
-	f[45] = pl.edges[67]
-	f[47] = pl.edges[68]
-	f[51] = pl.edges[69]
-	f[53] = pl.edges[70]
+	f[45] = pl.edges[68]
+	f[47] = pl.edges[69]
+	f[51] = pl.edges[70]
+	f[53] = pl.edges[71]
 	f[54] = pl.edges[7]
-	f[55] = pl.edges[71]
-	f[57] = pl.edges[72]
+	f[55] = pl.edges[72]
+	f[57] = pl.edges[73]
 	f[59] = pl.edges[8]
-	f[61] = pl.edges[73]
+	f[61] = pl.edges[74]
 	f[62] = pl.edges[9]
 	f[63] = pl.edges[10]
 	f[64] = pl.edges[11]
-	f[65] = pl.edges[74]
-	f[67] = pl.edges[75]
-	f[69] = pl.edges[76]
+	f[65] = pl.edges[75]
+	f[67] = pl.edges[76]
+	f[69] = pl.edges[77]
 	f[70] = pl.edges[12]
-	f[73] = pl.edges[77]
+	f[73] = pl.edges[78]
 	f[75] = pl.edges[13]
 	f[76] = pl.edges[14]
-	f[77] = pl.edges[78]
-	f[79] = pl.edges[79]
+	f[77] = pl.edges[79]
+	f[79] = pl.edges[80]
 	f[81] = pl.edges[15]
 	f[82] = pl.edges[16]
-	f[83] = pl.edges[80]
+	f[83] = pl.edges[81]
 	f[84] = pl.edges[17]
-	f[85] = pl.edges[81]
-	f[87] = pl.edges[82]
+	f[85] = pl.edges[82]
+	f[87] = pl.edges[83]
 	f[89] = pl.edges[18]
-	f[91] = pl.edges[83]
-	f[93] = pl.edges[84]
-	f[96] = pl.edges[85]
+	f[91] = pl.edges[84]
+	f[93] = pl.edges[85]
+	f[96] = pl.edges[86]
 	f[97] = pl.edges[19]
-	f[98] = pl.edges[86]
+	f[98] = pl.edges[87]
 	f[99] = pl.edges[20]
-	f[100] = pl.edges[87]
+	f[100] = pl.edges[88]
 	f[101] = pl.Dropped[1]
 	f[111] = pl.edges[21]
 	f[113] = pl.edges[22]
@@ -515,7 +517,7 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[259] = pl.edges[42]
 	f[265] = pl.Dropped[44]
 	f[268] = pl.edges[43]
-	f[269] = pl.edges[88]
+	f[269] = pl.edges[89]
 	f[270] = pl.Dropped[45]
 	f[273] = pl.Dropped[46]
 	f[278] = pl.Dropped[47]
@@ -545,13 +547,16 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[333] = pl.Dropped[63]
 	f[334] = pl.edges[52]
 	f[337] = pl.Dropped[64]
-	f[338] = pl.edges[53]
-	f[339] = pl.edges[54]
-	f[341] = pl.Sunk[1]
-	f[342] = total
-	f[0] = 0 + f[342]
+	f[339] = pl.Dropped[65]
+	f[341] = pl.edges[53]
+	f[342] = pl.Dropped[66]
+	f[343] = pl.edges[54]
+	f[344] = pl.edges[55]
+	f[346] = pl.Sunk[1]
+	f[347] = total
+	f[0] = 0 + f[347]
 	f[1] = 0 + f[0]
-	f[340] = 0 + f[341]
+	f[345] = 0 + f[346]
 	f[2] = 0 + f[1]
 	f[12] = 0 + f[14] + f[15] + f[16] + f[17]
 	f[42] = 0 + f[44] + f[45]
@@ -621,9 +626,9 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[330] = 0 + f[333] + f[334]
 	f[311] = 0 + f[314] + f[315]
 	f[317] = 0 + f[318] + f[319]
-	f[335] = 0 + f[337] + f[338]
-	f[336] = 0 + f[339] - f[338]
-	f[214] = 0 + f[340] - f[221] - f[224] - f[259] - f[339]
+	f[340] = 0 + f[342] + f[343]
+	f[338] = 0 + f[344] - f[341] - f[343]
+	f[214] = 0 + f[345] - f[221] - f[224] - f[259] - f[344]
 	f[3] = 0 + f[2] - f[4]
 	f[7] = 0 + f[12] + f[13]
 	f[40] = 0 + f[42] + f[43]
@@ -649,7 +654,8 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[276] = 0 + f[280]
 	f[322] = 0 + f[329] + f[330]
 	f[313] = 0 + f[316] + f[317] - f[315]
-	f[326] = 0 + f[335] + f[336] - f[328] - f[332] - f[334]
+	f[335] = 0 + f[337] + f[338]
+	f[336] = 0 + f[339] + f[340] + f[341]
 	f[39] = 0 + f[56] + f[57]
 	f[71] = 0 + f[72] + f[73]
 	f[9] = 0 + f[78] + f[79]
@@ -662,8 +668,8 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[231] = 0 + f[234] + f[235]
 	f[254] = 0 + f[255] + f[256]
 	f[275] = 0 + f[276] + f[277]
-	f[323] = 0 + f[325] + f[326]
 	f[310] = 0 + f[312] + f[313]
+	f[326] = 0 + f[335] + f[336] - f[328] - f[332] - f[334]
 	f[37] = 0 + f[39] + f[40] + f[41]
 	f[68] = 0 + f[70] + f[71]
 	f[88] = 0 + f[90] + f[91]
@@ -671,50 +677,50 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[170] = 0 + f[174] + f[175]
 	f[168] = 0 + f[210] + f[211]
 	f[252] = 0 + f[253] + f[254]
-	f[321] = 0 + f[323] + f[324]
+	f[323] = 0 + f[325] + f[326]
 	f[309] = 0 + f[310] + f[311]
 	f[27] = 0 + f[37] + f[38]
 	f[66] = 0 + f[68] + f[69]
 	f[86] = 0 + f[88] + f[89]
 	f[121] = 0 + f[124] + f[125] - f[123]
 	f[250] = 0 + f[251] + f[252]
-	f[320] = 0 + f[321] + f[322]
+	f[321] = 0 + f[323] + f[324]
 	f[50] = 0 + f[66] + f[67]
 	f[28] = 0 + f[86] + f[87] - f[35]
 	f[117] = 0 + f[120] + f[121] - f[119]
 	f[248] = 0 + f[249] + f[250]
-	f[308] = 0 + f[320] - f[319]
-	f[306] = 0 + f[308] + f[309] - f[307]
+	f[320] = 0 + f[321] + f[322]
 	f[25] = 0 + f[27] + f[28] + f[29]
 	f[46] = 0 + f[48] + f[49] + f[50] + f[51]
 	f[115] = 0 + f[116] + f[117]
 	f[240] = 0 + f[247] + f[248] - f[246]
-	f[303] = 0 + f[304] + f[305] + f[306]
+	f[308] = 0 + f[320] - f[319]
+	f[306] = 0 + f[308] + f[309] - f[307]
 	f[23] = 0 + f[25] + f[26]
 	f[34] = 0 + f[46] + f[47]
 	f[110] = 0 + f[115] - f[111] - f[113] - f[114]
 	f[233] = 0 + f[239] + f[240] - f[237] - f[238]
-	f[295] = 0 + f[303] - f[296]
+	f[303] = 0 + f[304] + f[305] + f[306]
 	f[5] = 0 + f[22] + f[23] + f[24] - f[14]
 	f[32] = 0 + f[34] + f[35] + f[36]
 	f[108] = 0 + f[110]
 	f[230] = 0 + f[232] + f[233]
-	f[292] = 0 + f[295] + f[296] + f[297] + f[298] + f[299]
+	f[295] = 0 + f[303] - f[296]
 	f[30] = 0 + f[32] + f[33]
 	f[106] = 0 + f[108] + f[109]
 	f[226] = 0 + f[229] + f[230] + f[231]
-	f[291] = 0 + f[292] + f[293]
+	f[292] = 0 + f[295] + f[296] + f[297] + f[298] + f[299]
 	f[8] = 0 + f[30] + f[31] - f[16]
 	f[105] = 0 + f[106] + f[107]
 	f[197] = 0 + f[225] + f[226] + f[227]
-	f[287] = 0 + f[291] - f[288]
+	f[291] = 0 + f[292] + f[293]
 	f[6] = 0 + f[3] - f[5] - f[7] - f[8] - f[9] - f[10] - f[11]
 	f[18] = 0 + f[6] + f[15] - f[19]
 	f[20] = 0 + f[18] - f[21]
 	f[102] = 0 + f[20] + f[41] + f[43] + f[44] + f[54] + f[59] + f[63] + f[64] + f[70] + f[75] + f[76] + f[81] + f[82] + f[84] + f[89] + f[97] + f[99]
 	f[103] = 0 + f[105]
 	f[172] = 0 + f[195] + f[196] + f[197] + f[198]
-	f[285] = 0 + f[287] + f[288] + f[289]
+	f[287] = 0 + f[291] - f[288]
 	f[104] = 0 + f[102] - f[103]
 	f[142] = 0 + f[104] - f[141]
 	f[146] = 0 + f[142] + f[145] - f[147]
@@ -735,10 +741,11 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[274] = 0 + f[271] - f[275]
 	f[279] = 0 + f[274]
 	f[281] = 0 + f[279]
-	r[0] = 0 + f[342]
+	f[285] = 0 + f[281] + f[282] - f[283] - f[284]
+	r[0] = 0 + f[347]
 	r[1] = 0 + f[0]
-	r[2] = 0 + f[214] + f[221] + f[224] + f[259] + f[339]
-	r[3] = 0 + f[340]
+	r[2] = 0 + f[214] + f[221] + f[224] + f[259] + f[344]
+	r[3] = 0 + f[345]
 	r[4] = 0 + f[1]
 	r[5] = 0 + f[2]
 	r[6] = 0 + f[3]
@@ -921,7 +928,9 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[183] = 0 + f[317]
 	r[184] = 0 + f[326] + f[328] + f[332] + f[334]
 	r[185] = 0 + f[335]
-	r[186] = 0 + f[336] + f[338]
+	r[186] = 0 + f[336]
+	r[187] = 0 + f[340]
+	r[188] = 0 + f[338] + f[341] + f[343]
 	return r
 }
 
@@ -1096,7 +1105,7 @@ n6:
 		case v2 == 0x88cc:
 			goto n39
 		default:
-			pl.edges[55]++
+			pl.edges[56]++
 			goto n47
 		}
 	}
@@ -1107,7 +1116,7 @@ n7:
 			cur += 4 // vlan
 			goto n8
 		}
-		pl.edges[56]++
+		pl.edges[57]++
 		goto n47
 	}
 n8:
@@ -1125,7 +1134,7 @@ n8:
 			pl.edges[2]++
 			goto n14
 		default:
-			pl.edges[57]++
+			pl.edges[58]++
 			goto n47
 		}
 	}
@@ -1136,7 +1145,7 @@ n9:
 			cur += 28 // arp
 			goto n10
 		}
-		pl.edges[58]++
+		pl.edges[59]++
 		goto n47
 	}
 n10:
@@ -1161,7 +1170,7 @@ n10:
 		if c6 {
 			goto n48
 		}
-		pl.edges[59]++
+		pl.edges[60]++
 		goto n47
 	}
 n11:
@@ -1180,7 +1189,7 @@ n11:
 			}
 			h2 = -1 // ipv4
 		}
-		pl.edges[60]++
+		pl.edges[61]++
 		goto n47
 	}
 n12:
@@ -1193,7 +1202,7 @@ n12:
 		if c13 {
 			goto n13
 		}
-		pl.edges[61]++
+		pl.edges[62]++
 		goto n47
 	}
 n13:
@@ -1206,7 +1215,7 @@ n13:
 		case v15 == 0x11:
 			goto n40
 		default:
-			pl.edges[62]++
+			pl.edges[63]++
 			goto n47
 		}
 	}
@@ -1217,7 +1226,7 @@ n14:
 			cur += 40 // ipv6
 			goto n15
 		}
-		pl.edges[63]++
+		pl.edges[64]++
 		goto n47
 	}
 n15:
@@ -1226,7 +1235,7 @@ n15:
 		if (uint64(b17[0]) >> 4 & 0xf) == 0x6 {
 			goto n16
 		}
-		pl.edges[64]++
+		pl.edges[65]++
 		goto n47
 	}
 n16:
@@ -1240,7 +1249,7 @@ n16:
 			pl.edges[3]++
 			goto n40
 		default:
-			pl.edges[65]++
+			pl.edges[66]++
 			goto n47
 		}
 	}
@@ -1251,7 +1260,7 @@ n17:
 			cur += 4 // icmp
 			goto n18
 		}
-		pl.edges[66]++
+		pl.edges[67]++
 		goto n47
 	}
 n18:
@@ -1285,7 +1294,7 @@ n20:
 			pl.edges[6]++
 			goto n48
 		}
-		pl.edges[67]++
+		pl.edges[68]++
 		goto n47
 	}
 n21:
@@ -1295,7 +1304,7 @@ n21:
 			cur += 4 // icmpv6
 			goto n22
 		}
-		pl.edges[68]++
+		pl.edges[69]++
 		goto n47
 	}
 n22:
@@ -1310,7 +1319,7 @@ n22:
 		case v23 == 0x87:
 			goto n30
 		default:
-			pl.edges[69]++
+			pl.edges[70]++
 			goto n47
 		}
 	}
@@ -1320,7 +1329,7 @@ n23:
 		if uint64(b25[1]) == 0x0 {
 			goto n24
 		}
-		pl.edges[70]++
+		pl.edges[71]++
 		goto n47
 	}
 n24:
@@ -1331,7 +1340,7 @@ n24:
 			pl.edges[7]++
 			goto n48
 		}
-		pl.edges[71]++
+		pl.edges[72]++
 		goto n47
 	}
 n25:
@@ -1341,7 +1350,7 @@ n25:
 			cur += 20 // icmp_ipv4
 			goto n26
 		}
-		pl.edges[72]++
+		pl.edges[73]++
 		goto n47
 	}
 n26:
@@ -1360,7 +1369,7 @@ n27:
 			cur += 40 // icmp_ipv6
 			goto n28
 		}
-		pl.edges[73]++
+		pl.edges[74]++
 		goto n47
 	}
 n28:
@@ -1381,7 +1390,7 @@ n29:
 			pl.edges[11]++
 			goto n48
 		}
-		pl.edges[74]++
+		pl.edges[75]++
 		goto n47
 	}
 n30:
@@ -1390,7 +1399,7 @@ n30:
 		if uint64(b28[1]) == 0x0 {
 			goto n31
 		}
-		pl.edges[75]++
+		pl.edges[76]++
 		goto n47
 	}
 n31:
@@ -1400,7 +1409,7 @@ n31:
 			cur += 20 // nd_ns
 			goto n32
 		}
-		pl.edges[76]++
+		pl.edges[77]++
 		goto n47
 	}
 n32:
@@ -1419,7 +1428,7 @@ n33:
 			cur += 2 // nd_opt
 			goto n34
 		}
-		pl.edges[77]++
+		pl.edges[78]++
 		goto n47
 	}
 n34:
@@ -1439,7 +1448,7 @@ n35:
 			pl.edges[14]++
 			goto n48
 		}
-		pl.edges[78]++
+		pl.edges[79]++
 		goto n47
 	}
 n36:
@@ -1449,7 +1458,7 @@ n36:
 			cur += 1 // slow
 			goto n37
 		}
-		pl.edges[79]++
+		pl.edges[80]++
 		goto n47
 	}
 n37:
@@ -1469,7 +1478,7 @@ n38:
 			pl.edges[16]++
 			goto n48
 		}
-		pl.edges[80]++
+		pl.edges[81]++
 		goto n47
 	}
 n39:
@@ -1480,7 +1489,7 @@ n39:
 			pl.edges[17]++
 			goto n48
 		}
-		pl.edges[81]++
+		pl.edges[82]++
 		goto n47
 	}
 n40:
@@ -1490,7 +1499,7 @@ n40:
 			cur += 8 // udp
 			goto n41
 		}
-		pl.edges[82]++
+		pl.edges[83]++
 		goto n47
 	}
 n41:
@@ -1509,7 +1518,7 @@ n42:
 			cur += 4 // lb_common
 			goto n43
 		}
-		pl.edges[83]++
+		pl.edges[84]++
 		goto n47
 	}
 n43:
@@ -1518,7 +1527,7 @@ n43:
 		if (uint64(b33[0])<<8 | uint64(b33[1])) == 0x4c42 {
 			goto n44
 		}
-		pl.edges[84]++
+		pl.edges[85]++
 		goto n47
 	}
 n44:
@@ -1531,7 +1540,7 @@ n44:
 		case v34 == 0x3:
 			goto n46
 		default:
-			pl.edges[85]++
+			pl.edges[86]++
 			goto n47
 		}
 	}
@@ -1543,7 +1552,7 @@ n45:
 			pl.edges[19]++
 			goto n48
 		}
-		pl.edges[86]++
+		pl.edges[87]++
 		goto n47
 	}
 n46:
@@ -1554,7 +1563,7 @@ n46:
 			pl.edges[20]++
 			goto n48
 		}
-		pl.edges[87]++
+		pl.edges[88]++
 		goto n47
 	}
 n47:
@@ -3926,7 +3935,7 @@ n145:
 			pl.edges[43]++
 			goto n147
 		default: // miss
-			pl.edges[88]++
+			pl.edges[89]++
 			goto n146
 		}
 	}
@@ -4791,12 +4800,65 @@ n185:
 		s380 := uint16(0x0)
 		b379[6] = byte(s380 >> 8)
 		b379[7] = byte(s380)
-		pl.edges[53]++
-		goto n186
+		goto n188
 	}
 n186:
-	{ // LbTxCount: count mbr_tx_pkt_counter
+	{ // LbCsumComputedZero: test udp.checksum == 0
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s381 := uint16(r)
+				cb[0] = byte(s381 >> 8)
+				cb[1] = byte(s381)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		if !(h4 >= 0) {
+			return pl.drop(65)
+		}
+		b382 := data[h4 : h4+8] // udp
+		if (uint64(b382[6])<<8 | uint64(b382[7])) == 0x0 {
+			goto n187
+		}
+		pl.edges[53]++
+		goto n188
+	}
+n187:
+	{ // LbCsumFFFF: set udp.checksum
+		if pendK4 {
+			if (h4 >= 0) && h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s383 := uint16(r)
+				cb[0] = byte(s383 >> 8)
+				cb[1] = byte(s383)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		if !(h4 >= 0) {
+			return pl.drop(66)
+		}
+		b384 := data[h4 : h4+8] // udp
+		s385 := uint16(0xffff)
+		b384[6] = byte(s385 >> 8)
+		b384[7] = byte(s385)
 		pl.edges[54]++
+		goto n188
+	}
+n188:
+	{ // LbTxCount: count mbr_tx_pkt_counter
+		pl.edges[55]++
 		goto n2
 	}
 n2:
@@ -4810,9 +4872,9 @@ n2:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s381 := uint16(r)
-				cb[0] = byte(s381 >> 8)
-				cb[1] = byte(s381)
+				s386 := uint16(r)
+				cb[0] = byte(s386 >> 8)
+				cb[1] = byte(s386)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -4829,9 +4891,9 @@ n3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s382 := uint16(r)
-				cb[0] = byte(s382 >> 8)
-				cb[1] = byte(s382)
+				s387 := uint16(r)
+				cb[0] = byte(s387 >> 8)
+				cb[1] = byte(s387)
 			}
 			pendD4, pendK4 = 0, false
 		}

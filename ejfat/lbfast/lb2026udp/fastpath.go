@@ -229,7 +229,7 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [153]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "RxV4Csum", "RxV6", "RxV6Check", "RxUDP", "RxPort", "RxUDPCsum", "RxUDPVerify", "RxNotForUs", "RxSocket", "TxQueue", "TxWire", "RxCount", "ParseEthType", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "ParseParsed", "ParseIsReserved", "PuntCount", "PuntIsSlow", "PuntIsLacp", "PuntLacp", "PuntSlowOther", "PuntIsLldp", "PuntLldp", "PuntEgress", "PuntHasNsMac", "PuntPopNsMac", "PuntHasNsOpt", "PuntPopNsOpt", "PuntHasNs", "PuntPopNs", "PuntHasUdp", "PuntPopUdp", "PuntHasIPv4", "PuntPopIPv4", "PuntHasIPv6", "PuntPopIPv6", "ToHost", "L2HasVlan", "L2VlanId", "L2PopVlan", "L2Iface", "L2IfaceAllow", "L2MacDst", "L2DstDrop", "L2DstAllow", "L3DaIPv4", "L3SetDaIPv4", "L3SetDaIPv6", "L3IPDst", "L3BadIP", "L3Allow", "L3IsArp", "L3IsIcmp4", "L3IsIcmp6", "L3IsEcho4", "L3Icmp4Type", "L3Icmp4Unhandled", "L3Unreach4", "L3Unreach4Net", "L3Unreach4Host", "L3Unreach4Port", "L3Unreach4FragNeeded", "L3Unreach4NetUnknown", "L3Unreach4HostUnknown", "L3Unreach4HostProhibited", "L3Unreach4Other", "L3Icmp6Type", "L3Icmp6Unhandled", "L3Unreach6", "L3Unreach6Net", "L3Unreach6HostProhibited", "L3Unreach6Host", "L3Unreach6Port", "L3Unreach6Other", "ArpForUs", "ArpNoMatch", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NoMatch", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNoMatch", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbSrcIPv4", "LbSrc4", "LbSrc6", "LbBlocked", "LbIsV2", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbTtl", "LbTtlExpired", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbSoftEvicted", "LbDeregistered", "LbPort", "LbEth", "LbCsumZero", "LbMarkZero", "LbKeep", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbCsumFix", "LbCsumKeepZero", "LbTxCount"}
+var NodeNames = [155]string{"RxWire", "RxEth", "RxType", "RxV4", "RxV4Check", "RxV4Csum", "RxV6", "RxV6Check", "RxUDP", "RxPort", "RxUDPCsum", "RxUDPVerify", "RxNotForUs", "RxSocket", "TxQueue", "TxWire", "RxCount", "ParseEthType", "ParseLb", "ParseLbMagic", "ParseLbVersion", "ParseLbV2", "ParseLbV3", "ParseFail", "ParseParsed", "ParseIsReserved", "PuntCount", "PuntIsSlow", "PuntIsLacp", "PuntLacp", "PuntSlowOther", "PuntIsLldp", "PuntLldp", "PuntEgress", "PuntHasNsMac", "PuntPopNsMac", "PuntHasNsOpt", "PuntPopNsOpt", "PuntHasNs", "PuntPopNs", "PuntHasUdp", "PuntPopUdp", "PuntHasIPv4", "PuntPopIPv4", "PuntHasIPv6", "PuntPopIPv6", "ToHost", "L2HasVlan", "L2VlanId", "L2PopVlan", "L2Iface", "L2IfaceAllow", "L2MacDst", "L2DstDrop", "L2DstAllow", "L3DaIPv4", "L3SetDaIPv4", "L3SetDaIPv6", "L3IPDst", "L3BadIP", "L3Allow", "L3IsArp", "L3IsIcmp4", "L3IsIcmp6", "L3IsEcho4", "L3Icmp4Type", "L3Icmp4Unhandled", "L3Unreach4", "L3Unreach4Net", "L3Unreach4Host", "L3Unreach4Port", "L3Unreach4FragNeeded", "L3Unreach4NetUnknown", "L3Unreach4HostUnknown", "L3Unreach4HostProhibited", "L3Unreach4Other", "L3Icmp6Type", "L3Icmp6Unhandled", "L3Unreach6", "L3Unreach6Net", "L3Unreach6HostProhibited", "L3Unreach6Host", "L3Unreach6Port", "L3Unreach6Other", "ArpForUs", "ArpNoMatch", "ArpReply", "ArpOk", "Echo4ForUs", "Echo4NoMatch", "Echo4Reply", "Echo4Ok", "Echo6Reply", "Echo6Ok", "NsForUs", "NsNoMatch", "NsUnspecified", "NsToAllNodes", "NsToSender", "NsHasSrcMac", "NsSrcMac", "NsHasOpt", "NsHasMac", "NsPopMac", "NsPopOpt", "NsPopBody", "NsPushNa", "NsPushOpt", "NsPushMac", "NsFill", "NsCsum", "NsOk", "LbRx", "LbSrcIPv4", "LbSrc4", "LbSrc6", "LbBlocked", "LbIsV2", "LbRxV2", "LbRxV3", "LbSelV2", "LbSelV3", "LbTtl", "LbTtlExpired", "LbEpoch", "LbEpochMiss", "LbSlot", "LbCalendar", "LbCalendarMiss", "LbMember", "LbMemberMiss", "LbSoftEvicted", "LbDeregistered", "LbPort", "LbEth", "LbCsumZero", "LbMarkZero", "LbKeep", "LbIsIPv4", "LbKeepIPv4", "LbKeepIPv6", "LbIPv4Keep", "LbIPv4Strip", "LbIPv6Keep", "LbIPv6Strip", "LbPopV2", "LbPopV2Body", "LbPopV3Body", "LbPopCommon", "LbUdpLen", "LbCsumFix", "LbCsumKeepZero", "LbCsumComputedZero", "LbCsumFFFF", "LbTxCount"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [2]string{"ToHost", "TxWire"}
@@ -310,7 +310,7 @@ var DropSites = [69]fastpath.DropSite{{Node: "RxV4", Reason: "malformed"},
 var CountLabels = [17]string{"rx_counter", "phys_ieee802_multicast_counter", "phys_dot3_slow_lacp_counter", "phys_dot3_slow_other_counter", "phys_lldp_counter", "l2_iface_allow_counter", "l2_dst_allow_counter", "l3_allow_counter", "l3_arp_tpa_nomatch", "l3_arp_ok", "l3_icmpv4_echo_ok", "l3_icmpv6_echo_ok", "l3_ipv6nd_neigh_sol_ok", "lb_rx_pkt_counter", "lb_rx_v2_counter", "lb_rx_v3_counter", "mbr_tx_pkt_counter"}
 
 // countOf is, per node, 1 + its count operation's label, or 0.
-var countOf = [153]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3, 4, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 7, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 10, 0, 0, 0, 11, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 14, 0, 0, 0, 0, 0, 15, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17}
+var countOf = [155]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3, 4, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 7, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 10, 0, 0, 0, 11, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 14, 0, 0, 0, 0, 0, 15, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17}
 
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
@@ -325,7 +325,7 @@ type Pipeline struct {
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
 	// edges count the frames along the few edges the node runs do not
 	// follow from (see runs).
-	edges [51]uint64
+	edges [52]uint64
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -394,20 +394,20 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
-	var f [275]uint64
+	var f [278]uint64
 	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Sunk[0] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24] + pl.Dropped[25] + pl.Dropped[26] + pl.Dropped[27] + pl.Dropped[28] + pl.Dropped[29] + pl.Dropped[30] + pl.Dropped[31] + pl.Dropped[32] + pl.Dropped[33] + pl.Dropped[34] + pl.Dropped[35] + pl.Dropped[36] + pl.Dropped[37] + pl.Dropped[38] + pl.Dropped[39] + pl.Dropped[40] + pl.Dropped[41] + pl.Dropped[42] + pl.Dropped[43] + pl.Dropped[44] + pl.Dropped[45] + pl.Dropped[46] + pl.Dropped[47] + pl.Dropped[48] + pl.Dropped[49] + pl.Dropped[50] + pl.Dropped[51] + pl.Dropped[52] + pl.Dropped[53] + pl.Dropped[54] + pl.Dropped[55] + pl.Dropped[56] + pl.Dropped[57] + pl.Dropped[58] + pl.Dropped[59] + pl.Dropped[60] + pl.Dropped[61] + pl.Dropped[62] + pl.Dropped[63] + pl.Dropped[64] + pl.Dropped[65] + pl.Dropped[66] + pl.Dropped[67] + pl.Dropped[68] + pl.Sunk[1]
-	f[5] = pl.edges[37]
+	f[5] = pl.edges[38]
 	f[6] = pl.Dropped[0]
-	f[8] = pl.edges[38]
-	f[10] = pl.edges[39]
-	f[12] = pl.edges[40]
-	f[14] = pl.edges[41]
+	f[8] = pl.edges[39]
+	f[10] = pl.edges[40]
+	f[12] = pl.edges[41]
+	f[14] = pl.edges[42]
 	f[15] = pl.edges[5]
-	f[16] = pl.edges[42]
-	f[18] = pl.edges[43]
-	f[20] = pl.edges[44]
+	f[16] = pl.edges[43]
+	f[18] = pl.edges[44]
+	f[20] = pl.edges[45]
 	f[23] = pl.edges[6]
-	f[24] = pl.edges[45]
+	f[24] = pl.edges[46]
 	f[25] = pl.Dropped[1]
 	f[29] = pl.Dropped[2]
 	f[30] = pl.Dropped[3]
@@ -415,11 +415,11 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[32] = pl.Dropped[4]
 	f[33] = pl.Dropped[5]
 	f[34] = pl.Dropped[6]
-	f[38] = pl.edges[46]
-	f[41] = pl.edges[47]
-	f[43] = pl.edges[48]
+	f[38] = pl.edges[47]
+	f[41] = pl.edges[48]
+	f[43] = pl.edges[49]
 	f[44] = pl.edges[7]
-	f[45] = pl.edges[49]
+	f[45] = pl.edges[50]
 	f[46] = pl.Dropped[7]
 	f[53] = pl.Dropped[8]
 	f[57] = pl.edges[8]
@@ -495,7 +495,7 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[205] = pl.Dropped[57]
 	f[207] = pl.edges[27]
 	f[213] = pl.edges[28]
-	f[214] = pl.edges[50]
+	f[214] = pl.edges[51]
 	f[215] = pl.Dropped[58]
 	f[221] = pl.edges[29]
 	f[222] = pl.Dropped[59]
@@ -516,14 +516,15 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[262] = pl.edges[33]
 	f[266] = pl.edges[34]
 	f[267] = pl.edges[35]
-	f[269] = pl.edges[36]
-	f[273] = pl.Sunk[1]
-	f[274] = total
-	f[0] = 0 + f[274]
+	f[272] = pl.edges[36]
+	f[273] = pl.edges[37]
+	f[276] = pl.Sunk[1]
+	f[277] = total
+	f[0] = 0 + f[277]
 	f[13] = 0 + f[15] + f[16]
 	f[22] = 0 + f[23] + f[24]
 	f[2] = 0 + f[25] - f[5] - f[8] - f[10] - f[12] - f[14] - f[16] - f[18] - f[20] - f[24]
-	f[272] = 0 + f[273]
+	f[275] = 0 + f[276]
 	f[40] = 0 + f[44] + f[45]
 	f[36] = 0 + f[46] - f[38] - f[41] - f[43] - f[45]
 	f[55] = 0 + f[57]
@@ -577,9 +578,10 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[264] = 0 + f[266]
 	f[265] = 0 + f[267]
 	f[249] = 0 + f[252] + f[253]
+	f[271] = 0 + f[273]
 	f[1] = 0 + f[0] - f[2]
 	f[4] = 0 + f[13] + f[14]
-	f[271] = 0 + f[272] - f[161] - f[168] - f[171] - f[207]
+	f[274] = 0 + f[275] - f[161] - f[168] - f[171] - f[207]
 	f[52] = 0 + f[58] + f[59]
 	f[79] = 0 + f[82] + f[83] - f[81]
 	f[87] = 0 + f[89] + f[90]
@@ -593,7 +595,8 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[204] = 0 + f[205] + f[206]
 	f[217] = 0 + f[219]
 	f[259] = 0 + f[264] + f[265]
-	f[270] = 0 + f[271] - f[269]
+	f[269] = 0 + f[271] + f[272]
+	f[270] = 0 + f[274] - f[272] - f[273]
 	f[3] = 0 + f[1] - f[4] - f[5]
 	f[7] = 0 + f[3] - f[6] - f[8]
 	f[9] = 0 + f[7] - f[10]
@@ -671,7 +674,7 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[234] = 0 + f[231] - f[235] - f[236] - f[237] - f[238]
 	f[242] = 0 + f[234] + f[235]
 	f[243] = 0 + f[242] - f[244]
-	r[0] = 0 + f[274]
+	r[0] = 0 + f[277]
 	r[1] = 0 + f[0]
 	r[2] = 0 + f[1]
 	r[3] = 0 + f[3]
@@ -685,8 +688,8 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[11] = 0 + f[22]
 	r[12] = 0 + f[2] + f[5] + f[8] + f[10] + f[12] + f[14] + f[16] + f[18] + f[20] + f[24]
 	r[13] = 0 + f[21] + f[23]
-	r[14] = 0 + f[161] + f[168] + f[171] + f[207] + f[271]
-	r[15] = 0 + f[272]
+	r[14] = 0 + f[161] + f[168] + f[171] + f[207] + f[274]
+	r[15] = 0 + f[275]
 	r[16] = 0 + f[26]
 	r[17] = 0 + f[27]
 	r[18] = 0 + f[28] + f[31]
@@ -823,7 +826,9 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[149] = 0 + f[255]
 	r[150] = 0 + f[262] + f[263] + f[266] + f[267]
 	r[151] = 0 + f[268]
-	r[152] = 0 + f[269] + f[270]
+	r[152] = 0 + f[269]
+	r[153] = 0 + f[271]
+	r[154] = 0 + f[270] + f[272] + f[273]
 	return r
 }
 
@@ -982,7 +987,7 @@ t2:
 		case v2 == 0x86dd:
 			goto n6
 		default:
-			pl.edges[37]++
+			pl.edges[38]++
 			goto n12
 		}
 	}
@@ -1006,7 +1011,7 @@ t3:
 			}
 			h2 = -1 // ipv4
 		}
-		pl.edges[38]++
+		pl.edges[39]++
 		goto n12
 	}
 t4:
@@ -1023,7 +1028,7 @@ t4:
 		if c6 {
 			goto t5
 		}
-		pl.edges[39]++
+		pl.edges[40]++
 		goto n12
 	}
 t5:
@@ -1050,7 +1055,7 @@ t5:
 		if ok10 {
 			goto t8
 		}
-		pl.edges[40]++
+		pl.edges[41]++
 		goto n12
 	}
 t8:
@@ -1060,7 +1065,7 @@ t8:
 			cur += 8 // udp
 			goto t9
 		}
-		pl.edges[43]++
+		pl.edges[44]++
 		goto n12
 	}
 t9:
@@ -1069,7 +1074,7 @@ t9:
 		if ((uint64(b13[2])<<8 | uint64(b13[3])) & 0xc000) == 0x4000 {
 			goto t10
 		}
-		pl.edges[44]++
+		pl.edges[45]++
 		goto n12
 	}
 t10:
@@ -1144,7 +1149,7 @@ t19:
 		if (uint64(b21[0])<<8 | uint64(b21[1])) == 0x4c42 {
 			goto t20
 		}
-		pl.edges[46]++
+		pl.edges[47]++
 		goto n23
 	}
 t20:
@@ -1157,7 +1162,7 @@ t20:
 		case v22 == 0x3:
 			goto n22
 		default:
-			pl.edges[47]++
+			pl.edges[48]++
 			goto n23
 		}
 	}
@@ -1168,7 +1173,7 @@ t21:
 			cur += 12 // lb_v2
 			goto t24
 		}
-		pl.edges[48]++
+		pl.edges[49]++
 		goto n23
 	}
 t24:
@@ -1977,7 +1982,6 @@ t150:
 		if m0 == 0x1 {
 			goto t151
 		}
-		pl.edges[36]++
 		goto n152
 	}
 t151:
@@ -2001,9 +2005,9 @@ t151:
 		s385 := uint16(0x0)
 		b384[6] = byte(s385 >> 8)
 		b384[7] = byte(s385)
-		goto t152
+		goto t154
 	}
-t152:
+t154:
 	{ // LbTxCount: count mbr_tx_pkt_counter
 		goto t14
 	}
@@ -2018,9 +2022,9 @@ t14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s386 := uint16(r)
-				cb[0] = byte(s386 >> 8)
-				cb[1] = byte(s386)
+				s391 := uint16(r)
+				cb[0] = byte(s391 >> 8)
+				cb[1] = byte(s391)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2037,9 +2041,9 @@ t15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s387 := uint16(r)
-				cb[0] = byte(s387 >> 8)
-				cb[1] = byte(s387)
+				s392 := uint16(r)
+				cb[0] = byte(s392 >> 8)
+				cb[1] = byte(s392)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -2059,7 +2063,7 @@ n4:
 		if c6 {
 			goto n5
 		}
-		pl.edges[39]++
+		pl.edges[40]++
 		goto n12
 	}
 n5:
@@ -2086,7 +2090,7 @@ n5:
 		if ok10 {
 			goto n8
 		}
-		pl.edges[40]++
+		pl.edges[41]++
 		goto n12
 	}
 n6:
@@ -2096,7 +2100,7 @@ n6:
 			cur += 40 // ipv6
 			goto n7
 		}
-		pl.edges[41]++
+		pl.edges[42]++
 		goto n12
 	}
 n7:
@@ -2110,7 +2114,7 @@ n7:
 			pl.edges[5]++
 			goto n8
 		}
-		pl.edges[42]++
+		pl.edges[43]++
 		goto n12
 	}
 n8:
@@ -2120,7 +2124,7 @@ n8:
 			cur += 8 // udp
 			goto n9
 		}
-		pl.edges[43]++
+		pl.edges[44]++
 		goto n12
 	}
 n9:
@@ -2129,7 +2133,7 @@ n9:
 		if ((uint64(b13[2])<<8 | uint64(b13[3])) & 0xc000) == 0x4000 {
 			goto n10
 		}
-		pl.edges[44]++
+		pl.edges[45]++
 		goto n12
 	}
 n10:
@@ -2377,7 +2381,7 @@ n11:
 			pl.edges[6]++
 			goto n13
 		}
-		pl.edges[45]++
+		pl.edges[46]++
 		goto n12
 	}
 n12:
@@ -2429,7 +2433,7 @@ n19:
 		if (uint64(b21[0])<<8 | uint64(b21[1])) == 0x4c42 {
 			goto n20
 		}
-		pl.edges[46]++
+		pl.edges[47]++
 		goto n23
 	}
 n20:
@@ -2442,7 +2446,7 @@ n20:
 		case v22 == 0x3:
 			goto n22
 		default:
-			pl.edges[47]++
+			pl.edges[48]++
 			goto n23
 		}
 	}
@@ -2453,7 +2457,7 @@ n21:
 			cur += 12 // lb_v2
 			goto n24
 		}
-		pl.edges[48]++
+		pl.edges[49]++
 		goto n23
 	}
 n22:
@@ -2464,7 +2468,7 @@ n22:
 			pl.edges[7]++
 			goto n24
 		}
-		pl.edges[49]++
+		pl.edges[50]++
 		goto n23
 	}
 n23:
@@ -5661,7 +5665,7 @@ n115:
 			pl.edges[28]++
 			goto n117
 		default: // miss
-			pl.edges[50]++
+			pl.edges[51]++
 			goto n116
 		}
 	}
@@ -6430,7 +6434,6 @@ n150:
 		if m0 == 0x1 {
 			goto n151
 		}
-		pl.edges[36]++
 		goto n152
 	}
 n151:
@@ -6454,9 +6457,57 @@ n151:
 		s385 := uint16(0x0)
 		b384[6] = byte(s385 >> 8)
 		b384[7] = byte(s385)
-		goto n152
+		goto n154
 	}
 n152:
+	{ // LbCsumComputedZero: test udp.checksum == 0
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s386 := uint16(r)
+				cb[0] = byte(s386 >> 8)
+				cb[1] = byte(s386)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b387 := data[h4 : h4+8] // udp
+		if (uint64(b387[6])<<8 | uint64(b387[7])) == 0x0 {
+			goto n153
+		}
+		pl.edges[36]++
+		goto n154
+	}
+n153:
+	{ // LbCsumFFFF: set udp.checksum
+		if pendK4 {
+			if h4+8 <= len(data) {
+				cb := data[h4+6 : h4+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD4
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s388 := uint16(r)
+				cb[0] = byte(s388 >> 8)
+				cb[1] = byte(s388)
+			}
+			pendD4, pendK4 = 0, false
+		}
+		b389 := data[h4 : h4+8] // udp
+		s390 := uint16(0xffff)
+		b389[6] = byte(s390 >> 8)
+		b389[7] = byte(s390)
+		pl.edges[37]++
+		goto n154
+	}
+n154:
 	{ // LbTxCount: count mbr_tx_pkt_counter
 		goto n14
 	}
@@ -6471,9 +6522,9 @@ n14:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s386 := uint16(r)
-				cb[0] = byte(s386 >> 8)
-				cb[1] = byte(s386)
+				s391 := uint16(r)
+				cb[0] = byte(s391 >> 8)
+				cb[1] = byte(s391)
 			}
 			pendD4, pendK4 = 0, false
 		}
@@ -6490,9 +6541,9 @@ n15:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s387 := uint16(r)
-				cb[0] = byte(s387 >> 8)
-				cb[1] = byte(s387)
+				s392 := uint16(r)
+				cb[0] = byte(s392 >> 8)
+				cb[1] = byte(s392)
 			}
 			pendD4, pendK4 = 0, false
 		}

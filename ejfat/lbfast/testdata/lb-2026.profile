@@ -14,6 +14,7 @@ L3IsIcmp6 10
 L3SetDaIPv4 8
 L3SetDaIPv6 2
 LbCalendar 10
+LbCsumComputedZero 10
 LbCsumFix 10
 LbCsumZero 10
 LbEpoch 10
