@@ -21,7 +21,8 @@ const hostReason = "the host re-runs the device's decisions on the frame as the 
 // splitDevice divides the LPG behind a programmable device's sinks (P4's
 // pipeline, the XDP hook) between the device and the host, when the
 // device cannot run part of it. The nodes it cannot run (a table over its
-// limits, keyed state) go to the host; so does every node that writes the
+// limits, keyed state, a read of the payload it cannot reach) go to the
+// host; so does every node that writes the
 // frame on the way to one, or to an emit marked [host]: every frame the
 // device hands the host (at PuntNode or such an emit) is the frame as it
 // came from the wire, and the host runs the whole embedded graph on it,
