@@ -21,7 +21,8 @@ const hostReason = "the host re-runs the device's decisions on the frame as the 
 // splitDevice divides the LPG behind a programmable device's sinks (P4's
 // pipeline, the XDP hook) between the device and the host, when the
 // device cannot run part of it. The nodes it cannot run (a table over its
-// limits, keyed state) go to the host; so does every node that writes the
+// limits, keyed state, a read of the payload it cannot reach) go to the
+// host; so does every node that writes the
 // frame on the way to one, or to an emit marked [host]: every frame the
 // device hands the host (at PuntNode or such an emit) is the frame as it
 // came from the wire, and the host runs the whole embedded graph on it,
@@ -47,10 +48,17 @@ func (b *builder) splitDevice(em *Embedding) error {
 		}
 		return nil
 	}
+	var ps *dataflow.Predicates
+	preds := func() *dataflow.Predicates {
+		if ps == nil {
+			ps = g.PredicatesIn(b.space)
+		}
+		return ps
+	}
 	why := map[*enode]string{}
 	for _, n := range order {
 		if e := lpg(n); e != nil {
-			if r := b.deviceCannot(e); r != "" {
+			if r := b.deviceCannot(e, n, preds); r != "" {
 				why[e] = r
 			}
 		}
@@ -85,7 +93,7 @@ func (b *builder) splitDevice(em *Embedding) error {
 		return err
 	}
 	em.Device = dev
-	ps := g.PredicatesIn(b.space)
+	preds()
 	// What the device ends itself: against these, a host node's class.
 	ended := b.space.False()
 	for _, n := range dev.Nodes {
@@ -124,15 +132,100 @@ func (b *builder) splitDevice(em *Embedding) error {
 	return nil
 }
 
-// deviceCannot says why the device cannot run an LPG node, or "".
-func (b *builder) deviceCannot(e *enode) string {
+// deviceCannot says why the device cannot run an LPG node (n in the
+// embedded graph), or "".
+func (b *builder) deviceCannot(e *enode, n *dataflow.Node, ps func() *dataflow.Predicates) string {
 	switch e.op.Kind {
 	case packet.OpLookup:
-		return b.overLimits(e)
+		if r := b.overLimits(e); r != "" {
+			return r
+		}
 	case packet.OpPlace:
 		return "keyed state (event buffers the data path creates) is not in " + b.prg.Name + "'s program"
 	}
-	return ""
+	most, ok := b.prg.Limits["payload_bytes"]
+	if !ok {
+		return ""
+	}
+	what := readsPayload(b.lpg.Schema, e.op, func() bool { return ipLengthFixed(b.lpg.Schema, ps(), n) })
+	if what == "" {
+		return ""
+	}
+	reach := "none of the payload"
+	if most > 0 {
+		reach = fmt.Sprintf("at most %d bytes of the payload", most)
+	}
+	return fmt.Sprintf("%s; %s reads %s (limit payload_bytes)", what, b.prg.Name, reach)
+}
+
+// readsPayload says how an operation reads the payload, the bytes after
+// the headers the frame's parse found, or "" when it does not: a
+// checksum that covers everything after its header (UDP, ICMP) verified,
+// or computed unless fixed says the frame's IP length leaves no payload
+// to cover; len(h), which is where the frame ends. (place copies the
+// payload too; keyed state sends it to the host first.) A header the LPG
+// extracts is a header, not payload, whatever node extracts it.
+func readsPayload(s *packet.Schema, op *packet.Op, fixed func() bool) string {
+	switch op.Kind {
+	case packet.OpChecksumVerify, packet.OpChecksumCompute:
+		if s.Headers[op.Header].ChecksumKind == packet.ChecksumHeader || op.Kind == packet.OpChecksumCompute && fixed() {
+			return ""
+		}
+		return fmt.Sprintf("%s reads the payload, which the checksum covers", op.Describe(s))
+	}
+	exprs := []*packet.Expr{op.Cond, op.Expr}
+	for _, a := range op.Assign {
+		exprs = append(exprs, a.Src)
+	}
+	if op.Kind == packet.OpLookup {
+		t := s.Tables[op.Table]
+		exprs = append(exprs, t.Keys...)
+		for _, ai := range t.Actions {
+			for _, a := range s.Actions[ai].Body {
+				exprs = append(exprs, a.Src)
+			}
+		}
+	}
+	h := -1
+	for _, x := range exprs {
+		walkExprs(x, func(y *packet.Expr) {
+			if y.Kind == packet.ELen && h < 0 {
+				h = y.Header
+			}
+		})
+	}
+	if h < 0 {
+		return ""
+	}
+	return fmt.Sprintf("len(%s) reads where the frame ends, past its payload", s.Headers[h].Name)
+}
+
+// ipLengthFixed reports whether the frames reaching n carry an IP length
+// field (ipv4.total_len, ipv6.payload_len) that is one constant on all of
+// them: the LPG built the frame (lb-2026's neighbor advertisement sets
+// ipv6.payload_len = 32), so a checksum that covers the bytes from its
+// header to the end of the IP payload covers what the LPG put there. The
+// P4 backend checks, on the frame's layouts, that those bytes are exactly
+// the headers from the checksum's header on, and refuses it otherwise.
+func ipLengthFixed(s *packet.Schema, ps *dataflow.Predicates, n *dataflow.Node) bool {
+	reach := ps.Reaching(n)
+	c, ok := predicate.Counterexample(reach, ps.Space.False())
+	if !ok {
+		return false
+	}
+	for _, ip := range [][2]string{{"ipv4", "total_len"}, {"ipv6", "payload_len"}} {
+		spec, ok := s.Header(ip[0])
+		if !ok {
+			continue
+		}
+		if fi, ok := spec.Field(ip[1]); ok {
+			f := predicate.Field{Name: s.FieldName(packet.FieldRef{Header: spec.ID, Field: fi}), Width: spec.Fields[fi].Width}
+			if predicate.Implies(reach, ps.Space.Eq(f, c.FieldValue(f.Name))) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // overTables leaves to the host, when the device's lookups use more

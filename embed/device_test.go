@@ -91,3 +91,38 @@ func BenchmarkEmbedSplit(b *testing.B) {
 		})
 	}
 }
+
+// TestDevicePayload: the P4 PRGs read no payload (payload_bytes 0). The
+// reassembler's UDP checksum verify and its len(udp) test go to the host
+// behind U280's punt, with the frames that reach them; the IPv4 header
+// checksum, over a header, stays. On the XDP hook, which declares no such
+// limit (it reads every byte of the frames it runs), the verify stays in
+// the program. lb-2026's neighbor advertisement computes its ICMPv6
+// checksum over a frame whose payload_len it set: headers only, in the
+// program (the P4 backend compiles it: backends/p4 TestGolden).
+func TestDevicePayload(t *testing.T) {
+	em := embedOf2(t, "Reassembler", "U280", "ejfat/reassembler.nsc", "ejfat/p4.nsc")
+	for n, why := range map[string]string{
+		"UDPCsum":   "checksum verify udp reads the payload, which the checksum covers; U280 reads none of the payload (limit payload_bytes)",
+		"UDPLength": "len(udp) reads where the frame ends, past its payload; U280 reads none of the payload (limit payload_bytes)",
+	} {
+		if p := place(t, em, n); p.Kind != embed.Host || p.Reason != why || !strings.Contains(p.Counterexample, "valid(udp)") {
+			t.Errorf("%s: %+v", n, p)
+		}
+	}
+	for _, n := range []string{"V4Csum", "V4Src", "BadIPv4Csum"} {
+		if p := place(t, em, n); p.Kind != embed.Program {
+			t.Errorf("%s: %+v, want program", n, p)
+		}
+	}
+	if em.Device == nil || em.Device.Node("UDPCsum") != nil || em.Device.Node("V4Csum") == nil {
+		t.Errorf("the device part: %v", em.Device)
+	}
+	if p := place(t, embedOf2(t, "Reassembler", "XDP", "ejfat/reassembler.nsc", "ejfat/xdp.nsc"), "UDPCsum"); p.Kind != embed.Program {
+		t.Errorf("on XDP: %+v", p)
+	}
+	lb := embedOf2(t, "LB2026", "U280", "ejfat/lb-2026.nsc")
+	if p := place(t, lb, "NsCsum"); lb.Device != nil || p.Kind != embed.Program {
+		t.Errorf("lb-2026 on U280: NsCsum %+v, split %v", p, lb.Device != nil)
+	}
+}

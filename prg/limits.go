@@ -12,9 +12,11 @@ import (
 // table's key may be in bits, and how many action parameters (bits) an
 // entry may carry; for a device that places segments into keyed state
 // (embed/rxoffload.go), the longest event one buffer holds, the bytes of
-// all its buffers, and how many events it tracks at once. A limit a PRG
-// does not declare is unlimited.
-var LimitNames = append(TableLimitNames[:len(TableLimitNames):len(TableLimitNames)], "place_buffer", "place_memory", "place_events")
+// all its buffers, and how many events it tracks at once; for a
+// programmable device (embed/device.go), how many bytes of the payload,
+// past the headers its parser extracts, it may read (0 for a P4 pipeline).
+// A limit a PRG does not declare is unlimited.
+var LimitNames = append(TableLimitNames[:len(TableLimitNames):len(TableLimitNames)], "place_buffer", "place_memory", "place_events", "payload_bytes")
 
 // TableLimitNames are the limits on tables, which a table target (XDP)
 // must know.
