@@ -20,6 +20,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/cp"
 	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
+	"github.com/dragonet-go/nsc/ejfat/cp/cptest"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
@@ -391,11 +392,11 @@ func TestXDPMapsTakeOver(t *testing.T) {
 		got := read()
 		if k == 7 {
 			if after := raw(got); !slices.Equal(after, before) {
-				t.Errorf("state 7 again: %d calendar and member entries, %d before; changed or left over:\n%v", len(after), len(before), diffLines(before, after))
+				t.Errorf("state 7 again: %d calendar and member entries, %d before; changed or left over:\n%v", len(after), len(before), cptest.DiffLines(before, after))
 			}
 		}
 		if g, s := cp.Resolved(got), cp.Resolved(states[k]); !slices.Equal(g, s) {
-			t.Errorf("state %d: the maps do not do what the state does:\n%v", k, diffLines(s, g))
+			t.Errorf("state %d: the maps do not do what the state does:\n%v", k, cptest.DiffLines(s, g))
 		}
 		var script bytes.Buffer
 		script.WriteString(base)
@@ -423,20 +424,4 @@ func TestXDPMapsTakeOver(t *testing.T) {
 			}
 		}
 	}
-}
-
-// diffLines are the lines of a not in b (-) and of b not in a (+).
-func diffLines(a, b []string) string {
-	var out strings.Builder
-	for _, l := range a {
-		if !slices.Contains(b, l) {
-			fmt.Fprintln(&out, "-", l)
-		}
-	}
-	for _, l := range b {
-		if !slices.Contains(a, l) {
-			fmt.Fprintln(&out, "+", l)
-		}
-	}
-	return out.String()
 }
