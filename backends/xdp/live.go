@@ -272,47 +272,16 @@ func (l *Live) Own(table string) error {
 
 // groupsOf turns a table's interval index on, with no group, the first
 // time: the table must be empty, of SetTables' entries and of another
-// writer's groups. If the index is on as a Live turns it on (its shift
-// and mask), the groups in the maps are an earlier Live's and are taken
-// over (takeOver).
+// writer's groups. If the index is on as a Live turns it on, the groups
+// in the maps are an earlier Live's and are taken over (readGroups).
 func (l *Live) groupsOf(tm TableMeta) (*liveGroups, error) {
-	if gs := l.groups[tm.Spec.Name]; gs != nil {
-		return gs, nil
-	}
-	c := l.r.coll
-	gs := &liveGroups{tm: tm, ents: c.Maps[tm.Map], segs: c.Maps[tm.Map+"_s"], g: c.Maps[tm.Map+"_g"],
-		slot: map[[4]uint64]int{}, held: map[[4]uint64][2]region{}}
-	on := c.Maps[tm.Map+"_ivl"]
-	if gs.ents == nil || gs.segs == nil || gs.g == nil || on == nil {
-		return nil, fmt.Errorf("the program has no interval maps for table %s", tm.Spec.Name)
-	}
-	var n uint32
-	if err := l.r.lens.Lookup(uint32(tm.Index), &n); err != nil {
-		return nil, err
-	}
-	if n != 0 {
-		return nil, fmt.Errorf("table %s has %d entries Live did not write", tm.Spec.Name, n)
-	}
-	slots := 1 << (bits.Len32(gs.g.MaxEntries()) - 1) // a power of two
-	gs.mask, gs.shift = uint64(slots-1), uint(64-bits.TrailingZeros(uint(slots)))
-	v := binary.NativeEndian.AppendUint32(nil, 1)
-	v = binary.NativeEndian.AppendUint32(v, uint32(gs.shift))
-	v = binary.NativeEndian.AppendUint32(v, uint32(gs.mask))
-	v = binary.NativeEndian.AppendUint32(v, 0)
-	cur := make([]byte, on.ValueSize())
-	if err := on.Lookup(uint32(0), cur); err != nil {
-		return nil, err
-	}
-	if bytes.Equal(cur, v) {
-		if err := gs.takeOver(slots); err != nil {
-			return nil, err
-		}
-		l.groups[tm.Spec.Name] = gs
-		return gs, nil
+	gs, on, err := l.readGroups(tm)
+	if on || err != nil {
+		return gs, err
 	}
 	empty := make([]byte, gs.g.ValueSize())
 	g := make([]byte, gs.g.ValueSize())
-	for i := range slots {
+	for i := range int(gs.mask) + 1 {
 		if err := gs.g.Lookup(uint32(i), g); err != nil {
 			return nil, err
 		}
@@ -320,16 +289,60 @@ func (l *Live) groupsOf(tm TableMeta) (*liveGroups, error) {
 			return nil, fmt.Errorf("table %s holds groups another writer wrote", tm.Spec.Name)
 		}
 	}
-	for i := range slots {
+	for i := range int(gs.mask) + 1 {
 		if err := gs.g.Put(uint32(i), empty); err != nil {
 			return nil, err
 		}
 	}
-	if err := on.Put(uint32(0), v); err != nil {
+	if err := l.r.coll.Maps[tm.Map+"_ivl"].Put(uint32(0), gs.indexOn()); err != nil {
 		return nil, err
 	}
 	l.groups[tm.Spec.Name] = gs
 	return gs, nil
+}
+
+// readGroups is groupsOf without writing: the groups this Live holds, or
+// an earlier Live's, taken over (takeOver), if the table's interval index
+// is on as a Live turns it on (its shift and mask; on true); else, with
+// on false, no group yet. The table must have no SetTables entries.
+func (l *Live) readGroups(tm TableMeta) (gs *liveGroups, on bool, err error) {
+	if gs := l.groups[tm.Spec.Name]; gs != nil {
+		return gs, true, nil
+	}
+	c := l.r.coll
+	gs = &liveGroups{tm: tm, ents: c.Maps[tm.Map], segs: c.Maps[tm.Map+"_s"], g: c.Maps[tm.Map+"_g"],
+		slot: map[[4]uint64]int{}, held: map[[4]uint64][2]region{}}
+	ivl := c.Maps[tm.Map+"_ivl"]
+	if gs.ents == nil || gs.segs == nil || gs.g == nil || ivl == nil {
+		return nil, false, fmt.Errorf("the program has no interval maps for table %s", tm.Spec.Name)
+	}
+	var n uint32
+	if err := l.r.lens.Lookup(uint32(tm.Index), &n); err != nil {
+		return nil, false, err
+	}
+	if n != 0 {
+		return nil, false, fmt.Errorf("table %s has %d entries Live did not write", tm.Spec.Name, n)
+	}
+	slots := 1 << (bits.Len32(gs.g.MaxEntries()) - 1) // a power of two
+	gs.mask, gs.shift = uint64(slots-1), uint(64-bits.TrailingZeros(uint(slots)))
+	cur := make([]byte, ivl.ValueSize())
+	if err := ivl.Lookup(uint32(0), cur); err != nil || !bytes.Equal(cur, gs.indexOn()) {
+		return gs, false, err
+	}
+	if err := gs.takeOver(slots); err != nil {
+		return nil, false, err
+	}
+	l.groups[tm.Spec.Name] = gs
+	return gs, true, nil
+}
+
+// indexOn is the interval index's switch as a Live sets it: on, with the
+// group slots' shift and mask.
+func (gs *liveGroups) indexOn() []byte {
+	v := binary.NativeEndian.AppendUint32(nil, 1)
+	v = binary.NativeEndian.AppendUint32(v, uint32(gs.shift))
+	v = binary.NativeEndian.AppendUint32(v, uint32(gs.mask))
+	return binary.NativeEndian.AppendUint32(v, 0)
 }
 
 // groupBounds are a group slot's segment bounds (lo ≥ hi: no group).
@@ -398,8 +411,8 @@ func (l *Live) Group(table string, exact []packet.Value) ([]packet.Entry, error)
 	if tm.Mode != modeScan || at < 0 || len(exact) != len(tm.Spec.Keys) {
 		return nil, fmt.Errorf("table %s has no interval index or other keys", table)
 	}
-	gs, err := l.groupsOf(tm)
-	if err != nil {
+	gs, on, err := l.readGroups(tm)
+	if !on || err != nil {
 		return nil, err
 	}
 	var keys [4]uint64

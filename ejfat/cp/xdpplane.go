@@ -78,10 +78,10 @@ func XDPTables(r *xdp.Runner) func(string) (*packet.TableSpec, bool) {
 // members under every data-plane id found there are kept where they say
 // what the new state says (so a restarted CP with the same epochs writes
 // no calendar again) and deleted after the switch where not, and no
-// fresh id is one of theirs; the source filters found are kept or
-// deleted likewise. A killed CP leaves no other state behind: every
-// write is one map update and each region or id it was writing is one no
-// entry in force names, found here, and so adopted or deleted.
+// fresh id is one of theirs. A killed CP leaves no other state behind:
+// every write is one map update and each region or id it was writing is
+// one no entry in force names, found here, and so adopted or deleted
+// (but a source filter it was deleting stays: see takeOver).
 type XDPMaps struct {
 	Live *xdp.Live
 
@@ -287,23 +287,13 @@ func gone[K comparable](old []xdpHeld, new map[K]xdpHeld) []xdpHeld {
 	return out
 }
 
-// takeOver reads what instance's maps hold: its source filters, and its
-// calendars and members by data-plane id (found, for Apply to adopt or
-// delete), and starts the id counters above the ids found.
+// takeOver reads what instance's maps hold: its calendars and members by
+// data-plane id (found, for Apply to adopt or delete), and starts the id
+// counters above the ids found. Source filters found are not the CP's
+// alone (--lb-tables may allow sources): Apply writes the state's again
+// (the same value, where unchanged) and deletes none it did not write.
 func (x *XDPMaps) takeOver(instance int) (*xdpLB, error) {
 	lb := &xdpLB{members: map[uint16]xdpHeld{}, calendars: map[uint32]xdpHeld{}, other: map[string]packet.TableEntry{}}
-	for _, table := range []string{srcFilterIPv4, srcFilterIPv6} {
-		es, err := x.Live.Entries(table)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range es {
-			if e.Keys[0].Value.Lo == uint64(instance) {
-				te := packet.TableEntry{Table: table, Entry: e}
-				lb.other[entryKey(te)] = te
-			}
-		}
-	}
 	found := func(table string, idKey int) ([]xdpHeld, uint64, error) {
 		es, err := x.Live.Entries(table)
 		if err != nil {
