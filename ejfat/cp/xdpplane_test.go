@@ -424,4 +424,14 @@ func TestXDPMapsTakeOver(t *testing.T) {
 			}
 		}
 	}
+	// A hash table's entry (an IPv6 source: 136 key bits) reads back too.
+	s6, _ := specs("ipv6_src_filter_table")
+	a, _ := s6.ActionIndex("allow_ip_src")
+	six := packet.TableEntry{Table: s6.Name, Entry: packet.Entry{Keys: []packet.KeyMatch{{Value: packet.V(0)}, {Value: packet.Value{Hi: 0x20010db8 << 32, Lo: 7}}}, Action: a}}
+	if err := second.Live.Put(six.Table, six.Entry); err != nil {
+		t.Fatal(err)
+	}
+	if es := read(); !slices.ContainsFunc(es, func(te packet.TableEntry) bool { return fmt.Sprint(te) == fmt.Sprint(six) }) {
+		t.Errorf("%v not read back: %v", six, es)
+	}
 }
