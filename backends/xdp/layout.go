@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"sort"
 
 	"github.com/dragonet-go/nsc/backends/flow"
@@ -251,6 +252,39 @@ func (l *layout) value(action int, params []packet.Value, spec *packet.TableSpec
 	return append(b, ws...)
 }
 
+// readValue reads a value putValue wrote in len(b)/8 words.
+func readValue(b []byte) packet.Value {
+	if len(b) == 16 {
+		return packet.Value{Hi: binary.NativeEndian.Uint64(b), Lo: binary.NativeEndian.Uint64(b[8:])}
+	}
+	return packet.V(binary.NativeEndian.Uint64(b))
+}
+
+// readValue reads back an entry's action and parameters (value's).
+func (l *layout) readValue(b []byte, spec *packet.TableSpec) packet.Entry {
+	e := packet.Entry{Action: int(binary.NativeEndian.Uint32(b))}
+	if e.Action < 0 || e.Action >= len(spec.Actions) {
+		return e
+	}
+	ws := b[8:]
+	for i, p := range spec.Actions[e.Action].Params {
+		off := 8 * l.paramOff[e.Action][i]
+		e.Params = append(e.Params, readValue(ws[off:off+8*words(p.Width)]))
+	}
+	return e
+}
+
+// unpackKeys undoes packet.TableSpec.PackKeys.
+func unpackKeys(spec *packet.TableSpec, k uint64) []packet.KeyMatch {
+	keys := make([]packet.KeyMatch, len(spec.Keys))
+	for i := len(keys) - 1; i >= 0; i-- {
+		w := spec.Keys[i].Width
+		keys[i].Value = packet.V(k & (1<<w - 1))
+		k >>= w
+	}
+	return keys
+}
+
 // hashKey is an exact entry's key: the packed keys, or each key's value
 // in its words.
 func (l *layout) hashKey(e *packet.Entry, spec *packet.TableSpec) []byte {
@@ -324,6 +358,31 @@ func (l *layout) scanEntry(e *packet.Entry, spec *packet.TableSpec) []byte {
 		}
 	}
 	return append(b, l.value(e.Action, e.Params, spec)...)
+}
+
+// readScanEntry reads back a priority entry scanEntry wrote, without
+// its priority (the maps keep only the order it gave).
+func (l *layout) readScanEntry(b []byte, spec *packet.TableSpec) packet.Entry {
+	keys := make([]packet.KeyMatch, len(spec.Keys))
+	for j, k := range spec.Keys {
+		var vs [4]packet.Value
+		for i := range vs {
+			vs[i], b = readValue(b[:8*l.kw[j]]), b[8*l.kw[j]:]
+		}
+		switch k.Kind {
+		case packet.Exact:
+			keys[j] = packet.KeyMatch{Value: vs[0]}
+		case packet.LPM:
+			keys[j] = packet.KeyMatch{Value: vs[0], PrefixLen: bits.OnesCount64(vs[1].Hi) + bits.OnesCount64(vs[1].Lo)}
+		case packet.Ternary:
+			keys[j] = packet.KeyMatch{Value: vs[0], Mask: vs[1]}
+		case packet.Range:
+			keys[j] = packet.KeyMatch{Lo: vs[2], Hi: vs[3]}
+		}
+	}
+	e := l.readValue(b, spec)
+	e.Keys = keys
+	return e
 }
 
 // scanOrder is the order a priority table's entries are tried in:

@@ -1,9 +1,12 @@
 package xdp
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math/bits"
 	"slices"
 	"sort"
@@ -248,9 +251,11 @@ func (l *Live) SetGroup(table string, exact []packet.Value, es []packet.Entry) e
 }
 
 // Own makes the groups of table (a priority table found by its interval
-// index) this Live's to write, as its first SetGroup would: it refuses a
-// table holding entries or groups that another writer wrote (a pinned
-// program's earlier driver), whose regions it cannot know.
+// index) this Live's to write, as its first SetGroup would. It takes over
+// the groups an earlier Live wrote (a pinned program's driver before a
+// restart or crash; see groupsOf) and refuses a table holding entries or
+// groups another writer wrote (SetTables'). Only one Live may write a
+// program's maps at a time: pinned, LockPinned keeps a second process out.
 func (l *Live) Own(table string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -267,52 +272,227 @@ func (l *Live) Own(table string) error {
 
 // groupsOf turns a table's interval index on, with no group, the first
 // time: the table must be empty, of SetTables' entries and of another
-// Live's groups.
+// writer's groups. If the index is on as a Live turns it on, the groups
+// in the maps are an earlier Live's and are taken over (readGroups).
 func (l *Live) groupsOf(tm TableMeta) (*liveGroups, error) {
-	if gs := l.groups[tm.Spec.Name]; gs != nil {
-		return gs, nil
+	gs, on, err := l.readGroups(tm)
+	if on || err != nil {
+		return gs, err
 	}
-	c := l.r.coll
-	gs := &liveGroups{tm: tm, ents: c.Maps[tm.Map], segs: c.Maps[tm.Map+"_s"], g: c.Maps[tm.Map+"_g"],
-		slot: map[[4]uint64]int{}, held: map[[4]uint64][2]region{}}
-	on := c.Maps[tm.Map+"_ivl"]
-	if gs.ents == nil || gs.segs == nil || gs.g == nil || on == nil {
-		return nil, fmt.Errorf("the program has no interval maps for table %s", tm.Spec.Name)
-	}
-	var n uint32
-	if err := l.r.lens.Lookup(uint32(tm.Index), &n); err != nil {
-		return nil, err
-	}
-	if n != 0 {
-		return nil, fmt.Errorf("table %s has %d entries Live did not write", tm.Spec.Name, n)
-	}
-	slots := 1 << (bits.Len32(gs.g.MaxEntries()) - 1) // a power of two
-	gs.mask, gs.shift = uint64(slots-1), uint(64-bits.TrailingZeros(uint(slots)))
 	empty := make([]byte, gs.g.ValueSize())
-	v := make([]byte, gs.g.ValueSize())
-	for i := range slots {
-		// Another Live's groups (a pinned program's, driven before):
-		// which regions they hold is lost with it.
-		if err := gs.g.Lookup(uint32(i), v); err != nil {
+	g := make([]byte, gs.g.ValueSize())
+	for i := range int(gs.mask) + 1 {
+		if err := gs.g.Lookup(uint32(i), g); err != nil {
 			return nil, err
 		}
-		if n := len(v); binary.NativeEndian.Uint32(v[n-8:]) < binary.NativeEndian.Uint32(v[n-4:]) {
+		if lo, hi := groupBounds(g); lo < hi {
 			return nil, fmt.Errorf("table %s holds groups another writer wrote", tm.Spec.Name)
 		}
 	}
-	for i := range slots {
+	for i := range int(gs.mask) + 1 {
 		if err := gs.g.Put(uint32(i), empty); err != nil {
 			return nil, err
 		}
 	}
-	v = binary.NativeEndian.AppendUint32(v[:0], 1)
-	v = binary.NativeEndian.AppendUint32(v, uint32(gs.shift))
-	v = binary.NativeEndian.AppendUint32(v, uint32(gs.mask))
-	if err := on.Put(uint32(0), binary.NativeEndian.AppendUint32(v, 0)); err != nil {
+	if err := l.r.coll.Maps[tm.Map+"_ivl"].Put(uint32(0), gs.indexOn()); err != nil {
 		return nil, err
 	}
 	l.groups[tm.Spec.Name] = gs
 	return gs, nil
+}
+
+// readGroups is groupsOf without writing: the groups this Live holds, or
+// an earlier Live's, taken over (takeOver), if the table's interval index
+// is on as a Live turns it on (its shift and mask; on true); else, with
+// on false, no group yet. The table must have no SetTables entries.
+func (l *Live) readGroups(tm TableMeta) (gs *liveGroups, on bool, err error) {
+	if gs := l.groups[tm.Spec.Name]; gs != nil {
+		return gs, true, nil
+	}
+	c := l.r.coll
+	gs = &liveGroups{tm: tm, ents: c.Maps[tm.Map], segs: c.Maps[tm.Map+"_s"], g: c.Maps[tm.Map+"_g"],
+		slot: map[[4]uint64]int{}, held: map[[4]uint64][2]region{}}
+	ivl := c.Maps[tm.Map+"_ivl"]
+	if gs.ents == nil || gs.segs == nil || gs.g == nil || ivl == nil {
+		return nil, false, fmt.Errorf("the program has no interval maps for table %s", tm.Spec.Name)
+	}
+	var n uint32
+	if err := l.r.lens.Lookup(uint32(tm.Index), &n); err != nil {
+		return nil, false, err
+	}
+	if n != 0 {
+		return nil, false, fmt.Errorf("table %s has %d entries Live did not write", tm.Spec.Name, n)
+	}
+	slots := 1 << (bits.Len32(gs.g.MaxEntries()) - 1) // a power of two
+	gs.mask, gs.shift = uint64(slots-1), uint(64-bits.TrailingZeros(uint(slots)))
+	cur := make([]byte, ivl.ValueSize())
+	if err := ivl.Lookup(uint32(0), cur); err != nil || !bytes.Equal(cur, gs.indexOn()) {
+		return gs, false, err
+	}
+	if err := gs.takeOver(slots); err != nil {
+		return nil, false, err
+	}
+	l.groups[tm.Spec.Name] = gs
+	return gs, true, nil
+}
+
+// indexOn is the interval index's switch as a Live sets it: on, with the
+// group slots' shift and mask.
+func (gs *liveGroups) indexOn() []byte {
+	v := binary.NativeEndian.AppendUint32(nil, 1)
+	v = binary.NativeEndian.AppendUint32(v, uint32(gs.shift))
+	v = binary.NativeEndian.AppendUint32(v, uint32(gs.mask))
+	return binary.NativeEndian.AppendUint32(v, 0)
+}
+
+// groupBounds are a group slot's segment bounds (lo ≥ hi: no group).
+func groupBounds(g []byte) (lo, hi int) {
+	n := len(g)
+	return int(binary.NativeEndian.Uint32(g[n-8:])), int(binary.NativeEndian.Uint32(g[n-4:]))
+}
+
+// takeOver rebuilds an earlier Live's groups from the maps: each used
+// slot's keys and segments, and as its entries the run from the lowest
+// to the highest one its segments name (an entry no segment names is
+// never read, so it may be written over). Every crash point of that Live
+// leaves the maps so: a SetGroup writes entries and segments where no
+// slot points and then the slot in one update, so the regions of a group
+// half written are free here. What it retired is free too: the lookups
+// that may still have read it ended long before this Live started.
+func (gs *liveGroups) takeOver(slots int) error {
+	g := make([]byte, gs.g.ValueSize())
+	seg := make([]byte, gs.segs.ValueSize())
+	for i := range slots {
+		if err := gs.g.Lookup(uint32(i), g); err != nil {
+			return err
+		}
+		lo, hi := groupBounds(g)
+		if lo >= hi {
+			continue
+		}
+		if hi > int(gs.segs.MaxEntries()) {
+			return fmt.Errorf("table %s: group slot %d names segments %d-%d of %d", gs.tm.Spec.Name, i, lo, hi, gs.segs.MaxEntries())
+		}
+		var keys [4]uint64
+		for j := range (len(g) - 8) / 8 {
+			keys[j] = binary.NativeEndian.Uint64(g[8*j:])
+		}
+		er := region{lo: -1}
+		for s := lo; s < hi; s++ {
+			if err := gs.segs.Lookup(uint32(s), seg); err != nil {
+				return err
+			}
+			if e := int32(binary.NativeEndian.Uint32(seg[8:])); e >= 0 {
+				if er.lo < 0 || int(e) < er.lo {
+					er.lo = int(e)
+				}
+				er.hi = max(er.hi, int(e)+1)
+			}
+		}
+		er.lo = max(er.lo, 0)
+		gs.slot[keys] = i
+		gs.held[keys] = [2]region{er, {lo, hi, true}}
+	}
+	return nil
+}
+
+// Group reads back the entries of table's group of the given exact keys
+// (as SetGroup takes them) that a lookup may meet, in the order written;
+// the maps keep no priorities (their order is in the segments), so the
+// entries have priority 0. No group: none.
+func (l *Live) Group(table string, exact []packet.Value) ([]packet.Entry, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tm, err := l.table(table)
+	if err != nil {
+		return nil, err
+	}
+	at := tm.Spec.IntervalKey()
+	if tm.Mode != modeScan || at < 0 || len(exact) != len(tm.Spec.Keys) {
+		return nil, fmt.Errorf("table %s has no interval index or other keys", table)
+	}
+	gs, on, err := l.readGroups(tm)
+	if !on || err != nil {
+		return nil, err
+	}
+	var keys [4]uint64
+	for j := range tm.Spec.Keys {
+		if j != at {
+			keys[j] = exact[j].Lo & packet.Mask(tm.Spec.Keys[j].Width).Lo
+		}
+	}
+	h, ok := gs.held[keys]
+	if !ok {
+		return nil, nil
+	}
+	lay := layoutOf(tm.Spec)
+	var out []packet.Entry
+	v := make([]byte, gs.ents.ValueSize())
+	seg := make([]byte, gs.segs.ValueSize())
+	named := map[int]bool{}
+	for s := h[1].lo; s < h[1].hi; s++ {
+		if err := gs.segs.Lookup(uint32(s), seg); err != nil {
+			return nil, err
+		}
+		if e := int32(binary.NativeEndian.Uint32(seg[8:])); e >= 0 {
+			named[int(e)] = true
+		}
+	}
+	for _, i := range slices.Sorted(maps.Keys(named)) {
+		if err := gs.ents.Lookup(uint32(i), v); err != nil {
+			return nil, err
+		}
+		out = append(out, lay.readScanEntry(v, tm.Spec))
+	}
+	return out, nil
+}
+
+// Entries reads back the entries of an exact table (open addressing or
+// hash), by key.
+func (l *Live) Entries(table string) ([]packet.Entry, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tm, err := l.table(table)
+	if err != nil {
+		return nil, err
+	}
+	spec, lay, m := tm.Spec, layoutOf(tm.Spec), l.r.coll.Maps[tm.Map]
+	var out []packet.Entry
+	switch tm.Mode {
+	case modeSlots:
+		s, err := l.slotsOf(tm, m)
+		if err != nil {
+			return nil, err
+		}
+		v := make([]byte, m.ValueSize())
+		for _, j := range s.where {
+			if err := m.Lookup(uint32(j), v); err != nil {
+				return nil, err
+			}
+			e := lay.readValue(v[8:], spec)
+			e.Keys = unpackKeys(spec, s.keys[j])
+			out = append(out, e)
+		}
+	case modeHash:
+		k, v := make([]byte, m.KeySize()), make([]byte, m.ValueSize())
+		it := m.Iterate()
+		for it.Next(&k, &v) {
+			e := lay.readValue(v, spec)
+			rest := k
+			for _, kw := range lay.kw {
+				e.Keys = append(e.Keys, packet.KeyMatch{Value: readValue(rest[:8*kw])})
+				rest = rest[8*kw:]
+			}
+			out = append(out, e)
+		}
+		if err := it.Err(); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("table %s is not an exact table Live reads back", table)
+	}
+	slices.SortFunc(out, func(a, b packet.Entry) int { return cmp.Compare(fmt.Sprint(a.Keys), fmt.Sprint(b.Keys)) })
+	return out, nil
 }
 
 // segments cuts the values of key at into segments by the entry that wins

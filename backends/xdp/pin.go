@@ -149,3 +149,23 @@ func (m *Meta) SameTables(o *Meta) error {
 	}
 	return errors.Join(errs...)
 }
+
+// LockPinned makes the caller the one process that drives the pinned
+// program in dir (one Live writes its maps) until the returned file is
+// closed: an exclusive flock on the directory, which the kernel drops
+// when the holder exits however it exits (kill -9 too), so a crashed
+// driver never keeps the next one out and a live one always does.
+func LockPinned(dir string) (*os.File, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%s: another process drives the pinned program", dir)
+		}
+		return nil, fmt.Errorf("%s: lock: %w", dir, err)
+	}
+	return f, nil
+}

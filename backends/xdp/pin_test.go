@@ -41,8 +41,10 @@ func TestPinRefusals(t *testing.T) {
 // TestPinReopen pins a loaded program, writes its tables through one
 // Live, closes it and reopens the pins: frames through the reopened
 // program leave as the interpreter's over those entries; a second Live
-// changes the open-addressing table but refuses to take over the first
-// one's groups.
+// takes over both tables: it reads back the first one's entries, and a
+// new group it writes replaces the first one's atomically, in regions the
+// first one's group does not hold. LockPinned lets one holder in at a
+// time.
 func TestPinReopen(t *testing.T) {
 	xdptest.Require(t)
 	m := testutil.ModelSource(t, liveModel)
@@ -92,9 +94,11 @@ func TestPinReopen(t *testing.T) {
 	if err := r.Meta.SameTables(p.Meta); err != nil {
 		t.Errorf("the manifest: %v", err)
 	}
-	check := func(v uint64) {
+	check := func(v, gv uint64) {
 		t.Helper()
-		es := []packet.TableEntry{{Table: "t_slots", Entry: slot(v)}, {Table: "t_ivl", Entry: group[0]}}
+		grp := group[0]
+		grp.Params = []packet.Value{packet.V(gv)}
+		es := []packet.TableEntry{{Table: "t_slots", Entry: slot(v)}, {Table: "t_ivl", Entry: grp}}
 		var script strings.Builder
 		if err := packet.FormatEntries(&script, es, m.Schema.TableSpec); err != nil {
 			t.Fatal(err)
@@ -118,17 +122,59 @@ func TestPinReopen(t *testing.T) {
 		if got := fmt.Sprintf("%x", res.Data); xdp.VerdictName(res.Verdict) != want.Verdict || got != want.Data {
 			t.Errorf("reopened, slot %#x: %s %s, interpreter %s %s", v, xdp.VerdictName(res.Verdict), got, want.Verdict, want.Data)
 		}
-		if !strings.Contains(want.Data, fmt.Sprintf("5678%04x", v)) {
+		if !strings.Contains(want.Data, fmt.Sprintf("%04x%04x", gv, v)) {
 			t.Errorf("the interpreter's frame %s does not carry both entries' values", want.Data)
 		}
 	}
-	check(0x1234)
+	check(0x1234, 0x5678)
 	again := p.Live()
+	if err := again.Own("t_ivl"); err != nil {
+		t.Fatalf("a second Live did not take over the groups: %v", err)
+	}
+	read := func(want uint64, wantGroup []packet.Entry) {
+		t.Helper()
+		got, err := again.Entries("t_slots")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint([]packet.Entry{slot(want)}) {
+			t.Errorf("t_slots read back %v, wrote %v", got, slot(want))
+		}
+		gr, err := again.Group("t_ivl", []packet.Value{packet.V(1), {}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(gr) != fmt.Sprint(wantGroup) {
+			t.Errorf("t_ivl read back %v, wrote %v", gr, wantGroup)
+		}
+	}
+	read(0x1234, group)
 	if err := again.Put("t_slots", slot(0x4321)); err != nil {
 		t.Fatal(err)
 	}
-	check(0x4321)
-	if err := again.Own("t_ivl"); err == nil || !strings.Contains(err.Error(), "another writer") {
-		t.Errorf("a second Live took over the groups: %v", err)
+	// The new group goes where the first one's is not: writing over it
+	// would leave the entry's old value under the new segments.
+	moved := []packet.Entry{group[0], group[0]} // the first wins its half (tied priorities: by order)
+	moved[0].Keys = []packet.KeyMatch{{Value: packet.V(1)}, {Value: packet.V(1 << 47), PrefixLen: 1}}
+	moved[1].Params = []packet.Value{packet.V(0x9abc)}
+	if err := again.SetGroup("t_ivl", []packet.Value{packet.V(1), {}}, moved); err != nil {
+		t.Fatal(err)
+	}
+	check(0x4321, 0x9abc)
+	read(0x4321, moved)
+
+	lock, err := xdp.LockPinned(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := xdp.LockPinned(dir); err == nil || !strings.Contains(err.Error(), "another process") {
+		t.Errorf("locked twice: %v", err)
+	}
+	lock.Close()
+	lock, err = xdp.LockPinned(dir)
+	if err != nil {
+		t.Errorf("not locked again after the holder let go: %v", err)
+	} else {
+		lock.Close()
 	}
 }

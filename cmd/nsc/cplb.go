@@ -122,8 +122,9 @@ func (f *cpLBFlags) xdp() (cp.Programming, io.Closer, error) {
 	var closer io.Closer
 	var err error
 	if f.xdpPinned != "" {
-		r, err = f.xdpOpenPinned()
-		closer = closerFunc(func() error { r.Close(); return nil })
+		var lock *os.File
+		r, lock, err = f.xdpOpenPinned()
+		closer = closerFunc(func() error { r.Close(); return lock.Close() })
 	} else {
 		r, closer, err = f.xdpAttach()
 	}
@@ -133,27 +134,38 @@ func (f *cpLBFlags) xdp() (cp.Programming, io.Closer, error) {
 	live := r.Live()
 	if err := live.Own(calendar.EpochTable); err != nil {
 		closer.Close()
-		return cp.Programming{}, nil, fmt.Errorf("%w (a CP drove it before: attach it afresh)", err)
+		return cp.Programming{}, nil, err
 	}
 	return cp.Programming{DataPlane: &cp.XDPMaps{Live: live}, Tables: cp.XDPTables(r), MemberMAC: f.member()}, closer, nil
 }
 
 // xdpOpenPinned opens the program pinned in --xdp-pinned, refusing one
-// whose tables are not laid out as the model's XDP program's.
-func (f *cpLBFlags) xdpOpenPinned() (*xdp.Runner, error) {
+// whose tables are not laid out as the model's XDP program's, and one
+// that another live process drives (xdp.LockPinned: the lock, closed
+// last, is held while the CP runs).
+func (f *cpLBFlags) xdpOpenPinned() (*xdp.Runner, *os.File, error) {
 	want, err := cp.XDPProgram(f.model)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if err := xdp.OnBPFFS(f.xdpPinned); err != nil {
+		return nil, nil, err
+	}
+	lock, err := xdp.LockPinned(f.xdpPinned)
+	if err != nil {
+		return nil, nil, err
 	}
 	r, err := xdp.OpenPinned(f.xdpPinned)
 	if err != nil {
-		return nil, err
+		lock.Close()
+		return nil, nil, err
 	}
 	if err := want.Meta.SameTables(r.Meta); err != nil {
 		r.Close()
-		return nil, fmt.Errorf("%s: the pinned program is not %s's XDP program: %w", f.xdpPinned, f.model, err)
+		lock.Close()
+		return nil, nil, fmt.Errorf("%s: the pinned program is not %s's XDP program: %w", f.xdpPinned, f.model, err)
 	}
-	return r, nil
+	return r, lock, nil
 }
 
 // xdpAttach loads the model's XDP program (--xdp-obj, or compiled now),

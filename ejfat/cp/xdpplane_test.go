@@ -20,6 +20,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/cp"
 	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
+	"github.com/dragonet-go/nsc/ejfat/cp/cptest"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
@@ -305,5 +306,132 @@ func TestXDPDataPlaneAtomicEpochs(t *testing.T) {
 		runs, len(states), took[len(took)/2].Round(time.Microsecond), took[len(took)-1].Round(time.Microsecond), bad, whole, changed)
 	if whole < 100 {
 		t.Errorf("only %d events forwarded whole around boundaries: too few to tell", whole)
+	}
+}
+
+// TestXDPMapsTakeOver: a second cp.XDPMaps (a restarted CP) takes over
+// the maps a first one wrote, with leftovers of a write cut short (a
+// calendar and a member under data-plane ids nothing names): applying the
+// same state again writes no calendar or member anew (the same entries
+// under the same ids), the leftovers go, and every later state is in the
+// maps and routes frames as the interpreter does over it.
+func TestXDPMapsTakeOver(t *testing.T) {
+	xdptest.Require(t)
+	obj, err := cp.BuildXDP("lb-2025", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := xdp.Load(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	base := baseTables(netip.MustParseAddr("10.0.0.1"))
+	ts, err := r.Tables("base", strings.NewReader(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetTables(ts); err != nil {
+		t.Fatal(err)
+	}
+	specs := cp.XDPTables(r)
+	w, err := calendar.NewWriter(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, boundaries := xdpStates(t, w, specs, 12)
+	first := &cp.XDPMaps{Live: r.Live()}
+	for _, s := range states[:8] {
+		if err := first.Apply(0, s, calendar.Diff{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() []packet.TableEntry {
+		t.Helper()
+		es, err := cp.XDPEntries(r.Live(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return es
+	}
+	raw := func(es []packet.TableEntry) []string { // calendars and members as written, ids and all
+		var out []string
+		for _, te := range es {
+			if te.Table == calendar.CalendarTable || te.Table == calendar.MemberTable {
+				out = append(out, fmt.Sprint(te))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	before := raw(read())
+	// Leftovers: a calendar entry and a member under ids nothing names.
+	id := map[string]int{calendar.CalendarTable: 1, calendar.MemberTable: 2}
+	for _, te := range states[7] {
+		if j, ok := id[te.Table]; ok {
+			te.Entry.Keys = slices.Clone(te.Entry.Keys)
+			te.Entry.Keys[j].Value = packet.V(4000)
+			if err := first.Live.Put(te.Table, te.Entry); err != nil {
+				t.Fatal(err)
+			}
+			delete(id, te.Table)
+		}
+	}
+	if n := len(raw(read())) - len(before); n != 2 {
+		t.Fatalf("%d leftovers written, want 2", n)
+	}
+	second := &cp.XDPMaps{Live: r.Live()}
+	if err := second.Live.Own(calendar.EpochTable); err != nil {
+		t.Fatalf("the second Live did not take over: %v", err)
+	}
+	rnd := rand.New(rand.NewPCG(14, 3))
+	for k := 7; k < len(states); k++ {
+		if err := second.Apply(0, states[k], calendar.Diff{}); err != nil {
+			t.Fatalf("state %d: %v", k, err)
+		}
+		got := read()
+		if k == 7 {
+			if after := raw(got); !slices.Equal(after, before) {
+				t.Errorf("state 7 again: %d calendar and member entries, %d before; changed or left over:\n%v", len(after), len(before), cptest.DiffLines(before, after))
+			}
+		}
+		if g, s := cp.Resolved(got), cp.Resolved(states[k]); !slices.Equal(g, s) {
+			t.Errorf("state %d: the maps do not do what the state does:\n%v", k, cptest.DiffLines(s, g))
+		}
+		var script bytes.Buffer
+		script.WriteString(base)
+		if err := packet.FormatEntries(&script, states[k], specs); err != nil {
+			t.Fatal(err)
+		}
+		mach, err := ejfat.Interpreter("lb-2025", "XDP", fmt.Sprint("state ", k), &script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 100 {
+			tick, e := rnd.Uint64N(boundaries[k]+2000), uint16(rnd.Uint32())
+			f := lbFrame(t, tick, e, "after the takeover")
+			want := xdptest.Interp(mach, r.Meta, f)
+			res, err := r.Run(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if res.Verdict != xdp.VerdictDrop {
+				got = hex.EncodeToString(res.Data)
+			}
+			if v := xdp.VerdictName(res.Verdict); v != want.Verdict || got != want.Data {
+				t.Fatalf("state %d, tick %d: %s %s, interpreter %s %s", k, tick, v, got, want.Verdict, want.Data)
+			}
+		}
+	}
+	// A hash table's entry (an IPv6 source: 136 key bits) reads back too.
+	s6, _ := specs("ipv6_src_filter_table")
+	a, _ := s6.ActionIndex("allow_ip_src")
+	six := packet.TableEntry{Table: s6.Name, Entry: packet.Entry{Keys: []packet.KeyMatch{{Value: packet.V(0)}, {Value: packet.Value{Hi: 0x20010db8 << 32, Lo: 7}}}, Action: a}}
+	if err := second.Live.Put(six.Table, six.Entry); err != nil {
+		t.Fatal(err)
+	}
+	if es := read(); !slices.ContainsFunc(es, func(te packet.TableEntry) bool { return fmt.Sprint(te) == fmt.Sprint(six) }) {
+		t.Errorf("%v not read back: %v", six, es)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,4 +36,20 @@ func SyncMessage(source uint32, event uint64, rate uint32, clock time.Time) []by
 	b = binary.BigEndian.AppendUint64(b, event)
 	b = binary.BigEndian.AppendUint32(b, rate)
 	return binary.BigEndian.AppendUint64(b, uint64(clock.UnixNano()))
+}
+
+// DiffLines are the lines of a not in b (-) and of b not in a (+).
+func DiffLines(a, b []string) string {
+	var out strings.Builder
+	for _, l := range a {
+		if !slices.Contains(b, l) {
+			fmt.Fprintln(&out, "-", l)
+		}
+	}
+	for _, l := range b {
+		if !slices.Contains(a, l) {
+			fmt.Fprintln(&out, "+", l)
+		}
+	}
+	return out.String()
 }
