@@ -19,7 +19,7 @@ func TestCompileXDPSplit(t *testing.T) {
 	}
 	for _, want := range []string{
 		"wrote " + filepath.Join(dir, "lb2026.c") + " (xdp, graph LB2026@XDPSmall, 155 nodes)",
-		"wrote " + filepath.Join(dir, "host", "fastpath.go") + " (go, the host part: runs graph LB2026@XDPSmall, 187 nodes, on every frame the device hands the host at PuntToHost)",
+		"wrote " + filepath.Join(dir, "host", "fastpath.go") + " (go, the host part: runs graph LB2026@XDPSmall, 189 nodes, on every frame the device hands the host at PuntToHost)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -60,7 +60,7 @@ func TestCompileP4Split(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(out, "wrote "+filepath.Join(dir, "host", "fastpath.go")+" (go, the host part: runs graph LB2026@BMv2Small, 187 nodes") {
+	if !strings.Contains(out, "wrote "+filepath.Join(dir, "host", "fastpath.go")+" (go, the host part: runs graph LB2026@BMv2Small, 189 nodes") {
 		t.Errorf("output:\n%s", out)
 	}
 	src, err := os.ReadFile(filepath.Join(dir, "lb2026.p4"))
