@@ -188,7 +188,9 @@ func TestCPXDPPinnedKillUnderLoad(t *testing.T) {
 		t.Fatalf("nsc send exited %d: %q", code, out)
 	}
 	// A third receiver: the restarted CP's epochs, while a sender sends.
-	s2 := sender(2, 200)
+	// An epoch starts about 2 s of events past the newest sync message
+	// (lead + guard), so the sender goes on well past that.
+	s2 := sender(2, 500)
 	time.Sleep(500 * time.Millisecond)
 	recv(2)
 	if code, out := s2.waitExit(t); code != 0 {
@@ -209,7 +211,7 @@ func TestCPXDPPinnedKillUnderLoad(t *testing.T) {
 		}
 	}
 	var per [3][3]int
-	for dataID, n := range map[int]int{1: 300, 2: 200} {
+	for dataID, n := range map[int]int{1: 300, 2: 500} {
 		for e := range n {
 			at := got[fmt.Sprintf("%d-%d.bin", e, dataID)]
 			if len(at) != 1 {
