@@ -185,7 +185,7 @@ func Run(em *embed.Embedding, cases []Case, progress func(done int)) (*Result, e
 }
 
 // RunTables is Run with the tables tables makes (nil: empty ones), one
-// set for each side, so that packets reach what only entries lead to (an
+// set for each side (and for a device's part), so that packets reach what only entries lead to (an
 // LB's forwarding and its rewrites).
 func RunTables(em *embed.Embedding, tables func() ([]*packet.Table, error), cases []Case, progress func(done int)) (*Result, error) {
 	load := func() ([]*packet.Table, error) {
@@ -222,8 +222,12 @@ func RunTables(em *embed.Embedding, tables func() ([]*packet.Table, error), case
 	got := &runner{m: emb, entry: Entries(em), name: func(n *dataflow.Node) string { return lpgName(em, n) }}
 	if em.Device != nil {
 		// The split system: the device's part, then the host on what it
-		// passes.
-		dev, err := sim.New(em.Device, nil)
+		// passes; each holds the entries (the host re-runs the device's
+		// decisions).
+		if ts, err = load(); err != nil {
+			return nil, err
+		}
+		dev, err := sim.New(em.Device, ts)
 		if err != nil {
 			return nil, err
 		}
