@@ -58,6 +58,10 @@ func TestEmbeddingAgainstLPG(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if em.Device != nil && res.Hosted == 0 {
+					t.Errorf("no frame went on to the host of the split")
+				}
+				t.Logf("%d frames, %d to the host, %d mismatches", res.Cases, res.Hosted, len(res.Mismatches))
 				for i, mm := range res.Mismatches {
 					if i == 3 {
 						t.Errorf("... %d mismatches in all", len(res.Mismatches))
