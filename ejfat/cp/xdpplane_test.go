@@ -124,29 +124,7 @@ func lbFrame(t *testing.T, tick uint64, entropy uint16, payload string) []byte {
 // segments of each event sent around the boundary being applied, whose
 // route the states in force agree on, all leave to that one member.
 func TestXDPDataPlaneAtomicEpochs(t *testing.T) {
-	xdptest.Require(t)
-	obj, err := cp.BuildXDP("lb-2025", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := xdp.Load(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	base := baseTables(netip.MustParseAddr("10.0.0.1"))
-	ts, err := r.Tables("base", strings.NewReader(base))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.SetTables(ts); err != nil {
-		t.Fatal(err)
-	}
-	specs := cp.XDPTables(r)
-	w, err := calendar.NewWriter(specs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, base, specs, w := loadedXDP(t)
 	states, boundaries := xdpStates(t, w, specs, 20)
 	interp := make([]*sim.Machine, len(states))
 	for k, s := range states {
@@ -155,6 +133,7 @@ func TestXDPDataPlaneAtomicEpochs(t *testing.T) {
 		if err := packet.FormatEntries(&script, s, specs); err != nil {
 			t.Fatal(err)
 		}
+		var err error
 		if interp[k], err = ejfat.Interpreter("lb-2025", "XDP", fmt.Sprint("state ", k), &script); err != nil {
 			t.Fatal(err)
 		}
@@ -309,13 +288,11 @@ func TestXDPDataPlaneAtomicEpochs(t *testing.T) {
 	}
 }
 
-// TestXDPMapsTakeOver: a second cp.XDPMaps (a restarted CP) takes over
-// the maps a first one wrote, with leftovers of a write cut short (a
-// calendar and a member under data-plane ids nothing names): applying the
-// same state again writes no calendar or member anew (the same entries
-// under the same ids), the leftovers go, and every later state is in the
-// maps and routes frames as the interpreter does over it.
-func TestXDPMapsTakeOver(t *testing.T) {
+// loadedXDP loads lb-2025's XDP program with the base tables: the
+// runner (closed with the test), the base script, the table specs and a
+// calendar writer over them.
+func loadedXDP(t *testing.T) (*xdp.Runner, string, func(string) (*packet.TableSpec, bool), *calendar.Writer) {
+	t.Helper()
 	xdptest.Require(t)
 	obj, err := cp.BuildXDP("lb-2025", t.TempDir())
 	if err != nil {
@@ -325,7 +302,7 @@ func TestXDPMapsTakeOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(func() { r.Close() })
 	base := baseTables(netip.MustParseAddr("10.0.0.1"))
 	ts, err := r.Tables("base", strings.NewReader(base))
 	if err != nil {
@@ -339,6 +316,17 @@ func TestXDPMapsTakeOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, base, specs, w
+}
+
+// TestXDPMapsTakeOver: a second cp.XDPMaps (a restarted CP) takes over
+// the maps a first one wrote, with leftovers of a write cut short (a
+// calendar and a member under data-plane ids nothing names): applying the
+// same state again writes no calendar or member anew (the same entries
+// under the same ids), the leftovers go, and every later state is in the
+// maps and routes frames as the interpreter does over it.
+func TestXDPMapsTakeOver(t *testing.T) {
+	r, base, specs, w := loadedXDP(t)
 	states, boundaries := xdpStates(t, w, specs, 12)
 	first := &cp.XDPMaps{Live: r.Live()}
 	for _, s := range states[:8] {
