@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/internal/xdptest"
+	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -48,12 +50,10 @@ lpg Live {
 }
 `
 
-// TestLiveAgainstInterpreter: random Puts and Deletes on the
-// open-addressing table and SetGroups on the interval table, through
-// xdp.Live on the loaded program; after every few, frames of every key
-// and group leave the program as they leave the interpreter over the
-// same entries.
-func TestLiveAgainstInterpreter(t *testing.T) {
+// loadedLive loads liveModel's program with empty tables (closed with
+// the test).
+func loadedLive(t *testing.T) (*lang.Model, *dataflow.Graph, *xdp.Runner) {
+	t.Helper()
 	xdptest.Require(t)
 	m := testutil.ModelSource(t, liveModel)
 	g, _ := m.Graph("Live")
@@ -62,7 +62,7 @@ func TestLiveAgainstInterpreter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(func() { r.Close() })
 	empty, err := r.Tables("", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +70,16 @@ func TestLiveAgainstInterpreter(t *testing.T) {
 	if err := r.SetTables(empty); err != nil {
 		t.Fatal(err)
 	}
+	return m, g, r
+}
+
+// TestLiveAgainstInterpreter: random Puts and Deletes on the
+// open-addressing table and SetGroups on the interval table, through
+// xdp.Live on the loaded program; after every few, frames of every key
+// and group leave the program as they leave the interpreter over the
+// same entries.
+func TestLiveAgainstInterpreter(t *testing.T) {
+	m, g, r := loadedLive(t)
 	live := r.Live()
 	rnd := rand.New(rand.NewPCG(7, 7))
 	macs := make([]uint64, 24)

@@ -46,22 +46,7 @@ func TestPinRefusals(t *testing.T) {
 // first one's group does not hold. LockPinned lets one holder in at a
 // time.
 func TestPinReopen(t *testing.T) {
-	xdptest.Require(t)
-	m := testutil.ModelSource(t, liveModel)
-	g, _ := m.Graph("Live")
-	obj, _ := xdptest.Build(t, g, nil, t.TempDir(), "live")
-	r, err := xdp.Load(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	empty, err := r.Tables("", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.SetTables(empty); err != nil {
-		t.Fatal(err)
-	}
+	m, g, r := loadedLive(t)
 	if err := r.Pin(filepath.Join(t.TempDir(), "p")); err == nil || !strings.Contains(err.Error(), "not on a BPF filesystem") {
 		t.Errorf("Pin on a plain directory: %v", err)
 	}
