@@ -1,9 +1,7 @@
 package p4_test
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
@@ -103,33 +101,8 @@ func TestPayloadSplit(t *testing.T) {
 			seeds = append(seeds, udpFrame(dport, n))
 		}
 	}
-	type outcome struct {
-		Left bool
-		Data string
-	}
-	punted := 0
-	where := difftest.Frames(t, "P4+host", append(seeds, difftest.Mutate(seeds, 20000, 3)...),
-		func(f []byte) (outcome, string) {
-			o := difftest.Interp(want, f)
-			return outcome{Left: strings.HasPrefix(o.Where, "sink "), Data: o.Data}, o.Where
-		},
-		func(f []byte) outcome {
-			out, err := dev.run(f)
-			switch {
-			case err != nil:
-				return outcome{Data: "the P4 program stopped: " + err.Error()}
-			case out == nil:
-				return outcome{}
-			case dev.egress() != p4.PuntPort:
-				return outcome{Left: true, Data: hex.EncodeToString(out)}
-			}
-			punted++
-			if !bytes.Equal(out, f) {
-				t.Errorf("the device punted frame %x changed: %x", f, out)
-			}
-			h := difftest.Interp(host, f)
-			return outcome{Left: strings.HasPrefix(h.Where, "sink "), Data: h.Data}
-		})
+	where, punted := deviceThenHost(t, dev, want, append(seeds, difftest.Mutate(seeds, 20000, 3)...),
+		func(f []byte) difftest.Outcome { return difftest.Interp(host, f) })
 	if hc := host.Counters().Nodes["Csum"]; punted < 100 || hc != want.Counters().Nodes["Csum"] || where["sink TxWire"] < 1000 {
 		t.Errorf("%d punted, Csum ran %d times on the host and %d in the interpreter; %v", punted, hc, want.Counters().Nodes["Csum"], where)
 	}

@@ -88,17 +88,42 @@ func TestSplitAgainstInterpreter(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	type outcome struct {
-		Left bool
-		Data string
-	}
 	var buf []byte
-	punted := 0
 	seeds, err := ejfat.Corpus()
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames := append(seeds, difftest.Mutate(seeds, 100000, 7)...)
+	where, punted := deviceThenHost(t, dev, want, append(seeds, difftest.Mutate(seeds, 100000, 7)...),
+		func(f []byte) difftest.Outcome { return difftest.Fast(host, f, &buf) })
+	wc, hc := want.Counters(), golang.Counters(host)
+	for _, n := range em.Graph.Nodes {
+		if em.Device.Node(n.Name) == nil && wc.Nodes[n.Name] != hc.Nodes[n.Name] {
+			t.Errorf("host node %s: %d runs in the interpreter, %d on the host", n.Name, wc.Nodes[n.Name], hc.Nodes[n.Name])
+		}
+	}
+	for _, n := range []string{"LbCalendar", "LbPopCommon", "L2PopVlan", "LbTxCount"} {
+		if hc.Nodes[n] == 0 {
+			t.Errorf("no frame took the host path through %s", n)
+		}
+	}
+	if punted < 1000 || where["sink TxWire"] < 100 {
+		t.Errorf("the corpus exercises too little: %d punted, %v", punted, where)
+	}
+	t.Logf("%d crafted + 100000 derived frames, %d punted to the host: %d sent, %d to ToHost", len(seeds), punted, where["sink TxWire"], where["sink ToHost"])
+}
+
+// deviceThenHost runs frames through a split's device part (the P4
+// program in the test interpreter) and what it punts through host, and
+// holds the pair to want: whether each frame left and with which bytes.
+// It returns where want sent the frames and how many the device punted
+// (unchanged, or the test fails).
+func deviceThenHost(t *testing.T, dev *machine, want *sim.Machine, frames [][]byte, host func([]byte) difftest.Outcome) (map[string]int, int) {
+	t.Helper()
+	type outcome struct {
+		Left bool
+		Data string
+	}
+	punted := 0
 	where := difftest.Frames(t, "P4+host", frames,
 		func(f []byte) (outcome, string) {
 			o := difftest.Interp(want, f)
@@ -118,24 +143,10 @@ func TestSplitAgainstInterpreter(t *testing.T) {
 			if !bytes.Equal(out, f) {
 				t.Errorf("the device punted frame %x changed: %x", f, out)
 			}
-			h := difftest.Fast(host, f, &buf)
+			h := host(f)
 			return outcome{Left: strings.HasPrefix(h.Where, "sink "), Data: h.Data}
 		})
-	wc, hc := want.Counters(), golang.Counters(host)
-	for _, n := range em.Graph.Nodes {
-		if em.Device.Node(n.Name) == nil && wc.Nodes[n.Name] != hc.Nodes[n.Name] {
-			t.Errorf("host node %s: %d runs in the interpreter, %d on the host", n.Name, wc.Nodes[n.Name], hc.Nodes[n.Name])
-		}
-	}
-	for _, n := range []string{"LbCalendar", "LbPopCommon", "L2PopVlan", "LbTxCount"} {
-		if hc.Nodes[n] == 0 {
-			t.Errorf("no frame took the host path through %s", n)
-		}
-	}
-	if punted < 1000 || where["sink TxWire"] < 100 {
-		t.Errorf("the corpus exercises too little: %d punted, %v", punted, where)
-	}
-	t.Logf("%d crafted + 100000 derived frames, %d punted to the host: %d sent, %d to ToHost", len(seeds), punted, where["sink TxWire"], where["sink ToHost"])
+	return where, punted
 }
 
 // On the xsa architecture the backend sets no port to the host CPU, so a
