@@ -114,7 +114,6 @@ type (
 		op   string
 		a, b expr
 	}
-	eActionRun struct{ table string }
 )
 
 type stmt interface{}

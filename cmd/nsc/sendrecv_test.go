@@ -285,11 +285,10 @@ func checkEvents(t *testing.T, dir string, want map[string][]byte) {
 
 // gpFrame is one datagram of the hand-built pcap.
 type gpFrame struct {
-	v6        bool
-	port      uint16
-	udp       []byte // the UDP payload
-	notUDP    bool
-	timestamp time.Duration
+	v6     bool
+	port   uint16
+	udp    []byte // the UDP payload
+	notUDP bool
 }
 
 // lbRE packs an LB header (version lb, 0 for none) and an RE header in

@@ -32,8 +32,7 @@ type State struct {
 	seq   uint64
 
 	free    []*entry
-	held    *entry // the entry whose event the last complete handed out
-	spans   [][]span
+	held    *entry           // the entry whose event the last complete handed out
 	buffers map[int][][]byte // by capacity class
 
 	TimedOut, Evicted uint64
