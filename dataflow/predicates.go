@@ -239,6 +239,9 @@ func PlaceAtom(s *packet.Schema, text string) (st, port int, ok bool) {
 	return st, port, ok && port >= 0
 }
 
+// Parsed is the atom "the frame parses from header h".
+func (ps *Predicates) Parsed(h int) predicate.Pred { return ps.parsed(h) }
+
 func (ps *Predicates) parsed(h int) predicate.Pred {
 	return ps.Space.Symbol(fmt.Sprintf("parsed(%s)", ps.g.Schema.Headers[h].Name))
 }
@@ -257,11 +260,26 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 	op := n.Op
 	schema := ps.g.Schema
 	switch op.Kind {
+	case packet.OpParse, packet.OpInput:
+		if op.Header < 0 || predicate.Implies(ps.in[n], ps.parsed(op.Header)) {
+			return p // parsing a frame parsed from the same header again
+		}
+		// Parsing starts afresh: what was known of the wire headers (an
+		// extract beyond the parse graph, a header that moved) no longer
+		// holds; the port's condition says how this parse went.
+		cond := ps.Condition(n, port)
+		for _, h := range schema.Headers {
+			if !h.Metadata {
+				p = ps.forgetHeader(p, h.ID, true).ForgetValid(h.Name)
+			}
+		}
+		return ps.forgetParsed(p).And(cond)
 	case packet.OpExtract:
 		// A header already there stays as it is (true); one that is not
 		// comes from the frame with any contents (true) or does not fit.
+		// A new header is one a parse from the start may not have found.
 		v := ps.Space.Valid(schema.Headers[op.Header].Name)
-		fresh := ps.forgetHeader(p.And(v.Not()), op.Header, port.Name == packet.PortTrue)
+		fresh := ps.forgetParsed(ps.forgetHeader(p.And(v.Not()), op.Header, port.Name == packet.PortTrue))
 		if port.Name == packet.PortTrue {
 			return p.And(v).Or(fresh)
 		}
@@ -272,6 +290,7 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 		def := schema.Tables[op.Table]
 		return ps.assign(p, schema.Actions[def.Actions[port.Index]].Body, nil)
 	case packet.OpPush:
+		p = ps.forgetParsed(p)
 		p = ps.forgetHeader(p, op.Header, true)
 		for i, f := range schema.Headers[op.Header].Fields {
 			if !f.Variable() {
@@ -280,12 +299,14 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 		}
 		return ps.forgetChecksums(p, nil)
 	case packet.OpPop:
+		p = ps.forgetParsed(p)
 		return ps.forgetUpdated(ps.forgetChecksums(ps.forgetHeader(p, op.Header, false), op.Update), op.Update)
 	case packet.OpPlace:
 		if port.Name != packet.PlacePorts[packet.PlaceComplete] {
 			return p
 		}
 		// The packet is the event now: no header of the segment is left.
+		p = ps.forgetParsed(p)
 		for _, h := range schema.Headers {
 			if !h.Metadata {
 				p = ps.forgetHeader(p, h.ID, false)
@@ -314,6 +335,64 @@ func (ps *Predicates) forgetHeader(p predicate.Pred, h int, valid bool) predicat
 		v = v.Not()
 	}
 	return p.And(v)
+}
+
+// Malformed is the predicate of packets on which evaluating e reads a
+// field of a header they lack, so that the interpreter drops them as
+// malformed; && and || short-circuit as packet.Expr.Eval does.
+func (ps *Predicates) Malformed(e *packet.Expr) predicate.Pred {
+	s := ps.Space
+	lacks := func(h int) predicate.Pred {
+		if spec := ps.g.Schema.Headers[h]; !spec.Metadata {
+			return s.Valid(spec.Name).Not()
+		}
+		return s.False()
+	}
+	switch e.Kind {
+	case packet.EField:
+		return lacks(e.Field.Header)
+	case packet.ELen:
+		return lacks(e.Header)
+	case packet.EAnd, packet.EOr:
+		a := ps.Malformed(e.A)
+		goesOn := ps.Cond(e.A) // && reads B when A holds, || when it does not
+		if e.Kind == packet.EOr {
+			goesOn = goesOn.Not()
+		}
+		return a.Or(a.Not().And(goesOn).And(ps.Malformed(e.B)))
+	}
+	out := s.False()
+	for _, x := range []*packet.Expr{e.A, e.B} {
+		if x != nil {
+			out = out.Or(ps.Malformed(x))
+		}
+	}
+	return out
+}
+
+// forgetParsed forgets which headers the frame parses from: after a
+// header is pushed, popped or extracted outside the parse graph, or a
+// field the parse graph reads is written, parsing again may find other
+// headers.
+func (ps *Predicates) forgetParsed(p predicate.Pred) predicate.Pred {
+	for _, h := range ps.g.Schema.Headers {
+		if !h.Metadata {
+			p = p.ForgetSymbol(fmt.Sprintf("parsed(%s)", h.Name))
+		}
+	}
+	return p
+}
+
+// steersParse reports whether writing f can change what a parse finds: f
+// selects a next header, or sits in a header with a variable-length field.
+func (ps *Predicates) steersParse(f packet.FieldRef) bool {
+	s := ps.g.Schema
+	for _, e := range s.Next {
+		if e.From == f.Header && e.Field == f.Field {
+			return true
+		}
+	}
+	return slices.ContainsFunc(s.Headers[f.Header].Fields, func(fs packet.FieldSpec) bool { return fs.Variable() })
 }
 
 // forgetChecksums forgets the validity of every checksum that covers what
@@ -356,6 +435,9 @@ func (ps *Predicates) assign(p predicate.Pred, as []packet.Assign, update []int)
 	for _, a := range as {
 		f := ps.field(a.Dst)
 		p = p.ForgetField(f)
+		if !schema.Headers[a.Dst.Header].Metadata && ps.steersParse(a.Dst) {
+			p = ps.forgetParsed(p)
+		}
 		if a.Src.Kind == packet.EConst {
 			p = p.And(ps.Space.Eq(f, a.Src.Const.And(packet.Mask(f.Width))))
 		}

@@ -63,6 +63,9 @@ type builder struct {
 	place map[*dataflow.Node]*Placement
 	// rxPlaces: the LPG places a hardware place upstream may take over.
 	rxPlaces map[*dataflow.Node]*rxTakeover
+	// keptEntry: the LPG's Rx entry parses, and its copies run behind
+	// the Rx sinks (build).
+	keptEntry bool
 }
 
 // Embed embeds the LPG l into the PRG p.
@@ -109,6 +112,13 @@ func (b *builder) build() error {
 		return err
 	}
 	rxEntry, txExit := l.RxEntry(), l.TxExit()
+	// An entry that parses (input parse H) keeps its parse behind each
+	// sink: a PRG's Rx sink hands over the frame, and no PRG parses the
+	// way the LPG's parse graph does (a hardware extract chain stops where
+	// its hardware stops), so dropping it would leave the LPG's tests on
+	// headers nobody extracted.
+	keepEntry := rxEntry != nil && rxEntry.Op.Header >= 0
+	b.keptEntry = keepEntry
 	if prg.Entry(b.prg) == nil {
 		txExit = nil // a PRG without a Tx side: the LPG's exit stays its own
 	}
@@ -174,8 +184,9 @@ func (b *builder) build() error {
 	for _, s := range b.rxSinks {
 		copyOf := map[*dataflow.Node]*enode{}
 		for _, n := range b.lpg.Nodes {
-			if rx[n] && n != rxEntry && n != txExit {
+			if rx[n] && (n != rxEntry || keepEntry) && n != txExit {
 				e := clone(n, n.Name+"@"+s.Name, true)
+				e.source = false // the sink feeds the entry's copy
 				e.sink = s.Name
 				e.serves = []string{s.Name}
 				copyOf[n] = e
@@ -188,6 +199,10 @@ func (b *builder) build() error {
 		}
 		// The sink passes packets on as the LPG's Rx entry did.
 		sinkOut := b.prgOf[s].ports[0]
+		if keepEntry {
+			sinkOut.out = append(sinkOut.out, copyOf[rxEntry])
+			continue
+		}
 		for _, p := range rxEntry.Ports {
 			for _, ed := range p.Out {
 				sinkOut.out = append(sinkOut.out, target(copyOf)(ed.To))

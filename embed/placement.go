@@ -78,7 +78,7 @@ func (b *builder) placement(n *dataflow.Node) Placement {
 	}
 	notes := b.story(n)
 	switch {
-	case n.Name == lpg.RxEntry && len(b.rxSinks) > 0:
+	case n.Name == lpg.RxEntry && len(b.rxSinks) > 0 && !b.keptEntry:
 		p.Kind, p.Reason = Pruned, "joined to the PRG's Rx sinks "+b.joinSinks(names(b.rxSinks))
 	case n.Name == lpg.TxExit && b.txEntry != nil:
 		p.Kind, p.Reason = Pruned, "joined to the PRG's Tx entry "+b.txEntry.name

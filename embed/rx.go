@@ -93,7 +93,26 @@ func (b *builder) pruneRx() error {
 func (b *builder) fold(e *enode, n *dataflow.Node, live *eport, ps *dataflow.Predicates) bool {
 	if n.Kind == dataflow.FNode {
 		switch e.op.Kind {
-		case packet.OpTest, packet.OpSwitch, packet.OpChecksumVerify, packet.OpParse:
+		case packet.OpTest, packet.OpSwitch:
+			// Deciding is not all a test does: on a packet that lacks a
+			// header it reads, it drops the packet as malformed.
+			e := e.op.Cond
+			if e == nil {
+				e = n.Op.Expr
+			}
+			if predicate.Satisfiable(ps.Reaching(n).And(ps.Malformed(e))) {
+				return false
+			}
+		case packet.OpChecksumVerify, packet.OpParse:
+		case packet.OpInput:
+			// The LPG's entry kept behind a sink (build): its parse is
+			// done when the PRG parsed from the same header on the way.
+			if e.op.Header < 0 || !predicate.Implies(ps.Reaching(n), ps.Parsed(e.op.Header)) ||
+				slices.ContainsFunc(live.out, func(t *enode) bool { return t.tmpl.Kind == dataflow.ONode && !t.removed }) {
+				return false
+			}
+			b.bypass(e, live, fmt.Sprintf("joined to the PRG's Rx sinks; %s parsed from %s before them", b.prg.Name, b.lpg.Schema.Headers[e.op.Header].Name))
+			return true
 		case packet.OpPlace:
 			// A sink's claim says how the place ended (rxoffload.go).
 			if !e.claimed {

@@ -1,0 +1,152 @@
+package fuzz
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"maps"
+	"slices"
+	"testing/fstest"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/embed"
+	"github.com/dragonet-go/nsc/lang"
+	"github.com/dragonet-go/nsc/models"
+	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/sim"
+	"github.com/dragonet-go/nsc/verify"
+)
+
+// Load loads a model's source with the shipped library.
+func Load(m Model) (*lang.Model, error) {
+	fsys := fstest.MapFS{m.Name + ".nsc": {Data: []byte(m.Source)}}
+	return lang.Loader{ReadFile: func(n string) ([]byte, error) { return fs.ReadFile(fsys, n) }, Library: models.FS}.Load(m.Name + ".nsc")
+}
+
+// Diff is one difference between two runs of the same frame.
+type Diff struct {
+	Model string
+	// Check names the two sides: "lpg/embedded Host", "interp/go", ….
+	Check string
+	Frame []byte
+	Want  string // the reference's outcome
+	Got   string
+}
+
+func (d Diff) String() string {
+	return fmt.Sprintf("%s: %s: frame %x:\n  want %s\n  got  %s", d.Model, d.Check, d.Frame, d.Want, d.Got)
+}
+
+// Outcome is where a frame ended: a sink with the bytes, or a drop with
+// its reason.
+type Outcome struct {
+	Where string // "sink N" or "drop N: reason"
+	Data  string // hex
+}
+
+func (o Outcome) String() string {
+	if o.Data == "" {
+		return o.Where
+	}
+	return o.Where + " " + o.Data
+}
+
+// Interp runs one frame through the interpreter.
+func Interp(m *sim.Machine, frame []byte) Outcome {
+	var out Outcome
+	m.Run(frame, func(n *dataflow.Node, data []byte) {
+		out = Outcome{"sink " + n.Name, hex.EncodeToString(data)}
+	})
+	if k, ok := m.LastDrop(); ok && out.Where == "" {
+		out = Outcome{Where: fmt.Sprintf("drop %s: %s", k.Node, k.Reason)}
+	}
+	return out
+}
+
+// tables loads the model's table_add script for graph g's schema.
+func tables(g *dataflow.Graph, m Model) ([]*packet.Table, error) {
+	return packet.LoadTables(g.Schema, m.Name+".tables", bytes.NewReader([]byte(m.Tables)))
+}
+
+// Prepared is a loaded model with its packets and embeddings.
+type Prepared struct {
+	Model  Model
+	LPG    *dataflow.Graph
+	Frames [][]byte
+	// Embeddings into each of Model.PRGs that embeds (nil where it
+	// refused, with the reason in Refused).
+	Embeddings map[string]*embed.Embedding
+	Refused    map[string]string
+}
+
+// Prepare loads m, embeds its LPG into each PRG and makes n frames from
+// the embedding into the first PRG (predicate classes, claims, random and
+// malformed) and from the corpus of frames every model gets.
+func Prepare(m Model, n int, seed uint64) (*Prepared, error) {
+	lm, err := Load(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: load: %w", m.Name, err)
+	}
+	g, ok := lm.Graph(m.LPG)
+	if !ok {
+		return nil, fmt.Errorf("%s: no lpg %s", m.Name, m.LPG)
+	}
+	p := &Prepared{Model: m, LPG: g, Embeddings: map[string]*embed.Embedding{}, Refused: map[string]string{}}
+	for _, name := range m.PRGs {
+		pg, ok := lm.Graph(name)
+		if !ok {
+			return nil, fmt.Errorf("%s: no prg %s", m.Name, name)
+		}
+		em, err := embed.Embed(g, pg)
+		if err != nil {
+			p.Refused[name] = err.Error()
+			continue
+		}
+		p.Embeddings[name] = em
+	}
+	seen := map[string]bool{}
+	add := func(f []byte) {
+		if !seen[string(f)] {
+			seen[string(f)] = true
+			p.Frames = append(p.Frames, f)
+		}
+	}
+	for _, f := range Corpus(m) {
+		add(f)
+	}
+	for _, name := range m.PRGs {
+		if em := p.Embeddings[name]; em != nil {
+			for _, c := range verify.Generate(em, n, seed) {
+				if c.Source == "RxQueue" {
+					add(c.Frame)
+				}
+			}
+			break
+		}
+	}
+	return p, nil
+}
+
+// CheckEmbeddings runs every frame through the LPG alone and through each
+// embedding (verify.RunTables, the split device and host where there is
+// one) and returns the differences.
+func (p *Prepared) CheckEmbeddings() ([]Diff, error) {
+	var diffs []Diff
+	var cases []verify.Case
+	for _, f := range p.Frames {
+		cases = append(cases, verify.Case{Source: "RxQueue", Frame: f, Why: "fuzz"})
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Embeddings)) {
+		em := p.Embeddings[name]
+		res, err := verify.RunTables(em, func() ([]*packet.Table, error) { return tables(em.Graph, p.Model) }, cases, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: verify %s: %w", p.Model.Name, name, err)
+		}
+		for _, mm := range res.Mismatches {
+			diffs = append(diffs, Diff{Model: p.Model.Name, Check: "lpg/embedded " + name, Frame: mm.Case.Frame,
+				Want: fmt.Sprint(mm.LPG), Got: fmt.Sprint(mm.Embd)})
+		}
+	}
+	return diffs, nil
+}
